@@ -1,0 +1,1 @@
+//! Machine configurations (TOML presets under configs/machines) and the run specification.

@@ -1,0 +1,1 @@
+//! One memory controller per channel: request queues, scheduler, row policy, refresh.

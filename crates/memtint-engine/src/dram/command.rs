@@ -1,0 +1,97 @@
+//! DRAM commands and the record of one issued command (what the checker consumes).
+
+use crate::dram::DramAddress;
+use crate::Cycle;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Command {
+    /// Activate (open) a row in one bank.
+    Act,
+    /// Precharge (close) one bank.
+    Pre,
+    /// Precharge all banks of a rank.
+    Prea,
+    /// Column read.
+    Rd,
+    /// Column write.
+    Wr,
+    /// Column read with auto-precharge.
+    Rda,
+    /// Column write with auto-precharge.
+    Wra,
+    /// All-bank refresh of a rank.
+    Ref,
+}
+
+impl Command {
+    pub const ALL: [Command; 8] =
+        [Command::Act, Command::Pre, Command::Prea, Command::Rd, Command::Wr, Command::Rda, Command::Wra, Command::Ref];
+    pub const COUNT: usize = 8;
+
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    #[inline]
+    pub fn is_read(self) -> bool {
+        matches!(self, Command::Rd | Command::Rda)
+    }
+    #[inline]
+    pub fn is_write(self) -> bool {
+        matches!(self, Command::Wr | Command::Wra)
+    }
+    #[inline]
+    pub fn is_column(self) -> bool {
+        self.is_read() || self.is_write()
+    }
+    #[inline]
+    pub fn auto_precharges(self) -> bool {
+        matches!(self, Command::Rda | Command::Wra)
+    }
+    /// Commands that address a whole rank rather than one bank.
+    #[inline]
+    pub fn is_rank_wide(self) -> bool {
+        matches!(self, Command::Prea | Command::Ref)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Act => "ACT",
+            Command::Pre => "PRE",
+            Command::Prea => "PREA",
+            Command::Rd => "RD",
+            Command::Wr => "WR",
+            Command::Rda => "RDA",
+            Command::Wra => "WRA",
+            Command::Ref => "REF",
+        }
+    }
+}
+
+impl std::fmt::Display for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One command as it appeared on a channel's command bus.
+/// For rank-wide commands (PREA, REF) `addr.bank_group`, `addr.bank`, `row`, `column` are 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommandRecord {
+    pub cycle: Cycle,
+    pub command: Command,
+    pub addr: DramAddress,
+}
+
+impl std::fmt::Display for CommandRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let a = &self.addr;
+        write!(f, "{} @{} (ch {} rank {} bg {} bank {}", self.command, self.cycle, a.channel, a.rank, a.bank_group, a.bank)?;
+        match self.command {
+            Command::Act => write!(f, " row {})", a.row),
+            c if c.is_column() => write!(f, " row {} col {})", a.row, a.column),
+            _ => write!(f, ")"),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Composite timing constraints the controller enforces, derived from base JEDEC values.

@@ -1,0 +1,192 @@
+//! Device presets: one speed bin of one standard, with the organisations it comes in.
+//! Loaded from the TOML files under `configs/devices/` (data, not code).
+
+use crate::dram::{Organisation, Standard, TimingParams};
+use crate::error::{Error, Result};
+use serde::Deserialize;
+
+/// A speed bin as written in its preset file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSpec {
+    pub name: String,
+    pub standard: Standard,
+    pub speed_bin: String,
+    pub data_rate_mts: u32,
+    timing: RawTiming,
+    organisation: Vec<DeviceOrganisation>,
+}
+
+/// One device density/width of a speed bin.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceOrganisation {
+    pub density_gbit: u32,
+    pub device_width: u32,
+    /// DDR3: banks per device (one bank group).
+    #[serde(default)]
+    pub banks: Option<u32>,
+    #[serde(default)]
+    pub bank_groups: Option<u32>,
+    #[serde(default)]
+    pub banks_per_group: Option<u32>,
+    pub rows: u32,
+    pub columns: u32,
+    #[serde(rename = "tRFC_ns")]
+    pub trfc_ns: f64,
+}
+
+/// Timing table as written: DDR3 files name `tCCD`, DDR4 files `tCCD_S`/`tCCD_L`, and so on.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+struct RawTiming {
+    tCK_ns: f64,
+    CL: u64,
+    CWL: u64,
+    tRCD: u64,
+    tRP: u64,
+    tRAS: u64,
+    tRC: u64,
+    tBL: u64,
+    tCCD: Option<u64>,
+    tCCD_S: Option<u64>,
+    tCCD_L: Option<u64>,
+    tRRD: Option<u64>,
+    tRRD_S: Option<u64>,
+    tRRD_L: Option<u64>,
+    tFAW: u64,
+    tWTR: Option<u64>,
+    tWTR_S: Option<u64>,
+    tWTR_L: Option<u64>,
+    tRTP: u64,
+    tWR: u64,
+    tRTRS: u64,
+    tREFI: u64,
+}
+
+fn pair(name: &str, both: Option<u64>, s: Option<u64>, l: Option<u64>) -> Result<(u64, u64)> {
+    match (both, s, l) {
+        (Some(v), None, None) => Ok((v, v)),
+        (None, Some(s), Some(l)) => Ok((s, l)),
+        _ => Err(Error::config(
+            format!("timing.{name}"),
+            format!("give either {name} or both {name}_S and {name}_L"),
+        )),
+    }
+}
+
+/// Nanoseconds to whole cycles, rounding up (JEDEC minimums), tolerant of float noise.
+pub fn ns_to_cycles(ns: f64, tck_ns: f64) -> u64 {
+    (ns / tck_ns - 1e-6).ceil().max(0.0) as u64
+}
+
+impl DeviceSpec {
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
+        let spec: DeviceSpec = toml::from_str(text).map_err(|e| Error::config(origin, e.to_string()))?;
+        spec.timing_base()?; // validate the S/L pairs early
+        if spec.organisation.is_empty() {
+            return Err(Error::config(format!("{origin}: organisation"), "no organisation listed"));
+        }
+        Ok(spec)
+    }
+
+    fn timing_base(&self) -> Result<TimingParams> {
+        let t = &self.timing;
+        let (tCCD_S, tCCD_L) = pair("tCCD", t.tCCD, t.tCCD_S, t.tCCD_L)?;
+        let (tRRD_S, tRRD_L) = pair("tRRD", t.tRRD, t.tRRD_S, t.tRRD_L)?;
+        let (tWTR_S, tWTR_L) = pair("tWTR", t.tWTR, t.tWTR_S, t.tWTR_L)?;
+        #[allow(non_snake_case)]
+        Ok(TimingParams {
+            tCK_ns: t.tCK_ns,
+            CL: t.CL,
+            CWL: t.CWL,
+            tRCD: t.tRCD,
+            tRP: t.tRP,
+            tRAS: t.tRAS,
+            tRC: t.tRC,
+            tBL: t.tBL,
+            tCCD_S,
+            tCCD_L,
+            tRRD_S,
+            tRRD_L,
+            tFAW: t.tFAW,
+            tWTR_S,
+            tWTR_L,
+            tRTP: t.tRTP,
+            tWR: t.tWR,
+            tRTRS: t.tRTRS,
+            tRFC: 0,
+            tREFI: t.tREFI,
+        })
+    }
+
+    pub fn densities(&self) -> Vec<u32> {
+        self.organisation.iter().map(|o| o.density_gbit).collect()
+    }
+
+    fn organisation_for(&self, density_gbit: u32, device_width: u32) -> Result<&DeviceOrganisation> {
+        self.organisation
+            .iter()
+            .find(|o| o.density_gbit == density_gbit && o.device_width == device_width)
+            .ok_or_else(|| {
+                let valid: Vec<String> =
+                    self.organisation.iter().map(|o| format!("{}Gb x{}", o.density_gbit, o.device_width)).collect();
+                Error::config(
+                    "dram.density_gbit",
+                    format!(
+                        "{} has no {}Gb x{} device; it comes as {}",
+                        self.name,
+                        density_gbit,
+                        device_width,
+                        valid.join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// Timing of this speed bin for one density (tRFC depends on density).
+    pub fn timing(&self, density_gbit: u32, device_width: u32) -> Result<TimingParams> {
+        let o = self.organisation_for(density_gbit, device_width)?;
+        let mut t = self.timing_base()?;
+        t.tRFC = ns_to_cycles(o.trfc_ns, t.tCK_ns);
+        Ok(t)
+    }
+
+    /// The organisation of a memory system built from these devices.
+    pub fn organisation(
+        &self,
+        density_gbit: u32,
+        device_width: u32,
+        channels: u32,
+        ranks: u32,
+        bus_width_bits: u32,
+    ) -> Result<Organisation> {
+        let o = self.organisation_for(density_gbit, device_width)?;
+        let (bank_groups, banks_per_group) = match (self.standard.has_bank_groups(), o.banks, o.bank_groups, o.banks_per_group)
+        {
+            (false, Some(b), None, None) => (1, b),
+            (true, None, Some(g), Some(b)) => (g, b),
+            _ => {
+                return Err(Error::config(
+                    format!("{}: organisation", self.name),
+                    "DDR3 devices give `banks`; DDR4 devices give `bank_groups` and `banks_per_group`",
+                ))
+            }
+        };
+        let org = Organisation {
+            channels,
+            ranks,
+            bank_groups,
+            banks_per_group,
+            rows: o.rows,
+            columns: o.columns,
+            bus_width_bits,
+            device_width,
+            burst_length: self.standard.burst_length(),
+            density_gbit,
+        };
+        org.validate()?;
+        Ok(org)
+    }
+}

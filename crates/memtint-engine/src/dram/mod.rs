@@ -1,0 +1,16 @@
+//! DRAM devices: standards, organisation, JEDEC timing, commands and coordinates.
+
+pub mod address;
+pub mod command;
+pub mod constraints;
+pub mod device;
+pub mod organisation;
+pub mod standard;
+pub mod timing;
+
+pub use address::DramAddress;
+pub use command::{Command, CommandRecord};
+pub use device::DeviceSpec;
+pub use organisation::Organisation;
+pub use standard::Standard;
+pub use timing::TimingParams;

@@ -1,0 +1,27 @@
+//! The DRAM standards memtint models and what differs between them.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Standard {
+    #[serde(rename = "DDR3")]
+    Ddr3,
+    #[serde(rename = "DDR4")]
+    Ddr4,
+}
+
+impl Standard {
+    /// Burst length in transfers (both DDR3 and DDR4 use BL8).
+    pub fn burst_length(self) -> u32 {
+        8
+    }
+    pub fn has_bank_groups(self) -> bool {
+        matches!(self, Standard::Ddr4)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Standard::Ddr3 => "DDR3",
+            Standard::Ddr4 => "DDR4",
+        }
+    }
+}

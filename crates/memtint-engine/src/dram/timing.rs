@@ -1,0 +1,53 @@
+//! JEDEC timing parameters of one device speed bin, in clock cycles (nCK), with JEDEC names.
+//!
+//! These are the base values only. The composite constraints derived from them (read-to-write
+//! turnaround, rank-to-rank switch...) live in `constraints.rs` for the controller; the
+//! independent checker derives its own from these same base values.
+
+use serde::{Deserialize, Serialize};
+
+/// Base timing parameters in DRAM clock cycles. For DDR3 the `_S`/`_L` pairs are equal
+/// (one bank group per rank).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[allow(non_snake_case)]
+pub struct TimingParams {
+    /// Clock period in nanoseconds.
+    pub tCK_ns: f64,
+    /// CAS (read) latency.
+    pub CL: u64,
+    /// CAS write latency.
+    pub CWL: u64,
+    pub tRCD: u64,
+    pub tRP: u64,
+    pub tRAS: u64,
+    pub tRC: u64,
+    /// Data-bus occupancy of one burst (BL/2 for DDR).
+    pub tBL: u64,
+    pub tCCD_S: u64,
+    pub tCCD_L: u64,
+    pub tRRD_S: u64,
+    pub tRRD_L: u64,
+    pub tFAW: u64,
+    pub tWTR_S: u64,
+    pub tWTR_L: u64,
+    pub tRTP: u64,
+    pub tWR: u64,
+    /// Rank-to-rank switch: idle data-bus cycles between bursts of different ranks.
+    pub tRTRS: u64,
+    /// Refresh cycle time (depends on density).
+    pub tRFC: u64,
+    /// Average refresh interval.
+    pub tREFI: u64,
+}
+
+impl TimingParams {
+    /// Convert cycles to nanoseconds.
+    pub fn ns(&self, cycles: f64) -> f64 {
+        cycles * self.tCK_ns
+    }
+
+    /// Smallest idle read latency: ACT, then RD after tRCD, data after CL, last beat after tBL.
+    pub fn idle_read_latency(&self) -> u64 {
+        self.tRCD + self.CL + self.tBL
+    }
+}

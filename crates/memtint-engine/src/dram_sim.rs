@@ -1,0 +1,1 @@
+//! DRAM-trace simulation driver: closed-loop or timestamped injection, event skipping.

@@ -1,0 +1,1 @@
+//! The memory system: address mapping plus one controller per channel.

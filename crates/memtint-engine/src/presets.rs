@@ -1,0 +1,1 @@
+//! The preset catalogue: every TOML file under configs/, embedded at build time.

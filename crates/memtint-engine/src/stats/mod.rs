@@ -1,0 +1,1 @@
+//! Statistics: counters, latency distributions, the JSON schema of docs/stats.md.

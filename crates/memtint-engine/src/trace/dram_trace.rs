@@ -1,0 +1,1 @@
+//! Readers of DRAM-level traces. (filled in by the trace work)

@@ -1,0 +1,1 @@
+//! Seeded request generators. (filled in by the trace work)

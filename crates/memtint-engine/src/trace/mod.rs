@@ -1,0 +1,26 @@
+//! DRAM-level workloads: trace readers (Ramulator, DRAMSim3 formats; gzip or plain; streamed,
+//! never loaded whole) and seeded generators. All implement `TraceSource`.
+
+pub mod dram_trace;
+pub mod generator;
+
+
+
+
+use crate::error::Result;
+use crate::Cycle;
+
+/// One memory request as a workload produces it: a physical byte address (line-aligned by the
+/// consumer), read or write, and for timestamped traces the cycle it arrives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DramRequest {
+    pub addr: u64,
+    pub is_write: bool,
+    /// Arrival cycle for timestamped traces (DRAMSim3 format); `None` in closed-loop mode.
+    pub arrival: Option<Cycle>,
+}
+
+/// A stream of requests. `Ok(None)` marks the end; errors carry file, line and reason.
+pub trait TraceSource {
+    fn next_request(&mut self) -> Result<Option<DramRequest>>;
+}

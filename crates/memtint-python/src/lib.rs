@@ -1,0 +1,1 @@
+//! The memtint._engine Python extension (PyO3).
