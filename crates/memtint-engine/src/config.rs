@@ -1,1 +1,213 @@
-//! Machine configurations (TOML presets under configs/machines) and the run specification.
+//! Machine configurations (TOML presets under `configs/machines/`, or a user's file) and their
+//! resolution into the objects the engine runs: device timing, organisation, address mapping and
+//! controller settings. The same names are used in TOML, the Python API and the CLI.
+
+use crate::dram::{DeviceSpec, Organisation, TimingParams};
+use crate::error::{Error, Result};
+use crate::mapping::AddressMapping;
+use crate::presets;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A machine as written in TOML.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineConfig {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub dram: DramConfig,
+    #[serde(default)]
+    pub controller: ControllerConfig,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DramConfig {
+    /// Device preset name (`configs/devices`), e.g. "ddr4-2400".
+    pub device: String,
+    pub density_gbit: u32,
+    #[serde(default = "default_device_width")]
+    pub device_width: u32,
+    #[serde(default = "one")]
+    pub channels: u32,
+    #[serde(default = "one")]
+    pub ranks: u32,
+    #[serde(default = "default_bus_width")]
+    pub bus_width_bits: u32,
+    /// A named layout ("RoBaRaCoCh"), a mapping preset ("i7-860") or a path to a mapping TOML.
+    pub mapping: String,
+}
+
+/// Controller settings. Defaults follow Ramulator/DRAMSim3 practice: 32-entry queues, write
+/// drain between 80 % and 20 % occupancy, FR-FCFS, open rows, all-bank refresh.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ControllerConfig {
+    pub read_queue: usize,
+    pub write_queue: usize,
+    /// Start draining writes when the write queue is this full (fraction of its size).
+    pub write_high_watermark: f64,
+    /// Stop draining when it is down to this fraction (and reads are waiting).
+    pub write_low_watermark: f64,
+    pub scheduler: String,
+    pub row_policy: String,
+    pub refresh: String,
+    /// Timeout row policy: close a row idle for this many cycles.
+    pub row_timeout: u64,
+    /// FR-FCFS-Cap: at most this many younger row hits may bypass an older request to a bank.
+    pub frfcfs_cap: u32,
+    /// Cycles from a request's arrival at the controller to the first cycle it may be
+    /// scheduled (the front-end/queue insertion delay). Part of the idle latency.
+    pub frontend_latency: u64,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig {
+            read_queue: 32,
+            write_queue: 32,
+            write_high_watermark: 0.8,
+            write_low_watermark: 0.2,
+            scheduler: "fr-fcfs".into(),
+            row_policy: "open".into(),
+            refresh: "all-bank".into(),
+            row_timeout: 100,
+            frfcfs_cap: 16,
+            frontend_latency: 1,
+        }
+    }
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_device_width() -> u32 {
+    8
+}
+fn default_bus_width() -> u32 {
+    64
+}
+
+impl ControllerConfig {
+    pub fn validate(&self) -> Result<()> {
+        if self.read_queue == 0 {
+            return Err(Error::config("controller.read_queue", "must be at least 1"));
+        }
+        if self.write_queue == 0 {
+            return Err(Error::config("controller.write_queue", "must be at least 1"));
+        }
+        let (hi, lo) = (self.write_high_watermark, self.write_low_watermark);
+        if !(0.0..=1.0).contains(&hi) || !(0.0..=1.0).contains(&lo) || lo > hi {
+            return Err(Error::config(
+                "controller.write_low_watermark",
+                format!("watermarks must satisfy 0 <= low <= high <= 1, got low {lo}, high {hi}"),
+            ));
+        }
+        if self.frfcfs_cap == 0 {
+            return Err(Error::config("controller.frfcfs_cap", "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+impl MachineConfig {
+    /// A preset name, or a path to a TOML file.
+    pub fn load(name_or_path: &str) -> Result<Self> {
+        if let Ok(text) = presets::machine_text(name_or_path) {
+            return Self::from_toml(text, &format!("configs/machines/{name_or_path}.toml"));
+        }
+        let path = Path::new(name_or_path);
+        if name_or_path.ends_with(".toml") || path.exists() {
+            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+            return Self::from_toml(&text, name_or_path);
+        }
+        Err(Error::unknown("machine", name_or_path, presets::MACHINES.iter().map(|(n, _)| *n)))
+    }
+
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
+        toml::from_str(text).map_err(|e| Error::config(origin, e.to_string().trim_end().to_string()))
+    }
+
+    /// Apply a partial table of overrides (`{"dram": {...}, "controller": {...}}`); unknown keys are errors.
+    pub fn with_overrides(&self, overrides: &serde_json::Value) -> Result<Self> {
+        let mut value = serde_json::to_value(self).expect("machine config serialises");
+        merge(&mut value, overrides, "")?;
+        serde_json::from_value(value).map_err(|e| Error::config("overrides", e.to_string()))
+    }
+}
+
+fn merge(base: &mut serde_json::Value, over: &serde_json::Value, path: &str) -> Result<()> {
+    match (base, over) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
+            for (k, v) in o {
+                let key = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                match b.get_mut(k) {
+                    Some(slot) if slot.is_object() => merge(slot, v, &key)?,
+                    Some(slot) => *slot = v.clone(),
+                    None if path == "dram" || path == "controller" => {
+                        // Let deny_unknown_fields name the key.
+                        b.insert(k.clone(), v.clone());
+                    }
+                    None => return Err(Error::config(key, "unknown key")),
+                }
+            }
+            Ok(())
+        }
+        (slot, v) => {
+            *slot = v.clone();
+            Ok(())
+        }
+    }
+}
+
+/// A machine resolved into engine objects.
+#[derive(Clone, Debug)]
+pub struct MemoryConfig {
+    pub machine: MachineConfig,
+    pub device: DeviceSpec,
+    pub org: Organisation,
+    pub timing: TimingParams,
+    pub mapping: AddressMapping,
+    pub controller: ControllerConfig,
+}
+
+impl MemoryConfig {
+    pub fn resolve(machine: &MachineConfig) -> Result<Self> {
+        let d = &machine.dram;
+        let device = presets::device(&d.device)?;
+        let org = device.organisation(d.density_gbit, d.device_width, d.channels, d.ranks, d.bus_width_bits)?;
+        let timing = device.timing(d.density_gbit, d.device_width)?;
+        let mapping = resolve_mapping(&d.mapping, &org)?;
+        machine.controller.validate()?;
+        Ok(MemoryConfig {
+            machine: machine.clone(),
+            device,
+            org,
+            timing,
+            mapping,
+            controller: machine.controller.clone(),
+        })
+    }
+}
+
+/// A mapping preset name, a path to a mapping TOML, or a named layout.
+pub fn resolve_mapping(name: &str, org: &Organisation) -> Result<AddressMapping> {
+    if let Some(text) = presets::mapping_text(name) {
+        return AddressMapping::from_toml(text, &format!("configs/mappings/{name}.toml"), org);
+    }
+    let path = Path::new(name);
+    if name.ends_with(".toml") || path.exists() {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        return AddressMapping::from_toml(&text, name, org);
+    }
+    AddressMapping::from_layout(name, org).map_err(|e| {
+        if name.len() % 2 == 0 && name.chars().all(|c| c.is_ascii_alphabetic()) && name.len() >= 8 {
+            e
+        } else {
+            let mut valid: Vec<String> = presets::MAPPINGS.iter().map(|(n, _)| n.to_string()).collect();
+            valid.extend(presets::LAYOUTS.iter().map(|s| s.to_string()));
+            Error::unknown("mapping", name, valid)
+        }
+    })
+}

@@ -1,1 +1,5 @@
 //! One memory controller per channel: request queues, scheduler, row policy, refresh.
+
+pub mod refresh;
+pub mod row_policy;
+pub mod scheduler;

@@ -1,0 +1,2 @@
+//! Refresh managers.
+pub const NAMES: &[&str] = &["all-bank", "none"];

@@ -1,0 +1,2 @@
+//! Row policies.
+pub const NAMES: &[&str] = &["open", "closed", "timeout"];
