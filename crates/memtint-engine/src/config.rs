@@ -104,6 +104,9 @@ impl ControllerConfig {
                 format!("watermarks must satisfy 0 <= low <= high <= 1, got low {lo}, high {hi}"),
             ));
         }
+        if self.frontend_latency == 0 {
+            return Err(Error::config("controller.frontend_latency", "must be at least 1 cycle"));
+        }
         if self.frfcfs_cap == 0 {
             return Err(Error::config("controller.frfcfs_cap", "must be at least 1"));
         }

@@ -1,10 +1,237 @@
-//! DRAM-trace simulation driver: closed-loop or timestamped injection, event skipping.
+//! DRAM-trace simulation: a workload (trace file or generator) feeds the memory system either
+//! closed-loop (a fixed number of requests in flight) or timestamped (each request at its
+//! cycle). Time jumps from event to event; `cycle_by_cycle` visits every cycle instead, and the
+//! two give identical results. With `check`, every issued command goes through the
+//! independent `TimingChecker`.
 
+use crate::checker::TimingChecker;
+use crate::config::{MachineConfig, MemoryConfig};
+use crate::controller::Completion;
 use crate::error::{Error, Result};
+use crate::memory_system::MemorySystem;
+use crate::stats::dram_report;
+use crate::trace::{DramTraceFormat, DramTraceReader, GeneratorSpec, RequestGenerator, TraceSource};
+use crate::{Cycle, NEVER};
+use serde::Deserialize;
+use std::path::PathBuf;
 
-/// Run a DRAM-level simulation described by a JSON run specification (docs/stats.md) and
-/// return its statistics as JSON.
+/// A DRAM-level run, as the CLI and the Python API describe it (JSON; docs/stats.md).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DramRunSpec {
+    /// Machine preset name or path to a machine TOML.
+    pub machine: String,
+    #[serde(default)]
+    pub mapping: Option<String>,
+    #[serde(default)]
+    pub scheduler: Option<String>,
+    #[serde(default)]
+    pub row_policy: Option<String>,
+    #[serde(default)]
+    pub refresh: Option<String>,
+    /// Partial machine table: `{"dram": {...}, "controller": {...}}`.
+    #[serde(default)]
+    pub overrides: Option<serde_json::Value>,
+    pub workload: WorkloadSpec,
+    #[serde(default = "default_outstanding")]
+    pub outstanding: usize,
+    #[serde(default)]
+    pub check: bool,
+    #[serde(default)]
+    pub cycle_by_cycle: bool,
+}
+
+fn default_outstanding() -> usize {
+    32
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum WorkloadSpec {
+    Trace(TraceSpec),
+    Generate(GeneratorSpec),
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    pub path: PathBuf,
+    #[serde(default = "default_format")]
+    pub format: String,
+}
+
+fn default_format() -> String {
+    "ramulator".into()
+}
+
+impl DramRunSpec {
+    /// The machine with this run's overrides applied.
+    pub fn machine_config(&self) -> Result<MachineConfig> {
+        let mut m = MachineConfig::load(&self.machine)?;
+        if let Some(o) = &self.overrides {
+            m = m.with_overrides(o)?;
+        }
+        if let Some(v) = &self.mapping {
+            m.dram.mapping = v.clone();
+        }
+        if let Some(v) = &self.scheduler {
+            m.controller.scheduler = v.clone();
+        }
+        if let Some(v) = &self.row_policy {
+            m.controller.row_policy = v.clone();
+        }
+        if let Some(v) = &self.refresh {
+            m.controller.refresh = v.clone();
+        }
+        Ok(m)
+    }
+}
+
+/// Options of the driver loop.
+#[derive(Clone, Copy, Debug)]
+pub struct DramSimOptions {
+    /// Closed loop: requests in flight at once (ignored for timestamped traces).
+    pub outstanding: usize,
+    pub check: bool,
+    pub cycle_by_cycle: bool,
+}
+
+/// What a run produced besides the controllers' counters.
+#[derive(Clone, Debug, Default)]
+pub struct RunTotals {
+    pub requests: u64,
+    pub dram_cycles: Cycle,
+    /// Cycles a request waited in the front end because its queue was full.
+    pub front_end_stalls: u64,
+    pub commands_checked: u64,
+    pub violations: u64,
+    pub violation_examples: Vec<String>,
+    pub wall_seconds: f64,
+    pub timestamped: bool,
+}
+
+/// Open the workload a spec names.
+pub fn open_workload(spec: &WorkloadSpec, cfg: &MemoryConfig) -> Result<(Box<dyn TraceSource + Send>, bool)> {
+    Ok(match spec {
+        WorkloadSpec::Trace(t) => {
+            let format = DramTraceFormat::from_name(&t.format)?;
+            (Box::new(DramTraceReader::open(&t.path, format)?), format == DramTraceFormat::DramSim3)
+        }
+        WorkloadSpec::Generate(g) => {
+            let mapping = cfg.mapping.clone();
+            let encode = Box::new(move |d: &crate::dram::DramAddress| mapping.encode(d));
+            (Box::new(RequestGenerator::new(g, &cfg.org, encode)?), false)
+        }
+    })
+}
+
+/// Simulate `source` on a fresh memory system. Returns the memory system (for its counters)
+/// and the run totals.
+pub fn simulate(
+    cfg: &MemoryConfig,
+    source: &mut dyn TraceSource,
+    timestamped: bool,
+    opts: DramSimOptions,
+) -> Result<(MemorySystem, RunTotals)> {
+    if opts.outstanding == 0 {
+        return Err(Error::config("outstanding", "must be at least 1"));
+    }
+    let started = std::time::Instant::now();
+    let mut mem = MemorySystem::new(cfg)?;
+    let mut checker = if opts.check {
+        mem.record_commands(true);
+        let mut c = TimingChecker::new(cfg.device.standard, &cfg.org, &cfg.timing);
+        c.set_expect_refresh(cfg.controller.refresh != "none");
+        Some(c)
+    } else {
+        None
+    };
+    let mut totals = RunTotals { timestamped, ..RunTotals::default() };
+    let mut done: Vec<Completion> = Vec::new();
+    let mut commands = Vec::new();
+    let mut pending = None;
+    let mut exhausted = false;
+    let mut in_flight = 0usize;
+    let mut next_id = 0u64;
+    let mut now: Cycle = 0;
+    loop {
+        mem.tick(now, &mut done, opts.cycle_by_cycle);
+        in_flight -= done.len();
+        totals.requests += done.len() as u64;
+        done.clear();
+        if let Some(checker) = checker.as_mut() {
+            mem.drain_commands(&mut commands);
+            for rec in commands.drain(..) {
+                for v in checker.observe(&rec) {
+                    if totals.violation_examples.len() < 20 {
+                        totals.violation_examples.push(v.to_string());
+                    }
+                }
+            }
+        }
+        // Inject what may enter now, in order.
+        loop {
+            if pending.is_none() && !exhausted {
+                pending = source.next_request()?;
+                exhausted = pending.is_none();
+            }
+            let Some(req) = pending else { break };
+            let may_enter = if timestamped { req.arrival.unwrap_or(0) <= now } else { in_flight < opts.outstanding };
+            if !may_enter {
+                break;
+            }
+            if !mem.try_enqueue(now, next_id, req.addr, req.is_write, 0) {
+                totals.front_end_stalls += 1;
+                break;
+            }
+            next_id += 1;
+            in_flight += 1;
+            pending = None;
+        }
+        if exhausted && in_flight == 0 {
+            break;
+        }
+        let next = if opts.cycle_by_cycle {
+            now + 1
+        } else {
+            let mut n = mem.next_event();
+            if let Some(req) = pending {
+                if timestamped {
+                    n = n.min(req.arrival.unwrap_or(0).max(now + 1));
+                }
+            }
+            n
+        };
+        if next == NEVER || next <= now {
+            return Err(Error::config(
+                "engine",
+                format!("internal error: simulation stalled at cycle {now} with {in_flight} requests in flight"),
+            ));
+        }
+        now = next;
+    }
+    mem.finish(now);
+    totals.dram_cycles = now;
+    if let Some(c) = &checker {
+        totals.commands_checked = c.commands_checked();
+        totals.violations = c.violation_count();
+    }
+    totals.wall_seconds = started.elapsed().as_secs_f64();
+    Ok((mem, totals))
+}
+
+/// Run a spec end to end and return the statistics as JSON (the documented schema).
+pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
+    let machine = spec.machine_config()?;
+    let cfg = MemoryConfig::resolve(&machine)?;
+    let (mut source, timestamped) = open_workload(&spec.workload, &cfg)?;
+    let opts = DramSimOptions { outstanding: spec.outstanding, check: spec.check, cycle_by_cycle: spec.cycle_by_cycle };
+    let (mem, totals) = simulate(&cfg, source.as_mut(), timestamped, opts)?;
+    Ok(dram_report::report(&cfg, &mem, &totals, opts))
+}
+
+/// `run` with a JSON spec in and JSON statistics out (the Python extension's entry point).
 pub fn run_json(spec: &str) -> Result<String> {
-    let _ = spec;
-    Err(Error::config("engine", "DRAM simulation not built yet"))
+    let spec: DramRunSpec = serde_json::from_str(spec).map_err(|e| Error::config("run spec", e.to_string()))?;
+    Ok(run(&spec)?.to_string())
 }

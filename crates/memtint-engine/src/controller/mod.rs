@@ -1,5 +1,18 @@
-//! One memory controller per channel: request queues, scheduler, row policy, refresh.
+//! One memory controller per channel (`ChannelController`): read and write queues with write
+//! draining, per-bank state, the timing state that enforces the derived constraints, and three
+//! pluggable policies, each a trait with one small file per implementation and one registry:
+//! `Scheduler` (which ready command issues), `RowPolicy` (when rows close), `RefreshManager`
+//! (when ranks refresh).
 
+pub mod bank_state;
+pub mod channel_controller;
 pub mod refresh;
+pub mod request;
 pub mod row_policy;
 pub mod scheduler;
+pub mod timing_state;
+
+pub use bank_state::BankState;
+pub use channel_controller::ChannelController;
+pub use request::{Completion, Request, RowOutcome};
+pub use timing_state::ChannelTiming;

@@ -91,6 +91,7 @@ impl DeviceSpec {
         Ok(spec)
     }
 
+    #[allow(non_snake_case)]
     fn timing_base(&self) -> Result<TimingParams> {
         let t = &self.timing;
         let (tCCD_S, tCCD_L) = pair("tCCD", t.tCCD, t.tCCD_S, t.tCCD_L)?;

@@ -1,1 +1,9 @@
-//! Statistics: counters, latency distributions, the JSON schema of docs/stats.md.
+//! Statistics: counters and latency distributions collected by the controllers, and the JSON
+//! schema documented in docs/stats.md (one schema for the CLI, the Python API and reports).
+
+pub mod channel_stats;
+pub mod dram_report;
+pub mod latency;
+
+pub use channel_stats::{BankCounters, ChannelStats};
+pub use latency::LatencyHistogram;

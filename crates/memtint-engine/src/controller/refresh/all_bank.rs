@@ -1,0 +1,33 @@
+//! All-bank refresh per rank: one REF every tREFI per rank, ranks staggered by tREFI / ranks so
+//! their tRFC blackouts do not coincide. The schedule is fixed, so a late REF does not drift
+//! the average rate.
+
+use super::RefreshManager;
+use crate::Cycle;
+
+pub struct AllBank {
+    t_refi: u64,
+    due: Vec<Cycle>,
+}
+
+impl AllBank {
+    pub fn new(ranks: u32, t_refi: u64) -> Self {
+        let r = ranks as u64;
+        AllBank { t_refi, due: (0..r).map(|i| t_refi * (i + 1) / r).collect() }
+    }
+}
+
+impl RefreshManager for AllBank {
+    fn name(&self) -> &'static str {
+        "all-bank"
+    }
+    fn due(&self, rank: u32) -> Cycle {
+        self.due[rank as usize]
+    }
+    fn next_due(&self) -> Cycle {
+        self.due.iter().copied().min().unwrap_or(crate::NEVER)
+    }
+    fn refreshed(&mut self, rank: u32, _now: Cycle) {
+        self.due[rank as usize] += self.t_refi;
+    }
+}

@@ -1,0 +1,47 @@
+//! A memory request inside a controller, and its completion.
+
+use crate::Cycle;
+
+/// How a request found its bank when its first command issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowOutcome {
+    /// The row was open: a column command was enough.
+    Hit,
+    /// The bank was closed: ACT, then the column command.
+    Miss,
+    /// Another row was open: PRE, ACT, then the column command.
+    Conflict,
+}
+
+/// A request queued at a channel controller, with its DRAM coordinates decoded once.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub id: u64,
+    pub addr: u64,
+    pub is_write: bool,
+    /// Issuing agent (core, thread or trace); carried for application-aware schedulers.
+    pub source: u32,
+    pub rank: u32,
+    /// Bank group index within the channel (rank * bank_groups + group).
+    pub group: u32,
+    /// Bank index within the channel (rank * banks_per_rank + group * banks_per_group + bank).
+    pub flat_bank: u32,
+    pub row: u32,
+    pub column: u32,
+    /// Cycle the request entered the controller's queue.
+    pub arrival: Cycle,
+    /// First cycle the scheduler may consider it (arrival + front-end latency).
+    pub ready_at: Cycle,
+    pub outcome: Option<RowOutcome>,
+}
+
+/// A request whose data transfer has finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub id: u64,
+    pub source: u32,
+    pub is_write: bool,
+    pub arrival: Cycle,
+    /// Cycle the last data beat left the bus.
+    pub done: Cycle,
+}

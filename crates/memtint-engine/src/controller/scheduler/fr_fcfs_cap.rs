@@ -1,0 +1,31 @@
+//! FR-FCFS-Cap (Mutlu & Moscibroda, MICRO 2007): FR-FCFS, but once a row has served `cap`
+//! column commands since it was opened, its hits lose priority and it may be closed, so a
+//! stream of hits cannot starve older requests to the same bank.
+
+use super::{Candidate, Scheduler};
+use crate::Cycle;
+
+pub struct FrFcfsCap {
+    cap: u32,
+}
+
+impl FrFcfsCap {
+    pub fn new(cap: u32) -> Self {
+        FrFcfsCap { cap }
+    }
+}
+
+impl Scheduler for FrFcfsCap {
+    fn name(&self) -> &'static str {
+        "fr-fcfs-cap"
+    }
+    fn select(&mut self, _now: Cycle, ready: &[Candidate]) -> usize {
+        ready.iter().position(|c| c.is_hit).unwrap_or(0)
+    }
+    fn may_close_row_with_hits(&self, hits_since_act: u32) -> bool {
+        hits_since_act >= self.cap
+    }
+    fn hit_counts_as_hit(&self, hits_since_act: u32) -> bool {
+        hits_since_act < self.cap
+    }
+}

@@ -1,0 +1,157 @@
+//! The earliest cycle each command may issue at each bank, bank group, rank and channel,
+//! updated as commands issue (the "next allowed" tables of Ramulator, flattened). Reads only
+//! the derived `Constraints`.
+
+use crate::dram::constraints::Constraints;
+use crate::dram::Command;
+use crate::Cycle;
+
+type Next = [Cycle; Command::COUNT];
+
+const RD: usize = Command::Rd as usize;
+const RDA: usize = Command::Rda as usize;
+const WR: usize = Command::Wr as usize;
+const WRA: usize = Command::Wra as usize;
+const ACT: usize = Command::Act as usize;
+const PRE: usize = Command::Pre as usize;
+const PREA: usize = Command::Prea as usize;
+const REF: usize = Command::Ref as usize;
+
+#[inline]
+fn raise(slot: &mut Cycle, t: Cycle) {
+    if *slot < t {
+        *slot = t;
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ChannelTiming {
+    c: Constraints,
+    ranks: usize,
+    bank: Vec<Next>,
+    group: Vec<Next>,
+    rank: Vec<Next>,
+    /// One command per cycle on the command bus.
+    cmd_bus: Cycle,
+    /// Per rank, the cycles (ACT + tFAW) of its last four ACTs, as a ring.
+    faw: Vec<[Cycle; 4]>,
+    faw_pos: Vec<usize>,
+}
+
+impl ChannelTiming {
+    pub fn new(c: Constraints, ranks: u32, groups_per_rank: u32, banks_per_rank: u32) -> Self {
+        let ranks = ranks as usize;
+        ChannelTiming {
+            c,
+            ranks,
+            bank: vec![[0; Command::COUNT]; ranks * banks_per_rank as usize],
+            group: vec![[0; Command::COUNT]; ranks * groups_per_rank as usize],
+            rank: vec![[0; Command::COUNT]; ranks],
+            cmd_bus: 0,
+            faw: vec![[0; 4]; ranks],
+            faw_pos: vec![0; ranks],
+        }
+    }
+
+    pub fn constraints(&self) -> &Constraints {
+        &self.c
+    }
+
+    /// Earliest cycle `cmd` may issue to this bank (rank-wide commands: pass any bank of the rank).
+    #[inline]
+    pub fn ready(&self, cmd: Command, rank: u32, group: u32, flat_bank: u32) -> Cycle {
+        let i = cmd as usize;
+        let r = rank as usize;
+        let mut t = self.rank[r][i].max(self.cmd_bus);
+        if !cmd.is_rank_wide() {
+            t = t.max(self.bank[flat_bank as usize][i]).max(self.group[group as usize][i]);
+        }
+        if i == ACT {
+            t = t.max(self.faw[r][self.faw_pos[r]]);
+        }
+        t
+    }
+
+    /// Record `cmd` issued at `now`. `act_cycle` is the bank's latest ACT (for auto-precharge).
+    pub fn issue(&mut self, cmd: Command, now: Cycle, rank: u32, group: u32, flat_bank: u32, act_cycle: Cycle) {
+        let c = &self.c;
+        let r = rank as usize;
+        let (b, g) = (flat_bank as usize, group as usize);
+        self.cmd_bus = now + 1;
+        match cmd {
+            Command::Act => {
+                let bank = &mut self.bank[b];
+                raise(&mut bank[ACT], now + c.act_to_act);
+                for col in [RD, RDA, WR, WRA] {
+                    raise(&mut bank[col], now + c.act_to_col);
+                }
+                raise(&mut bank[PRE], now + c.act_to_pre);
+                raise(&mut self.rank[r][PREA], now + c.act_to_pre);
+                raise(&mut self.group[g][ACT], now + c.act_to_act_l);
+                raise(&mut self.rank[r][ACT], now + c.act_to_act_s);
+                let pos = self.faw_pos[r];
+                self.faw[r][pos] = now + c.faw;
+                self.faw_pos[r] = (pos + 1) % 4;
+            }
+            Command::Pre => {
+                raise(&mut self.bank[b][ACT], now + c.pre_to_act);
+                raise(&mut self.rank[r][REF], now + c.pre_to_act);
+            }
+            Command::Prea => {
+                raise(&mut self.rank[r][ACT], now + c.pre_to_act);
+                raise(&mut self.rank[r][REF], now + c.pre_to_act);
+            }
+            Command::Rd | Command::Rda => {
+                raise(&mut self.bank[b][PRE], now + c.rd_to_pre);
+                raise(&mut self.rank[r][PREA], now + c.rd_to_pre);
+                self.column(now, r, g, [c.rd_to_rd_l, c.rd_to_rd_s, c.rd_to_wr, c.rd_to_rd_rank, c.rd_to_wr_rank], true);
+                if cmd == Command::Rda {
+                    let ap = self.c.auto_precharge_ready(act_cycle, now, false);
+                    raise(&mut self.bank[b][ACT], ap);
+                    raise(&mut self.rank[r][REF], ap);
+                }
+            }
+            Command::Wr | Command::Wra => {
+                raise(&mut self.bank[b][PRE], now + c.wr_to_pre);
+                raise(&mut self.rank[r][PREA], now + c.wr_to_pre);
+                self.column(now, r, g, [c.wr_to_wr_l, c.wr_to_wr_s, c.wr_to_rd_s, c.wr_to_wr_rank, c.wr_to_rd_rank], false);
+                raise(&mut self.group[g][RD], now + self.c.wr_to_rd_l);
+                raise(&mut self.group[g][RDA], now + self.c.wr_to_rd_l);
+                if cmd == Command::Wra {
+                    let ap = self.c.auto_precharge_ready(act_cycle, now, true);
+                    raise(&mut self.bank[b][ACT], ap);
+                    raise(&mut self.rank[r][REF], ap);
+                }
+            }
+            Command::Ref => {
+                for k in [ACT, REF, PREA, PRE] {
+                    raise(&mut self.rank[r][k], now + c.refresh);
+                }
+            }
+        }
+    }
+
+    /// Column-command updates. `d` = [same group, same rank, same rank other direction,
+    /// other rank same direction, other rank other direction].
+    #[inline]
+    fn column(&mut self, now: Cycle, r: usize, g: usize, d: [u64; 5], is_read: bool) {
+        let (same, other) = if is_read { ([RD, RDA], [WR, WRA]) } else { ([WR, WRA], [RD, RDA]) };
+        for k in same {
+            raise(&mut self.group[g][k], now + d[0]);
+            raise(&mut self.rank[r][k], now + d[1]);
+        }
+        for k in other {
+            raise(&mut self.rank[r][k], now + d[2]);
+        }
+        for o in 0..self.ranks {
+            if o != r {
+                for k in same {
+                    raise(&mut self.rank[o][k], now + d[3]);
+                }
+                for k in other {
+                    raise(&mut self.rank[o][k], now + d[4]);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! The statistics of a DRAM-level run, in the JSON schema of docs/stats.md.
+
+use crate::config::MemoryConfig;
+use crate::dram::Command;
+use crate::dram_sim::{DramSimOptions, RunTotals};
+use crate::memory_system::MemorySystem;
+use crate::stats::LatencyHistogram;
+use serde_json::{json, Map, Value};
+
+/// Version of the schema below; bump on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+fn commands_json(counts: &[u64; Command::COUNT]) -> Value {
+    let mut m = Map::new();
+    for c in Command::ALL {
+        m.insert(c.name().to_string(), json!(counts[c.index()]));
+    }
+    Value::Object(m)
+}
+
+fn rate(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: DramSimOptions) -> Value {
+    let org = &cfg.org;
+    let t = &cfg.timing;
+    let cycles = totals.dram_cycles.max(1);
+    let simulated_ns = totals.dram_cycles as f64 * t.tCK_ns;
+    let line = org.burst_bytes() as f64;
+
+    let mut latency = LatencyHistogram::default();
+    let (mut reads, mut writes, mut hits, mut misses, mut conflicts) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut commands = [0u64; Command::COUNT];
+    let (mut rq_integral, mut wq_integral) = (0u128, 0u128);
+    let mut channels = Vec::new();
+    for (ch, ctrl) in mem.channels().iter().enumerate() {
+        let s = ctrl.stats();
+        latency.merge(&s.read_latency);
+        reads += s.reads;
+        writes += s.writes;
+        rq_integral += s.read_queue_integral;
+        wq_integral += s.write_queue_integral;
+        let totals_ch = s.command_totals();
+        for (a, b) in commands.iter_mut().zip(totals_ch) {
+            *a += b;
+        }
+        let mut ranks = Vec::new();
+        for r in 0..org.ranks {
+            let mut banks = Vec::new();
+            for g in 0..org.bank_groups {
+                for b in 0..org.banks_per_group {
+                    let flat = (r * org.banks_per_rank() + org.flat_bank(g, b)) as usize;
+                    let bc = &s.banks[flat];
+                    hits += bc.row_hits;
+                    misses += bc.row_misses;
+                    conflicts += bc.row_conflicts;
+                    banks.push(json!({
+                        "bank_group": g, "bank": b,
+                        "commands": commands_json(&bc.commands),
+                        "row_hits": bc.row_hits, "row_misses": bc.row_misses, "row_conflicts": bc.row_conflicts,
+                    }));
+                }
+            }
+            let rc = &s.rank_commands[r as usize];
+            ranks.push(json!({
+                "rank": r,
+                "commands": commands_json(rc),
+                "refreshes": rc[Command::Ref.index()],
+                "banks": banks,
+            }));
+        }
+        let ch_bytes = (s.reads + s.writes) as f64 * line;
+        channels.push(json!({
+            "channel": ch,
+            "reads": s.reads,
+            "writes": s.writes,
+            "commands": commands_json(&totals_ch),
+            "bandwidth_gbps": if simulated_ns > 0.0 { ch_bytes / simulated_ns } else { 0.0 },
+            "data_bus_utilisation": rate(s.busy_data_cycles, cycles),
+            "write_mode_switches": s.write_mode_switches,
+            "queue_occupancy": {
+                "read_mean": s.read_queue_integral as f64 / cycles as f64,
+                "write_mean": s.write_queue_integral as f64 / cycles as f64,
+            },
+            "ranks": ranks,
+        }));
+    }
+    let accesses = hits + misses + conflicts;
+    let summary = latency.summary();
+    let gbps = |bytes: f64| if simulated_ns > 0.0 { bytes / simulated_ns } else { 0.0 };
+    let peak = org.channels as f64 * line / (t.tBL as f64 * t.tCK_ns);
+    let mut out = json!({
+        "schema_version": SCHEMA_VERSION,
+        "config": {
+            "machine": cfg.machine.name,
+            "device": cfg.device.name,
+            "speed_bin": cfg.device.speed_bin,
+            "standard": cfg.device.standard.name(),
+            "density_gbit": org.density_gbit,
+            "channels": org.channels,
+            "ranks": org.ranks,
+            "bank_groups": org.bank_groups,
+            "banks_per_group": org.banks_per_group,
+            "capacity_bytes": org.capacity_bytes(),
+            "mapping": cfg.mapping.name(),
+            "scheduler": cfg.controller.scheduler,
+            "row_policy": cfg.controller.row_policy,
+            "refresh": cfg.controller.refresh,
+            "read_queue": cfg.controller.read_queue,
+            "write_queue": cfg.controller.write_queue,
+            "outstanding": if totals.timestamped { Value::Null } else { json!(opts.outstanding) },
+            "timestamped": totals.timestamped,
+            "event_skipping": !opts.cycle_by_cycle,
+            "tCK_ns": t.tCK_ns,
+        },
+        "requests": totals.requests,
+        "reads": reads,
+        "writes": writes,
+        "row_hits": hits,
+        "row_misses": misses,
+        "row_conflicts": conflicts,
+        "row_hit_rate": rate(hits, accesses),
+        "read_latency": summary,
+        "read_latency_ns": summary.scaled(t.tCK_ns),
+        "dram_cycles": totals.dram_cycles,
+        "simulated_ns": simulated_ns,
+        "bandwidth_gbps": {
+            "read": gbps(reads as f64 * line),
+            "write": gbps(writes as f64 * line),
+            "total": gbps((reads + writes) as f64 * line),
+        },
+        "peak_bandwidth_gbps": peak,
+        "commands": commands_json(&commands),
+        "refreshes": commands[Command::Ref.index()],
+        "queue_occupancy": {
+            "read_mean": rq_integral as f64 / cycles as f64,
+            "write_mean": wq_integral as f64 / cycles as f64,
+        },
+        "front_end_stalls": totals.front_end_stalls,
+        "wall_seconds": totals.wall_seconds,
+        "requests_per_second": if totals.wall_seconds > 0.0 { totals.requests as f64 / totals.wall_seconds } else { 0.0 },
+        "dram_cycles_per_second": if totals.wall_seconds > 0.0 { totals.dram_cycles as f64 / totals.wall_seconds } else { 0.0 },
+        "channels": channels,
+    });
+    if opts.check {
+        out["violations"] = json!(totals.violations);
+        out["commands_checked"] = json!(totals.commands_checked);
+        out["violation_examples"] = json!(totals.violation_examples);
+    }
+    out
+}
