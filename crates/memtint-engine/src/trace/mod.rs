@@ -4,6 +4,8 @@
 pub mod dram_trace;
 pub mod generator;
 
+pub use dram_trace::{DramTraceFormat, DramTraceReader};
+pub use generator::{GeneratorKind, GeneratorSpec, RequestGenerator};
 
 
 
