@@ -197,31 +197,140 @@ impl DramTraceReader {
     }
 }
 
+impl DramTraceReader {
+    /// Checks the arrival order and builds the request for the line just consumed.
+    #[inline]
+    fn accept(&mut self, parsed: ParsedLine) -> Result<DramRequest> {
+        let ParsedLine { addr, is_write, cycle } = parsed;
+        if let Some(cycle) = cycle {
+            if let Some(prev) = self.prev_cycle {
+                if cycle < prev {
+                    return Err(self.parse_error(
+                        self.lines,
+                        format!("cycle {cycle} is earlier than the previous line's {prev}"),
+                    ));
+                }
+            }
+            self.prev_cycle = Some(cycle);
+        }
+        Ok(DramRequest { addr, is_write, arrival: cycle })
+    }
+}
+
 impl TraceSource for DramTraceReader {
     fn next_request(&mut self) -> Result<Option<DramRequest>> {
-        while let Some((start, stop)) = self.next_line()? {
-            let parsed = parse_line(&self.buf[start..stop], self.format);
-            match parsed {
+        loop {
+            // Fast path: a well-formed request line lying whole in the buffer, parsed in one pass.
+            if let Some((len, parsed)) = parse_fast(&self.buf[self.pos..self.end], self.format) {
+                self.pos += len;
+                self.lines += 1;
+                return self.accept(parsed).map(Some);
+            }
+            // General path: anything else (comments, blank lines, errors, a line cut by the end
+            // of the buffer or the end of the file).
+            let Some((start, stop)) = self.next_line()? else { return Ok(None) };
+            match parse_line(&self.buf[start..stop], self.format) {
                 Ok(None) => continue,
-                Ok(Some(ParsedLine { addr, is_write, cycle })) => {
-                    if let Some(cycle) = cycle {
-                        if let Some(prev) = self.prev_cycle {
-                            if cycle < prev {
-                                return Err(self.parse_error(
-                                    self.lines,
-                                    format!("cycle {cycle} is earlier than the previous line's {prev}"),
-                                ));
-                            }
-                        }
-                        self.prev_cycle = Some(cycle);
-                    }
-                    return Ok(Some(DramRequest { addr, is_write, arrival: cycle }));
-                }
+                Ok(Some(parsed)) => return self.accept(parsed).map(Some),
                 Err(reason) => return Err(self.parse_error(self.lines, reason)),
             }
         }
-        Ok(None)
     }
+}
+
+/// Value of each byte as a hex digit, 0xff when it is not one.
+const HEX_VALUE: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Parses the common case only: a valid request line, terminated by `\n` within `s`, whose
+/// numbers cannot overflow (at most 16 hex or 19 decimal digits). Returns the bytes consumed
+/// (including the `\n`) and the request; `None` means "use the general path", which accepts every
+/// line this accepts, with the same result (see the `fast_path_agrees_with_general_path` test).
+#[inline]
+fn parse_fast(s: &[u8], format: DramTraceFormat) -> Option<(usize, ParsedLine)> {
+    #[inline(always)]
+    fn decimal(s: &[u8], mut i: usize) -> Option<(u64, usize)> {
+        let start = i;
+        let mut v: u64 = 0;
+        while i < s.len() {
+            let d = s[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(d as u64);
+            i += 1;
+        }
+        let n = i - start;
+        (n > 0 && n <= 19).then_some((v, i))
+    }
+    #[inline(always)]
+    fn blanks(s: &[u8], mut i: usize) -> usize {
+        while i < s.len() && (s[i] == b' ' || s[i] == b'\t') {
+            i += 1;
+        }
+        i
+    }
+
+    let (addr, mut i) = if s.len() > 2 && s[0] == b'0' && s[1] | 0x20 == b'x' {
+        let mut i = 2;
+        let mut v: u64 = 0;
+        while i < s.len() {
+            let d = HEX_VALUE[s[i] as usize];
+            if d == 0xff {
+                break;
+            }
+            v = v.wrapping_shl(4) | d as u64;
+            i += 1;
+        }
+        if i == 2 || i > 18 {
+            return None;
+        }
+        (v, i)
+    } else {
+        decimal(s, 0)?
+    };
+
+    let op_start = blanks(s, i);
+    if op_start == i {
+        return None;
+    }
+    i = op_start;
+    while i < s.len() && s[i].is_ascii_alphabetic() {
+        i += 1;
+    }
+    let is_write = parse_op(&s[op_start..i])?;
+
+    let cycle = match format {
+        DramTraceFormat::Ramulator => None,
+        DramTraceFormat::DramSim3 => {
+            let c = blanks(s, i);
+            if c == i {
+                return None;
+            }
+            let (cycle, next) = decimal(s, c)?;
+            i = next;
+            Some(cycle)
+        }
+    };
+
+    i = blanks(s, i);
+    if i < s.len() && s[i] == b'\r' {
+        i += 1;
+    }
+    (i < s.len() && s[i] == b'\n').then_some((i + 1, ParsedLine { addr, is_write, cycle }))
 }
 
 /// Reads until `buf` is full or the end of the input; returns how many bytes were read.
@@ -683,6 +792,41 @@ mod tests {
                 assert!(e.to_string().contains(&t.0.display().to_string()));
             }
             other => panic!("expected an Io error, got {other:?}"),
+        }
+    }
+
+    proptest::proptest! {
+        /// The one-pass fast path never accepts a line the general parser would treat
+        /// differently.
+        #[test]
+        fn fast_path_agrees_with_general_path(
+            line in "[ \t]{0,2}(0[xX][0-9a-fA-F]{0,18}|[0-9]{0,21}|#|zz)[ \t]{0,2}(R|W|r|w|READ|WRITE|Write|RD|X)?[ \t]{0,2}([0-9]{0,21}|x)?[ \t]{0,2}(foo)?\r?",
+        ) {
+            for format in DramTraceFormat::ALL {
+                let mut bytes = line.as_bytes().to_vec();
+                bytes.push(b'\n');
+                if let Some((len, fast)) = parse_fast(&bytes, format) {
+                    proptest::prop_assert_eq!(len, bytes.len());
+                    proptest::prop_assert_eq!(parse_line(line.as_bytes(), format), Ok(Some(fast)));
+                }
+                // Without the newline (end of buffer) the fast path must defer.
+                proptest::prop_assert!(parse_fast(line.as_bytes(), format).is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_takes_ordinary_lines() {
+        let cases: [(&[u8], DramTraceFormat); 4] = [
+            (b"0x12345680 R\n", DramTraceFormat::Ramulator),
+            (b"4096\tw\r\n", DramTraceFormat::Ramulator),
+            (b"0xffffffffffffffff READ 9999999999999999999\n", DramTraceFormat::DramSim3),
+            (b"64 write 7 \r\n", DramTraceFormat::DramSim3),
+        ];
+        for (line, format) in cases {
+            let (len, parsed) = parse_fast(line, format).expect("fast path");
+            assert_eq!(len, line.len());
+            assert_eq!(Ok(Some(parsed)), parse_line(&line[..line.len() - 1], format));
         }
     }
 
