@@ -1,9 +1,861 @@
-//! TEMPORARY stand-in until the trace readers land.
+//! Readers of DRAM-level traces.
+//!
+//! Two line formats are understood:
+//!
+//! * Ramulator (DRAM mode): `<addr> R|W`, e.g. `0x12345680 R`.
+//! * DRAMSim3: `<addr> READ|WRITE <cycle>`, e.g. `0x12345680 READ 42`; the arrival cycle must
+//!   not decrease from one request to the next (equal is fine).
+//!
+//! Either format accepts either spelling of the operation (`R`/`W`/`READ`/`WRITE`, any case).
+//! Addresses are hex with a `0x`/`0X` prefix or decimal. Blank lines and lines whose first
+//! non-blank character is `#` are skipped; fields may be separated by any run of spaces or tabs;
+//! a trailing `\r` (CRLF files) is ignored.
+//!
+//! Files are streamed, never loaded whole: the reader owns one chunk buffer that is refilled in
+//! place, and each line is parsed straight out of it with byte-level code (no allocation per
+//! line). A file starting with the gzip magic bytes `1f 8b` is decompressed on the fly
+//! (concatenated gzip members are fine), whatever its name.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
 use super::{DramRequest, TraceSource};
 use crate::error::{Error, Result};
-use std::path::Path;
-#[derive(Clone, Copy, Debug, PartialEq, Eq)] pub enum DramTraceFormat { Ramulator, DramSim3 }
-impl DramTraceFormat { pub fn from_name(n: &str) -> Result<Self> { match n { "ramulator" => Ok(Self::Ramulator), "dramsim3" => Ok(Self::DramSim3), _ => Err(Error::unknown("trace format", n, ["ramulator", "dramsim3"])) } } }
-pub struct DramTraceReader;
-impl DramTraceReader { pub fn open(p: &Path, _f: DramTraceFormat) -> Result<Self> { Err(Error::config(p.display().to_string(), "not yet")) } }
-impl TraceSource for DramTraceReader { fn next_request(&mut self) -> Result<Option<DramRequest>> { Ok(None) } }
+use crate::Cycle;
+
+/// Which line format a DRAM-level trace uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DramTraceFormat {
+    /// `<addr> R|W`
+    Ramulator,
+    /// `<addr> READ|WRITE <cycle>`
+    DramSim3,
+}
+
+impl DramTraceFormat {
+    const ALL: [DramTraceFormat; 2] = [DramTraceFormat::Ramulator, DramTraceFormat::DramSim3];
+
+    /// Parses a format name as written in a configuration: `ramulator` or `dramsim3`.
+    pub fn from_name(name: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| Error::unknown("trace format", name, Self::ALL.map(|f| f.name())))
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DramTraceFormat::Ramulator => "ramulator",
+            DramTraceFormat::DramSim3 => "dramsim3",
+        }
+    }
+}
+
+/// Size of the chunk buffer the file is read into.
+const CHUNK_BYTES: usize = 256 * 1024;
+/// A line longer than this is not a trace line (most likely a binary file): report it rather than
+/// growing the buffer without bound.
+const MAX_LINE_BYTES: usize = 1 << 20;
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// A streaming reader of a Ramulator or DRAMSim3 DRAM-level trace, plain or gzip-compressed.
+pub struct DramTraceReader {
+    path: PathBuf,
+    format: DramTraceFormat,
+    source: Box<dyn Read + Send>,
+    gzip: bool,
+    /// Chunk buffer; bytes `pos..end` are read but not yet consumed.
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    eof: bool,
+    /// Lines consumed so far (including blank and comment lines); the 1-based number of the
+    /// line last returned or rejected.
+    lines: u64,
+    /// Arrival cycle of the previous request (DRAMSim3), to reject cycles that go backwards.
+    prev_cycle: Option<Cycle>,
+}
+
+impl std::fmt::Debug for DramTraceReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DramTraceReader")
+            .field("path", &self.path)
+            .field("format", &self.format)
+            .field("gzip", &self.gzip)
+            .field("lines_read", &self.lines)
+            .finish()
+    }
+}
+
+impl DramTraceReader {
+    /// Opens `path`; detects gzip by content (magic bytes `1f 8b`), not by extension.
+    pub fn open(path: &Path, format: DramTraceFormat) -> Result<Self> {
+        let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut magic = [0u8; 2];
+        let got = read_full(&mut file, &mut magic).map_err(|e| Error::io(path, e))?;
+        let gzip = got == 2 && magic == GZIP_MAGIC;
+        file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(path, e))?;
+        let source: Box<dyn Read + Send> = if gzip {
+            Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::with_capacity(64 * 1024, file)))
+        } else {
+            Box::new(file)
+        };
+        Ok(DramTraceReader {
+            path: path.to_path_buf(),
+            format,
+            source,
+            gzip,
+            buf: vec![0; CHUNK_BYTES],
+            pos: 0,
+            end: 0,
+            eof: false,
+            lines: 0,
+            prev_cycle: None,
+        })
+    }
+
+    /// Lines consumed so far, blank and comment lines included.
+    pub fn lines_read(&self) -> u64 {
+        self.lines
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn format(&self) -> DramTraceFormat {
+        self.format
+    }
+
+    /// Whether the file is gzip-compressed.
+    pub fn is_gzip(&self) -> bool {
+        self.gzip
+    }
+
+    fn parse_error(&self, line: u64, reason: impl Into<String>) -> Error {
+        Error::Parse { path: self.path.clone(), line, reason: reason.into() }
+    }
+
+    /// The next line (without its `\n`) as a range of `buf`, or `None` at the end of the file.
+    /// Counts the line in `lines`.
+    fn next_line(&mut self) -> Result<Option<(usize, usize)>> {
+        let mut scanned = 0; // bytes of pos..end already known to hold no '\n'
+        loop {
+            let window = &self.buf[self.pos + scanned..self.end];
+            if let Some(i) = window.iter().position(|&b| b == b'\n') {
+                let start = self.pos;
+                let stop = self.pos + scanned + i;
+                self.pos = stop + 1;
+                self.lines += 1;
+                return Ok(Some((start, stop)));
+            }
+            scanned = self.end - self.pos;
+            if self.eof {
+                if self.pos < self.end {
+                    let start = self.pos;
+                    self.pos = self.end;
+                    self.lines += 1;
+                    return Ok(Some((start, self.end)));
+                }
+                return Ok(None);
+            }
+            if scanned > MAX_LINE_BYTES {
+                return Err(self.parse_error(
+                    self.lines + 1,
+                    format!("line longer than {MAX_LINE_BYTES} bytes; is this a text trace?"),
+                ));
+            }
+            // Move the partial line to the front, grow if one line fills the buffer, refill.
+            if self.pos > 0 {
+                self.buf.copy_within(self.pos..self.end, 0);
+                self.end -= self.pos;
+                self.pos = 0;
+            }
+            if self.end == self.buf.len() {
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+            let n = loop {
+                match self.source.read(&mut self.buf[self.end..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) if self.gzip => {
+                        return Err(self.parse_error(
+                            self.lines + 1,
+                            format!("corrupt or truncated gzip data: {e}"),
+                        ))
+                    }
+                    Err(e) => return Err(Error::io(&self.path, e)),
+                }
+            };
+            if n == 0 {
+                self.eof = true;
+            } else {
+                self.end += n;
+            }
+        }
+    }
+}
+
+impl DramTraceReader {
+    /// Checks the arrival order and builds the request for the line just consumed.
+    #[inline]
+    fn accept(&mut self, parsed: ParsedLine) -> Result<DramRequest> {
+        let ParsedLine { addr, is_write, cycle } = parsed;
+        if let Some(cycle) = cycle {
+            if let Some(prev) = self.prev_cycle {
+                if cycle < prev {
+                    return Err(self.parse_error(
+                        self.lines,
+                        format!("cycle {cycle} is earlier than the previous line's {prev}"),
+                    ));
+                }
+            }
+            self.prev_cycle = Some(cycle);
+        }
+        Ok(DramRequest { addr, is_write, arrival: cycle })
+    }
+}
+
+impl TraceSource for DramTraceReader {
+    fn next_request(&mut self) -> Result<Option<DramRequest>> {
+        loop {
+            // Fast path: a well-formed request line lying whole in the buffer, parsed in one pass.
+            if let Some((len, parsed)) = parse_fast(&self.buf[self.pos..self.end], self.format) {
+                self.pos += len;
+                self.lines += 1;
+                return self.accept(parsed).map(Some);
+            }
+            // General path: anything else (comments, blank lines, errors, a line cut by the end
+            // of the buffer or the end of the file).
+            let Some((start, stop)) = self.next_line()? else { return Ok(None) };
+            match parse_line(&self.buf[start..stop], self.format) {
+                Ok(None) => continue,
+                Ok(Some(parsed)) => return self.accept(parsed).map(Some),
+                Err(reason) => return Err(self.parse_error(self.lines, reason)),
+            }
+        }
+    }
+}
+
+/// Value of each byte as a hex digit, 0xff when it is not one.
+const HEX_VALUE: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Parses the common case only: a valid request line, terminated by `\n` within `s`, whose
+/// numbers cannot overflow (at most 16 hex or 19 decimal digits). Returns the bytes consumed
+/// (including the `\n`) and the request; `None` means "use the general path", which accepts every
+/// line this accepts, with the same result (see the `fast_path_agrees_with_general_path` test).
+#[inline]
+fn parse_fast(s: &[u8], format: DramTraceFormat) -> Option<(usize, ParsedLine)> {
+    #[inline(always)]
+    fn decimal(s: &[u8], mut i: usize) -> Option<(u64, usize)> {
+        let start = i;
+        let mut v: u64 = 0;
+        while i < s.len() {
+            let d = s[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(d as u64);
+            i += 1;
+        }
+        let n = i - start;
+        (n > 0 && n <= 19).then_some((v, i))
+    }
+    #[inline(always)]
+    fn blanks(s: &[u8], mut i: usize) -> usize {
+        while i < s.len() && (s[i] == b' ' || s[i] == b'\t') {
+            i += 1;
+        }
+        i
+    }
+
+    let (addr, mut i) = if s.len() > 2 && s[0] == b'0' && s[1] | 0x20 == b'x' {
+        let mut i = 2;
+        let mut v: u64 = 0;
+        while i < s.len() {
+            let d = HEX_VALUE[s[i] as usize];
+            if d == 0xff {
+                break;
+            }
+            v = v.wrapping_shl(4) | d as u64;
+            i += 1;
+        }
+        if i == 2 || i > 18 {
+            return None;
+        }
+        (v, i)
+    } else {
+        decimal(s, 0)?
+    };
+
+    let op_start = blanks(s, i);
+    if op_start == i {
+        return None;
+    }
+    i = op_start;
+    while i < s.len() && s[i].is_ascii_alphabetic() {
+        i += 1;
+    }
+    let is_write = parse_op(&s[op_start..i])?;
+
+    let cycle = match format {
+        DramTraceFormat::Ramulator => None,
+        DramTraceFormat::DramSim3 => {
+            let c = blanks(s, i);
+            if c == i {
+                return None;
+            }
+            let (cycle, next) = decimal(s, c)?;
+            i = next;
+            Some(cycle)
+        }
+    };
+
+    i = blanks(s, i);
+    if i < s.len() && s[i] == b'\r' {
+        i += 1;
+    }
+    (i < s.len() && s[i] == b'\n').then_some((i + 1, ParsedLine { addr, is_write, cycle }))
+}
+
+/// Reads until `buf` is full or the end of the input; returns how many bytes were read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct ParsedLine {
+    addr: u64,
+    is_write: bool,
+    cycle: Option<Cycle>,
+}
+
+#[inline]
+fn is_blank(b: u8) -> bool {
+    b == b' ' || b == b'\t' || b == b'\r'
+}
+
+/// Splits off the next blank-separated field; `None` when only blanks remain.
+#[inline]
+fn next_field<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let s = *rest;
+    let start = s.iter().position(|&b| !is_blank(b))?;
+    let s = &s[start..];
+    let len = s.iter().position(|&b| is_blank(b)).unwrap_or(s.len());
+    *rest = &s[len..];
+    Some(&s[..len])
+}
+
+fn show(field: &[u8]) -> String {
+    String::from_utf8_lossy(field).into_owned()
+}
+
+/// Parses one line; `Ok(None)` for blank and comment lines, `Err(reason)` for malformed ones.
+fn parse_line(line: &[u8], format: DramTraceFormat) -> std::result::Result<Option<ParsedLine>, String> {
+    let mut rest = line;
+    let Some(addr_field) = next_field(&mut rest) else { return Ok(None) };
+    if addr_field[0] == b'#' {
+        return Ok(None);
+    }
+    let addr = parse_addr(addr_field)?;
+
+    let expected_op = match format {
+        DramTraceFormat::Ramulator => "R or W",
+        DramTraceFormat::DramSim3 => "READ or WRITE",
+    };
+    let is_write = match next_field(&mut rest) {
+        None => return Err(format!("expected {expected_op} after the address, found the end of the line")),
+        Some(op) => parse_op(op).ok_or_else(|| format!("expected {expected_op} after the address, found '{}'", show(op)))?,
+    };
+
+    let cycle = match format {
+        DramTraceFormat::Ramulator => None,
+        DramTraceFormat::DramSim3 => match next_field(&mut rest) {
+            None => return Err("missing the cycle field (DRAMSim3 format: <addr> READ|WRITE <cycle>)".into()),
+            Some(c) => Some(parse_cycle(c)?),
+        },
+    };
+
+    if let Some(extra) = next_field(&mut rest) {
+        return Err(format!("unexpected extra field '{}'", show(extra)));
+    }
+    Ok(Some(ParsedLine { addr, is_write, cycle }))
+}
+
+/// `R`, `W`, `READ`, `WRITE` in any case; `Some(is_write)`.
+#[inline]
+fn parse_op(op: &[u8]) -> Option<bool> {
+    match op {
+        [r] if r.eq_ignore_ascii_case(&b'r') => Some(false),
+        [w] if w.eq_ignore_ascii_case(&b'w') => Some(true),
+        _ if op.eq_ignore_ascii_case(b"read") => Some(false),
+        _ if op.eq_ignore_ascii_case(b"write") => Some(true),
+        _ => None,
+    }
+}
+
+#[inline]
+fn parse_addr(field: &[u8]) -> std::result::Result<u64, String> {
+    let invalid = || format!("address '{}' is neither decimal nor 0x-hex", show(field));
+    let out_of_range = || "address out of range (more than 64 bits)".to_string();
+    match field {
+        [b'0', b'x' | b'X', digits @ ..] => {
+            if digits.is_empty() {
+                return Err(invalid());
+            }
+            let mut v: u64 = 0;
+            let mut overflow = false;
+            for &b in digits {
+                let d = match b {
+                    b'0'..=b'9' => b - b'0',
+                    b'a'..=b'f' => b - b'a' + 10,
+                    b'A'..=b'F' => b - b'A' + 10,
+                    _ => return Err(invalid()),
+                };
+                overflow |= v >> 60 != 0;
+                v = (v << 4) | d as u64;
+            }
+            if overflow {
+                Err(out_of_range())
+            } else {
+                Ok(v)
+            }
+        }
+        _ => parse_decimal(field).map_err(|e| match e {
+            DecimalError::Invalid => invalid(),
+            DecimalError::Overflow => out_of_range(),
+        }),
+    }
+}
+
+fn parse_cycle(field: &[u8]) -> std::result::Result<Cycle, String> {
+    parse_decimal(field).map_err(|e| match e {
+        DecimalError::Invalid => format!("cycle '{}' is not a decimal number", show(field)),
+        DecimalError::Overflow => "cycle out of range (more than 64 bits)".to_string(),
+    })
+}
+
+enum DecimalError {
+    Invalid,
+    Overflow,
+}
+
+#[inline]
+fn parse_decimal(field: &[u8]) -> std::result::Result<u64, DecimalError> {
+    if field.is_empty() {
+        return Err(DecimalError::Invalid);
+    }
+    let mut v: u64 = 0;
+    let mut overflow = false;
+    for &b in field {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return Err(DecimalError::Invalid);
+        }
+        match v.checked_mul(10).and_then(|v| v.checked_add(d as u64)) {
+            Some(n) => v = n,
+            None => overflow = true,
+        }
+    }
+    if overflow {
+        Err(DecimalError::Overflow)
+    } else {
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// A file under the system temp dir with a name unique to this process and call; removed on drop.
+    struct TempFile(PathBuf);
+
+    impl TempFile {
+        fn new(tag: &str) -> Self {
+            static COUNTER: AtomicU64 = AtomicU64::new(0);
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0);
+            let name = format!("memtint-trace-test-{}-{n}-{nanos}-{tag}", std::process::id());
+            TempFile(std::env::temp_dir().join(name))
+        }
+        fn with_bytes(tag: &str, bytes: &[u8]) -> Self {
+            let t = TempFile::new(tag);
+            std::fs::write(&t.0, bytes).unwrap();
+            t
+        }
+        fn gzip(tag: &str, members: &[&[u8]]) -> Self {
+            let mut out = Vec::new();
+            for m in members {
+                let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                enc.write_all(m).unwrap();
+                out.extend(enc.finish().unwrap());
+            }
+            TempFile::with_bytes(tag, &out)
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn read_all(path: &Path, format: DramTraceFormat) -> Result<Vec<DramRequest>> {
+        let mut r = DramTraceReader::open(path, format)?;
+        let mut out = Vec::new();
+        while let Some(req) = r.next_request()? {
+            out.push(req);
+        }
+        Ok(out)
+    }
+
+    fn read_str(text: &str, format: DramTraceFormat) -> Result<Vec<DramRequest>> {
+        let f = TempFile::with_bytes("text", text.as_bytes());
+        read_all(&f.0, format)
+    }
+
+    fn req(addr: u64, is_write: bool, arrival: Option<Cycle>) -> DramRequest {
+        DramRequest { addr, is_write, arrival }
+    }
+
+    /// Expects a parse error at `line` whose reason contains `reason`.
+    fn assert_parse_error(text: impl AsRef<[u8]>, format: DramTraceFormat, line: u64, reason: &str) {
+        let text = text.as_ref();
+        let f = TempFile::with_bytes("bad", text);
+        let text = String::from_utf8_lossy(text);
+        match read_all(&f.0, format) {
+            Err(Error::Parse { path, line: l, reason: r }) => {
+                assert_eq!(path, f.0);
+                assert_eq!(l, line, "line number for {text:?} (reason: {r})");
+                assert!(r.contains(reason), "reason {r:?} should contain {reason:?}");
+            }
+            other => panic!("expected a parse error for {text:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn format_names_round_trip_and_unknown_lists_valid_ones() {
+        for f in DramTraceFormat::ALL {
+            assert_eq!(DramTraceFormat::from_name(f.name()).unwrap(), f);
+        }
+        let e = DramTraceFormat::from_name("usimm").unwrap_err().to_string();
+        assert!(e.contains("usimm") && e.contains("ramulator") && e.contains("dramsim3"), "{e}");
+    }
+
+    #[test]
+    fn ramulator_reads_hex_and_decimal_addresses() {
+        let got = read_str("0x12345680 R\n4096 W\n0XABCdef00 r\n0 w\n0xffffffffffffffff R\n", DramTraceFormat::Ramulator)
+            .unwrap();
+        assert_eq!(
+            got,
+            vec![
+                req(0x1234_5680, false, None),
+                req(4096, true, None),
+                req(0xabcd_ef00, false, None),
+                req(0, true, None),
+                req(u64::MAX, false, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn ramulator_accepts_read_write_words_in_any_case() {
+        let got = read_str("0x40 READ\n0x80 write\n0xc0 Read\n", DramTraceFormat::Ramulator).unwrap();
+        assert_eq!(got, vec![req(0x40, false, None), req(0x80, true, None), req(0xc0, false, None)]);
+    }
+
+    #[test]
+    fn dramsim3_reads_arrival_cycles() {
+        let got = read_str("0x1000 READ 0\n0x2000 WRITE 5\n8192 read 5\n0x40 W 17\n0x80 r 1000000000000\n", DramTraceFormat::DramSim3)
+            .unwrap();
+        assert_eq!(
+            got,
+            vec![
+                req(0x1000, false, Some(0)),
+                req(0x2000, true, Some(5)),
+                req(8192, false, Some(5)),
+                req(0x40, true, Some(17)),
+                req(0x80, false, Some(1_000_000_000_000)),
+            ]
+        );
+    }
+
+    #[test]
+    fn comments_blank_lines_crlf_and_extra_whitespace_are_fine() {
+        let text = "# header comment\r\n\r\n   \n\t0x40 \t R  \r\n  # indented comment\n0x80\tW\r\n\n4096 R";
+        let got = read_str(text, DramTraceFormat::Ramulator).unwrap();
+        assert_eq!(got, vec![req(0x40, false, None), req(0x80, true, None), req(4096, false, None)]);
+
+        let text = "#addr op cycle\r\n0x40  READ\t\t3\r\n\r\n0x80 WRITE 3 \r\n";
+        let got = read_str(text, DramTraceFormat::DramSim3).unwrap();
+        assert_eq!(got, vec![req(0x40, false, Some(3)), req(0x80, true, Some(3))]);
+    }
+
+    #[test]
+    fn empty_file_has_no_requests() {
+        assert!(read_str("", DramTraceFormat::Ramulator).unwrap().is_empty());
+        assert!(read_str("\n# only a comment\n\n", DramTraceFormat::DramSim3).unwrap().is_empty());
+    }
+
+    #[test]
+    fn lines_read_counts_every_line_including_comments() {
+        let f = TempFile::with_bytes("count", b"# c\n0x40 R\n\n0x80 W\n");
+        let mut r = DramTraceReader::open(&f.0, DramTraceFormat::Ramulator).unwrap();
+        assert_eq!(r.lines_read(), 0);
+        r.next_request().unwrap().unwrap();
+        assert_eq!(r.lines_read(), 2);
+        r.next_request().unwrap().unwrap();
+        assert_eq!(r.lines_read(), 4);
+        assert!(r.next_request().unwrap().is_none());
+        assert!(r.next_request().unwrap().is_none(), "the end stays the end");
+        assert_eq!(r.lines_read(), 4);
+    }
+
+    #[test]
+    fn gzip_file_is_detected_by_content_and_streamed() {
+        let text = "# gz\n0x40 READ 1\n0x80 WRITE 2\n";
+        // No .gz extension: detection is by the magic bytes.
+        let f = TempFile::gzip("trace.txt", &[text.as_bytes()]);
+        let r = DramTraceReader::open(&f.0, DramTraceFormat::DramSim3).unwrap();
+        assert!(r.is_gzip());
+        let got = read_all(&f.0, DramTraceFormat::DramSim3).unwrap();
+        assert_eq!(got, vec![req(0x40, false, Some(1)), req(0x80, true, Some(2))]);
+    }
+
+    #[test]
+    fn concatenated_gzip_members_are_read_in_full() {
+        let f = TempFile::gzip("multi", &[b"0x40 R\n0x80 W\n", b"0xc0 R\n"]);
+        let got = read_all(&f.0, DramTraceFormat::Ramulator).unwrap();
+        assert_eq!(got, vec![req(0x40, false, None), req(0x80, true, None), req(0xc0, false, None)]);
+    }
+
+    #[test]
+    fn large_gzip_and_plain_files_give_the_same_requests_across_chunk_boundaries() {
+        let mut text = String::new();
+        for i in 0..100_000u64 {
+            let op = if i % 3 == 0 { "W" } else { "R" };
+            if i % 2 == 0 {
+                text.push_str(&format!("{:#x} {op}\n", i * 64));
+            } else {
+                text.push_str(&format!("{} {op}\n", i * 64));
+            }
+        }
+        let plain = TempFile::with_bytes("bigplain", text.as_bytes());
+        let gz = TempFile::gzip("biggz", &[text.as_bytes()]);
+        let a = read_all(&plain.0, DramTraceFormat::Ramulator).unwrap();
+        let b = read_all(&gz.0, DramTraceFormat::Ramulator).unwrap();
+        assert_eq!(a.len(), 100_000);
+        assert_eq!(a, b);
+        for (i, r) in a.iter().enumerate() {
+            assert_eq!(r.addr, i as u64 * 64);
+            assert_eq!(r.is_write, i % 3 == 0);
+        }
+    }
+
+    #[test]
+    fn truncated_gzip_is_a_parse_error() {
+        let mut text = String::new();
+        for i in 0..20_000u64 {
+            text.push_str(&format!("{:#x} R\n", i * 64));
+        }
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(text.as_bytes()).unwrap();
+        let gz = enc.finish().unwrap();
+        let f = TempFile::with_bytes("trunc", &gz[..gz.len() / 2]);
+        match read_all(&f.0, DramTraceFormat::Ramulator) {
+            Err(Error::Parse { path, reason, .. }) => {
+                assert_eq!(path, f.0);
+                assert!(reason.contains("corrupt or truncated gzip data"), "{reason}");
+            }
+            other => panic!("expected a gzip parse error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn corrupt_gzip_is_a_parse_error() {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(b"0x40 R\n0x80 W\n").unwrap();
+        let mut gz = enc.finish().unwrap();
+        // Break the CRC in the trailer: the data inflates but does not check out.
+        let n = gz.len();
+        gz[n - 8] ^= 0xff;
+        let f = TempFile::with_bytes("crc", &gz);
+        match read_all(&f.0, DramTraceFormat::Ramulator) {
+            Err(Error::Parse { reason, .. }) => assert!(reason.contains("corrupt or truncated gzip data"), "{reason}"),
+            other => panic!("expected a gzip parse error, got {other:?}"),
+        }
+        // Magic bytes but garbage afterwards.
+        let f = TempFile::with_bytes("garbage", b"\x1f\x8bthis is not gzip at all");
+        match read_all(&f.0, DramTraceFormat::Ramulator) {
+            Err(Error::Parse { line, reason, .. }) => {
+                assert_eq!(line, 1);
+                assert!(reason.contains("corrupt or truncated gzip data"), "{reason}");
+            }
+            other => panic!("expected a gzip parse error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_operation_names_the_line_and_the_field() {
+        assert_parse_error("0x40 R\n0x80 X\n", DramTraceFormat::Ramulator, 2, "expected R or W after the address, found 'X'");
+        assert_parse_error("0x40 R\n\n0x80\n", DramTraceFormat::Ramulator, 3, "expected R or W after the address, found the end of the line");
+        assert_parse_error("0x40 RD 3\n", DramTraceFormat::DramSim3, 1, "expected READ or WRITE after the address, found 'RD'");
+    }
+
+    #[test]
+    fn bad_address_names_the_line_and_the_field() {
+        assert_parse_error("# c\nzz R\n", DramTraceFormat::Ramulator, 2, "address 'zz' is neither decimal nor 0x-hex");
+        assert_parse_error("0x40 R\n0x R\n", DramTraceFormat::Ramulator, 2, "address '0x' is neither decimal nor 0x-hex");
+        assert_parse_error("0x4g0 R\n", DramTraceFormat::Ramulator, 1, "address '0x4g0' is neither decimal nor 0x-hex");
+        assert_parse_error("-64 R\n", DramTraceFormat::Ramulator, 1, "address '-64' is neither decimal nor 0x-hex");
+        assert_parse_error("\n\n12ab READ 1\n", DramTraceFormat::DramSim3, 3, "address '12ab' is neither decimal nor 0x-hex");
+    }
+
+    #[test]
+    fn address_beyond_64_bits_is_out_of_range() {
+        assert_parse_error("0x40 R\n0x10000000000000000 R\n", DramTraceFormat::Ramulator, 2, "address out of range (more than 64 bits)");
+        assert_parse_error("18446744073709551616 W\n", DramTraceFormat::Ramulator, 1, "address out of range (more than 64 bits)");
+        // Leading zeros do not count against the 64 bits.
+        let got = read_str("0x00000000000000000040 R\n18446744073709551615 W\n", DramTraceFormat::Ramulator).unwrap();
+        assert_eq!(got, vec![req(0x40, false, None), req(u64::MAX, true, None)]);
+    }
+
+    #[test]
+    fn dramsim3_missing_cycle_is_reported() {
+        assert_parse_error(
+            "0x40 READ 1\n0x80 WRITE\n",
+            DramTraceFormat::DramSim3,
+            2,
+            "missing the cycle field (DRAMSim3 format: <addr> READ|WRITE <cycle>)",
+        );
+        assert_parse_error("0x40 READ 1x\n", DramTraceFormat::DramSim3, 1, "cycle '1x' is not a decimal number");
+    }
+
+    #[test]
+    fn dramsim3_backwards_cycle_is_rejected() {
+        assert_parse_error(
+            "0x40 READ 100\n0x80 READ 200\n# c\n0xc0 WRITE 100\n",
+            DramTraceFormat::DramSim3,
+            4,
+            "cycle 100 is earlier than the previous line's 200",
+        );
+    }
+
+    #[test]
+    fn extra_field_is_rejected() {
+        assert_parse_error("0x40 R\n0x80 W foo\n", DramTraceFormat::Ramulator, 2, "unexpected extra field 'foo'");
+        assert_parse_error("0x40 READ 1 foo\n", DramTraceFormat::DramSim3, 1, "unexpected extra field 'foo'");
+    }
+
+    #[test]
+    fn invalid_utf8_is_a_parse_error() {
+        assert_parse_error(b"0x40 R\n\xff\xfe R\n", DramTraceFormat::Ramulator, 2, "is neither decimal nor 0x-hex");
+    }
+
+    #[test]
+    fn missing_file_is_an_io_error_naming_the_path() {
+        let t = TempFile::new("does-not-exist");
+        match DramTraceReader::open(&t.0, DramTraceFormat::Ramulator) {
+            Err(e @ Error::Io { .. }) => {
+                let Error::Io { ref path, .. } = e else { unreachable!() };
+                assert_eq!(path, &t.0);
+                assert!(e.to_string().contains(&t.0.display().to_string()));
+            }
+            other => panic!("expected an Io error, got {other:?}"),
+        }
+    }
+
+    proptest::proptest! {
+        /// The one-pass fast path never accepts a line the general parser would treat
+        /// differently.
+        #[test]
+        fn fast_path_agrees_with_general_path(
+            line in "[ \t]{0,2}(0[xX][0-9a-fA-F]{0,18}|[0-9]{0,21}|#|zz)[ \t]{0,2}(R|W|r|w|READ|WRITE|Write|RD|X)?[ \t]{0,2}([0-9]{0,21}|x)?[ \t]{0,2}(foo)?\r?",
+        ) {
+            for format in DramTraceFormat::ALL {
+                let mut bytes = line.as_bytes().to_vec();
+                bytes.push(b'\n');
+                if let Some((len, fast)) = parse_fast(&bytes, format) {
+                    proptest::prop_assert_eq!(len, bytes.len());
+                    proptest::prop_assert_eq!(parse_line(line.as_bytes(), format), Ok(Some(fast)));
+                }
+                // Without the newline (end of buffer) the fast path must defer.
+                proptest::prop_assert!(parse_fast(line.as_bytes(), format).is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_takes_ordinary_lines() {
+        let cases: [(&[u8], DramTraceFormat); 4] = [
+            (b"0x12345680 R\n", DramTraceFormat::Ramulator),
+            (b"4096\tw\r\n", DramTraceFormat::Ramulator),
+            (b"0xffffffffffffffff READ 9999999999999999999\n", DramTraceFormat::DramSim3),
+            (b"64 write 7 \r\n", DramTraceFormat::DramSim3),
+        ];
+        for (line, format) in cases {
+            let (len, parsed) = parse_fast(line, format).expect("fast path");
+            assert_eq!(len, line.len());
+            assert_eq!(Ok(Some(parsed)), parse_line(&line[..line.len() - 1], format));
+        }
+    }
+
+    /// Throughput of the plain-text reader. Run with
+    /// `cargo test -p memtint-engine trace_reader_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn trace_reader_speed() {
+        const LINES: u64 = 10_000_000;
+        let t = TempFile::new("speed");
+        {
+            let mut w = io::BufWriter::new(File::create(&t.0).unwrap());
+            for i in 0..LINES {
+                let addr = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 30 << 6;
+                writeln!(w, "{addr:#x} {}", if i % 3 == 0 { 'W' } else { 'R' }).unwrap();
+            }
+        }
+        for _ in 0..3 {
+            let start = std::time::Instant::now();
+            let mut r = DramTraceReader::open(&t.0, DramTraceFormat::Ramulator).unwrap();
+            let mut n = 0u64;
+            let mut acc = 0u64;
+            while let Some(req) = r.next_request().unwrap() {
+                n += 1;
+                acc ^= req.addr;
+            }
+            let secs = start.elapsed().as_secs_f64();
+            assert_eq!(n, LINES);
+            println!("plain ramulator: {:.1} M lines/s ({acc:x})", n as f64 / secs / 1e6);
+        }
+    }
+}

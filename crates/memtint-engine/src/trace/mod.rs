@@ -9,7 +9,6 @@ pub use generator::{GeneratorKind, GeneratorSpec, RequestGenerator};
 
 
 
-
 use crate::error::Result;
 use crate::Cycle;
 
