@@ -726,10 +726,7 @@ mod tests {
             (Field::Row, [vec![16, 17]].into_iter().chain(singles(18..=30)).collect()),
         ];
         let (_, reason) = config_error(AddressMapping::from_fields("t", &org, &fields));
-        assert!(
-            reason.starts_with("bank bit 0 (b13^b17) is the same function as rank bit 0 (b13^b17)"),
-            "{reason}"
-        );
+        assert!(reason.starts_with("bank bit 0 (b13^b17) is the same function as rank bit 0 (b13^b17)"), "{reason}");
     }
 
     #[test]
@@ -738,7 +735,10 @@ mod tests {
         let mut fields = fields_of(&presets()[0]);
         set(&mut fields, Field::Bank, vec![vec![13], vec![14, 14], vec![15]]);
         let (field, reason) = config_error(AddressMapping::from_fields("t", &org, &fields));
-        assert_eq!((field.as_str(), reason.as_str()), ("bank", "bit 1 lists address bit 14 twice (an XOR of a bit with itself is 0)"));
+        assert_eq!(
+            (field.as_str(), reason.as_str()),
+            ("bank", "bit 1 lists address bit 14 twice (an XOR of a bit with itself is 0)")
+        );
 
         let mut fields = fields_of(&presets()[0]);
         set(&mut fields, Field::Bank, vec![vec![13], vec![], vec![15]]);
