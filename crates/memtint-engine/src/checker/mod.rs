@@ -141,7 +141,13 @@ pub struct TimingChecker {
 
 /// Push a timing violation if `later` comes fewer than `required` cycles after `earlier`.
 #[inline]
-fn need(out: &mut Vec<Violation>, constraint: &'static str, earlier: &CommandRecord, later: &CommandRecord, required: u64) {
+fn need(
+    out: &mut Vec<Violation>,
+    constraint: &'static str,
+    earlier: &CommandRecord,
+    later: &CommandRecord,
+    required: u64,
+) {
     let actual = later.cycle.saturating_sub(earlier.cycle);
     if actual < required {
         out.push(Violation { constraint, earlier: Some(*earlier), later: *later, required, actual });

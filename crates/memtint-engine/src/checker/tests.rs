@@ -74,7 +74,15 @@ fn assert_legal(d: &Dev, recs: &[CommandRecord]) {
 
 /// Exactly one violation: `constraint`, between `recs[earlier]` and `recs[later]`.
 #[track_caller]
-fn assert_one(d: &Dev, recs: &[CommandRecord], constraint: &str, earlier: usize, later: usize, required: u64, actual: u64) {
+fn assert_one(
+    d: &Dev,
+    recs: &[CommandRecord],
+    constraint: &str,
+    earlier: usize,
+    later: usize,
+    required: u64,
+    actual: u64,
+) {
     let v = run(d, recs);
     assert_eq!(v.len(), 1, "{}: expected exactly one {constraint} violation, got:\n{}", d.std.name(), list(&v));
     let v = &v[0];
@@ -742,12 +750,7 @@ fn rank_going_more_than_nine_trefi_without_ref_violates_trefi_once() {
 
 /// Rank 0 bank (0,0) and rank 1 bank (0,0) open; a column in rank 0 at T0 then one in rank 1.
 fn rank_pair(first: Command, second: Command, gap: u64) -> Vec<CommandRecord> {
-    vec![
-        act(0, 0, 0, 0, 1),
-        act(1, 1, 0, 0, 1),
-        col(T0, first, 0, 0, 0, 1),
-        col(T0 + gap, second, 1, 0, 0, 1),
-    ]
+    vec![act(0, 0, 0, 0, 1), act(1, 1, 0, 0, 1), col(T0, first, 0, 0, 0, 1), col(T0 + gap, second, 1, 0, 0, 1)]
 }
 
 fn rank_rule(t: &TimingParams, first: Command, second: Command) -> u64 {
@@ -880,4 +883,131 @@ fn rule_table_is_derived_from_base_timing() {
     assert!(r.table().iter().any(|&(n, _, v)| n == "tFAW" && v == 26));
     let r3 = Rules::derive(Standard::Ddr3, &ddr3().t);
     assert_eq!((r3.name_rrd_same, r3.name_ccd_other, r3.name_wtr_same), ("tRRD", "tCCD", "tWTR"));
+}
+
+// ------------------------------------------------------------------------------------------
+// Randomized streams
+// ------------------------------------------------------------------------------------------
+
+mod random {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A protocol-correct stream on 2 channels x 2 ranks: random banks, rows and column
+    /// commands, PRE on row conflicts, PREA + REF often enough for tREFI, every
+    /// command on a channel `gap` cycles after the previous one (gap >= every constraint).
+    fn widely_spaced_stream(d: &Dev, n: usize, seed: u64) -> Vec<CommandRecord> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let t = &d.t;
+        let gap =
+            [t.tRC, t.tRFC, t.tFAW, t.CWL + t.tBL + t.tWR + t.tRP, t.CL + t.tBL + t.tRTRS].into_iter().max().unwrap()
+                + 1;
+        let (ch_n, rk_n, bg_n, bk_n) = (d.org.channels, d.org.ranks, d.org.bank_groups, d.org.banks_per_group);
+        let mut open = vec![None::<u32>; (ch_n * rk_n * bg_n * bk_n) as usize];
+        let mut now = vec![0u64; ch_n as usize];
+        let mut last_ref = vec![0u64; (ch_n * rk_n) as usize];
+        let mut out = Vec::with_capacity(n);
+        let emit = |out: &mut Vec<CommandRecord>, now: &mut Vec<u64>, cmd, a: DramAddress| {
+            now[a.channel as usize] += gap;
+            out.push(CommandRecord { cycle: now[a.channel as usize], command: cmd, addr: a });
+        };
+        while out.len() < n {
+            let ch = rng.gen_range(0..ch_n);
+            // Refresh a rank once it is 4 x tREFI overdue (well inside the 9 x tREFI limit).
+            if let Some(rank) = (0..rk_n).find(|&r| now[ch as usize] > last_ref[(ch * rk_n + r) as usize] + 4 * t.tREFI)
+            {
+                let a = DramAddress { channel: ch, rank, ..Default::default() };
+                emit(&mut out, &mut now, Command::Prea, a);
+                emit(&mut out, &mut now, Command::Ref, a);
+                last_ref[(ch * rk_n + rank) as usize] = now[ch as usize];
+                let per_rank = (bg_n * bk_n) as usize;
+                let first = ((ch * rk_n + rank) as usize) * per_rank;
+                open[first..first + per_rank].iter_mut().for_each(|o| *o = None);
+                continue;
+            }
+            let (rank, bg, bank, row) =
+                (rng.gen_range(0..rk_n), rng.gen_range(0..bg_n), rng.gen_range(0..bk_n), rng.gen_range(0..4u32));
+            let idx = (((ch * rk_n + rank) * bg_n + bg) * bk_n + bank) as usize;
+            let a = DramAddress { channel: ch, rank, bank_group: bg, bank, row, column: rng.gen_range(0..128) * 8 };
+            match open[idx] {
+                Some(r) if r == row => {}
+                Some(_) => {
+                    emit(&mut out, &mut now, Command::Pre, DramAddress { row: 0, column: 0, ..a });
+                    emit(&mut out, &mut now, Command::Act, DramAddress { column: 0, ..a });
+                }
+                None => emit(&mut out, &mut now, Command::Act, DramAddress { column: 0, ..a }),
+            }
+            let cmd = [Command::Rd, Command::Wr, Command::Rda, Command::Wra][rng.gen_range(0..4)];
+            emit(&mut out, &mut now, cmd, a);
+            open[idx] = if cmd.auto_precharges() { None } else { Some(row) };
+        }
+        // Interleave the channels in the stream, as a multi-channel run would.
+        out.sort_by_key(|r| r.cycle);
+        out
+    }
+
+    fn two_channels(d: Dev) -> Dev {
+        Dev { org: Organisation { channels: 2, ..d.org.clone() }, ..d }
+    }
+
+    #[test]
+    fn random_protocol_correct_widely_spaced_streams_are_legal() {
+        for (i, d) in both().into_iter().map(two_channels).enumerate() {
+            let s = widely_spaced_stream(&d, 200_000, 7 + i as u64);
+            let mut c = TimingChecker::new(d.std, &d.org, &d.t).with_expect_refresh(true);
+            for r in &s {
+                let v = c.observe(r);
+                assert!(v.is_empty(), "{}: {}", d.std.name(), list(&v));
+            }
+            assert_eq!(c.commands_checked(), s.len() as u64);
+        }
+    }
+
+    #[test]
+    fn random_garbage_never_panics_and_every_violation_is_consistent() {
+        for (i, d) in both().into_iter().map(two_channels).enumerate() {
+            let mut rng = ChaCha8Rng::seed_from_u64(99 + i as u64);
+            let mut c = TimingChecker::new(d.std, &d.org, &d.t).with_expect_refresh(true);
+            let mut now = [0u64; 2];
+            for _ in 0..200_000 {
+                let ch = rng.gen_range(0..3u32); // channel 2 is out of range
+                let slot = (ch % 2) as usize;
+                now[slot] = match rng.gen_range(0..20) {
+                    0 => now[slot].saturating_sub(3), // out of order
+                    1 => now[slot] + 10 * d.t.tREFI,  // a long idle stretch
+                    _ => now[slot] + rng.gen_range(0..8),
+                };
+                let r = CommandRecord {
+                    cycle: now[slot],
+                    command: Command::ALL[rng.gen_range(0..Command::COUNT)],
+                    addr: DramAddress {
+                        channel: ch,
+                        rank: rng.gen_range(0..2),
+                        bank_group: rng.gen_range(0..d.org.bank_groups),
+                        bank: rng.gen_range(0..d.org.banks_per_group),
+                        row: rng.gen_range(0..3),
+                        column: 0,
+                    },
+                };
+                for v in c.observe(&r) {
+                    assert_eq!(v.later, r);
+                    let text = v.to_string();
+                    assert!(text.starts_with(v.constraint), "{text}");
+                    if let Some(e) = &v.earlier {
+                        assert!(e.cycle <= r.cycle || v.constraint == "protocol: command out of order", "{text}");
+                    }
+                    if v.is_protocol() {
+                        assert_eq!((v.required, v.actual), (0, 0), "{text}");
+                    } else if v.constraint == "tREFI" {
+                        assert!(v.actual > v.required, "{text}");
+                    } else {
+                        assert!(v.actual < v.required, "{text}");
+                    }
+                }
+            }
+            assert!(c.violation_count() > 1000);
+            assert_eq!(c.violations().len(), MAX_KEPT_VIOLATIONS);
+        }
+    }
 }
