@@ -540,7 +540,8 @@ impl TimingChecker {
             let prev_latency = latency(prev.command);
             let prev_start = prev.cycle + prev_latency;
             let prev_end = prev_start + r.burst;
-            if start < prev_end && prev_start < end && !out.iter().any(|v| v.earlier == Some(prev)) {
+            if start < prev_end && prev_start < end && !out.iter().any(|v| !v.is_protocol() && v.earlier == Some(prev))
+            {
                 out.push(Violation {
                     constraint: names::DATA_BUS,
                     earlier: Some(prev),

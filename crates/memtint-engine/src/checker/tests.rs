@@ -848,6 +848,19 @@ fn display_of_protocol_and_refresh_violations() {
 }
 
 #[test]
+fn overlap_with_a_burst_is_reported_even_when_its_command_broke_protocol() {
+    // RD to the bank an RDA just closed: the protocol error names the RDA, and so does the
+    // (separate) data-bus overlap on a part whose tCCD_L is shorter than a burst.
+    let mut d = ddr3();
+    d.t.tCCD_L = 2;
+    d.t.tCCD_S = 2;
+    let s = [act(0, 0, 0, 0, 1), col(T0, Command::Rda, 0, 0, 0, 1), rd(T0 + 2, 0, 0, 0, 1)];
+    let v = run(&d, &s);
+    let names: Vec<_> = v.iter().map(|v| v.constraint).collect();
+    assert_eq!(names, ["protocol: RD/WR to closed bank", "data bus"], "{}", list(&v));
+}
+
+#[test]
 fn violations_are_kept_up_to_a_limit_but_all_counted() {
     let d = ddr3();
     let mut c = TimingChecker::new(d.std, &d.org, &d.t);
