@@ -1,0 +1,193 @@
+//! The checker's own constraint table, derived here from the base JEDEC values in
+//! [`TimingParams`]. Deliberately independent of `dram::constraints` (the controller's table):
+//! the two are written separately so that the checker is a second, independent derivation.
+
+use crate::dram::{Standard, TimingParams};
+
+/// Constraint names as they appear in [`super::Violation::constraint`].
+pub mod names {
+    pub const TRC: &str = "tRC";
+    pub const TRCD: &str = "tRCD";
+    pub const TRAS: &str = "tRAS";
+    pub const TRP: &str = "tRP";
+    pub const TRP_AUTO: &str = "tRP (auto-precharge)";
+    pub const TRTP: &str = "tRTP";
+    pub const TWR: &str = "tWR";
+    pub const TRRD: &str = "tRRD";
+    pub const TRRD_S: &str = "tRRD_S";
+    pub const TRRD_L: &str = "tRRD_L";
+    pub const TFAW: &str = "tFAW";
+    pub const TCCD: &str = "tCCD";
+    pub const TCCD_S: &str = "tCCD_S";
+    pub const TCCD_L: &str = "tCCD_L";
+    pub const TWTR: &str = "tWTR";
+    pub const TWTR_S: &str = "tWTR_S";
+    pub const TWTR_L: &str = "tWTR_L";
+    pub const RD_TO_WR: &str = "rd-to-wr";
+    pub const TRFC: &str = "tRFC";
+    pub const TREFI: &str = "tREFI";
+    pub const RANK_RD_RD: &str = "rank-to-rank rd-to-rd";
+    pub const RANK_WR_WR: &str = "rank-to-rank wr-to-wr";
+    pub const RANK_RD_WR: &str = "rank-to-rank rd-to-wr";
+    pub const RANK_WR_RD: &str = "rank-to-rank wr-to-rd";
+    pub const DATA_BUS: &str = "data bus";
+    pub const COMMAND_BUS: &str = "command bus";
+    pub const ACT_TO_OPEN: &str = "protocol: ACT to open bank";
+    pub const COL_TO_CLOSED: &str = "protocol: RD/WR to closed bank";
+    pub const COL_TO_WRONG_ROW: &str = "protocol: RD/WR to wrong row";
+    pub const REF_WITH_OPEN: &str = "protocol: REF with open bank";
+    pub const OUT_OF_ORDER: &str = "protocol: command out of order";
+    pub const OUT_OF_RANGE: &str = "protocol: address out of range";
+
+    /// Prefix shared by every bank-state / stream-order violation.
+    pub const PROTOCOL_PREFIX: &str = "protocol:";
+}
+
+/// Minimum command-to-command distances (cycles) the checker enforces, plus the latencies it
+/// needs to place data bursts. Every field is derived in [`Rules::derive`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rules {
+    pub has_bank_groups: bool,
+    /// Read data starts this many cycles after RD/RDA (CL).
+    pub read_latency: u64,
+    /// Write data starts this many cycles after WR/WRA (CWL).
+    pub write_latency: u64,
+    /// Data-bus cycles of one burst (tBL).
+    pub burst: u64,
+
+    // ---- same bank ----
+    /// ACT -> ACT (tRC).
+    pub act_to_act_bank: u64,
+    /// ACT -> RD/WR/RDA/WRA (tRCD).
+    pub act_to_column: u64,
+    /// ACT -> PRE (tRAS).
+    pub act_to_pre: u64,
+    /// PRE/PREA -> ACT, PRE/PREA -> REF (tRP).
+    pub pre_to_act: u64,
+    /// RD -> PRE, and RDA -> its internal precharge (tRTP).
+    pub read_to_pre: u64,
+    /// WR -> PRE, and WRA -> its internal precharge (CWL + tBL + tWR).
+    pub write_to_pre: u64,
+
+    // ---- same rank ----
+    /// ACT -> ACT, same bank group (tRRD_L).
+    pub act_to_act_same_group: u64,
+    /// ACT -> ACT, other bank group (tRRD_S).
+    pub act_to_act_other_group: u64,
+    /// Four-activate window (tFAW): a 5th ACT >= the 4th-previous ACT + tFAW.
+    pub four_act_window: u64,
+    /// RD -> RD and WR -> WR, same bank group (tCCD_L).
+    pub col_to_col_same_group: u64,
+    /// RD -> RD and WR -> WR, other bank group (tCCD_S).
+    pub col_to_col_other_group: u64,
+    /// WR -> RD, same bank group (CWL + tBL + tWTR_L).
+    pub write_to_read_same_group: u64,
+    /// WR -> RD, other bank group (CWL + tBL + tWTR_S).
+    pub write_to_read_other_group: u64,
+    /// RD -> WR, same rank (CL + tBL + 2 - CWL, saturating).
+    pub read_to_write: u64,
+    /// REF -> any command to the rank (tRFC).
+    pub refresh_cycle: u64,
+    /// Longest allowed gap between REFs of a rank when refresh is expected (9 x tREFI).
+    pub max_refresh_gap: u64,
+
+    // ---- different ranks, same channel ----
+    /// RD -> RD (tBL + tRTRS).
+    pub rank_read_to_read: u64,
+    /// WR -> WR (tBL + tRTRS).
+    pub rank_write_to_write: u64,
+    /// RD -> WR (CL + tBL + tRTRS - CWL, saturating).
+    pub rank_read_to_write: u64,
+    /// WR -> RD (CWL + tBL + tRTRS - CL, saturating).
+    pub rank_write_to_read: u64,
+
+    // ---- names that depend on the standard (DDR3 has no bank groups: plain names) ----
+    pub name_rrd_same: &'static str,
+    pub name_rrd_other: &'static str,
+    pub name_ccd_same: &'static str,
+    pub name_ccd_other: &'static str,
+    pub name_wtr_same: &'static str,
+    pub name_wtr_other: &'static str,
+}
+
+impl Rules {
+    /// Derive the checker's table from the base JEDEC values.
+    #[allow(non_snake_case)]
+    pub fn derive(standard: Standard, t: &TimingParams) -> Self {
+        let bg = standard.has_bank_groups();
+        let (CL, CWL, BL) = (t.CL, t.CWL, t.tBL);
+        let pick = |l: &'static str, s: &'static str, plain: &'static str| if bg { (l, s) } else { (plain, plain) };
+        let (name_rrd_same, name_rrd_other) = pick(names::TRRD_L, names::TRRD_S, names::TRRD);
+        let (name_ccd_same, name_ccd_other) = pick(names::TCCD_L, names::TCCD_S, names::TCCD);
+        let (name_wtr_same, name_wtr_other) = pick(names::TWTR_L, names::TWTR_S, names::TWTR);
+        Rules {
+            has_bank_groups: bg,
+            read_latency: CL,
+            write_latency: CWL,
+            burst: BL,
+            act_to_act_bank: t.tRC,
+            act_to_column: t.tRCD,
+            act_to_pre: t.tRAS,
+            pre_to_act: t.tRP,
+            read_to_pre: t.tRTP,
+            write_to_pre: CWL + BL + t.tWR,
+            act_to_act_same_group: t.tRRD_L,
+            act_to_act_other_group: t.tRRD_S,
+            four_act_window: t.tFAW,
+            col_to_col_same_group: t.tCCD_L,
+            col_to_col_other_group: t.tCCD_S,
+            write_to_read_same_group: CWL + BL + t.tWTR_L,
+            write_to_read_other_group: CWL + BL + t.tWTR_S,
+            read_to_write: (CL + BL + 2).saturating_sub(CWL),
+            refresh_cycle: t.tRFC,
+            max_refresh_gap: 9 * t.tREFI,
+            rank_read_to_read: BL + t.tRTRS,
+            rank_write_to_write: BL + t.tRTRS,
+            rank_read_to_write: (CL + BL + t.tRTRS).saturating_sub(CWL),
+            rank_write_to_read: (CWL + BL + t.tRTRS).saturating_sub(CL),
+            name_rrd_same,
+            name_rrd_other,
+            name_ccd_same,
+            name_ccd_other,
+            name_wtr_same,
+            name_wtr_other,
+        }
+    }
+
+    /// The table as (constraint name, formula, cycles) rows, for `--check` reports and docs.
+    pub fn table(&self) -> Vec<(&'static str, &'static str, u64)> {
+        vec![
+            (names::TRC, "ACT->ACT same bank: tRC", self.act_to_act_bank),
+            (names::TRCD, "ACT->RD/WR/RDA/WRA same bank: tRCD", self.act_to_column),
+            (names::TRAS, "ACT->PRE/PREA same bank: tRAS", self.act_to_pre),
+            (names::TRP, "PRE/PREA->ACT, PRE/PREA->REF: tRP", self.pre_to_act),
+            (names::TRTP, "RD->PRE/PREA same bank: tRTP", self.read_to_pre),
+            (names::TWR, "WR->PRE/PREA same bank: CWL + tBL + tWR", self.write_to_pre),
+            (
+                names::TRP_AUTO,
+                "RDA->ACT/REF: max(RDA + tRTP, ACT + tRAS) + tRP; WRA->ACT/REF: max(WRA + CWL + tBL + tWR, ACT + tRAS) + tRP",
+                self.pre_to_act,
+            ),
+            (self.name_rrd_same, "ACT->ACT same rank, same bank group: tRRD_L", self.act_to_act_same_group),
+            (self.name_rrd_other, "ACT->ACT same rank, other bank group: tRRD_S", self.act_to_act_other_group),
+            (names::TFAW, "5th ACT of a rank >= 4th-previous ACT + tFAW", self.four_act_window),
+            (self.name_ccd_same, "RD->RD, WR->WR same rank, same bank group: tCCD_L", self.col_to_col_same_group),
+            (self.name_ccd_other, "RD->RD, WR->WR same rank, other bank group: tCCD_S", self.col_to_col_other_group),
+            (self.name_wtr_same, "WR->RD same rank, same bank group: CWL + tBL + tWTR_L", self.write_to_read_same_group),
+            (
+                self.name_wtr_other,
+                "WR->RD same rank, other bank group: CWL + tBL + tWTR_S",
+                self.write_to_read_other_group,
+            ),
+            (names::RD_TO_WR, "RD->WR same rank: CL + tBL + 2 - CWL", self.read_to_write),
+            (names::TRFC, "REF->any command to the rank: tRFC", self.refresh_cycle),
+            (names::TREFI, "REF->REF of a rank at most 9 x tREFI (when refresh is expected)", self.max_refresh_gap),
+            (names::RANK_RD_RD, "RD->RD other rank: tBL + tRTRS", self.rank_read_to_read),
+            (names::RANK_WR_WR, "WR->WR other rank: tBL + tRTRS", self.rank_write_to_write),
+            (names::RANK_RD_WR, "RD->WR other rank: CL + tBL + tRTRS - CWL", self.rank_read_to_write),
+            (names::RANK_WR_RD, "WR->RD other rank: CWL + tBL + tRTRS - CL", self.rank_write_to_read),
+            (names::DATA_BUS, "bursts on a channel never overlap ([RD+CL, +tBL), [WR+CWL, +tBL))", self.burst),
+            (names::COMMAND_BUS, "one command per channel per cycle", 1),
+        ]
+    }
+}
