@@ -240,7 +240,26 @@ impl RequestGenerator {
                     ));
                 }
                 let base = |i: u64| (i as u128 * lines as u128 / n as u128) as u64;
-                let streams = (0..n as u64).map(|i| (base(i), base(i + 1) - base(i), 0)).collect();
+                // Each stream starts in its own bank (bank groups alternating fastest), so
+                // streams run in parallel instead of conflicting in one bank: its first line
+                // is offset within its share by the address of bank slot i.
+                let start = |i: u64| {
+                    let i = i as u32;
+                    let d = DramAddress {
+                        bank_group: i % org.bank_groups,
+                        bank: (i / org.bank_groups) % org.banks_per_group,
+                        rank: (i / org.banks_per_rank()) % org.ranks,
+                        channel: (i / org.banks_per_channel()) % org.channels,
+                        ..DramAddress::default()
+                    };
+                    encode(&d) / line
+                };
+                let streams = (0..n as u64)
+                    .map(|i| {
+                        let len = base(i + 1) - base(i);
+                        (base(i), len, start(i) % len)
+                    })
+                    .collect();
                 Pattern::Stream { streams, next: 0 }
             }
             GeneratorKind::Random | GeneratorKind::Mix => Pattern::Random { lines },
@@ -542,29 +561,35 @@ mod tests {
         s.streams = Some(4);
         s.footprint_bytes = Some(4 * 64 * 100); // 100 lines per stream
         let reqs = collect(&s);
-        for (k, r) in reqs.iter().enumerate() {
+        for (k, r) in reqs.iter().enumerate().skip(4) {
             let stream = (k % 4) as u64;
-            let step = (k / 4) as u64;
-            assert_eq!(r.addr, (stream * 100 + step % 100) * 64, "request {k}");
+            let prev = reqs[k - 4].addr / 64 - stream * 100;
+            assert_eq!(r.addr / 64, stream * 100 + (prev + 1) % 100, "request {k}");
             assert!(!r.is_write);
         }
     }
 
     #[test]
-    fn stream_bases_are_spread_evenly_over_the_footprint() {
+    fn streams_start_in_their_own_share_and_in_distinct_banks() {
         let o = org();
         let s = spec(GeneratorKind::Stream, 8);
         let reqs = collect(&s);
         let share = o.capacity_bytes() / 8;
+        let mut banks = std::collections::HashSet::new();
         for (i, r) in reqs.iter().enumerate() {
-            assert_eq!(r.addr, i as u64 * share);
+            assert_eq!(r.addr / share, i as u64, "stream {i} starts outside its share");
+            let d = test_decode(&o, r.addr);
+            banks.insert((d.channel, d.rank, d.bank_group, d.bank));
         }
-        // With a smaller footprint whose shares are not whole lines, bases round down to a line.
+        assert_eq!(banks.len(), 8);
+        // With a smaller footprint whose shares are not whole lines, streams stay in their share.
         let mut s = spec(GeneratorKind::Stream, 3);
         s.streams = Some(3);
         s.footprint_bytes = Some(10 * 64);
-        let addrs: Vec<u64> = collect(&s).iter().map(|r| r.addr).collect();
-        assert_eq!(addrs, vec![0, 3 * 64, 6 * 64]);
+        let addrs: Vec<u64> = collect(&s).iter().map(|r| r.addr / 64).collect();
+        for (i, a) in addrs.iter().enumerate() {
+            assert!((3 * i as u64..3 * i as u64 + 3).contains(a), "{addrs:?}");
+        }
     }
 
     #[test]
