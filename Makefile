@@ -17,6 +17,10 @@ all: build
 venv: $(STAMP)
 
 $(STAMP):
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+		|| { echo "memtint needs Python >= 3.10 (set PYTHON=...)"; exit 1; }
+	@command -v $(CARGO) >/dev/null \
+		|| { echo "memtint needs a Rust toolchain (cargo); install it with rustup"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(VENV_BIN)/python -m pip install --quiet --upgrade pip
 	$(VENV_BIN)/python -m pip install --quiet "maturin>=1.5,<2" pytest rich
@@ -26,7 +30,7 @@ $(STAMP):
 # Python sources are used in place, the compiled module is copied next to them). Always runs:
 # cargo decides what is stale, so a change to any Rust crate is rebuilt and nothing else is.
 build: $(STAMP)
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV_BIN)):$$PATH" \
+	env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV_BIN)):$$PATH" \
 		$(VENV_BIN)/maturin develop --release --quiet
 
 demo: build

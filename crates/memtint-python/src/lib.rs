@@ -8,7 +8,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
-create_exception!(_engine, MemtintError, PyException, "An error reported by the memtint engine.");
+create_exception!(memtint, MemtintError, PyException, "An error reported by the memtint engine.");
 
 /// Run a DRAM simulation described by a JSON run specification; return statistics JSON.
 ///
