@@ -1,1 +1,83 @@
-//! The memtint._engine Python extension (PyO3).
+//! The `memtint._engine` Python extension (PyO3): a thin JSON boundary over the engine.
+//!
+//! Python builds a run specification (docs/stats.md), this module hands it to the engine with
+//! the GIL released, and returns the statistics JSON. Engine errors become `MemtintError` with
+//! the engine's complete user-facing message; nothing here interprets the simulation.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+create_exception!(memtint, MemtintError, PyException, "An error reported by the memtint engine.");
+
+/// Run a DRAM simulation described by a JSON run specification; return statistics JSON.
+///
+/// The GIL is released while the engine runs, so simulations in several threads proceed in
+/// parallel. Raises `MemtintError` with the engine's message on any configuration, input or
+/// simulation error.
+#[pyfunction]
+fn run_dram(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    let spec = spec_json.to_owned();
+    let result = py.allow_threads(move || {
+        std::panic::catch_unwind(|| memtint_engine::dram_sim::run_json(&spec))
+    });
+    match result {
+        Ok(Ok(stats)) => Ok(stats),
+        Ok(Err(e)) => Err(MemtintError::new_err(e.to_string())),
+        Err(panic) => Err(MemtintError::new_err(format!("internal error in the engine: {}", panic_message(&panic)))),
+    }
+}
+
+/// The preset catalogue (machines, devices, mappings, layouts, components) as JSON.
+#[pyfunction]
+fn presets_json() -> String {
+    memtint_engine::presets::catalogue_json()
+}
+
+/// The engine's version (the workspace version).
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+thread_local! {
+    /// Where the last engine panic on this thread happened, recorded by the quiet hook.
+    static PANIC_LOCATION: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// An engine panic is a bug, but the user should see one line, not Rust's panic banner: record
+/// its location for the error message and stay quiet unless RUST_BACKTRACE asks for detail.
+fn install_quiet_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let location = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+        PANIC_LOCATION.with(|slot| *slot.borrow_mut() = location);
+        if std::env::var_os("RUST_BACKTRACE").is_some() {
+            previous(info);
+        }
+    }));
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    let message = if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic without a message".to_string()
+    };
+    match PANIC_LOCATION.with(|slot| slot.borrow_mut().take()) {
+        Some(location) => format!("{message} (at {location}; please report this bug)"),
+        None => format!("{message} (please report this bug)"),
+    }
+}
+
+#[pymodule]
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    install_quiet_panic_hook();
+    m.add("MemtintError", m.py().get_type_bound::<MemtintError>())?;
+    m.add_function(wrap_pyfunction!(run_dram, m)?)?;
+    m.add_function(wrap_pyfunction!(presets_json, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

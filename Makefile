@@ -1,0 +1,65 @@
+# memtint: build, test and demo.
+# Prerequisites: a Rust toolchain (rustup, Rust >= 1.75), Python >= 3.10 with venv, a C compiler.
+# Everything else (maturin, pytest, rich; the Rust crates) is fetched from PyPI and crates.io.
+
+PYTHON ?= python3
+VENV   ?= .venv
+CARGO  ?= cargo
+
+VENV_BIN := $(VENV)/bin
+STAMP    := $(VENV)/.memtint-venv
+
+.PHONY: all venv build demo test test-rust test-python bench clean
+
+all: build
+
+# The virtual environment with the build and test tools; the stamp makes it run once.
+venv: $(STAMP)
+
+$(STAMP):
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+		|| { echo "memtint needs Python >= 3.10 (set PYTHON=...)"; exit 1; }
+	@command -v $(CARGO) >/dev/null \
+		|| { echo "memtint needs a Rust toolchain (cargo); install it with rustup"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(VENV_BIN)/python -m pip install --quiet --upgrade pip
+	$(VENV_BIN)/python -m pip install --quiet "maturin>=1.5,<2" pytest rich
+	touch $@
+
+# Build the extension in release mode and install the package into the venv (editable: the
+# Python sources are used in place, the compiled module is copied next to them). Always runs:
+# cargo decides what is stale, so a change to any Rust crate is rebuilt and nothing else is.
+build: $(STAMP)
+	env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV_BIN)):$$PATH" \
+		$(VENV_BIN)/maturin develop --release --quiet
+
+demo: build
+	$(VENV_BIN)/memtint demo
+
+test: test-rust test-python
+
+# The engine's tests; the extension crate is not a default member (it cannot link a test binary).
+test-rust:
+	$(CARGO) test -p memtint-engine
+
+test-python: build
+	$(VENV_BIN)/python -m pytest -q tests/python
+
+bench: build
+	@if [ -f bench/Cargo.toml ]; then \
+		echo "$(CARGO) run --release -p memtint-bench"; \
+		$(CARGO) run --release -p memtint-bench || exit $$?; \
+	else \
+		echo "bench: no bench/Cargo.toml yet; skipping the Rust benchmark"; \
+	fi
+	@for script in bench/*.py; do \
+		[ -f "$$script" ] || continue; \
+		echo "$(VENV_BIN)/python $$script"; \
+		$(VENV_BIN)/python "$$script" || exit $$?; \
+	done
+
+clean:
+	$(CARGO) clean
+	rm -rf $(VENV) .pytest_cache
+	rm -f python/memtint/_engine*.so python/memtint/_engine*.pyd
+	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +

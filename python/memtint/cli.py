@@ -1,0 +1,281 @@
+"""The `memtint` command: a thin layer over :mod:`memtint.api` (parse flags, call the API,
+print tables). Every error a user can cause ends as one line, `memtint: error: <message>`, on
+stderr with exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+from typing import Any, Callable, NoReturn, Sequence
+
+from memtint import api
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """A user mistake found after parsing (a bad flag combination, an unreadable path)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but its errors are the same one line as every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"memtint: error: {message} (see '{self.prog} --help')\n")
+        sys.exit(EXIT_USAGE)
+
+
+def _at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)  # 0x... accepted for addresses and sizes
+        except ValueError:
+            try:
+                value = int(text)  # leading zeros
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got '{text}'") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="memtint",
+        description="memtint: a memory-system simulator (DRAM timing, address mapping, page colouring).",
+    )
+    parser.add_argument("--version", action="version", version=f"memtint {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    dram = commands.add_parser(
+        "dram",
+        help="simulate a DRAM system on a trace or a generated workload",
+        description="Simulate a DRAM system (closed loop) on a trace or a generated workload; "
+        "print a summary and optionally write the full statistics as JSON (docs/stats.md).",
+    )
+    dram.add_argument("--machine", required=True, metavar="PRESET", help="machine preset or machine TOML file")
+    dram.add_argument("--mapping", metavar="NAME|FILE", help="layout (e.g. RoBaRaCoCh), mapping preset or mapping TOML")
+    dram.add_argument("--scheduler", metavar="NAME", help="fcfs, fr-fcfs, fr-fcfs-cap (see 'memtint presets')")
+    dram.add_argument("--row-policy", metavar="NAME", help="open, closed, timeout")
+    dram.add_argument("--refresh", metavar="NAME", help="refresh manager, e.g. all-bank or none")
+    workload = dram.add_mutually_exclusive_group(required=True)
+    workload.add_argument("--trace", metavar="FILE", help="DRAM trace file (may be gzip-compressed)")
+    workload.add_argument("--generate", metavar="KIND", choices=api.GENERATOR_KINDS,
+                          help="generated workload: " + ", ".join(api.GENERATOR_KINDS))
+    dram.add_argument("--format", choices=api.TRACE_FORMATS, help="trace format (default: ramulator)")
+    dram.add_argument("--requests", type=_at_least(1), metavar="N", help="requests to generate")
+    dram.add_argument("--seed", type=_at_least(0), metavar="S", help="generator seed (default 1)")
+    dram.add_argument("--read-fraction", type=_fraction, metavar="F", help="fraction of reads (0..1)")
+    dram.add_argument("--footprint", type=_at_least(1), metavar="BYTES", help="generated footprint in bytes")
+    dram.add_argument("--stride", type=_at_least(1), metavar="BYTES", help="stride in bytes (strided)")
+    dram.add_argument("--streams", type=_at_least(1), metavar="N", help="concurrent streams (stream, mix)")
+    dram.add_argument("--outstanding", type=_at_least(1), metavar="N", help="requests in flight (closed loop)")
+    dram.add_argument("--read-queue", type=_at_least(1), metavar="N", help="controller read queue entries")
+    dram.add_argument("--write-queue", type=_at_least(1), metavar="N", help="controller write queue entries")
+    dram.add_argument("--check", action="store_true", help="run the independent timing checker")
+    dram.add_argument("--cycle-by-cycle", action="store_true", help="disable event skipping (validation)")
+    dram.add_argument("--json", metavar="OUT", help="write the full statistics JSON to OUT ('-' for stdout)")
+    dram.set_defaults(handler=_dram)
+
+    presets = commands.add_parser(
+        "presets",
+        help="list machines, devices, mappings and components",
+        description="List the presets and registered components the engine knows.",
+    )
+    presets.add_argument("--json", action="store_true", help="print the raw catalogue as JSON")
+    presets.set_defaults(handler=_presets)
+
+    demo = commands.add_parser(
+        "demo",
+        help="compare FCFS with FR-FCFS on two generated workloads",
+        description="Compare FCFS with FR-FCFS on generated workloads, timing checker on.",
+    )
+    from memtint import demo as demo_module
+
+    demo_module.add_arguments(demo)
+    demo.set_defaults(handler=lambda args: demo_module.run(args))
+    return parser
+
+
+def _version() -> str:
+    try:
+        from memtint import __version__
+
+        return __version__
+    except Exception:  # the version flag must work even if the extension is broken
+        return "unknown"
+
+
+def workload_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The API workload for `memtint dram`, refusing flags that do not apply to it."""
+    generator_flags = {
+        "--requests": args.requests,
+        "--seed": args.seed,
+        "--read-fraction": args.read_fraction,
+        "--footprint": args.footprint,
+        "--stride": args.stride,
+        "--streams": args.streams,
+    }
+    if args.trace is not None:
+        given = [flag for flag, value in generator_flags.items() if value is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)} only apply to --generate, not to --trace")
+        return api.trace(args.trace, args.format or "ramulator")
+    if args.format is not None:
+        raise UsageError("--format only applies to --trace")
+    if args.requests is None:
+        raise UsageError(f"--generate {args.generate} needs --requests N")
+    return api.generate(
+        args.generate,
+        requests=args.requests,
+        seed=1 if args.seed is None else args.seed,
+        read_fraction=args.read_fraction,
+        footprint_bytes=args.footprint,
+        stride_bytes=args.stride,
+        streams=args.streams,
+    )
+
+
+def run_with_status(message: str, work: Callable[[], Any]) -> Any:
+    """Run `work` (engine calls, which release the GIL) in a worker thread, so that Ctrl-C is
+    handled at once, with a spinner on an interactive terminal."""
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result["value"] = work()
+        except BaseException as error:  # re-raised in the calling thread
+            result["error"] = error
+
+    worker = threading.Thread(target=target, name="memtint-engine", daemon=True)
+    if sys.stderr.isatty():
+        from rich.console import Console
+
+        with Console(stderr=True).status(message):
+            worker.start()
+            while worker.is_alive():
+                worker.join(0.1)
+    else:
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.1)
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+def _dram(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    workload = workload_from_args(args)
+    if args.json and args.json != "-":
+        directory = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(directory):
+            raise UsageError(f"--json {args.json}: directory {directory} does not exist")
+        if not os.access(directory, os.W_OK):
+            raise UsageError(f"--json {args.json}: directory {directory} is not writable")
+    stats = run_with_status(
+        "Simulating…",
+        lambda: api.run_dram(
+            args.machine,
+            workload,
+            mapping=args.mapping,
+            scheduler=args.scheduler,
+            row_policy=args.row_policy,
+            refresh=args.refresh,
+            read_queue=args.read_queue,
+            write_queue=args.write_queue,
+            outstanding=args.outstanding,
+            check=args.check,
+            cycle_by_cycle=args.cycle_by_cycle,
+        ),
+    )
+    text = json.dumps(stats, indent=2) + "\n"
+    if args.json == "-":
+        sys.stdout.write(text)
+        return 0
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            out.write(text)
+    from memtint.report import dram_summary, read_latency_table
+
+    console = Console()
+    console.print(dram_summary(stats))
+    console.print(read_latency_table(stats))
+    return 1 if stats.get("violations") else 0
+
+
+def _presets(args: argparse.Namespace) -> int:
+    if args.json:
+        sys.stdout.write(json.dumps(api.presets(), indent=2) + "\n")
+        return 0
+    from rich.console import Console
+
+    from memtint.report import presets_tables
+
+    console = Console()
+    for table in presets_tables(api.presets()):
+        console.print(table)
+    return 0
+
+
+def _fail(message: str, status: int = EXIT_USAGE) -> int:
+    sys.stderr.write(f"memtint: error: {message}\n")
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `memtint` command; returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        status = args.handler(args)
+        sys.stdout.flush()
+        return status
+    except api.MemtintError as error:
+        return _fail(str(error))
+    except UsageError as error:
+        return _fail(str(error))
+    except OSError as error:
+        if isinstance(error, BrokenPipeError):
+            # The reader went away (`memtint presets | head`): stop quietly, as other tools do.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 1
+        where = f"{error.filename}: " if error.filename else ""
+        return _fail(f"{where}{error.strerror or error}")
+    except KeyboardInterrupt:
+        # Simulations still running in worker threads cannot be stopped from Python; leave now
+        # rather than wait for them at interpreter exit.
+        sys.stderr.write("memtint: interrupted\n")
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except OSError:
+                pass
+        os._exit(EXIT_INTERRUPTED)
+    except Exception as error:  # a bug: still one line, with a way to see the traceback
+        if os.environ.get("MEMTINT_DEBUG"):
+            raise
+        return _fail(f"internal error: {type(error).__name__}: {error} (set MEMTINT_DEBUG=1 for a traceback)", 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

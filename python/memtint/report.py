@@ -1,0 +1,187 @@
+"""Terminal rendering of memtint results (rich tables). Reads the statistics schema of
+docs/stats.md; computes nothing the engine does not report except ratios for display."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from rich import box
+from rich.table import Table
+
+MISSING = "—"
+
+
+def count(value: Any) -> str:
+    """An integer with thousands separators, or a dash when absent."""
+    return f"{value:,}" if isinstance(value, (int, float)) else MISSING
+
+
+def number(value: Any, digits: int = 1) -> str:
+    return f"{value:,.{digits}f}" if isinstance(value, (int, float)) else MISSING
+
+
+def percent(part: Any, whole: Any) -> str:
+    if not isinstance(part, (int, float)) or not isinstance(whole, (int, float)) or whole <= 0:
+        return MISSING
+    return f"{100.0 * part / whole:.1f} %"
+
+
+def size(nbytes: Any) -> str:
+    """A byte count in binary units: 8 GiB, 512 MiB."""
+    if not isinstance(nbytes, (int, float)) or nbytes <= 0:
+        return MISSING
+    value = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:g} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+        value /= 1024
+    return MISSING
+
+
+def duration_ns(ns: Any) -> str:
+    """Simulated time in the most readable unit."""
+    if not isinstance(ns, (int, float)):
+        return MISSING
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if ns >= scale:
+            return f"{ns / scale:.3f} {unit}"
+    return f"{ns:.1f} ns"
+
+
+def row_buffer_accesses(stats: dict[str, Any]) -> Any:
+    """Requests classified by row-buffer outcome (hits + misses + conflicts)."""
+    parts = [stats.get(k) for k in ("row_hits", "row_misses", "row_conflicts")]
+    if all(isinstance(p, (int, float)) for p in parts):
+        return sum(parts)  # type: ignore[arg-type]
+    return stats.get("requests")
+
+
+def row_hit_rate(stats: dict[str, Any]) -> float | None:
+    total = row_buffer_accesses(stats)
+    hits = stats.get("row_hits")
+    if isinstance(hits, (int, float)) and isinstance(total, (int, float)) and total > 0:
+        return hits / total
+    return None
+
+
+def compact(value: Any) -> str:
+    """A large rate in k/M/G: 1.23 M."""
+    if not isinstance(value, (int, float)):
+        return MISSING
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.0f}"
+
+
+LATENCY_COLUMNS = (("mean", "mean"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max"))
+
+
+def read_latency_table(stats: dict[str, Any]) -> Table:
+    """Read latency percentiles in DRAM cycles and in nanoseconds."""
+    table = Table(title="Read latency", box=box.SIMPLE_HEAD)
+    table.add_column("")
+    for _, label in LATENCY_COLUMNS:
+        table.add_column(label, justify="right")
+    for key, unit in (("read_latency", "cycles"), ("read_latency_ns", "ns")):
+        latency = stats.get(key) or {}
+        table.add_row(unit, *(_short(latency.get(k)) for k, _ in LATENCY_COLUMNS))
+    return table
+
+
+def _short(value: Any) -> str:
+    """Whole numbers without decimals, others with one."""
+    if isinstance(value, float) and value != int(value):
+        return f"{value:.1f}"
+    return count(int(value)) if isinstance(value, (int, float)) else MISSING
+
+
+def dram_summary(stats: dict[str, Any]) -> Table:
+    """The short summary table `memtint dram` prints (followed by :func:`read_latency_table`)."""
+    config = stats.get("config", {}) or {}
+    title = " · ".join(
+        str(config[k]) for k in ("machine", "mapping", "scheduler", "row_policy", "refresh") if config.get(k)
+    )
+    table = Table(title=title or None, box=box.SIMPLE, show_header=False)
+    table.add_column("metric", style="bold")
+    table.add_column("value")
+
+    table.add_row(
+        "Requests",
+        f"{count(stats.get('requests'))} ({count(stats.get('reads'))} reads, {count(stats.get('writes'))} writes)",
+    )
+    classified = row_buffer_accesses(stats)
+    for key, label in (("row_hits", "Row hits"), ("row_misses", "Row misses"), ("row_conflicts", "Row conflicts")):
+        table.add_row(label, f"{count(stats.get(key))} ({percent(stats.get(key), classified)})")
+
+    bandwidth = stats.get("bandwidth_gbps", {}) or {}
+    peak = stats.get("peak_bandwidth_gbps")
+    table.add_row(
+        "Bandwidth",
+        f"{number(bandwidth.get('total'), 2)} GB/s of {number(peak, 2)} GB/s peak ({percent(bandwidth.get('total'), peak)})",
+    )
+    table.add_row("", f"read {number(bandwidth.get('read'), 2)} GB/s, write {number(bandwidth.get('write'), 2)} GB/s")
+    table.add_row("Refreshes", count(stats.get("refreshes")))
+    table.add_row("Simulated time", f"{duration_ns(stats.get('simulated_ns'))} ({count(stats.get('dram_cycles'))} DRAM cycles)")
+    table.add_row(
+        "Wall time",
+        f"{number(stats.get('wall_seconds'), 3)} s ({compact(stats.get('requests_per_second'))} requests/s)",
+    )
+    if "violations" in stats:
+        violations = stats["violations"]
+        style = "green" if violations == 0 else "bold red"
+        table.add_row("Timing violations", f"[{style}]{count(violations)}[/{style}] (independent checker)")
+        for example in (stats.get("violation_examples") or [])[:5]:
+            table.add_row("", f"[red]{example}[/red]")
+    return table
+
+
+def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
+    """The tables `memtint presets` prints: machines, devices, mappings, then components."""
+    machines = Table(title="Machines (or a machine TOML file)", box=box.SIMPLE_HEAD)
+    machines.add_column("name", no_wrap=True)
+    machines.add_column("capacity", no_wrap=True, justify="right")
+    machines.add_column("mapping", no_wrap=True)
+    machines.add_column("description", ratio=1, min_width=24)
+    for m in catalogue.get("machines", []):
+        machines.add_row(
+            m.get("name", MISSING),
+            size(m.get("capacity_bytes")),
+            str(m.get("mapping", MISSING)),
+            m.get("description", ""),
+        )
+    yield machines
+
+    devices = Table(title="Devices", box=box.SIMPLE_HEAD)
+    for column in ("name", "standard", "speed bin", "MT/s", "densities (Gb)"):
+        devices.add_column(column)
+    for d in catalogue.get("devices", []):
+        devices.add_row(
+            d.get("name", MISSING),
+            str(d.get("standard", MISSING)),
+            str(d.get("speed_bin", MISSING)),
+            count(d.get("data_rate_mts")),
+            ", ".join(str(x) for x in d.get("densities_gbit", [])),
+        )
+    yield devices
+
+    mappings = Table(title="Mappings (also any layout such as RoBaRaCoCh, or a mapping TOML)", box=box.SIMPLE_HEAD)
+    mappings.add_column("name")
+    mappings.add_column("description", overflow="fold")
+    for m in catalogue.get("mappings", []):
+        mappings.add_row(m.get("name", MISSING), m.get("description", ""))
+    yield mappings
+
+    components = Table(title="Components", box=box.SIMPLE_HEAD)
+    components.add_column("kind")
+    components.add_column("names", overflow="fold")
+    for key, label in (
+        ("layouts", "layouts"),
+        ("schedulers", "schedulers"),
+        ("row_policies", "row policies"),
+        ("refresh", "refresh managers"),
+        ("generators", "generators"),
+        ("trace_formats", "trace formats"),
+    ):
+        components.add_row(label, ", ".join(str(x) for x in catalogue.get(key, [])))
+    yield components

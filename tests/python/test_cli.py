@@ -1,0 +1,188 @@
+"""The `memtint` command: listings, runs, and every user mistake as one clean error line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import memtint
+
+DOCUMENTED_KEYS = {
+    "schema_version", "config", "requests", "reads", "writes", "row_hits", "row_misses",
+    "row_conflicts", "read_latency", "read_latency_ns", "dram_cycles", "simulated_ns",
+    "bandwidth_gbps", "peak_bandwidth_gbps", "commands", "refreshes", "queue_occupancy",
+    "wall_seconds", "requests_per_second", "channels",
+}
+LATENCY_KEYS = {"mean", "p50", "p90", "p99", "p999", "max"}
+COMMAND_KEYS = {"ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF"}
+SMALL_RUN = ("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "2000", "--seed", "1")
+
+
+def test_version_flag_prints_the_package_version(memtint):
+    code, out, _ = memtint("--version")
+    assert code == 0
+    assert out.strip() == f"memtint {memtint_version()}"
+
+
+def memtint_version() -> str:
+    return memtint.__version__
+
+
+def test_presets_lists_every_machine_and_layout(memtint):
+    catalogue = memtint_presets_json(memtint)
+    assert catalogue == memtint_api_presets()
+    names = [m["name"] for m in catalogue["machines"]]
+    assert "ddr4-2400" in names and "i7-860" in names
+    code, out, err = memtint("presets")
+    assert code == 0, err
+    for name in names + catalogue["layouts"] + catalogue["schedulers"] + [d["name"] for d in catalogue["devices"]]:
+        assert name in out, f"{name} missing from `memtint presets`"
+    for heading in ("Machines", "Devices", "Mappings", "schedulers", "row policies", "refresh managers", "generators"):
+        assert heading in out
+
+
+def memtint_presets_json(memtint) -> dict:
+    code, out, err = memtint("presets", "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def memtint_api_presets() -> dict:
+    return memtint.presets()
+
+
+@pytest.mark.engine
+def test_dram_generated_run_reports_the_documented_keys(memtint):
+    code, out, err = memtint(*SMALL_RUN, "--check")
+    assert code == 0, err
+    assert "Traceback" not in err
+    for label in ("Requests", "Row hits", "Row misses", "Row conflicts", "Read latency", "Bandwidth",
+                  "Refreshes", "Simulated time", "Wall time", "Timing violations"):
+        assert label in out, f"{label} missing from the summary"
+    assert "2,000" in out
+    for label in ("p50", "p90", "p99", "p99.9", "max", "cycles", "ns", "peak"):
+        assert label in out
+
+
+@pytest.mark.engine
+def test_dram_json_output_matches_schema_keys(memtint, tmp_path):
+    out_file = tmp_path / "stats.json"
+    code, _, err = memtint(*SMALL_RUN, "--check", "--json", out_file)
+    assert code == 0, err
+    stats = json.loads(out_file.read_text())
+    assert DOCUMENTED_KEYS <= stats.keys(), DOCUMENTED_KEYS - stats.keys()
+    assert LATENCY_KEYS <= stats["read_latency"].keys()
+    assert LATENCY_KEYS <= stats["read_latency_ns"].keys()
+    assert {"read", "write", "total"} <= stats["bandwidth_gbps"].keys()
+    assert COMMAND_KEYS <= stats["commands"].keys()
+    assert {"read_mean", "write_mean"} <= stats["queue_occupancy"].keys()
+    config = stats["config"]
+    for key in ("machine", "device", "mapping", "scheduler", "row_policy", "refresh", "channels", "ranks"):
+        assert key in config
+    assert config["machine"] == "ddr4-2400"
+    assert stats["requests"] == 2000
+    assert stats["reads"] + stats["writes"] == stats["requests"]
+    assert stats["row_hits"] + stats["row_misses"] + stats["row_conflicts"] == stats["requests"]
+    assert stats["commands"]["RD"] + stats["commands"]["RDA"] == stats["reads"]
+    assert stats["commands"]["WR"] + stats["commands"]["WRA"] == stats["writes"]
+    lat = stats["read_latency"]
+    assert 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] <= lat["max"]
+    assert 0 < stats["bandwidth_gbps"]["total"] <= stats["peak_bandwidth_gbps"]
+    assert stats["violations"] == 0, stats.get("violation_examples")
+
+
+@pytest.mark.engine
+def test_dram_json_to_stdout_is_the_statistics_alone(memtint):
+    code, out, err = memtint(*SMALL_RUN, "--json", "-")
+    assert code == 0, err
+    assert DOCUMENTED_KEYS <= json.loads(out).keys()
+
+
+@pytest.mark.engine
+def test_unknown_machine_lists_valid_ones(memtint, clean_error):
+    line = clean_error(memtint("dram", "--machine", "ddr9-9999", "--generate", "random", "--requests", "10"),
+                       "ddr9-9999")
+    assert "ddr4-2400" in line and "i7-860" in line
+
+
+@pytest.mark.engine
+def test_unknown_scheduler_lists_valid_ones(memtint, clean_error):
+    line = clean_error(memtint(*SMALL_RUN, "--scheduler", "lifo"), "lifo")
+    assert "fr-fcfs" in line and "fcfs" in line
+
+
+@pytest.mark.engine
+def test_malformed_trace_line_names_file_and_line(memtint, clean_error, tmp_path):
+    trace = tmp_path / "bad.trace"
+    trace.write_text("0x1000 R\n0x2040 W\n0x3080 Q\n0x40c0 R\n")
+    clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", trace), f"{trace}:3:")
+
+
+def test_missing_trace_file_is_reported(memtint, clean_error, tmp_path):
+    missing = tmp_path / "nowhere.trace"
+    line = clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", missing), str(missing))
+    assert "no such" in line.lower()
+
+
+@pytest.mark.engine
+def test_non_bijective_mapping_file_is_rejected(memtint, clean_error, tmp_path):
+    # ddr4-2400: 8 GiB = 33 address bits (3 bus-offset, 10 column, 2 bank-group, 2 bank, 16 row).
+    # Bit 16 selects both a bank bit and a row bit, and bit 32 selects nothing: not a bijection.
+    mapping = tmp_path / "dup.toml"
+    mapping.write_text(
+        'name = "dup"\n'
+        'description = "bank and row share address bit 16"\n'
+        "[organisation]\n"
+        "channels = 1\nranks = 1\nbank_groups = 4\nbanks_per_group = 4\nrows = 65536\ncolumns = 1024\n"
+        "[fields]\n"
+        "channel = []\nrank = []\n"
+        f"column = {list(range(3, 13))}\n"
+        "bank_group = [13, 14]\n"
+        "bank = [15, 16]\n"
+        f"row = {list(range(16, 32))}\n"
+    )
+    line = clean_error(memtint(*SMALL_RUN, "--mapping", mapping), "dup.toml")
+    assert any(word in line.lower() for word in ("bijective", "duplicate", "twice", "more than once", "16")), line
+
+
+def test_zero_sized_queue_is_rejected(memtint, clean_error):
+    line = clean_error(memtint(*SMALL_RUN, "--read-queue", "0"), "--read-queue")
+    assert "at least 1" in line
+
+
+def test_trace_and_generate_are_exclusive(memtint, clean_error, tmp_path):
+    trace = tmp_path / "ok.trace"
+    trace.write_text("0x1000 R\n")
+    clean_error(memtint(*SMALL_RUN, "--trace", trace), "--trace", "--generate")
+
+
+def test_generator_flags_are_refused_with_a_trace(memtint, clean_error, tmp_path):
+    trace = tmp_path / "ok.trace"
+    trace.write_text("0x1000 R\n")
+    clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", trace, "--requests", "10"), "--requests")
+
+
+def test_generate_needs_a_request_count(memtint, clean_error):
+    clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random"), "--requests")
+
+
+def test_format_needs_a_trace(memtint, clean_error):
+    clean_error(memtint(*SMALL_RUN, "--format", "dramsim3"), "--format")
+
+
+def test_unknown_generator_is_a_usage_error(memtint, clean_error):
+    clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "zigzag", "--requests", "10"), "zigzag")
+
+
+def test_unwritable_json_output_is_reported(memtint, clean_error, tmp_path):
+    clean_error(memtint(*SMALL_RUN, "--json", tmp_path / "no" / "such" / "dir" / "out.json"), "does not exist")
+
+
+@pytest.mark.engine
+def test_demo_runs(memtint):
+    # The full demo runs 4 x 200k requests; the same code on 5k requests keeps the suite cheap.
+    code, out, err = memtint("demo", "--requests", "5000")
+    assert code == 0, err
+    for text in ("random", "mix", "fcfs", "fr-fcfs", "row-hit", "FR-FCFS", "no violations"):
+        assert text in out
