@@ -94,6 +94,14 @@ pub struct DramSimOptions {
     pub outstanding: usize,
     pub check: bool,
     pub cycle_by_cycle: bool,
+    /// Keep every issued command in `RunTotals::commands` (memory grows with the run).
+    pub keep_commands: bool,
+}
+
+impl DramSimOptions {
+    pub fn new(outstanding: usize) -> Self {
+        DramSimOptions { outstanding, check: false, cycle_by_cycle: false, keep_commands: false }
+    }
 }
 
 /// What a run produced besides the controllers' counters.
@@ -101,13 +109,15 @@ pub struct DramSimOptions {
 pub struct RunTotals {
     pub requests: u64,
     pub dram_cycles: Cycle,
-    /// Cycles a request waited in the front end because its queue was full.
+    /// Cycles requests waited in the front end because their queue was full (summed).
     pub front_end_stalls: u64,
     pub commands_checked: u64,
     pub violations: u64,
     pub violation_examples: Vec<String>,
     pub wall_seconds: f64,
     pub timestamped: bool,
+    /// The issued commands, when `keep_commands` was set.
+    pub commands: Vec<crate::dram::CommandRecord>,
 }
 
 /// Open the workload a spec names.
@@ -138,8 +148,8 @@ pub fn simulate(
     }
     let started = std::time::Instant::now();
     let mut mem = MemorySystem::new(cfg)?;
+    mem.record_commands(opts.check || opts.keep_commands);
     let mut checker = if opts.check {
-        mem.record_commands(true);
         let mut c = TimingChecker::new(cfg.device.standard, &cfg.org, &cfg.timing);
         c.set_expect_refresh(cfg.controller.refresh != "none");
         Some(c)
@@ -150,23 +160,44 @@ pub fn simulate(
     let mut done: Vec<Completion> = Vec::new();
     let mut commands = Vec::new();
     let mut pending = None;
+    let mut blocked_since: Option<Cycle> = None;
     let mut exhausted = false;
     let mut in_flight = 0usize;
     let mut next_id = 0u64;
+    // With checking on, prove every request completes exactly once.
+    let mut completed: Vec<bool> = Vec::new();
     let mut now: Cycle = 0;
     loop {
         mem.tick(now, &mut done, opts.cycle_by_cycle);
         in_flight -= done.len();
         totals.requests += done.len() as u64;
+        if opts.check {
+            for c in &done {
+                let id = c.id as usize;
+                if completed.len() <= id {
+                    completed.resize(id + 1, false);
+                }
+                if std::mem::replace(&mut completed[id], true) {
+                    return Err(Error::Violation(format!("request {id} completed twice (cycle {now})")));
+                }
+            }
+        }
         done.clear();
-        if let Some(checker) = checker.as_mut() {
+        if opts.check || opts.keep_commands {
             mem.drain_commands(&mut commands);
-            for rec in commands.drain(..) {
-                for v in checker.observe(&rec) {
-                    if totals.violation_examples.len() < 20 {
-                        totals.violation_examples.push(v.to_string());
+            if let Some(checker) = checker.as_mut() {
+                for rec in &commands {
+                    for v in checker.observe(rec) {
+                        if totals.violation_examples.len() < 20 {
+                            totals.violation_examples.push(v.to_string());
+                        }
                     }
                 }
+            }
+            if opts.keep_commands {
+                totals.commands.append(&mut commands);
+            } else {
+                commands.clear();
             }
         }
         // Inject what may enter now, in order.
@@ -181,8 +212,11 @@ pub fn simulate(
                 break;
             }
             if !mem.try_enqueue(now, next_id, req.addr, req.is_write, 0) {
-                totals.front_end_stalls += 1;
+                blocked_since.get_or_insert(now);
                 break;
+            }
+            if let Some(since) = blocked_since.take() {
+                totals.front_end_stalls += now - since;
             }
             next_id += 1;
             in_flight += 1;
@@ -212,6 +246,9 @@ pub fn simulate(
     }
     mem.finish(now);
     totals.dram_cycles = now;
+    if opts.check && (completed.len() as u64 != next_id || completed.iter().any(|c| !c)) {
+        return Err(Error::Violation(format!("{} requests entered but not all completed", next_id)));
+    }
     if let Some(c) = &checker {
         totals.commands_checked = c.commands_checked();
         totals.violations = c.violation_count();
@@ -225,7 +262,7 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
     let machine = spec.machine_config()?;
     let cfg = MemoryConfig::resolve(&machine)?;
     let (mut source, timestamped) = open_workload(&spec.workload, &cfg)?;
-    let opts = DramSimOptions { outstanding: spec.outstanding, check: spec.check, cycle_by_cycle: spec.cycle_by_cycle };
+    let opts = DramSimOptions { check: spec.check, cycle_by_cycle: spec.cycle_by_cycle, ..DramSimOptions::new(spec.outstanding) };
     let (mem, totals) = simulate(&cfg, source.as_mut(), timestamped, opts)?;
     Ok(dram_report::report(&cfg, &mem, &totals, opts))
 }

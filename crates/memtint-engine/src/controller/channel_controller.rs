@@ -80,7 +80,8 @@ impl ChannelController {
             refreshes_pending: 0,
             in_flight: Vec::new(),
             next_completion: NEVER,
-            next_event: NEVER,
+            // Tick at cycle 0 so even a channel that never gets a request schedules refresh.
+            next_event: 0,
             last_update: 0,
             stats: ChannelStats::new(org.ranks, org.banks_per_channel()),
             log: None,

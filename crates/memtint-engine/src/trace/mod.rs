@@ -26,3 +26,20 @@ pub struct DramRequest {
 pub trait TraceSource {
     fn next_request(&mut self) -> Result<Option<DramRequest>>;
 }
+
+/// Requests held in memory (tests, and API users who build a workload in code).
+pub struct VecSource {
+    requests: std::vec::IntoIter<DramRequest>,
+}
+
+impl VecSource {
+    pub fn new(requests: Vec<DramRequest>) -> Self {
+        VecSource { requests: requests.into_iter() }
+    }
+}
+
+impl TraceSource for VecSource {
+    fn next_request(&mut self) -> Result<Option<DramRequest>> {
+        Ok(self.requests.next())
+    }
+}
