@@ -12,7 +12,7 @@ use crate::memory_system::MemorySystem;
 use crate::stats::dram_report;
 use crate::trace::{DramTraceFormat, DramTraceReader, GeneratorSpec, RequestGenerator, TraceSource};
 use crate::{Cycle, NEVER};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// A DRAM-level run, as the CLI and the Python API describe it (JSON; docs/stats.md).
@@ -45,14 +45,14 @@ fn default_outstanding() -> usize {
     32
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum WorkloadSpec {
     Trace(TraceSpec),
     Generate(GeneratorSpec),
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceSpec {
     pub path: PathBuf,
@@ -264,7 +264,10 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
     let (mut source, timestamped) = open_workload(&spec.workload, &cfg)?;
     let opts = DramSimOptions { check: spec.check, cycle_by_cycle: spec.cycle_by_cycle, ..DramSimOptions::new(spec.outstanding) };
     let (mem, totals) = simulate(&cfg, source.as_mut(), timestamped, opts)?;
-    Ok(dram_report::report(&cfg, &mem, &totals, opts))
+    let mut stats = dram_report::report(&cfg, &mem, &totals, opts);
+    // The workload as given, so the statistics say how to reproduce them.
+    stats["config"]["workload"] = serde_json::to_value(&spec.workload).expect("workload serialises");
+    Ok(stats)
 }
 
 /// `run` with a JSON spec in and JSON statistics out (the Python extension's entry point).

@@ -110,7 +110,7 @@ fn diff(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: if std::env::var("CI").is_ok() { 96 } else { 48 }, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(if std::env::var("CI").is_ok() { 96 } else { 48 }), ..ProptestConfig::default() })]
 
     #[test]
     fn no_violations_every_request_once_and_deterministic(c in case()) {

@@ -217,10 +217,15 @@ impl ChannelController {
         if issued {
             next = now + 1;
         }
-        // A pending refresh that is not yet due on another rank.
-        let due = self.refresh.next_due();
-        if due > now {
-            next = next.min(due);
+        // The next refresh to fall due on a rank that is not already waiting for one.
+        if self.refreshes_pending == 0 {
+            next = next.min(self.refresh.next_due());
+        } else {
+            for r in 0..self.org.ranks {
+                if !self.refresh_pending[r as usize] {
+                    next = next.min(self.refresh.due(r));
+                }
+            }
         }
         self.next_event = next;
     }

@@ -45,9 +45,4 @@ impl TimingParams {
     pub fn ns(&self, cycles: f64) -> f64 {
         cycles * self.tCK_ns
     }
-
-    /// Smallest idle read latency: ACT, then RD after tRCD, data after CL, last beat after tBL.
-    pub fn idle_read_latency(&self) -> u64 {
-        self.tRCD + self.CL + self.tBL
-    }
 }

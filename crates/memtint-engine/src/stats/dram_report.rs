@@ -74,13 +74,13 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
                 "banks": banks,
             }));
         }
-        let ch_bytes = (s.reads + s.writes) as f64 * line;
+        let ch_gbps = |n: u64| if simulated_ns > 0.0 { n as f64 * line / simulated_ns } else { 0.0 };
         channels.push(json!({
             "channel": ch,
             "reads": s.reads,
             "writes": s.writes,
             "commands": commands_json(&totals_ch),
-            "bandwidth_gbps": if simulated_ns > 0.0 { ch_bytes / simulated_ns } else { 0.0 },
+            "bandwidth_gbps": {"read": ch_gbps(s.reads), "write": ch_gbps(s.writes), "total": ch_gbps(s.reads + s.writes)},
             "data_bus_utilisation": rate(s.busy_data_cycles, cycles),
             "write_mode_switches": s.write_mode_switches,
             "queue_occupancy": {
@@ -113,6 +113,13 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "refresh": cfg.controller.refresh,
             "read_queue": cfg.controller.read_queue,
             "write_queue": cfg.controller.write_queue,
+            "write_high_watermark": cfg.controller.write_high_watermark,
+            "write_low_watermark": cfg.controller.write_low_watermark,
+            "row_timeout": cfg.controller.row_timeout,
+            "frfcfs_cap": cfg.controller.frfcfs_cap,
+            "frontend_latency": cfg.controller.frontend_latency,
+            "device_width": org.device_width,
+            "bus_width_bits": org.bus_width_bits,
             "outstanding": if totals.timestamped { Value::Null } else { json!(opts.outstanding) },
             "timestamped": totals.timestamped,
             "event_skipping": !opts.cycle_by_cycle,

@@ -1,0 +1,85 @@
+//! `make bench`: simulation speed of the DRAM engine on fixed generated traces (2 M requests
+//! each; generated up front so only simulation is timed), on DDR4-2400 with 1 channel x 1 rank
+//! and 2 channels x 2 ranks. Prints figures, not pass/fail: it is a benchmark, not a test.
+
+use memtint_engine::config::{MachineConfig, MemoryConfig};
+use memtint_engine::dram_sim::{simulate, DramSimOptions};
+use memtint_engine::stats::dram_report;
+use memtint_engine::trace::{DramRequest, GeneratorKind, GeneratorSpec, RequestGenerator, TraceSource, VecSource};
+use std::time::Instant;
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.split_whitespace().nth(1).unwrap_or("0").to_string()))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
+}
+
+fn generate(cfg: &MemoryConfig, kind: GeneratorKind, requests: u64, read_fraction: Option<f64>) -> Vec<DramRequest> {
+    let mut spec = GeneratorSpec::new(kind, requests);
+    spec.seed = 42;
+    spec.read_fraction = read_fraction;
+    if kind == GeneratorKind::Conflict {
+        spec.banks = Some(4);
+    }
+    let mapping = cfg.mapping.clone();
+    let mut g = RequestGenerator::new(&spec, &cfg.org, Box::new(move |d| mapping.encode(d))).expect("generator");
+    let mut v = Vec::with_capacity(requests as usize);
+    while let Some(r) = g.next_request().expect("generated request") {
+        v.push(r);
+    }
+    v
+}
+
+fn main() {
+    let requests: u64 = std::env::var("MEMTINT_BENCH_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000_000);
+    let workloads: [(&str, GeneratorKind, Option<f64>); 4] = [
+        ("stream", GeneratorKind::Stream, None),
+        ("random", GeneratorKind::Random, None),
+        ("mix 2:1", GeneratorKind::Mix, Some(2.0 / 3.0)),
+        ("conflict", GeneratorKind::Conflict, None),
+    ];
+    println!("memtint DRAM engine benchmark: {requests} requests per workload, closed loop with 64 in flight,");
+    println!("FR-FCFS, open rows, all-bank refresh, event skipping, checker off. One thread.\n");
+    println!(
+        "{:<18} {:<9} {:>12} {:>14} {:>12} {:>9} {:>10} {:>10}",
+        "machine", "workload", "M req/s", "M DRAM cyc/s", "sim. ms", "wall s", "GB/s sim", "row hits"
+    );
+    let mut random_rate = 0.0;
+    for machine in ["ddr4-2400", "ddr4-2400-2ch2r"] {
+        let cfg = MemoryConfig::resolve(&MachineConfig::load(machine).unwrap()).unwrap();
+        for (name, kind, rf) in workloads {
+            let reqs = generate(&cfg, kind, requests, rf);
+            let mut src = VecSource::new(reqs);
+            let opts = DramSimOptions::new(64);
+            let t0 = Instant::now();
+            let (mem, totals) = simulate(&cfg, &mut src, false, opts).expect("simulation");
+            let wall = t0.elapsed().as_secs_f64();
+            let s = dram_report::report(&cfg, &mem, &totals, opts);
+            let rate = totals.requests as f64 / wall;
+            if machine == "ddr4-2400" && kind == GeneratorKind::Random {
+                random_rate = rate;
+            }
+            println!(
+                "{:<18} {:<9} {:>12.2} {:>14.1} {:>12.2} {:>9.2} {:>10.2} {:>9.1}%",
+                machine,
+                name,
+                rate / 1e6,
+                totals.dram_cycles as f64 / wall / 1e6,
+                s["simulated_ns"].as_f64().unwrap() / 1e6,
+                wall,
+                s["bandwidth_gbps"]["total"].as_f64().unwrap(),
+                100.0 * s["row_hit_rate"].as_f64().unwrap(),
+            );
+        }
+    }
+    println!("\npeak resident memory: {:.0} MiB (includes the pre-generated request arrays)", peak_rss_mib());
+    println!(
+        "random trace on 1 channel x 1 rank: {:.2} M requests/s (target 5 M/s; cycle-by-cycle C++ simulators: 0.08-0.4 M/s, i.e. {:.0}x-{:.0}x)",
+        random_rate / 1e6,
+        random_rate / 0.4e6,
+        random_rate / 0.08e6
+    );
+}
