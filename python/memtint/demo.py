@@ -16,7 +16,13 @@ from typing import Any, Sequence
 from memtint import api
 from memtint.report import compact, number, row_hit_rate
 
-WORKLOADS = ("random", "mix")
+# Workloads where the schedulers differ: more streams than banks (with 30 % writes), so rows
+# are contended, and a 2:1 read/write mix over a hot 1 MiB working set. (Uniform random traffic
+# over the whole memory has no row locality, so FCFS and FR-FCFS would tie.)
+WORKLOADS: dict[str, dict[str, Any]] = {
+    "24 streams": {"kind": "stream", "streams": 24, "read_fraction": 0.7},
+    "hot 1 MiB mix": {"kind": "mix", "footprint_bytes": 1 << 20},
+}
 SCHEDULERS = ("fcfs", "fr-fcfs")
 
 
@@ -32,7 +38,9 @@ def run_all(machine: str, requests: int, seed: int) -> list[tuple[str, str, dict
 
     def one(pair: tuple[str, str]) -> dict[str, Any]:
         workload, scheduler = pair
-        return api.run_dram(machine, api.generate(workload, requests=requests, seed=seed), scheduler=scheduler, check=True)
+        spec = dict(WORKLOADS[workload])
+        workload_spec = api.generate(spec.pop("kind"), requests=requests, seed=seed, **spec)
+        return api.run_dram(machine, workload_spec, scheduler=scheduler, check=True)
 
     with ThreadPoolExecutor(max_workers=len(pairs)) as pool:
         results = list(pool.map(one, pairs))
