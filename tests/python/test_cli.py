@@ -184,5 +184,5 @@ def test_demo_runs(memtint):
     # The full demo runs 4 x 200k requests; the same code on 5k requests keeps the suite cheap.
     code, out, err = memtint("demo", "--requests", "5000")
     assert code == 0, err
-    for text in ("random", "mix", "fcfs", "fr-fcfs", "row-hit", "FR-FCFS", "no violations"):
+    for text in ("24 streams", "hot 1 MiB mix", "fcfs", "fr-fcfs", "row-hit", "FR-FCFS", "no violations"):
         assert text in out
