@@ -35,7 +35,7 @@ pub const MAPPINGS: &[(&str, &str)] = &[
 ];
 
 /// Named layouts offered in listings (any permutation of the codes is accepted).
-pub const LAYOUTS: &[&str] = &["RoBaRaCoCh", "RoRaBaChCo", "ChRaBaRoCo", "RoRaBaCoCh", "RoCoBaRaCh"];
+pub use crate::mapping::EXAMPLE_LAYOUTS as LAYOUTS;
 
 fn find<'a>(table: &'a [(&'a str, &'a str)], kind: &'static str, name: &str) -> Result<&'a str> {
     table
@@ -100,6 +100,8 @@ pub fn catalogue_json() -> String {
             serde_json::json!({ "name": name, "description": description })
         })
         .collect();
+    let generators = crate::trace::GeneratorKind::ALL.map(|k| k.name());
+    let trace_formats = [crate::trace::DramTraceFormat::Ramulator, crate::trace::DramTraceFormat::DramSim3].map(|f| f.name());
     serde_json::json!({
         "machines": machines,
         "devices": devices,
@@ -108,8 +110,8 @@ pub fn catalogue_json() -> String {
         "schedulers": crate::controller::scheduler::NAMES,
         "row_policies": crate::controller::row_policy::NAMES,
         "refresh": crate::controller::refresh::NAMES,
-        "generators": ["stream", "random", "strided", "conflict", "mix"],
-        "trace_formats": ["ramulator", "dramsim3"],
+        "generators": generators,
+        "trace_formats": trace_formats,
     })
     .to_string()
 }

@@ -300,10 +300,8 @@ impl ChannelController {
             self.open_banks[rank as usize] = 0;
         }
         self.stats.rank_commands[rank as usize][cmd.index()] += 1;
-        if let Some(log) = self.log.as_mut() {
-            let addr = DramAddress { channel: self.channel, rank, ..DramAddress::default() };
-            log.push(CommandRecord { cycle: now, command: cmd, addr });
-        }
+        // Rank-wide: logged against the rank's first bank (bank group 0, bank 0).
+        self.log_command(now, cmd, first as u32, 0, 0);
     }
 
     /// Scan the active queue, let the scheduler pick among ready commands, issue it.
