@@ -9,7 +9,7 @@
 use super::refresh::{self, RefreshManager};
 use super::row_policy::{self, RowPolicy};
 use super::scheduler::{self, Candidate, Scheduler};
-use super::{BankState, ChannelTiming, Completion, Request, RowOutcome};
+use super::{BankQueue, BankState, ChannelTiming, Completion, Request, RowOutcome};
 use crate::config::ControllerConfig;
 use crate::dram::constraints::Constraints;
 use crate::dram::{Command, CommandRecord, DramAddress, Organisation, TimingParams};
@@ -21,14 +21,16 @@ pub struct ChannelController {
     channel: u32,
     org: Organisation,
     c: Constraints,
-    read_q: Vec<Request>,
-    write_q: Vec<Request>,
-    read_capacity: usize,
-    write_capacity: usize,
+    /// Per direction (0 reads, 1 writes), per bank: the waiting requests.
+    queues: [Vec<BankQueue>; 2],
+    /// Per direction: requests waiting.
+    len: [usize; 2],
+    capacity: [usize; 2],
     write_high: usize,
     write_low: usize,
     write_mode: bool,
     frontend_latency: u64,
+    next_seq: u64,
     banks: Vec<BankState>,
     open_banks: Vec<u32>,
     timing: ChannelTiming,
@@ -45,12 +47,47 @@ pub struct ChannelController {
     stats: ChannelStats,
     /// Issued commands, kept only when a checker will read them.
     log: Option<Vec<CommandRecord>>,
-    // Scratch space reused on every tick.
-    cands: Vec<Candidate>,
-    hit_count: Vec<u32>,
-    hit_epoch: Vec<u32>,
-    epoch: u32,
+    /// Per direction, per bank: its candidates, valid until the bank's queue or state changes.
+    cached: [Vec<BankCandidates>; 2],
+    /// Per direction, slot `2 * bank + k`: `cached[..][bank].slots[k].t_bank`, dense so a scan
+    /// can skip banks that cannot issue yet with one compare each.
+    slot_times: [Vec<Cycle>; 2],
+    /// (direction, bank) pairs whose cached candidates must be rebuilt.
+    stale: Vec<(u8, u32)>,
+    /// No queued request can issue before this cycle (a lower bound; scans are skipped until).
+    sched_next: Cycle,
+    /// No idle row can be closed before this cycle (row policies that close idle rows).
+    idle_next: Cycle,
 }
+
+/// One candidate of a bank, reduced to what a scan reads. An empty slot has `t_bank == NEVER`.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// Bank-level earliest issue cycle and the request's own `ready_at`, combined: the parts
+    /// of its ready time that change only when the bank does.
+    t_bank: Cycle,
+    key: u64,
+    rank: u32,
+    group: u32,
+    /// Position of the request in its bank queue.
+    index: u32,
+    cmd: Command,
+    is_hit: bool,
+}
+
+const EMPTY_SLOT: Slot = Slot { t_bank: NEVER, key: u64::MAX, rank: 0, group: 0, index: 0, cmd: Command::Act, is_hit: false };
+
+/// A bank's candidates in one direction, valid until the bank's queue or state changes.
+#[derive(Clone, Copy, Debug)]
+struct BankCandidates {
+    valid: bool,
+    slots: [Slot; 2],
+}
+
+const READS: usize = 0;
+const WRITES: usize = 1;
+
+const STALE: BankCandidates = BankCandidates { valid: true, slots: [EMPTY_SLOT; 2] };
 
 impl ChannelController {
     pub fn new(channel: u32, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Self> {
@@ -62,14 +99,14 @@ impl ChannelController {
             channel,
             org: org.clone(),
             c: Constraints::derive(timing),
-            read_q: Vec::with_capacity(cfg.read_queue),
-            write_q: Vec::with_capacity(cfg.write_queue),
-            read_capacity: cfg.read_queue,
-            write_capacity: cfg.write_queue,
+            queues: [vec![BankQueue::default(); banks], vec![BankQueue::default(); banks]],
+            len: [0, 0],
+            capacity: [cfg.read_queue, cfg.write_queue],
             write_high,
             write_low,
             write_mode: false,
             frontend_latency: cfg.frontend_latency,
+            next_seq: 0,
             banks: vec![BankState::default(); banks],
             open_banks: vec![0; org.ranks as usize],
             timing: ChannelTiming::new(Constraints::derive(timing), org.ranks, org.bank_groups, org.banks_per_rank()),
@@ -85,10 +122,11 @@ impl ChannelController {
             last_update: 0,
             stats: ChannelStats::new(org.ranks, org.banks_per_channel()),
             log: None,
-            cands: Vec::with_capacity(cfg.read_queue.max(cfg.write_queue)),
-            hit_count: vec![0; banks],
-            hit_epoch: vec![0; banks],
-            epoch: 0,
+            cached: [vec![STALE; banks], vec![STALE; banks]],
+            slot_times: [vec![NEVER; 2 * banks], vec![NEVER; 2 * banks]],
+            stale: Vec::with_capacity(4 * banks),
+            sched_next: 0,
+            idle_next: 0,
         })
     }
 
@@ -118,19 +156,16 @@ impl ChannelController {
     }
 
     pub fn can_accept(&self, is_write: bool) -> bool {
-        if is_write {
-            self.write_q.len() < self.write_capacity
-        } else {
-            self.read_q.len() < self.read_capacity
-        }
+        let d = is_write as usize;
+        self.len[d] < self.capacity[d]
     }
 
     pub fn is_idle(&self) -> bool {
-        self.read_q.is_empty() && self.write_q.is_empty() && self.in_flight.is_empty()
+        self.len == [0, 0] && self.in_flight.is_empty()
     }
 
     pub fn queued(&self) -> usize {
-        self.read_q.len() + self.write_q.len()
+        self.len[READS] + self.len[WRITES]
     }
 
     /// The earliest cycle at which `tick` could change anything.
@@ -147,6 +182,7 @@ impl ChannelController {
         let flat_bank = dram.rank * org.banks_per_rank() + org.flat_bank(dram.bank_group, dram.bank);
         let req = Request {
             id,
+            seq: self.next_seq,
             addr,
             is_write,
             source,
@@ -159,21 +195,35 @@ impl ChannelController {
             ready_at: now + self.frontend_latency,
             outcome: None,
         };
-        self.banks[flat_bank as usize].pending += 1;
-        // A new request can change the write-mode decision from the next cycle on.
-        self.next_event = self.next_event.min(now + 1);
-        if is_write {
-            self.write_q.push(req);
-        } else {
-            self.read_q.push(req);
+        self.next_seq += 1;
+        let b = flat_bank as usize;
+        let bank = &mut self.banks[b];
+        bank.pending += 1;
+        let d = is_write as usize;
+        let q = &mut self.queues[d][b];
+        if bank.open_row == Some(req.row) {
+            q.hits += 1;
         }
+        q.reqs.push(req);
+        self.len[d] += 1;
+        self.invalidate(d, b);
+        self.idle_next = self.idle_next.min(now + 1);
+        // The new request can switch the queues, or change its bank's candidates (only).
+        if self.write_mode_should_switch() {
+            self.sched_next = self.sched_next.min(now + 1);
+        } else if d == self.write_mode as usize {
+            let t = self.bank_earliest(d, b).max(now + 1);
+            self.sched_next = self.sched_next.min(t);
+        }
+        let wake = if self.row_policy.idle_close_after().is_some() { self.idle_next } else { NEVER };
+        self.next_event = self.next_event.min(self.sched_next.min(wake).max(now + 1));
     }
 
     fn integrate_queues(&mut self, now: Cycle) {
         let dt = now.saturating_sub(self.last_update) as u128;
         if dt > 0 {
-            self.stats.read_queue_integral += dt * self.read_q.len() as u128;
-            self.stats.write_queue_integral += dt * self.write_q.len() as u128;
+            self.stats.read_queue_integral += dt * self.len[READS] as u128;
+            self.stats.write_queue_integral += dt * self.len[WRITES] as u128;
             self.last_update = now;
         }
     }
@@ -202,20 +252,26 @@ impl ChannelController {
             next = next.min(t);
         }
 
-        self.update_write_mode();
+        if self.write_mode_should_switch() {
+            self.write_mode = !self.write_mode;
+            self.stats.write_mode_switches += 1;
+            self.sched_next = now;
+        }
 
-        if !issued {
+        if !issued && now >= self.sched_next {
             let (did, t) = self.schedule(now);
             issued = did;
-            next = next.min(t);
+            self.sched_next = t;
         }
-        if !issued && self.row_policy.idle_close_after().is_some() {
-            let (did, t) = self.close_idle_rows(now);
-            issued = did;
-            next = next.min(t);
-        }
-        if issued {
-            next = now + 1;
+        next = next.min(self.sched_next.max(now + 1));
+        if self.row_policy.idle_close_after().is_some() {
+            if issued {
+                self.idle_next = now + 1;
+            } else if now >= self.idle_next {
+                let (_, t) = self.close_idle_rows(now);
+                self.idle_next = t;
+            }
+            next = next.min(self.idle_next);
         }
         // The next refresh to fall due on a rank that is not already waiting for one.
         if self.refreshes_pending == 0 {
@@ -227,6 +283,9 @@ impl ChannelController {
                 }
             }
         }
+        // Issuing a column command may have started a transfer.
+        next = next.min(self.next_completion);
+        debug_assert!(next > now);
         self.next_event = next;
     }
 
@@ -251,17 +310,13 @@ impl ChannelController {
         self.next_completion = next;
     }
 
-    fn update_write_mode(&mut self) {
-        let before = self.write_mode;
+    /// Drain writes from the high watermark down to the low one (or whenever reads are absent).
+    fn write_mode_should_switch(&self) -> bool {
+        let (reads, writes) = (self.len[READS], self.len[WRITES]);
         if self.write_mode {
-            if self.write_q.len() <= self.write_low && !self.read_q.is_empty() {
-                self.write_mode = false;
-            }
-        } else if self.write_q.len() >= self.write_high || (self.read_q.is_empty() && !self.write_q.is_empty()) {
-            self.write_mode = true;
-        }
-        if before != self.write_mode {
-            self.stats.write_mode_switches += 1;
+            writes <= self.write_low && reads > 0
+        } else {
+            writes >= self.write_high || (reads == 0 && writes > 0)
         }
     }
 
@@ -278,6 +333,9 @@ impl ChannelController {
             if t <= now {
                 self.issue_rank_command(now, cmd, r);
                 if cmd == Command::Ref {
+                    // The rank's banks were left out of scans while it waited.
+                    self.sched_next = self.sched_next.min(now + 1);
+                    self.idle_next = self.idle_next.min(now + 1);
                     self.refresh_pending[r as usize] = false;
                     self.refreshes_pending -= 1;
                     self.refresh.refreshed(r, now);
@@ -294,8 +352,8 @@ impl ChannelController {
         let last = first + self.org.banks_per_rank() as usize;
         self.timing.issue(cmd, now, rank, rank * self.org.bank_groups, first as u32, 0);
         if cmd == Command::Prea {
-            for b in &mut self.banks[first..last] {
-                b.open_row = None;
+            for b in first..last {
+                self.close_bank(b);
             }
             self.open_banks[rank as usize] = 0;
         }
@@ -304,87 +362,158 @@ impl ChannelController {
         self.log_command(now, cmd, first as u32, 0, 0);
     }
 
-    /// Scan the active queue, let the scheduler pick among ready commands, issue it.
+    /// Mark a bank closed: no request hits it any more.
+    #[inline]
+    fn close_bank(&mut self, b: usize) {
+        self.invalidate(READS, b);
+        self.invalidate(WRITES, b);
+        self.banks[b].open_row = None;
+        self.queues[READS][b].hits = 0;
+        self.queues[WRITES][b].hits = 0;
+    }
+
+    /// Bank `b`'s candidates in direction `d`: the oldest hit (if its row is open) and the
+    /// oldest other request (PRE or ACT), unless hit protection keeps the row open.
+    #[cold]
+    fn bank_candidates(&self, d: usize, b: usize) -> BankCandidates {
+        let mut out = BankCandidates { valid: true, slots: [EMPTY_SLOT; 2] };
+        let q = &self.queues[d][b];
+        let Some(first) = q.reqs.first() else { return out };
+        let (rank, group) = (first.rank, first.group);
+        let bank = &self.banks[b];
+        let mut n = 0;
+        let mut push = |cmd: Command, is_hit: bool, i: usize| {
+            let req = &q.reqs[i];
+            let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
+            let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
+            out.slots[n] = Slot { t_bank, key, rank, group, index: i as u32, cmd, is_hit };
+            n += 1;
+        };
+        match bank.open_row {
+            Some(row) if q.hits > 0 => {
+                let col = if d == WRITES { Command::Wr } else { Command::Rd };
+                let i = q.oldest_hit(row).expect("hit count says a hit is queued");
+                push(col, self.scheduler.hit_counts_as_hit(bank.hits_since_act), i);
+                if (q.reqs.len() as u32) > q.hits && self.scheduler.may_close_row_with_hits(bank.hits_since_act) {
+                    let j = q.oldest_miss(row).expect("a non-hit is queued");
+                    push(Command::Pre, false, j);
+                }
+            }
+            Some(_) => push(Command::Pre, false, 0),
+            None => push(Command::Act, false, 0),
+        }
+        out
+    }
+
+    #[inline]
+    fn candidate(req: &Request, command: Command, is_hit: bool) -> Candidate {
+        Candidate { command, is_hit, flat_bank: req.flat_bank, arrival: req.arrival, seq: req.seq, source: req.source }
+    }
+
+    #[inline]
+    fn invalidate(&mut self, d: usize, b: usize) {
+        let c = &mut self.cached[d][b];
+        if c.valid {
+            c.valid = false;
+            self.stale.push((d as u8, b as u32));
+        }
+    }
+
+    #[inline]
+    fn refresh_cache(&mut self, d: usize, b: usize) {
+        if !self.cached[d][b].valid {
+            let c = self.bank_candidates(d, b);
+            self.slot_times[d][2 * b] = c.slots[0].t_bank;
+            self.slot_times[d][2 * b + 1] = c.slots[1].t_bank;
+            self.cached[d][b] = c;
+        }
+    }
+
+    fn rebuild_stale(&mut self) {
+        while let Some((d, b)) = self.stale.pop() {
+            self.refresh_cache(d as usize, b as usize);
+        }
+    }
+
+    /// Earliest cycle any of bank `b`'s candidates in direction `d` can issue (`NEVER`: none).
+    fn bank_earliest(&mut self, d: usize, b: usize) -> Cycle {
+        self.refresh_cache(d, b);
+        let mut t = NEVER;
+        for s in &self.cached[d][b].slots {
+            if s.t_bank != NEVER {
+                if self.refreshes_pending > 0 && self.refresh_pending[s.rank as usize] {
+                    return NEVER;
+                }
+                t = t.min(s.t_bank.max(self.timing.shared_ready(s.cmd, s.rank, s.group)));
+            }
+        }
+        t
+    }
+
+    /// Evaluate the active direction bank by bank, issue the ready candidate with the smallest
+    /// key, and return (issued, a lower bound on the next cycle anything can issue).
     fn schedule(&mut self, now: Cycle) -> (bool, Cycle) {
-        let writes = self.write_mode;
-        let queue = if writes { &self.write_q } else { &self.read_q };
-        if queue.is_empty() {
+        let d = self.write_mode as usize;
+        if self.len[d] == 0 {
             return (false, NEVER);
         }
-        // Pass 1: queued hits per bank (for hit protection and auto-precharge decisions).
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.hit_epoch.fill(0);
-            self.epoch = 1;
-        }
-        for req in queue.iter() {
-            let b = req.flat_bank as usize;
-            if self.banks[b].open_row == Some(req.row) {
-                if self.hit_epoch[b] != self.epoch {
-                    self.hit_epoch[b] = self.epoch;
-                    self.hit_count[b] = 0;
-                }
-                self.hit_count[b] += 1;
-            }
-        }
-        // Pass 2: each request's next command and when it can issue.
-        self.cands.clear();
-        let mut next = NEVER;
-        for (i, req) in queue.iter().enumerate() {
-            if self.refreshes_pending > 0 && self.refresh_pending[req.rank as usize] {
+        let blocked = self.refreshes_pending > 0;
+        let (mut best_key, mut best) = (u64::MAX, None);
+        let (mut ready, mut next) = (0u32, NEVER);
+        self.rebuild_stale();
+        for (i, &t_bank) in self.slot_times[d].iter().enumerate() {
+            if t_bank > now {
+                next = next.min(t_bank);
                 continue;
             }
-            let b = req.flat_bank as usize;
-            let bank = &self.banks[b];
-            let (cmd, is_hit) = match bank.open_row {
-                Some(row) if row == req.row => {
-                    let cmd = if req.is_write { Command::Wr } else { Command::Rd };
-                    (cmd, self.scheduler.hit_counts_as_hit(bank.hits_since_act))
-                }
-                Some(_) => {
-                    let hits_queued = self.hit_epoch[b] == self.epoch && self.hit_count[b] > 0;
-                    if hits_queued && !self.scheduler.may_close_row_with_hits(bank.hits_since_act) {
-                        continue; // the hits' own events wake us
-                    }
-                    (Command::Pre, false)
-                }
-                None => (Command::Act, false),
-            };
-            let t = self.timing.ready(cmd, req.rank, req.group, req.flat_bank).max(req.ready_at);
+            let (b, k) = (i / 2, i % 2);
+            let s = &self.cached[d][b].slots[k];
+            if blocked && self.refresh_pending[s.rank as usize] {
+                continue;
+            }
+            let t = t_bank.max(self.timing.shared_ready(s.cmd, s.rank, s.group));
             if t <= now {
-                self.cands.push(Candidate {
-                    index: i,
-                    command: cmd,
-                    is_hit,
-                    flat_bank: req.flat_bank,
-                    arrival: req.arrival,
-                    source: req.source,
-                });
+                ready += 1;
+                if s.key < best_key {
+                    best_key = s.key;
+                    best = Some((b, k));
+                }
             } else if t < next {
                 next = t;
             }
         }
-        if self.cands.is_empty() {
+        let Some((b, k)) = best else {
             return (false, next);
-        }
-        let pick = self.scheduler.select(now, &self.cands);
-        let cand = self.cands[pick];
+        };
+        let slot = self.cached[d][b].slots[k];
+        let cand = Self::candidate(&self.queues[d][b].reqs[slot.index as usize], slot.cmd, slot.is_hit);
         self.scheduler.on_issue(now, &cand);
-        self.issue_for_request(now, cand.index, cand.command);
-        (true, now + 1)
+        let was_full = self.len[d] == self.capacity[d];
+        self.issue_for_request(now, d, b, slot.index as usize, slot.cmd);
+        // Ready times only grow when a command issues, except at the issuing bank: unless
+        // another candidate was ready, the queues switch, or a full queue just freed a slot (a
+        // blocked front end may enter next cycle), the next event is the earliest of the
+        // others' and the issuing bank's new candidates.
+        let freed_slot = was_full && self.len[d] < self.capacity[d];
+        if ready > 1 || freed_slot || self.write_mode_should_switch() {
+            return (true, now + 1);
+        }
+        let t = self.bank_earliest(d, b);
+        debug_assert!(t > now, "the command bus is busy for the rest of this cycle");
+        (true, next.min(t).max(now + 1))
     }
 
-    fn issue_for_request(&mut self, now: Cycle, index: usize, mut cmd: Command) {
-        let writes = self.write_mode;
-        let queue = if writes { &mut self.write_q } else { &mut self.read_q };
-        let req = &mut queue[index];
-        let b = req.flat_bank as usize;
+    fn issue_for_request(&mut self, now: Cycle, d: usize, b: usize, index: usize, mut cmd: Command) {
+        self.invalidate(READS, b);
+        self.invalidate(WRITES, b);
+        let q = &mut self.queues[d][b];
         if cmd.is_column() {
-            let more_hits = self.hit_epoch[b] == self.epoch && self.hit_count[b] > 1;
+            let more_hits = q.hits > 1;
             if self.row_policy.auto_precharge(more_hits) {
                 cmd = if cmd == Command::Rd { Command::Rda } else { Command::Wra };
             }
         }
+        let req = &mut q.reqs[index];
         let outcome = match cmd {
             Command::Act => RowOutcome::Miss,
             Command::Pre => RowOutcome::Conflict,
@@ -402,26 +531,31 @@ impl ChannelController {
                 bank.last_use = now;
                 bank.hits_since_act = 0;
                 self.open_banks[rank as usize] += 1;
+                self.queues[READS][b].recount(Some(row));
+                self.queues[WRITES][b].recount(Some(row));
             }
             Command::Pre => {
-                bank.open_row = None;
+                self.close_bank(b);
                 self.open_banks[rank as usize] -= 1;
             }
             _ => {
                 bank.last_use = now;
                 bank.hits_since_act += 1;
                 bank.pending -= 1;
-                if cmd.auto_precharges() {
-                    bank.open_row = None;
-                    self.open_banks[rank as usize] -= 1;
-                }
                 let counters = &mut self.stats.banks[b];
                 match outcome {
                     RowOutcome::Hit => counters.row_hits += 1,
                     RowOutcome::Miss => counters.row_misses += 1,
                     RowOutcome::Conflict => counters.row_conflicts += 1,
                 }
-                let req = queue.remove(index);
+                let q = &mut self.queues[d][b];
+                let req = q.reqs.remove(index);
+                q.hits -= 1;
+                self.len[d] -= 1;
+                if cmd.auto_precharges() {
+                    self.close_bank(b);
+                    self.open_banks[rank as usize] -= 1;
+                }
                 let end = if req.is_write { self.c.write_data_end } else { self.c.read_data_end };
                 let done = now + end;
                 if req.is_write {
@@ -478,7 +612,7 @@ impl ChannelController {
             if t <= now {
                 let act = bank.act_cycle;
                 self.timing.issue(Command::Pre, now, rank, group, b as u32, act);
-                self.banks[b].open_row = None;
+                self.close_bank(b);
                 self.open_banks[rank as usize] -= 1;
                 self.stats.banks[b].commands[Command::Pre.index()] += 1;
                 self.log_command(now, Command::Pre, b as u32, 0, 0);

@@ -4,6 +4,7 @@
 //! `Scheduler` (which ready command issues), `RowPolicy` (when rows close), `RefreshManager`
 //! (when ranks refresh).
 
+pub mod bank_queue;
 pub mod bank_state;
 pub mod channel_controller;
 pub mod refresh;
@@ -12,6 +13,7 @@ pub mod row_policy;
 pub mod scheduler;
 pub mod timing_state;
 
+pub use bank_queue::BankQueue;
 pub use bank_state::BankState;
 pub use channel_controller::ChannelController;
 pub use request::{Completion, Request, RowOutcome};

@@ -17,6 +17,8 @@ pub enum RowOutcome {
 #[derive(Clone, Debug)]
 pub struct Request {
     pub id: u64,
+    /// Arrival order at this controller (ties in `arrival` broken by it): smaller is older.
+    pub seq: u64,
     pub addr: u64,
     pub is_write: bool,
     /// Issuing agent (core, thread or trace); carried for application-aware schedulers.

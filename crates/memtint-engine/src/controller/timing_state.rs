@@ -72,6 +72,24 @@ impl ChannelTiming {
         t
     }
 
+    /// The bank's own part of `ready` (changes only when a command issues to this bank).
+    #[inline]
+    pub fn bank_ready(&self, cmd: Command, flat_bank: u32) -> Cycle {
+        self.bank[flat_bank as usize][cmd as usize]
+    }
+
+    /// The part of `ready` shared by the banks of a bank group (rank, bus, group and tFAW).
+    #[inline]
+    pub fn shared_ready(&self, cmd: Command, rank: u32, group: u32) -> Cycle {
+        let i = cmd as usize;
+        let r = rank as usize;
+        let mut t = self.rank[r][i].max(self.cmd_bus).max(self.group[group as usize][i]);
+        if i == ACT {
+            t = t.max(self.faw[r][self.faw_pos[r]]);
+        }
+        t
+    }
+
     /// Record `cmd` issued at `now`. `act_cycle` is the bank's latest ACT (for auto-precharge).
     pub fn issue(&mut self, cmd: Command, now: Cycle, rank: u32, group: u32, flat_bank: u32, act_cycle: Cycle) {
         let c = &self.c;

@@ -1,7 +1,6 @@
 //! FCFS: the oldest request with an issuable command goes first; row hits get no priority.
 
 use super::{Candidate, Scheduler};
-use crate::Cycle;
 
 pub struct Fcfs;
 
@@ -9,7 +8,7 @@ impl Scheduler for Fcfs {
     fn name(&self) -> &'static str {
         "fcfs"
     }
-    fn select(&mut self, _now: Cycle, _ready: &[Candidate]) -> usize {
-        0
+    fn key(&self, c: &Candidate) -> u64 {
+        c.seq
     }
 }

@@ -2,8 +2,7 @@
 //! column commands since it was opened, its hits lose priority and it may be closed, so a
 //! stream of hits cannot starve older requests to the same bank.
 
-use super::{Candidate, Scheduler};
-use crate::Cycle;
+use super::{hit_first_key, Candidate, Scheduler};
 
 pub struct FrFcfsCap {
     cap: u32,
@@ -19,8 +18,8 @@ impl Scheduler for FrFcfsCap {
     fn name(&self) -> &'static str {
         "fr-fcfs-cap"
     }
-    fn select(&mut self, _now: Cycle, ready: &[Candidate]) -> usize {
-        ready.iter().position(|c| c.is_hit).unwrap_or(0)
+    fn key(&self, c: &Candidate) -> u64 {
+        hit_first_key(c)
     }
     fn may_close_row_with_hits(&self, hits_since_act: u32) -> bool {
         hits_since_act >= self.cap

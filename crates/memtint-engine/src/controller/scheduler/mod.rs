@@ -1,4 +1,10 @@
 //! Schedulers decide which ready command issues. One file each; registered in `build` below.
+//!
+//! A scheduler ranks candidates by a key (smaller wins). The controller evaluates, per bank, the
+//! oldest request that hits the open row and the oldest that does not, and issues the ready
+//! candidate with the smallest key, so a scheduler's key must prefer older requests within a
+//! class of one bank (all keys below do; application-aware schedulers add a per-source rank in
+//! the high bits).
 
 mod fcfs;
 mod fr_fcfs;
@@ -16,21 +22,31 @@ use crate::Cycle;
 /// A command that could issue now on behalf of one queued request.
 #[derive(Clone, Copy, Debug)]
 pub struct Candidate {
-    /// Position in the active queue (0 = oldest).
-    pub index: usize,
     pub command: Command,
     /// True for a column command to the open row (a row hit).
     pub is_hit: bool,
     pub flat_bank: u32,
     pub arrival: Cycle,
+    /// Arrival order at the controller (unique): smaller is older.
+    pub seq: u64,
     pub source: u32,
+}
+
+/// Age part of a key: `seq` fits in 62 bits for any feasible run.
+const AGE_BITS: u64 = (1 << 62) - 1;
+
+/// Key of "hits first, then oldest first".
+#[inline]
+pub fn hit_first_key(c: &Candidate) -> u64 {
+    ((!c.is_hit as u64) << 62) | (c.seq & AGE_BITS)
 }
 
 pub trait Scheduler: Send {
     fn name(&self) -> &'static str;
 
-    /// Pick one of `ready` (all issuable now, in arrival order); returns its position in `ready`.
-    fn select(&mut self, now: Cycle, ready: &[Candidate]) -> usize;
+    /// Priority of a ready candidate: the smallest key issues. Must be unique per request
+    /// (include `seq`) so the choice is deterministic.
+    fn key(&self, c: &Candidate) -> u64;
 
     /// May a bank whose open row still has queued hits be precharged for an older conflicting
     /// request? Schedulers that prefer hits say no, so a row is not closed under its hits.
