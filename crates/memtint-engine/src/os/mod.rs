@@ -6,12 +6,16 @@
 pub mod buddy;
 pub mod colour;
 pub mod frame_order;
+pub mod os_model;
 pub mod page_table;
+pub mod placement;
 
 pub use buddy::{BuddyAllocator, Frame, MAX_ORDER};
 pub use colour::{ColourBits, ColourFunction, ColourReach, ColourSpace};
 pub use frame_order::FrameOrder;
+pub use os_model::{ColourReport, OsConfig, OsModel, ProcessColours, ProcessPlacement};
 pub use page_table::PageTable;
+pub use placement::{Placement, PlacementPolicy};
 
 #[cfg(test)]
 mod tests;
