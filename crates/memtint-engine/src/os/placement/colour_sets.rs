@@ -62,6 +62,14 @@ impl ColourSets {
                         format!("process {p} uses colour set {g}, but there are {} sets (0-{})", sets.len(), sets.len().max(1) - 1),
                     ));
                 }
+                if cfg.colours.is_none() {
+                    if let Some(s) = (0..sets.len() as u32).find(|s| !groups.contains(s)) {
+                        return Err(Error::config(
+                            "os.groups",
+                            format!("colour set {s} is used by no process; number the sets 0-{} without gaps", sets.len() - 1),
+                        ));
+                    }
+                }
                 groups.clone()
             }
             None => {

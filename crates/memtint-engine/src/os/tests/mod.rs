@@ -2,6 +2,7 @@
 
 mod buddy;
 mod colour;
+mod placement;
 
 use crate::dram::Organisation;
 use crate::mapping::AddressMapping;
