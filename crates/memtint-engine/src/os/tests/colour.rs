@@ -54,11 +54,14 @@ fn bpm_bank_colour_reaches_exactly_the_two_banks_it_names() {
     assert_eq!(eight.banks.len(), 16);
 }
 
+/// (policy, (i, j, k), Table-1 bits, LLC sets one colour reaches, banks one colour reaches)
+type Table1Row = (&'static str, (u32, u32, u32), &'static [u32], usize, usize);
+
 #[test]
 fn hvr_table_1_colour_reaches_the_paper_s_sets_and_banks() {
     let bits = i7_bits();
-    // (name, (i, j, k), Table-1 bits, LLC sets and banks one colour reaches: HVR §8.2 T1)
-    let table: [(&str, (u32, u32, u32), &[u32], usize, usize); 6] = [
+    // HVR §8.2 T1.
+    let table: [Table1Row; 6] = [
         ("cache-only", (0, 3, 0), &[16, 17, 18], 1024, 64),
         ("bank-only-4", (2, 0, 0), &[21, 22], 8192, 16),
         ("bank-only-8", (2, 0, 1), &[15, 21, 22], 4096, 8),
