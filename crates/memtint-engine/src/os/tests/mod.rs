@@ -2,6 +2,7 @@
 
 mod buddy;
 mod colour;
+mod frame_order;
 mod placement;
 
 use crate::dram::Organisation;
