@@ -14,6 +14,7 @@ pub mod dram_sim;
 pub mod error;
 pub mod mapping;
 pub mod memory_system;
+pub mod os;
 pub mod presets;
 pub mod stats;
 pub mod trace;

@@ -1,0 +1,21 @@
+//! The operating system's page allocation: page colours derived from the address mapping, a
+//! colour-indexed buddy allocator, per-process page tables and the placement policies of BPM/BPM+
+//! (bank and channel partitioning) and HVR (cache, bank and vertical partitioning, random
+//! interleaving). `OsModel` is the facade the multicore simulator calls on every access.
+
+pub mod buddy;
+pub mod colour;
+pub mod frame_order;
+pub mod os_model;
+pub mod page_table;
+pub mod placement;
+
+pub use buddy::{BuddyAllocator, Frame, MAX_ORDER};
+pub use colour::{ColourBits, ColourFunction, ColourReach, ColourSpace};
+pub use frame_order::FrameOrder;
+pub use os_model::{ColourReport, OsConfig, OsModel, ProcessColours, ProcessPlacement};
+pub use page_table::PageTable;
+pub use placement::{Placement, PlacementPolicy};
+
+#[cfg(test)]
+mod tests;

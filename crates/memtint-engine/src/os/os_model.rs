@@ -1,0 +1,230 @@
+//! The operating-system model the multicore simulator calls: per-process page tables filled on
+//! first touch by a placement policy from a colour-indexed buddy allocator (BPM §2.4, HVR §8.1),
+//! plus the placement and colour reports.
+
+use super::buddy::BuddyAllocator;
+use super::colour::{colour_list_text, ColourBits, ColourBitsReport};
+use super::page_table::PageTable;
+use super::placement::{self, PlacementPolicy};
+use crate::error::{Error, Result};
+use crate::mapping::AddressMapping;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+/// The `[os]` configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OsConfig {
+    /// A placement policy, one of `placement::NAMES` (default "buddy", the uncoloured baseline).
+    pub policy: String,
+    /// Page size in bytes; only 4096 for now.
+    pub page_bytes: u64,
+    /// When a process's colours are full: false borrows from the least-used other colours
+    /// (counted as `colour_overflow_pages`), true is an error.
+    pub strict: bool,
+    /// Seed of the baseline's frame order and of random interleaving.
+    pub seed: u64,
+    /// Explicit colour sets (colours of the policy's space); one per process unless `groups`
+    /// maps processes to them. Default: the colours split evenly.
+    pub colours: Option<Vec<Vec<u32>>>,
+    /// Coalescing: process -> colour-set index; processes with the same index share one set.
+    pub groups: Option<Vec<u32>>,
+    /// Address bits kept out of the B/C/O classes and LLC colours (HVR leaves out b13).
+    pub exclude_bits: Vec<u32>,
+    /// (i, j, k) for policy "vertical": i B-bits, j C-bits, k O-bits.
+    pub vertical: Option<(u32, u32, u32)>,
+}
+
+impl Default for OsConfig {
+    fn default() -> Self {
+        OsConfig {
+            policy: "buddy".to_string(),
+            page_bytes: 4096,
+            strict: false,
+            seed: 1,
+            colours: None,
+            groups: None,
+            exclude_bits: Vec::new(),
+            vertical: None,
+        }
+    }
+}
+
+/// Where one process's pages went.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProcessPlacement {
+    pub pid: u32,
+    pub pages: u64,
+    /// Pages placed outside the process's own colours because those were full.
+    pub colour_overflow_pages: u64,
+    /// Global bank ids the process's frames cover, sorted.
+    pub banks_used: Vec<u32>,
+    pub channels_used: Vec<u32>,
+    /// Colours the process owns in the policy's colour space.
+    pub colours: Vec<u32>,
+}
+
+/// One process's colours and what they can reach.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProcessColours {
+    pub pid: u32,
+    pub colours: Vec<u32>,
+    /// "16-23".
+    pub colours_text: String,
+    /// Frames the colours hold.
+    pub frames: u64,
+    pub banks: Vec<u32>,
+    pub channels: Vec<u32>,
+    pub llc_sets: usize,
+}
+
+/// Which bits colour pages, the policy's colour space and every process's reach.
+#[derive(Clone, Debug, Serialize)]
+pub struct ColourReport {
+    pub policy: String,
+    pub bits: ColourBitsReport,
+    /// The policy's colour space, e.g. "bank: 32 colours from b13, b14, b15, b21, b22 ...".
+    pub space: String,
+    pub colours: u32,
+    pub processes: Vec<ProcessColours>,
+}
+
+pub struct OsModel {
+    policy: Box<dyn PlacementPolicy>,
+    alloc: BuddyAllocator,
+    bits: ColourBits,
+    tables: Vec<PageTable>,
+    overflow: Vec<u64>,
+    page_shift: u32,
+}
+
+impl OsModel {
+    /// `llc_set_bits`: address bits that index LLC sets (b6-b18 for 8 MiB, 16-way, 64 B lines).
+    pub fn new(cfg: &OsConfig, mapping: &AddressMapping, llc_set_bits: Range<u32>, processes: u32) -> Result<Self> {
+        if cfg.page_bytes != 4096 {
+            return Err(Error::config(
+                "os.page_bytes",
+                format!("{} is not supported; only 4096-byte pages are modelled for now", cfg.page_bytes),
+            ));
+        }
+        if processes == 0 {
+            return Err(Error::config("os", "needs at least one process"));
+        }
+        let page_shift = cfg.page_bytes.trailing_zeros();
+        let frame_bits = mapping.capacity_bits().saturating_sub(page_shift);
+        if frame_bits > 31 {
+            return Err(Error::config(
+                "os",
+                format!("2^{frame_bits} page frames are more than the 2^31 the allocator supports"),
+            ));
+        }
+        let bits = ColourBits::new(mapping, llc_set_bits, page_shift, &cfg.exclude_bits)?;
+        let policy = placement::build(cfg, &bits, processes)?;
+        let alloc = BuddyAllocator::new(1 << frame_bits, policy.colour_space(), page_shift)?;
+        Ok(OsModel {
+            policy,
+            alloc,
+            bits,
+            tables: (0..processes).map(|_| PageTable::new()).collect(),
+            overflow: vec![0; processes as usize],
+            page_shift,
+        })
+    }
+
+    /// The physical address of `vaddr` in process `pid`; the first touch of a page places it.
+    #[inline]
+    pub fn translate(&mut self, pid: u32, vaddr: u64) -> Result<u64> {
+        let offset = vaddr & ((1 << self.page_shift) - 1);
+        let vpage = vaddr >> self.page_shift;
+        match self.tables.get_mut(pid as usize) {
+            Some(table) => match table.lookup(vpage) {
+                Some(frame) => Ok((frame as u64) << self.page_shift | offset),
+                None => Ok((self.fault(pid, vpage)? as u64) << self.page_shift | offset),
+            },
+            None => Err(Error::config("os", format!("process {pid} does not exist ({} processes)", self.tables.len()))),
+        }
+    }
+
+    #[cold]
+    fn fault(&mut self, pid: u32, vpage: u64) -> Result<u32> {
+        let placed = self.policy.place(pid, vpage, &mut self.alloc)?;
+        self.overflow[pid as usize] += placed.borrowed as u64;
+        self.tables[pid as usize].insert(vpage, placed.frame);
+        Ok(placed.frame)
+    }
+
+    pub fn processes(&self) -> u32 {
+        self.tables.len() as u32
+    }
+
+    pub fn policy_name(&self) -> &'static str {
+        self.policy.name()
+    }
+
+    pub fn allocator(&self) -> &BuddyAllocator {
+        &self.alloc
+    }
+
+    pub fn colour_bits(&self) -> &ColourBits {
+        &self.bits
+    }
+
+    /// Pages, overflow and the banks and channels process `pid`'s frames cover (a frame covers
+    /// several when a bank or channel bit lies inside the page). Walks the page table.
+    pub fn process_placement(&self, pid: u32) -> ProcessPlacement {
+        let Some(table) = self.tables.get(pid as usize) else {
+            return ProcessPlacement {
+                pid,
+                pages: 0,
+                colour_overflow_pages: 0,
+                banks_used: Vec::new(),
+                channels_used: Vec::new(),
+                colours: Vec::new(),
+            };
+        };
+        let mut banks = BTreeSet::new();
+        let mut channels = BTreeSet::new();
+        for (_, frame) in table.mappings() {
+            let addr = (frame as u64) << self.page_shift;
+            banks.extend(self.bits.banks_of_frame(addr));
+            channels.extend(self.bits.channels_of_frame(addr));
+        }
+        ProcessPlacement {
+            pid,
+            pages: table.len() as u64,
+            colour_overflow_pages: self.overflow[pid as usize],
+            banks_used: banks.into_iter().collect(),
+            channels_used: channels.into_iter().collect(),
+            colours: self.policy.colours_of(pid).to_vec(),
+        }
+    }
+
+    /// The colour bits of the machine, the policy's colour space, and each process's colours with
+    /// their exact reach.
+    pub fn colour_report(&self) -> Result<ColourReport> {
+        let space = self.policy.colour_space();
+        let processes = (0..self.processes())
+            .map(|pid| {
+                let colours = self.policy.colours_of(pid).to_vec();
+                let reach = self.bits.reach(space, &colours)?;
+                Ok(ProcessColours {
+                    pid,
+                    colours_text: colour_list_text(&colours),
+                    frames: colours.iter().map(|&c| self.bits.frames_of_colour(space, c)).sum(),
+                    colours,
+                    banks: reach.banks,
+                    channels: reach.channels,
+                    llc_sets: reach.llc_sets.len(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ColourReport {
+            policy: self.policy.name().to_string(),
+            bits: self.bits.report(),
+            space: space.describe(),
+            colours: space.count(),
+            processes,
+        })
+    }
+}

@@ -1,0 +1,168 @@
+//! Per-process colour sets, shared by every partitioning policy: the default even split, explicit
+//! sets and coalescing (HVR §2.3: several processes share one set), round-robin over a process's
+//! colours (BPM §2.4, the paper leaves the order open), and what happens when they are full.
+
+use super::Placement;
+use crate::error::{Error, Result};
+use crate::os::buddy::BuddyAllocator;
+use crate::os::colour::{colour_list_text, ColourBits, ColourSpace};
+use crate::os::os_model::OsConfig;
+
+pub struct ColourSets {
+    space: ColourSpace,
+    policy: &'static str,
+    sets: Vec<Vec<u32>>,
+    /// Process -> index into `sets`.
+    set_of: Vec<u32>,
+    /// Process -> next position in its set (round-robin).
+    cursor: Vec<usize>,
+    /// Frames each set can hold.
+    set_frames: Vec<u64>,
+    strict: bool,
+}
+
+impl ColourSets {
+    /// Colour sets over `space` from `cfg.colours` / `cfg.groups`, or an even split of the colours
+    /// over the processes (or over the groups when `cfg.groups` coalesces them).
+    pub fn new(policy: &'static str, space: ColourSpace, cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<Self> {
+        let n = space.count();
+        let set_count = match (&cfg.colours, &cfg.groups) {
+            (Some(sets), _) => sets.len() as u32,
+            (None, Some(groups)) => groups.iter().max().map_or(0, |&g| g + 1),
+            (None, None) => processes,
+        };
+        let sets: Vec<Vec<u32>> = match &cfg.colours {
+            Some(sets) => sets.clone(),
+            None => {
+                if set_count > n {
+                    return Err(Error::config(
+                        "os",
+                        format!(
+                            "policy {policy} gives each of {set_count} {} its own colours but has only {n} ({}); \
+                             run fewer processes, share colours with os.groups, or pick a policy with more colours",
+                            if cfg.groups.is_some() { "colour sets" } else { "processes" },
+                            space.describe()
+                        ),
+                    ));
+                }
+                (0..set_count).map(|s| (s * n / set_count..(s + 1) * n / set_count).collect()).collect()
+            }
+        };
+        let set_of: Vec<u32> = match &cfg.groups {
+            Some(groups) => {
+                if groups.len() != processes as usize {
+                    return Err(Error::config(
+                        "os.groups",
+                        format!("gives a colour set for {} processes, but there are {processes}", groups.len()),
+                    ));
+                }
+                if let Some((p, &g)) = groups.iter().enumerate().find(|(_, &g)| g as usize >= sets.len()) {
+                    return Err(Error::config(
+                        "os.groups",
+                        format!("process {p} uses colour set {g}, but there are {} sets (0-{})", sets.len(), sets.len().max(1) - 1),
+                    ));
+                }
+                if cfg.colours.is_none() {
+                    if let Some(s) = (0..sets.len() as u32).find(|s| !groups.contains(s)) {
+                        return Err(Error::config(
+                            "os.groups",
+                            format!("colour set {s} is used by no process; number the sets 0-{} without gaps", sets.len() - 1),
+                        ));
+                    }
+                }
+                groups.clone()
+            }
+            None => {
+                if sets.len() != processes as usize {
+                    return Err(Error::config(
+                        "os.colours",
+                        format!(
+                            "gives {} colour sets for {processes} processes; give one per process or map processes \
+                             to sets with os.groups",
+                            sets.len()
+                        ),
+                    ));
+                }
+                (0..processes).collect()
+            }
+        };
+
+        let mut owner = vec![None; n as usize];
+        for (s, set) in sets.iter().enumerate() {
+            if set.is_empty() {
+                return Err(Error::config("os.colours", format!("colour set {s} is empty")));
+            }
+            for &c in set {
+                space.check_colour(c)?;
+                if let Some(other) = owner[c as usize].replace(s) {
+                    let what = if other == s { format!("twice in colour set {s}") } else { format!("in colour sets {other} and {s}") };
+                    return Err(Error::config(
+                        "os.colours",
+                        format!("colour {c} is {what}; colours are exclusive (share a whole set with os.groups)"),
+                    ));
+                }
+            }
+        }
+        let set_frames: Vec<u64> = sets.iter().map(|set| set.iter().map(|&c| bits.frames_of_colour(&space, c)).sum()).collect();
+        if cfg.strict {
+            if let Some(s) = set_frames.iter().position(|&f| f == 0) {
+                return Err(Error::config(
+                    "os.colours",
+                    format!("colour set {s} (colours {}) holds no frame on this machine", colour_list_text(&sets[s])),
+                ));
+            }
+        }
+        Ok(ColourSets { space, policy, sets, set_of, cursor: vec![0; processes as usize], set_frames, strict: cfg.strict })
+    }
+
+    pub fn space(&self) -> &ColourSpace {
+        &self.space
+    }
+
+    pub fn colours_of(&self, pid: u32) -> &[u32] {
+        &self.sets[self.set_of[pid as usize] as usize]
+    }
+
+    /// The next owned colour with a free frame, round-robin; otherwise borrow (or fail if strict).
+    pub fn place(&mut self, pid: u32, alloc: &mut BuddyAllocator) -> Result<Placement> {
+        let set = &self.sets[self.set_of[pid as usize] as usize];
+        let start = self.cursor[pid as usize];
+        for i in 0..set.len() {
+            let at = (start + i) % set.len();
+            if let Some(frame) = alloc.alloc_colour(set[at]) {
+                self.cursor[pid as usize] = (at + 1) % set.len();
+                return Ok(Placement { frame, borrowed: false });
+            }
+        }
+        if self.strict {
+            return Err(Error::config(
+                "os.colours",
+                format!(
+                    "process {pid} (colours {}): no free frame left in its {} colours ({} frames); set os.strict = \
+                     false to borrow from other colours",
+                    colour_list_text(set),
+                    set.len(),
+                    self.set_frames[self.set_of[pid as usize] as usize]
+                ),
+            ));
+        }
+        // Borrow from the least-used colour that still has a free frame.
+        let lender = (0..self.space.count())
+            .filter(|&c| alloc.free_of_colour(c) > 0)
+            .min_by_key(|&c| (alloc.allocated_of_colour(c), c));
+        match lender.and_then(|c| alloc.alloc_colour(c)) {
+            Some(frame) => Ok(Placement { frame, borrowed: true }),
+            None => Err(out_of_memory(self.policy, pid, alloc)),
+        }
+    }
+}
+
+pub fn out_of_memory(policy: &str, pid: u32, alloc: &BuddyAllocator) -> Error {
+    Error::config(
+        "os",
+        format!(
+            "out of physical memory under policy {policy}: all {} frames are allocated when process {pid} faults",
+            alloc.total_frames()
+        ),
+    )
+}

@@ -1,0 +1,81 @@
+//! Placement policies choose the frame for a process's first touch of a page. One file each;
+//! registered in `NAMES` and `build` below. Coloured policies share `colour_sets.rs`: per-process
+//! colour sets, round-robin over owned colours, overflow.
+
+mod bpm;
+mod bpm_plus;
+mod buddy_order;
+mod colour_sets;
+mod random_interleave;
+mod vertical;
+
+pub use bpm::Bpm;
+pub use bpm_plus::BpmPlus;
+pub use buddy_order::BuddyOrder;
+pub use colour_sets::ColourSets;
+pub use random_interleave::RandomInterleave;
+pub use vertical::{Vertical, NAMED_VERTICAL};
+
+use super::buddy::{BuddyAllocator, Frame};
+use super::colour::{ColourBits, ColourSpace};
+use super::os_model::OsConfig;
+use crate::error::{Error, Result};
+
+/// The frame a policy chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub frame: Frame,
+    /// True when the process's own colours were full and the frame came from another colour.
+    pub borrowed: bool,
+}
+
+pub trait PlacementPolicy: Send {
+    fn name(&self) -> &'static str;
+
+    /// The colour space the buddy allocator's free lists are indexed by.
+    fn colour_space(&self) -> &ColourSpace;
+
+    /// Colours process `pid` owns (every colour of the space for unpartitioned policies).
+    fn colours_of(&self, pid: u32) -> &[u32];
+
+    /// A frame for the first touch of virtual page `vpage` by process `pid`.
+    fn place(&mut self, pid: u32, vpage: u64, alloc: &mut BuddyAllocator) -> Result<Placement>;
+}
+
+/// Registered policies, by name.
+pub const NAMES: &[&str] = &[
+    "buddy",
+    "bpm",
+    "bpm-plus",
+    "cache-only",
+    "bank-only",
+    "bank-only-8",
+    "a-vp",
+    "b-vp",
+    "c-vp",
+    "vertical",
+    "random-interleave",
+];
+
+pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<Box<dyn PlacementPolicy>> {
+    let name = cfg.policy.as_str();
+    if cfg.vertical.is_some() && name != "vertical" {
+        return Err(Error::config("os.vertical", format!("applies to policy 'vertical' only, not '{name}'")));
+    }
+    Ok(match name {
+        "buddy" => Box::new(BuddyOrder::new(cfg.seed)),
+        "bpm" => Box::new(Bpm::new(cfg, bits, processes)?),
+        "bpm-plus" => Box::new(BpmPlus::new(cfg, bits, processes)?),
+        "vertical" => {
+            let ijk = cfg.vertical.ok_or_else(|| {
+                Error::config("os.vertical", "policy 'vertical' needs os.vertical = [i, j, k] (B-, C- and O-bits)")
+            })?;
+            Box::new(Vertical::new("vertical", ijk, cfg, bits, processes)?)
+        }
+        "random-interleave" => Box::new(RandomInterleave::new(cfg.seed, bits)?),
+        _ => match NAMED_VERTICAL.iter().find(|(n, _)| *n == name) {
+            Some(&(n, ijk)) => Box::new(Vertical::new(n, ijk, cfg, bits, processes)?),
+            None => return Err(Error::unknown("placement policy", name, NAMES.iter().copied())),
+        },
+    })
+}

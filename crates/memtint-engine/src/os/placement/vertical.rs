@@ -1,0 +1,49 @@
+//! HVR's (i, j, k) family (HVR §2.2-2.3): colours on i B-bits (bank only), j C-bits (cache only)
+//! and k O-bits (bank and cache). The named policies are HVR Table 1's; on the i7-860 the bit
+//! choice of `ColourBits::vertical_bits` gives exactly the paper's bits (cache-only b16-18,
+//! bank-only b21-22, bank-only-8 b15+b21-22, a-vp b14-15, b-vp b14-15+b22, c-vp b14-16), and
+//! `vertical` takes any (i, j, k) from the configuration.
+
+use super::{ColourSets, Placement, PlacementPolicy};
+use crate::error::Result;
+use crate::os::buddy::BuddyAllocator;
+use crate::os::colour::{ColourBits, ColourSpace};
+use crate::os::os_model::OsConfig;
+
+/// HVR Table 1: name and (i, j, k).
+pub const NAMED_VERTICAL: &[(&str, (u32, u32, u32))] = &[
+    ("cache-only", (0, 3, 0)),
+    ("bank-only", (2, 0, 0)),
+    ("bank-only-8", (2, 0, 1)),
+    ("a-vp", (0, 0, 2)),
+    ("b-vp", (1, 0, 2)),
+    ("c-vp", (0, 1, 2)),
+];
+
+pub struct Vertical {
+    name: &'static str,
+    sets: ColourSets,
+}
+
+impl Vertical {
+    pub fn new(name: &'static str, (i, j, k): (u32, u32, u32), cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<Self> {
+        let chosen = bits.vertical_bits(i, j, k)?;
+        let space = bits.single_bit_space(name, &chosen)?;
+        Ok(Vertical { name, sets: ColourSets::new(name, space, cfg, bits, processes)? })
+    }
+}
+
+impl PlacementPolicy for Vertical {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn colour_space(&self) -> &ColourSpace {
+        self.sets.space()
+    }
+    fn colours_of(&self, pid: u32) -> &[u32] {
+        self.sets.colours_of(pid)
+    }
+    fn place(&mut self, pid: u32, _vpage: u64, alloc: &mut BuddyAllocator) -> Result<Placement> {
+        self.sets.place(pid, alloc)
+    }
+}
