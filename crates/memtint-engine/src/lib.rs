@@ -6,6 +6,7 @@
 //! DRAM-level trace readers and generators (`trace`), statistics (`stats`), and the drivers that
 //! tie them together (`memory_system`, `dram_sim`). See docs/ARCHITECTURE.md.
 
+pub mod cache;
 pub mod checker;
 pub mod config;
 pub mod controller;
