@@ -10,6 +10,7 @@ pub mod cache;
 pub mod checker;
 pub mod config;
 pub mod controller;
+pub mod cpu;
 pub mod dram;
 pub mod dram_sim;
 pub mod error;
