@@ -208,7 +208,9 @@ impl OooCore {
             while self.flow.cycle <= now {
                 let mut f = match self.predicted.take() {
                     Some(p) if p.cycle <= now => p,
-                    _ => {
+                    later => {
+                        // A look-ahead to a later event stays valid: these cycles lead to it.
+                        self.predicted = later;
                         let mut f = self.flow;
                         self.quiet(&mut f, now.saturating_add(1));
                         f
@@ -220,7 +222,9 @@ impl OooCore {
                 }
             }
         }
-        self.predict();
+        if self.predicted.is_none() {
+            self.predict();
+        }
         Ok(())
     }
 
@@ -262,6 +266,10 @@ impl OooCore {
     /// Adopts a look-ahead: pops the loads it retired and publishes its counters.
     fn commit(&mut self, f: &mut Flow) {
         self.loads.drain(..f.front);
+        if let Some(p) = &mut self.predicted {
+            // A kept look-ahead is further along the same path: rebase its index.
+            p.front -= f.front;
+        }
         f.front = 0;
         self.flow = *f;
         self.sync_stats();
@@ -505,6 +513,7 @@ impl OooCore {
     // ---- The reference: one whole cycle, with memory and the trace ----
 
     fn full_step(&mut self, trace: &mut dyn CpuTraceSource, mem: &mut dyn CoreMemory) -> Result<()> {
+        self.predicted = None;
         let t = self.flow.cycle;
         let mut f = self.flow;
         self.retire(&mut f, t);

@@ -295,7 +295,8 @@ impl CoreMemory for RandomMem {
 }
 
 /// Runs to `end` ticking every cycle (`exact`, all cycles through `full_step`) or only at
-/// events, delivering each completion at its cycle.
+/// events, delivering each completion at its cycle. With an odd seed the skipping driver also
+/// ticks at every completion, before the core's event (which must change nothing).
 fn run_random(
     recs: &[CpuRecord],
     config: &CoreConfig,
@@ -310,16 +311,19 @@ fn run_random(
     let mut mem = RandomMem { rules, log: Vec::new(), due: BinaryHeap::new(), driver_now: 0 };
     let mut now = 0;
     let mut ticks = 0;
+    let early_ticks = rules.seed & 1 == 1;
     loop {
         mem.driver_now = now;
+        let mut delivered = false;
         while let Some(&Reverse((at, token))) = mem.due.peek() {
             if at > now {
                 break;
             }
             mem.due.pop();
             core.complete(token, at);
+            delivered = true;
         }
-        if exact || core.next_event() <= now {
+        if exact || core.next_event() <= now || (early_ticks && delivered) {
             core.tick(now, &mut trace, &mut mem).unwrap();
             ticks += 1;
         }
