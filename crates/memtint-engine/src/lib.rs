@@ -4,11 +4,15 @@
 //! XOR address mapping (`mapping`), one memory controller per channel with pluggable scheduler,
 //! row policy and refresh manager (`controller`), an independent timing checker (`checker`),
 //! DRAM-level trace readers and generators (`trace`), statistics (`stats`), and the drivers that
-//! tie them together (`memory_system`, `dram_sim`). See docs/ARCHITECTURE.md.
+//! tie them together (`memory_system`, `dram_sim`). On the CPU side: trace-driven out-of-order
+//! cores (`cpu`), their workloads (`workload`) and the caches below them (`cache`).
+//! See docs/ARCHITECTURE.md.
 
+pub mod cache;
 pub mod checker;
 pub mod config;
 pub mod controller;
+pub mod cpu;
 pub mod dram;
 pub mod dram_sim;
 pub mod error;
@@ -18,10 +22,12 @@ pub mod os;
 pub mod presets;
 pub mod stats;
 pub mod trace;
+pub mod workload;
 
 pub use error::{Error, Result};
 
-/// A point in simulated time, counted in DRAM clock cycles (tCK).
+/// A point in simulated time: DRAM clock cycles (tCK) in the memory system, core cycles in `cpu`
+/// (`cpu::ClockRatio` converts).
 pub type Cycle = u64;
 
 /// A cycle that never comes: "no event pending".

@@ -1,0 +1,172 @@
+//! Miss status holding registers: the misses a cache has outstanding, one entry per line,
+//! with the requests waiting on each. A second miss to a line already outstanding merges
+//! into its entry instead of going to memory again.
+//!
+//! All storage is allocated up front (entries and their waiter lists), so the steady state
+//! allocates nothing.
+
+use serde::Serialize;
+
+/// A request waiting for a line: which core, and the token to hand back to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waiter {
+    pub core: u32,
+    pub token: u64,
+}
+
+/// What `insert` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MshrInsert {
+    /// A new entry: the caller sends the miss to memory.
+    Allocated,
+    /// Joined the entry already outstanding for this line: nothing to send.
+    Merged,
+    /// No free entry (or the line's waiter list is full): retry later.
+    Full,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MshrStats {
+    pub allocated: u64,
+    pub merged: u64,
+    pub refused: u64,
+}
+
+const FREE: u64 = u64::MAX;
+
+pub struct MshrFile {
+    /// Line address of each entry, `FREE` when unused; scanned linearly (files are small).
+    lines: Vec<u64>,
+    waiters: Vec<Vec<Waiter>>,
+    max_waiters: usize,
+    in_use: usize,
+    stats: MshrStats,
+}
+
+impl MshrFile {
+    /// `entries` outstanding lines, each with up to `max_waiters` merged requests.
+    /// Both are at least 1 (the configuration validates the user's values).
+    pub fn new(entries: usize, max_waiters: usize) -> Self {
+        let entries = entries.max(1);
+        let max_waiters = max_waiters.max(1);
+        MshrFile {
+            lines: vec![FREE; entries],
+            waiters: (0..entries).map(|_| Vec::with_capacity(max_waiters)).collect(),
+            max_waiters,
+            in_use: 0,
+            stats: MshrStats::default(),
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub fn len(&self) -> usize {
+        self.in_use
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.in_use == 0
+    }
+
+    /// No entry is free: a miss to a line not already outstanding would be refused.
+    pub fn is_full(&self) -> bool {
+        self.in_use == self.lines.len()
+    }
+
+    pub fn contains(&self, line: u64) -> bool {
+        self.lines.contains(&line)
+    }
+
+    pub fn stats(&self) -> &MshrStats {
+        &self.stats
+    }
+
+    /// Records a miss of `waiter` on `line` (a line-aligned address).
+    pub fn insert(&mut self, line: u64, waiter: Waiter) -> MshrInsert {
+        debug_assert_ne!(line, FREE);
+        if let Some(i) = self.lines.iter().position(|&l| l == line) {
+            if self.waiters[i].len() == self.max_waiters {
+                self.stats.refused += 1;
+                return MshrInsert::Full;
+            }
+            self.waiters[i].push(waiter);
+            self.stats.merged += 1;
+            return MshrInsert::Merged;
+        }
+        let Some(i) = self.lines.iter().position(|&l| l == FREE) else {
+            self.stats.refused += 1;
+            return MshrInsert::Full;
+        };
+        self.lines[i] = line;
+        self.waiters[i].push(waiter);
+        self.in_use += 1;
+        self.stats.allocated += 1;
+        MshrInsert::Allocated
+    }
+
+    /// The data of `line` arrived: frees its entry and yields its waiters in arrival order
+    /// (`None` if the line was not outstanding).
+    pub fn complete(&mut self, line: u64) -> Option<std::vec::Drain<'_, Waiter>> {
+        let i = self.lines.iter().position(|&l| l == line)?;
+        self.lines[i] = FREE;
+        self.in_use -= 1;
+        Some(self.waiters[i].drain(..))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(core: u32, token: u64) -> Waiter {
+        Waiter { core, token }
+    }
+
+    #[test]
+    fn secondary_misses_merge_and_complete_returns_every_waiter_in_order() {
+        let mut m = MshrFile::new(2, 4);
+        assert_eq!(m.insert(0x1000, w(0, 7)), MshrInsert::Allocated);
+        assert_eq!(m.insert(0x1000, w(1, 9)), MshrInsert::Merged);
+        assert_eq!(m.insert(0x1000, w(0, 8)), MshrInsert::Merged);
+        assert_eq!(m.len(), 1);
+        let got: Vec<_> = m.complete(0x1000).unwrap().collect();
+        assert_eq!(got, vec![w(0, 7), w(1, 9), w(0, 8)]);
+        assert!(m.is_empty());
+        assert!(m.complete(0x1000).is_none());
+        assert_eq!(m.stats(), &MshrStats { allocated: 1, merged: 2, refused: 0 });
+    }
+
+    #[test]
+    fn full_file_refuses_new_lines_but_still_merges() {
+        let mut m = MshrFile::new(2, 2);
+        m.insert(0x40, w(0, 1));
+        m.insert(0x80, w(0, 2));
+        assert!(m.is_full());
+        assert_eq!(m.insert(0xc0, w(0, 3)), MshrInsert::Full);
+        assert_eq!(m.insert(0x40, w(1, 4)), MshrInsert::Merged);
+        // The waiter list of 0x40 is now full too.
+        assert_eq!(m.insert(0x40, w(1, 5)), MshrInsert::Full);
+        assert_eq!(m.complete(0x80).unwrap().count(), 1);
+        assert!(!m.is_full());
+        assert_eq!(m.insert(0xc0, w(0, 3)), MshrInsert::Allocated);
+        assert_eq!(m.stats().refused, 2);
+    }
+
+    #[test]
+    fn entries_are_reused_without_growing() {
+        let mut m = MshrFile::new(4, 8);
+        let caps: Vec<_> = m.waiters.iter().map(|v| v.capacity()).collect();
+        for round in 0..100u64 {
+            for k in 0..4 {
+                m.insert((round * 4 + k) * 64, w(k as u32, round));
+                m.insert((round * 4 + k) * 64, w(k as u32, round + 1));
+            }
+            for k in 0..4 {
+                assert_eq!(m.complete((round * 4 + k) * 64).unwrap().count(), 2);
+            }
+        }
+        assert_eq!(caps, m.waiters.iter().map(|v| v.capacity()).collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,300 @@
+//! A set-associative cache indexed by physical address, with true LRU replacement and
+//! dirty bits. It keeps tags only (no data): the simulator needs hit/miss and victims.
+//!
+//! Choices (Ramulator-style):
+//! - Reads that miss do not allocate: the line is installed by `fill` when its data returns,
+//!   so an outstanding miss never holds a way.
+//! - Writes are writebacks of dirty lines from the level above. They are write-allocate
+//!   without a fetch: a hit marks the line dirty, a miss installs it dirty at once (the whole
+//!   line is written, so nothing needs reading). `write` does both steps.
+//! - A dirty victim is returned to the caller exactly once, to be written to memory; a clean
+//!   victim is dropped silently.
+
+use super::CacheGeometry;
+use crate::error::Result;
+use serde::Serialize;
+
+/// The outcome of a lookup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Hit,
+    Miss,
+}
+
+/// Hits and misses of one requester (core) in a shared cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SourceStats {
+    pub hits: u64,
+    pub misses: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CacheStats {
+    pub accesses: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub read_misses: u64,
+    pub write_misses: u64,
+    /// Lines installed (by `fill` or a write miss).
+    pub fills: u64,
+    /// Valid lines replaced, clean or dirty.
+    pub evictions: u64,
+    /// Dirty victims handed back for writing to memory.
+    pub writebacks: u64,
+    /// Indexed by source (core) id.
+    pub per_source: Vec<SourceStats>,
+}
+
+/// A tag that no address produces (tags are `addr >> set_index_bits().end`, at least 6 bits short).
+const INVALID: u64 = u64::MAX;
+
+pub struct SetAssocCache {
+    geo: CacheGeometry,
+    ways: usize,
+    set_mask: u64,
+    line_bits: u32,
+    tag_shift: u32,
+    // Flat per-way arrays, set-major: way w of set s is at s * ways + w.
+    tags: Vec<u64>,
+    /// Last-use stamps: the smallest in a set is its LRU way.
+    stamps: Vec<u64>,
+    dirty: Vec<bool>,
+    clock: u64,
+    stats: CacheStats,
+}
+
+impl SetAssocCache {
+    /// A cache shared by `sources` requesters (more are added if they appear).
+    pub fn new(geo: CacheGeometry, sources: u32) -> Result<Self> {
+        geo.validate("cache")?;
+        let lines = (geo.sets() * geo.ways as u64) as usize;
+        Ok(SetAssocCache {
+            geo,
+            ways: geo.ways as usize,
+            set_mask: geo.sets() - 1,
+            line_bits: geo.line_bits(),
+            tag_shift: geo.set_index_bits().end,
+            tags: vec![INVALID; lines],
+            stamps: vec![0; lines],
+            dirty: vec![false; lines],
+            clock: 0,
+            stats: CacheStats { per_source: vec![SourceStats::default(); sources as usize], ..Default::default() },
+        })
+    }
+
+    pub fn geometry(&self) -> &CacheGeometry {
+        &self.geo
+    }
+
+    pub fn stats(&self) -> &CacheStats {
+        &self.stats
+    }
+
+    #[inline]
+    fn base_and_tag(&self, addr: u64) -> (usize, u64) {
+        let set = (addr >> self.line_bits) & self.set_mask;
+        (set as usize * self.ways, addr >> self.tag_shift)
+    }
+
+    #[inline]
+    fn find(&self, base: usize, tag: u64) -> Option<usize> {
+        self.tags[base..base + self.ways].iter().position(|&t| t == tag).map(|w| base + w)
+    }
+
+    #[inline]
+    fn touch(&mut self, i: usize) {
+        self.clock += 1;
+        self.stamps[i] = self.clock;
+    }
+
+    /// Looks up `addr` for `source`. A hit updates LRU and, for a write, sets the dirty bit.
+    /// A miss changes nothing but the counters (see the module notes).
+    pub fn access(&mut self, addr: u64, is_write: bool, source: u32) -> Access {
+        let (base, tag) = self.base_and_tag(addr);
+        let hit = self.find(base, tag);
+        let s = &mut self.stats;
+        s.accesses += 1;
+        if s.per_source.len() <= source as usize {
+            s.per_source.resize(source as usize + 1, SourceStats::default());
+        }
+        let src = &mut s.per_source[source as usize];
+        match hit {
+            Some(i) => {
+                s.hits += 1;
+                src.hits += 1;
+                self.dirty[i] |= is_write;
+                self.touch(i);
+                Access::Hit
+            }
+            None => {
+                s.misses += 1;
+                src.misses += 1;
+                if is_write {
+                    s.write_misses += 1;
+                } else {
+                    s.read_misses += 1;
+                }
+                Access::Miss
+            }
+        }
+    }
+
+    /// Installs the line of `addr` as most recently used. Returns the dirty victim to write
+    /// back, if any. Filling a line already present only merges the dirty bit.
+    pub fn fill(&mut self, addr: u64, dirty: bool) -> Option<u64> {
+        let (base, tag) = self.base_and_tag(addr);
+        if let Some(i) = self.find(base, tag) {
+            self.dirty[i] |= dirty;
+            self.touch(i);
+            return None;
+        }
+        // An invalid way has stamp 0 and is never touched, so the minimum picks it first.
+        let set = &self.stamps[base..base + self.ways];
+        let mut victim = 0;
+        for w in 1..set.len() {
+            if set[w] < set[victim] {
+                victim = w;
+            }
+        }
+        let i = base + victim;
+        let old_tag = self.tags[i];
+        let evicted = if old_tag != INVALID {
+            self.stats.evictions += 1;
+            if self.dirty[i] {
+                self.stats.writebacks += 1;
+                Some(self.geo.line_addr(old_tag, (base / self.ways) as u64))
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        self.stats.fills += 1;
+        self.tags[i] = tag;
+        self.dirty[i] = dirty;
+        self.touch(i);
+        evicted
+    }
+
+    /// A writeback from the level above: a write access, and on a miss the line is installed
+    /// dirty without a fetch. Returns the dirty victim, if any.
+    pub fn write(&mut self, addr: u64, source: u32) -> Option<u64> {
+        match self.access(addr, true, source) {
+            Access::Hit => None,
+            Access::Miss => self.fill(addr, true),
+        }
+    }
+
+    /// Whether the line of `addr` is present (no state change).
+    pub fn contains(&self, addr: u64) -> bool {
+        let (base, tag) = self.base_and_tag(addr);
+        self.find(base, tag).is_some()
+    }
+
+    /// Whether the line of `addr` is present and dirty (no state change).
+    pub fn is_dirty(&self, addr: u64) -> bool {
+        let (base, tag) = self.base_and_tag(addr);
+        self.find(base, tag).is_some_and(|i| self.dirty[i])
+    }
+
+    /// Empties the cache, dropping dirty data (for a cold start); returns how many dirty
+    /// lines were dropped. Counters are kept.
+    pub fn invalidate_all(&mut self) -> u64 {
+        let dropped = self.tags.iter().zip(&self.dirty).filter(|(&t, &d)| t != INVALID && d).count();
+        self.tags.fill(INVALID);
+        self.stamps.fill(0);
+        self.dirty.fill(false);
+        dropped as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2 sets x 4 ways x 64 B: addresses 128 B apart share a set.
+    fn small() -> SetAssocCache {
+        SetAssocCache::new(CacheGeometry { size_bytes: 512, ways: 4, line_bytes: 64 }, 1).unwrap()
+    }
+    /// The i-th line of set 0.
+    fn line(i: u64) -> u64 {
+        i * 128
+    }
+
+    #[test]
+    fn lru_evicts_the_least_recently_used_way() {
+        let mut c = small();
+        for i in 0..4 {
+            assert_eq!(c.access(line(i), false, 0), Access::Miss);
+            assert_eq!(c.fill(line(i), false), None);
+        }
+        // Use order now 0,1,2,3; touching 0 and 2 makes 1 the LRU, then 3.
+        assert_eq!(c.access(line(0), false, 0), Access::Hit);
+        assert_eq!(c.access(line(2), false, 0), Access::Hit);
+        c.fill(line(4), false);
+        assert!(!c.contains(line(1)));
+        assert!([0, 2, 3, 4].iter().all(|&i| c.contains(line(i))));
+        c.fill(line(5), false);
+        assert!(!c.contains(line(3)));
+        assert!([0, 2, 4, 5].iter().all(|&i| c.contains(line(i))));
+        assert_eq!(c.stats().evictions, 2);
+        assert_eq!(c.stats().hits, 2);
+        assert_eq!(c.stats().misses, 4);
+    }
+
+    #[test]
+    fn dirty_victim_produces_a_writeback_exactly_once() {
+        let mut c = small();
+        assert_eq!(c.write(line(0) + 8, 0), None); // write miss: allocated dirty, no fetch
+        assert!(c.is_dirty(line(0)));
+        for i in 1..4 {
+            c.fill(line(i), false);
+        }
+        assert_eq!(c.fill(line(4), false), Some(line(0)));
+        assert_eq!(c.stats().writebacks, 1);
+        // Later evictions of clean lines, and of the refilled line, write nothing back.
+        c.fill(line(0), false);
+        for i in 5..12 {
+            assert_eq!(c.fill(line(i), false), None);
+        }
+        assert_eq!(c.stats().writebacks, 1);
+        assert_eq!(c.stats().evictions, 9);
+    }
+
+    #[test]
+    fn read_misses_do_not_allocate_but_write_hits_make_lines_dirty() {
+        let mut c = small();
+        assert_eq!(c.access(line(0), false, 0), Access::Miss);
+        assert!(!c.contains(line(0)));
+        c.fill(line(0), false);
+        assert!(!c.is_dirty(line(0)));
+        assert_eq!(c.write(line(0), 0), None);
+        assert!(c.is_dirty(line(0)));
+        // A clean refill of a present line keeps it dirty.
+        c.fill(line(0), false);
+        assert!(c.is_dirty(line(0)));
+    }
+
+    #[test]
+    fn shared_cache_counts_hits_and_misses_per_source() {
+        let mut c = small();
+        c.access(line(0), false, 0);
+        c.fill(line(0), false);
+        c.access(line(0), false, 3);
+        c.access(line(1), false, 3);
+        let s = c.stats();
+        assert_eq!(s.per_source[0], SourceStats { hits: 0, misses: 1 });
+        assert_eq!(s.per_source[3], SourceStats { hits: 1, misses: 1 });
+        assert_eq!((s.accesses, s.hits, s.misses, s.read_misses), (3, 1, 2, 2));
+    }
+
+    #[test]
+    fn invalidate_all_empties_the_cache_and_counts_dropped_dirty_lines() {
+        let mut c = small();
+        c.write(line(0), 0);
+        c.fill(line(1), false);
+        assert_eq!(c.invalidate_all(), 1);
+        assert!(!c.contains(line(0)) && !c.contains(line(1)));
+        assert_eq!(c.fill(line(0), false), None);
+    }
+}

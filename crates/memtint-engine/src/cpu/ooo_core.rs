@@ -1,0 +1,614 @@
+//! A trace-driven out-of-order core, after Ramulator's `Core`/`Window`.
+//!
+//! Each cycle the core retires up to `issue_width` completed instructions from the head of its
+//! instruction window, then inserts up to `issue_width` new ones: non-memory instructions
+//! ("bubbles") are complete at once; a record's load goes to the memory hierarchy and stays
+//! incomplete until its data returns; the record's writeback follows the load, is not an
+//! instruction and takes no window entry. Insertion stops when the window is full, when the
+//! core's own MSHRs are all waiting, or when the hierarchy refuses a request.
+//!
+//! Representation: bubbles are not stored at all. Instructions carry sequence numbers; the
+//! window is the range `retired..inserted` plus the list of loads in it, so a run of 1000
+//! bubbles costs O(1).
+//!
+//! Event skipping: the core is lazy. `tick(now)` first catches up every cycle before `now`
+//! in which the core does not touch memory or the trace, in closed form where the cycles are
+//! alike (bubbles streaming through, or a stall); `next_event()` is the next cycle at which it
+//! will touch memory (or reach its retirement target), `NEVER` while it can only wait for a
+//! `complete`. The result is exactly that of a cycle-by-cycle run (tested below).
+
+use super::{CoreConfig, CoreMemory, LoadOutcome};
+use crate::error::{Error, Result};
+use crate::workload::CpuTraceSource;
+use crate::{Cycle, NEVER};
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// Why a cycle inserted no instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stall {
+    WindowFull = 0,
+    Mshr = 1,
+    Refused = 2,
+}
+
+/// Counters of one core. Cycles are core cycles from cycle 0 to the last one simulated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CoreStats {
+    pub cycles: u64,
+    pub retired: u64,
+    /// Loads accepted by the hierarchy.
+    pub loads: u64,
+    /// Loads served at a fixed latency (`LoadOutcome::Done`).
+    pub load_hits: u64,
+    /// Loads that waited for memory (`LoadOutcome::Pending`).
+    pub load_misses: u64,
+    /// Sum over retired loads of issue-to-data cycles.
+    pub load_latency_sum: u64,
+    pub writebacks: u64,
+    pub refused_loads: u64,
+    pub refused_writebacks: u64,
+    /// Cycles in which no instruction entered the window, by cause.
+    pub stall_window_full: u64,
+    pub stall_mshr: u64,
+    pub stall_refused: u64,
+    pub records: u64,
+    pub trace_wraps: u64,
+}
+
+impl CoreStats {
+    pub fn ipc(&self) -> f64 {
+        if self.cycles == 0 {
+            0.0
+        } else {
+            self.retired as f64 / self.cycles as f64
+        }
+    }
+}
+
+/// A load in the window. `seq` is its instruction number, and the token given to memory.
+#[derive(Clone, Copy, Debug)]
+struct LoadSlot {
+    seq: u64,
+    issued: Cycle,
+    /// First cycle at which it may retire; `NEVER` until its data arrives.
+    ready_at: Cycle,
+}
+
+/// The state that changes in cycles without memory traffic; copied to look ahead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Flow {
+    /// Next cycle to simulate.
+    cycle: Cycle,
+    retired: u64,
+    inserted: u64,
+    /// Loads at the front of `loads` already retired in this copy (popped on commit).
+    front: usize,
+    /// Bubbles of the current record not yet inserted.
+    bubbles: u64,
+    stall: [u64; 3],
+    load_latency_sum: u64,
+}
+
+/// What the rest of a cycle does once bubbles are inserted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Then {
+    /// Nothing more this cycle.
+    Done,
+    /// Nothing entered the window this cycle, for this reason.
+    Stall(Stall),
+    /// The cycle touches memory or the trace: only `full_step` may simulate it.
+    Call,
+}
+
+/// How a look-ahead ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Quiet {
+    /// Simulated up to the requested end.
+    Reached,
+    /// Stopped at `flow.cycle`, which must be simulated by `full_step`.
+    Event,
+    /// Nothing will ever happen without a `complete`.
+    Idle,
+}
+
+pub struct OooCore {
+    id: u32,
+    width: u64,
+    rob: u64,
+    mshrs: u32,
+    retire_target: u64,
+    loads: VecDeque<LoadSlot>,
+    flow: Flow,
+    /// The current record: loaded at all, its load address, whether the load is in the
+    /// window, and its writeback if not yet sent.
+    has_record: bool,
+    read: u64,
+    load_sent: bool,
+    writeback: Option<u64>,
+    /// Loads waiting for `complete`.
+    outstanding: u32,
+    /// No request is retried before this cycle after a refusal.
+    retry_at: Cycle,
+    next_event: Cycle,
+    /// The look-ahead behind `next_event`, reused by the next tick if still valid.
+    predicted: Option<Flow>,
+    stats: CoreStats,
+    target_stats: Option<CoreStats>,
+    /// Simulate every cycle with `full_step` (the reference for tests).
+    exact: bool,
+}
+
+impl OooCore {
+    /// A core that records a statistics snapshot when `retire_target` instructions have retired.
+    pub fn new(id: u32, cfg: &CoreConfig, retire_target: u64) -> Result<Self> {
+        cfg.validate()?;
+        if retire_target == 0 {
+            return Err(Error::config("retire_target", "must be at least 1 instruction"));
+        }
+        Ok(OooCore {
+            id,
+            width: cfg.issue_width as u64,
+            rob: cfg.rob_size as u64,
+            mshrs: cfg.mshrs,
+            retire_target,
+            loads: VecDeque::with_capacity(cfg.rob_size as usize),
+            flow: Flow { cycle: 0, retired: 0, inserted: 0, front: 0, bubbles: 0, stall: [0; 3], load_latency_sum: 0 },
+            has_record: false,
+            read: 0,
+            load_sent: false,
+            writeback: None,
+            outstanding: 0,
+            retry_at: 0,
+            next_event: 0,
+            predicted: None,
+            stats: CoreStats::default(),
+            target_stats: None,
+            exact: false,
+        })
+    }
+
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    pub fn stats(&self) -> &CoreStats {
+        &self.stats
+    }
+
+    /// The statistics as of the end of the cycle in which the target was reached, with
+    /// `retired` equal to the target exactly (as Ramulator records them).
+    pub fn target_stats(&self) -> Option<&CoreStats> {
+        self.target_stats.as_ref()
+    }
+
+    pub fn reached_target(&self) -> bool {
+        self.target_stats.is_some()
+    }
+
+    /// Loads waiting for `complete`.
+    pub fn outstanding_loads(&self) -> u32 {
+        self.outstanding
+    }
+
+    /// The earliest cycle at which `tick` could do anything visible: touch memory or the
+    /// trace, or reach the retirement target. `NEVER` while only a `complete` can help.
+    pub fn next_event(&self) -> Cycle {
+        self.next_event
+    }
+
+    /// Simulates every cycle up to and including `now`. Memory is called with the cycle each
+    /// request is made at, which is `now` when the driver ticks at `next_event()`.
+    pub fn tick(&mut self, now: Cycle, trace: &mut dyn CpuTraceSource, mem: &mut dyn CoreMemory) -> Result<()> {
+        if self.exact {
+            while self.flow.cycle <= now {
+                self.full_step(trace, mem)?;
+            }
+        } else {
+            while self.flow.cycle <= now {
+                let mut f = match self.predicted.take() {
+                    Some(p) if p.cycle <= now => p,
+                    later => {
+                        // A look-ahead to a later event stays valid: these cycles lead to it.
+                        self.predicted = later;
+                        let mut f = self.flow;
+                        self.quiet(&mut f, now.saturating_add(1));
+                        f
+                    }
+                };
+                self.commit(&mut f);
+                if self.flow.cycle <= now {
+                    self.full_step(trace, mem)?;
+                }
+            }
+        }
+        if self.predicted.is_none() {
+            self.predict();
+        }
+        Ok(())
+    }
+
+    /// The data of the load `token` arrived at `now`: it may retire, and its MSHR is free,
+    /// from cycle `now` on (this cycle, if called before `tick(now)`).
+    pub fn complete(&mut self, token: u64, now: Cycle) {
+        // Cycles before `now` must not see the freed MSHR: simulate them first.
+        let mut f = self.flow;
+        self.quiet(&mut f, now);
+        self.commit(&mut f);
+        let Ok(i) = self.loads.binary_search_by_key(&token, |l| l.seq) else {
+            debug_assert!(false, "core {}: complete of unknown token {token}", self.id);
+            return;
+        };
+        let l = &mut self.loads[i];
+        if l.ready_at != NEVER {
+            debug_assert!(false, "core {}: token {token} completed twice", self.id);
+            return;
+        }
+        l.ready_at = now;
+        self.outstanding -= 1;
+        self.predict();
+    }
+
+    fn predict(&mut self) {
+        let mut f = self.flow;
+        match self.quiet(&mut f, NEVER) {
+            Quiet::Event => {
+                self.next_event = f.cycle;
+                self.predicted = Some(f);
+            }
+            Quiet::Idle | Quiet::Reached => {
+                self.next_event = NEVER;
+                self.predicted = None;
+            }
+        }
+    }
+
+    /// Adopts a look-ahead: pops the loads it retired and publishes its counters.
+    fn commit(&mut self, f: &mut Flow) {
+        self.loads.drain(..f.front);
+        if let Some(p) = &mut self.predicted {
+            // A kept look-ahead is further along the same path: rebase its index.
+            p.front -= f.front;
+        }
+        f.front = 0;
+        self.flow = *f;
+        self.sync_stats();
+    }
+
+    fn sync_stats(&mut self) {
+        let (f, s) = (&self.flow, &mut self.stats);
+        s.cycles = f.cycle;
+        s.retired = f.retired;
+        s.stall_window_full = f.stall[Stall::WindowFull as usize];
+        s.stall_mshr = f.stall[Stall::Mshr as usize];
+        s.stall_refused = f.stall[Stall::Refused as usize];
+        s.load_latency_sum = f.load_latency_sum;
+    }
+
+    // ---- One cycle, in pieces shared by the look-ahead and the full step ----
+
+    /// Retires up to `width` instructions at cycle `t`: everything before the first load
+    /// whose data is not there yet.
+    #[inline]
+    fn retire(&self, f: &mut Flow, t: Cycle) {
+        let mut limit = (f.retired + self.width).min(f.inserted);
+        let mut i = f.front;
+        while let Some(l) = self.loads.get(i) {
+            if l.seq >= limit {
+                break;
+            }
+            if l.ready_at > t {
+                limit = l.seq;
+                break;
+            }
+            f.load_latency_sum += l.ready_at.max(l.issued) - l.issued;
+            i += 1;
+        }
+        f.front = i;
+        f.retired = limit;
+    }
+
+    /// Inserts the current record's bubbles into `slots` free issue slots; returns the slots left.
+    #[inline]
+    fn fill_bubbles(&self, f: &mut Flow, slots: u64) -> u64 {
+        let free = self.rob - (f.inserted - f.retired);
+        let n = f.bubbles.min(slots).min(free);
+        f.bubbles -= n;
+        f.inserted += n;
+        slots - n
+    }
+
+    /// What cycle `t` does after its bubbles, with `slots` issue slots left.
+    #[inline]
+    fn then(&self, f: &Flow, slots: u64, t: Cycle) -> Then {
+        let stall = |cause| if slots == self.width { Then::Stall(cause) } else { Then::Done };
+        if !self.has_record {
+            return Then::Call;
+        }
+        if f.bubbles > 0 {
+            // Bubbles remain: either the width is used up or the window is full.
+            return stall(Stall::WindowFull);
+        }
+        if !self.load_sent {
+            if slots == 0 {
+                return Then::Done;
+            }
+            if f.inserted - f.retired == self.rob {
+                return stall(Stall::WindowFull);
+            }
+            if self.outstanding >= self.mshrs {
+                return stall(Stall::Mshr);
+            }
+        }
+        if t < self.retry_at {
+            return stall(Stall::Refused);
+        }
+        Then::Call
+    }
+
+    #[inline]
+    fn crosses_target(&self, f: &Flow) -> bool {
+        self.target_stats.is_none() && f.retired >= self.retire_target
+    }
+
+    /// Simulates cycles from `f.cycle` up to (not including) `end` in which the core touches
+    /// neither memory nor the trace, nor reaches its target.
+    fn quiet(&self, f: &mut Flow, end: Cycle) -> Quiet {
+        while f.cycle < end {
+            match self.skip_alike(f, end) {
+                Some(Quiet::Idle) => return Quiet::Idle,
+                Some(_) => continue,
+                None => {}
+            }
+            let mut g = *f;
+            let t = g.cycle;
+            self.retire(&mut g, t);
+            if self.crosses_target(&g) {
+                return Quiet::Event;
+            }
+            let slots = self.fill_bubbles(&mut g, self.width);
+            match self.then(&g, slots, t) {
+                Then::Call => return Quiet::Event,
+                Then::Stall(s) => g.stall[s as usize] += 1,
+                Then::Done => {}
+            }
+            g.cycle += 1;
+            *f = g;
+        }
+        Quiet::Reached
+    }
+
+    /// Skips, in closed form, a run of k >= 1 identical cycles starting at `f.cycle`, if the
+    /// state is one of the steady patterns; `None` if it is not (then one cycle is simulated).
+    fn skip_alike(&self, f: &mut Flow, end: Cycle) -> Option<Quiet> {
+        if !self.has_record {
+            return None;
+        }
+        let t = f.cycle;
+        let w = self.width;
+        let occ = f.inserted - f.retired;
+        // Instructions retirable from the head at t, and when the first blocked load frees.
+        let mut ready_end = f.inserted;
+        let mut blocked_until = NEVER;
+        let mut i = f.front;
+        while let Some(l) = self.loads.get(i) {
+            if l.ready_at > t {
+                ready_end = l.seq;
+                blocked_until = l.ready_at;
+                break;
+            }
+            i += 1;
+        }
+        let ready = ready_end - f.retired;
+        // Cycles of w retirements that stay below the target (its crossing is an event).
+        let target_room = if self.target_stats.is_some() {
+            NEVER
+        } else {
+            (self.retire_target - 1).saturating_sub(f.retired) / w
+        };
+        let retry_wait = self.retry_at.saturating_sub(t);
+        let span = if end == NEVER { NEVER } else { end - t };
+
+        if f.bubbles > 0 && ready >= w {
+            // Retire w, insert w bubbles, every cycle: the occupancy stays put.
+            let k = (ready / w).min(f.bubbles / w).min(target_room).min(span);
+            if k == 0 {
+                return None;
+            }
+            self.retire_run(f, k * w);
+            f.bubbles -= k * w;
+            f.inserted += k * w;
+            f.cycle += k;
+            return Some(Quiet::Reached);
+        }
+        if ready > 0 || occ == 0 {
+            return self.skip_retire_only(f, ready, retry_wait, span.min(target_room));
+        }
+        // The head is a load waiting until `blocked_until`: nothing retires before then.
+        let wait = if blocked_until == NEVER { NEVER } else { blocked_until - t };
+        if f.bubbles > 0 {
+            let free = self.rob - occ;
+            if free >= w {
+                // Insert w bubbles per cycle.
+                let k = (f.bubbles / w).min(free / w).min(wait).min(span);
+                if k == 0 {
+                    return None;
+                }
+                f.bubbles -= k * w;
+                f.inserted += k * w;
+                f.cycle += k;
+                return Some(Quiet::Reached);
+            }
+            if free > 0 {
+                return None;
+            }
+            return Some(self.stall_run(f, Stall::WindowFull, wait, span));
+        }
+        // No bubbles left: the load or writeback of the record is next.
+        let cause = match self.then(f, w, t) {
+            Then::Stall(c) => c,
+            _ => return None,
+        };
+        let k = if cause == Stall::Refused { wait.min(retry_wait) } else { wait };
+        Some(self.stall_run(f, cause, k, span))
+    }
+
+    /// Retire w per cycle while insertion is blocked on the MSHRs or a refusal.
+    fn skip_retire_only(
+        &self,
+        f: &mut Flow,
+        ready: u64,
+        retry_wait: u64,
+        span: u64,
+    ) -> Option<Quiet> {
+        let w = self.width;
+        if f.bubbles > 0 || ready < w {
+            return None;
+        }
+        // After retiring, the window has room, so only these two causes can hold the load back.
+        let cause = if !self.load_sent && self.outstanding >= self.mshrs {
+            Stall::Mshr
+        } else if f.cycle < self.retry_at {
+            Stall::Refused
+        } else {
+            return None;
+        };
+        let mut k = (ready / w).min(span);
+        if cause == Stall::Refused {
+            k = k.min(retry_wait);
+        }
+        if k == 0 {
+            return None;
+        }
+        self.retire_run(f, k * w);
+        f.stall[cause as usize] += k;
+        f.cycle += k;
+        Some(Quiet::Reached)
+    }
+
+    /// `k` cycles (capped by `span`) in which nothing moves; `Idle` if they never end.
+    fn stall_run(&self, f: &mut Flow, cause: Stall, k: u64, span: u64) -> Quiet {
+        let k = k.min(span);
+        if k == NEVER || k == 0 {
+            debug_assert!(k != 0);
+            return Quiet::Idle;
+        }
+        f.stall[cause as usize] += k;
+        f.cycle += k;
+        Quiet::Reached
+    }
+
+    /// Retires `n` instructions known to be ready.
+    fn retire_run(&self, f: &mut Flow, n: u64) {
+        f.retired += n;
+        while let Some(l) = self.loads.get(f.front) {
+            if l.seq >= f.retired {
+                break;
+            }
+            f.load_latency_sum += l.ready_at.max(l.issued) - l.issued;
+            f.front += 1;
+        }
+    }
+
+    // ---- The reference: one whole cycle, with memory and the trace ----
+
+    fn full_step(&mut self, trace: &mut dyn CpuTraceSource, mem: &mut dyn CoreMemory) -> Result<()> {
+        self.predicted = None;
+        let t = self.flow.cycle;
+        let mut f = self.flow;
+        self.retire(&mut f, t);
+        let crossed = self.crosses_target(&f);
+        self.commit(&mut f);
+        let mut slots = self.fill_bubbles(&mut f, self.width);
+        loop {
+            match self.then(&f, slots, t) {
+                Then::Done => break,
+                Then::Stall(s) => {
+                    f.stall[s as usize] += 1;
+                    break;
+                }
+                Then::Call => {}
+            }
+            if !self.has_record {
+                f.bubbles = self.fetch(trace)?;
+                slots = self.fill_bubbles(&mut f, slots);
+                continue;
+            }
+            if !self.load_sent {
+                match mem.load(self.id, self.read, f.inserted, t)? {
+                    LoadOutcome::Refused => {
+                        self.stats.refused_loads += 1;
+                        self.refused(&mut f, slots, t, mem);
+                        break;
+                    }
+                    outcome => {
+                        let ready_at = match outcome {
+                            LoadOutcome::Done { latency } => {
+                                self.stats.load_hits += 1;
+                                t.saturating_add(latency)
+                            }
+                            _ => {
+                                self.stats.load_misses += 1;
+                                self.outstanding += 1;
+                                NEVER
+                            }
+                        };
+                        self.loads.push_back(LoadSlot { seq: f.inserted, issued: t, ready_at });
+                        self.stats.loads += 1;
+                        f.inserted += 1;
+                        slots -= 1;
+                        self.load_sent = true;
+                    }
+                }
+            }
+            if let Some(addr) = self.writeback {
+                if !mem.writeback(self.id, addr, t)? {
+                    self.stats.refused_writebacks += 1;
+                    self.refused(&mut f, slots, t, mem);
+                    break;
+                }
+                self.stats.writebacks += 1;
+                self.writeback = None;
+            }
+            self.has_record = false;
+        }
+        f.cycle += 1;
+        self.flow = f;
+        self.sync_stats();
+        if crossed {
+            let mut snap = self.stats;
+            snap.retired = self.retire_target;
+            self.target_stats = Some(snap);
+        }
+        Ok(())
+    }
+
+    fn refused(&mut self, f: &mut Flow, slots: u64, t: Cycle, mem: &dyn CoreMemory) {
+        self.retry_at = mem.retry_at(self.id, t).max(t + 1);
+        if slots == self.width {
+            f.stall[Stall::Refused as usize] += 1;
+        }
+    }
+
+    /// Loads the next record, wrapping around at the end of the trace; returns its bubbles.
+    fn fetch(&mut self, trace: &mut dyn CpuTraceSource) -> Result<u64> {
+        let rec = match trace.next_record()? {
+            Some(r) => r,
+            None => {
+                trace.rewind()?;
+                self.stats.trace_wraps += 1;
+                trace.next_record()?.ok_or_else(|| Error::config("trace", format!("'{}' has no records", trace.name())))?
+            }
+        };
+        self.stats.records += 1;
+        self.has_record = true;
+        self.read = rec.read;
+        self.load_sent = false;
+        self.writeback = rec.writeback;
+        Ok(rec.bubbles as u64)
+    }
+}
+
+#[cfg(test)]
+#[path = "ooo_core_tests.rs"]
+mod tests;
