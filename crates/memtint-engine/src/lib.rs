@@ -17,6 +17,7 @@ pub mod memory_system;
 pub mod presets;
 pub mod stats;
 pub mod trace;
+pub mod workload;
 
 pub use error::{Error, Result};
 
