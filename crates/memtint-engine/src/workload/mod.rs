@@ -3,9 +3,11 @@
 //! built-in synthetic profiles (`profile`); `open` picks one from a string, `trace_stats` counts
 //! a trace in one pass.
 
+pub mod binary_trace;
 pub mod cpu_trace;
 pub mod trace_stats;
 
+pub use binary_trace::{convert, BinaryTraceReader, BinaryTraceWriter, MttHeader};
 pub use cpu_trace::CpuTraceReader;
 pub use trace_stats::{trace_stats, TraceStats};
 
