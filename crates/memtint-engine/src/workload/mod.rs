@@ -5,10 +5,14 @@
 
 pub mod binary_trace;
 pub mod cpu_trace;
+pub mod open;
+pub mod profile;
 pub mod trace_stats;
 
 pub use binary_trace::{convert, BinaryTraceReader, BinaryTraceWriter, MttHeader};
 pub use cpu_trace::CpuTraceReader;
+pub use open::open_cpu_workload;
+pub use profile::{Profile, ProfileGenerator, ProfileOverrides, ProfileParams};
 pub use trace_stats::{trace_stats, TraceStats};
 
 use crate::error::Result;
