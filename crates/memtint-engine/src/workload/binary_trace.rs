@@ -25,7 +25,8 @@
 //! 3. a zigzag varint: read line minus `read_table[r]` (wrapping, as `i64`); then
 //!    `read_table[r]` = read line;
 //! 4. if bit 6: a zigzag varint: writeback line minus `writeback_table[w]`; then
-//!    `writeback_table[w]` = writeback line (if bit 6 is clear, `w` is 0);
+//!    `writeback_table[w]` = writeback line (without a writeback, writers set `w` to 0 and
+//!    readers ignore it);
 //! 5. if bit 7: one byte, the read's offset, then, with a writeback, one byte, its offset.
 //!
 //! A varint is LEB128: 7 bits per byte, least significant first, high bit set on every byte
