@@ -96,7 +96,7 @@ fn parse_fast(s: &[u8]) -> Option<(usize, CpuRecord)> {
     }
     let (read, i) = fast_addr(s, j)?;
     let j = fast_blanks(s, i);
-    if j == i || s.get(j).map_or(true, |&b| b == b'\r' || b == b'\n') {
+    if j == i || matches!(s.get(j), None | Some(b'\r' | b'\n')) {
         let len = fast_line_end(s, i)?;
         return Some((len, CpuRecord { bubbles: bubbles as u32, read, writeback: None }));
     }
