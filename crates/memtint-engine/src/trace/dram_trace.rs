@@ -13,13 +13,15 @@
 //!
 //! Files are streamed, never loaded whole: the reader owns one chunk buffer that is refilled in
 //! place, and each line is parsed straight out of it with byte-level code (no allocation per
-//! line). A file starting with the gzip magic bytes `1f 8b` is decompressed on the fly
+//! line; the input layer is shared with the CPU-trace reader, see `text_input`). A file starting with the gzip magic bytes `1f 8b` is decompressed on the fly
 //! (concatenated gzip members are fine), whatever its name.
 
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::text_input::{
+    fast_addr, fast_blanks, fast_decimal, fast_line_end, next_field, parse_addr, parse_decimal, show, DecimalError,
+    LineReader,
+};
 use super::{DramRequest, TraceSource};
 use crate::error::{Error, Result};
 use crate::Cycle;
@@ -52,27 +54,10 @@ impl DramTraceFormat {
     }
 }
 
-/// Size of the chunk buffer the file is read into.
-const CHUNK_BYTES: usize = 256 * 1024;
-/// A line longer than this is not a trace line (most likely a binary file): report it rather than
-/// growing the buffer without bound.
-const MAX_LINE_BYTES: usize = 1 << 20;
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-
 /// A streaming reader of a Ramulator or DRAMSim3 DRAM-level trace, plain or gzip-compressed.
 pub struct DramTraceReader {
-    path: PathBuf,
+    input: LineReader,
     format: DramTraceFormat,
-    source: Box<dyn Read + Send>,
-    gzip: bool,
-    /// Chunk buffer; bytes `pos..end` are read but not yet consumed.
-    buf: Vec<u8>,
-    pos: usize,
-    end: usize,
-    eof: bool,
-    /// Lines consumed so far (including blank and comment lines); the 1-based number of the
-    /// line last returned or rejected.
-    lines: u64,
     /// Arrival cycle of the previous request (DRAMSim3), to reject cycles that go backwards.
     prev_cycle: Option<Cycle>,
 }
@@ -80,10 +65,10 @@ pub struct DramTraceReader {
 impl std::fmt::Debug for DramTraceReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DramTraceReader")
-            .field("path", &self.path)
+            .field("path", &self.input.path())
             .field("format", &self.format)
-            .field("gzip", &self.gzip)
-            .field("lines_read", &self.lines)
+            .field("gzip", &self.input.is_gzip())
+            .field("lines_read", &self.input.lines_read())
             .finish()
     }
 }
@@ -91,37 +76,16 @@ impl std::fmt::Debug for DramTraceReader {
 impl DramTraceReader {
     /// Opens `path`; detects gzip by content (magic bytes `1f 8b`), not by extension.
     pub fn open(path: &Path, format: DramTraceFormat) -> Result<Self> {
-        let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let mut magic = [0u8; 2];
-        let got = read_full(&mut file, &mut magic).map_err(|e| Error::io(path, e))?;
-        let gzip = got == 2 && magic == GZIP_MAGIC;
-        file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(path, e))?;
-        let source: Box<dyn Read + Send> = if gzip {
-            Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::with_capacity(64 * 1024, file)))
-        } else {
-            Box::new(file)
-        };
-        Ok(DramTraceReader {
-            path: path.to_path_buf(),
-            format,
-            source,
-            gzip,
-            buf: vec![0; CHUNK_BYTES],
-            pos: 0,
-            end: 0,
-            eof: false,
-            lines: 0,
-            prev_cycle: None,
-        })
+        Ok(DramTraceReader { input: LineReader::open(path)?, format, prev_cycle: None })
     }
 
     /// Lines consumed so far, blank and comment lines included.
     pub fn lines_read(&self) -> u64 {
-        self.lines
+        self.input.lines_read()
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.input.path()
     }
 
     pub fn format(&self) -> DramTraceFormat {
@@ -130,74 +94,9 @@ impl DramTraceReader {
 
     /// Whether the file is gzip-compressed.
     pub fn is_gzip(&self) -> bool {
-        self.gzip
+        self.input.is_gzip()
     }
 
-    fn parse_error(&self, line: u64, reason: impl Into<String>) -> Error {
-        Error::Parse { path: self.path.clone(), line, reason: reason.into() }
-    }
-
-    /// The next line (without its `\n`) as a range of `buf`, or `None` at the end of the file.
-    /// Counts the line in `lines`.
-    fn next_line(&mut self) -> Result<Option<(usize, usize)>> {
-        let mut scanned = 0; // bytes of pos..end already known to hold no '\n'
-        loop {
-            let window = &self.buf[self.pos + scanned..self.end];
-            if let Some(i) = window.iter().position(|&b| b == b'\n') {
-                let start = self.pos;
-                let stop = self.pos + scanned + i;
-                self.pos = stop + 1;
-                self.lines += 1;
-                return Ok(Some((start, stop)));
-            }
-            scanned = self.end - self.pos;
-            if self.eof {
-                if self.pos < self.end {
-                    let start = self.pos;
-                    self.pos = self.end;
-                    self.lines += 1;
-                    return Ok(Some((start, self.end)));
-                }
-                return Ok(None);
-            }
-            if scanned > MAX_LINE_BYTES {
-                return Err(self.parse_error(
-                    self.lines + 1,
-                    format!("line longer than {MAX_LINE_BYTES} bytes; is this a text trace?"),
-                ));
-            }
-            // Move the partial line to the front, grow if one line fills the buffer, refill.
-            if self.pos > 0 {
-                self.buf.copy_within(self.pos..self.end, 0);
-                self.end -= self.pos;
-                self.pos = 0;
-            }
-            if self.end == self.buf.len() {
-                self.buf.resize(self.buf.len() * 2, 0);
-            }
-            let n = loop {
-                match self.source.read(&mut self.buf[self.end..]) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) if self.gzip => {
-                        return Err(self.parse_error(
-                            self.lines + 1,
-                            format!("corrupt or truncated gzip data: {e}"),
-                        ))
-                    }
-                    Err(e) => return Err(Error::io(&self.path, e)),
-                }
-            };
-            if n == 0 {
-                self.eof = true;
-            } else {
-                self.end += n;
-            }
-        }
-    }
-}
-
-impl DramTraceReader {
     /// Checks the arrival order and builds the request for the line just consumed.
     #[inline]
     fn accept(&mut self, parsed: ParsedLine) -> Result<DramRequest> {
@@ -205,8 +104,8 @@ impl DramTraceReader {
         if let Some(cycle) = cycle {
             if let Some(prev) = self.prev_cycle {
                 if cycle < prev {
-                    return Err(self.parse_error(
-                        self.lines,
+                    return Err(self.input.parse_error(
+                        self.input.lines_read(),
                         format!("cycle {cycle} is earlier than the previous line's {prev}"),
                     ));
                 }
@@ -221,39 +120,21 @@ impl TraceSource for DramTraceReader {
     fn next_request(&mut self) -> Result<Option<DramRequest>> {
         loop {
             // Fast path: a well-formed request line lying whole in the buffer, parsed in one pass.
-            if let Some((len, parsed)) = parse_fast(&self.buf[self.pos..self.end], self.format) {
-                self.pos += len;
-                self.lines += 1;
+            if let Some((len, parsed)) = parse_fast(self.input.pending(), self.format) {
+                self.input.consume_line(len);
                 return self.accept(parsed).map(Some);
             }
             // General path: anything else (comments, blank lines, errors, a line cut by the end
             // of the buffer or the end of the file).
-            let Some((start, stop)) = self.next_line()? else { return Ok(None) };
-            match parse_line(&self.buf[start..stop], self.format) {
+            let Some(range) = self.input.next_line()? else { return Ok(None) };
+            match parse_line(self.input.line(range), self.format) {
                 Ok(None) => continue,
                 Ok(Some(parsed)) => return self.accept(parsed).map(Some),
-                Err(reason) => return Err(self.parse_error(self.lines, reason)),
+                Err(reason) => return Err(self.input.parse_error(self.input.lines_read(), reason)),
             }
         }
     }
 }
-
-/// Value of each byte as a hex digit, 0xff when it is not one.
-const HEX_VALUE: [u8; 256] = {
-    let mut t = [0xffu8; 256];
-    let mut i = 0;
-    while i < 10 {
-        t[b'0' as usize + i] = i as u8;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < 6 {
-        t[b'a' as usize + i] = 10 + i as u8;
-        t[b'A' as usize + i] = 10 + i as u8;
-        i += 1;
-    }
-    t
-};
 
 /// Parses the common case only: a valid request line, terminated by `\n` within `s`, whose
 /// numbers cannot overflow (at most 16 hex or 19 decimal digits). Returns the bytes consumed
@@ -261,53 +142,12 @@ const HEX_VALUE: [u8; 256] = {
 /// line this accepts, with the same result (see the `fast_path_agrees_with_general_path` test).
 #[inline]
 fn parse_fast(s: &[u8], format: DramTraceFormat) -> Option<(usize, ParsedLine)> {
-    #[inline(always)]
-    fn decimal(s: &[u8], mut i: usize) -> Option<(u64, usize)> {
-        let start = i;
-        let mut v: u64 = 0;
-        while i < s.len() {
-            let d = s[i].wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            v = v.wrapping_mul(10).wrapping_add(d as u64);
-            i += 1;
-        }
-        let n = i - start;
-        (n > 0 && n <= 19).then_some((v, i))
-    }
-    #[inline(always)]
-    fn blanks(s: &[u8], mut i: usize) -> usize {
-        while i < s.len() && (s[i] == b' ' || s[i] == b'\t') {
-            i += 1;
-        }
-        i
-    }
-
-    let (addr, mut i) = if s.len() > 2 && s[0] == b'0' && s[1] | 0x20 == b'x' {
-        let mut i = 2;
-        let mut v: u64 = 0;
-        while i < s.len() {
-            let d = HEX_VALUE[s[i] as usize];
-            if d == 0xff {
-                break;
-            }
-            v = v.wrapping_shl(4) | d as u64;
-            i += 1;
-        }
-        if i == 2 || i > 18 {
-            return None;
-        }
-        (v, i)
-    } else {
-        decimal(s, 0)?
-    };
-
-    let op_start = blanks(s, i);
+    let (addr, i) = fast_addr(s, 0)?;
+    let op_start = fast_blanks(s, i);
     if op_start == i {
         return None;
     }
-    i = op_start;
+    let mut i = op_start;
     while i < s.len() && s[i].is_ascii_alphabetic() {
         i += 1;
     }
@@ -316,35 +156,17 @@ fn parse_fast(s: &[u8], format: DramTraceFormat) -> Option<(usize, ParsedLine)> 
     let cycle = match format {
         DramTraceFormat::Ramulator => None,
         DramTraceFormat::DramSim3 => {
-            let c = blanks(s, i);
+            let c = fast_blanks(s, i);
             if c == i {
                 return None;
             }
-            let (cycle, next) = decimal(s, c)?;
+            let (cycle, next) = fast_decimal(s, c, 19)?;
             i = next;
             Some(cycle)
         }
     };
-
-    i = blanks(s, i);
-    if i < s.len() && s[i] == b'\r' {
-        i += 1;
-    }
-    (i < s.len() && s[i] == b'\n').then_some((i + 1, ParsedLine { addr, is_write, cycle }))
-}
-
-/// Reads until `buf` is full or the end of the input; returns how many bytes were read.
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
+    let len = fast_line_end(s, i)?;
+    Some((len, ParsedLine { addr, is_write, cycle }))
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -352,26 +174,6 @@ struct ParsedLine {
     addr: u64,
     is_write: bool,
     cycle: Option<Cycle>,
-}
-
-#[inline]
-fn is_blank(b: u8) -> bool {
-    b == b' ' || b == b'\t' || b == b'\r'
-}
-
-/// Splits off the next blank-separated field; `None` when only blanks remain.
-#[inline]
-fn next_field<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
-    let s = *rest;
-    let start = s.iter().position(|&b| !is_blank(b))?;
-    let s = &s[start..];
-    let len = s.iter().position(|&b| is_blank(b)).unwrap_or(s.len());
-    *rest = &s[len..];
-    Some(&s[..len])
-}
-
-fn show(field: &[u8]) -> String {
-    String::from_utf8_lossy(field).into_owned()
 }
 
 /// Parses one line; `Ok(None)` for blank and comment lines, `Err(reason)` for malformed ones.
@@ -418,40 +220,6 @@ fn parse_op(op: &[u8]) -> Option<bool> {
     }
 }
 
-#[inline]
-fn parse_addr(field: &[u8]) -> std::result::Result<u64, String> {
-    let invalid = || format!("address '{}' is neither decimal nor 0x-hex", show(field));
-    let out_of_range = || "address out of range (more than 64 bits)".to_string();
-    match field {
-        [b'0', b'x' | b'X', digits @ ..] => {
-            if digits.is_empty() {
-                return Err(invalid());
-            }
-            let mut v: u64 = 0;
-            let mut overflow = false;
-            for &b in digits {
-                let d = match b {
-                    b'0'..=b'9' => b - b'0',
-                    b'a'..=b'f' => b - b'a' + 10,
-                    b'A'..=b'F' => b - b'A' + 10,
-                    _ => return Err(invalid()),
-                };
-                overflow |= v >> 60 != 0;
-                v = (v << 4) | d as u64;
-            }
-            if overflow {
-                Err(out_of_range())
-            } else {
-                Ok(v)
-            }
-        }
-        _ => parse_decimal(field).map_err(|e| match e {
-            DecimalError::Invalid => invalid(),
-            DecimalError::Overflow => out_of_range(),
-        }),
-    }
-}
-
 fn parse_cycle(field: &[u8]) -> std::result::Result<Cycle, String> {
     parse_decimal(field).map_err(|e| match e {
         DecimalError::Invalid => format!("cycle '{}' is not a decimal number", show(field)),
@@ -459,76 +227,12 @@ fn parse_cycle(field: &[u8]) -> std::result::Result<Cycle, String> {
     })
 }
 
-enum DecimalError {
-    Invalid,
-    Overflow,
-}
-
-#[inline]
-fn parse_decimal(field: &[u8]) -> std::result::Result<u64, DecimalError> {
-    if field.is_empty() {
-        return Err(DecimalError::Invalid);
-    }
-    let mut v: u64 = 0;
-    let mut overflow = false;
-    for &b in field {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return Err(DecimalError::Invalid);
-        }
-        match v.checked_mul(10).and_then(|v| v.checked_add(d as u64)) {
-            Some(n) => v = n,
-            None => overflow = true,
-        }
-    }
-    if overflow {
-        Err(DecimalError::Overflow)
-    } else {
-        Ok(v)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::text_input::TempFile;
     use super::*;
-    use std::io::Write;
-    use std::sync::atomic::{AtomicU64, Ordering};
-
-    /// A file under the system temp dir with a name unique to this process and call; removed on drop.
-    struct TempFile(PathBuf);
-
-    impl TempFile {
-        fn new(tag: &str) -> Self {
-            static COUNTER: AtomicU64 = AtomicU64::new(0);
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.subsec_nanos())
-                .unwrap_or(0);
-            let name = format!("memtint-trace-test-{}-{n}-{nanos}-{tag}", std::process::id());
-            TempFile(std::env::temp_dir().join(name))
-        }
-        fn with_bytes(tag: &str, bytes: &[u8]) -> Self {
-            let t = TempFile::new(tag);
-            std::fs::write(&t.0, bytes).unwrap();
-            t
-        }
-        fn gzip(tag: &str, members: &[&[u8]]) -> Self {
-            let mut out = Vec::new();
-            for m in members {
-                let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-                enc.write_all(m).unwrap();
-                out.extend(enc.finish().unwrap());
-            }
-            TempFile::with_bytes(tag, &out)
-        }
-    }
-
-    impl Drop for TempFile {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
+    use std::fs::File;
+    use std::io::{self, Write};
 
     fn read_all(path: &Path, format: DramTraceFormat) -> Result<Vec<DramRequest>> {
         let mut r = DramTraceReader::open(path, format)?;

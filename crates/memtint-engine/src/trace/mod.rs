@@ -3,6 +3,7 @@
 
 pub mod dram_trace;
 pub mod generator;
+pub(crate) mod text_input;
 
 pub use dram_trace::{DramTraceFormat, DramTraceReader};
 pub use generator::{GeneratorKind, GeneratorSpec, RequestGenerator};

@@ -1,11 +1,104 @@
-//! CPU-level workloads.
+//! CPU-level workloads: what one core executes, as a stream of trace records. Sources are
+//! Ramulator CPU-trace text (`cpu_trace`), memtint's binary `.mtt` traces (`binary_trace`) and
+//! built-in synthetic profiles (`profile`); `open` picks one from a string, `trace_stats` counts
+//! a trace in one pass.
+
+pub mod binary_trace;
+pub mod cpu_trace;
+pub mod open;
+pub mod profile;
+pub mod trace_stats;
+
+pub use binary_trace::{convert, BinaryTraceReader, BinaryTraceWriter, MttHeader};
+pub use cpu_trace::CpuTraceReader;
+pub use open::open_cpu_workload;
+pub use profile::{Profile, ProfileGenerator, ProfileOverrides, ProfileParams};
+pub use trace_stats::{trace_stats, TraceStats};
+
 use crate::error::Result;
-/// One trace record: `bubbles` non-memory instructions, then one memory instruction (a load of `read`), and optionally a dirty-line writeback address (not an instruction).
+
+/// One trace record: `bubbles` non-memory instructions, then one memory instruction (a load of
+/// `read`), and optionally a dirty-line writeback address (not an instruction).
+///
+/// Addresses are virtual byte addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CpuRecord { pub bubbles: u32, pub read: u64, pub writeback: Option<u64> }
+pub struct CpuRecord {
+    pub bubbles: u32,
+    pub read: u64,
+    pub writeback: Option<u64>,
+}
+
+impl CpuRecord {
+    /// Instructions this record stands for: the bubbles plus the load (as Ramulator counts them).
+    #[inline]
+    pub fn instructions(&self) -> u64 {
+        self.bubbles as u64 + 1
+    }
+}
+
+/// A core's instruction stream. `Ok(None)` marks the end; errors carry file, line and reason.
 pub trait CpuTraceSource: Send {
     fn next_record(&mut self) -> Result<Option<CpuRecord>>;
     /// Start again from the beginning (traces that end early wrap around).
     fn rewind(&mut self) -> Result<()>;
+    /// What the records come from (a path or a profile), for messages and statistics.
     fn name(&self) -> &str;
+}
+
+/// Records held in memory (tests, and API users who build a workload in code).
+#[derive(Clone, Debug)]
+pub struct VecCpuSource {
+    name: String,
+    records: Vec<CpuRecord>,
+    next: usize,
+}
+
+impl VecCpuSource {
+    pub fn new(name: impl Into<String>, records: Vec<CpuRecord>) -> Self {
+        VecCpuSource { name: name.into(), records, next: 0 }
+    }
+}
+
+impl CpuTraceSource for VecCpuSource {
+    fn next_record(&mut self) -> Result<Option<CpuRecord>> {
+        let r = self.records.get(self.next).copied();
+        self.next += r.is_some() as usize;
+        Ok(r)
+    }
+
+    fn rewind(&mut self) -> Result<()> {
+        self.next = 0;
+        Ok(())
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Where the SPEC CPU2006 traces used by tests live: `$MEMTINT_SPEC_TRACES`, else
+/// `../shared/traces/spec2006` relative to the workspace root. `None` (with a note printed) when
+/// absent, so tests that need them skip.
+#[cfg(test)]
+pub(crate) fn spec_traces_dir() -> Option<std::path::PathBuf> {
+    let dir = match std::env::var_os("MEMTINT_SPEC_TRACES") {
+        Some(d) => std::path::PathBuf::from(d),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/spec2006"),
+    };
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        println!("note: SPEC traces not found at {}; skipping (set MEMTINT_SPEC_TRACES)", dir.display());
+        None
+    }
+}
+
+/// Reads a source to its end.
+#[cfg(test)]
+pub(crate) fn collect(source: &mut (impl CpuTraceSource + ?Sized)) -> Result<Vec<CpuRecord>> {
+    let mut out = Vec::new();
+    while let Some(r) = source.next_record()? {
+        out.push(r);
+    }
+    Ok(out)
 }

@@ -1,0 +1,748 @@
+//! memtint's compact binary CPU-trace format, `.mtt`: the same records as a Ramulator CPU trace,
+//! delta- and varint-encoded, read several times faster than gzip text and smaller.
+//!
+//! # Format, version 1
+//!
+//! A 32-byte header, then the body. All header integers are little-endian.
+//!
+//! | offset | size | field |
+//! |-------:|-----:|-------|
+//! | 0  | 4 | magic: the ASCII bytes `MTT1` |
+//! | 4  | 2 | version: 1 |
+//! | 6  | 2 | flags: bit 0 set = the body is gzip-compressed (one or more gzip members); other bits 0 |
+//! | 8  | 8 | record count; `0xffff_ffff_ffff_ffff` = the writer never finished (file unusable) |
+//! | 16 | 8 | instruction count: sum over records of bubbles + 1 |
+//! | 24 | 8 | writeback count: records that carry a writeback |
+//!
+//! The body is the records, back to back, nothing after the last. Addresses are split into a
+//! line (`addr >> 6`) and an offset (`addr & 63`). Programs interleave several access streams,
+//! so lines are coded as deltas from one of 8 recent lines: a read table and a writeback table,
+//! 8 slots each, every slot 0 at the start. Each record is:
+//!
+//! 1. bubbles, a varint (at most `u32::MAX`);
+//! 2. one selector byte: bits 0-2 the read slot `r`, bits 3-5 the writeback slot `w`, bit 6
+//!    set when the record has a writeback, bit 7 set when an address is not line-aligned;
+//! 3. a zigzag varint: read line minus `read_table[r]` (wrapping, as `i64`); then
+//!    `read_table[r]` = read line;
+//! 4. if bit 6: a zigzag varint: writeback line minus `writeback_table[w]`; then
+//!    `writeback_table[w]` = writeback line (without a writeback, writers set `w` to 0 and
+//!    readers ignore it);
+//! 5. if bit 7: one byte, the read's offset, then, with a writeback, one byte, its offset.
+//!
+//! A varint is LEB128: 7 bits per byte, least significant first, high bit set on every byte
+//! but the last; at most 10 bytes. Zigzag maps a signed `n` to `(n << 1) ^ (n >> 63)`. A record
+//! is thus at most 28 bytes. Which slot a writer picks is its choice (any slot decodes); this
+//! one takes the slot nearest the line, or, when none is within 256 lines (a new stream), the
+//! least recently used slot, so that active streams keep theirs.
+//!
+//! The whole file may also be gzip-compressed as a unit (e.g. by `gzip`); readers undo that
+//! first. A reader checks the magic, version and flags, and that the body holds exactly the
+//! announced number of records (a truncated or padded file is an error).
+
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use super::{CpuRecord, CpuTraceReader, CpuTraceSource};
+use crate::error::{Error, Result};
+use crate::trace::text_input::{open_input, read_full};
+
+pub const MTT_MAGIC: [u8; 4] = *b"MTT1";
+pub const MTT_VERSION: u16 = 1;
+const HEADER_BYTES: usize = 32;
+const FLAG_GZIP_BODY: u16 = 1;
+const UNFINISHED: u64 = u64::MAX;
+/// The longest record: 5 bytes of bubbles, the selector, two 10-byte deltas, two offset bytes.
+const MAX_RECORD_BYTES: usize = 28;
+const SLOTS: usize = 8;
+/// A line farther than this from every slot starts a new stream (see the format).
+const NEAR_LINES: u64 = 256;
+const SEL_WRITEBACK: u8 = 1 << 6;
+const SEL_UNALIGNED: u8 = 1 << 7;
+const LINE_SHIFT: u32 = 6;
+const OFFSET_MASK: u64 = 63;
+const CHUNK_BYTES: usize = 256 * 1024;
+
+/// The header of an `.mtt` file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MttHeader {
+    pub gzip_body: bool,
+    pub records: u64,
+    pub instructions: u64,
+    pub writebacks: u64,
+}
+
+impl MttHeader {
+    fn encode(&self) -> [u8; HEADER_BYTES] {
+        let mut h = [0u8; HEADER_BYTES];
+        h[0..4].copy_from_slice(&MTT_MAGIC);
+        h[4..6].copy_from_slice(&MTT_VERSION.to_le_bytes());
+        h[6..8].copy_from_slice(&(if self.gzip_body { FLAG_GZIP_BODY } else { 0 }).to_le_bytes());
+        h[8..16].copy_from_slice(&self.records.to_le_bytes());
+        h[16..24].copy_from_slice(&self.instructions.to_le_bytes());
+        h[24..32].copy_from_slice(&self.writebacks.to_le_bytes());
+        h
+    }
+
+    /// `got` is how many header bytes the file had.
+    fn decode(path: &Path, h: &[u8; HEADER_BYTES], got: usize) -> Result<Self> {
+        let err = |reason: String| header_error(path, reason);
+        if got < MTT_MAGIC.len() || h[0..4] != MTT_MAGIC {
+            return Err(err(format!(
+                "not a memtint binary trace: expected magic bytes 'MTT1', found {:?}",
+                String::from_utf8_lossy(&h[..got.min(4)])
+            )));
+        }
+        if got < HEADER_BYTES {
+            return Err(err(format!("truncated header: {got} of {HEADER_BYTES} bytes")));
+        }
+        let u16_at = |i: usize| u16::from_le_bytes([h[i], h[i + 1]]);
+        let u64_at = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().unwrap());
+        let version = u16_at(4);
+        if version != MTT_VERSION {
+            return Err(err(format!("unsupported .mtt version {version} (this memtint reads version {MTT_VERSION})")));
+        }
+        let flags = u16_at(6);
+        if flags & !FLAG_GZIP_BODY != 0 {
+            return Err(err(format!("unknown flags {flags:#06x}")));
+        }
+        let records = u64_at(8);
+        if records == UNFINISHED {
+            return Err(err("incomplete file: its writer never finished it (no record count)".into()));
+        }
+        Ok(MttHeader { gzip_body: flags & FLAG_GZIP_BODY != 0, records, instructions: u64_at(16), writebacks: u64_at(24) })
+    }
+}
+
+/// Errors in the header are reported at "line" 0; errors in a record at its 1-based number.
+fn header_error(path: &Path, reason: String) -> Error {
+    Error::Parse { path: path.to_path_buf(), line: 0, reason: format!("header: {reason}") }
+}
+
+#[inline]
+fn zigzag(n: i64) -> u64 {
+    ((n << 1) ^ (n >> 63)) as u64
+}
+
+#[inline]
+fn unzigzag(z: u64) -> i64 {
+    (z >> 1) as i64 ^ -((z & 1) as i64)
+}
+
+#[inline]
+fn put_varint(out: &mut [u8], mut n: usize, mut v: u64) -> usize {
+    while v >= 0x80 {
+        out[n] = v as u8 | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    out[n] = v as u8;
+    n + 1
+}
+
+enum Body {
+    Plain(BufWriter<File>),
+    Gzip(flate2::write::GzEncoder<BufWriter<File>>),
+}
+
+/// Writes an `.mtt` file record by record; `finish` writes the counts into the header. A file
+/// whose writer is dropped unfinished is rejected by readers.
+pub struct BinaryTraceWriter {
+    path: PathBuf,
+    body: Body,
+    header: MttHeader,
+    reads: SlotChooser,
+    writebacks: SlotChooser,
+}
+
+/// The writer's side of a slot table: the lines, and when each slot was last used.
+#[derive(Default)]
+struct SlotChooser {
+    lines: [u64; SLOTS],
+    last_use: [u64; SLOTS],
+    clock: u64,
+}
+
+impl SlotChooser {
+    /// Picks the slot for `line`, records it there, and returns the slot and the delta.
+    #[inline]
+    fn code(&mut self, line: u64) -> (u8, i64) {
+        let mut best = 0;
+        let mut best_distance = u64::MAX;
+        for (i, &l) in self.lines.iter().enumerate() {
+            let d = (line.wrapping_sub(l) as i64).unsigned_abs();
+            if d < best_distance {
+                best = i;
+                best_distance = d;
+            }
+        }
+        if best_distance >= NEAR_LINES {
+            best = (0..SLOTS).min_by_key(|&i| self.last_use[i]).unwrap_or(0);
+        }
+        self.clock += 1;
+        self.last_use[best] = self.clock;
+        let delta = line.wrapping_sub(self.lines[best]) as i64;
+        self.lines[best] = line;
+        (best as u8, delta)
+    }
+}
+
+impl BinaryTraceWriter {
+    /// Creates (or truncates) `path`; `gzip_body` compresses the records (header stays plain).
+    pub fn create(path: &Path, gzip_body: bool) -> Result<Self> {
+        let mut file = BufWriter::with_capacity(CHUNK_BYTES, File::create(path).map_err(|e| Error::io(path, e))?);
+        let header = MttHeader { gzip_body, records: UNFINISHED, ..MttHeader::default() };
+        file.write_all(&header.encode()).map_err(|e| Error::io(path, e))?;
+        let body = if gzip_body {
+            Body::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::default()))
+        } else {
+            Body::Plain(file)
+        };
+        Ok(BinaryTraceWriter {
+            path: path.to_path_buf(),
+            body,
+            header: MttHeader { records: 0, ..header },
+            reads: SlotChooser::default(),
+            writebacks: SlotChooser::default(),
+        })
+    }
+
+    #[inline]
+    pub fn write(&mut self, r: &CpuRecord) -> Result<()> {
+        let mut buf = [0u8; MAX_RECORD_BYTES];
+        let wb = r.writeback.unwrap_or(0);
+        let has_wb = r.writeback.is_some();
+        let unaligned = (r.read | wb) & OFFSET_MASK != 0;
+        let mut n = put_varint(&mut buf, 0, r.bubbles as u64);
+        let sel_at = n;
+        n += 1;
+        let (read_slot, delta) = self.reads.code(r.read >> LINE_SHIFT);
+        let mut sel = read_slot;
+        n = put_varint(&mut buf, n, zigzag(delta));
+        if has_wb {
+            let (wb_slot, delta) = self.writebacks.code(wb >> LINE_SHIFT);
+            sel |= wb_slot << 3 | SEL_WRITEBACK;
+            n = put_varint(&mut buf, n, zigzag(delta));
+        }
+        if unaligned {
+            sel |= SEL_UNALIGNED;
+        }
+        buf[sel_at] = sel;
+        if unaligned {
+            buf[n] = (r.read & OFFSET_MASK) as u8;
+            n += 1;
+            if has_wb {
+                buf[n] = (wb & OFFSET_MASK) as u8;
+                n += 1;
+            }
+        }
+        let res = match &mut self.body {
+            Body::Plain(w) => w.write_all(&buf[..n]),
+            Body::Gzip(w) => w.write_all(&buf[..n]),
+        };
+        res.map_err(|e| Error::io(&self.path, e))?;
+        self.header.records += 1;
+        self.header.instructions += r.instructions();
+        self.header.writebacks += has_wb as u64;
+        Ok(())
+    }
+
+    /// Flushes the body and writes the final header; returns it.
+    pub fn finish(self) -> Result<MttHeader> {
+        let io_err = |e| Error::io(&self.path, e);
+        let buffered = match self.body {
+            Body::Plain(w) => w,
+            Body::Gzip(w) => w.finish().map_err(io_err)?,
+        };
+        let mut file = buffered.into_inner().map_err(|e| io_err(e.into_error()))?;
+        file.seek(SeekFrom::Start(0)).map_err(io_err)?;
+        file.write_all(&self.header.encode()).map_err(io_err)?;
+        file.flush().map_err(io_err)?;
+        Ok(self.header)
+    }
+}
+
+/// Writes every remaining record of `source` to a new `.mtt` file at `output`.
+pub fn write_mtt(source: &mut (impl CpuTraceSource + ?Sized), output: &Path, gzip_body: bool) -> Result<MttHeader> {
+    let mut w = BinaryTraceWriter::create(output, gzip_body)?;
+    while let Some(r) = source.next_record()? {
+        w.write(&r)?;
+    }
+    w.finish()
+}
+
+/// Converts a Ramulator CPU trace (plain or gzip text) to `.mtt`. The body is gzip-compressed
+/// when `output`'s name ends in `.gz`.
+pub fn convert(input: &Path, output: &Path) -> Result<MttHeader> {
+    let gzip_body = output.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    write_mtt(&mut CpuTraceReader::open(input)?, output, gzip_body)
+}
+
+/// Whether `path` holds an `.mtt` trace (possibly gzipped as a whole), judged by its magic bytes.
+pub fn is_mtt(path: &Path) -> Result<bool> {
+    let (mut source, _) = open_input(path)?;
+    let mut magic = [0u8; 4];
+    // A gzip error here means "not readable as .mtt"; the text reader will report it properly.
+    let got = read_full(&mut source, &mut magic).unwrap_or(0);
+    Ok(got == 4 && magic == MTT_MAGIC)
+}
+
+/// A streaming reader of an `.mtt` file.
+pub struct BinaryTraceReader {
+    path: PathBuf,
+    name: String,
+    header: MttHeader,
+    source: Box<dyn Read + Send>,
+    /// Chunk buffer; bytes `pos..end` are read but not yet decoded.
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    eof: bool,
+    records_read: u64,
+    /// The read and writeback slot tables (see the format).
+    tables: SlotTables,
+}
+
+impl std::fmt::Debug for BinaryTraceReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BinaryTraceReader")
+            .field("path", &self.path)
+            .field("header", &self.header)
+            .field("records_read", &self.records_read)
+            .finish()
+    }
+}
+
+impl BinaryTraceReader {
+    pub fn open(path: &Path) -> Result<Self> {
+        let (mut source, outer_gzip) = open_input(path)?;
+        let mut h = [0u8; HEADER_BYTES];
+        let got = read_full(&mut source, &mut h).map_err(|e| {
+            if outer_gzip {
+                header_error(path, format!("corrupt or truncated gzip data: {e}"))
+            } else {
+                Error::io(path, e)
+            }
+        })?;
+        let header = MttHeader::decode(path, &h, got)?;
+        if header.gzip_body {
+            source = Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::with_capacity(64 * 1024, source)));
+        }
+        Ok(BinaryTraceReader {
+            path: path.to_path_buf(),
+            name: path.display().to_string(),
+            header,
+            source,
+            buf: vec![0; CHUNK_BYTES],
+            pos: 0,
+            end: 0,
+            eof: false,
+            records_read: 0,
+            tables: SlotTables::default(),
+        })
+    }
+
+    pub fn header(&self) -> &MttHeader {
+        &self.header
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn record_error(&self, reason: String) -> Error {
+        Error::Parse { path: self.path.clone(), line: self.records_read + 1, reason: format!("record {}: {reason}", self.records_read + 1) }
+    }
+
+    /// Tops the buffer up to at least `MAX_RECORD_BYTES` pending bytes, or to the end of file.
+    #[cold]
+    fn refill(&mut self) -> Result<()> {
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.end -= self.pos;
+        self.pos = 0;
+        while !self.eof && self.end < MAX_RECORD_BYTES {
+            match self.source.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if self.header.gzip_body || e.kind() == io::ErrorKind::InvalidInput || e.kind() == io::ErrorKind::InvalidData => {
+                    return Err(self.record_error(format!("corrupt or truncated gzip data: {e}")))
+                }
+                Err(e) => return Err(Error::io(&self.path, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Called once all announced records are read: the body must end here.
+    #[cold]
+    fn check_end(&mut self) -> Result<()> {
+        self.refill()?;
+        if self.end > self.pos {
+            return Err(Error::Parse {
+                path: self.path.clone(),
+                line: self.records_read,
+                reason: format!("data after the last of the {} records the header announces", self.header.records),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Why a record could not be decoded from the bytes at hand.
+enum DecodeError {
+    Truncated,
+    Overlong,
+    BubblesOutOfRange,
+}
+
+#[inline(always)]
+fn get_varint(s: &[u8], pos: &mut usize) -> std::result::Result<u64, DecodeError> {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = *s.get(*pos).ok_or(DecodeError::Truncated)?;
+        *pos += 1;
+        v |= ((b & 0x7f) as u64) << shift;
+        if b < 0x80 {
+            return Ok(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return Err(DecodeError::Overlong);
+        }
+    }
+}
+
+#[derive(Default)]
+struct SlotTables {
+    reads: [u64; SLOTS],
+    writebacks: [u64; SLOTS],
+}
+
+/// Decodes the record at the start of `s`, updating the slot tables; returns its length. On an
+/// error the tables may be half-updated, which does not matter: reading stops.
+#[inline(always)]
+fn decode_record(s: &[u8], tables: &mut SlotTables) -> std::result::Result<(usize, CpuRecord), DecodeError> {
+    let mut i = 0;
+    let bubbles = u32::try_from(get_varint(s, &mut i)?).map_err(|_| DecodeError::BubblesOutOfRange)?;
+    let sel = *s.get(i).ok_or(DecodeError::Truncated)?;
+    i += 1;
+    let slot = &mut tables.reads[(sel & 7) as usize];
+    *slot = slot.wrapping_add(unzigzag(get_varint(s, &mut i)?) as u64);
+    let mut read = *slot << LINE_SHIFT;
+    let mut writeback = None;
+    if sel & SEL_WRITEBACK != 0 {
+        let slot = &mut tables.writebacks[(sel >> 3 & 7) as usize];
+        *slot = slot.wrapping_add(unzigzag(get_varint(s, &mut i)?) as u64);
+        writeback = Some(*slot << LINE_SHIFT);
+    }
+    if sel & SEL_UNALIGNED != 0 {
+        read |= *s.get(i).ok_or(DecodeError::Truncated)? as u64 & OFFSET_MASK;
+        i += 1;
+        if let Some(wb) = &mut writeback {
+            *wb |= *s.get(i).ok_or(DecodeError::Truncated)? as u64 & OFFSET_MASK;
+            i += 1;
+        }
+    }
+    Ok((i, CpuRecord { bubbles, read, writeback }))
+}
+
+impl CpuTraceSource for BinaryTraceReader {
+    #[inline]
+    fn next_record(&mut self) -> Result<Option<CpuRecord>> {
+        if self.records_read == self.header.records {
+            if !self.eof || self.end > self.pos {
+                self.check_end()?;
+            }
+            return Ok(None);
+        }
+        if self.end - self.pos < MAX_RECORD_BYTES && !self.eof {
+            self.refill()?;
+        }
+        match decode_record(&self.buf[self.pos..self.end], &mut self.tables) {
+            Ok((len, r)) => {
+                self.pos += len;
+                self.records_read += 1;
+                Ok(Some(r))
+            }
+            Err(DecodeError::Truncated) => {
+                let where_ = if self.pos == self.end {
+                    format!("after record {}", self.records_read)
+                } else {
+                    format!("inside record {}", self.records_read + 1)
+                };
+                Err(self.record_error(format!(
+                    "truncated file: the header announces {} records, the data ends {where_}",
+                    self.header.records
+                )))
+            }
+            Err(DecodeError::Overlong) => Err(self.record_error("corrupt data: a varint longer than 10 bytes".into())),
+            Err(DecodeError::BubblesOutOfRange) => {
+                Err(self.record_error("corrupt data: instruction count out of range (more than 32 bits)".into()))
+            }
+        }
+    }
+
+    fn rewind(&mut self) -> Result<()> {
+        *self = BinaryTraceReader::open(&self.path)?;
+        Ok(())
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{collect, spec_traces_dir, trace_stats, VecCpuSource};
+    use super::*;
+    use crate::trace::text_input::TempFile;
+
+    fn rec(bubbles: u32, read: u64, writeback: Option<u64>) -> CpuRecord {
+        CpuRecord { bubbles, read, writeback }
+    }
+
+    /// Aligned and unaligned, forward and backward jumps, extremes.
+    fn handmade() -> Vec<CpuRecord> {
+        vec![
+            rec(3, 0x1000, None),
+            rec(0, 0x1040, Some(0x2000)),
+            rec(9, 0x40, None),
+            rec(4, 0x5003, Some(0x1fc0)),
+            rec(1, 0x1000, Some(0x1041)),
+            rec(u32::MAX, u64::MAX, Some(0)),
+            rec(0, 0, Some(u64::MAX)),
+            rec(7, 140734746854976, None),
+        ]
+    }
+
+    fn round_trip(records: &[CpuRecord], gzip_body: bool) -> (Vec<CpuRecord>, MttHeader) {
+        let f = TempFile::new("mtt");
+        let header = write_mtt(&mut VecCpuSource::new("v", records.to_vec()), &f.0, gzip_body).unwrap();
+        let mut r = BinaryTraceReader::open(&f.0).unwrap();
+        assert_eq!(r.header(), &header);
+        (collect(&mut r).unwrap(), header)
+    }
+
+    #[test]
+    fn handmade_records_round_trip_plain_and_gzip_body() {
+        let records = handmade();
+        for gzip_body in [false, true] {
+            let (got, header) = round_trip(&records, gzip_body);
+            assert_eq!(got, records);
+            let instructions: u64 = records.iter().map(|r| r.instructions()).sum();
+            assert_eq!(header, MttHeader { gzip_body, records: 8, instructions, writebacks: 5 });
+        }
+        let (got, header) = round_trip(&[], false);
+        assert!(got.is_empty());
+        assert_eq!(header.records, 0);
+    }
+
+    #[test]
+    fn text_to_mtt_conversion_keeps_every_record_and_the_stats() {
+        let text = "# handmade\n3 0x1000\n0 0x1040 0x2000\n9 4096\n4 0x5000\n1 0x1000 0x1043\n";
+        let input = TempFile::with_bytes("mtttext", text.as_bytes());
+        let out = TempFile::new("conv.mtt");
+        let header = convert(&input.0, &out.0).unwrap();
+        assert!(!header.gzip_body);
+        assert_eq!((header.records, header.instructions, header.writebacks), (5, 22, 2));
+        let want = collect(&mut CpuTraceReader::open(&input.0).unwrap()).unwrap();
+        let mut r = BinaryTraceReader::open(&out.0).unwrap();
+        assert_eq!(collect(&mut r).unwrap(), want);
+        r.rewind().unwrap();
+        let s = trace_stats(&mut r, None).unwrap();
+        assert_eq!((s.records, s.instructions, s.writebacks), (5, 22, 2));
+    }
+
+    #[test]
+    fn spec_trace_prefix_round_trips_through_mtt() {
+        let Some(dir) = spec_traces_dir() else { return };
+        let mut text = CpuTraceReader::open(&dir.join("456.hmmer.gz")).unwrap();
+        let mut records = Vec::new();
+        while records.len() < 200_000 {
+            records.push(text.next_record().unwrap().expect("hmmer has more than 200k records"));
+        }
+        for gzip_body in [false, true] {
+            let (got, header) = round_trip(&records, gzip_body);
+            assert_eq!(header.records, 200_000);
+            assert!(got == records, "round trip differs (gzip body: {gzip_body})");
+        }
+    }
+
+    fn mtt_bytes(records: &[CpuRecord], gzip_body: bool) -> Vec<u8> {
+        let f = TempFile::new("mttbytes");
+        write_mtt(&mut VecCpuSource::new("v", records.to_vec()), &f.0, gzip_body).unwrap();
+        std::fs::read(&f.0).unwrap()
+    }
+
+    /// Reads `bytes` as an .mtt file to the end; the error message, or "ok".
+    fn read_bytes(bytes: &[u8]) -> String {
+        let f = TempFile::with_bytes("mttbad", bytes);
+        match BinaryTraceReader::open(&f.0).and_then(|mut r| collect(&mut r)) {
+            Ok(_) => "ok".into(),
+            Err(e) => {
+                assert!(matches!(e, Error::Parse { .. }), "{e:?}");
+                let msg = e.to_string();
+                assert!(msg.starts_with(&f.0.display().to_string()), "{msg}");
+                msg
+            }
+        }
+    }
+
+    #[test]
+    fn bad_header_is_a_clear_error() {
+        let good = mtt_bytes(&handmade(), false);
+        assert_eq!(read_bytes(&good), "ok");
+        assert!(read_bytes(b"3 0x1000\n").contains("not a memtint binary trace: expected magic bytes 'MTT1'"));
+        assert!(read_bytes(b"").contains("not a memtint binary trace"));
+        assert!(read_bytes(&good[..20]).contains(":0: header: truncated header: 20 of 32 bytes"));
+        let mut v2 = good.clone();
+        v2[4] = 2;
+        assert!(read_bytes(&v2).contains("unsupported .mtt version 2"));
+        let mut flags = good.clone();
+        flags[6] = 0x82;
+        assert!(read_bytes(&flags).contains("unknown flags 0x0082"));
+        let mut unfinished = good.clone();
+        unfinished[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(read_bytes(&unfinished).contains("incomplete file"));
+    }
+
+    #[test]
+    fn truncated_or_padded_body_is_a_clear_error() {
+        let records: Vec<CpuRecord> = (0..50_000u64).map(|i| rec((i % 7) as u32, i * 4096 + i % 3, (i % 2 == 0).then_some(i * 64))).collect();
+        let good = mtt_bytes(&records, false);
+        let cut = read_bytes(&good[..good.len() - 1]);
+        assert!(cut.contains("truncated file: the header announces 50000 records, the data ends inside record 50000"), "{cut}");
+        let cut = read_bytes(&good[..HEADER_BYTES + 100]);
+        assert!(cut.contains("truncated file") && cut.contains("announces 50000"), "{cut}");
+        let mut padded = good.clone();
+        padded.push(0);
+        assert!(read_bytes(&padded).contains("data after the last of the 50000 records"));
+        // A header that announces fewer records than there are.
+        let mut short = good.clone();
+        short[8..16].copy_from_slice(&49_999u64.to_le_bytes());
+        assert!(read_bytes(&short).contains("data after the last of the 49999 records"));
+
+        let gz = mtt_bytes(&records, true);
+        assert_eq!(read_bytes(&gz), "ok");
+        let cut = read_bytes(&gz[..gz.len() - 10]);
+        assert!(cut.contains("corrupt or truncated gzip data") || cut.contains("truncated file"), "{cut}");
+    }
+
+    #[test]
+    fn interleaved_streams_cost_about_three_bytes_per_record() {
+        // Five streams far apart, as in hmmer, plus a stream of writebacks; bubbles below 128.
+        let bases = [47339700895424u64, 47339697114816, 47339704061632, 6732928, 6761856];
+        let records: Vec<CpuRecord> = (0..10_000u64)
+            .map(|i| rec((i % 100) as u32, bases[(i % 5) as usize] + i / 5 * 64, (i % 2 == 0).then_some(0x7000_0000 + i * 32)))
+            .collect();
+        let bytes = mtt_bytes(&records, false);
+        let per_record = (bytes.len() - HEADER_BYTES) as f64 / records.len() as f64;
+        assert!(per_record < 3.6, "{per_record} bytes per record");
+        let (got, _) = round_trip(&records, false);
+        assert_eq!(got, records);
+    }
+
+    #[test]
+    fn random_records_round_trip() {
+        use rand::{RngCore, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let records: Vec<CpuRecord> = (0..20_000)
+            .map(|_| {
+                let x = rng.next_u64();
+                let read = if x & 1 == 0 { rng.next_u64() } else { (x >> 20) % 4096 * 64 };
+                let writeback = (x & 6 == 0).then(|| if x & 8 == 0 { rng.next_u64() } else { read + 64 });
+                rec((x >> 40) as u32 >> (x % 32), read, writeback)
+            })
+            .collect();
+        for gzip_body in [false, true] {
+            assert_eq!(round_trip(&records, gzip_body).0, records);
+        }
+    }
+
+    #[test]
+    fn overlong_varint_is_corrupt_data() {
+        let mut bytes = mtt_bytes(&[rec(1, 64, None)], false);
+        bytes.truncate(HEADER_BYTES);
+        bytes.extend([0xff; 12]);
+        bytes.push(0);
+        assert!(read_bytes(&bytes).contains("record 1: corrupt data: a varint longer than 10 bytes"));
+    }
+
+    #[test]
+    fn whole_file_gzip_is_read_too() {
+        let records = handmade();
+        let f = TempFile::gzip("mttwhole", &[&mtt_bytes(&records, false)]);
+        assert!(is_mtt(&f.0).unwrap());
+        assert_eq!(collect(&mut BinaryTraceReader::open(&f.0).unwrap()).unwrap(), records);
+        let text = TempFile::gzip("notmtt", &[b"3 0x1000\n"]);
+        assert!(!is_mtt(&text.0).unwrap());
+    }
+
+    #[test]
+    fn rewind_starts_again_from_the_first_record() {
+        let f = TempFile::new("mttrew");
+        write_mtt(&mut VecCpuSource::new("v", handmade()), &f.0, true).unwrap();
+        let mut r = BinaryTraceReader::open(&f.0).unwrap();
+        let first = collect(&mut r).unwrap();
+        assert!(r.next_record().unwrap().is_none());
+        r.rewind().unwrap();
+        assert_eq!(collect(&mut r).unwrap(), first);
+    }
+
+    /// Size and read speed of .mtt against gzip text on a SPEC trace. Run with
+    /// `cargo test -p memtint-engine mtt_size_and_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn mtt_size_and_speed() {
+        let Some(dir) = spec_traces_dir() else { return };
+        let gz = dir.join("456.hmmer.gz");
+        let plain = TempFile::new("hmmer.txt");
+        {
+            let mut out = std::io::BufWriter::new(File::create(&plain.0).unwrap());
+            io::copy(&mut flate2::read::MultiGzDecoder::new(File::open(&gz).unwrap()), &mut out).unwrap();
+        }
+        let mtt = TempFile::new("hmmer.mtt");
+        let mtt_gz = TempFile::new("hmmer.mtt.gz");
+        write_mtt(&mut CpuTraceReader::open(&gz).unwrap(), &mtt.0, false).unwrap();
+        write_mtt(&mut CpuTraceReader::open(&gz).unwrap(), &mtt_gz.0, true).unwrap();
+        let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+        let text_gz = size(&gz);
+        for (what, p) in [("text", &plain.0), ("text gz", &gz), ("mtt", &mtt.0), ("mtt gz body", &mtt_gz.0)] {
+            let open = |p: &Path| -> Box<dyn CpuTraceSource> {
+                if is_mtt(p).unwrap() {
+                    Box::new(BinaryTraceReader::open(p).unwrap())
+                } else {
+                    Box::new(CpuTraceReader::open(p).unwrap())
+                }
+            };
+            let mut best = 0f64;
+            let mut n = 0u64;
+            for _ in 0..5 {
+                let mut r = open(p);
+                let start = std::time::Instant::now();
+                n = 0;
+                let mut acc = 0u64;
+                // Several passes: the trace is short (565k records).
+                for _ in 0..4 {
+                    while let Some(rec) = r.next_record().unwrap() {
+                        n += 1;
+                        acc ^= rec.read;
+                    }
+                    r.rewind().unwrap();
+                }
+                std::hint::black_box(acc);
+                best = best.max(n as f64 / start.elapsed().as_secs_f64());
+            }
+            println!(
+                "{what:>12}: {:>9} bytes ({:.2} x text gz, {:.2} B/record), {:.1} M records/s",
+                size(p),
+                size(p) as f64 / text_gz as f64,
+                size(p) as f64 / (n / 4) as f64,
+                best / 1e6
+            );
+        }
+    }
+}
