@@ -2,6 +2,8 @@
 //! resolution into the objects the engine runs: device timing, organisation, address mapping and
 //! controller settings. The same names are used in TOML, the Python API and the CLI.
 
+use crate::cache::CacheHierarchyConfig;
+use crate::cpu::CoreConfig;
 use crate::dram::{DeviceSpec, Organisation, TimingParams};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
@@ -19,6 +21,49 @@ pub struct MachineConfig {
     pub dram: DramConfig,
     #[serde(default)]
     pub controller: ControllerConfig,
+    /// Cores (CPU-trace runs only).
+    #[serde(default)]
+    pub cpu: CpuConfig,
+    /// Caches below the cores (CPU-trace runs only).
+    #[serde(default)]
+    pub cache: CacheHierarchyConfig,
+}
+
+/// The processor side of a machine. Defaults are Ramulator's out-of-order core (4-wide,
+/// 128-entry window) at 3.2 GHz, four of them.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CpuConfig {
+    /// Cores available; a run uses one per program.
+    pub cores: u32,
+    pub issue_width: u32,
+    pub rob_size: u32,
+    /// Outstanding loads per core.
+    pub mshrs: u32,
+    pub frequency_ghz: f64,
+}
+
+impl Default for CpuConfig {
+    fn default() -> Self {
+        let c = CoreConfig::default();
+        CpuConfig { cores: 4, issue_width: c.issue_width, rob_size: c.rob_size, mshrs: c.mshrs, frequency_ghz: c.frequency_ghz }
+    }
+}
+
+impl CpuConfig {
+    pub fn core_config(&self) -> CoreConfig {
+        CoreConfig { issue_width: self.issue_width, rob_size: self.rob_size, mshrs: self.mshrs, frequency_ghz: self.frequency_ghz }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.cores == 0 {
+            return Err(Error::config("cpu.cores", "must be at least 1"));
+        }
+        self.core_config().validate().map_err(|e| match e {
+            Error::Config { field, reason } => Error::config(field.replacen("core.", "cpu.", 1), reason),
+            other => other,
+        })
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -148,7 +193,7 @@ fn merge(base: &mut serde_json::Value, over: &serde_json::Value, path: &str) -> 
                 match b.get_mut(k) {
                     Some(slot) if slot.is_object() => merge(slot, v, &key)?,
                     Some(slot) => *slot = v.clone(),
-                    None if path == "dram" || path == "controller" => {
+                    None if matches!(path, "dram" | "controller" | "cpu" | "cache" | "cache.llc" | "cache.l2") => {
                         // Let deny_unknown_fields name the key.
                         b.insert(k.clone(), v.clone());
                     }

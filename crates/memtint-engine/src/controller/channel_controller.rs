@@ -570,6 +570,7 @@ impl ChannelController {
                     is_write: req.is_write,
                     arrival: req.arrival,
                     done,
+                    outcome,
                 });
                 self.next_completion = self.next_completion.min(done);
             }

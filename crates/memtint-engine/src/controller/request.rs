@@ -46,4 +46,6 @@ pub struct Completion {
     pub arrival: Cycle,
     /// Cycle the last data beat left the bus.
     pub done: Cycle,
+    /// How the request found its bank (per-source row-buffer statistics are built from it).
+    pub outcome: RowOutcome,
 }

@@ -1,0 +1,220 @@
+//! Everything between the cores and the DRAM controllers: address translation by the OS model
+//! (first touch allocates a frame under the placement policy), the shared LLC indexed by
+//! physical address with its MSHRs, and the outbox of requests waiting to enter the memory
+//! system. Implements `CoreMemory` for the cores; the driver moves the outbox into the memory
+//! system and hands DRAM completions back with `complete`.
+
+use crate::cache::{Access, CacheLevelConfig, MshrFile, MshrInsert, SetAssocCache, Waiter};
+use crate::controller::{Completion, RowOutcome};
+use crate::cpu::{ClockRatio, CoreMemory, LoadOutcome};
+use crate::error::Result;
+use crate::os::OsModel;
+use crate::stats::LatencyHistogram;
+use crate::{Cycle, NEVER};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// What one core caused below its own pipeline.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CoreMemoryStats {
+    pub llc_accesses: u64,
+    pub llc_misses: u64,
+    pub dram_reads: u64,
+    pub dram_writes: u64,
+    pub row_hits: u64,
+    pub row_misses: u64,
+    pub row_conflicts: u64,
+    /// DRAM read latency (controller arrival to last data beat), DRAM cycles.
+    #[serde(skip)]
+    pub read_latency: LatencyHistogram,
+}
+
+impl CoreMemoryStats {
+    fn record(&mut self, c: &Completion) {
+        if c.is_write {
+            self.dram_writes += 1;
+        } else {
+            self.dram_reads += 1;
+            self.read_latency.record(c.done - c.arrival);
+        }
+        match c.outcome {
+            RowOutcome::Hit => self.row_hits += 1,
+            RowOutcome::Miss => self.row_misses += 1,
+            RowOutcome::Conflict => self.row_conflicts += 1,
+        }
+    }
+
+    /// Row misses plus conflicts over all DRAM requests (0 when there were none).
+    pub fn row_buffer_miss_rate(&self) -> f64 {
+        let all = self.row_hits + self.row_misses + self.row_conflicts;
+        if all == 0 {
+            0.0
+        } else {
+            (self.row_misses + self.row_conflicts) as f64 / all as f64
+        }
+    }
+}
+
+/// A request waiting to enter the memory system, not before DRAM cycle `at`.
+#[derive(Clone, Copy, Debug)]
+pub struct Outgoing {
+    pub at: Cycle,
+    pub id: u64,
+    pub addr: u64,
+    pub is_write: bool,
+    pub source: u32,
+}
+
+struct Llc {
+    cache: SetAssocCache,
+    mshrs: MshrFile,
+    latency: u64,
+}
+
+pub struct MemoryHierarchy {
+    os: OsModel,
+    llc: Option<Llc>,
+    line_mask: u64,
+    clock: ClockRatio,
+    /// Reads in DRAM: request id -> line (with an LLC) and, without one, the waiting load.
+    reads: FxHashMap<u64, (u64, Waiter)>,
+    outbox: VecDeque<Outgoing>,
+    outbox_limit: usize,
+    next_id: u64,
+    per_core: Vec<CoreMemoryStats>,
+}
+
+impl MemoryHierarchy {
+    pub fn new(os: OsModel, llc: Option<&CacheLevelConfig>, cores: u32, clock: ClockRatio, line_bytes: u64) -> Result<Self> {
+        let llc = match llc {
+            Some(c) => Some(Llc { cache: c.build_cache(cores)?, mshrs: c.build_mshrs(), latency: c.latency }),
+            None => None,
+        };
+        Ok(MemoryHierarchy {
+            os,
+            llc,
+            line_mask: !(line_bytes - 1),
+            clock,
+            reads: FxHashMap::default(),
+            outbox: VecDeque::new(),
+            // Back-pressure: beyond this many requests waiting for a DRAM queue, refuse.
+            outbox_limit: 64,
+            next_id: 0,
+            per_core: vec![CoreMemoryStats::default(); cores as usize],
+        })
+    }
+
+    pub fn os(&self) -> &OsModel {
+        &self.os
+    }
+
+    pub fn llc(&self) -> Option<&SetAssocCache> {
+        self.llc.as_ref().map(|l| &l.cache)
+    }
+
+    pub fn core_stats(&self, core: u32) -> &CoreMemoryStats {
+        &self.per_core[core as usize]
+    }
+
+    pub fn outbox(&mut self) -> &mut VecDeque<Outgoing> {
+        &mut self.outbox
+    }
+
+    /// DRAM cycle at which the outbox's first request may enter (`NEVER` if empty).
+    pub fn outbox_ready(&self) -> Cycle {
+        self.outbox.front().map_or(NEVER, |o| o.at)
+    }
+
+    fn send(&mut self, core_now: Cycle, extra: u64, addr: u64, is_write: bool, source: u32) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let at = self.clock.core_to_dram_ceil(core_now + extra.max(1));
+        self.outbox.push_back(Outgoing { at, id, addr, is_write, source });
+        id
+    }
+
+    /// A DRAM request finished at DRAM cycle `c.done`: fill the LLC, and return the loads
+    /// (core, token) whose data arrived, with the core cycle it arrived at.
+    pub fn complete(&mut self, c: &Completion, woken: &mut Vec<(Waiter, Cycle)>) {
+        self.per_core[c.source as usize].record(c);
+        if c.is_write {
+            return;
+        }
+        let Some((line, waiter)) = self.reads.remove(&c.id) else {
+            debug_assert!(false, "completion of unknown read {}", c.id);
+            return;
+        };
+        let at = self.clock.dram_to_core_ceil(c.done);
+        match self.llc.as_mut() {
+            Some(llc) => {
+                let victim = llc.cache.fill(line, false);
+                if let Some(w) = llc.mshrs.complete(line) {
+                    woken.extend(w.map(|w| (w, at)));
+                }
+                if let Some(v) = victim {
+                    // Written back from the cycle the fill evicted it.
+                    self.send(at, 0, v, true, c.source);
+                }
+            }
+            None => woken.push((waiter, at)),
+        }
+    }
+}
+
+impl CoreMemory for MemoryHierarchy {
+    fn load(&mut self, core: u32, vaddr: u64, token: u64, now: Cycle) -> Result<LoadOutcome> {
+        if self.outbox.len() >= self.outbox_limit {
+            return Ok(LoadOutcome::Refused);
+        }
+        let line = self.os.translate(core, vaddr)? & self.line_mask;
+        let waiter = Waiter { core, token };
+        let stats = &mut self.per_core[core as usize];
+        stats.llc_accesses += 1;
+        let Some(llc) = self.llc.as_mut() else {
+            stats.llc_misses += 1;
+            let id = self.send(now, 1, line, false, core);
+            self.reads.insert(id, (line, waiter));
+            return Ok(LoadOutcome::Pending);
+        };
+        if llc.mshrs.is_full() && !llc.mshrs.contains(line) {
+            stats.llc_accesses -= 1;
+            return Ok(LoadOutcome::Refused);
+        }
+        match llc.cache.access(line, false, core) {
+            Access::Hit => Ok(LoadOutcome::Done { latency: llc.latency }),
+            Access::Miss => {
+                stats.llc_misses += 1;
+                match llc.mshrs.insert(line, waiter) {
+                    MshrInsert::Allocated => {
+                        let latency = llc.latency;
+                        let id = self.send(now, latency, line, false, core);
+                        self.reads.insert(id, (line, waiter));
+                        Ok(LoadOutcome::Pending)
+                    }
+                    MshrInsert::Merged => Ok(LoadOutcome::Pending),
+                    MshrInsert::Full => Ok(LoadOutcome::Refused),
+                }
+            }
+        }
+    }
+
+    fn writeback(&mut self, core: u32, vaddr: u64, now: Cycle) -> Result<bool> {
+        if self.outbox.len() >= self.outbox_limit {
+            return Ok(false);
+        }
+        let line = self.os.translate(core, vaddr)? & self.line_mask;
+        match self.llc.as_mut() {
+            Some(llc) => {
+                let latency = llc.latency;
+                if let Some(victim) = llc.cache.write(line, core) {
+                    self.send(now, latency, victim, true, core);
+                }
+            }
+            None => {
+                self.send(now, 1, line, true, core);
+            }
+        }
+        Ok(true)
+    }
+}

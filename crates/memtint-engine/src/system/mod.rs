@@ -1,0 +1,13 @@
+//! Multi-programmed CPU-trace simulation: cores, the shared LLC, the operating-system page
+//! allocator and the memory system wired together (the roadmap's capability 2, the experiments
+//! of the BPM and HVR papers), and the metrics that compare a shared run with alone runs.
+
+pub mod memory_hierarchy;
+pub mod metrics;
+pub mod multicore_sim;
+pub mod sim_spec;
+
+pub use memory_hierarchy::{CoreMemoryStats, MemoryHierarchy};
+pub use metrics::{MixMetrics, ProgramSpeed};
+pub use multicore_sim::{simulate_multicore, CoreResult, MulticoreResult};
+pub use sim_spec::{run_sim, run_sim_json, SimSpec};
