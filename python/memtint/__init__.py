@@ -10,9 +10,10 @@ docs/stats.md.
 >>> stats["read_latency_ns"]["mean"]  # doctest: +SKIP
 """
 
-from memtint.api import MemtintError, generate, presets, run_dram, trace
+from memtint.api import MemtintError, generate, presets, run_dram, run_sim, trace
+from memtint.comparison import compare
 from memtint._engine import version as _engine_version
 
 __version__: str = _engine_version()
 
-__all__ = ["MemtintError", "generate", "presets", "run_dram", "trace", "__version__"]
+__all__ = ["MemtintError", "compare", "generate", "presets", "run_dram", "run_sim", "trace", "__version__"]

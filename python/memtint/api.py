@@ -15,7 +15,10 @@ from typing import Any
 from memtint import _engine
 from memtint._engine import MemtintError
 
-__all__ = ["MemtintError", "generate", "presets", "run_dram", "trace", "build_run_spec"]
+__all__ = [
+    "MemtintError", "generate", "presets", "run_dram", "trace", "build_run_spec",
+    "build_sim_spec", "run_sim", "run_sim_spec", "mix_metrics", "cpu_trace_stats", "convert_trace",
+]
 
 GENERATOR_KINDS = ("stream", "random", "strided", "conflict", "mix")
 TRACE_FORMATS = ("ramulator", "dramsim3")
@@ -142,3 +145,90 @@ def presets() -> dict[str, Any]:
     """The preset catalogue: machines, devices, mappings, layouts, schedulers, row policies,
     refresh managers, generators and trace formats, as listed by ``memtint presets``."""
     return json.loads(_engine.presets_json())
+
+
+# --- CPU-trace runs (multi-programmed simulation with the OS page-allocation model) ---------
+
+PROFILES = ("stream", "random", "copy", "light")
+
+
+def _program(program: str | os.PathLike[str]) -> str:
+    """A mix member: a built-in profile (``stream``, ``light:reads_pki=2``) or a trace path."""
+    text = os.fspath(program)
+    if text.split(":", 1)[0] in PROFILES:
+        return text
+    if not os.path.exists(text):
+        raise MemtintError(
+            f"{text}: no such trace file, and not a built-in workload profile ({', '.join(PROFILES)})"
+        )
+    if os.path.isdir(text):
+        raise MemtintError(f"{text}: is a directory, not a trace file")
+    return os.path.abspath(text)
+
+
+def build_sim_spec(
+    machine: str,
+    programs: list[str],
+    *,
+    instructions: int,
+    policy: str = "buddy",
+    seed: int = 1,
+    os_options: dict[str, Any] | None = None,
+    mapping: str | None = None,
+    scheduler: str | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The JSON specification :func:`run_sim` sends to the engine (docs/stats.md)."""
+    if not programs:
+        raise MemtintError("a mix needs at least one program")
+    os_table = dict(os_options or {})
+    os_table.setdefault("policy", policy)
+    spec: dict[str, Any] = {
+        "machine": machine,
+        "programs": [_program(p) for p in programs],
+        "instructions": int(instructions),
+        "seed": int(seed),
+        "os": os_table,
+    }
+    for key, value in (("mapping", mapping), ("scheduler", scheduler), ("overrides", overrides)):
+        if value is not None:
+            spec[key] = value
+    return spec
+
+
+def run_sim(machine: str, programs: list[str], **options: Any) -> dict[str, Any]:
+    """Run programs (one per core, each a process) on a machine under a page-placement policy,
+    until each core retires ``instructions``; return the statistics (docs/stats.md).
+
+    Options: ``instructions`` (required), ``policy`` (``buddy``, ``bpm``, ``bpm-plus``,
+    ``cache-only``, ``bank-only``, ``a-vp``, ``b-vp``, ``c-vp``, ``random-interleave``...),
+    ``seed``, ``os_options`` (the ``[os]`` table: ``strict``, ``colours``, ``groups``...),
+    ``mapping``, ``scheduler``, ``overrides``.
+    """
+    spec = build_sim_spec(machine, programs, **options)
+    return json.loads(_engine.run_sim(json.dumps(spec)))
+
+
+def run_sim_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run a complete specification (as written by :func:`build_sim_spec` or a ``sim`` TOML)."""
+    return json.loads(_engine.run_sim(json.dumps(spec)))
+
+
+def mix_metrics(programs: list[dict[str, float]]) -> dict[str, Any]:
+    """Weighted speedup, harmonic speedup, maximum slowdown and per-program slowdowns of
+    ``[{"ipc_alone": .., "ipc_shared": ..}, ...]`` (computed by the engine)."""
+    return json.loads(_engine.mix_metrics(json.dumps(programs)))
+
+
+def cpu_trace_stats(workload: str, instructions: int | None = None, seed: int = 1) -> dict[str, Any]:
+    """Records, instructions, reads, writebacks, reads per kilo-instruction and footprint of a
+    CPU trace (or of a profile, up to ``instructions``)."""
+    request = {"workload": _program(workload), "instructions": instructions, "seed": seed}
+    return json.loads(_engine.cpu_trace_stats(json.dumps(request)))
+
+
+def convert_trace(input: str | os.PathLike[str], output: str | os.PathLike[str]) -> dict[str, Any]:
+    """Convert a Ramulator CPU trace to memtint's binary ``.mtt`` format (gzip body if the output
+    name ends in ``.gz``); returns the header counts."""
+    request = {"input": os.fspath(input), "output": os.fspath(output)}
+    return json.loads(_engine.convert_cpu_trace(json.dumps(request)))

@@ -103,6 +103,50 @@ def build_parser() -> argparse.ArgumentParser:
     presets.add_argument("--json", action="store_true", help="print the raw catalogue as JSON")
     presets.set_defaults(handler=_presets)
 
+    sim = commands.add_parser(
+        "sim",
+        help="run one multi-programmed configuration (TOML)",
+        description="Run the programs of a configuration file (one per core) under its page-placement "
+        "policy; print per-core results and optionally write the statistics JSON (docs/stats.md).",
+    )
+    sim.add_argument("config", metavar="CONFIG", help="run configuration TOML (see configs/runs/)")
+    sim.add_argument("--json", metavar="OUT", help="write the full statistics JSON to OUT ('-' for stdout)")
+    sim.set_defaults(handler=_sim)
+
+    compare = commands.add_parser(
+        "compare",
+        help="compare page-placement policies on a mix (weighted speedup, slowdowns)",
+        description="Run a mix under several policies and each program alone; print weighted speedup, "
+        "harmonic speedup, maximum slowdown, row-buffer miss rate and per-program slowdowns.",
+    )
+    compare.add_argument("--machine", required=True, metavar="PRESET", help="machine preset or machine TOML file")
+    compare.add_argument("--mix", required=True, metavar="P1,P2,...",
+                         help="programs: built-in profiles (stream, random, copy, light; with parameters as "
+                         "light:reads_pki=2) or CPU trace files; or a named mix from configs/mixes")
+    compare.add_argument("--policies", default="buddy,bpm", metavar="P1,P2,...",
+                         help="placement policies (default buddy,bpm; see 'memtint presets')")
+    compare.add_argument("--instructions", type=_at_least(1), default=10_000_000, metavar="N",
+                         help="instructions per core (default 10M)")
+    compare.add_argument("--seed", type=_at_least(0), default=1, metavar="S", help="seed (default 1)")
+    compare.add_argument("--baseline", default="buddy", metavar="POLICY", help="policy of the alone runs (default buddy)")
+    compare.add_argument("--mapping", metavar="NAME|FILE", help="address mapping (default: the machine's)")
+    compare.add_argument("--scheduler", metavar="NAME", help="memory scheduler (default: the machine's)")
+    compare.add_argument("--strict", action="store_true", help="running out of a process's colours is an error")
+    compare.add_argument("--no-cache", action="store_true", help="do not reuse or store alone runs")
+    compare.add_argument("--json", metavar="OUT", help="write the comparison JSON to OUT ('-' for stdout)")
+    compare.add_argument("--csv", metavar="OUT", help="write one row per policy and program to OUT")
+    compare.set_defaults(handler=_compare)
+
+    convert = commands.add_parser(
+        "convert",
+        help="convert a Ramulator CPU trace to memtint's binary format",
+        description="Convert a Ramulator CPU trace (text, plain or gzip) to memtint's compact binary .mtt "
+        "format (the records are gzip-compressed too when OUT ends in .gz).",
+    )
+    convert.add_argument("input", metavar="IN")
+    convert.add_argument("output", metavar="OUT")
+    convert.set_defaults(handler=_convert)
+
     demo = commands.add_parser(
         "demo",
         help="compare FCFS with FR-FCFS on two generated workloads",
@@ -223,6 +267,130 @@ def _dram(args: argparse.Namespace) -> int:
     console.print(dram_summary(stats))
     console.print(read_latency_table(stats))
     return status
+
+
+def _check_output(option: str, path: str | None) -> None:
+    if path and path != "-":
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise UsageError(f"{option} {path}: directory {directory} does not exist")
+        if not os.access(directory, os.W_OK):
+            raise UsageError(f"{option} {path}: directory {directory} is not writable")
+
+
+def load_sim_config(path: str) -> dict[str, Any]:
+    """A run configuration TOML as an engine specification; trace paths are relative to it."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as f:
+            table = tomllib.load(f)
+    except tomllib.TOMLDecodeError as error:
+        raise UsageError(f"{path}: {error}") from None
+    allowed = {"machine", "programs", "instructions", "seed", "os", "mapping", "scheduler", "overrides"}
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)} (expected: {', '.join(sorted(allowed))})")
+    for key in ("machine", "programs", "instructions"):
+        if key not in table:
+            raise UsageError(f"{path}: missing key '{key}'")
+    base = os.path.dirname(os.path.abspath(path))
+    programs = []
+    for p in table["programs"]:
+        candidate = os.path.join(base, p)
+        programs.append(candidate if not os.path.isabs(p) and os.path.exists(candidate) else p)
+    machine = table["machine"]
+    if machine.endswith(".toml") and not os.path.isabs(machine):
+        machine = os.path.join(base, machine)
+    os_table = dict(table.get("os", {}))
+    policy = os_table.pop("policy", "buddy")
+    return api.build_sim_spec(
+        machine, programs, instructions=table["instructions"], policy=policy, seed=table.get("seed", 1),
+        os_options=os_table, mapping=table.get("mapping"), scheduler=table.get("scheduler"),
+        overrides=table.get("overrides"),
+    )
+
+
+def _write_json(path: str | None, value: Any) -> bool:
+    """Write JSON to a file or stdout ('-'); True if it went to stdout."""
+    if not path:
+        return False
+    text = json.dumps(value, indent=2) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return True
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text)
+    return False
+
+
+def _sim(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from memtint.report import sim_table
+
+    _check_output("--json", args.json)
+    spec = load_sim_config(args.config)
+    stats = run_with_status("Simulating…", lambda: api.run_sim_spec(spec))
+    if _write_json(args.json, stats):
+        return 0
+    Console().print(sim_table(stats))
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    import csv
+
+    from rich.console import Console
+
+    from memtint import comparison as compare_module
+    from memtint.report import compare_tables
+
+    _check_output("--json", args.json)
+    _check_output("--csv", args.csv)
+    mix = [m.strip() for m in args.mix.split(",") if m.strip()]
+    named = {m["name"]: m["programs"] for m in api.presets().get("mixes", [])}
+    if len(mix) == 1 and mix[0] in named:
+        mix = list(named[mix[0]])
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    console = Console(stderr=True)
+    total = len(mix) + len(policies)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task("Simulating", total=total)
+        result = compare_module.compare(
+            args.machine, mix, policies, instructions=args.instructions, seed=args.seed, baseline=args.baseline,
+            mapping=args.mapping, scheduler=args.scheduler, os_options={"strict": True} if args.strict else None,
+            use_cache=not args.no_cache,
+            progress=lambda what: bar.update(task, advance=1, description=what),
+        )
+    if args.csv:
+        rows = compare_module.to_csv_rows(result)
+        with open(args.csv, "w", newline="", encoding="utf-8") as out:
+            writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    if _write_json(args.json, result):
+        return 0
+    out = Console()
+    for table in compare_tables(result):
+        out.print(table)
+    return 0
+
+
+def _convert(args: argparse.Namespace) -> int:
+    _check_output("OUT", args.output)
+    header = run_with_status("Converting…", lambda: api.convert_trace(args.input, args.output))
+    size_in, size_out = os.path.getsize(args.input), os.path.getsize(args.output)
+    sys.stdout.write(
+        f"{args.output}: {header['records']} records, {header['instructions']} instructions, "
+        f"{size_out} bytes ({size_out / max(size_in, 1):.2f}x the input)\n"
+    )
+    return 0
 
 
 def _presets(args: argparse.Namespace) -> int:

@@ -185,3 +185,60 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
     ):
         components.add_row(label, ", ".join(str(x) for x in catalogue.get(key, [])))
     yield components
+
+
+def sim_table(stats: dict[str, Any]) -> Table:
+    """Per-core results of one CPU-trace run."""
+    cfg = stats["config"]
+    table = Table(
+        title=f"{cfg['machine']} · policy {stats['policy']} · {count(cfg['instructions'])} instructions per core",
+        box=box.SIMPLE,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    for name in ("core", "program", "IPC", "MPKI", "RB miss", "lat ns", "p99 ns", "banks", "ch", "borrowed"):
+        table.add_column(name, justify="left" if name == "program" else "right", no_wrap=True, min_width=len(name))
+    for c in stats["cores"]:
+        table.add_row(
+            str(c["core"]), c["program"], number(c["ipc"], 3), number(c["llc_mpki"], 2),
+            f"{100 * c['row_buffer_miss_rate']:.1f}%", number(c["read_latency_ns"]["mean"], 1),
+            number(c["read_latency_ns"]["p99"], 1), str(c["banks_used"]), str(c["channels_used"]),
+            count(c["colour_overflow_pages"]),
+        )
+    table.caption = (
+        f"row-buffer miss rate {100 * stats['row_buffer_miss_rate']:.1f} % · "
+        f"{number(stats['requests_per_second'] / 1e6, 2)} M DRAM requests/s · "
+        f"{number(stats['instructions_per_second'] / 1e6, 1)} M instructions/s simulated"
+    )
+    return table
+
+
+def compare_tables(result: dict[str, Any]) -> list[Table]:
+    """The policy summary and the per-program slowdowns of a comparison."""
+    summary = Table(
+        title=f"{result['machine']} · mix {', '.join(result['mix'])} · {count(result['instructions'])} instructions per core",
+        box=box.SIMPLE_HEAVY,
+    )
+    for name in ("policy", "weighted speedup", "harmonic speedup", "max slowdown", "RB miss rate"):
+        summary.add_column(name, justify="left" if name == "policy" else "right", no_wrap=True)
+    best = max(p["weighted_speedup"] for p in result["policies"])
+    for p in result["policies"]:
+        ws = number(p["weighted_speedup"], 3)
+        summary.add_row(
+            p["policy"], f"[bold]{ws}[/bold]" if p["weighted_speedup"] == best else ws,
+            number(p["harmonic_speedup"], 3), number(p["maximum_slowdown"], 3),
+            number(100 * p["row_buffer_miss_rate"], 1) + " %",
+        )
+    summary.caption = f"alone runs under {result['baseline']}; WS = Σ IPC_shared / IPC_alone"
+    detail = Table(title="slowdown per program (IPC_alone / IPC_shared) and its row-buffer miss rate", box=box.SIMPLE)
+    detail.add_column("program", no_wrap=True)
+    detail.add_column("IPC alone", justify="right", no_wrap=True)
+    for p in result["policies"]:
+        detail.add_column(p["policy"], justify="right", no_wrap=True)
+    for i, program in enumerate(result["mix"]):
+        cells = [f"{i}: {program}", number(result["policies"][0]["cores"][i]["ipc_alone"], 3)]
+        for p in result["policies"]:
+            c = p["cores"][i]
+            cells.append(f"{c['slowdown']:.3f} ({100 * c['row_buffer_miss_rate']:.0f}%)")
+        detail.add_row(*cells)
+    return [summary, detail]

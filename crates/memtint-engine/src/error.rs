@@ -11,7 +11,7 @@ pub enum Error {
     Config { field: String, reason: String },
 
     /// A preset name that does not exist; lists the valid ones.
-    #[error("unknown {kind} '{name}'; valid {kind}s: {}", valid.join(", "))]
+    #[error("unknown {kind} '{name}'; valid {}: {}", plural(kind), valid.join(", "))]
     UnknownName { kind: &'static str, name: String, valid: Vec<String> },
 
     /// A malformed line in an input file.
@@ -38,5 +38,13 @@ impl Error {
 
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
+    }
+}
+
+/// "policy" -> "policies", "machine" -> "machines".
+fn plural(kind: &str) -> String {
+    match kind.strip_suffix('y') {
+        Some(stem) if !stem.ends_with(['a', 'e', 'o', 'u']) => format!("{stem}ies"),
+        _ => format!("{kind}s"),
     }
 }

@@ -34,6 +34,13 @@ pub const MAPPINGS: &[(&str, &str)] = &[
     preset!("mappings", "opteron-6128-node"),
 ];
 
+/// Named program mixes (`configs/mixes`): `programs = [...]` for `memtint compare --mix NAME`.
+pub const MIXES: &[(&str, &str)] = &[
+    preset!("mixes", "stream-light-4"),
+    preset!("mixes", "intensive-4"),
+    preset!("mixes", "mixed-8"),
+];
+
 /// Named layouts offered in listings (any permutation of the codes is accepted).
 pub use crate::mapping::EXAMPLE_LAYOUTS as LAYOUTS;
 
@@ -100,6 +107,13 @@ pub fn catalogue_json() -> String {
             serde_json::json!({ "name": name, "description": description })
         })
         .collect();
+    let mixes: Vec<serde_json::Value> = MIXES
+        .iter()
+        .map(|(name, text)| {
+            let t = toml::from_str::<toml::Table>(text).expect("built-in mix parses");
+            serde_json::json!({ "name": name, "description": t.get("description"), "programs": t.get("programs") })
+        })
+        .collect();
     let generators = crate::trace::GeneratorKind::ALL.map(|k| k.name());
     let trace_formats = [crate::trace::DramTraceFormat::Ramulator, crate::trace::DramTraceFormat::DramSim3].map(|f| f.name());
     serde_json::json!({
@@ -112,6 +126,9 @@ pub fn catalogue_json() -> String {
         "refresh": crate::controller::refresh::NAMES,
         "generators": generators,
         "trace_formats": trace_formats,
+        "mixes": mixes,
+        "placement_policies": crate::os::placement::NAMES,
+        "profiles": crate::workload::Profile::NAMES,
     })
     .to_string()
 }

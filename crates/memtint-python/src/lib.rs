@@ -28,6 +28,43 @@ fn run_dram(py: Python<'_>, spec_json: &str) -> PyResult<String> {
     }
 }
 
+/// Run the engine on one JSON string with the GIL released; engine errors and panics become
+/// `MemtintError`.
+fn call_engine(py: Python<'_>, input: &str, f: fn(&str) -> memtint_engine::Result<String>) -> PyResult<String> {
+    let input = input.to_owned();
+    let result = py.allow_threads(move || std::panic::catch_unwind(|| f(&input)));
+    match result {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(e)) => Err(MemtintError::new_err(e.to_string())),
+        Err(panic) => Err(MemtintError::new_err(format!("internal error in the engine: {}", panic_message(&panic)))),
+    }
+}
+
+/// Run a multi-programmed CPU-trace simulation described by JSON; return statistics JSON.
+#[pyfunction]
+fn run_sim(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    call_engine(py, spec_json, memtint_engine::system::run_sim_json)
+}
+
+/// Weighted speedup, harmonic speedup and maximum slowdown of `[{"ipc_alone", "ipc_shared"}]`.
+#[pyfunction]
+fn mix_metrics(py: Python<'_>, programs_json: &str) -> PyResult<String> {
+    call_engine(py, programs_json, memtint_engine::system::metrics_json)
+}
+
+/// One pass over a CPU workload (trace path or profile): counts, MPKI as the trace counts it,
+/// footprint. `{"workload": .., "instructions": null | N, "seed": S}` in, JSON out.
+#[pyfunction]
+fn cpu_trace_stats(py: Python<'_>, request_json: &str) -> PyResult<String> {
+    call_engine(py, request_json, memtint_engine::workload::trace_stats_json)
+}
+
+/// Convert a Ramulator CPU trace to memtint's binary format: `{"input": .., "output": ..}`.
+#[pyfunction]
+fn convert_cpu_trace(py: Python<'_>, request_json: &str) -> PyResult<String> {
+    call_engine(py, request_json, memtint_engine::workload::convert_json)
+}
+
 /// The preset catalogue (machines, devices, mappings, layouts, components) as JSON.
 #[pyfunction]
 fn presets_json() -> String {
@@ -78,6 +115,10 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MemtintError", m.py().get_type_bound::<MemtintError>())?;
     m.add_function(wrap_pyfunction!(run_dram, m)?)?;
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
+    m.add_function(wrap_pyfunction!(run_sim, m)?)?;
+    m.add_function(wrap_pyfunction!(mix_metrics, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu_trace_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(convert_cpu_trace, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -8,6 +8,6 @@ pub mod multicore_sim;
 pub mod sim_spec;
 
 pub use memory_hierarchy::{CoreMemoryStats, MemoryHierarchy};
-pub use metrics::{MixMetrics, ProgramSpeed};
+pub use metrics::{metrics_json, MixMetrics, ProgramSpeed};
 pub use multicore_sim::{simulate_multicore, CoreResult, MulticoreResult};
 pub use sim_spec::{run_sim, run_sim_json, SimSpec};

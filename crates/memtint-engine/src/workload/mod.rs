@@ -102,3 +102,40 @@ pub(crate) fn collect(source: &mut (impl CpuTraceSource + ?Sized)) -> Result<Vec
     }
     Ok(out)
 }
+
+/// `trace_stats` with JSON in (`{"workload": "path-or-profile", "instructions": N?, "seed": S?}`)
+/// and out (the Python extension's entry point).
+pub fn trace_stats_json(request: &str) -> crate::error::Result<String> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Req {
+        workload: String,
+        #[serde(default)]
+        instructions: Option<u64>,
+        #[serde(default)]
+        seed: Option<u64>,
+    }
+    let r: Req = serde_json::from_str(request).map_err(|e| crate::error::Error::config("trace stats", e.to_string()))?;
+    let mut source = open_cpu_workload(&r.workload, r.seed.unwrap_or(1))?;
+    if r.instructions.is_none() && Profile::NAMES.contains(&r.workload.split(':').next().unwrap_or("")) {
+        return Err(crate::error::Error::config("instructions", "a generated profile never ends: give an instruction limit"));
+    }
+    let stats = trace_stats(source.as_mut(), r.instructions)?;
+    Ok(serde_json::to_string(&stats).expect("trace stats serialise"))
+}
+
+/// `convert` with JSON in (`{"input": path, "output": path}`) and the written header out.
+pub fn convert_json(request: &str) -> crate::error::Result<String> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Req {
+        input: std::path::PathBuf,
+        output: std::path::PathBuf,
+    }
+    let r: Req = serde_json::from_str(request).map_err(|e| crate::error::Error::config("convert", e.to_string()))?;
+    let h = convert(&r.input, &r.output)?;
+    Ok(serde_json::json!({
+        "records": h.records, "instructions": h.instructions, "writebacks": h.writebacks, "gzip_body": h.gzip_body,
+    })
+    .to_string())
+}

@@ -1,0 +1,189 @@
+"""Compare page-placement policies on one mix: alone runs, shared runs, and the BPM/HVR metrics.
+
+Each program's alone IPC comes from a run of that program alone on the whole machine under the
+baseline policy (``buddy`` unless told otherwise). Alone runs are cached on disk by everything
+that determines them (program and its content, machine, instruction target, seed, baseline,
+engine version), so comparing more policies on the same mix does not redo them. The cache lives
+in ``$MEMTINT_CACHE_DIR`` (default ``~/.cache/memtint``).
+
+Runs are independent and the engine releases the GIL, so they go to a thread pool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable
+
+from memtint import _engine, api
+from memtint.api import MemtintError
+
+#: Version of the compare result schema (docs/stats.md, "memtint compare").
+SCHEMA_VERSION = 1
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("MEMTINT_CACHE_DIR") or Path.home() / ".cache" / "memtint")
+
+
+def _identity(program: str) -> str:
+    """A program's identity for caching: the profile text, or the trace file's content hash."""
+    if os.path.exists(program):
+        digest = hashlib.sha256()
+        with open(program, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        return f"file:{digest.hexdigest()}"
+    return f"profile:{program}"
+
+
+def _machine_identity(machine: str) -> str:
+    if os.path.exists(machine):
+        return "file:" + hashlib.sha256(Path(machine).read_bytes()).hexdigest()
+    return f"preset:{machine}"
+
+
+def _alone_key(spec: dict[str, Any]) -> str:
+    key = {
+        "program": _identity(spec["programs"][0]),
+        "machine": _machine_identity(spec["machine"]),
+        "mapping": spec.get("mapping"),
+        "scheduler": spec.get("scheduler"),
+        "overrides": spec.get("overrides"),
+        "instructions": spec["instructions"],
+        "seed": spec["seed"],
+        "os": spec["os"],
+        "engine": _engine.version(),
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
+def alone_run(spec: dict[str, Any], use_cache: bool = True) -> dict[str, Any]:
+    """Run (or fetch from the cache) one program alone; returns its core's statistics."""
+    path = cache_dir() / "alone" / f"{_alone_key(spec)}.json"
+    if use_cache and path.exists():
+        try:
+            return json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            pass  # a damaged entry is simply recomputed
+    core = api.run_sim_spec(spec)["cores"][0]
+    if use_cache:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text(json.dumps(core))
+            tmp.replace(path)
+        except OSError:
+            pass  # no writable cache: still correct, only slower next time
+    return core
+
+
+def compare(
+    machine: str,
+    mix: list[str],
+    policies: list[str],
+    *,
+    instructions: int,
+    seed: int = 1,
+    baseline: str = "buddy",
+    mapping: str | None = None,
+    scheduler: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    os_options: dict[str, Any] | None = None,
+    use_cache: bool = True,
+    workers: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Run ``mix`` under each policy and alone; return the comparison (docs/stats.md).
+
+    ``progress`` is called with a short description after each finished run.
+    """
+    if not policies:
+        raise MemtintError("give at least one policy")
+    common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides)
+    shared_specs = {
+        p: api.build_sim_spec(machine, mix, instructions=instructions, policy=p, seed=seed,
+                              os_options=os_options, **common)
+        for p in policies
+    }
+    programs = shared_specs[policies[0]]["programs"]
+    # Program i runs with seed + i in the shared run; alone, it keeps that seed.
+    alone_specs = [
+        api.build_sim_spec(machine, [prog], instructions=instructions, policy=baseline, seed=seed + i, **common)
+        for i, prog in enumerate(programs)
+    ]
+    workers = workers or min(len(alone_specs) + len(policies), os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        alone_futures = [pool.submit(alone_run, s, use_cache) for s in alone_specs]
+        shared_futures = {p: pool.submit(api.run_sim_spec, s) for p, s in shared_specs.items()}
+        alone = []
+        for i, f in enumerate(alone_futures):
+            alone.append(f.result())
+            if progress:
+                progress(f"alone: {mix[i]}")
+        shared = {}
+        for p, f in shared_futures.items():
+            shared[p] = f.result()
+            if progress:
+                progress(f"shared: {p}")
+
+    results = []
+    for p in policies:
+        run = shared[p]
+        speeds = [{"ipc_alone": a["ipc"], "ipc_shared": c["ipc"]} for a, c in zip(alone, run["cores"])]
+        metrics = api.mix_metrics(speeds)
+        cores = []
+        for i, (a, c) in enumerate(zip(alone, run["cores"])):
+            cores.append({
+                "program": mix[i],
+                "ipc_alone": a["ipc"],
+                "ipc_shared": c["ipc"],
+                "slowdown": metrics["slowdowns"][i],
+                "row_buffer_miss_rate": c["row_buffer_miss_rate"],
+                "row_buffer_miss_rate_alone": a["row_buffer_miss_rate"],
+                "llc_mpki": c["llc_mpki"],
+                "read_latency_ns_mean": c["read_latency_ns"]["mean"],
+                "banks_used": c["banks_used"],
+                "channels_used": c["channels_used"],
+                "colour_overflow_pages": c["colour_overflow_pages"],
+            })
+        results.append({
+            "policy": p,
+            "weighted_speedup": metrics["weighted_speedup"],
+            "harmonic_speedup": metrics["harmonic_speedup"],
+            "maximum_slowdown": metrics["maximum_slowdown"],
+            "row_buffer_miss_rate": run["row_buffer_miss_rate"],
+            "cores": cores,
+            "wall_seconds": run["wall_seconds"],
+            "dram_requests": run["dram_requests"],
+        })
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "compare",
+        "machine": machine,
+        "mix": list(mix),
+        "instructions": instructions,
+        "seed": seed,
+        "baseline": baseline,
+        "policies": results,
+    }
+
+
+def to_csv_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per (policy, program), with the policy's mix metrics repeated on each row."""
+    rows = []
+    for p in result["policies"]:
+        for i, c in enumerate(p["cores"]):
+            rows.append({
+                "policy": p["policy"],
+                "weighted_speedup": p["weighted_speedup"],
+                "harmonic_speedup": p["harmonic_speedup"],
+                "maximum_slowdown": p["maximum_slowdown"],
+                "mix_row_buffer_miss_rate": p["row_buffer_miss_rate"],
+                "core": i,
+                **c,
+            })
+    return rows
