@@ -305,7 +305,8 @@ impl ColourBits {
                 format!("a {} page is not smaller than the {}-bit address space", page_size_text(page_shift), capacity_bits),
             ));
         }
-        if llc_set_bits.is_empty() || llc_set_bits.end > 64 || llc_set_bits.len() > MAX_REACH_BITS {
+        // An empty range means no LLC (`cache.llc = "none"`): no LLC colours exist.
+        if llc_set_bits.end > 64 || llc_set_bits.len() > MAX_REACH_BITS {
             return Err(Error::config(
                 "llc_set_bits",
                 format!("{}..{} is not a usable range of LLC set-index bits", llc_set_bits.start, llc_set_bits.end),

@@ -50,9 +50,10 @@ fn per_kilo(n: u64, instructions: u64) -> f64 {
     }
 }
 
-/// Reads `source` from where it stands to its end, or until at least `instruction_limit`
-/// instructions are counted (the record that reaches the limit is included, as a core retires
-/// whole records). Synthetic profiles never end, so they need a limit.
+/// Reads `source` from where it stands to its end, or over its first `instruction_limit`
+/// instructions: exactly what a core that retires that many instructions has executed, so a
+/// record whose load lies beyond the limit contributes only its bubbles up to the limit (the
+/// record is consumed from the source). Synthetic profiles never end, so they need a limit.
 pub fn trace_stats(source: &mut (impl CpuTraceSource + ?Sized), instruction_limit: Option<u64>) -> Result<TraceStats> {
     let limit = instruction_limit.unwrap_or(u64::MAX);
     let mut s = TraceStats::default();
@@ -66,6 +67,11 @@ pub fn trace_stats(source: &mut (impl CpuTraceSource + ?Sized), instruction_limi
     };
     while s.instructions < limit {
         let Some(r) = source.next_record()? else { break };
+        if s.instructions + r.instructions() > limit {
+            // The limit falls among this record's bubbles: its load is not executed.
+            s.instructions = limit;
+            break;
+        }
         s.records += 1;
         s.instructions += r.instructions();
         s.reads += 1;
@@ -107,18 +113,19 @@ mod tests {
     }
 
     #[test]
-    fn instruction_limit_stops_at_the_record_reaching_it() {
+    fn instruction_limit_counts_exactly_the_first_n_instructions() {
         let f = TempFile::with_bytes("statslim", HANDMADE.as_bytes());
         let mut r = CpuTraceReader::open(&f.0).unwrap();
-        // 4, 5, 15: the third record reaches 14.
+        // Loads at instructions 4, 5, 15: the third lies beyond 14.
         let s = trace_stats(&mut r, Some(14)).unwrap();
-        assert_eq!((s.records, s.instructions, s.writebacks), (3, 15, 1));
+        assert_eq!((s.records, s.instructions, s.reads, s.writebacks), (2, 14, 2, 1));
         // The source stands after the counted records.
         let rest = trace_stats(&mut r, None).unwrap();
         assert_eq!((rest.records, rest.instructions), (2, 7));
         assert_eq!(trace_stats(&mut VecCpuSource::new("none", vec![]), Some(10)).unwrap(), TraceStats::default());
         let one = vec![CpuRecord { bubbles: 99, read: 0, writeback: None }];
-        assert_eq!(trace_stats(&mut VecCpuSource::new("one", one), Some(1)).unwrap().instructions, 100);
+        let s = trace_stats(&mut VecCpuSource::new("one", one), Some(1)).unwrap();
+        assert_eq!((s.instructions, s.reads), (1, 0));
     }
 
     /// Counts a trace with plain std code: split lines, parse with `str::parse`.

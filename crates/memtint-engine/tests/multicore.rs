@@ -1,0 +1,140 @@
+//! Multi-programmed CPU-trace runs end to end: real SPEC traces, determinism, and the errors a
+//! user can cause (issue: multicore simulation, tests 5 and 6).
+
+use memtint_engine::system::{run_sim, SimSpec};
+use memtint_engine::workload::{open_cpu_workload, trace_stats};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+fn spec(v: Value) -> SimSpec {
+    serde_json::from_value(v).expect("spec parses")
+}
+
+fn spec_traces() -> Option<PathBuf> {
+    let dir = match std::env::var_os("MEMTINT_SPEC_TRACES") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/spec2006"),
+    };
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        println!("note: SPEC traces not found at {}; skipping (set MEMTINT_SPEC_TRACES)", dir.display());
+        None
+    }
+}
+
+fn err(v: Value) -> String {
+    run_sim(&spec(v)).expect_err("the run must fail").to_string()
+}
+
+#[test]
+fn spec_traces_run_and_their_mpki_matches_the_traces_own_count() {
+    let Some(dir) = spec_traces() else { return };
+    let traces: Vec<String> =
+        ["403.gcc.gz", "456.hmmer.gz", "458.sjeng.gz", "447.dealII.gz"].iter().map(|t| dir.join(t).display().to_string()).collect();
+    let instructions = 2_000_000;
+    // Without an LLC every trace load is a memory access, so the simulated MPKI must be the
+    // trace's own reads per kilo-instruction over the same instructions.
+    let stats = run_sim(&spec(json!({
+        "machine": "ddr4-2400",
+        "programs": traces,
+        "instructions": instructions,
+        "overrides": {"cache": {"llc": "none"}},
+    })))
+    .unwrap();
+    for (i, t) in traces.iter().enumerate() {
+        let core = &stats["cores"][i];
+        let mut src = open_cpu_workload(t, 1).unwrap();
+        let own = trace_stats(src.as_mut(), Some(instructions)).unwrap();
+        let simulated = core["llc_mpki"].as_f64().unwrap();
+        let expected = own.reads_pki();
+        assert!(
+            (simulated - expected).abs() <= 0.01 * expected,
+            "{t}: simulated MPKI {simulated:.3}, trace's own {expected:.3}"
+        );
+        assert!(core["ipc"].as_f64().unwrap() > 0.0);
+        assert_eq!(core["instructions"].as_u64(), Some(instructions));
+    }
+    // With the LLC the same traces still run, and the cache can only remove misses.
+    let cached = run_sim(&spec(json!({"machine": "ddr4-2400", "programs": traces, "instructions": instructions}))).unwrap();
+    for i in 0..traces.len() {
+        let (with, without) = (cached["cores"][i]["llc_mpki"].as_f64().unwrap(), stats["cores"][i]["llc_mpki"].as_f64().unwrap());
+        assert!(with <= without * 1.01, "core {i}: MPKI with LLC {with} > without {without}");
+    }
+}
+
+#[test]
+fn identical_seeds_give_identical_statistics() {
+    let s = json!({"machine": "i7-860", "programs": ["stream", "random", "copy", "light"], "instructions": 300_000,
+                   "os": {"policy": "bpm"}, "seed": 9});
+    let strip = |mut v: Value| {
+        for k in ["wall_seconds", "requests_per_second", "instructions_per_second"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v["dram"].as_object_mut().unwrap().retain(|k, _| !k.contains("second") && k != "wall_seconds");
+        v
+    };
+    let a = strip(run_sim(&spec(s.clone())).unwrap());
+    let b = strip(run_sim(&spec(s.clone())).unwrap());
+    assert_eq!(a, b);
+    let mut other = s;
+    other["seed"] = json!(10);
+    assert_ne!(a["cores"], strip(run_sim(&spec(other)).unwrap())["cores"]);
+}
+
+#[test]
+fn every_core_retires_exactly_its_target_and_pages_land_in_its_colours() {
+    let stats = run_sim(&spec(json!({"machine": "i7-860", "programs": ["stream", "light"], "instructions": 200_000,
+                                      "os": {"policy": "bpm", "strict": true}}))).unwrap();
+    for c in stats["cores"].as_array().unwrap() {
+        assert_eq!(c["instructions"].as_u64(), Some(200_000));
+        assert!(c["pages"].as_u64().unwrap() > 0);
+        // bpm on 2 processes: 16 of the 32 bank colours each, on both channels.
+        assert_eq!(c["banks_used"].as_u64(), Some(32), "{c}");
+        assert_eq!(c["colour_overflow_pages"].as_u64(), Some(0));
+    }
+}
+
+#[test]
+fn unknown_policy_lists_the_valid_ones() {
+    let e = err(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000, "os": {"policy": "bmp"}}));
+    assert!(e.contains("unknown placement policy 'bmp'") && e.contains("bpm-plus"), "{e}");
+}
+
+#[test]
+fn colours_that_do_not_exist_are_an_error() {
+    let e = err(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000,
+                       "os": {"policy": "bpm", "colours": [[0, 40]]}}));
+    assert!(e.contains("40"), "{e}");
+}
+
+#[test]
+fn too_few_frames_for_a_strict_colour_set_is_an_error_naming_the_process() {
+    // One colour of 32 is 256 MiB (65536 frames); random over 1 GiB touches more pages.
+    let e = err(json!({
+        "machine": "i7-860", "programs": ["random:footprint_bytes=1073741824"], "instructions": 4_000_000,
+        "os": {"policy": "bpm", "colours": [[5]], "strict": true},
+    }));
+    assert!(e.contains("process 0") && e.contains("colours 5"), "{e}");
+}
+
+#[test]
+fn malformed_cpu_trace_names_file_line_and_reason() {
+    let dir = std::env::temp_dir().join(format!("memtint-mc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.trace");
+    std::fs::write(&path, "3 0x1000\n2 0x2000 0x40\n7 zebra\n").unwrap();
+    let e = err(json!({"machine": "ddr4-2400", "programs": [path.display().to_string()], "instructions": 1000}));
+    assert!(e.contains("bad.trace:3") && e.contains("zebra"), "{e}");
+    let missing = dir.join("missing.trace");
+    let e = err(json!({"machine": "ddr4-2400", "programs": [missing.display().to_string()], "instructions": 1000}));
+    assert!(e.contains("missing.trace") && e.contains("no such file"), "{e}");
+}
+
+#[test]
+fn more_programs_than_cores_and_zero_instructions_are_errors() {
+    let e = err(json!({"machine": "i7-860", "programs": ["light", "light", "light", "light", "light"], "instructions": 1000}));
+    assert!(e.contains("5 programs") && e.contains("4 cores"), "{e}");
+    let e = err(json!({"machine": "i7-860", "programs": ["light"], "instructions": 0}));
+    assert!(e.contains("instructions"), "{e}");
+}
