@@ -1,0 +1,148 @@
+"""`memtint sim`, `memtint compare` and `memtint convert`, and their Python API."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+
+import pytest
+
+import memtint
+from memtint import api, comparison
+
+SPEC_TRACES = os.environ.get("MEMTINT_SPEC_TRACES") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "..", "shared", "traces", "spec2006"
+)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def write_config(tmp_path, text: str):
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.engine
+def test_sim_config_prints_a_table_and_writes_the_documented_json(memtint, tmp_path):
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream", "light"]\ninstructions = 200000\n'
+                                 '[os]\npolicy = "bpm"\n')
+    code, out, err = memtint("sim", cfg, "--json", tmp_path / "out.json")
+    assert code == 0, err
+    assert "stream" in out and "light" in out and "IPC" in out
+    stats = json.loads((tmp_path / "out.json").read_text())
+    assert stats["kind"] == "sim" and stats["policy"] == "bpm" and stats["schema_version"] == 1
+    for core in stats["cores"]:
+        for key in ("program", "ipc", "llc_mpki", "dram_reads", "dram_writes", "row_buffer_miss_rate",
+                    "read_latency", "read_latency_ns", "banks_used", "channels_used", "colour_overflow_pages"):
+            assert key in core, key
+        assert core["instructions"] == 200000
+
+
+@pytest.mark.engine
+def test_compare_prints_metrics_and_writes_json_and_csv(memtint, tmp_path):
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "stream,light,light,light",
+                             "--policies", "buddy,bpm", "--instructions", "300000",
+                             "--json", tmp_path / "c.json", "--csv", tmp_path / "c.csv")
+    assert code == 0, err
+    assert "weighted" in out and "bpm" in out
+    result = json.loads((tmp_path / "c.json").read_text())
+    assert [p["policy"] for p in result["policies"]] == ["buddy", "bpm"]
+    for p in result["policies"]:
+        for key in ("weighted_speedup", "harmonic_speedup", "maximum_slowdown", "row_buffer_miss_rate"):
+            assert isinstance(p[key], float), key
+        assert len(p["cores"]) == 4
+        for c in p["cores"]:
+            for key in ("program", "ipc_alone", "ipc_shared", "slowdown", "row_buffer_miss_rate", "banks_used",
+                        "channels_used"):
+                assert key in c, key
+            assert c["slowdown"] == pytest.approx(c["ipc_alone"] / c["ipc_shared"])
+        assert p["weighted_speedup"] == pytest.approx(sum(c["ipc_shared"] / c["ipc_alone"] for c in p["cores"]))
+    bpm = result["policies"][1]
+    assert all(c["banks_used"] == 16 for c in bpm["cores"])
+    rows = list(csv.DictReader((tmp_path / "c.csv").open()))
+    assert len(rows) == 8 and rows[0]["policy"] == "buddy"
+
+
+@pytest.mark.engine
+def test_named_mix_is_expanded(memtint, tmp_path):
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "stream-light-4", "--policies", "bpm",
+                             "--instructions", "100000", "--json", "-")
+    assert code == 0, err
+    assert json.loads(out)["mix"] == ["stream", "light", "light", "light"]
+
+
+@pytest.mark.engine
+def test_alone_runs_are_cached_and_reused(tmp_path, monkeypatch):
+    spec = api.build_sim_spec("i7-860", ["light"], instructions=100000, seed=3)
+    first = comparison.alone_run(spec)
+    cached = list((tmp_path / "cache" / "alone").glob("*.json"))
+    assert len(cached) == 1
+    # A tampered entry is what comes back: proof the run was not redone.
+    entry = json.loads(cached[0].read_text())
+    entry["ipc"] = 123.0
+    cached[0].write_text(json.dumps(entry))
+    assert comparison.alone_run(spec)["ipc"] == 123.0
+    # Another instruction target is another entry.
+    other = comparison.alone_run(api.build_sim_spec("i7-860", ["light"], instructions=100001, seed=3))
+    assert other["ipc"] == pytest.approx(first["ipc"], rel=0.05)
+    assert len(list((tmp_path / "cache" / "alone").glob("*.json"))) == 2
+
+
+def test_metric_formulas_match_hand_computed_values():
+    m = api.mix_metrics([{"ipc_alone": 2.0, "ipc_shared": 1.0}, {"ipc_alone": 1.0, "ipc_shared": 0.8},
+                         {"ipc_alone": 0.5, "ipc_shared": 0.25}, {"ipc_alone": 1.5, "ipc_shared": 1.5}])
+    assert m["weighted_speedup"] == pytest.approx(2.8)
+    assert m["harmonic_speedup"] == pytest.approx(0.64)
+    assert m["maximum_slowdown"] == pytest.approx(2.0)
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize(
+    "args,needles",
+    [
+        (["--mix", "stream", "--policies", "bmp"], ["unknown placement policy 'bmp'", "bpm-plus"]),
+        (["--mix", "stream,nosuch.trace"], ["nosuch.trace", "not a built-in workload profile"]),
+        (["--mix", "light,light,light,light,light"], ["5 programs", "4 cores"]),
+    ],
+)
+def test_compare_errors_are_one_clear_line(memtint, clean_error, args, needles):
+    clean_error(memtint("compare", "--machine", "i7-860", "--instructions", "1000", *args), *needles)
+
+
+@pytest.mark.engine
+def test_sim_config_errors(memtint, clean_error, tmp_path):
+    clean_error(memtint("sim", tmp_path / "missing.toml"), "missing.toml")
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream"]\n')
+    clean_error(memtint("sim", cfg), "missing key 'instructions'")
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream"]\ninstructions = 10\nturbo = true\n')
+    clean_error(memtint("sim", cfg), "unknown key(s) turbo")
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream"]\ninstructions = 1000\n'
+                                 '[os]\npolicy = "bpm"\ncolours = [[0, 99]]\n')
+    clean_error(memtint("sim", cfg), "colour 99 does not exist")
+    bad = tmp_path / "bad.trace"
+    bad.write_text("1 0x40\n2 oops\n")
+    cfg = write_config(tmp_path, f'machine = "ddr4-2400"\nprograms = ["{bad}"]\ninstructions = 1000\n')
+    clean_error(memtint("sim", cfg), "bad.trace:2")
+
+
+@pytest.mark.engine
+def test_convert_round_trips_through_the_binary_format(memtint, tmp_path):
+    text = tmp_path / "t.trace"
+    text.write_text("".join(f"{i % 7} {0x1000 + 64 * i}{' 0x9000' if i % 5 == 0 else ''}\n" for i in range(1000)))
+    code, out, err = memtint("convert", text, tmp_path / "t.mtt")
+    assert code == 0, err
+    assert "1000 records" in out
+    assert api.cpu_trace_stats(str(tmp_path / "t.mtt")) == api.cpu_trace_stats(str(text))
+
+
+@pytest.mark.engine
+@pytest.mark.skipif(not os.path.isdir(SPEC_TRACES), reason="SPEC traces not available")
+def test_spec_trace_runs_from_the_api():
+    trace = os.path.join(SPEC_TRACES, "456.hmmer.gz")
+    stats = memtint.run_sim("ddr4-2400", [trace, "stream"], instructions=500000)
+    assert stats["cores"][0]["instructions"] == 500000 and stats["cores"][0]["ipc"] > 0
