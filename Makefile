@@ -47,8 +47,10 @@ test-python: build
 
 bench: build
 	@if [ -f bench/Cargo.toml ]; then \
-		echo "$(CARGO) run --release -p memtint-bench"; \
-		$(CARGO) run --release -p memtint-bench || exit $$?; \
+		echo "$(CARGO) run --release -p memtint-bench --bin memtint-bench"; \
+		$(CARGO) run --release -p memtint-bench --bin memtint-bench || exit $$?; \
+		echo "$(CARGO) run --release -p memtint-bench --bin memtint-bench-multicore"; \
+		$(CARGO) run --release -p memtint-bench --bin memtint-bench-multicore || exit $$?; \
 	else \
 		echo "bench: no bench/Cargo.toml yet; skipping the Rust benchmark"; \
 	fi
