@@ -22,6 +22,7 @@ pub const MACHINES: &[(&str, &str)] = &[
     preset!("machines", "ddr4-2400-2ch2r"),
     preset!("machines", "i7-860"),
     preset!("machines", "i7-860-bpm-plus"),
+    preset!("machines", "i7-860-8t"),
     preset!("machines", "xor-bank"),
     preset!("machines", "opteron-6128-node"),
 ];
