@@ -83,6 +83,8 @@ pub struct MemoryHierarchy {
     outbox_limit: usize,
     next_id: u64,
     per_core: Vec<CoreMemoryStats>,
+    /// Core cycle of the next memory-system event: a refused request cannot succeed before it.
+    next_memory_event: Cycle,
 }
 
 impl MemoryHierarchy {
@@ -102,6 +104,7 @@ impl MemoryHierarchy {
             outbox_limit: 64,
             next_id: 0,
             per_core: vec![CoreMemoryStats::default(); cores as usize],
+            next_memory_event: 0,
         })
     }
 
@@ -115,6 +118,11 @@ impl MemoryHierarchy {
 
     pub fn core_stats(&self, core: u32) -> &CoreMemoryStats {
         &self.per_core[core as usize]
+    }
+
+    /// The driver tells the core cycle of the next memory-system event before ticking cores.
+    pub fn set_next_memory_event(&mut self, core_cycle: Cycle) {
+        self.next_memory_event = core_cycle;
     }
 
     pub fn outbox(&mut self) -> &mut VecDeque<Outgoing> {
@@ -197,6 +205,11 @@ impl CoreMemory for MemoryHierarchy {
                 }
             }
         }
+    }
+
+    /// Refusals come from full MSHRs or a full outbox, which only a memory-system event frees.
+    fn retry_at(&self, _core: u32, now: Cycle) -> Cycle {
+        self.next_memory_event.max(now + 1)
     }
 
     fn writeback(&mut self, core: u32, vaddr: u64, now: Cycle) -> Result<bool> {

@@ -134,6 +134,7 @@ pub fn simulate_multicore(
             }
         } else if core_next != NEVER {
             now_core = core_next;
+            hier.set_next_memory_event(if dram_next == NEVER { NEVER } else { clock.dram_to_core_ceil(dram_next) });
             for (i, core) in cores.iter_mut().enumerate() {
                 if core.next_event() <= now_core {
                     core.tick(now_core, programs[i].as_mut(), &mut hier)?;
