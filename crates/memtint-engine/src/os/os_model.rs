@@ -34,6 +34,13 @@ pub struct OsConfig {
     pub exclude_bits: Vec<u32>,
     /// (i, j, k) for policy "vertical": i B-bits, j C-bits, k O-bits.
     pub vertical: Option<(u32, u32, u32)>,
+    /// Map each program's known footprint (synthetic profiles) before the measured run, page by
+    /// page in ascending virtual order, one program after the other (default true). A measured
+    /// window of a real program (a SimPoint, or any window after initialisation) finds its data
+    /// already mapped in the order it was initialised; without this, a short run is dominated by
+    /// first touches, whose allocation order correlates with the access order (consecutive random
+    /// jumps land in consecutive frames under the baseline).
+    pub populate: bool,
 }
 
 impl Default for OsConfig {
@@ -47,6 +54,7 @@ impl Default for OsConfig {
             groups: None,
             exclude_bits: Vec::new(),
             vertical: None,
+            populate: true,
         }
     }
 }

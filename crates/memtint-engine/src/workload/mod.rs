@@ -43,6 +43,13 @@ pub trait CpuTraceSource: Send {
     fn rewind(&mut self) -> Result<()>;
     /// What the records come from (a path or a profile), for messages and statistics.
     fn name(&self) -> &str;
+    /// The virtual byte range `[start, end)` the program's data occupies, when known (synthetic
+    /// profiles). The multicore driver maps it, page by page in ascending order, before the
+    /// measured run (`os.populate`): a program in its steady state has long since faulted its
+    /// data in, in the order its initialisation touched it.
+    fn footprint(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// Records held in memory (tests, and API users who build a workload in code).
