@@ -74,6 +74,13 @@ impl ClockRatio {
         convert_ceil(d, self.core, self.dram)
     }
 
+    /// Does DRAM cycle `d` begin no later than core cycle `c`? (`dram_to_core_ceil(d) <= c`
+    /// without a division.)
+    #[inline]
+    pub fn dram_not_after_core(&self, d: Cycle, c: Cycle) -> bool {
+        (d as u128) * (self.core as u128) <= (c as u128) * (self.dram as u128)
+    }
+
     /// The last core cycle at or before DRAM cycle `d`.
     pub fn dram_to_core_floor(&self, d: Cycle) -> Cycle {
         convert_floor(d, self.core, self.dram)
@@ -94,6 +101,10 @@ fn convert_ceil(x: u64, num: u64, den: u64) -> u64 {
     if x == NEVER {
         return NEVER;
     }
+    // 64-bit arithmetic when the product fits (always, in practice): u128 division is slow.
+    if let Some(p) = x.checked_mul(num) {
+        return p.div_ceil(den);
+    }
     let v = (x as u128 * num as u128).div_ceil(den as u128);
     v.min(NEVER as u128) as u64
 }
@@ -102,6 +113,9 @@ fn convert_floor(x: u64, num: u64, den: u64) -> u64 {
     if x == NEVER {
         return NEVER;
     }
+    if let Some(p) = x.checked_mul(num) {
+        return p / den;
+    }
     let v = x as u128 * num as u128 / den as u128;
     v.min(NEVER as u128) as u64
 }
@@ -109,6 +123,18 @@ fn convert_floor(x: u64, num: u64, den: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dram_not_after_core_agrees_with_the_ceiling_conversion() {
+        for (core, dram) in [(8, 3), (7, 2), (1, 1), (3, 8)] {
+            let r = ClockRatio::new(core, dram).unwrap();
+            for d in 0..200 {
+                for c in 0..200 {
+                    assert_eq!(r.dram_not_after_core(d, c), r.dram_to_core_ceil(d) <= c, "{core}:{dram} d {d} c {c}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn core_3_2_ghz_over_ddr4_2400_is_8_to_3() {

@@ -83,7 +83,7 @@ pub struct MemoryHierarchy {
     outbox_limit: usize,
     next_id: u64,
     per_core: Vec<CoreMemoryStats>,
-    /// Core cycle of the next memory-system event: a refused request cannot succeed before it.
+    /// DRAM cycle of the next memory-system event: a refused request cannot succeed before it.
     next_memory_event: Cycle,
 }
 
@@ -120,9 +120,9 @@ impl MemoryHierarchy {
         &self.per_core[core as usize]
     }
 
-    /// The driver tells the core cycle of the next memory-system event before ticking cores.
-    pub fn set_next_memory_event(&mut self, core_cycle: Cycle) {
-        self.next_memory_event = core_cycle;
+    /// The driver tells the DRAM cycle of the next memory-system event before ticking cores.
+    pub fn set_next_memory_event(&mut self, dram_cycle: Cycle) {
+        self.next_memory_event = dram_cycle;
     }
 
     pub fn outbox(&mut self) -> &mut VecDeque<Outgoing> {
@@ -209,7 +209,7 @@ impl CoreMemory for MemoryHierarchy {
 
     /// Refusals come from full MSHRs or a full outbox, which only a memory-system event frees.
     fn retry_at(&self, _core: u32, now: Cycle) -> Cycle {
-        self.next_memory_event.max(now + 1)
+        self.clock.dram_to_core_ceil(self.next_memory_event).max(now + 1)
     }
 
     fn writeback(&mut self, core: u32, vaddr: u64, now: Cycle) -> Result<bool> {

@@ -120,7 +120,7 @@ pub fn simulate_multicore(
         let core_next = cores.iter().map(|c| c.next_event()).min().unwrap_or(NEVER);
         let outbox_next = if outbox_blocked { NEVER } else { hier.outbox_ready() };
         let dram_next = mem.next_event().min(outbox_next);
-        let dram_first = dram_next != NEVER && (core_next == NEVER || clock.dram_to_core_ceil(dram_next) <= core_next);
+        let dram_first = dram_next != NEVER && (core_next == NEVER || clock.dram_not_after_core(dram_next, core_next));
         if dram_first {
             // Memory system step at DRAM cycle `d`.
             // Never twice at one cycle: a request made after this cycle's step enters at the next.
@@ -152,7 +152,7 @@ pub fn simulate_multicore(
             }
         } else if core_next != NEVER {
             now_core = core_next;
-            hier.set_next_memory_event(if dram_next == NEVER { NEVER } else { clock.dram_to_core_ceil(dram_next) });
+            hier.set_next_memory_event(dram_next);
             for (i, core) in cores.iter_mut().enumerate() {
                 if core.next_event() <= now_core {
                     core.tick(now_core, programs[i].as_mut(), &mut hier)?;
