@@ -9,6 +9,7 @@
 use super::refresh::{self, RefreshManager};
 use super::row_policy::{self, RowPolicy};
 use super::scheduler::{self, Candidate, Scheduler};
+use super::candidates::{CandidateSet, Slot};
 use super::{BankQueue, BankState, ChannelTiming, Completion, Request, RowOutcome};
 use crate::config::ControllerConfig;
 use crate::dram::constraints::Constraints;
@@ -47,11 +48,8 @@ pub struct ChannelController {
     stats: ChannelStats,
     /// Issued commands, kept only when a checker will read them.
     log: Option<Vec<CommandRecord>>,
-    /// Per direction, per bank: its candidates, valid until the bank's queue or state changes.
-    cached: [Vec<BankCandidates>; 2],
-    /// Per direction, slot `2 * bank + k`: `cached[..][bank].slots[k].t_bank`, dense so a scan
-    /// can skip banks that cannot issue yet with one compare each.
-    slot_times: [Vec<Cycle>; 2],
+    /// Per direction: the banks' candidates, valid until a bank's queue or state changes.
+    cands: [CandidateSet; 2],
     /// (direction, bank) pairs whose cached candidates must be rebuilt.
     stale: Vec<(u8, u32)>,
     /// No queued request can issue before this cycle (a lower bound; scans are skipped until).
@@ -60,34 +58,8 @@ pub struct ChannelController {
     idle_next: Cycle,
 }
 
-/// One candidate of a bank, reduced to what a scan reads. An empty slot has `t_bank == NEVER`.
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    /// Bank-level earliest issue cycle and the request's own `ready_at`, combined: the parts
-    /// of its ready time that change only when the bank does.
-    t_bank: Cycle,
-    key: u64,
-    rank: u32,
-    group: u32,
-    /// Position of the request in its bank queue.
-    index: u32,
-    cmd: Command,
-    is_hit: bool,
-}
-
-const EMPTY_SLOT: Slot = Slot { t_bank: NEVER, key: u64::MAX, rank: 0, group: 0, index: 0, cmd: Command::Act, is_hit: false };
-
-/// A bank's candidates in one direction, valid until the bank's queue or state changes.
-#[derive(Clone, Copy, Debug)]
-struct BankCandidates {
-    valid: bool,
-    slots: [Slot; 2],
-}
-
 const READS: usize = 0;
 const WRITES: usize = 1;
-
-const STALE: BankCandidates = BankCandidates { valid: true, slots: [EMPTY_SLOT; 2] };
 
 impl ChannelController {
     pub fn new(channel: u32, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Self> {
@@ -122,8 +94,10 @@ impl ChannelController {
             last_update: 0,
             stats: ChannelStats::new(org.ranks, org.banks_per_channel()),
             log: None,
-            cached: [vec![STALE; banks], vec![STALE; banks]],
-            slot_times: [vec![NEVER; 2 * banks], vec![NEVER; 2 * banks]],
+            cands: [
+                CandidateSet::new(Command::Rd, org.ranks, org.bank_groups, org.banks_per_group),
+                CandidateSet::new(Command::Wr, org.ranks, org.bank_groups, org.banks_per_group),
+            ],
             stale: Vec::with_capacity(4 * banks),
             sched_next: 0,
             idle_next: 0,
@@ -375,18 +349,19 @@ impl ChannelController {
     /// Bank `b`'s candidates in direction `d`: the oldest hit (if its row is open) and the
     /// oldest other request (PRE or ACT), unless hit protection keeps the row open.
     #[cold]
-    fn bank_candidates(&self, d: usize, b: usize) -> BankCandidates {
-        let mut out = BankCandidates { valid: true, slots: [EMPTY_SLOT; 2] };
+    fn bank_candidates(&self, d: usize, b: usize) -> [Option<Slot>; 2] {
+        let mut out = [None; 2];
         let q = &self.queues[d][b];
-        let Some(first) = q.reqs.first() else { return out };
-        let (rank, group) = (first.rank, first.group);
+        if q.reqs.is_empty() {
+            return out;
+        }
         let bank = &self.banks[b];
         let mut n = 0;
         let mut push = |cmd: Command, is_hit: bool, i: usize| {
             let req = &q.reqs[i];
             let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
             let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
-            out.slots[n] = Slot { t_bank, key, rank, group, index: i as u32, cmd, is_hit };
+            out[n] = Some(Slot { t_bank, key, index: i as u32, cmd, is_hit });
             n += 1;
         };
         match bank.open_row {
@@ -412,20 +387,16 @@ impl ChannelController {
 
     #[inline]
     fn invalidate(&mut self, d: usize, b: usize) {
-        let c = &mut self.cached[d][b];
-        if c.valid {
-            c.valid = false;
+        if self.cands[d].invalidate(b) {
             self.stale.push((d as u8, b as u32));
         }
     }
 
     #[inline]
     fn refresh_cache(&mut self, d: usize, b: usize) {
-        if !self.cached[d][b].valid {
-            let c = self.bank_candidates(d, b);
-            self.slot_times[d][2 * b] = c.slots[0].t_bank;
-            self.slot_times[d][2 * b + 1] = c.slots[1].t_bank;
-            self.cached[d][b] = c;
+        if !self.cands[d].is_valid(b) {
+            let slots = self.bank_candidates(d, b);
+            self.cands[d].set_bank(b, slots);
         }
     }
 
@@ -438,69 +409,37 @@ impl ChannelController {
     /// Earliest cycle any of bank `b`'s candidates in direction `d` can issue (`NEVER`: none).
     fn bank_earliest(&mut self, d: usize, b: usize) -> Cycle {
         self.refresh_cache(d, b);
-        let mut t = NEVER;
-        for s in &self.cached[d][b].slots {
-            if s.t_bank != NEVER {
-                if self.refreshes_pending > 0 && self.refresh_pending[s.rank as usize] {
-                    return NEVER;
-                }
-                t = t.min(s.t_bank.max(self.timing.shared_ready(s.cmd, s.rank, s.group)));
-            }
-        }
-        t
+        self.cands[d].bank_earliest(&self.timing, b, &self.refresh_pending)
     }
 
-    /// Evaluate the active direction bank by bank, issue the ready candidate with the smallest
-    /// key, and return (issued, a lower bound on the next cycle anything can issue).
+    /// Evaluate the active direction class by class, issue the ready candidate with the
+    /// smallest key, and return (issued, a lower bound on the next cycle anything can issue).
     fn schedule(&mut self, now: Cycle) -> (bool, Cycle) {
         let d = self.write_mode as usize;
         if self.len[d] == 0 {
             return (false, NEVER);
         }
-        let blocked = self.refreshes_pending > 0;
-        let (mut best_key, mut best) = (u64::MAX, None);
-        let (mut ready, mut next) = (0u32, NEVER);
         self.rebuild_stale();
-        for (i, &t_bank) in self.slot_times[d].iter().enumerate() {
-            if t_bank > now {
-                next = next.min(t_bank);
-                continue;
-            }
-            let (b, k) = (i / 2, i % 2);
-            let s = &self.cached[d][b].slots[k];
-            if blocked && self.refresh_pending[s.rank as usize] {
-                continue;
-            }
-            let t = t_bank.max(self.timing.shared_ready(s.cmd, s.rank, s.group));
-            if t <= now {
-                ready += 1;
-                if s.key < best_key {
-                    best_key = s.key;
-                    best = Some((b, k));
-                }
-            } else if t < next {
-                next = t;
-            }
-        }
-        let Some((b, k)) = best else {
-            return (false, next);
+        let scan = self.cands[d].scan(now, &self.timing, &self.refresh_pending);
+        let Some(best) = scan.best else {
+            return (false, scan.next);
         };
-        let slot = self.cached[d][b].slots[k];
+        let b = best / 2;
+        let slot = *self.cands[d].slot(best).expect("the scan chose an occupied slot");
         let cand = Self::candidate(&self.queues[d][b].reqs[slot.index as usize], slot.cmd, slot.is_hit);
         self.scheduler.on_issue(now, &cand);
-        let was_full = self.len[d] == self.capacity[d];
         self.issue_for_request(now, d, b, slot.index as usize, slot.cmd);
-        // Ready times only grow when a command issues, except at the issuing bank: unless
-        // another candidate was ready, the queues switch, or a full queue just freed a slot (a
-        // blocked front end may enter next cycle), the next event is the earliest of the
-        // others' and the issuing bank's new candidates.
-        let freed_slot = was_full && self.len[d] < self.capacity[d];
-        if ready > 1 || freed_slot || self.write_mode_should_switch() {
+        if self.write_mode_should_switch() {
             return (true, now + 1);
         }
-        let t = self.bank_earliest(d, b);
+        // Ready times only grow when a command issues, so classes the scan found not ready
+        // keep their bound; the ready ones and the issuing bank are evaluated again. A slot
+        // freed in a full queue needs no early tick: a blocked front end enters in this same
+        // cycle (the driver injects after ticking) and `enqueue` brings the next event forward.
+        self.refresh_cache(d, b);
+        let t = self.cands[d].next_after_issue(&self.timing, b, &self.refresh_pending);
         debug_assert!(t > now, "the command bus is busy for the rest of this cycle");
-        (true, next.min(t).max(now + 1))
+        (true, scan.next.min(t).max(now + 1))
     }
 
     fn issue_for_request(&mut self, now: Cycle, d: usize, b: usize, index: usize, mut cmd: Command) {
