@@ -4,12 +4,12 @@
 //! PRE or ACT (see `BankQueue`). A slot stays valid until its bank's queue or state changes.
 //!
 //! Per class, a class being (command, bank group): every candidate of a class shares the rank,
-//! command-bus, bank-group and tFAW parts of its ready time (`ChannelTiming::shared_ready`), so a
-//! slot is ready at `max(t_bank, shared)` and a class's earliest member at
-//! `max(min t_bank, shared)`. A scan therefore evaluates the shared part once per class, skips
-//! classes whose earliest member is not due with one compare, and looks at single slots only in
-//! classes that can issue now.
+//! bank-group and tFAW parts of its ready time, which `ChannelTiming` keeps in a dense table with
+//! the same layout (`shared_table`). A slot is ready at `max(t_bank, shared, bus)` and a class's
+//! earliest member at `max(min t_bank, shared, bus)`, so a scan is one pass over two short
+//! arrays, and single slots are looked at only in classes that can issue now.
 
+use super::timing_state::{shared_kind, SHARED_KINDS};
 use super::ChannelTiming;
 use crate::dram::Command;
 use crate::{Cycle, NEVER};
@@ -28,17 +28,6 @@ pub struct Slot {
     pub index: u32,
 }
 
-/// Class kinds: a class is (kind, bank group); the column kind is RD or WR by direction.
-const KINDS: usize = 3;
-
-fn kind(cmd: Command) -> usize {
-    match cmd {
-        Command::Act => 0,
-        Command::Pre => 1,
-        _ => 2,
-    }
-}
-
 /// Result of a scan: the best ready slot (`2 * bank + k`), if any, and a lower bound on the
 /// next cycle a class that was not ready can issue.
 pub struct Scan {
@@ -49,35 +38,38 @@ pub struct Scan {
 pub struct CandidateSet {
     /// Slot `2 * bank + k`; `None` when empty.
     slots: Vec<Option<Slot>>,
+    /// `t_bank` and `key` of each slot (`NEVER` and `u64::MAX` when empty), dense for scans.
+    t_bank: Vec<Cycle>,
+    key: Vec<u64>,
     /// Per bank: slots up to date.
     valid: Vec<bool>,
     banks_per_group: usize,
-    /// Per class `KINDS * group + kind`: its members, bit `2 * (bank within group) + k`.
+    groups_per_rank: usize,
+    /// Per class `SHARED_KINDS * group + shared_kind(cmd)`: its members, bit
+    /// `2 * (bank within group) + k`. (A direction never uses the other's column class.)
     members: Vec<u64>,
     /// Per class: the smallest `t_bank` of its members (`NEVER`: no members).
     earliest: Vec<Cycle>,
-    class_cmd: Vec<Command>,
-    class_rank: Vec<u32>,
-    /// Classes found ready by the last scan (re-evaluated after the issue).
+    /// Classes found ready by the last scan.
     ready: Vec<u32>,
 }
 
 impl CandidateSet {
-    /// `column` is RD for the read direction, WR for the write direction. Members of a class
-    /// are a 64-bit mask, so at most 32 banks per bank group.
-    pub fn new(column: Command, ranks: u32, groups_per_rank: u32, banks_per_group: u32) -> Self {
+    /// Members of a class are a 64-bit mask, so at most 32 banks per bank group.
+    pub fn new(ranks: u32, groups_per_rank: u32, banks_per_group: u32) -> Self {
         assert!(banks_per_group <= 32, "at most 32 banks per bank group");
         let groups = (ranks * groups_per_rank) as usize;
         let banks = groups * banks_per_group as usize;
-        let classes = KINDS * groups;
+        let classes = SHARED_KINDS * groups;
         CandidateSet {
             slots: vec![None; 2 * banks],
+            t_bank: vec![NEVER; 2 * banks],
+            key: vec![u64::MAX; 2 * banks],
             valid: vec![true; banks],
             banks_per_group: banks_per_group as usize,
+            groups_per_rank: groups_per_rank as usize,
             members: vec![0; classes],
             earliest: vec![NEVER; classes],
-            class_cmd: (0..classes).map(|c| [Command::Act, Command::Pre, column][c % KINDS]).collect(),
-            class_rank: (0..classes).map(|c| ((c / KINDS) as u32) / groups_per_rank).collect(),
             ready: Vec::with_capacity(classes),
         }
     }
@@ -98,101 +90,92 @@ impl CandidateSet {
         self.slots[slot].as_ref()
     }
 
-    /// Bank `bank`'s slots.
     #[inline]
-    pub fn bank_slots(&self, bank: usize) -> [Option<Slot>; 2] {
-        [self.slots[2 * bank], self.slots[2 * bank + 1]]
-    }
-
     fn class_of(&self, bank: usize, cmd: Command) -> usize {
-        KINDS * (bank / self.banks_per_group) + kind(cmd)
+        SHARED_KINDS * (bank / self.banks_per_group) + shared_kind(cmd)
     }
 
+    #[inline]
+    fn rank_of_class(&self, c: usize) -> usize {
+        c / SHARED_KINDS / self.groups_per_rank
+    }
+
+    #[inline]
+    fn first_slot_of_class(&self, c: usize) -> usize {
+        2 * self.banks_per_group * (c / SHARED_KINDS)
+    }
+
+    #[inline]
     fn bit(&self, slot: usize) -> u64 {
         1 << (slot % (2 * self.banks_per_group))
     }
 
     /// Replace bank `bank`'s slots (and mark them valid).
     pub fn set_bank(&mut self, bank: usize, new: [Option<Slot>; 2]) {
-        for k in 0..2 {
+        for (k, new) in new.into_iter().enumerate() {
             let slot = 2 * bank + k;
-            if let Some(old) = self.slots[slot] {
-                let c = self.class_of(bank, old.cmd);
+            let old = self.slots[slot];
+            let (old_class, new_class) = (old.map(|s| self.class_of(bank, s.cmd)), new.map(|s| self.class_of(bank, s.cmd)));
+            self.slots[slot] = new;
+            self.t_bank[slot] = new.map_or(NEVER, |s| s.t_bank);
+            self.key[slot] = new.map_or(u64::MAX, |s| s.key);
+            if let Some(c) = old_class {
                 self.members[c] &= !self.bit(slot);
-                self.slots[slot] = None;
-                self.recompute_earliest(c);
+                // Only a leaving member that was the earliest can raise the class's earliest.
+                if old.unwrap().t_bank == self.earliest[c] {
+                    self.recompute_earliest(c);
+                }
             }
-        }
-        for (k, s) in new.into_iter().enumerate() {
-            if let Some(s) = s {
-                let slot = 2 * bank + k;
-                let c = self.class_of(bank, s.cmd);
+            if let Some(c) = new_class {
                 self.members[c] |= self.bit(slot);
-                self.earliest[c] = self.earliest[c].min(s.t_bank);
-                self.slots[slot] = Some(s);
+                self.earliest[c] = self.earliest[c].min(self.t_bank[slot]);
             }
         }
         self.valid[bank] = true;
     }
 
     fn recompute_earliest(&mut self, c: usize) {
-        let first = 2 * self.banks_per_group * (c / KINDS);
+        let first = self.first_slot_of_class(c);
         let mut t = NEVER;
         let mut m = self.members[c];
         while m != 0 {
-            let slot = first + m.trailing_zeros() as usize;
+            t = t.min(self.t_bank[first + m.trailing_zeros() as usize]);
             m &= m - 1;
-            t = t.min(self.slots[slot].map_or(NEVER, |s| s.t_bank));
         }
         self.earliest[c] = t;
     }
 
-    #[inline]
-    fn shared_ready(&self, timing: &ChannelTiming, c: usize) -> Cycle {
-        timing.shared_ready(self.class_cmd[c], self.class_rank[c], (c / KINDS) as u32)
-    }
-
-    /// The earliest cycle class `c` can issue (`NEVER`: no members, or its rank is blocked).
-    #[inline]
-    pub fn class_ready(&self, timing: &ChannelTiming, c: usize, blocked: &[bool]) -> Cycle {
-        let e = self.earliest[c];
-        if e == NEVER || blocked[self.class_rank[c] as usize] {
-            return NEVER;
-        }
-        e.max(self.shared_ready(timing, c))
-    }
-
     /// Find the ready slot with the smallest key at `now`, skipping ranks marked in `blocked`
     /// (waiting for refresh). Remembers the ready classes for `next_after_issue`.
-    pub fn scan(&mut self, now: Cycle, timing: &ChannelTiming, blocked: &[bool]) -> Scan {
-        let (mut best_key, mut best) = (u64::MAX, None);
+    pub fn scan(&mut self, now: Cycle, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Scan {
+        let shared = timing.shared_table();
+        let bus = timing.cmd_bus();
         let mut next = NEVER;
         self.ready.clear();
-        for c in 0..self.earliest.len() {
-            let e = self.earliest[c];
-            if e > now {
-                next = next.min(e);
+        for (c, (&e, &s)) in self.earliest.iter().zip(shared).enumerate() {
+            let t = e.max(s).max(bus);
+            if t > now {
+                next = next.min(t);
+            } else {
+                self.ready.push(c as u32);
+            }
+        }
+        let (mut best_key, mut best) = (u64::MAX, None);
+        for &c in &self.ready {
+            let c = c as usize;
+            if any_blocked && blocked[self.rank_of_class(c)] {
                 continue;
             }
-            if blocked[self.class_rank[c] as usize] {
-                continue;
-            }
-            let shared = self.shared_ready(timing, c);
-            if shared > now {
-                next = next.min(shared);
-                continue;
-            }
-            self.ready.push(c as u32);
-            let first = 2 * self.banks_per_group * (c / KINDS);
+            let first = self.first_slot_of_class(c);
             let mut m = self.members[c];
             while m != 0 {
                 let slot = first + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let s = self.slots[slot].as_ref().expect("class members are occupied slots");
-                if s.t_bank > now {
-                    next = next.min(s.t_bank);
-                } else if s.key < best_key {
-                    best_key = s.key;
+                let t = self.t_bank[slot];
+                if t > now {
+                    next = next.min(t);
+                } else if self.key[slot] < best_key {
+                    best_key = self.key[slot];
                     best = Some(slot);
                 }
             }
@@ -200,16 +183,17 @@ impl CandidateSet {
         Scan { best, next }
     }
 
-    /// After the scan's choice issued (and the issuing bank's slots were rebuilt): the earliest
-    /// cycle any class the scan found ready, or any slot of `bank`, can issue. Together with the
-    /// scan's `next` (classes not ready, whose ready times only grew) this is the exact next
-    /// issue cycle of the direction, as long as no request arrives and no refresh intervenes.
-    pub fn next_after_issue(&self, timing: &ChannelTiming, bank: usize, blocked: &[bool]) -> Cycle {
+    /// The earliest cycle any class can issue: exact (for classes of ranks not `blocked`) until
+    /// a command issues, a request arrives or a refresh intervenes.
+    pub fn next_issue(&self, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Cycle {
+        let shared = timing.shared_table();
         let mut t = NEVER;
-        for &c in &self.ready {
-            t = t.min(self.class_ready(timing, c as usize, blocked));
+        for (c, (&e, &s)) in self.earliest.iter().zip(shared).enumerate() {
+            if !(any_blocked && blocked[self.rank_of_class(c)]) {
+                t = t.min(e.max(s));
+            }
         }
-        t.min(self.bank_earliest(timing, bank, blocked))
+        t.max(timing.cmd_bus())
     }
 
     /// Earliest cycle any of `bank`'s slots can issue (`NEVER`: none, or its rank is blocked).
@@ -218,10 +202,10 @@ impl CandidateSet {
         for k in 0..2 {
             if let Some(s) = &self.slots[2 * bank + k] {
                 let c = self.class_of(bank, s.cmd);
-                if blocked[self.class_rank[c] as usize] {
+                if blocked[self.rank_of_class(c)] {
                     return NEVER;
                 }
-                t = t.min(s.t_bank.max(self.shared_ready(timing, c)));
+                t = t.min(s.t_bank.max(timing.shared_table()[c]).max(timing.cmd_bus()));
             }
         }
         t

@@ -95,8 +95,8 @@ impl ChannelController {
             stats: ChannelStats::new(org.ranks, org.banks_per_channel()),
             log: None,
             cands: [
-                CandidateSet::new(Command::Rd, org.ranks, org.bank_groups, org.banks_per_group),
-                CandidateSet::new(Command::Wr, org.ranks, org.bank_groups, org.banks_per_group),
+                CandidateSet::new(org.ranks, org.bank_groups, org.banks_per_group),
+                CandidateSet::new(org.ranks, org.bank_groups, org.banks_per_group),
             ],
             stale: Vec::with_capacity(4 * banks),
             sched_next: 0,
@@ -420,7 +420,8 @@ impl ChannelController {
             return (false, NEVER);
         }
         self.rebuild_stale();
-        let scan = self.cands[d].scan(now, &self.timing, &self.refresh_pending);
+        let blocked = self.refreshes_pending > 0;
+        let scan = self.cands[d].scan(now, &self.timing, &self.refresh_pending, blocked);
         let Some(best) = scan.best else {
             return (false, scan.next);
         };
@@ -432,14 +433,13 @@ impl ChannelController {
         if self.write_mode_should_switch() {
             return (true, now + 1);
         }
-        // Ready times only grow when a command issues, so classes the scan found not ready
-        // keep their bound; the ready ones and the issuing bank are evaluated again. A slot
-        // freed in a full queue needs no early tick: a blocked front end enters in this same
-        // cycle (the driver injects after ticking) and `enqueue` brings the next event forward.
+        // The next issue, exactly (only the issuing bank changed). A slot freed in a full queue
+        // needs no early tick: a blocked front end enters in this same cycle (the driver
+        // injects after ticking) and `enqueue` brings the next event forward.
         self.refresh_cache(d, b);
-        let t = self.cands[d].next_after_issue(&self.timing, b, &self.refresh_pending);
+        let t = self.cands[d].next_issue(&self.timing, &self.refresh_pending, blocked);
         debug_assert!(t > now, "the command bus is busy for the rest of this cycle");
-        (true, scan.next.min(t).max(now + 1))
+        (true, t)
     }
 
     fn issue_for_request(&mut self, now: Cycle, d: usize, b: usize, index: usize, mut cmd: Command) {
