@@ -43,8 +43,13 @@ pub struct CandidateSet {
     key: Vec<u64>,
     /// Per bank: slots up to date.
     valid: Vec<bool>,
-    banks_per_group: usize,
-    groups_per_rank: usize,
+    // Layout tables, so hot paths do not divide: per bank its first class
+    // (`SHARED_KINDS * group`), per slot its bit in a class's member mask, per class its rank
+    // and the first slot of its bank group.
+    bank_class_base: Vec<u32>,
+    slot_bit: Vec<u64>,
+    class_rank: Vec<u32>,
+    class_first_slot: Vec<u32>,
     /// Per class `SHARED_KINDS * group + shared_kind(cmd)`: its members, bit
     /// `2 * (bank within group) + k`. (A direction never uses the other's column class.)
     members: Vec<u64>,
@@ -59,15 +64,18 @@ impl CandidateSet {
     pub fn new(ranks: u32, groups_per_rank: u32, banks_per_group: u32) -> Self {
         assert!(banks_per_group <= 32, "at most 32 banks per bank group");
         let groups = (ranks * groups_per_rank) as usize;
-        let banks = groups * banks_per_group as usize;
+        let bpg = banks_per_group as usize;
+        let banks = groups * bpg;
         let classes = SHARED_KINDS * groups;
         CandidateSet {
             slots: vec![None; 2 * banks],
             t_bank: vec![NEVER; 2 * banks],
             key: vec![u64::MAX; 2 * banks],
             valid: vec![true; banks],
-            banks_per_group: banks_per_group as usize,
-            groups_per_rank: groups_per_rank as usize,
+            bank_class_base: (0..banks).map(|b| (SHARED_KINDS * (b / bpg)) as u32).collect(),
+            slot_bit: (0..2 * banks).map(|s| 1 << (s % (2 * bpg))).collect(),
+            class_rank: (0..classes).map(|c| (c / SHARED_KINDS) as u32 / groups_per_rank).collect(),
+            class_first_slot: (0..classes).map(|c| (2 * bpg * (c / SHARED_KINDS)) as u32).collect(),
             members: vec![0; classes],
             earliest: vec![NEVER; classes],
             ready: Vec::with_capacity(classes),
@@ -92,22 +100,22 @@ impl CandidateSet {
 
     #[inline]
     fn class_of(&self, bank: usize, cmd: Command) -> usize {
-        SHARED_KINDS * (bank / self.banks_per_group) + shared_kind(cmd)
+        self.bank_class_base[bank] as usize + shared_kind(cmd)
     }
 
     #[inline]
     fn rank_of_class(&self, c: usize) -> usize {
-        c / SHARED_KINDS / self.groups_per_rank
+        self.class_rank[c] as usize
     }
 
     #[inline]
     fn first_slot_of_class(&self, c: usize) -> usize {
-        2 * self.banks_per_group * (c / SHARED_KINDS)
+        self.class_first_slot[c] as usize
     }
 
     #[inline]
     fn bit(&self, slot: usize) -> u64 {
-        1 << (slot % (2 * self.banks_per_group))
+        self.slot_bit[slot]
     }
 
     /// Replace bank `bank`'s slots (and mark them valid).

@@ -17,6 +17,7 @@ use crate::dram::{Command, CommandRecord, DramAddress, Organisation, TimingParam
 use crate::error::Result;
 use crate::stats::ChannelStats;
 use crate::{Cycle, NEVER};
+use std::collections::VecDeque;
 
 pub struct ChannelController {
     channel: u32,
@@ -37,13 +38,19 @@ pub struct ChannelController {
     timing: ChannelTiming,
     scheduler: Box<dyn Scheduler>,
     row_policy: Box<dyn RowPolicy>,
+    /// `row_policy.idle_close_after()`, read every tick.
+    idle_close_after: Option<u64>,
     refresh: Box<dyn RefreshManager>,
+    /// `refresh.next_due()`, read every tick; changes only when a REF issues.
+    refresh_next_due: Cycle,
     refresh_pending: Vec<bool>,
     refreshes_pending: u32,
-    /// Transfers whose last beat is still in the future.
-    in_flight: Vec<Completion>,
+    /// Per direction: transfers whose last beat is still in the future, in issue order, which
+    /// is also completion order (a direction's data latency is fixed).
+    in_flight: [VecDeque<Completion>; 2],
     next_completion: Cycle,
-    next_event: Cycle,
+    /// The earliest cycle a tick could do anything besides retiring transfers.
+    next_work: Cycle,
     last_update: Cycle,
     stats: ChannelStats,
     /// Issued commands, kept only when a checker will read them.
@@ -67,6 +74,8 @@ impl ChannelController {
         let banks = org.banks_per_channel() as usize;
         let write_high = ((cfg.write_queue as f64 * cfg.write_high_watermark).ceil() as usize).clamp(1, cfg.write_queue);
         let write_low = ((cfg.write_queue as f64 * cfg.write_low_watermark).floor() as usize).min(write_high - 1);
+        let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
+        let refresh = refresh::build(&cfg.refresh, org.ranks, timing.tREFI)?;
         Ok(ChannelController {
             channel,
             org: org.clone(),
@@ -83,14 +92,16 @@ impl ChannelController {
             open_banks: vec![0; org.ranks as usize],
             timing: ChannelTiming::new(Constraints::derive(timing), org.ranks, org.bank_groups, org.banks_per_rank()),
             scheduler: scheduler::build(&cfg.scheduler, cfg)?,
-            row_policy: row_policy::build(&cfg.row_policy, cfg)?,
-            refresh: refresh::build(&cfg.refresh, org.ranks, timing.tREFI)?,
+            idle_close_after: row_policy.idle_close_after(),
+            row_policy,
+            refresh_next_due: refresh.next_due(),
+            refresh,
             refresh_pending: vec![false; org.ranks as usize],
             refreshes_pending: 0,
-            in_flight: Vec::new(),
+            in_flight: [VecDeque::new(), VecDeque::new()],
             next_completion: NEVER,
             // Tick at cycle 0 so even a channel that never gets a request schedules refresh.
-            next_event: 0,
+            next_work: 0,
             last_update: 0,
             stats: ChannelStats::new(org.ranks, org.banks_per_channel()),
             log: None,
@@ -135,7 +146,7 @@ impl ChannelController {
     }
 
     pub fn is_idle(&self) -> bool {
-        self.len == [0, 0] && self.in_flight.is_empty()
+        self.len == [0, 0] && self.in_flight.iter().all(|f| f.is_empty())
     }
 
     pub fn queued(&self) -> usize {
@@ -144,7 +155,18 @@ impl ChannelController {
 
     /// The earliest cycle at which `tick` could change anything.
     pub fn next_event(&self) -> Cycle {
-        self.next_event
+        self.next_work.min(self.next_completion)
+    }
+
+    /// `next_event` leaving out transfers that finish: a driver that does not need to see a
+    /// completion in its own cycle may tick later; the completions come out then, in order.
+    pub fn next_work(&self) -> Cycle {
+        self.next_work
+    }
+
+    /// The cycle the next transfer finishes (`NEVER`: none in flight).
+    pub fn next_completion(&self) -> Cycle {
+        self.next_completion
     }
 
     /// Queue a request arriving at `now`. The caller checks `can_accept` first.
@@ -175,22 +197,29 @@ impl ChannelController {
         bank.pending += 1;
         let d = is_write as usize;
         let q = &mut self.queues[d][b];
-        if bank.open_row == Some(req.row) {
+        let is_hit = bank.open_row == Some(req.row);
+        // The youngest request is a candidate only as its bank's first request, first hit, or
+        // first non-hit (candidates are the oldest of each); otherwise they stay as cached.
+        let changes_candidates = if is_hit { q.hits == 0 } else { q.reqs.len() as u32 == q.hits };
+        if is_hit {
             q.hits += 1;
         }
-        q.reqs.push(req);
+        q.reqs.push_back(req);
         self.len[d] += 1;
-        self.invalidate(d, b);
         self.idle_next = self.idle_next.min(now + 1);
         // The new request can switch the queues, or change its bank's candidates (only).
         if self.write_mode_should_switch() {
             self.sched_next = self.sched_next.min(now + 1);
-        } else if d == self.write_mode as usize {
-            let t = self.bank_earliest(d, b).max(now + 1);
-            self.sched_next = self.sched_next.min(t);
         }
-        let wake = if self.row_policy.idle_close_after().is_some() { self.idle_next } else { NEVER };
-        self.next_event = self.next_event.min(self.sched_next.min(wake).max(now + 1));
+        if changes_candidates {
+            self.invalidate(d, b);
+            if d == self.write_mode as usize {
+                let t = self.bank_earliest(d, b).max(now + 1);
+                self.sched_next = self.sched_next.min(t);
+            }
+        }
+        let wake = if self.idle_close_after.is_some() { self.idle_next } else { NEVER };
+        self.next_work = self.next_work.min(self.sched_next.min(wake).max(now + 1));
     }
 
     fn integrate_queues(&mut self, now: Cycle) {
@@ -208,10 +237,10 @@ impl ChannelController {
         if self.next_completion <= now {
             self.retire(now, done);
         }
-        let mut next = self.next_completion;
+        let mut next = NEVER;
 
         // Refresh falls due: block the rank, close its banks, refresh it.
-        if self.refresh.next_due() <= now {
+        if self.refresh_next_due <= now {
             for r in 0..self.org.ranks {
                 if !self.refresh_pending[r as usize] && self.refresh.due(r) <= now {
                     self.refresh_pending[r as usize] = true;
@@ -238,7 +267,7 @@ impl ChannelController {
             self.sched_next = t;
         }
         next = next.min(self.sched_next.max(now + 1));
-        if self.row_policy.idle_close_after().is_some() {
+        if self.idle_close_after.is_some() {
             if issued {
                 self.idle_next = now + 1;
             } else if now >= self.idle_next {
@@ -249,7 +278,7 @@ impl ChannelController {
         }
         // The next refresh to fall due on a rank that is not already waiting for one.
         if self.refreshes_pending == 0 {
-            next = next.min(self.refresh.next_due());
+            next = next.min(self.refresh_next_due);
         } else {
             for r in 0..self.org.ranks {
                 if !self.refresh_pending[r as usize] {
@@ -257,31 +286,30 @@ impl ChannelController {
                 }
             }
         }
-        // Issuing a column command may have started a transfer.
-        next = next.min(self.next_completion);
         debug_assert!(next > now);
-        self.next_event = next;
+        self.next_work = next;
     }
 
     fn retire(&mut self, now: Cycle, done: &mut Vec<Completion>) {
-        let before = done.len();
-        let mut next = NEVER;
-        let stats = &mut self.stats;
-        self.in_flight.retain(|c| {
-            if c.done <= now {
-                if !c.is_write {
-                    stats.read_latency.record(c.done - c.arrival);
-                }
-                done.push(*c);
-                false
-            } else {
-                next = next.min(c.done);
-                true
+        // Deterministic order: by completion cycle, then request id (merging the directions).
+        let [reads, writes] = &mut self.in_flight;
+        loop {
+            let r = reads.front().filter(|c| c.done <= now);
+            let w = writes.front().filter(|c| c.done <= now);
+            let c = match (r, w) {
+                (Some(r), Some(w)) if (w.done, w.id) < (r.done, r.id) => writes.pop_front(),
+                (Some(_), _) => reads.pop_front(),
+                (None, Some(_)) => writes.pop_front(),
+                (None, None) => break,
+            };
+            let c = c.expect("front exists");
+            if !c.is_write {
+                self.stats.read_latency.record(c.done - c.arrival);
             }
-        });
-        // Deterministic order: by completion cycle, then request id.
-        done[before..].sort_unstable_by_key(|c| (c.done, c.id));
-        self.next_completion = next;
+            done.push(c);
+        }
+        let first = |q: &VecDeque<Completion>| q.front().map_or(NEVER, |c| c.done);
+        self.next_completion = first(reads).min(first(writes));
     }
 
     /// Drain writes from the high watermark down to the low one (or whenever reads are absent).
@@ -313,6 +341,7 @@ impl ChannelController {
                     self.refresh_pending[r as usize] = false;
                     self.refreshes_pending -= 1;
                     self.refresh.refreshed(r, now);
+                    self.refresh_next_due = self.refresh.next_due();
                 }
                 return (true, now + 1);
             }
@@ -488,7 +517,7 @@ impl ChannelController {
                     RowOutcome::Conflict => counters.row_conflicts += 1,
                 }
                 let q = &mut self.queues[d][b];
-                let req = q.reqs.remove(index);
+                let req = q.reqs.remove(index).expect("the chosen request is queued");
                 q.hits -= 1;
                 self.len[d] -= 1;
                 if cmd.auto_precharges() {
@@ -503,7 +532,7 @@ impl ChannelController {
                     self.stats.reads += 1;
                 }
                 self.stats.busy_data_cycles += self.c.burst;
-                self.in_flight.push(Completion {
+                self.in_flight[req.is_write as usize].push_back(Completion {
                     id: req.id,
                     source: req.source,
                     is_write: req.is_write,
@@ -534,7 +563,7 @@ impl ChannelController {
 
     /// Row policy: close rows that nobody has wanted for the policy's idle time.
     fn close_idle_rows(&mut self, now: Cycle) -> (bool, Cycle) {
-        let idle = self.row_policy.idle_close_after().unwrap_or(NEVER);
+        let idle = self.idle_close_after.unwrap_or(NEVER);
         let mut next = NEVER;
         let per_rank = self.org.banks_per_rank();
         for b in 0..self.banks.len() {

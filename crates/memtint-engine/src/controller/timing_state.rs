@@ -58,7 +58,7 @@ pub fn shared_kind(cmd: Command) -> usize {
         Command::Pre => KIND_PRE,
         Command::Rd => KIND_RD,
         Command::Wr => KIND_WR,
-        _ => panic!("no shared ready time is kept for {cmd:?}"),
+        _ => unreachable!("no shared ready time is kept for rank-wide or auto-precharge commands"),
     }
 }
 
