@@ -4,12 +4,11 @@
 //! same timing, so only the oldest of each class can be the best choice (for age-ordered keys).
 
 use super::Request;
-use std::collections::VecDeque;
 
 #[derive(Clone, Debug, Default)]
 pub struct BankQueue {
-    /// Oldest first. A deque: the oldest request is the one most often served.
-    pub reqs: VecDeque<Request>,
+    /// Oldest first.
+    pub reqs: Vec<Request>,
     /// Requests whose row is the bank's open row.
     pub hits: u32,
 }

@@ -204,7 +204,7 @@ impl ChannelController {
         if is_hit {
             q.hits += 1;
         }
-        q.reqs.push_back(req);
+        q.reqs.push(req);
         self.len[d] += 1;
         self.idle_next = self.idle_next.min(now + 1);
         // The new request can switch the queues, or change its bank's candidates (only).
@@ -517,7 +517,7 @@ impl ChannelController {
                     RowOutcome::Conflict => counters.row_conflicts += 1,
                 }
                 let q = &mut self.queues[d][b];
-                let req = q.reqs.remove(index).expect("the chosen request is queued");
+                let req = q.reqs.remove(index);
                 q.hits -= 1;
                 self.len[d] -= 1;
                 if cmd.auto_precharges() {
