@@ -228,7 +228,11 @@ pub fn simulate(
         let next = if opts.cycle_by_cycle {
             now + 1
         } else {
-            let mut n = mem.next_event();
+            // A completion matters in its own cycle only when it lets a request in (closed loop
+            // at its limit) or may end the run; otherwise a later tick retires it, in order,
+            // and nothing it affects has changed.
+            let completion_matters = exhausted || (!timestamped && in_flight >= opts.outstanding);
+            let mut n = if completion_matters { mem.next_event() } else { mem.next_work() };
             if let Some(req) = pending {
                 if timestamped {
                     n = n.min(req.arrival.unwrap_or(0).max(now + 1));

@@ -69,6 +69,16 @@ impl MemorySystem {
         self.channels.iter().map(|c| c.next_event()).min().unwrap_or(NEVER)
     }
 
+    /// `next_event` leaving out finishing transfers (see `ChannelController::next_work`).
+    pub fn next_work(&self) -> Cycle {
+        self.channels.iter().map(|c| c.next_work()).min().unwrap_or(NEVER)
+    }
+
+    /// The cycle the next transfer finishes on any channel.
+    pub fn next_completion(&self) -> Cycle {
+        self.channels.iter().map(|c| c.next_completion()).min().unwrap_or(NEVER)
+    }
+
     pub fn is_idle(&self) -> bool {
         self.channels.iter().all(|c| c.is_idle())
     }

@@ -9,6 +9,7 @@
 use super::refresh::{self, RefreshManager};
 use super::row_policy::{self, RowPolicy};
 use super::scheduler::{self, Candidate, Scheduler};
+use super::candidates::{CandidateSet, Slot};
 use super::{BankQueue, BankState, ChannelTiming, Completion, Request, RowOutcome};
 use crate::config::ControllerConfig;
 use crate::dram::constraints::Constraints;
@@ -16,6 +17,7 @@ use crate::dram::{Command, CommandRecord, DramAddress, Organisation, TimingParam
 use crate::error::Result;
 use crate::stats::ChannelStats;
 use crate::{Cycle, NEVER};
+use std::collections::VecDeque;
 
 pub struct ChannelController {
     channel: u32,
@@ -36,22 +38,25 @@ pub struct ChannelController {
     timing: ChannelTiming,
     scheduler: Box<dyn Scheduler>,
     row_policy: Box<dyn RowPolicy>,
+    /// `row_policy.idle_close_after()`, read every tick.
+    idle_close_after: Option<u64>,
     refresh: Box<dyn RefreshManager>,
+    /// `refresh.next_due()`, read every tick; changes only when a REF issues.
+    refresh_next_due: Cycle,
     refresh_pending: Vec<bool>,
     refreshes_pending: u32,
-    /// Transfers whose last beat is still in the future.
-    in_flight: Vec<Completion>,
+    /// Per direction: transfers whose last beat is still in the future, in issue order, which
+    /// is also completion order (a direction's data latency is fixed).
+    in_flight: [VecDeque<Completion>; 2],
     next_completion: Cycle,
-    next_event: Cycle,
+    /// The earliest cycle a tick could do anything besides retiring transfers.
+    next_work: Cycle,
     last_update: Cycle,
     stats: ChannelStats,
     /// Issued commands, kept only when a checker will read them.
     log: Option<Vec<CommandRecord>>,
-    /// Per direction, per bank: its candidates, valid until the bank's queue or state changes.
-    cached: [Vec<BankCandidates>; 2],
-    /// Per direction, slot `2 * bank + k`: `cached[..][bank].slots[k].t_bank`, dense so a scan
-    /// can skip banks that cannot issue yet with one compare each.
-    slot_times: [Vec<Cycle>; 2],
+    /// Per direction: the banks' candidates, valid until a bank's queue or state changes.
+    cands: [CandidateSet; 2],
     /// (direction, bank) pairs whose cached candidates must be rebuilt.
     stale: Vec<(u8, u32)>,
     /// No queued request can issue before this cycle (a lower bound; scans are skipped until).
@@ -60,34 +65,8 @@ pub struct ChannelController {
     idle_next: Cycle,
 }
 
-/// One candidate of a bank, reduced to what a scan reads. An empty slot has `t_bank == NEVER`.
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    /// Bank-level earliest issue cycle and the request's own `ready_at`, combined: the parts
-    /// of its ready time that change only when the bank does.
-    t_bank: Cycle,
-    key: u64,
-    rank: u32,
-    group: u32,
-    /// Position of the request in its bank queue.
-    index: u32,
-    cmd: Command,
-    is_hit: bool,
-}
-
-const EMPTY_SLOT: Slot = Slot { t_bank: NEVER, key: u64::MAX, rank: 0, group: 0, index: 0, cmd: Command::Act, is_hit: false };
-
-/// A bank's candidates in one direction, valid until the bank's queue or state changes.
-#[derive(Clone, Copy, Debug)]
-struct BankCandidates {
-    valid: bool,
-    slots: [Slot; 2],
-}
-
 const READS: usize = 0;
 const WRITES: usize = 1;
-
-const STALE: BankCandidates = BankCandidates { valid: true, slots: [EMPTY_SLOT; 2] };
 
 impl ChannelController {
     pub fn new(channel: u32, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Self> {
@@ -95,6 +74,8 @@ impl ChannelController {
         let banks = org.banks_per_channel() as usize;
         let write_high = ((cfg.write_queue as f64 * cfg.write_high_watermark).ceil() as usize).clamp(1, cfg.write_queue);
         let write_low = ((cfg.write_queue as f64 * cfg.write_low_watermark).floor() as usize).min(write_high - 1);
+        let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
+        let refresh = refresh::build(&cfg.refresh, org.ranks, timing.tREFI)?;
         Ok(ChannelController {
             channel,
             org: org.clone(),
@@ -111,19 +92,23 @@ impl ChannelController {
             open_banks: vec![0; org.ranks as usize],
             timing: ChannelTiming::new(Constraints::derive(timing), org.ranks, org.bank_groups, org.banks_per_rank()),
             scheduler: scheduler::build(&cfg.scheduler, cfg)?,
-            row_policy: row_policy::build(&cfg.row_policy, cfg)?,
-            refresh: refresh::build(&cfg.refresh, org.ranks, timing.tREFI)?,
+            idle_close_after: row_policy.idle_close_after(),
+            row_policy,
+            refresh_next_due: refresh.next_due(),
+            refresh,
             refresh_pending: vec![false; org.ranks as usize],
             refreshes_pending: 0,
-            in_flight: Vec::new(),
+            in_flight: [VecDeque::new(), VecDeque::new()],
             next_completion: NEVER,
             // Tick at cycle 0 so even a channel that never gets a request schedules refresh.
-            next_event: 0,
+            next_work: 0,
             last_update: 0,
             stats: ChannelStats::new(org.ranks, org.banks_per_channel()),
             log: None,
-            cached: [vec![STALE; banks], vec![STALE; banks]],
-            slot_times: [vec![NEVER; 2 * banks], vec![NEVER; 2 * banks]],
+            cands: [
+                CandidateSet::new(org.ranks, org.bank_groups, org.banks_per_group),
+                CandidateSet::new(org.ranks, org.bank_groups, org.banks_per_group),
+            ],
             stale: Vec::with_capacity(4 * banks),
             sched_next: 0,
             idle_next: 0,
@@ -161,7 +146,7 @@ impl ChannelController {
     }
 
     pub fn is_idle(&self) -> bool {
-        self.len == [0, 0] && self.in_flight.is_empty()
+        self.len == [0, 0] && self.in_flight.iter().all(|f| f.is_empty())
     }
 
     pub fn queued(&self) -> usize {
@@ -170,7 +155,18 @@ impl ChannelController {
 
     /// The earliest cycle at which `tick` could change anything.
     pub fn next_event(&self) -> Cycle {
-        self.next_event
+        self.next_work.min(self.next_completion)
+    }
+
+    /// `next_event` leaving out transfers that finish: a driver that does not need to see a
+    /// completion in its own cycle may tick later; the completions come out then, in order.
+    pub fn next_work(&self) -> Cycle {
+        self.next_work
+    }
+
+    /// The cycle the next transfer finishes (`NEVER`: none in flight).
+    pub fn next_completion(&self) -> Cycle {
+        self.next_completion
     }
 
     /// Queue a request arriving at `now`. The caller checks `can_accept` first.
@@ -201,22 +197,29 @@ impl ChannelController {
         bank.pending += 1;
         let d = is_write as usize;
         let q = &mut self.queues[d][b];
-        if bank.open_row == Some(req.row) {
+        let is_hit = bank.open_row == Some(req.row);
+        // The youngest request is a candidate only as its bank's first request, first hit, or
+        // first non-hit (candidates are the oldest of each); otherwise they stay as cached.
+        let changes_candidates = if is_hit { q.hits == 0 } else { q.reqs.len() as u32 == q.hits };
+        if is_hit {
             q.hits += 1;
         }
         q.reqs.push(req);
         self.len[d] += 1;
-        self.invalidate(d, b);
         self.idle_next = self.idle_next.min(now + 1);
         // The new request can switch the queues, or change its bank's candidates (only).
         if self.write_mode_should_switch() {
             self.sched_next = self.sched_next.min(now + 1);
-        } else if d == self.write_mode as usize {
-            let t = self.bank_earliest(d, b).max(now + 1);
-            self.sched_next = self.sched_next.min(t);
         }
-        let wake = if self.row_policy.idle_close_after().is_some() { self.idle_next } else { NEVER };
-        self.next_event = self.next_event.min(self.sched_next.min(wake).max(now + 1));
+        if changes_candidates {
+            self.invalidate(d, b);
+            if d == self.write_mode as usize {
+                let t = self.bank_earliest(d, b).max(now + 1);
+                self.sched_next = self.sched_next.min(t);
+            }
+        }
+        let wake = if self.idle_close_after.is_some() { self.idle_next } else { NEVER };
+        self.next_work = self.next_work.min(self.sched_next.min(wake).max(now + 1));
     }
 
     fn integrate_queues(&mut self, now: Cycle) {
@@ -234,10 +237,10 @@ impl ChannelController {
         if self.next_completion <= now {
             self.retire(now, done);
         }
-        let mut next = self.next_completion;
+        let mut next = NEVER;
 
         // Refresh falls due: block the rank, close its banks, refresh it.
-        if self.refresh.next_due() <= now {
+        if self.refresh_next_due <= now {
             for r in 0..self.org.ranks {
                 if !self.refresh_pending[r as usize] && self.refresh.due(r) <= now {
                     self.refresh_pending[r as usize] = true;
@@ -264,7 +267,7 @@ impl ChannelController {
             self.sched_next = t;
         }
         next = next.min(self.sched_next.max(now + 1));
-        if self.row_policy.idle_close_after().is_some() {
+        if self.idle_close_after.is_some() {
             if issued {
                 self.idle_next = now + 1;
             } else if now >= self.idle_next {
@@ -275,7 +278,7 @@ impl ChannelController {
         }
         // The next refresh to fall due on a rank that is not already waiting for one.
         if self.refreshes_pending == 0 {
-            next = next.min(self.refresh.next_due());
+            next = next.min(self.refresh_next_due);
         } else {
             for r in 0..self.org.ranks {
                 if !self.refresh_pending[r as usize] {
@@ -283,31 +286,30 @@ impl ChannelController {
                 }
             }
         }
-        // Issuing a column command may have started a transfer.
-        next = next.min(self.next_completion);
         debug_assert!(next > now);
-        self.next_event = next;
+        self.next_work = next;
     }
 
     fn retire(&mut self, now: Cycle, done: &mut Vec<Completion>) {
-        let before = done.len();
-        let mut next = NEVER;
-        let stats = &mut self.stats;
-        self.in_flight.retain(|c| {
-            if c.done <= now {
-                if !c.is_write {
-                    stats.read_latency.record(c.done - c.arrival);
-                }
-                done.push(*c);
-                false
-            } else {
-                next = next.min(c.done);
-                true
+        // Deterministic order: by completion cycle, then request id (merging the directions).
+        let [reads, writes] = &mut self.in_flight;
+        loop {
+            let r = reads.front().filter(|c| c.done <= now);
+            let w = writes.front().filter(|c| c.done <= now);
+            let c = match (r, w) {
+                (Some(r), Some(w)) if (w.done, w.id) < (r.done, r.id) => writes.pop_front(),
+                (Some(_), _) => reads.pop_front(),
+                (None, Some(_)) => writes.pop_front(),
+                (None, None) => break,
+            };
+            let c = c.expect("front exists");
+            if !c.is_write {
+                self.stats.read_latency.record(c.done - c.arrival);
             }
-        });
-        // Deterministic order: by completion cycle, then request id.
-        done[before..].sort_unstable_by_key(|c| (c.done, c.id));
-        self.next_completion = next;
+            done.push(c);
+        }
+        let first = |q: &VecDeque<Completion>| q.front().map_or(NEVER, |c| c.done);
+        self.next_completion = first(reads).min(first(writes));
     }
 
     /// Drain writes from the high watermark down to the low one (or whenever reads are absent).
@@ -339,6 +341,7 @@ impl ChannelController {
                     self.refresh_pending[r as usize] = false;
                     self.refreshes_pending -= 1;
                     self.refresh.refreshed(r, now);
+                    self.refresh_next_due = self.refresh.next_due();
                 }
                 return (true, now + 1);
             }
@@ -375,18 +378,19 @@ impl ChannelController {
     /// Bank `b`'s candidates in direction `d`: the oldest hit (if its row is open) and the
     /// oldest other request (PRE or ACT), unless hit protection keeps the row open.
     #[cold]
-    fn bank_candidates(&self, d: usize, b: usize) -> BankCandidates {
-        let mut out = BankCandidates { valid: true, slots: [EMPTY_SLOT; 2] };
+    fn bank_candidates(&self, d: usize, b: usize) -> [Option<Slot>; 2] {
+        let mut out = [None; 2];
         let q = &self.queues[d][b];
-        let Some(first) = q.reqs.first() else { return out };
-        let (rank, group) = (first.rank, first.group);
+        if q.reqs.is_empty() {
+            return out;
+        }
         let bank = &self.banks[b];
         let mut n = 0;
         let mut push = |cmd: Command, is_hit: bool, i: usize| {
             let req = &q.reqs[i];
             let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
             let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
-            out.slots[n] = Slot { t_bank, key, rank, group, index: i as u32, cmd, is_hit };
+            out[n] = Some(Slot { t_bank, key, index: i as u32, cmd, is_hit });
             n += 1;
         };
         match bank.open_row {
@@ -412,20 +416,16 @@ impl ChannelController {
 
     #[inline]
     fn invalidate(&mut self, d: usize, b: usize) {
-        let c = &mut self.cached[d][b];
-        if c.valid {
-            c.valid = false;
+        if self.cands[d].invalidate(b) {
             self.stale.push((d as u8, b as u32));
         }
     }
 
     #[inline]
     fn refresh_cache(&mut self, d: usize, b: usize) {
-        if !self.cached[d][b].valid {
-            let c = self.bank_candidates(d, b);
-            self.slot_times[d][2 * b] = c.slots[0].t_bank;
-            self.slot_times[d][2 * b + 1] = c.slots[1].t_bank;
-            self.cached[d][b] = c;
+        if !self.cands[d].is_valid(b) {
+            let slots = self.bank_candidates(d, b);
+            self.cands[d].set_bank(b, slots);
         }
     }
 
@@ -438,69 +438,37 @@ impl ChannelController {
     /// Earliest cycle any of bank `b`'s candidates in direction `d` can issue (`NEVER`: none).
     fn bank_earliest(&mut self, d: usize, b: usize) -> Cycle {
         self.refresh_cache(d, b);
-        let mut t = NEVER;
-        for s in &self.cached[d][b].slots {
-            if s.t_bank != NEVER {
-                if self.refreshes_pending > 0 && self.refresh_pending[s.rank as usize] {
-                    return NEVER;
-                }
-                t = t.min(s.t_bank.max(self.timing.shared_ready(s.cmd, s.rank, s.group)));
-            }
-        }
-        t
+        self.cands[d].bank_earliest(&self.timing, b, &self.refresh_pending)
     }
 
-    /// Evaluate the active direction bank by bank, issue the ready candidate with the smallest
-    /// key, and return (issued, a lower bound on the next cycle anything can issue).
+    /// Evaluate the active direction class by class, issue the ready candidate with the
+    /// smallest key, and return (issued, a lower bound on the next cycle anything can issue).
     fn schedule(&mut self, now: Cycle) -> (bool, Cycle) {
         let d = self.write_mode as usize;
         if self.len[d] == 0 {
             return (false, NEVER);
         }
-        let blocked = self.refreshes_pending > 0;
-        let (mut best_key, mut best) = (u64::MAX, None);
-        let (mut ready, mut next) = (0u32, NEVER);
         self.rebuild_stale();
-        for (i, &t_bank) in self.slot_times[d].iter().enumerate() {
-            if t_bank > now {
-                next = next.min(t_bank);
-                continue;
-            }
-            let (b, k) = (i / 2, i % 2);
-            let s = &self.cached[d][b].slots[k];
-            if blocked && self.refresh_pending[s.rank as usize] {
-                continue;
-            }
-            let t = t_bank.max(self.timing.shared_ready(s.cmd, s.rank, s.group));
-            if t <= now {
-                ready += 1;
-                if s.key < best_key {
-                    best_key = s.key;
-                    best = Some((b, k));
-                }
-            } else if t < next {
-                next = t;
-            }
-        }
-        let Some((b, k)) = best else {
-            return (false, next);
+        let blocked = self.refreshes_pending > 0;
+        let scan = self.cands[d].scan(now, &self.timing, &self.refresh_pending, blocked);
+        let Some(best) = scan.best else {
+            return (false, scan.next);
         };
-        let slot = self.cached[d][b].slots[k];
+        let b = best / 2;
+        let slot = *self.cands[d].slot(best).expect("the scan chose an occupied slot");
         let cand = Self::candidate(&self.queues[d][b].reqs[slot.index as usize], slot.cmd, slot.is_hit);
         self.scheduler.on_issue(now, &cand);
-        let was_full = self.len[d] == self.capacity[d];
         self.issue_for_request(now, d, b, slot.index as usize, slot.cmd);
-        // Ready times only grow when a command issues, except at the issuing bank: unless
-        // another candidate was ready, the queues switch, or a full queue just freed a slot (a
-        // blocked front end may enter next cycle), the next event is the earliest of the
-        // others' and the issuing bank's new candidates.
-        let freed_slot = was_full && self.len[d] < self.capacity[d];
-        if ready > 1 || freed_slot || self.write_mode_should_switch() {
+        if self.write_mode_should_switch() {
             return (true, now + 1);
         }
-        let t = self.bank_earliest(d, b);
+        // The next issue, exactly (only the issuing bank changed). A slot freed in a full queue
+        // needs no early tick: a blocked front end enters in this same cycle (the driver
+        // injects after ticking) and `enqueue` brings the next event forward.
+        self.refresh_cache(d, b);
+        let t = self.cands[d].next_issue(&self.timing, &self.refresh_pending, blocked);
         debug_assert!(t > now, "the command bus is busy for the rest of this cycle");
-        (true, next.min(t).max(now + 1))
+        (true, t)
     }
 
     fn issue_for_request(&mut self, now: Cycle, d: usize, b: usize, index: usize, mut cmd: Command) {
@@ -564,7 +532,7 @@ impl ChannelController {
                     self.stats.reads += 1;
                 }
                 self.stats.busy_data_cycles += self.c.burst;
-                self.in_flight.push(Completion {
+                self.in_flight[req.is_write as usize].push_back(Completion {
                     id: req.id,
                     source: req.source,
                     is_write: req.is_write,
@@ -596,7 +564,7 @@ impl ChannelController {
 
     /// Row policy: close rows that nobody has wanted for the policy's idle time.
     fn close_idle_rows(&mut self, now: Cycle) -> (bool, Cycle) {
-        let idle = self.row_policy.idle_close_after().unwrap_or(NEVER);
+        let idle = self.idle_close_after.unwrap_or(NEVER);
         let mut next = NEVER;
         let per_rank = self.org.banks_per_rank();
         for b in 0..self.banks.len() {

@@ -6,6 +6,7 @@
 
 pub mod bank_queue;
 pub mod bank_state;
+pub mod candidates;
 pub mod channel_controller;
 pub mod refresh;
 pub mod request;

@@ -36,6 +36,30 @@ pub struct ChannelTiming {
     /// Per rank, the cycles (ACT + tFAW) of its last four ACTs, as a ring.
     faw: Vec<[Cycle; 4]>,
     faw_pos: Vec<usize>,
+    groups_per_rank: usize,
+    /// Per bank group and kind (`SHARED_KINDS * group + kind`): `shared_ready` without the
+    /// command bus, kept up to date as commands issue, so schedulers read one dense table.
+    shared: Vec<Cycle>,
+}
+
+/// Commands with a kept group-level ready time (`shared_kind`): ACT, PRE, RD, WR.
+pub const SHARED_KINDS: usize = 4;
+const SHARED_CMDS: [Command; SHARED_KINDS] = [Command::Act, Command::Pre, Command::Rd, Command::Wr];
+const KIND_ACT: usize = 0;
+const KIND_PRE: usize = 1;
+const KIND_RD: usize = 2;
+const KIND_WR: usize = 3;
+
+/// Index of `cmd` in the `shared` table, for ACT, PRE, RD and WR.
+#[inline]
+pub fn shared_kind(cmd: Command) -> usize {
+    match cmd {
+        Command::Act => KIND_ACT,
+        Command::Pre => KIND_PRE,
+        Command::Rd => KIND_RD,
+        Command::Wr => KIND_WR,
+        _ => unreachable!("no shared ready time is kept for rank-wide or auto-precharge commands"),
+    }
 }
 
 impl ChannelTiming {
@@ -50,7 +74,22 @@ impl ChannelTiming {
             cmd_bus: 0,
             faw: vec![[0; 4]; ranks],
             faw_pos: vec![0; ranks],
+            groups_per_rank: groups_per_rank as usize,
+            shared: vec![0; SHARED_KINDS * ranks * groups_per_rank as usize],
         }
+    }
+
+    /// Per bank group and kind (`SHARED_KINDS * group + shared_kind(cmd)`): the group-level
+    /// earliest issue cycle without the command bus (see `cmd_bus`).
+    #[inline]
+    pub fn shared_table(&self) -> &[Cycle] {
+        &self.shared
+    }
+
+    /// No command may issue before this cycle (one command per cycle).
+    #[inline]
+    pub fn cmd_bus(&self) -> Cycle {
+        self.cmd_bus
     }
 
     pub fn constraints(&self) -> &Constraints {
@@ -81,13 +120,28 @@ impl ChannelTiming {
     /// The part of `ready` shared by the banks of a bank group (rank, bus, group and tFAW).
     #[inline]
     pub fn shared_ready(&self, cmd: Command, rank: u32, group: u32) -> Cycle {
+        self.shared_without_bus(cmd, rank as usize, group as usize).max(self.cmd_bus)
+    }
+
+    #[inline]
+    fn shared_without_bus(&self, cmd: Command, r: usize, g: usize) -> Cycle {
         let i = cmd as usize;
-        let r = rank as usize;
-        let mut t = self.rank[r][i].max(self.cmd_bus).max(self.group[group as usize][i]);
+        let mut t = self.rank[r][i].max(self.group[g][i]);
         if i == ACT {
             t = t.max(self.faw[r][self.faw_pos[r]]);
         }
         t
+    }
+
+    /// Recompute the `shared` entries of `kinds` for the bank groups of ranks `ranks`.
+    fn update_shared(&mut self, ranks: std::ops::Range<usize>, kinds: &[usize]) {
+        for r in ranks {
+            for g in r * self.groups_per_rank..(r + 1) * self.groups_per_rank {
+                for &k in kinds {
+                    self.shared[SHARED_KINDS * g + k] = self.shared_without_bus(SHARED_CMDS[k], r, g);
+                }
+            }
+        }
     }
 
     /// Record `cmd` issued at `now`. `act_cycle` is the bank's latest ACT (for auto-precharge).
@@ -147,6 +201,18 @@ impl ChannelTiming {
                 }
             }
         }
+        // The group-level tables the command raised (PRE raises bank and REF times only).
+        match cmd {
+            Command::Act | Command::Prea => self.update_shared(r..r + 1, &[KIND_ACT]),
+            Command::Ref => self.update_shared(r..r + 1, &[KIND_ACT, KIND_PRE]),
+            Command::Pre => {}
+            // Column commands also constrain the other ranks' column commands.
+            _ => self.update_shared(0..self.ranks, &[KIND_RD, KIND_WR]),
+        }
+        debug_assert!((0..self.shared.len()).all(|i| {
+            let g = i / SHARED_KINDS;
+            self.shared[i] == self.shared_without_bus(SHARED_CMDS[i % SHARED_KINDS], g / self.groups_per_rank, g)
+        }));
     }
 
     /// Column-command updates. `d` = [same group, same rank, same rank other direction,

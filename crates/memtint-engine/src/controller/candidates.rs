@@ -1,0 +1,221 @@
+//! The cached scheduling candidates of one direction (reads or writes), indexed two ways.
+//!
+//! Per bank: at most two slots, the oldest hit's column command and the oldest other request's
+//! PRE or ACT (see `BankQueue`). A slot stays valid until its bank's queue or state changes.
+//!
+//! Per class, a class being (command, bank group): every candidate of a class shares the rank,
+//! bank-group and tFAW parts of its ready time, which `ChannelTiming` keeps in a dense table with
+//! the same layout (`shared_table`). A slot is ready at `max(t_bank, shared, bus)` and a class's
+//! earliest member at `max(min t_bank, shared, bus)`, so a scan is one pass over two short
+//! arrays, and single slots are looked at only in classes that can issue now.
+
+use super::timing_state::{shared_kind, SHARED_KINDS};
+use super::ChannelTiming;
+use crate::dram::Command;
+use crate::{Cycle, NEVER};
+
+/// One candidate, reduced to what scheduling reads.
+#[derive(Clone, Copy, Debug)]
+pub struct Slot {
+    /// Bank-level earliest issue cycle and the request's own `ready_at`, combined: the parts
+    /// of its ready time that change only when the bank does.
+    pub t_bank: Cycle,
+    /// Scheduler key (smaller wins); fixed while the slot is cached.
+    pub key: u64,
+    pub cmd: Command,
+    pub is_hit: bool,
+    /// Position of the request in its bank queue.
+    pub index: u32,
+}
+
+/// Result of a scan: the best ready slot (`2 * bank + k`), if any, and a lower bound on the
+/// next cycle a class that was not ready can issue.
+pub struct Scan {
+    pub best: Option<usize>,
+    pub next: Cycle,
+}
+
+pub struct CandidateSet {
+    /// Slot `2 * bank + k`; `None` when empty.
+    slots: Vec<Option<Slot>>,
+    /// `t_bank` and `key` of each slot (`NEVER` and `u64::MAX` when empty), dense for scans.
+    t_bank: Vec<Cycle>,
+    key: Vec<u64>,
+    /// Per bank: slots up to date.
+    valid: Vec<bool>,
+    // Layout tables, so hot paths do not divide: per bank its first class
+    // (`SHARED_KINDS * group`), per slot its bit in a class's member mask, per class its rank
+    // and the first slot of its bank group.
+    bank_class_base: Vec<u32>,
+    slot_bit: Vec<u64>,
+    class_rank: Vec<u32>,
+    class_first_slot: Vec<u32>,
+    /// Per class `SHARED_KINDS * group + shared_kind(cmd)`: its members, bit
+    /// `2 * (bank within group) + k`. (A direction never uses the other's column class.)
+    members: Vec<u64>,
+    /// Per class: the smallest `t_bank` of its members (`NEVER`: no members).
+    earliest: Vec<Cycle>,
+    /// Classes found ready by the last scan.
+    ready: Vec<u32>,
+}
+
+impl CandidateSet {
+    /// Members of a class are a 64-bit mask, so at most 32 banks per bank group.
+    pub fn new(ranks: u32, groups_per_rank: u32, banks_per_group: u32) -> Self {
+        assert!(banks_per_group <= 32, "at most 32 banks per bank group");
+        let groups = (ranks * groups_per_rank) as usize;
+        let bpg = banks_per_group as usize;
+        let banks = groups * bpg;
+        let classes = SHARED_KINDS * groups;
+        CandidateSet {
+            slots: vec![None; 2 * banks],
+            t_bank: vec![NEVER; 2 * banks],
+            key: vec![u64::MAX; 2 * banks],
+            valid: vec![true; banks],
+            bank_class_base: (0..banks).map(|b| (SHARED_KINDS * (b / bpg)) as u32).collect(),
+            slot_bit: (0..2 * banks).map(|s| 1 << (s % (2 * bpg))).collect(),
+            class_rank: (0..classes).map(|c| (c / SHARED_KINDS) as u32 / groups_per_rank).collect(),
+            class_first_slot: (0..classes).map(|c| (2 * bpg * (c / SHARED_KINDS)) as u32).collect(),
+            members: vec![0; classes],
+            earliest: vec![NEVER; classes],
+            ready: Vec::with_capacity(classes),
+        }
+    }
+
+    #[inline]
+    pub fn is_valid(&self, bank: usize) -> bool {
+        self.valid[bank]
+    }
+
+    /// Mark bank `bank`'s slots out of date; true if they were valid.
+    #[inline]
+    pub fn invalidate(&mut self, bank: usize) -> bool {
+        std::mem::replace(&mut self.valid[bank], false)
+    }
+
+    #[inline]
+    pub fn slot(&self, slot: usize) -> Option<&Slot> {
+        self.slots[slot].as_ref()
+    }
+
+    #[inline]
+    fn class_of(&self, bank: usize, cmd: Command) -> usize {
+        self.bank_class_base[bank] as usize + shared_kind(cmd)
+    }
+
+    #[inline]
+    fn rank_of_class(&self, c: usize) -> usize {
+        self.class_rank[c] as usize
+    }
+
+    #[inline]
+    fn first_slot_of_class(&self, c: usize) -> usize {
+        self.class_first_slot[c] as usize
+    }
+
+    #[inline]
+    fn bit(&self, slot: usize) -> u64 {
+        self.slot_bit[slot]
+    }
+
+    /// Replace bank `bank`'s slots (and mark them valid).
+    pub fn set_bank(&mut self, bank: usize, new: [Option<Slot>; 2]) {
+        for (k, new) in new.into_iter().enumerate() {
+            let slot = 2 * bank + k;
+            let old = self.slots[slot];
+            let (old_class, new_class) = (old.map(|s| self.class_of(bank, s.cmd)), new.map(|s| self.class_of(bank, s.cmd)));
+            self.slots[slot] = new;
+            self.t_bank[slot] = new.map_or(NEVER, |s| s.t_bank);
+            self.key[slot] = new.map_or(u64::MAX, |s| s.key);
+            if let Some(c) = old_class {
+                self.members[c] &= !self.bit(slot);
+                // Only a leaving member that was the earliest can raise the class's earliest.
+                if old.unwrap().t_bank == self.earliest[c] {
+                    self.recompute_earliest(c);
+                }
+            }
+            if let Some(c) = new_class {
+                self.members[c] |= self.bit(slot);
+                self.earliest[c] = self.earliest[c].min(self.t_bank[slot]);
+            }
+        }
+        self.valid[bank] = true;
+    }
+
+    fn recompute_earliest(&mut self, c: usize) {
+        let first = self.first_slot_of_class(c);
+        let mut t = NEVER;
+        let mut m = self.members[c];
+        while m != 0 {
+            t = t.min(self.t_bank[first + m.trailing_zeros() as usize]);
+            m &= m - 1;
+        }
+        self.earliest[c] = t;
+    }
+
+    /// Find the ready slot with the smallest key at `now`, skipping ranks marked in `blocked`
+    /// (waiting for refresh). Remembers the ready classes for `next_after_issue`.
+    pub fn scan(&mut self, now: Cycle, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Scan {
+        let shared = timing.shared_table();
+        let bus = timing.cmd_bus();
+        let mut next = NEVER;
+        self.ready.clear();
+        for (c, (&e, &s)) in self.earliest.iter().zip(shared).enumerate() {
+            let t = e.max(s).max(bus);
+            if t > now {
+                next = next.min(t);
+            } else {
+                self.ready.push(c as u32);
+            }
+        }
+        let (mut best_key, mut best) = (u64::MAX, None);
+        for &c in &self.ready {
+            let c = c as usize;
+            if any_blocked && blocked[self.rank_of_class(c)] {
+                continue;
+            }
+            let first = self.first_slot_of_class(c);
+            let mut m = self.members[c];
+            while m != 0 {
+                let slot = first + m.trailing_zeros() as usize;
+                m &= m - 1;
+                let t = self.t_bank[slot];
+                if t > now {
+                    next = next.min(t);
+                } else if self.key[slot] < best_key {
+                    best_key = self.key[slot];
+                    best = Some(slot);
+                }
+            }
+        }
+        Scan { best, next }
+    }
+
+    /// The earliest cycle any class can issue: exact (for classes of ranks not `blocked`) until
+    /// a command issues, a request arrives or a refresh intervenes.
+    pub fn next_issue(&self, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Cycle {
+        let shared = timing.shared_table();
+        let mut t = NEVER;
+        for (c, (&e, &s)) in self.earliest.iter().zip(shared).enumerate() {
+            if !(any_blocked && blocked[self.rank_of_class(c)]) {
+                t = t.min(e.max(s));
+            }
+        }
+        t.max(timing.cmd_bus())
+    }
+
+    /// Earliest cycle any of `bank`'s slots can issue (`NEVER`: none, or its rank is blocked).
+    pub fn bank_earliest(&self, timing: &ChannelTiming, bank: usize, blocked: &[bool]) -> Cycle {
+        let mut t = NEVER;
+        for k in 0..2 {
+            if let Some(s) = &self.slots[2 * bank + k] {
+                let c = self.class_of(bank, s.cmd);
+                if blocked[self.rank_of_class(c)] {
+                    return NEVER;
+                }
+                t = t.min(s.t_bank.max(timing.shared_table()[c]).max(timing.cmd_bus()));
+            }
+        }
+        t
+    }
+}
