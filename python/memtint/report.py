@@ -182,9 +182,18 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
         ("refresh", "refresh managers"),
         ("generators", "generators"),
         ("trace_formats", "trace formats"),
+        ("placement_policies", "placement policies"),
+        ("profiles", "workload profiles"),
     ):
         components.add_row(label, ", ".join(str(x) for x in catalogue.get(key, [])))
     yield components
+
+    mixes = Table(title="Mixes (memtint compare --mix NAME)", box=box.SIMPLE_HEAD)
+    mixes.add_column("name")
+    mixes.add_column("programs", overflow="fold")
+    for m in catalogue.get("mixes", []):
+        mixes.add_row(m.get("name", MISSING), ", ".join(m.get("programs") or []))
+    yield mixes
 
 
 def sim_table(stats: dict[str, Any]) -> Table:

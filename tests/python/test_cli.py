@@ -36,9 +36,12 @@ def test_presets_lists_every_machine_and_layout(memtint):
     assert "ddr4-2400" in names and "i7-860" in names
     code, out, err = memtint("presets")
     assert code == 0, err
-    for name in names + catalogue["layouts"] + catalogue["schedulers"] + [d["name"] for d in catalogue["devices"]]:
+    listed = names + catalogue["layouts"] + catalogue["schedulers"] + [d["name"] for d in catalogue["devices"]]
+    listed += catalogue["placement_policies"] + catalogue["profiles"] + [m["name"] for m in catalogue["mixes"]]
+    for name in listed:
         assert name in out, f"{name} missing from `memtint presets`"
-    for heading in ("Machines", "Devices", "Mappings", "schedulers", "row policies", "refresh managers", "generators"):
+    for heading in ("Machines", "Devices", "Mappings", "schedulers", "row policies", "refresh managers", "generators",
+                    "placement policies", "workload profiles", "Mixes"):
         assert heading in out
 
 
