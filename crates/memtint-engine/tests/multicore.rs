@@ -138,3 +138,26 @@ fn more_programs_than_cores_and_zero_instructions_are_errors() {
     let e = err(json!({"machine": "i7-860", "programs": ["light"], "instructions": 0}));
     assert!(e.contains("instructions"), "{e}");
 }
+
+#[test]
+fn a_private_l2_filters_the_llc_and_keeps_dram_traffic_of_a_small_footprint_at_zero() {
+    let program = "random:footprint_bytes=131072,reads_pki=50,writes_pki=0";
+    let base = json!({"machine": "ddr4-2400", "programs": [program, "stream"], "instructions": 1_000_000});
+    let mut with_l2 = base.clone();
+    with_l2["overrides"] = json!({"cache": {"l2": {"size_bytes": 262144, "ways": 8, "latency": 12, "mshrs": 16}}});
+    let a = run_sim(&spec(base)).unwrap();
+    let b = run_sim(&spec(with_l2)).unwrap();
+    let (a0, b0) = (&a["cores"][0], &b["cores"][0]);
+    // 128 KiB fits a 256 KiB L2: after the cold misses, loads stop at the L2.
+    let loads = a0["llc_accesses"].as_u64().unwrap();
+    assert!(b0["l2_hits"].as_u64().unwrap() > loads * 9 / 10, "{b0}");
+    assert!(b0["llc_accesses"].as_u64().unwrap() < loads / 10, "{b0}");
+    assert_eq!(a0["l2_hits"].as_u64(), Some(0));
+    // The same cold misses reach DRAM either way.
+    assert_eq!(a0["dram_reads"], b0["dram_reads"]);
+    // L2 hits are faster than LLC hits: the program runs faster.
+    assert!(b0["ipc"].as_f64().unwrap() > a0["ipc"].as_f64().unwrap());
+    // The streaming program misses both caches alike.
+    let (s_a, s_b) = (a["cores"][1]["llc_mpki"].as_f64().unwrap(), b["cores"][1]["llc_mpki"].as_f64().unwrap());
+    assert!((s_a - s_b).abs() < 0.02 * s_a, "{s_a} vs {s_b}");
+}

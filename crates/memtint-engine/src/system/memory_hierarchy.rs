@@ -18,6 +18,8 @@ use std::collections::VecDeque;
 /// What one core caused below its own pipeline.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct CoreMemoryStats {
+    /// Loads that hit the core's private L2 (0 without one).
+    pub l2_hits: u64,
     pub llc_accesses: u64,
     pub llc_misses: u64,
     pub dram_reads: u64,
@@ -72,8 +74,16 @@ struct Llc {
     latency: u64,
 }
 
+/// One private L2 per core. Misses are tracked by the LLC's MSHRs (the L2's own are not
+/// modelled); fills come back through the LLC; dirty L2 victims are written into the LLC.
+struct PrivateL2 {
+    caches: Vec<SetAssocCache>,
+    latency: u64,
+}
+
 pub struct MemoryHierarchy {
     os: OsModel,
+    l2: Option<PrivateL2>,
     llc: Option<Llc>,
     line_mask: u64,
     clock: ClockRatio,
@@ -88,13 +98,25 @@ pub struct MemoryHierarchy {
 }
 
 impl MemoryHierarchy {
-    pub fn new(os: OsModel, llc: Option<&CacheLevelConfig>, cores: u32, clock: ClockRatio, line_bytes: u64) -> Result<Self> {
+    pub fn new(
+        os: OsModel,
+        l2: Option<&CacheLevelConfig>,
+        llc: Option<&CacheLevelConfig>,
+        cores: u32,
+        clock: ClockRatio,
+        line_bytes: u64,
+    ) -> Result<Self> {
+        let l2 = match l2 {
+            Some(c) => Some(PrivateL2 { caches: (0..cores).map(|_| c.build_cache(1)).collect::<Result<_>>()?, latency: c.latency }),
+            None => None,
+        };
         let llc = match llc {
             Some(c) => Some(Llc { cache: c.build_cache(cores)?, mshrs: c.build_mshrs(), latency: c.latency }),
             None => None,
         };
         Ok(MemoryHierarchy {
             os,
+            l2,
             llc,
             line_mask: !(line_bytes - 1),
             clock,
@@ -157,6 +179,7 @@ impl MemoryHierarchy {
         match self.llc.as_mut() {
             Some(llc) => {
                 let victim = llc.cache.fill(line, false);
+                let first = woken.len();
                 if let Some(w) = llc.mshrs.complete(line) {
                     woken.extend(w.map(|w| (w, at)));
                 }
@@ -164,8 +187,38 @@ impl MemoryHierarchy {
                     // Written back from the cycle the fill evicted it.
                     self.send(at, 0, v, true, c.source);
                 }
+                for i in first..woken.len() {
+                    let core = woken[i].0.core;
+                    self.fill_l2(core, line, at);
+                }
             }
             None => woken.push((waiter, at)),
+        }
+    }
+}
+
+impl MemoryHierarchy {
+    /// Put `line` in `core`'s L2; a dirty victim goes into the LLC (whose own victim, if dirty,
+    /// goes to memory).
+    fn fill_l2(&mut self, core: u32, line: u64, now: Cycle) {
+        let Some(l2) = self.l2.as_mut() else { return };
+        if let Some(victim) = l2.caches[core as usize].fill(line, false) {
+            self.write_llc(core, victim, now);
+        }
+    }
+
+    /// A dirty line written into the LLC (or to memory without one).
+    fn write_llc(&mut self, core: u32, line: u64, now: Cycle) {
+        match self.llc.as_mut() {
+            Some(llc) => {
+                let latency = llc.latency;
+                if let Some(victim) = llc.cache.write(line, core) {
+                    self.send(now, latency, victim, true, core);
+                }
+            }
+            None => {
+                self.send(now, 1, line, true, core);
+            }
         }
     }
 }
@@ -177,6 +230,14 @@ impl CoreMemory for MemoryHierarchy {
         }
         let line = self.os.translate(core, vaddr)? & self.line_mask;
         let waiter = Waiter { core, token };
+        let mut l2_latency = 0;
+        if let Some(l2) = self.l2.as_mut() {
+            if l2.caches[core as usize].access(line, false, 0) == Access::Hit {
+                self.per_core[core as usize].l2_hits += 1;
+                return Ok(LoadOutcome::Done { latency: l2.latency });
+            }
+            l2_latency = l2.latency;
+        }
         let stats = &mut self.per_core[core as usize];
         stats.llc_accesses += 1;
         let Some(llc) = self.llc.as_mut() else {
@@ -190,12 +251,16 @@ impl CoreMemory for MemoryHierarchy {
             return Ok(LoadOutcome::Refused);
         }
         match llc.cache.access(line, false, core) {
-            Access::Hit => Ok(LoadOutcome::Done { latency: llc.latency }),
+            Access::Hit => {
+                let latency = l2_latency + llc.latency;
+                self.fill_l2(core, line, now);
+                Ok(LoadOutcome::Done { latency })
+            }
             Access::Miss => {
                 stats.llc_misses += 1;
                 match llc.mshrs.insert(line, waiter) {
                     MshrInsert::Allocated => {
-                        let latency = llc.latency;
+                        let latency = l2_latency + llc.latency;
                         let id = self.send(now, latency, line, false, core);
                         self.reads.insert(id, (line, waiter));
                         Ok(LoadOutcome::Pending)
@@ -217,16 +282,13 @@ impl CoreMemory for MemoryHierarchy {
             return Ok(false);
         }
         let line = self.os.translate(core, vaddr)? & self.line_mask;
-        match self.llc.as_mut() {
-            Some(llc) => {
-                let latency = llc.latency;
-                if let Some(victim) = llc.cache.write(line, core) {
-                    self.send(now, latency, victim, true, core);
+        match self.l2.as_mut() {
+            Some(l2) => {
+                if let Some(victim) = l2.caches[core as usize].write(line, 0) {
+                    self.write_llc(core, victim, now);
                 }
             }
-            None => {
-                self.send(now, 1, line, true, core);
-            }
+            None => self.write_llc(core, line, now),
         }
         Ok(true)
     }

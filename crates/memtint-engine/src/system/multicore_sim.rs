@@ -64,9 +64,6 @@ pub fn simulate_multicore(
     let machine = &cfg.machine;
     machine.cpu.validate()?;
     machine.cache.validate()?;
-    if machine.cache.l2.is_some() {
-        return Err(Error::config("cache.l2", "private L2 caches are not simulated yet; remove the [cache.l2] table"));
-    }
     let n = programs.len() as u32;
     if n == 0 {
         return Err(Error::config("programs", "a run needs at least one program"));
@@ -100,7 +97,12 @@ pub fn simulate_multicore(
         populate(&mut os, &programs, os_cfg.page_bytes)?;
     }
     let clock = ClockRatio::from_ghz(machine.cpu.frequency_ghz, 1.0 / cfg.timing.tCK_ns)?;
-    let mut hier = MemoryHierarchy::new(os, llc_cfg.as_ref(), n, clock, line_bytes)?;
+    if let Some(l2) = &machine.cache.l2 {
+        if l2.line_bytes as u64 != line_bytes {
+            return Err(Error::config("cache.l2.line_bytes", format!("must equal the DRAM burst ({line_bytes} bytes), got {}", l2.line_bytes)));
+        }
+    }
+    let mut hier = MemoryHierarchy::new(os, machine.cache.l2.as_ref(), llc_cfg.as_ref(), n, clock, line_bytes)?;
     let mut mem = MemorySystem::new(cfg)?;
     let core_cfg = machine.cpu.core_config();
     let mut cores = (0..n).map(|i| OooCore::new(i, &core_cfg, instructions)).collect::<Result<Vec<_>>>()?;

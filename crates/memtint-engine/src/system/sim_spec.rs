@@ -111,6 +111,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "instructions": c.core.retired,
                 "cycles": c.core.cycles,
                 "ipc": c.core.ipc(),
+                "l2_hits": m.l2_hits,
                 "llc_accesses": m.llc_accesses,
                 "llc_misses": m.llc_misses,
                 "llc_mpki": 1000.0 * ratio(m.llc_misses, c.core.retired),
