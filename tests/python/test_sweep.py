@@ -179,6 +179,9 @@ MACHINE_POLICIES = 'machines = ["i7-860"]\npolicies = ["bpm"]\ninstructions = 10
         ('policies = ["bpm"]\ninstructions = 1000\nmixes = [["stream"]]\n', ["machines", "missing"]),
         ('instructions = 1000\n[[run]]\nmachine = "i7-860"\nprograms = ["stream"]\npolicy = "bpm"\nseeds = 3\n',
          ["run[0]", "'seeds'"]),
+        (MACHINE_POLICIES + 'mixes = [["light", "light", "light", "light", "light"]]\n',
+         ["mixes", "5 programs", "4 cores"]),
+        (MACHINE_POLICIES + 'mixes = [["stream", "light"]]\n[os]\ncolours = [[0], [99]]\n', ["os", "colour 99"]),
     ],
 )
 def test_bad_specs_fail_before_any_run_naming_the_key(memtint, clean_error, tmp_path, text, needles):

@@ -308,8 +308,35 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
                     for n in instructions:
                         for seed in seeds:
                             entries.append(RunEntry(machine, mix, policy, n, seed, os_table))
-    return SweepSpec(name=name, baseline=baseline, entries=entries, mapping=mapping, scheduler=scheduler,
+    spec = SweepSpec(name=name, baseline=baseline, entries=entries, mapping=mapping, scheduler=scheduler,
                      use_cache=use_cache, source=source)
+    _engine_check(spec, explicit="run" in table)
+    return spec
+
+
+def _engine_check(spec: SweepSpec, explicit: bool) -> None:
+    """Let the engine validate each distinct (machine, mix size, policy, os table) with a one-
+    instruction run of light programs, so that errors only the engine can see (a mix larger than
+    the machine's cores, colour sets that do not exist) stop the sweep before it starts. About
+    20 ms per distinct combination."""
+    import json
+
+    seen: set[str] = set()
+    for i, e in enumerate(spec.entries):
+        combo = json.dumps([e.machine, len(e.mix.programs), e.policy, e.os], sort_keys=True)
+        if combo in seen:
+            continue
+        seen.add(combo)
+        for policy in dict.fromkeys((e.policy, spec.baseline)):
+            os_table = e.os if policy == e.policy else None
+            probe = api.build_sim_spec(e.machine, ["light"] * (len(e.mix.programs) if os_table is not None else 1),
+                                       instructions=1, policy=policy, os_options=os_table, mapping=spec.mapping,
+                                       scheduler=spec.scheduler)
+            try:
+                api.run_sim_spec(probe)
+            except MemtintError as error:
+                where = f"run[{i}]" if explicit else "mixes" if "programs" in str(error) else "os"
+                raise _fail(where, f"machine '{e.machine}', policy '{policy}', mix {e.mix.name}: {error}") from None
 
 
 def _run_entry(parser: _Parser, run: dict[str, Any], where: str, instructions: list[int], seeds: list[int],
