@@ -148,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--out", required=True, metavar="DIR", help="result directory (created; reused to resume)")
     sweep.add_argument("--jobs", type=_at_least(1), metavar="N", help="worker processes (default: CPU count)")
     sweep.add_argument("--limit", type=_at_least(1), metavar="N", help="run at most N of the pending runs")
+    sweep.add_argument("--batch-size", type=_at_least(1), default=32, metavar="N",
+                       help="runs per stored batch (default 32; a batch is also written every 30 s)")
     sweep.set_defaults(handler=_sweep)
 
     convert = commands.add_parser(
@@ -402,7 +404,7 @@ def _sweep(args: argparse.Namespace) -> int:
     from memtint.sweep import load_results, load_spec, policy_summary, run_sweep
 
     spec = load_spec(args.spec)  # every specification error, before anything runs
-    summary = run_sweep(spec, args.out, jobs=args.jobs, limit=args.limit)
+    summary = run_sweep(spec, args.out, jobs=args.jobs, limit=args.limit, batch_size=args.batch_size)
     rows = policy_summary(load_results(args.out), summary.config_hashes)
     out = Console()
     out.print(sweep_table(rows, f"sweep {summary.name} · {summary.total} runs · results in {summary.out}"))

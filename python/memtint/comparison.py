@@ -61,6 +61,11 @@ def _alone_key(spec: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
 
 
+def alone_cached(spec: dict[str, Any]) -> bool:
+    """Whether the alone run of ``spec`` is already in the cache."""
+    return (cache_dir() / "alone" / f"{_alone_key(spec)}.json").exists()
+
+
 def alone_run(spec: dict[str, Any], use_cache: bool = True) -> dict[str, Any]:
     """Run (or fetch from the cache) one program alone; returns its core's statistics."""
     path = cache_dir() / "alone" / f"{_alone_key(spec)}.json"

@@ -205,3 +205,38 @@ def test_mix_generators_are_seeded_and_sized():
     assert first[5] == first[6] == ("stream", "light", "light", "light")
     other = [e.mix.programs for e in parse_spec({**table, "mixes": [{**table["mixes"][0], "seed": 4}]}).entries]
     assert other != first[:5]
+
+
+@pytest.mark.engine
+def test_killed_sweep_resumes_without_recomputing_stored_runs(tmp_path):
+    """SIGKILL the whole `memtint sweep` process group once some batches are stored; the rerun
+    executes exactly the runs that are not stored."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    spec = write(tmp_path, SPEC_TOML.replace(f"instructions = {INSTRUCTIONS}", "instructions = 2000000"))
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "memtint.cli", "sweep", str(spec), "--out", str(out), "--jobs", "2",
+               "--batch-size", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            manifest = out / "manifest.json"
+            if manifest.exists() and len(json.loads(manifest.read_text())["batches"]) >= 2:
+                break
+            time.sleep(0.02)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    stored = load_results(out)["config_hash"].nunique()
+    assert 2 <= stored < 12, f"{stored} runs stored when killed: not halfway"
+    done: list[int] = []
+    summary = run_sweep(spec, out, jobs=2, progress=False,
+                        on_progress=lambda phase, n, total: done.append(n) if phase == "runs" else None)
+    assert (summary.skipped, summary.done, len(done)) == (stored, 12 - stored, 12 - stored)
+    assert load_results(out)["config_hash"].nunique() == 12

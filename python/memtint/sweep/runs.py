@@ -118,8 +118,8 @@ class AloneTask:
 
 
 def alone_tasks(runs: list[Run]) -> list[AloneTask]:
-    """Each distinct alone run the given runs need, once (none when the cache is off: then each
-    comparison runs its own)."""
+    """Each distinct alone run the given runs need and the alone cache does not hold yet, once
+    (none when the cache is off: then each comparison runs its own)."""
     tasks: dict[str, AloneTask] = {}
     for run in runs:
         if not run.use_cache:
@@ -129,7 +129,8 @@ def alone_tasks(runs: list[Run]) -> list[AloneTask]:
                                              scheduler=run.scheduler)
         for program, spec in zip(run.programs, specs):
             key = comparison.alone_key(spec)
-            tasks.setdefault(key, AloneTask(key, program, spec))
+            if key not in tasks and not comparison.alone_cached(spec):
+                tasks[key] = AloneTask(key, program, spec)
     return list(tasks.values())
 
 
