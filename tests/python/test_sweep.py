@@ -14,7 +14,7 @@ import pytest
 
 import memtint
 from memtint import api, run_sim
-from memtint.sweep import load_results, parse_spec, run_sweep
+from memtint.sweep import load_results, parse_spec, policy_summary, run_sweep
 from memtint.sweep.runs import expand
 
 INSTRUCTIONS = 100_000
@@ -66,6 +66,16 @@ def test_pool_sweep_equals_the_same_runs_one_by_one(tmp_path, monkeypatch):
     frame = memtint.load_results(tmp_path / "out")
     assert len(frame) == 12 * 4 and (frame["status"] == "ok").all()
     assert frame["memtint_version"].eq(memtint.__version__).all()
+
+    # The summary table's numbers are those of the stored runs.
+    table = {row["policy"]: row for row in policy_summary(frame)}
+    per_run = runs_table(frame)
+    for policy in ("buddy", "bpm"):
+        group = per_run[per_run["policy"] == policy]
+        assert table[policy]["runs"] == 6 and table[policy]["failed"] == 0
+        assert table[policy]["weighted_speedup_mean"] == pytest.approx(group["weighted_speedup"].mean())
+        assert table[policy]["weighted_speedup_max"] == pytest.approx(group["weighted_speedup"].max())
+        assert table[policy]["maximum_slowdown_mean"] == pytest.approx(group["maximum_slowdown"].mean())
 
     # One by one, in this process, with a fresh alone cache: nothing is shared with the sweep.
     monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "other-cache"))

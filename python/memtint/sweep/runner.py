@@ -35,8 +35,8 @@ class SweepSummary:
     remaining: int = 0
     alone_runs: int = 0
     seconds: float = 0.0
-    config_hashes: list[str] = field(default_factory=list)
-    errors: dict[str, str] = field(default_factory=dict)
+    config_hashes: list[str] = field(default_factory=list, repr=False)
+    errors: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
