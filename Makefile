@@ -23,7 +23,7 @@ $(STAMP):
 		|| { echo "memtint needs a Rust toolchain (cargo); install it with rustup"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(VENV_BIN)/python -m pip install --quiet --upgrade pip
-	$(VENV_BIN)/python -m pip install --quiet "maturin>=1.5,<2" pytest rich
+	$(VENV_BIN)/python -m pip install --quiet "maturin>=1.5,<2" pytest rich pyarrow pandas
 	touch $@
 
 # Build the extension in release mode and install the package into the venv (editable: the

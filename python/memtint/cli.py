@@ -137,6 +137,21 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--csv", metavar="OUT", help="write one row per policy and program to OUT")
     compare.set_defaults(handler=_compare)
 
+    sweep = commands.add_parser(
+        "sweep",
+        help="run many comparisons (machines x mixes x policies x seeds) into a result store",
+        description="Run the comparisons of a sweep specification (docs/sweeps.md) on a process pool, "
+        "storing one row per core per run as Parquet under --out. Runs already stored are skipped, so an "
+        "interrupted sweep resumes. Exits 1 if any run failed (failures are recorded with their error).",
+    )
+    sweep.add_argument("spec", metavar="SPEC.toml", help="sweep specification")
+    sweep.add_argument("--out", required=True, metavar="DIR", help="result directory (created; reused to resume)")
+    sweep.add_argument("--jobs", type=_at_least(1), metavar="N", help="worker processes (default: CPU count)")
+    sweep.add_argument("--limit", type=_at_least(1), metavar="N", help="run at most N of the pending runs")
+    sweep.add_argument("--batch-size", type=_at_least(1), default=32, metavar="N",
+                       help="runs per stored batch (default 32; a batch is also written every 30 s)")
+    sweep.set_defaults(handler=_sweep)
+
     convert = commands.add_parser(
         "convert",
         help="convert a Ramulator CPU trace to memtint's binary format",
@@ -379,6 +394,28 @@ def _compare(args: argparse.Namespace) -> int:
     out = Console()
     for table in compare_tables(result):
         out.print(table)
+    return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from memtint.report import sweep_table
+    from memtint.sweep import load_results, load_spec, policy_summary, run_sweep
+
+    spec = load_spec(args.spec)  # every specification error, before anything runs
+    summary = run_sweep(spec, args.out, jobs=args.jobs, limit=args.limit, batch_size=args.batch_size)
+    rows = policy_summary(load_results(args.out), summary.config_hashes)
+    out = Console()
+    out.print(sweep_table(rows, f"sweep {summary.name} · {summary.total} runs · results in {summary.out}"))
+    out.print(f"{summary.done} run(s) done ({summary.failed} failed), {summary.skipped} already stored, "
+              f"{summary.remaining} left by --limit; {summary.alone_runs} alone run(s); {summary.seconds:.1f} s")
+    if summary.failed:
+        for config_hash, error in list(summary.errors.items())[:5]:
+            sys.stderr.write(f"memtint: run {config_hash[:12]} failed: {error}\n")
+        if summary.failed > 5:
+            sys.stderr.write(f"memtint: ... and {summary.failed - 5} more (status and error columns in the store)\n")
+        return 1
     return 0
 
 

@@ -61,6 +61,11 @@ def _alone_key(spec: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
 
 
+def alone_cached(spec: dict[str, Any]) -> bool:
+    """Whether the alone run of ``spec`` is already in the cache."""
+    return (cache_dir() / "alone" / f"{_alone_key(spec)}.json").exists()
+
+
 def alone_run(spec: dict[str, Any], use_cache: bool = True) -> dict[str, Any]:
     """Run (or fetch from the cache) one program alone; returns its core's statistics."""
     path = cache_dir() / "alone" / f"{_alone_key(spec)}.json"
@@ -79,6 +84,32 @@ def alone_run(spec: dict[str, Any], use_cache: bool = True) -> dict[str, Any]:
         except OSError:
             pass  # no writable cache: still correct, only slower next time
     return core
+
+
+def build_alone_specs(
+    machine: str,
+    mix: list[str],
+    *,
+    instructions: int,
+    seed: int = 1,
+    baseline: str = "buddy",
+    mapping: str | None = None,
+    scheduler: str | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """The specifications of the alone runs of ``mix`` (one per program), as :func:`compare`
+    runs them: program i alone on the whole machine under ``baseline``, with the seed it has in
+    the mix (seed + i). Sweeps use it to compute shared alone runs once, ahead of the mixes."""
+    common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides)
+    return [
+        api.build_sim_spec(machine, [prog], instructions=instructions, policy=baseline, seed=seed + i, **common)
+        for i, prog in enumerate(mix)
+    ]
+
+
+def alone_key(spec: dict[str, Any]) -> str:
+    """The cache key of an alone run (everything that determines it)."""
+    return _alone_key(spec)
 
 
 def compare(
@@ -109,12 +140,7 @@ def compare(
                               os_options=os_options, **common)
         for p in policies
     }
-    programs = shared_specs[policies[0]]["programs"]
-    # Program i runs with seed + i in the shared run; alone, it keeps that seed.
-    alone_specs = [
-        api.build_sim_spec(machine, [prog], instructions=instructions, policy=baseline, seed=seed + i, **common)
-        for i, prog in enumerate(programs)
-    ]
+    alone_specs = build_alone_specs(machine, mix, instructions=instructions, seed=seed, baseline=baseline, **common)
     workers = workers or min(len(alone_specs) + len(policies), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         alone_futures = [pool.submit(alone_run, s, use_cache) for s in alone_specs]

@@ -251,3 +251,19 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
             cells.append(f"{c['slowdown']:.3f} ({100 * c['row_buffer_miss_rate']:.0f}%)")
         detail.add_row(*cells)
     return [summary, detail]
+
+
+def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
+    """Per-policy summary of a sweep (rows of :func:`memtint.sweep.policy_summary`)."""
+    table = Table(title=title, box=box.SIMPLE_HEAVY)
+    for name in ("policy", "runs", "WS mean", "WS max", "max slowdown mean", "RB miss", "failed"):
+        table.add_column(name, justify="left" if name == "policy" else "right", no_wrap=True)
+    for r in rows:
+        rb = r["row_buffer_miss_rate_mean"]
+        table.add_row(
+            r["policy"], count(r["runs"]), number(r["weighted_speedup_mean"], 3), number(r["weighted_speedup_max"], 3),
+            number(r["maximum_slowdown_mean"], 3), MISSING if rb is None else number(100 * rb, 1) + " %",
+            f"[red]{r['failed']}[/red]" if r["failed"] else "0",
+        )
+    table.caption = "WS = weighted speedup (Σ IPC_shared / IPC_alone), over the successful runs"
+    return table

@@ -1,0 +1,100 @@
+"""Where a sweep's tasks run. A backend maps a picklable function over plain-data items and yields
+the outcomes in completion order; the sweep code (runner.py) is the same for every backend.
+
+:class:`LocalBackend` is a process pool on this machine. A Ray backend (tasks shipped to Ray
+workers, ``--ray ADDRESS``) implements the same :class:`Backend` protocol.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Callable, Iterable, Iterator, Protocol, runtime_checkable
+
+__all__ = ["Backend", "LocalBackend", "WorkerError"]
+
+
+class WorkerError(Exception):
+    """A task whose worker failed outside the task's own error handling (e.g. the process died)."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What the runner needs from an execution backend."""
+
+    #: Short name for messages and the manifest ("local", "ray").
+    name: str
+    #: How many tasks run at once (for messages).
+    slots: int
+
+    def map_unordered(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+        """Run ``fn(item)`` for every item; yield ``(item, result)`` as each finishes, in
+        completion order. A task that could not run yields ``(item, WorkerError(...))``."""
+        ...
+
+    def close(self) -> None:
+        """Release the workers (idempotent)."""
+        ...
+
+
+class LocalBackend:
+    """A pool of ``jobs`` worker processes on this machine (``spawn``ed: the engine is not
+    fork-safe in general, and spawn behaves the same on every platform).
+
+    At most ``2 * jobs`` tasks are in flight at a time, so a sweep of many runs does not pickle
+    them all up front and an interrupt leaves little work behind.
+    """
+
+    name = "local"
+
+    def __init__(self, jobs: int | None = None) -> None:
+        self.slots = max(1, jobs or os.cpu_count() or 1)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.slots,
+                                             mp_context=multiprocessing.get_context("spawn"))
+        return self._pool
+
+    def map_unordered(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+        pending: dict[Future, Any] = {}
+        source = iter(items)
+        window = 2 * self.slots
+
+        def fill() -> None:
+            while len(pending) < window:
+                try:
+                    item = next(source)
+                except StopIteration:
+                    return
+                try:
+                    pending[self._executor().submit(fn, item)] = item
+                except BrokenProcessPool:  # a worker died earlier: start a fresh pool
+                    self._pool = None
+                    pending[self._executor().submit(fn, item)] = item
+
+        fill()
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                item = pending.pop(future)
+                try:
+                    result = future.result()
+                except Exception as error:  # BrokenProcessPool, unpicklable result...
+                    result = WorkerError(f"{type(error).__name__}: {error}")
+                yield item, result
+            fill()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> "LocalBackend":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,188 @@
+"""Run a sweep: resume from the store, compute shared alone runs once, run the comparisons on a
+backend, write results in batches, show progress, and summarise.
+
+A failed run is recorded (status ``failed`` and its error text) and does not stop the sweep; it
+is retried by the next invocation on the same store. Runs whose configuration hash is stored
+with status ``ok`` are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from memtint.sweep import runs as runs_module
+from memtint.sweep.backends import Backend, LocalBackend
+from memtint.sweep.spec import SweepSpec, load_spec, parse_spec
+from memtint.sweep.store import ResultStore, rows_for
+
+__all__ = ["SweepSummary", "run_sweep", "resolve_spec"]
+
+
+@dataclass
+class SweepSummary:
+    """What one invocation did: runs ``total`` in the spec, ``done`` now (``failed`` of them
+    failed), ``skipped`` because already stored, ``remaining`` left by a ``limit``."""
+
+    name: str
+    out: str
+    total: int
+    done: int = 0
+    skipped: int = 0
+    failed: int = 0
+    remaining: int = 0
+    alone_runs: int = 0
+    seconds: float = 0.0
+    config_hashes: list[str] = field(default_factory=list, repr=False)
+    errors: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+
+def resolve_spec(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str]) -> SweepSpec:
+    """A :class:`SweepSpec` from a spec object, a TOML-like dict, or a TOML path."""
+    if isinstance(spec, SweepSpec):
+        return spec
+    if isinstance(spec, dict):
+        return parse_spec(spec)
+    return load_spec(spec)
+
+
+class _Progress:
+    """A rich progress bar (done/total, runs/s, time remaining) when stderr is a terminal, or
+    calls to a user callback."""
+
+    def __init__(self, enabled: bool | None, callback: Callable[[str, int, int], None] | None) -> None:
+        self.callback = callback
+        self.bar = None
+        if enabled is not False:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn,
+                                       TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+
+            console = Console(stderr=True)
+            if enabled or console.is_terminal:
+                self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                    TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
+                                    TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                                    console=console, transient=False)
+        self.tasks: dict[str, Any] = {}
+        self.started: dict[str, float] = {}
+        self.counts: dict[str, int] = {}
+
+    def __enter__(self) -> "_Progress":
+        if self.bar:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar:
+            self.bar.__exit__(*exc)
+
+    def add(self, what: str, total: int) -> None:
+        self.started[what] = time.perf_counter()
+        self.counts[what] = 0
+        if self.bar and total:
+            self.tasks[what] = self.bar.add_task(what, total=total, rate="")
+
+    def advance(self, what: str, total: int) -> None:
+        self.counts[what] += 1
+        if self.bar and what in self.tasks:
+            elapsed = max(time.perf_counter() - self.started[what], 1e-9)
+            self.bar.update(self.tasks[what], advance=1, rate=f"{self.counts[what] / elapsed:.2f} runs/s")
+        if self.callback:
+            self.callback(what, self.counts[what], total)
+
+
+def run_sweep(
+    spec: SweepSpec | dict[str, Any] | str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    jobs: int | None = None,
+    backend: Backend | None = None,
+    limit: int | None = None,
+    batch_size: int = 32,
+    batch_seconds: float = 30.0,
+    progress: bool | None = None,
+    on_progress: Callable[[str, int, int], None] | None = None,
+) -> SweepSummary:
+    """Run the sweep ``spec`` (a :class:`SweepSpec`, a dict in the TOML schema, or a TOML path),
+    storing results under ``out``; return a :class:`SweepSummary`.
+
+    Runs already stored with status ``ok`` are skipped (resume). ``limit`` runs at most that
+    many of the pending runs (the rest is left for a later call). Results are written every
+    ``batch_size`` runs or ``batch_seconds`` seconds, whichever comes first, and at the end.
+    ``backend`` defaults to ``LocalBackend(jobs)``. ``progress``: ``None`` shows a bar on a
+    terminal, ``True`` always, ``False`` never; ``on_progress(phase, done, total)`` is called
+    after each finished task (phase ``"alone runs"`` or ``"runs"``).
+    """
+    start = time.perf_counter()
+    sweep = resolve_spec(spec)
+    store = ResultStore(out)
+    store.check_writable()
+    all_runs = runs_module.expand(sweep)
+    version = runs_module.memtint_version()
+    summary = SweepSummary(name=sweep.name, out=os.fspath(out), total=len(all_runs),
+                           config_hashes=[r.config_hash for r in all_runs])
+
+    stored = store.completed_hashes()
+    pending = [r for r in all_runs if r.config_hash not in stored]
+    summary.skipped = len(all_runs) - len(pending)
+    if limit is not None:
+        summary.remaining = max(0, len(pending) - limit)
+        pending = pending[:limit]
+    store.start_sweep(sweep.name, os.path.abspath(sweep.source) if sweep.source else None, len(all_runs), version)
+    if not pending:
+        summary.seconds = time.perf_counter() - start
+        return summary
+
+    own_backend = backend is None
+    backend = backend or LocalBackend(jobs)
+    alone = runs_module.alone_tasks(pending)
+    summary.alone_runs = len(alone)
+    rows: list[dict[str, Any]] = []
+    batch_runs = 0
+    last_write = time.perf_counter()
+
+    def flush() -> None:
+        nonlocal rows, batch_runs, last_write
+        if rows:
+            store.write_batch(rows)
+        rows, batch_runs, last_write = [], 0, time.perf_counter()
+
+    try:
+        with _Progress(progress, on_progress) as bar:
+            bar.add("alone runs", len(alone))
+            bar.add("runs", len(pending))
+            # Shared work first: each distinct alone run once, into the alone cache.
+            for _task, _outcome in backend.map_unordered(
+                    runs_module.execute_alone, [{"key": t.key, "spec": t.spec} for t in alone]):
+                bar.advance("alone runs", len(alone))
+            by_hash = {r.config_hash: r.describe() for r in pending}
+            for item, outcome in backend.map_unordered(runs_module.execute_run, list(by_hash.values())):
+                if isinstance(outcome, BaseException):
+                    outcome = {"config_hash": item["config_hash"], "status": "failed",
+                               "error": str(outcome), "result": None}
+                if outcome["status"] != "ok":
+                    summary.failed += 1
+                    summary.errors[item["config_hash"]] = outcome["error"]
+                summary.done += 1
+                rows.extend(rows_for(item, outcome, sweep.name, version))
+                batch_runs += 1
+                bar.advance("runs", len(pending))
+                if batch_runs >= batch_size or time.perf_counter() - last_write >= batch_seconds:
+                    flush()
+            flush()
+    finally:
+        # Whatever finished before an interrupt is kept.
+        try:
+            flush()
+        finally:
+            if own_backend:
+                backend.close()
+    summary.seconds = time.perf_counter() - start
+    return summary

@@ -1,0 +1,178 @@
+"""Concrete runs of a sweep, their configuration hashes, and the work a worker does for each.
+
+The unit of work is one comparison: a mix under one policy on one machine, for an instruction
+target and a seed, against each program's alone run (:func:`memtint.comparison.compare` with one
+policy). Alone runs are shared work: :func:`alone_tasks` lists each distinct one once (program,
+machine, instructions, seed, baseline), the runner computes them first into the on-disk alone cache
+of :mod:`memtint.comparison`, and the comparisons then find them there.
+
+Everything a worker receives or returns is plain data (dicts, strings, numbers), so the same
+tasks can go to a process pool or to another backend such as Ray.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from memtint import comparison
+from memtint.sweep.spec import SweepSpec
+
+__all__ = ["Run", "AloneTask", "expand", "alone_tasks", "execute_run", "execute_alone", "memtint_version"]
+
+#: Version of the run description hashed into every configuration hash; bump it when what a run
+#: means changes (so stored results of the old meaning are not taken for the new one).
+RUN_FORMAT = 1
+
+
+def memtint_version() -> str:
+    from memtint import __version__
+
+    return __version__
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a sweep: everything needed to execute it, and its configuration hash."""
+
+    config_hash: str
+    machine: str
+    programs: tuple[str, ...]
+    mix_name: str
+    policy: str
+    instructions: int
+    seed: int
+    baseline: str
+    os: dict[str, Any]
+    mapping: str | None
+    scheduler: str | None
+    use_cache: bool
+
+    @property
+    def mix(self) -> str:
+        return "|".join(self.programs)
+
+    def describe(self) -> dict[str, Any]:
+        """The run as plain data (what is shipped to a worker)."""
+        return {
+            "config_hash": self.config_hash, "machine": self.machine, "programs": list(self.programs),
+            "mix_name": self.mix_name, "policy": self.policy, "instructions": self.instructions,
+            "seed": self.seed, "baseline": self.baseline, "os": self.os, "mapping": self.mapping,
+            "scheduler": self.scheduler, "use_cache": self.use_cache,
+        }
+
+
+def config_hash(description: dict[str, Any], version: str) -> str:
+    """sha256 of the canonical JSON of what determines a run's result, memtint version included.
+
+    Programs and machines given as files are hashed by content, as the alone cache does."""
+    canonical = {
+        "format": RUN_FORMAT,
+        "memtint": version,
+        "machine": comparison._machine_identity(description["machine"]),
+        "programs": [comparison._identity(p) for p in description["programs"]],
+        "policy": description["policy"],
+        "instructions": description["instructions"],
+        "seed": description["seed"],
+        "baseline": description["baseline"],
+        "os": description["os"],
+        "mapping": description["mapping"],
+        "scheduler": description["scheduler"],
+    }
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def expand(spec: SweepSpec) -> list[Run]:
+    """The sweep's runs, one per distinct configuration (duplicates, e.g. two random draws that
+    happen to be equal, are run once), in specification order."""
+    version = memtint_version()
+    runs: list[Run] = []
+    seen: set[str] = set()
+    for e in spec.entries:
+        description = {
+            "machine": e.machine, "programs": list(e.mix.programs), "policy": e.policy,
+            "instructions": e.instructions, "seed": e.seed, "baseline": spec.baseline, "os": e.os,
+            "mapping": spec.mapping, "scheduler": spec.scheduler,
+        }
+        digest = config_hash(description, version)
+        if digest in seen:
+            continue
+        seen.add(digest)
+        runs.append(Run(digest, e.machine, e.mix.programs, e.mix.name, e.policy, e.instructions, e.seed,
+                        spec.baseline, dict(e.os), spec.mapping, spec.scheduler, spec.use_cache))
+    return runs
+
+
+@dataclass(frozen=True)
+class AloneTask:
+    """One distinct alone run (its cache key and its engine specification)."""
+
+    key: str
+    program: str
+    spec: dict[str, Any]
+
+
+def alone_tasks(runs: list[Run]) -> list[AloneTask]:
+    """Each distinct alone run the given runs need and the alone cache does not hold yet, once
+    (none when the cache is off: then each comparison runs its own)."""
+    tasks: dict[str, AloneTask] = {}
+    for run in runs:
+        if not run.use_cache:
+            continue
+        specs = comparison.build_alone_specs(run.machine, list(run.programs), instructions=run.instructions,
+                                             seed=run.seed, baseline=run.baseline, mapping=run.mapping,
+                                             scheduler=run.scheduler)
+        for program, spec in zip(run.programs, specs):
+            key = comparison.alone_key(spec)
+            if key not in tasks and not comparison.alone_cached(spec):
+                tasks[key] = AloneTask(key, program, spec)
+    return list(tasks.values())
+
+
+def _error_text(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    if not isinstance(error, comparison.MemtintError):
+        text = f"{type(error).__name__}: {text}"
+    return text
+
+
+def execute_alone(task: dict[str, Any]) -> dict[str, Any]:
+    """Worker side: compute one alone run into the cache. Never raises: a failure is returned
+    (the comparisons that need the run will fail with the same error and be recorded)."""
+    try:
+        comparison.alone_run(task["spec"], use_cache=True)
+        return {"key": task["key"], "status": "ok", "error": None}
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:  # the engine's panics are BaseException
+        return {"key": task["key"], "status": "failed", "error": _error_text(error)}
+
+
+def execute_run(run: dict[str, Any]) -> dict[str, Any]:
+    """Worker side: run one comparison (a plain-data run from :meth:`Run.describe`).
+
+    Returns ``{"config_hash", "status": "ok"|"failed", "error", "result", "elapsed_seconds"}``
+    where ``result`` is the :func:`memtint.comparison.compare` result (docs/stats.md). Never
+    raises for a failing simulation: the error text is returned and recorded by the runner."""
+    start = time.perf_counter()
+    out: dict[str, Any] = {"config_hash": run["config_hash"], "status": "ok", "error": None, "result": None}
+    try:
+        out["result"] = comparison.compare(
+            run["machine"], list(run["programs"]), [run["policy"]], instructions=run["instructions"],
+            seed=run["seed"], baseline=run["baseline"], mapping=run["mapping"], scheduler=run["scheduler"],
+            os_options=run["os"] or None, use_cache=run["use_cache"], workers=1,
+        )
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:
+        out["status"] = "failed"
+        out["error"] = _error_text(error)
+        if not isinstance(error, comparison.MemtintError):
+            out["traceback"] = traceback.format_exc()
+    out["elapsed_seconds"] = time.perf_counter() - start
+    return out

@@ -1,0 +1,387 @@
+"""Sweep specifications: what to run, parsed and validated before anything runs.
+
+A sweep is either the cross product machines × mixes × policies × instructions × seeds, or an
+explicit ``[[run]]`` list (docs/sweeps.md). Mixes are explicit program lists, named preset mixes,
+random draws from a pool, or class-based draws. Every problem (unknown key, unknown machine,
+policy or profile, missing trace file, empty product) is a :class:`SweepSpecError` naming the key,
+raised by :func:`parse_spec` before a single simulation starts.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memtint import api
+from memtint.api import MemtintError
+
+__all__ = ["Mix", "SweepSpec", "SweepSpecError", "load_spec", "parse_spec"]
+
+
+class SweepSpecError(MemtintError):
+    """A sweep specification that cannot run; the message names the offending key."""
+
+
+@dataclass(frozen=True)
+class Mix:
+    """One workload mix: the programs (one per core) and a label for tables."""
+
+    programs: tuple[str, ...]
+    name: str
+
+    @property
+    def label(self) -> str:
+        return "|".join(self.programs)
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """One unit of work before hashing: a mix under a policy on a machine (runs.py expands it)."""
+
+    machine: str
+    mix: Mix
+    policy: str
+    instructions: int
+    seed: int
+    os: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass
+class SweepSpec:
+    """A validated sweep: the concrete list of runs plus the options shared by all of them."""
+
+    name: str
+    baseline: str
+    entries: list[RunEntry]
+    mapping: str | None = None
+    scheduler: str | None = None
+    use_cache: bool = True
+    source: str | None = None  # the file it came from, for messages
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+_TOP_KEYS = {"name", "machines", "mixes", "policies", "instructions", "seeds", "baseline", "os",
+             "mapping", "scheduler", "cache", "run"}
+_PRODUCT_KEYS = ("machines", "mixes", "policies", "instructions", "seeds")
+_MIX_KINDS = ("programs", "preset", "random", "classes")
+_MIX_KEYS = {
+    "programs": {"programs", "name"},
+    "preset": {"preset"},
+    "random": {"random", "size", "count", "seed", "name"},
+    "classes": {"classes", "count", "seed", "name"},
+}
+_CLASS_KEYS = {"from", "n"}
+_RUN_KEYS = {"machine", "programs", "preset", "policy", "instructions", "seed", "os", "name"}
+_OS_FORBIDDEN = {"policy"}
+
+
+def _fail(where: str, message: str) -> SweepSpecError:
+    return SweepSpecError(f"{where}: {message}")
+
+
+class _Catalogue:
+    """The names the engine knows, fetched once per parse."""
+
+    def __init__(self) -> None:
+        p = api.presets()
+        self.machines = [m["name"] for m in p.get("machines", [])]
+        self.policies = list(p.get("placement_policies", []))
+        self.profiles = list(p.get("profiles", api.PROFILES))
+        self.mixes = {m["name"]: list(m["programs"]) for m in p.get("mixes", [])}
+        self.mappings = [m["name"] for m in p.get("mappings", [])] + list(p.get("layouts", []))
+        self.schedulers = list(p.get("schedulers", []))
+
+
+def _check_keys(table: Any, allowed: set[str], where: str) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise _fail(where, f"expected a table, got {type(table).__name__}")
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise _fail(where, f"unknown key(s) {', '.join(repr(k) for k in unknown)} in {where} "
+                           f"(expected: {', '.join(sorted(allowed))})")
+    return table
+
+
+def _as_list(value: Any, key: str, kind: type | tuple[type, ...]) -> list[Any]:
+    values = value if isinstance(value, list) else [value]
+    for v in values:
+        if not isinstance(v, kind) or isinstance(v, bool):
+            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            raise _fail(key, f"expected {names} (or a list of them), got {v!r}")
+    return values
+
+
+def _int(value: Any, key: str, minimum: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _fail(key, f"expected an integer, got {value!r}")
+    if value < minimum:
+        raise _fail(key, f"must be at least {minimum}, got {value}")
+    return value
+
+
+class _Parser:
+    def __init__(self, base: Path, catalogue: _Catalogue) -> None:
+        self.base = base
+        self.cat = catalogue
+
+    def machine(self, value: Any, key: str) -> str:
+        if not isinstance(value, str):
+            raise _fail(key, f"expected a machine name, got {value!r}")
+        if value in self.cat.machines:
+            return value
+        path = self.base / value
+        if value.endswith(".toml"):
+            if path.is_file():
+                return str(path)
+            raise _fail(key, f"{value}: no such machine file")
+        raise _fail(key, f"unknown machine '{value}' (known: {', '.join(self.cat.machines)}; or a machine TOML path)")
+
+    def policy(self, value: Any, key: str) -> str:
+        if value not in self.cat.policies:
+            raise _fail(key, f"unknown placement policy {value!r} (known: {', '.join(self.cat.policies)})")
+        return value
+
+    def program(self, value: Any, key: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise _fail(key, f"expected a program (profile or trace path), got {value!r}")
+        profile = value.split(":", 1)[0]
+        if profile in self.cat.profiles:
+            return value
+        path = self.base / value
+        if path.is_file():
+            return str(path)
+        if path.exists():
+            raise _fail(key, f"{value}: is a directory, not a trace file")
+        raise _fail(key, f"{value}: not a built-in workload profile ({', '.join(self.cat.profiles)}) "
+                         f"and no such trace file")
+
+    def programs(self, value: Any, key: str) -> tuple[str, ...]:
+        if not isinstance(value, list) or not value:
+            raise _fail(key, "expected a non-empty list of programs")
+        return tuple(self.program(p, f"{key}[{i}]") for i, p in enumerate(value))
+
+    def preset_mix(self, value: Any, key: str) -> Mix:
+        if value not in self.cat.mixes:
+            raise _fail(key, f"unknown mix {value!r} (known: {', '.join(self.cat.mixes)})")
+        return Mix(tuple(self.cat.mixes[value]), value)
+
+    def os_table(self, value: Any, key: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise _fail(key, "expected a table (the [os] table of a sim configuration)")
+        bad = sorted(set(value) & _OS_FORBIDDEN)
+        if bad:
+            raise _fail(f"{key}.{bad[0]}", "the policy comes from 'policies' (or run.policy), not from the os table")
+        return dict(value)
+
+    def mixes(self, value: Any) -> list[Mix]:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list):
+            raise _fail("mixes", "expected a list of mixes ([[mixes]] tables, program lists or preset names)")
+        out: list[Mix] = []
+        for i, item in enumerate(value):
+            where = f"mixes[{i}]"
+            if isinstance(item, str):
+                out.append(self.preset_mix(item, where))
+            elif isinstance(item, list):
+                progs = self.programs(item, where)
+                out.append(Mix(progs, "|".join(progs)))
+            elif isinstance(item, dict):
+                out.extend(self.mix_table(item, where))
+            else:
+                raise _fail(where, f"expected a table, a program list or a preset mix name, got {item!r}")
+        return out
+
+    def mix_table(self, table: dict[str, Any], where: str) -> list[Mix]:
+        kinds = [k for k in _MIX_KINDS if k in table]
+        if len(kinds) != 1:
+            raise _fail(where, f"needs exactly one of {', '.join(_MIX_KINDS)} (got {', '.join(kinds) or 'none'})")
+        kind = kinds[0]
+        _check_keys(table, _MIX_KEYS[kind], where)
+        name = table.get("name")
+        if kind == "programs":
+            progs = self.programs(table["programs"], f"{where}.programs")
+            return [Mix(progs, name or "|".join(progs))]
+        if kind == "preset":
+            return [self.preset_mix(table["preset"], f"{where}.preset")]
+        count = _int(table.get("count", 1), f"{where}.count", 1)
+        seed = _int(table.get("seed", 1), f"{where}.seed", 0)
+        rng = random.Random(seed)
+        mixes = []
+        if kind == "random":
+            pool = self.programs(table["random"], f"{where}.random")
+            if "size" not in table:
+                raise _fail(where, "missing key 'size' (programs per random mix)")
+            size = _int(table["size"], f"{where}.size", 1)
+            for c in range(count):
+                progs = tuple(rng.choice(pool) for _ in range(size))
+                mixes.append(Mix(progs, f"{name}-{c}" if name else "|".join(progs)))
+            return mixes
+        classes = table["classes"]
+        if not isinstance(classes, list) or not classes:
+            raise _fail(f"{where}.classes", "expected a non-empty list of {from = [...], n = N} tables")
+        draws = []
+        for j, cls in enumerate(classes):
+            cw = f"{where}.classes[{j}]"
+            _check_keys(cls, _CLASS_KEYS, cw)
+            if "from" not in cls:
+                raise _fail(cw, "missing key 'from' (the class's programs)")
+            draws.append((self.programs(cls["from"], f"{cw}.from"), _int(cls.get("n", 1), f"{cw}.n", 1)))
+        for c in range(count):
+            progs = tuple(rng.choice(pool) for pool, n in draws for _ in range(n))
+            mixes.append(Mix(progs, f"{name}-{c}" if name else "|".join(progs)))
+        return mixes
+
+
+def parse_spec(table: dict[str, Any], base: str | os.PathLike[str] | None = None,
+               source: str | None = None) -> SweepSpec:
+    """Validate a sweep specification (the TOML's table) and expand its mixes and products.
+
+    Relative trace and machine paths are resolved against ``base`` (the spec file's directory).
+    Raises :class:`SweepSpecError` naming the key at the first problem.
+    """
+    try:
+        return _parse(table, Path(base or os.getcwd()), source)
+    except SweepSpecError as error:
+        if source:
+            raise SweepSpecError(f"{source}: {error}") from None
+        raise
+
+
+def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
+    _check_keys(table, _TOP_KEYS, "the sweep specification")
+    parser = _Parser(base, _Catalogue())
+    name = table.get("name", Path(source).stem if source else "sweep")
+    if not isinstance(name, str) or not name:
+        raise _fail("name", f"expected a non-empty string, got {name!r}")
+    baseline = parser.policy(table.get("baseline", "buddy"), "baseline")
+    os_table = parser.os_table(table.get("os", {}), "os")
+    mapping = table.get("mapping")
+    if mapping is not None and not (isinstance(mapping, str) and (mapping in parser.cat.mappings
+                                                                 or (base / mapping).is_file())):
+        raise _fail("mapping", f"unknown mapping {mapping!r} (known: {', '.join(parser.cat.mappings)}; or a TOML path)")
+    if mapping is not None and (base / mapping).is_file() and mapping not in parser.cat.mappings:
+        mapping = str(base / mapping)
+    scheduler = table.get("scheduler")
+    if scheduler is not None and scheduler not in parser.cat.schedulers:
+        raise _fail("scheduler", f"unknown scheduler {scheduler!r} (known: {', '.join(parser.cat.schedulers)})")
+    use_cache = table.get("cache", True)
+    if not isinstance(use_cache, bool):
+        raise _fail("cache", f"expected true or false, got {use_cache!r}")
+
+    instructions = [_int(v, "instructions", 1) for v in _as_list(table.get("instructions", []), "instructions", int)]
+    seeds = [_int(v, "seeds", 0) for v in _as_list(table.get("seeds", [1]), "seeds", int)]
+
+    entries: list[RunEntry] = []
+    if "run" in table:
+        product_keys = [k for k in ("machines", "mixes", "policies") if k in table]
+        if product_keys:
+            raise _fail(product_keys[0], "give either the product keys (machines, mixes, policies) or [[run]], not both")
+        runs = table["run"]
+        if not isinstance(runs, list) or not runs:
+            raise _fail("run", "expected a non-empty list of [[run]] tables")
+        for i, run in enumerate(runs):
+            where = f"run[{i}]"
+            _check_keys(run, _RUN_KEYS, where)
+            entries.append(_run_entry(parser, run, where, instructions, seeds, os_table))
+    else:
+        for key in ("machines", "mixes", "policies", "instructions"):
+            if key not in table:
+                raise _fail(key, f"missing key '{key}' (or give an explicit [[run]] list)")
+        machines = [parser.machine(m, f"machines[{i}]")
+                    for i, m in enumerate(_as_list(table["machines"], "machines", str))]
+        policies = [parser.policy(p, f"policies[{i}]")
+                    for i, p in enumerate(_as_list(table["policies"], "policies", str))]
+        mixes = parser.mixes(table["mixes"])
+        for key, values in (("machines", machines), ("mixes", mixes), ("policies", policies),
+                            ("instructions", instructions), ("seeds", seeds)):
+            if not values:
+                raise _fail(key, "is empty: the sweep would have no runs")
+        for machine in machines:
+            for mix in mixes:
+                for policy in policies:
+                    for n in instructions:
+                        for seed in seeds:
+                            entries.append(RunEntry(machine, mix, policy, n, seed, os_table))
+    spec = SweepSpec(name=name, baseline=baseline, entries=entries, mapping=mapping, scheduler=scheduler,
+                     use_cache=use_cache, source=source)
+    _engine_check(spec, explicit="run" in table)
+    return spec
+
+
+def _engine_check(spec: SweepSpec, explicit: bool) -> None:
+    """Let the engine validate each distinct (machine, mix size, policy, os table) with a one-
+    instruction run of light programs, so that errors only the engine can see (a mix larger than
+    the machine's cores, colour sets that do not exist) stop the sweep before it starts. About
+    20 ms per distinct combination."""
+    import json
+
+    seen: set[str] = set()
+    for i, e in enumerate(spec.entries):
+        combo = json.dumps([e.machine, len(e.mix.programs), e.policy, e.os], sort_keys=True)
+        if combo in seen:
+            continue
+        seen.add(combo)
+        for policy in dict.fromkeys((e.policy, spec.baseline)):
+            os_table = e.os if policy == e.policy else None
+            probe = api.build_sim_spec(e.machine, ["light"] * (len(e.mix.programs) if os_table is not None else 1),
+                                       instructions=1, policy=policy, os_options=os_table, mapping=spec.mapping,
+                                       scheduler=spec.scheduler)
+            try:
+                api.run_sim_spec(probe)
+            except MemtintError as error:
+                where = f"run[{i}]" if explicit else "mixes" if "programs" in str(error) else "os"
+                raise _fail(where, f"machine '{e.machine}', policy '{policy}', mix {e.mix.name}: {error}") from None
+
+
+def _run_entry(parser: _Parser, run: dict[str, Any], where: str, instructions: list[int], seeds: list[int],
+               os_table: dict[str, Any]) -> RunEntry:
+    for key in ("machine", "policy"):
+        if key not in run:
+            raise _fail(where, f"missing key '{key}'")
+    machine = parser.machine(run["machine"], f"{where}.machine")
+    policy = parser.policy(run["policy"], f"{where}.policy")
+    if ("programs" in run) == ("preset" in run):
+        raise _fail(where, "needs exactly one of 'programs' and 'preset'")
+    if "programs" in run:
+        progs = parser.programs(run["programs"], f"{where}.programs")
+        mix = Mix(progs, run.get("name") or "|".join(progs))
+    else:
+        mix = parser.preset_mix(run["preset"], f"{where}.preset")
+
+    def single(key: str, values: list[int], top: str, minimum: int) -> int:
+        if key in run:
+            return _int(run[key], f"{where}.{key}", minimum)
+        if len(values) == 1:
+            return values[0]
+        raise _fail(where, f"missing key '{key}' (the top-level '{top}' gives {len(values)} values, not one)")
+
+    n = single("instructions", instructions, "instructions", 1)
+    seed = single("seed", seeds, "seeds", 0)
+    merged = dict(os_table)
+    merged.update(parser.os_table(run.get("os", {}), f"{where}.os"))
+    return RunEntry(machine, mix, policy, n, seed, merged)
+
+
+def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
+    """Read and validate a sweep specification TOML (see docs/sweeps.md)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    text = os.fspath(path)
+    try:
+        with open(text, "rb") as f:
+            table = tomllib.load(f)
+    except FileNotFoundError:
+        raise SweepSpecError(f"{text}: no such sweep specification") from None
+    except IsADirectoryError:
+        raise SweepSpecError(f"{text}: is a directory, not a sweep specification") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SweepSpecError(f"{text}: {error}") from None
+    return parse_spec(table, base=os.path.dirname(os.path.abspath(text)), source=text)

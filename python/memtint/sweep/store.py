@@ -1,0 +1,215 @@
+"""The result store of sweeps: a directory of Parquet files (one per batch) and a manifest.
+
+Layout (docs/sweeps.md)::
+
+    DIR/manifest.json                 format, memtint version, sweeps started, batches written
+    DIR/batches/batch-00000-<id>.parquet
+
+One row per core per run, with the run-level metrics repeated on each row. A batch file becomes
+part of the store when the manifest lists it; the manifest is replaced atomically after the file
+is complete, so an interrupted sweep leaves a consistent store (at worst an unlisted file, which
+is ignored). A configuration run several times (a failed run retried) is represented by its
+latest batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memtint.api import MemtintError
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["ResultStore", "COLUMNS", "rows_for"]
+
+STORE_FORMAT = 1
+
+
+def _schema():
+    import pyarrow as pa
+
+    return pa.schema([
+        ("sweep", pa.string()),
+        ("config_hash", pa.string()),
+        ("memtint_version", pa.string()),
+        ("status", pa.string()),
+        ("error", pa.string()),
+        ("machine", pa.string()),
+        ("mix", pa.string()),
+        ("mix_name", pa.string()),
+        ("programs_in_mix", pa.int32()),
+        ("policy", pa.string()),
+        ("baseline", pa.string()),
+        ("instructions", pa.int64()),
+        ("seed", pa.int64()),
+        ("os", pa.string()),
+        ("weighted_speedup", pa.float64()),
+        ("harmonic_speedup", pa.float64()),
+        ("maximum_slowdown", pa.float64()),
+        ("mix_row_buffer_miss_rate", pa.float64()),
+        ("dram_requests", pa.int64()),
+        ("engine_wall_seconds", pa.float64()),
+        ("elapsed_seconds", pa.float64()),
+        ("core", pa.int32()),
+        ("program", pa.string()),
+        ("ipc_alone", pa.float64()),
+        ("ipc_shared", pa.float64()),
+        ("slowdown", pa.float64()),
+        ("row_buffer_miss_rate", pa.float64()),
+        ("row_buffer_miss_rate_alone", pa.float64()),
+        ("llc_mpki", pa.float64()),
+        ("read_latency_ns_mean", pa.float64()),
+        ("banks_used", pa.int64()),
+        ("channels_used", pa.int64()),
+        ("colour_overflow_pages", pa.int64()),
+        ("finished_at", pa.float64()),
+        ("batch", pa.int32()),
+    ])
+
+
+#: The columns of a stored row, in order.
+COLUMNS = ["sweep", "config_hash", "memtint_version", "status", "error", "machine", "mix", "mix_name",
+           "programs_in_mix", "policy", "baseline", "instructions", "seed", "os", "weighted_speedup",
+           "harmonic_speedup", "maximum_slowdown", "mix_row_buffer_miss_rate", "dram_requests",
+           "engine_wall_seconds", "elapsed_seconds", "core", "program", "ipc_alone", "ipc_shared", "slowdown",
+           "row_buffer_miss_rate", "row_buffer_miss_rate_alone", "llc_mpki", "read_latency_ns_mean",
+           "banks_used", "channels_used", "colour_overflow_pages", "finished_at", "batch"]
+
+
+def rows_for(run: dict[str, Any], outcome: dict[str, Any], sweep: str, version: str) -> list[dict[str, Any]]:
+    """The stored rows of one finished run: one per core (per program when it failed, metrics
+    empty). ``run`` is :meth:`Run.describe`, ``outcome`` what :func:`execute_run` returned."""
+    from memtint import comparison
+
+    common = {
+        "sweep": sweep, "config_hash": run["config_hash"], "memtint_version": version,
+        "status": outcome["status"], "error": outcome.get("error"), "machine": run["machine"],
+        "mix": "|".join(run["programs"]), "mix_name": run["mix_name"], "programs_in_mix": len(run["programs"]),
+        "policy": run["policy"], "baseline": run["baseline"], "instructions": run["instructions"],
+        "seed": run["seed"], "os": json.dumps(run["os"], sort_keys=True),
+        "elapsed_seconds": outcome.get("elapsed_seconds"), "finished_at": time.time(),
+    }
+    result = outcome.get("result")
+    if outcome["status"] != "ok" or not result:
+        return [dict(common, core=i, program=p) for i, p in enumerate(run["programs"])]
+    policy = result["policies"][0]
+    rows = []
+    for row in comparison.to_csv_rows(result):
+        row = dict(row)
+        del row["policy"]
+        rows.append({**common, **row, "dram_requests": policy["dram_requests"],
+                     "engine_wall_seconds": policy["wall_seconds"]})
+    return rows
+
+
+class ResultStore:
+    """A sweep result directory (created on first write)."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self.manifest_path = self.directory / "manifest.json"
+
+    # --- manifest -------------------------------------------------------------------------
+    def manifest(self) -> dict[str, Any]:
+        if not self.manifest_path.exists():
+            return {"format": STORE_FORMAT, "batches": [], "sweeps": []}
+        try:
+            manifest = json.loads(self.manifest_path.read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            raise MemtintError(f"{self.manifest_path}: not a readable sweep manifest ({error})") from None
+        if manifest.get("format") != STORE_FORMAT:
+            raise MemtintError(f"{self.manifest_path}: store format {manifest.get('format')!r}, "
+                               f"this memtint reads format {STORE_FORMAT}")
+        return manifest
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = self.manifest_path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+        tmp.replace(self.manifest_path)
+
+    def check_writable(self) -> None:
+        """Raise a clear error now, rather than after the first batch, if DIR cannot be written."""
+        if self.directory.exists() and not self.directory.is_dir():
+            raise MemtintError(f"{self.directory}: exists and is not a directory")
+        if self.directory.exists() and self.manifest_path.exists():
+            self.manifest()  # a store of another format is refused up front
+        elif self.directory.exists() and any(self.directory.iterdir()):
+            raise MemtintError(f"{self.directory}: exists, is not empty and is not a sweep result store")
+        parent = self.directory if self.directory.exists() else self.directory.parent
+        while not parent.exists():
+            parent = parent.parent
+        if not os.access(parent, os.W_OK):
+            raise MemtintError(f"{self.directory}: not writable")
+
+    def start_sweep(self, name: str, spec_source: str | None, runs: int, version: str) -> None:
+        manifest = self.manifest()
+        manifest["memtint_version"] = version
+        manifest["sweeps"].append({"name": name, "spec": spec_source, "runs": runs, "started_at": time.time(),
+                                   "memtint_version": version})
+        self._write_manifest(manifest)
+
+    # --- batches --------------------------------------------------------------------------
+    def write_batch(self, rows: list[dict[str, Any]]) -> Path:
+        """Write one batch of rows as a Parquet file and list it in the manifest."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        manifest = self.manifest()
+        index = len(manifest["batches"])
+        batch_dir = self.directory / "batches"
+        batch_dir.mkdir(parents=True, exist_ok=True)
+        name = f"batch-{index:05d}-{uuid.uuid4().hex[:8]}.parquet"
+        columns = {c: [r.get(c) for r in rows] for c in COLUMNS}
+        columns["batch"] = [index] * len(rows)
+        table = pa.table(columns, schema=_schema())
+        tmp = batch_dir / (name + ".tmp")
+        pq.write_table(table, tmp)
+        tmp.replace(batch_dir / name)
+        hashes = sorted({r["config_hash"] for r in rows})
+        manifest["batches"].append({"file": f"batches/{name}", "rows": len(rows), "runs": len(hashes),
+                                    "failed": len({r["config_hash"] for r in rows if r["status"] != "ok"}),
+                                    "written_at": time.time()})
+        self._write_manifest(manifest)
+        return batch_dir / name
+
+    def _tables(self, columns: list[str] | None = None):
+        import pyarrow.parquet as pq
+
+        for batch in self.manifest()["batches"]:
+            yield pq.read_table(self.directory / batch["file"], columns=columns, schema=_schema())
+
+    def completed_hashes(self) -> set[str]:
+        """Configuration hashes whose latest stored outcome is a success (resume skips them)."""
+        latest: dict[str, tuple[int, str]] = {}
+        for table in self._tables(["config_hash", "status", "batch"]):
+            for h, s, b in zip(*(table.column(c).to_pylist() for c in ("config_hash", "status", "batch"))):
+                if h not in latest or b >= latest[h][0]:
+                    latest[h] = (b, s)
+        return {h for h, (_, s) in latest.items() if s == "ok"}
+
+    def load(self) -> "pandas.DataFrame":
+        """All stored rows as a DataFrame (columns :data:`COLUMNS`), each configuration from its
+        latest batch."""
+        import pandas as pd
+        import pyarrow as pa
+
+        if not self.manifest_path.exists():
+            raise MemtintError(f"{self.directory}: no sweep results here (no manifest.json)")
+        tables = list(self._tables())
+        if not tables:
+            return _schema().empty_table().to_pandas()
+        frame = pa.concat_tables(tables).to_pandas()
+        latest = frame.groupby("config_hash")["batch"].transform("max")
+        return frame[frame["batch"] == latest].reset_index(drop=True)
+
+
+def load_results(directory: str | os.PathLike[str]) -> "pandas.DataFrame":
+    """The results of the sweeps stored in ``directory``: one row per core per run."""
+    return ResultStore(directory).load()

@@ -1,0 +1,252 @@
+"""`memtint sweep` and `memtint.sweep`: pool results equal one-by-one runs, resume, failures,
+specification errors."""
+
+from __future__ import annotations
+
+import json
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+import pytest
+
+import memtint
+from memtint import api, run_sim
+from memtint.sweep import load_results, parse_spec, policy_summary, run_sweep
+from memtint.sweep.runs import expand
+
+INSTRUCTIONS = 100_000
+
+# 3 mixes x 2 policies x 2 seeds = 12 runs.
+SPEC_TOML = f"""
+name = "t"
+machines = ["i7-860"]
+policies = ["buddy", "bpm"]
+instructions = {INSTRUCTIONS}
+seeds = [1, 2]
+
+[[mixes]]
+programs = ["stream", "light", "light", "light"]
+
+[[mixes]]
+programs = ["random", "copy", "light", "light"]
+
+[[mixes]]
+classes = [{{ from = ["copy"], n = 1 }}, {{ from = ["stream", "random"], n = 1 }}, {{ from = ["light"], n = 2 }}]
+seed = 5
+"""
+
+# A large-footprint random program confined to one colour under strict colouring: runs out of frames.
+BAD_PROGRAM = "random:footprint_bytes=1073741824,reads_pki=200"
+BAD_OS = {"strict": True, "colours": [[0], [1]]}
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def write(tmp_path, text: str, name: str = "spec.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def runs_table(frame):
+    return frame.drop_duplicates("config_hash").set_index("config_hash")
+
+
+@pytest.mark.engine
+def test_pool_sweep_equals_the_same_runs_one_by_one(tmp_path, monkeypatch):
+    spec_path = write(tmp_path, SPEC_TOML)
+    summary = memtint.sweep(spec_path, out=tmp_path / "out", jobs=2, progress=False)
+    assert (summary.total, summary.done, summary.failed, summary.skipped) == (12, 12, 0, 0)
+    frame = memtint.load_results(tmp_path / "out")
+    assert len(frame) == 12 * 4 and (frame["status"] == "ok").all()
+    assert frame["memtint_version"].eq(memtint.__version__).all()
+
+    # The summary table's numbers are those of the stored runs.
+    table = {row["policy"]: row for row in policy_summary(frame)}
+    per_run = runs_table(frame)
+    for policy in ("buddy", "bpm"):
+        group = per_run[per_run["policy"] == policy]
+        assert table[policy]["runs"] == 6 and table[policy]["failed"] == 0
+        assert table[policy]["weighted_speedup_mean"] == pytest.approx(group["weighted_speedup"].mean())
+        assert table[policy]["weighted_speedup_max"] == pytest.approx(group["weighted_speedup"].max())
+        assert table[policy]["maximum_slowdown_mean"] == pytest.approx(group["maximum_slowdown"].mean())
+
+    # One by one, in this process, with a fresh alone cache: nothing is shared with the sweep.
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "other-cache"))
+    runs = runs_table(frame)
+    for run in expand(parse_spec(tomllib.loads(SPEC_TOML))):
+        alone = memtint.compare(run.machine, list(run.programs), [run.policy], instructions=run.instructions,
+                                seed=run.seed)["policies"][0]
+        stored = runs.loc[run.config_hash]
+        assert stored["policy"] == run.policy and stored["seed"] == run.seed
+        for key in ("weighted_speedup", "harmonic_speedup", "maximum_slowdown"):
+            assert stored[key] == pytest.approx(alone[key], rel=1e-12), key
+        assert stored["mix_row_buffer_miss_rate"] == pytest.approx(alone["row_buffer_miss_rate"], rel=1e-12)
+        cores = frame[frame["config_hash"] == run.config_hash].sort_values("core")
+        assert list(cores["slowdown"]) == pytest.approx([c["slowdown"] for c in alone["cores"]], rel=1e-12)
+        assert list(cores["ipc_alone"]) == pytest.approx([c["ipc_alone"] for c in alone["cores"]], rel=1e-12)
+
+
+@pytest.mark.engine
+def test_interrupted_sweep_resumes_without_redoing_stored_runs(tmp_path):
+    spec_path = write(tmp_path, SPEC_TOML)
+    out = tmp_path / "out"
+    executed: list[int] = []
+
+    def count(phase, done, total):
+        if phase == "runs":
+            executed.append(done)
+
+    first = run_sweep(spec_path, out, jobs=2, limit=5, batch_size=2, progress=False, on_progress=count)
+    assert (first.done, first.skipped, first.remaining) == (5, 0, 7)
+    assert len(executed) == 5
+    stored_first = set(load_results(out)["config_hash"])
+    assert len(stored_first) == 5
+
+    executed.clear()
+    second = run_sweep(spec_path, out, jobs=2, progress=False, on_progress=count)
+    assert (second.done, second.skipped, second.remaining) == (7, 5, 0)
+    assert len(executed) == 7  # only the missing runs executed
+    frame = load_results(out)
+    assert frame["config_hash"].nunique() == 12 and len(frame) == 48
+
+    # Drop one stored batch from the manifest (as if it had never been written): exactly its runs rerun.
+    manifest = json.loads((out / "manifest.json").read_text())
+    dropped = manifest["batches"].pop(0)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    executed.clear()
+    third = run_sweep(spec_path, out, jobs=2, progress=False, on_progress=count)
+    assert third.done == dropped["runs"] and third.skipped == 12 - dropped["runs"]
+    assert load_results(out)["config_hash"].nunique() == 12
+
+
+@pytest.mark.engine
+def test_failed_run_is_recorded_and_the_cli_exits_non_zero(memtint, tmp_path):
+    # The failing configuration really fails on its own.
+    with pytest.raises(api.MemtintError, match="no free frame"):
+        run_sim("i7-860", [BAD_PROGRAM, "light"], instructions=INSTRUCTIONS, policy="bpm", os_options=BAD_OS)
+    spec = write(tmp_path, f"""
+instructions = {INSTRUCTIONS}
+[[run]]
+machine = "i7-860"
+programs = ["stream", "light"]
+policy = "bpm"
+[[run]]
+machine = "i7-860"
+programs = ["{BAD_PROGRAM}", "light"]
+policy = "bpm"
+os = {{ strict = true, colours = [[0], [1]] }}
+[[run]]
+machine = "i7-860"
+programs = ["light", "copy"]
+policy = "buddy"
+""")
+    code, out, err = memtint("sweep", spec, "--out", tmp_path / "out", "--jobs", "2")
+    assert code == 1, err
+    assert "Traceback" not in err and "failed" in err and "no free frame" in err
+    assert "1 failed" in out
+    frame = load_results(tmp_path / "out")
+    runs = runs_table(frame)
+    assert sorted(runs["status"]) == ["failed", "ok", "ok"]
+    bad = runs[runs["status"] == "failed"].iloc[0]
+    assert "no free frame" in bad["error"] and bad["program"] == BAD_PROGRAM
+    assert frame[frame["status"] == "failed"]["weighted_speedup"].isna().all()
+    # Rerun: the successful runs are skipped, the failed one is retried (and fails again).
+    code, out, err = memtint("sweep", spec, "--out", tmp_path / "out")
+    assert code == 1 and "1 run(s) done (1 failed), 2 already stored" in out
+
+
+MACHINE_POLICIES = 'machines = ["i7-860"]\npolicies = ["bpm"]\ninstructions = 1000\n'
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize(
+    "text,needles",
+    [
+        (MACHINE_POLICIES + 'mixes = [["stream"]]\nturbo = true\n', ["'turbo'", "sweep specification"]),
+        (MACHINE_POLICIES + '[[mixes]]\nprograms = ["stream"]\ncolour = 1\n', ["mixes[0]", "'colour'"]),
+        ('machines = ["i7-861"]\npolicies = ["bpm"]\ninstructions = 1000\nmixes = [["stream"]]\n',
+         ["machines[0]", "unknown machine 'i7-861'"]),
+        ('machines = ["i7-860"]\npolicies = ["bpm", "bmp"]\ninstructions = 1000\nmixes = [["stream"]]\n',
+         ["policies[1]", "'bmp'"]),
+        (MACHINE_POLICIES + 'mixes = [["stream", "strem"]]\n', ["mixes[0][1]", "strem", "not a built-in"]),
+        (MACHINE_POLICIES + '[[mixes]]\nprograms = ["nosuch.trace"]\n', ["mixes[0].programs[0]", "nosuch.trace"]),
+        ('machines = ["i7-860"]\npolicies = []\ninstructions = 1000\nmixes = [["stream"]]\n',
+         ["policies", "empty"]),
+        (MACHINE_POLICIES + 'mixes = [["stream"]]\nseeds = []\n', ["seeds", "empty"]),
+        (MACHINE_POLICIES + '[[mixes]]\nrandom = ["stream", "light"]\n', ["mixes[0]", "'size'"]),
+        (MACHINE_POLICIES + '[[mixes]]\nclasses = [{ from = ["stream"], count = 2 }]\n',
+         ["mixes[0].classes[0]", "'count'"]),
+        (MACHINE_POLICIES + 'mixes = ["no-such-mix"]\n', ["mixes[0]", "no-such-mix"]),
+        (MACHINE_POLICIES + 'mixes = [["stream"]]\n[os]\npolicy = "bpm"\n', ["os.policy"]),
+        (MACHINE_POLICIES + 'mixes = [["stream"]]\nbaseline = "budy"\n', ["baseline", "'budy'"]),
+        ('policies = ["bpm"]\ninstructions = 1000\nmixes = [["stream"]]\n', ["machines", "missing"]),
+        ('instructions = 1000\n[[run]]\nmachine = "i7-860"\nprograms = ["stream"]\npolicy = "bpm"\nseeds = 3\n',
+         ["run[0]", "'seeds'"]),
+        (MACHINE_POLICIES + 'mixes = [["light", "light", "light", "light", "light"]]\n',
+         ["mixes", "5 programs", "4 cores"]),
+        (MACHINE_POLICIES + 'mixes = [["stream", "light"]]\n[os]\ncolours = [[0], [99]]\n', ["os", "colour 99"]),
+    ],
+)
+def test_bad_specs_fail_before_any_run_naming_the_key(memtint, clean_error, tmp_path, text, needles):
+    spec = write(tmp_path, text)
+    clean_error(memtint("sweep", spec, "--out", tmp_path / "out"), *needles)
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_spec_file_is_a_clean_error(memtint, clean_error, tmp_path):
+    clean_error(memtint("sweep", tmp_path / "nope.toml", "--out", tmp_path / "out"), "nope.toml")
+
+
+@pytest.mark.engine
+def test_mix_generators_are_seeded_and_sized():
+    table = {"machines": "i7-860", "policies": "bpm", "instructions": 1000,
+             "mixes": [{"random": ["stream", "random", "copy", "light"], "size": 4, "count": 5, "seed": 3},
+                       {"classes": [{"from": ["stream"], "n": 1}, {"from": ["light"], "n": 3}], "count": 2}]}
+    first = [e.mix.programs for e in parse_spec(table).entries]
+    assert first == [e.mix.programs for e in parse_spec(table).entries]
+    assert len(first) == 7 and all(len(m) == 4 for m in first)
+    assert first[5] == first[6] == ("stream", "light", "light", "light")
+    other = [e.mix.programs for e in parse_spec({**table, "mixes": [{**table["mixes"][0], "seed": 4}]}).entries]
+    assert other != first[:5]
+
+
+@pytest.mark.engine
+def test_killed_sweep_resumes_without_recomputing_stored_runs(tmp_path):
+    """SIGKILL the whole `memtint sweep` process group once some batches are stored; the rerun
+    executes exactly the runs that are not stored."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    spec = write(tmp_path, SPEC_TOML.replace(f"instructions = {INSTRUCTIONS}", "instructions = 2000000"))
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "memtint.cli", "sweep", str(spec), "--out", str(out), "--jobs", "2",
+               "--batch-size", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            manifest = out / "manifest.json"
+            if manifest.exists() and len(json.loads(manifest.read_text())["batches"]) >= 2:
+                break
+            time.sleep(0.02)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    stored = load_results(out)["config_hash"].nunique()
+    assert 2 <= stored < 12, f"{stored} runs stored when killed: not halfway"
+    done: list[int] = []
+    summary = run_sweep(spec, out, jobs=2, progress=False,
+                        on_progress=lambda phase, n, total: done.append(n) if phase == "runs" else None)
+    assert (summary.skipped, summary.done, len(done)) == (stored, 12 - stored, 12 - stored)
+    assert load_results(out)["config_hash"].nunique() == 12
