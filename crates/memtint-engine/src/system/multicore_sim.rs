@@ -105,6 +105,8 @@ pub fn simulate_multicore(
     let core_cfg = machine.cpu.core_config();
     let mut cores = (0..n).map(|i| OooCore::new(i, &core_cfg, instructions)).collect::<Result<Vec<_>>>()?;
     let mut frozen: Vec<Option<CoreMemoryStats>> = vec![None; n as usize];
+    // Cores still short of their target; counted rather than rescanning `frozen` every event.
+    let mut running = n as usize;
 
     let mut done: Vec<Completion> = Vec::new();
     let mut woken = Vec::new();
@@ -114,7 +116,7 @@ pub fn simulate_multicore(
     let mut outbox_blocked = false;
     let mut requests = 0u64;
     loop {
-        if frozen.iter().all(|f| f.is_some()) {
+        if running == 0 {
             break;
         }
         let core_next = cores.iter().map(|c| c.next_event()).min().unwrap_or(NEVER);
@@ -158,6 +160,7 @@ pub fn simulate_multicore(
                     core.tick(now_core, programs[i].as_mut(), &mut hier)?;
                     if frozen[i].is_none() && core.reached_target() {
                         frozen[i] = Some(hier.core_stats(i as u32).clone());
+                        running -= 1;
                     }
                 }
             }
