@@ -115,13 +115,16 @@ pub fn simulate_multicore(
     let mut now_core: Cycle = 0;
     let mut outbox_blocked = false;
     let mut requests = 0u64;
+    // Only the memory-system step below changes the memory system (cores only fill the
+    // outbox), so its next event is computed there once, not on every iteration.
+    let mut mem_next = mem.next_event();
     loop {
         if running == 0 {
             break;
         }
         let core_next = cores.iter().map(|c| c.next_event()).min().unwrap_or(NEVER);
         let outbox_next = if outbox_blocked { NEVER } else { hier.outbox_ready() };
-        let dram_next = mem.next_event().min(outbox_next);
+        let dram_next = mem_next.min(outbox_next);
         let dram_first = dram_next != NEVER && (core_next == NEVER || clock.dram_not_after_core(dram_next, core_next));
         if dram_first {
             // Memory system step at DRAM cycle `d`.
@@ -149,7 +152,8 @@ pub fn simulate_multicore(
                 }
                 hier.outbox().pop_front();
             }
-            if mem.next_event() <= d {
+            mem_next = mem.next_event();
+            if mem_next <= d {
                 return Err(Error::config("engine", format!("internal error: memory system stalled at DRAM cycle {d}")));
             }
         } else if core_next != NEVER {
