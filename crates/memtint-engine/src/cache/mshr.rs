@@ -5,6 +5,7 @@
 //! All storage is allocated up front (entries and their waiter lists), so the steady state
 //! allocates nothing.
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// A request waiting for a line: which core, and the token to hand back to it.
@@ -32,14 +33,14 @@ pub struct MshrStats {
     pub refused: u64,
 }
 
-const FREE: u64 = u64::MAX;
-
 pub struct MshrFile {
-    /// Line address of each entry, `FREE` when unused; scanned linearly (files are small).
-    lines: Vec<u64>,
+    /// Outstanding line -> its entry. A map rather than a scan: the LLC's 64 entries are mostly
+    /// in use under memory-bound mixes, and every miss and fill looked a line up.
+    index: FxHashMap<u64, u32>,
+    /// Entries not in use, taken from the end. Which entry a line gets is invisible outside.
+    free: Vec<u32>,
     waiters: Vec<Vec<Waiter>>,
     max_waiters: usize,
-    in_use: usize,
     stats: MshrStats,
 }
 
@@ -49,34 +50,36 @@ impl MshrFile {
     pub fn new(entries: usize, max_waiters: usize) -> Self {
         let entries = entries.max(1);
         let max_waiters = max_waiters.max(1);
+        let mut index = FxHashMap::default();
+        index.reserve(entries);
         MshrFile {
-            lines: vec![FREE; entries],
+            index,
+            free: (0..entries as u32).rev().collect(),
             waiters: (0..entries).map(|_| Vec::with_capacity(max_waiters)).collect(),
             max_waiters,
-            in_use: 0,
             stats: MshrStats::default(),
         }
     }
 
     pub fn capacity(&self) -> usize {
-        self.lines.len()
+        self.waiters.len()
     }
 
     pub fn len(&self) -> usize {
-        self.in_use
+        self.index.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.in_use == 0
+        self.index.is_empty()
     }
 
     /// No entry is free: a miss to a line not already outstanding would be refused.
     pub fn is_full(&self) -> bool {
-        self.in_use == self.lines.len()
+        self.free.is_empty()
     }
 
     pub fn contains(&self, line: u64) -> bool {
-        self.lines.contains(&line)
+        self.index.contains_key(&line)
     }
 
     pub fn stats(&self) -> &MshrStats {
@@ -85,23 +88,22 @@ impl MshrFile {
 
     /// Records a miss of `waiter` on `line` (a line-aligned address).
     pub fn insert(&mut self, line: u64, waiter: Waiter) -> MshrInsert {
-        debug_assert_ne!(line, FREE);
-        if let Some(i) = self.lines.iter().position(|&l| l == line) {
-            if self.waiters[i].len() == self.max_waiters {
+        if let Some(&i) = self.index.get(&line) {
+            let list = &mut self.waiters[i as usize];
+            if list.len() == self.max_waiters {
                 self.stats.refused += 1;
                 return MshrInsert::Full;
             }
-            self.waiters[i].push(waiter);
+            list.push(waiter);
             self.stats.merged += 1;
             return MshrInsert::Merged;
         }
-        let Some(i) = self.lines.iter().position(|&l| l == FREE) else {
+        let Some(i) = self.free.pop() else {
             self.stats.refused += 1;
             return MshrInsert::Full;
         };
-        self.lines[i] = line;
-        self.waiters[i].push(waiter);
-        self.in_use += 1;
+        self.index.insert(line, i);
+        self.waiters[i as usize].push(waiter);
         self.stats.allocated += 1;
         MshrInsert::Allocated
     }
@@ -109,10 +111,9 @@ impl MshrFile {
     /// The data of `line` arrived: frees its entry and yields its waiters in arrival order
     /// (`None` if the line was not outstanding).
     pub fn complete(&mut self, line: u64) -> Option<std::vec::Drain<'_, Waiter>> {
-        let i = self.lines.iter().position(|&l| l == line)?;
-        self.lines[i] = FREE;
-        self.in_use -= 1;
-        Some(self.waiters[i].drain(..))
+        let i = self.index.remove(&line)?;
+        self.free.push(i);
+        Some(self.waiters[i as usize].drain(..))
     }
 }
 

@@ -115,6 +115,9 @@ enum Quiet {
 pub struct OooCore {
     id: u32,
     width: u64,
+    /// log2 of `width` when it is a power of two: the look-ahead divides by the width on every
+    /// call, and a 64-bit division cost more than the rest of a quiet cycle.
+    width_shift: Option<u32>,
     rob: u64,
     mshrs: u32,
     retire_target: u64,
@@ -149,6 +152,7 @@ impl OooCore {
         Ok(OooCore {
             id,
             width: cfg.issue_width as u64,
+            width_shift: cfg.issue_width.is_power_of_two().then(|| cfg.issue_width.trailing_zeros()),
             rob: cfg.rob_size as u64,
             mshrs: cfg.mshrs,
             retire_target,
@@ -346,6 +350,15 @@ impl OooCore {
         Then::Call
     }
 
+    /// Whole cycles of `width` in `x`: `x / width`.
+    #[inline]
+    fn per_width(&self, x: u64) -> u64 {
+        match self.width_shift {
+            Some(s) => x >> s,
+            None => x / self.width,
+        }
+    }
+
     #[inline]
     fn crosses_target(&self, f: &Flow) -> bool {
         self.target_stats.is_none() && f.retired >= self.retire_target
@@ -388,30 +401,23 @@ impl OooCore {
         let w = self.width;
         let occ = f.inserted - f.retired;
         // Instructions retirable from the head at t, and when the first blocked load frees.
-        let mut ready_end = f.inserted;
-        let mut blocked_until = NEVER;
-        let mut i = f.front;
-        while let Some(l) = self.loads.get(i) {
-            if l.ready_at > t {
-                ready_end = l.seq;
-                blocked_until = l.ready_at;
-                break;
-            }
-            i += 1;
-        }
+        let (ready_end, blocked_until) = match self.loads.range(f.front..).find(|l| l.ready_at > t) {
+            Some(l) => (l.seq, l.ready_at),
+            None => (f.inserted, NEVER),
+        };
         let ready = ready_end - f.retired;
         // Cycles of w retirements that stay below the target (its crossing is an event).
         let target_room = if self.target_stats.is_some() {
             NEVER
         } else {
-            (self.retire_target - 1).saturating_sub(f.retired) / w
+            self.per_width((self.retire_target - 1).saturating_sub(f.retired))
         };
         let retry_wait = self.retry_at.saturating_sub(t);
         let span = if end == NEVER { NEVER } else { end - t };
 
         if f.bubbles > 0 && ready >= w {
             // Retire w, insert w bubbles, every cycle: the occupancy stays put.
-            let k = (ready / w).min(f.bubbles / w).min(target_room).min(span);
+            let k = self.per_width(ready).min(self.per_width(f.bubbles)).min(target_room).min(span);
             if k == 0 {
                 return None;
             }
@@ -430,7 +436,7 @@ impl OooCore {
             let free = self.rob - occ;
             if free >= w {
                 // Insert w bubbles per cycle.
-                let k = (f.bubbles / w).min(free / w).min(wait).min(span);
+                let k = self.per_width(f.bubbles).min(self.per_width(free)).min(wait).min(span);
                 if k == 0 {
                     return None;
                 }
@@ -473,7 +479,7 @@ impl OooCore {
         } else {
             return None;
         };
-        let mut k = (ready / w).min(span);
+        let mut k = self.per_width(ready).min(span);
         if cause == Stall::Refused {
             k = k.min(retry_wait);
         }

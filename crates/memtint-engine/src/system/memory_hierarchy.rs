@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::os::OsModel;
 use crate::stats::LatencyHistogram;
 use crate::{Cycle, NEVER};
-use rustc_hash::FxHashMap;
+use super::inflight_reads::InflightReads;
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -88,7 +88,7 @@ pub struct MemoryHierarchy {
     line_mask: u64,
     clock: ClockRatio,
     /// Reads in DRAM: request id -> line (with an LLC) and, without one, the waiting load.
-    reads: FxHashMap<u64, (u64, Waiter)>,
+    reads: InflightReads<(u64, Waiter)>,
     outbox: VecDeque<Outgoing>,
     outbox_limit: usize,
     next_id: u64,
@@ -120,7 +120,7 @@ impl MemoryHierarchy {
             llc,
             line_mask: !(line_bytes - 1),
             clock,
-            reads: FxHashMap::default(),
+            reads: InflightReads::default(),
             outbox: VecDeque::new(),
             // Back-pressure: beyond this many requests waiting for a DRAM queue, refuse.
             outbox_limit: 64,
@@ -171,7 +171,7 @@ impl MemoryHierarchy {
         if c.is_write {
             return;
         }
-        let Some((line, waiter)) = self.reads.remove(&c.id) else {
+        let Some((line, waiter)) = self.reads.remove(c.id) else {
             debug_assert!(false, "completion of unknown read {}", c.id);
             return;
         };

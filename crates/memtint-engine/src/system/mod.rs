@@ -2,6 +2,7 @@
 //! allocator and the memory system wired together (the roadmap's capability 2, the experiments
 //! of the BPM and HVR papers), and the metrics that compare a shared run with alone runs.
 
+mod inflight_reads;
 pub mod memory_hierarchy;
 pub mod metrics;
 pub mod multicore_sim;

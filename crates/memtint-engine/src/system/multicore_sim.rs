@@ -107,6 +107,8 @@ pub fn simulate_multicore(
     let core_cfg = machine.cpu.core_config();
     let mut cores = (0..n).map(|i| OooCore::new(i, &core_cfg, instructions)).collect::<Result<Vec<_>>>()?;
     let mut frozen: Vec<Option<CoreMemoryStats>> = vec![None; n as usize];
+    // Cores still short of their target; counted rather than rescanning `frozen` every event.
+    let mut running = n as usize;
 
     let mut done: Vec<Completion> = Vec::new();
     let mut woken = Vec::new();
@@ -115,13 +117,16 @@ pub fn simulate_multicore(
     let mut now_core: Cycle = 0;
     let mut outbox_blocked = false;
     let mut requests = 0u64;
+    // Only the memory-system step below changes the memory system (cores only fill the
+    // outbox), so its next event is computed there once, not on every iteration.
+    let mut mem_next = mem.next_event();
     loop {
-        if frozen.iter().all(|f| f.is_some()) {
+        if running == 0 {
             break;
         }
         let core_next = cores.iter().map(|c| c.next_event()).min().unwrap_or(NEVER);
         let outbox_next = if outbox_blocked { NEVER } else { hier.outbox_ready() };
-        let dram_next = mem.next_event().min(outbox_next);
+        let dram_next = mem_next.min(outbox_next);
         let dram_first = dram_next != NEVER && (core_next == NEVER || clock.dram_not_after_core(dram_next, core_next));
         if dram_first {
             // Memory system step at DRAM cycle `d`.
@@ -149,7 +154,8 @@ pub fn simulate_multicore(
                 }
                 hier.outbox().pop_front();
             }
-            if mem.next_event() <= d {
+            mem_next = mem.next_event();
+            if mem_next <= d {
                 return Err(Error::config("engine", format!("internal error: memory system stalled at DRAM cycle {d}")));
             }
         } else if core_next != NEVER {
@@ -160,6 +166,7 @@ pub fn simulate_multicore(
                     core.tick(now_core, programs[i].as_mut(), &mut hier)?;
                     if frozen[i].is_none() && core.reached_target() {
                         frozen[i] = Some(hier.core_stats(i as u32).clone());
+                        running -= 1;
                     }
                 }
             }
