@@ -385,9 +385,9 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
         "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}"
         "td:first-child{text-align:left}img{max-width:100%}</style></head><body>\n"
-        f"<h1>Sweep report: {esc(str(results))}</h1>\n<p>{esc(header)}</p>\n"
+        f"<h1>Sweep report: {esc(str(results))}</h1>\n<p>{esc(header.replace('`', ''))}</p>\n"
         f"<h2>Averages and maxima per policy</h2>\n<table><tr><th>policy</th>{head_cells}</tr>\n{body}</table>\n"
-        f"<p><small>{esc(legend)} Also in <a href=\"summary.md\">summary.md</a>.</small></p>\n"
+        f"<p><small>{esc(legend.replace('`', ''))} Also in <a href=\"summary.md\">summary.md</a>.</small></p>\n"
         f"{figures}</body></html>\n")
     return {"out": str(out_dir), "index": str(index_path), "summary": str(summary_path),
             "plots": [str(out_dir / name) for name, _ in PLOTS], "rows": rows, "baseline": base,
