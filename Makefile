@@ -1,6 +1,6 @@
 # memtint: build, test and demo.
 # Prerequisites: a Rust toolchain (rustup, Rust >= 1.75), Python >= 3.10 with venv, a C compiler.
-# Everything else (maturin, pytest, rich; the Rust crates) is fetched from PyPI and crates.io.
+# Everything else (maturin, pytest, rich, pyarrow, pandas, matplotlib; the Rust crates) is fetched from PyPI and crates.io.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -23,7 +23,7 @@ $(STAMP):
 		|| { echo "memtint needs a Rust toolchain (cargo); install it with rustup"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(VENV_BIN)/python -m pip install --quiet --upgrade pip
-	$(VENV_BIN)/python -m pip install --quiet "maturin>=1.5,<2" pytest rich pyarrow pandas
+	$(VENV_BIN)/python -m pip install --quiet "maturin>=1.5,<2" pytest rich pyarrow pandas matplotlib
 	touch $@
 
 # Build the extension in release mode and install the package into the venv (editable: the

@@ -152,6 +152,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="runs per stored batch (default 32; a batch is also written every 30 s)")
     sweep.set_defaults(handler=_sweep)
 
+    report = commands.add_parser(
+        "report",
+        help="write an HTML report with plots and a Markdown summary of sweep results",
+        description="Read a sweep result directory and write index.html (PNG plots: per-mix weighted speedup "
+        "and maximum slowdown normalised to the baseline policy, their distribution over mixes, row-buffer "
+        "miss rates, per-core slowdowns) and summary.md (averages and maxima per policy).",
+    )
+    report.add_argument("results", metavar="RESULTS_DIR", help="sweep result directory (memtint sweep --out)")
+    report.add_argument("--out", metavar="DIR", help="where to write the report (default RESULTS_DIR/report)")
+    report.add_argument("--baseline", metavar="POLICY",
+                        help="policy to normalise to (default: the alone runs' policy, usually buddy)")
+    report.set_defaults(handler=_report)
+
     convert = commands.add_parser(
         "convert",
         help="convert a Ramulator CPU trace to memtint's binary format",
@@ -164,8 +177,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser(
         "demo",
-        help="compare FCFS with FR-FCFS on two generated workloads",
-        description="Compare FCFS with FR-FCFS on generated workloads, timing checker on.",
+        help="the default experiment: 6 mixes x 5 placement policies on the i7-860, with a report",
+        description="Run the demo sweep (configs/sweeps/demo.toml: six 4-program mixes of built-in workloads "
+        "on the i7-860 under buddy, bpm, bpm-plus, cache-only and a-vp), print the summary table and write "
+        "the report under --out.",
     )
     from memtint import demo as demo_module
 
@@ -416,6 +431,20 @@ def _sweep(args: argparse.Namespace) -> int:
         if summary.failed > 5:
             sys.stderr.write(f"memtint: ... and {summary.failed - 5} more (status and error columns in the store)\n")
         return 1
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from memtint.report import normalised_table
+    from memtint.reports import write_report
+
+    report = write_report(args.results, args.out, baseline=args.baseline)
+    out = Console()
+    out.print(normalised_table(report["rows"], f"{report['runs']} runs of {report['mixes']} mixes, "
+                                               f"normalised to {report['baseline']}"))
+    out.print(f"Report: {report['index']} (summary: {report['summary']})", soft_wrap=True)
     return 0
 
 

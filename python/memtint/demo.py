@@ -1,121 +1,80 @@
-"""The memtint demo: FCFS against FR-FCFS on two generated workloads, timing checker on.
+"""The memtint demo: the default page-colouring experiment on built-in workloads.
 
-FR-FCFS (Rixner et al., ISCA 2000) lets a request that hits the open row go before older
-requests that would need a precharge and activate; FCFS serves requests strictly in arrival
-order. The demo runs both on the same seeded requests and compares row-hit rate, read latency
-and bandwidth. Run it with `memtint demo`, `make demo` or `python -m memtint.demo`.
+Six 4-program mixes (streaming, random or copy programs with light ones) on the i7-860 under
+``buddy`` (the Linux-like baseline), ``bpm``, ``bpm-plus`` (on the BPM+ BIOS setting,
+i7-860-bpm-plus), ``cache-only`` and ``a-vp``: a sweep (configs/sweeps/demo.toml) on the process
+pool, its summary table, and a report with plots under ``out/demo/``. Run it with
+``memtint demo``, ``make demo`` or ``python -m memtint.demo``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import time
+from pathlib import Path
 from typing import Any, Sequence
 
 from memtint import api
-from memtint.report import compact, number, row_hit_rate
 
-# Workloads where the schedulers differ: more streams than banks (with 30 % writes), so rows
-# are contended, and a 2:1 read/write mix over a hot 1 MiB working set. (Uniform random traffic
-# over the whole memory has no row locality, so FCFS and FR-FCFS would tie.)
-WORKLOADS: dict[str, dict[str, Any]] = {
-    "24 streams": {"kind": "stream", "streams": 24, "read_fraction": 0.7},
-    "hot 1 MiB mix": {"kind": "mix", "footprint_bytes": 1 << 20},
-}
-SCHEDULERS = ("fcfs", "fr-fcfs")
+#: The demo's sweep specification, in the source tree (configs/sweeps/demo.toml).
+SPEC_PATH = Path(__file__).resolve().parents[2] / "configs" / "sweeps" / "demo.toml"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--machine", default="ddr4-2400", metavar="PRESET", help="machine preset (default ddr4-2400)")
-    parser.add_argument("--requests", type=int, default=200_000, metavar="N", help="requests per run (default 200000)")
-    parser.add_argument("--seed", type=int, default=1, metavar="S", help="generator seed (default 1)")
+    parser.add_argument("--out", default=os.path.join("out", "demo"), metavar="DIR",
+                        help="where the results (DIR/results) and the report (DIR/report) go (default out/demo)")
+    parser.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: the CPU count)")
+    parser.add_argument("--instructions", type=int, metavar="N",
+                        help="instructions per core (default: the specification's, 10M)")
 
 
-def run_all(machine: str, requests: int, seed: int) -> list[tuple[str, str, dict[str, Any]]]:
-    """Every (workload, scheduler) pair, run in parallel threads (the engine releases the GIL)."""
-    pairs = [(w, s) for w in WORKLOADS for s in SCHEDULERS]
-
-    def one(pair: tuple[str, str]) -> dict[str, Any]:
-        workload, scheduler = pair
-        spec = dict(WORKLOADS[workload])
-        workload_spec = api.generate(spec.pop("kind"), requests=requests, seed=seed, **spec)
-        return api.run_dram(machine, workload_spec, scheduler=scheduler, check=True)
-
-    with ThreadPoolExecutor(max_workers=len(pairs)) as pool:
-        results = list(pool.map(one, pairs))
-    return [(w, s, stats) for (w, s), stats in zip(pairs, results)]
-
-
-def comparison_table(results: list[tuple[str, str, dict[str, Any]]], title: str):
-    from rich import box
-    from rich.table import Table
-
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("workload", no_wrap=True)
-    table.add_column("scheduler", no_wrap=True)
-    for column in ("row-hit\nrate", "mean read\n(ns)", "p99 read\n(ns)", "bandwidth\n(GB/s)", "simulated\nreq/s"):
-        table.add_column(column, justify="right")
-    for workload, scheduler, stats in results:
-        rate = row_hit_rate(stats)
-        latency = stats.get("read_latency_ns", {}) or {}
-        table.add_row(
-            workload,
-            scheduler,
-            f"{100 * rate:.1f}%" if rate is not None else "—",
-            number(latency.get("mean")),
-            number(latency.get("p99")),
-            number((stats.get("bandwidth_gbps") or {}).get("total"), 2),
-            compact(stats.get("requests_per_second")),
-        )
+def load_demo_spec(instructions: int | None = None) -> dict[str, Any]:
+    """The demo's specification as a TOML table (``instructions`` overrides its target)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    if not SPEC_PATH.exists():
+        raise api.MemtintError(f"{SPEC_PATH}: the demo specification is missing (the demo runs from a "
+                               "source checkout of memtint)")
+    table = tomllib.loads(SPEC_PATH.read_text())
+    if instructions is not None:
+        table["instructions"] = instructions
     return table
-
-
-def summary_sentence(results: list[tuple[str, str, dict[str, Any]]]) -> str:
-    """One sentence on what the comparison shows, from the numbers themselves."""
-    by_key = {(w, s): stats for w, s, stats in results}
-    hits, latencies = [], []
-    for workload in WORKLOADS:
-        fcfs, frfcfs = by_key[(workload, "fcfs")], by_key[(workload, "fr-fcfs")]
-        hit_f, hit_r = row_hit_rate(fcfs), row_hit_rate(frfcfs)
-        lat_f = (fcfs.get("read_latency_ns") or {}).get("mean")
-        lat_r = (frfcfs.get("read_latency_ns") or {}).get("mean")
-        if None in (hit_f, hit_r, lat_r) or not lat_f:
-            return "FR-FCFS serves row hits first; the statistics needed to compare the runs are missing."
-        hits.append(f"from {100 * hit_f:.1f}% to {100 * hit_r:.1f}% on {workload}")
-        latencies.append(f"{100 * (lat_r - lat_f) / lat_f:+.0f}% on {workload}")
-    return (
-        "FR-FCFS lets requests that hit an open row overtake older ones: on the same requests it moves "
-        f"the row-hit rate {' and '.join(hits)}, and changes mean read latency by "
-        f"{' and '.join(latencies)}, compared with FCFS."
-    )
 
 
 def run(args: argparse.Namespace) -> int:
     """The `memtint demo` command; returns the exit status."""
     from rich.console import Console
 
-    from memtint.cli import run_with_status
+    from memtint.report import normalised_table, sweep_table
+    from memtint.reports import write_report
+    from memtint.sweep import load_results, parse_spec, policy_summary, run_sweep
 
-    if args.requests < 1:
-        raise api.MemtintError(f"--requests must be at least 1, got {args.requests}")
+    if args.instructions is not None and args.instructions < 1:
+        raise api.MemtintError(f"--instructions must be at least 1, got {args.instructions}")
+    if args.jobs is not None and args.jobs < 1:
+        raise api.MemtintError(f"--jobs must be at least 1, got {args.jobs}")
+    start = time.perf_counter()
+    spec = parse_spec(load_demo_spec(args.instructions), base=SPEC_PATH.parent, source=str(SPEC_PATH))
+    results = os.path.join(args.out, "results")
     console = Console()
-    results = run_with_status(
-        f"Simulating {len(WORKLOADS) * len(SCHEDULERS)} runs of {args.requests:,} requests…",
-        lambda: run_all(args.machine, args.requests, args.seed),
-    )
-    title = f"FCFS vs FR-FCFS on {args.machine}, {args.requests:,} requests per run, seed {args.seed}"
-    console.print(comparison_table(results, title))
-    console.print(summary_sentence(results), soft_wrap=False)
-    violations = sum(stats.get("violations", 0) or 0 for _, _, stats in results)
-    if violations:
-        console.print(f"[bold red]The timing checker found {violations} violations.[/bold red]")
-        for _, _, stats in results:
-            for example in (stats.get("violation_examples") or [])[:3]:
-                console.print(f"  [red]{example}[/red]")
-        return 1
-    console.print("The independent timing checker found no violations in any run.")
-    return 0
+    n = len(spec)
+    console.print(f"Running the demo sweep: {n} runs (6 mixes x 5 policies) on the process pool, "
+                  f"results in {results}")
+    summary = run_sweep(spec, results, jobs=args.jobs)
+    frame = load_results(results)
+    console.print(sweep_table(policy_summary(frame, summary.config_hashes),
+                              f"demo · {summary.total} runs · {spec.entries[0].instructions:,} instructions per core"))
+    report = write_report(results, os.path.join(args.out, "report"))
+    console.print(normalised_table(report["rows"], f"normalised to {report['baseline']} on the same mix"))
+    console.print(f"{summary.done} run(s) done ({summary.failed} failed), {summary.skipped} already stored, "
+                  f"{summary.alone_runs} alone run(s); {time.perf_counter() - start:.1f} s")
+    console.print(f"Report: {os.path.abspath(report['index'])} (summary: {os.path.abspath(report['summary'])})",
+                  soft_wrap=True)
+    return 1 if summary.failed else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -267,3 +267,25 @@ def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
         )
     table.caption = "WS = weighted speedup (Σ IPC_shared / IPC_alone), over the successful runs"
     return table
+
+
+def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
+    """The per-policy summary of `memtint report` (rows of :func:`memtint.reports.summary_rows`):
+    weighted speedup and maximum slowdown divided by the baseline's on the same mix."""
+    table = Table(title=title, box=box.SIMPLE_HEAVY)
+    failures = any(r["failed"] for r in rows)
+    table.add_column("policy", overflow="fold", min_width=10)
+    for name in ("WS/base\nmean", "WS/base\nmax", "MS/base\nmean", "MS/base\nmax", "max\nslowdown",
+                 "RB miss\nmean") + (("failed",) if failures else ()):
+        table.add_column(name, justify="right", no_wrap=True)
+    for r in rows:
+        rb = r["rb_miss_mean"]
+        table.add_row(
+            r["policy"], number(r["ws_norm_mean"], 3), number(r["ws_norm_max"], 3),
+            number(r["ms_norm_mean"], 3), number(r["ms_norm_max"], 3), number(r["maximum_slowdown_max"], 3),
+            MISSING if rb is None else number(100 * rb, 1) + " %",
+            *((f"[red]{r['failed']}[/red]" if r["failed"] else "0",) if failures else ()),
+        )
+    table.caption = ("WS = weighted speedup, MS = maximum slowdown; /base = divided by the baseline policy's "
+                     "value on the same mix (WS/base > 1 and MS/base < 1 are better)")
+    return table

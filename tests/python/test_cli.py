@@ -183,9 +183,14 @@ def test_unwritable_json_output_is_reported(memtint, clean_error, tmp_path):
 
 
 @pytest.mark.engine
-def test_demo_runs(memtint):
-    # The full demo runs 4 x 200k requests; the same code on 5k requests keeps the suite cheap.
-    code, out, err = memtint("demo", "--requests", "5000")
+def test_demo_runs(memtint, tmp_path, monkeypatch):
+    # The full demo runs 30 runs of 10M instructions per core; the same sweep on 20k keeps the suite cheap.
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    code, out, err = memtint("demo", "--instructions", "20000", "--jobs", "2", "--out", tmp_path / "demo")
     assert code == 0, err
-    for text in ("24 streams", "hot 1 MiB mix", "fcfs", "fr-fcfs", "row-hit", "FR-FCFS", "no violations"):
-        assert text in out
+    for text in ("30 runs", "buddy", "bpm", "bpm-plus", "cache-only", "a-vp", "WS/base", "normalised to buddy"):
+        assert text in out, text
+    assert "Report: " in out
+    report = tmp_path / "demo" / "report"
+    assert (report / "index.html").exists() and (report / "summary.md").exists()
+    assert (tmp_path / "demo" / "results" / "manifest.json").exists()

@@ -1,0 +1,394 @@
+"""Reports of stored sweep results (`memtint report RESULTS_DIR`): an HTML page with PNG plots
+(matplotlib, Agg backend) and a Markdown summary (docs/sweeps.md, "Reports").
+
+(:mod:`memtint.report` renders terminal tables; this module writes files.)
+
+Every number comes from :func:`memtint.load_results`. Runs are grouped by mix — the same
+programs, instruction target, seed and os table — and each run's weighted speedup and maximum
+slowdown are divided by those of the baseline policy's run of the same mix (on the same machine
+when there is one, otherwise on the only machine the baseline ran that mix on: e.g. ``bpm-plus``
+runs on ``i7-860-bpm-plus`` are normalised to ``buddy`` on ``i7-860``). Failed runs are counted
+and left out of the plots and statistics.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["run_table", "summary_rows", "summary_markdown", "write_report", "SUMMARY_COLUMNS"]
+
+#: Mixes shown in a per-mix bar chart; more would be unreadable (the distribution plot shows all).
+MAX_BARS = 40
+
+_MIX_KEY = ["mix", "instructions", "seed", "os"]
+
+#: (key of a summary row, column heading, digits; None digits = an integer, "%" = a percentage).
+SUMMARY_COLUMNS: list[tuple[str, str, Any]] = [
+    ("runs", "runs", None),
+    ("failed", "failed", None),
+    ("ws_norm_mean", "WS / base, mean", 3),
+    ("ws_norm_max", "WS / base, max", 3),
+    ("ms_norm_mean", "max slowdown / base, mean", 3),
+    ("ms_norm_max", "max slowdown / base, max", 3),
+    ("weighted_speedup_mean", "WS mean", 3),
+    ("weighted_speedup_max", "WS max", 3),
+    ("maximum_slowdown_mean", "max slowdown mean", 3),
+    ("maximum_slowdown_max", "max slowdown max", 3),
+    ("rb_miss_mean", "RB miss mean (%)", "%"),
+    ("rb_miss_max", "RB miss max (%)", "%"),
+]
+
+
+def _order(series: "pandas.Series", runs: "pandas.DataFrame", base: str) -> list[str]:
+    """Policy labels in a stable order: the baseline's first, then alphabetical (completion order
+    in the store varies from one sweep to the next)."""
+    labels = sorted(set(series))
+    first = [s for s in labels if runs.loc[series == s, "policy"].iloc[0] == base]
+    return first + [s for s in labels if s not in first]
+
+
+def _series(runs: "pandas.DataFrame") -> "pandas.Series":
+    """A policy's label: its name, or ``policy @ machine`` when the results hold several machines
+    and the policy ran on a machine other than the most common one."""
+    machines = runs["machine"].value_counts()
+    if len(machines) <= 1:
+        return runs["policy"]
+    common = machines.index[0]
+    return runs.apply(lambda r: r["policy"] if r["machine"] == common else f"{r['policy']} @ {r['machine']}", axis=1)
+
+
+def _mix_label(mix: str) -> str:
+    """``stream|light|light|light`` → ``stream, light×3`` (parameters kept, order of appearance)."""
+    counts: dict[str, int] = {}
+    for program in mix.split("|"):
+        name = os.path.basename(program) if os.sep in program else program
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(p if n == 1 else f"{p}×{n}" for p, n in counts.items())
+
+
+def choose_baseline(frame: "pandas.DataFrame", baseline: str | None = None) -> str:
+    """The policy to normalise to: ``baseline`` if given, else the alone runs' policy (the
+    ``baseline`` column) when it was swept, else the first policy."""
+    from memtint.api import MemtintError
+
+    policies = list(dict.fromkeys(frame["policy"]))
+    if baseline is not None:
+        if baseline not in policies:
+            raise MemtintError(f"baseline policy {baseline!r} is not in the results "
+                               f"(policies: {', '.join(policies) or 'none'})")
+        return baseline
+    for candidate in dict.fromkeys(frame["baseline"].dropna()):
+        if candidate in policies:
+            return candidate
+    if not policies:
+        raise MemtintError("the results hold no runs")
+    return policies[0]
+
+
+def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas.DataFrame":
+    """One row per run (config hash): the configuration, ``series`` (policy label), ``mix_label``,
+    the run-level metrics, and ``ws_norm`` / ``ms_norm``: weighted speedup and maximum slowdown
+    divided by the baseline policy's run of the same mix (NaN for failed runs and mixes without a
+    successful baseline run). ``attrs["baseline"]`` names the baseline policy."""
+    import pandas as pd
+
+    base_policy = choose_baseline(frame, baseline)
+    runs = frame.drop_duplicates("config_hash").reset_index(drop=True).copy()
+    runs["series"] = _series(runs) if len(runs) else pd.Series(dtype=str)
+    runs["mix_label"] = runs["mix"].map(_mix_label)
+    seeds = runs.groupby("mix")["seed"].transform("nunique") > 1
+    instr = runs.groupby("mix")["instructions"].transform("nunique") > 1
+    runs["mix_label"] = [
+        label + (f" · seed {seed}" if s else "") + (f" · {n:,} instr" if i else "")
+        for label, seed, n, s, i in zip(runs["mix_label"], runs["seed"], runs["instructions"], seeds, instr)]
+
+    ok = runs["status"] == "ok"
+    base = runs[ok & (runs["policy"] == base_policy)]
+    same_machine = {tuple(r[k] for k in _MIX_KEY + ["machine"]): r for _, r in base.iterrows()}
+    by_mix: dict[tuple, list] = {}
+    for _, r in base.iterrows():
+        by_mix.setdefault(tuple(r[k] for k in _MIX_KEY), []).append(r)
+
+    ws_norm, ms_norm = [], []
+    for _, r in runs.iterrows():
+        ref = same_machine.get(tuple(r[k] for k in _MIX_KEY + ["machine"]))
+        if ref is None:
+            candidates = by_mix.get(tuple(r[k] for k in _MIX_KEY), [])
+            ref = candidates[0] if len(candidates) == 1 else None
+        if r["status"] != "ok" or ref is None:
+            ws_norm.append(math.nan)
+            ms_norm.append(math.nan)
+        else:
+            ws_norm.append(r["weighted_speedup"] / ref["weighted_speedup"])
+            ms_norm.append(r["maximum_slowdown"] / ref["maximum_slowdown"])
+    runs["ws_norm"] = ws_norm
+    runs["ms_norm"] = ms_norm
+    runs.attrs["baseline"] = base_policy
+    runs.attrs["series"] = _order(runs["series"], runs, base_policy) if len(runs) else []
+    return runs
+
+
+def summary_rows(frame: "pandas.DataFrame", baseline: str | None = None) -> list[dict[str, Any]]:
+    """Per policy label (the baseline first, then alphabetical): runs, failures, and the mean and maximum over
+    its successful runs of the normalised weighted speedup and maximum slowdown, the raw ones and
+    the mix row-buffer miss rate (a fraction). Absent values are None."""
+    runs = frame if "ws_norm" in frame.columns else run_table(frame, baseline)
+    out = []
+    for series in runs.attrs.get("series") or dict.fromkeys(runs["series"]):
+        group = runs[runs["series"] == series]
+        ok = group[group["status"] == "ok"]
+
+        def stat(column: str, how: str) -> float | None:
+            values = ok[column].dropna()
+            return None if values.empty else float(getattr(values, how)())
+
+        row: dict[str, Any] = {"policy": series, "runs": int(len(group)),
+                               "failed": int((group["status"] != "ok").sum())}
+        for key, column in (("ws_norm", "ws_norm"), ("ms_norm", "ms_norm"),
+                            ("weighted_speedup", "weighted_speedup"), ("maximum_slowdown", "maximum_slowdown"),
+                            ("rb_miss", "mix_row_buffer_miss_rate")):
+            row[f"{key}_mean"] = stat(column, "mean")
+            row[f"{key}_max"] = stat(column, "max")
+        out.append(row)
+    return out
+
+
+def format_cell(value: Any, digits: Any) -> str:
+    """A summary table cell as written in summary.md and index.html."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if digits is None:
+        return str(int(value))
+    if digits == "%":
+        return f"{100 * value:.1f}"
+    return f"{value:.{digits}f}"
+
+
+def summary_markdown(rows: list[dict[str, Any]]) -> str:
+    """The summary table as Markdown (one row per policy)."""
+    head = ["policy"] + [label for _, label, _ in SUMMARY_COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * len(SUMMARY_COLUMNS)]
+    for r in rows:
+        cells = [r["policy"]] + [format_cell(r[key], digits) for key, _, digits in SUMMARY_COLUMNS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# --- plots ---------------------------------------------------------------------------------------
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _colours(series: list[str]) -> dict[str, Any]:
+    plt = _pyplot()
+    cmap = plt.get_cmap("tab10")
+    return {s: cmap(i % 10) for i, s in enumerate(series)}
+
+
+def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series: list[str], note: str) -> None:
+    plt = _pyplot()
+    table = runs.pivot_table(index="mix_label", columns="series", values=column, aggfunc="mean")
+    mixes = list(dict.fromkeys(runs["mix_label"]))
+    shown = [m for m in mixes if m in table.index][:MAX_BARS]
+    table = table.reindex(index=shown, columns=[s for s in series if s in table.columns])
+    width = 0.8 / max(1, len(table.columns))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(shown) * max(1, len(table.columns)) * 0.35 + 2), 4.5))
+    colours = _colours(series)
+    for i, s in enumerate(table.columns):
+        xs = [j + (i - (len(table.columns) - 1) / 2) * width for j in range(len(shown))]
+        ax.bar(xs, table[s].values, width=width, label=s, color=colours[s])
+    ax.axhline(1.0, color="black", linewidth=1, linestyle="--", label="baseline (1.0)")
+    values = table.to_numpy(dtype=float)
+    values = values[~(values != values)]  # without NaN
+    if values.size and values.min() > 0.5:
+        # Differences between policies are a few per cent: zoom in around 1.0, as the papers do.
+        low = math.floor((min(values.min(), 1.0) - 0.02) * 20) / 20
+        high = math.ceil((max(values.max(), 1.0) + 0.02) * 20) / 20
+        ax.set_ylim(low, high)
+        note += f"; the y axis starts at {low:g}"
+    ax.set_xticks(range(len(shown)))
+    ax.set_xticklabels(shown, rotation=30, ha="right", fontsize=8)
+    ax.set_xlabel("workload mix")
+    ax.set_ylabel(ylabel)
+    total = runs["mix_label"].nunique()
+    ax.set_title(title + (f" (first {len(shown)} of {total} mixes)" if total > len(shown) else ""))
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.grid(axis="y", alpha=0.3)
+    fig.text(0.01, 0.01, note, fontsize=7, alpha=0.7)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _distribution(runs, series: list[str], base: str, path: Path) -> None:
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(max(8.0, 1.6 * len(series) + 4), 4.5))
+    for ax, column, label in ((axes[0], "ws_norm", "weighted speedup / baseline's (×)"),
+                              (axes[1], "ms_norm", "maximum slowdown / baseline's (×)")):
+        data = [runs.loc[runs["series"] == s, column].dropna().values for s in series]
+        ax.boxplot(data, showmeans=True)
+        ax.set_xticks(range(1, len(series) + 1))
+        ax.set_xticklabels(series, rotation=20, ha="right", fontsize=8)
+        ax.axhline(1.0, color="black", linewidth=1, linestyle="--")
+        ax.set_xlabel("policy")
+        ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_title("over mixes: weighted speedup (higher is better)", fontsize=10)
+    axes[1].set_title("over mixes: maximum slowdown (lower is better)", fontsize=10)
+    fig.text(0.01, 0.01, f"box: quartiles, whiskers 1.5 IQR, triangle: mean; dashed line: {base}",
+             fontsize=7, alpha=0.7)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _row_buffer(runs, series: list[str], path: Path) -> None:
+    plt = _pyplot()
+    colours = _colours(series)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(series) + 2), 4.5))
+    for i, s in enumerate(series):
+        values = 100 * runs.loc[runs["series"] == s, "mix_row_buffer_miss_rate"].dropna()
+        if values.empty:
+            continue
+        ax.bar(i, values.mean(), color=colours[s], alpha=0.8, label=s)
+        ax.scatter([i] * len(values), values, color="black", s=10, zorder=3)
+    ax.set_xticks(range(len(series)))
+    ax.set_xticklabels(series, rotation=20, ha="right", fontsize=8)
+    ax.set_xlabel("policy")
+    ax.set_ylabel("row-buffer miss rate of the shared run (%)")
+    ax.set_title("Row-buffer miss rate (bar: mean over mixes, dots: each mix)")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _per_core(frame, runs, series: list[str], path: Path) -> None:
+    plt = _pyplot()
+    ok = runs[runs["status"] == "ok"][["config_hash", "series"]]
+    cores = frame[frame["status"] == "ok"].merge(ok, on="config_hash")
+    cores = cores.assign(profile=cores["program"].map(lambda p: os.path.basename(p).split(":")[0]))
+    profiles = list(dict.fromkeys(cores["profile"]))
+    colours = _colours(series)
+    width = 0.8 / max(1, len(series))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * len(profiles) * len(series) + 2), 4.5))
+    for i, s in enumerate(series):
+        sub = cores[cores["series"] == s]
+        for j, p in enumerate(profiles):
+            values = sub.loc[sub["profile"] == p, "slowdown"].dropna()
+            if values.empty:
+                continue
+            x = j + (i - (len(series) - 1) / 2) * width
+            ax.bar(x, values.mean(), width=width, color=colours[s], label=s if j == 0 else None)
+            ax.plot([x, x], [values.min(), values.max()], color="black", linewidth=1)
+    ax.axhline(1.0, color="black", linewidth=1, linestyle=":", label="no slowdown")
+    ax.set_xticks(range(len(profiles)))
+    ax.set_xticklabels(profiles, fontsize=9)
+    ax.set_xlabel("program (per core)")
+    ax.set_ylabel("slowdown = IPC alone / IPC shared (×)")
+    ax.set_title("Per-core slowdowns (bar: mean over cores and mixes, line: min–max)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+PLOTS = [
+    ("weighted_speedup.png", "Weighted speedup per mix, normalised to the baseline"),
+    ("maximum_slowdown.png", "Maximum slowdown per mix, normalised to the baseline"),
+    ("distribution.png", "Distribution over mixes"),
+    ("row_buffer_miss_rate.png", "Row-buffer miss rates"),
+    ("per_core_slowdown.png", "Per-core slowdowns"),
+]
+
+
+def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *,
+                 baseline: str | None = None) -> dict[str, Any]:
+    """Write ``index.html``, ``summary.md`` and the PNG plots of the results in ``results`` into
+    ``out`` (default ``RESULTS/report``). Returns ``{"out", "index", "summary", "plots", "rows",
+    "baseline", "runs", "mixes"}`` (``rows``: :func:`summary_rows`)."""
+    from memtint.api import MemtintError
+    from memtint.sweep.store import load_results
+
+    frame = load_results(results)
+    if frame.empty:
+        raise MemtintError(f"{results}: the store holds no runs")
+    runs = run_table(frame, baseline)
+    base = runs.attrs["baseline"]
+    rows = summary_rows(runs)
+    series = list(runs.attrs["series"])
+    out_dir = Path(out) if out is not None else Path(results) / "report"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ok = runs[runs["status"] == "ok"]
+    base_series = [s for s in series if runs.loc[runs["series"] == s, "policy"].iloc[0] == base]
+    note = f"1.0 = the {base} run of the same mix; alone runs under {', '.join(dict.fromkeys(runs['baseline'].dropna()))}"
+
+    _grouped_bars(ok, "ws_norm", "weighted speedup / baseline's (×)",
+                  f"Weighted speedup normalised to {base} (higher is better)",
+                  out_dir / PLOTS[0][0], series, note)
+    _grouped_bars(ok, "ms_norm", "maximum slowdown / baseline's (×)",
+                  f"Maximum slowdown normalised to {base} (lower is better)",
+                  out_dir / PLOTS[1][0], series, note)
+    _distribution(ok, series, base, out_dir / PLOTS[2][0])
+    _row_buffer(ok, series, out_dir / PLOTS[3][0])
+    _per_core(frame, runs, series, out_dir / PLOTS[4][0])
+
+    machines = ", ".join(dict.fromkeys(runs["machine"]))
+    instructions = ", ".join(f"{n:,}" for n in sorted(set(runs["instructions"])))
+    mixes = int(runs[_MIX_KEY].drop_duplicates().shape[0])
+    failed = int((runs["status"] != "ok").sum())
+    header = (f"{len(runs)} runs ({failed} failed) of {mixes} mixes on {machines}; "
+              f"{instructions} instructions per core; normalised to `{base}`"
+              + (f" ({', '.join(base_series)})" if base_series and base_series != [base] else "") + ".")
+    legend = ("WS = weighted speedup (Σ IPC_shared / IPC_alone); max slowdown = max over cores of "
+              "IPC_alone / IPC_shared; `/ base` = divided by the baseline policy's value on the same mix; "
+              "RB miss = row-buffer miss rate of the shared run. Means and maxima over successful runs.")
+
+    summary_path = out_dir / "summary.md"
+    per_mix = ["| mix | " + " | ".join(series) + " |", "| --- |" + " ---: |" * len(series)]
+    table = ok.pivot_table(index="mix_label", columns="series", values="ws_norm", aggfunc="mean")
+    for mix in dict.fromkeys(ok["mix_label"]):
+        per_mix.append(f"| {mix} | " + " | ".join(
+            format_cell(table.at[mix, s] if s in table.columns else None, 3) for s in series) + " |")
+    summary_path.write_text(
+        f"# Sweep report: {results}\n\n{header}\n\n## Averages and maxima per policy\n\n"
+        f"{summary_markdown(rows)}\n{legend}\n\n## Weighted speedup / {base} per mix\n\n"
+        + "\n".join(per_mix) + "\n\n## Plots\n\n"
+        + "".join(f"- [{title}]({name})\n" for name, title in PLOTS))
+
+    esc = html.escape
+    head_cells = "".join(f"<th>{esc(label)}</th>" for _, label, _ in SUMMARY_COLUMNS)
+    body = "".join(
+        f"<tr><td>{esc(r['policy'])}</td>"
+        + "".join(f"<td>{esc(format_cell(r[k], d))}</td>" for k, _, d in SUMMARY_COLUMNS) + "</tr>\n"
+        for r in rows)
+    figures = "".join(f'<h2>{esc(title)}</h2>\n<img src="{name}" alt="{esc(title)}">\n' for name, title in PLOTS)
+    index_path = out_dir / "index.html"
+    index_path.write_text(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>memtint sweep report</title>\n"
+        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}"
+        "td:first-child{text-align:left}img{max-width:100%}</style></head><body>\n"
+        f"<h1>Sweep report: {esc(str(results))}</h1>\n<p>{esc(header.replace('`', ''))}</p>\n"
+        f"<h2>Averages and maxima per policy</h2>\n<table><tr><th>policy</th>{head_cells}</tr>\n{body}</table>\n"
+        f"<p><small>{esc(legend.replace('`', ''))} Also in <a href=\"summary.md\">summary.md</a>.</small></p>\n"
+        f"{figures}</body></html>\n")
+    return {"out": str(out_dir), "index": str(index_path), "summary": str(summary_path),
+            "plots": [str(out_dir / name) for name, _ in PLOTS], "rows": rows, "baseline": base,
+            "runs": len(runs), "mixes": mixes}

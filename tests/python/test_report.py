@@ -1,0 +1,116 @@
+"""`memtint report` and `memtint.reports`: the report renders from a small stored result set,
+its HTML references PNGs that exist, and the summary table's numbers are those of the store."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from memtint.reports import SUMMARY_COLUMNS, format_cell, write_report
+from memtint.sweep import load_results, run_sweep
+
+INSTRUCTIONS = 20_000
+MIXES = [["stream", "light", "light", "light"], ["random", "copy", "light", "light"]]
+# Policy -> machine; bpm-plus needs the BPM+ BIOS setting (mapping i7-860-bpm-plus).
+POLICIES = {"buddy": "i7-860", "bpm": "i7-860", "cache-only": "i7-860", "bpm-plus": "i7-860-bpm-plus"}
+# A large-footprint program confined to one colour under strict colouring: runs out of frames.
+FAILING = {"machine": "i7-860", "programs": ["random:footprint_bytes=1073741824,reads_pki=200", "light"],
+           "policy": "bpm", "os": {"strict": True, "colours": [[0], [1]]}}
+
+pytestmark = pytest.mark.engine
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def results(tmp_path):
+    runs = [{"machine": machine, "programs": mix, "policy": policy}
+            for mix in MIXES for policy, machine in POLICIES.items()]
+    spec = {"name": "report-test", "instructions": INSTRUCTIONS, "run": runs + [FAILING]}
+    summary = run_sweep(spec, tmp_path / "results", jobs=2, progress=False)
+    assert summary.done == len(runs) + 1 and summary.failed == 1
+    return tmp_path / "results"
+
+
+def expected_rows(frame):
+    """The summary computed directly from the store: per policy, over its successful runs; WS and
+    maximum slowdown divided by those of the buddy run of the same mix on i7-860."""
+    runs = frame.drop_duplicates("config_hash")
+    ok = runs[runs["status"] == "ok"]
+    base = ok[ok["policy"] == "buddy"].set_index("mix")
+    out = {}
+    for policy in runs["policy"].unique():
+        label = policy if POLICIES[policy] == "i7-860" else f"{policy} @ {POLICIES[policy]}"
+        group, good = runs[runs["policy"] == policy], ok[ok["policy"] == policy]
+        ws = [r.weighted_speedup / base.at[r.mix, "weighted_speedup"] for r in good.itertuples()]
+        ms = [r.maximum_slowdown / base.at[r.mix, "maximum_slowdown"] for r in good.itertuples()]
+        out[label] = {
+            "runs": len(group), "failed": int((group["status"] != "ok").sum()),
+            "ws_norm_mean": sum(ws) / len(ws), "ws_norm_max": max(ws),
+            "ms_norm_mean": sum(ms) / len(ms), "ms_norm_max": max(ms),
+            "weighted_speedup_mean": good["weighted_speedup"].mean(),
+            "weighted_speedup_max": good["weighted_speedup"].max(),
+            "maximum_slowdown_mean": good["maximum_slowdown"].mean(),
+            "maximum_slowdown_max": good["maximum_slowdown"].max(),
+            "rb_miss_mean": good["mix_row_buffer_miss_rate"].mean(),
+            "rb_miss_max": good["mix_row_buffer_miss_rate"].max(),
+        }
+    return out
+
+
+def markdown_table(text: str, heading: str) -> dict[str, list[str]]:
+    """The rows (policy -> cells) of the Markdown table following ``heading``."""
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    rows = {}
+    for line in lines[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_report_renders_and_its_numbers_are_the_stores(results, tmp_path):
+    out = tmp_path / "report"
+    report = write_report(results, out)
+    index = out / "index.html"
+    assert index.exists() and (out / "summary.md").exists()
+
+    html = index.read_text()
+    images = re.findall(r'<img src="([^"]+)"', html)
+    assert len(images) == 5
+    for name in images:
+        png = out / name
+        assert png.exists() and png.stat().st_size > 1000, name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+
+    expected = expected_rows(load_results(results))
+    table = markdown_table((out / "summary.md").read_text(), "## Averages and maxima per policy")
+    assert set(table) == set(expected)
+    assert list(table)[0] == "buddy"  # the baseline first
+    for policy, cells in table.items():
+        for (key, label, digits), cell in zip(SUMMARY_COLUMNS, cells):
+            assert cell == format_cell(expected[policy][key], digits), (policy, label)
+    assert expected["buddy"]["ws_norm_mean"] == pytest.approx(1.0)
+    assert expected["bpm"]["failed"] == 1 and table["bpm"][1] == "1"
+    # The rows returned and the HTML table carry the same numbers.
+    for row in report["rows"]:
+        assert row["ws_norm_mean"] == pytest.approx(expected[row["policy"]]["ws_norm_mean"])
+        assert f"<td>{format_cell(row['ws_norm_mean'], 3)}</td>" in html
+
+
+def test_report_command(memtint, results, tmp_path, clean_error):
+    code, out, err = memtint("report", results, "--out", tmp_path / "r")
+    assert code == 0, err
+    assert "normalised to buddy" in out and "WS/base" in out and "index.html" in out
+    assert (tmp_path / "r" / "index.html").exists()
+
+    code, out, err = memtint("report", results, "--baseline", "bpm", "--out", tmp_path / "r2")
+    assert code == 0, err
+    assert "normalised to bpm" in out
+
+    clean_error(memtint("report", results, "--baseline", "a-vp"), "baseline policy 'a-vp'")
+    clean_error(memtint("report", tmp_path / "nothing"), "no sweep results")
