@@ -7,6 +7,7 @@ installs Ray, `make venv` with CI=1), where its absence is a failure.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 
@@ -21,6 +22,7 @@ except ImportError:
 
 import memtint as memtint_api
 from memtint.sweep import run_sweep
+from memtint.sweep.backends import WorkerError
 from memtint.sweep.ray_backend import RayBackend
 
 from test_sweep import SPEC_TOML, write
@@ -40,10 +42,11 @@ def alone_files(cache):
     return sorted(p.name for p in directory.glob("*.json")) if directory.exists() else []
 
 
-@pytest.fixture
-def local_ray(tmp_path):
-    """A local Ray with 2 CPUs whose workers have their own alone cache (as on another machine)."""
-    workers_cache = tmp_path / "workers-cache"
+@pytest.fixture(scope="module")
+def local_ray(tmp_path_factory):
+    """A local Ray with 2 CPUs whose workers have their own alone cache (as on another machine),
+    shared by this module's tests."""
+    workers_cache = tmp_path_factory.mktemp("ray") / "workers-cache"
     started = time.perf_counter()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
              runtime_env={"env_vars": {"MEMTINT_CACHE_DIR": str(workers_cache)}})
@@ -102,4 +105,28 @@ def test_an_unreachable_cluster_is_a_clean_error_before_anything_is_stored(tmp_p
     clean_error(memtint("sweep", spec, "--out", tmp_path / "out", "--ray", f"127.0.0.1:{port}", timeout=60),
                 f"cannot reach the Ray cluster at 127.0.0.1:{port}")
     assert not (tmp_path / "out").exists()
-    assert not ray.is_initialized()
+
+
+def test_ray_backend_completion_order_errors_and_cancellation(local_ray):
+    def root(x):
+        return math.sqrt(x)
+
+    def sleep(seconds):
+        time.sleep(seconds)
+
+    backend = RayBackend("auto", max_in_flight=3)
+    assert backend.slots == 2
+    results = dict(backend.map_unordered(root, [4.0, -1.0, 9.0]))
+    assert results[4.0] == 2.0 and results[9.0] == 3.0
+    assert isinstance(results[-1.0], WorkerError) and "math domain error" in str(results[-1.0])
+
+    # Stopping early cancels what is in flight: the two slow tasks holding both CPUs are stopped,
+    # so the next tasks start at once.
+    slow = backend.map_unordered(sleep, [0, 60, 60])
+    assert next(slow) == (0, None)
+    slow.close()
+    started = time.perf_counter()
+    assert sorted(backend.map_unordered(root, [1.0, 16.0])) == [(1.0, 1.0), (16.0, 4.0)]
+    assert time.perf_counter() - started < 30
+    backend.close()
+    assert ray.is_initialized()  # not started by the backend, so not shut down by it

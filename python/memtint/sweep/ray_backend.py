@@ -85,6 +85,7 @@ class RayBackend:
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.max_in_flight = max(1, max_in_flight or 2 * self.slots)
         self._remote: dict[Callable[[Any], Any], Any] = {}
+        self._in_flight: dict[Any, Any] = {}  # ObjectRef -> item, of the map being iterated
 
     def _remote_of(self, fn: Callable[[Any], Any]) -> Any:
         remote = self._remote.get(fn)
@@ -97,6 +98,7 @@ class RayBackend:
         ray = self._ray
         remote = self._remote_of(fn)
         pending: dict[Any, Any] = {}  # ObjectRef -> item
+        self._in_flight = pending
         source = iter(items)
 
         def fill() -> None:
@@ -121,14 +123,20 @@ class RayBackend:
                     yield item, result
                 fill()
         finally:
-            # Interrupted (or the caller stopped early): do not leave tasks running on the cluster.
-            for ref in pending:
-                try:
-                    ray.cancel(ref, force=True)
-                except Exception:
-                    pass
+            self._cancel(pending)
+
+    def _cancel(self, pending: dict[Any, Any]) -> None:
+        """Interrupted (or the caller stopped early): leave no task of ours running on the cluster."""
+        refs = list(pending)
+        pending.clear()
+        for ref in refs:
+            try:
+                self._ray.cancel(ref, force=True)
+            except Exception:
+                pass
 
     def close(self) -> None:
+        self._cancel(self._in_flight)
         if self._started:
             self._started = False
             self._ray.shutdown()
