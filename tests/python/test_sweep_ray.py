@@ -130,3 +130,17 @@ def test_ray_backend_completion_order_errors_and_cancellation(local_ray):
     assert time.perf_counter() - started < 30
     backend.close()
     assert ray.is_initialized()  # not started by the backend, so not shut down by it
+
+
+@pytest.mark.engine
+def test_cli_on_a_running_cluster_leaves_it_running(local_ray, tmp_path, monkeypatch, memtint):
+    # `--ray auto` with $RAY_ADDRESS: the command connects to that cluster (this test's Ray) as
+    # another driver, runs there, and does not shut it down.
+    monkeypatch.setenv("RAY_ADDRESS", ray.get_runtime_context().gcs_address)
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    spec = write(tmp_path, SPEC_TOML)
+    code, out, err = memtint("sweep", spec, "--out", tmp_path / "out", "--ray", "auto", "--limit", "2")
+    assert code == 0, err
+    assert "2 run(s) done (0 failed)" in out
+    assert (memtint_api.load_results(tmp_path / "out")["status"] == "ok").sum() == 2 * 4
+    assert ray.get(ray.remote(lambda: "alive").remote(), timeout=60) == "alive"

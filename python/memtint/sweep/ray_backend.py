@@ -57,7 +57,8 @@ class RayBackend:
     ``ray.init(address=...)`` (e.g. ``ray://head:10001`` or ``head:6379``), checked to accept
     connections first. When Ray is
     already initialised in this process (e.g. by the caller), that session is used as it is.
-    :meth:`close` shuts Ray down only if this backend started it. ``init_options`` are passed on to
+    :meth:`close` calls ``ray.shutdown()`` only if this backend called ``ray.init()``: that stops
+    a local Ray it started, and only disconnects from a cluster (which keeps running). ``init_options`` are passed on to
     ``ray.init``. ``max_in_flight`` bounds the submitted, unfinished tasks (default ``2 * slots``).
     """
 
