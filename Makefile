@@ -1,6 +1,7 @@
 # memtint: build, test and demo.
 # Prerequisites: a Rust toolchain (rustup, Rust >= 1.75), Python >= 3.10 with venv, a C compiler.
-# Everything else (maturin, pytest, rich, pyarrow, pandas, matplotlib; the Rust crates) is fetched from PyPI and crates.io.
+# Everything else (maturin, pytest, rich, pyarrow, pandas, matplotlib; the Rust crates) is fetched
+# from PyPI and crates.io; with CI set, Ray too (the optional `--ray` backend and its test).
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -24,6 +25,9 @@ $(STAMP):
 	$(PYTHON) -m venv $(VENV)
 	$(VENV_BIN)/python -m pip install --quiet --upgrade pip
 	$(VENV_BIN)/python -m pip install --quiet "maturin>=1.5,<2" pytest rich pyarrow pandas matplotlib
+	@# Ray (optional, `memtint[ray]`) in CI only, so `make test` there runs the Ray test; locally
+	@# that test is skipped with its reason unless Ray is installed (pip install ray).
+	if [ -n "$$CI" ]; then $(VENV_BIN)/python -m pip install --quiet "ray>=2"; fi
 	touch $@
 
 # Build the extension in release mode and install the package into the venv (editable: the
@@ -43,7 +47,7 @@ test-rust:
 	$(CARGO) test -p memtint-engine
 
 test-python: build
-	$(VENV_BIN)/python -m pytest -q tests/python
+	$(VENV_BIN)/python -m pytest -q -rs tests/python
 
 bench: build
 	@if [ -f bench/Cargo.toml ]; then \

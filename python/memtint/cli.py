@@ -140,13 +140,17 @@ def build_parser() -> argparse.ArgumentParser:
     sweep = commands.add_parser(
         "sweep",
         help="run many comparisons (machines x mixes x policies x seeds) into a result store",
-        description="Run the comparisons of a sweep specification (docs/sweeps.md) on a process pool, "
+        description="Run the comparisons of a sweep specification (docs/sweeps.md) on a process pool or Ray, "
         "storing one row per core per run as Parquet under --out. Runs already stored are skipped, so an "
         "interrupted sweep resumes. Exits 1 if any run failed (failures are recorded with their error).",
     )
     sweep.add_argument("spec", metavar="SPEC.toml", help="sweep specification")
     sweep.add_argument("--out", required=True, metavar="DIR", help="result directory (created; reused to resume)")
-    sweep.add_argument("--jobs", type=_at_least(1), metavar="N", help="worker processes (default: CPU count)")
+    where = sweep.add_mutually_exclusive_group()
+    where.add_argument("--jobs", type=_at_least(1), metavar="N", help="worker processes (default: CPU count)")
+    where.add_argument("--ray", metavar="auto|ADDRESS",
+                       help="run on Ray: 'auto' (the cluster in $RAY_ADDRESS, else a local Ray) or a cluster "
+                       "address; needs pip install 'memtint[ray]'")
     sweep.add_argument("--limit", type=_at_least(1), metavar="N", help="run at most N of the pending runs")
     sweep.add_argument("--batch-size", type=_at_least(1), default=32, metavar="N",
                        help="runs per stored batch (default 32; a batch is also written every 30 s)")
@@ -418,8 +422,13 @@ def _sweep(args: argparse.Namespace) -> int:
     from memtint.report import sweep_table
     from memtint.sweep import load_results, load_spec, policy_summary, run_sweep
 
+    if args.ray is not None:
+        from memtint.sweep.ray_backend import import_ray
+
+        import_ray()  # "Ray is not installed: ..." before anything else
     spec = load_spec(args.spec)  # every specification error, before anything runs
-    summary = run_sweep(spec, args.out, jobs=args.jobs, limit=args.limit, batch_size=args.batch_size)
+    summary = run_sweep(spec, args.out, jobs=args.jobs, ray=args.ray, limit=args.limit,
+                        batch_size=args.batch_size)
     rows = policy_summary(load_results(args.out), summary.config_hashes)
     out = Console()
     out.print(sweep_table(rows, f"sweep {summary.name} · {summary.total} runs · results in {summary.out}"))

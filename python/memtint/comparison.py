@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
@@ -66,23 +66,36 @@ def alone_cached(spec: dict[str, Any]) -> bool:
     return (cache_dir() / "alone" / f"{_alone_key(spec)}.json").exists()
 
 
+def alone_lookup(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The cached alone run of ``spec`` (its core's statistics), or None if absent or damaged."""
+    path = cache_dir() / "alone" / f"{_alone_key(spec)}.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None  # absent, or a damaged entry that is simply recomputed
+
+
+def alone_store(spec: dict[str, Any], core: dict[str, Any]) -> None:
+    """Store an alone run's statistics in the cache (atomically; silently not if unwritable)."""
+    path = cache_dir() / "alone" / f"{_alone_key(spec)}.json"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(core))
+        tmp.replace(path)
+    except OSError:
+        pass  # no writable cache: still correct, only slower next time
+
+
 def alone_run(spec: dict[str, Any], use_cache: bool = True) -> dict[str, Any]:
     """Run (or fetch from the cache) one program alone; returns its core's statistics."""
-    path = cache_dir() / "alone" / f"{_alone_key(spec)}.json"
-    if use_cache and path.exists():
-        try:
-            return json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            pass  # a damaged entry is simply recomputed
+    if use_cache:
+        cached = alone_lookup(spec)
+        if cached is not None:
+            return cached
     core = api.run_sim_spec(spec)["cores"][0]
     if use_cache:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(json.dumps(core))
-            tmp.replace(path)
-        except OSError:
-            pass  # no writable cache: still correct, only slower next time
+        alone_store(spec, core)
     return core
 
 
@@ -127,10 +140,13 @@ def compare(
     use_cache: bool = True,
     workers: int | None = None,
     progress: Callable[[str], None] | None = None,
+    alone_results: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Run ``mix`` under each policy and alone; return the comparison (docs/stats.md).
 
-    ``progress`` is called with a short description after each finished run.
+    ``progress`` is called with a short description after each finished run. ``alone_results``
+    maps alone-run keys (:func:`alone_key`) to alone runs computed elsewhere (a sweep ships them
+    to its workers); those are used as they are, the others are run or taken from the cache.
     """
     if not policies:
         raise MemtintError("give at least one policy")
@@ -143,7 +159,16 @@ def compare(
     alone_specs = build_alone_specs(machine, mix, instructions=instructions, seed=seed, baseline=baseline, **common)
     workers = workers or min(len(alone_specs) + len(policies), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        alone_futures = [pool.submit(alone_run, s, use_cache) for s in alone_specs]
+        given = alone_results or {}
+        alone_futures = []
+        for s in alone_specs:
+            known = given.get(_alone_key(s)) if given else None
+            if known is not None:
+                done: Future = Future()
+                done.set_result(known)
+                alone_futures.append(done)
+            else:
+                alone_futures.append(pool.submit(alone_run, s, use_cache))
         shared_futures = {p: pool.submit(api.run_sim_spec, s) for p, s in shared_specs.items()}
         alone = []
         for i, f in enumerate(alone_futures):

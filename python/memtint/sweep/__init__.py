@@ -1,10 +1,10 @@
 """Sweeps: many comparisons (machines × mixes × policies × instructions × seeds) on a process
-pool, with a resumable result store on disk (docs/sweeps.md).
+pool or a Ray cluster, with a resumable result store on disk (docs/sweeps.md).
 
 Modules: :mod:`~memtint.sweep.spec` (the TOML specification and its validation),
 :mod:`~memtint.sweep.runs` (concrete runs, configuration hashes, the worker functions),
 :mod:`~memtint.sweep.store` (Parquet batches and manifest), :mod:`~memtint.sweep.backends`
-(where tasks run), :mod:`~memtint.sweep.runner` (resume, progress, batching) and
+and :mod:`~memtint.sweep.ray_backend` (where tasks run; Ray is imported only when used), :mod:`~memtint.sweep.runner` (resume, progress, batching) and
 :mod:`~memtint.sweep.summary` (per-policy tables).
 """
 
@@ -24,7 +24,9 @@ __all__ = ["Backend", "LocalBackend", "ResultStore", "SweepSpec", "SweepSpecErro
 
 
 def sweep(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out: str | os.PathLike[str], *,
-          jobs: int | None = None, **options: Any) -> SweepSummary:
+          jobs: int | None = None, ray: str | None = None, **options: Any) -> SweepSummary:
     """Run a sweep (a TOML path, a dict in the same schema, or a :class:`SweepSpec`) into the
-    result directory ``out``; see :func:`memtint.sweep.run_sweep` for the options."""
-    return run_sweep(spec, out, jobs=jobs, **options)
+    result directory ``out`` on a local process pool of ``jobs`` workers, or on Ray with
+    ``ray="auto"`` or ``ray="ADDRESS"`` (needs ``pip install 'memtint[ray]'``); see
+    :func:`memtint.sweep.run_sweep` for the options."""
+    return run_sweep(spec, out, jobs=jobs, ray=ray, **options)

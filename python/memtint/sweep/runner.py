@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from memtint import comparison
+from memtint.api import MemtintError
 from memtint.sweep import runs as runs_module
 from memtint.sweep.backends import Backend, LocalBackend
 from memtint.sweep.spec import SweepSpec, load_spec, parse_spec
@@ -98,11 +100,30 @@ class _Progress:
             self.callback(what, self.counts[what], total)
 
 
+def _with_alone(run: runs_module.Run, known: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The plain-data run shipped to a worker, with the alone runs it needs (computed by this
+    sweep or read from this machine's cache; a missing one the worker computes itself)."""
+    item = run.describe()
+    if run.use_cache:
+        alone = {}
+        for key, spec in runs_module.alone_keys(run).items():
+            core = known.get(key)
+            if core is None:
+                core = comparison.alone_lookup(spec)
+                if core is not None:
+                    known[key] = core
+            if core is not None:
+                alone[key] = core
+        item["alone"] = alone
+    return item
+
+
 def run_sweep(
     spec: SweepSpec | dict[str, Any] | str | os.PathLike[str],
     out: str | os.PathLike[str],
     *,
     jobs: int | None = None,
+    ray: str | None = None,
     backend: Backend | None = None,
     limit: int | None = None,
     batch_size: int = 32,
@@ -116,11 +137,19 @@ def run_sweep(
     Runs already stored with status ``ok`` are skipped (resume). ``limit`` runs at most that
     many of the pending runs (the rest is left for a later call). Results are written every
     ``batch_size`` runs or ``batch_seconds`` seconds, whichever comes first, and at the end.
-    ``backend`` defaults to ``LocalBackend(jobs)``. ``progress``: ``None`` shows a bar on a
+    ``backend`` defaults to ``LocalBackend(jobs)``, or with ``ray`` (``"auto"`` or a cluster
+    address) to a :class:`~memtint.sweep.ray_backend.RayBackend` (``jobs`` must not be given
+    then). ``progress``: ``None`` shows a bar on a
     terminal, ``True`` always, ``False`` never; ``on_progress(phase, done, total)`` is called
     after each finished task (phase ``"alone runs"`` or ``"runs"``).
     """
     start = time.perf_counter()
+    if ray is not None:
+        if jobs is not None or backend is not None:
+            raise MemtintError("give either ray or jobs/backend, not both")
+        from memtint.sweep.ray_backend import import_ray
+
+        import_ray()  # a missing Ray is reported before anything runs
     sweep = resolve_spec(spec)
     store = ResultStore(out)
     store.check_writable()
@@ -135,15 +164,27 @@ def run_sweep(
     if limit is not None:
         summary.remaining = max(0, len(pending) - limit)
         pending = pending[:limit]
-    store.start_sweep(sweep.name, os.path.abspath(sweep.source) if sweep.source else None, len(all_runs), version)
+    alone = runs_module.alone_tasks(pending)
+    summary.alone_runs = len(alone)
+    own_backend = backend is None
+    if backend is None and pending:
+        if ray is not None:  # started or reached before the store records anything
+            from memtint.sweep.ray_backend import RayBackend
+
+            backend = RayBackend(ray)
+        else:
+            backend = LocalBackend(jobs)
+    try:
+        store.start_sweep(sweep.name, os.path.abspath(sweep.source) if sweep.source else None, len(all_runs),
+                          version)
+    except BaseException:
+        if own_backend and backend is not None:
+            backend.close()
+        raise
     if not pending:
         summary.seconds = time.perf_counter() - start
         return summary
-
-    own_backend = backend is None
-    backend = backend or LocalBackend(jobs)
-    alone = runs_module.alone_tasks(pending)
-    summary.alone_runs = len(alone)
+    assert backend is not None
     rows: list[dict[str, Any]] = []
     batch_runs = 0
     last_write = time.perf_counter()
@@ -158,12 +199,19 @@ def run_sweep(
         with _Progress(progress, on_progress) as bar:
             bar.add("alone runs", len(alone))
             bar.add("runs", len(pending))
-            # Shared work first: each distinct alone run once, into the alone cache.
-            for _task, _outcome in backend.map_unordered(
+            # Shared work first: each distinct alone run once. The results come back here, are
+            # stored in this machine's alone cache, and are shipped with the runs that need them.
+            alone_results: dict[str, dict[str, Any]] = {}
+            specs = {t.key: t.spec for t in alone}
+            for task, outcome in backend.map_unordered(
                     runs_module.execute_alone, [{"key": t.key, "spec": t.spec} for t in alone]):
+                if isinstance(outcome, dict) and outcome.get("status") == "ok":
+                    alone_results[task["key"]] = outcome["core"]
+                    if not comparison.alone_cached(specs[task["key"]]):
+                        comparison.alone_store(specs[task["key"]], outcome["core"])
                 bar.advance("alone runs", len(alone))
-            by_hash = {r.config_hash: r.describe() for r in pending}
-            for item, outcome in backend.map_unordered(runs_module.execute_run, list(by_hash.values())):
+            items = (_with_alone(r, alone_results) for r in pending)
+            for item, outcome in backend.map_unordered(runs_module.execute_run, items):
                 if isinstance(outcome, BaseException):
                     outcome = {"config_hash": item["config_hash"], "status": "failed",
                                "error": str(outcome), "result": None}

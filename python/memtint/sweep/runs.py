@@ -3,8 +3,10 @@
 The unit of work is one comparison: a mix under one policy on one machine, for an instruction
 target and a seed, against each program's alone run (:func:`memtint.comparison.compare` with one
 policy). Alone runs are shared work: :func:`alone_tasks` lists each distinct one once (program,
-machine, instructions, seed, baseline), the runner computes them first into the on-disk alone cache
-of :mod:`memtint.comparison`, and the comparisons then find them there.
+machine, instructions, seed, baseline), the runner computes them first (each worker also keeps
+them in its on-disk alone cache of :mod:`memtint.comparison`), gets them back, stores them in the
+driver's cache, and ships the ones each comparison needs with it: a worker on another machine
+neither recomputes them nor needs a shared filesystem.
 
 Everything a worker receives or returns is plain data (dicts, strings, numbers), so the same
 tasks can go to a process pool or to another backend such as Ray.
@@ -22,7 +24,7 @@ from typing import Any
 from memtint import comparison
 from memtint.sweep.spec import SweepSpec
 
-__all__ = ["Run", "AloneTask", "expand", "alone_tasks", "execute_run", "execute_alone", "memtint_version"]
+__all__ = ["Run", "AloneTask", "expand", "alone_keys", "alone_tasks", "execute_run", "execute_alone", "memtint_version"]
 
 #: Version of the run description hashed into every configuration hash; bump it when what a run
 #: means changes (so stored results of the old meaning are not taken for the new one).
@@ -117,6 +119,14 @@ class AloneTask:
     spec: dict[str, Any]
 
 
+def alone_keys(run: Run) -> dict[str, dict[str, Any]]:
+    """The alone runs a run needs: their cache keys and engine specifications, in mix order."""
+    specs = comparison.build_alone_specs(run.machine, list(run.programs), instructions=run.instructions,
+                                         seed=run.seed, baseline=run.baseline, mapping=run.mapping,
+                                         scheduler=run.scheduler)
+    return {comparison.alone_key(spec): spec for spec in specs}
+
+
 def alone_tasks(runs: list[Run]) -> list[AloneTask]:
     """Each distinct alone run the given runs need and the alone cache does not hold yet, once
     (none when the cache is off: then each comparison runs its own)."""
@@ -124,11 +134,7 @@ def alone_tasks(runs: list[Run]) -> list[AloneTask]:
     for run in runs:
         if not run.use_cache:
             continue
-        specs = comparison.build_alone_specs(run.machine, list(run.programs), instructions=run.instructions,
-                                             seed=run.seed, baseline=run.baseline, mapping=run.mapping,
-                                             scheduler=run.scheduler)
-        for program, spec in zip(run.programs, specs):
-            key = comparison.alone_key(spec)
+        for program, (key, spec) in zip(run.programs, alone_keys(run).items()):
             if key not in tasks and not comparison.alone_cached(spec):
                 tasks[key] = AloneTask(key, program, spec)
     return list(tasks.values())
@@ -142,11 +148,13 @@ def _error_text(error: BaseException) -> str:
 
 
 def execute_alone(task: dict[str, Any]) -> dict[str, Any]:
-    """Worker side: compute one alone run into the cache. Never raises: a failure is returned
-    (the comparisons that need the run will fail with the same error and be recorded)."""
+    """Worker side: compute one alone run (into the worker's cache too) and return it as
+    ``{"key", "status", "error", "core"}``: the runner keeps ``core`` and ships it with the runs
+    that need it, so workers on other machines need no shared cache. Never raises: a failure is
+    returned (the comparisons that need the run will fail with the same error and be recorded)."""
     try:
-        comparison.alone_run(task["spec"], use_cache=True)
-        return {"key": task["key"], "status": "ok", "error": None}
+        core = comparison.alone_run(task["spec"], use_cache=True)
+        return {"key": task["key"], "status": "ok", "error": None, "core": core}
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:  # the engine's panics are BaseException
@@ -154,7 +162,8 @@ def execute_alone(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def execute_run(run: dict[str, Any]) -> dict[str, Any]:
-    """Worker side: run one comparison (a plain-data run from :meth:`Run.describe`).
+    """Worker side: run one comparison (a plain-data run from :meth:`Run.describe`, optionally
+    with ``"alone"``: alone runs by cache key, computed earlier and shipped with the run).
 
     Returns ``{"config_hash", "status": "ok"|"failed", "error", "result", "elapsed_seconds"}``
     where ``result`` is the :func:`memtint.comparison.compare` result (docs/stats.md). Never
@@ -166,6 +175,7 @@ def execute_run(run: dict[str, Any]) -> dict[str, Any]:
             run["machine"], list(run["programs"]), [run["policy"]], instructions=run["instructions"],
             seed=run["seed"], baseline=run["baseline"], mapping=run["mapping"], scheduler=run["scheduler"],
             os_options=run["os"] or None, use_cache=run["use_cache"], workers=1,
+            alone_results=run.get("alone"),
         )
     except (KeyboardInterrupt, SystemExit):
         raise
