@@ -10,7 +10,7 @@ CARGO  ?= cargo
 VENV_BIN := $(VENV)/bin
 STAMP    := $(VENV)/.memtint-venv
 
-.PHONY: all venv build demo test test-rust test-python bench clean
+.PHONY: all venv build demo test test-rust test-python bench clean api-docs
 
 all: build
 
@@ -69,3 +69,7 @@ clean:
 	rm -rf $(VENV) .pytest_cache
 	rm -f python/memtint/_engine*.so python/memtint/_engine*.pyd
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# Regenerate docs/api.md from the Python package's signatures and docstrings.
+api-docs: build
+	$(VENV_BIN)/python docs/gen_api.py

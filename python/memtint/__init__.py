@@ -12,10 +12,11 @@ docs/stats.md.
 
 from memtint.api import MemtintError, generate, presets, run_dram, run_sim, trace
 from memtint.comparison import compare
+from memtint.frames import to_frame
 from memtint.sweep import load_results, sweep
 from memtint._engine import version as _engine_version
 
 __version__: str = _engine_version()
 
-__all__ = ["MemtintError", "compare", "generate", "load_results", "presets", "run_dram", "run_sim", "sweep", "trace",
-           "__version__"]
+__all__ = ["MemtintError", "compare", "generate", "load_results", "presets", "run_dram", "run_sim", "sweep", "to_frame",
+           "trace", "__version__"]

@@ -110,3 +110,15 @@ def test_api_run_dram_returns_dict_and_releases_gil():
     gaps = [b - a for a, b in zip(ticks, ticks[1:])]
     # Holding the GIL through a simulation would stall the ticker for the whole run.
     assert max(gaps) < elapsed / 2, f"ticker stalled {max(gaps):.3f} s during {elapsed:.3f} s runs"
+
+
+def test_api_reference_lists_every_public_function():
+    import inspect
+    import pathlib
+
+    import memtint
+
+    text = (pathlib.Path(__file__).parents[2] / "docs" / "api.md").read_text()
+    for name in memtint.__all__:
+        if inspect.isfunction(getattr(memtint, name)):
+            assert f"`memtint.{name}(" in text, f"docs/api.md does not document memtint.{name}"

@@ -146,3 +146,18 @@ def test_spec_trace_runs_from_the_api():
     trace = os.path.join(SPEC_TRACES, "456.hmmer.gz")
     stats = memtint.run_sim("ddr4-2400", [trace, "stream"], instructions=500000)
     assert stats["cores"][0]["instructions"] == 500000 and stats["cores"][0]["ipc"] > 0
+
+
+@pytest.mark.engine
+def test_results_as_dataframes_have_one_row_per_core_with_run_metrics():
+    sim = memtint.run_sim("i7-860", ["stream", "light"], instructions=100000, policy="bpm")
+    df = memtint.to_frame(sim)
+    assert len(df) == 2 and list(df["program"]) == ["stream", "light"]
+    assert (df["policy"] == "bpm").all() and (df["mix_row_buffer_miss_rate"] == sim["row_buffer_miss_rate"]).all()
+    assert df["ipc"].tolist() == [c["ipc"] for c in sim["cores"]]
+    cmp = memtint.compare("i7-860", ["stream", "light"], ["buddy", "bpm"], instructions=100000)
+    df = memtint.to_frame(cmp)
+    assert len(df) == 4 and set(df["policy"]) == {"buddy", "bpm"}
+    assert df.groupby("policy")["weighted_speedup"].nunique().eq(1).all()
+    with pytest.raises(memtint.MemtintError, match="not a run_sim or compare result"):
+        memtint.to_frame({"kind": "dram"})

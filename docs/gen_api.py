@@ -1,0 +1,44 @@
+"""Write docs/api.md from the package's signatures and docstrings (`make api-docs`)."""
+
+import inspect
+import os
+
+import memtint
+from memtint import api
+
+SECTIONS = [
+    ("DRAM-level runs", [("memtint.run_dram", memtint.run_dram), ("memtint.generate", memtint.generate),
+                         ("memtint.trace", memtint.trace), ("memtint.presets", memtint.presets)]),
+    ("CPU-trace runs and comparisons", [
+        ("memtint.run_sim", memtint.run_sim), ("memtint.api.build_sim_spec", api.build_sim_spec),
+        ("memtint.api.run_sim_spec", api.run_sim_spec), ("memtint.compare", memtint.compare),
+        ("memtint.api.mix_metrics", api.mix_metrics), ("memtint.api.cpu_trace_stats", api.cpu_trace_stats),
+        ("memtint.api.convert_trace", api.convert_trace)]),
+    ("Sweeps and results", [("memtint.sweep", memtint.sweep), ("memtint.load_results", memtint.load_results),
+                            ("memtint.to_frame", memtint.to_frame)]),
+]
+
+HEADER = """# Python API reference
+
+`import memtint`. Every function is a thin layer over the Rust engine's JSON boundary; the names
+of machines, mappings, schedulers, policies and options are those of the TOML presets and the
+`memtint` command. Results are plain dictionaries (schemas in [stats.md](stats.md)); `to_frame`
+and `load_results` turn them into pandas DataFrames. Engine errors raise `memtint.MemtintError`
+with the full message. The engine releases the GIL, so threads and processes can both drive it.
+"""
+
+
+def render() -> str:
+    lines = [HEADER]
+    for title, objs in SECTIONS:
+        lines += [f"## {title}", ""]
+        for name, obj in objs:
+            lines += [f"### `{name}{inspect.signature(obj)}`", "", inspect.getdoc(obj) or "", ""]
+    lines.append("Generated from the docstrings by `make api-docs` (docs/gen_api.py); a test checks that every")
+    lines.append("public name of `memtint` is listed here.")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    with open(os.path.join(os.path.dirname(__file__), "api.md"), "w", encoding="utf-8") as f:
+        f.write(render())
