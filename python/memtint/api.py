@@ -167,7 +167,7 @@ def _program(program: str | os.PathLike[str]) -> str:
 
 
 def build_sim_spec(
-    machine: str,
+    machine: str | dict[str, Any],
     programs: list[str],
     *,
     instructions: int,
@@ -196,9 +196,13 @@ def build_sim_spec(
     return spec
 
 
-def run_sim(machine: str, programs: list[str], **options: Any) -> dict[str, Any]:
+def run_sim(machine: str | dict[str, Any], programs: list[str], **options: Any) -> dict[str, Any]:
     """Run programs (one per core, each a process) on a machine under a page-placement policy,
     until each core retires ``instructions``; return the statistics (docs/stats.md).
+
+    ``machine`` is a preset name, a machine TOML path, or a complete machine table as a dict
+    (the TOML schema: ``{"name": ..., "dram": {...}, "controller": {...}, "cpu": {...},
+    "cache": {...}}``).
 
     Options: ``instructions`` (required), ``policy`` (``buddy``, ``bpm``, ``bpm-plus``,
     ``cache-only``, ``bank-only``, ``a-vp``, ``b-vp``, ``c-vp``, ``random-interleave``...),

@@ -40,7 +40,9 @@ def _identity(program: str) -> str:
     return f"profile:{program}"
 
 
-def _machine_identity(machine: str) -> str:
+def _machine_identity(machine: str | dict[str, Any]) -> str:
+    if isinstance(machine, dict):
+        return "table:" + hashlib.sha256(json.dumps(machine, sort_keys=True).encode()).hexdigest()
     if os.path.exists(machine):
         return "file:" + hashlib.sha256(Path(machine).read_bytes()).hexdigest()
     return f"preset:{machine}"
@@ -126,7 +128,7 @@ def alone_key(spec: dict[str, Any]) -> str:
 
 
 def compare(
-    machine: str,
+    machine: str | dict[str, Any],
     mix: list[str],
     policies: list[str],
     *,

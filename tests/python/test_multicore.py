@@ -161,3 +161,15 @@ def test_results_as_dataframes_have_one_row_per_core_with_run_metrics():
     assert df.groupby("policy")["weighted_speedup"].nunique().eq(1).all()
     with pytest.raises(memtint.MemtintError, match="not a run_sim or compare result"):
         memtint.to_frame({"kind": "dram"})
+
+
+@pytest.mark.engine
+def test_a_machine_given_as_a_dictionary_runs_and_compares():
+    machine = {"name": "small", "dram": {"device": "ddr4-2400", "density_gbit": 8, "mapping": "RoBaRaCoCh"},
+               "cpu": {"cores": 2}, "cache": {"llc": {"size_bytes": 1 << 20, "ways": 8, "latency": 20, "mshrs": 16}}}
+    stats = memtint.run_sim(machine, ["stream", "light"], instructions=100000)
+    assert stats["config"]["machine"] == "small"
+    cmp = memtint.compare(machine, ["stream", "light"], ["buddy", "random-interleave"], instructions=100000)
+    assert len(cmp["policies"]) == 2
+    with pytest.raises(memtint.MemtintError, match="chanels"):
+        memtint.run_sim({**machine, "dram": {**machine["dram"], "chanels": 2}}, ["stream"], instructions=10)

@@ -11,6 +11,44 @@ use crate::presets;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// Where a run's machine comes from: a preset name or TOML path, or a complete machine table
+/// (the TOML schema, as JSON from the Python API).
+#[derive(Clone, Debug)]
+pub enum MachineSource {
+    Name(String),
+    Table(Box<MachineConfig>),
+}
+
+impl<'de> Deserialize<'de> for MachineSource {
+    // By hand rather than `untagged`, so a mistake inside a machine table keeps serde's message.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = MachineSource;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a machine preset name, a machine TOML path, or a machine table")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<MachineSource, E> {
+                Ok(MachineSource::Name(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<MachineSource, A::Error> {
+                MachineConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(|m| MachineSource::Table(Box::new(m)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl MachineSource {
+    pub fn load(&self) -> Result<MachineConfig> {
+        match self {
+            MachineSource::Name(n) => MachineConfig::load(n),
+            MachineSource::Table(m) => Ok((**m).clone()),
+        }
+    }
+}
+
 /// A machine as written in TOML.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

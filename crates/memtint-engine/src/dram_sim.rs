@@ -5,7 +5,7 @@
 //! independent `TimingChecker`.
 
 use crate::checker::TimingChecker;
-use crate::config::{MachineConfig, MemoryConfig};
+use crate::config::{MachineConfig, MachineSource, MemoryConfig};
 use crate::controller::Completion;
 use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
@@ -19,8 +19,8 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DramRunSpec {
-    /// Machine preset name or path to a machine TOML.
-    pub machine: String,
+    /// Machine preset name, path to a machine TOML, or a machine table (the TOML schema).
+    pub machine: MachineSource,
     #[serde(default)]
     pub mapping: Option<String>,
     #[serde(default)]
@@ -67,7 +67,7 @@ fn default_format() -> String {
 impl DramRunSpec {
     /// The machine with this run's overrides applied.
     pub fn machine_config(&self) -> Result<MachineConfig> {
-        let mut m = MachineConfig::load(&self.machine)?;
+        let mut m = self.machine.load()?;
         if let Some(o) = &self.overrides {
             m = m.with_overrides(o)?;
         }

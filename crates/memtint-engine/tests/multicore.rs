@@ -161,3 +161,18 @@ fn a_private_l2_filters_the_llc_and_keeps_dram_traffic_of_a_small_footprint_at_z
     let (s_a, s_b) = (a["cores"][1]["llc_mpki"].as_f64().unwrap(), b["cores"][1]["llc_mpki"].as_f64().unwrap());
     assert!((s_a - s_b).abs() < 0.02 * s_a, "{s_a} vs {s_b}");
 }
+
+#[test]
+fn a_machine_can_be_given_as_a_table_and_a_mistake_in_it_is_named() {
+    let table = json!({
+        "name": "small", "dram": {"device": "ddr4-2400", "density_gbit": 8, "mapping": "RoBaRaCoCh"},
+        "cpu": {"cores": 2}, "cache": {"llc": {"size_bytes": 1048576, "ways": 8, "latency": 20, "mshrs": 16}},
+    });
+    let stats = run_sim(&spec(json!({"machine": table, "programs": ["stream", "light"], "instructions": 100_000}))).unwrap();
+    assert_eq!(stats["config"]["machine"], "small");
+    assert_eq!(stats["config"]["cache"]["llc"]["size_bytes"], 1048576);
+    let bad = json!({"machine": {"name": "x", "dram": {"device": "ddr4-2400", "density_gbit": 8, "mapping": "RoBaRaCoCh", "chanels": 2}},
+                     "programs": ["stream"], "instructions": 10});
+    let e = serde_json::from_value::<SimSpec>(bad).unwrap_err().to_string();
+    assert!(e.contains("chanels"), "{e}");
+}

@@ -2,7 +2,7 @@
 //! statistics schema is in docs/stats.md, "CPU-trace runs"), and its statistics.
 
 use super::multicore_sim::{simulate_multicore, MulticoreResult};
-use crate::config::{MachineConfig, MemoryConfig};
+use crate::config::{MachineConfig, MachineSource, MemoryConfig};
 use crate::dram_sim::DramSimOptions;
 use crate::error::{Error, Result};
 use crate::os::OsConfig;
@@ -17,8 +17,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimSpec {
-    /// Machine preset name or path to a machine TOML.
-    pub machine: String,
+    /// Machine preset name, path to a machine TOML, or a machine table (the TOML schema).
+    pub machine: MachineSource,
     #[serde(default)]
     pub mapping: Option<String>,
     #[serde(default)]
@@ -45,7 +45,7 @@ fn default_seed() -> u64 {
 
 impl SimSpec {
     pub fn machine_config(&self) -> Result<MachineConfig> {
-        let mut m = MachineConfig::load(&self.machine)?;
+        let mut m = self.machine.load()?;
         if let Some(o) = &self.overrides {
             m = m.with_overrides(o)?;
         }
