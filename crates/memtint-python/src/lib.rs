@@ -4,6 +4,9 @@
 //! the GIL released, and returns the statistics JSON. Engine errors become `MemtintError` with
 //! the engine's complete user-facing message; nothing here interprets the simulation.
 
+// pyo3 0.22's `create_exception!` expands to a cfg this rustc does not know; the warning is
+// about pyo3's macro, not this crate.
+#![allow(unexpected_cfgs)]
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
