@@ -264,12 +264,7 @@ def _dram(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     workload = workload_from_args(args)
-    if args.json and args.json != "-":
-        directory = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(directory):
-            raise UsageError(f"--json {args.json}: directory {directory} does not exist")
-        if not os.access(directory, os.W_OK):
-            raise UsageError(f"--json {args.json}: directory {directory} is not writable")
+    _check_output("--json", args.json)
     stats = run_with_status(
         "Simulating…",
         lambda: api.run_dram(
@@ -286,15 +281,10 @@ def _dram(args: argparse.Namespace) -> int:
             cycle_by_cycle=args.cycle_by_cycle,
         ),
     )
-    text = json.dumps(stats, indent=2) + "\n"
     # Timing violations make the run fail whatever the output mode.
     status = 1 if stats.get("violations") else 0
-    if args.json == "-":
-        sys.stdout.write(text)
+    if _write_json(args.json, stats):
         return status
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            out.write(text)
     from memtint.report import dram_summary, read_latency_table
 
     console = Console()

@@ -47,6 +47,22 @@ impl MachineSource {
             MachineSource::Table(m) => Ok((**m).clone()),
         }
     }
+
+    /// The machine with a run's overrides (a partial machine table), mapping and scheduler
+    /// applied, in that order.
+    pub fn load_with(&self, overrides: Option<&serde_json::Value>, mapping: Option<&str>, scheduler: Option<&str>) -> Result<MachineConfig> {
+        let mut m = self.load()?;
+        if let Some(o) = overrides {
+            m = m.with_overrides(o)?;
+        }
+        if let Some(v) = mapping {
+            m.dram.mapping = v.to_string();
+        }
+        if let Some(v) = scheduler {
+            m.controller.scheduler = v.to_string();
+        }
+        Ok(m)
+    }
 }
 
 /// A machine as written in TOML.

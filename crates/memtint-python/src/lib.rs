@@ -20,15 +20,7 @@ create_exception!(memtint, MemtintError, PyException, "An error reported by the 
 /// simulation error.
 #[pyfunction]
 fn run_dram(py: Python<'_>, spec_json: &str) -> PyResult<String> {
-    let spec = spec_json.to_owned();
-    let result = py.allow_threads(move || {
-        std::panic::catch_unwind(|| memtint_engine::dram_sim::run_json(&spec))
-    });
-    match result {
-        Ok(Ok(stats)) => Ok(stats),
-        Ok(Err(e)) => Err(MemtintError::new_err(e.to_string())),
-        Err(panic) => Err(MemtintError::new_err(format!("internal error in the engine: {}", panic_message(&panic)))),
-    }
+    call_engine(py, spec_json, memtint_engine::dram_sim::run_json)
 }
 
 /// Run the engine on one JSON string with the GIL released; engine errors and panics become

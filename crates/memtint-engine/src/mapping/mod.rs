@@ -39,6 +39,8 @@
 pub use address_mapping::{AddressMapping, Field};
 pub use layout::{EXAMPLE_LAYOUTS, LAYOUT_CODES};
 pub use spec::MappingSpec;
+#[cfg(test)]
+pub(crate) use address_mapping::test_support;
 
 mod address_mapping;
 mod layout;

@@ -45,17 +45,7 @@ fn default_seed() -> u64 {
 
 impl SimSpec {
     pub fn machine_config(&self) -> Result<MachineConfig> {
-        let mut m = self.machine.load()?;
-        if let Some(o) = &self.overrides {
-            m = m.with_overrides(o)?;
-        }
-        if let Some(v) = &self.mapping {
-            m.dram.mapping = v.clone();
-        }
-        if let Some(v) = &self.scheduler {
-            m.controller.scheduler = v.clone();
-        }
-        Ok(m)
+        self.machine.load_with(self.overrides.as_ref(), self.mapping.as_deref(), self.scheduler.as_deref())
     }
 }
 

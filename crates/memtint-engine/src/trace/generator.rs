@@ -404,18 +404,7 @@ mod tests {
     /// 2 channels x 2 ranks x 4 bank groups x 4 banks, 64 Ki rows, 1 Ki columns, x64 bus, BL8:
     /// 64 B lines, 32 GiB.
     fn org() -> Organisation {
-        Organisation {
-            channels: 2,
-            ranks: 2,
-            bank_groups: 4,
-            banks_per_group: 4,
-            rows: 65536,
-            columns: 1024,
-            bus_width_bits: 64,
-            device_width: 8,
-            burst_length: 8,
-            density_gbit: 8,
-        }
+        crate::mapping::test_support::ddr4(2, 2)
     }
 
     /// Plain bit fields, low to high: bus byte, column, bank, bank group, rank, channel, row.

@@ -2,7 +2,7 @@
 //! sets and coalescing (HVR §2.3: several processes share one set), round-robin over a process's
 //! colours (BPM §2.4, the paper leaves the order open), and what happens when they are full.
 
-use super::Placement;
+use super::{Placement, PlacementPolicy};
 use crate::error::{Error, Result};
 use crate::os::buddy::BuddyAllocator;
 use crate::os::colour::{colour_list_text, ColourBits, ColourSpace};
@@ -165,4 +165,21 @@ pub fn out_of_memory(policy: &str, pid: u32, alloc: &BuddyAllocator) -> Error {
             alloc.total_frames()
         ),
     )
+}
+
+/// Every colour-partitioning policy (BPM, BPM+, the HVR family) is a `ColourSets` over its own
+/// colour space; the policy files only choose the space.
+impl PlacementPolicy for ColourSets {
+    fn name(&self) -> &'static str {
+        self.policy
+    }
+    fn colour_space(&self) -> &ColourSpace {
+        self.space()
+    }
+    fn colours_of(&self, pid: u32) -> &[u32] {
+        ColourSets::colours_of(self, pid)
+    }
+    fn place(&mut self, pid: u32, _vpage: u64, alloc: &mut BuddyAllocator) -> Result<Placement> {
+        ColourSets::place(self, pid, alloc)
+    }
 }

@@ -9,12 +9,12 @@ mod colour_sets;
 mod random_interleave;
 mod vertical;
 
-pub use bpm::Bpm;
-pub use bpm_plus::BpmPlus;
+pub use bpm::bpm;
+pub use bpm_plus::bpm_plus;
 pub use buddy_order::BuddyOrder;
 pub use colour_sets::ColourSets;
 pub use random_interleave::RandomInterleave;
-pub use vertical::{Vertical, NAMED_VERTICAL};
+pub use vertical::{vertical, NAMED_VERTICAL};
 
 use super::buddy::{BuddyAllocator, Frame};
 use super::colour::{ColourBits, ColourSpace};
@@ -64,17 +64,17 @@ pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<Box<dy
     }
     Ok(match name {
         "buddy" => Box::new(BuddyOrder::new(cfg.seed)),
-        "bpm" => Box::new(Bpm::new(cfg, bits, processes)?),
-        "bpm-plus" => Box::new(BpmPlus::new(cfg, bits, processes)?),
+        "bpm" => Box::new(bpm(cfg, bits, processes)?),
+        "bpm-plus" => Box::new(bpm_plus(cfg, bits, processes)?),
         "vertical" => {
             let ijk = cfg.vertical.ok_or_else(|| {
                 Error::config("os.vertical", "policy 'vertical' needs os.vertical = [i, j, k] (B-, C- and O-bits)")
             })?;
-            Box::new(Vertical::new("vertical", ijk, cfg, bits, processes)?)
+            Box::new(vertical("vertical", ijk, cfg, bits, processes)?)
         }
         "random-interleave" => Box::new(RandomInterleave::new(cfg.seed, bits)?),
         _ => match NAMED_VERTICAL.iter().find(|(n, _)| *n == name) {
-            Some(&(n, ijk)) => Box::new(Vertical::new(n, ijk, cfg, bits, processes)?),
+            Some(&(n, ijk)) => Box::new(vertical(n, ijk, cfg, bits, processes)?),
             None => return Err(Error::unknown("placement policy", name, NAMES.iter().copied())),
         },
     })

@@ -4,10 +4,9 @@
 //! bank-only b21-22, bank-only-8 b15+b21-22, a-vp b14-15, b-vp b14-15+b22, c-vp b14-16), and
 //! `vertical` takes any (i, j, k) from the configuration.
 
-use super::{ColourSets, Placement, PlacementPolicy};
+use super::ColourSets;
 use crate::error::Result;
-use crate::os::buddy::BuddyAllocator;
-use crate::os::colour::{ColourBits, ColourSpace};
+use crate::os::colour::ColourBits;
 use crate::os::os_model::OsConfig;
 
 /// HVR Table 1: name and (i, j, k).
@@ -20,30 +19,9 @@ pub const NAMED_VERTICAL: &[(&str, (u32, u32, u32))] = &[
     ("c-vp", (0, 1, 2)),
 ];
 
-pub struct Vertical {
-    name: &'static str,
-    sets: ColourSets,
-}
-
-impl Vertical {
-    pub fn new(name: &'static str, (i, j, k): (u32, u32, u32), cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<Self> {
-        let chosen = bits.vertical_bits(i, j, k)?;
-        let space = bits.single_bit_space(name, &chosen)?;
-        Ok(Vertical { name, sets: ColourSets::new(name, space, cfg, bits, processes)? })
-    }
-}
-
-impl PlacementPolicy for Vertical {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn colour_space(&self) -> &ColourSpace {
-        self.sets.space()
-    }
-    fn colours_of(&self, pid: u32) -> &[u32] {
-        self.sets.colours_of(pid)
-    }
-    fn place(&mut self, pid: u32, _vpage: u64, alloc: &mut BuddyAllocator) -> Result<Placement> {
-        self.sets.place(pid, alloc)
-    }
+/// The policy `name` colouring on HVR's (i, j, k) bits.
+pub fn vertical(name: &'static str, (i, j, k): (u32, u32, u32), cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<ColourSets> {
+    let chosen = bits.vertical_bits(i, j, k)?;
+    let space = bits.single_bit_space(name, &chosen)?;
+    ColourSets::new(name, space, cfg, bits, processes)
 }

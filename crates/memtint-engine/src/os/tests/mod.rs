@@ -10,18 +10,7 @@ use crate::mapping::AddressMapping;
 
 /// The i7-860 machines of the BPM/HVR papers: 2 channels x 4 ranks x 8 banks, 8 GiB.
 pub fn i7_860_org() -> Organisation {
-    Organisation {
-        channels: 2,
-        ranks: 4,
-        bank_groups: 1,
-        banks_per_group: 8,
-        rows: 16384,
-        columns: 1024,
-        bus_width_bits: 64,
-        device_width: 8,
-        burst_length: 8,
-        density_gbit: 1,
-    }
+    crate::mapping::test_support::ddr3(2, 4)
 }
 
 /// A DDR3 organisation with 8 banks and 1 Gb devices.
