@@ -17,7 +17,7 @@ try:
     import ray
 except ImportError:
     if os.environ.get("CI"):
-        pytest.fail("CI is set but Ray is not installed (make venv installs it when CI is set)", pytrace=False)
+        pytest.fail("CI is set but Ray is not installed (make test-python installs it when CI is set)", pytrace=False)
     pytest.skip("Ray is not installed (pip install 'memtint[ray]'); CI runs this test", allow_module_level=True)
 
 import memtint as memtint_api
