@@ -13,7 +13,7 @@ SECTIONS = [
         ("memtint.run_sim", memtint.run_sim), ("memtint.api.build_sim_spec", api.build_sim_spec),
         ("memtint.api.run_sim_spec", api.run_sim_spec), ("memtint.compare", memtint.compare),
         ("memtint.api.mix_metrics", api.mix_metrics), ("memtint.api.cpu_trace_stats", api.cpu_trace_stats),
-        ("memtint.api.convert_trace", api.convert_trace)]),
+        ("memtint.api.convert_trace", api.convert_trace), ("memtint.trace_stats", memtint.trace_stats)]),
     ("Sweeps and results", [("memtint.sweep", memtint.sweep), ("memtint.load_results", memtint.load_results),
                             ("memtint.to_frame", memtint.to_frame)]),
 ]
