@@ -178,6 +178,7 @@ void *mt_heap_malloc(mt_colour_set *s, size_t size);
 void *mt_heap_memalign(mt_colour_set *s, size_t align, size_t size);
 void mt_heap_free(void *p);
 size_t mt_heap_usable(const void *p);
+void mt_heap_unpoison(void *p, size_t n);
 void mt_heap_thread_use(mt_colour_set *s);
 mt_colour_set *mt_heap_thread_set(void);
 void mt_heap_init(void);

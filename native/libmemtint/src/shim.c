@@ -157,7 +157,10 @@ void *memtint_realloc(void *p, size_t size) {
     size_t old;
     if (mt_in_arena(p)) {
         old = mt_heap_usable(p);
-        if (size <= old && size > old / 2) return p;
+        if (size <= old && size > old / 2) {
+            mt_heap_unpoison(p, size);
+            return p;
+        }
     } else {
         mt_colour_set *s = current_set();
         if (!s) return __libc_realloc(p, size);
@@ -165,6 +168,7 @@ void *memtint_realloc(void *p, size_t size) {
     }
     void *q = memtint_malloc(size);
     if (!q) return NULL;
+    if (mt_in_arena(p)) mt_heap_unpoison(p, old < size ? old : size);
     memcpy(q, p, old < size ? old : size);
     memtint_free(p);
     return q;
