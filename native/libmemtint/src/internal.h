@@ -135,7 +135,7 @@ uint64_t mt_pool_available(const mt_colour_set *s);
 int mt_pool_grow(const mt_colour_set *s, uint64_t pages, const char **why);
 /* One page of the set's colours for a slab (round robin over colours); MT_NIL + ENOMEM message. */
 uint32_t mt_pool_take_page(mt_colour_set *s);
-void mt_pool_after_growth(void);
+void mt_pool_after_growth(uint64_t requested); /* release held-aside pages past the bound */
 uint32_t mt_pool_spill_page(void);                /* a page of any colour, held-aside first */
 void mt_pool_deliver(uint32_t idx, bool spilled); /* count a page handed to the heap */
 void mt_pool_return(uint32_t idx);                /* a delivered page back to the pool */ /* release held-aside pages past the hold bound */

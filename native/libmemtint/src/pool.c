@@ -63,6 +63,14 @@ uint64_t mt_pool_available(const mt_colour_set *s) {
     return n;
 }
 
+static uint64_t hold_bound(uint64_t requested) {
+    unsigned wanted = 0;
+    for (unsigned c = 0; c < mt_n_colours; c++) wanted += mt_bit(mt_wanted, c);
+    if (!wanted) return HOLD_FLOOR_PAGES;
+    uint64_t b = 2 * (mt_stats.delivered + requested) * (mt_n_colours - wanted) / wanted;
+    return b > HOLD_FLOOR_PAGES ? b : HOLD_FLOOR_PAGES;
+}
+
 static bool over_limit(uint64_t more) {
     return mt_cfg.pool_limit_pages && mt_stats.from_kernel + more > mt_cfg.pool_limit_pages;
 }
@@ -109,14 +117,14 @@ int mt_pool_grow(const mt_colour_set *s, uint64_t pages, const char **why) {
     while (mt_pool_available(s) < pages) {
         if (over_limit(mt_mode == MEMTINT_MODE_HUGEPAGE ? MT_HUGE / MT_PAGE : 1u << CHUNK_ORDER)) {
             *why = "MEMTINT_POOL_LIMIT reached";
-            if (grew) mt_pool_after_growth();
+            if (grew) mt_pool_after_growth(pages);
             return -1;
         }
         int r = mt_mode == MEMTINT_MODE_HUGEPAGE ? mt_huge_grow_one(why) : grow_chunk(why);
-        if (r) { if (grew) mt_pool_after_growth(); return -1; }
+        if (r) { if (grew) mt_pool_after_growth(pages); return -1; }
         grew = true;
     }
-    if (grew) mt_pool_after_growth();
+    if (grew) mt_pool_after_growth(pages);
     return 0;
 }
 
@@ -179,6 +187,31 @@ uint64_t mt_pool_ready_pages(void) {
     return n;
 }
 
+/* Unmaps the held-aside (unwanted-colour) pool pages, by runs of neighbouring pages so one
+ * mmap covers many, until at most `keep` remain. */
+static long release_unwanted(uint64_t keep) {
+    uint64_t held = mt_pool_held_pages();
+    long released = 0;
+    uint32_t top = mt_arena_top();
+    for (uint32_t i = 1; i < top && held > keep;) {
+        mt_page *pg = &mt_pages[i];
+        if (pg->state != PD_POOL || mt_bit(mt_wanted, pg->colour)) { i++; continue; }
+        uint32_t n = 0;
+        while (i + n < top && held > keep && mt_pages[i + n].state == PD_POOL &&
+               !mt_bit(mt_wanted, mt_pages[i + n].colour) && mt_pages[i + n].ext == pg->ext) {
+            mt_pool_remove(i + n);
+            mt_pages[i + n].state = PD_NONE;
+            n++;
+            held--;
+        }
+        mt_reserve_again(i, n);
+        mt_extent_page_gone(i, n);
+        released += n;
+        i += n;
+    }
+    return released;
+}
+
 long mt_pool_release_held(bool all) {
     long released = 0;
     if (mt_mode == MEMTINT_MODE_HUGEPAGE) {
@@ -194,32 +227,24 @@ long mt_pool_release_held(bool all) {
             mt_extent_page_gone(first, 1u << MT_HUGE_ORDER);
             released += 1 << MT_HUGE_ORDER;
         }
-        mt_stats.released += (uint64_t)released;
-        return released;
-    }
-    uint64_t held = mt_pool_held_pages();
-    uint64_t keep = all ? 0 : (mt_stats.delivered > HOLD_FLOOR_PAGES ? mt_stats.delivered : HOLD_FLOOR_PAGES);
-    for (unsigned c = 0; c < mt_n_colours && held > keep; c++) {
-        if (mt_bit(mt_wanted, c)) continue;
-        uint32_t idx;
-        while (held > keep && (idx = mt_pool_pop(c)) != MT_NIL) {
-            mt_reserve_again(idx, 1);
-            mt_pages[idx].state = PD_NONE;
-            mt_extent_page_gone(idx, 1);
-            held--;
-            released++;
-        }
+    } else {
+        released = release_unwanted(all ? 0 : hold_bound(0) / 2);
     }
     mt_stats.released += (uint64_t)released;
     return released;
 }
 
-/* After a growth episode: held-aside pages past max(64 MB, pages delivered) go back. */
-void mt_pool_after_growth(void) {
-    if (mt_mode == MEMTINT_MODE_PAGEMAP) mt_pool_release_held(false);
-}
-
 void mt_pool_return(uint32_t idx) {
     mt_stats.delivered--;
     mt_pool_push(idx);
+}
+
+/* After a growth episode, held-aside pages go back only past twice what the colour fraction
+ * implies (a fraction f of the colours leaves (1-f)/f held per page delivered): releasing them
+ * sooner makes the kernel hand the same frames straight back on the next growth. */
+void mt_pool_after_growth(uint64_t requested) {
+    if (mt_mode == MEMTINT_MODE_PAGEMAP && mt_pool_held_pages() > hold_bound(requested)) {
+        uint64_t keep = hold_bound(requested) / 2;
+        mt_stats.released += (uint64_t)release_unwanted(keep);
+    }
 }
