@@ -121,7 +121,7 @@ extern int mt_mode; /* MEMTINT_MODE_* */
 extern unsigned mt_n_colours;
 extern uint64_t *mt_wanted; /* union of all colour sets in use */
 typedef struct {
-    uint64_t from_kernel, delivered, spilled, moved, released;
+    uint64_t from_kernel, delivered, delivered_peak, spilled, moved, released;
     uint64_t *delivered_of; /* cumulative per colour */
 } mt_pool_stats;
 extern mt_pool_stats mt_stats;

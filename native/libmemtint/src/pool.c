@@ -150,7 +150,7 @@ uint32_t mt_pool_spill_page(void) {
 }
 
 void mt_pool_deliver(uint32_t idx, bool spilled) {
-    mt_stats.delivered++;
+    if (++mt_stats.delivered > mt_stats.delivered_peak) mt_stats.delivered_peak = mt_stats.delivered;
     mt_stats.delivered_of[mt_pages[idx].colour]++;
     if (spilled) mt_stats.spilled++;
 }

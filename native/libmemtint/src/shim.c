@@ -291,6 +291,7 @@ int memtint_get_stats(struct memtint_stats *out) {
     out->mode = mt_mode;
     out->pages_from_kernel = mt_stats.from_kernel;
     out->pages_delivered = mt_stats.delivered;
+    out->pages_delivered_peak = mt_stats.delivered_peak;
     out->pages_held_aside = mt_pool_held_pages();
     out->pages_pooled = mt_pool_ready_pages();
     out->pages_spilled = mt_stats.spilled;
