@@ -54,7 +54,7 @@ if [ "$(LD_PRELOAD=$LIB ls -la /usr/lib 2>&1)" = "$(ls -la /usr/lib 2>&1)" ] &&
 else fail passthrough_ls_identical; fi
 
 if [ $ROOT = 0 ]; then
-    for t in invariant_pagemap invariant_hugepage stress_8_threads exhaustion unprivileged unmodified_programs; do
+    for t in invariant_pagemap invariant_hugepage stress_8_threads exhaustion unprivileged unmodified_programs fork_safety; do
         skip $t "needs root (pagemap frame numbers, hugepages, dropping privileges); CI runs as root"
     done
     echo "passed $PASSED, failed $FAILED, skipped $SKIPPED"
@@ -141,6 +141,9 @@ d = {i: str(i) * 3 for i in range(1_000_000)}
 l = sorted(d.values(), key=len)
 print(len(d), sum(map(len, l)), l[-1])"
 run_same shell_fork sh -c "ls /usr | sort | head -3; python3 -c 'import subprocess; print(subprocess.run([\"echo\", \"child\"], capture_output=True).stdout)'"
+
+echo "== fork(): no deadlock with threads allocating; copy-on-write moves are detected"
+out=$(MEMTINT_COLORS=0-3 MEMTINT_COLOR_MASKS=$I7 timeout 120 $T/test_fork 2>&1) && pass "fork_safety ($out)" || fail fork_safety "$out"
 
 echo "== test 2: stress, 8 threads with their own colours, 10^6 operations, AddressSanitizer"
 out=$(MEMTINT_COLOR_MASKS=$I7 $T/test_stress 1000000 8 2>&1) && pass "stress_8_threads ($out)" || fail stress_8_threads "$(tail -20 <<<"$out")"
