@@ -24,20 +24,31 @@ static void mark_block(uint32_t e, size_t npages) {
     for (size_t i = 1; i < npages; i++) mt_pages[e + i].state = PD_BODY;
 }
 
-static bool move_page(uint32_t from, uint32_t to, uint32_t e) {
-    if (mremap(mt_va(from), MT_PAGE, MT_PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to)) == MAP_FAILED)
-        return false;
-    mt_reserve_again(from, 1);
-    mt_page *src = &mt_pages[from], *dst = &mt_pages[to];
-    dst->colour = src->colour;
-    dst->pfn = src->pfn;
-    dst->ext = e;
-    src->state = PD_NONE;
-    mt_extent_page_gone(from, 1);
-    mt_pages[e].ext_live++;
+/* Moves n neighbouring pages [from, from+n) to [to, to+n) of extent e. One mremap when they
+ * are one mapping (or the kernel moves several at once, Linux >= 6.17); page by page otherwise. */
+static bool move_pages(uint32_t from, uint32_t to, uint32_t n, uint32_t e) {
+    if (mremap(mt_va(from), (size_t)n << MT_PAGE_SHIFT, (size_t)n << MT_PAGE_SHIFT,
+               MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to)) == MAP_FAILED) {
+        if (n == 1) return false;
+        for (uint32_t k = 0; k < n; k++)
+            if (!move_pages(from + k, to + k, 1, e)) return false;
+        return true;
+    }
+    mt_reserve_again(from, n);
+    for (uint32_t k = 0; k < n; k++) {
+        mt_page *src = &mt_pages[from + k], *dst = &mt_pages[to + k];
+        dst->colour = src->colour;
+        dst->pfn = src->pfn;
+        dst->ext = e;
+        src->state = PD_NONE;
+    }
+    mt_extent_page_gone(from, n);
+    mt_pages[e].ext_live += n;
     return true;
 }
 
+/* Blocks are assembled from runs of neighbouring pool pages of the set's colours (frames the
+ * kernel handed out together), so a block is few mappings when the colours allow. */
 static void *pagemap_block(mt_colour_set *s, size_t npages, unsigned align_order) {
     const char *why = "";
     if (mt_pool_available(s) < npages && mt_pool_grow(s, npages, &why)) {
@@ -50,10 +61,22 @@ static void *pagemap_block(mt_colour_set *s, size_t npages, unsigned align_order
     }
     uint32_t e = mt_extent_take(order_for(npages, align_order));
     if (e == MT_NIL) { mt_exhausted(s, "the library's 512 GB address arena is full"); return NULL; }
-    for (size_t i = 0; i < npages; i++) {
-        uint32_t idx = mt_pool_take_page(s);
-        if (idx == MT_NIL || !move_page(idx, e + (uint32_t)i, e)) {
-            if (idx != MT_NIL) mt_pool_return(idx);
+    uint32_t top = mt_arena_top();
+    for (size_t i = 0; i < npages;) {
+        uint32_t idx = mt_pool_take_page(s), run = 1;
+        if (idx != MT_NIL) {
+            while (i + run < npages && idx + run < top) {
+                mt_page *pg = &mt_pages[idx + run];
+                if (pg->state != PD_POOL || pg->ext != mt_pages[idx].ext || !mt_bit(s->bits, pg->colour)) break;
+                mt_pool_remove(idx + run);
+                mt_pool_deliver(idx + run, false);
+                run++;
+            }
+        }
+        if (idx == MT_NIL || !move_pages(idx, e + (uint32_t)i, run, e)) {
+            /* give back what this block took; pages already moved stay where they are now */
+            for (uint32_t k = 0; idx != MT_NIL && k < run; k++)
+                mt_pool_return(mt_pages[idx + k].state == PD_NONE ? e + (uint32_t)i + k : idx + k);
             for (size_t k = 0; k < i; k++) mt_pool_return(e + (uint32_t)k);
             if (idx != MT_NIL)
                 mt_exhausted(s, "mremap failed: too many mappings (raise vm.max_map_count, "
@@ -61,6 +84,7 @@ static void *pagemap_block(mt_colour_set *s, size_t npages, unsigned align_order
             errno = ENOMEM;
             return NULL;
         }
+        i += run;
     }
     mark_block(e, npages);
     return mt_va(e);
