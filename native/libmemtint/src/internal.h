@@ -111,7 +111,10 @@ uint32_t mt_extent_take(unsigned order);
 /* A page of an extent left it (moved away or unmapped, its place reserved again). */
 void mt_extent_page_gone(uint32_t idx, uint32_t count);
 void mt_reserve_again(uint32_t idx, uint32_t npages); /* PROT_NONE over [idx, idx+n) */
-uint32_t mt_arena_top(void); /* pages of the arena ever handed out */
+uint32_t mt_extent_take_staging(unsigned order); /* the same in the staging area */
+void mt_extent_release_if_empty(uint32_t e);        /* an extent that received no page */
+void mt_arena_used(uint32_t range[2][2]); /* page index ranges ever handed out, per region */
+bool mt_in_coloured_arena(const void *p);
 void *mt_meta_alloc(size_t bytes); /* zeroed internal metadata, never freed */
 
 /* ---- pool.c (callers hold mt_pool_lock) ---- */

@@ -75,10 +75,42 @@ static bool over_limit(uint64_t more) {
     return mt_cfg.pool_limit_pages && mt_stats.from_kernel + more > mt_cfg.pool_limit_pages;
 }
 
+/* Pages of colours in use move from a new chunk in staging to the same offsets of an arena
+ * extent, a run of neighbours per mremap; pages of other colours stay in staging, held aside. */
+static void promote(uint32_t chunk) {
+    uint32_t n = 1u << CHUNK_ORDER, to = MT_NIL;
+    for (uint32_t i = 0; i < n;) {
+        mt_page *pg = &mt_pages[chunk + i];
+        if (pg->state != PD_POOL || !mt_bit(mt_wanted, pg->colour)) { i++; continue; }
+        uint32_t run = 1;
+        while (i + run < n && mt_pages[chunk + i + run].state == PD_POOL &&
+               mt_bit(mt_wanted, mt_pages[chunk + i + run].colour))
+            run++;
+        if (to == MT_NIL && (to = mt_extent_take(CHUNK_ORDER)) == MT_NIL) return; /* stay put */
+        if (mremap(mt_va(chunk + i), (size_t)run << MT_PAGE_SHIFT, (size_t)run << MT_PAGE_SHIFT,
+                   MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to + i)) == MAP_FAILED)
+            break; /* the map-count limit: the rest stays in staging, still usable */
+        mt_reserve_again(chunk + i, run);
+        for (uint32_t k = i; k < i + run; k++) {
+            mt_page *src = &mt_pages[chunk + k], *dst = &mt_pages[to + k];
+            mt_pool_remove(chunk + k);
+            src->state = PD_NONE;
+            dst->colour = src->colour;
+            dst->pfn = src->pfn;
+            dst->ext = to;
+            mt_pool_push(to + k);
+        }
+        mt_extent_page_gone(chunk, run);
+        mt_pages[to].ext_live += run;
+        i += run;
+    }
+    if (to != MT_NIL) mt_extent_release_if_empty(to);
+}
+
 /* One chunk of 4 KB frames into the pool (pagemap mode). */
 static int grow_chunk(const char **why) {
-    uint32_t e = mt_extent_take(CHUNK_ORDER);
-    if (e == MT_NIL) { *why = "the library's 512 GB address arena is full"; return -1; }
+    uint32_t e = mt_extent_take_staging(CHUNK_ORDER);
+    if (e == MT_NIL) { *why = "the library's 128 GB staging area is full (too much held aside)"; return -1; }
     size_t n = 1u << CHUNK_ORDER;
     void *va = mt_va(e);
     if (mmap(va, n * MT_PAGE, PROT_READ | PROT_WRITE,
@@ -109,6 +141,7 @@ static int grow_chunk(const char **why) {
         mt_pool_push(e + (uint32_t)i);
     }
     mt_stats.from_kernel += n;
+    promote(e);
     return 0;
 }
 
@@ -192,8 +225,10 @@ uint64_t mt_pool_ready_pages(void) {
 static long release_unwanted(uint64_t keep) {
     uint64_t held = mt_pool_held_pages();
     long released = 0;
-    uint32_t top = mt_arena_top();
-    for (uint32_t i = 1; i < top && held > keep;) {
+    uint32_t used[2][2];
+    mt_arena_used(used);
+    for (int r = 0; r < 2; r++)
+    for (uint32_t i = used[r][0], top = used[r][1]; i < top && held > keep;) {
         mt_page *pg = &mt_pages[i];
         if (pg->state != PD_POOL || mt_bit(mt_wanted, pg->colour)) { i++; continue; }
         uint32_t n = 0;

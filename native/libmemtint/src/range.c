@@ -61,11 +61,11 @@ static void *pagemap_block(mt_colour_set *s, size_t npages, unsigned align_order
     }
     uint32_t e = mt_extent_take(order_for(npages, align_order));
     if (e == MT_NIL) { mt_exhausted(s, "the library's 512 GB address arena is full"); return NULL; }
-    uint32_t top = mt_arena_top();
     for (size_t i = 0; i < npages;) {
         uint32_t idx = mt_pool_take_page(s), run = 1;
         if (idx != MT_NIL) {
-            while (i + run < npages && idx + run < top) {
+            uint32_t ext = mt_pages[idx].ext, ext_end = ext + (1u << mt_pages[ext].ext_order);
+            while (i + run < npages && idx + run < ext_end) {
                 mt_page *pg = &mt_pages[idx + run];
                 if (pg->state != PD_POOL || pg->ext != mt_pages[idx].ext || !mt_bit(s->bits, pg->colour)) break;
                 mt_pool_remove(idx + run);

@@ -267,7 +267,13 @@ long memtint_verify_all_pages(void) {
     if (!core_ready) { errno = EINVAL; return -1; }
     if (mt_mode == MEMTINT_MODE_HUGEPAGE) return 0;
     pthread_mutex_lock(&mt_pool_lock);
-    long moved = check_range(1, mt_arena_top() - 1);
+    uint32_t used[2][2];
+    mt_arena_used(used);
+    long moved = 0;
+    for (int r = 0; r < 2 && moved >= 0; r++) {
+        long m = check_range(used[r][0], used[r][1] - used[r][0]);
+        moved = m < 0 ? m : moved + m;
+    }
     if (moved > 0) mt_stats.moved += (uint64_t)moved;
     pthread_mutex_unlock(&mt_pool_lock);
     return moved;
