@@ -54,12 +54,15 @@ if [ "$(LD_PRELOAD=$LIB ls -la /usr/lib 2>&1)" = "$(ls -la /usr/lib 2>&1)" ] &&
 else fail passthrough_ls_identical; fi
 
 if [ $ROOT = 0 ]; then
-    for t in invariant_pagemap invariant_hugepage stress_8_threads exhaustion unprivileged unmodified_programs fork_safety; do
+    for t in api invariant_pagemap invariant_hugepage stress_8_threads exhaustion unprivileged unmodified_programs fork_safety; do
         skip $t "needs root (pagemap frame numbers, hugepages, dropping privileges); CI runs as root"
     done
     echo "passed $PASSED, failed $FAILED, skipped $SKIPPED"
     [ $FAILED = 0 ]; exit
 fi
+
+echo "== the API's contract and error cases"
+out=$(MEMTINT_COLOR_MASKS=$I7 $T/test_api 2>&1) && pass "api ($out)" || fail api "$out"
 
 echo "== test 1: colour invariant through pagemap (small, medium, 64 MB)"
 for cols in 0,1,2,3,4,5,6,7 5; do
