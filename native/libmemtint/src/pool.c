@@ -63,11 +63,19 @@ uint64_t mt_pool_available(const mt_colour_set *s) {
     return n;
 }
 
+static uint64_t wanted_from_kernel; /* pages of colours in use among those obtained */
+
+/* Pages held aside per page of the colours in use: as the kernel actually supplied them once
+ * enough was seen (free memory is rarely spread evenly over colours), else 1/f - 1. */
 static uint64_t hold_bound(uint64_t requested) {
     unsigned wanted = 0;
     for (unsigned c = 0; c < mt_n_colours; c++) wanted += mt_bit(mt_wanted, c);
     if (!wanted) return HOLD_FLOOR_PAGES;
-    uint64_t b = 2 * (mt_stats.delivered + requested) * (mt_n_colours - wanted) / wanted;
+    uint64_t need = 2 * (mt_stats.delivered + requested), b;
+    if (wanted_from_kernel >= 1024)
+        b = need * (mt_stats.from_kernel - wanted_from_kernel) / wanted_from_kernel;
+    else
+        b = need * (mt_n_colours - wanted) / wanted;
     return b > HOLD_FLOOR_PAGES ? b : HOLD_FLOOR_PAGES;
 }
 
@@ -138,6 +146,7 @@ static int grow_chunk(const char **why) {
         pg->ext = e;
         pg->pfn = pfns[i];
         pg->colour = (uint16_t)mt_colour_of_paddr(pfns[i] << MT_PAGE_SHIFT);
+        wanted_from_kernel += mt_bit(mt_wanted, pg->colour);
         mt_pool_push(e + (uint32_t)i);
     }
     mt_stats.from_kernel += n;
