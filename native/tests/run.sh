@@ -125,6 +125,12 @@ if [ $rc = 0 ] && grep -q "^ok" <<<"$out" && ! grep -qvE "colour=[0-3]$|^ok$" <<
     pass "unprivileged_auto_falls_back_to_hugepage (low masks, no pagemap needed)"
 else fail unprivileged_auto_falls_back_to_hugepage "status $rc: $out"; fi
 
+echo 0 > /proc/sys/vm/nr_hugepages
+out=$(env MEMTINT_COLORS=0-3 MEMTINT_COLOR_MASKS=$LOW LD_PRELOAD=$WORK/libmemtint.so $AS_NOBODY $WORK/colour_probe 2>&1); rc=$?
+if [ $rc = 2 ] && grep -q "no free 2 MB hugepages" <<<"$out"; then
+    pass "unprivileged_without_hugepages refuses with a clear error"; else fail unprivileged_without_hugepages "status $rc: $out"; fi
+echo 256 > /proc/sys/vm/nr_hugepages
+
 echo "== unmodified programs under LD_PRELOAD give identical output"
 seq 1 400000 | awk '{print ($1 * 7919) % 1000003, $1}' > "$WORK/numbers.txt"
 run_same() {

@@ -34,6 +34,8 @@ static const char *choose_mode(void) {
     }
     mt_huge_uniform = !low;
     mt_huge_needs_pagemap = high;
+    const char *no_hugepages = "hugepage mode: no free 2 MB hugepages (as root: echo N > "
+                               "/proc/sys/vm/nr_hugepages)";
     const char *unpriv = "/proc/self/pagemap shows no frame numbers without privilege: run as root, "
                          "grant CAP_SYS_ADMIN, or use MEMTINT_MODE=hugepage with masks below bit 21";
     switch (mt_cfg.mode_requested) {
@@ -45,6 +47,7 @@ static const char *choose_mode(void) {
         if (high && !privileged)
             return "hugepage mode with masks using bits >= 21 needs each hugepage's frame number "
                    "from /proc/self/pagemap: run as root or grant CAP_SYS_ADMIN";
+        if (!mt_meminfo_kb("HugePages_Free")) return no_hugepages;
         mt_mode = MEMTINT_MODE_HUGEPAGE;
         return NULL;
     default:
@@ -54,6 +57,10 @@ static const char *choose_mode(void) {
             return NULL;
         }
         if (!high) {
+            if (!mt_meminfo_kb("HugePages_Free"))
+                return "/proc/self/pagemap shows no frame numbers without privilege, and there are no "
+                       "free 2 MB hugepages for hugepage mode: run as root, grant CAP_SYS_ADMIN, or "
+                       "have root reserve hugepages (echo N > /proc/sys/vm/nr_hugepages)";
             mt_mode = MEMTINT_MODE_HUGEPAGE;
             if (mt_cfg.verbose)
                 mt_warn("mode auto: hugepage (no pagemap privilege; masks below bit 21 need none)");
