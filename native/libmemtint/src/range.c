@@ -129,9 +129,12 @@ static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_orde
         }
         want = NULL; /* spill: any colours, counted */
     }
-    for (uint32_t i = 0; i < mt_huge_n; i++) {
+    /* next fit: start where the last run was found, so filling hugepages in turn stays linear */
+    static uint32_t hint;
+    for (uint32_t k = 0; k < mt_huge_n; k++) {
+        uint32_t i = (hint + k) % mt_huge_n;
         uint32_t at = find_run(mt_huge_list[i], npages, align_order, want);
-        if (at != MT_NIL) return take_run(at, npages, s);
+        if (at != MT_NIL) { hint = i; return take_run(at, npages, s); }
     }
     /* Hugepages without such a run are held aside, as pagemap mode holds frames aside. */
     for (;;) {
