@@ -16,7 +16,8 @@
  *   MEMTINT_MODE          auto (default) | pagemap | hugepage.
  *   MEMTINT_ON_EXHAUSTION error (default: ENOMEM and one stderr message naming the colours) |
  *                         spill (take frames of other colours; counted as pages_spilled).
- *   MEMTINT_REPORT=path   at exit, write a JSON report (see docs/libmemtint.md for the schema).
+ *   MEMTINT_REPORT=path   at exit, write a JSON report (see docs/libmemtint.md for the schema);
+ *                         "%p" in the path becomes the process id; written atomically (rename).
  *   MEMTINT_QUIET=1       no warnings (errors are still printed).
  *   MEMTINT_VERBOSE=1     say which mode `auto` picked and why.
  *   MEMTINT_POOL_LIMIT    most memory the pool may take from the kernel, e.g. "512M", "4G"

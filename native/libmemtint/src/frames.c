@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -29,6 +30,19 @@ int mt_pagemap_read(uintptr_t va, size_t n, uint64_t *pfns) {
         pfns[i] = (e >> 63 & 1) ? (e & ((1ULL << 55) - 1)) : 0;
     }
     return 0;
+}
+
+/* A present page can read as frame 0 for a moment while the kernel migrates it (compaction,
+ * e.g. when hugepages are being reserved): its entry is then a migration entry. Touching the
+ * page waits for the migration to finish; then the entry is read again. */
+uint64_t mt_pagemap_settle(uintptr_t va) {
+    uint64_t pfn = 0;
+    for (int attempt = 0; attempt < 64 && !pfn; attempt++) {
+        (void)*(volatile char *)va;
+        if (mt_pagemap_read(va, 1, &pfn)) return 0;
+        if (!pfn) sched_yield();
+    }
+    return pfn;
 }
 
 bool mt_pagemap_privileged(void) {

@@ -44,22 +44,24 @@ int mt_huge_grow_one(const char **why) {
     if (mmap(va, MT_HUGE, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_FIXED, -1, 0) == MAP_FAILED) {
         mt_reserve_again(e, 1u << MT_HUGE_ORDER);
-        mt_extent_page_gone(e, 0);
+        mt_extent_release_if_empty(e);
         *why = "no free 2 MB hugepages (as root: echo N > /proc/sys/vm/nr_hugepages)";
         return -1;
     }
     /* Fault it in now: a hugetlb fault that finds no page raises SIGBUS, not ENOMEM. */
     if (madvise(va, MT_HUGE, MADV_POPULATE_WRITE) && errno != EINVAL) {
         mt_reserve_again(e, 1u << MT_HUGE_ORDER);
-        mt_extent_page_gone(e, 0);
+        mt_extent_release_if_empty(e);
         *why = "no free 2 MB hugepages (as root: echo N > /proc/sys/vm/nr_hugepages)";
         return -1;
     }
     va[0] = 0;
     uint64_t base = 0;
     if (mt_huge_needs_pagemap) {
-        if (mt_pagemap_read((uintptr_t)va, 1, &base) || base == 0) {
-            *why = "pagemap shows no frame numbers, and the masks use bits >= 21";
+        if (!(base = mt_pagemap_settle((uintptr_t)va))) {
+            mt_reserve_again(e, 1u << MT_HUGE_ORDER);
+            mt_extent_release_if_empty(e);
+            *why = "pagemap shows no frame number for a hugepage, and the masks use bits >= 21";
             return -1;
         }
     }

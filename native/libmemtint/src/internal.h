@@ -75,6 +75,8 @@ extern int mt_pagemap_fd;
 int mt_pagemap_open(void);
 /* Frame numbers of n pages from va; 0 for a page not present or unreadable. -1 on read error. */
 int mt_pagemap_read(uintptr_t va, size_t n, uint64_t *pfns);
+/* The frame of a present page of ours, waiting out a migration in progress; 0 if none. */
+uint64_t mt_pagemap_settle(uintptr_t va);
 /* True when pagemap shows real frame numbers (root or CAP_SYS_ADMIN). */
 bool mt_pagemap_privileged(void);
 static inline unsigned mt_colour_of_paddr(uint64_t paddr) {

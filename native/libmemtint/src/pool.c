@@ -123,6 +123,8 @@ static int grow_chunk(const char **why) {
     void *va = mt_va(e);
     if (mmap(va, n * MT_PAGE, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+        mt_reserve_again(e, (uint32_t)n);
+        mt_extent_release_if_empty(e);
         *why = "the kernel refused more memory (mmap): out of memory, or vm.max_map_count reached "
                "(each coloured run is one mapping; e.g. sysctl vm.max_map_count=1048576)";
         return -1;
@@ -131,18 +133,30 @@ static int grow_chunk(const char **why) {
     /* The raw syscall: sanitizers intercept mlock() and make it a no-op. mlock faults in. */
     if (syscall(SYS_mlock, va, n * MT_PAGE)) {
         mt_reserve_again(e, (uint32_t)n);
-        mt_pages[e].ext_live = 0;
-        mt_extent_page_gone(e, 0);
-        *why = errno == EPERM || errno == EAGAIN
-                   ? "mlock failed (RLIMIT_MEMLOCK; run as root or raise `ulimit -l`)"
-                   : "the kernel refused to pin more memory (mlock)";
+        mt_extent_release_if_empty(e);
+        *why = "mlock failed: out of memory, or RLIMIT_MEMLOCK (run as root or raise `ulimit -l`)";
         return -1;
     }
     static uint64_t pfns[1u << CHUNK_ORDER];
-    if (mt_pagemap_read((uintptr_t)va, n, pfns)) { *why = "reading /proc/self/pagemap failed"; return -1; }
+    if (mt_pagemap_read((uintptr_t)va, n, pfns)) {
+        mt_reserve_again(e, (uint32_t)n);
+        mt_extent_release_if_empty(e);
+        *why = "reading /proc/self/pagemap failed";
+        return -1;
+    }
     mt_pages[e].ext_live = (uint32_t)n;
+    mt_pages[e].ext = e;
     for (size_t i = 0; i < n; i++) {
-        if (!pfns[i]) { *why = "pagemap shows no frame numbers (not privileged)"; return -1; }
+        if (!pfns[i]) pfns[i] = mt_pagemap_settle((uintptr_t)va + i * MT_PAGE);
+        if (!pfns[i]) {
+            /* keep the chunk consistent: pages classified so far stay pooled, the rest go */
+            mt_reserve_again(e + (uint32_t)i, (uint32_t)(n - i));
+            mt_stats.from_kernel += i;
+            mt_extent_page_gone(e, (uint32_t)(n - i));
+            if (i) promote(e);
+            *why = "a frame number could not be read from /proc/self/pagemap";
+            return -1;
+        }
         mt_page *pg = &mt_pages[e + i];
         pg->ext = e;
         pg->pfn = pfns[i];

@@ -4,6 +4,7 @@
 #include "../include/memtint.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 static void put(int fd, mt_text *t) {
@@ -11,9 +12,29 @@ static void put(int fd, mt_text *t) {
     t->len = 0;
 }
 
+/* The report path with "%p" replaced by the process id (each process of a pipeline its own). */
+static void report_path(mt_text *path) {
+    for (const char *p = mt_cfg.report_path; *p; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            mt_text_u64(path, (uint64_t)getpid());
+            p++;
+        } else {
+            char c[2] = {*p, 0};
+            mt_text_str(path, c);
+        }
+    }
+}
+
 void mt_report_write(void) {
     if (!mt_cfg.report_path[0]) return;
-    int fd = open(mt_cfg.report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Written beside and renamed into place, so processes sharing one path (a shell pipeline)
+     * leave the whole report of the last to exit, never a mix. */
+    mt_text path = {0}, tmp = {0};
+    report_path(&path);
+    mt_text_str(&tmp, path.buf);
+    mt_text_str(&tmp, ".tmp.");
+    mt_text_u64(&tmp, (uint64_t)getpid());
+    int fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         mt_warn("cannot write MEMTINT_REPORT file");
         return;
@@ -61,4 +82,8 @@ void mt_report_write(void) {
     mt_text_str(&t, "}}\n");
     put(fd, &t);
     close(fd);
+    if (rename(tmp.buf, path.buf)) {
+        unlink(tmp.buf);
+        mt_warn("cannot write MEMTINT_REPORT file");
+    }
 }

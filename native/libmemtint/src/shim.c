@@ -260,6 +260,7 @@ static long check_range(uint32_t first, uint32_t n) {
         for (uint32_t i = 0; i < k; i++) {
             mt_page *pg = &mt_pages[first + done + i];
             if (pg->state != PD_SLAB && pg->state != PD_HEAD && pg->state != PD_BODY) continue;
+            if (!pfns[i]) pfns[i] = mt_pagemap_settle((uintptr_t)mt_va(first + done + i));
             if (!pfns[i]) { errno = EPERM; return -1; }
             if (pfns[i] != pg->pfn) {
                 moved++;
