@@ -54,7 +54,7 @@ if [ "$(LD_PRELOAD=$LIB ls -la /usr/lib 2>&1)" = "$(ls -la /usr/lib 2>&1)" ] &&
 else fail passthrough_ls_identical; fi
 
 if [ $ROOT = 0 ]; then
-    for t in api invariant_pagemap invariant_hugepage stress_8_threads exhaustion unprivileged unmodified_programs fork_safety; do
+    for t in stability api invariant_pagemap invariant_hugepage stress_8_threads exhaustion unprivileged unmodified_programs fork_safety; do
         skip $t "needs root (pagemap frame numbers, hugepages, dropping privileges); CI runs as root"
     done
     echo "passed $PASSED, failed $FAILED, skipped $SKIPPED"
@@ -159,6 +159,24 @@ d = {i: str(i) * 3 for i in range(1_000_000)}
 l = sorted(d.values(), key=len)
 print(len(d), sum(map(len, l)), l[-1])"
 run_same shell_fork sh -c "ls /usr | sort | head -3; python3 -c 'import subprocess; print(subprocess.run([\"echo\", \"child\"], capture_output=True).stdout)'"
+
+echo "== stability: compaction may move mlocked pages; the check sees it; the documented sysctl stops it"
+OLD_CU=$(cat /proc/sys/vm/compact_unevictable_allowed 2>/dev/null || echo)
+if [ -z "$OLD_CU" ]; then skip stability "no vm.compact_unevictable_allowed on this kernel"; else
+    echo 1 > /proc/sys/vm/compact_unevictable_allowed
+    out1=$(MEMTINT_COLORS=0-7 MEMTINT_COLOR_MASKS=$I7 $T/test_moved 256 2>&1); rc1=$?
+    echo 0 > /proc/sys/vm/compact_unevictable_allowed
+    out0=$(MEMTINT_COLORS=0-7 MEMTINT_COLOR_MASKS=$I7 $T/test_moved 256 2>&1); rc0=$?
+    echo "$OLD_CU" > /proc/sys/vm/compact_unevictable_allowed
+    if [ $rc1 != 0 ]; then fail stability_detects_moves "$out1"
+    elif grep -q "moved_by_compaction=0 " <<<"$out1"; then
+        skip stability "compaction moved no page of the block even when allowed, so neither the detection nor the sysctl can be shown here ($out1)"
+    else pass "stability_detects_moves (compact_unevictable_allowed=1: $out1)"; fi
+    if grep -q "moved_by_compaction=0 " <<<"$out1"; then :
+    elif [ $rc0 = 0 ] && grep -q "moved_by_compaction=0 " <<<"$out0"; then
+        pass "stability_sysctl_prevents_moves (compact_unevictable_allowed=0: $out0)"
+    else fail stability_sysctl_prevents_moves "$out0"; fi
+fi
 
 echo "== fork(): no deadlock with threads allocating; copy-on-write moves are detected"
 out=$(MEMTINT_COLORS=0-3 MEMTINT_COLOR_MASKS=$I7 timeout 120 $T/test_fork 2>&1) && pass "fork_safety ($out)" || fail fork_safety "$out"
