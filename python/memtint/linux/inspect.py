@@ -91,9 +91,10 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
     resident = sum(pages.values())
     warnings = [w for w in [vm_warning()] if w]
     bits_inside = {k: layout.data["in_page"][f"{k}_bits_below_page"] for k in ("bank", "channel", "rank")}
+    notes = []
     for what, bits in bits_inside.items():
         if bits:
-            warnings.append(
+            notes.append(
                 f"{what} bits {', '.join(f'b{b}' for b in bits)} lie inside the {layout.page_bytes}-byte page: "
                 f"each page spans {len(layout.data['in_page'][f'{what}_offsets'])} {what}s, so the {what} histogram "
                 f"counts pages by the {what}s they span (ids joined by '+')")
@@ -130,4 +131,5 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
         "by_llc_colour": _histogram(hist["llc_colour"]),
         "bits_inside_page": bits_inside,
         "warnings": warnings,
+        "notes": notes,
     }
