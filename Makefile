@@ -10,7 +10,7 @@ CARGO  ?= cargo
 VENV_BIN := $(VENV)/bin
 STAMP    := $(VENV)/.memtint-venv
 
-.PHONY: all venv build demo test test-rust test-python bench clean api-docs
+.PHONY: all venv build demo test test-rust test-python bench clean api-docs native test-native
 
 all: build
 
@@ -30,14 +30,27 @@ $(STAMP):
 # Build the extension in release mode and install the package into the venv (editable: the
 # Python sources are used in place, the compiled module is copied next to them). Always runs:
 # cargo decides what is stale, so a change to any Rust crate is rebuilt and nothing else is.
-build: $(STAMP)
+build: $(STAMP) native
 	env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV_BIN)):$$PATH" \
 		$(VENV_BIN)/maturin develop --release --quiet
 
 demo: build
 	$(VENV_BIN)/memtint demo
 
-test: test-rust test-python
+test: test-native test-rust test-python
+
+# libmemtint (C): the colouring allocator, built with the C compiler into native/build/; the
+# preload library is copied next to the Python package for `memtint run`.
+CC ?= gcc
+native:
+	$(MAKE) --no-print-directory -C native/libmemtint CC=$(CC)
+	mkdir -p python/memtint/_native
+	cp native/build/libmemtint.so python/memtint/_native/libmemtint.so
+
+# libmemtint's acceptance tests (colour invariant, stress under ASan, exhaustion, unprivileged
+# run, config errors, unmodified programs). Some need root; they say so and skip otherwise.
+test-native: native
+	$(MAKE) --no-print-directory -C native/tests
 
 # The engine's tests; the extension crate is not a default member (it cannot link a test binary).
 test-rust:
@@ -54,6 +67,7 @@ test-python: build
 	$(VENV_BIN)/python -m pytest -q -rs tests/python
 
 bench: build
+	$(MAKE) --no-print-directory -C native/tests bench
 	@if [ -f bench/Cargo.toml ]; then \
 		echo "$(CARGO) run --release -p memtint-bench --bin memtint-bench"; \
 		$(CARGO) run --release -p memtint-bench --bin memtint-bench || exit $$?; \
@@ -70,6 +84,7 @@ bench: build
 
 clean:
 	$(CARGO) clean
+	rm -rf native/build python/memtint/_native
 	rm -rf $(VENV) .pytest_cache
 	rm -f python/memtint/_engine*.so python/memtint/_engine*.pyd
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +

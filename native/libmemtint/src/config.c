@@ -1,0 +1,138 @@
+/* config.c — the MEMTINT_* environment contract with `memtint run` (see memtint.h), read once
+ * at library start without allocating. A malformed value names the variable and the text and
+ * ends the process with status 2: running uncoloured would silently break the experiment. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+mt_config mt_cfg;
+
+static _Noreturn void bad(const char *var, const char *text, const char *why) {
+    mt_text t = {0};
+    mt_text_str(&t, "error: ");
+    mt_text_str(&t, var);
+    mt_text_str(&t, "='");
+    mt_text_str(&t, text);
+    mt_text_str(&t, "': ");
+    mt_text_str(&t, why);
+    mt_fatal(&t);
+}
+
+static void parse_masks(const char *s) {
+    const char *p = s;
+    if (!*p) bad("MEMTINT_COLOR_MASKS", s, "empty; expected comma-separated hex masks like 0x2000,0x4000");
+    for (;;) {
+        if (mt_cfg.n_masks == MT_MAX_MASKS)
+            bad("MEMTINT_COLOR_MASKS", s, "more than 16 masks (colour bits)");
+        if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) p += 2;
+        uint64_t v = 0;
+        int digits = 0;
+        for (;; p++, digits++) {
+            int d;
+            if (*p >= '0' && *p <= '9') d = *p - '0';
+            else if (*p >= 'a' && *p <= 'f') d = *p - 'a' + 10;
+            else if (*p >= 'A' && *p <= 'F') d = *p - 'A' + 10;
+            else break;
+            if (digits == 16) bad("MEMTINT_COLOR_MASKS", s, "mask wider than 64 bits");
+            v = v << 4 | (uint64_t)d;
+        }
+        if (!digits) bad("MEMTINT_COLOR_MASKS", s, "expected a hex mask such as 0x2000");
+        if (v == 0) bad("MEMTINT_COLOR_MASKS", s, "a mask is zero");
+        if (v & (MT_PAGE - 1))
+            bad("MEMTINT_COLOR_MASKS", s,
+                "a mask uses bits below 12 (inside a 4 KB page); the OS cannot colour those bits");
+        mt_cfg.masks[mt_cfg.n_masks++] = v;
+        if (*p == 0) return;
+        if (*p != ',') bad("MEMTINT_COLOR_MASKS", s, "expected ',' between masks");
+        p++;
+    }
+}
+
+static int parse_uint(const char **pp, uint64_t *out) {
+    const char *p = *pp;
+    uint64_t v = 0;
+    if (*p < '0' || *p > '9') return -1;
+    while (*p >= '0' && *p <= '9') {
+        v = v * 10 + (uint64_t)(*p++ - '0');
+        if (v > (1ULL << 40)) return -1;
+    }
+    *pp = p;
+    *out = v;
+    return 0;
+}
+
+int mt_parse_colours(const char *s, uint64_t *bm, unsigned n_colours, const char **err) {
+    const char *p = s;
+    if (!*p) { *err = "empty; expected colours like 0-3,8"; return -1; }
+    for (;;) {
+        uint64_t a, b;
+        if (parse_uint(&p, &a)) { *err = "expected a colour number or range like 0-3"; return -1; }
+        b = a;
+        if (*p == '-') {
+            p++;
+            if (parse_uint(&p, &b)) { *err = "expected the end of a range like 0-3"; return -1; }
+            if (b < a) { *err = "a range ends before it starts"; return -1; }
+        }
+        if (b >= n_colours) {
+            *err = "a colour is outside the colour space (2^number of masks colours)";
+            return -1;
+        }
+        for (uint64_t c = a; c <= b; c++) bm[c >> 6] |= 1ULL << (c & 63);
+        if (*p == 0) return 0;
+        if (*p != ',') { *err = "expected ',' between colours"; return -1; }
+        p++;
+    }
+}
+
+static uint64_t parse_size(const char *var, const char *s) {
+    const char *p = s;
+    uint64_t v;
+    if (parse_uint(&p, &v)) bad(var, s, "expected a size like 512M or 4G");
+    uint64_t mul = 1;
+    switch (*p) {
+    case 'k': case 'K': mul = 1ULL << 10; p++; break;
+    case 'm': case 'M': mul = 1ULL << 20; p++; break;
+    case 'g': case 'G': mul = 1ULL << 30; p++; break;
+    case 0: break;
+    default: bad(var, s, "unknown unit; use K, M or G");
+    }
+    if (*p) bad(var, s, "trailing text after the size");
+    return v * mul;
+}
+
+void mt_config_load(void) {
+    const char *s;
+    mt_cfg.quiet = (s = getenv("MEMTINT_QUIET")) && *s && strcmp(s, "0");
+    mt_cfg.verbose = (s = getenv("MEMTINT_VERBOSE")) && *s && strcmp(s, "0");
+    if ((s = getenv("MEMTINT_COLOR_MASKS"))) parse_masks(s);
+    if ((s = getenv("MEMTINT_COLORS"))) {
+        if (!mt_cfg.n_masks)
+            bad("MEMTINT_COLORS", s, "MEMTINT_COLOR_MASKS is not set, so there are no colours");
+        const char *err;
+        if (mt_parse_colours(s, mt_cfg.colours, 1u << mt_cfg.n_masks, &err))
+            bad("MEMTINT_COLORS", s, err);
+        mt_cfg.have_colours = true;
+    }
+    if ((s = getenv("MEMTINT_MODE"))) {
+        if (!strcmp(s, "auto")) mt_cfg.mode_requested = MT_MODE_AUTO;
+        else if (!strcmp(s, "pagemap")) mt_cfg.mode_requested = MT_MODE_PAGEMAP;
+        else if (!strcmp(s, "hugepage")) mt_cfg.mode_requested = MT_MODE_HUGEPAGE;
+        else bad("MEMTINT_MODE", s, "expected auto, pagemap or hugepage");
+    }
+    if ((s = getenv("MEMTINT_ON_EXHAUSTION"))) {
+        if (!strcmp(s, "error")) mt_cfg.on_exhaustion = MT_EXHAUST_ERROR;
+        else if (!strcmp(s, "spill")) mt_cfg.on_exhaustion = MT_EXHAUST_SPILL;
+        else bad("MEMTINT_ON_EXHAUSTION", s, "expected error or spill");
+    }
+    if ((s = getenv("MEMTINT_REPORT"))) {
+        if (!*s || strlen(s) >= sizeof mt_cfg.report_path)
+            bad("MEMTINT_REPORT", s, "expected a file path (shorter than 512 bytes)");
+        strcpy(mt_cfg.report_path, s);
+    }
+    if ((s = getenv("MEMTINT_POOL_LIMIT"))) {
+        uint64_t b = parse_size("MEMTINT_POOL_LIMIT", s);
+        if (b < MT_HUGE) bad("MEMTINT_POOL_LIMIT", s, "must be at least 2M");
+        mt_cfg.pool_limit_pages = b / MT_PAGE;
+    }
+}

@@ -1,0 +1,222 @@
+/* pool.c — coloured frame pools (issue 5; BPM §2.3, TintMalloc §3.2(a)). Frames come from the
+ * kernel in 2 MB chunks of 4 KB pages, faulted in and mlocked, their frame numbers read from
+ * pagemap, and each page is kept on the list of its colour. Pages of colours nobody asked for
+ * are held aside while the pool grows (unmapping them would let the kernel hand the same frames
+ * straight back) and given back once they exceed a bound. Callers hold mt_pool_lock. */
+#include "internal.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+
+#define CHUNK_ORDER MT_HUGE_ORDER /* 512 pages per growth step */
+#define HOLD_FLOOR_PAGES 16384    /* 64 MB held aside is always fine */
+
+pthread_mutex_t mt_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+int mt_mode;
+unsigned mt_n_colours;
+uint64_t *mt_wanted;
+mt_pool_stats mt_stats;
+uint32_t *mt_pool_count;
+static uint32_t *pool_head;
+
+int mt_pool_init(void) {
+    mt_n_colours = 1u << mt_cfg.n_masks;
+    pool_head = mt_meta_alloc(mt_n_colours * sizeof *pool_head);
+    mt_pool_count = mt_meta_alloc(mt_n_colours * sizeof *mt_pool_count);
+    mt_wanted = mt_meta_alloc(MT_MAX_COLOURS / 8);
+    mt_stats.delivered_of = mt_meta_alloc(mt_n_colours * sizeof(uint64_t));
+    return pool_head && mt_pool_count && mt_wanted && mt_stats.delivered_of ? 0 : -1;
+}
+
+void mt_pool_push(uint32_t idx) {
+    mt_page *pg = &mt_pages[idx];
+    unsigned c = pg->colour;
+    pg->state = PD_POOL;
+    pg->prev = MT_NIL;
+    pg->next = pool_head[c];
+    if (pg->next != MT_NIL) mt_pages[pg->next].prev = idx;
+    pool_head[c] = idx;
+    mt_pool_count[c]++;
+    if (mt_mode == MEMTINT_MODE_HUGEPAGE) mt_huge_slots[idx >> MT_HUGE_ORDER].pool_count++;
+}
+
+void mt_pool_remove(uint32_t idx) {
+    mt_page *pg = &mt_pages[idx];
+    if (pg->prev != MT_NIL) mt_pages[pg->prev].next = pg->next;
+    else pool_head[pg->colour] = pg->next;
+    if (pg->next != MT_NIL) mt_pages[pg->next].prev = pg->prev;
+    mt_pool_count[pg->colour]--;
+    if (mt_mode == MEMTINT_MODE_HUGEPAGE) mt_huge_slots[idx >> MT_HUGE_ORDER].pool_count--;
+}
+
+uint32_t mt_pool_pop(unsigned colour) {
+    uint32_t idx = pool_head[colour];
+    if (idx != MT_NIL) mt_pool_remove(idx);
+    return idx;
+}
+
+uint64_t mt_pool_available(const mt_colour_set *s) {
+    uint64_t n = 0;
+    for (unsigned i = 0; i < s->n; i++) n += mt_pool_count[s->list[i]];
+    return n;
+}
+
+static bool over_limit(uint64_t more) {
+    return mt_cfg.pool_limit_pages && mt_stats.from_kernel + more > mt_cfg.pool_limit_pages;
+}
+
+/* One chunk of 4 KB frames into the pool (pagemap mode). */
+static int grow_chunk(const char **why) {
+    uint32_t e = mt_extent_take(CHUNK_ORDER);
+    if (e == MT_NIL) { *why = "the library's 512 GB address arena is full"; return -1; }
+    size_t n = 1u << CHUNK_ORDER;
+    void *va = mt_va(e);
+    if (mmap(va, n * MT_PAGE, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+        *why = "the kernel refused more memory (mmap)";
+        return -1;
+    }
+    madvise(va, n * MT_PAGE, MADV_NOHUGEPAGE); /* 4 KB frames: a THP would be one colour run */
+    if (mlock(va, n * MT_PAGE)) {
+        mt_reserve_again(e, (uint32_t)n);
+        mt_pages[e].ext_live = 0;
+        mt_extent_page_gone(e, 0);
+        *why = errno == EPERM || errno == EAGAIN
+                   ? "mlock failed (RLIMIT_MEMLOCK; run as root or raise `ulimit -l`)"
+                   : "the kernel refused to pin more memory (mlock)";
+        return -1;
+    }
+    static uint64_t pfns[1u << CHUNK_ORDER];
+    if (mt_pagemap_read((uintptr_t)va, n, pfns)) { *why = "reading /proc/self/pagemap failed"; return -1; }
+    mt_pages[e].ext_live = (uint32_t)n;
+    for (size_t i = 0; i < n; i++) {
+        if (!pfns[i]) { *why = "pagemap shows no frame numbers (not privileged)"; return -1; }
+        mt_page *pg = &mt_pages[e + i];
+        pg->ext = e;
+        pg->pfn = pfns[i];
+        pg->colour = (uint16_t)mt_colour_of_paddr(pfns[i] << MT_PAGE_SHIFT);
+        mt_pool_push(e + (uint32_t)i);
+    }
+    mt_stats.from_kernel += n;
+    return 0;
+}
+
+int mt_pool_grow(const mt_colour_set *s, uint64_t pages, const char **why) {
+    bool grew = false;
+    while (mt_pool_available(s) < pages) {
+        if (over_limit(mt_mode == MEMTINT_MODE_HUGEPAGE ? MT_HUGE / MT_PAGE : 1u << CHUNK_ORDER)) {
+            *why = "MEMTINT_POOL_LIMIT reached";
+            if (grew) mt_pool_after_growth();
+            return -1;
+        }
+        int r = mt_mode == MEMTINT_MODE_HUGEPAGE ? mt_huge_grow_one(why) : grow_chunk(why);
+        if (r) { if (grew) mt_pool_after_growth(); return -1; }
+        grew = true;
+    }
+    if (grew) mt_pool_after_growth();
+    return 0;
+}
+
+void mt_exhausted(const mt_colour_set *s, const char *why) {
+    static atomic_int said;
+    errno = ENOMEM;
+    if (atomic_exchange(&said, 1)) return;
+    mt_text t = {0};
+    mt_text_str(&t, "out of memory in colours ");
+    mt_text_colours(&t, s->bits, mt_n_colours);
+    mt_text_str(&t, ": ");
+    mt_text_str(&t, why);
+    mt_text_str(&t, "; allocations fail with ENOMEM (MEMTINT_ON_EXHAUSTION=spill takes other colours)");
+    mt_say(&t);
+}
+
+/* The page of another colour used when spilling: held-aside colours first. */
+uint32_t mt_pool_spill_page(void) {
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned c = 0; c < mt_n_colours; c++)
+            if (mt_pool_count[c] && (pass || !mt_bit(mt_wanted, c))) return mt_pool_pop(c);
+    return MT_NIL;
+}
+
+void mt_pool_deliver(uint32_t idx, bool spilled) {
+    mt_stats.delivered++;
+    mt_stats.delivered_of[mt_pages[idx].colour]++;
+    if (spilled) mt_stats.spilled++;
+}
+
+uint32_t mt_pool_take_page(mt_colour_set *s) {
+    const char *why = "";
+    if (mt_pool_available(s) == 0 && mt_pool_grow(s, 1, &why)) {
+        if (mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) {
+            uint32_t idx = mt_pool_spill_page();
+            if (idx != MT_NIL) { mt_pool_deliver(idx, true); return idx; }
+        }
+        mt_exhausted(s, why);
+        return MT_NIL;
+    }
+    for (unsigned tries = 0; tries < s->n; tries++) {
+        unsigned c = s->list[atomic_fetch_add(&s->cursor, 1) % s->n];
+        uint32_t idx = mt_pool_pop(c);
+        if (idx != MT_NIL) { mt_pool_deliver(idx, false); return idx; }
+    }
+    return MT_NIL; /* unreachable: available > 0 */
+}
+
+uint64_t mt_pool_held_pages(void) {
+    uint64_t n = 0;
+    for (unsigned c = 0; c < mt_n_colours; c++)
+        if (!mt_bit(mt_wanted, c)) n += mt_pool_count[c];
+    return n;
+}
+
+uint64_t mt_pool_ready_pages(void) {
+    uint64_t n = 0;
+    for (unsigned c = 0; c < mt_n_colours; c++)
+        if (mt_bit(mt_wanted, c)) n += mt_pool_count[c];
+    return n;
+}
+
+long mt_pool_release_held(bool all) {
+    long released = 0;
+    if (mt_mode == MEMTINT_MODE_HUGEPAGE) {
+        /* Hugepage frames are released whole: a hugepage none of whose pieces is in use. */
+        for (uint32_t i = 0; i < mt_huge_n;) {
+            uint32_t slot = mt_huge_list[i];
+            if (mt_huge_slots[slot].pool_count != 1u << MT_HUGE_ORDER) { i++; continue; }
+            uint32_t first = slot << MT_HUGE_ORDER;
+            for (uint32_t k = 0; k < 1u << MT_HUGE_ORDER; k++) mt_pool_remove(first + k);
+            mt_huge_slot_remove(slot);
+            mt_reserve_again(first, 1u << MT_HUGE_ORDER);
+            for (uint32_t k = 0; k < 1u << MT_HUGE_ORDER; k++) mt_pages[first + k].state = PD_NONE;
+            mt_extent_page_gone(first, 1u << MT_HUGE_ORDER);
+            released += 1 << MT_HUGE_ORDER;
+        }
+        mt_stats.released += (uint64_t)released;
+        return released;
+    }
+    uint64_t held = mt_pool_held_pages();
+    uint64_t keep = all ? 0 : (mt_stats.delivered > HOLD_FLOOR_PAGES ? mt_stats.delivered : HOLD_FLOOR_PAGES);
+    for (unsigned c = 0; c < mt_n_colours && held > keep; c++) {
+        if (mt_bit(mt_wanted, c)) continue;
+        uint32_t idx;
+        while (held > keep && (idx = mt_pool_pop(c)) != MT_NIL) {
+            mt_reserve_again(idx, 1);
+            mt_pages[idx].state = PD_NONE;
+            mt_extent_page_gone(idx, 1);
+            held--;
+            released++;
+        }
+    }
+    mt_stats.released += (uint64_t)released;
+    return released;
+}
+
+/* After a growth episode: held-aside pages past max(64 MB, pages delivered) go back. */
+void mt_pool_after_growth(void) {
+    if (mt_mode == MEMTINT_MODE_PAGEMAP) mt_pool_release_held(false);
+}
+
+void mt_pool_return(uint32_t idx) {
+    mt_stats.delivered--;
+    mt_pool_push(idx);
+}

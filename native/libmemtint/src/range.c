@@ -1,0 +1,221 @@
+/* range.c — virtually contiguous coloured blocks for allocations larger than a slab (issue 5:
+ * "build contiguous virtual ranges out of coloured frames"). Pagemap mode: reserve an aligned
+ * extent and mremap(MREMAP_MAYMOVE|MREMAP_FIXED) single coloured frames into it; the frames keep
+ * their mlock and their frame. Hugepage mode: a run of pieces of the set's colours inside one
+ * hugepage, or, when every hugepage has a single colour (masks only at bits >= 21), whole
+ * hugepages mremapped side by side. Each moved page costs a mapping (VMA): see
+ * docs/libmemtint.md on vm.max_map_count. */
+#include "internal.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+
+#define HUGE_PIECES (1u << MT_HUGE_ORDER)
+#define RUN_SEARCH_GROWTHS 8
+
+static unsigned order_for(size_t npages, unsigned align_order) {
+    unsigned o = 0;
+    while ((1ULL << o) < npages) o++;
+    return o > align_order ? o : align_order;
+}
+
+static void mark_block(uint32_t e, size_t npages) {
+    mt_pages[e].state = PD_HEAD;
+    mt_pages[e].aux = (uint32_t)npages;
+    for (size_t i = 1; i < npages; i++) mt_pages[e + i].state = PD_BODY;
+}
+
+static bool move_page(uint32_t from, uint32_t to, uint32_t e) {
+    if (mremap(mt_va(from), MT_PAGE, MT_PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to)) == MAP_FAILED)
+        return false;
+    mt_reserve_again(from, 1);
+    mt_page *src = &mt_pages[from], *dst = &mt_pages[to];
+    dst->colour = src->colour;
+    dst->pfn = src->pfn;
+    dst->ext = e;
+    src->state = PD_NONE;
+    mt_extent_page_gone(from, 1);
+    mt_pages[e].ext_live++;
+    return true;
+}
+
+static void *pagemap_block(mt_colour_set *s, size_t npages, unsigned align_order) {
+    const char *why = "";
+    if (mt_pool_available(s) < npages && mt_pool_grow(s, npages, &why)) {
+        uint64_t all = 0;
+        for (unsigned c = 0; c < mt_n_colours; c++) all += mt_pool_count[c];
+        if (mt_cfg.on_exhaustion != MT_EXHAUST_SPILL || all < npages) {
+            mt_exhausted(s, why);
+            return NULL;
+        }
+    }
+    uint32_t e = mt_extent_take(order_for(npages, align_order));
+    if (e == MT_NIL) { mt_exhausted(s, "the library's 512 GB address arena is full"); return NULL; }
+    for (size_t i = 0; i < npages; i++) {
+        uint32_t idx = mt_pool_take_page(s);
+        if (idx == MT_NIL || !move_page(idx, e + (uint32_t)i, e)) {
+            if (idx != MT_NIL) mt_pool_return(idx);
+            for (size_t k = 0; k < i; k++) mt_pool_return(e + (uint32_t)k);
+            if (idx != MT_NIL)
+                mt_exhausted(s, "mremap failed: too many mappings (raise vm.max_map_count, "
+                                "e.g. sysctl vm.max_map_count=1048576)");
+            errno = ENOMEM;
+            return NULL;
+        }
+    }
+    mark_block(e, npages);
+    return mt_va(e);
+}
+
+/* A run of npages free pieces inside hugepage `slot`, aligned to 2^align_order pages. */
+static uint32_t find_run(uint32_t slot, size_t npages, unsigned align_order, const mt_colour_set *s) {
+    if (mt_huge_slots[slot].pool_count < npages) return MT_NIL;
+    uint32_t first = slot << MT_HUGE_ORDER, step = 1u << align_order;
+    for (uint32_t start = 0; start + npages <= HUGE_PIECES; start += step) {
+        size_t k = 0;
+        while (k < npages) {
+            mt_page *pg = &mt_pages[first + start + k];
+            if (pg->state != PD_POOL || (s && !mt_bit(s->bits, pg->colour))) break;
+            k++;
+        }
+        if (k == npages) return first + start;
+        /* jump past the piece that broke the run */
+        start = ((start + (uint32_t)k) / step) * step;
+    }
+    return MT_NIL;
+}
+
+static void *take_run(uint32_t at, size_t npages, const mt_colour_set *s) {
+    for (size_t i = 0; i < npages; i++) {
+        uint32_t idx = at + (uint32_t)i;
+        mt_pool_remove(idx);
+        mt_pool_deliver(idx, s && !mt_bit(s->bits, mt_pages[idx].colour));
+    }
+    mark_block(at, npages);
+    return mt_va(at);
+}
+
+static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_order) {
+    const char *why = "";
+    const mt_colour_set *want = s;
+    if (!mt_huge_needs_pagemap && npages > mt_huge_max_run(s)) {
+        if (mt_cfg.on_exhaustion != MT_EXHAUST_SPILL) {
+            mt_exhausted(s, "the block is larger than the longest run of these colours inside a "
+                            "2 MB hugepage (hugepage mode with masks below bit 21)");
+            return NULL;
+        }
+        want = NULL; /* spill: any colours, counted */
+    }
+    for (uint32_t i = 0; i < mt_huge_n; i++) {
+        uint32_t at = find_run(mt_huge_list[i], npages, align_order, want);
+        if (at != MT_NIL) return take_run(at, npages, s);
+    }
+    for (int g = 0; g < RUN_SEARCH_GROWTHS; g++) {
+        if (mt_cfg.pool_limit_pages && mt_stats.from_kernel + HUGE_PIECES > mt_cfg.pool_limit_pages) {
+            why = "MEMTINT_POOL_LIMIT reached";
+            break;
+        }
+        if (mt_huge_grow_one(&why)) break;
+        uint32_t at = find_run(mt_huge_list[mt_huge_n - 1], npages, align_order, want);
+        if (at != MT_NIL) return take_run(at, npages, s);
+        why = "no run of these colours long enough in the hugepages obtained";
+    }
+    if (want && mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) {
+        for (uint32_t i = 0; i < mt_huge_n; i++) {
+            uint32_t at = find_run(mt_huge_list[i], npages, align_order, NULL);
+            if (at != MT_NIL) return take_run(at, npages, s);
+        }
+    }
+    mt_exhausted(s, why);
+    return NULL;
+}
+
+/* A free whole hugepage of the set's colours (any colour when s is NULL). */
+static uint32_t free_hugepage(const mt_colour_set *s) {
+    for (uint32_t i = 0; i < mt_huge_n; i++) {
+        uint32_t slot = mt_huge_list[i];
+        if (mt_huge_slots[slot].pool_count != HUGE_PIECES) continue;
+        if (s && !mt_bit(s->bits, mt_pages[slot << MT_HUGE_ORDER].colour)) continue;
+        return slot;
+    }
+    return UINT32_MAX;
+}
+
+static void *huge_chain_block(mt_colour_set *s, size_t npages) {
+    size_t nh = (npages + HUGE_PIECES - 1) / HUGE_PIECES;
+    const mt_colour_set *want = mt_huge_uniform ? s : NULL;
+    if (!want && mt_cfg.on_exhaustion != MT_EXHAUST_SPILL) {
+        mt_exhausted(s, "blocks over 2 MB in hugepage mode need masks that use only bits >= 21 "
+                        "(each hugepage one colour); these masks split hugepages into colours");
+        return NULL;
+    }
+    /* Gather enough free hugepages first, holding the others aside. */
+    const char *why = "";
+    size_t have = 0;
+    for (uint32_t i = 0; i < mt_huge_n; i++) {
+        uint32_t slot = mt_huge_list[i];
+        if (mt_huge_slots[slot].pool_count == HUGE_PIECES &&
+            (!want || mt_bit(want->bits, mt_pages[slot << MT_HUGE_ORDER].colour)))
+            have++;
+    }
+    while (have < nh) {
+        if (mt_cfg.pool_limit_pages && mt_stats.from_kernel + HUGE_PIECES > mt_cfg.pool_limit_pages) {
+            why = "MEMTINT_POOL_LIMIT reached";
+            break;
+        }
+        if (mt_huge_grow_one(&why)) break;
+        if (!want || mt_bit(want->bits, mt_pages[mt_huge_list[mt_huge_n - 1] << MT_HUGE_ORDER].colour))
+            have++;
+    }
+    if (have < nh) {
+        if (want && mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) want = NULL;
+        else { mt_exhausted(s, why); return NULL; }
+    }
+    uint32_t e = mt_extent_take(order_for(nh * HUGE_PIECES, MT_HUGE_ORDER));
+    if (e == MT_NIL) { mt_exhausted(s, "the library's 512 GB address arena is full"); return NULL; }
+    for (size_t h = 0; h < nh; h++) {
+        uint32_t slot = free_hugepage(want);
+        if (slot == UINT32_MAX) slot = free_hugepage(NULL);
+        uint32_t from = slot << MT_HUGE_ORDER, to = e + (uint32_t)(h * HUGE_PIECES);
+        if (slot == UINT32_MAX ||
+            mremap(mt_va(from), MT_HUGE, MT_HUGE, MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to)) == MAP_FAILED) {
+            for (size_t k = 0; k < h * HUGE_PIECES; k++) mt_pool_return(e + (uint32_t)k);
+            mt_exhausted(s, "moving a hugepage (mremap) failed");
+            return NULL;
+        }
+        mt_reserve_again(from, HUGE_PIECES);
+        for (uint32_t k = 0; k < HUGE_PIECES; k++) {
+            mt_pool_remove(from + k);
+            mt_page *src = &mt_pages[from + k], *dst = &mt_pages[to + k];
+            dst->colour = src->colour;
+            dst->pfn = src->pfn;
+            dst->ext = e;
+            src->state = PD_NONE;
+            mt_pool_deliver(to + k, !mt_bit(s->bits, dst->colour));
+        }
+        mt_huge_slot_remove(slot);
+        mt_extent_page_gone(from, HUGE_PIECES);
+        mt_huge_slot_add(to >> MT_HUGE_ORDER);
+        mt_pages[e].ext_live += HUGE_PIECES;
+    }
+    mark_block(e, nh * HUGE_PIECES);
+    return mt_va(e);
+}
+
+void *mt_range_alloc(mt_colour_set *s, size_t npages, unsigned align_order) {
+    if (npages == 0 || npages > (1u << 27)) { errno = ENOMEM; return NULL; }
+    pthread_mutex_lock(&mt_pool_lock);
+    void *p;
+    if (mt_mode == MEMTINT_MODE_PAGEMAP) p = pagemap_block(s, npages, align_order);
+    else if (npages <= HUGE_PIECES && align_order <= MT_HUGE_ORDER) p = huge_run_block(s, npages, align_order);
+    else p = huge_chain_block(s, npages);
+    pthread_mutex_unlock(&mt_pool_lock);
+    return p;
+}
+
+void mt_range_free(uint32_t head) {
+    pthread_mutex_lock(&mt_pool_lock);
+    uint32_t n = mt_pages[head].aux;
+    for (uint32_t i = 0; i < n; i++) mt_pool_return(head + i);
+    pthread_mutex_unlock(&mt_pool_lock);
+}
