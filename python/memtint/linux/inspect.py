@@ -14,10 +14,12 @@ from memtint.linux.colour_spec import format_list
 from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import vm_warning
 from memtint.linux.layout import ColourLayout, _parity_value, colour_layout
-from memtint.linux.maps import CLASSES, read_maps
+from memtint.linux.maps import CLASSES, mark_allocator_arena, read_maps
 from memtint.linux.pagemap import check_frame_access, open_pagemap, read_frames
 
 SCHEMA_VERSION = 1
+# Inaccessible mappings larger than this are reservations (libmemtint's 512 GiB arena) and skipped.
+RESERVATION_BYTES = 1 << 30
 
 
 def _command_line(pid: int) -> str:
@@ -28,12 +30,13 @@ def _command_line(pid: int) -> str:
         return ""
 
 
-def _histogram(counts: dict[tuple[int, ...], dict[str, int]]) -> list[dict[str, Any]]:
+def _histogram(counts: dict[tuple[int, ...], dict[str, int]], assigned: bool) -> list[dict[str, Any]]:
     rows = []
     for ids in sorted(counts):
         row: dict[str, Any] = {"ids": list(ids), "label": "+".join(map(str, ids))}
         row.update({k: counts[ids].get(k, 0) for k in CLASSES})
-        row["total"] = sum(counts[ids].values())
+        row["total"] = sum(row[k] for k in CLASSES)
+        row["in_colours"] = counts[ids].get("in_colours", 0) if assigned else None
         rows.append(row)
     return rows
 
@@ -64,27 +67,38 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
     swapped = 0
     hist: dict[str, dict[tuple[int, ...], dict[str, int]]] = {
         k: defaultdict(lambda: defaultdict(int)) for k in ("colour", "bank", "channel", "rank", "llc_colour")}
-    # A frame's bank/channel/rank/LLC colour depend on its high bits only through the masks;
-    # memoising per frame keeps a 1 GB process to about a second.
+    # Every value is a function of the address bits some mask selects: memoised on those bits
+    # (2^10 keys on the i7-860), a 1 GiB process takes about a second.
+    relevant = 0
+    for masks in (colour_masks, *layout.data["functions"].values()):
+        for mask in masks:
+            relevant |= mask
     seen: dict[int, tuple[Any, ...]] = {}
+    mappings = read_maps(pid)
+    arena = mark_allocator_arena(mappings) if assigned and assigned.preloaded else None
     fd = open_pagemap(pid)
     try:
-        for m in read_maps(pid):
+        for m in mappings:
+            if m.perms.startswith("---") and m.end - m.start > RESERVATION_BYTES:
+                continue  # an address-space reservation: reading its pagemap would take minutes
             frames = read_frames(pid, m.start, m.end, fd)
             swapped += frames.swapped
             for pfn in frames.pfns:
-                keys = seen.get(pfn)
+                addr = (pfn << page_shift) & relevant
+                keys = seen.get(addr)
                 if keys is None:
-                    addr = pfn << page_shift
                     keys = ((_parity_value(colour_masks, addr),), layout.ids_of_page("bank", addr),
                             layout.ids_of_page("channel", addr), layout.ids_of_page("rank", addr),
                             (layout.llc_colour_of(addr),))
-                    seen[pfn] = keys
+                    seen[addr] = keys
                 pages[m.kind] += 1
                 if wanted is not None and keys[0][0] in wanted:
                     in_colours[m.kind] += 1
+                inside = wanted is not None and keys[0][0] in wanted
                 for name, key in zip(("colour", "bank", "channel", "rank", "llc_colour"), keys):
                     hist[name][key][m.kind] += 1
+                    if inside:
+                        hist[name][key]["in_colours"] += 1
     finally:
         os.close(fd)
 
@@ -115,6 +129,7 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
             "masks_hex": [hex(m) for m in colour_masks],
             "colours": 1 << len(colour_masks),
         },
+        "allocator_arena": [hex(arena[0]), hex(arena[1])] if arena else None,
         "assigned_colours": sorted(wanted) if wanted is not None else None,
         "assigned_colours_text": format_list(sorted(wanted)) if wanted is not None else None,
         "resident_pages": resident,
@@ -124,11 +139,11 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
         "heap_pages": pages["heap"],
         "heap_fraction_in_colours": fraction(in_colours["heap"], pages["heap"]) if wanted is not None else None,
         "fraction_in_colours": fraction(sum(in_colours.values()), resident) if wanted is not None else None,
-        "by_colour": _histogram(hist["colour"]),
-        "by_bank": _histogram(hist["bank"]),
-        "by_channel": _histogram(hist["channel"]),
-        "by_rank": _histogram(hist["rank"]),
-        "by_llc_colour": _histogram(hist["llc_colour"]),
+        "by_colour": _histogram(hist["colour"], wanted is not None),
+        "by_bank": _histogram(hist["bank"], wanted is not None),
+        "by_channel": _histogram(hist["channel"], wanted is not None),
+        "by_rank": _histogram(hist["rank"], wanted is not None),
+        "by_llc_colour": _histogram(hist["llc_colour"], wanted is not None),
         "bits_inside_page": bits_inside,
         "warnings": warnings,
         "notes": notes,

@@ -14,6 +14,12 @@ What counts as heap (documented in docs/linux.md):
 - a binary's or library's .bss is an unnamed anonymous mapping too, and counts as heap (a few
   pages per library; telling it apart would need the ELF headers of every mapped file);
 - file: mappings backed by a file (binary, libraries, mapped files, deleted files), shared memory.
+
+In a process running under libmemtint the heap is known exactly: every page the library hands out
+or pools lies in its one reserved arena (512 GiB of address space, PROT_NONE where unbacked), so
+heap is the arena's pages, and anonymous writable memory outside it (memory the program maps
+itself, e.g. CPython's pymalloc arenas unless PYTHONMALLOC=malloc; the library's metadata; .bss)
+is "other": uncoloured, and counted as such.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from dataclasses import dataclass
 from memtint.linux.errors import LinuxError
 
 CLASSES = ("heap", "stack", "file", "other")
+# libmemtint reserves 512 GiB; no other mapping of a normal process comes near this.
+ARENA_MIN_BYTES = 1 << 38
 
 
 @dataclass
@@ -75,6 +83,30 @@ def classify(m: Mapping) -> str:
     if not m.anonymous:
         return "file"
     return "heap" if m.private_writable else "other"
+
+
+def mark_allocator_arena(mappings: list[Mapping]) -> tuple[int, int] | None:
+    """Find libmemtint's arena (the widest run of adjacent anonymous mappings, if it spans at least
+    ARENA_MIN_BYTES); make its writable pieces heap and other anonymous writable memory other.
+    Returns the arena's [start, end), or None when there is none."""
+    best: tuple[int, int] | None = None
+    i = 0
+    while i < len(mappings):
+        j = i
+        while mappings[i].anonymous and j + 1 < len(mappings) and mappings[j + 1].anonymous \
+                and mappings[j + 1].start == mappings[j].end:
+            j += 1
+        span = (mappings[i].start, mappings[j].end)
+        if mappings[i].anonymous and span[1] - span[0] >= ARENA_MIN_BYTES and (
+                best is None or span[1] - span[0] > best[1] - best[0]):
+            best = span
+        i = j + 1
+    if best is None:
+        return None
+    for m in mappings:
+        if m.kind == "heap" and m.path == "":
+            m.kind = "heap" if best[0] <= m.start < best[1] else "other"
+    return best
 
 
 def read_maps(pid: int | str) -> list[Mapping]:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import mmap
 import os
-import struct
 from dataclasses import dataclass
+
+import numpy
 
 from memtint.linux.errors import LinuxError, PrivilegeError
 
@@ -59,12 +60,11 @@ def read_frames(pid: int | str, start: int, end: int, fd: int | None = None) -> 
                 raise
             if not data:
                 break
-            for i, entry in enumerate(struct.unpack(f"<{len(data) // 8}Q", data)):
-                if entry & PRESENT:
-                    vaddrs.append((page + i) * PAGE_BYTES)
-                    pfns.append(entry & PFN_MASK)
-                elif entry & SWAPPED:
-                    swapped += 1
+            entries = numpy.frombuffer(data, dtype="<u8")
+            present = numpy.nonzero(entries >> 63)[0]
+            vaddrs.extend(((present + page) * PAGE_BYTES).tolist())
+            pfns.extend((entries[present] & PFN_MASK).tolist())
+            swapped += int(numpy.count_nonzero((entries >> 62) == 1))
             page += n
         return PageFrames(vaddrs, pfns, swapped)
     finally:
