@@ -218,18 +218,18 @@ def _program_pid(runner: subprocess.Popen, timeout: float = 60) -> int:
     raise AssertionError("memtint run started no program")
 
 
-def _wait_blocked_writing(pid: int, feeder: threading.Thread | None, timeout: float = 60) -> None:
-    """Wait until the program has all its input and sits in write(2) on a full stdout pipe: its
-    data is then resident and it allocates nothing until the test reads its output."""
+def _wait_blocked_writing(pid: int, timeout: float = 60) -> None:
+    """Wait until the program sits in write(2) on a full stdout pipe (sort: after reading all its
+    input; gzip: mid-stream): its data is then resident and it allocates nothing until the test
+    reads its output."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if feeder is None or not feeder.is_alive():
-            try:
-                with open(f"/proc/{pid}/syscall") as f:
-                    if f.read().split()[0] == "1":  # write on x86-64
-                        return
-            except (OSError, IndexError):
-                pass
+        try:
+            with open(f"/proc/{pid}/syscall") as f:
+                if f.read().split()[0] == "1":  # write on x86-64
+                    return
+        except (OSError, IndexError):
+            pass
         time.sleep(0.05)
     raise AssertionError(f"program {pid} never blocked writing its output")
 
@@ -254,14 +254,15 @@ def _coloured_run_and_inspect(tmp_path, argv: list[str], data: bytes, colours: s
     feeder.start()
     try:
         pid = _program_pid(runner)
-        _wait_blocked_writing(pid, feeder)
+        _wait_blocked_writing(pid)
         inspected = cli("inspect", str(pid), "--json", "-")
         output = runner.stdout.read()
         runner.wait(timeout=120)
     finally:
-        feeder.join()
         if runner.poll() is None:
             runner.kill()
+            runner.stdout.close()
+        feeder.join()
     assert inspected.returncode == 0, inspected.stderr
     assert runner.returncode == 0, runner.stderr.read()
     with open(report_path) as f:
@@ -277,7 +278,7 @@ def _check_heap_in_colours(report: dict, library: dict, colours: list[int]) -> N
     held = library["pages_held_aside"]
     assert heap - inside >= held * 0.95 or heap - inside >= held - 64, (heap, inside, held)
     delivered_heap = heap - held
-    assert delivered_heap > 0
+    assert delivered_heap > 0, (heap, inside, held, library)
     assert inside / delivered_heap >= 0.95, (heap, inside, held)
 
 
@@ -311,7 +312,15 @@ def test_sort_and_gzip_are_coloured_and_unchanged(tmp_path, many_mappings):
         assert output == _plain(argv, lines), argv
         if argv[0] == "sort":
             assert report["heap_pages"] >= len(lines) / 4096  # sort holds all its input
-        _check_heap_in_colours(report, library, list(range(16)))
+            _check_heap_in_colours(report, library, list(range(16)))
+        else:
+            # gzip keeps its window and buffers in static arrays (.bss: anonymous memory outside
+            # the library's arena, uncoloured, counted as other) and mallocs almost nothing.
+            assert report["pages"]["other"] >= 64, report["pages"]
+            if report["heap_pages"] == 0:
+                assert report["heap_fraction_in_colours"] is None
+            else:
+                _check_heap_in_colours(report, library, list(range(16)))
 
 
 # ---- run-mix (acceptance 6) ---------------------------------------------------------------------
