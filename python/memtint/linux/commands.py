@@ -11,7 +11,7 @@ from typing import Any
 
 from memtint.linux.hypervisor import vm_warning
 from memtint.linux.inspect import inspect_process
-from memtint.linux.launch import MODES
+from memtint.linux.launch import MODES, map_count_warning
 from memtint.linux.maps import CLASSES
 from memtint.linux.run import run_coloured
 from memtint.linux.run_mix import SEPARATOR, run_mix, split_commands
@@ -145,6 +145,7 @@ def _run(args: argparse.Namespace) -> int:
 
         raise LinuxError("no program given: memtint run --colors SPEC -- PROGRAM ARGS...")
     _warn(vm_warning())
+    _warn(map_count_warning(args.mode))
     run = run_coloured(argv, args.colors, machine=args.machine, mapping=args.mapping, space=args.space,
                        cpus=args.cpus, mode=args.mode, spill=args.spill, report=args.report)
     return run.exit_code if run.exit_code is not None else 1
@@ -155,6 +156,7 @@ def _run_mix(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     commands = split_commands(_argv(args.command))
+    _warn(map_count_warning(args.mode))
     err = Console(stderr=True)
     status = None
     finished: set[int] = set()

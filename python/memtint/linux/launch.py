@@ -45,6 +45,22 @@ def check_can_colour(layout: ColourLayout, mode: str) -> None:
                          f"{', '.join(f'b{b}' for b in above)}, above the hugepage offset, so only pagemap mode colours it)")
 
 
+def map_count_warning(mode: str) -> str | None:
+    """libmemtint moves coloured 4 KiB pages one by one into place, and each can become a mapping
+    of its own: the default limit of 65530 mappings stops a heap at roughly 200 MB."""
+    if mode == "hugepage":
+        return None
+    try:
+        with open("/proc/sys/vm/max_map_count", encoding="ascii") as f:
+            limit = int(f.read())
+    except (OSError, ValueError):
+        return None
+    if limit >= 262144:
+        return None
+    return (f"vm.max_map_count is {limit}: a coloured heap may hit it near {limit * 4096 // 2**20} MB "
+            "(allocations then fail); raise it with sysctl vm.max_map_count=1048576")
+
+
 def coloured_environment(layout: ColourLayout, colours: Sequence[int], *, mode: str = "auto", spill: bool = False,
                          report: str | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment that makes libmemtint colour a program's heap with `colours` of `layout`."""
