@@ -138,9 +138,21 @@ def test_bad_input_is_one_line_and_status_2(args, message):
 
 @needs_root
 @needs_library
-def test_run_of_a_missing_program_says_so():
+def test_run_of_a_missing_program_or_cpu_says_so():
     r = cli("run", "--colors", "0-15", "--", "/no/such/program")
     assert r.returncode == 2 and "/no/such/program: command not found" in r.stderr
+    r = cli("run", "--colors", "0-15", "--cpus", "4096", "--", "true")
+    assert r.returncode == 2 and "CPUs 4096 are not available here" in r.stderr, r.stderr
+
+
+@needs_root
+@needs_library
+def test_run_exits_with_the_programs_status_on_the_chosen_cpu():
+    cpu = max(os.sched_getaffinity(0))
+    r = cli("run", "--colors", "0-15", "--cpus", str(cpu), "--", PYTHON, "-c",
+            "import os, sys; print(sorted(os.sched_getaffinity(0)), os.environ['MEMTINT_COLORS']); sys.exit(7)")
+    assert r.returncode == 7, r.stderr
+    assert r.stdout.split() == [f"[{cpu}]", "0-15"]
 
 
 def test_hugepage_mode_refuses_colour_bits_above_the_hugepage():
