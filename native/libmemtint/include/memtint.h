@@ -63,6 +63,7 @@ struct memtint_stats {
     unsigned n_masks;            /* colour bits */
     uint64_t pages_from_kernel;  /* 4 KB pages obtained (hugepages count as 512) */
     uint64_t pages_delivered;    /* pages currently handed to the heap (slabs and large blocks) */
+    uint64_t pages_delivered_peak; /* the most pages_delivered has been */
     uint64_t pages_held_aside;   /* pool pages of colours no thread uses */
     uint64_t pages_pooled;       /* pool pages of colours in use, ready to deliver */
     uint64_t pages_spilled;      /* pages delivered outside the asked colours (spill mode) */

@@ -6,15 +6,23 @@
  * someone else's mapping where a later MREMAP_FIXED would overwrite it. */
 #include "internal.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
-#define ARENA_BYTES (1ULL << 39) /* 512 GB of address space, no memory */
+#define ARENA_BYTES (1ULL << 39)   /* 512 GB of address space for coloured pages, no memory */
+#define GAP_BYTES MT_HUGE           /* left unmapped so the two reservations stay apart */
+#define STAGING_BYTES (1ULL << 37)  /* 128 GB where new frames arrive and held-aside ones stay */
 #define MAX_ORDER 28
+#define STAGING_FIRST ((uint32_t)((ARENA_BYTES + GAP_BYTES) >> MT_PAGE_SHIFT))
+#define STAGING_END ((uint32_t)((ARENA_BYTES + GAP_BYTES + STAGING_BYTES) >> MT_PAGE_SHIFT))
 
 uintptr_t mt_arena_base, mt_arena_end;
 mt_page *mt_pages;
-static uint32_t bump = 1 << MT_HUGE_ORDER; /* page 0 stays unused (MT_NIL) */
-static uint32_t free_extents[MAX_ORDER + 1]; /* stacks linked through mt_pages[].next */
+/* region 0: the coloured arena (page 0 stays unused: MT_NIL); region 1: staging */
+static uint32_t bump[2] = {1 << MT_HUGE_ORDER, STAGING_FIRST};
+static const uint32_t region_end[2] = {(uint32_t)(ARENA_BYTES >> MT_PAGE_SHIFT), STAGING_END};
+static uint32_t free_extents[2][MAX_ORDER + 1]; /* stacks linked through mt_pages[].next */
 
 void *mt_meta_alloc(size_t bytes) {
     void *p = mmap(0, (bytes + MT_PAGE - 1) & ~(MT_PAGE - 1), PROT_READ | PROT_WRITE,
@@ -22,27 +30,40 @@ void *mt_meta_alloc(size_t bytes) {
     return p == MAP_FAILED ? NULL : p;
 }
 
+/* One reservation split in two by an unmapped gap: the arena, where only pages of colours in
+ * use live (so /proc/PID/maps shows the coloured heap as one big region, which `memtint
+ * inspect` relies on), and the staging area, where chunks arrive and pages of colours nobody
+ * uses are held aside. */
 int mt_arena_init(void) {
-    /* Over-reserve by one hugepage so the base is 2 MB aligned (hugetlb pages need it). */
-    void *p = mmap(0, ARENA_BYTES + MT_HUGE, PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    size_t total = ARENA_BYTES + GAP_BYTES + STAGING_BYTES;
+    void *p = mmap(0, GAP_BYTES + total + MT_HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
     if (p == MAP_FAILED) return -1;
-    mt_arena_base = ((uintptr_t)p + MT_HUGE - 1) & ~(MT_HUGE - 1);
-    mt_arena_end = mt_arena_base + ARENA_BYTES;
-    mt_pages = mt_meta_alloc((ARENA_BYTES >> MT_PAGE_SHIFT) * sizeof(mt_page));
+    /* hugetlb needs 2 MB alignment; a guard below the arena */
+    mt_arena_base = ((uintptr_t)p + GAP_BYTES + MT_HUGE - 1) & ~(MT_HUGE - 1);
+    mt_arena_end = mt_arena_base + total;
+    /* The guard and the gap hold a file mapping (of /dev/zero, no memory), so no anonymous
+     * mapping (the library's metadata, the program's) adjoins the arena and looks part of it. */
+    int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+    uintptr_t guards[2] = {mt_arena_base - GAP_BYTES, mt_arena_base + ARENA_BYTES};
+    for (int i = 0; i < 2; i++)
+        if (fd < 0 || mmap((void *)guards[i], GAP_BYTES, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+            munmap((void *)guards[i], GAP_BYTES);
+    if (fd >= 0) close(fd);
+    mt_pages = mt_meta_alloc(((size_t)total >> MT_PAGE_SHIFT) * sizeof(mt_page));
     return mt_pages ? 0 : -1;
 }
 
-uint32_t mt_extent_take(unsigned order) {
+static uint32_t take(int region, unsigned order) {
     if (order > MAX_ORDER) return MT_NIL;
-    uint32_t e = free_extents[order];
+    uint32_t e = free_extents[region][order];
     if (e != MT_NIL) {
-        free_extents[order] = mt_pages[e].next;
+        free_extents[region][order] = mt_pages[e].next;
     } else {
         uint64_t size = 1ULL << order;
-        uint64_t start = ((uint64_t)bump + size - 1) & ~(size - 1);
-        if (start + size > (ARENA_BYTES >> MT_PAGE_SHIFT)) return MT_NIL;
-        bump = (uint32_t)(start + size);
+        uint64_t start = ((uint64_t)bump[region] + size - 1) & ~(size - 1);
+        if (start + size > region_end[region]) return MT_NIL;
+        bump[region] = (uint32_t)(start + size);
         e = (uint32_t)start;
     }
     mt_pages[e].next = MT_NIL;
@@ -51,13 +72,25 @@ uint32_t mt_extent_take(unsigned order) {
     return e;
 }
 
+uint32_t mt_extent_take(unsigned order) { return take(0, order); }
+uint32_t mt_extent_take_staging(unsigned order) { return take(1, order); }
+
 void mt_extent_page_gone(uint32_t idx, uint32_t count) {
     uint32_t e = mt_pages[idx].ext;
     mt_page *head = &mt_pages[e];
     head->ext_live -= count;
     if (head->ext_live == 0) {
-        head->next = free_extents[head->ext_order];
-        free_extents[head->ext_order] = e;
+        int region = e >= STAGING_FIRST;
+        head->next = free_extents[region][head->ext_order];
+        free_extents[region][head->ext_order] = e;
+    }
+}
+
+void mt_extent_release_if_empty(uint32_t e) {
+    if (mt_pages[e].ext_live == 0) {
+        mt_pages[e].ext = e;
+        mt_pages[e].ext_live = 1;
+        mt_extent_page_gone(e, 1);
     }
 }
 
@@ -68,4 +101,13 @@ void mt_reserve_again(uint32_t idx, uint32_t npages) {
          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
-uint32_t mt_arena_top(void) { return bump; }
+void mt_arena_used(uint32_t range[2][2]) {
+    range[0][0] = 1;
+    range[0][1] = bump[0];
+    range[1][0] = STAGING_FIRST;
+    range[1][1] = bump[1];
+}
+
+bool mt_in_coloured_arena(const void *p) {
+    return (uintptr_t)p >= mt_arena_base && (uintptr_t)p < mt_arena_base + ARENA_BYTES;
+}

@@ -303,6 +303,10 @@ void mt_heap_free(void *p) {
     bad_pointer("free", p);
 }
 
+/* realloc copies the whole usable size of the old block; under ASan only the requested bytes
+ * were unpoisoned, so open the rest for the copy (the block is freed right after). */
+void mt_heap_unpoison(void *p, size_t n) { UNPOISON(p, n); }
+
 size_t mt_heap_usable(const void *p) {
     uint32_t idx = mt_idx(p);
     if (mt_pages[idx].state == PD_SLAB) return class_size[slab_of(p)->cls];

@@ -111,7 +111,10 @@ uint32_t mt_extent_take(unsigned order);
 /* A page of an extent left it (moved away or unmapped, its place reserved again). */
 void mt_extent_page_gone(uint32_t idx, uint32_t count);
 void mt_reserve_again(uint32_t idx, uint32_t npages); /* PROT_NONE over [idx, idx+n) */
-uint32_t mt_arena_top(void); /* pages of the arena ever handed out */
+uint32_t mt_extent_take_staging(unsigned order); /* the same in the staging area */
+void mt_extent_release_if_empty(uint32_t e);        /* an extent that received no page */
+void mt_arena_used(uint32_t range[2][2]); /* page index ranges ever handed out, per region */
+bool mt_in_coloured_arena(const void *p);
 void *mt_meta_alloc(size_t bytes); /* zeroed internal metadata, never freed */
 
 /* ---- pool.c (callers hold mt_pool_lock) ---- */
@@ -121,7 +124,7 @@ extern int mt_mode; /* MEMTINT_MODE_* */
 extern unsigned mt_n_colours;
 extern uint64_t *mt_wanted; /* union of all colour sets in use */
 typedef struct {
-    uint64_t from_kernel, delivered, spilled, moved, released;
+    uint64_t from_kernel, delivered, delivered_peak, spilled, moved, released;
     uint64_t *delivered_of; /* cumulative per colour */
 } mt_pool_stats;
 extern mt_pool_stats mt_stats;
@@ -135,7 +138,7 @@ uint64_t mt_pool_available(const mt_colour_set *s);
 int mt_pool_grow(const mt_colour_set *s, uint64_t pages, const char **why);
 /* One page of the set's colours for a slab (round robin over colours); MT_NIL + ENOMEM message. */
 uint32_t mt_pool_take_page(mt_colour_set *s);
-void mt_pool_after_growth(void);
+void mt_pool_after_growth(uint64_t requested); /* release held-aside pages past the bound */
 uint32_t mt_pool_spill_page(void);                /* a page of any colour, held-aside first */
 void mt_pool_deliver(uint32_t idx, bool spilled); /* count a page handed to the heap */
 void mt_pool_return(uint32_t idx);                /* a delivered page back to the pool */ /* release held-aside pages past the hold bound */
@@ -178,6 +181,7 @@ void *mt_heap_malloc(mt_colour_set *s, size_t size);
 void *mt_heap_memalign(mt_colour_set *s, size_t align, size_t size);
 void mt_heap_free(void *p);
 size_t mt_heap_usable(const void *p);
+void mt_heap_unpoison(void *p, size_t n);
 void mt_heap_thread_use(mt_colour_set *s);
 mt_colour_set *mt_heap_thread_set(void);
 void mt_heap_init(void);

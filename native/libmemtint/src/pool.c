@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define CHUNK_ORDER MT_HUGE_ORDER /* 512 pages per growth step */
 #define HOLD_FLOOR_PAGES 16384    /* 64 MB held aside is always fine */
@@ -61,14 +63,62 @@ uint64_t mt_pool_available(const mt_colour_set *s) {
     return n;
 }
 
+static uint64_t wanted_from_kernel; /* pages of colours in use among those obtained */
+
+/* Pages held aside per page of the colours in use: as the kernel actually supplied them once
+ * enough was seen (free memory is rarely spread evenly over colours), else 1/f - 1. */
+static uint64_t hold_bound(uint64_t requested) {
+    unsigned wanted = 0;
+    for (unsigned c = 0; c < mt_n_colours; c++) wanted += mt_bit(mt_wanted, c);
+    if (!wanted) return HOLD_FLOOR_PAGES;
+    uint64_t need = 2 * (mt_stats.delivered + requested), b;
+    if (wanted_from_kernel >= 1024)
+        b = need * (mt_stats.from_kernel - wanted_from_kernel) / wanted_from_kernel;
+    else
+        b = need * (mt_n_colours - wanted) / wanted;
+    return b > HOLD_FLOOR_PAGES ? b : HOLD_FLOOR_PAGES;
+}
+
 static bool over_limit(uint64_t more) {
     return mt_cfg.pool_limit_pages && mt_stats.from_kernel + more > mt_cfg.pool_limit_pages;
 }
 
+/* Pages of colours in use move from a new chunk in staging to the same offsets of an arena
+ * extent, a run of neighbours per mremap; pages of other colours stay in staging, held aside. */
+static void promote(uint32_t chunk) {
+    uint32_t n = 1u << CHUNK_ORDER, to = MT_NIL;
+    for (uint32_t i = 0; i < n;) {
+        mt_page *pg = &mt_pages[chunk + i];
+        if (pg->state != PD_POOL || !mt_bit(mt_wanted, pg->colour)) { i++; continue; }
+        uint32_t run = 1;
+        while (i + run < n && mt_pages[chunk + i + run].state == PD_POOL &&
+               mt_bit(mt_wanted, mt_pages[chunk + i + run].colour))
+            run++;
+        if (to == MT_NIL && (to = mt_extent_take(CHUNK_ORDER)) == MT_NIL) return; /* stay put */
+        if (mremap(mt_va(chunk + i), (size_t)run << MT_PAGE_SHIFT, (size_t)run << MT_PAGE_SHIFT,
+                   MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to + i)) == MAP_FAILED)
+            break; /* the map-count limit: the rest stays in staging, still usable */
+        mt_reserve_again(chunk + i, run);
+        for (uint32_t k = i; k < i + run; k++) {
+            mt_page *src = &mt_pages[chunk + k], *dst = &mt_pages[to + k];
+            mt_pool_remove(chunk + k);
+            src->state = PD_NONE;
+            dst->colour = src->colour;
+            dst->pfn = src->pfn;
+            dst->ext = to;
+            mt_pool_push(to + k);
+        }
+        mt_extent_page_gone(chunk, run);
+        mt_pages[to].ext_live += run;
+        i += run;
+    }
+    if (to != MT_NIL) mt_extent_release_if_empty(to);
+}
+
 /* One chunk of 4 KB frames into the pool (pagemap mode). */
 static int grow_chunk(const char **why) {
-    uint32_t e = mt_extent_take(CHUNK_ORDER);
-    if (e == MT_NIL) { *why = "the library's 512 GB address arena is full"; return -1; }
+    uint32_t e = mt_extent_take_staging(CHUNK_ORDER);
+    if (e == MT_NIL) { *why = "the library's 128 GB staging area is full (too much held aside)"; return -1; }
     size_t n = 1u << CHUNK_ORDER;
     void *va = mt_va(e);
     if (mmap(va, n * MT_PAGE, PROT_READ | PROT_WRITE,
@@ -77,7 +127,8 @@ static int grow_chunk(const char **why) {
         return -1;
     }
     madvise(va, n * MT_PAGE, MADV_NOHUGEPAGE); /* 4 KB frames: a THP would be one colour run */
-    if (mlock(va, n * MT_PAGE)) {
+    /* The raw syscall: sanitizers intercept mlock() and make it a no-op. mlock faults in. */
+    if (syscall(SYS_mlock, va, n * MT_PAGE)) {
         mt_reserve_again(e, (uint32_t)n);
         mt_pages[e].ext_live = 0;
         mt_extent_page_gone(e, 0);
@@ -95,9 +146,11 @@ static int grow_chunk(const char **why) {
         pg->ext = e;
         pg->pfn = pfns[i];
         pg->colour = (uint16_t)mt_colour_of_paddr(pfns[i] << MT_PAGE_SHIFT);
+        wanted_from_kernel += mt_bit(mt_wanted, pg->colour);
         mt_pool_push(e + (uint32_t)i);
     }
     mt_stats.from_kernel += n;
+    promote(e);
     return 0;
 }
 
@@ -106,14 +159,14 @@ int mt_pool_grow(const mt_colour_set *s, uint64_t pages, const char **why) {
     while (mt_pool_available(s) < pages) {
         if (over_limit(mt_mode == MEMTINT_MODE_HUGEPAGE ? MT_HUGE / MT_PAGE : 1u << CHUNK_ORDER)) {
             *why = "MEMTINT_POOL_LIMIT reached";
-            if (grew) mt_pool_after_growth();
+            if (grew) mt_pool_after_growth(pages);
             return -1;
         }
         int r = mt_mode == MEMTINT_MODE_HUGEPAGE ? mt_huge_grow_one(why) : grow_chunk(why);
-        if (r) { if (grew) mt_pool_after_growth(); return -1; }
+        if (r) { if (grew) mt_pool_after_growth(pages); return -1; }
         grew = true;
     }
-    if (grew) mt_pool_after_growth();
+    if (grew) mt_pool_after_growth(pages);
     return 0;
 }
 
@@ -139,7 +192,7 @@ uint32_t mt_pool_spill_page(void) {
 }
 
 void mt_pool_deliver(uint32_t idx, bool spilled) {
-    mt_stats.delivered++;
+    if (++mt_stats.delivered > mt_stats.delivered_peak) mt_stats.delivered_peak = mt_stats.delivered;
     mt_stats.delivered_of[mt_pages[idx].colour]++;
     if (spilled) mt_stats.spilled++;
 }
@@ -176,6 +229,33 @@ uint64_t mt_pool_ready_pages(void) {
     return n;
 }
 
+/* Unmaps the held-aside (unwanted-colour) pool pages, by runs of neighbouring pages so one
+ * mmap covers many, until at most `keep` remain. */
+static long release_unwanted(uint64_t keep) {
+    uint64_t held = mt_pool_held_pages();
+    long released = 0;
+    uint32_t used[2][2];
+    mt_arena_used(used);
+    for (int r = 0; r < 2; r++)
+    for (uint32_t i = used[r][0], top = used[r][1]; i < top && held > keep;) {
+        mt_page *pg = &mt_pages[i];
+        if (pg->state != PD_POOL || mt_bit(mt_wanted, pg->colour)) { i++; continue; }
+        uint32_t n = 0;
+        while (i + n < top && held > keep && mt_pages[i + n].state == PD_POOL &&
+               !mt_bit(mt_wanted, mt_pages[i + n].colour) && mt_pages[i + n].ext == pg->ext) {
+            mt_pool_remove(i + n);
+            mt_pages[i + n].state = PD_NONE;
+            n++;
+            held--;
+        }
+        mt_reserve_again(i, n);
+        mt_extent_page_gone(i, n);
+        released += n;
+        i += n;
+    }
+    return released;
+}
+
 long mt_pool_release_held(bool all) {
     long released = 0;
     if (mt_mode == MEMTINT_MODE_HUGEPAGE) {
@@ -191,32 +271,24 @@ long mt_pool_release_held(bool all) {
             mt_extent_page_gone(first, 1u << MT_HUGE_ORDER);
             released += 1 << MT_HUGE_ORDER;
         }
-        mt_stats.released += (uint64_t)released;
-        return released;
-    }
-    uint64_t held = mt_pool_held_pages();
-    uint64_t keep = all ? 0 : (mt_stats.delivered > HOLD_FLOOR_PAGES ? mt_stats.delivered : HOLD_FLOOR_PAGES);
-    for (unsigned c = 0; c < mt_n_colours && held > keep; c++) {
-        if (mt_bit(mt_wanted, c)) continue;
-        uint32_t idx;
-        while (held > keep && (idx = mt_pool_pop(c)) != MT_NIL) {
-            mt_reserve_again(idx, 1);
-            mt_pages[idx].state = PD_NONE;
-            mt_extent_page_gone(idx, 1);
-            held--;
-            released++;
-        }
+    } else {
+        released = release_unwanted(all ? 0 : hold_bound(0) / 2);
     }
     mt_stats.released += (uint64_t)released;
     return released;
 }
 
-/* After a growth episode: held-aside pages past max(64 MB, pages delivered) go back. */
-void mt_pool_after_growth(void) {
-    if (mt_mode == MEMTINT_MODE_PAGEMAP) mt_pool_release_held(false);
-}
-
 void mt_pool_return(uint32_t idx) {
     mt_stats.delivered--;
     mt_pool_push(idx);
+}
+
+/* After a growth episode, held-aside pages go back only past twice what the colour fraction
+ * implies (a fraction f of the colours leaves (1-f)/f held per page delivered): releasing them
+ * sooner makes the kernel hand the same frames straight back on the next growth. */
+void mt_pool_after_growth(uint64_t requested) {
+    if (mt_mode == MEMTINT_MODE_PAGEMAP && mt_pool_held_pages() > hold_bound(requested)) {
+        uint64_t keep = hold_bound(requested) / 2;
+        mt_stats.released += (uint64_t)release_unwanted(keep);
+    }
 }

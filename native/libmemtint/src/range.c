@@ -11,7 +11,6 @@
 #include <sys/mman.h>
 
 #define HUGE_PIECES (1u << MT_HUGE_ORDER)
-#define RUN_SEARCH_GROWTHS 8
 
 static unsigned order_for(size_t npages, unsigned align_order) {
     unsigned o = 0;
@@ -25,20 +24,31 @@ static void mark_block(uint32_t e, size_t npages) {
     for (size_t i = 1; i < npages; i++) mt_pages[e + i].state = PD_BODY;
 }
 
-static bool move_page(uint32_t from, uint32_t to, uint32_t e) {
-    if (mremap(mt_va(from), MT_PAGE, MT_PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to)) == MAP_FAILED)
-        return false;
-    mt_reserve_again(from, 1);
-    mt_page *src = &mt_pages[from], *dst = &mt_pages[to];
-    dst->colour = src->colour;
-    dst->pfn = src->pfn;
-    dst->ext = e;
-    src->state = PD_NONE;
-    mt_extent_page_gone(from, 1);
-    mt_pages[e].ext_live++;
+/* Moves n neighbouring pages [from, from+n) to [to, to+n) of extent e. One mremap when they
+ * are one mapping (or the kernel moves several at once, Linux >= 6.17); page by page otherwise. */
+static bool move_pages(uint32_t from, uint32_t to, uint32_t n, uint32_t e) {
+    if (mremap(mt_va(from), (size_t)n << MT_PAGE_SHIFT, (size_t)n << MT_PAGE_SHIFT,
+               MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to)) == MAP_FAILED) {
+        if (n == 1) return false;
+        for (uint32_t k = 0; k < n; k++)
+            if (!move_pages(from + k, to + k, 1, e)) return false;
+        return true;
+    }
+    mt_reserve_again(from, n);
+    for (uint32_t k = 0; k < n; k++) {
+        mt_page *src = &mt_pages[from + k], *dst = &mt_pages[to + k];
+        dst->colour = src->colour;
+        dst->pfn = src->pfn;
+        dst->ext = e;
+        src->state = PD_NONE;
+    }
+    mt_extent_page_gone(from, n);
+    mt_pages[e].ext_live += n;
     return true;
 }
 
+/* Blocks are assembled from runs of neighbouring pool pages of the set's colours (frames the
+ * kernel handed out together), so a block is few mappings when the colours allow. */
 static void *pagemap_block(mt_colour_set *s, size_t npages, unsigned align_order) {
     const char *why = "";
     if (mt_pool_available(s) < npages && mt_pool_grow(s, npages, &why)) {
@@ -51,10 +61,22 @@ static void *pagemap_block(mt_colour_set *s, size_t npages, unsigned align_order
     }
     uint32_t e = mt_extent_take(order_for(npages, align_order));
     if (e == MT_NIL) { mt_exhausted(s, "the library's 512 GB address arena is full"); return NULL; }
-    for (size_t i = 0; i < npages; i++) {
-        uint32_t idx = mt_pool_take_page(s);
-        if (idx == MT_NIL || !move_page(idx, e + (uint32_t)i, e)) {
-            if (idx != MT_NIL) mt_pool_return(idx);
+    for (size_t i = 0; i < npages;) {
+        uint32_t idx = mt_pool_take_page(s), run = 1;
+        if (idx != MT_NIL) {
+            uint32_t ext = mt_pages[idx].ext, ext_end = ext + (1u << mt_pages[ext].ext_order);
+            while (i + run < npages && idx + run < ext_end) {
+                mt_page *pg = &mt_pages[idx + run];
+                if (pg->state != PD_POOL || pg->ext != mt_pages[idx].ext || !mt_bit(s->bits, pg->colour)) break;
+                mt_pool_remove(idx + run);
+                mt_pool_deliver(idx + run, false);
+                run++;
+            }
+        }
+        if (idx == MT_NIL || !move_pages(idx, e + (uint32_t)i, run, e)) {
+            /* give back what this block took; pages already moved stay where they are now */
+            for (uint32_t k = 0; idx != MT_NIL && k < run; k++)
+                mt_pool_return(mt_pages[idx + k].state == PD_NONE ? e + (uint32_t)i + k : idx + k);
             for (size_t k = 0; k < i; k++) mt_pool_return(e + (uint32_t)k);
             if (idx != MT_NIL)
                 mt_exhausted(s, "mremap failed: too many mappings (raise vm.max_map_count, "
@@ -62,6 +84,7 @@ static void *pagemap_block(mt_colour_set *s, size_t npages, unsigned align_order
             errno = ENOMEM;
             return NULL;
         }
+        i += run;
     }
     mark_block(e, npages);
     return mt_va(e);
@@ -110,7 +133,8 @@ static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_orde
         uint32_t at = find_run(mt_huge_list[i], npages, align_order, want);
         if (at != MT_NIL) return take_run(at, npages, s);
     }
-    for (int g = 0; g < RUN_SEARCH_GROWTHS; g++) {
+    /* Hugepages without such a run are held aside, as pagemap mode holds frames aside. */
+    for (;;) {
         if (mt_cfg.pool_limit_pages && mt_stats.from_kernel + HUGE_PIECES > mt_cfg.pool_limit_pages) {
             why = "MEMTINT_POOL_LIMIT reached";
             break;
@@ -118,7 +142,6 @@ static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_orde
         if (mt_huge_grow_one(&why)) break;
         uint32_t at = find_run(mt_huge_list[mt_huge_n - 1], npages, align_order, want);
         if (at != MT_NIL) return take_run(at, npages, s);
-        why = "no run of these colours long enough in the hugepages obtained";
     }
     if (want && mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) {
         for (uint32_t i = 0; i < mt_huge_n; i++) {
@@ -130,12 +153,21 @@ static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_orde
     return NULL;
 }
 
+/* Every piece of hugepage `slot` has a colour of the set (one check when hugepages are
+ * single-coloured; otherwise e.g. i7-860 colours 0-7 are the hugepages with b21 = b22 = 0). */
+static bool hugepage_in_set(uint32_t slot, const mt_colour_set *s) {
+    uint32_t first = slot << MT_HUGE_ORDER, n = mt_huge_uniform ? 1 : HUGE_PIECES;
+    for (uint32_t k = 0; k < n; k++)
+        if (!mt_bit(s->bits, mt_pages[first + k].colour)) return false;
+    return true;
+}
+
 /* A free whole hugepage of the set's colours (any colour when s is NULL). */
 static uint32_t free_hugepage(const mt_colour_set *s) {
     for (uint32_t i = 0; i < mt_huge_n; i++) {
         uint32_t slot = mt_huge_list[i];
         if (mt_huge_slots[slot].pool_count != HUGE_PIECES) continue;
-        if (s && !mt_bit(s->bits, mt_pages[slot << MT_HUGE_ORDER].colour)) continue;
+        if (s && !hugepage_in_set(slot, s)) continue;
         return slot;
     }
     return UINT32_MAX;
@@ -143,19 +175,22 @@ static uint32_t free_hugepage(const mt_colour_set *s) {
 
 static void *huge_chain_block(mt_colour_set *s, size_t npages) {
     size_t nh = (npages + HUGE_PIECES - 1) / HUGE_PIECES;
-    const mt_colour_set *want = mt_huge_uniform ? s : NULL;
-    if (!want && mt_cfg.on_exhaustion != MT_EXHAUST_SPILL) {
-        mt_exhausted(s, "blocks over 2 MB in hugepage mode need masks that use only bits >= 21 "
-                        "(each hugepage one colour); these masks split hugepages into colours");
-        return NULL;
+    const mt_colour_set *want = s;
+    if (!mt_huge_needs_pagemap && mt_huge_max_run(s) < HUGE_PIECES) {
+        /* masks below bit 21 only: every hugepage has the same colour pattern, never all in s */
+        if (mt_cfg.on_exhaustion != MT_EXHAUST_SPILL) {
+            mt_exhausted(s, "blocks over 2 MB in hugepage mode need whole hugepages of the colours; "
+                            "with masks below bit 21 these colours interleave inside every hugepage");
+            return NULL;
+        }
+        want = NULL;
     }
     /* Gather enough free hugepages first, holding the others aside. */
     const char *why = "";
     size_t have = 0;
     for (uint32_t i = 0; i < mt_huge_n; i++) {
         uint32_t slot = mt_huge_list[i];
-        if (mt_huge_slots[slot].pool_count == HUGE_PIECES &&
-            (!want || mt_bit(want->bits, mt_pages[slot << MT_HUGE_ORDER].colour)))
+        if (mt_huge_slots[slot].pool_count == HUGE_PIECES && (!want || hugepage_in_set(slot, want)))
             have++;
     }
     while (have < nh) {
@@ -164,12 +199,14 @@ static void *huge_chain_block(mt_colour_set *s, size_t npages) {
             break;
         }
         if (mt_huge_grow_one(&why)) break;
-        if (!want || mt_bit(want->bits, mt_pages[mt_huge_list[mt_huge_n - 1] << MT_HUGE_ORDER].colour))
-            have++;
+        if (!want || hugepage_in_set(mt_huge_list[mt_huge_n - 1], want)) have++;
     }
     if (have < nh) {
         if (want && mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) want = NULL;
-        else { mt_exhausted(s, why); return NULL; }
+        else {
+            mt_exhausted(s, *why ? why : "not enough free hugepages of these colours");
+            return NULL;
+        }
     }
     uint32_t e = mt_extent_take(order_for(nh * HUGE_PIECES, MT_HUGE_ORDER));
     if (e == MT_NIL) { mt_exhausted(s, "the library's 512 GB address arena is full"); return NULL; }

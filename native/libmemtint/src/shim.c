@@ -34,6 +34,8 @@ static const char *choose_mode(void) {
     }
     mt_huge_uniform = !low;
     mt_huge_needs_pagemap = high;
+    const char *no_hugepages = "hugepage mode: no free 2 MB hugepages (as root: echo N > "
+                               "/proc/sys/vm/nr_hugepages)";
     const char *unpriv = "/proc/self/pagemap shows no frame numbers without privilege: run as root, "
                          "grant CAP_SYS_ADMIN, or use MEMTINT_MODE=hugepage with masks below bit 21";
     switch (mt_cfg.mode_requested) {
@@ -45,6 +47,7 @@ static const char *choose_mode(void) {
         if (high && !privileged)
             return "hugepage mode with masks using bits >= 21 needs each hugepage's frame number "
                    "from /proc/self/pagemap: run as root or grant CAP_SYS_ADMIN";
+        if (!mt_meminfo_kb("HugePages_Free")) return no_hugepages;
         mt_mode = MEMTINT_MODE_HUGEPAGE;
         return NULL;
     default:
@@ -54,6 +57,10 @@ static const char *choose_mode(void) {
             return NULL;
         }
         if (!high) {
+            if (!mt_meminfo_kb("HugePages_Free"))
+                return "/proc/self/pagemap shows no frame numbers without privilege, and there are no "
+                       "free 2 MB hugepages for hugepage mode: run as root, grant CAP_SYS_ADMIN, or "
+                       "have root reserve hugepages (echo N > /proc/sys/vm/nr_hugepages)";
             mt_mode = MEMTINT_MODE_HUGEPAGE;
             if (mt_cfg.verbose)
                 mt_warn("mode auto: hugepage (no pagemap privilege; masks below bit 21 need none)");
@@ -157,7 +164,10 @@ void *memtint_realloc(void *p, size_t size) {
     size_t old;
     if (mt_in_arena(p)) {
         old = mt_heap_usable(p);
-        if (size <= old && size > old / 2) return p;
+        if (size <= old && size > old / 2) {
+            mt_heap_unpoison(p, size);
+            return p;
+        }
     } else {
         mt_colour_set *s = current_set();
         if (!s) return __libc_realloc(p, size);
@@ -165,6 +175,7 @@ void *memtint_realloc(void *p, size_t size) {
     }
     void *q = memtint_malloc(size);
     if (!q) return NULL;
+    if (mt_in_arena(p)) mt_heap_unpoison(p, old < size ? old : size);
     memcpy(q, p, old < size ? old : size);
     memtint_free(p);
     return q;
@@ -263,7 +274,13 @@ long memtint_verify_all_pages(void) {
     if (!core_ready) { errno = EINVAL; return -1; }
     if (mt_mode == MEMTINT_MODE_HUGEPAGE) return 0;
     pthread_mutex_lock(&mt_pool_lock);
-    long moved = check_range(1, mt_arena_top() - 1);
+    uint32_t used[2][2];
+    mt_arena_used(used);
+    long moved = 0;
+    for (int r = 0; r < 2 && moved >= 0; r++) {
+        long m = check_range(used[r][0], used[r][1] - used[r][0]);
+        moved = m < 0 ? m : moved + m;
+    }
     if (moved > 0) mt_stats.moved += (uint64_t)moved;
     pthread_mutex_unlock(&mt_pool_lock);
     return moved;
@@ -287,6 +304,7 @@ int memtint_get_stats(struct memtint_stats *out) {
     out->mode = mt_mode;
     out->pages_from_kernel = mt_stats.from_kernel;
     out->pages_delivered = mt_stats.delivered;
+    out->pages_delivered_peak = mt_stats.delivered_peak;
     out->pages_held_aside = mt_pool_held_pages();
     out->pages_pooled = mt_pool_ready_pages();
     out->pages_spilled = mt_stats.spilled;

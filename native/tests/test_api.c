@@ -1,0 +1,63 @@
+/* The public API's contract and error cases (memtint.h): bad colour sets, foreign pointers,
+ * alignment rules, overflow, huge requests, realloc corner cases, releasing held frames. */
+#include "../libmemtint/include/memtint.h"
+#include "check.h"
+
+#include <errno.h>
+
+static int failures;
+#define EXPECT(cond, what) do { if (!(cond)) { fprintf(stderr, "FAILED: %s (%s:%d)\n", what, __FILE__, __LINE__); failures++; } } while (0)
+
+int main(void) {
+    tc_load_masks();
+    unsigned ok[] = {1, 2}, bad[] = {1, 1u << tc_n_masks};
+    errno = 0;
+    EXPECT(memtint_set_colors(NULL, 0) == -1 && errno == EINVAL, "set_colors(NULL, 0) is EINVAL");
+    errno = 0;
+    EXPECT(memtint_set_colors(bad, 2) == -1 && errno == EINVAL, "a colour outside the space is EINVAL");
+    EXPECT(memtint_set_colors(ok, 2) == 0, "set_colors {1,2}");
+    uint64_t set[1024] = {0};
+    tc_set_from_list(set, ok, 2);
+
+    int local = 0;
+    errno = 0;
+    EXPECT(memtint_check_pages(&local, sizeof local) == -1 && errno == EINVAL, "check_pages of the stack is EINVAL");
+    int c = memtint_color_of(&local);
+    EXPECT(c == (int)tc_colour(tc_pfn(&local) << 12), "color_of(stack) is its frame's colour");
+
+    void *p = (void *)1;
+    EXPECT(memtint_posix_memalign(&p, 24, 100) == EINVAL && p == (void *)1, "posix_memalign(24) is EINVAL, *out untouched");
+    EXPECT(memtint_posix_memalign(&p, 1 << 20, 5000) == 0 && ((uintptr_t)p & ((1 << 20) - 1)) == 0, "1 MB alignment");
+    EXPECT(tc_check_block(p, 5000, set) == 0, "aligned block coloured");
+    memtint_free(p);
+    for (size_t a = 16; a <= 4096; a *= 2) {
+        char *q = memtint_memalign(a, 40);
+        EXPECT(q && ((uintptr_t)q % a) == 0, "memalign small sizes");
+        memtint_free(q);
+    }
+    errno = 0;
+    EXPECT(memtint_calloc((size_t)1 << 40, (size_t)1 << 40) == NULL && errno == ENOMEM, "calloc overflow is ENOMEM");
+    errno = 0;
+    EXPECT(memtint_malloc((size_t)1 << 50) == NULL && errno == ENOMEM, "a 1 PB malloc is ENOMEM");
+
+    char *r = memtint_realloc(NULL, 100);
+    EXPECT(r != NULL && memtint_usable_size(r) >= 100, "realloc(NULL) mallocs");
+    memset(r, 5, 100);
+    r = memtint_realloc(r, 300000);
+    EXPECT(r && r[99] == 5 && tc_check_block(r, 300000, set) == 0, "realloc grows into a coloured block, keeps data");
+    EXPECT(memtint_realloc(r, 0) == NULL, "realloc(p, 0) frees");
+    EXPECT(memtint_usable_size(NULL) == 0, "usable_size(NULL)");
+    memtint_free(NULL);
+
+    struct memtint_stats st;
+    EXPECT(memtint_get_stats(&st) == 0 && st.mode != MEMTINT_MODE_OFF && st.n_masks == tc_n_masks, "stats");
+    long released = memtint_release_held_pages();
+    struct memtint_stats after;
+    memtint_get_stats(&after);
+    EXPECT(released >= 0 && after.pages_held_aside == 0 || after.mode == MEMTINT_MODE_HUGEPAGE, "release_held empties the held-aside pool");
+    EXPECT(memtint_pages_delivered_of(1) + memtint_pages_delivered_of(2) > 0, "delivered per colour counted");
+    EXPECT(memtint_pages_delivered_of(1u << tc_n_masks) == 0, "out-of-range colour has no pages");
+    EXPECT(memtint_verify_all_pages() == 0, "nothing moved");
+    printf("api checks: %d failed\n", failures);
+    return failures != 0;
+}
