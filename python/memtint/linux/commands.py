@@ -178,12 +178,10 @@ def _run_mix(args: argparse.Namespace) -> int:
 
     try:
         result = run_mix(commands, args.policy, machine=args.machine, mapping=args.mapping, cpus=args.cpus,
-                         mode=args.mode, spill=args.spill, on_progress=progress)
+                         mode=args.mode, spill=args.spill, on_progress=progress, on_warning=_warn)
     finally:
         if status is not None:
             status.stop()
-    for w in result["warnings"]:
-        _warn(w)
     if args.json:
         _write_json(args.json, result)
     if args.json != "-":

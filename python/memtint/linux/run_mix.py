@@ -36,12 +36,14 @@ def split_commands(words: Sequence[str]) -> list[list[str]]:
 
 def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: str | dict[str, Any] = "i7-860",
             mapping: str | None = None, cpus: str | Sequence[int] | None = None, mode: str = "auto",
-            spill: bool = False, on_progress: Callable[[list[CommandRun]], None] | None = None) -> dict[str, Any]:
+            spill: bool = False, on_progress: Callable[[list[CommandRun]], None] | None = None,
+            on_warning: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run `commands` at once, program i with process i's colours under placement policy `policy`
     (bpm, bpm-plus, cache-only, a-vp, ... as in the simulator) on `machine`, pinned to one CPU of
     `cpus` each (round-robin; default: the CPUs this process may use, in order).
 
-    ``on_progress`` is called about ten times a second with the runs while any is running.
+    ``on_progress`` is called about twenty times a second with the runs while any is running;
+    ``on_warning`` with each warning (virtual machine, shared CPUs) before anything starts.
     Returns ``{"machine", "mapping", "policy", "space", "masks_hex", "wall_seconds", "programs":
     [{"command", "pid", "colours", "colours_text", "banks", "channels", "cpus", "exit_code",
     "wall_seconds", "library_report"}]}``. Raises before starting anything when the policy does
@@ -60,6 +62,9 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     warnings = [w for w in [vm_warning()] if w]
     if len(cpu_list) < len(commands):
         warnings.append(f"{len(commands)} programs share {len(cpu_list)} CPUs: they also compete for CPU time")
+    for w in warnings:
+        if on_warning:
+            on_warning(w)
     reports = tempfile.mkdtemp(prefix="memtint-run-mix-")
     runs = []
     for i, argv in enumerate(commands):
