@@ -129,6 +129,10 @@ def _inspect(args: argparse.Namespace) -> int:
         console.print(f"assigned colours: {report['assigned_colours_text']}; heap pages in them: "
                       + (f"{100 * frac:.1f} %" if frac is not None else "n/a (no heap pages)")
                       + f"; all pages: {100 * (report['fraction_in_colours'] or 0):.1f} %")
+    org = report["organisation"]
+    heap_banks = sorted({b for row in report["by_bank"] if row["heap"] for b in row["ids"]})
+    console.print(f"heap pages lie in {len(heap_banks)} of the {org['banks']} banks "
+                  f"({org['channels']} channels, {org['ranks']} ranks per channel)")
     for note in report["notes"]:
         console.print(f"note: {note}")
     for title, key, name in [("by colour", "by_colour", "colour"), ("by bank", "by_bank", "bank"),

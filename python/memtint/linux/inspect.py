@@ -123,6 +123,7 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
         "machine": layout.data["machine"],
         "mapping": layout.data["mapping"],
         "page_bytes": layout.page_bytes,
+        "organisation": layout.data["organisation"],
         "space": {
             "name": "assigned" if assigned else layout.space,
             "source": "process environment (MEMTINT_COLOR_MASKS)" if assigned else f"machine {layout.data['machine']}",
