@@ -112,3 +112,33 @@ fn unpartitioned_policies_say_so_and_bad_partitions_are_errors() {
     let e = policy_partition_json(r#"{"machine": "i7-860", "processes": 40, "os": {"policy": "bpm"}}"#).unwrap_err();
     assert!(e.to_string().contains("40"), "{e}");
 }
+
+/// Bit i of a linear function list at `addr`.
+fn eval(masks: &[u64], addr: u64) -> u32 {
+    masks.iter().enumerate().fold(0, |v, (i, m)| v | ((addr & m).count_ones() & 1) << i)
+}
+
+#[test]
+fn layout_functions_agree_with_the_mappings_decode_for_every_byte_of_a_page() {
+    use rand::{Rng, SeedableRng};
+    let org = super::i7_860_org();
+    let banks_per_rank = org.bank_groups * org.banks_per_group;
+    for machine in ["i7-860", "i7-860-bpm-plus"] {
+        let l = layout(&format!(r#"{{"machine": "{machine}"}}"#));
+        let m = super::mapping(machine);
+        let f = &l["functions"];
+        let (bank, channel, rank) = (u64s(&f["bank"]), u64s(&f["channel"]), u64s(&f["rank"]));
+        let offsets = |k: &str| -> Vec<u32> { u64s(&l["in_page"][k]).into_iter().map(|x| x as u32).collect() };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for _ in 0..2000 {
+            let addr = rng.gen::<u64>() & ((1 << m.capacity_bits()) - 1);
+            let page = addr & !4095;
+            let d = m.decode(addr);
+            let global = ((d.channel * org.ranks + d.rank) * org.bank_groups + d.bank_group) * org.banks_per_group + d.bank;
+            assert!(offsets("bank_offsets").contains(&(eval(&bank, page) ^ global)), "{machine} {addr:#x}");
+            assert!(offsets("channel_offsets").contains(&(eval(&channel, page) ^ d.channel)), "{machine} {addr:#x}");
+            assert!(offsets("rank_offsets").contains(&(eval(&rank, page) ^ d.rank)), "{machine} {addr:#x}");
+            assert!(global < org.channels * org.ranks * banks_per_rank);
+        }
+    }
+}
