@@ -112,6 +112,10 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
                 f"{what} bits {', '.join(f'b{b}' for b in bits)} lie inside the {layout.page_bytes}-byte page: "
                 f"each page spans {len(layout.data['in_page'][f'{what}_offsets'])} {what}s, so the {what} histogram "
                 f"counts pages by the {what}s they span (ids joined by '+')")
+    if any(m.path.startswith("/anon_hugepage") and m.kind == "heap" for m in mappings):
+        notes.append("the heap holds hugepages (libmemtint's hugepage mode): a hugepage is resident as a whole, "
+                     "including the 4 KiB parts of colours the allocator never hands out, and those count as heap "
+                     "pages outside the colours")
     if assigned and not assigned.preloaded:
         warnings.append("the environment assigns colours but libmemtint is not in LD_PRELOAD: nothing colours the pages")
     fraction = (lambda n, d: (n / d) if d else None)

@@ -45,7 +45,9 @@ class Mapping:
 
     @property
     def anonymous(self) -> bool:
-        return self.inode == 0 and (self.path == "" or self.path.startswith("[anon"))
+        # MAP_HUGETLB|MAP_ANONYMOUS memory shows as a deleted file on the internal hugetlbfs.
+        hugetlb = self.path.startswith("/anon_hugepage")
+        return hugetlb or (self.inode == 0 and (self.path == "" or self.path.startswith("[anon")))
 
     @property
     def private_writable(self) -> bool:
@@ -82,6 +84,8 @@ def classify(m: Mapping) -> str:
         return "other"
     if not m.anonymous:
         return "file"
+    if m.path.startswith("/anon_hugepage") and m.perms[3] == "s":
+        return "other"  # shared hugetlb memory
     return "heap" if m.private_writable else "other"
 
 
