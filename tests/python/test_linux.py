@@ -103,6 +103,9 @@ def test_maps_classify_heap_stack_file_other_and_the_libmemtint_arena():
     assert [m.kind for m in maps][1:5] == ["heap", "other", "other", "heap"]
     with pytest.raises(LinuxError, match="line 1"):
         parse_maps("garbage")
+    hugetlb = parse_maps("7f6000000000-7f6000200000 rw-p 00000000 00:0f 4242 /anon_hugepage (deleted)\n"
+                         "7f6000200000-7f6000400000 rw-s 00000000 00:0f 4243 /anon_hugepage (deleted)")
+    assert [m.kind for m in hugetlb] == ["heap", "other"]
 
 
 def test_partition_of_bpm_is_the_simulators_and_disjoint():
