@@ -1,7 +1,8 @@
 /* libmemtint benchmark (issue 5, `make bench`):
  *   throughput  multi-threaded malloc/free of 16 B-1 KB objects (1024 live per thread), ops/s
  *               of glibc malloc and of libmemtint (process colours from MEMTINT_COLORS);
- *   rate MB     obtain MB of coloured memory in 4 MB blocks, touched, under the process colours:
+ *   rate MB [KB] obtain MB of coloured memory in KB blocks (default 4 MB), touched, under the
+ *               process colours (MEMTINT_MODE decides pagemap or hugepage):
  *               GB/s, and the frames held aside / obtained from the kernel per GB delivered.
  * libmemtint is linked statically under its own names (memtint_malloc...), so glibc's malloc is
  * measured in the same process without interposition. */
@@ -69,7 +70,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "rate")) {
         size_t mb = argc > 2 ? (size_t)atol(argv[2]) : 256;
-        size_t block = 4 << 20, n = (mb << 20) / block;
+        size_t block = argc > 3 ? (size_t)atol(argv[3]) << 10 : 4 << 20, n = (mb << 20) / block;
         void **held = calloc(n, sizeof *held);
         double t0 = now();
         for (size_t i = 0; i < n; i++) {
@@ -87,7 +88,8 @@ int main(int argc, char **argv) {
         for (size_t k = 0; k < n * block; k += 4096) q[k] = 1;
         free(q);
         double plain = now() - t0;
-        printf("| %s | %zu | %.3f | %.2f | %.2f | %.2f | %.2f |\n", getenv("MEMTINT_COLORS"), mb, gb / dt,
+        printf("| %s | %s | %zu KB | %zu | %.3f | %.2f | %.2f | %.2f | %.2f |\n",
+               st.mode == MEMTINT_MODE_HUGEPAGE ? "hugepage" : "pagemap", getenv("MEMTINT_COLORS"), block >> 10, mb, gb / dt,
                (double)st.pages_held_aside * 4096 / (1 << 30) / gb,
                (double)st.pages_from_kernel * 4096 / (1 << 30) / gb,
                (double)st.pages_released * 4096 / (1 << 30) / gb, gb / plain);

@@ -30,6 +30,12 @@ int main(void) {
     EXPECT(memtint_posix_memalign(&p, 1 << 20, 5000) == 0 && ((uintptr_t)p & ((1 << 20) - 1)) == 0, "1 MB alignment");
     EXPECT(tc_check_block(p, 5000, set) == 0, "aligned block coloured");
     memtint_free(p);
+    EXPECT(memtint_posix_memalign(&p, 64 << 20, 3 << 20) == 0 && ((uintptr_t)p & ((64 << 20) - 1)) == 0,
+           "64 MB alignment (beyond the 2 MB the arena needs for hugepages)");
+    memtint_free(p);
+    p = (void *)1;
+    EXPECT(memtint_posix_memalign(&p, (size_t)2 << 30, 100) == ENOMEM && p == (void *)1,
+           "alignments above 1 GB are refused");
     for (size_t a = 16; a <= 4096; a *= 2) {
         char *q = memtint_memalign(a, 40);
         EXPECT(q && ((uintptr_t)q % a) == 0, "memalign small sizes");

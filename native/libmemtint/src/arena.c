@@ -36,11 +36,12 @@ void *mt_meta_alloc(size_t bytes) {
  * uses are held aside. */
 int mt_arena_init(void) {
     size_t total = ARENA_BYTES + GAP_BYTES + STAGING_BYTES;
-    void *p = mmap(0, GAP_BYTES + total + MT_HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void *p = mmap(0, GAP_BYTES + total + MT_ARENA_ALIGN, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return -1;
-    /* hugetlb needs 2 MB alignment; a guard below the arena */
-    mt_arena_base = ((uintptr_t)p + GAP_BYTES + MT_HUGE - 1) & ~(MT_HUGE - 1);
+    /* Aligned to 1 GB so an extent of up to 2^18 pages is aligned in address as in index (memalign
+     * up to 1 GB; hugetlb needs 2 MB); a guard below the arena. */
+    mt_arena_base = ((uintptr_t)p + GAP_BYTES + MT_ARENA_ALIGN - 1) & ~(MT_ARENA_ALIGN - 1);
     mt_arena_end = mt_arena_base + total;
     /* The guard and the gap hold a file mapping (of /dev/zero, no memory), so no anonymous
      * mapping (the library's metadata, the program's) adjoins the arena and looks part of it. */

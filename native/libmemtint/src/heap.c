@@ -256,6 +256,7 @@ void *mt_heap_memalign(mt_colour_set *s, size_t align, size_t size) {
             if (class_size[c] >= size && class_size[c] % align == 0)
                 return mt_heap_malloc(s, class_size[c]);
     }
+    if (align > MT_ARENA_ALIGN) { errno = EINVAL; return NULL; }
     unsigned order = 0;
     while ((MT_PAGE << order) < align) order++;
     if (size == 0) size = 1;

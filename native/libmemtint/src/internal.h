@@ -26,6 +26,7 @@
 #define MT_PAGE_SHIFT 12
 #define MT_HUGE_ORDER 9 /* 2 MB = 512 pages */
 #define MT_HUGE (MT_PAGE << MT_HUGE_ORDER)
+#define MT_ARENA_ALIGN (1UL << 30) /* the largest alignment memalign can give */
 #define MT_MAX_MASKS 16
 #define MT_MAX_COLOURS (1u << MT_MAX_MASKS)
 #define MT_MAX_SETS 256

@@ -123,7 +123,8 @@ static int grow_chunk(const char **why) {
     void *va = mt_va(e);
     if (mmap(va, n * MT_PAGE, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
-        *why = "the kernel refused more memory (mmap)";
+        *why = "the kernel refused more memory (mmap): out of memory, or vm.max_map_count reached "
+               "(each coloured run is one mapping; e.g. sysctl vm.max_map_count=1048576)";
         return -1;
     }
     madvise(va, n * MT_PAGE, MADV_NOHUGEPAGE); /* 4 KB frames: a THP would be one colour run */

@@ -78,6 +78,7 @@ static void *pagemap_block(mt_colour_set *s, size_t npages, unsigned align_order
             for (uint32_t k = 0; idx != MT_NIL && k < run; k++)
                 mt_pool_return(mt_pages[idx + k].state == PD_NONE ? e + (uint32_t)i + k : idx + k);
             for (size_t k = 0; k < i; k++) mt_pool_return(e + (uint32_t)k);
+            mt_extent_release_if_empty(e);
             if (idx != MT_NIL)
                 mt_exhausted(s, "mremap failed: too many mappings (raise vm.max_map_count, "
                                 "e.g. sysctl vm.max_map_count=1048576)");
@@ -129,9 +130,12 @@ static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_orde
         }
         want = NULL; /* spill: any colours, counted */
     }
-    for (uint32_t i = 0; i < mt_huge_n; i++) {
+    /* next fit: start where the last run was found, so filling hugepages in turn stays linear */
+    static uint32_t hint;
+    for (uint32_t k = 0; k < mt_huge_n; k++) {
+        uint32_t i = (hint + k) % mt_huge_n;
         uint32_t at = find_run(mt_huge_list[i], npages, align_order, want);
-        if (at != MT_NIL) return take_run(at, npages, s);
+        if (at != MT_NIL) { hint = i; return take_run(at, npages, s); }
     }
     /* Hugepages without such a run are held aside, as pagemap mode holds frames aside. */
     for (;;) {
@@ -173,7 +177,7 @@ static uint32_t free_hugepage(const mt_colour_set *s) {
     return UINT32_MAX;
 }
 
-static void *huge_chain_block(mt_colour_set *s, size_t npages) {
+static void *huge_chain_block(mt_colour_set *s, size_t npages, unsigned align_order) {
     size_t nh = (npages + HUGE_PIECES - 1) / HUGE_PIECES;
     const mt_colour_set *want = s;
     if (!mt_huge_needs_pagemap && mt_huge_max_run(s) < HUGE_PIECES) {
@@ -208,7 +212,7 @@ static void *huge_chain_block(mt_colour_set *s, size_t npages) {
             return NULL;
         }
     }
-    uint32_t e = mt_extent_take(order_for(nh * HUGE_PIECES, MT_HUGE_ORDER));
+    uint32_t e = mt_extent_take(order_for(nh * HUGE_PIECES, align_order > MT_HUGE_ORDER ? align_order : MT_HUGE_ORDER));
     if (e == MT_NIL) { mt_exhausted(s, "the library's 512 GB address arena is full"); return NULL; }
     for (size_t h = 0; h < nh; h++) {
         uint32_t slot = free_hugepage(want);
@@ -217,6 +221,7 @@ static void *huge_chain_block(mt_colour_set *s, size_t npages) {
         if (slot == UINT32_MAX ||
             mremap(mt_va(from), MT_HUGE, MT_HUGE, MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to)) == MAP_FAILED) {
             for (size_t k = 0; k < h * HUGE_PIECES; k++) mt_pool_return(e + (uint32_t)k);
+            mt_extent_release_if_empty(e);
             mt_exhausted(s, "moving a hugepage (mremap) failed");
             return NULL;
         }
@@ -245,7 +250,7 @@ void *mt_range_alloc(mt_colour_set *s, size_t npages, unsigned align_order) {
     void *p;
     if (mt_mode == MEMTINT_MODE_PAGEMAP) p = pagemap_block(s, npages, align_order);
     else if (npages <= HUGE_PIECES && align_order <= MT_HUGE_ORDER) p = huge_run_block(s, npages, align_order);
-    else p = huge_chain_block(s, npages);
+    else p = huge_chain_block(s, npages, align_order);
     pthread_mutex_unlock(&mt_pool_lock);
     return p;
 }

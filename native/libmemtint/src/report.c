@@ -18,6 +18,9 @@ void mt_report_write(void) {
         mt_warn("cannot write MEMTINT_REPORT file");
         return;
     }
+    /* the frames of every delivered page are checked once more, so the report says whether the
+     * kernel moved any during the run */
+    if (mt_mode == MEMTINT_MODE_PAGEMAP) memtint_verify_all_pages();
     struct memtint_stats st;
     memtint_get_stats(&st);
     mt_text t = {0};

@@ -6,6 +6,8 @@
 #include "../include/memtint.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <malloc.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -106,6 +108,22 @@ static void start(void) {
                 }
             }
             core_ready = true;
+            if (mt_cfg.verbose && mt_mode == MEMTINT_MODE_PAGEMAP) {
+                /* pinned pages can still be migrated unless these are 0 (docs/libmemtint.md) */
+                const char *knobs[2][2] = {{"/proc/sys/vm/compact_unevictable_allowed",
+                                            "vm.compact_unevictable_allowed=1: compaction may move mlocked pages"},
+                                           {"/proc/sys/kernel/numa_balancing",
+                                            "kernel.numa_balancing is on: NUMA balancing may move pages"}};
+                for (int i = 0; i < 2; i++) {
+                    int fd = open(knobs[i][0], O_RDONLY | O_CLOEXEC);
+                    char c = '0';
+                    if (fd >= 0) {
+                        if (read(fd, &c, 1) != 1) c = '0';
+                        close(fd);
+                    }
+                    if (c != '0') mt_warn(knobs[i][1]);
+                }
+            }
             if (mt_cfg.verbose) {
                 mt_text t = {0};
                 mt_text_str(&t, "mode ");
