@@ -13,7 +13,7 @@ from memtint.linux.assigned import assigned_colours
 from memtint.linux.colour_spec import format_list
 from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import vm_warning
-from memtint.linux.layout import ColourLayout, _parity_value, colour_layout
+from memtint.linux.layout import ColourLayout, linear_value, colour_layout
 from memtint.linux.maps import CLASSES, mark_allocator_arena, read_maps
 from memtint.linux.pagemap import check_frame_access, open_pagemap, read_frames
 
@@ -87,7 +87,7 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
                 addr = (pfn << page_shift) & relevant
                 keys = seen.get(addr)
                 if keys is None:
-                    keys = ((_parity_value(colour_masks, addr),), layout.ids_of_page("bank", addr),
+                    keys = ((linear_value(colour_masks, addr),), layout.ids_of_page("bank", addr),
                             layout.ids_of_page("channel", addr), layout.ids_of_page("rank", addr),
                             (layout.llc_colour_of(addr),))
                     seen[addr] = keys

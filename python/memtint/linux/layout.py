@@ -12,7 +12,8 @@ from typing import Any
 from memtint import _engine
 
 
-def _parity_value(masks: list[int], addr: int) -> int:
+def linear_value(masks: list[int], addr: int) -> int:
+    """The value of GF(2)-linear functions at `addr`: bit i is parity(addr & masks[i])."""
     value = 0
     for i, mask in enumerate(masks):
         value |= ((addr & mask).bit_count() & 1) << i
@@ -46,16 +47,16 @@ class ColourLayout:
         return ",".join(self.data["space"]["masks_hex"])
 
     def colour_of(self, paddr: int) -> int:
-        return _parity_value(self.masks, paddr)
+        return linear_value(self.masks, paddr)
 
     def ids_of_page(self, what: str, frame_addr: int) -> tuple[int, ...]:
         """The banks, channels or ranks (`what`) one page at `frame_addr` covers: several when
         some of their address bits lie inside the page (the i7-860's channel bit 6)."""
-        base = _parity_value(self.data["functions"][what], frame_addr)
+        base = linear_value(self.data["functions"][what], frame_addr)
         return tuple(sorted(base ^ o for o in self.data["in_page"][f"{what}_offsets"]))
 
     def llc_colour_of(self, frame_addr: int) -> int:
-        return _parity_value(self.data["functions"]["llc_colour"], frame_addr)
+        return linear_value(self.data["functions"]["llc_colour"], frame_addr)
 
 
 def colour_layout(machine: str | dict[str, Any] = "i7-860", space: str = "bank", *, mapping: str | None = None,

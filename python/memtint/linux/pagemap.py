@@ -5,6 +5,7 @@ which would silently give every page colour 0: `check_frame_access` detects it u
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 from dataclasses import dataclass
@@ -55,7 +56,7 @@ def read_frames(pid: int | str, start: int, end: int, fd: int | None = None) -> 
                 data = os.pread(fd, n * 8, page * 8)
             except OSError as error:
                 # A range the process unmapped meanwhile reads as an error on some kernels.
-                if error.errno in (22, 14):
+                if error.errno in (errno.EINVAL, errno.EFAULT):
                     break
                 raise
             if not data:
