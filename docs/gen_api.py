@@ -4,7 +4,7 @@ import inspect
 import os
 
 import memtint
-from memtint import api
+from memtint import api, linux
 
 SECTIONS = [
     ("DRAM-level runs", [("memtint.run_dram", memtint.run_dram), ("memtint.generate", memtint.generate),
@@ -16,6 +16,11 @@ SECTIONS = [
         ("memtint.api.convert_trace", api.convert_trace), ("memtint.trace_stats", memtint.trace_stats)]),
     ("Sweeps and results", [("memtint.sweep", memtint.sweep), ("memtint.load_results", memtint.load_results),
                             ("memtint.to_frame", memtint.to_frame)]),
+    ("Colouring on real Linux (docs/linux.md)", [
+        ("memtint.linux.inspect_process", linux.inspect_process), ("memtint.linux.run_coloured", linux.run_coloured),
+        ("memtint.linux.run_mix", linux.run_mix), ("memtint.linux.colour_layout", linux.colour_layout),
+        ("memtint.linux.policy_partition", linux.policy_partition),
+        ("memtint.linux.library_path", linux.library_path)]),
 ]
 
 HEADER = """# Python API reference

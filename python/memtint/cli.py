@@ -12,6 +12,7 @@ import threading
 from typing import Any, Callable, NoReturn, Sequence
 
 from memtint import api
+from memtint.linux.errors import LinuxError
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -209,6 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo_module.add_arguments(demo)
     demo.set_defaults(handler=lambda args: demo_module.run(args))
+
+    # Colouring on real Linux: inspect, run, run-mix (memtint.linux.commands).
+    from memtint.linux import commands as linux_commands
+
+    linux_commands.add_commands(commands)
     return parser
 
 
@@ -530,6 +536,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except api.MemtintError as error:
         return _fail(str(error))
     except UsageError as error:
+        return _fail(str(error))
+    except LinuxError as error:
         return _fail(str(error))
     except OSError as error:
         if isinstance(error, BrokenPipeError):

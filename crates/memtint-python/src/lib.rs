@@ -60,6 +60,20 @@ fn convert_cpu_trace(py: Python<'_>, request_json: &str) -> PyResult<String> {
     call_engine(py, request_json, memtint_engine::workload::convert_json)
 }
 
+/// A machine's colour space in compact form (masks, labels) with the bank, channel, rank and
+/// LLC-colour functions `memtint inspect` histograms by: `{"machine", "mapping", "space"}` in.
+#[pyfunction]
+fn colour_layout(py: Python<'_>, request_json: &str) -> PyResult<String> {
+    call_engine(py, request_json, memtint_engine::os::linux_layout::colour_layout_json)
+}
+
+/// Each process's colours under a placement policy, from the simulator's own policy code:
+/// `{"machine", "mapping", "processes", "os": {"policy": ..}}` in.
+#[pyfunction]
+fn policy_partition(py: Python<'_>, request_json: &str) -> PyResult<String> {
+    call_engine(py, request_json, memtint_engine::os::linux_layout::policy_partition_json)
+}
+
 /// The preset catalogue (machines, devices, mappings, layouts, components) as JSON.
 #[pyfunction]
 fn presets_json() -> String {
@@ -115,5 +129,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cpu_trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(convert_cpu_trace, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(colour_layout, m)?)?;
+    m.add_function(wrap_pyfunction!(policy_partition, m)?)?;
     Ok(())
 }

@@ -542,6 +542,26 @@ impl ColourBits {
         Ok(chosen)
     }
 
+    /// Global bank id as linear functions (mask i gives bit i): bank, bank group, rank, channel.
+    pub fn bank_id_masks(&self) -> &[u64] {
+        &self.bank_id
+    }
+
+    /// Channel id as linear functions (mask i gives bit i).
+    pub fn channel_id_masks(&self) -> &[u64] {
+        &self.channel_id
+    }
+
+    /// Bank-id offsets reachable inside one page (`[0]` when the page selects one bank).
+    pub fn in_page_bank_offsets(&self) -> &[u32] {
+        &self.in_page_bank_offsets
+    }
+
+    /// Channel offsets reachable inside one page.
+    pub fn in_page_channel_offsets(&self) -> &[u32] {
+        &self.in_page_channel_offsets
+    }
+
     /// Global bank id of an address.
     #[inline]
     pub fn bank_id(&self, addr: u64) -> u32 {

@@ -1,11 +1,13 @@
 //! The operating system's page allocation: page colours derived from the address mapping, a
 //! colour-indexed buddy allocator, per-process page tables and the placement policies of BPM/BPM+
 //! (bank and channel partitioning) and HVR (cache, bank and vertical partitioning, random
-//! interleaving). `OsModel` is the facade the multicore simulator calls on every access.
+//! interleaving). `OsModel` is the facade the multicore simulator calls on every access;
+//! `linux_layout` gives the same colours to the Linux commands (`memtint run`, `inspect`).
 
 pub mod buddy;
 pub mod colour;
 pub mod frame_order;
+pub mod linux_layout;
 pub mod os_model;
 pub mod page_table;
 pub mod placement;

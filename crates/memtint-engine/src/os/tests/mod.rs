@@ -3,6 +3,7 @@
 mod buddy;
 mod colour;
 mod frame_order;
+mod linux_layout;
 mod placement;
 
 use crate::dram::Organisation;

@@ -1,0 +1,49 @@
+"""The colours a running process was given, read from its environment (/proc/PID/environ):
+MEMTINT_COLOR_MASKS and MEMTINT_COLORS as `memtint run` sets them for libmemtint. A process
+started some other way, or whose library changed colours per thread (memtint_set_colors), is
+not described by them: then the process has no assigned colours as far as `inspect` knows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memtint.linux.colour_spec import parse_list
+from memtint.linux.errors import LinuxError
+
+
+@dataclass
+class AssignedColours:
+    masks: list[int]
+    colours: list[int]
+    mode: str | None
+    preloaded: bool
+
+
+def read_environ(pid: int | str) -> dict[str, str]:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise LinuxError(f"no process with PID {pid}") from None
+    except PermissionError:
+        raise LinuxError(f"cannot read /proc/{pid}/environ: the process belongs to another user; run as root") from None
+    env = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep:
+            env[key.decode(errors="replace")] = value.decode(errors="replace")
+    return env
+
+
+def assigned_colours(pid: int | str) -> AssignedColours | None:
+    """The process's colours, or None when its environment assigns none."""
+    env = read_environ(pid)
+    masks_text, colours_text = env.get("MEMTINT_COLOR_MASKS"), env.get("MEMTINT_COLORS")
+    if not masks_text or not colours_text:
+        return None
+    try:
+        masks = [int(m, 16) for m in masks_text.split(",")]
+    except ValueError:
+        raise LinuxError(f"process {pid} has a malformed MEMTINT_COLOR_MASKS: {masks_text!r}") from None
+    colours = parse_list(colours_text)
+    return AssignedColours(masks, colours, env.get("MEMTINT_MODE"), "libmemtint" in env.get("LD_PRELOAD", ""))

@@ -1,0 +1,146 @@
+"""Starting programs under libmemtint: the environment of the library's contract
+(native/libmemtint/include/memtint.h: MEMTINT_COLOR_MASKS, MEMTINT_COLORS, MEMTINT_MODE,
+MEMTINT_ON_EXHAUSTION, MEMTINT_REPORT) plus LD_PRELOAD, CPU affinity, and the checks that must
+pass before anything runs: the library exists, the colours exist, frame numbers are readable
+(or the hugepage mode can colour with the chosen bits)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from memtint.linux.colour_spec import check_colours, format_list
+from memtint.linux.errors import LinuxError, PrivilegeError
+from memtint.linux.layout import ColourLayout
+from memtint.linux.native import library_path
+from memtint.linux.pagemap import PRIVILEGE_FIX, frame_access_error
+
+MODES = ("auto", "pagemap", "hugepage")
+# A 2 MiB hugepage's physical address bits 0-20 equal its virtual offset.
+HUGEPAGE_BITS = 21
+
+
+def check_can_colour(layout: ColourLayout, mode: str) -> None:
+    """Raise unless libmemtint can colour with `layout` in `mode` here: pagemap needs readable
+    frame numbers; hugepage needs every colour bit inside the 2 MiB page."""
+    if mode not in MODES:
+        raise LinuxError(f"unknown mode '{mode}'; valid modes: {', '.join(MODES)}")
+    above = sorted({b for m in layout.masks for b in range(64) if m >> b & 1 and b >= HUGEPAGE_BITS})
+    if mode == "hugepage":
+        if above:
+            raise LinuxError(
+                f"hugepage mode cannot colour with bits {', '.join(f'b{b}' for b in above)}: only bits below "
+                f"b{HUGEPAGE_BITS} lie inside a 2 MiB page; use --mode pagemap (as root) or a colour space without them")
+        return
+    problem = frame_access_error()
+    if problem is None:
+        return
+    if mode == "auto" and not above:
+        return  # the library falls back to hugepages, which need no frame numbers
+    raise PrivilegeError(problem if mode == "pagemap" else f"{problem} (this colour space uses bits "
+                         f"{', '.join(f'b{b}' for b in above)}, above the hugepage offset, so only pagemap mode colours it)")
+
+
+def map_count_warning(mode: str) -> str | None:
+    """libmemtint moves coloured 4 KiB pages one by one into place, and each can become a mapping
+    of its own: the default limit of 65530 mappings stops a heap at roughly 200 MB."""
+    if mode == "hugepage":
+        return None
+    try:
+        with open("/proc/sys/vm/max_map_count", encoding="ascii") as f:
+            limit = int(f.read())
+    except (OSError, ValueError):
+        return None
+    if limit >= 262144:
+        return None
+    return (f"vm.max_map_count is {limit}: a coloured heap may hit it near {limit * 4096 // 2**20} MB "
+            "(allocations then fail); raise it with sysctl vm.max_map_count=1048576")
+
+
+def coloured_environment(layout: ColourLayout, colours: Sequence[int], *, mode: str = "auto", spill: bool = False,
+                         report: str | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment that makes libmemtint colour a program's heap with `colours` of `layout`."""
+    check_colours(list(colours), layout.colours, layout.space)
+    env = dict(os.environ if base is None else base)
+    lib = library_path()
+    preload = env.get("LD_PRELOAD", "")
+    env["LD_PRELOAD"] = f"{lib}:{preload}" if preload else lib
+    env["MEMTINT_COLOR_MASKS"] = layout.env_masks()
+    env["MEMTINT_COLORS"] = format_list(list(colours))
+    env["MEMTINT_MODE"] = mode
+    env["MEMTINT_ON_EXHAUSTION"] = "spill" if spill else "error"
+    if report:
+        env["MEMTINT_REPORT"] = os.path.abspath(report)
+    return env
+
+
+def _affinity(cpus: Sequence[int] | None):
+    if not cpus:
+        return None
+    available = os.sched_getaffinity(0)
+    missing = [c for c in cpus if c not in available]
+    if missing:
+        raise LinuxError(f"CPUs {format_list(missing)} are not available here (this process may use "
+                         f"{format_list(sorted(available))})")
+    chosen = set(cpus)
+    return lambda: os.sched_setaffinity(0, chosen)
+
+
+def exit_status(returncode: int) -> int:
+    """A child's status as a shell reports it: 128 + N when signal N killed it."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+@dataclass
+class CommandRun:
+    """One program started by `run` or `run-mix`."""
+
+    argv: list[str]
+    colours: list[int]
+    cpus: list[int] | None
+    report_path: str | None = None
+    process: subprocess.Popen | None = None
+    started: float = 0.0
+    wall_seconds: float | None = None
+    exit_code: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def library_report(self) -> dict[str, Any] | None:
+        """libmemtint's JSON report (MEMTINT_REPORT), when the program wrote one at exit."""
+        if not self.report_path or not os.path.exists(self.report_path):
+            return None
+        try:
+            with open(self.report_path, encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+
+def start(argv: Sequence[str], env: dict[str, str], cpus: Sequence[int] | None) -> subprocess.Popen:
+    """Start `argv` with `env`, pinned to `cpus`; a clear error when the program cannot start."""
+    if not argv:
+        raise LinuxError("no program given: write the command after '--'")
+    try:
+        return subprocess.Popen(list(argv), env=env, preexec_fn=_affinity(cpus))
+    except FileNotFoundError:
+        raise LinuxError(f"{argv[0]}: command not found") from None
+    except PermissionError:
+        raise LinuxError(f"{argv[0]}: permission denied (not executable)") from None
+
+
+def forward_signals(processes: Sequence[subprocess.Popen]):
+    """Pass SIGINT/SIGTERM on to the children (they decide when to stop); returns a restorer."""
+    def handler(signum, _frame):
+        for p in processes:
+            if p.poll() is None:
+                p.send_signal(signum)
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    return lambda: [signal.signal(s, h) for s, h in previous.items()]
+
+
+__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "coloured_environment", "exit_status", "start",
+           "CommandRun", "forward_signals"]

@@ -1,0 +1,86 @@
+"""A machine's colours as the engine defines them (crates/memtint-engine/src/os/linux_layout.rs):
+the colour space's masks and the bank, channel, rank and LLC-colour functions `inspect`
+histograms frames by, and a placement policy's colour sets from the simulator's own policy code.
+Every function is GF(2)-linear: bit i of a value is parity(paddr & mask_i), as in os/colour.rs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from memtint import _engine
+
+
+def linear_value(masks: list[int], addr: int) -> int:
+    """The value of GF(2)-linear functions at `addr`: bit i is parity(addr & masks[i])."""
+    value = 0
+    for i, mask in enumerate(masks):
+        value |= ((addr & mask).bit_count() & 1) << i
+    return value
+
+
+@dataclass
+class ColourLayout:
+    """One colour space of one machine, and what a frame's address selects."""
+
+    data: dict[str, Any]
+
+    @property
+    def masks(self) -> list[int]:
+        return list(self.data["space"]["masks"])
+
+    @property
+    def colours(self) -> int:
+        return int(self.data["space"]["colours"])
+
+    @property
+    def space(self) -> str:
+        return str(self.data["space"]["name"])
+
+    @property
+    def page_bytes(self) -> int:
+        return int(self.data["page_bytes"])
+
+    def env_masks(self) -> str:
+        """The MEMTINT_COLOR_MASKS value: comma-separated hex masks, colour bit 0 first."""
+        return ",".join(self.data["space"]["masks_hex"])
+
+    def colour_of(self, paddr: int) -> int:
+        return linear_value(self.masks, paddr)
+
+    def ids_of_page(self, what: str, frame_addr: int) -> tuple[int, ...]:
+        """The banks, channels or ranks (`what`) one page at `frame_addr` covers: several when
+        some of their address bits lie inside the page (the i7-860's channel bit 6)."""
+        base = linear_value(self.data["functions"][what], frame_addr)
+        return tuple(sorted(base ^ o for o in self.data["in_page"][f"{what}_offsets"]))
+
+    def llc_colour_of(self, frame_addr: int) -> int:
+        return linear_value(self.data["functions"]["llc_colour"], frame_addr)
+
+
+def colour_layout(machine: str | dict[str, Any] = "i7-860", space: str = "bank", *, mapping: str | None = None,
+                  vertical: tuple[int, int, int] | None = None) -> ColourLayout:
+    """The colour space `space` of `machine` (a preset name, a machine TOML path or a machine
+    table) with `mapping` (a preset or TOML path) instead of the machine's own when given.
+
+    ``space`` is one of bank, rank, channel, channel-bank, llc, dram, a named vertical policy
+    (cache-only, bank-only, bank-only-8, a-vp, b-vp, c-vp) or vertical with ``vertical=(i, j, k)``.
+    Raises MemtintError with the engine's message for unknown names and impossible spaces.
+    """
+    request = {"machine": machine, "mapping": mapping, "space": space, "vertical": vertical}
+    return ColourLayout(json.loads(_engine.colour_layout(json.dumps(request))))
+
+
+def policy_partition(machine: str | dict[str, Any], policy: str, processes: int, *,
+                     mapping: str | None = None, os: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Each of `processes` processes' colours under placement policy `policy`, computed by the
+    simulator's own policy code, so that a partition is the same in simulation and on Linux.
+
+    Returns ``{"policy", "partitioned", "processes": [{"pid", "colours", "colours_text", "banks",
+    "channels", "llc_sets"}], "layout"}``; ``layout`` is the policy's colour space as
+    :func:`colour_layout` gives it. ``os`` adds `[os]` options (``colours``, ``groups``,
+    ``exclude_bits``, ``vertical``).
+    """
+    request = {"machine": machine, "mapping": mapping, "processes": processes, "os": {**(os or {}), "policy": policy}}
+    return json.loads(_engine.policy_partition(json.dumps(request)))

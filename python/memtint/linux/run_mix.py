@@ -1,0 +1,120 @@
+"""`memtint run-mix`: several unmodified programs at once, each with the colour set a placement
+policy gives it, computed by the simulator's own policy code (BPM §2.3-2.5: exclusive bank sets;
+BPM+ channels; HVR's vertical policies), each pinned to its CPU; reports every program's wall
+time, exit status and colours."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from typing import Any, Callable, Sequence
+
+from memtint.linux.colour_spec import parse_list
+from memtint.linux.errors import LinuxError
+from memtint.linux.hypervisor import vm_warning
+from memtint.linux.launch import CommandRun, check_can_colour, coloured_environment, exit_status, forward_signals, start
+from memtint.linux.layout import ColourLayout, policy_partition
+
+SEPARATOR = ":::"
+
+
+def split_commands(words: Sequence[str]) -> list[list[str]]:
+    """["a", "1", ":::", "b"] -> [["a", "1"], ["b"]]; an error for an empty command."""
+    commands: list[list[str]] = [[]]
+    for w in words:
+        if w == SEPARATOR:
+            commands.append([])
+        else:
+            commands[-1].append(w)
+    if any(not c for c in commands):
+        raise LinuxError(f"empty program in the list: separate programs with '{SEPARATOR}', e.g. "
+                         f"-- prog1 args {SEPARATOR} prog2 args")
+    return commands
+
+
+def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: str | dict[str, Any] = "i7-860",
+            mapping: str | None = None, cpus: str | Sequence[int] | None = None, mode: str = "auto",
+            spill: bool = False, on_progress: Callable[[list[CommandRun]], None] | None = None,
+            on_warning: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run `commands` at once, program i with process i's colours under placement policy `policy`
+    (bpm, bpm-plus, cache-only, a-vp, ... as in the simulator) on `machine`, pinned to one CPU of
+    `cpus` each (round-robin; default: the CPUs this process may use, in order).
+
+    ``on_progress`` is called about twenty times a second with the runs while any is running;
+    ``on_warning`` with each warning (virtual machine, shared CPUs) before anything starts.
+    Returns ``{"machine", "mapping", "policy", "space", "masks_hex", "wall_seconds", "programs":
+    [{"command", "pid", "colours", "colours_text", "banks", "channels", "cpus", "exit_code",
+    "wall_seconds", "library_report"}]}``. Raises before starting anything when the policy does
+    not partition colours, the machine cannot give every program colours, or this host cannot colour.
+    """
+    if not commands:
+        raise LinuxError("no programs given: write them after '--', separated by ':::'")
+    partition = policy_partition(machine, policy, len(commands), mapping=mapping)
+    if not partition["partitioned"]:
+        raise LinuxError(f"policy '{policy}' gives every process every colour (it does not partition memory); "
+                         "use bpm, bpm-plus, cache-only, a-vp or another colour-set policy")
+    layout = ColourLayout(partition["layout"])
+    check_can_colour(layout, mode)
+    available = sorted(os.sched_getaffinity(0))
+    cpu_list = (parse_list(cpus, "CPU") if isinstance(cpus, str) else list(cpus)) if cpus else available
+    warnings = [w for w in [vm_warning()] if w]
+    if len(cpu_list) < len(commands):
+        warnings.append(f"{len(commands)} programs share {len(cpu_list)} CPUs: they also compete for CPU time")
+    for w in warnings:
+        if on_warning:
+            on_warning(w)
+    reports = tempfile.mkdtemp(prefix="memtint-run-mix-")
+    runs = []
+    for i, argv in enumerate(commands):
+        proc = partition["processes"][i]
+        run = CommandRun(list(argv), list(proc["colours"]), [cpu_list[i % len(cpu_list)]],
+                         os.path.join(reports, f"program-{i}.json"),
+                         extra={"banks": proc["banks"], "channels": proc["channels"], "colours_text": proc["colours_text"]})
+        runs.append((run, coloured_environment(layout, run.colours, mode=mode, spill=spill, report=run.report_path)))
+    started_all = time.monotonic()
+    started: list[CommandRun] = []
+    try:
+        for run, env in runs:
+            run.started = time.monotonic()
+            run.process = start(run.argv, env, run.cpus)
+            started.append(run)
+    except LinuxError:
+        for run in started:
+            run.process.kill()
+            run.process.wait()
+        raise
+    restore = forward_signals([r.process for r in started])
+    try:
+        while any(r.exit_code is None for r in started):
+            for r in started:
+                if r.exit_code is None and r.process.poll() is not None:
+                    r.exit_code = exit_status(r.process.returncode)
+                    r.wall_seconds = time.monotonic() - r.started
+            if on_progress:
+                on_progress(started)
+            time.sleep(0.05)
+    finally:
+        restore()
+    programs = []
+    for r in started:
+        programs.append({
+            "command": r.argv, "pid": r.process.pid, "colours": r.colours, "colours_text": r.extra["colours_text"],
+            "banks": r.extra["banks"], "channels": r.extra["channels"], "cpus": r.cpus, "exit_code": r.exit_code,
+            "wall_seconds": r.wall_seconds, "library_report": r.library_report(),
+        })
+    shutil.rmtree(reports, ignore_errors=True)
+    return {
+        "schema_version": 1,
+        "kind": "run-mix",
+        "machine": layout.data["machine"],
+        "mapping": layout.data["mapping"],
+        "policy": partition["policy"],
+        "space": layout.space,
+        "masks_hex": layout.data["space"]["masks_hex"],
+        "colours": layout.colours,
+        "wall_seconds": time.monotonic() - started_all,
+        "programs": programs,
+        "warnings": warnings,
+    }

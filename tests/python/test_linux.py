@@ -1,0 +1,401 @@
+"""Colouring on real Linux (issue 5, commands part): `memtint inspect`, `memtint run`,
+`memtint run-mix` against real processes and the real libmemtint.
+
+Reading frame numbers needs root (CI runs as root); tests that need it skip with that reason
+otherwise. libmemtint-based tests need the library built (`make build`). The library's held-aside
+frames are checked against its own exit report, taken when nothing has allocated since the
+inspection (programs are inspected while blocked writing their output).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from memtint.linux import native
+from memtint.linux.colour_spec import format_list, parse_list
+from memtint.linux.errors import LinuxError
+from memtint.linux.maps import parse_maps
+
+ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not ROOT, reason="reading frame numbers needs root or CAP_SYS_ADMIN (CI runs as root)")
+PYTHON = shutil.which("python3") or sys.executable
+
+
+def _library_built() -> bool:
+    try:
+        native.library_path()
+        return True
+    except LinuxError:
+        return False
+
+
+needs_library = pytest.mark.skipif(not _library_built(), reason="libmemtint is not built (make build)")
+CLI = [sys.executable, "-m", "memtint.cli"]
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "COLUMNS": "200", **(env or {})}, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def many_mappings():
+    """libmemtint maps coloured pages one by one: a 200 MB heap needs more than the default 65530
+    mappings (docs/linux.md, system settings). Raised for the module, restored after."""
+    path = "/proc/sys/vm/max_map_count"
+    if not ROOT:
+        yield
+        return
+    with open(path) as f:
+        old = f.read().strip()
+    if int(old) >= 262144:
+        yield
+        return
+    try:
+        with open(path, "w") as f:
+            f.write("1048576")
+    except OSError as error:
+        pytest.skip(f"vm.max_map_count is {old} and cannot be raised here ({error}); "
+                    "run sysctl vm.max_map_count=1048576 first")
+    yield
+    with open(path, "w") as f:
+        f.write(old)
+
+
+# ---- pure parts -------------------------------------------------------------------------------
+
+def test_colour_lists_parse_and_print_back():
+    assert parse_list("0-3,8,10-11") == [0, 1, 2, 3, 8, 10, 11]
+    assert format_list([11, 0, 1, 2, 3, 8, 10]) == "0-3,8,10-11"
+    for bad in ("", "a", "3-1", "1,,2", "-2"):
+        with pytest.raises(LinuxError, match="colour list|empty"):
+            parse_list(bad)
+
+
+def test_maps_classify_heap_stack_file_other_and_the_libmemtint_arena():
+    from memtint.linux.maps import mark_allocator_arena
+
+    text = "\n".join([
+        "55d0c0000000-55d0c0001000 r-xp 00000000 08:01 1234 /usr/bin/prog",
+        "55d0c1000000-55d0c1021000 rw-p 00000000 00:00 0 [heap]",
+        "7f0000000000-7f0000100000 rw-p 00000000 00:00 0 ",
+        "7f1000000000-7f5000000000 ---p 00000000 00:00 0 ",
+        "7f5000000000-7f5000200000 rw-p 00000000 00:00 0 ",
+        "7f5000200000-7f9000000000 ---p 00000000 00:00 0 ",
+        "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]",
+        "7ffd10000000-7ffd10002000 r--p 00000000 00:00 0 [vvar]",
+        "7ffd10002000-7ffd10004000 r-xp 00000000 00:00 0 [vdso]",
+    ])
+    maps = parse_maps(text)
+    assert [m.kind for m in maps] == ["file", "heap", "heap", "other", "heap", "other", "stack", "other", "other"]
+    arena = mark_allocator_arena(maps)
+    assert arena == (0x7F1000000000, 0x7F9000000000)
+    # With libmemtint, anonymous memory outside its arena is the program's own: uncoloured "other".
+    assert [m.kind for m in maps][1:5] == ["heap", "other", "other", "heap"]
+    with pytest.raises(LinuxError, match="line 1"):
+        parse_maps("garbage")
+    hugetlb = parse_maps("7f6000000000-7f6000200000 rw-p 00000000 00:0f 4242 /anon_hugepage (deleted)\n"
+                         "7f6000200000-7f6000400000 rw-s 00000000 00:0f 4243 /anon_hugepage (deleted)")
+    assert [m.kind for m in hugetlb] == ["heap", "other"]
+
+
+def test_partition_of_bpm_is_the_simulators_and_disjoint():
+    from memtint.linux import policy_partition
+
+    p = policy_partition("i7-860", "bpm", 2)
+    a, b = (set(x["colours"]) for x in p["processes"])
+    assert a and b and not a & b and len(a | b) == 32
+    assert not set(p["processes"][0]["banks"]) & set(p["processes"][1]["banks"])
+    assert p["layout"]["space"]["masks_hex"] == ["0x2000", "0x4000", "0x8000", "0x200000", "0x400000"]
+
+
+# ---- errors a user can cause --------------------------------------------------------------------
+
+def test_missing_library_is_a_clear_error():
+    r = cli("run", "--colors", "0-3", "--", "true", env={"MEMTINT_LIB": "/nonexistent/libmemtint.so"})
+    assert r.returncode == 2 and "MEMTINT_LIB=/nonexistent/libmemtint.so: no such file" in r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--colors", "0-3,x", "--", "true"], "bad colour list '0-3,x'"),
+    (["run", "--colors", "30-40", "--", "true"], "colours 32-40 do not exist: the bank colour space has 32 colours"),
+    (["run", "--colors", "0", "--space", "banks", "--", "true"], "unknown colour space 'banks'"),
+    (["run", "--colors", "0", "--space", "channel", "--", "true"], "i7-860-bpm-plus"),
+    (["run", "--colors", "0", "--machine", "no-such", "--", "true"], "no-such"),
+    (["run", "--colors", "0"], "no program given"),
+    (["inspect", "999999999"], "no process with PID 999999999"),
+    (["inspect", "1", "--machine", "no-such"], "no-such"),
+    (["run-mix", "--policy", "buddy", "--", "true", ":::", "true"], "does not partition memory"),
+    (["run-mix", "--policy", "bmp", "--", "true", ":::", "true"], "unknown placement policy 'bmp'"),
+    (["run-mix", "--", "true", ":::"], "empty program"),
+])
+def test_bad_input_is_one_line_and_status_2(args, message):
+    r = cli(*args)
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+@needs_root
+@needs_library
+def test_run_of_a_missing_program_or_cpu_says_so():
+    r = cli("run", "--colors", "0-15", "--", "/no/such/program")
+    assert r.returncode == 2 and "/no/such/program: command not found" in r.stderr
+    r = cli("run", "--colors", "0-15", "--cpus", "4096", "--", "true")
+    assert r.returncode == 2 and "CPUs 4096 are not available here" in r.stderr, r.stderr
+
+
+@needs_root
+@needs_library
+def test_run_exits_with_the_programs_status_on_the_chosen_cpu():
+    cpu = max(os.sched_getaffinity(0))
+    r = cli("run", "--colors", "0-15", "--cpus", str(cpu), "--", PYTHON, "-c",
+            "import os, sys; print(sorted(os.sched_getaffinity(0)), os.environ['MEMTINT_COLORS']); sys.exit(7)")
+    assert r.returncode == 7, r.stderr
+    assert r.stdout.split() == [f"[{cpu}]", "0-15"]
+
+
+def test_hugepage_mode_refuses_colour_bits_above_the_hugepage():
+    r = cli("run", "--colors", "0", "--mode", "hugepage", "--", "true")
+    assert r.returncode == 2 and "b21, b22" in r.stderr and "pagemap" in r.stderr
+
+
+# ---- privilege (acceptance 5) -------------------------------------------------------------------
+
+@needs_root
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="setpriv (util-linux) is not installed")
+def test_unprivileged_commands_say_what_to_do():
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *CLI]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        probe = subprocess.run([*as_nobody, "--version"], capture_output=True, text=True, env=env, timeout=60)
+        if probe.returncode != 0:
+            pytest.skip(f"the user nobody cannot run memtint from this checkout: {probe.stderr.strip()[-200:]}")
+        for args in (["inspect", str(os.getpid())], ["run", "--colors", "0-3", "--", "true"],
+                     ["run-mix", "--", "true", ":::", "true"]):
+            r = subprocess.run([*as_nobody, *args], capture_output=True, text=True, env=env, timeout=60)
+            assert r.returncode != 0, (args, r.stdout)
+            assert "root or CAP_SYS_ADMIN" in r.stderr and "hugepage" in r.stderr, (args, r.stderr)
+            assert "Traceback" not in r.stderr
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+# ---- inspect on a plain process -----------------------------------------------------------------
+
+@needs_root
+def test_inspect_of_an_uncoloured_process_adds_up():
+    child = subprocess.Popen([PYTHON, "-c", "import sys; b = bytearray(32 << 20); b[::4096] = b'x' * (32 << 8); "
+                              "print('ready', flush=True); sys.stdin.readline()"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        r = cli("inspect", str(child.pid), "--json", "-")
+        assert r.returncode == 0, r.stderr
+        report = json.loads(r.stdout)
+    finally:
+        child.stdin.close()
+        child.wait()
+    assert report["heap_pages"] >= 32 << 8  # the 32 MiB bytearray, touched page by page
+    assert report["heap_fraction_in_colours"] is None and report["assigned_colours"] is None
+    assert sum(report["pages"].values()) == report["resident_pages"]
+    for key in ("by_colour", "by_bank", "by_channel", "by_rank", "by_llc_colour"):
+        rows = report[key]
+        assert sum(row["total"] for row in rows) == report["resident_pages"], key
+        for cls in ("heap", "stack", "file", "other"):
+            assert sum(row[cls] for row in rows) == report["pages"][cls], (key, cls)
+    assert len(report["by_colour"]) <= 32 and len(report["by_llc_colour"]) <= 128
+    # On the i7-860 a page spans both channels (bit 6): one row covering channels 0 and 1.
+    assert [row["ids"] for row in report["by_channel"]] == [[0, 1]]
+    assert report["bits_inside_page"]["channel"] == [6]
+    # A scattered 32 MiB lands in (almost) every bank pair.
+    assert len(report["by_bank"]) >= 24
+    with open("/proc/cpuinfo") as f:
+        if " hypervisor" in f.read():  # a guest: the warning must be there
+            assert any("virtual machine" in w and "guest-physical" in w for w in report["warnings"])
+
+
+# ---- unmodified programs under memtint run (acceptance 3) ---------------------------------------
+
+def _program_pid(runner: subprocess.Popen, timeout: float = 60) -> int:
+    """The PID of the program `memtint run` started (its child)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{runner.pid}/task/{runner.pid}/children") as f:
+                children = f.read().split()
+        except OSError:
+            children = []
+        if children:
+            return int(children[0])
+        if runner.poll() is not None:
+            raise AssertionError(f"memtint run exited early: {runner.stderr.read()}")
+        time.sleep(0.02)
+    raise AssertionError("memtint run started no program")
+
+
+def _wait_blocked_writing(pid: int, timeout: float = 60) -> None:
+    """Wait until the program sits in write(2) on a full stdout pipe (sort: after reading all its
+    input; gzip: mid-stream): its data is then resident and it allocates nothing until the test
+    reads its output."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/syscall") as f:
+                if f.read().split()[0] == "1":  # write on x86-64
+                    return
+        except (OSError, IndexError):
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"program {pid} never blocked writing its output")
+
+
+def _coloured_run_and_inspect(tmp_path, argv: list[str], data: bytes, colours: str = "0-15", env=None):
+    """Run `argv` under `memtint run` with `data` on stdin; inspect it while it holds its data;
+    return (its output, the inspect report, libmemtint's exit report)."""
+    report_path = tmp_path / "libmemtint.json"
+    runner = subprocess.Popen([*CLI, "run", "--colors", colours, "--report", str(report_path), "--", *argv],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env={**os.environ, "MEMTINT_QUIET": "1", **(env or {})})
+
+    def feed() -> None:
+        try:
+            runner.stdin.write(data)
+        except BrokenPipeError:
+            pass
+        finally:
+            runner.stdin.close()
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        pid = _program_pid(runner)
+        _wait_blocked_writing(pid)
+        inspected = cli("inspect", str(pid), "--json", "-")
+        output = runner.stdout.read()
+        runner.wait(timeout=120)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.stdout.close()
+        feeder.join()
+    assert inspected.returncode == 0, inspected.stderr
+    assert runner.returncode == 0, runner.stderr.read()
+    with open(report_path) as f:
+        return output, json.loads(inspected.stdout), json.load(f)
+
+
+def _check_heap_in_colours(report: dict, library: dict, colours: list[int]) -> None:
+    """≥ 95 % of the heap pages in the chosen colours. The library's arena holds only pages of
+    colours in use; the frames it holds aside live in its staging area, which inspect counts as
+    other: the resident out-of-colour "other" pages must account for them."""
+    assert report["assigned_colours"] == colours
+    assert report["allocator_arena"] is not None
+    assert report["heap_pages"] > 0
+    assert report["heap_fraction_in_colours"] >= 0.95, (report["pages"], report["pages_in_colours"])
+    other_outside = report["pages"]["other"] - report["pages_in_colours"]["other"]
+    assert other_outside >= 0.95 * library["pages_held_aside"], (report["pages"], library)
+
+
+def _plain(argv: list[str], data: bytes, env=None) -> bytes:
+    return subprocess.run(argv, input=data, capture_output=True, check=True, env={**os.environ, **(env or {})}).stdout
+
+
+@needs_root
+@needs_library
+def test_python_building_200_mb_is_coloured_and_unchanged(tmp_path, many_mappings):
+    # CPython's small-object allocator maps its own arenas (uncoloured, counted as "other");
+    # PYTHONMALLOC=malloc sends every object through malloc, i.e. through libmemtint.
+    program = ("import sys, hashlib\n"
+               "data = [bytes([i % 251]) * 4000 + i.to_bytes(4, 'little') for i in range(50_000)]\n"
+               "h = hashlib.sha256(b''.join(d[:8] for d in data)).hexdigest()\n"
+               "sys.stdout.write(h + '\\n' + 'x' * (1 << 20))\n")
+    argv, env = [PYTHON, "-c", program], {"PYTHONMALLOC": "malloc"}
+    output, report, library = _coloured_run_and_inspect(tmp_path, argv, b"", env=env)
+    assert output == _plain(argv, b"", env)
+    assert report["heap_pages"] >= 200e6 / 4096
+    _check_heap_in_colours(report, library, list(range(16)))
+
+
+@needs_root
+@needs_library
+def test_sort_and_gzip_are_coloured_and_unchanged(tmp_path, many_mappings):
+    rng = random.Random(5)
+    lines = b"".join(b"%016x %d\n" % (rng.getrandbits(64), i) for i in range(600_000))  # ~14 MB
+    # -S 64M: sort holds all its input in one buffer (by default it may spill to temporary files).
+    for argv in (["sort", "-S", "64M"], ["gzip", "-c", "-6"]):
+        output, report, library = _coloured_run_and_inspect(tmp_path, argv, lines)
+        assert output == _plain(argv, lines), argv
+        if argv[0] == "sort":
+            assert report["heap_pages"] >= len(lines) / 4096  # sort holds all its input
+            _check_heap_in_colours(report, library, list(range(16)))
+        else:
+            # gzip keeps its window and buffers in static arrays (.bss: anonymous memory outside
+            # the library's arena, uncoloured, counted as other) and mallocs almost nothing.
+            assert report["pages"]["other"] >= 64, report["pages"]
+            if report["heap_pages"] == 0:
+                assert report["heap_fraction_in_colours"] is None
+            else:
+                _check_heap_in_colours(report, library, list(range(16)))
+
+
+# ---- run-mix (acceptance 6) ---------------------------------------------------------------------
+
+HOLDER = ("import os, sys, time\n"
+          "data = [bytearray(4096) for _ in range(8000)]\n"
+          "for d in data: d[0] = 1\n"
+          "open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid())); os.rename(sys.argv[1] + '.tmp', sys.argv[1])\n"
+          "while not os.path.exists(sys.argv[2]): time.sleep(0.02)\n")
+
+
+@needs_root
+@needs_library
+def test_run_mix_under_bpm_gives_disjoint_banks(tmp_path, many_mappings):
+    go = tmp_path / "go"
+    pids = [tmp_path / "pid0", tmp_path / "pid1"]
+    out = tmp_path / "mix.json"
+    mix = subprocess.Popen([*CLI, "run-mix", "--machine", "i7-860", "--policy", "bpm", "--json", str(out), "--",
+                            PYTHON, "-c", HOLDER, str(pids[0]), str(go), ":::", PYTHON, "-c", HOLDER, str(pids[1]), str(go)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "PYTHONMALLOC": "malloc", "MEMTINT_QUIET": "1", "COLUMNS": "200"})
+    reports = []
+    try:
+        deadline = time.monotonic() + 60
+        while not all(p.exists() for p in pids):
+            assert mix.poll() is None, mix.stderr.read()
+            assert time.monotonic() < deadline, "the programs never got ready"
+            time.sleep(0.05)
+        for p in pids:
+            r = cli("inspect", p.read_text(), "--json", "-")
+            assert r.returncode == 0, r.stderr
+            reports.append(json.loads(r.stdout))
+    finally:
+        go.touch()
+        stdout, stderr = mix.communicate(timeout=60)
+    assert mix.returncode == 0, stderr
+    result = json.loads(out.read_text())
+    assert [p["exit_code"] for p in result["programs"]] == [0, 0]
+    assert all(p["wall_seconds"] > 0 for p in result["programs"])
+    assert "run-mix: policy bpm" in stdout
+    colours = [set(p["colours"]) for p in result["programs"]]
+    assert not colours[0] & colours[1]
+    banks_used = []
+    for report, program in zip(reports, result["programs"]):
+        assert report["assigned_colours"] == program["colours"]
+        library = program["library_report"]
+        _check_heap_in_colours(report, library, program["colours"])
+        # Banks of the pages in the program's colours, from the frames through the mapping.
+        banks = {b for row in report["by_bank"] if row["in_colours"] for b in row["ids"]}
+        assert banks <= set(program["banks"])
+        banks_used.append(banks)
+    assert banks_used[0] and banks_used[1] and not banks_used[0] & banks_used[1]
