@@ -231,8 +231,11 @@ def cpu_trace_stats(workload: str, instructions: int | None = None, seed: int = 
     return json.loads(_engine.cpu_trace_stats(json.dumps(request)))
 
 
-def convert_trace(input: str | os.PathLike[str], output: str | os.PathLike[str]) -> dict[str, Any]:
+def convert_trace(
+    input: str | os.PathLike[str], output: str | os.PathLike[str], to: str = "mtt"
+) -> dict[str, Any]:
     """Convert a Ramulator CPU trace to memtint's binary ``.mtt`` format (gzip body if the output
-    name ends in ``.gz``); returns the header counts."""
-    request = {"input": os.fspath(input), "output": os.fspath(output)}
+    name ends in ``.gz``), or with ``to="ramulator"`` a ``.mtt`` (or text) trace to Ramulator text
+    (gzip if the name ends in ``.gz``); returns the counts written."""
+    request = {"input": os.fspath(input), "output": os.fspath(output), "to": to}
     return json.loads(_engine.convert_cpu_trace(json.dumps(request)))
