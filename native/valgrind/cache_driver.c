@@ -45,9 +45,9 @@ int main(int argc, char **argv)
         mt_outcome o = mt_access_line(&h, addr >> shift, op[0] == 'w');
         if (o.l2_miss) {
             if (o.has_writeback)
-                printf("%llu %#llx %#llx\n", index, (addr >> shift) << shift, o.writeback << shift);
+                printf("%llu 0x%llx 0x%llx\n", index, (addr >> shift) << shift, o.writeback << shift);
             else
-                printf("%llu %#llx\n", index, (addr >> shift) << shift);
+                printf("%llu 0x%llx\n", index, (addr >> shift) << shift);
             if (mtt) {
                 unsigned long long bubbles = started ? index - last - 1 : index;
                 int n = mt_mtt_encode(&enc, buf, bubbles, (addr >> shift) << shift, o.has_writeback,

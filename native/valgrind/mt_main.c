@@ -49,6 +49,7 @@ typedef struct {
     ULong executed;         /* instructions this thread executed, settled at thread switches */
     ULong trace_start;      /* its instruction count when its tracing began */
     ULong last_record;      /* its instruction count at its last record (or trace_start) */
+    ULong debt;             /* records that shared an instruction, not yet taken off a gap */
     Bool tracing;
     Bool finished;
     Int fd;
@@ -201,6 +202,10 @@ static void begin_tracing(void)
         if (!t->finished) {
             t->tracing = True;
             t->trace_start = t->last_record = thread_now(t);
+            /* the running thread has already executed g_icount - warmup traced instructions,
+             * the current one included (the counter advances a block's accesses at a time) */
+            if (t == g_cur)
+                t->trace_start = t->last_record = thread_now(t) - (g_icount - (ULong)clo_warmup);
         }
     }
 }
@@ -269,8 +274,19 @@ static VG_REGPARM(2) void mt_access(Addr addr, UWord info)
             continue;
         t->l2_misses++;
         if (t->tracing) {
-            ULong now = thread_now(t);
-            ULong bubbles = now > t->last_record ? now - t->last_record - 1 : 0;
+            ULong now = thread_now(t), bubbles = 0;
+            /* A record stands for its bubbles + 1 instructions. When one instruction misses twice
+             * (a line-crossing access, xsave), the second record's 1 is taken off the next gap,
+             * so that the records' instruction sum stays the executed count. */
+            if (now > t->last_record) {
+                ULong pay;
+                bubbles = now - t->last_record - 1;
+                pay = bubbles < t->debt ? bubbles : t->debt;
+                bubbles -= pay;
+                t->debt -= pay;
+            } else {
+                t->debt++;
+            }
             if (t->buf_used > OUT_BUFFER_BYTES - MT_MTT_MAX_RECORD_BYTES)
                 flush_buffer(t);
             t->buf_used += mt_mtt_encode(&t->enc, t->buf + t->buf_used, bubbles,
