@@ -166,6 +166,22 @@ def _program(program: str | os.PathLike[str]) -> str:
     return os.path.abspath(text)
 
 
+_CHECKOUT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def mix_programs(name: str) -> list[str]:
+    """The programs of a named mix (``configs/mixes``). Trace paths in a mix are relative to the
+    checkout root (``workloads/traces/...``, ``../shared/traces/...``), so they are resolved
+    against it here and work from any directory."""
+    for mix in presets().get("mixes", []):
+        if mix["name"] == name:
+            return [
+                p if p.split(":", 1)[0] in PROFILES or os.path.isabs(p) else os.path.join(_CHECKOUT, p)
+                for p in mix["programs"]
+            ]
+    raise MemtintError(f"unknown mix '{name}'")
+
+
 def build_sim_spec(
     machine: str | dict[str, Any],
     programs: list[str],

@@ -414,9 +414,9 @@ def _compare(args: argparse.Namespace) -> int:
     _check_output("--json", args.json)
     _check_output("--csv", args.csv)
     mix = [m.strip() for m in args.mix.split(",") if m.strip()]
-    named = {m["name"]: m["programs"] for m in api.presets().get("mixes", [])}
+    named = {m["name"] for m in api.presets().get("mixes", [])}
     if len(mix) == 1 and mix[0] in named:
-        mix = list(named[mix[0]])
+        mix = api.mix_programs(mix[0])
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     console = Console(stderr=True)
     total = len(mix) + len(policies)

@@ -66,23 +66,27 @@ def _text(path: str, size: int, seed: int) -> None:
 
 
 def _sql(path: str, size: int, seed: int) -> None:
-    """An in-memory database session: `size` orders and customers, an index, joins, aggregates."""
+    """An in-memory database session of `size` orders over `size // 10` customers: bulk inserts
+    in scattered key order, an index build, a hash-less join with aggregation, point lookups.
+    Rows come from integer hashing inside SQL (sqlite's random() cannot be seeded), so the
+    session is the same on every run; `seed` varies it."""
     rng = random.Random(seed)
     customers = max(size // 10, 1)
+    mult = 2654435761 + 2 * seed
     with open(path, "w", encoding="ascii") as f:
-        f.write("PRAGMA cache_size = -262144;\n")
+        f.write("PRAGMA cache_size = -524288;\n")
         f.write("CREATE TABLE customer(id INTEGER PRIMARY KEY, region INTEGER, name TEXT);\n")
-        f.write("CREATE TABLE orders(id INTEGER PRIMARY KEY, customer INTEGER, amount REAL, day INTEGER);\n")
-        f.write("BEGIN;\n")
-        for c in range(customers):
-            f.write(f"INSERT INTO customer VALUES({c},{rng.randrange(50)},'c{rng.getrandbits(40):x}');\n")
-        for o in range(size):
-            f.write(f"INSERT INTO orders VALUES({o},{rng.randrange(customers)},{rng.random() * 1000:.2f},{rng.randrange(3650)});\n")
-        f.write("COMMIT;\n")
+        f.write("CREATE TABLE orders(id INTEGER PRIMARY KEY, customer INTEGER, amount REAL, day INTEGER, note TEXT);\n")
+        f.write(f"WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < {customers - 1}) "
+                f"INSERT INTO customer SELECT x, (x * {mult}) % 50, printf('c%08x', (x * {mult}) % 4294967291) FROM c;\n")
+        f.write(f"WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < {size - 1}) "
+                f"INSERT INTO orders SELECT (x * {mult}) % 4294967291, (x * 40503 + {seed}) % {customers}, "
+                f"((x * 7919) % 100000) / 100.0, (x * 104729) % 3650, printf('o%012d', x) FROM c;\n")
         f.write("CREATE INDEX orders_customer ON orders(customer);\n")
+        f.write("CREATE INDEX orders_day ON orders(day, amount);\n")
         f.write("SELECT region, count(*), sum(amount) FROM orders JOIN customer ON customer.id = orders.customer "
                 "GROUP BY region ORDER BY region;\n")
-        for _ in range(200):
+        for _ in range(2000):
             f.write(f"SELECT sum(amount) FROM orders WHERE customer = {rng.randrange(customers)};\n")
         f.write("SELECT day, avg(amount) FROM orders GROUP BY day ORDER BY 2 DESC LIMIT 5;\n")
 

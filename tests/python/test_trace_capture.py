@@ -299,3 +299,47 @@ def test_a_full_disk_is_a_clear_error(tmp_path):
         assert_one_error_line((result.returncode, result.stdout, result.stderr), "no space left on device")
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
+
+
+# --- the workload suite -------------------------------------------------------------------------
+
+def test_every_recipe_loads_and_the_committed_traces_are_small_and_readable():
+    from memtint.workloads import COMMITTED_DIR, load_recipes
+
+    recipes = load_recipes()
+    assert len(recipes) >= 6
+    committed = sorted(os.listdir(COMMITTED_DIR))
+    sizes = [os.path.getsize(os.path.join(COMMITTED_DIR, f)) for f in committed]
+    assert max(sizes) <= 5_000_000 and sum(sizes) <= 40_000_000
+    for recipe in recipes:
+        if recipe.get("commit"):
+            mine = [f for f in committed if f.startswith(recipe["name"] + ".t")]
+            assert mine, f"{recipe['name']} is marked commit = true but has no trace in workloads/traces"
+    for f in committed:
+        stats = cpu_trace_stats(os.path.join(COMMITTED_DIR, f))
+        assert stats["records"] > 0 and stats["instructions"] > 0
+
+
+@pytest.mark.parametrize("text,needles", [
+    ('command = ["x"]\nwarmpu = 3\n', ["unknown field", "warmpu"]),
+    ('command = "x"\n', ["'command'"]),
+    ('command = ["x"]\nlimit = -1\n', ["'limit'"]),
+    ('command = ["x"]\n[input]\ngenerator = "nope"\nsize = 1\nseed = 1\n', ["generator"]),
+    ('command = [\n', ["bad.toml"]),
+])
+def test_bad_recipes_are_clear_errors(tmp_path, text, needles):
+    from memtint.workloads import load_recipe
+
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(MemtintError) as error:
+        load_recipe(str(path))
+    for needle in needles:
+        assert needle in str(error.value)
+
+
+def test_the_real_program_mix_runs_from_any_directory(memtint):
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "real-intensive-4", "--policies", "buddy,bpm",
+                             "--instructions", "300000")
+    assert code == 0, err
+    assert "bfs.t1.mtt.gz" in out or "bfs" in out
