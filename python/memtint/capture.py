@@ -43,6 +43,7 @@ def tool_lib_dir() -> str:
 
 
 def find_valgrind() -> str:
+    """The `valgrind` launcher on PATH, or an error saying how to install it."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise MemtintError("valgrind is not installed (or not on PATH): install it with 'apt-get install valgrind'")

@@ -125,6 +125,7 @@ def load_recipe(path: str) -> dict[str, Any]:
 
 
 def load_recipes(directory: str = WORKLOADS_DIR) -> list[dict[str, Any]]:
+    """Every recipe (``*.toml``) in ``directory``, by name."""
     names = sorted(f for f in os.listdir(directory) if f.endswith(".toml"))
     return [load_recipe(os.path.join(directory, f)) for f in names]
 
