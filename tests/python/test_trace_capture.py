@@ -343,3 +343,29 @@ def test_the_real_program_mix_runs_from_any_directory(memtint):
                              "--instructions", "300000")
     assert code == 0, err
     assert "bfs.t1.mtt.gz" in out or "bfs" in out
+
+
+@needs_tool
+def test_instruction_and_miss_counts_agree_with_cachegrind(tmp_path):
+    """An independent check of the counting and of the filter on a real program: Valgrind's
+    cachegrind, given the same L1D and LL geometry, counts the same instructions and nearly the
+    same L1D and LL data misses (its LL also holds instruction lines and is not inclusive, hence
+    the small tolerance)."""
+    from memtint.workloads import GENERATORS
+
+    bzip2 = shutil.which("bzip2")
+    if bzip2 is None:
+        pytest.skip("bzip2 is not installed")
+    text = str(tmp_path / "in.txt")
+    GENERATORS["text"](text, 20000, 1)
+    out = tmp_path / "cg.out"
+    cg = subprocess.run(["valgrind", "--tool=cachegrind", "--D1=32768,8,64", "--LL=1048576,16,64",
+                         "--I1=32768,8,64", f"--cachegrind-out-file={out}", bzip2, "-9", "-c", text],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
+    events = dict(zip(*(line.split()[1:] for line in out.read_text().splitlines()
+                        if line.startswith(("events:", "summary:")))))
+    summary = capture_trace([bzip2, "-9", "-c", text], tmp_path / "bz", stdout=subprocess.DEVNULL)
+    t = summary["threads"][0]
+    assert summary["executed_instructions"] == pytest.approx(int(events["Ir"]), rel=1e-4), cg.stderr
+    assert t["l1_misses"] == pytest.approx(int(events["D1mr"]) + int(events["D1mw"]), rel=5e-3)
+    assert t["l2_misses"] == pytest.approx(int(events["DLmr"]) + int(events["DLmw"]), rel=1e-2)
