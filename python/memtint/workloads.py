@@ -26,7 +26,6 @@ import random
 import shutil
 import subprocess
 import sys
-import tomllib
 from typing import Any, Callable, Sequence
 
 from memtint.api import MemtintError, cpu_trace_stats
@@ -102,6 +101,10 @@ GENERATORS: dict[str, Callable[[str, int, int], None]] = {
 
 def load_recipe(path: str) -> dict[str, Any]:
     """A recipe with its name (the file's stem); errors name the file and the field."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
     name = os.path.splitext(os.path.basename(path))[0]
     try:
         with open(path, "rb") as f:

@@ -563,6 +563,22 @@ mod tests {
     }
 
     #[test]
+    fn mtt_to_text_and_back_keeps_every_record_plain_and_gzip_text() {
+        let records = handmade();
+        let mtt = TempFile::new("mtt");
+        let header = write_mtt(&mut VecCpuSource::new("v", records.clone()), &mtt.0, false).unwrap();
+        for name in ["txt", "txt.gz"] {
+            let text = TempFile::new(name);
+            let counts = convert_to_text(&mtt.0, &text.0).unwrap();
+            assert_eq!((counts.records, counts.instructions, counts.writebacks), (header.records, header.instructions, header.writebacks));
+            assert_eq!(collect(&mut CpuTraceReader::open(&text.0).unwrap()).unwrap(), records);
+            let back = TempFile::new("mtt");
+            convert(&text.0, &back.0).unwrap();
+            assert_eq!(std::fs::read(&back.0).unwrap(), std::fs::read(&mtt.0).unwrap(), "the same bytes");
+        }
+    }
+
+    #[test]
     fn handmade_records_round_trip_plain_and_gzip_body() {
         let records = handmade();
         for gzip_body in [false, true] {
