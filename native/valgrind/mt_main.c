@@ -51,6 +51,8 @@ typedef struct {
     ULong last_record;      /* its instruction count at its last record (or trace_start) */
     ULong debt;             /* records that shared an instruction, not yet taken off a gap */
     Bool tracing;
+    Bool ever_traced;
+    ULong trace_end;        /* its instruction count when the limit stopped tracing */
     Bool finished;
     Int fd;
     HChar *path;
@@ -149,7 +151,7 @@ static ThreadTrace *new_thread(ThreadId tid)
                   VG_(malloc)("mt.l2", mt_level_bytes(clo_l2_size, clo_l2_assoc, clo_line)));
     mt_mtt_init(&t->enc);
     /* A thread created after the warm-up is traced from its first instruction. */
-    t->tracing = g_tracing_began && !g_done;
+    t->tracing = t->ever_traced = g_tracing_began && !g_done;
     path_len = VG_(strlen)(clo_out) + 32;
     t->path = VG_(malloc)("mt.path", path_len);
     VG_(snprintf)(t->path, path_len, "%s.t%d.mtt", clo_out, t->ordinal);
@@ -200,7 +202,7 @@ static void begin_tracing(void)
     for (i = 0; i < n_threads; i++) {
         ThreadTrace *t = all_threads[i];
         if (!t->finished) {
-            t->tracing = True;
+            t->tracing = t->ever_traced = True;
             t->trace_start = t->last_record = thread_now(t);
             /* the running thread has already executed g_icount - warmup traced instructions,
              * the current one included (the counter advances a block's accesses at a time) */
@@ -221,8 +223,7 @@ static void reach_limit(void)
     g_traced_at_limit = g_icount - (ULong)clo_warmup;
     for (i = 0; i < n_threads; i++) {
         ThreadTrace *t = all_threads[i];
-        if (t->tracing && !t->finished)
-            t->executed = thread_now(t);
+        t->trace_end = t->executed; /* settled above */
         t->tracing = False;
     }
     if (clo_exit_at_limit) {
@@ -460,10 +461,8 @@ static void write_summary(void)
     EMIT("  \"executed_instructions\": %llu,\n  \"threads\": [\n", g_icount);
     for (i = 0; i < n_threads; i++) {
         ThreadTrace *t = all_threads[i];
-        ULong traced = t->tracing || g_stopped_at_limit || t->trace_start
-                           ? (t->executed > t->trace_start ? t->executed - t->trace_start : 0) : 0;
-        if (!g_tracing_began)
-            traced = 0;
+        ULong end = g_stopped_at_limit ? t->trace_end : t->executed;
+        ULong traced = t->ever_traced && end > t->trace_start ? end - t->trace_start : 0;
         traced_total += traced;
         EMIT("    {\"ordinal\": %d, \"valgrind_tid\": %u, \"lwp\": %d, \"file\": \"%s\", "
              "\"traced_instructions\": %llu, \"records\": %llu, \"writebacks\": %llu, "

@@ -178,6 +178,18 @@ def test_one_pass_over_n_lines_gives_n_misses_and_the_loops_instruction_gaps(tmp
 
 
 @needs_tool
+def test_at_limit_continue_lets_the_program_finish_untraced(tmp_path):
+    program, lines = _build(tmp_path, "one_pass"), 40000
+    summary = capture_trace([program, str(lines)], tmp_path / "cont", limit=100_000, at_limit="continue",
+                            stdout=subprocess.DEVNULL)
+    assert summary["stopped_at_limit"] and summary["program_exit_status"] == 0
+    assert 100_000 <= summary["traced_instructions"] <= 100_100
+    assert summary["executed_instructions"] > 5 * lines  # the pass ran, untraced
+    records = _records(summary["files"][0])
+    assert sum(r[0] + 1 for r in records) <= summary["traced_instructions"]
+
+
+@needs_tool
 def test_a_captured_trace_round_trips_between_mtt_and_ramulator_text_and_compare_runs(tmp_path, memtint):
     program = _build(tmp_path, "one_pass")
     summary = capture_trace([program, "30000"], tmp_path / "rt", stdout=subprocess.DEVNULL)
