@@ -176,7 +176,7 @@ def mix_programs(name: str) -> list[str]:
     for mix in presets().get("mixes", []):
         if mix["name"] == name:
             return [
-                p if p.split(":", 1)[0] in PROFILES or os.path.isabs(p) else os.path.join(_CHECKOUT, p)
+                p if p.split(":", 1)[0] in PROFILES or os.path.isabs(p) else os.path.normpath(os.path.join(_CHECKOUT, p))
                 for p in mix["programs"]
             ]
     raise MemtintError(f"unknown mix '{name}'")

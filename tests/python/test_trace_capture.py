@@ -178,6 +178,20 @@ def test_one_pass_over_n_lines_gives_n_misses_and_the_loops_instruction_gaps(tmp
 
 
 @needs_tool
+def test_the_same_program_and_options_give_byte_identical_traces(tmp_path):
+    """Single-threaded programs are deterministic under Valgrind. (Threads are serialised in an
+    order that depends on the kernel's wake-ups, so a multi-threaded program's traces can differ
+    in their synchronisation code between runs; docs/tracing.md.)"""
+    program = _build(tmp_path, "one_pass")
+    files = []
+    for run in ("a", "b"):  # output prefixes of equal length: Valgrind's own allocations match too
+        (tmp_path / run).mkdir()
+        summary = capture_trace([program, "30000"], tmp_path / run / "t", stdout=subprocess.DEVNULL)
+        files.append(open(summary["files"][0], "rb").read())
+    assert len(files[0]) > 100_000 and files[0] == files[1]
+
+
+@needs_tool
 def test_at_limit_continue_lets_the_program_finish_untraced(tmp_path):
     program, lines = _build(tmp_path, "one_pass"), 40000
     summary = capture_trace([program, str(lines)], tmp_path / "cont", limit=100_000, at_limit="continue",
