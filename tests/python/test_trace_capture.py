@@ -268,6 +268,16 @@ def test_a_program_that_fails_keeps_its_traces_and_exits_3(memtint, tmp_path):
 
 
 @needs_tool
+def test_a_program_killed_by_a_signal_keeps_its_traces_and_exits_3(memtint, tmp_path):
+    code, out, err = memtint("trace", "-o", str(tmp_path / "k"), "--", "sh", "-c", "kill -SEGV $$")
+    assert code == 3, err
+    assert "killed by signal 11" in err
+    summary = json.loads((tmp_path / "k.summary.json").read_text())
+    assert summary["program_exit_status"] == -11 and summary["program_failed"]
+    cpu_trace_stats(tmp_path / "k.t1.mtt")
+
+
+@needs_tool
 @pytest.mark.parametrize("args,needles", [
     (["--", "no-such-program-xyz"], ["no-such-program-xyz", "not found"]),
     (["--", "/no/such/path"], ["/no/such/path", "not found"]),
@@ -395,3 +405,14 @@ def test_instruction_and_miss_counts_agree_with_cachegrind(tmp_path):
     assert summary["executed_instructions"] == pytest.approx(int(events["Ir"]), rel=1e-4), cg.stderr
     assert t["l1_misses"] == pytest.approx(int(events["D1mr"]) + int(events["D1mw"]), rel=5e-3)
     assert t["l2_misses"] == pytest.approx(int(events["DLmr"]) + int(events["DLmw"]), rel=1e-2)
+
+
+SPEC = os.path.join(HERE, "..", "..", "..", "shared", "traces", "spec2006")
+
+
+@pytest.mark.skipif(not os.path.isdir(SPEC), reason="the SPEC traces (../shared/traces/spec2006) are not here")
+def test_the_real_and_spec_mix_runs(memtint):
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "real-spec-4", "--policies", "buddy,bpm",
+                             "--instructions", "200000")
+    assert code == 0, err
+    assert "456.hm" in out
