@@ -56,6 +56,15 @@ def _size(text: str) -> int:
     return int(m.group(1)) * units[m.group(2).upper()]
 
 
+def _count(text: str) -> int:
+    """An instruction count, optionally with a decimal suffix: 2000000, 2M, 1.5G."""
+    units = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)\s*", text.replace("_", ""), re.IGNORECASE)
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected an instruction count like 2000000, 2M or 1.5G, got '{text}'")
+    return int(float(m.group(1)) * units[m.group(2).upper()])
+
+
 def _fraction(text: str) -> float:
     try:
         value = float(text)
@@ -202,9 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     trace.add_argument("-o", "--output", metavar="PREFIX",
                        help="output prefix (default: the program's name in the current directory)")
-    trace.add_argument("--warmup", type=_at_least(0), default=0, metavar="N",
-                       help="instructions (all threads) that fill the caches before anything is written")
-    trace.add_argument("--limit", type=_at_least(0), default=0, metavar="N",
+    trace.add_argument("--warmup", type=_count, default=0, metavar="N",
+                       help="instructions (all threads; 100M = 10^8) that fill the caches before anything is written")
+    trace.add_argument("--limit", type=_count, default=0, metavar="N",
                        help="instructions (all threads) to trace after the warm-up; 0 = to the end")
     trace.add_argument("--at-limit", choices=("exit", "continue"), default="exit",
                        help="at the limit: end the program (default) or let it run on untraced")
@@ -213,7 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--l2-size", type=_size, default=1024 * 1024, metavar="BYTES", help="L2 size (default 1M)")
     trace.add_argument("--l2-ways", type=_at_least(1), default=16, metavar="N", help="L2 associativity (default 16)")
     trace.add_argument("--line-size", type=_size, default=64, metavar="BYTES", help="line size (default 64)")
-    trace.add_argument("--json", metavar="FILE", help="also write the summary as JSON ('-' for stdout)")
+    trace.add_argument("--json", metavar="FILE",
+                       help="also write the summary as JSON ('-' for stdout, after anything the program printed there)")
     trace.add_argument("command", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
                        help="the program to trace and its arguments")
     trace.set_defaults(handler=_trace)

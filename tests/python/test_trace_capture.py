@@ -286,6 +286,8 @@ def test_a_program_killed_by_a_signal_keeps_its_traces_and_exits_3(memtint, tmp_
     (["--l2-size", "3M", "--", "true"], ["sets", "power of two"]),
     (["--l1-size", "64K", "--l2-size", "32K", "--", "true"], ["inclusive"]),
     (["--l1-size", "lots", "--", "true"], ["lots"]),
+    (["--limit", "-5", "--", "true"], ["-5"]),
+    (["--warmup", "2X", "--", "true"], ["2X", "instruction count"]),
     ([], ["no program to trace"]),
 ])
 def test_bad_trace_requests_are_one_clear_error(memtint, args, needles):
