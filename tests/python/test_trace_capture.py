@@ -226,8 +226,9 @@ def test_a_captured_trace_round_trips_between_mtt_and_ramulator_text_and_compare
 def test_each_thread_gets_its_own_trace_and_their_lines_add_up_to_the_single_threaded_run(tmp_path):
     """'The whole' is the same work done by one thread: the workers' slices are disjoint and each
     is larger than the L2, so with private caches every line misses once when written and once
-    when read, whichever thread owns it; the per-thread read records must sum to the one-thread
-    run's, and each worker's trace must hold its own slice's lines and no other's."""
+    when read, whichever thread owns it and however the threads interleave; the per-thread read
+    records must sum to the one-thread run's, and each worker's trace must hold its own slice's
+    lines and no other's."""
     program, threads, lines = _build(tmp_path, "slices"), 3, 20000
     with open(tmp_path / "mt.out", "w") as stdout:
         mt = capture_trace([program, str(threads), str(lines)], tmp_path / "mt", stdout=stdout)
@@ -252,6 +253,21 @@ def test_each_thread_gets_its_own_trace_and_their_lines_add_up_to_the_single_thr
     assert abs(sum(worker_lines) - len(st_mine)) <= 0.01 * len(st_mine)
     stats = [cpu_trace_stats(f) for f in mt["files"]]
     assert [s["records"] for s in stats] == [t["records"] for t in mt["threads"]]
+
+
+@needs_tool
+def test_long_captures_report_progress(tmp_path):
+    from memtint.workloads import WORKLOADS_DIR
+
+    program = str(tmp_path / "triad")
+    subprocess.run([os.environ.get("CC", "gcc"), "-O2", "-pthread", "-o", program,
+                    os.path.join(WORKLOADS_DIR, "src", "triad.c")], check=True)
+    seen: list[tuple[int, float]] = []
+    summary = capture_trace([program, "1000000", "1", "40"], tmp_path / "p", stdout=subprocess.DEVNULL,
+                            progress=lambda n, s: seen.append((n, s)))
+    assert summary["executed_instructions"] > 100_000_000
+    counts = [n for n, _ in seen]
+    assert counts == sorted(counts) and max(counts) >= 50_000_000  # the tool reports every 50 M
 
 
 # --- error cases --------------------------------------------------------------------------------

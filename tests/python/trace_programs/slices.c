@@ -33,7 +33,9 @@ int main(int argc, char **argv)
         printf("%lu\n", (unsigned long)slice[t]);
     }
     fflush(stdout);
-    for (t = 0; t < threads; t++) /* one at a time: the same order in every run */
-        pthread_create(&tid[t], NULL, work, slice[t]), pthread_join(tid[t], NULL);
+    for (t = 0; t < threads; t++) /* all at once: Valgrind interleaves them */
+        pthread_create(&tid[t], NULL, work, slice[t]);
+    for (t = 0; t < threads; t++)
+        pthread_join(tid[t], NULL);
     return 0;
 }
