@@ -13,7 +13,8 @@ SECTIONS = [
         ("memtint.run_sim", memtint.run_sim), ("memtint.api.build_sim_spec", api.build_sim_spec),
         ("memtint.api.run_sim_spec", api.run_sim_spec), ("memtint.compare", memtint.compare),
         ("memtint.api.mix_metrics", api.mix_metrics), ("memtint.api.cpu_trace_stats", api.cpu_trace_stats),
-        ("memtint.api.convert_trace", api.convert_trace), ("memtint.api.mix_programs", api.mix_programs)]),
+        ("memtint.api.convert_trace", api.convert_trace), ("memtint.api.mix_programs", api.mix_programs),
+        ("memtint.trace_stats", memtint.trace_stats)]),
     ("Capturing traces of real programs (docs/tracing.md)", [
         ("memtint.capture.capture_trace", capture.capture_trace), ("memtint.capture.trace_files", capture.trace_files),
         ("memtint.capture.tool_lib_dir", capture.tool_lib_dir),

@@ -14,9 +14,10 @@ from memtint.api import MemtintError, generate, presets, run_dram, run_sim, trac
 from memtint.comparison import compare
 from memtint.frames import to_frame
 from memtint.sweep import load_results, sweep
+from memtint.trace_analysis import trace_stats
 from memtint._engine import version as _engine_version
 
 __version__: str = _engine_version()
 
 __all__ = ["MemtintError", "compare", "generate", "load_results", "presets", "run_dram", "run_sim", "sweep", "to_frame",
-           "trace", "__version__"]
+           "trace", "trace_stats", "__version__"]

@@ -200,6 +200,25 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("output", metavar="OUT")
     convert.set_defaults(handler=_convert)
 
+    trace_stats = commands.add_parser(
+        "trace-stats",
+        help="classify CPU traces: intensity, footprint, reuse distances, row locality and BLP alone",
+        description="Statistics of CPU traces (Ramulator text or .mtt; or profiles with --instructions): "
+        "reads and writebacks per kilo-instruction, footprint, reuse-distance summary and, with --machine, "
+        "the row-buffer hit rate and bank-level parallelism each shows running alone there; with labels "
+        "(memory intensity, row locality, estimated LLC sensitivity). Fields: docs/stats.md.",
+    )
+    trace_stats.add_argument("files", nargs="+", metavar="FILE", help="CPU trace files or built-in profiles")
+    trace_stats.add_argument("--machine", metavar="PRESET", help="also run each alone on this machine")
+    trace_stats.add_argument("--instructions", type=_at_least(1), metavar="N",
+                             help="count the first N instructions (and run N alone; default: the trace, "
+                             "at most 10 M for the alone run)")
+    trace_stats.add_argument("--policy", default="buddy", metavar="NAME", help="placement policy of the alone run")
+    trace_stats.add_argument("--no-reuse", action="store_true", help="skip the reuse-distance analysis")
+    trace_stats.add_argument("--seed", type=_at_least(0), default=1)
+    trace_stats.add_argument("--json", metavar="OUT", help="write the statistics as JSON ('-' for stdout)")
+    trace_stats.set_defaults(handler=_trace_stats)
+
     trace = commands.add_parser(
         "trace",
         help="capture cache-filtered CPU traces of a real program (Valgrind)",
@@ -556,6 +575,30 @@ def _trace(args: argparse.Namespace) -> int:
         how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
         sys.stderr.write(f"memtint: warning: {command[0]} {how}; the traces are kept (flagged in the summary)\n")
         return EXIT_PROGRAM_FAILED
+    return 0
+
+
+def _trace_stats(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from memtint import trace_analysis
+
+    _check_output("--json", args.json)
+    results = []
+    for i, name in enumerate(args.files, 1):
+        results.append(run_with_status(
+            f"[{i}/{len(args.files)}] {name}…",
+            lambda name=name: trace_analysis.trace_stats(
+                name, machine=args.machine, instructions=args.instructions, reuse=not args.no_reuse,
+                policy=args.policy, seed=args.seed),
+        ))
+    if _write_json(args.json, results):
+        return 0
+    from memtint.report import trace_stats_tables
+
+    console = Console()
+    for table in trace_stats_tables(results):
+        console.print(table)
     return 0
 
 

@@ -3,6 +3,7 @@ docs/stats.md; computes nothing the engine does not report except ratios for dis
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable
 
 from rich import box
@@ -220,6 +221,50 @@ def sim_table(stats: dict[str, Any]) -> Table:
         f"{number(stats['instructions_per_second'] / 1e6, 1)} M instructions/s simulated"
     )
     return table
+
+
+def trace_stats_tables(results: list[dict[str, Any]]) -> list[Table]:
+    """`memtint trace-stats`: what each trace is, then how it behaves alone and its labels."""
+    traces = Table(title="CPU traces", box=box.SIMPLE, pad_edge=False, collapse_padding=True)
+    for name in ("trace", "instr", "RPKI", "WPKI", "footprint", "reuse p50", "p90", "LRU@LLC"):
+        traces.add_column(name, justify="left" if name == "trace" else "right", no_wrap=name != "trace")
+    alone = next((r["alone"] for r in results if r.get("alone")), None)
+    title = "Alone" + (f" on {alone['machine']} ({alone['policy']}), and labels" if alone else ": labels")
+    labels = Table(title=title, box=box.SIMPLE, pad_edge=False, collapse_padding=True)
+    for name in ["trace"] + (["IPC", "MPKI", "RB hit", "BLP"] if alone else []) + ["class"]:
+        labels.add_column(name, justify="left" if name in ("trace", "class") else "right", no_wrap=name != "trace")
+    for r in results:
+        name = os.path.basename(r["workload"]) or r["workload"]
+        reuse = r.get("reuse") or {}
+        classes = r["classes"]
+        at_llc = (classes.get("lru_hit_fraction_at_llc") or {}).get("full")
+        traces.add_row(
+            name, compact(r["instructions"]), number(r["reads_pki"], 2), number(r["writebacks_pki"], 2),
+            size(r["footprint_bytes"]), _lines(reuse.get("median_lines")), _lines(reuse.get("p90_lines")),
+            f"{100 * at_llc:.1f} %" if at_llc is not None else MISSING,
+        )
+        row = [name]
+        a = r.get("alone")
+        if alone:
+            row += [
+                number(a["ipc"], 3), number(a["llc_mpki"], 2),
+                f"{100 * a['row_hit_rate']:.1f} %" if a["row_hit_rate"] is not None else MISSING,
+                number(a["bank_level_parallelism"], 2),
+            ] if a else [MISSING] * 4
+        label = [classes["intensity"]]
+        if classes.get("row_locality"):
+            label.append(f"{classes['row_locality']} RBL")
+        if classes.get("llc_sensitivity_estimate"):
+            label.append(f"LLC {classes['llc_sensitivity_estimate']}")
+        row.append(", ".join(label))
+        labels.add_row(*row)
+    traces.caption = "reuse: LRU stack distance of reads · LRU@LLC: hits in a fully associative LRU of the LLC's size"
+    labels.caption = "intensive: LLC MPKI > 1 (BPM) · high RBL: row hits >= 50 % · LLC class estimated from reuse"
+    return [traces, labels]
+
+
+def _lines(value: Any) -> str:
+    return size(value * 64) if isinstance(value, (int, float)) else MISSING
 
 
 def compare_tables(result: dict[str, Any]) -> list[Table]:

@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::os::OsModel;
 use crate::stats::LatencyHistogram;
 use crate::{Cycle, NEVER};
+use super::bank_parallelism::{BankParallelism, BankParallelismCounters};
 use super::inflight_reads::InflightReads;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -27,6 +28,8 @@ pub struct CoreMemoryStats {
     pub row_hits: u64,
     pub row_misses: u64,
     pub row_conflicts: u64,
+    /// Banks busy with the core's reads (bank-level parallelism), integrated over DRAM cycles.
+    pub bank_parallelism: BankParallelismCounters,
     /// DRAM read latency (controller arrival to last data beat), DRAM cycles.
     #[serde(skip)]
     pub read_latency: LatencyHistogram,
@@ -93,6 +96,7 @@ pub struct MemoryHierarchy {
     outbox_limit: usize,
     next_id: u64,
     per_core: Vec<CoreMemoryStats>,
+    blp: Vec<BankParallelism>,
     /// DRAM cycle of the next memory-system event: a refused request cannot succeed before it.
     next_memory_event: Cycle,
 }
@@ -126,6 +130,7 @@ impl MemoryHierarchy {
             outbox_limit: 64,
             next_id: 0,
             per_core: vec![CoreMemoryStats::default(); cores as usize],
+            blp: vec![BankParallelism::default(); cores as usize],
             next_memory_event: 0,
         })
     }
@@ -140,6 +145,21 @@ impl MemoryHierarchy {
 
     pub fn core_stats(&self, core: u32) -> &CoreMemoryStats {
         &self.per_core[core as usize]
+    }
+
+    /// A copy of `core`'s statistics with its bank parallelism integrated up to DRAM cycle `now`.
+    pub fn core_stats_at(&self, core: u32, now: Cycle) -> CoreMemoryStats {
+        let mut s = self.per_core[core as usize].clone();
+        s.bank_parallelism = self.blp[core as usize].counters_at(now);
+        s
+    }
+
+    /// The driver moved request `o` into a controller queue at DRAM cycle `now`.
+    pub fn entered_memory(&mut self, o: &Outgoing, now: Cycle) {
+        if !o.is_write {
+            let bank = self.os.colour_bits().bank_id(o.addr);
+            self.blp[o.source as usize].enter(bank, now);
+        }
     }
 
     /// The driver tells the DRAM cycle of the next memory-system event before ticking cores.
@@ -175,6 +195,8 @@ impl MemoryHierarchy {
             debug_assert!(false, "completion of unknown read {}", c.id);
             return;
         };
+        let bank = self.os.colour_bits().bank_id(line);
+        self.blp[c.source as usize].leave(bank, c.done);
         let at = self.clock.dram_to_core_ceil(c.done);
         match self.llc.as_mut() {
             Some(llc) => {

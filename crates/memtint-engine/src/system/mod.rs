@@ -2,12 +2,14 @@
 //! allocator and the memory system wired together (the roadmap's capability 2, the experiments
 //! of the BPM and HVR papers), and the metrics that compare a shared run with alone runs.
 
+pub mod bank_parallelism;
 mod inflight_reads;
 pub mod memory_hierarchy;
 pub mod metrics;
 pub mod multicore_sim;
 pub mod sim_spec;
 
+pub use bank_parallelism::BankParallelismCounters;
 pub use memory_hierarchy::{CoreMemoryStats, MemoryHierarchy};
 pub use metrics::{metrics_json, MixMetrics, ProgramSpeed};
 pub use multicore_sim::{simulate_multicore, CoreResult, MulticoreResult};

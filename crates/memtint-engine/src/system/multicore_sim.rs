@@ -153,6 +153,7 @@ pub fn simulate_multicore(
                     break;
                 }
                 hier.outbox().pop_front();
+                hier.entered_memory(&o, d);
             }
             mem_next = mem.next_event();
             if mem_next <= d {
@@ -165,7 +166,7 @@ pub fn simulate_multicore(
                 if core.next_event() <= now_core {
                     core.tick(now_core, programs[i].as_mut(), &mut hier)?;
                     if frozen[i].is_none() && core.reached_target() {
-                        frozen[i] = Some(hier.core_stats(i as u32).clone());
+                        frozen[i] = Some(hier.core_stats_at(i as u32, clock.core_to_dram_ceil(now_core)));
                         running -= 1;
                     }
                 }

@@ -111,6 +111,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "row_misses": m.row_misses,
                 "row_conflicts": m.row_conflicts,
                 "row_buffer_miss_rate": m.row_buffer_miss_rate(),
+                "bank_level_parallelism": m.bank_parallelism.bank_level_parallelism(),
                 "read_latency": lat,
                 "read_latency_ns": lat_ns,
                 "pages": c.placement.pages,

@@ -7,12 +7,14 @@ pub mod binary_trace;
 pub mod cpu_trace;
 pub mod open;
 pub mod profile;
+pub mod reuse_distance;
 pub mod trace_stats;
 
 pub use binary_trace::{convert, BinaryTraceReader, BinaryTraceWriter, MttHeader};
 pub use cpu_trace::CpuTraceReader;
 pub use open::open_cpu_workload;
 pub use profile::{Profile, ProfileGenerator, ProfileOverrides, ProfileParams};
+pub use reuse_distance::{ReuseDistance, ReuseSummary};
 pub use trace_stats::{trace_stats, TraceStats};
 
 use crate::error::Result;
@@ -121,14 +123,23 @@ pub fn trace_stats_json(request: &str) -> crate::error::Result<String> {
         instructions: Option<u64>,
         #[serde(default)]
         seed: Option<u64>,
+        /// Also the reuse-distance distribution (costs a hash lookup and a tree walk per record).
+        #[serde(default)]
+        reuse: bool,
     }
     let r: Req = serde_json::from_str(request).map_err(|e| crate::error::Error::config("trace stats", e.to_string()))?;
     let mut source = open_cpu_workload(&r.workload, r.seed.unwrap_or(1))?;
     if r.instructions.is_none() && Profile::NAMES.contains(&r.workload.split(':').next().unwrap_or("")) {
         return Err(crate::error::Error::config("instructions", "a generated profile never ends: give an instruction limit"));
     }
-    let stats = trace_stats(source.as_mut(), r.instructions)?;
-    Ok(serde_json::to_string(&stats).expect("trace stats serialise"))
+    if !r.reuse {
+        let stats = trace_stats(source.as_mut(), r.instructions)?;
+        return Ok(serde_json::to_string(&stats).expect("trace stats serialise"));
+    }
+    let (stats, reuse) = trace_stats::trace_stats_with_reuse(source.as_mut(), r.instructions)?;
+    let mut v = serde_json::to_value(&stats).expect("trace stats serialise");
+    v["reuse"] = serde_json::to_value(&reuse).expect("reuse summary serialises");
+    Ok(v.to_string())
 }
 
 /// `convert` with JSON in (`{"input": path, "output": path, "to": "mtt" | "ramulator"}`, `to`

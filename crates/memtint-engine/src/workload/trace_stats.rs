@@ -5,7 +5,8 @@
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 
-use super::CpuTraceSource;
+use super::reuse_distance::{ReuseDistance, ReuseSummary};
+use super::{CpuRecord, CpuTraceSource};
 use crate::error::Result;
 
 const LINE_BYTES_LOG2: u32 = 6;
@@ -55,6 +56,30 @@ fn per_kilo(n: u64, instructions: u64) -> f64 {
 /// record whose load lies beyond the limit contributes only its bubbles up to the limit (the
 /// record is consumed from the source). Synthetic profiles never end, so they need a limit.
 pub fn trace_stats(source: &mut (impl CpuTraceSource + ?Sized), instruction_limit: Option<u64>) -> Result<TraceStats> {
+    trace_stats_observed(source, instruction_limit, |_| {})
+}
+
+/// `trace_stats` plus the reuse-distance distribution of the same records.
+pub fn trace_stats_with_reuse(
+    source: &mut (impl CpuTraceSource + ?Sized),
+    instruction_limit: Option<u64>,
+) -> Result<(TraceStats, ReuseSummary)> {
+    let mut reuse = ReuseDistance::default();
+    let stats = trace_stats_observed(source, instruction_limit, |r| {
+        reuse.read(r.read);
+        if let Some(wb) = r.writeback {
+            reuse.writeback(wb);
+        }
+    })?;
+    Ok((stats, reuse.summary()))
+}
+
+/// The counting loop; `observe` sees every counted record.
+fn trace_stats_observed(
+    source: &mut (impl CpuTraceSource + ?Sized),
+    instruction_limit: Option<u64>,
+    mut observe: impl FnMut(&CpuRecord),
+) -> Result<TraceStats> {
     let limit = instruction_limit.unwrap_or(u64::MAX);
     let mut s = TraceStats::default();
     let mut lines = FxHashSet::default();
@@ -75,6 +100,7 @@ pub fn trace_stats(source: &mut (impl CpuTraceSource + ?Sized), instruction_limi
         s.records += 1;
         s.instructions += r.instructions();
         s.reads += 1;
+        observe(&r);
         touch(r.read);
         if let Some(wb) = r.writeback {
             s.writebacks += 1;
@@ -88,7 +114,7 @@ pub fn trace_stats(source: &mut (impl CpuTraceSource + ?Sized), instruction_limi
 
 #[cfg(test)]
 mod tests {
-    use super::super::{spec_traces_dir, CpuRecord, CpuTraceReader, VecCpuSource};
+    use super::super::{spec_traces_dir, CpuTraceReader, VecCpuSource};
     use super::*;
     use crate::trace::text_input::TempFile;
     use std::collections::HashSet;
