@@ -421,6 +421,14 @@ static void mt_start_client_code(ThreadId tid, ULong blocks_done)
     g_cur = t;
 }
 
+/* Threads are numbered when created (not when first scheduled), so ordinals follow the
+ * program's creation order. */
+static void mt_thread_create(ThreadId parent, ThreadId child)
+{
+    if (by_tid)
+        thread_for(child);
+}
+
 static void mt_thread_exit(ThreadId tid)
 {
     ThreadTrace *t = by_tid[tid];
@@ -554,6 +562,7 @@ static void mt_pre_clo_init(void)
     VG_(basic_tool_funcs)(mt_post_clo_init, mt_instrument, mt_fini);
     VG_(needs_command_line_options)(mt_process_cmd_line_option, mt_print_usage, mt_print_debug_usage);
     VG_(track_start_client_code)(mt_start_client_code);
+    VG_(track_pre_thread_ll_create)(mt_thread_create);
     VG_(track_pre_thread_ll_exit)(mt_thread_exit);
 }
 
