@@ -10,7 +10,7 @@ CARGO  ?= cargo
 VENV_BIN := $(VENV)/bin
 STAMP    := $(VENV)/.memtint-venv
 
-.PHONY: all venv build demo test test-rust test-python bench clean api-docs native test-native
+.PHONY: all venv build demo test test-rust test-python bench clean api-docs native test-native native-trace workloads
 
 all: build
 
@@ -30,9 +30,19 @@ $(STAMP):
 # Build the extension in release mode and install the package into the venv (editable: the
 # Python sources are used in place, the compiled module is copied next to them). Always runs:
 # cargo decides what is stale, so a change to any Rust crate is rebuilt and nothing else is.
-build: $(STAMP) native
+build: $(STAMP) native native-trace
 	env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV_BIN)):$$PATH" \
 		$(VENV_BIN)/maturin develop --release --quiet
+
+# memtint-trace, the Valgrind tool behind `memtint trace` (needs Debian's valgrind package);
+# skipped with a note where Valgrind's tool headers are missing, so the rest still builds.
+native-trace:
+	@if [ -f /usr/include/valgrind/pub_tool_basics.h ]; then $(MAKE) --no-print-directory -C native/valgrind; \
+	else echo "native-trace: Valgrind's tool headers are missing (apt-get install valgrind); memtint trace is unavailable"; fi
+
+# Capture the workload suite (workloads/*.toml) into $$MEMTINT_CACHE_DIR or ~/.cache/memtint/workloads.
+workloads: build
+	$(VENV_BIN)/python -m memtint.workloads capture
 
 demo: build
 	$(VENV_BIN)/memtint demo
@@ -85,6 +95,7 @@ bench: build
 clean:
 	$(CARGO) clean
 	rm -rf native/build python/memtint/_native
+	$(MAKE) -C native/valgrind clean
 	rm -rf $(VENV) .pytest_cache
 	rm -f python/memtint/_engine*.so python/memtint/_engine*.pyd
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +

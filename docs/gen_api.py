@@ -4,7 +4,7 @@ import inspect
 import os
 
 import memtint
-from memtint import api, linux
+from memtint import api, capture, linux, workloads
 
 SECTIONS = [
     ("DRAM-level runs", [("memtint.run_dram", memtint.run_dram), ("memtint.generate", memtint.generate),
@@ -13,7 +13,14 @@ SECTIONS = [
         ("memtint.run_sim", memtint.run_sim), ("memtint.api.build_sim_spec", api.build_sim_spec),
         ("memtint.api.run_sim_spec", api.run_sim_spec), ("memtint.compare", memtint.compare),
         ("memtint.api.mix_metrics", api.mix_metrics), ("memtint.api.cpu_trace_stats", api.cpu_trace_stats),
-        ("memtint.api.convert_trace", api.convert_trace), ("memtint.trace_stats", memtint.trace_stats)]),
+        ("memtint.api.convert_trace", api.convert_trace), ("memtint.api.mix_programs", api.mix_programs),
+        ("memtint.trace_stats", memtint.trace_stats)]),
+    ("Capturing traces of real programs (docs/tracing.md)", [
+        ("memtint.capture.capture_trace", capture.capture_trace), ("memtint.capture.trace_files", capture.trace_files),
+        ("memtint.capture.tool_lib_dir", capture.tool_lib_dir),
+        ("memtint.workloads.load_recipes", workloads.load_recipes),
+        ("memtint.workloads.capture_workload", workloads.capture_workload),
+        ("memtint.workloads.commit_traces", workloads.commit_traces)]),
     ("Sweeps and results", [("memtint.sweep", memtint.sweep), ("memtint.load_results", memtint.load_results),
                             ("memtint.to_frame", memtint.to_frame)]),
     ("Colouring on real Linux (docs/linux.md)", [

@@ -166,6 +166,22 @@ def _program(program: str | os.PathLike[str]) -> str:
     return os.path.abspath(text)
 
 
+_CHECKOUT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def mix_programs(name: str) -> list[str]:
+    """The programs of a named mix (``configs/mixes``). Trace paths in a mix are relative to the
+    checkout root (``workloads/traces/...``, ``../shared/traces/...``), so they are resolved
+    against it here and work from any directory."""
+    for mix in presets().get("mixes", []):
+        if mix["name"] == name:
+            return [
+                p if p.split(":", 1)[0] in PROFILES or os.path.isabs(p) else os.path.normpath(os.path.join(_CHECKOUT, p))
+                for p in mix["programs"]
+            ]
+    raise MemtintError(f"unknown mix '{name}'")
+
+
 def build_sim_spec(
     machine: str | dict[str, Any],
     programs: list[str],
@@ -231,8 +247,11 @@ def cpu_trace_stats(workload: str, instructions: int | None = None, seed: int = 
     return json.loads(_engine.cpu_trace_stats(json.dumps(request)))
 
 
-def convert_trace(input: str | os.PathLike[str], output: str | os.PathLike[str]) -> dict[str, Any]:
+def convert_trace(
+    input: str | os.PathLike[str], output: str | os.PathLike[str], to: str = "mtt"
+) -> dict[str, Any]:
     """Convert a Ramulator CPU trace to memtint's binary ``.mtt`` format (gzip body if the output
-    name ends in ``.gz``); returns the header counts."""
-    request = {"input": os.fspath(input), "output": os.fspath(output)}
+    name ends in ``.gz``), or with ``to="ramulator"`` a ``.mtt`` (or text) trace to Ramulator text
+    (gzip if the name ends in ``.gz``); returns the counts written."""
+    request = {"input": os.fspath(input), "output": os.fspath(output), "to": to}
     return json.loads(_engine.convert_cpu_trace(json.dumps(request)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import threading
 from typing import Any, Callable, NoReturn, Sequence
@@ -45,6 +46,24 @@ def _at_least(minimum: int) -> Callable[[str], int]:
 
     parse.__name__ = "integer"
     return parse
+
+
+def _size(text: str) -> int:
+    """A byte count, optionally with a binary suffix: 32768, 32K, 1M."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    if not m or int(m.group(1)) == 0:
+        raise argparse.ArgumentTypeError(f"expected a positive size like 32768, 32K or 1M, got '{text}'")
+    return int(m.group(1)) * units[m.group(2).upper()]
+
+
+def _count(text: str) -> int:
+    """An instruction count, optionally with a decimal suffix: 2000000, 2M, 1.5G."""
+    units = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)\s*", text.replace("_", ""), re.IGNORECASE)
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected an instruction count like 2000000, 2M or 1.5G, got '{text}'")
+    return int(float(m.group(1)) * units[m.group(2).upper()])
 
 
 def _fraction(text: str) -> float:
@@ -172,10 +191,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     convert = commands.add_parser(
         "convert",
-        help="convert a Ramulator CPU trace to memtint's binary format",
+        help="convert a CPU trace between Ramulator text and memtint's binary format",
         description="Convert a Ramulator CPU trace (text, plain or gzip) to memtint's compact binary .mtt "
-        "format (the records are gzip-compressed too when OUT ends in .gz).",
+        "format (the records are gzip-compressed too when OUT ends in .gz), or, with --to ramulator, "
+        "a .mtt (or text) trace to Ramulator text (gzip when OUT ends in .gz).",
     )
+    convert.add_argument("--to", choices=("mtt", "ramulator"), default="mtt", help="output format (default mtt)")
     convert.add_argument("input", metavar="IN")
     convert.add_argument("output", metavar="OUT")
     convert.set_defaults(handler=_convert)
@@ -198,6 +219,34 @@ def build_parser() -> argparse.ArgumentParser:
     trace_stats.add_argument("--seed", type=_at_least(0), default=1)
     trace_stats.add_argument("--json", metavar="OUT", help="write the statistics as JSON ('-' for stdout)")
     trace_stats.set_defaults(handler=_trace_stats)
+
+    trace = commands.add_parser(
+        "trace",
+        help="capture cache-filtered CPU traces of a real program (Valgrind)",
+        description="Run PROGRAM under memtint's Valgrind tool: its data accesses go through a private "
+        "L1/L2 per thread inside the traced process, and each L2 miss is written as a Ramulator-style record "
+        "to OUTPUT.t<N>.mtt (one file per thread, N = 1 for the main thread, then in creation order). "
+        "Exit status: 0, 2 on errors, 3 when the program itself exited non-zero or was killed (the traces "
+        "are kept and flagged in the summary). See docs/tracing.md.",
+    )
+    trace.add_argument("-o", "--output", metavar="PREFIX",
+                       help="output prefix (default: the program's name in the current directory)")
+    trace.add_argument("--warmup", type=_count, default=0, metavar="N",
+                       help="instructions (all threads; 100M = 10^8) that fill the caches before anything is written")
+    trace.add_argument("--limit", type=_count, default=0, metavar="N",
+                       help="instructions (all threads) to trace after the warm-up; 0 = to the end")
+    trace.add_argument("--at-limit", choices=("exit", "continue"), default="exit",
+                       help="at the limit: end the program (default) or let it run on untraced")
+    trace.add_argument("--l1-size", type=_size, default=32 * 1024, metavar="BYTES", help="L1D size (default 32K)")
+    trace.add_argument("--l1-ways", type=_at_least(1), default=8, metavar="N", help="L1D associativity (default 8)")
+    trace.add_argument("--l2-size", type=_size, default=1024 * 1024, metavar="BYTES", help="L2 size (default 1M)")
+    trace.add_argument("--l2-ways", type=_at_least(1), default=16, metavar="N", help="L2 associativity (default 16)")
+    trace.add_argument("--line-size", type=_size, default=64, metavar="BYTES", help="line size (default 64)")
+    trace.add_argument("--json", metavar="FILE",
+                       help="also write the summary as JSON ('-' for stdout, after anything the program printed there)")
+    trace.add_argument("command", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
+                       help="the program to trace and its arguments")
+    trace.set_defaults(handler=_trace)
 
     demo = commands.add_parser(
         "demo",
@@ -400,9 +449,9 @@ def _compare(args: argparse.Namespace) -> int:
     _check_output("--json", args.json)
     _check_output("--csv", args.csv)
     mix = [m.strip() for m in args.mix.split(",") if m.strip()]
-    named = {m["name"]: m["programs"] for m in api.presets().get("mixes", [])}
+    named = {m["name"] for m in api.presets().get("mixes", [])}
     if len(mix) == 1 and mix[0] in named:
-        mix = list(named[mix[0]])
+        mix = api.mix_programs(mix[0])
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     console = Console(stderr=True)
     total = len(mix) + len(policies)
@@ -474,12 +523,64 @@ def _report(args: argparse.Namespace) -> int:
 
 def _convert(args: argparse.Namespace) -> int:
     _check_output("OUT", args.output)
-    header = run_with_status("Converting…", lambda: api.convert_trace(args.input, args.output))
+    header = run_with_status("Converting…", lambda: api.convert_trace(args.input, args.output, to=args.to))
     size_in, size_out = os.path.getsize(args.input), os.path.getsize(args.output)
     sys.stdout.write(
         f"{args.output}: {header['records']} records, {header['instructions']} instructions, "
         f"{size_out} bytes ({size_out / max(size_in, 1):.2f}x the input)\n"
     )
+    return 0
+
+
+EXIT_PROGRAM_FAILED = 3
+
+
+def _trace(args: argparse.Namespace) -> int:
+    from memtint.capture import capture_trace
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise UsageError("no program to trace: memtint trace [options] -- PROGRAM ARGS...")
+    _check_output("--json", args.json)
+    output = args.output or os.path.basename(command[0])
+    interactive = sys.stderr.isatty()
+    last = [0.0]
+
+    def progress(instructions: int, seconds: float) -> None:
+        # a line every 10 s in logs; a refreshed line on a terminal
+        if interactive:
+            sys.stderr.write(f"\rTracing {command[0]}: {instructions / 1e6:,.0f} M instructions, {seconds:.0f} s ")
+            sys.stderr.flush()
+        elif seconds - last[0] >= 10:
+            last[0] = seconds
+            sys.stderr.write(f"tracing {command[0]}: {instructions / 1e6:,.0f} M instructions, {seconds:.0f} s\n")
+
+    summary = capture_trace(
+        command, output, warmup=args.warmup, limit=args.limit, at_limit=args.at_limit,
+        l1_size=args.l1_size, l1_ways=args.l1_ways, l2_size=args.l2_size, l2_ways=args.l2_ways,
+        line_size=args.line_size, progress=progress,
+    )
+    if interactive:
+        sys.stderr.write("\r\033[K")
+    to_stdout = _write_json(args.json, summary)
+    out = sys.stderr if to_stdout else sys.stdout
+    stopped = " (stopped at the instruction limit)" if summary["stopped_at_limit"] else ""
+    out.write(
+        f"{summary['executed_instructions']:,} instructions executed, {summary['traced_instructions']:,} traced"
+        f"{stopped}, in {summary['seconds']:.1f} s ({summary['instructions_per_second'] / 1e6:.1f} M instructions/s)\n"
+    )
+    for t in summary["threads"]:
+        out.write(
+            f"  thread {t['ordinal']} (lwp {t['lwp']}): {t['file']}: {t['records']:,} records, "
+            f"{t['writebacks']:,} writebacks, {t['traced_instructions']:,} instructions\n"
+        )
+    if summary["program_failed"]:
+        status = summary["program_exit_status"]
+        how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
+        sys.stderr.write(f"memtint: warning: {command[0]} {how}; the traces are kept (flagged in the summary)\n")
+        return EXIT_PROGRAM_FAILED
     return 0
 
 

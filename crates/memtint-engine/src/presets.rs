@@ -40,6 +40,8 @@ pub const MIXES: &[(&str, &str)] = &[
     preset!("mixes", "stream-light-4"),
     preset!("mixes", "intensive-4"),
     preset!("mixes", "mixed-8"),
+    preset!("mixes", "real-intensive-4"),
+    preset!("mixes", "real-spec-4"),
 ];
 
 /// Named layouts offered in listings (any permutation of the codes is accepted).

@@ -278,6 +278,42 @@ pub fn convert(input: &Path, output: &Path) -> Result<MttHeader> {
     write_mtt(&mut CpuTraceReader::open(input)?, output, gzip_body)
 }
 
+/// Writes a CPU trace (`.mtt` or Ramulator text, by content) as Ramulator CPU-trace text, one
+/// `<bubbles> <read address> [<writeback address>]` line per record, decimal like Ramulator's own
+/// traces; gzip-compressed when `output`'s name ends in `.gz`. Returns the counts written.
+pub fn convert_to_text(input: &Path, output: &Path) -> Result<MttHeader> {
+    let mut source: Box<dyn CpuTraceSource> =
+        if is_mtt(input)? { Box::new(BinaryTraceReader::open(input)?) } else { Box::new(CpuTraceReader::open(input)?) };
+    let file = BufWriter::with_capacity(CHUNK_BYTES, File::create(output).map_err(|e| Error::io(output, e))?);
+    let io_err = |e| Error::io(output, e);
+    if output.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) {
+        let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+        let counts = write_text(source.as_mut(), &mut gz).map_err(io_err)?;
+        gz.finish().and_then(|mut f| f.flush()).map_err(io_err)?;
+        Ok(counts)
+    } else {
+        let mut file = file;
+        let counts = write_text(source.as_mut(), &mut file).map_err(io_err)?;
+        file.flush().map_err(io_err)?;
+        Ok(counts)
+    }
+}
+
+/// The records of `source` as text lines; errors reading `source` come back as `io::Error`s.
+fn write_text(source: &mut dyn CpuTraceSource, out: &mut impl Write) -> io::Result<MttHeader> {
+    let mut counts = MttHeader::default();
+    while let Some(r) = source.next_record().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))? {
+        match r.writeback {
+            Some(wb) => writeln!(out, "{} {} {}", r.bubbles, r.read, wb)?,
+            None => writeln!(out, "{} {}", r.bubbles, r.read)?,
+        }
+        counts.records += 1;
+        counts.instructions += r.instructions();
+        counts.writebacks += r.writeback.is_some() as u64;
+    }
+    Ok(counts)
+}
+
 /// Whether `path` holds an `.mtt` trace (possibly gzipped as a whole), judged by its magic bytes.
 pub fn is_mtt(path: &Path) -> Result<bool> {
     let (mut source, _) = open_input(path)?;
@@ -524,6 +560,22 @@ mod tests {
         let mut r = BinaryTraceReader::open(&f.0).unwrap();
         assert_eq!(r.header(), &header);
         (collect(&mut r).unwrap(), header)
+    }
+
+    #[test]
+    fn mtt_to_text_and_back_keeps_every_record_plain_and_gzip_text() {
+        let records = handmade();
+        let mtt = TempFile::new("mtt");
+        let header = write_mtt(&mut VecCpuSource::new("v", records.clone()), &mtt.0, false).unwrap();
+        for name in ["txt", "txt.gz"] {
+            let text = TempFile::new(name);
+            let counts = convert_to_text(&mtt.0, &text.0).unwrap();
+            assert_eq!((counts.records, counts.instructions, counts.writebacks), (header.records, header.instructions, header.writebacks));
+            assert_eq!(collect(&mut CpuTraceReader::open(&text.0).unwrap()).unwrap(), records);
+            let back = TempFile::new("mtt");
+            convert(&text.0, &back.0).unwrap();
+            assert_eq!(std::fs::read(&back.0).unwrap(), std::fs::read(&mtt.0).unwrap(), "the same bytes");
+        }
     }
 
     #[test]

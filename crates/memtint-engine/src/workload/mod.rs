@@ -142,16 +142,25 @@ pub fn trace_stats_json(request: &str) -> crate::error::Result<String> {
     Ok(v.to_string())
 }
 
-/// `convert` with JSON in (`{"input": path, "output": path}`) and the written header out.
+/// `convert` with JSON in (`{"input": path, "output": path, "to": "mtt" | "ramulator"}`, `to`
+/// defaulting to `mtt`) and the written counts out.
 pub fn convert_json(request: &str) -> crate::error::Result<String> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Req {
         input: std::path::PathBuf,
         output: std::path::PathBuf,
+        #[serde(default)]
+        to: Option<String>,
     }
     let r: Req = serde_json::from_str(request).map_err(|e| crate::error::Error::config("convert", e.to_string()))?;
-    let h = convert(&r.input, &r.output)?;
+    let h = match r.to.as_deref().unwrap_or("mtt") {
+        "mtt" => convert(&r.input, &r.output)?,
+        "ramulator" => binary_trace::convert_to_text(&r.input, &r.output)?,
+        other => {
+            return Err(crate::error::Error::config("convert.to", format!("unknown format '{other}' (expected mtt or ramulator)")))
+        }
+    };
     Ok(serde_json::json!({
         "records": h.records, "instructions": h.instructions, "writebacks": h.writebacks, "gzip_body": h.gzip_body,
     })

@@ -1,0 +1,213 @@
+"""Capture CPU traces of real programs: runs an unmodified program under memtint-trace, memtint's
+Valgrind tool (native/valgrind/), which filters the program's data accesses through a private
+L1/L2 per thread inside the traced process and writes each L2 miss as a Ramulator-style record
+(bubbles, line, dirty writeback) to one ``.mtt`` file per thread. Issue 7; docs/tracing.md.
+
+Nothing is built here: ``make build`` builds the tool (``native/valgrind/build/lib``), and this
+module only finds it, runs it, and turns its log and summary into results or clear errors."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+from memtint.api import MemtintError
+
+TOOL_NAME = "memtint-trace"
+TOOL_FILE = "memtint-trace-amd64-linux"
+# The tool's own exit statuses (native/valgrind/mt_main.c).
+TOOL_BAD_OPTION = 2
+TOOL_OUTPUT_ERROR = 125
+_REPO_TOOL_LIB = os.path.join(os.path.dirname(__file__), "..", "..", "native", "valgrind", "build", "lib")
+_PROGRESS = re.compile(r"memtint-trace: progress: (\d+) instructions")
+_TOOL_ERROR = re.compile(r"memtint-trace: error: (.*)")
+
+
+def tool_lib_dir() -> str:
+    """The ``VALGRIND_LIB`` directory holding the built tool: ``$MEMTINT_VALGRIND_LIB``, else the
+    checkout's ``native/valgrind/build/lib``."""
+    lib = os.environ.get("MEMTINT_VALGRIND_LIB") or os.path.normpath(_REPO_TOOL_LIB)
+    if not os.path.isfile(os.path.join(lib, TOOL_FILE)):
+        raise MemtintError(
+            f"the memtint-trace Valgrind tool is not built (no {TOOL_FILE} in {lib}): run 'make build' "
+            "(or 'make -C native/valgrind'), or set MEMTINT_VALGRIND_LIB to the directory holding it"
+        )
+    return lib
+
+
+def find_valgrind() -> str:
+    """The `valgrind` launcher on PATH, or an error saying how to install it."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise MemtintError("valgrind is not installed (or not on PATH): install it with 'apt-get install valgrind'")
+    return valgrind
+
+
+def _find_program(program: str) -> str:
+    if os.sep in program:
+        if not os.path.exists(program):
+            raise MemtintError(f"{program}: program not found")
+        if os.path.isdir(program) or not os.access(program, os.X_OK):
+            raise MemtintError(f"{program}: not an executable program")
+        return program
+    found = shutil.which(program)
+    if found is None:
+        raise MemtintError(f"{program}: program not found on PATH")
+    return found
+
+
+def _check_geometry(name: str, size: int, ways: int, line: int) -> None:
+    if line < 64 or line & (line - 1):
+        raise MemtintError(f"line size {line}: must be a power of two of at least 64 bytes")
+    if not 1 <= ways <= 64:
+        raise MemtintError(f"{name} associativity {ways}: must be between 1 and 64")
+    if size <= 0 or size % (ways * line):
+        raise MemtintError(f"{name} size {size}: must be a multiple of associativity x line size ({ways * line})")
+    sets = size // (ways * line)
+    if sets & (sets - 1):
+        raise MemtintError(f"{name} size {size}: its {sets} sets (size / (ways x line)) must be a power of two")
+
+
+def trace_files(prefix: str | os.PathLike[str]) -> list[str]:
+    """The per-thread traces ``PREFIX.t<N>.mtt`` of a capture, in thread order."""
+    pattern = re.compile(re.escape(os.path.basename(os.fspath(prefix))) + r"\.t(\d+)\.mtt$")
+    found = []
+    for path in glob.glob(glob.escape(os.fspath(prefix)) + ".t*.mtt"):
+        m = pattern.search(os.path.basename(path))
+        if m:
+            found.append((int(m.group(1)), path))
+    return [path for _, path in sorted(found)]
+
+
+def capture_trace(
+    command: Sequence[str],
+    output: str | os.PathLike[str],
+    *,
+    warmup: int = 0,
+    limit: int = 0,
+    at_limit: str = "exit",
+    l1_size: int = 32 * 1024,
+    l1_ways: int = 8,
+    l2_size: int = 1024 * 1024,
+    l2_ways: int = 16,
+    line_size: int = 64,
+    progress: Callable[[int, float], None] | None = None,
+    stdin: Any = None,
+    stdout: Any = None,
+    stderr: Any = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Run ``command`` under memtint-trace and write ``OUTPUT.t<N>.mtt`` (thread N, 1 = main, in
+    creation order), ``OUTPUT.summary.json`` and ``OUTPUT.valgrind.log``.
+
+    ``warmup`` instructions (all threads) fill the caches without emitting records; then ``limit``
+    instructions (all threads; 0 = to the end) are traced, after which the program is ended
+    (``at_limit="exit"``) or runs on untraced (``"continue"``). ``progress(instructions, seconds)``
+    is called about twice a second. Returns the summary: the tool's counts per thread plus
+    ``program_exit_status`` (negative: killed by that signal) and ``program_failed``, ``seconds``
+    and ``instructions_per_second``. A program that fails keeps its traces (flagged, not raised);
+    a missing program, valgrind or tool, an unwritable output or a full disk raise MemtintError.
+    """
+    if not command:
+        raise MemtintError("no program to trace: give it after '--', e.g. memtint trace -- sort FILE")
+    if at_limit not in ("exit", "continue"):
+        raise MemtintError(f"at_limit '{at_limit}': expected 'exit' or 'continue'")
+    if warmup < 0 or limit < 0:
+        raise MemtintError("warmup and limit are instruction counts and cannot be negative")
+    _check_geometry("L1", l1_size, l1_ways, line_size)
+    _check_geometry("L2", l2_size, l2_ways, line_size)
+    if l2_size < l1_size:
+        raise MemtintError(f"L2 size {l2_size} is smaller than the L1 ({l1_size}); the L2 is inclusive")
+    valgrind = find_valgrind()
+    lib = tool_lib_dir()
+    program = _find_program(command[0])
+    prefix = os.path.abspath(os.fspath(output))
+    out_dir = os.path.dirname(prefix)
+    if not os.path.isdir(out_dir):
+        raise MemtintError(f"{out_dir}: the output directory does not exist")
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise MemtintError(f"{out_dir}: the output directory is not writable")
+    for stale in trace_files(prefix):  # a previous capture's threads must not mix with this one's
+        os.remove(stale)
+    summary_path, log_path = prefix + ".summary.json", prefix + ".valgrind.log"
+    for stale in (summary_path, log_path):
+        if os.path.exists(stale):
+            os.remove(stale)
+
+    args = [
+        valgrind, f"--tool={TOOL_NAME}", f"--log-file={log_path}",
+        f"--out={prefix}", f"--warmup={warmup}", f"--limit={limit}", f"--at-limit={at_limit}",
+        f"--l1-size={l1_size}", f"--l1-assoc={l1_ways}", f"--l2-size={l2_size}", f"--l2-assoc={l2_ways}",
+        f"--line-size={line_size}", "--", program, *command[1:],
+    ]
+    env = dict(os.environ, VALGRIND_LIB=lib)
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(args, env=env, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd)
+    except OSError as error:
+        raise MemtintError(f"cannot run {valgrind}: {error.strerror or error}") from None
+    done = threading.Event()
+
+    def report() -> None:
+        while not done.wait(0.5):
+            if progress is not None:
+                progress(_last_progress(log_path), time.monotonic() - start)
+
+    reporter = threading.Thread(target=report, daemon=True)
+    reporter.start()
+    try:
+        status = proc.wait()
+    except KeyboardInterrupt:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        done.set()
+        reporter.join()
+    seconds = time.monotonic() - start
+    log = _read(log_path)
+    tool_error = _TOOL_ERROR.search(log)
+    if tool_error or status == TOOL_OUTPUT_ERROR and not os.path.exists(summary_path):
+        reason = tool_error.group(1) if tool_error else f"valgrind exited with status {status}; see {log_path}"
+        hint = " (free some space or choose another output directory)" if "no space" in reason or "quota" in reason else ""
+        raise MemtintError(f"capture failed: {reason}{hint}; the partial traces are unusable")
+    if not os.path.exists(summary_path):
+        lines = [line.split("== ", 1)[-1] for line in log.splitlines() if line.strip()]
+        detail = "; ".join(lines[-3:]) if lines else f"see {log_path}"
+        raise MemtintError(f"valgrind failed (status {status}) before the tool wrote its summary: {detail}")
+    with open(summary_path, encoding="utf-8") as f:
+        summary = json.load(f)
+    summary.update(
+        command=list(command),
+        program=program,
+        program_exit_status=status,
+        program_failed=status != 0,
+        seconds=round(seconds, 3),
+        instructions_per_second=summary["executed_instructions"] / seconds if seconds > 0 else 0.0,
+        files=[t["file"] for t in summary["threads"]],
+        log=log_path,
+    )
+    with open(summary_path, "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2)
+        f.write("\n")
+    return summary
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+def _last_progress(log_path: str) -> int:
+    found = _PROGRESS.findall(_read(log_path)[-4096:])
+    return int(found[-1]) if found else 0
