@@ -39,10 +39,17 @@ pub struct DramRunSpec {
     pub check: bool,
     #[serde(default)]
     pub cycle_by_cycle: bool,
+    /// Attribute request i to source i mod `sources` (for application-aware schedulers).
+    #[serde(default = "one_source")]
+    pub sources: u32,
 }
 
 fn default_outstanding() -> usize {
     32
+}
+
+fn one_source() -> u32 {
+    1
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -260,7 +267,15 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
     let machine = spec.machine_config()?;
     let cfg = MemoryConfig::resolve(&machine)?;
     let (mut source, timestamped) = open_workload(&spec.workload, &cfg)?;
-    let opts = DramSimOptions { check: spec.check, cycle_by_cycle: spec.cycle_by_cycle, ..DramSimOptions::new(spec.outstanding) };
+    if spec.sources == 0 {
+        return Err(Error::config("run spec sources", "must be at least 1"));
+    }
+    let opts = DramSimOptions {
+        check: spec.check,
+        cycle_by_cycle: spec.cycle_by_cycle,
+        sources: spec.sources,
+        ..DramSimOptions::new(spec.outstanding)
+    };
     let (mem, totals) = simulate(&cfg, source.as_mut(), timestamped, opts)?;
     let mut stats = dram_report::report(&cfg, &mem, &totals, opts);
     // The workload as given, so the statistics say how to reproduce them.

@@ -119,6 +119,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "row_timeout": cfg.controller.row_timeout,
             "frfcfs_cap": cfg.controller.frfcfs_cap,
             "frontend_latency": cfg.controller.frontend_latency,
+            "sources": opts.sources,
             "device_width": org.device_width,
             "bus_width_bits": org.bus_width_bits,
             "outstanding": if totals.timestamped { Value::Null } else { json!(opts.outstanding) },
