@@ -165,6 +165,8 @@ pub fn simulate(
     let mut exhausted = false;
     let mut in_flight = 0usize;
     let mut next_id = 0u64;
+    // Source of the next request: request i comes from source i mod `sources` (no division).
+    let mut next_source = 0u32;
     // With checking on, prove every request completes exactly once.
     let mut completed: Vec<bool> = Vec::new();
     let mut now: Cycle = 0;
@@ -212,7 +214,7 @@ pub fn simulate(
             if !may_enter {
                 break;
             }
-            if !mem.try_enqueue(now, next_id, req.addr, req.is_write, (next_id % opts.sources.max(1) as u64) as u32) {
+            if !mem.try_enqueue(now, next_id, req.addr, req.is_write, next_source) {
                 blocked_since.get_or_insert(now);
                 break;
             }
@@ -220,6 +222,10 @@ pub fn simulate(
                 totals.front_end_stalls += now - since;
             }
             next_id += 1;
+            next_source += 1;
+            if next_source >= opts.sources {
+                next_source = 0;
+            }
             in_flight += 1;
             pending = None;
         }
