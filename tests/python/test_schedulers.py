@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-import memtint
+import memtint as mt
 
 APP_AWARE = ["par-bs", "atlas", "tcm", "bliss", "imps", "ccps"]
 
@@ -20,16 +20,16 @@ def private_cache(tmp_path, monkeypatch):
 
 @pytest.mark.engine
 def test_the_catalogue_lists_every_scheduler():
-    assert set(APP_AWARE) | {"fcfs", "fr-fcfs", "fr-fcfs-cap"} <= set(memtint.presets()["schedulers"])
+    assert set(APP_AWARE) | {"fcfs", "fr-fcfs", "fr-fcfs-cap"} <= set(mt.presets()["schedulers"])
 
 
 @pytest.mark.engine
 @pytest.mark.parametrize("scheduler", APP_AWARE)
 def test_run_sim_under_each_scheduler_reports_per_source_counters(scheduler):
-    stats = memtint.run_sim("ddr4-2400", ["stream", "light"], instructions=100_000, scheduler=scheduler,
+    stats = mt.run_sim("ddr4-2400", ["stream", "light"], instructions=100_000, scheduler=scheduler,
                             overrides={"controller": {"atlas_quantum": 20_000, "tcm_quantum": 20_000,
                                                       "imps_epoch": 20_000, "ccps_epoch": 20_000}})
-    assert stats["dram"]["config"]["scheduler"] == scheduler
+    assert stats["config"]["scheduler"] == scheduler
     sources = stats["dram"]["channels"][0]["scheduler_sources"]
     assert [s["source"] for s in sources] == [0, 1]
     assert all(len(s) > 1 for s in sources), sources
@@ -38,18 +38,18 @@ def test_run_sim_under_each_scheduler_reports_per_source_counters(scheduler):
 @pytest.mark.engine
 def test_counters_follow_the_scheduler():
     # BLISS blacklists the streaming core (source 0), never the light one.
-    stats = memtint.run_sim("ddr4-2400", ["stream", "light"], instructions=200_000, scheduler="bliss")
+    stats = mt.run_sim("ddr4-2400", ["stream", "light"], instructions=200_000, scheduler="bliss")
     by_source = {s["source"]: s for s in stats["dram"]["channels"][0]["scheduler_sources"]}
     assert by_source[0]["times_blacklisted"] > 0
     assert by_source[0]["times_blacklisted"] > by_source[1]["times_blacklisted"]
     # FR-FCFS keeps no per-source state: an empty list, same schema.
-    stats = memtint.run_sim("ddr4-2400", ["stream", "light"], instructions=50_000, scheduler="fr-fcfs")
+    stats = mt.run_sim("ddr4-2400", ["stream", "light"], instructions=50_000, scheduler="fr-fcfs")
     assert stats["dram"]["channels"][0]["scheduler_sources"] == []
 
 
 @pytest.mark.engine
 def test_compare_and_the_cli_accept_the_new_schedulers(memtint, tmp_path):
-    cmp = memtint.compare("ddr4-2400", ["stream", "light"], ["buddy"], instructions=100_000, scheduler="tcm")
+    cmp = mt.compare("ddr4-2400", ["stream", "light"], ["buddy"], instructions=100_000, scheduler="tcm")
     assert cmp["policies"][0]["weighted_speedup"] > 0
     code, out, err = memtint("dram", "--machine", "ddr4-2400", "--generate", "mix", "--requests", "2000",
                              "--scheduler", "ccps", "--json", tmp_path / "d.json")
@@ -65,8 +65,8 @@ def test_compare_and_the_cli_accept_the_new_schedulers(memtint, tmp_path):
     ({"tcm_quantum": 0}, "controller.tcm_quantum"),
 ])
 def test_bad_scheduler_parameters_are_named(overrides, needle):
-    with pytest.raises(memtint.MemtintError, match=needle):
-        memtint.run_sim("ddr4-2400", ["light"], instructions=1000, scheduler="tcm",
+    with pytest.raises(mt.MemtintError, match=needle):
+        mt.run_sim("ddr4-2400", ["light"], instructions=1000, scheduler="tcm",
                         overrides={"controller": overrides})
 
 
@@ -80,8 +80,8 @@ def test_unknown_scheduler_lists_the_new_ones(memtint, clean_error):
 
 @pytest.mark.engine
 def test_dram_runs_attribute_requests_to_several_sources():
-    stats = memtint.run_dram("ddr4-2400", memtint.generate("mix", requests=3000), scheduler="bliss", sources=4)
+    stats = mt.run_dram("ddr4-2400", mt.generate("mix", requests=3000), scheduler="bliss", sources=4)
     assert stats["config"]["sources"] == 4
     assert [s["source"] for s in stats["channels"][0]["scheduler_sources"]] == [0, 1, 2, 3]
-    with pytest.raises(memtint.MemtintError, match="sources"):
-        memtint.run_dram("ddr4-2400", memtint.generate("mix", requests=10), sources=0)
+    with pytest.raises(mt.MemtintError, match="sources"):
+        mt.run_dram("ddr4-2400", mt.generate("mix", requests=10), sources=0)
