@@ -431,7 +431,8 @@ impl ChannelController {
     }
 
     /// Ranked schedulers: bank `b`'s one candidate in direction `d`, its queued request with the
-    /// smallest key (column command if it hits, else PRE or ACT).
+    /// smallest key (column command if it hits, else PRE or ACT). A best request still in the
+    /// front end (`ready_at` ahead) holds its bank for those cycles (`frontend_latency`, 1).
     fn ranked_bank_candidates(&self, d: usize, b: usize) -> [Option<Slot>; 2] {
         let bank = &self.banks[b];
         let col = if d == WRITES { Command::Wr } else { Command::Rd };
