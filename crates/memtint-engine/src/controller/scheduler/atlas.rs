@@ -73,7 +73,7 @@ impl Scheduler for Atlas {
 
     fn key(&self, c: &Candidate) -> u64 {
         let starved = self.now.saturating_sub(c.arrival) >= self.threshold;
-        KeyBuilder::new().prefer(starved).rank(self.sources.get(c.source).rank).prefer(c.is_hit).oldest(c.seq)
+        KeyBuilder::new().prefer(starved).rank(self.sources.get(c.source).map_or(0, |s| s.rank)).prefer(c.is_hit).oldest(c.seq)
     }
 
     fn ranks_requests(&self) -> bool {

@@ -45,7 +45,7 @@ impl Bliss {
     }
 
     pub fn is_blacklisted(&self, source: u32) -> bool {
-        self.sources.get(source).blacklisted
+        self.sources.get(source).is_some_and(|s| s.blacklisted)
     }
 }
 

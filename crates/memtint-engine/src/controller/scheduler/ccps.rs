@@ -67,7 +67,7 @@ impl Scheduler for Ccps {
             // Aged: ahead of everything else, oldest first among the aged.
             return KeyBuilder::new().prefer(true).prefer(true).prefer(true).oldest(c.seq);
         }
-        KeyBuilder::new().prefer(false).prefer(self.sources.get(c.source).light).prefer(c.is_hit).oldest(c.seq)
+        KeyBuilder::new().prefer(false).prefer(self.sources.get(c.source).is_some_and(|s| s.light)).prefer(c.is_hit).oldest(c.seq)
     }
 
     fn ranks_requests(&self) -> bool {

@@ -71,7 +71,7 @@ impl Scheduler for Imps {
     }
 
     fn key(&self, c: &Candidate) -> u64 {
-        KeyBuilder::new().prefer(self.sources.get(c.source).light).prefer(c.is_hit).oldest(c.seq)
+        KeyBuilder::new().prefer(self.sources.get(c.source).is_some_and(|s| s.light)).prefer(c.is_hit).oldest(c.seq)
     }
 
     fn ranks_requests(&self) -> bool {

@@ -53,7 +53,7 @@ impl IntensityMeter {
 
     /// The smoothed rate of `source` (requests per 1000 cycles), `None` before its first epoch.
     pub fn rate(&self, source: u32) -> Option<f64> {
-        self.sources.get(source).ema
+        self.sources.get(source).and_then(|s| s.ema)
     }
 
     pub fn epoch_end(&self) -> Cycle {

@@ -77,7 +77,7 @@ impl Scheduler for ParBs {
 
     fn key(&self, c: &Candidate) -> u64 {
         // A source never seen by a batch has no rank: last.
-        let rank = if (c.source as usize) < self.sources.len() { self.sources.get(c.source).rank } else { u32::MAX };
+        let rank = self.sources.get(c.source).map_or(u32::MAX, |s| s.rank);
         KeyBuilder::new().prefer(self.marked.contains(&c.seq)).prefer(c.is_hit).rank(rank).oldest(c.seq)
     }
 

@@ -11,10 +11,10 @@ impl<T: Default + Clone> PerSource<T> {
         PerSource { entries: Vec::new() }
     }
 
-    /// The entry of `source`, default if never touched.
+    /// The entry of `source`, if it was ever touched (no copy: keys read it per request).
     #[inline]
-    pub fn get(&self, source: u32) -> T {
-        self.entries.get(source as usize).cloned().unwrap_or_default()
+    pub fn get(&self, source: u32) -> Option<&T> {
+        self.entries.get(source as usize)
     }
 
     /// The entry of `source`, created (with every lower source) if needed.

@@ -99,7 +99,7 @@ impl Tcm {
 
     /// Is `source` in the latency-sensitive cluster (as of the last quantum boundary)?
     pub fn in_latency_cluster(&self, source: u32) -> bool {
-        self.sources.get(source).latency_cluster
+        self.sources.get(source).is_some_and(|s| s.latency_cluster)
     }
 
     fn end_quantum(&mut self, now: Cycle) {
@@ -191,7 +191,7 @@ impl Scheduler for Tcm {
     }
 
     fn key(&self, c: &Candidate) -> u64 {
-        KeyBuilder::new().rank(self.sources.get(c.source).rank).prefer(c.is_hit).oldest(c.seq)
+        KeyBuilder::new().rank(self.sources.get(c.source).map_or(0, |s| s.rank)).prefer(c.is_hit).oldest(c.seq)
     }
 
     fn ranks_requests(&self) -> bool {
@@ -301,7 +301,7 @@ mod tests {
         assert!(t.advance(2000, &[vec![], vec![]]), "the quantum boundary re-ranks");
         assert!(t.in_latency_cluster(2) && t.in_latency_cluster(3));
         assert!(!t.in_latency_cluster(0) && !t.in_latency_cluster(1));
-        let rank = |s| t.sources.get(s).rank;
+        let rank = |s| t.sources.get(s).unwrap().rank;
         assert!(rank(2) < rank(0) && rank(3) < rank(1), "latency cluster first");
         // Source 0 has high row-buffer locality (one row), source 1 none: 1 is nicer, first.
         assert!(rank(1) < rank(0));
@@ -314,7 +314,7 @@ mod tests {
         let mut t = Tcm::new(&c, ServiceCost { hit: 4, miss: 15, conflict: 26 });
         measured(&mut t);
         t.advance(2000, &[vec![], vec![]]);
-        let rank = |t: &Tcm, s| t.sources.get(s).rank;
+        let rank = |t: &Tcm, s| t.sources.get(s).unwrap().rank;
         assert!(rank(&t, 1) < rank(&t, 0));
         assert!(t.advance(2500, &[vec![], vec![]]));
         assert!(rank(&t, 0) < rank(&t, 1), "step 0 lifts the least nice to the top");
