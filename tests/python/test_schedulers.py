@@ -85,3 +85,16 @@ def test_dram_runs_attribute_requests_to_several_sources():
     assert [s["source"] for s in stats["channels"][0]["scheduler_sources"]] == [0, 1, 2, 3]
     with pytest.raises(mt.MemtintError, match="sources"):
         mt.run_dram("ddr4-2400", mt.generate("mix", requests=10), sources=0)
+
+
+@pytest.mark.engine
+def test_a_sweep_runs_under_an_application_aware_scheduler(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text('name = "s"\nmachines = ["ddr4-2400"]\npolicies = ["buddy"]\ninstructions = 50000\n'
+                    'scheduler = "bliss"\n[[mixes]]\nprograms = ["stream", "light"]\n')
+    summary = mt.sweep(spec, out=tmp_path / "out", jobs=1, progress=False)
+    assert (summary.total, summary.done, summary.failed) == (1, 1, 0)
+    frame = mt.load_results(tmp_path / "out")
+    assert (frame["status"] == "ok").all()
+    stats = mt.run_sim("ddr4-2400", ["stream", "light"], instructions=50000, scheduler="bliss")
+    assert sorted(frame["ipc_shared"]) == sorted(c["ipc"] for c in stats["cores"])
