@@ -1,6 +1,8 @@
 //! Hand-built queues for the schedulers' unit tests: requests enqueued at chosen cycles on one
 //! DDR3-1600 channel, run to completion cycle by cycle; the order in which they were served.
+//! Every issued command goes through the independent timing checker.
 
+use crate::checker::TimingChecker;
 use crate::config::{ControllerConfig, MachineConfig, MemoryConfig};
 use crate::controller::ChannelController;
 use crate::dram::DramAddress;
@@ -28,18 +30,19 @@ impl Req {
     }
 }
 
-pub fn channel(cfg: &ControllerConfig) -> ChannelController {
+fn memory(cfg: &ControllerConfig) -> MemoryConfig {
     let mut machine = MachineConfig::load("ddr3-1600").expect("preset");
     machine.controller = cfg.clone();
     machine.controller.read_queue = 64;
     machine.controller.refresh = "none".into();
-    let mem = MemoryConfig::resolve(&machine).expect("resolves");
-    ChannelController::new(0, &mem.org, &mem.timing, &machine.controller).expect("controller")
+    MemoryConfig::resolve(&machine).expect("resolves")
 }
 
 /// Ids of `reqs` in the order their column commands issued (reads complete in issue order).
 pub fn served_order(cfg: &ControllerConfig, reqs: &[Req]) -> Vec<u64> {
-    let mut ch = channel(cfg);
+    let mem = memory(cfg);
+    let mut ch = ChannelController::new(0, &mem.org, &mem.timing, &mem.controller).expect("controller");
+    ch.record_commands(true);
     let mut pending: Vec<Req> = reqs.to_vec();
     pending.sort_by_key(|r| r.at);
     let mut pending = pending.into_iter().peekable();
@@ -55,5 +58,8 @@ pub fn served_order(cfg: &ControllerConfig, reqs: &[Req]) -> Vec<u64> {
         now += 1;
         assert!(now < 10_000_000, "requests never finished");
     }
+    let commands = ch.drain_log();
+    let violations = TimingChecker::check_stream(mem.device.standard, &mem.org, &mem.timing, &commands);
+    assert!(violations.is_empty(), "timing violations: {violations:?}");
     done.iter().map(|c| c.id).collect()
 }
