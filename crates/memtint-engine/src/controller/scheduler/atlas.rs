@@ -1,9 +1,9 @@
-//! ATLAS, adaptive per-thread least-attained-service scheduling (Kim et al., HPCA 2010, §3):
-//! time is split into long quanta (§3.2; 10 M cycles in the paper, whose cycles are processor
+//! ATLAS, adaptive per-thread least-attained-service scheduling (Kim et al., HPCA 2010, its
+//! mechanism; rules and defaults per ccps.md §5.5 [ext]): time is split into long quanta (10 M cycles in the paper, whose cycles are processor
 //! cycles, here controller cycles: scale it with the clock ratio when matching the paper); at
 //! each boundary every source's attained service of the quantum (bank cycles its served requests
 //! used, `ServiceCost`) is folded into `TotalAS = alpha * TotalAS + (1 - alpha) * AS` (alpha
-//! 0.875), and sources are ranked least `TotalAS` first. Order (§3.3): requests that have waited
+//! 0.875), and sources are ranked least `TotalAS` first. Order: requests that have waited
 //! at least the starvation threshold (100 k cycles [ext: ChampSim/RamulatorSharp code, per
 //! ccps.md §5.5]) first, then higher rank, then row hit, then oldest. The paper coordinates ranks
 //! across controllers; here each controller ranks by its own measurements (no coordination).

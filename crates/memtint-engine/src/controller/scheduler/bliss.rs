@@ -1,4 +1,4 @@
-//! BLISS, the blacklisting memory scheduler (Subramanian et al., ICCD 2014, §4): the controller
+//! BLISS, the blacklisting memory scheduler (Subramanian et al., ICCD 2014, its mechanism): the controller
 //! counts consecutive requests served from one source; when a source's run reaches the
 //! blacklisting threshold (4) it is blacklisted, and the blacklist is cleared every clearing
 //! interval (10 000 cycles). Order: non-blacklisted first, then row hit, then oldest. Defaults

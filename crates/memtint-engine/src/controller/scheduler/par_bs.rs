@@ -1,10 +1,11 @@
-//! PAR-BS, parallelism-aware batch scheduling (Mutlu & Moscibroda, ISCA 2008, §4): when no
-//! marked request remains, a batch forms by marking the `marking_cap` oldest requests of each
-//! source to each bank (§4.1, Marking-Cap 5). Sources are ranked within the batch shortest job
+//! PAR-BS, parallelism-aware batch scheduling (Mutlu & Moscibroda, ISCA 2008, its scheduling
+//! mechanism; rules and defaults as ccps.md §5.5 [ext] gives them from RamulatorSharp's
+//! PARBS.cs): when no marked request remains, a batch forms by marking the `marking_cap` (5)
+//! oldest requests of each source to each bank. Sources are ranked within the batch shortest job
 //! first: fewest marked requests to any one bank (max-bank-load), ties by fewest marked in all
-//! (total-load), then lower source id (§4.2). Order: marked first, row hit, higher rank, oldest
-//! (§4.3). Only reads are batched: writes are drained in their own mode and would hold a batch
-//! open until the next drain (a memtint choice; the paper's controller queues both together).
+//! (total-load), then lower source id. Order: marked first, row hit, higher rank, oldest. Only
+//! reads are batched: writes are drained in their own mode and would hold a batch open until the
+//! next drain (a memtint choice; the paper's controller queues both together).
 
 use super::key::KeyBuilder;
 use super::per_source::PerSource;

@@ -1,4 +1,4 @@
-//! TCM, thread cluster memory scheduling (Kim et al., MICRO 2010, §3; parameters per ccps.md §5.2
+//! TCM, thread cluster memory scheduling (Kim et al., MICRO 2010, its mechanism; parameters per ccps.md §5.2
 //! [ext]). Every quantum (1 M cycles) each source's memory intensity (requests received in the
 //! quantum: the controller's stand-in for MPKI, see `intensity.rs`), bandwidth usage (bank
 //! service, `ServiceCost`), row-buffer locality (hit rate of a per-source, per-bank shadow row
