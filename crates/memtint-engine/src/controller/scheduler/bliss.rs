@@ -121,7 +121,7 @@ mod tests {
     }
 
     fn req(source: u32, seq: u64) -> Request {
-        let q = crate::controller::Request {
+        Request {
             id: seq,
             seq,
             addr: 0,
@@ -135,8 +135,7 @@ mod tests {
             arrival: 0,
             ready_at: 1,
             outcome: None,
-        };
-        q
+        }
     }
 
     #[test]
