@@ -76,6 +76,7 @@ def build_run_spec(
     outstanding: int | None = None,
     check: bool = False,
     cycle_by_cycle: bool = False,
+    sources: int | None = None,
 ) -> dict[str, Any]:
     """The JSON run specification that :func:`run_dram` sends to the engine.
 
@@ -112,6 +113,7 @@ def build_run_spec(
         "row_policy": row_policy,
         "refresh": refresh,
         "outstanding": outstanding,
+        "sources": sources,
     }
     spec.update({key: value for key, value in optional.items() if value is not None})
     if merged:
@@ -129,7 +131,8 @@ def run_dram(machine: str, workload: dict[str, Any], **options: Any) -> dict[str
     such as ``"RoBaRaCoCh"``, a mapping preset or a mapping TOML path), ``scheduler``,
     ``row_policy``, ``refresh``, ``read_queue``, ``write_queue``, ``overrides`` (a partial
     machine table, e.g. ``{"dram": {"channels": 2}}``), ``outstanding`` (requests in flight),
-    ``check`` (run the independent timing checker) and ``cycle_by_cycle`` (no event skipping).
+    ``check`` (run the independent timing checker), ``cycle_by_cycle`` (no event skipping) and
+    ``sources`` (request i comes from source i mod ``sources``, for the application-aware schedulers).
 
     The engine runs with the GIL released, so runs in several threads proceed in parallel.
     Raises :class:`MemtintError` with a complete message for any configuration or input error.
