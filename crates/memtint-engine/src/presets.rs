@@ -25,6 +25,8 @@ pub const MACHINES: &[(&str, &str)] = &[
     preset!("machines", "i7-860-8t"),
     preset!("machines", "xor-bank"),
     preset!("machines", "opteron-6128-node"),
+    preset!("machines", "ccps-4ch-64b"),
+    preset!("machines", "ccps-4ch-256b"),
 ];
 
 /// Explicit address mappings (`configs/mappings`); named layouts such as `RoBaRaCoCh` need no file.

@@ -3,13 +3,17 @@
 //! (bank and channel partitioning) and HVR (cache, bank and vertical partitioning, random
 //! interleaving). `OsModel` is the facade the multicore simulator calls on every access.
 
+pub mod binding;
 pub mod buddy;
+pub mod cfs;
 pub mod colour;
 pub mod frame_order;
 pub mod os_model;
 pub mod page_table;
 pub mod placement;
 
+pub use binding::bind_threads;
+pub use cfs::{Cfs, CpuState, SchedConfig, SchedThread, ThreadSchedStats};
 pub use buddy::{BuddyAllocator, Frame, MAX_ORDER};
 pub use colour::{ColourBits, ColourFunction, ColourReach, ColourSpace};
 pub use frame_order::FrameOrder;

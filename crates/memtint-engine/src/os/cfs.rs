@@ -1,0 +1,385 @@
+//! Per-core thread scheduling after Linux's CFS (ccps.md §2.5, §7.1 item 2): one run queue per
+//! core ordered by weighted virtual run time, a time slice from the scheduling latency and the
+//! minimum granularity, a context-switch cost (the outgoing thread's window drains, then the core
+//! loses `switch_cycles`), periodic cross-core load balancing with a migration cost, and CPU
+//! affinity. This file holds the decisions only; the driver (`system/multicore_sim.rs`) drains,
+//! parks and resumes the threads' cores.
+//!
+//! Times are core cycles. Linux's defaults (6 ms latency, 0.75 ms granularity, scaled by
+//! 1 + log2 CPUs) are tens of millions of cycles, longer than a simulated window, so the defaults
+//! here are scaled down as ccps.md §7.1 recommends; every value is configurable (`[os.sched]`).
+
+use crate::error::{Error, Result};
+use crate::{Cycle, NEVER};
+use serde::{Deserialize, Serialize};
+
+/// `[os.sched]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedConfig {
+    /// Period in which every runnable thread of a core runs once (Linux `sched_latency_ns`).
+    pub latency_cycles: u64,
+    /// Shortest slice (Linux `sched_min_granularity_ns`); the period stretches beyond
+    /// `latency / min_granularity` threads.
+    pub min_granularity_cycles: u64,
+    /// Cycles a core loses per context switch, after the outgoing thread's window drained.
+    pub switch_cycles: u64,
+    /// Extra cycles when the incoming thread belongs to another process (TLB flush, ccps.md §7.1).
+    pub address_space_switch_cycles: u64,
+    /// Periodic cross-core load balancing; `None`: on, except under policy `ccps` (off, ccps.md §2.5).
+    pub load_balance: Option<bool>,
+    pub balance_period_cycles: u64,
+    /// Extra cycles charged to a migrated thread when it next runs (besides its cold private L2).
+    pub migration_cycles: u64,
+    /// Initial thread-to-core binding: "least-loaded" (Linux fork balancing) or "ccps"
+    /// (ccps.md Algorithm 1); `None`: "ccps" under policy `ccps`, else "least-loaded".
+    pub binding: Option<String>,
+}
+
+impl Default for SchedConfig {
+    fn default() -> Self {
+        SchedConfig {
+            latency_cycles: 3_000_000,
+            min_granularity_cycles: 375_000,
+            switch_cycles: 3_000,
+            address_space_switch_cycles: 2_000,
+            load_balance: None,
+            balance_period_cycles: 4_000_000,
+            migration_cycles: 10_000,
+            binding: None,
+        }
+    }
+}
+
+pub const BINDINGS: &[&str] = &["least-loaded", "ccps"];
+
+impl SchedConfig {
+    pub fn validate(&self) -> Result<()> {
+        if self.latency_cycles == 0 {
+            return Err(Error::config("os.sched.latency_cycles", "must be at least 1"));
+        }
+        if self.min_granularity_cycles == 0 || self.min_granularity_cycles > self.latency_cycles {
+            return Err(Error::config(
+                "os.sched.min_granularity_cycles",
+                format!("must be between 1 and latency_cycles ({}), got {}", self.latency_cycles, self.min_granularity_cycles),
+            ));
+        }
+        if self.balance_period_cycles == 0 {
+            return Err(Error::config("os.sched.balance_period_cycles", "must be at least 1"));
+        }
+        if let Some(b) = &self.binding {
+            if !BINDINGS.contains(&b.as_str()) {
+                return Err(Error::unknown("binding", b, BINDINGS.iter().copied()));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn load_balance_for(&self, policy: &str) -> bool {
+        self.load_balance.unwrap_or(policy != "ccps")
+    }
+
+    pub fn binding_for(&self, policy: &str) -> &str {
+        self.binding.as_deref().unwrap_or(if policy == "ccps" { "ccps" } else { "least-loaded" })
+    }
+}
+
+/// Linux `sched_prio_to_weight`: nice -20..19.
+const PRIO_TO_WEIGHT: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991,
+    1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+];
+const NICE_0_WEIGHT: u64 = 1024;
+
+pub fn nice_weight(nice: i32) -> Result<u64> {
+    if !(-20..=19).contains(&nice) {
+        return Err(Error::config("nice", format!("must be between -20 and 19, got {nice}")));
+    }
+    Ok(PRIO_TO_WEIGHT[(nice + 20) as usize])
+}
+
+/// What the scheduler knows of a thread.
+#[derive(Clone, Debug)]
+pub struct SchedThread {
+    pub process: u32,
+    pub nice: i32,
+    /// Cores it may run on, sorted, not empty.
+    pub affinity: Vec<u32>,
+}
+
+/// Per-thread scheduling statistics.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ThreadSchedStats {
+    /// Times the thread was switched onto a core after another thread (the first dispatch at
+    /// cycle 0 is not counted).
+    pub context_switches: u64,
+    pub migrations: u64,
+    /// Core it was bound to at creation, and where it ended.
+    pub first_core: u32,
+    pub last_core: u32,
+    /// Weighted virtual run time at the end (core cycles × 1024 / weight).
+    pub vruntime: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuState {
+    Idle,
+    /// `tid` runs; it has run since `since`; its slice ends at `slice_end`.
+    Running { tid: u32, since: Cycle, slice_end: Cycle },
+    /// `tid` drains its window; `next` runs after the switch.
+    Draining { tid: u32, next: u32 },
+    /// The core switches to `next`, which runs from `until`.
+    Switching { next: u32, until: Cycle },
+}
+
+pub struct Cfs {
+    cfg: SchedConfig,
+    threads: Vec<SchedThread>,
+    weight: Vec<u64>,
+    vruntime: Vec<u64>,
+    /// Core each thread is queued on or runs on.
+    core_of: Vec<u32>,
+    /// Runnable threads waiting on each core (not the one running or draining).
+    queues: Vec<Vec<u32>>,
+    state: Vec<CpuState>,
+    /// Process of the thread that last ran on each core.
+    last_process: Vec<Option<u32>>,
+    migrated: Vec<bool>,
+    stats: Vec<ThreadSchedStats>,
+    next_balance: Cycle,
+    pub switches: u64,
+    pub same_process_switches: u64,
+}
+
+impl Cfs {
+    /// `bound[t]`: the core thread `t` starts on (see `binding.rs`).
+    pub fn new(cfg: &SchedConfig, balance: bool, threads: Vec<SchedThread>, cores: u32, bound: &[u32]) -> Result<Self> {
+        cfg.validate()?;
+        let n = threads.len();
+        let weight = threads.iter().map(|t| nice_weight(t.nice)).collect::<Result<Vec<_>>>()?;
+        let mut queues = vec![Vec::new(); cores as usize];
+        for (t, &c) in bound.iter().enumerate() {
+            queues[c as usize].push(t as u32);
+        }
+        let stats = bound.iter().map(|&c| ThreadSchedStats { first_core: c, last_core: c, ..Default::default() }).collect();
+        Ok(Cfs {
+            cfg: cfg.clone(),
+            threads,
+            weight,
+            vruntime: vec![0; n],
+            core_of: bound.to_vec(),
+            queues,
+            state: vec![CpuState::Idle; cores as usize],
+            last_process: vec![None; cores as usize],
+            migrated: vec![false; n],
+            stats,
+            next_balance: if balance { cfg.balance_period_cycles } else { NEVER },
+            switches: 0,
+            same_process_switches: 0,
+        })
+    }
+
+    pub fn cores(&self) -> u32 {
+        self.state.len() as u32
+    }
+
+    pub fn state(&self, core: u32) -> CpuState {
+        self.state[core as usize]
+    }
+
+    pub fn queue(&self, core: u32) -> &[u32] {
+        &self.queues[core as usize]
+    }
+
+    pub fn core_of(&self, tid: u32) -> u32 {
+        self.core_of[tid as usize]
+    }
+
+    pub fn stats(&self) -> Vec<ThreadSchedStats> {
+        let mut s = self.stats.clone();
+        for (t, st) in s.iter_mut().enumerate() {
+            st.vruntime = self.vruntime[t];
+            st.last_core = self.core_of[t];
+        }
+        s
+    }
+
+    /// The thread on `core` (running or draining).
+    pub fn on_core(&self, core: u32) -> Option<u32> {
+        match self.state[core as usize] {
+            CpuState::Running { tid, .. } | CpuState::Draining { tid, .. } => Some(tid),
+            _ => None,
+        }
+    }
+
+    /// Threads on a core, queued or not.
+    fn load(&self, core: u32) -> usize {
+        self.queues[core as usize].len() + usize::from(!matches!(self.state[core as usize], CpuState::Idle))
+    }
+
+    /// CFS's slice for `tid` among the threads of `core`: its weight's share of the period.
+    fn slice(&self, core: u32, tid: u32) -> Cycle {
+        let nr = self.load(core).max(1) as u64;
+        let per = self.cfg.latency_cycles / self.cfg.min_granularity_cycles;
+        let period = if nr > per { nr * self.cfg.min_granularity_cycles } else { self.cfg.latency_cycles };
+        let total: u64 = self.queues[core as usize].iter().map(|&t| self.weight[t as usize]).sum::<u64>()
+            + self.on_core(core).map_or(0, |t| self.weight[t as usize]);
+        let w = self.weight[tid as usize];
+        let total = total.max(w);
+        (period as u128 * w as u128 / total as u128).max(1) as u64
+    }
+
+    /// Removes and returns the queued thread of `core` with the least virtual run time
+    /// (lowest id on ties).
+    fn pop_leftmost(&mut self, core: u32) -> Option<u32> {
+        let q = &mut self.queues[core as usize];
+        let vr = &self.vruntime;
+        let i = (0..q.len()).min_by_key(|&i| (vr[q[i] as usize], q[i]))?;
+        Some(q.swap_remove(i))
+    }
+
+    /// Cycle 0: every core with threads runs its first one, without a switch cost.
+    pub fn start(&mut self) -> Vec<(u32, u32)> {
+        let mut started = Vec::new();
+        for c in 0..self.cores() {
+            if let Some(t) = self.pop_leftmost(c) {
+                self.state[c as usize] = CpuState::Running { tid: t, since: 0, slice_end: 0 };
+                let end = self.slice(c, t);
+                self.state[c as usize] = CpuState::Running { tid: t, since: 0, slice_end: end };
+                self.last_process[c as usize] = Some(self.threads[t as usize].process);
+                started.push((c, t));
+            }
+        }
+        started
+    }
+
+    /// Next cycle at which the scheduler acts on `core` by itself (the end of a drain is the
+    /// thread's core event, not the scheduler's).
+    pub fn next_event(&self, core: u32) -> Cycle {
+        match self.state[core as usize] {
+            CpuState::Running { slice_end, .. } if !self.queues[core as usize].is_empty() => slice_end,
+            CpuState::Switching { until, .. } => until,
+            _ => NEVER,
+        }
+    }
+
+    pub fn next_balance(&self) -> Cycle {
+        self.next_balance
+    }
+
+    fn account(&mut self, tid: u32, ran: Cycle) {
+        self.vruntime[tid as usize] += (ran as u128 * NICE_0_WEIGHT as u128 / self.weight[tid as usize] as u128) as u64;
+    }
+
+    /// The running thread's slice on `core` ended at `now`: returns the thread to drain, if
+    /// another thread now has less virtual run time; otherwise a new slice starts.
+    pub fn slice_end(&mut self, core: u32, now: Cycle) -> Option<u32> {
+        let CpuState::Running { tid, since, slice_end } = self.state[core as usize] else { return None };
+        if now < slice_end || self.queues[core as usize].is_empty() {
+            return None;
+        }
+        self.account(tid, now.saturating_sub(since));
+        let vr = &self.vruntime;
+        let q = &self.queues[core as usize];
+        let best = q.iter().copied().min_by_key(|&t| (vr[t as usize], t)).expect("queue not empty");
+        if (vr[best as usize], best) < (vr[tid as usize], tid) {
+            let next = self.pop_leftmost(core).expect("queue not empty");
+            self.state[core as usize] = CpuState::Draining { tid, next };
+            Some(tid)
+        } else {
+            let end = now + self.slice(core, tid);
+            self.state[core as usize] = CpuState::Running { tid, since: now, slice_end: end };
+            None
+        }
+    }
+
+    /// The draining thread's window is empty at `now`: it goes back to the queue and the
+    /// switch to the chosen thread begins.
+    pub fn drained(&mut self, core: u32, now: Cycle) {
+        let CpuState::Draining { tid, next } = self.state[core as usize] else { return };
+        self.queues[core as usize].push(tid);
+        let same = Some(self.threads[next as usize].process) == self.last_process[core as usize];
+        self.begin_switch(core, next, now, same);
+        self.last_process[core as usize] = Some(self.threads[tid as usize].process);
+    }
+
+    fn begin_switch(&mut self, core: u32, next: u32, now: Cycle, same_process: bool) {
+        let mut cost = self.cfg.switch_cycles;
+        if !same_process {
+            cost += self.cfg.address_space_switch_cycles;
+        }
+        if std::mem::take(&mut self.migrated[next as usize]) {
+            cost += self.cfg.migration_cycles;
+        }
+        self.switches += 1;
+        self.same_process_switches += u64::from(same_process);
+        self.stats[next as usize].context_switches += 1;
+        self.state[core as usize] = CpuState::Switching { next, until: now + cost.max(1) };
+    }
+
+    /// The switch on `core` is over at `now`: returns the thread to resume.
+    pub fn switch_done(&mut self, core: u32, now: Cycle) -> Option<u32> {
+        let CpuState::Switching { next, until } = self.state[core as usize] else { return None };
+        if now < until {
+            return None;
+        }
+        self.state[core as usize] = CpuState::Running { tid: next, since: until, slice_end: until };
+        let end = until + self.slice(core, next);
+        self.state[core as usize] = CpuState::Running { tid: next, since: until, slice_end: end };
+        self.last_process[core as usize] = Some(self.threads[next as usize].process);
+        Some(next)
+    }
+
+    fn min_vruntime(&self, core: u32) -> Option<u64> {
+        self.queues[core as usize].iter().copied().chain(self.on_core(core)).map(|t| self.vruntime[t as usize]).min()
+    }
+
+    /// Periodic load balancing at `now`: while the busiest core has at least two threads more
+    /// than the idlest, move a queued thread allowed on the idlest (the one with the largest
+    /// virtual run time: it would run last where it is). Returns the migrations (tid, from, to).
+    pub fn balance(&mut self, now: Cycle) -> Vec<(u32, u32, u32)> {
+        if now < self.next_balance {
+            return Vec::new();
+        }
+        self.next_balance = now + self.cfg.balance_period_cycles;
+        let mut moves = Vec::new();
+        let cores = self.cores();
+        for _ in 0..self.threads.len() {
+            let by_load: Vec<u32> = (0..cores).collect();
+            let busiest = *by_load.iter().max_by_key(|&&c| (self.load(c), std::cmp::Reverse(c))).unwrap();
+            let idlest = *by_load.iter().min_by_key(|&&c| (self.load(c), c)).unwrap();
+            if self.load(busiest) < self.load(idlest) + 2 {
+                break;
+            }
+            let vr = &self.vruntime;
+            let th = &self.threads;
+            let pick = self.queues[busiest as usize]
+                .iter()
+                .copied()
+                .filter(|&t| th[t as usize].affinity.contains(&idlest))
+                .max_by_key(|&t| (vr[t as usize], std::cmp::Reverse(t)));
+            let Some(t) = pick else { break };
+            let from_min = self.min_vruntime(busiest).unwrap_or(0);
+            self.queues[busiest as usize].retain(|&x| x != t);
+            let to_min = self.min_vruntime(idlest).unwrap_or(from_min);
+            self.vruntime[t as usize] = self.vruntime[t as usize] - from_min.min(self.vruntime[t as usize]) + to_min;
+            self.core_of[t as usize] = idlest;
+            self.migrated[t as usize] = true;
+            self.stats[t as usize].migrations += 1;
+            match self.state[idlest as usize] {
+                CpuState::Idle => {
+                    let same = Some(self.threads[t as usize].process) == self.last_process[idlest as usize];
+                    self.begin_switch(idlest, t, now, same);
+                }
+                CpuState::Running { tid, since, slice_end } => {
+                    self.queues[idlest as usize].push(t);
+                    // A lone thread's slice was open-ended: end it now so the newcomer gets its turn.
+                    self.state[idlest as usize] = CpuState::Running { tid, since, slice_end: slice_end.max(now).min(now + self.slice(idlest, tid)) };
+                }
+                _ => self.queues[idlest as usize].push(t),
+            }
+            moves.push((t, busiest, idlest));
+        }
+        moves
+    }
+}
