@@ -6,8 +6,6 @@ import json
 import pytest
 
 from memtint import MemtintError, api
-
-from conftest import assert_clean_error
 from memtint.comparison import alone_profiles, compare
 
 FAST = {"latency_cycles": 100000, "min_granularity_cycles": 12500}
@@ -55,10 +53,10 @@ def test_sim_cli_reads_processes_from_toml(memtint, tmp_path):
     assert stats["cores"][6]["channels"] == [2]
 
 
-def test_sim_cli_bad_affinity_is_a_clear_error(memtint, tmp_path):
+def test_sim_cli_bad_affinity_is_a_clear_error(memtint, clean_error, tmp_path):
     cfg = tmp_path / "run.toml"
     cfg.write_text('machine = "i7-860"\ninstructions = 1000\n[[processes]]\nthreads = ["light"]\naffinity = [9]\n')
-    assert_clean_error(memtint("sim", cfg), "core 9")
+    clean_error(memtint("sim", cfg), "core 9")
 
 
 def test_compare_profiles_mcp_from_the_alone_runs(tmp_path, monkeypatch):
