@@ -39,7 +39,7 @@ def test_programs_and_processes_together_are_an_error():
 def test_sim_cli_reads_processes_from_toml(memtint, tmp_path):
     cfg = tmp_path / "run.toml"
     cfg.write_text(
-        'machine = "ccps-4ch-64b"\ninstructions = 30000\n[os]\npolicy = "ccps"\n'
+        'machine = "ccps-4c-64b"\ninstructions = 30000\n[os]\npolicy = "ccps"\n'
         '[[processes]]\nname = "sysbench"\nthreads = ["light", "light", "light", "light", "light", "light"]\n'
         '[[processes]]\nthreads = ["stream"]\n'
     )
@@ -61,7 +61,7 @@ def test_sim_cli_bad_affinity_is_a_clear_error(memtint, clean_error, tmp_path):
 
 def test_compare_profiles_mcp_from_the_alone_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path))
-    result = compare("ccps-4ch-64b", ["stream", "light", "light", "copy"], ["buddy", "mcp", "imps", "ccps"],
+    result = compare("ccps-4c-64b", ["stream", "light", "light", "copy"], ["buddy", "mcp", "imps", "ccps"],
                      instructions=40000)
     by = {p["policy"]: p for p in result["policies"]}
     assert set(by) == {"buddy", "mcp", "imps", "ccps"}

@@ -188,10 +188,9 @@ fn thread_errors_are_clear() {
 
 // ---- CCPS: regions (A2) and binding in a run (A1) ----
 
-fn ccps_run(machine: &str, cores: u32, programs: Value) -> Value {
+fn ccps_run(machine: &str, programs: Value) -> Value {
     run(json!({
         "machine": machine, "programs": programs, "instructions": 50000,
-        "overrides": {"cpu": {"cores": cores}},
         "os": {"policy": "ccps"},
     }))
 }
@@ -203,8 +202,8 @@ fn banks(v: &Value) -> BTreeSet<u64> {
 #[test]
 fn ccps_pages_stay_in_their_cores_channel_and_bank_group() {
     let programs: Vec<&str> = vec!["stream", "light", "random", "copy", "light", "stream", "light", "random"];
-    for (machine, banks_per_channel) in [("ccps-4ch-64b", 16), ("ccps-4ch-256b", 64)] {
-        let s = ccps_run(machine, 8, json!(programs));
+    for (machine, banks_per_channel) in [("ccps-8c-64b", 16), ("ccps-8c-256b", 64)] {
+        let s = ccps_run(machine, json!(programs));
         assert_eq!(u(&s["spilled_pages"]), 0);
         for c in 0..8 {
             let core = &s["cores"][c];
@@ -227,7 +226,7 @@ fn ccps_pages_stay_in_their_cores_channel_and_bank_group() {
 fn ccps_binds_siblings_together_and_their_pages_follow_the_core() {
     // One 7-thread process on 4 cores: threads 0-4 on core 0, 5-6 on core 1 (Δ = 5).
     let s = run(json!({
-        "machine": "ccps-4ch-64b",
+        "machine": "ccps-4c-64b",
         "processes": [{"threads": ["light", "light", "light", "light", "light", "random", "random"]}],
         "instructions": 50000,
         "os": {"policy": "ccps", "sched": fast_sched()},
@@ -259,7 +258,7 @@ fn mcp_separates_intensive_and_light_applications_by_channel() {
         {"mpki": 0.3, "rbh": 0.5}, {"mpki": 25.0, "rbh": 0.2},
     ]);
     let s = run(json!({
-        "machine": "ccps-4ch-64b", "programs": ["stream", "light", "light", "random"], "instructions": 50000,
+        "machine": "ccps-4c-64b", "programs": ["stream", "light", "light", "random"], "instructions": 50000,
         "os": {"policy": "mcp", "profiles": profiles},
     }));
     let ch = |i: usize| -> BTreeSet<u64> { s["cores"][i]["channels"].as_array().unwrap().iter().map(u).collect() };
@@ -271,7 +270,7 @@ fn mcp_separates_intensive_and_light_applications_by_channel() {
     assert!(ch(0).is_disjoint(&ch(3)));
     // IMPS interleaves the very light applications over every channel.
     let s = run(json!({
-        "machine": "ccps-4ch-64b", "programs": ["stream", "light", "light", "random"], "instructions": 50000,
+        "machine": "ccps-4c-64b", "programs": ["stream", "light", "light", "random"], "instructions": 50000,
         "os": {"policy": "imps", "profiles": [
             {"mpki": 30.0, "rbh": 0.9}, {"mpki": 0.2, "rbh": 0.5}, {"mpki": 0.3, "rbh": 0.5}, {"mpki": 25.0, "rbh": 0.2}]},
     }));
@@ -281,9 +280,9 @@ fn mcp_separates_intensive_and_light_applications_by_channel() {
 
 #[test]
 fn mcp_without_profiles_says_where_they_come_from() {
-    let e = err(json!({"machine": "ccps-4ch-64b", "programs": ["light", "stream"], "instructions": 1000, "os": {"policy": "mcp"}}));
+    let e = err(json!({"machine": "ccps-4c-64b", "programs": ["light", "stream"], "instructions": 1000, "os": {"policy": "mcp"}}));
     assert!(e.contains("os.profiles") && e.contains("compare"), "{e}");
-    let e = err(json!({"machine": "ccps-4ch-64b", "programs": ["light", "stream"], "instructions": 1000,
+    let e = err(json!({"machine": "ccps-4c-64b", "programs": ["light", "stream"], "instructions": 1000,
         "os": {"policy": "mcp", "profiles": [{"mpki": 1.0, "rbh": 0.5}]}}));
     assert!(e.contains("1 profiles for 2 processes"), "{e}");
 }
