@@ -159,6 +159,44 @@ pub struct ControllerConfig {
     /// Cycles from a request's arrival at the controller to the first cycle it may be
     /// scheduled (the front-end/queue insertion delay). Part of the idle latency.
     pub frontend_latency: u64,
+    // Application-aware schedulers (one file each under controller/scheduler/, which cites the
+    // source of each default). Cycles are controller (DRAM) cycles; "requests" are the requests
+    // one controller receives from a source, the intensity every scheduler measures itself.
+    /// PAR-BS: requests marked per source per bank when a batch forms (Marking-Cap).
+    pub parbs_marking_cap: u32,
+    /// ATLAS: quantum length; attained service is re-ranked at each quantum boundary.
+    pub atlas_quantum: u64,
+    /// ATLAS: weight of history in the attained-service moving average.
+    pub atlas_alpha: f64,
+    /// ATLAS: a request that has waited this long goes before all others.
+    pub atlas_starvation_threshold: u64,
+    /// TCM: quantum length (re-clustering).
+    pub tcm_quantum: u64,
+    /// TCM: the latency-sensitive cluster takes at most this fraction of the quantum's service.
+    pub tcm_cluster_threshold: f64,
+    /// TCM: the bandwidth cluster's order is shuffled this often.
+    pub tcm_shuffle_interval: u64,
+    /// TCM: random (not insertion) shuffle when the bandwidth threads' BLP differ by less than
+    /// this fraction of the banks and their row-buffer locality by less than this.
+    pub tcm_shuffle_algo_threshold: f64,
+    /// BLISS: consecutive requests served from one source that blacklist it.
+    pub bliss_threshold: u32,
+    /// BLISS: the blacklist is cleared this often.
+    pub bliss_clearing_interval: u64,
+    /// IMPS: epoch over which each source's request rate is measured.
+    pub imps_epoch: u64,
+    /// IMPS: a source below this many requests per 1000 cycles (smoothed) is "very light".
+    pub imps_low_intensity: f64,
+    /// CCPS: epoch over which each source's request rate is measured.
+    pub ccps_epoch: u64,
+    /// CCPS: a source below this many requests per 1000 cycles (smoothed) is "low memory request".
+    pub ccps_low_intensity: f64,
+    /// CCPS: a request that has waited this long goes first (the paper's T).
+    pub ccps_age_threshold: u64,
+    /// IMPS and CCPS: weight of history in the request-rate moving average.
+    pub intensity_alpha: f64,
+    /// Seed of randomised scheduler decisions (TCM's random shuffle).
+    pub seed: u64,
 }
 
 impl Default for ControllerConfig {
@@ -174,6 +212,23 @@ impl Default for ControllerConfig {
             row_timeout: 100,
             frfcfs_cap: 16,
             frontend_latency: 1,
+            parbs_marking_cap: 5,
+            atlas_quantum: 10_000_000,
+            atlas_alpha: 0.875,
+            atlas_starvation_threshold: 100_000,
+            tcm_quantum: 1_000_000,
+            tcm_cluster_threshold: 4.0 / 24.0,
+            tcm_shuffle_interval: 800,
+            tcm_shuffle_algo_threshold: 0.1,
+            bliss_threshold: 4,
+            bliss_clearing_interval: 10_000,
+            imps_epoch: 1_000_000,
+            imps_low_intensity: 1.0,
+            ccps_epoch: 1_000_000,
+            ccps_low_intensity: 1.0,
+            ccps_age_threshold: 10_000,
+            intensity_alpha: 0.875,
+            seed: 1,
         }
     }
 }
@@ -208,6 +263,37 @@ impl ControllerConfig {
         }
         if self.frfcfs_cap == 0 {
             return Err(Error::config("controller.frfcfs_cap", "must be at least 1"));
+        }
+        let at_least_one: [(&str, u64); 8] = [
+            ("parbs_marking_cap", self.parbs_marking_cap as u64),
+            ("atlas_quantum", self.atlas_quantum),
+            ("tcm_quantum", self.tcm_quantum),
+            ("tcm_shuffle_interval", self.tcm_shuffle_interval),
+            ("bliss_threshold", self.bliss_threshold as u64),
+            ("bliss_clearing_interval", self.bliss_clearing_interval),
+            ("imps_epoch", self.imps_epoch),
+            ("ccps_epoch", self.ccps_epoch),
+        ];
+        for (name, v) in at_least_one {
+            if v == 0 {
+                return Err(Error::config(format!("controller.{name}"), "must be at least 1"));
+            }
+        }
+        let fractions = [
+            ("atlas_alpha", self.atlas_alpha),
+            ("intensity_alpha", self.intensity_alpha),
+            ("tcm_cluster_threshold", self.tcm_cluster_threshold),
+            ("tcm_shuffle_algo_threshold", self.tcm_shuffle_algo_threshold),
+        ];
+        for (name, v) in fractions {
+            if !(0.0..1.0).contains(&v) && !(name.starts_with("tcm") && v == 1.0) {
+                return Err(Error::config(format!("controller.{name}"), format!("must be in [0, 1), got {v}")));
+            }
+        }
+        for (name, v) in [("imps_low_intensity", self.imps_low_intensity), ("ccps_low_intensity", self.ccps_low_intensity)] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(Error::config(format!("controller.{name}"), format!("must be a finite number >= 0, got {v}")));
+            }
         }
         Ok(())
     }

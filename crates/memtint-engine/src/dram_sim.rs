@@ -87,11 +87,14 @@ pub struct DramSimOptions {
     pub cycle_by_cycle: bool,
     /// Keep every issued command in `RunTotals::commands` (memory grows with the run).
     pub keep_commands: bool,
+    /// Requests are attributed round-robin to this many sources (request i to source i mod n),
+    /// so application-aware schedulers see several applications; 1: all from source 0.
+    pub sources: u32,
 }
 
 impl DramSimOptions {
     pub fn new(outstanding: usize) -> Self {
-        DramSimOptions { outstanding, check: false, cycle_by_cycle: false, keep_commands: false }
+        DramSimOptions { outstanding, check: false, cycle_by_cycle: false, keep_commands: false, sources: 1 }
     }
 }
 
@@ -202,7 +205,7 @@ pub fn simulate(
             if !may_enter {
                 break;
             }
-            if !mem.try_enqueue(now, next_id, req.addr, req.is_write, 0) {
+            if !mem.try_enqueue(now, next_id, req.addr, req.is_write, (next_id % opts.sources.max(1) as u64) as u32) {
                 blocked_since.get_or_insert(now);
                 break;
             }

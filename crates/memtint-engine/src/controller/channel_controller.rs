@@ -63,6 +63,12 @@ pub struct ChannelController {
     sched_next: Cycle,
     /// No idle row can be closed before this cycle (row policies that close idle rows).
     idle_next: Cycle,
+    /// `scheduler.ranks_requests()`: candidates are each bank's best request by key (see
+    /// `scheduler` module header), and keys change over time.
+    ranked: bool,
+    /// Ranked schedulers: the next cycle keys may change by time alone (a quantum boundary, a
+    /// request reaching the age threshold); every cached candidate is rebuilt then.
+    priority_change_at: Cycle,
 }
 
 const READS: usize = 0;
@@ -76,6 +82,8 @@ impl ChannelController {
         let write_low = ((cfg.write_queue as f64 * cfg.write_low_watermark).floor() as usize).min(write_high - 1);
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
         let refresh = refresh::build(&cfg.refresh, org.ranks, timing.tREFI)?;
+        let scheduler = scheduler::build(&cfg.scheduler, cfg, &Constraints::derive(timing))?;
+        let ranked = scheduler.ranks_requests();
         Ok(ChannelController {
             channel,
             org: org.clone(),
@@ -91,7 +99,8 @@ impl ChannelController {
             banks: vec![BankState::default(); banks],
             open_banks: vec![0; org.ranks as usize],
             timing: ChannelTiming::new(Constraints::derive(timing), org.ranks, org.bank_groups, org.banks_per_rank()),
-            scheduler: scheduler::build(&cfg.scheduler, cfg)?,
+            scheduler,
+            ranked,
             idle_close_after: row_policy.idle_close_after(),
             row_policy,
             refresh_next_due: refresh.next_due(),
@@ -112,6 +121,7 @@ impl ChannelController {
             stale: Vec::with_capacity(4 * banks),
             sched_next: 0,
             idle_next: 0,
+            priority_change_at: NEVER,
         })
     }
 
@@ -138,6 +148,11 @@ impl ChannelController {
 
     pub fn scheduler_name(&self) -> &'static str {
         self.scheduler.name()
+    }
+
+    /// The scheduler's per-source counters (empty for schedulers without per-source state).
+    pub fn scheduler_counters(&self) -> std::collections::BTreeMap<u32, std::collections::BTreeMap<&'static str, u64>> {
+        self.scheduler.source_counters()
     }
 
     pub fn can_accept(&self, is_write: bool) -> bool {
@@ -200,9 +215,16 @@ impl ChannelController {
         let is_hit = bank.open_row == Some(req.row);
         // The youngest request is a candidate only as its bank's first request, first hit, or
         // first non-hit (candidates are the oldest of each); otherwise they stay as cached.
-        let changes_candidates = if is_hit { q.hits == 0 } else { q.reqs.len() as u32 == q.hits };
+        let changes_candidates = self.ranked || if is_hit { q.hits == 0 } else { q.reqs.len() as u32 == q.hits };
         if is_hit {
             q.hits += 1;
+        }
+        if self.ranked {
+            self.scheduler.on_arrival(now, &req);
+            if let Some(t) = self.scheduler.age_threshold() {
+                self.priority_change_at = self.priority_change_at.min(now.saturating_add(t));
+                self.sched_next = self.sched_next.min(self.priority_change_at.max(now + 1));
+            }
         }
         q.reqs.push(req);
         self.len[d] += 1;
@@ -379,6 +401,9 @@ impl ChannelController {
     /// oldest other request (PRE or ACT), unless hit protection keeps the row open.
     #[cold]
     fn bank_candidates(&self, d: usize, b: usize) -> [Option<Slot>; 2] {
+        if self.ranked {
+            return self.ranked_bank_candidates(d, b);
+        }
         let mut out = [None; 2];
         let q = &self.queues[d][b];
         if q.reqs.is_empty() {
@@ -407,6 +432,61 @@ impl ChannelController {
             None => push(Command::Act, false, 0),
         }
         out
+    }
+
+    /// Ranked schedulers: bank `b`'s one candidate in direction `d`, its queued request with the
+    /// smallest key (column command if it hits, else PRE or ACT).
+    fn ranked_bank_candidates(&self, d: usize, b: usize) -> [Option<Slot>; 2] {
+        let bank = &self.banks[b];
+        let col = if d == WRITES { Command::Wr } else { Command::Rd };
+        let mut best: Option<Slot> = None;
+        for (i, req) in self.queues[d][b].reqs.iter().enumerate() {
+            let is_hit = bank.open_row == Some(req.row);
+            let cmd = match bank.open_row {
+                _ if is_hit => col,
+                Some(_) => Command::Pre,
+                None => Command::Act,
+            };
+            let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
+            if best.map_or(true, |s| key < s.key) {
+                let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
+                best = Some(Slot { t_bank, key, index: i as u32, cmd, is_hit });
+            }
+        }
+        [best, None]
+    }
+
+    /// Ranked schedulers: let the scheduler catch up to `now`; if keys changed (or a time-driven
+    /// change fell due) rebuild every cached candidate, and find the next time-driven change.
+    fn refresh_priorities(&mut self, now: Cycle) {
+        let changed = self.scheduler.advance(now, &self.queues) || now >= self.priority_change_at;
+        if changed {
+            for d in [READS, WRITES] {
+                for b in 0..self.banks.len() {
+                    self.invalidate(d, b);
+                }
+            }
+        }
+        let mut next = self.scheduler.next_change();
+        if let Some(age) = self.scheduler.age_threshold() {
+            // Per bank the oldest request not yet aged is the next to age (queues are oldest first).
+            for q in self.queues.iter().flatten() {
+                if let Some(r) = q.reqs.iter().find(|r| r.arrival.saturating_add(age) > now) {
+                    next = next.min(r.arrival + age);
+                }
+            }
+        }
+        self.priority_change_at = next;
+    }
+
+    /// A scan's lower bound on the next issue, lowered to the next time-driven key change.
+    #[inline]
+    fn bound_by_priority_change(&self, now: Cycle, t: Cycle) -> Cycle {
+        if self.ranked {
+            t.min(self.priority_change_at.max(now + 1))
+        } else {
+            t
+        }
     }
 
     #[inline]
@@ -448,17 +528,25 @@ impl ChannelController {
         if self.len[d] == 0 {
             return (false, NEVER);
         }
+        if self.ranked {
+            self.refresh_priorities(now);
+        }
         self.rebuild_stale();
         let blocked = self.refreshes_pending > 0;
         let scan = self.cands[d].scan(now, &self.timing, &self.refresh_pending, blocked);
         let Some(best) = scan.best else {
-            return (false, scan.next);
+            return (false, self.bound_by_priority_change(now, scan.next));
         };
         let b = best / 2;
         let slot = *self.cands[d].slot(best).expect("the scan chose an occupied slot");
         let cand = Self::candidate(&self.queues[d][b].reqs[slot.index as usize], slot.cmd, slot.is_hit);
         self.scheduler.on_issue(now, &cand);
         self.issue_for_request(now, d, b, slot.index as usize, slot.cmd);
+        if self.ranked {
+            // Serving a request can change keys (a batch ends, a source is blacklisted).
+            self.refresh_priorities(now);
+            self.rebuild_stale();
+        }
         if self.write_mode_should_switch() {
             return (true, now + 1);
         }
@@ -468,7 +556,7 @@ impl ChannelController {
         self.refresh_cache(d, b);
         let t = self.cands[d].next_issue(&self.timing, &self.refresh_pending, blocked);
         debug_assert!(t > now, "the command bus is busy for the rest of this cycle");
-        (true, t)
+        (true, self.bound_by_priority_change(now, t))
     }
 
     fn issue_for_request(&mut self, now: Cycle, d: usize, b: usize, index: usize, mut cmd: Command) {
@@ -520,6 +608,9 @@ impl ChannelController {
                 let req = q.reqs.remove(index);
                 q.hits -= 1;
                 self.len[d] -= 1;
+                if self.ranked {
+                    self.scheduler.on_served(now, &req, outcome);
+                }
                 if cmd.auto_precharges() {
                     self.close_bank(b);
                     self.open_banks[rank as usize] -= 1;

@@ -1,23 +1,52 @@
 //! Schedulers decide which ready command issues. One file each; registered in `build` below.
 //!
-//! A scheduler ranks candidates by a key (smaller wins). The controller evaluates, per bank, the
-//! oldest request that hits the open row and the oldest that does not, and issues the ready
-//! candidate with the smallest key, so a scheduler's key must prefer older requests within a
-//! class of one bank (all keys below do; application-aware schedulers add a per-source rank in
-//! the high bits).
+//! A scheduler ranks candidates by a key (smaller wins). For the age-ordered schedulers (fcfs,
+//! fr-fcfs, fr-fcfs-cap) the controller evaluates, per bank, the oldest request that hits the
+//! open row and the oldest that does not, so their keys must prefer older requests within a class
+//! of one bank.
+//!
+//! Application-aware schedulers (`ranks_requests() == true`: PAR-BS, ATLAS, TCM, BLISS, IMPS,
+//! CCPS) order by per-source state first, so the oldest is not always the best: the controller
+//! then offers, per bank, the one queued request with the smallest key (its column command if it
+//! hits, else its PRE or ACT). A bank serves one request at a time, so offering a less important
+//! request of the same bank would only let it delay the best one (a stream of lower-ranked hits
+//! could hold off a higher-ranked request's PRE forever through tRTP). Their keys change when their state does; they report it through `advance` (called
+//! before every decision and after every issue) and bound event skipping with `next_change`
+//! and `age_threshold`, and the controller then rebuilds every cached candidate.
 
+mod atlas;
+mod bliss;
+mod ccps;
 mod fcfs;
 mod fr_fcfs;
 mod fr_fcfs_cap;
+mod imps;
+mod intensity;
+mod key;
+mod par_bs;
+mod per_source;
+mod tcm;
+#[cfg(test)]
+mod test_support;
 
+pub use atlas::Atlas;
+pub use bliss::Bliss;
+pub use ccps::Ccps;
 pub use fcfs::Fcfs;
 pub use fr_fcfs::FrFcfs;
 pub use fr_fcfs_cap::FrFcfsCap;
+pub use imps::Imps;
+pub use key::KeyBuilder;
+pub use par_bs::ParBs;
+pub use tcm::Tcm;
 
+use super::{BankQueue, Request, RowOutcome};
 use crate::config::ControllerConfig;
+use crate::dram::constraints::Constraints;
 use crate::dram::Command;
 use crate::error::{Error, Result};
-use crate::Cycle;
+use crate::{Cycle, NEVER};
+use std::collections::BTreeMap;
 
 /// A command that could issue now on behalf of one queued request.
 #[derive(Clone, Copy, Debug)]
@@ -60,16 +89,85 @@ pub trait Scheduler: Send {
     }
 
     fn on_issue(&mut self, _now: Cycle, _chosen: &Candidate) {}
+
+    /// True for schedulers whose order within a bank is not "hits, then oldest" (see the module
+    /// header): the controller then evaluates every queued request, and calls the hooks below.
+    fn ranks_requests(&self) -> bool {
+        false
+    }
+
+    /// A request entered the controller's queue at `now`.
+    fn on_arrival(&mut self, _now: Cycle, _req: &Request) {}
+
+    /// A request's column command issued at `now` (the request is served); `outcome` is how it
+    /// found its bank.
+    fn on_served(&mut self, _now: Cycle, _req: &Request, _outcome: RowOutcome) {}
+
+    /// Bring the scheduler's state up to `now` (quantum and epoch boundaries, batches, shuffles,
+    /// blacklist changes) with the queued requests in view (`queues[0]` reads, `[1]` writes).
+    /// Returns true if the key of any queued request may have changed since the last call.
+    fn advance(&mut self, _now: Cycle, _queues: &[Vec<BankQueue>; 2]) -> bool {
+        false
+    }
+
+    /// The next cycle at which `advance` would change keys with no request arriving or being
+    /// served (`NEVER`: none). Bounds event skipping.
+    fn next_change(&self) -> Cycle {
+        NEVER
+    }
+
+    /// Keys change when a request has waited this long (ATLAS, CCPS): the controller wakes then.
+    fn age_threshold(&self) -> Option<u64> {
+        None
+    }
+
+    /// Per-source counters of the scheduler's decisions (source -> name -> count), for the
+    /// statistics (`docs/stats.md`, `scheduler_sources`).
+    fn source_counters(&self) -> BTreeMap<u32, BTreeMap<&'static str, u64>> {
+        BTreeMap::new()
+    }
 }
 
 /// Registered schedulers, by name.
-pub const NAMES: &[&str] = &["fcfs", "fr-fcfs", "fr-fcfs-cap"];
+pub const NAMES: &[&str] = &["fcfs", "fr-fcfs", "fr-fcfs-cap", "par-bs", "atlas", "tcm", "bliss", "imps", "ccps"];
 
-pub fn build(name: &str, cfg: &ControllerConfig) -> Result<Box<dyn Scheduler>> {
+/// The scheduler `name`, configured from `cfg`; `c` gives the timing that ATLAS and TCM use to
+/// weigh a served request's bank service time.
+pub fn build(name: &str, cfg: &ControllerConfig, c: &Constraints) -> Result<Box<dyn Scheduler>> {
     Ok(match name {
         "fcfs" => Box::new(Fcfs),
         "fr-fcfs" => Box::new(FrFcfs),
         "fr-fcfs-cap" => Box::new(FrFcfsCap::new(cfg.frfcfs_cap)),
+        "par-bs" => Box::new(ParBs::new(cfg.parbs_marking_cap)),
+        "atlas" => Box::new(Atlas::new(cfg, ServiceCost::new(c))),
+        "tcm" => Box::new(Tcm::new(cfg, ServiceCost::new(c))),
+        "bliss" => Box::new(Bliss::new(cfg.bliss_threshold, cfg.bliss_clearing_interval)),
+        "imps" => Box::new(Imps::new(cfg.imps_epoch, cfg.imps_low_intensity, cfg.intensity_alpha)),
+        "ccps" => Box::new(Ccps::new(cfg)),
         _ => return Err(Error::unknown("scheduler", name, NAMES.iter().copied())),
     })
+}
+
+/// Bank service time of one served request, in cycles: what ATLAS calls attained service and TCM
+/// bandwidth usage. A hit occupies the bank for its burst, a miss also for tRCD, a conflict also
+/// for tRP (the bank time the request itself caused).
+#[derive(Clone, Copy, Debug)]
+pub struct ServiceCost {
+    hit: u64,
+    miss: u64,
+    conflict: u64,
+}
+
+impl ServiceCost {
+    pub fn new(c: &Constraints) -> Self {
+        ServiceCost { hit: c.burst, miss: c.act_to_col + c.burst, conflict: c.pre_to_act + c.act_to_col + c.burst }
+    }
+
+    pub fn of(&self, outcome: RowOutcome) -> u64 {
+        match outcome {
+            RowOutcome::Hit => self.hit,
+            RowOutcome::Miss => self.miss,
+            RowOutcome::Conflict => self.conflict,
+        }
+    }
 }

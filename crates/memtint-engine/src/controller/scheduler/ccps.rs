@@ -1,0 +1,200 @@
+//! CCPS's memory-request scheduler (Jia et al., IEEE Systems Journal 2017, §III.E; ccps.md §3):
+//! (1) a request that has waited at least T cycles is served at once (oldest first among those),
+//! then (2) requests of low-memory-request sources, (3) row hits, (4) oldest.
+//!
+//! The paper specifies neither T nor how "low memory request" is measured (ccps.md §3.2). The
+//! choices, all configurable: T = 10 000 cycles [rec]; a source is low-memory-request when its
+//! smoothed request rate at this controller (`IntensityMeter`: requests per 1000 controller cycles
+//! over `ccps_epoch` = 1 M cycles, history weight `intensity_alpha` = 0.875 [rec]) is below
+//! `ccps_low_intensity` = 1.0 [rec; about 1 MPKI, the TCM/IMPS cut-off, see imps.rs]. One class
+//! bit per source, no ranking among light sources. Until its first epoch ends a source is not
+//! low-memory-request.
+
+use super::imps::{classify, LightFlag};
+use super::intensity::IntensityMeter;
+use super::key::KeyBuilder;
+use super::per_source::PerSource;
+use super::{Candidate, Scheduler};
+use crate::config::ControllerConfig;
+use crate::controller::{BankQueue, Request, RowOutcome};
+use crate::Cycle;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Source {
+    light: bool,
+    light_epochs: u64,
+    served_aged: u64,
+}
+
+impl LightFlag for Source {
+    fn light(&self) -> bool {
+        self.light
+    }
+    fn set_light(&mut self, on: bool) {
+        self.light = on;
+        self.light_epochs += on as u64;
+    }
+}
+
+pub struct Ccps {
+    meter: IntensityMeter,
+    threshold: f64,
+    age: u64,
+    now: Cycle,
+    sources: PerSource<Source>,
+}
+
+impl Ccps {
+    pub fn new(cfg: &ControllerConfig) -> Self {
+        Ccps {
+            meter: IntensityMeter::new(cfg.ccps_epoch, cfg.intensity_alpha),
+            threshold: cfg.ccps_low_intensity,
+            age: cfg.ccps_age_threshold,
+            now: 0,
+            sources: PerSource::new(),
+        }
+    }
+}
+
+impl Scheduler for Ccps {
+    fn name(&self) -> &'static str {
+        "ccps"
+    }
+
+    fn key(&self, c: &Candidate) -> u64 {
+        if self.now.saturating_sub(c.arrival) >= self.age {
+            // Aged: ahead of everything else, oldest first among the aged.
+            return KeyBuilder::new().prefer(true).prefer(true).prefer(true).oldest(c.seq);
+        }
+        KeyBuilder::new().prefer(false).prefer(self.sources.get(c.source).light).prefer(c.is_hit).oldest(c.seq)
+    }
+
+    fn ranks_requests(&self) -> bool {
+        true
+    }
+
+    fn on_arrival(&mut self, _now: Cycle, req: &Request) {
+        self.meter.record(req.source);
+    }
+
+    fn on_served(&mut self, now: Cycle, req: &Request, _outcome: RowOutcome) {
+        if now.saturating_sub(req.arrival) >= self.age {
+            self.sources.get_mut(req.source).served_aged += 1;
+        }
+    }
+
+    fn advance(&mut self, now: Cycle, _queues: &[Vec<BankQueue>; 2]) -> bool {
+        self.now = now;
+        self.meter.advance(now) && classify(&self.meter, self.threshold, &mut self.sources)
+    }
+
+    fn next_change(&self) -> Cycle {
+        self.meter.epoch_end()
+    }
+
+    fn age_threshold(&self) -> Option<u64> {
+        Some(self.age)
+    }
+
+    fn source_counters(&self) -> BTreeMap<u32, BTreeMap<&'static str, u64>> {
+        let epochs = self.meter.epochs();
+        self.sources
+            .iter()
+            .map(|(i, s)| {
+                (i, BTreeMap::from([("light_epochs", s.light_epochs), ("epochs", epochs), ("served_aged", s.served_aged)]))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{served_order, Req};
+    use super::super::{Candidate, Scheduler};
+    use super::*;
+    use crate::dram::Command;
+
+    fn cand(source: u32, seq: u64, arrival: Cycle, is_hit: bool) -> Candidate {
+        Candidate { command: Command::Rd, is_hit, flat_bank: 0, arrival, seq, source }
+    }
+
+    /// A CCPS scheduler at `now` in which source 1 is low-memory-request and source 0 is not.
+    fn ccps_at(now: Cycle) -> Ccps {
+        let cfg = ControllerConfig { ccps_epoch: 1000, ccps_low_intensity: 5.0, ccps_age_threshold: 500, ..Default::default() };
+        let mut s = Ccps::new(&cfg);
+        for i in 0..20 {
+            let r = Request { source: 0, seq: i, ..test_request() };
+            s.on_arrival(0, &r);
+        }
+        s.on_arrival(0, &Request { source: 1, ..test_request() });
+        s.advance(now, &[vec![], vec![]]);
+        s
+    }
+
+    fn test_request() -> Request {
+        Request {
+            id: 0,
+            seq: 0,
+            addr: 0,
+            is_write: false,
+            source: 0,
+            rank: 0,
+            group: 0,
+            flat_bank: 0,
+            row: 0,
+            column: 0,
+            arrival: 0,
+            ready_at: 1,
+            outcome: None,
+        }
+    }
+
+    #[test]
+    fn ccps_low_memory_request_miss_beats_a_heavy_hit() {
+        let s = ccps_at(1200);
+        assert!(s.key(&cand(1, 10, 1100, false)) < s.key(&cand(0, 5, 1100, true)));
+        assert!(s.key(&cand(0, 5, 1100, true)) < s.key(&cand(0, 4, 1100, false)), "then row hit");
+        assert!(s.key(&cand(0, 4, 1100, false)) < s.key(&cand(0, 6, 1100, false)), "then oldest");
+    }
+
+    #[test]
+    fn ccps_aged_request_beats_everything() {
+        let s = ccps_at(1700);
+        // Waited 600 >= T = 500: a heavy source's miss goes before a light source's hit.
+        assert!(s.key(&cand(0, 9, 1100, false)) < s.key(&cand(1, 1, 1600, true)));
+        // Among aged requests, oldest first regardless of class.
+        assert!(s.key(&cand(0, 3, 1100, false)) < s.key(&cand(1, 4, 1150, true)));
+    }
+
+    #[test]
+    fn ccps_classifies_per_epoch() {
+        let s = ccps_at(999);
+        // Before the first epoch ends nobody is light: plain FR-FCFS order.
+        assert!(s.key(&cand(0, 5, 900, true)) < s.key(&cand(1, 1, 900, false)));
+    }
+
+    #[test]
+    fn ccps_serves_the_light_source_and_the_aged_request_on_a_queue() {
+        let cfg = ControllerConfig {
+            scheduler: "ccps".into(),
+            ccps_epoch: 1000,
+            ccps_low_intensity: 5.0,
+            ccps_age_threshold: 60,
+            ..ControllerConfig::default()
+        };
+        let mut reqs: Vec<Req> = (0..30).map(|i| Req::read(i, 0, (i % 8) as u32, 1, i as u32)).collect();
+        reqs.push(Req::read(30, 1, 7, 1, 0));
+        // Epoch 2: heavy hits to bank 0 (arriving faster than they are served), a light miss to
+        // bank 0, and a heavy miss to bank 0 that only ageing brings before the younger hits.
+        for i in 0..40 {
+            reqs.push(Req::read(100 + i, 0, 0, 2, i as u32).at(1100 + 2 * i));
+        }
+        reqs.push(Req::read(200, 1, 0, 3, 0).at(1101));
+        reqs.push(Req::read(300, 0, 0, 5, 0).at(1102));
+        let order = served_order(&cfg, &reqs);
+        let pos = |id| order.iter().position(|&x| x == id).unwrap();
+        assert!(pos(200) < pos(101), "light first: {order:?}");
+        assert!(pos(300) < pos(139), "aged before the remaining hits: {order:?}");
+    }
+}

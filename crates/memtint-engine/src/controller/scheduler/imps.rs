@@ -1,0 +1,120 @@
+//! IMPS's scheduling half (Muralidhara et al., MICRO 2011, "integrated memory partitioning and
+//! scheduling"): requests of very light applications carry a priority bit and go first; the rest
+//! is FR-FCFS (row hit, then oldest). The placement half (MCP: preferred channels by intensity and
+//! row-buffer locality) is an OS placement policy, not part of the controller.
+//!
+//! What comes from where: the rule is from the MICRO'11 abstract (ccps.md §5.4 [ext]). The paper
+//! classifies by MPKI with a "very low" threshold of about 1-1.5 MPKI [ext, unverified] per
+//! profiling interval; here the controller measures its own intensity (`IntensityMeter`: requests
+//! per 1000 controller cycles, smoothed) over `imps_epoch` (1 M cycles [rec]) against
+//! `imps_low_intensity` (1.0 [rec]: 1 MPKI at IPC 1 with a 4:1 core-to-DRAM clock ratio over 4
+//! channels). Until a source's first epoch ends it is not light.
+
+use super::intensity::IntensityMeter;
+use super::key::KeyBuilder;
+use super::per_source::PerSource;
+use super::{Candidate, Scheduler};
+use crate::controller::{BankQueue, Request};
+use crate::Cycle;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Source {
+    light: bool,
+    light_epochs: u64,
+}
+
+pub struct Imps {
+    meter: IntensityMeter,
+    threshold: f64,
+    sources: PerSource<Source>,
+}
+
+impl Imps {
+    pub fn new(epoch: u64, threshold: f64, alpha: f64) -> Self {
+        Imps { meter: IntensityMeter::new(epoch, alpha), threshold, sources: PerSource::new() }
+    }
+}
+
+/// Re-classify every measured source after an epoch; true if any class changed.
+pub(super) fn classify(meter: &IntensityMeter, threshold: f64, light: &mut PerSource<impl LightFlag>) -> bool {
+    let mut changed = false;
+    for s in 0..meter.sources() as u32 {
+        let is_light = meter.rate(s).is_some_and(|r| r < threshold);
+        let e = light.get_mut(s);
+        changed |= e.light() != is_light;
+        e.set_light(is_light);
+    }
+    changed
+}
+
+pub(super) trait LightFlag: Default + Clone {
+    fn light(&self) -> bool;
+    fn set_light(&mut self, on: bool);
+}
+
+impl LightFlag for Source {
+    fn light(&self) -> bool {
+        self.light
+    }
+    fn set_light(&mut self, on: bool) {
+        self.light = on;
+        self.light_epochs += on as u64;
+    }
+}
+
+impl Scheduler for Imps {
+    fn name(&self) -> &'static str {
+        "imps"
+    }
+
+    fn key(&self, c: &Candidate) -> u64 {
+        KeyBuilder::new().prefer(self.sources.get(c.source).light).prefer(c.is_hit).oldest(c.seq)
+    }
+
+    fn ranks_requests(&self) -> bool {
+        true
+    }
+
+    fn on_arrival(&mut self, _now: Cycle, req: &Request) {
+        self.meter.record(req.source);
+    }
+
+    fn advance(&mut self, now: Cycle, _queues: &[Vec<BankQueue>; 2]) -> bool {
+        self.meter.advance(now) && classify(&self.meter, self.threshold, &mut self.sources)
+    }
+
+    fn next_change(&self) -> Cycle {
+        self.meter.epoch_end()
+    }
+
+    fn source_counters(&self) -> BTreeMap<u32, BTreeMap<&'static str, u64>> {
+        let epochs = self.meter.epochs();
+        self.sources
+            .iter()
+            .map(|(i, s)| (i, BTreeMap::from([("light_epochs", s.light_epochs), ("epochs", epochs)])))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{served_order, Req};
+    use crate::config::ControllerConfig;
+
+    #[test]
+    fn imps_serves_a_light_source_before_row_hits_of_a_heavy_one() {
+        let cfg = ControllerConfig { scheduler: "imps".into(), imps_epoch: 1000, imps_low_intensity: 5.0, ..ControllerConfig::default() };
+        // Epoch 1: source 0 sends 30 requests (30 per kilocycle: heavy), source 1 one (light).
+        let mut reqs: Vec<Req> = (0..30).map(|i| Req::read(i, 0, (i % 8) as u32, 1, i as u32)).collect();
+        reqs.push(Req::read(30, 1, 7, 1, 0));
+        // Epoch 2: source 0's hits to row 2 of bank 0, then source 1's miss to row 3.
+        for i in 0..8 {
+            reqs.push(Req::read(100 + i, 0, 0, 2, i as u32).at(1100));
+        }
+        reqs.push(Req::read(200, 1, 0, 3, 0).at(1101));
+        let order = served_order(&cfg, &reqs);
+        let pos = |id| order.iter().position(|&x| x == id).unwrap();
+        assert!(pos(200) < pos(101), "{order:?}");
+    }
+}

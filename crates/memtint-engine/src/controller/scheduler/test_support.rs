@@ -1,0 +1,59 @@
+//! Hand-built queues for the schedulers' unit tests: requests enqueued at chosen cycles on one
+//! DDR3-1600 channel, run to completion cycle by cycle; the order in which they were served.
+
+use crate::config::{ControllerConfig, MachineConfig, MemoryConfig};
+use crate::controller::ChannelController;
+use crate::dram::DramAddress;
+use crate::Cycle;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Req {
+    pub id: u64,
+    pub source: u32,
+    pub bank: u32,
+    pub row: u32,
+    pub column: u32,
+    pub at: Cycle,
+    pub is_write: bool,
+}
+
+impl Req {
+    /// A read arriving at cycle 0 (requests of one cycle queue in the order given).
+    pub fn read(id: u64, source: u32, bank: u32, row: u32, column: u32) -> Req {
+        Req { id, source, bank, row, column, at: 0, is_write: false }
+    }
+
+    pub fn at(self, at: Cycle) -> Req {
+        Req { at, ..self }
+    }
+}
+
+pub fn channel(cfg: &ControllerConfig) -> ChannelController {
+    let mut machine = MachineConfig::load("ddr3-1600").expect("preset");
+    machine.controller = cfg.clone();
+    machine.controller.read_queue = 64;
+    machine.controller.refresh = "none".into();
+    let mem = MemoryConfig::resolve(&machine).expect("resolves");
+    ChannelController::new(0, &mem.org, &mem.timing, &machine.controller).expect("controller")
+}
+
+/// Ids of `reqs` in the order their column commands issued (reads complete in issue order).
+pub fn served_order(cfg: &ControllerConfig, reqs: &[Req]) -> Vec<u64> {
+    let mut ch = channel(cfg);
+    let mut pending: Vec<Req> = reqs.to_vec();
+    pending.sort_by_key(|r| r.at);
+    let mut pending = pending.into_iter().peekable();
+    let mut done = Vec::new();
+    let mut now = 0;
+    while done.len() < reqs.len() {
+        while let Some(r) = pending.next_if(|r| r.at <= now) {
+            let addr = DramAddress { channel: 0, rank: 0, bank_group: 0, bank: r.bank, row: r.row, column: r.column };
+            assert!(ch.can_accept(r.is_write), "test queue overflows");
+            ch.enqueue(now, r.id, 0, &addr, r.is_write, r.source);
+        }
+        ch.tick(now, &mut done);
+        now += 1;
+        assert!(now < 10_000_000, "requests never finished");
+    }
+    done.iter().map(|c| c.id).collect()
+}
