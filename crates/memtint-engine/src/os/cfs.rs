@@ -383,3 +383,103 @@ impl Cfs {
         moves
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn threads(nices: &[i32]) -> Vec<SchedThread> {
+        nices.iter().enumerate().map(|(i, &n)| SchedThread { process: i as u32, nice: n, affinity: vec![0] }).collect()
+    }
+
+    /// Drive one core by the scheduler alone (threads drain at once): run time per thread.
+    fn run_one_core(nices: &[i32], until: Cycle, cfg: &SchedConfig) -> (Vec<Cycle>, u64) {
+        let n = nices.len();
+        let mut s = Cfs::new(cfg, false, threads(nices), 1, &vec![0; n]).unwrap();
+        s.start();
+        let mut ran = vec![0; n];
+        let mut now = 0;
+        while now < until {
+            let next = s.next_event(0).min(until);
+            if let Some(t) = s.on_core(0) {
+                ran[t as usize] += next - now;
+            }
+            now = next;
+            match s.state(0) {
+                CpuState::Running { .. } => {
+                    if s.slice_end(0, now).is_some() {
+                        s.drained(0, now);
+                    }
+                }
+                CpuState::Switching { .. } => {
+                    s.switch_done(0, now);
+                }
+                _ => {}
+            }
+        }
+        (ran, s.switches)
+    }
+
+    #[test]
+    fn equal_threads_share_a_core_equally_switching_once_per_slice() {
+        let cfg = SchedConfig { switch_cycles: 0, address_space_switch_cycles: 0, ..SchedConfig::default() };
+        let (ran, switches) = run_one_core(&[0, 0, 0], 30_000_000, &cfg);
+        for r in &ran {
+            assert!((*r as f64 - 10_000_000.0).abs() < 1_100_000.0, "{ran:?}");
+        }
+        // Slices of latency / 3 = 1 M cycles.
+        assert!((29..=31).contains(&switches), "{switches}");
+    }
+
+    #[test]
+    fn cpu_time_follows_the_nice_weights() {
+        let cfg = SchedConfig { switch_cycles: 0, address_space_switch_cycles: 0, ..SchedConfig::default() };
+        let (ran, _) = run_one_core(&[0, 5], 40_000_000, &cfg);
+        let ratio = ran[0] as f64 / ran[1] as f64;
+        let expected = 1024.0 / 335.0;
+        assert!((ratio / expected - 1.0).abs() < 0.1, "ratio {ratio}, weights {expected}");
+    }
+
+    #[test]
+    fn the_period_stretches_beyond_latency_over_granularity_threads() {
+        let cfg = SchedConfig::default();
+        let s = Cfs::new(&cfg, false, threads(&[0; 16]), 1, &[0; 16]).unwrap();
+        // 16 > 3 M / 375 k = 8: period = 16 x 375 k, slice = 375 k.
+        assert_eq!(s.slice(0, 0), 375_000);
+        let s = Cfs::new(&cfg, false, threads(&[0; 4]), 1, &[0; 4]).unwrap();
+        assert_eq!(s.slice(0, 0), 750_000);
+    }
+
+    #[test]
+    fn a_switch_costs_more_across_address_spaces_and_after_a_migration() {
+        let cfg = SchedConfig::default();
+        let mut ts = threads(&[0, 0]);
+        ts[1].process = 0;
+        let mut s = Cfs::new(&cfg, false, ts, 1, &[0, 0]).unwrap();
+        s.start();
+        let end = s.next_event(0);
+        assert!(s.slice_end(0, end).is_some());
+        s.drained(0, end);
+        assert_eq!(s.state(0), CpuState::Switching { next: 1, until: end + cfg.switch_cycles });
+        assert_eq!(s.same_process_switches, 1);
+        let mut s = Cfs::new(&cfg, false, threads(&[0, 0]), 1, &[0, 0]).unwrap();
+        s.start();
+        let end = s.next_event(0);
+        s.slice_end(0, end);
+        s.drained(0, end);
+        assert_eq!(
+            s.state(0),
+            CpuState::Switching { next: 1, until: end + cfg.switch_cycles + cfg.address_space_switch_cycles }
+        );
+    }
+
+    #[test]
+    fn bad_parameters_are_errors() {
+        let bad = |c: SchedConfig| c.validate().unwrap_err().to_string();
+        assert!(bad(SchedConfig { latency_cycles: 0, ..Default::default() }).contains("latency_cycles"));
+        assert!(bad(SchedConfig { min_granularity_cycles: 10_000_000, ..Default::default() }).contains("min_granularity"));
+        assert!(bad(SchedConfig { binding: Some("x".into()), ..Default::default() }).contains("binding"));
+        assert!(nice_weight(20).is_err());
+        assert_eq!(nice_weight(0).unwrap(), 1024);
+    }
+}

@@ -178,3 +178,73 @@ impl PlacementPolicy for CcpsRegions {
         self.spilled
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::dram::Organisation;
+    use crate::mapping::AddressMapping;
+    use crate::os::{OsConfig, OsModel};
+
+    /// 4 channels x `ranks` ranks x 8 banks of 16 rows of 8 KB: 512 frames per rank.
+    fn tiny(ranks: u32) -> AddressMapping {
+        let org = Organisation {
+            channels: 4,
+            ranks,
+            bank_groups: 1,
+            banks_per_group: 8,
+            rows: 16,
+            columns: 1024,
+            bus_width_bits: 64,
+            device_width: 8,
+            burst_length: 8,
+            density_gbit: 1,
+        };
+        AddressMapping::from_layout("RoRaBaChCo", &org).unwrap()
+    }
+
+    fn model(m: &AddressMapping, cores: u32, strict: bool) -> OsModel {
+        let cfg = OsConfig { policy: "ccps".into(), strict, ..OsConfig::default() };
+        OsModel::with_cores(&cfg, m, 0..0, cores, cores).unwrap()
+    }
+
+    #[test]
+    fn a2_frames_of_a_core_decode_to_its_channel_and_rank_group() {
+        // 8 ranks per channel, 8 cores: core c -> channel c % 4, ranks {2k, 2k+1}, k = c / 4.
+        let m = tiny(8);
+        let mut os = model(&m, 8, true);
+        for core in 0..8u32 {
+            for p in 0..200u64 {
+                let a = os.translate_on(core, core, p << 12).unwrap();
+                let d = m.decode(a);
+                assert_eq!(d.channel, core % 4, "core {core} page {p}");
+                let k = core / 4;
+                assert!(d.rank == 2 * k || d.rank == 2 * k + 1, "core {core}: rank {}", d.rank);
+            }
+        }
+        assert_eq!(os.spilled_pages(), 0);
+    }
+
+    #[test]
+    fn a2_a_full_region_spills_to_the_least_used_channel_and_counts_it() {
+        // 2 ranks per channel: a core's region is its whole channel, 2 x 8 x 16 rows x 2 pages.
+        let m = tiny(2);
+        let region = 2 * 8 * 16 * 2;
+        let mut os = model(&m, 4, false);
+        for p in 0..region {
+            let a = os.translate_on(0, 0, p << 12).unwrap();
+            assert_eq!(m.decode(a).channel, 0);
+        }
+        assert_eq!(os.spilled_pages(), 0);
+        let a = os.translate_on(0, 0, region << 12).unwrap();
+        assert_ne!(m.decode(a).channel, 0);
+        assert_eq!(os.spilled_pages(), 1);
+        assert_eq!(os.process_placement(0).colour_overflow_pages, 1);
+        // Strict: the same fault is an error naming the core.
+        let mut os = model(&m, 4, true);
+        for p in 0..region {
+            os.translate_on(0, 0, p << 12).unwrap();
+        }
+        let e = os.translate_on(0, 0, region << 12).unwrap_err().to_string();
+        assert!(e.contains("core 0's region is full"), "{e}");
+    }
+}
