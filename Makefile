@@ -87,3 +87,4 @@ experiment-ccps: build
 		$(VENV_BIN)/memtint sweep configs/experiments/ccps-$${c}c.toml --out results/ccps-$${c}c --jobs 2 || exit $$?; \
 		$(VENV_BIN)/memtint report results/ccps-$${c}c --out docs/experiments/ccps-$${c}c || exit $$?; \
 	done
+	$(VENV_BIN)/python configs/experiments/ccps_table.py results/ccps-4c results/ccps-8c results/ccps-16c
