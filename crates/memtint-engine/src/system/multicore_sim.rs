@@ -98,7 +98,7 @@ pub fn simulate_multicore(
     if n > machine.cpu.cores {
         return Err(Error::config(
             "programs",
-            format!("{n} programs but machine '{}' has {} cores (cpu.cores)", machine.name, machine.cpu.cores),
+            format!("{n} programs but machine '{}' has {} cores (cpu.cores); give processes to time-share cores (docs/threads.md)", machine.name, machine.cpu.cores),
         ));
     }
     let threads = programs
