@@ -174,6 +174,13 @@ fn thread_errors_are_clear() {
     assert!(e.contains("at least one process"), "{e}");
     let e = err(m(json!([{"threads": ["light"], "nice": 25}])));
     assert!(e.contains("-20 and 19"), "{e}");
+    let bad: Result<SimSpec, _> = serde_json::from_value(json!({"machine": "i7-860", "instructions": 1000,
+        "processes": [{"threads": [{"program": "light", "afinity": [0]}]}]}));
+    let e = bad.unwrap_err().to_string();
+    assert!(e.contains("thread table") && e.contains("afinity"), "{e}");
+    let bad: Result<SimSpec, _> = serde_json::from_value(json!({"machine": "i7-860", "instructions": 1000,
+        "processes": [{"threads": [3]}]}));
+    assert!(bad.unwrap_err().to_string().contains("a thread is a program"));
     let e = err(json!({"machine": "i7-860", "programs": ["light"], "processes": [{"threads": ["light"]}], "instructions": 1000}));
     assert!(e.contains("not both"), "{e}");
     // More processes than colours: bank-only has 4 colours on the i7-860.

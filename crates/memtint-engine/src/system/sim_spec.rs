@@ -60,7 +60,7 @@ pub struct ProcessSpec {
 }
 
 /// A thread: a program (profile or trace path), or a table with its own affinity and nice.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
 pub enum ThreadSpec {
     Program(String),
@@ -71,6 +71,32 @@ pub enum ThreadSpec {
         #[serde(default)]
         nice: Option<i32>,
     },
+}
+
+/// Parsed by hand for clear messages (an untagged enum only says "did not match any variant").
+impl<'de> Deserialize<'de> for ThreadSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Table {
+            program: String,
+            #[serde(default)]
+            affinity: Option<Vec<u32>>,
+            #[serde(default)]
+            nice: Option<i32>,
+        }
+        match Value::deserialize(d)? {
+            Value::String(p) => Ok(ThreadSpec::Program(p)),
+            v @ Value::Object(_) => {
+                let t: Table = serde_json::from_value(v).map_err(|e| D::Error::custom(format!("thread table: {e}")))?;
+                Ok(ThreadSpec::Table { program: t.program, affinity: t.affinity, nice: t.nice })
+            }
+            other => Err(D::Error::custom(format!(
+                "a thread is a program (profile name or trace path) or a table {{program, affinity, nice}}, got {other}"
+            ))),
+        }
+    }
 }
 
 impl ThreadSpec {
