@@ -44,8 +44,9 @@ def test_sim_cli_reads_processes_from_toml(memtint, tmp_path):
         '[[processes]]\nthreads = ["stream"]\n'
     )
     out = tmp_path / "out.json"
-    code, _, stderr = memtint("sim", cfg, "--json", out)
+    code, stdout, stderr = memtint("sim", cfg, "--json", out)
     assert code == 0, stderr
+    assert "switches" in stdout and "context switches" in stdout and "within a process" in stdout
     stats = json.loads(out.read_text())
     # CCPS Algorithm 1: five siblings on core 0, the sixth on core 1, the stream on core 2.
     assert [c["first_core"] for c in stats["cores"]] == [0, 0, 0, 0, 0, 1, 2]
