@@ -76,6 +76,7 @@ def build_run_spec(
     outstanding: int | None = None,
     check: bool = False,
     cycle_by_cycle: bool = False,
+    sources: int | None = None,
 ) -> dict[str, Any]:
     """The JSON run specification that :func:`run_dram` sends to the engine.
 
@@ -112,6 +113,7 @@ def build_run_spec(
         "row_policy": row_policy,
         "refresh": refresh,
         "outstanding": outstanding,
+        "sources": sources,
     }
     spec.update({key: value for key, value in optional.items() if value is not None})
     if merged:

@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dram.add_argument("--machine", required=True, metavar="PRESET", help="machine preset or machine TOML file")
     dram.add_argument("--mapping", metavar="NAME|FILE", help="layout (e.g. RoBaRaCoCh), mapping preset or mapping TOML")
-    dram.add_argument("--scheduler", metavar="NAME", help="fcfs, fr-fcfs, fr-fcfs-cap (see 'memtint presets')")
+    dram.add_argument("--scheduler", metavar="NAME", help="fcfs, fr-fcfs, fr-fcfs-cap, par-bs, atlas, tcm, bliss, imps, ccps (see 'memtint presets')")
     dram.add_argument("--row-policy", metavar="NAME", help="open, closed, timeout")
     dram.add_argument("--refresh", metavar="NAME", help="refresh manager, e.g. all-bank or none")
     workload = dram.add_mutually_exclusive_group(required=True)

@@ -172,8 +172,9 @@ pub struct ControllerConfig {
     pub atlas_starvation_threshold: u64,
     /// TCM: quantum length (re-clustering).
     pub tcm_quantum: u64,
-    /// TCM: the latency-sensitive cluster takes at most this fraction of the quantum's service.
-    pub tcm_cluster_threshold: f64,
+    /// TCM: ClusterThresh times the number of sources N: the latency-sensitive cluster takes at
+    /// most `tcm_cluster_share / N` of the quantum's bandwidth (the paper's 4/24 at N = 24 is 4).
+    pub tcm_cluster_share: f64,
     /// TCM: the bandwidth cluster's order is shuffled this often.
     pub tcm_shuffle_interval: u64,
     /// TCM: random (not insertion) shuffle when the bandwidth threads' BLP differ by less than
@@ -217,15 +218,15 @@ impl Default for ControllerConfig {
             atlas_alpha: 0.875,
             atlas_starvation_threshold: 100_000,
             tcm_quantum: 1_000_000,
-            tcm_cluster_threshold: 4.0 / 24.0,
+            tcm_cluster_share: 4.0,
             tcm_shuffle_interval: 800,
             tcm_shuffle_algo_threshold: 0.1,
             bliss_threshold: 4,
             bliss_clearing_interval: 10_000,
             imps_epoch: 1_000_000,
-            imps_low_intensity: 1.0,
+            imps_low_intensity: 10.0,
             ccps_epoch: 1_000_000,
-            ccps_low_intensity: 1.0,
+            ccps_low_intensity: 10.0,
             ccps_age_threshold: 10_000,
             intensity_alpha: 0.875,
             seed: 1,
@@ -282,7 +283,6 @@ impl ControllerConfig {
         let fractions = [
             ("atlas_alpha", self.atlas_alpha),
             ("intensity_alpha", self.intensity_alpha),
-            ("tcm_cluster_threshold", self.tcm_cluster_threshold),
             ("tcm_shuffle_algo_threshold", self.tcm_shuffle_algo_threshold),
         ];
         for (name, v) in fractions {
@@ -290,7 +290,11 @@ impl ControllerConfig {
                 return Err(Error::config(format!("controller.{name}"), format!("must be in [0, 1), got {v}")));
             }
         }
-        for (name, v) in [("imps_low_intensity", self.imps_low_intensity), ("ccps_low_intensity", self.ccps_low_intensity)] {
+        for (name, v) in [
+            ("imps_low_intensity", self.imps_low_intensity),
+            ("ccps_low_intensity", self.ccps_low_intensity),
+            ("tcm_cluster_share", self.tcm_cluster_share),
+        ] {
             if !(v >= 0.0 && v.is_finite()) {
                 return Err(Error::config(format!("controller.{name}"), format!("must be a finite number >= 0, got {v}")));
             }

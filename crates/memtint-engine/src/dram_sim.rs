@@ -39,10 +39,17 @@ pub struct DramRunSpec {
     pub check: bool,
     #[serde(default)]
     pub cycle_by_cycle: bool,
+    /// Attribute request i to source i mod `sources` (for application-aware schedulers).
+    #[serde(default = "one_source")]
+    pub sources: u32,
 }
 
 fn default_outstanding() -> usize {
     32
+}
+
+fn one_source() -> u32 {
+    1
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -158,6 +165,8 @@ pub fn simulate(
     let mut exhausted = false;
     let mut in_flight = 0usize;
     let mut next_id = 0u64;
+    // Source of the next request: request i comes from source i mod `sources` (no division).
+    let mut next_source = 0u32;
     // With checking on, prove every request completes exactly once.
     let mut completed: Vec<bool> = Vec::new();
     let mut now: Cycle = 0;
@@ -205,7 +214,7 @@ pub fn simulate(
             if !may_enter {
                 break;
             }
-            if !mem.try_enqueue(now, next_id, req.addr, req.is_write, (next_id % opts.sources.max(1) as u64) as u32) {
+            if !mem.try_enqueue(now, next_id, req.addr, req.is_write, next_source) {
                 blocked_since.get_or_insert(now);
                 break;
             }
@@ -213,6 +222,10 @@ pub fn simulate(
                 totals.front_end_stalls += now - since;
             }
             next_id += 1;
+            next_source += 1;
+            if next_source >= opts.sources {
+                next_source = 0;
+            }
             in_flight += 1;
             pending = None;
         }
@@ -260,7 +273,15 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
     let machine = spec.machine_config()?;
     let cfg = MemoryConfig::resolve(&machine)?;
     let (mut source, timestamped) = open_workload(&spec.workload, &cfg)?;
-    let opts = DramSimOptions { check: spec.check, cycle_by_cycle: spec.cycle_by_cycle, ..DramSimOptions::new(spec.outstanding) };
+    if spec.sources == 0 {
+        return Err(Error::config("run spec sources", "must be at least 1"));
+    }
+    let opts = DramSimOptions {
+        check: spec.check,
+        cycle_by_cycle: spec.cycle_by_cycle,
+        sources: spec.sources,
+        ..DramSimOptions::new(spec.outstanding)
+    };
     let (mem, totals) = simulate(&cfg, source.as_mut(), timestamped, opts)?;
     let mut stats = dram_report::report(&cfg, &mem, &totals, opts);
     // The workload as given, so the statistics say how to reproduce them.

@@ -207,6 +207,9 @@ impl ChannelController {
             outcome: None,
         };
         self.next_seq += 1;
+        if self.ranked {
+            self.ranked_arrival(now, &req);
+        }
         let b = flat_bank as usize;
         let bank = &mut self.banks[b];
         bank.pending += 1;
@@ -218,13 +221,6 @@ impl ChannelController {
         let changes_candidates = self.ranked || if is_hit { q.hits == 0 } else { q.reqs.len() as u32 == q.hits };
         if is_hit {
             q.hits += 1;
-        }
-        if self.ranked {
-            self.scheduler.on_arrival(now, &req);
-            if let Some(t) = self.scheduler.age_threshold() {
-                self.priority_change_at = self.priority_change_at.min(now.saturating_add(t));
-                self.sched_next = self.sched_next.min(self.priority_change_at.max(now + 1));
-            }
         }
         q.reqs.push(req);
         self.len[d] += 1;
@@ -456,8 +452,21 @@ impl ChannelController {
         [best, None]
     }
 
+    /// Ranked schedulers: a request arrives (the scheduler counts it; it ages at `now + T`).
+    #[cold]
+    #[inline(never)]
+    fn ranked_arrival(&mut self, now: Cycle, req: &Request) {
+        self.scheduler.on_arrival(now, req);
+        if let Some(t) = self.scheduler.age_threshold() {
+            self.priority_change_at = self.priority_change_at.min(now.saturating_add(t));
+            self.sched_next = self.sched_next.min(self.priority_change_at.max(now + 1));
+        }
+    }
+
     /// Ranked schedulers: let the scheduler catch up to `now`; if keys changed (or a time-driven
     /// change fell due) rebuild every cached candidate, and find the next time-driven change.
+    #[cold]
+    #[inline(never)]
     fn refresh_priorities(&mut self, now: Cycle) {
         let changed = self.scheduler.advance(now, &self.queues) || now >= self.priority_change_at;
         if changed {

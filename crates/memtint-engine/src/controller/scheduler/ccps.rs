@@ -6,7 +6,7 @@
 //! choices, all configurable: T = 10 000 cycles [rec]; a source is low-memory-request when its
 //! smoothed request rate at this controller (`IntensityMeter`: requests per 1000 controller cycles
 //! over `ccps_epoch` = 1 M cycles, history weight `intensity_alpha` = 0.875 [rec]) is below
-//! `ccps_low_intensity` = 1.0 [rec; about 1 MPKI, the TCM/IMPS cut-off, see imps.rs]. One class
+//! `ccps_low_intensity` = 10 [rec; about 1 MPKI, the TCM/IMPS cut-off, see imps.rs]. One class
 //! bit per source, no ranking among light sources. Until its first epoch ends a source is not
 //! low-memory-request.
 

@@ -171,3 +171,43 @@ impl ServiceCost {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{MachineConfig, MemoryConfig};
+    use crate::controller::ChannelController;
+
+    fn build_with(overrides: serde_json::Value) -> Result<ChannelController> {
+        let m = MachineConfig::load("ddr4-2400").unwrap().with_overrides(&serde_json::json!({ "controller": overrides }))?;
+        let mem = MemoryConfig::resolve(&m)?;
+        ChannelController::new(0, &mem.org, &mem.timing, &m.controller)
+    }
+
+    #[test]
+    fn every_registered_name_builds_and_reports_its_name() {
+        for &name in NAMES {
+            let c = build_with(serde_json::json!({ "scheduler": name })).unwrap();
+            assert_eq!(c.scheduler_name(), name);
+        }
+    }
+
+    #[test]
+    fn bad_scheduler_parameters_are_errors_naming_the_key() {
+        for (key, value) in [
+            ("parbs_marking_cap", serde_json::json!(0)),
+            ("atlas_alpha", serde_json::json!(1.0)),
+            ("atlas_quantum", serde_json::json!(0)),
+            ("tcm_shuffle_interval", serde_json::json!(0)),
+            ("tcm_cluster_share", serde_json::json!(-1.0)),
+            ("bliss_clearing_interval", serde_json::json!(0)),
+            ("intensity_alpha", serde_json::json!(-0.1)),
+            ("imps_low_intensity", serde_json::json!(-2.0)),
+        ] {
+            let err = build_with(serde_json::json!({ "scheduler": "tcm", key: value })).err().expect("rejected").to_string();
+            assert!(err.contains(&format!("controller.{key}")), "{key}: {err}");
+        }
+        let err = build_with(serde_json::json!({ "scheduler": "stfm" })).err().unwrap().to_string();
+        assert!(err.contains("stfm") && err.contains("ccps"), "{err}");
+    }
+}

@@ -55,6 +55,9 @@ impl ParBs {
         let mut order: Vec<(u32, u32, u32)> = load.iter().map(|(&s, &(max, total))| (max, total, s)).collect();
         order.sort_unstable();
         let unmarked_rank = order.len() as u32;
+        if let Some(&max) = load.keys().next_back() {
+            self.sources.get_mut(max); // size the table first: new entries must not keep rank 0
+        }
         for (_, s) in self.sources.iter_mut() {
             s.rank = unmarked_rank;
         }
@@ -73,10 +76,8 @@ impl Scheduler for ParBs {
     }
 
     fn key(&self, c: &Candidate) -> u64 {
-        let rank = match self.sources.get(c.source) {
-            s if (c.source as usize) < self.sources.len() => s.rank,
-            _ => u32::MAX,
-        };
+        // A source never seen by a batch has no rank: last.
+        let rank = if (c.source as usize) < self.sources.len() { self.sources.get(c.source).rank } else { u32::MAX };
         KeyBuilder::new().prefer(self.marked.contains(&c.seq)).prefer(c.is_hit).rank(rank).oldest(c.seq)
     }
 

@@ -5,7 +5,8 @@
 //! buffer: the rate it would see alone) and bank-level parallelism (time-average number of banks
 //! it has requests queued at, while it has any) are measured. At the boundary sources are sorted
 //! by intensity, lightest first, and join the latency-sensitive cluster while its bandwidth stays
-//! within `cluster_threshold` of the total (4/24); the rest form the bandwidth cluster.
+//! within ClusterThresh of the total; ClusterThresh is `tcm_cluster_share / N` for N sources that
+//! sent requests in the quantum (the paper's 4/24 for 24 threads, its sensitivity range 2/N-6/N); the rest form the bandwidth cluster.
 //! Latency-sensitive sources go first, lightest first. Bandwidth sources are ordered by niceness
 //! (rank by BLP minus rank by RBL, nicest first) and the order is shuffled every 800 cycles:
 //! insertion shuffle (a cycle of 2N steps; in step s < N the (N-1-s)-th nicest is lifted to the
@@ -60,7 +61,7 @@ impl Source {
 
 pub struct Tcm {
     quantum: u64,
-    cluster_threshold: f64,
+    cluster_share: f64,
     shuffle_interval: u64,
     algo_threshold: f64,
     cost: ServiceCost,
@@ -80,7 +81,7 @@ impl Tcm {
     pub fn new(cfg: &ControllerConfig, cost: ServiceCost) -> Self {
         Tcm {
             quantum: cfg.tcm_quantum,
-            cluster_threshold: cfg.tcm_cluster_threshold,
+            cluster_share: cfg.tcm_cluster_share,
             shuffle_interval: cfg.tcm_shuffle_interval,
             algo_threshold: cfg.tcm_shuffle_algo_threshold,
             cost,
@@ -120,7 +121,8 @@ impl Tcm {
         // Clustering: lightest first while the cluster's bandwidth stays within the threshold.
         m.sort_by_key(|x| (x.intensity, x.source));
         let total: u64 = m.iter().map(|x| x.service).sum();
-        let limit = self.cluster_threshold * total as f64;
+        let active = m.iter().filter(|x| x.intensity > 0).count().max(1);
+        let limit = (self.cluster_share / active as f64).min(1.0) * total as f64;
         let mut used = 0u64;
         let mut split = 0;
         while split < m.len() && (used + m[split].service) as f64 <= limit {
@@ -258,7 +260,7 @@ mod tests {
     use super::*;
 
     fn cfg() -> ControllerConfig {
-        ControllerConfig { scheduler: "tcm".into(), tcm_quantum: 2000, tcm_cluster_threshold: 0.2, ..ControllerConfig::default() }
+        ControllerConfig { scheduler: "tcm".into(), tcm_quantum: 2000, tcm_cluster_share: 0.8, ..ControllerConfig::default() }
     }
 
     fn req(source: u32, bank: u32, row: u32) -> Request {

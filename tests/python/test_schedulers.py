@@ -1,0 +1,87 @@
+"""The application-aware memory schedulers (PAR-BS, ATLAS, TCM, BLISS, IMPS, CCPS) from Python:
+listed in the preset catalogue, usable wherever a scheduler name is (run_dram, run_sim, compare,
+the CLI), their per-source counters in the statistics, their parameters validated."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import memtint as mt
+
+APP_AWARE = ["par-bs", "atlas", "tcm", "bliss", "imps", "ccps"]
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.mark.engine
+def test_the_catalogue_lists_every_scheduler():
+    assert set(APP_AWARE) | {"fcfs", "fr-fcfs", "fr-fcfs-cap"} <= set(mt.presets()["schedulers"])
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("scheduler", APP_AWARE)
+def test_run_sim_under_each_scheduler_reports_per_source_counters(scheduler):
+    stats = mt.run_sim("ddr4-2400", ["stream", "light"], instructions=100_000, scheduler=scheduler,
+                            overrides={"controller": {"atlas_quantum": 20_000, "tcm_quantum": 20_000,
+                                                      "imps_epoch": 20_000, "ccps_epoch": 20_000}})
+    assert stats["config"]["scheduler"] == scheduler
+    sources = stats["dram"]["channels"][0]["scheduler_sources"]
+    assert [s["source"] for s in sources] == [0, 1]
+    assert all(len(s) > 1 for s in sources), sources
+
+
+@pytest.mark.engine
+def test_counters_follow_the_scheduler():
+    # BLISS blacklists the streaming core (source 0), never the light one.
+    stats = mt.run_sim("ddr4-2400", ["stream", "light"], instructions=200_000, scheduler="bliss")
+    by_source = {s["source"]: s for s in stats["dram"]["channels"][0]["scheduler_sources"]}
+    assert by_source[0]["times_blacklisted"] > 0
+    assert by_source[0]["times_blacklisted"] > by_source[1]["times_blacklisted"]
+    # FR-FCFS keeps no per-source state: an empty list, same schema.
+    stats = mt.run_sim("ddr4-2400", ["stream", "light"], instructions=50_000, scheduler="fr-fcfs")
+    assert stats["dram"]["channels"][0]["scheduler_sources"] == []
+
+
+@pytest.mark.engine
+def test_compare_and_the_cli_accept_the_new_schedulers(memtint, tmp_path):
+    cmp = mt.compare("ddr4-2400", ["stream", "light"], ["buddy"], instructions=100_000, scheduler="tcm")
+    assert cmp["policies"][0]["weighted_speedup"] > 0
+    code, out, err = memtint("dram", "--machine", "ddr4-2400", "--generate", "mix", "--requests", "2000",
+                             "--scheduler", "ccps", "--json", tmp_path / "d.json")
+    assert code == 0, err
+    assert json.loads((tmp_path / "d.json").read_text())["config"]["scheduler"] == "ccps"
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("overrides, needle", [
+    ({"bliss_threshold": 0}, "controller.bliss_threshold"),
+    ({"atlas_alpha": 1.5}, "controller.atlas_alpha"),
+    ({"ccps_low_intensity": -1.0}, "controller.ccps_low_intensity"),
+    ({"tcm_quantum": 0}, "controller.tcm_quantum"),
+])
+def test_bad_scheduler_parameters_are_named(overrides, needle):
+    with pytest.raises(mt.MemtintError, match=needle):
+        mt.run_sim("ddr4-2400", ["light"], instructions=1000, scheduler="tcm",
+                        overrides={"controller": overrides})
+
+
+@pytest.mark.engine
+def test_unknown_scheduler_lists_the_new_ones(memtint, clean_error):
+    line = clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "10",
+                               "--scheduler", "stfm"), "stfm")
+    for name in APP_AWARE:
+        assert name in line
+
+
+@pytest.mark.engine
+def test_dram_runs_attribute_requests_to_several_sources():
+    stats = mt.run_dram("ddr4-2400", mt.generate("mix", requests=3000), scheduler="bliss", sources=4)
+    assert stats["config"]["sources"] == 4
+    assert [s["source"] for s in stats["channels"][0]["scheduler_sources"]] == [0, 1, 2, 3]
+    with pytest.raises(mt.MemtintError, match="sources"):
+        mt.run_dram("ddr4-2400", mt.generate("mix", requests=10), sources=0)
