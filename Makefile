@@ -10,7 +10,7 @@ CARGO  ?= cargo
 VENV_BIN := $(VENV)/bin
 STAMP    := $(VENV)/.memtint-venv
 
-.PHONY: all venv build demo test test-rust test-python bench clean api-docs native test-native native-trace workloads
+.PHONY: all venv build demo test test-rust test-python bench clean api-docs native test-native native-trace workloads experiment-ccps
 
 all: build
 
@@ -103,3 +103,14 @@ clean:
 # Regenerate docs/api.md from the Python package's signatures and docstrings.
 api-docs: build
 	$(VENV_BIN)/python docs/gen_api.py
+
+# CCPS's experiment grid (configs/experiments/ccps-{4,8,16}c.toml: buddy, bpm, TCM, IMPS, CCPS on
+# the 64- and 256-bank machines) and its reports under docs/experiments/ccps-*/ (needs the
+# tcm/imps/ccps controller schedulers and the SPEC traces in ../shared/traces/spec2006).
+experiment-ccps: build
+	@for c in 4 8 16; do \
+		echo "$(VENV_BIN)/memtint sweep configs/experiments/ccps-$${c}c.toml --out results/ccps-$${c}c --jobs 2"; \
+		$(VENV_BIN)/memtint sweep configs/experiments/ccps-$${c}c.toml --out results/ccps-$${c}c --jobs 2 || exit $$?; \
+		$(VENV_BIN)/memtint report results/ccps-$${c}c --out docs/experiments/ccps-$${c}c || exit $$?; \
+	done
+	$(VENV_BIN)/python configs/experiments/ccps_table.py results/ccps-4c results/ccps-8c results/ccps-16c

@@ -185,6 +185,19 @@ def mix_programs(name: str) -> list[str]:
     raise MemtintError(f"unknown mix '{name}'")
 
 
+def _process(p: dict[str, Any]) -> dict[str, Any]:
+    """A process table with its thread programs resolved like ``programs``."""
+    if not isinstance(p, dict) or "threads" not in p:
+        raise MemtintError(f"a process is a table with 'threads', got {p!r}")
+    out = dict(p)
+    out["threads"] = [
+        _program(t) if isinstance(t, str) else {**t, "program": _program(t["program"])} if isinstance(t, dict) and "program" in t
+        else t
+        for t in p["threads"]
+    ]
+    return out
+
+
 def build_sim_spec(
     machine: str | dict[str, Any],
     programs: list[str],
@@ -196,9 +209,19 @@ def build_sim_spec(
     mapping: str | None = None,
     scheduler: str | None = None,
     overrides: dict[str, Any] | None = None,
+    processes: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The JSON specification :func:`run_sim` sends to the engine (docs/stats.md)."""
-    if not programs:
+    """The JSON specification :func:`run_sim` sends to the engine (docs/stats.md).
+
+    ``processes`` replaces ``programs`` (give ``[]``) with processes of several threads:
+    ``[{"name": .., "threads": ["stream", {"program": "light", "affinity": [0], "nice": 0}],
+    "affinity": [..], "nice": 0}, ...]`` (docs/threads.md)."""
+    if processes is not None:
+        if programs:
+            raise MemtintError("give either programs (one per core) or processes, not both")
+        if not processes:
+            raise MemtintError("give at least one process")
+    elif not programs:
         raise MemtintError("a mix needs at least one program")
     os_table = dict(os_options or {})
     os_table.setdefault("policy", policy)
@@ -209,6 +232,8 @@ def build_sim_spec(
         "seed": int(seed),
         "os": os_table,
     }
+    if processes is not None:
+        spec["processes"] = [_process(p) for p in processes]
     for key, value in (("mapping", mapping), ("scheduler", scheduler), ("overrides", overrides)):
         if value is not None:
             spec[key] = value
@@ -225,8 +250,11 @@ def run_sim(machine: str | dict[str, Any], programs: list[str], **options: Any) 
 
     Options: ``instructions`` (required), ``policy`` (``buddy``, ``bpm``, ``bpm-plus``,
     ``cache-only``, ``bank-only``, ``a-vp``, ``b-vp``, ``c-vp``, ``random-interleave``...),
-    ``seed``, ``os_options`` (the ``[os]`` table: ``strict``, ``colours``, ``groups``...),
-    ``mapping``, ``scheduler``, ``overrides``.
+    ``seed``, ``os_options`` (the ``[os]`` table: ``strict``, ``colours``, ``groups``, ``sched``,
+    ``ccps``, ``mcp``, ``profiles``...), ``mapping``, ``scheduler``, ``overrides``, and
+    ``processes`` (processes with several threads instead of ``programs``; docs/threads.md).
+    Policies include ``ccps`` (CCPS core regions and binding), ``mcp`` and ``imps`` (channel
+    partitioning from ``os_options["profiles"]``).
     """
     spec = build_sim_spec(machine, programs, **options)
     return json.loads(_engine.run_sim(json.dumps(spec)))

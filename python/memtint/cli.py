@@ -387,18 +387,29 @@ def load_sim_config(path: str) -> dict[str, Any]:
             table = tomllib.load(f)
     except tomllib.TOMLDecodeError as error:
         raise UsageError(f"{path}: {error}") from None
-    allowed = {"machine", "programs", "instructions", "seed", "os", "mapping", "scheduler", "overrides"}
+    allowed = {"machine", "programs", "processes", "instructions", "seed", "os", "mapping", "scheduler", "overrides"}
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)} (expected: {', '.join(sorted(allowed))})")
-    for key in ("machine", "programs", "instructions"):
+    for key in ("machine", "instructions"):
         if key not in table:
             raise UsageError(f"{path}: missing key '{key}'")
+    if "programs" not in table and "processes" not in table:
+        raise UsageError(f"{path}: missing key 'programs' (one per core) or 'processes' ([[processes]] with threads)")
     base = os.path.dirname(os.path.abspath(path))
-    programs = []
-    for p in table["programs"]:
+
+    def relative(p: str) -> str:
         candidate = os.path.join(base, p)
-        programs.append(candidate if not os.path.isabs(p) and os.path.exists(candidate) else p)
+        return candidate if not os.path.isabs(p) and os.path.exists(candidate) else p
+
+    programs = [relative(p) for p in table.get("programs", [])]
+    processes = None
+    if "processes" in table:
+        processes = []
+        for proc in table["processes"]:
+            threads = [relative(t) if isinstance(t, str) else {**t, "program": relative(t["program"])}
+                       if isinstance(t, dict) and "program" in t else t for t in proc.get("threads", [])]
+            processes.append({**proc, "threads": threads})
     machine = table["machine"]
     if machine.endswith(".toml") and not os.path.isabs(machine):
         machine = os.path.join(base, machine)
@@ -407,7 +418,7 @@ def load_sim_config(path: str) -> dict[str, Any]:
     return api.build_sim_spec(
         machine, programs, instructions=table["instructions"], policy=policy, seed=table.get("seed", 1),
         os_options=os_table, mapping=table.get("mapping"), scheduler=table.get("scheduler"),
-        overrides=table.get("overrides"),
+        overrides=table.get("overrides"), processes=processes,
     )
 
 

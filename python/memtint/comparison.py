@@ -127,6 +127,16 @@ def alone_key(spec: dict[str, Any]) -> str:
     return _alone_key(spec)
 
 
+#: Policies that need each program's profile (``os.profiles``); ``compare`` takes it from the
+#: alone runs (LLC MPKI and row-buffer hit rate over the whole measured window, baseline placement).
+PROFILED = ("mcp", "imps")
+
+
+def alone_profiles(alone: list[dict[str, Any]]) -> list[dict[str, float]]:
+    """``os.profiles`` for MCP/IMPS from alone runs: LLC MPKI and row-buffer hit rate."""
+    return [{"mpki": float(a["llc_mpki"]), "rbh": 1.0 - float(a["row_buffer_miss_rate"])} for a in alone]
+
+
 def compare(
     machine: str | dict[str, Any],
     mix: list[str],
@@ -171,12 +181,18 @@ def compare(
                 alone_futures.append(done)
             else:
                 alone_futures.append(pool.submit(alone_run, s, use_cache))
-        shared_futures = {p: pool.submit(api.run_sim_spec, s) for p, s in shared_specs.items()}
+        shared_futures = {p: pool.submit(api.run_sim_spec, s) for p, s in shared_specs.items() if p not in PROFILED}
         alone = []
         for i, f in enumerate(alone_futures):
             alone.append(f.result())
             if progress:
                 progress(f"alone: {mix[i]}")
+        # MCP and IMPS place pages by each program's profile: taken from its alone run.
+        for p, s in shared_specs.items():
+            if p in PROFILED:
+                s["os"].setdefault("profiles", alone_profiles(alone))
+                shared_futures[p] = pool.submit(api.run_sim_spec, s)
+        shared_futures = {p: shared_futures[p] for p in policies}
         shared = {}
         for p, f in shared_futures.items():
             shared[p] = f.result()

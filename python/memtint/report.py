@@ -206,16 +206,28 @@ def sim_table(stats: dict[str, Any]) -> Table:
         pad_edge=False,
         collapse_padding=True,
     )
-    for name in ("core", "program", "IPC", "MPKI", "RB miss", "lat ns", "p99 ns", "banks", "ch", "borrowed"):
+    # Time-shared runs (processes with threads) get thread, process and switch columns.
+    threads = stats.get("processes") is not None and cfg.get("processes") is not None
+    columns = ["core", "program", "IPC", "MPKI", "RB miss", "lat ns", "p99 ns", "banks", "ch", "borrowed"]
+    if threads:
+        columns = ["thread", "proc", "cores", "switches"] + columns[1:]
+    for name in columns:
         table.add_column(name, justify="left" if name == "program" else "right", no_wrap=True, min_width=len(name))
     for c in stats["cores"]:
+        lead = [str(c["core"])]
+        if threads:
+            lead = [str(c["thread"]), str(c["process"]), f"{c['first_core']}→{c['last_core']}", count(c["context_switches"])]
         table.add_row(
-            str(c["core"]), c["program"], number(c["ipc"], 3), number(c["llc_mpki"], 2),
+            *lead, c["program"], number(c["ipc"], 3), number(c["llc_mpki"], 2),
             f"{100 * c['row_buffer_miss_rate']:.1f}%", number(c["read_latency_ns"]["mean"], 1),
             number(c["read_latency_ns"]["p99"], 1), str(c["banks_used"]), str(c["channels_used"]),
             count(c["colour_overflow_pages"]),
         )
+    sched = stats.get("scheduling") or {}
+    switches = (f"{count(sched['context_switches'])} context switches "
+                f"({100 * sched['same_process_switch_ratio']:.0f} % within a process) · ") if threads else ""
     table.caption = (
+        switches +
         f"row-buffer miss rate {100 * stats['row_buffer_miss_rate']:.1f} % · "
         f"{number(stats['requests_per_second'] / 1e6, 2)} M DRAM requests/s · "
         f"{number(stats['instructions_per_second'] / 1e6, 1)} M instructions/s simulated"

@@ -250,3 +250,21 @@ def test_killed_sweep_resumes_without_recomputing_stored_runs(tmp_path):
                         on_progress=lambda phase, n, total: done.append(n) if phase == "runs" else None)
     assert (summary.skipped, summary.done, len(done)) == (stored, 12 - stored, 12 - stored)
     assert load_results(out)["config_hash"].nunique() == 12
+
+
+def test_policy_plus_scheduler_runs_a_placement_with_its_own_controller_scheduler(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    from memtint.sweep.runs import expand
+
+    table = {"machines": ["i7-860"], "mixes": [["stream", "light"]], "instructions": 20000,
+             "policies": ["buddy", "buddy+fcfs", "bpm+fr-fcfs-cap"]}
+    runs = expand(parse_spec(table))
+    assert [(r.policy, r.scheduler, r.label) for r in runs] == [
+        ("buddy", None, "buddy"), ("buddy", "fcfs", "buddy+fcfs"), ("bpm", "fr-fcfs-cap", "bpm+fr-fcfs-cap")]
+    assert len({r.config_hash for r in runs}) == 3
+    summary = memtint.sweep(table, out=tmp_path / "out", jobs=1, progress=False)
+    assert summary.failed == 0
+    frame = load_results(tmp_path / "out")
+    assert list(dict.fromkeys(frame["policy"])) == ["buddy", "buddy+fcfs", "bpm+fr-fcfs-cap"]
+    with pytest.raises(memtint.MemtintError, match="unknown scheduler 'nope'"):
+        parse_spec({**table, "policies": ["buddy+nope"]})

@@ -25,6 +25,12 @@ pub const MACHINES: &[(&str, &str)] = &[
     preset!("machines", "i7-860-8t"),
     preset!("machines", "xor-bank"),
     preset!("machines", "opteron-6128-node"),
+    preset!("machines", "ccps-4c-64b"),
+    preset!("machines", "ccps-8c-64b"),
+    preset!("machines", "ccps-16c-64b"),
+    preset!("machines", "ccps-4c-256b"),
+    preset!("machines", "ccps-8c-256b"),
+    preset!("machines", "ccps-16c-256b"),
 ];
 
 /// Explicit address mappings (`configs/mappings`); named layouts such as `RoBaRaCoCh` need no file.

@@ -53,6 +53,8 @@ class Run:
     mapping: str | None
     scheduler: str | None
     use_cache: bool
+    #: The policy column of the results: the policy, with "+scheduler" when the run chose its own.
+    label: str = ""
 
     @property
     def mix(self) -> str:
@@ -64,7 +66,7 @@ class Run:
             "config_hash": self.config_hash, "machine": self.machine, "programs": list(self.programs),
             "mix_name": self.mix_name, "policy": self.policy, "instructions": self.instructions,
             "seed": self.seed, "baseline": self.baseline, "os": self.os, "mapping": self.mapping,
-            "scheduler": self.scheduler, "use_cache": self.use_cache,
+            "scheduler": self.scheduler, "use_cache": self.use_cache, "label": self.label or self.policy,
         }
 
 
@@ -99,14 +101,15 @@ def expand(spec: SweepSpec) -> list[Run]:
         description = {
             "machine": e.machine, "programs": list(e.mix.programs), "policy": e.policy,
             "instructions": e.instructions, "seed": e.seed, "baseline": spec.baseline, "os": e.os,
-            "mapping": spec.mapping, "scheduler": spec.scheduler,
+            "mapping": spec.mapping, "scheduler": e.scheduler or spec.scheduler,
         }
         digest = config_hash(description, version)
         if digest in seen:
             continue
         seen.add(digest)
         runs.append(Run(digest, e.machine, e.mix.programs, e.mix.name, e.policy, e.instructions, e.seed,
-                        spec.baseline, dict(e.os), spec.mapping, spec.scheduler, spec.use_cache))
+                        spec.baseline, dict(e.os), spec.mapping, e.scheduler or spec.scheduler, spec.use_cache,
+                        f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy))
     return runs
 
 

@@ -47,6 +47,8 @@ class RunEntry:
     instructions: int
     seed: int
     os: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    #: The run's own controller scheduler ([[run]] scheduler = ...), over the top-level one.
+    scheduler: str | None = None
 
 
 @dataclass
@@ -76,7 +78,7 @@ _MIX_KEYS = {
     "classes": {"classes", "count", "seed", "name"},
 }
 _CLASS_KEYS = {"from", "n"}
-_RUN_KEYS = {"machine", "programs", "preset", "policy", "instructions", "seed", "os", "name"}
+_RUN_KEYS = {"machine", "programs", "preset", "policy", "instructions", "seed", "os", "name", "scheduler"}
 _OS_FORBIDDEN = {"policy"}
 
 
@@ -140,6 +142,15 @@ class _Parser:
                 return str(path)
             raise _fail(key, f"{value}: no such machine file")
         raise _fail(key, f"unknown machine '{value}' (known: {', '.join(self.cat.machines)}; or a machine TOML path)")
+
+    def policy_scheduler(self, value: Any, key: str) -> tuple[str, str | None]:
+        """``"policy"`` or ``"policy+scheduler"`` (a placement policy run with its own scheduler)."""
+        if isinstance(value, str) and "+" in value:
+            policy, scheduler = value.split("+", 1)
+            if scheduler not in self.cat.schedulers:
+                raise _fail(key, f"unknown scheduler {scheduler!r} in {value!r} (known: {', '.join(self.cat.schedulers)})")
+            return self.policy(policy, key), scheduler
+        return self.policy(value, key), None
 
     def policy(self, value: Any, key: str) -> str:
         if value not in self.cat.policies:
@@ -295,7 +306,7 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
                 raise _fail(key, f"missing key '{key}' (or give an explicit [[run]] list)")
         machines = [parser.machine(m, f"machines[{i}]")
                     for i, m in enumerate(_as_list(table["machines"], "machines", str))]
-        policies = [parser.policy(p, f"policies[{i}]")
+        policies = [parser.policy_scheduler(p, f"policies[{i}]")
                     for i, p in enumerate(_as_list(table["policies"], "policies", str))]
         mixes = parser.mixes(table["mixes"])
         for key, values in (("machines", machines), ("mixes", mixes), ("policies", policies),
@@ -304,10 +315,10 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
                 raise _fail(key, "is empty: the sweep would have no runs")
         for machine in machines:
             for mix in mixes:
-                for policy in policies:
+                for policy, sched in policies:
                     for n in instructions:
                         for seed in seeds:
-                            entries.append(RunEntry(machine, mix, policy, n, seed, os_table))
+                            entries.append(RunEntry(machine, mix, policy, n, seed, os_table, sched))
     spec = SweepSpec(name=name, baseline=baseline, entries=entries, mapping=mapping, scheduler=scheduler,
                      use_cache=use_cache, source=source)
     _engine_check(spec, explicit="run" in table)
@@ -321,17 +332,23 @@ def _engine_check(spec: SweepSpec, explicit: bool) -> None:
     20 ms per distinct combination."""
     import json
 
+    from memtint import comparison
+
     seen: set[str] = set()
     for i, e in enumerate(spec.entries):
-        combo = json.dumps([e.machine, len(e.mix.programs), e.policy, e.os], sort_keys=True)
+        combo = json.dumps([e.machine, len(e.mix.programs), e.policy, e.os, e.scheduler], sort_keys=True)
         if combo in seen:
             continue
         seen.add(combo)
         for policy in dict.fromkeys((e.policy, spec.baseline)):
             os_table = e.os if policy == e.policy else None
-            probe = api.build_sim_spec(e.machine, ["light"] * (len(e.mix.programs) if os_table is not None else 1),
+            size = len(e.mix.programs) if os_table is not None else 1
+            if policy in comparison.PROFILED:
+                # compare profiles these from the alone runs; the probe only needs their shape.
+                os_table = {"profiles": [{"mpki": 0.0, "rbh": 0.0}] * size, **(os_table or {})}
+            probe = api.build_sim_spec(e.machine, ["light"] * size,
                                        instructions=1, policy=policy, os_options=os_table, mapping=spec.mapping,
-                                       scheduler=spec.scheduler)
+                                       scheduler=e.scheduler or spec.scheduler)
             try:
                 api.run_sim_spec(probe)
             except MemtintError as error:
@@ -345,7 +362,7 @@ def _run_entry(parser: _Parser, run: dict[str, Any], where: str, instructions: l
         if key not in run:
             raise _fail(where, f"missing key '{key}'")
     machine = parser.machine(run["machine"], f"{where}.machine")
-    policy = parser.policy(run["policy"], f"{where}.policy")
+    policy, policy_sched = parser.policy_scheduler(run["policy"], f"{where}.policy")
     if ("programs" in run) == ("preset" in run):
         raise _fail(where, "needs exactly one of 'programs' and 'preset'")
     if "programs" in run:
@@ -365,7 +382,11 @@ def _run_entry(parser: _Parser, run: dict[str, Any], where: str, instructions: l
     seed = single("seed", seeds, "seeds", 0)
     merged = dict(os_table)
     merged.update(parser.os_table(run.get("os", {}), f"{where}.os"))
-    return RunEntry(machine, mix, policy, n, seed, merged)
+    scheduler = run.get("scheduler", policy_sched)
+    if scheduler is not None and scheduler not in parser.cat.schedulers:
+        raise _fail(f"{where}.scheduler",
+                    f"unknown scheduler {scheduler!r} (known: {', '.join(parser.cat.schedulers)})")
+    return RunEntry(machine, mix, policy, n, seed, merged, scheduler)
 
 
 def load_spec(path: str | os.PathLike[str]) -> SweepSpec:

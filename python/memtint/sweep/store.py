@@ -91,7 +91,7 @@ def rows_for(run: dict[str, Any], outcome: dict[str, Any], sweep: str, version: 
         "sweep": sweep, "config_hash": run["config_hash"], "memtint_version": version,
         "status": outcome["status"], "error": outcome.get("error"), "machine": run["machine"],
         "mix": "|".join(run["programs"]), "mix_name": run["mix_name"], "programs_in_mix": len(run["programs"]),
-        "policy": run["policy"], "baseline": run["baseline"], "instructions": run["instructions"],
+        "policy": run.get("label") or run["policy"], "baseline": run["baseline"], "instructions": run["instructions"],
         "seed": run["seed"], "os": json.dumps(run["os"], sort_keys=True),
         "elapsed_seconds": outcome.get("elapsed_seconds"), "finished_at": time.time(),
     }

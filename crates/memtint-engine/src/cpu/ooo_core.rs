@@ -54,6 +54,9 @@ pub struct CoreStats {
     pub stall_refused: u64,
     pub records: u64,
     pub trace_wraps: u64,
+    /// Cycles spent draining the window before a context switch (nothing inserted). Included
+    /// in `cycles`; zero without time-sharing.
+    pub drain_cycles: u64,
 }
 
 impl CoreStats {
@@ -88,6 +91,9 @@ struct Flow {
     bubbles: u64,
     stall: [u64; 3],
     load_latency_sum: u64,
+    /// Cycles the thread was off its core (time-sharing); `cycles` counts the rest.
+    off_core: u64,
+    drain: u64,
 }
 
 /// What the rest of a cycle does once bubbles are inserted.
@@ -140,6 +146,9 @@ pub struct OooCore {
     target_stats: Option<CoreStats>,
     /// Simulate every cycle with `full_step` (the reference for tests).
     exact: bool,
+    /// Draining for a context switch: retire, but insert nothing and touch neither memory nor
+    /// the trace, until the window is empty (`is_drained`).
+    draining: bool,
 }
 
 impl OooCore {
@@ -157,7 +166,17 @@ impl OooCore {
             mshrs: cfg.mshrs,
             retire_target,
             loads: VecDeque::with_capacity(cfg.rob_size as usize),
-            flow: Flow { cycle: 0, retired: 0, inserted: 0, front: 0, bubbles: 0, stall: [0; 3], load_latency_sum: 0 },
+            flow: Flow {
+                cycle: 0,
+                retired: 0,
+                inserted: 0,
+                front: 0,
+                bubbles: 0,
+                stall: [0; 3],
+                load_latency_sum: 0,
+                off_core: 0,
+                drain: 0,
+            },
             has_record: false,
             read: 0,
             load_sent: false,
@@ -169,6 +188,7 @@ impl OooCore {
             stats: CoreStats::default(),
             target_stats: None,
             exact: false,
+            draining: false,
         })
     }
 
@@ -193,6 +213,43 @@ impl OooCore {
     /// Loads waiting for `complete`.
     pub fn outstanding_loads(&self) -> u32 {
         self.outstanding
+    }
+
+    /// Stop inserting instructions from cycle `now` on (after `tick(now - 1)`): the window drains
+    /// for a context switch. The trace position (the current record's remaining bubbles, its
+    /// load and writeback) is kept for when the thread runs again.
+    pub fn start_drain(&mut self, now: Cycle) {
+        let mut f = self.flow;
+        self.quiet(&mut f, now);
+        self.commit(&mut f);
+        self.draining = true;
+        self.predicted = None;
+        self.predict();
+    }
+
+    /// The window is empty after a drain: the thread can leave its core.
+    pub fn is_drained(&self) -> bool {
+        self.draining && self.flow.inserted == self.flow.retired && self.outstanding == 0
+    }
+
+    /// Next cycle not yet simulated.
+    pub fn cycle(&self) -> Cycle {
+        self.flow.cycle
+    }
+
+    /// The thread (drained) runs again from cycle `now`: the cycles since it left count as off
+    /// the core, not in `cycles`.
+    pub fn resume_at(&mut self, now: Cycle) {
+        debug_assert!(self.flow.inserted == self.flow.retired && self.outstanding == 0);
+        if now > self.flow.cycle {
+            self.flow.off_core += now - self.flow.cycle;
+            self.flow.cycle = now;
+        }
+        self.draining = false;
+        self.retry_at = self.retry_at.min(now);
+        self.predicted = None;
+        self.sync_stats();
+        self.predict();
     }
 
     /// The earliest cycle at which `tick` could do anything visible: touch memory or the
@@ -281,7 +338,8 @@ impl OooCore {
 
     fn sync_stats(&mut self) {
         let (f, s) = (&self.flow, &mut self.stats);
-        s.cycles = f.cycle;
+        s.cycles = f.cycle - f.off_core;
+        s.drain_cycles = f.drain;
         s.retired = f.retired;
         s.stall_window_full = f.stall[Stall::WindowFull as usize];
         s.stall_mshr = f.stall[Stall::Mshr as usize];
@@ -367,6 +425,9 @@ impl OooCore {
     /// Simulates cycles from `f.cycle` up to (not including) `end` in which the core touches
     /// neither memory nor the trace, nor reaches its target.
     fn quiet(&self, f: &mut Flow, end: Cycle) -> Quiet {
+        if self.draining {
+            return self.quiet_drain(f, end);
+        }
         while f.cycle < end {
             match self.skip_alike(f, end) {
                 Some(Quiet::Idle) => return Quiet::Idle,
@@ -385,6 +446,37 @@ impl OooCore {
                 Then::Stall(s) => g.stall[s as usize] += 1,
                 Then::Done => {}
             }
+            g.cycle += 1;
+            *f = g;
+        }
+        Quiet::Reached
+    }
+
+    /// `quiet` while draining: retire until the window is empty (an event: the driver switches),
+    /// jumping over waits for a load's data.
+    fn quiet_drain(&self, f: &mut Flow, end: Cycle) -> Quiet {
+        while f.cycle < end {
+            if f.inserted == f.retired {
+                return Quiet::Event;
+            }
+            let t = f.cycle;
+            let mut g = *f;
+            self.retire(&mut g, t);
+            if self.crosses_target(&g) {
+                return Quiet::Event;
+            }
+            if g.retired == f.retired {
+                // The head is a load still waiting for its data: nothing moves until it arrives.
+                let until = self.loads.get(f.front).map_or(NEVER, |l| l.ready_at);
+                if until == NEVER {
+                    return Quiet::Idle;
+                }
+                let k = (until - t).min(end - t).max(1);
+                f.drain += k;
+                f.cycle += k;
+                continue;
+            }
+            g.drain += 1;
             g.cycle += 1;
             *f = g;
         }
@@ -525,6 +617,14 @@ impl OooCore {
         self.retire(&mut f, t);
         let crossed = self.crosses_target(&f);
         self.commit(&mut f);
+        if self.draining {
+            f.drain += 1;
+            f.cycle += 1;
+            self.flow = f;
+            self.sync_stats();
+            self.snapshot_if(crossed);
+            return Ok(());
+        }
         let mut slots = self.fill_bubbles(&mut f, self.width);
         loop {
             match self.then(&f, slots, t) {
@@ -581,12 +681,16 @@ impl OooCore {
         f.cycle += 1;
         self.flow = f;
         self.sync_stats();
+        self.snapshot_if(crossed);
+        Ok(())
+    }
+
+    fn snapshot_if(&mut self, crossed: bool) {
         if crossed {
             let mut snap = self.stats;
             snap.retired = self.retire_target;
             self.target_stats = Some(snap);
         }
-        Ok(())
     }
 
     fn refused(&mut self, f: &mut Flow, slots: u64, t: Cycle, mem: &dyn CoreMemory) {

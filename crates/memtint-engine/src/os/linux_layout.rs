@@ -51,7 +51,8 @@ pub struct PartitionRequest {
 
 /// The address mapping and colour-bit analysis of a machine, for 4 KiB pages (the only page size
 /// the OS model supports; libmemtint's hugepage mode needs no pagemap but the same colours).
-fn analyse(machine: &MachineSource, mapping: Option<&str>, exclude_bits: &[u32], page_bytes: u64) -> Result<(MemoryConfig, ColourBits)> {
+/// The machine's memory configuration, colour bits and core count.
+fn analyse(machine: &MachineSource, mapping: Option<&str>, exclude_bits: &[u32], page_bytes: u64) -> Result<(MemoryConfig, ColourBits, u32)> {
     let machine = machine.load_with(None, mapping, None)?;
     let cfg = MemoryConfig::resolve(&machine)?;
     if page_bytes != 4096 {
@@ -62,7 +63,7 @@ fn analyse(machine: &MachineSource, mapping: Option<&str>, exclude_bits: &[u32],
         LlcConfig::None => 0..0,
     };
     let bits = ColourBits::new(&cfg.mapping, llc_bits, page_bytes.trailing_zeros(), exclude_bits)?;
-    Ok((cfg, bits))
+    Ok((cfg, bits, machine.cpu.cores))
 }
 
 /// The colour space `name` of a machine: one of `SPACE_NAMES`, a named vertical policy
@@ -166,7 +167,7 @@ fn layout_json(cfg: &MemoryConfig, bits: &ColourBits, space: &ColourSpace) -> Re
 
 /// The layout of one colour space on a machine.
 pub fn colour_layout(req: &LayoutRequest) -> Result<Value> {
-    let (cfg, bits) = analyse(&req.machine, req.mapping.as_deref(), &req.exclude_bits, 4096)?;
+    let (cfg, bits, _) = analyse(&req.machine, req.mapping.as_deref(), &req.exclude_bits, 4096)?;
     let space = space_named(&bits, &req.space, req.vertical)?;
     layout_json(&cfg, &bits, &space)
 }
@@ -177,8 +178,8 @@ pub fn policy_partition(req: &PartitionRequest) -> Result<Value> {
     if req.processes == 0 {
         return Err(Error::config("processes", "needs at least one process"));
     }
-    let (cfg, bits) = analyse(&req.machine, req.mapping.as_deref(), &req.os.exclude_bits, req.os.page_bytes)?;
-    let policy = placement::build(&req.os, &bits, req.processes)?;
+    let (cfg, bits, cores) = analyse(&req.machine, req.mapping.as_deref(), &req.os.exclude_bits, req.os.page_bytes)?;
+    let policy = placement::build(&req.os, &bits, req.processes, &placement::MachineView { mapping: &cfg.mapping, cores })?;
     let space = policy.colour_space();
     let all: Vec<u32> = (0..space.count()).collect();
     let mut partitioned = false;

@@ -4,7 +4,9 @@
 //! interleaving). `OsModel` is the facade the multicore simulator calls on every access;
 //! `linux_layout` gives the same colours to the Linux commands (`memtint run`, `inspect`).
 
+pub mod binding;
 pub mod buddy;
+pub mod cfs;
 pub mod colour;
 pub mod frame_order;
 pub mod linux_layout;
@@ -12,6 +14,8 @@ pub mod os_model;
 pub mod page_table;
 pub mod placement;
 
+pub use binding::bind_threads;
+pub use cfs::{Cfs, CpuState, SchedConfig, SchedThread, ThreadSchedStats};
 pub use buddy::{BuddyAllocator, Frame, MAX_ORDER};
 pub use colour::{ColourBits, ColourFunction, ColourReach, ColourSpace};
 pub use frame_order::FrameOrder;

@@ -41,6 +41,15 @@ pub struct OsConfig {
     /// first touches, whose allocation order correlates with the access order (consecutive random
     /// jumps land in consecutive frames under the baseline).
     pub populate: bool,
+    /// Thread scheduling (`[os.sched]`, os/cfs.rs).
+    pub sched: super::cfs::SchedConfig,
+    /// CCPS's regions and binding (`[os.ccps]`, os/placement/ccps.rs).
+    pub ccps: super::placement::CcpsConfig,
+    /// MCP/IMPS thresholds (`[os.mcp]`, os/placement/mcp.rs).
+    pub mcp: super::placement::McpConfig,
+    /// Per-process profile (MPKI, row-buffer hit rate) for `mcp` and `imps`, one per process;
+    /// `memtint compare` fills it from the alone runs.
+    pub profiles: Option<Vec<super::placement::AppProfile>>,
 }
 
 impl Default for OsConfig {
@@ -55,6 +64,10 @@ impl Default for OsConfig {
             exclude_bits: Vec::new(),
             vertical: None,
             populate: true,
+            sched: Default::default(),
+            ccps: Default::default(),
+            mcp: Default::default(),
+            profiles: None,
         }
     }
 }
@@ -110,6 +123,11 @@ pub struct OsModel {
 impl OsModel {
     /// `llc_set_bits`: address bits that index LLC sets (b6-b18 for 8 MiB, 16-way, 64 B lines).
     pub fn new(cfg: &OsConfig, mapping: &AddressMapping, llc_set_bits: Range<u32>, processes: u32) -> Result<Self> {
+        Self::with_cores(cfg, mapping, llc_set_bits, processes, processes)
+    }
+
+    /// `new` on a machine of `cores` cores (policies that partition by core, like `ccps`).
+    pub fn with_cores(cfg: &OsConfig, mapping: &AddressMapping, llc_set_bits: Range<u32>, processes: u32, cores: u32) -> Result<Self> {
         if cfg.page_bytes != 4096 {
             return Err(Error::config(
                 "os.page_bytes",
@@ -128,7 +146,7 @@ impl OsModel {
             ));
         }
         let bits = ColourBits::new(mapping, llc_set_bits, page_shift, &cfg.exclude_bits)?;
-        let policy = placement::build(cfg, &bits, processes)?;
+        let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores })?;
         let alloc = BuddyAllocator::new(1 << frame_bits, policy.colour_space(), page_shift)?;
         Ok(OsModel {
             policy,
@@ -143,23 +161,34 @@ impl OsModel {
     /// The physical address of `vaddr` in process `pid`; the first touch of a page places it.
     #[inline]
     pub fn translate(&mut self, pid: u32, vaddr: u64) -> Result<u64> {
+        self.translate_on(pid, pid, vaddr)
+    }
+
+    /// `translate` for a thread of process `pid` bound to `core` (CCPS places by core).
+    #[inline]
+    pub fn translate_on(&mut self, pid: u32, core: u32, vaddr: u64) -> Result<u64> {
         let offset = vaddr & ((1 << self.page_shift) - 1);
         let vpage = vaddr >> self.page_shift;
         match self.tables.get_mut(pid as usize) {
             Some(table) => match table.lookup(vpage) {
                 Some(frame) => Ok((frame as u64) << self.page_shift | offset),
-                None => Ok((self.fault(pid, vpage)? as u64) << self.page_shift | offset),
+                None => Ok((self.fault(pid, core, vpage)? as u64) << self.page_shift | offset),
             },
             None => Err(Error::config("os", format!("process {pid} does not exist ({} processes)", self.tables.len()))),
         }
     }
 
     #[cold]
-    fn fault(&mut self, pid: u32, vpage: u64) -> Result<u32> {
-        let placed = self.policy.place(pid, vpage, &mut self.alloc)?;
+    fn fault(&mut self, pid: u32, core: u32, vpage: u64) -> Result<u32> {
+        let placed = self.policy.place_on(pid, core, vpage, &mut self.alloc)?;
         self.overflow[pid as usize] += placed.borrowed as u64;
         self.tables[pid as usize].insert(vpage, placed.frame);
         Ok(placed.frame)
+    }
+
+    /// Pages placed outside their region (`ccps`).
+    pub fn spilled_pages(&self) -> u64 {
+        self.policy.spilled_pages()
     }
 
     pub fn processes(&self) -> u32 {

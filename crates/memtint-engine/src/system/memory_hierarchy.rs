@@ -95,8 +95,12 @@ pub struct MemoryHierarchy {
     outbox: VecDeque<Outgoing>,
     outbox_limit: usize,
     next_id: u64,
+    /// Indexed by thread (the cores' `OooCore` ids; thread = core without time-sharing).
     per_core: Vec<CoreMemoryStats>,
     blp: Vec<BankParallelism>,
+    /// Thread -> its process (address space) and the core it runs on (private L2, CCPS region).
+    thread_process: Vec<u32>,
+    thread_core: Vec<u32>,
     /// DRAM cycle of the next memory-system event: a refused request cannot succeed before it.
     next_memory_event: Cycle,
 }
@@ -131,8 +135,28 @@ impl MemoryHierarchy {
             next_id: 0,
             per_core: vec![CoreMemoryStats::default(); cores as usize],
             blp: vec![BankParallelism::default(); cores as usize],
+            thread_process: (0..cores).collect(),
+            thread_core: (0..cores).collect(),
             next_memory_event: 0,
         })
+    }
+
+    /// Threads with their processes and initial cores; requests carry the thread id as source.
+    pub fn set_threads(&mut self, process: Vec<u32>, core: Vec<u32>) {
+        self.per_core = vec![CoreMemoryStats::default(); process.len()];
+        self.blp = vec![BankParallelism::default(); process.len()];
+        self.thread_process = process;
+        self.thread_core = core;
+    }
+
+    /// Thread `tid` now runs on `core`.
+    pub fn set_thread_core(&mut self, tid: u32, core: u32) {
+        self.thread_core[tid as usize] = core;
+    }
+
+    /// Process and core of a thread.
+    fn owner(&self, tid: u32) -> (u32, u32) {
+        (self.thread_process[tid as usize], self.thread_core[tid as usize])
     }
 
     pub fn os(&self) -> &OsModel {
@@ -222,10 +246,11 @@ impl MemoryHierarchy {
 impl MemoryHierarchy {
     /// Put `line` in `core`'s L2; a dirty victim goes into the LLC (whose own victim, if dirty,
     /// goes to memory).
-    fn fill_l2(&mut self, core: u32, line: u64, now: Cycle) {
+    fn fill_l2(&mut self, tid: u32, line: u64, now: Cycle) {
+        let core = self.thread_core[tid as usize];
         let Some(l2) = self.l2.as_mut() else { return };
         if let Some(victim) = l2.caches[core as usize].fill(line, false) {
-            self.write_llc(core, victim, now);
+            self.write_llc(tid, victim, now);
         }
     }
 
@@ -246,15 +271,18 @@ impl MemoryHierarchy {
 }
 
 impl CoreMemory for MemoryHierarchy {
-    fn load(&mut self, core: u32, vaddr: u64, token: u64, now: Cycle) -> Result<LoadOutcome> {
+    fn load(&mut self, tid: u32, vaddr: u64, token: u64, now: Cycle) -> Result<LoadOutcome> {
         if self.outbox.len() >= self.outbox_limit {
             return Ok(LoadOutcome::Refused);
         }
-        let line = self.os.translate(core, vaddr)? & self.line_mask;
+        let (pid, cpu) = self.owner(tid);
+        let line = self.os.translate_on(pid, cpu, vaddr)? & self.line_mask;
+        // `core` below is the thread: the source of requests and statistics.
+        let core = tid;
         let waiter = Waiter { core, token };
         let mut l2_latency = 0;
         if let Some(l2) = self.l2.as_mut() {
-            if l2.caches[core as usize].access(line, false, 0) == Access::Hit {
+            if l2.caches[cpu as usize].access(line, false, 0) == Access::Hit {
                 self.per_core[core as usize].l2_hits += 1;
                 return Ok(LoadOutcome::Done { latency: l2.latency });
             }
@@ -299,14 +327,16 @@ impl CoreMemory for MemoryHierarchy {
         self.clock.dram_to_core_ceil(self.next_memory_event).max(now + 1)
     }
 
-    fn writeback(&mut self, core: u32, vaddr: u64, now: Cycle) -> Result<bool> {
+    fn writeback(&mut self, tid: u32, vaddr: u64, now: Cycle) -> Result<bool> {
         if self.outbox.len() >= self.outbox_limit {
             return Ok(false);
         }
-        let line = self.os.translate(core, vaddr)? & self.line_mask;
+        let (pid, cpu) = self.owner(tid);
+        let line = self.os.translate_on(pid, cpu, vaddr)? & self.line_mask;
+        let core = tid;
         match self.l2.as_mut() {
             Some(l2) => {
-                if let Some(victim) = l2.caches[core as usize].write(line, 0) {
+                if let Some(victim) = l2.caches[cpu as usize].write(line, 0) {
                     self.write_llc(core, victim, now);
                 }
             }

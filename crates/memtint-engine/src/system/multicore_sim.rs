@@ -7,6 +7,13 @@
 //! Each core runs until it has retired its instruction target; its statistics are frozen
 //! there, and it keeps running (wrapping its trace) until every core has reached its target,
 //! as in Ramulator.
+//!
+//! Software threads (`ThreadDef`): each has its own trace and `OooCore` (its window and trace
+//! position); the per-core CFS (`os/cfs.rs`) decides which thread a core runs. At a context
+//! switch the outgoing thread's window drains (`OooCore::start_drain`), the core loses the
+//! switch cost, and the incoming thread resumes with an empty window at the cycle the switch
+//! ends. With one thread per core nothing is ever switched and the run is exactly the
+//! one-program-per-core run. Requests carry the thread id as `source`.
 
 use super::memory_hierarchy::{CoreMemoryStats, MemoryHierarchy};
 use crate::cache::LlcConfig;
@@ -16,17 +23,25 @@ use crate::cpu::{ClockRatio, CoreStats, OooCore};
 use crate::dram_sim::RunTotals;
 use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
-use crate::os::{OsConfig, OsModel, ProcessPlacement};
+use crate::os::{bind_threads, Cfs, CpuState, OsConfig, OsModel, ProcessPlacement, SchedThread, ThreadSchedStats};
 use crate::workload::CpuTraceSource;
 use crate::{Cycle, NEVER};
 
-/// One core's results, frozen when it reached its instruction target.
+/// One thread's results, frozen when it reached its instruction target (one thread per core
+/// without time-sharing, so "core" results are thread results).
 #[derive(Clone, Debug)]
 pub struct CoreResult {
     pub program: String,
     pub core: CoreStats,
     pub memory: CoreMemoryStats,
     pub placement: ProcessPlacement,
+    /// The thread's process.
+    pub process: u32,
+    pub sched: ThreadSchedStats,
+    /// Core cycle at which the thread reached its target (wall time, on or off its core).
+    pub finished_at: Cycle,
+    /// Cycles on a core over the whole run (it keeps running after its target).
+    pub run_cycles: Cycle,
 }
 
 pub struct MulticoreResult {
@@ -36,16 +51,33 @@ pub struct MulticoreResult {
     pub core_cycles: Cycle,
     pub llc: Option<crate::cache::CacheStats>,
     pub colour_report: Option<crate::os::ColourReport>,
+    pub processes: u32,
+    /// Context switches on all cores, and those between threads of one process.
+    pub context_switches: u64,
+    pub same_process_switches: u64,
+    /// Pages placed outside their region under a region policy (`ccps`).
+    pub spilled_pages: u64,
+    pub load_balance: bool,
+    pub binding: String,
 }
 
-/// Map each program's footprint, page by page in ascending virtual order, one program after
-/// the other (`os.populate`): the state a measured window of a long-running program starts in.
-fn populate(os: &mut OsModel, programs: &[Box<dyn CpuTraceSource>], page_bytes: u64) -> Result<()> {
-    for (pid, p) in programs.iter().enumerate() {
-        if let Some((start, end)) = p.footprint() {
+/// One software thread: its trace, its process (threads of a process share the page table),
+/// its priority and the cores it may run on (`None`: all).
+pub struct ThreadDef {
+    pub trace: Box<dyn CpuTraceSource>,
+    pub process: u32,
+    pub nice: i32,
+    pub affinity: Option<Vec<u32>>,
+}
+
+/// Map each thread's footprint, page by page in ascending virtual order, one thread after the
+/// other (`os.populate`): the state a measured window of a long-running program starts in.
+fn populate(os: &mut OsModel, threads: &[ThreadDef], bound: &[u32], page_bytes: u64) -> Result<()> {
+    for (t, th) in threads.iter().enumerate() {
+        if let Some((start, end)) = th.trace.footprint() {
             let mut page = start / page_bytes * page_bytes;
             while page < end {
-                os.translate(pid as u32, page)?;
+                os.translate_on(th.process, bound[t], page)?;
                 page += page_bytes;
             }
         }
@@ -53,30 +85,83 @@ fn populate(os: &mut OsModel, programs: &[Box<dyn CpuTraceSource>], page_bytes: 
     Ok(())
 }
 
-/// Simulate `programs` (one per core) until each has retired `instructions`.
+/// Simulate `programs` (one per core, each a single-threaded process pinned to its core) until
+/// each has retired `instructions`.
 pub fn simulate_multicore(
     cfg: &MemoryConfig,
     os_cfg: &OsConfig,
-    mut programs: Vec<Box<dyn CpuTraceSource>>,
+    programs: Vec<Box<dyn CpuTraceSource>>,
+    instructions: u64,
+) -> Result<MulticoreResult> {
+    let machine = &cfg.machine;
+    let n = programs.len() as u32;
+    if n > machine.cpu.cores {
+        return Err(Error::config(
+            "programs",
+            format!("{n} programs but machine '{}' has {} cores (cpu.cores); give processes to time-share cores (docs/threads.md)", machine.name, machine.cpu.cores),
+        ));
+    }
+    let threads = programs
+        .into_iter()
+        .enumerate()
+        .map(|(i, trace)| ThreadDef { trace, process: i as u32, nice: 0, affinity: Some(vec![i as u32]) })
+        .collect();
+    simulate_threads(cfg, os_cfg, threads, instructions)
+}
+
+/// Simulate software threads on the machine's cores under the per-core CFS scheduler
+/// (`os/cfs.rs`) until every thread has retired `instructions`. Threads that reached their
+/// target keep running, with frozen statistics, so that every thread is measured under the same
+/// contention (today's rule for one program per core, as in Ramulator).
+pub fn simulate_threads(
+    cfg: &MemoryConfig,
+    os_cfg: &OsConfig,
+    mut threads: Vec<ThreadDef>,
     instructions: u64,
 ) -> Result<MulticoreResult> {
     let started = std::time::Instant::now();
     let machine = &cfg.machine;
     machine.cpu.validate()?;
     machine.cache.validate()?;
-    let n = programs.len() as u32;
+    let n = threads.len() as u32;
     if n == 0 {
-        return Err(Error::config("programs", "a run needs at least one program"));
+        return Err(Error::config("programs", "a run needs at least one program (thread)"));
     }
-    if n > machine.cpu.cores {
-        return Err(Error::config(
-            "programs",
-            format!("{n} programs but machine '{}' has {} cores (cpu.cores)", machine.name, machine.cpu.cores),
-        ));
+    let ncores = machine.cpu.cores;
+    let processes = threads.iter().map(|t| t.process + 1).max().unwrap_or(0);
+    if let Some(p) = (0..processes).find(|p| !threads.iter().any(|t| t.process == *p)) {
+        return Err(Error::config("processes", format!("process {p} has no thread")));
     }
     if instructions == 0 {
         return Err(Error::config("instructions", "the per-core instruction target must be at least 1"));
     }
+    let mut sched_threads = Vec::with_capacity(threads.len());
+    for (i, t) in threads.iter().enumerate() {
+        let affinity = match &t.affinity {
+            None => (0..ncores).collect(),
+            Some(a) => {
+                if a.is_empty() {
+                    return Err(Error::config("affinity", format!("thread {i} ('{}') has an empty affinity", t.trace.name())));
+                }
+                if let Some(c) = a.iter().find(|&&c| c >= ncores) {
+                    return Err(Error::config(
+                        "affinity",
+                        format!("thread {i} ('{}') is pinned to core {c}, but machine '{}' has cores 0-{}", t.trace.name(), machine.name, ncores - 1),
+                    ));
+                }
+                let mut a = a.clone();
+                a.sort_unstable();
+                a.dedup();
+                a
+            }
+        };
+        crate::os::cfs::nice_weight(t.nice).map_err(|e| Error::config("nice", format!("thread {i}: {e}")))?;
+        sched_threads.push(SchedThread { process: t.process, nice: t.nice, affinity });
+    }
+    os_cfg.sched.validate()?;
+    let binding = os_cfg.sched.binding_for(&os_cfg.policy).to_string();
+    let balance = os_cfg.sched.load_balance_for(&os_cfg.policy);
+    let bound = bind_threads(&sched_threads, ncores, &binding, os_cfg.ccps.delta as usize)?;
     let llc_cfg = match &machine.cache.llc {
         LlcConfig::Cache(c) => Some(*c),
         LlcConfig::None => None,
@@ -92,9 +177,9 @@ pub fn simulate_multicore(
     }
     // Without an LLC, colours cannot follow LLC sets: an empty set range.
     let llc_bits = llc_cfg.map(|c| c.geometry().set_index_bits()).unwrap_or(0..0);
-    let mut os = OsModel::new(os_cfg, &cfg.mapping, llc_bits, n)?;
+    let mut os = OsModel::with_cores(os_cfg, &cfg.mapping, llc_bits, processes, ncores)?;
     if os_cfg.populate {
-        populate(&mut os, &programs, os_cfg.page_bytes)?;
+        populate(&mut os, &threads, &bound, os_cfg.page_bytes)?;
     }
     let clock = ClockRatio::from_ghz(machine.cpu.frequency_ghz, 1.0 / cfg.timing.tCK_ns)?;
     if let Some(l2) = &machine.cache.l2 {
@@ -102,12 +187,15 @@ pub fn simulate_multicore(
             return Err(Error::config("cache.l2.line_bytes", format!("must equal the DRAM burst ({line_bytes} bytes), got {}", l2.line_bytes)));
         }
     }
-    let mut hier = MemoryHierarchy::new(os, machine.cache.l2.as_ref(), llc_cfg.as_ref(), n, clock, line_bytes)?;
+    let mut hier = MemoryHierarchy::new(os, machine.cache.l2.as_ref(), llc_cfg.as_ref(), ncores.max(n), clock, line_bytes)?;
+    hier.set_threads(threads.iter().map(|t| t.process).collect(), bound.clone());
     let mut mem = MemorySystem::new(cfg)?;
     let core_cfg = machine.cpu.core_config();
     let mut cores = (0..n).map(|i| OooCore::new(i, &core_cfg, instructions)).collect::<Result<Vec<_>>>()?;
-    let mut frozen: Vec<Option<CoreMemoryStats>> = vec![None; n as usize];
-    // Cores still short of their target; counted rather than rescanning `frozen` every event.
+    let mut sched = Cfs::new(&os_cfg.sched, balance, sched_threads, ncores, &bound)?;
+    sched.start();
+    let mut frozen: Vec<Option<(CoreMemoryStats, Cycle)>> = vec![None; n as usize];
+    // Threads still short of their target; counted rather than rescanning `frozen` every event.
     let mut running = n as usize;
 
     let mut done: Vec<Completion> = Vec::new();
@@ -124,7 +212,13 @@ pub fn simulate_multicore(
         if running == 0 {
             break;
         }
-        let core_next = cores.iter().map(|c| c.next_event()).min().unwrap_or(NEVER);
+        let mut core_next = sched.next_balance();
+        for c in 0..ncores {
+            if let Some(t) = sched.on_core(c) {
+                core_next = core_next.min(cores[t as usize].next_event());
+            }
+            core_next = core_next.min(sched.next_event(c).max(now_core));
+        }
         let outbox_next = if outbox_blocked { NEVER } else { hier.outbox_ready() };
         let dram_next = mem_next.min(outbox_next);
         let dram_first = dram_next != NEVER && (core_next == NEVER || clock.dram_not_after_core(dram_next, core_next));
@@ -162,14 +256,43 @@ pub fn simulate_multicore(
         } else if core_next != NEVER {
             now_core = core_next;
             hier.set_next_memory_event(dram_next);
-            for (i, core) in cores.iter_mut().enumerate() {
-                if core.next_event() <= now_core {
-                    core.tick(now_core, programs[i].as_mut(), &mut hier)?;
-                    if frozen[i].is_none() && core.reached_target() {
-                        frozen[i] = Some(hier.core_stats_at(i as u32, clock.core_to_dram_ceil(now_core)));
-                        running -= 1;
+            for c in 0..ncores {
+                if let Some(t) = sched.on_core(c) {
+                    let (i, core) = (t as usize, &mut cores[t as usize]);
+                    if core.next_event() <= now_core {
+                        core.tick(now_core, threads[i].trace.as_mut(), &mut hier)?;
+                        if frozen[i].is_none() && core.reached_target() {
+                            frozen[i] = Some((hier.core_stats_at(t, clock.core_to_dram_ceil(now_core)), now_core));
+                            running -= 1;
+                        }
+                    }
+                    if matches!(sched.state(c), CpuState::Draining { .. }) && core.is_drained() {
+                        sched.drained(c, core.cycle().max(now_core));
                     }
                 }
+                if sched.next_event(c) <= now_core {
+                    match sched.state(c) {
+                        CpuState::Running { .. } => {
+                            if let Some(t) = sched.slice_end(c, now_core) {
+                                let core = &mut cores[t as usize];
+                                core.start_drain(now_core);
+                                if core.is_drained() {
+                                    sched.drained(c, core.cycle().max(now_core));
+                                }
+                            }
+                        }
+                        CpuState::Switching { .. } => {
+                            if let Some(t) = sched.switch_done(c, now_core) {
+                                hier.set_thread_core(t, c);
+                                cores[t as usize].resume_at(now_core);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            if sched.next_balance() <= now_core {
+                sched.balance(now_core);
             }
         } else {
             return Err(Error::config(
@@ -179,13 +302,19 @@ pub fn simulate_multicore(
         }
     }
     mem.finish(now_dram);
+    let sched_stats = sched.stats();
     let mut results = Vec::with_capacity(n as usize);
     for (i, core) in cores.iter().enumerate() {
+        let (memory, finished_at) = frozen[i].take().expect("frozen at target");
         results.push(CoreResult {
-            program: programs[i].name().to_string(),
-            core: *core.target_stats().expect("every core reached its target"),
-            memory: frozen[i].take().expect("frozen at target"),
-            placement: hier.os().process_placement(i as u32),
+            program: threads[i].trace.name().to_string(),
+            core: *core.target_stats().expect("every thread reached its target"),
+            memory,
+            placement: hier.os().process_placement(threads[i].process),
+            process: threads[i].process,
+            sched: sched_stats[i].clone(),
+            finished_at,
+            run_cycles: core.stats().cycles,
         });
     }
     let totals = RunTotals {
@@ -198,9 +327,15 @@ pub fn simulate_multicore(
         cores: results,
         llc: hier.llc().map(|l| l.stats().clone()),
         colour_report: hier.os().colour_report().ok(),
+        spilled_pages: hier.os().spilled_pages(),
         memory: mem,
         totals,
         core_cycles: now_core,
+        processes,
+        context_switches: sched.switches,
+        same_process_switches: sched.same_process_switches,
+        load_balance: balance,
+        binding,
     })
 }
 

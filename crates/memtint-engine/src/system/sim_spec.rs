@@ -1,14 +1,14 @@
 //! A multi-programmed run as the CLI and the Python API describe it (JSON or TOML; the
 //! statistics schema is in docs/stats.md, "CPU-trace runs"), and its statistics.
 
-use super::multicore_sim::{simulate_multicore, MulticoreResult};
+use super::multicore_sim::{simulate_multicore, simulate_threads, MulticoreResult, ThreadDef};
 use crate::config::{MachineConfig, MachineSource, MemoryConfig};
 use crate::dram_sim::DramSimOptions;
 use crate::error::{Error, Result};
 use crate::os::OsConfig;
 use crate::stats::dram_report;
 use crate::workload::open_cpu_workload;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// Version of the CPU-trace run schema; bump on any incompatible change.
@@ -26,8 +26,13 @@ pub struct SimSpec {
     /// Partial machine table (`{"cpu": {...}, "cache": {...}, "controller": {...}}`).
     #[serde(default)]
     pub overrides: Option<Value>,
-    /// One per core: a built-in profile (`stream`, `random:reads_pki=20`, ...) or a trace path.
+    /// One per core: a built-in profile (`stream`, `random:reads_pki=20`, ...) or a trace path;
+    /// each is a single-threaded process pinned to its core. Give this or `processes`.
+    #[serde(default)]
     pub programs: Vec<String>,
+    /// Processes with threads (one trace each), scheduled by the per-core CFS (docs/threads.md).
+    #[serde(default)]
+    pub processes: Option<Vec<ProcessSpec>>,
     /// Instructions each core must retire.
     pub instructions: u64,
     /// The OS model: placement policy and its colours.
@@ -39,6 +44,78 @@ pub struct SimSpec {
     pub seed: u64,
 }
 
+/// A process: its threads share its address space (page table) and colours.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessSpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub threads: Vec<ThreadSpec>,
+    /// Default nice of its threads (-20..19; CFS weight and CCPS priority).
+    #[serde(default)]
+    pub nice: i32,
+    /// Default affinity of its threads (cores); none: every core.
+    #[serde(default)]
+    pub affinity: Option<Vec<u32>>,
+}
+
+/// A thread: a program (profile or trace path), or a table with its own affinity and nice.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum ThreadSpec {
+    Program(String),
+    Table {
+        program: String,
+        #[serde(default)]
+        affinity: Option<Vec<u32>>,
+        #[serde(default)]
+        nice: Option<i32>,
+    },
+}
+
+/// Parsed by hand for clear messages (an untagged enum only says "did not match any variant").
+impl<'de> Deserialize<'de> for ThreadSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Table {
+            program: String,
+            #[serde(default)]
+            affinity: Option<Vec<u32>>,
+            #[serde(default)]
+            nice: Option<i32>,
+        }
+        match Value::deserialize(d)? {
+            Value::String(p) => Ok(ThreadSpec::Program(p)),
+            v @ Value::Object(_) => {
+                let t: Table = serde_json::from_value(v).map_err(|e| D::Error::custom(format!("thread table: {e}")))?;
+                Ok(ThreadSpec::Table { program: t.program, affinity: t.affinity, nice: t.nice })
+            }
+            other => Err(D::Error::custom(format!(
+                "a thread is a program (profile name or trace path) or a table {{program, affinity, nice}}, got {other}"
+            ))),
+        }
+    }
+}
+
+impl ThreadSpec {
+    pub fn program(&self) -> &str {
+        match self {
+            ThreadSpec::Program(p) => p,
+            ThreadSpec::Table { program, .. } => program,
+        }
+    }
+}
+
+/// One thread of a run, flattened in creation order.
+struct ThreadPlan {
+    program: String,
+    process: u32,
+    nice: i32,
+    affinity: Option<Vec<u32>>,
+}
+
 fn default_seed() -> u64 {
     1
 }
@@ -46,6 +123,44 @@ fn default_seed() -> u64 {
 impl SimSpec {
     pub fn machine_config(&self) -> Result<MachineConfig> {
         self.machine.load_with(self.overrides.as_ref(), self.mapping.as_deref(), self.scheduler.as_deref())
+    }
+
+    /// The threads in creation order; `None` for a plain program list (one per core, pinned).
+    fn threads(&self) -> Result<Option<Vec<ThreadPlan>>> {
+        let Some(procs) = &self.processes else { return Ok(None) };
+        if !self.programs.is_empty() {
+            return Err(Error::config("programs", "give either programs (one per core) or processes, not both"));
+        }
+        if procs.is_empty() {
+            return Err(Error::config("processes", "give at least one process"));
+        }
+        let mut plan = Vec::new();
+        for (p, proc_) in procs.iter().enumerate() {
+            if proc_.threads.is_empty() {
+                return Err(Error::config(
+                    format!("processes[{p}].threads"),
+                    "a process needs at least one thread (a profile name or a trace path)",
+                ));
+            }
+            for t in &proc_.threads {
+                let (affinity, nice) = match t {
+                    ThreadSpec::Program(_) => (proc_.affinity.clone(), proc_.nice),
+                    ThreadSpec::Table { affinity, nice, .. } => {
+                        (affinity.clone().or_else(|| proc_.affinity.clone()), nice.unwrap_or(proc_.nice))
+                    }
+                };
+                plan.push(ThreadPlan { program: t.program().to_string(), process: p as u32, nice, affinity });
+            }
+        }
+        Ok(Some(plan))
+    }
+
+    /// Program of every thread, in creation order.
+    pub fn thread_programs(&self) -> Vec<String> {
+        match &self.processes {
+            Some(ps) => ps.iter().flat_map(|p| p.threads.iter().map(|t| t.program().to_string())).collect(),
+            None => self.programs.clone(),
+        }
     }
 }
 
@@ -61,20 +176,40 @@ fn ratio(a: u64, b: u64) -> f64 {
 pub fn run_sim(spec: &SimSpec) -> Result<Value> {
     let machine = spec.machine_config()?;
     let cfg = MemoryConfig::resolve(&machine)?;
-    if spec.programs.is_empty() {
+    let plan = spec.threads()?;
+    if plan.is_none() && spec.programs.is_empty() {
         return Err(Error::config("programs", "give at least one program (a profile name or a trace path)"));
     }
-    let programs = spec
-        .programs
-        .iter()
-        .enumerate()
-        .map(|(i, p)| open_cpu_workload(p, spec.seed.wrapping_add(i as u64)))
-        .collect::<Result<Vec<_>>>()?;
     let mut os = spec.os.clone();
     if os.seed == OsConfig::default().seed {
         os.seed = spec.seed;
     }
-    let result = simulate_multicore(&cfg, &os, programs, spec.instructions)?;
+    let result = match plan {
+        None => {
+            let programs = spec
+                .programs
+                .iter()
+                .enumerate()
+                .map(|(i, p)| open_cpu_workload(p, spec.seed.wrapping_add(i as u64)))
+                .collect::<Result<Vec<_>>>()?;
+            simulate_multicore(&cfg, &os, programs, spec.instructions)?
+        }
+        Some(plan) => {
+            let threads = plan
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    Ok(ThreadDef {
+                        trace: open_cpu_workload(&t.program, spec.seed.wrapping_add(i as u64))?,
+                        process: t.process,
+                        nice: t.nice,
+                        affinity: t.affinity,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            simulate_threads(&cfg, &os, threads, spec.instructions)?
+        }
+    };
     Ok(report(&cfg, spec, &os, &result))
 }
 
@@ -122,6 +257,14 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "banks": c.placement.banks_used.iter().map(global_bank).collect::<Vec<_>>(),
                 "channels": c.placement.channels_used,
                 "core_stats": c.core,
+                "thread": i,
+                "process": c.process,
+                "context_switches": c.sched.context_switches,
+                "migrations": c.sched.migrations,
+                "first_core": c.sched.first_core,
+                "last_core": c.sched.last_core,
+                "run_cycles": c.run_cycles,
+                "finished_at": c.finished_at,
             })
         })
         .collect();
@@ -136,8 +279,40 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         o.remove("config");
         o.remove("schema_version");
     }
+    let names: Vec<String> = match &spec.processes {
+        Some(ps) => ps.iter().enumerate().map(|(i, p)| p.name.clone().unwrap_or_else(|| format!("process{i}"))).collect(),
+        None => spec.programs.clone(),
+    };
+    let processes: Vec<Value> = (0..r.processes)
+        .map(|p| {
+            let ts: Vec<&super::CoreResult> = r.cores.iter().filter(|c| c.process == p).collect();
+            json!({
+                "process": p,
+                "name": names.get(p as usize),
+                "threads": ts.len(),
+                "instructions": ts.iter().map(|c| c.core.retired).sum::<u64>(),
+                "ipc": ts.iter().map(|c| c.core.ipc()).sum::<f64>(),
+                "llc_misses": ts.iter().map(|c| c.memory.llc_misses).sum::<u64>(),
+                "dram_reads": ts.iter().map(|c| c.memory.dram_reads).sum::<u64>(),
+                "context_switches": ts.iter().map(|c| c.sched.context_switches).sum::<u64>(),
+                "migrations": ts.iter().map(|c| c.sched.migrations).sum::<u64>(),
+                "pages": ts.first().map_or(0, |c| c.placement.pages),
+            })
+        })
+        .collect();
     json!({
         "schema_version": SCHEMA_VERSION,
+        "processes": processes,
+        "scheduling": {
+            "threads": r.cores.len(),
+            "context_switches": r.context_switches,
+            "same_process_switches": r.same_process_switches,
+            "same_process_switch_ratio": ratio(r.same_process_switches, r.context_switches),
+            "load_balance": r.load_balance,
+            "binding": r.binding,
+            "migrations": r.cores.iter().map(|c| c.sched.migrations).sum::<u64>(),
+        },
+        "spilled_pages": r.spilled_pages,
         "kind": "sim",
         "policy": os.policy,
         "config": {
@@ -145,7 +320,8 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             "mapping": cfg.mapping.name(),
             "scheduler": cfg.controller.scheduler,
             "row_policy": cfg.controller.row_policy,
-            "programs": spec.programs,
+            "programs": spec.thread_programs(),
+            "processes": spec.processes,
             "instructions": spec.instructions,
             "seed": spec.seed,
             "os": os,

@@ -5,6 +5,8 @@
 mod bpm;
 mod bpm_plus;
 mod buddy_order;
+mod ccps;
+mod mcp;
 mod colour_sets;
 mod random_interleave;
 mod vertical;
@@ -12,6 +14,8 @@ mod vertical;
 pub use bpm::bpm;
 pub use bpm_plus::bpm_plus;
 pub use buddy_order::BuddyOrder;
+pub use ccps::{CcpsConfig, CcpsRegions};
+pub use mcp::{AppProfile, Mcp, McpConfig};
 pub use colour_sets::ColourSets;
 pub use random_interleave::RandomInterleave;
 pub use vertical::{vertical, NAMED_VERTICAL};
@@ -20,6 +24,13 @@ use super::buddy::{BuddyAllocator, Frame};
 use super::colour::{ColourBits, ColourSpace};
 use super::os_model::OsConfig;
 use crate::error::{Error, Result};
+use crate::mapping::AddressMapping;
+
+/// What policies that partition by core or channel see of the machine.
+pub struct MachineView<'a> {
+    pub mapping: &'a AddressMapping,
+    pub cores: u32,
+}
 
 /// The frame a policy chose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +51,16 @@ pub trait PlacementPolicy: Send {
 
     /// A frame for the first touch of virtual page `vpage` by process `pid`.
     fn place(&mut self, pid: u32, vpage: u64, alloc: &mut BuddyAllocator) -> Result<Placement>;
+
+    /// `place` for a thread bound to `core`; only core-partitioning policies (`ccps`) use it.
+    fn place_on(&mut self, pid: u32, _core: u32, vpage: u64, alloc: &mut BuddyAllocator) -> Result<Placement> {
+        self.place(pid, vpage, alloc)
+    }
+
+    /// Pages placed outside the policy's region because it was full (`ccps`'s spill count).
+    fn spilled_pages(&self) -> u64 {
+        0
+    }
 }
 
 /// Registered policies, by name.
@@ -55,9 +76,12 @@ pub const NAMES: &[&str] = &[
     "c-vp",
     "vertical",
     "random-interleave",
+    "ccps",
+    "mcp",
+    "imps",
 ];
 
-pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<Box<dyn PlacementPolicy>> {
+pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32, machine: &MachineView) -> Result<Box<dyn PlacementPolicy>> {
     let name = cfg.policy.as_str();
     if cfg.vertical.is_some() && name != "vertical" {
         return Err(Error::config("os.vertical", format!("applies to policy 'vertical' only, not '{name}'")));
@@ -73,6 +97,8 @@ pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<Box<dy
             Box::new(vertical("vertical", ijk, cfg, bits, processes)?)
         }
         "random-interleave" => Box::new(RandomInterleave::new(cfg.seed, bits)?),
+        "ccps" => Box::new(CcpsRegions::new(cfg, bits, machine)?),
+        "mcp" | "imps" => Box::new(Mcp::new(name == "imps", cfg, bits, machine, processes)?),
         _ => match NAMED_VERTICAL.iter().find(|(n, _)| *n == name) {
             Some(&(n, ijk)) => Box::new(vertical(n, ijk, cfg, bits, processes)?),
             None => return Err(Error::unknown("placement policy", name, NAMES.iter().copied())),

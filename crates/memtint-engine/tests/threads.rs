@@ -1,0 +1,295 @@
+//! Processes with several threads under the per-core CFS, CCPS binding and regions, and MCP
+//! (issue 6, tests 2 and 4; ccps.md test cases A1-A2).
+
+use memtint_engine::system::{run_sim, SimSpec};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+
+fn spec(v: Value) -> SimSpec {
+    serde_json::from_value(v).expect("spec parses")
+}
+
+fn run(v: Value) -> Value {
+    run_sim(&spec(v)).expect("the run succeeds")
+}
+
+fn err(v: Value) -> String {
+    run_sim(&spec(v)).expect_err("the run must fail").to_string()
+}
+
+/// Small time slices so that short runs see many switches.
+fn fast_sched() -> Value {
+    json!({"latency_cycles": 100000, "min_granularity_cycles": 12500, "balance_period_cycles": 50000})
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+#[test]
+fn one_thread_per_core_processes_equal_the_program_list() {
+    let programs = ["stream", "light", "random", "copy"];
+    let a = run(json!({"machine": "i7-860", "programs": programs, "instructions": 100000}));
+    let procs: Vec<Value> =
+        programs.iter().enumerate().map(|(i, p)| json!({"threads": [{"program": p, "affinity": [i]}]})).collect();
+    let b = run(json!({"machine": "i7-860", "processes": procs, "instructions": 100000}));
+    for i in 0..4 {
+        for key in ["instructions", "cycles", "dram_reads", "row_hits", "llc_misses", "pages"] {
+            assert_eq!(a["cores"][i][key], b["cores"][i][key], "core {i} {key}");
+        }
+        assert_eq!(u(&b["cores"][i]["context_switches"]), 0);
+    }
+    assert_eq!(a["dram_cycles"], b["dram_cycles"]);
+    assert_eq!(u(&b["scheduling"]["context_switches"]), 0);
+}
+
+#[test]
+fn eight_threads_on_four_cores_get_their_fair_share_and_switch_once_per_slice() {
+    let threads: Vec<&str> = vec!["light", "stream", "light", "random", "light", "copy", "light", "stream"];
+    let procs: Vec<Value> = threads.iter().map(|t| json!({"threads": [t]})).collect();
+    let s = run(json!({
+        "machine": "i7-860", "processes": procs, "instructions": 400000,
+        "os": {"sched": fast_sched()},
+    }));
+    let wall = u(&s["core_cycles"]) as f64;
+    let fair = wall * 4.0 / 8.0;
+    // Two threads per core: each slice is latency / 2.
+    let slice = 50000.0;
+    let mut total_switches = 0;
+    for i in 0..8 {
+        let c = &s["cores"][i];
+        let run_cycles = u(&c["run_cycles"]) as f64;
+        assert!(
+            run_cycles > 0.5 * fair && run_cycles < 2.0 * fair,
+            "thread {i}: {run_cycles} cycles on a core, fair share {fair}"
+        );
+        let switches = u(&c["context_switches"]) as f64;
+        let expected = run_cycles / slice;
+        assert!(
+            switches >= 0.5 * expected - 1.0 && switches <= 1.5 * expected + 1.0,
+            "thread {i}: {switches} switches in {run_cycles} cycles, ~{expected} expected"
+        );
+        total_switches += u(&c["context_switches"]);
+        assert_eq!(u(&c["instructions"]), 400000);
+        assert!(u(&c["core_stats"]["drain_cycles"]) > 0, "thread {i}: a switched-out window drains");
+    }
+    assert_eq!(u(&s["scheduling"]["context_switches"]), total_switches);
+    assert_eq!(s["processes"].as_array().unwrap().len(), 8);
+}
+
+#[test]
+fn affinity_is_respected_even_with_load_balancing() {
+    let procs = json!([
+        {"threads": ["stream", "light", "light"], "affinity": [1, 2]},
+        {"threads": [{"program": "random", "affinity": [3]}, "light"]},
+    ]);
+    let s = run(json!({
+        "machine": "i7-860", "processes": procs, "instructions": 150000,
+        "os": {"sched": {"load_balance": true, "latency_cycles": 100000, "min_granularity_cycles": 12500, "balance_period_cycles": 20000}},
+    }));
+    for i in 0..3 {
+        for k in ["first_core", "last_core"] {
+            let c = u(&s["cores"][i][k]);
+            assert!(c == 1 || c == 2, "thread {i} {k} = {c}, affinity [1, 2]");
+        }
+    }
+    assert_eq!(u(&s["cores"][3]["first_core"]), 3);
+    assert_eq!(u(&s["cores"][3]["last_core"]), 3);
+}
+
+fn crowded(load_balance: bool) -> Value {
+    // CCPS binding puts the first five threads of one process on core 0 (Δ = 5), the sixth on core 1.
+    run(json!({
+        "machine": "i7-860",
+        "processes": [{"threads": ["light", "light", "light", "light", "light", "light"]}],
+        "instructions": 150000,
+        "os": {"sched": {"binding": "ccps", "load_balance": load_balance,
+                          "latency_cycles": 100000, "min_granularity_cycles": 12500, "balance_period_cycles": 50000}},
+    }))
+}
+
+#[test]
+fn load_balancing_moves_threads_only_when_on_and_imbalanced() {
+    let off = crowded(false);
+    let on = crowded(true);
+    let first: Vec<u64> = (0..6).map(|i| u(&off["cores"][i]["first_core"])).collect();
+    assert_eq!(first, vec![0, 0, 0, 0, 0, 1]);
+    assert_eq!(u(&off["scheduling"]["migrations"]), 0);
+    for i in 0..6 {
+        assert_eq!(off["cores"][i]["first_core"], off["cores"][i]["last_core"]);
+    }
+    assert!(u(&on["scheduling"]["migrations"]) >= 2, "5-1-0-0 is imbalanced: {}", on["scheduling"]);
+    let cores: BTreeSet<u64> = (0..6).map(|i| u(&on["cores"][i]["last_core"])).collect();
+    assert!(cores.len() >= 3, "balanced threads spread over the cores: {cores:?}");
+    // Balanced from the start (least-loaded binding): nothing moves.
+    let even = run(json!({
+        "machine": "i7-860",
+        "processes": [{"threads": ["light", "light", "light", "light", "light", "light", "light", "light"]}],
+        "instructions": 100000,
+        "os": {"sched": {"load_balance": true, "latency_cycles": 100000, "min_granularity_cycles": 12500, "balance_period_cycles": 20000}},
+    }));
+    assert_eq!(u(&even["scheduling"]["migrations"]), 0);
+}
+
+fn strip_wall(v: &mut Value) {
+    if let Some(o) = v.as_object_mut() {
+        for k in ["wall_seconds", "requests_per_second", "instructions_per_second"] {
+            o.remove(k);
+        }
+        if let Some(d) = o.get_mut("dram").and_then(|d| d.as_object_mut()) {
+            for k in ["wall_seconds", "requests_per_second", "simulated_seconds_per_wall_second"] {
+                d.remove(k);
+            }
+        }
+    }
+}
+
+#[test]
+fn time_shared_runs_are_deterministic() {
+    let v = json!({
+        "machine": "i7-860",
+        "processes": [{"threads": ["stream", "light", "random"]}, {"threads": ["copy", "light", "light"]}],
+        "instructions": 100000,
+        "os": {"sched": fast_sched()},
+    });
+    let mut a = run(v.clone());
+    let mut b = run(v);
+    strip_wall(&mut a);
+    strip_wall(&mut b);
+    assert_eq!(a["cores"], b["cores"]);
+    assert_eq!(a["scheduling"], b["scheduling"]);
+    assert_eq!(a["dram_cycles"], b["dram_cycles"]);
+}
+
+#[test]
+fn thread_errors_are_clear() {
+    let m = |procs: Value| json!({"machine": "i7-860", "processes": procs, "instructions": 1000});
+    let e = err(m(json!([{"threads": [{"program": "light", "affinity": [7]}]}])));
+    assert!(e.contains("core 7") && e.contains("cores 0-3"), "{e}");
+    let e = err(m(json!([{"threads": ["light"], "affinity": []}])));
+    assert!(e.contains("empty affinity"), "{e}");
+    let e = err(m(json!([{"threads": []}])));
+    assert!(e.contains("at least one thread"), "{e}");
+    let e = err(m(json!([])));
+    assert!(e.contains("at least one process"), "{e}");
+    let e = err(m(json!([{"threads": ["light"], "nice": 25}])));
+    assert!(e.contains("-20 and 19"), "{e}");
+    let bad: Result<SimSpec, _> = serde_json::from_value(json!({"machine": "i7-860", "instructions": 1000,
+        "processes": [{"threads": [{"program": "light", "afinity": [0]}]}]}));
+    let e = bad.unwrap_err().to_string();
+    assert!(e.contains("thread table") && e.contains("afinity"), "{e}");
+    let bad: Result<SimSpec, _> = serde_json::from_value(json!({"machine": "i7-860", "instructions": 1000,
+        "processes": [{"threads": [3]}]}));
+    assert!(bad.unwrap_err().to_string().contains("a thread is a program"));
+    let e = err(json!({"machine": "i7-860", "programs": ["light"], "processes": [{"threads": ["light"]}], "instructions": 1000}));
+    assert!(e.contains("not both"), "{e}");
+    // More processes than colours: bank-only has 4 colours on the i7-860.
+    let procs: Vec<Value> = (0..6).map(|_| json!({"threads": ["light"]})).collect();
+    let e = err(json!({"machine": "i7-860", "processes": procs, "instructions": 1000, "os": {"policy": "bank-only", "strict": true}}));
+    assert!(e.contains("only 4"), "{e}");
+    let e = err(json!({
+        "machine": "i7-860", "processes": [{"threads": ["light"]}], "instructions": 1000,
+        "os": {"sched": {"binding": "fastest"}}}));
+    assert!(e.contains("binding"), "{e}");
+}
+
+// ---- CCPS: regions (A2) and binding in a run (A1) ----
+
+fn ccps_run(machine: &str, programs: Value) -> Value {
+    run(json!({
+        "machine": machine, "programs": programs, "instructions": 50000,
+        "os": {"policy": "ccps"},
+    }))
+}
+
+fn banks(v: &Value) -> BTreeSet<u64> {
+    v["banks"].as_array().unwrap().iter().map(u).collect()
+}
+
+#[test]
+fn ccps_pages_stay_in_their_cores_channel_and_bank_group() {
+    let programs: Vec<&str> = vec!["stream", "light", "random", "copy", "light", "stream", "light", "random"];
+    for (machine, banks_per_channel) in [("ccps-8c-64b", 16), ("ccps-8c-256b", 64)] {
+        let s = ccps_run(machine, json!(programs));
+        assert_eq!(u(&s["spilled_pages"]), 0);
+        for c in 0..8 {
+            let core = &s["cores"][c];
+            assert_eq!(core["channels"], json!([c % 4]), "{machine} core {c}");
+            assert!(u(&core["pages"]) > 0);
+            // 16 banks per core (ccps.md §2.2).
+            assert!(banks(core).len() <= 16, "{machine} core {c}: {} banks", banks(core).len());
+        }
+        // Cores 0 and 4 share channel 0: the same 16 banks with 64 banks, disjoint with 256.
+        let (b0, b4) = (banks(&s["cores"][0]), banks(&s["cores"][4]));
+        if banks_per_channel == 16 {
+            assert!(!b0.is_disjoint(&b4), "{machine}: cores 0 and 4 share their banks");
+        } else {
+            assert!(b0.is_disjoint(&b4), "{machine}: cores 0 and 4 have disjoint bank groups: {b0:?} {b4:?}");
+        }
+    }
+}
+
+#[test]
+fn ccps_binds_siblings_together_and_their_pages_follow_the_core() {
+    // One 7-thread process on 4 cores: threads 0-4 on core 0, 5-6 on core 1 (Δ = 5).
+    let s = run(json!({
+        "machine": "ccps-4c-64b",
+        "processes": [{"threads": ["light", "light", "light", "light", "light", "random", "random"]}],
+        "instructions": 50000,
+        "os": {"policy": "ccps", "sched": fast_sched()},
+    }));
+    let first: Vec<u64> = (0..7).map(|i| u(&s["cores"][i]["first_core"])).collect();
+    assert_eq!(first, vec![0, 0, 0, 0, 0, 1, 1]);
+    assert_eq!(s["scheduling"]["load_balance"], json!(false));
+    assert_eq!(u(&s["scheduling"]["migrations"]), 0);
+    // The process's pages lie in channels 0 and 1 only.
+    let ch: BTreeSet<u64> = s["cores"][0]["channels"].as_array().unwrap().iter().map(u).collect();
+    assert!(ch.is_subset(&BTreeSet::from([0, 1])), "{ch:?}");
+    // Context switches between threads of one address space only.
+    assert!(u(&s["scheduling"]["context_switches"]) > 0);
+    assert_eq!(s["scheduling"]["same_process_switches"], s["scheduling"]["context_switches"]);
+}
+
+#[test]
+fn ccps_needs_page_controllable_channels() {
+    let e = err(json!({"machine": "i7-860", "programs": ["light"], "instructions": 1000, "os": {"policy": "ccps"}}));
+    assert!(e.contains("ccps") && e.contains("channel"), "{e}");
+}
+
+// ---- MCP ----
+
+#[test]
+fn mcp_separates_intensive_and_light_applications_by_channel() {
+    let profiles = json!([
+        {"mpki": 30.0, "rbh": 0.9}, {"mpki": 0.2, "rbh": 0.5},
+        {"mpki": 0.3, "rbh": 0.5}, {"mpki": 25.0, "rbh": 0.2},
+    ]);
+    let s = run(json!({
+        "machine": "ccps-4c-64b", "programs": ["stream", "light", "light", "random"], "instructions": 50000,
+        "os": {"policy": "mcp", "profiles": profiles},
+    }));
+    let ch = |i: usize| -> BTreeSet<u64> { s["cores"][i]["channels"].as_array().unwrap().iter().map(u).collect() };
+    let light: BTreeSet<u64> = ch(1).union(&ch(2)).copied().collect();
+    for heavy in [0, 3] {
+        assert!(ch(heavy).is_disjoint(&light), "heavy {heavy} on {:?}, light on {light:?}", ch(heavy));
+    }
+    // High RBH and low RBH heavy applications are in different groups, too.
+    assert!(ch(0).is_disjoint(&ch(3)));
+    // IMPS interleaves the very light applications over every channel.
+    let s = run(json!({
+        "machine": "ccps-4c-64b", "programs": ["stream", "light", "light", "random"], "instructions": 50000,
+        "os": {"policy": "imps", "profiles": [
+            {"mpki": 30.0, "rbh": 0.9}, {"mpki": 0.2, "rbh": 0.5}, {"mpki": 0.3, "rbh": 0.5}, {"mpki": 25.0, "rbh": 0.2}]},
+    }));
+    assert_eq!(s["cores"][1]["channels"].as_array().unwrap().len(), 4);
+    assert_eq!(s["cores"][0]["channels"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn mcp_without_profiles_says_where_they_come_from() {
+    let e = err(json!({"machine": "ccps-4c-64b", "programs": ["light", "stream"], "instructions": 1000, "os": {"policy": "mcp"}}));
+    assert!(e.contains("os.profiles") && e.contains("compare"), "{e}");
+    let e = err(json!({"machine": "ccps-4c-64b", "programs": ["light", "stream"], "instructions": 1000,
+        "os": {"policy": "mcp", "profiles": [{"mpki": 1.0, "rbh": 0.5}]}}));
+    assert!(e.contains("1 profiles for 2 processes"), "{e}");
+}

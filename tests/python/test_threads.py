@@ -1,0 +1,76 @@
+"""Processes with several threads, CCPS and MCP through the Python API and the CLI
+(docs/threads.md)."""
+
+import json
+
+import pytest
+
+from memtint import MemtintError, api
+from memtint.comparison import alone_profiles, compare
+
+FAST = {"latency_cycles": 100000, "min_granularity_cycles": 12500}
+
+
+def test_processes_with_threads_report_switches_per_thread_and_process():
+    stats = api.run_sim(
+        "i7-860", [], instructions=60000, os_options={"sched": FAST},
+        processes=[{"name": "web", "threads": ["light", "light", "stream"]},
+                   {"name": "db", "threads": ["random", {"program": "light", "affinity": [0]}]},
+                   {"threads": ["copy", "light", "light"]}],
+    )
+    assert len(stats["cores"]) == 8
+    assert [p["name"] for p in stats["processes"]] == ["web", "db", "process2"]
+    assert [p["threads"] for p in stats["processes"]] == [3, 2, 3]
+    assert stats["scheduling"]["context_switches"] == sum(c["context_switches"] for c in stats["cores"])
+    assert stats["scheduling"]["context_switches"] > 0
+    assert stats["cores"][4]["first_core"] == stats["cores"][4]["last_core"] == 0
+    for c in stats["cores"]:
+        assert c["instructions"] == 60000
+        assert c["run_cycles"] > 0
+
+
+def test_programs_and_processes_together_are_an_error():
+    with pytest.raises(MemtintError, match="not both"):
+        api.build_sim_spec("i7-860", ["light"], instructions=10, processes=[{"threads": ["light"]}])
+    with pytest.raises(MemtintError, match="at least one process"):
+        api.build_sim_spec("i7-860", [], instructions=10, processes=[])
+
+
+def test_sim_cli_reads_processes_from_toml(memtint, tmp_path):
+    cfg = tmp_path / "run.toml"
+    cfg.write_text(
+        'machine = "ccps-4c-64b"\ninstructions = 30000\n[os]\npolicy = "ccps"\n'
+        '[[processes]]\nname = "sysbench"\nthreads = ["light", "light", "light", "light", "light", "light"]\n'
+        '[[processes]]\nthreads = ["stream"]\n'
+    )
+    out = tmp_path / "out.json"
+    code, stdout, stderr = memtint("sim", cfg, "--json", out)
+    assert code == 0, stderr
+    assert "switches" in stdout and "context switches" in stdout and "within a process" in stdout
+    stats = json.loads(out.read_text())
+    # CCPS Algorithm 1: five siblings on core 0, the sixth on core 1, the stream on core 2.
+    assert [c["first_core"] for c in stats["cores"]] == [0, 0, 0, 0, 0, 1, 2]
+    assert stats["scheduling"]["binding"] == "ccps" and stats["scheduling"]["load_balance"] is False
+    assert stats["cores"][6]["channels"] == [2]
+
+
+def test_sim_cli_bad_affinity_is_a_clear_error(memtint, clean_error, tmp_path):
+    cfg = tmp_path / "run.toml"
+    cfg.write_text('machine = "i7-860"\ninstructions = 1000\n[[processes]]\nthreads = ["light"]\naffinity = [9]\n')
+    clean_error(memtint("sim", cfg), "core 9")
+
+
+def test_compare_profiles_mcp_from_the_alone_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path))
+    result = compare("ccps-4c-64b", ["stream", "light", "light", "copy"], ["buddy", "mcp", "imps", "ccps"],
+                     instructions=40000)
+    by = {p["policy"]: p for p in result["policies"]}
+    assert set(by) == {"buddy", "mcp", "imps", "ccps"}
+    # MCP gives each application one preferred channel; CCPS one channel per core.
+    assert all(c["channels_used"] == 1 for c in by["ccps"]["cores"])
+    assert by["mcp"]["cores"][0]["channels_used"] == 1
+    assert by["buddy"]["cores"][0]["channels_used"] == 4
+
+
+def test_alone_profiles_are_mpki_and_hit_rate():
+    assert alone_profiles([{"llc_mpki": 12.5, "row_buffer_miss_rate": 0.25}]) == [{"mpki": 12.5, "rbh": 0.75}]
