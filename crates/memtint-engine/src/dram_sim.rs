@@ -6,7 +6,7 @@
 
 use crate::checker::TimingChecker;
 use crate::config::{MachineConfig, MachineSource, MemoryConfig};
-use crate::controller::Completion;
+use crate::controller::{Completion, Origin};
 use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
 use crate::stats::dram_report;
@@ -214,7 +214,7 @@ pub fn simulate(
             if !may_enter {
                 break;
             }
-            if !mem.try_enqueue(now, next_id, req.addr, req.is_write, next_source) {
+            if !mem.try_enqueue(now, next_id, req.addr, req.is_write, Origin::single(next_source)) {
                 blocked_since.get_or_insert(now);
                 break;
             }

@@ -2,7 +2,7 @@
 //! request's physical address once and routes it to its channel.
 
 use crate::config::MemoryConfig;
-use crate::controller::{ChannelController, Completion};
+use crate::controller::{ChannelController, Completion, Origin};
 use crate::dram::CommandRecord;
 use crate::error::Result;
 use crate::mapping::AddressMapping;
@@ -44,14 +44,14 @@ impl MemorySystem {
 
     /// Try to queue a request at `now`; false if its channel's queue is full.
     #[inline]
-    pub fn try_enqueue(&mut self, now: Cycle, id: u64, addr: u64, is_write: bool, source: u32) -> bool {
+    pub fn try_enqueue(&mut self, now: Cycle, id: u64, addr: u64, is_write: bool, origin: Origin) -> bool {
         let addr = addr & self.line_mask;
         let dram = self.mapping.decode(addr);
         let ch = &mut self.channels[dram.channel as usize];
         if !ch.can_accept(is_write) {
             return false;
         }
-        ch.enqueue(now, id, addr, &dram, is_write, source);
+        ch.enqueue(now, id, addr, &dram, is_write, origin);
         true
     }
 
@@ -87,5 +87,29 @@ impl MemorySystem {
         for c in &mut self.channels {
             c.finish(now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::MachineConfig;
+
+    #[test]
+    fn completions_carry_the_thread_and_its_process() {
+        let machine = MachineConfig::load("ddr4-2400").unwrap();
+        let mut mem = MemorySystem::new(&MemoryConfig::resolve(&machine).unwrap()).unwrap();
+        let origins = [Origin { source: 5, process: 2 }, Origin { source: 6, process: 2 }, Origin::single(9)];
+        for (i, &o) in origins.iter().enumerate() {
+            assert!(mem.try_enqueue(0, i as u64, (i as u64) << 20, i == 1, o));
+        }
+        let (mut done, mut now) = (Vec::new(), 0);
+        while done.len() < origins.len() {
+            mem.tick(now, &mut done, false);
+            now = mem.next_event().max(now + 1);
+        }
+        done.sort_by_key(|c| c.id);
+        let got: Vec<_> = done.iter().map(|c| Origin { source: c.source, process: c.process }).collect();
+        assert_eq!(got, origins);
     }
 }

@@ -226,7 +226,7 @@ fn checker_reports_tfaw_when_the_controller_ignores_it() {
             faw += checker.observe(&r).iter().filter(|v| v.constraint == "tFAW").count();
         }
         while let Some(r) = pending {
-            if in_flight >= 32 || !mem.try_enqueue(now, id, r.addr, r.is_write, 0) {
+            if in_flight >= 32 || !mem.try_enqueue(now, id, r.addr, r.is_write, memtint_engine::controller::Origin::default()) {
                 break;
             }
             id += 1;

@@ -10,7 +10,7 @@ use super::refresh::{self, RefreshManager};
 use super::row_policy::{self, RowPolicy};
 use super::scheduler::{self, Candidate, Scheduler};
 use super::candidates::{CandidateSet, Slot};
-use super::{BankQueue, BankState, ChannelTiming, Completion, Request, RowOutcome};
+use super::{BankQueue, BankState, ChannelTiming, Completion, Origin, Request, RowOutcome};
 use crate::config::ControllerConfig;
 use crate::dram::constraints::Constraints;
 use crate::dram::{Command, CommandRecord, DramAddress, Organisation, TimingParams};
@@ -185,7 +185,7 @@ impl ChannelController {
     }
 
     /// Queue a request arriving at `now`. The caller checks `can_accept` first.
-    pub fn enqueue(&mut self, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, source: u32) {
+    pub fn enqueue(&mut self, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
         debug_assert!(self.can_accept(is_write));
         self.integrate_queues(now);
         let org = &self.org;
@@ -196,7 +196,8 @@ impl ChannelController {
             seq: self.next_seq,
             addr,
             is_write,
-            source,
+            source: origin.source,
+            process: origin.process,
             rank: dram.rank,
             group,
             flat_bank,
@@ -501,7 +502,7 @@ impl ChannelController {
 
     #[inline]
     fn candidate(req: &Request, command: Command, is_hit: bool) -> Candidate {
-        Candidate { command, is_hit, flat_bank: req.flat_bank, arrival: req.arrival, seq: req.seq, source: req.source }
+        Candidate { command, is_hit, flat_bank: req.flat_bank, arrival: req.arrival, seq: req.seq, source: req.source, process: req.process }
     }
 
     #[inline]
@@ -636,6 +637,7 @@ impl ChannelController {
                 self.in_flight[req.is_write as usize].push_back(Completion {
                     id: req.id,
                     source: req.source,
+                    process: req.process,
                     is_write: req.is_write,
                     arrival: req.arrival,
                     done,

@@ -17,5 +17,5 @@ pub mod timing_state;
 pub use bank_queue::BankQueue;
 pub use bank_state::BankState;
 pub use channel_controller::ChannelController;
-pub use request::{Completion, Request, RowOutcome};
+pub use request::{Completion, Origin, Request, RowOutcome};
 pub use timing_state::ChannelTiming;

@@ -13,6 +13,22 @@ pub enum RowOutcome {
     Conflict,
 }
 
+/// Who issued a request: the scheduling entity (`source`: a hardware thread, a core, or a DRAM
+/// trace's stream) and the process whose address space it belongs to. Both travel with the request
+/// from the front end to its completion, for application-aware schedulers and per-process statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Origin {
+    pub source: u32,
+    pub process: u32,
+}
+
+impl Origin {
+    /// A source that is its own process (a single-threaded program, a DRAM trace stream).
+    pub fn single(source: u32) -> Self {
+        Origin { source, process: source }
+    }
+}
+
 /// A request queued at a channel controller, with its DRAM coordinates decoded once.
 #[derive(Clone, Debug)]
 pub struct Request {
@@ -23,6 +39,8 @@ pub struct Request {
     pub is_write: bool,
     /// Issuing agent (core, thread or trace); carried for application-aware schedulers.
     pub source: u32,
+    /// The issuing agent's process (address space).
+    pub process: u32,
     pub rank: u32,
     /// Bank group index within the channel (rank * bank_groups + group).
     pub group: u32,
@@ -42,6 +60,7 @@ pub struct Request {
 pub struct Completion {
     pub id: u64,
     pub source: u32,
+    pub process: u32,
     pub is_write: bool,
     pub arrival: Cycle,
     /// Cycle the last data beat left the bus.

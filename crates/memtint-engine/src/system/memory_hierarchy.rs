@@ -5,7 +5,7 @@
 //! system and hands DRAM completions back with `complete`.
 
 use crate::cache::{Access, CacheLevelConfig, MshrFile, MshrInsert, SetAssocCache, Waiter};
-use crate::controller::{Completion, RowOutcome};
+use crate::controller::{Completion, Origin, RowOutcome};
 use crate::cpu::{ClockRatio, CoreMemory, LoadOutcome};
 use crate::error::Result;
 use crate::os::OsModel;
@@ -68,7 +68,8 @@ pub struct Outgoing {
     pub id: u64,
     pub addr: u64,
     pub is_write: bool,
-    pub source: u32,
+    /// The thread and its process.
+    pub origin: Origin,
 }
 
 struct Llc {
@@ -182,7 +183,7 @@ impl MemoryHierarchy {
     pub fn entered_memory(&mut self, o: &Outgoing, now: Cycle) {
         if !o.is_write {
             let bank = self.os.colour_bits().bank_id(o.addr);
-            self.blp[o.source as usize].enter(bank, now);
+            self.blp[o.origin.source as usize].enter(bank, now);
         }
     }
 
@@ -204,7 +205,8 @@ impl MemoryHierarchy {
         let id = self.next_id;
         self.next_id += 1;
         let at = self.clock.core_to_dram_ceil(core_now + extra.max(1));
-        self.outbox.push_back(Outgoing { at, id, addr, is_write, source });
+        let origin = Origin { source, process: self.thread_process[source as usize] };
+        self.outbox.push_back(Outgoing { at, id, addr, is_write, origin });
         id
     }
 

@@ -242,7 +242,7 @@ pub fn simulate_threads(
                 if o.at > d {
                     break;
                 }
-                if !mem.try_enqueue(d, o.id, o.addr, o.is_write, o.source) {
+                if !mem.try_enqueue(d, o.id, o.addr, o.is_write, o.origin) {
                     outbox_blocked = true;
                     break;
                 }

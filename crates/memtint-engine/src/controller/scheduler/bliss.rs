@@ -127,6 +127,7 @@ mod tests {
             addr: 0,
             is_write: false,
             source,
+            process: source,
             rank: 0,
             group: 0,
             flat_bank: 0,

@@ -116,7 +116,7 @@ mod tests {
     use crate::dram::Command;
 
     fn cand(source: u32, seq: u64, arrival: Cycle, is_hit: bool) -> Candidate {
-        Candidate { command: Command::Rd, is_hit, flat_bank: 0, arrival, seq, source }
+        Candidate { command: Command::Rd, is_hit, flat_bank: 0, arrival, seq, source, process: source }
     }
 
     /// A CCPS scheduler at `now` in which source 1 is low-memory-request and source 0 is not.
@@ -139,6 +139,7 @@ mod tests {
             addr: 0,
             is_write: false,
             source: 0,
+            process: 0,
             rank: 0,
             group: 0,
             flat_bank: 0,

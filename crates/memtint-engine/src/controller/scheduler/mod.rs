@@ -59,6 +59,8 @@ pub struct Candidate {
     /// Arrival order at the controller (unique): smaller is older.
     pub seq: u64,
     pub source: u32,
+    /// The source's process.
+    pub process: u32,
 }
 
 /// Age part of a key: `seq` fits in 62 bits for any feasible run.

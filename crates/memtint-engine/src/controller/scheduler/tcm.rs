@@ -270,6 +270,7 @@ mod tests {
             addr: 0,
             is_write: false,
             source,
+            process: source,
             rank: 0,
             group: 0,
             flat_bank: bank,

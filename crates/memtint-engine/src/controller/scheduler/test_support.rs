@@ -4,7 +4,7 @@
 
 use crate::checker::TimingChecker;
 use crate::config::{ControllerConfig, MachineConfig, MemoryConfig};
-use crate::controller::ChannelController;
+use crate::controller::{ChannelController, Origin};
 use crate::dram::DramAddress;
 use crate::Cycle;
 
@@ -52,7 +52,7 @@ pub fn served_order(cfg: &ControllerConfig, reqs: &[Req]) -> Vec<u64> {
         while let Some(r) = pending.next_if(|r| r.at <= now) {
             let addr = DramAddress { channel: 0, rank: 0, bank_group: 0, bank: r.bank, row: r.row, column: r.column };
             assert!(ch.can_accept(r.is_write), "test queue overflows");
-            ch.enqueue(now, r.id, 0, &addr, r.is_write, r.source);
+            ch.enqueue(now, r.id, 0, &addr, r.is_write, Origin::single(r.source));
         }
         ch.tick(now, &mut done);
         now += 1;
