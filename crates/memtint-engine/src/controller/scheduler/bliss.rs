@@ -112,7 +112,7 @@ impl Scheduler for Bliss {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{served_order, Req};
+    use super::super::test_support::{self, served_order, Req};
     use super::*;
     use crate::config::ControllerConfig;
 
@@ -121,22 +121,7 @@ mod tests {
     }
 
     fn req(source: u32, seq: u64) -> Request {
-        Request {
-            id: seq,
-            seq,
-            addr: 0,
-            is_write: false,
-            source,
-            process: source,
-            rank: 0,
-            group: 0,
-            flat_bank: 0,
-            row: 0,
-            column: 0,
-            arrival: 0,
-            ready_at: 1,
-            outcome: None,
-        }
+        Request { id: seq, seq, ..test_support::request(source, 0, 0) }
     }
 
     #[test]

@@ -110,7 +110,7 @@ impl Scheduler for Ccps {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{served_order, Req};
+    use super::super::test_support::{self, served_order, Req};
     use super::super::{Candidate, Scheduler};
     use super::*;
     use crate::dram::Command;
@@ -133,22 +133,7 @@ mod tests {
     }
 
     fn test_request() -> Request {
-        Request {
-            id: 0,
-            seq: 0,
-            addr: 0,
-            is_write: false,
-            source: 0,
-            process: 0,
-            rank: 0,
-            group: 0,
-            flat_bank: 0,
-            row: 0,
-            column: 0,
-            arrival: 0,
-            ready_at: 1,
-            outcome: None,
-        }
+        test_support::request(0, 0, 0)
     }
 
     #[test]

@@ -256,7 +256,7 @@ impl Scheduler for Tcm {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{served_order, Req};
+    use super::super::test_support::{self, served_order, Req};
     use super::*;
 
     fn cfg() -> ControllerConfig {
@@ -264,22 +264,7 @@ mod tests {
     }
 
     fn req(source: u32, bank: u32, row: u32) -> Request {
-        Request {
-            id: 0,
-            seq: 0,
-            addr: 0,
-            is_write: false,
-            source,
-            process: source,
-            rank: 0,
-            group: 0,
-            flat_bank: bank,
-            row,
-            column: 0,
-            arrival: 0,
-            ready_at: 1,
-            outcome: None,
-        }
+        test_support::request(source, bank, row)
     }
 
     /// Sources 0 and 1 heavy (40 requests each), 2 and 3 light (2 each) in the first quantum.

@@ -4,7 +4,7 @@
 
 use crate::checker::TimingChecker;
 use crate::config::{ControllerConfig, MachineConfig, MemoryConfig};
-use crate::controller::{ChannelController, Origin};
+use crate::controller::{ChannelController, Origin, Request};
 use crate::dram::DramAddress;
 use crate::Cycle;
 
@@ -27,6 +27,27 @@ impl Req {
 
     pub fn at(self, at: Cycle) -> Req {
         Req { at, ..self }
+    }
+}
+
+/// A queued read of `source` (its own process) to `flat_bank`, `row`, for calling a scheduler's
+/// hooks directly.
+pub fn request(source: u32, flat_bank: u32, row: u32) -> Request {
+    Request {
+        id: 0,
+        seq: 0,
+        addr: 0,
+        is_write: false,
+        source,
+        process: source,
+        rank: 0,
+        group: 0,
+        flat_bank,
+        row,
+        column: 0,
+        arrival: 0,
+        ready_at: 1,
+        outcome: None,
     }
 }
 
