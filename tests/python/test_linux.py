@@ -244,20 +244,29 @@ def _program_pid(runner: subprocess.Popen, timeout: float = 60) -> int:
     raise AssertionError("memtint run started no program")
 
 
-def _wait_blocked_writing(pid: int, timeout: float = 60) -> None:
-    """Wait until the program sits in write(2) on a full stdout pipe (sort: after reading all its
+def _wait_blocked_writing(pid: int, timeout: float = 120) -> None:
+    """Wait until the program sits in write(2) on its full stdout pipe (sort: after reading all its
     input; gzip: mid-stream): its data is then resident and it allocates nothing until the test
-    reads its output."""
+    reads its output. Any of its threads may be the writer (GNU sort merges on worker threads)."""
     deadline = time.monotonic() + timeout
+    seen: set[str] = set()
     while time.monotonic() < deadline:
         try:
-            with open(f"/proc/{pid}/syscall") as f:
-                if f.read().split()[0] == "1":  # write on x86-64
-                    return
-        except (OSError, IndexError):
-            pass
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            raise AssertionError(f"program {pid} exited before blocking on its output") from None
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/syscall") as f:
+                    fields = f.read().split()
+            except OSError:
+                continue
+            if fields[:2] == ["1", "0x1"]:  # write(1, ...) on x86-64
+                return
+            if fields:
+                seen.add(fields[0])
         time.sleep(0.05)
-    raise AssertionError(f"program {pid} never blocked writing its output")
+    raise AssertionError(f"program {pid} never blocked writing its output (its threads were in: {sorted(seen)})")
 
 
 def _coloured_run_and_inspect(tmp_path, argv: list[str], data: bytes, colours: str = "0-15", env=None):
