@@ -282,7 +282,8 @@ def _lines(value: Any) -> str:
 def compare_tables(result: dict[str, Any]) -> list[Table]:
     """The policy summary and the per-program slowdowns of a comparison."""
     summary = Table(
-        title=f"{result['machine']} · mix {', '.join(result['mix'])} · {count(result['instructions'])} instructions per core",
+        title=f"{result['machine']} · mix {', '.join(map(_program_name, result['mix']))} · "
+              f"{count(result['instructions'])} instructions per core",
         box=box.SIMPLE_HEAVY,
     )
     for name in ("policy", "weighted speedup", "harmonic speedup", "max slowdown", "RB miss rate"):
@@ -302,12 +303,17 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
     for p in result["policies"]:
         detail.add_column(p["policy"], justify="right", no_wrap=True)
     for i, program in enumerate(result["mix"]):
-        cells = [f"{i}: {program}", number(result["policies"][0]["cores"][i]["ipc_alone"], 3)]
+        cells = [f"{i}: {_program_name(program)}", number(result["policies"][0]["cores"][i]["ipc_alone"], 3)]
         for p in result["policies"]:
             c = p["cores"][i]
             cells.append(f"{c['slowdown']:.3f} ({100 * c['row_buffer_miss_rate']:.0f}%)")
         detail.add_row(*cells)
     return [summary, detail]
+
+
+def _program_name(program: str) -> str:
+    """A mix member for display: a profile as given, a trace file by its name (the JSON keeps the path)."""
+    return os.path.basename(program) if os.sep in program else program
 
 
 def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
