@@ -120,6 +120,12 @@ impl CandidateSet {
 
     /// Replace bank `bank`'s slots (and mark them valid).
     pub fn set_bank(&mut self, bank: usize, new: [Option<Slot>; 2]) {
+        // Common and cheap: a bank with nothing queued in this direction stays empty (every
+        // issue invalidates both directions of its bank).
+        if new[0].is_none() && new[1].is_none() && self.slots[2 * bank].is_none() && self.slots[2 * bank + 1].is_none() {
+            self.valid[bank] = true;
+            return;
+        }
         // Indexed rather than `into_iter()`: the array iterator copied every slot several times.
         self.set_slot(bank, 2 * bank, new[0]);
         self.set_slot(bank, 2 * bank + 1, new[1]);
