@@ -120,26 +120,39 @@ impl CandidateSet {
 
     /// Replace bank `bank`'s slots (and mark them valid).
     pub fn set_bank(&mut self, bank: usize, new: [Option<Slot>; 2]) {
-        for (k, new) in new.into_iter().enumerate() {
-            let slot = 2 * bank + k;
-            let old = self.slots[slot];
-            let (old_class, new_class) = (old.map(|s| self.class_of(bank, s.cmd)), new.map(|s| self.class_of(bank, s.cmd)));
-            self.slots[slot] = new;
-            self.t_bank[slot] = new.map_or(NEVER, |s| s.t_bank);
-            self.key[slot] = new.map_or(u64::MAX, |s| s.key);
-            if let Some(c) = old_class {
-                self.members[c] &= !self.bit(slot);
-                // Only a leaving member that was the earliest can raise the class's earliest.
-                if old.unwrap().t_bank == self.earliest[c] {
-                    self.recompute_earliest(c);
-                }
-            }
-            if let Some(c) = new_class {
-                self.members[c] |= self.bit(slot);
-                self.earliest[c] = self.earliest[c].min(self.t_bank[slot]);
+        // Common and cheap: a bank with nothing queued in this direction stays empty (every
+        // issue invalidates both directions of its bank).
+        if new[0].is_none() && new[1].is_none() && self.slots[2 * bank].is_none() && self.slots[2 * bank + 1].is_none() {
+            self.valid[bank] = true;
+            return;
+        }
+        // Indexed rather than `into_iter()`: the array iterator copied every slot several times.
+        self.set_slot(bank, 2 * bank, new[0]);
+        self.set_slot(bank, 2 * bank + 1, new[1]);
+        self.valid[bank] = true;
+    }
+
+    #[inline]
+    fn set_slot(&mut self, bank: usize, slot: usize, new: Option<Slot>) {
+        let bit = self.bit(slot);
+        let old = self.slots[slot].map(|s| (self.class_of(bank, s.cmd), s.t_bank));
+        let (t_new, key_new) = new.map_or((NEVER, u64::MAX), |s| (s.t_bank, s.key));
+        let new_class = new.map(|s| self.class_of(bank, s.cmd));
+        self.slots[slot] = new;
+        self.t_bank[slot] = t_new;
+        self.key[slot] = key_new;
+        if let Some((c, t_old)) = old {
+            self.members[c] &= !bit;
+            // Only a leaving member that was the earliest can raise the class's earliest, and
+            // not when an earlier or equal one takes its place in the same class.
+            if t_old == self.earliest[c] && !(new_class == Some(c) && t_new <= t_old) {
+                self.recompute_earliest(c);
             }
         }
-        self.valid[bank] = true;
+        if let Some(c) = new_class {
+            self.members[c] |= bit;
+            self.earliest[c] = self.earliest[c].min(t_new);
+        }
     }
 
     fn recompute_earliest(&mut self, c: usize) {

@@ -57,8 +57,9 @@ pub struct ChannelController {
     log: Option<Vec<CommandRecord>>,
     /// Per direction: the banks' candidates, valid until a bank's queue or state changes.
     cands: [CandidateSet; 2],
-    /// (direction, bank) pairs whose cached candidates must be rebuilt.
-    stale: Vec<(u8, u32)>,
+    /// Per direction: banks whose cached candidates must be rebuilt. Only the active
+    /// direction's are rebuilt before a scan; the other's wait for the switch of queues.
+    stale: [Vec<u32>; 2],
     /// No queued request can issue before this cycle (a lower bound; scans are skipped until).
     sched_next: Cycle,
     /// No idle row can be closed before this cycle (row policies that close idle rows).
@@ -118,7 +119,7 @@ impl ChannelController {
                 CandidateSet::new(org.ranks, org.bank_groups, org.banks_per_group),
                 CandidateSet::new(org.ranks, org.bank_groups, org.banks_per_group),
             ],
-            stale: Vec::with_capacity(4 * banks),
+            stale: [Vec::with_capacity(2 * banks), Vec::with_capacity(2 * banks)],
             sched_next: 0,
             idle_next: 0,
             priority_change_at: NEVER,
@@ -508,7 +509,7 @@ impl ChannelController {
     #[inline]
     fn invalidate(&mut self, d: usize, b: usize) {
         if self.cands[d].invalidate(b) {
-            self.stale.push((d as u8, b as u32));
+            self.stale[d].push(b as u32);
         }
     }
 
@@ -520,9 +521,9 @@ impl ChannelController {
         }
     }
 
-    fn rebuild_stale(&mut self) {
-        while let Some((d, b)) = self.stale.pop() {
-            self.refresh_cache(d as usize, b as usize);
+    fn rebuild_stale(&mut self, d: usize) {
+        while let Some(b) = self.stale[d].pop() {
+            self.refresh_cache(d, b as usize);
         }
     }
 
@@ -542,7 +543,7 @@ impl ChannelController {
         if self.ranked {
             self.refresh_priorities(now);
         }
-        self.rebuild_stale();
+        self.rebuild_stale(d);
         let blocked = self.refreshes_pending > 0;
         let scan = self.cands[d].scan(now, &self.timing, &self.refresh_pending, blocked);
         let Some(best) = scan.best else {
@@ -556,7 +557,7 @@ impl ChannelController {
         if self.ranked {
             // Serving a request can change keys (a batch ends, a source is blacklisted).
             self.refresh_priorities(now);
-            self.rebuild_stale();
+            self.rebuild_stale(d);
         }
         if self.write_mode_should_switch() {
             return (true, now + 1);

@@ -133,11 +133,13 @@ impl ChannelTiming {
         t
     }
 
-    /// Recompute the `shared` entries of `kinds` for the bank groups of ranks `ranks`.
-    fn update_shared(&mut self, ranks: std::ops::Range<usize>, kinds: &[usize]) {
+    /// Recompute the `shared` entries of `kinds` for the bank groups of ranks `ranks`. `kinds`
+    /// is a constant array so each call site unrolls to its own few loads and stores.
+    #[inline(always)]
+    fn update_shared<const N: usize>(&mut self, ranks: std::ops::Range<usize>, kinds: [usize; N]) {
         for r in ranks {
             for g in r * self.groups_per_rank..(r + 1) * self.groups_per_rank {
-                for &k in kinds {
+                for k in kinds {
                     self.shared[SHARED_KINDS * g + k] = self.shared_without_bus(SHARED_CMDS[k], r, g);
                 }
             }
@@ -203,11 +205,11 @@ impl ChannelTiming {
         }
         // The group-level tables the command raised (PRE raises bank and REF times only).
         match cmd {
-            Command::Act | Command::Prea => self.update_shared(r..r + 1, &[KIND_ACT]),
-            Command::Ref => self.update_shared(r..r + 1, &[KIND_ACT, KIND_PRE]),
+            Command::Act | Command::Prea => self.update_shared(r..r + 1, [KIND_ACT]),
+            Command::Ref => self.update_shared(r..r + 1, [KIND_ACT, KIND_PRE]),
             Command::Pre => {}
             // Column commands also constrain the other ranks' column commands.
-            _ => self.update_shared(0..self.ranks, &[KIND_RD, KIND_WR]),
+            _ => self.update_shared(0..self.ranks, [KIND_RD, KIND_WR]),
         }
         debug_assert!((0..self.shared.len()).all(|i| {
             let g = i / SHARED_KINDS;

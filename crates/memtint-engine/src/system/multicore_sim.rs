@@ -72,6 +72,30 @@ pub struct ThreadDef {
 
 /// Map each thread's footprint, page by page in ascending virtual order, one thread after the
 /// other (`os.populate`): the state a measured window of a long-running program starts in.
+/// What the driver's loop reads from the scheduler on every iteration, taken after each change.
+#[derive(Default)]
+struct SchedView {
+    /// The threads on cores (running or draining), in core order.
+    on_core: Vec<u32>,
+    /// The earliest per-core scheduler event (slice end, switch done).
+    next_core_event: Cycle,
+    next_balance: Cycle,
+}
+
+impl SchedView {
+    fn update(&mut self, sched: &Cfs, ncores: u32) {
+        self.on_core.clear();
+        self.on_core.extend((0..ncores).filter_map(|c| sched.on_core(c)));
+        self.next_core_event = (0..ncores).map(|c| sched.next_event(c)).min().unwrap_or(NEVER);
+        self.next_balance = sched.next_balance();
+    }
+
+    /// The scheduler's next event as seen at core cycle `now` (a past slice end is due now).
+    fn next_event(&self, now: Cycle) -> Cycle {
+        self.next_balance.min(self.next_core_event.max(now))
+    }
+}
+
 fn populate(os: &mut OsModel, threads: &[ThreadDef], bound: &[u32], page_bytes: u64) -> Result<()> {
     for (t, th) in threads.iter().enumerate() {
         if let Some((start, end)) = th.trace.footprint() {
@@ -208,16 +232,17 @@ pub fn simulate_threads(
     // Only the memory-system step below changes the memory system (cores only fill the
     // outbox), so its next event is computed there once, not on every iteration.
     let mut mem_next = mem.next_event();
+    // Likewise only the core step changes the scheduler: which threads are on cores and its
+    // next event are kept from there (the cores' own next events change in both steps).
+    let mut sched_view = SchedView::default();
+    sched_view.update(&sched, ncores);
     loop {
         if running == 0 {
             break;
         }
-        let mut core_next = sched.next_balance();
-        for c in 0..ncores {
-            if let Some(t) = sched.on_core(c) {
-                core_next = core_next.min(cores[t as usize].next_event());
-            }
-            core_next = core_next.min(sched.next_event(c).max(now_core));
+        let mut core_next = sched_view.next_event(now_core);
+        for &t in &sched_view.on_core {
+            core_next = core_next.min(cores[t as usize].next_event());
         }
         let outbox_next = if outbox_blocked { NEVER } else { hier.outbox_ready() };
         let dram_next = mem_next.min(outbox_next);
@@ -294,6 +319,7 @@ pub fn simulate_threads(
             if sched.next_balance() <= now_core {
                 sched.balance(now_core);
             }
+            sched_view.update(&sched, ncores);
         } else {
             return Err(Error::config(
                 "engine",
