@@ -417,6 +417,21 @@ mod tests {
         nices.iter().enumerate().map(|(i, &n)| SchedThread { process: i as u32, nice: n, affinity: vec![0] }).collect()
     }
 
+    /// Core 0's scheduler event at `now`, with a window that drains at once.
+    fn step_core_zero(s: &mut Cfs, now: Cycle) {
+        match s.state(0) {
+            CpuState::Running { .. } => {
+                if s.slice_end(0, now).is_some() {
+                    s.drained(0, now);
+                }
+            }
+            CpuState::Switching { .. } => {
+                s.switch_done(0, now);
+            }
+            _ => {}
+        }
+    }
+
     /// Drive one core by the scheduler alone (threads drain at once): run time per thread.
     fn run_one_core(nices: &[i32], until: Cycle, cfg: &SchedConfig) -> (Vec<Cycle>, u64) {
         let n = nices.len();
@@ -430,17 +445,7 @@ mod tests {
                 ran[t as usize] += next - now;
             }
             now = next;
-            match s.state(0) {
-                CpuState::Running { .. } => {
-                    if s.slice_end(0, now).is_some() {
-                        s.drained(0, now);
-                    }
-                }
-                CpuState::Switching { .. } => {
-                    s.switch_done(0, now);
-                }
-                _ => {}
-            }
+            step_core_zero(&mut s, now);
         }
         (ran, s.switches)
     }
@@ -510,17 +515,7 @@ mod tests {
             let mut now = 0;
             while now < 50_000_000 {
                 now = s.next_event(0);
-                match s.state(0) {
-                    CpuState::Running { .. } => {
-                        if s.slice_end(0, now).is_some() {
-                            s.drained(0, now);
-                        }
-                    }
-                    CpuState::Switching { .. } => {
-                        s.switch_done(0, now);
-                    }
-                    _ => {}
-                }
+                step_core_zero(&mut s, now);
             }
             s.same_process_switches as f64 / s.switches as f64
         };

@@ -10,7 +10,7 @@
 //! bit per source, no ranking among light sources. Until its first epoch ends a source is not
 //! low-memory-request.
 
-use super::imps::{classify, LightFlag};
+use super::imps::{classify, HasLightClass, LightClass};
 use super::intensity::IntensityMeter;
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
@@ -22,18 +22,13 @@ use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Source {
-    light: bool,
-    light_epochs: u64,
+    class: LightClass,
     served_aged: u64,
 }
 
-impl LightFlag for Source {
-    fn light(&self) -> bool {
-        self.light
-    }
-    fn set_light(&mut self, on: bool) {
-        self.light = on;
-        self.light_epochs += on as u64;
+impl HasLightClass for Source {
+    fn class(&mut self) -> &mut LightClass {
+        &mut self.class
     }
 }
 
@@ -67,7 +62,7 @@ impl Scheduler for Ccps {
             // Aged: ahead of everything else, oldest first among the aged.
             return KeyBuilder::new().prefer(true).prefer(true).prefer(true).oldest(c.seq);
         }
-        KeyBuilder::new().prefer(false).prefer(self.sources.get(c.source).is_some_and(|s| s.light)).prefer(c.is_hit).oldest(c.seq)
+        KeyBuilder::new().prefer(false).prefer(self.sources.get(c.source).is_some_and(|s| s.class.light)).prefer(c.is_hit).oldest(c.seq)
     }
 
     fn ranks_requests(&self) -> bool {
@@ -102,7 +97,7 @@ impl Scheduler for Ccps {
         self.sources
             .iter()
             .map(|(i, s)| {
-                (i, BTreeMap::from([("light_epochs", s.light_epochs), ("epochs", epochs), ("served_aged", s.served_aged)]))
+                (i, BTreeMap::from([("light_epochs", s.class.light_epochs), ("epochs", epochs), ("served_aged", s.served_aged)]))
             })
             .collect()
     }

@@ -20,16 +20,38 @@ use crate::controller::{BankQueue, Request};
 use crate::Cycle;
 use std::collections::BTreeMap;
 
+/// A source's intensity class: light or not, and in how many epochs it was light.
 #[derive(Clone, Copy, Debug, Default)]
-struct Source {
-    light: bool,
-    light_epochs: u64,
+pub(super) struct LightClass {
+    pub light: bool,
+    pub light_epochs: u64,
+}
+
+impl LightClass {
+    /// The class after an epoch; true if it changed.
+    fn set(&mut self, light: bool) -> bool {
+        let changed = self.light != light;
+        self.light = light;
+        self.light_epochs += light as u64;
+        changed
+    }
+}
+
+/// Per-source state that holds a `LightClass` (IMPS's is nothing else).
+pub(super) trait HasLightClass: Default + Clone {
+    fn class(&mut self) -> &mut LightClass;
+}
+
+impl HasLightClass for LightClass {
+    fn class(&mut self) -> &mut LightClass {
+        self
+    }
 }
 
 pub struct Imps {
     meter: IntensityMeter,
     threshold: f64,
-    sources: PerSource<Source>,
+    sources: PerSource<LightClass>,
 }
 
 impl Imps {
@@ -39,30 +61,13 @@ impl Imps {
 }
 
 /// Re-classify every measured source after an epoch; true if any class changed.
-pub(super) fn classify(meter: &IntensityMeter, threshold: f64, light: &mut PerSource<impl LightFlag>) -> bool {
+pub(super) fn classify(meter: &IntensityMeter, threshold: f64, sources: &mut PerSource<impl HasLightClass>) -> bool {
     let mut changed = false;
     for s in 0..meter.sources() as u32 {
         let is_light = meter.rate(s).is_some_and(|r| r < threshold);
-        let e = light.get_mut(s);
-        changed |= e.light() != is_light;
-        e.set_light(is_light);
+        changed |= sources.get_mut(s).class().set(is_light);
     }
     changed
-}
-
-pub(super) trait LightFlag: Default + Clone {
-    fn light(&self) -> bool;
-    fn set_light(&mut self, on: bool);
-}
-
-impl LightFlag for Source {
-    fn light(&self) -> bool {
-        self.light
-    }
-    fn set_light(&mut self, on: bool) {
-        self.light = on;
-        self.light_epochs += on as u64;
-    }
 }
 
 impl Scheduler for Imps {
