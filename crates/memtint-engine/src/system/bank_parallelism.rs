@@ -7,7 +7,6 @@
 //! are exact, not sampled.
 
 use crate::Cycle;
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// The running integrals; copied into a core's statistics when it reaches its target.
@@ -33,46 +32,52 @@ impl BankParallelismCounters {
 /// Reads in memory per bank for one source, and the integrals so far.
 #[derive(Clone, Debug, Default)]
 pub struct BankParallelism {
-    reads_in_bank: FxHashMap<u32, u32>,
+    /// Indexed by global bank id (grown on first use).
+    reads_in_bank: Vec<u32>,
+    /// Banks with at least one read.
+    busy_banks: u64,
     last: Cycle,
     counters: BankParallelismCounters,
 }
 
 impl BankParallelism {
     fn advance(&mut self, now: Cycle) {
-        let now = now.max(self.last);
-        let banks = self.reads_in_bank.len() as u64;
-        if banks > 0 {
-            let dt = now - self.last;
-            self.counters.busy_cycles += dt;
-            self.counters.bank_cycles += banks * dt;
-        }
-        self.last = now;
+        self.counters = self.counters_at(now);
+        self.last = now.max(self.last);
     }
 
     /// A read of this source entered `bank`'s controller queue at DRAM cycle `now`.
     pub fn enter(&mut self, bank: u32, now: Cycle) {
         self.advance(now);
-        *self.reads_in_bank.entry(bank).or_insert(0) += 1;
+        let b = bank as usize;
+        if b >= self.reads_in_bank.len() {
+            self.reads_in_bank.resize(b + 1, 0);
+        }
+        self.busy_banks += (self.reads_in_bank[b] == 0) as u64;
+        self.reads_in_bank[b] += 1;
     }
 
     /// A read of this source to `bank` finished at DRAM cycle `now`.
     pub fn leave(&mut self, bank: u32, now: Cycle) {
         self.advance(now);
-        match self.reads_in_bank.get_mut(&bank) {
-            Some(n) if *n > 1 => *n -= 1,
-            Some(_) => {
-                self.reads_in_bank.remove(&bank);
+        match self.reads_in_bank.get_mut(bank as usize) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                self.busy_banks -= (*n == 0) as u64;
             }
-            None => debug_assert!(false, "read left bank {bank} it never entered"),
+            _ => debug_assert!(false, "read left bank {bank} it never entered"),
         }
     }
 
     /// The integrals up to DRAM cycle `now`.
     pub fn counters_at(&self, now: Cycle) -> BankParallelismCounters {
-        let mut copy = self.clone();
-        copy.advance(now);
-        copy.counters
+        let mut c = self.counters;
+        let now = now.max(self.last);
+        if self.busy_banks > 0 {
+            c.busy_cycles += now - self.last;
+            c.bank_cycles += self.busy_banks * (now - self.last);
+        }
+        c
     }
 }
 
