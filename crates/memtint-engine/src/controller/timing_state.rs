@@ -50,6 +50,18 @@ const KIND_PRE: usize = 1;
 const KIND_RD: usize = 2;
 const KIND_WR: usize = 3;
 
+/// Index of command kind `kind` (a `Command as usize`) in the `shared` table, if it has one.
+#[inline(always)]
+const fn shared_index(kind: usize) -> Option<usize> {
+    match kind {
+        ACT => Some(KIND_ACT),
+        PRE => Some(KIND_PRE),
+        RD => Some(KIND_RD),
+        WR => Some(KIND_WR),
+        _ => None,
+    }
+}
+
 /// Index of `cmd` in the `shared` table, for ACT, PRE, RD and WR.
 #[inline]
 pub fn shared_kind(cmd: Command) -> usize {
@@ -133,52 +145,68 @@ impl ChannelTiming {
         t
     }
 
-    /// Recompute the `shared` entries of `kinds` for the bank groups of ranks `ranks`. `kinds`
-    /// is a constant array so each call site unrolls to its own few loads and stores.
+    /// Raise group `g`'s `kind` entry (and its `shared` entry: every part of a shared ready
+    /// time only ever rises, so raising the maximum keeps it exact without recomputing it).
     #[inline(always)]
-    fn update_shared<const N: usize>(&mut self, ranks: std::ops::Range<usize>, kinds: [usize; N]) {
-        for r in ranks {
-            for g in r * self.groups_per_rank..(r + 1) * self.groups_per_rank {
-                for k in kinds {
-                    self.shared[SHARED_KINDS * g + k] = self.shared_without_bus(SHARED_CMDS[k], r, g);
-                }
-            }
+    fn raise_group(&mut self, g: usize, kind: usize, t: Cycle) {
+        raise(&mut self.group[g][kind], t);
+        if let Some(k) = shared_index(kind) {
+            raise(&mut self.shared[SHARED_KINDS * g + k], t);
+        }
+    }
+
+    /// Raise rank `r`'s `kind` entry and the `shared` entries of its bank groups.
+    #[inline(always)]
+    fn raise_rank(&mut self, r: usize, kind: usize, t: Cycle) {
+        raise(&mut self.rank[r][kind], t);
+        if let Some(k) = shared_index(kind) {
+            self.raise_rank_shared(r, k, t);
+        }
+    }
+
+    #[inline(always)]
+    fn raise_rank_shared(&mut self, r: usize, k: usize, t: Cycle) {
+        let groups = r * self.groups_per_rank..(r + 1) * self.groups_per_rank;
+        for e in self.shared[SHARED_KINDS * groups.start..SHARED_KINDS * groups.end].iter_mut().skip(k).step_by(SHARED_KINDS) {
+            raise(e, t);
         }
     }
 
     /// Record `cmd` issued at `now`. `act_cycle` is the bank's latest ACT (for auto-precharge).
     pub fn issue(&mut self, cmd: Command, now: Cycle, rank: u32, group: u32, flat_bank: u32, act_cycle: Cycle) {
-        let c = &self.c;
         let r = rank as usize;
         let (b, g) = (flat_bank as usize, group as usize);
         self.cmd_bus = now + 1;
         match cmd {
             Command::Act => {
                 let bank = &mut self.bank[b];
-                raise(&mut bank[ACT], now + c.act_to_act);
+                raise(&mut bank[ACT], now + self.c.act_to_act);
                 for col in [RD, RDA, WR, WRA] {
-                    raise(&mut bank[col], now + c.act_to_col);
+                    raise(&mut bank[col], now + self.c.act_to_col);
                 }
-                raise(&mut bank[PRE], now + c.act_to_pre);
-                raise(&mut self.rank[r][PREA], now + c.act_to_pre);
-                raise(&mut self.group[g][ACT], now + c.act_to_act_l);
-                raise(&mut self.rank[r][ACT], now + c.act_to_act_s);
+                raise(&mut bank[PRE], now + self.c.act_to_pre);
+                raise(&mut self.rank[r][PREA], now + self.c.act_to_pre);
+                self.raise_group(g, ACT, now + self.c.act_to_act_l);
+                self.raise_rank(r, ACT, now + self.c.act_to_act_s);
                 let pos = self.faw_pos[r];
-                self.faw[r][pos] = now + c.faw;
-                self.faw_pos[r] = (pos + 1) % 4;
+                self.faw[r][pos] = now + self.c.faw;
+                let pos = (pos + 1) % 4;
+                self.faw_pos[r] = pos;
+                // The window's new oldest ACT (ACTs issue in time order, so this only rises).
+                self.raise_rank_shared(r, KIND_ACT, self.faw[r][pos]);
             }
             Command::Pre => {
-                raise(&mut self.bank[b][ACT], now + c.pre_to_act);
-                raise(&mut self.rank[r][REF], now + c.pre_to_act);
+                raise(&mut self.bank[b][ACT], now + self.c.pre_to_act);
+                raise(&mut self.rank[r][REF], now + self.c.pre_to_act);
             }
             Command::Prea => {
-                raise(&mut self.rank[r][ACT], now + c.pre_to_act);
-                raise(&mut self.rank[r][REF], now + c.pre_to_act);
+                self.raise_rank(r, ACT, now + self.c.pre_to_act);
+                raise(&mut self.rank[r][REF], now + self.c.pre_to_act);
             }
             Command::Rd | Command::Rda => {
-                raise(&mut self.bank[b][PRE], now + c.rd_to_pre);
-                raise(&mut self.rank[r][PREA], now + c.rd_to_pre);
-                self.column(now, r, g, [c.rd_to_rd_l, c.rd_to_rd_s, c.rd_to_wr, c.rd_to_rd_rank, c.rd_to_wr_rank], true);
+                raise(&mut self.bank[b][PRE], now + self.c.rd_to_pre);
+                raise(&mut self.rank[r][PREA], now + self.c.rd_to_pre);
+                self.column(now, r, g, [self.c.rd_to_rd_l, self.c.rd_to_rd_s, self.c.rd_to_wr, self.c.rd_to_rd_rank, self.c.rd_to_wr_rank], true);
                 if cmd == Command::Rda {
                     let ap = self.c.auto_precharge_ready(act_cycle, now, false);
                     raise(&mut self.bank[b][ACT], ap);
@@ -186,11 +214,11 @@ impl ChannelTiming {
                 }
             }
             Command::Wr | Command::Wra => {
-                raise(&mut self.bank[b][PRE], now + c.wr_to_pre);
-                raise(&mut self.rank[r][PREA], now + c.wr_to_pre);
-                self.column(now, r, g, [c.wr_to_wr_l, c.wr_to_wr_s, c.wr_to_rd_s, c.wr_to_wr_rank, c.wr_to_rd_rank], false);
-                raise(&mut self.group[g][RD], now + self.c.wr_to_rd_l);
-                raise(&mut self.group[g][RDA], now + self.c.wr_to_rd_l);
+                raise(&mut self.bank[b][PRE], now + self.c.wr_to_pre);
+                raise(&mut self.rank[r][PREA], now + self.c.wr_to_pre);
+                self.column(now, r, g, [self.c.wr_to_wr_l, self.c.wr_to_wr_s, self.c.wr_to_rd_s, self.c.wr_to_wr_rank, self.c.wr_to_rd_rank], false);
+                self.raise_group(g, RD, now + self.c.wr_to_rd_l);
+                self.raise_group(g, RDA, now + self.c.wr_to_rd_l);
                 if cmd == Command::Wra {
                     let ap = self.c.auto_precharge_ready(act_cycle, now, true);
                     raise(&mut self.bank[b][ACT], ap);
@@ -199,17 +227,9 @@ impl ChannelTiming {
             }
             Command::Ref => {
                 for k in [ACT, REF, PREA, PRE] {
-                    raise(&mut self.rank[r][k], now + c.refresh);
+                    self.raise_rank(r, k, now + self.c.refresh);
                 }
             }
-        }
-        // The group-level tables the command raised (PRE raises bank and REF times only).
-        match cmd {
-            Command::Act | Command::Prea => self.update_shared(r..r + 1, [KIND_ACT]),
-            Command::Ref => self.update_shared(r..r + 1, [KIND_ACT, KIND_PRE]),
-            Command::Pre => {}
-            // Column commands also constrain the other ranks' column commands.
-            _ => self.update_shared(0..self.ranks, [KIND_RD, KIND_WR]),
         }
         debug_assert!((0..self.shared.len()).all(|i| {
             let g = i / SHARED_KINDS;
@@ -223,19 +243,19 @@ impl ChannelTiming {
     fn column(&mut self, now: Cycle, r: usize, g: usize, d: [u64; 5], is_read: bool) {
         let (same, other) = if is_read { ([RD, RDA], [WR, WRA]) } else { ([WR, WRA], [RD, RDA]) };
         for k in same {
-            raise(&mut self.group[g][k], now + d[0]);
-            raise(&mut self.rank[r][k], now + d[1]);
+            self.raise_group(g, k, now + d[0]);
+            self.raise_rank(r, k, now + d[1]);
         }
         for k in other {
-            raise(&mut self.rank[r][k], now + d[2]);
+            self.raise_rank(r, k, now + d[2]);
         }
         for o in 0..self.ranks {
             if o != r {
                 for k in same {
-                    raise(&mut self.rank[o][k], now + d[3]);
+                    self.raise_rank(o, k, now + d[3]);
                 }
                 for k in other {
-                    raise(&mut self.rank[o][k], now + d[4]);
+                    self.raise_rank(o, k, now + d[4]);
                 }
             }
         }
