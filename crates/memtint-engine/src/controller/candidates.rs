@@ -35,12 +35,16 @@ pub struct Scan {
     pub next: Cycle,
 }
 
+const NO_CLASS: u32 = u32::MAX;
+
 pub struct CandidateSet {
     /// Slot `2 * bank + k`; `None` when empty.
     slots: Vec<Option<Slot>>,
     /// `t_bank` and `key` of each slot (`NEVER` and `u64::MAX` when empty), dense for scans.
     t_bank: Vec<Cycle>,
     key: Vec<u64>,
+    /// Class of each slot (`NO_CLASS` when empty).
+    class: Vec<u32>,
     /// Per bank: slots up to date.
     valid: Vec<bool>,
     // Layout tables, so hot paths do not divide: per bank its first class
@@ -71,6 +75,7 @@ impl CandidateSet {
             slots: vec![None; 2 * banks],
             t_bank: vec![NEVER; 2 * banks],
             key: vec![u64::MAX; 2 * banks],
+            class: vec![NO_CLASS; 2 * banks],
             valid: vec![true; banks],
             bank_class_base: (0..banks).map(|b| (SHARED_KINDS * (b / bpg)) as u32).collect(),
             slot_bit: (0..2 * banks).map(|s| 1 << (s % (2 * bpg))).collect(),
@@ -135,21 +140,26 @@ impl CandidateSet {
     #[inline]
     fn set_slot(&mut self, bank: usize, slot: usize, new: Option<Slot>) {
         let bit = self.bit(slot);
-        let old = self.slots[slot].map(|s| (self.class_of(bank, s.cmd), s.t_bank));
-        let (t_new, key_new) = new.map_or((NEVER, u64::MAX), |s| (s.t_bank, s.key));
-        let new_class = new.map(|s| self.class_of(bank, s.cmd));
+        let (old_class, t_old) = (self.class[slot], self.t_bank[slot]);
+        let (t_new, key_new, new_class) = match &new {
+            Some(s) => (s.t_bank, s.key, self.class_of(bank, s.cmd) as u32),
+            None => (NEVER, u64::MAX, NO_CLASS),
+        };
         self.slots[slot] = new;
         self.t_bank[slot] = t_new;
         self.key[slot] = key_new;
-        if let Some((c, t_old)) = old {
+        self.class[slot] = new_class;
+        if old_class != NO_CLASS {
+            let c = old_class as usize;
             self.members[c] &= !bit;
             // Only a leaving member that was the earliest can raise the class's earliest, and
             // not when an earlier or equal one takes its place in the same class.
-            if t_old == self.earliest[c] && !(new_class == Some(c) && t_new <= t_old) {
+            if t_old == self.earliest[c] && !(new_class == old_class && t_new <= t_old) {
                 self.recompute_earliest(c);
             }
         }
-        if let Some(c) = new_class {
+        if new_class != NO_CLASS {
+            let c = new_class as usize;
             self.members[c] |= bit;
             self.earliest[c] = self.earliest[c].min(t_new);
         }
