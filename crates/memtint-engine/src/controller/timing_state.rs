@@ -166,9 +166,9 @@ impl ChannelTiming {
 
     #[inline(always)]
     fn raise_rank_shared(&mut self, r: usize, k: usize, t: Cycle) {
-        let groups = r * self.groups_per_rank..(r + 1) * self.groups_per_rank;
-        for e in self.shared[SHARED_KINDS * groups.start..SHARED_KINDS * groups.end].iter_mut().skip(k).step_by(SHARED_KINDS) {
-            raise(e, t);
+        let first = SHARED_KINDS * r * self.groups_per_rank;
+        for row in self.shared[first..first + SHARED_KINDS * self.groups_per_rank].chunks_exact_mut(SHARED_KINDS) {
+            raise(&mut row[k], t);
         }
     }
 
