@@ -1,6 +1,8 @@
 //! The earliest cycle each command may issue at each bank, bank group, rank and channel,
 //! updated as commands issue (the "next allowed" tables of Ramulator, flattened). Reads only
-//! the derived `Constraints`.
+//! the derived `Constraints`. RDA and WRA obey exactly the constraints of RD and WR (they differ
+//! only in what they cause), so they read the RD and WR entries and no entries of their own
+//! are kept.
 
 use crate::dram::constraints::Constraints;
 use crate::dram::Command;
@@ -9,13 +11,21 @@ use crate::Cycle;
 type Next = [Cycle; Command::COUNT];
 
 const RD: usize = Command::Rd as usize;
-const RDA: usize = Command::Rda as usize;
 const WR: usize = Command::Wr as usize;
-const WRA: usize = Command::Wra as usize;
 const ACT: usize = Command::Act as usize;
 const PRE: usize = Command::Pre as usize;
 const PREA: usize = Command::Prea as usize;
 const REF: usize = Command::Ref as usize;
+
+/// The table entry `cmd` reads: its own, or RD's / WR's for the auto-precharge variants.
+#[inline(always)]
+fn entry(cmd: Command) -> usize {
+    match cmd {
+        Command::Rda => RD,
+        Command::Wra => WR,
+        _ => cmd as usize,
+    }
+}
 
 #[inline]
 fn raise(slot: &mut Cycle, t: Cycle) {
@@ -111,7 +121,7 @@ impl ChannelTiming {
     /// Earliest cycle `cmd` may issue to this bank (rank-wide commands: pass any bank of the rank).
     #[inline]
     pub fn ready(&self, cmd: Command, rank: u32, group: u32, flat_bank: u32) -> Cycle {
-        let i = cmd as usize;
+        let i = entry(cmd);
         let r = rank as usize;
         let mut t = self.rank[r][i].max(self.cmd_bus);
         if !cmd.is_rank_wide() {
@@ -126,7 +136,7 @@ impl ChannelTiming {
     /// The bank's own part of `ready` (changes only when a command issues to this bank).
     #[inline]
     pub fn bank_ready(&self, cmd: Command, flat_bank: u32) -> Cycle {
-        self.bank[flat_bank as usize][cmd as usize]
+        self.bank[flat_bank as usize][entry(cmd)]
     }
 
     /// The part of `ready` shared by the banks of a bank group (rank, bus, group and tFAW).
@@ -137,7 +147,7 @@ impl ChannelTiming {
 
     #[inline]
     fn shared_without_bus(&self, cmd: Command, r: usize, g: usize) -> Cycle {
-        let i = cmd as usize;
+        let i = entry(cmd);
         let mut t = self.rank[r][i].max(self.group[g][i]);
         if i == ACT {
             t = t.max(self.faw[r][self.faw_pos[r]]);
@@ -181,9 +191,8 @@ impl ChannelTiming {
             Command::Act => {
                 let bank = &mut self.bank[b];
                 raise(&mut bank[ACT], now + self.c.act_to_act);
-                for col in [RD, RDA, WR, WRA] {
-                    raise(&mut bank[col], now + self.c.act_to_col);
-                }
+                raise(&mut bank[RD], now + self.c.act_to_col);
+                raise(&mut bank[WR], now + self.c.act_to_col);
                 raise(&mut bank[PRE], now + self.c.act_to_pre);
                 raise(&mut self.rank[r][PREA], now + self.c.act_to_pre);
                 self.raise_group(g, ACT, now + self.c.act_to_act_l);
@@ -218,7 +227,6 @@ impl ChannelTiming {
                 raise(&mut self.rank[r][PREA], now + self.c.wr_to_pre);
                 self.column(now, r, g, [self.c.wr_to_wr_l, self.c.wr_to_wr_s, self.c.wr_to_rd_s, self.c.wr_to_wr_rank, self.c.wr_to_rd_rank], false);
                 self.raise_group(g, RD, now + self.c.wr_to_rd_l);
-                self.raise_group(g, RDA, now + self.c.wr_to_rd_l);
                 if cmd == Command::Wra {
                     let ap = self.c.auto_precharge_ready(act_cycle, now, true);
                     raise(&mut self.bank[b][ACT], ap);
@@ -241,22 +249,14 @@ impl ChannelTiming {
     /// other rank same direction, other rank other direction].
     #[inline]
     fn column(&mut self, now: Cycle, r: usize, g: usize, d: [u64; 5], is_read: bool) {
-        let (same, other) = if is_read { ([RD, RDA], [WR, WRA]) } else { ([WR, WRA], [RD, RDA]) };
-        for k in same {
-            self.raise_group(g, k, now + d[0]);
-            self.raise_rank(r, k, now + d[1]);
-        }
-        for k in other {
-            self.raise_rank(r, k, now + d[2]);
-        }
+        let (same, other) = if is_read { (RD, WR) } else { (WR, RD) };
+        self.raise_group(g, same, now + d[0]);
+        self.raise_rank(r, same, now + d[1]);
+        self.raise_rank(r, other, now + d[2]);
         for o in 0..self.ranks {
             if o != r {
-                for k in same {
-                    self.raise_rank(o, k, now + d[3]);
-                }
-                for k in other {
-                    self.raise_rank(o, k, now + d[4]);
-                }
+                self.raise_rank(o, same, now + d[3]);
+                self.raise_rank(o, other, now + d[4]);
             }
         }
     }
