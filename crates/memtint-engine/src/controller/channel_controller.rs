@@ -252,8 +252,8 @@ impl ChannelController {
     }
 
     /// Advance to `now`: retire finished transfers into `done`, then issue at most one command.
+    /// (Queue-occupancy integrals advance only where an occupancy changes: it is constant between.)
     pub fn tick(&mut self, now: Cycle, done: &mut Vec<Completion>) {
-        self.integrate_queues(now);
         if self.next_completion <= now {
             self.retire(now, done);
         }
@@ -616,6 +616,7 @@ impl ChannelController {
                     RowOutcome::Miss => counters.row_misses += 1,
                     RowOutcome::Conflict => counters.row_conflicts += 1,
                 }
+                self.integrate_queues(now);
                 let q = &mut self.queues[d][b];
                 let req = q.reqs.remove(index);
                 q.hits -= 1;
@@ -650,7 +651,16 @@ impl ChannelController {
         self.log_command(now, cmd, b as u32, row, column);
     }
 
+    #[inline]
     fn log_command(&mut self, now: Cycle, command: Command, flat_bank: u32, row: u32, column: u32) {
+        if self.log.is_some() {
+            self.push_log(now, command, flat_bank, row, column);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_log(&mut self, now: Cycle, command: Command, flat_bank: u32, row: u32, column: u32) {
         if let Some(log) = self.log.as_mut() {
             let per_rank = self.org.banks_per_rank();
             let within = flat_bank % per_rank;
