@@ -5,11 +5,12 @@
 //!
 //! Per class, a class being (command, bank group): every candidate of a class shares the rank,
 //! bank-group and tFAW parts of its ready time, which `ChannelTiming` keeps in a dense table with
-//! the same layout (`shared_table`). A slot is ready at `max(t_bank, shared, bus)` and a class's
+//! the same layout (`shared_table`, kind-major). A direction's classes are one contiguous range
+//! of it (the other direction's column kind is never used), and only that range is scanned. A slot is ready at `max(t_bank, shared, bus)` and a class's
 //! earliest member at `max(min t_bank, shared, bus)`, so a scan is one pass over two short
 //! arrays, and single slots are looked at only in classes that can issue now.
 
-use super::timing_state::{shared_kind, SHARED_KINDS};
+use super::timing_state::{direction_kinds, shared_kind, SHARED_KINDS};
 use super::ChannelTiming;
 use crate::dram::Command;
 use crate::{Cycle, NEVER};
@@ -47,14 +48,17 @@ pub struct CandidateSet {
     class: Vec<u32>,
     /// Per bank: slots up to date.
     valid: Vec<bool>,
-    // Layout tables, so hot paths do not divide: per bank its first class
-    // (`SHARED_KINDS * group`), per slot its bit in a class's member mask, per class its rank
-    // and the first slot of its bank group.
-    bank_class_base: Vec<u32>,
+    /// Bank groups of the channel (classes are `kind * groups + group`).
+    groups: usize,
+    /// This direction's classes (see the module header).
+    classes: std::ops::Range<usize>,
+    // Layout tables, so hot paths do not divide: per bank its group, per slot its bit in a
+    // class's member mask, per class its rank and the first slot of its bank group.
+    bank_group: Vec<u32>,
     slot_bit: Vec<u64>,
     class_rank: Vec<u32>,
     class_first_slot: Vec<u32>,
-    /// Per class `SHARED_KINDS * group + shared_kind(cmd)`: its members, bit
+    /// Per class `shared_kind(cmd) * groups + group`: its members, bit
     /// `2 * (bank within group) + k`. (A direction never uses the other's column class.)
     members: Vec<u64>,
     /// Per class: the smallest `t_bank` of its members (`NEVER`: no members).
@@ -65,22 +69,25 @@ pub struct CandidateSet {
 
 impl CandidateSet {
     /// Members of a class are a 64-bit mask, so at most 32 banks per bank group.
-    pub fn new(ranks: u32, groups_per_rank: u32, banks_per_group: u32) -> Self {
+    pub fn new(ranks: u32, groups_per_rank: u32, banks_per_group: u32, is_write: bool) -> Self {
         assert!(banks_per_group <= 32, "at most 32 banks per bank group");
         let groups = (ranks * groups_per_rank) as usize;
         let bpg = banks_per_group as usize;
         let banks = groups * bpg;
         let classes = SHARED_KINDS * groups;
+        let kinds = direction_kinds(is_write);
         CandidateSet {
+            groups,
+            classes: kinds.start * groups..kinds.end * groups,
             slots: vec![None; 2 * banks],
             t_bank: vec![NEVER; 2 * banks],
             key: vec![u64::MAX; 2 * banks],
             class: vec![NO_CLASS; 2 * banks],
             valid: vec![true; banks],
-            bank_class_base: (0..banks).map(|b| (SHARED_KINDS * (b / bpg)) as u32).collect(),
+            bank_group: (0..banks).map(|b| (b / bpg) as u32).collect(),
             slot_bit: (0..2 * banks).map(|s| 1 << (s % (2 * bpg))).collect(),
-            class_rank: (0..classes).map(|c| (c / SHARED_KINDS) as u32 / groups_per_rank).collect(),
-            class_first_slot: (0..classes).map(|c| (2 * bpg * (c / SHARED_KINDS)) as u32).collect(),
+            class_rank: (0..classes).map(|c| (c % groups) as u32 / groups_per_rank).collect(),
+            class_first_slot: (0..classes).map(|c| (2 * bpg * (c % groups)) as u32).collect(),
             members: vec![0; classes],
             earliest: vec![NEVER; classes],
             ready: Vec::with_capacity(classes),
@@ -105,7 +112,7 @@ impl CandidateSet {
 
     #[inline]
     fn class_of(&self, bank: usize, cmd: Command) -> usize {
-        self.bank_class_base[bank] as usize + shared_kind(cmd)
+        shared_kind(cmd) * self.groups + self.bank_group[bank] as usize
     }
 
     #[inline]
@@ -183,12 +190,13 @@ impl CandidateSet {
         let bus = timing.cmd_bus();
         let mut next = NEVER;
         self.ready.clear();
-        for (c, (&e, &s)) in self.earliest.iter().zip(shared).enumerate() {
+        let first = self.classes.start;
+        for (c, (&e, &s)) in self.earliest[self.classes.clone()].iter().zip(&shared[self.classes.clone()]).enumerate() {
             let t = e.max(s).max(bus);
             if t > now {
                 next = next.min(t);
             } else {
-                self.ready.push(c as u32);
+                self.ready.push((first + c) as u32);
             }
         }
         let (mut best_key, mut best) = (u64::MAX, None);
@@ -219,8 +227,9 @@ impl CandidateSet {
     pub fn next_issue(&self, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Cycle {
         let shared = timing.shared_table();
         let mut t = NEVER;
-        for (c, (&e, &s)) in self.earliest.iter().zip(shared).enumerate() {
-            if !(any_blocked && blocked[self.rank_of_class(c)]) {
+        let first = self.classes.start;
+        for (c, (&e, &s)) in self.earliest[self.classes.clone()].iter().zip(&shared[self.classes.clone()]).enumerate() {
+            if !(any_blocked && blocked[self.rank_of_class(first + c)]) {
                 t = t.min(e.max(s));
             }
         }

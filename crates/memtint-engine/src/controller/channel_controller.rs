@@ -116,8 +116,8 @@ impl ChannelController {
             stats: ChannelStats::new(org.ranks, org.banks_per_channel()),
             log: None,
             cands: [
-                CandidateSet::new(org.ranks, org.bank_groups, org.banks_per_group),
-                CandidateSet::new(org.ranks, org.bank_groups, org.banks_per_group),
+                CandidateSet::new(org.ranks, org.bank_groups, org.banks_per_group, false),
+                CandidateSet::new(org.ranks, org.bank_groups, org.banks_per_group, true),
             ],
             stale: [Vec::with_capacity(2 * banks), Vec::with_capacity(2 * banks)],
             sched_next: 0,

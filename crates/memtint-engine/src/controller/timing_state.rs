@@ -47,18 +47,33 @@ pub struct ChannelTiming {
     faw: Vec<[Cycle; 4]>,
     faw_pos: Vec<usize>,
     groups_per_rank: usize,
-    /// Per bank group and kind (`SHARED_KINDS * group + kind`): `shared_ready` without the
-    /// command bus, kept up to date as commands issue, so schedulers read one dense table.
+    /// Bank groups of the channel.
+    groups: usize,
+    /// Per kind and bank group (`kind * groups + group`): `shared_ready` without the command
+    /// bus, kept up to date as commands issue, so schedulers read one dense table.
     shared: Vec<Cycle>,
 }
 
-/// Commands with a kept group-level ready time (`shared_kind`): ACT, PRE, RD, WR.
+/// Commands with a kept group-level ready time (`shared_kind`), in table order: RD, ACT, PRE,
+/// WR. Kind-major with the column kinds at the ends, so a direction's three kinds (RD, ACT,
+/// PRE for reads; ACT, PRE, WR for writes) are one contiguous range (`direction_kinds`).
 pub const SHARED_KINDS: usize = 4;
-const SHARED_CMDS: [Command; SHARED_KINDS] = [Command::Act, Command::Pre, Command::Rd, Command::Wr];
-const KIND_ACT: usize = 0;
-const KIND_PRE: usize = 1;
-const KIND_RD: usize = 2;
+const SHARED_CMDS: [Command; SHARED_KINDS] = [Command::Rd, Command::Act, Command::Pre, Command::Wr];
+const KIND_RD: usize = 0;
+const KIND_ACT: usize = 1;
+const KIND_PRE: usize = 2;
 const KIND_WR: usize = 3;
+
+/// The kinds a direction's candidates use (their classes are `kinds.start * groups ..
+/// kinds.end * groups`).
+#[inline]
+pub fn direction_kinds(is_write: bool) -> std::ops::Range<usize> {
+    if is_write {
+        KIND_ACT..KIND_WR + 1
+    } else {
+        KIND_RD..KIND_PRE + 1
+    }
+}
 
 /// Index of command kind `kind` (a `Command as usize`) in the `shared` table, if it has one.
 #[inline(always)]
@@ -97,11 +112,12 @@ impl ChannelTiming {
             faw: vec![[0; 4]; ranks],
             faw_pos: vec![0; ranks],
             groups_per_rank: groups_per_rank as usize,
+            groups: ranks * groups_per_rank as usize,
             shared: vec![0; SHARED_KINDS * ranks * groups_per_rank as usize],
         }
     }
 
-    /// Per bank group and kind (`SHARED_KINDS * group + shared_kind(cmd)`): the group-level
+    /// Per kind and bank group (`shared_kind(cmd) * groups + group`): the group-level
     /// earliest issue cycle without the command bus (see `cmd_bus`).
     #[inline]
     pub fn shared_table(&self) -> &[Cycle] {
@@ -161,7 +177,7 @@ impl ChannelTiming {
     fn raise_group(&mut self, g: usize, kind: usize, t: Cycle) {
         raise(&mut self.group[g][kind], t);
         if let Some(k) = shared_index(kind) {
-            raise(&mut self.shared[SHARED_KINDS * g + k], t);
+            raise(&mut self.shared[k * self.groups + g], t);
         }
     }
 
@@ -176,9 +192,9 @@ impl ChannelTiming {
 
     #[inline(always)]
     fn raise_rank_shared(&mut self, r: usize, k: usize, t: Cycle) {
-        let first = SHARED_KINDS * r * self.groups_per_rank;
-        for row in self.shared[first..first + SHARED_KINDS * self.groups_per_rank].chunks_exact_mut(SHARED_KINDS) {
-            raise(&mut row[k], t);
+        let first = k * self.groups + r * self.groups_per_rank;
+        for entry in &mut self.shared[first..first + self.groups_per_rank] {
+            raise(entry, t);
         }
     }
 
@@ -240,8 +256,8 @@ impl ChannelTiming {
             }
         }
         debug_assert!((0..self.shared.len()).all(|i| {
-            let g = i / SHARED_KINDS;
-            self.shared[i] == self.shared_without_bus(SHARED_CMDS[i % SHARED_KINDS], g / self.groups_per_rank, g)
+            let g = i % self.groups;
+            self.shared[i] == self.shared_without_bus(SHARED_CMDS[i / self.groups], g / self.groups_per_rank, g)
         }));
     }
 
