@@ -38,14 +38,24 @@ pub struct Scan {
 
 const NO_CLASS: u32 = u32::MAX;
 
+/// A slot as stored: the `Slot` and its class, in one record so a scan or an update touches
+/// one cache line per slot.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    t_bank: Cycle,
+    key: u64,
+    /// `NO_CLASS` when the slot is empty.
+    class: u32,
+    index: u32,
+    cmd: Command,
+    is_hit: bool,
+}
+
+const EMPTY: Entry = Entry { t_bank: NEVER, key: u64::MAX, class: NO_CLASS, index: 0, cmd: Command::Act, is_hit: false };
+
 pub struct CandidateSet {
-    /// Slot `2 * bank + k`; `None` when empty.
-    slots: Vec<Option<Slot>>,
-    /// `t_bank` and `key` of each slot (`NEVER` and `u64::MAX` when empty), dense for scans.
-    t_bank: Vec<Cycle>,
-    key: Vec<u64>,
-    /// Class of each slot (`NO_CLASS` when empty).
-    class: Vec<u32>,
+    /// Slot `2 * bank + k`.
+    entries: Vec<Entry>,
     /// Per bank: slots up to date.
     valid: Vec<bool>,
     /// Bank groups of the channel (classes are `kind * groups + group`).
@@ -79,10 +89,7 @@ impl CandidateSet {
         CandidateSet {
             groups,
             classes: kinds.start * groups..kinds.end * groups,
-            slots: vec![None; 2 * banks],
-            t_bank: vec![NEVER; 2 * banks],
-            key: vec![u64::MAX; 2 * banks],
-            class: vec![NO_CLASS; 2 * banks],
+            entries: vec![EMPTY; 2 * banks],
             valid: vec![true; banks],
             bank_group: (0..banks).map(|b| (b / bpg) as u32).collect(),
             slot_bit: (0..2 * banks).map(|s| 1 << (s % (2 * bpg))).collect(),
@@ -106,8 +113,9 @@ impl CandidateSet {
     }
 
     #[inline]
-    pub fn slot(&self, slot: usize) -> Option<&Slot> {
-        self.slots[slot].as_ref()
+    pub fn slot(&self, slot: usize) -> Option<Slot> {
+        let e = &self.entries[slot];
+        (e.class != NO_CLASS).then_some(Slot { t_bank: e.t_bank, key: e.key, cmd: e.cmd, is_hit: e.is_hit, index: e.index })
     }
 
     #[inline]
@@ -134,7 +142,8 @@ impl CandidateSet {
     pub fn set_bank(&mut self, bank: usize, new: [Option<Slot>; 2]) {
         // Common and cheap: a bank with nothing queued in this direction stays empty (every
         // issue invalidates both directions of its bank).
-        if new[0].is_none() && new[1].is_none() && self.slots[2 * bank].is_none() && self.slots[2 * bank + 1].is_none() {
+        let pair = &self.entries[2 * bank..2 * bank + 2];
+        if new[0].is_none() && new[1].is_none() && pair[0].class == NO_CLASS && pair[1].class == NO_CLASS {
             self.valid[bank] = true;
             return;
         }
@@ -147,15 +156,15 @@ impl CandidateSet {
     #[inline]
     fn set_slot(&mut self, bank: usize, slot: usize, new: Option<Slot>) {
         let bit = self.bit(slot);
-        let (old_class, t_old) = (self.class[slot], self.t_bank[slot]);
-        let (t_new, key_new, new_class) = match &new {
-            Some(s) => (s.t_bank, s.key, self.class_of(bank, s.cmd) as u32),
-            None => (NEVER, u64::MAX, NO_CLASS),
+        let old = &self.entries[slot];
+        let (old_class, t_old) = (old.class, old.t_bank);
+        let entry = match new {
+            Some(s) => Entry { t_bank: s.t_bank, key: s.key, class: self.class_of(bank, s.cmd) as u32, index: s.index, cmd: s.cmd, is_hit: s.is_hit },
+            None if old_class == NO_CLASS => return,
+            None => EMPTY,
         };
-        self.slots[slot] = new;
-        self.t_bank[slot] = t_new;
-        self.key[slot] = key_new;
-        self.class[slot] = new_class;
+        let (t_new, new_class) = (entry.t_bank, entry.class);
+        self.entries[slot] = entry;
         if old_class != NO_CLASS {
             let c = old_class as usize;
             self.members[c] &= !bit;
@@ -177,7 +186,7 @@ impl CandidateSet {
         let mut t = NEVER;
         let mut m = self.members[c];
         while m != 0 {
-            t = t.min(self.t_bank[first + m.trailing_zeros() as usize]);
+            t = t.min(self.entries[first + m.trailing_zeros() as usize].t_bank);
             m &= m - 1;
         }
         self.earliest[c] = t;
@@ -210,11 +219,11 @@ impl CandidateSet {
             while m != 0 {
                 let slot = first + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let t = self.t_bank[slot];
-                if t > now {
-                    next = next.min(t);
-                } else if self.key[slot] < best_key {
-                    best_key = self.key[slot];
+                let e = &self.entries[slot];
+                if e.t_bank > now {
+                    next = next.min(e.t_bank);
+                } else if e.key < best_key {
+                    best_key = e.key;
                     best = Some(slot);
                 }
             }
@@ -239,13 +248,13 @@ impl CandidateSet {
     /// Earliest cycle any of `bank`'s slots can issue (`NEVER`: none, or its rank is blocked).
     pub fn bank_earliest(&self, timing: &ChannelTiming, bank: usize, blocked: &[bool]) -> Cycle {
         let mut t = NEVER;
-        for k in 0..2 {
-            if let Some(s) = &self.slots[2 * bank + k] {
-                let c = self.class_of(bank, s.cmd);
+        for e in &self.entries[2 * bank..2 * bank + 2] {
+            if e.class != NO_CLASS {
+                let c = e.class as usize;
                 if blocked[self.rank_of_class(c)] {
                     return NEVER;
                 }
-                t = t.min(s.t_bank.max(timing.shared_table()[c]).max(timing.cmd_bus()));
+                t = t.min(e.t_bank.max(timing.shared_table()[c]).max(timing.cmd_bus()));
             }
         }
         t

@@ -550,7 +550,7 @@ impl ChannelController {
             return (false, self.bound_by_priority_change(now, scan.next));
         };
         let b = best / 2;
-        let slot = *self.cands[d].slot(best).expect("the scan chose an occupied slot");
+        let slot = self.cands[d].slot(best).expect("the scan chose an occupied slot");
         let cand = Self::candidate(&self.queues[d][b].reqs[slot.index as usize], slot.cmd, slot.is_hit);
         self.scheduler.on_issue(now, &cand);
         self.issue_for_request(now, d, b, slot.index as usize, slot.cmd);
