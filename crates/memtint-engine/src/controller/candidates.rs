@@ -196,12 +196,14 @@ impl CandidateSet {
     /// (waiting for refresh). Remembers the ready classes for `next_after_issue`.
     pub fn scan(&mut self, now: Cycle, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Scan {
         let shared = timing.shared_table();
-        let bus = timing.cmd_bus();
+        // No command issued yet this cycle, so the command bus is free: only later classes
+        // contribute to `next`, and they are later than the bus too.
+        debug_assert!(timing.cmd_bus() <= now);
         let mut next = NEVER;
         self.ready.clear();
         let first = self.classes.start;
         for (c, (&e, &s)) in self.earliest[self.classes.clone()].iter().zip(&shared[self.classes.clone()]).enumerate() {
-            let t = e.max(s).max(bus);
+            let t = e.max(s);
             if t > now {
                 next = next.min(t);
             } else {
@@ -235,10 +237,17 @@ impl CandidateSet {
     /// a command issues, a request arrives or a refresh intervenes.
     pub fn next_issue(&self, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Cycle {
         let shared = timing.shared_table();
+        let (earliest, shared) = (&self.earliest[self.classes.clone()], &shared[self.classes.clone()]);
         let mut t = NEVER;
-        let first = self.classes.start;
-        for (c, (&e, &s)) in self.earliest[self.classes.clone()].iter().zip(&shared[self.classes.clone()]).enumerate() {
-            if !(any_blocked && blocked[self.rank_of_class(first + c)]) {
+        if any_blocked {
+            let first = self.classes.start;
+            for (c, (&e, &s)) in earliest.iter().zip(shared).enumerate() {
+                if !blocked[self.rank_of_class(first + c)] {
+                    t = t.min(e.max(s));
+                }
+            }
+        } else {
+            for (&e, &s) in earliest.iter().zip(shared) {
                 t = t.min(e.max(s));
             }
         }
