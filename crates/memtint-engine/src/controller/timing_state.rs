@@ -262,8 +262,9 @@ impl ChannelTiming {
     }
 
     /// Column-command updates. `d` = [same group, same rank, same rank other direction,
-    /// other rank same direction, other rank other direction].
-    #[inline]
+    /// other rank same direction, other rank other direction]. Inlined so each call site's
+    /// direction (and so its table kinds) is a constant.
+    #[inline(always)]
     fn column(&mut self, now: Cycle, r: usize, g: usize, d: [u64; 5], is_read: bool) {
         let (same, other) = if is_read { (RD, WR) } else { (WR, RD) };
         self.raise_group(g, same, now + d[0]);
