@@ -153,7 +153,7 @@ impl CandidateSet {
         self.valid[bank] = true;
     }
 
-    #[inline]
+    #[inline(always)]
     fn set_slot(&mut self, bank: usize, slot: usize, new: Option<Slot>) {
         let bit = self.bit(slot);
         let old = &self.entries[slot];
