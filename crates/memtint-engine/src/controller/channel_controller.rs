@@ -551,9 +551,10 @@ impl ChannelController {
         };
         let b = best / 2;
         let slot = self.cands[d].slot(best).expect("the scan chose an occupied slot");
-        let cand = Self::candidate(&self.queues[d][b].reqs[slot.index as usize], slot.cmd, slot.is_hit);
-        self.scheduler.on_issue(now, &cand);
         self.issue_for_request(now, d, b, slot.index as usize, slot.cmd);
+        // The issuing bank's candidates, at once (`issue_for_request` leaves them invalid but
+        // not listed as stale).
+        self.refresh_cache(d, b);
         if self.ranked {
             // Serving a request can change keys (a batch ends, a source is blacklisted).
             self.refresh_priorities(now);
@@ -565,15 +566,17 @@ impl ChannelController {
         // The next issue, exactly (only the issuing bank changed). A slot freed in a full queue
         // needs no early tick: a blocked front end enters in this same cycle (the driver
         // injects after ticking) and `enqueue` brings the next event forward.
-        self.refresh_cache(d, b);
         let t = self.cands[d].next_issue(&self.timing, &self.refresh_pending, blocked);
         debug_assert!(t > now, "the command bus is busy for the rest of this cycle");
         (true, self.bound_by_priority_change(now, t))
     }
 
+    /// Issue `cmd` for request `index` of bank `b`'s queue in direction `d`. Leaves the bank's
+    /// candidates in direction `d` invalid without listing them as stale: the caller rebuilds
+    /// them next.
     fn issue_for_request(&mut self, now: Cycle, d: usize, b: usize, index: usize, mut cmd: Command) {
-        self.invalidate(READS, b);
-        self.invalidate(WRITES, b);
+        self.cands[d].invalidate(b);
+        self.invalidate(1 - d, b);
         let q = &mut self.queues[d][b];
         if cmd.is_column() {
             let more_hits = q.hits > 1;

@@ -90,8 +90,6 @@ pub trait Scheduler: Send {
         true
     }
 
-    fn on_issue(&mut self, _now: Cycle, _chosen: &Candidate) {}
-
     /// True for schedulers whose order within a bank is not "hits, then oldest" (see the module
     /// header): the controller then evaluates every queued request, and calls the hooks below.
     fn ranks_requests(&self) -> bool {
