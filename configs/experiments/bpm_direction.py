@@ -5,7 +5,7 @@
    the colours: "one rank" (b21-22 fixed, b13-15 varied first: what the default even split gives
    each of 4 programs) and "all ranks" (b21-22 varied first).
 2. The claim's mix (one stream + three light programs) under buddy, default bpm, and bpm with
-   every program spread over all four ranks; with the `light` profile and with the real SPEC
+   every program spread over all four ranks or over two; with the `light` profile and with the real SPEC
    CPU2006 light traces (gcc, dealII, namd: the paper's WL11); with and without the stream's
    writebacks.
 
@@ -72,9 +72,13 @@ def alone_ipc(p, i, controller):
 
 
 def mixes(controller):
-    spread = [[r * 8 + b for r in range(4) for b in (2 * s, 2 * s + 1)] for s in range(4)]
+    # Colour bits, low to high: b13, b14, b15, b21, b22.
+    all_ranks = [[r * 8 + b for r in range(4) for b in (2 * s, 2 * s + 1)] for s in range(4)]
+    two_ranks = [[b0 | b1 << 1 | (s & 1) << 2 | r << 3 | (s >> 1) << 4 for b0 in (0, 1) for b1 in (0, 1) for r in (0, 1)]
+                 for s in range(4)]
     policies = [("buddy", {"policy": "buddy"}), ("bpm", {"policy": "bpm"}),
-                ("bpm, all ranks", {"policy": "bpm", "colours": spread})]
+                ("bpm, all ranks", {"policy": "bpm", "colours": all_ranks}),
+                ("bpm, two ranks", {"policy": "bpm", "colours": two_ranks})]
     print("| mix | policy | WS | light row-miss rate | slowdown stream | light 1 | light 2 | light 3 | worst IPC vs buddy |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for lights, lname in ((["light"] * 3, "3 x light"), ([os.path.join(SPEC, t) for t in SPEC_LIGHT], "gcc, dealII, namd")):
