@@ -21,9 +21,10 @@
 //!    and the claim still fails.
 //! Since Fig. 1 itself puts libquantum at 0.92 of its speed with 16 banks, a model faithful to
 //! it fails the 5 % bound unless three light programs slow libquantum by over 3 % under
-//! the baseline. The two claim tests are therefore `#[ignore]`d;
+//! the baseline. The two claim tests, their WL11 variant on the real light traces and Fig. 1's
+//! check for the stream are therefore `#[ignore]`d (they fail when run);
 //! `bpm_direction_holds_when_the_stream_writes_nothing_back` shows the claim does hold once the
-//! writebacks are taken away.
+//! writebacks are taken away, and the row-miss half and Fig. 1 for the light programs are tested.
 
 use memtint_engine::system::{run_sim, MixMetrics, ProgramSpeed, SimSpec};
 use serde_json::{json, Value};
