@@ -149,6 +149,13 @@ pub struct ControllerConfig {
     pub write_high_watermark: f64,
     /// Stop draining when it is down to this fraction (and reads are waiting).
     pub write_low_watermark: f64,
+    /// With no read waiting, start draining only once this many writes wait (1: any write, as
+    /// Ramulator; DRAMSim3 waits for more than 8, so 9). Fewer writes wait for
+    /// `write_idle_drain_timeout`, so a short tail of writes still drains.
+    pub write_idle_drain_min: usize,
+    /// With no read waiting, drain anyway once the oldest write has waited this many cycles
+    /// (only matters when `write_idle_drain_min` > 1).
+    pub write_idle_drain_timeout: u64,
     pub scheduler: String,
     pub row_policy: String,
     pub refresh: String,
@@ -207,6 +214,8 @@ impl Default for ControllerConfig {
             write_queue: 32,
             write_high_watermark: 0.8,
             write_low_watermark: 0.2,
+            write_idle_drain_min: 1,
+            write_idle_drain_timeout: 1000,
             scheduler: "fr-fcfs".into(),
             row_policy: "open".into(),
             refresh: "all-bank".into(),
@@ -258,6 +267,15 @@ impl ControllerConfig {
                 "controller.write_low_watermark",
                 format!("watermarks must satisfy 0 <= low <= high <= 1, got low {lo}, high {hi}"),
             ));
+        }
+        if self.write_idle_drain_min == 0 || self.write_idle_drain_min > self.write_queue {
+            return Err(Error::config(
+                "controller.write_idle_drain_min",
+                format!("must be between 1 and write_queue ({}), got {}", self.write_queue, self.write_idle_drain_min),
+            ));
+        }
+        if self.write_idle_drain_timeout == 0 {
+            return Err(Error::config("controller.write_idle_drain_timeout", "must be at least 1 cycle"));
         }
         if self.frontend_latency == 0 {
             return Err(Error::config("controller.frontend_latency", "must be at least 1 cycle"));

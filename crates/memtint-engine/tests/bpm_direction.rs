@@ -6,14 +6,26 @@
 //! each process was given (every DRAM request of a process, read or writeback of its own dirty
 //! line, goes to one of its frames).
 //!
-//! Status (see the branch's report): under the default profiles the row-miss direction holds,
-//! but `stream` loses 10-15 % under `bpm`, so weighted speedup falls and the 5 % bound fails.
-//! The cause is structural: the LLC victim of a miss lies in the same LLC set (b6-b18), hence
-//! the same channel (b6) and bank bits b13-15; bank-only BPM fixes b21-22 for each program,
-//! so every dirty victim is written to the bank its evicting read is streaming through, and
-//! each write drain closes that row. The two claim tests are therefore `#[ignore]`d with that
-//! reason; `bpm_direction_holds_when_the_stream_writes_nothing_back` shows the claim does hold
-//! once the writebacks are taken away.
+//! Status (measurements and analysis: docs/experiments/bpm-direction.md, reproduced by
+//! configs/experiments/bpm_direction.py): the row-miss half holds, but weighted speedup falls
+//! and `stream` is 11-14 % slower under `bpm`, with the `light` profile and with the real
+//! gcc/dealII/namd traces alike. Two causes:
+//! 1. Each light program loses only 2-7 % to the stream under `buddy`, so BPM can give back
+//!    about 1 % each, less than the stream's cost of being held to 16 banks.
+//! 2. That cost is 17 %, twice the paper's 8 % for libquantum (Fig. 1). An LLC victim lies in
+//!    the same LLC set (b6-b18), hence the same channel and bank bits b13-15, as the read that
+//!    evicts it. The default split fixes b21-22, so every dirty victim of `stream` goes to the
+//!    bank its reads stream through. The controller (Ramulator's policy) drains a write whenever
+//!    the read queue is momentarily empty, so the writes go one at a time, each closing the
+//!    stream's row. A DRAMSim3-style batched idle drain (`write_idle_drain_min` = 9, a
+//!    controller option; tested below) brings the cost to 9 %, about the paper's 8 %, and the
+//!    claim still fails.
+//! Since Fig. 1 itself puts libquantum at 0.92 of its speed with 16 banks, a model faithful to
+//! it fails the issue's 5 % bound unless three light programs slow libquantum by over 3 % under
+//! the baseline. The two claim tests, their WL11 variant on the real light traces and Fig. 1's
+//! check for the stream are therefore `#[ignore]`d (they fail when run);
+//! `bpm_direction_holds_when_the_stream_writes_nothing_back` shows the claim does hold once the
+//! writebacks are taken away, and the row-miss half and Fig. 1 for the light programs are tested.
 
 use memtint_engine::system::{run_sim, MixMetrics, ProgramSpeed, SimSpec};
 use serde_json::{json, Value};
@@ -105,15 +117,16 @@ fn assert_no_program_5_percent_slower(m: &Mix) {
 }
 
 #[test]
-#[ignore = "does not hold in the model: every dirty LLC victim of `stream` lands in the bank its evicting read uses \
-            under bank-only BPM (same LLC set => same b6, b13-15; b21-22 fixed), costing stream 10-15 %"]
+#[ignore = "does not hold in the model (docs/experiments/bpm-direction.md): WS 3.676 (bpm) vs 3.765 (buddy); the light \
+            programs lose only 2-7 % under buddy and regain ~1 % each, while stream held to 16 banks loses 17 % \
+            (its dirty LLC victims land in the bank its reads stream through)"]
 fn bpm_lowers_light_programs_row_misses_and_raises_weighted_speedup() {
     assert_claim(&mix("stream", "light"));
 }
 
 #[test]
-#[ignore = "does not hold in the model: `stream` is 10-15 % slower under bpm, see \
-            bpm_lowers_light_programs_row_misses_and_raises_weighted_speedup"]
+#[ignore = "does not hold in the model (docs/experiments/bpm-direction.md): stream is 11 % slower under bpm; \
+            the paper's own Fig. 1 (libquantum 8 % slower at 16 banks) implies the 5 % bound fails"]
 fn bpm_slows_no_program_by_more_than_5_percent_over_buddy() {
     assert_no_program_5_percent_slower(&mix("stream", "light"));
 }
@@ -125,6 +138,119 @@ fn bpm_direction_holds_when_the_stream_writes_nothing_back() {
     let m = mix("stream:writes_pki=0", "light");
     assert_claim(&m);
     assert_no_program_5_percent_slower(&m);
+}
+
+/// The SPEC CPU2006 traces beside the repository (`MEMTINT_SPEC_TRACES` overrides); `None`
+/// (the test then skips, saying so) when they are absent.
+fn spec_trace(name: &str) -> Option<String> {
+    let dir = match std::env::var_os("MEMTINT_SPEC_TRACES") {
+        Some(d) => std::path::PathBuf::from(d),
+        None => std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/spec2006"),
+    };
+    let path = dir.join(name);
+    if path.is_file() {
+        Some(path.display().to_string())
+    } else {
+        println!("note: {} not found; skipping (set MEMTINT_SPEC_TRACES)", path.display());
+        None
+    }
+}
+
+/// WL11 as the paper ran it, with the real light programs: gcc, dealII, namd.
+fn wl11_lights() -> Option<Vec<String>> {
+    ["403.gcc.gz", "447.dealII.gz", "444.namd.gz"].iter().map(|t| spec_trace(t)).collect()
+}
+
+/// The row-miss half of the claim on the real light programs (0.374 -> 0.293 when measured).
+#[test]
+fn bpm_lowers_the_row_misses_of_real_light_programs() {
+    let Some(lights) = wl11_lights() else { return };
+    let programs: Vec<&str> = std::iter::once("stream").chain(lights.iter().map(String::as_str)).collect();
+    let (buddy, bpm) = (run("i7-860", &programs, json!({"policy": "buddy"})), run("i7-860", &programs, json!({"policy": "bpm"})));
+    let (rb_buddy, rb_bpm) = (light_row_miss_rate(&buddy), light_row_miss_rate(&bpm));
+    assert!(rb_bpm < rb_buddy - 0.03, "light row-miss rate buddy {rb_buddy:.3} bpm {rb_bpm:.3}");
+}
+
+/// The weighted-speedup half on the real light programs: fails as with the `light` profile.
+#[test]
+#[ignore = "does not hold in the model (docs/experiments/bpm-direction.md): WS 3.774 (bpm) vs 3.892 (buddy); \
+            gcc, dealII and namd lose only 2-4 % under buddy"]
+fn bpm_raises_weighted_speedup_with_real_light_programs() {
+    let Some(lights) = wl11_lights() else { return };
+    let programs: Vec<&str> = std::iter::once("stream").chain(lights.iter().map(String::as_str)).collect();
+    let alone: Vec<f64> = programs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let own = if i == 0 { format!("{p}:seed=1") } else { p.to_string() };
+            ipcs(&run("i7-860", &[&own], json!({"policy": "buddy"})))[0]
+        })
+        .collect();
+    let (buddy, bpm) = (run("i7-860", &programs, json!({"policy": "buddy"})), run("i7-860", &programs, json!({"policy": "bpm"})));
+    let (ws_buddy, ws_bpm) = (metrics(&alone, &buddy).weighted_speedup, metrics(&alone, &bpm).weighted_speedup);
+    assert!(ws_bpm > ws_buddy * 1.002, "WS buddy {ws_buddy:.4} bpm {ws_bpm:.4}");
+}
+
+/// BPM's foundation check (Fig. 1, bpm.md §8.2 test 1): IPC of `program` alone held to 16 banks
+/// (the default split's 8 colours: one rank) relative to all 64 banks.
+fn speed_at_16_banks(program: &str) -> f64 {
+    speed_at_16_banks_with(program, json!({}))
+}
+
+/// The same with `[controller]` overrides.
+fn speed_at_16_banks_with(program: &str, controller: Value) -> f64 {
+    let all: Vec<u32> = (0..32).collect();
+    let one_rank: Vec<u32> = (0..8).collect();
+    let ipc = |colours: &[u32]| {
+        let spec: SimSpec = serde_json::from_value(json!({
+            "machine": "i7-860",
+            "programs": [program],
+            "instructions": INSTRUCTIONS,
+            "os": {"policy": "bpm", "colours": [colours]},
+            "overrides": {"controller": controller},
+            "seed": 1,
+        }))
+        .unwrap();
+        ipcs(&run_sim(&spec).unwrap())[0]
+    };
+    ipc(&one_rank) / ipc(&all)
+}
+
+/// Fig. 1: light programs lose about 1 % with 16 banks.
+#[test]
+fn light_programs_keep_97_percent_of_their_speed_with_16_banks() {
+    let mut programs = vec!["light".to_string()];
+    programs.extend(wl11_lights().unwrap_or_default());
+    for p in &programs {
+        let r = speed_at_16_banks(p);
+        assert!(r >= 0.97, "{p}: {r:.3} of its 64-bank speed with 16 banks");
+    }
+}
+
+/// Without its writebacks the stream hardly needs more than 16 banks (0.978 when measured).
+#[test]
+fn stream_without_writebacks_keeps_95_percent_of_its_speed_with_16_banks() {
+    let r = speed_at_16_banks("stream:writes_pki=0");
+    assert!(r >= 0.95, "{r:.3}");
+}
+
+/// Fig. 1: libquantum keeps 92 % with 16 banks, everything at least 90 %.
+#[test]
+#[ignore = "does not hold in the model (docs/experiments/bpm-direction.md §2): stream keeps 0.830; its dirty victims \
+            go one at a time into the bank its reads use (0.909 with `write_idle_drain_min` = 9, DRAMSim3's rule)"]
+fn stream_keeps_90_percent_of_its_speed_with_16_banks() {
+    let r = speed_at_16_banks("stream");
+    assert!(r >= 0.90, "{r:.3}");
+}
+
+/// The mechanism behind the stream's 16-bank cost: single-write idle drains into the bank its
+/// reads use. Draining only once 9 writes wait (DRAMSim3's rule) takes most of it away (0.830 ->
+/// 0.909 when measured; the paper's libquantum keeps about 0.92).
+#[test]
+fn batched_idle_drains_bring_the_stream_near_fig_1_with_16_banks() {
+    let single = speed_at_16_banks("stream");
+    let batched = speed_at_16_banks_with("stream", json!({"write_idle_drain_min": 9}));
+    assert!(batched >= 0.88 && batched > single + 0.05, "single-write drains {single:.3}, batched {batched:.3}");
 }
 
 /// The disjoint sets of global bank ids (and channel ids) of the processes of a run, checked

@@ -51,3 +51,7 @@ pub fn stats_without_wall_clock(cfg: &MemoryConfig, mem: &MemorySystem, totals: 
 pub fn read(addr: u64) -> DramRequest {
     DramRequest { addr, is_write: false, arrival: None }
 }
+
+pub fn write(addr: u64) -> DramRequest {
+    DramRequest { addr, is_write: true, arrival: None }
+}

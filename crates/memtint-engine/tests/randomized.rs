@@ -37,6 +37,8 @@ struct Case {
     write_queue: usize,
     row_timeout: u64,
     sources: u32,
+    /// `write_idle_drain_min` (capped at the write queue) and `write_idle_drain_timeout`.
+    idle_drain: (usize, u64),
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -44,8 +46,9 @@ fn case() -> impl Strategy<Value = Case> {
         (0..MACHINES.len(), 0..MAPPINGS.len(), 0..SCHEDULERS.len(), 0..ROW_POLICIES.len(), 0..REFRESH.len()),
         (0..KINDS.len(), 0.0f64..=1.0, 200u64..3000, any::<u64>()),
         (1usize..80, 1usize..40, 1usize..40, 0u64..300, 1u32..6),
+        (prop_oneof![Just(1usize), 2usize..12], 1u64..400),
     )
-        .prop_map(|((m, mp, s, rp, rf), (k, rfrac, n, seed), (out, rq, wq, to, src))| Case {
+        .prop_map(|((m, mp, s, rp, rf), (k, rfrac, n, seed), (out, rq, wq, to, src), (idle_min, idle_to))| Case {
             machine: MACHINES[m],
             mapping: MAPPINGS[mp],
             scheduler: SCHEDULERS[s],
@@ -60,6 +63,7 @@ fn case() -> impl Strategy<Value = Case> {
             write_queue: wq,
             row_timeout: to,
             sources: src,
+            idle_drain: (idle_min.min(wq), idle_to),
         })
 }
 
@@ -72,6 +76,7 @@ fn config(c: &Case) -> MemoryConfig {
         .with_overrides(&json!({"controller": {
             "scheduler": c.scheduler, "row_policy": c.row_policy, "refresh": c.refresh,
             "read_queue": c.read_queue, "write_queue": c.write_queue, "row_timeout": c.row_timeout,
+            "write_idle_drain_min": c.idle_drain.0, "write_idle_drain_timeout": c.idle_drain.1,
         }}))
         .unwrap()
         .with_overrides(&short_scheduler_periods())

@@ -30,6 +30,9 @@ pub struct ChannelController {
     capacity: [usize; 2],
     write_high: usize,
     write_low: usize,
+    /// `write_idle_drain_min` and `write_idle_drain_timeout` of the configuration.
+    write_idle_min: usize,
+    write_idle_timeout: u64,
     write_mode: bool,
     frontend_latency: u64,
     next_seq: u64,
@@ -94,6 +97,8 @@ impl ChannelController {
             capacity: [cfg.read_queue, cfg.write_queue],
             write_high,
             write_low,
+            write_idle_min: cfg.write_idle_drain_min,
+            write_idle_timeout: cfg.write_idle_drain_timeout,
             write_mode: false,
             frontend_latency: cfg.frontend_latency,
             next_seq: 0,
@@ -228,7 +233,7 @@ impl ChannelController {
         self.len[d] += 1;
         self.idle_next = self.idle_next.min(now + 1);
         // The new request can switch the queues, or change its bank's candidates (only).
-        if self.write_mode_should_switch() {
+        if self.write_mode_should_switch(now) {
             self.sched_next = self.sched_next.min(now + 1);
         }
         if changes_candidates {
@@ -239,6 +244,7 @@ impl ChannelController {
             }
         }
         let wake = if self.idle_close_after.is_some() { self.idle_next } else { NEVER };
+        let wake = wake.min(self.idle_drain_due());
         self.next_work = self.next_work.min(self.sched_next.min(wake).max(now + 1));
     }
 
@@ -275,7 +281,7 @@ impl ChannelController {
             next = next.min(t);
         }
 
-        if self.write_mode_should_switch() {
+        if self.write_mode_should_switch(now) {
             self.write_mode = !self.write_mode;
             self.stats.write_mode_switches += 1;
             self.sched_next = now;
@@ -296,6 +302,8 @@ impl ChannelController {
             }
             next = next.min(self.idle_next);
         }
+        // A read issued this tick may have left only writes, fewer than the idle minimum.
+        next = next.min(self.idle_drain_due().max(now + 1));
         // The next refresh to fall due on a rank that is not already waiting for one.
         if self.refreshes_pending == 0 {
             next = next.min(self.refresh_next_due);
@@ -332,14 +340,29 @@ impl ChannelController {
         self.next_completion = first(reads).min(first(writes));
     }
 
-    /// Drain writes from the high watermark down to the low one (or whenever reads are absent).
-    fn write_mode_should_switch(&self) -> bool {
+    /// Drain writes from the high watermark down to the low one, or whenever reads are absent
+    /// and at least `write_idle_min` writes wait (or the oldest has waited out the timeout).
+    #[inline]
+    fn write_mode_should_switch(&self, now: Cycle) -> bool {
         let (reads, writes) = (self.len[READS], self.len[WRITES]);
         if self.write_mode {
             writes <= self.write_low && reads > 0
         } else {
-            writes >= self.write_high || (reads == 0 && writes > 0)
+            writes >= self.write_high
+                || (reads == 0 && writes > 0 && (writes >= self.write_idle_min || self.idle_drain_due() <= now))
         }
+    }
+
+    /// With reads absent and fewer than `write_idle_min` writes waiting: the cycle the oldest
+    /// write has waited out the timeout (the queues switch then). `NEVER` otherwise.
+    fn idle_drain_due(&self) -> Cycle {
+        let (reads, writes) = (self.len[READS], self.len[WRITES]);
+        if self.write_mode || reads > 0 || writes == 0 || writes >= self.write_idle_min {
+            return NEVER;
+        }
+        // Each bank queue is oldest first.
+        let oldest = self.queues[WRITES].iter().filter_map(|q| q.reqs.first()).map(|r| r.arrival).min();
+        oldest.map_or(NEVER, |a| a.saturating_add(self.write_idle_timeout))
     }
 
     /// Refresh the lowest pending rank: PREA if any of its banks is open, else REF.
@@ -560,7 +583,7 @@ impl ChannelController {
             self.refresh_priorities(now);
             self.rebuild_stale(d);
         }
-        if self.write_mode_should_switch() {
+        if self.write_mode_should_switch(now) {
             return (true, now + 1);
         }
         // The next issue, exactly (only the issuing bank changed). A slot freed in a full queue

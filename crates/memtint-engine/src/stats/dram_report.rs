@@ -116,6 +116,8 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "write_queue": cfg.controller.write_queue,
             "write_high_watermark": cfg.controller.write_high_watermark,
             "write_low_watermark": cfg.controller.write_low_watermark,
+            "write_idle_drain_min": cfg.controller.write_idle_drain_min,
+            "write_idle_drain_timeout": cfg.controller.write_idle_drain_timeout,
             "row_timeout": cfg.controller.row_timeout,
             "frfcfs_cap": cfg.controller.frfcfs_cap,
             "frontend_latency": cfg.controller.frontend_latency,

@@ -1,0 +1,81 @@
+//! When the controller turns to writes while no read waits: at once (`write_idle_drain_min` = 1,
+//! Ramulator's rule), or only once enough writes wait (DRAMSim3 waits for more than 8) or the
+//! oldest has waited `write_idle_drain_timeout` cycles, so a short tail of writes still drains.
+//! Event skipping must wake for that timeout: `randomized.rs` compares it with cycle-by-cycle runs.
+
+mod common;
+
+use common::*;
+use memtint_engine::dram_sim::DramSimOptions;
+use serde_json::json;
+
+const TIMEOUT: u64 = 500;
+
+/// Cycles until every request of `reqs` has completed (all enter at cycle 0).
+fn end_cycle(min: usize, reqs: Vec<memtint_engine::trace::DramRequest>) -> (u64, u64) {
+    let cfg = machine(
+        "ddr4-2400",
+        json!({"controller": {"refresh": "none", "write_idle_drain_min": min, "write_idle_drain_timeout": TIMEOUT}}),
+    );
+    let n = reqs.len();
+    let (mem, totals) = run_requests(&cfg, reqs, DramSimOptions::new(n));
+    assert_eq!(totals.requests, n as u64);
+    (totals.dram_cycles, mem.channels()[0].stats().write_mode_switches)
+}
+
+/// Writes to distinct rows of distinct banks (`i` selects the bank through the row bits' neighbours).
+fn writes(n: u64) -> Vec<memtint_engine::trace::DramRequest> {
+    (0..n).map(|i| write(i << 20)).collect()
+}
+
+#[test]
+fn a_lone_write_waits_for_the_timeout_when_the_minimum_is_not_reached() {
+    let (at_once, _) = end_cycle(1, writes(1));
+    let (waited, switches) = end_cycle(4, writes(1));
+    // Immediately: the write may issue after the front-end latency (1 cycle); with the
+    // minimum unmet it issues when it has waited out the timeout.
+    assert_eq!(waited - at_once, TIMEOUT - 1, "at once {at_once}, waited {waited}");
+    assert_eq!(switches, 1);
+}
+
+#[test]
+fn enough_writes_drain_at_once() {
+    let (at_once, _) = end_cycle(1, writes(4));
+    let (min4, _) = end_cycle(4, writes(4));
+    assert_eq!(min4, at_once, "four writes reach a minimum of four: no wait");
+    let (min5, _) = end_cycle(5, writes(4));
+    assert!(min5 >= at_once + TIMEOUT - 1, "four writes under a minimum of five wait for the timeout: {min5} vs {at_once}");
+}
+
+#[test]
+fn waiting_reads_are_served_before_a_small_batch_of_writes() {
+    // Reads and three writes arrive together: with a minimum of four the writes wait for the
+    // reads to finish and then for the timeout; the reads finish as early as with no writes.
+    let mut reqs = writes(3);
+    reqs.extend((0..8).map(|i| read((i << 20) + (1 << 16))));
+    let cfg = |min: usize| {
+        machine(
+            "ddr4-2400",
+            json!({"controller": {"refresh": "none", "write_idle_drain_min": min, "write_idle_drain_timeout": TIMEOUT}}),
+        )
+    };
+    let reads_only: Vec<_> = reqs.iter().filter(|r| !r.is_write).cloned().collect();
+    let (mem_r, _) = run_requests(&cfg(4), reads_only, DramSimOptions::new(11));
+    let (mem_w, totals) = run_requests(&cfg(4), reqs, DramSimOptions::new(11));
+    let max_read = |m: &memtint_engine::memory_system::MemorySystem| m.channels()[0].stats().read_latency.max();
+    assert_eq!(max_read(&mem_w), max_read(&mem_r), "reads are not delayed by writes below the minimum");
+    assert!(totals.dram_cycles >= TIMEOUT, "the writes drained only after the timeout");
+}
+
+#[test]
+fn an_impossible_minimum_is_a_clear_error() {
+    let m = memtint_engine::config::MachineConfig::load("ddr4-2400")
+        .unwrap()
+        .with_overrides(&json!({"controller": {"write_idle_drain_min": 33}}))
+        .unwrap();
+    let err = memtint_engine::config::MemoryConfig::resolve(&m)
+        .and_then(|cfg| memtint_engine::memory_system::MemorySystem::new(&cfg).map(|_| ()))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("write_idle_drain_min") && err.contains("32"), "{err}");
+}
