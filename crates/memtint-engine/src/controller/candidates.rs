@@ -139,7 +139,7 @@ impl CandidateSet {
     }
 
     /// Replace bank `bank`'s slots (and mark them valid).
-    pub fn set_bank(&mut self, bank: usize, new: [Option<Slot>; 2]) {
+    pub fn set_bank(&mut self, bank: usize, new: &[Option<Slot>; 2]) {
         // Common and cheap: a bank with nothing queued in this direction stays empty (every
         // issue invalidates both directions of its bank).
         let pair = &self.entries[2 * bank..2 * bank + 2];

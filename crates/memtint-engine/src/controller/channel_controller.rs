@@ -420,15 +420,17 @@ impl ChannelController {
 
     /// Bank `b`'s candidates in direction `d`: the oldest hit (if its row is open) and the
     /// oldest other request (PRE or ACT), unless hit protection keeps the row open.
+    /// Written into `out` (both `None` on entry) rather than returned: the returned array was
+    /// copied once more.
     #[cold]
-    fn bank_candidates(&self, d: usize, b: usize) -> [Option<Slot>; 2] {
+    fn bank_candidates(&self, d: usize, b: usize, out: &mut [Option<Slot>; 2]) {
         if self.ranked {
-            return self.ranked_bank_candidates(d, b);
+            *out = self.ranked_bank_candidates(d, b);
+            return;
         }
-        let mut out = [None; 2];
         let q = &self.queues[d][b];
         if q.reqs.is_empty() {
-            return out;
+            return;
         }
         let bank = &self.banks[b];
         let mut n = 0;
@@ -452,7 +454,6 @@ impl ChannelController {
             Some(_) => push(Command::Pre, false, 0),
             None => push(Command::Act, false, 0),
         }
-        out
     }
 
     /// Ranked schedulers: bank `b`'s one candidate in direction `d`, its queued request with the
@@ -539,8 +540,9 @@ impl ChannelController {
     #[inline]
     fn refresh_cache(&mut self, d: usize, b: usize) {
         if !self.cands[d].is_valid(b) {
-            let slots = self.bank_candidates(d, b);
-            self.cands[d].set_bank(b, slots);
+            let mut slots = [None; 2];
+            self.bank_candidates(d, b, &mut slots);
+            self.cands[d].set_bank(b, &slots);
         }
     }
 
