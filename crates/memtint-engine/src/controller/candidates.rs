@@ -6,9 +6,10 @@
 //! Per class, a class being (command, bank group): every candidate of a class shares the rank,
 //! bank-group and tFAW parts of its ready time, which `ChannelTiming` keeps in a dense table with
 //! the same layout (`shared_table`, kind-major). A direction's classes are one contiguous range
-//! of it (the other direction's column kind is never used), and only that range is scanned. A slot is ready at `max(t_bank, shared, bus)` and a class's
-//! earliest member at `max(min t_bank, shared, bus)`, so a scan is one pass over two short
-//! arrays, and single slots are looked at only in classes that can issue now.
+//! of it (the other direction's column kind is never used), and only that range is scanned.
+//! A slot is ready at `max(t_bank, shared, bus)` and a class's earliest member at
+//! `max(min t_bank, shared, bus)`, so a scan is one pass over two short arrays, and single
+//! slots are looked at only in classes that can issue now.
 
 use super::timing_state::{direction_kinds, shared_kind, SHARED_KINDS};
 use super::ChannelTiming;
