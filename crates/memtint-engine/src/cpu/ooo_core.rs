@@ -15,7 +15,9 @@
 //! in which the core does not touch memory or the trace, in closed form where the cycles are
 //! alike (bubbles streaming through, or a stall); `next_event()` is the next cycle at which it
 //! will touch memory (or reach its retirement target), `NEVER` while it can only wait for a
-//! `complete`. The result is exactly that of a cycle-by-cycle run (tested below).
+//! `complete`. When a look-ahead ends in such a wait, where it began and what kind it is are kept
+//! (`Ahead::Parked`), so a completion jumps to its cycle in closed form. The result is exactly
+//! that of a cycle-by-cycle run (tested below).
 
 use super::{CoreConfig, CoreMemory, LoadOutcome};
 use crate::error::{Error, Result};
