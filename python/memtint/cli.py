@@ -76,6 +76,42 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _setting(text: str) -> tuple[list[str], Any]:
+    """`--set SECTION.KEY=VALUE`: a path into the machine table and a value (JSON if it parses:
+    numbers, true/false, quoted strings; otherwise the text as a string)."""
+    key, sep, raw = text.partition("=")
+    path = [part.strip() for part in key.split(".")]
+    if not sep or len(path) < 2 or not all(path):
+        raise argparse.ArgumentTypeError(
+            f"expected SECTION.KEY=VALUE (e.g. controller.write_idle_drain_min=9), got '{text}'"
+        )
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = raw
+    return path, value
+
+
+def _overrides(settings: list[tuple[list[str], Any]] | None, base: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """A partial machine table from `--set` settings, on top of `base` (the settings win)."""
+    if not settings:
+        return base
+    table: dict[str, Any] = json.loads(json.dumps(base or {}))
+    for path, value in settings:
+        node = table
+        for part in path[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise UsageError(f"--set {'.'.join(path)}: '{part}' is a value, not a section")
+            node = child
+        node[path[-1]] = value
+    return table
+
+
+_SET_HELP = ("override one machine setting, e.g. controller.write_idle_drain_min=9 or dram.channels=2 "
+             "(repeatable; sections and keys as in machine TOMLs, docs/stats.md)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="memtint",
@@ -110,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     dram.add_argument("--outstanding", type=_at_least(1), metavar="N", help="requests in flight (closed loop)")
     dram.add_argument("--read-queue", type=_at_least(1), metavar="N", help="controller read queue entries")
     dram.add_argument("--write-queue", type=_at_least(1), metavar="N", help="controller write queue entries")
+    dram.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE", help=_SET_HELP)
     dram.add_argument("--check", action="store_true", help="run the independent timing checker")
     dram.add_argument("--cycle-by-cycle", action="store_true", help="disable event skipping (validation)")
     dram.add_argument("--json", metavar="OUT", help="write the full statistics JSON to OUT ('-' for stdout)")
@@ -130,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
         "policy; print per-core results and optionally write the statistics JSON (docs/stats.md).",
     )
     sim.add_argument("config", metavar="CONFIG", help="run configuration TOML (see configs/runs/)")
+    sim.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE",
+                     help=_SET_HELP + "; applied over the configuration's [overrides]")
     sim.add_argument("--json", metavar="OUT", help="write the full statistics JSON to OUT ('-' for stdout)")
     sim.set_defaults(handler=_sim)
 
@@ -151,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--baseline", default="buddy", metavar="POLICY", help="policy of the alone runs (default buddy)")
     compare.add_argument("--mapping", metavar="NAME|FILE", help="address mapping (default: the machine's)")
     compare.add_argument("--scheduler", metavar="NAME", help="memory scheduler (default: the machine's)")
+    compare.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE",
+                         help=_SET_HELP + "; used by the alone runs too")
     compare.add_argument("--strict", action="store_true", help="running out of a process's colours is an error")
     compare.add_argument("--no-cache", action="store_true", help="do not reuse or store alone runs")
     compare.add_argument("--json", metavar="OUT", help="write the comparison JSON to OUT ('-' for stdout)")
@@ -350,6 +391,7 @@ def _dram(args: argparse.Namespace) -> int:
             refresh=args.refresh,
             read_queue=args.read_queue,
             write_queue=args.write_queue,
+            overrides=_overrides(args.set),
             outstanding=args.outstanding,
             check=args.check,
             cycle_by_cycle=args.cycle_by_cycle,
@@ -442,6 +484,8 @@ def _sim(args: argparse.Namespace) -> int:
 
     _check_output("--json", args.json)
     spec = load_sim_config(args.config)
+    if args.set:
+        spec["overrides"] = _overrides(args.set, spec.get("overrides"))
     stats = run_with_status("Simulating…", lambda: api.run_sim_spec(spec))
     if _write_json(args.json, stats):
         return 0
@@ -473,7 +517,8 @@ def _compare(args: argparse.Namespace) -> int:
         task = bar.add_task("Simulating", total=total)
         result = compare_module.compare(
             args.machine, mix, policies, instructions=args.instructions, seed=args.seed, baseline=args.baseline,
-            mapping=args.mapping, scheduler=args.scheduler, os_options={"strict": True} if args.strict else None,
+            mapping=args.mapping, scheduler=args.scheduler, overrides=_overrides(args.set),
+            os_options={"strict": True} if args.strict else None,
             use_cache=not args.no_cache,
             progress=lambda what: bar.update(task, advance=1, description=what),
         )

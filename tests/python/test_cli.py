@@ -194,3 +194,27 @@ def test_demo_runs(memtint, tmp_path, monkeypatch):
     report = tmp_path / "demo" / "report"
     assert (report / "index.html").exists() and (report / "summary.md").exists()
     assert (tmp_path / "demo" / "results" / "manifest.json").exists()
+
+
+@pytest.mark.engine
+def test_set_overrides_a_controller_setting(memtint):
+    code, out, err = memtint(*SMALL_RUN, "--set", "controller.write_idle_drain_min=9", "--set", "controller.read_queue=8",
+                             "--json", "-")
+    assert code == 0, err
+    config = json.loads(out)["config"]
+    assert config["write_idle_drain_min"] == 9 and config["read_queue"] == 8
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize(
+    "setting,needles",
+    [
+        ("write_idle_drain_min=9", ["SECTION.KEY=VALUE", "write_idle_drain_min=9"]),
+        ("controller.write_idle_drain_min", ["SECTION.KEY=VALUE"]),
+        ("controller.write_idle_drain_mn=9", ["write_idle_drain_mn", "write_idle_drain_min"]),
+        ("controller.write_idle_drain_min=0", ["write_idle_drain_min", "between 1 and write_queue"]),
+        ("controller.read_queue=many", ["read_queue"]),
+    ],
+)
+def test_bad_set_is_one_clear_line(memtint, clean_error, setting, needles):
+    clean_error(memtint(*SMALL_RUN, "--set", setting), *needles)

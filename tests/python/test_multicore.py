@@ -173,3 +173,21 @@ def test_a_machine_given_as_a_dictionary_runs_and_compares():
     assert len(cmp["policies"]) == 2
     with pytest.raises(memtint.MemtintError, match="chanels"):
         memtint.run_sim({**machine, "dram": {**machine["dram"], "chanels": 2}}, ["stream"], instructions=10)
+
+
+@pytest.mark.engine
+def test_sim_and_compare_take_set_overrides(memtint, clean_error, tmp_path):
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream", "light"]\ninstructions = 100000\n'
+                                 '[overrides.controller]\nscheduler = "fcfs"\n')
+    code, out, err = memtint("sim", cfg, "--json", "-")
+    assert code == 0, err
+    assert json.loads(out)["config"]["scheduler"] == "fcfs"
+    # --set wins over the file's [overrides].
+    code, out, err = memtint("sim", cfg, "--set", "controller.scheduler=fr-fcfs", "--json", "-")
+    assert code == 0, err
+    assert json.loads(out)["config"]["scheduler"] == "fr-fcfs"
+    code, _, err = memtint("compare", "--machine", "i7-860", "--mix", "stream,light", "--instructions", "100000",
+                           "--set", "controller.write_idle_drain_min=9", "--no-cache")
+    assert code == 0, err
+    clean_error(memtint("compare", "--machine", "i7-860", "--mix", "stream,light", "--instructions", "1000",
+                        "--set", "controller.turbo=1"), "turbo")

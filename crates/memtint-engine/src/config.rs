@@ -347,6 +347,25 @@ impl MachineConfig {
     }
 }
 
+/// An override must have the kind of value its key holds (so the error names the key; serde's
+/// own message would not). Optional keys (null) take anything their type accepts.
+fn check_same_kind(current: &serde_json::Value, new: &serde_json::Value, key: &str) -> Result<()> {
+    use serde_json::Value as V;
+    let expected = match current {
+        V::Null => return Ok(()),
+        V::Number(n) if n.is_u64() => (!new.is_u64()).then_some("a non-negative integer"),
+        V::Number(_) => (!new.is_number()).then_some("a number"),
+        V::String(_) => (!new.is_string()).then_some("a string"),
+        V::Bool(_) => (!new.is_boolean()).then_some("true or false"),
+        V::Array(_) => (!new.is_array()).then_some("a list"),
+        V::Object(_) => (!new.is_object()).then_some("a table"),
+    };
+    match expected {
+        Some(what) => Err(Error::config(key.to_string(), format!("expected {what}, got {new}"))),
+        None => Ok(()),
+    }
+}
+
 fn merge(base: &mut serde_json::Value, over: &serde_json::Value, path: &str) -> Result<()> {
     match (base, over) {
         (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
@@ -354,7 +373,10 @@ fn merge(base: &mut serde_json::Value, over: &serde_json::Value, path: &str) -> 
                 let key = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
                 match b.get_mut(k) {
                     Some(slot) if slot.is_object() => merge(slot, v, &key)?,
-                    Some(slot) => *slot = v.clone(),
+                    Some(slot) => {
+                        check_same_kind(slot, v, &key)?;
+                        *slot = v.clone();
+                    }
                     None if matches!(path, "dram" | "controller" | "cpu" | "cache" | "cache.llc" | "cache.l2") => {
                         // Let deny_unknown_fields name the key.
                         b.insert(k.clone(), v.clone());
@@ -420,4 +442,43 @@ pub fn resolve_mapping(name: &str, org: &Organisation) -> Result<AddressMapping>
             Error::unknown("mapping", name, valid)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn override_error(over: serde_json::Value) -> String {
+        MachineConfig::load("ddr4-2400").unwrap().with_overrides(&over).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn overrides_apply_and_keep_the_other_keys() {
+        let m = MachineConfig::load("ddr4-2400").unwrap();
+        let o = m.with_overrides(&json!({"controller": {"read_queue": 8, "write_high_watermark": 1}})).unwrap();
+        assert_eq!(o.controller.read_queue, 8);
+        assert_eq!(o.controller.write_high_watermark, 1.0);
+        assert_eq!(o.controller.write_queue, m.controller.write_queue);
+    }
+
+    #[test]
+    fn an_override_of_the_wrong_kind_names_its_key() {
+        let e = override_error(json!({"controller": {"read_queue": "many"}}));
+        assert!(e.contains("controller.read_queue") && e.contains("non-negative integer"), "{e}");
+        let e = override_error(json!({"controller": {"read_queue": 8.5}}));
+        assert!(e.contains("controller.read_queue"), "{e}");
+        let e = override_error(json!({"controller": {"scheduler": 3}}));
+        assert!(e.contains("controller.scheduler") && e.contains("a string"), "{e}");
+        let e = override_error(json!({"controller": {"write_low_watermark": "low"}}));
+        assert!(e.contains("controller.write_low_watermark") && e.contains("a number"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_override_key_is_named() {
+        let e = override_error(json!({"controller": {"turbo": 1}}));
+        assert!(e.contains("turbo"), "{e}");
+        let e = override_error(json!({"gpu": {"cores": 1}}));
+        assert!(e.contains("gpu"), "{e}");
+    }
 }

@@ -20,11 +20,14 @@ fn default_line_bytes() -> u32 {
     64
 }
 
+/// The most ways a set may have: LRU ranks are 16-bit (`SetAssocCache`).
+pub const MAX_WAYS: u32 = 1 << 16;
+
 impl CacheGeometry {
     /// Checks the geometry; `field` prefixes error names (e.g. "cache.llc").
     pub fn validate(&self, field: &str) -> Result<()> {
-        if self.ways == 0 {
-            return Err(Error::config(format!("{field}.ways"), "must be at least 1"));
+        if self.ways == 0 || self.ways > MAX_WAYS {
+            return Err(Error::config(format!("{field}.ways"), format!("must be between 1 and {MAX_WAYS}, got {}", self.ways)));
         }
         if self.line_bytes == 0 || !self.line_bytes.is_power_of_two() {
             return Err(Error::config(
@@ -116,6 +119,8 @@ mod tests {
     fn geometry_errors_name_the_field() {
         let msg = |g: CacheGeometry| g.validate("cache.llc").unwrap_err().to_string();
         assert!(msg(geo(8 << 20, 0, 64)).contains("cache.llc.ways"));
+        assert!(msg(geo(8 << 20, MAX_WAYS * 2, 64)).contains("between 1 and 65536"));
+        geo(4 << 20, MAX_WAYS, 64).validate("llc").unwrap();
         assert!(msg(geo(8 << 20, 16, 48)).contains("cache.llc.line_bytes"));
         assert!(msg(geo(8 << 20, 16, 0)).contains("cache.llc.line_bytes"));
         assert!(msg(geo(1000, 16, 64)).contains("multiple"));

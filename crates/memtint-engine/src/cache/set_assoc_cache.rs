@@ -1,6 +1,11 @@
 //! A set-associative cache indexed by physical address, with true LRU replacement and
 //! dirty bits. It keeps tags only (no data): the simulator needs hit/miss and victims.
 //!
+//! LRU is kept as each way's rank in its set (0 = most recently used): a use re-ranks the set
+//! in one pass over a few bytes, which vectorises, and the victim is the way of the highest
+//! rank, so a fill reads no per-way timestamps. Ways never used rank oldest, the lowest-numbered
+//! first.
+//!
 //! Choices (Ramulator-style):
 //! - Reads that miss do not allocate: the line is installed by `fill` when its data returns,
 //!   so an outstanding miss never holds a way.
@@ -56,10 +61,9 @@ pub struct SetAssocCache {
     tag_shift: u32,
     // Flat per-way arrays, set-major: way w of set s is at s * ways + w.
     tags: Vec<u64>,
-    /// Last-use stamps: the smallest in a set is its LRU way.
-    stamps: Vec<u64>,
+    /// Recency rank of each way in its set, a permutation of 0..ways (0: most recent).
+    ranks: Vec<u16>,
     dirty: Vec<bool>,
-    clock: u64,
     stats: CacheStats,
 }
 
@@ -75,9 +79,8 @@ impl SetAssocCache {
             line_bits: geo.line_bits(),
             tag_shift: geo.set_index_bits().end,
             tags: vec![INVALID; lines],
-            stamps: vec![0; lines],
+            ranks: initial_ranks(geo.ways as usize, geo.sets() as usize),
             dirty: vec![false; lines],
-            clock: 0,
             stats: CacheStats { per_source: vec![SourceStats::default(); sources as usize], ..Default::default() },
         })
     }
@@ -101,10 +104,15 @@ impl SetAssocCache {
         self.tags[base..base + self.ways].iter().position(|&t| t == tag).map(|w| base + w)
     }
 
+    /// Makes way `i` (of the set at `base`) the most recently used.
     #[inline]
-    fn touch(&mut self, i: usize) {
-        self.clock += 1;
-        self.stamps[i] = self.clock;
+    fn touch(&mut self, base: usize, i: usize) {
+        let ranks = &mut self.ranks[base..base + self.ways];
+        let r = ranks[i - base];
+        for x in ranks.iter_mut() {
+            *x += (*x < r) as u16;
+        }
+        ranks[i - base] = 0;
     }
 
     /// Looks up `addr` for `source`. A hit updates LRU and, for a write, sets the dirty bit.
@@ -123,7 +131,7 @@ impl SetAssocCache {
                 s.hits += 1;
                 src.hits += 1;
                 self.dirty[i] |= is_write;
-                self.touch(i);
+                self.touch(base, i);
                 Access::Hit
             }
             None => {
@@ -145,17 +153,12 @@ impl SetAssocCache {
         let (base, tag) = self.base_and_tag(addr);
         if let Some(i) = self.find(base, tag) {
             self.dirty[i] |= dirty;
-            self.touch(i);
+            self.touch(base, i);
             return None;
         }
-        // An invalid way has stamp 0 and is never touched, so the minimum picks it first.
-        let set = &self.stamps[base..base + self.ways];
-        let mut victim = 0;
-        for w in 1..set.len() {
-            if set[w] < set[victim] {
-                victim = w;
-            }
-        }
+        // Invalid ways rank oldest until first used, so the oldest rank picks them first.
+        let oldest = (self.ways - 1) as u16;
+        let victim = self.ranks[base..base + self.ways].iter().position(|&r| r == oldest).expect("ranks are a permutation");
         let i = base + victim;
         let old_tag = self.tags[i];
         let evicted = if old_tag != INVALID {
@@ -172,7 +175,7 @@ impl SetAssocCache {
         self.stats.fills += 1;
         self.tags[i] = tag;
         self.dirty[i] = dirty;
-        self.touch(i);
+        self.touch(base, i);
         evicted
     }
 
@@ -202,10 +205,16 @@ impl SetAssocCache {
     pub fn invalidate_all(&mut self) -> u64 {
         let dropped = self.tags.iter().zip(&self.dirty).filter(|(&t, &d)| t != INVALID && d).count();
         self.tags.fill(INVALID);
-        self.stamps.fill(0);
+        self.ranks = initial_ranks(self.ways, self.tags.len() / self.ways);
         self.dirty.fill(false);
         dropped as u64
     }
+}
+
+/// Every set's ranks before any use: way w ranks `ways - 1 - w`, so way 0 is the first victim.
+fn initial_ranks(ways: usize, sets: usize) -> Vec<u16> {
+    let set = (0..ways).rev().map(|r| r as u16);
+    set.cycle().take(ways * sets).collect()
 }
 
 #[cfg(test)]
@@ -286,6 +295,80 @@ mod tests {
         assert_eq!(s.per_source[0], SourceStats { hits: 0, misses: 1 });
         assert_eq!(s.per_source[3], SourceStats { hits: 1, misses: 1 });
         assert_eq!((s.accesses, s.hits, s.misses, s.read_misses), (3, 1, 2, 2));
+    }
+
+    /// True LRU by last-use stamps, ways in a list per set: the obvious model.
+    struct StampLru {
+        sets: Vec<Vec<(u64, u64, bool)>>,
+        ways: usize,
+        clock: u64,
+    }
+
+    impl StampLru {
+        fn set(&mut self, line: u64) -> &mut Vec<(u64, u64, bool)> {
+            let n = self.sets.len() as u64;
+            &mut self.sets[(line % n) as usize]
+        }
+        fn access(&mut self, line: u64, is_write: bool) -> Access {
+            self.clock += 1;
+            let clock = self.clock;
+            match self.set(line).iter_mut().find(|w| w.0 == line) {
+                Some(w) => {
+                    w.1 = clock;
+                    w.2 |= is_write;
+                    Access::Hit
+                }
+                None => Access::Miss,
+            }
+        }
+        /// Returns the dirty victim's line.
+        fn fill(&mut self, line: u64, dirty: bool) -> Option<u64> {
+            self.clock += 1;
+            let (clock, ways) = (self.clock, self.ways);
+            let set = self.set(line);
+            if let Some(w) = set.iter_mut().find(|w| w.0 == line) {
+                w.1 = clock;
+                w.2 |= dirty;
+                return None;
+            }
+            if set.len() < ways {
+                set.push((line, clock, dirty));
+                return None;
+            }
+            let lru = (0..set.len()).min_by_key(|&w| set[w].1).unwrap();
+            let old = std::mem::replace(&mut set[lru], (line, clock, dirty));
+            old.2.then_some(old.0)
+        }
+    }
+
+    #[test]
+    fn rank_lru_evicts_exactly_what_timestamp_lru_evicts() {
+        // 4 sets x 5 ways x 64 B; lines are numbered, line l is at address l * 64.
+        for seed in 0..20u64 {
+            let mut c = SetAssocCache::new(CacheGeometry { size_bytes: 4 * 5 * 64, ways: 5, line_bytes: 64 }, 1).unwrap();
+            let mut m = StampLru { sets: vec![Vec::new(); 4], ways: 5, clock: 0 };
+            let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            for _ in 0..5000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let line = (x >> 8) % 40;
+                match x % 3 {
+                    0 => assert_eq!(c.access(line * 64, false, 0), m.access(line, false)),
+                    1 => assert_eq!(c.fill(line * 64, false), m.fill(line, false).map(|l| l * 64)),
+                    _ => {
+                        let want = match m.access(line, true) {
+                            Access::Hit => None,
+                            Access::Miss => m.fill(line, true).map(|l| l * 64),
+                        };
+                        assert_eq!(c.write(line * 64, 0), want);
+                    }
+                }
+            }
+            for line in 0..40 {
+                assert_eq!(c.contains(line * 64), m.set(line).iter().any(|w| w.0 == line), "seed {seed} line {line}");
+            }
+        }
     }
 
     #[test]

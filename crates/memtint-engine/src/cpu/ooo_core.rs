@@ -15,7 +15,9 @@
 //! in which the core does not touch memory or the trace, in closed form where the cycles are
 //! alike (bubbles streaming through, or a stall); `next_event()` is the next cycle at which it
 //! will touch memory (or reach its retirement target), `NEVER` while it can only wait for a
-//! `complete`. The result is exactly that of a cycle-by-cycle run (tested below).
+//! `complete`. When a look-ahead ends in such a wait, where it began and what kind it is are kept
+//! (`Ahead::Parked`), so a completion jumps to its cycle in closed form. The result is exactly
+//! that of a cycle-by-cycle run (tested below).
 
 use super::{CoreConfig, CoreMemory, LoadOutcome};
 use crate::error::{Error, Result};
@@ -114,8 +116,44 @@ enum Quiet {
     Reached,
     /// Stopped at `flow.cycle`, which must be simulated by `full_step`.
     Event,
-    /// Nothing will ever happen without a `complete`.
-    Idle,
+    /// Nothing will ever happen without a `complete`: from `flow.cycle` on, every cycle is
+    /// the same wait.
+    Idle(Wait),
+}
+
+/// The one kind of cycle a core repeats while it waits for a `complete`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    Stall(Stall),
+    Drain,
+}
+
+impl Wait {
+    /// Advances `f` over the waiting cycles before `end`.
+    #[inline]
+    fn run_to(self, f: &mut Flow, end: Cycle) {
+        if end <= f.cycle {
+            return;
+        }
+        let k = end - f.cycle;
+        match self {
+            Wait::Stall(s) => f.stall[s as usize] += k,
+            Wait::Drain => f.drain += k,
+        }
+        f.cycle = end;
+    }
+}
+
+/// What the last look-ahead from `flow` found.
+#[derive(Clone, Copy, Debug)]
+enum Ahead {
+    Unknown,
+    /// The state at the next event, which `full_step` simulates.
+    Event(Flow),
+    /// The state from which the core waits for a `complete`, and how: a completion jumps
+    /// there in closed form instead of simulating the way again (most completions find the
+    /// core waiting).
+    Parked(Flow, Wait),
 }
 
 pub struct OooCore {
@@ -140,8 +178,8 @@ pub struct OooCore {
     /// No request is retried before this cycle after a refusal.
     retry_at: Cycle,
     next_event: Cycle,
-    /// The look-ahead behind `next_event`, reused by the next tick if still valid.
-    predicted: Option<Flow>,
+    /// The look-ahead behind `next_event`, reused by the next tick or completion if still valid.
+    ahead: Ahead,
     stats: CoreStats,
     target_stats: Option<CoreStats>,
     /// Simulate every cycle with `full_step` (the reference for tests).
@@ -184,7 +222,7 @@ impl OooCore {
             outstanding: 0,
             retry_at: 0,
             next_event: 0,
-            predicted: None,
+            ahead: Ahead::Unknown,
             stats: CoreStats::default(),
             target_stats: None,
             exact: false,
@@ -219,11 +257,10 @@ impl OooCore {
     /// for a context switch. The trace position (the current record's remaining bubbles, its
     /// load and writeback) is kept for when the thread runs again.
     pub fn start_drain(&mut self, now: Cycle) {
-        let mut f = self.flow;
-        self.quiet(&mut f, now);
+        let mut f = self.flow_before(now);
         self.commit(&mut f);
         self.draining = true;
-        self.predicted = None;
+        self.ahead = Ahead::Unknown;
         self.predict();
     }
 
@@ -247,7 +284,7 @@ impl OooCore {
         }
         self.draining = false;
         self.retry_at = self.retry_at.min(now);
-        self.predicted = None;
+        self.ahead = Ahead::Unknown;
         self.sync_stats();
         self.predict();
     }
@@ -267,15 +304,13 @@ impl OooCore {
             }
         } else {
             while self.flow.cycle <= now {
-                let mut f = match self.predicted.take() {
-                    Some(p) if p.cycle <= now => p,
-                    later => {
-                        // A look-ahead to a later event stays valid: these cycles lead to it.
-                        self.predicted = later;
-                        let mut f = self.flow;
-                        self.quiet(&mut f, now.saturating_add(1));
-                        f
+                let mut f = match self.ahead {
+                    Ahead::Event(p) if p.cycle <= now => {
+                        self.ahead = Ahead::Unknown;
+                        p
                     }
+                    // A look-ahead to a later event stays valid: these cycles lead to it.
+                    _ => self.flow_before(now.saturating_add(1)),
                 };
                 self.commit(&mut f);
                 if self.flow.cycle <= now {
@@ -283,7 +318,7 @@ impl OooCore {
                 }
             }
         }
-        if self.predicted.is_none() {
+        if matches!(self.ahead, Ahead::Unknown) {
             self.predict();
         }
         Ok(())
@@ -293,8 +328,7 @@ impl OooCore {
     /// from cycle `now` on (this cycle, if called before `tick(now)`).
     pub fn complete(&mut self, token: u64, now: Cycle) {
         // Cycles before `now` must not see the freed MSHR: simulate them first.
-        let mut f = self.flow;
-        self.quiet(&mut f, now);
+        let mut f = self.flow_before(now);
         self.commit(&mut f);
         let Ok(i) = self.loads.binary_search_by_key(&token, |l| l.seq) else {
             debug_assert!(false, "core {}: complete of unknown token {token}", self.id);
@@ -312,22 +346,38 @@ impl OooCore {
 
     fn predict(&mut self) {
         let mut f = self.flow;
-        match self.quiet(&mut f, NEVER) {
-            Quiet::Event => {
-                self.next_event = f.cycle;
-                self.predicted = Some(f);
+        (self.next_event, self.ahead) = match self.quiet(&mut f, NEVER) {
+            Quiet::Event => (f.cycle, Ahead::Event(f)),
+            Quiet::Idle(wait) => (NEVER, Ahead::Parked(f, wait)),
+            Quiet::Reached => (NEVER, Ahead::Unknown),
+        };
+    }
+
+    /// The state after the cycles before `end` (none if `flow` is already there), from the
+    /// parked look-ahead when `end` is past the point where the core started waiting.
+    #[inline]
+    fn flow_before(&self, end: Cycle) -> Flow {
+        match self.ahead {
+            Ahead::Parked(p, wait) if p.cycle <= end => {
+                let mut f = p;
+                wait.run_to(&mut f, end);
+                f
             }
-            Quiet::Idle | Quiet::Reached => {
-                self.next_event = NEVER;
-                self.predicted = None;
+            _ => {
+                let mut f = self.flow;
+                self.quiet(&mut f, end);
+                f
             }
         }
     }
 
     /// Adopts a look-ahead: pops the loads it retired and publishes its counters.
     fn commit(&mut self, f: &mut Flow) {
-        self.loads.drain(..f.front);
-        if let Some(p) = &mut self.predicted {
+        // Usually none or one: popping is cheaper than a `Drain`.
+        for _ in 0..f.front {
+            self.loads.pop_front();
+        }
+        if let Ahead::Event(p) | Ahead::Parked(p, _) = &mut self.ahead {
             // A kept look-ahead is further along the same path: rebase its index.
             p.front -= f.front;
         }
@@ -430,7 +480,7 @@ impl OooCore {
         }
         while f.cycle < end {
             match self.skip_alike(f, end) {
-                Some(Quiet::Idle) => return Quiet::Idle,
+                Some(idle @ Quiet::Idle(_)) => return idle,
                 Some(_) => continue,
                 None => {}
             }
@@ -469,7 +519,7 @@ impl OooCore {
                 // The head is a load still waiting for its data: nothing moves until it arrives.
                 let until = self.loads.get(f.front).map_or(NEVER, |l| l.ready_at);
                 if until == NEVER {
-                    return Quiet::Idle;
+                    return Quiet::Idle(Wait::Drain);
                 }
                 let k = (until - t).min(end - t).max(1);
                 f.drain += k;
@@ -589,7 +639,7 @@ impl OooCore {
         let k = k.min(span);
         if k == NEVER || k == 0 {
             debug_assert!(k != 0);
-            return Quiet::Idle;
+            return Quiet::Idle(Wait::Stall(cause));
         }
         f.stall[cause as usize] += k;
         f.cycle += k;
@@ -611,7 +661,7 @@ impl OooCore {
     // ---- The reference: one whole cycle, with memory and the trace ----
 
     fn full_step(&mut self, trace: &mut dyn CpuTraceSource, mem: &mut dyn CoreMemory) -> Result<()> {
-        self.predicted = None;
+        self.ahead = Ahead::Unknown;
         let t = self.flow.cycle;
         let mut f = self.flow;
         self.retire(&mut f, t);

@@ -9,7 +9,6 @@ use super::placement::{self, PlacementPolicy};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// The `[os]` configuration.
@@ -220,19 +219,21 @@ impl OsModel {
                 colours: Vec::new(),
             };
         };
-        let mut banks = BTreeSet::new();
-        let mut channels = BTreeSet::new();
+        // Ids are below 2^(number of id functions): flags, not ordered sets (one probe per page).
+        let mut banks = vec![false; 1 << self.bits.bank_id_masks().len()];
+        let mut channels = vec![false; 1 << self.bits.channel_id_masks().len()];
         for (_, frame) in table.mappings() {
             let addr = (frame as u64) << self.page_shift;
-            banks.extend(self.bits.banks_of_frame(addr));
-            channels.extend(self.bits.channels_of_frame(addr));
+            self.bits.banks_of_frame(addr).for_each(|b| banks[b as usize] = true);
+            self.bits.channels_of_frame(addr).for_each(|c| channels[c as usize] = true);
         }
+        let ids = |used: Vec<bool>| used.iter().enumerate().filter(|(_, &u)| u).map(|(i, _)| i as u32).collect();
         ProcessPlacement {
             pid,
             pages: table.len() as u64,
             colour_overflow_pages: self.overflow[pid as usize],
-            banks_used: banks.into_iter().collect(),
-            channels_used: channels.into_iter().collect(),
+            banks_used: ids(banks),
+            channels_used: ids(channels),
             colours: self.policy.colours_of(pid).to_vec(),
         }
     }

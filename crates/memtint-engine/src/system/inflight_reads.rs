@@ -39,6 +39,12 @@ impl<T> InflightReads<T> {
         value
     }
 
+    /// Read `id`, if in flight.
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut T> {
+        let k = id.checked_sub(self.base)?;
+        self.slots.get_mut(usize::try_from(k).ok()?)?.as_mut()
+    }
+
     #[cfg(test)]
     fn len_slots(&self) -> usize {
         self.slots.len()
@@ -56,12 +62,16 @@ mod tests {
         r.insert(5, 'b');
         r.insert(6, 'c');
         assert_eq!(r.remove(4), None);
-        assert_eq!(r.remove(5), Some('b'));
+        assert_eq!(r.get_mut(4), None);
+        *r.get_mut(5).unwrap() = 'B';
+        assert_eq!(r.remove(5), Some('B'));
         assert_eq!(r.remove(5), None);
         assert_eq!(r.remove(3), Some('a'));
         // 3, 4 and 5 are gone: only 6 is left.
         assert_eq!(r.len_slots(), 1);
         assert_eq!(r.remove(2), None);
+        assert_eq!(r.get_mut(2), None);
+        assert_eq!(r.get_mut(7), None);
         assert_eq!(r.remove(6), Some('c'));
         assert_eq!(r.len_slots(), 0);
         r.insert(100, 'd');

@@ -72,6 +72,20 @@ pub struct Outgoing {
     pub origin: Origin,
 }
 
+/// A read on its way to or in DRAM.
+struct InflightRead {
+    line: u64,
+    waiter: Waiter,
+    /// Global bank id, set when it enters a controller queue (bank-level parallelism).
+    bank: u32,
+}
+
+impl InflightRead {
+    fn new(line: u64, waiter: Waiter) -> Self {
+        InflightRead { line, waiter, bank: u32::MAX }
+    }
+}
+
 struct Llc {
     cache: SetAssocCache,
     mshrs: MshrFile,
@@ -92,7 +106,7 @@ pub struct MemoryHierarchy {
     line_mask: u64,
     clock: ClockRatio,
     /// Reads in DRAM: request id -> line (with an LLC) and, without one, the waiting load.
-    reads: InflightReads<(u64, Waiter)>,
+    reads: InflightReads<InflightRead>,
     outbox: VecDeque<Outgoing>,
     outbox_limit: usize,
     next_id: u64,
@@ -184,6 +198,9 @@ impl MemoryHierarchy {
         if !o.is_write {
             let bank = self.os.colour_bits().bank_id(o.addr);
             self.blp[o.origin.source as usize].enter(bank, now);
+            if let Some(r) = self.reads.get_mut(o.id) {
+                r.bank = bank;
+            }
         }
     }
 
@@ -217,11 +234,11 @@ impl MemoryHierarchy {
         if c.is_write {
             return;
         }
-        let Some((line, waiter)) = self.reads.remove(c.id) else {
+        let Some(InflightRead { line, waiter, bank }) = self.reads.remove(c.id) else {
             debug_assert!(false, "completion of unknown read {}", c.id);
             return;
         };
-        let bank = self.os.colour_bits().bank_id(line);
+        debug_assert_eq!(bank, self.os.colour_bits().bank_id(line));
         self.blp[c.source as usize].leave(bank, c.done);
         let at = self.clock.dram_to_core_ceil(c.done);
         match self.llc.as_mut() {
@@ -295,7 +312,7 @@ impl CoreMemory for MemoryHierarchy {
         let Some(llc) = self.llc.as_mut() else {
             stats.llc_misses += 1;
             let id = self.send(now, 1, line, false, core);
-            self.reads.insert(id, (line, waiter));
+            self.reads.insert(id, InflightRead::new(line, waiter));
             return Ok(LoadOutcome::Pending);
         };
         if llc.mshrs.is_full() && !llc.mshrs.contains(line) {
@@ -314,7 +331,7 @@ impl CoreMemory for MemoryHierarchy {
                     MshrInsert::Allocated => {
                         let latency = l2_latency + llc.latency;
                         let id = self.send(now, latency, line, false, core);
-                        self.reads.insert(id, (line, waiter));
+                        self.reads.insert(id, InflightRead::new(line, waiter));
                         Ok(LoadOutcome::Pending)
                     }
                     MshrInsert::Merged => Ok(LoadOutcome::Pending),
