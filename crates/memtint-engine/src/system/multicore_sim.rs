@@ -265,13 +265,21 @@ pub fn simulate_threads(
     // next event are kept from there (the cores' own next events change in both steps).
     let mut sched_view = SchedView::default();
     sched_view.update(&sched, ncores);
+    // The cores' earliest event changes only when a core steps or is woken by a completion;
+    // most memory-system steps wake nobody, so it is kept until then instead of re-read from
+    // every core's state (host cache misses) on each iteration.
+    let mut core_next = NEVER;
+    let mut core_next_stale = true;
     loop {
         if running == 0 {
             break;
         }
-        let mut core_next = sched_view.next_event(now_core);
-        for &t in &sched_view.on_core {
-            core_next = core_next.min(cores[t as usize].next_event());
+        if core_next_stale {
+            core_next = sched_view.next_event(now_core);
+            for &t in &sched_view.on_core {
+                core_next = core_next.min(cores[t as usize].next_event());
+            }
+            core_next_stale = false;
         }
         let outbox_next = if outbox_blocked { NEVER } else { hier.outbox_ready() };
         let dram_next = mem_next.min(outbox_next);
@@ -292,6 +300,7 @@ pub fn simulate_threads(
             for &(w, at) in &woken {
                 cores[w.core as usize].complete(w.token, at.max(now_core));
             }
+            core_next_stale |= !woken.is_empty();
             woken.clear();
             outbox_blocked = false;
             loop {
@@ -312,6 +321,7 @@ pub fn simulate_threads(
             }
         } else if core_next != NEVER {
             now_core = core_next;
+            core_next_stale = true;
             hier.set_next_memory_event(dram_next);
             if sched_view.idle_at(now_core) {
                 // The common case, the per-core loop below without its scheduler checks.
