@@ -222,10 +222,21 @@ impl OsModel {
         // Ids are below 2^(number of id functions): flags, not ordered sets (one probe per page).
         let mut banks = vec![false; 1 << self.bits.bank_id_masks().len()];
         let mut channels = vec![false; 1 << self.bits.channel_id_masks().len()];
+        // Spread footprints cover every id after a few hundred pages: stop there rather than
+        // walk the rest of the table (a fixed cost at the end of every run).
+        let (mut banks_left, mut channels_left) = (banks.len(), channels.len());
+        let mark = |used: &mut [bool], left: &mut usize, id: u32| {
+            if !std::mem::replace(&mut used[id as usize], true) {
+                *left -= 1;
+            }
+        };
         for (_, frame) in table.mappings() {
             let addr = (frame as u64) << self.page_shift;
-            self.bits.banks_of_frame(addr).for_each(|b| banks[b as usize] = true);
-            self.bits.channels_of_frame(addr).for_each(|c| channels[c as usize] = true);
+            self.bits.banks_of_frame(addr).for_each(|b| mark(&mut banks, &mut banks_left, b));
+            self.bits.channels_of_frame(addr).for_each(|c| mark(&mut channels, &mut channels_left, c));
+            if banks_left == 0 && channels_left == 0 {
+                break;
+            }
         }
         let ids = |used: Vec<bool>| used.iter().enumerate().filter(|(_, &u)| u).map(|(i, _)| i as u32).collect();
         ProcessPlacement {
