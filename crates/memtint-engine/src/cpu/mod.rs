@@ -5,6 +5,7 @@ mod clock;
 mod core_config;
 mod core_memory;
 mod ooo_core;
+mod slice_queue;
 
 pub use clock::ClockRatio;
 pub use core_config::CoreConfig;

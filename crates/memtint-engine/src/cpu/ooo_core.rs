@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::workload::CpuTraceSource;
 use crate::{Cycle, NEVER};
 use serde::Serialize;
-use std::collections::VecDeque;
+use super::slice_queue::SliceQueue;
 
 /// Why a cycle inserted no instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,7 +165,7 @@ pub struct OooCore {
     rob: u64,
     mshrs: u32,
     retire_target: u64,
-    loads: VecDeque<LoadSlot>,
+    loads: SliceQueue<LoadSlot>,
     flow: Flow,
     /// The current record: loaded at all, its load address, whether the load is in the
     /// window, and its writeback if not yet sent.
@@ -203,7 +203,7 @@ impl OooCore {
             rob: cfg.rob_size as u64,
             mshrs: cfg.mshrs,
             retire_target,
-            loads: VecDeque::with_capacity(cfg.rob_size as usize),
+            loads: SliceQueue::with_capacity(cfg.rob_size as usize),
             flow: Flow {
                 cycle: 0,
                 retired: 0,
@@ -330,11 +330,11 @@ impl OooCore {
         // Cycles before `now` must not see the freed MSHR: simulate them first.
         let mut f = self.flow_before(now);
         self.commit(&mut f);
-        let Ok(i) = self.loads.binary_search_by_key(&token, |l| l.seq) else {
+        let Ok(i) = self.loads.as_slice().binary_search_by_key(&token, |l| l.seq) else {
             debug_assert!(false, "core {}: complete of unknown token {token}", self.id);
             return;
         };
-        let l = &mut self.loads[i];
+        let l = &mut self.loads.as_mut_slice()[i];
         if l.ready_at != NEVER {
             debug_assert!(false, "core {}: token {token} completed twice", self.id);
             return;
@@ -543,7 +543,7 @@ impl OooCore {
         let w = self.width;
         let occ = f.inserted - f.retired;
         // Instructions retirable from the head at t, and when the first blocked load frees.
-        let (ready_end, blocked_until) = match self.loads.range(f.front..).find(|l| l.ready_at > t) {
+        let (ready_end, blocked_until) = match self.loads.as_slice()[f.front..].iter().find(|l| l.ready_at > t) {
             Some(l) => (l.seq, l.ready_at),
             None => (f.inserted, NEVER),
         };
