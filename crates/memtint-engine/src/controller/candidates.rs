@@ -10,10 +10,6 @@
 //! A slot is ready at `max(t_bank, shared, bus)` and a class's earliest member at
 //! `max(min t_bank, shared, bus)`, so a scan is one pass over two short arrays, and single
 //! slots are looked at only in classes that can issue now.
-//!
-//! `next_issue` also notes which classes reach its minimum (`Hint`): a scan at exactly that
-//! cycle, with no slot and no timing table changed since, starts from them instead of
-//! re-evaluating every class (nearly every tick is such a scan).
 
 use super::timing_state::{direction_kinds, shared_kind, SHARED_KINDS};
 use super::ChannelTiming;
@@ -34,8 +30,8 @@ pub struct Slot {
     pub index: u32,
 }
 
-/// Result of a scan: the best ready slot (`2 * bank + k`), if any, and (when there is none) a
-/// lower bound on the next cycle a class that was not ready can issue.
+/// Result of a scan: the best ready slot (`2 * bank + k`), if any, and a lower bound on the
+/// next cycle a class that was not ready can issue.
 pub struct Scan {
     pub best: Option<usize>,
     pub next: Cycle,
@@ -55,19 +51,6 @@ struct Entry {
     cmd: Command,
     is_hit: bool,
 }
-
-/// The classes (bit `c - classes.start`) whose ready time equals `at`, the minimum over the
-/// direction's classes, as `next_issue` found them. Exact while no slot changed (set_slot
-/// clears it) and `ChannelTiming::issued` is still `issued` (the shared table and the command
-/// bus change only by issuing); then they are exactly the ready classes at `at`.
-#[derive(Clone, Copy, Debug)]
-struct Hint {
-    at: Cycle,
-    mask: u64,
-    issued: u64,
-}
-
-const NO_HINT: Hint = Hint { at: NEVER, mask: 0, issued: 0 };
 
 const EMPTY: Entry = Entry { t_bank: NEVER, key: u64::MAX, class: NO_CLASS, index: 0, cmd: Command::Act, is_hit: false };
 
@@ -93,7 +76,6 @@ pub struct CandidateSet {
     earliest: Vec<Cycle>,
     /// Classes found ready by the last scan.
     ready: Vec<u32>,
-    hint: Hint,
 }
 
 impl CandidateSet {
@@ -117,7 +99,6 @@ impl CandidateSet {
             members: vec![0; classes],
             earliest: vec![NEVER; classes],
             ready: Vec::with_capacity(classes),
-            hint: NO_HINT,
         }
     }
 
@@ -185,7 +166,6 @@ impl CandidateSet {
         };
         let (t_new, new_class) = (entry.t_bank, entry.class);
         self.entries[slot] = entry;
-        self.hint = NO_HINT;
         if old_class != NO_CLASS {
             let c = old_class as usize;
             self.members[c] &= !bit;
@@ -214,48 +194,8 @@ impl CandidateSet {
     }
 
     /// Find the ready slot with the smallest key at `now`, skipping ranks marked in `blocked`
-    /// (waiting for refresh).
+    /// (waiting for refresh). Remembers the ready classes for `next_after_issue`.
     pub fn scan(&mut self, now: Cycle, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Scan {
-        let hint = self.hint;
-        if !any_blocked && now == hint.at && hint.issued == timing.issued() {
-            let (mut best_key, mut best, mut next) = (u64::MAX, None, NEVER);
-            let mut m = hint.mask;
-            while m != 0 {
-                let c = self.classes.start + m.trailing_zeros() as usize;
-                m &= m - 1;
-                self.best_in_class(c, now, &mut best_key, &mut best, &mut next);
-            }
-            // A class reaches its ready time through a member, so one is ready; the full scan
-            // stays the reference (and the fallback, which also finds `next`).
-            if best.is_some() {
-                debug_assert_eq!(self.scan_all(now, timing, blocked, any_blocked).best, best);
-                return Scan { best, next };
-            }
-        }
-        self.scan_all(now, timing, blocked, any_blocked)
-    }
-
-    /// The ready slot of class `c` with the smallest key, if smaller than `best_key`; lowers
-    /// `next` to members not ready yet.
-    #[inline(always)]
-    fn best_in_class(&self, c: usize, now: Cycle, best_key: &mut u64, best: &mut Option<usize>, next: &mut Cycle) {
-        let first = self.first_slot_of_class(c);
-        let mut m = self.members[c];
-        while m != 0 {
-            let slot = first + m.trailing_zeros() as usize;
-            m &= m - 1;
-            let e = &self.entries[slot];
-            if e.t_bank > now {
-                *next = (*next).min(e.t_bank);
-            } else if e.key < *best_key {
-                *best_key = e.key;
-                *best = Some(slot);
-            }
-        }
-    }
-
-    /// `scan` evaluating every class of the direction.
-    fn scan_all(&mut self, now: Cycle, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Scan {
         let shared = timing.shared_table();
         // No command issued yet this cycle, so the command bus is free: only later classes
         // contribute to `next`, and they are later than the bus too.
@@ -277,32 +217,30 @@ impl CandidateSet {
             if any_blocked && blocked[self.rank_of_class(c)] {
                 continue;
             }
-            self.best_in_class(c, now, &mut best_key, &mut best, &mut next);
+            let first = self.first_slot_of_class(c);
+            let mut m = self.members[c];
+            while m != 0 {
+                let slot = first + m.trailing_zeros() as usize;
+                m &= m - 1;
+                let e = &self.entries[slot];
+                if e.t_bank > now {
+                    next = next.min(e.t_bank);
+                } else if e.key < best_key {
+                    best_key = e.key;
+                    best = Some(slot);
+                }
+            }
         }
         Scan { best, next }
     }
 
     /// The earliest cycle any class can issue: exact (for classes of ranks not `blocked`) until
-    /// a command issues, a request arrives or a refresh intervenes. Notes the classes that
-    /// reach it (`Hint`) when no rank is blocked.
-    pub fn next_issue(&mut self, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Cycle {
+    /// a command issues, a request arrives or a refresh intervenes.
+    pub fn next_issue(&self, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Cycle {
         let shared = timing.shared_table();
         let (earliest, shared) = (&self.earliest[self.classes.clone()], &shared[self.classes.clone()]);
         let mut t = NEVER;
-        self.hint = NO_HINT;
-        if !any_blocked && earliest.len() <= 64 {
-            let mut mask = 0u64;
-            for (c, (&e, &s)) in earliest.iter().zip(shared).enumerate() {
-                let v = e.max(s);
-                if v < t {
-                    t = v;
-                    mask = 1 << c;
-                } else if v == t {
-                    mask |= 1 << c;
-                }
-            }
-            self.hint = Hint { at: t, mask, issued: timing.issued() };
-        } else if any_blocked {
+        if any_blocked {
             let first = self.classes.start;
             for (c, (&e, &s)) in earliest.iter().zip(shared).enumerate() {
                 if !blocked[self.rank_of_class(first + c)] {

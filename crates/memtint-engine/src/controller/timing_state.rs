@@ -52,9 +52,6 @@ pub struct ChannelTiming {
     /// Per kind and bank group (`kind * groups + group`): `shared_ready` without the command
     /// bus, kept up to date as commands issue, so schedulers read one dense table.
     shared: Vec<Cycle>,
-    /// Commands issued so far: a cached result derived from these tables is current while
-    /// this is unchanged (see `CandidateSet::next_issue`).
-    issued: u64,
 }
 
 /// Commands with a kept group-level ready time (`shared_kind`), in table order: RD, ACT, PRE,
@@ -117,7 +114,6 @@ impl ChannelTiming {
             groups_per_rank: groups_per_rank as usize,
             groups: ranks * groups_per_rank as usize,
             shared: vec![0; SHARED_KINDS * ranks * groups_per_rank as usize],
-            issued: 0,
         }
     }
 
@@ -126,12 +122,6 @@ impl ChannelTiming {
     #[inline]
     pub fn shared_table(&self) -> &[Cycle] {
         &self.shared
-    }
-
-    /// Commands issued so far (every change to the tables is an issue).
-    #[inline]
-    pub fn issued(&self) -> u64 {
-        self.issued
     }
 
     /// No command may issue before this cycle (one command per cycle).
@@ -213,7 +203,6 @@ impl ChannelTiming {
         let r = rank as usize;
         let (b, g) = (flat_bank as usize, group as usize);
         self.cmd_bus = now + 1;
-        self.issued += 1;
         match cmd {
             Command::Act => {
                 let bank = &mut self.bank[b];
