@@ -343,26 +343,12 @@ impl MachineConfig {
     pub fn with_overrides(&self, overrides: &serde_json::Value) -> Result<Self> {
         let mut value = serde_json::to_value(self).expect("machine config serialises");
         merge(&mut value, overrides, "")?;
-        serde_json::from_value(value).map_err(|e| Error::config("overrides", e.to_string()))
-    }
-}
-
-/// An override must have the kind of value its key holds (so the error names the key; serde's
-/// own message would not). Optional keys (null) take anything their type accepts.
-fn check_same_kind(current: &serde_json::Value, new: &serde_json::Value, key: &str) -> Result<()> {
-    use serde_json::Value as V;
-    let expected = match current {
-        V::Null => return Ok(()),
-        V::Number(n) if n.is_u64() => (!new.is_u64()).then_some("a non-negative integer"),
-        V::Number(_) => (!new.is_number()).then_some("a number"),
-        V::String(_) => (!new.is_string()).then_some("a string"),
-        V::Bool(_) => (!new.is_boolean()).then_some("true or false"),
-        V::Array(_) => (!new.is_array()).then_some("a list"),
-        V::Object(_) => (!new.is_object()).then_some("a table"),
-    };
-    match expected {
-        Some(what) => Err(Error::config(key.to_string(), format!("expected {what}, got {new}"))),
-        None => Ok(()),
+        // Through serde_path_to_error so a value of the wrong kind names its key (serde alone does not).
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let key = e.path().to_string();
+            let key = if key == "." { "overrides".to_string() } else { key };
+            Error::config(key, e.into_inner().to_string())
+        })
     }
 }
 
@@ -373,10 +359,7 @@ fn merge(base: &mut serde_json::Value, over: &serde_json::Value, path: &str) -> 
                 let key = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
                 match b.get_mut(k) {
                     Some(slot) if slot.is_object() => merge(slot, v, &key)?,
-                    Some(slot) => {
-                        check_same_kind(slot, v, &key)?;
-                        *slot = v.clone();
-                    }
+                    Some(slot) => *slot = v.clone(),
                     None if matches!(path, "dram" | "controller" | "cpu" | "cache" | "cache.llc" | "cache.l2") => {
                         // Let deny_unknown_fields name the key.
                         b.insert(k.clone(), v.clone());
@@ -465,13 +448,23 @@ mod tests {
     #[test]
     fn an_override_of_the_wrong_kind_names_its_key() {
         let e = override_error(json!({"controller": {"read_queue": "many"}}));
-        assert!(e.contains("controller.read_queue") && e.contains("non-negative integer"), "{e}");
+        assert!(e.contains("controller.read_queue") && e.contains("\"many\""), "{e}");
         let e = override_error(json!({"controller": {"read_queue": 8.5}}));
         assert!(e.contains("controller.read_queue"), "{e}");
         let e = override_error(json!({"controller": {"scheduler": 3}}));
-        assert!(e.contains("controller.scheduler") && e.contains("a string"), "{e}");
+        assert!(e.contains("controller.scheduler") && e.contains("string"), "{e}");
         let e = override_error(json!({"controller": {"write_low_watermark": "low"}}));
-        assert!(e.contains("controller.write_low_watermark") && e.contains("a number"), "{e}");
+        assert!(e.contains("controller.write_low_watermark") && e.contains("\"low\""), "{e}");
+    }
+
+    #[test]
+    fn an_override_may_change_a_value_of_another_kind_where_the_type_takes_both() {
+        // The LLC is a table or "none": either way round is a valid override.
+        let m = MachineConfig::load("i7-860").unwrap();
+        let none = m.with_overrides(&json!({"cache": {"llc": "none"}})).unwrap();
+        let back = serde_json::to_value(&m).unwrap()["cache"]["llc"].clone();
+        let again = none.with_overrides(&json!({"cache": {"llc": back}})).unwrap();
+        assert_eq!(again.cache, m.cache);
     }
 
     #[test]
