@@ -17,7 +17,7 @@ use crate::dram::Command;
 use crate::{Cycle, NEVER};
 
 /// One candidate, reduced to what scheduling reads.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slot {
     /// Bank-level earliest issue cycle and the request's own `ready_at`, combined: the parts
     /// of its ready time that change only when the bank does.

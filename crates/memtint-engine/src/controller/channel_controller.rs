@@ -456,6 +456,51 @@ impl ChannelController {
         }
     }
 
+    /// Non-ranked schedulers: bank `b`'s candidates in direction `d` after `issued` went to its
+    /// request `index`, stepped from what the command changed instead of searched from the
+    /// queue's start: after ACT the activated request (the oldest) hits; after a column command
+    /// the requests before `index` miss and the next hit, if any, is at or after it. Debug
+    /// builds check the result against `bank_candidates`.
+    fn step_bank(&mut self, d: usize, b: usize, issued: Command, index: usize) {
+        let mut slots = [None; 2];
+        let q = &self.queues[d][b];
+        let bank = &self.banks[b];
+        if !q.reqs.is_empty() {
+            let slot = |cmd: Command, is_hit: bool, i: usize| {
+                let req = &q.reqs[i];
+                let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
+                let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
+                Some(Slot { t_bank, key, index: i as u32, cmd, is_hit })
+            };
+            match bank.open_row {
+                Some(row) if q.hits > 0 => {
+                    let (hit, miss_from) = if issued == Command::Act {
+                        debug_assert_eq!(index, 0, "an ACT is for its bank's oldest request");
+                        (0, 1)
+                    } else {
+                        let hit = index + q.reqs[index..].iter().position(|r| r.row == row).expect("a hit is queued");
+                        (hit, 0)
+                    };
+                    let col = if d == WRITES { Command::Wr } else { Command::Rd };
+                    slots[0] = slot(col, self.scheduler.hit_counts_as_hit(bank.hits_since_act), hit);
+                    if (q.reqs.len() as u32) > q.hits && self.scheduler.may_close_row_with_hits(bank.hits_since_act) {
+                        let miss = miss_from + q.reqs[miss_from..].iter().position(|r| r.row != row).expect("a non-hit is queued");
+                        slots[1] = slot(Command::Pre, false, miss);
+                    }
+                }
+                Some(_) => slots[0] = slot(Command::Pre, false, 0),
+                None => slots[0] = slot(Command::Act, false, 0),
+            }
+        }
+        #[cfg(debug_assertions)]
+        {
+            let mut generic = [None; 2];
+            self.bank_candidates(d, b, &mut generic);
+            debug_assert_eq!(slots, generic, "stepped candidates of bank {b} after {issued:?}");
+        }
+        self.cands[d].set_bank(b, &slots);
+    }
+
     /// Ranked schedulers: bank `b`'s one candidate in direction `d`, its queued request with the
     /// smallest key (column command if it hits, else PRE or ACT). A best request still in the
     /// front end (`ready_at` ahead) holds its bank for those cycles (`frontend_latency`, 1).
@@ -576,10 +621,14 @@ impl ChannelController {
         };
         let b = best / 2;
         let slot = self.cands[d].slot(best).expect("the scan chose an occupied slot");
-        self.issue_for_request(now, d, b, slot.index as usize, slot.cmd);
+        let issued = self.issue_for_request(now, d, b, slot.index as usize, slot.cmd);
         // The issuing bank's candidates, at once (`issue_for_request` leaves them invalid but
         // not listed as stale).
-        self.refresh_cache(d, b);
+        if self.ranked {
+            self.refresh_cache(d, b);
+        } else {
+            self.step_bank(d, b, issued, slot.index as usize);
+        }
         if self.ranked {
             // Serving a request can change keys (a batch ends, a source is blacklisted).
             self.refresh_priorities(now);
@@ -599,7 +648,8 @@ impl ChannelController {
     /// Issue `cmd` for request `index` of bank `b`'s queue in direction `d`. Leaves the bank's
     /// candidates in direction `d` invalid without listing them as stale: the caller rebuilds
     /// them next.
-    fn issue_for_request(&mut self, now: Cycle, d: usize, b: usize, index: usize, mut cmd: Command) {
+    /// Returns the command issued (RD / WR may become RDA / WRA).
+    fn issue_for_request(&mut self, now: Cycle, d: usize, b: usize, index: usize, mut cmd: Command) -> Command {
         self.cands[d].invalidate(b);
         self.invalidate(1 - d, b);
         let q = &mut self.queues[d][b];
@@ -677,6 +727,7 @@ impl ChannelController {
             }
         }
         self.log_command(now, cmd, b as u32, row, column);
+        cmd
     }
 
     #[inline]
