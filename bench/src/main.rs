@@ -10,6 +10,11 @@ use memtint_engine::stats::dram_report;
 use memtint_engine::trace::{DramRequest, GeneratorKind, GeneratorSpec, RequestGenerator, TraceSource, VecSource};
 use std::time::Instant;
 
+/// How the engine was compiled: `MEMTINT_BUILD` at compile time (the Makefile sets it for PGO=1).
+fn build_kind() -> &'static str {
+    option_env!("MEMTINT_BUILD").unwrap_or("release")
+}
+
 fn peak_rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -55,6 +60,7 @@ fn main() {
     ];
     println!("memtint DRAM engine benchmark: {requests} requests per workload, closed loop with 64 in flight,");
     println!("FR-FCFS, open rows, all-bank refresh, event skipping, checker off. One thread.");
+    println!("Build: {} (make bench PGO=1 after make pgo: profile-guided).", build_kind());
     println!("Rates are per second of CPU time (wall-clock rate in the last column).\n");
     println!(
         "{:<18} {:<9} {:>9} {:>13} {:>9} {:>8} {:>8} {:>9} {:>9} {:>12}",

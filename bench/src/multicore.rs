@@ -23,7 +23,8 @@ fn main() {
     };
     let programs = vec!["stream".to_string(), "random".to_string(), "copy".to_string(), light];
     println!("memtint multicore benchmark: 4 cores x {instructions} instructions, ddr4-2400, fr-fcfs, buddy placement");
-    println!("programs: {}\n", programs.join(", "));
+    println!("programs: {}", programs.join(", "));
+    println!("build: {} (make bench PGO=1 after make pgo: profile-guided)\n", option_env!("MEMTINT_BUILD").unwrap_or("release"));
     let spec: SimSpec = serde_json::from_value(json!({
         "machine": "ddr4-2400",
         "programs": programs,
