@@ -5,6 +5,7 @@
 //! between the cores and the memory system.
 
 mod geometry;
+mod line_index;
 mod mshr;
 mod set_assoc_cache;
 

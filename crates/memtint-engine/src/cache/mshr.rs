@@ -5,7 +5,7 @@
 //! All storage is allocated up front (entries and their waiter lists), so the steady state
 //! allocates nothing.
 
-use rustc_hash::FxHashMap;
+use super::line_index::LineIndex;
 use serde::Serialize;
 
 /// A request waiting for a line: which core, and the token to hand back to it.
@@ -34,9 +34,9 @@ pub struct MshrStats {
 }
 
 pub struct MshrFile {
-    /// Outstanding line -> its entry. A map rather than a scan: the LLC's 64 entries are mostly
-    /// in use under memory-bound mixes, and every miss and fill looked a line up.
-    index: FxHashMap<u64, u32>,
+    /// Outstanding line -> its entry. A table rather than a scan: the LLC's 64 entries are mostly
+    /// in use under memory-bound mixes, and every miss and fill looks a line up.
+    index: LineIndex,
     /// Entries not in use, taken from the end. Which entry a line gets is invisible outside.
     free: Vec<u32>,
     waiters: Vec<Vec<Waiter>>,
@@ -50,10 +50,8 @@ impl MshrFile {
     pub fn new(entries: usize, max_waiters: usize) -> Self {
         let entries = entries.max(1);
         let max_waiters = max_waiters.max(1);
-        let mut index = FxHashMap::default();
-        index.reserve(entries);
         MshrFile {
-            index,
+            index: LineIndex::new(entries),
             free: (0..entries as u32).rev().collect(),
             waiters: (0..entries).map(|_| Vec::with_capacity(max_waiters)).collect(),
             max_waiters,
@@ -79,7 +77,7 @@ impl MshrFile {
     }
 
     pub fn contains(&self, line: u64) -> bool {
-        self.index.contains_key(&line)
+        self.index.get(line).is_some()
     }
 
     pub fn stats(&self) -> &MshrStats {
@@ -88,7 +86,7 @@ impl MshrFile {
 
     /// Records a miss of `waiter` on `line` (a line-aligned address).
     pub fn insert(&mut self, line: u64, waiter: Waiter) -> MshrInsert {
-        if let Some(&i) = self.index.get(&line) {
+        if let Some(i) = self.index.get(line) {
             let list = &mut self.waiters[i as usize];
             if list.len() == self.max_waiters {
                 self.stats.refused += 1;
@@ -111,7 +109,7 @@ impl MshrFile {
     /// The data of `line` arrived: frees its entry and yields its waiters in arrival order
     /// (`None` if the line was not outstanding).
     pub fn complete(&mut self, line: u64) -> Option<std::vec::Drain<'_, Waiter>> {
-        let i = self.index.remove(&line)?;
+        let i = self.index.remove(line)?;
         self.free.push(i);
         Some(self.waiters[i as usize].drain(..))
     }

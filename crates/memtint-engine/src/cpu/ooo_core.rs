@@ -180,6 +180,7 @@ pub struct OooCore {
     next_event: Cycle,
     /// The look-ahead behind `next_event`, reused by the next tick or completion if still valid.
     ahead: Ahead,
+    /// Counters outside `flow`; `stats()` adds those in it.
     stats: CoreStats,
     target_stats: Option<CoreStats>,
     /// Simulate every cycle with `full_step` (the reference for tests).
@@ -234,8 +235,17 @@ impl OooCore {
         self.id
     }
 
-    pub fn stats(&self) -> &CoreStats {
-        &self.stats
+    /// The counters so far (those kept in `flow` are filled in here, not on every step).
+    pub fn stats(&self) -> CoreStats {
+        let (f, mut s) = (&self.flow, self.stats);
+        s.cycles = f.cycle - f.off_core;
+        s.drain_cycles = f.drain;
+        s.retired = f.retired;
+        s.stall_window_full = f.stall[Stall::WindowFull as usize];
+        s.stall_mshr = f.stall[Stall::Mshr as usize];
+        s.stall_refused = f.stall[Stall::Refused as usize];
+        s.load_latency_sum = f.load_latency_sum;
+        s
     }
 
     /// The statistics as of the end of the cycle in which the target was reached, with
@@ -285,7 +295,6 @@ impl OooCore {
         self.draining = false;
         self.retry_at = self.retry_at.min(now);
         self.ahead = Ahead::Unknown;
-        self.sync_stats();
         self.predict();
     }
 
@@ -383,18 +392,6 @@ impl OooCore {
         }
         f.front = 0;
         self.flow = *f;
-        self.sync_stats();
-    }
-
-    fn sync_stats(&mut self) {
-        let (f, s) = (&self.flow, &mut self.stats);
-        s.cycles = f.cycle - f.off_core;
-        s.drain_cycles = f.drain;
-        s.retired = f.retired;
-        s.stall_window_full = f.stall[Stall::WindowFull as usize];
-        s.stall_mshr = f.stall[Stall::Mshr as usize];
-        s.stall_refused = f.stall[Stall::Refused as usize];
-        s.load_latency_sum = f.load_latency_sum;
     }
 
     // ---- One cycle, in pieces shared by the look-ahead and the full step ----
@@ -671,7 +668,6 @@ impl OooCore {
             f.drain += 1;
             f.cycle += 1;
             self.flow = f;
-            self.sync_stats();
             self.snapshot_if(crossed);
             return Ok(());
         }
@@ -730,14 +726,13 @@ impl OooCore {
         }
         f.cycle += 1;
         self.flow = f;
-        self.sync_stats();
         self.snapshot_if(crossed);
         Ok(())
     }
 
     fn snapshot_if(&mut self, crossed: bool) {
         if crossed {
-            let mut snap = self.stats;
+            let mut snap = self.stats();
             snap.retired = self.retire_target;
             self.target_stats = Some(snap);
         }

@@ -340,7 +340,7 @@ fn run_random(
         now = next;
     }
     core.tick(end, &mut trace, &mut mem).unwrap();
-    (*core.stats(), core.target_stats().copied(), mem.log, ticks)
+    (core.stats(), core.target_stats().copied(), mem.log, ticks)
 }
 
 fn record() -> impl Strategy<Value = CpuRecord> {

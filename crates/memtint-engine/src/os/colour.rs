@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::mapping::{AddressMapping, Field};
 use serde::Serialize;
 use std::ops::Range;
+use super::parity_table::{eval_parity, ParityTable};
 
 /// Largest colour space: the buddy allocator keeps free lists per colour and order, so the
 /// number of colours stays small (2^16 lists per order at most).
@@ -174,6 +175,8 @@ pub struct ColourBits {
     not_controllable: Vec<NotPageControllable>,
     /// Global bank id as linear functions, LSB first: bank, bank group, rank, channel.
     bank_id: Vec<u64>,
+    /// `bank_id` as byte tables, for the per-read lookups.
+    bank_id_table: ParityTable,
     channel_id: Vec<u64>,
     llc_set: Vec<u64>,
     /// Bank-id and channel offsets reachable by moving inside one page.
@@ -224,7 +227,7 @@ pub fn colour_list_text(colours: &[u32]) -> String {
 /// Value of linear functions `fs` at `addr`, function i in bit i.
 #[inline]
 fn eval(fs: &[u64], addr: u64) -> u32 {
-    fs.iter().enumerate().fold(0, |v, (i, &m)| v | ((addr & m).count_ones() & 1) << i)
+    eval_parity(fs, addr)
 }
 
 /// Every value of `fs` reachable from addresses with some bits free: the span of the values of
@@ -381,6 +384,7 @@ impl ColourBits {
             c_bits,
             o_bits,
             not_controllable,
+            bank_id_table: ParityTable::new(&bank_id),
             bank_id,
             channel_id,
             llc_set,
@@ -565,7 +569,7 @@ impl ColourBits {
     /// Global bank id of an address.
     #[inline]
     pub fn bank_id(&self, addr: u64) -> u32 {
-        eval(&self.bank_id, addr)
+        self.bank_id_table.eval(addr)
     }
 
     /// Global bank ids one frame covers (more than one when a bank or channel bit lies inside the

@@ -12,6 +12,7 @@ pub mod frame_order;
 pub mod linux_layout;
 pub mod os_model;
 pub mod page_table;
+pub mod parity_table;
 pub mod placement;
 
 pub use binding::bind_threads;

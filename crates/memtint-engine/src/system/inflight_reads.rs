@@ -40,6 +40,7 @@ impl<T> InflightReads<T> {
     }
 
     /// Read `id`, if in flight.
+    #[cfg(test)]
     pub fn get_mut(&mut self, id: u64) -> Option<&mut T> {
         let k = id.checked_sub(self.base)?;
         self.slots.get_mut(usize::try_from(k).ok()?)?.as_mut()

@@ -70,20 +70,16 @@ pub struct Outgoing {
     pub is_write: bool,
     /// The thread and its process.
     pub origin: Origin,
+    /// A read's global bank id (bank-level parallelism); 0 for writes.
+    pub bank: u32,
 }
 
 /// A read on its way to or in DRAM.
 struct InflightRead {
     line: u64,
     waiter: Waiter,
-    /// Global bank id, set when it enters a controller queue (bank-level parallelism).
+    /// Global bank id (bank-level parallelism).
     bank: u32,
-}
-
-impl InflightRead {
-    fn new(line: u64, waiter: Waiter) -> Self {
-        InflightRead { line, waiter, bank: u32::MAX }
-    }
 }
 
 struct Llc {
@@ -196,11 +192,7 @@ impl MemoryHierarchy {
     /// The driver moved request `o` into a controller queue at DRAM cycle `now`.
     pub fn entered_memory(&mut self, o: &Outgoing, now: Cycle) {
         if !o.is_write {
-            let bank = self.os.colour_bits().bank_id(o.addr);
-            self.blp[o.origin.source as usize].enter(bank, now);
-            if let Some(r) = self.reads.get_mut(o.id) {
-                r.bank = bank;
-            }
+            self.blp[o.origin.source as usize].enter(o.bank, now);
         }
     }
 
@@ -218,12 +210,25 @@ impl MemoryHierarchy {
         self.outbox.front().map_or(NEVER, |o| o.at)
     }
 
-    fn send(&mut self, core_now: Cycle, extra: u64, addr: u64, is_write: bool, source: u32) -> u64 {
+    /// Queues a writeback of `addr`.
+    fn send_write(&mut self, core_now: Cycle, extra: u64, addr: u64, source: u32) {
+        self.send(core_now, extra, addr, true, source, 0);
+    }
+
+    /// Queues a read of `line` for `waiter` (with an LLC, one of the line's MSHR waiters).
+    fn send_read(&mut self, core_now: Cycle, extra: u64, line: u64, waiter: Waiter) {
+        // The bank is known from the address: computed once, kept to the read's completion.
+        let bank = self.os.colour_bits().bank_id(line);
+        let id = self.send(core_now, extra, line, false, waiter.core, bank);
+        self.reads.insert(id, InflightRead { line, waiter, bank });
+    }
+
+    fn send(&mut self, core_now: Cycle, extra: u64, addr: u64, is_write: bool, source: u32, bank: u32) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
         let at = self.clock.core_to_dram_ceil(core_now + extra.max(1));
         let origin = Origin { source, process: self.thread_process[source as usize] };
-        self.outbox.push_back(Outgoing { at, id, addr, is_write, origin });
+        self.outbox.push_back(Outgoing { at, id, addr, is_write, origin, bank });
         id
     }
 
@@ -250,11 +255,13 @@ impl MemoryHierarchy {
                 }
                 if let Some(v) = victim {
                     // Written back from the cycle the fill evicted it.
-                    self.send(at, 0, v, true, c.source);
+                    self.send_write(at, 0, v, c.source);
                 }
-                for i in first..woken.len() {
-                    let core = woken[i].0.core;
-                    self.fill_l2(core, line, at);
+                if self.l2.is_some() {
+                    for i in first..woken.len() {
+                        let core = woken[i].0.core;
+                        self.fill_l2(core, line, at);
+                    }
                 }
             }
             None => woken.push((waiter, at)),
@@ -266,8 +273,8 @@ impl MemoryHierarchy {
     /// Put `line` in `core`'s L2; a dirty victim goes into the LLC (whose own victim, if dirty,
     /// goes to memory).
     fn fill_l2(&mut self, tid: u32, line: u64, now: Cycle) {
-        let core = self.thread_core[tid as usize];
         let Some(l2) = self.l2.as_mut() else { return };
+        let core = self.thread_core[tid as usize];
         if let Some(victim) = l2.caches[core as usize].fill(line, false) {
             self.write_llc(tid, victim, now);
         }
@@ -279,11 +286,11 @@ impl MemoryHierarchy {
             Some(llc) => {
                 let latency = llc.latency;
                 if let Some(victim) = llc.cache.write(line, core) {
-                    self.send(now, latency, victim, true, core);
+                    self.send_write(now, latency, victim, core);
                 }
             }
             None => {
-                self.send(now, 1, line, true, core);
+                self.send_write(now, 1, line, core);
             }
         }
     }
@@ -311,8 +318,7 @@ impl CoreMemory for MemoryHierarchy {
         stats.llc_accesses += 1;
         let Some(llc) = self.llc.as_mut() else {
             stats.llc_misses += 1;
-            let id = self.send(now, 1, line, false, core);
-            self.reads.insert(id, InflightRead::new(line, waiter));
+            self.send_read(now, 1, line, waiter);
             return Ok(LoadOutcome::Pending);
         };
         if llc.mshrs.is_full() && !llc.mshrs.contains(line) {
@@ -330,8 +336,7 @@ impl CoreMemory for MemoryHierarchy {
                 match llc.mshrs.insert(line, waiter) {
                     MshrInsert::Allocated => {
                         let latency = l2_latency + llc.latency;
-                        let id = self.send(now, latency, line, false, core);
-                        self.reads.insert(id, InflightRead::new(line, waiter));
+                        self.send_read(now, latency, line, waiter);
                         Ok(LoadOutcome::Pending)
                     }
                     MshrInsert::Merged => Ok(LoadOutcome::Pending),
