@@ -22,15 +22,15 @@ impl BankQueue {
         };
     }
 
-    /// Position of the oldest request that hits `row`.
+    /// Position of the oldest request at or after `from` that hits `row`.
     #[inline]
-    pub fn oldest_hit(&self, row: u32) -> Option<usize> {
-        self.reqs.iter().position(|r| r.row == row)
+    pub fn oldest_hit(&self, row: u32, from: usize) -> Option<usize> {
+        self.reqs[from..].iter().position(|r| r.row == row).map(|i| from + i)
     }
 
-    /// Position of the oldest request that does not hit `row`.
+    /// Position of the oldest request at or after `from` that does not hit `row`.
     #[inline]
-    pub fn oldest_miss(&self, row: u32) -> Option<usize> {
-        self.reqs.iter().position(|r| r.row != row)
+    pub fn oldest_miss(&self, row: u32, from: usize) -> Option<usize> {
+        self.reqs[from..].iter().position(|r| r.row != row).map(|i| from + i)
     }
 }

@@ -428,70 +428,56 @@ impl ChannelController {
             *out = self.ranked_bank_candidates(d, b);
             return;
         }
+        self.oldest_candidates(d, b, 0, 0, out);
+    }
+
+    /// Non-ranked schedulers: `bank_candidates`, with the searches for the oldest hit and the
+    /// oldest non-hit starting at `hit_from` and `miss_from` (callers that know the requests
+    /// before them cannot match skip them).
+    #[inline(always)]
+    fn oldest_candidates(&self, d: usize, b: usize, hit_from: usize, miss_from: usize, out: &mut [Option<Slot>; 2]) {
         let q = &self.queues[d][b];
         if q.reqs.is_empty() {
             return;
         }
         let bank = &self.banks[b];
-        let mut n = 0;
-        let mut push = |cmd: Command, is_hit: bool, i: usize| {
+        let slot = |cmd: Command, is_hit: bool, i: usize| {
             let req = &q.reqs[i];
             let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
             let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
-            out[n] = Some(Slot { t_bank, key, index: i as u32, cmd, is_hit });
-            n += 1;
+            Some(Slot { t_bank, key, index: i as u32, cmd, is_hit })
         };
         match bank.open_row {
             Some(row) if q.hits > 0 => {
                 let col = if d == WRITES { Command::Wr } else { Command::Rd };
-                let i = q.oldest_hit(row).expect("hit count says a hit is queued");
-                push(col, self.scheduler.hit_counts_as_hit(bank.hits_since_act), i);
+                let i = q.oldest_hit(row, hit_from).expect("hit count says a hit is queued");
+                out[0] = slot(col, self.scheduler.hit_counts_as_hit(bank.hits_since_act), i);
                 if (q.reqs.len() as u32) > q.hits && self.scheduler.may_close_row_with_hits(bank.hits_since_act) {
-                    let j = q.oldest_miss(row).expect("a non-hit is queued");
-                    push(Command::Pre, false, j);
+                    let j = q.oldest_miss(row, miss_from).expect("a non-hit is queued");
+                    out[1] = slot(Command::Pre, false, j);
                 }
             }
-            Some(_) => push(Command::Pre, false, 0),
-            None => push(Command::Act, false, 0),
+            Some(_) => out[0] = slot(Command::Pre, false, 0),
+            None => out[0] = slot(Command::Act, false, 0),
         }
     }
 
     /// Non-ranked schedulers: bank `b`'s candidates in direction `d` after `issued` went to its
-    /// request `index`, stepped from what the command changed instead of searched from the
-    /// queue's start: after ACT the activated request (the oldest) hits; after a column command
-    /// the requests before `index` miss and the next hit, if any, is at or after it. Debug
-    /// builds check the result against `bank_candidates`.
+    /// request `index`, without searching from the queue's start: after ACT the activated
+    /// request (the oldest) hits; after a column command the requests before `index` miss and
+    /// the next hit, if any, is at or after it. Debug builds check the result against
+    /// `bank_candidates`.
     fn step_bank(&mut self, d: usize, b: usize, issued: Command, index: usize) {
-        let mut slots = [None; 2];
-        let q = &self.queues[d][b];
-        let bank = &self.banks[b];
-        if !q.reqs.is_empty() {
-            let slot = |cmd: Command, is_hit: bool, i: usize| {
-                let req = &q.reqs[i];
-                let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
-                let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
-                Some(Slot { t_bank, key, index: i as u32, cmd, is_hit })
-            };
-            match bank.open_row {
-                Some(row) if q.hits > 0 => {
-                    let (hit, miss_from) = if issued == Command::Act {
-                        debug_assert_eq!(index, 0, "an ACT is for its bank's oldest request");
-                        (0, 1)
-                    } else {
-                        let hit = index + q.reqs[index..].iter().position(|r| r.row == row).expect("a hit is queued");
-                        (hit, 0)
-                    };
-                    let col = if d == WRITES { Command::Wr } else { Command::Rd };
-                    slots[0] = slot(col, self.scheduler.hit_counts_as_hit(bank.hits_since_act), hit);
-                    if (q.reqs.len() as u32) > q.hits && self.scheduler.may_close_row_with_hits(bank.hits_since_act) {
-                        let miss = miss_from + q.reqs[miss_from..].iter().position(|r| r.row != row).expect("a non-hit is queued");
-                        slots[1] = slot(Command::Pre, false, miss);
-                    }
-                }
-                Some(_) => slots[0] = slot(Command::Pre, false, 0),
-                None => slots[0] = slot(Command::Act, false, 0),
+        let (hit_from, miss_from) = match issued {
+            Command::Act => {
+                debug_assert_eq!(index, 0, "an ACT is for its bank's oldest request");
+                (0, 1)
             }
-        }
+            c if c.is_column() => (index, 0),
+            _ => (0, 0),
+        };
+        let mut slots = [None; 2];
+        self.oldest_candidates(d, b, hit_from, miss_from, &mut slots);
         #[cfg(debug_assertions)]
         {
             let mut generic = [None; 2];
