@@ -101,17 +101,13 @@ impl LineIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
     use std::collections::HashMap;
 
     #[test]
     fn behaves_like_a_hash_map_under_random_inserts_and_removes() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut next = || rng.gen::<u64>();
         for entries in [1usize, 3, 16, 64] {
             let mut idx = LineIndex::new(entries);
             let mut model: HashMap<u64, u32> = HashMap::new();

@@ -18,6 +18,7 @@
 //! initialisation only pushes the maximal blocks (2048 for 8 GiB).
 
 use super::colour::ColourSpace;
+use super::parity_table::eval_parity;
 use crate::error::{Error, Result};
 
 /// Highest buddy order: blocks of up to 2^10 frames (4 MiB of 4 KiB pages).
@@ -94,7 +95,7 @@ impl BuddyAllocator {
             key_of.push((0..colours).map(|c| reduce(&pivots, c)).collect::<Vec<u32>>());
             span_bits.push(rank);
             // S_{k+1} adds the colour of frame number 2^k.
-            let mut v = eval(&frame_masks, 1u64 << k);
+            let mut v = eval_parity(&frame_masks, 1u64 << k);
             while v != 0 {
                 let p = 31 - v.leading_zeros() as usize;
                 if pivots[p] == 0 {
@@ -158,7 +159,7 @@ impl BuddyAllocator {
 
     #[inline]
     pub fn colour_of(&self, frame: Frame) -> u32 {
-        eval(&self.frame_masks, frame as u64)
+        eval_parity(&self.frame_masks, frame as u64)
     }
 
     pub fn allocated_of_colour(&self, colour: u32) -> u64 {
@@ -332,9 +333,4 @@ impl BuddyAllocator {
         }
         self.state[b] = INSIDE;
     }
-}
-
-#[inline]
-fn eval(masks: &[u64], x: u64) -> u32 {
-    masks.iter().enumerate().fold(0, |v, (i, &m)| v | ((x & m).count_ones() & 1) << i)
 }

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::mapping::{AddressMapping, Field};
 use serde::Serialize;
 use std::ops::Range;
-use super::parity_table::{eval_parity, ParityTable};
+use super::parity_table::{eval_parity as eval, ParityTable};
 
 /// Largest colour space: the buddy allocator keeps free lists per colour and order, so the
 /// number of colours stays small (2^16 lists per order at most).
@@ -222,12 +222,6 @@ pub fn colour_list_text(colours: &[u32]) -> String {
         i = j + 1;
     }
     parts.join(", ")
-}
-
-/// Value of linear functions `fs` at `addr`, function i in bit i.
-#[inline]
-fn eval(fs: &[u64], addr: u64) -> u32 {
-    eval_parity(fs, addr)
 }
 
 /// Every value of `fs` reachable from addresses with some bits free: the span of the values of

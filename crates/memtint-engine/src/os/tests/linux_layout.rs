@@ -2,6 +2,7 @@
 //! and sets as the simulator's OS model.
 
 use crate::os::linux_layout::{colour_layout_json, policy_partition_json};
+use crate::os::parity_table::eval_parity as eval;
 use crate::os::{OsConfig, OsModel};
 use serde_json::Value;
 
@@ -111,11 +112,6 @@ fn unpartitioned_policies_say_so_and_bad_partitions_are_errors() {
     assert!(e.to_string().contains("unknown placement policy 'bmp'"), "{e}");
     let e = policy_partition_json(r#"{"machine": "i7-860", "processes": 40, "os": {"policy": "bpm"}}"#).unwrap_err();
     assert!(e.to_string().contains("40"), "{e}");
-}
-
-/// Bit i of a linear function list at `addr`.
-fn eval(masks: &[u64], addr: u64) -> u32 {
-    masks.iter().enumerate().fold(0, |v, (i, m)| v | ((addr & m).count_ones() & 1) << i)
 }
 
 #[test]
