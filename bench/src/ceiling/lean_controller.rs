@@ -46,11 +46,13 @@ const BANKS_PER_GROUP: usize = 4;
 /// Capacity of one bank's queue: the whole read queue may target one bank.
 pub const MAX_QUEUE: usize = 64;
 
-/// A cycle, 32 bits wide (see the module header).
+/// A cycle, 31 bits used (see the module header), so lanes compare as signed 32-bit integers.
 type T = u32;
-const NEVER: T = T::MAX;
+const NEVER: T = i32::MAX as T;
 /// Runs stop with an error before cycles get this large (room for the largest constraint).
-const LAST_CYCLE: T = T::MAX - (1 << 20);
+const LAST_CYCLE: T = NEVER - (1 << 20);
+/// Keys, like cycles, below 2^31; no candidate has the largest.
+const NO_KEY: u32 = i32::MAX as u32;
 
 // Candidate kinds, which are also the rows of `Timing::shared` (`kind * GROUPS + group`).
 const K_RD: u32 = 0;
@@ -60,8 +62,8 @@ const K_PRE: u32 = 2;
 const K_NONE: u32 = 3;
 
 const NO_ROW: u32 = u32::MAX;
-/// `hit_first_key`'s non-hit bit (`scheduler/mod.rs`), here in a 32-bit key.
-const NOT_HIT: u32 = 1 << 31;
+/// `hit_first_key`'s non-hit bit (`scheduler/mod.rs`), here in a 31-bit key.
+const NOT_HIT: u32 = 1 << 30;
 
 /// Why a configuration or workload is outside what this controller models.
 pub fn unsupported(what: &str) -> String {
@@ -143,10 +145,11 @@ struct State {
     faw_pos: usize,
     /// One command per cycle.
     bus: T,
-    // Lanes, per bank: its candidate's full ready time (without the bus), key and kind.
-    ready: [T; BANKS],
-    key: [u32; BANKS],
-    kind: [u32; BANKS],
+    // Lanes, per bank: its candidate's full ready time (without the bus), key and kind. Lanes
+    // 4g..4g+3 are bank group g's banks, one SSE2 vector.
+    ready: lanes::Lanes,
+    key: lanes::Lanes,
+    kind: lanes::Lanes,
     /// Per bank: bank-level ready time and queue index of its candidate.
     cand_t: [T; BANKS],
     cand_index: [usize; BANKS],
@@ -166,9 +169,9 @@ impl State {
             faw: [0; 4],
             faw_pos: 0,
             bus: 0,
-            ready: [NEVER; BANKS],
-            key: [u32::MAX; BANKS],
-            kind: [K_NONE; BANKS],
+            ready: lanes::Lanes([NEVER; BANKS]),
+            key: lanes::Lanes([NO_KEY; BANKS]),
+            kind: lanes::Lanes([K_NONE; BANKS]),
             cand_t: [NEVER; BANKS],
             cand_index: [0; BANKS],
         }
@@ -182,11 +185,7 @@ impl State {
         for i in 0..GROUPS {
             raise(&mut self.shared[row + i], if i == g { tg } else { t });
         }
-        for b in 0..BANKS {
-            let v = if b / BANKS_PER_GROUP == g { tg } else { t };
-            let v = if self.kind[b] == k { v } else { 0 };
-            self.ready[b] = self.ready[b].max(v);
-        }
+        lanes::raise_kind(&mut self.ready, &self.kind, k, g, t, tg);
     }
 
     #[inline(always)]
@@ -238,29 +237,23 @@ impl State {
     /// Set bank `b`'s candidate (`K_NONE`: none).
     #[inline(always)]
     fn set_candidate(&mut self, b: usize, kind: u32, key: u32, cand_t: T, index: usize) {
-        self.kind[b] = kind;
-        self.key[b] = key;
+        self.kind.0[b] = kind;
+        self.key.0[b] = key;
         self.cand_t[b] = cand_t;
         self.cand_index[b] = index;
-        self.ready[b] = cand_t.max(self.shared[(kind as usize * GROUPS + b / BANKS_PER_GROUP) & 15]);
+        self.ready.0[b] = cand_t.max(self.shared[(kind as usize * GROUPS + b / BANKS_PER_GROUP) & 15]);
     }
 
     /// The earliest cycle a candidate can issue and, among the candidates ready then, the bank
     /// with the smallest key (`NEVER`: no candidate).
     #[inline(always)]
     fn next_command(&self) -> (T, usize) {
-        let first = self.ready.iter().fold(NEVER, |m, &r| m.min(r));
+        let first = lanes::min(&self.ready);
         if first == NEVER {
             return (NEVER, 0);
         }
         let at = first.max(self.bus);
-        let mut best_key = u32::MAX;
-        for b in 0..BANKS {
-            best_key = best_key.min(if self.ready[b] <= at { self.key[b] } else { u32::MAX });
-        }
-        // Keys are unique (one request each).
-        let best = self.key.iter().position(|&k| k == best_key).unwrap_or(0);
-        (at, best)
+        (at, lanes::smallest_key_ready_at(&self.ready, &self.key, at))
     }
 }
 
@@ -336,7 +329,7 @@ impl Ceiling {
     fn update_candidate(&mut self, b: usize) {
         let q = &self.queues[b];
         if q.len == 0 {
-            self.s.set_candidate(b, K_NONE, u32::MAX, NEVER, 0);
+            self.s.set_candidate(b, K_NONE, NO_KEY, NEVER, 0);
             return;
         }
         let row = self.open_row[b];
@@ -364,7 +357,7 @@ impl Ceiling {
         self.queued += 1;
         // The youngest request changes its bank's candidate only as its first request, or as
         // the first hit of a bank whose candidate is a PRE.
-        if q.len == 1 || (self.s.kind[b] == K_PRE && d.row == self.open_row[b]) {
+        if q.len == 1 || (self.s.kind.0[b] == K_PRE && d.row == self.open_row[b]) {
             self.update_candidate(b);
         }
     }
@@ -390,8 +383,8 @@ impl Ceiling {
         if outstanding == 0 {
             return Err("outstanding must be at least 1".into());
         }
-        if requests.len() >= 1 << 31 {
-            return Err(unsupported(&format!("at most 2^31 requests, not {}", requests.len())));
+        if requests.len() >= 1 << 30 {
+            return Err(unsupported(&format!("at most 2^30 requests, not {}", requests.len())));
         }
         if let Some(i) = requests.iter().position(|r| r.is_write) {
             return Err(unsupported(&format!("reads only, but request {i} is a write")));
@@ -502,11 +495,14 @@ impl Ceiling {
             let g = b / BANKS_PER_GROUP;
             let i = self.s.cand_index[b];
             let req = self.queues[b].reqs[i];
-            match self.s.kind[b] {
+            match self.s.kind.0[b] {
                 K_RD => {
                     self.s.rd(&c, at, b, g);
                     let q = &mut self.queues[b];
-                    q.reqs.copy_within(i + 1..q.len, i);
+                    // A few entries: a loop, not a call to memmove.
+                    for j in i..q.len - 1 {
+                        q.reqs[j] = q.reqs[j + 1];
+                    }
                     q.len -= 1;
                     self.queued -= 1;
                     let done = at + c.read_data_end;
@@ -533,5 +529,132 @@ impl Ceiling {
             inject!(at);
         }
         Ok(RunResult { requests: hist.count(), cycles: last_done as Cycle, read_latency: hist, commands: log })
+    }
+}
+
+/// 16 lanes of 31-bit values (one per bank) and the three operations the scheduler needs,
+/// in SSE2 (x86-64's baseline) with a scalar fallback elsewhere.
+mod lanes {
+    use super::{BANKS, BANKS_PER_GROUP};
+
+    #[derive(Clone, Copy)]
+    #[repr(C, align(16))]
+    pub struct Lanes(pub [u32; BANKS]);
+
+    #[cfg(target_arch = "x86_64")]
+    mod imp {
+        use super::Lanes;
+        use std::arch::x86_64::*;
+
+        #[inline(always)]
+        fn get(l: &Lanes, j: usize) -> __m128i {
+            // SAFETY: `Lanes` is 16-byte aligned and holds four vectors; `j < 4` at every call.
+            unsafe { _mm_load_si128(l.0.as_ptr().add(4 * j) as *const __m128i) }
+        }
+
+        #[inline(always)]
+        fn put(l: &mut Lanes, j: usize, v: __m128i) {
+            // SAFETY: as `get`.
+            unsafe { _mm_store_si128(l.0.as_mut_ptr().add(4 * j) as *mut __m128i, v) }
+        }
+
+        // Values are below 2^31, so signed comparisons order them correctly.
+        #[inline(always)]
+        fn min(a: __m128i, b: __m128i) -> __m128i {
+            // SAFETY: SSE2 is part of x86-64.
+            unsafe {
+                let gt = _mm_cmpgt_epi32(a, b);
+                _mm_or_si128(_mm_and_si128(gt, b), _mm_andnot_si128(gt, a))
+            }
+        }
+
+        #[inline(always)]
+        fn hmin(v: __m128i) -> u32 {
+            // SAFETY: SSE2 is part of x86-64.
+            unsafe {
+                let v = min(v, _mm_shuffle_epi32(v, 0b01_00_11_10));
+                let v = min(v, _mm_shuffle_epi32(v, 0b10_11_00_01));
+                _mm_cvtsi128_si32(v) as u32
+            }
+        }
+
+        #[inline(always)]
+        pub fn min16(l: &Lanes) -> u32 {
+            hmin(min(min(get(l, 0), get(l, 1)), min(get(l, 2), get(l, 3))))
+        }
+
+        #[inline(always)]
+        pub fn smallest_key_ready_at(ready: &Lanes, key: &Lanes, at: u32) -> usize {
+            // SAFETY: SSE2 is part of x86-64.
+            unsafe {
+                let at = _mm_set1_epi32(at as i32);
+                let top = _mm_set1_epi32(i32::MAX);
+                // Lanes not ready at `at` read as the largest key.
+                let k = |j: usize| _mm_or_si128(get(key, j), _mm_and_si128(_mm_cmpgt_epi32(get(ready, j), at), top));
+                let (k0, k1, k2, k3) = (k(0), k(1), k(2), k(3));
+                let best = _mm_set1_epi32(hmin(min(min(k0, k1), min(k2, k3))) as i32);
+                let hit = |v: __m128i| _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, best))) as u32;
+                let mask = hit(k0) | hit(k1) << 4 | hit(k2) << 8 | hit(k3) << 12;
+                mask.trailing_zeros() as usize
+            }
+        }
+
+        #[inline(always)]
+        pub fn raise_kind(ready: &mut Lanes, kind: &Lanes, k: u32, g: usize, t: u32, tg: u32) {
+            // SAFETY: SSE2 is part of x86-64.
+            unsafe {
+                let kv = _mm_set1_epi32(k as i32);
+                for j in 0..4 {
+                    let v = _mm_set1_epi32((if j == g { tg } else { t }) as i32);
+                    let v = _mm_and_si128(_mm_cmpeq_epi32(get(kind, j), kv), v);
+                    let r = get(ready, j);
+                    // max(r, v)
+                    let gt = _mm_cmpgt_epi32(v, r);
+                    put(ready, j, _mm_or_si128(_mm_and_si128(gt, v), _mm_andnot_si128(gt, r)));
+                }
+            }
+        }
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    mod imp {
+        use super::{Lanes, BANKS, BANKS_PER_GROUP};
+
+        pub fn min16(l: &Lanes) -> u32 {
+            l.0.iter().copied().min().unwrap_or(u32::MAX)
+        }
+
+        pub fn smallest_key_ready_at(ready: &Lanes, key: &Lanes, at: u32) -> usize {
+            (0..BANKS).filter(|&b| ready.0[b] <= at).min_by_key(|&b| key.0[b]).unwrap_or(0)
+        }
+
+        pub fn raise_kind(ready: &mut Lanes, kind: &Lanes, k: u32, g: usize, t: u32, tg: u32) {
+            for b in 0..BANKS {
+                if kind.0[b] == k {
+                    let v = if b / BANKS_PER_GROUP == g { tg } else { t };
+                    ready.0[b] = ready.0[b].max(v);
+                }
+            }
+        }
+    }
+
+    const _: () = assert!(BANKS == 16 && BANKS_PER_GROUP == 4, "lanes 4g..4g+3 are bank group g");
+
+    /// The smallest lane.
+    #[inline(always)]
+    pub fn min(l: &Lanes) -> u32 {
+        imp::min16(l)
+    }
+
+    /// Among lanes with `ready <= at`, the one with the smallest key (keys are unique).
+    #[inline(always)]
+    pub fn smallest_key_ready_at(ready: &Lanes, key: &Lanes, at: u32) -> usize {
+        imp::smallest_key_ready_at(ready, key, at)
+    }
+
+    /// `ready = max(ready, t)` in lanes whose `kind` is `k`, `tg` instead of `t` in group `g`.
+    #[inline(always)]
+    pub fn raise_kind(ready: &mut Lanes, kind: &Lanes, k: u32, g: usize, t: u32, tg: u32) {
+        imp::raise_kind(ready, kind, k, g, t, tg)
     }
 }
