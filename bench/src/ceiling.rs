@@ -135,7 +135,8 @@ mod tests {
             let reqs = random_trace(&cfg, requests, seed).unwrap();
             let report = verify::compare(&cfg, &reqs, outstanding).unwrap();
             assert!(report.identical(), "seed {seed}, {requests} requests, {outstanding} in flight:\n{report}");
-            assert!(report.commands > 3 * requests as usize, "{report}");
+            // Nearly every random request is a PRE, an ACT and a RD: the stream is not trivially short.
+            assert!(report.commands > 2 * requests as usize, "{report}");
         }
     }
 
