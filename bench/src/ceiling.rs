@@ -6,7 +6,8 @@
 //! only simulation timed, thread CPU time). Before timing, it checks that its command stream is
 //! the production engine's, record for record, on the first 200 k requests
 //! (`MEMTINT_CEILING_VERIFY=full`: the whole run; `=off`: no check, e.g. under callgrind), and
-//! runs the independent timing checker over it. Exits 1 if they differ. bench/README.md, stop 13.
+//! runs the independent timing checker over it. Exits 1 if they differ. `MEMTINT_CEILING_SEED`
+//! picks another trace seed (default 42, the bench's). bench/README.md, stop 13.
 
 #[path = "ceiling/lean_controller.rs"]
 mod lean_controller;
@@ -48,7 +49,7 @@ pub fn random_trace(cfg: &MemoryConfig, requests: u64, seed: u64) -> Result<Vec<
 fn env_number(name: &str, default: usize) -> Result<usize, String> {
     match std::env::var(name) {
         Err(_) => Ok(default),
-        Ok(v) => v.trim().parse().map_err(|_| format!("{name}={v:?}: expected a whole number of requests")),
+        Ok(v) => v.trim().parse().map_err(|_| format!("{name}={v:?}: expected a whole number")),
     }
 }
 
@@ -67,9 +68,10 @@ fn run() -> Result<bool, String> {
     };
     let machine = MachineConfig::load(MACHINE).map_err(|e| e.to_string())?;
     let cfg = MemoryConfig::resolve(&machine).map_err(|e| e.to_string())?;
-    let reqs = random_trace(&cfg, requests as u64, 42)?;
+    let seed = env_number("MEMTINT_CEILING_SEED", 42)? as u64;
+    let reqs = random_trace(&cfg, requests as u64, seed)?;
     println!("memtint DRAM speed-of-light: a lean controller for exactly {MACHINE} 1ch x 1r, FR-FCFS, open rows,");
-    println!("all-bank refresh, reads only, closed loop with {OUTSTANDING} in flight; random trace, seed 42. One thread.\n");
+    println!("all-bank refresh, reads only, closed loop with {OUTSTANDING} in flight; random trace, seed {seed}. One thread.\n");
 
     let mut identical = true;
     if verify_n > 0 {
