@@ -377,6 +377,23 @@ impl Ceiling {
         }
     }
 
+    /// PREA (closing every bank) or REF at `at`. Rare (twice per tREFI): kept out of the loop.
+    #[cold]
+    #[inline(never)]
+    fn issue_refresh(&mut self, at: T, cmd: Command) {
+        let c = self.c;
+        if cmd == Command::Prea {
+            self.s.prea(&c, at);
+            self.open_row = [NO_ROW; BANKS];
+            self.open_banks = 0;
+            for b in 0..BANKS {
+                self.update_candidate(b);
+            }
+        } else {
+            self.s.refresh(&c, at);
+        }
+    }
+
     /// Run `requests` (reads) closed-loop with `outstanding` in flight from cycle 0, as
     /// `dram_sim::simulate` does. With `LOG`, every command is recorded.
     pub fn run<const LOG: bool>(mut self, requests: &[DramRequest], outstanding: usize) -> Result<RunResult, String> {
@@ -438,9 +455,17 @@ impl Ceiling {
         }
 
         inject!(0);
+        // The run ends with the last completion; nothing after it issues.
+        macro_rules! end {
+            () => {
+                if next == n && self.queued == 0 {
+                    last_done
+                } else {
+                    NEVER
+                }
+            };
+        }
         loop {
-            // The run ends with the last completion; nothing after it issues.
-            let end = if next == n && self.queued == 0 { last_done } else { NEVER };
             if refresh_pending {
                 let (cmd, ready) = if self.open_banks > 0 {
                     (Command::Prea, self.s.rank_prea)
@@ -453,18 +478,11 @@ impl Ceiling {
                     inject!(a);
                     continue;
                 }
-                if at > end {
+                if at > end!() {
                     break;
                 }
-                if cmd == Command::Prea {
-                    self.s.prea(&c, at);
-                    self.open_row = [NO_ROW; BANKS];
-                    self.open_banks = 0;
-                    for b in 0..BANKS {
-                        self.update_candidate(b);
-                    }
-                } else {
-                    self.s.refresh(&c, at);
+                self.issue_refresh(at, cmd);
+                if cmd == Command::Ref {
                     refresh_pending = false;
                     refresh_due += self.t_refi;
                 }
@@ -475,7 +493,7 @@ impl Ceiling {
             let (at, b) = self.s.next_command();
             let a = arrival_event!();
             if refresh_due <= at.min(a) {
-                if refresh_due > end {
+                if refresh_due > end!() {
                     break;
                 }
                 refresh_pending = true;
