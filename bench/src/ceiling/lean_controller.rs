@@ -37,7 +37,7 @@ use memtint_engine::dram::constraints::Constraints;
 use memtint_engine::dram::{Command, CommandRecord, DramAddress};
 use memtint_engine::mapping::AddressMapping;
 use memtint_engine::stats::LatencyHistogram;
-use memtint_engine::trace::DramRequest;
+use memtint_engine::trace::{DramRequest, TraceSource};
 use memtint_engine::Cycle;
 
 pub const BANKS: usize = 16;
@@ -100,6 +100,7 @@ struct C {
     faw: T,
     refresh: T,
     read_data_end: T,
+    burst: T,
 }
 
 impl C {
@@ -118,6 +119,7 @@ impl C {
             faw: t("tFAW", c.faw)?,
             refresh: t("tRFC", c.refresh)?,
             read_data_end: t("CL + tBL", c.read_data_end)?,
+            burst: t("tBL", c.burst)?,
         })
     }
 }
@@ -257,6 +259,122 @@ impl State {
     }
 }
 
+/// The production controller's bookkeeping besides the latency histogram (`ChannelStats`'
+/// counters and the per-bank state its row policies and FR-FCFS-Cap read), kept only by
+/// `run::<_, true>`: what it costs is part of the price of generality (bench/README.md, stop 13).
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    /// Per bank, per `Command::index()`.
+    pub commands: [[u64; Command::COUNT]; BANKS],
+    pub rank_commands: [u64; Command::COUNT],
+    pub row_hits: [u64; BANKS],
+    pub row_misses: [u64; BANKS],
+    pub row_conflicts: [u64; BANKS],
+    pub reads: u64,
+    pub busy_data_cycles: u64,
+    pub read_queue_integral: u128,
+    last_update: T,
+    // Per bank: last ACT or column command, column commands since ACT, queued requests.
+    last_use: [T; BANKS],
+    hits_since_act: [u32; BANKS],
+    pending: [u32; BANKS],
+}
+
+impl Counters {
+    #[inline(always)]
+    fn integrate(&mut self, now: T, queued: usize) {
+        let dt = (now - self.last_update) as u128;
+        if dt > 0 {
+            self.read_queue_integral += dt * queued as u128;
+            self.last_update = now;
+        }
+    }
+}
+
+// A request's row outcome, recorded at its first command in two spare bits of its column
+// (columns are below 2^16) when counting: 0 none yet, then `RowOutcome`'s order.
+const OUTCOME_SHIFT: u32 = 30;
+const COLUMN_MASK: u32 = (1 << OUTCOME_SHIFT) - 1;
+const OUT_HIT: u32 = 1;
+const OUT_MISS: u32 = 2;
+const OUT_CONFLICT: u32 = 3;
+
+/// Where requests come from: a slice (the bench's way, everything up front) or, to measure
+/// the production driver's way, a `dyn TraceSource` read one request at a time.
+pub trait Feed {
+    /// The next request's address, without taking it (`None`: no more).
+    fn peek(&mut self) -> Result<Option<u64>, String>;
+    /// Take the request `peek` returned.
+    fn take(&mut self);
+}
+
+pub struct SliceFeed<'a> {
+    requests: &'a [DramRequest],
+    next: usize,
+}
+
+impl<'a> SliceFeed<'a> {
+    pub fn new(requests: &'a [DramRequest]) -> Result<Self, String> {
+        if requests.len() >= 1 << 30 {
+            return Err(unsupported(&format!("at most 2^30 requests, not {}", requests.len())));
+        }
+        if let Some(i) = requests.iter().position(|r| r.is_write) {
+            return Err(unsupported(&format!("reads only, but request {i} is a write")));
+        }
+        Ok(SliceFeed { requests, next: 0 })
+    }
+}
+
+impl Feed for SliceFeed<'_> {
+    #[inline(always)]
+    fn peek(&mut self) -> Result<Option<u64>, String> {
+        Ok(self.requests.get(self.next).map(|r| r.addr))
+    }
+    #[inline(always)]
+    fn take(&mut self) {
+        self.next += 1;
+    }
+}
+
+/// One request of look-ahead, as `dram_sim::simulate` keeps it.
+pub struct SourceFeed<'a> {
+    source: &'a mut dyn TraceSource,
+    pending: Option<u64>,
+    exhausted: bool,
+    taken: u64,
+}
+
+impl<'a> SourceFeed<'a> {
+    pub fn new(source: &'a mut dyn TraceSource) -> Self {
+        SourceFeed { source, pending: None, exhausted: false, taken: 0 }
+    }
+}
+
+impl Feed for SourceFeed<'_> {
+    #[inline(always)]
+    fn peek(&mut self) -> Result<Option<u64>, String> {
+        if self.pending.is_none() && !self.exhausted {
+            match self.source.next_request().map_err(|e| e.to_string())? {
+                Some(r) if r.is_write => {
+                    return Err(unsupported(&format!("reads only, but request {} is a write", self.taken)))
+                }
+                Some(r) if self.taken >= (1 << 30) - 1 => {
+                    let _ = r;
+                    return Err(unsupported("at most 2^30 requests"));
+                }
+                Some(r) => self.pending = Some(r.addr),
+                None => self.exhausted = true,
+            }
+        }
+        Ok(self.pending)
+    }
+    #[inline(always)]
+    fn take(&mut self) {
+        self.pending = None;
+        self.taken += 1;
+    }
+}
+
 /// What a run produced.
 pub struct RunResult {
     pub requests: u64,
@@ -265,6 +383,8 @@ pub struct RunResult {
     pub read_latency: LatencyHistogram,
     /// Issued commands (only when logging).
     pub commands: Vec<CommandRecord>,
+    /// Only when counting.
+    pub counters: Option<Box<Counters>>,
 }
 
 pub struct Ceiling {
@@ -347,9 +467,13 @@ impl Ceiling {
 
     /// A request enters the read queue at `now`.
     #[inline(always)]
-    fn enqueue(&mut self, now: T, addr: u64) {
+    fn enqueue<const STATS: bool>(&mut self, now: T, addr: u64, k: &mut Counters) {
         let d = self.mapping.decode(addr & self.line_mask);
         let b = (d.bank_group as usize * BANKS_PER_GROUP + d.bank as usize) & (BANKS - 1);
+        if STATS {
+            k.integrate(now, self.queued);
+            k.pending[b] += 1;
+        }
         let q = &mut self.queues[b];
         q.reqs[q.len] = Entry { seq: self.next_seq, arrival: now, row: d.row, column: d.column };
         q.len += 1;
@@ -396,17 +520,17 @@ impl Ceiling {
 
     /// Run `requests` (reads) closed-loop with `outstanding` in flight from cycle 0, as
     /// `dram_sim::simulate` does. With `LOG`, every command is recorded.
-    pub fn run<const LOG: bool>(mut self, requests: &[DramRequest], outstanding: usize) -> Result<RunResult, String> {
+    pub fn run<const LOG: bool>(self, requests: &[DramRequest], outstanding: usize) -> Result<RunResult, String> {
+        self.run_feed::<LOG, false, _>(&mut SliceFeed::new(requests)?, outstanding)
+    }
+
+    /// `run` from any feed; with `STATS`, the production controller's bookkeeping too.
+    pub fn run_feed<const LOG: bool, const STATS: bool, F: Feed>(mut self, feed: &mut F, outstanding: usize) -> Result<RunResult, String> {
         if outstanding == 0 {
             return Err("outstanding must be at least 1".into());
         }
-        if requests.len() >= 1 << 30 {
-            return Err(unsupported(&format!("at most 2^30 requests, not {}", requests.len())));
-        }
-        if let Some(i) = requests.iter().position(|r| r.is_write) {
-            return Err(unsupported(&format!("reads only, but request {i} is a write")));
-        }
         let c = self.c;
+        let mut k: Box<Counters> = Box::default();
         let mut log = Vec::new();
         let mut hist = LatencyHistogram::default();
         // Completion cycles of the served requests not yet retired (`retired..served`), oldest
@@ -417,8 +541,6 @@ impl Ceiling {
         // Requests entered, served (RD issued) and retired (completed, as the driver saw it).
         let (mut entered, mut served, mut retired) = (0usize, 0usize, 0usize);
         let mut last_done: T = 0;
-        let mut next = 0usize; // next request to enter
-        let n = requests.len();
         let mut refresh_due = self.t_refi;
         let mut refresh_pending = false;
 
@@ -427,7 +549,8 @@ impl Ceiling {
         macro_rules! inject {
             ($now:expr) => {{
                 let now = $now;
-                while next < n && self.queued < self.read_queue {
+                while self.queued < self.read_queue {
+                    let Some(addr) = feed.peek()? else { break };
                     if entered - retired >= outstanding {
                         while retired < served && done_ring[retired & (ring - 1)] <= now {
                             retired += 1;
@@ -436,8 +559,8 @@ impl Ceiling {
                             break;
                         }
                     }
-                    self.enqueue(now, requests[next].addr);
-                    next += 1;
+                    self.enqueue::<STATS>(now, addr, &mut k);
+                    feed.take();
                     entered += 1;
                 }
             }};
@@ -446,7 +569,7 @@ impl Ceiling {
         // closed loop is at its limit (a completion frees a place).
         macro_rules! arrival_event {
             () => {
-                if next < n && self.queued < self.read_queue && entered - retired >= outstanding && retired < served {
+                if self.queued < self.read_queue && entered - retired >= outstanding && retired < served && feed.peek()?.is_some() {
                     done_ring[retired & (ring - 1)]
                 } else {
                     NEVER
@@ -458,7 +581,7 @@ impl Ceiling {
         // The run ends with the last completion; nothing after it issues.
         macro_rules! end {
             () => {
-                if next == n && self.queued == 0 {
+                if self.queued == 0 && feed.peek()?.is_none() {
                     last_done
                 } else {
                     NEVER
@@ -485,6 +608,9 @@ impl Ceiling {
                 if cmd == Command::Ref {
                     refresh_pending = false;
                     refresh_due += self.t_refi;
+                }
+                if STATS {
+                    k.rank_commands[cmd.index()] += 1;
                 }
                 Self::log::<LOG>(&mut log, at, cmd, 0, 0, 0);
                 inject!(at);
@@ -513,9 +639,36 @@ impl Ceiling {
             let g = b / BANKS_PER_GROUP;
             let i = self.s.cand_index[b];
             let req = self.queues[b].reqs[i];
-            match self.s.kind.0[b] {
+            let kind = self.s.kind.0[b];
+            if STATS {
+                let first = match kind {
+                    K_RD => OUT_HIT,
+                    K_ACT => OUT_MISS,
+                    _ => OUT_CONFLICT,
+                };
+                let col = &mut self.queues[b].reqs[i].column;
+                if *col >> OUTCOME_SHIFT == 0 {
+                    *col |= first << OUTCOME_SHIFT;
+                }
+            }
+            let (column, outcome) = (req.column & COLUMN_MASK, self.queues[b].reqs[i].column >> OUTCOME_SHIFT);
+            match kind {
                 K_RD => {
                     self.s.rd(&c, at, b, g);
+                    if STATS {
+                        k.commands[b][Command::Rd.index()] += 1;
+                        k.last_use[b] = at;
+                        k.hits_since_act[b] += 1;
+                        k.pending[b] -= 1;
+                        match outcome {
+                            OUT_HIT => k.row_hits[b] += 1,
+                            OUT_MISS => k.row_misses[b] += 1,
+                            _ => k.row_conflicts[b] += 1,
+                        }
+                        k.integrate(at, self.queued);
+                        k.reads += 1;
+                        k.busy_data_cycles += c.burst as u64;
+                    }
                     let q = &mut self.queues[b];
                     // A few entries: a loop, not a call to memmove.
                     for j in i..q.len - 1 {
@@ -528,25 +681,37 @@ impl Ceiling {
                     done_ring[served & (ring - 1)] = done;
                     served += 1;
                     last_done = done;
-                    Self::log::<LOG>(&mut log, at, Command::Rd, b, req.row, req.column);
+                    Self::log::<LOG>(&mut log, at, Command::Rd, b, req.row, column);
                 }
                 K_ACT => {
                     self.s.act(&c, at, b, g);
+                    if STATS {
+                        k.commands[b][Command::Act.index()] += 1;
+                        k.last_use[b] = at;
+                        k.hits_since_act[b] = 0;
+                    }
                     self.open_row[b] = req.row;
                     self.open_banks += 1;
-                    Self::log::<LOG>(&mut log, at, Command::Act, b, req.row, req.column);
+                    Self::log::<LOG>(&mut log, at, Command::Act, b, req.row, column);
                 }
                 _ => {
                     self.s.pre(&c, at, b);
+                    if STATS {
+                        k.commands[b][Command::Pre.index()] += 1;
+                    }
                     self.open_row[b] = NO_ROW;
                     self.open_banks -= 1;
-                    Self::log::<LOG>(&mut log, at, Command::Pre, b, req.row, req.column);
+                    Self::log::<LOG>(&mut log, at, Command::Pre, b, req.row, column);
                 }
             }
             self.update_candidate(b);
             inject!(at);
         }
-        Ok(RunResult { requests: hist.count(), cycles: last_done as Cycle, read_latency: hist, commands: log })
+        if STATS {
+            k.integrate(last_done, self.queued);
+        }
+        let counters = if STATS { Some(k) } else { None };
+        Ok(RunResult { requests: hist.count(), cycles: last_done as Cycle, read_latency: hist, commands: log, counters })
     }
 }
 

@@ -1,9 +1,11 @@
 //! Exactness of the lean controller: run the production engine (`dram_sim::simulate` with
 //! `keep_commands`) and the lean one on the same requests, compare the command streams record
-//! for record (cycle, command, bank, row, column), the run length and the read-latency
-//! distribution, and run the independent `TimingChecker` over the lean stream.
+//! for record (cycle, command, bank, row, column), the run length, the read-latency
+//! distribution and the counters both keep (`ChannelStats`: commands per bank and rank, row
+//! hits, misses and conflicts, reads, busy data cycles, the read-queue occupancy integral),
+//! and run the independent `TimingChecker` over the lean stream.
 
-use super::lean_controller::Ceiling;
+use super::lean_controller::{Ceiling, Counters, SliceFeed};
 use memtint_engine::checker::TimingChecker;
 use memtint_engine::config::MemoryConfig;
 use memtint_engine::dram::CommandRecord;
@@ -20,6 +22,8 @@ pub struct Report {
     pub cycles: (u64, u64),
     pub latency: (LatencySummary, LatencySummary),
     pub completed: (u64, u64),
+    /// The first counter that differs: (name, lean, production).
+    pub counter_difference: Option<(String, String, String)>,
     pub violations: u64,
     pub first_violation: Option<String>,
 }
@@ -30,6 +34,7 @@ impl Report {
             && self.cycles.0 == self.cycles.1
             && self.latency.0 == self.latency.1
             && self.completed.0 == self.completed.1
+            && self.counter_difference.is_none()
             && self.violations == 0
     }
 }
@@ -68,6 +73,10 @@ impl std::fmt::Display for Report {
             p.max,
             if l == p { "" } else { " DIFFERS" }
         )?;
+        match &self.counter_difference {
+            None => write!(f, "\ncounters (commands per bank and rank, row hits/misses/conflicts, reads, busy cycles, queue integral): identical")?,
+            Some((name, l, p)) => write!(f, "\ncounters DIFFER: {name} is {l} (production {p})")?,
+        }
         write!(f, "\nindependent timing checker on the lean stream: {} violations", self.violations)?;
         if let Some(v) = &self.first_violation {
             write!(f, " (first: {v})")?;
@@ -82,7 +91,7 @@ pub fn compare(cfg: &MemoryConfig, requests: &[DramRequest], outstanding: usize)
     let mut src = VecSource::new(requests.to_vec());
     let (mem, totals) = simulate(cfg, &mut src, false, opts).map_err(|e| format!("production engine: {e}"))?;
     let prod = &totals.commands;
-    let lean = Ceiling::new(cfg)?.run::<true>(requests, outstanding)?;
+    let lean = Ceiling::new(cfg)?.run_feed::<true, true, _>(&mut SliceFeed::new(requests)?, outstanding)?;
 
     let first_divergence = (0..lean.commands.len().max(prod.len()))
         .find(|&i| lean.commands.get(i) != prod.get(i))
@@ -94,7 +103,9 @@ pub fn compare(cfg: &MemoryConfig, requests: &[DramRequest], outstanding: usize)
             first_violation.get_or_insert_with(|| v.to_string());
         }
     }
-    let prod_latency = &mem.channels()[0].stats().read_latency;
+    let stats = mem.channels()[0].stats();
+    let prod_latency = &stats.read_latency;
+    let counter_difference = first_counter_difference(lean.counters.as_deref().expect("counted"), stats);
     Ok(Report {
         requests: requests.len(),
         commands: lean.commands.len(),
@@ -103,7 +114,24 @@ pub fn compare(cfg: &MemoryConfig, requests: &[DramRequest], outstanding: usize)
         cycles: (lean.cycles, totals.dram_cycles),
         latency: (lean.read_latency.summary(), prod_latency.summary()),
         completed: (lean.requests, totals.requests),
+        counter_difference,
         violations: checker.violation_count(),
         first_violation,
     })
+}
+
+fn first_counter_difference(k: &Counters, p: &memtint_engine::stats::ChannelStats) -> Option<(String, String, String)> {
+    let mut pairs: Vec<(String, String, String)> = Vec::new();
+    let mut add = |name: String, l: String, r: String| pairs.push((name, l, r));
+    for (b, pb) in p.banks.iter().enumerate() {
+        add(format!("bank {b} commands"), format!("{:?}", k.commands[b]), format!("{:?}", pb.commands));
+        add(format!("bank {b} row hits"), k.row_hits[b].to_string(), pb.row_hits.to_string());
+        add(format!("bank {b} row misses"), k.row_misses[b].to_string(), pb.row_misses.to_string());
+        add(format!("bank {b} row conflicts"), k.row_conflicts[b].to_string(), pb.row_conflicts.to_string());
+    }
+    add("rank commands".into(), format!("{:?}", k.rank_commands), format!("{:?}", p.rank_commands[0]));
+    add("reads".into(), k.reads.to_string(), p.reads.to_string());
+    add("busy data cycles".into(), k.busy_data_cycles.to_string(), p.busy_data_cycles.to_string());
+    add("read queue integral".into(), k.read_queue_integral.to_string(), p.read_queue_integral.to_string());
+    pairs.into_iter().find(|(_, l, r)| l != r)
 }
