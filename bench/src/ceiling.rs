@@ -156,6 +156,25 @@ mod tests {
         }
     }
 
+    /// The measured variants (counters on; requests through a `dyn TraceSource`) must simulate
+    /// the same run as the timed one, or their speed means nothing.
+    #[test]
+    fn variants_issue_the_same_commands() {
+        let cfg = ddr4();
+        let reqs = random_trace(&cfg, 5_000, 5).unwrap();
+        let plain = Ceiling::new(&cfg).unwrap().run::<true>(&reqs, OUTSTANDING).unwrap();
+        let counted = Ceiling::new(&cfg).unwrap().run_feed::<true, true, _>(&mut SliceFeed::new(&reqs).unwrap(), OUTSTANDING).unwrap();
+        let mut src = VecSource::new(reqs.clone());
+        let fed = Ceiling::new(&cfg).unwrap().run_feed::<true, true, _>(&mut SourceFeed::new(&mut src), OUTSTANDING).unwrap();
+        assert!(plain.counters.is_none() && counted.counters.is_some());
+        assert_eq!(plain.commands, counted.commands);
+        assert_eq!(plain.commands, fed.commands);
+        assert_eq!((plain.cycles, plain.requests), (fed.cycles, fed.requests));
+        let mut writes = VecSource::new(vec![DramRequest { addr: 0, is_write: true, arrival: None }]);
+        let err = Ceiling::new(&cfg).unwrap().run_feed::<false, false, _>(&mut SourceFeed::new(&mut writes), 4).err().unwrap();
+        assert!(err.contains("reads only, but request 0 is a write"), "{err}");
+    }
+
     #[test]
     fn other_configurations_are_refused_with_the_reason() {
         let m = MachineConfig::load(MACHINE).unwrap();
