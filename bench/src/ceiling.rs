@@ -156,6 +156,18 @@ mod tests {
         }
     }
 
+    /// Runs whose end falls before, during and after the first refresh (tREFI = 9360 cycles):
+    /// refresh commands up to the last completion are part of the stream, later ones are not.
+    #[test]
+    fn runs_ending_around_the_first_refresh_are_identical() {
+        let cfg = ddr4();
+        let reqs = random_trace(&cfg, 1_445, 42).unwrap();
+        for n in 1_418..=1_445 {
+            let report = verify::compare(&cfg, &reqs[..n], OUTSTANDING).unwrap();
+            assert!(report.identical(), "{n} requests:\n{report}");
+        }
+    }
+
     /// The measured variants (counters on; requests through a `dyn TraceSource`) must simulate
     /// the same run as the timed one, or their speed means nothing.
     #[test]
