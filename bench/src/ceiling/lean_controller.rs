@@ -798,7 +798,11 @@ mod lanes {
     }
 
     #[cfg(not(target_arch = "x86_64"))]
-    mod imp {
+    use scalar as imp;
+
+    /// The reference (and the fallback off x86-64); tests compare the SSE2 code with it.
+    #[cfg(any(test, not(target_arch = "x86_64")))]
+    pub(super) mod scalar {
         use super::{Lanes, BANKS, BANKS_PER_GROUP};
 
         pub fn min16(l: &Lanes) -> u32 {
@@ -837,5 +841,44 @@ mod lanes {
     #[inline(always)]
     pub fn raise_kind(ready: &mut Lanes, kind: &Lanes, k: u32, g: usize, t: u32, tg: u32) {
         imp::raise_kind(ready, kind, k, g, t, tg)
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::lanes::{self, scalar, Lanes};
+    use super::{BANKS, K_NONE, NEVER, NO_KEY};
+
+    /// Lanes with a few equal values and `NEVER`s, from a small deterministic generator.
+    fn random_lanes(seed: &mut u64, spread: u32) -> [Lanes; 3] {
+        let mut next = || {
+            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (*seed >> 33) as u32
+        };
+        let (mut ready, mut key, mut kind) = ([0; BANKS], [0; BANKS], [0; BANKS]);
+        for b in 0..BANKS {
+            kind[b] = next() % 4;
+            ready[b] = if kind[b] == K_NONE { NEVER } else { next() % spread };
+            key[b] = if kind[b] == K_NONE { NO_KEY } else { (b as u32) << 20 | next() % (1 << 20) };
+        }
+        [Lanes(ready), Lanes(key), Lanes(kind)]
+    }
+
+    #[test]
+    fn sse2_lane_operations_equal_the_scalar_reference() {
+        let mut seed = 1;
+        for case in 0..20_000 {
+            let [mut ready, key, kind] = random_lanes(&mut seed, if case % 2 == 0 { 8 } else { 1 << 30 });
+            assert_eq!(lanes::min(&ready), scalar::min16(&ready), "case {case}");
+            let at = lanes::min(&ready).saturating_add(case % 5);
+            if lanes::min(&ready) != NEVER {
+                assert_eq!(lanes::smallest_key_ready_at(&ready, &key, at), scalar::smallest_key_ready_at(&ready, &key, at), "case {case}");
+            }
+            let mut reference = ready;
+            let (k, g, t, tg) = (case % 4, (case / 4 % 5) as usize, case * 7 % 16, case * 13 % 16);
+            lanes::raise_kind(&mut ready, &kind, k, g, t, tg);
+            scalar::raise_kind(&mut reference, &kind, k, g, t, tg);
+            assert_eq!(ready.0, reference.0, "case {case}");
+        }
     }
 }
