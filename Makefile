@@ -79,8 +79,10 @@ test-native: native
 	$(MAKE) --no-print-directory -C native/tests
 
 # The engine's tests; the extension crate is not a default member (it cannot link a test binary).
+# Then the ceiling controller's check that its command stream is still the production one.
 test-rust:
 	$(CARGO) test -p memtint-engine
+	$(CARGO) test -p memtint-bench --bin memtint-bench-ceiling
 
 # Ray (optional, `memtint[ray]`) is added in CI only, so `make test` there runs the Ray test;
 # locally that test is skipped with its reason unless Ray is installed (pip install ray). Checked
@@ -99,6 +101,8 @@ bench: build
 		$(CARGO) run --release -p memtint-bench --bin memtint-bench || exit $$?; \
 		echo "$(CARGO) run --release -p memtint-bench --bin memtint-bench-multicore"; \
 		$(CARGO) run --release -p memtint-bench --bin memtint-bench-multicore || exit $$?; \
+		echo "$(CARGO) run --release -p memtint-bench --bin memtint-bench-ceiling"; \
+		$(CARGO) run --release -p memtint-bench --bin memtint-bench-ceiling || exit $$?; \
 	else \
 		echo "bench: no bench/Cargo.toml yet; skipping the Rust benchmark"; \
 	fi

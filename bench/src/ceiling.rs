@@ -1,0 +1,213 @@
+//! `memtint-bench-ceiling`: how fast can a controller for the DRAM bench's random workload be?
+//! Runs a lean controller written for exactly that configuration (`ceiling/lean_controller.rs`)
+//! on the bench's random trace (DDR4-2400, 1 channel x 1 rank, FR-FCFS, open rows, all-bank
+//! refresh, 64 in flight, 2 M uniformly random reads, seed 42) and prints its speed in M
+//! requests per CPU second, measured as `memtint-bench` measures (requests generated up front,
+//! only simulation timed, thread CPU time). Before timing, it checks that its command stream is
+//! the production engine's, record for record, on the first 200 k requests
+//! (`MEMTINT_CEILING_VERIFY=full`: the whole run; `=off`: no check, e.g. under callgrind), and
+//! runs the independent timing checker over it. Exits 1 if they differ. `MEMTINT_CEILING_SEED`
+//! picks another trace seed (default 42, the bench's). bench/README.md, stop 13.
+
+#[path = "ceiling/lean_controller.rs"]
+mod lean_controller;
+#[path = "ceiling/verify.rs"]
+mod verify;
+
+use lean_controller::{Ceiling, SliceFeed, SourceFeed};
+use memtint_engine::config::{MachineConfig, MemoryConfig};
+use memtint_engine::trace::{DramRequest, GeneratorKind, GeneratorSpec, RequestGenerator, TraceSource, VecSource};
+use std::process::ExitCode;
+use std::time::Instant;
+
+const MACHINE: &str = "ddr4-2400";
+const OUTSTANDING: usize = 64;
+const VERIFY_DEFAULT: usize = 200_000;
+
+/// CPU time consumed by the calling thread, in seconds (as `memtint-bench`).
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant Linux supports.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// The bench's random trace (`memtint-bench`'s `generate` for `GeneratorKind::Random`).
+pub fn random_trace(cfg: &MemoryConfig, requests: u64, seed: u64) -> Result<Vec<DramRequest>, String> {
+    let mut spec = GeneratorSpec::new(GeneratorKind::Random, requests);
+    spec.seed = seed;
+    let mapping = cfg.mapping.clone();
+    let mut g = RequestGenerator::new(&spec, &cfg.org, Box::new(move |d| mapping.encode(d))).map_err(|e| e.to_string())?;
+    let mut v = Vec::with_capacity(requests as usize);
+    while let Some(r) = g.next_request().map_err(|e| e.to_string())? {
+        v.push(r);
+    }
+    Ok(v)
+}
+
+fn env_number(name: &str, default: usize) -> Result<usize, String> {
+    match std::env::var(name) {
+        Err(_) => Ok(default),
+        Ok(v) => v.trim().parse().map_err(|_| format!("{name}={v:?}: expected a whole number")),
+    }
+}
+
+fn run() -> Result<bool, String> {
+    let requests = env_number("MEMTINT_BENCH_REQUESTS", 2_000_000)?;
+    if requests == 0 {
+        return Err("MEMTINT_BENCH_REQUESTS must be at least 1".into());
+    }
+    let verify_n = match std::env::var("MEMTINT_CEILING_VERIFY").as_deref() {
+        Err(_) => VERIFY_DEFAULT.min(requests),
+        Ok("full") => requests,
+        Ok("off") | Ok("0") => 0,
+        Ok(v) => v.trim().parse::<usize>().map_err(|_| {
+            format!("MEMTINT_CEILING_VERIFY={v:?}: expected full, off or a number of requests")
+        })?.min(requests),
+    };
+    let machine = MachineConfig::load(MACHINE).map_err(|e| e.to_string())?;
+    let cfg = MemoryConfig::resolve(&machine).map_err(|e| e.to_string())?;
+    let seed = env_number("MEMTINT_CEILING_SEED", 42)? as u64;
+    let reqs = random_trace(&cfg, requests as u64, seed)?;
+    println!("memtint DRAM speed-of-light: a lean controller for exactly {MACHINE} 1ch x 1r, FR-FCFS, open rows,");
+    println!("all-bank refresh, reads only, closed loop with {OUTSTANDING} in flight; random trace, seed {seed}. One thread.\n");
+
+    let mut identical = true;
+    if verify_n > 0 {
+        let report = verify::compare(&cfg, &reqs[..verify_n], OUTSTANDING)?;
+        println!("{report}");
+        identical = report.identical();
+    } else {
+        println!("command stream not compared with the production controller (MEMTINT_CEILING_VERIFY=off)");
+    }
+
+    let ceiling = Ceiling::new(&cfg)?;
+    let (t0, c0) = (Instant::now(), thread_cpu_seconds());
+    let result = ceiling.run::<false>(&reqs, OUTSTANDING)?;
+    let (wall, cpu) = (t0.elapsed().as_secs_f64(), thread_cpu_seconds() - c0);
+    let rate = result.requests as f64 / cpu;
+    let lat = result.read_latency.summary();
+    println!(
+        "\n{:>10} {:>12} {:>9} {:>8} {:>8} {:>11} {:>12}",
+        "requests", "DRAM cycles", "M req/s", "cpu s", "wall s", "mean lat.", "wall M req/s"
+    );
+    println!(
+        "{:>10} {:>12} {:>9.2} {:>8.3} {:>8.3} {:>11.2} {:>12.2}",
+        result.requests,
+        result.cycles,
+        rate / 1e6,
+        cpu,
+        wall,
+        lat.mean,
+        result.requests as f64 / wall / 1e6
+    );
+    println!("\nspeed of light on the random trace: {:.2} M requests per CPU second (target 5 M/s)", rate / 1e6);
+
+    // Two pieces of the production controller's generality, measured on the lean one (same
+    // stream; bench/README.md, stop 13).
+    println!("\nadding back, measured on the lean controller (M requests per CPU second):");
+    let (c0, counted) = (thread_cpu_seconds(), Ceiling::new(&cfg)?.run_feed::<false, true, _>(&mut SliceFeed::new(&reqs)?, OUTSTANDING)?);
+    let cpu_counted = thread_cpu_seconds() - c0;
+    println!("  + the production's counters and per-bank bookkeeping: {:>6.2}", counted.requests as f64 / cpu_counted / 1e6);
+    let mut src = VecSource::new(reqs.clone());
+    let (c0, fed) = (thread_cpu_seconds(), Ceiling::new(&cfg)?.run_feed::<false, true, _>(&mut SourceFeed::new(&mut src), OUTSTANDING)?);
+    let cpu_fed = thread_cpu_seconds() - c0;
+    println!("  + requests read one at a time from a dyn TraceSource: {:>6.2}", fed.requests as f64 / cpu_fed / 1e6);
+    if (counted.cycles, fed.cycles) != (result.cycles, result.cycles) {
+        return Err(format!("internal error: the variants ran {} and {} cycles, not {}", counted.cycles, fed.cycles, result.cycles));
+    }
+    Ok(identical)
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("memtint-bench-ceiling: the lean controller's command stream differs from the production one");
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("memtint-bench-ceiling: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ddr4() -> MemoryConfig {
+        MemoryConfig::resolve(&MachineConfig::load(MACHINE).unwrap()).unwrap()
+    }
+
+    /// The speed comparison is like-for-like only while the lean controller issues exactly the
+    /// production controller's commands: keep it from rotting silently.
+    #[test]
+    fn ceiling_command_stream_equals_the_production_one() {
+        let cfg = ddr4();
+        for (seed, requests, outstanding) in [(42, 20_000, 64), (7, 5_000, 64), (3, 5_000, 16), (11, 3_000, 1)] {
+            let reqs = random_trace(&cfg, requests, seed).unwrap();
+            let report = verify::compare(&cfg, &reqs, outstanding).unwrap();
+            assert!(report.identical(), "seed {seed}, {requests} requests, {outstanding} in flight:\n{report}");
+            // Nearly every random request is a PRE, an ACT and a RD: the stream is not trivially short.
+            assert!(report.commands > 2 * requests as usize, "{report}");
+        }
+    }
+
+    /// Runs whose end falls before, during and after the first refresh (tREFI = 9360 cycles):
+    /// refresh commands up to the last completion are part of the stream, later ones are not.
+    #[test]
+    fn runs_ending_around_the_first_refresh_are_identical() {
+        let cfg = ddr4();
+        let reqs = random_trace(&cfg, 1_445, 42).unwrap();
+        for n in 1_418..=1_445 {
+            let report = verify::compare(&cfg, &reqs[..n], OUTSTANDING).unwrap();
+            assert!(report.identical(), "{n} requests:\n{report}");
+        }
+    }
+
+    /// The measured variants (counters on; requests through a `dyn TraceSource`) must simulate
+    /// the same run as the timed one, or their speed means nothing.
+    #[test]
+    fn variants_issue_the_same_commands() {
+        let cfg = ddr4();
+        let reqs = random_trace(&cfg, 5_000, 5).unwrap();
+        let plain = Ceiling::new(&cfg).unwrap().run::<true>(&reqs, OUTSTANDING).unwrap();
+        let counted = Ceiling::new(&cfg).unwrap().run_feed::<true, true, _>(&mut SliceFeed::new(&reqs).unwrap(), OUTSTANDING).unwrap();
+        let mut src = VecSource::new(reqs.clone());
+        let fed = Ceiling::new(&cfg).unwrap().run_feed::<true, true, _>(&mut SourceFeed::new(&mut src), OUTSTANDING).unwrap();
+        assert!(plain.counters.is_none() && counted.counters.is_some());
+        assert_eq!(plain.commands, counted.commands);
+        assert_eq!(plain.commands, fed.commands);
+        assert_eq!((plain.cycles, plain.requests), (fed.cycles, fed.requests));
+        let mut writes = VecSource::new(vec![DramRequest { addr: 0, is_write: true, arrival: None }]);
+        let err = Ceiling::new(&cfg).unwrap().run_feed::<false, false, _>(&mut SourceFeed::new(&mut writes), 4).err().unwrap();
+        assert!(err.contains("reads only, but request 0 is a write"), "{err}");
+    }
+
+    #[test]
+    fn other_configurations_are_refused_with_the_reason() {
+        let m = MachineConfig::load(MACHINE).unwrap();
+        for (overrides, expect) in [
+            (serde_json::json!({"controller": {"scheduler": "fcfs"}}), "scheduler fr-fcfs, not fcfs"),
+            (serde_json::json!({"controller": {"row_policy": "closed"}}), "row policy open, not closed"),
+            (serde_json::json!({"controller": {"read_queue": 65}}), "read queue of at most 64"),
+        ] {
+            let cfg = MemoryConfig::resolve(&m.clone().with_overrides(&overrides).unwrap()).unwrap();
+            let err = Ceiling::new(&cfg).err().expect("refused");
+            assert!(err.contains(expect), "{err}");
+        }
+        let two = MemoryConfig::resolve(&MachineConfig::load("ddr4-2400-2ch2r").unwrap()).unwrap();
+        assert!(Ceiling::new(&two).err().unwrap().contains("1 channel x 1 rank, not 2 x 2"));
+    }
+
+    #[test]
+    fn writes_are_refused() {
+        let cfg = ddr4();
+        let reqs = vec![DramRequest { addr: 0, is_write: false, arrival: None }, DramRequest { addr: 64, is_write: true, arrival: None }];
+        let err = Ceiling::new(&cfg).unwrap().run::<false>(&reqs, 4).err().unwrap();
+        assert!(err.contains("reads only, but request 1 is a write"), "{err}");
+    }
+}

@@ -1,0 +1,884 @@
+//! A lean, monomorphic DRAM controller written for exactly one configuration: the DRAM bench's
+//! random workload (one DDR4 channel, one rank of 4 bank groups x 4 banks, FR-FCFS, open rows,
+//! all-bank refresh, the preset's read queue and front-end latency, a closed loop of N requests
+//! in flight). It exists to measure the "speed of light" of that workload (bench/README.md,
+//! stop 13), not to be used for anything else.
+//!
+//! **Reads only**: the random workload has no writes, so there is no write queue, no write
+//! drain and no WR timing; `Ceiling::new` refuses any other configuration and a run any write.
+//!
+//! It must produce the production controller's command stream record for record
+//! (`controller/channel_controller.rs` + `candidates.rs` + `timing_state.rs`, driven by
+//! `dram_sim::simulate`); the binary and its test compare the two and run the independent
+//! checker over this one. The semantics it reproduces, cycle by cycle:
+//! - at each cycle, first a refresh that has fallen due (all-bank, `refresh/all_bank.rs`) blocks
+//!   the rank: PREA when a bank is open, then REF, each as soon as it is legal; nothing else
+//!   issues meanwhile;
+//! - otherwise the ready candidate with the smallest FR-FCFS key issues (`hit_first_key`: row
+//!   hits first, then by arrival order). A bank has one candidate: its oldest hit's RD if its
+//!   open row has hits, else PRE (open row, no hits) or ACT (closed) for its oldest request;
+//!   a candidate is ready once every constraint of `Constraints::derive` allows it and its
+//!   request has left the front end (`ready_at = arrival + frontend_latency`);
+//! - after the commands of a cycle, the driver lets requests in while the queue has room and
+//!   fewer than N are in flight; a request completes at RD + CL + tBL (its latency goes to a
+//!   histogram, as the production `read_latency`).
+//!
+//! How it stays lean: one cached candidate per bank, kept as 16-lane arrays of 32-bit values
+//! (its full ready time, its key, its kind; SSE2, module `lanes`); a command raises the ready
+//! time of every lane whose candidate it constrains (masked maximum per kind and bank group)
+//! instead of a scan recomputing them; choosing the next command is a minimum over the 16 ready
+//! times and a minimum over the keys ready then; time jumps straight to that cycle. Per-bank
+//! queues are small arrays. No ticks, no virtual calls; the production controller's counters
+//! only when asked for (`run_feed::<_, true, _>`, to measure what they cost). Cycles and keys
+//! are 31-bit, so lanes compare as signed integers: runs beyond 2^31 - 2^20 cycles (about 1.8 s
+//! of DDR4-2400) or 2^30 requests are refused.
+
+use memtint_engine::config::MemoryConfig;
+use memtint_engine::dram::constraints::Constraints;
+use memtint_engine::dram::{Command, CommandRecord, DramAddress};
+use memtint_engine::mapping::AddressMapping;
+use memtint_engine::stats::LatencyHistogram;
+use memtint_engine::trace::{DramRequest, TraceSource};
+use memtint_engine::Cycle;
+
+pub const BANKS: usize = 16;
+const GROUPS: usize = 4;
+const BANKS_PER_GROUP: usize = 4;
+/// Capacity of one bank's queue: the whole read queue may target one bank.
+pub const MAX_QUEUE: usize = 64;
+
+/// A cycle, 31 bits used (see the module header), so lanes compare as signed 32-bit integers.
+type T = u32;
+const NEVER: T = i32::MAX as T;
+/// Runs stop with an error before cycles get this large (room for the largest constraint).
+const LAST_CYCLE: T = NEVER - (1 << 20);
+/// Keys, like cycles, below 2^31; no candidate has the largest.
+const NO_KEY: u32 = i32::MAX as u32;
+
+// Candidate kinds, which are also the rows of `Timing::shared` (`kind * GROUPS + group`).
+const K_RD: u32 = 0;
+const K_ACT: u32 = 1;
+const K_PRE: u32 = 2;
+/// No candidate: its row of `shared` is `NEVER`.
+const K_NONE: u32 = 3;
+
+const NO_ROW: u32 = u32::MAX;
+/// `hit_first_key`'s non-hit bit (`scheduler/mod.rs`), here in a 31-bit key.
+const NOT_HIT: u32 = 1 << 30;
+
+/// Why a configuration or workload is outside what this controller models.
+pub fn unsupported(what: &str) -> String {
+    format!("the ceiling controller models only the DRAM bench's random workload configuration: {what}")
+}
+
+/// One queued read.
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    seq: u32,
+    arrival: T,
+    row: u32,
+    column: u32,
+}
+
+#[derive(Clone, Copy)]
+struct BankQueue {
+    len: usize,
+    reqs: [Entry; MAX_QUEUE],
+}
+
+/// The derived constraints this controller needs, as 32-bit cycles.
+#[derive(Clone, Copy)]
+struct C {
+    act_to_act: T,
+    act_to_col: T,
+    act_to_pre: T,
+    pre_to_act: T,
+    rd_to_pre: T,
+    act_to_act_l: T,
+    act_to_act_s: T,
+    rd_to_rd_l: T,
+    rd_to_rd_s: T,
+    faw: T,
+    refresh: T,
+    read_data_end: T,
+    burst: T,
+}
+
+impl C {
+    fn new(c: &Constraints) -> Result<Self, String> {
+        let t = |name: &str, v: u64| T::try_from(v).ok().filter(|&v| v < 1 << 20).ok_or_else(|| unsupported(&format!("{name} of {v} cycles")));
+        Ok(C {
+            act_to_act: t("tRC", c.act_to_act)?,
+            act_to_col: t("tRCD", c.act_to_col)?,
+            act_to_pre: t("tRAS", c.act_to_pre)?,
+            pre_to_act: t("tRP", c.pre_to_act)?,
+            rd_to_pre: t("tRTP", c.rd_to_pre)?,
+            act_to_act_l: t("tRRD_L", c.act_to_act_l)?,
+            act_to_act_s: t("tRRD_S", c.act_to_act_s)?,
+            rd_to_rd_l: t("tCCD_L", c.rd_to_rd_l)?,
+            rd_to_rd_s: t("tCCD_S", c.rd_to_rd_s)?,
+            faw: t("tFAW", c.faw)?,
+            refresh: t("tRFC", c.refresh)?,
+            read_data_end: t("CL + tBL", c.read_data_end)?,
+            burst: t("tBL", c.burst)?,
+        })
+    }
+}
+
+#[inline(always)]
+fn raise(slot: &mut T, t: T) {
+    if *slot < t {
+        *slot = t;
+    }
+}
+
+/// Earliest-issue tables (the constraints of `ChannelTiming` for the commands a read-only
+/// open-row run uses: ACT, PRE, RD, PREA, REF) and, per bank, its candidate in 16 lanes.
+struct State {
+    // Per bank: the bank-level part of each command's ready time.
+    bank_act: [T; BANKS],
+    bank_rd: [T; BANKS],
+    bank_pre: [T; BANKS],
+    /// Per (kind, group): the bank-group, rank and tFAW parts of a command's ready time.
+    shared: [T; 4 * GROUPS],
+    rank_prea: T,
+    rank_ref: T,
+    /// ACT + tFAW of the rank's last four ACTs, as a ring.
+    faw: [T; 4],
+    faw_pos: usize,
+    /// One command per cycle.
+    bus: T,
+    // Lanes, per bank: its candidate's full ready time (without the bus), key and kind. Lanes
+    // 4g..4g+3 are bank group g's banks, one SSE2 vector.
+    ready: lanes::Lanes,
+    key: lanes::Lanes,
+    kind: lanes::Lanes,
+    /// Per bank: bank-level ready time and queue index of its candidate.
+    cand_t: [T; BANKS],
+    cand_index: [usize; BANKS],
+}
+
+impl State {
+    fn new() -> Self {
+        let mut shared = [0; 4 * GROUPS];
+        shared[K_NONE as usize * GROUPS..].fill(NEVER);
+        State {
+            bank_act: [0; BANKS],
+            bank_rd: [0; BANKS],
+            bank_pre: [0; BANKS],
+            shared,
+            rank_prea: 0,
+            rank_ref: 0,
+            faw: [0; 4],
+            faw_pos: 0,
+            bus: 0,
+            ready: lanes::Lanes([NEVER; BANKS]),
+            key: lanes::Lanes([NO_KEY; BANKS]),
+            kind: lanes::Lanes([K_NONE; BANKS]),
+            cand_t: [NEVER; BANKS],
+            cand_index: [0; BANKS],
+        }
+    }
+
+    /// Raise kind `k`'s shared entries to `t` in every group except `g`, and to `tg` in group
+    /// `g` (`g == GROUPS`: all to `t`), and with them the ready lanes of that kind.
+    #[inline(always)]
+    fn raise_kind(&mut self, k: u32, g: usize, t: T, tg: T) {
+        let row = k as usize * GROUPS;
+        for i in 0..GROUPS {
+            raise(&mut self.shared[row + i], if i == g { tg } else { t });
+        }
+        lanes::raise_kind(&mut self.ready, &self.kind, k, g, t, tg);
+    }
+
+    #[inline(always)]
+    fn act(&mut self, c: &C, now: T, b: usize, g: usize) {
+        raise(&mut self.bank_act[b], now + c.act_to_act);
+        raise(&mut self.bank_rd[b], now + c.act_to_col);
+        raise(&mut self.bank_pre[b], now + c.act_to_pre);
+        raise(&mut self.rank_prea, now + c.act_to_pre);
+        self.faw[self.faw_pos] = now + c.faw;
+        self.faw_pos = (self.faw_pos + 1) & 3;
+        // tRRD_S and the window's new oldest ACT bind every group of the rank, tRRD_L this one.
+        let t = (now + c.act_to_act_s).max(self.faw[self.faw_pos]);
+        self.raise_kind(K_ACT, g, t, t.max(now + c.act_to_act_l));
+        self.bus = now + 1;
+    }
+
+    #[inline(always)]
+    fn pre(&mut self, c: &C, now: T, b: usize) {
+        raise(&mut self.bank_act[b], now + c.pre_to_act);
+        raise(&mut self.rank_ref, now + c.pre_to_act);
+        self.bus = now + 1;
+    }
+
+    #[inline(always)]
+    fn rd(&mut self, c: &C, now: T, b: usize, g: usize) {
+        raise(&mut self.bank_pre[b], now + c.rd_to_pre);
+        raise(&mut self.rank_prea, now + c.rd_to_pre);
+        let t = now + c.rd_to_rd_s;
+        self.raise_kind(K_RD, g, t, t.max(now + c.rd_to_rd_l));
+        self.bus = now + 1;
+    }
+
+    fn prea(&mut self, c: &C, now: T) {
+        let t = now + c.pre_to_act;
+        self.raise_kind(K_ACT, GROUPS, t, t);
+        raise(&mut self.rank_ref, t);
+        self.bus = now + 1;
+    }
+
+    fn refresh(&mut self, c: &C, now: T) {
+        let t = now + c.refresh;
+        self.raise_kind(K_ACT, GROUPS, t, t);
+        self.raise_kind(K_PRE, GROUPS, t, t);
+        raise(&mut self.rank_ref, t);
+        raise(&mut self.rank_prea, t);
+        self.bus = now + 1;
+    }
+
+    /// Set bank `b`'s candidate (`K_NONE`: none).
+    #[inline(always)]
+    fn set_candidate(&mut self, b: usize, kind: u32, key: u32, cand_t: T, index: usize) {
+        self.kind.0[b] = kind;
+        self.key.0[b] = key;
+        self.cand_t[b] = cand_t;
+        self.cand_index[b] = index;
+        self.ready.0[b] = cand_t.max(self.shared[(kind as usize * GROUPS + b / BANKS_PER_GROUP) & 15]);
+    }
+
+    /// The earliest cycle a candidate can issue and, among the candidates ready then, the bank
+    /// with the smallest key (`NEVER`: no candidate).
+    #[inline(always)]
+    fn next_command(&self) -> (T, usize) {
+        let first = lanes::min(&self.ready);
+        if first == NEVER {
+            return (NEVER, 0);
+        }
+        let at = first.max(self.bus);
+        (at, lanes::smallest_key_ready_at(&self.ready, &self.key, at))
+    }
+}
+
+/// The production controller's bookkeeping besides the latency histogram (`ChannelStats`'
+/// counters and the per-bank state its row policies and FR-FCFS-Cap read), kept only by
+/// `run::<_, true>`: what it costs is part of the price of generality (bench/README.md, stop 13).
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    /// Per bank, per `Command::index()`.
+    pub commands: [[u64; Command::COUNT]; BANKS],
+    pub rank_commands: [u64; Command::COUNT],
+    pub row_hits: [u64; BANKS],
+    pub row_misses: [u64; BANKS],
+    pub row_conflicts: [u64; BANKS],
+    pub reads: u64,
+    pub busy_data_cycles: u64,
+    pub read_queue_integral: u128,
+    last_update: T,
+    // Per bank: last ACT or column command, column commands since ACT, queued requests.
+    last_use: [T; BANKS],
+    hits_since_act: [u32; BANKS],
+    pending: [u32; BANKS],
+}
+
+impl Counters {
+    #[inline(always)]
+    fn integrate(&mut self, now: T, queued: usize) {
+        let dt = (now - self.last_update) as u128;
+        if dt > 0 {
+            self.read_queue_integral += dt * queued as u128;
+            self.last_update = now;
+        }
+    }
+}
+
+// A request's row outcome, recorded at its first command in two spare bits of its column
+// (columns are below 2^16) when counting: 0 none yet, then `RowOutcome`'s order.
+const OUTCOME_SHIFT: u32 = 30;
+const COLUMN_MASK: u32 = (1 << OUTCOME_SHIFT) - 1;
+const OUT_HIT: u32 = 1;
+const OUT_MISS: u32 = 2;
+const OUT_CONFLICT: u32 = 3;
+
+/// Where requests come from: a slice (the bench's way, everything up front) or, to measure
+/// the production driver's way, a `dyn TraceSource` read one request at a time.
+pub trait Feed {
+    /// The next request's address, without taking it (`None`: no more).
+    fn peek(&mut self) -> Result<Option<u64>, String>;
+    /// Take the request `peek` returned.
+    fn take(&mut self);
+}
+
+pub struct SliceFeed<'a> {
+    requests: &'a [DramRequest],
+    next: usize,
+}
+
+impl<'a> SliceFeed<'a> {
+    pub fn new(requests: &'a [DramRequest]) -> Result<Self, String> {
+        if requests.len() >= 1 << 30 {
+            return Err(unsupported(&format!("at most 2^30 requests, not {}", requests.len())));
+        }
+        if let Some(i) = requests.iter().position(|r| r.is_write) {
+            return Err(unsupported(&format!("reads only, but request {i} is a write")));
+        }
+        Ok(SliceFeed { requests, next: 0 })
+    }
+}
+
+impl Feed for SliceFeed<'_> {
+    #[inline(always)]
+    fn peek(&mut self) -> Result<Option<u64>, String> {
+        Ok(self.requests.get(self.next).map(|r| r.addr))
+    }
+    #[inline(always)]
+    fn take(&mut self) {
+        self.next += 1;
+    }
+}
+
+/// One request of look-ahead, as `dram_sim::simulate` keeps it.
+pub struct SourceFeed<'a> {
+    source: &'a mut dyn TraceSource,
+    pending: Option<u64>,
+    exhausted: bool,
+    taken: u64,
+}
+
+impl<'a> SourceFeed<'a> {
+    pub fn new(source: &'a mut dyn TraceSource) -> Self {
+        SourceFeed { source, pending: None, exhausted: false, taken: 0 }
+    }
+}
+
+impl Feed for SourceFeed<'_> {
+    #[inline(always)]
+    fn peek(&mut self) -> Result<Option<u64>, String> {
+        if self.pending.is_none() && !self.exhausted {
+            match self.source.next_request().map_err(|e| e.to_string())? {
+                Some(r) if r.is_write => {
+                    return Err(unsupported(&format!("reads only, but request {} is a write", self.taken)))
+                }
+                Some(_) if self.taken >= (1 << 30) - 1 => return Err(unsupported("at most 2^30 requests")),
+                Some(r) => self.pending = Some(r.addr),
+                None => self.exhausted = true,
+            }
+        }
+        Ok(self.pending)
+    }
+    #[inline(always)]
+    fn take(&mut self) {
+        self.pending = None;
+        self.taken += 1;
+    }
+}
+
+/// What a run produced.
+pub struct RunResult {
+    pub requests: u64,
+    /// The cycle the last request completed (the production driver's `dram_cycles`).
+    pub cycles: Cycle,
+    pub read_latency: LatencyHistogram,
+    /// Issued commands (only when logging).
+    pub commands: Vec<CommandRecord>,
+    /// Only when counting.
+    pub counters: Option<Box<Counters>>,
+}
+
+pub struct Ceiling {
+    c: C,
+    mapping: AddressMapping,
+    line_mask: u64,
+    read_queue: usize,
+    frontend_latency: T,
+    t_refi: T,
+    s: State,
+    open_row: [u32; BANKS],
+    open_banks: u32,
+    queues: Box<[BankQueue; BANKS]>,
+    queued: usize,
+    next_seq: u32,
+}
+
+impl Ceiling {
+    /// Refuses (with the reason) any configuration other than the one it is written for.
+    pub fn new(cfg: &MemoryConfig) -> Result<Self, String> {
+        let (org, ctl) = (&cfg.org, &cfg.controller);
+        if org.channels != 1 || org.ranks != 1 {
+            return Err(unsupported(&format!("1 channel x 1 rank, not {} x {}", org.channels, org.ranks)));
+        }
+        if org.bank_groups as usize != GROUPS || org.banks_per_group as usize != BANKS_PER_GROUP {
+            return Err(unsupported(&format!(
+                "{GROUPS} bank groups x {BANKS_PER_GROUP} banks, not {} x {}",
+                org.bank_groups, org.banks_per_group
+            )));
+        }
+        for (what, got, want) in [
+            ("scheduler", &ctl.scheduler, "fr-fcfs"),
+            ("row policy", &ctl.row_policy, "open"),
+            ("refresh", &ctl.refresh, "all-bank"),
+        ] {
+            if got != want {
+                return Err(unsupported(&format!("{what} {want}, not {got}")));
+            }
+        }
+        if ctl.read_queue > MAX_QUEUE {
+            return Err(unsupported(&format!("a read queue of at most {MAX_QUEUE}, not {}", ctl.read_queue)));
+        }
+        let small = |name: &str, v: u64| T::try_from(v).ok().filter(|&v| v < 1 << 20).ok_or_else(|| unsupported(&format!("{name} of {v} cycles")));
+        Ok(Ceiling {
+            c: C::new(&Constraints::derive(&cfg.timing))?,
+            mapping: cfg.mapping.clone(),
+            line_mask: !(org.burst_bytes() - 1),
+            read_queue: ctl.read_queue,
+            frontend_latency: small("frontend_latency", ctl.frontend_latency)?,
+            t_refi: small("tREFI", cfg.timing.tREFI)?,
+            s: State::new(),
+            open_row: [NO_ROW; BANKS],
+            open_banks: 0,
+            queues: Box::new([BankQueue { len: 0, reqs: [Entry::default(); MAX_QUEUE] }; BANKS]),
+            queued: 0,
+            next_seq: 0,
+        })
+    }
+
+    /// Bank `b`'s candidate from its queue and state (FR-FCFS, hits never closed under).
+    #[inline(always)]
+    fn update_candidate(&mut self, b: usize) {
+        let q = &self.queues[b];
+        if q.len == 0 {
+            self.s.set_candidate(b, K_NONE, NO_KEY, NEVER, 0);
+            return;
+        }
+        let row = self.open_row[b];
+        let (kind, i, key, bank_t) = if row == NO_ROW {
+            (K_ACT, 0, NOT_HIT | q.reqs[0].seq, self.s.bank_act[b])
+        } else {
+            match q.reqs[..q.len].iter().position(|r| r.row == row) {
+                Some(i) => (K_RD, i, q.reqs[i].seq, self.s.bank_rd[b]),
+                None => (K_PRE, 0, NOT_HIT | q.reqs[0].seq, self.s.bank_pre[b]),
+            }
+        };
+        let t = bank_t.max(q.reqs[i].arrival + self.frontend_latency);
+        self.s.set_candidate(b, kind, key, t, i);
+    }
+
+    /// A request enters the read queue at `now`.
+    #[inline(always)]
+    fn enqueue<const STATS: bool>(&mut self, now: T, addr: u64, k: &mut Counters) {
+        let d = self.mapping.decode(addr & self.line_mask);
+        let b = (d.bank_group as usize * BANKS_PER_GROUP + d.bank as usize) & (BANKS - 1);
+        if STATS {
+            k.integrate(now, self.queued);
+            k.pending[b] += 1;
+        }
+        let q = &mut self.queues[b];
+        q.reqs[q.len] = Entry { seq: self.next_seq, arrival: now, row: d.row, column: d.column };
+        q.len += 1;
+        self.next_seq += 1;
+        self.queued += 1;
+        // The youngest request changes its bank's candidate only as its first request, or as
+        // the first hit of a bank whose candidate is a PRE.
+        if q.len == 1 || (self.s.kind.0[b] == K_PRE && d.row == self.open_row[b]) {
+            self.update_candidate(b);
+        }
+    }
+
+    #[inline(always)]
+    fn log<const LOG: bool>(log: &mut Vec<CommandRecord>, cycle: T, command: Command, b: usize, row: u32, column: u32) {
+        if LOG {
+            let addr = DramAddress {
+                channel: 0,
+                rank: 0,
+                bank_group: (b / BANKS_PER_GROUP) as u32,
+                bank: (b % BANKS_PER_GROUP) as u32,
+                row,
+                column,
+            };
+            log.push(CommandRecord { cycle: cycle as Cycle, command, addr });
+        }
+    }
+
+    /// PREA (closing every bank) or REF at `at`. Rare (twice per tREFI): kept out of the loop.
+    #[cold]
+    #[inline(never)]
+    fn issue_refresh(&mut self, at: T, cmd: Command) {
+        let c = self.c;
+        if cmd == Command::Prea {
+            self.s.prea(&c, at);
+            self.open_row = [NO_ROW; BANKS];
+            self.open_banks = 0;
+            for b in 0..BANKS {
+                self.update_candidate(b);
+            }
+        } else {
+            self.s.refresh(&c, at);
+        }
+    }
+
+    /// Run `requests` (reads) closed-loop with `outstanding` in flight from cycle 0, as
+    /// `dram_sim::simulate` does. With `LOG`, every command is recorded.
+    pub fn run<const LOG: bool>(self, requests: &[DramRequest], outstanding: usize) -> Result<RunResult, String> {
+        self.run_feed::<LOG, false, _>(&mut SliceFeed::new(requests)?, outstanding)
+    }
+
+    /// `run` from any feed; with `STATS`, the production controller's bookkeeping too.
+    pub fn run_feed<const LOG: bool, const STATS: bool, F: Feed>(mut self, feed: &mut F, outstanding: usize) -> Result<RunResult, String> {
+        if outstanding == 0 {
+            return Err("outstanding must be at least 1".into());
+        }
+        let c = self.c;
+        let mut k: Box<Counters> = Box::default();
+        let mut log = Vec::new();
+        let mut hist = LatencyHistogram::default();
+        // Completion cycles of the served requests not yet retired (`retired..served`), oldest
+        // first: one fixed read latency, so issue order is completion order. A ring of a
+        // power-of-two size; at most `outstanding` are in flight.
+        let ring = outstanding.next_power_of_two();
+        let mut done_ring = vec![0 as T; ring];
+        // Requests entered, served (RD issued) and retired (completed, as the driver saw it).
+        let (mut entered, mut served, mut retired) = (0usize, 0usize, 0usize);
+        let mut last_done: T = 0;
+        let mut refresh_due = self.t_refi;
+        let mut refresh_pending = false;
+
+        // Let requests in at `now` while the queue has room and fewer than `outstanding` are
+        // in flight (completions at or before `now` retired first, as the production tick does).
+        macro_rules! inject {
+            ($now:expr) => {{
+                let now = $now;
+                while self.queued < self.read_queue {
+                    let Some(addr) = feed.peek()? else { break };
+                    if entered - retired >= outstanding {
+                        while retired < served && done_ring[retired & (ring - 1)] <= now {
+                            retired += 1;
+                        }
+                        if entered - retired >= outstanding {
+                            break;
+                        }
+                    }
+                    self.enqueue::<STATS>(now, addr, &mut k);
+                    feed.take();
+                    entered += 1;
+                }
+            }};
+        }
+        // The next cycle a request can enter without a command issuing first: only when the
+        // closed loop is at its limit (a completion frees a place).
+        macro_rules! arrival_event {
+            () => {
+                if self.queued < self.read_queue && entered - retired >= outstanding && retired < served && feed.peek()?.is_some() {
+                    done_ring[retired & (ring - 1)]
+                } else {
+                    NEVER
+                }
+            };
+        }
+
+        inject!(0);
+        // The run ends with the last completion; nothing after it issues.
+        macro_rules! end {
+            () => {
+                if self.queued == 0 && feed.peek()?.is_none() {
+                    last_done
+                } else {
+                    NEVER
+                }
+            };
+        }
+        loop {
+            if refresh_pending {
+                let (cmd, ready) = if self.open_banks > 0 {
+                    (Command::Prea, self.s.rank_prea)
+                } else {
+                    (Command::Ref, self.s.rank_ref)
+                };
+                let at = ready.max(self.s.bus).max(refresh_due);
+                let a = arrival_event!();
+                if a < at {
+                    inject!(a);
+                    continue;
+                }
+                if at > end!() {
+                    break;
+                }
+                self.issue_refresh(at, cmd);
+                if cmd == Command::Ref {
+                    refresh_pending = false;
+                    refresh_due += self.t_refi;
+                }
+                if STATS {
+                    k.rank_commands[cmd.index()] += 1;
+                }
+                Self::log::<LOG>(&mut log, at, cmd, 0, 0, 0);
+                inject!(at);
+                continue;
+            }
+            let (at, b) = self.s.next_command();
+            let a = arrival_event!();
+            if refresh_due <= at.min(a) {
+                if refresh_due > end!() {
+                    break;
+                }
+                refresh_pending = true;
+                continue;
+            }
+            if a < at {
+                inject!(a);
+                continue;
+            }
+            if at > LAST_CYCLE {
+                return Err(if at == NEVER {
+                    format!("internal error: stalled with {} requests queued", self.queued)
+                } else {
+                    unsupported(&format!("runs of at most {LAST_CYCLE} cycles"))
+                });
+            }
+            let g = b / BANKS_PER_GROUP;
+            let i = self.s.cand_index[b];
+            let req = self.queues[b].reqs[i];
+            let kind = self.s.kind.0[b];
+            if STATS {
+                let first = match kind {
+                    K_RD => OUT_HIT,
+                    K_ACT => OUT_MISS,
+                    _ => OUT_CONFLICT,
+                };
+                let col = &mut self.queues[b].reqs[i].column;
+                if *col >> OUTCOME_SHIFT == 0 {
+                    *col |= first << OUTCOME_SHIFT;
+                }
+            }
+            let (column, outcome) = (req.column & COLUMN_MASK, self.queues[b].reqs[i].column >> OUTCOME_SHIFT);
+            match kind {
+                K_RD => {
+                    self.s.rd(&c, at, b, g);
+                    if STATS {
+                        k.commands[b][Command::Rd.index()] += 1;
+                        k.last_use[b] = at;
+                        k.hits_since_act[b] += 1;
+                        k.pending[b] -= 1;
+                        match outcome {
+                            OUT_HIT => k.row_hits[b] += 1,
+                            OUT_MISS => k.row_misses[b] += 1,
+                            _ => k.row_conflicts[b] += 1,
+                        }
+                        k.integrate(at, self.queued);
+                        k.reads += 1;
+                        k.busy_data_cycles += c.burst as u64;
+                    }
+                    let q = &mut self.queues[b];
+                    // A few entries: a loop, not a call to memmove.
+                    for j in i..q.len - 1 {
+                        q.reqs[j] = q.reqs[j + 1];
+                    }
+                    q.len -= 1;
+                    self.queued -= 1;
+                    let done = at + c.read_data_end;
+                    hist.record((done - req.arrival) as u64);
+                    done_ring[served & (ring - 1)] = done;
+                    served += 1;
+                    last_done = done;
+                    Self::log::<LOG>(&mut log, at, Command::Rd, b, req.row, column);
+                }
+                K_ACT => {
+                    self.s.act(&c, at, b, g);
+                    if STATS {
+                        k.commands[b][Command::Act.index()] += 1;
+                        k.last_use[b] = at;
+                        k.hits_since_act[b] = 0;
+                    }
+                    self.open_row[b] = req.row;
+                    self.open_banks += 1;
+                    Self::log::<LOG>(&mut log, at, Command::Act, b, req.row, column);
+                }
+                _ => {
+                    self.s.pre(&c, at, b);
+                    if STATS {
+                        k.commands[b][Command::Pre.index()] += 1;
+                    }
+                    self.open_row[b] = NO_ROW;
+                    self.open_banks -= 1;
+                    Self::log::<LOG>(&mut log, at, Command::Pre, b, req.row, column);
+                }
+            }
+            self.update_candidate(b);
+            inject!(at);
+        }
+        if STATS {
+            k.integrate(last_done, self.queued);
+        }
+        let counters = if STATS { Some(k) } else { None };
+        Ok(RunResult { requests: hist.count(), cycles: last_done as Cycle, read_latency: hist, commands: log, counters })
+    }
+}
+
+/// 16 lanes of 31-bit values (one per bank) and the three operations the scheduler needs,
+/// in SSE2 (x86-64's baseline) with a scalar fallback elsewhere.
+mod lanes {
+    use super::{BANKS, BANKS_PER_GROUP};
+
+    #[derive(Clone, Copy)]
+    #[repr(C, align(16))]
+    pub struct Lanes(pub [u32; BANKS]);
+
+    #[cfg(target_arch = "x86_64")]
+    mod imp {
+        use super::Lanes;
+        use std::arch::x86_64::*;
+
+        #[inline(always)]
+        fn get(l: &Lanes, j: usize) -> __m128i {
+            // SAFETY: `Lanes` is 16-byte aligned and holds four vectors; `j < 4` at every call.
+            unsafe { _mm_load_si128(l.0.as_ptr().add(4 * j) as *const __m128i) }
+        }
+
+        #[inline(always)]
+        fn put(l: &mut Lanes, j: usize, v: __m128i) {
+            // SAFETY: as `get`.
+            unsafe { _mm_store_si128(l.0.as_mut_ptr().add(4 * j) as *mut __m128i, v) }
+        }
+
+        // Values are below 2^31, so signed comparisons order them correctly.
+        #[inline(always)]
+        fn min(a: __m128i, b: __m128i) -> __m128i {
+            // SAFETY: SSE2 is part of x86-64.
+            unsafe {
+                let gt = _mm_cmpgt_epi32(a, b);
+                _mm_or_si128(_mm_and_si128(gt, b), _mm_andnot_si128(gt, a))
+            }
+        }
+
+        #[inline(always)]
+        fn hmin(v: __m128i) -> u32 {
+            // SAFETY: SSE2 is part of x86-64.
+            unsafe {
+                let v = min(v, _mm_shuffle_epi32(v, 0b01_00_11_10));
+                let v = min(v, _mm_shuffle_epi32(v, 0b10_11_00_01));
+                _mm_cvtsi128_si32(v) as u32
+            }
+        }
+
+        #[inline(always)]
+        pub fn min16(l: &Lanes) -> u32 {
+            hmin(min(min(get(l, 0), get(l, 1)), min(get(l, 2), get(l, 3))))
+        }
+
+        #[inline(always)]
+        pub fn smallest_key_ready_at(ready: &Lanes, key: &Lanes, at: u32) -> usize {
+            // SAFETY: SSE2 is part of x86-64.
+            unsafe {
+                let at = _mm_set1_epi32(at as i32);
+                let top = _mm_set1_epi32(i32::MAX);
+                // Lanes not ready at `at` read as the largest key.
+                let k = |j: usize| _mm_or_si128(get(key, j), _mm_and_si128(_mm_cmpgt_epi32(get(ready, j), at), top));
+                let (k0, k1, k2, k3) = (k(0), k(1), k(2), k(3));
+                let best = _mm_set1_epi32(hmin(min(min(k0, k1), min(k2, k3))) as i32);
+                let hit = |v: __m128i| _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, best))) as u32;
+                let mask = hit(k0) | hit(k1) << 4 | hit(k2) << 8 | hit(k3) << 12;
+                mask.trailing_zeros() as usize
+            }
+        }
+
+        #[inline(always)]
+        pub fn raise_kind(ready: &mut Lanes, kind: &Lanes, k: u32, g: usize, t: u32, tg: u32) {
+            // SAFETY: SSE2 is part of x86-64.
+            unsafe {
+                let kv = _mm_set1_epi32(k as i32);
+                for j in 0..4 {
+                    let v = _mm_set1_epi32((if j == g { tg } else { t }) as i32);
+                    let v = _mm_and_si128(_mm_cmpeq_epi32(get(kind, j), kv), v);
+                    let r = get(ready, j);
+                    // max(r, v)
+                    let gt = _mm_cmpgt_epi32(v, r);
+                    put(ready, j, _mm_or_si128(_mm_and_si128(gt, v), _mm_andnot_si128(gt, r)));
+                }
+            }
+        }
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    use scalar as imp;
+
+    /// The reference (and the fallback off x86-64); tests compare the SSE2 code with it.
+    #[cfg(any(test, not(target_arch = "x86_64")))]
+    pub(super) mod scalar {
+        use super::{Lanes, BANKS, BANKS_PER_GROUP};
+
+        pub fn min16(l: &Lanes) -> u32 {
+            l.0.iter().copied().min().unwrap_or(u32::MAX)
+        }
+
+        pub fn smallest_key_ready_at(ready: &Lanes, key: &Lanes, at: u32) -> usize {
+            (0..BANKS).filter(|&b| ready.0[b] <= at).min_by_key(|&b| key.0[b]).unwrap_or(0)
+        }
+
+        pub fn raise_kind(ready: &mut Lanes, kind: &Lanes, k: u32, g: usize, t: u32, tg: u32) {
+            for b in 0..BANKS {
+                if kind.0[b] == k {
+                    let v = if b / BANKS_PER_GROUP == g { tg } else { t };
+                    ready.0[b] = ready.0[b].max(v);
+                }
+            }
+        }
+    }
+
+    const _: () = assert!(BANKS == 16 && BANKS_PER_GROUP == 4, "lanes 4g..4g+3 are bank group g");
+
+    /// The smallest lane.
+    #[inline(always)]
+    pub fn min(l: &Lanes) -> u32 {
+        imp::min16(l)
+    }
+
+    /// Among lanes with `ready <= at`, the one with the smallest key (keys are unique).
+    #[inline(always)]
+    pub fn smallest_key_ready_at(ready: &Lanes, key: &Lanes, at: u32) -> usize {
+        imp::smallest_key_ready_at(ready, key, at)
+    }
+
+    /// `ready = max(ready, t)` in lanes whose `kind` is `k`, `tg` instead of `t` in group `g`.
+    #[inline(always)]
+    pub fn raise_kind(ready: &mut Lanes, kind: &Lanes, k: u32, g: usize, t: u32, tg: u32) {
+        imp::raise_kind(ready, kind, k, g, t, tg)
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::lanes::{self, scalar, Lanes};
+    use super::{BANKS, K_NONE, NEVER, NO_KEY};
+
+    /// Lanes with a few equal values and `NEVER`s, from a small deterministic generator.
+    fn random_lanes(seed: &mut u64, spread: u32) -> [Lanes; 3] {
+        let mut next = || {
+            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (*seed >> 33) as u32
+        };
+        let (mut ready, mut key, mut kind) = ([0; BANKS], [0; BANKS], [0; BANKS]);
+        for b in 0..BANKS {
+            kind[b] = next() % 4;
+            ready[b] = if kind[b] == K_NONE { NEVER } else { next() % spread };
+            key[b] = if kind[b] == K_NONE { NO_KEY } else { (b as u32) << 20 | next() % (1 << 20) };
+        }
+        [Lanes(ready), Lanes(key), Lanes(kind)]
+    }
+
+    #[test]
+    fn sse2_lane_operations_equal_the_scalar_reference() {
+        let mut seed = 1;
+        for case in 0..20_000 {
+            let [mut ready, key, kind] = random_lanes(&mut seed, if case % 2 == 0 { 8 } else { 1 << 30 });
+            assert_eq!(lanes::min(&ready), scalar::min16(&ready), "case {case}");
+            let at = lanes::min(&ready).saturating_add(case % 5);
+            if lanes::min(&ready) != NEVER {
+                assert_eq!(lanes::smallest_key_ready_at(&ready, &key, at), scalar::smallest_key_ready_at(&ready, &key, at), "case {case}");
+            }
+            let mut reference = ready;
+            let (k, g, t, tg) = (case % 4, (case / 4 % 5) as usize, case * 7 % 16, case * 13 % 16);
+            lanes::raise_kind(&mut ready, &kind, k, g, t, tg);
+            scalar::raise_kind(&mut reference, &kind, k, g, t, tg);
+            assert_eq!(ready.0, reference.0, "case {case}");
+        }
+    }
+}
