@@ -241,7 +241,8 @@ pub fn simulate_threads(
         }
     }
     let mut hier = MemoryHierarchy::new(os, machine.cache.l2.as_ref(), llc_cfg.as_ref(), ncores.max(n), clock, line_bytes)?;
-    hier.set_threads(threads.iter().map(|t| t.process).collect(), bound.clone());
+    hier.set_prefetcher(&machine.cache.prefetcher)?;
+    hier.set_threads(threads.iter().map(|t| t.process).collect(), bound.clone())?;
     let mut mem = MemorySystem::new(cfg)?;
     let core_cfg = machine.cpu.core_config();
     let mut cores = (0..n).map(|i| OooCore::new(i, &core_cfg, instructions)).collect::<Result<Vec<_>>>()?;

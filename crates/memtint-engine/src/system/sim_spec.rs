@@ -230,7 +230,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             let m = &c.memory;
             let lat = m.read_latency.summary();
             let lat_ns = lat.scaled(tck);
-            json!({
+            let mut v = json!({
                 "core": i,
                 "program": c.program,
                 "instructions": c.core.retired,
@@ -265,7 +265,13 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "last_core": c.sched.last_core,
                 "run_cycles": c.run_cycles,
                 "finished_at": c.finished_at,
-            })
+            });
+            // Only with a prefetcher, so runs without one report exactly what they did before.
+            if let Some(p) = &m.prefetch {
+                v["prefetch"] = json!(p);
+                v["prefetch_accuracy"] = json!(ratio(p.useful + p.late, p.issued));
+            }
+            v
         })
         .collect();
     let (hits, all) = r.cores.iter().fold((0u64, 0u64), |(h, a), c| {
