@@ -1,0 +1,135 @@
+//! The LLC prefetcher end to end (`[cache.prefetcher]`, cache/stream_prefetcher.rs): what it
+//! buys a sequential stream, that random accesses barely trigger it, determinism, DRAM timing
+//! with prefetches in the queues, and the configuration errors a user can make.
+
+use memtint_engine::system::{run_sim, SimSpec};
+use serde_json::{json, Value};
+
+fn run(programs: &[&str], prefetcher: Value, instructions: u64, check: bool) -> Value {
+    let spec: SimSpec = serde_json::from_value(json!({
+        "machine": "i7-860",
+        "programs": programs,
+        "instructions": instructions,
+        "seed": 3,
+        "check": check,
+        "overrides": {"cache": {"prefetcher": prefetcher}},
+    }))
+    .expect("spec parses");
+    run_sim(&spec).expect("run succeeds")
+}
+
+fn err(prefetcher: Value) -> String {
+    let spec: SimSpec =
+        serde_json::from_value(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000, "overrides": {"cache": {"prefetcher": prefetcher}}}))
+            .expect("spec parses");
+    run_sim(&spec).expect_err("the run must fail").to_string()
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().expect("a number")
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().expect("a count")
+}
+
+#[test]
+fn a_sequential_stream_has_far_fewer_demand_misses_and_higher_ipc_with_the_stream_prefetcher() {
+    // A moderate stream: the prefetcher gets ahead, and most demands hit prefetched lines.
+    let off = &run(&["stream:reads_pki=10"], json!({"kind": "none"}), 1_000_000, false)["cores"][0];
+    let on = &run(&["stream:reads_pki=10"], json!({"kind": "stream"}), 1_000_000, false)["cores"][0];
+    assert!(off.get("prefetch").is_none(), "no prefetch statistics without a prefetcher");
+    let p = &on["prefetch"];
+    assert!(u(&on["llc_misses"]) * 3 < u(&off["llc_misses"]), "demand misses {} (on) vs {} (off)", on["llc_misses"], off["llc_misses"]);
+    assert!(f(&on["ipc"]) > 1.3 * f(&off["ipc"]), "IPC {} (on) vs {} (off)", on["ipc"], off["ipc"]);
+    assert!(u(&p["useful"]) * 2 > u(&p["issued"]), "most prefetches are used in time: {p}");
+    // Every prefetch reaches DRAM as a read of the core's.
+    assert!(u(&on["dram_reads"]) >= u(&p["issued"]));
+    // The full-rate stream (libquantum-like) outruns a 20-line distance: its prefetches are
+    // mostly late, but they still raise its IPC and almost all of them are used.
+    let off = &run(&["stream"], json!({"kind": "none"}), 1_000_000, false)["cores"][0];
+    let on = &run(&["stream"], json!({"kind": "stream"}), 1_000_000, false)["cores"][0];
+    let p = &on["prefetch"];
+    assert!(f(&on["ipc"]) > 1.15 * f(&off["ipc"]), "IPC {} (on) vs {} (off)", on["ipc"], off["ipc"]);
+    let uncovered = u(&on["llc_misses"]) - u(&p["late"]);
+    assert!(uncovered * 3 < u(&off["llc_misses"]), "demand misses not covered by a prefetch: {uncovered}");
+    // Lines prefetched past the stream's occasional jumps stay unused (in an LLC not yet full).
+    assert!(f(&on["prefetch_accuracy"]) > 0.8, "{p}");
+}
+
+#[test]
+fn random_accesses_issue_few_prefetches() {
+    let on = &run(&["random"], json!({"kind": "stream"}), 1_000_000, false)["cores"][0];
+    let issued = u(&on["prefetch"]["issued"]);
+    assert!(issued * 100 < u(&on["llc_misses"]), "{issued} prefetches for {} misses", on["llc_misses"]);
+}
+
+#[test]
+fn next_line_prefetching_helps_a_stream_too() {
+    let off = &run(&["stream:reads_pki=10"], json!({"kind": "none"}), 500_000, false)["cores"][0];
+    let on = &run(&["stream:reads_pki=10"], json!({"kind": "next-line", "degree": 4}), 500_000, false)["cores"][0];
+    let uncovered = u(&on["llc_misses"]) - u(&on["prefetch"]["late"]);
+    assert!(uncovered * 2 < u(&off["llc_misses"]), "{uncovered} of {} misses not covered", off["llc_misses"]);
+    assert!(f(&on["ipc"]) > f(&off["ipc"]));
+}
+
+fn without_wall_clock(mut v: Value) -> Value {
+    for k in ["wall_seconds", "requests_per_second", "instructions_per_second"] {
+        v.as_object_mut().unwrap().remove(k);
+    }
+    if let Some(d) = v.get_mut("dram").and_then(Value::as_object_mut) {
+        for k in ["wall_seconds", "requests_per_second", "dram_cycles_per_second"] {
+            d.remove(k);
+        }
+    }
+    v
+}
+
+#[test]
+fn prefetching_runs_are_deterministic() {
+    let mix = ["stream", "light", "copy", "random"];
+    let a = without_wall_clock(run(&mix, json!({"kind": "stream"}), 300_000, false));
+    let b = without_wall_clock(run(&mix, json!({"kind": "stream"}), 300_000, false));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn dram_timing_holds_with_prefetches_in_the_queues() {
+    let r = run(&["stream", "copy", "light", "random"], json!({"kind": "stream", "degree": 4}), 300_000, true);
+    assert!(u(&r["dram"]["commands_checked"]) > 10_000);
+    assert_eq!(u(&r["dram"]["violations"]), 0, "{}", r["dram"]["violation_examples"]);
+    assert!(u(&r["cores"][0]["prefetch"]["issued"]) > 1000);
+}
+
+#[test]
+fn checking_a_run_without_prefetching_changes_none_of_its_results() {
+    let plain = without_wall_clock(run(&["stream", "light"], json!({"kind": "none"}), 200_000, false));
+    let mut checked = without_wall_clock(run(&["stream", "light"], json!({"kind": "none"}), 200_000, true));
+    assert_eq!(u(&checked["dram"]["violations"]), 0);
+    let d = checked["dram"].as_object_mut().unwrap();
+    for k in ["violations", "commands_checked", "violation_examples"] {
+        d.remove(k);
+    }
+    checked["config"].as_object_mut().unwrap().remove("check");
+    assert_eq!(plain["cores"], checked["cores"]);
+    assert_eq!(plain["dram"], checked["dram"]);
+}
+
+#[test]
+fn bad_prefetcher_settings_are_clear_errors() {
+    let e = err(json!({"kind": "ip-stride"}));
+    assert!(e.contains("cache.prefetcher.kind") && e.contains("`none`, `next-line`, `stream`"), "{e}");
+    let e = err(json!({"kind": "stream", "degree": 0}));
+    assert!(e.contains("cache.prefetcher.degree"), "{e}");
+    let e = err(json!({"kind": "stream", "distance": 2, "degree": 4}));
+    assert!(e.contains("cache.prefetcher.distance") && e.contains("at least degree (4)"), "{e}");
+    let e = err(json!({"kind": "stream", "distance": 80}));
+    assert!(e.contains("4 KB page"), "{e}");
+    let e = err(json!({"kind": "stream", "depth": 3}));
+    assert!(e.contains("depth"), "{e}");
+    let spec: SimSpec = serde_json::from_value(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000,
+        "overrides": {"cache": {"llc": "none", "prefetcher": {"kind": "stream"}}}}))
+    .unwrap();
+    let e = run_sim(&spec).unwrap_err().to_string();
+    assert!(e.contains("cache.prefetcher") && e.contains("LLC"), "{e}");
+}
