@@ -35,6 +35,7 @@ SPEC_LIGHT = ["403.gcc.gz", "447.dealII.gz", "444.namd.gz"]
 
 
 PREFETCHER = None
+QUICK = False
 
 
 def run(programs, os_cfg, controller):
@@ -92,10 +93,13 @@ def mixes(controller):
     policies = [("buddy", {"policy": "buddy"}), ("bpm", {"policy": "bpm"}),
                 ("bpm, all ranks", {"policy": "bpm", "colours": all_ranks}),
                 ("bpm, two ranks", {"policy": "bpm", "colours": two_ranks})]
+    streams = ("stream", "stream:writes_pki=0")
+    if QUICK:
+        policies, streams = policies[:2], streams[:1]
     print("| mix | policy | WS | light row-miss rate | slowdown stream | light 1 | light 2 | light 3 | worst IPC vs buddy | BLP stream / lights |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for lights, lname in ((["light"] * 3, "3 x light"), ([os.path.join(SPEC, t) for t in SPEC_LIGHT], "gcc, dealII, namd")):
-        for stream in ("stream", "stream:writes_pki=0"):
+        for stream in streams:
             progs = [stream] + lights
             alone = [alone_ipc(p, i, controller) for i, p in enumerate(progs)]
             buddy = None
@@ -121,9 +125,10 @@ def main():
     ap.add_argument("--controller", type=json.loads, default=None, help="[controller] overrides as JSON")
     ap.add_argument("--prefetcher", type=json.loads, default=None, help="[cache.prefetcher] table as JSON, for every run")
     ap.add_argument("--only", choices=["foundation", "mixes"], default=None, help="run one part only")
+    ap.add_argument("--quick", action="store_true", help="mixes: the stream with writebacks, buddy and default bpm only")
     args = ap.parse_args()
-    global PREFETCHER
-    PREFETCHER = args.prefetcher
+    global PREFETCHER, QUICK
+    PREFETCHER, QUICK = args.prefetcher, args.quick
     if not os.path.exists(BIN):
         sys.exit(f"{BIN} not found: cargo build --release -p memtint-engine --example sim_run")
     if not os.path.isdir(SPEC):

@@ -192,6 +192,20 @@ impl SetAssocCache {
         victim
     }
 
+    /// Way `i`, which held `old_tag`, was refilled: a prefetched line still unused there counts
+    /// as useless. Out of line, last in `fill`: `fill` is hot and most runs track nothing.
+    #[inline(never)]
+    fn forget_prefetch(&mut self, i: usize, old_tag: u64) {
+        let owner = std::mem::replace(&mut self.prefetch_owner[i], NO_OWNER);
+        if owner != NO_OWNER && old_tag != INVALID {
+            let k = owner as usize;
+            if self.unused_prefetch_evictions.len() <= k {
+                self.unused_prefetch_evictions.resize(k + 1, 0);
+            }
+            self.unused_prefetch_evictions[k] += 1;
+        }
+    }
+
     /// Installs the line of `addr` as most recently used. Returns the dirty victim to write
     /// back, if any. Filling a line already present only merges the dirty bit.
     pub fn fill(&mut self, addr: u64, dirty: bool) -> Option<u64> {
@@ -206,16 +220,6 @@ impl SetAssocCache {
         let victim = self.ranks[base..base + self.ways].iter().position(|&r| r == oldest).expect("ranks are a permutation");
         let i = base + victim;
         let old_tag = self.tags[i];
-        if !self.prefetch_owner.is_empty() {
-            let owner = std::mem::replace(&mut self.prefetch_owner[i], NO_OWNER);
-            if owner != NO_OWNER && old_tag != INVALID {
-                let k = owner as usize;
-                if self.unused_prefetch_evictions.len() <= k {
-                    self.unused_prefetch_evictions.resize(k + 1, 0);
-                }
-                self.unused_prefetch_evictions[k] += 1;
-            }
-        }
         let evicted = if old_tag != INVALID {
             self.stats.evictions += 1;
             if self.dirty[i] {
@@ -231,6 +235,9 @@ impl SetAssocCache {
         self.tags[i] = tag;
         self.dirty[i] = dirty;
         self.touch(base, i);
+        if !self.prefetch_owner.is_empty() {
+            self.forget_prefetch(i, old_tag);
+        }
         evicted
     }
 

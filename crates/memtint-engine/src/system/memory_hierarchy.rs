@@ -306,12 +306,7 @@ impl MemoryHierarchy {
         let at = self.clock.dram_to_core_ceil(c.done);
         match self.llc.as_mut() {
             Some(llc) => {
-                // A prefetch no demand joined fills the line marked as prefetched.
-                let prefetched = if self.prefetching.is_some() { llc.mshrs.take_prefetch(line) } else { None };
-                let victim = match prefetched {
-                    Some(owner) => llc.cache.fill_prefetch(line, owner),
-                    None => llc.cache.fill(line, false),
-                };
+                let victim = if self.prefetching.is_some() { fill_maybe_prefetched(llc, line) } else { llc.cache.fill(line, false) };
                 let first = woken.len();
                 if let Some(w) = llc.mshrs.complete(line) {
                     woken.extend(w.map(|w| (w, at)));
@@ -332,6 +327,31 @@ impl MemoryHierarchy {
     }
 }
 
+/// A demand hit `line` in the LLC: the first use of a prefetched line makes its prefetch useful.
+#[inline(never)]
+fn note_prefetch_use(llc: &mut Llc, per_core: &mut [CoreMemoryStats], line: u64) {
+    if let Some(owner) = llc.cache.take_prefetch_mark(line) {
+        prefetch_stats(per_core, owner).useful += 1;
+    }
+}
+
+/// A demand missed `line`: joining a prefetch still in flight makes that prefetch late.
+#[inline(never)]
+fn note_late_prefetch(llc: &mut Llc, per_core: &mut [CoreMemoryStats], line: u64) {
+    if let Some(owner) = llc.mshrs.take_prefetch(line) {
+        prefetch_stats(per_core, owner).late += 1;
+    }
+}
+
+/// Fills `line` into the LLC: marked as prefetched if a prefetch no demand joined brought it.
+#[inline(never)]
+fn fill_maybe_prefetched(llc: &mut Llc, line: u64) -> Option<u64> {
+    match llc.mshrs.take_prefetch(line) {
+        Some(owner) => llc.cache.fill_prefetch(line, owner),
+        None => llc.cache.fill(line, false),
+    }
+}
+
 /// The prefetch counters of `owner` (a thread), which exist whenever prefetching is on.
 fn prefetch_stats(per_core: &mut [CoreMemoryStats], owner: u32) -> &mut PrefetchStats {
     per_core[owner as usize].prefetch.as_mut().expect("prefetch statistics exist when prefetching is on")
@@ -342,6 +362,7 @@ impl MemoryHierarchy {
     /// prefetcher and send what it proposes. Demands keep priority: a prefetch needs a free
     /// MSHR beyond a quarter of them kept for demands and room in the first half of the outbox,
     /// or it is dropped (never retried), so prefetching cannot starve or deadlock demands.
+    #[inline(never)]
     fn prefetch(&mut self, tid: u32, line: u64, hit: bool, now: Cycle, latency: u64) {
         let Some(p) = self.prefetching.as_mut() else { return };
         let mut proposals = std::mem::take(&mut p.proposals);
@@ -428,9 +449,7 @@ impl CoreMemory for MemoryHierarchy {
         let (outcome, hit) = match llc.cache.access(line, false, core) {
             Access::Hit => {
                 if self.prefetching.is_some() {
-                    if let Some(owner) = llc.cache.take_prefetch_mark(line) {
-                        prefetch_stats(&mut self.per_core, owner).useful += 1;
-                    }
+                    note_prefetch_use(llc, &mut self.per_core, line);
                 }
                 self.fill_l2(core, line, now);
                 (LoadOutcome::Done { latency }, true)
@@ -438,10 +457,7 @@ impl CoreMemory for MemoryHierarchy {
             Access::Miss => {
                 stats.llc_misses += 1;
                 if self.prefetching.is_some() {
-                    // The demand joins a prefetch still in flight: a late prefetch.
-                    if let Some(owner) = llc.mshrs.take_prefetch(line) {
-                        prefetch_stats(&mut self.per_core, owner).late += 1;
-                    }
+                    note_late_prefetch(llc, &mut self.per_core, line);
                 }
                 match llc.mshrs.insert(line, waiter) {
                     MshrInsert::Allocated => {
