@@ -133,3 +133,26 @@ fn bad_prefetcher_settings_are_clear_errors() {
     let e = run_sim(&spec).unwrap_err().to_string();
     assert!(e.contains("cache.prefetcher") && e.contains("LLC"), "{e}");
 }
+
+#[test]
+fn llc_statistics_count_demand_loads_only() {
+    let off = &run(&["stream"], json!({"kind": "none"}), 500_000, false)["cores"][0];
+    let on = &run(&["stream"], json!({"kind": "stream"}), 500_000, false)["cores"][0];
+    // The same trace reaches the LLC with the same loads; prefetches are not accesses.
+    assert_eq!(on["llc_accesses"], off["llc_accesses"]);
+    assert!(u(&on["llc_misses"]) <= u(&on["llc_accesses"]));
+    let p = &on["prefetch"];
+    // Every issued prefetch is a DRAM read of the core; demand reads are at most its misses.
+    assert!(u(&on["dram_reads"]) <= u(&on["llc_misses"]) - u(&p["late"]) + u(&p["issued"]));
+}
+
+#[test]
+fn a_page_bounded_prefetcher_barely_widens_a_streams_banks_on_the_i7_860() {
+    // One 4 KB page is one row of one bank per channel on this mapping (bank bits 13-15 and
+    // 21-22), so prefetching within the page reaches no bank the demand stream does not
+    // (docs/experiments/bpm-direction.md §6).
+    let off = &run(&["stream"], json!({"kind": "none"}), 1_000_000, false)["cores"][0];
+    let on = &run(&["stream"], json!({"kind": "stream"}), 1_000_000, false)["cores"][0];
+    let (b_off, b_on) = (f(&off["bank_level_parallelism"]), f(&on["bank_level_parallelism"]));
+    assert!(b_on < 1.25 * b_off && b_on < 2.6, "BLP {b_off:.2} -> {b_on:.2}");
+}
