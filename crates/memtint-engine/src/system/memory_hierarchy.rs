@@ -1,8 +1,9 @@
 //! Everything between the cores and the DRAM controllers: address translation by the OS model
 //! (first touch allocates a frame under the placement policy), the shared LLC indexed by
-//! physical address with its MSHRs and an optional prefetcher per thread, and the outbox of requests waiting to enter the memory
-//! system. Implements `CoreMemory` for the cores; the driver moves the outbox into the memory
-//! system and hands DRAM completions back with `complete`.
+//! physical address with its MSHRs and an optional prefetcher per thread (cache/prefetcher.rs),
+//! and the outbox of requests waiting to enter the memory system. Implements `CoreMemory` for
+//! the cores; the driver moves the outbox into the memory system and hands DRAM completions back
+//! with `complete`.
 
 use crate::cache::prefetcher::{self, PrefetchStats, Prefetcher, PrefetcherConfig};
 use crate::cache::{Access, CacheLevelConfig, MshrFile, MshrInsert, SetAssocCache, Waiter};
