@@ -156,3 +156,35 @@ fn a_page_bounded_prefetcher_barely_widens_a_streams_banks_on_the_i7_860() {
     let (b_off, b_on) = (f(&off["bank_level_parallelism"]), f(&on["bank_level_parallelism"]));
     assert!(b_on < 1.25 * b_off && b_on < 2.6, "BLP {b_off:.2} -> {b_on:.2}");
 }
+
+#[test]
+fn prefetching_works_with_a_private_l2_and_time_shared_threads() {
+    // Six threads of three processes on four cores (CFS switches them), with a private L2, so
+    // the prefetcher trains on L2 misses and its owners are threads, not cores.
+    let spec: SimSpec = serde_json::from_value(json!({
+        "machine": "i7-860",
+        "processes": [
+            {"threads": ["stream", "stream:seed=5"]},
+            {"threads": ["light", "random"]},
+            {"threads": ["copy", "light"]},
+        ],
+        "instructions": 200_000,
+        "check": true,
+        "os": {"sched": {"latency_cycles": 200_000, "min_granularity_cycles": 50_000}},
+        "overrides": {"cache": {
+            "l2": {"size_bytes": 262144, "ways": 8, "latency": 12, "mshrs": 16},
+            "prefetcher": {"kind": "stream"},
+        }},
+    }))
+    .expect("spec parses");
+    let r = run_sim(&spec).expect("run succeeds");
+    assert_eq!(u(&r["dram"]["violations"]), 0);
+    assert!(u(&r["scheduling"]["context_switches"]) > 0, "threads were time-shared");
+    let cores = r["cores"].as_array().unwrap();
+    assert_eq!(cores.len(), 6);
+    for c in cores {
+        let p = &c["prefetch"];
+        assert!(u(&p["useful"]) + u(&p["late"]) + u(&p["useless"]) <= u(&p["issued"]), "{p}");
+    }
+    assert!(u(&cores[0]["prefetch"]["issued"]) > 100, "the streams prefetch: {}", cores[0]["prefetch"]);
+}
