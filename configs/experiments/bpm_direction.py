@@ -15,6 +15,10 @@ Runs the engine's `sim_run` example directly (no Python package needed):
     python3 configs/experiments/bpm_direction.py [--controller '{"key": value}'] > tables.md
 
 `--controller` adds `[controller]` overrides to every run (the machine's own otherwise).
+`--prefetcher` adds a `[cache.prefetcher]` table to every run, alone runs included (e.g.
+`'{"kind": "stream"}'`: the LLC stream prefetcher with its Intel-like defaults on every core).
+The mix tables then also give each program's bank-level parallelism (banks busy with its reads,
+prefetches included) under each policy.
 """
 
 import argparse
@@ -30,10 +34,19 @@ INSTRUCTIONS = 10_000_000
 SPEC_LIGHT = ["403.gcc.gz", "447.dealII.gz", "444.namd.gz"]
 
 
+PREFETCHER = None
+QUICK = False
+
+
 def run(programs, os_cfg, controller):
     spec = {"machine": "i7-860", "programs": programs, "instructions": INSTRUCTIONS, "os": os_cfg, "seed": 1}
+    overrides = {}
     if controller:
-        spec["overrides"] = {"controller": controller}
+        overrides["controller"] = controller
+    if PREFETCHER:
+        overrides["cache"] = {"prefetcher": PREFETCHER}
+    if overrides:
+        spec["overrides"] = overrides
     out = subprocess.run([BIN, json.dumps(spec)], capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"sim_run failed on {programs}: {out.stderr.strip()}")
@@ -52,8 +65,8 @@ def all_ranks_first(k):
 
 def foundation(controller):
     programs = ["stream", "random", "copy", "light"] + [os.path.join(SPEC, t) for t in SPEC_LIGHT]
-    print("| program | colours | 64 banks IPC | 32 | 16 | 8 | row-miss rate 64 -> 16 |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
+    print("| program | colours | 64 banks IPC | 32 | 16 | 8 | row-miss rate 64 -> 16 | BLP 64 -> 16 |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | --- | --- |")
     for p in programs:
         name = os.path.basename(p).removesuffix(".gz")
         for label, pick in (("one rank", one_rank_first), ("all ranks", all_ranks_first)):
@@ -61,7 +74,8 @@ def foundation(controller):
             ref = cores[32]["ipc"]
             rel = " | ".join(f"{cores[k]['ipc'] / ref:.3f}" for k in (16, 8, 4))
             rb = f"{cores[32]['row_buffer_miss_rate']:.3f} -> {cores[8]['row_buffer_miss_rate']:.3f}"
-            print(f"| {name} | {label} | {ref:.3f} | {rel} | {rb} |")
+            blp = f"{cores[32]['bank_level_parallelism']:.2f} -> {cores[8]['bank_level_parallelism']:.2f}"
+            print(f"| {name} | {label} | {ref:.3f} | {rel} | {rb} | {blp} |")
 
 
 def alone_ipc(p, i, controller):
@@ -79,10 +93,13 @@ def mixes(controller):
     policies = [("buddy", {"policy": "buddy"}), ("bpm", {"policy": "bpm"}),
                 ("bpm, all ranks", {"policy": "bpm", "colours": all_ranks}),
                 ("bpm, two ranks", {"policy": "bpm", "colours": two_ranks})]
-    print("| mix | policy | WS | light row-miss rate | slowdown stream | light 1 | light 2 | light 3 | worst IPC vs buddy |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    streams = ("stream", "stream:writes_pki=0")
+    if QUICK:
+        policies, streams = policies[:2], streams[:1]
+    print("| mix | policy | WS | light row-miss rate | slowdown stream | light 1 | light 2 | light 3 | worst IPC vs buddy | BLP stream / lights |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for lights, lname in ((["light"] * 3, "3 x light"), ([os.path.join(SPEC, t) for t in SPEC_LIGHT], "gcc, dealII, namd")):
-        for stream in ("stream", "stream:writes_pki=0"):
+        for stream in streams:
             progs = [stream] + lights
             alone = [alone_ipc(p, i, controller) for i, p in enumerate(progs)]
             buddy = None
@@ -95,21 +112,33 @@ def mixes(controller):
                 total = sum(c["row_hits"] + c["row_misses"] + c["row_conflicts"] for c in cores[1:])
                 slow = " | ".join(f"{a / s:.3f}" for s, a in zip(ipc, alone))
                 worst = min(s / b for s, b in zip(ipc, buddy))
-                print(f"| {stream} + {lname} | {pname} | {ws:.3f} | {miss / total:.3f} | {slow} | {worst:.3f} |")
+                blp = " / ".join(f"{c['bank_level_parallelism']:.2f}" for c in cores)
+                print(f"| {stream} + {lname} | {pname} | {ws:.3f} | {miss / total:.3f} | {slow} | {worst:.3f} | {blp} |")
+                if PREFETCHER:
+                    pf = [c.get("prefetch", {}) for c in cores]
+                    print(f"|  | prefetches issued (useful+late) | " + " | ".join(
+                        f"{p.get('issued', 0)} ({p.get('useful', 0) + p.get('late', 0)})" for p in pf) + " | | | | | |")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--controller", type=json.loads, default=None, help="[controller] overrides as JSON")
+    ap.add_argument("--prefetcher", type=json.loads, default=None, help="[cache.prefetcher] table as JSON, for every run")
+    ap.add_argument("--only", choices=["foundation", "mixes"], default=None, help="run one part only")
+    ap.add_argument("--quick", action="store_true", help="mixes: the stream with writebacks, buddy and default bpm only")
     args = ap.parse_args()
+    global PREFETCHER, QUICK
+    PREFETCHER, QUICK = args.prefetcher, args.quick
     if not os.path.exists(BIN):
         sys.exit(f"{BIN} not found: cargo build --release -p memtint-engine --example sim_run")
     if not os.path.isdir(SPEC):
         sys.exit(f"{SPEC} not found: the SPEC CPU2006 traces live beside the repository")
-    print(f"controller overrides: {json.dumps(args.controller)}\n")
-    foundation(args.controller)
-    print()
-    mixes(args.controller)
+    print(f"controller overrides: {json.dumps(args.controller)}; prefetcher: {json.dumps(args.prefetcher)}\n")
+    if args.only != "mixes":
+        foundation(args.controller)
+        print()
+    if args.only != "foundation":
+        mixes(args.controller)
 
 
 if __name__ == "__main__":

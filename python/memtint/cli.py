@@ -429,7 +429,7 @@ def load_sim_config(path: str) -> dict[str, Any]:
             table = tomllib.load(f)
     except tomllib.TOMLDecodeError as error:
         raise UsageError(f"{path}: {error}") from None
-    allowed = {"machine", "programs", "processes", "instructions", "seed", "os", "mapping", "scheduler", "overrides"}
+    allowed = {"machine", "programs", "processes", "instructions", "seed", "os", "mapping", "scheduler", "overrides", "check"}
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)} (expected: {', '.join(sorted(allowed))})")
@@ -457,11 +457,14 @@ def load_sim_config(path: str) -> dict[str, Any]:
         machine = os.path.join(base, machine)
     os_table = dict(table.get("os", {}))
     policy = os_table.pop("policy", "buddy")
-    return api.build_sim_spec(
+    spec = api.build_sim_spec(
         machine, programs, instructions=table["instructions"], policy=policy, seed=table.get("seed", 1),
         os_options=os_table, mapping=table.get("mapping"), scheduler=table.get("scheduler"),
         overrides=table.get("overrides"), processes=processes,
     )
+    if "check" in table:
+        spec["check"] = table["check"]  # the engine checks the type
+    return spec
 
 
 def _write_json(path: str | None, value: Any) -> bool:

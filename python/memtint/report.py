@@ -185,6 +185,7 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
         ("trace_formats", "trace formats"),
         ("placement_policies", "placement policies"),
         ("profiles", "workload profiles"),
+        ("prefetchers", "LLC prefetchers ([cache.prefetcher] kind)"),
     ):
         components.add_row(label, ", ".join(str(x) for x in catalogue.get(key, [])))
     yield components

@@ -38,6 +38,8 @@ def test_presets_lists_every_machine_and_layout(memtint):
     assert code == 0, err
     listed = names + catalogue["layouts"] + catalogue["schedulers"] + [d["name"] for d in catalogue["devices"]]
     listed += catalogue["placement_policies"] + catalogue["profiles"] + [m["name"] for m in catalogue["mixes"]]
+    assert catalogue["prefetchers"] == ["none", "next-line", "stream"]
+    listed += catalogue["prefetchers"]
     for name in listed:
         assert name in out, f"{name} missing from `memtint presets`"
     for heading in ("Machines", "Devices", "Mappings", "schedulers", "row policies", "refresh managers", "generators",

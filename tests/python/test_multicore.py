@@ -191,3 +191,37 @@ def test_sim_and_compare_take_set_overrides(memtint, clean_error, tmp_path):
     assert code == 0, err
     clean_error(memtint("compare", "--machine", "i7-860", "--mix", "stream,light", "--instructions", "1000",
                         "--set", "controller.turbo=1"), "turbo")
+
+
+@pytest.mark.engine
+def test_sim_with_the_stream_prefetcher_reports_prefetches_and_passes_the_timing_checker(memtint, tmp_path):
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream", "light"]\ninstructions = 200000\n'
+                                 'check = true\n[overrides.cache.prefetcher]\nkind = "stream"\n')
+    code, out, err = memtint("sim", cfg, "--json", "-")
+    assert code == 0, err
+    stats = json.loads(out)
+    assert stats["config"]["cache"]["prefetcher"]["kind"] == "stream"
+    assert stats["dram"]["violations"] == 0 and stats["dram"]["commands_checked"] > 0
+    stream = stats["cores"][0]["prefetch"]
+    assert set(stream) == {"issued", "useful", "late", "useless", "dropped", "redundant"}
+    assert stream["issued"] > 1000 and stream["useful"] + stream["late"] > stream["issued"] // 2
+    # Off (the default), there is no prefetch key at all.
+    code, out, err = memtint("sim", cfg, "--set", "cache.prefetcher.kind=none", "--json", "-")
+    assert code == 0, err
+    assert all("prefetch" not in c for c in json.loads(out)["cores"])
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize(
+    "setting, needles",
+    [
+        ("cache.prefetcher.kind=ip-stride", ["cache.prefetcher.kind", "none", "next-line", "stream"]),
+        ("cache.prefetcher.degree=0", ["cache.prefetcher.degree", "at least 1"]),
+        ("cache.prefetcher.distance=1", ["cache.prefetcher.distance", "at least degree"]),
+        ("cache.prefetcher.trackers=0", ["cache.prefetcher.trackers"]),
+    ],
+)
+def test_sim_prefetcher_errors_are_one_clear_line(memtint, clean_error, tmp_path, setting, needles):
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream"]\ninstructions = 1000\n'
+                                 '[overrides.cache.prefetcher]\nkind = "stream"\n')
+    clean_error(memtint("sim", cfg, "--set", setting), *needles)

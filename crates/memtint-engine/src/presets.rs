@@ -138,6 +138,7 @@ pub fn catalogue_json() -> String {
         "mixes": mixes,
         "placement_policies": crate::os::placement::NAMES,
         "profiles": crate::workload::Profile::NAMES,
+        "prefetchers": crate::cache::prefetcher::NAMES,
     })
     .to_string()
 }

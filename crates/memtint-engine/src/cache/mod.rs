@@ -7,10 +7,14 @@
 mod geometry;
 mod line_index;
 mod mshr;
+mod next_line_prefetcher;
+pub mod prefetcher;
 mod set_assoc_cache;
+mod stream_prefetcher;
 
 pub use geometry::CacheGeometry;
 pub use mshr::{MshrFile, MshrInsert, MshrStats, Waiter};
+pub use prefetcher::{PrefetchStats, Prefetcher, PrefetcherConfig, PrefetcherKind};
 pub use set_assoc_cache::{Access, CacheStats, SetAssocCache, SourceStats};
 
 use crate::error::{Error, Result};
@@ -124,6 +128,10 @@ pub struct CacheHierarchyConfig {
     pub llc: LlcConfig,
     #[serde(default)]
     pub l2: Option<CacheLevelConfig>,
+    /// Hardware prefetcher at the LLC (`[cache.prefetcher]`); off by default, and then not
+    /// serialised, so configurations and their hashes without one are unchanged.
+    #[serde(default, skip_serializing_if = "PrefetcherConfig::is_off")]
+    pub prefetcher: PrefetcherConfig,
 }
 
 fn default_llc() -> LlcConfig {
@@ -132,7 +140,7 @@ fn default_llc() -> LlcConfig {
 
 impl Default for CacheHierarchyConfig {
     fn default() -> Self {
-        CacheHierarchyConfig { llc: default_llc(), l2: None }
+        CacheHierarchyConfig { llc: default_llc(), l2: None, prefetcher: PrefetcherConfig::default() }
     }
 }
 
@@ -151,6 +159,12 @@ impl CacheHierarchyConfig {
                     ));
                 }
             }
+        }
+        if !self.prefetcher.is_off() {
+            let Some(llc) = self.llc() else {
+                return Err(Error::config("cache.prefetcher", "prefetchers fill the LLC: they need one (cache.llc is \"none\")"));
+            };
+            self.prefetcher.validate(llc.line_bytes)?;
         }
         Ok(())
     }
@@ -206,12 +220,27 @@ mod tests {
     }
 
     #[test]
+    fn prefetcher_is_off_by_default_unserialised_and_needs_an_llc() {
+        let h = CacheHierarchyConfig::default();
+        assert!(!toml::to_string(&h).unwrap().contains("prefetcher"));
+        let on: CacheHierarchyConfig = toml::from_str("[prefetcher]\nkind = \"stream\"\ndistance = 16\n").unwrap();
+        assert_eq!(on.prefetcher.kind, PrefetcherKind::Stream);
+        assert_eq!(on.prefetcher.distance, 16);
+        on.validate().unwrap();
+        assert_eq!(toml::from_str::<CacheHierarchyConfig>(&toml::to_string(&on).unwrap()).unwrap(), on);
+        let none = CacheHierarchyConfig { llc: LlcConfig::None, ..on };
+        assert!(none.validate().unwrap_err().to_string().contains("cache.prefetcher"));
+        let bad: CacheHierarchyConfig = toml::from_str("[prefetcher]\nkind = \"stream\"\ndegree = 0\n").unwrap();
+        assert!(bad.validate().unwrap_err().to_string().contains("cache.prefetcher.degree"));
+    }
+
+    #[test]
     fn bad_levels_fail_validation_with_their_field() {
         let mut h = CacheHierarchyConfig { l2: Some(CacheLevelConfig { mshrs: 0, ..CacheLevelConfig::default_l2() }), ..Default::default() };
         assert!(h.validate().unwrap_err().to_string().contains("cache.l2.mshrs"));
         h.l2 = Some(CacheLevelConfig { line_bytes: 128, size_bytes: 256 << 10, ..CacheLevelConfig::default_l2() });
         assert!(h.validate().unwrap_err().to_string().contains("cache.l2.line_bytes"));
-        let h = CacheHierarchyConfig { llc: LlcConfig::Cache(CacheLevelConfig { ways: 0, ..CacheLevelConfig::default_llc() }), l2: None };
+        let h = CacheHierarchyConfig { llc: LlcConfig::Cache(CacheLevelConfig { ways: 0, ..CacheLevelConfig::default_llc() }), ..Default::default() };
         assert!(h.validate().unwrap_err().to_string().contains("cache.llc.ways"));
     }
 }

@@ -2,6 +2,9 @@
 //! with the requests waiting on each. A second miss to a line already outstanding merges
 //! into its entry instead of going to memory again.
 //!
+//! An entry may also be a prefetch's, with no waiter until a demand merges into it (a late
+//! prefetch); `prefetch_owner` says which core's prefetcher asked for it.
+//!
 //! All storage is allocated up front (entries and their waiter lists), so the steady state
 //! allocates nothing.
 
@@ -33,6 +36,8 @@ pub struct MshrStats {
     pub refused: u64,
 }
 
+const NO_OWNER: u32 = u32::MAX;
+
 pub struct MshrFile {
     /// Outstanding line -> its entry. A table rather than a scan: the LLC's 64 entries are mostly
     /// in use under memory-bound mixes, and every miss and fill looks a line up.
@@ -40,6 +45,8 @@ pub struct MshrFile {
     /// Entries not in use, taken from the end. Which entry a line gets is invisible outside.
     free: Vec<u32>,
     waiters: Vec<Vec<Waiter>>,
+    /// Per entry: the core whose prefetch allocated it, while no demand has merged; `NO_OWNER` otherwise.
+    prefetch_owner: Vec<u32>,
     max_waiters: usize,
     stats: MshrStats,
 }
@@ -54,6 +61,7 @@ impl MshrFile {
             index: LineIndex::new(entries),
             free: (0..entries as u32).rev().collect(),
             waiters: (0..entries).map(|_| Vec::with_capacity(max_waiters)).collect(),
+            prefetch_owner: vec![NO_OWNER; entries],
             max_waiters,
             stats: MshrStats::default(),
         }
@@ -106,11 +114,38 @@ impl MshrFile {
         MshrInsert::Allocated
     }
 
+    /// Free entries.
+    pub fn free_entries(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Allocates an entry for a prefetch of `line` by `owner`'s prefetcher, with no waiter.
+    /// False if the line is already outstanding or no entry is free.
+    pub fn insert_prefetch(&mut self, line: u64, owner: u32) -> bool {
+        if self.index.get(line).is_some() {
+            return false;
+        }
+        let Some(i) = self.free.pop() else { return false };
+        self.index.insert(line, i);
+        self.prefetch_owner[i as usize] = owner;
+        self.stats.allocated += 1;
+        true
+    }
+
+    /// If `line`'s entry is still a prefetch no demand has joined, returns its owner and makes
+    /// it an ordinary miss (a demand is about to merge, or the data arrived).
+    pub fn take_prefetch(&mut self, line: u64) -> Option<u32> {
+        let i = self.index.get(line)? as usize;
+        let owner = std::mem::replace(&mut self.prefetch_owner[i], NO_OWNER);
+        (owner != NO_OWNER).then_some(owner)
+    }
+
     /// The data of `line` arrived: frees its entry and yields its waiters in arrival order
     /// (`None` if the line was not outstanding).
     pub fn complete(&mut self, line: u64) -> Option<std::vec::Drain<'_, Waiter>> {
         let i = self.index.remove(line)?;
         self.free.push(i);
+        self.prefetch_owner[i as usize] = NO_OWNER;
         Some(self.waiters[i as usize].drain(..))
     }
 }
@@ -151,6 +186,27 @@ mod tests {
         assert!(!m.is_full());
         assert_eq!(m.insert(0xc0, w(0, 3)), MshrInsert::Allocated);
         assert_eq!(m.stats().refused, 2);
+    }
+
+    #[test]
+    fn a_prefetch_entry_has_no_waiter_until_a_demand_merges() {
+        let mut m = MshrFile::new(2, 4);
+        assert!(m.insert_prefetch(0x40, 3));
+        assert!(!m.insert_prefetch(0x40, 3), "already outstanding");
+        assert_eq!(m.free_entries(), 1);
+        assert_eq!(m.take_prefetch(0x40), Some(3));
+        assert_eq!(m.take_prefetch(0x40), None, "taken once");
+        assert_eq!(m.insert(0x40, w(0, 1)), MshrInsert::Merged);
+        assert_eq!(m.complete(0x40).unwrap().collect::<Vec<_>>(), vec![w(0, 1)]);
+        // A prefetch nobody joined completes with no waiter, and its entry is reused clean.
+        assert!(m.insert_prefetch(0x80, 1));
+        assert_eq!(m.complete(0x80).unwrap().count(), 0);
+        assert!(m.insert_prefetch(0xc0, 1) && m.insert_prefetch(0x100, 2));
+        assert!(!m.insert_prefetch(0x140, 1), "full");
+        assert_eq!(m.insert(0x180, w(0, 2)), MshrInsert::Full);
+        m.complete(0xc0);
+        assert_eq!(m.insert(0x180, w(0, 2)), MshrInsert::Allocated);
+        assert_eq!(m.take_prefetch(0x180), None);
     }
 
     #[test]

@@ -14,6 +14,9 @@
 //!   line is written, so nothing needs reading). `write` does both steps.
 //! - A dirty victim is returned to the caller exactly once, to be written to memory; a clean
 //!   victim is dropped silently.
+//! - With prefetch tracking on (`track_prefetches`), a line filled by a prefetch keeps its
+//!   owner until a demand uses it (`take_prefetch_mark`) or it is evicted unused (counted per
+//!   owner in `unused_prefetch_evictions`). Off, no per-line state is kept.
 
 use super::CacheGeometry;
 use crate::error::Result;
@@ -64,8 +67,15 @@ pub struct SetAssocCache {
     /// Recency rank of each way in its set, a permutation of 0..ways (0: most recent).
     ranks: Vec<u16>,
     dirty: Vec<bool>,
+    /// Per way: the core whose prefetch filled it and no demand has used yet (`NO_OWNER`
+    /// otherwise). Empty unless prefetches are tracked.
+    prefetch_owner: Vec<u32>,
+    /// Per owner: its prefetched lines evicted before any demand used them.
+    unused_prefetch_evictions: Vec<u64>,
     stats: CacheStats,
 }
+
+const NO_OWNER: u32 = u32::MAX;
 
 impl SetAssocCache {
     /// A cache shared by `sources` requesters (more are added if they appear).
@@ -81,6 +91,8 @@ impl SetAssocCache {
             tags: vec![INVALID; lines],
             ranks: initial_ranks(geo.ways as usize, geo.sets() as usize),
             dirty: vec![false; lines],
+            prefetch_owner: Vec::new(),
+            unused_prefetch_evictions: Vec::new(),
             stats: CacheStats { per_source: vec![SourceStats::default(); sources as usize], ..Default::default() },
         })
     }
@@ -147,6 +159,53 @@ impl SetAssocCache {
         }
     }
 
+    /// Keeps, from now on, which lines prefetches filled (for `owners` cores, more if they appear).
+    pub fn track_prefetches(&mut self, owners: u32) {
+        self.prefetch_owner = vec![NO_OWNER; self.tags.len()];
+        self.unused_prefetch_evictions = vec![0; owners as usize];
+    }
+
+    /// Prefetched lines of `owner` evicted before a demand used them.
+    pub fn unused_prefetch_evictions(&self, owner: u32) -> u64 {
+        self.unused_prefetch_evictions.get(owner as usize).copied().unwrap_or(0)
+    }
+
+    /// If the line of `addr` is present and was prefetched with no demand use yet, returns the
+    /// prefetch's owner and clears the mark (the first demand use). Needs `track_prefetches`.
+    pub fn take_prefetch_mark(&mut self, addr: u64) -> Option<u32> {
+        let (base, tag) = self.base_and_tag(addr);
+        let i = self.find(base, tag)?;
+        let owner = std::mem::replace(self.prefetch_owner.get_mut(i)?, NO_OWNER);
+        (owner != NO_OWNER).then_some(owner)
+    }
+
+    /// `fill` for a prefetch of `owner`'s: the line is marked until a demand uses it. A line
+    /// already present is only touched (it was not brought in by this prefetch).
+    pub fn fill_prefetch(&mut self, addr: u64, owner: u32) -> Option<u64> {
+        let present = self.contains(addr);
+        let victim = self.fill(addr, false);
+        if !present && !self.prefetch_owner.is_empty() {
+            let (base, tag) = self.base_and_tag(addr);
+            let i = self.find(base, tag).expect("just filled");
+            self.prefetch_owner[i] = owner;
+        }
+        victim
+    }
+
+    /// Way `i`, which held `old_tag`, was refilled: a prefetched line still unused there counts
+    /// as useless. Out of line, last in `fill`: `fill` is hot and most runs track nothing.
+    #[inline(never)]
+    fn forget_prefetch(&mut self, i: usize, old_tag: u64) {
+        let owner = std::mem::replace(&mut self.prefetch_owner[i], NO_OWNER);
+        if owner != NO_OWNER && old_tag != INVALID {
+            let k = owner as usize;
+            if self.unused_prefetch_evictions.len() <= k {
+                self.unused_prefetch_evictions.resize(k + 1, 0);
+            }
+            self.unused_prefetch_evictions[k] += 1;
+        }
+    }
+
     /// Installs the line of `addr` as most recently used. Returns the dirty victim to write
     /// back, if any. Filling a line already present only merges the dirty bit.
     pub fn fill(&mut self, addr: u64, dirty: bool) -> Option<u64> {
@@ -176,6 +235,9 @@ impl SetAssocCache {
         self.tags[i] = tag;
         self.dirty[i] = dirty;
         self.touch(base, i);
+        if !self.prefetch_owner.is_empty() {
+            self.forget_prefetch(i, old_tag);
+        }
         evicted
     }
 
@@ -207,6 +269,7 @@ impl SetAssocCache {
         self.tags.fill(INVALID);
         self.ranks = initial_ranks(self.ways, self.tags.len() / self.ways);
         self.dirty.fill(false);
+        self.prefetch_owner.fill(NO_OWNER);
         dropped as u64
     }
 }
@@ -379,5 +442,33 @@ mod tests {
         assert_eq!(c.invalidate_all(), 1);
         assert!(!c.contains(line(0)) && !c.contains(line(1)));
         assert_eq!(c.fill(line(0), false), None);
+    }
+
+    #[test]
+    fn prefetched_lines_count_once_as_used_or_as_evicted_unused() {
+        let mut c = small();
+        c.track_prefetches(2);
+        c.fill_prefetch(line(0), 1);
+        c.fill_prefetch(line(1), 1);
+        assert_eq!(c.take_prefetch_mark(line(0)), Some(1));
+        assert_eq!(c.take_prefetch_mark(line(0)), None, "only the first demand use counts");
+        // Three more lines evict line 0 (used) and line 1 (never used), in LRU order.
+        for i in 2..6 {
+            c.fill(line(i), false);
+        }
+        assert!(!c.contains(line(0)) && !c.contains(line(1)));
+        assert_eq!(c.unused_prefetch_evictions(1), 1);
+        assert_eq!(c.unused_prefetch_evictions(0), 0);
+        // A prefetch of a line already present does not mark it.
+        c.fill_prefetch(line(5), 0);
+        assert_eq!(c.take_prefetch_mark(line(5)), None);
+    }
+
+    #[test]
+    fn untracked_caches_keep_no_marks() {
+        let mut c = small();
+        c.fill_prefetch(line(0), 1);
+        assert_eq!(c.take_prefetch_mark(line(0)), None);
+        assert_eq!(c.unused_prefetch_evictions(1), 0);
     }
 }

@@ -1,9 +1,11 @@
 //! Everything between the cores and the DRAM controllers: address translation by the OS model
 //! (first touch allocates a frame under the placement policy), the shared LLC indexed by
-//! physical address with its MSHRs, and the outbox of requests waiting to enter the memory
-//! system. Implements `CoreMemory` for the cores; the driver moves the outbox into the memory
-//! system and hands DRAM completions back with `complete`.
+//! physical address with its MSHRs and an optional prefetcher per thread (cache/prefetcher.rs),
+//! and the outbox of requests waiting to enter the memory system. Implements `CoreMemory` for
+//! the cores; the driver moves the outbox into the memory system and hands DRAM completions back
+//! with `complete`.
 
+use crate::cache::prefetcher::{self, PrefetchStats, Prefetcher, PrefetcherConfig};
 use crate::cache::{Access, CacheLevelConfig, MshrFile, MshrInsert, SetAssocCache, Waiter};
 use crate::controller::{Completion, Origin, RowOutcome};
 use crate::cpu::{ClockRatio, CoreMemory, LoadOutcome};
@@ -33,6 +35,11 @@ pub struct CoreMemoryStats {
     /// DRAM read latency (controller arrival to last data beat), DRAM cycles.
     #[serde(skip)]
     pub read_latency: LatencyHistogram,
+    /// The thread's prefetches (`None` without a prefetcher). Their DRAM reads are counted in
+    /// `dram_reads`, the row outcomes, bank parallelism and read latency above; `llc_misses`
+    /// stays demand misses only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<PrefetchStats>,
 }
 
 impl CoreMemoryStats {
@@ -88,6 +95,27 @@ struct Llc {
     latency: u64,
 }
 
+/// Token of the waiter a prefetch's in-flight read carries (never handed to a core).
+const PREFETCH_TOKEN: u64 = u64::MAX;
+
+/// The prefetchers at the LLC, one per thread, with the configuration to build more.
+struct Prefetching {
+    cfg: PrefetcherConfig,
+    line_bytes: u32,
+    per_thread: Vec<Box<dyn Prefetcher>>,
+    /// Scratch for one access's proposals.
+    proposals: Vec<u64>,
+}
+
+impl Prefetching {
+    fn build(&mut self, threads: usize) -> Result<()> {
+        self.per_thread = (0..threads)
+            .map(|_| Ok(prefetcher::build(&self.cfg, self.line_bytes)?.expect("prefetching is on")))
+            .collect::<Result<_>>()?;
+        Ok(())
+    }
+}
+
 /// One private L2 per core. Misses are tracked by the LLC's MSHRs (the L2's own are not
 /// modelled); fills come back through the LLC; dirty L2 victims are written into the LLC.
 struct PrivateL2 {
@@ -114,6 +142,7 @@ pub struct MemoryHierarchy {
     thread_core: Vec<u32>,
     /// DRAM cycle of the next memory-system event: a refused request cannot succeed before it.
     next_memory_event: Cycle,
+    prefetching: Option<Prefetching>,
 }
 
 impl MemoryHierarchy {
@@ -149,15 +178,42 @@ impl MemoryHierarchy {
             thread_process: (0..cores).collect(),
             thread_core: (0..cores).collect(),
             next_memory_event: 0,
+            prefetching: None,
         })
     }
 
+    /// Attaches a prefetcher of kind `cfg` to the LLC for every thread (a no-op for kind
+    /// "none"). Call before `set_threads`; needs an LLC.
+    pub fn set_prefetcher(&mut self, cfg: &PrefetcherConfig) -> Result<()> {
+        if cfg.is_off() {
+            return Ok(());
+        }
+        let Some(llc) = self.llc.as_mut() else {
+            return Err(crate::error::Error::config("cache.prefetcher", "prefetchers fill the LLC: they need one (cache.llc is \"none\")"));
+        };
+        let threads = self.per_core.len();
+        llc.cache.track_prefetches(threads as u32);
+        let line_bytes = (!self.line_mask + 1) as u32;
+        let mut p = Prefetching { cfg: *cfg, line_bytes, per_thread: Vec::new(), proposals: Vec::new() };
+        p.build(threads)?;
+        self.prefetching = Some(p);
+        for s in &mut self.per_core {
+            s.prefetch = Some(PrefetchStats::default());
+        }
+        Ok(())
+    }
+
     /// Threads with their processes and initial cores; requests carry the thread id as source.
-    pub fn set_threads(&mut self, process: Vec<u32>, core: Vec<u32>) {
-        self.per_core = vec![CoreMemoryStats::default(); process.len()];
+    pub fn set_threads(&mut self, process: Vec<u32>, core: Vec<u32>) -> Result<()> {
+        let prefetch = self.prefetching.as_ref().map(|_| PrefetchStats::default());
+        self.per_core = vec![CoreMemoryStats { prefetch, ..Default::default() }; process.len()];
+        if let Some(p) = self.prefetching.as_mut() {
+            p.build(process.len())?;
+        }
         self.blp = vec![BankParallelism::default(); process.len()];
         self.thread_process = process;
         self.thread_core = core;
+        Ok(())
     }
 
     /// Thread `tid` now runs on `core`.
@@ -186,6 +242,9 @@ impl MemoryHierarchy {
     pub fn core_stats_at(&self, core: u32, now: Cycle) -> CoreMemoryStats {
         let mut s = self.per_core[core as usize].clone();
         s.bank_parallelism = self.blp[core as usize].counters_at(now);
+        if let (Some(p), Some(llc)) = (s.prefetch.as_mut(), self.llc.as_ref()) {
+            p.useless = llc.cache.unused_prefetch_evictions(core);
+        }
         s
     }
 
@@ -248,7 +307,7 @@ impl MemoryHierarchy {
         let at = self.clock.dram_to_core_ceil(c.done);
         match self.llc.as_mut() {
             Some(llc) => {
-                let victim = llc.cache.fill(line, false);
+                let victim = if self.prefetching.is_some() { fill_maybe_prefetched(llc, line) } else { llc.cache.fill(line, false) };
                 let first = woken.len();
                 if let Some(w) = llc.mshrs.complete(line) {
                     woken.extend(w.map(|w| (w, at)));
@@ -269,7 +328,69 @@ impl MemoryHierarchy {
     }
 }
 
+/// A demand hit `line` in the LLC: the first use of a prefetched line makes its prefetch useful.
+#[inline(never)]
+fn note_prefetch_use(llc: &mut Llc, per_core: &mut [CoreMemoryStats], line: u64) {
+    if let Some(owner) = llc.cache.take_prefetch_mark(line) {
+        prefetch_stats(per_core, owner).useful += 1;
+    }
+}
+
+/// A demand missed `line`: joining a prefetch still in flight makes that prefetch late.
+#[inline(never)]
+fn note_late_prefetch(llc: &mut Llc, per_core: &mut [CoreMemoryStats], line: u64) {
+    if let Some(owner) = llc.mshrs.take_prefetch(line) {
+        prefetch_stats(per_core, owner).late += 1;
+    }
+}
+
+/// Fills `line` into the LLC: marked as prefetched if a prefetch no demand joined brought it.
+#[inline(never)]
+fn fill_maybe_prefetched(llc: &mut Llc, line: u64) -> Option<u64> {
+    match llc.mshrs.take_prefetch(line) {
+        Some(owner) => llc.cache.fill_prefetch(line, owner),
+        None => llc.cache.fill(line, false),
+    }
+}
+
+/// The prefetch counters of `owner` (a thread), which exist whenever prefetching is on.
+fn prefetch_stats(per_core: &mut [CoreMemoryStats], owner: u32) -> &mut PrefetchStats {
+    per_core[owner as usize].prefetch.as_mut().expect("prefetch statistics exist when prefetching is on")
+}
+
 impl MemoryHierarchy {
+    /// Thread `tid`'s demand access to `line` reached the LLC at core cycle `now`: train its
+    /// prefetcher and send what it proposes. Demands keep priority: a prefetch needs a free
+    /// MSHR beyond a quarter of them kept for demands and room in the first half of the outbox,
+    /// or it is dropped (never retried), so prefetching cannot starve or deadlock demands.
+    #[inline(never)]
+    fn prefetch(&mut self, tid: u32, line: u64, hit: bool, now: Cycle, latency: u64) {
+        let Some(p) = self.prefetching.as_mut() else { return };
+        let mut proposals = std::mem::take(&mut p.proposals);
+        proposals.clear();
+        p.per_thread[tid as usize].on_access(line, hit, &mut proposals);
+        for &target in &proposals {
+            debug_assert_eq!(target / prefetcher::PREFETCH_PAGE_BYTES, line / prefetcher::PREFETCH_PAGE_BYTES);
+            let llc = self.llc.as_mut().expect("prefetching needs an LLC");
+            let stats = prefetch_stats(&mut self.per_core, tid);
+            if llc.cache.contains(target) || llc.mshrs.contains(target) {
+                stats.redundant += 1;
+                continue;
+            }
+            let reserve = llc.mshrs.capacity() / 4;
+            if llc.mshrs.free_entries() <= reserve || self.outbox.len() >= self.outbox_limit / 2 {
+                stats.dropped += 1;
+                continue;
+            }
+            llc.mshrs.insert_prefetch(target, tid);
+            stats.issued += 1;
+            self.send_read(now, latency, target, Waiter { core: tid, token: PREFETCH_TOKEN });
+        }
+        if let Some(p) = self.prefetching.as_mut() {
+            p.proposals = proposals;
+        }
+    }
+
     /// Put `line` in `core`'s L2; a dirty victim goes into the LLC (whose own victim, if dirty,
     /// goes to memory).
     fn fill_l2(&mut self, tid: u32, line: u64, now: Cycle) {
@@ -325,25 +446,34 @@ impl CoreMemory for MemoryHierarchy {
             stats.llc_accesses -= 1;
             return Ok(LoadOutcome::Refused);
         }
-        match llc.cache.access(line, false, core) {
+        let latency = l2_latency + llc.latency;
+        let (outcome, hit) = match llc.cache.access(line, false, core) {
             Access::Hit => {
-                let latency = l2_latency + llc.latency;
+                if self.prefetching.is_some() {
+                    note_prefetch_use(llc, &mut self.per_core, line);
+                }
                 self.fill_l2(core, line, now);
-                Ok(LoadOutcome::Done { latency })
+                (LoadOutcome::Done { latency }, true)
             }
             Access::Miss => {
                 stats.llc_misses += 1;
+                if self.prefetching.is_some() {
+                    note_late_prefetch(llc, &mut self.per_core, line);
+                }
                 match llc.mshrs.insert(line, waiter) {
                     MshrInsert::Allocated => {
-                        let latency = l2_latency + llc.latency;
                         self.send_read(now, latency, line, waiter);
-                        Ok(LoadOutcome::Pending)
+                        (LoadOutcome::Pending, false)
                     }
-                    MshrInsert::Merged => Ok(LoadOutcome::Pending),
-                    MshrInsert::Full => Ok(LoadOutcome::Refused),
+                    MshrInsert::Merged => (LoadOutcome::Pending, false),
+                    MshrInsert::Full => return Ok(LoadOutcome::Refused),
                 }
             }
+        };
+        if self.prefetching.is_some() {
+            self.prefetch(core, line, hit, now, latency);
         }
+        Ok(outcome)
     }
 
     /// Refusals come from full MSHRs or a full outbox, which only a memory-system event frees.

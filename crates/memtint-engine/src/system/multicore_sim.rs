@@ -17,6 +17,8 @@
 
 use super::memory_hierarchy::{CoreMemoryStats, MemoryHierarchy};
 use crate::cache::LlcConfig;
+use crate::checker::TimingChecker;
+use crate::dram::CommandRecord;
 use crate::config::MemoryConfig;
 use crate::controller::Completion;
 use crate::cpu::{ClockRatio, CoreStats, OooCore};
@@ -123,6 +125,19 @@ fn tick_thread(
     Ok(false)
 }
 
+/// Passes the commands the controllers issued since the last call to the timing checker.
+fn observe_commands(mem: &mut MemorySystem, checker: &mut TimingChecker, commands: &mut Vec<CommandRecord>, examples: &mut Vec<String>) {
+    mem.drain_commands(commands);
+    for rec in commands.iter() {
+        for v in checker.observe(rec) {
+            if examples.len() < 20 {
+                examples.push(v.to_string());
+            }
+        }
+    }
+    commands.clear();
+}
+
 /// Map each thread's footprint, page by page in ascending virtual order, one thread after the
 /// other (`os.populate`): the state a measured window of a long-running program starts in.
 fn populate(os: &mut OsModel, threads: &[ThreadDef], bound: &[u32], page_bytes: u64) -> Result<()> {
@@ -146,6 +161,11 @@ pub fn simulate_multicore(
     programs: Vec<Box<dyn CpuTraceSource>>,
     instructions: u64,
 ) -> Result<MulticoreResult> {
+    simulate_threads(cfg, os_cfg, pinned_threads(cfg, programs)?, instructions)
+}
+
+/// One single-threaded process per program, pinned to core i (the program-list run).
+pub fn pinned_threads(cfg: &MemoryConfig, programs: Vec<Box<dyn CpuTraceSource>>) -> Result<Vec<ThreadDef>> {
     let machine = &cfg.machine;
     let n = programs.len() as u32;
     if n > machine.cpu.cores {
@@ -154,12 +174,23 @@ pub fn simulate_multicore(
             format!("{n} programs but machine '{}' has {} cores (cpu.cores); give processes to time-share cores (docs/threads.md)", machine.name, machine.cpu.cores),
         ));
     }
-    let threads = programs
+    Ok(programs
         .into_iter()
         .enumerate()
         .map(|(i, trace)| ThreadDef { trace, process: i as u32, nice: 0, affinity: Some(vec![i as u32]) })
-        .collect();
-    simulate_threads(cfg, os_cfg, threads, instructions)
+        .collect())
+}
+
+/// `simulate_threads`, with every DRAM command checked by the independent timing checker when
+/// `check` is set (the violations and commands checked land in the result's `totals`).
+pub fn simulate_threads_checked(
+    cfg: &MemoryConfig,
+    os_cfg: &OsConfig,
+    threads: Vec<ThreadDef>,
+    instructions: u64,
+    check: bool,
+) -> Result<MulticoreResult> {
+    simulate(cfg, os_cfg, threads, instructions, check)
 }
 
 /// Simulate software threads on the machine's cores under the per-core CFS scheduler
@@ -169,8 +200,18 @@ pub fn simulate_multicore(
 pub fn simulate_threads(
     cfg: &MemoryConfig,
     os_cfg: &OsConfig,
+    threads: Vec<ThreadDef>,
+    instructions: u64,
+) -> Result<MulticoreResult> {
+    simulate(cfg, os_cfg, threads, instructions, false)
+}
+
+fn simulate(
+    cfg: &MemoryConfig,
+    os_cfg: &OsConfig,
     mut threads: Vec<ThreadDef>,
     instructions: u64,
+    check: bool,
 ) -> Result<MulticoreResult> {
     let started = std::time::Instant::now();
     let machine = &cfg.machine;
@@ -241,8 +282,17 @@ pub fn simulate_threads(
         }
     }
     let mut hier = MemoryHierarchy::new(os, machine.cache.l2.as_ref(), llc_cfg.as_ref(), ncores.max(n), clock, line_bytes)?;
-    hier.set_threads(threads.iter().map(|t| t.process).collect(), bound.clone());
+    hier.set_prefetcher(&machine.cache.prefetcher)?;
+    hier.set_threads(threads.iter().map(|t| t.process).collect(), bound.clone())?;
     let mut mem = MemorySystem::new(cfg)?;
+    mem.record_commands(check);
+    let mut checker = check.then(|| {
+        let mut c = TimingChecker::new(cfg.device.standard, &cfg.org, &cfg.timing);
+        c.set_expect_refresh(cfg.controller.refresh != "none");
+        c
+    });
+    let mut commands = Vec::new();
+    let mut violation_examples = Vec::new();
     let core_cfg = machine.cpu.core_config();
     let mut cores = (0..n).map(|i| OooCore::new(i, &core_cfg, instructions)).collect::<Result<Vec<_>>>()?;
     let mut sched = Cfs::new(&os_cfg.sched, balance, sched_threads, ncores, &bound)?;
@@ -291,6 +341,9 @@ pub fn simulate_threads(
             now_dram = d;
             dram_ticked = true;
             mem.tick(d, &mut done, false);
+            if let Some(checker) = checker.as_mut() {
+                observe_commands(&mut mem, checker, &mut commands, &mut violation_examples);
+            }
             // Iterated and cleared rather than drained: `Drain` costs more than the loop body.
             for c in &done {
                 requests += 1;
@@ -381,6 +434,9 @@ pub fn simulate_threads(
         }
     }
     mem.finish(now_dram);
+    if let Some(checker) = checker.as_mut() {
+        observe_commands(&mut mem, checker, &mut commands, &mut violation_examples);
+    }
     let sched_stats = sched.stats();
     let mut results = Vec::with_capacity(n as usize);
     for (i, core) in cores.iter().enumerate() {
@@ -400,6 +456,9 @@ pub fn simulate_threads(
         requests,
         dram_cycles: now_dram,
         wall_seconds: started.elapsed().as_secs_f64(),
+        commands_checked: checker.as_ref().map_or(0, |c| c.commands_checked()),
+        violations: checker.as_ref().map_or(0, |c| c.violation_count()),
+        violation_examples,
         ..RunTotals::default()
     };
     Ok(MulticoreResult {

@@ -1,7 +1,7 @@
 //! A multi-programmed run as the CLI and the Python API describe it (JSON or TOML; the
 //! statistics schema is in docs/stats.md, "CPU-trace runs"), and its statistics.
 
-use super::multicore_sim::{simulate_multicore, simulate_threads, MulticoreResult, ThreadDef};
+use super::multicore_sim::{pinned_threads, simulate_threads_checked, MulticoreResult, ThreadDef};
 use crate::config::{MachineConfig, MachineSource, MemoryConfig};
 use crate::dram_sim::DramSimOptions;
 use crate::error::{Error, Result};
@@ -42,6 +42,10 @@ pub struct SimSpec {
     /// apart from its default, of the OS frame order.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Check every DRAM command with the independent timing checker (slower); the statistics'
+    /// `dram` section then has `violations`, `commands_checked` and `violation_examples`.
+    #[serde(default)]
+    pub check: bool,
 }
 
 /// A process: its threads share its address space (page table) and colours.
@@ -192,7 +196,7 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                 .enumerate()
                 .map(|(i, p)| open_cpu_workload(p, spec.seed.wrapping_add(i as u64)))
                 .collect::<Result<Vec<_>>>()?;
-            simulate_multicore(&cfg, &os, programs, spec.instructions)?
+            simulate_threads_checked(&cfg, &os, pinned_threads(&cfg, programs)?, spec.instructions, spec.check)?
         }
         Some(plan) => {
             let threads = plan
@@ -207,7 +211,7 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
-            simulate_threads(&cfg, &os, threads, spec.instructions)?
+            simulate_threads_checked(&cfg, &os, threads, spec.instructions, spec.check)?
         }
     };
     Ok(report(&cfg, spec, &os, &result))
@@ -230,7 +234,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             let m = &c.memory;
             let lat = m.read_latency.summary();
             let lat_ns = lat.scaled(tck);
-            json!({
+            let mut v = json!({
                 "core": i,
                 "program": c.program,
                 "instructions": c.core.retired,
@@ -265,7 +269,13 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "last_core": c.sched.last_core,
                 "run_cycles": c.run_cycles,
                 "finished_at": c.finished_at,
-            })
+            });
+            // Only with a prefetcher, so runs without one report exactly what they did before.
+            if let Some(p) = &m.prefetch {
+                v["prefetch"] = json!(p);
+                v["prefetch_accuracy"] = json!(ratio(p.useful + p.late, p.issued));
+            }
+            v
         })
         .collect();
     let (hits, all) = r.cores.iter().fold((0u64, 0u64), |(h, a), c| {
@@ -274,7 +284,9 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
     });
     let instructions: u64 = r.cores.iter().map(|c| c.core.retired).sum();
     let wall = r.totals.wall_seconds.max(1e-9);
-    let mut dram = dram_report::report(cfg, &r.memory, &r.totals, DramSimOptions::new(1));
+    let mut opts = DramSimOptions::new(1);
+    opts.check = spec.check;
+    let mut dram = dram_report::report(cfg, &r.memory, &r.totals, opts);
     if let Some(o) = dram.as_object_mut() {
         o.remove("config");
         o.remove("schema_version");
