@@ -1,7 +1,8 @@
 //! `memtint-bench-ceiling`: how fast can a controller for the DRAM bench's random workload be?
 //! Runs a lean controller written for exactly that configuration (`ceiling/lean_controller.rs`)
 //! on the bench's random trace (DDR4-2400, 1 channel x 1 rank, FR-FCFS, open rows, all-bank
-//! refresh, 64 in flight, 2 M uniformly random reads, seed 42) and prints its speed in M
+//! refresh, 64 in flight, 2 M uniformly random reads, seed 42; `MEMTINT_CEILING_WORKLOAD=mix`:
+//! the bench's mix, 2 reads to 1 write) and prints its speed in M
 //! requests per CPU second, measured as `memtint-bench` measures (requests generated up front,
 //! only simulation timed, thread CPU time). Before timing, it checks that its command stream is
 //! the production engine's, record for record, on the first 200 k requests
@@ -35,8 +36,16 @@ fn thread_cpu_seconds() -> f64 {
 
 /// The bench's random trace (`memtint-bench`'s `generate` for `GeneratorKind::Random`).
 pub fn random_trace(cfg: &MemoryConfig, requests: u64, seed: u64) -> Result<Vec<DramRequest>, String> {
-    let mut spec = GeneratorSpec::new(GeneratorKind::Random, requests);
+    trace(cfg, GeneratorKind::Random, requests, seed)
+}
+
+/// The bench's trace of `kind` (`memtint-bench`'s `generate`: `Mix` is 2 reads to 1 write).
+pub fn trace(cfg: &MemoryConfig, kind: GeneratorKind, requests: u64, seed: u64) -> Result<Vec<DramRequest>, String> {
+    let mut spec = GeneratorSpec::new(kind, requests);
     spec.seed = seed;
+    if kind == GeneratorKind::Mix {
+        spec.read_fraction = Some(2.0 / 3.0);
+    }
     let mapping = cfg.mapping.clone();
     let mut g = RequestGenerator::new(&spec, &cfg.org, Box::new(move |d| mapping.encode(d))).map_err(|e| e.to_string())?;
     let mut v = Vec::with_capacity(requests as usize);
@@ -69,9 +78,14 @@ fn run() -> Result<bool, String> {
     let machine = MachineConfig::load(MACHINE).map_err(|e| e.to_string())?;
     let cfg = MemoryConfig::resolve(&machine).map_err(|e| e.to_string())?;
     let seed = env_number("MEMTINT_CEILING_SEED", 42)? as u64;
-    let reqs = random_trace(&cfg, requests as u64, seed)?;
+    let (workload, kind) = match std::env::var("MEMTINT_CEILING_WORKLOAD").as_deref() {
+        Err(_) | Ok("random") => ("random", GeneratorKind::Random),
+        Ok("mix") => ("mix 2:1", GeneratorKind::Mix),
+        Ok(v) => return Err(format!("MEMTINT_CEILING_WORKLOAD={v:?}: expected random or mix")),
+    };
+    let reqs = trace(&cfg, kind, requests as u64, seed)?;
     println!("memtint DRAM speed-of-light: a lean controller for exactly {MACHINE} 1ch x 1r, FR-FCFS, open rows,");
-    println!("all-bank refresh, reads only, closed loop with {OUTSTANDING} in flight; random trace, seed {seed}. One thread.\n");
+    println!("all-bank refresh, reads and writes, closed loop with {OUTSTANDING} in flight; {workload} trace, seed {seed}. One thread.\n");
 
     let mut identical = true;
     if verify_n > 0 {
@@ -102,7 +116,7 @@ fn run() -> Result<bool, String> {
         lat.mean,
         result.requests as f64 / wall / 1e6
     );
-    println!("\nspeed of light on the random trace: {:.2} M requests per CPU second (target 5 M/s)", rate / 1e6);
+    println!("\nspeed of light on the {workload} trace: {:.2} M requests per CPU second (target 5 M/s)", rate / 1e6);
 
     // Two pieces of the production controller's generality, measured on the lean one (same
     // stream; bench/README.md, stop 13).
@@ -182,9 +196,6 @@ mod tests {
         assert_eq!(plain.commands, counted.commands);
         assert_eq!(plain.commands, fed.commands);
         assert_eq!((plain.cycles, plain.requests), (fed.cycles, fed.requests));
-        let mut writes = VecSource::new(vec![DramRequest { addr: 0, is_write: true, arrival: None }]);
-        let err = Ceiling::new(&cfg).unwrap().run_feed::<false, false, _>(&mut SourceFeed::new(&mut writes), 4).err().unwrap();
-        assert!(err.contains("reads only, but request 0 is a write"), "{err}");
     }
 
     #[test]
@@ -203,11 +214,41 @@ mod tests {
         assert!(Ceiling::new(&two).err().unwrap().contains("1 channel x 1 rank, not 2 x 2"));
     }
 
+    /// The bench's mix (2 reads to 1 write): write queue, WR timing, write drain by watermarks
+    /// and when reads run out, completions of both directions.
     #[test]
-    fn writes_are_refused() {
+    fn mix_command_stream_equals_the_production_one() {
         let cfg = ddr4();
-        let reqs = vec![DramRequest { addr: 0, is_write: false, arrival: None }, DramRequest { addr: 64, is_write: true, arrival: None }];
-        let err = Ceiling::new(&cfg).unwrap().run::<false>(&reqs, 4).err().unwrap();
-        assert!(err.contains("reads only, but request 1 is a write"), "{err}");
+        for (seed, requests, outstanding) in [(42, 20_000, 64), (7, 5_000, 64), (3, 5_000, 16), (11, 3_000, 1)] {
+            let reqs = trace(&cfg, GeneratorKind::Mix, requests, seed).unwrap();
+            let report = verify::compare(&cfg, &reqs, outstanding).unwrap();
+            assert!(report.identical(), "seed {seed}, {requests} requests, {outstanding} in flight:\n{report}");
+            assert!(report.commands > 2 * requests as usize, "{report}");
+        }
+    }
+
+    /// Write drain rules other than the preset's: idle drain only from 4 writes (or after a
+    /// 50-cycle timeout), a small write queue with close watermarks, and write-heavy traces.
+    #[test]
+    fn write_drain_variants_are_identical() {
+        let m = MachineConfig::load(MACHINE).unwrap();
+        for overrides in [
+            serde_json::json!({"controller": {"write_idle_drain_min": 4, "write_idle_drain_timeout": 50}}),
+            serde_json::json!({"controller": {"write_queue": 8, "write_high_watermark": 0.5, "write_low_watermark": 0.25}}),
+            serde_json::json!({"controller": {"read_queue": 8, "write_queue": 64}}),
+        ] {
+            let cfg = MemoryConfig::resolve(&m.clone().with_overrides(&overrides).unwrap()).unwrap();
+            for (seed, outstanding) in [(5, 64), (6, 4)] {
+                let mut reqs = trace(&cfg, GeneratorKind::Mix, 4_000, seed).unwrap();
+                // Every third read becomes a write too: write-heavy phases.
+                for (i, r) in reqs.iter_mut().enumerate() {
+                    if i % 3 == 1 {
+                        r.is_write = true;
+                    }
+                }
+                let report = verify::compare(&cfg, &reqs, outstanding).unwrap();
+                assert!(report.identical(), "{overrides}, seed {seed}, {outstanding} in flight:\n{report}");
+            }
+        }
     }
 }

@@ -4,8 +4,12 @@
 //! in flight). It exists to measure the "speed of light" of that workload (bench/README.md,
 //! stop 13), not to be used for anything else.
 //!
-//! **Reads only**: the random workload has no writes, so there is no write queue, no write
-//! drain and no WR timing; `Ceiling::new` refuses any other configuration and a run any write.
+//! **Reads and writes** (the bench's random and mix workloads): a write queue beside the read
+//! queue, WR timing (tWTR_S/L, read-to-write turnaround, tWR before PRE) and the production
+//! write drain (`write_mode_should_switch`, `idle_drain_due`: watermarks, idle minimum and
+//! timeout), checked at the first cycle after any change, before that cycle's command, as the
+//! production tick does; only the active direction's candidates are in the lanes (a switch
+//! rebuilds them). `Ceiling::new` refuses any other configuration.
 //!
 //! It must produce the production controller's command stream record for record
 //! (`controller/channel_controller.rs` + `candidates.rs` + `timing_state.rs`, driven by
@@ -19,9 +23,9 @@
 //!   open row has hits, else PRE (open row, no hits) or ACT (closed) for its oldest request;
 //!   a candidate is ready once every constraint of `Constraints::derive` allows it and its
 //!   request has left the front end (`ready_at = arrival + frontend_latency`);
-//! - after the commands of a cycle, the driver lets requests in while the queue has room and
-//!   fewer than N are in flight; a request completes at RD + CL + tBL (its latency goes to a
-//!   histogram, as the production `read_latency`).
+//! - after the commands of a cycle, the driver lets requests in, in order, while the next one's
+//!   queue has room and fewer than N are in flight; a read completes at RD + CL + tBL (its
+//!   latency goes to a histogram, as the production `read_latency`), a write at WR + CWL + tBL.
 //!
 //! How it stays lean: one cached candidate per bank, kept as 16-lane arrays of 32-bit values
 //! (its full ready time, its key, its kind; SSE2, module `lanes`); a command raises the ready
@@ -59,8 +63,11 @@ const NO_KEY: u32 = i32::MAX as u32;
 const K_RD: u32 = 0;
 const K_ACT: u32 = 1;
 const K_PRE: u32 = 2;
+const K_WR: u32 = 3;
 /// No candidate: its row of `shared` is `NEVER`.
-const K_NONE: u32 = 3;
+const K_NONE: u32 = 4;
+/// Rows of `Timing::shared` (a power of two, so an index masks instead of a bounds check).
+const SHARED_ROWS: usize = 8;
 
 const NO_ROW: u32 = u32::MAX;
 /// `hit_first_key`'s non-hit bit (`scheduler/mod.rs`), here in a 31-bit key.
@@ -71,7 +78,7 @@ pub fn unsupported(what: &str) -> String {
     format!("the ceiling controller models only the DRAM bench's random workload configuration: {what}")
 }
 
-/// One queued read.
+/// One queued request (its direction is its queue's).
 #[derive(Clone, Copy, Default)]
 struct Entry {
     seq: u32,
@@ -102,6 +109,13 @@ struct C {
     refresh: T,
     read_data_end: T,
     burst: T,
+    wr_to_pre: T,
+    wr_to_wr_l: T,
+    wr_to_wr_s: T,
+    wr_to_rd_l: T,
+    wr_to_rd_s: T,
+    rd_to_wr: T,
+    write_data_end: T,
 }
 
 impl C {
@@ -121,6 +135,13 @@ impl C {
             refresh: t("tRFC", c.refresh)?,
             read_data_end: t("CL + tBL", c.read_data_end)?,
             burst: t("tBL", c.burst)?,
+            wr_to_pre: t("CWL + tBL + tWR", c.wr_to_pre)?,
+            wr_to_wr_l: t("tCCD_L (writes)", c.wr_to_wr_l)?,
+            wr_to_wr_s: t("tCCD_S (writes)", c.wr_to_wr_s)?,
+            wr_to_rd_l: t("CWL + tBL + tWTR_L", c.wr_to_rd_l)?,
+            wr_to_rd_s: t("CWL + tBL + tWTR_S", c.wr_to_rd_s)?,
+            rd_to_wr: t("read-to-write turnaround", c.rd_to_wr)?,
+            write_data_end: t("CWL + tBL", c.write_data_end)?,
         })
     }
 }
@@ -132,15 +153,15 @@ fn raise(slot: &mut T, t: T) {
     }
 }
 
-/// Earliest-issue tables (the constraints of `ChannelTiming` for the commands a read-only
-/// open-row run uses: ACT, PRE, RD, PREA, REF) and, per bank, its candidate in 16 lanes.
+/// Earliest-issue tables (the constraints of `ChannelTiming` for the commands a one-rank
+/// open-row run uses: ACT, PRE, RD, WR, PREA, REF) and, per bank, its candidate in 16 lanes.
 struct State {
     // Per bank: the bank-level part of each command's ready time.
     bank_act: [T; BANKS],
     bank_rd: [T; BANKS],
     bank_pre: [T; BANKS],
     /// Per (kind, group): the bank-group, rank and tFAW parts of a command's ready time.
-    shared: [T; 4 * GROUPS],
+    shared: [T; SHARED_ROWS * GROUPS],
     rank_prea: T,
     rank_ref: T,
     /// ACT + tFAW of the rank's last four ACTs, as a ring.
@@ -160,7 +181,7 @@ struct State {
 
 impl State {
     fn new() -> Self {
-        let mut shared = [0; 4 * GROUPS];
+        let mut shared = [0; SHARED_ROWS * GROUPS];
         shared[K_NONE as usize * GROUPS..].fill(NEVER);
         State {
             bank_act: [0; BANKS],
@@ -177,6 +198,16 @@ impl State {
             kind: lanes::Lanes([K_NONE; BANKS]),
             cand_t: [NEVER; BANKS],
             cand_index: [0; BANKS],
+        }
+    }
+
+    /// Raise kind `k`'s shared entries only: `k` is the inactive direction's column kind, which
+    /// no lane holds (lanes hold the active direction's candidates).
+    #[inline(always)]
+    fn raise_shared(&mut self, k: u32, g: usize, t: T, tg: T) {
+        let row = k as usize * GROUPS;
+        for i in 0..GROUPS {
+            raise(&mut self.shared[row + i], if i == g { tg } else { t });
         }
     }
 
@@ -218,6 +249,19 @@ impl State {
         raise(&mut self.rank_prea, now + c.rd_to_pre);
         let t = now + c.rd_to_rd_s;
         self.raise_kind(K_RD, g, t, t.max(now + c.rd_to_rd_l));
+        let t = now + c.rd_to_wr;
+        self.raise_shared(K_WR, g, t, t);
+        self.bus = now + 1;
+    }
+
+    #[inline(always)]
+    fn wr(&mut self, c: &C, now: T, b: usize, g: usize) {
+        raise(&mut self.bank_pre[b], now + c.wr_to_pre);
+        raise(&mut self.rank_prea, now + c.wr_to_pre);
+        let t = now + c.wr_to_wr_s;
+        self.raise_kind(K_WR, g, t, t.max(now + c.wr_to_wr_l));
+        let t = now + c.wr_to_rd_s;
+        self.raise_shared(K_RD, g, t, t.max(now + c.wr_to_rd_l));
         self.bus = now + 1;
     }
 
@@ -244,7 +288,7 @@ impl State {
         self.key.0[b] = key;
         self.cand_t[b] = cand_t;
         self.cand_index[b] = index;
-        self.ready.0[b] = cand_t.max(self.shared[(kind as usize * GROUPS + b / BANKS_PER_GROUP) & 15]);
+        self.ready.0[b] = cand_t.max(self.shared[(kind as usize * GROUPS + b / BANKS_PER_GROUP) & (SHARED_ROWS * GROUPS - 1)]);
     }
 
     /// The earliest cycle a candidate can issue and, among the candidates ready then, the bank
@@ -272,8 +316,11 @@ pub struct Counters {
     pub row_misses: [u64; BANKS],
     pub row_conflicts: [u64; BANKS],
     pub reads: u64,
+    pub writes: u64,
     pub busy_data_cycles: u64,
     pub read_queue_integral: u128,
+    pub write_queue_integral: u128,
+    pub write_mode_switches: u64,
     last_update: T,
     // Per bank: last ACT or column command, column commands since ACT, queued requests.
     last_use: [T; BANKS],
@@ -283,10 +330,11 @@ pub struct Counters {
 
 impl Counters {
     #[inline(always)]
-    fn integrate(&mut self, now: T, queued: usize) {
-        let dt = (now - self.last_update) as u128;
+    fn integrate(&mut self, now: T, len: [usize; 2]) {
+        let dt = now.saturating_sub(self.last_update) as u128;
         if dt > 0 {
-            self.read_queue_integral += dt * queued as u128;
+            self.read_queue_integral += dt * len[0] as u128;
+            self.write_queue_integral += dt * len[1] as u128;
             self.last_update = now;
         }
     }
@@ -303,8 +351,8 @@ const OUT_CONFLICT: u32 = 3;
 /// Where requests come from: a slice (the bench's way, everything up front) or, to measure
 /// the production driver's way, a `dyn TraceSource` read one request at a time.
 pub trait Feed {
-    /// The next request's address, without taking it (`None`: no more).
-    fn peek(&mut self) -> Result<Option<u64>, String>;
+    /// The next request's address and whether it is a write, without taking it (`None`: no more).
+    fn peek(&mut self) -> Result<Option<(u64, bool)>, String>;
     /// Take the request `peek` returned.
     fn take(&mut self);
 }
@@ -319,17 +367,14 @@ impl<'a> SliceFeed<'a> {
         if requests.len() >= 1 << 30 {
             return Err(unsupported(&format!("at most 2^30 requests, not {}", requests.len())));
         }
-        if let Some(i) = requests.iter().position(|r| r.is_write) {
-            return Err(unsupported(&format!("reads only, but request {i} is a write")));
-        }
         Ok(SliceFeed { requests, next: 0 })
     }
 }
 
 impl Feed for SliceFeed<'_> {
     #[inline(always)]
-    fn peek(&mut self) -> Result<Option<u64>, String> {
-        Ok(self.requests.get(self.next).map(|r| r.addr))
+    fn peek(&mut self) -> Result<Option<(u64, bool)>, String> {
+        Ok(self.requests.get(self.next).map(|r| (r.addr, r.is_write)))
     }
     #[inline(always)]
     fn take(&mut self) {
@@ -340,7 +385,7 @@ impl Feed for SliceFeed<'_> {
 /// One request of look-ahead, as `dram_sim::simulate` keeps it.
 pub struct SourceFeed<'a> {
     source: &'a mut dyn TraceSource,
-    pending: Option<u64>,
+    pending: Option<(u64, bool)>,
     exhausted: bool,
     taken: u64,
 }
@@ -353,14 +398,11 @@ impl<'a> SourceFeed<'a> {
 
 impl Feed for SourceFeed<'_> {
     #[inline(always)]
-    fn peek(&mut self) -> Result<Option<u64>, String> {
+    fn peek(&mut self) -> Result<Option<(u64, bool)>, String> {
         if self.pending.is_none() && !self.exhausted {
             match self.source.next_request().map_err(|e| e.to_string())? {
-                Some(r) if r.is_write => {
-                    return Err(unsupported(&format!("reads only, but request {} is a write", self.taken)))
-                }
                 Some(_) if self.taken >= (1 << 30) - 1 => return Err(unsupported("at most 2^30 requests")),
-                Some(r) => self.pending = Some(r.addr),
+                Some(r) => self.pending = Some((r.addr, r.is_write)),
                 None => self.exhausted = true,
             }
         }
@@ -389,13 +431,23 @@ pub struct Ceiling {
     c: C,
     mapping: AddressMapping,
     line_mask: u64,
-    read_queue: usize,
+    /// Per direction (0 reads, 1 writes): queue capacity and requests waiting.
+    capacity: [usize; 2],
+    len: [usize; 2],
+    write_high: usize,
+    write_low: usize,
+    write_idle_min: usize,
+    write_idle_timeout: u64,
+    /// Writes are the active direction (its candidates are in the lanes).
+    write_mode: bool,
+    write_mode_switches: u64,
     frontend_latency: T,
     t_refi: T,
     s: State,
     open_row: [u32; BANKS],
     open_banks: u32,
-    queues: Box<[BankQueue; BANKS]>,
+    /// Per direction, per bank.
+    queues: Box<[[BankQueue; BANKS]; 2]>,
     queued: usize,
     next_seq: u32,
 }
@@ -425,27 +477,43 @@ impl Ceiling {
         if ctl.read_queue > MAX_QUEUE {
             return Err(unsupported(&format!("a read queue of at most {MAX_QUEUE}, not {}", ctl.read_queue)));
         }
+        if ctl.write_queue > MAX_QUEUE {
+            return Err(unsupported(&format!("a write queue of at most {MAX_QUEUE}, not {}", ctl.write_queue)));
+        }
+        ctl.validate().map_err(|e| e.to_string())?;
+        // As `ChannelController::new`.
+        let write_high = ((ctl.write_queue as f64 * ctl.write_high_watermark).ceil() as usize).clamp(1, ctl.write_queue);
+        let write_low = ((ctl.write_queue as f64 * ctl.write_low_watermark).floor() as usize).min(write_high - 1);
         let small = |name: &str, v: u64| T::try_from(v).ok().filter(|&v| v < 1 << 20).ok_or_else(|| unsupported(&format!("{name} of {v} cycles")));
         Ok(Ceiling {
             c: C::new(&Constraints::derive(&cfg.timing))?,
             mapping: cfg.mapping.clone(),
             line_mask: !(org.burst_bytes() - 1),
-            read_queue: ctl.read_queue,
+            capacity: [ctl.read_queue, ctl.write_queue],
+            len: [0, 0],
+            write_high,
+            write_low,
+            write_idle_min: ctl.write_idle_drain_min,
+            write_idle_timeout: ctl.write_idle_drain_timeout,
+            write_mode: false,
+            write_mode_switches: 0,
             frontend_latency: small("frontend_latency", ctl.frontend_latency)?,
             t_refi: small("tREFI", cfg.timing.tREFI)?,
             s: State::new(),
             open_row: [NO_ROW; BANKS],
             open_banks: 0,
-            queues: Box::new([BankQueue { len: 0, reqs: [Entry::default(); MAX_QUEUE] }; BANKS]),
+            queues: Box::new([[BankQueue { len: 0, reqs: [Entry::default(); MAX_QUEUE] }; BANKS]; 2]),
             queued: 0,
             next_seq: 0,
         })
     }
 
-    /// Bank `b`'s candidate from its queue and state (FR-FCFS, hits never closed under).
+    /// Bank `b`'s candidate from its queue in the active direction and its state (FR-FCFS,
+    /// hits never closed under).
     #[inline(always)]
     fn update_candidate(&mut self, b: usize) {
-        let q = &self.queues[b];
+        let d = self.write_mode as usize;
+        let q = &self.queues[d][b];
         if q.len == 0 {
             self.s.set_candidate(b, K_NONE, NO_KEY, NEVER, 0);
             return;
@@ -455,7 +523,8 @@ impl Ceiling {
             (K_ACT, 0, NOT_HIT | q.reqs[0].seq, self.s.bank_act[b])
         } else {
             match q.reqs[..q.len].iter().position(|r| r.row == row) {
-                Some(i) => (K_RD, i, q.reqs[i].seq, self.s.bank_rd[b]),
+                // RD and WR have the same bank-level constraint (tRCD after ACT).
+                Some(i) => (if d == 1 { K_WR } else { K_RD }, i, q.reqs[i].seq, self.s.bank_rd[b]),
                 None => (K_PRE, 0, NOT_HIT | q.reqs[0].seq, self.s.bank_pre[b]),
             }
         };
@@ -463,23 +532,75 @@ impl Ceiling {
         self.s.set_candidate(b, kind, key, t, i);
     }
 
-    /// A request enters the read queue at `now`.
+    /// A request enters its direction's queue at `now`.
     #[inline(always)]
-    fn enqueue<const STATS: bool>(&mut self, now: T, addr: u64, k: &mut Counters) {
+    fn enqueue<const STATS: bool>(&mut self, now: T, addr: u64, is_write: bool, k: &mut Counters) {
         let d = self.mapping.decode(addr & self.line_mask);
         let b = (d.bank_group as usize * BANKS_PER_GROUP + d.bank as usize) & (BANKS - 1);
         if STATS {
-            k.integrate(now, self.queued);
+            k.integrate(now, self.len);
             k.pending[b] += 1;
         }
-        let q = &mut self.queues[b];
+        let dir = is_write as usize;
+        let q = &mut self.queues[dir][b];
         q.reqs[q.len] = Entry { seq: self.next_seq, arrival: now, row: d.row, column: d.column };
         q.len += 1;
         self.next_seq += 1;
         self.queued += 1;
-        // The youngest request changes its bank's candidate only as its first request, or as
-        // the first hit of a bank whose candidate is a PRE.
-        if q.len == 1 || (self.s.kind.0[b] == K_PRE && d.row == self.open_row[b]) {
+        self.len[dir] += 1;
+        // The youngest request changes its bank's candidate only in the active direction, as
+        // its first request or as the first hit of a bank whose candidate is a PRE.
+        if is_write == self.write_mode && (q.len == 1 || (self.s.kind.0[b] == K_PRE && d.row == self.open_row[b])) {
+            self.update_candidate(b);
+        }
+    }
+
+    /// `ChannelController::write_mode_should_switch`: drain writes from the high watermark to
+    /// the low one, or when no read waits and enough writes do (or the oldest timed out).
+    #[inline(always)]
+    fn write_mode_should_switch(&self, now: T) -> bool {
+        let (reads, writes) = (self.len[0], self.len[1]);
+        if self.write_mode {
+            writes <= self.write_low && reads > 0
+        } else {
+            writes >= self.write_high || (reads == 0 && writes > 0 && (writes >= self.write_idle_min || self.idle_drain_due() <= now))
+        }
+    }
+
+    /// `ChannelController::idle_drain_due` (`NEVER`: not applicable).
+    fn idle_drain_due(&self) -> T {
+        let (reads, writes) = (self.len[0], self.len[1]);
+        if self.write_mode || reads > 0 || writes == 0 || writes >= self.write_idle_min {
+            return NEVER;
+        }
+        let oldest = self.queues[1].iter().filter(|q| q.len > 0).map(|q| q.reqs[0].arrival).min().unwrap_or(NEVER);
+        (oldest as u64).saturating_add(self.write_idle_timeout).min(NEVER as u64) as T
+    }
+
+    /// The first cycle after `cur` (the last cycle anything happened) at which the production
+    /// tick switches directions, with nothing else changing first (`NEVER`: none). A tick
+    /// checks before scheduling, so commands of that cycle already go to the new direction.
+    #[inline(always)]
+    fn switch_at(&self, cur: T) -> T {
+        if self.len[1] == 0 && !self.write_mode {
+            return NEVER; // the read-only case, kept cheap
+        }
+        if self.write_mode_should_switch(cur + 1) {
+            cur + 1
+        } else {
+            self.idle_drain_due()
+        }
+    }
+
+    /// Switch directions at `at`: the lanes get the other direction's candidates, none of
+    /// which issues before `at` (time only moves forward).
+    #[cold]
+    #[inline(never)]
+    fn switch_direction(&mut self, at: T) {
+        raise(&mut self.s.bus, at);
+        self.write_mode = !self.write_mode;
+        self.write_mode_switches += 1;
+        for b in 0..BANKS {
             self.update_candidate(b);
         }
     }
@@ -516,7 +637,7 @@ impl Ceiling {
         }
     }
 
-    /// Run `requests` (reads) closed-loop with `outstanding` in flight from cycle 0, as
+    /// Run `requests` closed-loop with `outstanding` in flight from cycle 0, as
     /// `dram_sim::simulate` does. With `LOG`, every command is recorded.
     pub fn run<const LOG: bool>(self, requests: &[DramRequest], outstanding: usize) -> Result<RunResult, String> {
         self.run_feed::<LOG, false, _>(&mut SliceFeed::new(requests)?, outstanding)
@@ -531,33 +652,51 @@ impl Ceiling {
         let mut k: Box<Counters> = Box::default();
         let mut log = Vec::new();
         let mut hist = LatencyHistogram::default();
-        // Completion cycles of the served requests not yet retired (`retired..served`), oldest
-        // first: one fixed read latency, so issue order is completion order. A ring of a
-        // power-of-two size; at most `outstanding` are in flight.
+        // Per direction, completion cycles of the served requests not yet retired
+        // (`retired..served`), oldest first: a direction has one fixed data latency, so its
+        // issue order is its completion order. Rings of a power-of-two size; at most
+        // `outstanding` are in flight.
         let ring = outstanding.next_power_of_two();
-        let mut done_ring = vec![0 as T; ring];
-        // Requests entered, served (RD issued) and retired (completed, as the driver saw it).
-        let (mut entered, mut served, mut retired) = (0usize, 0usize, 0usize);
+        let mut done_ring = [vec![0 as T; ring], vec![0 as T; ring]];
+        // Requests entered; per direction served (column command issued) and retired
+        // (completed, as the driver saw it).
+        let mut entered = 0usize;
+        let (mut served, mut retired) = ([0usize; 2], [0usize; 2]);
         let mut last_done: T = 0;
         let mut refresh_due = self.t_refi;
         let mut refresh_pending = false;
+        // The last cycle anything happened (a direction switch is checked from the next one).
+        let mut cur: T;
 
-        // Let requests in at `now` while the queue has room and fewer than `outstanding` are
+        // The cycle the next in-flight request completes (`NEVER`: none).
+        macro_rules! next_done {
+            () => {{
+                let r = if retired[0] < served[0] { done_ring[0][retired[0] & (ring - 1)] } else { NEVER };
+                let w = if retired[1] < served[1] { done_ring[1][retired[1] & (ring - 1)] } else { NEVER };
+                r.min(w)
+            }};
+        }
+        // Let requests in at `now` while their queue has room and fewer than `outstanding` are
         // in flight (completions at or before `now` retired first, as the production tick does).
         macro_rules! inject {
             ($now:expr) => {{
                 let now = $now;
-                while self.queued < self.read_queue {
-                    let Some(addr) = feed.peek()? else { break };
-                    if entered - retired >= outstanding {
-                        while retired < served && done_ring[retired & (ring - 1)] <= now {
-                            retired += 1;
+                cur = now;
+                while let Some((addr, is_write)) = feed.peek()? {
+                    if self.len[is_write as usize] >= self.capacity[is_write as usize] {
+                        break;
+                    }
+                    if entered - retired[0] - retired[1] >= outstanding {
+                        for d in 0..2 {
+                            while retired[d] < served[d] && done_ring[d][retired[d] & (ring - 1)] <= now {
+                                retired[d] += 1;
+                            }
                         }
-                        if entered - retired >= outstanding {
+                        if entered - retired[0] - retired[1] >= outstanding {
                             break;
                         }
                     }
-                    self.enqueue::<STATS>(now, addr, &mut k);
+                    self.enqueue::<STATS>(now, addr, is_write, &mut k);
                     feed.take();
                     entered += 1;
                 }
@@ -567,10 +706,9 @@ impl Ceiling {
         // closed loop is at its limit (a completion frees a place).
         macro_rules! arrival_event {
             () => {
-                if self.queued < self.read_queue && entered - retired >= outstanding && retired < served && feed.peek()?.is_some() {
-                    done_ring[retired & (ring - 1)]
-                } else {
-                    NEVER
+                match feed.peek()? {
+                    Some((_, w)) if self.len[w as usize] < self.capacity[w as usize] && entered - retired[0] - retired[1] >= outstanding => next_done!(),
+                    _ => NEVER,
                 }
             };
         }
@@ -587,6 +725,7 @@ impl Ceiling {
             };
         }
         loop {
+            let s = self.switch_at(cur);
             if refresh_pending {
                 let (cmd, ready) = if self.open_banks > 0 {
                     (Command::Prea, self.s.rank_prea)
@@ -595,6 +734,11 @@ impl Ceiling {
                 };
                 let at = ready.max(self.s.bus).max(refresh_due);
                 let a = arrival_event!();
+                if s <= at.min(a) {
+                    self.switch_direction(s);
+                    cur = s;
+                    continue;
+                }
                 if a < at {
                     inject!(a);
                     continue;
@@ -616,6 +760,11 @@ impl Ceiling {
             }
             let (at, b) = self.s.next_command();
             let a = arrival_event!();
+            if s <= at.min(a).min(refresh_due) {
+                self.switch_direction(s);
+                cur = s;
+                continue;
+            }
             if refresh_due <= at.min(a) {
                 if refresh_due > end!() {
                     break;
@@ -635,26 +784,33 @@ impl Ceiling {
                 });
             }
             let g = b / BANKS_PER_GROUP;
+            let dir = self.write_mode as usize;
             let i = self.s.cand_index[b];
-            let req = self.queues[b].reqs[i];
+            let req = self.queues[dir][b].reqs[i];
             let kind = self.s.kind.0[b];
             if STATS {
                 let first = match kind {
-                    K_RD => OUT_HIT,
+                    K_RD | K_WR => OUT_HIT,
                     K_ACT => OUT_MISS,
                     _ => OUT_CONFLICT,
                 };
-                let col = &mut self.queues[b].reqs[i].column;
+                let col = &mut self.queues[dir][b].reqs[i].column;
                 if *col >> OUTCOME_SHIFT == 0 {
                     *col |= first << OUTCOME_SHIFT;
                 }
             }
-            let (column, outcome) = (req.column & COLUMN_MASK, self.queues[b].reqs[i].column >> OUTCOME_SHIFT);
+            let (column, outcome) = (req.column & COLUMN_MASK, self.queues[dir][b].reqs[i].column >> OUTCOME_SHIFT);
             match kind {
-                K_RD => {
-                    self.s.rd(&c, at, b, g);
+                K_RD | K_WR => {
+                    let is_write = kind == K_WR;
+                    if is_write {
+                        self.s.wr(&c, at, b, g);
+                    } else {
+                        self.s.rd(&c, at, b, g);
+                    }
+                    let cmd = if is_write { Command::Wr } else { Command::Rd };
                     if STATS {
-                        k.commands[b][Command::Rd.index()] += 1;
+                        k.commands[b][cmd.index()] += 1;
                         k.last_use[b] = at;
                         k.hits_since_act[b] += 1;
                         k.pending[b] -= 1;
@@ -663,23 +819,33 @@ impl Ceiling {
                             OUT_MISS => k.row_misses[b] += 1,
                             _ => k.row_conflicts[b] += 1,
                         }
-                        k.integrate(at, self.queued);
-                        k.reads += 1;
+                        k.integrate(at, self.len);
+                        if is_write {
+                            k.writes += 1;
+                        } else {
+                            k.reads += 1;
+                        }
                         k.busy_data_cycles += c.burst as u64;
                     }
-                    let q = &mut self.queues[b];
+                    let q = &mut self.queues[dir][b];
                     // A few entries: a loop, not a call to memmove.
                     for j in i..q.len - 1 {
                         q.reqs[j] = q.reqs[j + 1];
                     }
                     q.len -= 1;
                     self.queued -= 1;
-                    let done = at + c.read_data_end;
-                    hist.record((done - req.arrival) as u64);
-                    done_ring[served & (ring - 1)] = done;
-                    served += 1;
-                    last_done = done;
-                    Self::log::<LOG>(&mut log, at, Command::Rd, b, req.row, column);
+                    self.len[dir] -= 1;
+                    let done = if is_write {
+                        at + c.write_data_end
+                    } else {
+                        let done = at + c.read_data_end;
+                        hist.record((done - req.arrival) as u64);
+                        done
+                    };
+                    done_ring[dir][served[dir] & (ring - 1)] = done;
+                    served[dir] += 1;
+                    last_done = last_done.max(done);
+                    Self::log::<LOG>(&mut log, at, cmd, b, req.row, column);
                 }
                 K_ACT => {
                     self.s.act(&c, at, b, g);
@@ -706,10 +872,12 @@ impl Ceiling {
             inject!(at);
         }
         if STATS {
-            k.integrate(last_done, self.queued);
+            k.integrate(last_done, self.len);
+            k.write_mode_switches = self.write_mode_switches;
         }
         let counters = if STATS { Some(k) } else { None };
-        Ok(RunResult { requests: hist.count(), cycles: last_done as Cycle, read_latency: hist, commands: log, counters })
+        let requests = (served[0] + served[1]) as u64;
+        Ok(RunResult { requests, cycles: last_done as Cycle, read_latency: hist, commands: log, counters })
     }
 }
 
@@ -857,7 +1025,7 @@ mod tests {
         };
         let (mut ready, mut key, mut kind) = ([0; BANKS], [0; BANKS], [0; BANKS]);
         for b in 0..BANKS {
-            kind[b] = next() % 4;
+            kind[b] = next() % (K_NONE + 1);
             ready[b] = if kind[b] == K_NONE { NEVER } else { next() % spread };
             key[b] = if kind[b] == K_NONE { NO_KEY } else { (b as u32) << 20 | next() % (1 << 20) };
         }
