@@ -8,14 +8,17 @@
 //! the production engine's, record for record, on the first 200 k requests
 //! (`MEMTINT_CEILING_VERIFY=full`: the whole run; `=off`: no check, e.g. under callgrind), and
 //! runs the independent timing checker over it. Exits 1 if they differ. `MEMTINT_CEILING_SEED`
-//! picks another trace seed (default 42, the bench's). bench/README.md, stop 13.
+//! picks another trace seed (default 42, the bench's); `MEMTINT_CEILING_RANKS=2` runs the
+//! preset with two ranks on its channel. bench/README.md, stop 13 ("measured generality").
 
 #[path = "ceiling/lean_controller.rs"]
 mod lean_controller;
 #[path = "ceiling/verify.rs"]
 mod verify;
 
-use lean_controller::{Ceiling, SliceFeed, SourceFeed};
+#[cfg(test)]
+use lean_controller::Ceiling;
+use lean_controller::{run_feed_on, SliceFeed, SourceFeed};
 use memtint_engine::config::{MachineConfig, MemoryConfig};
 use memtint_engine::trace::{DramRequest, GeneratorKind, GeneratorSpec, RequestGenerator, TraceSource, VecSource};
 use std::process::ExitCode;
@@ -75,7 +78,12 @@ fn run() -> Result<bool, String> {
             format!("MEMTINT_CEILING_VERIFY={v:?}: expected full, off or a number of requests")
         })?.min(requests),
     };
+    let ranks = env_number("MEMTINT_CEILING_RANKS", 1)?;
+    if !(1..=2).contains(&ranks) {
+        return Err(format!("MEMTINT_CEILING_RANKS={ranks}: the lean controller models 1 or 2 ranks"));
+    }
     let machine = MachineConfig::load(MACHINE).map_err(|e| e.to_string())?;
+    let machine = machine.with_overrides(&serde_json::json!({"dram": {"ranks": ranks}})).map_err(|e| e.to_string())?;
     let cfg = MemoryConfig::resolve(&machine).map_err(|e| e.to_string())?;
     let seed = env_number("MEMTINT_CEILING_SEED", 42)? as u64;
     let (workload, kind) = match std::env::var("MEMTINT_CEILING_WORKLOAD").as_deref() {
@@ -84,7 +92,7 @@ fn run() -> Result<bool, String> {
         Ok(v) => return Err(format!("MEMTINT_CEILING_WORKLOAD={v:?}: expected random or mix")),
     };
     let reqs = trace(&cfg, kind, requests as u64, seed)?;
-    println!("memtint DRAM speed-of-light: a lean controller for exactly {MACHINE} 1ch x 1r, FR-FCFS, open rows,");
+    println!("memtint DRAM speed-of-light: a lean controller for exactly {MACHINE} 1ch x {ranks}r, FR-FCFS, open rows,");
     println!("all-bank refresh, reads and writes, closed loop with {OUTSTANDING} in flight; {workload} trace, seed {seed}. One thread.\n");
 
     let mut identical = true;
@@ -96,9 +104,9 @@ fn run() -> Result<bool, String> {
         println!("command stream not compared with the production controller (MEMTINT_CEILING_VERIFY=off)");
     }
 
-    let ceiling = Ceiling::new(&cfg)?;
+    let mut feed = SliceFeed::new(&reqs)?;
     let (t0, c0) = (Instant::now(), thread_cpu_seconds());
-    let result = ceiling.run::<false>(&reqs, OUTSTANDING)?;
+    let result = run_feed_on::<false, false, _>(&cfg, &mut feed, OUTSTANDING)?;
     let (wall, cpu) = (t0.elapsed().as_secs_f64(), thread_cpu_seconds() - c0);
     let rate = result.requests as f64 / cpu;
     let lat = result.read_latency.summary();
@@ -121,11 +129,11 @@ fn run() -> Result<bool, String> {
     // Two pieces of the production controller's generality, measured on the lean one (same
     // stream; bench/README.md, stop 13).
     println!("\nadding back, measured on the lean controller (M requests per CPU second):");
-    let (c0, counted) = (thread_cpu_seconds(), Ceiling::new(&cfg)?.run_feed::<false, true, _>(&mut SliceFeed::new(&reqs)?, OUTSTANDING)?);
+    let (c0, counted) = (thread_cpu_seconds(), run_feed_on::<false, true, _>(&cfg, &mut SliceFeed::new(&reqs)?, OUTSTANDING)?);
     let cpu_counted = thread_cpu_seconds() - c0;
     println!("  + the production's counters and per-bank bookkeeping: {:>6.2}", counted.requests as f64 / cpu_counted / 1e6);
     let mut src = VecSource::new(reqs.clone());
-    let (c0, fed) = (thread_cpu_seconds(), Ceiling::new(&cfg)?.run_feed::<false, true, _>(&mut SourceFeed::new(&mut src), OUTSTANDING)?);
+    let (c0, fed) = (thread_cpu_seconds(), run_feed_on::<false, true, _>(&cfg, &mut SourceFeed::new(&mut src), OUTSTANDING)?);
     let cpu_fed = thread_cpu_seconds() - c0;
     println!("  + requests read one at a time from a dyn TraceSource: {:>6.2}", fed.requests as f64 / cpu_fed / 1e6);
     if (counted.cycles, fed.cycles) != (result.cycles, result.cycles) {
@@ -188,10 +196,10 @@ mod tests {
     fn variants_issue_the_same_commands() {
         let cfg = ddr4();
         let reqs = random_trace(&cfg, 5_000, 5).unwrap();
-        let plain = Ceiling::new(&cfg).unwrap().run::<true>(&reqs, OUTSTANDING).unwrap();
-        let counted = Ceiling::new(&cfg).unwrap().run_feed::<true, true, _>(&mut SliceFeed::new(&reqs).unwrap(), OUTSTANDING).unwrap();
+        let plain = run_feed_on::<true, false, _>(&cfg, &mut SliceFeed::new(&reqs).unwrap(), OUTSTANDING).unwrap();
+        let counted = run_feed_on::<true, true, _>(&cfg, &mut SliceFeed::new(&reqs).unwrap(), OUTSTANDING).unwrap();
         let mut src = VecSource::new(reqs.clone());
-        let fed = Ceiling::new(&cfg).unwrap().run_feed::<true, true, _>(&mut SourceFeed::new(&mut src), OUTSTANDING).unwrap();
+        let fed = run_feed_on::<true, true, _>(&cfg, &mut SourceFeed::new(&mut src), OUTSTANDING).unwrap();
         assert!(plain.counters.is_none() && counted.counters.is_some());
         assert_eq!(plain.commands, counted.commands);
         assert_eq!(plain.commands, fed.commands);
@@ -207,11 +215,11 @@ mod tests {
             (serde_json::json!({"controller": {"read_queue": 65}}), "read queue of at most 64"),
         ] {
             let cfg = MemoryConfig::resolve(&m.clone().with_overrides(&overrides).unwrap()).unwrap();
-            let err = Ceiling::new(&cfg).err().expect("refused");
+            let err = Ceiling::<1>::new(&cfg).err().expect("refused");
             assert!(err.contains(expect), "{err}");
         }
         let two = MemoryConfig::resolve(&MachineConfig::load("ddr4-2400-2ch2r").unwrap()).unwrap();
-        assert!(Ceiling::new(&two).err().unwrap().contains("1 channel x 1 rank, not 2 x 2"));
+        assert!(Ceiling::<1>::new(&two).err().unwrap().contains("1 channel x 1 rank(s), not 2 x 2"));
     }
 
     /// The bench's mix (2 reads to 1 write): write queue, WR timing, write drain by watermarks
@@ -248,6 +256,24 @@ mod tests {
                 }
                 let report = verify::compare(&cfg, &reqs, outstanding).unwrap();
                 assert!(report.identical(), "{overrides}, seed {seed}, {outstanding} in flight:\n{report}");
+            }
+        }
+    }
+
+    /// One channel of two ranks (the preset with `dram.ranks = 2`): per-rank tRRD/tFAW,
+    /// rank-to-rank turnarounds, refresh staggered by tREFI / 2 with only the refreshing rank
+    /// blocked; random and mix.
+    #[test]
+    fn two_ranks_are_identical() {
+        let m = MachineConfig::load(MACHINE).unwrap();
+        let cfg = MemoryConfig::resolve(&m.with_overrides(&serde_json::json!({"dram": {"ranks": 2}})).unwrap()).unwrap();
+        assert_eq!(cfg.org.ranks, 2);
+        for kind in [GeneratorKind::Random, GeneratorKind::Mix] {
+            for (seed, requests, outstanding) in [(42, 20_000, 64), (7, 5_000, 16), (11, 2_000, 1)] {
+                let reqs = trace(&cfg, kind, requests, seed).unwrap();
+                let report = verify::compare(&cfg, &reqs, outstanding).unwrap();
+                assert!(report.identical(), "{kind:?}, seed {seed}, {requests} requests, {outstanding} in flight:\n{report}");
+                assert!(report.commands > 2 * requests as usize, "{report}");
             }
         }
     }

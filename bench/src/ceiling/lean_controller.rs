@@ -1,5 +1,5 @@
 //! A lean, monomorphic DRAM controller written for exactly one configuration: the DRAM bench's
-//! random workload (one DDR4 channel, one rank of 4 bank groups x 4 banks, FR-FCFS, open rows,
+//! random workload (one DDR4 channel, one or two ranks (`Ceiling<R>`) of 4 bank groups x 4 banks, FR-FCFS, open rows,
 //! all-bank refresh, the preset's read queue and front-end latency, a closed loop of N requests
 //! in flight). It exists to measure the "speed of light" of that workload (bench/README.md,
 //! stop 13), not to be used for anything else.
@@ -9,15 +9,18 @@
 //! write drain (`write_mode_should_switch`, `idle_drain_due`: watermarks, idle minimum and
 //! timeout), checked at the first cycle after any change, before that cycle's command, as the
 //! production tick does; only the active direction's candidates are in the lanes (a switch
-//! rebuilds them). `Ceiling::new` refuses any other configuration.
+//! rebuilds them). **Two ranks**: 32 lanes, per-rank tRRD/tFAW/PREA/REF tables, rank-to-rank
+//! turnarounds (`rd_to_rd_rank` etc.), all-bank refresh staggered by tREFI / 2 per rank with
+//! only the waiting rank's lanes gated off (`try_refresh`: the lowest rank first). `Ceiling::new`
+//! refuses any other configuration.
 //!
 //! It must produce the production controller's command stream record for record
 //! (`controller/channel_controller.rs` + `candidates.rs` + `timing_state.rs`, driven by
 //! `dram_sim::simulate`); the binary and its test compare the two and run the independent
 //! checker over this one. The semantics it reproduces, cycle by cycle:
 //! - at each cycle, first a refresh that has fallen due (all-bank, `refresh/all_bank.rs`) blocks
-//!   the rank: PREA when a bank is open, then REF, each as soon as it is legal; nothing else
-//!   issues meanwhile;
+//!   its rank: PREA when a bank is open, then REF, each as soon as it is legal; nothing else
+//!   issues to that rank meanwhile;
 //! - otherwise the ready candidate with the smallest FR-FCFS key issues (`hit_first_key`: row
 //!   hits first, then by arrival order). A bank has one candidate: its oldest hit's RD if its
 //!   open row has hits, else PRE (open row, no hits) or ACT (closed) for its oldest request;
@@ -45,9 +48,14 @@ use memtint_engine::stats::LatencyHistogram;
 use memtint_engine::trace::{DramRequest, TraceSource};
 use memtint_engine::Cycle;
 
+/// Banks and bank groups per rank.
 pub const BANKS: usize = 16;
 const GROUPS: usize = 4;
 const BANKS_PER_GROUP: usize = 4;
+/// One or two ranks: up to 32 banks in 8 groups.
+pub const MAX_RANKS: usize = 2;
+pub const MAX_BANKS: usize = BANKS * MAX_RANKS;
+const MAX_GROUPS: usize = GROUPS * MAX_RANKS;
 /// Capacity of one bank's queue: the whole read queue may target one bank.
 pub const MAX_QUEUE: usize = 64;
 
@@ -116,6 +124,10 @@ struct C {
     wr_to_rd_s: T,
     rd_to_wr: T,
     write_data_end: T,
+    rd_to_rd_rank: T,
+    rd_to_wr_rank: T,
+    wr_to_wr_rank: T,
+    wr_to_rd_rank: T,
 }
 
 impl C {
@@ -142,6 +154,10 @@ impl C {
             wr_to_rd_s: t("CWL + tBL + tWTR_S", c.wr_to_rd_s)?,
             rd_to_wr: t("read-to-write turnaround", c.rd_to_wr)?,
             write_data_end: t("CWL + tBL", c.write_data_end)?,
+            rd_to_rd_rank: t("tBL + tRTRS", c.rd_to_rd_rank)?,
+            rd_to_wr_rank: t("CL + tBL + tRTRS - CWL", c.rd_to_wr_rank)?,
+            wr_to_wr_rank: t("tBL + tRTRS (writes)", c.wr_to_wr_rank)?,
+            wr_to_rd_rank: t("CWL + tBL + tRTRS - CL", c.wr_to_rd_rank)?,
         })
     }
 }
@@ -153,131 +169,158 @@ fn raise(slot: &mut T, t: T) {
     }
 }
 
-/// Earliest-issue tables (the constraints of `ChannelTiming` for the commands a one-rank
-/// open-row run uses: ACT, PRE, RD, WR, PREA, REF) and, per bank, its candidate in 16 lanes.
-struct State {
+/// Earliest-issue tables (the constraints of `ChannelTiming` for the commands an open-row run
+/// uses: ACT, PRE, RD, WR, PREA, REF) for `R` ranks and, per bank, its candidate in
+/// `16 * R` lanes.
+struct State<const R: usize> {
     // Per bank: the bank-level part of each command's ready time.
-    bank_act: [T; BANKS],
-    bank_rd: [T; BANKS],
-    bank_pre: [T; BANKS],
+    bank_act: [T; MAX_BANKS],
+    bank_rd: [T; MAX_BANKS],
+    bank_pre: [T; MAX_BANKS],
     /// Per (kind, group): the bank-group, rank and tFAW parts of a command's ready time.
-    shared: [T; SHARED_ROWS * GROUPS],
-    rank_prea: T,
-    rank_ref: T,
-    /// ACT + tFAW of the rank's last four ACTs, as a ring.
-    faw: [T; 4],
-    faw_pos: usize,
+    shared: [T; SHARED_ROWS * MAX_GROUPS],
+    rank_prea: [T; MAX_RANKS],
+    rank_ref: [T; MAX_RANKS],
+    /// Per rank: ACT + tFAW of its last four ACTs, as a ring.
+    faw: [[T; 4]; MAX_RANKS],
+    faw_pos: [usize; MAX_RANKS],
     /// One command per cycle.
     bus: T,
     // Lanes, per bank: its candidate's full ready time (without the bus), key and kind. Lanes
-    // 4g..4g+3 are bank group g's banks, one SSE2 vector.
+    // 4g..4g+3 are bank group g's banks (group g of rank g / 4), one SSE2 vector.
     ready: lanes::Lanes,
     key: lanes::Lanes,
     kind: lanes::Lanes,
+    /// Two ranks: `NEVER` in the lanes of a rank waiting for refresh, else 0.
+    gate: lanes::Lanes,
     /// Per bank: bank-level ready time and queue index of its candidate.
-    cand_t: [T; BANKS],
-    cand_index: [usize; BANKS],
+    cand_t: [T; MAX_BANKS],
+    cand_index: [usize; MAX_BANKS],
 }
 
-impl State {
+/// Per group `j` of `R` ranks: `same_group` for group `g`, `same_rank` for the other groups of
+/// its rank, `other_rank` for the other rank's (0: no constraint).
+#[inline(always)]
+fn per_group<const R: usize>(g: usize, same_group: T, same_rank: T, other_rank: T) -> [T; MAX_GROUPS] {
+    let mut v = [0; MAX_GROUPS];
+    for (j, x) in v.iter_mut().enumerate().take(GROUPS * R) {
+        *x = if j == g {
+            same_group
+        } else if j / GROUPS == g / GROUPS {
+            same_rank
+        } else {
+            other_rank
+        };
+    }
+    v
+}
+
+impl<const R: usize> State<R> {
     fn new() -> Self {
-        let mut shared = [0; SHARED_ROWS * GROUPS];
-        shared[K_NONE as usize * GROUPS..].fill(NEVER);
+        let mut shared = [0; SHARED_ROWS * MAX_GROUPS];
+        shared[K_NONE as usize * MAX_GROUPS..].fill(NEVER);
         State {
-            bank_act: [0; BANKS],
-            bank_rd: [0; BANKS],
-            bank_pre: [0; BANKS],
+            bank_act: [0; MAX_BANKS],
+            bank_rd: [0; MAX_BANKS],
+            bank_pre: [0; MAX_BANKS],
             shared,
-            rank_prea: 0,
-            rank_ref: 0,
-            faw: [0; 4],
-            faw_pos: 0,
+            rank_prea: [0; MAX_RANKS],
+            rank_ref: [0; MAX_RANKS],
+            faw: [[0; 4]; MAX_RANKS],
+            faw_pos: [0; MAX_RANKS],
             bus: 0,
-            ready: lanes::Lanes([NEVER; BANKS]),
-            key: lanes::Lanes([NO_KEY; BANKS]),
-            kind: lanes::Lanes([K_NONE; BANKS]),
-            cand_t: [NEVER; BANKS],
-            cand_index: [0; BANKS],
+            ready: lanes::Lanes([NEVER; MAX_BANKS]),
+            key: lanes::Lanes([NO_KEY; MAX_BANKS]),
+            kind: lanes::Lanes([K_NONE; MAX_BANKS]),
+            gate: lanes::Lanes([0; MAX_BANKS]),
+            cand_t: [NEVER; MAX_BANKS],
+            cand_index: [0; MAX_BANKS],
         }
     }
 
-    /// Raise kind `k`'s shared entries only: `k` is the inactive direction's column kind, which
-    /// no lane holds (lanes hold the active direction's candidates).
+    /// Raise kind `k`'s shared entries to `v[group]` only: `k` is the inactive direction's
+    /// column kind, which no lane holds (lanes hold the active direction's candidates).
     #[inline(always)]
-    fn raise_shared(&mut self, k: u32, g: usize, t: T, tg: T) {
-        let row = k as usize * GROUPS;
-        for i in 0..GROUPS {
-            raise(&mut self.shared[row + i], if i == g { tg } else { t });
+    fn raise_shared(&mut self, k: u32, v: &[T; MAX_GROUPS]) {
+        let row = k as usize * MAX_GROUPS;
+        for i in 0..GROUPS * R {
+            raise(&mut self.shared[row + i], v[i]);
         }
     }
 
-    /// Raise kind `k`'s shared entries to `t` in every group except `g`, and to `tg` in group
-    /// `g` (`g == GROUPS`: all to `t`), and with them the ready lanes of that kind.
+    /// Raise kind `k`'s shared entries to `v[group]`, and with them the ready lanes of that kind.
     #[inline(always)]
-    fn raise_kind(&mut self, k: u32, g: usize, t: T, tg: T) {
-        let row = k as usize * GROUPS;
-        for i in 0..GROUPS {
-            raise(&mut self.shared[row + i], if i == g { tg } else { t });
-        }
-        lanes::raise_kind(&mut self.ready, &self.kind, k, g, t, tg);
+    fn raise_kind(&mut self, k: u32, v: &[T; MAX_GROUPS]) {
+        self.raise_shared(k, v);
+        lanes::raise_kind::<R>(&mut self.ready, &self.kind, k, v);
     }
 
     #[inline(always)]
     fn act(&mut self, c: &C, now: T, b: usize, g: usize) {
+        let r = g / GROUPS;
         raise(&mut self.bank_act[b], now + c.act_to_act);
         raise(&mut self.bank_rd[b], now + c.act_to_col);
         raise(&mut self.bank_pre[b], now + c.act_to_pre);
-        raise(&mut self.rank_prea, now + c.act_to_pre);
-        self.faw[self.faw_pos] = now + c.faw;
-        self.faw_pos = (self.faw_pos + 1) & 3;
-        // tRRD_S and the window's new oldest ACT bind every group of the rank, tRRD_L this one.
-        let t = (now + c.act_to_act_s).max(self.faw[self.faw_pos]);
-        self.raise_kind(K_ACT, g, t, t.max(now + c.act_to_act_l));
+        raise(&mut self.rank_prea[r], now + c.act_to_pre);
+        let pos = self.faw_pos[r];
+        self.faw[r][pos] = now + c.faw;
+        self.faw_pos[r] = (pos + 1) & 3;
+        // tRRD_S and the window's new oldest ACT bind every group of the rank, tRRD_L this
+        // one; the other rank not at all.
+        let t = (now + c.act_to_act_s).max(self.faw[r][(pos + 1) & 3]);
+        self.raise_kind(K_ACT, &per_group::<R>(g, t.max(now + c.act_to_act_l), t, 0));
         self.bus = now + 1;
     }
 
     #[inline(always)]
     fn pre(&mut self, c: &C, now: T, b: usize) {
         raise(&mut self.bank_act[b], now + c.pre_to_act);
-        raise(&mut self.rank_ref, now + c.pre_to_act);
+        raise(&mut self.rank_ref[b / BANKS], now + c.pre_to_act);
         self.bus = now + 1;
     }
 
     #[inline(always)]
     fn rd(&mut self, c: &C, now: T, b: usize, g: usize) {
+        let r = g / GROUPS;
         raise(&mut self.bank_pre[b], now + c.rd_to_pre);
-        raise(&mut self.rank_prea, now + c.rd_to_pre);
+        raise(&mut self.rank_prea[r], now + c.rd_to_pre);
         let t = now + c.rd_to_rd_s;
-        self.raise_kind(K_RD, g, t, t.max(now + c.rd_to_rd_l));
+        self.raise_kind(K_RD, &per_group::<R>(g, t.max(now + c.rd_to_rd_l), t, now + c.rd_to_rd_rank));
         let t = now + c.rd_to_wr;
-        self.raise_shared(K_WR, g, t, t);
+        self.raise_shared(K_WR, &per_group::<R>(g, t, t, now + c.rd_to_wr_rank));
         self.bus = now + 1;
     }
 
     #[inline(always)]
     fn wr(&mut self, c: &C, now: T, b: usize, g: usize) {
+        let r = g / GROUPS;
         raise(&mut self.bank_pre[b], now + c.wr_to_pre);
-        raise(&mut self.rank_prea, now + c.wr_to_pre);
+        raise(&mut self.rank_prea[r], now + c.wr_to_pre);
         let t = now + c.wr_to_wr_s;
-        self.raise_kind(K_WR, g, t, t.max(now + c.wr_to_wr_l));
+        self.raise_kind(K_WR, &per_group::<R>(g, t.max(now + c.wr_to_wr_l), t, now + c.wr_to_wr_rank));
         let t = now + c.wr_to_rd_s;
-        self.raise_shared(K_RD, g, t, t.max(now + c.wr_to_rd_l));
+        self.raise_shared(K_RD, &per_group::<R>(g, t.max(now + c.wr_to_rd_l), t, now + c.wr_to_rd_rank));
         self.bus = now + 1;
     }
 
-    fn prea(&mut self, c: &C, now: T) {
+    /// Every group of rank `r` to `t`, the other rank's untouched.
+    fn rank_wide(r: usize, t: T) -> [T; MAX_GROUPS] {
+        per_group::<R>(r * GROUPS, t, t, 0)
+    }
+
+    fn prea(&mut self, c: &C, now: T, r: usize) {
         let t = now + c.pre_to_act;
-        self.raise_kind(K_ACT, GROUPS, t, t);
-        raise(&mut self.rank_ref, t);
+        self.raise_kind(K_ACT, &Self::rank_wide(r, t));
+        raise(&mut self.rank_ref[r], t);
         self.bus = now + 1;
     }
 
-    fn refresh(&mut self, c: &C, now: T) {
+    fn refresh(&mut self, c: &C, now: T, r: usize) {
         let t = now + c.refresh;
-        self.raise_kind(K_ACT, GROUPS, t, t);
-        self.raise_kind(K_PRE, GROUPS, t, t);
-        raise(&mut self.rank_ref, t);
-        raise(&mut self.rank_prea, t);
+        self.raise_kind(K_ACT, &Self::rank_wide(r, t));
+        self.raise_kind(K_PRE, &Self::rank_wide(r, t));
+        raise(&mut self.rank_ref[r], t);
+        raise(&mut self.rank_prea[r], t);
         self.bus = now + 1;
     }
 
@@ -288,19 +331,29 @@ impl State {
         self.key.0[b] = key;
         self.cand_t[b] = cand_t;
         self.cand_index[b] = index;
-        self.ready.0[b] = cand_t.max(self.shared[(kind as usize * GROUPS + b / BANKS_PER_GROUP) & (SHARED_ROWS * GROUPS - 1)]);
+        self.ready.0[b] = cand_t.max(self.shared[(kind as usize * MAX_GROUPS + b / BANKS_PER_GROUP) & (SHARED_ROWS * MAX_GROUPS - 1)]);
     }
 
-    /// The earliest cycle a candidate can issue and, among the candidates ready then, the bank
-    /// with the smallest key (`NEVER`: no candidate).
+    /// The earliest cycle a candidate of a rank not waiting for refresh can issue and, among
+    /// the candidates ready then, the bank with the smallest key (`NEVER`: no candidate).
+    /// `blocked`: some rank waits for refresh (one rank: all of them).
     #[inline(always)]
-    fn next_command(&self) -> (T, usize) {
-        let first = lanes::min(&self.ready);
+    fn next_command(&self, blocked: bool) -> (T, usize) {
+        let gated;
+        let ready = if !blocked {
+            &self.ready
+        } else if R == 1 {
+            return (NEVER, 0);
+        } else {
+            gated = lanes::max::<R>(&self.ready, &self.gate);
+            &gated
+        };
+        let first = lanes::min::<R>(ready);
         if first == NEVER {
             return (NEVER, 0);
         }
         let at = first.max(self.bus);
-        (at, lanes::smallest_key_ready_at(&self.ready, &self.key, at))
+        (at, lanes::smallest_key_ready_at::<R>(ready, &self.key, at))
     }
 }
 
@@ -310,11 +363,11 @@ impl State {
 #[derive(Clone, Debug, Default)]
 pub struct Counters {
     /// Per bank, per `Command::index()`.
-    pub commands: [[u64; Command::COUNT]; BANKS],
-    pub rank_commands: [u64; Command::COUNT],
-    pub row_hits: [u64; BANKS],
-    pub row_misses: [u64; BANKS],
-    pub row_conflicts: [u64; BANKS],
+    pub commands: [[u64; Command::COUNT]; MAX_BANKS],
+    pub rank_commands: [[u64; Command::COUNT]; MAX_RANKS],
+    pub row_hits: [u64; MAX_BANKS],
+    pub row_misses: [u64; MAX_BANKS],
+    pub row_conflicts: [u64; MAX_BANKS],
     pub reads: u64,
     pub writes: u64,
     pub busy_data_cycles: u64,
@@ -323,9 +376,9 @@ pub struct Counters {
     pub write_mode_switches: u64,
     last_update: T,
     // Per bank: last ACT or column command, column commands since ACT, queued requests.
-    last_use: [T; BANKS],
-    hits_since_act: [u32; BANKS],
-    pending: [u32; BANKS],
+    last_use: [T; MAX_BANKS],
+    hits_since_act: [u32; MAX_BANKS],
+    pending: [u32; MAX_BANKS],
 }
 
 impl Counters {
@@ -427,7 +480,17 @@ pub struct RunResult {
     pub counters: Option<Box<Counters>>,
 }
 
-pub struct Ceiling {
+/// `Ceiling::run_feed` on `cfg`'s one or two ranks.
+pub fn run_feed_on<const LOG: bool, const STATS: bool, F: Feed>(cfg: &MemoryConfig, feed: &mut F, outstanding: usize) -> Result<RunResult, String> {
+    match cfg.org.ranks {
+        1 => Ceiling::<1>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
+        2 => Ceiling::<2>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
+        n => Err(unsupported(&format!("1 or 2 ranks, not {n}"))),
+    }
+}
+
+/// The lean controller for `R` ranks (1 or 2) of one channel.
+pub struct Ceiling<const R: usize> {
     c: C,
     mapping: AddressMapping,
     line_mask: u64,
@@ -443,21 +506,21 @@ pub struct Ceiling {
     write_mode_switches: u64,
     frontend_latency: T,
     t_refi: T,
-    s: State,
-    open_row: [u32; BANKS],
-    open_banks: u32,
+    s: State<R>,
+    open_row: [u32; MAX_BANKS],
+    open_banks: [u32; MAX_RANKS],
     /// Per direction, per bank.
-    queues: Box<[[BankQueue; BANKS]; 2]>,
+    queues: Box<[[BankQueue; MAX_BANKS]; 2]>,
     queued: usize,
     next_seq: u32,
 }
 
-impl Ceiling {
+impl<const R: usize> Ceiling<R> {
     /// Refuses (with the reason) any configuration other than the one it is written for.
     pub fn new(cfg: &MemoryConfig) -> Result<Self, String> {
         let (org, ctl) = (&cfg.org, &cfg.controller);
-        if org.channels != 1 || org.ranks != 1 {
-            return Err(unsupported(&format!("1 channel x 1 rank, not {} x {}", org.channels, org.ranks)));
+        if org.channels != 1 || org.ranks as usize != R || !(1..=MAX_RANKS).contains(&R) {
+            return Err(unsupported(&format!("1 channel x {R} rank(s), not {} x {}", org.channels, org.ranks)));
         }
         if org.bank_groups as usize != GROUPS || org.banks_per_group as usize != BANKS_PER_GROUP {
             return Err(unsupported(&format!(
@@ -500,9 +563,9 @@ impl Ceiling {
             frontend_latency: small("frontend_latency", ctl.frontend_latency)?,
             t_refi: small("tREFI", cfg.timing.tREFI)?,
             s: State::new(),
-            open_row: [NO_ROW; BANKS],
-            open_banks: 0,
-            queues: Box::new([[BankQueue { len: 0, reqs: [Entry::default(); MAX_QUEUE] }; BANKS]; 2]),
+            open_row: [NO_ROW; MAX_BANKS],
+            open_banks: [0; MAX_RANKS],
+            queues: Box::new([[BankQueue { len: 0, reqs: [Entry::default(); MAX_QUEUE] }; MAX_BANKS]; 2]),
             queued: 0,
             next_seq: 0,
         })
@@ -536,7 +599,7 @@ impl Ceiling {
     #[inline(always)]
     fn enqueue<const STATS: bool>(&mut self, now: T, addr: u64, is_write: bool, k: &mut Counters) {
         let d = self.mapping.decode(addr & self.line_mask);
-        let b = (d.bank_group as usize * BANKS_PER_GROUP + d.bank as usize) & (BANKS - 1);
+        let b = (d.rank as usize * BANKS + d.bank_group as usize * BANKS_PER_GROUP + d.bank as usize) & (MAX_BANKS - 1);
         if STATS {
             k.integrate(now, self.len);
             k.pending[b] += 1;
@@ -600,7 +663,7 @@ impl Ceiling {
         raise(&mut self.s.bus, at);
         self.write_mode = !self.write_mode;
         self.write_mode_switches += 1;
-        for b in 0..BANKS {
+        for b in 0..BANKS * R {
             self.update_candidate(b);
         }
     }
@@ -610,8 +673,8 @@ impl Ceiling {
         if LOG {
             let addr = DramAddress {
                 channel: 0,
-                rank: 0,
-                bank_group: (b / BANKS_PER_GROUP) as u32,
+                rank: (b / BANKS) as u32,
+                bank_group: (b % BANKS / BANKS_PER_GROUP) as u32,
                 bank: (b % BANKS_PER_GROUP) as u32,
                 row,
                 column,
@@ -623,27 +686,30 @@ impl Ceiling {
     /// PREA (closing every bank) or REF at `at`. Rare (twice per tREFI): kept out of the loop.
     #[cold]
     #[inline(never)]
-    fn issue_refresh(&mut self, at: T, cmd: Command) {
+    fn issue_refresh(&mut self, at: T, cmd: Command, r: usize) {
         let c = self.c;
         if cmd == Command::Prea {
-            self.s.prea(&c, at);
-            self.open_row = [NO_ROW; BANKS];
-            self.open_banks = 0;
-            for b in 0..BANKS {
+            self.s.prea(&c, at, r);
+            self.open_row[r * BANKS..(r + 1) * BANKS].fill(NO_ROW);
+            self.open_banks[r] = 0;
+            for b in r * BANKS..(r + 1) * BANKS {
                 self.update_candidate(b);
             }
         } else {
-            self.s.refresh(&c, at);
+            self.s.refresh(&c, at, r);
         }
     }
 
-    /// Run `requests` closed-loop with `outstanding` in flight from cycle 0, as
-    /// `dram_sim::simulate` does. With `LOG`, every command is recorded.
-    pub fn run<const LOG: bool>(self, requests: &[DramRequest], outstanding: usize) -> Result<RunResult, String> {
-        self.run_feed::<LOG, false, _>(&mut SliceFeed::new(requests)?, outstanding)
+    /// Rank `r` starts or stops waiting for refresh (its lanes gated off or on).
+    #[cold]
+    #[inline(never)]
+    fn gate_rank(&mut self, r: usize, blocked: bool) {
+        self.s.gate.0[r * BANKS..(r + 1) * BANKS].fill(if blocked { NEVER } else { 0 });
     }
 
-    /// `run` from any feed; with `STATS`, the production controller's bookkeeping too.
+    /// Run the requests of `feed` closed-loop with `outstanding` in flight from cycle 0, as
+    /// `dram_sim::simulate` does. With `LOG`, every command is recorded; with `STATS`, the
+    /// production controller's bookkeeping too.
     pub fn run_feed<const LOG: bool, const STATS: bool, F: Feed>(mut self, feed: &mut F, outstanding: usize) -> Result<RunResult, String> {
         if outstanding == 0 {
             return Err("outstanding must be at least 1".into());
@@ -663,8 +729,14 @@ impl Ceiling {
         let mut entered = 0usize;
         let (mut served, mut retired) = ([0usize; 2], [0usize; 2]);
         let mut last_done: T = 0;
-        let mut refresh_due = self.t_refi;
-        let mut refresh_pending = false;
+        // Per rank: the next refresh due (ranks staggered by tREFI / ranks, as
+        // `refresh/all_bank.rs`) and whether it waits for one (its candidates blocked).
+        let mut refresh_due = [NEVER; MAX_RANKS];
+        for (r, due) in refresh_due.iter_mut().enumerate().take(R) {
+            *due = (self.t_refi as u64 * (r as u64 + 1) / R as u64) as T;
+        }
+        let mut refresh_pending = [false; MAX_RANKS];
+        let mut any_pending = false;
         // The last cycle anything happened (a direction switch is checked from the next one).
         let mut cur: T;
 
@@ -726,50 +798,63 @@ impl Ceiling {
         }
         loop {
             let s = self.switch_at(cur);
-            if refresh_pending {
-                let (cmd, ready) = if self.open_banks > 0 {
-                    (Command::Prea, self.s.rank_prea)
-                } else {
-                    (Command::Ref, self.s.rank_ref)
-                };
-                let at = ready.max(self.s.bus).max(refresh_due);
-                let a = arrival_event!();
-                if s <= at.min(a) {
-                    self.switch_direction(s);
-                    cur = s;
-                    continue;
+            // The refresh command of a waiting rank that can issue first (the lowest rank on a
+            // tie, as `try_refresh`), and the next rank to fall due.
+            let (mut t_ref, mut r_ref, mut cmd_ref) = (NEVER, 0, Command::Ref);
+            let (mut due, mut r_due) = (NEVER, 0);
+            for r in 0..R {
+                if refresh_pending[r] {
+                    let (cmd, ready) = if self.open_banks[r] > 0 {
+                        (Command::Prea, self.s.rank_prea[r])
+                    } else {
+                        (Command::Ref, self.s.rank_ref[r])
+                    };
+                    let t = ready.max(self.s.bus).max(refresh_due[r]);
+                    if t < t_ref {
+                        (t_ref, r_ref, cmd_ref) = (t, r, cmd);
+                    }
+                } else if refresh_due[r] < due {
+                    (due, r_due) = (refresh_due[r], r);
                 }
-                if a < at {
-                    inject!(a);
-                    continue;
-                }
-                if at > end!() {
+            }
+            let (at, b) = self.s.next_command(any_pending);
+            let a = arrival_event!();
+            // In a cycle the production tick marks ranks due, issues a refresh command, else
+            // switches directions if due and schedules; the driver then lets requests in.
+            if due <= at.min(a).min(t_ref).min(s) {
+                if due > end!() {
                     break;
                 }
-                self.issue_refresh(at, cmd);
-                if cmd == Command::Ref {
-                    refresh_pending = false;
-                    refresh_due += self.t_refi;
+                refresh_pending[r_due] = true;
+                any_pending = true;
+                if R > 1 {
+                    self.gate_rank(r_due, true);
                 }
-                if STATS {
-                    k.rank_commands[cmd.index()] += 1;
-                }
-                Self::log::<LOG>(&mut log, at, cmd, 0, 0, 0);
-                inject!(at);
                 continue;
             }
-            let (at, b) = self.s.next_command();
-            let a = arrival_event!();
-            if s <= at.min(a).min(refresh_due) {
+            if s <= at.min(a).min(t_ref) {
                 self.switch_direction(s);
                 cur = s;
                 continue;
             }
-            if refresh_due <= at.min(a) {
-                if refresh_due > end!() {
+            if t_ref <= at && t_ref <= a {
+                if t_ref > end!() {
                     break;
                 }
-                refresh_pending = true;
+                self.issue_refresh(t_ref, cmd_ref, r_ref);
+                if cmd_ref == Command::Ref {
+                    refresh_pending[r_ref] = false;
+                    any_pending = refresh_pending.iter().any(|&p| p);
+                    refresh_due[r_ref] += self.t_refi;
+                    if R > 1 {
+                        self.gate_rank(r_ref, false);
+                    }
+                }
+                if STATS {
+                    k.rank_commands[r_ref][cmd_ref.index()] += 1;
+                }
+                Self::log::<LOG>(&mut log, t_ref, cmd_ref, r_ref * BANKS, 0, 0);
+                inject!(t_ref);
                 continue;
             }
             if a < at {
@@ -784,6 +869,7 @@ impl Ceiling {
                 });
             }
             let g = b / BANKS_PER_GROUP;
+            let rank = b / BANKS;
             let dir = self.write_mode as usize;
             let i = self.s.cand_index[b];
             let req = self.queues[dir][b].reqs[i];
@@ -855,7 +941,7 @@ impl Ceiling {
                         k.hits_since_act[b] = 0;
                     }
                     self.open_row[b] = req.row;
-                    self.open_banks += 1;
+                    self.open_banks[rank] += 1;
                     Self::log::<LOG>(&mut log, at, Command::Act, b, req.row, column);
                 }
                 _ => {
@@ -864,7 +950,7 @@ impl Ceiling {
                         k.commands[b][Command::Pre.index()] += 1;
                     }
                     self.open_row[b] = NO_ROW;
-                    self.open_banks -= 1;
+                    self.open_banks[rank] -= 1;
                     Self::log::<LOG>(&mut log, at, Command::Pre, b, req.row, column);
                 }
             }
@@ -881,28 +967,30 @@ impl Ceiling {
     }
 }
 
-/// 16 lanes of 31-bit values (one per bank) and the three operations the scheduler needs,
-/// in SSE2 (x86-64's baseline) with a scalar fallback elsewhere.
+/// Up to 32 lanes of 31-bit values (one per bank; `R` ranks use the first `16 * R`) and the
+/// operations the scheduler needs, in SSE2 (x86-64's baseline) with a scalar fallback elsewhere.
 mod lanes {
-    use super::{BANKS, BANKS_PER_GROUP};
+    use super::{BANKS, BANKS_PER_GROUP, MAX_BANKS, MAX_GROUPS};
 
     #[derive(Clone, Copy)]
     #[repr(C, align(16))]
-    pub struct Lanes(pub [u32; BANKS]);
+    pub struct Lanes(pub [u32; MAX_BANKS]);
 
     #[cfg(target_arch = "x86_64")]
     mod imp {
-        use super::Lanes;
+        use super::{Lanes, MAX_BANKS, MAX_GROUPS};
         use std::arch::x86_64::*;
 
         #[inline(always)]
         fn get(l: &Lanes, j: usize) -> __m128i {
-            // SAFETY: `Lanes` is 16-byte aligned and holds four vectors; `j < 4` at every call.
+            debug_assert!(j < MAX_BANKS / 4);
+            // SAFETY: `Lanes` is 16-byte aligned and holds eight vectors; `j < 4 * R <= 8`.
             unsafe { _mm_load_si128(l.0.as_ptr().add(4 * j) as *const __m128i) }
         }
 
         #[inline(always)]
         fn put(l: &mut Lanes, j: usize, v: __m128i) {
+            debug_assert!(j < MAX_BANKS / 4);
             // SAFETY: as `get`.
             unsafe { _mm_store_si128(l.0.as_mut_ptr().add(4 * j) as *mut __m128i, v) }
         }
@@ -918,6 +1006,15 @@ mod lanes {
         }
 
         #[inline(always)]
+        fn max(a: __m128i, b: __m128i) -> __m128i {
+            // SAFETY: SSE2 is part of x86-64.
+            unsafe {
+                let gt = _mm_cmpgt_epi32(a, b);
+                _mm_or_si128(_mm_and_si128(gt, a), _mm_andnot_si128(gt, b))
+            }
+        }
+
+        #[inline(always)]
         fn hmin(v: __m128i) -> u32 {
             // SAFETY: SSE2 is part of x86-64.
             unsafe {
@@ -928,38 +1025,62 @@ mod lanes {
         }
 
         #[inline(always)]
-        pub fn min16(l: &Lanes) -> u32 {
-            hmin(min(min(get(l, 0), get(l, 1)), min(get(l, 2), get(l, 3))))
+        pub fn min_lanes<const R: usize>(l: &Lanes) -> u32 {
+            let mut m0 = min(get(l, 0), get(l, 1));
+            let mut m1 = min(get(l, 2), get(l, 3));
+            for j in 1..R {
+                m0 = min(m0, min(get(l, 4 * j), get(l, 4 * j + 1)));
+                m1 = min(m1, min(get(l, 4 * j + 2), get(l, 4 * j + 3)));
+            }
+            hmin(min(m0, m1))
         }
 
         #[inline(always)]
-        pub fn smallest_key_ready_at(ready: &Lanes, key: &Lanes, at: u32) -> usize {
+        pub fn max_lanes<const R: usize>(a: &Lanes, b: &Lanes) -> Lanes {
+            let mut out = Lanes([0; MAX_BANKS]);
+            for j in 0..4 * R {
+                put(&mut out, j, max(get(a, j), get(b, j)));
+            }
+            out
+        }
+
+        #[inline(always)]
+        pub fn smallest_key_ready_at<const R: usize>(ready: &Lanes, key: &Lanes, at: u32) -> usize {
             // SAFETY: SSE2 is part of x86-64.
             unsafe {
                 let at = _mm_set1_epi32(at as i32);
                 let top = _mm_set1_epi32(i32::MAX);
                 // Lanes not ready at `at` read as the largest key.
                 let k = |j: usize| _mm_or_si128(get(key, j), _mm_and_si128(_mm_cmpgt_epi32(get(ready, j), at), top));
-                let (k0, k1, k2, k3) = (k(0), k(1), k(2), k(3));
-                let best = _mm_set1_epi32(hmin(min(min(k0, k1), min(k2, k3))) as i32);
+                let mut ks = [_mm_setzero_si128(); MAX_BANKS / 4];
+                for (j, v) in ks.iter_mut().enumerate().take(4 * R) {
+                    *v = k(j);
+                }
+                let mut m0 = min(ks[0], ks[1]);
+                let mut m1 = min(ks[2], ks[3]);
+                for j in 1..R {
+                    m0 = min(m0, min(ks[4 * j], ks[4 * j + 1]));
+                    m1 = min(m1, min(ks[4 * j + 2], ks[4 * j + 3]));
+                }
+                let best = _mm_set1_epi32(hmin(min(m0, m1)) as i32);
                 let hit = |v: __m128i| _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, best))) as u32;
-                let mask = hit(k0) | hit(k1) << 4 | hit(k2) << 8 | hit(k3) << 12;
+                let mut mask = 0u32;
+                for (j, &v) in ks.iter().enumerate().take(4 * R) {
+                    mask |= hit(v) << (4 * j);
+                }
                 mask.trailing_zeros() as usize
             }
         }
 
         #[inline(always)]
-        pub fn raise_kind(ready: &mut Lanes, kind: &Lanes, k: u32, g: usize, t: u32, tg: u32) {
+        pub fn raise_kind<const R: usize>(ready: &mut Lanes, kind: &Lanes, k: u32, v: &[u32; MAX_GROUPS]) {
             // SAFETY: SSE2 is part of x86-64.
             unsafe {
                 let kv = _mm_set1_epi32(k as i32);
-                for j in 0..4 {
-                    let v = _mm_set1_epi32((if j == g { tg } else { t }) as i32);
-                    let v = _mm_and_si128(_mm_cmpeq_epi32(get(kind, j), kv), v);
+                for j in 0..4 * R {
+                    let x = _mm_and_si128(_mm_cmpeq_epi32(get(kind, j), kv), _mm_set1_epi32(v[j] as i32));
                     let r = get(ready, j);
-                    // max(r, v)
-                    let gt = _mm_cmpgt_epi32(v, r);
-                    put(ready, j, _mm_or_si128(_mm_and_si128(gt, v), _mm_andnot_si128(gt, r)));
+                    put(ready, j, max(r, x));
                 }
             }
         }
@@ -971,51 +1092,64 @@ mod lanes {
     /// The reference (and the fallback off x86-64); tests compare the SSE2 code with it.
     #[cfg(any(test, not(target_arch = "x86_64")))]
     pub(super) mod scalar {
-        use super::{Lanes, BANKS, BANKS_PER_GROUP};
+        use super::{Lanes, BANKS, BANKS_PER_GROUP, MAX_BANKS, MAX_GROUPS};
 
-        pub fn min16(l: &Lanes) -> u32 {
-            l.0.iter().copied().min().unwrap_or(u32::MAX)
+        pub fn min_lanes<const R: usize>(l: &Lanes) -> u32 {
+            l.0[..BANKS * R].iter().copied().min().unwrap_or(u32::MAX)
         }
 
-        pub fn smallest_key_ready_at(ready: &Lanes, key: &Lanes, at: u32) -> usize {
-            (0..BANKS).filter(|&b| ready.0[b] <= at).min_by_key(|&b| key.0[b]).unwrap_or(0)
+        pub fn max_lanes<const R: usize>(a: &Lanes, b: &Lanes) -> Lanes {
+            let mut out = Lanes([0; MAX_BANKS]);
+            for i in 0..BANKS * R {
+                out.0[i] = a.0[i].max(b.0[i]);
+            }
+            out
         }
 
-        pub fn raise_kind(ready: &mut Lanes, kind: &Lanes, k: u32, g: usize, t: u32, tg: u32) {
-            for b in 0..BANKS {
+        pub fn smallest_key_ready_at<const R: usize>(ready: &Lanes, key: &Lanes, at: u32) -> usize {
+            (0..BANKS * R).filter(|&b| ready.0[b] <= at).min_by_key(|&b| key.0[b]).unwrap_or(0)
+        }
+
+        pub fn raise_kind<const R: usize>(ready: &mut Lanes, kind: &Lanes, k: u32, v: &[u32; MAX_GROUPS]) {
+            for b in 0..BANKS * R {
                 if kind.0[b] == k {
-                    let v = if b / BANKS_PER_GROUP == g { tg } else { t };
-                    ready.0[b] = ready.0[b].max(v);
+                    ready.0[b] = ready.0[b].max(v[b / BANKS_PER_GROUP]);
                 }
             }
         }
     }
 
-    const _: () = assert!(BANKS == 16 && BANKS_PER_GROUP == 4, "lanes 4g..4g+3 are bank group g");
+    const _: () = assert!(BANKS == 16 && BANKS_PER_GROUP == 4 && MAX_BANKS == 32, "lanes 4g..4g+3 are bank group g");
 
-    /// The smallest lane.
+    /// The smallest of the first `16 * R` lanes.
     #[inline(always)]
-    pub fn min(l: &Lanes) -> u32 {
-        imp::min16(l)
+    pub fn min<const R: usize>(l: &Lanes) -> u32 {
+        imp::min_lanes::<R>(l)
+    }
+
+    /// Lane by lane maximum of the first `16 * R` lanes (the rest 0).
+    #[inline(always)]
+    pub fn max<const R: usize>(a: &Lanes, b: &Lanes) -> Lanes {
+        imp::max_lanes::<R>(a, b)
     }
 
     /// Among lanes with `ready <= at`, the one with the smallest key (keys are unique).
     #[inline(always)]
-    pub fn smallest_key_ready_at(ready: &Lanes, key: &Lanes, at: u32) -> usize {
-        imp::smallest_key_ready_at(ready, key, at)
+    pub fn smallest_key_ready_at<const R: usize>(ready: &Lanes, key: &Lanes, at: u32) -> usize {
+        imp::smallest_key_ready_at::<R>(ready, key, at)
     }
 
-    /// `ready = max(ready, t)` in lanes whose `kind` is `k`, `tg` instead of `t` in group `g`.
+    /// `ready = max(ready, v[group])` in lanes whose `kind` is `k`.
     #[inline(always)]
-    pub fn raise_kind(ready: &mut Lanes, kind: &Lanes, k: u32, g: usize, t: u32, tg: u32) {
-        imp::raise_kind(ready, kind, k, g, t, tg)
+    pub fn raise_kind<const R: usize>(ready: &mut Lanes, kind: &Lanes, k: u32, v: &[u32; MAX_GROUPS]) {
+        imp::raise_kind::<R>(ready, kind, k, v)
     }
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::lanes::{self, scalar, Lanes};
-    use super::{BANKS, K_NONE, NEVER, NO_KEY};
+    use super::{K_NONE, MAX_BANKS, MAX_GROUPS, NEVER, NO_KEY};
 
     /// Lanes with a few equal values and `NEVER`s, from a small deterministic generator.
     fn random_lanes(seed: &mut u64, spread: u32) -> [Lanes; 3] {
@@ -1023,8 +1157,8 @@ mod tests {
             *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (*seed >> 33) as u32
         };
-        let (mut ready, mut key, mut kind) = ([0; BANKS], [0; BANKS], [0; BANKS]);
-        for b in 0..BANKS {
+        let (mut ready, mut key, mut kind) = ([0; MAX_BANKS], [0; MAX_BANKS], [0; MAX_BANKS]);
+        for b in 0..MAX_BANKS {
             kind[b] = next() % (K_NONE + 1);
             ready[b] = if kind[b] == K_NONE { NEVER } else { next() % spread };
             key[b] = if kind[b] == K_NONE { NO_KEY } else { (b as u32) << 20 | next() % (1 << 20) };
@@ -1032,21 +1166,31 @@ mod tests {
         [Lanes(ready), Lanes(key), Lanes(kind)]
     }
 
+    fn check<const R: usize>(case: u32, seed: &mut u64) {
+        let [mut ready, key, kind] = random_lanes(seed, if case % 2 == 0 { 8 } else { 1 << 30 });
+        assert_eq!(lanes::min::<R>(&ready), scalar::min_lanes::<R>(&ready), "case {case}");
+        let gate = random_lanes(seed, 3)[0];
+        assert_eq!(lanes::max::<R>(&ready, &gate).0, scalar::max_lanes::<R>(&ready, &gate).0, "case {case}");
+        let at = lanes::min::<R>(&ready).saturating_add(case % 5);
+        if lanes::min::<R>(&ready) != NEVER {
+            assert_eq!(lanes::smallest_key_ready_at::<R>(&ready, &key, at), scalar::smallest_key_ready_at::<R>(&ready, &key, at), "case {case}");
+        }
+        let mut reference = ready;
+        let mut v = [0; MAX_GROUPS];
+        for (j, x) in v.iter_mut().enumerate() {
+            *x = (case * 7 + j as u32 * 13) % 16;
+        }
+        lanes::raise_kind::<R>(&mut ready, &kind, case % 5, &v);
+        scalar::raise_kind::<R>(&mut reference, &kind, case % 5, &v);
+        assert_eq!(ready.0, reference.0, "case {case}");
+    }
+
     #[test]
     fn sse2_lane_operations_equal_the_scalar_reference() {
         let mut seed = 1;
         for case in 0..20_000 {
-            let [mut ready, key, kind] = random_lanes(&mut seed, if case % 2 == 0 { 8 } else { 1 << 30 });
-            assert_eq!(lanes::min(&ready), scalar::min16(&ready), "case {case}");
-            let at = lanes::min(&ready).saturating_add(case % 5);
-            if lanes::min(&ready) != NEVER {
-                assert_eq!(lanes::smallest_key_ready_at(&ready, &key, at), scalar::smallest_key_ready_at(&ready, &key, at), "case {case}");
-            }
-            let mut reference = ready;
-            let (k, g, t, tg) = (case % 4, (case / 4 % 5) as usize, case * 7 % 16, case * 13 % 16);
-            lanes::raise_kind(&mut ready, &kind, k, g, t, tg);
-            scalar::raise_kind(&mut reference, &kind, k, g, t, tg);
-            assert_eq!(ready.0, reference.0, "case {case}");
+            check::<1>(case, &mut seed);
+            check::<2>(case, &mut seed);
         }
     }
 }

@@ -5,7 +5,7 @@
 //! hits, misses and conflicts, reads, writes, write-mode switches, busy data cycles, the queue occupancy integrals),
 //! and run the independent `TimingChecker` over the lean stream.
 
-use super::lean_controller::{Ceiling, Counters, SliceFeed};
+use super::lean_controller::{run_feed_on, Counters, SliceFeed};
 use memtint_engine::checker::TimingChecker;
 use memtint_engine::config::MemoryConfig;
 use memtint_engine::dram::CommandRecord;
@@ -91,7 +91,7 @@ pub fn compare(cfg: &MemoryConfig, requests: &[DramRequest], outstanding: usize)
     let mut src = VecSource::new(requests.to_vec());
     let (mem, totals) = simulate(cfg, &mut src, false, opts).map_err(|e| format!("production engine: {e}"))?;
     let prod = &totals.commands;
-    let lean = Ceiling::new(cfg)?.run_feed::<true, true, _>(&mut SliceFeed::new(requests)?, outstanding)?;
+    let lean = run_feed_on::<true, true, _>(cfg, &mut SliceFeed::new(requests)?, outstanding)?;
 
     let first_divergence = (0..lean.commands.len().max(prod.len()))
         .find(|&i| lean.commands.get(i) != prod.get(i))
@@ -129,7 +129,9 @@ fn first_counter_difference(k: &Counters, p: &memtint_engine::stats::ChannelStat
         add(format!("bank {b} row misses"), k.row_misses[b].to_string(), pb.row_misses.to_string());
         add(format!("bank {b} row conflicts"), k.row_conflicts[b].to_string(), pb.row_conflicts.to_string());
     }
-    add("rank commands".into(), format!("{:?}", k.rank_commands), format!("{:?}", p.rank_commands[0]));
+    for (r, pr) in p.rank_commands.iter().enumerate() {
+        add(format!("rank {r} commands"), format!("{:?}", k.rank_commands[r]), format!("{:?}", pr));
+    }
     add("reads".into(), k.reads.to_string(), p.reads.to_string());
     add("writes".into(), k.writes.to_string(), p.writes.to_string());
     add("write mode switches".into(), k.write_mode_switches.to_string(), p.write_mode_switches.to_string());
