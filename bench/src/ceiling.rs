@@ -20,6 +20,7 @@ mod verify;
 use lean_controller::Ceiling;
 use lean_controller::{run_feed_on, SliceFeed, SourceFeed};
 use memtint_engine::config::{MachineConfig, MemoryConfig};
+use memtint_engine::dram_sim::{simulate, DramSimOptions};
 use memtint_engine::trace::{DramRequest, GeneratorKind, GeneratorSpec, RequestGenerator, TraceSource, VecSource};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -136,6 +137,16 @@ fn run() -> Result<bool, String> {
     let (c0, fed) = (thread_cpu_seconds(), run_feed_on::<false, true, _>(&cfg, &mut SourceFeed::new(&mut src), OUTSTANDING)?);
     let cpu_fed = thread_cpu_seconds() - c0;
     println!("  + requests read one at a time from a dyn TraceSource: {:>6.2}", fed.requests as f64 / cpu_fed / 1e6);
+    // The production controller on the same trace, timed as `memtint-bench` times it: the
+    // ratio without a second binary (and for the two-rank channel, which no bench preset has).
+    let mut src = VecSource::new(reqs.clone());
+    let (c0, (_, totals)) = (thread_cpu_seconds(), simulate(&cfg, &mut src, false, DramSimOptions::new(OUTSTANDING)).map_err(|e| e.to_string())?);
+    let cpu_prod = thread_cpu_seconds() - c0;
+    let prod_rate = totals.requests as f64 / cpu_prod;
+    println!("\nproduction controller (`dram_sim::simulate`), same trace: {:>6.2} M requests per CPU second; lean / production {:.2}x", prod_rate / 1e6, rate / prod_rate);
+    if totals.dram_cycles != result.cycles {
+        return Err(format!("internal error: production ran {} cycles, the lean controller {}", totals.dram_cycles, result.cycles));
+    }
     if (counted.cycles, fed.cycles) != (result.cycles, result.cycles) {
         return Err(format!("internal error: the variants ran {} and {} cycles, not {}", counted.cycles, fed.cycles, result.cycles));
     }
