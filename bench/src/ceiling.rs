@@ -9,7 +9,7 @@
 //! (`MEMTINT_CEILING_VERIFY=full`: the whole run; `=off`: no check, e.g. under callgrind), and
 //! runs the independent timing checker over it. Exits 1 if they differ. `MEMTINT_CEILING_SEED`
 //! picks another trace seed (default 42, the bench's); `MEMTINT_CEILING_RANKS=2` runs the
-//! preset with two ranks on its channel. bench/README.md, stop 13 ("measured generality").
+//! preset with two ranks on its channel, `MEMTINT_CEILING_ROW_POLICY=closed` with closed rows. bench/README.md, stop 13 ("measured generality").
 
 #[path = "ceiling/lean_controller.rs"]
 mod lean_controller;
@@ -84,7 +84,12 @@ fn run() -> Result<bool, String> {
         return Err(format!("MEMTINT_CEILING_RANKS={ranks}: the lean controller models 1 or 2 ranks"));
     }
     let machine = MachineConfig::load(MACHINE).map_err(|e| e.to_string())?;
-    let machine = machine.with_overrides(&serde_json::json!({"dram": {"ranks": ranks}})).map_err(|e| e.to_string())?;
+    let row_policy = std::env::var("MEMTINT_CEILING_ROW_POLICY").unwrap_or_else(|_| "open".into());
+    if row_policy != "open" && row_policy != "closed" {
+        return Err(format!("MEMTINT_CEILING_ROW_POLICY={row_policy:?}: the lean controller models open or closed"));
+    }
+    let overrides = serde_json::json!({"dram": {"ranks": ranks}, "controller": {"row_policy": row_policy}});
+    let machine = machine.with_overrides(&overrides).map_err(|e| e.to_string())?;
     let cfg = MemoryConfig::resolve(&machine).map_err(|e| e.to_string())?;
     let seed = env_number("MEMTINT_CEILING_SEED", 42)? as u64;
     let (workload, kind) = match std::env::var("MEMTINT_CEILING_WORKLOAD").as_deref() {
@@ -93,7 +98,7 @@ fn run() -> Result<bool, String> {
         Ok(v) => return Err(format!("MEMTINT_CEILING_WORKLOAD={v:?}: expected random or mix")),
     };
     let reqs = trace(&cfg, kind, requests as u64, seed)?;
-    println!("memtint DRAM speed-of-light: a lean controller for exactly {MACHINE} 1ch x {ranks}r, FR-FCFS, open rows,");
+    println!("memtint DRAM speed-of-light: a lean controller for exactly {MACHINE} 1ch x {ranks}r, FR-FCFS, {row_policy} rows,");
     println!("all-bank refresh, reads and writes, closed loop with {OUTSTANDING} in flight; {workload} trace, seed {seed}. One thread.\n");
 
     let mut identical = true;
@@ -222,7 +227,7 @@ mod tests {
         let m = MachineConfig::load(MACHINE).unwrap();
         for (overrides, expect) in [
             (serde_json::json!({"controller": {"scheduler": "fcfs"}}), "scheduler fr-fcfs, not fcfs"),
-            (serde_json::json!({"controller": {"row_policy": "closed"}}), "row policy open, not closed"),
+            (serde_json::json!({"controller": {"row_policy": "timeout"}}), "row policy open or closed, not timeout"),
             (serde_json::json!({"controller": {"read_queue": 65}}), "read queue of at most 64"),
         ] {
             let cfg = MemoryConfig::resolve(&m.clone().with_overrides(&overrides).unwrap()).unwrap();
@@ -285,6 +290,24 @@ mod tests {
                 let report = verify::compare(&cfg, &reqs, outstanding).unwrap();
                 assert!(report.identical(), "{kind:?}, seed {seed}, {requests} requests, {outstanding} in flight:\n{report}");
                 assert!(report.commands > 2 * requests as usize, "{report}");
+            }
+        }
+    }
+
+    /// The closed row policy: RDA / WRA for the last queued hit (auto-precharge timing), idle
+    /// rows closed at once; one and two ranks, random and mix.
+    #[test]
+    fn closed_rows_are_identical() {
+        let m = MachineConfig::load(MACHINE).unwrap();
+        for ranks in [1, 2] {
+            let o = serde_json::json!({"dram": {"ranks": ranks}, "controller": {"row_policy": "closed"}});
+            let cfg = MemoryConfig::resolve(&m.clone().with_overrides(&o).unwrap()).unwrap();
+            for kind in [GeneratorKind::Random, GeneratorKind::Mix, GeneratorKind::Stream] {
+                for (seed, requests, outstanding) in [(42, 20_000, 64), (7, 3_000, 4)] {
+                    let reqs = trace(&cfg, kind, requests, seed).unwrap();
+                    let report = verify::compare(&cfg, &reqs, outstanding).unwrap();
+                    assert!(report.identical(), "{ranks} rank(s), {kind:?}, seed {seed}, {outstanding} in flight:\n{report}");
+                }
             }
         }
     }

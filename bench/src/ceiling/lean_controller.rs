@@ -12,7 +12,11 @@
 //! rebuilds them). **Two ranks**: 32 lanes, per-rank tRRD/tFAW/PREA/REF tables, rank-to-rank
 //! turnarounds (`rd_to_rd_rank` etc.), all-bank refresh staggered by tREFI / 2 per rank with
 //! only the waiting rank's lanes gated off (`try_refresh`: the lowest rank first). `Ceiling::new`
-//! refuses any other configuration.
+//! refuses any other configuration. **Closed rows** (`row_policy = "closed"`, a run-time
+//! flag): the last queued hit of its direction issues RDA / WRA (auto-precharge timing as
+//! `Constraints::auto_precharge_ready`), and a row left open with nothing queued for its bank
+//! is closed when nothing else issues (`close_idle_rows`; under FR-FCFS no test reaches it,
+//! since the last hit always auto-precharges, but it keeps the rules the production ones).
 //!
 //! It must produce the production controller's command stream record for record
 //! (`controller/channel_controller.rs` + `candidates.rs` + `timing_state.rs`, driven by
@@ -504,6 +508,11 @@ pub struct Ceiling<const R: usize> {
     /// Writes are the active direction (its candidates are in the lanes).
     write_mode: bool,
     write_mode_switches: u64,
+    /// Closed row policy (`row_policy/closed.rs`): the last queued hit auto-precharges, a row
+    /// open with nothing queued for its bank closes at once. Else open rows.
+    closed: bool,
+    /// Per bank: its last ACT (auto-precharge timing).
+    act_cycle: [T; MAX_BANKS],
     frontend_latency: T,
     t_refi: T,
     s: State<R>,
@@ -530,13 +539,17 @@ impl<const R: usize> Ceiling<R> {
         }
         for (what, got, want) in [
             ("scheduler", &ctl.scheduler, "fr-fcfs"),
-            ("row policy", &ctl.row_policy, "open"),
             ("refresh", &ctl.refresh, "all-bank"),
         ] {
             if got != want {
                 return Err(unsupported(&format!("{what} {want}, not {got}")));
             }
         }
+        let closed = match ctl.row_policy.as_str() {
+            "open" => false,
+            "closed" => true,
+            p => return Err(unsupported(&format!("row policy open or closed, not {p}"))),
+        };
         if ctl.read_queue > MAX_QUEUE {
             return Err(unsupported(&format!("a read queue of at most {MAX_QUEUE}, not {}", ctl.read_queue)));
         }
@@ -560,6 +573,8 @@ impl<const R: usize> Ceiling<R> {
             write_idle_timeout: ctl.write_idle_drain_timeout,
             write_mode: false,
             write_mode_switches: 0,
+            closed,
+            act_cycle: [0; MAX_BANKS],
             frontend_latency: small("frontend_latency", ctl.frontend_latency)?,
             t_refi: small("tREFI", cfg.timing.tREFI)?,
             s: State::new(),
@@ -698,6 +713,25 @@ impl<const R: usize> Ceiling<R> {
         } else {
             self.s.refresh(&c, at, r);
         }
+    }
+
+    /// Closed rows: the bank (lowest first) whose open row has nothing queued and can be closed
+    /// first, and when (`close_idle_rows` with an idle time of 0); `NEVER`: none. Ranks waiting
+    /// for refresh are left to their PREA.
+    #[cold]
+    #[inline(never)]
+    fn idle_close(&self, refresh_pending: &[bool; MAX_RANKS]) -> (T, usize) {
+        let (mut t, mut bank) = (NEVER, 0);
+        for b in 0..BANKS * R {
+            if self.open_row[b] == NO_ROW || self.queues[0][b].len + self.queues[1][b].len > 0 || refresh_pending[b / BANKS] {
+                continue;
+            }
+            let tb = self.s.bank_pre[b].max(self.s.shared[K_PRE as usize * MAX_GROUPS + b / BANKS_PER_GROUP]).max(self.s.bus);
+            if tb < t {
+                (t, bank) = (tb, b);
+            }
+        }
+        (t, bank)
     }
 
     /// Rank `r` starts or stops waiting for refresh (its lanes gated off or on).
@@ -857,6 +891,25 @@ impl<const R: usize> Ceiling<R> {
                 inject!(t_ref);
                 continue;
             }
+            if self.closed {
+                // After the scheduler's command (it wins a tie), before the driver's requests.
+                let (ti, bi) = self.idle_close(&refresh_pending);
+                if ti < at && ti <= a {
+                    if ti > end!() {
+                        break;
+                    }
+                    self.s.pre(&c, ti, bi);
+                    if STATS {
+                        k.commands[bi][Command::Pre.index()] += 1;
+                    }
+                    self.open_row[bi] = NO_ROW;
+                    self.open_banks[bi / BANKS] -= 1;
+                    self.update_candidate(bi);
+                    Self::log::<LOG>(&mut log, ti, Command::Pre, bi, 0, 0);
+                    inject!(ti);
+                    continue;
+                }
+            }
             if a < at {
                 inject!(a);
                 continue;
@@ -894,7 +947,17 @@ impl<const R: usize> Ceiling<R> {
                     } else {
                         self.s.rd(&c, at, b, g);
                     }
-                    let cmd = if is_write { Command::Wr } else { Command::Rd };
+                    let mut cmd = if is_write { Command::Wr } else { Command::Rd };
+                    // Closed rows: the last queued hit (this direction) auto-precharges.
+                    if self.closed && self.queues[dir][b].reqs[..self.queues[dir][b].len].iter().filter(|e| e.row == req.row).count() <= 1 {
+                        cmd = if is_write { Command::Wra } else { Command::Rda };
+                        let start = at + if is_write { c.wr_to_pre } else { c.rd_to_pre };
+                        let ap = start.max(self.act_cycle[b] + c.act_to_pre) + c.pre_to_act;
+                        raise(&mut self.s.bank_act[b], ap);
+                        raise(&mut self.s.rank_ref[rank], ap);
+                        self.open_row[b] = NO_ROW;
+                        self.open_banks[rank] -= 1;
+                    }
                     if STATS {
                         k.commands[b][cmd.index()] += 1;
                         k.last_use[b] = at;
@@ -942,6 +1005,7 @@ impl<const R: usize> Ceiling<R> {
                     }
                     self.open_row[b] = req.row;
                     self.open_banks[rank] += 1;
+                    self.act_cycle[b] = at;
                     Self::log::<LOG>(&mut log, at, Command::Act, b, req.row, column);
                 }
                 _ => {
