@@ -513,6 +513,9 @@ pub struct Ceiling<const R: usize> {
     closed: bool,
     /// Per bank: its last ACT (auto-precharge timing).
     act_cycle: [T; MAX_BANKS],
+    /// Closed rows: bit b set while bank b's row is open with nothing queued for it (so the
+    /// idle-close search runs only when there is something to find).
+    idle_open: u32,
     frontend_latency: T,
     t_refi: T,
     s: State<R>,
@@ -575,6 +578,7 @@ impl<const R: usize> Ceiling<R> {
             write_mode_switches: 0,
             closed,
             act_cycle: [0; MAX_BANKS],
+            idle_open: 0,
             frontend_latency: small("frontend_latency", ctl.frontend_latency)?,
             t_refi: small("tREFI", cfg.timing.tREFI)?,
             s: State::new(),
@@ -626,6 +630,9 @@ impl<const R: usize> Ceiling<R> {
         self.next_seq += 1;
         self.queued += 1;
         self.len[dir] += 1;
+        if self.closed {
+            self.idle_open &= !(1 << b);
+        }
         // The youngest request changes its bank's candidate only in the active direction, as
         // its first request or as the first hit of a bank whose candidate is a PRE.
         if is_write == self.write_mode && (q.len == 1 || (self.s.kind.0[b] == K_PRE && d.row == self.open_row[b])) {
@@ -710,6 +717,7 @@ impl<const R: usize> Ceiling<R> {
             for b in r * BANKS..(r + 1) * BANKS {
                 self.update_candidate(b);
             }
+            self.idle_open &= !(((1u64 << BANKS) - 1) << (r * BANKS)) as u32;
         } else {
             self.s.refresh(&c, at, r);
         }
@@ -722,8 +730,11 @@ impl<const R: usize> Ceiling<R> {
     #[inline(never)]
     fn idle_close(&self, refresh_pending: &[bool; MAX_RANKS]) -> (T, usize) {
         let (mut t, mut bank) = (NEVER, 0);
-        for b in 0..BANKS * R {
-            if self.open_row[b] == NO_ROW || self.queues[0][b].len + self.queues[1][b].len > 0 || refresh_pending[b / BANKS] {
+        let mut m = self.idle_open;
+        while m != 0 {
+            let b = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if refresh_pending[b / BANKS] {
                 continue;
             }
             let tb = self.s.bank_pre[b].max(self.s.shared[K_PRE as usize * MAX_GROUPS + b / BANKS_PER_GROUP]).max(self.s.bus);
@@ -732,6 +743,13 @@ impl<const R: usize> Ceiling<R> {
             }
         }
         (t, bank)
+    }
+
+    /// Closed rows: recompute bank `b`'s bit of `idle_open`.
+    #[inline(always)]
+    fn note_idle(&mut self, b: usize) {
+        let idle = self.open_row[b] != NO_ROW && self.queues[0][b].len + self.queues[1][b].len == 0;
+        self.idle_open = (self.idle_open & !(1 << b)) | ((idle as u32) << b);
     }
 
     /// Rank `r` starts or stops waiting for refresh (its lanes gated off or on).
@@ -891,7 +909,7 @@ impl<const R: usize> Ceiling<R> {
                 inject!(t_ref);
                 continue;
             }
-            if self.closed {
+            if self.closed && self.idle_open != 0 {
                 // After the scheduler's command (it wins a tie), before the driver's requests.
                 let (ti, bi) = self.idle_close(&refresh_pending);
                 if ti < at && ti <= a {
@@ -904,6 +922,7 @@ impl<const R: usize> Ceiling<R> {
                     }
                     self.open_row[bi] = NO_ROW;
                     self.open_banks[bi / BANKS] -= 1;
+                    self.idle_open &= !(1 << bi);
                     self.update_candidate(bi);
                     Self::log::<LOG>(&mut log, ti, Command::Pre, bi, 0, 0);
                     inject!(ti);
@@ -1017,6 +1036,9 @@ impl<const R: usize> Ceiling<R> {
                     self.open_banks[rank] -= 1;
                     Self::log::<LOG>(&mut log, at, Command::Pre, b, req.row, column);
                 }
+            }
+            if self.closed {
+                self.note_idle(b);
             }
             self.update_candidate(b);
             inject!(at);
