@@ -66,6 +66,45 @@ fn env_number(name: &str, default: usize) -> Result<usize, String> {
     }
 }
 
+/// Which of the configurations the lean controller models to run (the environment's
+/// `MEMTINT_CEILING_RANKS`, `_ROW_POLICY`, `_WORKLOAD`; unset: the bench's random row).
+struct Choice {
+    ranks: usize,
+    row_policy: &'static str,
+    workload: &'static str,
+    kind: GeneratorKind,
+}
+
+impl Choice {
+    fn parse(ranks: Option<String>, row_policy: Option<String>, workload: Option<String>) -> Result<Self, String> {
+        let ranks = match ranks.as_deref().map(str::trim) {
+            None => 1,
+            Some("1") => 1,
+            Some("2") => 2,
+            Some(v) => return Err(format!("MEMTINT_CEILING_RANKS={v:?}: the lean controller models 1 or 2 ranks")),
+        };
+        let row_policy = match row_policy.as_deref().map(str::trim) {
+            None | Some("open") => "open",
+            Some("closed") => "closed",
+            Some(v) => return Err(format!("MEMTINT_CEILING_ROW_POLICY={v:?}: the lean controller models open or closed")),
+        };
+        let (workload, kind) = match workload.as_deref().map(str::trim) {
+            None | Some("random") => ("random", GeneratorKind::Random),
+            Some("mix") => ("mix 2:1", GeneratorKind::Mix),
+            Some(v) => return Err(format!("MEMTINT_CEILING_WORKLOAD={v:?}: expected random or mix")),
+        };
+        Ok(Choice { ranks, row_policy, workload, kind })
+    }
+
+    /// The bench's preset with this many ranks on its channel and this row policy.
+    fn config(&self) -> Result<MemoryConfig, String> {
+        let machine = MachineConfig::load(MACHINE).map_err(|e| e.to_string())?;
+        let overrides = serde_json::json!({"dram": {"ranks": self.ranks}, "controller": {"row_policy": self.row_policy}});
+        let machine = machine.with_overrides(&overrides).map_err(|e| e.to_string())?;
+        MemoryConfig::resolve(&machine).map_err(|e| e.to_string())
+    }
+}
+
 fn run() -> Result<bool, String> {
     let requests = env_number("MEMTINT_BENCH_REQUESTS", 2_000_000)?;
     if requests == 0 {
@@ -79,24 +118,11 @@ fn run() -> Result<bool, String> {
             format!("MEMTINT_CEILING_VERIFY={v:?}: expected full, off or a number of requests")
         })?.min(requests),
     };
-    let ranks = env_number("MEMTINT_CEILING_RANKS", 1)?;
-    if !(1..=2).contains(&ranks) {
-        return Err(format!("MEMTINT_CEILING_RANKS={ranks}: the lean controller models 1 or 2 ranks"));
-    }
-    let machine = MachineConfig::load(MACHINE).map_err(|e| e.to_string())?;
-    let row_policy = std::env::var("MEMTINT_CEILING_ROW_POLICY").unwrap_or_else(|_| "open".into());
-    if row_policy != "open" && row_policy != "closed" {
-        return Err(format!("MEMTINT_CEILING_ROW_POLICY={row_policy:?}: the lean controller models open or closed"));
-    }
-    let overrides = serde_json::json!({"dram": {"ranks": ranks}, "controller": {"row_policy": row_policy}});
-    let machine = machine.with_overrides(&overrides).map_err(|e| e.to_string())?;
-    let cfg = MemoryConfig::resolve(&machine).map_err(|e| e.to_string())?;
     let seed = env_number("MEMTINT_CEILING_SEED", 42)? as u64;
-    let (workload, kind) = match std::env::var("MEMTINT_CEILING_WORKLOAD").as_deref() {
-        Err(_) | Ok("random") => ("random", GeneratorKind::Random),
-        Ok("mix") => ("mix 2:1", GeneratorKind::Mix),
-        Ok(v) => return Err(format!("MEMTINT_CEILING_WORKLOAD={v:?}: expected random or mix")),
-    };
+    let var = |name: &str| std::env::var(name).ok();
+    let choice = Choice::parse(var("MEMTINT_CEILING_RANKS"), var("MEMTINT_CEILING_ROW_POLICY"), var("MEMTINT_CEILING_WORKLOAD"))?;
+    let (ranks, row_policy, workload, kind) = (choice.ranks, choice.row_policy, choice.workload, choice.kind);
+    let cfg = choice.config()?;
     let reqs = trace(&cfg, kind, requests as u64, seed)?;
     println!("memtint DRAM speed-of-light: a lean controller for exactly {MACHINE} 1ch x {ranks}r, FR-FCFS, {row_policy} rows,");
     println!("all-bank refresh, reads and writes, closed loop with {OUTSTANDING} in flight; {workload} trace, seed {seed}. One thread.\n");
@@ -309,6 +335,25 @@ mod tests {
                     assert!(report.identical(), "{ranks} rank(s), {kind:?}, seed {seed}, {outstanding} in flight:\n{report}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn configuration_choices_and_their_errors() {
+        let some = |v: &str| Some(v.to_string());
+        let c = Choice::parse(None, None, None).unwrap();
+        assert_eq!((c.ranks, c.row_policy, c.kind), (1, "open", GeneratorKind::Random));
+        let c = Choice::parse(some("2"), some("closed"), some("mix")).unwrap();
+        assert_eq!((c.ranks, c.row_policy, c.kind), (2, "closed", GeneratorKind::Mix));
+        let cfg = c.config().unwrap();
+        assert_eq!((cfg.org.ranks, cfg.controller.row_policy.as_str()), (2, "closed"));
+        for (r, p, w, expect) in [
+            (some("3"), None, None, "MEMTINT_CEILING_RANKS=\"3\": the lean controller models 1 or 2 ranks"),
+            (None, some("timeout"), None, "MEMTINT_CEILING_ROW_POLICY=\"timeout\""),
+            (None, None, some("stream"), "MEMTINT_CEILING_WORKLOAD=\"stream\": expected random or mix"),
+        ] {
+            let err = Choice::parse(r, p, w).err().expect("refused");
+            assert!(err.contains(expect), "{err}");
         }
     }
 }
