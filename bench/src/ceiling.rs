@@ -9,7 +9,8 @@
 //! (`MEMTINT_CEILING_VERIFY=full`: the whole run; `=off`: no check, e.g. under callgrind), and
 //! runs the independent timing checker over it. Exits 1 if they differ. `MEMTINT_CEILING_SEED`
 //! picks another trace seed (default 42, the bench's); `MEMTINT_CEILING_RANKS=2` runs the
-//! preset with two ranks on its channel, `MEMTINT_CEILING_ROW_POLICY=closed` with closed rows. bench/README.md, stop 13 ("measured generality").
+//! preset with two ranks on its channel, `MEMTINT_CEILING_ROW_POLICY=closed` with closed rows,
+//! `MEMTINT_CEILING_SCHEDULER=fcfs` with FCFS (one rank). bench/README.md, stop 13 ("measured generality").
 
 #[path = "ceiling/lean_controller.rs"]
 mod lean_controller;
@@ -67,16 +68,17 @@ fn env_number(name: &str, default: usize) -> Result<usize, String> {
 }
 
 /// Which of the configurations the lean controller models to run (the environment's
-/// `MEMTINT_CEILING_RANKS`, `_ROW_POLICY`, `_WORKLOAD`; unset: the bench's random row).
+/// `MEMTINT_CEILING_RANKS`, `_ROW_POLICY`, `_WORKLOAD`, `_SCHEDULER`; unset: the bench's random row).
 struct Choice {
     ranks: usize,
+    scheduler: &'static str,
     row_policy: &'static str,
     workload: &'static str,
     kind: GeneratorKind,
 }
 
 impl Choice {
-    fn parse(ranks: Option<String>, row_policy: Option<String>, workload: Option<String>) -> Result<Self, String> {
+    fn parse(ranks: Option<String>, row_policy: Option<String>, workload: Option<String>, scheduler: Option<String>) -> Result<Self, String> {
         let ranks = match ranks.as_deref().map(str::trim) {
             None => 1,
             Some("1") => 1,
@@ -93,13 +95,18 @@ impl Choice {
             Some("mix") => ("mix 2:1", GeneratorKind::Mix),
             Some(v) => return Err(format!("MEMTINT_CEILING_WORKLOAD={v:?}: expected random or mix")),
         };
-        Ok(Choice { ranks, row_policy, workload, kind })
+        let scheduler = match scheduler.as_deref().map(str::trim) {
+            None | Some("fr-fcfs") => "fr-fcfs",
+            Some("fcfs") if ranks == 1 => "fcfs",
+            Some(v) => return Err(format!("MEMTINT_CEILING_SCHEDULER={v:?}: the lean controller models fr-fcfs, or fcfs with one rank")),
+        };
+        Ok(Choice { ranks, scheduler, row_policy, workload, kind })
     }
 
     /// The bench's preset with this many ranks on its channel and this row policy.
     fn config(&self) -> Result<MemoryConfig, String> {
         let machine = MachineConfig::load(MACHINE).map_err(|e| e.to_string())?;
-        let overrides = serde_json::json!({"dram": {"ranks": self.ranks}, "controller": {"row_policy": self.row_policy}});
+        let overrides = serde_json::json!({"dram": {"ranks": self.ranks}, "controller": {"row_policy": self.row_policy, "scheduler": self.scheduler}});
         let machine = machine.with_overrides(&overrides).map_err(|e| e.to_string())?;
         MemoryConfig::resolve(&machine).map_err(|e| e.to_string())
     }
@@ -120,11 +127,11 @@ fn run() -> Result<bool, String> {
     };
     let seed = env_number("MEMTINT_CEILING_SEED", 42)? as u64;
     let var = |name: &str| std::env::var(name).ok();
-    let choice = Choice::parse(var("MEMTINT_CEILING_RANKS"), var("MEMTINT_CEILING_ROW_POLICY"), var("MEMTINT_CEILING_WORKLOAD"))?;
-    let (ranks, row_policy, workload, kind) = (choice.ranks, choice.row_policy, choice.workload, choice.kind);
+    let choice = Choice::parse(var("MEMTINT_CEILING_RANKS"), var("MEMTINT_CEILING_ROW_POLICY"), var("MEMTINT_CEILING_WORKLOAD"), var("MEMTINT_CEILING_SCHEDULER"))?;
+    let (ranks, scheduler, row_policy, workload, kind) = (choice.ranks, choice.scheduler, choice.row_policy, choice.workload, choice.kind);
     let cfg = choice.config()?;
     let reqs = trace(&cfg, kind, requests as u64, seed)?;
-    println!("memtint DRAM speed-of-light: a lean controller for exactly {MACHINE} 1ch x {ranks}r, FR-FCFS, {row_policy} rows,");
+    println!("memtint DRAM speed-of-light: a lean controller for exactly {MACHINE} 1ch x {ranks}r, {scheduler}, {row_policy} rows,");
     println!("all-bank refresh, reads and writes, closed loop with {OUTSTANDING} in flight; {workload} trace, seed {seed}. One thread.\n");
 
     let mut identical = true;
@@ -257,11 +264,11 @@ mod tests {
             (serde_json::json!({"controller": {"read_queue": 65}}), "read queue of at most 64"),
         ] {
             let cfg = MemoryConfig::resolve(&m.clone().with_overrides(&overrides).unwrap()).unwrap();
-            let err = Ceiling::<1>::new(&cfg).err().expect("refused");
+            let err = Ceiling::<1, 1>::new(&cfg).err().expect("refused");
             assert!(err.contains(expect), "{err}");
         }
         let two = MemoryConfig::resolve(&MachineConfig::load("ddr4-2400-2ch2r").unwrap()).unwrap();
-        assert!(Ceiling::<1>::new(&two).err().unwrap().contains("1 channel x 1 rank(s), not 2 x 2"));
+        assert!(Ceiling::<1, 1>::new(&two).err().unwrap().contains("1 channel x 1 rank(s), not 2 x 2"));
     }
 
     /// The bench's mix (2 reads to 1 write): write queue, WR timing, write drain by watermarks
@@ -341,19 +348,44 @@ mod tests {
     #[test]
     fn configuration_choices_and_their_errors() {
         let some = |v: &str| Some(v.to_string());
-        let c = Choice::parse(None, None, None).unwrap();
-        assert_eq!((c.ranks, c.row_policy, c.kind), (1, "open", GeneratorKind::Random));
-        let c = Choice::parse(some("2"), some("closed"), some("mix")).unwrap();
+        let c = Choice::parse(None, None, None, None).unwrap();
+        assert_eq!((c.ranks, c.scheduler, c.row_policy, c.kind), (1, "fr-fcfs", "open", GeneratorKind::Random));
+        assert_eq!(Choice::parse(None, None, None, some("fcfs")).unwrap().config().unwrap().controller.scheduler, "fcfs");
+        let c = Choice::parse(some("2"), some("closed"), some("mix"), None).unwrap();
         assert_eq!((c.ranks, c.row_policy, c.kind), (2, "closed", GeneratorKind::Mix));
         let cfg = c.config().unwrap();
         assert_eq!((cfg.org.ranks, cfg.controller.row_policy.as_str()), (2, "closed"));
-        for (r, p, w, expect) in [
-            (some("3"), None, None, "MEMTINT_CEILING_RANKS=\"3\": the lean controller models 1 or 2 ranks"),
-            (None, some("timeout"), None, "MEMTINT_CEILING_ROW_POLICY=\"timeout\""),
-            (None, None, some("stream"), "MEMTINT_CEILING_WORKLOAD=\"stream\": expected random or mix"),
+        for (r, p, w, sch, expect) in [
+            (some("3"), None, None, None, "MEMTINT_CEILING_RANKS=\"3\": the lean controller models 1 or 2 ranks"),
+            (None, some("timeout"), None, None, "MEMTINT_CEILING_ROW_POLICY=\"timeout\""),
+            (None, None, some("stream"), None, "MEMTINT_CEILING_WORKLOAD=\"stream\": expected random or mix"),
+            (some("2"), None, None, some("fcfs"), "MEMTINT_CEILING_SCHEDULER=\"fcfs\": the lean controller models fr-fcfs, or fcfs with one rank"),
+            (None, None, None, some("par-bs"), "MEMTINT_CEILING_SCHEDULER=\"par-bs\""),
         ] {
-            let err = Choice::parse(r, p, w).err().expect("refused");
+            let err = Choice::parse(r, p, w, sch).err().expect("refused");
             assert!(err.contains(expect), "{err}");
         }
+    }
+
+    /// FCFS (age alone; a row may close under its hits, so two candidates per bank), open and
+    /// closed rows, on random, mix and a row-hit-heavy stream; two ranks are refused.
+    #[test]
+    fn fcfs_is_identical() {
+        let m = MachineConfig::load(MACHINE).unwrap();
+        for policy in ["open", "closed"] {
+            let o = serde_json::json!({"controller": {"scheduler": "fcfs", "row_policy": policy}});
+            let cfg = MemoryConfig::resolve(&m.clone().with_overrides(&o).unwrap()).unwrap();
+            for kind in [GeneratorKind::Random, GeneratorKind::Mix, GeneratorKind::Stream, GeneratorKind::Conflict] {
+                for (seed, requests, outstanding) in [(42, 20_000, 64), (7, 3_000, 4)] {
+                    let reqs = trace(&cfg, kind, requests, seed).unwrap();
+                    let report = verify::compare(&cfg, &reqs, outstanding).unwrap();
+                    assert!(report.identical(), "fcfs, {policy}, {kind:?}, seed {seed}, {outstanding} in flight:\n{report}");
+                }
+            }
+        }
+        let o = serde_json::json!({"dram": {"ranks": 2}, "controller": {"scheduler": "fcfs"}});
+        let cfg = MemoryConfig::resolve(&m.with_overrides(&o).unwrap()).unwrap();
+        let err = run_feed_on::<false, false, _>(&cfg, &mut SliceFeed::new(&[]).unwrap(), 4).err().unwrap();
+        assert!(err.contains("scheduler fr-fcfs, not fcfs"), "{err}");
     }
 }

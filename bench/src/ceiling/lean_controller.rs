@@ -12,7 +12,9 @@
 //! rebuilds them). **Two ranks**: 32 lanes, per-rank tRRD/tFAW/PREA/REF tables, rank-to-rank
 //! turnarounds (`rd_to_rd_rank` etc.), all-bank refresh staggered by tREFI / 2 per rank with
 //! only the waiting rank's lanes gated off (`try_refresh`: the lowest rank first). `Ceiling::new`
-//! refuses any other configuration. **Closed rows** (`row_policy = "closed"`, a run-time
+//! refuses any other configuration. **FCFS** (one rank, `Ceiling<1, 2>`): keys by age alone,
+//! and since FCFS may close a row under its hits a bank has two candidates, in lanes b and
+//! 16 + b (`per_group` mirrors the group values into the second block). **Closed rows** (`row_policy = "closed"`, a run-time
 //! flag): the last queued hit of its direction issues RDA / WRA (auto-precharge timing as
 //! `Constraints::auto_precharge_ready`), and a row left open with nothing queued for its bank
 //! is closed when nothing else issues (`close_idle_rows`; under FR-FCFS no test reaches it,
@@ -176,7 +178,7 @@ fn raise(slot: &mut T, t: T) {
 /// Earliest-issue tables (the constraints of `ChannelTiming` for the commands an open-row run
 /// uses: ACT, PRE, RD, WR, PREA, REF) for `R` ranks and, per bank, its candidate in
 /// `16 * R` lanes.
-struct State<const R: usize> {
+struct State<const R: usize, const L: usize> {
     // Per bank: the bank-level part of each command's ready time.
     bank_act: [T; MAX_BANKS],
     bank_rd: [T; MAX_BANKS],
@@ -205,9 +207,11 @@ struct State<const R: usize> {
 /// Per group `j` of `R` ranks: `same_group` for group `g`, `same_rank` for the other groups of
 /// its rank, `other_rank` for the other rank's (0: no constraint).
 #[inline(always)]
-fn per_group<const R: usize>(g: usize, same_group: T, same_rank: T, other_rank: T) -> [T; MAX_GROUPS] {
+fn per_group<const R: usize, const L: usize>(g: usize, same_group: T, same_rank: T, other_rank: T) -> [T; MAX_GROUPS] {
     let mut v = [0; MAX_GROUPS];
-    for (j, x) in v.iter_mut().enumerate().take(GROUPS * R) {
+    for (j, x) in v.iter_mut().enumerate().take(GROUPS * L) {
+        // Two lanes per bank (L = 2R): lanes 16R.. mirror the first 16R.
+        let j = j % (GROUPS * R);
         *x = if j == g {
             same_group
         } else if j / GROUPS == g / GROUPS {
@@ -219,7 +223,7 @@ fn per_group<const R: usize>(g: usize, same_group: T, same_rank: T, other_rank: 
     v
 }
 
-impl<const R: usize> State<R> {
+impl<const R: usize, const L: usize> State<R, L> {
     fn new() -> Self {
         let mut shared = [0; SHARED_ROWS * MAX_GROUPS];
         shared[K_NONE as usize * MAX_GROUPS..].fill(NEVER);
@@ -247,7 +251,7 @@ impl<const R: usize> State<R> {
     #[inline(always)]
     fn raise_shared(&mut self, k: u32, v: &[T; MAX_GROUPS]) {
         let row = k as usize * MAX_GROUPS;
-        for i in 0..GROUPS * R {
+        for i in 0..GROUPS * L {
             raise(&mut self.shared[row + i], v[i]);
         }
     }
@@ -256,7 +260,7 @@ impl<const R: usize> State<R> {
     #[inline(always)]
     fn raise_kind(&mut self, k: u32, v: &[T; MAX_GROUPS]) {
         self.raise_shared(k, v);
-        lanes::raise_kind::<R>(&mut self.ready, &self.kind, k, v);
+        lanes::raise_kind::<L>(&mut self.ready, &self.kind, k, v);
     }
 
     #[inline(always)]
@@ -272,7 +276,7 @@ impl<const R: usize> State<R> {
         // tRRD_S and the window's new oldest ACT bind every group of the rank, tRRD_L this
         // one; the other rank not at all.
         let t = (now + c.act_to_act_s).max(self.faw[r][(pos + 1) & 3]);
-        self.raise_kind(K_ACT, &per_group::<R>(g, t.max(now + c.act_to_act_l), t, 0));
+        self.raise_kind(K_ACT, &per_group::<R, L>(g, t.max(now + c.act_to_act_l), t, 0));
         self.bus = now + 1;
     }
 
@@ -289,9 +293,9 @@ impl<const R: usize> State<R> {
         raise(&mut self.bank_pre[b], now + c.rd_to_pre);
         raise(&mut self.rank_prea[r], now + c.rd_to_pre);
         let t = now + c.rd_to_rd_s;
-        self.raise_kind(K_RD, &per_group::<R>(g, t.max(now + c.rd_to_rd_l), t, now + c.rd_to_rd_rank));
+        self.raise_kind(K_RD, &per_group::<R, L>(g, t.max(now + c.rd_to_rd_l), t, now + c.rd_to_rd_rank));
         let t = now + c.rd_to_wr;
-        self.raise_shared(K_WR, &per_group::<R>(g, t, t, now + c.rd_to_wr_rank));
+        self.raise_shared(K_WR, &per_group::<R, L>(g, t, t, now + c.rd_to_wr_rank));
         self.bus = now + 1;
     }
 
@@ -301,15 +305,15 @@ impl<const R: usize> State<R> {
         raise(&mut self.bank_pre[b], now + c.wr_to_pre);
         raise(&mut self.rank_prea[r], now + c.wr_to_pre);
         let t = now + c.wr_to_wr_s;
-        self.raise_kind(K_WR, &per_group::<R>(g, t.max(now + c.wr_to_wr_l), t, now + c.wr_to_wr_rank));
+        self.raise_kind(K_WR, &per_group::<R, L>(g, t.max(now + c.wr_to_wr_l), t, now + c.wr_to_wr_rank));
         let t = now + c.wr_to_rd_s;
-        self.raise_shared(K_RD, &per_group::<R>(g, t.max(now + c.wr_to_rd_l), t, now + c.wr_to_rd_rank));
+        self.raise_shared(K_RD, &per_group::<R, L>(g, t.max(now + c.wr_to_rd_l), t, now + c.wr_to_rd_rank));
         self.bus = now + 1;
     }
 
     /// Every group of rank `r` to `t`, the other rank's untouched.
     fn rank_wide(r: usize, t: T) -> [T; MAX_GROUPS] {
-        per_group::<R>(r * GROUPS, t, t, 0)
+        per_group::<R, L>(r * GROUPS, t, t, 0)
     }
 
     fn prea(&mut self, c: &C, now: T, r: usize) {
@@ -349,15 +353,15 @@ impl<const R: usize> State<R> {
         } else if R == 1 {
             return (NEVER, 0);
         } else {
-            gated = lanes::max::<R>(&self.ready, &self.gate);
+            gated = lanes::max::<L>(&self.ready, &self.gate);
             &gated
         };
-        let first = lanes::min::<R>(ready);
+        let first = lanes::min::<L>(ready);
         if first == NEVER {
             return (NEVER, 0);
         }
         let at = first.max(self.bus);
-        (at, lanes::smallest_key_ready_at::<R>(ready, &self.key, at))
+        (at, lanes::smallest_key_ready_at::<L>(ready, &self.key, at))
     }
 }
 
@@ -487,14 +491,18 @@ pub struct RunResult {
 /// `Ceiling::run_feed` on `cfg`'s one or two ranks.
 pub fn run_feed_on<const LOG: bool, const STATS: bool, F: Feed>(cfg: &MemoryConfig, feed: &mut F, outstanding: usize) -> Result<RunResult, String> {
     match cfg.org.ranks {
-        1 => Ceiling::<1>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
-        2 => Ceiling::<2>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
+        1 if cfg.controller.scheduler == "fcfs" => Ceiling::<1, 2>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
+        1 => Ceiling::<1, 1>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
+        2 => Ceiling::<2, 2>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
         n => Err(unsupported(&format!("1 or 2 ranks, not {n}"))),
     }
 }
 
-/// The lean controller for `R` ranks (1 or 2) of one channel.
-pub struct Ceiling<const R: usize> {
+/// The lean controller for `R` ranks (1 or 2) of one channel, with `L` blocks of 16 lanes:
+/// `L = R`, one candidate per bank (FR-FCFS); `L = 2`, `R = 1`, two (FCFS, which may close a
+/// row under its hits: the oldest hit's column command in lane b, the oldest non-hit's PRE in
+/// lane 16 + b).
+pub struct Ceiling<const R: usize, const L: usize> {
     c: C,
     mapping: AddressMapping,
     line_mask: u64,
@@ -518,7 +526,7 @@ pub struct Ceiling<const R: usize> {
     idle_open: u32,
     frontend_latency: T,
     t_refi: T,
-    s: State<R>,
+    s: State<R, L>,
     open_row: [u32; MAX_BANKS],
     open_banks: [u32; MAX_RANKS],
     /// Per direction, per bank.
@@ -527,7 +535,7 @@ pub struct Ceiling<const R: usize> {
     next_seq: u32,
 }
 
-impl<const R: usize> Ceiling<R> {
+impl<const R: usize, const L: usize> Ceiling<R, L> {
     /// Refuses (with the reason) any configuration other than the one it is written for.
     pub fn new(cfg: &MemoryConfig) -> Result<Self, String> {
         let (org, ctl) = (&cfg.org, &cfg.controller);
@@ -540,8 +548,12 @@ impl<const R: usize> Ceiling<R> {
                 org.bank_groups, org.banks_per_group
             )));
         }
+        let want_scheduler = if L == R { "fr-fcfs" } else { "fcfs" };
+        if L != R && (R, L) != (1, 2) {
+            return Err(unsupported("fcfs with one rank only"));
+        }
         for (what, got, want) in [
-            ("scheduler", &ctl.scheduler, "fr-fcfs"),
+            ("scheduler", &ctl.scheduler, want_scheduler),
             ("refresh", &ctl.refresh, "all-bank"),
         ] {
             if got != want {
@@ -594,6 +606,9 @@ impl<const R: usize> Ceiling<R> {
     /// hits never closed under).
     #[inline(always)]
     fn update_candidate(&mut self, b: usize) {
+        if L > R {
+            return self.update_candidates_fcfs(b);
+        }
         let d = self.write_mode as usize;
         let q = &self.queues[d][b];
         if q.len == 0 {
@@ -612,6 +627,46 @@ impl<const R: usize> Ceiling<R> {
         };
         let t = bank_t.max(q.reqs[i].arrival + self.frontend_latency);
         self.s.set_candidate(b, kind, key, t, i);
+    }
+
+    /// FCFS (`L = 2`): bank `b`'s two candidates, keyed by age alone (`fcfs.rs`): its oldest
+    /// hit's column command (lane b) and, when it also has a non-hit, that oldest non-hit's PRE
+    /// (lane 16 + b); else one PRE or ACT for its oldest request.
+    #[cold]
+    #[inline(never)]
+    fn update_candidates_fcfs(&mut self, b: usize) {
+        let d = self.write_mode as usize;
+        let q = &self.queues[d][b];
+        let second = b + BANKS * R;
+        self.s.set_candidate(second, K_NONE, NO_KEY, NEVER, 0);
+        if q.len == 0 {
+            self.s.set_candidate(b, K_NONE, NO_KEY, NEVER, 0);
+            return;
+        }
+        let row = self.open_row[b];
+        let fe = self.frontend_latency;
+        let reqs = &q.reqs[..q.len];
+        if row == NO_ROW {
+            let t = self.s.bank_act[b].max(reqs[0].arrival + fe);
+            self.s.set_candidate(b, K_ACT, reqs[0].seq, t, 0);
+            return;
+        }
+        let (hit, miss) = (reqs.iter().position(|r| r.row == row), reqs.iter().position(|r| r.row != row));
+        let (pre_t, rd_t) = (self.s.bank_pre[b], self.s.bank_rd[b]);
+        match hit {
+            Some(i) => {
+                let t = rd_t.max(reqs[i].arrival + fe);
+                self.s.set_candidate(b, if d == 1 { K_WR } else { K_RD }, reqs[i].seq, t, i);
+                if let Some(j) = miss {
+                    let t = pre_t.max(reqs[j].arrival + fe);
+                    self.s.set_candidate(second, K_PRE, reqs[j].seq, t, j);
+                }
+            }
+            None => {
+                let t = pre_t.max(reqs[0].arrival + fe);
+                self.s.set_candidate(b, K_PRE, reqs[0].seq, t, 0);
+            }
+        }
     }
 
     /// A request enters its direction's queue at `now`.
@@ -635,7 +690,7 @@ impl<const R: usize> Ceiling<R> {
         }
         // The youngest request changes its bank's candidate only in the active direction, as
         // its first request or as the first hit of a bank whose candidate is a PRE.
-        if is_write == self.write_mode && (q.len == 1 || (self.s.kind.0[b] == K_PRE && d.row == self.open_row[b])) {
+        if is_write == self.write_mode && (L > R || q.len == 1 || (self.s.kind.0[b] == K_PRE && d.row == self.open_row[b])) {
             self.update_candidate(b);
         }
     }
@@ -869,7 +924,7 @@ impl<const R: usize> Ceiling<R> {
                     (due, r_due) = (refresh_due[r], r);
                 }
             }
-            let (at, b) = self.s.next_command(any_pending);
+            let (at, lane) = self.s.next_command(any_pending);
             let a = arrival_event!();
             // In a cycle the production tick marks ranks due, issues a refresh command, else
             // switches directions if due and schedules; the driver then lets requests in.
@@ -940,12 +995,13 @@ impl<const R: usize> Ceiling<R> {
                     unsupported(&format!("runs of at most {LAST_CYCLE} cycles"))
                 });
             }
+            let b = if L > R { lane % (BANKS * R) } else { lane };
             let g = b / BANKS_PER_GROUP;
             let rank = b / BANKS;
             let dir = self.write_mode as usize;
-            let i = self.s.cand_index[b];
+            let i = self.s.cand_index[lane];
             let req = self.queues[dir][b].reqs[i];
-            let kind = self.s.kind.0[b];
+            let kind = self.s.kind.0[lane];
             if STATS {
                 let first = match kind {
                     K_RD | K_WR => OUT_HIT,
