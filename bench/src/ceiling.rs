@@ -388,4 +388,25 @@ mod tests {
         let err = run_feed_on::<false, false, _>(&cfg, &mut SliceFeed::new(&[]).unwrap(), 4).err().unwrap();
         assert!(err.contains("scheduler fr-fcfs, not fcfs"), "{err}");
     }
+
+    /// Two ranks: runs whose end falls before, during and after rank 0's first refresh (due at
+    /// tREFI / 2, the ranks staggered) are identical, with and without that REF in them.
+    #[test]
+    fn two_rank_runs_ending_around_the_first_refresh_are_identical() {
+        let m = MachineConfig::load(MACHINE).unwrap();
+        let cfg = MemoryConfig::resolve(&m.with_overrides(&serde_json::json!({"dram": {"ranks": 2}})).unwrap()).unwrap();
+        let reqs = trace(&cfg, GeneratorKind::Mix, 1_200, 42).unwrap();
+        let (mut with_ref, mut without) = (0, 0);
+        for n in (900..=1_200).step_by(3) {
+            let report = verify::compare(&cfg, &reqs[..n], OUTSTANDING).unwrap();
+            assert!(report.identical(), "{n} requests:\n{report}");
+            let refs = run_feed_on::<true, false, _>(&cfg, &mut SliceFeed::new(&reqs[..n]).unwrap(), OUTSTANDING).unwrap();
+            if refs.commands.iter().any(|c| c.command == memtint_engine::dram::Command::Ref) {
+                with_ref += 1;
+            } else {
+                without += 1;
+            }
+        }
+        assert!(with_ref > 0 && without > 0, "the runs must straddle the first refresh ({with_ref} with, {without} without)");
+    }
 }
