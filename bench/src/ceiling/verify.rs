@@ -2,10 +2,10 @@
 //! `keep_commands`) and the lean one on the same requests, compare the command streams record
 //! for record (cycle, command, bank, row, column), the run length, the read-latency
 //! distribution and the counters both keep (`ChannelStats`: commands per bank and rank, row
-//! hits, misses and conflicts, reads, busy data cycles, the read-queue occupancy integral),
+//! hits, misses and conflicts, reads, writes, write-mode switches, busy data cycles, the queue occupancy integrals),
 //! and run the independent `TimingChecker` over the lean stream.
 
-use super::lean_controller::{Ceiling, Counters, SliceFeed};
+use super::lean_controller::{run_feed_on, Counters, SliceFeed};
 use memtint_engine::checker::TimingChecker;
 use memtint_engine::config::MemoryConfig;
 use memtint_engine::dram::CommandRecord;
@@ -74,7 +74,7 @@ impl std::fmt::Display for Report {
             if l == p { "" } else { " DIFFERS" }
         )?;
         match &self.counter_difference {
-            None => write!(f, "\ncounters (commands per bank and rank, row hits/misses/conflicts, reads, busy cycles, queue integral): identical")?,
+            None => write!(f, "\ncounters (commands per bank and rank, row hits/misses/conflicts, reads, writes, direction switches, busy cycles, queue integrals): identical")?,
             Some((name, l, p)) => write!(f, "\ncounters DIFFER: {name} is {l} (production {p})")?,
         }
         write!(f, "\nindependent timing checker on the lean stream: {} violations", self.violations)?;
@@ -91,7 +91,7 @@ pub fn compare(cfg: &MemoryConfig, requests: &[DramRequest], outstanding: usize)
     let mut src = VecSource::new(requests.to_vec());
     let (mem, totals) = simulate(cfg, &mut src, false, opts).map_err(|e| format!("production engine: {e}"))?;
     let prod = &totals.commands;
-    let lean = Ceiling::new(cfg)?.run_feed::<true, true, _>(&mut SliceFeed::new(requests)?, outstanding)?;
+    let lean = run_feed_on::<true, true, _>(cfg, &mut SliceFeed::new(requests)?, outstanding)?;
 
     let first_divergence = (0..lean.commands.len().max(prod.len()))
         .find(|&i| lean.commands.get(i) != prod.get(i))
@@ -129,9 +129,14 @@ fn first_counter_difference(k: &Counters, p: &memtint_engine::stats::ChannelStat
         add(format!("bank {b} row misses"), k.row_misses[b].to_string(), pb.row_misses.to_string());
         add(format!("bank {b} row conflicts"), k.row_conflicts[b].to_string(), pb.row_conflicts.to_string());
     }
-    add("rank commands".into(), format!("{:?}", k.rank_commands), format!("{:?}", p.rank_commands[0]));
+    for (r, pr) in p.rank_commands.iter().enumerate() {
+        add(format!("rank {r} commands"), format!("{:?}", k.rank_commands[r]), format!("{:?}", pr));
+    }
     add("reads".into(), k.reads.to_string(), p.reads.to_string());
+    add("writes".into(), k.writes.to_string(), p.writes.to_string());
+    add("write mode switches".into(), k.write_mode_switches.to_string(), p.write_mode_switches.to_string());
     add("busy data cycles".into(), k.busy_data_cycles.to_string(), p.busy_data_cycles.to_string());
     add("read queue integral".into(), k.read_queue_integral.to_string(), p.read_queue_integral.to_string());
+    add("write queue integral".into(), k.write_queue_integral.to_string(), p.write_queue_integral.to_string());
     pairs.into_iter().find(|(_, l, r)| l != r)
 }
