@@ -6,10 +6,9 @@
 //! and run the independent `TimingChecker` over the lean stream.
 
 use super::lean_controller::{run_feed_on, Counters, SliceFeed};
-use memtint_engine::checker::TimingChecker;
 use memtint_engine::config::MemoryConfig;
 use memtint_engine::dram::CommandRecord;
-use memtint_engine::dram_sim::{simulate, DramSimOptions};
+use memtint_engine::dram_sim::{simulate, timing_checker, DramSimOptions};
 use memtint_engine::stats::latency::LatencySummary;
 use memtint_engine::trace::{DramRequest, VecSource};
 
@@ -96,13 +95,9 @@ pub fn compare(cfg: &MemoryConfig, requests: &[DramRequest], outstanding: usize)
     let first_divergence = (0..lean.commands.len().max(prod.len()))
         .find(|&i| lean.commands.get(i) != prod.get(i))
         .map(|i| (i, lean.commands.get(i).copied(), prod.get(i).copied()));
-    let mut checker = TimingChecker::new(cfg.device.standard, &cfg.org, &cfg.timing).with_expect_refresh(true);
-    let mut first_violation = None;
-    for rec in &lean.commands {
-        if let Some(v) = checker.observe(rec).first() {
-            first_violation.get_or_insert_with(|| v.to_string());
-        }
-    }
+    let mut checker = timing_checker(cfg);
+    checker.observe_all(&lean.commands);
+    let first_violation = checker.violation_examples(1).pop();
     let stats = mem.channels()[0].stats();
     let prod_latency = &stats.read_latency;
     let counter_difference = first_counter_difference(lean.counters.as_deref().expect("counted"), stats);

@@ -85,6 +85,9 @@ impl DramRunSpec {
     }
 }
 
+/// Violations a run's statistics quote (all are counted).
+pub const VIOLATION_EXAMPLES: usize = 20;
+
 /// Options of the driver loop.
 #[derive(Clone, Copy, Debug)]
 pub struct DramSimOptions {
@@ -136,6 +139,12 @@ pub fn open_workload(spec: &WorkloadSpec, cfg: &MemoryConfig) -> Result<(Box<dyn
     })
 }
 
+/// The independent timing checker for a memory system's device, organisation and timing,
+/// expecting refreshes unless the controller does none.
+pub fn timing_checker(cfg: &MemoryConfig) -> TimingChecker {
+    TimingChecker::new(cfg.device.standard, &cfg.org, &cfg.timing).with_expect_refresh(cfg.controller.refresh != "none")
+}
+
 /// Simulate `source` on a fresh memory system. Returns the memory system (for its counters)
 /// and the run totals.
 pub fn simulate(
@@ -150,13 +159,7 @@ pub fn simulate(
     let started = std::time::Instant::now();
     let mut mem = MemorySystem::new(cfg)?;
     mem.record_commands(opts.check || opts.keep_commands);
-    let mut checker = if opts.check {
-        let mut c = TimingChecker::new(cfg.device.standard, &cfg.org, &cfg.timing);
-        c.set_expect_refresh(cfg.controller.refresh != "none");
-        Some(c)
-    } else {
-        None
-    };
+    let mut checker = opts.check.then(|| timing_checker(cfg));
     let mut totals = RunTotals { timestamped, ..RunTotals::default() };
     let mut done: Vec<Completion> = Vec::new();
     let mut commands = Vec::new();
@@ -189,13 +192,7 @@ pub fn simulate(
         if opts.check || opts.keep_commands {
             mem.drain_commands(&mut commands);
             if let Some(checker) = checker.as_mut() {
-                for rec in &commands {
-                    for v in checker.observe(rec) {
-                        if totals.violation_examples.len() < 20 {
-                            totals.violation_examples.push(v.to_string());
-                        }
-                    }
-                }
+                checker.observe_all(&commands);
             }
             if opts.keep_commands {
                 totals.commands.append(&mut commands);
@@ -263,6 +260,7 @@ pub fn simulate(
     if let Some(c) = &checker {
         totals.commands_checked = c.commands_checked();
         totals.violations = c.violation_count();
+        totals.violation_examples = c.violation_examples(VIOLATION_EXAMPLES);
     }
     totals.wall_seconds = started.elapsed().as_secs_f64();
     Ok((mem, totals))

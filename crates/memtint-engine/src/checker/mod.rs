@@ -247,6 +247,18 @@ impl TimingChecker {
         out
     }
 
+    /// `observe` each of `records`, in order (the violations are kept, see `violations`).
+    pub fn observe_all(&mut self, records: &[CommandRecord]) {
+        for rec in records {
+            self.observe(rec);
+        }
+    }
+
+    /// The first `n` violations found so far, as messages (a run's report shows a few).
+    pub fn violation_examples(&self, n: usize) -> Vec<String> {
+        self.violations.iter().take(n).map(|v| v.to_string()).collect()
+    }
+
     /// The first [`MAX_KEPT_VIOLATIONS`] violations found so far.
     pub fn violations(&self) -> &[Violation] {
         &self.violations

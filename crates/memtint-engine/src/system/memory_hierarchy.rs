@@ -382,7 +382,8 @@ impl MemoryHierarchy {
                 stats.dropped += 1;
                 continue;
             }
-            llc.mshrs.insert_prefetch(target, tid);
+            let inserted = llc.mshrs.insert_prefetch(target, tid);
+            debug_assert!(inserted, "not outstanding and an entry free, checked above");
             stats.issued += 1;
             self.send_read(now, latency, target, Waiter { core: tid, token: PREFETCH_TOKEN });
         }

@@ -126,15 +126,9 @@ fn tick_thread(
 }
 
 /// Passes the commands the controllers issued since the last call to the timing checker.
-fn observe_commands(mem: &mut MemorySystem, checker: &mut TimingChecker, commands: &mut Vec<CommandRecord>, examples: &mut Vec<String>) {
+fn observe_commands(mem: &mut MemorySystem, checker: &mut TimingChecker, commands: &mut Vec<CommandRecord>) {
     mem.drain_commands(commands);
-    for rec in commands.iter() {
-        for v in checker.observe(rec) {
-            if examples.len() < 20 {
-                examples.push(v.to_string());
-            }
-        }
-    }
+    checker.observe_all(commands);
     commands.clear();
 }
 
@@ -286,13 +280,8 @@ fn simulate(
     hier.set_threads(threads.iter().map(|t| t.process).collect(), bound.clone())?;
     let mut mem = MemorySystem::new(cfg)?;
     mem.record_commands(check);
-    let mut checker = check.then(|| {
-        let mut c = TimingChecker::new(cfg.device.standard, &cfg.org, &cfg.timing);
-        c.set_expect_refresh(cfg.controller.refresh != "none");
-        c
-    });
+    let mut checker = check.then(|| crate::dram_sim::timing_checker(cfg));
     let mut commands = Vec::new();
-    let mut violation_examples = Vec::new();
     let core_cfg = machine.cpu.core_config();
     let mut cores = (0..n).map(|i| OooCore::new(i, &core_cfg, instructions)).collect::<Result<Vec<_>>>()?;
     let mut sched = Cfs::new(&os_cfg.sched, balance, sched_threads, ncores, &bound)?;
@@ -342,7 +331,7 @@ fn simulate(
             dram_ticked = true;
             mem.tick(d, &mut done, false);
             if let Some(checker) = checker.as_mut() {
-                observe_commands(&mut mem, checker, &mut commands, &mut violation_examples);
+                observe_commands(&mut mem, checker, &mut commands);
             }
             // Iterated and cleared rather than drained: `Drain` costs more than the loop body.
             for c in &done {
@@ -435,7 +424,7 @@ fn simulate(
     }
     mem.finish(now_dram);
     if let Some(checker) = checker.as_mut() {
-        observe_commands(&mut mem, checker, &mut commands, &mut violation_examples);
+        observe_commands(&mut mem, checker, &mut commands);
     }
     let sched_stats = sched.stats();
     let mut results = Vec::with_capacity(n as usize);
@@ -458,7 +447,7 @@ fn simulate(
         wall_seconds: started.elapsed().as_secs_f64(),
         commands_checked: checker.as_ref().map_or(0, |c| c.commands_checked()),
         violations: checker.as_ref().map_or(0, |c| c.violation_count()),
-        violation_examples,
+        violation_examples: checker.as_ref().map_or_else(Vec::new, |c| c.violation_examples(crate::dram_sim::VIOLATION_EXAMPLES)),
         ..RunTotals::default()
     };
     Ok(MulticoreResult {
