@@ -299,26 +299,22 @@ impl LaneController {
         }
     }
 
+    /// Bank `b`'s bank group within the channel (its first lane's).
     #[inline(always)]
     fn group_of(&self, b: usize) -> usize {
-        let bpr = self.banks_per_rank;
-        (b / bpr) * self.org.bank_groups as usize + (b % bpr) / self.org.banks_per_group as usize
+        self.lanes.group(b) as usize
     }
 
     #[inline(always)]
     fn set_lane(&mut self, l: usize, kind: i32, key: u64, t_bank: Cycle, index: usize) {
         let t = t_bank.max(self.timing.shared(kind, self.group_of(l % self.banks)));
-        self.lanes.ready[l] = self.offset(t);
-        self.lanes.kind[l] = kind;
-        self.lanes.key[l] = key;
+        self.lanes.set(l, self.offset(t), kind, key);
         self.lane_index[l] = index as u32;
     }
 
     #[inline(always)]
     fn clear_lane(&mut self, l: usize) {
-        self.lanes.ready[l] = NEVER_LANE;
-        self.lanes.kind[l] = K_NONE;
-        self.lanes.key[l] = u64::MAX;
+        self.lanes.set(l, NEVER_LANE, K_NONE, u64::MAX);
     }
 
     /// Bank `b`'s candidates in the active direction (`ChannelController::oldest_candidates`):
@@ -376,7 +372,7 @@ impl LaneController {
     fn bank_earliest(&self, b: usize) -> Cycle {
         let mut t = NEVER_LANE;
         for s in 0..self.slots {
-            t = t.min(self.lanes.ready[s * self.banks + b]);
+            t = t.min(self.lanes.ready(s * self.banks + b));
         }
         if t == NEVER_LANE || self.refresh_pending[b / self.banks_per_rank] {
             return NEVER;
@@ -636,7 +632,7 @@ impl LaneController {
         };
         let b = l % self.banks;
         let index = self.lane_index[l] as usize;
-        let cmd = match self.lanes.kind[l] {
+        let cmd = match self.lanes.kind(l) {
             K_ACT => Command::Act,
             K_PRE => Command::Pre,
             K_RD => Command::Rd,
@@ -665,14 +661,13 @@ impl LaneController {
     #[cold]
     #[inline(never)]
     fn blocked_scan_bound(&self, now: i32) -> i32 {
-        let n = self.lanes.ready.len();
-        let class_ready = |l: usize| {
-            (0..n).any(|m| self.lanes.kind[m] == self.lanes.kind[l] && self.lanes.group[m] == self.lanes.group[l] && self.lanes.ready[m] <= now)
-        };
+        let (n, lanes) = (self.lanes.len(), &self.lanes);
+        let class_ready =
+            |l: usize| (0..n).any(|m| lanes.kind(m) == lanes.kind(l) && lanes.group(m) == lanes.group(l) && lanes.ready(m) <= now);
         let mut next = NEVER_LANE;
         for l in 0..n {
-            let t = self.lanes.ready[l];
-            if t > now && t < next && !(self.lanes.gate[l] != 0 && class_ready(l)) {
+            let t = lanes.ready(l);
+            if t > now && t < next && !(lanes.is_gated(l) && class_ready(l)) {
                 next = t;
             }
         }

@@ -25,7 +25,7 @@ pub struct LaneTiming {
     pub bank_col: Vec<Cycle>,
     pub bank_pre: Vec<Cycle>,
     /// `kind * groups + group` for kinds RD, ACT, PRE, WR (`lanes::K_*`).
-    pub shared: Vec<Cycle>,
+    shared: Shared,
     pub rank_prea: Vec<Cycle>,
     pub rank_ref: Vec<Cycle>,
     /// Per rank, ACT + tFAW of its last four ACTs, as a ring.
@@ -33,9 +33,42 @@ pub struct LaneTiming {
     faw_pos: Vec<usize>,
     /// One command per cycle.
     pub bus: Cycle,
+    ranks: usize,
+}
+
+/// Per (kind, bank group): the shared part of a command's ready time.
+struct Shared {
+    v: Vec<Cycle>,
     groups: usize,
     groups_per_rank: usize,
-    ranks: usize,
+}
+
+impl Shared {
+    /// Raise kind `k`'s entries (group `g` to `same_group`, rank `r`'s other groups to
+    /// `same_rank`, other ranks' to `other_rank`) and, with `lanes`, its lanes.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn raise_kind(&mut self, lanes: Option<&mut Lanes>, base: Cycle, k: i32, g: usize, r: usize, same_group: Cycle, same_rank: Cycle, other_rank: Option<Cycle>) {
+        let row = k as usize * self.groups;
+        let first = r * self.groups_per_rank;
+        let entries = &mut self.v[row..row + self.groups];
+        let (before, rest) = entries.split_at_mut(first);
+        let (own, after) = rest.split_at_mut(self.groups_per_rank);
+        if let Some(o) = other_rank {
+            for e in before.iter_mut().chain(after) {
+                raise(e, o);
+            }
+        }
+        for e in own.iter_mut() {
+            raise(e, same_rank);
+        }
+        // Callers pass `same_group >= same_rank`.
+        raise(&mut own[g - first], same_group);
+        if let Some(lanes) = lanes {
+            let off = |t: Cycle| (t - base) as i32;
+            lanes.raise_kind(k, g as i32, r as i32, off(same_group), off(same_rank), other_rank.map_or(0, off));
+        }
+    }
 }
 
 impl LaneTiming {
@@ -46,14 +79,12 @@ impl LaneTiming {
             bank_act: vec![0; banks],
             bank_col: vec![0; banks],
             bank_pre: vec![0; banks],
-            shared: vec![0; 4 * ranks * gpr],
+            shared: Shared { v: vec![0; 4 * ranks * gpr], groups: ranks * gpr, groups_per_rank: gpr },
             rank_prea: vec![0; ranks],
             rank_ref: vec![0; ranks],
             faw: vec![[0; 4]; ranks],
             faw_pos: vec![0; ranks],
             bus: 0,
-            groups: ranks * gpr,
-            groups_per_rank: gpr,
             ranks,
         }
     }
@@ -61,29 +92,7 @@ impl LaneTiming {
     /// The shared part of kind `k`'s ready time in channel bank group `g`.
     #[inline(always)]
     pub fn shared(&self, k: i32, g: usize) -> Cycle {
-        self.shared[k as usize * self.groups + g]
-    }
-
-    /// Raise kind `k`'s shared entries (group `g` to `same_group`, rank `r`'s other groups to
-    /// `same_rank`, other ranks' to `other_rank`; 0: unconstrained) and, with `lanes`, its lanes.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn raise_kind(&mut self, lanes: Option<&mut Lanes>, base: Cycle, k: i32, g: usize, r: usize, same_group: Cycle, same_rank: Cycle, other_rank: Option<Cycle>) {
-        let row = k as usize * self.groups;
-        let first = r * self.groups_per_rank;
-        for (j, e) in self.shared[row..row + self.groups].iter_mut().enumerate() {
-            if j == g {
-                raise(e, same_group);
-            } else if (first..first + self.groups_per_rank).contains(&j) {
-                raise(e, same_rank);
-            } else if let Some(o) = other_rank {
-                raise(e, o);
-            }
-        }
-        if let Some(lanes) = lanes {
-            let off = |t: Cycle| (t - base) as i32;
-            lanes.raise_kind(k, g as i32, r as i32, off(same_group), off(same_rank), other_rank.map_or(0, off));
-        }
+        self.shared.v[k as usize * self.shared.groups + g]
     }
 
     /// Record `cmd` issued at `now` to bank `b` (group `g`, rank `r`); `act_cycle` is the bank's
@@ -91,8 +100,7 @@ impl LaneTiming {
     /// column kind) except bank `b`'s, which the caller rebuilds.
     #[allow(clippy::too_many_arguments)]
     pub fn issue(&mut self, lanes: &mut Lanes, base: Cycle, col_kind: i32, cmd: Command, now: Cycle, r: usize, g: usize, b: usize, act_cycle: Cycle) {
-        let c = self.c.clone();
-        let c = &c;
+        let c = &self.c;
         self.bus = now + 1;
         match cmd {
             Command::Act => {
@@ -107,7 +115,7 @@ impl LaneTiming {
                 // tRRD_S and the window's new oldest ACT bind the rank's groups, tRRD_L this one.
                 let s = (now + c.act_to_act_s).max(self.faw[r][pos]);
                 let l = s.max(now + c.act_to_act_l);
-                self.raise_kind(Some(lanes), base, K_ACT, g, r, l, s, None);
+                self.shared.raise_kind(Some(lanes), base, K_ACT, g, r, l, s, None);
             }
             Command::Pre => {
                 raise(&mut self.bank_act[b], now + c.pre_to_act);
@@ -116,7 +124,7 @@ impl LaneTiming {
             Command::Prea => {
                 let t = now + c.pre_to_act;
                 raise(&mut self.rank_ref[r], t);
-                self.raise_kind(Some(lanes), base, K_ACT, g, r, t, t, None);
+                self.shared.raise_kind(Some(lanes), base, K_ACT, g, r, t, t, None);
             }
             Command::Rd | Command::Rda => {
                 raise(&mut self.bank_pre[b], now + c.rd_to_pre);
@@ -124,12 +132,12 @@ impl LaneTiming {
                 let (l, s, o) = (now + c.rd_to_rd_l.max(c.rd_to_rd_s), now + c.rd_to_rd_s, now + c.rd_to_rd_rank);
                 let other = (self.ranks > 1).then_some(o);
                 let lanes_rd = (col_kind == K_RD).then_some(&mut *lanes);
-                self.raise_kind(lanes_rd, base, K_RD, g, r, l, s, other);
+                self.shared.raise_kind(lanes_rd, base, K_RD, g, r, l, s, other);
                 let (t, o) = (now + c.rd_to_wr, now + c.rd_to_wr_rank);
                 let lanes_wr = (col_kind == K_WR).then_some(&mut *lanes);
-                self.raise_kind(lanes_wr, base, K_WR, g, r, t, t, (self.ranks > 1).then_some(o));
+                self.shared.raise_kind(lanes_wr, base, K_WR, g, r, t, t, (self.ranks > 1).then_some(o));
                 if cmd == Command::Rda {
-                    let ap = self.c.auto_precharge_ready(act_cycle, now, false);
+                    let ap = c.auto_precharge_ready(act_cycle, now, false);
                     raise(&mut self.bank_act[b], ap);
                     raise(&mut self.rank_ref[r], ap);
                 }
@@ -140,13 +148,13 @@ impl LaneTiming {
                 let (l, s, o) = (now + c.wr_to_wr_l.max(c.wr_to_wr_s), now + c.wr_to_wr_s, now + c.wr_to_wr_rank);
                 let other = (self.ranks > 1).then_some(o);
                 let lanes_wr = (col_kind == K_WR).then_some(&mut *lanes);
-                self.raise_kind(lanes_wr, base, K_WR, g, r, l, s, other);
+                self.shared.raise_kind(lanes_wr, base, K_WR, g, r, l, s, other);
                 let (l, s, o) = (now + c.wr_to_rd_s.max(c.wr_to_rd_l), now + c.wr_to_rd_s, now + c.wr_to_rd_rank);
                 let other = (self.ranks > 1).then_some(o);
                 let lanes_rd = (col_kind == K_RD).then_some(&mut *lanes);
-                self.raise_kind(lanes_rd, base, K_RD, g, r, l, s, other);
+                self.shared.raise_kind(lanes_rd, base, K_RD, g, r, l, s, other);
                 if cmd == Command::Wra {
-                    let ap = self.c.auto_precharge_ready(act_cycle, now, true);
+                    let ap = c.auto_precharge_ready(act_cycle, now, true);
                     raise(&mut self.bank_act[b], ap);
                     raise(&mut self.rank_ref[r], ap);
                 }
@@ -155,8 +163,8 @@ impl LaneTiming {
                 let t = now + c.refresh;
                 raise(&mut self.rank_ref[r], t);
                 raise(&mut self.rank_prea[r], t);
-                self.raise_kind(Some(&mut *lanes), base, K_ACT, g, r, t, t, None);
-                self.raise_kind(Some(&mut *lanes), base, K_PRE, g, r, t, t, None);
+                self.shared.raise_kind(Some(&mut *lanes), base, K_ACT, g, r, t, t, None);
+                self.shared.raise_kind(Some(&mut *lanes), base, K_PRE, g, r, t, t, None);
             }
         }
     }
