@@ -41,13 +41,6 @@ const MAX_DELAY: u64 = 1 << 20;
 /// 2^30 + `MAX_DELAY`, inside `i32`).
 const REBASE_AFTER: u64 = 1 << 30;
 
-/// A queued request as its bank's queue holds it: its row (searched for hits) and its slab slot.
-#[derive(Clone, Copy, Debug)]
-struct Queued {
-    row: u32,
-    slot: u32,
-}
-
 /// The rest of a queued request, read when it is chosen or completes.
 #[derive(Clone, Copy, Debug)]
 struct Pending {
@@ -59,6 +52,13 @@ struct Pending {
     process: u32,
     column: u32,
     outcome: Option<RowOutcome>,
+}
+
+/// A queued request as its bank's queue holds it: its row (searched for hits) and its slab slot.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    row: u32,
+    slot: u32,
 }
 
 /// Why `LaneController` cannot run a configuration (`None`: it can).
@@ -125,6 +125,8 @@ pub struct LaneController {
     lane_index: Vec<u32>,
     /// Lanes per bank (1 or 2, `AgeOrder::candidates_per_bank`).
     slots: usize,
+    /// Per bank: its rank (so hot paths do not divide).
+    bank_rank: Vec<u8>,
     /// Lane offsets count from this cycle.
     base: Cycle,
     rebase_after: u64,
@@ -191,6 +193,7 @@ impl LaneController {
             lane_index: vec![0; banks * slots],
             lanes,
             slots,
+            bank_rank: (0..banks).map(|b| (b / bpr) as u8).collect(),
             base: 0,
             rebase_after: REBASE_AFTER,
             in_flight: [VecDeque::new(), VecDeque::new()],
@@ -307,7 +310,8 @@ impl LaneController {
 
     #[inline(always)]
     fn set_lane(&mut self, l: usize, kind: i32, key: u64, t_bank: Cycle, index: usize) {
-        let t = t_bank.max(self.timing.shared(kind, self.group_of(l % self.banks)));
+        let b = if l >= self.banks { l - self.banks } else { l };
+        let t = t_bank.max(self.timing.shared(kind, self.group_of(b)));
         self.lanes.set(l, self.offset(t), kind, key);
         self.lane_index[l] = index as u32;
     }
@@ -374,7 +378,7 @@ impl LaneController {
         for s in 0..self.slots {
             t = t.min(self.lanes.ready(s * self.banks + b));
         }
-        if t == NEVER_LANE || self.refresh_pending[b / self.banks_per_rank] {
+        if t == NEVER_LANE || self.refresh_pending[self.bank_rank[b] as usize] {
             return NEVER;
         }
         self.absolute(t).max(self.timing.bus)
@@ -630,7 +634,8 @@ impl LaneController {
             let next = if blocked { self.blocked_scan_bound(now_off) } else { self.lanes.min() };
             return (false, self.absolute(next));
         };
-        let b = l % self.banks;
+        // Lane `slot * banks + bank`, slot 0 or 1.
+        let b = if l >= self.banks { l - self.banks } else { l };
         let index = self.lane_index[l] as usize;
         let cmd = match self.lanes.kind(l) {
             K_ACT => Command::Act,
@@ -690,7 +695,7 @@ impl LaneController {
         };
         let outcome = *p.outcome.get_or_insert(outcome);
         let column = p.column;
-        let r = b / self.banks_per_rank;
+        let r = self.bank_rank[b] as usize;
         let g = self.group_of(b);
         let (col, base) = (self.col_kind(), self.base);
         self.timing.issue(&mut self.lanes, base, col, cmd, now, r, g, b, self.act_cycle[b]);

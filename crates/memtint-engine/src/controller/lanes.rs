@@ -149,6 +149,8 @@ impl Lanes {
                 let t = if gated { rb[i].max(gb[i]) } else { rb[i] };
                 m |= ((t <= now) as u32) << i;
             }
+            // Few lanes are ready at once: compare only their keys. (A branch-free select over
+            // every lane of a block measured 20 % slower.)
             while m != 0 {
                 let l = j * BLOCK + m.trailing_zeros() as usize;
                 m &= m - 1;
