@@ -3,7 +3,7 @@
 
 use crate::config::MemoryConfig;
 use crate::controller::{ChannelController, Completion, ControllerRef, Implementation, LaneController, Origin};
-use crate::dram::CommandRecord;
+use crate::dram::{CommandRecord, DramAddress};
 use crate::error::Result;
 use crate::mapping::AddressMapping;
 use crate::{Cycle, NEVER};
@@ -16,6 +16,9 @@ pub struct MemorySystem {
     general: Vec<ChannelController>,
     lanes: Vec<LaneController>,
     line_mask: u64,
+    /// The last address decoded and its coordinates: a driver retries a refused request (its
+    /// queue full) after every tick, and decoding is most of a refused call's cost.
+    last_decoded: (u64, DramAddress),
 }
 
 /// Apply `$body` to every channel controller (`$c`), whichever list holds them.
@@ -50,7 +53,10 @@ impl MemorySystem {
                 Implementation::Lanes => lanes.push(LaneController::new(ch, &cfg.org, &cfg.timing, c)?),
             }
         }
-        Ok(MemorySystem { mapping: cfg.mapping.clone(), general, lanes, line_mask: !(cfg.org.burst_bytes() - 1) })
+        let line_mask = !(cfg.org.burst_bytes() - 1);
+        // `u64::MAX` is never a line address (its offset bits are set), so the first decode runs.
+        let last_decoded = (u64::MAX, DramAddress::default());
+        Ok(MemorySystem { mapping: cfg.mapping.clone(), general, lanes, line_mask, last_decoded })
     }
 
     pub fn mapping(&self) -> &AddressMapping {
@@ -92,7 +98,10 @@ impl MemorySystem {
     #[inline]
     pub fn try_enqueue(&mut self, now: Cycle, id: u64, addr: u64, is_write: bool, origin: Origin) -> bool {
         let addr = addr & self.line_mask;
-        let dram = self.mapping.decode(addr);
+        if self.last_decoded.0 != addr {
+            self.last_decoded = (addr, self.mapping.decode(addr));
+        }
+        let dram = self.last_decoded.1;
         let ch = dram.channel as usize;
         if self.lanes.is_empty() {
             let c = &mut self.general[ch];
