@@ -274,7 +274,7 @@ impl LaneController {
     /// Keep `now` within `rebase_after` of the base (rare: once per 2^30 cycles).
     #[inline(always)]
     fn keep_base_near(&mut self, now: Cycle) {
-        if now - self.base >= self.rebase_after {
+        if now.saturating_sub(self.base) >= self.rebase_after {
             self.rebase(now);
         }
     }
@@ -283,7 +283,7 @@ impl LaneController {
     #[inline(never)]
     fn rebase(&mut self, now: Cycle) {
         // A margin below `now`: callers may still name a slightly earlier cycle.
-        let new_base = now - self.rebase_after / 2;
+        let new_base = now.saturating_sub(self.rebase_after / 2).max(self.base);
         self.lanes.rebase(new_base - self.base);
         self.base = new_base;
     }
