@@ -666,7 +666,7 @@ impl LaneController {
     #[cold]
     #[inline(never)]
     fn blocked_scan_bound(&self, now: i32) -> i32 {
-        let (n, lanes) = (self.lanes.len(), &self.lanes);
+        let (n, lanes) = (self.lanes.lane_count(), &self.lanes);
         let class_ready =
             |l: usize| (0..n).any(|m| lanes.kind(m) == lanes.kind(l) && lanes.group(m) == lanes.group(l) && lanes.ready(m) <= now);
         let mut next = NEVER_LANE;

@@ -61,7 +61,7 @@ impl Lanes {
 
     /// Lanes, padding included.
     #[inline(always)]
-    pub fn len(&self) -> usize {
+    pub fn lane_count(&self) -> usize {
         self.ready.len() * BLOCK
     }
 
