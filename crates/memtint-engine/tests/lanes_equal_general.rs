@@ -130,10 +130,14 @@ fn driven(c: &Case, implementation: &str, cycle_by_cycle: bool) -> (Vec<CommandR
     (totals.commands, stats)
 }
 
+/// What the open-loop driver saw: completions in the order the memory system gave them, the
+/// command log, and after every step (cycle, `next_event`, `next_work`, `next_completion`).
+type Observed = (Vec<Completion>, Vec<CommandRecord>, Vec<[u64; 4]>);
+
 /// An open-loop run driven here, not by `dram_sim`: requests of the generator enter in bursts at
-/// pseudo-random gaps whenever their queue has room; returns the completions in the order the
-/// memory system gave them, and the command log.
-fn completions(c: &Case, implementation: &str, rebase_after: Option<u64>) -> (Vec<Completion>, Vec<CommandRecord>) {
+/// pseudo-random gaps whenever their queue has room, and the driver jumps to the memory system's
+/// `next_event` when it comes first.
+fn completions(c: &Case, implementation: &str, rebase_after: Option<u64>) -> Observed {
     let cfg = config(c, implementation);
     let mut mem = MemorySystem::new(&cfg).unwrap();
     if let Some(cycles) = rebase_after {
@@ -141,7 +145,7 @@ fn completions(c: &Case, implementation: &str, rebase_after: Option<u64>) -> (Ve
     }
     mem.record_commands(true);
     let (mut source, _) = memtint_engine::dram_sim::open_workload(&workload(c), &cfg).unwrap();
-    let (mut done, mut log) = (Vec::new(), Vec::new());
+    let (mut done, mut log, mut events) = (Vec::new(), Vec::new(), Vec::new());
     let mut rng = c.seed | 1;
     let mut step = || {
         rng ^= rng << 13;
@@ -165,6 +169,7 @@ fn completions(c: &Case, implementation: &str, rebase_after: Option<u64>) -> (Ve
             id += 1;
             pending = None;
         }
+        events.push([now, mem.next_event(), mem.next_work(), mem.next_completion()]);
         if pending.is_none() && id == c.requests && mem.is_idle() {
             break;
         }
@@ -173,7 +178,7 @@ fn completions(c: &Case, implementation: &str, rebase_after: Option<u64>) -> (Ve
         assert!(now < 50_000_000, "run did not finish");
     }
     mem.drain_commands(&mut log);
-    (done, log)
+    (done, log, events)
 }
 
 fn first_difference<T: PartialEq + std::fmt::Debug>(a: &[T], b: &[T]) -> Option<String> {
@@ -195,18 +200,20 @@ proptest! {
     }
 
     #[test]
-    fn lanes_complete_the_same_requests_in_the_same_order(c in case()) {
-        let (done_general, log_general) = completions(&c, "general", None);
-        let (done_lanes, log_lanes) = completions(&c, "lanes", None);
+    fn lanes_complete_the_same_requests_in_the_same_order_and_ask_for_the_same_ticks(c in case()) {
+        let (done_general, log_general, events_general) = completions(&c, "general", None);
+        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", None);
         prop_assert_eq!(done_general.len() as u64, c.requests);
+        prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "next events differ {}", first_difference(&events_general, &events_lanes).unwrap());
         prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "completions differ {}", first_difference(&done_general, &done_lanes).unwrap());
         prop_assert!(first_difference(&log_general, &log_lanes).is_none(), "commands differ {}", first_difference(&log_general, &log_lanes).unwrap());
     }
 
     #[test]
     fn lanes_rebasing_every_few_hundred_cycles_change_nothing(c in case(), rebase in 1u64..600) {
-        let (done_general, log_general) = completions(&c, "general", None);
-        let (done_lanes, log_lanes) = completions(&c, "lanes", Some(rebase));
+        let (done_general, log_general, events_general) = completions(&c, "general", None);
+        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", Some(rebase));
+        prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "next events differ {}", first_difference(&events_general, &events_lanes).unwrap());
         prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "completions differ {}", first_difference(&done_general, &done_lanes).unwrap());
         prop_assert!(first_difference(&log_general, &log_lanes).is_none(), "commands differ {}", first_difference(&log_general, &log_lanes).unwrap());
     }
