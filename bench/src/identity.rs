@@ -3,13 +3,18 @@
 //! before a change and `cmp` it after (bench/README.md, "Checking that results are identical").
 //!
 //! Usage: `memtint-bench-identity [INSTRUCTIONS]` (default 2 000 000 per core).
+//! `MEMTINT_BENCH_IMPLEMENTATION` (auto, general, lanes) selects the channel controller's
+//! implementation; which one ran is left out of the output, so the implementations' outputs
+//! compare byte for byte.
 
 use memtint_engine::system::{run_sim, SimSpec};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// Keys that depend on the host's speed, not on the simulation.
-const WALL_CLOCK_KEYS: [&str; 4] = ["wall_seconds", "requests_per_second", "instructions_per_second", "dram_cycles_per_second"];
+/// (And `implementation`: which controller implementation ran, which must not change results.)
+const WALL_CLOCK_KEYS: [&str; 5] =
+    ["wall_seconds", "requests_per_second", "instructions_per_second", "dram_cycles_per_second", "implementation"];
 
 fn strip_wall_clock(v: &mut Value) {
     match v {
@@ -64,6 +69,10 @@ fn main() {
     ];
     for (name, mut spec) in specs {
         spec["instructions"] = json!(instructions);
+        if let Ok(implementation) = std::env::var("MEMTINT_BENCH_IMPLEMENTATION") {
+            let overrides = spec.as_object_mut().unwrap().entry("overrides").or_insert_with(|| json!({}));
+            overrides.as_object_mut().unwrap().insert("controller".into(), json!({"implementation": implementation}));
+        }
         let spec: SimSpec = serde_json::from_value(spec).unwrap_or_else(|e| panic!("spec '{name}': {e}"));
         let mut stats = run_sim(&spec).unwrap_or_else(|e| {
             eprintln!("error: run '{name}': {e}");

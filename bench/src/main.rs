@@ -52,6 +52,8 @@ fn generate(cfg: &MemoryConfig, kind: GeneratorKind, requests: u64, read_fractio
 fn main() {
     let requests: u64 = std::env::var("MEMTINT_BENCH_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000_000);
     let only = std::env::var("MEMTINT_BENCH_ONLY").unwrap_or_default();
+    // `controller.implementation` ("auto", "general", "lanes"): the same commands, another speed.
+    let implementation = std::env::var("MEMTINT_BENCH_IMPLEMENTATION").unwrap_or_else(|_| "auto".into());
     let workloads: [(&str, GeneratorKind, Option<f64>); 4] = [
         ("stream", GeneratorKind::Stream, None),
         ("random", GeneratorKind::Random, None),
@@ -61,14 +63,28 @@ fn main() {
     println!("memtint DRAM engine benchmark: {requests} requests per workload, closed loop with 64 in flight,");
     println!("FR-FCFS, open rows, all-bank refresh, event skipping, checker off. One thread.");
     println!("Build: {} (make bench PGO=1 after make pgo: profile-guided).", build_kind());
+    let resolved = MachineConfig::load("ddr4-2400")
+        .and_then(|m| m.with_overrides(&serde_json::json!({"controller": {"implementation": implementation}})))
+        .and_then(|m| MemoryConfig::resolve(&m))
+        .and_then(|cfg| memtint_engine::controller::Implementation::resolve(&cfg.org, &cfg.timing, &cfg.controller));
+    match resolved {
+        Ok(i) => println!("Controller implementation: {} (MEMTINT_BENCH_IMPLEMENTATION={implementation}).", i.name()),
+        Err(e) => {
+            eprintln!("memtint-bench: MEMTINT_BENCH_IMPLEMENTATION: {e}");
+            std::process::exit(2);
+        }
+    }
     println!("Rates are per second of CPU time (wall-clock rate in the last column).\n");
+
     println!(
         "{:<18} {:<9} {:>9} {:>13} {:>9} {:>8} {:>8} {:>9} {:>9} {:>12}",
         "machine", "workload", "M req/s", "M DRAM cyc/s", "sim. ms", "cpu s", "wall s", "GB/s sim", "row hits", "wall M req/s"
     );
     let mut random_rate = 0.0;
     for machine in ["ddr4-2400", "ddr4-2400-2ch2r"] {
-        let cfg = MemoryConfig::resolve(&MachineConfig::load(machine).unwrap()).unwrap();
+        let m = MachineConfig::load(machine).unwrap();
+        let m = m.with_overrides(&serde_json::json!({"controller": {"implementation": implementation}})).unwrap();
+        let cfg = MemoryConfig::resolve(&m).unwrap();
         for (name, kind, rf) in workloads {
             if !format!("{machine}/{name}").contains(only.as_str()) {
                 continue;

@@ -24,12 +24,19 @@ fn main() {
     let programs = vec!["stream".to_string(), "random".to_string(), "copy".to_string(), light];
     println!("memtint multicore benchmark: 4 cores x {instructions} instructions, ddr4-2400, fr-fcfs, buddy placement");
     println!("programs: {}", programs.join(", "));
+    let implementation = std::env::var("MEMTINT_BENCH_IMPLEMENTATION").unwrap_or_else(|_| "auto".into());
+    if let Err(e) = memtint_engine::controller::Implementation::check_name(&implementation) {
+        eprintln!("memtint-bench-multicore: MEMTINT_BENCH_IMPLEMENTATION: {e}");
+        std::process::exit(2);
+    }
     println!("build: {} (make bench PGO=1 after make pgo: profile-guided)\n", option_env!("MEMTINT_BUILD").unwrap_or("release"));
     let spec: SimSpec = serde_json::from_value(json!({
         "machine": "ddr4-2400",
         "programs": programs,
         "instructions": instructions,
         "seed": 42,
+        // `controller.implementation` (auto, general, lanes): the same results, another speed.
+        "overrides": {"controller": {"implementation": implementation}},
     }))
     .expect("spec");
     let cpu_start = thread_cpu_seconds();

@@ -166,6 +166,11 @@ pub struct ControllerConfig {
     /// Cycles from a request's arrival at the controller to the first cycle it may be
     /// scheduled (the front-end/queue insertion delay). Part of the idle latency.
     pub frontend_latency: u64,
+    /// Which channel-controller implementation runs: "general" (`ChannelController`, every
+    /// scheduler), "lanes" (`LaneController`: fcfs, fr-fcfs, fr-fcfs-cap) or "auto" (lanes when
+    /// it supports the configuration, else general). Both issue the same commands with the same
+    /// statistics; only simulation speed differs.
+    pub implementation: String,
     // Application-aware schedulers (one file each under controller/scheduler/, which cites the
     // source of each default). Cycles are controller (DRAM) cycles; "requests" are the requests
     // one controller receives from a source, the intensity every scheduler measures itself.
@@ -222,6 +227,7 @@ impl Default for ControllerConfig {
             row_timeout: 100,
             frfcfs_cap: 16,
             frontend_latency: 1,
+            implementation: "auto".into(),
             parbs_marking_cap: 5,
             atlas_quantum: 10_000_000,
             atlas_alpha: 0.875,
@@ -280,6 +286,7 @@ impl ControllerConfig {
         if self.frontend_latency == 0 {
             return Err(Error::config("controller.frontend_latency", "must be at least 1 cycle"));
         }
+        crate::controller::Implementation::check_name(&self.implementation)?;
         if self.frfcfs_cap == 0 {
             return Err(Error::config("controller.frfcfs_cap", "must be at least 1"));
         }

@@ -2,91 +2,151 @@
 //! request's physical address once and routes it to its channel.
 
 use crate::config::MemoryConfig;
-use crate::controller::{ChannelController, Completion, Origin};
-use crate::dram::CommandRecord;
+use crate::controller::{ChannelController, Completion, ControllerRef, Implementation, LaneController, Origin};
+use crate::dram::{CommandRecord, DramAddress};
 use crate::error::Result;
 use crate::mapping::AddressMapping;
 use crate::{Cycle, NEVER};
 
+/// The controllers are of one implementation (`controller.implementation`), kept in that
+/// implementation's typed list (the other is empty), so the per-request loops are monomorphic
+/// (a per-channel enum cost the general path 5-10 % through code layout: bench/README.md, stop 13b).
 pub struct MemorySystem {
     mapping: AddressMapping,
-    channels: Vec<ChannelController>,
+    general: Vec<ChannelController>,
+    lanes: Vec<LaneController>,
     line_mask: u64,
+    /// The last address decoded and its coordinates: a driver retries a refused request (its
+    /// queue full) after every tick, and decoding is most of a refused call's cost.
+    last_decoded: (u64, DramAddress),
+}
+
+/// Apply `$body` to every channel controller (`$c`), whichever list holds them.
+macro_rules! each {
+    ($self:expr, $c:ident => $body:expr) => {{
+        for $c in $self.general.iter_mut() {
+            $body;
+        }
+        for $c in $self.lanes.iter_mut() {
+            $body;
+        }
+    }};
+}
+
+/// The minimum of `$e` over every channel controller (`$c`).
+macro_rules! min_over {
+    ($self:expr, $c:ident => $e:expr) => {{
+        let a = $self.general.iter().map(|$c| $e).min().unwrap_or(NEVER);
+        let b = $self.lanes.iter().map(|$c| $e).min().unwrap_or(NEVER);
+        a.min(b)
+    }};
 }
 
 impl MemorySystem {
     pub fn new(cfg: &MemoryConfig) -> Result<Self> {
-        let channels = (0..cfg.org.channels)
-            .map(|ch| ChannelController::new(ch, &cfg.org, &cfg.timing, &cfg.controller))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(MemorySystem { mapping: cfg.mapping.clone(), channels, line_mask: !(cfg.org.burst_bytes() - 1) })
+        let c = &cfg.controller;
+        let (mut general, mut lanes) = (Vec::new(), Vec::new());
+        let implementation = Implementation::resolve(&cfg.org, &cfg.timing, c)?;
+        for ch in 0..cfg.org.channels {
+            match implementation {
+                Implementation::General => general.push(ChannelController::new(ch, &cfg.org, &cfg.timing, c)?),
+                Implementation::Lanes => lanes.push(LaneController::new(ch, &cfg.org, &cfg.timing, c)?),
+            }
+        }
+        let line_mask = !(cfg.org.burst_bytes() - 1);
+        // `u64::MAX` is never a line address (its offset bits are set), so the first decode runs.
+        let last_decoded = (u64::MAX, DramAddress::default());
+        Ok(MemorySystem { mapping: cfg.mapping.clone(), general, lanes, line_mask, last_decoded })
     }
 
     pub fn mapping(&self) -> &AddressMapping {
         &self.mapping
     }
 
-    pub fn channels(&self) -> &[ChannelController] {
-        &self.channels
+    /// The channels' controllers, in channel order.
+    pub fn channels(&self) -> Vec<ControllerRef<'_>> {
+        self.general.iter().map(ControllerRef::General).chain(self.lanes.iter().map(ControllerRef::Lanes)).collect()
+    }
+
+    /// The implementation the controllers are.
+    pub fn implementation(&self) -> Implementation {
+        if self.lanes.is_empty() {
+            Implementation::General
+        } else {
+            Implementation::Lanes
+        }
+    }
+
+    /// Lane controllers rebase their 32-bit lane offsets every `cycles` (tests: many rebases in
+    /// a short run); no effect on general controllers.
+    #[doc(hidden)]
+    pub fn set_rebase_after(&mut self, cycles: u64) {
+        for c in &mut self.lanes {
+            c.set_rebase_after(cycles);
+        }
     }
 
     pub fn record_commands(&mut self, on: bool) {
-        for c in &mut self.channels {
-            c.record_commands(on);
-        }
+        each!(self, c => c.record_commands(on))
     }
 
     pub fn drain_commands(&mut self, out: &mut Vec<CommandRecord>) {
-        for c in &mut self.channels {
-            c.drain_log_into(out);
-        }
+        each!(self, c => c.drain_log_into(out))
     }
 
     /// Try to queue a request at `now`; false if its channel's queue is full.
     #[inline]
     pub fn try_enqueue(&mut self, now: Cycle, id: u64, addr: u64, is_write: bool, origin: Origin) -> bool {
         let addr = addr & self.line_mask;
-        let dram = self.mapping.decode(addr);
-        let ch = &mut self.channels[dram.channel as usize];
-        if !ch.can_accept(is_write) {
-            return false;
+        if self.last_decoded.0 != addr {
+            self.last_decoded = (addr, self.mapping.decode(addr));
         }
-        ch.enqueue(now, id, addr, &dram, is_write, origin);
+        let dram = self.last_decoded.1;
+        let ch = dram.channel as usize;
+        if self.lanes.is_empty() {
+            let c = &mut self.general[ch];
+            if !c.can_accept(is_write) {
+                return false;
+            }
+            c.enqueue(now, id, addr, &dram, is_write, origin);
+        } else {
+            let c = &mut self.lanes[ch];
+            if !c.can_accept(is_write) {
+                return false;
+            }
+            c.enqueue(now, id, addr, &dram, is_write, origin);
+        }
         true
     }
 
     /// Tick every channel whose next event has come (all of them when `every_cycle`).
     #[inline]
     pub fn tick(&mut self, now: Cycle, done: &mut Vec<Completion>, every_cycle: bool) {
-        for c in &mut self.channels {
-            if every_cycle || c.next_event() <= now {
-                c.tick(now, done);
-            }
-        }
+        each!(self, c => if every_cycle || c.next_event() <= now {
+            c.tick(now, done);
+        })
     }
 
     pub fn next_event(&self) -> Cycle {
-        self.channels.iter().map(|c| c.next_event()).min().unwrap_or(NEVER)
+        min_over!(self, c => c.next_event())
     }
 
     /// `next_event` leaving out finishing transfers (see `ChannelController::next_work`).
     pub fn next_work(&self) -> Cycle {
-        self.channels.iter().map(|c| c.next_work()).min().unwrap_or(NEVER)
+        min_over!(self, c => c.next_work())
     }
 
     /// The cycle the next transfer finishes on any channel.
     pub fn next_completion(&self) -> Cycle {
-        self.channels.iter().map(|c| c.next_completion()).min().unwrap_or(NEVER)
+        min_over!(self, c => c.next_completion())
     }
 
     pub fn is_idle(&self) -> bool {
-        self.channels.iter().all(|c| c.is_idle())
+        self.general.iter().all(|c| c.is_idle()) && self.lanes.iter().all(|c| c.is_idle())
     }
 
     pub fn finish(&mut self, now: Cycle) {
-        for c in &mut self.channels {
-            c.finish(now);
-        }
+        each!(self, c => c.finish(now))
     }
 }
 

@@ -10,6 +10,7 @@ use super::refresh::{self, RefreshManager};
 use super::row_policy::{self, RowPolicy};
 use super::scheduler::{self, Candidate, Scheduler};
 use super::candidates::{CandidateSet, Slot};
+use super::write_drain::WriteDrain;
 use super::{BankQueue, BankState, ChannelTiming, Completion, Origin, Request, RowOutcome};
 use crate::config::ControllerConfig;
 use crate::dram::constraints::Constraints;
@@ -28,11 +29,8 @@ pub struct ChannelController {
     /// Per direction: requests waiting.
     len: [usize; 2],
     capacity: [usize; 2],
-    write_high: usize,
-    write_low: usize,
-    /// `write_idle_drain_min` and `write_idle_drain_timeout` of the configuration.
-    write_idle_min: usize,
-    write_idle_timeout: u64,
+    /// When to switch between draining reads and writes (shared with the lane controller).
+    drain: WriteDrain,
     write_mode: bool,
     frontend_latency: u64,
     next_seq: u64,
@@ -82,8 +80,6 @@ impl ChannelController {
     pub fn new(channel: u32, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Self> {
         cfg.validate()?;
         let banks = org.banks_per_channel() as usize;
-        let write_high = ((cfg.write_queue as f64 * cfg.write_high_watermark).ceil() as usize).clamp(1, cfg.write_queue);
-        let write_low = ((cfg.write_queue as f64 * cfg.write_low_watermark).floor() as usize).min(write_high - 1);
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
         let refresh = refresh::build(&cfg.refresh, org.ranks, timing.tREFI)?;
         let scheduler = scheduler::build(&cfg.scheduler, cfg, &Constraints::derive(timing))?;
@@ -95,10 +91,7 @@ impl ChannelController {
             queues: [vec![BankQueue::default(); banks], vec![BankQueue::default(); banks]],
             len: [0, 0],
             capacity: [cfg.read_queue, cfg.write_queue],
-            write_high,
-            write_low,
-            write_idle_min: cfg.write_idle_drain_min,
-            write_idle_timeout: cfg.write_idle_drain_timeout,
+            drain: WriteDrain::new(cfg),
             write_mode: false,
             frontend_latency: cfg.frontend_latency,
             next_seq: 0,
@@ -340,29 +333,16 @@ impl ChannelController {
         self.next_completion = first(reads).min(first(writes));
     }
 
-    /// Drain writes from the high watermark down to the low one, or whenever reads are absent
-    /// and at least `write_idle_min` writes wait (or the oldest has waited out the timeout).
+    /// `WriteDrain::should_switch` (watermarks, idle drain).
     #[inline]
     fn write_mode_should_switch(&self, now: Cycle) -> bool {
-        let (reads, writes) = (self.len[READS], self.len[WRITES]);
-        if self.write_mode {
-            writes <= self.write_low && reads > 0
-        } else {
-            writes >= self.write_high
-                || (reads == 0 && writes > 0 && (writes >= self.write_idle_min || self.idle_drain_due() <= now))
-        }
+        self.drain.should_switch(self.write_mode, self.len[READS], self.len[WRITES], now, || self.idle_drain_due())
     }
 
-    /// With reads absent and fewer than `write_idle_min` writes waiting: the cycle the oldest
-    /// write has waited out the timeout (the queues switch then). `NEVER` otherwise.
+    /// `WriteDrain::idle_drain_due` over the write queues (each bank queue is oldest first).
     fn idle_drain_due(&self) -> Cycle {
-        let (reads, writes) = (self.len[READS], self.len[WRITES]);
-        if self.write_mode || reads > 0 || writes == 0 || writes >= self.write_idle_min {
-            return NEVER;
-        }
-        // Each bank queue is oldest first.
-        let oldest = self.queues[WRITES].iter().filter_map(|q| q.reqs.first()).map(|r| r.arrival).min();
-        oldest.map_or(NEVER, |a| a.saturating_add(self.write_idle_timeout))
+        let oldest = || self.queues[WRITES].iter().filter_map(|q| q.reqs.first()).map(|r| r.arrival).min();
+        self.drain.idle_drain_due(self.write_mode, self.len[READS], self.len[WRITES], oldest)
     }
 
     /// Refresh the lowest pending rank: PREA if any of its banks is open, else REF.

@@ -2,20 +2,29 @@
 //! draining, per-bank state, the timing state that enforces the derived constraints, and three
 //! pluggable policies, each a trait with one small file per implementation and one registry:
 //! `Scheduler` (which ready command issues), `RowPolicy` (when rows close), `RefreshManager`
-//! (when ranks refresh).
+//! (when ranks refresh). Two implementations: `ChannelController` (every scheduler, the
+//! reference) and `LaneController` (the age-ordered schedulers, faster), chosen by
+//! `controller.implementation` (`implementation.rs`); they issue the same commands.
 
 pub mod bank_queue;
 pub mod bank_state;
 pub mod candidates;
 pub mod channel_controller;
+pub mod implementation;
+pub mod lane_controller;
+pub mod lane_timing;
+pub mod lanes;
 pub mod refresh;
 pub mod request;
 pub mod row_policy;
 pub mod scheduler;
 pub mod timing_state;
+pub mod write_drain;
 
 pub use bank_queue::BankQueue;
 pub use bank_state::BankState;
 pub use channel_controller::ChannelController;
+pub use implementation::{ControllerRef, Implementation};
+pub use lane_controller::LaneController;
 pub use request::{Completion, Origin, Request, RowOutcome};
 pub use timing_state::ChannelTiming;

@@ -83,7 +83,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "bandwidth_gbps": {"read": ch_gbps(s.reads), "write": ch_gbps(s.writes), "total": ch_gbps(s.reads + s.writes)},
             "data_bus_utilisation": rate(s.busy_data_cycles, cycles),
             "write_mode_switches": s.write_mode_switches,
-            "scheduler_sources": scheduler_sources(ctrl),
+            "scheduler_sources": scheduler_sources(*ctrl),
             "queue_occupancy": {
                 "read_mean": s.read_queue_integral as f64 / cycles as f64,
                 "write_mean": s.write_queue_integral as f64 / cycles as f64,
@@ -121,6 +121,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "row_timeout": cfg.controller.row_timeout,
             "frfcfs_cap": cfg.controller.frfcfs_cap,
             "frontend_latency": cfg.controller.frontend_latency,
+            "implementation": mem.implementation().name(),
             "sources": opts.sources,
             "device_width": org.device_width,
             "bus_width_bits": org.bus_width_bits,
@@ -168,7 +169,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
 
 /// The scheduler's per-source counters on one channel, as `[{"source": n, <counter>: v, ...}]`
 /// (empty for schedulers without per-source state).
-fn scheduler_sources(c: &crate::controller::ChannelController) -> Value {
+fn scheduler_sources(c: crate::controller::ControllerRef) -> Value {
     c.scheduler_counters()
         .into_iter()
         .map(|(source, counters)| {

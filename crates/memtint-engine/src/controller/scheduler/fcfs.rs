@@ -1,6 +1,6 @@
 //! FCFS: the oldest request with an issuable command goes first; row hits get no priority.
 
-use super::{Candidate, Scheduler};
+use super::{AgeOrder, Candidate, Scheduler};
 
 pub struct Fcfs;
 
@@ -9,6 +9,9 @@ impl Scheduler for Fcfs {
         "fcfs"
     }
     fn key(&self, c: &Candidate) -> u64 {
-        c.seq
+        AgeOrder::Fcfs.key(c)
+    }
+    fn age_order(&self) -> Option<AgeOrder> {
+        Some(AgeOrder::Fcfs)
     }
 }

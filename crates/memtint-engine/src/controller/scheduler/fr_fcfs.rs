@@ -1,7 +1,7 @@
 //! FR-FCFS (Rixner et al., ISCA 2000): row hits first, then oldest first. A row with queued
 //! hits is not closed for an older conflicting request.
 
-use super::{hit_first_key, Candidate, Scheduler};
+use super::{AgeOrder, Candidate, Scheduler};
 
 pub struct FrFcfs;
 
@@ -10,9 +10,12 @@ impl Scheduler for FrFcfs {
         "fr-fcfs"
     }
     fn key(&self, c: &Candidate) -> u64 {
-        hit_first_key(c)
+        AgeOrder::FrFcfs.key(c)
     }
-    fn may_close_row_with_hits(&self, _hits_since_act: u32) -> bool {
-        false
+    fn may_close_row_with_hits(&self, hits_since_act: u32) -> bool {
+        AgeOrder::FrFcfs.may_close_row_with_hits(hits_since_act)
+    }
+    fn age_order(&self) -> Option<AgeOrder> {
+        Some(AgeOrder::FrFcfs)
     }
 }

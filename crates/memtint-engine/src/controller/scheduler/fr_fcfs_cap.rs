@@ -2,7 +2,7 @@
 //! column commands since it was opened, its hits lose priority and it may be closed, so a
 //! stream of hits cannot starve older requests to the same bank.
 
-use super::{hit_first_key, Candidate, Scheduler};
+use super::{AgeOrder, Candidate, Scheduler};
 
 pub struct FrFcfsCap {
     cap: u32,
@@ -12,6 +12,10 @@ impl FrFcfsCap {
     pub fn new(cap: u32) -> Self {
         FrFcfsCap { cap }
     }
+
+    fn order(&self) -> AgeOrder {
+        AgeOrder::FrFcfsCap { cap: self.cap }
+    }
 }
 
 impl Scheduler for FrFcfsCap {
@@ -19,12 +23,15 @@ impl Scheduler for FrFcfsCap {
         "fr-fcfs-cap"
     }
     fn key(&self, c: &Candidate) -> u64 {
-        hit_first_key(c)
+        self.order().key(c)
     }
     fn may_close_row_with_hits(&self, hits_since_act: u32) -> bool {
-        hits_since_act >= self.cap
+        self.order().may_close_row_with_hits(hits_since_act)
     }
     fn hit_counts_as_hit(&self, hits_since_act: u32) -> bool {
-        hits_since_act < self.cap
+        self.order().hit_counts_as_hit(hits_since_act)
+    }
+    fn age_order(&self) -> Option<AgeOrder> {
+        Some(self.order())
     }
 }

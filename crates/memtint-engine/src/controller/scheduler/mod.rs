@@ -14,6 +14,7 @@
 //! before every decision and after every issue) and bound event skipping with `next_change`
 //! and `age_threshold`, and the controller then rebuilds every cached candidate.
 
+mod age_order;
 mod atlas;
 mod bliss;
 mod ccps;
@@ -29,6 +30,7 @@ mod tcm;
 #[cfg(test)]
 mod test_support;
 
+pub use age_order::AgeOrder;
 pub use atlas::Atlas;
 pub use bliss::Bliss;
 pub use ccps::Ccps;
@@ -88,6 +90,12 @@ pub trait Scheduler: Send {
     /// Does this row hit keep its hit priority? (FR-FCFS-Cap withdraws it after the cap.)
     fn hit_counts_as_hit(&self, _hits_since_act: u32) -> bool {
         true
+    }
+
+    /// The age-ordered schedulers' order as data (`None` for the others): the lane controller
+    /// reads it instead of calling `key` and the row rules per candidate.
+    fn age_order(&self) -> Option<AgeOrder> {
+        None
     }
 
     /// True for schedulers whose order within a bank is not "hits, then oldest" (see the module

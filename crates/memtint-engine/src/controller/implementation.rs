@@ -1,0 +1,143 @@
+//! Which channel-controller implementation runs (`controller.implementation`), and
+//! `ControllerRef`, a view of one channel's controller of either implementation. Both issue
+//! the same commands with the same statistics (`tests/lanes_equal_general.rs`); the lane
+//! controller is faster and runs the age-ordered schedulers, the general one runs everything.
+
+use super::{lane_controller, ChannelController, LaneController};
+use crate::config::ControllerConfig;
+use crate::dram::{Organisation, TimingParams};
+use crate::error::{Error, Result};
+use crate::stats::ChannelStats;
+use crate::Cycle;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Implementation {
+    /// `ChannelController`: every scheduler; the reference.
+    General,
+    /// `LaneController`: FCFS, FR-FCFS, FR-FCFS-Cap, up to 64 banks per channel.
+    Lanes,
+}
+
+pub const NAMES: &[&str] = &["auto", "general", "lanes"];
+
+impl Implementation {
+    /// Check that `name` is a known choice (configuration validation).
+    pub fn check_name(name: &str) -> Result<()> {
+        if NAMES.contains(&name) {
+            Ok(())
+        } else {
+            Err(Error::config(
+                "controller.implementation",
+                format!("unknown implementation \"{name}\"; expected one of {}", NAMES.join(", ")),
+            ))
+        }
+    }
+
+    /// The implementation `cfg.implementation` selects for this machine: "auto" is the lane
+    /// controller whenever it supports the configuration, else the general one; "lanes" on a
+    /// configuration it does not support is an error saying what it does not support.
+    pub fn resolve(org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Implementation> {
+        Self::check_name(&cfg.implementation)?;
+        let why = lane_controller::unsupported(org, timing, cfg);
+        match (cfg.implementation.as_str(), why) {
+            ("general", _) => Ok(Implementation::General),
+            (_, None) => Ok(Implementation::Lanes),
+            ("auto", Some(_)) => Ok(Implementation::General),
+            (_, Some(why)) => Err(Error::config(
+                "controller.implementation",
+                format!("\"lanes\" does not support {why}; use \"auto\" or \"general\""),
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Implementation::General => "general",
+            Implementation::Lanes => "lanes",
+        }
+    }
+}
+
+/// A read-only view of one channel's controller, whichever implementation it is.
+#[derive(Clone, Copy)]
+pub enum ControllerRef<'a> {
+    General(&'a ChannelController),
+    Lanes(&'a LaneController),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $c:ident => $e:expr) => {
+        match $self {
+            ControllerRef::General($c) => $e,
+            ControllerRef::Lanes($c) => $e,
+        }
+    };
+}
+
+impl<'a> ControllerRef<'a> {
+    pub fn implementation(self) -> Implementation {
+        match self {
+            ControllerRef::General(_) => Implementation::General,
+            ControllerRef::Lanes(_) => Implementation::Lanes,
+        }
+    }
+    pub fn stats(self) -> &'a ChannelStats {
+        dispatch!(self, c => c.stats())
+    }
+    pub fn scheduler_name(self) -> &'static str {
+        dispatch!(self, c => c.scheduler_name())
+    }
+    pub fn scheduler_counters(self) -> BTreeMap<u32, BTreeMap<&'static str, u64>> {
+        dispatch!(self, c => c.scheduler_counters())
+    }
+    pub fn is_idle(self) -> bool {
+        dispatch!(self, c => c.is_idle())
+    }
+    pub fn queued(self) -> usize {
+        dispatch!(self, c => c.queued())
+    }
+    pub fn next_event(self) -> Cycle {
+        dispatch!(self, c => c.next_event())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{MachineConfig, MemoryConfig};
+
+    fn resolve(overrides: serde_json::Value) -> Result<Implementation> {
+        let m = MachineConfig::load("ddr4-2400").unwrap().with_overrides(&serde_json::json!({ "controller": overrides }))?;
+        let mem = MemoryConfig::resolve(&m)?;
+        Implementation::resolve(&mem.org, &mem.timing, &mem.controller)
+    }
+
+    #[test]
+    fn auto_runs_lanes_for_age_ordered_schedulers_and_general_for_the_others() {
+        assert_eq!(resolve(serde_json::json!({})).unwrap(), Implementation::Lanes);
+        for s in ["fcfs", "fr-fcfs", "fr-fcfs-cap"] {
+            assert_eq!(resolve(serde_json::json!({"scheduler": s})).unwrap(), Implementation::Lanes, "{s}");
+        }
+        for s in ["par-bs", "atlas", "tcm", "bliss", "imps", "ccps"] {
+            assert_eq!(resolve(serde_json::json!({"scheduler": s})).unwrap(), Implementation::General, "{s}");
+            assert_eq!(resolve(serde_json::json!({"scheduler": s, "implementation": "general"})).unwrap(), Implementation::General);
+        }
+        assert_eq!(resolve(serde_json::json!({"implementation": "general"})).unwrap(), Implementation::General);
+    }
+
+    #[test]
+    fn lanes_on_an_unsupported_configuration_is_an_error_naming_what() {
+        let err = resolve(serde_json::json!({"scheduler": "atlas", "implementation": "lanes"})).unwrap_err().to_string();
+        assert!(err.contains("controller.implementation") && err.contains("atlas") && err.contains("general"), "{err}");
+        let err = resolve(serde_json::json!({"frontend_latency": 5_000_000, "implementation": "lanes"})).unwrap_err().to_string();
+        assert!(err.contains("frontend_latency"), "{err}");
+        assert_eq!(resolve(serde_json::json!({"frontend_latency": 5_000_000})).unwrap(), Implementation::General);
+    }
+
+    #[test]
+    fn unknown_names_are_config_errors() {
+        let err = resolve(serde_json::json!({"implementation": "simd"})).unwrap_err().to_string();
+        assert!(err.contains("controller.implementation") && err.contains("simd") && err.contains("lanes"), "{err}");
+    }
+}

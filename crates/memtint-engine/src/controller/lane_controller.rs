@@ -1,0 +1,821 @@
+//! The lane controller: a second implementation of one channel's memory controller, for the
+//! age-ordered schedulers (FCFS, FR-FCFS, FR-FCFS-Cap), any row policy and refresh manager, any
+//! organisation of up to 64 banks per channel. It issues exactly what `ChannelController` issues
+//! (same commands at the same cycles, same completions in the same order, same statistics, same
+//! `next_event`), which `tests/lanes_equal_general.rs` checks over random configurations;
+//! `controller.implementation = "auto"` runs it whenever it supports the configuration
+//! (`implementation.rs`). It is built the way bench/README.md's stop 13 measured to be fast:
+//! the timing state is the candidates' lanes (`lanes.rs`, `lane_timing.rs`): a command raises
+//! the ready time of every candidate it constrains, so choosing the next command is a minimum
+//! and a key comparison over a few lanes; 8-byte queue entries with the rest of a request in a
+//! slab; no virtual call per command (the scheduler's order is `AgeOrder` data, the row
+//! policy's two answers are read once).
+//!
+//! The control flow (`tick`: retire, refresh, write-drain switch, schedule, row-policy closes,
+//! the next event) is the general controller's, step for step, so the cycles it asks to be
+//! ticked at are the same: see `channel_controller.rs` for the why of each step.
+
+use super::lane_timing::LaneTiming;
+use super::lanes::{Lanes, K_ACT, K_NONE, K_PRE, K_RD, K_WR, NEVER_LANE};
+use super::refresh::{self, RefreshManager};
+use super::row_policy;
+use super::scheduler::{self, AgeOrder, Scheduler};
+use super::write_drain::WriteDrain;
+use super::{Completion, Origin, RowOutcome};
+use crate::config::ControllerConfig;
+use crate::dram::constraints::Constraints;
+use crate::dram::{Command, CommandRecord, DramAddress, Organisation, TimingParams};
+use crate::error::Result;
+use crate::stats::ChannelStats;
+use crate::{Cycle, NEVER};
+use std::collections::VecDeque;
+
+const READS: usize = 0;
+const WRITES: usize = 1;
+const NO_ROW: u32 = u32::MAX;
+/// Most banks per channel (a 64-bit mask of idle open rows).
+pub const MAX_BANKS: u32 = 64;
+/// Constraints and the front-end latency must stay below this for 32-bit lane offsets.
+const MAX_DELAY: u64 = 1 << 20;
+/// Lane offsets are rebased once `now` is this far past the base (offsets then stay below
+/// 2^30 + `MAX_DELAY`, inside `i32`).
+const REBASE_AFTER: u64 = 1 << 30;
+
+/// The rest of a queued request, read when it is chosen or completes.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    id: u64,
+    seq: u64,
+    arrival: Cycle,
+    ready_at: Cycle,
+    source: u32,
+    process: u32,
+    column: u32,
+    outcome: Option<RowOutcome>,
+}
+
+/// A queued request as its bank's queue holds it: its row (searched for hits) and its slab slot.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    row: u32,
+    slot: u32,
+}
+
+/// Why `LaneController` cannot run a configuration (`None`: it can).
+pub fn unsupported(org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Option<String> {
+    let order = scheduler::build(&cfg.scheduler, cfg, &Constraints::derive(timing)).ok().and_then(|s| s.age_order());
+    if order.is_none() {
+        return Some(format!("scheduler \"{}\" (the lane controller runs fcfs, fr-fcfs and fr-fcfs-cap)", cfg.scheduler));
+    }
+    if org.banks_per_channel() > MAX_BANKS {
+        return Some(format!("{} banks per channel (at most {MAX_BANKS})", org.banks_per_channel()));
+    }
+    let c = Constraints::derive(timing);
+    let delays = [
+        c.act_to_act, c.act_to_col, c.act_to_pre, c.pre_to_act, c.rd_to_pre, c.wr_to_pre, c.act_to_act_l, c.rd_to_rd_l,
+        c.wr_to_wr_l, c.wr_to_rd_l, c.act_to_act_s, c.rd_to_rd_s, c.wr_to_wr_s, c.wr_to_rd_s, c.rd_to_wr, c.faw, c.refresh,
+        c.rd_to_rd_rank, c.wr_to_wr_rank, c.rd_to_wr_rank, c.wr_to_rd_rank, c.read_data_end, c.write_data_end,
+    ];
+    if delays.iter().chain([&cfg.frontend_latency]).any(|&d| d >= MAX_DELAY) {
+        return Some(format!("a timing constraint or frontend_latency of {MAX_DELAY} cycles or more"));
+    }
+    None
+}
+
+pub struct LaneController {
+    channel: u32,
+    org: Organisation,
+    c: Constraints,
+    banks: usize,
+    banks_per_rank: usize,
+    order: AgeOrder,
+    /// `row_policy.auto_precharge(more_hits_queued)` for true and false.
+    auto_precharge: [bool; 2],
+    idle_close_after: Option<u64>,
+    /// Kept for its name and counters; never called per command.
+    scheduler: Box<dyn Scheduler>,
+    refresh: Box<dyn RefreshManager>,
+    refresh_next_due: Cycle,
+    refresh_pending: Vec<bool>,
+    refreshes_pending: u32,
+    drain: WriteDrain,
+    write_mode: bool,
+    /// Per direction, per bank: waiting requests, oldest first, and how many hit the open row.
+    queues: [Vec<Vec<Queued>>; 2],
+    hits: [Vec<u32>; 2],
+    len: [usize; 2],
+    capacity: [usize; 2],
+    slab: Vec<Pending>,
+    free: Vec<u32>,
+    frontend_latency: u64,
+    next_seq: u64,
+    // Per bank.
+    open_row: Vec<u32>,
+    act_cycle: Vec<Cycle>,
+    last_use: Vec<Cycle>,
+    hits_since_act: Vec<u32>,
+    /// Requests in either queue.
+    pending: Vec<u32>,
+    /// Bit b: bank b's row is open with nothing queued for it (row-policy closes look only here).
+    idle_open: u64,
+    open_banks: Vec<u32>,
+    timing: LaneTiming,
+    lanes: Lanes,
+    /// Per lane: its candidate's position in its bank queue.
+    lane_index: Vec<u32>,
+    /// Lanes per bank (1 or 2, `AgeOrder::candidates_per_bank`).
+    slots: usize,
+    /// Per bank: its rank (so hot paths do not divide).
+    bank_rank: Vec<u8>,
+    /// Lane offsets count from this cycle.
+    base: Cycle,
+    rebase_after: u64,
+    in_flight: [VecDeque<Completion>; 2],
+    next_completion: Cycle,
+    next_work: Cycle,
+    last_update: Cycle,
+    stats: ChannelStats,
+    log: Option<Vec<CommandRecord>>,
+    sched_next: Cycle,
+    idle_next: Cycle,
+}
+
+impl LaneController {
+    /// The controller of `channel`, or a config error naming what it does not support.
+    pub fn new(channel: u32, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Self> {
+        cfg.validate()?;
+        if let Some(why) = unsupported(org, timing, cfg) {
+            return Err(crate::error::Error::config("controller.implementation", format!("\"lanes\" does not support {why}")));
+        }
+        let c = Constraints::derive(timing);
+        let scheduler = scheduler::build(&cfg.scheduler, cfg, &c)?;
+        let order = scheduler.age_order().expect("checked by unsupported()");
+        let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
+        let refresh = refresh::build(&cfg.refresh, org.ranks, timing.tREFI)?;
+        let banks = org.banks_per_channel() as usize;
+        let bpr = org.banks_per_rank() as usize;
+        let (gpr, bpg) = (org.bank_groups as usize, org.banks_per_group as usize);
+        let slots = order.candidates_per_bank();
+        let lanes = Lanes::new(banks, slots, |b| (b / bpr) * gpr + (b % bpr) / bpg, |b| b / bpr);
+        let slab_size = cfg.read_queue + cfg.write_queue;
+        Ok(LaneController {
+            channel,
+            org: org.clone(),
+            c: c.clone(),
+            banks,
+            banks_per_rank: bpr,
+            order,
+            auto_precharge: [row_policy.auto_precharge(false), row_policy.auto_precharge(true)],
+            idle_close_after: row_policy.idle_close_after(),
+            scheduler,
+            refresh_next_due: refresh.next_due(),
+            refresh,
+            refresh_pending: vec![false; org.ranks as usize],
+            refreshes_pending: 0,
+            drain: WriteDrain::new(cfg),
+            write_mode: false,
+            queues: [vec![Vec::new(); banks], vec![Vec::new(); banks]],
+            hits: [vec![0; banks], vec![0; banks]],
+            len: [0, 0],
+            capacity: [cfg.read_queue, cfg.write_queue],
+            slab: Vec::with_capacity(slab_size),
+            free: Vec::with_capacity(slab_size),
+            frontend_latency: cfg.frontend_latency,
+            next_seq: 0,
+            open_row: vec![NO_ROW; banks],
+            act_cycle: vec![0; banks],
+            last_use: vec![0; banks],
+            hits_since_act: vec![0; banks],
+            pending: vec![0; banks],
+            idle_open: 0,
+            open_banks: vec![0; org.ranks as usize],
+            timing: LaneTiming::new(c, org.ranks, org.bank_groups, banks),
+            lane_index: vec![0; banks * slots],
+            lanes,
+            slots,
+            bank_rank: (0..banks).map(|b| (b / bpr) as u8).collect(),
+            base: 0,
+            rebase_after: REBASE_AFTER,
+            in_flight: [VecDeque::new(), VecDeque::new()],
+            next_completion: NEVER,
+            next_work: 0,
+            last_update: 0,
+            stats: ChannelStats::new(org.ranks, org.banks_per_channel()),
+            log: None,
+            sched_next: 0,
+            idle_next: 0,
+        })
+    }
+
+    /// Rebase lane offsets once `now` is `cycles` past the base, instead of 2^30 (tests use a
+    /// small value to cross many rebases in a short run).
+    #[doc(hidden)]
+    pub fn set_rebase_after(&mut self, cycles: u64) {
+        self.rebase_after = cycles.clamp(1, REBASE_AFTER);
+    }
+
+    pub fn record_commands(&mut self, on: bool) {
+        self.log = if on { Some(Vec::new()) } else { None };
+    }
+
+    pub fn drain_log(&mut self) -> Vec<CommandRecord> {
+        self.log.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    pub fn drain_log_into(&mut self, out: &mut Vec<CommandRecord>) {
+        if let Some(log) = self.log.as_mut() {
+            out.append(log);
+        }
+    }
+
+    pub fn stats(&self) -> &ChannelStats {
+        &self.stats
+    }
+
+    pub fn scheduler_name(&self) -> &'static str {
+        self.scheduler.name()
+    }
+
+    pub fn scheduler_counters(&self) -> std::collections::BTreeMap<u32, std::collections::BTreeMap<&'static str, u64>> {
+        self.scheduler.source_counters()
+    }
+
+    #[inline]
+    pub fn can_accept(&self, is_write: bool) -> bool {
+        let d = is_write as usize;
+        self.len[d] < self.capacity[d]
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.len == [0, 0] && self.in_flight.iter().all(|f| f.is_empty())
+    }
+
+    pub fn queued(&self) -> usize {
+        self.len[READS] + self.len[WRITES]
+    }
+
+    #[inline]
+    pub fn next_event(&self) -> Cycle {
+        self.next_work.min(self.next_completion)
+    }
+
+    #[inline]
+    pub fn next_work(&self) -> Cycle {
+        self.next_work
+    }
+
+    #[inline]
+    pub fn next_completion(&self) -> Cycle {
+        self.next_completion
+    }
+
+    // --- Lanes ---------------------------------------------------------------------------
+
+    /// Keep `now` within `rebase_after` of the base (rare: once per 2^30 cycles).
+    #[inline(always)]
+    fn keep_base_near(&mut self, now: Cycle) {
+        if now.saturating_sub(self.base) >= self.rebase_after {
+            self.rebase(now);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn rebase(&mut self, now: Cycle) {
+        // A margin below `now`: callers may still name a slightly earlier cycle.
+        let new_base = now.saturating_sub(self.rebase_after / 2).max(self.base);
+        self.lanes.rebase(new_base - self.base);
+        self.base = new_base;
+    }
+
+    #[inline(always)]
+    fn offset(&self, t: Cycle) -> i32 {
+        t.saturating_sub(self.base) as i32
+    }
+
+    #[inline(always)]
+    fn absolute(&self, o: i32) -> Cycle {
+        if o == NEVER_LANE {
+            NEVER
+        } else {
+            self.base + o as u64
+        }
+    }
+
+    /// Bank `b`'s bank group within the channel (its first lane's).
+    #[inline(always)]
+    fn group_of(&self, b: usize) -> usize {
+        self.lanes.group(b) as usize
+    }
+
+    #[inline(always)]
+    fn set_lane(&mut self, l: usize, kind: i32, key: u64, t_bank: Cycle, index: usize) {
+        let b = if l >= self.banks { l - self.banks } else { l };
+        let t = t_bank.max(self.timing.shared(kind, self.group_of(b)));
+        self.lanes.set(l, self.offset(t), kind, key);
+        self.lane_index[l] = index as u32;
+    }
+
+    #[inline(always)]
+    fn clear_lane(&mut self, l: usize) {
+        self.lanes.set(l, NEVER_LANE, K_NONE, u64::MAX);
+    }
+
+    /// Bank `b`'s candidates in the active direction (`ChannelController::oldest_candidates`):
+    /// the oldest hit's column command and, if the order may close a row under its hits, the
+    /// oldest non-hit's PRE; else PRE or ACT for the oldest request. The searches start at
+    /// `hit_from` and `miss_from` (callers that know the requests before cannot match).
+    #[inline(always)]
+    fn rebuild_bank(&mut self, b: usize, hit_from: usize, miss_from: usize) {
+        let d = self.write_mode as usize;
+        if self.slots == 2 {
+            self.clear_lane(self.banks + b);
+        }
+        let q = &self.queues[d][b];
+        if q.is_empty() {
+            self.clear_lane(b);
+            return;
+        }
+        let row = self.open_row[b];
+        if row == NO_ROW {
+            let p = &self.slab[q[0].slot as usize];
+            let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_act[b].max(p.ready_at));
+            self.set_lane(b, K_ACT, key, t, 0);
+        } else if self.hits[d][b] > 0 {
+            let i = hit_from + q[hit_from..].iter().position(|r| r.row == row).expect("hit count says a hit is queued");
+            let hsa = self.hits_since_act[b];
+            let p = &self.slab[q[i].slot as usize];
+            let key = self.order.key_of(self.order.hit_counts_as_hit(hsa), p.seq);
+            let t = self.timing.bank_col[b].max(p.ready_at);
+            let col = if d == WRITES { K_WR } else { K_RD };
+            let close = q.len() as u32 > self.hits[d][b] && self.order.may_close_row_with_hits(hsa);
+            let j = if close { miss_from + q[miss_from..].iter().position(|r| r.row != row).expect("a non-hit is queued") } else { 0 };
+            self.set_lane(b, col, key, t, i);
+            if close {
+                let p = &self.slab[self.queues[d][b][j].slot as usize];
+                let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_pre[b].max(p.ready_at));
+                self.set_lane(self.banks + b, K_PRE, key, t, j);
+            }
+        } else {
+            let p = &self.slab[q[0].slot as usize];
+            let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_pre[b].max(p.ready_at));
+            self.set_lane(b, K_PRE, key, t, 0);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn rebuild_all(&mut self) {
+        for b in 0..self.banks {
+            self.rebuild_bank(b, 0, 0);
+        }
+    }
+
+    /// Earliest cycle any of bank `b`'s candidates can issue (`NEVER`: none, or its rank waits
+    /// for refresh): `CandidateSet::bank_earliest`.
+    fn bank_earliest(&self, b: usize) -> Cycle {
+        let mut t = NEVER_LANE;
+        for s in 0..self.slots {
+            t = t.min(self.lanes.ready(s * self.banks + b));
+        }
+        if t == NEVER_LANE || self.refresh_pending[self.bank_rank[b] as usize] {
+            return NEVER;
+        }
+        self.absolute(t).max(self.timing.bus)
+    }
+
+    // --- Requests ------------------------------------------------------------------------
+
+    /// Queue a request arriving at `now`. The caller checks `can_accept` first.
+    pub fn enqueue(&mut self, now: Cycle, id: u64, _addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
+        debug_assert!(self.can_accept(is_write));
+        self.keep_base_near(now);
+        self.integrate_queues(now);
+        let b = dram.rank as usize * self.banks_per_rank + self.org.flat_bank(dram.bank_group, dram.bank) as usize;
+        let p = Pending {
+            id,
+            seq: self.next_seq,
+            arrival: now,
+            ready_at: now + self.frontend_latency,
+            source: origin.source,
+            process: origin.process,
+            column: dram.column,
+            outcome: None,
+        };
+        self.next_seq += 1;
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slab[s as usize] = p;
+                s
+            }
+            None => {
+                self.slab.push(p);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.pending[b] += 1;
+        self.idle_open &= !(1u64 << b);
+        let d = is_write as usize;
+        let is_hit = self.open_row[b] == dram.row;
+        let q_len = self.queues[d][b].len() as u32;
+        let changes_candidates = if is_hit { self.hits[d][b] == 0 } else { q_len == self.hits[d][b] };
+        if is_hit {
+            self.hits[d][b] += 1;
+        }
+        self.queues[d][b].push(Queued { row: dram.row, slot });
+        self.len[d] += 1;
+        self.idle_next = self.idle_next.min(now + 1);
+        if self.write_mode_should_switch(now) {
+            self.sched_next = self.sched_next.min(now + 1);
+        }
+        if changes_candidates && d == self.write_mode as usize {
+            self.rebuild_bank(b, 0, 0);
+            let t = self.bank_earliest(b).max(now + 1);
+            self.sched_next = self.sched_next.min(t);
+        }
+        let wake = if self.idle_close_after.is_some() { self.idle_next } else { NEVER };
+        let wake = wake.min(self.idle_drain_due());
+        self.next_work = self.next_work.min(self.sched_next.min(wake).max(now + 1));
+    }
+
+    #[inline]
+    fn integrate_queues(&mut self, now: Cycle) {
+        let dt = now.saturating_sub(self.last_update) as u128;
+        if dt > 0 {
+            self.stats.read_queue_integral += dt * self.len[READS] as u128;
+            self.stats.write_queue_integral += dt * self.len[WRITES] as u128;
+            self.last_update = now;
+        }
+    }
+
+    // --- The tick ------------------------------------------------------------------------
+
+    /// Advance to `now`: retire finished transfers into `done`, then issue at most one command
+    /// (`ChannelController::tick`, step for step).
+    pub fn tick(&mut self, now: Cycle, done: &mut Vec<Completion>) {
+        self.keep_base_near(now);
+        if self.next_completion <= now {
+            self.retire(now, done);
+        }
+        let mut next = NEVER;
+        if self.refresh_next_due <= now {
+            self.mark_refreshes_due(now);
+        }
+        let mut issued = false;
+        if self.refreshes_pending > 0 {
+            let (did, t) = self.try_refresh(now);
+            issued = did;
+            next = next.min(t);
+        }
+        if self.write_mode_should_switch(now) {
+            self.switch_direction(now);
+        }
+        if !issued && now >= self.sched_next {
+            let (did, t) = self.schedule(now);
+            issued = did;
+            self.sched_next = t;
+        }
+        next = next.min(self.sched_next.max(now + 1));
+        if self.idle_close_after.is_some() {
+            if issued {
+                self.idle_next = now + 1;
+            } else if now >= self.idle_next {
+                let (_, t) = self.close_idle_rows(now);
+                self.idle_next = t;
+            }
+            next = next.min(self.idle_next);
+        }
+        next = next.min(self.idle_drain_due().max(now + 1));
+        if self.refreshes_pending == 0 {
+            next = next.min(self.refresh_next_due);
+        } else {
+            for r in 0..self.org.ranks {
+                if !self.refresh_pending[r as usize] {
+                    next = next.min(self.refresh.due(r));
+                }
+            }
+        }
+        debug_assert!(next > now);
+        self.next_work = next;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn mark_refreshes_due(&mut self, now: Cycle) {
+        for r in 0..self.org.ranks as usize {
+            if !self.refresh_pending[r] && self.refresh.due(r as u32) <= now {
+                self.refresh_pending[r] = true;
+                self.refreshes_pending += 1;
+                self.lanes.gate_rank(r, true);
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn switch_direction(&mut self, now: Cycle) {
+        self.write_mode = !self.write_mode;
+        self.stats.write_mode_switches += 1;
+        self.sched_next = now;
+        self.rebuild_all();
+    }
+
+    fn retire(&mut self, now: Cycle, done: &mut Vec<Completion>) {
+        let [reads, writes] = &mut self.in_flight;
+        loop {
+            let r = reads.front().filter(|c| c.done <= now);
+            let w = writes.front().filter(|c| c.done <= now);
+            let c = match (r, w) {
+                (Some(r), Some(w)) if (w.done, w.id) < (r.done, r.id) => writes.pop_front(),
+                (Some(_), _) => reads.pop_front(),
+                (None, Some(_)) => writes.pop_front(),
+                (None, None) => break,
+            };
+            let c = c.expect("front exists");
+            if !c.is_write {
+                self.stats.read_latency.record(c.done - c.arrival);
+            }
+            done.push(c);
+        }
+        let first = |q: &VecDeque<Completion>| q.front().map_or(NEVER, |c| c.done);
+        self.next_completion = first(reads).min(first(writes));
+    }
+
+    #[inline(always)]
+    fn write_mode_should_switch(&self, now: Cycle) -> bool {
+        self.drain.should_switch(self.write_mode, self.len[READS], self.len[WRITES], now, || self.idle_drain_due())
+    }
+
+    #[inline(always)]
+    fn idle_drain_due(&self) -> Cycle {
+        let oldest = || self.queues[WRITES].iter().filter_map(|q| q.first()).map(|r| self.slab[r.slot as usize].arrival).min();
+        self.drain.idle_drain_due(self.write_mode, self.len[READS], self.len[WRITES], oldest)
+    }
+
+    /// Refresh the lowest pending rank: PREA if any of its banks is open, else REF.
+    #[cold]
+    #[inline(never)]
+    fn try_refresh(&mut self, now: Cycle) -> (bool, Cycle) {
+        let mut next = NEVER;
+        for r in 0..self.org.ranks as usize {
+            if !self.refresh_pending[r] {
+                continue;
+            }
+            let (cmd, t) = if self.open_banks[r] > 0 {
+                (Command::Prea, self.timing.rank_prea[r])
+            } else {
+                (Command::Ref, self.timing.rank_ref[r])
+            };
+            let t = t.max(self.timing.bus);
+            if t <= now {
+                self.issue_rank_command(now, cmd, r);
+                if cmd == Command::Ref {
+                    self.sched_next = self.sched_next.min(now + 1);
+                    self.idle_next = self.idle_next.min(now + 1);
+                    self.refresh_pending[r] = false;
+                    self.refreshes_pending -= 1;
+                    self.lanes.gate_rank(r, false);
+                    self.refresh.refreshed(r as u32, now);
+                    self.refresh_next_due = self.refresh.next_due();
+                }
+                return (true, now + 1);
+            }
+            next = next.min(t);
+        }
+        (false, next)
+    }
+
+    fn issue_rank_command(&mut self, now: Cycle, cmd: Command, r: usize) {
+        let first = r * self.banks_per_rank;
+        let g = r * self.org.bank_groups as usize;
+        let (col, base) = (self.col_kind(), self.base);
+        self.timing.issue(&mut self.lanes, base, col, cmd, now, r, g, first, 0);
+        if cmd == Command::Prea {
+            for b in first..first + self.banks_per_rank {
+                if self.open_row[b] != NO_ROW {
+                    self.close_bank(b);
+                    self.rebuild_bank(b, 0, 0);
+                }
+            }
+            self.open_banks[r] = 0;
+        }
+        self.stats.rank_commands[r][cmd.index()] += 1;
+        self.log_command(now, cmd, first, 0, 0);
+    }
+
+    #[inline(always)]
+    fn col_kind(&self) -> i32 {
+        if self.write_mode {
+            K_WR
+        } else {
+            K_RD
+        }
+    }
+
+    #[inline]
+    fn close_bank(&mut self, b: usize) {
+        self.open_row[b] = NO_ROW;
+        self.hits[READS][b] = 0;
+        self.hits[WRITES][b] = 0;
+        self.idle_open &= !(1u64 << b);
+    }
+
+    /// Issue the ready candidate with the smallest key and return (issued, a lower bound on the
+    /// next cycle anything can issue), as `ChannelController::schedule` computes both.
+    #[inline(always)]
+    fn schedule(&mut self, now: Cycle) -> (bool, Cycle) {
+        let d = self.write_mode as usize;
+        if self.len[d] == 0 {
+            return (false, NEVER);
+        }
+        let blocked = self.refreshes_pending > 0;
+        let now_off = self.offset(now);
+        let Some(l) = self.lanes.best_ready(now_off, blocked) else {
+            let next = if blocked { self.blocked_scan_bound(now_off) } else { self.lanes.min() };
+            return (false, self.absolute(next));
+        };
+        // Lane `slot * banks + bank`, slot 0 or 1.
+        let b = if l >= self.banks { l - self.banks } else { l };
+        let index = self.lane_index[l] as usize;
+        let cmd = match self.lanes.kind(l) {
+            K_ACT => Command::Act,
+            K_PRE => Command::Pre,
+            K_RD => Command::Rd,
+            _ => Command::Wr,
+        };
+        let issued = self.issue_for_request(now, d, b, index, cmd);
+        // The issuing bank's candidates, searching from where they can be (`step_bank`).
+        let (hit_from, miss_from) = match issued {
+            Command::Act => (0, 1),
+            c if c.is_column() => (index, 0),
+            _ => (0, 0),
+        };
+        self.rebuild_bank(b, hit_from, miss_from);
+        if self.write_mode_should_switch(now) {
+            return (true, now + 1);
+        }
+        let t = if blocked { self.lanes.min_gated() } else { self.lanes.min() };
+        let t = self.absolute(t).max(self.timing.bus);
+        debug_assert!(t > now);
+        (true, t)
+    }
+
+    /// With ranks waiting for refresh and nothing ready: the lower bound `CandidateSet::scan`
+    /// returns, which counts a waiting rank's candidates unless their class (command kind and
+    /// bank group) has a member ready now.
+    #[cold]
+    #[inline(never)]
+    fn blocked_scan_bound(&self, now: i32) -> i32 {
+        let (n, lanes) = (self.lanes.lane_count(), &self.lanes);
+        let class_ready =
+            |l: usize| (0..n).any(|m| lanes.kind(m) == lanes.kind(l) && lanes.group(m) == lanes.group(l) && lanes.ready(m) <= now);
+        let mut next = NEVER_LANE;
+        for l in 0..n {
+            let t = lanes.ready(l);
+            if t > now && t < next && !(lanes.is_gated(l) && class_ready(l)) {
+                next = t;
+            }
+        }
+        next
+    }
+
+    /// Issue `cmd` for request `index` of bank `b`'s queue in direction `d`
+    /// (`ChannelController::issue_for_request`). Returns the command issued (RD / WR may become
+    /// RDA / WRA). The caller rebuilds bank `b`'s lanes.
+    fn issue_for_request(&mut self, now: Cycle, d: usize, b: usize, index: usize, mut cmd: Command) -> Command {
+        if cmd.is_column() && self.auto_precharge[(self.hits[d][b] > 1) as usize] {
+            cmd = if cmd == Command::Rd { Command::Rda } else { Command::Wra };
+        }
+        let Queued { row, slot } = self.queues[d][b][index];
+        let p = &mut self.slab[slot as usize];
+        let outcome = match cmd {
+            Command::Act => RowOutcome::Miss,
+            Command::Pre => RowOutcome::Conflict,
+            _ => RowOutcome::Hit,
+        };
+        let outcome = *p.outcome.get_or_insert(outcome);
+        let column = p.column;
+        let r = self.bank_rank[b] as usize;
+        let g = self.group_of(b);
+        let (col, base) = (self.col_kind(), self.base);
+        self.timing.issue(&mut self.lanes, base, col, cmd, now, r, g, b, self.act_cycle[b]);
+        self.stats.banks[b].commands[cmd.index()] += 1;
+        match cmd {
+            Command::Act => {
+                self.open_row[b] = row;
+                self.act_cycle[b] = now;
+                self.last_use[b] = now;
+                self.hits_since_act[b] = 0;
+                self.open_banks[r] += 1;
+                for dir in [READS, WRITES] {
+                    self.hits[dir][b] = self.queues[dir][b].iter().filter(|q| q.row == row).count() as u32;
+                }
+            }
+            Command::Pre => {
+                self.close_bank(b);
+                self.open_banks[r] -= 1;
+            }
+            _ => {
+                self.last_use[b] = now;
+                self.hits_since_act[b] += 1;
+                self.pending[b] -= 1;
+                let counters = &mut self.stats.banks[b];
+                match outcome {
+                    RowOutcome::Hit => counters.row_hits += 1,
+                    RowOutcome::Miss => counters.row_misses += 1,
+                    RowOutcome::Conflict => counters.row_conflicts += 1,
+                }
+                self.integrate_queues(now);
+                self.queues[d][b].remove(index);
+                self.hits[d][b] -= 1;
+                self.len[d] -= 1;
+                self.free.push(slot);
+                if cmd.auto_precharges() {
+                    self.close_bank(b);
+                    self.open_banks[r] -= 1;
+                } else if self.pending[b] == 0 {
+                    self.idle_open |= 1u64 << b;
+                }
+                let is_write = d == WRITES;
+                let done = now + if is_write { self.c.write_data_end } else { self.c.read_data_end };
+                if is_write {
+                    self.stats.writes += 1;
+                } else {
+                    self.stats.reads += 1;
+                }
+                self.stats.busy_data_cycles += self.c.burst;
+                let p = &self.slab[slot as usize];
+                self.in_flight[d].push_back(Completion {
+                    id: p.id,
+                    source: p.source,
+                    process: p.process,
+                    is_write,
+                    arrival: p.arrival,
+                    done,
+                    outcome,
+                });
+                self.next_completion = self.next_completion.min(done);
+            }
+        }
+        self.log_command(now, cmd, b, row, column);
+        cmd
+    }
+
+    #[inline(always)]
+    fn log_command(&mut self, now: Cycle, command: Command, b: usize, row: u32, column: u32) {
+        if self.log.is_some() {
+            self.push_log(now, command, b, row, column);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_log(&mut self, now: Cycle, command: Command, b: usize, row: u32, column: u32) {
+        let per_rank = self.banks_per_rank as u32;
+        let (flat, bpg) = (b as u32, self.org.banks_per_group);
+        let within = flat % per_rank;
+        let addr = DramAddress { channel: self.channel, rank: flat / per_rank, bank_group: within / bpg, bank: within % bpg, row, column };
+        if let Some(log) = self.log.as_mut() {
+            log.push(CommandRecord { cycle: now, command, addr });
+        }
+    }
+
+    /// Row policy: close rows nobody has wanted for the policy's idle time
+    /// (`ChannelController::close_idle_rows`), looking only at open banks with nothing queued.
+    #[cold]
+    #[inline(never)]
+    fn close_idle_rows(&mut self, now: Cycle) -> (bool, Cycle) {
+        let idle = self.idle_close_after.unwrap_or(NEVER);
+        let mut next = NEVER;
+        let mut m = self.idle_open;
+        while m != 0 {
+            let b = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let r = b / self.banks_per_rank;
+            if self.refresh_pending[r] {
+                continue;
+            }
+            let g = self.group_of(b);
+            let ready = self.timing.shared(K_PRE, g).max(self.timing.bank_pre[b]).max(self.timing.bus);
+            let t = ready.max(self.last_use[b].saturating_add(idle));
+            if t <= now {
+                let (col, base) = (self.col_kind(), self.base);
+                self.timing.issue(&mut self.lanes, base, col, Command::Pre, now, r, g, b, self.act_cycle[b]);
+                self.close_bank(b);
+                self.open_banks[r] -= 1;
+                self.stats.banks[b].commands[Command::Pre.index()] += 1;
+                self.log_command(now, Command::Pre, b, 0, 0);
+                self.rebuild_bank(b, 0, 0);
+                return (true, now + 1);
+            }
+            next = next.min(t);
+        }
+        (false, next)
+    }
+
+    /// Close the books at `now` (queue-occupancy integrals).
+    pub fn finish(&mut self, now: Cycle) {
+        self.integrate_queues(now);
+        self.stats.last_cycle = now;
+    }
+}

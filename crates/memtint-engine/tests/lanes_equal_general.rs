@@ -1,0 +1,281 @@
+//! The lane controller issues exactly what the general controller issues: random
+//! configurations (machines with DDR3 and DDR4 organisations, 1-4 ranks, 1-2 channels; mappings;
+//! the schedulers the lane controller runs; the three row policies; refresh on and off; queue
+//! sizes, watermarks, idle-drain settings, front-end latencies, requests in flight, 1-5
+//! sources, generators with writes) run with `controller.implementation = "general"` and
+//! `= "lanes"` give the same command stream, the same completions in the same order and the
+//! same statistics JSON (but for the implementation's name), and the lane runs pass the
+//! independent timing checker. Dedicated tests cross the lanes' 32-bit rebase: an open-loop run
+//! with rebases every few hundred cycles, and timestamped traces with gaps beyond 2^31 cycles.
+
+mod common;
+
+use common::*;
+use memtint_engine::config::{MachineConfig, MemoryConfig};
+use memtint_engine::controller::{Completion, Implementation, Origin};
+use memtint_engine::dram::CommandRecord;
+use memtint_engine::dram_sim::{DramSimOptions, WorkloadSpec};
+use memtint_engine::memory_system::MemorySystem;
+use memtint_engine::trace::{GeneratorKind, GeneratorSpec};
+use proptest::prelude::*;
+use serde_json::json;
+
+const MACHINES: &[&str] = &["ddr3-1333", "ddr3-1600", "ddr4-2400", "ddr4-2400-2ch2r", "i7-860", "i7-860-bpm-plus", "xor-bank", "opteron-6128-node"];
+const MAPPINGS: &[Option<&str>] = &[None, Some("RoBaRaCoCh"), Some("RoRaBaChCo"), Some("ChRaBaRoCo")];
+/// The schedulers the lane controller runs (the ranked ones stay on the general controller).
+const SCHEDULERS: &[&str] = &["fcfs", "fr-fcfs", "fr-fcfs-cap"];
+const ROW_POLICIES: &[&str] = &["open", "closed", "timeout"];
+const REFRESH: &[&str] = &["all-bank", "none"];
+const KINDS: &[GeneratorKind] =
+    &[GeneratorKind::Stream, GeneratorKind::Random, GeneratorKind::Strided, GeneratorKind::Conflict, GeneratorKind::Mix];
+
+#[derive(Debug, Clone)]
+struct Case {
+    machine: &'static str,
+    /// Ranks instead of the preset's (4 on the DDR4 presets: 64 banks per channel).
+    ranks: Option<u32>,
+    mapping: Option<&'static str>,
+    scheduler: &'static str,
+    row_policy: &'static str,
+    refresh: &'static str,
+    kind: GeneratorKind,
+    read_fraction: f64,
+    requests: u64,
+    seed: u64,
+    outstanding: usize,
+    read_queue: usize,
+    write_queue: usize,
+    /// High and low write watermarks (low <= high).
+    watermarks: (f64, f64),
+    idle_drain: (usize, u64),
+    frontend_latency: u64,
+    row_timeout: u64,
+    sources: u32,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        (0..MACHINES.len(), 0..MAPPINGS.len(), 0..SCHEDULERS.len(), 0..ROW_POLICIES.len(), 0..REFRESH.len()),
+        (0..KINDS.len(), 0.0f64..=1.0, 200u64..2500, any::<u64>()),
+        (1usize..80, 1usize..40, 1usize..40, 0.0f64..=1.0, 0.0f64..=1.0),
+        (prop_oneof![Just(1usize), 2usize..12], 1u64..400, 1u64..20, 0u64..300, 1u32..6),
+        prop_oneof![3 => Just(None), 1 => Just(Some(4u32))],
+    )
+        .prop_map(|((m, mp, s, rp, rf), (k, rfrac, n, seed), (out, rq, wq, w1, w2), (idle_min, idle_to, fe, to, src), ranks)| Case {
+            machine: MACHINES[m],
+            ranks,
+            mapping: MAPPINGS[mp],
+            scheduler: SCHEDULERS[s],
+            row_policy: ROW_POLICIES[rp],
+            refresh: REFRESH[rf],
+            kind: KINDS[k],
+            read_fraction: rfrac,
+            requests: n,
+            seed,
+            outstanding: out,
+            read_queue: rq,
+            write_queue: wq,
+            watermarks: (w1.max(w2), w1.min(w2)),
+            idle_drain: (idle_min.min(wq), idle_to),
+            frontend_latency: fe,
+            row_timeout: to,
+            sources: src,
+        })
+}
+
+fn config(c: &Case, implementation: &str) -> MemoryConfig {
+    let mut m = MachineConfig::load(c.machine).unwrap();
+    if let Some(mp) = c.mapping {
+        m.dram.mapping = mp.to_string();
+    }
+    // (DDR4 presets only: the others' mapping files are written for their own rank count.)
+    if let (Some(r), true) = (c.ranks, c.machine.starts_with("ddr4")) {
+        m.dram.ranks = r;
+    }
+    let m = m
+        .with_overrides(&json!({"controller": {
+            "implementation": implementation,
+            "scheduler": c.scheduler, "row_policy": c.row_policy, "refresh": c.refresh,
+            "read_queue": c.read_queue, "write_queue": c.write_queue, "row_timeout": c.row_timeout,
+            "write_high_watermark": c.watermarks.0, "write_low_watermark": c.watermarks.1,
+            "write_idle_drain_min": c.idle_drain.0, "write_idle_drain_timeout": c.idle_drain.1,
+            "frontend_latency": c.frontend_latency,
+            // Scheduler periods short enough for runs of a few thousand requests.
+            "atlas_quantum": 2000, "atlas_starvation_threshold": 600, "tcm_quantum": 2000, "tcm_shuffle_interval": 100,
+            "bliss_clearing_interval": 500, "imps_epoch": 1500, "ccps_epoch": 1500, "ccps_age_threshold": 400,
+            "imps_low_intensity": 20.0, "ccps_low_intensity": 20.0, "parbs_marking_cap": 3,
+        }}))
+        .unwrap();
+    MemoryConfig::resolve(&m).unwrap()
+}
+
+fn workload(c: &Case) -> WorkloadSpec {
+    let mut g = GeneratorSpec::new(c.kind, c.requests);
+    g.seed = c.seed;
+    g.read_fraction = Some(c.read_fraction);
+    WorkloadSpec::Generate(g)
+}
+
+/// One run through the DRAM driver: the command stream and the statistics JSON without
+/// wall-clock keys and without the implementation's name.
+fn driven(c: &Case, implementation: &str, cycle_by_cycle: bool) -> (Vec<CommandRecord>, serde_json::Value) {
+    let cfg = config(c, implementation);
+    let opts = DramSimOptions { sources: c.sources, keep_commands: true, cycle_by_cycle, ..DramSimOptions::new(c.outstanding) };
+    let (mem, totals) = run(&cfg, &workload(c), opts);
+    let want = if implementation == "general" { Implementation::General } else { Implementation::Lanes };
+    assert_eq!(mem.channels()[0].implementation(), want);
+    let mut stats = stats_without_wall_clock(&cfg, &mem, &totals, opts);
+    let implementation_reported = stats["config"].as_object_mut().unwrap().remove("implementation");
+    assert_eq!(implementation_reported, Some(json!(mem.channels()[0].implementation().name())));
+    (totals.commands, stats)
+}
+
+/// What the open-loop driver saw: completions in the order the memory system gave them, the
+/// command log, and after every step (cycle, `next_event`, `next_work`, `next_completion`).
+type Observed = (Vec<Completion>, Vec<CommandRecord>, Vec<[u64; 4]>);
+
+/// An open-loop run driven here, not by `dram_sim`: requests of the generator enter in bursts at
+/// pseudo-random gaps whenever their queue has room, and the driver jumps to the memory system's
+/// `next_event` when it comes first.
+fn completions(c: &Case, implementation: &str, rebase_after: Option<u64>) -> Observed {
+    let cfg = config(c, implementation);
+    let mut mem = MemorySystem::new(&cfg).unwrap();
+    if let Some(cycles) = rebase_after {
+        mem.set_rebase_after(cycles);
+    }
+    mem.record_commands(true);
+    let (mut source, _) = memtint_engine::dram_sim::open_workload(&workload(c), &cfg).unwrap();
+    let (mut done, mut log, mut events) = (Vec::new(), Vec::new(), Vec::new());
+    let mut rng = c.seed | 1;
+    let mut step = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let (mut now, mut id, mut pending) = (0u64, 0u64, None);
+    loop {
+        mem.tick(now, &mut done, false);
+        let burst = 1 + step() % 6;
+        for _ in 0..burst {
+            if pending.is_none() {
+                pending = source.next_request().unwrap();
+            }
+            let Some(r) = pending else { break };
+            let origin = Origin::single((id % c.sources as u64) as u32);
+            if !mem.try_enqueue(now, id, r.addr, r.is_write, origin) {
+                break;
+            }
+            id += 1;
+            pending = None;
+        }
+        events.push([now, mem.next_event(), mem.next_work(), mem.next_completion()]);
+        if pending.is_none() && id == c.requests && mem.is_idle() {
+            break;
+        }
+        let gap = step() % 40;
+        now = mem.next_event().min(now + 1 + gap).max(now + 1);
+        assert!(now < 50_000_000, "run did not finish");
+    }
+    mem.drain_commands(&mut log);
+    (done, log, events)
+}
+
+fn first_difference<T: PartialEq + std::fmt::Debug>(a: &[T], b: &[T]) -> Option<String> {
+    if let Some(i) = a.iter().zip(b).position(|(x, y)| x != y) {
+        return Some(format!("at {i}: general {:?}, lanes {:?}", a[i], b[i]));
+    }
+    (a.len() != b.len()).then(|| format!("lengths: general {}, lanes {}", a.len(), b.len()))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(if std::env::var("CI").is_ok() { 96 } else { 48 }), ..ProptestConfig::default() })]
+
+    #[test]
+    fn lanes_issue_the_general_command_stream_with_the_same_statistics(c in case()) {
+        let (cmds_general, stats_general) = driven(&c, "general", false);
+        let (cmds_lanes, stats_lanes) = driven(&c, "lanes", false);
+        prop_assert!(first_difference(&cmds_general, &cmds_lanes).is_none(), "commands differ {}", first_difference(&cmds_general, &cmds_lanes).unwrap());
+        prop_assert_eq!(stats_general, stats_lanes);
+    }
+
+    #[test]
+    fn lanes_complete_the_same_requests_in_the_same_order_and_ask_for_the_same_ticks(c in case()) {
+        let (done_general, log_general, events_general) = completions(&c, "general", None);
+        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", None);
+        prop_assert_eq!(done_general.len() as u64, c.requests);
+        prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "next events differ {}", first_difference(&events_general, &events_lanes).unwrap());
+        prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "completions differ {}", first_difference(&done_general, &done_lanes).unwrap());
+        prop_assert!(first_difference(&log_general, &log_lanes).is_none(), "commands differ {}", first_difference(&log_general, &log_lanes).unwrap());
+    }
+
+    #[test]
+    fn lanes_rebasing_every_few_hundred_cycles_change_nothing(c in case(), rebase in 1u64..600) {
+        let (done_general, log_general, events_general) = completions(&c, "general", None);
+        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", Some(rebase));
+        prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "next events differ {}", first_difference(&events_general, &events_lanes).unwrap());
+        prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "completions differ {}", first_difference(&done_general, &done_lanes).unwrap());
+        prop_assert!(first_difference(&log_general, &log_lanes).is_none(), "commands differ {}", first_difference(&log_general, &log_lanes).unwrap());
+    }
+
+    #[test]
+    fn lanes_event_skipping_equals_cycle_by_cycle(c in case()) {
+        let (cmds_skip, stats_skip) = driven(&c, "lanes", false);
+        let (cmds_every, stats_every) = driven(&c, "lanes", true);
+        prop_assert!(first_difference(&cmds_skip, &cmds_every).is_none());
+        prop_assert_eq!(stats_skip, stats_every);
+    }
+}
+
+#[test]
+fn an_unknown_implementation_is_a_config_error_naming_the_key() {
+    let m = MachineConfig::load("ddr4-2400").unwrap().with_overrides(&json!({"controller": {"implementation": "fast"}}));
+    let err = m.and_then(|m| MemoryConfig::resolve(&m).and_then(|cfg| MemorySystem::new(&cfg).map(|_| ()))).unwrap_err().to_string();
+    assert!(err.contains("controller.implementation") && err.contains("fast") && err.contains("lanes"), "{err}");
+}
+
+/// Timestamped requests in bursts separated by gaps beyond 2^31 cycles (past any 32-bit
+/// offset): the lane controller rebases and still issues the general controller's commands.
+#[test]
+fn lanes_equal_general_across_gaps_beyond_32_bit_cycles() {
+    use memtint_engine::dram_sim::simulate;
+    use memtint_engine::trace::{DramRequest, TraceSource, VecSource};
+    for (refresh, gap) in [("none", 3u64 << 30), ("none", (1u64 << 33) + 17), ("all-bank", 1u64 << 27)] {
+        let mut reqs = Vec::new();
+        let mut rng = 0x9e3779b97f4a7c15u64;
+        let mut at = 0u64;
+        for burst in 0..6u64 {
+            at += if burst == 0 { 0 } else { gap };
+            for i in 0..150u64 {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                reqs.push(DramRequest { addr: (rng % (1 << 33)) & !63, is_write: rng % 3 == 0, arrival: Some(at + i * (rng % 5)) });
+            }
+        }
+        let run = |implementation: &str| {
+            let m = MachineConfig::load("ddr4-2400-2ch2r").unwrap();
+            let m = m.with_overrides(&json!({"controller": {"implementation": implementation, "refresh": refresh}})).unwrap();
+            let cfg = MemoryConfig::resolve(&m).unwrap();
+            let mut src = VecSource::new(reqs.clone());
+            let opts = DramSimOptions { keep_commands: true, check: true, ..DramSimOptions::new(16) };
+            let (mem, totals) = simulate(&cfg, &mut src as &mut dyn TraceSource, true, opts).unwrap();
+            assert_eq!(totals.violations, 0, "{:?}", totals.violation_examples);
+            assert!(totals.dram_cycles > 5 * gap, "{refresh}: the run spans the gaps");
+            let mut stats = stats_without_wall_clock(&cfg, &mem, &totals, opts);
+            stats["config"].as_object_mut().unwrap().remove("implementation");
+            (totals.commands, stats)
+        };
+        let (cmds_general, stats_general) = run("general");
+        let (cmds_lanes, stats_lanes) = run("lanes");
+        assert!(first_difference(&cmds_general, &cmds_lanes).is_none(), "{refresh}: {}", first_difference(&cmds_general, &cmds_lanes).unwrap());
+        assert_eq!(stats_general, stats_lanes, "{refresh}");
+    }
+}
+
+#[test]
+fn lanes_on_a_ranked_scheduler_is_a_config_error_naming_it() {
+    let m = MachineConfig::load("ddr4-2400").unwrap().with_overrides(&json!({"controller": {"implementation": "lanes", "scheduler": "tcm"}})).unwrap();
+    let err = MemoryConfig::resolve(&m).and_then(|cfg| MemorySystem::new(&cfg).map(|_| ())).unwrap_err().to_string();
+    assert!(err.contains("controller.implementation") && err.contains("tcm"), "{err}");
+}
