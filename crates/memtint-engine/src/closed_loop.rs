@@ -25,8 +25,8 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
     let (mapping, line_mask, lanes) = mem.lane_parts();
     debug_assert!(!lanes.is_empty(), "the fused driver runs lane controllers only");
     let mut done: Vec<Completion> = Vec::new();
-    // The next request, decoded when read: line address, coordinates, direction.
-    let mut pending: Option<(u64, DramAddress, bool)> = None;
+    // The next request (`has_pending`), decoded when read: line address, coordinates, direction.
+    let (mut has_pending, mut addr, mut dram, mut is_write) = (false, 0u64, DramAddress::default(), false);
     let mut blocked_since: Option<Cycle> = None;
     let mut exhausted = false;
     let mut in_flight = 0usize;
@@ -50,20 +50,26 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
             }
             books.commands_issued();
         }
-        // Let in what may enter now, in order (the general loop's order of reads and checks).
-        loop {
-            if pending.is_none() && !exhausted {
+        // Let in what may enter now, in order. Unlike the general loop, the next request is
+        // read only when one may enter: reading it earlier changes nothing (with the loop
+        // full, `exhausted` cannot yet end the run, and completions matter anyway).
+        while in_flight < opts.outstanding {
+            if !has_pending {
+                if exhausted {
+                    break;
+                }
                 match source.next_request()? {
                     Some(r) => {
-                        let addr = r.addr & line_mask;
-                        pending = Some((addr, mapping.decode(addr), r.is_write));
+                        addr = r.addr & line_mask;
+                        dram = mapping.decode(addr);
+                        is_write = r.is_write;
+                        has_pending = true;
                     }
-                    None => exhausted = true,
+                    None => {
+                        exhausted = true;
+                        break;
+                    }
                 }
-            }
-            let Some((addr, dram, is_write)) = pending else { break };
-            if in_flight >= opts.outstanding {
-                break;
             }
             let c = &mut lanes[dram.channel as usize];
             if !c.can_accept(is_write) {
@@ -80,7 +86,7 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
                 next_source = 0;
             }
             in_flight += 1;
-            pending = None;
+            has_pending = false;
         }
         if exhausted && in_flight == 0 {
             break;
