@@ -334,3 +334,24 @@ fn the_fused_driver_equals_the_general_loop_with_many_channels_stalls_and_idle_d
         }
     }
 }
+
+/// The fused driver reads a request only when one may enter: a malformed line far behind the
+/// requests in flight is still reported, naming file and line, with either implementation.
+#[test]
+fn a_malformed_trace_line_behind_a_full_loop_is_an_error_naming_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("memtint-fused-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.trace");
+    let mut text: String = (0..300u64).map(|i| format!("0x{:x} {}\n", i * 0x1040, if i % 3 == 0 { 'W' } else { 'R' })).collect();
+    text.push_str("0x7000 Q\n");
+    std::fs::write(&path, text).unwrap();
+    for implementation in ["lanes", "general"] {
+        let spec = json!({
+            "machine": "ddr4-2400", "workload": {"trace": {"path": path}}, "outstanding": 4,
+            "overrides": {"controller": {"implementation": implementation}},
+        });
+        let err = memtint_engine::dram_sim::run_json(&spec.to_string()).unwrap_err().to_string();
+        assert!(err.contains(&format!("{}:301", path.display())), "{implementation}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
