@@ -1,12 +1,16 @@
 //! Speed work must not change results: this prints the full `run_sim` statistics of a fixed set
-//! of CPU-trace runs, without the wall-clock keys, one JSON document per line. Save the output
+//! of CPU-trace runs, then the full `dram_sim::run` statistics of `memtint-bench`'s eight DRAM
+//! configurations (closed loop, 64 in flight), without the wall-clock keys, one JSON document
+//! per line. Save the output
 //! before a change and `cmp` it after (bench/README.md, "Checking that results are identical").
 //!
-//! Usage: `memtint-bench-identity [INSTRUCTIONS]` (default 2 000 000 per core).
+//! Usage: `memtint-bench-identity [INSTRUCTIONS]` (default 2 000 000 per core);
+//! `MEMTINT_IDENTITY_DRAM_REQUESTS` sets the DRAM runs' length (default 200 000; 0 leaves them out).
 //! `MEMTINT_BENCH_IMPLEMENTATION` (auto, general, lanes) selects the channel controller's
 //! implementation; which one ran is left out of the output, so the implementations' outputs
 //! compare byte for byte.
 
+use memtint_engine::dram_sim::{run, DramRunSpec};
 use memtint_engine::system::{run_sim, SimSpec};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -80,5 +84,41 @@ fn main() {
         });
         strip_wall_clock(&mut stats);
         println!("{}", json!({"run": name, "stats": stats}));
+    }
+    // The DRAM bench's configurations through `dram_sim` (with lane controllers, its fused
+    // closed-loop driver; with `general`, the general loop).
+    let dram_requests: u64 = match std::env::var("MEMTINT_IDENTITY_DRAM_REQUESTS") {
+        Err(_) => 200_000,
+        Ok(v) => v.parse().unwrap_or_else(|_| {
+            eprintln!("error: MEMTINT_IDENTITY_DRAM_REQUESTS must be a non-negative integer, got '{v}'");
+            std::process::exit(2)
+        }),
+    };
+    if dram_requests == 0 {
+        return;
+    }
+    let workloads = [
+        ("stream", json!({"kind": "stream"})),
+        ("random", json!({"kind": "random"})),
+        ("mix 2:1", json!({"kind": "mix", "read_fraction": 2.0 / 3.0})),
+        ("conflict", json!({"kind": "conflict", "banks": 4})),
+    ];
+    for machine in ["ddr4-2400", "ddr4-2400-2ch2r"] {
+        for (name, generator) in &workloads {
+            let mut generator = generator.clone();
+            generator["requests"] = json!(dram_requests);
+            generator["seed"] = json!(42);
+            let mut spec = json!({"machine": machine, "workload": {"generate": generator}, "outstanding": 64});
+            if let Ok(implementation) = std::env::var("MEMTINT_BENCH_IMPLEMENTATION") {
+                spec["overrides"] = json!({"controller": {"implementation": implementation}});
+            }
+            let spec: DramRunSpec = serde_json::from_value(spec).unwrap_or_else(|e| panic!("DRAM spec '{machine}/{name}': {e}"));
+            let mut stats = run(&spec).unwrap_or_else(|e| {
+                eprintln!("error: DRAM run '{machine}/{name}': {e}");
+                std::process::exit(1)
+            });
+            strip_wall_clock(&mut stats);
+            println!("{}", json!({"run": format!("dram {machine}/{name}"), "stats": stats}));
+        }
     }
 }

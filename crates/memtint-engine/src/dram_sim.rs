@@ -6,7 +6,7 @@
 
 use crate::checker::TimingChecker;
 use crate::config::{MachineConfig, MachineSource, MemoryConfig};
-use crate::controller::{Completion, Origin};
+use crate::controller::{Completion, Implementation, Origin};
 use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
 use crate::stats::dram_report;
@@ -159,10 +159,89 @@ pub fn simulate(
     let started = std::time::Instant::now();
     let mut mem = MemorySystem::new(cfg)?;
     mem.record_commands(opts.check || opts.keep_commands);
-    let mut checker = opts.check.then(|| timing_checker(cfg));
-    let mut totals = RunTotals { timestamped, ..RunTotals::default() };
+    let mut books = Books {
+        checker: opts.check.then(|| timing_checker(cfg)),
+        totals: RunTotals { timestamped, ..RunTotals::default() },
+        commands: Vec::new(),
+        completed: Vec::new(),
+        opts,
+    };
+    // Closed loop on lane controllers: the fused driver (`closed_loop.rs`), same results.
+    let fused = !timestamped && !opts.cycle_by_cycle && mem.implementation() == Implementation::Lanes;
+    let (now, entered) = if fused {
+        crate::closed_loop::run(&mut mem, source, &mut books)?
+    } else {
+        general_loop(&mut mem, source, timestamped, &mut books)?
+    };
+    mem.finish(now);
+    let Books { checker, mut totals, completed, .. } = books;
+    totals.dram_cycles = now;
+    if opts.check && (completed.len() as u64 != entered || completed.iter().any(|c| !c)) {
+        return Err(Error::Violation(format!("{} requests entered but not all completed", entered)));
+    }
+    if let Some(c) = &checker {
+        totals.commands_checked = c.commands_checked();
+        totals.violations = c.violation_count();
+        totals.violation_examples = c.violation_examples(VIOLATION_EXAMPLES);
+    }
+    totals.wall_seconds = started.elapsed().as_secs_f64();
+    Ok((mem, totals))
+}
+
+/// What both driver loops keep besides the memory system: the run totals, the checker, and
+/// (with `check`) which requests completed.
+pub(crate) struct Books {
+    pub checker: Option<TimingChecker>,
+    pub totals: RunTotals,
+    pub commands: Vec<crate::dram::CommandRecord>,
+    pub completed: Vec<bool>,
+    pub opts: DramSimOptions,
+}
+
+impl Books {
+    /// Count the completions of a step and, with `check`, prove each request completes once.
+    #[inline(always)]
+    pub fn completions(&mut self, done: &[Completion], now: Cycle) -> Result<()> {
+        self.totals.requests += done.len() as u64;
+        if self.opts.check {
+            for c in done {
+                let id = c.id as usize;
+                if self.completed.len() <= id {
+                    self.completed.resize(id + 1, false);
+                }
+                if std::mem::replace(&mut self.completed[id], true) {
+                    return Err(Error::Violation(format!("request {id} completed twice (cycle {now})")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Pass the commands a step issued (drained into `self.commands`) to the checker and keep
+    /// them if asked.
+    #[inline]
+    pub fn commands_issued(&mut self) {
+        if let Some(checker) = self.checker.as_mut() {
+            checker.observe_all(&self.commands);
+        }
+        if self.opts.keep_commands {
+            self.totals.commands.append(&mut self.commands);
+        } else {
+            self.commands.clear();
+        }
+    }
+
+    /// The error of a driver that found no next event.
+    pub fn stalled(now: Cycle, in_flight: usize) -> Error {
+        Error::config("engine", format!("internal error: simulation stalled at cycle {now} with {in_flight} requests in flight"))
+    }
+}
+
+/// The driver loop for every implementation and mode: tick the memory system, let requests in,
+/// jump to the next event. Returns the final cycle and the number of requests that entered.
+fn general_loop(mem: &mut MemorySystem, source: &mut dyn TraceSource, timestamped: bool, books: &mut Books) -> Result<(Cycle, u64)> {
+    let opts = books.opts;
     let mut done: Vec<Completion> = Vec::new();
-    let mut commands = Vec::new();
     let mut pending = None;
     let mut blocked_since: Option<Cycle> = None;
     let mut exhausted = false;
@@ -170,35 +249,15 @@ pub fn simulate(
     let mut next_id = 0u64;
     // Source of the next request: request i comes from source i mod `sources` (no division).
     let mut next_source = 0u32;
-    // With checking on, prove every request completes exactly once.
-    let mut completed: Vec<bool> = Vec::new();
     let mut now: Cycle = 0;
     loop {
         mem.tick(now, &mut done, opts.cycle_by_cycle);
         in_flight -= done.len();
-        totals.requests += done.len() as u64;
-        if opts.check {
-            for c in &done {
-                let id = c.id as usize;
-                if completed.len() <= id {
-                    completed.resize(id + 1, false);
-                }
-                if std::mem::replace(&mut completed[id], true) {
-                    return Err(Error::Violation(format!("request {id} completed twice (cycle {now})")));
-                }
-            }
-        }
+        books.completions(&done, now)?;
         done.clear();
         if opts.check || opts.keep_commands {
-            mem.drain_commands(&mut commands);
-            if let Some(checker) = checker.as_mut() {
-                checker.observe_all(&commands);
-            }
-            if opts.keep_commands {
-                totals.commands.append(&mut commands);
-            } else {
-                commands.clear();
-            }
+            mem.drain_commands(&mut books.commands);
+            books.commands_issued();
         }
         // Inject what may enter now, in order.
         loop {
@@ -216,7 +275,7 @@ pub fn simulate(
                 break;
             }
             if let Some(since) = blocked_since.take() {
-                totals.front_end_stalls += now - since;
+                books.totals.front_end_stalls += now - since;
             }
             next_id += 1;
             next_source += 1;
@@ -245,25 +304,11 @@ pub fn simulate(
             n
         };
         if next == NEVER || next <= now {
-            return Err(Error::config(
-                "engine",
-                format!("internal error: simulation stalled at cycle {now} with {in_flight} requests in flight"),
-            ));
+            return Err(Books::stalled(now, in_flight));
         }
         now = next;
     }
-    mem.finish(now);
-    totals.dram_cycles = now;
-    if opts.check && (completed.len() as u64 != next_id || completed.iter().any(|c| !c)) {
-        return Err(Error::Violation(format!("{} requests entered but not all completed", next_id)));
-    }
-    if let Some(c) = &checker {
-        totals.commands_checked = c.commands_checked();
-        totals.violations = c.violation_count();
-        totals.violation_examples = c.violation_examples(VIOLATION_EXAMPLES);
-    }
-    totals.wall_seconds = started.elapsed().as_secs_f64();
-    Ok((mem, totals))
+    Ok((now, next_id))
 }
 
 /// Run a spec end to end and return the statistics as JSON (the documented schema).

@@ -10,6 +10,7 @@
 
 pub mod cache;
 pub mod checker;
+mod closed_loop;
 pub mod config;
 pub mod controller;
 pub mod cpu;

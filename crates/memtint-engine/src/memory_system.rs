@@ -94,6 +94,12 @@ impl MemorySystem {
         each!(self, c => c.drain_log_into(out))
     }
 
+    /// The mapping, the line mask and the lane controllers, for the fused closed-loop driver
+    /// (`closed_loop.rs`); the controller list is empty unless the implementation is lanes.
+    pub(crate) fn lane_parts(&mut self) -> (&AddressMapping, u64, &mut [LaneController]) {
+        (&self.mapping, self.line_mask, &mut self.lanes)
+    }
+
     /// Try to queue a request at `now`; false if its channel's queue is full.
     #[inline]
     pub fn try_enqueue(&mut self, now: Cycle, id: u64, addr: u64, is_write: bool, origin: Origin) -> bool {

@@ -279,3 +279,79 @@ fn lanes_on_a_ranked_scheduler_is_a_config_error_naming_it() {
     let err = MemoryConfig::resolve(&m).and_then(|cfg| MemorySystem::new(&cfg).map(|_| ())).unwrap_err().to_string();
     assert!(err.contains("controller.implementation") && err.contains("tcm"), "{err}");
 }
+
+/// The fused closed-loop driver (`closed_loop.rs`, which `simulate` runs for lane controllers
+/// in closed loop) under conditions the random cases reach rarely: four channels, queues much
+/// smaller than the requests in flight (front-end stalls), writes drained by the idle timeout,
+/// several sources, the bench's own configuration. General controllers (the general loop)
+/// and lane controllers (the fused loop) give the same commands and statistics, and the
+/// conditions do occur.
+#[test]
+fn the_fused_driver_equals_the_general_loop_with_many_channels_stalls_and_idle_drains() {
+    use GeneratorKind::*;
+    // (machine, channels, workload, read fraction, read queue, write queue, idle drain (min, timeout), in flight, sources)
+    let cases = [
+        ("ddr4-2400", 4, Random, 0.7, 3, 4, (4, 40), 48, 3),
+        // All writes, never `idle_min` of them queued: the idle timeout drains them.
+        ("ddr4-2400", 4, Mix, 0.0, 2, 6, (6, 30), 3, 1),
+        ("ddr4-2400-2ch2r", 2, Stream, 0.5, 4, 2, (2, 15), 40, 2),
+        ("ddr3-1600", 1, Conflict, 0.9, 32, 32, (16, 500), 64, 1),
+        ("ddr4-2400", 1, Random, 1.0, 32, 32, (16, 500), 64, 1),
+    ];
+    for (name, channels, kind, read_fraction, rq, wq, (idle_min, idle_timeout), outstanding, sources) in cases {
+        let run = |implementation: &str| {
+            let mut m = MachineConfig::load(name).unwrap();
+            m.dram.channels = channels;
+            m.dram.mapping = "RoBaRaCoCh".into();
+            let m = m
+                .with_overrides(&json!({"controller": {
+                    "implementation": implementation, "read_queue": rq, "write_queue": wq,
+                    "write_idle_drain_min": idle_min, "write_idle_drain_timeout": idle_timeout,
+                }}))
+                .unwrap();
+            let cfg = MemoryConfig::resolve(&m).unwrap();
+            let mut g = GeneratorSpec::new(kind, 6000);
+            g.seed = 7;
+            g.read_fraction = Some(read_fraction);
+            let opts = DramSimOptions { sources, keep_commands: true, ..DramSimOptions::new(outstanding) };
+            let (mem, totals) = run(&cfg, &WorkloadSpec::Generate(g), opts);
+            assert_eq!(mem.channels().len(), channels as usize);
+            let mut stats = stats_without_wall_clock(&cfg, &mem, &totals, opts);
+            stats["config"].as_object_mut().unwrap().remove("implementation");
+            (totals.commands, stats, totals.front_end_stalls)
+        };
+        let what = format!("{name} x{channels} {kind:?}");
+        let (cmds_general, stats_general, _) = run("general");
+        let (cmds_lanes, stats_lanes, stalls) = run("lanes");
+        assert!(first_difference(&cmds_general, &cmds_lanes).is_none(), "{what}: {}", first_difference(&cmds_general, &cmds_lanes).unwrap());
+        assert_eq!(stats_general, stats_lanes, "{what}");
+        if outstanding > rq + wq {
+            assert!(stalls > 0, "{what}: the front end stalls");
+        }
+        if read_fraction == 0.0 {
+            let switches: u64 = (0..channels as usize).map(|c| stats_lanes["channels"][c]["write_mode_switches"].as_u64().unwrap()).sum();
+            assert!(switches > 0, "{what}: the idle drain switches to writes");
+        }
+    }
+}
+
+/// The fused driver reads a request only when one may enter: a malformed line far behind the
+/// requests in flight is still reported, naming file and line, with either implementation.
+#[test]
+fn a_malformed_trace_line_behind_a_full_loop_is_an_error_naming_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("memtint-fused-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.trace");
+    let mut text: String = (0..300u64).map(|i| format!("0x{:x} {}\n", i * 0x1040, if i % 3 == 0 { 'W' } else { 'R' })).collect();
+    text.push_str("0x7000 Q\n");
+    std::fs::write(&path, text).unwrap();
+    for implementation in ["lanes", "general"] {
+        let spec = json!({
+            "machine": "ddr4-2400", "workload": {"trace": {"path": path}}, "outstanding": 4,
+            "overrides": {"controller": {"implementation": implementation}},
+        });
+        let err = memtint_engine::dram_sim::run_json(&spec.to_string()).unwrap_err().to_string();
+        assert!(err.contains(&format!("{}:301", path.display())), "{implementation}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,107 @@
+//! The fused closed-loop driver: `dram_sim::simulate` hands a closed-loop, event-skipping run
+//! to this loop when every channel runs the lane controller (bench/README.md, stop 14b). It
+//! is `dram_sim`'s general loop with the memory system's layers taken out: it ticks and fills
+//! the `LaneController`s directly (no per-implementation dispatch per call), decodes each
+//! request once when it is read (not on every retry), retries a refused request by asking its
+//! channel's queue (`can_accept`) instead of re-entering the memory system, and takes the next
+//! event over the lane controllers alone. The controllers' own code (`tick`, `enqueue`) is the
+//! one source of the semantics; completions, the command log, the checker, `keep_commands`,
+//! `sources` and front-end stall counting go through the same `Books` as the general loop, so
+//! results are identical (tests/lanes_equal_general.rs compares whole runs).
+
+use crate::controller::{Completion, Origin};
+use crate::dram::DramAddress;
+use crate::dram_sim::Books;
+use crate::error::Result;
+use crate::memory_system::MemorySystem;
+use crate::trace::TraceSource;
+use crate::{Cycle, NEVER};
+
+/// Run `source` closed-loop (`books.opts.outstanding` in flight) on a memory system of lane
+/// controllers. Returns the final cycle and the number of requests that entered.
+pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &mut Books) -> Result<(Cycle, u64)> {
+    let opts = books.opts;
+    let record = opts.check || opts.keep_commands;
+    let (mapping, line_mask, lanes) = mem.lane_parts();
+    debug_assert!(!lanes.is_empty(), "the fused driver runs lane controllers only");
+    let mut done: Vec<Completion> = Vec::new();
+    // The next request (`has_pending`), decoded when read: line address, coordinates, direction.
+    let (mut has_pending, mut addr, mut dram, mut is_write) = (false, 0u64, DramAddress::default(), false);
+    let mut blocked_since: Option<Cycle> = None;
+    let mut exhausted = false;
+    let mut in_flight = 0usize;
+    let mut next_id = 0u64;
+    let mut next_source = 0u32;
+    let mut now: Cycle = 0;
+    loop {
+        for c in lanes.iter_mut() {
+            if c.next_event() <= now {
+                c.tick(now, &mut done);
+            }
+        }
+        if !done.is_empty() {
+            in_flight -= done.len();
+            books.completions(&done, now)?;
+            done.clear();
+        }
+        if record {
+            for c in lanes.iter_mut() {
+                c.drain_log_into(&mut books.commands);
+            }
+            books.commands_issued();
+        }
+        // Let in what may enter now, in order. Unlike the general loop, the next request is
+        // read only when one may enter: reading it earlier changes nothing (with the loop
+        // full, `exhausted` cannot yet end the run, and completions matter anyway).
+        while in_flight < opts.outstanding {
+            if !has_pending {
+                if exhausted {
+                    break;
+                }
+                match source.next_request()? {
+                    Some(r) => {
+                        addr = r.addr & line_mask;
+                        dram = mapping.decode(addr);
+                        is_write = r.is_write;
+                        has_pending = true;
+                    }
+                    None => {
+                        exhausted = true;
+                        break;
+                    }
+                }
+            }
+            let c = &mut lanes[dram.channel as usize];
+            if !c.can_accept(is_write) {
+                blocked_since.get_or_insert(now);
+                break;
+            }
+            c.enqueue(now, next_id, addr, &dram, is_write, Origin::single(next_source));
+            if let Some(since) = blocked_since.take() {
+                books.totals.front_end_stalls += now - since;
+            }
+            next_id += 1;
+            next_source += 1;
+            if next_source >= opts.sources {
+                next_source = 0;
+            }
+            in_flight += 1;
+            has_pending = false;
+        }
+        if exhausted && in_flight == 0 {
+            break;
+        }
+        // As the general loop: a completion matters in its own cycle only when it lets a
+        // request in or may end the run.
+        let completion_matters = exhausted || in_flight >= opts.outstanding;
+        let mut next = NEVER;
+        for c in lanes.iter() {
+            next = next.min(if completion_matters { c.next_event() } else { c.next_work() });
+        }
+        if next == NEVER || next <= now {
+            return Err(Books::stalled(now, in_flight));
+        }
+        now = next;
+    }
+    Ok((now, next_id))
+}
