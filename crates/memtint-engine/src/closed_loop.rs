@@ -9,9 +9,9 @@
 //! `sources` and front-end stall counting go through the same `Books` as the general loop, so
 //! results are identical (tests/lanes_equal_general.rs compares whole runs).
 
-use crate::controller::{Completion, Origin};
+use crate::controller::Completion;
 use crate::dram::DramAddress;
-use crate::dram_sim::Books;
+use crate::dram_sim::{Books, FrontEnd};
 use crate::error::Result;
 use crate::memory_system::MemorySystem;
 use crate::trace::TraceSource;
@@ -27,11 +27,9 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
     let mut done: Vec<Completion> = Vec::new();
     // The next request (`has_pending`), decoded when read: line address, coordinates, direction.
     let (mut has_pending, mut addr, mut dram, mut is_write) = (false, 0u64, DramAddress::default(), false);
-    let mut blocked_since: Option<Cycle> = None;
+    let mut front = FrontEnd::new(opts.sources);
     let mut exhausted = false;
     let mut in_flight = 0usize;
-    let mut next_id = 0u64;
-    let mut next_source = 0u32;
     let mut now: Cycle = 0;
     loop {
         for c in lanes.iter_mut() {
@@ -73,18 +71,11 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
             }
             let c = &mut lanes[dram.channel as usize];
             if !c.can_accept(is_write) {
-                blocked_since.get_or_insert(now);
+                front.refused(now);
                 break;
             }
-            c.enqueue(now, next_id, addr, &dram, is_write, Origin::single(next_source));
-            if let Some(since) = blocked_since.take() {
-                books.totals.front_end_stalls += now - since;
-            }
-            next_id += 1;
-            next_source += 1;
-            if next_source >= opts.sources {
-                next_source = 0;
-            }
+            c.enqueue(now, front.next_id, addr, &dram, is_write, front.origin());
+            front.entered(now, &mut books.totals);
             in_flight += 1;
             has_pending = false;
         }
@@ -103,5 +94,5 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
         }
         now = next;
     }
-    Ok((now, next_id))
+    Ok((now, front.next_id))
 }

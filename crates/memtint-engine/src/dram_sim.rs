@@ -237,18 +237,56 @@ impl Books {
     }
 }
 
+/// The drivers' front end: the next request's id and source (request i comes from source
+/// i mod `sources`), and how long a request has waited for a full queue.
+pub(crate) struct FrontEnd {
+    pub next_id: u64,
+    next_source: u32,
+    sources: u32,
+    blocked_since: Option<Cycle>,
+}
+
+impl FrontEnd {
+    pub fn new(sources: u32) -> Self {
+        FrontEnd { next_id: 0, next_source: 0, sources, blocked_since: None }
+    }
+
+    /// The origin of the next request.
+    #[inline(always)]
+    pub fn origin(&self) -> Origin {
+        Origin::single(self.next_source)
+    }
+
+    /// The next request found its queue full at `now`.
+    #[inline(always)]
+    pub fn refused(&mut self, now: Cycle) {
+        self.blocked_since.get_or_insert(now);
+    }
+
+    /// The next request entered at `now`: count the cycles it waited, move to the next one.
+    #[inline(always)]
+    pub fn entered(&mut self, now: Cycle, totals: &mut RunTotals) {
+        if let Some(since) = self.blocked_since.take() {
+            totals.front_end_stalls += now - since;
+        }
+        self.next_id += 1;
+        // No division on the hot path.
+        self.next_source += 1;
+        if self.next_source >= self.sources {
+            self.next_source = 0;
+        }
+    }
+}
+
 /// The driver loop for every implementation and mode: tick the memory system, let requests in,
 /// jump to the next event. Returns the final cycle and the number of requests that entered.
 fn general_loop(mem: &mut MemorySystem, source: &mut dyn TraceSource, timestamped: bool, books: &mut Books) -> Result<(Cycle, u64)> {
     let opts = books.opts;
     let mut done: Vec<Completion> = Vec::new();
     let mut pending = None;
-    let mut blocked_since: Option<Cycle> = None;
+    let mut front = FrontEnd::new(opts.sources);
     let mut exhausted = false;
     let mut in_flight = 0usize;
-    let mut next_id = 0u64;
-    // Source of the next request: request i comes from source i mod `sources` (no division).
-    let mut next_source = 0u32;
     let mut now: Cycle = 0;
     loop {
         mem.tick(now, &mut done, opts.cycle_by_cycle);
@@ -270,18 +308,11 @@ fn general_loop(mem: &mut MemorySystem, source: &mut dyn TraceSource, timestampe
             if !may_enter {
                 break;
             }
-            if !mem.try_enqueue(now, next_id, req.addr, req.is_write, Origin::single(next_source)) {
-                blocked_since.get_or_insert(now);
+            if !mem.try_enqueue(now, front.next_id, req.addr, req.is_write, front.origin()) {
+                front.refused(now);
                 break;
             }
-            if let Some(since) = blocked_since.take() {
-                books.totals.front_end_stalls += now - since;
-            }
-            next_id += 1;
-            next_source += 1;
-            if next_source >= opts.sources {
-                next_source = 0;
-            }
+            front.entered(now, &mut books.totals);
             in_flight += 1;
             pending = None;
         }
@@ -308,7 +339,7 @@ fn general_loop(mem: &mut MemorySystem, source: &mut dyn TraceSource, timestampe
         }
         now = next;
     }
-    Ok((now, next_id))
+    Ok((now, front.next_id))
 }
 
 /// Run a spec end to end and return the statistics as JSON (the documented schema).
