@@ -118,6 +118,14 @@ def test_unknown_scheduler_lists_valid_ones(memtint, clean_error):
 
 
 @pytest.mark.engine
+def test_bad_controller_implementation_is_a_clean_error(memtint, clean_error):
+    line = clean_error(memtint(*SMALL_RUN, "--set", "controller.implementation=simd"), "simd")
+    assert "controller.implementation" in line and "lanes" in line
+    line = clean_error(memtint(*SMALL_RUN, "--scheduler", "atlas", "--set", "controller.implementation=lanes"), "atlas")
+    assert "general" in line
+
+
+@pytest.mark.engine
 def test_malformed_trace_line_names_file_and_line(memtint, clean_error, tmp_path):
     trace = tmp_path / "bad.trace"
     trace.write_text("0x1000 R\n0x2040 W\n0x3080 Q\n0x40c0 R\n")
