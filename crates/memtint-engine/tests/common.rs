@@ -55,3 +55,129 @@ pub fn read(addr: u64) -> DramRequest {
 pub fn write(addr: u64) -> DramRequest {
     DramRequest { addr, is_write: true, arrival: None }
 }
+
+/// A random DRAM run for the property tests (`randomized.rs`, `lanes_equal_general.rs`):
+/// machine (DDR3 and DDR4 organisations; 4 ranks on a quarter of the DDR4 cases), mapping,
+/// scheduler, row policy, refresh, queue sizes, watermarks, idle drain, front-end latency,
+/// requests in flight, 1-5 sources, and a generator with writes.
+pub mod random_run {
+    use memtint_engine::config::{MachineConfig, MemoryConfig};
+    use memtint_engine::dram_sim::WorkloadSpec;
+    use memtint_engine::trace::{GeneratorKind, GeneratorSpec};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    pub const MACHINES: &[&str] =
+        &["ddr3-1333", "ddr3-1600", "ddr4-2400", "ddr4-2400-2ch2r", "i7-860", "i7-860-bpm-plus", "xor-bank", "opteron-6128-node"];
+    pub const ROW_POLICIES: &[&str] = &["open", "closed", "timeout"];
+    pub const REFRESH: &[&str] = &["all-bank", "none"];
+    pub const KINDS: &[GeneratorKind] =
+        &[GeneratorKind::Stream, GeneratorKind::Random, GeneratorKind::Strided, GeneratorKind::Conflict, GeneratorKind::Mix];
+
+    #[derive(Debug, Clone)]
+    pub struct Case {
+        pub machine: &'static str,
+        /// Ranks instead of the preset's (4 on the DDR4 presets: 64 banks per channel).
+        pub ranks: Option<u32>,
+        pub mapping: Option<&'static str>,
+        pub scheduler: &'static str,
+        pub row_policy: &'static str,
+        pub refresh: &'static str,
+        pub kind: GeneratorKind,
+        pub read_fraction: f64,
+        pub requests: u64,
+        pub seed: u64,
+        pub outstanding: usize,
+        pub read_queue: usize,
+        pub write_queue: usize,
+        /// High and low write watermarks (low <= high).
+        pub watermarks: (f64, f64),
+        /// `write_idle_drain_min` (capped at the write queue) and `write_idle_drain_timeout`.
+        pub idle_drain: (usize, u64),
+        pub frontend_latency: u64,
+        pub row_timeout: u64,
+        pub sources: u32,
+    }
+
+    /// Cases over these schedulers and mappings (`None`: the preset's) with `requests` in range.
+    pub fn case(
+        schedulers: &'static [&'static str],
+        mappings: &'static [Option<&'static str>],
+        requests: std::ops::Range<u64>,
+    ) -> impl Strategy<Value = Case> {
+        (
+            (0..MACHINES.len(), 0..mappings.len(), 0..schedulers.len(), 0..ROW_POLICIES.len(), 0..REFRESH.len()),
+            (0..KINDS.len(), 0.0f64..=1.0, requests, any::<u64>()),
+            (1usize..80, 1usize..40, 1usize..40, 0.0f64..=1.0, 0.0f64..=1.0),
+            (prop_oneof![Just(1usize), 2usize..12], 1u64..400, 1u64..20, 0u64..300, 1u32..6),
+            prop_oneof![3 => Just(None), 1 => Just(Some(4u32))],
+        )
+            .prop_map(move |((m, mp, s, rp, rf), (k, rfrac, n, seed), (out, rq, wq, w1, w2), (idle_min, idle_to, fe, to, src), ranks)| Case {
+                machine: MACHINES[m],
+                ranks,
+                mapping: mappings[mp],
+                scheduler: schedulers[s],
+                row_policy: ROW_POLICIES[rp],
+                refresh: REFRESH[rf],
+                kind: KINDS[k],
+                read_fraction: rfrac,
+                requests: n,
+                seed,
+                outstanding: out,
+                read_queue: rq,
+                write_queue: wq,
+                watermarks: (w1.max(w2), w1.min(w2)),
+                idle_drain: (idle_min.min(wq), idle_to),
+                frontend_latency: fe,
+                row_timeout: to,
+                sources: src,
+            })
+    }
+
+    /// Scheduler periods short enough for runs of a few thousand requests.
+    pub fn short_scheduler_periods() -> serde_json::Value {
+        json!({"controller": {
+            "atlas_quantum": 2000, "atlas_starvation_threshold": 600, "tcm_quantum": 2000, "tcm_shuffle_interval": 100,
+            "bliss_clearing_interval": 500, "imps_epoch": 1500, "ccps_epoch": 1500, "ccps_age_threshold": 400,
+            "imps_low_intensity": 20.0, "ccps_low_intensity": 20.0, "parbs_marking_cap": 3,
+        }})
+    }
+
+    impl Case {
+        /// The run's memory configuration; `implementation` sets `controller.implementation`
+        /// (`None`: the default, "auto").
+        pub fn config(&self, implementation: Option<&str>) -> MemoryConfig {
+            let mut m = MachineConfig::load(self.machine).unwrap();
+            if let Some(mp) = self.mapping {
+                m.dram.mapping = mp.to_string();
+            }
+            // (DDR4 presets only: the others' mapping files are written for their own rank count.)
+            if let (Some(r), true) = (self.ranks, self.machine.starts_with("ddr4")) {
+                m.dram.ranks = r;
+            }
+            let mut controller = json!({
+                "scheduler": self.scheduler, "row_policy": self.row_policy, "refresh": self.refresh,
+                "read_queue": self.read_queue, "write_queue": self.write_queue, "row_timeout": self.row_timeout,
+                "write_high_watermark": self.watermarks.0, "write_low_watermark": self.watermarks.1,
+                "write_idle_drain_min": self.idle_drain.0, "write_idle_drain_timeout": self.idle_drain.1,
+                "frontend_latency": self.frontend_latency,
+            });
+            if let Some(i) = implementation {
+                controller["implementation"] = json!(i);
+            }
+            let m = m
+                .with_overrides(&json!({ "controller": controller }))
+                .unwrap()
+                .with_overrides(&short_scheduler_periods())
+                .unwrap();
+            MemoryConfig::resolve(&m).unwrap()
+        }
+
+        pub fn workload(&self) -> WorkloadSpec {
+            let mut g = GeneratorSpec::new(self.kind, self.requests);
+            g.seed = self.seed;
+            g.read_fraction = Some(self.read_fraction);
+            WorkloadSpec::Generate(g)
+        }
+    }
+}

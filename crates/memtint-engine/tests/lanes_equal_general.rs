@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::random_run::{self, Case};
 use common::*;
 use memtint_engine::config::{MachineConfig, MemoryConfig};
 use memtint_engine::controller::{Completion, Implementation, Origin};
@@ -20,100 +21,20 @@ use memtint_engine::trace::{GeneratorKind, GeneratorSpec};
 use proptest::prelude::*;
 use serde_json::json;
 
-const MACHINES: &[&str] = &["ddr3-1333", "ddr3-1600", "ddr4-2400", "ddr4-2400-2ch2r", "i7-860", "i7-860-bpm-plus", "xor-bank", "opteron-6128-node"];
 const MAPPINGS: &[Option<&str>] = &[None, Some("RoBaRaCoCh"), Some("RoRaBaChCo"), Some("ChRaBaRoCo")];
 /// The schedulers the lane controller runs (the ranked ones stay on the general controller).
 const SCHEDULERS: &[&str] = &["fcfs", "fr-fcfs", "fr-fcfs-cap"];
-const ROW_POLICIES: &[&str] = &["open", "closed", "timeout"];
-const REFRESH: &[&str] = &["all-bank", "none"];
-const KINDS: &[GeneratorKind] =
-    &[GeneratorKind::Stream, GeneratorKind::Random, GeneratorKind::Strided, GeneratorKind::Conflict, GeneratorKind::Mix];
-
-#[derive(Debug, Clone)]
-struct Case {
-    machine: &'static str,
-    /// Ranks instead of the preset's (4 on the DDR4 presets: 64 banks per channel).
-    ranks: Option<u32>,
-    mapping: Option<&'static str>,
-    scheduler: &'static str,
-    row_policy: &'static str,
-    refresh: &'static str,
-    kind: GeneratorKind,
-    read_fraction: f64,
-    requests: u64,
-    seed: u64,
-    outstanding: usize,
-    read_queue: usize,
-    write_queue: usize,
-    /// High and low write watermarks (low <= high).
-    watermarks: (f64, f64),
-    idle_drain: (usize, u64),
-    frontend_latency: u64,
-    row_timeout: u64,
-    sources: u32,
-}
 
 fn case() -> impl Strategy<Value = Case> {
-    (
-        (0..MACHINES.len(), 0..MAPPINGS.len(), 0..SCHEDULERS.len(), 0..ROW_POLICIES.len(), 0..REFRESH.len()),
-        (0..KINDS.len(), 0.0f64..=1.0, 200u64..2500, any::<u64>()),
-        (1usize..80, 1usize..40, 1usize..40, 0.0f64..=1.0, 0.0f64..=1.0),
-        (prop_oneof![Just(1usize), 2usize..12], 1u64..400, 1u64..20, 0u64..300, 1u32..6),
-        prop_oneof![3 => Just(None), 1 => Just(Some(4u32))],
-    )
-        .prop_map(|((m, mp, s, rp, rf), (k, rfrac, n, seed), (out, rq, wq, w1, w2), (idle_min, idle_to, fe, to, src), ranks)| Case {
-            machine: MACHINES[m],
-            ranks,
-            mapping: MAPPINGS[mp],
-            scheduler: SCHEDULERS[s],
-            row_policy: ROW_POLICIES[rp],
-            refresh: REFRESH[rf],
-            kind: KINDS[k],
-            read_fraction: rfrac,
-            requests: n,
-            seed,
-            outstanding: out,
-            read_queue: rq,
-            write_queue: wq,
-            watermarks: (w1.max(w2), w1.min(w2)),
-            idle_drain: (idle_min.min(wq), idle_to),
-            frontend_latency: fe,
-            row_timeout: to,
-            sources: src,
-        })
+    random_run::case(SCHEDULERS, MAPPINGS, 200..2500)
 }
 
 fn config(c: &Case, implementation: &str) -> MemoryConfig {
-    let mut m = MachineConfig::load(c.machine).unwrap();
-    if let Some(mp) = c.mapping {
-        m.dram.mapping = mp.to_string();
-    }
-    // (DDR4 presets only: the others' mapping files are written for their own rank count.)
-    if let (Some(r), true) = (c.ranks, c.machine.starts_with("ddr4")) {
-        m.dram.ranks = r;
-    }
-    let m = m
-        .with_overrides(&json!({"controller": {
-            "implementation": implementation,
-            "scheduler": c.scheduler, "row_policy": c.row_policy, "refresh": c.refresh,
-            "read_queue": c.read_queue, "write_queue": c.write_queue, "row_timeout": c.row_timeout,
-            "write_high_watermark": c.watermarks.0, "write_low_watermark": c.watermarks.1,
-            "write_idle_drain_min": c.idle_drain.0, "write_idle_drain_timeout": c.idle_drain.1,
-            "frontend_latency": c.frontend_latency,
-            // Scheduler periods short enough for runs of a few thousand requests.
-            "atlas_quantum": 2000, "atlas_starvation_threshold": 600, "tcm_quantum": 2000, "tcm_shuffle_interval": 100,
-            "bliss_clearing_interval": 500, "imps_epoch": 1500, "ccps_epoch": 1500, "ccps_age_threshold": 400,
-            "imps_low_intensity": 20.0, "ccps_low_intensity": 20.0, "parbs_marking_cap": 3,
-        }}))
-        .unwrap();
-    MemoryConfig::resolve(&m).unwrap()
+    c.config(Some(implementation))
 }
 
 fn workload(c: &Case) -> WorkloadSpec {
-    let mut g = GeneratorSpec::new(c.kind, c.requests);
-    g.seed = c.seed;
-    g.read_fraction = Some(c.read_fraction);
-    WorkloadSpec::Generate(g)
+    c.workload()
 }
 
 /// One run through the DRAM driver: the command stream and the statistics JSON without

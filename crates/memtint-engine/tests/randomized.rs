@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::random_run::{self, short_scheduler_periods, Case, KINDS};
 use common::*;
 use memtint_engine::config::{MachineConfig, MemoryConfig};
 use memtint_engine::dram::{Command, CommandRecord};
@@ -13,91 +14,19 @@ use memtint_engine::trace::{GeneratorKind, GeneratorSpec};
 use proptest::prelude::*;
 use serde_json::json;
 
-const MACHINES: &[&str] = &["ddr3-1333", "ddr3-1600", "ddr4-2400", "ddr4-2400-2ch2r", "i7-860", "i7-860-bpm-plus", "xor-bank", "opteron-6128-node"];
 const MAPPINGS: &[Option<&str>] = &[None, Some("RoBaRaCoCh"), Some("RoRaBaChCo"), Some("ChRaBaRoCo"), Some("RoCoBaRaCh")];
 const SCHEDULERS: &[&str] = memtint_engine::controller::scheduler::NAMES;
-const ROW_POLICIES: &[&str] = &["open", "closed", "timeout"];
-const REFRESH: &[&str] = &["all-bank", "none"];
-const KINDS: &[GeneratorKind] =
-    &[GeneratorKind::Stream, GeneratorKind::Random, GeneratorKind::Strided, GeneratorKind::Conflict, GeneratorKind::Mix];
-
-#[derive(Debug, Clone)]
-struct Case {
-    machine: &'static str,
-    mapping: Option<&'static str>,
-    scheduler: &'static str,
-    row_policy: &'static str,
-    refresh: &'static str,
-    kind: GeneratorKind,
-    read_fraction: f64,
-    requests: u64,
-    seed: u64,
-    outstanding: usize,
-    read_queue: usize,
-    write_queue: usize,
-    row_timeout: u64,
-    sources: u32,
-    /// `write_idle_drain_min` (capped at the write queue) and `write_idle_drain_timeout`.
-    idle_drain: (usize, u64),
-}
 
 fn case() -> impl Strategy<Value = Case> {
-    (
-        (0..MACHINES.len(), 0..MAPPINGS.len(), 0..SCHEDULERS.len(), 0..ROW_POLICIES.len(), 0..REFRESH.len()),
-        (0..KINDS.len(), 0.0f64..=1.0, 200u64..3000, any::<u64>()),
-        (1usize..80, 1usize..40, 1usize..40, 0u64..300, 1u32..6),
-        (prop_oneof![Just(1usize), 2usize..12], 1u64..400),
-    )
-        .prop_map(|((m, mp, s, rp, rf), (k, rfrac, n, seed), (out, rq, wq, to, src), (idle_min, idle_to))| Case {
-            machine: MACHINES[m],
-            mapping: MAPPINGS[mp],
-            scheduler: SCHEDULERS[s],
-            row_policy: ROW_POLICIES[rp],
-            refresh: REFRESH[rf],
-            kind: KINDS[k],
-            read_fraction: rfrac,
-            requests: n,
-            seed,
-            outstanding: out,
-            read_queue: rq,
-            write_queue: wq,
-            row_timeout: to,
-            sources: src,
-            idle_drain: (idle_min.min(wq), idle_to),
-        })
+    random_run::case(SCHEDULERS, MAPPINGS, 200..3000)
 }
 
 fn config(c: &Case) -> MemoryConfig {
-    let mut m = MachineConfig::load(c.machine).unwrap();
-    if let Some(mp) = c.mapping {
-        m.dram.mapping = mp.to_string();
-    }
-    let m = m
-        .with_overrides(&json!({"controller": {
-            "scheduler": c.scheduler, "row_policy": c.row_policy, "refresh": c.refresh,
-            "read_queue": c.read_queue, "write_queue": c.write_queue, "row_timeout": c.row_timeout,
-            "write_idle_drain_min": c.idle_drain.0, "write_idle_drain_timeout": c.idle_drain.1,
-        }}))
-        .unwrap()
-        .with_overrides(&short_scheduler_periods())
-        .unwrap();
-    MemoryConfig::resolve(&m).unwrap()
-}
-
-/// Scheduler periods short enough for runs of a few thousand requests.
-fn short_scheduler_periods() -> serde_json::Value {
-    json!({"controller": {
-        "atlas_quantum": 2000, "atlas_starvation_threshold": 600, "tcm_quantum": 2000, "tcm_shuffle_interval": 100,
-        "bliss_clearing_interval": 500, "imps_epoch": 1500, "ccps_epoch": 1500, "ccps_age_threshold": 400,
-        "imps_low_intensity": 20.0, "ccps_low_intensity": 20.0, "parbs_marking_cap": 3,
-    }})
+    c.config(None)
 }
 
 fn workload(c: &Case) -> WorkloadSpec {
-    let mut g = GeneratorSpec::new(c.kind, c.requests);
-    g.seed = c.seed;
-    g.read_fraction = Some(c.read_fraction);
-    WorkloadSpec::Generate(g)
+    c.workload()
 }
 
 fn stats(cfg: &MemoryConfig, w: &WorkloadSpec, opts: DramSimOptions) -> serde_json::Value {
