@@ -16,7 +16,7 @@
 //! ticked at are the same: see `channel_controller.rs` for the why of each step.
 
 use super::lane_timing::LaneTiming;
-use super::lanes::{Lanes, K_ACT, K_NONE, K_PRE, K_RD, K_WR, NEVER_LANE};
+use super::lanes::{Lanes, K_ACT, K_NONE, K_PRE, K_RD, K_WR, MAX_LANES, NEVER_LANE};
 use super::refresh::{self, RefreshManager};
 use super::row_policy;
 use super::scheduler::{self, AgeOrder, Scheduler};
@@ -636,21 +636,20 @@ impl LaneController {
         };
         // Lane `slot * banks + bank`, slot 0 or 1.
         let b = if l >= self.banks { l - self.banks } else { l };
-        let index = self.lane_index[l] as usize;
-        let cmd = match self.lanes.kind(l) {
-            K_ACT => Command::Act,
-            K_PRE => Command::Pre,
-            K_RD => Command::Rd,
-            _ => Command::Wr,
-        };
-        let issued = self.issue_for_request(now, d, b, index, cmd);
-        // The issuing bank's candidates, searching from where they can be (`step_bank`).
-        let (hit_from, miss_from) = match issued {
-            Command::Act => (0, 1),
-            c if c.is_column() => (index, 0),
-            _ => (0, 0),
-        };
-        self.rebuild_bank(b, hit_from, miss_from);
+        let index = self.lane_index[l & (MAX_LANES - 1)] as usize;
+        // One dispatch on the candidate's kind; each path issues with its command known and
+        // rebuilds the bank's candidates searching from where they can be (`step_bank`).
+        let kind = self.lanes.kind(l);
+        if kind == K_ACT {
+            self.issue_act(now, d, b, index);
+            self.rebuild_bank(b, 0, 1);
+        } else if kind == K_PRE {
+            self.issue_pre(now, d, b, index);
+            self.rebuild_bank(b, 0, 0);
+        } else {
+            self.issue_column(now, d, b, index, kind == K_WR);
+            self.rebuild_bank(b, index, 0);
+        }
         if self.write_mode_should_switch(now) {
             return (true, now + 1);
         }
@@ -679,86 +678,110 @@ impl LaneController {
         next
     }
 
-    /// Issue `cmd` for request `index` of bank `b`'s queue in direction `d`
-    /// (`ChannelController::issue_for_request`). Returns the command issued (RD / WR may become
-    /// RDA / WRA). The caller rebuilds bank `b`'s lanes.
-    fn issue_for_request(&mut self, now: Cycle, d: usize, b: usize, index: usize, mut cmd: Command) -> Command {
-        if cmd.is_column() && self.auto_precharge[(self.hits[d][b] > 1) as usize] {
-            cmd = if cmd == Command::Rd { Command::Rda } else { Command::Wra };
-        }
+    /// The queued request `index` of bank `b` in direction `d`: its row and slab slot, its
+    /// column, and its row outcome (the first command issued for it decides it).
+    #[inline(always)]
+    fn chosen(&mut self, d: usize, b: usize, index: usize, first: RowOutcome) -> (u32, u32, u32, RowOutcome) {
         let Queued { row, slot } = self.queues[d][b][index];
         let p = &mut self.slab[slot as usize];
-        let outcome = match cmd {
-            Command::Act => RowOutcome::Miss,
-            Command::Pre => RowOutcome::Conflict,
-            _ => RowOutcome::Hit,
+        let outcome = *p.outcome.get_or_insert(first);
+        (row, slot, p.column, outcome)
+    }
+
+    /// ACT for request `index` of bank `b`'s queue in direction `d` (the three `issue_*` are
+    /// `ChannelController::issue_for_request` per command). The caller rebuilds bank `b`'s lanes.
+    #[inline(always)]
+    fn issue_act(&mut self, now: Cycle, d: usize, b: usize, index: usize) {
+        let (row, _, column, _) = self.chosen(d, b, index, RowOutcome::Miss);
+        let r = self.bank_rank[b] as usize;
+        let g = self.group_of(b);
+        let base = self.base;
+        self.timing.act(&mut self.lanes, base, now, r, g, b);
+        self.stats.banks[b].commands[Command::Act.index()] += 1;
+        self.open_row[b] = row;
+        self.act_cycle[b] = now;
+        self.last_use[b] = now;
+        self.hits_since_act[b] = 0;
+        self.open_banks[r] += 1;
+        for dir in [READS, WRITES] {
+            self.hits[dir][b] = self.queues[dir][b].iter().filter(|q| q.row == row).count() as u32;
+        }
+        self.log_command(now, Command::Act, b, row, column);
+    }
+
+    /// PRE for request `index` of bank `b`'s queue in direction `d`.
+    #[inline(always)]
+    fn issue_pre(&mut self, now: Cycle, d: usize, b: usize, index: usize) {
+        let (row, _, column, _) = self.chosen(d, b, index, RowOutcome::Conflict);
+        let r = self.bank_rank[b] as usize;
+        self.timing.pre(now, r, b);
+        self.stats.banks[b].commands[Command::Pre.index()] += 1;
+        self.close_bank(b);
+        self.open_banks[r] -= 1;
+        self.log_command(now, Command::Pre, b, row, column);
+    }
+
+    /// RD or WR (RDA / WRA where the row policy says so) for request `index` of bank `b`'s
+    /// queue in direction `d`: the request leaves its queue and its transfer starts.
+    #[inline(always)]
+    fn issue_column(&mut self, now: Cycle, d: usize, b: usize, index: usize, is_write: bool) {
+        let auto = self.auto_precharge[(self.hits[d][b] > 1) as usize];
+        let cmd = match (is_write, auto) {
+            (false, false) => Command::Rd,
+            (false, true) => Command::Rda,
+            (true, false) => Command::Wr,
+            (true, true) => Command::Wra,
         };
-        let outcome = *p.outcome.get_or_insert(outcome);
-        let column = p.column;
+        let (row, slot, column, outcome) = self.chosen(d, b, index, RowOutcome::Hit);
         let r = self.bank_rank[b] as usize;
         let g = self.group_of(b);
         let (col, base) = (self.col_kind(), self.base);
-        self.timing.issue(&mut self.lanes, base, col, cmd, now, r, g, b, self.act_cycle[b]);
-        self.stats.banks[b].commands[cmd.index()] += 1;
-        match cmd {
-            Command::Act => {
-                self.open_row[b] = row;
-                self.act_cycle[b] = now;
-                self.last_use[b] = now;
-                self.hits_since_act[b] = 0;
-                self.open_banks[r] += 1;
-                for dir in [READS, WRITES] {
-                    self.hits[dir][b] = self.queues[dir][b].iter().filter(|q| q.row == row).count() as u32;
-                }
-            }
-            Command::Pre => {
-                self.close_bank(b);
-                self.open_banks[r] -= 1;
-            }
-            _ => {
-                self.last_use[b] = now;
-                self.hits_since_act[b] += 1;
-                self.pending[b] -= 1;
-                let counters = &mut self.stats.banks[b];
-                match outcome {
-                    RowOutcome::Hit => counters.row_hits += 1,
-                    RowOutcome::Miss => counters.row_misses += 1,
-                    RowOutcome::Conflict => counters.row_conflicts += 1,
-                }
-                self.integrate_queues(now);
-                self.queues[d][b].remove(index);
-                self.hits[d][b] -= 1;
-                self.len[d] -= 1;
-                self.free.push(slot);
-                if cmd.auto_precharges() {
-                    self.close_bank(b);
-                    self.open_banks[r] -= 1;
-                } else if self.pending[b] == 0 {
-                    self.idle_open |= 1u64 << b;
-                }
-                let is_write = d == WRITES;
-                let done = now + if is_write { self.c.write_data_end } else { self.c.read_data_end };
-                if is_write {
-                    self.stats.writes += 1;
-                } else {
-                    self.stats.reads += 1;
-                }
-                self.stats.busy_data_cycles += self.c.burst;
-                let p = &self.slab[slot as usize];
-                self.in_flight[d].push_back(Completion {
-                    id: p.id,
-                    source: p.source,
-                    process: p.process,
-                    is_write,
-                    arrival: p.arrival,
-                    done,
-                    outcome,
-                });
-                self.next_completion = self.next_completion.min(done);
-            }
+        let auto_act = auto.then_some(self.act_cycle[b]);
+        if is_write {
+            self.timing.wr(&mut self.lanes, base, col, now, r, g, b, auto_act);
+        } else {
+            self.timing.rd(&mut self.lanes, base, col, now, r, g, b, auto_act);
         }
+        self.stats.banks[b].commands[cmd.index()] += 1;
+        self.last_use[b] = now;
+        self.hits_since_act[b] += 1;
+        self.pending[b] -= 1;
+        let counters = &mut self.stats.banks[b];
+        match outcome {
+            RowOutcome::Hit => counters.row_hits += 1,
+            RowOutcome::Miss => counters.row_misses += 1,
+            RowOutcome::Conflict => counters.row_conflicts += 1,
+        }
+        self.integrate_queues(now);
+        self.queues[d][b].remove(index);
+        self.hits[d][b] -= 1;
+        self.len[d] -= 1;
+        self.free.push(slot);
+        if auto {
+            self.close_bank(b);
+            self.open_banks[r] -= 1;
+        } else if self.pending[b] == 0 {
+            self.idle_open |= 1u64 << b;
+        }
+        let done = now + if is_write { self.c.write_data_end } else { self.c.read_data_end };
+        if is_write {
+            self.stats.writes += 1;
+        } else {
+            self.stats.reads += 1;
+        }
+        self.stats.busy_data_cycles += self.c.burst;
+        let p = &self.slab[slot as usize];
+        self.in_flight[d].push_back(Completion {
+            id: p.id,
+            source: p.source,
+            process: p.process,
+            is_write,
+            arrival: p.arrival,
+            done,
+            outcome,
+        });
+        self.next_completion = self.next_completion.min(done);
         self.log_command(now, cmd, b, row, column);
-        cmd
     }
 
     #[inline(always)]
