@@ -35,6 +35,8 @@ const WRITES: usize = 1;
 const NO_ROW: u32 = u32::MAX;
 /// Most banks per channel (a 64-bit mask of idle open rows).
 pub const MAX_BANKS: u32 = 64;
+/// Most ranks per channel (the timing tables' fixed size, `lane_timing.rs`).
+pub const MAX_RANKS: u32 = 8;
 /// Constraints and the front-end latency must stay below this for 32-bit lane offsets.
 const MAX_DELAY: u64 = 1 << 20;
 /// Lane offsets are rebased once `now` is this far past the base (offsets then stay below
@@ -69,6 +71,9 @@ pub fn unsupported(org: &Organisation, timing: &TimingParams, cfg: &ControllerCo
     }
     if org.banks_per_channel() > MAX_BANKS {
         return Some(format!("{} banks per channel (at most {MAX_BANKS})", org.banks_per_channel()));
+    }
+    if org.ranks > MAX_RANKS {
+        return Some(format!("{} ranks per channel (at most {MAX_RANKS})", org.ranks));
     }
     let c = Constraints::derive(timing);
     let delays = [

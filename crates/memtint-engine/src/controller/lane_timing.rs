@@ -21,7 +21,7 @@ fn raise(slot: &mut Cycle, t: Cycle) {
 /// Most banks (and so bank groups) per channel, ranks per channel: the tables' fixed sizes (powers
 /// of two), so an index masked with `size - 1` needs no bounds check.
 const MAX_BANKS: usize = 64;
-const MAX_RANKS: usize = MAX_BANKS;
+const MAX_RANKS: usize = super::lane_controller::MAX_RANKS as usize;
 
 pub struct LaneTiming {
     pub c: Constraints,
