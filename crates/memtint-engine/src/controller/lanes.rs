@@ -336,6 +336,24 @@ mod tests {
     }
 
     #[test]
+    fn padding_blocks_stay_empty_and_out_of_every_answer() {
+        // 24 banks: three blocks in use, four processed (`by_blocks!` widths are powers of two).
+        let mut l = Lanes::new(24, 1, |b| b / 4, |b| b / 8);
+        assert_eq!(l.lane_count(), 32);
+        assert_eq!((l.min(), l.best_ready(1 << 30, false)), (NEVER_LANE, None));
+        for i in 0..24 {
+            l.set(i, 40 + i as i32, K_ACT, 100 + i as u64);
+        }
+        l.raise_kind(K_ACT, 5, 2, 90, 80, 70);
+        assert_eq!(l.ready(23), 90);
+        assert_eq!(l.ready(24), NEVER_LANE);
+        assert_eq!((l.min(), l.best_ready(80, false)), (70, Some(0)));
+        l.gate_rank(0, true);
+        assert_eq!(l.min_gated(), 70);
+        assert_eq!(l.best_ready(80, true), Some(8));
+    }
+
+    #[test]
     fn rebasing_keeps_the_past_ready_and_empty_lanes_empty() {
         let mut l = lanes();
         l.set(7, NEVER_LANE, K_NONE, u64::MAX);
