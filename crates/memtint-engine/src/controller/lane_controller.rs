@@ -35,7 +35,8 @@ const WRITES: usize = 1;
 const NO_ROW: u32 = u32::MAX;
 /// Most banks per channel (a 64-bit mask of idle open rows).
 pub const MAX_BANKS: u32 = 64;
-/// Most ranks per channel (the timing tables' fixed size, `lane_timing.rs`).
+/// Most ranks per channel (the timing tables' fixed size, `lane_timing.rs`). With 64 banks and at
+/// least 8 banks per rank no preset exceeds it; tables sized for 64 ranks measured 15 % slower.
 pub const MAX_RANKS: u32 = 8;
 /// Constraints and the front-end latency must stay below this for 32-bit lane offsets.
 const MAX_DELAY: u64 = 1 << 20;

@@ -3,7 +3,8 @@
 //! tFAW parts, and its request's front-end delay) as a 32-bit offset from a base cycle, its
 //! command kind and its scheduler key. A command raises in place every lane it constrains
 //! (`raise_kind`); the next command is a minimum over the lanes and the smallest key among
-//! those ready (bench/README.md, "stop 14"). Plain loops over `i32` slices, which LLVM
+//! those ready (bench/README.md, "stop 14"). Plain loops over fixed arrays of 8-lane `i32`
+//! blocks, a constant number of blocks per operation (stop 15), which LLVM unrolls and
 //! vectorises (SSE2 compares and selects); keys stay 64-bit and are only read for ready lanes,
 //! so they order exactly as the general controller's for any run length.
 
