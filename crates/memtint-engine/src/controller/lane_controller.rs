@@ -344,28 +344,43 @@ impl LaneController {
         }
         let row = self.open_row[b];
         if row == NO_ROW {
-            let p = &self.slab[q[0].slot as usize];
-            let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_act[b].max(p.ready_at));
-            self.set_lane(b, K_ACT, key, t, 0);
+            self.set_act_candidate(d, b);
         } else if self.hits[d][b] > 0 {
             let i = hit_from + q[hit_from..].iter().position(|r| r.row == row).expect("hit count says a hit is queued");
-            let hsa = self.hits_since_act[b];
-            let p = &self.slab[q[i].slot as usize];
-            let key = self.order.key_of(self.order.hit_counts_as_hit(hsa), p.seq);
-            let t = self.timing.bank_col[b].max(p.ready_at);
-            let col = if d == WRITES { K_WR } else { K_RD };
-            let close = q.len() as u32 > self.hits[d][b] && self.order.may_close_row_with_hits(hsa);
-            let j = if close { miss_from + q[miss_from..].iter().position(|r| r.row != row).expect("a non-hit is queued") } else { 0 };
-            self.set_lane(b, col, key, t, i);
-            if close {
-                let p = &self.slab[self.queues[d][b][j].slot as usize];
-                let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_pre[b].max(p.ready_at));
-                self.set_lane(self.banks + b, K_PRE, key, t, j);
-            }
+            self.set_column_candidates(d, b, row, i, miss_from);
         } else {
             let p = &self.slab[q[0].slot as usize];
             let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_pre[b].max(p.ready_at));
             self.set_lane(b, K_PRE, key, t, 0);
+        }
+    }
+
+    /// Bank `b`'s candidate with its row closed: the oldest request's ACT.
+    #[inline(always)]
+    fn set_act_candidate(&mut self, d: usize, b: usize) {
+        let p = &self.slab[self.queues[d][b][0].slot as usize];
+        let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_act[b].max(p.ready_at));
+        self.set_lane(b, K_ACT, key, t, 0);
+    }
+
+    /// Bank `b`'s candidates with `row` open and its oldest hit at `i`: that hit's column
+    /// command and, if the order may close the row under its hits, the oldest non-hit's PRE
+    /// (searched from `miss_from`).
+    #[inline(always)]
+    fn set_column_candidates(&mut self, d: usize, b: usize, row: u32, i: usize, miss_from: usize) {
+        let q = &self.queues[d][b];
+        let hsa = self.hits_since_act[b];
+        let p = &self.slab[q[i].slot as usize];
+        let key = self.order.key_of(self.order.hit_counts_as_hit(hsa), p.seq);
+        let t = self.timing.bank_col[b].max(p.ready_at);
+        let col = if d == WRITES { K_WR } else { K_RD };
+        let close = q.len() as u32 > self.hits[d][b] && self.order.may_close_row_with_hits(hsa);
+        let j = if close { miss_from + q[miss_from..].iter().position(|r| r.row != row).expect("a non-hit is queued") } else { 0 };
+        self.set_lane(b, col, key, t, i);
+        if close {
+            let p = &self.slab[self.queues[d][b][j].slot as usize];
+            let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_pre[b].max(p.ready_at));
+            self.set_lane(self.banks + b, K_PRE, key, t, j);
         }
     }
 
@@ -647,11 +662,20 @@ impl LaneController {
         // rebuilds the bank's candidates searching from where they can be (`step_bank`).
         let kind = self.lanes.kind(l);
         if kind == K_ACT {
+            // An ACT serves the oldest request, which is now the oldest hit.
             self.issue_act(now, d, b, index);
-            self.rebuild_bank(b, 0, 1);
+            if self.slots == 2 {
+                self.clear_lane(self.banks + b);
+            }
+            let row = self.open_row[b];
+            self.set_column_candidates(d, b, row, 0, 1);
         } else if kind == K_PRE {
+            // The row is closed and the PRE's request still queued: its ACT is next.
             self.issue_pre(now, d, b, index);
-            self.rebuild_bank(b, 0, 0);
+            if self.slots == 2 {
+                self.clear_lane(self.banks + b);
+            }
+            self.set_act_candidate(d, b);
         } else {
             self.issue_column(now, d, b, index, kind == K_WR);
             self.rebuild_bank(b, index, 0);
