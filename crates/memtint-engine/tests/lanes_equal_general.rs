@@ -218,6 +218,9 @@ fn the_fused_driver_equals_the_general_loop_with_many_channels_stalls_and_idle_d
         ("ddr4-2400-2ch2r", 2, Stream, 0.5, 4, 2, (2, 15), 40, 2),
         ("ddr3-1600", 1, Conflict, 0.9, 32, 32, (16, 500), 64, 1),
         ("ddr4-2400", 1, Random, 1.0, 32, 32, (16, 500), 64, 1),
+        // 8 ranks x 8 banks: the lane tables' largest rank count, 64 banks (8 lane blocks).
+        ("ccps-8c-256b", 1, Random, 0.7, 32, 32, (16, 500), 64, 2),
+        ("ccps-8c-256b", 2, Mix, 0.5, 8, 8, (4, 100), 40, 2),
     ];
     for (name, channels, kind, read_fraction, rq, wq, (idle_min, idle_timeout), outstanding, sources) in cases {
         let run = |implementation: &str| {

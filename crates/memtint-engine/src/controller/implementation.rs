@@ -136,6 +136,22 @@ mod tests {
     }
 
     #[test]
+    fn more_banks_or_ranks_than_the_lane_tables_hold_run_the_general_controller_or_are_an_error() {
+        let load = |ranks: u32, implementation: &str| {
+            let m = MachineConfig::load("ddr3-1333").unwrap().with_overrides(&serde_json::json!({
+                "dram": {"ranks": ranks}, "controller": {"implementation": implementation}
+            }))?;
+            let mem = MemoryConfig::resolve(&m)?;
+            Implementation::resolve(&mem.org, &mem.timing, &mem.controller)
+        };
+        assert_eq!(load(8, "auto").unwrap(), Implementation::Lanes);
+        assert_eq!(load(16, "auto").unwrap(), Implementation::General);
+        let err = load(16, "lanes").unwrap_err().to_string();
+        // 16 ranks x 8 banks: 128 banks, above the 64 the tables hold (and so above 8 ranks).
+        assert!(err.contains("128 banks per channel") && err.contains("at most 64"), "{err}");
+    }
+
+    #[test]
     fn unknown_names_are_config_errors() {
         let err = resolve(serde_json::json!({"implementation": "simd"})).unwrap_err().to_string();
         assert!(err.contains("controller.implementation") && err.contains("simd") && err.contains("lanes"), "{err}");

@@ -3,7 +3,8 @@
 //! tFAW parts, and its request's front-end delay) as a 32-bit offset from a base cycle, its
 //! command kind and its scheduler key. A command raises in place every lane it constrains
 //! (`raise_kind`); the next command is a minimum over the lanes and the smallest key among
-//! those ready (bench/README.md, "stop 14"). Plain loops over `i32` slices, which LLVM
+//! those ready (bench/README.md, "stop 14"). Plain loops over fixed arrays of 8-lane `i32`
+//! blocks, a constant number of blocks per operation (stop 15), which LLVM unrolls and
 //! vectorises (SSE2 compares and selects); keys stay 64-bit and are only read for ready lanes,
 //! so they order exactly as the general controller's for any run length.
 
@@ -22,25 +23,68 @@ pub const K_NONE: i32 = 4;
 /// LLVM turns into SIMD compares, selects and maxima.
 pub const BLOCK: usize = 8;
 type Block = [i32; BLOCK];
+/// Most lanes: 64 banks x 2 slots. The arrays have this fixed size (a power of two), so a lane
+/// index masked with `MAX_LANES - 1` needs no bounds check and no `Vec` pointer is loaded.
+pub const MAX_LANES: usize = 128;
+const MAX_BLOCKS: usize = MAX_LANES / BLOCK;
 
 pub struct Lanes {
     /// Earliest issue cycle without the command bus, as an offset from the base cycle.
-    ready: Vec<Block>,
-    kind: Vec<Block>,
-    key: Vec<u64>,
+    ready: [Block; MAX_BLOCKS],
+    kind: [Block; MAX_BLOCKS],
+    key: [u64; MAX_LANES],
     /// Bank group (within the channel) and rank of each lane's bank: fixed.
-    group: Vec<Block>,
-    rank: Vec<Block>,
+    group: [Block; MAX_BLOCKS],
+    rank: [Block; MAX_BLOCKS],
     /// `NEVER_LANE` in the lanes of a rank waiting for refresh, else 0.
-    gate: Vec<Block>,
+    gate: [Block; MAX_BLOCKS],
+    /// Blocks in use (the loops run over these only): 1, 2, 4, 8 or 16.
+    blocks: usize,
+    /// More than one rank: raises then have a third scope (the other ranks).
+    multi_rank: bool,
 }
 
-fn blocks(values: impl Iterator<Item = i32>, n: usize) -> Vec<Block> {
-    let mut v = vec![[0; BLOCK]; n.div_ceil(BLOCK)];
+fn blocks(values: impl Iterator<Item = i32>) -> [Block; MAX_BLOCKS] {
+    let mut v = [[0; BLOCK]; MAX_BLOCKS];
     for (l, x) in values.enumerate() {
         v[l / BLOCK][l % BLOCK] = x;
     }
     v
+}
+
+/// Run `$body` with `$n` the (constant) number of blocks in use, so the loops over blocks
+/// unroll and need no bounds checks: one predictable branch per operation.
+macro_rules! by_blocks {
+    ($self:ident, $n:ident => $body:expr) => {
+        match $self.blocks {
+            1 => {
+                const $n: usize = 1;
+                $body
+            }
+            2 => {
+                const $n: usize = 2;
+                $body
+            }
+            4 => {
+                const $n: usize = 4;
+                $body
+            }
+            8 => {
+                const $n: usize = 8;
+                $body
+            }
+            _ => {
+                const $n: usize = MAX_BLOCKS;
+                $body
+            }
+        }
+    };
+}
+
+#[inline(always)]
+fn at(l: usize) -> (usize, usize) {
+    let l = l & (MAX_LANES - 1);
+    (l / BLOCK, l % BLOCK)
 }
 
 impl Lanes {
@@ -48,59 +92,88 @@ impl Lanes {
     /// stay empty.
     pub fn new(banks: usize, slots: usize, group_of_bank: impl Fn(usize) -> usize, rank_of_bank: impl Fn(usize) -> usize) -> Self {
         let n = banks * slots;
-        let nb = n.div_ceil(BLOCK);
+        assert!(n <= MAX_LANES, "{n} lanes (at most {MAX_LANES}; checked by lane_controller::unsupported)");
+        let ranks = (0..banks).map(&rank_of_bank).max().map_or(1, |r| r + 1);
         Lanes {
-            ready: vec![[NEVER_LANE; BLOCK]; nb],
-            kind: vec![[K_NONE; BLOCK]; nb],
-            key: vec![u64::MAX; nb * BLOCK],
-            group: blocks((0..n).map(|l| group_of_bank(l % banks) as i32), n),
-            rank: blocks((0..n).map(|l| rank_of_bank(l % banks) as i32), n),
-            gate: vec![[0; BLOCK]; nb],
+            ready: [[NEVER_LANE; BLOCK]; MAX_BLOCKS],
+            kind: [[K_NONE; BLOCK]; MAX_BLOCKS],
+            key: [u64::MAX; MAX_LANES],
+            group: blocks((0..n).map(|l| group_of_bank(l % banks) as i32)),
+            rank: blocks((0..n).map(|l| rank_of_bank(l % banks) as i32)),
+            gate: [[0; BLOCK]; MAX_BLOCKS],
+            // A power of two (padding lanes stay empty), so `by_blocks!` has five widths.
+            blocks: n.div_ceil(BLOCK).next_power_of_two(),
+            multi_rank: ranks > 1,
         }
     }
 
     /// Lanes, padding included.
     #[inline(always)]
     pub fn lane_count(&self) -> usize {
-        self.ready.len() * BLOCK
+        self.blocks * BLOCK
     }
 
     #[inline(always)]
     pub fn ready(&self, l: usize) -> i32 {
-        self.ready[l / BLOCK][l % BLOCK]
+        let (j, i) = at(l);
+        self.ready[j][i]
     }
 
     #[inline(always)]
     pub fn kind(&self, l: usize) -> i32 {
-        self.kind[l / BLOCK][l % BLOCK]
+        let (j, i) = at(l);
+        self.kind[j][i]
     }
 
     #[inline(always)]
     pub fn group(&self, l: usize) -> i32 {
-        self.group[l / BLOCK][l % BLOCK]
+        let (j, i) = at(l);
+        self.group[j][i]
     }
 
     #[inline(always)]
     pub fn is_gated(&self, l: usize) -> bool {
-        self.gate[l / BLOCK][l % BLOCK] != 0
+        let (j, i) = at(l);
+        self.gate[j][i] != 0
     }
 
     /// Give lane `l` a candidate (`K_NONE`, `NEVER_LANE`, `u64::MAX`: none).
     #[inline(always)]
     pub fn set(&mut self, l: usize, ready: i32, kind: i32, key: u64) {
-        self.ready[l / BLOCK][l % BLOCK] = ready;
-        self.kind[l / BLOCK][l % BLOCK] = kind;
-        self.key[l] = key;
+        let (j, i) = at(l);
+        self.ready[j][i] = ready;
+        self.kind[j][i] = kind;
+        self.key[l & (MAX_LANES - 1)] = key;
     }
 
     /// Raise the lanes of kind `k`: those of bank group `g` to `same_group`, the other groups of
     /// rank `r` to `same_rank`, the other ranks' to `other_rank` (0: no constraint).
     #[inline(always)]
     pub fn raise_kind(&mut self, k: i32, g: i32, r: i32, same_group: i32, same_rank: i32, other_rank: i32) {
-        for (rb, (kb, (gb, rkb))) in self.ready.iter_mut().zip(self.kind.iter().zip(self.group.iter().zip(&self.rank))) {
-            // Written as masks (all ones / zero) and bitwise selects: the `if` chain of the same
-            // computation stayed scalar, this form becomes SSE2 compares and selects.
-            let mut out = *rb;
+        by_blocks!(self, N => self.raise_kind_n::<N>(k, g, r, same_group, same_rank, other_rank))
+    }
+
+    #[inline(always)]
+    fn raise_kind_n<const N: usize>(&mut self, k: i32, g: i32, r: i32, same_group: i32, same_rank: i32, other_rank: i32) {
+        // Written as masks (all ones / zero) and bitwise selects: the `if` chain of the same
+        // computation stayed scalar, this form becomes SSE2 compares and selects.
+        if !self.multi_rank {
+            // One rank: every lane is in rank `r`, so two scopes (and one compare fewer).
+            for j in 0..N {
+                let (mut out, kb, gb) = (self.ready[j], &self.kind[j], &self.group[j]);
+                for i in 0..BLOCK {
+                    let in_group = -((gb[i] == g) as i32);
+                    let of_kind = -((kb[i] == k) as i32);
+                    let v = ((same_group & in_group) | (same_rank & !in_group)) & of_kind;
+                    let above = -((v > out[i]) as i32);
+                    out[i] = (v & above) | (out[i] & !above);
+                }
+                self.ready[j] = out;
+            }
+            return;
+        }
+        for j in 0..N {
+            let (mut out, kb, gb, rkb) = (self.ready[j], &self.kind[j], &self.group[j], &self.rank[j]);
             for i in 0..BLOCK {
                 let in_group = -((gb[i] == g) as i32);
                 let in_rank = -((rkb[i] == r) as i32);
@@ -109,29 +182,30 @@ impl Lanes {
                 let above = -((v > out[i]) as i32);
                 out[i] = (v & above) | (out[i] & !above);
             }
-            *rb = out;
+            self.ready[j] = out;
         }
     }
 
     /// The smallest ready time (`NEVER_LANE`: no candidate).
     #[inline(always)]
     pub fn min(&self) -> i32 {
-        let mut acc = [NEVER_LANE; BLOCK];
-        for rb in &self.ready {
-            for i in 0..BLOCK {
-                acc[i] = acc[i].min(rb[i]);
-            }
-        }
-        acc.iter().fold(NEVER_LANE, |m, &t| m.min(t))
+        by_blocks!(self, N => self.min_n::<N>(false))
     }
 
     /// The smallest ready time of the lanes of ranks not waiting for refresh.
     #[inline]
     pub fn min_gated(&self) -> i32 {
+        by_blocks!(self, N => self.min_n::<N>(true))
+    }
+
+    #[inline(always)]
+    fn min_n<const N: usize>(&self, gated: bool) -> i32 {
         let mut acc = [NEVER_LANE; BLOCK];
-        for (rb, gb) in self.ready.iter().zip(&self.gate) {
+        for j in 0..N {
+            let (rb, gb) = (&self.ready[j], &self.gate[j]);
             for i in 0..BLOCK {
-                acc[i] = acc[i].min(rb[i].max(gb[i]));
+                let t = if gated { rb[i].max(gb[i]) } else { rb[i] };
+                acc[i] = acc[i].min(t);
             }
         }
         acc.iter().fold(NEVER_LANE, |m, &t| m.min(t))
@@ -142,22 +216,38 @@ impl Lanes {
     /// their (64-bit) keys are compared.
     #[inline(always)]
     pub fn best_ready(&self, now: i32, gated: bool) -> Option<usize> {
+        by_blocks!(self, N => self.best_ready_n::<N>(now, gated))
+    }
+
+    #[inline(always)]
+    fn best_ready_n<const N: usize>(&self, now: i32, gated: bool) -> Option<usize> {
         let (mut best, mut best_key) = (usize::MAX, u64::MAX);
-        for (j, (rb, gb)) in self.ready.iter().zip(&self.gate).enumerate() {
-            let mut m = 0u32;
+        // The ready masks of up to 8 blocks in one word, then one loop over the ready lanes
+        // (one loop exit to predict per call, not one per block).
+        let mut word = 0u64;
+        for j in 0..N {
+            let (rb, gb) = (&self.ready[j], &self.gate[j]);
+            // The ready mask: a byte per lane (vector compares and packs), gathered into bits
+            // by one multiply (byte i lands on bit 56 + i). `m |= ready << i` stayed scalar.
+            let mut bytes = [0u8; BLOCK];
             for i in 0..BLOCK {
                 let t = if gated { rb[i].max(gb[i]) } else { rb[i] };
-                m |= ((t <= now) as u32) << i;
+                bytes[i] = (t <= now) as u8;
             }
-            // Few lanes are ready at once: compare only their keys. (A branch-free select over
-            // every lane of a block measured 20 % slower.)
-            while m != 0 {
-                let l = j * BLOCK + m.trailing_zeros() as usize;
-                m &= m - 1;
-                let k = self.key[l];
-                if k < best_key {
-                    best_key = k;
-                    best = l;
+            let m = u64::from_le_bytes(bytes).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+            word |= m << ((j % 8) * BLOCK);
+            if j % 8 == 7 || j == N - 1 {
+                // Few lanes are ready at once: compare only their keys. (A branch-free select
+                // over every lane of a block measured 20 % slower.)
+                let first = (j / 8) * 64;
+                while word != 0 {
+                    let l = first + word.trailing_zeros() as usize;
+                    word &= word - 1;
+                    let k = self.key[l & (MAX_LANES - 1)];
+                    if k < best_key {
+                        best_key = k;
+                        best = l;
+                    }
                 }
             }
         }
@@ -169,7 +259,7 @@ impl Lanes {
     pub fn rebase(&mut self, delta: u64) {
         // A delta beyond the offsets' range leaves every candidate in the past.
         let delta = delta.min(NEVER_LANE as u64) as i32;
-        for t in self.ready.iter_mut().flatten() {
+        for t in self.ready.iter_mut().take(self.blocks).flatten() {
             if *t != NEVER_LANE {
                 *t = t.saturating_sub(delta).max(0);
             }
@@ -178,7 +268,7 @@ impl Lanes {
 
     /// Gate rank `r`'s lanes off (`blocked`) or on.
     pub fn gate_rank(&mut self, r: usize, blocked: bool) {
-        for (gb, rb) in self.gate.iter_mut().zip(&self.rank) {
+        for (gb, rb) in self.gate.iter_mut().zip(&self.rank).take(self.blocks) {
             for i in 0..BLOCK {
                 if rb[i] as usize == r {
                     gb[i] = if blocked { NEVER_LANE } else { 0 };
@@ -207,9 +297,9 @@ mod tests {
         let mut l = lanes();
         l.raise_kind(K_ACT, 1, 0, 100, 50, 20);
         // group 1 (banks 2, 3): 100; rank 0 group 0 (bank 0): 50; rank 1: 20; other kinds untouched.
-        assert_eq!(l.ready, vec![[50, 6, 100, 100, 20, 10, 20, 12]]);
+        assert_eq!(l.ready[..1], [[50, 6, 100, 100, 20, 10, 20, 12]]);
         l.raise_kind(K_ACT, 2, 1, 30, 30, 0);
-        assert_eq!(l.ready, vec![[50, 6, 100, 100, 30, 10, 30, 12]]);
+        assert_eq!(l.ready[..1], [[50, 6, 100, 100, 30, 10, 30, 12]]);
     }
 
     #[test]
@@ -227,12 +317,57 @@ mod tests {
     }
 
     #[test]
+    fn every_ready_mask_of_a_block_finds_the_smallest_ready_key() {
+        // 16 lanes, one rank: each of the 2^8 patterns of ready lanes in the second block, keys
+        // falling with the lane index, so the answer is the highest ready lane.
+        let mut l = Lanes::new(16, 1, |b| b / 4, |_| 0);
+        for mask in 0u32..256 {
+            for i in 0..16 {
+                let ready = if i >= 8 && mask & (1 << (i - 8)) != 0 { 3 } else { 9 };
+                l.set(i, ready, K_RD, 100 - i as u64);
+            }
+            let want = (mask != 0).then(|| 8 + 31 - mask.leading_zeros() as usize);
+            assert_eq!(l.best_ready(5, false), want, "mask {mask:#010b}");
+            assert_eq!(l.best_ready(9, false), Some(15));
+        }
+    }
+
+    #[test]
+    fn a_one_rank_raise_reaches_its_group_and_the_rest_of_its_kind() {
+        let mut l = Lanes::new(8, 1, |b| b / 2, |_| 0);
+        let kinds = [K_ACT, K_RD, K_ACT, K_ACT, K_ACT, K_PRE, K_ACT, K_NONE];
+        for i in 0..8 {
+            l.set(i, 5 + i as i32, kinds[i], 8 - i as u64);
+        }
+        l.raise_kind(K_ACT, 1, 0, 100, 50, 0);
+        assert_eq!(l.ready[..1], [[50, 6, 100, 100, 50, 10, 50, 12]]);
+    }
+
+    #[test]
+    fn padding_blocks_stay_empty_and_out_of_every_answer() {
+        // 24 banks: three blocks in use, four processed (`by_blocks!` widths are powers of two).
+        let mut l = Lanes::new(24, 1, |b| b / 4, |b| b / 8);
+        assert_eq!(l.lane_count(), 32);
+        assert_eq!((l.min(), l.best_ready(1 << 30, false)), (NEVER_LANE, None));
+        for i in 0..24 {
+            l.set(i, 40 + i as i32, K_ACT, 100 + i as u64);
+        }
+        l.raise_kind(K_ACT, 5, 2, 90, 80, 70);
+        assert_eq!(l.ready(23), 90);
+        assert_eq!(l.ready(24), NEVER_LANE);
+        assert_eq!((l.min(), l.best_ready(80, false)), (70, Some(0)));
+        l.gate_rank(0, true);
+        assert_eq!(l.min_gated(), 70);
+        assert_eq!(l.best_ready(80, true), Some(8));
+    }
+
+    #[test]
     fn rebasing_keeps_the_past_ready_and_empty_lanes_empty() {
         let mut l = lanes();
         l.set(7, NEVER_LANE, K_NONE, u64::MAX);
         l.rebase(8);
-        assert_eq!(l.ready, vec![[0, 0, 0, 0, 1, 2, 3, NEVER_LANE]]);
+        assert_eq!(l.ready[..1], [[0, 0, 0, 0, 1, 2, 3, NEVER_LANE]]);
         l.rebase(1 << 40);
-        assert_eq!(l.ready, vec![[0, 0, 0, 0, 0, 0, 0, NEVER_LANE]]);
+        assert_eq!(l.ready[..1], [[0, 0, 0, 0, 0, 0, 0, NEVER_LANE]]);
     }
 }
