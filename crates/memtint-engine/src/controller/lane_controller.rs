@@ -408,7 +408,13 @@ impl LaneController {
     // --- Requests ------------------------------------------------------------------------
 
     /// Queue a request arriving at `now`. The caller checks `can_accept` first.
-    pub fn enqueue(&mut self, now: Cycle, id: u64, _addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
+    pub fn enqueue(&mut self, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
+        self.enqueue_inlined(now, id, addr, dram, is_write, origin);
+    }
+
+    /// `enqueue`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`).
+    #[inline(always)]
+    pub(crate) fn enqueue_inlined(&mut self, now: Cycle, id: u64, _addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
         debug_assert!(self.can_accept(is_write));
         self.keep_base_near(now);
         self.integrate_queues(now);
@@ -474,6 +480,12 @@ impl LaneController {
     /// Advance to `now`: retire finished transfers into `done`, then issue at most one command
     /// (`ChannelController::tick`, step for step).
     pub fn tick(&mut self, now: Cycle, done: &mut Vec<Completion>) {
+        self.tick_inlined(now, done);
+    }
+
+    /// `tick`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`).
+    #[inline(always)]
+    pub(crate) fn tick_inlined(&mut self, now: Cycle, done: &mut Vec<Completion>) {
         self.keep_base_near(now);
         if self.next_completion <= now {
             self.retire(now, done);
