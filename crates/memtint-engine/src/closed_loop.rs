@@ -117,7 +117,6 @@ fn run_one_channel<const RECORD: bool>(
     books: &mut Books,
 ) -> Result<(Cycle, u64)> {
     let outstanding = books.opts.outstanding;
-    let mut done: Vec<Completion> = Vec::with_capacity(outstanding);
     let (mut has_pending, mut addr, mut dram, mut is_write) = (false, 0u64, DramAddress::default(), false);
     let mut front = FrontEnd::new(books.opts.sources);
     let mut exhausted = false;
@@ -125,12 +124,16 @@ fn run_one_channel<const RECORD: bool>(
     let mut now: Cycle = 0;
     loop {
         debug_assert!(c.next_event() <= now);
-        c.tick_inlined(now, &mut done);
-        if !done.is_empty() {
-            in_flight -= done.len();
-            books.completions(&done, now)?;
-            done.clear();
-        }
+        // Completions are counted as they retire; a check failure is kept and returned after
+        // the tick (the general loop also returns it after the tick that retired it).
+        let mut failed = Ok(());
+        c.tick_inlined(now, |done| {
+            in_flight -= 1;
+            if failed.is_ok() {
+                failed = books.completion(done.id, now);
+            }
+        });
+        failed?;
         if RECORD {
             c.drain_log_into(&mut books.commands);
             books.commands_issued();
