@@ -205,14 +205,29 @@ impl Books {
         self.totals.requests += done.len() as u64;
         if self.opts.check {
             for c in done {
-                let id = c.id as usize;
-                if self.completed.len() <= id {
-                    self.completed.resize(id + 1, false);
-                }
-                if std::mem::replace(&mut self.completed[id], true) {
-                    return Err(Error::Violation(format!("request {id} completed twice (cycle {now})")));
-                }
+                self.check_completed_once(c.id, now)?;
             }
+        }
+        Ok(())
+    }
+
+    /// `completions` for one request, without a list (the one-channel closed loop).
+    #[inline(always)]
+    pub fn completion(&mut self, id: u64, now: Cycle) -> Result<()> {
+        self.totals.requests += 1;
+        if self.opts.check {
+            self.check_completed_once(id, now)?;
+        }
+        Ok(())
+    }
+
+    fn check_completed_once(&mut self, id: u64, now: Cycle) -> Result<()> {
+        let id = id as usize;
+        if self.completed.len() <= id {
+            self.completed.resize(id + 1, false);
+        }
+        if std::mem::replace(&mut self.completed[id], true) {
+            return Err(Error::Violation(format!("request {id} completed twice (cycle {now})")));
         }
         Ok(())
     }

@@ -222,40 +222,85 @@ fn the_fused_driver_equals_the_general_loop_with_many_channels_stalls_and_idle_d
         ("ccps-8c-256b", 1, Random, 0.7, 32, 32, (16, 500), 64, 2),
         ("ccps-8c-256b", 2, Mix, 0.5, 8, 8, (4, 100), 40, 2),
     ];
-    for (name, channels, kind, read_fraction, rq, wq, (idle_min, idle_timeout), outstanding, sources) in cases {
-        let run = |implementation: &str| {
-            let mut m = MachineConfig::load(name).unwrap();
-            m.dram.channels = channels;
-            m.dram.mapping = "RoBaRaCoCh".into();
-            let m = m
-                .with_overrides(&json!({"controller": {
-                    "implementation": implementation, "read_queue": rq, "write_queue": wq,
-                    "write_idle_drain_min": idle_min, "write_idle_drain_timeout": idle_timeout,
-                }}))
-                .unwrap();
-            let cfg = MemoryConfig::resolve(&m).unwrap();
-            let mut g = GeneratorSpec::new(kind, 6000);
-            g.seed = 7;
-            g.read_fraction = Some(read_fraction);
-            let opts = DramSimOptions { sources, keep_commands: true, ..DramSimOptions::new(outstanding) };
-            let (mem, totals) = run(&cfg, &WorkloadSpec::Generate(g), opts);
-            assert_eq!(mem.channels().len(), channels as usize);
-            let mut stats = stats_without_wall_clock(&cfg, &mem, &totals, opts);
-            stats["config"].as_object_mut().unwrap().remove("implementation");
-            (totals.commands, stats, totals.front_end_stalls)
-        };
-        let what = format!("{name} x{channels} {kind:?}");
-        let (cmds_general, stats_general, _) = run("general");
-        let (cmds_lanes, stats_lanes, stalls) = run("lanes");
-        assert!(first_difference(&cmds_general, &cmds_lanes).is_none(), "{what}: {}", first_difference(&cmds_general, &cmds_lanes).unwrap());
-        assert_eq!(stats_general, stats_lanes, "{what}");
-        if outstanding > rq + wq {
-            assert!(stalls > 0, "{what}: the front end stalls");
+    for (name, channels, kind, read_fraction, rq, wq, idle, outstanding, sources) in cases {
+        fused_equals_general(name, channels, None, kind, read_fraction, (rq, wq), idle, outstanding, sources);
+    }
+}
+
+/// The one-channel fused loop (`closed_loop::run_one_channel`) under the conditions it must
+/// reproduce: 1-4 ranks, writes drained by the idle timeout, refresh (every DDR4 run here
+/// spans several tREFI), queue-full stalls, requests in flight below and above the queue
+/// size, queues of one entry.
+#[test]
+fn the_one_channel_fused_loop_equals_the_general_loop_across_ranks_queues_and_drains() {
+    use GeneratorKind::*;
+    // (machine, ranks, workload, read fraction, read queue, write queue, idle drain (min, timeout), in flight, sources)
+    let cases = [
+        ("ddr4-2400", 1, Mix, 0.0, 2, 6, (6, 30), 3, 1),
+        ("ddr4-2400", 1, Random, 0.7, 1, 1, (1, 10), 5, 1),
+        ("ddr4-2400", 1, Random, 0.7, 32, 32, (16, 500), 8, 2),
+        ("ddr4-2400", 2, Random, 0.7, 3, 4, (4, 40), 48, 3),
+        ("ddr4-2400", 2, Stream, 0.5, 4, 2, (2, 15), 40, 2),
+        ("ddr4-2400", 4, Conflict, 0.8, 8, 8, (8, 60), 12, 1),
+        ("ddr3-1600", 4, Mix, 0.3, 2, 3, (3, 25), 64, 2),
+    ];
+    for (name, ranks, kind, read_fraction, rq, wq, idle, outstanding, sources) in cases {
+        fused_equals_general(name, 1, Some(ranks), kind, read_fraction, (rq, wq), idle, outstanding, sources);
+    }
+}
+
+/// One closed-loop run with general controllers (the general loop) and with lane controllers
+/// (the fused loop): same commands and statistics, and the conditions asked for do occur.
+#[allow(clippy::too_many_arguments)]
+fn fused_equals_general(
+    name: &str,
+    channels: u32,
+    ranks: Option<u32>,
+    kind: GeneratorKind,
+    read_fraction: f64,
+    (rq, wq): (usize, usize),
+    (idle_min, idle_timeout): (usize, u64),
+    outstanding: usize,
+    sources: u32,
+) {
+    let run = |implementation: &str| {
+        let mut m = MachineConfig::load(name).unwrap();
+        m.dram.channels = channels;
+        if let Some(r) = ranks {
+            m.dram.ranks = r;
         }
-        if read_fraction == 0.0 {
-            let switches: u64 = (0..channels as usize).map(|c| stats_lanes["channels"][c]["write_mode_switches"].as_u64().unwrap()).sum();
-            assert!(switches > 0, "{what}: the idle drain switches to writes");
-        }
+        m.dram.mapping = "RoBaRaCoCh".into();
+        let m = m
+            .with_overrides(&json!({"controller": {
+                "implementation": implementation, "read_queue": rq, "write_queue": wq,
+                "write_idle_drain_min": idle_min, "write_idle_drain_timeout": idle_timeout,
+            }}))
+            .unwrap();
+        let cfg = MemoryConfig::resolve(&m).unwrap();
+        let mut g = GeneratorSpec::new(kind, 6000);
+        g.seed = 7;
+        g.read_fraction = Some(read_fraction);
+        let opts = DramSimOptions { sources, keep_commands: true, ..DramSimOptions::new(outstanding) };
+        let (mem, totals) = run(&cfg, &WorkloadSpec::Generate(g), opts);
+        assert_eq!(mem.channels().len(), channels as usize);
+        let mut stats = stats_without_wall_clock(&cfg, &mem, &totals, opts);
+        stats["config"].as_object_mut().unwrap().remove("implementation");
+        (totals.commands, stats, totals.front_end_stalls)
+    };
+    let what = format!("{name} x{channels} ranks {ranks:?} {kind:?}");
+    let (cmds_general, stats_general, _) = run("general");
+    let (cmds_lanes, stats_lanes, stalls) = run("lanes");
+    assert!(first_difference(&cmds_general, &cmds_lanes).is_none(), "{what}: {}", first_difference(&cmds_general, &cmds_lanes).unwrap());
+    assert_eq!(stats_general, stats_lanes, "{what}");
+    if outstanding > rq + wq {
+        assert!(stalls > 0, "{what}: the front end stalls");
+    }
+    if read_fraction == 0.0 {
+        let switches: u64 = (0..channels as usize).map(|c| stats_lanes["channels"][c]["write_mode_switches"].as_u64().unwrap()).sum();
+        assert!(switches > 0, "{what}: the idle drain switches to writes");
+    }
+    if name.starts_with("ddr4") {
+        assert!(cmds_lanes.iter().any(|c| c.command == memtint_engine::dram::Command::Ref), "{what}: refreshes run");
     }
 }
 

@@ -408,7 +408,13 @@ impl LaneController {
     // --- Requests ------------------------------------------------------------------------
 
     /// Queue a request arriving at `now`. The caller checks `can_accept` first.
-    pub fn enqueue(&mut self, now: Cycle, id: u64, _addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
+    pub fn enqueue(&mut self, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
+        self.enqueue_inlined(now, id, addr, dram, is_write, origin);
+    }
+
+    /// `enqueue`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`).
+    #[inline(always)]
+    pub(crate) fn enqueue_inlined(&mut self, now: Cycle, id: u64, _addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
         debug_assert!(self.can_accept(is_write));
         self.keep_base_near(now);
         self.integrate_queues(now);
@@ -474,9 +480,16 @@ impl LaneController {
     /// Advance to `now`: retire finished transfers into `done`, then issue at most one command
     /// (`ChannelController::tick`, step for step).
     pub fn tick(&mut self, now: Cycle, done: &mut Vec<Completion>) {
+        self.tick_inlined(now, |c| done.push(c));
+    }
+
+    /// `tick`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`), which
+    /// takes each completion as it retires (`completed`) instead of through a list.
+    #[inline(always)]
+    pub(crate) fn tick_inlined(&mut self, now: Cycle, completed: impl FnMut(Completion)) {
         self.keep_base_near(now);
         if self.next_completion <= now {
-            self.retire(now, done);
+            self.retire(now, completed);
         }
         let mut next = NEVER;
         if self.refresh_next_due <= now {
@@ -541,7 +554,8 @@ impl LaneController {
         self.rebuild_all();
     }
 
-    fn retire(&mut self, now: Cycle, done: &mut Vec<Completion>) {
+    #[inline(always)]
+    fn retire(&mut self, now: Cycle, mut completed: impl FnMut(Completion)) {
         let [reads, writes] = &mut self.in_flight;
         loop {
             let r = reads.front().filter(|c| c.done <= now);
@@ -556,7 +570,7 @@ impl LaneController {
             if !c.is_write {
                 self.stats.read_latency.record(c.done - c.arrival);
             }
-            done.push(c);
+            completed(c);
         }
         let first = |q: &VecDeque<Completion>| q.front().map_or(NEVER, |c| c.done);
         self.next_completion = first(reads).min(first(writes));
