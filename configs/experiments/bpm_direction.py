@@ -36,10 +36,11 @@ SPEC_LIGHT = ["403.gcc.gz", "447.dealII.gz", "444.namd.gz"]
 
 PREFETCHER = None
 QUICK = False
+MACHINE = "i7-860"
 
 
 def run(programs, os_cfg, controller):
-    spec = {"machine": "i7-860", "programs": programs, "instructions": INSTRUCTIONS, "os": os_cfg, "seed": 1}
+    spec = {"machine": MACHINE, "programs": programs, "instructions": INSTRUCTIONS, "os": os_cfg, "seed": 1}
     overrides = {}
     if controller:
         overrides["controller"] = controller
@@ -125,10 +126,12 @@ def main():
     ap.add_argument("--controller", type=json.loads, default=None, help="[controller] overrides as JSON")
     ap.add_argument("--prefetcher", type=json.loads, default=None, help="[cache.prefetcher] table as JSON, for every run")
     ap.add_argument("--only", choices=["foundation", "mixes"], default=None, help="run one part only")
+    ap.add_argument("--machine", default="i7-860", help="machine preset (the mixes' bpm colours other than the default split assume the i7-860)")
+    ap.add_argument("--instructions", type=int, default=10_000_000, help="per-core instruction target")
     ap.add_argument("--quick", action="store_true", help="mixes: the stream with writebacks, buddy and default bpm only")
     args = ap.parse_args()
-    global PREFETCHER, QUICK
-    PREFETCHER, QUICK = args.prefetcher, args.quick
+    global PREFETCHER, QUICK, MACHINE, INSTRUCTIONS
+    PREFETCHER, QUICK, MACHINE, INSTRUCTIONS = args.prefetcher, args.quick, args.machine, args.instructions
     if not os.path.exists(BIN):
         sys.exit(f"{BIN} not found: cargo build --release -p memtint-engine --example sim_run")
     if not os.path.isdir(SPEC):

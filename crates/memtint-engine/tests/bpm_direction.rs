@@ -37,10 +37,14 @@ use std::collections::BTreeSet;
 const INSTRUCTIONS: u64 = 10_000_000;
 
 fn run(machine: &str, programs: &[&str], os: Value) -> Value {
+    run_for(machine, INSTRUCTIONS, programs, os)
+}
+
+fn run_for(machine: &str, instructions: u64, programs: &[&str], os: Value) -> Value {
     let spec: SimSpec = serde_json::from_value(json!({
         "machine": machine,
         "programs": programs,
-        "instructions": INSTRUCTIONS,
+        "instructions": instructions,
         "os": os,
         "seed": 1,
     }))
@@ -65,6 +69,11 @@ struct Mix {
 /// The mix under buddy and bpm, and each program alone under buddy (same seed as in the mix:
 /// program i of a spec uses seed + i, so the alone run of program i gets its seed explicitly).
 fn mix(stream: &str, light: &str) -> Mix {
+    mix_on("i7-860", INSTRUCTIONS, stream, light)
+}
+
+fn mix_on(machine: &str, instructions: u64, stream: &str, light: &str) -> Mix {
+    let run = |programs: &[&str], os: Value| run_for(machine, instructions, programs, os);
     let programs = [stream, light, light, light];
     let alone = programs
         .iter()
@@ -72,13 +81,13 @@ fn mix(stream: &str, light: &str) -> Mix {
         .map(|(i, p)| {
             let sep = if p.contains(':') { "," } else { ":" };
             let own = format!("{p}{sep}seed={}", 1 + i);
-            ipcs(&run("i7-860", &[&own], json!({"policy": "buddy"})))[0]
+            ipcs(&run(&[&own], json!({"policy": "buddy"})))[0]
         })
         .collect();
     Mix {
         alone,
-        buddy: run("i7-860", &programs, json!({"policy": "buddy"})),
-        bpm: run("i7-860", &programs, json!({"policy": "bpm"})),
+        buddy: run(&programs, json!({"policy": "buddy"})),
+        bpm: run(&programs, json!({"policy": "bpm"})),
     }
 }
 
@@ -138,6 +147,19 @@ fn bpm_slows_no_program_by_more_than_5_percent_over_buddy() {
 #[test]
 fn bpm_direction_holds_when_the_stream_writes_nothing_back() {
     let m = mix("stream:writes_pki=0", "light");
+    assert_claim(&m);
+    assert_no_program_5_percent_slower(&m);
+}
+
+/// The whole claim on the DDR4 machine (`ddr4-2400`: one channel, one rank of 16 banks, 4 per
+/// program under `bpm`). There the light programs slow the stream by 15 % under `buddy` (6 % on
+/// the i7-860's two channels) and `bpm` gives most of it back: +4.2-4.3 % WS over seeds 1-3,
+/// every program faster (bpm-direction.md §7). A characterisation beside the ignored i7-860
+/// tests, not their replacement: with the real light traces the WS half fails here too. 30 M
+/// instructions: at 10 M the margins are thin (+1.0-1.4 %, worst 0.983).
+#[test]
+fn bpm_direction_holds_on_the_ddr4_machine() {
+    let m = mix_on("ddr4-2400", 30_000_000, "stream", "light");
     assert_claim(&m);
     assert_no_program_5_percent_slower(&m);
 }
