@@ -138,6 +138,7 @@ pub struct LaneController {
     lane_index: BankTable<u32, MAX_LANES>,
     /// Lanes per bank (1 or 2, `AgeOrder::candidates_per_bank`).
     slots: usize,
+    shape: ShapeKey,
     /// Per bank: its rank (so hot paths do not divide).
     bank_rank: Banks<u8>,
     /// Lane offsets count from this cycle.
@@ -205,6 +206,7 @@ impl LaneController {
             open_banks: vec![0; org.ranks as usize],
             timing: LaneTiming::new(c, org.ranks, org.bank_groups, banks),
             lane_index: BankTable([0; MAX_LANES]),
+            shape: ShapeKey { blocks: lanes.lane_count() / super::lanes::BLOCK, multi_rank: org.ranks > 1, slots },
             lanes,
             slots,
             bank_rank: BankTable::from_fn(|b| (b / bpr) as u8),
@@ -270,7 +272,7 @@ impl LaneController {
 
     /// The lane shape this controller's organisation and scheduler give (`shape.rs`).
     pub fn shape(&self) -> ShapeKey {
-        ShapeKey { blocks: self.lanes.lane_count() / super::lanes::BLOCK, multi_rank: self.org.ranks > 1, slots: self.slots }
+        self.shape
     }
 
     #[inline]
@@ -443,7 +445,8 @@ impl LaneController {
 
     /// Queue a request arriving at `now`. The caller checks `can_accept` first.
     pub fn enqueue(&mut self, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
-        self.enqueue_inlined::<Dynamic>(now, id, addr, dram, is_write, origin);
+        // The shape as a type here too (`shape.rs`): one predictable dispatch per call.
+        crate::with_shape!(self.shape, S => self.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin))
     }
 
     /// `enqueue`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`).
@@ -515,7 +518,7 @@ impl LaneController {
     /// Advance to `now`: retire finished transfers into `done`, then issue at most one command
     /// (`ChannelController::tick`, step for step).
     pub fn tick(&mut self, now: Cycle, done: &mut Vec<Completion>) {
-        self.tick_inlined::<Dynamic>(now, |c| done.push(c));
+        crate::with_shape!(self.shape, S => self.tick_inlined::<S>(now, |c| done.push(c)))
     }
 
     /// `tick`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`), which
