@@ -246,6 +246,10 @@ impl Lanes {
                 // Few lanes are ready at once: compare only their keys. (A branch-free select
                 // over every lane of a block measured 20 % slower.)
                 let first = (j / 8) * 64;
+                if n <= 8 && word != 0 && word & (word - 1) == 0 {
+                    // One lane ready (the common case): no loop.
+                    return Some(first + word.trailing_zeros() as usize);
+                }
                 while word != 0 {
                     let l = first + word.trailing_zeros() as usize;
                     word &= word - 1;
@@ -336,6 +340,25 @@ mod tests {
             let want = (mask != 0).then(|| 8 + 31 - mask.leading_zeros() as usize);
             assert_eq!(l.best_ready::<Dynamic>(5, false), want, "mask {mask:#010b}");
             assert_eq!(l.best_ready::<Dynamic>(9, false), Some(15));
+        }
+    }
+
+    #[test]
+    fn a_single_ready_lane_is_the_answer_in_any_block_and_with_any_block_count() {
+        // 32 lanes (one word of masks: the single-lane shortcut) and 128 (16 blocks, two words:
+        // the loop), each lane alone ready, then with a smaller-keyed lane ready in another block.
+        for banks in [16, 64] {
+            let mut l = Lanes::new(banks, 2.min(128 / banks), |b| b / 4, |b| b / 16);
+            let n = l.lane_count();
+            for alone in 0..n {
+                for i in 0..n {
+                    l.set(i, if i == alone { 2 } else { 7 }, K_RD, 1000 + i as u64);
+                }
+                assert_eq!(l.best_ready::<Dynamic>(4, false), Some(alone), "{n} lanes, lane {alone}");
+                let other = (alone + 9) % n;
+                l.set(other, 1, K_RD, 5);
+                assert_eq!(l.best_ready::<Dynamic>(4, false), Some(other), "{n} lanes, lanes {alone} and {other}");
+            }
         }
     }
 
