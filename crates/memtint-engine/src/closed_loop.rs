@@ -10,6 +10,7 @@
 //! results are identical (tests/lanes_equal_general.rs compares whole runs). One channel (the
 //! bench's machine) gets its own loop, `run_one_channel` (bench/README.md, stop 16).
 
+use crate::controller::shape::Shape;
 use crate::controller::{Completion, LaneController};
 use crate::dram::DramAddress;
 use crate::mapping::AddressMapping;
@@ -27,11 +28,12 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
     let (mapping, line_mask, lanes) = mem.lane_parts();
     debug_assert!(!lanes.is_empty(), "the fused driver runs lane controllers only");
     if let [c] = lanes {
-        return if record {
-            run_one_channel::<true>(c, mapping, line_mask, source, books)
+        // The controller's shape as a type, chosen once (`controller/shape.rs`).
+        return crate::with_shape!(c.shape(), S => if record {
+            run_one_channel::<true, S>(c, mapping, line_mask, source, books)
         } else {
-            run_one_channel::<false>(c, mapping, line_mask, source, books)
-        };
+            run_one_channel::<false, S>(c, mapping, line_mask, source, books)
+        });
     }
     let mut done: Vec<Completion> = Vec::new();
     // The next request (`has_pending`), decoded when read: line address, coordinates, direction.
@@ -108,11 +110,12 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
 
 /// `run` for one channel: one loop around the controller's inlined `tick` and `enqueue` (their
 /// code is the semantics; nothing is copied), with no per-controller loops or dispatch and the
-/// command recording decided at compile time (`RECORD`). Every iteration ticks: the loop only
+/// command recording decided at compile time (`RECORD`), and the controller's lane shape a type
+/// (`S`, stop 17). Every iteration ticks: the loop only
 /// jumps to the controller's next event (or next work), so the tick is always due. Completions
 /// are counted as `retire` yields them, not collected in a list: the step measured +12 % CPU
 /// time on random (bench/README.md, stop 16).
-fn run_one_channel<const RECORD: bool>(
+fn run_one_channel<const RECORD: bool, S: Shape>(
     c: &mut LaneController,
     mapping: &AddressMapping,
     line_mask: u64,
@@ -130,7 +133,7 @@ fn run_one_channel<const RECORD: bool>(
         // Completions are counted as they retire; a check failure is kept and returned after
         // the tick (the general loop also returns it after the tick that retired it).
         let mut failed = Ok(());
-        c.tick_inlined(now, |done| {
+        c.tick_inlined::<S>(now, |done| {
             in_flight -= 1;
             if failed.is_ok() {
                 failed = books.completion(done.id, now);
@@ -163,7 +166,7 @@ fn run_one_channel<const RECORD: bool>(
                 front.refused(now);
                 break;
             }
-            c.enqueue_inlined(now, front.next_id, addr, &dram, is_write, front.origin());
+            c.enqueue_inlined::<S>(now, front.next_id, addr, &dram, is_write, front.origin());
             front.entered(now, &mut books.totals);
             in_flight += 1;
             has_pending = false;

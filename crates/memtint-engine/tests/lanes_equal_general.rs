@@ -223,7 +223,7 @@ fn the_fused_driver_equals_the_general_loop_with_many_channels_stalls_and_idle_d
         ("ccps-8c-256b", 2, Mix, 0.5, 8, 8, (4, 100), 40, 2),
     ];
     for (name, channels, kind, read_fraction, rq, wq, idle, outstanding, sources) in cases {
-        fused_equals_general(name, channels, None, kind, read_fraction, (rq, wq), idle, outstanding, sources);
+        fused_equals_general(name, channels, None, None, kind, read_fraction, (rq, wq), idle, outstanding, sources);
     }
 }
 
@@ -245,7 +245,37 @@ fn the_one_channel_fused_loop_equals_the_general_loop_across_ranks_queues_and_dr
         ("ddr3-1600", 4, Mix, 0.3, 2, 3, (3, 25), 64, 2),
     ];
     for (name, ranks, kind, read_fraction, rq, wq, idle, outstanding, sources) in cases {
-        fused_equals_general(name, 1, Some(ranks), kind, read_fraction, (rq, wq), idle, outstanding, sources);
+        fused_equals_general(name, 1, Some(ranks), None, kind, read_fraction, (rq, wq), idle, outstanding, sources);
+    }
+}
+
+/// Every lane shape the one-channel loop specialises (`controller/shape.rs`: blocks, one rank
+/// or more, lanes per bank) and the run-time catch-all are reached, and each runs exactly as
+/// the general controller: reads and writes (watermark and idle drains), refresh, stalls.
+#[test]
+fn every_lane_shape_of_the_one_channel_loop_equals_the_general_loop() {
+    use memtint_engine::controller::shape::shape_name;
+    use memtint_engine::controller::ControllerRef;
+    use GeneratorKind::*;
+    // (machine, ranks, scheduler, the shape it must run as, workload, read fraction)
+    let cases = [
+        ("ddr3-1600", 1, "fr-fcfs", "Fixed<1, false, 1>", Random, 0.6),
+        ("ddr4-2400", 1, "fr-fcfs", "Fixed<2, false, 1>", Mix, 0.6),
+        ("ddr3-1600", 1, "fcfs", "Fixed<2, false, 2>", Conflict, 0.7),
+        ("ddr4-2400", 1, "fr-fcfs-cap", "Fixed<4, false, 2>", Stream, 0.5),
+        ("ddr3-1600", 2, "fr-fcfs", "Fixed<2, true, 1>", Random, 0.7),
+        ("ddr4-2400", 2, "fr-fcfs", "Fixed<4, true, 1>", Mix, 0.6),
+        ("ddr4-2400", 2, "fcfs", "Dynamic", Random, 0.6),
+        ("ddr3-1600", 4, "fr-fcfs-cap", "Dynamic", Mix, 0.5),
+    ];
+    for (name, ranks, scheduler, shape, kind, read_fraction) in cases {
+        let mut m = MachineConfig::load(name).unwrap();
+        m.dram.ranks = ranks;
+        let m = m.with_overrides(&json!({"controller": {"implementation": "lanes", "scheduler": scheduler}})).unwrap();
+        let mem = MemorySystem::new(&MemoryConfig::resolve(&m).unwrap()).unwrap();
+        let ControllerRef::Lanes(c) = mem.channels()[0] else { panic!("{name}: lanes") };
+        assert_eq!(shape_name(c.shape()), shape, "{name} x {ranks} ranks, {scheduler}");
+        fused_equals_general(name, 1, Some(ranks), Some(scheduler), kind, read_fraction, (6, 5), (3, 40), 24, 2);
     }
 }
 
@@ -256,6 +286,7 @@ fn fused_equals_general(
     name: &str,
     channels: u32,
     ranks: Option<u32>,
+    scheduler: Option<&str>,
     kind: GeneratorKind,
     read_fraction: f64,
     (rq, wq): (usize, usize),
@@ -270,12 +301,15 @@ fn fused_equals_general(
             m.dram.ranks = r;
         }
         m.dram.mapping = "RoBaRaCoCh".into();
-        let m = m
+        let mut m = m
             .with_overrides(&json!({"controller": {
                 "implementation": implementation, "read_queue": rq, "write_queue": wq,
                 "write_idle_drain_min": idle_min, "write_idle_drain_timeout": idle_timeout,
             }}))
             .unwrap();
+        if let Some(s) = scheduler {
+            m.controller.scheduler = s.into();
+        }
         let cfg = MemoryConfig::resolve(&m).unwrap();
         let mut g = GeneratorSpec::new(kind, 6000);
         g.seed = 7;
@@ -287,7 +321,7 @@ fn fused_equals_general(
         stats["config"].as_object_mut().unwrap().remove("implementation");
         (totals.commands, stats, totals.front_end_stalls)
     };
-    let what = format!("{name} x{channels} ranks {ranks:?} {kind:?}");
+    let what = format!("{name} x{channels} ranks {ranks:?} {scheduler:?} {kind:?}");
     let (cmds_general, stats_general, _) = run("general");
     let (cmds_lanes, stats_lanes, stalls) = run("lanes");
     assert!(first_difference(&cmds_general, &cmds_lanes).is_none(), "{what}: {}", first_difference(&cmds_general, &cmds_lanes).unwrap());

@@ -15,11 +15,13 @@
 //! the next event) is the general controller's, step for step, so the cycles it asks to be
 //! ticked at are the same: see `channel_controller.rs` for the why of each step.
 
+use super::bank_table::BankTable;
 use super::lane_timing::LaneTiming;
 use super::lanes::{Lanes, K_ACT, K_NONE, K_PRE, K_RD, K_WR, MAX_LANES, NEVER_LANE};
 use super::refresh::{self, RefreshManager};
 use super::row_policy;
 use super::scheduler::{self, AgeOrder, Scheduler};
+use super::shape::{Dynamic, Shape, ShapeKey};
 use super::write_drain::WriteDrain;
 use super::{Completion, Origin, RowOutcome};
 use crate::config::ControllerConfig;
@@ -43,6 +45,9 @@ const MAX_DELAY: u64 = 1 << 20;
 /// Lane offsets are rebased once `now` is this far past the base (offsets then stay below
 /// 2^30 + `MAX_DELAY`, inside `i32`).
 const REBASE_AFTER: u64 = 1 << 30;
+
+/// A per-bank table (`bank_table.rs`): no bounds check per access.
+type Banks<T> = BankTable<T, { MAX_BANKS as usize }>;
 
 /// The rest of a queued request, read when it is chosen or completes.
 #[derive(Clone, Copy, Debug)]
@@ -106,9 +111,11 @@ pub struct LaneController {
     refreshes_pending: u32,
     drain: WriteDrain,
     write_mode: bool,
+    /// `drain.may_switch` for the present mode and queue lengths (`note_lengths`).
+    drain_maybe: bool,
     /// Per direction, per bank: waiting requests, oldest first, and how many hit the open row.
-    queues: [Vec<Vec<Queued>>; 2],
-    hits: [Vec<u32>; 2],
+    queues: [Banks<Vec<Queued>>; 2],
+    hits: [Banks<u32>; 2],
     len: [usize; 2],
     capacity: [usize; 2],
     slab: Vec<Pending>,
@@ -116,23 +123,24 @@ pub struct LaneController {
     frontend_latency: u64,
     next_seq: u64,
     // Per bank.
-    open_row: Vec<u32>,
-    act_cycle: Vec<Cycle>,
-    last_use: Vec<Cycle>,
-    hits_since_act: Vec<u32>,
+    open_row: Banks<u32>,
+    act_cycle: Banks<Cycle>,
+    last_use: Banks<Cycle>,
+    hits_since_act: Banks<u32>,
     /// Requests in either queue.
-    pending: Vec<u32>,
+    pending: Banks<u32>,
     /// Bit b: bank b's row is open with nothing queued for it (row-policy closes look only here).
     idle_open: u64,
     open_banks: Vec<u32>,
     timing: LaneTiming,
     lanes: Lanes,
     /// Per lane: its candidate's position in its bank queue.
-    lane_index: Vec<u32>,
+    lane_index: BankTable<u32, MAX_LANES>,
     /// Lanes per bank (1 or 2, `AgeOrder::candidates_per_bank`).
     slots: usize,
+    shape: ShapeKey,
     /// Per bank: its rank (so hot paths do not divide).
-    bank_rank: Vec<u8>,
+    bank_rank: Banks<u8>,
     /// Lane offsets count from this cycle.
     base: Cycle,
     rebase_after: u64,
@@ -180,26 +188,28 @@ impl LaneController {
             refreshes_pending: 0,
             drain: WriteDrain::new(cfg),
             write_mode: false,
-            queues: [vec![Vec::new(); banks], vec![Vec::new(); banks]],
-            hits: [vec![0; banks], vec![0; banks]],
+            drain_maybe: false,
+            queues: [BankTable::from_fn(|_| Vec::new()), BankTable::from_fn(|_| Vec::new())],
+            hits: [BankTable([0; MAX_BANKS as usize]), BankTable([0; MAX_BANKS as usize])],
             len: [0, 0],
             capacity: [cfg.read_queue, cfg.write_queue],
             slab: Vec::with_capacity(slab_size),
             free: Vec::with_capacity(slab_size),
             frontend_latency: cfg.frontend_latency,
             next_seq: 0,
-            open_row: vec![NO_ROW; banks],
-            act_cycle: vec![0; banks],
-            last_use: vec![0; banks],
-            hits_since_act: vec![0; banks],
-            pending: vec![0; banks],
+            open_row: BankTable([NO_ROW; MAX_BANKS as usize]),
+            act_cycle: BankTable([0; MAX_BANKS as usize]),
+            last_use: BankTable([0; MAX_BANKS as usize]),
+            hits_since_act: BankTable([0; MAX_BANKS as usize]),
+            pending: BankTable([0; MAX_BANKS as usize]),
             idle_open: 0,
             open_banks: vec![0; org.ranks as usize],
             timing: LaneTiming::new(c, org.ranks, org.bank_groups, banks),
-            lane_index: vec![0; banks * slots],
+            lane_index: BankTable([0; MAX_LANES]),
+            shape: ShapeKey { blocks: lanes.lane_count() / super::lanes::BLOCK, multi_rank: org.ranks > 1, slots },
             lanes,
             slots,
-            bank_rank: (0..banks).map(|b| (b / bpr) as u8).collect(),
+            bank_rank: BankTable::from_fn(|b| (b / bpr) as u8),
             base: 0,
             rebase_after: REBASE_AFTER,
             in_flight: [VecDeque::new(), VecDeque::new()],
@@ -260,6 +270,11 @@ impl LaneController {
         self.len[READS] + self.len[WRITES]
     }
 
+    /// The lane shape this controller's organisation and scheduler give (`shape.rs`).
+    pub fn shape(&self) -> ShapeKey {
+        self.shape
+    }
+
     #[inline]
     pub fn next_event(&self) -> Cycle {
         self.next_work.min(self.next_completion)
@@ -315,11 +330,31 @@ impl LaneController {
     }
 
     #[inline(always)]
-    fn set_lane(&mut self, l: usize, kind: i32, key: u64, t_bank: Cycle, index: usize) {
-        let b = if l >= self.banks { l - self.banks } else { l };
+    fn set_lane<S: Shape>(&mut self, l: usize, kind: i32, key: u64, t_bank: Cycle, index: usize) {
+        let b = self.bank_of_lane::<S>(l);
         let t = t_bank.max(self.timing.shared(kind, self.group_of(b)));
         self.lanes.set(l, self.offset(t), kind, key);
         self.lane_index[l] = index as u32;
+    }
+
+    /// Lanes per bank.
+    #[inline(always)]
+    fn slots<S: Shape>(&self) -> usize {
+        if S::SLOTS != 0 {
+            S::SLOTS
+        } else {
+            self.slots
+        }
+    }
+
+    /// Lane `l`'s bank (lane `slot * banks + bank`).
+    #[inline(always)]
+    fn bank_of_lane<S: Shape>(&self, l: usize) -> usize {
+        if self.slots::<S>() == 1 || l < self.banks {
+            l
+        } else {
+            l - self.banks
+        }
     }
 
     #[inline(always)]
@@ -332,9 +367,9 @@ impl LaneController {
     /// oldest non-hit's PRE; else PRE or ACT for the oldest request. The searches start at
     /// `hit_from` and `miss_from` (callers that know the requests before cannot match).
     #[inline(always)]
-    fn rebuild_bank(&mut self, b: usize, hit_from: usize, miss_from: usize) {
+    fn rebuild_bank<S: Shape>(&mut self, b: usize, hit_from: usize, miss_from: usize) {
         let d = self.write_mode as usize;
-        if self.slots == 2 {
+        if self.slots::<S>() == 2 {
             self.clear_lane(self.banks + b);
         }
         let q = &self.queues[d][b];
@@ -344,30 +379,30 @@ impl LaneController {
         }
         let row = self.open_row[b];
         if row == NO_ROW {
-            self.set_act_candidate(d, b);
+            self.set_act_candidate::<S>(d, b);
         } else if self.hits[d][b] > 0 {
             let i = hit_from + q[hit_from..].iter().position(|r| r.row == row).expect("hit count says a hit is queued");
-            self.set_column_candidates(d, b, row, i, miss_from);
+            self.set_column_candidates::<S>(d, b, row, i, miss_from);
         } else {
             let p = &self.slab[q[0].slot as usize];
             let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_pre[b].max(p.ready_at));
-            self.set_lane(b, K_PRE, key, t, 0);
+            self.set_lane::<S>(b, K_PRE, key, t, 0);
         }
     }
 
     /// Bank `b`'s candidate with its row closed: the oldest request's ACT.
     #[inline(always)]
-    fn set_act_candidate(&mut self, d: usize, b: usize) {
+    fn set_act_candidate<S: Shape>(&mut self, d: usize, b: usize) {
         let p = &self.slab[self.queues[d][b][0].slot as usize];
         let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_act[b].max(p.ready_at));
-        self.set_lane(b, K_ACT, key, t, 0);
+        self.set_lane::<S>(b, K_ACT, key, t, 0);
     }
 
     /// Bank `b`'s candidates with `row` open and its oldest hit at `i`: that hit's column
     /// command and, if the order may close the row under its hits, the oldest non-hit's PRE
     /// (searched from `miss_from`).
     #[inline(always)]
-    fn set_column_candidates(&mut self, d: usize, b: usize, row: u32, i: usize, miss_from: usize) {
+    fn set_column_candidates<S: Shape>(&mut self, d: usize, b: usize, row: u32, i: usize, miss_from: usize) {
         let q = &self.queues[d][b];
         let hsa = self.hits_since_act[b];
         let p = &self.slab[q[i].slot as usize];
@@ -376,11 +411,11 @@ impl LaneController {
         let col = if d == WRITES { K_WR } else { K_RD };
         let close = q.len() as u32 > self.hits[d][b] && self.order.may_close_row_with_hits(hsa);
         let j = if close { miss_from + q[miss_from..].iter().position(|r| r.row != row).expect("a non-hit is queued") } else { 0 };
-        self.set_lane(b, col, key, t, i);
+        self.set_lane::<S>(b, col, key, t, i);
         if close {
             let p = &self.slab[self.queues[d][b][j].slot as usize];
             let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_pre[b].max(p.ready_at));
-            self.set_lane(self.banks + b, K_PRE, key, t, j);
+            self.set_lane::<S>(self.banks + b, K_PRE, key, t, j);
         }
     }
 
@@ -388,15 +423,16 @@ impl LaneController {
     #[inline(never)]
     fn rebuild_all(&mut self) {
         for b in 0..self.banks {
-            self.rebuild_bank(b, 0, 0);
+            self.rebuild_bank::<Dynamic>(b, 0, 0);
         }
     }
 
     /// Earliest cycle any of bank `b`'s candidates can issue (`NEVER`: none, or its rank waits
     /// for refresh): `CandidateSet::bank_earliest`.
-    fn bank_earliest(&self, b: usize) -> Cycle {
+    #[inline(always)]
+    fn bank_earliest<S: Shape>(&self, b: usize) -> Cycle {
         let mut t = NEVER_LANE;
-        for s in 0..self.slots {
+        for s in 0..self.slots::<S>() {
             t = t.min(self.lanes.ready(s * self.banks + b));
         }
         if t == NEVER_LANE || self.refresh_pending[self.bank_rank[b] as usize] {
@@ -409,12 +445,13 @@ impl LaneController {
 
     /// Queue a request arriving at `now`. The caller checks `can_accept` first.
     pub fn enqueue(&mut self, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
-        self.enqueue_inlined(now, id, addr, dram, is_write, origin);
+        // The shape as a type here too (`shape.rs`): one predictable dispatch per call.
+        crate::with_shape!(self.shape, S => self.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin))
     }
 
     /// `enqueue`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`).
     #[inline(always)]
-    pub(crate) fn enqueue_inlined(&mut self, now: Cycle, id: u64, _addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
+    pub(crate) fn enqueue_inlined<S: Shape>(&mut self, now: Cycle, id: u64, _addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
         debug_assert!(self.can_accept(is_write));
         self.keep_base_near(now);
         self.integrate_queues(now);
@@ -451,13 +488,14 @@ impl LaneController {
         }
         self.queues[d][b].push(Queued { row: dram.row, slot });
         self.len[d] += 1;
+        self.note_lengths();
         self.idle_next = self.idle_next.min(now + 1);
         if self.write_mode_should_switch(now) {
             self.sched_next = self.sched_next.min(now + 1);
         }
         if changes_candidates && d == self.write_mode as usize {
-            self.rebuild_bank(b, 0, 0);
-            let t = self.bank_earliest(b).max(now + 1);
+            self.rebuild_bank::<S>(b, 0, 0);
+            let t = self.bank_earliest::<S>(b).max(now + 1);
             self.sched_next = self.sched_next.min(t);
         }
         let wake = if self.idle_close_after.is_some() { self.idle_next } else { NEVER };
@@ -480,13 +518,13 @@ impl LaneController {
     /// Advance to `now`: retire finished transfers into `done`, then issue at most one command
     /// (`ChannelController::tick`, step for step).
     pub fn tick(&mut self, now: Cycle, done: &mut Vec<Completion>) {
-        self.tick_inlined(now, |c| done.push(c));
+        crate::with_shape!(self.shape, S => self.tick_inlined::<S>(now, |c| done.push(c)))
     }
 
     /// `tick`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`), which
     /// takes each completion as it retires (`completed`) instead of through a list.
     #[inline(always)]
-    pub(crate) fn tick_inlined(&mut self, now: Cycle, completed: impl FnMut(Completion)) {
+    pub(crate) fn tick_inlined<S: Shape>(&mut self, now: Cycle, completed: impl FnMut(Completion)) {
         self.keep_base_near(now);
         if self.next_completion <= now {
             self.retire(now, completed);
@@ -505,7 +543,7 @@ impl LaneController {
             self.switch_direction(now);
         }
         if !issued && now >= self.sched_next {
-            let (did, t) = self.schedule(now);
+            let (did, t) = self.schedule::<S>(now);
             issued = did;
             self.sched_next = t;
         }
@@ -549,6 +587,7 @@ impl LaneController {
     #[inline(never)]
     fn switch_direction(&mut self, now: Cycle) {
         self.write_mode = !self.write_mode;
+        self.note_lengths();
         self.stats.write_mode_switches += 1;
         self.sched_next = now;
         self.rebuild_all();
@@ -576,14 +615,23 @@ impl LaneController {
         self.next_completion = first(reads).min(first(writes));
     }
 
+    /// Recompute `drain_maybe` (after a queue length or the mode changes).
+    #[inline(always)]
+    fn note_lengths(&mut self) {
+        self.drain_maybe = self.drain.may_switch(self.write_mode, self.len[READS], self.len[WRITES]);
+    }
+
     #[inline(always)]
     fn write_mode_should_switch(&self, now: Cycle) -> bool {
-        self.drain.should_switch(self.write_mode, self.len[READS], self.len[WRITES], now, || self.idle_drain_due())
+        self.drain_maybe && self.drain.should_switch(self.write_mode, self.len[READS], self.len[WRITES], now, || self.idle_drain_due())
     }
 
     #[inline(always)]
     fn idle_drain_due(&self) -> Cycle {
-        let oldest = || self.queues[WRITES].iter().filter_map(|q| q.first()).map(|r| self.slab[r.slot as usize].arrival).min();
+        if !self.drain_maybe {
+            return NEVER;
+        }
+        let oldest = || self.queues[WRITES].0[..self.banks].iter().filter_map(|q| q.first()).map(|r| self.slab[r.slot as usize].arrival).min();
         self.drain.idle_drain_due(self.write_mode, self.len[READS], self.len[WRITES], oldest)
     }
 
@@ -629,7 +677,7 @@ impl LaneController {
             for b in first..first + self.banks_per_rank {
                 if self.open_row[b] != NO_ROW {
                     self.close_bank(b);
-                    self.rebuild_bank(b, 0, 0);
+                    self.rebuild_bank::<Dynamic>(b, 0, 0);
                 }
             }
             self.open_banks[r] = 0;
@@ -658,46 +706,46 @@ impl LaneController {
     /// Issue the ready candidate with the smallest key and return (issued, a lower bound on the
     /// next cycle anything can issue), as `ChannelController::schedule` computes both.
     #[inline(always)]
-    fn schedule(&mut self, now: Cycle) -> (bool, Cycle) {
+    fn schedule<S: Shape>(&mut self, now: Cycle) -> (bool, Cycle) {
         let d = self.write_mode as usize;
         if self.len[d] == 0 {
             return (false, NEVER);
         }
         let blocked = self.refreshes_pending > 0;
         let now_off = self.offset(now);
-        let Some(l) = self.lanes.best_ready(now_off, blocked) else {
-            let next = if blocked { self.blocked_scan_bound(now_off) } else { self.lanes.min() };
+        let Some(l) = self.lanes.best_ready::<S>(now_off, blocked) else {
+            let next = if blocked { self.blocked_scan_bound(now_off) } else { self.lanes.min::<S>() };
             return (false, self.absolute(next));
         };
         // Lane `slot * banks + bank`, slot 0 or 1.
-        let b = if l >= self.banks { l - self.banks } else { l };
-        let index = self.lane_index[l & (MAX_LANES - 1)] as usize;
+        let b = self.bank_of_lane::<S>(l);
+        let index = self.lane_index[l] as usize;
         // One dispatch on the candidate's kind; each path issues with its command known and
         // rebuilds the bank's candidates searching from where they can be (`step_bank`).
         let kind = self.lanes.kind(l);
         if kind == K_ACT {
             // An ACT serves the oldest request, which is now the oldest hit.
-            self.issue_act(now, d, b, index);
-            if self.slots == 2 {
+            self.issue_act::<S>(now, d, b, index);
+            if self.slots::<S>() == 2 {
                 self.clear_lane(self.banks + b);
             }
             let row = self.open_row[b];
-            self.set_column_candidates(d, b, row, 0, 1);
+            self.set_column_candidates::<S>(d, b, row, 0, 1);
         } else if kind == K_PRE {
             // The row is closed and the PRE's request still queued: its ACT is next.
             self.issue_pre(now, d, b, index);
-            if self.slots == 2 {
+            if self.slots::<S>() == 2 {
                 self.clear_lane(self.banks + b);
             }
-            self.set_act_candidate(d, b);
+            self.set_act_candidate::<S>(d, b);
         } else {
-            self.issue_column(now, d, b, index, kind == K_WR);
-            self.rebuild_bank(b, index, 0);
+            self.issue_column::<S>(now, d, b, index, kind == K_WR);
+            self.rebuild_bank::<S>(b, index, 0);
         }
         if self.write_mode_should_switch(now) {
             return (true, now + 1);
         }
-        let t = if blocked { self.lanes.min_gated() } else { self.lanes.min() };
+        let t = if blocked { self.lanes.min_gated::<S>() } else { self.lanes.min::<S>() };
         let t = self.absolute(t).max(self.timing.bus);
         debug_assert!(t > now);
         (true, t)
@@ -735,12 +783,12 @@ impl LaneController {
     /// ACT for request `index` of bank `b`'s queue in direction `d` (the three `issue_*` are
     /// `ChannelController::issue_for_request` per command). The caller rebuilds bank `b`'s lanes.
     #[inline(always)]
-    fn issue_act(&mut self, now: Cycle, d: usize, b: usize, index: usize) {
+    fn issue_act<S: Shape>(&mut self, now: Cycle, d: usize, b: usize, index: usize) {
         let (row, _, column, _) = self.chosen(d, b, index, RowOutcome::Miss);
         let r = self.bank_rank[b] as usize;
         let g = self.group_of(b);
         let base = self.base;
-        self.timing.act(&mut self.lanes, base, now, r, g, b);
+        self.timing.act::<S>(&mut self.lanes, base, now, r, g, b);
         self.stats.banks[b].commands[Command::Act.index()] += 1;
         self.open_row[b] = row;
         self.act_cycle[b] = now;
@@ -768,7 +816,7 @@ impl LaneController {
     /// RD or WR (RDA / WRA where the row policy says so) for request `index` of bank `b`'s
     /// queue in direction `d`: the request leaves its queue and its transfer starts.
     #[inline(always)]
-    fn issue_column(&mut self, now: Cycle, d: usize, b: usize, index: usize, is_write: bool) {
+    fn issue_column<S: Shape>(&mut self, now: Cycle, d: usize, b: usize, index: usize, is_write: bool) {
         let auto = self.auto_precharge[(self.hits[d][b] > 1) as usize];
         let cmd = match (is_write, auto) {
             (false, false) => Command::Rd,
@@ -782,9 +830,9 @@ impl LaneController {
         let (col, base) = (self.col_kind(), self.base);
         let auto_act = auto.then_some(self.act_cycle[b]);
         if is_write {
-            self.timing.wr(&mut self.lanes, base, col, now, r, g, b, auto_act);
+            self.timing.wr::<S>(&mut self.lanes, base, col, now, r, g, b, auto_act);
         } else {
-            self.timing.rd(&mut self.lanes, base, col, now, r, g, b, auto_act);
+            self.timing.rd::<S>(&mut self.lanes, base, col, now, r, g, b, auto_act);
         }
         self.stats.banks[b].commands[cmd.index()] += 1;
         self.last_use[b] = now;
@@ -800,6 +848,7 @@ impl LaneController {
         self.queues[d][b].remove(index);
         self.hits[d][b] -= 1;
         self.len[d] -= 1;
+        self.note_lengths();
         self.free.push(slot);
         if auto {
             self.close_bank(b);
@@ -872,7 +921,7 @@ impl LaneController {
                 self.open_banks[r] -= 1;
                 self.stats.banks[b].commands[Command::Pre.index()] += 1;
                 self.log_command(now, Command::Pre, b, 0, 0);
-                self.rebuild_bank(b, 0, 0);
+                self.rebuild_bank::<Dynamic>(b, 0, 0);
                 return (true, now + 1);
             }
             next = next.min(t);

@@ -7,15 +7,15 @@
 //! rebuilt by the controller. Tables are full 64-bit cycles; lanes are offsets from `base`.
 
 use super::lanes::{Lanes, K_ACT, K_PRE, K_RD, K_WR};
+use super::shape::{Dynamic, Shape};
 use crate::dram::constraints::Constraints;
 use crate::dram::Command;
 use crate::Cycle;
 
+/// Raise `slot` to `t`: a maximum, not a test (the test's branch mispredicts, stop 17).
 #[inline(always)]
 fn raise(slot: &mut Cycle, t: Cycle) {
-    if *slot < t {
-        *slot = t;
-    }
+    *slot = (*slot).max(t);
 }
 
 /// Most banks (and so bank groups) per channel, ranks per channel: the tables' fixed sizes (powers
@@ -76,11 +76,11 @@ impl LaneTiming {
     /// (`None`: none; only read with more than one rank); with `lanes`, its lanes too.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn raise_shared(&mut self, lanes: Option<&mut Lanes>, base: Cycle, k: i32, g: usize, r: usize, same_group: Cycle, same_rank: Cycle, other_rank: Option<Cycle>) {
+    fn raise_shared<S: Shape>(&mut self, lanes: Option<&mut Lanes>, base: Cycle, k: i32, g: usize, r: usize, same_group: Cycle, same_rank: Cycle, other_rank: Option<Cycle>) {
         let gpr = self.groups_per_rank;
         let first = r * gpr;
         let row = &mut self.shared[k as usize & 3];
-        let other_rank = other_rank.filter(|_| self.ranks > 1);
+        let other_rank = other_rank.filter(|_| S::MULTI_RANK.unwrap_or(self.ranks > 1));
         if let Some(o) = other_rank {
             for j in 0..first {
                 raise(&mut row[j & (MAX_BANKS - 1)], o);
@@ -95,7 +95,7 @@ impl LaneTiming {
         raise(&mut row[g & (MAX_BANKS - 1)], same_group);
         if let Some(lanes) = lanes {
             let off = |t: Cycle| (t - base) as i32;
-            lanes.raise_kind(k, g as i32, r as i32, off(same_group), off(same_rank), other_rank.map_or(0, off));
+            lanes.raise_kind::<S>(k, g as i32, r as i32, off(same_group), off(same_rank), other_rank.map_or(0, off));
         }
     }
 
@@ -106,17 +106,17 @@ impl LaneTiming {
     #[allow(clippy::too_many_arguments)]
     pub fn issue(&mut self, lanes: &mut Lanes, base: Cycle, col_kind: i32, cmd: Command, now: Cycle, r: usize, g: usize, b: usize, act_cycle: Cycle) {
         match cmd {
-            Command::Act => self.act(lanes, base, now, r, g, b),
+            Command::Act => self.act::<Dynamic>(lanes, base, now, r, g, b),
             Command::Pre => self.pre(now, r, b),
             Command::Prea => self.prea(lanes, base, now, r, g),
-            Command::Rd | Command::Rda => self.rd(lanes, base, col_kind, now, r, g, b, (cmd == Command::Rda).then_some(act_cycle)),
-            Command::Wr | Command::Wra => self.wr(lanes, base, col_kind, now, r, g, b, (cmd == Command::Wra).then_some(act_cycle)),
+            Command::Rd | Command::Rda => self.rd::<Dynamic>(lanes, base, col_kind, now, r, g, b, (cmd == Command::Rda).then_some(act_cycle)),
+            Command::Wr | Command::Wra => self.wr::<Dynamic>(lanes, base, col_kind, now, r, g, b, (cmd == Command::Wra).then_some(act_cycle)),
             Command::Ref => self.refresh(lanes, base, now, r, g),
         }
     }
 
     #[inline(always)]
-    pub fn act(&mut self, lanes: &mut Lanes, base: Cycle, now: Cycle, r: usize, g: usize, b: usize) {
+    pub fn act<S: Shape>(&mut self, lanes: &mut Lanes, base: Cycle, now: Cycle, r: usize, g: usize, b: usize) {
         let c = &self.c;
         self.bus = now + 1;
         let b = b & (MAX_BANKS - 1);
@@ -132,7 +132,7 @@ impl LaneTiming {
         // tRRD_S and the window's new oldest ACT bind the rank's groups, tRRD_L this one.
         let s = (now + c.act_to_act_s).max(self.faw[r][pos]);
         let l = s.max(now + c.act_to_act_l);
-        self.raise_shared(Some(lanes), base, K_ACT, g, r, l, s, None);
+        self.raise_shared::<S>(Some(lanes), base, K_ACT, g, r, l, s, None);
     }
 
     #[inline(always)]
@@ -147,7 +147,7 @@ impl LaneTiming {
         self.bus = now + 1;
         let t = now + self.c.pre_to_act;
         raise(&mut self.rank_ref[r & (MAX_RANKS - 1)], t);
-        self.raise_shared(Some(lanes), base, K_ACT, g, r, t, t, None);
+        self.raise_shared::<Dynamic>(Some(lanes), base, K_ACT, g, r, t, t, None);
     }
 
     fn refresh(&mut self, lanes: &mut Lanes, base: Cycle, now: Cycle, r: usize, g: usize) {
@@ -155,14 +155,14 @@ impl LaneTiming {
         let t = now + self.c.refresh;
         raise(&mut self.rank_ref[r & (MAX_RANKS - 1)], t);
         raise(&mut self.rank_prea[r & (MAX_RANKS - 1)], t);
-        self.raise_shared(Some(&mut *lanes), base, K_ACT, g, r, t, t, None);
-        self.raise_shared(Some(&mut *lanes), base, K_PRE, g, r, t, t, None);
+        self.raise_shared::<Dynamic>(Some(&mut *lanes), base, K_ACT, g, r, t, t, None);
+        self.raise_shared::<Dynamic>(Some(&mut *lanes), base, K_PRE, g, r, t, t, None);
     }
 
     /// RD (RDA with `auto_act`: the bank's latest ACT).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub fn rd(&mut self, lanes: &mut Lanes, base: Cycle, col_kind: i32, now: Cycle, r: usize, g: usize, b: usize, auto_act: Option<Cycle>) {
+    pub fn rd<S: Shape>(&mut self, lanes: &mut Lanes, base: Cycle, col_kind: i32, now: Cycle, r: usize, g: usize, b: usize, auto_act: Option<Cycle>) {
         let c = &self.c;
         self.bus = now + 1;
         let (b, r) = (b & (MAX_BANKS - 1), r & (MAX_RANKS - 1));
@@ -176,15 +176,15 @@ impl LaneTiming {
         let (l, s, o) = (now + c.rd_to_rd_l.max(c.rd_to_rd_s), now + c.rd_to_rd_s, now + c.rd_to_rd_rank);
         let (t, o2) = (now + c.rd_to_wr, now + c.rd_to_wr_rank);
         let lanes_rd = (col_kind == K_RD).then_some(&mut *lanes);
-        self.raise_shared(lanes_rd, base, K_RD, g, r, l, s, Some(o));
+        self.raise_shared::<S>(lanes_rd, base, K_RD, g, r, l, s, Some(o));
         let lanes_wr = (col_kind == K_WR).then_some(&mut *lanes);
-        self.raise_shared(lanes_wr, base, K_WR, g, r, t, t, Some(o2));
+        self.raise_shared::<S>(lanes_wr, base, K_WR, g, r, t, t, Some(o2));
     }
 
     /// WR (WRA with `auto_act`: the bank's latest ACT).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub fn wr(&mut self, lanes: &mut Lanes, base: Cycle, col_kind: i32, now: Cycle, r: usize, g: usize, b: usize, auto_act: Option<Cycle>) {
+    pub fn wr<S: Shape>(&mut self, lanes: &mut Lanes, base: Cycle, col_kind: i32, now: Cycle, r: usize, g: usize, b: usize, auto_act: Option<Cycle>) {
         let c = &self.c;
         self.bus = now + 1;
         let (b, r) = (b & (MAX_BANKS - 1), r & (MAX_RANKS - 1));
@@ -198,8 +198,8 @@ impl LaneTiming {
         let (l, s, o) = (now + c.wr_to_wr_l.max(c.wr_to_wr_s), now + c.wr_to_wr_s, now + c.wr_to_wr_rank);
         let (l2, s2, o2) = (now + c.wr_to_rd_s.max(c.wr_to_rd_l), now + c.wr_to_rd_s, now + c.wr_to_rd_rank);
         let lanes_wr = (col_kind == K_WR).then_some(&mut *lanes);
-        self.raise_shared(lanes_wr, base, K_WR, g, r, l, s, Some(o));
+        self.raise_shared::<S>(lanes_wr, base, K_WR, g, r, l, s, Some(o));
         let lanes_rd = (col_kind == K_RD).then_some(&mut *lanes);
-        self.raise_shared(lanes_rd, base, K_RD, g, r, l2, s2, Some(o2));
+        self.raise_shared::<S>(lanes_rd, base, K_RD, g, r, l2, s2, Some(o2));
     }
 }

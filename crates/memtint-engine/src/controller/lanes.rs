@@ -18,6 +18,8 @@ pub const K_PRE: i32 = 2;
 pub const K_WR: i32 = 3;
 pub const K_NONE: i32 = 4;
 
+use super::shape::Shape;
+
 /// Lanes per block: the arrays are blocks of this many lanes (every organisation has a
 /// multiple of 8 banks per channel), so the loops below have a constant inner width that
 /// LLVM turns into SIMD compares, selects and maxima.
@@ -52,29 +54,30 @@ fn blocks(values: impl Iterator<Item = i32>) -> [Block; MAX_BLOCKS] {
     v
 }
 
-/// Run `$body` with `$n` the (constant) number of blocks in use, so the loops over blocks
-/// unroll and need no bounds checks: one predictable branch per operation.
+/// Run `$body` with `$n` the number of blocks in use as a constant, so the loops over blocks
+/// unroll and need no bounds checks: the shape's (`shape.rs`), else one predictable branch per
+/// operation on the lanes' own count.
 macro_rules! by_blocks {
-    ($self:ident, $n:ident => $body:expr) => {
-        match $self.blocks {
+    ($self:ident, $S:ident, $n:ident => $body:expr) => {
+        match if $S::BLOCKS != 0 { $S::BLOCKS } else { $self.blocks } {
             1 => {
-                const $n: usize = 1;
+                let $n: usize = 1;
                 $body
             }
             2 => {
-                const $n: usize = 2;
+                let $n: usize = 2;
                 $body
             }
             4 => {
-                const $n: usize = 4;
+                let $n: usize = 4;
                 $body
             }
             8 => {
-                const $n: usize = 8;
+                let $n: usize = 8;
                 $body
             }
             _ => {
-                const $n: usize = MAX_BLOCKS;
+                let $n: usize = MAX_BLOCKS;
                 $body
             }
         }
@@ -149,17 +152,20 @@ impl Lanes {
     /// Raise the lanes of kind `k`: those of bank group `g` to `same_group`, the other groups of
     /// rank `r` to `same_rank`, the other ranks' to `other_rank` (0: no constraint).
     #[inline(always)]
-    pub fn raise_kind(&mut self, k: i32, g: i32, r: i32, same_group: i32, same_rank: i32, other_rank: i32) {
-        by_blocks!(self, N => self.raise_kind_n::<N>(k, g, r, same_group, same_rank, other_rank))
+    #[allow(clippy::too_many_arguments)]
+    pub fn raise_kind<S: Shape>(&mut self, k: i32, g: i32, r: i32, same_group: i32, same_rank: i32, other_rank: i32) {
+        let multi_rank = S::MULTI_RANK.unwrap_or(self.multi_rank);
+        by_blocks!(self, S, n => self.raise_kind_n(n, multi_rank, k, g, r, same_group, same_rank, other_rank))
     }
 
     #[inline(always)]
-    fn raise_kind_n<const N: usize>(&mut self, k: i32, g: i32, r: i32, same_group: i32, same_rank: i32, other_rank: i32) {
+    #[allow(clippy::too_many_arguments)]
+    fn raise_kind_n(&mut self, n: usize, multi_rank: bool, k: i32, g: i32, r: i32, same_group: i32, same_rank: i32, other_rank: i32) {
         // Written as masks (all ones / zero) and bitwise selects: the `if` chain of the same
         // computation stayed scalar, this form becomes SSE2 compares and selects.
-        if !self.multi_rank {
+        if !multi_rank {
             // One rank: every lane is in rank `r`, so two scopes (and one compare fewer).
-            for j in 0..N {
+            for j in 0..n {
                 let (mut out, kb, gb) = (self.ready[j], &self.kind[j], &self.group[j]);
                 for i in 0..BLOCK {
                     let in_group = -((gb[i] == g) as i32);
@@ -172,7 +178,7 @@ impl Lanes {
             }
             return;
         }
-        for j in 0..N {
+        for j in 0..n {
             let (mut out, kb, gb, rkb) = (self.ready[j], &self.kind[j], &self.group[j], &self.rank[j]);
             for i in 0..BLOCK {
                 let in_group = -((gb[i] == g) as i32);
@@ -188,20 +194,20 @@ impl Lanes {
 
     /// The smallest ready time (`NEVER_LANE`: no candidate).
     #[inline(always)]
-    pub fn min(&self) -> i32 {
-        by_blocks!(self, N => self.min_n::<N>(false))
+    pub fn min<S: Shape>(&self) -> i32 {
+        by_blocks!(self, S, n => self.min_n(n, false))
     }
 
     /// The smallest ready time of the lanes of ranks not waiting for refresh.
     #[inline]
-    pub fn min_gated(&self) -> i32 {
-        by_blocks!(self, N => self.min_n::<N>(true))
+    pub fn min_gated<S: Shape>(&self) -> i32 {
+        by_blocks!(self, S, n => self.min_n(n, true))
     }
 
     #[inline(always)]
-    fn min_n<const N: usize>(&self, gated: bool) -> i32 {
+    fn min_n(&self, n: usize, gated: bool) -> i32 {
         let mut acc = [NEVER_LANE; BLOCK];
-        for j in 0..N {
+        for j in 0..n {
             let (rb, gb) = (&self.ready[j], &self.gate[j]);
             for i in 0..BLOCK {
                 let t = if gated { rb[i].max(gb[i]) } else { rb[i] };
@@ -215,17 +221,17 @@ impl Lanes {
     /// waiting for refresh), if any. A vector compare per block finds the ready lanes; only
     /// their (64-bit) keys are compared.
     #[inline(always)]
-    pub fn best_ready(&self, now: i32, gated: bool) -> Option<usize> {
-        by_blocks!(self, N => self.best_ready_n::<N>(now, gated))
+    pub fn best_ready<S: Shape>(&self, now: i32, gated: bool) -> Option<usize> {
+        by_blocks!(self, S, n => self.best_ready_n(n, now, gated))
     }
 
     #[inline(always)]
-    fn best_ready_n<const N: usize>(&self, now: i32, gated: bool) -> Option<usize> {
+    fn best_ready_n(&self, n: usize, now: i32, gated: bool) -> Option<usize> {
         let (mut best, mut best_key) = (usize::MAX, u64::MAX);
         // The ready masks of up to 8 blocks in one word, then one loop over the ready lanes
         // (one loop exit to predict per call, not one per block).
         let mut word = 0u64;
-        for j in 0..N {
+        for j in 0..n {
             let (rb, gb) = (&self.ready[j], &self.gate[j]);
             // The ready mask: a byte per lane (vector compares and packs), gathered into bits
             // by one multiply (byte i lands on bit 56 + i). `m |= ready << i` stayed scalar.
@@ -236,10 +242,14 @@ impl Lanes {
             }
             let m = u64::from_le_bytes(bytes).wrapping_mul(0x0102_0408_1020_4080) >> 56;
             word |= m << ((j % 8) * BLOCK);
-            if j % 8 == 7 || j == N - 1 {
+            if j % 8 == 7 || j == n - 1 {
                 // Few lanes are ready at once: compare only their keys. (A branch-free select
                 // over every lane of a block measured 20 % slower.)
                 let first = (j / 8) * 64;
+                if n <= 8 && word != 0 && word & (word - 1) == 0 {
+                    // One lane ready (the common case): no loop.
+                    return Some(first + word.trailing_zeros() as usize);
+                }
                 while word != 0 {
                     let l = first + word.trailing_zeros() as usize;
                     word &= word - 1;
@@ -281,6 +291,7 @@ impl Lanes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::shape::Dynamic;
 
     fn lanes() -> Lanes {
         // 8 banks, 2 groups of 2 banks per rank, 2 ranks, one slot.
@@ -295,25 +306,25 @@ mod tests {
     #[test]
     fn a_raise_reaches_only_its_kind_with_the_value_of_each_lanes_scope() {
         let mut l = lanes();
-        l.raise_kind(K_ACT, 1, 0, 100, 50, 20);
+        l.raise_kind::<Dynamic>(K_ACT, 1, 0, 100, 50, 20);
         // group 1 (banks 2, 3): 100; rank 0 group 0 (bank 0): 50; rank 1: 20; other kinds untouched.
         assert_eq!(l.ready[..1], [[50, 6, 100, 100, 20, 10, 20, 12]]);
-        l.raise_kind(K_ACT, 2, 1, 30, 30, 0);
+        l.raise_kind::<Dynamic>(K_ACT, 2, 1, 30, 30, 0);
         assert_eq!(l.ready[..1], [[50, 6, 100, 100, 30, 10, 30, 12]]);
     }
 
     #[test]
     fn the_best_ready_lane_has_the_smallest_key_and_gates_hide_waiting_ranks() {
         let mut l = lanes();
-        assert_eq!(l.best_ready(4, false), None);
-        assert_eq!(l.best_ready(7, false), Some(2));
-        assert_eq!(l.best_ready(10, false), Some(5));
+        assert_eq!(l.best_ready::<Dynamic>(4, false), None);
+        assert_eq!(l.best_ready::<Dynamic>(7, false), Some(2));
+        assert_eq!(l.best_ready::<Dynamic>(10, false), Some(5));
         l.gate_rank(1, true);
-        assert_eq!(l.best_ready(10, true), Some(3));
-        assert_eq!(l.min_gated(), 5);
+        assert_eq!(l.best_ready::<Dynamic>(10, true), Some(3));
+        assert_eq!(l.min_gated::<Dynamic>(), 5);
         l.gate_rank(0, true);
-        assert_eq!(l.min_gated(), NEVER_LANE);
-        assert_eq!(l.min(), 5);
+        assert_eq!(l.min_gated::<Dynamic>(), NEVER_LANE);
+        assert_eq!(l.min::<Dynamic>(), 5);
     }
 
     #[test]
@@ -327,8 +338,27 @@ mod tests {
                 l.set(i, ready, K_RD, 100 - i as u64);
             }
             let want = (mask != 0).then(|| 8 + 31 - mask.leading_zeros() as usize);
-            assert_eq!(l.best_ready(5, false), want, "mask {mask:#010b}");
-            assert_eq!(l.best_ready(9, false), Some(15));
+            assert_eq!(l.best_ready::<Dynamic>(5, false), want, "mask {mask:#010b}");
+            assert_eq!(l.best_ready::<Dynamic>(9, false), Some(15));
+        }
+    }
+
+    #[test]
+    fn a_single_ready_lane_is_the_answer_in_any_block_and_with_any_block_count() {
+        // 32 lanes (one word of masks: the single-lane shortcut) and 128 (16 blocks, two words:
+        // the loop), each lane alone ready, then with a smaller-keyed lane ready in another block.
+        for banks in [16, 64] {
+            let mut l = Lanes::new(banks, 2.min(128 / banks), |b| b / 4, |b| b / 16);
+            let n = l.lane_count();
+            for alone in 0..n {
+                for i in 0..n {
+                    l.set(i, if i == alone { 2 } else { 7 }, K_RD, 1000 + i as u64);
+                }
+                assert_eq!(l.best_ready::<Dynamic>(4, false), Some(alone), "{n} lanes, lane {alone}");
+                let other = (alone + 9) % n;
+                l.set(other, 1, K_RD, 5);
+                assert_eq!(l.best_ready::<Dynamic>(4, false), Some(other), "{n} lanes, lanes {alone} and {other}");
+            }
         }
     }
 
@@ -339,7 +369,7 @@ mod tests {
         for i in 0..8 {
             l.set(i, 5 + i as i32, kinds[i], 8 - i as u64);
         }
-        l.raise_kind(K_ACT, 1, 0, 100, 50, 0);
+        l.raise_kind::<Dynamic>(K_ACT, 1, 0, 100, 50, 0);
         assert_eq!(l.ready[..1], [[50, 6, 100, 100, 50, 10, 50, 12]]);
     }
 
@@ -348,17 +378,17 @@ mod tests {
         // 24 banks: three blocks in use, four processed (`by_blocks!` widths are powers of two).
         let mut l = Lanes::new(24, 1, |b| b / 4, |b| b / 8);
         assert_eq!(l.lane_count(), 32);
-        assert_eq!((l.min(), l.best_ready(1 << 30, false)), (NEVER_LANE, None));
+        assert_eq!((l.min::<Dynamic>(), l.best_ready::<Dynamic>(1 << 30, false)), (NEVER_LANE, None));
         for i in 0..24 {
             l.set(i, 40 + i as i32, K_ACT, 100 + i as u64);
         }
-        l.raise_kind(K_ACT, 5, 2, 90, 80, 70);
+        l.raise_kind::<Dynamic>(K_ACT, 5, 2, 90, 80, 70);
         assert_eq!(l.ready(23), 90);
         assert_eq!(l.ready(24), NEVER_LANE);
-        assert_eq!((l.min(), l.best_ready(80, false)), (70, Some(0)));
+        assert_eq!((l.min::<Dynamic>(), l.best_ready::<Dynamic>(80, false)), (70, Some(0)));
         l.gate_rank(0, true);
-        assert_eq!(l.min_gated(), 70);
-        assert_eq!(l.best_ready(80, true), Some(8));
+        assert_eq!(l.min_gated::<Dynamic>(), 70);
+        assert_eq!(l.best_ready::<Dynamic>(80, true), Some(8));
     }
 
     #[test]

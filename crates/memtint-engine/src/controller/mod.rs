@@ -8,6 +8,7 @@
 
 pub mod bank_queue;
 pub mod bank_state;
+pub mod bank_table;
 pub mod candidates;
 pub mod channel_controller;
 pub mod implementation;
@@ -18,6 +19,7 @@ pub mod refresh;
 pub mod request;
 pub mod row_policy;
 pub mod scheduler;
+pub mod shape;
 pub mod timing_state;
 pub mod write_drain;
 

@@ -1,0 +1,92 @@
+//! The lane controller's organisation as a type (bench/README.md, stop 17): how many 8-lane
+//! blocks its lane operations run over, whether the channel has more than one rank, and how
+//! many lanes each bank has. The one-channel closed loop (`closed_loop.rs`) picks its shape
+//! once per run (`with_shape!`), so the controller's hot code has the three as constants: no
+//! block-count dispatch per lane operation, no rank-scope or slot test per command. Common
+//! organisations get a `Fixed` shape; every other one runs `Dynamic`, which reads the same
+//! three from the controller at run time (as the outlined `tick` and `enqueue` always do), so
+//! every supported organisation has a path and the answers are the same on both.
+
+/// An organisation's lane shape; 0 (or `None`) means "read it from the controller".
+pub trait Shape {
+    /// Blocks per lane operation: 1, 2, 4, 8 or 16 (the lanes rounded up to a power of two).
+    const BLOCKS: usize;
+    /// More than one rank (lane raises then have a third scope).
+    const MULTI_RANK: Option<bool>;
+    /// Lanes per bank: 1 or 2 (`AgeOrder::candidates_per_bank`).
+    const SLOTS: usize;
+}
+
+/// A shape known at compile time.
+pub struct Fixed<const BLOCKS: usize, const MULTI_RANK: bool, const SLOTS: usize>;
+
+impl<const BLOCKS: usize, const MULTI_RANK: bool, const SLOTS: usize> Shape for Fixed<BLOCKS, MULTI_RANK, SLOTS> {
+    const BLOCKS: usize = BLOCKS;
+    const MULTI_RANK: Option<bool> = Some(MULTI_RANK);
+    const SLOTS: usize = SLOTS;
+}
+
+/// The catch-all: every part read at run time.
+pub struct Dynamic;
+
+impl Shape for Dynamic {
+    const BLOCKS: usize = 0;
+    const MULTI_RANK: Option<bool> = None;
+    const SLOTS: usize = 0;
+}
+
+/// A controller's shape as values (`LaneController::shape`), which `with_shape!` turns into a type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapeKey {
+    pub blocks: usize,
+    pub multi_rank: bool,
+    pub slots: usize,
+}
+
+/// Run `$body` with `$S` the `Shape` of `$key`: a `Fixed` shape for the organisations below,
+/// `Dynamic` for the others. Each `Fixed` shape is a copy of the code `$body` reaches, so the
+/// list is short: DDR3 (8 banks per rank) and DDR4 (16) with one rank, and with two or four
+/// ranks under FR-FCFS (one lane per bank); FCFS and FR-FCFS-Cap have two lanes per bank.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! with_shape {
+    ($key:expr, $S:ident => $body:expr) => {{
+        use $crate::controller::shape::{Dynamic, Fixed, ShapeKey};
+        match $key {
+            ShapeKey { blocks: 1, multi_rank: false, slots: 1 } => {
+                type $S = Fixed<1, false, 1>;
+                $body
+            }
+            ShapeKey { blocks: 2, multi_rank: false, slots: 1 } => {
+                type $S = Fixed<2, false, 1>;
+                $body
+            }
+            ShapeKey { blocks: 2, multi_rank: false, slots: 2 } => {
+                type $S = Fixed<2, false, 2>;
+                $body
+            }
+            ShapeKey { blocks: 4, multi_rank: false, slots: 2 } => {
+                type $S = Fixed<4, false, 2>;
+                $body
+            }
+            ShapeKey { blocks: 2, multi_rank: true, slots: 1 } => {
+                type $S = Fixed<2, true, 1>;
+                $body
+            }
+            ShapeKey { blocks: 4, multi_rank: true, slots: 1 } => {
+                type $S = Fixed<4, true, 1>;
+                $body
+            }
+            _ => {
+                type $S = Dynamic;
+                $body
+            }
+        }
+    }};
+}
+
+/// The name of the shape `key` runs as (`Fixed<..>` or `Dynamic`), for tests that check each
+/// fixed shape is reached.
+pub fn shape_name(key: ShapeKey) -> &'static str {
+    crate::with_shape!(key, S => std::any::type_name::<S>().rsplit("::").next().unwrap_or("?"))
+}
