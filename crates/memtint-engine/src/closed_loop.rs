@@ -20,6 +20,37 @@ use crate::memory_system::MemorySystem;
 use crate::trace::TraceSource;
 use crate::{Cycle, NEVER};
 
+/// The request that enters next, read and decoded once when it is needed (not on every retry
+/// while its queue is full): line address, DRAM coordinates, direction.
+#[derive(Default)]
+struct Feed {
+    pending: bool,
+    exhausted: bool,
+    addr: u64,
+    dram: DramAddress,
+    is_write: bool,
+}
+
+impl Feed {
+    /// Whether a request waits to enter, reading the next one from `source` if none does;
+    /// false once the source is exhausted (`exhausted`).
+    #[inline(always)]
+    fn ready(&mut self, source: &mut dyn TraceSource, mapping: &AddressMapping, line_mask: u64) -> Result<bool> {
+        if !self.pending && !self.exhausted {
+            match source.next_request()? {
+                Some(r) => {
+                    self.addr = r.addr & line_mask;
+                    self.dram = mapping.decode(self.addr);
+                    self.is_write = r.is_write;
+                    self.pending = true;
+                }
+                None => self.exhausted = true,
+            }
+        }
+        Ok(self.pending)
+    }
+}
+
 /// Run `source` closed-loop (`books.opts.outstanding` in flight) on a memory system of lane
 /// controllers. Returns the final cycle and the number of requests that entered.
 pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &mut Books) -> Result<(Cycle, u64)> {
@@ -36,10 +67,8 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
         });
     }
     let mut done: Vec<Completion> = Vec::new();
-    // The next request (`has_pending`), decoded when read: line address, coordinates, direction.
-    let (mut has_pending, mut addr, mut dram, mut is_write) = (false, 0u64, DramAddress::default(), false);
+    let mut feed = Feed::default();
     let mut front = FrontEnd::new(opts.sources);
-    let mut exhausted = false;
     let mut in_flight = 0usize;
     let mut now: Cycle = 0;
     loop {
@@ -63,39 +92,25 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
         // read only when one may enter: reading it earlier changes nothing (with the loop
         // full, `exhausted` cannot yet end the run, and completions matter anyway).
         while in_flight < opts.outstanding {
-            if !has_pending {
-                if exhausted {
-                    break;
-                }
-                match source.next_request()? {
-                    Some(r) => {
-                        addr = r.addr & line_mask;
-                        dram = mapping.decode(addr);
-                        is_write = r.is_write;
-                        has_pending = true;
-                    }
-                    None => {
-                        exhausted = true;
-                        break;
-                    }
-                }
+            if !feed.ready(source, mapping, line_mask)? {
+                break;
             }
-            let c = &mut lanes[dram.channel as usize];
-            if !c.can_accept(is_write) {
+            let c = &mut lanes[feed.dram.channel as usize];
+            if !c.can_accept(feed.is_write) {
                 front.refused(now);
                 break;
             }
-            c.enqueue(now, front.next_id, addr, &dram, is_write, front.origin());
+            c.enqueue(now, front.next_id, feed.addr, &feed.dram, feed.is_write, front.origin());
             front.entered(now, &mut books.totals);
             in_flight += 1;
-            has_pending = false;
+            feed.pending = false;
         }
-        if exhausted && in_flight == 0 {
+        if feed.exhausted && in_flight == 0 {
             break;
         }
         // As the general loop: a completion matters in its own cycle only when it lets a
         // request in or may end the run.
-        let completion_matters = exhausted || in_flight >= opts.outstanding;
+        let completion_matters = feed.exhausted || in_flight >= opts.outstanding;
         let mut next = NEVER;
         for c in lanes.iter() {
             next = next.min(if completion_matters { c.next_event() } else { c.next_work() });
@@ -123,9 +138,8 @@ fn run_one_channel<const RECORD: bool, S: Shape>(
     books: &mut Books,
 ) -> Result<(Cycle, u64)> {
     let outstanding = books.opts.outstanding;
-    let (mut has_pending, mut addr, mut dram, mut is_write) = (false, 0u64, DramAddress::default(), false);
+    let mut feed = Feed::default();
     let mut front = FrontEnd::new(books.opts.sources);
-    let mut exhausted = false;
     let mut in_flight = 0usize;
     let mut now: Cycle = 0;
     loop {
@@ -145,36 +159,22 @@ fn run_one_channel<const RECORD: bool, S: Shape>(
             books.commands_issued();
         }
         while in_flight < outstanding {
-            if !has_pending {
-                if exhausted {
-                    break;
-                }
-                match source.next_request()? {
-                    Some(r) => {
-                        addr = r.addr & line_mask;
-                        dram = mapping.decode(addr);
-                        is_write = r.is_write;
-                        has_pending = true;
-                    }
-                    None => {
-                        exhausted = true;
-                        break;
-                    }
-                }
+            if !feed.ready(source, mapping, line_mask)? {
+                break;
             }
-            if !c.can_accept(is_write) {
+            if !c.can_accept(feed.is_write) {
                 front.refused(now);
                 break;
             }
-            c.enqueue_inlined::<S>(now, front.next_id, addr, &dram, is_write, front.origin());
+            c.enqueue_inlined::<S>(now, front.next_id, feed.addr, &feed.dram, feed.is_write, front.origin());
             front.entered(now, &mut books.totals);
             in_flight += 1;
-            has_pending = false;
+            feed.pending = false;
         }
-        if exhausted && in_flight == 0 {
+        if feed.exhausted && in_flight == 0 {
             break;
         }
-        let next = if exhausted || in_flight >= outstanding { c.next_event() } else { c.next_work() };
+        let next = if feed.exhausted || in_flight >= outstanding { c.next_event() } else { c.next_work() };
         if next == NEVER || next <= now {
             return Err(Books::stalled(now, in_flight));
         }
