@@ -176,3 +176,84 @@ fn a_machine_can_be_given_as_a_table_and_a_mistake_in_it_is_named() {
     let e = serde_json::from_value::<SimSpec>(bad).unwrap_err().to_string();
     assert!(e.contains("chanels"), "{e}");
 }
+
+/// `v` without its wall-clock rates and the controller implementation's name.
+fn without_wall_clock_and_implementation(mut v: Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                for k in ["wall_seconds", "requests_per_second", "instructions_per_second", "dram_cycles_per_second", "implementation"] {
+                    o.remove(k);
+                }
+                o.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
+}
+
+/// The multicore driver with lane controllers (each `tick` / `enqueue` dispatching on the
+/// controller's shape) and with general controllers gives the same run, statistics for
+/// statistics, with every DRAM command checked, on every specialised lane shape, the run-time
+/// shape and two channels.
+#[test]
+fn the_multicore_lane_path_equals_the_general_path_on_every_shape() {
+    use memtint_engine::config::{MachineConfig, MemoryConfig};
+    use memtint_engine::controller::shape::shape_name;
+    use memtint_engine::controller::ControllerRef;
+    use memtint_engine::memory_system::MemorySystem;
+    // (machine, channels, ranks, scheduler, the lane shape it runs as: `controller/shape.rs`)
+    let cases = [
+        ("ddr4-2400", 1, 1, "fr-fcfs", "Fixed<2, false, 1>"),
+        ("ddr3-1600", 1, 1, "fr-fcfs", "Fixed<1, false, 1>"),
+        ("ddr3-1600", 1, 1, "fcfs", "Fixed<2, false, 2>"),
+        ("ddr4-2400", 1, 1, "fr-fcfs-cap", "Fixed<4, false, 2>"),
+        ("ddr3-1600", 1, 2, "fr-fcfs", "Fixed<2, true, 1>"),
+        ("ddr4-2400", 1, 2, "fr-fcfs", "Fixed<4, true, 1>"),
+        ("ddr4-2400", 1, 2, "fcfs", "Dynamic"),
+        ("ddr4-2400", 2, 1, "fr-fcfs", "Fixed<2, false, 1>"),
+    ];
+    for (machine, channels, ranks, scheduler, shape) in cases {
+        let mut m = MachineConfig::load(machine).unwrap();
+        (m.dram.channels, m.dram.ranks) = (channels, ranks);
+        let m = m.with_overrides(&json!({"controller": {"implementation": "lanes", "scheduler": scheduler}})).unwrap();
+        let mem = MemorySystem::new(&MemoryConfig::resolve(&m).unwrap()).unwrap();
+        let ControllerRef::Lanes(c) = mem.channels()[0] else { panic!("{machine}: lanes") };
+        assert_eq!(shape_name(c.shape()), shape, "{machine} {channels} ch x {ranks} r, {scheduler}");
+        let run = |implementation: &str| {
+            let stats = run_sim(&spec(json!({
+                "machine": machine,
+                "scheduler": scheduler,
+                "programs": ["stream", "random", "copy", "light"],
+                "instructions": 100_000,
+                "check": true,
+                "overrides": {"dram": {"channels": channels, "ranks": ranks}, "controller": {"implementation": implementation}},
+            })))
+            .unwrap_or_else(|e| panic!("{machine} {channels} ch x {ranks} r, {scheduler}, {implementation}: {e}"));
+            let dram = &stats["dram"];
+            assert!(dram["commands_checked"].as_u64().unwrap() > 1000, "{machine} {scheduler} {implementation}: {dram}");
+            assert_eq!(dram["violations"], json!(0), "{machine} {scheduler} {implementation}: {dram}");
+            without_wall_clock_and_implementation(stats)
+        };
+        let (lanes, general) = (run("lanes"), run("general"));
+        assert!(lanes["dram_requests"].as_u64().unwrap() > 1000, "{}", lanes["dram_requests"]);
+        let diff = first_difference(&lanes, &general, String::new());
+        assert!(diff.is_none(), "{machine} {channels} ch x {ranks} r, {scheduler}: lanes and general differ at {}", diff.unwrap());
+    }
+}
+
+/// The path and the two values where `a` and `b` first differ.
+fn first_difference(a: &Value, b: &Value, path: String) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.keys().chain(y.keys()).find_map(|k| first_difference(x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null), format!("{path}.{k}")))
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            x.iter().zip(y).enumerate().find_map(|(i, (p, q))| first_difference(p, q, format!("{path}[{i}]")))
+        }
+        _ => (a != b).then(|| format!("{path}: {a} against {b}")),
+    }
+}
