@@ -136,8 +136,7 @@ pub struct LaneController {
     lanes: Lanes,
     /// Per lane: its candidate's position in its bank queue.
     lane_index: BankTable<u32, MAX_LANES>,
-    /// Lanes per bank (1 or 2, `AgeOrder::candidates_per_bank`).
-    slots: usize,
+    /// Lane blocks, ranks > 1, and lanes per bank (1 or 2, `AgeOrder::candidates_per_bank`).
     shape: ShapeKey,
     /// Per bank: its rank (so hot paths do not divide).
     bank_rank: Banks<u8>,
@@ -208,7 +207,6 @@ impl LaneController {
             lane_index: BankTable([0; MAX_LANES]),
             shape: ShapeKey { blocks: lanes.lane_count() / super::lanes::BLOCK, multi_rank: org.ranks > 1, slots },
             lanes,
-            slots,
             bank_rank: BankTable::from_fn(|b| (b / bpr) as u8),
             base: 0,
             rebase_after: REBASE_AFTER,
@@ -343,7 +341,7 @@ impl LaneController {
         if S::SLOTS != 0 {
             S::SLOTS
         } else {
-            self.slots
+            self.shape.slots
         }
     }
 
