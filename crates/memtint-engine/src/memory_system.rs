@@ -86,6 +86,15 @@ impl MemorySystem {
         }
     }
 
+    /// Lane controllers renumber their requests' ages once they reach `ages` (tests: many
+    /// renumberings in a short run; `LaneController::set_age_limit`); no effect on general ones.
+    #[doc(hidden)]
+    pub fn set_age_limit(&mut self, ages: u32) {
+        for c in &mut self.lanes {
+            c.set_age_limit(ages);
+        }
+    }
+
     pub fn record_commands(&mut self, on: bool) {
         each!(self, c => c.record_commands(on))
     }

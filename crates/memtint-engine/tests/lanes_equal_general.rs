@@ -6,7 +6,8 @@
 //! `= "lanes"` give the same command stream, the same completions in the same order and the
 //! same statistics JSON (but for the implementation's name), and the lane runs pass the
 //! independent timing checker. Dedicated tests cross the lanes' 32-bit rebase: an open-loop run
-//! with rebases every few hundred cycles, and timestamped traces with gaps beyond 2^31 cycles.
+//! with rebases every few hundred cycles, and timestamped traces with gaps beyond 2^31 cycles;
+//! and their 24-bit keys: ages renumbered every few requests.
 
 mod common;
 
@@ -58,12 +59,11 @@ type Observed = (Vec<Completion>, Vec<CommandRecord>, Vec<[u64; 4]>);
 /// An open-loop run driven here, not by `dram_sim`: requests of the generator enter in bursts at
 /// pseudo-random gaps whenever their queue has room, and the driver jumps to the memory system's
 /// `next_event` when it comes first.
-fn completions(c: &Case, implementation: &str, rebase_after: Option<u64>) -> Observed {
+/// `setup` adjusts the memory system before the run (the lanes' rebase or age renumbering).
+fn completions(c: &Case, implementation: &str, setup: &dyn Fn(&mut MemorySystem)) -> Observed {
     let cfg = config(c, implementation);
     let mut mem = MemorySystem::new(&cfg).unwrap();
-    if let Some(cycles) = rebase_after {
-        mem.set_rebase_after(cycles);
-    }
+    setup(&mut mem);
     mem.record_commands(true);
     let (mut source, _) = memtint_engine::dram_sim::open_workload(&workload(c), &cfg).unwrap();
     let (mut done, mut log, mut events) = (Vec::new(), Vec::new(), Vec::new());
@@ -122,9 +122,20 @@ proptest! {
 
     #[test]
     fn lanes_complete_the_same_requests_in_the_same_order_and_ask_for_the_same_ticks(c in case()) {
-        let (done_general, log_general, events_general) = completions(&c, "general", None);
-        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", None);
+        let (done_general, log_general, events_general) = completions(&c, "general", &|_| ());
+        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", &|_| ());
         prop_assert_eq!(done_general.len() as u64, c.requests);
+        prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "next events differ {}", first_difference(&events_general, &events_lanes).unwrap());
+        prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "completions differ {}", first_difference(&done_general, &done_lanes).unwrap());
+        prop_assert!(first_difference(&log_general, &log_lanes).is_none(), "commands differ {}", first_difference(&log_general, &log_lanes).unwrap());
+    }
+
+    /// The lanes' 24-bit keys: requests' ages renumbered every few requests (at most one more
+    /// than the queues hold) order as the general controller's 64-bit keys.
+    #[test]
+    fn lanes_renumbering_ages_every_few_requests_changes_nothing(c in case(), ages in 0u32..300) {
+        let (done_general, log_general, events_general) = completions(&c, "general", &|_| ());
+        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", &|m| m.set_age_limit(ages));
         prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "next events differ {}", first_difference(&events_general, &events_lanes).unwrap());
         prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "completions differ {}", first_difference(&done_general, &done_lanes).unwrap());
         prop_assert!(first_difference(&log_general, &log_lanes).is_none(), "commands differ {}", first_difference(&log_general, &log_lanes).unwrap());
@@ -132,8 +143,8 @@ proptest! {
 
     #[test]
     fn lanes_rebasing_every_few_hundred_cycles_change_nothing(c in case(), rebase in 1u64..600) {
-        let (done_general, log_general, events_general) = completions(&c, "general", None);
-        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", Some(rebase));
+        let (done_general, log_general, events_general) = completions(&c, "general", &|_| ());
+        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", &|m| m.set_rebase_after(rebase));
         prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "next events differ {}", first_difference(&events_general, &events_lanes).unwrap());
         prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "completions differ {}", first_difference(&done_general, &done_lanes).unwrap());
         prop_assert!(first_difference(&log_general, &log_lanes).is_none(), "commands differ {}", first_difference(&log_general, &log_lanes).unwrap());

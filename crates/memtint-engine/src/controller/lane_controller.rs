@@ -17,10 +17,10 @@
 
 use super::bank_table::BankTable;
 use super::lane_timing::LaneTiming;
-use super::lanes::{Lanes, K_ACT, K_NONE, K_PRE, K_RD, K_WR, MAX_LANES, NEVER_LANE};
+use super::lanes::{Lanes, K_ACT, K_NONE, K_PRE, K_RD, K_WR, MAX_LANES, NEVER_LANE, NO_KEY};
 use super::refresh::{self, RefreshManager};
 use super::row_policy;
-use super::scheduler::{self, AgeOrder, Scheduler};
+use super::scheduler::{self, AgeOrder, Scheduler, LANE_AGES};
 use super::shape::{Dynamic, Shape, ShapeKey};
 use super::write_drain::WriteDrain;
 use super::{Completion, Origin, RowOutcome};
@@ -53,7 +53,9 @@ type Banks<T> = BankTable<T, { MAX_BANKS as usize }>;
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     id: u64,
-    seq: u64,
+    /// Arrival order among the queued requests (`AgeOrder::lane_key`), renumbered from 0
+    /// before `next_age` reaches the limit (`renumber_ages`).
+    age: u32,
     arrival: Cycle,
     ready_at: Cycle,
     source: u32,
@@ -121,7 +123,9 @@ pub struct LaneController {
     slab: Vec<Pending>,
     free: Vec<u32>,
     frontend_latency: u64,
-    next_seq: u64,
+    next_age: u32,
+    /// `next_age` never reaches this (`LANE_AGES`; tests lower it to cross many renumberings).
+    age_limit: u32,
     // Per bank.
     open_row: Banks<u32>,
     act_cycle: Banks<Cycle>,
@@ -195,7 +199,8 @@ impl LaneController {
             slab: Vec::with_capacity(slab_size),
             free: Vec::with_capacity(slab_size),
             frontend_latency: cfg.frontend_latency,
-            next_seq: 0,
+            next_age: 0,
+            age_limit: LANE_AGES,
             open_row: BankTable([NO_ROW; MAX_BANKS as usize]),
             act_cycle: BankTable([0; MAX_BANKS as usize]),
             last_use: BankTable([0; MAX_BANKS as usize]),
@@ -226,6 +231,14 @@ impl LaneController {
     #[doc(hidden)]
     pub fn set_rebase_after(&mut self, cycles: u64) {
         self.rebase_after = cycles.clamp(1, REBASE_AFTER);
+    }
+
+    /// Renumber ages once `next_age` reaches `ages` instead of 2^23 (tests; at least one more
+    /// than the queues hold).
+    #[doc(hidden)]
+    pub fn set_age_limit(&mut self, ages: u32) {
+        let queued = (self.capacity[READS] + self.capacity[WRITES]) as u32;
+        self.age_limit = ages.clamp(queued + 1, LANE_AGES);
     }
 
     pub fn record_commands(&mut self, on: bool) {
@@ -328,7 +341,7 @@ impl LaneController {
     }
 
     #[inline(always)]
-    fn set_lane<S: Shape>(&mut self, l: usize, kind: i32, key: u64, t_bank: Cycle, index: usize) {
+    fn set_lane<S: Shape>(&mut self, l: usize, kind: i32, key: u32, t_bank: Cycle, index: usize) {
         let b = self.bank_of_lane::<S>(l);
         let t = t_bank.max(self.timing.shared(kind, self.group_of(b)));
         self.lanes.set(l, self.offset(t), kind, key);
@@ -357,7 +370,7 @@ impl LaneController {
 
     #[inline(always)]
     fn clear_lane(&mut self, l: usize) {
-        self.lanes.set(l, NEVER_LANE, K_NONE, u64::MAX);
+        self.lanes.set(l, NEVER_LANE, K_NONE, NO_KEY);
     }
 
     /// Bank `b`'s candidates in the active direction (`ChannelController::oldest_candidates`):
@@ -383,7 +396,7 @@ impl LaneController {
             self.set_column_candidates::<S>(d, b, row, i, miss_from);
         } else {
             let p = &self.slab[q[0].slot as usize];
-            let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_pre[b].max(p.ready_at));
+            let (key, t) = (self.order.lane_key(false, p.age), self.timing.bank_pre[b].max(p.ready_at));
             self.set_lane::<S>(b, K_PRE, key, t, 0);
         }
     }
@@ -392,7 +405,7 @@ impl LaneController {
     #[inline(always)]
     fn set_act_candidate<S: Shape>(&mut self, d: usize, b: usize) {
         let p = &self.slab[self.queues[d][b][0].slot as usize];
-        let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_act[b].max(p.ready_at));
+        let (key, t) = (self.order.lane_key(false, p.age), self.timing.bank_act[b].max(p.ready_at));
         self.set_lane::<S>(b, K_ACT, key, t, 0);
     }
 
@@ -404,7 +417,7 @@ impl LaneController {
         let q = &self.queues[d][b];
         let hsa = self.hits_since_act[b];
         let p = &self.slab[q[i].slot as usize];
-        let key = self.order.key_of(self.order.hit_counts_as_hit(hsa), p.seq);
+        let key = self.order.lane_key(self.order.hit_counts_as_hit(hsa), p.age);
         let t = self.timing.bank_col[b].max(p.ready_at);
         let col = if d == WRITES { K_WR } else { K_RD };
         let close = q.len() as u32 > self.hits[d][b] && self.order.may_close_row_with_hits(hsa);
@@ -412,7 +425,7 @@ impl LaneController {
         self.set_lane::<S>(b, col, key, t, i);
         if close {
             let p = &self.slab[self.queues[d][b][j].slot as usize];
-            let (key, t) = (self.order.key_of(false, p.seq), self.timing.bank_pre[b].max(p.ready_at));
+            let (key, t) = (self.order.lane_key(false, p.age), self.timing.bank_pre[b].max(p.ready_at));
             self.set_lane::<S>(self.banks + b, K_PRE, key, t, j);
         }
     }
@@ -452,11 +465,14 @@ impl LaneController {
     pub(crate) fn enqueue_inlined<S: Shape>(&mut self, now: Cycle, id: u64, _addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
         debug_assert!(self.can_accept(is_write));
         self.keep_base_near(now);
+        if self.next_age >= self.age_limit {
+            self.renumber_ages();
+        }
         self.integrate_queues(now);
         let b = dram.rank as usize * self.banks_per_rank + self.org.flat_bank(dram.bank_group, dram.bank) as usize;
         let p = Pending {
             id,
-            seq: self.next_seq,
+            age: self.next_age,
             arrival: now,
             ready_at: now + self.frontend_latency,
             source: origin.source,
@@ -464,7 +480,7 @@ impl LaneController {
             column: dram.column,
             outcome: None,
         };
-        self.next_seq += 1;
+        self.next_age += 1;
         let slot = match self.free.pop() {
             Some(s) => {
                 self.slab[s as usize] = p;
@@ -499,6 +515,22 @@ impl LaneController {
         let wake = if self.idle_close_after.is_some() { self.idle_next } else { NEVER };
         let wake = wake.min(self.idle_drain_due());
         self.next_work = self.next_work.min(self.sched_next.min(wake).max(now + 1));
+    }
+
+    /// Give the queued requests ages 0, 1, ... in their arrival order, and the next one the
+    /// next age, so ages stay below `age_limit` (once per 2^23 requests): lane keys order as
+    /// the general controller's 64-bit ones for any run length. Then every lane's key again.
+    #[cold]
+    #[inline(never)]
+    fn renumber_ages(&mut self) {
+        let mut queued: Vec<(u32, u32)> =
+            self.queues.iter().flat_map(|q| q.0.iter().flatten()).map(|r| (self.slab[r.slot as usize].age, r.slot)).collect();
+        queued.sort_unstable();
+        for (age, &(_, slot)) in queued.iter().enumerate() {
+            self.slab[slot as usize].age = age as u32;
+        }
+        self.next_age = queued.len() as u32;
+        self.rebuild_all();
     }
 
     #[inline]

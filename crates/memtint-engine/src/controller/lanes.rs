@@ -5,8 +5,10 @@
 //! (`raise_kind`); the next command is a minimum over the lanes and the smallest key among
 //! those ready (bench/README.md, "stop 14"). Plain loops over fixed arrays of 8-lane `i32`
 //! blocks, a constant number of blocks per operation (stop 15), which LLVM unrolls and
-//! vectorises (SSE2 compares and selects); keys stay 64-bit and are only read for ready lanes,
-//! so they order exactly as the general controller's for any run length.
+//! vectorises (SSE2 compares, selects and minima). Keys are 24-bit (the controller renumbers
+//! its requests' ages before they run out, so they order exactly as the general controller's
+//! 64-bit keys for any run length) and carry their lane in 7 low bits, so the smallest ready
+//! key is one branch-free vector minimum that also names its lane (stop 19).
 
 /// An empty lane (no candidate), or a ready time no run reaches: larger than every offset.
 pub const NEVER_LANE: i32 = i32::MAX;
@@ -20,6 +22,14 @@ pub const K_NONE: i32 = 4;
 
 use super::shape::Shape;
 
+/// Keys `set` accepts are below this (`NO_KEY`: an empty lane); shifted and with their lane,
+/// they stay below `NO_STORED_KEY`.
+pub const KEY_LIMIT: u32 = (1 << 24) - 1;
+pub const NO_KEY: u32 = u32::MAX;
+/// A stored key: `key << LANE_BITS | lane`, or `i32::MAX` for none.
+const LANE_BITS: u32 = 7;
+const NO_STORED_KEY: i32 = i32::MAX;
+
 /// Lanes per block: the arrays are blocks of this many lanes (every organisation has a
 /// multiple of 8 banks per channel), so the loops below have a constant inner width that
 /// LLVM turns into SIMD compares, selects and maxima.
@@ -29,12 +39,14 @@ type Block = [i32; BLOCK];
 /// index masked with `MAX_LANES - 1` needs no bounds check and no `Vec` pointer is loaded.
 pub const MAX_LANES: usize = 128;
 const MAX_BLOCKS: usize = MAX_LANES / BLOCK;
+const _: () = assert!(MAX_LANES <= 1 << LANE_BITS && ((KEY_LIMIT as u64) << LANE_BITS) - 1 < NO_STORED_KEY as u64);
 
 pub struct Lanes {
     /// Earliest issue cycle without the command bus, as an offset from the base cycle.
     ready: [Block; MAX_BLOCKS],
     kind: [Block; MAX_BLOCKS],
-    key: [u64; MAX_LANES],
+    /// `key << LANE_BITS | lane` (`NO_STORED_KEY`: none).
+    key: [Block; MAX_BLOCKS],
     /// Bank group (within the channel) and rank of each lane's bank: fixed.
     group: [Block; MAX_BLOCKS],
     rank: [Block; MAX_BLOCKS],
@@ -100,7 +112,7 @@ impl Lanes {
         Lanes {
             ready: [[NEVER_LANE; BLOCK]; MAX_BLOCKS],
             kind: [[K_NONE; BLOCK]; MAX_BLOCKS],
-            key: [u64::MAX; MAX_LANES],
+            key: [[NO_STORED_KEY; BLOCK]; MAX_BLOCKS],
             group: blocks((0..n).map(|l| group_of_bank(l % banks) as i32)),
             rank: blocks((0..n).map(|l| rank_of_bank(l % banks) as i32)),
             gate: [[0; BLOCK]; MAX_BLOCKS],
@@ -140,13 +152,15 @@ impl Lanes {
         self.gate[j][i] != 0
     }
 
-    /// Give lane `l` a candidate (`K_NONE`, `NEVER_LANE`, `u64::MAX`: none).
+    /// Give lane `l` a candidate (`K_NONE`, `NEVER_LANE`, `NO_KEY`: none); `key` is below
+    /// `KEY_LIMIT`, unique among the lanes.
     #[inline(always)]
-    pub fn set(&mut self, l: usize, ready: i32, kind: i32, key: u64) {
+    pub fn set(&mut self, l: usize, ready: i32, kind: i32, key: u32) {
+        debug_assert!(key < KEY_LIMIT || key == NO_KEY, "lane key {key}");
         let (j, i) = at(l);
         self.ready[j][i] = ready;
         self.kind[j][i] = kind;
-        self.key[l & (MAX_LANES - 1)] = key;
+        self.key[j][i] = if key == NO_KEY { NO_STORED_KEY } else { (key << LANE_BITS | (l & (MAX_LANES - 1)) as u32) as i32 };
     }
 
     /// Raise the lanes of kind `k`: those of bank group `g` to `same_group`, the other groups of
@@ -218,8 +232,7 @@ impl Lanes {
     }
 
     /// The lane with the smallest key among those ready at `now` (`gated`: leaving out ranks
-    /// waiting for refresh), if any. A vector compare per block finds the ready lanes; only
-    /// their (64-bit) keys are compared.
+    /// waiting for refresh), if any: a vector minimum of the ready lanes' keys.
     #[inline(always)]
     pub fn best_ready<S: Shape>(&self, now: i32, gated: bool) -> Option<usize> {
         by_blocks!(self, S, n => self.best_ready_n(n, now, gated))
@@ -227,41 +240,21 @@ impl Lanes {
 
     #[inline(always)]
     fn best_ready_n(&self, n: usize, now: i32, gated: bool) -> Option<usize> {
-        let (mut best, mut best_key) = (usize::MAX, u64::MAX);
-        // The ready masks of up to 8 blocks in one word, then one loop over the ready lanes
-        // (one loop exit to predict per call, not one per block).
-        let mut word = 0u64;
+        // Lanes not ready at `now` (empty ones included) read as `NO_STORED_KEY`; the
+        // minimum of the rest is the answer's key, and its low bits its lane. No branch per
+        // lane or per ready lane (the loop over ready lanes' 64-bit keys this replaces
+        // mispredicted about twice per request on random, stop 17).
+        let mut acc = [NO_STORED_KEY; BLOCK];
         for j in 0..n {
-            let (rb, gb) = (&self.ready[j], &self.gate[j]);
-            // The ready mask: a byte per lane (vector compares and packs), gathered into bits
-            // by one multiply (byte i lands on bit 56 + i). `m |= ready << i` stayed scalar.
-            let mut bytes = [0u8; BLOCK];
+            let (rb, gb, kb) = (&self.ready[j], &self.gate[j], &self.key[j]);
             for i in 0..BLOCK {
                 let t = if gated { rb[i].max(gb[i]) } else { rb[i] };
-                bytes[i] = (t <= now) as u8;
-            }
-            let m = u64::from_le_bytes(bytes).wrapping_mul(0x0102_0408_1020_4080) >> 56;
-            word |= m << ((j % 8) * BLOCK);
-            if j % 8 == 7 || j == n - 1 {
-                // Few lanes are ready at once: compare only their keys. (A branch-free select
-                // over every lane of a block measured 20 % slower.)
-                let first = (j / 8) * 64;
-                if n <= 8 && word != 0 && word & (word - 1) == 0 {
-                    // One lane ready (the common case): no loop.
-                    return Some(first + word.trailing_zeros() as usize);
-                }
-                while word != 0 {
-                    let l = first + word.trailing_zeros() as usize;
-                    word &= word - 1;
-                    let k = self.key[l & (MAX_LANES - 1)];
-                    if k < best_key {
-                        best_key = k;
-                        best = l;
-                    }
-                }
+                let k = kb[i] | (-((t > now) as i32) & NO_STORED_KEY);
+                acc[i] = acc[i].min(k);
             }
         }
-        (best != usize::MAX).then_some(best)
+        let best = acc.iter().fold(NO_STORED_KEY, |m, &k| m.min(k));
+        (best != NO_STORED_KEY).then_some((best as u32 & ((1 << LANE_BITS) - 1)) as usize)
     }
 
     /// Move the base cycle `delta` later: offsets fall by `delta`, those already in the past
@@ -298,7 +291,7 @@ mod tests {
         let mut l = Lanes::new(8, 1, |b| b / 2, |b| b / 4);
         let kinds = [K_ACT, K_RD, K_ACT, K_ACT, K_ACT, K_PRE, K_ACT, K_NONE];
         for i in 0..8 {
-            l.set(i, 5 + i as i32, kinds[i], 8 - i as u64);
+            l.set(i, 5 + i as i32, kinds[i], 8 - i as u32);
         }
         l
     }
@@ -335,7 +328,7 @@ mod tests {
         for mask in 0u32..256 {
             for i in 0..16 {
                 let ready = if i >= 8 && mask & (1 << (i - 8)) != 0 { 3 } else { 9 };
-                l.set(i, ready, K_RD, 100 - i as u64);
+                l.set(i, ready, K_RD, 100 - i as u32);
             }
             let want = (mask != 0).then(|| 8 + 31 - mask.leading_zeros() as usize);
             assert_eq!(l.best_ready::<Dynamic>(5, false), want, "mask {mask:#010b}");
@@ -345,14 +338,14 @@ mod tests {
 
     #[test]
     fn a_single_ready_lane_is_the_answer_in_any_block_and_with_any_block_count() {
-        // 32 lanes (one word of masks: the single-lane shortcut) and 128 (16 blocks, two words:
-        // the loop), each lane alone ready, then with a smaller-keyed lane ready in another block.
+        // 32 lanes and 128 (16 blocks), each lane alone ready, then with a smaller-keyed lane
+        // ready in another block.
         for banks in [16, 64] {
             let mut l = Lanes::new(banks, 2.min(128 / banks), |b| b / 4, |b| b / 16);
             let n = l.lane_count();
             for alone in 0..n {
                 for i in 0..n {
-                    l.set(i, if i == alone { 2 } else { 7 }, K_RD, 1000 + i as u64);
+                    l.set(i, if i == alone { 2 } else { 7 }, K_RD, 1000 + i as u32);
                 }
                 assert_eq!(l.best_ready::<Dynamic>(4, false), Some(alone), "{n} lanes, lane {alone}");
                 let other = (alone + 9) % n;
@@ -363,11 +356,23 @@ mod tests {
     }
 
     #[test]
+    fn the_largest_key_in_the_last_lane_is_a_candidate_not_an_empty_lane() {
+        let mut l = Lanes::new(64, 2, |b| b / 4, |b| b / 16);
+        l.set(127, 0, K_RD, KEY_LIMIT - 1);
+        assert_eq!(l.best_ready::<Dynamic>(0, false), Some(127));
+        l.set(3, 0, K_ACT, KEY_LIMIT - 2);
+        assert_eq!(l.best_ready::<Dynamic>(0, false), Some(3));
+        l.set(3, NEVER_LANE, K_NONE, NO_KEY);
+        l.set(127, NEVER_LANE, K_NONE, NO_KEY);
+        assert_eq!(l.best_ready::<Dynamic>(NEVER_LANE - 1, false), None);
+    }
+
+    #[test]
     fn a_one_rank_raise_reaches_its_group_and_the_rest_of_its_kind() {
         let mut l = Lanes::new(8, 1, |b| b / 2, |_| 0);
         let kinds = [K_ACT, K_RD, K_ACT, K_ACT, K_ACT, K_PRE, K_ACT, K_NONE];
         for i in 0..8 {
-            l.set(i, 5 + i as i32, kinds[i], 8 - i as u64);
+            l.set(i, 5 + i as i32, kinds[i], 8 - i as u32);
         }
         l.raise_kind::<Dynamic>(K_ACT, 1, 0, 100, 50, 0);
         assert_eq!(l.ready[..1], [[50, 6, 100, 100, 50, 10, 50, 12]]);
@@ -380,7 +385,7 @@ mod tests {
         assert_eq!(l.lane_count(), 32);
         assert_eq!((l.min::<Dynamic>(), l.best_ready::<Dynamic>(1 << 30, false)), (NEVER_LANE, None));
         for i in 0..24 {
-            l.set(i, 40 + i as i32, K_ACT, 100 + i as u64);
+            l.set(i, 40 + i as i32, K_ACT, 100 + i as u32);
         }
         l.raise_kind::<Dynamic>(K_ACT, 5, 2, 90, 80, 70);
         assert_eq!(l.ready(23), 90);
@@ -394,7 +399,7 @@ mod tests {
     #[test]
     fn rebasing_keeps_the_past_ready_and_empty_lanes_empty() {
         let mut l = lanes();
-        l.set(7, NEVER_LANE, K_NONE, u64::MAX);
+        l.set(7, NEVER_LANE, K_NONE, NO_KEY);
         l.rebase(8);
         assert_eq!(l.ready[..1], [[0, 0, 0, 0, 1, 2, 3, NEVER_LANE]]);
         l.rebase(1 << 40);

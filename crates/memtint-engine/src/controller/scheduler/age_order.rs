@@ -5,6 +5,9 @@
 
 use super::{hit_first_key, Candidate};
 
+/// Ages `AgeOrder::lane_key` takes are below this.
+pub const LANE_AGES: u32 = (1 << 23) - 1;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AgeOrder {
     /// Oldest first; row hits get no priority.
@@ -33,6 +36,18 @@ impl AgeOrder {
         self.key(&c)
     }
 
+    /// `key_of` in the lane controller's 24 bits (`lanes::KEY_LIMIT`), for a request whose
+    /// age (its rank in arrival order among the requests it is compared with) is below
+    /// `LANE_AGES`: ordered as `key_of` with the same hit flags.
+    #[inline(always)]
+    pub fn lane_key(self, is_hit: bool, age: u32) -> u32 {
+        debug_assert!(age < LANE_AGES);
+        match self {
+            AgeOrder::Fcfs => age,
+            AgeOrder::FrFcfs | AgeOrder::FrFcfsCap { .. } => ((!is_hit as u32) << 23) | age,
+        }
+    }
+
     /// `Scheduler::may_close_row_with_hits`.
     #[inline(always)]
     pub fn may_close_row_with_hits(self, hits_since_act: u32) -> bool {
@@ -58,6 +73,27 @@ impl AgeOrder {
         match self {
             AgeOrder::FrFcfs => 1,
             AgeOrder::Fcfs | AgeOrder::FrFcfsCap { .. } => 2,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::lanes::KEY_LIMIT;
+
+    #[test]
+    fn lane_keys_order_as_keys_and_fit_the_lanes() {
+        let orders = [AgeOrder::Fcfs, AgeOrder::FrFcfs, AgeOrder::FrFcfsCap { cap: 4 }];
+        let ages = [0, 1, 2, 1000, LANE_AGES - 2, LANE_AGES - 1];
+        for order in orders {
+            for (a, b) in ages.iter().flat_map(|&a| ages.iter().map(move |&b| (a, b))) {
+                for (ha, hb) in [(false, false), (false, true), (true, false), (true, true)] {
+                    let (lane, wide) = (order.lane_key(ha, a).cmp(&order.lane_key(hb, b)), order.key_of(ha, a as u64).cmp(&order.key_of(hb, b as u64)));
+                    assert_eq!(lane, wide, "{order:?}: ({ha}, {a}) against ({hb}, {b})");
+                }
+                assert!(order.lane_key(false, a) < KEY_LIMIT);
+            }
         }
     }
 }

@@ -30,7 +30,7 @@ mod tcm;
 #[cfg(test)]
 mod test_support;
 
-pub use age_order::AgeOrder;
+pub use age_order::{AgeOrder, LANE_AGES};
 pub use atlas::Atlas;
 pub use bliss::Bliss;
 pub use ccps::Ccps;
