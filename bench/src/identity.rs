@@ -7,7 +7,8 @@
 //! Usage: `memtint-bench-identity [INSTRUCTIONS]` (default 2 000 000 per core);
 //! `MEMTINT_IDENTITY_DRAM_REQUESTS` sets the DRAM runs' length (default 200 000; 0 leaves them out).
 //! `MEMTINT_BENCH_IMPLEMENTATION` (auto, general, lanes) selects the channel controller's
-//! implementation; which one ran is left out of the output, so the implementations' outputs
+//! implementation and `MEMTINT_BENCH_VECTOR_ISA` (best, baseline, x86-64-v2, x86-64-v3) the DRAM
+//! runs' instruction-set level; which ones ran is left out of the output, so their outputs
 //! compare byte for byte.
 
 use memtint_engine::dram_sim::{run, DramRunSpec};
@@ -16,9 +17,16 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// Keys that depend on the host's speed, not on the simulation.
-/// (And `implementation`: which controller implementation ran, which must not change results.)
-const WALL_CLOCK_KEYS: [&str; 5] =
-    ["wall_seconds", "requests_per_second", "instructions_per_second", "dram_cycles_per_second", "implementation"];
+/// (And `implementation` and `vector_isa`: which controller implementation and instruction set
+/// ran, which must not change results.)
+const WALL_CLOCK_KEYS: [&str; 6] = [
+    "wall_seconds",
+    "requests_per_second",
+    "instructions_per_second",
+    "dram_cycles_per_second",
+    "implementation",
+    "vector_isa",
+];
 
 fn strip_wall_clock(v: &mut Value) {
     match v {
@@ -111,6 +119,9 @@ fn main() {
             let mut spec = json!({"machine": machine, "workload": {"generate": generator}, "outstanding": 64});
             if let Ok(implementation) = std::env::var("MEMTINT_BENCH_IMPLEMENTATION") {
                 spec["overrides"] = json!({"controller": {"implementation": implementation}});
+            }
+            if let Ok(isa) = std::env::var("MEMTINT_BENCH_VECTOR_ISA") {
+                spec["vector_isa"] = json!(isa);
             }
             let spec: DramRunSpec = serde_json::from_value(spec).unwrap_or_else(|e| panic!("DRAM spec '{machine}/{name}': {e}"));
             let mut stats = run(&spec).unwrap_or_else(|e| {

@@ -8,6 +8,7 @@ use memtint_engine::config::{MachineConfig, MemoryConfig};
 use memtint_engine::dram_sim::{simulate, DramSimOptions};
 use memtint_engine::stats::dram_report;
 use memtint_engine::trace::{DramRequest, GeneratorKind, GeneratorSpec, RequestGenerator, TraceSource, VecSource};
+use memtint_engine::vector_isa::VectorIsa;
 use std::time::Instant;
 
 /// How the engine was compiled: `MEMTINT_BUILD` at compile time (the Makefile sets it for PGO=1).
@@ -54,6 +55,15 @@ fn main() {
     let only = std::env::var("MEMTINT_BENCH_ONLY").unwrap_or_default();
     // `controller.implementation` ("auto", "general", "lanes"): the same commands, another speed.
     let implementation = std::env::var("MEMTINT_BENCH_IMPLEMENTATION").unwrap_or_else(|_| "auto".into());
+    // The driver loop's instruction-set level ("best", "baseline", "x86-64-v2", "x86-64-v3").
+    let isa_name = std::env::var("MEMTINT_BENCH_VECTOR_ISA").unwrap_or_else(|_| "best".into());
+    let isa = match VectorIsa::from_name(&isa_name).and_then(VectorIsa::checked) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("memtint-bench: MEMTINT_BENCH_VECTOR_ISA: {e}");
+            std::process::exit(2);
+        }
+    };
     let workloads: [(&str, GeneratorKind, Option<f64>); 4] = [
         ("stream", GeneratorKind::Stream, None),
         ("random", GeneratorKind::Random, None),
@@ -74,6 +84,12 @@ fn main() {
             std::process::exit(2);
         }
     }
+    let runs: Vec<_> = VectorIsa::supported().iter().map(|i| i.name()).collect();
+    println!(
+        "Instruction set of the driver loop: {} (MEMTINT_BENCH_VECTOR_ISA={isa_name}; this CPU runs {}).",
+        isa.name(),
+        runs.join(", ")
+    );
     println!("Rates are per second of CPU time (wall-clock rate in the last column).\n");
 
     println!(
@@ -91,7 +107,7 @@ fn main() {
             }
             let reqs = generate(&cfg, kind, requests, rf);
             let mut src = VecSource::new(reqs);
-            let opts = DramSimOptions::new(64);
+            let opts = DramSimOptions { isa: Some(isa), ..DramSimOptions::new(64) };
             let (t0, c0) = (Instant::now(), thread_cpu_seconds());
             let (mem, totals) = simulate(&cfg, &mut src, false, opts).expect("simulation");
             let (wall, cpu) = (t0.elapsed().as_secs_f64(), thread_cpu_seconds() - c0);

@@ -77,6 +77,7 @@ def build_run_spec(
     check: bool = False,
     cycle_by_cycle: bool = False,
     sources: int | None = None,
+    vector_isa: str | None = None,
 ) -> dict[str, Any]:
     """The JSON run specification that :func:`run_dram` sends to the engine.
 
@@ -114,6 +115,7 @@ def build_run_spec(
         "refresh": refresh,
         "outstanding": outstanding,
         "sources": sources,
+        "vector_isa": vector_isa,
     }
     spec.update({key: value for key, value in optional.items() if value is not None})
     if merged:
@@ -131,8 +133,10 @@ def run_dram(machine: str, workload: dict[str, Any], **options: Any) -> dict[str
     such as ``"RoBaRaCoCh"``, a mapping preset or a mapping TOML path), ``scheduler``,
     ``row_policy``, ``refresh``, ``read_queue``, ``write_queue``, ``overrides`` (a partial
     machine table, e.g. ``{"dram": {"channels": 2}}``), ``outstanding`` (requests in flight),
-    ``check`` (run the independent timing checker), ``cycle_by_cycle`` (no event skipping) and
-    ``sources`` (request i comes from source i mod ``sources``, for the application-aware schedulers).
+    ``check`` (run the independent timing checker), ``cycle_by_cycle`` (no event skipping),
+    ``sources`` (request i comes from source i mod ``sources``, for the application-aware schedulers)
+    and ``vector_isa`` (the driver loop's instruction set: ``"best"``, the default, ``"baseline"``,
+    ``"x86-64-v2"`` or ``"x86-64-v3"``; the same results at every level, only the speed differs).
 
     The engine runs with the GIL released, so runs in several threads proceed in parallel.
     Raises :class:`MemtintError` with a complete message for any configuration or input error.

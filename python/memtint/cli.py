@@ -149,6 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
     dram.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE", help=_SET_HELP)
     dram.add_argument("--check", action="store_true", help="run the independent timing checker")
     dram.add_argument("--cycle-by-cycle", action="store_true", help="disable event skipping (validation)")
+    dram.add_argument(
+        "--vector-isa",
+        metavar="LEVEL",
+        help="instruction set of the simulation loop: best (default), baseline, x86-64-v2, x86-64-v3; same results, other speed",
+    )
     dram.add_argument("--json", metavar="OUT", help="write the full statistics JSON to OUT ('-' for stdout)")
     dram.set_defaults(handler=_dram)
 
@@ -395,6 +400,7 @@ def _dram(args: argparse.Namespace) -> int:
             outstanding=args.outstanding,
             check=args.check,
             cycle_by_cycle=args.cycle_by_cycle,
+            vector_isa=args.vector_isa,
         ),
     )
     # Timing violations make the run fail whatever the output mode.

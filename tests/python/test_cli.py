@@ -12,7 +12,7 @@ DOCUMENTED_KEYS = {
     "schema_version", "config", "requests", "reads", "writes", "row_hits", "row_misses",
     "row_conflicts", "read_latency", "read_latency_ns", "dram_cycles", "simulated_ns",
     "bandwidth_gbps", "peak_bandwidth_gbps", "commands", "refreshes", "queue_occupancy",
-    "wall_seconds", "requests_per_second", "channels",
+    "wall_seconds", "requests_per_second", "vector_isa", "channels",
 }
 LATENCY_KEYS = {"mean", "p50", "p90", "p99", "p999", "max"}
 COMMAND_KEYS = {"ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF"}
@@ -123,6 +123,23 @@ def test_bad_controller_implementation_is_a_clean_error(memtint, clean_error):
     assert "controller.implementation" in line and "lanes" in line
     line = clean_error(memtint(*SMALL_RUN, "--scheduler", "atlas", "--set", "controller.implementation=lanes"), "atlas")
     assert "general" in line
+
+
+@pytest.mark.engine
+def test_vector_isa_levels_give_the_same_statistics_and_a_bad_one_is_a_clean_error(memtint, clean_error):
+    runs = {}
+    for level in ("baseline", "best"):
+        code, out, err = memtint(*SMALL_RUN, "--vector-isa", level, "--json", "-")
+        assert code == 0, err
+        runs[level] = json.loads(out)
+    assert runs["baseline"]["vector_isa"] == "baseline"
+    assert runs["best"]["vector_isa"] in ("baseline", "x86-64-v2", "x86-64-v3")
+    volatile = {"wall_seconds", "requests_per_second", "dram_cycles_per_second", "vector_isa"}
+    assert {k: v for k, v in runs["baseline"].items() if k not in volatile} == {
+        k: v for k, v in runs["best"].items() if k not in volatile
+    }
+    line = clean_error(memtint(*SMALL_RUN, "--vector-isa", "avx9"), "avx9")
+    assert "x86-64-v3" in line and "vector_isa" in line
 
 
 @pytest.mark.engine

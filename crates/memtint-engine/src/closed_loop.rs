@@ -18,6 +18,7 @@ use crate::dram_sim::{Books, FrontEnd};
 use crate::error::Result;
 use crate::memory_system::MemorySystem;
 use crate::trace::TraceSource;
+use crate::vector_isa::VectorIsa;
 use crate::{Cycle, NEVER};
 
 /// The request that enters next, read and decoded once when it is needed (not on every retry
@@ -52,20 +53,105 @@ impl Feed {
 }
 
 /// Run `source` closed-loop (`books.opts.outstanding` in flight) on a memory system of lane
-/// controllers. Returns the final cycle and the number of requests that entered.
-pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &mut Books) -> Result<(Cycle, u64)> {
-    let opts = books.opts;
-    let record = opts.check || opts.keep_commands;
+/// controllers, in code compiled for `isa` (which the caller has checked this CPU runs).
+/// Returns the final cycle and the number of requests that entered.
+pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &mut Books, isa: VectorIsa) -> Result<(Cycle, u64)> {
+    debug_assert!(isa.is_supported());
+    let record = books.opts.check || books.opts.keep_commands;
     let (mapping, line_mask, lanes) = mem.lane_parts();
     debug_assert!(!lanes.is_empty(), "the fused driver runs lane controllers only");
-    if let [c] = lanes {
-        // The controller's shape as a type, chosen once (`controller/shape.rs`).
-        return crate::with_shape!(c.shape(), S => if record {
-            run_one_channel::<true, S>(c, mapping, line_mask, source, books)
-        } else {
-            run_one_channel::<false, S>(c, mapping, line_mask, source, books)
-        });
-    }
+    // The controllers' shape as a type, chosen once (`controller/shape.rs`). Every channel has
+    // the same organisation and scheduler, so the same shape.
+    let shape = lanes[0].shape();
+    debug_assert!(lanes.iter().all(|c| c.shape() == shape));
+    let one = lanes.len() == 1;
+    crate::with_shape!(shape, S => match (record, one) {
+        (true, true) => one_channel::<true, S>(isa, &mut lanes[0], mapping, line_mask, source, books),
+        (false, true) => one_channel::<false, S>(isa, &mut lanes[0], mapping, line_mask, source, books),
+        (true, false) => channels::<true, S>(isa, lanes, mapping, line_mask, source, books),
+        (false, false) => channels::<false, S>(isa, lanes, mapping, line_mask, source, books),
+    })
+}
+
+/// Each loop has one entry per instruction-set level (`vector_isa.rs`): the loop and everything
+/// it calls per request are `#[inline(always)]`, so each entry compiles all of it for its
+/// level. An entry stays one function per loop, shape and recording choice, as before.
+macro_rules! entries {
+    ($dispatch:ident, $base:ident, $v2:ident, $v3:ident, $body:ident, $first:ident: $first_ty:ty) => {
+        #[inline(always)]
+        fn $dispatch<const RECORD: bool, S: Shape>(
+            isa: VectorIsa,
+            $first: $first_ty,
+            mapping: &AddressMapping,
+            line_mask: u64,
+            source: &mut dyn TraceSource,
+            books: &mut Books,
+        ) -> Result<(Cycle, u64)> {
+            match isa {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: the CPU runs x86-64-v3 (`VectorIsa::is_supported`, checked by `simulate`).
+                VectorIsa::V3 => unsafe { $v3::<RECORD, S>($first, mapping, line_mask, source, books) },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: the CPU runs x86-64-v2, as above.
+                VectorIsa::V2 => unsafe { $v2::<RECORD, S>($first, mapping, line_mask, source, books) },
+                _ => $base::<RECORD, S>($first, mapping, line_mask, source, books),
+            }
+        }
+
+        #[inline(never)]
+        fn $base<const RECORD: bool, S: Shape>(
+            $first: $first_ty,
+            mapping: &AddressMapping,
+            line_mask: u64,
+            source: &mut dyn TraceSource,
+            books: &mut Books,
+        ) -> Result<(Cycle, u64)> {
+            $body::<RECORD, S>($first, mapping, line_mask, source, books)
+        }
+
+        /// x86-64-v2: SSE4.1's 32-bit minimum and maximum.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "sse4.2,popcnt")]
+        #[inline(never)]
+        unsafe fn $v2<const RECORD: bool, S: Shape>(
+            $first: $first_ty,
+            mapping: &AddressMapping,
+            line_mask: u64,
+            source: &mut dyn TraceSource,
+            books: &mut Books,
+        ) -> Result<(Cycle, u64)> {
+            $body::<RECORD, S>($first, mapping, line_mask, source, books)
+        }
+
+        /// x86-64-v3: AVX2 (an 8-lane block in one register).
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,fma")]
+        #[inline(never)]
+        unsafe fn $v3<const RECORD: bool, S: Shape>(
+            $first: $first_ty,
+            mapping: &AddressMapping,
+            line_mask: u64,
+            source: &mut dyn TraceSource,
+            books: &mut Books,
+        ) -> Result<(Cycle, u64)> {
+            $body::<RECORD, S>($first, mapping, line_mask, source, books)
+        }
+    };
+}
+
+entries!(one_channel, one_channel_baseline, one_channel_v2, one_channel_v3, run_one_channel, c: &mut LaneController);
+entries!(channels, channels_baseline, channels_v2, channels_v3, run_channels, lanes: &mut [LaneController]);
+
+/// The loop for two or more channels.
+#[inline(always)]
+fn run_channels<const RECORD: bool, S: Shape>(
+    lanes: &mut [LaneController],
+    mapping: &AddressMapping,
+    line_mask: u64,
+    source: &mut dyn TraceSource,
+    books: &mut Books,
+) -> Result<(Cycle, u64)> {
+    let opts = books.opts;
     let mut done: Vec<Completion> = Vec::new();
     let mut feed = Feed::default();
     let mut front = FrontEnd::new(opts.sources);
@@ -74,7 +160,7 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
     loop {
         for c in lanes.iter_mut() {
             if c.next_event() <= now {
-                c.tick(now, &mut done);
+                c.tick_inlined::<S>(now, |d| done.push(d));
             }
         }
         if !done.is_empty() {
@@ -82,7 +168,7 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
             books.completions(&done, now)?;
             done.clear();
         }
-        if record {
+        if RECORD {
             for c in lanes.iter_mut() {
                 c.drain_log_into(&mut books.commands);
             }
@@ -100,7 +186,7 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
                 front.refused(now);
                 break;
             }
-            c.enqueue(now, front.next_id, feed.addr, &feed.dram, feed.is_write, front.origin());
+            c.enqueue_inlined::<S>(now, front.next_id, feed.addr, &feed.dram, feed.is_write, front.origin());
             front.entered(now, &mut books.totals);
             in_flight += 1;
             feed.pending = false;
@@ -130,6 +216,7 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
 /// jumps to the controller's next event (or next work), so the tick is always due. Completions
 /// are counted as `retire` yields them, not collected in a list: the step measured +12 % CPU
 /// time on random (bench/README.md, stop 16).
+#[inline(always)]
 fn run_one_channel<const RECORD: bool, S: Shape>(
     c: &mut LaneController,
     mapping: &AddressMapping,

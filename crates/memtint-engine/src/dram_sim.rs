@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
 use crate::stats::dram_report;
 use crate::trace::{DramTraceFormat, DramTraceReader, GeneratorSpec, RequestGenerator, TraceSource};
+use crate::vector_isa::VectorIsa;
 use crate::{Cycle, NEVER};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -42,6 +43,10 @@ pub struct DramRunSpec {
     /// Attribute request i to source i mod `sources` (for application-aware schedulers).
     #[serde(default = "one_source")]
     pub sources: u32,
+    /// The driver loop's instruction-set level (`vector_isa.rs`): "best" (the default),
+    /// "baseline", "x86-64-v2" or "x86-64-v3". Results are the same at every level.
+    #[serde(default)]
+    pub vector_isa: Option<String>,
 }
 
 fn default_outstanding() -> usize {
@@ -100,11 +105,14 @@ pub struct DramSimOptions {
     /// Requests are attributed round-robin to this many sources (request i to source i mod n),
     /// so application-aware schedulers see several applications; 1: all from source 0.
     pub sources: u32,
+    /// The vector instruction set of the fused closed loop (`vector_isa.rs`); `None`: the best
+    /// this CPU runs. Results are the same at every level.
+    pub isa: Option<VectorIsa>,
 }
 
 impl DramSimOptions {
     pub fn new(outstanding: usize) -> Self {
-        DramSimOptions { outstanding, check: false, cycle_by_cycle: false, keep_commands: false, sources: 1 }
+        DramSimOptions { outstanding, check: false, cycle_by_cycle: false, keep_commands: false, sources: 1, isa: None }
     }
 }
 
@@ -120,6 +128,8 @@ pub struct RunTotals {
     pub violation_examples: Vec<String>,
     pub wall_seconds: f64,
     pub timestamped: bool,
+    /// The instruction-set level the driver loop ran on (`Baseline` outside the fused loop).
+    pub vector_isa: VectorIsa,
     /// The issued commands, when `keep_commands` was set.
     pub commands: Vec<crate::dram::CommandRecord>,
 }
@@ -156,6 +166,7 @@ pub fn simulate(
     if opts.outstanding == 0 {
         return Err(Error::config("outstanding", "must be at least 1"));
     }
+    let isa = opts.isa.map_or(Ok(VectorIsa::best()), VectorIsa::checked)?;
     let started = std::time::Instant::now();
     let mut mem = MemorySystem::new(cfg)?;
     mem.record_commands(opts.check || opts.keep_commands);
@@ -169,7 +180,8 @@ pub fn simulate(
     // Closed loop on lane controllers: the fused driver (`closed_loop.rs`), same results.
     let fused = !timestamped && !opts.cycle_by_cycle && mem.implementation() == Implementation::Lanes;
     let (now, entered) = if fused {
-        crate::closed_loop::run(&mut mem, source, &mut books)?
+        books.totals.vector_isa = isa;
+        crate::closed_loop::run(&mut mem, source, &mut books, isa)?
     } else {
         general_loop(&mut mem, source, timestamped, &mut books)?
     };
@@ -369,6 +381,7 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
         check: spec.check,
         cycle_by_cycle: spec.cycle_by_cycle,
         sources: spec.sources,
+        isa: spec.vector_isa.as_deref().map(VectorIsa::from_name).transpose()?,
         ..DramSimOptions::new(spec.outstanding)
     };
     let (mem, totals) = simulate(&cfg, source.as_mut(), timestamped, opts)?;

@@ -24,6 +24,7 @@ pub mod presets;
 pub mod stats;
 pub mod system;
 pub mod trace;
+pub mod vector_isa;
 pub mod workload;
 
 pub use error::{Error, Result};

@@ -41,7 +41,7 @@ pub fn run_requests(cfg: &MemoryConfig, reqs: Vec<DramRequest>, opts: DramSimOpt
 pub fn stats_without_wall_clock(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: DramSimOptions) -> serde_json::Value {
     let mut v = dram_report::report(cfg, mem, totals, opts);
     let o = v.as_object_mut().unwrap();
-    for k in ["wall_seconds", "requests_per_second", "dram_cycles_per_second"] {
+    for k in ["wall_seconds", "requests_per_second", "dram_cycles_per_second", "vector_isa"] {
         o.remove(k);
     }
     o["config"].as_object_mut().unwrap().remove("event_skipping");

@@ -157,6 +157,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         "wall_seconds": totals.wall_seconds,
         "requests_per_second": if totals.wall_seconds > 0.0 { totals.requests as f64 / totals.wall_seconds } else { 0.0 },
         "dram_cycles_per_second": if totals.wall_seconds > 0.0 { totals.dram_cycles as f64 / totals.wall_seconds } else { 0.0 },
+        "vector_isa": totals.vector_isa.name(),
         "channels": channels,
     });
     if opts.check {
