@@ -128,7 +128,7 @@ pub struct RunTotals {
     pub violation_examples: Vec<String>,
     pub wall_seconds: f64,
     pub timestamped: bool,
-    /// The instruction-set level the driver loop ran on (`Baseline` outside the fused loop).
+    /// The instruction-set level the fused loop and the lane controllers ran on.
     pub vector_isa: VectorIsa,
     /// The issued commands, when `keep_commands` was set.
     pub commands: Vec<crate::dram::CommandRecord>,
@@ -169,6 +169,7 @@ pub fn simulate(
     let isa = opts.isa.map_or(Ok(VectorIsa::best()), VectorIsa::checked)?;
     let started = std::time::Instant::now();
     let mut mem = MemorySystem::new(cfg)?;
+    mem.set_vector_isa(isa);
     mem.record_commands(opts.check || opts.keep_commands);
     let mut books = Books {
         checker: opts.check.then(|| timing_checker(cfg)),
@@ -179,8 +180,8 @@ pub fn simulate(
     };
     // Closed loop on lane controllers: the fused driver (`closed_loop.rs`), same results.
     let fused = !timestamped && !opts.cycle_by_cycle && mem.implementation() == Implementation::Lanes;
+    books.totals.vector_isa = isa;
     let (now, entered) = if fused {
-        books.totals.vector_isa = isa;
         crate::closed_loop::run(&mut mem, source, &mut books, isa)?
     } else {
         general_loop(&mut mem, source, timestamped, &mut books)?

@@ -95,6 +95,14 @@ impl MemorySystem {
         }
     }
 
+    /// The instruction-set level the lane controllers' `tick` and `enqueue` run at (default:
+    /// the best this CPU runs; the caller checks the CPU runs `isa`). Results are the same.
+    pub fn set_vector_isa(&mut self, isa: crate::vector_isa::VectorIsa) {
+        for c in self.lanes.iter_mut() {
+            c.set_vector_isa(isa);
+        }
+    }
+
     pub fn record_commands(&mut self, on: bool) {
         each!(self, c => c.record_commands(on))
     }

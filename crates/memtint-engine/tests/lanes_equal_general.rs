@@ -19,6 +19,7 @@ use memtint_engine::dram::CommandRecord;
 use memtint_engine::dram_sim::{DramSimOptions, WorkloadSpec};
 use memtint_engine::memory_system::MemorySystem;
 use memtint_engine::trace::{GeneratorKind, GeneratorSpec};
+use memtint_engine::vector_isa::VectorIsa;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -139,6 +140,19 @@ proptest! {
         prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "next events differ {}", first_difference(&events_general, &events_lanes).unwrap());
         prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "completions differ {}", first_difference(&done_general, &done_lanes).unwrap());
         prop_assert!(first_difference(&log_general, &log_lanes).is_none(), "commands differ {}", first_difference(&log_general, &log_lanes).unwrap());
+    }
+
+    /// The lanes' `tick` and `enqueue` compiled for each instruction-set level this CPU runs
+    /// (`vector_isa.rs`; the default is the best, so the other tests here run that one).
+    #[test]
+    fn lanes_at_every_vector_isa_level_equal_general(c in case(), level in 0usize..3) {
+        let supported = VectorIsa::supported();
+        let isa = supported[level % supported.len()];
+        let (done_general, log_general, events_general) = completions(&c, "general", &|_| ());
+        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", &|m| m.set_vector_isa(isa));
+        prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "{}: next events differ {}", isa.name(), first_difference(&events_general, &events_lanes).unwrap());
+        prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "{}: completions differ {}", isa.name(), first_difference(&done_general, &done_lanes).unwrap());
+        prop_assert!(first_difference(&log_general, &log_lanes).is_none(), "{}: commands differ {}", isa.name(), first_difference(&log_general, &log_lanes).unwrap());
     }
 
     #[test]

@@ -29,6 +29,7 @@ use crate::dram::constraints::Constraints;
 use crate::dram::{Command, CommandRecord, DramAddress, Organisation, TimingParams};
 use crate::error::Result;
 use crate::stats::ChannelStats;
+use crate::vector_isa::VectorIsa;
 use crate::{Cycle, NEVER};
 use std::collections::VecDeque;
 
@@ -155,6 +156,8 @@ pub struct LaneController {
     log: Option<Vec<CommandRecord>>,
     sched_next: Cycle,
     idle_next: Cycle,
+    /// The level `tick` and `enqueue` run at (`vector_isa.rs`; the fused loop has its own).
+    isa: VectorIsa,
 }
 
 impl LaneController {
@@ -223,7 +226,15 @@ impl LaneController {
             log: None,
             sched_next: 0,
             idle_next: 0,
+            isa: VectorIsa::best(),
         })
+    }
+
+    /// Run `tick` and `enqueue` compiled for `isa` (default: the best this CPU runs). The
+    /// caller checks that the CPU runs it (`VectorIsa::checked`); results are the same.
+    pub fn set_vector_isa(&mut self, isa: VectorIsa) {
+        assert!(isa.is_supported(), "this CPU does not run {}", isa.name());
+        self.isa = isa;
     }
 
     /// Rebase lane offsets once `now` is `cycles` past the base, instead of 2^30 (tests use a
@@ -456,8 +467,17 @@ impl LaneController {
 
     /// Queue a request arriving at `now`. The caller checks `can_accept` first.
     pub fn enqueue(&mut self, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
-        // The shape as a type here too (`shape.rs`): one predictable dispatch per call.
-        crate::with_shape!(self.shape, S => self.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin))
+        // The shape as a type here too (`shape.rs`), and the instruction-set level: two
+        // predictable dispatches per call.
+        crate::with_shape!(self.shape, S => match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `set_vector_isa` and `new` keep `isa` to levels this CPU runs.
+            VectorIsa::V3 => unsafe { isa_entries::enqueue_v3::<S>(self, now, id, addr, dram, is_write, origin) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            VectorIsa::V2 => unsafe { isa_entries::enqueue_v2::<S>(self, now, id, addr, dram, is_write, origin) },
+            _ => self.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin),
+        })
     }
 
     /// `enqueue`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`).
@@ -548,7 +568,15 @@ impl LaneController {
     /// Advance to `now`: retire finished transfers into `done`, then issue at most one command
     /// (`ChannelController::tick`, step for step).
     pub fn tick(&mut self, now: Cycle, done: &mut Vec<Completion>) {
-        crate::with_shape!(self.shape, S => self.tick_inlined::<S>(now, |c| done.push(c)))
+        crate::with_shape!(self.shape, S => match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `set_vector_isa` and `new` keep `isa` to levels this CPU runs.
+            VectorIsa::V3 => unsafe { isa_entries::tick_v3::<S>(self, now, done) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            VectorIsa::V2 => unsafe { isa_entries::tick_v2::<S>(self, now, done) },
+            _ => self.tick_inlined::<S>(now, |c| done.push(c)),
+        })
     }
 
     /// `tick`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`), which
@@ -963,5 +991,55 @@ impl LaneController {
     pub fn finish(&mut self, now: Cycle) {
         self.integrate_queues(now);
         self.stats.last_cycle = now;
+    }
+}
+
+/// `tick` and `enqueue` compiled for x86-64-v2 and -v3 (`vector_isa.rs`): their bodies are
+/// `#[inline(always)]`, so each entry compiles all of it for its level. The fused closed loop
+/// (`closed_loop.rs`) inlines the same bodies into its own per-level entries.
+#[cfg(target_arch = "x86_64")]
+mod isa_entries {
+    use super::*;
+
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,fma")]
+    #[inline(never)]
+    pub(super) unsafe fn tick_v3<S: Shape>(c: &mut LaneController, now: Cycle, done: &mut Vec<Completion>) {
+        c.tick_inlined::<S>(now, |d| done.push(d))
+    }
+
+    #[target_feature(enable = "sse4.2,popcnt")]
+    #[inline(never)]
+    pub(super) unsafe fn tick_v2<S: Shape>(c: &mut LaneController, now: Cycle, done: &mut Vec<Completion>) {
+        c.tick_inlined::<S>(now, |d| done.push(d))
+    }
+
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,fma")]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn enqueue_v3<S: Shape>(
+        c: &mut LaneController,
+        now: Cycle,
+        id: u64,
+        addr: u64,
+        dram: &DramAddress,
+        is_write: bool,
+        origin: Origin,
+    ) {
+        c.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin)
+    }
+
+    #[target_feature(enable = "sse4.2,popcnt")]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn enqueue_v2<S: Shape>(
+        c: &mut LaneController,
+        now: Cycle,
+        id: u64,
+        addr: u64,
+        dram: &DramAddress,
+        is_write: bool,
+        origin: Origin,
+    ) {
+        c.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin)
     }
 }
