@@ -75,7 +75,8 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
 
 /// Each loop has one entry per instruction-set level (`vector_isa.rs`): the loop and everything
 /// it calls per request are `#[inline(always)]`, so each entry compiles all of it for its
-/// level. An entry stays one function per loop, shape and recording choice, as before.
+/// level. An entry stays one function per loop, shape and recording choice, as before;
+/// recording runs have the baseline entry only.
 macro_rules! entries {
     ($dispatch:ident, $base:ident, $v2:ident, $v3:ident, $body:ident, $first:ident: $first_ty:ty) => {
         #[inline(always)]
@@ -87,13 +88,15 @@ macro_rules! entries {
             source: &mut dyn TraceSource,
             books: &mut Books,
         ) -> Result<(Cycle, u64)> {
+            // Recording runs (checker, kept commands) stay on the baseline: the checker costs
+            // more than the lanes, and each level compiled is more build time.
             match isa {
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: the CPU runs x86-64-v3 (`VectorIsa::is_supported`, checked by `simulate`).
-                VectorIsa::V3 => unsafe { $v3::<RECORD, S>($first, mapping, line_mask, source, books) },
+                VectorIsa::V3 if !RECORD => unsafe { $v3::<S>($first, mapping, line_mask, source, books) },
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: the CPU runs x86-64-v2, as above.
-                VectorIsa::V2 => unsafe { $v2::<RECORD, S>($first, mapping, line_mask, source, books) },
+                VectorIsa::V2 if !RECORD => unsafe { $v2::<S>($first, mapping, line_mask, source, books) },
                 _ => $base::<RECORD, S>($first, mapping, line_mask, source, books),
             }
         }
@@ -113,28 +116,28 @@ macro_rules! entries {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "sse4.2,popcnt")]
         #[inline(never)]
-        unsafe fn $v2<const RECORD: bool, S: Shape>(
+        unsafe fn $v2<S: Shape>(
             $first: $first_ty,
             mapping: &AddressMapping,
             line_mask: u64,
             source: &mut dyn TraceSource,
             books: &mut Books,
         ) -> Result<(Cycle, u64)> {
-            $body::<RECORD, S>($first, mapping, line_mask, source, books)
+            $body::<false, S>($first, mapping, line_mask, source, books)
         }
 
         /// x86-64-v3: AVX2 (an 8-lane block in one register).
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,fma")]
         #[inline(never)]
-        unsafe fn $v3<const RECORD: bool, S: Shape>(
+        unsafe fn $v3<S: Shape>(
             $first: $first_ty,
             mapping: &AddressMapping,
             line_mask: u64,
             source: &mut dyn TraceSource,
             books: &mut Books,
         ) -> Result<(Cycle, u64)> {
-            $body::<RECORD, S>($first, mapping, line_mask, source, books)
+            $body::<false, S>($first, mapping, line_mask, source, books)
         }
     };
 }

@@ -128,7 +128,8 @@ pub struct RunTotals {
     pub violation_examples: Vec<String>,
     pub wall_seconds: f64,
     pub timestamped: bool,
-    /// The instruction-set level the fused loop and the lane controllers ran on.
+    /// The instruction-set level the run's hot code ran at (`simulate`: the fused loop's, else
+    /// the lane controllers'; the baseline for recording fused runs and general controllers).
     pub vector_isa: VectorIsa,
     /// The issued commands, when `keep_commands` was set.
     pub commands: Vec<crate::dram::CommandRecord>,
@@ -180,7 +181,17 @@ pub fn simulate(
     };
     // Closed loop on lane controllers: the fused driver (`closed_loop.rs`), same results.
     let fused = !timestamped && !opts.cycle_by_cycle && mem.implementation() == Implementation::Lanes;
-    books.totals.vector_isa = isa;
+    // The level the run's hot code ran at: the fused loop's entries (recording runs have the
+    // baseline entry only), else the lane controllers' (baseline or x86-64-v3).
+    let record = opts.check || opts.keep_commands;
+    books.totals.vector_isa = match (fused, isa) {
+        (true, _) if record => VectorIsa::Baseline,
+        (true, isa) | (false, isa @ VectorIsa::V3) => isa,
+        (false, _) => VectorIsa::Baseline,
+    };
+    if mem.implementation() != Implementation::Lanes {
+        books.totals.vector_isa = VectorIsa::Baseline;
+    }
     let (now, entered) = if fused {
         crate::closed_loop::run(&mut mem, source, &mut books, isa)?
     } else {

@@ -230,8 +230,9 @@ impl LaneController {
         })
     }
 
-    /// Run `tick` and `enqueue` compiled for `isa` (default: the best this CPU runs). The
-    /// caller checks that the CPU runs it (`VectorIsa::checked`); results are the same.
+    /// Run `tick` and `enqueue` compiled for `isa` (default: the best this CPU runs; x86-64-v2
+    /// runs the baseline entries here). The caller checks that the CPU runs it
+    /// (`VectorIsa::checked`); results are the same.
     pub fn set_vector_isa(&mut self, isa: VectorIsa) {
         assert!(isa.is_supported(), "this CPU does not run {}", isa.name());
         self.isa = isa;
@@ -473,9 +474,6 @@ impl LaneController {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `set_vector_isa` and `new` keep `isa` to levels this CPU runs.
             VectorIsa::V3 => unsafe { isa_entries::enqueue_v3::<S>(self, now, id, addr, dram, is_write, origin) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            VectorIsa::V2 => unsafe { isa_entries::enqueue_v2::<S>(self, now, id, addr, dram, is_write, origin) },
             _ => self.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin),
         })
     }
@@ -572,9 +570,6 @@ impl LaneController {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `set_vector_isa` and `new` keep `isa` to levels this CPU runs.
             VectorIsa::V3 => unsafe { isa_entries::tick_v3::<S>(self, now, done) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            VectorIsa::V2 => unsafe { isa_entries::tick_v2::<S>(self, now, done) },
             _ => self.tick_inlined::<S>(now, |c| done.push(c)),
         })
     }
@@ -994,9 +989,10 @@ impl LaneController {
     }
 }
 
-/// `tick` and `enqueue` compiled for x86-64-v2 and -v3 (`vector_isa.rs`): their bodies are
-/// `#[inline(always)]`, so each entry compiles all of it for its level. The fused closed loop
-/// (`closed_loop.rs`) inlines the same bodies into its own per-level entries.
+/// `tick` and `enqueue` compiled for x86-64-v3 (`vector_isa.rs`): their bodies are
+/// `#[inline(always)]`, so each entry compiles all of it for that level. x86-64-v2 runs the
+/// baseline here (its gain is smaller and every level compiled costs build time). The fused
+/// closed loop (`closed_loop.rs`) inlines the same bodies into its own per-level entries.
 #[cfg(target_arch = "x86_64")]
 mod isa_entries {
     use super::*;
@@ -1007,11 +1003,6 @@ mod isa_entries {
         c.tick_inlined::<S>(now, |d| done.push(d))
     }
 
-    #[target_feature(enable = "sse4.2,popcnt")]
-    #[inline(never)]
-    pub(super) unsafe fn tick_v2<S: Shape>(c: &mut LaneController, now: Cycle, done: &mut Vec<Completion>) {
-        c.tick_inlined::<S>(now, |d| done.push(d))
-    }
 
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,fma")]
     #[inline(never)]
@@ -1028,18 +1019,4 @@ mod isa_entries {
         c.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin)
     }
 
-    #[target_feature(enable = "sse4.2,popcnt")]
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn enqueue_v2<S: Shape>(
-        c: &mut LaneController,
-        now: Cycle,
-        id: u64,
-        addr: u64,
-        dram: &DramAddress,
-        is_write: bool,
-        origin: Origin,
-    ) {
-        c.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin)
-    }
 }
