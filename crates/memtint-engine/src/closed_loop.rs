@@ -78,7 +78,8 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
 /// level. An entry stays one function per loop, shape and recording choice, as before;
 /// recording runs have the baseline entry only.
 macro_rules! entries {
-    ($dispatch:ident, $base:ident, $v2:ident, $v3:ident, $body:ident, $first:ident: $first_ty:ty) => {
+    ($dispatch:ident, $base:ident, $body:ident, $first:ident: $first_ty:ty,
+     [$(($entry:ident, $level:ident, $features:literal)),*]) => {
         #[inline(always)]
         fn $dispatch<const RECORD: bool, S: Shape>(
             isa: VectorIsa,
@@ -91,12 +92,11 @@ macro_rules! entries {
             // Recording runs (checker, kept commands) stay on the baseline: the checker costs
             // more than the lanes, and each level compiled is more build time.
             match isa {
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: the CPU runs x86-64-v3 (`VectorIsa::is_supported`, checked by `simulate`).
-                VectorIsa::V3 if !RECORD => unsafe { $v3::<S>($first, mapping, line_mask, source, books) },
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: the CPU runs x86-64-v2, as above.
-                VectorIsa::V2 if !RECORD => unsafe { $v2::<S>($first, mapping, line_mask, source, books) },
+                $(
+                    #[cfg(target_arch = "x86_64")]
+                    // SAFETY: the CPU runs this level (`VectorIsa::is_supported`, checked by `simulate`).
+                    VectorIsa::$level if !RECORD => unsafe { $entry::<S>($first, mapping, line_mask, source, books) },
+                )*
                 _ => $base::<RECORD, S>($first, mapping, line_mask, source, books),
             }
         }
@@ -112,38 +112,33 @@ macro_rules! entries {
             $body::<RECORD, S>($first, mapping, line_mask, source, books)
         }
 
-        /// x86-64-v2: SSE4.1's 32-bit minimum and maximum.
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "sse4.2,popcnt")]
-        #[inline(never)]
-        unsafe fn $v2<S: Shape>(
-            $first: $first_ty,
-            mapping: &AddressMapping,
-            line_mask: u64,
-            source: &mut dyn TraceSource,
-            books: &mut Books,
-        ) -> Result<(Cycle, u64)> {
-            $body::<false, S>($first, mapping, line_mask, source, books)
-        }
-
-        /// x86-64-v3: AVX2 (an 8-lane block in one register).
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,fma")]
-        #[inline(never)]
-        unsafe fn $v3<S: Shape>(
-            $first: $first_ty,
-            mapping: &AddressMapping,
-            line_mask: u64,
-            source: &mut dyn TraceSource,
-            books: &mut Books,
-        ) -> Result<(Cycle, u64)> {
-            $body::<false, S>($first, mapping, line_mask, source, books)
-        }
+        $(
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = $features)]
+            #[inline(never)]
+            unsafe fn $entry<S: Shape>(
+                $first: $first_ty,
+                mapping: &AddressMapping,
+                line_mask: u64,
+                source: &mut dyn TraceSource,
+                books: &mut Books,
+            ) -> Result<(Cycle, u64)> {
+                $body::<false, S>($first, mapping, line_mask, source, books)
+            }
+        )*
     };
 }
 
-entries!(one_channel, one_channel_baseline, one_channel_v2, one_channel_v3, run_one_channel, c: &mut LaneController);
-entries!(channels, channels_baseline, channels_v2, channels_v3, run_channels, lanes: &mut [LaneController]);
+// x86-64-v2: SSE4.1's 32-bit minimum and maximum; x86-64-v3: AVX2, an 8-lane block in one
+// register (the feature lists are `VectorIsa::is_supported`'s).
+entries!(one_channel, one_channel_baseline, run_one_channel, c: &mut LaneController, [
+    (one_channel_v2, V2, "sse4.2,popcnt"),
+    (one_channel_v3, V3, "avx2,bmi1,bmi2,lzcnt,popcnt,fma")
+]);
+entries!(channels, channels_baseline, run_channels, lanes: &mut [LaneController], [
+    (channels_v2, V2, "sse4.2,popcnt"),
+    (channels_v3, V3, "avx2,bmi1,bmi2,lzcnt,popcnt,fma")
+]);
 
 /// The loop for two or more channels.
 #[inline(always)]
