@@ -73,6 +73,15 @@ pub(crate) fn run(mem: &mut MemorySystem, source: &mut dyn TraceSource, books: &
     })
 }
 
+/// The level `run` runs at for `isa`: recording runs have the baseline entry only.
+pub(crate) fn level(isa: VectorIsa, record: bool) -> VectorIsa {
+    if record {
+        VectorIsa::Baseline
+    } else {
+        isa
+    }
+}
+
 /// Each loop has one entry per instruction-set level (`vector_isa.rs`): the loop and everything
 /// it calls per request are `#[inline(always)]`, so each entry compiles all of it for its
 /// level. An entry stays one function per loop, shape and recording choice, as before;

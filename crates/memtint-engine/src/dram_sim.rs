@@ -181,17 +181,9 @@ pub fn simulate(
     };
     // Closed loop on lane controllers: the fused driver (`closed_loop.rs`), same results.
     let fused = !timestamped && !opts.cycle_by_cycle && mem.implementation() == Implementation::Lanes;
-    // The level the run's hot code ran at: the fused loop's entries (recording runs have the
-    // baseline entry only), else the lane controllers' (baseline or x86-64-v3).
+    // The level the run's hot code ran at: the fused loop's entry, else the controllers'.
     let record = opts.check || opts.keep_commands;
-    books.totals.vector_isa = match (fused, isa) {
-        (true, _) if record => VectorIsa::Baseline,
-        (true, isa) | (false, isa @ VectorIsa::V3) => isa,
-        (false, _) => VectorIsa::Baseline,
-    };
-    if mem.implementation() != Implementation::Lanes {
-        books.totals.vector_isa = VectorIsa::Baseline;
-    }
+    books.totals.vector_isa = if fused { crate::closed_loop::level(isa, record) } else { mem.vector_isa() };
     let (now, entered) = if fused {
         crate::closed_loop::run(&mut mem, source, &mut books, isa)?
     } else {

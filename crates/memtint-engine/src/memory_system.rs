@@ -103,6 +103,11 @@ impl MemorySystem {
         }
     }
 
+    /// The level the controllers' `tick` and `enqueue` run at (general controllers: the baseline).
+    pub fn vector_isa(&self) -> crate::vector_isa::VectorIsa {
+        self.lanes.first().map_or(crate::vector_isa::VectorIsa::Baseline, |c| c.vector_isa())
+    }
+
     pub fn record_commands(&mut self, on: bool) {
         each!(self, c => c.record_commands(on))
     }

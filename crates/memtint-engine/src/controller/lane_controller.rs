@@ -238,6 +238,15 @@ impl LaneController {
         self.isa = isa;
     }
 
+    /// The level `tick` and `enqueue` run at: x86-64-v3 or the baseline (`isa_entries`).
+    pub fn vector_isa(&self) -> VectorIsa {
+        if self.isa == VectorIsa::V3 {
+            VectorIsa::V3
+        } else {
+            VectorIsa::Baseline
+        }
+    }
+
     /// Rebase lane offsets once `now` is `cycles` past the base, instead of 2^30 (tests use a
     /// small value to cross many rebases in a short run).
     #[doc(hidden)]
