@@ -1,5 +1,5 @@
 # memtint: build, test and demo.
-# Prerequisites: a Rust toolchain (rustup, Rust >= 1.75), Python >= 3.10 with venv, a C compiler.
+# Prerequisites: a Rust toolchain (rustup, Rust >= 1.88), Python >= 3.10 with venv, a C compiler.
 # Everything else (maturin, pytest, rich, pyarrow, pandas, matplotlib; the Rust crates) is fetched
 # from PyPI and crates.io; with CI set, `make test` adds Ray (the optional `--ray` backend and its test).
 
@@ -10,7 +10,7 @@ CARGO  ?= cargo
 VENV_BIN := $(VENV)/bin
 STAMP    := $(VENV)/.memtint-venv
 
-.PHONY: all venv build demo test test-rust test-python bench clean api-docs native test-native native-trace workloads experiment-ccps pgo
+.PHONY: all toolchain venv build demo test test-rust test-python bench clean api-docs native test-native native-trace workloads experiment-ccps pgo
 
 # Profile-guided build (optional): `make pgo` trains a profile, then PGO=1 on build, demo or bench
 # compiles the engine with it (15-35 % faster simulation, bench/README.md). Its own target
@@ -25,14 +25,22 @@ endif
 
 all: build
 
+# The oldest Rust that builds and tests memtint: Cargo.lock's dependencies set it (proptest
+# 1.12 needs 1.88; an older Cargo cannot even read the lock file), so say so before cargo does.
+RUST_MIN := 1.88
+toolchain:
+	@command -v $(CARGO) >/dev/null && command -v rustc >/dev/null \
+		|| { echo "memtint needs a Rust toolchain (cargo and rustc >= $(RUST_MIN)); install it with rustup"; exit 1; }
+	@found="$$(rustc --version | sed -nE 's/^rustc ([0-9]+[.][0-9]+).*/\1/p')"; \
+		printf '%s\n%s\n' "$(RUST_MIN)" "$$found" | sort -V -C \
+		|| { echo "memtint needs Rust >= $(RUST_MIN), found $$(rustc --version); update it: rustup update stable"; exit 1; }
+
 # The virtual environment with the build and test tools; the stamp makes it run once.
 venv: $(STAMP)
 
-$(STAMP):
+$(STAMP): | toolchain
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
 		|| { echo "memtint needs Python >= 3.10 (set PYTHON=...)"; exit 1; }
-	@command -v $(CARGO) >/dev/null \
-		|| { echo "memtint needs a Rust toolchain (cargo); install it with rustup"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(VENV_BIN)/python -m pip install --quiet --upgrade pip
 	$(VENV_BIN)/python -m pip install --quiet "maturin>=1.5,<2" pytest rich pyarrow pandas matplotlib
@@ -41,7 +49,7 @@ $(STAMP):
 # Build the extension in release mode and install the package into the venv (editable: the
 # Python sources are used in place, the compiled module is copied next to them). Always runs:
 # cargo decides what is stale, so a change to any Rust crate is rebuilt and nothing else is.
-build: $(STAMP) native native-trace
+build: toolchain $(STAMP) native native-trace
 	@if [ "$(PGO)" = 1 ]; then \
 		[ -f "$(PGO_DATA)" ] || { echo "PGO=1: no profile yet; run 'make pgo' first"; exit 1; }; \
 		[ -z "$$(find crates bench -name '*.rs' -newer "$(PGO_DATA)" | head -1)" ] \
@@ -80,7 +88,7 @@ test-native: native
 
 # The engine's tests; the extension crate is not a default member (it cannot link a test binary).
 # Then the ceiling controller's check that its command stream is still the production one.
-test-rust:
+test-rust: toolchain
 	$(CARGO) test -p memtint-engine
 	$(CARGO) test -p memtint-bench --bin memtint-bench-ceiling
 
