@@ -249,6 +249,7 @@ impl<const R: usize, const L: usize> State<R, L> {
     /// Raise kind `k`'s shared entries to `v[group]` only: `k` is the inactive direction's
     /// column kind, which no lane holds (lanes hold the active direction's candidates).
     #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // one index into two arrays of different layouts
     fn raise_shared(&mut self, k: u32, v: &[T; MAX_GROUPS]) {
         let row = k as usize * MAX_GROUPS;
         for i in 0..GROUPS * L {
@@ -1215,6 +1216,7 @@ mod lanes {
         }
 
         #[inline(always)]
+        #[allow(clippy::needless_range_loop)] // `j` picks a register of the lanes and a group of `v`
         pub fn raise_kind<const R: usize>(ready: &mut Lanes, kind: &Lanes, k: u32, v: &[u32; MAX_GROUPS]) {
             // SAFETY: SSE2 is part of x86-64.
             unsafe {
@@ -1303,13 +1305,13 @@ mod tests {
         for b in 0..MAX_BANKS {
             kind[b] = next() % (K_NONE + 1);
             ready[b] = if kind[b] == K_NONE { NEVER } else { next() % spread };
-            key[b] = if kind[b] == K_NONE { NO_KEY } else { (b as u32) << 20 | next() % (1 << 20) };
+            key[b] = if kind[b] == K_NONE { NO_KEY } else { ((b as u32) << 20) | (next() % (1 << 20)) };
         }
         [Lanes(ready), Lanes(key), Lanes(kind)]
     }
 
     fn check<const R: usize>(case: u32, seed: &mut u64) {
-        let [mut ready, key, kind] = random_lanes(seed, if case % 2 == 0 { 8 } else { 1 << 30 });
+        let [mut ready, key, kind] = random_lanes(seed, if case.is_multiple_of(2) { 8 } else { 1 << 30 });
         assert_eq!(lanes::min::<R>(&ready), scalar::min_lanes::<R>(&ready), "case {case}");
         let gate = random_lanes(seed, 3)[0];
         assert_eq!(lanes::max::<R>(&ready, &gate).0, scalar::max_lanes::<R>(&ready, &gate).0, "case {case}");

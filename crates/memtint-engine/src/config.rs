@@ -311,7 +311,7 @@ impl ControllerConfig {
             ("tcm_shuffle_algo_threshold", self.tcm_shuffle_algo_threshold),
         ];
         for (name, v) in fractions {
-            if !(0.0..1.0).contains(&v) && !(name.starts_with("tcm") && v == 1.0) {
+            if !((0.0..1.0).contains(&v) || (name.starts_with("tcm") && v == 1.0)) {
                 return Err(Error::config(format!("controller.{name}"), format!("must be in [0, 1), got {v}")));
             }
         }
@@ -424,7 +424,7 @@ pub fn resolve_mapping(name: &str, org: &Organisation) -> Result<AddressMapping>
         return AddressMapping::from_toml(&text, name, org);
     }
     AddressMapping::from_layout(name, org).map_err(|e| {
-        if name.len() % 2 == 0 && name.chars().all(|c| c.is_ascii_alphabetic()) && name.len() >= 8 {
+        if name.len().is_multiple_of(2) && name.chars().all(|c| c.is_ascii_alphabetic()) && name.len() >= 8 {
             e
         } else {
             let mut valid: Vec<String> = presets::MAPPINGS.iter().map(|(n, _)| n.to_string()).collect();

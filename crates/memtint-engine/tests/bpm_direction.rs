@@ -20,6 +20,7 @@
 //!    stream's row. A DRAMSim3-style batched idle drain (`write_idle_drain_min` = 9, a
 //!    controller option; tested below) brings the cost to 9 %, about the paper's 8 %, and the
 //!    claim still fails.
+//!
 //! Since Fig. 1 itself puts libquantum at 0.92 of its speed with 16 banks, a model faithful to
 //! it fails the 5 % bound unless three light programs slow libquantum by over 3 % under
 //! the baseline. The two claim tests, their WL11 variant on the real light traces and Fig. 1's

@@ -196,7 +196,7 @@ fn lanes_equal_general_across_gaps_beyond_32_bit_cycles() {
                 rng ^= rng << 13;
                 rng ^= rng >> 7;
                 rng ^= rng << 17;
-                reqs.push(DramRequest { addr: (rng % (1 << 33)) & !63, is_write: rng % 3 == 0, arrival: Some(at + i * (rng % 5)) });
+                reqs.push(DramRequest { addr: (rng % (1 << 33)) & !63, is_write: rng.is_multiple_of(3), arrival: Some(at + i * (rng % 5)) });
             }
         }
         let run = |implementation: &str| {

@@ -7,6 +7,8 @@
 // pyo3 0.22's `create_exception!` expands to a cfg this rustc does not know; the warning is
 // about pyo3's macro, not this crate.
 #![allow(unexpected_cfgs)]
+// pyo3 0.22's `#[pyfunction]` converts each `PyResult`'s error into itself; same story.
+#![allow(clippy::useless_conversion)]
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;

@@ -36,7 +36,7 @@ impl CacheGeometry {
             ));
         }
         let way_bytes = self.ways as u64 * self.line_bytes as u64;
-        if self.size_bytes == 0 || self.size_bytes % way_bytes != 0 {
+        if self.size_bytes == 0 || !self.size_bytes.is_multiple_of(way_bytes) {
             return Err(Error::config(
                 format!("{field}.size_bytes"),
                 format!(

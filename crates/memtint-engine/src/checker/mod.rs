@@ -167,7 +167,7 @@ impl Worst {
     #[inline]
     fn offer(&mut self, earlier: &CommandRecord, required: u64, now: Cycle) {
         let bound = earlier.cycle.saturating_add(required);
-        if bound > now && self.0.map_or(true, |(e, r)| bound > e.cycle.saturating_add(r)) {
+        if bound > now && self.0.is_none_or(|(e, r)| bound > e.cycle.saturating_add(r)) {
             self.0 = Some((*earlier, required));
         }
     }

@@ -482,7 +482,7 @@ impl ChannelController {
                 None => Command::Act,
             };
             let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
-            if best.map_or(true, |s| key < s.key) {
+            if best.is_none_or(|s| key < s.key) {
                 let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
                 best = Some(Slot { t_bank, key, index: i as u32, cmd, is_hit });
             }

@@ -290,8 +290,8 @@ mod tests {
         // 8 banks, 2 groups of 2 banks per rank, 2 ranks, one slot.
         let mut l = Lanes::new(8, 1, |b| b / 2, |b| b / 4);
         let kinds = [K_ACT, K_RD, K_ACT, K_ACT, K_ACT, K_PRE, K_ACT, K_NONE];
-        for i in 0..8 {
-            l.set(i, 5 + i as i32, kinds[i], 8 - i as u32);
+        for (i, &k) in kinds.iter().enumerate() {
+            l.set(i, 5 + i as i32, k, 8 - i as u32);
         }
         l
     }
@@ -371,8 +371,8 @@ mod tests {
     fn a_one_rank_raise_reaches_its_group_and_the_rest_of_its_kind() {
         let mut l = Lanes::new(8, 1, |b| b / 2, |_| 0);
         let kinds = [K_ACT, K_RD, K_ACT, K_ACT, K_ACT, K_PRE, K_ACT, K_NONE];
-        for i in 0..8 {
-            l.set(i, 5 + i as i32, kinds[i], 8 - i as u32);
+        for (i, &k) in kinds.iter().enumerate() {
+            l.set(i, 5 + i as i32, k, 8 - i as u32);
         }
         l.raise_kind::<Dynamic>(K_ACT, 1, 0, 100, 50, 0);
         assert_eq!(l.ready[..1], [[50, 6, 100, 100, 50, 10, 50, 12]]);

@@ -171,7 +171,7 @@ fn a_short_trace_wraps_around() {
     run_skipping(&mut core, &mut trace, &mut mem, 1000);
     let addrs: Vec<u64> = mem.log.iter().map(|r| if let Req::Load { addr, .. } = r { *addr } else { 0 }).collect();
     assert!(addrs.len() > 100);
-    assert!(addrs.chunks(2).all(|c| c[0] == 0x40 && c.get(1).map_or(true, |&a| a == 0x80)));
+    assert!(addrs.chunks(2).all(|c| c[0] == 0x40 && c.get(1).is_none_or(|&a| a == 0x80)));
     let s = core.stats();
     assert_eq!(s.trace_wraps, (s.records - 1) / 2);
 }
@@ -410,7 +410,7 @@ impl CpuTraceSource for Synthetic {
         Ok(Some(CpuRecord {
             bubbles: (r % 20) as u32,
             read: (r >> 8) & !63,
-            writeback: if r % 4 == 0 { Some((r >> 20) & !63) } else { None },
+            writeback: if r.is_multiple_of(4) { Some((r >> 20) & !63) } else { None },
         }))
     }
     fn rewind(&mut self) -> Result<()> {

@@ -74,7 +74,7 @@ impl Organisation {
                 return Err(Error::config(field, format!("must be a non-zero power of two, got {v}")));
             }
         }
-        if self.bus_width_bits % 8 != 0 {
+        if !self.bus_width_bits.is_multiple_of(8) {
             return Err(Error::config("bus_width_bits", "must be a multiple of 8"));
         }
         if self.columns < self.burst_length {

@@ -256,7 +256,7 @@ impl AddressMapping {
             }
             if m == 0 {
                 let others: Vec<String> =
-                    (0..coords.len()).filter(|&j| j != k && c >> j & 1 == 1).map(|j| coord_str(j)).collect();
+                    (0..coords.len()).filter(|&j| j != k && c >> j & 1 == 1).map(&coord_str).collect();
                 let relation = if others.len() == 1 {
                     format!("is the same function as {}", others[0])
                 } else {

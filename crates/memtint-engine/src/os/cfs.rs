@@ -420,10 +420,8 @@ mod tests {
     /// Core 0's scheduler event at `now`, with a window that drains at once.
     fn step_core_zero(s: &mut Cfs, now: Cycle) {
         match s.state(0) {
-            CpuState::Running { .. } => {
-                if s.slice_end(0, now).is_some() {
-                    s.drained(0, now);
-                }
+            CpuState::Running { .. } if s.slice_end(0, now).is_some() => {
+                s.drained(0, now);
             }
             CpuState::Switching { .. } => {
                 s.switch_done(0, now);

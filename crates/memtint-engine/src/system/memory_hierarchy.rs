@@ -317,9 +317,8 @@ impl MemoryHierarchy {
                     self.send_write(at, 0, v, c.source);
                 }
                 if self.l2.is_some() {
-                    for i in first..woken.len() {
-                        let core = woken[i].0.core;
-                        self.fill_l2(core, line, at);
+                    for w in &woken[first..] {
+                        self.fill_l2(w.0.core, line, at);
                     }
                 }
             }

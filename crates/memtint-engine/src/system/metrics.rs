@@ -50,6 +50,19 @@ impl MixMetrics {
     }
 }
 
+/// `MixMetrics::of` with JSON in (`[{"ipc_alone": .., "ipc_shared": ..}, ...]`) and out.
+pub fn metrics_json(programs: &str) -> Result<String> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct P {
+        ipc_alone: f64,
+        ipc_shared: f64,
+    }
+    let ps: Vec<P> = serde_json::from_str(programs).map_err(|e| Error::config("metrics", e.to_string()))?;
+    let ps: Vec<ProgramSpeed> = ps.iter().map(|p| ProgramSpeed { ipc_alone: p.ipc_alone, ipc_shared: p.ipc_shared }).collect();
+    Ok(serde_json::to_string(&MixMetrics::of(&ps)?).expect("metrics serialise"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,17 +102,4 @@ mod tests {
         let e = MixMetrics::of(&[ProgramSpeed { ipc_alone: 1.0, ipc_shared: 0.0 }]).unwrap_err().to_string();
         assert!(e.contains("program 0"), "{e}");
     }
-}
-
-/// `MixMetrics::of` with JSON in (`[{"ipc_alone": .., "ipc_shared": ..}, ...]`) and out.
-pub fn metrics_json(programs: &str) -> Result<String> {
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct P {
-        ipc_alone: f64,
-        ipc_shared: f64,
-    }
-    let ps: Vec<P> = serde_json::from_str(programs).map_err(|e| Error::config("metrics", e.to_string()))?;
-    let ps: Vec<ProgramSpeed> = ps.iter().map(|p| ProgramSpeed { ipc_alone: p.ipc_alone, ipc_shared: p.ipc_shared }).collect();
-    Ok(serde_json::to_string(&MixMetrics::of(&ps)?).expect("metrics serialise"))
 }

@@ -345,8 +345,7 @@ fn simulate(
             core_next_stale |= !woken.is_empty();
             woken.clear();
             outbox_blocked = false;
-            loop {
-                let Some(o) = hier.outbox().front().copied() else { break };
+            while let Some(o) = hier.outbox().front().copied() {
                 if o.at > d {
                     break;
                 }

@@ -265,7 +265,7 @@ impl RequestGenerator {
             GeneratorKind::Random | GeneratorKind::Mix => Pattern::Random { lines },
             GeneratorKind::Strided => {
                 let stride = spec.stride_bytes.unwrap_or(DEFAULT_STRIDE_BYTES);
-                if stride == 0 || stride % line != 0 {
+                if stride == 0 || !stride.is_multiple_of(line) {
                     return Err(field_error(
                         "stride_bytes",
                         format!("must be a non-zero multiple of the line size ({line} B), got {stride}"),
