@@ -6,6 +6,7 @@ use crate::controller::{ChannelController, Completion, ControllerRef, Implementa
 use crate::dram::{CommandRecord, DramAddress};
 use crate::error::Result;
 use crate::mapping::AddressMapping;
+use crate::vector_isa::VectorIsa;
 use crate::{Cycle, NEVER};
 
 /// The controllers are of one implementation (`controller.implementation`), kept in that
@@ -97,15 +98,15 @@ impl MemorySystem {
 
     /// The instruction-set level the lane controllers' `tick` and `enqueue` run at (default:
     /// the best this CPU runs; the caller checks the CPU runs `isa`). Results are the same.
-    pub fn set_vector_isa(&mut self, isa: crate::vector_isa::VectorIsa) {
+    pub fn set_vector_isa(&mut self, isa: VectorIsa) {
         for c in self.lanes.iter_mut() {
             c.set_vector_isa(isa);
         }
     }
 
     /// The level the controllers' `tick` and `enqueue` run at (general controllers: the baseline).
-    pub fn vector_isa(&self) -> crate::vector_isa::VectorIsa {
-        self.lanes.first().map_or(crate::vector_isa::VectorIsa::Baseline, |c| c.vector_isa())
+    pub fn vector_isa(&self) -> VectorIsa {
+        self.lanes.first().map_or(VectorIsa::Baseline, |c| c.vector_isa())
     }
 
     pub fn record_commands(&mut self, on: bool) {

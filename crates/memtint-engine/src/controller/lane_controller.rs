@@ -1012,7 +1012,6 @@ mod isa_entries {
         c.tick_inlined::<S>(now, |d| done.push(d))
     }
 
-
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,fma")]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
@@ -1027,5 +1026,4 @@ mod isa_entries {
     ) {
         c.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin)
     }
-
 }
