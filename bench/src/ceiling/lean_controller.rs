@@ -514,6 +514,9 @@ pub struct Ceiling<const R: usize, const L: usize> {
     write_low: usize,
     write_idle_min: usize,
     write_idle_timeout: u64,
+    write_min_per_switch: usize,
+    /// Writes issued since the turn to writes.
+    written: usize,
     /// Writes are the active direction (its candidates are in the lanes).
     write_mode: bool,
     write_mode_switches: u64,
@@ -569,24 +572,26 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
         if ctl.read_queue > MAX_QUEUE {
             return Err(unsupported(&format!("a read queue of at most {MAX_QUEUE}, not {}", ctl.read_queue)));
         }
-        if ctl.write_queue > MAX_QUEUE {
-            return Err(unsupported(&format!("a write queue of at most {MAX_QUEUE}, not {}", ctl.write_queue)));
-        }
         ctl.validate().map_err(|e| e.to_string())?;
+        let w = ctl.writes().map_err(|e| e.to_string())?;
+        if w.queue > MAX_QUEUE {
+            return Err(unsupported(&format!("a write queue of at most {MAX_QUEUE}, not {}", w.queue)));
+        }
         // As `ChannelController::new`.
-        let write_high = ((ctl.write_queue as f64 * ctl.write_high_watermark).ceil() as usize).clamp(1, ctl.write_queue);
-        let write_low = ((ctl.write_queue as f64 * ctl.write_low_watermark).floor() as usize).min(write_high - 1);
+        let (write_high, write_low) = (w.high_count(), w.low_count());
         let small = |name: &str, v: u64| T::try_from(v).ok().filter(|&v| v < 1 << 20).ok_or_else(|| unsupported(&format!("{name} of {v} cycles")));
         Ok(Ceiling {
             c: C::new(&Constraints::derive(&cfg.timing))?,
             mapping: cfg.mapping.clone(),
             line_mask: !(org.burst_bytes() - 1),
-            capacity: [ctl.read_queue, ctl.write_queue],
+            capacity: [ctl.read_queue, w.queue],
             len: [0, 0],
             write_high,
             write_low,
-            write_idle_min: ctl.write_idle_drain_min,
-            write_idle_timeout: ctl.write_idle_drain_timeout,
+            write_idle_min: w.idle_drain_min,
+            write_idle_timeout: w.idle_drain_timeout,
+            write_min_per_switch: w.min_per_switch,
+            written: 0,
             write_mode: false,
             write_mode_switches: 0,
             closed,
@@ -702,7 +707,7 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
     fn write_mode_should_switch(&self, now: T) -> bool {
         let (reads, writes) = (self.len[0], self.len[1]);
         if self.write_mode {
-            writes <= self.write_low && reads > 0
+            reads > 0 && (writes == 0 || (writes <= self.write_low && self.written >= self.write_min_per_switch))
         } else {
             writes >= self.write_high || (reads == 0 && writes > 0 && (writes >= self.write_idle_min || self.idle_drain_due() <= now))
         }
@@ -740,6 +745,7 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
     fn switch_direction(&mut self, at: T) {
         raise(&mut self.s.bus, at);
         self.write_mode = !self.write_mode;
+        self.written = 0;
         self.write_mode_switches += 1;
         for b in 0..BANKS * R {
             self.update_candidate(b);
@@ -1020,6 +1026,7 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
                     let is_write = kind == K_WR;
                     if is_write {
                         self.s.wr(&c, at, b, g);
+                        self.written += 1;
                     } else {
                         self.s.rd(&c, at, b, g);
                     }

@@ -72,6 +72,10 @@ pub struct MachineConfig {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// What a comparison on this machine must be read with (its baseline differs from the
+    /// paper's, say); `memtint compare` prints it and its results carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison_note: Option<String>,
     pub dram: DramConfig,
     #[serde(default)]
     pub controller: ControllerConfig,
@@ -138,24 +142,113 @@ pub struct DramConfig {
     pub mapping: String,
 }
 
-/// Controller settings. Defaults follow Ramulator/DRAMSim3 practice: 32-entry queues, write
-/// drain between 80 % and 20 % occupancy, FR-FCFS, open rows, all-bank refresh.
+/// Whose rule a controller's write handling follows when its `write_*` keys are unset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteHandling {
+    /// Real controllers batch writes between watermarks and turn the bus round rarely (the
+    /// write-to-read turnaround costs tWTR each time). Values of gem5's `MemCtrl`
+    /// (src/mem/MemCtrl.py): 64-entry write queue, drain from 85 % down to 50 %, idle drain
+    /// only above the low watermark, at least 16 writes per switch. Intel's write-major mode
+    /// works the same way, but its thresholds are not public.
+    Batched,
+    /// Ramulator 2's `GenericDRAMController`: 32 entries, 80 % / 20 %, and a write drains
+    /// whenever the read queue is empty, one at a time.
+    Ramulator,
+}
+
+impl WriteHandling {
+    pub const NAMES: [&'static str; 2] = ["batched", "ramulator"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteHandling::Batched => "batched",
+            WriteHandling::Ramulator => "ramulator",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "batched" => Ok(WriteHandling::Batched),
+            "ramulator" => Ok(WriteHandling::Ramulator),
+            _ => Err(Error::config(
+                "controller.write_handling",
+                format!("unknown write handling '{name}'; choose one of: {}", Self::NAMES.join(", ")),
+            )),
+        }
+    }
+
+    /// The bundle's values (`idle_drain_min` is resolved by `ControllerConfig::writes`).
+    fn settings(self) -> WriteSettings {
+        match self {
+            WriteHandling::Batched => WriteSettings {
+                queue: 64,
+                high_watermark: 0.85,
+                low_watermark: 0.5,
+                idle_drain_min: 0,
+                idle_drain_timeout: 1000,
+                min_per_switch: 16,
+            },
+            WriteHandling::Ramulator => WriteSettings {
+                queue: 32,
+                high_watermark: 0.8,
+                low_watermark: 0.2,
+                idle_drain_min: 1,
+                idle_drain_timeout: 1000,
+                min_per_switch: 0,
+            },
+        }
+    }
+}
+
+/// A controller's write settings, resolved (`ControllerConfig::writes`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WriteSettings {
+    pub queue: usize,
+    pub high_watermark: f64,
+    pub low_watermark: f64,
+    pub idle_drain_min: usize,
+    pub idle_drain_timeout: u64,
+    pub min_per_switch: usize,
+}
+
+impl WriteSettings {
+    /// Writes queued that start a drain: the high watermark, rounded up.
+    pub fn high_count(&self) -> usize {
+        ((self.queue as f64 * self.high_watermark).ceil() as usize).clamp(1, self.queue.max(1))
+    }
+
+    /// Writes queued at or below which a drain may end: the low watermark, rounded down.
+    pub fn low_count(&self) -> usize {
+        ((self.queue as f64 * self.low_watermark).floor() as usize).min(self.high_count() - 1)
+    }
+}
+
+/// Controller settings. Defaults: 32-entry read queue, FR-FCFS, open rows, all-bank refresh, and
+/// writes handled in batches as real controllers do (`write_handling`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ControllerConfig {
     pub read_queue: usize,
-    pub write_queue: usize,
+    /// Whose write handling the unset `write_*` keys follow (`WriteHandling`): "batched" (the
+    /// default: gem5's `MemCtrl`) or "ramulator" (Ramulator 2's `GenericDRAMController`, for
+    /// comparisons with it). A key set explicitly overrides its bundle value.
+    pub write_handling: String,
+    /// Write queue entries per channel.
+    pub write_queue: Option<usize>,
     /// Start draining writes when the write queue is this full (fraction of its size).
-    pub write_high_watermark: f64,
+    pub write_high_watermark: Option<f64>,
     /// Stop draining when it is down to this fraction (and reads are waiting).
-    pub write_low_watermark: f64,
-    /// With no read waiting, start draining only once this many writes wait (1: any write, as
-    /// Ramulator; DRAMSim3 waits for more than 8, so 9). Fewer writes wait for
+    pub write_low_watermark: Option<f64>,
+    /// With no read waiting, start draining once this many writes wait ("batched": more than
+    /// the low watermark, as gem5; "ramulator": 1, any write). Fewer writes wait for
     /// `write_idle_drain_timeout`, so a short tail of writes still drains.
-    pub write_idle_drain_min: usize,
+    pub write_idle_drain_min: Option<usize>,
     /// With no read waiting, drain anyway once the oldest write has waited this many cycles
     /// (only matters when `write_idle_drain_min` > 1).
-    pub write_idle_drain_timeout: u64,
+    pub write_idle_drain_timeout: Option<u64>,
+    /// Writes issued in one write-mode period before waiting reads may end it (gem5's
+    /// `min_writes_per_switch`; 0 for Ramulator), unless the write queue empties.
+    pub write_min_per_switch: Option<usize>,
     pub scheduler: String,
     pub row_policy: String,
     pub refresh: String,
@@ -216,11 +309,13 @@ impl Default for ControllerConfig {
     fn default() -> Self {
         ControllerConfig {
             read_queue: 32,
-            write_queue: 32,
-            write_high_watermark: 0.8,
-            write_low_watermark: 0.2,
-            write_idle_drain_min: 1,
-            write_idle_drain_timeout: 1000,
+            write_handling: WriteHandling::Batched.name().into(),
+            write_queue: None,
+            write_high_watermark: None,
+            write_low_watermark: None,
+            write_idle_drain_min: None,
+            write_idle_drain_timeout: None,
+            write_min_per_switch: None,
             scheduler: "fr-fcfs".into(),
             row_policy: "open".into(),
             refresh: "all-bank".into(),
@@ -260,28 +355,56 @@ fn default_bus_width() -> u32 {
 }
 
 impl ControllerConfig {
+    /// The write settings in force: each `write_*` key as set, else its `write_handling` value.
+    pub fn writes(&self) -> Result<WriteSettings> {
+        let bundle = WriteHandling::from_name(&self.write_handling)?.settings();
+        let queue = self.write_queue.unwrap_or(bundle.queue);
+        let mut w = WriteSettings {
+            queue,
+            high_watermark: self.write_high_watermark.unwrap_or(bundle.high_watermark),
+            low_watermark: self.write_low_watermark.unwrap_or(bundle.low_watermark),
+            idle_drain_min: 0,
+            idle_drain_timeout: self.write_idle_drain_timeout.unwrap_or(bundle.idle_drain_timeout),
+            // A bundle's minimum shrinks with a small queue; a value set explicitly is checked.
+            min_per_switch: self.write_min_per_switch.unwrap_or(bundle.min_per_switch.min(queue)),
+        };
+        w.idle_drain_min = match (self.write_idle_drain_min, WriteHandling::from_name(&self.write_handling)?) {
+            (Some(n), _) => n,
+            (None, WriteHandling::Batched) => (w.low_count() + 1).min(queue.max(1)),
+            (None, WriteHandling::Ramulator) => 1,
+        };
+        Ok(w)
+    }
+
     pub fn validate(&self) -> Result<()> {
         if self.read_queue == 0 {
             return Err(Error::config("controller.read_queue", "must be at least 1"));
         }
-        if self.write_queue == 0 {
+        let w = self.writes()?;
+        if w.queue == 0 {
             return Err(Error::config("controller.write_queue", "must be at least 1"));
         }
-        let (hi, lo) = (self.write_high_watermark, self.write_low_watermark);
+        let (hi, lo) = (w.high_watermark, w.low_watermark);
         if !(0.0..=1.0).contains(&hi) || !(0.0..=1.0).contains(&lo) || lo > hi {
             return Err(Error::config(
                 "controller.write_low_watermark",
                 format!("watermarks must satisfy 0 <= low <= high <= 1, got low {lo}, high {hi}"),
             ));
         }
-        if self.write_idle_drain_min == 0 || self.write_idle_drain_min > self.write_queue {
+        if w.idle_drain_min == 0 || w.idle_drain_min > w.queue {
             return Err(Error::config(
                 "controller.write_idle_drain_min",
-                format!("must be between 1 and write_queue ({}), got {}", self.write_queue, self.write_idle_drain_min),
+                format!("must be between 1 and write_queue ({}), got {}", w.queue, w.idle_drain_min),
             ));
         }
-        if self.write_idle_drain_timeout == 0 {
+        if w.idle_drain_timeout == 0 {
             return Err(Error::config("controller.write_idle_drain_timeout", "must be at least 1 cycle"));
+        }
+        if w.min_per_switch > w.queue {
+            return Err(Error::config(
+                "controller.write_min_per_switch",
+                format!("must be at most write_queue ({}), got {}", w.queue, w.min_per_switch),
+            ));
         }
         if self.frontend_latency == 0 {
             return Err(Error::config("controller.frontend_latency", "must be at least 1 cycle"));
@@ -448,8 +571,27 @@ mod tests {
         let m = MachineConfig::load("ddr4-2400").unwrap();
         let o = m.with_overrides(&json!({"controller": {"read_queue": 8, "write_high_watermark": 1}})).unwrap();
         assert_eq!(o.controller.read_queue, 8);
-        assert_eq!(o.controller.write_high_watermark, 1.0);
+        assert_eq!(o.controller.write_high_watermark, Some(1.0));
         assert_eq!(o.controller.write_queue, m.controller.write_queue);
+    }
+
+    #[test]
+    fn write_settings_follow_their_bundle_unless_set() {
+        let m = MachineConfig::load("ddr4-2400").unwrap();
+        let w = m.controller.writes().unwrap();
+        assert_eq!((w.queue, w.high_count(), w.low_count(), w.idle_drain_min, w.min_per_switch), (64, 55, 32, 33, 16));
+        let r = m.with_overrides(&json!({"controller": {"write_handling": "ramulator"}})).unwrap();
+        let w = r.controller.writes().unwrap();
+        assert_eq!((w.queue, w.high_count(), w.low_count(), w.idle_drain_min, w.min_per_switch), (32, 26, 6, 1, 0));
+        let o = m.with_overrides(&json!({"controller": {"write_queue": 16, "write_min_per_switch": 4}})).unwrap();
+        let w = o.controller.writes().unwrap();
+        assert_eq!((w.queue, w.low_count(), w.idle_drain_min, w.min_per_switch), (16, 8, 9, 4), "the idle drain follows the low watermark");
+        let e = m.with_overrides(&json!({"controller": {"write_handling": "dramsim"}})).unwrap().controller.validate().unwrap_err();
+        assert!(e.to_string().contains("write_handling") && e.to_string().contains("batched, ramulator"), "{e}");
+        let small = m.with_overrides(&json!({"controller": {"write_queue": 8}})).unwrap();
+        assert_eq!(small.controller.writes().unwrap().min_per_switch, 8);
+        let e = small.with_overrides(&json!({"controller": {"write_min_per_switch": 9}})).unwrap().controller.validate().unwrap_err();
+        assert!(e.to_string().contains("write_min_per_switch"), "9 writes per switch do not fit 8 entries: {e}");
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub struct ChannelController {
     /// When to switch between draining reads and writes (shared with the lane controller).
     drain: WriteDrain,
     write_mode: bool,
+    /// Writes issued since the controller turned to writes (`WriteDrain::should_switch`).
+    written: usize,
     frontend_latency: u64,
     next_seq: u64,
     banks: Vec<BankState>,
@@ -79,6 +81,7 @@ const WRITES: usize = 1;
 impl ChannelController {
     pub fn new(channel: u32, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Self> {
         cfg.validate()?;
+        let writes = cfg.writes()?;
         let banks = org.banks_per_channel() as usize;
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
         let refresh = refresh::build(&cfg.refresh, org.ranks, timing.tREFI)?;
@@ -90,9 +93,10 @@ impl ChannelController {
             c: Constraints::derive(timing),
             queues: [vec![BankQueue::default(); banks], vec![BankQueue::default(); banks]],
             len: [0, 0],
-            capacity: [cfg.read_queue, cfg.write_queue],
-            drain: WriteDrain::new(cfg),
+            capacity: [cfg.read_queue, writes.queue],
+            drain: WriteDrain::new(&writes),
             write_mode: false,
+            written: 0,
             frontend_latency: cfg.frontend_latency,
             next_seq: 0,
             banks: vec![BankState::default(); banks],
@@ -276,6 +280,7 @@ impl ChannelController {
 
         if self.write_mode_should_switch(now) {
             self.write_mode = !self.write_mode;
+            self.written = 0;
             self.stats.write_mode_switches += 1;
             self.sched_next = now;
         }
@@ -336,7 +341,7 @@ impl ChannelController {
     /// `WriteDrain::should_switch` (watermarks, idle drain).
     #[inline]
     fn write_mode_should_switch(&self, now: Cycle) -> bool {
-        self.drain.should_switch(self.write_mode, self.len[READS], self.len[WRITES], now, || self.idle_drain_due())
+        self.drain.should_switch(self.write_mode, self.len[READS], self.len[WRITES], self.written, now, || self.idle_drain_due())
     }
 
     /// `WriteDrain::idle_drain_due` over the write queues (each bank queue is oldest first).
@@ -676,6 +681,7 @@ impl ChannelController {
                 let done = now + end;
                 if req.is_write {
                     self.stats.writes += 1;
+                    self.written += 1;
                 } else {
                     self.stats.reads += 1;
                 }

@@ -114,6 +114,8 @@ pub struct LaneController {
     refreshes_pending: u32,
     drain: WriteDrain,
     write_mode: bool,
+    /// Writes issued since the controller turned to writes (`WriteDrain::should_switch`).
+    written: usize,
     /// `drain.may_switch` for the present mode and queue lengths (`note_lengths`).
     drain_maybe: bool,
     /// Per direction, per bank: waiting requests, oldest first, and how many hit the open row.
@@ -177,7 +179,8 @@ impl LaneController {
         let (gpr, bpg) = (org.bank_groups as usize, org.banks_per_group as usize);
         let slots = order.candidates_per_bank();
         let lanes = Lanes::new(banks, slots, |b| (b / bpr) * gpr + (b % bpr) / bpg, |b| b / bpr);
-        let slab_size = cfg.read_queue + cfg.write_queue;
+        let writes = cfg.writes()?;
+        let slab_size = cfg.read_queue + writes.queue;
         Ok(LaneController {
             channel,
             org: org.clone(),
@@ -192,13 +195,14 @@ impl LaneController {
             refresh,
             refresh_pending: vec![false; org.ranks as usize],
             refreshes_pending: 0,
-            drain: WriteDrain::new(cfg),
+            drain: WriteDrain::new(&writes),
             write_mode: false,
+            written: 0,
             drain_maybe: false,
             queues: [BankTable::from_fn(|_| Vec::new()), BankTable::from_fn(|_| Vec::new())],
             hits: [BankTable([0; MAX_BANKS as usize]), BankTable([0; MAX_BANKS as usize])],
             len: [0, 0],
-            capacity: [cfg.read_queue, cfg.write_queue],
+            capacity: [cfg.read_queue, writes.queue],
             slab: Vec::with_capacity(slab_size),
             free: Vec::with_capacity(slab_size),
             frontend_latency: cfg.frontend_latency,
@@ -649,6 +653,7 @@ impl LaneController {
     #[inline(never)]
     fn switch_direction(&mut self, now: Cycle) {
         self.write_mode = !self.write_mode;
+        self.written = 0;
         self.note_lengths();
         self.stats.write_mode_switches += 1;
         self.sched_next = now;
@@ -685,7 +690,7 @@ impl LaneController {
 
     #[inline(always)]
     fn write_mode_should_switch(&self, now: Cycle) -> bool {
-        self.drain_maybe && self.drain.should_switch(self.write_mode, self.len[READS], self.len[WRITES], now, || self.idle_drain_due())
+        self.drain_maybe && self.drain.should_switch(self.write_mode, self.len[READS], self.len[WRITES], self.written, now, || self.idle_drain_due())
     }
 
     #[inline(always)]
@@ -907,6 +912,7 @@ impl LaneController {
             RowOutcome::Conflict => counters.row_conflicts += 1,
         }
         self.integrate_queues(now);
+        self.written += is_write as usize;
         self.queues[d][b].remove(index);
         self.hits[d][b] -= 1;
         self.len[d] -= 1;

@@ -28,6 +28,7 @@ fn rate(part: u64, whole: u64) -> f64 {
 
 pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: DramSimOptions) -> Value {
     let org = &cfg.org;
+    let ws = cfg.controller.writes().expect("validated when the run was built");
     let t = &cfg.timing;
     let cycles = totals.dram_cycles.max(1);
     let simulated_ns = totals.dram_cycles as f64 * t.tCK_ns;
@@ -113,11 +114,13 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "row_policy": cfg.controller.row_policy,
             "refresh": cfg.controller.refresh,
             "read_queue": cfg.controller.read_queue,
-            "write_queue": cfg.controller.write_queue,
-            "write_high_watermark": cfg.controller.write_high_watermark,
-            "write_low_watermark": cfg.controller.write_low_watermark,
-            "write_idle_drain_min": cfg.controller.write_idle_drain_min,
-            "write_idle_drain_timeout": cfg.controller.write_idle_drain_timeout,
+            "write_handling": cfg.controller.write_handling,
+            "write_queue": ws.queue,
+            "write_high_watermark": ws.high_watermark,
+            "write_low_watermark": ws.low_watermark,
+            "write_idle_drain_min": ws.idle_drain_min,
+            "write_idle_drain_timeout": ws.idle_drain_timeout,
+            "write_min_per_switch": ws.min_per_switch,
             "row_timeout": cfg.controller.row_timeout,
             "frfcfs_cap": cfg.controller.frfcfs_cap,
             "frontend_latency": cfg.controller.frontend_latency,
