@@ -14,6 +14,10 @@
 //!   random frames, which HVR §8.1 warns would make the baseline identical to random
 //!   interleaving (M³).
 //!
+//! Colour-restricted policies draw from the same order, passing over frames of other colours
+//! (`next_frame_where`), so that a policy differs from the baseline only in its colours
+//! (docs/stats.md, "Frame order").
+//!
 //! Deterministic: a ChaCha8 generator with an explicit seed. When free memory is too scarce for
 //! random probing to find a run, the allocator's own order is used.
 
@@ -41,26 +45,41 @@ impl FrameOrder {
 
     /// The next frame in aged-Linux order, allocated from `alloc`; None when memory is full.
     pub fn next_frame(&mut self, alloc: &mut BuddyAllocator) -> Option<Frame> {
-        if self.left > 0 {
+        self.next_frame_where(alloc, |_, _| true).or_else(|| {
+            self.left = 0;
+            alloc.alloc_any()
+        })
+    }
+
+    /// The next frame in aged-Linux order among those `accept` takes (a colour-restricted
+    /// policy's colours: frames of other colours in a run are passed over, as a coloured free
+    /// list would); None when random probing finds none, and the caller falls back to its own
+    /// order. With `accept` taking every frame this is `next_frame`, draw for draw.
+    pub fn next_frame_where(&mut self, alloc: &mut BuddyAllocator, accept: impl Fn(&BuddyAllocator, Frame) -> bool) -> Option<Frame> {
+        while self.left > 0 {
             self.left -= 1;
             let f = self.next;
             self.next += 1;
+            if !accept(alloc, f) {
+                continue;
+            }
             if let Some(f) = alloc.alloc_frame(f) {
                 return Some(f);
             }
+            break;
         }
         let total = alloc.total_frames();
         let run = RUN_FRAMES.min(total);
         for _ in 0..PROBES {
             let start = self.rng.gen_range(0..total) / run * run;
             let end = (start + run).min(total);
-            if let Some(f) = (start..end).find(|&f| alloc.is_free(f)) {
+            if let Some(f) = (start..end).find(|&f| alloc.is_free(f) && accept(alloc, f)) {
                 self.next = f + 1;
                 self.left = end - f - 1;
                 return alloc.alloc_frame(f);
             }
         }
         self.left = 0;
-        alloc.alloc_any()
+        None
     }
 }

@@ -24,9 +24,19 @@ pub struct OsConfig {
     pub strict: bool,
     /// Seed of the baseline's frame order and of random interleaving.
     pub seed: u64,
+    /// The order a colour-restricted policy takes frames in: "aged" (default; the baseline's
+    /// aged-system order, `frame_order.rs`, restricted to the process's colours, so a policy
+    /// differs from `buddy` only in its colours) or "ascending" (lowest free frame of each
+    /// colour, round-robin over the colours).
+    pub frame_order: String,
     /// Explicit colour sets (colours of the policy's space); one per process unless `groups`
-    /// maps processes to them. Default: the colours split evenly.
+    /// maps processes to them. Default: the colours split evenly, as `colour_split` says.
     pub colours: Option<Vec<Vec<u32>>>,
+    /// The even split's shape (`placement::ColourSplit`): "contiguous" (default: consecutive
+    /// colours, so BPM on the i7-860 gives each program one rank's banks and partitions banks
+    /// only, as the paper's contiguous bank ranges) or "strided" (every n-th colour: fixes the
+    /// low colour bits, which also index LLC sets on the i7-860, so it partitions the LLC too).
+    pub colour_split: String,
     /// Coalescing: process -> colour-set index; processes with the same index share one set.
     pub groups: Option<Vec<u32>>,
     /// Address bits kept out of the B/C/O classes and LLC colours (HVR leaves out b13).
@@ -58,7 +68,9 @@ impl Default for OsConfig {
             page_bytes: 4096,
             strict: false,
             seed: 1,
+            frame_order: FrameOrderKind::Aged.name().into(),
             colours: None,
+            colour_split: "contiguous".into(),
             groups: None,
             exclude_bits: Vec::new(),
             vertical: None,
@@ -67,6 +79,30 @@ impl Default for OsConfig {
             ccps: Default::default(),
             mcp: Default::default(),
             profiles: None,
+        }
+    }
+}
+
+/// `OsConfig::frame_order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameOrderKind {
+    Aged,
+    Ascending,
+}
+
+impl FrameOrderKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameOrderKind::Aged => "aged",
+            FrameOrderKind::Ascending => "ascending",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "aged" => Ok(FrameOrderKind::Aged),
+            "ascending" => Ok(FrameOrderKind::Ascending),
+            _ => Err(Error::config("os.frame_order", format!("unknown frame order '{name}'; choose aged or ascending"))),
         }
     }
 }
@@ -136,6 +172,8 @@ impl OsModel {
         if processes == 0 {
             return Err(Error::config("os", "needs at least one process"));
         }
+        FrameOrderKind::from_name(&cfg.frame_order)?;
+        placement::ColourSplit::from_name(&cfg.colour_split)?;
         let page_shift = cfg.page_bytes.trailing_zeros();
         let frame_bits = mapping.capacity_bits().saturating_sub(page_shift);
         if frame_bits > 31 {

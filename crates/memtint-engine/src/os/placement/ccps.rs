@@ -8,7 +8,7 @@
 //! ([rec] §2.4, reported as `colour_overflow_pages` and `spilled_pages`). With `os.strict` a full
 //! region is an error instead.
 
-use super::colour_sets::out_of_memory;
+use super::colour_sets::{out_of_memory, AgedFrames};
 use super::{MachineView, Placement, PlacementPolicy};
 use crate::error::{Error, Result};
 use crate::os::buddy::BuddyAllocator;
@@ -40,6 +40,9 @@ pub struct CcpsRegions {
     /// Core -> its region's colours.
     regions: Vec<Vec<u32>>,
     cursor: Vec<usize>,
+    /// Core -> its region's colours as flags, and the aged order of its frames.
+    members: Vec<Vec<bool>>,
+    aged: AgedFrames,
     all: Vec<u32>,
     strict: bool,
     spilled: u64,
@@ -102,10 +105,20 @@ impl CcpsRegions {
         if let Some(core) = regions.iter().position(|r| r.is_empty()) {
             return Err(Error::config("os.policy", format!("ccps: core {core}'s region holds no frame on this machine")));
         }
+        let members = regions
+            .iter()
+            .map(|r| {
+                let mut m = vec![false; n as usize];
+                r.iter().for_each(|&c| m[c as usize] = true);
+                m
+            })
+            .collect();
         Ok(CcpsRegions {
             space,
             coords,
             cursor: vec![0; regions.len()],
+            members,
+            aged: AgedFrames::new(cfg, regions.len())?,
             regions,
             all: (0..n).collect(),
             strict: cfg.strict,
@@ -140,6 +153,10 @@ impl PlacementPolicy for CcpsRegions {
     }
     fn place_on(&mut self, pid: u32, core: u32, _vpage: u64, alloc: &mut BuddyAllocator) -> Result<Placement> {
         let ci = core as usize % self.regions.len();
+        let member = &self.members[ci];
+        if let Some(frame) = self.aged.next(ci, alloc, |a, f| member[a.colour_of(f) as usize]) {
+            return Ok(Placement { frame, borrowed: false });
+        }
         let region = &self.regions[ci];
         let start = self.cursor[ci];
         for i in 0..region.len() {

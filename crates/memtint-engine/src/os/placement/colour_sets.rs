@@ -1,12 +1,37 @@
 //! Per-process colour sets, shared by every partitioning policy: the default even split, explicit
-//! sets and coalescing (HVR §2.3: several processes share one set), round-robin over a process's
-//! colours (BPM §2.4, the paper leaves the order open), and what happens when they are full.
+//! sets and coalescing (HVR §2.3: several processes share one set), the order frames come in
+//! (`os.frame_order`: the baseline's aged order restricted to the set, or ascending frames
+//! round-robin over the set's colours; BPM §2.4 leaves the order open), and what happens when
+//! the colours are full.
 
 use super::{Placement, PlacementPolicy};
 use crate::error::{Error, Result};
-use crate::os::buddy::BuddyAllocator;
+use crate::os::buddy::{BuddyAllocator, Frame};
 use crate::os::colour::{colour_list_text, ColourBits, ColourSpace};
-use crate::os::os_model::OsConfig;
+use crate::os::frame_order::FrameOrder;
+use crate::os::os_model::{FrameOrderKind, OsConfig};
+
+/// How the default even split deals the colours out (`os.colour_split`). Colour numbers
+/// count the space's bits from its first function up, so the two shapes fix different bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColourSplit {
+    /// Consecutive colours: each set fixes the highest colour bits (on the i7-860 the rank
+    /// bits b21-b22: a program owns all 8 banks of one rank in both channels).
+    Contiguous,
+    /// Every n-th colour: each set fixes the lowest colour bits (on the i7-860 b13-b14, which
+    /// also index LLC sets, so the split partitions the LLC as well).
+    Strided,
+}
+
+impl ColourSplit {
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "contiguous" => Ok(ColourSplit::Contiguous),
+            "strided" => Ok(ColourSplit::Strided),
+            _ => Err(Error::config("os.colour_split", format!("unknown colour split '{name}'; choose contiguous or strided"))),
+        }
+    }
+}
 
 pub struct ColourSets {
     space: ColourSpace,
@@ -16,6 +41,9 @@ pub struct ColourSets {
     set_of: Vec<u32>,
     /// Process -> next position in its set (round-robin).
     cursor: Vec<usize>,
+    /// Per set: the aged order its frames come in, and its colours as flags over the space.
+    orders: AgedFrames,
+    members: Vec<Vec<bool>>,
     /// Frames each set can hold.
     set_frames: Vec<u64>,
     strict: bool,
@@ -45,7 +73,10 @@ impl ColourSets {
                         ),
                     ));
                 }
-                (0..set_count).map(|s| (s * n / set_count..(s + 1) * n / set_count).collect()).collect()
+                match ColourSplit::from_name(&cfg.colour_split)? {
+                    ColourSplit::Contiguous => (0..set_count).map(|s| (s * n / set_count..(s + 1) * n / set_count).collect()).collect(),
+                    ColourSplit::Strided => (0..set_count).map(|s| (s..n).step_by(set_count as usize).collect()).collect(),
+                }
             }
         };
         let set_of: Vec<u32> = match &cfg.groups {
@@ -112,7 +143,16 @@ impl ColourSets {
                 ));
             }
         }
-        Ok(ColourSets { space, policy, sets, set_of, cursor: vec![0; processes as usize], set_frames, strict: cfg.strict })
+        let orders = AgedFrames::new(cfg, sets.len())?;
+        let members = sets
+            .iter()
+            .map(|set| {
+                let mut m = vec![false; n as usize];
+                set.iter().for_each(|&c| m[c as usize] = true);
+                m
+            })
+            .collect();
+        Ok(ColourSets { space, policy, sets, set_of, cursor: vec![0; processes as usize], orders, members, set_frames, strict: cfg.strict })
     }
 
     pub fn space(&self) -> &ColourSpace {
@@ -123,9 +163,15 @@ impl ColourSets {
         &self.sets[self.set_of[pid as usize] as usize]
     }
 
-    /// The next owned colour with a free frame, round-robin; otherwise borrow (or fail if strict).
+    /// The set's next frame in aged order, else the next owned colour with a free frame,
+    /// round-robin; otherwise borrow (or fail if strict).
     pub fn place(&mut self, pid: u32, alloc: &mut BuddyAllocator) -> Result<Placement> {
-        let set = &self.sets[self.set_of[pid as usize] as usize];
+        let s = self.set_of[pid as usize] as usize;
+        let member = &self.members[s];
+        if let Some(frame) = self.orders.next(s, alloc, |a, f| member[a.colour_of(f) as usize]) {
+            return Ok(Placement { frame, borrowed: false });
+        }
+        let set = &self.sets[s];
         let start = self.cursor[pid as usize];
         for i in 0..set.len() {
             let at = (start + i) % set.len();
@@ -154,6 +200,31 @@ impl ColourSets {
             Some(frame) => Ok(Placement { frame, borrowed: true }),
             None => Err(out_of_memory(self.policy, pid, alloc)),
         }
+    }
+}
+
+/// Frames for colour-restricted placement in the baseline's aged order (`os.frame_order`
+/// "aged"): one order per region (a colour set, a core, a process), region i seeded with
+/// `os.seed + i`, so region 0 with every colour draws exactly the baseline's frames. With
+/// "ascending" it gives nothing and the policy takes the lowest free frame of a colour.
+pub struct AgedFrames {
+    orders: Option<Vec<FrameOrder>>,
+}
+
+impl AgedFrames {
+    pub fn new(cfg: &OsConfig, regions: usize) -> Result<Self> {
+        Ok(AgedFrames {
+            orders: match FrameOrderKind::from_name(&cfg.frame_order)? {
+                FrameOrderKind::Aged => Some((0..regions as u64).map(|i| FrameOrder::new(cfg.seed.wrapping_add(i))).collect()),
+                FrameOrderKind::Ascending => None,
+            },
+        })
+    }
+
+    /// Region `i`'s next frame among those `accept` takes; None with "ascending", or when random
+    /// probing finds none (the policy then falls back to its ascending choice).
+    pub fn next(&mut self, i: usize, alloc: &mut BuddyAllocator, accept: impl Fn(&BuddyAllocator, Frame) -> bool) -> Option<Frame> {
+        self.orders.as_mut()?.get_mut(i)?.next_frame_where(alloc, accept)
     }
 }
 

@@ -16,7 +16,7 @@
 //! partition and interleaved over every channel (IMPS's scheduler side, prioritising them, is
 //! the controller's `imps` scheduler). The thresholds are [ext, unverified] (ccps.md §5.4).
 
-use super::colour_sets::out_of_memory;
+use super::colour_sets::{out_of_memory, AgedFrames};
 use super::{MachineView, Placement, PlacementPolicy};
 use crate::error::{Error, Result};
 use crate::os::buddy::BuddyAllocator;
@@ -74,6 +74,8 @@ pub struct Mcp {
     allowed: Vec<Vec<u32>>,
     classes: Vec<AppClass>,
     cursor: Vec<usize>,
+    /// Per process: the aged order of its frames.
+    aged: AgedFrames,
     strict: bool,
 }
 
@@ -210,7 +212,8 @@ impl Mcp {
             list.extend(chans.iter().filter(|&&c| c != pref).map(|&c| channel_colour[c as usize]));
             allowed[p] = list;
         }
-        Ok(Mcp { imps, space, allowed, classes, cursor: vec![0; processes as usize], strict: cfg.strict })
+        let aged = AgedFrames::new(cfg, processes as usize)?;
+        Ok(Mcp { imps, space, allowed, classes, cursor: vec![0; processes as usize], aged, strict: cfg.strict })
     }
 
     pub fn class_of(&self, pid: u32) -> AppClass {
@@ -245,6 +248,11 @@ impl PlacementPolicy for Mcp {
         } else {
             list.clone()
         };
+        for &c in &tries {
+            if let Some(frame) = self.aged.next(p, alloc, |a, f| a.colour_of(f) == c) {
+                return Ok(Placement { frame, borrowed: false });
+            }
+        }
         for c in tries {
             if let Some(frame) = alloc.alloc_colour(c) {
                 return Ok(Placement { frame, borrowed: false });

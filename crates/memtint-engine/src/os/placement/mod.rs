@@ -16,7 +16,7 @@ pub use bpm_plus::bpm_plus;
 pub use buddy_order::BuddyOrder;
 pub use ccps::{CcpsConfig, CcpsRegions};
 pub use mcp::{AppProfile, Mcp, McpConfig};
-pub use colour_sets::ColourSets;
+pub use colour_sets::{ColourSets, ColourSplit};
 pub use random_interleave::RandomInterleave;
 pub use vertical::{vertical, NAMED_VERTICAL};
 
