@@ -67,6 +67,11 @@ pub struct SetAssocCache {
     /// Recency rank of each way in its set, a permutation of 0..ways (0: most recent).
     ranks: Vec<u16>,
     dirty: Vec<bool>,
+    /// Per way: the source that last wrote the line (meaningful while it is dirty), so its
+    /// write-back is charged to the program that dirtied it, not to whoever evicted it.
+    writer: Vec<u32>,
+    /// The writer of the dirty victim the last `fill` returned.
+    victim_writer: u32,
     /// Per way: the core whose prefetch filled it and no demand has used yet (`NO_OWNER`
     /// otherwise). Empty unless prefetches are tracked.
     prefetch_owner: Vec<u32>,
@@ -91,6 +96,8 @@ impl SetAssocCache {
             tags: vec![INVALID; lines],
             ranks: initial_ranks(geo.ways as usize, geo.sets() as usize),
             dirty: vec![false; lines],
+            writer: vec![0; lines],
+            victim_writer: 0,
             prefetch_owner: Vec::new(),
             unused_prefetch_evictions: Vec::new(),
             stats: CacheStats { per_source: vec![SourceStats::default(); sources as usize], ..Default::default() },
@@ -103,6 +110,13 @@ impl SetAssocCache {
 
     pub fn stats(&self) -> &CacheStats {
         &self.stats
+    }
+
+    /// Zero the counters (after a warm-up); contents, recency and dirty bits stay.
+    pub fn reset_stats(&mut self) {
+        let sources = self.stats.per_source.len();
+        self.stats = CacheStats { per_source: vec![SourceStats::default(); sources], ..Default::default() };
+        self.unused_prefetch_evictions.iter_mut().for_each(|n| *n = 0);
     }
 
     #[inline]
@@ -142,7 +156,10 @@ impl SetAssocCache {
             Some(i) => {
                 s.hits += 1;
                 src.hits += 1;
-                self.dirty[i] |= is_write;
+                if is_write {
+                    self.dirty[i] = true;
+                    self.writer[i] = source;
+                }
                 self.touch(base, i);
                 Access::Hit
             }
@@ -209,11 +226,16 @@ impl SetAssocCache {
     /// Installs the line of `addr` as most recently used. Returns the dirty victim to write
     /// back, if any. Filling a line already present only merges the dirty bit.
     pub fn fill(&mut self, addr: u64, dirty: bool) -> Option<u64> {
+        self.fill_way(addr, dirty).0
+    }
+
+    /// `fill`, and the way the line is in.
+    fn fill_way(&mut self, addr: u64, dirty: bool) -> (Option<u64>, usize) {
         let (base, tag) = self.base_and_tag(addr);
         if let Some(i) = self.find(base, tag) {
             self.dirty[i] |= dirty;
             self.touch(base, i);
-            return None;
+            return (None, i);
         }
         // Invalid ways rank oldest until first used, so the oldest rank picks them first.
         let oldest = (self.ways - 1) as u16;
@@ -224,6 +246,7 @@ impl SetAssocCache {
             self.stats.evictions += 1;
             if self.dirty[i] {
                 self.stats.writebacks += 1;
+                self.victim_writer = self.writer[i];
                 Some(self.geo.line_addr(old_tag, (base / self.ways) as u64))
             } else {
                 None
@@ -238,7 +261,7 @@ impl SetAssocCache {
         if !self.prefetch_owner.is_empty() {
             self.forget_prefetch(i, old_tag);
         }
-        evicted
+        (evicted, i)
     }
 
     /// A writeback from the level above: a write access, and on a miss the line is installed
@@ -246,8 +269,17 @@ impl SetAssocCache {
     pub fn write(&mut self, addr: u64, source: u32) -> Option<u64> {
         match self.access(addr, true, source) {
             Access::Hit => None,
-            Access::Miss => self.fill(addr, true),
+            Access::Miss => {
+                let (victim, i) = self.fill_way(addr, true);
+                self.writer[i] = source;
+                victim
+            }
         }
+    }
+
+    /// The source that dirtied the victim the last `fill` or `write` returned.
+    pub fn victim_writer(&self) -> u32 {
+        self.victim_writer
     }
 
     /// Whether the line of `addr` is present (no state change).

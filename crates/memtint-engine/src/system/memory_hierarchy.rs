@@ -216,6 +216,59 @@ impl MemoryHierarchy {
         Ok(())
     }
 
+    /// Functional warm-up: thread `tid`'s load of `vaddr` (and the dirty line `writeback`, if
+    /// any) through the page tables and caches, without DRAM timing. Misses fill at once; dirty
+    /// victims leave without a DRAM write. Leaves the caches and page tables as a run that had
+    /// executed these records would, and counts nothing (see `MulticoreSim`'s warm-up).
+    pub fn warm(&mut self, tid: u32, vaddr: u64, writeback: Option<u64>) -> Result<()> {
+        let (pid, cpu) = self.owner(tid);
+        let line = self.os.translate_on(pid, cpu, vaddr)? & self.line_mask;
+        let l2_hit = match self.l2.as_mut() {
+            Some(l2) => l2.caches[cpu as usize].access(line, false, 0) == Access::Hit,
+            None => false,
+        };
+        if !l2_hit {
+            if let Some(llc) = self.llc.as_mut() {
+                if llc.cache.access(line, false, tid) == Access::Miss {
+                    llc.cache.fill(line, false);
+                }
+            }
+            if let Some(l2) = self.l2.as_mut() {
+                if let Some(victim) = l2.caches[cpu as usize].fill(line, false) {
+                    self.warm_write_llc(tid, victim);
+                }
+            }
+        }
+        if let Some(w) = writeback {
+            let line = self.os.translate_on(pid, cpu, w)? & self.line_mask;
+            match self.l2.as_mut() {
+                Some(l2) => {
+                    if let Some(victim) = l2.caches[cpu as usize].write(line, 0) {
+                        self.warm_write_llc(tid, victim);
+                    }
+                }
+                None => self.warm_write_llc(tid, line),
+            }
+        }
+        Ok(())
+    }
+
+    fn warm_write_llc(&mut self, tid: u32, line: u64) {
+        if let Some(llc) = self.llc.as_mut() {
+            llc.cache.write(line, tid);
+        }
+    }
+
+    /// Zero the caches' counters after a warm-up (their contents stay).
+    pub fn reset_counters(&mut self) {
+        if let Some(llc) = self.llc.as_mut() {
+            llc.cache.reset_stats();
+        }
+        if let Some(l2) = self.l2.as_mut() {
+            l2.caches.iter_mut().for_each(|c| c.reset_stats());
+        }
+    }
+
     /// Thread `tid` now runs on `core`.
     pub fn set_thread_core(&mut self, tid: u32, core: u32) {
         self.thread_core[tid as usize] = core;
@@ -308,13 +361,15 @@ impl MemoryHierarchy {
         match self.llc.as_mut() {
             Some(llc) => {
                 let victim = if self.prefetching.is_some() { fill_maybe_prefetched(llc, line) } else { llc.cache.fill(line, false) };
+                let writer = llc.cache.victim_writer();
                 let first = woken.len();
                 if let Some(w) = llc.mshrs.complete(line) {
                     woken.extend(w.map(|w| (w, at)));
                 }
                 if let Some(v) = victim {
-                    // Written back from the cycle the fill evicted it.
-                    self.send_write(at, 0, v, c.source);
+                    // Written back from the cycle the fill evicted it, on behalf of the thread
+                    // that dirtied it.
+                    self.send_write(at, 0, v, writer);
                 }
                 if self.l2.is_some() {
                     for w in &woken[first..] {
@@ -407,7 +462,8 @@ impl MemoryHierarchy {
             Some(llc) => {
                 let latency = llc.latency;
                 if let Some(victim) = llc.cache.write(line, core) {
-                    self.send_write(now, latency, victim, core);
+                    let writer = llc.cache.victim_writer();
+                    self.send_write(now, latency, victim, writer);
                 }
             }
             None => {

@@ -175,16 +175,49 @@ pub fn pinned_threads(cfg: &MemoryConfig, programs: Vec<Box<dyn CpuTraceSource>>
         .collect())
 }
 
-/// `simulate_threads`, with every DRAM command checked by the independent timing checker when
-/// `check` is set (the violations and commands checked land in the result's `totals`).
+/// `simulate_threads`, after a functional warm-up of `warmup` instructions per thread (see
+/// `warm_up`), with every DRAM command checked by the independent timing checker when `check`
+/// is set (the violations and commands checked land in the result's `totals`).
 pub fn simulate_threads_checked(
     cfg: &MemoryConfig,
     os_cfg: &OsConfig,
     threads: Vec<ThreadDef>,
     instructions: u64,
+    warmup: u64,
     check: bool,
 ) -> Result<MulticoreResult> {
-    simulate(cfg, os_cfg, threads, instructions, check)
+    simulate(cfg, os_cfg, threads, instructions, warmup, check)
+}
+
+/// Instructions one thread runs in a turn of the functional warm-up: threads take turns so the
+/// shared LLC ends up holding each one's lines as it would after running side by side.
+const WARMUP_TURN: u64 = 10_000;
+
+/// Functional warm-up: each thread's next `warmup` instructions go through the page tables
+/// and caches without DRAM timing (as gem5's and ZSim's fast-forward with warm caches), so the
+/// measured run starts with full caches and dirty lines, as a program in its steady state has.
+/// Row buffers and the controller start empty. The measured run continues each trace where
+/// its warm-up stopped.
+fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -> Result<()> {
+    let mut done = vec![0u64; threads.len()];
+    while done.iter().any(|&d| d < warmup) {
+        for (t, th) in threads.iter_mut().enumerate() {
+            let end = warmup.min(done[t] + WARMUP_TURN);
+            while done[t] < end {
+                let rec = match th.trace.next_record()? {
+                    Some(r) => r,
+                    None => {
+                        th.trace.rewind()?;
+                        th.trace.next_record()?.ok_or_else(|| Error::config("trace", format!("'{}' has no records", th.trace.name())))?
+                    }
+                };
+                hier.warm(t as u32, rec.read, rec.writeback)?;
+                done[t] += rec.instructions();
+            }
+        }
+    }
+    hier.reset_counters();
+    Ok(())
 }
 
 /// Simulate software threads on the machine's cores under the per-core CFS scheduler
@@ -197,7 +230,7 @@ pub fn simulate_threads(
     threads: Vec<ThreadDef>,
     instructions: u64,
 ) -> Result<MulticoreResult> {
-    simulate(cfg, os_cfg, threads, instructions, false)
+    simulate(cfg, os_cfg, threads, instructions, 0, false)
 }
 
 fn simulate(
@@ -205,6 +238,7 @@ fn simulate(
     os_cfg: &OsConfig,
     mut threads: Vec<ThreadDef>,
     instructions: u64,
+    warmup: u64,
     check: bool,
 ) -> Result<MulticoreResult> {
     let started = std::time::Instant::now();
@@ -278,6 +312,9 @@ fn simulate(
     let mut hier = MemoryHierarchy::new(os, machine.cache.l2.as_ref(), llc_cfg.as_ref(), ncores.max(n), clock, line_bytes)?;
     hier.set_prefetcher(&machine.cache.prefetcher)?;
     hier.set_threads(threads.iter().map(|t| t.process).collect(), bound.clone())?;
+    if warmup > 0 {
+        warm_up(&mut hier, &mut threads, warmup)?;
+    }
     let mut mem = MemorySystem::new(cfg)?;
     mem.record_commands(check);
     let mut checker = check.then(|| crate::dram_sim::timing_checker(cfg));

@@ -35,6 +35,11 @@ pub struct SimSpec {
     pub processes: Option<Vec<ProcessSpec>>,
     /// Instructions each core must retire.
     pub instructions: u64,
+    /// Instructions each thread executes before statistics start, through the page tables and
+    /// caches without DRAM timing (a functional warm-up; 0: none). `memtint compare` and sweeps
+    /// default to 20 M.
+    #[serde(default)]
+    pub warmup: u64,
     /// The OS model: placement policy and its colours.
     #[serde(default)]
     pub os: OsConfig,
@@ -196,7 +201,7 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                 .enumerate()
                 .map(|(i, p)| open_cpu_workload(p, spec.seed.wrapping_add(i as u64)))
                 .collect::<Result<Vec<_>>>()?;
-            simulate_threads_checked(&cfg, &os, pinned_threads(&cfg, programs)?, spec.instructions, spec.check)?
+            simulate_threads_checked(&cfg, &os, pinned_threads(&cfg, programs)?, spec.instructions, spec.warmup, spec.check)?
         }
         Some(plan) => {
             let threads = plan
@@ -211,7 +216,7 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
-            simulate_threads_checked(&cfg, &os, threads, spec.instructions, spec.check)?
+            simulate_threads_checked(&cfg, &os, threads, spec.instructions, spec.warmup, spec.check)?
         }
     };
     Ok(report(&cfg, spec, &os, &result))
@@ -332,9 +337,16 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             "mapping": cfg.mapping.name(),
             "scheduler": cfg.controller.scheduler,
             "row_policy": cfg.controller.row_policy,
+            "writes": cfg.controller.writes().ok().map(|w| json!({
+                "handling": cfg.controller.write_handling, "queue": w.queue, "high_watermark": w.high_watermark,
+                "low_watermark": w.low_watermark, "idle_drain_min": w.idle_drain_min,
+                "idle_drain_timeout": w.idle_drain_timeout, "min_per_switch": w.min_per_switch,
+            })),
+            "comparison_note": cfg.machine.comparison_note,
             "programs": spec.thread_programs(),
             "processes": spec.processes,
             "instructions": spec.instructions,
+            "warmup": spec.warmup,
             "seed": spec.seed,
             "os": os,
             "cpu": cfg.machine.cpu,
