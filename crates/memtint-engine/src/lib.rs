@@ -29,6 +29,10 @@ pub mod workload;
 
 pub use error::{Error, Result};
 
+/// The engine's version and a hash of its sources and presets: what cached results are keyed
+/// by, so results of an engine that simulates differently are never reused.
+pub const MODEL_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("MEMTINT_MODEL_ID"));
+
 /// A point in simulated time: DRAM clock cycles (tCK) in the memory system, core cycles in `cpu`
 /// (`cpu::ClockRatio` converts).
 pub type Cycle = u64;

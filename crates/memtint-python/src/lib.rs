@@ -82,10 +82,10 @@ fn presets_json() -> String {
     memtint_engine::presets::catalogue_json()
 }
 
-/// The engine's version (the workspace version).
+/// The engine's version with its model identity (`memtint_engine::MODEL_VERSION`).
 #[pyfunction]
 fn version() -> &'static str {
-    env!("CARGO_PKG_VERSION")
+    memtint_engine::MODEL_VERSION
 }
 
 thread_local! {
