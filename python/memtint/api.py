@@ -214,8 +214,12 @@ def build_sim_spec(
     scheduler: str | None = None,
     overrides: dict[str, Any] | None = None,
     processes: list[dict[str, Any]] | None = None,
+    warmup: int = 0,
 ) -> dict[str, Any]:
     """The JSON specification :func:`run_sim` sends to the engine (docs/stats.md).
+
+    ``warmup``: instructions each thread runs through the page tables and caches, without DRAM
+    timing, before statistics start (0: none).
 
     ``processes`` replaces ``programs`` (give ``[]``) with processes of several threads:
     ``[{"name": .., "threads": ["stream", {"program": "light", "affinity": [0], "nice": 0}],
@@ -238,6 +242,10 @@ def build_sim_spec(
     }
     if processes is not None:
         spec["processes"] = [_process(p) for p in processes]
+    if warmup < 0:
+        raise MemtintError(f"warmup must be at least 0 instructions, got {warmup}")
+    if warmup:
+        spec["warmup"] = int(warmup)
     for key, value in (("mapping", mapping), ("scheduler", scheduler), ("overrides", overrides)):
         if value is not None:
             spec[key] = value

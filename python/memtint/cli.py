@@ -191,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="placement policies (default buddy,bpm; see 'memtint presets')")
     compare.add_argument("--instructions", type=_at_least(1), default=10_000_000, metavar="N",
                          help="instructions per core (default 10M)")
+    compare.add_argument("--warmup", type=_at_least(0), default=None, metavar="N",
+                         help="instructions per core run before statistics start, through page tables and caches "
+                         "without DRAM timing (default 20M; 0: none)")
     compare.add_argument("--seed", type=_at_least(0), default=1, metavar="S", help="seed (default 1)")
     compare.add_argument("--baseline", default="buddy", metavar="POLICY", help="policy of the alone runs (default buddy)")
     compare.add_argument("--mapping", metavar="NAME|FILE", help="address mapping (default: the machine's)")
@@ -530,6 +533,7 @@ def _compare(args: argparse.Namespace) -> int:
             os_options={"strict": True} if args.strict else None,
             use_cache=not args.no_cache,
             progress=lambda what: bar.update(task, advance=1, description=what),
+            warmup=compare_module.DEFAULT_WARMUP if args.warmup is None else args.warmup,
         )
     if args.csv:
         rows = compare_module.to_csv_rows(result)
@@ -542,6 +546,9 @@ def _compare(args: argparse.Namespace) -> int:
     out = Console()
     for table in compare_tables(result):
         out.print(table)
+    out.print(f"warm-up: {result['warmup']:,} instructions per core before statistics")
+    for note in result.get("notes", []):
+        out.print(f"[yellow]note:[/yellow] {note}")
     return 0
 
 

@@ -53,6 +53,7 @@ class Run:
     mapping: str | None
     scheduler: str | None
     use_cache: bool
+    warmup: int = 0
     #: The policy column of the results: the policy, with "+scheduler" when the run chose its own.
     label: str = ""
 
@@ -67,6 +68,7 @@ class Run:
             "mix_name": self.mix_name, "policy": self.policy, "instructions": self.instructions,
             "seed": self.seed, "baseline": self.baseline, "os": self.os, "mapping": self.mapping,
             "scheduler": self.scheduler, "use_cache": self.use_cache, "label": self.label or self.policy,
+            "warmup": self.warmup,
         }
 
 
@@ -86,6 +88,7 @@ def config_hash(description: dict[str, Any], version: str) -> str:
         "os": description["os"],
         "mapping": description["mapping"],
         "scheduler": description["scheduler"],
+        "warmup": description.get("warmup", 0),
     }
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
@@ -101,7 +104,7 @@ def expand(spec: SweepSpec) -> list[Run]:
         description = {
             "machine": e.machine, "programs": list(e.mix.programs), "policy": e.policy,
             "instructions": e.instructions, "seed": e.seed, "baseline": spec.baseline, "os": e.os,
-            "mapping": spec.mapping, "scheduler": e.scheduler or spec.scheduler,
+            "mapping": spec.mapping, "scheduler": e.scheduler or spec.scheduler, "warmup": spec.warmup,
         }
         digest = config_hash(description, version)
         if digest in seen:
@@ -109,7 +112,7 @@ def expand(spec: SweepSpec) -> list[Run]:
         seen.add(digest)
         runs.append(Run(digest, e.machine, e.mix.programs, e.mix.name, e.policy, e.instructions, e.seed,
                         spec.baseline, dict(e.os), spec.mapping, e.scheduler or spec.scheduler, spec.use_cache,
-                        f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy))
+                        spec.warmup, f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy))
     return runs
 
 
@@ -126,7 +129,7 @@ def alone_keys(run: Run) -> dict[str, dict[str, Any]]:
     """The alone runs a run needs: their cache keys and engine specifications, in mix order."""
     specs = comparison.build_alone_specs(run.machine, list(run.programs), instructions=run.instructions,
                                          seed=run.seed, baseline=run.baseline, mapping=run.mapping,
-                                         scheduler=run.scheduler)
+                                         scheduler=run.scheduler, warmup=run.warmup)
     return {comparison.alone_key(spec): spec for spec in specs}
 
 
@@ -178,7 +181,7 @@ def execute_run(run: dict[str, Any]) -> dict[str, Any]:
             run["machine"], list(run["programs"]), [run["policy"]], instructions=run["instructions"],
             seed=run["seed"], baseline=run["baseline"], mapping=run["mapping"], scheduler=run["scheduler"],
             os_options=run["os"] or None, use_cache=run["use_cache"], workers=1,
-            alone_results=run.get("alone"),
+            alone_results=run.get("alone"), warmup=run.get("warmup", 0),
         )
     except (KeyboardInterrupt, SystemExit):
         raise

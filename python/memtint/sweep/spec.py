@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memtint import api
+from memtint.comparison import DEFAULT_WARMUP
 from memtint.api import MemtintError
 
 __all__ = ["Mix", "SweepSpec", "SweepSpecError", "load_spec", "parse_spec"]
@@ -62,13 +63,15 @@ class SweepSpec:
     scheduler: str | None = None
     use_cache: bool = True
     source: str | None = None  # the file it came from, for messages
+    #: Instructions per core run functionally before statistics start (``warmup``).
+    warmup: int = DEFAULT_WARMUP
 
     def __len__(self) -> int:
         return len(self.entries)
 
 
 _TOP_KEYS = {"name", "machines", "mixes", "policies", "instructions", "seeds", "baseline", "os",
-             "mapping", "scheduler", "cache", "run"}
+             "mapping", "scheduler", "cache", "run", "warmup"}
 _PRODUCT_KEYS = ("machines", "mixes", "policies", "instructions", "seeds")
 _MIX_KINDS = ("programs", "preset", "random", "classes")
 _MIX_KEYS = {
@@ -319,8 +322,9 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
                     for n in instructions:
                         for seed in seeds:
                             entries.append(RunEntry(machine, mix, policy, n, seed, os_table, sched))
+    warmup = _int(table.get("warmup", DEFAULT_WARMUP), "warmup", 0)
     spec = SweepSpec(name=name, baseline=baseline, entries=entries, mapping=mapping, scheduler=scheduler,
-                     use_cache=use_cache, source=source)
+                     use_cache=use_cache, source=source, warmup=warmup)
     _engine_check(spec, explicit="run" in table)
     return spec
 
