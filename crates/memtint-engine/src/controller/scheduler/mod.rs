@@ -156,6 +156,60 @@ pub fn build(name: &str, cfg: &ControllerConfig, c: &Constraints) -> Result<Box<
     })
 }
 
+/// A run that lasts fewer than this many of its scheduler's periods (quantum, epoch, clearing
+/// interval) is warned about: the scheduler had too few boundaries to measure and act on.
+pub const MIN_PERIODS: u64 = 3;
+
+/// The periods of scheduler `name`: (key, length, what happens only at its end).
+fn periods(name: &str, cfg: &ControllerConfig) -> Vec<(&'static str, u64, &'static str)> {
+    match name {
+        "atlas" => vec![("atlas_quantum", cfg.atlas_quantum, "sources are ranked by attained service")],
+        "tcm" => vec![
+            ("tcm_quantum", cfg.tcm_quantum, "sources are clustered and ranked"),
+            ("tcm_shuffle_interval", cfg.tcm_shuffle_interval, "the bandwidth cluster is shuffled"),
+        ],
+        "bliss" => vec![("bliss_clearing_interval", cfg.bliss_clearing_interval, "the blacklist is cleared")],
+        "imps" => vec![("imps_epoch", cfg.imps_epoch, "sources are classified as very light")],
+        "ccps" => vec![("ccps_epoch", cfg.ccps_epoch, "sources are classified as low-memory-request")],
+        _ => Vec::new(),
+    }
+}
+
+/// Warnings about the scheduler configuration of a run that lasted `cycles` controller cycles:
+/// periods the run is too short for, and deprecated keys. Empty when there is nothing to say.
+pub fn run_warnings(cfg: &ControllerConfig, cycles: Cycle) -> Vec<String> {
+    let name = cfg.scheduler.as_str();
+    let mut out = Vec::new();
+    for (key, period, what) in periods(name, cfg) {
+        if cycles >= MIN_PERIODS.saturating_mul(period) {
+            continue;
+        }
+        let ended = cycles / period;
+        // Without any boundary the key-based schedulers fall back to row hit, then oldest.
+        let effect = match (name, ended) {
+            ("atlas" | "tcm", 0) if key != "tcm_shuffle_interval" => {
+                format!("none ended, so {what} never and the schedule equals fr-fcfs's")
+            }
+            ("imps", 0) => format!("none ended, so {what} never and the schedule equals fr-fcfs's"),
+            ("ccps", 0) => format!("none ended, so {what} never and only the age rule separates ccps from fr-fcfs"),
+            (_, 0) => format!("none ended, so {what} never"),
+            _ => format!("{what} only {ended} time(s)"),
+        };
+        out.push(format!(
+            "{name}: the run lasted {cycles} controller cycles, fewer than {MIN_PERIODS} x controller.{key} ({period}); \
+             {effect}. Set controller.{key} to at most {} for this run length",
+            (cycles / MIN_PERIODS).max(1)
+        ));
+    }
+    if let Some(share) = cfg.tcm_cluster_share {
+        out.push(format!(
+            "controller.tcm_cluster_share ({share}) is deprecated: it sets ClusterThresh to {share} / N for N active \
+             sources; use controller.tcm_cluster_thresh, a share of total bandwidth (e.g. {share} / N for your N)"
+        ));
+    }
+    out
+}
+
 /// Bank service time of one served request, in cycles: what ATLAS calls attained service and TCM
 /// bandwidth usage. A hit occupies the bank for its burst, a miss also for tRCD, a conflict also
 /// for tRP (the bank time the request itself caused).
@@ -201,6 +255,23 @@ mod tests {
     }
 
     #[test]
+    fn a_run_shorter_than_a_few_periods_is_warned_about() {
+        let cfg = |s: &str| ControllerConfig { scheduler: s.into(), ..ControllerConfig::default() };
+        let w = run_warnings(&cfg("atlas"), 1_000_000);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("controller.atlas_quantum") && w[0].contains("equals fr-fcfs") && w[0].contains("333333"), "{w:?}");
+        assert!(run_warnings(&cfg("atlas"), 30_000_000).is_empty());
+        let w = run_warnings(&cfg("tcm"), 2_000_000);
+        assert!(w.len() == 1 && w[0].contains("only 2 time(s)"), "{w:?}");
+        assert!(run_warnings(&cfg("bliss"), 29_999)[0].contains("bliss_clearing_interval"));
+        for s in ["fcfs", "fr-fcfs", "fr-fcfs-cap", "par-bs"] {
+            assert!(run_warnings(&cfg(s), 10).is_empty(), "{s} has no period");
+        }
+        let old = ControllerConfig { tcm_cluster_share: Some(4.0), ..cfg("fr-fcfs") };
+        assert!(run_warnings(&old, 10)[0].contains("deprecated"));
+    }
+
+    #[test]
     fn bad_scheduler_parameters_are_errors_naming_the_key() {
         for (key, value) in [
             ("parbs_marking_cap", serde_json::json!(0)),
@@ -208,6 +279,7 @@ mod tests {
             ("atlas_quantum", serde_json::json!(0)),
             ("tcm_shuffle_interval", serde_json::json!(0)),
             ("tcm_cluster_share", serde_json::json!(-1.0)),
+            ("tcm_cluster_thresh", serde_json::json!(1.5)),
             ("bliss_clearing_interval", serde_json::json!(0)),
             ("intensity_alpha", serde_json::json!(-0.1)),
             ("imps_low_intensity", serde_json::json!(-2.0)),
