@@ -160,17 +160,19 @@ pub fn build(name: &str, cfg: &ControllerConfig, c: &Constraints) -> Result<Box<
 /// interval) is warned about: the scheduler had too few boundaries to measure and act on.
 pub const MIN_PERIODS: u64 = 3;
 
-/// The periods of scheduler `name`: (key, length, what happens only at its end).
-fn periods(name: &str, cfg: &ControllerConfig) -> Vec<(&'static str, u64, &'static str)> {
+/// The periods of scheduler `name`: (key, what it is, what a run without any boundary misses).
+fn periods(name: &str, cfg: &ControllerConfig) -> Vec<(&'static str, u64, &'static str, &'static str)> {
     match name {
-        "atlas" => vec![("atlas_quantum", cfg.atlas_quantum, "sources are ranked by attained service")],
+        "atlas" => vec![("atlas_quantum", cfg.atlas_quantum, "quantum", "no source was ranked by attained service, so the \
+            schedule equals fr-fcfs's (except requests older than atlas_starvation_threshold)")],
         "tcm" => vec![
-            ("tcm_quantum", cfg.tcm_quantum, "sources are clustered and ranked"),
-            ("tcm_shuffle_interval", cfg.tcm_shuffle_interval, "the bandwidth cluster is shuffled"),
+            ("tcm_quantum", cfg.tcm_quantum, "quantum", "no cluster formed, so the schedule equals fr-fcfs's"),
+            ("tcm_shuffle_interval", cfg.tcm_shuffle_interval, "shuffle interval", "the bandwidth cluster was never shuffled"),
         ],
-        "bliss" => vec![("bliss_clearing_interval", cfg.bliss_clearing_interval, "the blacklist is cleared")],
-        "imps" => vec![("imps_epoch", cfg.imps_epoch, "sources are classified as very light")],
-        "ccps" => vec![("ccps_epoch", cfg.ccps_epoch, "sources are classified as low-memory-request")],
+        "bliss" => vec![("bliss_clearing_interval", cfg.bliss_clearing_interval, "clearing interval", "the blacklist was never cleared")],
+        "imps" => vec![("imps_epoch", cfg.imps_epoch, "epoch", "no source was classified as very light, so the schedule equals fr-fcfs's")],
+        "ccps" => vec![("ccps_epoch", cfg.ccps_epoch, "epoch", "no source was classified as low-memory-request; only the age \
+            rule separates ccps from fr-fcfs")],
         _ => Vec::new(),
     }
 }
@@ -180,21 +182,12 @@ fn periods(name: &str, cfg: &ControllerConfig) -> Vec<(&'static str, u64, &'stat
 pub fn run_warnings(cfg: &ControllerConfig, cycles: Cycle) -> Vec<String> {
     let name = cfg.scheduler.as_str();
     let mut out = Vec::new();
-    for (key, period, what) in periods(name, cfg) {
+    for (key, period, noun, missed) in periods(name, cfg) {
         if cycles >= MIN_PERIODS.saturating_mul(period) {
             continue;
         }
         let ended = cycles / period;
-        // Without any boundary the key-based schedulers fall back to row hit, then oldest.
-        let effect = match (name, ended) {
-            ("atlas" | "tcm", 0) if key != "tcm_shuffle_interval" => {
-                format!("none ended, so {what} never and the schedule equals fr-fcfs's")
-            }
-            ("imps", 0) => format!("none ended, so {what} never and the schedule equals fr-fcfs's"),
-            ("ccps", 0) => format!("none ended, so {what} never and only the age rule separates ccps from fr-fcfs"),
-            (_, 0) => format!("none ended, so {what} never"),
-            _ => format!("{what} only {ended} time(s)"),
-        };
+        let effect = if ended == 0 { format!("no {noun} ended: {missed}") } else { format!("only {ended} {noun}(s) ended") };
         out.push(format!(
             "{name}: the run lasted {cycles} controller cycles, fewer than {MIN_PERIODS} x controller.{key} ({period}); \
              {effect}. Set controller.{key} to at most {} for this run length",
@@ -262,7 +255,7 @@ mod tests {
         assert!(w[0].contains("controller.atlas_quantum") && w[0].contains("equals fr-fcfs") && w[0].contains("333333"), "{w:?}");
         assert!(run_warnings(&cfg("atlas"), 30_000_000).is_empty());
         let w = run_warnings(&cfg("tcm"), 2_000_000);
-        assert!(w.len() == 1 && w[0].contains("only 2 time(s)"), "{w:?}");
+        assert!(w.len() == 1 && w[0].contains("only 2 quantum(s) ended"), "{w:?}");
         assert!(run_warnings(&cfg("bliss"), 29_999)[0].contains("bliss_clearing_interval"));
         for s in ["fcfs", "fr-fcfs", "fr-fcfs-cap", "par-bs"] {
             assert!(run_warnings(&cfg(s), 10).is_empty(), "{s} has no period");
