@@ -148,7 +148,7 @@ fn every_scheduler_is_deterministic_in_multicore_runs() {
                 "machine": MACHINE, "scheduler": s, "programs": ["stream", "random", "light", "copy"],
                 "instructions": 200_000, "seed": seed,
                 "overrides": {"controller": {"atlas_quantum": 20_000, "tcm_quantum": 20_000, "imps_epoch": 20_000,
-                                             "ccps_epoch": 20_000, "tcm_cluster_share": 2.0}},
+                                             "ccps_epoch": 20_000, "tcm_cluster_thresh": 0.5}},
             }))
             .unwrap();
             let r = run_sim(&spec).unwrap();
