@@ -409,13 +409,27 @@ def _dram(args: argparse.Namespace) -> int:
     # Timing violations make the run fail whatever the output mode.
     status = 1 if stats.get("violations") else 0
     if _write_json(args.json, stats):
+        _warn_stderr(stats.get("warnings"))
         return status
     from memtint.report import dram_summary, read_latency_table
 
     console = Console()
     console.print(dram_summary(stats))
     console.print(read_latency_table(stats))
+    _print_warnings(console, stats.get("warnings"))
     return status
+
+
+def _print_warnings(console: Any, warnings: list[str] | None) -> None:
+    """Print a run's warnings (statistics key ``warnings``), in yellow, after its tables."""
+    for w in warnings or []:
+        console.print(f"warning: {w}", style="yellow", markup=False, highlight=False)
+
+
+def _warn_stderr(warnings: list[str] | None) -> None:
+    """The warnings of a run whose JSON went to stdout."""
+    for w in warnings or []:
+        sys.stderr.write(f"memtint: warning: {w}\n")
 
 
 def _check_output(option: str, path: str | None) -> None:
@@ -500,8 +514,11 @@ def _sim(args: argparse.Namespace) -> int:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
     stats = run_with_status("Simulating…", lambda: api.run_sim_spec(spec))
     if _write_json(args.json, stats):
+        _warn_stderr(stats.get("warnings"))
         return 0
-    Console().print(sim_table(stats))
+    console = Console()
+    console.print(sim_table(stats))
+    _print_warnings(console, stats.get("warnings"))
     return 0
 
 
@@ -549,6 +566,9 @@ def _compare(args: argparse.Namespace) -> int:
     out.print(f"warm-up: {result['warmup']:,} instructions per core before statistics")
     for note in result.get("notes", []):
         out.print(f"[yellow]note:[/yellow] {note}")
+    # Per policy, where the comparison carries its shared run's warnings.
+    for p in result.get("policies", []):
+        _print_warnings(out, [f"{p['policy']}: {w}" for w in p.get("warnings") or []])
     return 0
 
 

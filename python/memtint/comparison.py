@@ -244,6 +244,7 @@ def compare(
             "cores": cores,
             "wall_seconds": run["wall_seconds"],
             "dram_requests": run["dram_requests"],
+            "warnings": run.get("warnings", []),
         })
     return {
         "schema_version": SCHEMA_VERSION,

@@ -265,8 +265,11 @@ pub struct ControllerConfig {
     /// statistics; only simulation speed differs.
     pub implementation: String,
     // Application-aware schedulers (one file each under controller/scheduler/, which cites the
-    // source of each default). Cycles are controller (DRAM) cycles; "requests" are the requests
-    // one controller receives from a source, the intensity every scheduler measures itself.
+    // source of each default). Cycles are controller (DRAM) cycles; the defaults are the papers'
+    // numbers, which the papers count in processor cycles (docs/schedulers.md). A run shorter
+    // than `scheduler::MIN_PERIODS` of its scheduler's period is warned about in its statistics.
+    // "Requests" are the requests one controller receives from a source, the intensity every
+    // scheduler measures itself.
     /// PAR-BS: requests marked per source per bank when a batch forms (Marking-Cap).
     pub parbs_marking_cap: u32,
     /// ATLAS: quantum length; attained service is re-ranked at each quantum boundary.
@@ -277,9 +280,13 @@ pub struct ControllerConfig {
     pub atlas_starvation_threshold: u64,
     /// TCM: quantum length (re-clustering).
     pub tcm_quantum: u64,
-    /// TCM: ClusterThresh times the number of sources N: the latency-sensitive cluster takes at
-    /// most `tcm_cluster_share / N` of the quantum's bandwidth (the paper's 4/24 at N = 24 is 4).
-    pub tcm_cluster_share: f64,
+    /// TCM: ClusterThresh, the share of the quantum's total bandwidth the latency-sensitive
+    /// cluster may take, whatever the number of sources (the paper's 4/24).
+    pub tcm_cluster_thresh: f64,
+    /// TCM, deprecated: ClusterThresh as `tcm_cluster_share / N` for N active sources. When set
+    /// it replaces `tcm_cluster_thresh` and the run reports a deprecation warning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcm_cluster_share: Option<f64>,
     /// TCM: the bandwidth cluster's order is shuffled this often.
     pub tcm_shuffle_interval: u64,
     /// TCM: random (not insertion) shuffle when the bandwidth threads' BLP differ by less than
@@ -328,7 +335,8 @@ impl Default for ControllerConfig {
             atlas_alpha: 0.875,
             atlas_starvation_threshold: 100_000,
             tcm_quantum: 1_000_000,
-            tcm_cluster_share: 4.0,
+            tcm_cluster_thresh: 4.0 / 24.0,
+            tcm_cluster_share: None,
             tcm_shuffle_interval: 800,
             tcm_shuffle_algo_threshold: 0.1,
             bliss_threshold: 4,
@@ -432,6 +440,7 @@ impl ControllerConfig {
             ("atlas_alpha", self.atlas_alpha),
             ("intensity_alpha", self.intensity_alpha),
             ("tcm_shuffle_algo_threshold", self.tcm_shuffle_algo_threshold),
+            ("tcm_cluster_thresh", self.tcm_cluster_thresh),
         ];
         for (name, v) in fractions {
             if !((0.0..1.0).contains(&v) || (name.starts_with("tcm") && v == 1.0)) {
@@ -441,7 +450,7 @@ impl ControllerConfig {
         for (name, v) in [
             ("imps_low_intensity", self.imps_low_intensity),
             ("ccps_low_intensity", self.ccps_low_intensity),
-            ("tcm_cluster_share", self.tcm_cluster_share),
+            ("tcm_cluster_share", self.tcm_cluster_share.unwrap_or(0.0)),
         ] {
             if !(v >= 0.0 && v.is_finite()) {
                 return Err(Error::config(format!("controller.{name}"), format!("must be a finite number >= 0, got {v}")));

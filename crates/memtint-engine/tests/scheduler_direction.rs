@@ -22,14 +22,25 @@ fn machine() -> String {
     std::env::var("MEMTINT_DIR_MACHINE").unwrap_or_else(|_| MACHINE.into())
 }
 
-/// Periods scaled down 10x (quanta, epochs) so that each run sees many of them.
-fn scaled_periods() -> Value {
+/// Periods scaled down 10x (quanta, epochs) so that each run sees many of them. TCM's
+/// ClusterThresh is `tcm_thresh`: 1/2 in the tests below rather than the paper's 4/24, because
+/// here the three light programs' low row locality makes their bank time 15-25 % of the total,
+/// so at 4/24 some of them join the stream in the bandwidth cluster (see
+/// `tcm_at_the_papers_cluster_threshold_protects_the_light_programs`).
+fn scaled_periods(tcm_thresh: f64) -> Value {
     json!({"controller": {
         "atlas_quantum": 100_000, "tcm_quantum": 100_000, "imps_epoch": 100_000, "ccps_epoch": 100_000,
+        "tcm_cluster_thresh": tcm_thresh,
     }})
 }
 
+const TCM_THRESH: f64 = 0.5;
+
 fn run(programs: &[&str], scheduler: &str, seeds: Option<usize>) -> Value {
+    run_thresh(programs, scheduler, seeds, TCM_THRESH)
+}
+
+fn run_thresh(programs: &[&str], scheduler: &str, seeds: Option<usize>, tcm_thresh: f64) -> Value {
     let programs: Vec<String> = match seeds {
         // An alone run of program i keeps the seed it has in the mix (seed + i).
         Some(i) => programs
@@ -41,7 +52,7 @@ fn run(programs: &[&str], scheduler: &str, seeds: Option<usize>) -> Value {
     let spec: SimSpec = serde_json::from_value(json!({
         "machine": machine(),
         "scheduler": scheduler,
-        "overrides": scaled_periods(),
+        "overrides": scaled_periods(tcm_thresh),
         "programs": programs,
         "instructions": INSTRUCTIONS,
         "seed": 1,
@@ -67,7 +78,11 @@ impl Mix {
 
     /// (slowdown per program, weighted speedup) under `scheduler`.
     fn measure(&self, scheduler: &str) -> (Vec<f64>, f64) {
-        let shared = ipcs(&run(&self.programs, scheduler, None));
+        self.measure_thresh(scheduler, TCM_THRESH)
+    }
+
+    fn measure_thresh(&self, scheduler: &str, tcm_thresh: f64) -> (Vec<f64>, f64) {
+        let shared = ipcs(&run_thresh(&self.programs, scheduler, None, tcm_thresh));
         let slowdowns = self.alone.iter().zip(&shared).map(|(a, s)| a / s).collect();
         let p: Vec<ProgramSpeed> = self.alone.iter().zip(&shared).map(|(&a, &s)| ProgramSpeed { ipc_alone: a, ipc_shared: s }).collect();
         (slowdowns, MixMetrics::of(&p).unwrap().weighted_speedup)
@@ -100,6 +115,17 @@ fn application_aware_schedulers_lower_the_light_programs_max_slowdown() {
         }
     }
     assert!(failures.is_empty(), "schedulers that do not protect the light programs: {failures:?}");
+}
+
+#[test]
+#[ignore = "does not hold in the model: at the paper's ClusterThresh 4/24 the light programs' bank time (15-25 % of \
+            the total: their requests miss or conflict, the stream's hit) puts one or two of them in the bandwidth \
+            cluster in most quanta; max light slowdown 1.091 vs fr-fcfs 1.078, WS 3.686 vs 3.707"]
+fn tcm_at_the_papers_cluster_threshold_protects_the_light_programs() {
+    let mix = Mix::new(&["stream", "light", "light", "light"]);
+    let (fr, _) = mix.measure("fr-fcfs");
+    let (tcm, _) = mix.measure_thresh("tcm", 4.0 / 24.0);
+    assert!(max_light_slowdown(&tcm) < max_light_slowdown(&fr) - 0.01, "fr-fcfs {fr:.3?} tcm {tcm:.3?}");
 }
 
 #[test]
@@ -148,7 +174,7 @@ fn every_scheduler_is_deterministic_in_multicore_runs() {
                 "machine": MACHINE, "scheduler": s, "programs": ["stream", "random", "light", "copy"],
                 "instructions": 200_000, "seed": seed,
                 "overrides": {"controller": {"atlas_quantum": 20_000, "tcm_quantum": 20_000, "imps_epoch": 20_000,
-                                             "ccps_epoch": 20_000, "tcm_cluster_share": 2.0}},
+                                             "ccps_epoch": 20_000, "tcm_cluster_thresh": 0.5}},
             }))
             .unwrap();
             let r = run_sim(&spec).unwrap();

@@ -162,6 +162,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         "dram_cycles_per_second": if totals.wall_seconds > 0.0 { totals.dram_cycles as f64 / totals.wall_seconds } else { 0.0 },
         "vector_isa": totals.vector_isa.name(),
         "channels": channels,
+        "warnings": crate::controller::scheduler::run_warnings(&cfg.controller, totals.dram_cycles),
     });
     if opts.check {
         out["violations"] = json!(totals.violations);

@@ -292,9 +292,12 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
     let mut opts = DramSimOptions::new(1);
     opts.check = spec.check;
     let mut dram = dram_report::report(cfg, &r.memory, &r.totals, opts);
+    let mut warnings = Value::Array(Vec::new());
     if let Some(o) = dram.as_object_mut() {
         o.remove("config");
         o.remove("schema_version");
+        // Reported once, at the top level.
+        warnings = o.remove("warnings").unwrap_or(warnings);
     }
     let names: Vec<String> = match &spec.processes {
         Some(ps) => ps.iter().enumerate().map(|(i, p)| p.name.clone().unwrap_or_else(|| format!("process{i}"))).collect(),
@@ -366,5 +369,6 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         "wall_seconds": r.totals.wall_seconds,
         "requests_per_second": r.totals.requests as f64 / wall,
         "instructions_per_second": instructions as f64 / wall,
+        "warnings": warnings,
     })
 }

@@ -156,6 +156,53 @@ pub fn build(name: &str, cfg: &ControllerConfig, c: &Constraints) -> Result<Box<
     })
 }
 
+/// A run that lasts fewer than this many of its scheduler's periods (quantum, epoch, clearing
+/// interval) is warned about: the scheduler had too few boundaries to measure and act on.
+pub const MIN_PERIODS: u64 = 3;
+
+/// The periods of scheduler `name`: (key, what it is, what a run without any boundary misses).
+fn periods(name: &str, cfg: &ControllerConfig) -> Vec<(&'static str, u64, &'static str, &'static str)> {
+    match name {
+        "atlas" => vec![("atlas_quantum", cfg.atlas_quantum, "quantum", "no source was ranked by attained service, so the \
+            schedule equals fr-fcfs's (except requests older than atlas_starvation_threshold)")],
+        "tcm" => vec![
+            ("tcm_quantum", cfg.tcm_quantum, "quantum", "no cluster formed, so the schedule equals fr-fcfs's"),
+            ("tcm_shuffle_interval", cfg.tcm_shuffle_interval, "shuffle interval", "the bandwidth cluster was never shuffled"),
+        ],
+        "bliss" => vec![("bliss_clearing_interval", cfg.bliss_clearing_interval, "clearing interval", "the blacklist was never cleared")],
+        "imps" => vec![("imps_epoch", cfg.imps_epoch, "epoch", "no source was classified as very light, so the schedule equals fr-fcfs's")],
+        "ccps" => vec![("ccps_epoch", cfg.ccps_epoch, "epoch", "no source was classified as low-memory-request; only the age \
+            rule separates ccps from fr-fcfs")],
+        _ => Vec::new(),
+    }
+}
+
+/// Warnings about the scheduler configuration of a run that lasted `cycles` controller cycles:
+/// periods the run is too short for, and deprecated keys. Empty when there is nothing to say.
+pub fn run_warnings(cfg: &ControllerConfig, cycles: Cycle) -> Vec<String> {
+    let name = cfg.scheduler.as_str();
+    let mut out = Vec::new();
+    for (key, period, noun, missed) in periods(name, cfg) {
+        if cycles >= MIN_PERIODS.saturating_mul(period) {
+            continue;
+        }
+        let ended = cycles / period;
+        let effect = if ended == 0 { format!("no {noun} ended: {missed}") } else { format!("only {ended} {noun}(s) ended") };
+        out.push(format!(
+            "{name}: the run lasted {cycles} controller cycles, fewer than {MIN_PERIODS} x controller.{key} ({period}); \
+             {effect}. Set controller.{key} to at most {} for this run length",
+            (cycles / MIN_PERIODS).max(1)
+        ));
+    }
+    if let Some(share) = cfg.tcm_cluster_share {
+        out.push(format!(
+            "controller.tcm_cluster_share ({share}) is deprecated: it sets ClusterThresh to {share} / N for N active \
+             sources; use controller.tcm_cluster_thresh, a share of total bandwidth (e.g. {share} / N for your N)"
+        ));
+    }
+    out
+}
+
 /// Bank service time of one served request, in cycles: what ATLAS calls attained service and TCM
 /// bandwidth usage. A hit occupies the bank for its burst, a miss also for tRCD, a conflict also
 /// for tRP (the bank time the request itself caused).
@@ -201,6 +248,23 @@ mod tests {
     }
 
     #[test]
+    fn a_run_shorter_than_a_few_periods_is_warned_about() {
+        let cfg = |s: &str| ControllerConfig { scheduler: s.into(), ..ControllerConfig::default() };
+        let w = run_warnings(&cfg("atlas"), 1_000_000);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("controller.atlas_quantum") && w[0].contains("equals fr-fcfs") && w[0].contains("333333"), "{w:?}");
+        assert!(run_warnings(&cfg("atlas"), 30_000_000).is_empty());
+        let w = run_warnings(&cfg("tcm"), 2_000_000);
+        assert!(w.len() == 1 && w[0].contains("only 2 quantum(s) ended"), "{w:?}");
+        assert!(run_warnings(&cfg("bliss"), 29_999)[0].contains("bliss_clearing_interval"));
+        for s in ["fcfs", "fr-fcfs", "fr-fcfs-cap", "par-bs"] {
+            assert!(run_warnings(&cfg(s), 10).is_empty(), "{s} has no period");
+        }
+        let old = ControllerConfig { tcm_cluster_share: Some(4.0), ..cfg("fr-fcfs") };
+        assert!(run_warnings(&old, 10)[0].contains("deprecated"));
+    }
+
+    #[test]
     fn bad_scheduler_parameters_are_errors_naming_the_key() {
         for (key, value) in [
             ("parbs_marking_cap", serde_json::json!(0)),
@@ -208,6 +272,7 @@ mod tests {
             ("atlas_quantum", serde_json::json!(0)),
             ("tcm_shuffle_interval", serde_json::json!(0)),
             ("tcm_cluster_share", serde_json::json!(-1.0)),
+            ("tcm_cluster_thresh", serde_json::json!(1.5)),
             ("bliss_clearing_interval", serde_json::json!(0)),
             ("intensity_alpha", serde_json::json!(-0.1)),
             ("imps_low_intensity", serde_json::json!(-2.0)),

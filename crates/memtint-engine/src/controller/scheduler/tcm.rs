@@ -5,8 +5,11 @@
 //! buffer: the rate it would see alone) and bank-level parallelism (time-average number of banks
 //! it has requests queued at, while it has any) are measured. At the boundary sources are sorted
 //! by intensity, lightest first, and join the latency-sensitive cluster while its bandwidth stays
-//! within ClusterThresh of the total; ClusterThresh is `tcm_cluster_share / N` for N sources that
-//! sent requests in the quantum (the paper's 4/24 for 24 threads, its sensitivity range 2/N-6/N); the rest form the bandwidth cluster.
+//! within ClusterThresh x the quantum's total bandwidth (`tcm_cluster_thresh`, the paper's 4/24,
+//! a share of total bandwidth whatever the number of sources, so a few intensive sources can form
+//! a bandwidth cluster); the rest form the bandwidth cluster. The deprecated
+//! `tcm_cluster_share` gives ClusterThresh as share / N for N sources active in the quantum
+//! (with 4 and N = 4 every source fits, and TCM degenerates to lightest-first).
 //! Latency-sensitive sources go first, lightest first. Bandwidth sources are ordered by niceness
 //! (rank by BLP minus rank by RBL, nicest first) and the order is shuffled every 800 cycles:
 //! insertion shuffle (a cycle of 2N steps; in step s < N the (N-1-s)-th nicest is lifted to the
@@ -61,7 +64,9 @@ impl Source {
 
 pub struct Tcm {
     quantum: u64,
-    cluster_share: f64,
+    cluster_thresh: f64,
+    /// The deprecated per-source form (ClusterThresh = share / N), when given.
+    cluster_share: Option<f64>,
     shuffle_interval: u64,
     algo_threshold: f64,
     cost: ServiceCost,
@@ -81,6 +86,7 @@ impl Tcm {
     pub fn new(cfg: &ControllerConfig, cost: ServiceCost) -> Self {
         Tcm {
             quantum: cfg.tcm_quantum,
+            cluster_thresh: cfg.tcm_cluster_thresh,
             cluster_share: cfg.tcm_cluster_share,
             shuffle_interval: cfg.tcm_shuffle_interval,
             algo_threshold: cfg.tcm_shuffle_algo_threshold,
@@ -121,8 +127,11 @@ impl Tcm {
         // Clustering: lightest first while the cluster's bandwidth stays within the threshold.
         m.sort_by_key(|x| (x.intensity, x.source));
         let total: u64 = m.iter().map(|x| x.service).sum();
-        let active = m.iter().filter(|x| x.intensity > 0).count().max(1);
-        let limit = (self.cluster_share / active as f64).min(1.0) * total as f64;
+        let thresh = match self.cluster_share {
+            Some(share) => share / m.iter().filter(|x| x.intensity > 0).count().max(1) as f64,
+            None => self.cluster_thresh,
+        };
+        let limit = thresh.min(1.0) * total as f64;
         let mut used = 0u64;
         let mut split = 0;
         while split < m.len() && (used + m[split].service) as f64 <= limit {
@@ -260,7 +269,7 @@ mod tests {
     use super::*;
 
     fn cfg() -> ControllerConfig {
-        ControllerConfig { scheduler: "tcm".into(), tcm_quantum: 2000, tcm_cluster_share: 0.8, ..ControllerConfig::default() }
+        ControllerConfig { scheduler: "tcm".into(), tcm_quantum: 2000, tcm_cluster_thresh: 0.2, ..ControllerConfig::default() }
     }
 
     fn req(source: u32, bank: u32, row: u32) -> Request {
@@ -292,6 +301,33 @@ mod tests {
         // Source 0 has high row-buffer locality (one row), source 1 none: 1 is nicer, first.
         assert!(rank(1) < rank(0));
         assert_eq!(t.next_change(), 2800, "the bandwidth cluster is shuffled every 800 cycles");
+    }
+
+    /// Four sources with equal demand (40 requests each) in the first quantum.
+    fn four_intensive(c: &ControllerConfig) -> Tcm {
+        let mut t = Tcm::new(c, ServiceCost { hit: 4, miss: 15, conflict: 26 });
+        for source in 0..4 {
+            for i in 0..40 {
+                let r = req(source, i % 8, i);
+                t.on_arrival(10, &r);
+                t.on_served(20, &r, RowOutcome::Miss);
+            }
+        }
+        t.advance(2000, &[vec![], vec![]]);
+        t
+    }
+
+    #[test]
+    fn tcm_default_threshold_forms_a_bandwidth_cluster_of_four_intensive_sources() {
+        // Each takes 1/4 of the bandwidth, more than the paper's 4/24: none is latency-sensitive.
+        let c = ControllerConfig { scheduler: "tcm".into(), tcm_quantum: 2000, ..ControllerConfig::default() };
+        let t = four_intensive(&c);
+        assert!((0..4).all(|s| !t.in_latency_cluster(s)));
+        assert_eq!(t.bandwidth_order.len(), 4);
+        // The deprecated form at its old default (4 / N with N = 4) admits everyone.
+        let old = four_intensive(&ControllerConfig { tcm_cluster_share: Some(4.0), ..c });
+        assert!((0..4).all(|s| old.in_latency_cluster(s)));
+        assert!(old.bandwidth_order.is_empty());
     }
 
     #[test]
