@@ -76,11 +76,29 @@ fn a_write_back_is_charged_to_the_program_that_dirtied_the_line() {
 #[test]
 fn a_warm_run_starts_with_full_caches_and_dirty_lines() {
     let run = |warmup: u64| sim(json!({"machine": "i7-860", "programs": ["copy"], "instructions": 300_000, "warmup": warmup}));
-    let (cold, warm) = (run(0), run(4_000_000));
-    assert_eq!(warm["config"]["warmup"], json!(4_000_000));
-    // Cold, the 8 MiB LLC absorbs every dirty line of the short run; warm, victims are dirty.
-    assert_eq!(per_core(&cold, "dram_writes")[0], json!(0));
-    assert!(per_core(&warm, "dram_writes")[0].as_u64().unwrap() > 1000, "{:?}", per_core(&warm, "dram_writes"));
+    let (cold, warm) = (run(0), run(20_000_000));
+    assert_eq!(warm["config"]["warmup"], json!(20_000_000));
+    // Cold, the 8 MiB LLC absorbs most dirty lines of the short run; warm, victims are dirty.
+    let writes = |s: &Value| per_core(s, "dram_writes")[0].as_u64().unwrap();
+    assert!(writes(&warm) > 1000 && writes(&warm) > 5 * writes(&cold), "warm {} cold {}", writes(&warm), writes(&cold));
     assert_eq!(per_core(&warm, "instructions")[0], json!(300_000), "the warm-up is not counted");
-    assert_eq!(run(4_000_000)["cores"], warm["cores"], "deterministic");
+    assert_eq!(run(20_000_000)["cores"], warm["cores"], "deterministic");
+}
+
+#[test]
+fn identity_translation_uses_the_trace_addresses_as_physical_ones() {
+    let run = |translation: &str| {
+        sim(json!({"machine": "ddr4-2400", "programs": ["stream"], "instructions": 200_000,
+                   "overrides": {"cache": {"llc": "none"}}, "os": {"translation": translation}}))
+    };
+    let (paged, identity) = (run("paged"), run("identity"));
+    assert!(per_core(&paged, "pages")[0].as_u64().unwrap() > 0);
+    assert_eq!(per_core(&identity, "pages")[0], json!(0), "no page is placed");
+    assert_eq!(per_core(&identity, "dram_reads"), per_core(&paged, "dram_reads"), "the same requests, elsewhere");
+    assert_ne!(per_core(&identity, "row_hits"), per_core(&paged, "row_hits"));
+    let spec: SimSpec = serde_json::from_value(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000,
+                                                       "os": {"policy": "bpm", "translation": "identity"}}))
+    .unwrap();
+    let e = run_sim(&spec).unwrap_err().to_string();
+    assert!(e.contains("os.translation") && e.contains("buddy"), "{e}");
 }

@@ -1,6 +1,9 @@
 //! Golden regression: the exact command stream and counters of 180 small runs (4 machines x 3
 //! schedulers x 3 row policies x 5 workloads, checker on) must not change; likewise 360 runs of
-//! the six application-aware schedulers, in a table of their own (`APP_AWARE_REFERENCE`). Speed work on the
+//! the six application-aware schedulers, in a table of their own (`APP_AWARE_REFERENCE`). Both
+//! run Ramulator's write handling (`write_handling = "ramulator"`, the rule these tables were
+//! made with), so they also prove that rule unchanged; the 180 base runs are fingerprinted again
+//! under the default batched write handling (`BATCHED_REFERENCE`). Speed work on the
 //! controller may change how decisions are found, never which decisions are made.
 //!
 //! Each run is reduced to a 64-bit FNV-1a hash of every issued command (cycle, command, bank,
@@ -43,8 +46,8 @@ const APP_AWARE: &[&str] = &["par-bs", "atlas", "tcm", "bliss", "imps", "ccps"];
 const APP_AWARE_SOURCES: u32 = 4;
 
 /// The run's fingerprint: (final cycle, hash of commands and counters).
-fn fingerprint(machine: &str, scheduler: &str, row_policy: &str, kind: GeneratorKind) -> (u64, u64) {
-    let cfg = machine_cfg(machine, scheduler, row_policy);
+fn fingerprint(machine: &str, scheduler: &str, row_policy: &str, kind: GeneratorKind, writes: &str) -> (u64, u64) {
+    let cfg = machine_cfg(machine, scheduler, row_policy, writes);
     let sources = if APP_AWARE.contains(&scheduler) { APP_AWARE_SOURCES } else { 1 };
     let opts = DramSimOptions { keep_commands: true, sources, ..DramSimOptions::new(OUTSTANDING) };
     let (mem, totals) = run(&cfg, &generated(kind, REQUESTS, 7), opts);
@@ -69,27 +72,27 @@ fn fingerprint(machine: &str, scheduler: &str, row_policy: &str, kind: Generator
     (totals.dram_cycles, h.0)
 }
 
-fn machine_cfg(name: &str, scheduler: &str, row_policy: &str) -> memtint_engine::config::MemoryConfig {
+fn machine_cfg(name: &str, scheduler: &str, row_policy: &str, writes: &str) -> memtint_engine::config::MemoryConfig {
     if APP_AWARE.contains(&scheduler) {
-        return machine(name, json!({"controller": {"scheduler": scheduler, "row_policy": row_policy,
+        return machine(name, json!({"controller": {"scheduler": scheduler, "row_policy": row_policy, "write_handling": writes,
             "atlas_quantum": 3000, "atlas_starvation_threshold": 800, "tcm_quantum": 3000, "tcm_shuffle_interval": 200,
             "bliss_clearing_interval": 1000, "imps_epoch": 2000, "ccps_epoch": 2000, "ccps_age_threshold": 500,
             "imps_low_intensity": 30.0, "ccps_low_intensity": 30.0}}));
     }
-    machine(name, json!({"controller": {"scheduler": scheduler, "row_policy": row_policy}}))
+    machine(name, json!({"controller": {"scheduler": scheduler, "row_policy": row_policy, "write_handling": writes}}))
 }
 
 fn all_runs() -> Vec<(String, u64, u64)> {
-    runs_of(SCHEDULERS)
+    runs_of(SCHEDULERS, "ramulator")
 }
 
-fn runs_of(schedulers: &[&str]) -> Vec<(String, u64, u64)> {
+fn runs_of(schedulers: &[&str], writes: &str) -> Vec<(String, u64, u64)> {
     let mut out = Vec::new();
     for m in MACHINES {
         for s in schedulers {
             for rp in ROW_POLICIES {
                 for &k in KINDS {
-                    let (cycles, hash) = fingerprint(m, s, rp, k);
+                    let (cycles, hash) = fingerprint(m, s, rp, k, writes);
                     out.push((format!("{m}/{s}/{rp}/{k:?}"), cycles, hash));
                 }
             }
@@ -105,7 +108,12 @@ fn scheduling_decisions_match_the_reference() {
 
 #[test]
 fn application_aware_scheduling_decisions_match_the_reference() {
-    compare(&runs_of(APP_AWARE), APP_AWARE_REFERENCE);
+    compare(&runs_of(APP_AWARE, "ramulator"), APP_AWARE_REFERENCE);
+}
+
+#[test]
+fn batched_write_handling_decisions_match_the_reference() {
+    compare(&runs_of(SCHEDULERS, "batched"), BATCHED_REFERENCE);
 }
 
 fn compare(runs: &[(String, u64, u64)], reference: &[(&str, u64, u64)]) {
@@ -674,4 +682,189 @@ const APP_AWARE_REFERENCE: &[(&str, u64, u64)] = &[
     ("ddr3-1333/ccps/timeout/Stream", 12525, 0x6bb0e1a9c5ab0339),
     ("ddr3-1333/ccps/timeout/Conflict", 103502, 0xfa7552184b2c21e7),
     ("ddr3-1333/ccps/timeout/Strided", 12551, 0xf84f56ac83ceb5d5),
+];
+
+/// The 180 base runs under the default batched write handling (gem5's rule; docs/stats.md,
+/// "Write handling"), made when it became the default.
+const BATCHED_REFERENCE: &[(&str, u64, u64)] = &[
+    ("ddr4-2400/fcfs/open/Random", 20513, 0x9da94be817c0a1dc),
+    ("ddr4-2400/fcfs/open/Mix", 27419, 0xa36222ae59b32636),
+    ("ddr4-2400/fcfs/open/Stream", 12507, 0x27dc06ce303a849e),
+    ("ddr4-2400/fcfs/open/Conflict", 172670, 0x0ce8286f8f114596),
+    ("ddr4-2400/fcfs/open/Strided", 12514, 0xc36cb326fcd9c539),
+    ("ddr4-2400/fcfs/closed/Random", 20494, 0x6b92b1d706a6762a),
+    ("ddr4-2400/fcfs/closed/Mix", 24955, 0x42ec618b727b6e34),
+    ("ddr4-2400/fcfs/closed/Stream", 12507, 0xa0f16e5a72a81c3c),
+    ("ddr4-2400/fcfs/closed/Conflict", 172670, 0x7194c806ad919e72),
+    ("ddr4-2400/fcfs/closed/Strided", 12514, 0xe3aa42d8c36f8418),
+    ("ddr4-2400/fcfs/timeout/Random", 20494, 0x4603686690ce2c7c),
+    ("ddr4-2400/fcfs/timeout/Mix", 27017, 0x6a0165227ff2938e),
+    ("ddr4-2400/fcfs/timeout/Stream", 12507, 0xc8c8735142d3d487),
+    ("ddr4-2400/fcfs/timeout/Conflict", 172670, 0x0ce8286f8f114596),
+    ("ddr4-2400/fcfs/timeout/Strided", 12514, 0xbf4ee1db4e6d1d5d),
+    ("ddr4-2400/fr-fcfs/open/Random", 20513, 0x5d26b612fa2c887b),
+    ("ddr4-2400/fr-fcfs/open/Mix", 27252, 0x57884dcaa0c75bb7),
+    ("ddr4-2400/fr-fcfs/open/Stream", 12499, 0x8913fcd9aed03317),
+    ("ddr4-2400/fr-fcfs/open/Conflict", 172670, 0x0ce8286f8f114596),
+    ("ddr4-2400/fr-fcfs/open/Strided", 12514, 0xc36cb326fcd9c539),
+    ("ddr4-2400/fr-fcfs/closed/Random", 20494, 0x6b92b1d706a6762a),
+    ("ddr4-2400/fr-fcfs/closed/Mix", 25061, 0x773f12eb415b0afb),
+    ("ddr4-2400/fr-fcfs/closed/Stream", 12499, 0x9f7a4946bc3a7edd),
+    ("ddr4-2400/fr-fcfs/closed/Conflict", 172670, 0x7194c806ad919e72),
+    ("ddr4-2400/fr-fcfs/closed/Strided", 12514, 0xe3aa42d8c36f8418),
+    ("ddr4-2400/fr-fcfs/timeout/Random", 20494, 0x4603686690ce2c7c),
+    ("ddr4-2400/fr-fcfs/timeout/Mix", 27188, 0xf577f0d71836249d),
+    ("ddr4-2400/fr-fcfs/timeout/Stream", 12499, 0x74e8028605f89236),
+    ("ddr4-2400/fr-fcfs/timeout/Conflict", 172670, 0x0ce8286f8f114596),
+    ("ddr4-2400/fr-fcfs/timeout/Strided", 12514, 0xbf4ee1db4e6d1d5d),
+    ("ddr4-2400/fr-fcfs-cap/open/Random", 20513, 0x5d26b612fa2c887b),
+    ("ddr4-2400/fr-fcfs-cap/open/Mix", 27252, 0x57884dcaa0c75bb7),
+    ("ddr4-2400/fr-fcfs-cap/open/Stream", 12499, 0x25ac59b415b463e5),
+    ("ddr4-2400/fr-fcfs-cap/open/Conflict", 172670, 0x0ce8286f8f114596),
+    ("ddr4-2400/fr-fcfs-cap/open/Strided", 12514, 0xc36cb326fcd9c539),
+    ("ddr4-2400/fr-fcfs-cap/closed/Random", 20494, 0x6b92b1d706a6762a),
+    ("ddr4-2400/fr-fcfs-cap/closed/Mix", 25061, 0x773f12eb415b0afb),
+    ("ddr4-2400/fr-fcfs-cap/closed/Stream", 12499, 0x0b4310bb3959e4b3),
+    ("ddr4-2400/fr-fcfs-cap/closed/Conflict", 172670, 0x7194c806ad919e72),
+    ("ddr4-2400/fr-fcfs-cap/closed/Strided", 12514, 0xe3aa42d8c36f8418),
+    ("ddr4-2400/fr-fcfs-cap/timeout/Random", 20494, 0x4603686690ce2c7c),
+    ("ddr4-2400/fr-fcfs-cap/timeout/Mix", 27188, 0xf577f0d71836249d),
+    ("ddr4-2400/fr-fcfs-cap/timeout/Stream", 12499, 0x261208f8404e2678),
+    ("ddr4-2400/fr-fcfs-cap/timeout/Conflict", 172670, 0x0ce8286f8f114596),
+    ("ddr4-2400/fr-fcfs-cap/timeout/Strided", 12514, 0xbf4ee1db4e6d1d5d),
+    ("ddr4-2400-2ch2r/fcfs/open/Random", 7521, 0xaada63c89da64ea3),
+    ("ddr4-2400-2ch2r/fcfs/open/Mix", 16379, 0xc5c928614c486520),
+    ("ddr4-2400-2ch2r/fcfs/open/Stream", 6051, 0xbb5d82100bcb72b9),
+    ("ddr4-2400-2ch2r/fcfs/open/Conflict", 172670, 0x4eb4cecc9296fbd6),
+    ("ddr4-2400-2ch2r/fcfs/open/Strided", 12868, 0x6b31a25f1100968b),
+    ("ddr4-2400-2ch2r/fcfs/closed/Random", 7365, 0x44429d1de7a17290),
+    ("ddr4-2400-2ch2r/fcfs/closed/Mix", 14679, 0x069846c211539fc0),
+    ("ddr4-2400-2ch2r/fcfs/closed/Stream", 6051, 0xa9443587d9aff0f0),
+    ("ddr4-2400-2ch2r/fcfs/closed/Conflict", 172670, 0xba499017e581371a),
+    ("ddr4-2400-2ch2r/fcfs/closed/Strided", 12675, 0x2f53f2cf4b12c2c3),
+    ("ddr4-2400-2ch2r/fcfs/timeout/Random", 7530, 0xfc406ebb10761e45),
+    ("ddr4-2400-2ch2r/fcfs/timeout/Mix", 15757, 0x42f28424b27610a9),
+    ("ddr4-2400-2ch2r/fcfs/timeout/Stream", 6051, 0x3302e3260f35f090),
+    ("ddr4-2400-2ch2r/fcfs/timeout/Conflict", 172670, 0x4eb4cecc9296fbd6),
+    ("ddr4-2400-2ch2r/fcfs/timeout/Strided", 12675, 0x99448268ee46b517),
+    ("ddr4-2400-2ch2r/fr-fcfs/open/Random", 7216, 0x53d577846b230c87),
+    ("ddr4-2400-2ch2r/fr-fcfs/open/Mix", 16598, 0x51c4cb59d5974506),
+    ("ddr4-2400-2ch2r/fr-fcfs/open/Stream", 6051, 0xbb5d82100bcb72b9),
+    ("ddr4-2400-2ch2r/fr-fcfs/open/Conflict", 172670, 0x4eb4cecc9296fbd6),
+    ("ddr4-2400-2ch2r/fr-fcfs/open/Strided", 12868, 0x6b31a25f1100968b),
+    ("ddr4-2400-2ch2r/fr-fcfs/closed/Random", 7051, 0xcb46f30b842fa59c),
+    ("ddr4-2400-2ch2r/fr-fcfs/closed/Mix", 14824, 0x3fe75109b90e9264),
+    ("ddr4-2400-2ch2r/fr-fcfs/closed/Stream", 6051, 0xa9443587d9aff0f0),
+    ("ddr4-2400-2ch2r/fr-fcfs/closed/Conflict", 172670, 0xba499017e581371a),
+    ("ddr4-2400-2ch2r/fr-fcfs/closed/Strided", 12675, 0x2f53f2cf4b12c2c3),
+    ("ddr4-2400-2ch2r/fr-fcfs/timeout/Random", 7113, 0x3a5485476e5e59f4),
+    ("ddr4-2400-2ch2r/fr-fcfs/timeout/Mix", 15768, 0xe8a9714b915093b0),
+    ("ddr4-2400-2ch2r/fr-fcfs/timeout/Stream", 6051, 0x3302e3260f35f090),
+    ("ddr4-2400-2ch2r/fr-fcfs/timeout/Conflict", 172670, 0x4eb4cecc9296fbd6),
+    ("ddr4-2400-2ch2r/fr-fcfs/timeout/Strided", 12675, 0x99448268ee46b517),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/open/Random", 7216, 0x53d577846b230c87),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/open/Mix", 16598, 0x51c4cb59d5974506),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/open/Stream", 6051, 0xbb5d82100bcb72b9),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/open/Conflict", 172670, 0x4eb4cecc9296fbd6),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/open/Strided", 12868, 0x6b31a25f1100968b),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/closed/Random", 7051, 0xcb46f30b842fa59c),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/closed/Mix", 14824, 0x3fe75109b90e9264),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/closed/Stream", 6051, 0xa9443587d9aff0f0),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/closed/Conflict", 172670, 0xba499017e581371a),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/closed/Strided", 12675, 0x2f53f2cf4b12c2c3),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/timeout/Random", 7113, 0x3a5485476e5e59f4),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/timeout/Mix", 15768, 0xe8a9714b915093b0),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/timeout/Stream", 6051, 0x3302e3260f35f090),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/timeout/Conflict", 172670, 0x4eb4cecc9296fbd6),
+    ("ddr4-2400-2ch2r/fr-fcfs-cap/timeout/Strided", 12675, 0x99448268ee46b517),
+    ("i7-860/fcfs/open/Random", 7274, 0x4ccb31503259bb8a),
+    ("i7-860/fcfs/open/Mix", 15057, 0x785dcdd6263db2ba),
+    ("i7-860/fcfs/open/Stream", 6136, 0xf831f0eb959db217),
+    ("i7-860/fcfs/open/Conflict", 100404, 0xd5a0404c6c75a7e6),
+    ("i7-860/fcfs/open/Strided", 12247, 0xd8a31324bef08da2),
+    ("i7-860/fcfs/closed/Random", 7207, 0x80bf48168971456b),
+    ("i7-860/fcfs/closed/Mix", 13745, 0xb682fd06dba82c88),
+    ("i7-860/fcfs/closed/Stream", 6132, 0x05f832c2427338e3),
+    ("i7-860/fcfs/closed/Conflict", 100404, 0x423a0f4059ba89d9),
+    ("i7-860/fcfs/closed/Strided", 12242, 0xe8ac8321d0087c8e),
+    ("i7-860/fcfs/timeout/Random", 7286, 0x47845b6ac8d218f5),
+    ("i7-860/fcfs/timeout/Mix", 14186, 0xb09770f7da888c7a),
+    ("i7-860/fcfs/timeout/Stream", 6136, 0xf831f0eb959db217),
+    ("i7-860/fcfs/timeout/Conflict", 100404, 0xd5a0404c6c75a7e6),
+    ("i7-860/fcfs/timeout/Strided", 12242, 0x3491f6a01a303ce6),
+    ("i7-860/fr-fcfs/open/Random", 6797, 0xb2b9cf2a1442a868),
+    ("i7-860/fr-fcfs/open/Mix", 14779, 0x74342240c91bc462),
+    ("i7-860/fr-fcfs/open/Stream", 6128, 0xb3848f1e89f2375d),
+    ("i7-860/fr-fcfs/open/Conflict", 100404, 0xd5a0404c6c75a7e6),
+    ("i7-860/fr-fcfs/open/Strided", 12231, 0x425a7d9f10af3fb3),
+    ("i7-860/fr-fcfs/closed/Random", 6757, 0x714f93db3844aaae),
+    ("i7-860/fr-fcfs/closed/Mix", 13708, 0x6ccccf0da0e401f6),
+    ("i7-860/fr-fcfs/closed/Stream", 6128, 0x9aaf99a7261c86d1),
+    ("i7-860/fr-fcfs/closed/Conflict", 100404, 0x423a0f4059ba89d9),
+    ("i7-860/fr-fcfs/closed/Strided", 12228, 0x29316a05b7b70263),
+    ("i7-860/fr-fcfs/timeout/Random", 6769, 0x1b3a17613e32b269),
+    ("i7-860/fr-fcfs/timeout/Mix", 14625, 0x7ff9b7b7f34abbd5),
+    ("i7-860/fr-fcfs/timeout/Stream", 6128, 0xb3848f1e89f2375d),
+    ("i7-860/fr-fcfs/timeout/Conflict", 100404, 0xd5a0404c6c75a7e6),
+    ("i7-860/fr-fcfs/timeout/Strided", 12228, 0x36e809850d8f659b),
+    ("i7-860/fr-fcfs-cap/open/Random", 6797, 0xb2b9cf2a1442a868),
+    ("i7-860/fr-fcfs-cap/open/Mix", 14779, 0x74342240c91bc462),
+    ("i7-860/fr-fcfs-cap/open/Stream", 6128, 0x06112cfc70838021),
+    ("i7-860/fr-fcfs-cap/open/Conflict", 100404, 0xd5a0404c6c75a7e6),
+    ("i7-860/fr-fcfs-cap/open/Strided", 12231, 0x425a7d9f10af3fb3),
+    ("i7-860/fr-fcfs-cap/closed/Random", 6757, 0x714f93db3844aaae),
+    ("i7-860/fr-fcfs-cap/closed/Mix", 13708, 0x6ccccf0da0e401f6),
+    ("i7-860/fr-fcfs-cap/closed/Stream", 6128, 0x3636adcbf6832241),
+    ("i7-860/fr-fcfs-cap/closed/Conflict", 100404, 0x423a0f4059ba89d9),
+    ("i7-860/fr-fcfs-cap/closed/Strided", 12228, 0x29316a05b7b70263),
+    ("i7-860/fr-fcfs-cap/timeout/Random", 6769, 0x1b3a17613e32b269),
+    ("i7-860/fr-fcfs-cap/timeout/Mix", 14625, 0x7ff9b7b7f34abbd5),
+    ("i7-860/fr-fcfs-cap/timeout/Stream", 6128, 0x06112cfc70838021),
+    ("i7-860/fr-fcfs-cap/timeout/Conflict", 100404, 0xd5a0404c6c75a7e6),
+    ("i7-860/fr-fcfs-cap/timeout/Strided", 12228, 0x36e809850d8f659b),
+    ("ddr3-1333/fcfs/open/Random", 16402, 0xdb97cbaa1626ecc5),
+    ("ddr3-1333/fcfs/open/Mix", 21997, 0xcf8a5c69c543d5d6),
+    ("ddr3-1333/fcfs/open/Stream", 12529, 0x2999f84fcbff2c39),
+    ("ddr3-1333/fcfs/open/Conflict", 103370, 0x347f2eca39dac985),
+    ("ddr3-1333/fcfs/open/Strided", 12551, 0x727bdbef944d5975),
+    ("ddr3-1333/fcfs/closed/Random", 16086, 0x4b4c56f1b16b8096),
+    ("ddr3-1333/fcfs/closed/Mix", 20012, 0xcc750065279417b5),
+    ("ddr3-1333/fcfs/closed/Stream", 12528, 0x372ccc7d217acb29),
+    ("ddr3-1333/fcfs/closed/Conflict", 103370, 0x36b3d3dabbfdbea0),
+    ("ddr3-1333/fcfs/closed/Strided", 12551, 0xba0df5ef5668369d),
+    ("ddr3-1333/fcfs/timeout/Random", 16402, 0x9c7c1469f303e5ce),
+    ("ddr3-1333/fcfs/timeout/Mix", 21795, 0xbe61ee473b7714af),
+    ("ddr3-1333/fcfs/timeout/Stream", 12529, 0x2999f84fcbff2c39),
+    ("ddr3-1333/fcfs/timeout/Conflict", 103370, 0x347f2eca39dac985),
+    ("ddr3-1333/fcfs/timeout/Strided", 12551, 0xf84f56ac83ceb5d5),
+    ("ddr3-1333/fr-fcfs/open/Random", 16549, 0x41ec6ae764002e24),
+    ("ddr3-1333/fr-fcfs/open/Mix", 22148, 0xe4adcf5ec9d34436),
+    ("ddr3-1333/fr-fcfs/open/Stream", 12525, 0x6bb0e1a9c5ab0339),
+    ("ddr3-1333/fr-fcfs/open/Conflict", 103370, 0x347f2eca39dac985),
+    ("ddr3-1333/fr-fcfs/open/Strided", 12551, 0x727bdbef944d5975),
+    ("ddr3-1333/fr-fcfs/closed/Random", 16115, 0x61de41230b85b94b),
+    ("ddr3-1333/fr-fcfs/closed/Mix", 20144, 0x7b281272ab228dd3),
+    ("ddr3-1333/fr-fcfs/closed/Stream", 12525, 0xad8c742936e39afb),
+    ("ddr3-1333/fr-fcfs/closed/Conflict", 103370, 0x36b3d3dabbfdbea0),
+    ("ddr3-1333/fr-fcfs/closed/Strided", 12551, 0xba0df5ef5668369d),
+    ("ddr3-1333/fr-fcfs/timeout/Random", 16546, 0x02e8b91210dcc29e),
+    ("ddr3-1333/fr-fcfs/timeout/Mix", 22204, 0x3d47a2d3e21b5974),
+    ("ddr3-1333/fr-fcfs/timeout/Stream", 12525, 0x6bb0e1a9c5ab0339),
+    ("ddr3-1333/fr-fcfs/timeout/Conflict", 103370, 0x347f2eca39dac985),
+    ("ddr3-1333/fr-fcfs/timeout/Strided", 12551, 0xf84f56ac83ceb5d5),
+    ("ddr3-1333/fr-fcfs-cap/open/Random", 16549, 0x41ec6ae764002e24),
+    ("ddr3-1333/fr-fcfs-cap/open/Mix", 22148, 0xe4adcf5ec9d34436),
+    ("ddr3-1333/fr-fcfs-cap/open/Stream", 12525, 0xdc299640f1266f76),
+    ("ddr3-1333/fr-fcfs-cap/open/Conflict", 103370, 0x347f2eca39dac985),
+    ("ddr3-1333/fr-fcfs-cap/open/Strided", 12551, 0x727bdbef944d5975),
+    ("ddr3-1333/fr-fcfs-cap/closed/Random", 16115, 0x61de41230b85b94b),
+    ("ddr3-1333/fr-fcfs-cap/closed/Mix", 20144, 0x7b281272ab228dd3),
+    ("ddr3-1333/fr-fcfs-cap/closed/Stream", 12525, 0xf023964d1269f7ec),
+    ("ddr3-1333/fr-fcfs-cap/closed/Conflict", 103370, 0x36b3d3dabbfdbea0),
+    ("ddr3-1333/fr-fcfs-cap/closed/Strided", 12551, 0xba0df5ef5668369d),
+    ("ddr3-1333/fr-fcfs-cap/timeout/Random", 16546, 0x02e8b91210dcc29e),
+    ("ddr3-1333/fr-fcfs-cap/timeout/Mix", 22204, 0x3d47a2d3e21b5974),
+    ("ddr3-1333/fr-fcfs-cap/timeout/Stream", 12525, 0xdc299640f1266f76),
+    ("ddr3-1333/fr-fcfs-cap/timeout/Conflict", 103370, 0x347f2eca39dac985),
+    ("ddr3-1333/fr-fcfs-cap/timeout/Strided", 12551, 0xf84f56ac83ceb5d5),
 ];

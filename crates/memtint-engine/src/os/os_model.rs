@@ -24,6 +24,11 @@ pub struct OsConfig {
     pub strict: bool,
     /// Seed of the baseline's frame order and of random interleaving.
     pub seed: u64,
+    /// How virtual addresses become physical: "paged" (default: page tables filled on first
+    /// touch by the placement policy) or "identity" (physical = the trace's address modulo the
+    /// memory's capacity, no OS model, as Ramulator's `NoTranslation`: for comparisons with
+    /// simulators that have none; needs policy "buddy", which then places nothing).
+    pub translation: String,
     /// The order a colour-restricted policy takes frames in: "aged" (default; the baseline's
     /// aged-system order, `frame_order.rs`, restricted to the process's colours, so a policy
     /// differs from `buddy` only in its colours) or "ascending" (lowest free frame of each
@@ -68,6 +73,7 @@ impl Default for OsConfig {
             page_bytes: 4096,
             strict: false,
             seed: 1,
+            translation: "paged".into(),
             frame_order: FrameOrderKind::Aged.name().into(),
             colours: None,
             colour_split: "contiguous".into(),
@@ -147,6 +153,8 @@ pub struct ColourReport {
 }
 
 pub struct OsModel {
+    /// `Some(mask)` under identity translation: physical = virtual & mask.
+    identity: Option<u64>,
     policy: Box<dyn PlacementPolicy>,
     alloc: BuddyAllocator,
     bits: ColourBits,
@@ -174,6 +182,17 @@ impl OsModel {
         }
         FrameOrderKind::from_name(&cfg.frame_order)?;
         placement::ColourSplit::from_name(&cfg.colour_split)?;
+        let identity = match cfg.translation.as_str() {
+            "paged" => None,
+            "identity" if cfg.policy == "buddy" => Some((1u64 << mapping.capacity_bits()) - 1),
+            "identity" => {
+                return Err(Error::config(
+                    "os.translation",
+                    format!("identity translation places no pages, so policy '{}' cannot apply; use policy buddy", cfg.policy),
+                ))
+            }
+            other => return Err(Error::config("os.translation", format!("unknown translation '{other}'; choose paged or identity"))),
+        };
         let page_shift = cfg.page_bytes.trailing_zeros();
         let frame_bits = mapping.capacity_bits().saturating_sub(page_shift);
         if frame_bits > 31 {
@@ -186,6 +205,7 @@ impl OsModel {
         let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores })?;
         let alloc = BuddyAllocator::new(1 << frame_bits, policy.colour_space(), page_shift)?;
         Ok(OsModel {
+            identity,
             policy,
             alloc,
             bits,
@@ -204,6 +224,9 @@ impl OsModel {
     /// `translate` for a thread of process `pid` bound to `core` (CCPS places by core).
     #[inline]
     pub fn translate_on(&mut self, pid: u32, core: u32, vaddr: u64) -> Result<u64> {
+        if let Some(mask) = self.identity {
+            return Ok(vaddr & mask);
+        }
         let offset = vaddr & ((1 << self.page_shift) - 1);
         let vpage = vaddr >> self.page_shift;
         match self.tables.get_mut(pid as usize) {
