@@ -6,30 +6,19 @@
 //! each process was given (every DRAM request of a process, read or writeback of its own dirty
 //! line, goes to one of its frames).
 //!
-//! Status (measurements and analysis: docs/experiments/bpm-direction.md, reproduced by
-//! configs/experiments/bpm_direction.py): the row-miss half holds, but weighted speedup falls
-//! and `stream` is 11-14 % slower under `bpm`, with the `light` profile and with the real
-//! gcc/dealII/namd traces alike. Two causes:
-//! 1. Each light program loses only 2-7 % to the stream under `buddy`, so BPM can give back
-//!    about 1 % each, less than the stream's cost of being held to 16 banks.
-//! 2. That cost is 17 %, twice the paper's 8 % for libquantum (Fig. 1). An LLC victim lies in
-//!    the same LLC set (b6-b18), hence the same channel and bank bits b13-15, as the read that
-//!    evicts it. The default split fixes b21-22, so every dirty victim of `stream` goes to the
-//!    bank its reads stream through. The controller (Ramulator's policy) drains a write whenever
-//!    the read queue is momentarily empty, so the writes go one at a time, each closing the
-//!    stream's row. A DRAMSim3-style batched idle drain (`write_idle_drain_min` = 9, a
-//!    controller option; tested below) brings the cost to 9 %, about the paper's 8 %, and the
-//!    claim still fails.
+//! Runs are warm (20 M instructions, as `memtint compare`) on the presets' defaults: batched
+//! write handling and, on the i7-860, the L2 streamer on.
 //!
-//! Since Fig. 1 itself puts libquantum at 0.92 of its speed with 16 banks, a model faithful to
-//! it fails the issue's 5 % bound unless three light programs slow libquantum by over 3 % under
-//! the baseline. The two claim tests, their WL11 variant on the real light traces and Fig. 1's
-//! check for the stream are therefore `#[ignore]`d (they fail when run);
-//! `bpm_direction_holds_when_the_stream_writes_nothing_back` shows the claim does hold once the
-//! writebacks are taken away, and the row-miss half and Fig. 1 for the light programs are tested.
-//! With the LLC stream prefetcher on (the i7-860 has Intel's streamer), the stream meets Fig. 1
-//! (tested), and the claim still fails (§6 of the same page).
-//! On the DDR4 machine the whole claim holds with the `light` profile (tested; §7).
+//! Status (docs/reproductions/bpm.md): the row-miss half holds, but weighted speedup falls and
+//! `stream` is about 7 % slower under `bpm`. With the streamer on, the stream runs far faster
+//! than without and the light programs lose more to it under `bpm` than under `buddy`; the two
+//! claim tests and their real-trace variant are `#[ignore]`d with the measured figures.
+//! `bpm_direction_holds_when_the_stream_writes_nothing_back` shows the claim holds without the
+//! stream's write-backs and the prefetcher. Fig. 1 holds for the stream (0.885 with 16 banks)
+//! and the light programs; the mechanism the batched write handling removes is tested on its
+//! own (Ramulator's single-write drains put every dirty victim into the bank the stream reads).
+//! On the DDR4 machine the whole claim holds with the `light` profile (tested). The history of
+//! these measurements under the earlier defaults is docs/experiments/bpm-direction.md.
 
 use memtint_engine::system::{run_sim, MixMetrics, ProgramSpeed, SimSpec};
 use serde_json::{json, Value};
@@ -143,16 +132,16 @@ fn assert_no_program_5_percent_slower(m: &Mix) {
 }
 
 #[test]
-#[ignore = "does not hold in the model (docs/experiments/bpm-direction.md): WS 3.676 (bpm) vs 3.765 (buddy); the light \
-            programs lose only 2-7 % under buddy and regain ~1 % each, while stream held to 16 banks loses 17 % \
-            (its dirty LLC victims land in the bank its reads stream through)"]
+#[ignore = "does not hold in the model (docs/reproductions/bpm.md): WS 3.051 (bpm) vs 3.248 (buddy), light row misses \
+            0.660 -> 0.621; with the L2 streamer on, the light programs lose 23 % to the stream under buddy and 28 % under \
+            bpm, and the stream loses 7 % held to 16 banks"]
 fn bpm_lowers_light_programs_row_misses_and_raises_weighted_speedup() {
     assert_claim(&mix("stream", "light"));
 }
 
 #[test]
-#[ignore = "does not hold in the model (docs/experiments/bpm-direction.md): stream is 11 % slower under bpm; \
-            the paper's own Fig. 1 (libquantum 8 % slower at 16 banks) implies the 5 % bound fails"]
+#[ignore = "does not hold in the model (docs/reproductions/bpm.md): stream is 7.4 % slower under bpm; the paper's \
+            own Fig. 1 (libquantum 8 % slower at 16 banks) implies the 5 % bound fails"]
 fn bpm_slows_no_program_by_more_than_5_percent_over_buddy() {
     assert_no_program_5_percent_slower(&mix("stream", "light"));
 }
@@ -214,8 +203,8 @@ fn bpm_lowers_the_row_misses_of_real_light_programs() {
 
 /// The weighted-speedup half on the real light programs: fails as with the `light` profile.
 #[test]
-#[ignore = "does not hold in the model (docs/experiments/bpm-direction.md): WS 3.774 (bpm) vs 3.892 (buddy); \
-            gcc, dealII and namd lose only 2-4 % under buddy"]
+#[ignore = "does not hold in the model (docs/reproductions/bpm.md): WS 3.745 (bpm) vs 3.867 (buddy); \
+            gcc, dealII and namd lose little under buddy"]
 fn bpm_raises_weighted_speedup_with_real_light_programs() {
     let Some(lights) = wl11_lights() else { return };
     let programs: Vec<&str> = std::iter::once("stream").chain(lights.iter().map(String::as_str)).collect();
