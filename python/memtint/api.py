@@ -264,7 +264,8 @@ def run_sim(machine: str | dict[str, Any], programs: list[str], **options: Any) 
     ``cache-only``, ``bank-only``, ``a-vp``, ``b-vp``, ``c-vp``, ``random-interleave``...),
     ``seed``, ``os_options`` (the ``[os]`` table: ``strict``, ``colours``, ``groups``, ``sched``,
     ``ccps``, ``mcp``, ``profiles``...), ``mapping``, ``scheduler``, ``overrides``, and
-    ``processes`` (processes with several threads instead of ``programs``; docs/threads.md).
+    ``processes`` (processes with several threads instead of ``programs``; docs/threads.md) and
+    ``warmup`` (instructions per core run through page tables and caches first; default 0).
     Policies include ``ccps`` (CCPS core regions and binding), ``mcp`` and ``imps`` (channel
     partitioning from ``os_options["profiles"]``).
     """

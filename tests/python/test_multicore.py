@@ -225,3 +225,28 @@ def test_sim_prefetcher_errors_are_one_clear_line(memtint, clean_error, tmp_path
     cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream"]\ninstructions = 1000\n'
                                  '[overrides.cache.prefetcher]\nkind = "stream"\n')
     clean_error(memtint("sim", cfg, "--set", setting), *needles)
+
+
+@pytest.mark.engine
+def test_compare_warms_up_by_default_and_says_so(memtint, tmp_path):
+    code, out, err = memtint("compare", "--machine", "ddr4-2400", "--mix", "copy,light", "--policies", "buddy",
+                             "--instructions", "100000", "--json", tmp_path / "warm.json")
+    assert code == 0, err
+    warm = json.loads((tmp_path / "warm.json").read_text())
+    assert warm["warmup"] == comparison.DEFAULT_WARMUP
+    code, out, err = memtint("compare", "--machine", "ddr4-2400", "--mix", "copy,light", "--policies", "buddy",
+                             "--instructions", "100000", "--warmup", "0")
+    assert code == 0, err
+    assert "warm-up: 0 instructions per core" in out
+    cold = comparison.compare("ddr4-2400", ["copy", "light"], ["buddy"], instructions=100000, warmup=0)
+    # Warm, the copy's dirty lines fill the LLC and its victims reach DRAM.
+    writes = lambda r: r["policies"][0]["cores"][0]["ipc_shared"]  # noqa: E731
+    assert writes(warm) != writes(cold)
+
+
+@pytest.mark.engine
+def test_compare_on_the_bpm_plus_machine_says_its_baseline_differs(memtint):
+    code, out, err = memtint("compare", "--machine", "i7-860-bpm-plus", "--mix", "light,light", "--policies",
+                             "buddy,bpm", "--instructions", "20000", "--warmup", "0")
+    assert code == 0, err
+    assert "note:" in out and "weaker" in out and "i7-860" in out

@@ -268,3 +268,20 @@ def test_policy_plus_scheduler_runs_a_placement_with_its_own_controller_schedule
     assert list(dict.fromkeys(frame["policy"])) == ["buddy", "buddy+fcfs", "bpm+fr-fcfs-cap"]
     with pytest.raises(memtint.MemtintError, match="unknown scheduler 'nope'"):
         parse_spec({**table, "policies": ["buddy+nope"]})
+
+
+def test_a_sweep_warms_up_by_default_and_a_bad_warmup_names_the_key(tmp_path):
+    base = 'name = "w"\nmachines = ["ddr4-2400"]\npolicies = ["buddy"]\ninstructions = 1000\n[[mixes]]\nprograms = ["light"]\n'
+    (tmp_path / "a.toml").write_text(base)
+    from memtint.comparison import DEFAULT_WARMUP
+
+    from memtint.sweep import load_spec
+
+    assert load_spec(tmp_path / "a.toml").warmup == DEFAULT_WARMUP
+    (tmp_path / "b.toml").write_text("warmup = 0\n" + base)
+    spec = load_spec(tmp_path / "b.toml")
+    assert spec.warmup == 0 and expand(spec)[0].warmup == 0
+    assert expand(spec)[0].config_hash != expand(load_spec(tmp_path / "a.toml"))[0].config_hash
+    (tmp_path / "c.toml").write_text('warmup = "long"\n' + base)
+    with pytest.raises(memtint.MemtintError, match="warmup"):
+        load_spec(tmp_path / "c.toml")
