@@ -87,7 +87,7 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
     for n in names:
         e = experiments[n]
         analysis = e.analyse(claims[n]["claim"], results)
-        header = e.describe() + common_header + [
+        header = e.describe() + [n for n in analysis.get("notes", []) if n] + common_header + [
             f"Wall time of this paper's {len(keys_of[n])} simulations: about {seconds_of[n]:.0f} s (share of the "
             f"{wall:.0f} s total).",
             "Run lengths: " + RUN_LENGTHS]
@@ -99,11 +99,12 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
 
 
 RUN_LENGTHS = ("i7-860 experiments (BPM, HVR): 10 M instructions per core, within one pass of the committed traces "
-               "(bfs is 10 M long, the others 20 M), so no trace wraps and the 8 MB LLC sees each program's main "
-               "phase; the CCPS machines (64 KB LLC, quanta scaled to 50 000 cycles in their presets): 3 M (schedulers) "
-               "and 2 M (grid, 8 cores) instructions, 60-40 scheduler quanta per run. Sized so that `make reproduce` "
-               "takes under 20 minutes on 2 shared cores (30 is the limit): one 4-core i7-860 run of 10 M "
-               "instructions takes about 2 s here, an 8-core CCPS run of 2 M about 2 s.")
+               "(bfs is 10 M instructions long, the others 20 M), so no trace wraps, and long enough for the 8 MB LLC to "
+               "fill and write back; the CCPS machines (64 KB LLC; the schedulers' quanta and epochs are their "
+               "presets', scaled to short runs there): 3 M instructions (schedulers, 4 cores) and 2 M (grid, 4 and 8 "
+               "cores), which cover many quanta (the measured DRAM cycles per run are above). Sized so that "
+               "`make reproduce` takes under 20 minutes on 2 shared cores (the limit is 30): measured 9.8 minutes "
+               "with 854 runs and about 12 minutes with the present mix counts, while two other builds ran.")
 
 
 def run(args: argparse.Namespace) -> int:

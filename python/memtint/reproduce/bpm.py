@@ -17,8 +17,8 @@ MACHINE = "i7-860"
 BANKS = (64, 32, 16, 8)
 
 #: Run lengths: instructions per core; mixes drawn. --quick shrinks both (tests, development).
-SIZES = {"full": {"instructions": 10_000_000, "mixes": 8, "programs": common.ALL},
-         "quick": {"instructions": 200_000, "mixes": 2, "programs": ["stream", "copy", "light", "triad"]}}
+SIZES = {"full": {"instructions": 10_000_000, "mixes": 10, "programs": common.ALL},
+         "quick": {"instructions": 200_000, "mixes": 2, "programs": ["stream", "copy", "light", "random", "triad"]}}
 
 
 def colours(banks: int) -> list[int]:
@@ -110,4 +110,4 @@ class Experiment:
         ]
         plots = [{"kind": "lines", "file": "bpm-banks.png", "title": "BPM Fig. 1: IPC relative to 64 banks",
                   "x": list(BANKS), "series": curve, "xlabel": "banks", "ylabel": "IPC / IPC(64 banks)", "hline": 0.9}]
-        return {"rows": rows, "tables": tables, "plots": plots}
+        return {"rows": rows, "tables": tables, "plots": plots, "notes": [common.run_facts([self.mixes], results)]}

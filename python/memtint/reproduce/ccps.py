@@ -12,7 +12,7 @@ NAME = "ccps"
 TITLE = "CCPS: channel-aware page mapping and memory scheduling (Jia et al., IEEE Systems Journal 2017)"
 MACHINES = ["ccps-4c-64b", "ccps-4c-256b", "ccps-8c-64b", "ccps-8c-256b"]
 
-SIZES = {"full": {"instructions": 2_000_000, "mixes": 3},
+SIZES = {"full": {"instructions": 2_000_000, "mixes": 4},
          "quick": {"instructions": 100_000, "mixes": 1}}
 
 VARIANTS = [Variant("buddy", "buddy"), Variant("bpm", "bpm"), Variant("tcm", "buddy", "tcm"),
@@ -56,4 +56,4 @@ class Experiment:
             tables.append((f"{m}: per mix and policy, mean ± sd over seeds",
                            ["mix", "policy", "WS", "WS vs buddy %", "MS", "row-buffer miss rate"],
                            common.mix_table(self._grid(m), results, self.settings, m)))
-        return {"rows": rows, "tables": tables, "plots": []}
+        return {"rows": rows, "tables": tables, "plots": [], "notes": [common.run_facts([self.grids[4], self.grids[8]], results)]}

@@ -28,6 +28,10 @@ SUITE = {
     "sqlite": ("sqlite.t1.mtt.gz", 2.09),
     "sort": ("sort.t1.mtt.gz", 0.50),
 }
+#: Diagnostics that describe what a policy sets rather than what it causes: shown in the tables,
+#: never ranked as a cause.
+SETTINGS_DIAGNOSTICS = ("banks used (mean per program)", "channels used (mean per program)")
+
 #: Built-in synthetic profiles: stream (libquantum-like), random (mcf-like), copy (lbm-like), light.
 PROFILES = ("stream", "random", "copy", "light")
 #: Memory-intensive = MPKI > 1 (bpm.md §4): the suite's programs above it and the three heavy profiles.
@@ -214,6 +218,7 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
     sets, e.g. the banks a program may use) are not ranked."""
     if not pairs:
         return ""
+    exclude = tuple(exclude) + SETTINGS_DIAGNOSTICS
     keys = [k for k in pairs[0][0] if k not in exclude and all(k in a and k in b for a, b in pairs)]
     rows = []
     for k in keys:
@@ -224,8 +229,13 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
             continue
         rows.append((abs(b - a) / scale, k, a, b))
     rows.sort(key=lambda r: -r[0])
+    chosen = []
+    for r in rows:  # a diagnostic equal to one already chosen (reads = LLC misses without prefetch) adds nothing
+        if not any(abs(r[2] - c[2]) <= 0.01 * max(abs(c[2]), 1e-9) and abs(r[3] - c[3]) <= 0.01 * max(abs(c[3]), 1e-9)
+                   for c in chosen):
+            chosen.append(r)
     parts = []
-    for rel, k, a, b in rows[:top]:
+    for rel, k, a, b in chosen[:top]:
         change = f"{100 * (b / a - 1):+.0f} %" if a else "from 0"
         parts.append(f"{k} {_fmt(a)} → {_fmt(b)} ({change})")
     return f"{labels[0]} → {labels[1]}: " + "; ".join(parts)
@@ -332,6 +342,21 @@ def measure_mix_claim(exp: MixExperiment, results: dict[str, Any], claim: dict[s
     row = Row(claim, machine if claim.get("machine") else "", per_seed)
     row.detail = explain(pairs, top=3, labels=labels)
     return row
+
+
+def run_facts(exps: list[MixExperiment], results: dict[str, Any]) -> str:
+    """Measured facts about the shared runs: DRAM cycles covered and simulated time, per machine."""
+    parts = []
+    for exp in exps:
+        for machine in exp.machines:
+            runs = [results[k] for (mach, *_), k in exp.shared.items() if mach == machine and k in results]
+            if runs:
+                cycles = statistics.fmean(r["dram_cycles"] for r in runs)
+                ms = statistics.fmean(r["simulated_ns"] for r in runs) / 1e6
+                secs = statistics.fmean(r["wall_seconds"] for r in runs)
+                parts.append(f"{machine}: {cycles / 1e6:.2f} M DRAM cycles ({ms:.2f} ms simulated) per shared run, "
+                             f"{secs:.1f} s to simulate")
+    return "Measured run length (means): " + "; ".join(parts) + "." if parts else ""
 
 
 def mix_table(exp: MixExperiment, results: dict[str, Any], settings: Settings, machine: str) -> list[list[str]]:

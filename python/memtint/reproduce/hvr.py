@@ -11,7 +11,7 @@ from memtint.reproduce.common import MixExperiment, Settings, Variant
 NAME = "hvr"
 TITLE = "HVR: going vertical in memory management (Liu et al., ISCA 2014)"
 
-SIZES = {"full": {"instructions": 10_000_000, "mixes4": 6, "mixes8": 3},
+SIZES = {"full": {"instructions": 10_000_000, "mixes4": 8, "mixes8": 4},
          "quick": {"instructions": 200_000, "mixes4": 2, "mixes8": 1}}
 
 
@@ -60,4 +60,4 @@ class Experiment:
                                                                    "row-buffer miss rate"],
              common.mix_table(self.eight, results, self.settings, "i7-860-8t")),
         ]
-        return {"rows": rows, "tables": tables, "plots": []}
+        return {"rows": rows, "tables": tables, "plots": [], "notes": [common.run_facts([self.four, self.eight], results)]}

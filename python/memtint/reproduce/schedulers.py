@@ -13,7 +13,7 @@ NAME = "schedulers"
 TITLE = "Memory schedulers: PAR-BS, ATLAS, TCM, BLISS against FR-FCFS"
 MACHINE = "ccps-4c-64b"
 
-SIZES = {"full": {"instructions": 3_000_000, "mixes": 6},
+SIZES = {"full": {"instructions": 3_000_000, "mixes": 8},
          "quick": {"instructions": 200_000, "mixes": 2}}
 
 
@@ -50,4 +50,4 @@ class Experiment:
         tables = [(f"Mixes on {MACHINE}: mean ± sd over seeds", ["mix", "scheduler", "WS", "WS vs FR-FCFS %", "MS",
                                                                  "row-buffer miss rate"],
                    common.mix_table(self.mixes, results, self.settings, MACHINE))]
-        return {"rows": rows, "tables": tables, "plots": []}
+        return {"rows": rows, "tables": tables, "plots": [], "notes": [common.run_facts([self.mixes], results)]}
