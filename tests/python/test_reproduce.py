@@ -137,3 +137,25 @@ def test_unknown_name_is_a_clean_error(memtint, clean_error):
 
 def test_bad_seed_count_is_a_clean_error(memtint, clean_error):
     clean_error(memtint("reproduce", "bpm", "--seeds", "0", "--out", "x"), "--seeds")
+
+
+def test_demo_sentences_follow_the_numbers():
+    import pandas as pd
+
+    from memtint.demo import policy_sentences
+
+    rows = []
+    for mix, light in (("stream|light|light|light", True), ("stream|copy|random|random", False)):
+        rows.append({"policy": "buddy", "mix": mix, "status": "ok", "ws_norm": 1.0, "ms_norm": 1.0,
+                     "mix_row_buffer_miss_rate": 0.5})
+        rows.append({"policy": "bpm", "mix": mix, "status": "ok", "ws_norm": 1.01 if light else 1.05,
+                     "ms_norm": 0.9, "mix_row_buffer_miss_rate": 0.3})
+        rows.append({"policy": "cache-only", "mix": mix, "status": "ok", "ws_norm": 0.95, "ms_norm": 1.1,
+                     "mix_row_buffer_miss_rate": 0.5})
+    runs = pd.DataFrame(rows)
+    runs.attrs["baseline"] = "buddy"
+    bpm, cache = policy_sentences(runs)
+    assert bpm.startswith("[bold]bpm[/bold]: weighted speedup +3.0 % over buddy on average (2 of 2 mixes better), "
+                          "maximum slowdown -10.0 %; on the 1 memory-intensive mix +5.0 %")
+    assert "more throughput and fairer" in bpm and "cut the row-buffer miss rate from 50 % to 30 %" in bpm
+    assert "-5.0 %" in cache and "a loss on these mixes" in cache and "stayed at 50 %" in cache
