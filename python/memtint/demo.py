@@ -145,7 +145,9 @@ def policy_sentences(runs: Any) -> list[str]:
             cause = f"the row-buffer miss rate stayed at {100 * rb_pol:.0f} %, so {mech} changed little in DRAM"
         heavy_text = ""
         if not heavy.empty and len(heavy) < len(rows):
-            heavy_text = (f"; on the {len(heavy)} memory-intensive mix{'es' if len(heavy) != 1 else ''} {100 * (heavy['ws_norm'].mean() - 1):+.1f} % "
+            n = len(heavy)
+            heavy_text = (f"; on the {n} memory-intensive mix{'es' if n != 1 else ''} "
+                          f"{100 * (heavy['ws_norm'].mean() - 1):+.1f} % "
                           f"(maximum slowdown {100 * (heavy['ms_norm'].mean() - 1):+.1f} %)")
         sentences.append(
             f"[bold]{policy}[/bold]: weighted speedup {ws:+.1f} % over {base} on average ({better} of {len(rows)} "

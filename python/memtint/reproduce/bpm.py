@@ -97,10 +97,12 @@ class Experiment:
             curve[p] = [statistics.fmean(results[self.banks[(p, b, s)]]["cores"][0]["ipc"]
                                          / results[self.banks[(p, 64, s)]]["cores"][0]["ipc"]
                                          for s in self.settings.seed_list()) for b in BANKS]
-        sens = [[p] + [f"{v:.3f}" for v in curve[p]] + [
-            f"{statistics.fmean(results[self.banks[(p, 64, s)]]['cores'][0]['llc_mpki'] for s in self.settings.seed_list()):.2f}",
-            f"{statistics.fmean(results[self.banks[(p, 64, s)]]['cores'][0]['bank_level_parallelism'] for s in self.settings.seed_list()):.2f}"]
-            for p in self.programs]
+        sens = []
+        for p in self.programs:
+            full = [results[self.banks[(p, 64, s)]]["cores"][0] for s in self.settings.seed_list()]
+            sens.append([p] + [f"{v:.3f}" for v in curve[p]]
+                        + [f"{statistics.fmean(c['llc_mpki'] for c in full):.2f}",
+                           f"{statistics.fmean(c['bank_level_parallelism'] for c in full):.2f}"])
         tables = [
             ("Bank sensitivity (Fig. 1): IPC relative to 64 banks, mean over seeds",
              ["program"] + [f"{b} banks" for b in BANKS] + ["LLC MPKI (64 banks)", "BLP (64 banks)"], sens),
