@@ -103,8 +103,8 @@ RUN_LENGTHS = ("i7-860 experiments (BPM, HVR): 10 M instructions per core, withi
                "fill and write back; the CCPS machines (64 KB LLC; the schedulers' quanta and epochs are their "
                "presets', scaled to short runs there): 3 M instructions (schedulers, 4 cores) and 2 M (grid, 4 and 8 "
                "cores), which cover many quanta (the measured DRAM cycles per run are above). Sized so that "
-               "`make reproduce` takes under 20 minutes on 2 shared cores (the limit is 30): measured 9.8 minutes "
-               "with 854 runs and about 12 minutes with the present mix counts, while two other builds ran.")
+               "`make reproduce` takes under 20 minutes on 2 shared cores (the limit is 30); this run's wall time is "
+               "above. Longer runs or more mixes would narrow the spread; 3 seeds is the minimum the issue asks for.")
 
 
 def run(args: argparse.Namespace) -> int:
