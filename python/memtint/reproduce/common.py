@@ -238,7 +238,19 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
     for rel, k, a, b in chosen[:top]:
         change = f"{100 * (b / a - 1):+.0f} %" if a else "from 0"
         parts.append(f"{k} {_fmt(a)} → {_fmt(b)} ({change})")
-    return f"{labels[0]} → {labels[1]}: " + "; ".join(parts)
+    text = f"{labels[0]} → {labels[1]}: " + "; ".join(parts)
+    # What the policy set, measured in the same runs, as context (not ranked as a cause).
+    context = []
+    for k in SETTINGS_DIAGNOSTICS:
+        if k in exclude[:-len(SETTINGS_DIAGNOSTICS)] or not all(k in a and k in b for a, b in pairs):
+            continue
+        a = statistics.fmean(p[0][k] for p in pairs)
+        b = statistics.fmean(p[1][k] for p in pairs)
+        if abs(b - a) > 0.05 * max(abs(a), abs(b), 1e-9):
+            context.append(f"{k.split(' (')[0]} per program {_fmt(a)} → {_fmt(b)}")
+    if context:
+        text += " (set by the policy: " + ", ".join(context) + ")"
+    return text
 
 
 def _fmt(x: float) -> str:
