@@ -10,7 +10,7 @@ CARGO  ?= cargo
 VENV_BIN := $(VENV)/bin
 STAMP    := $(VENV)/.memtint-venv
 
-.PHONY: all toolchain venv build demo test test-rust test-python bench clean api-docs native test-native native-trace workloads experiment-ccps pgo
+.PHONY: all toolchain venv build demo test test-rust test-python bench clean api-docs native test-native native-trace workloads experiment-ccps pgo reproduce
 
 # Profile-guided build (optional): `make pgo` trains a profile, then PGO=1 on build, demo or bench
 # compiles the engine with it (15-35 % faster simulation, bench/README.md). Its own target
@@ -70,6 +70,14 @@ workloads: build
 
 demo: build
 	$(VENV_BIN)/memtint demo
+
+# The papers' reproduction reports, regenerated from nothing (docs/reproductions/: paper vs memtint,
+# verdicts, measured causes, plots; about 15-20 minutes on 2 cores). REPRODUCE_ARGS adds options,
+# e.g. REPRODUCE_ARGS="bpm --seeds 5".
+REPRODUCE_DIR ?= docs/reproductions
+reproduce: build
+	rm -rf $(REPRODUCE_DIR)
+	$(VENV_BIN)/memtint reproduce --out $(REPRODUCE_DIR) $(REPRODUCE_ARGS)
 
 test: test-native test-rust test-python
 

@@ -309,6 +309,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo_module.add_arguments(demo)
     demo.set_defaults(handler=lambda args: demo_module.run(args))
 
+    reproduce = commands.add_parser(
+        "reproduce",
+        help="regenerate the papers' reproduction reports (docs/reproductions/): paper vs memtint, verdicts, causes",
+        description="Run the papers' experiments (BPM, HVR, schedulers, CCPS) on the process pool with the machine "
+        "presets' defaults, and write docs/reproductions/<paper>.md (paper figure, memtint's mean and spread over "
+        "seeds, verdict, measured cause of every miss) with PNG plots; figures from configs/reproductions/.",
+    )
+    from memtint import reproduce as reproduce_module
+
+    reproduce_module.add_arguments(reproduce)
+    reproduce.set_defaults(handler=lambda args: reproduce_module.run(args))
+
     # Colouring on real Linux: inspect, run, run-mix (memtint.linux.commands).
     from memtint.linux import commands as linux_commands
 

@@ -1,9 +1,11 @@
 """The memtint demo: the default page-colouring experiment on built-in workloads.
 
-Six 4-program mixes (streaming, random or copy programs with light ones) on the i7-860 under
+Six 4-program mixes (streaming, random or copy programs with light ones; two memory-intensive mixes,
+where partitioning is expected to matter) on the i7-860 under
 ``buddy`` (the Linux-like baseline), ``bpm``, ``bpm-plus`` (on the BPM+ BIOS setting,
 i7-860-bpm-plus), ``cache-only`` and ``a-vp``: a sweep (configs/sweeps/demo.toml) on the process
-pool, its summary table, and a report with plots under ``out/demo/``. Run it with
+pool, its summary table, one sentence per policy saying what its result means (computed from the
+numbers), and a report with plots under ``out/demo/``. Run it with
 ``memtint demo``, ``make demo`` or ``python -m memtint.demo``.
 """
 
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from memtint.report import normalised_table, sweep_table
-    from memtint.reports import write_report
+    from memtint.reports import run_table, write_report
     from memtint.sweep import load_results, parse_spec, policy_summary, run_sweep
 
     if args.instructions is not None and args.instructions < 1:
@@ -70,11 +72,87 @@ def run(args: argparse.Namespace) -> int:
                               f"demo · {summary.total} runs · {spec.entries[0].instructions:,} instructions per core"))
     report = write_report(results, os.path.join(args.out, "report"))
     console.print(normalised_table(report["rows"], f"normalised to {report['baseline']} on the same mix"))
+    for sentence in policy_sentences(run_table(frame, report["baseline"])):
+        console.print(sentence, soft_wrap=True)
     console.print(f"{summary.done} run(s) done ({summary.failed} failed), {summary.skipped} already stored, "
                   f"{summary.alone_runs} alone run(s); {time.perf_counter() - start:.1f} s")
     console.print(f"Report: {os.path.abspath(report['index'])} (summary: {os.path.abspath(report['summary'])})",
                   soft_wrap=True)
     return 1 if summary.failed else 0
+
+
+#: Programs that are memory-intensive (LLC MPKI > 1, bpm.md §4) among the built-in profiles.
+INTENSIVE_PROFILES = ("stream", "random", "copy")
+
+#: What each policy partitions: the mechanism a sentence names when the numbers show its effect.
+MECHANISM = {
+    "bpm": "bank partitioning",
+    "bpm-plus": "bank + channel partitioning",
+    "cache-only": "LLC colouring",
+    "bank-only": "bank partitioning",
+    "a-vp": "LLC + bank colouring",
+    "b-vp": "LLC + bank colouring",
+    "c-vp": "LLC + bank colouring",
+}
+
+
+def _intensive(mix: str) -> bool:
+    """A memory-intensive mix: at most one of its programs is light."""
+    programs = [p.split(":", 1)[0] for p in mix.split("|")]
+    return sum(p not in INTENSIVE_PROFILES for p in programs) <= 1
+
+
+def policy_sentences(runs: Any) -> list[str]:
+    """One sentence per non-baseline policy saying what its result means, computed from the runs
+    (``memtint.reports.run_table``): mean weighted-speedup and maximum-slowdown change against the
+    baseline on the same mix, how many mixes improved, the memory-intensive mixes apart, and the
+    row-buffer miss rate that explains it."""
+    import math
+
+    base = runs.attrs["baseline"]
+    ok = runs[runs["status"] == "ok"]
+    base_rb = {r["mix"]: r["mix_row_buffer_miss_rate"] for _, r in ok[ok["policy"] == base].iterrows()}
+    sentences = []
+    for policy in dict.fromkeys(ok["policy"]):
+        if policy == base:
+            continue
+        rows = ok[(ok["policy"] == policy) & ok["ws_norm"].notna()]
+        if rows.empty:
+            continue
+        ws = 100 * (rows["ws_norm"].mean() - 1)
+        ms = 100 * (rows["ms_norm"].mean() - 1)
+        better = int((rows["ws_norm"] > 1.0).sum())
+        heavy = rows[rows["mix"].map(_intensive)]
+        rb_pairs = [(base_rb[m], r) for m, r in zip(rows["mix"], rows["mix_row_buffer_miss_rate"])
+                    if m in base_rb and not math.isnan(r)]
+        rb_base = sum(a for a, _ in rb_pairs) / len(rb_pairs) if rb_pairs else math.nan
+        rb_pol = sum(b for _, b in rb_pairs) / len(rb_pairs) if rb_pairs else math.nan
+        if ws > 0.5 and ms < -0.5:
+            meaning = "more throughput and fairer"
+        elif ws > 0.5:
+            meaning = "more throughput, at a cost in fairness" if ms > 0.5 else "more throughput, fairness unchanged"
+        elif ws < -0.5:
+            meaning = "fairer but slower" if ms < -0.5 else "a loss on these mixes"
+        else:
+            meaning = "fairer at the same throughput" if ms < -0.5 else (
+                "less fair at the same throughput" if ms > 0.5 else "no measurable effect")
+        mech = MECHANISM.get(policy, policy)
+        if rb_pol < rb_base * 0.95:
+            cause = f"{mech} cut the row-buffer miss rate from {100 * rb_base:.0f} % to {100 * rb_pol:.0f} %"
+        elif rb_pol > rb_base * 1.05:
+            cause = f"{mech} raised the row-buffer miss rate from {100 * rb_base:.0f} % to {100 * rb_pol:.0f} %"
+        else:
+            cause = f"the row-buffer miss rate stayed at {100 * rb_pol:.0f} %, so {mech} changed little in DRAM"
+        heavy_text = ""
+        if not heavy.empty and len(heavy) < len(rows):
+            n = len(heavy)
+            heavy_text = (f"; on the {n} memory-intensive mix{'es' if n != 1 else ''} "
+                          f"{100 * (heavy['ws_norm'].mean() - 1):+.1f} % "
+                          f"(maximum slowdown {100 * (heavy['ms_norm'].mean() - 1):+.1f} %)")
+        sentences.append(
+            f"[bold]{policy}[/bold]: weighted speedup {ws:+.1f} % over {base} on average ({better} of {len(rows)} "
+            f"mixes better), maximum slowdown {ms:+.1f} %{heavy_text}: {meaning}; {cause}.")
+    return sentences
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -218,6 +218,15 @@ def test_demo_runs(memtint, tmp_path, monkeypatch):
     for text in ("30 runs", "buddy", "bpm", "bpm-plus", "cache-only", "a-vp", "WS/base", "normalised to buddy"):
         assert text in out, text
     assert "Report: " in out
+    # one sentence per policy saying what its result means, with the numbers it comes from
+    import re
+
+    for policy in ("bpm", "bpm-plus", "cache-only", "a-vp"):
+        sentence = re.search(rf"^{re.escape(policy)}: weighted speedup [+-]\d+\.\d % over buddy on average "
+                             rf"\(\d of 6 mixes better\), maximum slowdown [+-]\d+\.\d %.*row-buffer miss rate",
+                             out, re.M)
+        assert sentence, f"no sentence for {policy} in:\n{out}"
+    assert "memory-intensive mixes" in out
     report = tmp_path / "demo" / "report"
     assert (report / "index.html").exists() and (report / "summary.md").exists()
     assert (tmp_path / "demo" / "results" / "manifest.json").exists()

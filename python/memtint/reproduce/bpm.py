@@ -1,0 +1,115 @@
+"""BPM/BPM+ (bpm.md): Fig. 1 bank sensitivity and Fig. 8-10 static partitioning on seeded
+4-program memory-intensive mixes from the captured suite and the synthetic profiles."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from memtint import api
+from memtint.reproduce import common
+from memtint.reproduce.common import MixExperiment, Row, Settings, Variant, diagnostics, explain, pct
+from memtint.reproduce.runner import spec_key
+
+NAME = "bpm"
+TITLE = "BPM/BPM+ (Liu et al., ACM TACO 2014)"
+MACHINE = "i7-860"
+BANKS = (64, 32, 16, 8)
+
+#: Run lengths: instructions per core; mixes drawn. --quick shrinks both (tests, development).
+SIZES = {"full": {"instructions": 10_000_000, "mixes": 10, "programs": common.ALL},
+         "quick": {"instructions": 200_000, "mixes": 2, "programs": ["stream", "copy", "light", "random", "triad"]}}
+
+
+def colours(banks: int) -> list[int]:
+    """The i7-860's BPM colours for ``banks`` banks: a colour is one bank on each of the 2
+    channels; colour bits b13-15 (low) then b21-22, taken low first (one rank first, as the even
+    split of 32 colours over 4 programs gives each its 8 colours)."""
+    return list(range(banks // 2))
+
+
+class Experiment:
+    name = NAME
+    title = TITLE
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        size = SIZES["quick" if settings.quick else "full"]
+        self.instructions = settings.instructions(size["instructions"])
+        self.programs = list(size["programs"])
+        mixes = common.draw_mixes(common.INTENSIVE, 4, size["mixes"], settings.mix_seed)
+        self.mixes = MixExperiment(
+            "mixes", [MACHINE], mixes,
+            [Variant("buddy", "buddy"), Variant("bpm", "bpm"), Variant("bpm-plus", "bpm-plus", machine="i7-860-bpm-plus"),
+             Variant("cache-only", "cache-only")],
+            self.instructions, "buddy", settings.mix_seed)
+        self.banks: dict[tuple[str, int, int], str] = {}
+
+    def describe(self) -> list[str]:
+        return [f"Fig. 1: {len(self.programs)} programs alone on the {MACHINE}, held to {'/'.join(map(str, BANKS))} banks "
+                f"by explicit BPM colour sets, {self.instructions:,} instructions each.",
+                f"Fig. 8-10: {len(self.mixes.mixes)} 4-program mixes drawn from the memory-intensive pool "
+                f"({', '.join(common.INTENSIVE)}) with random.Random({self.settings.mix_seed}); buddy, bpm, bpm-plus "
+                f"(machine i7-860-bpm-plus), cache-only; {self.instructions:,} instructions per core; alone runs under "
+                "buddy on the i7-860. Write-backs are on (dirty LLC victims go to DRAM)."]
+
+    def plan(self) -> list[dict[str, Any]]:
+        jobs = []
+        for p in self.programs:
+            for b in BANKS:
+                for seed in self.settings.seed_list():
+                    spec = api.build_sim_spec(MACHINE, [common.program_path(p)], instructions=self.instructions,
+                                              policy="bpm", seed=seed, os_options={"colours": [colours(b)]})
+                    common.with_warmup(spec, self.settings)
+                    k = spec_key(spec)
+                    self.banks[(p, b, seed)] = k
+                    jobs.append({"key": k, "phase": "alone", "spec": spec})
+        return jobs + self.mixes.plan(self.settings)
+
+    # --- analysis ---------------------------------------------------------------------------
+
+    def _bank_rows(self, claim: dict[str, Any], results: dict[str, Any]) -> list[Row]:
+        subjects = self.programs if claim.get("subjects") == "all" else [p for p in claim["subjects"] if p in self.programs]
+        b = int(claim["banks"])
+        rows = []
+        for p in subjects:
+            per_seed, pairs = [], []
+            for seed in self.settings.seed_list():
+                full = results[self.banks[(p, 64, seed)]]
+                part = results[self.banks[(p, b, seed)]]
+                ratio = part["cores"][0]["ipc"] / full["cores"][0]["ipc"]
+                per_seed.append(ratio if claim["metric"] == "relative_ipc" else 100 * (ratio - 1))
+                pairs.append((diagnostics(full), diagnostics(part)))
+            row = Row(claim, p, per_seed)
+            row.detail = explain(pairs, 3, ("64 banks", f"{b} banks"), exclude=("banks used (mean per program)",))
+            rows.append(row)
+        return rows
+
+    def analyse(self, claims: list[dict[str, Any]], results: dict[str, Any]) -> dict[str, Any]:
+        rows = []
+        for c in claims:
+            if c["experiment"] == "bank-sensitivity":
+                rows.extend(self._bank_rows(c, results))
+            elif c["experiment"] == "mixes":
+                rows.append(common.measure_mix_claim(self.mixes, results, c, self.settings))
+        curve = {}
+        for p in self.programs:
+            curve[p] = [statistics.fmean(results[self.banks[(p, b, s)]]["cores"][0]["ipc"]
+                                         / results[self.banks[(p, 64, s)]]["cores"][0]["ipc"]
+                                         for s in self.settings.seed_list()) for b in BANKS]
+        sens = []
+        for p in self.programs:
+            full = [results[self.banks[(p, 64, s)]]["cores"][0] for s in self.settings.seed_list()]
+            sens.append([p] + [f"{v:.3f}" for v in curve[p]]
+                        + [f"{statistics.fmean(c['llc_mpki'] for c in full):.2f}",
+                           f"{statistics.fmean(c['bank_level_parallelism'] for c in full):.2f}"])
+        tables = [
+            ("Bank sensitivity (Fig. 1): IPC relative to 64 banks, mean over seeds",
+             ["program"] + [f"{b} banks" for b in BANKS] + ["LLC MPKI (64 banks)", "BLP (64 banks)"], sens),
+            (f"Mixes (Fig. 8-10): per mix and policy, mean ± sd over seeds (mix seed {self.settings.mix_seed})",
+             ["mix", "policy", "WS", "WS vs buddy %", "MS", "row-buffer miss rate"],
+             common.mix_table(self.mixes, results, self.settings, MACHINE)),
+        ]
+        plots = [{"kind": "lines", "file": "bpm-banks.png", "title": "BPM Fig. 1: IPC relative to 64 banks",
+                  "x": list(BANKS), "series": curve, "xlabel": "banks", "ylabel": "IPC / IPC(64 banks)", "hline": 0.9}]
+        return {"rows": rows, "tables": tables, "plots": plots, "notes": [common.run_facts([self.mixes], results)]}

@@ -1,0 +1,386 @@
+"""What the reproductions share: settings, the workload pool, seeded mix draws, the mixes x
+policies x seeds experiment (plan and metrics), diagnostics, and claim evaluation."""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from memtint import api, comparison
+from memtint.reproduce import verdict as verdict_rule
+from memtint.reproduce.runner import spec_key
+
+CHECKOUT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+TRACES = os.path.join(CHECKOUT, "workloads", "traces")
+
+#: The captured real-program suite (workloads/README.md): name -> committed trace (first thread
+#: with records) and its LLC MPKI as captured (L2 read misses per kilo-instruction).
+SUITE = {
+    "triad": ("triad.t2.mtt.gz", 53.57),
+    "bfs": ("bfs.t1.mtt.gz", 82.23),
+    "hashprobe": ("hashprobe.t1.mtt.gz", 35.37),
+    "bzip2": ("bzip2.t1.mtt.gz", 4.73),
+    "xz": ("xz.t1.mtt.gz", 3.43),
+    "sqlite": ("sqlite.t1.mtt.gz", 2.09),
+    "sort": ("sort.t1.mtt.gz", 0.50),
+}
+#: Diagnostics that describe what a policy sets rather than what it causes: shown in the tables,
+#: never ranked as a cause.
+SETTINGS_DIAGNOSTICS = ("banks used (mean per program)", "channels used (mean per program)")
+
+#: Built-in synthetic profiles: stream (libquantum-like), random (mcf-like), copy (lbm-like), light.
+PROFILES = ("stream", "random", "copy", "light")
+#: Memory-intensive = MPKI > 1 (bpm.md §4): the suite's programs above it and the three heavy profiles.
+INTENSIVE = [n for n, (_, mpki) in SUITE.items() if mpki > 1] + ["stream", "random", "copy"]
+ALL = list(SUITE) + list(PROFILES)
+
+
+def program_path(name: str) -> str:
+    """A pool name's program for a run spec: a committed trace path or a profile name."""
+    if name in SUITE:
+        return os.path.join(TRACES, SUITE[name][0])
+    return name
+
+
+def short(program: str) -> str:
+    """A program's name for tables: the suite name of a trace path, or the profile."""
+    base = os.path.basename(program)
+    for name, (trace, _) in SUITE.items():
+        if base == trace:
+            return name
+    return base.split(".")[0]
+
+
+@dataclass
+class Settings:
+    """What every experiment of one invocation shares. ``warmup`` (instructions per core run
+    before statistics) goes into run specs only when nonzero: the engine's SimSpec gains the
+    key on main; 0 here keeps today's specs."""
+
+    seeds: int = 3
+    mix_seed: int = 20240
+    warmup: int = 0
+    quick: bool = False
+    scale: float = 1.0  # multiplies instruction counts (tests use small values)
+
+    def seed_list(self) -> list[int]:
+        return list(range(1, self.seeds + 1))
+
+    def instructions(self, base: int) -> int:
+        return max(10_000, int(base * self.scale))
+
+
+def with_warmup(spec: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    if settings.warmup:
+        spec["warmup"] = int(settings.warmup)
+    return spec
+
+
+def draw_mixes(pool: list[str], size: int, count: int, seed: int, replace: bool = False) -> list[list[str]]:
+    """``count`` distinct mixes of ``size`` pool names, drawn with ``random.Random(seed)``."""
+    rng = random.Random(seed)
+    mixes: list[list[str]] = []
+    tries = 0
+    while len(mixes) < count and tries < 1000:
+        tries += 1
+        mix = sorted(rng.choices(pool, k=size) if replace or size > len(pool) else rng.sample(pool, size))
+        if mix not in mixes:
+            mixes.append(mix)
+    return mixes
+
+
+@dataclass
+class Variant:
+    """One column of a mix experiment: a label, the placement policy, the controller scheduler
+    (None: the machine's), and the machine for the shared run (None: the experiment's)."""
+
+    label: str
+    policy: str
+    scheduler: str | None = None
+    machine: str | None = None
+
+
+@dataclass
+class MixExperiment:
+    """mixes x variants x seeds on machines; alone runs under buddy with the machine's scheduler."""
+
+    name: str
+    machines: list[str]
+    mixes: list[list[str]]
+    variants: list[Variant]
+    instructions: int
+    baseline: str
+    mix_seed: int
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+    # (machine, mix index, seed, label) -> shared key; (machine, mix index, seed) -> alone keys
+    shared: dict[tuple, str] = field(default_factory=dict)
+    alone: dict[tuple, list[str]] = field(default_factory=dict)
+
+    def plan(self, settings: Settings) -> list[dict[str, Any]]:
+        for machine in self.machines:
+            for m, mix in enumerate(self.mixes):
+                programs = [program_path(p) for p in mix]
+                for seed in settings.seed_list():
+                    alone_keys = []
+                    for spec in comparison.build_alone_specs(machine, programs, instructions=self.instructions,
+                                                             seed=seed, baseline="buddy"):
+                        with_warmup(spec, settings)
+                        k = spec_key(spec)
+                        alone_keys.append(k)
+                        self.jobs.append({"key": k, "phase": "alone", "spec": spec})
+                    self.alone[(machine, m, seed)] = alone_keys
+                    for v in self.variants:
+                        spec = api.build_sim_spec(v.machine or machine, programs, instructions=self.instructions,
+                                                  policy=v.policy, seed=seed, scheduler=v.scheduler)
+                        with_warmup(spec, settings)
+                        job = {"key": spec_key(spec), "phase": "shared", "spec": spec}
+                        if v.policy in comparison.PROFILED:
+                            job["profiles_from"] = alone_keys
+                            job["key"] = spec_key({**spec, "profiles_from": alone_keys})
+                        self.shared[(machine, m, seed, v.label)] = job["key"]
+                        self.jobs.append(job)
+        return self.jobs
+
+    def runs(self, results: dict[str, Any], machine: str, m: int, seed: int) -> dict[str, dict[str, Any]]:
+        """Each variant's run on one mix and seed, with WS, MS and per-program slowdowns."""
+        alone = [results[k]["cores"][0] for k in self.alone[(machine, m, seed)]]
+        out = {}
+        for v in self.variants:
+            run = results[self.shared[(machine, m, seed, v.label)]]
+            metrics = api.mix_metrics([{"ipc_alone": a["ipc"], "ipc_shared": c["ipc"]}
+                                       for a, c in zip(alone, run["cores"])])
+            out[v.label] = {**run, "ws": metrics["weighted_speedup"], "ms": metrics["maximum_slowdown"],
+                            "hs": metrics["harmonic_speedup"], "slowdowns": metrics["slowdowns"], "alone": alone}
+        return out
+
+
+# --- statistics over seeds ---------------------------------------------------------------------
+
+def summarise(values: list[float]) -> dict[str, float]:
+    clean = [v for v in values if v is not None and not math.isnan(v)]
+    if not clean:
+        return {"mean": float("nan"), "sd": float("nan"), "min": float("nan"), "max": float("nan"), "n": 0}
+    return {"mean": statistics.fmean(clean), "sd": statistics.stdev(clean) if len(clean) > 1 else 0.0,
+            "min": min(clean), "max": max(clean), "n": len(clean)}
+
+
+def pct(a: float, b: float) -> float:
+    return 100.0 * (a / b - 1.0) if b else float("nan")
+
+
+# --- diagnostics ---------------------------------------------------------------------------------
+
+def _wmean(cores: list[dict[str, Any]], key: str, weight: str = "dram_reads") -> float:
+    total = sum((c.get(weight) or 0) for c in cores)
+    if not total:
+        return statistics.fmean([c.get(key) or 0.0 for c in cores]) if cores else float("nan")
+    return sum((c.get(key) or 0.0) * (c.get(weight) or 0) for c in cores) / total
+
+
+def diagnostics(run: dict[str, Any]) -> dict[str, float]:
+    """Measured quantities of one run that can explain a result (names are what the report shows)."""
+    cores = run["cores"]
+    instr = sum(c["instructions"] for c in cores) or 1
+    d = {
+        "row-buffer miss rate": run.get("row_buffer_miss_rate"),
+        "LLC MPKI (mean per program)": statistics.fmean(c["llc_mpki"] for c in cores),
+        "DRAM writes per kilo-instruction": 1000.0 * sum(c["dram_writes"] for c in cores) / instr,
+        "DRAM reads per kilo-instruction": 1000.0 * sum(c["dram_reads"] for c in cores) / instr,
+        "read latency, ns (mean, weighted by reads)": _wmean(cores, "read_latency_ns_mean"),
+        "bank-level parallelism (mean per program)": statistics.fmean(c["bank_level_parallelism"] or 0.0 for c in cores),
+        "banks used (mean per program)": statistics.fmean(c["banks_used"] or 0 for c in cores),
+        "channels used (mean per program)": statistics.fmean(c["channels_used"] or 0 for c in cores),
+    }
+    if run.get("queue_read_mean") is not None:
+        d["read queue occupancy (mean, all channels)"] = run["queue_read_mean"]
+    if "slowdowns" in run:
+        light = [s for s, a in zip(run["slowdowns"], run["alone"]) if a["llc_mpki"] <= 1.0]
+        heavy = [s for s, a in zip(run["slowdowns"], run["alone"]) if a["llc_mpki"] > 1.0]
+        if light:
+            d["slowdown of light programs (alone MPKI <= 1)"] = statistics.fmean(light)
+            d["LLC MPKI of light programs"] = statistics.fmean(
+                c["llc_mpki"] for c, a in zip(cores, run["alone"]) if a["llc_mpki"] <= 1.0)
+        if heavy:
+            d["slowdown of intensive programs (alone MPKI > 1)"] = statistics.fmean(heavy)
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3,
+            labels: tuple[str, str] = ("base", "policy"), exclude: tuple[str, ...] = ()) -> str:
+    """The ``top`` diagnostics that changed most between the two sides of ``pairs`` (base,
+    policy), as text: measured, not guessed. The change of a diagnostic is that of its mean over
+    the pairs, relative to the larger of the two means; diagnostics below 0.01 on both sides
+    (e.g. write-backs that barely occur) and those in ``exclude`` (what the experiment itself
+    sets, e.g. the banks a program may use) are not ranked."""
+    if not pairs:
+        return ""
+    exclude = tuple(exclude) + SETTINGS_DIAGNOSTICS
+    keys = [k for k in pairs[0][0] if k not in exclude and all(k in a and k in b for a, b in pairs)]
+    rows = []
+    for k in keys:
+        a = statistics.fmean(p[0][k] for p in pairs)
+        b = statistics.fmean(p[1][k] for p in pairs)
+        scale = max(abs(a), abs(b))
+        if scale < 0.01:
+            continue
+        rows.append((abs(b - a) / scale, k, a, b))
+    rows.sort(key=lambda r: -r[0])
+    chosen = []
+    for r in rows:  # a diagnostic equal to one already chosen (reads = LLC misses without prefetch) adds nothing
+        if not any(abs(r[2] - c[2]) <= 0.01 * max(abs(c[2]), 1e-9) and abs(r[3] - c[3]) <= 0.01 * max(abs(c[3]), 1e-9)
+                   for c in chosen):
+            chosen.append(r)
+    parts = []
+    for rel, k, a, b in chosen[:top]:
+        change = f"{100 * (b / a - 1):+.0f} %" if a else "from 0"
+        parts.append(f"{k} {_fmt(a)} → {_fmt(b)} ({change})")
+    text = f"{labels[0]} → {labels[1]}: " + "; ".join(parts)
+    # What the policy set, measured in the same runs, as context (not ranked as a cause).
+    context = []
+    for k in SETTINGS_DIAGNOSTICS:
+        if k in exclude[:-len(SETTINGS_DIAGNOSTICS)] or not all(k in a and k in b for a, b in pairs):
+            continue
+        a = statistics.fmean(p[0][k] for p in pairs)
+        b = statistics.fmean(p[1][k] for p in pairs)
+        if abs(b - a) > 0.05 * max(abs(a), abs(b), 1e-9):
+            context.append(f"{k.split(' (')[0]} per program {_fmt(a)} → {_fmt(b)}")
+    if context:
+        text += " (set by the policy: " + ", ".join(context) + ")"
+    return text
+
+
+def _fmt(x: float) -> str:
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    if abs(x) >= 10:
+        return f"{x:.1f}"
+    return f"{x:.3f}" if abs(x) < 1 else f"{x:.2f}"
+
+
+# --- claims --------------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    """One row of a reproduction table: a claim (possibly for one subject), paper vs ours."""
+
+    claim: dict[str, Any]
+    subject: str
+    per_seed: list[float]
+    cause: str = ""
+    detail: str = ""
+
+    @property
+    def stats(self) -> dict[str, float]:
+        return summarise(self.per_seed)
+
+    @property
+    def verdict(self) -> str:
+        return verdict_rule.verdict(self.claim, self.stats["mean"])
+
+
+def evaluate(claims: list[dict[str, Any]], experiment: str,
+             measure: Callable[[dict[str, Any]], list[Row]]) -> list[Row]:
+    rows = []
+    for c in claims:
+        if c["experiment"] == experiment:
+            rows.extend(measure(c))
+    return rows
+
+
+# --- mix claims ------------------------------------------------------------------------------------
+
+def _per_mix(exp: MixExperiment, results: dict[str, Any], machine: str, seed: int) -> list[dict[str, dict]]:
+    return [exp.runs(results, machine, m, seed) for m in range(len(exp.mixes))]
+
+
+def mix_value(metric: str, runs: list[dict[str, dict]], claim: dict[str, Any], baseline: str) -> float:
+    """One seed's value of a mix metric over all mixes (``runs``: per mix, label -> run)."""
+    p = claim.get("policy")
+    v = claim.get("versus") or baseline
+    if metric == "ws_change":
+        return statistics.fmean(pct(r[p]["ws"], r[baseline]["ws"]) for r in runs)
+    if metric == "ws_change_worst":
+        return min(pct(r[p]["ws"], r[baseline]["ws"]) for r in runs)
+    if metric == "ws_change_over":
+        return statistics.fmean(pct(r[p]["ws"], r[baseline]["ws"]) - pct(r[v]["ws"], r[baseline]["ws"]) for r in runs)
+    if metric == "ws_ratio":
+        return statistics.fmean(pct(r[p]["ws"], r[v]["ws"]) for r in runs)
+    if metric == "ms_change":
+        return statistics.fmean(pct(r[p]["ms"], r[baseline]["ms"]) for r in runs)
+    if metric == "ms_ratio":
+        return statistics.fmean(pct(r[p]["ms"], r[v]["ms"]) for r in runs)
+    if metric == "ms_change_over":
+        return statistics.fmean(pct(r[p]["ms"], r[baseline]["ms"]) - pct(r[v]["ms"], r[baseline]["ms"]) for r in runs)
+    if metric == "rbmiss_change":
+        return statistics.fmean(pct(r[p]["row_buffer_miss_rate"], r[baseline]["row_buffer_miss_rate"]) for r in runs)
+    if metric == "share_not_worse":
+        return sum(r[p]["ws"] >= r[baseline]["ws"] for r in runs) / len(runs)
+    if metric in ("bestvp_over_horizontal", "vp_over_horizontal"):
+        vps = [claim["policy"]] if metric == "vp_over_horizontal" else [k for k in runs[0] if k.endswith("-vp")]
+        return statistics.fmean(pct(max(r[x]["ws"] for x in vps), max(r["cache-only"]["ws"], r["bank-only"]["ws"]))
+                                for r in runs)
+    raise ValueError(f"unknown mix metric {metric!r}")
+
+
+def _compared(claim: dict[str, Any], runs: list[dict[str, dict]], baseline: str) -> tuple[str, str]:
+    """The two sides a claim's diagnostics compare: (reference label, policy label)."""
+    metric = claim["metric"]
+    if metric in ("bestvp_over_horizontal",):
+        best = max((k for k in runs[0] if k.endswith("-vp")), key=lambda k: sum(r[k]["ws"] for r in runs))
+        horiz = max(("cache-only", "bank-only"), key=lambda k: sum(r[k]["ws"] for r in runs))
+        return horiz, best
+    if metric == "vp_over_horizontal":
+        horiz = max(("cache-only", "bank-only"), key=lambda k: sum(r[k]["ws"] for r in runs))
+        return horiz, claim["policy"]
+    if metric in ("ws_ratio", "ms_ratio", "ws_change_over", "ms_change_over"):
+        return claim.get("versus") or baseline, claim["policy"]
+    return baseline, claim["policy"]
+
+
+def measure_mix_claim(exp: MixExperiment, results: dict[str, Any], claim: dict[str, Any], settings: Settings,
+                      machine: str | None = None) -> Row:
+    machine = machine or claim.get("machine") or exp.machines[0]
+    per_seed, pairs = [], []
+    for seed in settings.seed_list():
+        runs = _per_mix(exp, results, machine, seed)
+        per_seed.append(mix_value(claim["metric"], runs, claim, exp.baseline))
+        ref, pol = _compared(claim, runs, exp.baseline)
+        pairs.extend((diagnostics(r[ref]), diagnostics(r[pol])) for r in runs)
+        labels = (ref, pol)
+    row = Row(claim, machine if claim.get("machine") else "", per_seed)
+    row.detail = explain(pairs, top=3, labels=labels)
+    return row
+
+
+def run_facts(exps: list[MixExperiment], results: dict[str, Any]) -> str:
+    """Measured facts about the shared runs: DRAM cycles covered and simulated time, per machine."""
+    parts = []
+    for exp in exps:
+        for machine in exp.machines:
+            runs = [results[k] for (mach, *_), k in exp.shared.items() if mach == machine and k in results]
+            if runs:
+                cycles = statistics.fmean(r["dram_cycles"] for r in runs)
+                ms = statistics.fmean(r["simulated_ns"] for r in runs) / 1e6
+                secs = statistics.fmean(r["wall_seconds"] for r in runs)
+                parts.append(f"{machine}: {cycles / 1e6:.2f} M DRAM cycles ({ms:.2f} ms simulated) per shared run, "
+                             f"{secs:.1f} s to simulate")
+    return "Measured run length (means): " + "; ".join(parts) + "." if parts else ""
+
+
+def mix_table(exp: MixExperiment, results: dict[str, Any], settings: Settings, machine: str) -> list[list[str]]:
+    """Per mix and variant: WS, MS and row-buffer miss rate, mean (± sd) over seeds."""
+    rows = []
+    for m, mix in enumerate(exp.mixes):
+        per_seed = [exp.runs(results, machine, m, s) for s in settings.seed_list()]
+        for v in exp.variants:
+            ws = summarise([r[v.label]["ws"] for r in per_seed])
+            ms = summarise([r[v.label]["ms"] for r in per_seed])
+            rb = summarise([r[v.label]["row_buffer_miss_rate"] for r in per_seed])
+            d = summarise([pct(r[v.label]["ws"], r[exp.baseline]["ws"]) for r in per_seed])
+            rows.append([" + ".join(mix), v.label, f"{ws['mean']:.3f} ± {ws['sd']:.3f}", f"{d['mean']:+.1f}",
+                         f"{ms['mean']:.2f} ± {ms['sd']:.2f}", f"{rb['mean']:.3f}"])
+    return rows

@@ -1,0 +1,149 @@
+"""Run a reproduction's simulations on the sweep's process pool (memtint.sweep.backends), with
+one progress bar over all runs (rich on a terminal, a plain line every 30 s otherwise).
+
+A job is plain data: ``{"key", "phase": "alone"|"shared", "spec", "profiles_from"}``. Alone
+runs go first; a shared job whose policy places pages from the programs' profiles (MCP/IMPS)
+names its alone runs in ``profiles_from`` and gets ``os.profiles`` from them, as
+``memtint compare`` does. Jobs with the same key (the same engine specification) run once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from typing import Any, Callable, Iterable
+
+from memtint import api, comparison
+
+#: Per-core statistics kept from each run (docs/stats.md, "CPU-trace runs").
+CORE_KEYS = ("program", "instructions", "cycles", "ipc", "llc_accesses", "llc_misses", "llc_mpki", "dram_reads",
+             "dram_writes", "row_hits", "row_misses", "row_conflicts", "row_buffer_miss_rate",
+             "bank_level_parallelism", "banks_used", "channels_used")
+RUN_KEYS = ("row_buffer_miss_rate", "dram_cycles", "simulated_ns", "wall_seconds", "dram_requests")
+
+
+def spec_key(spec: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+
+
+def slim(stats: dict[str, Any]) -> dict[str, Any]:
+    """What the reproductions keep of a run's statistics (small, so results travel cheaply)."""
+    out = {k: stats.get(k) for k in RUN_KEYS}
+    cores = []
+    for c in stats["cores"]:
+        core = {k: c.get(k) for k in CORE_KEYS}
+        core["read_latency_ns_mean"] = (c.get("read_latency_ns") or {}).get("mean")
+        cores.append(core)
+    out["cores"] = cores
+    dram = stats.get("dram") or {}
+    out["bandwidth_gbps"] = (dram.get("bandwidth_gbps") or {}).get("total")
+    out["queue_read_mean"] = (dram.get("queue_occupancy") or {}).get("read_mean")
+    return out
+
+
+def execute(job: dict[str, Any]) -> dict[str, Any]:
+    """Worker side: run one job's specification; never raises for a failing simulation."""
+    start = time.perf_counter()
+    try:
+        result = slim(api.run_sim_spec(job["spec"]))
+        return {"key": job["key"], "status": "ok", "result": result, "seconds": time.perf_counter() - start}
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:  # the engine's panics are BaseException
+        return {"key": job["key"], "status": "failed", "error": f"{type(error).__name__}: {error}",
+                "seconds": time.perf_counter() - start}
+
+
+class Progress:
+    """A rich bar over all runs on a terminal; otherwise a plain line at most every ``every`` s."""
+
+    def __init__(self, total: int, enabled: bool | None = None, every: float = 30.0,
+                 stream=None) -> None:
+        self.total, self.done, self.every = total, 0, every
+        self.start = self.last = time.perf_counter()
+        self.stream = stream or sys.stderr
+        self.bar = None
+        if enabled is not False:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress, TaskProgressColumn,
+                                       TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+
+            console = Console(stderr=True)
+            if enabled or console.is_terminal:
+                self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                        TaskProgressColumn(), TimeElapsedColumn(), TextColumn("eta"),
+                                        TimeRemainingColumn(), console=console, transient=False)
+                self.task = self.bar.add_task("reproduce", total=total)
+
+    def __enter__(self) -> "Progress":
+        if self.bar:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar:
+            self.bar.__exit__(*exc)
+        elif self.total:
+            self._line()
+
+    def _line(self) -> None:
+        elapsed = time.perf_counter() - self.start
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+        self.stream.write(f"reproduce: {self.done}/{self.total} runs, {elapsed:.0f} s elapsed, "
+                          f"eta {eta:.0f} s\n")
+        self.stream.flush()
+
+    def advance(self, what: str = "") -> None:
+        self.done += 1
+        if self.bar:
+            self.bar.update(self.task, advance=1, description=f"reproduce {what}".strip())
+        elif time.perf_counter() - self.last >= self.every:
+            self.last = time.perf_counter()
+            self._line()
+
+
+def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, progress: bool | None = None,
+             on_done: Callable[[dict[str, Any]], None] | None = None) -> dict[str, dict[str, Any]]:
+    """Run every job (deduplicated by key), alone runs first; return ``{key: slim result}``.
+    A failed run raises MemtintError with its error after all runs finished."""
+    from memtint.sweep.backends import LocalBackend
+
+    unique: dict[str, dict[str, Any]] = {}
+    for j in jobs:
+        unique.setdefault(j["key"], j)
+    alone = [j for j in unique.values() if j["phase"] == "alone"]
+    shared = [j for j in unique.values() if j["phase"] != "alone"]
+    results: dict[str, dict[str, Any]] = {}
+    errors: list[str] = []
+    backend = LocalBackend(jobs_count)
+    try:
+        with Progress(len(unique), progress) as bar:
+            for phase in (alone, shared):
+                items = []
+                for j in phase:
+                    if j.get("profiles_from"):
+                        spec = json.loads(json.dumps(j["spec"]))
+                        cores = [results[k]["cores"][0] for k in j["profiles_from"] if k in results]
+                        spec["os"]["profiles"] = comparison.alone_profiles(cores)
+                        j = {**j, "spec": spec}
+                    items.append(j)
+                # Longest first (more cores, more instructions), so the pool ends together.
+                items.sort(key=lambda j: -len(j["spec"].get("programs", [])) * j["spec"]["instructions"])
+                for item, outcome in backend.map_unordered(execute, items):
+                    if isinstance(outcome, BaseException):
+                        outcome = {"key": item["key"], "status": "failed", "error": str(outcome)}
+                    if outcome["status"] == "ok":
+                        results[item["key"]] = outcome["result"]
+                    else:
+                        errors.append(f"{item['spec'].get('programs')}: {outcome['error']}")
+                    bar.advance(item["phase"])
+                    if on_done:
+                        on_done(outcome)
+    finally:
+        backend.close()
+    if errors:
+        raise api.MemtintError(f"{len(errors)} run(s) failed; first: {errors[0]}")
+    return results

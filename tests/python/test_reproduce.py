@@ -1,0 +1,161 @@
+"""`memtint reproduce`: the verdict rule, the paper-figure files, the harness on a tiny
+configuration, and its command-line errors."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from memtint.reproduce import PAPERS, common, figures, reproduce, verdict
+
+
+# --- the verdict rule --------------------------------------------------------------------------
+
+def claim(kind="change", value=4.0, **kw):
+    return {"kind": kind, "value": value, **kw}
+
+
+def test_change_within_tolerance_is_reproduced():
+    assert verdict.verdict(claim(value=4.0), 3.0) == verdict.REPRODUCED  # |3-4| <= max(2, 1)
+    assert verdict.verdict(claim(value=4.0), 6.0) == verdict.REPRODUCED
+    # a small paper value: the absolute tolerance (1 point) applies
+    assert verdict.verdict(claim(value=-1.0), 0.0) == verdict.REPRODUCED
+
+
+def test_change_same_sign_outside_tolerance_is_partial():
+    assert verdict.verdict(claim(value=4.0), 0.5) == verdict.PARTIAL
+    assert verdict.verdict(claim(value=4.0), 12.0) == verdict.PARTIAL
+    assert verdict.verdict(claim(value=-38.6), -9.1) == verdict.PARTIAL
+
+
+def test_change_opposite_sign_is_not_reproduced():
+    assert verdict.verdict(claim(value=4.0), -3.0) == verdict.NOT_REPRODUCED
+    assert verdict.verdict(claim(value=-8.0), 0.6) == verdict.NOT_REPRODUCED
+    assert verdict.verdict(claim(value=4.0), float("nan")) == verdict.NOT_REPRODUCED
+
+
+def test_stated_tolerances_are_used():
+    tight = claim(value=10.0, tolerance_rel=0.1, tolerance_abs=0.5)
+    assert verdict.tolerance(tight) == pytest.approx(1.0)
+    assert verdict.verdict(tight, 11.5) == verdict.PARTIAL
+    assert verdict.verdict(tight, 10.9) == verdict.REPRODUCED
+
+
+def test_bounds():
+    lo = claim("at_least", 0.9, tolerance_abs=0.05)
+    assert verdict.verdict(lo, 0.95) == verdict.REPRODUCED
+    assert verdict.verdict(lo, 0.87) == verdict.PARTIAL
+    assert verdict.verdict(lo, 0.80) == verdict.NOT_REPRODUCED
+    hi = claim("at_most", 1.0, tolerance_abs=0.1)
+    assert verdict.verdict(hi, 0.5) == verdict.REPRODUCED
+    assert verdict.verdict(hi, 1.05) == verdict.PARTIAL
+    assert verdict.verdict(hi, 2.0) == verdict.NOT_REPRODUCED
+    assert verdict.verdict({"kind": "info"}, 3.0) == verdict.NO_FIGURE
+
+
+# --- the paper figures ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_figure_file_loads_and_names_sections(paper):
+    table = figures.load(paper)
+    assert table["claim"]
+    for c in table["claim"]:
+        assert c["source"].strip(), c["id"]
+        assert c["kind"] in figures.KINDS
+        if c["kind"] != "info":
+            assert "§" in c["source"], c["id"]
+            assert re.search(r"\.md §", c["source"]), f"{c['id']}: source must name the summary file and section"
+            assert isinstance(c["value"], (int, float))
+
+
+def test_figure_file_without_section_is_rejected(tmp_path):
+    (tmp_path / "x.toml").write_text('[[claim]]\nid="a"\nexperiment="e"\nfigure="Fig. 1"\nsource="somewhere"\n'
+                                     'text="t"\nkind="change"\nvalue=1.0\nmetric="ws_change"\n')
+    with pytest.raises(figures.MemtintError, match="section"):
+        figures.load("x", tmp_path)
+
+
+# --- settings, mixes, warm-up --------------------------------------------------------------------
+
+def test_mix_draws_are_seeded():
+    a = common.draw_mixes(common.INTENSIVE, 4, 5, 7)
+    assert a == common.draw_mixes(common.INTENSIVE, 4, 5, 7)
+    assert a != common.draw_mixes(common.INTENSIVE, 4, 5, 8)
+    assert all(len(set(m)) == 4 and set(m) <= set(common.INTENSIVE) for m in a)
+    assert len({tuple(m) for m in a}) == 5
+
+
+def test_warmup_goes_into_run_specs_only_when_nonzero():
+    for name, module in PAPERS.items():
+        jobs = module.Experiment(common.Settings(seeds=1, quick=True)).plan()
+        assert jobs and not any("warmup" in j["spec"] for j in jobs), name
+        jobs = module.Experiment(common.Settings(seeds=1, quick=True, warmup=5000)).plan()
+        assert all(j["spec"]["warmup"] == 5000 for j in jobs), name
+
+
+def test_no_model_parameter_is_set_per_experiment():
+    """Run specs name a machine preset, a policy and a scheduler only: no overrides."""
+    for name, module in PAPERS.items():
+        for j in module.Experiment(common.Settings(seeds=1, quick=True)).plan():
+            assert "overrides" not in j["spec"], (name, j["spec"])
+            assert isinstance(j["spec"]["machine"], str)
+
+
+# --- the harness, tiny -----------------------------------------------------------------------------
+
+@pytest.mark.engine
+def test_quick_reproduction_writes_reports(tmp_path):
+    out = tmp_path / "repro"
+    papers = reproduce(["bpm", "schedulers"], str(out), common.Settings(seeds=3, quick=True, scale=0.5), jobs=2,
+                       progress=False)
+    assert [p["name"] for p in papers] == ["bpm", "schedulers"]
+    for name in ("bpm", "schedulers"):
+        text = (out / f"{name}.md").read_text()
+        assert "## Paper against memtint" in text
+        assert "| figure | claim | source | paper | memtint (mean) | spread over seeds | verdict | measured cause |" in text
+        assert re.search(r"\*\*(reproduced|partial|not reproduced)\*\*", text)
+        assert "Seeds 1, 2, 3" in text
+        assert (out / f"{name}-claims.png").stat().st_size > 1000
+        # every miss carries its measured cause (a "→" between two measured values)
+        for line in text.splitlines():
+            if "**partial**" in line or "**not reproduced**" in line:
+                assert "→" in line.split("|")[-2], line
+    assert (out / "bpm-banks.png").exists()
+    index = (out / "README.md").read_text()
+    assert "[BPM/BPM+" in index and "schedulers.md" in index
+    # one row per claim (per program for the per-program Fig. 1 claims)
+    bpm_rows = papers[0]["rows"]
+    assert {r.claim["id"] for r in bpm_rows} == {c["id"] for c in figures.load("bpm")["claim"]}
+    assert all(r.stats["n"] == 3 for r in bpm_rows)
+
+
+def test_unknown_name_is_a_clean_error(memtint, clean_error):
+    clean_error(memtint("reproduce", "nosuchpaper"), "nosuchpaper", "bpm")
+
+
+def test_bad_seed_count_is_a_clean_error(memtint, clean_error):
+    clean_error(memtint("reproduce", "bpm", "--seeds", "0", "--out", "x"), "--seeds")
+
+
+def test_demo_sentences_follow_the_numbers():
+    import pandas as pd
+
+    from memtint.demo import policy_sentences
+
+    rows = []
+    for mix, light in (("stream|light|light|light", True), ("stream|copy|random|random", False)):
+        rows.append({"policy": "buddy", "mix": mix, "status": "ok", "ws_norm": 1.0, "ms_norm": 1.0,
+                     "mix_row_buffer_miss_rate": 0.5})
+        rows.append({"policy": "bpm", "mix": mix, "status": "ok", "ws_norm": 1.01 if light else 1.05,
+                     "ms_norm": 0.9, "mix_row_buffer_miss_rate": 0.3})
+        rows.append({"policy": "cache-only", "mix": mix, "status": "ok", "ws_norm": 0.95, "ms_norm": 1.1,
+                     "mix_row_buffer_miss_rate": 0.5})
+    runs = pd.DataFrame(rows)
+    runs.attrs["baseline"] = "buddy"
+    bpm, cache = policy_sentences(runs)
+    assert bpm.startswith("[bold]bpm[/bold]: weighted speedup +3.0 % over buddy on average (2 of 2 mixes better), "
+                          "maximum slowdown -10.0 %; on the 1 memory-intensive mix +5.0 %")
+    assert "more throughput and fairer" in bpm and "cut the row-buffer miss rate from 50 % to 30 %" in bpm
+    assert "-5.0 %" in cache and "a loss on these mixes" in cache and "stayed at 50 %" in cache
