@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from memtint.api import MemtintError
+from memtint.comparison import DEFAULT_WARMUP
 from memtint.reproduce import bpm, ccps, common, figures, hvr, report, runner, schedulers
 
 #: The papers, in report order.
@@ -32,8 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tiny run lengths and few mixes (seconds; for tests and trying the command)")
     parser.add_argument("--mix-seed", type=int, default=common.Settings.mix_seed, metavar="N",
                         help=f"seed of the mix draws (default {common.Settings.mix_seed})")
-    parser.add_argument("--warmup", type=int, default=0, metavar="N",
-                        help="instructions per core before statistics start, passed to run specs when nonzero (default 0)")
+    parser.add_argument("--warmup", type=int, default=None, metavar="N",
+                        help="instructions per core run through page tables and caches before statistics start, as "
+                        "compare does (default 20M; with --quick 1M; 0: none)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (plain lines instead)")
 
 
@@ -112,9 +114,13 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     names = resolve(args.names)
-    settings = common.Settings(seeds=args.seeds, mix_seed=args.mix_seed, warmup=args.warmup, quick=args.quick)
+    if args.warmup is not None and args.warmup < 0:
+        raise MemtintError(f"--warmup must be at least 0, got {args.warmup}")
+    warmup = args.warmup if args.warmup is not None else (common.QUICK_WARMUP if args.quick else DEFAULT_WARMUP)
+    settings = common.Settings(seeds=args.seeds, mix_seed=args.mix_seed, warmup=warmup, quick=args.quick)
     command = "memtint reproduce" + (" " + " ".join(args.names) if args.names else "") + (
-        " --quick" if args.quick else "") + (f" --seeds {args.seeds}" if args.seeds != 3 else "")
+        " --quick" if args.quick else "") + (f" --seeds {args.seeds}" if args.seeds != 3 else "") + (
+        f" --warmup {args.warmup}" if args.warmup is not None else "")
     console = Console()
     start = time.perf_counter()
     papers = reproduce(names, args.out, settings, jobs=args.jobs, progress=False if args.no_progress else None,

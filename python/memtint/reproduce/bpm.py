@@ -40,7 +40,11 @@ class Experiment:
         mixes = common.draw_mixes(common.INTENSIVE, 4, size["mixes"], settings.mix_seed)
         self.mixes = MixExperiment(
             "mixes", [MACHINE], mixes,
-            [Variant("buddy", "buddy"), Variant("bpm", "bpm"), Variant("bpm-plus", "bpm-plus", machine="i7-860-bpm-plus"),
+            [Variant("buddy", "buddy"), Variant("bpm", "bpm"),
+             # The paper does not say which 8 of the 32 colours a program gets: both shapes
+             # (os.colour_split; docs/stats.md, "Frame order").
+             Variant("bpm-strided", "bpm", os={"colour_split": "strided"}),
+             Variant("bpm-plus", "bpm-plus", machine="i7-860-bpm-plus"),
              Variant("cache-only", "cache-only")],
             self.instructions, "buddy", settings.mix_seed)
         self.banks: dict[tuple[str, int, int], str] = {}

@@ -55,11 +55,15 @@ def short(program: str) -> str:
     return base.split(".")[0]
 
 
+#: Warm-up of ``--quick`` runs (their measured windows are a few hundred thousand instructions).
+QUICK_WARMUP = 1_000_000
+
+
 @dataclass
 class Settings:
     """What every experiment of one invocation shares. ``warmup`` (instructions per core run
-    before statistics) goes into run specs only when nonzero: the engine's SimSpec gains the
-    key on main; 0 here keeps today's specs."""
+    through page tables and caches before statistics, as ``compare`` does) goes into run specs
+    when nonzero."""
 
     seeds: int = 3
     mix_seed: int = 20240
@@ -96,12 +100,15 @@ def draw_mixes(pool: list[str], size: int, count: int, seed: int, replace: bool 
 @dataclass
 class Variant:
     """One column of a mix experiment: a label, the placement policy, the controller scheduler
-    (None: the machine's), and the machine for the shared run (None: the experiment's)."""
+    (None: the machine's), the machine for the shared run (None: the experiment's), and options
+    of the policy (the ``[os]`` table; a documented option such as the colour split, never a
+    model parameter)."""
 
     label: str
     policy: str
     scheduler: str | None = None
     machine: str | None = None
+    os: dict[str, Any] | None = None
 
 
 @dataclass
@@ -127,7 +134,7 @@ class MixExperiment:
                 for seed in settings.seed_list():
                     alone_keys = []
                     for spec in comparison.build_alone_specs(machine, programs, instructions=self.instructions,
-                                                             seed=seed, baseline="buddy"):
+                                                             seed=seed, baseline="buddy", warmup=settings.warmup):
                         with_warmup(spec, settings)
                         k = spec_key(spec)
                         alone_keys.append(k)
@@ -135,7 +142,8 @@ class MixExperiment:
                     self.alone[(machine, m, seed)] = alone_keys
                     for v in self.variants:
                         spec = api.build_sim_spec(v.machine or machine, programs, instructions=self.instructions,
-                                                  policy=v.policy, seed=seed, scheduler=v.scheduler)
+                                                  policy=v.policy, seed=seed, scheduler=v.scheduler,
+                                                  os_options=v.os)
                         with_warmup(spec, settings)
                         job = {"key": spec_key(spec), "phase": "shared", "spec": spec}
                         if v.policy in comparison.PROFILED:
