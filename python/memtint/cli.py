@@ -171,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the programs of a configuration file (one per core) under its page-placement "
         "policy; print per-core results and optionally write the statistics JSON (docs/stats.md).",
     )
-    sim.add_argument("config", metavar="CONFIG", help="run configuration TOML (see configs/runs/)")
+    sim.add_argument("config", metavar="CONFIG", help="run configuration TOML (e.g. configs/runs/example.toml; schema in docs/stats.md)")
     sim.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE",
                      help=_SET_HELP + "; applied over the configuration's [overrides]")
     sim.add_argument("--json", metavar="OUT", help="write the full statistics JSON to OUT ('-' for stdout)")
@@ -444,13 +444,71 @@ def _warn_stderr(warnings: list[str] | None) -> None:
         sys.stderr.write(f"memtint: warning: {w}\n")
 
 
+def _check_mix_name(name: str, mixes: set[str], profiles: set[str]) -> None:
+    """A lone --mix word that is no mix, profile or file: name the closest mixes and profiles."""
+    import difflib
+
+    if name.split(":")[0] in profiles or os.path.exists(name):
+        return
+    close = difflib.get_close_matches(name, sorted(mixes | profiles), n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise UsageError(f"--mix {name}: not a named mix, a built-in profile or a trace file; {hint}"
+                     f"mixes: {', '.join(sorted(mixes))}; profiles: {', '.join(sorted(profiles))}")
+
+
 def _check_output(option: str, path: str | None) -> None:
+    """Refuse, before any work, an output that cannot be written (results would be lost)."""
     if path and path != "-":
+        if os.path.isdir(path):
+            raise UsageError(f"{option} {path}: is a directory; give a file name")
         directory = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(directory):
             raise UsageError(f"{option} {path}: directory {directory} does not exist")
         if not os.access(directory, os.W_OK):
             raise UsageError(f"{option} {path}: directory {directory} is not writable")
+
+
+def _key_line(text: str, key: str) -> str:
+    """":N" for the first line that sets ``key`` (or its [table]), else ""."""
+    import re
+
+    pattern = re.compile(rf"^\s*(\[+\s*{re.escape(key)}\s*\]+|{re.escape(key)}\s*=)")
+    for n, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return f":{n}"
+    return ""
+
+
+def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
+    """Each top-level key of a run file has the kind the engine expects; a wrong one is an error
+    naming the file, the line and the key (the engine would name a column of its own JSON)."""
+
+    def fail(key: str, expected: str) -> None:
+        raise UsageError(f"{path}{_key_line(text, key)}: {key}: expected {expected}, got {table[key]!r}")
+
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    checks = {
+        "machine": (lambda v: isinstance(v, (str, dict)), "a preset name, a machine TOML path or a table"),
+        "programs": (lambda v: isinstance(v, list) and all(isinstance(p, str) for p in v),
+                     'a list of programs, e.g. ["stream", "light"]'),
+        "processes": (lambda v: isinstance(v, list) and all(isinstance(p, dict) for p in v), "[[processes]] tables"),
+        "instructions": (lambda v: is_int(v) and v >= 1, "a whole number of instructions >= 1"),
+        "warmup": (lambda v: is_int(v) and v >= 0, "a whole number of instructions >= 0"),
+        "seed": (lambda v: is_int(v) and 0 <= v < 2**64, "a whole number from 0 to 2^64-1"),
+        "os": (lambda v: isinstance(v, dict), "an [os] table"),
+        "mapping": (lambda v: isinstance(v, str), "a mapping name or path"),
+        "scheduler": (lambda v: isinstance(v, str), "a scheduler name"),
+        "overrides": (lambda v: isinstance(v, dict), "an [overrides] table"),
+        "check": (lambda v: isinstance(v, bool), "true or false"),
+    }
+    for key, (ok, expected) in checks.items():
+        if key in table and not ok(table[key]):
+            fail(key, expected)
+    policy = table.get("os", {}).get("policy", "buddy")
+    if not isinstance(policy, str):
+        raise UsageError(f"{path}{_key_line(text, 'os')}: os.policy: expected a policy name, got {policy!r}")
 
 
 def load_sim_config(path: str) -> dict[str, Any]:
@@ -461,10 +519,20 @@ def load_sim_config(path: str) -> dict[str, Any]:
         import tomli as tomllib  # type: ignore[no-redef]
     try:
         with open(path, "rb") as f:
-            table = tomllib.load(f)
+            raw = f.read()
+    except OSError as error:
+        raise UsageError(f"{path}: {error.strerror or error}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise UsageError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[error.start]:02x}); TOML files are UTF-8") from None
+    try:
+        table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise UsageError(f"{path}: {error}") from None
-    allowed = {"machine", "programs", "processes", "instructions", "seed", "os", "mapping", "scheduler", "overrides", "check"}
+    allowed = {"machine", "programs", "processes", "instructions", "warmup", "seed", "os", "mapping", "scheduler",
+               "overrides", "check"}
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)} (expected: {', '.join(sorted(allowed))})")
@@ -473,6 +541,7 @@ def load_sim_config(path: str) -> dict[str, Any]:
             raise UsageError(f"{path}: missing key '{key}'")
     if "programs" not in table and "processes" not in table:
         raise UsageError(f"{path}: missing key 'programs' (one per core) or 'processes' ([[processes]] with threads)")
+    _check_sim_types(path, text, table)
     base = os.path.dirname(os.path.abspath(path))
 
     def relative(p: str) -> str:
@@ -495,7 +564,7 @@ def load_sim_config(path: str) -> dict[str, Any]:
     spec = api.build_sim_spec(
         machine, programs, instructions=table["instructions"], policy=policy, seed=table.get("seed", 1),
         os_options=os_table, mapping=table.get("mapping"), scheduler=table.get("scheduler"),
-        overrides=table.get("overrides"), processes=processes,
+        overrides=table.get("overrides"), processes=processes, warmup=table.get("warmup", 0),
     )
     if "check" in table:
         spec["check"] = table["check"]  # the engine checks the type
@@ -545,9 +614,12 @@ def _compare(args: argparse.Namespace) -> int:
     _check_output("--json", args.json)
     _check_output("--csv", args.csv)
     mix = [m.strip() for m in args.mix.split(",") if m.strip()]
-    named = {m["name"] for m in api.presets().get("mixes", [])}
+    catalogue = api.presets()
+    named = {m["name"] for m in catalogue.get("mixes", [])}
     if len(mix) == 1 and mix[0] in named:
         mix = api.mix_programs(mix[0])
+    elif len(mix) == 1:
+        _check_mix_name(mix[0], named, set(catalogue.get("profiles", [])))
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     console = Console(stderr=True)
     total = len(mix) + len(policies)

@@ -254,3 +254,10 @@ def test_set_overrides_a_controller_setting(memtint):
 )
 def test_bad_set_is_one_clear_line(memtint, clean_error, setting, needles):
     clean_error(memtint(*SMALL_RUN, "--set", setting), *needles)
+
+
+@pytest.mark.engine
+def test_an_empty_dram_trace_is_an_error_not_a_silent_success(memtint, clean_error, tmp_path):
+    empty = tmp_path / "empty.trace"
+    empty.write_text("")
+    clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", empty), "empty.trace", "no requests")

@@ -137,6 +137,9 @@ def test_missing_library_is_a_clear_error():
     (["run-mix", "--policy", "buddy", "--", "true", ":::", "true"], "does not partition memory"),
     (["run-mix", "--policy", "bmp", "--", "true", ":::", "true"], "unknown placement policy 'bmp'"),
     (["run-mix", "--", "true", ":::"], "empty program"),
+    # Checked before the program runs (libmemtint could only warn at its exit).
+    (["run", "--colors", "0", "--report", "/nonexistent/r.json", "--", "true"], "directory /nonexistent does not exist"),
+    (["run", "--colors", "0", "--report", "/tmp", "--", "true"], "is a directory"),
 ])
 def test_bad_input_is_one_line_and_status_2(args, message):
     r = cli(*args)

@@ -108,6 +108,8 @@ def test_metric_formulas_match_hand_computed_values():
         (["--mix", "stream", "--policies", "bmp"], ["unknown placement policy 'bmp'", "bpm-plus"]),
         (["--mix", "stream,nosuch.trace"], ["nosuch.trace", "not a built-in workload profile"]),
         (["--mix", "light,light,light,light,light"], ["5 programs", "4 cores"]),
+        # An unknown mix name suggests the mix presets too.
+        (["--mix", "intensive4"], ["not a named mix", "did you mean intensive-4", "real-intensive-4"]),
     ],
 )
 def test_compare_errors_are_one_clear_line(memtint, clean_error, args, needles):
@@ -250,3 +252,70 @@ def test_compare_on_the_bpm_plus_machine_says_its_baseline_differs(memtint):
                              "buddy,bpm", "--instructions", "20000", "--warmup", "0")
     assert code == 0, err
     assert "note:" in out and "weaker" in out and "i7-860" in out
+
+
+def test_compare_refuses_a_directory_as_output_before_simulating(memtint, clean_error, tmp_path):
+    # It used to fail only after the whole simulation, losing the results.
+    for option in ("--csv", "--json"):
+        clean_error(memtint("compare", "--machine", "i7-860", "--mix", "light", "--instructions", "1000000000",
+                            option, tmp_path), option, "is a directory")
+
+
+@pytest.mark.engine
+def test_convert_refuses_to_overwrite_its_input(memtint, clean_error, tmp_path):
+    trace = tmp_path / "t.txt"
+    trace.write_text("3 4096\n0 8192 12288\n")
+    mtt = tmp_path / "t.mtt"
+    assert memtint("convert", trace, mtt)[0] == 0
+    before = mtt.read_bytes()
+    for extra in ([], ["--to", "ramulator"]):
+        clean_error(memtint("convert", mtt, mtt, *extra), "both the input and the output")
+        assert mtt.read_bytes() == before
+    # An .mtt input is read as .mtt, whatever the output format.
+    code, out, err = memtint("convert", mtt, tmp_path / "copy.mtt")
+    assert code == 0 and "2 records" in out, err
+
+
+@pytest.mark.engine
+def test_the_example_run_file_runs(memtint, tmp_path):
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "runs", "example.toml")
+    code, out, err = memtint("sim", example, "--set", "controller.write_handling=ramulator", "--json", tmp_path / "r.json")
+    assert code == 0, err
+    stats = json.loads((tmp_path / "r.json").read_text())
+    assert stats["policy"] == "bpm" and stats["config"]["warmup"] == 20_000_000
+    assert stats["config"]["writes"]["handling"] == "ramulator"
+
+
+@pytest.mark.parametrize("line, needles", [
+    ('instructions = "lots"', [":3:", "instructions: expected a whole number"]),
+    ("instructions = 1.5", [":3:", "instructions: expected a whole number", "1.5"]),
+    ("instructions = -5", [":3:", "instructions"]),
+    ('seed = "x"', ["seed: expected a whole number"]),
+    ("seed = 18446744073709551616", ["seed: expected a whole number from 0 to 2^64-1"]),
+    ("check = \"yes\"", ["check: expected true or false"]),
+    ('os = "bpm"', ["os: expected an [os] table"]),
+])
+def test_sim_config_values_of_the_wrong_kind_name_the_file_line_and_key(memtint, clean_error, tmp_path, line, needles):
+    # They used to be "internal error: ValueError/TypeError ..." with no key, or silently rounded.
+    key = line.split("=")[0].strip()
+    rows = ['machine = "i7-860"', 'programs = ["stream"]', line if key == "instructions" else "instructions = 1000"]
+    if key != "instructions":
+        rows.append(line)
+    cfg = write_config(tmp_path, "\n".join(rows) + "\n")
+    clean_error(memtint("sim", cfg), "run.toml", *needles)
+
+
+@pytest.mark.parametrize("text, needles", [
+    ('machine = 5\nprograms = ["stream"]\ninstructions = 10\n', ["run.toml:1:", "machine: expected"]),
+    ('machine = "i7-860"\nprograms = [1, 2]\ninstructions = 10\n', ["run.toml:2:", "programs: expected a list"]),
+    ('machine = "i7-860"\nprograms = "stream"\ninstructions = 10\n', ["run.toml:2:", "programs: expected a list"]),
+    ('machine = "i7-860"\nprograms = ["stream"]\ninstructions = 10\n[os]\npolicy = 5\n', ["os.policy: expected"]),
+])
+def test_sim_config_tables_of_the_wrong_kind_are_named(memtint, clean_error, tmp_path, text, needles):
+    clean_error(memtint("sim", write_config(tmp_path, text)), *needles)
+
+
+def test_sim_config_that_is_not_utf8_names_file_and_line(memtint, clean_error, tmp_path):
+    cfg = tmp_path / "run.toml"
+    cfg.write_bytes(b'machine = "i7-860"\n# caf\xe9\n')
+    clean_error(memtint("sim", cfg), "run.toml:2:", "not UTF-8", "0xe9")

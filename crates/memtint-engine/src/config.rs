@@ -142,6 +142,11 @@ pub struct DramConfig {
     pub mapping: String,
 }
 
+/// The largest read or write queue a controller takes (entries per channel): far beyond real
+/// controllers (32-128), and small enough that a mistyped size is an error, not an allocation
+/// failure.
+pub const MAX_QUEUE: usize = 65_536;
+
 /// Whose rule a controller's write handling follows when its `write_*` keys are unset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WriteHandling {
@@ -385,12 +390,14 @@ impl ControllerConfig {
     }
 
     pub fn validate(&self) -> Result<()> {
-        if self.read_queue == 0 {
-            return Err(Error::config("controller.read_queue", "must be at least 1"));
-        }
         let w = self.writes()?;
-        if w.queue == 0 {
-            return Err(Error::config("controller.write_queue", "must be at least 1"));
+        for (key, n) in [("read_queue", self.read_queue), ("write_queue", w.queue)] {
+            if n == 0 || n > MAX_QUEUE {
+                return Err(Error::config(
+                    format!("controller.{key}"),
+                    format!("must be between 1 and {MAX_QUEUE} entries (real controllers hold 32-128), got {n}"),
+                ));
+            }
         }
         let (hi, lo) = (w.high_watermark, w.low_watermark);
         if !(0.0..=1.0).contains(&hi) || !(0.0..=1.0).contains(&lo) || lo > hi {
@@ -601,6 +608,18 @@ mod tests {
         assert_eq!(small.controller.writes().unwrap().min_per_switch, 8);
         let e = small.with_overrides(&json!({"controller": {"write_min_per_switch": 9}})).unwrap().controller.validate().unwrap_err();
         assert!(e.to_string().contains("write_min_per_switch"), "9 writes per switch do not fit 8 entries: {e}");
+    }
+
+    /// `--read-queue 1000000000` used to abort with an allocation failure.
+    #[test]
+    fn a_huge_queue_is_an_error_naming_the_key_not_an_abort() {
+        let m = MachineConfig::load("ddr4-2400").unwrap();
+        for key in ["read_queue", "write_queue"] {
+            let e = m.with_overrides(&json!({"controller": {key: 1_000_000_000u64}})).unwrap().controller.validate().unwrap_err();
+            assert!(e.to_string().contains(&format!("controller.{key}")) && e.to_string().contains("65536"), "{e}");
+        }
+        let ok = m.with_overrides(&json!({"controller": {"read_queue": MAX_QUEUE, "write_queue": MAX_QUEUE}})).unwrap();
+        ok.controller.validate().unwrap();
     }
 
     #[test]

@@ -389,6 +389,14 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
         ..DramSimOptions::new(spec.outstanding)
     };
     let (mem, totals) = simulate(&cfg, source.as_mut(), timestamped, opts)?;
+    if totals.requests == 0 {
+        if let WorkloadSpec::Trace(t) = &spec.workload {
+            return Err(Error::config(
+                "workload",
+                format!("{}: the trace has no requests (an empty file, or only comments and blank lines)", t.path.display()),
+            ));
+        }
+    }
     let mut stats = dram_report::report(&cfg, &mem, &totals, opts);
     // The workload as given, so the statistics say how to reproduce them.
     stats["config"]["workload"] = serde_json::to_value(&spec.workload).expect("workload serialises");

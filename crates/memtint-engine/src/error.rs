@@ -14,8 +14,9 @@ pub enum Error {
     #[error("unknown {kind} '{name}'; valid {}: {}", plural(kind), valid.join(", "))]
     UnknownName { kind: &'static str, name: String, valid: Vec<String> },
 
-    /// A malformed line in an input file.
-    #[error("{}:{line}: {reason}", path.display())]
+    /// A malformed line in an input file. The reason quotes the input, so it is shown escaped
+    /// and cut short: a binary file's bytes never reach the terminal raw.
+    #[error("{}:{line}: {}", path.display(), printable(reason))]
     Parse { path: PathBuf, line: u64, reason: String },
 
     /// A file could not be opened or read.
@@ -41,10 +42,49 @@ impl Error {
     }
 }
 
+/// Longest reason a parse error shows, in characters.
+const MAX_REASON: usize = 400;
+
+/// `text` with control characters escaped (`\x1b`, `\0`, `\r`) and cut to `MAX_REASON`
+/// characters.
+pub fn printable(text: &str) -> String {
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n == MAX_REASON {
+            out.push_str("...");
+            break;
+        }
+        match c {
+            '\0' => out.push_str("\\0"),
+            '\r' => out.push_str("\\r"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// "policy" -> "policies", "machine" -> "machines".
 fn plural(kind: &str) -> String {
     match kind.strip_suffix('y') {
         Some(stem) if !stem.ends_with(['a', 'e', 'o', 'u']) => format!("{stem}ies"),
         _ => format!("{kind}s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parse errors used to echo ESC, NUL and CR from a binary file raw and unbounded.
+    #[test]
+    fn a_parse_error_shows_control_bytes_escaped_and_cut_short() {
+        let e = Error::Parse { path: "t".into(), line: 3, reason: format!("bad 'a\x1b[2J\0\r{}'", "z".repeat(1000)) };
+        let shown = e.to_string();
+        assert!(shown.starts_with("t:3: bad 'a\\x1b[2J\\0\\r"), "{shown}");
+        assert!(!shown.chars().any(|c| c.is_control()), "{shown}");
+        assert!(shown.len() < 450 && shown.ends_with("..."), "{}", shown.len());
     }
 }

@@ -102,3 +102,13 @@ fn identity_translation_uses_the_trace_addresses_as_physical_ones() {
     let e = run_sim(&spec).unwrap_err().to_string();
     assert!(e.contains("os.translation") && e.contains("buddy"), "{e}");
 }
+
+/// `cpu.cores = 0` used to say "1 programs but machine has 0 cores".
+#[test]
+fn zero_cores_is_an_error_naming_cpu_cores() {
+    let spec: SimSpec = serde_json::from_value(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000,
+                                                       "overrides": {"cpu": {"cores": 0}}}))
+    .unwrap();
+    let e = run_sim(&spec).unwrap_err().to_string();
+    assert!(e.contains("cpu.cores") && e.contains("at least 1") && !e.contains("1 programs"), "{e}");
+}

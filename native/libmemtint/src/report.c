@@ -3,9 +3,22 @@
 #include "internal.h"
 #include "../include/memtint.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
+
+/* The report could not be written: say where and why (errno from the failed call). */
+static void warn_unwritable(const char *path) {
+    const char *why = strerror(errno);
+    mt_text m = {0};
+    mt_text_str(&m, "cannot write MEMTINT_REPORT file ");
+    mt_text_str(&m, path);
+    mt_text_str(&m, ": ");
+    mt_text_str(&m, why);
+    mt_warn(m.buf);
+}
 
 static void put(int fd, mt_text *t) {
     mt_write_all(fd, t->buf, t->len);
@@ -36,7 +49,7 @@ void mt_report_write(void) {
     mt_text_u64(&tmp, (uint64_t)getpid());
     int fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        mt_warn("cannot write MEMTINT_REPORT file");
+        warn_unwritable(path.buf);
         return;
     }
     /* the frames of every delivered page are checked once more, so the report says whether the
@@ -83,7 +96,9 @@ void mt_report_write(void) {
     put(fd, &t);
     close(fd);
     if (rename(tmp.buf, path.buf)) {
+        int saved = errno;
         unlink(tmp.buf);
-        mt_warn("cannot write MEMTINT_REPORT file");
+        errno = saved;
+        warn_unwritable(path.buf);
     }
 }

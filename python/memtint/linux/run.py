@@ -3,12 +3,29 @@ and its CPU affinity set; returns the program's exit status."""
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable, Sequence
 
 from memtint.linux.colour_spec import parse_list
 from memtint.linux.launch import CommandRun, check_can_colour, coloured_environment, exit_status, forward_signals, start
 from memtint.linux.layout import colour_layout
+from memtint.linux.errors import LinuxError
+
+
+def check_report_path(report: str | None) -> None:
+    """The report must be writable where it is asked for: checked before the program runs, since
+    libmemtint can only warn at the program's exit."""
+    if not report:
+        return
+    path = report.replace("%p", "0")
+    if os.path.isdir(path):
+        raise LinuxError(f"--report {report}: is a directory; give a file name")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise LinuxError(f"--report {report}: directory {directory} does not exist")
+    if not os.access(directory, os.W_OK):
+        raise LinuxError(f"--report {report}: directory {directory} is not writable")
 
 
 def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: str | dict[str, Any] = "i7-860",
@@ -25,6 +42,7 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     readable, or hugepage mode with low colour bits); each failure raises with what to do.
     Returns the run, with ``exit_code`` as a shell reports it (128 + N for signal N).
     """
+    check_report_path(report)
     layout = colour_layout(machine, space, mapping=mapping)
     chosen = parse_list(colours) if isinstance(colours, str) else sorted(set(colours))
     cpu_list = parse_list(cpus, "CPU") if isinstance(cpus, str) else (list(cpus) if cpus else None)

@@ -161,11 +161,18 @@ pub fn simulate_multicore(
 /// One single-threaded process per program, pinned to core i (the program-list run).
 pub fn pinned_threads(cfg: &MemoryConfig, programs: Vec<Box<dyn CpuTraceSource>>) -> Result<Vec<ThreadDef>> {
     let machine = &cfg.machine;
+    machine.cpu.validate()?;
     let n = programs.len() as u32;
     if n > machine.cpu.cores {
         return Err(Error::config(
             "programs",
-            format!("{n} programs but machine '{}' has {} cores (cpu.cores); give processes to time-share cores (docs/threads.md)", machine.name, machine.cpu.cores),
+            format!(
+                "{n} program{} but machine '{}' has {} core{} (cpu.cores); give processes to time-share cores (docs/threads.md)",
+                if n == 1 { "" } else { "s" },
+                machine.name,
+                machine.cpu.cores,
+                if machine.cpu.cores == 1 { "" } else { "s" }
+            ),
         ));
     }
     Ok(programs

@@ -271,19 +271,33 @@ pub fn write_mtt(source: &mut (impl CpuTraceSource + ?Sized), output: &Path, gzi
     w.finish()
 }
 
-/// Converts a Ramulator CPU trace (plain or gzip text) to `.mtt`. The body is gzip-compressed
+/// Converts a CPU trace (Ramulator text, plain or gzip, or `.mtt`, by content) to `.mtt`. The body is gzip-compressed
 /// when `output`'s name ends in `.gz`.
 pub fn convert(input: &Path, output: &Path) -> Result<MttHeader> {
+    let mut source = open_input_trace(input, output)?;
     let gzip_body = output.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-    write_mtt(&mut CpuTraceReader::open(input)?, output, gzip_body)
+    write_mtt(source.as_mut(), output, gzip_body)
+}
+
+/// The input of a conversion, read by its content (`.mtt` or Ramulator text); an error, before
+/// anything is written, when the output is the input itself (creating the output would empty it).
+fn open_input_trace(input: &Path, output: &Path) -> Result<Box<dyn CpuTraceSource>> {
+    if let (Ok(a), Ok(b)) = (input.canonicalize(), output.canonicalize()) {
+        if a == b {
+            return Err(Error::config(
+                "output",
+                format!("{} is both the input and the output; write the conversion to another file", input.display()),
+            ));
+        }
+    }
+    Ok(if is_mtt(input)? { Box::new(BinaryTraceReader::open(input)?) } else { Box::new(CpuTraceReader::open(input)?) })
 }
 
 /// Writes a CPU trace (`.mtt` or Ramulator text, by content) as Ramulator CPU-trace text, one
 /// `<bubbles> <read address> [<writeback address>]` line per record, decimal like Ramulator's own
 /// traces; gzip-compressed when `output`'s name ends in `.gz`. Returns the counts written.
 pub fn convert_to_text(input: &Path, output: &Path) -> Result<MttHeader> {
-    let mut source: Box<dyn CpuTraceSource> =
-        if is_mtt(input)? { Box::new(BinaryTraceReader::open(input)?) } else { Box::new(CpuTraceReader::open(input)?) };
+    let mut source = open_input_trace(input, output)?;
     let file = BufWriter::with_capacity(CHUNK_BYTES, File::create(output).map_err(|e| Error::io(output, e))?);
     let io_err = |e| Error::io(output, e);
     if output.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) {
@@ -576,6 +590,30 @@ mod tests {
             convert(&text.0, &back.0).unwrap();
             assert_eq!(std::fs::read(&back.0).unwrap(), std::fs::read(&mtt.0).unwrap(), "the same bytes");
         }
+    }
+
+    /// `memtint convert x x` used to truncate x and report 0 records.
+    #[test]
+    fn converting_a_trace_onto_itself_is_refused_and_leaves_it_whole() {
+        let records = handmade();
+        let mtt = TempFile::new("mtt");
+        write_mtt(&mut VecCpuSource::new("v", records.clone()), &mtt.0, false).unwrap();
+        let before = std::fs::read(&mtt.0).unwrap();
+        for result in [convert(&mtt.0, &mtt.0), convert_to_text(&mtt.0, &mtt.0)] {
+            let e = result.unwrap_err().to_string();
+            assert!(e.contains("both the input and the output"), "{e}");
+        }
+        assert_eq!(std::fs::read(&mtt.0).unwrap(), before);
+    }
+
+    /// `memtint convert a.mtt b.mtt` used to parse the binary input as text.
+    #[test]
+    fn an_mtt_input_converts_to_mtt() {
+        let records = handmade();
+        let (a, b) = (TempFile::new("mtt"), TempFile::new("mtt"));
+        let header = write_mtt(&mut VecCpuSource::new("v", records.clone()), &a.0, false).unwrap();
+        assert_eq!(convert(&a.0, &b.0).unwrap(), header);
+        assert_eq!(collect(&mut BinaryTraceReader::open(&b.0).unwrap()).unwrap(), records);
     }
 
     #[test]
