@@ -411,3 +411,25 @@ def test_run_mix_under_bpm_gives_disjoint_banks(tmp_path, many_mappings):
         assert banks <= set(program["banks"])
         banks_used.append(banks)
     assert banks_used[0] and banks_used[1] and not banks_used[0] & banks_used[1]
+
+
+def test_inspecting_a_kernel_thread_says_so():
+    # It used to report "/proc/2/environ: No such process".
+    from memtint.linux.errors import is_kernel_thread
+
+    kthreads = [p for p in os.listdir("/proc") if p.isdigit() and is_kernel_thread(p)]
+    if not kthreads:
+        pytest.skip("no kernel thread visible in /proc (a PID namespace)")
+    r = cli("inspect", kthreads[0])
+    assert r.returncode == 2 and f"PID {kthreads[0]} is a kernel thread" in r.stderr, r.stderr
+
+
+def test_unreadable_proc_files_give_the_cause():
+    import errno
+
+    from memtint.linux.errors import unreadable
+
+    assert "no process with PID 7" in str(unreadable(7, "maps", FileNotFoundError()))
+    assert "kernel thread" in str(unreadable(7, "environ", OSError(errno.ESRCH, "No such process")))
+    denied = str(unreadable(os.getpid(), "environ", PermissionError(errno.EACCES, "Permission denied")))
+    assert ("even as root" in denied) if os.geteuid() == 0 else ("run as root" in denied)

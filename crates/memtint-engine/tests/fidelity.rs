@@ -112,3 +112,13 @@ fn zero_cores_is_an_error_naming_cpu_cores() {
     let e = run_sim(&spec).unwrap_err().to_string();
     assert!(e.contains("cpu.cores") && e.contains("at least 1") && !e.contains("1 programs"), "{e}");
 }
+
+/// A 1 TiB LLC used to be reported as "llc_set_bits: 6..36 is not a usable range".
+#[test]
+fn an_llc_larger_than_memory_names_its_size_key() {
+    let spec: SimSpec = serde_json::from_value(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000,
+        "overrides": {"cache": {"llc": {"size_bytes": 1u64 << 40, "ways": 16, "latency": 31, "mshrs": 64}}}}))
+    .unwrap();
+    let e = run_sim(&spec).unwrap_err().to_string();
+    assert!(e.contains("cache.llc.size_bytes") && e.contains("33-bit"), "{e}");
+}

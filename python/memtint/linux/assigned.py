@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memtint.linux.colour_spec import parse_list
-from memtint.linux.errors import LinuxError
+from memtint.linux.errors import LinuxError, unreadable
 
 
 @dataclass
@@ -23,10 +23,8 @@ def read_environ(pid: int | str) -> dict[str, str]:
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
             raw = f.read()
-    except FileNotFoundError:
-        raise LinuxError(f"no process with PID {pid}") from None
-    except PermissionError:
-        raise LinuxError(f"cannot read /proc/{pid}/environ: the process belongs to another user; run as root") from None
+    except OSError as error:
+        raise unreadable(pid, "environ", error) from None
     env = {}
     for item in raw.split(b"\0"):
         key, sep, value = item.partition(b"=")

@@ -14,3 +14,29 @@ class PrivilegeError(LinuxError):
 
 class LibraryMissingError(LinuxError):
     """libmemtint.so is not built or not where MEMTINT_LIB says."""
+
+
+def unreadable(pid: int | str, what: str, error: OSError) -> LinuxError:
+    """Why /proc/PID/`what` cannot be read, in words a user can act on."""
+    import errno
+    import os
+
+    if isinstance(error, FileNotFoundError):
+        return LinuxError(f"no process with PID {pid}")
+    if error.errno == errno.ESRCH or is_kernel_thread(pid):
+        return LinuxError(f"PID {pid} is a kernel thread: it has no user memory to inspect")
+    if os.geteuid() == 0:
+        return LinuxError(f"cannot read /proc/{pid}/{what} even as root: the process is outside this container's "
+                          "user namespace, or ptrace restrictions (kernel.yama.ptrace_scope, LSMs) protect it")
+    return LinuxError(f"cannot read /proc/{pid}/{what}: the process belongs to another user; run as root")
+
+
+def is_kernel_thread(pid: int | str) -> bool:
+    """PF_KTHREAD in the process's flags (field 9 of /proc/PID/stat)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            stat = f.read()
+        flags = int(stat.rsplit(")", 1)[1].split()[6])
+        return bool(flags & 0x00200000)
+    except (OSError, ValueError, IndexError):
+        return False

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memtint.linux.errors import LinuxError
+from memtint.linux.errors import LinuxError, unreadable
 
 CLASSES = ("heap", "stack", "file", "other")
 # libmemtint reserves 512 GiB; no other mapping of a normal process comes near this.
@@ -118,10 +118,8 @@ def read_maps(pid: int | str) -> list[Mapping]:
     try:
         with open(f"/proc/{pid}/maps", encoding="utf-8", errors="surrogateescape") as f:
             mappings = parse_maps(f.read())
-    except FileNotFoundError:
-        raise LinuxError(f"no process with PID {pid}") from None
-    except PermissionError:
-        raise LinuxError(f"cannot read /proc/{pid}/maps: the process belongs to another user; run as root") from None
+    except OSError as error:
+        raise unreadable(pid, "maps", error) from None
     for sp in thread_stack_pointers(pid):
         for m in mappings:
             if m.start <= sp < m.end and m.kind == "heap":

@@ -306,6 +306,23 @@ fn simulate(
     }
     // Without an LLC, colours cannot follow LLC sets: an empty set range.
     let llc_bits = llc_cfg.map(|c| c.geometry().set_index_bits()).unwrap_or(0..0);
+    if let Some(c) = &llc_cfg {
+        let capacity = cfg.mapping.capacity_bits();
+        if llc_bits.end > capacity {
+            return Err(Error::config(
+                "cache.llc.size_bytes",
+                format!(
+                    "an LLC of {} bytes in {} ways indexes its sets with address bits {}-{}, beyond the machine's \
+                     {capacity}-bit physical addresses ({} bytes of DRAM); give a smaller LLC or more ways",
+                    c.size_bytes,
+                    c.ways,
+                    llc_bits.start,
+                    llc_bits.end - 1,
+                    1u64 << capacity
+                ),
+            ));
+        }
+    }
     let mut os = OsModel::with_cores(os_cfg, &cfg.mapping, llc_bits, processes, ncores)?;
     if os_cfg.populate {
         populate(&mut os, &threads, &bound, os_cfg.page_bytes)?;
