@@ -19,6 +19,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from memtint.api import MemtintError
+from memtint import stopping
 
 TOOL_NAME = "memtint-trace"
 TOOL_FILE = "memtint-trace-amd64-linux"
@@ -153,6 +154,7 @@ def capture_trace(
         proc = subprocess.Popen(args, env=env, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd)
     except OSError as error:
         raise MemtintError(f"cannot run {valgrind}: {error.strerror or error}") from None
+    stopping.register(proc)
     done = threading.Event()
 
     def report() -> None:
@@ -171,6 +173,7 @@ def capture_trace(
     finally:
         done.set()
         reporter.join()
+        stopping.unregister(proc)
     seconds = time.monotonic() - start
     log = _read(log_path)
     tool_error = _TOOL_ERROR.search(log)

@@ -88,13 +88,18 @@ class LocalBackend:
                 yield item, result
             fill()
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
+        """Wait for the workers to finish, or, with ``kill`` (an interrupt), end them at once:
+        a simulation in a worker cannot be interrupted and may run for minutes."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            if kill:
+                for process in list(getattr(self._pool, "_processes", {}).values()):
+                    process.kill()
+            self._pool.shutdown(wait=not kill, cancel_futures=True)
             self._pool = None
 
     def __enter__(self) -> "LocalBackend":
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.close()
+        self.close(kill=exc[0] is not None)

@@ -136,7 +136,8 @@ class RayBackend:
             except Exception:
                 pass
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
+        # Cancelling is already forceful for Ray tasks; `kill` is the local backend's.
         self._cancel(self._in_flight)
         if self._started:
             self._started = False

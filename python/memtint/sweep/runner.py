@@ -195,6 +195,7 @@ def run_sweep(
             store.write_batch(rows)
         rows, batch_runs, last_write = [], 0, time.perf_counter()
 
+    completed = False
     try:
         with _Progress(progress, on_progress) as bar:
             bar.add("alone runs", len(alone))
@@ -225,12 +226,13 @@ def run_sweep(
                 if batch_runs >= batch_size or time.perf_counter() - last_write >= batch_seconds:
                     flush()
             flush()
+        completed = True
     finally:
-        # Whatever finished before an interrupt is kept.
+        # Whatever finished before an interrupt is kept; the workers still running are ended.
         try:
             flush()
         finally:
             if own_backend:
-                backend.close()
+                backend.close(kill=not completed)
     summary.seconds = time.perf_counter() - start
     return summary

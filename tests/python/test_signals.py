@@ -1,0 +1,86 @@
+"""Ctrl-C and SIGTERM stop every long command within a second or two, kill its workers, keep
+what was complete (a sweep's store resumes) and exit 130 / 143 (issue: robustness)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+
+def process_group(pgid: int) -> list[int]:
+    """Processes still in process group `pgid` (zombies not counted)."""
+    left = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            left.append(int(entry))
+    return left
+
+
+def interrupt(args: list[str], signum: int, cwd, after: float = 3.0, env: dict | None = None) -> tuple[int, float, str]:
+    """Start `memtint ARGS` in its own process group, send `signum` to memtint alone after
+    `after` seconds; return its exit status, seconds from the signal to its exit, and stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "memtint.cli", *args], cwd=cwd, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **(env or {})))
+    time.sleep(after)
+    assert proc.poll() is None, f"memtint ended before the signal: {proc.stderr.read()}"
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    try:
+        code = proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    took = time.monotonic() - sent
+    # Nothing of memtint's is left behind: no worker, no tracker, no child.
+    deadline = time.monotonic() + 3
+    while process_group(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process_group(proc.pid) == [], f"left behind: {process_group(proc.pid)}"
+    return code, took, proc.stderr.read()
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_compare_stops_at_once(tmp_path, signum, status):
+    # It used to ignore Ctrl-C until its simulations ended.
+    code, took, err = interrupt(["compare", "--machine", "i7-860", "--mix", "stream,copy", "--instructions",
+                                 "2000000000", "--warmup", "0", "--no-cache"], signum, tmp_path)
+    assert code == status and took < 2.5, (code, took, err)
+    assert "memtint: " in err and ("interrupted" in err or "terminated" in err)
+
+
+@pytest.mark.engine
+def test_dram_stops_at_once(tmp_path):
+    code, took, err = interrupt(["dram", "--machine", "ddr4-2400", "--generate", "random", "--requests",
+                                 "100000000000"], signal.SIGINT, tmp_path)
+    assert code == 130 and took < 2.5, (code, took, err)
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_sweep_stops_kills_its_workers_and_resumes(tmp_path, signum, status):
+    # It used to leave its pool workers and the resource tracker running.
+    spec = tmp_path / "s.toml"
+    spec.write_text('name = "s"\nmachines = ["ddr4-2400"]\npolicies = ["buddy"]\ninstructions = [20000, 3000000000]\n'
+                    "warmup = 0\ncache = false\n[[mixes]]\nprograms = [\"stream\"]\n")
+    code, took, err = interrupt(["sweep", str(spec), "--out", str(tmp_path / "out"), "--jobs", "2",
+                                 "--batch-size", "1"], signum, tmp_path, after=8.0)
+    assert code == status and took < 2.5, (code, took, err)
+    import memtint
+
+    # The short run finished before the signal and is kept; the long one is left to resume.
+    stored = memtint.load_results(tmp_path / "out")
+    assert set(stored["instructions"]) == {20000}, stored[["instructions", "status"]]
