@@ -10,7 +10,7 @@ CARGO  ?= cargo
 VENV_BIN := $(VENV)/bin
 STAMP    := $(VENV)/.memtint-venv
 
-.PHONY: all toolchain venv build demo test test-rust test-python bench clean api-docs native test-native native-trace workloads experiment-ccps pgo reproduce
+.PHONY: all toolchain venv build demo test test-rust test-python bench fuzz clean api-docs native test-native native-trace workloads experiment-ccps pgo reproduce
 
 # Profile-guided build (optional): `make pgo` trains a profile, then PGO=1 on build, demo or bench
 # compiles the engine with it (15-35 % faster simulation, bench/README.md). Its own target
@@ -109,6 +109,17 @@ test-python: build
 		$(VENV_BIN)/python -m pip install --quiet "ray>=2"; \
 	fi
 	$(VENV_BIN)/python -m pytest -q -rs tests/python
+
+# Fuzzing (crates/memtint-engine/tests/fuzz.rs): mutated traces, .mtt files and run specs must
+# end in a result or an error naming its place; never a panic or a hang. `make test` runs a
+# 3000-case slice; this runs FUZZ_CASES (default 200000) from FUZZ_SEED and prints the tally.
+FUZZ_CASES ?= 200000
+FUZZ_SEED ?= $(shell date +%s)
+FUZZ_CLI_CASES ?= 2000
+fuzz: toolchain
+	MEMTINT_FUZZ_CASES=$(FUZZ_CASES) MEMTINT_FUZZ_SEED=$(FUZZ_SEED) \
+		$(CARGO) test --release -p memtint-engine --test fuzz -- --nocapture
+	$(VENV_BIN)/python tests/fuzz_cli.py --cases $(FUZZ_CLI_CASES) --seed $(FUZZ_SEED)
 
 bench: build
 	$(MAKE) --no-print-directory -C native/tests bench

@@ -159,17 +159,20 @@ def presets() -> dict[str, Any]:
 PROFILES = ("stream", "random", "copy", "light")
 
 
-def _program(program: str | os.PathLike[str]) -> str:
-    """A mix member: a built-in profile (``stream``, ``light:reads_pki=2``) or a trace path."""
+def _program(program: str | os.PathLike[str], key: str = "programs") -> str:
+    """A mix member: a built-in profile (``stream``, ``light:reads_pki=2``) or a trace path;
+    ``key`` names it in errors (``programs[1]``)."""
+    if not isinstance(program, (str, os.PathLike)):
+        raise MemtintError(f"{key}: expected a program (profile name or trace path), got {program!r}")
     text = os.fspath(program)
     if text.split(":", 1)[0] in PROFILES:
         return text
     if not os.path.exists(text):
         raise MemtintError(
-            f"{text}: no such trace file, and not a built-in workload profile ({', '.join(PROFILES)})"
+            f"{key}: {text}: no such trace file, and not a built-in workload profile ({', '.join(PROFILES)})"
         )
     if os.path.isdir(text):
-        raise MemtintError(f"{text}: is a directory, not a trace file")
+        raise MemtintError(f"{key}: {text}: is a directory, not a trace file")
     return os.path.abspath(text)
 
 
@@ -189,15 +192,18 @@ def mix_programs(name: str) -> list[str]:
     raise MemtintError(f"unknown mix '{name}'")
 
 
-def _process(p: dict[str, Any]) -> dict[str, Any]:
+def _process(p: dict[str, Any], i: int = 0) -> dict[str, Any]:
     """A process table with its thread programs resolved like ``programs``."""
     if not isinstance(p, dict) or "threads" not in p:
-        raise MemtintError(f"a process is a table with 'threads', got {p!r}")
+        raise MemtintError(f"processes[{i}]: a process is a table with 'threads', got {p!r}")
+    if not isinstance(p["threads"], list):
+        raise MemtintError(f"processes[{i}].threads: expected a list of programs, got {p['threads']!r}")
     out = dict(p)
     out["threads"] = [
-        _program(t) if isinstance(t, str) else {**t, "program": _program(t["program"])} if isinstance(t, dict) and "program" in t
-        else t
-        for t in p["threads"]
+        _program(t, f"processes[{i}].threads[{k}]") if isinstance(t, str)
+        else {**t, "program": _program(t["program"], f"processes[{i}].threads[{k}]")}
+        if isinstance(t, dict) and "program" in t else t
+        for k, t in enumerate(p["threads"])
     ]
     return out
 
@@ -235,13 +241,13 @@ def build_sim_spec(
     os_table.setdefault("policy", policy)
     spec: dict[str, Any] = {
         "machine": machine,
-        "programs": [_program(p) for p in programs],
+        "programs": [_program(p, f"programs[{i}]") for i, p in enumerate(programs)],
         "instructions": int(instructions),
         "seed": int(seed),
         "os": os_table,
     }
     if processes is not None:
-        spec["processes"] = [_process(p) for p in processes]
+        spec["processes"] = [_process(p, i) for i, p in enumerate(processes)]
     if warmup < 0:
         raise MemtintError(f"warmup must be at least 0 instructions, got {warmup}")
     if warmup:

@@ -554,6 +554,10 @@ def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
     for key, (ok, expected) in checks.items():
         if key in table and not ok(table[key]):
             fail(key, expected)
+    for i, proc in enumerate(table.get("processes", [])):
+        if not isinstance(proc.get("threads"), list):
+            raise UsageError(f"{path}{_key_line(text, 'threads')}: processes[{i}].threads: expected a list of programs, "
+                             f"got {proc.get('threads')!r}")
     policy = table.get("os", {}).get("policy", "buddy")
     if not isinstance(policy, str):
         raise UsageError(f"{path}{_key_line(text, 'os')}: os.policy: expected a policy name, got {policy!r}")
@@ -605,7 +609,7 @@ def load_sim_config(path: str) -> dict[str, Any]:
                        if isinstance(t, dict) and "program" in t else t for t in proc.get("threads", [])]
             processes.append({**proc, "threads": threads})
     machine = table["machine"]
-    if machine.endswith(".toml") and not os.path.isabs(machine):
+    if isinstance(machine, str) and machine.endswith(".toml") and not os.path.isabs(machine):
         machine = os.path.join(base, machine)
     os_table = dict(table.get("os", {}))
     policy = os_table.pop("policy", "buddy")

@@ -7,7 +7,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A configuration value is impossible; `field` names it as the user wrote it.
-    #[error("invalid configuration: {field}: {reason}")]
+    #[error("invalid configuration: {}: {}", escaped(field), escaped(reason))]
     Config { field: String, reason: String },
 
     /// A preset name that does not exist; lists the valid ones.
@@ -16,11 +16,12 @@ pub enum Error {
 
     /// A malformed line in an input file. The reason quotes the input, so it is shown escaped
     /// and cut short: a binary file's bytes never reach the terminal raw.
-    #[error("{}:{line}: {}", path.display(), printable(reason))]
+    /// Line 0 is a place without a line (a binary file's header).
+    #[error("{}: {}", location(path, *line), printable(reason))]
     Parse { path: PathBuf, line: u64, reason: String },
 
     /// A file could not be opened or read.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {source}", escaped(&path.display().to_string()))]
     Io { path: PathBuf, source: std::io::Error },
 
     /// A timing or protocol violation found by the independent checker.
@@ -42,6 +43,35 @@ impl Error {
     }
 }
 
+/// "file:line", or "file" for line 0.
+fn location(path: &std::path::Path, line: u64) -> String {
+    let shown = escaped(&path.display().to_string());
+    if line == 0 {
+        shown
+    } else {
+        format!("{shown}:{line}")
+    }
+}
+
+/// `text` with control characters escaped, whole (names and lists of valid values).
+fn escaped(text: &str) -> String {
+    if text.chars().any(char::is_control) {
+        text.chars().map(|c| if c.is_control() { escape(c) } else { c.to_string() }).collect()
+    } else {
+        text.to_string()
+    }
+}
+
+fn escape(c: char) -> String {
+    match c {
+        '\0' => "\\0".into(),
+        '\r' => "\\r".into(),
+        '\n' => "\\n".into(),
+        '\t' => "\\t".into(),
+        c => format!("\\x{:02x}", c as u32),
+    }
+}
+
 /// Longest reason a parse error shows, in characters.
 const MAX_REASON: usize = 400;
 
@@ -54,13 +84,10 @@ pub fn printable(text: &str) -> String {
             out.push_str("...");
             break;
         }
-        match c {
-            '\0' => out.push_str("\\0"),
-            '\r' => out.push_str("\\r"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
+        if c.is_control() {
+            out.push_str(&escape(c));
+        } else {
+            out.push(c);
         }
     }
     out

@@ -199,7 +199,7 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                 .programs
                 .iter()
                 .enumerate()
-                .map(|(i, p)| open_cpu_workload(p, spec.seed.wrapping_add(i as u64)))
+                .map(|(i, p)| open_cpu_workload(p, spec.seed.wrapping_add(i as u64)).map_err(|e| at_key(format!("programs[{i}]"), e)))
                 .collect::<Result<Vec<_>>>()?;
             simulate_threads_checked(&cfg, &os, pinned_threads(&cfg, programs)?, spec.instructions, spec.warmup, spec.check)?
         }
@@ -209,7 +209,8 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                 .enumerate()
                 .map(|(i, t)| {
                     Ok(ThreadDef {
-                        trace: open_cpu_workload(&t.program, spec.seed.wrapping_add(i as u64))?,
+                        trace: open_cpu_workload(&t.program, spec.seed.wrapping_add(i as u64))
+                            .map_err(|e| at_key(format!("processes (thread {i})"), e))?,
                         process: t.process,
                         nice: t.nice,
                         affinity: t.affinity,
@@ -220,6 +221,15 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
         }
     };
     Ok(report(&cfg, spec, &os, &result))
+}
+
+/// A program that cannot be opened, named by its key in the run (a file's own parse errors keep
+/// their file and line).
+fn at_key(key: String, e: Error) -> Error {
+    match e {
+        Error::Io { .. } | Error::UnknownName { .. } => Error::config(key, e.to_string()),
+        e => e,
+    }
 }
 
 /// `run_sim` with JSON in and out (the Python extension's entry point).

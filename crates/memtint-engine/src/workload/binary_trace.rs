@@ -687,7 +687,7 @@ mod tests {
         assert_eq!(read_bytes(&good), "ok");
         assert!(read_bytes(b"3 0x1000\n").contains("not a memtint binary trace: expected magic bytes 'MTT1'"));
         assert!(read_bytes(b"").contains("not a memtint binary trace"));
-        assert!(read_bytes(&good[..20]).contains(":0: header: truncated header: 20 of 32 bytes"));
+        assert!(read_bytes(&good[..20]).contains(": header: truncated header: 20 of 32 bytes"));
         let mut v2 = good.clone();
         v2[4] = 2;
         assert!(read_bytes(&v2).contains("unsupported .mtt version 2"));

@@ -1,0 +1,425 @@
+//! Fuzzing the inputs users hand memtint: DRAM traces (Ramulator and DRAMSim3 text, plain and
+//! gzip), CPU traces (Ramulator text), `.mtt` binary traces, and DRAM and CPU-trace run
+//! specifications (JSON, as the CLI and the Python API send them). Valid seeds are mutated
+//! (bytes flipped, inserted, deleted, lines repeated, cut short, values replaced by hostile ones)
+//! with a seeded generator, and every case must end in a success or an error that names where
+//! the problem is (file and line, or the key): never a panic, never a hang.
+//!
+//! `cargo test` runs a fixed-seed slice (`MEMTINT_FUZZ_CASES`, default 3000 cases);
+//! `make fuzz` runs 10^5 and more, in release mode, and prints the tally.
+
+use memtint_engine::trace::{DramTraceFormat, DramTraceReader, TraceSource};
+use memtint_engine::workload::{BinaryTraceReader, BinaryTraceWriter, CpuRecord, CpuTraceReader, CpuTraceSource};
+use memtint_engine::Error;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Longest a single case may take before it counts as a hang.
+const CASE_LIMIT: Duration = Duration::from_secs(20);
+/// Records or requests read from one input at most (a generated input is small; a reader that
+/// yields more is looping).
+const MAX_RECORDS: usize = 1_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    DramText,
+    DramSim3Text,
+    DramGzip,
+    CpuText,
+    CpuGzip,
+    Mtt,
+    DramSpec,
+    SimSpec,
+}
+
+const KINDS: [Kind; 8] =
+    [Kind::DramText, Kind::DramSim3Text, Kind::DramGzip, Kind::CpuText, Kind::CpuGzip, Kind::Mtt, Kind::DramSpec, Kind::SimSpec];
+
+/// What one case ended in.
+enum Outcome {
+    Ok,
+    /// An error that names its place (file and line, or a key).
+    Clean,
+    /// An error without a place: a finding.
+    Unnamed(String),
+    Panic(String),
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    cases: u64,
+    ok: u64,
+    clean_errors: u64,
+    unnamed: Vec<String>,
+    panics: Vec<String>,
+    hangs: Vec<String>,
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// Hostile fragments a mutation splices in.
+const FRAGMENTS: &[&[u8]] = &[
+    b"\0", b"\x1b[2J", b"\r", b"\n", b"\xff\xfe", b"0x", b"-", b" ", b"\t", b"99999999999999999999999", b"0xffffffffffffffffff",
+    b"18446744073709551615", b"R", b"W", b"READ", b"WRITE", b"#", b"1e9", b"nan", b"-1", b"\xc3\x28", b"0x40 R 5",
+];
+
+fn mutate(rng: &mut ChaCha8Rng, seed: &[u8]) -> Vec<u8> {
+    let mut b = seed.to_vec();
+    for _ in 0..rng.gen_range(1..=4) {
+        match rng.gen_range(0..7) {
+            0 if !b.is_empty() => {
+                let i = rng.gen_range(0..b.len());
+                b[i] ^= 1 << rng.gen_range(0..8);
+            }
+            1 => {
+                let i = rng.gen_range(0..=b.len());
+                let f = FRAGMENTS[rng.gen_range(0..FRAGMENTS.len())];
+                b.splice(i..i, f.iter().copied());
+            }
+            2 if !b.is_empty() => {
+                let i = rng.gen_range(0..b.len());
+                let j = (i + rng.gen_range(1..16)).min(b.len());
+                b.drain(i..j);
+            }
+            3 if !b.is_empty() => b.truncate(rng.gen_range(0..b.len())),
+            4 if !b.is_empty() => {
+                let i = rng.gen_range(0..b.len());
+                b[i] = rng.gen();
+            }
+            5 if !b.is_empty() => {
+                // Repeat a stretch (a line, a record).
+                let i = rng.gen_range(0..b.len());
+                let j = (i + rng.gen_range(1..40)).min(b.len());
+                let part = b[i..j].to_vec();
+                b.splice(j..j, part);
+            }
+            _ => b.clear(),
+        }
+    }
+    b
+}
+
+fn dram_seed(rng: &mut ChaCha8Rng, dramsim3: bool) -> Vec<u8> {
+    let mut s = String::from("# a trace\n");
+    for i in 0..rng.gen_range(1..12u64) {
+        let addr = rng.gen_range(0..1u64 << 33) & !63;
+        let w = rng.gen_bool(0.3);
+        if dramsim3 {
+            s += &format!("0x{addr:x} {} {}\n", if w { "WRITE" } else { "READ" }, i * 10);
+        } else if rng.gen_bool(0.5) {
+            s += &format!("0x{addr:x} {}\n", if w { "W" } else { "R" });
+        } else {
+            s += &format!("{addr} {}\n", if w { "W" } else { "R" });
+        }
+    }
+    s.into_bytes()
+}
+
+fn cpu_records(rng: &mut ChaCha8Rng) -> Vec<CpuRecord> {
+    (0..rng.gen_range(1..12))
+        .map(|_| CpuRecord {
+            bubbles: rng.gen_range(0..20),
+            read: rng.gen::<u64>() >> rng.gen_range(0..40),
+            writeback: rng.gen_bool(0.3).then(|| rng.gen::<u64>() >> rng.gen_range(0..40)),
+        })
+        .collect()
+}
+
+fn cpu_seed(rng: &mut ChaCha8Rng) -> Vec<u8> {
+    let mut s = String::new();
+    for r in cpu_records(rng) {
+        let hex = rng.gen_bool(0.5);
+        let a = |v: u64| if hex { format!("0x{v:x}") } else { v.to_string() };
+        match r.writeback {
+            Some(w) => s += &format!("{} {} {}\n", r.bubbles, a(r.read), a(w)),
+            None => s += &format!("{} {}\n", r.bubbles, a(r.read)),
+        }
+    }
+    s.into_bytes()
+}
+
+fn mtt_seed(rng: &mut ChaCha8Rng, dir: &Path) -> Vec<u8> {
+    let path = dir.join("seed.mtt");
+    let mut w = BinaryTraceWriter::create(&path, rng.gen_bool(0.3)).unwrap();
+    for r in cpu_records(rng) {
+        w.write(&r).unwrap();
+    }
+    w.finish().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    if rng.gen_bool(0.2) {
+        gzip(&bytes)
+    } else {
+        bytes
+    }
+}
+
+/// Values a mutated specification may carry instead of a valid one.
+fn hostile_value(rng: &mut ChaCha8Rng) -> Value {
+    match rng.gen_range(0..12) {
+        0 => json!(-5),
+        1 => json!(1.5),
+        2 => json!("lots"),
+        3 => json!(null),
+        4 => json!([1, 2]),
+        5 => json!({"x": 1}),
+        6 => json!(true),
+        7 => json!(u64::MAX),
+        8 => json!(0),
+        9 => json!(1_000_000_000u64),
+        10 => json!("\u{1b}[2J\u{0}"),
+        _ => json!(""),
+    }
+}
+
+/// Replace one value somewhere in `v` (a key at any depth) with a hostile one, or add an
+/// unknown key.
+fn mutate_json(rng: &mut ChaCha8Rng, v: &mut Value) {
+    let paths = leaf_paths(v, Vec::new());
+    if paths.is_empty() || rng.gen_bool(0.1) {
+        if let Some(o) = v.as_object_mut() {
+            o.insert("turbo".into(), json!(1));
+        }
+        return;
+    }
+    let path = &paths[rng.gen_range(0..paths.len())];
+    let mut slot = &mut *v;
+    for key in path {
+        slot = match key {
+            Key::Field(k) => slot.get_mut(k.as_str()).unwrap(),
+            Key::Index(i) => slot.get_mut(*i).unwrap(),
+        };
+    }
+    *slot = hostile_value(rng);
+}
+
+#[derive(Clone)]
+enum Key {
+    Field(String),
+    Index(usize),
+}
+
+fn leaf_paths(v: &Value, at: Vec<Key>) -> Vec<Vec<Key>> {
+    let mut out = vec![at.clone()];
+    match v {
+        Value::Object(o) => {
+            for (k, c) in o {
+                let mut p = at.clone();
+                p.push(Key::Field(k.clone()));
+                out.extend(leaf_paths(c, p));
+            }
+        }
+        Value::Array(a) => {
+            for (i, c) in a.iter().enumerate() {
+                let mut p = at.clone();
+                p.push(Key::Index(i));
+                out.extend(leaf_paths(c, p));
+            }
+        }
+        _ => {}
+    }
+    out.retain(|p| !p.is_empty());
+    out
+}
+
+/// Keep a mutated run short: the harness checks input handling, not run length (a huge
+/// instruction count is a limit question, tested elsewhere).
+fn cap_lengths(v: &mut Value) {
+    for (key, cap) in [("instructions", 2000u64), ("warmup", 2000), ("requests", 200), ("outstanding", 64)] {
+        if let Some(n) = v.get(key).and_then(Value::as_u64) {
+            v[key] = json!(n.min(cap));
+        }
+        if let Some(n) = v.pointer(&format!("/workload/generate/{key}")).and_then(Value::as_u64) {
+            v["workload"]["generate"][key] = json!(n.min(cap));
+        }
+    }
+}
+
+fn dram_spec_seed(rng: &mut ChaCha8Rng) -> Value {
+    let machine = ["ddr4-2400", "ddr3-1333", "i7-860", "ddr4-2400-2ch2r"][rng.gen_range(0..4)];
+    let kind = ["random", "stream", "mix"][rng.gen_range(0..3)];
+    let scheduler = ["fr-fcfs", "fcfs", "tcm", "bliss"][rng.gen_range(0..4)];
+    let writes = ["batched", "ramulator"][rng.gen_range(0..2)];
+    json!({
+        "machine": machine,
+        "workload": {"generate": {"kind": kind, "requests": 100, "seed": rng.gen_range(0..9)}},
+        "scheduler": scheduler,
+        "overrides": {"controller": {"read_queue": 16, "write_handling": writes}},
+        "outstanding": 16,
+    })
+}
+
+fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
+    let policies = ["buddy", "bpm", "cache-only", "a-vp", "bank-only"];
+    let machine = ["i7-860", "ddr4-2400"][rng.gen_range(0..2)];
+    let programs = &["stream", "light", "random:reads_pki=20", "copy"][..rng.gen_range(1..5)];
+    json!({
+        "machine": machine,
+        "programs": programs,
+        "instructions": 1000,
+        "warmup": 500,
+        "seed": rng.gen_range(0..9),
+        "os": {"policy": policies[rng.gen_range(0..policies.len())], "colour_split": "contiguous", "frame_order": "aged"},
+        "overrides": {"controller": {"write_queue": 32}, "cache": {"prefetcher": {"kind": "stream"}}},
+    })
+}
+
+/// Whether an error message says where: a file and line, or a key.
+fn names_its_place(e: &Error, file: &Path) -> bool {
+    let shown = e.to_string();
+    match e {
+        // Line 0: a binary file's header, named as such in the reason.
+        Error::Parse { path, line, .. } => path == file && (*line == 0 || shown.contains(&format!(":{line}:"))),
+        Error::Io { path, .. } => path == file,
+        Error::Config { field, .. } => !field.is_empty(),
+        Error::UnknownName { .. } => true,
+        Error::Violation(_) => false,
+    }
+}
+
+fn read_all<T>(mut next: impl FnMut() -> memtint_engine::Result<Option<T>>) -> memtint_engine::Result<usize> {
+    let mut n = 0;
+    while next()?.is_some() {
+        n += 1;
+        if n > MAX_RECORDS {
+            panic!("more than {MAX_RECORDS} records from a small input");
+        }
+    }
+    Ok(n)
+}
+
+/// One case of `kind`: build the input, run the reader or the run, classify.
+fn run_case(kind: Kind, case_seed: u64, dir: &Path) -> Outcome {
+    let mut rng = ChaCha8Rng::seed_from_u64(case_seed);
+    let file: PathBuf = dir.join(format!("case-{kind:?}"));
+    let result: memtint_engine::Result<()> = match kind {
+        Kind::DramText | Kind::DramSim3Text | Kind::DramGzip => {
+            let dramsim3 = kind == Kind::DramSim3Text;
+            let seed = dram_seed(&mut rng, dramsim3);
+            let mut bytes = mutate(&mut rng, &seed);
+            if kind == Kind::DramGzip {
+                bytes = gzip(&bytes);
+                if rng.gen_bool(0.5) && !bytes.is_empty() {
+                    bytes.truncate(rng.gen_range(0..bytes.len()));
+                }
+            }
+            std::fs::write(&file, &bytes).unwrap();
+            let format = if dramsim3 { DramTraceFormat::DramSim3 } else { DramTraceFormat::Ramulator };
+            DramTraceReader::open(&file, format).and_then(|mut r| read_all(|| r.next_request()).map(|_| ()))
+        }
+        Kind::CpuText | Kind::CpuGzip => {
+            let seed = cpu_seed(&mut rng);
+            let mut bytes = mutate(&mut rng, &seed);
+            if kind == Kind::CpuGzip {
+                bytes = gzip(&bytes);
+                if rng.gen_bool(0.5) && !bytes.is_empty() {
+                    bytes.truncate(rng.gen_range(0..bytes.len()));
+                }
+            }
+            std::fs::write(&file, &bytes).unwrap();
+            CpuTraceReader::open(&file).and_then(|mut r| read_all(|| r.next_record()).map(|_| ()))
+        }
+        Kind::Mtt => {
+            let seed = mtt_seed(&mut rng, dir);
+            let bytes = mutate(&mut rng, &seed);
+            std::fs::write(&file, &bytes).unwrap();
+            BinaryTraceReader::open(&file).and_then(|mut r| read_all(|| r.next_record()).map(|_| ()))
+        }
+        Kind::DramSpec | Kind::SimSpec => {
+            let mut v = if kind == Kind::DramSpec { dram_spec_seed(&mut rng) } else { sim_spec_seed(&mut rng) };
+            for _ in 0..rng.gen_range(1..=2) {
+                mutate_json(&mut rng, &mut v);
+            }
+            cap_lengths(&mut v);
+            let text = v.to_string();
+            if kind == Kind::DramSpec {
+                memtint_engine::dram_sim::run_json(&text).map(|_| ())
+            } else {
+                memtint_engine::system::run_sim_json(&text).map(|_| ())
+            }
+        }
+    };
+    match result {
+        Ok(()) => Outcome::Ok,
+        Err(e) if names_its_place(&e, &file) => Outcome::Clean,
+        Err(e) => Outcome::Unnamed(format!("{kind:?} case {case_seed}: {e}")),
+    }
+}
+
+/// Run `cases` cases (round-robin over the kinds) from `seed`; panics are caught, and a case
+/// that does not finish within `CASE_LIMIT` is a hang (the harness stops there).
+fn fuzz(cases: u64, seed: u64) -> Tally {
+    let dir = std::env::temp_dir().join(format!("memtint-fuzz-{}-{seed}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let (to_worker, jobs) = mpsc::channel::<(Kind, u64)>();
+    let (to_main, results) = mpsc::channel::<Outcome>();
+    let worker_dir = dir.clone();
+    std::thread::spawn(move || {
+        for (kind, case_seed) in jobs {
+            let outcome = std::panic::catch_unwind(|| run_case(kind, case_seed, &worker_dir)).unwrap_or_else(|p| {
+                let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+                Outcome::Panic(format!("{kind:?} case {case_seed}: {}", msg.unwrap_or_default()))
+            });
+            if to_main.send(outcome).is_err() {
+                return;
+            }
+        }
+    });
+    let mut t = Tally::default();
+    for i in 0..cases {
+        let kind = KINDS[(i % KINDS.len() as u64) as usize];
+        let case_seed = seed.wrapping_mul(1_000_003).wrapping_add(i);
+        to_worker.send((kind, case_seed)).unwrap();
+        t.cases += 1;
+        match results.recv_timeout(CASE_LIMIT) {
+            Ok(Outcome::Ok) => t.ok += 1,
+            Ok(Outcome::Clean) => t.clean_errors += 1,
+            Ok(Outcome::Unnamed(m)) => t.unnamed.push(m),
+            Ok(Outcome::Panic(m)) => t.panics.push(m),
+            Err(_) => {
+                t.hangs.push(format!("{kind:?} case {case_seed}: no end after {CASE_LIMIT:?}"));
+                break;
+            }
+        }
+    }
+    std::panic::set_hook(previous);
+    let _ = std::fs::remove_dir_all(&dir);
+    t
+}
+
+#[test]
+fn fuzzed_inputs_end_in_a_result_or_an_error_that_names_its_place() {
+    let cases = std::env::var("MEMTINT_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
+    let seed = std::env::var("MEMTINT_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    let started = std::time::Instant::now();
+    let t = fuzz(cases, seed);
+    println!(
+        "fuzz: {} cases (seed {seed}) in {:.1} s: {} succeeded, {} clean errors, {} errors without a place, {} panics, {} hangs",
+        t.cases,
+        started.elapsed().as_secs_f64(),
+        t.ok,
+        t.clean_errors,
+        t.unnamed.len(),
+        t.panics.len(),
+        t.hangs.len()
+    );
+    // The first few findings of each kind of input.
+    for kind in KINDS {
+        let tag = format!("{kind:?} case");
+        for m in t.panics.iter().chain(&t.hangs).chain(&t.unnamed).filter(|m| m.starts_with(&tag)).take(3) {
+            println!("  {m}");
+        }
+    }
+    assert!(t.ok > 0 && t.clean_errors > 0, "the mutations must reach both outcomes: {t:?}");
+    assert!(t.panics.is_empty() && t.hangs.is_empty() && t.unnamed.is_empty(), "see the findings above");
+}
