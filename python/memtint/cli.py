@@ -10,6 +10,7 @@ import os
 import re
 import sys
 import threading
+import time
 from typing import Any, Callable, NoReturn, Sequence
 
 from memtint import api
@@ -415,10 +416,16 @@ def workload_from_args(args: argparse.Namespace) -> dict[str, Any]:
     )
 
 
-def run_with_status(message: str, work: Callable[[], Any]) -> Any:
+def run_with_status(message: str, work: Callable[[], Any], estimate: float | None = None) -> Any:
     """Run `work` (engine calls, which release the GIL) in a worker thread, so that Ctrl-C is
-    handled at once, with a spinner on an interactive terminal."""
+    handled at once: with a spinner (elapsed time, and the estimate of `estimate` seconds) on an
+    interactive terminal, and a line every 30 s elsewhere (logs)."""
+    from memtint.limits import ANNOUNCE_SECONDS, duration_text
+
     result: dict[str, Any] = {}
+    if estimate is not None and estimate > ANNOUNCE_SECONDS:
+        sys.stderr.write(f"memtint: this run will take about {duration_text(estimate)} (estimated from its size; "
+                         "Ctrl-C stops it)\n")
 
     def target() -> None:
         try:
@@ -427,17 +434,25 @@ def run_with_status(message: str, work: Callable[[], Any]) -> Any:
             result["error"] = error
 
     worker = threading.Thread(target=target, name="memtint-engine", daemon=True)
+    start = time.monotonic()
+    of = f" of about {duration_text(estimate)}" if estimate is not None and estimate >= 1 else ""
     if sys.stderr.isatty():
         from rich.console import Console
 
-        with Console(stderr=True).status(message):
+        with Console(stderr=True).status(message) as status:
             worker.start()
             while worker.is_alive():
-                worker.join(0.1)
+                worker.join(0.2)
+                status.update(f"{message} {duration_text(time.monotonic() - start)}{of}")
     else:
         worker.start()
+        last = start
         while worker.is_alive():
-            worker.join(0.1)
+            worker.join(0.2)
+            if time.monotonic() - last >= 30:
+                last = time.monotonic()
+                sys.stderr.write(f"memtint: simulating, {duration_text(last - start)} elapsed{of}\n")
+                sys.stderr.flush()
     if "error" in result:
         raise result["error"]
     return result["value"]
@@ -446,8 +461,11 @@ def run_with_status(message: str, work: Callable[[], Any]) -> Any:
 def _dram(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from memtint.limits import dram_seconds
+
     workload = workload_from_args(args)
     _check_output("--json", args.json)
+    requests = workload.get("generate", {}).get("requests") if isinstance(workload, dict) else None
     stats = run_with_status(
         "Simulating…",
         lambda: api.run_dram(
@@ -465,6 +483,7 @@ def _dram(args: argparse.Namespace) -> int:
             cycle_by_cycle=args.cycle_by_cycle,
             vector_isa=args.vector_isa,
         ),
+        estimate=dram_seconds(requests) if isinstance(requests, int) else None,
     )
     # Timing violations make the run fail whatever the output mode.
     status = 1 if stats.get("violations") else 0
@@ -645,7 +664,9 @@ def _sim(args: argparse.Namespace) -> int:
     spec = load_sim_config(args.config)
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
-    stats = run_with_status("Simulating…", lambda: api.run_sim_spec(spec))
+    from memtint.limits import sim_seconds
+
+    stats = run_with_status("Simulating…", lambda: api.run_sim_spec(spec), estimate=sim_seconds(spec))
     if _write_json(args.json, stats):
         _warn_stderr(stats.get("warnings"))
         return 0
@@ -673,6 +694,14 @@ def _compare(args: argparse.Namespace) -> int:
     elif len(mix) == 1:
         _check_mix_name(mix[0], named, set(catalogue.get("profiles", [])))
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    from memtint.limits import ANNOUNCE_SECONDS, duration_text, sim_seconds
+
+    warmup = compare_module.DEFAULT_WARMUP if args.warmup is None else args.warmup
+    estimate = sim_seconds({"programs": mix, "instructions": args.instructions, "warmup": warmup}) * (
+        len(policies) + 1) / min(os.cpu_count() or 1, len(mix) + len(policies))
+    if estimate > ANNOUNCE_SECONDS:
+        sys.stderr.write(f"memtint: this comparison will take about {duration_text(estimate)} (estimated from its "
+                         "size; Ctrl-C stops it)\n")
     console = Console(stderr=True)
     total = len(mix) + len(policies)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -686,7 +715,7 @@ def _compare(args: argparse.Namespace) -> int:
             os_options={"strict": True} if args.strict else None,
             use_cache=not args.no_cache,
             progress=lambda what: bar.update(task, advance=1, description=what),
-            warmup=compare_module.DEFAULT_WARMUP if args.warmup is None else args.warmup,
+            warmup=warmup,
         )
     if args.csv:
         rows = compare_module.to_csv_rows(result)

@@ -84,3 +84,30 @@ def test_a_sweep_stops_kills_its_workers_and_resumes(tmp_path, signum, status):
     # The short run finished before the signal and is kept; the long one is left to resume.
     stored = memtint.load_results(tmp_path / "out")
     assert set(stored["instructions"]) == {20000}, stored[["instructions", "status"]]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="colouring a program's heap needs root (CI runs as root)")
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_run_passes_the_signal_to_its_program_and_leaves_nothing(tmp_path, signum, status):
+    code, took, err = interrupt(["run", "--colors", "0-31", "--", "sleep", "60"], signum, tmp_path, after=2.0)
+    assert code == status and took < 2.5, (code, took, err)
+
+
+def _can_trace() -> bool:
+    import shutil
+
+    try:
+        from memtint.capture import tool_lib_dir
+
+        tool_lib_dir()
+    except Exception:
+        return False
+    return shutil.which("valgrind") is not None
+
+
+@pytest.mark.skipif(not _can_trace(), reason="valgrind or the memtint-trace tool is missing (apt-get install valgrind)")
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_trace_kills_the_traced_program(tmp_path, signum, status):
+    # The traced program runs under Valgrind, a child of memtint: it must not outlive it.
+    code, took, err = interrupt(["trace", "-o", str(tmp_path / "t"), "--", "sleep", "60"], signum, tmp_path, after=3.0)
+    assert code == status and took < 2.5, (code, took, err)

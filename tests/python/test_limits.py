@@ -1,0 +1,31 @@
+"""Sizes with a bound, long runs announced with an estimate (issue: robustness)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memtint import limits
+from memtint.cli import run_with_status
+
+
+def test_huge_counts_are_refused_naming_the_key(memtint, clean_error):
+    # 10^15 instructions or requests used to be accepted and run for ever, silently.
+    clean_error(memtint("compare", "--machine", "i7-860", "--mix", "stream", "--instructions", str(10**15)),
+                "instructions:", "more than memtint takes")
+    clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", str(10**15)),
+                "requests:", "more than memtint takes")
+
+
+def test_a_long_run_is_announced_with_its_estimate(capsys):
+    assert run_with_status("Simulating…", lambda: 7, estimate=3 * 86400) == 7
+    err = capsys.readouterr().err
+    assert "this run will take about 3.0 days" in err and "Ctrl-C" in err
+    run_with_status("Simulating…", lambda: 7, estimate=5)
+    assert capsys.readouterr().err == ""
+
+
+def test_estimates_scale_with_threads_and_warmup():
+    one = limits.sim_seconds({"programs": ["stream"], "instructions": 40_000_000})
+    four = limits.sim_seconds({"programs": ["stream"] * 4, "instructions": 40_000_000, "warmup": 60_000_000})
+    assert one == pytest.approx(1.0) and four == pytest.approx(8.0)
+    assert limits.duration_text(90) == "90 s" and limits.duration_text(3 * 3600) == "3.0 h"
