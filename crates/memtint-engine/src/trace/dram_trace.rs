@@ -387,6 +387,27 @@ mod tests {
     }
 
     #[test]
+    fn a_gzip_file_cut_anywhere_is_reported_as_truncated() {
+        let mut text = String::new();
+        for i in 0..3_000u64 {
+            text.push_str(&format!("{:#x} R\n", i * 64));
+        }
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(text.as_bytes()).unwrap();
+        let gz = enc.finish().unwrap();
+        let mut silent = Vec::new();
+        for cut in (20..gz.len() - 1).step_by(7) {
+            let f = TempFile::with_bytes("cut", &gz[..cut]);
+            match read_all(&f.0, DramTraceFormat::Ramulator) {
+                Err(Error::Parse { reason, .. }) => assert!(reason.contains("truncated"), "cut at {cut}: {reason}"),
+                Err(other) => panic!("cut at {cut}: {other}"),
+                Ok(_) => silent.push(cut),
+            }
+        }
+        assert!(silent.is_empty(), "cut gzip files read without an error at {silent:?}");
+    }
+
+    #[test]
     fn truncated_gzip_is_a_parse_error() {
         let mut text = String::new();
         for i in 0..20_000u64 {

@@ -61,12 +61,24 @@ pub(crate) struct LineReader {
     /// Lines consumed so far (including blank and comment lines); the 1-based number of the
     /// line last returned or rejected.
     lines: u64,
+    /// The last line returned ended the file without a `\n` (a truncated file, when gzip).
+    unterminated: bool,
 }
 
 impl LineReader {
     pub(crate) fn open(path: &Path) -> Result<Self> {
         let (source, gzip) = open_input(path)?;
-        Ok(LineReader { path: path.to_path_buf(), source, gzip, buf: vec![0; CHUNK_BYTES], pos: 0, end: 0, eof: false, lines: 0 })
+        Ok(LineReader {
+            path: path.to_path_buf(),
+            source,
+            gzip,
+            buf: vec![0; CHUNK_BYTES],
+            pos: 0,
+            end: 0,
+            eof: false,
+            lines: 0,
+            unterminated: false,
+        })
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -100,7 +112,13 @@ impl LineReader {
     }
 
     pub(crate) fn parse_error(&self, line: u64, reason: impl Into<String>) -> Error {
-        Error::Parse { path: self.path.clone(), line, reason: reason.into() }
+        let mut reason = reason.into();
+        // A gzip stream cut short decompresses to a prefix that ends mid-line: say so, rather
+        // than only that the partial line is malformed.
+        if self.gzip && self.unterminated && line == self.lines {
+            reason = format!("the gzip file ends in the middle of this line, so it is probably truncated ({reason})");
+        }
+        Error::Parse { path: self.path.clone(), line, reason }
     }
 
     /// The next line (without its `\n`) as a range for `line()`, or `None` at the end of the
@@ -122,6 +140,7 @@ impl LineReader {
                     let start = self.pos;
                     self.pos = self.end;
                     self.lines += 1;
+                    self.unterminated = true;
                     return Ok(Some(start..self.end));
                 }
                 return Ok(None);

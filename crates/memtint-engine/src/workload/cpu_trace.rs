@@ -271,6 +271,28 @@ mod tests {
         assert_eq!(r.lines_read(), 4);
     }
 
+    /// A CPU trace cut short inside its gzip data: the partial last line used to be reported as a
+    /// malformed line, not as a truncated file.
+    #[test]
+    fn a_gzip_cpu_trace_cut_anywhere_is_reported_as_truncated() {
+        let mut text = String::new();
+        for i in 0..3_000u64 {
+            text.push_str(&format!("3 {} {}\n", 4096 + i * 64, 8192 + i * 64));
+        }
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(text.as_bytes()).unwrap();
+        let gz = enc.finish().unwrap();
+        let mut silent = Vec::new();
+        for cut in (20..gz.len() - 1).step_by(7) {
+            match read_str(&gz[..cut]) {
+                Err(Error::Parse { reason, .. }) => assert!(reason.contains("truncated"), "cut at {cut}: {reason}"),
+                Err(other) => panic!("cut at {cut}: {other}"),
+                Ok(_) => silent.push(cut),
+            }
+        }
+        assert!(silent.is_empty(), "cut gzip traces read without an error at {silent:?}");
+    }
+
     #[test]
     fn truncated_gzip_is_a_parse_error() {
         let mut text = String::new();
