@@ -13,6 +13,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -433,3 +434,36 @@ def test_unreadable_proc_files_give_the_cause():
     assert "kernel thread" in str(unreadable(7, "environ", OSError(errno.ESRCH, "No such process")))
     denied = str(unreadable(os.getpid(), "environ", PermissionError(errno.EACCES, "Permission denied")))
     assert ("even as root" in denied) if os.geteuid() == 0 else ("run as root" in denied)
+
+
+GROWING = """
+import mmap, time
+regions = []
+while True:
+    m = mmap.mmap(-1, 1 << 20)
+    m[::4096] = b"x" * 256
+    regions.append(m)
+    if len(regions) > 400:
+        regions.pop(0).close()
+"""
+
+
+@needs_root
+def test_inspect_of_a_process_that_keeps_mapping_memory_says_the_figures_move():
+    # It used to undercount a growing heap by 50x with "100 % in colours" and no warning.
+    from memtint.linux.inspect import inspect_process
+
+    child = subprocess.Popen([sys.executable, "-c", GROWING])
+    try:
+        time.sleep(1.0)
+        moving = inspect_process(child.pid)
+        assert moving["inspections"] >= 1
+        if not moving["stable"]:
+            assert moving["inspections"] == 5 and any("changed its memory map" in w for w in moving["warnings"])
+        os.kill(child.pid, signal.SIGSTOP)
+        stopped = inspect_process(child.pid)
+        assert stopped["stable"] and stopped["inspections"] == 1, stopped["warnings"]
+        assert not any("changed its memory map" in w for w in stopped["warnings"])
+    finally:
+        child.kill()
+        child.wait()

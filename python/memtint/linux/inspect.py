@@ -41,27 +41,17 @@ def _histogram(counts: dict[tuple[int, ...], dict[str, int]], assigned: bool) ->
     return rows
 
 
-def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mapping: str | None = None,
-                    space: str = "bank") -> dict[str, Any]:
-    """A histogram of process `pid`'s resident pages by bank, channel, rank, LLC colour and
-    colour, split into heap/stack/file/other, and the fraction of its pages in its assigned colours.
+INSPECT_ATTEMPTS = 5
 
-    Colours are those of ``space`` on ``machine`` unless the process's environment assigns its
-    own (MEMTINT_COLOR_MASKS and MEMTINT_COLORS, as ``memtint run`` sets them): then ``by_colour``
-    and the fractions use those masks. ``heap_fraction_in_colours`` is None when the process has
-    no assigned colours. Needs root or CAP_SYS_ADMIN (raises PrivilegeError saying so).
-    """
-    if not os.path.exists(f"/proc/{pid}"):
-        raise LinuxError(f"no process with PID {pid}")
-    check_frame_access()
-    layout: ColourLayout = colour_layout(machine, space, mapping=mapping)
-    assigned = assigned_colours(pid)
-    colour_masks = assigned.masks if assigned else layout.masks
-    wanted = set(assigned.colours) if assigned else None
-    page_shift = layout.page_bytes.bit_length() - 1
-    if layout.page_bytes != os.sysconf("SC_PAGE_SIZE"):
-        raise LinuxError(f"the host's pages are {os.sysconf('SC_PAGE_SIZE')} bytes, the layout's {layout.page_bytes}")
 
+def _map_shape(mappings: list) -> list[tuple]:
+    return [(m.start, m.end, m.perms, m.path) for m in mappings]
+
+
+def _walk(pid: int, mappings: list, layout: "ColourLayout", colour_masks: list[int], wanted: set[int] | None,
+          page_shift: int) -> tuple[dict[str, int], dict[str, int], int, dict]:
+    """One pass over the resident pages of `mappings`: pages and pages in colours per class,
+    swapped pages, and the histograms."""
     pages = dict.fromkeys(CLASSES, 0)
     in_colours = dict.fromkeys(CLASSES, 0)
     swapped = 0
@@ -74,8 +64,6 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
         for mask in masks:
             relevant |= mask
     seen: dict[int, tuple[Any, ...]] = {}
-    mappings = read_maps(pid)
-    arena = mark_allocator_arena(mappings) if assigned and assigned.preloaded else None
     fd = open_pagemap(pid)
     try:
         for m in mappings:
@@ -102,8 +90,46 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
     finally:
         os.close(fd)
 
+    return pages, in_colours, swapped, hist
+
+
+def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mapping: str | None = None,
+                    space: str = "bank") -> dict[str, Any]:
+    """A histogram of process `pid`'s resident pages by bank, channel, rank, LLC colour and
+    colour, split into heap/stack/file/other, and the fraction of its pages in its assigned colours.
+
+    Colours are those of ``space`` on ``machine`` unless the process's environment assigns its
+    own (MEMTINT_COLOR_MASKS and MEMTINT_COLORS, as ``memtint run`` sets them): then ``by_colour``
+    and the fractions use those masks. ``heap_fraction_in_colours`` is None when the process has
+    no assigned colours. Needs root or CAP_SYS_ADMIN (raises PrivilegeError saying so).
+    """
+    if not os.path.exists(f"/proc/{pid}"):
+        raise LinuxError(f"no process with PID {pid}")
+    check_frame_access()
+    layout: ColourLayout = colour_layout(machine, space, mapping=mapping)
+    assigned = assigned_colours(pid)
+    colour_masks = assigned.masks if assigned else layout.masks
+    wanted = set(assigned.colours) if assigned else None
+    page_shift = layout.page_bytes.bit_length() - 1
+    if layout.page_bytes != os.sysconf("SC_PAGE_SIZE"):
+        raise LinuxError(f"the host's pages are {os.sysconf('SC_PAGE_SIZE')} bytes, the layout's {layout.page_bytes}")
+
+    # Read the map, walk its pages, read the map again: a process that maps or unmaps memory
+    # meanwhile (a growing heap) gives an inconsistent picture, so walk again, a few times.
+    for attempt in range(1, INSPECT_ATTEMPTS + 1):
+        mappings = read_maps(pid)
+        arena = mark_allocator_arena(mappings) if assigned and assigned.preloaded else None
+        pages, in_colours, swapped, hist = _walk(pid, mappings, layout, colour_masks, wanted, page_shift)
+        stable = _map_shape(read_maps(pid)) == _map_shape(mappings)
+        if stable:
+            break
+
     resident = sum(pages.values())
     warnings = [w for w in [vm_warning()] if w]
+    if not stable:
+        warnings.append(f"the process changed its memory map during each of {INSPECT_ATTEMPTS} inspections (it is "
+                        "allocating): the figures are a moving snapshot and may undercount its heap; stop it "
+                        f"(kill -STOP {pid}) for exact ones")
     bits_inside = {k: layout.data["in_page"][f"{k}_bits_below_page"] for k in ("bank", "channel", "rank")}
     notes = []
     for what, bits in bits_inside.items():
@@ -137,6 +163,8 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
         "allocator_arena": [hex(arena[0]), hex(arena[1])] if arena else None,
         "assigned_colours": sorted(wanted) if wanted is not None else None,
         "assigned_colours_text": format_list(sorted(wanted)) if wanted is not None else None,
+        "stable": stable,
+        "inspections": attempt,
         "resident_pages": resident,
         "swapped_pages": swapped,
         "pages": pages,
