@@ -79,8 +79,12 @@ static uint64_t hold_bound(uint64_t requested) {
     return b > HOLD_FLOOR_PAGES ? b : HOLD_FLOOR_PAGES;
 }
 
+/* The limit bounds what the library holds now: pages released back to the kernel (held-aside
+ * colours it gave up) no longer count, or a process that cycles through many frames to collect
+ * a rare colour would hit the limit holding a fraction of it. */
 static bool over_limit(uint64_t more) {
-    return mt_cfg.pool_limit_pages && mt_stats.from_kernel + more > mt_cfg.pool_limit_pages;
+    uint64_t held = mt_stats.from_kernel - mt_stats.released;
+    return mt_cfg.pool_limit_pages && held + more > mt_cfg.pool_limit_pages;
 }
 
 /* Pages of colours in use move from a new chunk in staging to the same offsets of an arena
@@ -194,7 +198,11 @@ void mt_exhausted(const mt_colour_set *s, const char *why) {
     mt_text_colours(&t, s->bits, mt_n_colours);
     mt_text_str(&t, ": ");
     mt_text_str(&t, why);
-    mt_text_str(&t, "; allocations fail with ENOMEM (MEMTINT_ON_EXHAUSTION=spill takes other colours)");
+    if (mt_cfg.on_exhaustion == MT_EXHAUST_SPILL)
+        mt_text_str(&t, "; MEMTINT_ON_EXHAUSTION=spill is on and could not help (no page of another colour left, "
+                        "or the pages could not be mapped): allocations fail with ENOMEM");
+    else
+        mt_text_str(&t, "; allocations fail with ENOMEM (MEMTINT_ON_EXHAUSTION=spill takes other colours)");
     mt_say(&t);
 }
 
