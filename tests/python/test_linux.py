@@ -467,3 +467,10 @@ def test_inspect_of_a_process_that_keeps_mapping_memory_says_the_figures_move():
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_rare_colour_states_its_cost_in_kernel_frames_before_running():
+    from memtint.linux.launch import cost_note
+
+    assert "about 32 MB of frames" in cost_note(1, 32, "auto")
+    assert cost_note(16, 32, "auto") is None and cost_note(1, 32, "hugepage") is None

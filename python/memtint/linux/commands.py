@@ -142,6 +142,21 @@ def _inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cost(args: argparse.Namespace) -> str | None:
+    """The colour fraction's cost in kernel frames (`cost_note`); None when it cannot be told yet
+    (a bad colour list is reported by the run itself)."""
+    from memtint.linux.colour_spec import parse_list
+    from memtint.linux.launch import cost_note
+    from memtint.linux.layout import colour_layout
+
+    try:
+        layout = colour_layout(args.machine, args.space, mapping=args.mapping)
+        chosen = [c for c in parse_list(args.colors) if 0 <= c < layout.colours]
+    except Exception:  # noqa: BLE001 - the run reports these errors properly
+        return None
+    return cost_note(len(chosen), layout.colours, args.mode)
+
+
 def _run(args: argparse.Namespace) -> int:
     argv = _argv(args.command)
     if not argv:
@@ -150,6 +165,7 @@ def _run(args: argparse.Namespace) -> int:
         raise LinuxError("no program given: memtint run --colors SPEC -- PROGRAM ARGS...")
     _warn(vm_warning())
     _warn(map_count_warning(args.mode))
+    _warn(_cost(args))
     run = run_coloured(argv, args.colors, machine=args.machine, mapping=args.mapping, space=args.space,
                        cpus=args.cpus, mode=args.mode, spill=args.spill, report=args.report)
     return run.exit_code if run.exit_code is not None else 1

@@ -61,6 +61,21 @@ def map_count_warning(mode: str) -> str | None:
             "(allocations then fail); raise it with sysctl vm.max_map_count=1048576")
 
 
+def cost_note(chosen: int, colours: int, mode: str) -> str | None:
+    """What colouring costs the kernel, said before the program starts: frames are taken from
+    the kernel in whatever colours it hands out, so a fraction f of the colours takes about 1/f
+    of the heap's size in frames while libmemtint collects them (the rest is held aside for
+    later growth or given back)."""
+    if mode == "hugepage" or chosen <= 0 or chosen >= colours:
+        return None
+    factor = colours / chosen
+    if factor < 4:
+        return None
+    return (f"{chosen} of {colours} colours: each MB of heap takes about {factor:.0f} MB of frames from the kernel "
+            "while libmemtint collects them (the rest is held aside or given back; MEMTINT_POOL_LIMIT caps what it "
+            "holds)")
+
+
 def coloured_environment(layout: ColourLayout, colours: Sequence[int], *, mode: str = "auto", spill: bool = False,
                          report: str | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment that makes libmemtint colour a program's heap with `colours` of `layout`."""
@@ -142,5 +157,5 @@ def forward_signals(processes: Sequence[subprocess.Popen]):
     return lambda: [signal.signal(s, h) for s, h in previous.items()]
 
 
-__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "coloured_environment", "exit_status", "start",
+__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "coloured_environment", "cost_note", "exit_status", "start",
            "CommandRun", "forward_signals"]
