@@ -15,57 +15,10 @@ from typing import Any, Callable, NoReturn, Sequence
 
 from memtint import api
 from memtint.linux.errors import LinuxError
+from memtint.stopping import Stopped
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-
-
-class Stopped(BaseException):
-    """SIGINT or SIGTERM, raised in the main thread where a command can clean up first."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-#: Whether a signal raises `Stopped` (a command that keeps its completed work, as sweeps do)
-#: rather than ending the process at once; a second signal always ends it at once.
-_stop_raises = False
-_stopping = False
-
-
-def _exit_now(signum: int) -> NoReturn:
-    """End memtint within the second: worker processes killed, then the process itself, without
-    waiting for simulations running in threads (they cannot be interrupted)."""
-    import signal
-
-    from memtint import stopping
-
-    stopping.kill_children()
-    name = "interrupted" if signum == signal.SIGINT else "terminated"
-    try:
-        sys.stderr.write(f"memtint: {name}\n")
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    os._exit(128 + signum)
-
-
-def _on_signal(signum: int, frame: Any) -> None:
-    global _stopping
-    if _stopping or not _stop_raises:
-        _exit_now(signum)
-    _stopping = True
-    raise Stopped(signum)
-
-
-def _install_signal_handlers() -> None:
-    import signal
-
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, _on_signal)
 
 
 class UsageError(Exception):
@@ -748,13 +701,11 @@ def _sweep(args: argparse.Namespace) -> int:
 
         import_ray()  # "Ray is not installed: ..." before anything else
     spec = load_spec(args.spec)  # every specification error, before anything runs
-    global _stop_raises
-    _stop_raises = True  # a signal ends the sweep after storing what completed (it resumes)
-    try:
+    from memtint import stopping
+
+    with stopping.raising():  # a signal ends the sweep after storing what completed (it resumes)
         summary = run_sweep(spec, args.out, jobs=args.jobs, ray=args.ray, limit=args.limit,
                             batch_size=args.batch_size)
-    finally:
-        _stop_raises = False
     rows = policy_summary(load_results(args.out), summary.config_hashes)
     out = Console()
     out.print(sweep_table(rows, f"sweep {summary.name} · {summary.total} runs · results in {summary.out}"))
@@ -891,7 +842,9 @@ def _fail(message: str, status: int = EXIT_USAGE) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `memtint` command; returns the exit status."""
-    _install_signal_handlers()
+    from memtint import stopping
+
+    stopping.install()
     try:
         args = build_parser().parse_args(argv)
         status = args.handler(args)
@@ -912,12 +865,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{error.filename}: " if error.filename else ""
         return _fail(f"{where}{error.strerror or error}")
     except Stopped as stop:
-        _exit_now(stop.signum)
+        stopping.exit_now(stop.signum)
     except KeyboardInterrupt:
         # Simulations still running in worker threads cannot be stopped from Python; leave now
         # rather than wait for them at interpreter exit.
-        _exit_now(EXIT_INTERRUPTED - 128)
+        stopping.exit_now(EXIT_INTERRUPTED - 128)
     except Exception as error:  # a bug: still one line, with a way to see the traceback
+        # A signal that arrived inside a C extension's call (Ray's wait) comes back wrapped.
+        cause = error.__cause__ or error.__context__
+        if isinstance(cause, Stopped):
+            stopping.exit_now(cause.signum)
         if os.environ.get("MEMTINT_DEBUG"):
             raise
         return _fail(f"internal error: {type(error).__name__}: {error} (set MEMTINT_DEBUG=1 for a traceback)", 1)

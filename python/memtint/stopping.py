@@ -1,9 +1,29 @@
-"""What a signal ends with memtint: child processes it started (a traced program under
-Valgrind) are registered here, so an interrupt kills them rather than leaving them behind."""
+"""How memtint stops on SIGINT and SIGTERM: within the second, with status 130 / 143, killing
+the child processes it started (pool workers; a traced program under Valgrind, registered
+here). A command that keeps its completed work (a sweep) asks for `Stopped` to be raised in
+the main thread instead, cleans up and then ends the same way; a second signal ends at once."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import sys
+import threading
+from typing import Any, NoReturn
+
+
+class Stopped(BaseException):
+    """SIGINT or SIGTERM, raised in the main thread where a command can clean up first."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_installed = False
+_raise = False
+_stopping = False
 
 _children: list[subprocess.Popen] = []
 
@@ -26,3 +46,53 @@ def kill_children() -> None:
             process.kill()
     for child in multiprocessing.active_children():
         child.kill()
+
+
+def exit_now(signum: int) -> NoReturn:
+    """End memtint: children killed, then the process, without waiting for simulations running
+    in threads (they cannot be interrupted)."""
+    kill_children()
+    name = "interrupted" if signum == signal.SIGINT else "terminated"
+    try:
+        sys.stderr.write(f"memtint: {name}\n")
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(128 + signum)
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    global _stopping
+    if _stopping or not _raise:
+        exit_now(signum)
+    _stopping = True
+    raise Stopped(signum)
+
+
+def install() -> None:
+    """memtint's handlers for SIGINT and SIGTERM (from the main thread; the CLI calls it)."""
+    global _installed
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _on_signal)
+        _installed = True
+
+
+def reinstall() -> None:
+    """Put memtint's handlers back after a library replaced them (``ray.init`` does)."""
+    if _installed:
+        install()
+
+
+class raising:
+    """Within this block a signal raises `Stopped` (the caller stores what completed)."""
+
+    def __enter__(self) -> "raising":
+        global _raise
+        _raise = True
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        global _raise
+        _raise = False

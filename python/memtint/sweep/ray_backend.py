@@ -83,6 +83,10 @@ class RayBackend:
                 where = address if address not in (None, "auto") else os.environ.get("RAY_ADDRESS", "local Ray")
                 raise MemtintError(f"cannot start or reach Ray ({where}): {error}") from None
             self._started = True
+            # ray.init installs its own SIGINT/SIGTERM handlers; memtint's come back.
+            from memtint import stopping
+
+            stopping.reinstall()
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.max_in_flight = max(1, max_in_flight or 2 * self.slots)
         self._remote: dict[Callable[[Any], Any], Any] = {}
@@ -113,7 +117,9 @@ class RayBackend:
         try:
             fill()
             while pending:
-                done, _ = ray.wait(list(pending), num_returns=1)
+                # With a timeout, so a signal's Python handler runs within the second (a wait
+                # without one blocks in Ray's C++ until a task ends).
+                done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
                 for ref in done:
                     item = pending.pop(ref)
                     try:
