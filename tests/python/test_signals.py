@@ -72,6 +72,14 @@ def test_dram_stops_at_once(tmp_path):
 
 
 @pytest.mark.engine
+def test_sim_stops_at_once(tmp_path):
+    run = tmp_path / "run.toml"
+    run.write_text('machine = "i7-860"\nprograms = ["stream", "copy"]\ninstructions = 2000000000\n')
+    code, took, err = interrupt(["sim", str(run)], signal.SIGTERM, tmp_path)
+    assert code == 143 and took < 2.5, (code, took, err)
+
+
+@pytest.mark.engine
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_sweep_stops_kills_its_workers_and_resumes(tmp_path, signum, status):
     # It used to leave its pool workers and the resource tracker running.
