@@ -499,6 +499,21 @@ def _key_line(text: str, key: str) -> str:
     return ""
 
 
+def _at_config_line(path: str, message: str) -> str:
+    """An engine error naming a key (``invalid configuration: os.colours: ...``) with the run
+    file's line that sets it, when the file sets it (a value from --set or a preset has none)."""
+    m = re.match(r"invalid configuration: ([A-Za-z_][\w.]*)(\[\d+\])?:", message)
+    if not m:
+        return message
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return message
+    line = _key_line(text, m.group(1).rsplit(".", 1)[-1])
+    return f"{path}{line}: {message}" if line else message
+
+
 def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
     """Each top-level key of a run file has the kind the engine expects; a wrong one is an error
     naming the file, the line and the key (the engine would name a column of its own JSON)."""
@@ -619,7 +634,10 @@ def _sim(args: argparse.Namespace) -> int:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
     from memtint.limits import sim_seconds
 
-    stats = run_with_status("Simulating…", lambda: api.run_sim_spec(spec), estimate=sim_seconds(spec))
+    try:
+        stats = run_with_status("Simulating…", lambda: api.run_sim_spec(spec), estimate=sim_seconds(spec))
+    except api.MemtintError as error:
+        raise api.MemtintError(_at_config_line(args.config, str(error))) from None
     if _write_json(args.json, stats):
         _warn_stderr(stats.get("warnings"))
         return 0

@@ -319,3 +319,13 @@ def test_sim_config_that_is_not_utf8_names_file_and_line(memtint, clean_error, t
     cfg = tmp_path / "run.toml"
     cfg.write_bytes(b'machine = "i7-860"\n# caf\xe9\n')
     clean_error(memtint("sim", cfg), "run.toml:2:", "not UTF-8", "0xe9")
+
+
+def test_engine_errors_in_a_run_file_name_its_line_too(memtint, clean_error, tmp_path):
+    # The engine names the key; the CLI adds the run file's line that sets it.
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream"]\ninstructions = 1000\n'
+                                 '[os]\npolicy = "bpm"\ncolours = [[0, 99]]\n')
+    clean_error(memtint("sim", cfg), "run.toml:6:", "os.colours", "colour 99 does not exist")
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream"]\ninstructions = 1000\n'
+                                 '[overrides.controller]\nread_queue = 0\n')
+    clean_error(memtint("sim", cfg), "run.toml:5:", "controller.read_queue")
