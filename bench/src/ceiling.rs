@@ -10,7 +10,7 @@
 //! runs the independent timing checker over it. Exits 1 if they differ. `MEMTINT_CEILING_SEED`
 //! picks another trace seed (default 42, the bench's); `MEMTINT_CEILING_RANKS=2` runs the
 //! preset with two ranks on its channel, `MEMTINT_CEILING_ROW_POLICY=closed` with closed rows,
-//! `MEMTINT_CEILING_SCHEDULER=fcfs` with FCFS (one rank). bench/README.md, stop 13 ("measured generality").
+//! `MEMTINT_CEILING_SCHEDULER=fcfs` with FCFS (one rank). bench/README.md ("measured generality").
 
 #[path = "ceiling/lean_controller.rs"]
 mod lean_controller;
@@ -166,7 +166,7 @@ fn run() -> Result<bool, String> {
     println!("\nspeed of light on the {workload} trace: {:.2} M requests per CPU second (target 5 M/s)", rate / 1e6);
 
     // Two pieces of the production controller's generality, measured on the lean one (same
-    // stream; bench/README.md, stop 13).
+    // stream; bench/README.md).
     println!("\nadding back, measured on the lean controller (M requests per CPU second):");
     let (c0, counted) = (thread_cpu_seconds(), run_feed_on::<false, true, _>(&cfg, &mut SliceFeed::new(&reqs)?, OUTSTANDING)?);
     let cpu_counted = thread_cpu_seconds() - c0;

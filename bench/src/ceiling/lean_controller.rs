@@ -1,8 +1,8 @@
 //! A lean, monomorphic DRAM controller written for exactly one configuration: the DRAM bench's
 //! random workload (one DDR4 channel, one or two ranks (`Ceiling<R>`) of 4 bank groups x 4 banks, FR-FCFS, open rows,
 //! all-bank refresh, the preset's read queue and front-end latency, a closed loop of N requests
-//! in flight). It exists to measure the "speed of light" of that workload (bench/README.md,
-//! stop 13), not to be used for anything else.
+//! in flight). It exists to measure the "speed of light" of that workload (bench/README.md),
+//! not to be used for anything else.
 //!
 //! **Reads and writes** (the bench's random and mix workloads): a write queue beside the read
 //! queue, WR timing (tWTR_S/L, read-to-write turnaround, tWR before PRE) and the production
@@ -368,7 +368,7 @@ impl<const R: usize, const L: usize> State<R, L> {
 
 /// The production controller's bookkeeping besides the latency histogram (`ChannelStats`'
 /// counters and the per-bank state its row policies and FR-FCFS-Cap read), kept only by
-/// `run::<_, true>`: what it costs is part of the price of generality (bench/README.md, stop 13).
+/// `run::<_, true>`: what it costs is part of the price of generality.
 #[derive(Clone, Debug, Default)]
 pub struct Counters {
     /// Per bank, per `Command::index()`.

@@ -1,5 +1,5 @@
 //! The fused closed-loop driver: `dram_sim::simulate` hands a closed-loop, event-skipping run
-//! to this loop when every channel runs the lane controller (bench/README.md, stop 14b). It
+//! to this loop when every channel runs the lane controller. It
 //! is `dram_sim`'s general loop with the memory system's layers taken out: it ticks and fills
 //! the `LaneController`s directly (no per-implementation dispatch per call), decodes each
 //! request once when it is read (not on every retry), retries a refused request by asking its
@@ -8,7 +8,7 @@
 //! one source of the semantics; completions, the command log, the checker, `keep_commands`,
 //! `sources` and front-end stall counting go through the same `Books` as the general loop, so
 //! results are identical (tests/lanes_equal_general.rs compares whole runs). One channel (the
-//! bench's machine) gets its own loop, `run_one_channel` (bench/README.md, stop 16).
+//! bench's machine) gets its own loop, `run_one_channel`.
 
 use crate::controller::shape::Shape;
 use crate::controller::{Completion, LaneController};
@@ -219,10 +219,10 @@ fn run_channels<const RECORD: bool, S: Shape>(
 /// `run` for one channel: one loop around the controller's inlined `tick` and `enqueue` (their
 /// code is the semantics; nothing is copied), with no per-controller loops or dispatch and the
 /// command recording decided at compile time (`RECORD`), and the controller's lane shape a type
-/// (`S`, stop 17). Every iteration ticks: the loop only
+/// (`S`). Every iteration ticks: the loop only
 /// jumps to the controller's next event (or next work), so the tick is always due. Completions
 /// are counted as `retire` yields them, not collected in a list: the step measured +12 % CPU
-/// time on random (bench/README.md, stop 16).
+/// time on random.
 #[inline(always)]
 fn run_one_channel<const RECORD: bool, S: Shape>(
     c: &mut LaneController,

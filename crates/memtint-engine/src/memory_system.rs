@@ -11,7 +11,7 @@ use crate::{Cycle, NEVER};
 
 /// The controllers are of one implementation (`controller.implementation`), kept in that
 /// implementation's typed list (the other is empty), so the per-request loops are monomorphic
-/// (a per-channel enum cost the general path 5-10 % through code layout: bench/README.md, stop 13b).
+/// (a per-channel enum cost the general path 5-10 % through code layout: bench/README.md).
 pub struct MemorySystem {
     mapping: AddressMapping,
     general: Vec<ChannelController>,

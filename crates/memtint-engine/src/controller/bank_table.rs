@@ -1,7 +1,7 @@
 //! A per-bank (or per-lane) table of the lane controller (`lane_controller.rs`) as a fixed
 //! array of a power-of-two size, indexed through a mask: an index needs no bounds check and
-//! no `Vec` pointer is loaded, where the per-bank `Vec`s cost a compare and branch per access
-//! (bench/README.md, stop 17). Banks past the channel's stay at their initial value.
+//! no `Vec` pointer is loaded, where the per-bank `Vec`s cost a compare and branch per access.
+//! Banks past the channel's stay at their initial value.
 
 use std::ops::{Index, IndexMut};
 

@@ -4,7 +4,7 @@
 //! (same commands at the same cycles, same completions in the same order, same statistics, same
 //! `next_event`), which `tests/lanes_equal_general.rs` checks over random configurations;
 //! `controller.implementation = "auto"` runs it whenever it supports the configuration
-//! (`implementation.rs`). It is built the way bench/README.md's stop 13 measured to be fast:
+//! (`implementation.rs`). It is built the way bench/README.md measured to be fast:
 //! the timing state is the candidates' lanes (`lanes.rs`, `lane_timing.rs`): a command raises
 //! the ready time of every candidate it constrains, so choosing the next command is a minimum
 //! and a key comparison over a few lanes; 8-byte queue entries with the rest of a request in a

@@ -12,7 +12,7 @@ use crate::dram::constraints::Constraints;
 use crate::dram::Command;
 use crate::Cycle;
 
-/// Raise `slot` to `t`: a maximum, not a test (the test's branch mispredicts, stop 17).
+/// Raise `slot` to `t`: a maximum, not a test (the test's branch mispredicts).
 #[inline(always)]
 fn raise(slot: &mut Cycle, t: Cycle) {
     *slot = (*slot).max(t);

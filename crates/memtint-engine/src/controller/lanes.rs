@@ -3,12 +3,12 @@
 //! tFAW parts, and its request's front-end delay) as a 32-bit offset from a base cycle, its
 //! command kind and its scheduler key. A command raises in place every lane it constrains
 //! (`raise_kind`); the next command is a minimum over the lanes and the smallest key among
-//! those ready (bench/README.md, "stop 14"). Plain loops over fixed arrays of 8-lane `i32`
-//! blocks, a constant number of blocks per operation (stop 15), which LLVM unrolls and
+//! those ready. Plain loops over fixed arrays of 8-lane `i32`
+//! blocks, a constant number of blocks per operation, which LLVM unrolls and
 //! vectorises (SSE2 compares, selects and minima). Keys are 24-bit (the controller renumbers
 //! its requests' ages before they run out, so they order exactly as the general controller's
 //! 64-bit keys for any run length) and carry their lane in 7 low bits, so the smallest ready
-//! key is one branch-free vector minimum that also names its lane (stop 19).
+//! key is one branch-free vector minimum that also names its lane.
 
 /// An empty lane (no candidate), or a ready time no run reaches: larger than every offset.
 pub const NEVER_LANE: i32 = i32::MAX;
@@ -243,7 +243,7 @@ impl Lanes {
         // Lanes not ready at `now` (empty ones included) read as `NO_STORED_KEY`; the
         // minimum of the rest is the answer's key, and its low bits its lane. No branch per
         // lane or per ready lane (the loop over ready lanes' 64-bit keys this replaces
-        // mispredicted about twice per request on random, stop 17).
+        // mispredicted about twice per request on random).
         let mut acc = [NO_STORED_KEY; BLOCK];
         for j in 0..n {
             let (rb, gb, kb) = (&self.ready[j], &self.gate[j], &self.key[j]);

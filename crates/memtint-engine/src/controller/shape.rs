@@ -1,4 +1,4 @@
-//! The lane controller's organisation as a type (bench/README.md, stop 17): how many 8-lane
+//! The lane controller's organisation as a type: how many 8-lane
 //! blocks its lane operations run over, whether the channel has more than one rank, and how
 //! many lanes each bank has. The one-channel closed loop (`closed_loop.rs`) picks its shape
 //! once per run (`with_shape!`), so the controller's hot code has the three as constants: no
