@@ -97,6 +97,7 @@ test-native: native
 # The engine's tests; the extension crate is not a default member (it cannot link a test binary).
 # Then the ceiling controller's check that its command stream is still the production one.
 test-rust: toolchain
+	$(CARGO) fmt --all --check || { echo "Rust code is not rustfmt-formatted (rustfmt.toml): run cargo fmt"; exit 1; }
 	$(CARGO) test -p memtint-engine
 	$(CARGO) test -p memtint-bench --bin memtint-bench-ceiling
 

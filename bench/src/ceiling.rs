@@ -78,7 +78,12 @@ struct Choice {
 }
 
 impl Choice {
-    fn parse(ranks: Option<String>, row_policy: Option<String>, workload: Option<String>, scheduler: Option<String>) -> Result<Self, String> {
+    fn parse(
+        ranks: Option<String>,
+        row_policy: Option<String>,
+        workload: Option<String>,
+        scheduler: Option<String>,
+    ) -> Result<Self, String> {
         let ranks = match ranks.as_deref().map(str::trim) {
             None => 1,
             Some("1") => 1,
@@ -106,7 +111,8 @@ impl Choice {
     /// The bench's preset with this many ranks on its channel and this row policy.
     fn config(&self) -> Result<MemoryConfig, String> {
         let machine = MachineConfig::load(MACHINE).map_err(|e| e.to_string())?;
-        let overrides = serde_json::json!({"dram": {"ranks": self.ranks}, "controller": {"row_policy": self.row_policy, "scheduler": self.scheduler}});
+        let overrides =
+            serde_json::json!({"dram": {"ranks": self.ranks}, "controller": {"row_policy": self.row_policy, "scheduler": self.scheduler}});
         let machine = machine.with_overrides(&overrides).map_err(|e| e.to_string())?;
         MemoryConfig::resolve(&machine).map_err(|e| e.to_string())
     }
@@ -121,13 +127,20 @@ fn run() -> Result<bool, String> {
         Err(_) => VERIFY_DEFAULT.min(requests),
         Ok("full") => requests,
         Ok("off") | Ok("0") => 0,
-        Ok(v) => v.trim().parse::<usize>().map_err(|_| {
-            format!("MEMTINT_CEILING_VERIFY={v:?}: expected full, off or a number of requests")
-        })?.min(requests),
+        Ok(v) => v
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| format!("MEMTINT_CEILING_VERIFY={v:?}: expected full, off or a number of requests"))?
+            .min(requests),
     };
     let seed = env_number("MEMTINT_CEILING_SEED", 42)? as u64;
     let var = |name: &str| std::env::var(name).ok();
-    let choice = Choice::parse(var("MEMTINT_CEILING_RANKS"), var("MEMTINT_CEILING_ROW_POLICY"), var("MEMTINT_CEILING_WORKLOAD"), var("MEMTINT_CEILING_SCHEDULER"))?;
+    let choice = Choice::parse(
+        var("MEMTINT_CEILING_RANKS"),
+        var("MEMTINT_CEILING_ROW_POLICY"),
+        var("MEMTINT_CEILING_WORKLOAD"),
+        var("MEMTINT_CEILING_SCHEDULER"),
+    )?;
     let (ranks, scheduler, row_policy, workload, kind) = (choice.ranks, choice.scheduler, choice.row_policy, choice.workload, choice.kind);
     let cfg = choice.config()?;
     let reqs = trace(&cfg, kind, requests as u64, seed)?;
@@ -178,10 +191,15 @@ fn run() -> Result<bool, String> {
     // The production controller on the same trace, timed as `memtint-bench` times it: the
     // ratio without a second binary (and for the two-rank channel, which no bench preset has).
     let mut src = VecSource::new(reqs.clone());
-    let (c0, (_, totals)) = (thread_cpu_seconds(), simulate(&cfg, &mut src, false, DramSimOptions::new(OUTSTANDING)).map_err(|e| e.to_string())?);
+    let (c0, (_, totals)) =
+        (thread_cpu_seconds(), simulate(&cfg, &mut src, false, DramSimOptions::new(OUTSTANDING)).map_err(|e| e.to_string())?);
     let cpu_prod = thread_cpu_seconds() - c0;
     let prod_rate = totals.requests as f64 / cpu_prod;
-    println!("\nproduction controller (`dram_sim::simulate`), same trace: {:>6.2} M requests per CPU second; lean / production {:.2}x", prod_rate / 1e6, rate / prod_rate);
+    println!(
+        "\nproduction controller (`dram_sim::simulate`), same trace: {:>6.2} M requests per CPU second; lean / production {:.2}x",
+        prod_rate / 1e6,
+        rate / prod_rate
+    );
     if totals.dram_cycles != result.cycles {
         return Err(format!("internal error: production ran {} cycles, the lean controller {}", totals.dram_cycles, result.cycles));
     }
@@ -359,7 +377,13 @@ mod tests {
             (some("3"), None, None, None, "MEMTINT_CEILING_RANKS=\"3\": the lean controller models 1 or 2 ranks"),
             (None, some("timeout"), None, None, "MEMTINT_CEILING_ROW_POLICY=\"timeout\""),
             (None, None, some("stream"), None, "MEMTINT_CEILING_WORKLOAD=\"stream\": expected random or mix"),
-            (some("2"), None, None, some("fcfs"), "MEMTINT_CEILING_SCHEDULER=\"fcfs\": the lean controller models fr-fcfs, or fcfs with one rank"),
+            (
+                some("2"),
+                None,
+                None,
+                some("fcfs"),
+                "MEMTINT_CEILING_SCHEDULER=\"fcfs\": the lean controller models fr-fcfs, or fcfs with one rank",
+            ),
             (None, None, None, some("par-bs"), "MEMTINT_CEILING_SCHEDULER=\"par-bs\""),
         ] {
             let err = Choice::parse(r, p, w, sch).err().expect("refused");

@@ -19,14 +19,8 @@ use std::path::PathBuf;
 /// Keys that depend on the host's speed, not on the simulation.
 /// (And `implementation` and `vector_isa`: which controller implementation and instruction set
 /// ran, which must not change results.)
-const WALL_CLOCK_KEYS: [&str; 6] = [
-    "wall_seconds",
-    "requests_per_second",
-    "instructions_per_second",
-    "dram_cycles_per_second",
-    "implementation",
-    "vector_isa",
-];
+const WALL_CLOCK_KEYS: [&str; 6] =
+    ["wall_seconds", "requests_per_second", "instructions_per_second", "dram_cycles_per_second", "implementation", "vector_isa"];
 
 fn strip_wall_clock(v: &mut Value) {
     match v {
@@ -74,10 +68,7 @@ fn main() {
             json!({"machine": "i7-860", "programs": ["stream", "light", "random"], "os": {"policy": "a-vp"}, "scheduler": "tcm",
                    "overrides": {"cache": {"l2": {"size_bytes": 262144, "ways": 8, "latency": 12, "mshrs": 16}}}}),
         ),
-        (
-            "8 threads in 7 processes, CFS with balancing",
-            json!({"machine": "i7-860", "processes": threads, "os": {"sched": fast_sched}}),
-        ),
+        ("8 threads in 7 processes, CFS with balancing", json!({"machine": "i7-860", "processes": threads, "os": {"sched": fast_sched}})),
     ];
     for (name, mut spec) in specs {
         spec["instructions"] = json!(instructions);

@@ -9,8 +9,7 @@ use serde_json::json;
 use std::path::PathBuf;
 
 fn main() {
-    let instructions: u64 =
-        std::env::var("MEMTINT_BENCH_INSTRUCTIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(50_000_000);
+    let instructions: u64 = std::env::var("MEMTINT_BENCH_INSTRUCTIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(50_000_000);
     let traces = std::env::var_os("MEMTINT_SPEC_TRACES")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/spec2006"));
@@ -57,10 +56,7 @@ fn main() {
             c["dram_reads"].as_u64().unwrap()
         );
     }
-    println!(
-        "\n{reqs} DRAM requests, {:.2} ms simulated, {cpu:.2} s CPU, {wall:.2} s wall",
-        stats["simulated_ns"].as_f64().unwrap() / 1e6
-    );
+    println!("\n{reqs} DRAM requests, {:.2} ms simulated, {cpu:.2} s CPU, {wall:.2} s wall", stats["simulated_ns"].as_f64().unwrap() / 1e6);
     println!(
         "simulation speed: {:.2} M DRAM requests/s of CPU time (target 3 M/s; cycle-by-cycle C++ simulators: 0.08-0.12 M/s), {:.1} M instructions/s",
         reqs as f64 / cpu / 1e6,

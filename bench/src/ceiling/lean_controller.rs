@@ -138,7 +138,8 @@ struct C {
 
 impl C {
     fn new(c: &Constraints) -> Result<Self, String> {
-        let t = |name: &str, v: u64| T::try_from(v).ok().filter(|&v| v < 1 << 20).ok_or_else(|| unsupported(&format!("{name} of {v} cycles")));
+        let t =
+            |name: &str, v: u64| T::try_from(v).ok().filter(|&v| v < 1 << 20).ok_or_else(|| unsupported(&format!("{name} of {v} cycles")));
         Ok(C {
             act_to_act: t("tRC", c.act_to_act)?,
             act_to_col: t("tRCD", c.act_to_col)?,
@@ -490,7 +491,11 @@ pub struct RunResult {
 }
 
 /// `Ceiling::run_feed` on `cfg`'s one or two ranks.
-pub fn run_feed_on<const LOG: bool, const STATS: bool, F: Feed>(cfg: &MemoryConfig, feed: &mut F, outstanding: usize) -> Result<RunResult, String> {
+pub fn run_feed_on<const LOG: bool, const STATS: bool, F: Feed>(
+    cfg: &MemoryConfig,
+    feed: &mut F,
+    outstanding: usize,
+) -> Result<RunResult, String> {
     match cfg.org.ranks {
         1 if cfg.controller.scheduler == "fcfs" => Ceiling::<1, 2>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
         1 => Ceiling::<1, 1>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
@@ -556,10 +561,7 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
         if L != R && (R, L) != (1, 2) {
             return Err(unsupported("fcfs with one rank only"));
         }
-        for (what, got, want) in [
-            ("scheduler", &ctl.scheduler, want_scheduler),
-            ("refresh", &ctl.refresh, "all-bank"),
-        ] {
+        for (what, got, want) in [("scheduler", &ctl.scheduler, want_scheduler), ("refresh", &ctl.refresh, "all-bank")] {
             if got != want {
                 return Err(unsupported(&format!("{what} {want}, not {got}")));
             }
@@ -579,7 +581,8 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
         }
         // As `ChannelController::new`.
         let (write_high, write_low) = (w.high_count(), w.low_count());
-        let small = |name: &str, v: u64| T::try_from(v).ok().filter(|&v| v < 1 << 20).ok_or_else(|| unsupported(&format!("{name} of {v} cycles")));
+        let small =
+            |name: &str, v: u64| T::try_from(v).ok().filter(|&v| v < 1 << 20).ok_or_else(|| unsupported(&format!("{name} of {v} cycles")));
         Ok(Ceiling {
             c: C::new(&Constraints::derive(&cfg.timing))?,
             mapping: cfg.mapping.clone(),
@@ -893,7 +896,11 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
         macro_rules! arrival_event {
             () => {
                 match feed.peek()? {
-                    Some((_, w)) if self.len[w as usize] < self.capacity[w as usize] && entered - retired[0] - retired[1] >= outstanding => next_done!(),
+                    Some((_, w))
+                        if self.len[w as usize] < self.capacity[w as usize] && entered - retired[0] - retired[1] >= outstanding =>
+                    {
+                        next_done!()
+                    }
                     _ => NEVER,
                 }
             };
@@ -918,11 +925,8 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
             let (mut due, mut r_due) = (NEVER, 0);
             for r in 0..R {
                 if refresh_pending[r] {
-                    let (cmd, ready) = if self.open_banks[r] > 0 {
-                        (Command::Prea, self.s.rank_prea[r])
-                    } else {
-                        (Command::Ref, self.s.rank_ref[r])
-                    };
+                    let (cmd, ready) =
+                        if self.open_banks[r] > 0 { (Command::Prea, self.s.rank_prea[r]) } else { (Command::Ref, self.s.rank_ref[r]) };
                     let t = ready.max(self.s.bus).max(refresh_due[r]);
                     if t < t_ref {
                         (t_ref, r_ref, cmd_ref) = (t, r, cmd);
@@ -1324,7 +1328,11 @@ mod tests {
         assert_eq!(lanes::max::<R>(&ready, &gate).0, scalar::max_lanes::<R>(&ready, &gate).0, "case {case}");
         let at = lanes::min::<R>(&ready).saturating_add(case % 5);
         if lanes::min::<R>(&ready) != NEVER {
-            assert_eq!(lanes::smallest_key_ready_at::<R>(&ready, &key, at), scalar::smallest_key_ready_at::<R>(&ready, &key, at), "case {case}");
+            assert_eq!(
+                lanes::smallest_key_ready_at::<R>(&ready, &key, at),
+                scalar::smallest_key_ready_at::<R>(&ready, &key, at),
+                "case {case}"
+            );
         }
         let mut reference = ready;
         let mut v = [0; MAX_GROUPS];

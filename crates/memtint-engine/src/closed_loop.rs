@@ -13,9 +13,9 @@
 use crate::controller::shape::Shape;
 use crate::controller::{Completion, LaneController};
 use crate::dram::DramAddress;
-use crate::mapping::AddressMapping;
 use crate::dram_sim::{Books, FrontEnd};
 use crate::error::Result;
+use crate::mapping::AddressMapping;
 use crate::memory_system::MemorySystem;
 use crate::trace::TraceSource;
 use crate::vector_isa::VectorIsa;

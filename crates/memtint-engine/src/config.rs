@@ -32,8 +32,7 @@ impl<'de> Deserialize<'de> for MachineSource {
                 Ok(MachineSource::Name(v.to_string()))
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<MachineSource, A::Error> {
-                MachineConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-                    .map(|m| MachineSource::Table(Box::new(m)))
+                MachineConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(|m| MachineSource::Table(Box::new(m)))
             }
         }
         d.deserialize_any(V)
@@ -50,7 +49,12 @@ impl MachineSource {
 
     /// The machine with a run's overrides (a partial machine table), mapping and scheduler
     /// applied, in that order.
-    pub fn load_with(&self, overrides: Option<&serde_json::Value>, mapping: Option<&str>, scheduler: Option<&str>) -> Result<MachineConfig> {
+    pub fn load_with(
+        &self,
+        overrides: Option<&serde_json::Value>,
+        mapping: Option<&str>,
+        scheduler: Option<&str>,
+    ) -> Result<MachineConfig> {
         let mut m = self.load()?;
         if let Some(o) = overrides {
             m = m.with_overrides(o)?;
@@ -541,14 +545,7 @@ impl MemoryConfig {
         let timing = device.timing(d.density_gbit, d.device_width)?;
         let mapping = resolve_mapping(&d.mapping, &org)?;
         machine.controller.validate()?;
-        Ok(MemoryConfig {
-            machine: machine.clone(),
-            device,
-            org,
-            timing,
-            mapping,
-            controller: machine.controller.clone(),
-        })
+        Ok(MemoryConfig { machine: machine.clone(), device, org, timing, mapping, controller: machine.controller.clone() })
     }
 }
 

@@ -11,8 +11,7 @@ macro_rules! preset {
 }
 
 /// Device speed bins (`configs/devices`).
-pub const DEVICES: &[(&str, &str)] =
-    &[preset!("devices", "ddr3-1333"), preset!("devices", "ddr3-1600"), preset!("devices", "ddr4-2400")];
+pub const DEVICES: &[(&str, &str)] = &[preset!("devices", "ddr3-1333"), preset!("devices", "ddr3-1600"), preset!("devices", "ddr4-2400")];
 
 /// Machines (`configs/machines`).
 pub const MACHINES: &[(&str, &str)] = &[
@@ -54,11 +53,7 @@ pub const MIXES: &[(&str, &str)] = &[
 pub use crate::mapping::EXAMPLE_LAYOUTS as LAYOUTS;
 
 fn find<'a>(table: &'a [(&'a str, &'a str)], kind: &'static str, name: &str) -> Result<&'a str> {
-    table
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, text)| *text)
-        .ok_or_else(|| Error::unknown(kind, name, table.iter().map(|(n, _)| *n)))
+    table.iter().find(|(n, _)| *n == name).map(|(_, text)| *text).ok_or_else(|| Error::unknown(kind, name, table.iter().map(|(n, _)| *n)))
 }
 
 pub fn device(name: &str) -> Result<DeviceSpec> {

@@ -88,16 +88,11 @@ fn mix_overriding(machine: &str, instructions: u64, stream: &str, light: &str, o
             ipcs(&run(&[&own], json!({"policy": "buddy"})))[0]
         })
         .collect();
-    Mix {
-        alone,
-        buddy: run(&programs, json!({"policy": "buddy"})),
-        bpm: run(&programs, json!({"policy": "bpm"})),
-    }
+    Mix { alone, buddy: run(&programs, json!({"policy": "buddy"})), bpm: run(&programs, json!({"policy": "bpm"})) }
 }
 
 fn metrics(alone: &[f64], shared: &Value) -> MixMetrics {
-    let p: Vec<ProgramSpeed> =
-        alone.iter().zip(ipcs(shared)).map(|(&a, s)| ProgramSpeed { ipc_alone: a, ipc_shared: s }).collect();
+    let p: Vec<ProgramSpeed> = alone.iter().zip(ipcs(shared)).map(|(&a, s)| ProgramSpeed { ipc_alone: a, ipc_shared: s }).collect();
     MixMetrics::of(&p).unwrap()
 }
 

@@ -112,26 +112,28 @@ pub mod random_run {
             (prop_oneof![Just(1usize), 2usize..12], 1u64..400, 1u64..20, 0u64..300, 1u32..6),
             prop_oneof![3 => Just(None), 1 => Just(Some(4u32))],
         )
-            .prop_map(move |((m, mp, s, rp, rf), (k, rfrac, n, seed), (out, rq, wq, w1, w2), (idle_min, idle_to, fe, to, src), ranks)| Case {
-                machine: MACHINES[m],
-                ranks,
-                mapping: mappings[mp],
-                scheduler: schedulers[s],
-                row_policy: ROW_POLICIES[rp],
-                refresh: REFRESH[rf],
-                kind: KINDS[k],
-                read_fraction: rfrac,
-                requests: n,
-                seed,
-                outstanding: out,
-                read_queue: rq,
-                write_queue: wq,
-                watermarks: (w1.max(w2), w1.min(w2)),
-                idle_drain: (idle_min.min(wq), idle_to),
-                frontend_latency: fe,
-                row_timeout: to,
-                sources: src,
-            })
+            .prop_map(
+                move |((m, mp, s, rp, rf), (k, rfrac, n, seed), (out, rq, wq, w1, w2), (idle_min, idle_to, fe, to, src), ranks)| Case {
+                    machine: MACHINES[m],
+                    ranks,
+                    mapping: mappings[mp],
+                    scheduler: schedulers[s],
+                    row_policy: ROW_POLICIES[rp],
+                    refresh: REFRESH[rf],
+                    kind: KINDS[k],
+                    read_fraction: rfrac,
+                    requests: n,
+                    seed,
+                    outstanding: out,
+                    read_queue: rq,
+                    write_queue: wq,
+                    watermarks: (w1.max(w2), w1.min(w2)),
+                    idle_drain: (idle_min.min(wq), idle_to),
+                    frontend_latency: fe,
+                    row_timeout: to,
+                    sources: src,
+                },
+            )
     }
 
     /// Scheduler periods short enough for runs of a few thousand requests.
@@ -165,11 +167,7 @@ pub mod random_run {
             if let Some(i) = implementation {
                 controller["implementation"] = json!(i);
             }
-            let m = m
-                .with_overrides(&json!({ "controller": controller }))
-                .unwrap()
-                .with_overrides(&short_scheduler_periods())
-                .unwrap();
+            let m = m.with_overrides(&json!({ "controller": controller })).unwrap().with_overrides(&short_scheduler_periods()).unwrap();
             MemoryConfig::resolve(&m).unwrap()
         }
 

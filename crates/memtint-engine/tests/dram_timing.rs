@@ -43,9 +43,8 @@ fn row_hits_to_one_bank_issue_every_tccd() {
     for m in STANDARDS {
         let cfg = machine(m, json!({"controller": {"refresh": "none"}}));
         let cols = cfg.org.columns / cfg.org.burst_length;
-        let reqs = (0..cols)
-            .map(|c| read(cfg.mapping.encode(&DramAddress { column: c * cfg.org.burst_length, ..Default::default() })))
-            .collect();
+        let reqs =
+            (0..cols).map(|c| read(cfg.mapping.encode(&DramAddress { column: c * cfg.org.burst_length, ..Default::default() }))).collect();
         let opts = DramSimOptions { keep_commands: true, ..DramSimOptions::new(32) };
         let (_, totals) = run_requests(&cfg, reqs, opts);
         let rd: Vec<u64> = totals.commands.iter().filter(|c| c.command == Command::Rd).map(|c| c.cycle).collect();

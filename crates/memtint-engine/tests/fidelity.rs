@@ -51,8 +51,11 @@ fn the_ascending_frame_order_is_still_available_and_differs() {
 
 #[test]
 fn the_colour_split_decides_whether_bpm_also_splits_the_llc() {
-    let run = |split: &str| sim(json!({"machine": "i7-860", "programs": MIX, "instructions": 20_000, "os": {"policy": "bpm", "colour_split": split}}));
-    let sets = |s: &Value| s["colours"]["processes"].as_array().unwrap().iter().map(|p| p["llc_sets"].as_u64().unwrap()).collect::<Vec<_>>();
+    let run = |split: &str| {
+        sim(json!({"machine": "i7-860", "programs": MIX, "instructions": 20_000, "os": {"policy": "bpm", "colour_split": split}}))
+    };
+    let sets =
+        |s: &Value| s["colours"]["processes"].as_array().unwrap().iter().map(|p| p["llc_sets"].as_u64().unwrap()).collect::<Vec<_>>();
     let (contiguous, strided) = (run("contiguous"), run("strided"));
     let all = contiguous["colours"]["processes"][0]["llc_sets"].as_u64().unwrap();
     assert!(sets(&contiguous).iter().all(|&n| n == all), "one rank's banks reach every LLC set: {:?}", sets(&contiguous));

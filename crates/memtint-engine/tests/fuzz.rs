@@ -68,8 +68,28 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 
 /// Hostile fragments a mutation splices in.
 const FRAGMENTS: &[&[u8]] = &[
-    b"\0", b"\x1b[2J", b"\r", b"\n", b"\xff\xfe", b"0x", b"-", b" ", b"\t", b"99999999999999999999999", b"0xffffffffffffffffff",
-    b"18446744073709551615", b"R", b"W", b"READ", b"WRITE", b"#", b"1e9", b"nan", b"-1", b"\xc3\x28", b"0x40 R 5",
+    b"\0",
+    b"\x1b[2J",
+    b"\r",
+    b"\n",
+    b"\xff\xfe",
+    b"0x",
+    b"-",
+    b" ",
+    b"\t",
+    b"99999999999999999999999",
+    b"0xffffffffffffffffff",
+    b"18446744073709551615",
+    b"R",
+    b"W",
+    b"READ",
+    b"WRITE",
+    b"#",
+    b"1e9",
+    b"nan",
+    b"-1",
+    b"\xc3\x28",
+    b"0x40 R 5",
 ];
 
 fn mutate(rng: &mut ChaCha8Rng, seed: &[u8]) -> Vec<u8> {

@@ -54,7 +54,16 @@ fn fingerprint(machine: &str, scheduler: &str, row_policy: &str, kind: Generator
     let mut h = Fnv(0xcbf2_9ce4_8422_2325);
     for c in &totals.commands {
         let a = &c.addr;
-        for v in [c.cycle, c.command.index() as u64, a.channel as u64, a.rank as u64, a.bank_group as u64, a.bank as u64, a.row as u64, a.column as u64] {
+        for v in [
+            c.cycle,
+            c.command.index() as u64,
+            a.channel as u64,
+            a.rank as u64,
+            a.bank_group as u64,
+            a.bank as u64,
+            a.row as u64,
+            a.column as u64,
+        ] {
             h.add(v);
         }
     }
@@ -64,7 +73,8 @@ fn fingerprint(machine: &str, scheduler: &str, row_policy: &str, kind: Generator
         for v in [l.mean, l.p50, l.p90, l.p99, l.p999, l.max] {
             h.add(v.to_bits());
         }
-        for v in [s.reads, s.writes, s.busy_data_cycles, s.write_mode_switches, s.read_queue_integral as u64, s.write_queue_integral as u64] {
+        for v in [s.reads, s.writes, s.busy_data_cycles, s.write_mode_switches, s.read_queue_integral as u64, s.write_queue_integral as u64]
+        {
             h.add(v);
         }
     }
@@ -74,10 +84,13 @@ fn fingerprint(machine: &str, scheduler: &str, row_policy: &str, kind: Generator
 
 fn machine_cfg(name: &str, scheduler: &str, row_policy: &str, writes: &str) -> memtint_engine::config::MemoryConfig {
     if APP_AWARE.contains(&scheduler) {
-        return machine(name, json!({"controller": {"scheduler": scheduler, "row_policy": row_policy, "write_handling": writes,
+        return machine(
+            name,
+            json!({"controller": {"scheduler": scheduler, "row_policy": row_policy, "write_handling": writes,
             "atlas_quantum": 3000, "atlas_starvation_threshold": 800, "tcm_quantum": 3000, "tcm_shuffle_interval": 200,
             "bliss_clearing_interval": 1000, "imps_epoch": 2000, "ccps_epoch": 2000, "ccps_age_threshold": 500,
-            "imps_low_intensity": 30.0, "ccps_low_intensity": 30.0}}));
+            "imps_low_intensity": 30.0, "ccps_low_intensity": 30.0}}),
+        );
     }
     machine(name, json!({"controller": {"scheduler": scheduler, "row_policy": row_policy, "write_handling": writes}}))
 }

@@ -196,7 +196,11 @@ fn lanes_equal_general_across_gaps_beyond_32_bit_cycles() {
                 rng ^= rng << 13;
                 rng ^= rng >> 7;
                 rng ^= rng << 17;
-                reqs.push(DramRequest { addr: (rng % (1 << 33)) & !63, is_write: rng.is_multiple_of(3), arrival: Some(at + i * (rng % 5)) });
+                reqs.push(DramRequest {
+                    addr: (rng % (1 << 33)) & !63,
+                    is_write: rng.is_multiple_of(3),
+                    arrival: Some(at + i * (rng % 5)),
+                });
             }
         }
         let run = |implementation: &str| {
@@ -214,14 +218,21 @@ fn lanes_equal_general_across_gaps_beyond_32_bit_cycles() {
         };
         let (cmds_general, stats_general) = run("general");
         let (cmds_lanes, stats_lanes) = run("lanes");
-        assert!(first_difference(&cmds_general, &cmds_lanes).is_none(), "{refresh}: {}", first_difference(&cmds_general, &cmds_lanes).unwrap());
+        assert!(
+            first_difference(&cmds_general, &cmds_lanes).is_none(),
+            "{refresh}: {}",
+            first_difference(&cmds_general, &cmds_lanes).unwrap()
+        );
         assert_eq!(stats_general, stats_lanes, "{refresh}");
     }
 }
 
 #[test]
 fn lanes_on_a_ranked_scheduler_is_a_config_error_naming_it() {
-    let m = MachineConfig::load("ddr4-2400").unwrap().with_overrides(&json!({"controller": {"implementation": "lanes", "scheduler": "tcm"}})).unwrap();
+    let m = MachineConfig::load("ddr4-2400")
+        .unwrap()
+        .with_overrides(&json!({"controller": {"implementation": "lanes", "scheduler": "tcm"}}))
+        .unwrap();
     let err = MemoryConfig::resolve(&m).and_then(|cfg| MemorySystem::new(&cfg).map(|_| ())).unwrap_err().to_string();
     assert!(err.contains("controller.implementation") && err.contains("tcm"), "{err}");
 }

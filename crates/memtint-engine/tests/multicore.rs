@@ -48,10 +48,7 @@ fn spec_traces_run_and_their_mpki_matches_the_traces_own_count() {
         let own = trace_stats(src.as_mut(), Some(instructions)).unwrap();
         let simulated = core["llc_mpki"].as_f64().unwrap();
         let expected = own.reads_pki();
-        assert!(
-            (simulated - expected).abs() <= 0.01 * expected,
-            "{t}: simulated MPKI {simulated:.3}, trace's own {expected:.3}"
-        );
+        assert!((simulated - expected).abs() <= 0.01 * expected, "{t}: simulated MPKI {simulated:.3}, trace's own {expected:.3}");
         assert!(core["ipc"].as_f64().unwrap() > 0.0);
         assert_eq!(core["instructions"].as_u64(), Some(instructions));
     }
@@ -85,7 +82,8 @@ fn identical_seeds_give_identical_statistics() {
 #[test]
 fn every_core_retires_exactly_its_target_and_pages_land_in_its_colours() {
     let stats = run_sim(&spec(json!({"machine": "i7-860", "programs": ["stream", "light"], "instructions": 200_000,
-                                      "os": {"policy": "bpm", "strict": true}}))).unwrap();
+                                      "os": {"policy": "bpm", "strict": true}})))
+    .unwrap();
     for c in stats["cores"].as_array().unwrap() {
         assert_eq!(c["instructions"].as_u64(), Some(200_000));
         assert!(c["pages"].as_u64().unwrap() > 0);
@@ -248,9 +246,10 @@ fn the_multicore_lane_path_equals_the_general_path_on_every_shape() {
 /// The path and the two values where `a` and `b` first differ.
 fn first_difference(a: &Value, b: &Value, path: String) -> Option<String> {
     match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            x.keys().chain(y.keys()).find_map(|k| first_difference(x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null), format!("{path}.{k}")))
-        }
+        (Value::Object(x), Value::Object(y)) => x
+            .keys()
+            .chain(y.keys())
+            .find_map(|k| first_difference(x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null), format!("{path}.{k}"))),
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
             x.iter().zip(y).enumerate().find_map(|(i, (p, q))| first_difference(p, q, format!("{path}[{i}]")))
         }

@@ -19,9 +19,10 @@ fn run(programs: &[&str], prefetcher: Value, instructions: u64, check: bool) -> 
 }
 
 fn err(prefetcher: Value) -> String {
-    let spec: SimSpec =
-        serde_json::from_value(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000, "overrides": {"cache": {"prefetcher": prefetcher}}}))
-            .expect("spec parses");
+    let spec: SimSpec = serde_json::from_value(
+        json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000, "overrides": {"cache": {"prefetcher": prefetcher}}}),
+    )
+    .expect("spec parses");
     run_sim(&spec).expect_err("the run must fail").to_string()
 }
 

@@ -31,10 +31,13 @@ fn workload(c: &Case) -> WorkloadSpec {
 
 fn stats(cfg: &MemoryConfig, w: &WorkloadSpec, opts: DramSimOptions) -> serde_json::Value {
     let (mem, totals) = run(cfg, w, opts);
-    assert_eq!(totals.requests, match w {
-        WorkloadSpec::Generate(g) => g.requests,
-        _ => unreachable!(),
-    });
+    assert_eq!(
+        totals.requests,
+        match w {
+            WorkloadSpec::Generate(g) => g.requests,
+            _ => unreachable!(),
+        }
+    );
     stats_without_wall_clock(cfg, &mem, &totals, opts)
 }
 
@@ -127,12 +130,8 @@ fn checker_catches_a_controller_with_wrong_timing() {
     let (mut source, ts) = open_workload(&w, &broken).unwrap();
     let opts = DramSimOptions { keep_commands: true, ..DramSimOptions::new(16) };
     let (_, totals) = simulate(&broken, source.as_mut(), ts, opts).unwrap();
-    let found: Vec<_> = memtint_engine::checker::TimingChecker::check_stream(
-        honest.device.standard,
-        &honest.org,
-        &honest.timing,
-        &totals.commands,
-    );
+    let found: Vec<_> =
+        memtint_engine::checker::TimingChecker::check_stream(honest.device.standard, &honest.org, &honest.timing, &totals.commands);
     assert!(!found.is_empty());
     assert!(found.iter().all(|v| v.constraint == "tRCD"), "{:?}", found.iter().map(|v| v.constraint).collect::<Vec<_>>());
 }

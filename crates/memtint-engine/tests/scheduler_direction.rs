@@ -108,8 +108,11 @@ fn application_aware_schedulers_lower_the_light_programs_max_slowdown() {
     let mut failures = Vec::new();
     for s in ["par-bs", "atlas", "tcm", "bliss", "imps", "ccps"] {
         let (sd, ws) = mix.measure(s);
-        println!("stream+3 light, {s}: slowdowns {sd:.3?}, max light {:.3} (fr-fcfs {:.3}), WS {ws:.3} (fr-fcfs {fr_ws:.3})",
-            max_light_slowdown(&sd), max_light_slowdown(&fr));
+        println!(
+            "stream+3 light, {s}: slowdowns {sd:.3?}, max light {:.3} (fr-fcfs {:.3}), WS {ws:.3} (fr-fcfs {fr_ws:.3})",
+            max_light_slowdown(&sd),
+            max_light_slowdown(&fr)
+        );
         if max_light_slowdown(&sd) > max_light_slowdown(&fr) - 0.01 {
             failures.push(format!("{s}: max light slowdown {:.3} vs fr-fcfs {:.3}", max_light_slowdown(&sd), max_light_slowdown(&fr)));
         }

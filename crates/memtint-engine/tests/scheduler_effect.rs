@@ -30,12 +30,7 @@ fn run(programs: &[&str], scheduler: &str, instructions: u64, overrides: Value) 
 /// What the schedule decided, as far as the statistics show: each core's cycles and DRAM
 /// accesses, and every DRAM command count and the read-latency distribution.
 fn schedule(r: &Value) -> Value {
-    let cores: Vec<Value> = r["cores"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| json!([c["cycles"], c["dram_reads"], c["row_hits"]]))
-        .collect();
+    let cores: Vec<Value> = r["cores"].as_array().unwrap().iter().map(|c| json!([c["cycles"], c["dram_reads"], c["row_hits"]])).collect();
     json!({"cores": cores, "commands": r["dram"]["commands"], "latency": r["dram"]["read_latency"]})
 }
 
@@ -55,16 +50,8 @@ fn counter(r: &Value, name: &str) -> u64 {
 fn changes_the_schedule(scheduler: &str, programs: &[&str], instructions: u64) -> Value {
     let fr = run(programs, "fr-fcfs", instructions, json!({}));
     let r = run(programs, scheduler, instructions, json!({}));
-    assert_eq!(
-        r["warnings"],
-        json!([]),
-        "{scheduler}: the run must span {MIN_PERIODS} of its periods"
-    );
-    assert_ne!(
-        schedule(&r),
-        schedule(&fr),
-        "{scheduler} schedules exactly as fr-fcfs"
-    );
+    assert_eq!(r["warnings"], json!([]), "{scheduler}: the run must span {MIN_PERIODS} of its periods");
+    assert_ne!(schedule(&r), schedule(&fr), "{scheduler} schedules exactly as fr-fcfs");
     r
 }
 
@@ -72,11 +59,7 @@ fn changes_the_schedule(scheduler: &str, programs: &[&str], instructions: u64) -
 fn each_application_aware_scheduler_is_tested_here() {
     // A newly registered scheduler needs a test below.
     let tested = ["par-bs", "atlas", "tcm", "bliss", "imps", "ccps"];
-    let registered: Vec<&str> = NAMES
-        .iter()
-        .copied()
-        .filter(|n| !AGE_ORDERED.contains(n))
-        .collect();
+    let registered: Vec<&str> = NAMES.iter().copied().filter(|n| !AGE_ORDERED.contains(n)).collect();
     assert_eq!(registered, tested);
 }
 
@@ -120,29 +103,14 @@ fn ccps_changes_the_schedule_of_a_mix_with_a_light_program() {
 fn tcm_forms_a_bandwidth_cluster_on_four_intensive_cores() {
     let r = run(INTENSIVE, "tcm", 3_000_000, json!({}));
     let quanta = counter(&r, "quanta_bandwidth_cluster") + counter(&r, "quanta_latency_cluster");
-    assert!(
-        quanta >= 4 * MIN_PERIODS,
-        "every source is clustered in every quantum: {quanta}"
-    );
-    assert!(
-        counter(&r, "quanta_bandwidth_cluster") > 0,
-        "no bandwidth cluster formed"
-    );
+    assert!(quanta >= 4 * MIN_PERIODS, "every source is clustered in every quantum: {quanta}");
+    assert!(counter(&r, "quanta_bandwidth_cluster") > 0, "no bandwidth cluster formed");
     // The deprecated per-source form at its former default (4 / N, 1 for N = 4) puts every
     // source in the latency cluster, and says it is deprecated.
-    let old = run(
-        INTENSIVE,
-        "tcm",
-        3_000_000,
-        json!({"controller": {"tcm_cluster_share": 4.0}}),
-    );
+    let old = run(INTENSIVE, "tcm", 3_000_000, json!({"controller": {"tcm_cluster_share": 4.0}}));
     assert_eq!(counter(&old, "quanta_bandwidth_cluster"), 0);
     let w = old["warnings"].as_array().unwrap();
-    assert!(
-        w.iter()
-            .any(|w| w.as_str().unwrap().contains("tcm_cluster_share")),
-        "{w:?}"
-    );
+    assert!(w.iter().any(|w| w.as_str().unwrap().contains("tcm_cluster_share")), "{w:?}");
 }
 
 #[test]
@@ -152,10 +120,7 @@ fn a_run_shorter_than_a_few_quanta_is_warned_about() {
     let fr = run(INTENSIVE, "fr-fcfs", 300_000, json!({}));
     assert_eq!(schedule(&r), schedule(&fr));
     let w = r["warnings"].as_array().unwrap();
-    assert!(
-        w.len() == 1 && w[0].as_str().unwrap().contains("controller.atlas_quantum"),
-        "{w:?}"
-    );
+    assert!(w.len() == 1 && w[0].as_str().unwrap().contains("controller.atlas_quantum"), "{w:?}");
     assert!(w[0].as_str().unwrap().contains("equals fr-fcfs"), "{w:?}");
     assert_eq!(fr["warnings"], json!([]));
     // Likewise in DRAM-trace runs (TCM's 800-cycle shuffle interval fits this run).
@@ -166,10 +131,7 @@ fn a_run_shorter_than_a_few_quanta_is_warned_about() {
     .unwrap();
     let d = dram_sim::run(&spec).unwrap();
     let w = d["warnings"].as_array().unwrap();
-    assert!(
-        w.len() == 1 && w[0].as_str().unwrap().contains("controller.tcm_quantum"),
-        "{w:?}"
-    );
+    assert!(w.len() == 1 && w[0].as_str().unwrap().contains("controller.tcm_quantum"), "{w:?}");
 }
 
 /// Weighted speedup and maximum slowdown of each scheduler on the intensive mix (alone runs under
@@ -178,25 +140,18 @@ fn a_run_shorter_than_a_few_quanta_is_warned_about() {
 #[test]
 #[ignore = "measurement"]
 fn measure_weighted_speedup_and_maximum_slowdown() {
-    let n: u64 = std::env::var("MEMTINT_EFFECT_INSTRUCTIONS")
-        .map(|v| v.parse().unwrap())
-        .unwrap_or(3_000_000);
+    let n: u64 = std::env::var("MEMTINT_EFFECT_INSTRUCTIONS").map(|v| v.parse().unwrap()).unwrap_or(3_000_000);
     for mix in [INTENSIVE, WITH_LIGHT] {
         let alone: Vec<f64> = mix
             .iter()
             .enumerate()
-            .map(|(i, p)| {
-                run(&[&format!("{p}:seed={}", 1 + i)], "fr-fcfs", n, json!({}))["cores"][0]["ipc"]
-                    .as_f64()
-                    .unwrap()
-            })
+            .map(|(i, p)| run(&[&format!("{p}:seed={}", 1 + i)], "fr-fcfs", n, json!({}))["cores"][0]["ipc"].as_f64().unwrap())
             .collect();
-        let cases: Vec<(&str, Value)> =
-            ["fr-fcfs", "par-bs", "atlas", "tcm", "bliss", "imps", "ccps"]
-                .iter()
-                .map(|s| (*s, json!({})))
-                .chain([("tcm", json!({"controller": {"tcm_cluster_share": 4.0}}))])
-                .collect();
+        let cases: Vec<(&str, Value)> = ["fr-fcfs", "par-bs", "atlas", "tcm", "bliss", "imps", "ccps"]
+            .iter()
+            .map(|s| (*s, json!({})))
+            .chain([("tcm", json!({"controller": {"tcm_cluster_share": 4.0}}))])
+            .collect();
         for (s, over) in cases {
             let r = run(mix, s, n, over.clone());
             let p: Vec<ProgramSpeed> = r["cores"]
@@ -204,10 +159,7 @@ fn measure_weighted_speedup_and_maximum_slowdown() {
                 .unwrap()
                 .iter()
                 .zip(&alone)
-                .map(|(c, &a)| ProgramSpeed {
-                    ipc_alone: a,
-                    ipc_shared: c["ipc"].as_f64().unwrap(),
-                })
+                .map(|(c, &a)| ProgramSpeed { ipc_alone: a, ipc_shared: c["ipc"].as_f64().unwrap() })
                 .collect();
             let m = MixMetrics::of(&p).unwrap();
             println!(

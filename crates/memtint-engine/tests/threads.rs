@@ -30,8 +30,7 @@ fn u(v: &Value) -> u64 {
 fn one_thread_per_core_processes_equal_the_program_list() {
     let programs = ["stream", "light", "random", "copy"];
     let a = run(json!({"machine": "i7-860", "programs": programs, "instructions": 100000}));
-    let procs: Vec<Value> =
-        programs.iter().enumerate().map(|(i, p)| json!({"threads": [{"program": p, "affinity": [i]}]})).collect();
+    let procs: Vec<Value> = programs.iter().enumerate().map(|(i, p)| json!({"threads": [{"program": p, "affinity": [i]}]})).collect();
     let b = run(json!({"machine": "i7-860", "processes": procs, "instructions": 100000}));
     for i in 0..4 {
         for key in ["instructions", "cycles", "dram_reads", "row_hits", "llc_misses", "pages"] {
@@ -59,10 +58,7 @@ fn eight_threads_on_four_cores_get_their_fair_share_and_switch_once_per_slice() 
     for i in 0..8 {
         let c = &s["cores"][i];
         let run_cycles = u(&c["run_cycles"]) as f64;
-        assert!(
-            run_cycles > 0.5 * fair && run_cycles < 2.0 * fair,
-            "thread {i}: {run_cycles} cycles on a core, fair share {fair}"
-        );
+        assert!(run_cycles > 0.5 * fair && run_cycles < 2.0 * fair, "thread {i}: {run_cycles} cycles on a core, fair share {fair}");
         let switches = u(&c["context_switches"]) as f64;
         let expected = run_cycles / slice;
         assert!(

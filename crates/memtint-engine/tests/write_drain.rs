@@ -14,10 +14,8 @@ const TIMEOUT: u64 = 500;
 
 /// Cycles until every request of `reqs` has completed (all enter at cycle 0).
 fn end_cycle(min: usize, reqs: Vec<memtint_engine::trace::DramRequest>) -> (u64, u64) {
-    let cfg = machine(
-        "ddr4-2400",
-        json!({"controller": {"refresh": "none", "write_idle_drain_min": min, "write_idle_drain_timeout": TIMEOUT}}),
-    );
+    let cfg =
+        machine("ddr4-2400", json!({"controller": {"refresh": "none", "write_idle_drain_min": min, "write_idle_drain_timeout": TIMEOUT}}));
     let n = reqs.len();
     let (mem, totals) = run_requests(&cfg, reqs, DramSimOptions::new(n));
     assert_eq!(totals.requests, n as u64);
@@ -55,10 +53,7 @@ fn waiting_reads_are_served_before_a_small_batch_of_writes() {
     let mut reqs = writes(3);
     reqs.extend((0..8).map(|i| read((i << 20) + (1 << 16))));
     let cfg = |min: usize| {
-        machine(
-            "ddr4-2400",
-            json!({"controller": {"refresh": "none", "write_idle_drain_min": min, "write_idle_drain_timeout": TIMEOUT}}),
-        )
+        machine("ddr4-2400", json!({"controller": {"refresh": "none", "write_idle_drain_min": min, "write_idle_drain_timeout": TIMEOUT}}))
     };
     let reads_only: Vec<_> = reqs.iter().filter(|r| !r.is_write).cloned().collect();
     let (mem_r, _) = run_requests(&cfg(4), reads_only, DramSimOptions::new(11));

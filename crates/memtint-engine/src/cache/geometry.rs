@@ -30,28 +30,20 @@ impl CacheGeometry {
             return Err(Error::config(format!("{field}.ways"), format!("must be between 1 and {MAX_WAYS}, got {}", self.ways)));
         }
         if self.line_bytes == 0 || !self.line_bytes.is_power_of_two() {
-            return Err(Error::config(
-                format!("{field}.line_bytes"),
-                format!("must be a power of two, got {}", self.line_bytes),
-            ));
+            return Err(Error::config(format!("{field}.line_bytes"), format!("must be a power of two, got {}", self.line_bytes)));
         }
         let way_bytes = self.ways as u64 * self.line_bytes as u64;
         if self.size_bytes == 0 || !self.size_bytes.is_multiple_of(way_bytes) {
             return Err(Error::config(
                 format!("{field}.size_bytes"),
-                format!(
-                    "must be a non-zero multiple of ways x line_bytes = {way_bytes}, got {}",
-                    self.size_bytes
-                ),
+                format!("must be a non-zero multiple of ways x line_bytes = {way_bytes}, got {}", self.size_bytes),
             ));
         }
         let sets = self.size_bytes / way_bytes;
         if !sets.is_power_of_two() {
             return Err(Error::config(
                 format!("{field}.size_bytes"),
-                format!(
-                    "gives {sets} sets (size / (ways x line_bytes)); the number of sets must be a power of two"
-                ),
+                format!("gives {sets} sets (size / (ways x line_bytes)); the number of sets must be a power of two"),
             ));
         }
         Ok(())

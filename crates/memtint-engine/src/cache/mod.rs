@@ -236,11 +236,15 @@ mod tests {
 
     #[test]
     fn bad_levels_fail_validation_with_their_field() {
-        let mut h = CacheHierarchyConfig { l2: Some(CacheLevelConfig { mshrs: 0, ..CacheLevelConfig::default_l2() }), ..Default::default() };
+        let mut h =
+            CacheHierarchyConfig { l2: Some(CacheLevelConfig { mshrs: 0, ..CacheLevelConfig::default_l2() }), ..Default::default() };
         assert!(h.validate().unwrap_err().to_string().contains("cache.l2.mshrs"));
         h.l2 = Some(CacheLevelConfig { line_bytes: 128, size_bytes: 256 << 10, ..CacheLevelConfig::default_l2() });
         assert!(h.validate().unwrap_err().to_string().contains("cache.l2.line_bytes"));
-        let h = CacheHierarchyConfig { llc: LlcConfig::Cache(CacheLevelConfig { ways: 0, ..CacheLevelConfig::default_llc() }), ..Default::default() };
+        let h = CacheHierarchyConfig {
+            llc: LlcConfig::Cache(CacheLevelConfig { ways: 0, ..CacheLevelConfig::default_llc() }),
+            ..Default::default()
+        };
         assert!(h.validate().unwrap_err().to_string().contains("cache.llc.ways"));
     }
 }

@@ -63,11 +63,7 @@ impl std::fmt::Display for Violation {
             return write!(f, " with no REF to its rank in between; at most {} allowed", self.required);
         }
         match &self.earlier {
-            Some(e) => write!(
-                f,
-                "{}: {} came {} cycles after {}; needs {}",
-                self.constraint, self.later, self.actual, e, self.required
-            ),
+            Some(e) => write!(f, "{}: {} came {} cycles after {}; needs {}", self.constraint, self.later, self.actual, e, self.required),
             None => write!(f, "{}: {}; needs {}, got {}", self.constraint, self.later, self.required, self.actual),
         }
     }
@@ -141,13 +137,7 @@ pub struct TimingChecker {
 
 /// Push a timing violation if `later` comes fewer than `required` cycles after `earlier`.
 #[inline]
-fn need(
-    out: &mut Vec<Violation>,
-    constraint: &'static str,
-    earlier: &CommandRecord,
-    later: &CommandRecord,
-    required: u64,
-) {
+fn need(out: &mut Vec<Violation>, constraint: &'static str, earlier: &CommandRecord, later: &CommandRecord, required: u64) {
     let actual = later.cycle.saturating_sub(earlier.cycle);
     if actual < required {
         out.push(Violation { constraint, earlier: Some(*earlier), later: *later, required, actual });
@@ -274,12 +264,7 @@ impl TimingChecker {
     }
 
     /// Check a whole stream; returns every violation (not capped).
-    pub fn check_stream(
-        standard: Standard,
-        org: &Organisation,
-        timing: &TimingParams,
-        records: &[CommandRecord],
-    ) -> Vec<Violation> {
+    pub fn check_stream(standard: Standard, org: &Organisation, timing: &TimingParams, records: &[CommandRecord]) -> Vec<Violation> {
         let mut checker = TimingChecker::new(standard, org, timing);
         let mut all = Vec::new();
         for rec in records {
@@ -327,13 +312,7 @@ impl TimingChecker {
                 return;
             }
             if rec.cycle == last.cycle {
-                out.push(Violation {
-                    constraint: names::COMMAND_BUS,
-                    earlier: Some(last),
-                    later: *rec,
-                    required: 1,
-                    actual: 0,
-                });
+                out.push(Violation { constraint: names::COMMAND_BUS, earlier: Some(last), later: *rec, required: 1, actual: 0 });
             }
         }
         ch.last = Some(*rec);
@@ -552,8 +531,7 @@ impl TimingChecker {
             let prev_latency = latency(prev.command);
             let prev_start = prev.cycle + prev_latency;
             let prev_end = prev_start + r.burst;
-            if start < prev_end && prev_start < end && !out.iter().any(|v| !v.is_protocol() && v.earlier == Some(prev))
-            {
+            if start < prev_end && prev_start < end && !out.iter().any(|v| !v.is_protocol() && v.earlier == Some(prev)) {
                 out.push(Violation {
                     constraint: names::DATA_BUS,
                     earlier: Some(prev),

@@ -174,11 +174,7 @@ impl Rules {
             (self.name_ccd_same, "RD->RD, WR->WR same rank, same bank group: tCCD_L", self.col_to_col_same_group),
             (self.name_ccd_other, "RD->RD, WR->WR same rank, other bank group: tCCD_S", self.col_to_col_other_group),
             (self.name_wtr_same, "WR->RD same rank, same bank group: CWL + tBL + tWTR_L", self.write_to_read_same_group),
-            (
-                self.name_wtr_other,
-                "WR->RD same rank, other bank group: CWL + tBL + tWTR_S",
-                self.write_to_read_other_group,
-            ),
+            (self.name_wtr_other, "WR->RD same rank, other bank group: CWL + tBL + tWTR_S", self.write_to_read_other_group),
             (names::RD_TO_WR, "RD->WR same rank: CL + tBL + 2 - CWL", self.read_to_write),
             (names::TRFC, "REF->any command to the rank: tRFC", self.refresh_cycle),
             (names::TREFI, "REF->REF of a rank at most 9 x tREFI (when refresh is expected)", self.max_refresh_gap),

@@ -17,11 +17,7 @@ struct Dev {
 
 fn load(text: &str, density: u32, channels: u32) -> Dev {
     let spec = DeviceSpec::from_toml(text, "test").unwrap();
-    Dev {
-        std: spec.standard,
-        org: spec.organisation(density, 8, channels, 2, 64).unwrap(),
-        t: spec.timing(density, 8).unwrap(),
-    }
+    Dev { std: spec.standard, org: spec.organisation(density, 8, channels, 2, 64).unwrap(), t: spec.timing(density, 8).unwrap() }
 }
 fn ddr3() -> Dev {
     load(DDR3_1333, 4, 1)
@@ -74,15 +70,7 @@ fn assert_legal(d: &Dev, recs: &[CommandRecord]) {
 
 /// Exactly one violation: `constraint`, between `recs[earlier]` and `recs[later]`.
 #[track_caller]
-fn assert_one(
-    d: &Dev,
-    recs: &[CommandRecord],
-    constraint: &str,
-    earlier: usize,
-    later: usize,
-    required: u64,
-    actual: u64,
-) {
+fn assert_one(d: &Dev, recs: &[CommandRecord], constraint: &str, earlier: usize, later: usize, required: u64, actual: u64) {
     let v = run(d, recs);
     assert_eq!(v.len(), 1, "{}: expected exactly one {constraint} violation, got:\n{}", d.std.name(), list(&v));
     let v = &v[0];
@@ -913,9 +901,7 @@ mod random {
     fn widely_spaced_stream(d: &Dev, n: usize, seed: u64) -> Vec<CommandRecord> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let t = &d.t;
-        let gap =
-            [t.tRC, t.tRFC, t.tFAW, t.CWL + t.tBL + t.tWR + t.tRP, t.CL + t.tBL + t.tRTRS].into_iter().max().unwrap()
-                + 1;
+        let gap = [t.tRC, t.tRFC, t.tFAW, t.CWL + t.tBL + t.tWR + t.tRP, t.CL + t.tBL + t.tRTRS].into_iter().max().unwrap() + 1;
         let (ch_n, rk_n, bg_n, bk_n) = (d.org.channels, d.org.ranks, d.org.bank_groups, d.org.banks_per_group);
         let mut open = vec![None::<u32>; (ch_n * rk_n * bg_n * bk_n) as usize];
         let mut now = vec![0u64; ch_n as usize];
@@ -928,8 +914,7 @@ mod random {
         while out.len() < n {
             let ch = rng.gen_range(0..ch_n);
             // Refresh a rank once it is 4 x tREFI overdue (well inside the 9 x tREFI limit).
-            if let Some(rank) = (0..rk_n).find(|&r| now[ch as usize] > last_ref[(ch * rk_n + r) as usize] + 4 * t.tREFI)
-            {
+            if let Some(rank) = (0..rk_n).find(|&r| now[ch as usize] > last_ref[(ch * rk_n + r) as usize] + 4 * t.tREFI) {
                 let a = DramAddress { channel: ch, rank, ..Default::default() };
                 emit(&mut out, &mut now, Command::Prea, a);
                 emit(&mut out, &mut now, Command::Ref, a);
@@ -939,8 +924,7 @@ mod random {
                 open[first..first + per_rank].iter_mut().for_each(|o| *o = None);
                 continue;
             }
-            let (rank, bg, bank, row) =
-                (rng.gen_range(0..rk_n), rng.gen_range(0..bg_n), rng.gen_range(0..bk_n), rng.gen_range(0..4u32));
+            let (rank, bg, bank, row) = (rng.gen_range(0..rk_n), rng.gen_range(0..bg_n), rng.gen_range(0..bk_n), rng.gen_range(0..4u32));
             let idx = (((ch * rk_n + rank) * bg_n + bg) * bk_n + bank) as usize;
             let a = DramAddress { channel: ch, rank, bank_group: bg, bank, row, column: rng.gen_range(0..128) * 8 };
             match open[idx] {

@@ -160,7 +160,14 @@ impl CandidateSet {
         let old = &self.entries[slot];
         let (old_class, t_old) = (old.class, old.t_bank);
         let entry = match new {
-            Some(s) => Entry { t_bank: s.t_bank, key: s.key, class: self.class_of(bank, s.cmd) as u32, index: s.index, cmd: s.cmd, is_hit: s.is_hit },
+            Some(s) => Entry {
+                t_bank: s.t_bank,
+                key: s.key,
+                class: self.class_of(bank, s.cmd) as u32,
+                index: s.index,
+                cmd: s.cmd,
+                is_hit: s.is_hit,
+            },
             None if old_class == NO_CLASS => return,
             None => EMPTY,
         };

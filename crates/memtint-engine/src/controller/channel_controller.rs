@@ -6,10 +6,10 @@
 //! Callers may skip every cycle before it (event skipping); ticking on those cycles instead is
 //! a no-op, which is what makes event skipping equal to a cycle-by-cycle run.
 
+use super::candidates::{CandidateSet, Slot};
 use super::refresh::{self, RefreshManager};
 use super::row_policy::{self, RowPolicy};
 use super::scheduler::{self, Candidate, Scheduler};
-use super::candidates::{CandidateSet, Slot};
 use super::write_drain::WriteDrain;
 use super::{BankQueue, BankState, ChannelTiming, Completion, Origin, Request, RowOutcome};
 use crate::config::ControllerConfig;
@@ -543,7 +543,15 @@ impl ChannelController {
 
     #[inline]
     fn candidate(req: &Request, command: Command, is_hit: bool) -> Candidate {
-        Candidate { command, is_hit, flat_bank: req.flat_bank, arrival: req.arrival, seq: req.seq, source: req.source, process: req.process }
+        Candidate {
+            command,
+            is_hit,
+            flat_bank: req.flat_bank,
+            arrival: req.arrival,
+            seq: req.seq,
+            source: req.source,
+            process: req.process,
+        }
     }
 
     #[inline]

@@ -44,10 +44,9 @@ impl Implementation {
             ("general", _) => Ok(Implementation::General),
             (_, None) => Ok(Implementation::Lanes),
             ("auto", Some(_)) => Ok(Implementation::General),
-            (_, Some(why)) => Err(Error::config(
-                "controller.implementation",
-                format!("\"lanes\" does not support {why}; use \"auto\" or \"general\""),
-            )),
+            (_, Some(why)) => {
+                Err(Error::config("controller.implementation", format!("\"lanes\" does not support {why}; use \"auto\" or \"general\"")))
+            }
         }
     }
 

@@ -86,9 +86,29 @@ pub fn unsupported(org: &Organisation, timing: &TimingParams, cfg: &ControllerCo
     }
     let c = Constraints::derive(timing);
     let delays = [
-        c.act_to_act, c.act_to_col, c.act_to_pre, c.pre_to_act, c.rd_to_pre, c.wr_to_pre, c.act_to_act_l, c.rd_to_rd_l,
-        c.wr_to_wr_l, c.wr_to_rd_l, c.act_to_act_s, c.rd_to_rd_s, c.wr_to_wr_s, c.wr_to_rd_s, c.rd_to_wr, c.faw, c.refresh,
-        c.rd_to_rd_rank, c.wr_to_wr_rank, c.rd_to_wr_rank, c.wr_to_rd_rank, c.read_data_end, c.write_data_end,
+        c.act_to_act,
+        c.act_to_col,
+        c.act_to_pre,
+        c.pre_to_act,
+        c.rd_to_pre,
+        c.wr_to_pre,
+        c.act_to_act_l,
+        c.rd_to_rd_l,
+        c.wr_to_wr_l,
+        c.wr_to_rd_l,
+        c.act_to_act_s,
+        c.rd_to_rd_s,
+        c.wr_to_wr_s,
+        c.wr_to_rd_s,
+        c.rd_to_wr,
+        c.faw,
+        c.refresh,
+        c.rd_to_rd_rank,
+        c.wr_to_wr_rank,
+        c.rd_to_wr_rank,
+        c.wr_to_rd_rank,
+        c.read_data_end,
+        c.write_data_end,
     ];
     if delays.iter().chain([&cfg.frontend_latency]).any(|&d| d >= MAX_DELAY) {
         return Some(format!("a timing constraint or frontend_latency of {MAX_DELAY} cycles or more"));
@@ -493,7 +513,15 @@ impl LaneController {
 
     /// `enqueue`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`).
     #[inline(always)]
-    pub(crate) fn enqueue_inlined<S: Shape>(&mut self, now: Cycle, id: u64, _addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
+    pub(crate) fn enqueue_inlined<S: Shape>(
+        &mut self,
+        now: Cycle,
+        id: u64,
+        _addr: u64,
+        dram: &DramAddress,
+        is_write: bool,
+        origin: Origin,
+    ) {
         debug_assert!(self.can_accept(is_write));
         self.keep_base_near(now);
         if self.next_age >= self.age_limit {
@@ -690,7 +718,8 @@ impl LaneController {
 
     #[inline(always)]
     fn write_mode_should_switch(&self, now: Cycle) -> bool {
-        self.drain_maybe && self.drain.should_switch(self.write_mode, self.len[READS], self.len[WRITES], self.written, now, || self.idle_drain_due())
+        self.drain_maybe
+            && self.drain.should_switch(self.write_mode, self.len[READS], self.len[WRITES], self.written, now, || self.idle_drain_due())
     }
 
     #[inline(always)]
@@ -698,7 +727,8 @@ impl LaneController {
         if !self.drain_maybe {
             return NEVER;
         }
-        let oldest = || self.queues[WRITES].0[..self.banks].iter().filter_map(|q| q.first()).map(|r| self.slab[r.slot as usize].arrival).min();
+        let oldest =
+            || self.queues[WRITES].0[..self.banks].iter().filter_map(|q| q.first()).map(|r| self.slab[r.slot as usize].arrival).min();
         self.drain.idle_drain_due(self.write_mode, self.len[READS], self.len[WRITES], oldest)
     }
 
@@ -711,11 +741,8 @@ impl LaneController {
             if !self.refresh_pending[r] {
                 continue;
             }
-            let (cmd, t) = if self.open_banks[r] > 0 {
-                (Command::Prea, self.timing.rank_prea[r])
-            } else {
-                (Command::Ref, self.timing.rank_ref[r])
-            };
+            let (cmd, t) =
+                if self.open_banks[r] > 0 { (Command::Prea, self.timing.rank_prea[r]) } else { (Command::Ref, self.timing.rank_ref[r]) };
             let t = t.max(self.timing.bus);
             if t <= now {
                 self.issue_rank_command(now, cmd, r);

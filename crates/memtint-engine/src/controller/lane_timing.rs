@@ -76,7 +76,17 @@ impl LaneTiming {
     /// (`None`: none; only read with more than one rank); with `lanes`, its lanes too.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn raise_shared<S: Shape>(&mut self, lanes: Option<&mut Lanes>, base: Cycle, k: i32, g: usize, r: usize, same_group: Cycle, same_rank: Cycle, other_rank: Option<Cycle>) {
+    fn raise_shared<S: Shape>(
+        &mut self,
+        lanes: Option<&mut Lanes>,
+        base: Cycle,
+        k: i32,
+        g: usize,
+        r: usize,
+        same_group: Cycle,
+        same_rank: Cycle,
+        other_rank: Option<Cycle>,
+    ) {
         let gpr = self.groups_per_rank;
         let first = r * gpr;
         let row = &mut self.shared[k as usize & 3];
@@ -104,13 +114,28 @@ impl LaneTiming {
     /// column kind) except bank `b`'s, which the caller rebuilds. The scheduler's hot path
     /// calls the per-command methods below directly, with the command known.
     #[allow(clippy::too_many_arguments)]
-    pub fn issue(&mut self, lanes: &mut Lanes, base: Cycle, col_kind: i32, cmd: Command, now: Cycle, r: usize, g: usize, b: usize, act_cycle: Cycle) {
+    pub fn issue(
+        &mut self,
+        lanes: &mut Lanes,
+        base: Cycle,
+        col_kind: i32,
+        cmd: Command,
+        now: Cycle,
+        r: usize,
+        g: usize,
+        b: usize,
+        act_cycle: Cycle,
+    ) {
         match cmd {
             Command::Act => self.act::<Dynamic>(lanes, base, now, r, g, b),
             Command::Pre => self.pre(now, r, b),
             Command::Prea => self.prea(lanes, base, now, r, g),
-            Command::Rd | Command::Rda => self.rd::<Dynamic>(lanes, base, col_kind, now, r, g, b, (cmd == Command::Rda).then_some(act_cycle)),
-            Command::Wr | Command::Wra => self.wr::<Dynamic>(lanes, base, col_kind, now, r, g, b, (cmd == Command::Wra).then_some(act_cycle)),
+            Command::Rd | Command::Rda => {
+                self.rd::<Dynamic>(lanes, base, col_kind, now, r, g, b, (cmd == Command::Rda).then_some(act_cycle))
+            }
+            Command::Wr | Command::Wra => {
+                self.wr::<Dynamic>(lanes, base, col_kind, now, r, g, b, (cmd == Command::Wra).then_some(act_cycle))
+            }
             Command::Ref => self.refresh(lanes, base, now, r, g),
         }
     }
@@ -162,7 +187,17 @@ impl LaneTiming {
     /// RD (RDA with `auto_act`: the bank's latest ACT).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub fn rd<S: Shape>(&mut self, lanes: &mut Lanes, base: Cycle, col_kind: i32, now: Cycle, r: usize, g: usize, b: usize, auto_act: Option<Cycle>) {
+    pub fn rd<S: Shape>(
+        &mut self,
+        lanes: &mut Lanes,
+        base: Cycle,
+        col_kind: i32,
+        now: Cycle,
+        r: usize,
+        g: usize,
+        b: usize,
+        auto_act: Option<Cycle>,
+    ) {
         let c = &self.c;
         self.bus = now + 1;
         let (b, r) = (b & (MAX_BANKS - 1), r & (MAX_RANKS - 1));
@@ -184,7 +219,17 @@ impl LaneTiming {
     /// WR (WRA with `auto_act`: the bank's latest ACT).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub fn wr<S: Shape>(&mut self, lanes: &mut Lanes, base: Cycle, col_kind: i32, now: Cycle, r: usize, g: usize, b: usize, auto_act: Option<Cycle>) {
+    pub fn wr<S: Shape>(
+        &mut self,
+        lanes: &mut Lanes,
+        base: Cycle,
+        col_kind: i32,
+        now: Cycle,
+        r: usize,
+        g: usize,
+        b: usize,
+        auto_act: Option<Cycle>,
+    ) {
         let c = &self.c;
         self.bus = now + 1;
         let (b, r) = (b & (MAX_BANKS - 1), r & (MAX_RANKS - 1));

@@ -231,7 +231,13 @@ impl ChannelTiming {
             Command::Rd | Command::Rda => {
                 raise(&mut self.bank[b][PRE], now + self.c.rd_to_pre);
                 raise(&mut self.rank[r][PREA], now + self.c.rd_to_pre);
-                self.column(now, r, g, [self.c.rd_to_rd_l, self.c.rd_to_rd_s, self.c.rd_to_wr, self.c.rd_to_rd_rank, self.c.rd_to_wr_rank], true);
+                self.column(
+                    now,
+                    r,
+                    g,
+                    [self.c.rd_to_rd_l, self.c.rd_to_rd_s, self.c.rd_to_wr, self.c.rd_to_rd_rank, self.c.rd_to_wr_rank],
+                    true,
+                );
                 if cmd == Command::Rda {
                     let ap = self.c.auto_precharge_ready(act_cycle, now, false);
                     raise(&mut self.bank[b][ACT], ap);
@@ -241,7 +247,13 @@ impl ChannelTiming {
             Command::Wr | Command::Wra => {
                 raise(&mut self.bank[b][PRE], now + self.c.wr_to_pre);
                 raise(&mut self.rank[r][PREA], now + self.c.wr_to_pre);
-                self.column(now, r, g, [self.c.wr_to_wr_l, self.c.wr_to_wr_s, self.c.wr_to_rd_s, self.c.wr_to_wr_rank, self.c.wr_to_rd_rank], false);
+                self.column(
+                    now,
+                    r,
+                    g,
+                    [self.c.wr_to_wr_l, self.c.wr_to_wr_s, self.c.wr_to_rd_s, self.c.wr_to_wr_rank, self.c.wr_to_rd_rank],
+                    false,
+                );
                 self.raise_group(g, RD, now + self.c.wr_to_rd_l);
                 if cmd == Command::Wra {
                     let ap = self.c.auto_precharge_ready(act_cycle, now, true);

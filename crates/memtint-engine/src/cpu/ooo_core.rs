@@ -19,12 +19,12 @@
 //! (`Ahead::Parked`), so a completion jumps to its cycle in closed form. The result is exactly
 //! that of a cycle-by-cycle run (tested below).
 
+use super::slice_queue::SliceQueue;
 use super::{CoreConfig, CoreMemory, LoadOutcome};
 use crate::error::{Error, Result};
 use crate::workload::CpuTraceSource;
 use crate::{Cycle, NEVER};
 use serde::Serialize;
-use super::slice_queue::SliceQueue;
 
 /// Why a cycle inserted no instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -546,11 +546,8 @@ impl OooCore {
         };
         let ready = ready_end - f.retired;
         // Cycles of w retirements that stay below the target (its crossing is an event).
-        let target_room = if self.target_stats.is_some() {
-            NEVER
-        } else {
-            self.per_width((self.retire_target - 1).saturating_sub(f.retired))
-        };
+        let target_room =
+            if self.target_stats.is_some() { NEVER } else { self.per_width((self.retire_target - 1).saturating_sub(f.retired)) };
         let retry_wait = self.retry_at.saturating_sub(t);
         let span = if end == NEVER { NEVER } else { end - t };
 
@@ -599,13 +596,7 @@ impl OooCore {
     }
 
     /// Retire w per cycle while insertion is blocked on the MSHRs or a refusal.
-    fn skip_retire_only(
-        &self,
-        f: &mut Flow,
-        ready: u64,
-        retry_wait: u64,
-        span: u64,
-    ) -> Option<Quiet> {
+    fn skip_retire_only(&self, f: &mut Flow, ready: u64, retry_wait: u64, span: u64) -> Option<Quiet> {
         let w = self.width;
         if f.bubbles > 0 || ready < w {
             return None;

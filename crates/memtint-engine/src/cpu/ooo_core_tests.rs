@@ -121,7 +121,9 @@ fn a_missing_load_stalls_a_full_window_exactly_as_computed_by_hand() {
         core.exact = exact;
         let mut trace = VecTrace::new(vec![rec(0, 0xA00), rec(10, 0xB00)]);
         let mut mem =
-            RuleMem::new(|r: &Req| if matches!(r, Req::Load { addr: 0xA00, .. }) { LoadOutcome::Pending } else { LoadOutcome::Done { latency: 0 } });
+            RuleMem::new(
+                |r: &Req| if matches!(r, Req::Load { addr: 0xA00, .. }) { LoadOutcome::Pending } else { LoadOutcome::Done { latency: 0 } },
+            );
         core.tick(0, &mut trace, &mut mem).unwrap();
         if !exact {
             assert_eq!(core.next_event(), NEVER, "full window behind a missing load waits for complete");
@@ -133,10 +135,7 @@ fn a_missing_load_stalls_a_full_window_exactly_as_computed_by_hand() {
             assert_eq!(core.next_event(), 23);
         }
         core.tick(23, &mut trace, &mut mem).unwrap();
-        assert_eq!(
-            mem.log,
-            vec![Req::Load { at: 0, addr: 0xA00, token: 0 }, Req::Load { at: 23, addr: 0xB00, token: 11 }]
-        );
+        assert_eq!(mem.log, vec![Req::Load { at: 0, addr: 0xA00, token: 0 }, Req::Load { at: 23, addr: 0xB00, token: 11 }]);
         let s = core.stats();
         assert_eq!((s.cycles, s.retired, s.stall_window_full), (24, 8, 18));
         assert_eq!((s.loads, s.load_misses, s.load_hits), (2, 1, 1));
@@ -228,7 +227,7 @@ fn the_core_mshr_limit_holds_back_the_next_load() {
     assert_eq!(mem.log.len(), 2);
     assert_eq!(core.next_event(), NEVER);
     assert_eq!(core.stats().stall_mshr, 50); // cycles 1..=50
-    // The MSHR frees at cycle 60, not when the driver tells the (lazy) core about it.
+                                             // The MSHR frees at cycle 60, not when the driver tells the (lazy) core about it.
     core.complete(0, 60);
     assert_eq!(core.next_event(), 60);
     assert_eq!(core.stats().stall_mshr, 59);

@@ -9,12 +9,12 @@ use crate::dram::TimingParams;
 #[allow(non_snake_case)]
 pub struct Constraints {
     // Same bank.
-    pub act_to_act: u64,  // tRC
-    pub act_to_col: u64,  // tRCD
-    pub act_to_pre: u64,  // tRAS
-    pub pre_to_act: u64,  // tRP
-    pub rd_to_pre: u64,   // tRTP
-    pub wr_to_pre: u64,   // CWL + tBL + tWR (write recovery)
+    pub act_to_act: u64, // tRC
+    pub act_to_col: u64, // tRCD
+    pub act_to_pre: u64, // tRAS
+    pub pre_to_act: u64, // tRP
+    pub rd_to_pre: u64,  // tRTP
+    pub wr_to_pre: u64,  // CWL + tBL + tWR (write recovery)
     // Same bank group (DDR3: same rank, with S = L).
     pub act_to_act_l: u64, // tRRD_L
     pub rd_to_rd_l: u64,   // tCCD_L

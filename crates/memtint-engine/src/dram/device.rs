@@ -69,10 +69,7 @@ fn pair(name: &str, both: Option<u64>, s: Option<u64>, l: Option<u64>) -> Result
     match (both, s, l) {
         (Some(v), None, None) => Ok((v, v)),
         (None, Some(s), Some(l)) => Ok((s, l)),
-        _ => Err(Error::config(
-            format!("timing.{name}"),
-            format!("give either {name} or both {name}_S and {name}_L"),
-        )),
+        _ => Err(Error::config(format!("timing.{name}"), format!("give either {name} or both {name}_S and {name}_L"))),
     }
 }
 
@@ -127,23 +124,13 @@ impl DeviceSpec {
     }
 
     fn organisation_for(&self, density_gbit: u32, device_width: u32) -> Result<&DeviceOrganisation> {
-        self.organisation
-            .iter()
-            .find(|o| o.density_gbit == density_gbit && o.device_width == device_width)
-            .ok_or_else(|| {
-                let valid: Vec<String> =
-                    self.organisation.iter().map(|o| format!("{}Gb x{}", o.density_gbit, o.device_width)).collect();
-                Error::config(
-                    "dram.density_gbit",
-                    format!(
-                        "{} has no {}Gb x{} device; it comes as {}",
-                        self.name,
-                        density_gbit,
-                        device_width,
-                        valid.join(", ")
-                    ),
-                )
-            })
+        self.organisation.iter().find(|o| o.density_gbit == density_gbit && o.device_width == device_width).ok_or_else(|| {
+            let valid: Vec<String> = self.organisation.iter().map(|o| format!("{}Gb x{}", o.density_gbit, o.device_width)).collect();
+            Error::config(
+                "dram.density_gbit",
+                format!("{} has no {}Gb x{} device; it comes as {}", self.name, density_gbit, device_width, valid.join(", ")),
+            )
+        })
     }
 
     /// Timing of this speed bin for one density (tRFC depends on density).
@@ -164,8 +151,7 @@ impl DeviceSpec {
         bus_width_bits: u32,
     ) -> Result<Organisation> {
         let o = self.organisation_for(density_gbit, device_width)?;
-        let (bank_groups, banks_per_group) = match (self.standard.has_bank_groups(), o.banks, o.bank_groups, o.banks_per_group)
-        {
+        let (bank_groups, banks_per_group) = match (self.standard.has_bank_groups(), o.banks, o.bank_groups, o.banks_per_group) {
             (false, Some(b), None, None) => (1, b),
             (true, None, Some(g), Some(b)) => (g, b),
             _ => {

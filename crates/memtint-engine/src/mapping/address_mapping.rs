@@ -255,8 +255,7 @@ impl AddressMapping {
                 }
             }
             if m == 0 {
-                let others: Vec<String> =
-                    (0..coords.len()).filter(|&j| j != k && c >> j & 1 == 1).map(&coord_str).collect();
+                let others: Vec<String> = (0..coords.len()).filter(|&j| j != k && c >> j & 1 == 1).map(&coord_str).collect();
                 let relation = if others.len() == 1 {
                     format!("is the same function as {}", others[0])
                 } else {
@@ -264,10 +263,7 @@ impl AddressMapping {
                 };
                 return Err(Error::config(
                     "fields",
-                    format!(
-                        "{} {relation}, so the map is not invertible (two addresses map to the same location)",
-                        coord_str(k)
-                    ),
+                    format!("{} {relation}, so the map is not invertible (two addresses map to the same location)", coord_str(k)),
                 ));
             }
             let p = m.trailing_zeros();
@@ -398,11 +394,8 @@ impl AddressMapping {
             .iter()
             .map(|&f| {
                 let terms = &self.bits[f.index()];
-                let rhs = if terms.is_empty() {
-                    "(none)".to_string()
-                } else {
-                    terms.iter().map(|t| term_str(t)).collect::<Vec<_>>().join(", ")
-                };
+                let rhs =
+                    if terms.is_empty() { "(none)".to_string() } else { terms.iter().map(|t| term_str(t)).collect::<Vec<_>>().join(", ") };
                 format!("{} = {rhs}", f.name())
             })
             .collect::<Vec<_>>()
@@ -690,10 +683,7 @@ mod tests {
         set(&mut fields, Field::Row, row);
         let (field, reason) = config_error(AddressMapping::from_fields("t", &ddr3(2, 4), &fields));
         assert_eq!(field, "fields");
-        assert_eq!(
-            reason,
-            "address bit 13 is used by both bank bit 0 and column bit 9, so two addresses map to the same location"
-        );
+        assert_eq!(reason, "address bit 13 is used by both bank bit 0 and column bit 9, so two addresses map to the same location");
     }
 
     #[test]
@@ -735,10 +725,7 @@ mod tests {
         let mut fields = fields_of(&presets()[0]);
         set(&mut fields, Field::Bank, vec![vec![13], vec![14, 14], vec![15]]);
         let (field, reason) = config_error(AddressMapping::from_fields("t", &org, &fields));
-        assert_eq!(
-            (field.as_str(), reason.as_str()),
-            ("bank", "bit 1 lists address bit 14 twice (an XOR of a bit with itself is 0)")
-        );
+        assert_eq!((field.as_str(), reason.as_str()), ("bank", "bit 1 lists address bit 14 twice (an XOR of a bit with itself is 0)"));
 
         let mut fields = fields_of(&presets()[0]);
         set(&mut fields, Field::Bank, vec![vec![13], vec![], vec![15]]);
@@ -785,12 +772,7 @@ mod tests {
                 acc = acc.wrapping_add(d.bank ^ d.row ^ d.column ^ d.rank ^ d.channel ^ d.bank_group);
             }
             let ns = t.elapsed().as_nanos() as f64 / n as f64;
-            println!(
-                "{:>20}: {ns:.2} ns per iteration, {:.2} ns per decode, {} terms ({acc})",
-                m.name(),
-                ns - base,
-                m.decode_terms.len()
-            );
+            println!("{:>20}: {ns:.2} ns per iteration, {:.2} ns per decode, {} terms ({acc})", m.name(), ns - base, m.decode_terms.len());
         }
     }
 }

@@ -6,14 +6,8 @@ use crate::dram::Organisation;
 use crate::error::{Error, Result};
 
 /// The codes a layout is made of, with the field each one places.
-pub const LAYOUT_CODES: [(&str, &str); 6] = [
-    ("Ro", "row"),
-    ("Ba", "bank"),
-    ("Bg", "bank group, optional"),
-    ("Ra", "rank"),
-    ("Co", "column above the burst"),
-    ("Ch", "channel"),
-];
+pub const LAYOUT_CODES: [(&str, &str); 6] =
+    [("Ro", "row"), ("Ba", "bank"), ("Bg", "bank group, optional"), ("Ra", "rank"), ("Co", "column above the burst"), ("Ch", "channel")];
 
 /// Some common layouts (any permutation of the codes is accepted).
 pub const EXAMPLE_LAYOUTS: [&str; 4] = ["RoBaRaCoCh", "RoRaBaChCo", "ChRaBaRoCo", "RoRaBgBaCoCh"];

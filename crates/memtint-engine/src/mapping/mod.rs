@@ -36,11 +36,11 @@
 //! `configs/mappings/*.toml`, loaded with [`AddressMapping::from_toml`]; the format is described
 //! in [`spec`]. Presets: `i7-860`, `i7-860-bpm-plus`, `xor-bank`, `opteron-6128-node`.
 
+#[cfg(test)]
+pub(crate) use address_mapping::test_support;
 pub use address_mapping::{AddressMapping, Field};
 pub use layout::{EXAMPLE_LAYOUTS, LAYOUT_CODES};
 pub use spec::MappingSpec;
-#[cfg(test)]
-pub(crate) use address_mapping::test_support;
 
 mod address_mapping;
 mod layout;

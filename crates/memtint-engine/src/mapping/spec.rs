@@ -41,9 +41,7 @@ impl<'de> Deserialize<'de> for Term {
                 f.write_str("an address bit (integer) or a list of address bits to XOR")
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Term, E> {
-                u32::try_from(v)
-                    .map(|b| Term(vec![b]))
-                    .map_err(|_| E::custom(format!("address bit {v} is negative or too large")))
+                u32::try_from(v).map(|b| Term(vec![b])).map_err(|_| E::custom(format!("address bit {v} is negative or too large")))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Term, E> {
                 u32::try_from(v).map(|b| Term(vec![b])).map_err(|_| E::custom(format!("address bit {v} is too large")))
@@ -51,10 +49,7 @@ impl<'de> Deserialize<'de> for Term {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Term, A::Error> {
                 let mut bits = Vec::new();
                 while let Some(b) = seq.next_element::<i64>()? {
-                    bits.push(
-                        u32::try_from(b)
-                            .map_err(|_| de::Error::custom(format!("address bit {b} is negative or too large")))?,
-                    );
+                    bits.push(u32::try_from(b).map_err(|_| de::Error::custom(format!("address bit {b} is negative or too large")))?);
                 }
                 Ok(Term(bits))
             }
@@ -129,11 +124,7 @@ pub struct MappingSpec {
 fn in_file(origin: &str, e: Error) -> Error {
     match e {
         Error::Config { field, reason } => {
-            let field = if Field::from_name(&field).is_some() {
-                format!("{origin}: fields.{field}")
-            } else {
-                format!("{origin}: {field}")
-            };
+            let field = if Field::from_name(&field).is_some() { format!("{origin}: fields.{field}") } else { format!("{origin}: {field}") };
             Error::Config { field, reason }
         }
         other => other,
@@ -167,10 +158,7 @@ impl MappingSpec {
                     if want != have {
                         return Err(Error::config(
                             format!("{origin}: organisation.{key}"),
-                            format!(
-                                "mapping '{}' was written for {key} = {want} but the organisation has {key} = {have}",
-                                self.name
-                            ),
+                            format!("mapping '{}' was written for {key} = {want} but the organisation has {key} = {have}", self.name),
                         ));
                     }
                 }
@@ -193,10 +181,9 @@ impl MappingSpec {
                 AddressMapping::from_fields(&self.name, org, &fields)
             }
             (Some(_), Some(_)) => Err(Error::config("mapping", "gives both `layout` and `[fields]`; give exactly one")),
-            (None, None) => Err(Error::config(
-                "mapping",
-                "gives neither `layout = \"RoBaRaCoCh\"` nor a `[fields]` table; give exactly one",
-            )),
+            (None, None) => {
+                Err(Error::config("mapping", "gives neither `layout = \"RoBaRaCoCh\"` nor a `[fields]` table; give exactly one"))
+            }
         }
         .map_err(|e| in_file(origin, e))
     }
@@ -363,16 +350,14 @@ mod tests {
         assert_eq!(m.name(), "plain");
         assert_eq!(m.field_bits(Field::Channel), singles(&[6]));
 
-        let (field, reason) =
-            config_error(AddressMapping::from_toml("name = \"x\"\nlayout = \"RoBa\"\n", "x.toml", &ddr3(2, 4)));
+        let (field, reason) = config_error(AddressMapping::from_toml("name = \"x\"\nlayout = \"RoBa\"\n", "x.toml", &ddr3(2, 4)));
         assert_eq!(field, "x.toml: layout");
         assert!(reason.contains("missing Ra, Co, Ch"), "{reason}");
     }
 
     #[test]
     fn a_file_must_give_exactly_one_of_layout_and_fields() {
-        let both = small_file("bank = [13, 14, 15]\nrank = [16]\n")
-            .replace("name = \"t\"\n", "name = \"t\"\nlayout = \"RoBaRaCoCh\"\n");
+        let both = small_file("bank = [13, 14, 15]\nrank = [16]\n").replace("name = \"t\"\n", "name = \"t\"\nlayout = \"RoBaRaCoCh\"\n");
         let (field, reason) = config_error(AddressMapping::from_toml(&both, "both.toml", &ddr3(1, 2)));
         assert_eq!(field, "both.toml: mapping");
         assert!(reason.contains("both `layout` and `[fields]`"), "{reason}");

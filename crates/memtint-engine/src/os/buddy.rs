@@ -76,10 +76,7 @@ impl BuddyAllocator {
         let mut frame_masks = Vec::new();
         for f in space.functions() {
             if f.mask() & ((1u64 << page_shift) - 1) != 0 {
-                return Err(Error::config(
-                    "os",
-                    format!("colour bit {} lies inside the page, so it is not a page colour", f.label()),
-                ));
+                return Err(Error::config("os", format!("colour bit {} lies inside the page, so it is not a page colour", f.label())));
             }
             frame_masks.push(f.mask() >> page_shift);
         }
@@ -255,10 +252,7 @@ impl BuddyAllocator {
     /// Return a frame, merging it with its free buddies.
     pub fn free(&mut self, frame: Frame) -> Result<()> {
         if frame >= self.total || self.state[frame as usize] != ALLOCATED {
-            return Err(Error::config(
-                "os",
-                format!("frame {frame} is freed but is not allocated (of {} frames)", self.total),
-            ));
+            return Err(Error::config("os", format!("frame {frame} is freed but is not allocated (of {} frames)", self.total)));
         }
         let c = self.colour_of(frame) as usize;
         self.allocated_per_colour[c] -= 1;

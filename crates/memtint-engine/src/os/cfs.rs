@@ -90,8 +90,8 @@ impl SchedConfig {
 
 /// Linux `sched_prio_to_weight`: nice -20..19.
 const PRIO_TO_WEIGHT: [u64; 40] = [
-    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991,
-    1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277, 1024,
+    820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
 ];
 const NICE_0_WEIGHT: u64 = 1024;
 
@@ -129,11 +129,21 @@ pub struct ThreadSchedStats {
 pub enum CpuState {
     Idle,
     /// `tid` runs; it has run since `since`; its slice ends at `slice_end`.
-    Running { tid: u32, since: Cycle, slice_end: Cycle },
+    Running {
+        tid: u32,
+        since: Cycle,
+        slice_end: Cycle,
+    },
     /// `tid` drains its window; `next` runs after the switch.
-    Draining { tid: u32, next: u32 },
+    Draining {
+        tid: u32,
+        next: u32,
+    },
     /// The core switches to `next`, which runs from `until`.
-    Switching { next: u32, until: Cycle },
+    Switching {
+        next: u32,
+        until: Cycle,
+    },
 }
 
 pub struct Cfs {
@@ -399,7 +409,8 @@ impl Cfs {
                 CpuState::Running { tid, since, slice_end } => {
                     self.queues[idlest as usize].push(t);
                     // A lone thread's slice was open-ended: end it now so the newcomer gets its turn.
-                    self.state[idlest as usize] = CpuState::Running { tid, since, slice_end: slice_end.max(now).min(now + self.slice(idlest, tid)) };
+                    self.state[idlest as usize] =
+                        CpuState::Running { tid, since, slice_end: slice_end.max(now).min(now + self.slice(idlest, tid)) };
                 }
                 _ => self.queues[idlest as usize].push(t),
             }
@@ -495,10 +506,7 @@ mod tests {
         let end = s.next_event(0);
         s.slice_end(0, end);
         s.drained(0, end);
-        assert_eq!(
-            s.state(0),
-            CpuState::Switching { next: 1, until: end + cfg.switch_cycles + cfg.address_space_switch_cycles }
-        );
+        assert_eq!(s.state(0), CpuState::Switching { next: 1, until: end + cfg.switch_cycles + cfg.address_space_switch_cycles });
     }
 
     #[test]
@@ -506,8 +514,7 @@ mod tests {
         // Two processes of two threads on one core, interleaved in the queue.
         let run = |prefer: bool| {
             let cfg = SchedConfig { prefer_same_process: prefer, ..SchedConfig::default() };
-            let ts: Vec<SchedThread> =
-                [0, 1, 0, 1].iter().map(|&p| SchedThread { process: p, nice: 0, affinity: vec![0] }).collect();
+            let ts: Vec<SchedThread> = [0, 1, 0, 1].iter().map(|&p| SchedThread { process: p, nice: 0, affinity: vec![0] }).collect();
             let mut s = Cfs::new(&cfg, false, ts, 1, &[0; 4]).unwrap();
             s.start();
             let mut now = 0;

@@ -4,11 +4,11 @@
 //! Implements BPM §2.3 (bank colours, XOR colours), BPM §2.6 (channel colours) and HVR §2.1-2.2
 //! (B-, C- and O-bits, the (i, j, k) family).
 
+use super::parity_table::{eval_parity as eval, ParityTable};
 use crate::error::{Error, Result};
 use crate::mapping::{AddressMapping, Field};
 use serde::Serialize;
 use std::ops::Range;
-use super::parity_table::{eval_parity as eval, ParityTable};
 
 /// Largest colour space: the buddy allocator keeps free lists per colour and order, so the
 /// number of colours stays small (2^16 lists per order at most).
@@ -71,10 +71,7 @@ impl ColourSpace {
         if functions.len() > MAX_COLOUR_FUNCTIONS {
             return Err(Error::config(
                 "os",
-                format!(
-                    "colour space '{name}' has {} colour bits; at most {MAX_COLOUR_FUNCTIONS} are supported",
-                    functions.len()
-                ),
+                format!("colour space '{name}' has {} colour bits; at most {MAX_COLOUR_FUNCTIONS} are supported", functions.len()),
             ));
         }
         Ok(ColourSpace { name: name.to_string(), functions })
@@ -110,12 +107,7 @@ impl ColourSpace {
         }
         Err(Error::config(
             "os.colours",
-            format!(
-                "colour {colour} does not exist: the {} colour space has {} colours (0-{})",
-                self.name,
-                self.count(),
-                self.count() - 1
-            ),
+            format!("colour {colour} does not exist: the {} colour space has {} colours (0-{})", self.name, self.count(), self.count() - 1),
         ))
     }
 
@@ -347,13 +339,9 @@ impl ColourBits {
         };
         let channel_address_bits = channel.iter().fold(0u64, |m, f| m | f.mask());
         let o_bits: Vec<u32> = bank_address_bits.iter().copied().filter(|b| llc.contains(b)).collect();
-        let b_bits: Vec<u32> =
-            bank_address_bits.iter().copied().filter(|b| !llc_set_bits.contains(b) && !is_excluded(b)).collect();
-        let c_bits: Vec<u32> = llc
-            .iter()
-            .copied()
-            .filter(|b| !bank_address_bits.contains(b) && channel_address_bits >> b & 1 == 0)
-            .collect();
+        let b_bits: Vec<u32> = bank_address_bits.iter().copied().filter(|b| !llc_set_bits.contains(b) && !is_excluded(b)).collect();
+        let c_bits: Vec<u32> =
+            llc.iter().copied().filter(|b| !bank_address_bits.contains(b) && channel_address_bits >> b & 1 == 0).collect();
 
         let mut bank_id = masks(&mapping.field_bits(Field::Bank));
         bank_id.extend(masks(&mapping.field_bits(Field::BankGroup)));
@@ -435,7 +423,11 @@ impl ColourBits {
         if self.bank.is_empty() {
             return Err(Error::config(
                 "os.policy",
-                format!("mapping {} has no bank or rank bit at or above {}: banks cannot be coloured", self.mapping_name, self.offset_text()),
+                format!(
+                    "mapping {} has no bank or rank bit at or above {}: banks cannot be coloured",
+                    self.mapping_name,
+                    self.offset_text()
+                ),
             ));
         }
         ColourSpace::new("bank", self.bank.clone())

@@ -52,7 +52,12 @@ pub struct PartitionRequest {
 /// The address mapping and colour-bit analysis of a machine, for 4 KiB pages (the only page size
 /// the OS model supports; libmemtint's hugepage mode needs no pagemap but the same colours).
 /// The machine's memory configuration, colour bits and core count.
-fn analyse(machine: &MachineSource, mapping: Option<&str>, exclude_bits: &[u32], page_bytes: u64) -> Result<(MemoryConfig, ColourBits, u32)> {
+fn analyse(
+    machine: &MachineSource,
+    mapping: Option<&str>,
+    exclude_bits: &[u32],
+    page_bytes: u64,
+) -> Result<(MemoryConfig, ColourBits, u32)> {
     let machine = machine.load_with(None, mapping, None)?;
     let cfg = MemoryConfig::resolve(&machine)?;
     if page_bytes != 4096 {
@@ -77,8 +82,7 @@ pub fn space_named(bits: &ColourBits, name: &str, vertical: Option<(u32, u32, u3
         "llc" => bits.llc_space(),
         "dram" => bits.all_dram_space(),
         "vertical" => {
-            let (i, j, k) = vertical
-                .ok_or_else(|| Error::config("space", "space 'vertical' needs (i, j, k): B-, C- and O-bits"))?;
+            let (i, j, k) = vertical.ok_or_else(|| Error::config("space", "space 'vertical' needs (i, j, k): B-, C- and O-bits"))?;
             bits.single_bit_space("vertical", &bits.vertical_bits(i, j, k)?)
         }
         _ => match NAMED_VERTICAL.iter().find(|(n, _)| *n == name) {
@@ -209,14 +213,12 @@ pub fn policy_partition(req: &PartitionRequest) -> Result<Value> {
 
 /// `colour_layout` with JSON in and out (the Python extension's entry point).
 pub fn colour_layout_json(request: &str) -> Result<String> {
-    let req: LayoutRequest =
-        serde_json::from_str(request).map_err(|e| Error::config("colour layout request", e.to_string()))?;
+    let req: LayoutRequest = serde_json::from_str(request).map_err(|e| Error::config("colour layout request", e.to_string()))?;
     Ok(colour_layout(&req)?.to_string())
 }
 
 /// `policy_partition` with JSON in and out.
 pub fn policy_partition_json(request: &str) -> Result<String> {
-    let req: PartitionRequest =
-        serde_json::from_str(request).map_err(|e| Error::config("policy partition request", e.to_string()))?;
+    let req: PartitionRequest = serde_json::from_str(request).map_err(|e| Error::config("policy partition request", e.to_string()))?;
     Ok(policy_partition(&req)?.to_string())
 }

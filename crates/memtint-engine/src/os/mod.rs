@@ -16,8 +16,8 @@ pub mod parity_table;
 pub mod placement;
 
 pub use binding::bind_threads;
-pub use cfs::{Cfs, CpuState, SchedConfig, SchedThread, ThreadSchedStats};
 pub use buddy::{BuddyAllocator, Frame, MAX_ORDER};
+pub use cfs::{Cfs, CpuState, SchedConfig, SchedThread, ThreadSchedStats};
 pub use colour::{ColourBits, ColourFunction, ColourReach, ColourSpace};
 pub use frame_order::FrameOrder;
 pub use os_model::{ColourReport, OsConfig, OsModel, ProcessColours, ProcessPlacement};

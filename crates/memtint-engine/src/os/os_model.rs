@@ -196,10 +196,7 @@ impl OsModel {
         let page_shift = cfg.page_bytes.trailing_zeros();
         let frame_bits = mapping.capacity_bits().saturating_sub(page_shift);
         if frame_bits > 31 {
-            return Err(Error::config(
-                "os",
-                format!("2^{frame_bits} page frames are more than the 2^31 the allocator supports"),
-            ));
+            return Err(Error::config("os", format!("2^{frame_bits} page frames are more than the 2^31 the allocator supports")));
         }
         let bits = ColourBits::new(mapping, llc_set_bits, page_shift, &cfg.exclude_bits)?;
         let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores })?;

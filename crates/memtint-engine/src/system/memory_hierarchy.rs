@@ -5,6 +5,8 @@
 //! the cores; the driver moves the outbox into the memory system and hands DRAM completions back
 //! with `complete`.
 
+use super::bank_parallelism::{BankParallelism, BankParallelismCounters};
+use super::inflight_reads::InflightReads;
 use crate::cache::prefetcher::{self, PrefetchStats, Prefetcher, PrefetcherConfig};
 use crate::cache::{Access, CacheLevelConfig, MshrFile, MshrInsert, SetAssocCache, Waiter};
 use crate::controller::{Completion, Origin, RowOutcome};
@@ -13,8 +15,6 @@ use crate::error::Result;
 use crate::os::OsModel;
 use crate::stats::LatencyHistogram;
 use crate::{Cycle, NEVER};
-use super::bank_parallelism::{BankParallelism, BankParallelismCounters};
-use super::inflight_reads::InflightReads;
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -109,9 +109,8 @@ struct Prefetching {
 
 impl Prefetching {
     fn build(&mut self, threads: usize) -> Result<()> {
-        self.per_thread = (0..threads)
-            .map(|_| Ok(prefetcher::build(&self.cfg, self.line_bytes)?.expect("prefetching is on")))
-            .collect::<Result<_>>()?;
+        self.per_thread =
+            (0..threads).map(|_| Ok(prefetcher::build(&self.cfg, self.line_bytes)?.expect("prefetching is on"))).collect::<Result<_>>()?;
         Ok(())
     }
 }

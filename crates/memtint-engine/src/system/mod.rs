@@ -12,5 +12,7 @@ pub mod sim_spec;
 pub use bank_parallelism::BankParallelismCounters;
 pub use memory_hierarchy::{CoreMemoryStats, MemoryHierarchy};
 pub use metrics::{metrics_json, MixMetrics, ProgramSpeed};
-pub use multicore_sim::{pinned_threads, simulate_multicore, simulate_threads, simulate_threads_checked, CoreResult, MulticoreResult, ThreadDef};
+pub use multicore_sim::{
+    pinned_threads, simulate_multicore, simulate_threads, simulate_threads_checked, CoreResult, MulticoreResult, ThreadDef,
+};
 pub use sim_spec::{run_sim, run_sim_json, SimSpec};

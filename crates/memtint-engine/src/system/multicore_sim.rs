@@ -18,10 +18,10 @@
 use super::memory_hierarchy::{CoreMemoryStats, MemoryHierarchy};
 use crate::cache::LlcConfig;
 use crate::checker::TimingChecker;
-use crate::dram::CommandRecord;
 use crate::config::MemoryConfig;
 use crate::controller::Completion;
 use crate::cpu::{ClockRatio, CoreStats, OooCore};
+use crate::dram::CommandRecord;
 use crate::dram_sim::RunTotals;
 use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
@@ -231,12 +231,7 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
 /// (`os/cfs.rs`) until every thread has retired `instructions`. Threads that reached their
 /// target keep running, with frozen statistics, so that every thread is measured under the same
 /// contention (today's rule for one program per core, as in Ramulator).
-pub fn simulate_threads(
-    cfg: &MemoryConfig,
-    os_cfg: &OsConfig,
-    threads: Vec<ThreadDef>,
-    instructions: u64,
-) -> Result<MulticoreResult> {
+pub fn simulate_threads(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: Vec<ThreadDef>, instructions: u64) -> Result<MulticoreResult> {
     simulate(cfg, os_cfg, threads, instructions, 0, false)
 }
 
@@ -275,7 +270,12 @@ fn simulate(
                 if let Some(c) = a.iter().find(|&&c| c >= ncores) {
                     return Err(Error::config(
                         "affinity",
-                        format!("thread {i} ('{}') is pinned to core {c}, but machine '{}' has cores 0-{}", t.trace.name(), machine.name, ncores - 1),
+                        format!(
+                            "thread {i} ('{}') is pinned to core {c}, but machine '{}' has cores 0-{}",
+                            t.trace.name(),
+                            machine.name,
+                            ncores - 1
+                        ),
                     ));
                 }
                 let mut a = a.clone();
@@ -330,7 +330,10 @@ fn simulate(
     let clock = ClockRatio::from_ghz(machine.cpu.frequency_ghz, 1.0 / cfg.timing.tCK_ns)?;
     if let Some(l2) = &machine.cache.l2 {
         if l2.line_bytes as u64 != line_bytes {
-            return Err(Error::config("cache.l2.line_bytes", format!("must equal the DRAM burst ({line_bytes} bytes), got {}", l2.line_bytes)));
+            return Err(Error::config(
+                "cache.l2.line_bytes",
+                format!("must equal the DRAM burst ({line_bytes} bytes), got {}", l2.line_bytes),
+            ));
         }
     }
     let mut hier = MemoryHierarchy::new(os, machine.cache.l2.as_ref(), llc_cfg.as_ref(), ncores.max(n), clock, line_bytes)?;

@@ -19,8 +19,7 @@
 use std::path::Path;
 
 use super::text_input::{
-    fast_addr, fast_blanks, fast_decimal, fast_line_end, next_field, parse_addr, parse_decimal, show, DecimalError,
-    LineReader,
+    fast_addr, fast_blanks, fast_decimal, fast_line_end, next_field, parse_addr, parse_decimal, show, DecimalError, LineReader,
 };
 use super::{DramRequest, TraceSource};
 use crate::error::{Error, Result};
@@ -40,10 +39,7 @@ impl DramTraceFormat {
 
     /// Parses a format name as written in a configuration: `ramulator` or `dramsim3`.
     pub fn from_name(name: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|f| f.name() == name)
-            .ok_or_else(|| Error::unknown("trace format", name, Self::ALL.map(|f| f.name())))
+        Self::ALL.into_iter().find(|f| f.name() == name).ok_or_else(|| Error::unknown("trace format", name, Self::ALL.map(|f| f.name())))
     }
 
     pub fn name(self) -> &'static str {
@@ -104,10 +100,9 @@ impl DramTraceReader {
         if let Some(cycle) = cycle {
             if let Some(prev) = self.prev_cycle {
                 if cycle < prev {
-                    return Err(self.input.parse_error(
-                        self.input.lines_read(),
-                        format!("cycle {cycle} is earlier than the previous line's {prev}"),
-                    ));
+                    return Err(self
+                        .input
+                        .parse_error(self.input.lines_read(), format!("cycle {cycle} is earlier than the previous line's {prev}")));
                 }
             }
             self.prev_cycle = Some(cycle);
@@ -278,8 +273,7 @@ mod tests {
 
     #[test]
     fn ramulator_reads_hex_and_decimal_addresses() {
-        let got = read_str("0x12345680 R\n4096 W\n0XABCdef00 r\n0 w\n0xffffffffffffffff R\n", DramTraceFormat::Ramulator)
-            .unwrap();
+        let got = read_str("0x12345680 R\n4096 W\n0XABCdef00 r\n0 w\n0xffffffffffffffff R\n", DramTraceFormat::Ramulator).unwrap();
         assert_eq!(
             got,
             vec![
@@ -300,8 +294,8 @@ mod tests {
 
     #[test]
     fn dramsim3_reads_arrival_cycles() {
-        let got = read_str("0x1000 READ 0\n0x2000 WRITE 5\n8192 read 5\n0x40 W 17\n0x80 r 1000000000000\n", DramTraceFormat::DramSim3)
-            .unwrap();
+        let got =
+            read_str("0x1000 READ 0\n0x2000 WRITE 5\n8192 read 5\n0x40 W 17\n0x80 r 1000000000000\n", DramTraceFormat::DramSim3).unwrap();
         assert_eq!(
             got,
             vec![
@@ -453,7 +447,12 @@ mod tests {
     #[test]
     fn bad_operation_names_the_line_and_the_field() {
         assert_parse_error("0x40 R\n0x80 X\n", DramTraceFormat::Ramulator, 2, "expected R or W after the address, found 'X'");
-        assert_parse_error("0x40 R\n\n0x80\n", DramTraceFormat::Ramulator, 3, "expected R or W after the address, found the end of the line");
+        assert_parse_error(
+            "0x40 R\n\n0x80\n",
+            DramTraceFormat::Ramulator,
+            3,
+            "expected R or W after the address, found the end of the line",
+        );
         assert_parse_error("0x40 RD 3\n", DramTraceFormat::DramSim3, 1, "expected READ or WRITE after the address, found 'RD'");
     }
 

@@ -39,10 +39,7 @@ impl GeneratorKind {
         [GeneratorKind::Stream, GeneratorKind::Random, GeneratorKind::Strided, GeneratorKind::Conflict, GeneratorKind::Mix];
 
     pub fn from_name(name: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| Error::unknown("generator", name, Self::ALL.map(|k| k.name())))
+        Self::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| Error::unknown("generator", name, Self::ALL.map(|k| k.name())))
     }
 
     pub fn name(self) -> &'static str {
@@ -120,10 +117,19 @@ enum ReadChoice {
 enum Pattern {
     /// Per stream: (first line, lines in its share, current offset); `next` is the stream the
     /// next request goes to.
-    Stream { streams: Vec<(u64, u64, u64)>, next: usize },
+    Stream {
+        streams: Vec<(u64, u64, u64)>,
+        next: usize,
+    },
     /// Uniform random lines in [0, lines) (random and mix).
-    Random { lines: u64 },
-    Strided { lines: u64, step: u64, line: u64 },
+    Random {
+        lines: u64,
+    },
+    Strided {
+        lines: u64,
+        step: u64,
+        line: u64,
+    },
     Conflict {
         /// Per bank slot: its coordinates (row, column overwritten per request) and previous row.
         banks: Vec<(DramAddress, Option<u32>)>,
@@ -164,10 +170,7 @@ fn field_error(field: &str, reason: impl Into<String>) -> Error {
 /// ignore it.
 fn only_for<T>(spec: &GeneratorSpec, value: &Option<T>, field: &str, kind: GeneratorKind) -> Result<()> {
     if value.is_some() && spec.kind != kind {
-        return Err(field_error(
-            field,
-            format!("only applies to kind '{}', not '{}'", kind.name(), spec.kind.name()),
-        ));
+        return Err(field_error(field, format!("only applies to kind '{}', not '{}'", kind.name(), spec.kind.name())));
     }
     Ok(())
 }

@@ -8,8 +8,6 @@ pub(crate) mod text_input;
 pub use dram_trace::{DramTraceFormat, DramTraceReader};
 pub use generator::{GeneratorKind, GeneratorSpec, RequestGenerator};
 
-
-
 use crate::error::Result;
 use crate::Cycle;
 

@@ -24,11 +24,8 @@ pub(crate) fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, bool)> {
     let got = read_full(&mut file, &mut magic).map_err(|e| Error::io(path, e))?;
     let gzip = got == 2 && magic == GZIP_MAGIC;
     file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(path, e))?;
-    let source: Box<dyn Read + Send> = if gzip {
-        Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::with_capacity(64 * 1024, file)))
-    } else {
-        Box::new(file)
-    };
+    let source: Box<dyn Read + Send> =
+        if gzip { Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::with_capacity(64 * 1024, file))) } else { Box::new(file) };
     Ok((source, gzip))
 }
 
@@ -146,10 +143,7 @@ impl LineReader {
                 return Ok(None);
             }
             if scanned > MAX_LINE_BYTES {
-                return Err(self.parse_error(
-                    self.lines + 1,
-                    format!("line longer than {MAX_LINE_BYTES} bytes; is this a text trace?"),
-                ));
+                return Err(self.parse_error(self.lines + 1, format!("line longer than {MAX_LINE_BYTES} bytes; is this a text trace?")));
             }
             // Move the partial line to the front, grow if one line fills the buffer, refill.
             if self.pos > 0 {
@@ -164,9 +158,7 @@ impl LineReader {
                 match self.source.read(&mut self.buf[self.end..]) {
                     Ok(n) => break n,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) if self.gzip => {
-                        return Err(self.parse_error(self.lines + 1, format!("corrupt or truncated gzip data: {e}")))
-                    }
+                    Err(e) if self.gzip => return Err(self.parse_error(self.lines + 1, format!("corrupt or truncated gzip data: {e}"))),
                     Err(e) => return Err(Error::io(&self.path, e)),
                 }
             };
@@ -375,10 +367,7 @@ impl TempFile {
         use std::sync::atomic::{AtomicU64, Ordering};
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let name = format!("memtint-trace-test-{}-{n}-{nanos}-{tag}", std::process::id());
         TempFile(std::env::temp_dir().join(name))
     }

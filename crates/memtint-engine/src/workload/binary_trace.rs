@@ -193,11 +193,8 @@ impl BinaryTraceWriter {
         let mut file = BufWriter::with_capacity(CHUNK_BYTES, File::create(path).map_err(|e| Error::io(path, e))?);
         let header = MttHeader { gzip_body, records: UNFINISHED, ..MttHeader::default() };
         file.write_all(&header.encode()).map_err(|e| Error::io(path, e))?;
-        let body = if gzip_body {
-            Body::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::default()))
-        } else {
-            Body::Plain(file)
-        };
+        let body =
+            if gzip_body { Body::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::default())) } else { Body::Plain(file) };
         Ok(BinaryTraceWriter {
             path: path.to_path_buf(),
             body,
@@ -522,10 +519,8 @@ impl CpuTraceSource for BinaryTraceReader {
                 } else {
                     format!("inside record {}", self.records_read + 1)
                 };
-                Err(self.record_error(format!(
-                    "truncated file: the header announces {} records, the data ends {where_}",
-                    self.header.records
-                )))
+                Err(self
+                    .record_error(format!("truncated file: the header announces {} records, the data ends {where_}", self.header.records)))
             }
             Err(DecodeError::Overlong) => Err(self.record_error("corrupt data: a varint longer than 10 bytes".into())),
             Err(DecodeError::BubblesOutOfRange) => {
@@ -701,7 +696,8 @@ mod tests {
 
     #[test]
     fn truncated_or_padded_body_is_a_clear_error() {
-        let records: Vec<CpuRecord> = (0..50_000u64).map(|i| rec((i % 7) as u32, i * 4096 + i % 3, (i % 2 == 0).then_some(i * 64))).collect();
+        let records: Vec<CpuRecord> =
+            (0..50_000u64).map(|i| rec((i % 7) as u32, i * 4096 + i % 3, (i % 2 == 0).then_some(i * 64))).collect();
         let good = mtt_bytes(&records, false);
         let cut = read_bytes(&good[..good.len() - 1]);
         assert!(cut.contains("truncated file: the header announces 50000 records, the data ends inside record 50000"), "{cut}");

@@ -14,7 +14,9 @@ use std::path::Path;
 
 use super::{CpuRecord, CpuTraceSource};
 use crate::error::Result;
-use crate::trace::text_input::{fast_addr, fast_blanks, fast_decimal, fast_line_end, next_field, parse_addr, parse_decimal, show, DecimalError, LineReader};
+use crate::trace::text_input::{
+    fast_addr, fast_blanks, fast_decimal, fast_line_end, next_field, parse_addr, parse_decimal, show, DecimalError, LineReader,
+};
 
 const FORMAT: &str = "format: <instructions> <read address> [<writeback address>]";
 

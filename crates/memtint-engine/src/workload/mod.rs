@@ -157,9 +157,7 @@ pub fn convert_json(request: &str) -> crate::error::Result<String> {
     let h = match r.to.as_deref().unwrap_or("mtt") {
         "mtt" => convert(&r.input, &r.output)?,
         "ramulator" => binary_trace::convert_to_text(&r.input, &r.output)?,
-        other => {
-            return Err(crate::error::Error::config("convert.to", format!("unknown format '{other}' (expected mtt or ramulator)")))
-        }
+        other => return Err(crate::error::Error::config("convert.to", format!("unknown format '{other}' (expected mtt or ramulator)"))),
     };
     Ok(serde_json::json!({
         "records": h.records, "instructions": h.instructions, "writebacks": h.writebacks, "gzip_body": h.gzip_body,

@@ -121,10 +121,7 @@ impl Profile {
 
     /// The profile `name` with `overrides` applied; checks every parameter.
     pub fn from_name(name: &str, overrides: &ProfileOverrides) -> Result<Self> {
-        let b = BUILTINS
-            .iter()
-            .find(|b| b.name == name)
-            .ok_or_else(|| Error::unknown("workload profile", name, Self::NAMES))?;
+        let b = BUILTINS.iter().find(|b| b.name == name).ok_or_else(|| Error::unknown("workload profile", name, Self::NAMES))?;
         let d = &b.defaults;
         let o = overrides;
         let p = ProfileParams {

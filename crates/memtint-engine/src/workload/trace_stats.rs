@@ -129,10 +129,7 @@ mod tests {
     fn handmade_trace_counts_and_mpki_match_hand_computation() {
         let f = TempFile::with_bytes("stats", HANDMADE.as_bytes());
         let s = trace_stats(&mut CpuTraceReader::open(&f.0).unwrap(), None).unwrap();
-        assert_eq!(
-            s,
-            TraceStats { records: 5, instructions: 22, reads: 5, writebacks: 2, footprint_lines: 4, footprint_pages: 3 }
-        );
+        assert_eq!(s, TraceStats { records: 5, instructions: 22, reads: 5, writebacks: 2, footprint_lines: 4, footprint_pages: 3 });
         assert!((s.reads_pki() - 5000.0 / 22.0).abs() < 1e-9);
         assert!((s.writebacks_pki() - 2000.0 / 22.0).abs() < 1e-9);
         assert_eq!(s.footprint_bytes(), 256);

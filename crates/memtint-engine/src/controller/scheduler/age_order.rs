@@ -89,7 +89,8 @@ mod tests {
         for order in orders {
             for (a, b) in ages.iter().flat_map(|&a| ages.iter().map(move |&b| (a, b))) {
                 for (ha, hb) in [(false, false), (false, true), (true, false), (true, true)] {
-                    let (lane, wide) = (order.lane_key(ha, a).cmp(&order.lane_key(hb, b)), order.key_of(ha, a as u64).cmp(&order.key_of(hb, b as u64)));
+                    let (lane, wide) =
+                        (order.lane_key(ha, a).cmp(&order.lane_key(hb, b)), order.key_of(ha, a as u64).cmp(&order.key_of(hb, b as u64)));
                     assert_eq!(lane, wide, "{order:?}: ({ha}, {a}) against ({hb}, {b})");
                 }
                 assert!(order.lane_key(false, a) < KEY_LIMIT);

@@ -103,10 +103,7 @@ impl Scheduler for Bliss {
     }
 
     fn source_counters(&self) -> BTreeMap<u32, BTreeMap<&'static str, u64>> {
-        self.sources
-            .iter()
-            .map(|(i, s)| (i, BTreeMap::from([("served", s.served), ("times_blacklisted", s.times_blacklisted)])))
-            .collect()
+        self.sources.iter().map(|(i, s)| (i, BTreeMap::from([("served", s.served), ("times_blacklisted", s.times_blacklisted)]))).collect()
     }
 }
 

@@ -96,9 +96,7 @@ impl Scheduler for Ccps {
         let epochs = self.meter.epochs();
         self.sources
             .iter()
-            .map(|(i, s)| {
-                (i, BTreeMap::from([("light_epochs", s.class.light_epochs), ("epochs", epochs), ("served_aged", s.served_aged)]))
-            })
+            .map(|(i, s)| (i, BTreeMap::from([("light_epochs", s.class.light_epochs), ("epochs", epochs), ("served_aged", s.served_aged)])))
             .collect()
     }
 }

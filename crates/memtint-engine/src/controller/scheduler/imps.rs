@@ -97,10 +97,7 @@ impl Scheduler for Imps {
 
     fn source_counters(&self) -> BTreeMap<u32, BTreeMap<&'static str, u64>> {
         let epochs = self.meter.epochs();
-        self.sources
-            .iter()
-            .map(|(i, s)| (i, BTreeMap::from([("light_epochs", s.light_epochs), ("epochs", epochs)])))
-            .collect()
+        self.sources.iter().map(|(i, s)| (i, BTreeMap::from([("light_epochs", s.light_epochs), ("epochs", epochs)]))).collect()
     }
 }
 

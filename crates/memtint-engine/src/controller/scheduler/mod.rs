@@ -163,16 +163,26 @@ pub const MIN_PERIODS: u64 = 3;
 /// The periods of scheduler `name`: (key, what it is, what a run without any boundary misses).
 fn periods(name: &str, cfg: &ControllerConfig) -> Vec<(&'static str, u64, &'static str, &'static str)> {
     match name {
-        "atlas" => vec![("atlas_quantum", cfg.atlas_quantum, "quantum", "no source was ranked by attained service, so the \
-            schedule equals fr-fcfs's (except requests older than atlas_starvation_threshold)")],
+        "atlas" => vec![(
+            "atlas_quantum",
+            cfg.atlas_quantum,
+            "quantum",
+            "no source was ranked by attained service, so the \
+            schedule equals fr-fcfs's (except requests older than atlas_starvation_threshold)",
+        )],
         "tcm" => vec![
             ("tcm_quantum", cfg.tcm_quantum, "quantum", "no cluster formed, so the schedule equals fr-fcfs's"),
             ("tcm_shuffle_interval", cfg.tcm_shuffle_interval, "shuffle interval", "the bandwidth cluster was never shuffled"),
         ],
         "bliss" => vec![("bliss_clearing_interval", cfg.bliss_clearing_interval, "clearing interval", "the blacklist was never cleared")],
         "imps" => vec![("imps_epoch", cfg.imps_epoch, "epoch", "no source was classified as very light, so the schedule equals fr-fcfs's")],
-        "ccps" => vec![("ccps_epoch", cfg.ccps_epoch, "epoch", "no source was classified as low-memory-request; only the age \
-            rule separates ccps from fr-fcfs")],
+        "ccps" => vec![(
+            "ccps_epoch",
+            cfg.ccps_epoch,
+            "epoch",
+            "no source was classified as low-memory-request; only the age \
+            rule separates ccps from fr-fcfs",
+        )],
         _ => Vec::new(),
     }
 }

@@ -11,9 +11,9 @@
 use super::colour_sets::{out_of_memory, AgedFrames};
 use super::{MachineView, Placement, PlacementPolicy};
 use crate::error::{Error, Result};
+use crate::mapping::Field;
 use crate::os::buddy::BuddyAllocator;
 use crate::os::colour::{ColourBits, ColourFunction, ColourSpace};
-use crate::mapping::Field;
 use crate::os::os_model::OsConfig;
 use serde::{Deserialize, Serialize};
 
@@ -50,9 +50,9 @@ pub struct CcpsRegions {
 
 impl CcpsRegions {
     pub fn new(cfg: &OsConfig, bits: &ColourBits, machine: &MachineView) -> Result<Self> {
-        let channel = bits.channel_space().map_err(|e| {
-            Error::config("os.policy", format!("ccps partitions channels by page: {e} (e.g. machine ccps-4c-64b)"))
-        })?;
+        let channel = bits
+            .channel_space()
+            .map_err(|e| Error::config("os.policy", format!("ccps partitions channels by page: {e} (e.g. machine ccps-4c-64b)")))?;
         let count = |f: Field| 1u32 << machine.mapping.field_bits(f).len();
         let (channels, ranks) = (count(Field::Channel), count(Field::Rank));
         let banks_per_rank = count(Field::BankGroup) * count(Field::Bank);
@@ -178,11 +178,7 @@ impl PlacementPolicy for CcpsRegions {
         let same = (0..self.space.count())
             .filter(|&c| coords[c as usize].0 == channel && alloc.free_of_colour(c) > 0)
             .max_by_key(|&c| (alloc.free_of_colour(c), std::cmp::Reverse(c)));
-        let other = || {
-            (0..self.space.count())
-                .filter(|&c| alloc.free_of_colour(c) > 0)
-                .min_by_key(|&c| (alloc.allocated_of_colour(c), c))
-        };
+        let other = || (0..self.space.count()).filter(|&c| alloc.free_of_colour(c) > 0).min_by_key(|&c| (alloc.allocated_of_colour(c), c));
         match same.or_else(other).and_then(|c| alloc.alloc_colour(c)) {
             Some(frame) => {
                 self.spilled += 1;

@@ -193,9 +193,7 @@ impl ColourSets {
             ));
         }
         // Borrow from the least-used colour that still has a free frame.
-        let lender = (0..self.space.count())
-            .filter(|&c| alloc.free_of_colour(c) > 0)
-            .min_by_key(|&c| (alloc.allocated_of_colour(c), c));
+        let lender = (0..self.space.count()).filter(|&c| alloc.free_of_colour(c) > 0).min_by_key(|&c| (alloc.allocated_of_colour(c), c));
         match lender.and_then(|c| alloc.alloc_colour(c)) {
             Some(frame) => Ok(Placement { frame, borrowed: true }),
             None => Err(out_of_memory(self.policy, pid, alloc)),

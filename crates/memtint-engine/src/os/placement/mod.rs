@@ -6,8 +6,8 @@ mod bpm;
 mod bpm_plus;
 mod buddy_order;
 mod ccps;
-mod mcp;
 mod colour_sets;
+mod mcp;
 mod random_interleave;
 mod vertical;
 
@@ -15,8 +15,8 @@ pub use bpm::bpm;
 pub use bpm_plus::bpm_plus;
 pub use buddy_order::BuddyOrder;
 pub use ccps::{CcpsConfig, CcpsRegions};
-pub use mcp::{AppProfile, Mcp, McpConfig};
 pub use colour_sets::{ColourSets, ColourSplit};
+pub use mcp::{AppProfile, Mcp, McpConfig};
 pub use random_interleave::RandomInterleave;
 pub use vertical::{vertical, NAMED_VERTICAL};
 
@@ -91,9 +91,9 @@ pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32, machine: &Machin
         "bpm" => Box::new(bpm(cfg, bits, processes)?),
         "bpm-plus" => Box::new(bpm_plus(cfg, bits, processes)?),
         "vertical" => {
-            let ijk = cfg.vertical.ok_or_else(|| {
-                Error::config("os.vertical", "policy 'vertical' needs os.vertical = [i, j, k] (B-, C- and O-bits)")
-            })?;
+            let ijk = cfg
+                .vertical
+                .ok_or_else(|| Error::config("os.vertical", "policy 'vertical' needs os.vertical = [i, j, k] (B-, C- and O-bits)"))?;
             Box::new(vertical("vertical", ijk, cfg, bits, processes)?)
         }
         "random-interleave" => Box::new(RandomInterleave::new(cfg.seed, bits)?),

@@ -111,8 +111,7 @@ fn hvr_table_1_policies_touch_the_paper_s_sets_and_banks() {
     ] {
         let mut os = model(&cfg(policy), "i7-860", processes);
         let frames = touch(&mut os, 0, 4096);
-        let touched: BTreeSet<u64> =
-            frames.iter().flat_map(|&f| (0..64u64).map(move |l| ((f | l << 6) >> 6) & 8191)).collect();
+        let touched: BTreeSet<u64> = frames.iter().flat_map(|&f| (0..64u64).map(move |l| ((f | l << 6) >> 6) & 8191)).collect();
         let placed = os.process_placement(0);
         assert_eq!((touched.len(), placed.banks_used.len()), (sets, banks), "{policy}");
         let report = os.colour_report().unwrap();
@@ -213,11 +212,19 @@ fn invalid_configurations_are_explained() {
     let unknown = error(&cfg("bpm-pluss"), "i7-860", 4);
     assert!(unknown.starts_with("unknown placement policy 'bpm-pluss'; valid placement policies: buddy, bpm, bpm-plus"), "{unknown}");
     let cases: [(OsConfig, u32, &str); 9] = [
-        (OsConfig { colours: Some(vec![vec![40], vec![1]]), ..cfg("bpm") }, 2, "colour 40 does not exist: the bank colour space has 32 colours (0-31)"),
+        (
+            OsConfig { colours: Some(vec![vec![40], vec![1]]), ..cfg("bpm") },
+            2,
+            "colour 40 does not exist: the bank colour space has 32 colours (0-31)",
+        ),
         (OsConfig { colours: Some(vec![vec![], vec![1]]), ..cfg("bpm") }, 2, "os.colours: colour set 0 is empty"),
         (OsConfig { colours: Some(vec![vec![1, 2], vec![2]]), ..cfg("bpm") }, 2, "colour 2 is in colour sets 0 and 1"),
         (OsConfig { colours: Some(vec![vec![1]]), ..cfg("bpm") }, 2, "gives 1 colour sets for 2 processes"),
-        (OsConfig { colours: Some(vec![vec![1], vec![2]]), groups: Some(vec![0, 5]), ..cfg("bpm") }, 2, "os.groups: process 1 uses colour set 5, but there are 2 sets (0-1)"),
+        (
+            OsConfig { colours: Some(vec![vec![1], vec![2]]), groups: Some(vec![0, 5]), ..cfg("bpm") },
+            2,
+            "os.groups: process 1 uses colour set 5, but there are 2 sets (0-1)",
+        ),
         (OsConfig { groups: Some(vec![0, 2]), ..cfg("bpm") }, 2, "os.groups: colour set 1 is used by no process"),
         (cfg("bpm"), 40, "policy bpm gives each of 40 processes its own colours but has only 32"),
         (cfg("a-vp"), 8, "policy a-vp gives each of 8 processes its own colours but has only 4"),
