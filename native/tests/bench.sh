@@ -17,6 +17,11 @@ echo "| threads | glibc Mops/s | libmemtint Mops/s | ratio |"
 echo "|---|---|---|---|"
 for t in 1 2 4; do MEMTINT_COLORS=0-15 "$B" throughput $t 2000000; done
 echo
+echo "mixed sizes (90 % 2 B-2 KB, 9.5 % 2-64 KB, 0.5 % 64 KB-4 MB; 20 % realloc; pages touched; colours 0-15 of 32)"
+echo "| threads | glibc Mops/s | glibc kernel share | libmemtint Mops/s | libmemtint kernel share | glibc / libmemtint |"
+echo "|---|---|---|---|---|---|"
+for t in 1 2 4; do MEMTINT_COLORS=0-15 "$B" mixed $t 400000; done
+echo
 echo "coloured memory rate (4 MB blocks, touched; i7-860 bank colours, 32 of them)"
 echo "| mode | colours | block | MB | GB/s | held aside GB per GB | from kernel GB per GB | released GB per GB | glibc malloc+touch GB/s |"
 echo "|---|---|---|---|---|---|---|---|---|"

@@ -64,6 +64,47 @@ int main(void) {
     EXPECT(memtint_pages_delivered_of(1) + memtint_pages_delivered_of(2) > 0, "delivered per colour counted");
     EXPECT(memtint_pages_delivered_of(1u << tc_n_masks) == 0, "out-of-range colour has no pages");
     EXPECT(memtint_verify_all_pages() == 0, "nothing moved");
+    if (after.mode == MEMTINT_MODE_PAGEMAP) {
+        /* Freed large blocks stay assembled: reused, merged, resized in place (range.c). */
+        char *a = memtint_malloc(5 * 4096), *b = memtint_malloc(3 * 4096);
+        EXPECT(b == a + 5 * 4096, "blocks are carved side by side");
+        struct memtint_stats s0, s1;
+        memtint_get_stats(&s0);
+        memtint_free(a);
+        memtint_free(b);
+        memtint_get_stats(&s1);
+        EXPECT(s1.pages_cached == s0.pages_cached + 8, "freed blocks are kept assembled (pages_cached)");
+        char *m = memtint_malloc(8 * 4096);
+        EXPECT(m == a, "neighbouring free blocks merge: one 8-page block reuses both");
+        EXPECT(tc_check_block(m, 8 * 4096, set) == 0, "a reused block keeps its colours");
+        char *d = memtint_realloc(m, 2 * 4096 + 1);
+        EXPECT(d == m && memtint_usable_size(d) == 3 * 4096, "realloc shrinks a block in place");
+        memset(d, 7, 3 * 4096);
+        char *g = memtint_realloc(d, 7 * 4096);
+        EXPECT(g == d && g[3 * 4096 - 1] == 7, "realloc grows a block in place into free pages after it");
+        EXPECT(tc_check_block(g, 7 * 4096, set) == 0, "the grown block is coloured");
+        memtint_free(g);
+
+        /* A fresh set: a block grown past its region's frontier moves the frontier, so the next
+         * block is carved after it and cannot be mapped over it. */
+        unsigned three[] = {3};
+        uint64_t set3[1024] = {0};
+        tc_set_from_list(set3, three, 1);
+        EXPECT(memtint_set_colors(three, 1) == 0, "set_colors {3}");
+        char *x = memtint_malloc(2 * 4096);
+        char *x2 = memtint_realloc(x, 6 * 4096);
+        EXPECT(x2 == x, "a block at the frontier grows in place");
+        memset(x2, 9, 6 * 4096);
+        char *y = memtint_malloc(4096);
+        memset(y, 1, 4096);
+        EXPECT(y == x2 + 6 * 4096, "the next block is carved after the grown one");
+        size_t intact = 0;
+        while (intact < 6 * 4096 && x2[intact] == 9) intact++;
+        EXPECT(intact == 6 * 4096, "the grown block's contents survive the next allocation");
+        EXPECT(tc_check_block(x2, 6 * 4096, set3) == 0 && tc_check_block(y, 4096, set3) == 0, "both in colour 3");
+        memtint_free(x2);
+        memtint_free(y);
+    }
     printf("api checks: %d failed\n", failures);
     return failures != 0;
 }

@@ -70,6 +70,7 @@ struct memtint_stats {
     uint64_t pages_spilled;      /* pages delivered outside the asked colours (spill mode) */
     uint64_t pages_moved;        /* pages found moved by the checks so far */
     uint64_t pages_released;     /* held-aside pages given back to the kernel */
+    uint64_t pages_cached;       /* of pages_delivered: freed large blocks kept assembled for reuse */
 };
 #define MEMTINT_MODE_OFF 0       /* MEMTINT_COLORS unset and nobody called set_colors yet */
 #define MEMTINT_MODE_PAGEMAP 1

@@ -304,6 +304,16 @@ void mt_heap_free(void *p) {
     bad_pointer("free", p);
 }
 
+bool mt_heap_resize(void *p, size_t size) {
+    uint32_t idx = mt_idx(p);
+    if (mt_pages[idx].state != PD_HEAD || size <= SMALL_MAX || size > ((size_t)1 << 40)) return false;
+    size_t old = (size_t)mt_pages[idx].aux << MT_PAGE_SHIFT;
+    if (!mt_range_resize(idx, (size + MT_PAGE - 1) >> MT_PAGE_SHIFT)) return false;
+    if (size < old) POISON((char *)p + size, old - size);
+    UNPOISON(p, size);
+    return true;
+}
+
 /* realloc copies the whole usable size of the old block; under ASan only the requested bytes
  * were unpoisoned, so open the rest for the copy (the block is freed right after). */
 void mt_heap_unpoison(void *p, size_t n) { UNPOISON(p, n); }

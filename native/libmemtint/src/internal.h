@@ -30,6 +30,9 @@
 #define MT_MAX_MASKS 16
 #define MT_MAX_COLOURS (1u << MT_MAX_MASKS)
 #define MT_MAX_SETS 256
+/* range.c's bins of freed blocks: exact sizes 1-32 pages, then one per power of two */
+#define MT_CACHE_EXACT 32
+#define MT_CACHE_BINS (MT_CACHE_EXACT + 24)
 #define MT_NIL 0u /* page index 0 of the arena is never used, so 0 ends lists */
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -88,7 +91,9 @@ static inline unsigned mt_colour_of_paddr(uint64_t paddr) {
 static inline bool mt_bit(const uint64_t *bm, unsigned i) { return bm[i >> 6] >> (i & 63) & 1; }
 
 /* ---- arena.c ---- */
-enum { PD_NONE = 0, PD_POOL, PD_SLAB, PD_HEAD, PD_BODY, PD_HELD_CHUNK };
+/* PD_HEAD: first page of a block in use (aux pages; `next` holds its colour set's id).
+ * PD_CACHED: first page of a freed block kept assembled (aux pages; next/prev link its bin). */
+enum { PD_NONE = 0, PD_POOL, PD_SLAB, PD_HEAD, PD_BODY, PD_HELD_CHUNK, PD_CACHED };
 typedef struct {
     uint32_t next, prev; /* pool list links (page indexes) */
     uint32_t aux;        /* PD_HEAD: pages in the block */
@@ -165,6 +170,11 @@ unsigned mt_huge_max_run(const mt_colour_set *s); /* longest run of set pages in
 /* A block of npages (aligned to 2^align_order pages) of the set's colours; NULL + errno. */
 void *mt_range_alloc(mt_colour_set *s, size_t npages, unsigned align_order);
 void mt_range_free(uint32_t head);
+/* The block at head resized to npages where it stands; false if it cannot be (caller copies). */
+bool mt_range_resize(uint32_t head, size_t npages);
+/* The set's freed blocks, kept assembled, back to the pool as pages (callers hold mt_pool_lock). */
+void mt_range_cache_drain(mt_colour_set *s);
+uint64_t mt_range_cached_pages(void);
 
 /* ---- heap.c ---- */
 struct mt_colour_set {
@@ -175,6 +185,9 @@ struct mt_colour_set {
     atomic_uint cursor; /* round robin over the colours */
     pthread_mutex_t lock;
     void *partial[32]; /* per size class: slabs with free objects */
+    uint32_t cache[MT_CACHE_BINS]; /* freed blocks kept assembled (range.c), under mt_pool_lock */
+    uint64_t cached;               /* pages in them */
+    uint32_t region, frontier;     /* where range.c carves blocks for the set next */
 };
 extern mt_colour_set *mt_sets[MT_MAX_SETS];
 extern unsigned mt_n_sets;
@@ -184,6 +197,7 @@ void *mt_heap_malloc(mt_colour_set *s, size_t size);
 void *mt_heap_memalign(mt_colour_set *s, size_t align, size_t size);
 void mt_heap_free(void *p);
 size_t mt_heap_usable(const void *p);
+bool mt_heap_resize(void *p, size_t size); /* a large block resized in place, or false */
 void mt_heap_unpoison(void *p, size_t n);
 void mt_heap_thread_use(mt_colour_set *s);
 mt_colour_set *mt_heap_thread_set(void);

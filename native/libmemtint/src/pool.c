@@ -222,6 +222,7 @@ void mt_pool_deliver(uint32_t idx, bool spilled) {
 
 uint32_t mt_pool_take_page(mt_colour_set *s) {
     const char *why = "";
+    if (mt_pool_available(s) == 0) mt_range_cache_drain(s);
     if (mt_pool_available(s) == 0 && mt_pool_grow(s, 1, &why)) {
         if (mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) {
             uint32_t idx = mt_pool_spill_page();

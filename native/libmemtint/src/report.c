@@ -71,10 +71,10 @@ void mt_report_write(void) {
     mt_text_str(&t, "], \"page_size\": 4096");
     put(fd, &t);
     const char *names[] = {"pages_from_kernel", "pages_delivered", "pages_delivered_peak", "pages_held_aside",
-                           "pages_pooled", "pages_spilled", "pages_found_moved", "pages_released"};
+                           "pages_pooled", "pages_spilled", "pages_found_moved", "pages_released", "pages_cached"};
     uint64_t vals[] = {st.pages_from_kernel, st.pages_delivered, st.pages_delivered_peak, st.pages_held_aside,
-                       st.pages_pooled, st.pages_spilled, st.pages_moved, st.pages_released};
-    for (unsigned i = 0; i < 8; i++) {
+                       st.pages_pooled, st.pages_spilled, st.pages_moved, st.pages_released, st.pages_cached};
+    for (unsigned i = 0; i < 9; i++) {
         mt_text_str(&t, ", \"");
         mt_text_str(&t, names[i]);
         mt_text_str(&t, "\": ");

@@ -186,6 +186,7 @@ void *memtint_realloc(void *p, size_t size) {
             mt_heap_unpoison(p, size);
             return p;
         }
+        if (mt_heap_resize(p, size)) return p;
     } else {
         mt_colour_set *s = current_set();
         if (!s) return __libc_realloc(p, size);
@@ -242,7 +243,7 @@ int memtint_color_of(const void *ptr) {
     if (!mt_cfg.n_masks) return -1;
     if (core_ready && mt_in_arena(ptr)) {
         uint8_t st = mt_pages[mt_idx(ptr)].state;
-        return st == PD_SLAB || st == PD_HEAD || st == PD_BODY || st == PD_POOL
+        return st == PD_SLAB || st == PD_HEAD || st == PD_BODY || st == PD_POOL || st == PD_CACHED
                    ? mt_pages[mt_idx(ptr)].colour : -1;
     }
     if (mt_pagemap_fd < 0 && mt_pagemap_open()) return -1;
@@ -259,7 +260,7 @@ static long check_range(uint32_t first, uint32_t n) {
         if (mt_pagemap_read((uintptr_t)mt_va(first + done), k, pfns)) { errno = EIO; return -1; }
         for (uint32_t i = 0; i < k; i++) {
             mt_page *pg = &mt_pages[first + done + i];
-            if (pg->state != PD_SLAB && pg->state != PD_HEAD && pg->state != PD_BODY) continue;
+            if (pg->state != PD_SLAB && pg->state != PD_HEAD && pg->state != PD_BODY && pg->state != PD_CACHED) continue;
             if (!pfns[i]) pfns[i] = mt_pagemap_settle((uintptr_t)mt_va(first + done + i));
             if (!pfns[i]) { errno = EPERM; return -1; }
             if (pfns[i] != pg->pfn) {
@@ -329,6 +330,7 @@ int memtint_get_stats(struct memtint_stats *out) {
     out->pages_spilled = mt_stats.spilled;
     out->pages_moved = mt_stats.moved;
     out->pages_released = mt_stats.released;
+    out->pages_cached = mt_range_cached_pages();
     pthread_mutex_unlock(&mt_pool_lock);
     return 0;
 }
