@@ -76,7 +76,7 @@ fn main() {
     let resolved = MachineConfig::load("ddr4-2400")
         .and_then(|m| m.with_overrides(&serde_json::json!({"controller": {"implementation": implementation}})))
         .and_then(|m| MemoryConfig::resolve(&m))
-        .and_then(|cfg| memtint_engine::controller::Implementation::resolve(&cfg.org, &cfg.timing, &cfg.controller));
+        .and_then(|cfg| memtint_engine::controller::Implementation::resolve(cfg.device.standard, &cfg.org, &cfg.timing, &cfg.controller));
     match resolved {
         Ok(i) => println!("Controller implementation: {} (MEMTINT_BENCH_IMPLEMENTATION={implementation}).", i.name()),
         Err(e) => {

@@ -584,7 +584,7 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
         let small =
             |name: &str, v: u64| T::try_from(v).ok().filter(|&v| v < 1 << 20).ok_or_else(|| unsupported(&format!("{name} of {v} cycles")));
         Ok(Ceiling {
-            c: C::new(&Constraints::derive(&cfg.timing))?,
+            c: C::new(&Constraints::derive(cfg.device.standard, &cfg.timing))?,
             mapping: cfg.mapping.clone(),
             line_mask: !(org.burst_bytes() - 1),
             capacity: [ctl.read_queue, w.queue],

@@ -47,11 +47,11 @@ impl MemorySystem {
     pub fn new(cfg: &MemoryConfig) -> Result<Self> {
         let c = &cfg.controller;
         let (mut general, mut lanes) = (Vec::new(), Vec::new());
-        let implementation = Implementation::resolve(&cfg.org, &cfg.timing, c)?;
+        let implementation = Implementation::resolve(cfg.device.standard, &cfg.org, &cfg.timing, c)?;
         for ch in 0..cfg.org.channels {
             match implementation {
-                Implementation::General => general.push(ChannelController::new(ch, &cfg.org, &cfg.timing, c)?),
-                Implementation::Lanes => lanes.push(LaneController::new(ch, &cfg.org, &cfg.timing, c)?),
+                Implementation::General => general.push(ChannelController::new(ch, cfg.device.standard, &cfg.org, &cfg.timing, c)?),
+                Implementation::Lanes => lanes.push(LaneController::new(ch, cfg.device.standard, &cfg.org, &cfg.timing, c)?),
             }
         }
         let line_mask = !(cfg.org.burst_bytes() - 1);

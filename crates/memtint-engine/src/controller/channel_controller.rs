@@ -14,7 +14,8 @@ use super::write_drain::WriteDrain;
 use super::{BankQueue, BankState, ChannelTiming, Completion, Origin, Request, RowOutcome};
 use crate::config::ControllerConfig;
 use crate::dram::constraints::Constraints;
-use crate::dram::{Command, CommandRecord, DramAddress, Organisation, TimingParams};
+use crate::dram::timing_rules::TimingTable;
+use crate::dram::{Command, CommandRecord, DramAddress, Organisation, Standard, TimingParams};
 use crate::error::Result;
 use crate::stats::ChannelStats;
 use crate::{Cycle, NEVER};
@@ -79,18 +80,19 @@ const READS: usize = 0;
 const WRITES: usize = 1;
 
 impl ChannelController {
-    pub fn new(channel: u32, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Self> {
+    pub fn new(channel: u32, standard: Standard, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Self> {
         cfg.validate()?;
         let writes = cfg.writes()?;
         let banks = org.banks_per_channel() as usize;
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
         let refresh = refresh::build(&cfg.refresh, org.ranks, timing.tREFI)?;
-        let scheduler = scheduler::build(&cfg.scheduler, cfg, &Constraints::derive(timing))?;
+        let c = Constraints::derive(standard, timing);
+        let scheduler = scheduler::build(&cfg.scheduler, cfg, &c)?;
         let ranked = scheduler.ranks_requests();
         Ok(ChannelController {
             channel,
             org: org.clone(),
-            c: Constraints::derive(timing),
+            c: c.clone(),
             queues: [vec![BankQueue::default(); banks], vec![BankQueue::default(); banks]],
             len: [0, 0],
             capacity: [cfg.read_queue, writes.queue],
@@ -101,7 +103,13 @@ impl ChannelController {
             next_seq: 0,
             banks: vec![BankState::default(); banks],
             open_banks: vec![0; org.ranks as usize],
-            timing: ChannelTiming::new(Constraints::derive(timing), org.ranks, org.bank_groups, org.banks_per_rank()),
+            timing: ChannelTiming::new(
+                TimingTable::build(standard.timing_rules(), timing),
+                c,
+                org.ranks,
+                org.bank_groups,
+                org.banks_per_rank(),
+            ),
             scheduler,
             ranked,
             idle_close_after: row_policy.idle_close_after(),

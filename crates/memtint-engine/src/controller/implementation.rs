@@ -5,7 +5,7 @@
 
 use super::{lane_controller, ChannelController, LaneController};
 use crate::config::ControllerConfig;
-use crate::dram::{Organisation, TimingParams};
+use crate::dram::{Organisation, Standard, TimingParams};
 use crate::error::{Error, Result};
 use crate::stats::ChannelStats;
 use crate::Cycle;
@@ -37,9 +37,9 @@ impl Implementation {
     /// The implementation `cfg.implementation` selects for this machine: "auto" is the lane
     /// controller whenever it supports the configuration, else the general one; "lanes" on a
     /// configuration it does not support is an error saying what it does not support.
-    pub fn resolve(org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Implementation> {
+    pub fn resolve(standard: Standard, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Implementation> {
         Self::check_name(&cfg.implementation)?;
-        let why = lane_controller::unsupported(org, timing, cfg);
+        let why = lane_controller::unsupported(standard, org, timing, cfg);
         match (cfg.implementation.as_str(), why) {
             ("general", _) => Ok(Implementation::General),
             (_, None) => Ok(Implementation::Lanes),
@@ -109,7 +109,7 @@ mod tests {
     fn resolve(overrides: serde_json::Value) -> Result<Implementation> {
         let m = MachineConfig::load("ddr4-2400").unwrap().with_overrides(&serde_json::json!({ "controller": overrides }))?;
         let mem = MemoryConfig::resolve(&m)?;
-        Implementation::resolve(&mem.org, &mem.timing, &mem.controller)
+        Implementation::resolve(mem.device.standard, &mem.org, &mem.timing, &mem.controller)
     }
 
     #[test]
@@ -141,7 +141,7 @@ mod tests {
                 "dram": {"ranks": ranks}, "controller": {"implementation": implementation}
             }))?;
             let mem = MemoryConfig::resolve(&m)?;
-            Implementation::resolve(&mem.org, &mem.timing, &mem.controller)
+            Implementation::resolve(mem.device.standard, &mem.org, &mem.timing, &mem.controller)
         };
         assert_eq!(load(8, "auto").unwrap(), Implementation::Lanes);
         assert_eq!(load(16, "auto").unwrap(), Implementation::General);

@@ -26,7 +26,7 @@ use super::write_drain::WriteDrain;
 use super::{Completion, Origin, RowOutcome};
 use crate::config::ControllerConfig;
 use crate::dram::constraints::Constraints;
-use crate::dram::{Command, CommandRecord, DramAddress, Organisation, TimingParams};
+use crate::dram::{Command, CommandRecord, DramAddress, Organisation, Standard, TimingParams};
 use crate::error::Result;
 use crate::stats::ChannelStats;
 use crate::vector_isa::VectorIsa;
@@ -73,8 +73,9 @@ struct Queued {
 }
 
 /// Why `LaneController` cannot run a configuration (`None`: it can).
-pub fn unsupported(org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Option<String> {
-    let order = scheduler::build(&cfg.scheduler, cfg, &Constraints::derive(timing)).ok().and_then(|s| s.age_order());
+pub fn unsupported(standard: Standard, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Option<String> {
+    let c = Constraints::derive(standard, timing);
+    let order = scheduler::build(&cfg.scheduler, cfg, &c).ok().and_then(|s| s.age_order());
     if order.is_none() {
         return Some(format!("scheduler \"{}\" (the lane controller runs fcfs, fr-fcfs and fr-fcfs-cap)", cfg.scheduler));
     }
@@ -84,7 +85,6 @@ pub fn unsupported(org: &Organisation, timing: &TimingParams, cfg: &ControllerCo
     if org.ranks > MAX_RANKS {
         return Some(format!("{} ranks per channel (at most {MAX_RANKS})", org.ranks));
     }
-    let c = Constraints::derive(timing);
     let delays = [
         c.act_to_act,
         c.act_to_col,
@@ -184,12 +184,12 @@ pub struct LaneController {
 
 impl LaneController {
     /// The controller of `channel`, or a config error naming what it does not support.
-    pub fn new(channel: u32, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Self> {
+    pub fn new(channel: u32, standard: Standard, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Self> {
         cfg.validate()?;
-        if let Some(why) = unsupported(org, timing, cfg) {
+        if let Some(why) = unsupported(standard, org, timing, cfg) {
             return Err(crate::error::Error::config("controller.implementation", format!("\"lanes\" does not support {why}")));
         }
-        let c = Constraints::derive(timing);
+        let c = Constraints::derive(standard, timing);
         let scheduler = scheduler::build(&cfg.scheduler, cfg, &c)?;
         let order = scheduler.age_order().expect("checked by unsupported()");
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;

@@ -1,10 +1,11 @@
 //! The earliest cycle each command may issue at each bank, bank group, rank and channel,
-//! updated as commands issue (the "next allowed" tables of Ramulator, flattened). Reads only
-//! the derived `Constraints`. RDA and WRA obey exactly the constraints of RD and WR (they differ
-//! only in what they cause), so they read the RD and WR entries and no entries of their own
-//! are kept.
+//! updated as commands issue (the "next allowed" tables of Ramulator, flattened) by applying
+//! the standard's compiled timing rules (`dram::timing_rules::TimingTable`). RDA and WRA obey
+//! exactly the rules of RD and WR (they differ only in what they cause), so they read the RD
+//! and WR entries and no entries of their own are kept.
 
 use crate::dram::constraints::Constraints;
+use crate::dram::timing_rules::{Scope, TimingTable};
 use crate::dram::Command;
 use crate::Cycle;
 
@@ -14,8 +15,6 @@ const RD: usize = Command::Rd as usize;
 const WR: usize = Command::Wr as usize;
 const ACT: usize = Command::Act as usize;
 const PRE: usize = Command::Pre as usize;
-const PREA: usize = Command::Prea as usize;
-const REF: usize = Command::Ref as usize;
 
 /// The table entry `cmd` reads: its own, or RD's / WR's for the auto-precharge variants.
 #[inline(always)]
@@ -36,6 +35,7 @@ fn raise(slot: &mut Cycle, t: Cycle) {
 
 #[derive(Clone, Debug)]
 pub struct ChannelTiming {
+    table: TimingTable,
     c: Constraints,
     ranks: usize,
     bank: Vec<Next>,
@@ -100,9 +100,11 @@ pub fn shared_kind(cmd: Command) -> usize {
 }
 
 impl ChannelTiming {
-    pub fn new(c: Constraints, ranks: u32, groups_per_rank: u32, banks_per_rank: u32) -> Self {
+    /// `c` is the same table's distances by name (`Constraints::from_table`), for readers.
+    pub fn new(table: TimingTable, c: Constraints, ranks: u32, groups_per_rank: u32, banks_per_rank: u32) -> Self {
         let ranks = ranks as usize;
         ChannelTiming {
+            table,
             c,
             ranks,
             bank: vec![[0; Command::COUNT]; ranks * banks_per_rank as usize],
@@ -200,72 +202,22 @@ impl ChannelTiming {
 
     /// Record `cmd` issued at `now`. `act_cycle` is the bank's latest ACT (for auto-precharge).
     pub fn issue(&mut self, cmd: Command, now: Cycle, rank: u32, group: u32, flat_bank: u32, act_cycle: Cycle) {
-        let r = rank as usize;
-        let (b, g) = (flat_bank as usize, group as usize);
-        self.cmd_bus = now + 1;
-        match cmd {
-            Command::Act => {
-                let bank = &mut self.bank[b];
-                raise(&mut bank[ACT], now + self.c.act_to_act);
-                raise(&mut bank[RD], now + self.c.act_to_col);
-                raise(&mut bank[WR], now + self.c.act_to_col);
-                raise(&mut bank[PRE], now + self.c.act_to_pre);
-                raise(&mut self.rank[r][PREA], now + self.c.act_to_pre);
-                self.raise_group(g, ACT, now + self.c.act_to_act_l);
-                self.raise_rank(r, ACT, now + self.c.act_to_act_s);
+        let (r, g, b) = (rank as usize, group as usize, flat_bank as usize);
+        self.apply(cmd, now, r, g, b);
+        if cmd == Command::Act {
+            if let Some((window, latency)) = self.table.act_window {
+                debug_assert_eq!(window, 4, "the ring holds four ACTs");
                 let pos = self.faw_pos[r];
-                self.faw[r][pos] = now + self.c.faw;
+                self.faw[r][pos] = now + latency;
                 let pos = (pos + 1) % 4;
                 self.faw_pos[r] = pos;
                 // The window's new oldest ACT (ACTs issue in time order, so this only rises).
                 self.raise_rank_shared(r, KIND_ACT, self.faw[r][pos]);
             }
-            Command::Pre => {
-                raise(&mut self.bank[b][ACT], now + self.c.pre_to_act);
-                raise(&mut self.rank[r][REF], now + self.c.pre_to_act);
-            }
-            Command::Prea => {
-                self.raise_rank(r, ACT, now + self.c.pre_to_act);
-                raise(&mut self.rank[r][REF], now + self.c.pre_to_act);
-            }
-            Command::Rd | Command::Rda => {
-                raise(&mut self.bank[b][PRE], now + self.c.rd_to_pre);
-                raise(&mut self.rank[r][PREA], now + self.c.rd_to_pre);
-                self.column(
-                    now,
-                    r,
-                    g,
-                    [self.c.rd_to_rd_l, self.c.rd_to_rd_s, self.c.rd_to_wr, self.c.rd_to_rd_rank, self.c.rd_to_wr_rank],
-                    true,
-                );
-                if cmd == Command::Rda {
-                    let ap = self.c.auto_precharge_ready(act_cycle, now, false);
-                    raise(&mut self.bank[b][ACT], ap);
-                    raise(&mut self.rank[r][REF], ap);
-                }
-            }
-            Command::Wr | Command::Wra => {
-                raise(&mut self.bank[b][PRE], now + self.c.wr_to_pre);
-                raise(&mut self.rank[r][PREA], now + self.c.wr_to_pre);
-                self.column(
-                    now,
-                    r,
-                    g,
-                    [self.c.wr_to_wr_l, self.c.wr_to_wr_s, self.c.wr_to_rd_s, self.c.wr_to_wr_rank, self.c.wr_to_rd_rank],
-                    false,
-                );
-                self.raise_group(g, RD, now + self.c.wr_to_rd_l);
-                if cmd == Command::Wra {
-                    let ap = self.c.auto_precharge_ready(act_cycle, now, true);
-                    raise(&mut self.bank[b][ACT], ap);
-                    raise(&mut self.rank[r][REF], ap);
-                }
-            }
-            Command::Ref => {
-                for k in [ACT, REF, PREA, PRE] {
-                    self.raise_rank(r, k, now + self.c.refresh);
-                }
-            }
+        }
+        if cmd.auto_precharges() {
+            let at = self.table.implicit_precharge(act_cycle, now, cmd.is_write());
+            self.apply_effects(Command::Pre, at, r, g, b, false);
         }
         debug_assert!((0..self.shared.len()).all(|i| {
             let g = i % self.groups;
@@ -273,19 +225,31 @@ impl ChannelTiming {
         }));
     }
 
-    /// Column-command updates. `d` = [same group, same rank, same rank other direction,
-    /// other rank same direction, other rank other direction]. Inlined so each call site's
-    /// direction (and so its table kinds) is a constant.
-    #[inline(always)]
-    fn column(&mut self, now: Cycle, r: usize, g: usize, d: [u64; 5], is_read: bool) {
-        let (same, other) = if is_read { (RD, WR) } else { (WR, RD) };
-        self.raise_group(g, same, now + d[0]);
-        self.raise_rank(r, same, now + d[1]);
-        self.raise_rank(r, other, now + d[2]);
-        for o in 0..self.ranks {
-            if o != r {
-                self.raise_rank(o, same, now + d[3]);
-                self.raise_rank(o, other, now + d[4]);
+    #[inline]
+    fn apply(&mut self, cmd: Command, now: Cycle, r: usize, g: usize, b: usize) {
+        self.apply_effects(cmd, now, r, g, b, true);
+    }
+
+    /// Raise every entry `cmd`'s rules constrain, counting from `at`; `bus`: the command bus too
+    /// (an implicit precharge does not use it).
+    fn apply_effects(&mut self, cmd: Command, at: Cycle, r: usize, g: usize, b: usize, bus: bool) {
+        for i in 0..self.table.after(cmd).len() {
+            let e = self.table.after(cmd)[i];
+            let (kind, t) = (e.following as usize, at + e.latency);
+            match e.scope {
+                Scope::Bank => raise(&mut self.bank[b][kind], t),
+                Scope::BankGroup => self.raise_group(g, kind, t),
+                Scope::Rank => self.raise_rank(r, kind, t),
+                Scope::SiblingRank => {
+                    for o in (0..self.ranks).filter(|&o| o != r) {
+                        self.raise_rank(o, kind, t);
+                    }
+                }
+                Scope::Channel => {
+                    if bus {
+                        raise(&mut self.cmd_bus, t);
+                    }
+                }
             }
         }
     }

@@ -1,8 +1,9 @@
-//! Composite timing constraints the controller enforces, derived in one place from the base
-//! JEDEC values (DRAMSim3 keeps this derivation in one module too). The independent checker
-//! (`checker/`) derives its own from the same base values and does not read this file.
+//! The command-to-command distances the lane controller and the schedulers read, by name,
+//! looked up in the standard's timing rules (`timing_rules.rs`). The independent checker
+//! (`checker/`) derives its own from the base values and does not read this file.
 
-use crate::dram::TimingParams;
+use crate::dram::timing_rules::{Scope, TimingTable};
+use crate::dram::{Command, Standard, TimingParams};
 
 /// Minimum distances, in cycles, between two commands, by the scope they share.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,30 +41,38 @@ pub struct Constraints {
 }
 
 impl Constraints {
-    pub fn derive(t: &TimingParams) -> Self {
-        let sat = |a: u64, b: u64| a.saturating_sub(b);
+    /// The distances of the device's standard's timing rules (`timing_rules.rs`).
+    pub fn derive(standard: Standard, t: &TimingParams) -> Self {
+        Self::from_table(&TimingTable::build(standard.timing_rules(), t), t)
+    }
+
+    /// Each distance looked up in `table`; the data timing (when a burst ends) from `t`.
+    pub fn from_table(table: &TimingTable, t: &TimingParams) -> Self {
+        use Command::*;
+        use Scope::*;
+        let l = |scope, a, b| table.latency(scope, a, b);
         Constraints {
-            act_to_act: t.tRC,
-            act_to_col: t.tRCD,
-            act_to_pre: t.tRAS,
-            pre_to_act: t.tRP,
-            rd_to_pre: t.tRTP,
-            wr_to_pre: t.CWL + t.tBL + t.tWR,
-            act_to_act_l: t.tRRD_L,
-            rd_to_rd_l: t.tCCD_L,
-            wr_to_wr_l: t.tCCD_L,
-            wr_to_rd_l: t.CWL + t.tBL + t.tWTR_L,
-            act_to_act_s: t.tRRD_S,
-            rd_to_rd_s: t.tCCD_S,
-            wr_to_wr_s: t.tCCD_S,
-            wr_to_rd_s: t.CWL + t.tBL + t.tWTR_S,
-            rd_to_wr: sat(t.CL + t.tBL + 2, t.CWL),
-            faw: t.tFAW,
-            refresh: t.tRFC,
-            rd_to_rd_rank: t.tBL + t.tRTRS,
-            wr_to_wr_rank: t.tBL + t.tRTRS,
-            rd_to_wr_rank: sat(t.CL + t.tBL + t.tRTRS, t.CWL),
-            wr_to_rd_rank: sat(t.CWL + t.tBL + t.tRTRS, t.CL),
+            act_to_act: l(Bank, Act, Act),
+            act_to_col: l(Bank, Act, Rd),
+            act_to_pre: l(Bank, Act, Pre),
+            pre_to_act: l(Bank, Pre, Act),
+            rd_to_pre: l(Bank, Rd, Pre),
+            wr_to_pre: l(Bank, Wr, Pre),
+            act_to_act_l: l(BankGroup, Act, Act),
+            rd_to_rd_l: l(BankGroup, Rd, Rd),
+            wr_to_wr_l: l(BankGroup, Wr, Wr),
+            wr_to_rd_l: l(BankGroup, Wr, Rd),
+            act_to_act_s: l(Rank, Act, Act),
+            rd_to_rd_s: l(Rank, Rd, Rd),
+            wr_to_wr_s: l(Rank, Wr, Wr),
+            wr_to_rd_s: l(Rank, Wr, Rd),
+            rd_to_wr: l(Rank, Rd, Wr),
+            faw: table.act_window.map_or(0, |(_, latency)| latency),
+            refresh: l(Rank, Ref, Act),
+            rd_to_rd_rank: l(SiblingRank, Rd, Rd),
+            wr_to_wr_rank: l(SiblingRank, Wr, Wr),
+            rd_to_wr_rank: l(SiblingRank, Rd, Wr),
+            wr_to_rd_rank: l(SiblingRank, Wr, Rd),
             read_data_end: t.CL + t.tBL,
             write_data_end: t.CWL + t.tBL,
             burst: t.tBL,

@@ -119,6 +119,11 @@ impl DeviceSpec {
         })
     }
 
+    /// The densities and widths this speed bin comes in.
+    pub fn organisations(&self) -> &[DeviceOrganisation] {
+        &self.organisation
+    }
+
     pub fn densities(&self) -> Vec<u32> {
         self.organisation.iter().map(|o| o.density_gbit).collect()
     }

@@ -7,6 +7,7 @@ pub mod device;
 pub mod organisation;
 pub mod standard;
 pub mod timing;
+pub mod timing_rules;
 
 pub use address::DramAddress;
 pub use command::{Command, CommandRecord};

@@ -1,5 +1,6 @@
 //! The DRAM standards memtint models and what differs between them.
 
+use crate::dram::timing_rules::{Rule, DDR_RULES};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,6 +18,12 @@ impl Standard {
     }
     pub fn has_bank_groups(self) -> bool {
         matches!(self, Standard::Ddr4)
+    }
+    /// The standard's timing rules (`timing_rules.rs`).
+    pub fn timing_rules(self) -> &'static [Rule] {
+        match self {
+            Standard::Ddr3 | Standard::Ddr4 => DDR_RULES,
+        }
     }
     pub fn name(self) -> &'static str {
         match self {

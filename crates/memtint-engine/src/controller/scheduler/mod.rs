@@ -246,7 +246,7 @@ mod tests {
     fn build_with(overrides: serde_json::Value) -> Result<ChannelController> {
         let m = MachineConfig::load("ddr4-2400").unwrap().with_overrides(&serde_json::json!({ "controller": overrides }))?;
         let mem = MemoryConfig::resolve(&m)?;
-        ChannelController::new(0, &mem.org, &mem.timing, &m.controller)
+        ChannelController::new(0, mem.device.standard, &mem.org, &mem.timing, &m.controller)
     }
 
     #[test]

@@ -62,7 +62,7 @@ fn memory(cfg: &ControllerConfig) -> MemoryConfig {
 /// Ids of `reqs` in the order their column commands issued (reads complete in issue order).
 pub fn served_order(cfg: &ControllerConfig, reqs: &[Req]) -> Vec<u64> {
     let mem = memory(cfg);
-    let mut ch = ChannelController::new(0, &mem.org, &mem.timing, &mem.controller).expect("controller");
+    let mut ch = ChannelController::new(0, mem.device.standard, &mem.org, &mem.timing, &mem.controller).expect("controller");
     ch.record_commands(true);
     let mut pending: Vec<Req> = reqs.to_vec();
     pending.sort_by_key(|r| r.at);

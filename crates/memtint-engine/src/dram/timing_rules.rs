@@ -1,0 +1,179 @@
+//! A DRAM standard's timing rules as data, in Ramulator 2's shape: each rule says that a
+//! `following` command may not issue to the `scope` of an earlier `preceding` command until
+//! `latency` cycles after it (or, with a `window` of n, until `latency` after the n-th latest
+//! such command). The controllers' tables are built from these rules only: `TimingTable`
+//! compiles them per command for `ChannelTiming`, and `Constraints` (read by the lane
+//! controller and the schedulers) looks its distances up in the same table. The independent
+//! checker (`checker/rules.rs`) keeps its own derivation from the base values and does not read
+//! this file.
+//!
+//! A new standard is a rule list here, a device file under `configs/devices/` and a `Standard`
+//! variant whose `timing_rules` returns the list.
+
+use crate::dram::{Command, TimingParams};
+
+/// What the preceding and following commands share for a rule to apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    /// The same bank.
+    Bank,
+    /// The same bank group (the same rank for standards without bank groups).
+    BankGroup,
+    /// The same rank.
+    Rank,
+    /// Another rank of the same channel (the shared data bus).
+    SiblingRank,
+    /// The same channel (the command bus).
+    Channel,
+}
+
+/// A latency expression over the timing parameters.
+pub type Latency = fn(&TimingParams) -> u64;
+
+#[derive(Clone, Copy)]
+pub struct Rule {
+    pub scope: Scope,
+    pub preceding: &'static [Command],
+    pub following: &'static [Command],
+    pub latency: Latency,
+    /// 0, or n: the rule counts from the n-th latest preceding command (tFAW: 4).
+    pub window: usize,
+    /// The JEDEC name of the constraint, for documentation and reports.
+    pub name: &'static str,
+}
+
+use Command::{Act, Pre, Prea, Rd, Rda, Ref, Wr, Wra};
+const RD: &[Command] = &[Rd, Rda];
+const WR: &[Command] = &[Wr, Wra];
+const COL: &[Command] = &[Rd, Rda, Wr, Wra];
+const ACT: &[Command] = &[Act];
+const PRE: &[Command] = &[Pre];
+const PREA: &[Command] = &[Prea];
+const REF: &[Command] = &[Ref];
+const ALL: &[Command] = &Command::ALL;
+
+const fn rule(scope: Scope, preceding: &'static [Command], following: &'static [Command], latency: Latency, name: &'static str) -> Rule {
+    Rule { scope, preceding, following, latency, window: 0, name }
+}
+
+/// JEDEC DDR3 and DDR4 (DDR3 has one bank group per rank and equal `_S`/`_L` values). The
+/// read-to-write turnaround keeps two idle bus cycles (DRAMSim3's and Ramulator's choice).
+/// RDA and WRA obey RD's and WR's rules and close the bank as a PRE would at
+/// max(column + RD/WR-to-PRE, ACT + tRAS) (see `TimingTable::implicit_precharge`).
+pub const DDR_RULES: &[Rule] = &[
+    // one bank
+    rule(Scope::Bank, ACT, ACT, |t| t.tRC, "tRC"),
+    rule(Scope::Bank, ACT, COL, |t| t.tRCD, "tRCD"),
+    rule(Scope::Bank, ACT, PRE, |t| t.tRAS, "tRAS"),
+    rule(Scope::Bank, PRE, ACT, |t| t.tRP, "tRP"),
+    rule(Scope::Bank, RD, PRE, |t| t.tRTP, "tRTP"),
+    rule(Scope::Bank, WR, PRE, |t| t.CWL + t.tBL + t.tWR, "tWR"),
+    // a rank's precharge-all waits for every bank's own precharge constraints
+    rule(Scope::Rank, ACT, PREA, |t| t.tRAS, "tRAS"),
+    rule(Scope::Rank, RD, PREA, |t| t.tRTP, "tRTP"),
+    rule(Scope::Rank, WR, PREA, |t| t.CWL + t.tBL + t.tWR, "tWR"),
+    // activations
+    rule(Scope::BankGroup, ACT, ACT, |t| t.tRRD_L, "tRRD_L"),
+    rule(Scope::Rank, ACT, ACT, |t| t.tRRD_S, "tRRD_S"),
+    Rule { scope: Scope::Rank, preceding: ACT, following: ACT, latency: |t| t.tFAW, window: 4, name: "tFAW" },
+    // column commands
+    rule(Scope::BankGroup, RD, RD, |t| t.tCCD_L, "tCCD_L"),
+    rule(Scope::Rank, RD, RD, |t| t.tCCD_S, "tCCD_S"),
+    rule(Scope::BankGroup, WR, WR, |t| t.tCCD_L, "tCCD_L"),
+    rule(Scope::Rank, WR, WR, |t| t.tCCD_S, "tCCD_S"),
+    rule(Scope::Rank, RD, WR, |t| (t.CL + t.tBL + 2).saturating_sub(t.CWL), "rd-to-wr"),
+    rule(Scope::BankGroup, WR, RD, |t| t.CWL + t.tBL + t.tWTR_L, "tWTR_L"),
+    rule(Scope::Rank, WR, RD, |t| t.CWL + t.tBL + t.tWTR_S, "tWTR_S"),
+    rule(Scope::SiblingRank, RD, RD, |t| t.tBL + t.tRTRS, "tRTRS"),
+    rule(Scope::SiblingRank, WR, WR, |t| t.tBL + t.tRTRS, "tRTRS"),
+    rule(Scope::SiblingRank, RD, WR, |t| (t.CL + t.tBL + t.tRTRS).saturating_sub(t.CWL), "tRTRS"),
+    rule(Scope::SiblingRank, WR, RD, |t| (t.CWL + t.tBL + t.tRTRS).saturating_sub(t.CL), "tRTRS"),
+    // precharge-all and refresh
+    rule(Scope::Rank, PRE, REF, |t| t.tRP, "tRP"),
+    rule(Scope::Rank, PREA, ACT, |t| t.tRP, "tRP"),
+    rule(Scope::Rank, PREA, REF, |t| t.tRP, "tRP"),
+    rule(Scope::Rank, REF, &[Act, Ref, Prea, Pre], |t| t.tRFC, "tRFC"),
+    // one command per cycle
+    rule(Scope::Channel, ALL, ALL, |_| 1, "command bus"),
+];
+
+/// The table entry a following command reads: RDA and WRA share RD's and WR's (the rules
+/// treat them alike; `TimingTable::build` checks it).
+#[inline(always)]
+pub fn entry(cmd: Command) -> Command {
+    match cmd {
+        Rda => Rd,
+        Wra => Wr,
+        c => c,
+    }
+}
+
+/// One compiled rule: after the preceding command, raise `following`'s entry at `scope` to
+/// issue time + `latency`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Effect {
+    pub scope: Scope,
+    pub following: Command,
+    pub latency: u64,
+}
+
+/// The rules of one standard for one device, compiled per preceding command: one effect per
+/// (scope, following entry), the largest latency of the rules that give it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimingTable {
+    effects: [Vec<Effect>; Command::COUNT],
+    /// (window, latency) of a windowed rule on ACT (tFAW), if any.
+    pub act_window: Option<(usize, u64)>,
+}
+
+impl TimingTable {
+    pub fn build(rules: &[Rule], t: &TimingParams) -> Self {
+        let mut effects: [Vec<Effect>; Command::COUNT] = Default::default();
+        let mut act_window = None;
+        for r in rules {
+            let latency = (r.latency)(t);
+            if r.window > 0 {
+                assert!(r.preceding == ACT && r.following == ACT && r.scope == Scope::Rank, "only a rank's ACT window is modelled");
+                act_window = Some((r.window, latency));
+                continue;
+            }
+            for &p in r.preceding {
+                for &f in r.following {
+                    let list = &mut effects[p.index()];
+                    let f = entry(f);
+                    match list.iter_mut().find(|e| e.scope == r.scope && e.following == f) {
+                        Some(e) => e.latency = e.latency.max(latency),
+                        None => list.push(Effect { scope: r.scope, following: f, latency }),
+                    }
+                }
+            }
+        }
+        for list in &mut effects {
+            list.sort_by_key(|e| (e.scope, e.following));
+        }
+        let table = TimingTable { effects, act_window };
+        for (a, b) in [(Rd, Rda), (Wr, Wra)] {
+            assert_eq!(table.after(a), table.after(b), "{a} and {b} must have the same rules");
+        }
+        table
+    }
+
+    /// What issuing `cmd` constrains.
+    #[inline]
+    pub fn after(&self, cmd: Command) -> &[Effect] {
+        &self.effects[cmd.index()]
+    }
+
+    /// The distance from `preceding` to `following` within `scope` (0 if no rule gives one).
+    pub fn latency(&self, scope: Scope, preceding: Command, following: Command) -> u64 {
+        let f = entry(following);
+        self.after(preceding).iter().find(|e| e.scope == scope && e.following == f).map_or(0, |e| e.latency)
+    }
+
+    /// When the precharge an RDA/WRA issued at `col` implies happens, the bank having been
+    /// activated at `act`: as soon as an explicit PRE could.
+    pub fn implicit_precharge(&self, act: u64, col: u64, is_write: bool) -> u64 {
+        let col_cmd = if is_write { Wr } else { Rd };
+        (col + self.latency(Scope::Bank, col_cmd, Pre)).max(act + self.latency(Scope::Bank, Act, Pre))
+    }
+}

@@ -1,0 +1,129 @@
+//! The timing rules as data (`dram::timing_rules`): the distances the controllers read equal the
+//! ones written by hand before, for every device preset, and the compiled table has the expected
+//! effects.
+
+use memtint_engine::dram::constraints::Constraints;
+use memtint_engine::dram::timing_rules::{Rule, Scope, TimingTable, DDR_RULES};
+use memtint_engine::dram::Command::{Act, Pre, Prea, Rd, Rda, Ref, Wr};
+use memtint_engine::dram::{Standard, TimingParams};
+use memtint_engine::presets;
+
+/// The controller's distances as they were written by hand before the rules were data.
+fn by_hand(t: &TimingParams) -> Constraints {
+    let sat = |a: u64, b: u64| a.saturating_sub(b);
+    Constraints {
+        act_to_act: t.tRC,
+        act_to_col: t.tRCD,
+        act_to_pre: t.tRAS,
+        pre_to_act: t.tRP,
+        rd_to_pre: t.tRTP,
+        wr_to_pre: t.CWL + t.tBL + t.tWR,
+        act_to_act_l: t.tRRD_L,
+        rd_to_rd_l: t.tCCD_L,
+        wr_to_wr_l: t.tCCD_L,
+        wr_to_rd_l: t.CWL + t.tBL + t.tWTR_L,
+        act_to_act_s: t.tRRD_S,
+        rd_to_rd_s: t.tCCD_S,
+        wr_to_wr_s: t.tCCD_S,
+        wr_to_rd_s: t.CWL + t.tBL + t.tWTR_S,
+        rd_to_wr: sat(t.CL + t.tBL + 2, t.CWL),
+        faw: t.tFAW,
+        refresh: t.tRFC,
+        rd_to_rd_rank: t.tBL + t.tRTRS,
+        wr_to_wr_rank: t.tBL + t.tRTRS,
+        rd_to_wr_rank: sat(t.CL + t.tBL + t.tRTRS, t.CWL),
+        wr_to_rd_rank: sat(t.CWL + t.tBL + t.tRTRS, t.CL),
+        read_data_end: t.CL + t.tBL,
+        write_data_end: t.CWL + t.tBL,
+        burst: t.tBL,
+    }
+}
+
+/// Every device preset in every organisation it comes in.
+fn every_device() -> Vec<(String, Standard, TimingParams)> {
+    let mut all = Vec::new();
+    for (name, _) in presets::DEVICES {
+        let d = presets::device(name).unwrap();
+        for o in d.organisations() {
+            let t = d.timing(o.density_gbit, o.device_width).unwrap();
+            all.push((format!("{name} {}Gb x{}", o.density_gbit, o.device_width), d.standard, t));
+        }
+    }
+    assert!(all.len() >= 6, "{} device organisations", all.len());
+    all
+}
+
+#[test]
+fn table_distances_equal_the_hand_written_ones_for_every_device() {
+    for (name, standard, t) in every_device() {
+        assert_eq!(Constraints::derive(standard, &t), by_hand(&t), "{name}");
+    }
+}
+
+#[test]
+fn distinct_values_keep_every_distance_apart() {
+    // With every base value distinct, a distance looked up from the wrong rule would differ.
+    let mut t = every_device()[0].2.clone();
+    let mut v = 100;
+    for f in [
+        &mut t.CL,
+        &mut t.CWL,
+        &mut t.tRCD,
+        &mut t.tRP,
+        &mut t.tRAS,
+        &mut t.tRC,
+        &mut t.tBL,
+        &mut t.tCCD_S,
+        &mut t.tCCD_L,
+        &mut t.tRRD_S,
+        &mut t.tRRD_L,
+        &mut t.tFAW,
+        &mut t.tWTR_S,
+        &mut t.tWTR_L,
+        &mut t.tRTP,
+        &mut t.tWR,
+        &mut t.tRTRS,
+        &mut t.tRFC,
+    ] {
+        *f = v;
+        v += 7;
+    }
+    assert_eq!(Constraints::derive(Standard::Ddr4, &t), by_hand(&t));
+}
+
+#[test]
+fn compiled_effects_of_act_and_rda() {
+    let t = every_device().into_iter().find(|d| d.1 == Standard::Ddr4).unwrap().2;
+    let table = TimingTable::build(Standard::Ddr4.timing_rules(), &t);
+    let act: Vec<_> = table.after(Act).iter().map(|e| (e.scope, e.following, e.latency)).collect();
+    let mut want = vec![
+        (Scope::Bank, Act, t.tRC),
+        (Scope::Bank, Pre, t.tRAS),
+        (Scope::Bank, Rd, t.tRCD),
+        (Scope::Bank, Wr, t.tRCD),
+        (Scope::BankGroup, Act, t.tRRD_L),
+        (Scope::Rank, Act, t.tRRD_S),
+        (Scope::Rank, Prea, t.tRAS),
+        (Scope::Channel, Act, 1),
+        (Scope::Channel, Pre, 1),
+        (Scope::Channel, Prea, 1),
+        (Scope::Channel, Rd, 1),
+        (Scope::Channel, Wr, 1),
+        (Scope::Channel, Ref, 1),
+    ];
+    want.sort_by_key(|&(s, f, _)| (s, f));
+    assert_eq!(act, want);
+    assert_eq!(table.act_window, Some((4, t.tFAW)));
+    assert_eq!(table.after(Rda), table.after(Rd));
+    assert_eq!(table.implicit_precharge(1000, 1010, false), (1010 + t.tRTP).max(1000 + t.tRAS));
+    assert_eq!(table.implicit_precharge(1000, 1010, true), (1010 + t.CWL + t.tBL + t.tWR).max(1000 + t.tRAS));
+}
+
+#[test]
+#[should_panic(expected = "must have the same rules")]
+fn rda_with_rules_of_its_own_is_refused() {
+    let t = every_device()[0].2.clone();
+    let mut rules = DDR_RULES.to_vec();
+    rules.push(Rule { scope: Scope::Bank, preceding: &[Rda], following: &[Act], latency: |t| t.tRC + 1, window: 0, name: "odd" });
+    TimingTable::build(&rules, &t);
+}
