@@ -13,7 +13,7 @@ STAMP    := $(VENV)/.memtint-venv
 .PHONY: all toolchain venv build demo test test-rust test-python bench fuzz clean api-docs native test-native native-trace workloads experiment-ccps pgo reproduce
 
 # Profile-guided build (optional): `make pgo` trains a profile, then PGO=1 on build, demo or bench
-# compiles the engine with it (15-35 % faster simulation, bench/README.md). Its own target
+# compiles the engine with it (5-18 % faster DRAM runs, 12-15 % faster CPU-trace runs; bench/README.md). Its own target
 # directory, so switching between the two builds does not rebuild everything each time.
 PGO_DIR  := $(abspath target/pgo)
 PGO_DATA := $(PGO_DIR)/memtint.profdata

@@ -114,6 +114,14 @@ _SET_HELP = ("override one machine setting, e.g. controller.write_idle_drain_min
              "(repeatable; sections and keys as in machine TOMLs, docs/stats.md)")
 
 
+def _registered(kind: str) -> str:
+    """The names the engine registers for a kind of component (its catalogue), for help texts."""
+    try:
+        return ", ".join(api.presets()[kind])
+    except Exception:  # the help still works without the engine; `memtint presets` says why
+        return "see 'memtint presets'"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="memtint",
@@ -131,9 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dram.add_argument("--machine", required=True, metavar="PRESET", help="machine preset or machine TOML file")
     dram.add_argument("--mapping", metavar="NAME|FILE", help="layout (e.g. RoBaRaCoCh), mapping preset or mapping TOML")
-    dram.add_argument("--scheduler", metavar="NAME", help="fcfs, fr-fcfs, fr-fcfs-cap, par-bs, atlas, tcm, bliss, imps, ccps (see 'memtint presets')")
-    dram.add_argument("--row-policy", metavar="NAME", help="open, closed, timeout")
-    dram.add_argument("--refresh", metavar="NAME", help="refresh manager, e.g. all-bank or none")
+    dram.add_argument("--scheduler", metavar="NAME", help=f"{_registered('schedulers')} (see 'memtint presets')")
+    dram.add_argument("--row-policy", metavar="NAME", help=_registered("row_policies"))
+    dram.add_argument("--refresh", metavar="NAME", help=f"refresh manager: {_registered('refresh')}")
     workload = dram.add_mutually_exclusive_group(required=True)
     workload.add_argument("--trace", metavar="FILE", help="DRAM trace file (may be gzip-compressed)")
     workload.add_argument("--generate", metavar="KIND", choices=api.GENERATOR_KINDS,

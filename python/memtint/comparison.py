@@ -11,6 +11,8 @@ Runs are independent and the engine releases the GIL, so they go to a thread poo
 
 from __future__ import annotations
 
+import functools
+
 import hashlib
 import json
 import os
@@ -137,9 +139,12 @@ def alone_key(spec: dict[str, Any]) -> str:
     return _alone_key(spec)
 
 
-#: Policies that need each program's profile (``os.profiles``); ``compare`` takes it from the
-#: alone runs (LLC MPKI and row-buffer hit rate over the whole measured window, baseline placement).
-PROFILED = ("mcp", "imps")
+@functools.lru_cache(maxsize=1)
+def profiled_policies() -> frozenset[str]:
+    """Policies that need each program's profile (``os.profiles``), as the engine's catalogue
+    declares them; ``compare`` takes it from the alone runs (LLC MPKI and row-buffer hit rate over
+    the whole measured window, baseline placement)."""
+    return frozenset(p["name"] for p in api.presets()["placement_policy_info"] if p["needs_profiles"])
 
 
 def alone_profiles(alone: list[dict[str, Any]]) -> list[dict[str, float]]:
@@ -195,7 +200,7 @@ def compare(
                 alone_futures.append(done)
             else:
                 alone_futures.append(pool.submit(alone_run, s, use_cache))
-        shared_futures = {p: pool.submit(api.run_sim_spec, s) for p, s in shared_specs.items() if p not in PROFILED}
+        shared_futures = {p: pool.submit(api.run_sim_spec, s) for p, s in shared_specs.items() if p not in profiled_policies()}
         alone = []
         for i, f in enumerate(alone_futures):
             alone.append(f.result())
@@ -203,7 +208,7 @@ def compare(
                 progress(f"alone: {mix[i]}")
         # MCP and IMPS place pages by each program's profile: taken from its alone run.
         for p, s in shared_specs.items():
-            if p in PROFILED:
+            if p in profiled_policies():
                 s["os"].setdefault("profiles", alone_profiles(alone))
                 shared_futures[p] = pool.submit(api.run_sim_spec, s)
         shared_futures = {p: shared_futures[p] for p in policies}

@@ -190,6 +190,29 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
         components.add_row(label, ", ".join(str(x) for x in catalogue.get(key, [])))
     yield components
 
+    described = Table(title="Schedulers, row policies, refresh managers and placement policies", box=box.SIMPLE_HEAD)
+    for column in ("kind", "name"):
+        described.add_column(column, no_wrap=True)
+    described.add_column("what it is", ratio=1, overflow="fold")
+    for key, label in (
+        ("scheduler_info", "scheduler"),
+        ("row_policy_info", "row policy"),
+        ("refresh_info", "refresh"),
+        ("placement_policy_info", "placement"),
+    ):
+        for c in catalogue.get(key, []):
+            notes = [c.get("summary", "")]
+            if c.get("fast_path"):
+                notes.append("lane controller")
+            if c.get("needs_profiles"):
+                notes.append("needs profiles (compare runs programs alone first)")
+            if c.get("binds_threads"):
+                notes.append(f"binds threads ({c['binds_threads']})")
+            if c.get("needs"):
+                notes.append(f"needs {c['needs']}")
+            described.add_row(label, c.get("name", MISSING), "; ".join(n for n in notes if n))
+    yield described
+
     mixes = Table(title="Mixes (memtint compare --mix NAME)", box=box.SIMPLE_HEAD)
     mixes.add_column("name")
     mixes.add_column("programs", overflow="fold")

@@ -29,6 +29,24 @@ def memtint_version() -> str:
     return memtint.__version__
 
 
+def test_components_describe_themselves_in_the_catalogue(memtint):
+    catalogue = memtint_api_presets()
+    for key, names in (("scheduler_info", "schedulers"), ("row_policy_info", "row_policies"),
+                       ("refresh_info", "refresh"), ("placement_policy_info", "placement_policies")):
+        assert [c["name"] for c in catalogue[key]] == catalogue[names]
+        assert all(c["summary"] for c in catalogue[key]), key
+    fast = {s["name"] for s in catalogue["scheduler_info"] if s["fast_path"]}
+    assert fast == {"fcfs", "fr-fcfs", "fr-fcfs-cap"}
+    from memtint import comparison
+    assert comparison.profiled_policies() == {"mcp", "imps"}
+    binding = {p["name"]: p["binds_threads"] for p in catalogue["placement_policy_info"] if p["binds_threads"]}
+    assert binding == {"ccps": "ccps"}
+    code, out, _ = memtint("dram", "--help")
+    assert code == 0 and ", ".join(catalogue["schedulers"]) in " ".join(out.split())
+    code, out, _ = memtint("presets")
+    assert code == 0 and "needs profiles" in out and "lane controller" in out
+
+
 def test_presets_lists_every_machine_and_layout(memtint):
     catalogue = memtint_presets_json(memtint)
     assert catalogue == memtint_api_presets()

@@ -21,6 +21,7 @@ pub mod mapping;
 pub mod memory_system;
 pub mod os;
 pub mod presets;
+pub mod registry;
 pub mod stats;
 pub mod system;
 pub mod trace;

@@ -125,13 +125,36 @@ pub fn catalogue_json() -> String {
         "devices": devices,
         "mappings": mappings,
         "layouts": LAYOUTS,
-        "schedulers": crate::controller::scheduler::NAMES,
-        "row_policies": crate::controller::row_policy::NAMES,
-        "refresh": crate::controller::refresh::NAMES,
+        "schedulers": crate::controller::scheduler::names(),
+        "scheduler_info": crate::controller::scheduler::SCHEDULERS
+            .all()
+            .iter()
+            .map(|s| serde_json::json!({"name": s.name, "summary": s.summary, "fast_path": s.fast_path}))
+            .collect::<Vec<_>>(),
+        "row_policies": crate::controller::row_policy::names(),
+        "row_policy_info": crate::controller::row_policy::ROW_POLICIES
+            .all()
+            .iter()
+            .map(|p| serde_json::json!({"name": p.name, "summary": p.summary}))
+            .collect::<Vec<_>>(),
+        "refresh": crate::controller::refresh::names(),
+        "refresh_info": crate::controller::refresh::REFRESH_MANAGERS
+            .all()
+            .iter()
+            .map(|m| serde_json::json!({"name": m.name, "summary": m.summary}))
+            .collect::<Vec<_>>(),
         "generators": generators,
         "trace_formats": trace_formats,
         "mixes": mixes,
-        "placement_policies": crate::os::placement::NAMES,
+        "placement_policies": crate::os::placement::names(),
+        "placement_policy_info": crate::os::placement::POLICIES
+            .all()
+            .iter()
+            .map(|p| {
+                serde_json::json!({"name": p.name, "summary": p.summary, "needs_profiles": p.needs_profiles,
+                                   "binds_threads": p.binds_threads, "needs": p.needs})
+            })
+            .collect::<Vec<_>>(),
         "profiles": crate::workload::Profile::NAMES,
         "prefetchers": crate::cache::prefetcher::NAMES,
     })

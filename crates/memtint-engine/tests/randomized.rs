@@ -15,10 +15,14 @@ use proptest::prelude::*;
 use serde_json::json;
 
 const MAPPINGS: &[Option<&str>] = &[None, Some("RoBaRaCoCh"), Some("RoRaBaChCo"), Some("ChRaBaRoCo"), Some("RoCoBaRaCh")];
-const SCHEDULERS: &[&str] = memtint_engine::controller::scheduler::NAMES;
+/// Every registered scheduler.
+fn schedulers() -> &'static [&'static str] {
+    static ALL: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    ALL.get_or_init(memtint_engine::controller::scheduler::names)
+}
 
 fn case() -> impl Strategy<Value = Case> {
-    random_run::case(SCHEDULERS, MAPPINGS, 200..3000)
+    random_run::case(schedulers(), MAPPINGS, 200..3000)
 }
 
 fn config(c: &Case) -> MemoryConfig {
@@ -95,7 +99,7 @@ proptest! {
 /// cycle-by-cycle.
 #[test]
 fn every_scheduler_keeps_timing_and_event_skipping_exact() {
-    for &sched in SCHEDULERS {
+    for &sched in schedulers() {
         for machine_name in ["ddr4-2400-2ch2r", "i7-860"] {
             for &kind in KINDS {
                 let m = MachineConfig::load(machine_name)

@@ -171,7 +171,7 @@ fn ccps_protects_spec_namd_against_an_lbm_like_one() {
 /// schedulers' per-source counters and TCM's seeded shuffles) repeat exactly.
 #[test]
 fn every_scheduler_is_deterministic_in_multicore_runs() {
-    for s in memtint_engine::controller::scheduler::NAMES {
+    for s in memtint_engine::controller::scheduler::names() {
         let once = |seed: u64| {
             let spec: SimSpec = serde_json::from_value(json!({
                 "machine": MACHINE, "scheduler": s, "programs": ["stream", "random", "light", "copy"],

@@ -8,7 +8,7 @@
 //! favours very light sources (MPKI about 1), so on an all-intensive mix they are FR-FCFS by
 //! design; they get three intensive programs and a light one.
 
-use memtint_engine::controller::scheduler::{MIN_PERIODS, NAMES};
+use memtint_engine::controller::scheduler::{names, MIN_PERIODS, SCHEDULERS};
 use memtint_engine::dram_sim::{self, DramRunSpec};
 use memtint_engine::system::{run_sim, MixMetrics, ProgramSpeed, SimSpec};
 use serde_json::{json, Value};
@@ -59,8 +59,10 @@ fn changes_the_schedule(scheduler: &str, programs: &[&str], instructions: u64) -
 fn each_application_aware_scheduler_is_tested_here() {
     // A newly registered scheduler needs a test below.
     let tested = ["par-bs", "atlas", "tcm", "bliss", "imps", "ccps"];
-    let registered: Vec<&str> = NAMES.iter().copied().filter(|n| !AGE_ORDERED.contains(n)).collect();
+    let registered: Vec<&str> = names().into_iter().filter(|n| !AGE_ORDERED.contains(n)).collect();
     assert_eq!(registered, tested);
+    let fast: Vec<&str> = SCHEDULERS.all().iter().filter(|s| s.fast_path).map(|s| s.name).collect();
+    assert_eq!(fast, AGE_ORDERED, "the schedulers that declare the lane controller's fast path");
 }
 
 #[test]

@@ -146,7 +146,7 @@ class MixExperiment:
                                                   os_options=v.os)
                         with_warmup(spec, settings)
                         job = {"key": spec_key(spec), "phase": "shared", "spec": spec}
-                        if v.policy in comparison.PROFILED:
+                        if v.policy in comparison.profiled_policies():
                             job["profiles_from"] = alone_keys
                             job["key"] = spec_key({**spec, "profiles_from": alone_keys})
                         self.shared[(machine, m, seed, v.label)] = job["key"]

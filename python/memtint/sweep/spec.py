@@ -347,7 +347,7 @@ def _engine_check(spec: SweepSpec, explicit: bool) -> None:
         for policy in dict.fromkeys((e.policy, spec.baseline)):
             os_table = e.os if policy == e.policy else None
             size = len(e.mix.programs) if os_table is not None else 1
-            if policy in comparison.PROFILED:
+            if policy in comparison.profiled_policies():
                 # compare profiles these from the alone runs; the probe only needs their shape.
                 os_table = {"profiles": [{"mpki": 0.0, "rbh": 0.0}] * size, **(os_table or {})}
             probe = api.build_sim_spec(e.machine, ["light"] * size,

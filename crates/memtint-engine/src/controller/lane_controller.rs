@@ -77,7 +77,8 @@ pub fn unsupported(standard: Standard, org: &Organisation, timing: &TimingParams
     let c = Constraints::derive(standard, timing);
     let order = scheduler::build(&cfg.scheduler, cfg, &c).ok().and_then(|s| s.age_order());
     if order.is_none() {
-        return Some(format!("scheduler \"{}\" (the lane controller runs fcfs, fr-fcfs and fr-fcfs-cap)", cfg.scheduler));
+        let fast: Vec<&str> = scheduler::SCHEDULERS.all().iter().filter(|s| s.fast_path).map(|s| s.name).collect();
+        return Some(format!("scheduler \"{}\" (the lane controller runs {})", cfg.scheduler, fast.join(", ")));
     }
     if org.banks_per_channel() > MAX_BANKS {
         return Some(format!("{} banks per channel (at most {MAX_BANKS})", org.banks_per_channel()));

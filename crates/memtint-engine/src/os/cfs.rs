@@ -26,13 +26,15 @@ pub struct SchedConfig {
     pub switch_cycles: u64,
     /// Extra cycles when the incoming thread belongs to another process (TLB flush, ccps.md §7.1).
     pub address_space_switch_cycles: u64,
-    /// Periodic cross-core load balancing; `None`: on, except under policy `ccps` (off, ccps.md §2.5).
+    /// Periodic cross-core load balancing; `None`: on, except under a policy that binds threads
+    /// (`PolicyInfo::binds_threads`: ccps, off as ccps.md §2.5).
     pub load_balance: Option<bool>,
     pub balance_period_cycles: u64,
     /// Extra cycles charged to a migrated thread when it next runs (besides its cold private L2).
     pub migration_cycles: u64,
     /// Initial thread-to-core binding: "least-loaded" (Linux fork balancing) or "ccps"
-    /// (ccps.md Algorithm 1); `None`: "ccps" under policy `ccps`, else "least-loaded".
+    /// (ccps.md Algorithm 1); `None`: the policy's own rule (`PolicyInfo::binds_threads`), else
+    /// "least-loaded".
     pub binding: Option<String>,
     /// At a switch, prefer a queued thread of the outgoing thread's process whose vruntime is
     /// within one minimum granularity of the least (ccps.md §2.5's optional tie-break, [rec]).
@@ -80,12 +82,18 @@ impl SchedConfig {
     }
 
     pub fn load_balance_for(&self, policy: &str) -> bool {
-        self.load_balance.unwrap_or(policy != "ccps")
+        self.load_balance.unwrap_or_else(|| binds_threads(policy).is_none())
     }
 
     pub fn binding_for(&self, policy: &str) -> &str {
-        self.binding.as_deref().unwrap_or(if policy == "ccps" { "ccps" } else { "least-loaded" })
+        self.binding.as_deref().unwrap_or_else(|| binds_threads(policy).unwrap_or("least-loaded"))
     }
+}
+
+/// The binding rule a placement policy brings (`None` for an unknown name: its error comes
+/// from the placement registry).
+fn binds_threads(policy: &str) -> Option<&'static str> {
+    super::placement::info(policy).ok().and_then(|p| p.binds_threads)
 }
 
 /// Linux `sched_prio_to_weight`: nice -20..19.

@@ -15,7 +15,7 @@ use std::ops::Range;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OsConfig {
-    /// A placement policy, one of `placement::NAMES` (default "buddy", the uncoloured baseline).
+    /// A placement policy, one of `placement::POLICIES` (default "buddy", the uncoloured baseline).
     pub policy: String,
     /// Page size in bytes; only 4096 for now.
     pub page_bytes: u64,

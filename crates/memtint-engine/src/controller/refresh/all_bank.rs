@@ -2,8 +2,15 @@
 //! their tRFC blackouts do not coincide. The schedule is fixed, so a late REF does not drift
 //! the average rate.
 
-use super::RefreshManager;
+use super::{RefreshInfo, RefreshManager};
 use crate::Cycle;
+
+/// Registered in `refresh::REFRESH_MANAGERS`.
+pub const INFO: RefreshInfo = RefreshInfo {
+    name: "all-bank",
+    summary: "one all-bank REF per rank every tREFI, ranks staggered",
+    build: |ranks, t_refi| Box::new(AllBank::new(ranks, t_refi)),
+};
 
 pub struct AllBank {
     t_refi: u64,
@@ -19,7 +26,7 @@ impl AllBank {
 
 impl RefreshManager for AllBank {
     fn name(&self) -> &'static str {
-        "all-bank"
+        INFO.name
     }
     fn due(&self, rank: u32) -> Cycle {
         self.due[rank as usize]

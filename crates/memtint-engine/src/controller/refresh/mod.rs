@@ -1,4 +1,5 @@
-//! Refresh managers decide when each rank must be refreshed. One file each; registered in `build`.
+//! Refresh managers decide when each rank must be refreshed. One file each, declaring its
+//! `INFO`; registered by one line in `REFRESH_MANAGERS`.
 
 mod all_bank;
 mod no_refresh;
@@ -6,7 +7,8 @@ mod no_refresh;
 pub use all_bank::AllBank;
 pub use no_refresh::NoRefresh;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::registry::{Component, Registry};
 use crate::Cycle;
 
 pub trait RefreshManager: Send {
@@ -19,12 +21,28 @@ pub trait RefreshManager: Send {
     fn refreshed(&mut self, rank: u32, now: Cycle);
 }
 
-pub const NAMES: &[&str] = &["all-bank", "none"];
+/// What a refresh manager is and how to make one, declared in its own file (`pub const INFO`).
+pub struct RefreshInfo {
+    pub name: &'static str,
+    /// One line for listings.
+    pub summary: &'static str,
+    /// A manager for `ranks` ranks refreshed every `tREFI` cycles.
+    pub build: fn(u32, u64) -> Box<dyn RefreshManager>,
+}
+
+impl Component for RefreshInfo {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+/// The refresh managers: the built-in ones, one line each (`REFRESH_MANAGERS.register` adds more).
+pub static REFRESH_MANAGERS: Registry<RefreshInfo> = Registry::new("refresh manager", &[&all_bank::INFO, &no_refresh::INFO]);
+
+pub fn names() -> Vec<&'static str> {
+    REFRESH_MANAGERS.names()
+}
 
 pub fn build(name: &str, ranks: u32, t_refi: u64) -> Result<Box<dyn RefreshManager>> {
-    Ok(match name {
-        "all-bank" => Box::new(AllBank::new(ranks, t_refi)),
-        "none" => Box::new(NoRefresh),
-        _ => return Err(Error::unknown("refresh manager", name, NAMES.iter().copied())),
-    })
+    Ok((REFRESH_MANAGERS.get(name)?.build)(ranks, t_refi))
 }

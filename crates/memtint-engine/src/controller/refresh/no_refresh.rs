@@ -1,13 +1,17 @@
 //! No refresh (for experiments that isolate other effects, and for analytic tests).
 
-use super::RefreshManager;
+use super::{RefreshInfo, RefreshManager};
 use crate::{Cycle, NEVER};
+
+/// Registered in `refresh::REFRESH_MANAGERS`.
+pub const INFO: RefreshInfo =
+    RefreshInfo { name: "none", summary: "no refresh (for analysis; real DRAM loses data)", build: |_, _| Box::new(NoRefresh) };
 
 pub struct NoRefresh;
 
 impl RefreshManager for NoRefresh {
     fn name(&self) -> &'static str {
-        "none"
+        INFO.name
     }
     fn due(&self, _rank: u32) -> Cycle {
         NEVER

@@ -1,13 +1,20 @@
 //! Closed page: the last queued hit to a row auto-precharges (RDA/WRA); a row left open with
 //! nothing queued for its bank is closed at once.
 
-use super::RowPolicy;
+use super::{RowPolicy, RowPolicyInfo};
+
+/// Registered in `row_policy::ROW_POLICIES`.
+pub const INFO: RowPolicyInfo = RowPolicyInfo {
+    name: "closed",
+    summary: "the last queued hit to a row auto-precharges; an idle open row closes at once",
+    build: |_| Box::new(Closed),
+};
 
 pub struct Closed;
 
 impl RowPolicy for Closed {
     fn name(&self) -> &'static str {
-        "closed"
+        INFO.name
     }
     fn auto_precharge(&self, more_hits_queued: bool) -> bool {
         !more_hits_queued

@@ -1,4 +1,5 @@
-//! Row policies decide when an open row is closed. One file each; registered in `build`.
+//! Row policies decide when an open row is closed. One file each, declaring its `INFO`;
+//! registered by one line in `ROW_POLICIES`.
 
 mod closed;
 mod open;
@@ -9,7 +10,8 @@ pub use open::Open;
 pub use timeout::Timeout;
 
 use crate::config::ControllerConfig;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::registry::{Component, Registry};
 
 pub trait RowPolicy: Send {
     fn name(&self) -> &'static str;
@@ -20,13 +22,27 @@ pub trait RowPolicy: Send {
     fn idle_close_after(&self) -> Option<u64>;
 }
 
-pub const NAMES: &[&str] = &["open", "closed", "timeout"];
+/// What a row policy is and how to make one, declared in its own file (`pub const INFO`).
+pub struct RowPolicyInfo {
+    pub name: &'static str,
+    /// One line for listings.
+    pub summary: &'static str,
+    pub build: fn(&ControllerConfig) -> Box<dyn RowPolicy>,
+}
+
+impl Component for RowPolicyInfo {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+/// The row policies: the built-in ones, one line each (`ROW_POLICIES.register` adds more).
+pub static ROW_POLICIES: Registry<RowPolicyInfo> = Registry::new("row policy", &[&open::INFO, &closed::INFO, &timeout::INFO]);
+
+pub fn names() -> Vec<&'static str> {
+    ROW_POLICIES.names()
+}
 
 pub fn build(name: &str, cfg: &ControllerConfig) -> Result<Box<dyn RowPolicy>> {
-    Ok(match name {
-        "open" => Box::new(Open),
-        "closed" => Box::new(Closed),
-        "timeout" => Box::new(Timeout::new(cfg.row_timeout)),
-        _ => return Err(Error::unknown("row policy", name, NAMES.iter().copied())),
-    })
+    Ok((ROW_POLICIES.get(name)?.build)(cfg))
 }

@@ -1,12 +1,16 @@
 //! Open page: a row stays open until a conflicting request (or refresh) closes it.
 
-use super::RowPolicy;
+use super::{RowPolicy, RowPolicyInfo};
+
+/// Registered in `row_policy::ROW_POLICIES`.
+pub const INFO: RowPolicyInfo =
+    RowPolicyInfo { name: "open", summary: "keep a row open until a request needs another row", build: |_| Box::new(Open) };
 
 pub struct Open;
 
 impl RowPolicy for Open {
     fn name(&self) -> &'static str {
-        "open"
+        INFO.name
     }
     fn auto_precharge(&self, _more_hits_queued: bool) -> bool {
         false

@@ -1,7 +1,14 @@
 //! Timeout: a row stays open while it is used, and is closed after `timeout` idle cycles with
 //! nothing queued for its bank.
 
-use super::RowPolicy;
+use super::{RowPolicy, RowPolicyInfo};
+
+/// Registered in `row_policy::ROW_POLICIES`.
+pub const INFO: RowPolicyInfo = RowPolicyInfo {
+    name: "timeout",
+    summary: "close a row idle for row_timeout cycles",
+    build: |cfg| Box::new(Timeout::new(cfg.row_timeout)),
+};
 
 pub struct Timeout {
     timeout: u64,
@@ -15,7 +22,7 @@ impl Timeout {
 
 impl RowPolicy for Timeout {
     fn name(&self) -> &'static str {
-        "timeout"
+        INFO.name
     }
     fn auto_precharge(&self, _more_hits_queued: bool) -> bool {
         false

@@ -10,7 +10,7 @@
 
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
-use super::{Candidate, Scheduler, ServiceCost};
+use super::{Candidate, Period, Scheduler, SchedulerInfo, ServiceCost};
 use crate::config::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::Cycle;
@@ -25,6 +25,25 @@ struct Source {
     /// Quanta this source ended ranked first.
     quanta_ranked_first: u64,
 }
+
+fn periods(cfg: &ControllerConfig) -> Vec<Period> {
+    vec![Period {
+        key: "atlas_quantum",
+        cycles: cfg.atlas_quantum,
+        noun: "quantum",
+        missed: "no source was ranked by attained service, so the schedule equals fr-fcfs's (except requests older than \
+                 atlas_starvation_threshold)",
+    }]
+}
+
+/// Registered in `scheduler::SCHEDULERS`.
+pub const INFO: SchedulerInfo = SchedulerInfo {
+    name: "atlas",
+    summary: "least attained service first, re-ranked each quantum (Kim et al., HPCA 2010)",
+    fast_path: false,
+    build: |cfg, c| Box::new(Atlas::new(cfg, ServiceCost::new(c))),
+    periods: periods,
+};
 
 pub struct Atlas {
     quantum: u64,
@@ -68,7 +87,7 @@ impl Atlas {
 
 impl Scheduler for Atlas {
     fn name(&self) -> &'static str {
-        "atlas"
+        INFO.name
     }
 
     fn key(&self, c: &Candidate) -> u64 {

@@ -6,7 +6,8 @@
 
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
-use super::{Candidate, Scheduler};
+use super::{Candidate, Period, Scheduler, SchedulerInfo};
+use crate::config::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::{Cycle, NEVER};
 use std::collections::BTreeMap;
@@ -17,6 +18,24 @@ struct Source {
     times_blacklisted: u64,
     served: u64,
 }
+
+fn periods(cfg: &ControllerConfig) -> Vec<Period> {
+    vec![Period {
+        key: "bliss_clearing_interval",
+        cycles: cfg.bliss_clearing_interval,
+        noun: "clearing interval",
+        missed: "the blacklist was never cleared",
+    }]
+}
+
+/// Registered in `scheduler::SCHEDULERS`.
+pub const INFO: SchedulerInfo = SchedulerInfo {
+    name: "bliss",
+    summary: "blacklists sources served many times in a row (Subramanian et al., ICCD 2014)",
+    fast_path: false,
+    build: |cfg, _| Box::new(Bliss::new(cfg.bliss_threshold, cfg.bliss_clearing_interval)),
+    periods: periods,
+};
 
 pub struct Bliss {
     threshold: u32,
@@ -51,7 +70,7 @@ impl Bliss {
 
 impl Scheduler for Bliss {
     fn name(&self) -> &'static str {
-        "bliss"
+        INFO.name
     }
 
     fn key(&self, c: &Candidate) -> u64 {

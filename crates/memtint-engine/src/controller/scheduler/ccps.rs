@@ -14,7 +14,7 @@ use super::imps::{classify, HasLightClass, LightClass};
 use super::intensity::IntensityMeter;
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
-use super::{Candidate, Scheduler};
+use super::{Candidate, Period, Scheduler, SchedulerInfo};
 use crate::config::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::Cycle;
@@ -31,6 +31,24 @@ impl HasLightClass for Source {
         &mut self.class
     }
 }
+
+fn periods(cfg: &ControllerConfig) -> Vec<Period> {
+    vec![Period {
+        key: "ccps_epoch",
+        cycles: cfg.ccps_epoch,
+        noun: "epoch",
+        missed: "no source was classified as low-memory-request; only the age rule separates ccps from fr-fcfs",
+    }]
+}
+
+/// Registered in `scheduler::SCHEDULERS`.
+pub const INFO: SchedulerInfo = SchedulerInfo {
+    name: "ccps",
+    summary: "waited T cycles first, then low-memory-request sources, then FR-FCFS (Jia et al., 2017)",
+    fast_path: false,
+    build: |cfg, _| Box::new(Ccps::new(cfg)),
+    periods: periods,
+};
 
 pub struct Ccps {
     meter: IntensityMeter,
@@ -54,7 +72,7 @@ impl Ccps {
 
 impl Scheduler for Ccps {
     fn name(&self) -> &'static str {
-        "ccps"
+        INFO.name
     }
 
     fn key(&self, c: &Candidate) -> u64 {

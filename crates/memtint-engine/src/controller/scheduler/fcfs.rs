@@ -1,12 +1,16 @@
 //! FCFS: the oldest request with an issuable command goes first; row hits get no priority.
 
-use super::{AgeOrder, Candidate, Scheduler};
+use super::{no_periods, AgeOrder, Candidate, Scheduler, SchedulerInfo};
+
+/// Registered in `scheduler::SCHEDULERS`.
+pub const INFO: SchedulerInfo =
+    SchedulerInfo { name: "fcfs", summary: "oldest request first", fast_path: true, build: |_, _| Box::new(Fcfs), periods: no_periods };
 
 pub struct Fcfs;
 
 impl Scheduler for Fcfs {
     fn name(&self) -> &'static str {
-        "fcfs"
+        INFO.name
     }
     fn key(&self, c: &Candidate) -> u64 {
         AgeOrder::Fcfs.key(c)

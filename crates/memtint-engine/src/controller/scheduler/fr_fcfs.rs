@@ -1,13 +1,22 @@
 //! FR-FCFS (Rixner et al., ISCA 2000): row hits first, then oldest first. A row with queued
 //! hits is not closed for an older conflicting request.
 
-use super::{AgeOrder, Candidate, Scheduler};
+use super::{no_periods, AgeOrder, Candidate, Scheduler, SchedulerInfo};
+
+/// Registered in `scheduler::SCHEDULERS`.
+pub const INFO: SchedulerInfo = SchedulerInfo {
+    name: "fr-fcfs",
+    summary: "row hits first, then oldest (Rixner et al., ISCA 2000)",
+    fast_path: true,
+    build: |_, _| Box::new(FrFcfs),
+    periods: no_periods,
+};
 
 pub struct FrFcfs;
 
 impl Scheduler for FrFcfs {
     fn name(&self) -> &'static str {
-        "fr-fcfs"
+        INFO.name
     }
     fn key(&self, c: &Candidate) -> u64 {
         AgeOrder::FrFcfs.key(c)

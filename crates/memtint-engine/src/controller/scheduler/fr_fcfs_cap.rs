@@ -2,7 +2,16 @@
 //! column commands since it was opened, its hits lose priority and it may be closed, so a
 //! stream of hits cannot starve older requests to the same bank.
 
-use super::{AgeOrder, Candidate, Scheduler};
+use super::{no_periods, AgeOrder, Candidate, Scheduler, SchedulerInfo};
+
+/// Registered in `scheduler::SCHEDULERS`.
+pub const INFO: SchedulerInfo = SchedulerInfo {
+    name: "fr-fcfs-cap",
+    summary: "FR-FCFS with at most frfcfs_cap younger hits bypassing an older request",
+    fast_path: true,
+    build: |cfg, _| Box::new(FrFcfsCap::new(cfg.frfcfs_cap)),
+    periods: no_periods,
+};
 
 pub struct FrFcfsCap {
     cap: u32,
@@ -20,7 +29,7 @@ impl FrFcfsCap {
 
 impl Scheduler for FrFcfsCap {
     fn name(&self) -> &'static str {
-        "fr-fcfs-cap"
+        INFO.name
     }
     fn key(&self, c: &Candidate) -> u64 {
         self.order().key(c)

@@ -15,7 +15,8 @@
 use super::intensity::IntensityMeter;
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
-use super::{Candidate, Scheduler};
+use super::{Candidate, Period, Scheduler, SchedulerInfo};
+use crate::config::ControllerConfig;
 use crate::controller::{BankQueue, Request};
 use crate::Cycle;
 use std::collections::BTreeMap;
@@ -48,6 +49,24 @@ impl HasLightClass for LightClass {
     }
 }
 
+fn periods(cfg: &ControllerConfig) -> Vec<Period> {
+    vec![Period {
+        key: "imps_epoch",
+        cycles: cfg.imps_epoch,
+        noun: "epoch",
+        missed: "no source was classified as very light, so the schedule equals fr-fcfs's",
+    }]
+}
+
+/// Registered in `scheduler::SCHEDULERS`.
+pub const INFO: SchedulerInfo = SchedulerInfo {
+    name: "imps",
+    summary: "very light sources first, then FR-FCFS (IMPS's scheduler, Muralidhara et al., MICRO 2011)",
+    fast_path: false,
+    build: |cfg, _| Box::new(Imps::new(cfg.imps_epoch, cfg.imps_low_intensity, cfg.intensity_alpha)),
+    periods: periods,
+};
+
 pub struct Imps {
     meter: IntensityMeter,
     threshold: f64,
@@ -72,7 +91,7 @@ pub(super) fn classify(meter: &IntensityMeter, threshold: f64, sources: &mut Per
 
 impl Scheduler for Imps {
     fn name(&self) -> &'static str {
-        "imps"
+        INFO.name
     }
 
     fn key(&self, c: &Candidate) -> u64 {

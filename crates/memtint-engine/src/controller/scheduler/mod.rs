@@ -46,7 +46,8 @@ use super::{BankQueue, Request, RowOutcome};
 use crate::config::ControllerConfig;
 use crate::dram::constraints::Constraints;
 use crate::dram::Command;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::registry::{Component, Registry};
 use crate::{Cycle, NEVER};
 use std::collections::BTreeMap;
 
@@ -78,7 +79,7 @@ pub trait Scheduler: Send {
     fn name(&self) -> &'static str;
 
     /// Priority of a ready candidate: the smallest key issues. Must be unique per request
-    /// (include `seq`) so the choice is deterministic.
+    /// (include `seq`) so the choice is deterministic. Any `u64` is a valid key.
     fn key(&self, c: &Candidate) -> u64;
 
     /// May a bank whose open row still has queued hits be precharged for an older conflicting
@@ -136,63 +137,72 @@ pub trait Scheduler: Send {
     }
 }
 
-/// Registered schedulers, by name.
-pub const NAMES: &[&str] = &["fcfs", "fr-fcfs", "fr-fcfs-cap", "par-bs", "atlas", "tcm", "bliss", "imps", "ccps"];
+/// What a scheduler is and how to make one, declared in its own file (`pub const INFO`).
+pub struct SchedulerInfo {
+    pub name: &'static str,
+    /// One line for listings (`memtint presets`, the CLI's help).
+    pub summary: &'static str,
+    /// It runs on the lane controller: its order is an `AgeOrder` (`Scheduler::age_order`; a
+    /// test holds every registered scheduler to what it declares here).
+    pub fast_path: bool,
+    pub build: fn(&ControllerConfig, &Constraints) -> Box<dyn Scheduler>,
+    /// Its periods (quantum, epoch...), for the warning about runs too short for them.
+    pub periods: fn(&ControllerConfig) -> Vec<Period>,
+}
+
+/// One of a scheduler's periods: its key, its length, what it is, and what a run in which no
+/// period ended misses.
+pub struct Period {
+    pub key: &'static str,
+    pub cycles: u64,
+    pub noun: &'static str,
+    pub missed: &'static str,
+}
+
+/// For schedulers without periods.
+pub fn no_periods(_: &ControllerConfig) -> Vec<Period> {
+    Vec::new()
+}
+
+impl Component for SchedulerInfo {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+/// The schedulers: the built-in ones, one line each (`SCHEDULERS.register` adds more).
+pub static SCHEDULERS: Registry<SchedulerInfo> = Registry::new(
+    "scheduler",
+    &[&fcfs::INFO, &fr_fcfs::INFO, &fr_fcfs_cap::INFO, &par_bs::INFO, &atlas::INFO, &tcm::INFO, &bliss::INFO, &imps::INFO, &ccps::INFO],
+);
+
+/// The registered schedulers' names.
+pub fn names() -> Vec<&'static str> {
+    SCHEDULERS.names()
+}
+
+/// The scheduler registered as `name`.
+pub fn info(name: &str) -> Result<&'static SchedulerInfo> {
+    SCHEDULERS.get(name)
+}
 
 /// The scheduler `name`, configured from `cfg`; `c` gives the timing that ATLAS and TCM use to
 /// weigh a served request's bank service time.
 pub fn build(name: &str, cfg: &ControllerConfig, c: &Constraints) -> Result<Box<dyn Scheduler>> {
-    Ok(match name {
-        "fcfs" => Box::new(Fcfs),
-        "fr-fcfs" => Box::new(FrFcfs),
-        "fr-fcfs-cap" => Box::new(FrFcfsCap::new(cfg.frfcfs_cap)),
-        "par-bs" => Box::new(ParBs::new(cfg.parbs_marking_cap)),
-        "atlas" => Box::new(Atlas::new(cfg, ServiceCost::new(c))),
-        "tcm" => Box::new(Tcm::new(cfg, ServiceCost::new(c))),
-        "bliss" => Box::new(Bliss::new(cfg.bliss_threshold, cfg.bliss_clearing_interval)),
-        "imps" => Box::new(Imps::new(cfg.imps_epoch, cfg.imps_low_intensity, cfg.intensity_alpha)),
-        "ccps" => Box::new(Ccps::new(cfg)),
-        _ => return Err(Error::unknown("scheduler", name, NAMES.iter().copied())),
-    })
+    Ok((info(name)?.build)(cfg, c))
 }
 
 /// A run that lasts fewer than this many of its scheduler's periods (quantum, epoch, clearing
 /// interval) is warned about: the scheduler had too few boundaries to measure and act on.
 pub const MIN_PERIODS: u64 = 3;
 
-/// The periods of scheduler `name`: (key, what it is, what a run without any boundary misses).
-fn periods(name: &str, cfg: &ControllerConfig) -> Vec<(&'static str, u64, &'static str, &'static str)> {
-    match name {
-        "atlas" => vec![(
-            "atlas_quantum",
-            cfg.atlas_quantum,
-            "quantum",
-            "no source was ranked by attained service, so the \
-            schedule equals fr-fcfs's (except requests older than atlas_starvation_threshold)",
-        )],
-        "tcm" => vec![
-            ("tcm_quantum", cfg.tcm_quantum, "quantum", "no cluster formed, so the schedule equals fr-fcfs's"),
-            ("tcm_shuffle_interval", cfg.tcm_shuffle_interval, "shuffle interval", "the bandwidth cluster was never shuffled"),
-        ],
-        "bliss" => vec![("bliss_clearing_interval", cfg.bliss_clearing_interval, "clearing interval", "the blacklist was never cleared")],
-        "imps" => vec![("imps_epoch", cfg.imps_epoch, "epoch", "no source was classified as very light, so the schedule equals fr-fcfs's")],
-        "ccps" => vec![(
-            "ccps_epoch",
-            cfg.ccps_epoch,
-            "epoch",
-            "no source was classified as low-memory-request; only the age \
-            rule separates ccps from fr-fcfs",
-        )],
-        _ => Vec::new(),
-    }
-}
-
 /// Warnings about the scheduler configuration of a run that lasted `cycles` controller cycles:
 /// periods the run is too short for, and deprecated keys. Empty when there is nothing to say.
 pub fn run_warnings(cfg: &ControllerConfig, cycles: Cycle) -> Vec<String> {
     let name = cfg.scheduler.as_str();
     let mut out = Vec::new();
-    for (key, period, noun, missed) in periods(name, cfg) {
+    let periods = info(name).map(|s| (s.periods)(cfg)).unwrap_or_default();
+    for Period { key, cycles: period, noun, missed } in periods {
         if cycles >= MIN_PERIODS.saturating_mul(period) {
             continue;
         }
@@ -251,9 +261,23 @@ mod tests {
 
     #[test]
     fn every_registered_name_builds_and_reports_its_name() {
-        for &name in NAMES {
+        for name in names() {
             let c = build_with(serde_json::json!({ "scheduler": name })).unwrap();
             assert_eq!(c.scheduler_name(), name);
+        }
+    }
+
+    #[test]
+    fn each_scheduler_declares_the_fast_path_it_has() {
+        // A scheduler that says it runs on the lane controller must give its order as data, or
+        // `Implementation::resolve` would silently send it to the general controller.
+        let m = MachineConfig::load("ddr4-2400").unwrap();
+        let mem = MemoryConfig::resolve(&m).unwrap();
+        let c = Constraints::derive(mem.device.standard, &mem.timing);
+        for s in SCHEDULERS.all() {
+            let built = (s.build)(&ControllerConfig::default(), &c);
+            assert_eq!(built.age_order().is_some(), s.fast_path, "{}", s.name);
+            assert_eq!(built.name(), s.name);
         }
     }
 

@@ -9,7 +9,7 @@
 
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
-use super::{Candidate, Scheduler};
+use super::{no_periods, Candidate, Scheduler, SchedulerInfo};
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::Cycle;
 use std::collections::{BTreeMap, HashSet};
@@ -21,6 +21,15 @@ struct Source {
     batches_marked: u64,
     marked_served: u64,
 }
+
+/// Registered in `scheduler::SCHEDULERS`.
+pub const INFO: SchedulerInfo = SchedulerInfo {
+    name: "par-bs",
+    summary: "parallelism-aware batches, shortest-job-first within a batch (Mutlu & Moscibroda, ISCA 2008)",
+    fast_path: false,
+    build: |cfg, _| Box::new(ParBs::new(cfg.parbs_marking_cap)),
+    periods: no_periods,
+};
 
 pub struct ParBs {
     marking_cap: u32,
@@ -73,7 +82,7 @@ impl ParBs {
 
 impl Scheduler for ParBs {
     fn name(&self) -> &'static str {
-        "par-bs"
+        INFO.name
     }
 
     fn key(&self, c: &Candidate) -> u64 {

@@ -20,7 +20,7 @@
 
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
-use super::{Candidate, Scheduler, ServiceCost};
+use super::{Candidate, Period, Scheduler, SchedulerInfo, ServiceCost};
 use crate::config::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::{Cycle, NEVER};
@@ -61,6 +61,32 @@ impl Source {
         self.last_update = now;
     }
 }
+
+fn periods(cfg: &ControllerConfig) -> Vec<Period> {
+    vec![
+        Period {
+            key: "tcm_quantum",
+            cycles: cfg.tcm_quantum,
+            noun: "quantum",
+            missed: "no cluster formed, so the schedule equals fr-fcfs's",
+        },
+        Period {
+            key: "tcm_shuffle_interval",
+            cycles: cfg.tcm_shuffle_interval,
+            noun: "shuffle interval",
+            missed: "the bandwidth cluster was never shuffled",
+        },
+    ]
+}
+
+/// Registered in `scheduler::SCHEDULERS`.
+pub const INFO: SchedulerInfo = SchedulerInfo {
+    name: "tcm",
+    summary: "thread cluster memory scheduling: latency-sensitive cluster first (Kim et al., MICRO 2010)",
+    fast_path: false,
+    build: |cfg, c| Box::new(Tcm::new(cfg, ServiceCost::new(c))),
+    periods: periods,
+};
 
 pub struct Tcm {
     quantum: u64,
@@ -196,7 +222,7 @@ impl Tcm {
 
 impl Scheduler for Tcm {
     fn name(&self) -> &'static str {
-        "tcm"
+        INFO.name
     }
 
     fn key(&self, c: &Candidate) -> u64 {

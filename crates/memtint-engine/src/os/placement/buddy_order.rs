@@ -2,6 +2,7 @@
 //! in the quasi-random order of `frame_order.rs` (BPM §2.1, HVR §8.1).
 
 use super::colour_sets::out_of_memory;
+use super::PolicyInfo;
 use super::{Placement, PlacementPolicy};
 use crate::error::Result;
 use crate::os::buddy::BuddyAllocator;
@@ -36,3 +37,9 @@ impl PlacementPolicy for BuddyOrder {
         }
     }
 }
+
+/// Registered in `placement::POLICIES`.
+pub const INFO: PolicyInfo =
+    PolicyInfo::new("buddy", "the uncoloured baseline: the buddy allocator's seeded aged frame order", |cfg, _, _, _| {
+        Ok(Box::new(BuddyOrder::new(cfg.seed)))
+    });

@@ -9,6 +9,7 @@
 //! region is an error instead.
 
 use super::colour_sets::{out_of_memory, AgedFrames};
+use super::PolicyInfo;
 use super::{MachineView, Placement, PlacementPolicy};
 use crate::error::{Error, Result};
 use crate::mapping::Field;
@@ -261,3 +262,10 @@ mod tests {
         assert!(e.contains("core 0's region is full"), "{e}");
     }
 }
+
+/// Registered in `placement::POLICIES`.
+pub const INFO: PolicyInfo = PolicyInfo::new("ccps", "per-core channel-aware bank regions (CCPS)", |cfg, bits, _, machine| {
+    Ok(Box::new(CcpsRegions::new(cfg, bits, machine)?))
+})
+.binds_threads("ccps")
+.needs("a mapping with channel bits above the page offset (e.g. machine ccps-4c-64b)");

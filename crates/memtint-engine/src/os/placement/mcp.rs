@@ -17,6 +17,7 @@
 //! the controller's `imps` scheduler). The thresholds are [ext, unverified] (ccps.md §5.4).
 
 use super::colour_sets::{out_of_memory, AgedFrames};
+use super::PolicyInfo;
 use super::{MachineView, Placement, PlacementPolicy};
 use crate::error::{Error, Result};
 use crate::os::buddy::BuddyAllocator;
@@ -280,3 +281,19 @@ mod tests {
         assert_eq!(split_channels([1, 1, 1], 2), [vec![1], vec![0], vec![1]]);
     }
 }
+
+/// Registered in `placement::POLICIES`.
+pub const MCP: PolicyInfo =
+    PolicyInfo::new("mcp", "preferred channels by intensity and row-buffer locality (MCP)", |cfg, bits, processes, machine| {
+        Ok(Box::new(Mcp::new(false, cfg, bits, machine, processes)?))
+    })
+    .needs_profiles()
+    .needs("a mapping with channel bits above the page offset");
+
+/// Registered in `placement::POLICIES`.
+pub const IMPS: PolicyInfo =
+    PolicyInfo::new("imps", "MCP's channel partition for IMPS (very light programs share)", |cfg, bits, processes, machine| {
+        Ok(Box::new(Mcp::new(true, cfg, bits, machine, processes)?))
+    })
+    .needs_profiles()
+    .needs("a mapping with channel bits above the page offset");

@@ -25,6 +25,7 @@ use super::colour::{ColourBits, ColourSpace};
 use super::os_model::OsConfig;
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
+use crate::registry::{Component, Registry};
 
 /// What policies that partition by core or channel see of the machine.
 pub struct MachineView<'a> {
@@ -63,45 +64,85 @@ pub trait PlacementPolicy: Send {
     }
 }
 
-/// Registered policies, by name.
-pub const NAMES: &[&str] = &[
-    "buddy",
-    "bpm",
-    "bpm-plus",
-    "cache-only",
-    "bank-only",
-    "bank-only-8",
-    "a-vp",
-    "b-vp",
-    "c-vp",
-    "vertical",
-    "random-interleave",
-    "ccps",
-    "mcp",
-    "imps",
-];
+/// What a placement policy is, needs and how to make one, declared in its own file.
+pub struct PolicyInfo {
+    pub name: &'static str,
+    /// One line for listings (`memtint presets`).
+    pub summary: &'static str,
+    /// It needs each program's profile (`os.profiles`: MPKI and row-buffer hit rate alone);
+    /// `memtint compare` and sweeps run the programs alone first.
+    pub needs_profiles: bool,
+    /// It partitions by core, binding threads by this rule (`os::binding`) with periodic load
+    /// balancing off, unless `[os.sched]` says otherwise.
+    pub binds_threads: Option<&'static str>,
+    /// What the machine must offer, for listings (the policy's own check gives the error).
+    pub needs: Option<&'static str>,
+    /// An `[os]` key only this policy reads.
+    pub own_key: Option<&'static str>,
+    pub build: Builder,
+}
+
+/// Makes the policy for a configuration, colour bits, process count and machine.
+pub type Builder = fn(&OsConfig, &ColourBits, u32, &MachineView) -> Result<Box<dyn PlacementPolicy>>;
+
+impl PolicyInfo {
+    pub const fn new(name: &'static str, summary: &'static str, build: Builder) -> Self {
+        PolicyInfo { name, summary, needs_profiles: false, binds_threads: None, needs: None, own_key: None, build }
+    }
+    pub const fn needs_profiles(self) -> Self {
+        PolicyInfo { needs_profiles: true, ..self }
+    }
+    pub const fn binds_threads(self, rule: &'static str) -> Self {
+        PolicyInfo { binds_threads: Some(rule), ..self }
+    }
+    pub const fn needs(self, what: &'static str) -> Self {
+        PolicyInfo { needs: Some(what), ..self }
+    }
+    pub const fn takes_key(self, key: &'static str) -> Self {
+        PolicyInfo { own_key: Some(key), ..self }
+    }
+}
+
+impl Component for PolicyInfo {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+/// The placement policies: the built-in ones, one line each (`POLICIES.register` adds more).
+pub static POLICIES: Registry<PolicyInfo> = Registry::new(
+    "placement policy",
+    &[
+        &buddy_order::INFO,
+        &bpm::INFO,
+        &bpm_plus::INFO,
+        &vertical::CACHE_ONLY,
+        &vertical::BANK_ONLY,
+        &vertical::BANK_ONLY_8,
+        &vertical::A_VP,
+        &vertical::B_VP,
+        &vertical::C_VP,
+        &vertical::VERTICAL,
+        &random_interleave::INFO,
+        &ccps::INFO,
+        &mcp::MCP,
+        &mcp::IMPS,
+    ],
+);
+
+pub fn names() -> Vec<&'static str> {
+    POLICIES.names()
+}
+
+/// The policy registered as `name`.
+pub fn info(name: &str) -> Result<&'static PolicyInfo> {
+    POLICIES.get(name)
+}
 
 pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32, machine: &MachineView) -> Result<Box<dyn PlacementPolicy>> {
-    let name = cfg.policy.as_str();
-    if cfg.vertical.is_some() && name != "vertical" {
-        return Err(Error::config("os.vertical", format!("applies to policy 'vertical' only, not '{name}'")));
+    let info = info(&cfg.policy)?;
+    if cfg.vertical.is_some() && info.own_key != Some("vertical") {
+        return Err(Error::config("os.vertical", format!("applies to policy 'vertical' only, not '{}'", info.name)));
     }
-    Ok(match name {
-        "buddy" => Box::new(BuddyOrder::new(cfg.seed)),
-        "bpm" => Box::new(bpm(cfg, bits, processes)?),
-        "bpm-plus" => Box::new(bpm_plus(cfg, bits, processes)?),
-        "vertical" => {
-            let ijk = cfg
-                .vertical
-                .ok_or_else(|| Error::config("os.vertical", "policy 'vertical' needs os.vertical = [i, j, k] (B-, C- and O-bits)"))?;
-            Box::new(vertical("vertical", ijk, cfg, bits, processes)?)
-        }
-        "random-interleave" => Box::new(RandomInterleave::new(cfg.seed, bits)?),
-        "ccps" => Box::new(CcpsRegions::new(cfg, bits, machine)?),
-        "mcp" | "imps" => Box::new(Mcp::new(name == "imps", cfg, bits, machine, processes)?),
-        _ => match NAMED_VERTICAL.iter().find(|(n, _)| *n == name) {
-            Some(&(n, ijk)) => Box::new(vertical(n, ijk, cfg, bits, processes)?),
-            None => return Err(Error::unknown("placement policy", name, NAMES.iter().copied())),
-        },
-    })
+    (info.build)(cfg, bits, processes, machine)
 }

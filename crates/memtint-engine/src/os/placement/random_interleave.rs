@@ -3,6 +3,7 @@
 //! spreads evenly over all banks. Seeded; a colour with no free frame passes to the next one.
 
 use super::colour_sets::out_of_memory;
+use super::PolicyInfo;
 use super::{Placement, PlacementPolicy};
 use crate::error::Result;
 use crate::os::buddy::BuddyAllocator;
@@ -43,3 +44,8 @@ impl PlacementPolicy for RandomInterleave {
             .ok_or_else(|| out_of_memory("random-interleave", pid, alloc))
     }
 }
+
+/// Registered in `placement::POLICIES`.
+pub const INFO: PolicyInfo = PolicyInfo::new("random-interleave", "each page on a random colour", |cfg, bits, _, _| {
+    Ok(Box::new(RandomInterleave::new(cfg.seed, bits)?))
+});

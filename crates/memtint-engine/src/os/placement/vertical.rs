@@ -5,6 +5,8 @@
 //! `vertical` takes any (i, j, k) from the configuration.
 
 use super::ColourSets;
+use super::{PlacementPolicy, PolicyInfo};
+use crate::error::Error;
 use crate::error::Result;
 use crate::os::colour::ColourBits;
 use crate::os::os_model::OsConfig;
@@ -25,3 +27,30 @@ pub fn vertical(name: &'static str, (i, j, k): (u32, u32, u32), cfg: &OsConfig, 
     let space = bits.single_bit_space(name, &chosen)?;
     ColourSets::new(name, space, cfg, bits, processes)
 }
+
+/// Registered in `placement::POLICIES`: any (i, j, k) from `os.vertical`.
+pub const VERTICAL: PolicyInfo = PolicyInfo::new("vertical", "HVR's (i, j, k) colouring from os.vertical", |cfg, bits, processes, _| {
+    let ijk =
+        cfg.vertical.ok_or_else(|| Error::config("os.vertical", "policy 'vertical' needs os.vertical = [i, j, k] (B-, C- and O-bits)"))?;
+    Ok(Box::new(vertical("vertical", ijk, cfg, bits, processes)?))
+})
+.takes_key("vertical");
+
+/// The named (i, j, k) policy `name` of `NAMED_VERTICAL`.
+fn named(name: &'static str, cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<Box<dyn PlacementPolicy>> {
+    let &(_, ijk) = NAMED_VERTICAL.iter().find(|(n, _)| *n == name).expect("registered names are in NAMED_VERTICAL");
+    Ok(Box::new(vertical(name, ijk, cfg, bits, processes)?))
+}
+
+macro_rules! named_info {
+    ($id:ident, $name:literal, $summary:literal) => {
+        /// Registered in `placement::POLICIES`.
+        pub const $id: PolicyInfo = PolicyInfo::new($name, $summary, |cfg, bits, processes, _| named($name, cfg, bits, processes));
+    };
+}
+named_info!(CACHE_ONLY, "cache-only", "HVR (0, 3, 0): LLC colours only");
+named_info!(BANK_ONLY, "bank-only", "HVR (2, 0, 0): bank colours only");
+named_info!(BANK_ONLY_8, "bank-only-8", "HVR (2, 0, 1): eight bank colours");
+named_info!(A_VP, "a-vp", "HVR (0, 0, 2): bank-and-cache bits");
+named_info!(B_VP, "b-vp", "HVR (1, 0, 2)");
+named_info!(C_VP, "c-vp", "HVR (0, 1, 2)");
