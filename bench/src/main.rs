@@ -5,8 +5,8 @@
 //! printed too. `MEMTINT_BENCH_ONLY=random` (a substring of "machine/workload") runs a subset.
 
 use memtint_engine::config::{MachineConfig, MemoryConfig};
+use memtint_engine::dram_sim::report as dram_report;
 use memtint_engine::dram_sim::{simulate, DramSimOptions};
-use memtint_engine::stats::dram_report;
 use memtint_engine::trace::{DramRequest, GeneratorKind, GeneratorSpec, RequestGenerator, TraceSource, VecSource};
 use memtint_engine::vector_isa::VectorIsa;
 use std::time::Instant;

@@ -1,32 +1,44 @@
-//! memtint's simulation engine.
+//! memtint's simulation engine, in layers (each imports only its own layer and lower ones;
+//! `tests/layers.rs` checks it). See docs/ARCHITECTURE.md.
 //!
-//! A library with no global state: DRAM devices and their JEDEC timing (`dram`), the general
-//! XOR address mapping (`mapping`), one memory controller per channel with pluggable scheduler,
-//! row policy and refresh manager (`controller`), an independent timing checker (`checker`),
-//! DRAM-level trace readers and generators (`trace`), statistics (`stats`), and the drivers that
-//! tie them together (`memory_system`, `dram_sim`). On the CPU side: trace-driven out-of-order
-//! cores (`cpu`), their workloads (`workload`) and the caches below them (`cache`).
-//! See docs/ARCHITECTURE.md.
+//! A library whose only global state is the component registries (`registry`), which a program
+//! using it may extend.
 
-pub mod cache;
-pub mod checker;
-mod closed_loop;
-pub mod config;
-pub mod controller;
-pub mod cpu;
-pub mod dram;
+// Drivers: what users run. A DRAM-trace run (`dram_sim`, with the bookkeeping and report the
+// multicore run shares), a multicore CPU-trace run (`system`), the preset and component
+// catalogue, and the colour layouts the Linux tools use.
+pub mod catalogue;
 pub mod dram_sim;
-pub mod error;
-pub mod mapping;
-pub mod memory_system;
-pub mod os;
-pub mod presets;
-pub mod registry;
-pub mod stats;
+pub mod linux_layout;
 pub mod system;
+
+// The memory system: the channels' controllers behind one address mapping.
+pub mod memory_system;
+
+// Configuration: machines as written (TOML) and resolved, and the embedded presets.
+pub mod config;
+pub mod presets;
+
+// The host: workloads and their traces, out-of-order cores, caches, the OS model (page
+// placement, scheduling).
+pub mod cache;
+pub mod cpu;
+pub mod os;
 pub mod trace;
-pub mod vector_isa;
 pub mod workload;
+
+// DRAM: controllers (schedulers, row policies, refresh), the independent timing checker,
+// address mapping, statistics, devices and their timing rules.
+pub mod checker;
+pub mod controller;
+pub mod dram;
+pub mod mapping;
+pub mod stats;
+
+// Plumbing.
+pub mod error;
+pub mod registry;
+pub mod vector_isa;
 
 pub use error::{Error, Result};
 

@@ -2,9 +2,9 @@
 #![allow(dead_code)]
 
 use memtint_engine::config::{MachineConfig, MemoryConfig};
+use memtint_engine::dram_sim::report as dram_report;
 use memtint_engine::dram_sim::{open_workload, simulate, DramSimOptions, RunTotals, WorkloadSpec};
 use memtint_engine::memory_system::MemorySystem;
-use memtint_engine::stats::dram_report;
 use memtint_engine::trace::{DramRequest, GeneratorKind, GeneratorSpec, TraceSource, VecSource};
 
 /// A machine preset with JSON overrides applied (`{"controller": {...}, "dram": {...}}`).

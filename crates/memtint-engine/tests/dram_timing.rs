@@ -64,7 +64,7 @@ fn streaming_over_many_banks_reaches_90_percent_of_peak() {
         let w = generated(GeneratorKind::Stream, 200_000, 1);
         let opts = DramSimOptions::new(64);
         let (mem, totals) = run(&cfg, &w, opts);
-        let s = memtint_engine::stats::dram_report::report(&cfg, &mem, &totals, opts);
+        let s = memtint_engine::dram_sim::report::report(&cfg, &mem, &totals, opts);
         let frac = s["bandwidth_gbps"]["total"].as_f64().unwrap() / s["peak_bandwidth_gbps"].as_f64().unwrap();
         assert!(frac >= 0.90, "{m}: stream reached {:.1} % of peak", frac * 100.0);
     }
@@ -122,7 +122,7 @@ fn refresh_costs_trfc_per_trefi_per_rank() {
             let cfg = machine(m, json!({"controller": {"refresh": refresh}}));
             let opts = DramSimOptions::new(64);
             let (mem, totals) = run(&cfg, &w, opts);
-            let s = memtint_engine::stats::dram_report::report(&cfg, &mem, &totals, opts);
+            let s = memtint_engine::dram_sim::report::report(&cfg, &mem, &totals, opts);
             (s["bandwidth_gbps"]["total"].as_f64().unwrap(), s["refreshes"].as_u64().unwrap(), cfg)
         };
         let (with, refreshes, cfg) = bw("all-bank");
@@ -157,7 +157,7 @@ fn fr_fcfs_beats_fcfs_on_row_hit_rate_for_interleaved_streams() {
         let cfg = machine("ddr4-2400", json!({"controller": {"scheduler": sched}}));
         let opts = DramSimOptions::new(64);
         let (mem, totals) = run(&cfg, &w, opts);
-        memtint_engine::stats::dram_report::report(&cfg, &mem, &totals, opts)["row_hit_rate"].as_f64().unwrap()
+        memtint_engine::dram_sim::report::report(&cfg, &mem, &totals, opts)["row_hit_rate"].as_f64().unwrap()
     };
     let (fcfs, frfcfs) = (rate("fcfs"), rate("fr-fcfs"));
     assert!(frfcfs >= fcfs, "fr-fcfs {frfcfs} < fcfs {fcfs}");

@@ -127,3 +127,16 @@ fn rda_with_rules_of_its_own_is_refused() {
     rules.push(Rule { scope: Scope::Bank, preceding: &[Rda], following: &[Act], latency: |t| t.tRC + 1, window: 0, name: "odd" });
     TimingTable::build(&rules, &t);
 }
+
+#[test]
+fn a_standard_with_other_rules_is_told_apart() {
+    let t = every_device()[0].2.clone();
+    let ddr = TimingTable::build(DDR_RULES, &t);
+    assert!(ddr.same_rules_as(&TimingTable::build(Standard::Ddr3.timing_rules(), &t)));
+    let mut more = DDR_RULES.to_vec();
+    more.push(Rule { scope: Scope::Bank, preceding: &[Ref], following: &[Act], latency: |t| t.tRFC, window: 0, name: "per-bank tRFC" });
+    assert!(!TimingTable::build(&more, &t).same_rules_as(&ddr), "a new rule is a different table");
+    let mut slower = t.clone();
+    slower.tRC += 5;
+    assert!(TimingTable::build(DDR_RULES, &slower).same_rules_as(&ddr), "other latencies, the same rules");
+}

@@ -66,20 +66,20 @@ fn convert_cpu_trace(py: Python<'_>, request_json: &str) -> PyResult<String> {
 /// LLC-colour functions `memtint inspect` histograms by: `{"machine", "mapping", "space"}` in.
 #[pyfunction]
 fn colour_layout(py: Python<'_>, request_json: &str) -> PyResult<String> {
-    call_engine(py, request_json, memtint_engine::os::linux_layout::colour_layout_json)
+    call_engine(py, request_json, memtint_engine::linux_layout::colour_layout_json)
 }
 
 /// Each process's colours under a placement policy, from the simulator's own policy code:
 /// `{"machine", "mapping", "processes", "os": {"policy": ..}}` in.
 #[pyfunction]
 fn policy_partition(py: Python<'_>, request_json: &str) -> PyResult<String> {
-    call_engine(py, request_json, memtint_engine::os::linux_layout::policy_partition_json)
+    call_engine(py, request_json, memtint_engine::linux_layout::policy_partition_json)
 }
 
 /// The preset catalogue (machines, devices, mappings, layouts, components) as JSON.
 #[pyfunction]
 fn presets_json() -> String {
-    memtint_engine::presets::catalogue_json()
+    memtint_engine::catalogue::catalogue_json()
 }
 
 /// The engine's version with its model identity (`memtint_engine::MODEL_VERSION`).

@@ -12,7 +12,7 @@ use super::row_policy::{self, RowPolicy};
 use super::scheduler::{self, Candidate, Scheduler};
 use super::write_drain::WriteDrain;
 use super::{BankQueue, BankState, ChannelTiming, Completion, Origin, Request, RowOutcome};
-use crate::config::ControllerConfig;
+use crate::controller::ControllerConfig;
 use crate::dram::constraints::Constraints;
 use crate::dram::timing_rules::TimingTable;
 use crate::dram::{Command, CommandRecord, DramAddress, Organisation, Standard, TimingParams};

@@ -4,7 +4,7 @@
 //! controller is faster and runs the age-ordered schedulers, the general one runs everything.
 
 use super::{lane_controller, ChannelController, LaneController};
-use crate::config::ControllerConfig;
+use crate::controller::ControllerConfig;
 use crate::dram::{Organisation, Standard, TimingParams};
 use crate::error::{Error, Result};
 use crate::stats::ChannelStats;

@@ -16,7 +16,7 @@
 //! ticked at are the same: see `channel_controller.rs` for the why of each step.
 
 use super::bank_table::BankTable;
-use super::lane_timing::LaneTiming;
+use super::lane_timing::{LaneTiming, LANE_MAX_RANKS};
 use super::lanes::{Lanes, K_ACT, K_NONE, K_PRE, K_RD, K_WR, MAX_LANES, NEVER_LANE, NO_KEY};
 use super::refresh::{self, RefreshManager};
 use super::row_policy;
@@ -24,8 +24,9 @@ use super::scheduler::{self, AgeOrder, Scheduler, LANE_AGES};
 use super::shape::{Dynamic, Shape, ShapeKey};
 use super::write_drain::WriteDrain;
 use super::{Completion, Origin, RowOutcome};
-use crate::config::ControllerConfig;
+use crate::controller::ControllerConfig;
 use crate::dram::constraints::Constraints;
+use crate::dram::timing_rules::{TimingTable, DDR_RULES};
 use crate::dram::{Command, CommandRecord, DramAddress, Organisation, Standard, TimingParams};
 use crate::error::Result;
 use crate::stats::ChannelStats;
@@ -38,9 +39,8 @@ const WRITES: usize = 1;
 const NO_ROW: u32 = u32::MAX;
 /// Most banks per channel (a 64-bit mask of idle open rows).
 pub const MAX_BANKS: u32 = 64;
-/// Most ranks per channel (the timing tables' fixed size, `lane_timing.rs`). With 64 banks and at
-/// least 8 banks per rank no preset exceeds it; tables sized for 64 ranks measured 15 % slower.
-pub const MAX_RANKS: u32 = 8;
+/// Most ranks per channel (the timing tables' fixed size).
+pub const MAX_RANKS: u32 = LANE_MAX_RANKS;
 /// Constraints and the front-end latency must stay below this for 32-bit lane offsets.
 const MAX_DELAY: u64 = 1 << 20;
 /// Lane offsets are rebased once `now` is this far past the base (offsets then stay below
@@ -79,6 +79,11 @@ pub fn unsupported(standard: Standard, org: &Organisation, timing: &TimingParams
     if order.is_none() {
         let fast: Vec<&str> = scheduler::SCHEDULERS.all().iter().filter(|s| s.fast_path).map(|s| s.name).collect();
         return Some(format!("scheduler \"{}\" (the lane controller runs {})", cfg.scheduler, fast.join(", ")));
+    }
+    // The lane timing applies DDR3/DDR4's rules by hand; another standard's rules (a scope or
+    // command they lack) run on the general controller, which applies any rule table.
+    if !TimingTable::build(standard.timing_rules(), timing).same_rules_as(&TimingTable::build(DDR_RULES, timing)) {
+        return Some(format!("{}'s timing rules (the lane controller implements DDR3's and DDR4's)", standard.name()));
     }
     if org.banks_per_channel() > MAX_BANKS {
         return Some(format!("{} banks per channel (at most {MAX_BANKS})", org.banks_per_channel()));

@@ -3,7 +3,7 @@
 //! minimum writes per switch. One rule, read by both controller implementations; its values
 //! come from `ControllerConfig::writes` (docs/stats.md, "Write handling").
 
-use crate::config::WriteSettings;
+use crate::controller::WriteSettings;
 use crate::{Cycle, NEVER};
 
 #[derive(Clone, Copy, Debug)]

@@ -158,6 +158,16 @@ impl TimingTable {
         table
     }
 
+    /// The same rules as `other` (scopes, commands and windows; latencies may differ).
+    pub fn same_rules_as(&self, other: &TimingTable) -> bool {
+        let shape = |t: &TimingTable| {
+            let effects: Vec<Vec<(Scope, Command)>> =
+                t.effects.iter().map(|l| l.iter().map(|e| (e.scope, e.following)).collect()).collect();
+            (effects, t.act_window.map(|(w, _)| w))
+        };
+        shape(self) == shape(other)
+    }
+
     /// What issuing `cmd` constrains.
     #[inline]
     pub fn after(&self, cmd: Command) -> &[Effect] {

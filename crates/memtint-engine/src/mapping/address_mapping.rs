@@ -8,76 +8,10 @@
 //! per distinct run offset, and each extra XOR input adds at most one term per distinct distance.
 //! Encoding uses the inverse matrix, computed once by Gauss-Jordan elimination over GF(2).
 
+use super::field::Field;
 use crate::dram::{DramAddress, Organisation};
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
-
-/// A DRAM coordinate selected by address bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Field {
-    Channel,
-    Rank,
-    BankGroup,
-    Bank,
-    Row,
-    Column,
-}
-
-impl Field {
-    /// Every field, in the order used by `describe` and in error messages.
-    pub const ALL: [Field; 6] = [Field::Channel, Field::Rank, Field::BankGroup, Field::Bank, Field::Row, Field::Column];
-
-    /// The name used in mapping files and messages ("channel", "bank_group", ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            Field::Channel => "channel",
-            Field::Rank => "rank",
-            Field::BankGroup => "bank_group",
-            Field::Bank => "bank",
-            Field::Row => "row",
-            Field::Column => "column",
-        }
-    }
-
-    /// The field with this `name()`.
-    pub fn from_name(name: &str) -> Option<Field> {
-        Field::ALL.into_iter().find(|f| f.name() == name)
-    }
-
-    /// Number of coordinate bits of this field in `org` (log2 of the level's size).
-    pub fn width(self, org: &Organisation) -> u32 {
-        self.count(org).trailing_zeros()
-    }
-
-    fn count(self, org: &Organisation) -> u32 {
-        match self {
-            Field::Channel => org.channels,
-            Field::Rank => org.ranks,
-            Field::BankGroup => org.bank_groups,
-            Field::Bank => org.banks_per_group,
-            Field::Row => org.rows,
-            Field::Column => org.columns,
-        }
-    }
-
-    /// "8 banks per group", "1 bank group", ... for width messages.
-    fn count_phrase(self, org: &Organisation) -> String {
-        let n = self.count(org);
-        let plural = if n == 1 { "" } else { "s" };
-        match self {
-            Field::Channel => format!("{n} channel{plural}"),
-            Field::Rank => format!("{n} rank{plural}"),
-            Field::BankGroup => format!("{n} bank group{plural}"),
-            Field::Bank => format!("{n} bank{plural} per group"),
-            Field::Row => format!("{n} row{plural}"),
-            Field::Column => format!("{n} column{plural}"),
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
 
 /// Order of the fields inside the packed coordinate word, least significant first.
 const PACK_ORDER: [Field; 6] = [Field::Column, Field::Channel, Field::Rank, Field::BankGroup, Field::Bank, Field::Row];
@@ -116,17 +50,6 @@ fn join_and(items: &[String]) -> String {
 }
 
 impl AddressMapping {
-    /// A named layout such as "RoBaRaCoCh"; see the module documentation for the rule.
-    pub fn from_layout(layout: &str, org: &Organisation) -> Result<Self> {
-        let fields = super::layout::layout_fields(layout, org)?;
-        Self::from_fields(layout, org, &fields)
-    }
-
-    /// An explicit mapping file (TOML, see `spec`); `origin` names the file in errors.
-    pub fn from_toml(text: &str, origin: &str, org: &Organisation) -> Result<Self> {
-        super::spec::MappingSpec::parse(text, origin)?.build(origin, org)
-    }
-
     /// Explicit: for each field, for each coordinate bit (LSB first), the list of address bits
     /// XORed. A field not listed has no bits (right only if the organisation has one of it).
     pub fn from_fields(name: &str, org: &Organisation, fields: &[(Field, Vec<Vec<u32>>)]) -> Result<Self> {

@@ -1,7 +1,8 @@
 //! Named layouts: a string of two-letter codes, most significant first (see the module doc of
 //! `mapping` for the rule), turned into plain bit-selection fields.
 
-use super::address_mapping::Field;
+use super::address_mapping::AddressMapping;
+use super::field::Field;
 use crate::dram::Organisation;
 use crate::error::{Error, Result};
 
@@ -102,6 +103,14 @@ pub fn layout_fields(layout: &str, org: &Organisation) -> Result<Vec<(Field, Vec
         (Field::Row, row),
         (Field::Column, column),
     ])
+}
+
+impl AddressMapping {
+    /// A named layout such as "RoBaRaCoCh"; see the module documentation for the rule.
+    pub fn from_layout(layout: &str, org: &Organisation) -> Result<Self> {
+        let fields = layout_fields(layout, org)?;
+        Self::from_fields(layout, org, &fields)
+    }
 }
 
 #[cfg(test)]

@@ -38,10 +38,12 @@
 
 #[cfg(test)]
 pub(crate) use address_mapping::test_support;
-pub use address_mapping::{AddressMapping, Field};
+pub use address_mapping::AddressMapping;
+pub use field::Field;
 pub use layout::{EXAMPLE_LAYOUTS, LAYOUT_CODES};
 pub use spec::MappingSpec;
 
 mod address_mapping;
+mod field;
 mod layout;
 pub mod spec;

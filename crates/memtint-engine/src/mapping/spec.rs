@@ -20,7 +20,8 @@
 //! Instead of `[fields]`, a file may give `layout = "RoBaRaCoCh"` (a named layout). Unknown
 //! keys are errors. A missing field has no bits (right for `bank_group` on DDR3).
 
-use super::address_mapping::{AddressMapping, Field};
+use super::address_mapping::AddressMapping;
+use super::field::Field;
 use crate::dram::Organisation;
 use crate::error::{Error, Result};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
@@ -186,6 +187,13 @@ impl MappingSpec {
             }
         }
         .map_err(|e| in_file(origin, e))
+    }
+}
+
+impl AddressMapping {
+    /// An explicit mapping file (TOML, see this module); `origin` names the file in errors.
+    pub fn from_toml(text: &str, origin: &str, org: &Organisation) -> Result<Self> {
+        MappingSpec::parse(text, origin)?.build(origin, org)
     }
 }
 

@@ -2,14 +2,13 @@
 //! colour-indexed buddy allocator, per-process page tables and the placement policies of BPM/BPM+
 //! (bank and channel partitioning) and HVR (cache, bank and vertical partitioning, random
 //! interleaving). `OsModel` is the facade the multicore simulator calls on every access;
-//! `linux_layout` gives the same colours to the Linux commands (`memtint run`, `inspect`).
+//! `crate::linux_layout` gives the same colours to the Linux commands (`memtint run`, `inspect`).
 
 pub mod binding;
 pub mod buddy;
 pub mod cfs;
 pub mod colour;
 pub mod frame_order;
-pub mod linux_layout;
 pub mod os_model;
 pub mod page_table;
 pub mod parity_table;
@@ -25,4 +24,4 @@ pub use page_table::PageTable;
 pub use placement::{Placement, PlacementPolicy};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

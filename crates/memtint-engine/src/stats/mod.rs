@@ -2,7 +2,6 @@
 //! schema documented in docs/stats.md (one schema for the CLI, the Python API and reports).
 
 pub mod channel_stats;
-pub mod dram_report;
 pub mod latency;
 
 pub use channel_stats::{BankCounters, ChannelStats};

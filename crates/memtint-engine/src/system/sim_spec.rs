@@ -3,10 +3,10 @@
 
 use super::multicore_sim::{pinned_threads, simulate_threads_checked, MulticoreResult, ThreadDef};
 use crate::config::{MachineConfig, MachineSource, MemoryConfig};
+use crate::dram_sim::report as dram_report;
 use crate::dram_sim::DramSimOptions;
 use crate::error::{Error, Result};
 use crate::os::OsConfig;
-use crate::stats::dram_report;
 use crate::workload::open_cpu_workload;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -9,7 +9,7 @@ pub use closed::Closed;
 pub use open::Open;
 pub use timeout::Timeout;
 
-use crate::config::ControllerConfig;
+use crate::controller::ControllerConfig;
 use crate::error::Result;
 use crate::registry::{Component, Registry};
 

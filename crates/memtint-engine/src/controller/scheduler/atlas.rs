@@ -11,7 +11,7 @@
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
 use super::{Candidate, Period, Scheduler, SchedulerInfo, ServiceCost};
-use crate::config::ControllerConfig;
+use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::Cycle;
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
 use super::{Candidate, Period, Scheduler, SchedulerInfo};
-use crate::config::ControllerConfig;
+use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::{Cycle, NEVER};
 use std::collections::BTreeMap;

@@ -15,7 +15,7 @@ use super::intensity::IntensityMeter;
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
 use super::{Candidate, Period, Scheduler, SchedulerInfo};
-use crate::config::ControllerConfig;
+use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::Cycle;
 use std::collections::BTreeMap;

@@ -43,7 +43,7 @@ pub use par_bs::ParBs;
 pub use tcm::Tcm;
 
 use super::{BankQueue, Request, RowOutcome};
-use crate::config::ControllerConfig;
+use crate::controller::ControllerConfig;
 use crate::dram::constraints::Constraints;
 use crate::dram::Command;
 use crate::error::Result;

@@ -3,7 +3,6 @@
 mod buddy;
 mod colour;
 mod frame_order;
-mod linux_layout;
 mod placement;
 
 use crate::dram::Organisation;

@@ -10,10 +10,10 @@
 //! results are identical (tests/lanes_equal_general.rs compares whole runs). One channel (the
 //! bench's machine) gets its own loop, `run_one_channel`.
 
+use super::books::{Books, FrontEnd};
 use crate::controller::shape::Shape;
 use crate::controller::{Completion, LaneController};
 use crate::dram::DramAddress;
-use crate::dram_sim::{Books, FrontEnd};
 use crate::error::Result;
 use crate::mapping::AddressMapping;
 use crate::memory_system::MemorySystem;

@@ -4,15 +4,21 @@
 //! two give identical results. With `check`, every issued command goes through the
 //! independent `TimingChecker`.
 
-use crate::checker::TimingChecker;
+mod books;
+pub(crate) mod closed_loop;
+pub mod report;
+
+pub use books::{timing_checker, DramSimOptions, RunTotals, VIOLATION_EXAMPLES};
+pub(crate) use books::{Books, FrontEnd};
+
 use crate::config::{MachineConfig, MachineSource, MemoryConfig};
-use crate::controller::{Completion, Implementation, Origin};
+use crate::controller::{Completion, Implementation};
 use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
-use crate::stats::dram_report;
 use crate::trace::{DramTraceFormat, DramTraceReader, GeneratorSpec, RequestGenerator, TraceSource};
 use crate::vector_isa::VectorIsa;
 use crate::{Cycle, NEVER};
+use report as dram_report;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -90,51 +96,6 @@ impl DramRunSpec {
     }
 }
 
-/// Violations a run's statistics quote (all are counted).
-pub const VIOLATION_EXAMPLES: usize = 20;
-
-/// Options of the driver loop.
-#[derive(Clone, Copy, Debug)]
-pub struct DramSimOptions {
-    /// Closed loop: requests in flight at once (ignored for timestamped traces).
-    pub outstanding: usize,
-    pub check: bool,
-    pub cycle_by_cycle: bool,
-    /// Keep every issued command in `RunTotals::commands` (memory grows with the run).
-    pub keep_commands: bool,
-    /// Requests are attributed round-robin to this many sources (request i to source i mod n),
-    /// so application-aware schedulers see several applications; 1: all from source 0.
-    pub sources: u32,
-    /// The vector instruction set of the fused closed loop (`vector_isa.rs`); `None`: the best
-    /// this CPU runs. Results are the same at every level.
-    pub isa: Option<VectorIsa>,
-}
-
-impl DramSimOptions {
-    pub fn new(outstanding: usize) -> Self {
-        DramSimOptions { outstanding, check: false, cycle_by_cycle: false, keep_commands: false, sources: 1, isa: None }
-    }
-}
-
-/// What a run produced besides the controllers' counters.
-#[derive(Clone, Debug, Default)]
-pub struct RunTotals {
-    pub requests: u64,
-    pub dram_cycles: Cycle,
-    /// Cycles requests waited in the front end because their queue was full (summed).
-    pub front_end_stalls: u64,
-    pub commands_checked: u64,
-    pub violations: u64,
-    pub violation_examples: Vec<String>,
-    pub wall_seconds: f64,
-    pub timestamped: bool,
-    /// The instruction-set level the run's hot code ran at (`simulate`: the fused loop's, else
-    /// the lane controllers'; the baseline for recording fused runs and general controllers).
-    pub vector_isa: VectorIsa,
-    /// The issued commands, when `keep_commands` was set.
-    pub commands: Vec<crate::dram::CommandRecord>,
-}
-
 /// Open the workload a spec names.
 pub fn open_workload(spec: &WorkloadSpec, cfg: &MemoryConfig) -> Result<(Box<dyn TraceSource + Send>, bool)> {
     Ok(match spec {
@@ -148,12 +109,6 @@ pub fn open_workload(spec: &WorkloadSpec, cfg: &MemoryConfig) -> Result<(Box<dyn
             (Box::new(RequestGenerator::new(g, &cfg.org, encode)?), false)
         }
     })
-}
-
-/// The independent timing checker for a memory system's device, organisation and timing,
-/// expecting refreshes unless the controller does none.
-pub fn timing_checker(cfg: &MemoryConfig) -> TimingChecker {
-    TimingChecker::new(cfg.device.standard, &cfg.org, &cfg.timing).with_expect_refresh(cfg.controller.refresh != "none")
 }
 
 /// Simulate `source` on a fresh memory system. Returns the memory system (for its counters)
@@ -183,12 +138,9 @@ pub fn simulate(
     let fused = !timestamped && !opts.cycle_by_cycle && mem.implementation() == Implementation::Lanes;
     // The level the run's hot code ran at: the fused loop's entry, else the controllers'.
     let record = opts.check || opts.keep_commands;
-    books.totals.vector_isa = if fused { crate::closed_loop::level(isa, record) } else { mem.vector_isa() };
-    let (now, entered) = if fused {
-        crate::closed_loop::run(&mut mem, source, &mut books, isa)?
-    } else {
-        general_loop(&mut mem, source, timestamped, &mut books)?
-    };
+    books.totals.vector_isa = if fused { closed_loop::level(isa, record) } else { mem.vector_isa() };
+    let (now, entered) =
+        if fused { closed_loop::run(&mut mem, source, &mut books, isa)? } else { general_loop(&mut mem, source, timestamped, &mut books)? };
     mem.finish(now);
     let Books { checker, mut totals, completed, .. } = books;
     totals.dram_cycles = now;
@@ -202,111 +154,6 @@ pub fn simulate(
     }
     totals.wall_seconds = started.elapsed().as_secs_f64();
     Ok((mem, totals))
-}
-
-/// What both driver loops keep besides the memory system: the run totals, the checker, and
-/// (with `check`) which requests completed.
-pub(crate) struct Books {
-    pub checker: Option<TimingChecker>,
-    pub totals: RunTotals,
-    pub commands: Vec<crate::dram::CommandRecord>,
-    pub completed: Vec<bool>,
-    pub opts: DramSimOptions,
-}
-
-impl Books {
-    /// Count the completions of a step and, with `check`, prove each request completes once.
-    #[inline(always)]
-    pub fn completions(&mut self, done: &[Completion], now: Cycle) -> Result<()> {
-        self.totals.requests += done.len() as u64;
-        if self.opts.check {
-            for c in done {
-                self.check_completed_once(c.id, now)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// `completions` for one request, without a list (the one-channel closed loop).
-    #[inline(always)]
-    pub fn completion(&mut self, id: u64, now: Cycle) -> Result<()> {
-        self.totals.requests += 1;
-        if self.opts.check {
-            self.check_completed_once(id, now)?;
-        }
-        Ok(())
-    }
-
-    fn check_completed_once(&mut self, id: u64, now: Cycle) -> Result<()> {
-        let id = id as usize;
-        if self.completed.len() <= id {
-            self.completed.resize(id + 1, false);
-        }
-        if std::mem::replace(&mut self.completed[id], true) {
-            return Err(Error::Violation(format!("request {id} completed twice (cycle {now})")));
-        }
-        Ok(())
-    }
-
-    /// Pass the commands a step issued (drained into `self.commands`) to the checker and keep
-    /// them if asked.
-    #[inline]
-    pub fn commands_issued(&mut self) {
-        if let Some(checker) = self.checker.as_mut() {
-            checker.observe_all(&self.commands);
-        }
-        if self.opts.keep_commands {
-            self.totals.commands.append(&mut self.commands);
-        } else {
-            self.commands.clear();
-        }
-    }
-
-    /// The error of a driver that found no next event.
-    pub fn stalled(now: Cycle, in_flight: usize) -> Error {
-        Error::config("engine", format!("internal error: simulation stalled at cycle {now} with {in_flight} requests in flight"))
-    }
-}
-
-/// The drivers' front end: the next request's id and source (request i comes from source
-/// i mod `sources`), and how long a request has waited for a full queue.
-pub(crate) struct FrontEnd {
-    pub next_id: u64,
-    next_source: u32,
-    sources: u32,
-    blocked_since: Option<Cycle>,
-}
-
-impl FrontEnd {
-    pub fn new(sources: u32) -> Self {
-        FrontEnd { next_id: 0, next_source: 0, sources, blocked_since: None }
-    }
-
-    /// The origin of the next request.
-    #[inline(always)]
-    pub fn origin(&self) -> Origin {
-        Origin::single(self.next_source)
-    }
-
-    /// The next request found its queue full at `now`.
-    #[inline(always)]
-    pub fn refused(&mut self, now: Cycle) {
-        self.blocked_since.get_or_insert(now);
-    }
-
-    /// The next request entered at `now`: count the cycles it waited, move to the next one.
-    #[inline(always)]
-    pub fn entered(&mut self, now: Cycle, totals: &mut RunTotals) {
-        if let Some(since) = self.blocked_since.take() {
-            totals.front_end_stalls += now - since;
-        }
-        self.next_id += 1;
-        // No division on the hot path.
-        self.next_source += 1;
-        if self.next_source >= self.sources {
-            self.next_source = 0;
-        }
-    }
 }
 
 /// The driver loop for every implementation and mode: tick the memory system, let requests in,

@@ -1,8 +1,8 @@
 //! The statistics of a DRAM-level run, in the JSON schema of docs/stats.md.
 
+use super::books::{DramSimOptions, RunTotals};
 use crate::config::MemoryConfig;
 use crate::dram::Command;
-use crate::dram_sim::{DramSimOptions, RunTotals};
 use crate::memory_system::MemorySystem;
 use crate::stats::LatencyHistogram;
 use serde_json::{json, Map, Value};

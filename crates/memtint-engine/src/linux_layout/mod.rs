@@ -5,13 +5,13 @@
 //! Serves issue 5 (colouring on stock Linux); the colours themselves are BPM §2.3/§2.6 and
 //! HVR §2.1-2.2, as in `colour.rs`.
 
-use super::colour::{colour_list_text, ColourBits, ColourSpace};
-use super::os_model::OsConfig;
-use super::placement::{self, NAMED_VERTICAL};
 use crate::cache::LlcConfig;
 use crate::config::{MachineSource, MemoryConfig};
 use crate::error::{Error, Result};
 use crate::mapping::{AddressMapping, Field};
+use crate::os::colour::{colour_list_text, ColourBits, ColourSpace};
+use crate::os::os_model::OsConfig;
+use crate::os::placement::{self, NAMED_VERTICAL};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -222,3 +222,6 @@ pub fn policy_partition_json(request: &str) -> Result<String> {
     let req: PartitionRequest = serde_json::from_str(request).map_err(|e| Error::config("policy partition request", e.to_string()))?;
     Ok(policy_partition(&req)?.to_string())
 }
+
+#[cfg(test)]
+mod tests;

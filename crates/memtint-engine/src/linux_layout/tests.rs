@@ -1,7 +1,7 @@
 //! The colour layouts and policy partitions the Linux commands use (issue 5): the same colours
 //! and sets as the simulator's OS model.
 
-use crate::os::linux_layout::{colour_layout_json, policy_partition_json};
+use super::{colour_layout_json, policy_partition_json};
 use crate::os::parity_table::eval_parity as eval;
 use crate::os::{OsConfig, OsModel};
 use serde_json::Value;
@@ -78,7 +78,7 @@ fn bpm_partition_is_the_os_models_and_never_shares_a_bank() {
     assert_eq!(p["policy"], "bpm");
     assert_eq!(p["partitioned"], true);
     let m = crate::os::tests::mapping("i7-860");
-    let os = OsModel::new(&OsConfig { policy: "bpm".into(), ..OsConfig::default() }, &m, super::I7_LLC, 2).unwrap();
+    let os = OsModel::new(&OsConfig { policy: "bpm".into(), ..OsConfig::default() }, &m, crate::os::tests::I7_LLC, 2).unwrap();
     let report = os.colour_report().unwrap();
     let procs = p["processes"].as_array().unwrap();
     for (pid, proc_) in procs.iter().enumerate() {
@@ -117,11 +117,11 @@ fn unpartitioned_policies_say_so_and_bad_partitions_are_errors() {
 #[test]
 fn layout_functions_agree_with_the_mappings_decode_for_every_byte_of_a_page() {
     use rand::{Rng, SeedableRng};
-    let org = super::i7_860_org();
+    let org = crate::os::tests::i7_860_org();
     let banks_per_rank = org.bank_groups * org.banks_per_group;
     for machine in ["i7-860", "i7-860-bpm-plus"] {
         let l = layout(&format!(r#"{{"machine": "{machine}"}}"#));
-        let m = super::mapping(machine);
+        let m = crate::os::tests::mapping(machine);
         let f = &l["functions"];
         let (bank, channel, rank) = (u64s(&f["bank"]), u64s(&f["channel"]), u64s(&f["rank"]));
         let offsets = |k: &str| -> Vec<u32> { u64s(&l["in_page"][k]).into_iter().map(|x| x as u32).collect() };
