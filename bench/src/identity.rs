@@ -12,7 +12,7 @@
 //! compare byte for byte.
 
 use memtint_engine::dram_sim::{run, DramRunSpec};
-use memtint_engine::system::{run_sim, SimSpec};
+use memtint_engine::multicore::{run_sim, SimSpec};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 

@@ -4,7 +4,7 @@
 //! simulated DRAM requests per second and instructions per second, per second of the thread's
 //! CPU time (steady on a shared machine) and of wall time. A figure, not a test.
 
-use memtint_engine::system::{run_sim, SimSpec};
+use memtint_engine::multicore::{run_sim, SimSpec};
 use serde_json::json;
 use std::path::PathBuf;
 

@@ -4,7 +4,7 @@
 //! the engine, with other symbol names; bench/pgo/train_extension.py trains that one.)
 
 use memtint_engine::dram_sim::run_json;
-use memtint_engine::system::run_sim_json;
+use memtint_engine::multicore::run_sim_json;
 use serde_json::Value;
 
 const TRAINING: &str = include_str!("../pgo/training.json");

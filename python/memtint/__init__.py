@@ -12,7 +12,7 @@ docs/stats.md.
 
 from memtint.api import MemtintError, generate, presets, run_dram, run_sim, trace
 from memtint.comparison import compare
-from memtint.frames import to_frame
+from memtint.dataframes import to_frame
 from memtint.sweep import load_results, sweep
 from memtint.trace_analysis import trace_stats
 from memtint._engine import version as _engine_version

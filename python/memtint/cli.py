@@ -451,7 +451,7 @@ def _dram(args: argparse.Namespace) -> int:
     if _write_json(args.json, stats):
         _warn_stderr(stats.get("warnings"))
         return status
-    from memtint.report import dram_summary, read_latency_table
+    from memtint.tables import dram_summary, read_latency_table
 
     console = Console()
     console.print(dram_summary(stats))
@@ -634,7 +634,7 @@ def _write_json(path: str | None, value: Any) -> bool:
 def _sim(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from memtint.report import sim_table
+    from memtint.tables import sim_table
 
     _check_output("--json", args.json)
     spec = load_sim_config(args.config)
@@ -661,7 +661,7 @@ def _compare(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from memtint import comparison as compare_module
-    from memtint.report import compare_tables
+    from memtint.tables import compare_tables
 
     _check_output("--json", args.json)
     _check_output("--csv", args.csv)
@@ -719,7 +719,7 @@ def _compare(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from memtint.report import sweep_table
+    from memtint.tables import sweep_table
     from memtint.sweep import load_results, load_spec, policy_summary, run_sweep
 
     if args.ray is not None:
@@ -749,7 +749,7 @@ def _sweep(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from memtint.report import normalised_table
+    from memtint.tables import normalised_table
     from memtint.reports import write_report
 
     report = write_report(args.results, args.out, baseline=args.baseline)
@@ -839,7 +839,7 @@ def _trace_stats(args: argparse.Namespace) -> int:
         ))
     if _write_json(args.json, results):
         return 0
-    from memtint.report import trace_stats_tables
+    from memtint.tables import trace_stats_tables
 
     console = Console()
     for table in trace_stats_tables(results):
@@ -853,7 +853,7 @@ def _presets(args: argparse.Namespace) -> int:
         return 0
     from rich.console import Console
 
-    from memtint.report import presets_tables
+    from memtint.tables import presets_tables
 
     console = Console()
     for table in presets_tables(api.presets()):

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     """The `memtint demo` command; returns the exit status."""
     from rich.console import Console
 
-    from memtint.report import normalised_table, sweep_table
+    from memtint.tables import normalised_table, sweep_table
     from memtint.reports import run_table, write_report
     from memtint.sweep import load_results, parse_spec, policy_summary, run_sweep
 

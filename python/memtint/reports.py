@@ -1,7 +1,7 @@
 """Reports of stored sweep results (`memtint report RESULTS_DIR`): an HTML page with PNG plots
 (matplotlib, Agg backend) and a Markdown summary (docs/sweeps.md, "Reports").
 
-(:mod:`memtint.report` renders terminal tables; this module writes files.)
+(:mod:`memtint.tables` renders terminal tables; this module writes files.)
 
 Every number comes from :func:`memtint.load_results`. Runs are grouped by mix — the same
 programs, instruction target, seed and os table — and each run's weighted speedup and maximum

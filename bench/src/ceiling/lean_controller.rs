@@ -21,7 +21,7 @@
 //! since the last hit always auto-precharges, but it keeps the rules the production ones).
 //!
 //! It must produce the production controller's command stream record for record
-//! (`controller/channel_controller.rs` + `candidates.rs` + `timing_state.rs`, driven by
+//! (`controller/channel_controller.rs` + `candidates.rs` + `channel_timing.rs`, driven by
 //! `dram_sim::simulate`); the binary and its test compare the two and run the independent
 //! checker over this one. The semantics it reproduces, cycle by cycle:
 //! - at each cycle, first a refresh that has fallen due (all-bank, `refresh/all_bank.rs`) blocks

@@ -1,7 +1,7 @@
 //! Run a CPU-trace spec given as JSON on the command line (a developer aid; users use `memtint sim`).
 fn main() {
     let spec = std::env::args().nth(1).expect("usage: sim_run '<json spec>'");
-    match memtint_engine::system::run_sim_json(&spec) {
+    match memtint_engine::multicore::run_sim_json(&spec) {
         Ok(s) => {
             let mut v: serde_json::Value = serde_json::from_str(&s).unwrap();
             let o = v.as_object_mut().unwrap();

@@ -5,12 +5,12 @@
 //! using it may extend.
 
 // Drivers: what users run. A DRAM-trace run (`dram_sim`, with the bookkeeping and report the
-// multicore run shares), a multicore CPU-trace run (`system`), the preset and component
+// multicore run shares), a multicore CPU-trace run (`multicore`), the preset and component
 // catalogue, and the colour layouts the Linux tools use.
 pub mod catalogue;
 pub mod dram_sim;
 pub mod linux_layout;
-pub mod system;
+pub mod multicore;
 
 // The memory system: the channels' controllers behind one address mapping.
 pub mod memory_system;

@@ -118,7 +118,7 @@ impl MemorySystem {
     }
 
     /// The mapping, the line mask and the lane controllers, for the fused closed-loop driver
-    /// (`closed_loop.rs`); the controller list is empty unless the implementation is lanes.
+    /// (`fused_loop.rs`); the controller list is empty unless the implementation is lanes.
     pub(crate) fn lane_parts(&mut self) -> (&AddressMapping, u64, &mut [LaneController]) {
         (&self.mapping, self.line_mask, &mut self.lanes)
     }

@@ -20,7 +20,7 @@
 //! On the DDR4 machine the whole claim holds with the `light` profile (tested). The history of
 //! these measurements under the earlier defaults is docs/experiments/bpm-direction.md.
 
-use memtint_engine::system::{run_sim, MixMetrics, ProgramSpeed, SimSpec};
+use memtint_engine::multicore::{run_sim, MixMetrics, ProgramSpeed, SimSpec};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 

@@ -10,10 +10,10 @@ use memtint_engine::controller::scheduler::{no_periods, Candidate, Scheduler, Sc
 use memtint_engine::dram::Command;
 use memtint_engine::dram_sim::DramSimOptions;
 use memtint_engine::error::Result;
+use memtint_engine::multicore::{run_sim, SimSpec};
 use memtint_engine::os::buddy::BuddyAllocator;
 use memtint_engine::os::colour::ColourSpace;
 use memtint_engine::os::placement::{Placement, PlacementPolicy, PolicyInfo, POLICIES};
-use memtint_engine::system::{run_sim, SimSpec};
 use memtint_engine::trace::GeneratorKind;
 use memtint_engine::Cycle;
 use serde_json::json;

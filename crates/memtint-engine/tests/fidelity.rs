@@ -3,7 +3,7 @@
 //! dirtied the line, a warm-up leaves the caches full and dirty, and BPM on the BPM+ machine
 //! uses both channels.
 
-use memtint_engine::system::{run_sim, SimSpec};
+use memtint_engine::multicore::{run_sim, SimSpec};
 use serde_json::{json, Value};
 
 fn sim(v: Value) -> Value {

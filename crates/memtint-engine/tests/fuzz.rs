@@ -363,7 +363,7 @@ fn run_case(kind: Kind, case_seed: u64, dir: &Path) -> Outcome {
             if kind == Kind::DramSpec {
                 memtint_engine::dram_sim::run_json(&text).map(|_| ())
             } else {
-                memtint_engine::system::run_sim_json(&text).map(|_| ())
+                memtint_engine::multicore::run_sim_json(&text).map(|_| ())
             }
         }
     };

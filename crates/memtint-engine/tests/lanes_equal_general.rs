@@ -237,7 +237,7 @@ fn lanes_on_a_ranked_scheduler_is_a_config_error_naming_it() {
     assert!(err.contains("controller.implementation") && err.contains("tcm"), "{err}");
 }
 
-/// The fused closed-loop driver (`closed_loop.rs`, which `simulate` runs for lane controllers
+/// The fused closed-loop driver (`fused_loop.rs`, which `simulate` runs for lane controllers
 /// in closed loop) under conditions the random cases reach rarely: four channels, queues much
 /// smaller than the requests in flight (front-end stalls), writes drained by the idle timeout,
 /// several sources, the bench's own configuration. General controllers (the general loop)
@@ -263,7 +263,7 @@ fn the_fused_driver_equals_the_general_loop_with_many_channels_stalls_and_idle_d
     }
 }
 
-/// The one-channel fused loop (`closed_loop::run_one_channel`) under the conditions it must
+/// The one-channel fused loop (`fused_loop::run_one_channel`) under the conditions it must
 /// reproduce: 1-4 ranks, writes drained by the idle timeout, refresh (every DDR4 run here
 /// spans several tREFI), queue-full stalls, requests in flight below and above the queue
 /// size, queues of one entry.

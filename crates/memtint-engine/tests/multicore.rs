@@ -1,7 +1,7 @@
 //! Multi-programmed CPU-trace runs end to end: real SPEC traces, determinism, and the errors a
 //! user can cause (issue: multicore simulation, tests 5 and 6).
 
-use memtint_engine::system::{run_sim, SimSpec};
+use memtint_engine::multicore::{run_sim, SimSpec};
 use memtint_engine::workload::{open_cpu_workload, trace_stats};
 use serde_json::{json, Value};
 use std::path::PathBuf;

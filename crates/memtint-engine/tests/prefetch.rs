@@ -2,7 +2,7 @@
 //! buys a sequential stream, that random accesses barely trigger it, determinism, DRAM timing
 //! with prefetches in the queues, and the configuration errors a user can make.
 
-use memtint_engine::system::{run_sim, SimSpec};
+use memtint_engine::multicore::{run_sim, SimSpec};
 use serde_json::{json, Value};
 
 fn run(programs: &[&str], prefetcher: Value, instructions: u64, check: bool) -> Value {

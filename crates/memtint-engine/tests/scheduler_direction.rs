@@ -9,7 +9,7 @@
 //! papers' quanta are 1-10 M processor cycles), the paper defaults otherwise; see
 //! `scaled_periods`.
 
-use memtint_engine::system::{run_sim, MixMetrics, ProgramSpeed, SimSpec};
+use memtint_engine::multicore::{run_sim, MixMetrics, ProgramSpeed, SimSpec};
 use serde_json::{json, Value};
 
 const INSTRUCTIONS: u64 = 3_000_000;

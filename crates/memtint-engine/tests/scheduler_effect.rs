@@ -10,7 +10,7 @@
 
 use memtint_engine::controller::scheduler::{names, MIN_PERIODS, SCHEDULERS};
 use memtint_engine::dram_sim::{self, DramRunSpec};
-use memtint_engine::system::{run_sim, MixMetrics, ProgramSpeed, SimSpec};
+use memtint_engine::multicore::{run_sim, MixMetrics, ProgramSpeed, SimSpec};
 use serde_json::{json, Value};
 
 const MACHINE: &str = "ddr4-2400";

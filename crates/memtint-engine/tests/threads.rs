@@ -1,7 +1,7 @@
 //! Processes with several threads under the per-core CFS, CCPS binding and regions, and MCP
 //! (issue 6, tests 2 and 4; ccps.md test cases A1-A2).
 
-use memtint_engine::system::{run_sim, SimSpec};
+use memtint_engine::multicore::{run_sim, SimSpec};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 

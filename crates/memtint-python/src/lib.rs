@@ -40,13 +40,13 @@ fn call_engine(py: Python<'_>, input: &str, f: fn(&str) -> memtint_engine::Resul
 /// Run a multi-programmed CPU-trace simulation described by JSON; return statistics JSON.
 #[pyfunction]
 fn run_sim(py: Python<'_>, spec_json: &str) -> PyResult<String> {
-    call_engine(py, spec_json, memtint_engine::system::run_sim_json)
+    call_engine(py, spec_json, memtint_engine::multicore::run_sim_json)
 }
 
 /// Weighted speedup, harmonic speedup and maximum slowdown of `[{"ipc_alone", "ipc_shared"}]`.
 #[pyfunction]
 fn mix_metrics(py: Python<'_>, programs_json: &str) -> PyResult<String> {
-    call_engine(py, programs_json, memtint_engine::system::metrics_json)
+    call_engine(py, programs_json, memtint_engine::multicore::metrics_json)
 }
 
 /// One pass over a CPU workload (trace path or profile): counts, MPKI as the trace counts it,

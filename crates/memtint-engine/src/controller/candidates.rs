@@ -11,7 +11,7 @@
 //! `max(min t_bank, shared, bus)`, so a scan is one pass over two short arrays, and single
 //! slots are looked at only in classes that can issue now.
 
-use super::timing_state::{direction_kinds, shared_kind, SHARED_KINDS};
+use super::channel_timing::{direction_kinds, shared_kind, SHARED_KINDS};
 use super::ChannelTiming;
 use crate::dram::Command;
 use crate::{Cycle, NEVER};

@@ -517,7 +517,7 @@ impl LaneController {
         })
     }
 
-    /// `enqueue`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`).
+    /// `enqueue`'s body, inlined into the one-channel closed-loop driver (`fused_loop.rs`).
     #[inline(always)]
     pub(crate) fn enqueue_inlined<S: Shape>(
         &mut self,
@@ -621,7 +621,7 @@ impl LaneController {
         })
     }
 
-    /// `tick`'s body, inlined into the one-channel closed-loop driver (`closed_loop.rs`), which
+    /// `tick`'s body, inlined into the one-channel closed-loop driver (`fused_loop.rs`), which
     /// takes each completion as it retires (`completed`) instead of through a list.
     #[inline(always)]
     pub(crate) fn tick_inlined<S: Shape>(&mut self, now: Cycle, completed: impl FnMut(Completion)) {
@@ -1040,7 +1040,7 @@ impl LaneController {
 /// `tick` and `enqueue` compiled for x86-64-v3 (`vector_isa.rs`): their bodies are
 /// `#[inline(always)]`, so each entry compiles all of it for that level. x86-64-v2 runs the
 /// baseline here (its gain is smaller and every level compiled costs build time). The fused
-/// closed loop (`closed_loop.rs`) inlines the same bodies into its own per-level entries.
+/// closed loop (`fused_loop.rs`) inlines the same bodies into its own per-level entries.
 #[cfg(target_arch = "x86_64")]
 mod isa_entries {
     use super::*;

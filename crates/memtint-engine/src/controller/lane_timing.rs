@@ -1,4 +1,4 @@
-//! The lane controller's timing state: what `ChannelTiming` (`timing_state.rs`) enforces, kept
+//! The lane controller's timing state: what `ChannelTiming` (`channel_timing.rs`) enforces, kept
 //! as the lanes' parts. Per bank the bank-level earliest ACT, column command and PRE; per
 //! (kind, bank group) the shared part (bank group, rank and tFAW) of RD, ACT, PRE and WR; per
 //! rank PREA and REF; the command bus. Issuing a command raises these tables and, in place,

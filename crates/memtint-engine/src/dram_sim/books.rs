@@ -1,5 +1,5 @@
 //! What a DRAM run keeps besides the controllers' counters, shared by the DRAM-trace drivers
-//! (`general_loop` here, the fused `closed_loop`) and the multicore driver: the run totals,
+//! (`general_loop` here, the fused `fused_loop`) and the multicore driver: the run totals,
 //! completions, the independent timing checker and the kept commands, and the driver options.
 
 use crate::checker::TimingChecker;

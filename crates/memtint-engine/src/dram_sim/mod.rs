@@ -5,7 +5,7 @@
 //! independent `TimingChecker`.
 
 mod books;
-pub(crate) mod closed_loop;
+pub(crate) mod fused_loop;
 pub mod report;
 
 pub use books::{timing_checker, DramSimOptions, RunTotals, VIOLATION_EXAMPLES};
@@ -134,13 +134,13 @@ pub fn simulate(
         completed: Vec::new(),
         opts,
     };
-    // Closed loop on lane controllers: the fused driver (`closed_loop.rs`), same results.
+    // Closed loop on lane controllers: the fused driver (`fused_loop.rs`), same results.
     let fused = !timestamped && !opts.cycle_by_cycle && mem.implementation() == Implementation::Lanes;
     // The level the run's hot code ran at: the fused loop's entry, else the controllers'.
     let record = opts.check || opts.keep_commands;
-    books.totals.vector_isa = if fused { closed_loop::level(isa, record) } else { mem.vector_isa() };
+    books.totals.vector_isa = if fused { fused_loop::level(isa, record) } else { mem.vector_isa() };
     let (now, entered) =
-        if fused { closed_loop::run(&mut mem, source, &mut books, isa)? } else { general_loop(&mut mem, source, timestamped, &mut books)? };
+        if fused { fused_loop::run(&mut mem, source, &mut books, isa)? } else { general_loop(&mut mem, source, timestamped, &mut books)? };
     mem.finish(now);
     let Books { checker, mut totals, completed, .. } = books;
     totals.dram_cycles = now;
