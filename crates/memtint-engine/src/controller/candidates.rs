@@ -232,8 +232,8 @@ impl CandidateSet {
                 let e = &self.entries[slot];
                 if e.t_bank > now {
                     next = next.min(e.t_bank);
-                } else if e.key < best_key || best.is_none() {
-                    // (`best.is_none()`: a scheduler may use the whole key range, u64::MAX too)
+                } else if e.key <= best_key {
+                    // `<=`: keys are unique, and a scheduler may use the whole range, u64::MAX too
                     best_key = e.key;
                     best = Some(slot);
                 }

@@ -26,6 +26,14 @@ fn entry(cmd: Command) -> usize {
     }
 }
 
+/// Raise `n` consecutive entries from `first` (a rank's bank groups in the `shared` table).
+#[inline(always)]
+fn raise_groups(shared: &mut [Cycle], first: usize, n: usize, t: Cycle) {
+    for x in &mut shared[first..first + n] {
+        raise(x, t);
+    }
+}
+
 #[inline]
 fn raise(slot: &mut Cycle, t: Cycle) {
     if *slot < t {
@@ -33,9 +41,62 @@ fn raise(slot: &mut Cycle, t: Cycle) {
     }
 }
 
+/// Effects of one scope: (table entry, latency) or, for bank-group and rank scopes, (table
+/// entry, index in `shared` or `NO_SHARED`, latency). Fixed arrays: no command of a DDR
+/// standard has more than `MAX_EFFECTS` per scope (`Effects::of` checks).
+const MAX_EFFECTS: usize = 6;
+const NO_SHARED: usize = usize::MAX;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Scoped {
+    items: [(usize, usize, u64); MAX_EFFECTS],
+    len: usize,
+}
+
+impl Scoped {
+    fn push(&mut self, kind: usize, shared: Option<usize>, latency: u64) {
+        assert!(self.len < MAX_EFFECTS, "more than {MAX_EFFECTS} timing effects of one command in one scope");
+        self.items[self.len] = (kind, shared.unwrap_or(NO_SHARED), latency);
+        self.len += 1;
+    }
+    #[inline(always)]
+    fn iter(&self) -> &[(usize, usize, u64)] {
+        &self.items[..self.len.min(MAX_EFFECTS)]
+    }
+}
+
+/// One command's compiled effects, split by scope so applying them is straight loops.
+#[derive(Clone, Copy, Debug, Default)]
+struct Effects {
+    bank: Scoped,
+    group: Scoped,
+    rank: Scoped,
+    sibling: Scoped,
+    /// The command bus's distance (0: none).
+    bus: u64,
+}
+
+impl Effects {
+    fn of(table: &TimingTable, cmd: Command) -> Self {
+        let mut e = Effects::default();
+        for x in table.after(cmd) {
+            let kind = x.following as usize;
+            match x.scope {
+                Scope::Bank => e.bank.push(kind, None, x.latency),
+                Scope::BankGroup => e.group.push(kind, shared_index(kind), x.latency),
+                Scope::Rank => e.rank.push(kind, shared_index(kind), x.latency),
+                Scope::SiblingRank => e.sibling.push(kind, shared_index(kind), x.latency),
+                Scope::Channel => e.bus = e.bus.max(x.latency),
+            }
+        }
+        e
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct ChannelTiming {
     table: TimingTable,
+    effects: [Effects; Command::COUNT],
     c: Constraints,
     ranks: usize,
     bank: Vec<Next>,
@@ -104,6 +165,7 @@ impl ChannelTiming {
     pub fn new(table: TimingTable, c: Constraints, ranks: u32, groups_per_rank: u32, banks_per_rank: u32) -> Self {
         let ranks = ranks as usize;
         ChannelTiming {
+            effects: Command::ALL.map(|cmd| Effects::of(&table, cmd)),
             table,
             c,
             ranks,
@@ -173,25 +235,6 @@ impl ChannelTiming {
         t
     }
 
-    /// Raise group `g`'s `kind` entry (and its `shared` entry: every part of a shared ready
-    /// time only ever rises, so raising the maximum keeps it exact without recomputing it).
-    #[inline(always)]
-    fn raise_group(&mut self, g: usize, kind: usize, t: Cycle) {
-        raise(&mut self.group[g][kind], t);
-        if let Some(k) = shared_index(kind) {
-            raise(&mut self.shared[k * self.groups + g], t);
-        }
-    }
-
-    /// Raise rank `r`'s `kind` entry and the `shared` entries of its bank groups.
-    #[inline(always)]
-    fn raise_rank(&mut self, r: usize, kind: usize, t: Cycle) {
-        raise(&mut self.rank[r][kind], t);
-        if let Some(k) = shared_index(kind) {
-            self.raise_rank_shared(r, k, t);
-        }
-    }
-
     #[inline(always)]
     fn raise_rank_shared(&mut self, r: usize, k: usize, t: Cycle) {
         let first = k * self.groups + r * self.groups_per_rank;
@@ -231,26 +274,41 @@ impl ChannelTiming {
     }
 
     /// Raise every entry `cmd`'s rules constrain, counting from `at`; `bus`: the command bus too
-    /// (an implicit precharge does not use it).
+    /// (an implicit precharge does not use it). Fields are borrowed one by one (the effects
+    /// are read while the tables are raised).
+    #[inline]
     fn apply_effects(&mut self, cmd: Command, at: Cycle, r: usize, g: usize, b: usize, bus: bool) {
-        for i in 0..self.table.after(cmd).len() {
-            let e = self.table.after(cmd)[i];
-            let (kind, t) = (e.following as usize, at + e.latency);
-            match e.scope {
-                Scope::Bank => raise(&mut self.bank[b][kind], t),
-                Scope::BankGroup => self.raise_group(g, kind, t),
-                Scope::Rank => self.raise_rank(r, kind, t),
-                Scope::SiblingRank => {
-                    for o in (0..self.ranks).filter(|&o| o != r) {
-                        self.raise_rank(o, kind, t);
-                    }
-                }
-                Scope::Channel => {
-                    if bus {
-                        raise(&mut self.cmd_bus, t);
-                    }
+        const K: usize = Command::COUNT - 1; // masks a table entry's index: no bounds check
+        let e = &self.effects[cmd.index() & K];
+        let (groups, gpr) = (self.groups, self.groups_per_rank);
+        let shared = &mut self.shared[..];
+        let bank = &mut self.bank[b];
+        for &(kind, _, lat) in e.bank.iter() {
+            raise(&mut bank[kind & K], at + lat);
+        }
+        let group = &mut self.group[g];
+        for &(kind, k, lat) in e.group.iter() {
+            raise(&mut group[kind & K], at + lat);
+            if k != NO_SHARED {
+                raise(&mut shared[k * groups + g], at + lat);
+            }
+        }
+        for &(kind, k, lat) in e.rank.iter() {
+            raise(&mut self.rank[r][kind & K], at + lat);
+            if k != NO_SHARED {
+                raise_groups(shared, k * groups + r * gpr, gpr, at + lat);
+            }
+        }
+        for &(kind, k, lat) in e.sibling.iter() {
+            for o in (0..self.ranks).filter(|&o| o != r) {
+                raise(&mut self.rank[o][kind & K], at + lat);
+                if k != NO_SHARED {
+                    raise_groups(shared, k * groups + o * gpr, gpr, at + lat);
                 }
             }
+        }
+        if bus && e.bus > 0 {
+            raise(&mut self.cmd_bus, at + e.bus);
         }
     }
 }
