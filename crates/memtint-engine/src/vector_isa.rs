@@ -10,6 +10,28 @@
 
 use crate::error::{Error, Result};
 
+/// Each level's CPU features, written once. `v3_features!(m! { ... })` calls `m!` with the
+/// feature names, a `;` and the rest: `detected!` checks them at run time (`is_supported`),
+/// `with_features!` compiles items for them (`#[target_feature]`, the per-level entries).
+macro_rules! v2_features {
+    ($m:ident ! { $($rest:tt)* }) => { $m! { "sse4.2", "popcnt"; $($rest)* } };
+}
+macro_rules! v3_features {
+    ($m:ident ! { $($rest:tt)* }) => { $m! { "sse4.2", "popcnt", "avx2", "bmi1", "bmi2", "lzcnt", "fma"; $($rest)* } };
+}
+macro_rules! with_features {
+    ($($f:tt),*;) => {};
+    ($($f:tt),*; $i:item $($rest:item)*) => {
+        $(#[target_feature(enable = $f)])* $i
+        with_features! { $($f),*; $($rest)* }
+    };
+}
+#[cfg(target_arch = "x86_64")]
+macro_rules! detected {
+    ($($f:tt),*;) => { true $(&& std::arch::is_x86_feature_detected!($f))* };
+}
+pub(crate) use {v2_features, v3_features, with_features};
+
 /// A level of the x86-64 instruction set (the psABI's microarchitecture levels). Off x86-64
 /// only `Baseline` exists.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -50,16 +72,9 @@ impl VectorIsa {
         match self {
             VectorIsa::Baseline => true,
             #[cfg(target_arch = "x86_64")]
-            VectorIsa::V2 => std::arch::is_x86_feature_detected!("sse4.2") && std::arch::is_x86_feature_detected!("popcnt"),
+            VectorIsa::V2 => v2_features!(detected! {}),
             #[cfg(target_arch = "x86_64")]
-            VectorIsa::V3 => {
-                Self::V2.is_supported()
-                    && std::arch::is_x86_feature_detected!("avx2")
-                    && std::arch::is_x86_feature_detected!("bmi1")
-                    && std::arch::is_x86_feature_detected!("bmi2")
-                    && std::arch::is_x86_feature_detected!("lzcnt")
-                    && std::arch::is_x86_feature_detected!("fma")
-            }
+            VectorIsa::V3 => v3_features!(detected! {}),
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }

@@ -1044,25 +1044,26 @@ impl LaneController {
 #[cfg(target_arch = "x86_64")]
 mod isa_entries {
     use super::*;
+    use crate::vector_isa::{v3_features, with_features};
 
-    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,fma")]
-    #[inline(never)]
-    pub(super) unsafe fn tick_v3<S: Shape>(c: &mut LaneController, now: Cycle, done: &mut Vec<Completion>) {
-        c.tick_inlined::<S>(now, |d| done.push(d))
-    }
+    v3_features!(with_features! {
+        #[inline(never)]
+        pub(super) unsafe fn tick_v3<S: Shape>(c: &mut LaneController, now: Cycle, done: &mut Vec<Completion>) {
+            c.tick_inlined::<S>(now, |d| done.push(d))
+        }
 
-    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,fma")]
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn enqueue_v3<S: Shape>(
-        c: &mut LaneController,
-        now: Cycle,
-        id: u64,
-        addr: u64,
-        dram: &DramAddress,
-        is_write: bool,
-        origin: Origin,
-    ) {
-        c.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin)
-    }
+        #[inline(never)]
+        #[allow(clippy::too_many_arguments)]
+        pub(super) unsafe fn enqueue_v3<S: Shape>(
+            c: &mut LaneController,
+            now: Cycle,
+            id: u64,
+            addr: u64,
+            dram: &DramAddress,
+            is_write: bool,
+            origin: Origin,
+        ) {
+            c.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin)
+        }
+    });
 }

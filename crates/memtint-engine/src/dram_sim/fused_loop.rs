@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::mapping::AddressMapping;
 use crate::memory_system::MemorySystem;
 use crate::trace::TraceSource;
-use crate::vector_isa::VectorIsa;
+use crate::vector_isa::{v2_features, v3_features, with_features, VectorIsa};
 use crate::{Cycle, NEVER};
 
 /// The request that enters next, read and decoded once when it is needed (not on every retry
@@ -88,7 +88,7 @@ pub(crate) fn level(isa: VectorIsa, record: bool) -> VectorIsa {
 /// recording runs have the baseline entry only.
 macro_rules! entries {
     ($dispatch:ident, $base:ident, $body:ident, $first:ident: $first_ty:ty,
-     [$(($entry:ident, $level:ident, $features:literal)),*]) => {
+     [$(($entry:ident, $level:ident, $features:ident)),*]) => {
         #[inline(always)]
         fn $dispatch<const RECORD: bool, S: Shape>(
             isa: VectorIsa,
@@ -122,31 +122,32 @@ macro_rules! entries {
         }
 
         $(
-            #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = $features)]
-            #[inline(never)]
-            unsafe fn $entry<S: Shape>(
-                $first: $first_ty,
-                mapping: &AddressMapping,
-                line_mask: u64,
-                source: &mut dyn TraceSource,
-                books: &mut Books,
-            ) -> Result<(Cycle, u64)> {
-                $body::<false, S>($first, mapping, line_mask, source, books)
-            }
+            $features!(with_features! {
+                #[cfg(target_arch = "x86_64")]
+                #[inline(never)]
+                unsafe fn $entry<S: Shape>(
+                    $first: $first_ty,
+                    mapping: &AddressMapping,
+                    line_mask: u64,
+                    source: &mut dyn TraceSource,
+                    books: &mut Books,
+                ) -> Result<(Cycle, u64)> {
+                    $body::<false, S>($first, mapping, line_mask, source, books)
+                }
+            });
         )*
     };
 }
 
 // x86-64-v2: SSE4.1's 32-bit minimum and maximum; x86-64-v3: AVX2, an 8-lane block in one
-// register (the feature lists are `VectorIsa::is_supported`'s).
+// register (the feature lists are `vector_isa.rs`'s).
 entries!(one_channel, one_channel_baseline, run_one_channel, c: &mut LaneController, [
-    (one_channel_v2, V2, "sse4.2,popcnt"),
-    (one_channel_v3, V3, "avx2,bmi1,bmi2,lzcnt,popcnt,fma")
+    (one_channel_v2, V2, v2_features),
+    (one_channel_v3, V3, v3_features)
 ]);
 entries!(channels, channels_baseline, run_channels, lanes: &mut [LaneController], [
-    (channels_v2, V2, "sse4.2,popcnt"),
-    (channels_v3, V3, "avx2,bmi1,bmi2,lzcnt,popcnt,fma")
+    (channels_v2, V2, v2_features),
+    (channels_v3, V3, v3_features)
 ]);
 
 /// The loop for two or more channels.

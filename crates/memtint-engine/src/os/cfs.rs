@@ -2,7 +2,7 @@
 //! core ordered by weighted virtual run time, a time slice from the scheduling latency and the
 //! minimum granularity, a context-switch cost (the outgoing thread's window drains, then the core
 //! loses `switch_cycles`), periodic cross-core load balancing with a migration cost, and CPU
-//! affinity. This file holds the decisions only; the driver (`system/multicore_sim.rs`) drains,
+//! affinity. This file holds the decisions only; the driver (`multicore/multicore_sim.rs`) drains,
 //! parks and resumes the threads' cores.
 //!
 //! Times are core cycles. Linux's defaults (6 ms latency, 0.75 ms granularity, scaled by
