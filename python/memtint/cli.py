@@ -114,12 +114,14 @@ _SET_HELP = ("override one machine setting, e.g. controller.write_idle_drain_min
              "(repeatable; sections and keys as in machine TOMLs, docs/stats.md)")
 
 
-def _registered(kind: str) -> str:
-    """The names the engine registers for a kind of component (its catalogue), for help texts."""
+def _registered_names() -> Callable[[str], str]:
+    """For help texts: the names the engine registers for a kind of component (its catalogue,
+    read once)."""
     try:
-        return ", ".join(api.presets()[kind])
+        catalogue = api.presets()
     except Exception:  # the help still works without the engine; `memtint presets` says why
-        return "see 'memtint presets'"
+        catalogue = {}
+    return lambda kind: ", ".join(catalogue[kind]) if kind in catalogue else "see 'memtint presets'"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -139,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dram.add_argument("--machine", required=True, metavar="PRESET", help="machine preset or machine TOML file")
     dram.add_argument("--mapping", metavar="NAME|FILE", help="layout (e.g. RoBaRaCoCh), mapping preset or mapping TOML")
+    _registered = _registered_names()
     dram.add_argument("--scheduler", metavar="NAME", help=f"{_registered('schedulers')} (see 'memtint presets')")
     dram.add_argument("--row-policy", metavar="NAME", help=_registered("row_policies"))
     dram.add_argument("--refresh", metavar="NAME", help=f"refresh manager: {_registered('refresh')}")

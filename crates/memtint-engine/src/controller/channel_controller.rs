@@ -86,7 +86,8 @@ impl ChannelController {
         let banks = org.banks_per_channel() as usize;
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
         let refresh = refresh::build(&cfg.refresh, org.ranks, timing.tREFI)?;
-        let c = Constraints::derive(standard, timing);
+        let table = TimingTable::build(standard.timing_rules(), timing);
+        let c = Constraints::from_table(&table, timing);
         let scheduler = scheduler::build(&cfg.scheduler, cfg, &c)?;
         let ranked = scheduler.ranks_requests();
         Ok(ChannelController {
@@ -103,13 +104,7 @@ impl ChannelController {
             next_seq: 0,
             banks: vec![BankState::default(); banks],
             open_banks: vec![0; org.ranks as usize],
-            timing: ChannelTiming::new(
-                TimingTable::build(standard.timing_rules(), timing),
-                c,
-                org.ranks,
-                org.bank_groups,
-                org.banks_per_rank(),
-            ),
+            timing: ChannelTiming::new(table, c, org.ranks, org.bank_groups, org.banks_per_rank()),
             scheduler,
             ranked,
             idle_close_after: row_policy.idle_close_after(),
