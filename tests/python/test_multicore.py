@@ -35,7 +35,7 @@ def test_sim_config_prints_a_table_and_writes_the_documented_json(memtint, tmp_p
     assert code == 0, err
     assert "stream" in out and "light" in out and "IPC" in out
     stats = json.loads((tmp_path / "out.json").read_text())
-    assert stats["kind"] == "sim" and stats["policy"] == "bpm" and stats["schema_version"] == 1
+    assert stats["kind"] == "sim" and stats["policy"] == "bpm" and stats["schema_version"] == 2
     for core in stats["cores"]:
         for key in ("program", "ipc", "llc_mpki", "dram_reads", "dram_writes", "row_buffer_miss_rate",
                     "read_latency", "read_latency_ns", "banks_used", "channels_used", "colour_overflow_pages"):

@@ -27,8 +27,8 @@ def test_the_catalogue_lists_every_scheduler():
 @pytest.mark.parametrize("scheduler", APP_AWARE)
 def test_run_sim_under_each_scheduler_reports_per_source_counters(scheduler):
     stats = mt.run_sim("ddr4-2400", ["stream", "light"], instructions=100_000, scheduler=scheduler,
-                            overrides={"controller": {"atlas_quantum": 20_000, "tcm_quantum": 20_000,
-                                                      "imps_epoch": 20_000, "ccps_epoch": 20_000}})
+                            overrides={"controller": {"atlas": {"quantum": 20_000}, "tcm": {"quantum": 20_000},
+                                                      "imps": {"epoch": 20_000}, "ccps": {"epoch": 20_000}}})
     assert stats["config"]["scheduler"] == scheduler
     sources = stats["dram"]["channels"][0]["scheduler_sources"]
     assert [s["source"] for s in sources] == [0, 1]
@@ -59,10 +59,12 @@ def test_compare_and_the_cli_accept_the_new_schedulers(memtint, tmp_path):
 
 @pytest.mark.engine
 @pytest.mark.parametrize("overrides, needle", [
-    ({"bliss_threshold": 0}, "controller.bliss_threshold"),
-    ({"atlas_alpha": 1.5}, "controller.atlas_alpha"),
-    ({"ccps_low_intensity": -1.0}, "controller.ccps_low_intensity"),
-    ({"tcm_quantum": 0}, "controller.tcm_quantum"),
+    ({"bliss": {"threshold": 0}}, "controller.bliss.threshold"),
+    ({"atlas": {"alpha": 1.5}}, "controller.atlas.alpha"),
+    ({"ccps": {"low_intensity": -1.0}}, "controller.ccps.low_intensity"),
+    ({"tcm": {"quantum": 0}}, "controller.tcm.quantum"),
+    ({"tcm": {"quantm": 1}}, "controller.tcm: unknown field `quantm`"),
+    ({"tcm_quantum": 0}, "controller.tcm.quantum"),
 ])
 def test_bad_scheduler_parameters_are_named(overrides, needle):
     with pytest.raises(mt.MemtintError, match=needle):

@@ -65,19 +65,19 @@ pub fn catalogue_json() -> String {
         "scheduler_info": crate::controller::scheduler::SCHEDULERS
             .all()
             .iter()
-            .map(|s| serde_json::json!({"name": s.name, "summary": s.summary, "fast_path": s.fast_path}))
+            .map(|s| serde_json::json!({"name": s.name, "summary": s.summary, "fast_path": s.fast_path, "params": (s.params.defaults)()}))
             .collect::<Vec<_>>(),
         "row_policies": crate::controller::row_policy::names(),
         "row_policy_info": crate::controller::row_policy::ROW_POLICIES
             .all()
             .iter()
-            .map(|p| serde_json::json!({"name": p.name, "summary": p.summary}))
+            .map(|p| serde_json::json!({"name": p.name, "summary": p.summary, "params": (p.params.defaults)()}))
             .collect::<Vec<_>>(),
         "refresh": crate::controller::refresh::names(),
         "refresh_info": crate::controller::refresh::REFRESH_MANAGERS
             .all()
             .iter()
-            .map(|m| serde_json::json!({"name": m.name, "summary": m.summary}))
+            .map(|m| serde_json::json!({"name": m.name, "summary": m.summary, "params": (m.params.defaults)()}))
             .collect::<Vec<_>>(),
         "generators": generators,
         "trace_formats": trace_formats,
@@ -88,7 +88,7 @@ pub fn catalogue_json() -> String {
             .iter()
             .map(|p| {
                 serde_json::json!({"name": p.name, "summary": p.summary, "needs_profiles": p.needs_profiles,
-                                   "binds_threads": p.binds_threads, "needs": p.needs})
+                                   "binds_threads": p.binds_threads, "needs": p.needs, "params": (p.params.defaults)()})
             })
             .collect::<Vec<_>>(),
         "profiles": crate::workload::Profile::NAMES,

@@ -172,7 +172,9 @@ impl MachineConfig {
     }
 
     pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
-        toml::from_str(text).map_err(|e| Error::config(origin, e.to_string().trim_end().to_string()))
+        let m: MachineConfig = toml::from_str(text).map_err(|e| Error::config(origin, e.to_string().trim_end().to_string()))?;
+        m.controller.warnings()?;
+        Ok(m)
     }
 
     /// Apply a partial table of overrides (`{"dram": {...}, "controller": {...}}`); unknown keys are errors.
@@ -180,11 +182,14 @@ impl MachineConfig {
         let mut value = serde_json::to_value(self).expect("machine config serialises");
         merge(&mut value, overrides, "")?;
         // Through serde_path_to_error so a value of the wrong kind names its key (serde alone does not).
-        serde_path_to_error::deserialize(value).map_err(|e| {
+        let m: MachineConfig = serde_path_to_error::deserialize(value).map_err(|e| {
             let key = e.path().to_string();
             let key = if key == "." { "overrides".to_string() } else { key };
             Error::config(key, e.into_inner().to_string())
-        })
+        })?;
+        // The controller's unknown keys and component tables (serde cannot check them).
+        m.controller.warnings()?;
+        Ok(m)
     }
 }
 
@@ -196,8 +201,10 @@ fn merge(base: &mut serde_json::Value, over: &serde_json::Value, path: &str) -> 
                 match b.get_mut(k) {
                     Some(slot) if slot.is_object() => merge(slot, v, &key)?,
                     Some(slot) => *slot = v.clone(),
-                    None if matches!(path, "dram" | "controller" | "cpu" | "cache" | "cache.llc" | "cache.l2") => {
-                        // Let deny_unknown_fields name the key.
+                    // Sections and components' tables: their own checks name an unknown key.
+                    None if matches!(path, "dram" | "controller" | "cpu" | "cache" | "cache.llc" | "cache.l2")
+                        || path.starts_with("controller.") =>
+                    {
                         b.insert(k.clone(), v.clone());
                     }
                     None => return Err(Error::config(key, "unknown key")),

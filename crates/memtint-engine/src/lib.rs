@@ -37,6 +37,7 @@ pub mod stats;
 
 // Plumbing.
 pub mod error;
+pub mod params;
 pub mod registry;
 pub mod vector_isa;
 

@@ -13,6 +13,14 @@ pub fn machine(name: &str, overrides: serde_json::Value) -> MemoryConfig {
     MemoryConfig::resolve(&m).unwrap()
 }
 
+/// The message of a machine configuration that is refused (by its overrides or its resolution).
+pub fn machine_error(name: &str, overrides: serde_json::Value) -> String {
+    match MachineConfig::load(name).unwrap().with_overrides(&overrides).and_then(|m| MemoryConfig::resolve(&m)) {
+        Ok(_) => panic!("{name} with {overrides} was accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
 pub fn generated(kind: GeneratorKind, requests: u64, seed: u64) -> WorkloadSpec {
     let mut g = GeneratorSpec::new(kind, requests);
     g.seed = seed;
@@ -139,9 +147,9 @@ pub mod random_run {
     /// Scheduler periods short enough for runs of a few thousand requests.
     pub fn short_scheduler_periods() -> serde_json::Value {
         json!({"controller": {
-            "atlas_quantum": 2000, "atlas_starvation_threshold": 600, "tcm_quantum": 2000, "tcm_shuffle_interval": 100,
-            "bliss_clearing_interval": 500, "imps_epoch": 1500, "ccps_epoch": 1500, "ccps_age_threshold": 400,
-            "imps_low_intensity": 20.0, "ccps_low_intensity": 20.0, "parbs_marking_cap": 3,
+            "atlas": {"quantum": 2000, "starvation_threshold": 600}, "tcm": {"quantum": 2000, "shuffle_interval": 100},
+            "bliss": {"clearing_interval": 500}, "imps": {"epoch": 1500, "low_intensity": 20.0},
+            "ccps": {"epoch": 1500, "age_threshold": 400, "low_intensity": 20.0}, "par-bs": {"marking_cap": 3},
         }})
     }
 
@@ -159,7 +167,7 @@ pub mod random_run {
             }
             let mut controller = json!({
                 "scheduler": self.scheduler, "row_policy": self.row_policy, "refresh": self.refresh,
-                "read_queue": self.read_queue, "write_queue": self.write_queue, "row_timeout": self.row_timeout,
+                "read_queue": self.read_queue, "write_queue": self.write_queue, "timeout": {"cycles": self.row_timeout},
                 "write_high_watermark": self.watermarks.0, "write_low_watermark": self.watermarks.1,
                 "write_idle_drain_min": self.idle_drain.0, "write_idle_drain_timeout": self.idle_drain.1,
                 "frontend_latency": self.frontend_latency,

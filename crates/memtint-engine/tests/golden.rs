@@ -87,9 +87,9 @@ fn machine_cfg(name: &str, scheduler: &str, row_policy: &str, writes: &str) -> m
         return machine(
             name,
             json!({"controller": {"scheduler": scheduler, "row_policy": row_policy, "write_handling": writes,
-            "atlas_quantum": 3000, "atlas_starvation_threshold": 800, "tcm_quantum": 3000, "tcm_shuffle_interval": 200,
-            "bliss_clearing_interval": 1000, "imps_epoch": 2000, "ccps_epoch": 2000, "ccps_age_threshold": 500,
-            "imps_low_intensity": 30.0, "ccps_low_intensity": 30.0}}),
+            "atlas": {"quantum": 3000, "starvation_threshold": 800}, "tcm": {"quantum": 3000, "shuffle_interval": 200},
+            "bliss": {"clearing_interval": 1000}, "imps": {"epoch": 2000, "low_intensity": 30.0},
+            "ccps": {"epoch": 2000, "age_threshold": 500, "low_intensity": 30.0}}}),
         );
     }
     machine(name, json!({"controller": {"scheduler": scheduler, "row_policy": row_policy, "write_handling": writes}}))
@@ -333,7 +333,7 @@ const REFERENCE: &[(&str, u64, u64)] = &[
 /// (machine/scheduler/row policy/workload, final cycle, fingerprint) of the application-aware
 /// schedulers, from their first commit on branch `sched` (checker on; event skipping equal to
 /// cycle-by-cycle per tests/randomized.rs); TCM's since ClusterThresh became a share of total
-/// bandwidth (`tcm_cluster_thresh` 4/24: four equal sources now form a bandwidth cluster).
+/// bandwidth (`[controller.tcm] cluster_thresh` 4/24: four equal sources now form a bandwidth cluster).
 const APP_AWARE_REFERENCE: &[(&str, u64, u64)] = &[
     ("ddr4-2400/par-bs/open/Random", 20564, 0x232e5afa1e1699a8),
     ("ddr4-2400/par-bs/open/Mix", 22395, 0xbfebdb223e9d045d),

@@ -29,8 +29,8 @@ fn machine() -> String {
 /// `tcm_at_the_papers_cluster_threshold_protects_the_light_programs`).
 fn scaled_periods(tcm_thresh: f64) -> Value {
     json!({"controller": {
-        "atlas_quantum": 100_000, "tcm_quantum": 100_000, "imps_epoch": 100_000, "ccps_epoch": 100_000,
-        "tcm_cluster_thresh": tcm_thresh,
+        "atlas": {"quantum": 100_000}, "tcm": {"quantum": 100_000, "cluster_thresh": tcm_thresh},
+        "imps": {"epoch": 100_000}, "ccps": {"epoch": 100_000},
     }})
 }
 
@@ -176,8 +176,8 @@ fn every_scheduler_is_deterministic_in_multicore_runs() {
             let spec: SimSpec = serde_json::from_value(json!({
                 "machine": MACHINE, "scheduler": s, "programs": ["stream", "random", "light", "copy"],
                 "instructions": 200_000, "seed": seed,
-                "overrides": {"controller": {"atlas_quantum": 20_000, "tcm_quantum": 20_000, "imps_epoch": 20_000,
-                                             "ccps_epoch": 20_000, "tcm_cluster_thresh": 0.5}},
+                "overrides": {"controller": {"atlas": {"quantum": 20_000}, "tcm": {"quantum": 20_000, "cluster_thresh": 0.5},
+                                             "imps": {"epoch": 20_000}, "ccps": {"epoch": 20_000}}},
             }))
             .unwrap();
             let r = run_sim(&spec).unwrap();

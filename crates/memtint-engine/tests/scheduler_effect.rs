@@ -109,10 +109,10 @@ fn tcm_forms_a_bandwidth_cluster_on_four_intensive_cores() {
     assert!(counter(&r, "quanta_bandwidth_cluster") > 0, "no bandwidth cluster formed");
     // The deprecated per-source form at its former default (4 / N, 1 for N = 4) puts every
     // source in the latency cluster, and says it is deprecated.
-    let old = run(INTENSIVE, "tcm", 3_000_000, json!({"controller": {"tcm_cluster_share": 4.0}}));
+    let old = run(INTENSIVE, "tcm", 3_000_000, json!({"controller": {"tcm": {"cluster_share": 4.0}}}));
     assert_eq!(counter(&old, "quanta_bandwidth_cluster"), 0);
     let w = old["warnings"].as_array().unwrap();
-    assert!(w.iter().any(|w| w.as_str().unwrap().contains("tcm_cluster_share")), "{w:?}");
+    assert!(w.iter().any(|w| w.as_str().unwrap().contains("controller.tcm.cluster_share (4) is deprecated")), "{w:?}");
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn a_run_shorter_than_a_few_quanta_is_warned_about() {
     let fr = run(INTENSIVE, "fr-fcfs", 300_000, json!({}));
     assert_eq!(schedule(&r), schedule(&fr));
     let w = r["warnings"].as_array().unwrap();
-    assert!(w.len() == 1 && w[0].as_str().unwrap().contains("controller.atlas_quantum"), "{w:?}");
+    assert!(w.len() == 1 && w[0].as_str().unwrap().contains("controller.atlas.quantum"), "{w:?}");
     assert!(w[0].as_str().unwrap().contains("equals fr-fcfs"), "{w:?}");
     assert_eq!(fr["warnings"], json!([]));
     // Likewise in DRAM-trace runs (TCM's 800-cycle shuffle interval fits this run).
@@ -133,7 +133,7 @@ fn a_run_shorter_than_a_few_quanta_is_warned_about() {
     .unwrap();
     let d = dram_sim::run(&spec).unwrap();
     let w = d["warnings"].as_array().unwrap();
-    assert!(w.len() == 1 && w[0].as_str().unwrap().contains("controller.tcm_quantum"), "{w:?}");
+    assert!(w.len() == 1 && w[0].as_str().unwrap().contains("controller.tcm.quantum"), "{w:?}");
 }
 
 /// Weighted speedup and maximum slowdown of each scheduler on the intensive mix (alone runs under
@@ -152,7 +152,7 @@ fn measure_weighted_speedup_and_maximum_slowdown() {
         let cases: Vec<(&str, Value)> = ["fr-fcfs", "par-bs", "atlas", "tcm", "bliss", "imps", "ccps"]
             .iter()
             .map(|s| (*s, json!({})))
-            .chain([("tcm", json!({"controller": {"tcm_cluster_share": 4.0}}))])
+            .chain([("tcm", json!({"controller": {"tcm": {"cluster_share": 4.0}}}))])
             .collect();
         for (s, over) in cases {
             let r = run(mix, s, n, over.clone());

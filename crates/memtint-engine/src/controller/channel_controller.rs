@@ -85,7 +85,7 @@ impl ChannelController {
         let writes = cfg.writes()?;
         let banks = org.banks_per_channel() as usize;
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
-        let refresh = refresh::build(&cfg.refresh, org.ranks, timing.tREFI)?;
+        let refresh = refresh::build(&cfg.refresh, cfg, org.ranks, timing.tREFI)?;
         let table = TimingTable::build(standard.timing_rules(), timing);
         let c = Constraints::from_table(&table, timing);
         let scheduler = scheduler::build(&cfg.scheduler, cfg, &c)?;

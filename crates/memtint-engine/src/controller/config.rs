@@ -3,6 +3,7 @@
 //! parameters. Re-exported by `crate::config`, which assembles a whole machine.
 
 use crate::error::{Error, Result};
+use crate::params::{field_names, ParamSchema, ParamTables, Params, Renamed};
 use serde::{Deserialize, Serialize};
 
 /// The largest read or write queue a controller takes (entries per channel): far beyond real
@@ -93,8 +94,9 @@ impl WriteSettings {
 
 /// Controller settings. Defaults: 32-entry read queue, FR-FCFS, open rows, all-bank refresh, and
 /// writes handled in batches as real controllers do (`write_handling`).
+// Unknown keys are refused by `validate` (serde cannot refuse them beside a flattened map).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct ControllerConfig {
     pub read_queue: usize,
     /// Whose write handling the unset `write_*` keys follow (`WriteHandling`): "batched" (the
@@ -120,10 +122,6 @@ pub struct ControllerConfig {
     pub scheduler: String,
     pub row_policy: String,
     pub refresh: String,
-    /// Timeout row policy: close a row idle for this many cycles.
-    pub row_timeout: u64,
-    /// FR-FCFS-Cap: at most this many younger row hits may bypass an older request to a bank.
-    pub frfcfs_cap: u32,
     /// Cycles from a request's arrival at the controller to the first cycle it may be
     /// scheduled (the front-end/queue insertion delay). Part of the idle latency.
     pub frontend_latency: u64,
@@ -132,52 +130,12 @@ pub struct ControllerConfig {
     /// it supports the configuration, else general). Both issue the same commands with the same
     /// statistics; only simulation speed differs.
     pub implementation: String,
-    // Application-aware schedulers (one file each under controller/scheduler/, which cites the
-    // source of each default). Cycles are controller (DRAM) cycles; the defaults are the papers'
-    // numbers, which the papers count in processor cycles (docs/schedulers.md). A run shorter
-    // than `scheduler::MIN_PERIODS` of its scheduler's period is warned about in its statistics.
-    // "Requests" are the requests one controller receives from a source, the intensity every
-    // scheduler measures itself.
-    /// PAR-BS: requests marked per source per bank when a batch forms (Marking-Cap).
-    pub parbs_marking_cap: u32,
-    /// ATLAS: quantum length; attained service is re-ranked at each quantum boundary.
-    pub atlas_quantum: u64,
-    /// ATLAS: weight of history in the attained-service moving average.
-    pub atlas_alpha: f64,
-    /// ATLAS: a request that has waited this long goes before all others.
-    pub atlas_starvation_threshold: u64,
-    /// TCM: quantum length (re-clustering).
-    pub tcm_quantum: u64,
-    /// TCM: ClusterThresh, the share of the quantum's total bandwidth the latency-sensitive
-    /// cluster may take, whatever the number of sources (the paper's 4/24).
-    pub tcm_cluster_thresh: f64,
-    /// TCM, deprecated: ClusterThresh as `tcm_cluster_share / N` for N active sources. When set
-    /// it replaces `tcm_cluster_thresh` and the run reports a deprecation warning.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tcm_cluster_share: Option<f64>,
-    /// TCM: the bandwidth cluster's order is shuffled this often.
-    pub tcm_shuffle_interval: u64,
-    /// TCM: random (not insertion) shuffle when the bandwidth threads' BLP differ by less than
-    /// this fraction of the banks and their row-buffer locality by less than this.
-    pub tcm_shuffle_algo_threshold: f64,
-    /// BLISS: consecutive requests served from one source that blacklist it.
-    pub bliss_threshold: u32,
-    /// BLISS: the blacklist is cleared this often.
-    pub bliss_clearing_interval: u64,
-    /// IMPS: epoch over which each source's request rate is measured.
-    pub imps_epoch: u64,
-    /// IMPS: a source below this many requests per 1000 cycles (smoothed) is "very light".
-    pub imps_low_intensity: f64,
-    /// CCPS: epoch over which each source's request rate is measured.
-    pub ccps_epoch: u64,
-    /// CCPS: a source below this many requests per 1000 cycles (smoothed) is "low memory request".
-    pub ccps_low_intensity: f64,
-    /// CCPS: a request that has waited this long goes first (the paper's T).
-    pub ccps_age_threshold: u64,
-    /// IMPS and CCPS: weight of history in the request-rate moving average.
-    pub intensity_alpha: f64,
     /// Seed of randomised scheduler decisions (TCM's random shuffle).
     pub seed: u64,
+    /// The components' own parameters, one table each by name (`[controller.tcm]`,
+    /// `[controller.timeout]`), declared in the component's file (`crate::params`).
+    #[serde(flatten)]
+    pub params: ParamTables,
 }
 
 impl Default for ControllerConfig {
@@ -194,28 +152,10 @@ impl Default for ControllerConfig {
             scheduler: "fr-fcfs".into(),
             row_policy: "open".into(),
             refresh: "all-bank".into(),
-            row_timeout: 100,
-            frfcfs_cap: 16,
             frontend_latency: 1,
             implementation: "auto".into(),
-            parbs_marking_cap: 5,
-            atlas_quantum: 10_000_000,
-            atlas_alpha: 0.875,
-            atlas_starvation_threshold: 100_000,
-            tcm_quantum: 1_000_000,
-            tcm_cluster_thresh: 4.0 / 24.0,
-            tcm_cluster_share: None,
-            tcm_shuffle_interval: 800,
-            tcm_shuffle_algo_threshold: 0.1,
-            bliss_threshold: 4,
-            bliss_clearing_interval: 10_000,
-            imps_epoch: 1_000_000,
-            imps_low_intensity: 10.0,
-            ccps_epoch: 1_000_000,
-            ccps_low_intensity: 10.0,
-            ccps_age_threshold: 10_000,
-            intensity_alpha: 0.875,
             seed: 1,
+            params: ParamTables::default(),
         }
     }
 }
@@ -278,44 +218,59 @@ impl ControllerConfig {
             return Err(Error::config("controller.frontend_latency", "must be at least 1 cycle"));
         }
         crate::controller::Implementation::check_name(&self.implementation)?;
-        if self.frfcfs_cap == 0 {
-            return Err(Error::config("controller.frfcfs_cap", "must be at least 1"));
-        }
-        let at_least_one: [(&str, u64); 8] = [
-            ("parbs_marking_cap", self.parbs_marking_cap as u64),
-            ("atlas_quantum", self.atlas_quantum),
-            ("tcm_quantum", self.tcm_quantum),
-            ("tcm_shuffle_interval", self.tcm_shuffle_interval),
-            ("bliss_threshold", self.bliss_threshold as u64),
-            ("bliss_clearing_interval", self.bliss_clearing_interval),
-            ("imps_epoch", self.imps_epoch),
-            ("ccps_epoch", self.ccps_epoch),
-        ];
-        for (name, v) in at_least_one {
-            if v == 0 {
-                return Err(Error::config(format!("controller.{name}"), "must be at least 1"));
-            }
-        }
-        let fractions = [
-            ("atlas_alpha", self.atlas_alpha),
-            ("intensity_alpha", self.intensity_alpha),
-            ("tcm_shuffle_algo_threshold", self.tcm_shuffle_algo_threshold),
-            ("tcm_cluster_thresh", self.tcm_cluster_thresh),
-        ];
-        for (name, v) in fractions {
-            if !((0.0..1.0).contains(&v) || (name.starts_with("tcm") && v == 1.0)) {
-                return Err(Error::config(format!("controller.{name}"), format!("must be in [0, 1), got {v}")));
-            }
-        }
-        for (name, v) in [
-            ("imps_low_intensity", self.imps_low_intensity),
-            ("ccps_low_intensity", self.ccps_low_intensity),
-            ("tcm_cluster_share", self.tcm_cluster_share.unwrap_or(0.0)),
-        ] {
-            if !(v >= 0.0 && v.is_finite()) {
-                return Err(Error::config(format!("controller.{name}"), format!("must be a finite number >= 0, got {v}")));
-            }
-        }
+        self.warnings()?;
         Ok(())
     }
+}
+
+impl ControllerConfig {
+    /// Component `name`'s parameters (`[controller.<name>]`), checked; `renamed` are its
+    /// deprecated flat keys.
+    pub fn params<P: Params>(&self, name: &str, renamed: Renamed) -> Result<P> {
+        self.params.get("controller", name, renamed)
+    }
+
+    /// This configuration with `[controller.<component>] <param> = value`.
+    pub fn with_param(mut self, component: &str, param: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.params.set(component, param, value);
+        self
+    }
+
+    /// What a run of `cycles` controller cycles with this configuration is warned about:
+    /// `warnings`, and scheduler periods the run is too short for.
+    pub fn run_warnings(&self, cycles: crate::Cycle) -> Vec<String> {
+        let mut out = self.warnings().unwrap_or_default();
+        out.extend(crate::controller::scheduler::run_warnings(self, cycles));
+        out
+    }
+
+    /// Checks every component table and flat key, and returns the warnings a run carries:
+    /// deprecated keys, and what the scheduler, row policy and refresh manager in use say of
+    /// their values.
+    pub fn warnings(&self) -> Result<Vec<String>> {
+        let in_use = [self.scheduler.as_str(), self.row_policy.as_str(), self.refresh.as_str()];
+        self.params.check("controller", &components(), &in_use, &field_names::<ControllerConfig>())
+    }
+
+    /// The parameters of the scheduler, row policy and refresh manager in use, every value as
+    /// the run uses it, by component name (those without parameters left out).
+    pub fn params_in_use(&self) -> Result<serde_json::Map<String, serde_json::Value>> {
+        let mut out = serde_json::Map::new();
+        for (name, schema) in components() {
+            if [&self.scheduler, &self.row_policy, &self.refresh].contains(&&name.to_string()) && !schema.is_empty() {
+                out.insert(name.to_string(), self.params.resolved("controller", name, &schema)?.into());
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Every registered scheduler, row policy and refresh manager with its parameter schema.
+fn components() -> Vec<(&'static str, ParamSchema)> {
+    use crate::controller::{refresh::REFRESH_MANAGERS, row_policy::ROW_POLICIES, scheduler::SCHEDULERS};
+    let mut out: Vec<(&str, ParamSchema)> = Vec::new();
+    out.extend(SCHEDULERS.all().iter().map(|c| (c.name, c.params)));
+    out.extend(ROW_POLICIES.all().iter().map(|c| (c.name, c.params)));
+    out.extend(REFRESH_MANAGERS.all().iter().map(|c| (c.name, c.params)));
+    out
 }

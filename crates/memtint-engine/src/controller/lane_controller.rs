@@ -199,7 +199,7 @@ impl LaneController {
         let scheduler = scheduler::build(&cfg.scheduler, cfg, &c)?;
         let order = scheduler.age_order().expect("checked by unsupported()");
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
-        let refresh = refresh::build(&cfg.refresh, org.ranks, timing.tREFI)?;
+        let refresh = refresh::build(&cfg.refresh, cfg, org.ranks, timing.tREFI)?;
         let banks = org.banks_per_channel() as usize;
         let bpr = org.banks_per_rank() as usize;
         let (gpr, bpg) = (org.bank_groups as usize, org.banks_per_group as usize);

@@ -8,7 +8,7 @@ use crate::stats::LatencyHistogram;
 use serde_json::{json, Map, Value};
 
 /// Version of the schema below; bump on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 fn commands_json(counts: &[u64; Command::COUNT]) -> Value {
     let mut m = Map::new();
@@ -121,8 +121,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "write_idle_drain_min": ws.idle_drain_min,
             "write_idle_drain_timeout": ws.idle_drain_timeout,
             "write_min_per_switch": ws.min_per_switch,
-            "row_timeout": cfg.controller.row_timeout,
-            "frfcfs_cap": cfg.controller.frfcfs_cap,
+            "params": cfg.controller.params_in_use().unwrap_or_default(),
             "frontend_latency": cfg.controller.frontend_latency,
             "implementation": mem.implementation().name(),
             "sources": opts.sources,
@@ -162,7 +161,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         "dram_cycles_per_second": if totals.wall_seconds > 0.0 { totals.dram_cycles as f64 / totals.wall_seconds } else { 0.0 },
         "vector_isa": totals.vector_isa.name(),
         "channels": channels,
-        "warnings": crate::controller::scheduler::run_warnings(&cfg.controller, totals.dram_cycles),
+        "warnings": cfg.controller.run_warnings(totals.dram_cycles),
     });
     if opts.check {
         out["violations"] = json!(totals.violations);

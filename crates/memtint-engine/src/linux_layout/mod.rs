@@ -10,8 +10,8 @@ use crate::config::{MachineSource, MemoryConfig};
 use crate::error::{Error, Result};
 use crate::mapping::{AddressMapping, Field};
 use crate::os::colour::{colour_list_text, ColourBits, ColourSpace};
-use crate::os::os_model::OsConfig;
 use crate::os::placement::{self, NAMED_VERTICAL};
+use crate::os::OsConfig;
 use serde::Deserialize;
 use serde_json::{json, Value};
 

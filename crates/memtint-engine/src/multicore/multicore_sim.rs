@@ -290,7 +290,7 @@ fn simulate(
     os_cfg.sched.validate()?;
     let binding = os_cfg.sched.binding_for(&os_cfg.policy).to_string();
     let balance = os_cfg.sched.load_balance_for(&os_cfg.policy);
-    let bound = bind_threads(&sched_threads, ncores, &binding, os_cfg.ccps.delta as usize)?;
+    let bound = bind_threads(&sched_threads, ncores, &binding, os_cfg)?;
     let llc_cfg = match &machine.cache.llc {
         LlcConfig::Cache(c) => Some(*c),
         LlcConfig::None => None,

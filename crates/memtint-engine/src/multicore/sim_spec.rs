@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// Version of the CPU-trace run schema; bump on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -309,6 +309,9 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         // Reported once, at the top level.
         warnings = o.remove("warnings").unwrap_or(warnings);
     }
+    if let Value::Array(w) = &mut warnings {
+        w.extend(os.warnings().unwrap_or_default().into_iter().map(Value::String));
+    }
     let names: Vec<String> = match &spec.processes {
         Some(ps) => ps.iter().enumerate().map(|(i, p)| p.name.clone().unwrap_or_else(|| format!("process{i}"))).collect(),
         None => spec.programs.clone(),
@@ -362,6 +365,10 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             "warmup": spec.warmup,
             "seed": spec.seed,
             "os": os,
+            "params": {
+                "controller": cfg.controller.params_in_use().unwrap_or_default(),
+                "os": os.params_in_use().unwrap_or_default(),
+            },
             "cpu": cfg.machine.cpu,
             "cache": cfg.machine.cache,
         },

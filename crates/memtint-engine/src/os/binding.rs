@@ -11,13 +11,16 @@
 //! Affinity restricts both rules to the thread's allowed cores.
 
 use super::cfs::SchedThread;
+use super::config::OsConfig;
 use crate::error::{Error, Result};
 
 /// [paper] "5 threads more than the smallest load core".
 pub const CCPS_DELTA: usize = 5;
 
-/// Cores for `threads`, in creation order, under `rule` ("least-loaded" or "ccps").
-pub fn bind_threads(threads: &[SchedThread], cores: u32, rule: &str, delta: usize) -> Result<Vec<u32>> {
+/// Cores for `threads`, in creation order, under `rule` ("least-loaded" or "ccps", whose Δ is
+/// `[os.ccps] delta`).
+pub fn bind_threads(threads: &[SchedThread], cores: u32, rule: &str, cfg: &OsConfig) -> Result<Vec<u32>> {
+    let delta = if rule == "ccps" { super::placement::ccps_params(cfg)?.delta as usize } else { CCPS_DELTA };
     let mut bound: Vec<u32> = Vec::with_capacity(threads.len());
     for t in threads {
         let core = match rule {
@@ -149,7 +152,7 @@ mod tests {
     fn worked_example_18_threads_on_8_cores() {
         // ccps.md §2.3: threads 1-5 on core 0, 6-10 on core 1, 11-15 on core 2, 16-18 on core 3.
         let threads: Vec<_> = (0..18).map(|_| th(0, 0, 8)).collect();
-        let b = bind_threads(&threads, 8, "ccps", CCPS_DELTA).unwrap();
+        let b = bind_threads(&threads, 8, "ccps", &OsConfig::default()).unwrap();
         let expect: Vec<u32> = (0..18).map(|i| (i / 5) as u32).collect();
         assert_eq!(b, expect);
     }
@@ -159,13 +162,21 @@ mod tests {
         let mut t = th(0, 0, 4);
         t.affinity = vec![3];
         let threads = vec![t.clone(), t.clone(), t];
-        assert_eq!(bind_threads(&threads, 4, "ccps", CCPS_DELTA).unwrap(), vec![3, 3, 3]);
-        assert_eq!(bind_threads(&threads, 4, "least-loaded", CCPS_DELTA).unwrap(), vec![3, 3, 3]);
+        assert_eq!(bind_threads(&threads, 4, "ccps", &OsConfig::default()).unwrap(), vec![3, 3, 3]);
+        assert_eq!(bind_threads(&threads, 4, "least-loaded", &OsConfig::default()).unwrap(), vec![3, 3, 3]);
+    }
+
+    #[test]
+    fn ccps_delta_is_read_from_the_ccps_table() {
+        // With Δ = 20 every sibling stays with the first: no core has 20 threads more.
+        let threads: Vec<_> = (0..18).map(|_| th(0, 0, 8)).collect();
+        let cfg = OsConfig::default().with_param("ccps", "delta", 20);
+        assert_eq!(bind_threads(&threads, 8, "ccps", &cfg).unwrap(), vec![0; 18]);
     }
 
     #[test]
     fn least_loaded_spreads_threads() {
         let threads: Vec<_> = (0..6).map(|i| th(i, 0, 4)).collect();
-        assert_eq!(bind_threads(&threads, 4, "least-loaded", CCPS_DELTA).unwrap(), vec![0, 1, 2, 3, 0, 1]);
+        assert_eq!(bind_threads(&threads, 4, "least-loaded", &OsConfig::default()).unwrap(), vec![0, 1, 2, 3, 0, 1]);
     }
 }

@@ -517,7 +517,7 @@ impl ColourBits {
                 let mut have = order.clone();
                 have.sort_unstable();
                 return Err(Error::config(
-                    "os.vertical",
+                    "os.vertical.bits",
                     format!(
                         "(i, j, k) = ({i}, {j}, {k}) asks for {n} {class} but mapping {} has {} ({})",
                         self.mapping_name,

@@ -8,6 +8,7 @@ pub mod binding;
 pub mod buddy;
 pub mod cfs;
 pub mod colour;
+pub mod config;
 pub mod frame_order;
 pub mod os_model;
 pub mod page_table;
@@ -18,8 +19,9 @@ pub use binding::bind_threads;
 pub use buddy::{BuddyAllocator, Frame, MAX_ORDER};
 pub use cfs::{Cfs, CpuState, SchedConfig, SchedThread, ThreadSchedStats};
 pub use colour::{ColourBits, ColourFunction, ColourReach, ColourSpace};
+pub use config::{AppProfile, FrameOrderKind, OsConfig};
 pub use frame_order::FrameOrder;
-pub use os_model::{ColourReport, OsConfig, OsModel, ProcessColours, ProcessPlacement};
+pub use os_model::{ColourReport, OsModel, ProcessColours, ProcessPlacement};
 pub use page_table::PageTable;
 pub use placement::{Placement, PlacementPolicy};
 

@@ -4,114 +4,13 @@
 
 use super::buddy::BuddyAllocator;
 use super::colour::{colour_list_text, ColourBits, ColourBitsReport};
+use super::config::{FrameOrderKind, OsConfig};
 use super::page_table::PageTable;
 use super::placement::{self, PlacementPolicy};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::ops::Range;
-
-/// The `[os]` configuration.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct OsConfig {
-    /// A placement policy, one of `placement::POLICIES` (default "buddy", the uncoloured baseline).
-    pub policy: String,
-    /// Page size in bytes; only 4096 for now.
-    pub page_bytes: u64,
-    /// When a process's colours are full: false borrows from the least-used other colours
-    /// (counted as `colour_overflow_pages`), true is an error.
-    pub strict: bool,
-    /// Seed of the baseline's frame order and of random interleaving.
-    pub seed: u64,
-    /// How virtual addresses become physical: "paged" (default: page tables filled on first
-    /// touch by the placement policy) or "identity" (physical = the trace's address modulo the
-    /// memory's capacity, no OS model, as Ramulator's `NoTranslation`: for comparisons with
-    /// simulators that have none; needs policy "buddy", which then places nothing).
-    pub translation: String,
-    /// The order a colour-restricted policy takes frames in: "aged" (default; the baseline's
-    /// aged-system order, `frame_order.rs`, restricted to the process's colours, so a policy
-    /// differs from `buddy` only in its colours) or "ascending" (lowest free frame of each
-    /// colour, round-robin over the colours).
-    pub frame_order: String,
-    /// Explicit colour sets (colours of the policy's space); one per process unless `groups`
-    /// maps processes to them. Default: the colours split evenly, as `colour_split` says.
-    pub colours: Option<Vec<Vec<u32>>>,
-    /// The even split's shape (`placement::ColourSplit`): "contiguous" (default: consecutive
-    /// colours, so BPM on the i7-860 gives each program one rank's banks and partitions banks
-    /// only, as the paper's contiguous bank ranges) or "strided" (every n-th colour: fixes the
-    /// low colour bits, which also index LLC sets on the i7-860, so it partitions the LLC too).
-    pub colour_split: String,
-    /// Coalescing: process -> colour-set index; processes with the same index share one set.
-    pub groups: Option<Vec<u32>>,
-    /// Address bits kept out of the B/C/O classes and LLC colours (HVR leaves out b13).
-    pub exclude_bits: Vec<u32>,
-    /// (i, j, k) for policy "vertical": i B-bits, j C-bits, k O-bits.
-    pub vertical: Option<(u32, u32, u32)>,
-    /// Map each program's known footprint (synthetic profiles) before the measured run, page by
-    /// page in ascending virtual order, one program after the other (default true). A measured
-    /// window of a real program (a SimPoint, or any window after initialisation) finds its data
-    /// already mapped in the order it was initialised; without this, a short run is dominated by
-    /// first touches, whose allocation order correlates with the access order (consecutive random
-    /// jumps land in consecutive frames under the baseline).
-    pub populate: bool,
-    /// Thread scheduling (`[os.sched]`, os/cfs.rs).
-    pub sched: super::cfs::SchedConfig,
-    /// CCPS's regions and binding (`[os.ccps]`, os/placement/ccps.rs).
-    pub ccps: super::placement::CcpsConfig,
-    /// MCP/IMPS thresholds (`[os.mcp]`, os/placement/mcp.rs).
-    pub mcp: super::placement::McpConfig,
-    /// Per-process profile (MPKI, row-buffer hit rate) for `mcp` and `imps`, one per process;
-    /// `memtint compare` fills it from the alone runs.
-    pub profiles: Option<Vec<super::placement::AppProfile>>,
-}
-
-impl Default for OsConfig {
-    fn default() -> Self {
-        OsConfig {
-            policy: "buddy".to_string(),
-            page_bytes: 4096,
-            strict: false,
-            seed: 1,
-            translation: "paged".into(),
-            frame_order: FrameOrderKind::Aged.name().into(),
-            colours: None,
-            colour_split: "contiguous".into(),
-            groups: None,
-            exclude_bits: Vec::new(),
-            vertical: None,
-            populate: true,
-            sched: Default::default(),
-            ccps: Default::default(),
-            mcp: Default::default(),
-            profiles: None,
-        }
-    }
-}
-
-/// `OsConfig::frame_order`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FrameOrderKind {
-    Aged,
-    Ascending,
-}
-
-impl FrameOrderKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            FrameOrderKind::Aged => "aged",
-            FrameOrderKind::Ascending => "ascending",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Result<Self> {
-        match name {
-            "aged" => Ok(FrameOrderKind::Aged),
-            "ascending" => Ok(FrameOrderKind::Ascending),
-            _ => Err(Error::config("os.frame_order", format!("unknown frame order '{name}'; choose aged or ascending"))),
-        }
-    }
-}
 
 /// Where one process's pages went.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -3,13 +3,15 @@
 //! the average rate.
 
 use super::{RefreshInfo, RefreshManager};
+use crate::params::ParamSchema;
 use crate::Cycle;
 
 /// Registered in `refresh::REFRESH_MANAGERS`.
 pub const INFO: RefreshInfo = RefreshInfo {
     name: "all-bank",
     summary: "one all-bank REF per rank every tREFI, ranks staggered",
-    build: |ranks, t_refi| Box::new(AllBank::new(ranks, t_refi)),
+    params: ParamSchema::NONE,
+    build: |_, ranks, t_refi| Ok(Box::new(AllBank::new(ranks, t_refi))),
 };
 
 pub struct AllBank {

@@ -7,7 +7,9 @@ mod no_refresh;
 pub use all_bank::AllBank;
 pub use no_refresh::NoRefresh;
 
+use crate::controller::ControllerConfig;
 use crate::error::Result;
+use crate::params::ParamSchema;
 use crate::registry::{Component, Registry};
 use crate::Cycle;
 
@@ -26,8 +28,10 @@ pub struct RefreshInfo {
     pub name: &'static str,
     /// One line for listings.
     pub summary: &'static str,
+    /// Its parameters (`[controller.<name>]`), declared in its file.
+    pub params: ParamSchema,
     /// A manager for `ranks` ranks refreshed every `tREFI` cycles.
-    pub build: fn(u32, u64) -> Box<dyn RefreshManager>,
+    pub build: fn(&ControllerConfig, u32, u64) -> Result<Box<dyn RefreshManager>>,
 }
 
 impl Component for RefreshInfo {
@@ -43,6 +47,6 @@ pub fn names() -> Vec<&'static str> {
     REFRESH_MANAGERS.names()
 }
 
-pub fn build(name: &str, ranks: u32, t_refi: u64) -> Result<Box<dyn RefreshManager>> {
-    Ok((REFRESH_MANAGERS.get(name)?.build)(ranks, t_refi))
+pub fn build(name: &str, cfg: &ControllerConfig, ranks: u32, t_refi: u64) -> Result<Box<dyn RefreshManager>> {
+    (REFRESH_MANAGERS.get(name)?.build)(cfg, ranks, t_refi)
 }

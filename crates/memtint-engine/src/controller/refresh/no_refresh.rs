@@ -1,11 +1,16 @@
 //! No refresh (for experiments that isolate other effects, and for analytic tests).
 
 use super::{RefreshInfo, RefreshManager};
+use crate::params::ParamSchema;
 use crate::{Cycle, NEVER};
 
 /// Registered in `refresh::REFRESH_MANAGERS`.
-pub const INFO: RefreshInfo =
-    RefreshInfo { name: "none", summary: "no refresh (for analysis; real DRAM loses data)", build: |_, _| Box::new(NoRefresh) };
+pub const INFO: RefreshInfo = RefreshInfo {
+    name: "none",
+    summary: "no refresh (for analysis; real DRAM loses data)",
+    params: ParamSchema::NONE,
+    build: |_, _, _| Ok(Box::new(NoRefresh)),
+};
 
 pub struct NoRefresh;
 

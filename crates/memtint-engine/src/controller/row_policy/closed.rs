@@ -2,12 +2,14 @@
 //! nothing queued for its bank is closed at once.
 
 use super::{RowPolicy, RowPolicyInfo};
+use crate::params::ParamSchema;
 
 /// Registered in `row_policy::ROW_POLICIES`.
 pub const INFO: RowPolicyInfo = RowPolicyInfo {
     name: "closed",
     summary: "the last queued hit to a row auto-precharges; an idle open row closes at once",
-    build: |_| Box::new(Closed),
+    params: ParamSchema::NONE,
+    build: |_| Ok(Box::new(Closed)),
 };
 
 pub struct Closed;

@@ -11,6 +11,7 @@ pub use timeout::Timeout;
 
 use crate::controller::ControllerConfig;
 use crate::error::Result;
+use crate::params::ParamSchema;
 use crate::registry::{Component, Registry};
 
 pub trait RowPolicy: Send {
@@ -27,7 +28,9 @@ pub struct RowPolicyInfo {
     pub name: &'static str,
     /// One line for listings.
     pub summary: &'static str,
-    pub build: fn(&ControllerConfig) -> Box<dyn RowPolicy>,
+    /// Its parameters (`[controller.<name>]`), declared in its file.
+    pub params: ParamSchema,
+    pub build: fn(&ControllerConfig) -> Result<Box<dyn RowPolicy>>,
 }
 
 impl Component for RowPolicyInfo {
@@ -44,5 +47,5 @@ pub fn names() -> Vec<&'static str> {
 }
 
 pub fn build(name: &str, cfg: &ControllerConfig) -> Result<Box<dyn RowPolicy>> {
-    Ok((ROW_POLICIES.get(name)?.build)(cfg))
+    (ROW_POLICIES.get(name)?.build)(cfg)
 }

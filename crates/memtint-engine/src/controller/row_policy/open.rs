@@ -1,10 +1,15 @@
 //! Open page: a row stays open until a conflicting request (or refresh) closes it.
 
 use super::{RowPolicy, RowPolicyInfo};
+use crate::params::ParamSchema;
 
 /// Registered in `row_policy::ROW_POLICIES`.
-pub const INFO: RowPolicyInfo =
-    RowPolicyInfo { name: "open", summary: "keep a row open until a request needs another row", build: |_| Box::new(Open) };
+pub const INFO: RowPolicyInfo = RowPolicyInfo {
+    name: "open",
+    summary: "keep a row open until a request needs another row",
+    params: ParamSchema::NONE,
+    build: |_| Ok(Box::new(Open)),
+};
 
 pub struct Open;
 

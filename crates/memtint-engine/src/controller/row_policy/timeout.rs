@@ -2,12 +2,34 @@
 //! nothing queued for its bank.
 
 use super::{RowPolicy, RowPolicyInfo};
+use crate::params::{ParamSchema, Params, Renamed};
+use serde::{Deserialize, Serialize};
+
+/// `[controller.timeout]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TimeoutParams {
+    /// Close a row idle for this many cycles.
+    pub cycles: u64,
+}
+
+impl Default for TimeoutParams {
+    fn default() -> Self {
+        TimeoutParams { cycles: 100 }
+    }
+}
+
+impl Params for TimeoutParams {}
+
+/// The flat key this parameter had.
+const RENAMED: Renamed = &[("row_timeout", "cycles")];
 
 /// Registered in `row_policy::ROW_POLICIES`.
 pub const INFO: RowPolicyInfo = RowPolicyInfo {
     name: "timeout",
-    summary: "close a row idle for row_timeout cycles",
-    build: |cfg| Box::new(Timeout::new(cfg.row_timeout)),
+    summary: "close a row idle for `cycles` cycles",
+    params: ParamSchema::of::<TimeoutParams>(RENAMED),
+    build: |cfg| Ok(Box::new(Timeout::new(cfg.params::<TimeoutParams>(INFO.name, RENAMED)?.cycles))),
 };
 
 pub struct Timeout {

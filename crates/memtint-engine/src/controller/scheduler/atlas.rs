@@ -13,7 +13,10 @@ use super::per_source::PerSource;
 use super::{Candidate, Period, Scheduler, SchedulerInfo, ServiceCost};
 use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
+use crate::error::Result;
+use crate::params::{ParamSchema, Params, Renamed};
 use crate::Cycle;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -26,14 +29,51 @@ struct Source {
     quanta_ranked_first: u64,
 }
 
-fn periods(cfg: &ControllerConfig) -> Vec<Period> {
-    vec![Period {
-        key: "atlas_quantum",
-        cycles: cfg.atlas_quantum,
+/// `[controller.atlas]`. Cycles are controller cycles; the paper counts processor cycles.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AtlasParams {
+    /// Quantum length; attained service is re-ranked at each quantum boundary.
+    pub quantum: u64,
+    /// Weight of history in the attained-service moving average.
+    pub alpha: f64,
+    /// A request that has waited this long goes before all others.
+    pub starvation_threshold: u64,
+}
+
+impl Default for AtlasParams {
+    fn default() -> Self {
+        AtlasParams { quantum: 10_000_000, alpha: 0.875, starvation_threshold: 100_000 }
+    }
+}
+
+impl Params for AtlasParams {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        if self.quantum == 0 {
+            return Err(("quantum", "must be at least 1".into()));
+        }
+        if !(0.0..1.0).contains(&self.alpha) {
+            return Err(("alpha", format!("must be in [0, 1), got {}", self.alpha)));
+        }
+        Ok(())
+    }
+}
+
+/// The flat keys these parameters had.
+const RENAMED: Renamed = &[("atlas_quantum", "quantum"), ("atlas_alpha", "alpha"), ("atlas_starvation_threshold", "starvation_threshold")];
+
+fn params(cfg: &ControllerConfig) -> Result<AtlasParams> {
+    cfg.params(INFO.name, RENAMED)
+}
+
+fn periods(cfg: &ControllerConfig) -> Result<Vec<Period>> {
+    Ok(vec![Period {
+        key: "quantum",
+        cycles: params(cfg)?.quantum,
         noun: "quantum",
         missed: "no source was ranked by attained service, so the schedule equals fr-fcfs's (except requests older than \
-                 atlas_starvation_threshold)",
-    }]
+                 starvation_threshold)",
+    }])
 }
 
 /// Registered in `scheduler::SCHEDULERS`.
@@ -41,8 +81,9 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
     name: "atlas",
     summary: "least attained service first, re-ranked each quantum (Kim et al., HPCA 2010)",
     fast_path: false,
-    build: |cfg, c| Box::new(Atlas::new(cfg, ServiceCost::new(c))),
-    periods: periods,
+    params: ParamSchema::of::<AtlasParams>(RENAMED),
+    build: |cfg, c| Ok(Box::new(Atlas::new(&params(cfg)?, ServiceCost::new(c)))),
+    periods,
 };
 
 pub struct Atlas {
@@ -56,13 +97,13 @@ pub struct Atlas {
 }
 
 impl Atlas {
-    pub fn new(cfg: &ControllerConfig, cost: ServiceCost) -> Self {
+    pub fn new(p: &AtlasParams, cost: ServiceCost) -> Self {
         Atlas {
-            quantum: cfg.atlas_quantum,
-            alpha: cfg.atlas_alpha,
-            threshold: cfg.atlas_starvation_threshold,
+            quantum: p.quantum,
+            alpha: p.alpha,
+            threshold: p.starvation_threshold,
             cost,
-            quantum_end: cfg.atlas_quantum,
+            quantum_end: p.quantum,
             now: 0,
             sources: PerSource::new(),
         }
@@ -145,7 +186,7 @@ mod tests {
     use crate::config::ControllerConfig;
 
     fn cfg() -> ControllerConfig {
-        ControllerConfig { scheduler: "atlas".into(), atlas_quantum: 2000, ..ControllerConfig::default() }
+        ControllerConfig { scheduler: "atlas".into(), ..ControllerConfig::default() }.with_param("atlas", "quantum", 2000)
     }
 
     /// Source 0 is served 40 requests in the first quantum, source 1 one; in the second quantum
@@ -176,7 +217,7 @@ mod tests {
     fn atlas_ranks_only_at_quantum_boundaries() {
         // Same contest, but with a quantum longer than the run: no ranking exists yet, so the
         // order is FR-FCFS's.
-        let long = ControllerConfig { atlas_quantum: 1_000_000, ..cfg() };
+        let long = cfg().with_param("atlas", "quantum", 1_000_000);
         let order = served_order(&long, &history_then_contest());
         let fr = served_order(&ControllerConfig { scheduler: "fr-fcfs".into(), ..cfg() }, &history_then_contest());
         assert_eq!(order, fr);
@@ -187,7 +228,7 @@ mod tests {
         // With a threshold of 50 cycles, source 1's request (starved behind source 0's row hits,
         // which arrive faster than they are served, under an equal rank) overtakes the younger
         // hits once it has waited 50 cycles.
-        let c = ControllerConfig { atlas_quantum: 1_000_000, atlas_starvation_threshold: 50, ..cfg() };
+        let c = cfg().with_param("atlas", "quantum", 1_000_000).with_param("atlas", "starvation_threshold", 50);
         let mut reqs: Vec<Req> = (0..30).map(|i| Req::read(i, 0, 0, 8, i as u32).at(2 * i)).collect();
         reqs.push(Req::read(99, 1, 0, 9, 0).at(1));
         let order = served_order(&c, &reqs);

@@ -9,7 +9,10 @@ use super::per_source::PerSource;
 use super::{Candidate, Period, Scheduler, SchedulerInfo};
 use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
+use crate::error::Result;
+use crate::params::{ParamSchema, Params, Renamed};
 use crate::{Cycle, NEVER};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -19,13 +22,47 @@ struct Source {
     served: u64,
 }
 
-fn periods(cfg: &ControllerConfig) -> Vec<Period> {
-    vec![Period {
-        key: "bliss_clearing_interval",
-        cycles: cfg.bliss_clearing_interval,
+/// `[controller.bliss]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BlissParams {
+    /// Consecutive requests served from one source that blacklist it.
+    pub threshold: u32,
+    /// The blacklist is cleared this often (cycles).
+    pub clearing_interval: u64,
+}
+
+impl Default for BlissParams {
+    fn default() -> Self {
+        BlissParams { threshold: 4, clearing_interval: 10_000 }
+    }
+}
+
+impl Params for BlissParams {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        for (key, v) in [("threshold", self.threshold as u64), ("clearing_interval", self.clearing_interval)] {
+            if v == 0 {
+                return Err((key, "must be at least 1".into()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The flat keys these parameters had.
+const RENAMED: Renamed = &[("bliss_threshold", "threshold"), ("bliss_clearing_interval", "clearing_interval")];
+
+fn params(cfg: &ControllerConfig) -> Result<BlissParams> {
+    cfg.params(INFO.name, RENAMED)
+}
+
+fn periods(cfg: &ControllerConfig) -> Result<Vec<Period>> {
+    Ok(vec![Period {
+        key: "clearing_interval",
+        cycles: params(cfg)?.clearing_interval,
         noun: "clearing interval",
         missed: "the blacklist was never cleared",
-    }]
+    }])
 }
 
 /// Registered in `scheduler::SCHEDULERS`.
@@ -33,8 +70,12 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
     name: "bliss",
     summary: "blacklists sources served many times in a row (Subramanian et al., ICCD 2014)",
     fast_path: false,
-    build: |cfg, _| Box::new(Bliss::new(cfg.bliss_threshold, cfg.bliss_clearing_interval)),
-    periods: periods,
+    params: ParamSchema::of::<BlissParams>(RENAMED),
+    build: |cfg, _| {
+        let p = params(cfg)?;
+        Ok(Box::new(Bliss::new(p.threshold, p.clearing_interval)))
+    },
+    periods,
 };
 
 pub struct Bliss {
@@ -133,7 +174,11 @@ mod tests {
     use crate::config::ControllerConfig;
 
     fn cfg(interval: u64) -> ControllerConfig {
-        ControllerConfig { scheduler: "bliss".into(), bliss_threshold: 4, bliss_clearing_interval: interval, ..ControllerConfig::default() }
+        ControllerConfig { scheduler: "bliss".into(), ..ControllerConfig::default() }.with_param("bliss", "threshold", 4).with_param(
+            "bliss",
+            "clearing_interval",
+            interval,
+        )
     }
 
     fn req(source: u32, seq: u64) -> Request {

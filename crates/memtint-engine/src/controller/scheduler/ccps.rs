@@ -5,19 +5,22 @@
 //! The paper specifies neither T nor how "low memory request" is measured (ccps.md §3.2). The
 //! choices, all configurable: T = 10 000 cycles [rec]; a source is low-memory-request when its
 //! smoothed request rate at this controller (`IntensityMeter`: requests per 1000 controller cycles
-//! over `ccps_epoch` = 1 M cycles, history weight `intensity_alpha` = 0.875 [rec]) is below
-//! `ccps_low_intensity` = 10 [rec; about 1 MPKI, the TCM/IMPS cut-off, see imps.rs]. One class
+//! over `epoch` = 1 M cycles, history weight `alpha` = 0.875 [rec]) is below
+//! `low_intensity` = 10 [rec; about 1 MPKI, the TCM/IMPS cut-off, see imps.rs]. One class
 //! bit per source, no ranking among light sources. Until its first epoch ends a source is not
 //! low-memory-request.
 
-use super::imps::{classify, HasLightClass, LightClass};
+use super::imps::{check_intensity, classify, HasLightClass, LightClass};
 use super::intensity::IntensityMeter;
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
 use super::{Candidate, Period, Scheduler, SchedulerInfo};
 use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
+use crate::error::Result;
+use crate::params::{ParamSchema, Params, Renamed};
 use crate::Cycle;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -32,13 +35,51 @@ impl HasLightClass for Source {
     }
 }
 
-fn periods(cfg: &ControllerConfig) -> Vec<Period> {
-    vec![Period {
-        key: "ccps_epoch",
-        cycles: cfg.ccps_epoch,
+/// `[controller.ccps]` (the placement half's parameters are `[os.ccps]`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CcpsParams {
+    /// Epoch over which each source's request rate is measured (cycles).
+    pub epoch: u64,
+    /// A source below this many requests per 1000 cycles (smoothed) is "low memory request".
+    pub low_intensity: f64,
+    /// A request that has waited this long goes first (the paper's T).
+    pub age_threshold: u64,
+    /// Weight of history in the request-rate moving average.
+    pub alpha: f64,
+}
+
+impl Default for CcpsParams {
+    fn default() -> Self {
+        CcpsParams { epoch: 1_000_000, low_intensity: 10.0, age_threshold: 10_000, alpha: 0.875 }
+    }
+}
+
+impl Params for CcpsParams {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        check_intensity(self.epoch, self.low_intensity, self.alpha)
+    }
+}
+
+/// The flat keys these parameters had (`intensity_alpha` was shared with IMPS).
+const RENAMED: Renamed = &[
+    ("ccps_epoch", "epoch"),
+    ("ccps_low_intensity", "low_intensity"),
+    ("ccps_age_threshold", "age_threshold"),
+    ("intensity_alpha", "alpha"),
+];
+
+fn params(cfg: &ControllerConfig) -> Result<CcpsParams> {
+    cfg.params(INFO.name, RENAMED)
+}
+
+fn periods(cfg: &ControllerConfig) -> Result<Vec<Period>> {
+    Ok(vec![Period {
+        key: "epoch",
+        cycles: params(cfg)?.epoch,
         noun: "epoch",
         missed: "no source was classified as low-memory-request; only the age rule separates ccps from fr-fcfs",
-    }]
+    }])
 }
 
 /// Registered in `scheduler::SCHEDULERS`.
@@ -46,8 +87,9 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
     name: "ccps",
     summary: "waited T cycles first, then low-memory-request sources, then FR-FCFS (Jia et al., 2017)",
     fast_path: false,
-    build: |cfg, _| Box::new(Ccps::new(cfg)),
-    periods: periods,
+    params: ParamSchema::of::<CcpsParams>(RENAMED),
+    build: |cfg, _| Ok(Box::new(Ccps::new(&params(cfg)?))),
+    periods,
 };
 
 pub struct Ccps {
@@ -59,11 +101,11 @@ pub struct Ccps {
 }
 
 impl Ccps {
-    pub fn new(cfg: &ControllerConfig) -> Self {
+    pub fn new(p: &CcpsParams) -> Self {
         Ccps {
-            meter: IntensityMeter::new(cfg.ccps_epoch, cfg.intensity_alpha),
-            threshold: cfg.ccps_low_intensity,
-            age: cfg.ccps_age_threshold,
+            meter: IntensityMeter::new(p.epoch, p.alpha),
+            threshold: p.low_intensity,
+            age: p.age_threshold,
             now: 0,
             sources: PerSource::new(),
         }
@@ -132,8 +174,7 @@ mod tests {
 
     /// A CCPS scheduler at `now` in which source 1 is low-memory-request and source 0 is not.
     fn ccps_at(now: Cycle) -> Ccps {
-        let cfg = ControllerConfig { ccps_epoch: 1000, ccps_low_intensity: 5.0, ccps_age_threshold: 500, ..Default::default() };
-        let mut s = Ccps::new(&cfg);
+        let mut s = Ccps::new(&CcpsParams { epoch: 1000, low_intensity: 5.0, age_threshold: 500, ..Default::default() });
         for i in 0..20 {
             let r = Request { source: 0, seq: i, ..test_request() };
             s.on_arrival(0, &r);
@@ -173,13 +214,10 @@ mod tests {
 
     #[test]
     fn ccps_serves_the_light_source_and_the_aged_request_on_a_queue() {
-        let cfg = ControllerConfig {
-            scheduler: "ccps".into(),
-            ccps_epoch: 1000,
-            ccps_low_intensity: 5.0,
-            ccps_age_threshold: 60,
-            ..ControllerConfig::default()
-        };
+        let cfg = ControllerConfig { scheduler: "ccps".into(), ..ControllerConfig::default() }
+            .with_param("ccps", "epoch", 1000)
+            .with_param("ccps", "low_intensity", 5.0)
+            .with_param("ccps", "age_threshold", 60);
         let mut reqs: Vec<Req> = (0..30).map(|i| Req::read(i, 0, (i % 8) as u32, 1, i as u32)).collect();
         reqs.push(Req::read(30, 1, 7, 1, 0));
         // Epoch 2: heavy hits to bank 0 (arriving faster than they are served), a light miss to

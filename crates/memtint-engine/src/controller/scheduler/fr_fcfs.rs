@@ -2,13 +2,15 @@
 //! hits is not closed for an older conflicting request.
 
 use super::{no_periods, AgeOrder, Candidate, Scheduler, SchedulerInfo};
+use crate::params::ParamSchema;
 
 /// Registered in `scheduler::SCHEDULERS`.
 pub const INFO: SchedulerInfo = SchedulerInfo {
     name: "fr-fcfs",
     summary: "row hits first, then oldest (Rixner et al., ISCA 2000)",
     fast_path: true,
-    build: |_, _| Box::new(FrFcfs),
+    params: ParamSchema::NONE,
+    build: |_, _| Ok(Box::new(FrFcfs)),
     periods: no_periods,
 };
 

@@ -3,13 +3,48 @@
 //! stream of hits cannot starve older requests to the same bank.
 
 use super::{no_periods, AgeOrder, Candidate, Scheduler, SchedulerInfo};
+use crate::controller::ControllerConfig;
+use crate::error::Result;
+use crate::params::{ParamSchema, Params, Renamed};
+use serde::{Deserialize, Serialize};
+
+/// `[controller.fr-fcfs-cap]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FrFcfsCapParams {
+    /// At most this many younger row hits may bypass an older request to a bank.
+    pub cap: u32,
+}
+
+impl Default for FrFcfsCapParams {
+    fn default() -> Self {
+        FrFcfsCapParams { cap: 16 }
+    }
+}
+
+impl Params for FrFcfsCapParams {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        if self.cap == 0 {
+            return Err(("cap", "must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// The flat key this parameter had.
+const RENAMED: Renamed = &[("frfcfs_cap", "cap")];
+
+fn params(cfg: &ControllerConfig) -> Result<FrFcfsCapParams> {
+    cfg.params(INFO.name, RENAMED)
+}
 
 /// Registered in `scheduler::SCHEDULERS`.
 pub const INFO: SchedulerInfo = SchedulerInfo {
     name: "fr-fcfs-cap",
-    summary: "FR-FCFS with at most frfcfs_cap younger hits bypassing an older request",
+    summary: "FR-FCFS with at most `cap` younger hits bypassing an older request",
     fast_path: true,
-    build: |cfg, _| Box::new(FrFcfsCap::new(cfg.frfcfs_cap)),
+    params: ParamSchema::of::<FrFcfsCapParams>(RENAMED),
+    build: |cfg, _| Ok(Box::new(FrFcfsCap::new(params(cfg)?.cap))),
     periods: no_periods,
 };
 

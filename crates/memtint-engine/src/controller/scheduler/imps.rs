@@ -6,8 +6,8 @@
 //! What comes from where: the rule is from the MICRO'11 abstract (ccps.md §5.4 [ext]). The paper
 //! classifies by MPKI with a "very low" threshold of about 1-1.5 MPKI [ext, unverified] per
 //! profiling interval; here the controller measures its own intensity (`IntensityMeter`: requests
-//! per 1000 controller cycles, smoothed) over `imps_epoch` (1 M cycles [rec]) against
-//! `imps_low_intensity` (10 [rec]: about 1-1.5 MPKI for a core retiring 3 instructions per cycle
+//! per 1000 controller cycles, smoothed) over `epoch` (1 M cycles [rec]) against
+//! `low_intensity` (10 [rec]: about 1-1.5 MPKI for a core retiring 3 instructions per cycle
 //! at 2.7-4.2 times the controller clock, over 1-2 channels; e.g. the `light` profile, 0.6 MPKI,
 //! measures 3.5-5 on i7-860 and ddr4-2400, `stream` over 100). Until a source's first epoch ends
 //! it is not light.
@@ -18,7 +18,10 @@ use super::per_source::PerSource;
 use super::{Candidate, Period, Scheduler, SchedulerInfo};
 use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request};
+use crate::error::Result;
+use crate::params::{ParamSchema, Params, Renamed};
 use crate::Cycle;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A source's intensity class: light or not, and in how many epochs it was light.
@@ -49,13 +52,58 @@ impl HasLightClass for LightClass {
     }
 }
 
-fn periods(cfg: &ControllerConfig) -> Vec<Period> {
-    vec![Period {
-        key: "imps_epoch",
-        cycles: cfg.imps_epoch,
+/// `[controller.imps]`; `[controller.ccps]` has the same rate measurement.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ImpsParams {
+    /// Epoch over which each source's request rate is measured (cycles).
+    pub epoch: u64,
+    /// A source below this many requests per 1000 cycles (smoothed) is "very light".
+    pub low_intensity: f64,
+    /// Weight of history in the request-rate moving average.
+    pub alpha: f64,
+}
+
+impl Default for ImpsParams {
+    fn default() -> Self {
+        ImpsParams { epoch: 1_000_000, low_intensity: 10.0, alpha: 0.875 }
+    }
+}
+
+/// Checks of an intensity measurement's parameters (IMPS's and CCPS's).
+pub(super) fn check_intensity(epoch: u64, low_intensity: f64, alpha: f64) -> std::result::Result<(), (&'static str, String)> {
+    if epoch == 0 {
+        return Err(("epoch", "must be at least 1".into()));
+    }
+    if !(low_intensity >= 0.0 && low_intensity.is_finite()) {
+        return Err(("low_intensity", format!("must be a finite number >= 0, got {low_intensity}")));
+    }
+    if !(0.0..1.0).contains(&alpha) {
+        return Err(("alpha", format!("must be in [0, 1), got {alpha}")));
+    }
+    Ok(())
+}
+
+impl Params for ImpsParams {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        check_intensity(self.epoch, self.low_intensity, self.alpha)
+    }
+}
+
+/// The flat keys these parameters had (`intensity_alpha` was shared with CCPS).
+const RENAMED: Renamed = &[("imps_epoch", "epoch"), ("imps_low_intensity", "low_intensity"), ("intensity_alpha", "alpha")];
+
+fn params(cfg: &ControllerConfig) -> Result<ImpsParams> {
+    cfg.params(INFO.name, RENAMED)
+}
+
+fn periods(cfg: &ControllerConfig) -> Result<Vec<Period>> {
+    Ok(vec![Period {
+        key: "epoch",
+        cycles: params(cfg)?.epoch,
         noun: "epoch",
         missed: "no source was classified as very light, so the schedule equals fr-fcfs's",
-    }]
+    }])
 }
 
 /// Registered in `scheduler::SCHEDULERS`.
@@ -63,8 +111,12 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
     name: "imps",
     summary: "very light sources first, then FR-FCFS (IMPS's scheduler, Muralidhara et al., MICRO 2011)",
     fast_path: false,
-    build: |cfg, _| Box::new(Imps::new(cfg.imps_epoch, cfg.imps_low_intensity, cfg.intensity_alpha)),
-    periods: periods,
+    params: ParamSchema::of::<ImpsParams>(RENAMED),
+    build: |cfg, _| {
+        let p = params(cfg)?;
+        Ok(Box::new(Imps::new(p.epoch, p.low_intensity, p.alpha)))
+    },
+    periods,
 };
 
 pub struct Imps {
@@ -127,7 +179,9 @@ mod tests {
 
     #[test]
     fn imps_serves_a_light_source_before_row_hits_of_a_heavy_one() {
-        let cfg = ControllerConfig { scheduler: "imps".into(), imps_epoch: 1000, imps_low_intensity: 5.0, ..ControllerConfig::default() };
+        let cfg = ControllerConfig { scheduler: "imps".into(), ..ControllerConfig::default() }
+            .with_param("imps", "epoch", 1000)
+            .with_param("imps", "low_intensity", 5.0);
         // Epoch 1: source 0 sends 30 requests (30 per kilocycle: heavy), source 1 one (light).
         let mut reqs: Vec<Req> = (0..30).map(|i| Req::read(i, 0, (i % 8) as u32, 1, i as u32)).collect();
         reqs.push(Req::read(30, 1, 7, 1, 0));

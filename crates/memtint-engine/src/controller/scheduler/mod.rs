@@ -47,6 +47,7 @@ use crate::controller::ControllerConfig;
 use crate::dram::constraints::Constraints;
 use crate::dram::Command;
 use crate::error::Result;
+use crate::params::ParamSchema;
 use crate::registry::{Component, Registry};
 use crate::{Cycle, NEVER};
 use std::collections::BTreeMap;
@@ -145,12 +146,14 @@ pub struct SchedulerInfo {
     /// It runs on the lane controller: its order is an `AgeOrder` (`Scheduler::age_order`; a
     /// test holds every registered scheduler to what it declares here).
     pub fast_path: bool,
-    pub build: fn(&ControllerConfig, &Constraints) -> Box<dyn Scheduler>,
+    /// Its parameters (`[controller.<name>]`), declared in its file.
+    pub params: ParamSchema,
+    pub build: fn(&ControllerConfig, &Constraints) -> Result<Box<dyn Scheduler>>,
     /// Its periods (quantum, epoch...), for the warning about runs too short for them.
-    pub periods: fn(&ControllerConfig) -> Vec<Period>,
+    pub periods: fn(&ControllerConfig) -> Result<Vec<Period>>,
 }
 
-/// One of a scheduler's periods: its key, its length, what it is, and what a run in which no
+/// One of a scheduler's periods: its parameter, its length, what it is, and what a run in which no
 /// period ended misses.
 pub struct Period {
     pub key: &'static str,
@@ -160,8 +163,8 @@ pub struct Period {
 }
 
 /// For schedulers without periods.
-pub fn no_periods(_: &ControllerConfig) -> Vec<Period> {
-    Vec::new()
+pub fn no_periods(_: &ControllerConfig) -> Result<Vec<Period>> {
+    Ok(Vec::new())
 }
 
 impl Component for SchedulerInfo {
@@ -189,7 +192,7 @@ pub fn info(name: &str) -> Result<&'static SchedulerInfo> {
 /// The scheduler `name`, configured from `cfg`; `c` gives the timing that ATLAS and TCM use to
 /// weigh a served request's bank service time.
 pub fn build(name: &str, cfg: &ControllerConfig, c: &Constraints) -> Result<Box<dyn Scheduler>> {
-    Ok((info(name)?.build)(cfg, c))
+    (info(name)?.build)(cfg, c)
 }
 
 /// A run that lasts fewer than this many of its scheduler's periods (quantum, epoch, clearing
@@ -197,11 +200,11 @@ pub fn build(name: &str, cfg: &ControllerConfig, c: &Constraints) -> Result<Box<
 pub const MIN_PERIODS: u64 = 3;
 
 /// Warnings about the scheduler configuration of a run that lasted `cycles` controller cycles:
-/// periods the run is too short for, and deprecated keys. Empty when there is nothing to say.
+/// periods the run is too short for. Empty when there is nothing to say.
 pub fn run_warnings(cfg: &ControllerConfig, cycles: Cycle) -> Vec<String> {
     let name = cfg.scheduler.as_str();
     let mut out = Vec::new();
-    let periods = info(name).map(|s| (s.periods)(cfg)).unwrap_or_default();
+    let periods = info(name).and_then(|s| (s.periods)(cfg)).unwrap_or_default();
     for Period { key, cycles: period, noun, missed } in periods {
         if cycles >= MIN_PERIODS.saturating_mul(period) {
             continue;
@@ -209,15 +212,9 @@ pub fn run_warnings(cfg: &ControllerConfig, cycles: Cycle) -> Vec<String> {
         let ended = cycles / period;
         let effect = if ended == 0 { format!("no {noun} ended: {missed}") } else { format!("only {ended} {noun}(s) ended") };
         out.push(format!(
-            "{name}: the run lasted {cycles} controller cycles, fewer than {MIN_PERIODS} x controller.{key} ({period}); \
-             {effect}. Set controller.{key} to at most {} for this run length",
+            "{name}: the run lasted {cycles} controller cycles, fewer than {MIN_PERIODS} x controller.{name}.{key} ({period}); \
+             {effect}. Set controller.{name}.{key} to at most {} for this run length",
             (cycles / MIN_PERIODS).max(1)
-        ));
-    }
-    if let Some(share) = cfg.tcm_cluster_share {
-        out.push(format!(
-            "controller.tcm_cluster_share ({share}) is deprecated: it sets ClusterThresh to {share} / N for N active \
-             sources; use controller.tcm_cluster_thresh, a share of total bandwidth (e.g. {share} / N for your N)"
         ));
     }
     out
@@ -275,7 +272,7 @@ mod tests {
         let mem = MemoryConfig::resolve(&m).unwrap();
         let c = Constraints::derive(mem.device.standard, &mem.timing);
         for s in SCHEDULERS.all() {
-            let built = (s.build)(&ControllerConfig::default(), &c);
+            let built = (s.build)(&ControllerConfig::default(), &c).unwrap();
             assert_eq!(built.age_order().is_some(), s.fast_path, "{}", s.name);
             assert_eq!(built.name(), s.name);
         }
@@ -286,33 +283,74 @@ mod tests {
         let cfg = |s: &str| ControllerConfig { scheduler: s.into(), ..ControllerConfig::default() };
         let w = run_warnings(&cfg("atlas"), 1_000_000);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("controller.atlas_quantum") && w[0].contains("equals fr-fcfs") && w[0].contains("333333"), "{w:?}");
+        assert!(w[0].contains("controller.atlas.quantum") && w[0].contains("equals fr-fcfs") && w[0].contains("333333"), "{w:?}");
         assert!(run_warnings(&cfg("atlas"), 30_000_000).is_empty());
         let w = run_warnings(&cfg("tcm"), 2_000_000);
         assert!(w.len() == 1 && w[0].contains("only 2 quantum(s) ended"), "{w:?}");
-        assert!(run_warnings(&cfg("bliss"), 29_999)[0].contains("bliss_clearing_interval"));
+        assert!(run_warnings(&cfg("bliss"), 29_999)[0].contains("controller.bliss.clearing_interval"));
         for s in ["fcfs", "fr-fcfs", "fr-fcfs-cap", "par-bs"] {
             assert!(run_warnings(&cfg(s), 10).is_empty(), "{s} has no period");
         }
-        let old = ControllerConfig { tcm_cluster_share: Some(4.0), ..cfg("fr-fcfs") };
-        assert!(run_warnings(&old, 10)[0].contains("deprecated"));
+        let old = cfg("tcm").with_param("tcm", "cluster_share", 4.0);
+        let w = old.run_warnings(100_000_000);
+        assert!(w.len() == 1 && w[0].contains("controller.tcm.cluster_share (4) is deprecated"), "{w:?}");
+        assert!(ControllerConfig { scheduler: "fr-fcfs".into(), ..old }.run_warnings(10).is_empty(), "warned only when in use");
+    }
+
+    #[test]
+    fn old_flat_keys_still_work_with_a_deprecation_warning() {
+        let flat = build_with(serde_json::json!({ "scheduler": "tcm", "tcm_quantum": 5000, "intensity_alpha": 0.5 })).unwrap();
+        let table = build_with(serde_json::json!({ "scheduler": "tcm", "tcm": { "quantum": 5000 } })).unwrap();
+        assert_eq!(format!("{:?}", flat.scheduler_counters()), format!("{:?}", table.scheduler_counters()));
+        let m = MachineConfig::load("ddr4-2400").unwrap();
+        let cfg: ControllerConfig =
+            serde_json::from_value(serde_json::json!({ "scheduler": "tcm", "tcm_quantum": 5000, "intensity_alpha": 0.5 })).unwrap();
+        assert_eq!(cfg.params_in_use().unwrap()["tcm"]["quantum"], 5000);
+        let w = cfg.warnings().unwrap();
+        assert!(
+            w.contains(&"controller.tcm_quantum is deprecated and will be removed: write it as [controller.tcm] quantum".to_string()),
+            "{w:?}"
+        );
+        assert!(
+            w.iter().any(|w| w.contains("controller.intensity_alpha") && w.contains("[controller.imps] alpha and [controller.ccps] alpha")),
+            "{w:?}"
+        );
+        drop(m);
     }
 
     #[test]
     fn bad_scheduler_parameters_are_errors_naming_the_key() {
-        for (key, value) in [
-            ("parbs_marking_cap", serde_json::json!(0)),
-            ("atlas_alpha", serde_json::json!(1.0)),
-            ("atlas_quantum", serde_json::json!(0)),
-            ("tcm_shuffle_interval", serde_json::json!(0)),
-            ("tcm_cluster_share", serde_json::json!(-1.0)),
-            ("tcm_cluster_thresh", serde_json::json!(1.5)),
-            ("bliss_clearing_interval", serde_json::json!(0)),
-            ("intensity_alpha", serde_json::json!(-0.1)),
-            ("imps_low_intensity", serde_json::json!(-2.0)),
+        for (table, key, value) in [
+            ("par-bs", "marking_cap", serde_json::json!(0)),
+            ("atlas", "alpha", serde_json::json!(1.0)),
+            ("atlas", "quantum", serde_json::json!(0)),
+            ("tcm", "shuffle_interval", serde_json::json!(0)),
+            ("tcm", "cluster_share", serde_json::json!(-1.0)),
+            ("tcm", "cluster_thresh", serde_json::json!(1.5)),
+            ("bliss", "clearing_interval", serde_json::json!(0)),
+            ("ccps", "alpha", serde_json::json!(-0.1)),
+            ("imps", "low_intensity", serde_json::json!(-2.0)),
+            ("fr-fcfs-cap", "cap", serde_json::json!(0)),
         ] {
-            let err = build_with(serde_json::json!({ "scheduler": "tcm", key: value })).err().expect("rejected").to_string();
-            assert!(err.contains(&format!("controller.{key}")), "{key}: {err}");
+            let err = build_with(serde_json::json!({ "scheduler": "tcm", table: { key: value } })).err().expect("rejected").to_string();
+            assert!(err.contains(&format!("controller.{table}.{key}")), "{key}: {err}");
+        }
+        // A misspelt parameter, a table no component owns, an unknown flat key, a wrong type.
+        for (overrides, expected) in [
+            (serde_json::json!({ "tcm": { "quantm": 1 } }), "controller.tcm: unknown field `quantm`, expected one of `quantum`"),
+            (
+                serde_json::json!({ "stfm": { "quantum": 1 } }),
+                "controller.stfm: no component with parameters is named 'stfm'; tables: fr-fcfs-cap",
+            ),
+            (serde_json::json!({ "tcm_quantm": 1 }), "controller.tcm_quantm: unknown key; controller keys: "),
+            (serde_json::json!({ "atlas": { "quantum": "long" } }), "controller.atlas: invalid type: string \"long\", expected u64"),
+            (
+                serde_json::json!({ "tcm_quantum": 5, "tcm": { "quantum": 6 } }),
+                "controller.tcm_quantum: is the deprecated spelling of controller.tcm.quantum",
+            ),
+        ] {
+            let err = build_with(overrides).err().expect("rejected").to_string();
+            assert!(err.contains(expected), "{err}");
         }
         let err = build_with(serde_json::json!({ "scheduler": "stfm" })).err().unwrap().to_string();
         assert!(err.contains("stfm") && err.contains("ccps"), "{err}");

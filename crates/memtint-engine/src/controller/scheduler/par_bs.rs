@@ -10,8 +10,11 @@
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
 use super::{no_periods, Candidate, Scheduler, SchedulerInfo};
-use crate::controller::{BankQueue, Request, RowOutcome};
+use crate::controller::{BankQueue, ControllerConfig, Request, RowOutcome};
+use crate::error::Result;
+use crate::params::{ParamSchema, Params, Renamed};
 use crate::Cycle;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -22,12 +25,43 @@ struct Source {
     marked_served: u64,
 }
 
+/// `[controller.par-bs]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ParBsParams {
+    /// Requests marked per source per bank when a batch forms (Marking-Cap).
+    pub marking_cap: u32,
+}
+
+impl Default for ParBsParams {
+    fn default() -> Self {
+        ParBsParams { marking_cap: 5 }
+    }
+}
+
+impl Params for ParBsParams {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        if self.marking_cap == 0 {
+            return Err(("marking_cap", "must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// The flat key this parameter had.
+const RENAMED: Renamed = &[("parbs_marking_cap", "marking_cap")];
+
+fn params(cfg: &ControllerConfig) -> Result<ParBsParams> {
+    cfg.params(INFO.name, RENAMED)
+}
+
 /// Registered in `scheduler::SCHEDULERS`.
 pub const INFO: SchedulerInfo = SchedulerInfo {
     name: "par-bs",
     summary: "parallelism-aware batches, shortest-job-first within a batch (Mutlu & Moscibroda, ISCA 2008)",
     fast_path: false,
-    build: |cfg, _| Box::new(ParBs::new(cfg.parbs_marking_cap)),
+    params: ParamSchema::of::<ParBsParams>(RENAMED),
+    build: |cfg, _| Ok(Box::new(ParBs::new(params(cfg)?.marking_cap))),
     periods: no_periods,
 };
 
@@ -123,7 +157,7 @@ mod tests {
     use crate::config::ControllerConfig;
 
     fn cfg(cap: u32) -> ControllerConfig {
-        ControllerConfig { scheduler: "par-bs".into(), parbs_marking_cap: cap, ..ControllerConfig::default() }
+        ControllerConfig { scheduler: "par-bs".into(), ..ControllerConfig::default() }.with_param("par-bs", "marking_cap", cap)
     }
 
     #[test]

@@ -5,10 +5,10 @@
 //! buffer: the rate it would see alone) and bank-level parallelism (time-average number of banks
 //! it has requests queued at, while it has any) are measured. At the boundary sources are sorted
 //! by intensity, lightest first, and join the latency-sensitive cluster while its bandwidth stays
-//! within ClusterThresh x the quantum's total bandwidth (`tcm_cluster_thresh`, the paper's 4/24,
+//! within ClusterThresh x the quantum's total bandwidth (`cluster_thresh`, the paper's 4/24,
 //! a share of total bandwidth whatever the number of sources, so a few intensive sources can form
 //! a bandwidth cluster); the rest form the bandwidth cluster. The deprecated
-//! `tcm_cluster_share` gives ClusterThresh as share / N for N sources active in the quantum
+//! `cluster_share` gives ClusterThresh as share / N for N sources active in the quantum
 //! (with 4 and N = 4 every source fits, and TCM degenerates to lightest-first).
 //! Latency-sensitive sources go first, lightest first. Bandwidth sources are ordered by niceness
 //! (rank by BLP minus rank by RBL, nicest first) and the order is shuffled every 800 cycles:
@@ -23,10 +23,13 @@ use super::per_source::PerSource;
 use super::{Candidate, Period, Scheduler, SchedulerInfo, ServiceCost};
 use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
+use crate::error::Result;
+use crate::params::{ParamSchema, Params, Renamed};
 use crate::{Cycle, NEVER};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default)]
@@ -62,21 +65,93 @@ impl Source {
     }
 }
 
-fn periods(cfg: &ControllerConfig) -> Vec<Period> {
-    vec![
+/// `[controller.tcm]`. Cycles are controller cycles; the paper counts processor cycles.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcmParams {
+    /// Quantum length (re-clustering).
+    pub quantum: u64,
+    /// ClusterThresh: the share of the quantum's total bandwidth the latency-sensitive cluster
+    /// may take, whatever the number of sources (the paper's 4/24).
+    pub cluster_thresh: f64,
+    /// Deprecated: ClusterThresh as `cluster_share / N` for N active sources. When set it
+    /// replaces `cluster_thresh` and the run carries a deprecation warning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_share: Option<f64>,
+    /// The bandwidth cluster's order is shuffled this often.
+    pub shuffle_interval: u64,
+    /// Random (not insertion) shuffle when the bandwidth sources' BLP differ by less than this
+    /// fraction of the banks and their row-buffer locality by less than this.
+    pub shuffle_algo_threshold: f64,
+}
+
+impl Default for TcmParams {
+    fn default() -> Self {
+        TcmParams {
+            quantum: 1_000_000,
+            cluster_thresh: 4.0 / 24.0,
+            cluster_share: None,
+            shuffle_interval: 800,
+            shuffle_algo_threshold: 0.1,
+        }
+    }
+}
+
+impl Params for TcmParams {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        for (key, v) in [("quantum", self.quantum), ("shuffle_interval", self.shuffle_interval)] {
+            if v == 0 {
+                return Err((key, "must be at least 1".into()));
+            }
+        }
+        for (key, v) in [("cluster_thresh", self.cluster_thresh), ("shuffle_algo_threshold", self.shuffle_algo_threshold)] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err((key, format!("must be in [0, 1], got {v}")));
+            }
+        }
+        if let Some(share) = self.cluster_share.filter(|v| !(*v >= 0.0 && v.is_finite())) {
+            return Err(("cluster_share", format!("must be a finite number >= 0, got {share}")));
+        }
+        Ok(())
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.cluster_share
+            .map(|share| {
+                format!(
+                    "controller.tcm.cluster_share ({share}) is deprecated: it sets ClusterThresh to {share} / N for N active \
+                     sources; use controller.tcm.cluster_thresh, a share of total bandwidth (e.g. {share} / N for your N)"
+                )
+            })
+            .into_iter()
+            .collect()
+    }
+}
+
+/// The flat keys these parameters had.
+const RENAMED: Renamed = &[
+    ("tcm_quantum", "quantum"),
+    ("tcm_cluster_thresh", "cluster_thresh"),
+    ("tcm_cluster_share", "cluster_share"),
+    ("tcm_shuffle_interval", "shuffle_interval"),
+    ("tcm_shuffle_algo_threshold", "shuffle_algo_threshold"),
+];
+
+fn params(cfg: &ControllerConfig) -> Result<TcmParams> {
+    cfg.params(INFO.name, RENAMED)
+}
+
+fn periods(cfg: &ControllerConfig) -> Result<Vec<Period>> {
+    let p = params(cfg)?;
+    Ok(vec![
+        Period { key: "quantum", cycles: p.quantum, noun: "quantum", missed: "no cluster formed, so the schedule equals fr-fcfs's" },
         Period {
-            key: "tcm_quantum",
-            cycles: cfg.tcm_quantum,
-            noun: "quantum",
-            missed: "no cluster formed, so the schedule equals fr-fcfs's",
-        },
-        Period {
-            key: "tcm_shuffle_interval",
-            cycles: cfg.tcm_shuffle_interval,
+            key: "shuffle_interval",
+            cycles: p.shuffle_interval,
             noun: "shuffle interval",
             missed: "the bandwidth cluster was never shuffled",
         },
-    ]
+    ])
 }
 
 /// Registered in `scheduler::SCHEDULERS`.
@@ -84,8 +159,9 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
     name: "tcm",
     summary: "thread cluster memory scheduling: latency-sensitive cluster first (Kim et al., MICRO 2010)",
     fast_path: false,
-    build: |cfg, c| Box::new(Tcm::new(cfg, ServiceCost::new(c))),
-    periods: periods,
+    params: ParamSchema::of::<TcmParams>(RENAMED),
+    build: |cfg, c| Ok(Box::new(Tcm::new(&params(cfg)?, cfg.seed, ServiceCost::new(c)))),
+    periods,
 };
 
 pub struct Tcm {
@@ -109,22 +185,22 @@ pub struct Tcm {
 }
 
 impl Tcm {
-    pub fn new(cfg: &ControllerConfig, cost: ServiceCost) -> Self {
+    pub fn new(p: &TcmParams, seed: u64, cost: ServiceCost) -> Self {
         Tcm {
-            quantum: cfg.tcm_quantum,
-            cluster_thresh: cfg.tcm_cluster_thresh,
-            cluster_share: cfg.tcm_cluster_share,
-            shuffle_interval: cfg.tcm_shuffle_interval,
-            algo_threshold: cfg.tcm_shuffle_algo_threshold,
+            quantum: p.quantum,
+            cluster_thresh: p.cluster_thresh,
+            cluster_share: p.cluster_share,
+            shuffle_interval: p.shuffle_interval,
+            algo_threshold: p.shuffle_algo_threshold,
             cost,
-            quantum_end: cfg.tcm_quantum,
+            quantum_end: p.quantum,
             next_shuffle: NEVER,
             bandwidth_order: Vec::new(),
             shuffle_step: 0,
             random_shuffle: false,
             latency_count: 0,
             banks_seen: 0,
-            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            rng: ChaCha8Rng::seed_from_u64(seed),
             sources: PerSource::new(),
         }
     }
@@ -295,7 +371,15 @@ mod tests {
     use super::*;
 
     fn cfg() -> ControllerConfig {
-        ControllerConfig { scheduler: "tcm".into(), tcm_quantum: 2000, tcm_cluster_thresh: 0.2, ..ControllerConfig::default() }
+        ControllerConfig { scheduler: "tcm".into(), ..ControllerConfig::default() }.with_param("tcm", "quantum", 2000).with_param(
+            "tcm",
+            "cluster_thresh",
+            0.2,
+        )
+    }
+
+    fn tcm(c: &ControllerConfig) -> Tcm {
+        Tcm::new(&params(c).unwrap(), c.seed, ServiceCost { hit: 4, miss: 15, conflict: 26 })
     }
 
     fn req(source: u32, bank: u32, row: u32) -> Request {
@@ -316,7 +400,7 @@ mod tests {
     #[test]
     fn tcm_puts_light_threads_in_latency_cluster() {
         let c = cfg();
-        let mut t = Tcm::new(&c, ServiceCost { hit: 4, miss: 15, conflict: 26 });
+        let mut t = tcm(&c);
         measured(&mut t);
         assert!(!t.in_latency_cluster(2), "no cluster before the first quantum ends");
         assert!(t.advance(2000, &[vec![], vec![]]), "the quantum boundary re-ranks");
@@ -331,7 +415,7 @@ mod tests {
 
     /// Four sources with equal demand (40 requests each) in the first quantum.
     fn four_intensive(c: &ControllerConfig) -> Tcm {
-        let mut t = Tcm::new(c, ServiceCost { hit: 4, miss: 15, conflict: 26 });
+        let mut t = tcm(c);
         for source in 0..4 {
             for i in 0..40 {
                 let r = req(source, i % 8, i);
@@ -346,20 +430,20 @@ mod tests {
     #[test]
     fn tcm_default_threshold_forms_a_bandwidth_cluster_of_four_intensive_sources() {
         // Each takes 1/4 of the bandwidth, more than the paper's 4/24: none is latency-sensitive.
-        let c = ControllerConfig { scheduler: "tcm".into(), tcm_quantum: 2000, ..ControllerConfig::default() };
+        let c = ControllerConfig { scheduler: "tcm".into(), ..ControllerConfig::default() }.with_param("tcm", "quantum", 2000);
         let t = four_intensive(&c);
         assert!((0..4).all(|s| !t.in_latency_cluster(s)));
         assert_eq!(t.bandwidth_order.len(), 4);
         // The deprecated form at its old default (4 / N with N = 4) admits everyone.
-        let old = four_intensive(&ControllerConfig { tcm_cluster_share: Some(4.0), ..c });
+        let old = four_intensive(&c.with_param("tcm", "cluster_share", 4.0));
         assert!((0..4).all(|s| old.in_latency_cluster(s)));
         assert!(old.bandwidth_order.is_empty());
     }
 
     #[test]
     fn tcm_insertion_shuffle_lifts_the_least_nice_then_restores() {
-        let c = ControllerConfig { tcm_shuffle_interval: 500, ..cfg() };
-        let mut t = Tcm::new(&c, ServiceCost { hit: 4, miss: 15, conflict: 26 });
+        let c = cfg().with_param("tcm", "shuffle_interval", 500);
+        let mut t = tcm(&c);
         measured(&mut t);
         t.advance(2000, &[vec![], vec![]]);
         let rank = |t: &Tcm, s| t.sources.get(s).unwrap().rank;
@@ -375,7 +459,7 @@ mod tests {
     #[test]
     fn tcm_quantum_update_moves_a_source_between_clusters() {
         let c = cfg();
-        let mut t = Tcm::new(&c, ServiceCost { hit: 4, miss: 15, conflict: 26 });
+        let mut t = tcm(&c);
         measured(&mut t);
         t.advance(2000, &[vec![], vec![]]);
         assert!(t.in_latency_cluster(2));

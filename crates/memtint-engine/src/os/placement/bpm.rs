@@ -5,7 +5,7 @@ use super::ColourSets;
 use super::PolicyInfo;
 use crate::error::Result;
 use crate::os::colour::ColourBits;
-use crate::os::os_model::OsConfig;
+use crate::os::OsConfig;
 
 pub fn bpm(cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<ColourSets> {
     ColourSets::new("bpm", bits.bank_space()?, cfg, bits, processes)

@@ -7,7 +7,7 @@ use super::ColourSets;
 use super::PolicyInfo;
 use crate::error::Result;
 use crate::os::colour::ColourBits;
-use crate::os::os_model::OsConfig;
+use crate::os::OsConfig;
 
 pub fn bpm_plus(cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<ColourSets> {
     ColourSets::new("bpm-plus", bits.channel_bank_space()?, cfg, bits, processes)

@@ -15,23 +15,38 @@ use crate::error::{Error, Result};
 use crate::mapping::Field;
 use crate::os::buddy::BuddyAllocator;
 use crate::os::colour::{ColourBits, ColourFunction, ColourSpace};
-use crate::os::os_model::OsConfig;
+use crate::os::OsConfig;
+use crate::params::{ParamSchema, Params};
 use serde::{Deserialize, Serialize};
 
 /// `[os.ccps]`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct CcpsConfig {
+pub struct CcpsParams {
     /// Banks of a core's region inside its channel ([paper] 16).
     pub banks_per_core: u32,
     /// Algorithm 1's load threshold Δ ([paper] 5 threads).
     pub delta: u32,
 }
 
-impl Default for CcpsConfig {
+impl Default for CcpsParams {
     fn default() -> Self {
-        CcpsConfig { banks_per_core: 16, delta: 5 }
+        CcpsParams { banks_per_core: 16, delta: 5 }
     }
+}
+
+impl Params for CcpsParams {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        if self.banks_per_core == 0 {
+            return Err(("banks_per_core", "must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// The `[os.ccps]` parameters (also Algorithm 1's Δ for the `ccps` thread binding).
+pub fn params(cfg: &OsConfig) -> Result<CcpsParams> {
+    cfg.params(INFO.name, &[])
 }
 
 pub struct CcpsRegions {
@@ -90,10 +105,7 @@ impl CcpsRegions {
             }
         }
         let coords: Vec<(u32, u32)> = coords.into_iter().map(|c| c.unwrap_or((u32::MAX, u32::MAX))).collect();
-        if cfg.ccps.banks_per_core == 0 {
-            return Err(Error::config("os.ccps.banks_per_core", "must be at least 1"));
-        }
-        let ranks_per_core = cfg.ccps.banks_per_core.div_ceil(banks_per_rank).clamp(1, ranks);
+        let ranks_per_core = params(cfg)?.banks_per_core.div_ceil(banks_per_rank).clamp(1, ranks);
         let groups = (ranks / ranks_per_core).max(1);
         let regions: Vec<Vec<u32>> = (0..machine.cores)
             .map(|core| {
@@ -268,4 +280,5 @@ pub const INFO: PolicyInfo = PolicyInfo::new("ccps", "per-core channel-aware ban
     Ok(Box::new(CcpsRegions::new(cfg, bits, machine)?))
 })
 .binds_threads("ccps")
-.needs("a mapping with channel bits above the page offset (e.g. machine ccps-4c-64b)");
+.needs("a mapping with channel bits above the page offset (e.g. machine ccps-4c-64b)")
+.params(ParamSchema::of::<CcpsParams>(&[]));

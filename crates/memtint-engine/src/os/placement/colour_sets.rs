@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::os::buddy::{BuddyAllocator, Frame};
 use crate::os::colour::{colour_list_text, ColourBits, ColourSpace};
 use crate::os::frame_order::FrameOrder;
-use crate::os::os_model::{FrameOrderKind, OsConfig};
+use crate::os::{FrameOrderKind, OsConfig};
 
 /// How the default even split deals the colours out (`os.colour_split`). Colour numbers
 /// count the space's bits from its first function up, so the two shapes fix different bits.

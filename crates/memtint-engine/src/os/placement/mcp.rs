@@ -22,13 +22,15 @@ use super::{MachineView, Placement, PlacementPolicy};
 use crate::error::{Error, Result};
 use crate::os::buddy::BuddyAllocator;
 use crate::os::colour::{ColourBits, ColourSpace};
-use crate::os::os_model::OsConfig;
+use crate::os::AppProfile;
+use crate::os::OsConfig;
+use crate::params::{ParamSchema, Params};
 use serde::{Deserialize, Serialize};
 
-/// `[os.mcp]`.
+/// `[os.mcp]`, read by `mcp` and `imps`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct McpConfig {
+pub struct McpParams {
     /// Low intensity below this LLC MPKI ([ext, unverified] ≈ 10).
     pub mpki_threshold: f64,
     /// Low row-buffer locality below this hit rate ([ext, unverified] ≈ 0.5).
@@ -38,25 +40,28 @@ pub struct McpConfig {
     pub very_low_mpki: f64,
 }
 
-impl Default for McpConfig {
+impl Default for McpParams {
     fn default() -> Self {
-        McpConfig { mpki_threshold: 10.0, rbh_threshold: 0.5, very_low_mpki: 1.5 }
+        McpParams { mpki_threshold: 10.0, rbh_threshold: 0.5, very_low_mpki: 1.5 }
     }
 }
 
-impl Eq for McpConfig {}
-
-/// One application's profile.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AppProfile {
-    /// LLC misses per kilo-instruction.
-    pub mpki: f64,
-    /// Row-buffer hit rate, 0-1.
-    pub rbh: f64,
+impl Params for McpParams {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        for (key, v) in [("mpki_threshold", self.mpki_threshold), ("very_low_mpki", self.very_low_mpki)] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err((key, format!("must be a finite number >= 0, got {v}")));
+            }
+        }
+        if !(0.0..=1.0).contains(&self.rbh_threshold) {
+            return Err(("rbh_threshold", format!("must be in [0, 1], got {}", self.rbh_threshold)));
+        }
+        Ok(())
+    }
 }
 
-impl Eq for AppProfile {}
+/// Where both policies read their thresholds.
+const TABLE: &str = "mcp";
 
 /// MCP's application classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,7 +85,7 @@ pub struct Mcp {
     strict: bool,
 }
 
-pub fn classify(p: &AppProfile, cfg: &super::McpConfig, imps: bool) -> AppClass {
+pub fn classify(p: &AppProfile, cfg: &McpParams, imps: bool) -> AppClass {
     if imps && p.mpki < cfg.very_low_mpki {
         AppClass::VeryLow
     } else if p.mpki < cfg.mpki_threshold {
@@ -177,7 +182,8 @@ impl Mcp {
                 }
             }
         }
-        let classes: Vec<AppClass> = profiles.iter().map(|p| classify(p, &cfg.mcp, imps)).collect();
+        let thresholds: McpParams = cfg.params(TABLE, &[])?;
+        let classes: Vec<AppClass> = profiles.iter().map(|p| classify(p, &thresholds, imps)).collect();
         let group_of = |c: AppClass| match c {
             AppClass::Low => Some(0),
             AppClass::HighLowRbh => Some(1),
@@ -288,7 +294,8 @@ pub const MCP: PolicyInfo =
         Ok(Box::new(Mcp::new(false, cfg, bits, machine, processes)?))
     })
     .needs_profiles()
-    .needs("a mapping with channel bits above the page offset");
+    .needs("a mapping with channel bits above the page offset")
+    .params(ParamSchema::of::<McpParams>(&[]));
 
 /// Registered in `placement::POLICIES`.
 pub const IMPS: PolicyInfo =

@@ -14,17 +14,18 @@ mod vertical;
 pub use bpm::bpm;
 pub use bpm_plus::bpm_plus;
 pub use buddy_order::BuddyOrder;
-pub use ccps::{CcpsConfig, CcpsRegions};
+pub use ccps::{params as ccps_params, CcpsParams, CcpsRegions};
 pub use colour_sets::{ColourSets, ColourSplit};
-pub use mcp::{AppProfile, Mcp, McpConfig};
+pub use mcp::{Mcp, McpParams};
 pub use random_interleave::RandomInterleave;
-pub use vertical::{vertical, NAMED_VERTICAL};
+pub use vertical::{vertical, VerticalParams, NAMED_VERTICAL};
 
 use super::buddy::{BuddyAllocator, Frame};
 use super::colour::{ColourBits, ColourSpace};
-use super::os_model::OsConfig;
-use crate::error::{Error, Result};
+use super::config::OsConfig;
+use crate::error::Result;
 use crate::mapping::AddressMapping;
+use crate::params::ParamSchema;
 use crate::registry::{Component, Registry};
 
 /// What policies that partition by core or channel see of the machine.
@@ -77,8 +78,8 @@ pub struct PolicyInfo {
     pub binds_threads: Option<&'static str>,
     /// What the machine must offer, for listings (the policy's own check gives the error).
     pub needs: Option<&'static str>,
-    /// An `[os]` key only this policy reads.
-    pub own_key: Option<&'static str>,
+    /// Its parameters (`[os.<name>]`), declared in its file.
+    pub params: ParamSchema,
     pub build: Builder,
 }
 
@@ -87,7 +88,7 @@ pub type Builder = fn(&OsConfig, &ColourBits, u32, &MachineView) -> Result<Box<d
 
 impl PolicyInfo {
     pub const fn new(name: &'static str, summary: &'static str, build: Builder) -> Self {
-        PolicyInfo { name, summary, needs_profiles: false, binds_threads: None, needs: None, own_key: None, build }
+        PolicyInfo { name, summary, needs_profiles: false, binds_threads: None, needs: None, params: ParamSchema::NONE, build }
     }
     pub const fn needs_profiles(self) -> Self {
         PolicyInfo { needs_profiles: true, ..self }
@@ -98,8 +99,8 @@ impl PolicyInfo {
     pub const fn needs(self, what: &'static str) -> Self {
         PolicyInfo { needs: Some(what), ..self }
     }
-    pub const fn takes_key(self, key: &'static str) -> Self {
-        PolicyInfo { own_key: Some(key), ..self }
+    pub const fn params(self, params: ParamSchema) -> Self {
+        PolicyInfo { params, ..self }
     }
 }
 
@@ -141,8 +142,6 @@ pub fn info(name: &str) -> Result<&'static PolicyInfo> {
 
 pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32, machine: &MachineView) -> Result<Box<dyn PlacementPolicy>> {
     let info = info(&cfg.policy)?;
-    if cfg.vertical.is_some() && info.own_key != Some("vertical") {
-        return Err(Error::config("os.vertical", format!("applies to policy 'vertical' only, not '{}'", info.name)));
-    }
+    cfg.warnings()?;
     (info.build)(cfg, bits, processes, machine)
 }

@@ -9,7 +9,9 @@ use super::{PlacementPolicy, PolicyInfo};
 use crate::error::Error;
 use crate::error::Result;
 use crate::os::colour::ColourBits;
-use crate::os::os_model::OsConfig;
+use crate::os::OsConfig;
+use crate::params::{ParamSchema, Params, Renamed};
+use serde::{Deserialize, Serialize};
 
 /// HVR Table 1: name and (i, j, k).
 pub const NAMED_VERTICAL: &[(&str, (u32, u32, u32))] = &[
@@ -28,13 +30,28 @@ pub fn vertical(name: &'static str, (i, j, k): (u32, u32, u32), cfg: &OsConfig, 
     ColourSets::new(name, space, cfg, bits, processes)
 }
 
-/// Registered in `placement::POLICIES`: any (i, j, k) from `os.vertical`.
-pub const VERTICAL: PolicyInfo = PolicyInfo::new("vertical", "HVR's (i, j, k) colouring from os.vertical", |cfg, bits, processes, _| {
-    let ijk =
-        cfg.vertical.ok_or_else(|| Error::config("os.vertical", "policy 'vertical' needs os.vertical = [i, j, k] (B-, C- and O-bits)"))?;
-    Ok(Box::new(vertical("vertical", ijk, cfg, bits, processes)?))
-})
-.takes_key("vertical");
+/// `[os.vertical]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VerticalParams {
+    /// (i, j, k): i B-bits (bank only), j C-bits (cache only), k O-bits (both). No default.
+    pub bits: Option<(u32, u32, u32)>,
+}
+
+impl Params for VerticalParams {}
+
+/// The flat key this parameter had (`os.vertical = [i, j, k]`).
+const RENAMED: Renamed = &[("vertical", "bits")];
+
+/// Registered in `placement::POLICIES`: any (i, j, k) from `[os.vertical] bits`.
+pub const VERTICAL: PolicyInfo =
+    PolicyInfo::new("vertical", "HVR's (i, j, k) colouring from [os.vertical] bits", |cfg, bits, processes, _| {
+        let ijk = cfg.params::<VerticalParams>("vertical", RENAMED)?.bits.ok_or_else(|| {
+            Error::config("os.vertical.bits", "policy 'vertical' needs [os.vertical] bits = [i, j, k] (B-, C- and O-bits)")
+        })?;
+        Ok(Box::new(vertical("vertical", ijk, cfg, bits, processes)?))
+    })
+    .params(ParamSchema::of::<VerticalParams>(RENAMED));
 
 /// The named (i, j, k) policy `name` of `NAMED_VERTICAL`.
 fn named(name: &'static str, cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<Box<dyn PlacementPolicy>> {

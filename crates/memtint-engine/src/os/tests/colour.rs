@@ -86,7 +86,7 @@ fn hvr_table_1_colour_reaches_the_paper_s_sets_and_banks() {
 #[test]
 fn vertical_bits_beyond_a_class_are_an_error_naming_the_class() {
     let err = i7_bits().vertical_bits(3, 0, 0).unwrap_err().to_string();
-    assert_eq!(err, "invalid configuration: os.vertical: (i, j, k) = (3, 0, 0) asks for 3 B-bits but mapping i7-860 has 2 (b21, b22)");
+    assert_eq!(err, "invalid configuration: os.vertical.bits: (i, j, k) = (3, 0, 0) asks for 3 B-bits but mapping i7-860 has 2 (b21, b22)");
 }
 
 #[test]

@@ -121,11 +121,13 @@ fn hvr_table_1_policies_touch_the_paper_s_sets_and_banks() {
 
 #[test]
 fn generic_vertical_takes_i_j_k_from_the_configuration() {
-    let os = model(&OsConfig { vertical: Some((1, 0, 2)), ..cfg("vertical") }, "i7-860", 8);
+    let os = model(&cfg("vertical").with_param("vertical", "bits", vec![1, 0, 2]), "i7-860", 8);
     assert_eq!(os.colour_report().unwrap().space, "vertical: 8 colours from b14, b15, b22 (colour bit 0 first)");
-    assert!(error(&cfg("vertical"), "i7-860", 8).contains("policy 'vertical' needs os.vertical = [i, j, k]"));
-    assert!(error(&OsConfig { vertical: Some((1, 0, 2)), ..cfg("bpm") }, "i7-860", 4)
-        .contains("os.vertical: applies to policy 'vertical' only"));
+    assert!(error(&cfg("vertical"), "i7-860", 8).contains("os.vertical.bits: policy 'vertical' needs [os.vertical] bits = [i, j, k]"));
+    // The deprecated flat key still works, with a warning naming the new spelling.
+    let old: OsConfig = toml::from_str("policy = \"vertical\"\nvertical = [1, 0, 2]").unwrap();
+    assert_eq!(model(&old, "i7-860", 8).colour_report().unwrap().space, os.colour_report().unwrap().space);
+    assert_eq!(old.warnings().unwrap(), ["os.vertical is deprecated and will be removed: write it as [os.vertical] bits"]);
 }
 
 #[test]
@@ -238,7 +240,12 @@ fn invalid_configurations_are_explained() {
 
 #[test]
 fn os_config_reads_from_toml_with_defaults_and_rejects_unknown_fields() {
-    let c: OsConfig = toml::from_str("policy = \"b-vp\"\nvertical = [1, 0, 2]\ngroups = [0, 0]").unwrap();
-    assert_eq!((c.policy.as_str(), c.page_bytes, c.strict, c.vertical), ("b-vp", 4096, false, Some((1, 0, 2))));
-    assert!(toml::from_str::<OsConfig>("polcy = \"bpm\"").unwrap_err().to_string().contains("unknown field"));
+    let c: OsConfig = toml::from_str("policy = \"b-vp\"\ngroups = [0, 0]\n[ccps]\ndelta = 3").unwrap();
+    assert_eq!((c.policy.as_str(), c.page_bytes, c.strict, c.groups.clone()), ("b-vp", 4096, false, Some(vec![0, 0])));
+    assert_eq!(crate::os::placement::ccps_params(&c).unwrap().delta, 3);
+    let refused = |text: &str| toml::from_str::<OsConfig>(text).unwrap().warnings().unwrap_err().to_string();
+    assert!(refused("polcy = \"bpm\"").contains("os.polcy: unknown key; os keys: "));
+    assert!(refused("[mcp]\nmpki = 3").contains("os.mcp: unknown field `mpki`"));
+    assert!(refused("[ccps]\nbanks_per_core = 0").contains("os.ccps.banks_per_core: must be at least 1"));
+    assert!(refused("[bpm]\nx = 1").contains("os.bpm: no component with parameters is named 'bpm'; tables: vertical, ccps, mcp"));
 }

@@ -1,0 +1,148 @@
+//! The `[os]` configuration: the placement policy by name, colouring and allocation settings,
+//! thread scheduling (`[os.sched]`), profiles, and the policies' own parameter tables.
+
+use crate::error::{Error, Result};
+pub use crate::params::ParamTables;
+use crate::params::{field_names, Params, Renamed};
+use serde::{Deserialize, Serialize};
+
+/// The `[os]` configuration.
+// Unknown keys are refused by `warnings` (serde cannot refuse them beside a flattened map).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OsConfig {
+    /// A placement policy, one of `placement::POLICIES` (default "buddy", the uncoloured baseline).
+    pub policy: String,
+    /// Page size in bytes; only 4096 for now.
+    pub page_bytes: u64,
+    /// When a process's colours are full: false borrows from the least-used other colours
+    /// (counted as `colour_overflow_pages`), true is an error.
+    pub strict: bool,
+    /// Seed of the baseline's frame order and of random interleaving.
+    pub seed: u64,
+    /// How virtual addresses become physical: "paged" (default: page tables filled on first
+    /// touch by the placement policy) or "identity" (physical = the trace's address modulo the
+    /// memory's capacity, no OS model, as Ramulator's `NoTranslation`: for comparisons with
+    /// simulators that have none; needs policy "buddy", which then places nothing).
+    pub translation: String,
+    /// The order a colour-restricted policy takes frames in: "aged" (default; the baseline's
+    /// aged-system order, `frame_order.rs`, restricted to the process's colours, so a policy
+    /// differs from `buddy` only in its colours) or "ascending" (lowest free frame of each
+    /// colour, round-robin over the colours).
+    pub frame_order: String,
+    /// Explicit colour sets (colours of the policy's space); one per process unless `groups`
+    /// maps processes to them. Default: the colours split evenly, as `colour_split` says.
+    pub colours: Option<Vec<Vec<u32>>>,
+    /// The even split's shape (`placement::ColourSplit`): "contiguous" (default: consecutive
+    /// colours, so BPM on the i7-860 gives each program one rank's banks and partitions banks
+    /// only, as the paper's contiguous bank ranges) or "strided" (every n-th colour: fixes the
+    /// low colour bits, which also index LLC sets on the i7-860, so it partitions the LLC too).
+    pub colour_split: String,
+    /// Coalescing: process -> colour-set index; processes with the same index share one set.
+    pub groups: Option<Vec<u32>>,
+    /// Address bits kept out of the B/C/O classes and LLC colours (HVR leaves out b13).
+    pub exclude_bits: Vec<u32>,
+    /// Map each program's known footprint (synthetic profiles) before the measured run, page by
+    /// page in ascending virtual order, one program after the other (default true). A measured
+    /// window of a real program (a SimPoint, or any window after initialisation) finds its data
+    /// already mapped in the order it was initialised; without this, a short run is dominated by
+    /// first touches, whose allocation order correlates with the access order (consecutive random
+    /// jumps land in consecutive frames under the baseline).
+    pub populate: bool,
+    /// Thread scheduling (`[os.sched]`, os/cfs.rs).
+    pub sched: super::cfs::SchedConfig,
+    /// Per-process profile (MPKI, row-buffer hit rate) for policies that need one (`mcp`,
+    /// `imps`), one per process; `memtint compare` fills it from the alone runs.
+    pub profiles: Option<Vec<AppProfile>>,
+    /// The placement policies' own parameters, one table each by name (`[os.ccps]`,
+    /// `[os.mcp]`, `[os.vertical]`), declared in the policy's file (`crate::params`).
+    #[serde(flatten)]
+    pub params: ParamTables,
+}
+
+impl Default for OsConfig {
+    fn default() -> Self {
+        OsConfig {
+            policy: "buddy".to_string(),
+            page_bytes: 4096,
+            strict: false,
+            seed: 1,
+            translation: "paged".into(),
+            frame_order: FrameOrderKind::Aged.name().into(),
+            colours: None,
+            colour_split: "contiguous".into(),
+            groups: None,
+            exclude_bits: Vec::new(),
+            populate: true,
+            sched: Default::default(),
+            profiles: None,
+            params: ParamTables::default(),
+        }
+    }
+}
+
+/// `OsConfig::frame_order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameOrderKind {
+    Aged,
+    Ascending,
+}
+
+impl FrameOrderKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameOrderKind::Aged => "aged",
+            FrameOrderKind::Ascending => "ascending",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "aged" => Ok(FrameOrderKind::Aged),
+            "ascending" => Ok(FrameOrderKind::Ascending),
+            _ => Err(Error::config("os.frame_order", format!("unknown frame order '{name}'; choose aged or ascending"))),
+        }
+    }
+}
+
+impl OsConfig {
+    /// Policy `name`'s parameters (`[os.<name>]`), checked; `renamed` are its deprecated flat keys.
+    pub fn params<P: Params>(&self, name: &str, renamed: Renamed) -> Result<P> {
+        self.params.get("os", name, renamed)
+    }
+
+    /// This configuration with `[os.<policy>] <param> = value`.
+    pub fn with_param(mut self, policy: &str, param: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.params.set(policy, param, value);
+        self
+    }
+
+    /// The parameters of the policy in use, every value as the run uses it (`{name: table}`, or
+    /// empty for a policy without parameters).
+    pub fn params_in_use(&self) -> Result<serde_json::Map<String, serde_json::Value>> {
+        let mut out = serde_json::Map::new();
+        let p = super::placement::info(&self.policy)?;
+        if !p.params.is_empty() {
+            out.insert(p.name.to_string(), self.params.resolved("os", p.name, &p.params)?.into());
+        }
+        Ok(out)
+    }
+
+    /// Checks every policy table and flat key, and returns the warnings a run carries
+    /// (deprecated keys, and what the policy in use says of its values).
+    pub fn warnings(&self) -> Result<Vec<String>> {
+        let components: Vec<(&str, crate::params::ParamSchema)> =
+            super::placement::POLICIES.all().iter().map(|p| (p.name, p.params)).collect();
+        self.params.check("os", &components, &[self.policy.as_str()], &field_names::<OsConfig>())
+    }
+}
+
+/// One application's profile.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppProfile {
+    /// LLC misses per kilo-instruction.
+    pub mpki: f64,
+    /// Row-buffer hit rate, 0-1.
+    pub rbh: f64,
+}

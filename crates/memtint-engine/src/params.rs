@@ -1,0 +1,246 @@
+//! Components' own parameters. A scheduler, row policy, refresh manager or placement policy
+//! declares its parameters as a struct in its own file (serde defaults, unknown keys refused) and
+//! reads them from its table in the configuration: `[controller.tcm]`, `[os.mcp]`. The section
+//! holds the tables by component name (`ParamTables`), so adding a component never adds a field
+//! to `ControllerConfig` or `OsConfig`.
+//!
+//! Parameters that were once flat keys of the section (`controller.tcm_quantum`) are declared by
+//! their component as renamed (`ParamSchema::renamed`): they still work, with a deprecation
+//! warning, and setting both spellings is an error.
+
+use crate::error::{Error, Result};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// A component's parameter struct. Derive `Deserialize` with `#[serde(deny_unknown_fields,
+/// default)]` so a table may set any subset and a misspelt key is an error.
+pub trait Params: Serialize + DeserializeOwned + Default {
+    /// Checks serde cannot make: `Err((key, reason))`.
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        Ok(())
+    }
+
+    /// Warnings a run with these values carries in its statistics (a deprecated meaning, say).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Components without parameters.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+impl Params for NoParams {}
+
+/// (old flat key of the section, parameter of the component's table).
+pub type Renamed = &'static [(&'static str, &'static str)];
+
+/// What a component declares of its parameters, type-erased for the registries.
+#[derive(Clone, Copy)]
+pub struct ParamSchema {
+    /// The parameters and their defaults, as a table.
+    pub defaults: fn() -> Map<String, Value>,
+    /// Parses and checks a table; returns every parameter's value and the values' warnings.
+    /// `path` names the table in messages.
+    resolve: fn(&Map<String, Value>, &str) -> Result<(Map<String, Value>, Vec<String>)>,
+    pub renamed: Renamed,
+}
+
+impl ParamSchema {
+    pub const NONE: ParamSchema = ParamSchema::of::<NoParams>(&[]);
+
+    pub const fn of<P: Params>(renamed: Renamed) -> Self {
+        ParamSchema { defaults: defaults_of::<P>, resolve: resolve_of::<P>, renamed }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        (self.defaults)().is_empty()
+    }
+}
+
+fn defaults_of<P: Params>() -> Map<String, Value> {
+    match serde_json::to_value(P::default()) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    }
+}
+
+fn resolve_of<P: Params>(table: &Map<String, Value>, path: &str) -> Result<(Map<String, Value>, Vec<String>)> {
+    let p: P = parse(table, path)?;
+    let values = match serde_json::to_value(&p) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    Ok((values, p.warnings()))
+}
+
+fn parse<P: Params>(table: &Map<String, Value>, path: &str) -> Result<P> {
+    let p: P = serde_json::from_value(Value::Object(table.clone())).map_err(|e| Error::config(path, e.to_string()))?;
+    p.check().map_err(|(key, reason)| Error::config(format!("{path}.{key}"), reason))?;
+    Ok(p)
+}
+
+/// A configuration section's keys that are not its own fields: the components' tables by
+/// component name, and renamed flat keys. Serialized flat into the section.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ParamTables(BTreeMap<String, Value>);
+
+impl ParamTables {
+    /// Component `name`'s table, with its renamed flat keys folded in.
+    fn table(&self, section: &str, name: &str, renamed: Renamed) -> Result<Map<String, Value>> {
+        let mut table = match self.0.get(name) {
+            Some(Value::Object(t)) => t.clone(),
+            _ => Map::new(),
+        };
+        for &(old, param) in renamed {
+            let Some(v) = self.0.get(old).filter(|v| !v.is_object()) else { continue };
+            if table.contains_key(param) {
+                return Err(Error::config(
+                    format!("{section}.{old}"),
+                    format!("is the deprecated spelling of {section}.{name}.{param}, which is set too; remove {section}.{old}"),
+                ));
+            }
+            table.insert(param.to_string(), v.clone());
+        }
+        Ok(table)
+    }
+
+    /// Component `name`'s parameters: its table over the defaults, checked.
+    pub fn get<P: Params>(&self, section: &str, name: &str, renamed: Renamed) -> Result<P> {
+        parse(&self.table(section, name, renamed)?, &format!("{section}.{name}"))
+    }
+
+    /// Every parameter of component `name` as the run uses it (table over defaults).
+    pub fn resolved(&self, section: &str, name: &str, schema: &ParamSchema) -> Result<Map<String, Value>> {
+        Ok((schema.resolve)(&self.table(section, name, schema.renamed)?, &format!("{section}.{name}"))?.0)
+    }
+
+    /// Sets one parameter of component `name`'s table.
+    pub fn set(&mut self, name: &str, param: &str, value: impl Into<Value>) {
+        let entry = self.0.entry(name.to_string()).or_insert_with(|| Value::Object(Map::new()));
+        if !entry.is_object() {
+            *entry = Value::Object(Map::new());
+        }
+        if let Value::Object(t) = entry {
+            t.insert(param.to_string(), value.into());
+        }
+    }
+
+    /// Checks every table and flat key against the section's components (`(name, schema)` of
+    /// each registered one): each table must name a component with parameters and parse, each
+    /// flat key must be a renamed parameter. `fields` are the section's own keys, for the
+    /// message about an unknown key. Returns the warnings of the components in `in_use` and
+    /// the deprecation warnings.
+    pub fn check(&self, section: &str, components: &[(&str, ParamSchema)], in_use: &[&str], fields: &[String]) -> Result<Vec<String>> {
+        let mut warnings = Vec::new();
+        for (key, value) in &self.0 {
+            if value.is_object() {
+                if !components.iter().any(|(n, s)| n == key && !s.is_empty()) {
+                    let with: Vec<&str> = components.iter().filter(|(_, s)| !s.is_empty()).map(|(n, _)| *n).collect();
+                    return Err(Error::config(
+                        format!("{section}.{key}"),
+                        format!("no component with parameters is named '{key}'; tables: {}", with.join(", ")),
+                    ));
+                }
+                continue;
+            }
+            let owners: Vec<(&str, &str)> =
+                components.iter().flat_map(|(n, s)| s.renamed.iter().filter(|(old, _)| old == key).map(move |(_, p)| (*n, *p))).collect();
+            if owners.is_empty() {
+                return Err(Error::config(
+                    format!("{section}.{key}"),
+                    format!("unknown key; {section} keys: {}, and a table per component", fields.join(", ")),
+                ));
+            }
+            let new: Vec<String> = owners.iter().map(|(n, p)| format!("[{section}.{n}] {p}")).collect();
+            warnings.push(format!("{section}.{key} is deprecated and will be removed: write it as {}", new.join(" and ")));
+        }
+        for (name, schema) in components {
+            let (_, w) = (schema.resolve)(&self.table(section, name, schema.renamed)?, &format!("{section}.{name}"))?;
+            if in_use.contains(name) {
+                warnings.extend(w);
+            }
+        }
+        Ok(warnings)
+    }
+}
+
+/// The keys a section's struct serializes (its own fields), for messages.
+pub fn field_names<T: Serialize + Default>() -> Vec<String> {
+    match serde_json::to_value(T::default()) {
+        Ok(Value::Object(m)) => m.keys().cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields, default)]
+    struct Knobs {
+        period: u64,
+        share: f64,
+    }
+
+    impl Default for Knobs {
+        fn default() -> Self {
+            Knobs { period: 10, share: 0.5 }
+        }
+    }
+
+    impl Params for Knobs {
+        fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+            if self.period == 0 {
+                return Err(("period", "must be at least 1".into()));
+            }
+            Ok(())
+        }
+    }
+
+    const SCHEMA: ParamSchema = ParamSchema::of::<Knobs>(&[("knobs_period", "period")]);
+
+    fn tables(v: Value) -> ParamTables {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_table_sets_some_parameters_over_the_defaults() {
+        let t = tables(serde_json::json!({"knobs": {"share": 0.25}}));
+        assert_eq!(t.get::<Knobs>("controller", "knobs", SCHEMA.renamed).unwrap(), Knobs { period: 10, share: 0.25 });
+        assert_eq!(t.check("controller", &[("knobs", SCHEMA)], &["knobs"], &[]).unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_renamed_flat_key_still_works_with_a_warning() {
+        let t = tables(serde_json::json!({"knobs_period": 7}));
+        assert_eq!(t.get::<Knobs>("controller", "knobs", SCHEMA.renamed).unwrap().period, 7);
+        let w = t.check("controller", &[("knobs", SCHEMA)], &[], &[]).unwrap();
+        assert_eq!(w, ["controller.knobs_period is deprecated and will be removed: write it as [controller.knobs] period"]);
+        let both = tables(serde_json::json!({"knobs_period": 7, "knobs": {"period": 8}}));
+        let e = both.get::<Knobs>("controller", "knobs", SCHEMA.renamed).unwrap_err().to_string();
+        assert!(e.contains("controller.knobs_period: is the deprecated spelling of controller.knobs.period"), "{e}");
+    }
+
+    #[test]
+    fn mistakes_name_the_key() {
+        let check =
+            |v| tables(v).check("os", &[("knobs", SCHEMA), ("plain", ParamSchema::NONE)], &[], &["policy".into()]).unwrap_err().to_string();
+        assert!(check(serde_json::json!({"knobs": {"perod": 1}})).contains("os.knobs: unknown field `perod`"));
+        assert!(check(serde_json::json!({"knobs": {"period": 0}})).contains("os.knobs.period: must be at least 1"));
+        assert!(check(serde_json::json!({"knobz": {}})).contains("os.knobz: no component with parameters is named 'knobz'; tables: knobs"));
+        assert!(check(serde_json::json!({"plain": {}})).contains("no component with parameters is named 'plain'"));
+        assert!(check(serde_json::json!({"polcy": "x"})).contains("os.polcy: unknown key; os keys: policy"));
+    }
+
+    #[test]
+    fn defaults_are_listed() {
+        assert_eq!(Value::Object((SCHEMA.defaults)()), serde_json::json!({"period": 10, "share": 0.5}));
+        assert!(ParamSchema::NONE.is_empty());
+    }
+}
