@@ -4,6 +4,7 @@ specification errors."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 try:
     import tomllib
@@ -285,3 +286,25 @@ def test_a_sweep_warms_up_by_default_and_a_bad_warmup_names_the_key(tmp_path):
     (tmp_path / "c.toml").write_text('warmup = "long"\n' + base)
     with pytest.raises(memtint.MemtintError, match="warmup"):
         load_spec(tmp_path / "c.toml")
+
+
+def test_a_policy_that_needs_a_machine_variant_runs_on_it(tmp_path):
+    # bpm-plus needs the page-channel variant; the i7-860 names it (i7-860-bpm-plus).
+    presets = api.presets()
+    assert {p["name"]: p["machine_variant"] for p in presets["placement_policy_info"]}["bpm-plus"] == "page-channel"
+    assert {m["name"]: m["variants"] for m in presets["machines"]}["i7-860"] == {"page-channel": "i7-860-bpm-plus"}
+    table = {"machines": ["i7-860"], "mixes": [["stream", "light"]], "instructions": 1000,
+             "policies": ["buddy", "bpm-plus", "bpm"]}
+    assert [(e.machine, e.policy) for e in parse_spec(table).entries] == [
+        ("i7-860", "buddy"), ("i7-860-bpm-plus", "bpm-plus"), ("i7-860", "bpm")]
+    # Turned off, bpm-plus stays on the i7-860 and the probe names why it cannot run there.
+    with pytest.raises(memtint.MemtintError, match="policy 'bpm-plus'.*channel with b6, below the 4 KiB page offset"):
+        parse_spec({**table, "machine_variants": False})
+    # A machine file's [variants] are read too, relative to the file.
+    text = Path(api.__file__).resolve().parents[2].joinpath("configs/machines/i7-860.toml").read_text()
+    text = text.replace('page-channel = "i7-860-bpm-plus"', 'page-channel = "plus.toml"')
+    (tmp_path / "mine.toml").write_text(text.replace('name = "i7-860"', 'name = "mine"'))
+    plus = Path(api.__file__).resolve().parents[2].joinpath("configs/machines/i7-860-bpm-plus.toml").read_text()
+    (tmp_path / "plus.toml").write_text(plus)
+    entries = parse_spec({**table, "machines": ["mine.toml"]}, base=tmp_path).entries
+    assert [Path(e.machine).name for e in entries] == ["mine.toml", "plus.toml", "mine.toml"]

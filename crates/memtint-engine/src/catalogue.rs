@@ -21,6 +21,7 @@ pub fn catalogue_json() -> String {
                 "ranks": m.dram.ranks,
                 "mapping": m.dram.mapping,
                 "capacity_bytes": capacity,
+                "variants": m.variants,
             })
         })
         .collect();
@@ -88,7 +89,8 @@ pub fn catalogue_json() -> String {
             .iter()
             .map(|p| {
                 serde_json::json!({"name": p.name, "summary": p.summary, "needs_profiles": p.needs_profiles,
-                                   "binds_threads": p.binds_threads, "needs": p.needs, "params": (p.params.defaults)()})
+                                   "binds_threads": p.binds_threads, "needs": p.needs, "machine_variant": p.machine_variant,
+                                   "params": (p.params.defaults)()})
             })
             .collect::<Vec<_>>(),
         "profiles": crate::workload::Profile::NAMES,

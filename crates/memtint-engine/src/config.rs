@@ -90,6 +90,12 @@ pub struct MachineConfig {
     /// Caches below the cores (CPU-trace runs only).
     #[serde(default)]
     pub cache: CacheHierarchyConfig,
+    /// Other machines that are this one with a setting changed, by what the change offers
+    /// (`page-channel = "i7-860-bpm-plus"`: the BIOS setting that selects the channel by a bit
+    /// above the page offset). A sweep runs a policy that needs a variant on it
+    /// (`PolicyInfo::machine_variant`), against the baseline on this machine.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub variants: std::collections::BTreeMap<String, String>,
 }
 
 /// The processor side of a machine. Defaults are Ramulator's out-of-order core (4-wide,
@@ -332,6 +338,22 @@ mod tests {
         let back = serde_json::to_value(&m).unwrap()["cache"]["llc"].clone();
         let again = none.with_overrides(&json!({"cache": {"llc": back}})).unwrap();
         assert_eq!(again.cache, m.cache);
+    }
+
+    #[test]
+    fn machine_variants_are_built_in_machines_that_differ_in_their_mapping_only() {
+        let mut seen = 0;
+        for (name, _) in presets::MACHINES {
+            let m = MachineConfig::load(name).unwrap();
+            for (variant, target) in &m.variants {
+                let v = MachineConfig::load(target).unwrap_or_else(|e| panic!("{name}: variant {variant}: {e}"));
+                assert_ne!(v.dram.mapping, m.dram.mapping, "{name} -> {target}");
+                let same = |c: &MachineConfig| (c.dram.device.clone(), c.dram.channels, c.dram.ranks, c.dram.density_gbit, c.cpu.clone());
+                assert_eq!(same(&v), same(&m), "{name} -> {target}: only the mapping may differ");
+                seen += 1;
+            }
+        }
+        assert!(seen > 0);
     }
 
     #[test]

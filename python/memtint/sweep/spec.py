@@ -71,7 +71,7 @@ class SweepSpec:
 
 
 _TOP_KEYS = {"name", "machines", "mixes", "policies", "instructions", "seeds", "baseline", "os",
-             "mapping", "scheduler", "cache", "run", "warmup"}
+             "mapping", "scheduler", "cache", "run", "warmup", "machine_variants"}
 _PRODUCT_KEYS = ("machines", "mixes", "policies", "instructions", "seeds")
 _MIX_KINDS = ("programs", "preset", "random", "classes")
 _MIX_KEYS = {
@@ -100,6 +100,10 @@ class _Catalogue:
         self.mixes = {m["name"]: list(m["programs"]) for m in p.get("mixes", [])}
         self.mappings = [m["name"] for m in p.get("mappings", [])] + list(p.get("layouts", []))
         self.schedulers = list(p.get("schedulers", []))
+        #: Machine -> its variants (what the variant offers -> machine), from its [variants].
+        self.variants = {m["name"]: dict(m.get("variants") or {}) for m in p.get("machines", [])}
+        #: Policy -> the machine variant it needs, if any (PolicyInfo::machine_variant).
+        self.policy_variant = {q["name"]: q.get("machine_variant") for q in p.get("placement_policy_info", [])}
 
 
 def _check_keys(table: Any, allowed: set[str], where: str) -> dict[str, Any]:
@@ -145,6 +149,23 @@ class _Parser:
                 return str(path)
             raise _fail(key, f"{value}: no such machine file")
         raise _fail(key, f"unknown machine '{value}' (known: {', '.join(self.cat.machines)}; or a machine TOML path)")
+
+    def machine_for(self, machine: str, policy: str) -> str:
+        """The machine a product sweep runs ``policy`` on: the variant of ``machine`` that the
+        policy needs (e.g. ``bpm-plus`` needs ``page-channel``: i7-860 -> i7-860-bpm-plus), when
+        the machine declares one; else the machine itself, whose probe then names the problem."""
+        variant = self.cat.policy_variant.get(policy)
+        if not variant:
+            return machine
+        if machine in self.cat.variants:
+            variants, base = self.cat.variants[machine], self.base
+        else:  # a machine TOML path
+            variants, base = _file_variants(Path(machine)), Path(machine).parent
+        target = variants.get(variant)
+        if target is None:
+            return machine
+        return self.machine(target, f"machine {machine!r} [variants].{variant}") if target in self.cat.machines \
+            else self.machine(str(base / target), f"machine {machine!r} [variants].{variant}")
 
     def policy_scheduler(self, value: Any, key: str) -> tuple[str, str | None]:
         """``"policy"`` or ``"policy+scheduler"`` (a placement policy run with its own scheduler)."""
@@ -252,6 +273,19 @@ class _Parser:
         return mixes
 
 
+def _file_variants(path: Path) -> dict[str, str]:
+    """The ``[variants]`` table of a machine TOML file (empty when it has none)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as f:
+            return dict(tomllib.load(f).get("variants") or {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}  # the engine's probe reports an unreadable machine file
+
+
 def parse_spec(table: dict[str, Any], base: str | os.PathLike[str] | None = None,
                source: str | None = None) -> SweepSpec:
     """Validate a sweep specification (the TOML's table) and expand its mixes and products.
@@ -287,6 +321,9 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
     use_cache = table.get("cache", True)
     if not isinstance(use_cache, bool):
         raise _fail("cache", f"expected true or false, got {use_cache!r}")
+    variants = table.get("machine_variants", True)
+    if not isinstance(variants, bool):
+        raise _fail("machine_variants", f"expected true or false, got {variants!r}")
 
     instructions = [_int(v, "instructions", 1) for v in _as_list(table.get("instructions", []), "instructions", int)]
     seeds = [_int(v, "seeds", 0) for v in _as_list(table.get("seeds", [1]), "seeds", int)]
@@ -319,9 +356,10 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
         for machine in machines:
             for mix in mixes:
                 for policy, sched in policies:
+                    on = parser.machine_for(machine, policy) if variants else machine
                     for n in instructions:
                         for seed in seeds:
-                            entries.append(RunEntry(machine, mix, policy, n, seed, os_table, sched))
+                            entries.append(RunEntry(on, mix, policy, n, seed, os_table, sched))
     warmup = _int(table.get("warmup", DEFAULT_WARMUP), "warmup", 0)
     spec = SweepSpec(name=name, baseline=baseline, entries=entries, mapping=mapping, scheduler=scheduler,
                      use_cache=use_cache, source=source, warmup=warmup)

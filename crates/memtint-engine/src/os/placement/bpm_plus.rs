@@ -5,6 +5,7 @@
 
 use super::ColourSets;
 use super::PolicyInfo;
+use super::PAGE_CHANNEL;
 use crate::error::Result;
 use crate::os::colour::ColourBits;
 use crate::os::OsConfig;
@@ -18,4 +19,5 @@ pub const INFO: PolicyInfo =
     PolicyInfo::new("bpm-plus", "exclusive channel and bank colours per process (BPM+)", |cfg, bits, processes, _| {
         Ok(Box::new(bpm_plus(cfg, bits, processes)?))
     })
-    .needs("a mapping with channel bits above the page offset (e.g. machine i7-860-bpm-plus)");
+    .needs("a mapping with channel bits above the page offset (e.g. machine i7-860-bpm-plus)")
+    .machine_variant(PAGE_CHANNEL);

@@ -295,6 +295,7 @@ pub const MCP: PolicyInfo =
     })
     .needs_profiles()
     .needs("a mapping with channel bits above the page offset")
+    .machine_variant(super::PAGE_CHANNEL)
     .params(ParamSchema::of::<McpParams>(&[]));
 
 /// Registered in `placement::POLICIES`.
@@ -303,4 +304,5 @@ pub const IMPS: PolicyInfo =
         Ok(Box::new(Mcp::new(true, cfg, bits, machine, processes)?))
     })
     .needs_profiles()
-    .needs("a mapping with channel bits above the page offset");
+    .needs("a mapping with channel bits above the page offset")
+    .machine_variant(super::PAGE_CHANNEL);

@@ -28,6 +28,10 @@ use crate::mapping::AddressMapping;
 use crate::params::ParamSchema;
 use crate::registry::{Component, Registry};
 
+/// The machine variant whose mapping selects the channel by a bit above the page offset, so
+/// the OS chooses a page's channel (BPM+'s BIOS setting on the i7-860).
+pub const PAGE_CHANNEL: &str = "page-channel";
+
 /// What policies that partition by core or channel see of the machine.
 pub struct MachineView<'a> {
     pub mapping: &'a AddressMapping,
@@ -78,6 +82,9 @@ pub struct PolicyInfo {
     pub binds_threads: Option<&'static str>,
     /// What the machine must offer, for listings (the policy's own check gives the error).
     pub needs: Option<&'static str>,
+    /// The machine variant it needs (a key of a machine's `[variants]`, e.g. `page-channel`):
+    /// a sweep runs it on that variant of each machine that declares one.
+    pub machine_variant: Option<&'static str>,
     /// Its parameters (`[os.<name>]`), declared in its file.
     pub params: ParamSchema,
     pub build: Builder,
@@ -88,7 +95,16 @@ pub type Builder = fn(&OsConfig, &ColourBits, u32, &MachineView) -> Result<Box<d
 
 impl PolicyInfo {
     pub const fn new(name: &'static str, summary: &'static str, build: Builder) -> Self {
-        PolicyInfo { name, summary, needs_profiles: false, binds_threads: None, needs: None, params: ParamSchema::NONE, build }
+        PolicyInfo {
+            name,
+            summary,
+            needs_profiles: false,
+            binds_threads: None,
+            needs: None,
+            machine_variant: None,
+            params: ParamSchema::NONE,
+            build,
+        }
     }
     pub const fn needs_profiles(self) -> Self {
         PolicyInfo { needs_profiles: true, ..self }
@@ -98,6 +114,9 @@ impl PolicyInfo {
     }
     pub const fn needs(self, what: &'static str) -> Self {
         PolicyInfo { needs: Some(what), ..self }
+    }
+    pub const fn machine_variant(self, variant: &'static str) -> Self {
+        PolicyInfo { machine_variant: Some(variant), ..self }
     }
     pub const fn params(self, params: ParamSchema) -> Self {
         PolicyInfo { params, ..self }
