@@ -7,6 +7,7 @@ import os
 from typing import Any, Iterable
 
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 MISSING = "—"
@@ -193,14 +194,18 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
     described = Table(title="Schedulers, row policies, refresh managers and placement policies", box=box.SIMPLE_HEAD)
     for column in ("kind", "name"):
         described.add_column(column, no_wrap=True)
-    described.add_column("what it is", ratio=1, overflow="fold")
-    for key, label in (
-        ("scheduler_info", "scheduler"),
-        ("row_policy_info", "row policy"),
-        ("refresh_info", "refresh"),
-        ("placement_policy_info", "placement"),
+    described.add_column("what it is", ratio=2, overflow="fold")
+    described.add_column("parameters (defaults)", ratio=1, overflow="fold")
+    for key, label, section in (
+        ("scheduler_info", "scheduler", "controller"),
+        ("row_policy_info", "row policy", "controller"),
+        ("refresh_info", "refresh", "controller"),
+        ("placement_policy_info", "placement", "os"),
     ):
         for c in catalogue.get(key, []):
+            params = c.get("params") or {}
+            table = (escape(f"[{section}.{c.get('name')}] ") + ", ".join(f"{k} {_param(v)}" for k, v in params.items())
+                     if params else "")
             notes = [c.get("summary", "")]
             if c.get("fast_path"):
                 notes.append("lane controller")
@@ -210,7 +215,9 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
                 notes.append(f"binds threads ({c['binds_threads']})")
             if c.get("needs"):
                 notes.append(f"needs {c['needs']}")
-            described.add_row(label, c.get("name", MISSING), "; ".join(n for n in notes if n))
+            if c.get("machine_variant"):
+                notes.append(f"sweeps run it on a machine's {c['machine_variant']} variant")
+            described.add_row(label, c.get("name", MISSING), escape("; ".join(n for n in notes if n)), table)
     yield described
 
     mixes = Table(title="Mixes (memtint compare --mix NAME)", box=box.SIMPLE_HEAD)
@@ -219,6 +226,17 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
     for m in catalogue.get("mixes", []):
         mixes.add_row(m.get("name", MISSING), ", ".join(m.get("programs") or []))
     yield mixes
+
+
+def _param(value: Any) -> str:
+    """A parameter's default as written in TOML (none: no default)."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 10_000:
+        return f"{value:_}"
+    return str(value)
 
 
 def sim_table(stats: dict[str, Any]) -> Table:

@@ -45,6 +45,11 @@ def test_components_describe_themselves_in_the_catalogue(memtint):
     assert code == 0 and ", ".join(catalogue["schedulers"]) in " ".join(out.split())
     code, out, _ = memtint("presets")
     assert code == 0 and "needs profiles" in out and "lane controller" in out
+    # Each component's parameter table with its defaults, as the catalogue declares them.
+    flat = " ".join(out.split())
+    assert "[os.vertical] bits (none)" in flat and "[os.ccps] banks_per_core 16, delta 5" in flat, out
+    tcm = next(s for s in catalogue["scheduler_info"] if s["name"] == "tcm")
+    assert tcm["params"]["quantum"] == 1_000_000 and "quantum 1_000_000" in flat
 
 
 def test_presets_lists_every_machine_and_layout(memtint):

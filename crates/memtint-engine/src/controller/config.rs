@@ -1,6 +1,7 @@
 //! A channel controller's settings (`[controller]` in a machine TOML): queue sizes, write
-//! handling, the scheduler, row policy and refresh manager by name, and the schedulers'
-//! parameters. Re-exported by `crate::config`, which assembles a whole machine.
+//! handling, the scheduler, row policy and refresh manager by name, and the components' own
+//! parameter tables (`crate::params`). Re-exported by `crate::config`, which assembles a whole
+//! machine.
 
 use crate::error::{Error, Result};
 use crate::params::{field_names, ParamSchema, ParamTables, Params, Renamed};
@@ -94,7 +95,7 @@ impl WriteSettings {
 
 /// Controller settings. Defaults: 32-entry read queue, FR-FCFS, open rows, all-bank refresh, and
 /// writes handled in batches as real controllers do (`write_handling`).
-// Unknown keys are refused by `validate` (serde cannot refuse them beside a flattened map).
+// Unknown keys are refused by `warnings` (serde cannot refuse them beside a flattened map).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ControllerConfig {
