@@ -546,7 +546,7 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
             if sched.next_balance() <= now_core {
                 sched.balance(now_core);
             }
-            sched_view.update(&sched, ncores);
+            sched_view.update(sched, ncores);
         } else {
             return Err(Error::config(
                 "engine",
