@@ -84,8 +84,8 @@ fn main() {
         strip_wall_clock(&mut stats);
         println!("{}", json!({"run": name, "stats": stats}));
     }
-    // The DRAM bench's configurations through `dram_sim` (with lane controllers, its fused
-    // closed-loop driver; with `general`, the general loop).
+    // The DRAM bench's configurations through `dram_sim` (with lane controllers, the routing
+    // loop's per-shape closed-loop entries; with `general`, its run-time-mode entry).
     let dram_requests: u64 = match std::env::var("MEMTINT_IDENTITY_DRAM_REQUESTS") {
         Err(_) => 200_000,
         Ok(v) => v.parse().unwrap_or_else(|_| {

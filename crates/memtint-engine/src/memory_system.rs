@@ -1,63 +1,53 @@
 //! The memory system: the address mapping plus one controller per channel. Decodes each
-//! request's physical address once and routes it to its channel.
+//! request's physical address once and routes it to its channel (the multicore driver's and
+//! tests' router; the DRAM-trace driver routes with its own loop, `dram_sim/routing.rs`).
 
 use crate::config::MemoryConfig;
-use crate::controller::{ChannelController, Completion, ControllerRef, Implementation, LaneController, Origin};
+use crate::controller::{ChannelController, Completion, Controller, Implementation, LaneController, LaneSettings, Origin};
 use crate::dram::{CommandRecord, DramAddress};
 use crate::error::Result;
 use crate::mapping::AddressMapping;
 use crate::vector_isa::VectorIsa;
 use crate::{Cycle, NEVER};
 
-/// The controllers are of one implementation (`controller.implementation`), kept in that
-/// implementation's typed list (the other is empty), so the per-request loops are monomorphic
-/// (a per-channel enum cost the general path 5-10 % through code layout: bench/README.md).
+/// The channels' controllers, all of one implementation (`controller.implementation`) in that
+/// implementation's typed list, so the loops over them are compiled for it (a per-channel enum
+/// cost the general path 5-10 % through code layout: bench/README.md).
+pub enum Channels {
+    General(Vec<ChannelController>),
+    Lanes(Vec<LaneController>),
+}
+
 pub struct MemorySystem {
     mapping: AddressMapping,
-    general: Vec<ChannelController>,
-    lanes: Vec<LaneController>,
+    channels: Channels,
     line_mask: u64,
     /// The last address decoded and its coordinates: a driver retries a refused request (its
     /// queue full) after every tick, and decoding is most of a refused call's cost.
     last_decoded: (u64, DramAddress),
 }
 
-/// Apply `$body` to every channel controller (`$c`), whichever list holds them.
-macro_rules! each {
-    ($self:expr, $c:ident => $body:expr) => {{
-        for $c in $self.general.iter_mut() {
-            $body;
-        }
-        for $c in $self.lanes.iter_mut() {
-            $body;
-        }
-    }};
-}
-
-/// The minimum of `$e` over every channel controller (`$c`).
-macro_rules! min_over {
-    ($self:expr, $c:ident => $e:expr) => {{
-        let a = $self.general.iter().map(|$c| $e).min().unwrap_or(NEVER);
-        let b = $self.lanes.iter().map(|$c| $e).min().unwrap_or(NEVER);
-        a.min(b)
-    }};
-}
-
 impl MemorySystem {
     pub fn new(cfg: &MemoryConfig) -> Result<Self> {
+        Self::with_lane_settings(cfg, LaneSettings::default())
+    }
+
+    /// `new`, with `lanes` for lane controllers (no effect on general ones).
+    pub fn with_lane_settings(cfg: &MemoryConfig, lanes: LaneSettings) -> Result<Self> {
         let c = &cfg.controller;
-        let (mut general, mut lanes) = (Vec::new(), Vec::new());
-        let implementation = Implementation::resolve(cfg.device.standard, &cfg.org, &cfg.timing, c)?;
-        for ch in 0..cfg.org.channels {
-            match implementation {
-                Implementation::General => general.push(ChannelController::new(ch, cfg.device.standard, &cfg.org, &cfg.timing, c)?),
-                Implementation::Lanes => lanes.push(LaneController::new(ch, cfg.device.standard, &cfg.org, &cfg.timing, c)?),
+        let (std, org, timing) = (cfg.device.standard, &cfg.org, &cfg.timing);
+        let channels = match Implementation::resolve(std, org, timing, c)? {
+            Implementation::General => {
+                Channels::General((0..org.channels).map(|ch| ChannelController::new(ch, std, org, timing, c)).collect::<Result<_>>()?)
             }
-        }
-        let line_mask = !(cfg.org.burst_bytes() - 1);
+            Implementation::Lanes => Channels::Lanes(
+                (0..org.channels).map(|ch| LaneController::with_settings(ch, std, org, timing, c, lanes)).collect::<Result<_>>()?,
+            ),
+        };
+        let line_mask = !(org.burst_bytes() - 1);
         // `u64::MAX` is never a line address (its offset bits are set), so the first decode runs.
         let last_decoded = (u64::MAX, DramAddress::default());
-        Ok(MemorySystem { mapping: cfg.mapping.clone(), general, lanes, line_mask, last_decoded })
+        Ok(MemorySystem { mapping: cfg.mapping.clone(), channels, line_mask, last_decoded })
     }
 
     pub fn mapping(&self) -> &AddressMapping {
@@ -65,62 +55,56 @@ impl MemorySystem {
     }
 
     /// The channels' controllers, in channel order.
-    pub fn channels(&self) -> Vec<ControllerRef<'_>> {
-        self.general.iter().map(ControllerRef::General).chain(self.lanes.iter().map(ControllerRef::Lanes)).collect()
+    pub fn channels(&self) -> Vec<&dyn Controller> {
+        let (general, lanes): (&[ChannelController], &[LaneController]) = match &self.channels {
+            Channels::General(cs) => (cs, &[]),
+            Channels::Lanes(cs) => (&[], cs),
+        };
+        general.iter().map(|c| c as &dyn Controller).chain(lanes.iter().map(|c| c as &dyn Controller)).collect()
+    }
+
+    /// The channels' controllers, in channel order.
+    fn channels_mut(&mut self) -> impl Iterator<Item = &mut dyn Controller> {
+        let (general, lanes): (&mut [ChannelController], &mut [LaneController]) = match &mut self.channels {
+            Channels::General(cs) => (cs, &mut []),
+            Channels::Lanes(cs) => (&mut [], cs),
+        };
+        general.iter_mut().map(|c| c as &mut dyn Controller).chain(lanes.iter_mut().map(|c| c as &mut dyn Controller))
+    }
+
+    /// The lane controllers (empty unless the implementation is lanes).
+    pub fn lane_controllers(&self) -> &[LaneController] {
+        match &self.channels {
+            Channels::General(_) => &[],
+            Channels::Lanes(cs) => cs,
+        }
     }
 
     /// The implementation the controllers are.
     pub fn implementation(&self) -> Implementation {
-        if self.lanes.is_empty() {
-            Implementation::General
-        } else {
-            Implementation::Lanes
-        }
-    }
-
-    /// Lane controllers rebase their 32-bit lane offsets every `cycles` (tests: many rebases in
-    /// a short run); no effect on general controllers.
-    #[doc(hidden)]
-    pub fn set_rebase_after(&mut self, cycles: u64) {
-        for c in &mut self.lanes {
-            c.set_rebase_after(cycles);
-        }
-    }
-
-    /// Lane controllers renumber their requests' ages once they reach `ages` (tests: many
-    /// renumberings in a short run; `LaneController::set_age_limit`); no effect on general ones.
-    #[doc(hidden)]
-    pub fn set_age_limit(&mut self, ages: u32) {
-        for c in &mut self.lanes {
-            c.set_age_limit(ages);
-        }
-    }
-
-    /// The instruction-set level the lane controllers' `tick` and `enqueue` run at (default:
-    /// the best this CPU runs; the caller checks the CPU runs `isa`). Results are the same.
-    pub fn set_vector_isa(&mut self, isa: VectorIsa) {
-        for c in self.lanes.iter_mut() {
-            c.set_vector_isa(isa);
+        match self.channels {
+            Channels::General(_) => Implementation::General,
+            Channels::Lanes(_) => Implementation::Lanes,
         }
     }
 
     /// The level the controllers' `tick` and `enqueue` run at (general controllers: the baseline).
     pub fn vector_isa(&self) -> VectorIsa {
-        self.lanes.first().map_or(VectorIsa::Baseline, |c| c.vector_isa())
+        self.lane_controllers().first().map_or(VectorIsa::Baseline, |c| c.vector_isa())
     }
 
     pub fn record_commands(&mut self, on: bool) {
-        each!(self, c => c.record_commands(on))
+        self.channels_mut().for_each(|c| c.record_commands(on))
     }
 
     pub fn drain_commands(&mut self, out: &mut Vec<CommandRecord>) {
-        each!(self, c => c.drain_log_into(out))
+        self.channels_mut().for_each(|c| c.drain_log_into(out))
     }
 
-    /// The mapping, the line mask and the lane controllers, for the fused closed-loop driver
-    /// (`fused_loop.rs`); the controller list is empty unless the implementation is lanes.
-    pub(crate) fn lane_parts(&mut self) -> (&AddressMapping, u64, &mut [LaneController]) {
-        (&self.mapping, self.line_mask, &mut self.lanes)
+    /// The mapping, the line mask and the controllers, for the DRAM-trace driver
+    /// (`dram_sim/routing.rs`), which routes requests itself.
+    pub(crate) fn parts(&mut self) -> (&AddressMapping, u64, &mut Channels) {
+        (&self.mapping, self.line_mask, &mut self.channels)
     }
 
     /// Try to queue a request at `now`; false if its channel's queue is full.
@@ -131,51 +115,92 @@ impl MemorySystem {
             self.last_decoded = (addr, self.mapping.decode(addr));
         }
         let dram = self.last_decoded.1;
-        let ch = dram.channel as usize;
-        if self.lanes.is_empty() {
-            let c = &mut self.general[ch];
-            if !c.can_accept(is_write) {
-                return false;
-            }
-            c.enqueue(now, id, addr, &dram, is_write, origin);
-        } else {
-            let c = &mut self.lanes[ch];
-            if !c.can_accept(is_write) {
-                return false;
-            }
-            c.enqueue(now, id, addr, &dram, is_write, origin);
+        match &mut self.channels {
+            Channels::General(cs) => enqueue_on(cs, now, id, addr, &dram, is_write, origin),
+            Channels::Lanes(cs) => enqueue_on(cs, now, id, addr, &dram, is_write, origin),
         }
-        true
     }
 
     /// Tick every channel whose next event has come (all of them when `every_cycle`).
     #[inline]
     pub fn tick(&mut self, now: Cycle, done: &mut Vec<Completion>, every_cycle: bool) {
-        each!(self, c => if every_cycle || c.next_event() <= now {
-            c.tick(now, done);
-        })
+        match &mut self.channels {
+            Channels::General(cs) => tick_due(cs, now, done, every_cycle),
+            Channels::Lanes(cs) => tick_due(cs, now, done, every_cycle),
+        }
     }
 
     pub fn next_event(&self) -> Cycle {
-        min_over!(self, c => c.next_event())
+        self.earliest(Next::Event)
     }
 
-    /// `next_event` leaving out finishing transfers (see `ChannelController::next_work`).
+    /// `next_event` leaving out finishing transfers (`Controller::next_work`).
     pub fn next_work(&self) -> Cycle {
-        min_over!(self, c => c.next_work())
+        self.earliest(Next::Work)
     }
 
     /// The cycle the next transfer finishes on any channel.
     pub fn next_completion(&self) -> Cycle {
-        min_over!(self, c => c.next_completion())
+        self.earliest(Next::Completion)
+    }
+
+    #[inline]
+    fn earliest(&self, next: Next) -> Cycle {
+        match &self.channels {
+            Channels::General(cs) => earliest(cs, next),
+            Channels::Lanes(cs) => earliest(cs, next),
+        }
     }
 
     pub fn is_idle(&self) -> bool {
-        self.general.iter().all(|c| c.is_idle()) && self.lanes.iter().all(|c| c.is_idle())
+        match &self.channels {
+            Channels::General(cs) => cs.iter().all(|c| c.is_idle()),
+            Channels::Lanes(cs) => cs.iter().all(|c| c.is_idle()),
+        }
     }
 
     pub fn finish(&mut self, now: Cycle) {
-        each!(self, c => c.finish(now))
+        self.channels_mut().for_each(|c| c.finish(now))
+    }
+}
+
+/// Queue a request on its channel of `cs` unless that queue is full.
+#[inline(always)]
+fn enqueue_on<C: Controller>(cs: &mut [C], now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) -> bool {
+    let c = &mut cs[dram.channel as usize];
+    if !c.can_accept(is_write) {
+        return false;
+    }
+    c.enqueue(now, id, addr, dram, is_write, origin);
+    true
+}
+
+/// Which of the controllers' next cycles `earliest` takes.
+#[derive(Clone, Copy)]
+enum Next {
+    Event,
+    Work,
+    Completion,
+}
+
+/// The earliest `next` over `cs`.
+#[inline(always)]
+fn earliest<C: Controller>(cs: &[C], next: Next) -> Cycle {
+    let at = |c: &C| match next {
+        Next::Event => c.next_event(),
+        Next::Work => c.next_work(),
+        Next::Completion => c.next_completion(),
+    };
+    cs.iter().map(at).min().unwrap_or(NEVER)
+}
+
+/// Tick every controller of `cs` whose next event has come (all of them when `every_cycle`).
+#[inline(always)]
+fn tick_due<C: Controller>(cs: &mut [C], now: Cycle, done: &mut Vec<Completion>, every_cycle: bool) {
+    for c in cs {
+        if every_cycle || c.next_event() <= now {
+            c.tick(now, |d| done.push(d));
+        }
     }
 }
 

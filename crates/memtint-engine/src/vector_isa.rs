@@ -1,4 +1,4 @@
-//! The vector instruction set the DRAM engine's fused loop (`fused_loop.rs`) runs on, chosen
+//! The vector instruction set the DRAM engine's closed loop (`dram_sim/routing.rs`) runs on, chosen
 //! when a run starts. The lane controller keeps its timing state as blocks of eight `i32` lanes
 //! (`controller/lanes.rs`): the x86-64 baseline (SSE2) has no 32-bit minimum or maximum (each is
 //! a compare and three logic operations) and needs two registers per block; x86-64-v2 (SSE4.1)

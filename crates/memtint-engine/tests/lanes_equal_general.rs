@@ -14,7 +14,7 @@ mod common;
 use common::random_run::{self, Case};
 use common::*;
 use memtint_engine::config::{MachineConfig, MemoryConfig};
-use memtint_engine::controller::{Completion, Implementation, Origin};
+use memtint_engine::controller::{Completion, Implementation, LaneSettings, Origin};
 use memtint_engine::dram::CommandRecord;
 use memtint_engine::dram_sim::{DramSimOptions, WorkloadSpec};
 use memtint_engine::memory_system::MemorySystem;
@@ -60,11 +60,10 @@ type Observed = (Vec<Completion>, Vec<CommandRecord>, Vec<[u64; 4]>);
 /// An open-loop run driven here, not by `dram_sim`: requests of the generator enter in bursts at
 /// pseudo-random gaps whenever their queue has room, and the driver jumps to the memory system's
 /// `next_event` when it comes first.
-/// `setup` adjusts the memory system before the run (the lanes' rebase or age renumbering).
-fn completions(c: &Case, implementation: &str, setup: &dyn Fn(&mut MemorySystem)) -> Observed {
+/// `lanes` sets the lane controllers' rebase, age renumbering or level.
+fn completions(c: &Case, implementation: &str, lanes: LaneSettings) -> Observed {
     let cfg = config(c, implementation);
-    let mut mem = MemorySystem::new(&cfg).unwrap();
-    setup(&mut mem);
+    let mut mem = MemorySystem::with_lane_settings(&cfg, lanes).unwrap();
     mem.record_commands(true);
     let (mut source, _) = memtint_engine::dram_sim::open_workload(&workload(c), &cfg).unwrap();
     let (mut done, mut log, mut events) = (Vec::new(), Vec::new(), Vec::new());
@@ -123,8 +122,8 @@ proptest! {
 
     #[test]
     fn lanes_complete_the_same_requests_in_the_same_order_and_ask_for_the_same_ticks(c in case()) {
-        let (done_general, log_general, events_general) = completions(&c, "general", &|_| ());
-        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", &|_| ());
+        let (done_general, log_general, events_general) = completions(&c, "general", LaneSettings::default());
+        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", LaneSettings::default());
         prop_assert_eq!(done_general.len() as u64, c.requests);
         prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "next events differ {}", first_difference(&events_general, &events_lanes).unwrap());
         prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "completions differ {}", first_difference(&done_general, &done_lanes).unwrap());
@@ -135,8 +134,8 @@ proptest! {
     /// than the queues hold) order as the general controller's 64-bit keys.
     #[test]
     fn lanes_renumbering_ages_every_few_requests_changes_nothing(c in case(), ages in 0u32..300) {
-        let (done_general, log_general, events_general) = completions(&c, "general", &|_| ());
-        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", &|m| m.set_age_limit(ages));
+        let (done_general, log_general, events_general) = completions(&c, "general", LaneSettings::default());
+        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", LaneSettings { age_limit: ages, ..LaneSettings::default() });
         prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "next events differ {}", first_difference(&events_general, &events_lanes).unwrap());
         prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "completions differ {}", first_difference(&done_general, &done_lanes).unwrap());
         prop_assert!(first_difference(&log_general, &log_lanes).is_none(), "commands differ {}", first_difference(&log_general, &log_lanes).unwrap());
@@ -148,8 +147,8 @@ proptest! {
     fn lanes_at_every_vector_isa_level_equal_general(c in case(), level in 0usize..3) {
         let supported = VectorIsa::supported();
         let isa = supported[level % supported.len()];
-        let (done_general, log_general, events_general) = completions(&c, "general", &|_| ());
-        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", &|m| m.set_vector_isa(isa));
+        let (done_general, log_general, events_general) = completions(&c, "general", LaneSettings::default());
+        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", LaneSettings { isa, ..LaneSettings::default() });
         prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "{}: next events differ {}", isa.name(), first_difference(&events_general, &events_lanes).unwrap());
         prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "{}: completions differ {}", isa.name(), first_difference(&done_general, &done_lanes).unwrap());
         prop_assert!(first_difference(&log_general, &log_lanes).is_none(), "{}: commands differ {}", isa.name(), first_difference(&log_general, &log_lanes).unwrap());
@@ -157,8 +156,8 @@ proptest! {
 
     #[test]
     fn lanes_rebasing_every_few_hundred_cycles_change_nothing(c in case(), rebase in 1u64..600) {
-        let (done_general, log_general, events_general) = completions(&c, "general", &|_| ());
-        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", &|m| m.set_rebase_after(rebase));
+        let (done_general, log_general, events_general) = completions(&c, "general", LaneSettings::default());
+        let (done_lanes, log_lanes, events_lanes) = completions(&c, "lanes", LaneSettings { rebase_after: rebase, ..LaneSettings::default() });
         prop_assert!(first_difference(&events_general, &events_lanes).is_none(), "next events differ {}", first_difference(&events_general, &events_lanes).unwrap());
         prop_assert!(first_difference(&done_general, &done_lanes).is_none(), "completions differ {}", first_difference(&done_general, &done_lanes).unwrap());
         prop_assert!(first_difference(&log_general, &log_lanes).is_none(), "commands differ {}", first_difference(&log_general, &log_lanes).unwrap());
@@ -237,14 +236,14 @@ fn lanes_on_a_ranked_scheduler_is_a_config_error_naming_it() {
     assert!(err.contains("controller.implementation") && err.contains("tcm"), "{err}");
 }
 
-/// The fused closed-loop driver (`fused_loop.rs`, which `simulate` runs for lane controllers
-/// in closed loop) under conditions the random cases reach rarely: four channels, queues much
-/// smaller than the requests in flight (front-end stalls), writes drained by the idle timeout,
-/// several sources, the bench's own configuration. General controllers (the general loop)
-/// and lane controllers (the fused loop) give the same commands and statistics, and the
+/// The routing loop's closed-loop entries for lane controllers (`dram_sim/routing.rs`: per
+/// shape, mode constant) under conditions the random cases reach rarely: four channels, queues
+/// much smaller than the requests in flight (front-end stalls), writes drained by the idle
+/// timeout, several sources, the bench's own configuration. General controllers (the
+/// run-time-mode entry) and lane controllers give the same commands and statistics, and the
 /// conditions do occur.
 #[test]
-fn the_fused_driver_equals_the_general_loop_with_many_channels_stalls_and_idle_drains() {
+fn the_lanes_closed_loop_equals_the_general_controllers_with_many_channels_stalls_and_idle_drains() {
     use GeneratorKind::*;
     // (machine, channels, workload, read fraction, read queue, write queue, idle drain (min, timeout), in flight, sources)
     let cases = [
@@ -259,16 +258,16 @@ fn the_fused_driver_equals_the_general_loop_with_many_channels_stalls_and_idle_d
         ("ccps-8c-256b", 2, Mix, 0.5, 8, 8, (4, 100), 40, 2),
     ];
     for (name, channels, kind, read_fraction, rq, wq, idle, outstanding, sources) in cases {
-        fused_equals_general(name, channels, None, None, kind, read_fraction, (rq, wq), idle, outstanding, sources);
+        lanes_loop_equals_general(name, channels, None, None, kind, read_fraction, (rq, wq), idle, outstanding, sources);
     }
 }
 
-/// The one-channel fused loop (`fused_loop::run_one_channel`) under the conditions it must
+/// The one-channel closed loop on a lane controller (`routing.rs`, `Mode::one_channel`) under the conditions it must
 /// reproduce: 1-4 ranks, writes drained by the idle timeout, refresh (every DDR4 run here
 /// spans several tREFI), queue-full stalls, requests in flight below and above the queue
 /// size, queues of one entry.
 #[test]
-fn the_one_channel_fused_loop_equals_the_general_loop_across_ranks_queues_and_drains() {
+fn the_one_channel_lanes_loop_equals_the_general_controller_across_ranks_queues_and_drains() {
     use GeneratorKind::*;
     // (machine, ranks, workload, read fraction, read queue, write queue, idle drain (min, timeout), in flight, sources)
     let cases = [
@@ -281,7 +280,7 @@ fn the_one_channel_fused_loop_equals_the_general_loop_across_ranks_queues_and_dr
         ("ddr3-1600", 4, Mix, 0.3, 2, 3, (3, 25), 64, 2),
     ];
     for (name, ranks, kind, read_fraction, rq, wq, idle, outstanding, sources) in cases {
-        fused_equals_general(name, 1, Some(ranks), None, kind, read_fraction, (rq, wq), idle, outstanding, sources);
+        lanes_loop_equals_general(name, 1, Some(ranks), None, kind, read_fraction, (rq, wq), idle, outstanding, sources);
     }
 }
 
@@ -289,9 +288,8 @@ fn the_one_channel_fused_loop_equals_the_general_loop_across_ranks_queues_and_dr
 /// or more, lanes per bank) and the run-time catch-all are reached, and each runs exactly as
 /// the general controller: reads and writes (watermark and idle drains), refresh, stalls.
 #[test]
-fn every_lane_shape_of_the_one_channel_loop_equals_the_general_loop() {
+fn every_lane_shape_of_the_one_channel_loop_equals_the_general_controller() {
     use memtint_engine::controller::shape::shape_name;
-    use memtint_engine::controller::ControllerRef;
     use GeneratorKind::*;
     // (machine, ranks, scheduler, the shape it must run as, workload, read fraction)
     let cases = [
@@ -309,16 +307,16 @@ fn every_lane_shape_of_the_one_channel_loop_equals_the_general_loop() {
         m.dram.ranks = ranks;
         let m = m.with_overrides(&json!({"controller": {"implementation": "lanes", "scheduler": scheduler}})).unwrap();
         let mem = MemorySystem::new(&MemoryConfig::resolve(&m).unwrap()).unwrap();
-        let ControllerRef::Lanes(c) = mem.channels()[0] else { panic!("{name}: lanes") };
+        let [c, ..] = mem.lane_controllers() else { panic!("{name}: lanes") };
         assert_eq!(shape_name(c.shape()), shape, "{name} x {ranks} ranks, {scheduler}");
-        fused_equals_general(name, 1, Some(ranks), Some(scheduler), kind, read_fraction, (6, 5), (3, 40), 24, 2);
+        lanes_loop_equals_general(name, 1, Some(ranks), Some(scheduler), kind, read_fraction, (6, 5), (3, 40), 24, 2);
     }
 }
 
-/// One closed-loop run with general controllers (the general loop) and with lane controllers
-/// (the fused loop): same commands and statistics, and the conditions asked for do occur.
+/// One closed-loop run with general controllers and with lane controllers (the per-shape
+/// entries): same commands and statistics, and the conditions asked for do occur.
 #[allow(clippy::too_many_arguments)]
-fn fused_equals_general(
+fn lanes_loop_equals_general(
     name: &str,
     channels: u32,
     ranks: Option<u32>,
@@ -374,11 +372,11 @@ fn fused_equals_general(
     }
 }
 
-/// The fused driver reads a request only when one may enter: a malformed line far behind the
+/// The routing loop reads a request only when one may enter: a malformed line far behind the
 /// requests in flight is still reported, naming file and line, with either implementation.
 #[test]
 fn a_malformed_trace_line_behind_a_full_loop_is_an_error_naming_file_and_line() {
-    let dir = std::env::temp_dir().join(format!("memtint-fused-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("memtint-routing-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bad.trace");
     let mut text: String = (0..300u64).map(|i| format!("0x{:x} {}\n", i * 0x1040, if i % 3 == 0 { 'W' } else { 'R' })).collect();

@@ -201,7 +201,6 @@ fn without_wall_clock_and_implementation(mut v: Value) -> Value {
 fn the_multicore_lane_path_equals_the_general_path_on_every_shape() {
     use memtint_engine::config::{MachineConfig, MemoryConfig};
     use memtint_engine::controller::shape::shape_name;
-    use memtint_engine::controller::ControllerRef;
     use memtint_engine::memory_system::MemorySystem;
     // (machine, channels, ranks, scheduler, the lane shape it runs as: `controller/shape.rs`)
     let cases = [
@@ -219,7 +218,7 @@ fn the_multicore_lane_path_equals_the_general_path_on_every_shape() {
         (m.dram.channels, m.dram.ranks) = (channels, ranks);
         let m = m.with_overrides(&json!({"controller": {"implementation": "lanes", "scheduler": scheduler}})).unwrap();
         let mem = MemorySystem::new(&MemoryConfig::resolve(&m).unwrap()).unwrap();
-        let ControllerRef::Lanes(c) = mem.channels()[0] else { panic!("{machine}: lanes") };
+        let [c, ..] = mem.lane_controllers() else { panic!("{machine}: lanes") };
         assert_eq!(shape_name(c.shape()), shape, "{machine} {channels} ch x {ranks} r, {scheduler}");
         let run = |implementation: &str| {
             let stats = run_sim(&spec(json!({

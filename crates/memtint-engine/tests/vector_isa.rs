@@ -1,4 +1,4 @@
-//! The fused closed loop compiled for each instruction-set level this CPU runs
+//! The lane controllers' closed loop (`dram_sim/routing.rs`) compiled for each instruction-set level this CPU runs
 //! (`vector_isa.rs`: baseline, x86-64-v2, x86-64-v3) gives the same statistics as the baseline,
 //! which passes the checker: random configurations with lane controllers (one and two channels,
 //! every shape), and the bench's eight configurations, whose command streams through the lane
@@ -19,7 +19,7 @@ use serde_json::json;
 const MAPPINGS: &[Option<&str>] = &[None, Some("RoBaRaCoCh"), Some("ChRaBaRoCo")];
 const SCHEDULERS: &[&str] = &["fcfs", "fr-fcfs", "fr-fcfs-cap"];
 
-/// One run of `c` on the fused loop at `isa`, not recording (recording runs take the baseline
+/// One run of `c` on the closed loop at `isa`, not recording (recording runs take the baseline
 /// entry): its statistics.
 fn at_level(c: &Case, isa: VectorIsa) -> serde_json::Value {
     let cfg = c.config(Some("lanes"));

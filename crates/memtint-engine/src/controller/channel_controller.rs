@@ -11,7 +11,7 @@ use super::refresh::{self, RefreshManager};
 use super::row_policy::{self, RowPolicy};
 use super::scheduler::{self, Candidate, Scheduler};
 use super::write_drain::WriteDrain;
-use super::{BankQueue, BankState, ChannelTiming, Completion, Origin, Request, RowOutcome};
+use super::{BankQueue, BankState, ChannelTiming, Completion, Controller, Implementation, Origin, Request, RowOutcome};
 use crate::controller::ControllerConfig;
 use crate::dram::constraints::Constraints;
 use crate::dram::timing_rules::TimingTable;
@@ -19,7 +19,7 @@ use crate::dram::{Command, CommandRecord, DramAddress, Organisation, Standard, T
 use crate::error::Result;
 use crate::stats::ChannelStats;
 use crate::{Cycle, NEVER};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 pub struct ChannelController {
     channel: u32,
@@ -141,53 +141,13 @@ impl ChannelController {
         self.log.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
-    /// Move commands issued since the last call into `out` (reuses both buffers).
-    pub fn drain_log_into(&mut self, out: &mut Vec<CommandRecord>) {
-        if let Some(log) = self.log.as_mut() {
-            out.append(log);
-        }
-    }
-
-    pub fn stats(&self) -> &ChannelStats {
-        &self.stats
-    }
-
     pub fn scheduler_name(&self) -> &'static str {
         self.scheduler.name()
-    }
-
-    /// The scheduler's per-source counters (empty for schedulers without per-source state).
-    pub fn scheduler_counters(&self) -> std::collections::BTreeMap<u32, std::collections::BTreeMap<&'static str, u64>> {
-        self.scheduler.source_counters()
     }
 
     pub fn can_accept(&self, is_write: bool) -> bool {
         let d = is_write as usize;
         self.len[d] < self.capacity[d]
-    }
-
-    pub fn is_idle(&self) -> bool {
-        self.len == [0, 0] && self.in_flight.iter().all(|f| f.is_empty())
-    }
-
-    pub fn queued(&self) -> usize {
-        self.len[READS] + self.len[WRITES]
-    }
-
-    /// The earliest cycle at which `tick` could change anything.
-    pub fn next_event(&self) -> Cycle {
-        self.next_work.min(self.next_completion)
-    }
-
-    /// `next_event` leaving out transfers that finish: a driver that does not need to see a
-    /// completion in its own cycle may tick later; the completions come out then, in order.
-    pub fn next_work(&self) -> Cycle {
-        self.next_work
-    }
-
-    /// The cycle the next transfer finishes (`NEVER`: none in flight).
-    pub fn next_completion(&self) -> Cycle {
-        self.next_completion
     }
 
     /// Queue a request arriving at `now`. The caller checks `can_accept` first.
@@ -258,10 +218,15 @@ impl ChannelController {
     }
 
     /// Advance to `now`: retire finished transfers into `done`, then issue at most one command.
-    /// (Queue-occupancy integrals advance only where an occupancy changes: it is constant between.)
     pub fn tick(&mut self, now: Cycle, done: &mut Vec<Completion>) {
+        self.tick_with(now, |c| done.push(c))
+    }
+
+    /// `tick`, passing each completion to `completed` as it retires.
+    /// (Queue-occupancy integrals advance only where an occupancy changes: it is constant between.)
+    fn tick_with(&mut self, now: Cycle, completed: impl FnMut(Completion)) {
         if self.next_completion <= now {
-            self.retire(now, done);
+            self.retire(now, completed);
         }
         let mut next = NEVER;
 
@@ -319,7 +284,7 @@ impl ChannelController {
         self.next_work = next;
     }
 
-    fn retire(&mut self, now: Cycle, done: &mut Vec<Completion>) {
+    fn retire(&mut self, now: Cycle, mut completed: impl FnMut(Completion)) {
         // Deterministic order: by completion cycle, then request id (merging the directions).
         let [reads, writes] = &mut self.in_flight;
         loop {
@@ -335,7 +300,7 @@ impl ChannelController {
             if !c.is_write {
                 self.stats.read_latency.record(c.done - c.arrival);
             }
-            done.push(c);
+            completed(c);
         }
         let first = |q: &VecDeque<Completion>| q.front().map_or(NEVER, |c| c.done);
         self.next_completion = first(reads).min(first(writes));
@@ -767,10 +732,69 @@ impl ChannelController {
         }
         (false, next)
     }
+}
 
-    /// Close the books at `now` (queue-occupancy integrals).
-    pub fn finish(&mut self, now: Cycle) {
+impl Controller for ChannelController {
+    fn implementation(&self) -> Implementation {
+        Implementation::General
+    }
+
+    fn can_accept(&self, is_write: bool) -> bool {
+        ChannelController::can_accept(self, is_write)
+    }
+
+    fn enqueue(&mut self, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
+        ChannelController::enqueue(self, now, id, addr, dram, is_write, origin)
+    }
+
+    fn tick(&mut self, now: Cycle, completed: impl FnMut(Completion)) {
+        self.tick_with(now, completed)
+    }
+
+    fn next_event(&self) -> Cycle {
+        self.next_work.min(self.next_completion)
+    }
+
+    fn next_work(&self) -> Cycle {
+        self.next_work
+    }
+
+    fn next_completion(&self) -> Cycle {
+        self.next_completion
+    }
+
+    fn is_idle(&self) -> bool {
+        self.len == [0, 0] && self.in_flight.iter().all(|f| f.is_empty())
+    }
+
+    fn queued(&self) -> usize {
+        self.len[READS] + self.len[WRITES]
+    }
+
+    fn finish(&mut self, now: Cycle) {
         self.integrate_queues(now);
         self.stats.last_cycle = now;
+    }
+
+    fn record_commands(&mut self, on: bool) {
+        ChannelController::record_commands(self, on)
+    }
+
+    fn drain_log_into(&mut self, out: &mut Vec<CommandRecord>) {
+        if let Some(log) = self.log.as_mut() {
+            out.append(log);
+        }
+    }
+
+    fn stats(&self) -> &ChannelStats {
+        &self.stats
+    }
+
+    fn scheduler_name(&self) -> &'static str {
+        ChannelController::scheduler_name(self)
+    }
+
+    fn scheduler_counters(&self) -> BTreeMap<u32, BTreeMap<&'static str, u64>> {
+        self.scheduler.source_counters()
     }
 }

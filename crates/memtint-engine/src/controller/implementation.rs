@@ -1,15 +1,12 @@
-//! Which channel-controller implementation runs (`controller.implementation`), and
-//! `ControllerRef`, a view of one channel's controller of either implementation. Both issue
-//! the same commands with the same statistics (`tests/lanes_equal_general.rs`); the lane
-//! controller is faster and runs the age-ordered schedulers, the general one runs everything.
+//! Which channel-controller implementation runs (`controller.implementation`). Both implement
+//! `Controller` and issue the same commands with the same statistics
+//! (`tests/lanes_equal_general.rs`); the lane controller is faster and runs the age-ordered
+//! schedulers, the general one runs everything.
 
-use super::{lane_controller, ChannelController, LaneController};
+use super::lane_controller;
 use crate::controller::ControllerConfig;
 use crate::dram::{Organisation, Standard, TimingParams};
 use crate::error::{Error, Result};
-use crate::stats::ChannelStats;
-use crate::Cycle;
-use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Implementation {
@@ -55,49 +52,6 @@ impl Implementation {
             Implementation::General => "general",
             Implementation::Lanes => "lanes",
         }
-    }
-}
-
-/// A read-only view of one channel's controller, whichever implementation it is.
-#[derive(Clone, Copy)]
-pub enum ControllerRef<'a> {
-    General(&'a ChannelController),
-    Lanes(&'a LaneController),
-}
-
-macro_rules! dispatch {
-    ($self:expr, $c:ident => $e:expr) => {
-        match $self {
-            ControllerRef::General($c) => $e,
-            ControllerRef::Lanes($c) => $e,
-        }
-    };
-}
-
-impl<'a> ControllerRef<'a> {
-    pub fn implementation(self) -> Implementation {
-        match self {
-            ControllerRef::General(_) => Implementation::General,
-            ControllerRef::Lanes(_) => Implementation::Lanes,
-        }
-    }
-    pub fn stats(self) -> &'a ChannelStats {
-        dispatch!(self, c => c.stats())
-    }
-    pub fn scheduler_name(self) -> &'static str {
-        dispatch!(self, c => c.scheduler_name())
-    }
-    pub fn scheduler_counters(self) -> BTreeMap<u32, BTreeMap<&'static str, u64>> {
-        dispatch!(self, c => c.scheduler_counters())
-    }
-    pub fn is_idle(self) -> bool {
-        dispatch!(self, c => c.is_idle())
-    }
-    pub fn queued(self) -> usize {
-        dispatch!(self, c => c.queued())
-    }
-    pub fn next_event(self) -> Cycle {
-        dispatch!(self, c => c.next_event())
     }
 }
 

@@ -23,7 +23,7 @@ use super::row_policy;
 use super::scheduler::{self, AgeOrder, Scheduler, LANE_AGES};
 use super::shape::{Dynamic, Shape, ShapeKey};
 use super::write_drain::WriteDrain;
-use super::{Completion, Origin, RowOutcome};
+use super::{Completion, Controller, Implementation, Origin, RowOutcome};
 use crate::controller::ControllerConfig;
 use crate::dram::constraints::Constraints;
 use crate::dram::timing_rules::{TimingTable, DDR_RULES};
@@ -32,7 +32,8 @@ use crate::error::Result;
 use crate::stats::ChannelStats;
 use crate::vector_isa::VectorIsa;
 use crate::{Cycle, NEVER};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+use std::marker::PhantomData;
 
 const READS: usize = 0;
 const WRITES: usize = 1;
@@ -46,6 +47,28 @@ const MAX_DELAY: u64 = 1 << 20;
 /// Lane offsets are rebased once `now` is this far past the base (offsets then stay below
 /// 2^30 + `MAX_DELAY`, inside `i32`).
 const REBASE_AFTER: u64 = 1 << 30;
+
+/// What only the lane controller takes besides `ControllerConfig`, fixed at construction.
+/// None changes results.
+#[derive(Clone, Copy, Debug)]
+pub struct LaneSettings {
+    /// The level `tick` and `enqueue` run at (`vector_isa.rs`), and the closed loop's on lane
+    /// controllers (`dram_sim/routing.rs`); the caller checks the CPU runs it (`VectorIsa::checked`).
+    pub isa: VectorIsa,
+    /// Rebase lane offsets once `now` is this far past the base (tests: many rebases in a
+    /// short run); clamped to 1..=2^30.
+    pub rebase_after: u64,
+    /// Renumber ages once `next_age` reaches this (tests: many renumberings in a short run);
+    /// clamped to one more than the queues hold ..= 2^23.
+    pub age_limit: u32,
+}
+
+impl Default for LaneSettings {
+    /// The best level this CPU runs, and the limits the lanes' widths allow.
+    fn default() -> Self {
+        LaneSettings { isa: VectorIsa::best(), rebase_after: REBASE_AFTER, age_limit: LANE_AGES }
+    }
+}
 
 /// A per-bank table (`bank_table.rs`): no bounds check per access.
 type Banks<T> = BankTable<T, { MAX_BANKS as usize }>;
@@ -184,13 +207,27 @@ pub struct LaneController {
     log: Option<Vec<CommandRecord>>,
     sched_next: Cycle,
     idle_next: Cycle,
-    /// The level `tick` and `enqueue` run at (`vector_isa.rs`; the fused loop has its own).
+    /// The level asked for (`LaneSettings::isa`); `tick` and `enqueue` run it or the baseline.
     isa: VectorIsa,
 }
 
 impl LaneController {
-    /// The controller of `channel`, or a config error naming what it does not support.
+    /// The controller of `channel` with the default `LaneSettings`, or a config error naming
+    /// what it does not support.
     pub fn new(channel: u32, standard: Standard, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Self> {
+        Self::with_settings(channel, standard, org, timing, cfg, LaneSettings::default())
+    }
+
+    /// `new` with `settings`.
+    pub fn with_settings(
+        channel: u32,
+        standard: Standard,
+        org: &Organisation,
+        timing: &TimingParams,
+        cfg: &ControllerConfig,
+        settings: LaneSettings,
+    ) -> Result<Self> {
+        assert!(settings.isa.is_supported(), "this CPU does not run {}", settings.isa.name());
         cfg.validate()?;
         if let Some(why) = unsupported(standard, org, timing, cfg) {
             return Err(crate::error::Error::config("controller.implementation", format!("\"lanes\" does not support {why}")));
@@ -207,6 +244,7 @@ impl LaneController {
         let lanes = Lanes::new(banks, slots, |b| (b / bpr) * gpr + (b % bpr) / bpg, |b| b / bpr);
         let writes = cfg.writes()?;
         let slab_size = cfg.read_queue + writes.queue;
+        let queued = (cfg.read_queue + writes.queue) as u32;
         Ok(LaneController {
             channel,
             org: org.clone(),
@@ -233,7 +271,7 @@ impl LaneController {
             free: Vec::with_capacity(slab_size),
             frontend_latency: cfg.frontend_latency,
             next_age: 0,
-            age_limit: LANE_AGES,
+            age_limit: settings.age_limit.clamp(queued + 1, LANE_AGES),
             open_row: BankTable([NO_ROW; MAX_BANKS as usize]),
             act_cycle: BankTable([0; MAX_BANKS as usize]),
             last_use: BankTable([0; MAX_BANKS as usize]),
@@ -247,7 +285,7 @@ impl LaneController {
             lanes,
             bank_rank: BankTable::from_fn(|b| (b / bpr) as u8),
             base: 0,
-            rebase_after: REBASE_AFTER,
+            rebase_after: settings.rebase_after.clamp(1, REBASE_AFTER),
             in_flight: [VecDeque::new(), VecDeque::new()],
             next_completion: NEVER,
             next_work: 0,
@@ -256,16 +294,14 @@ impl LaneController {
             log: None,
             sched_next: 0,
             idle_next: 0,
-            isa: VectorIsa::best(),
+            isa: settings.isa,
         })
     }
 
-    /// Run `tick` and `enqueue` compiled for `isa` (default: the best this CPU runs; x86-64-v2
-    /// runs the baseline entries here). The caller checks that the CPU runs it
-    /// (`VectorIsa::checked`); results are the same.
-    pub fn set_vector_isa(&mut self, isa: VectorIsa) {
-        assert!(isa.is_supported(), "this CPU does not run {}", isa.name());
-        self.isa = isa;
+    /// The level asked for at construction (`LaneSettings::isa`), which the closed loop on
+    /// lane controllers runs at.
+    pub fn requested_vector_isa(&self) -> VectorIsa {
+        self.isa
     }
 
     /// The level `tick` and `enqueue` run at: x86-64-v3 or the baseline (`isa_entries`).
@@ -277,79 +313,15 @@ impl LaneController {
         }
     }
 
-    /// Rebase lane offsets once `now` is `cycles` past the base, instead of 2^30 (tests use a
-    /// small value to cross many rebases in a short run).
-    #[doc(hidden)]
-    pub fn set_rebase_after(&mut self, cycles: u64) {
-        self.rebase_after = cycles.clamp(1, REBASE_AFTER);
-    }
-
-    /// Renumber ages once `next_age` reaches `ages` instead of 2^23 (tests; at least one more
-    /// than the queues hold).
-    #[doc(hidden)]
-    pub fn set_age_limit(&mut self, ages: u32) {
-        let queued = (self.capacity[READS] + self.capacity[WRITES]) as u32;
-        self.age_limit = ages.clamp(queued + 1, LANE_AGES);
-    }
-
-    pub fn record_commands(&mut self, on: bool) {
-        self.log = if on { Some(Vec::new()) } else { None };
-    }
-
-    pub fn drain_log(&mut self) -> Vec<CommandRecord> {
-        self.log.as_mut().map(std::mem::take).unwrap_or_default()
-    }
-
-    pub fn drain_log_into(&mut self, out: &mut Vec<CommandRecord>) {
-        if let Some(log) = self.log.as_mut() {
-            out.append(log);
-        }
-    }
-
-    pub fn stats(&self) -> &ChannelStats {
-        &self.stats
-    }
-
-    pub fn scheduler_name(&self) -> &'static str {
-        self.scheduler.name()
-    }
-
-    pub fn scheduler_counters(&self) -> std::collections::BTreeMap<u32, std::collections::BTreeMap<&'static str, u64>> {
-        self.scheduler.source_counters()
-    }
-
     #[inline]
     pub fn can_accept(&self, is_write: bool) -> bool {
         let d = is_write as usize;
         self.len[d] < self.capacity[d]
     }
 
-    pub fn is_idle(&self) -> bool {
-        self.len == [0, 0] && self.in_flight.iter().all(|f| f.is_empty())
-    }
-
-    pub fn queued(&self) -> usize {
-        self.len[READS] + self.len[WRITES]
-    }
-
     /// The lane shape this controller's organisation and scheduler give (`shape.rs`).
     pub fn shape(&self) -> ShapeKey {
         self.shape
-    }
-
-    #[inline]
-    pub fn next_event(&self) -> Cycle {
-        self.next_work.min(self.next_completion)
-    }
-
-    #[inline]
-    pub fn next_work(&self) -> Cycle {
-        self.next_work
-    }
-
-    #[inline]
-    pub fn next_completion(&self) -> Cycle {
-        self.next_completion
     }
 
     // --- Lanes ---------------------------------------------------------------------------
@@ -505,19 +477,19 @@ impl LaneController {
 
     // --- Requests ------------------------------------------------------------------------
 
-    /// Queue a request arriving at `now`. The caller checks `can_accept` first.
-    pub fn enqueue(&mut self, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
+    /// `Controller::enqueue`, at the level and shape chosen at construction.
+    fn enqueue_outlined(&mut self, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
         // The shape as a type here too (`shape.rs`), and the instruction-set level: two
         // predictable dispatches per call.
         crate::with_shape!(self.shape, S => match self.isa {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `set_vector_isa` and `new` keep `isa` to levels this CPU runs.
+            // SAFETY: `with_settings` keeps `isa` to levels this CPU runs.
             VectorIsa::V3 => unsafe { isa_entries::enqueue_v3::<S>(self, now, id, addr, dram, is_write, origin) },
             _ => self.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin),
         })
     }
 
-    /// `enqueue`'s body, inlined into the one-channel closed-loop driver (`fused_loop.rs`).
+    /// `enqueue`'s body, inlined into the closed loop's entries (`Shaped`).
     #[inline(always)]
     pub(crate) fn enqueue_inlined<S: Shape>(
         &mut self,
@@ -610,19 +582,18 @@ impl LaneController {
 
     // --- The tick ------------------------------------------------------------------------
 
-    /// Advance to `now`: retire finished transfers into `done`, then issue at most one command
-    /// (`ChannelController::tick`, step for step).
-    pub fn tick(&mut self, now: Cycle, done: &mut Vec<Completion>) {
+    /// `Controller::tick` (`ChannelController::tick`, step for step), at the level and shape
+    /// chosen at construction.
+    fn tick_outlined(&mut self, now: Cycle, completed: impl FnMut(Completion)) {
         crate::with_shape!(self.shape, S => match self.isa {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `set_vector_isa` and `new` keep `isa` to levels this CPU runs.
-            VectorIsa::V3 => unsafe { isa_entries::tick_v3::<S>(self, now, done) },
-            _ => self.tick_inlined::<S>(now, |c| done.push(c)),
+            // SAFETY: `with_settings` keeps `isa` to levels this CPU runs.
+            VectorIsa::V3 => unsafe { isa_entries::tick_v3::<S>(self, now, completed) },
+            _ => self.tick_inlined::<S>(now, completed),
         })
     }
 
-    /// `tick`'s body, inlined into the one-channel closed-loop driver (`fused_loop.rs`), which
-    /// takes each completion as it retires (`completed`) instead of through a list.
+    /// `tick`'s body, inlined into the closed loop's entries (`Shaped`).
     #[inline(always)]
     pub(crate) fn tick_inlined<S: Shape>(&mut self, now: Cycle, completed: impl FnMut(Completion)) {
         self.keep_base_near(now);
@@ -1029,18 +1000,168 @@ impl LaneController {
         }
         (false, next)
     }
+}
 
-    /// Close the books at `now` (queue-occupancy integrals).
-    pub fn finish(&mut self, now: Cycle) {
+impl Controller for LaneController {
+    fn implementation(&self) -> Implementation {
+        Implementation::Lanes
+    }
+
+    #[inline]
+    fn can_accept(&self, is_write: bool) -> bool {
+        LaneController::can_accept(self, is_write)
+    }
+
+    fn enqueue(&mut self, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
+        self.enqueue_outlined(now, id, addr, dram, is_write, origin)
+    }
+
+    fn tick(&mut self, now: Cycle, completed: impl FnMut(Completion)) {
+        self.tick_outlined(now, completed)
+    }
+
+    #[inline]
+    fn next_event(&self) -> Cycle {
+        self.next_work.min(self.next_completion)
+    }
+
+    #[inline]
+    fn next_work(&self) -> Cycle {
+        self.next_work
+    }
+
+    #[inline]
+    fn next_completion(&self) -> Cycle {
+        self.next_completion
+    }
+
+    fn is_idle(&self) -> bool {
+        self.len == [0, 0] && self.in_flight.iter().all(|f| f.is_empty())
+    }
+
+    fn queued(&self) -> usize {
+        self.len[READS] + self.len[WRITES]
+    }
+
+    fn finish(&mut self, now: Cycle) {
         self.integrate_queues(now);
         self.stats.last_cycle = now;
+    }
+
+    fn record_commands(&mut self, on: bool) {
+        self.log = if on { Some(Vec::new()) } else { None };
+    }
+
+    fn drain_log_into(&mut self, out: &mut Vec<CommandRecord>) {
+        if let Some(log) = self.log.as_mut() {
+            out.append(log);
+        }
+    }
+
+    fn stats(&self) -> &ChannelStats {
+        &self.stats
+    }
+
+    fn scheduler_name(&self) -> &'static str {
+        self.scheduler.name()
+    }
+
+    fn scheduler_counters(&self) -> BTreeMap<u32, BTreeMap<&'static str, u64>> {
+        self.scheduler.source_counters()
+    }
+}
+
+/// A lane controller with its shape `S` a type (`shape.rs`): its `tick` and `enqueue` are the
+/// inlined bodies compiled for `S`, for the closed loop's per-shape, per-level entries
+/// (`dram_sim/routing.rs`), where the outlined ones would dispatch on shape and level per call.
+#[repr(transparent)]
+pub(crate) struct Shaped<S: Shape> {
+    c: LaneController,
+    shape: PhantomData<fn() -> S>,
+}
+
+impl<S: Shape> Shaped<S> {
+    /// `controllers` as `Shaped<S>`; each must have the shape `S` stands for (`with_shape!`).
+    pub fn all(controllers: &mut [LaneController]) -> &mut [Shaped<S>] {
+        // SAFETY: `Shaped<S>` is `repr(transparent)` over `LaneController` (its other field is
+        // a zero-sized `PhantomData`), so the two slices have the same layout.
+        unsafe { &mut *(controllers as *mut [LaneController] as *mut [Shaped<S>]) }
+    }
+}
+
+impl<S: Shape> Controller for Shaped<S> {
+    fn implementation(&self) -> Implementation {
+        Implementation::Lanes
+    }
+
+    #[inline(always)]
+    fn can_accept(&self, is_write: bool) -> bool {
+        self.c.can_accept(is_write)
+    }
+
+    #[inline(always)]
+    fn enqueue(&mut self, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) {
+        self.c.enqueue_inlined::<S>(now, id, addr, dram, is_write, origin)
+    }
+
+    #[inline(always)]
+    fn tick(&mut self, now: Cycle, completed: impl FnMut(Completion)) {
+        self.c.tick_inlined::<S>(now, completed)
+    }
+
+    #[inline(always)]
+    fn next_event(&self) -> Cycle {
+        self.c.next_event()
+    }
+
+    #[inline(always)]
+    fn next_work(&self) -> Cycle {
+        self.c.next_work
+    }
+
+    #[inline(always)]
+    fn next_completion(&self) -> Cycle {
+        self.c.next_completion
+    }
+
+    fn is_idle(&self) -> bool {
+        self.c.is_idle()
+    }
+
+    fn queued(&self) -> usize {
+        self.c.queued()
+    }
+
+    fn finish(&mut self, now: Cycle) {
+        self.c.finish(now)
+    }
+
+    fn record_commands(&mut self, on: bool) {
+        self.c.record_commands(on)
+    }
+
+    #[inline(always)]
+    fn drain_log_into(&mut self, out: &mut Vec<CommandRecord>) {
+        self.c.drain_log_into(out)
+    }
+
+    fn stats(&self) -> &ChannelStats {
+        self.c.stats()
+    }
+
+    fn scheduler_name(&self) -> &'static str {
+        self.c.scheduler_name()
+    }
+
+    fn scheduler_counters(&self) -> BTreeMap<u32, BTreeMap<&'static str, u64>> {
+        self.c.scheduler_counters()
     }
 }
 
 /// `tick` and `enqueue` compiled for x86-64-v3 (`vector_isa.rs`): their bodies are
 /// `#[inline(always)]`, so each entry compiles all of it for that level. x86-64-v2 runs the
-/// baseline here (its gain is smaller and every level compiled costs build time). The fused
-/// closed loop (`fused_loop.rs`) inlines the same bodies into its own per-level entries.
+/// baseline here (its gain is smaller and every level compiled costs build time). The closed
+/// loop on lane controllers (`dram_sim/routing.rs`) inlines the same bodies into its own per-level entries.
 #[cfg(target_arch = "x86_64")]
 mod isa_entries {
     use super::*;
@@ -1048,8 +1169,8 @@ mod isa_entries {
 
     v3_features!(with_features! {
         #[inline(never)]
-        pub(super) unsafe fn tick_v3<S: Shape>(c: &mut LaneController, now: Cycle, done: &mut Vec<Completion>) {
-            c.tick_inlined::<S>(now, |d| done.push(d))
+        pub(super) unsafe fn tick_v3<S: Shape>(c: &mut LaneController, now: Cycle, completed: impl FnMut(Completion)) {
+            c.tick_inlined::<S>(now, completed)
         }
 
         #[inline(never)]

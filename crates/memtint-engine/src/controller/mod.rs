@@ -4,7 +4,8 @@
 //! `Scheduler` (which ready command issues), `RowPolicy` (when rows close), `RefreshManager`
 //! (when ranks refresh). Two implementations: `ChannelController` (every scheduler, the
 //! reference) and `LaneController` (the age-ordered schedulers, faster), chosen by
-//! `controller.implementation` (`implementation.rs`); they issue the same commands.
+//! `controller.implementation` (`implementation.rs`); they issue the same commands, and the
+//! drivers use either through the `Controller` trait (`interface.rs`).
 
 pub mod bank_queue;
 pub mod bank_state;
@@ -14,6 +15,7 @@ pub mod channel_controller;
 pub mod channel_timing;
 pub mod config;
 pub mod implementation;
+pub mod interface;
 pub mod lane_controller;
 pub mod lane_timing;
 pub mod lanes;
@@ -29,6 +31,8 @@ pub use bank_state::BankState;
 pub use channel_controller::ChannelController;
 pub use channel_timing::ChannelTiming;
 pub use config::{ControllerConfig, WriteHandling, WriteSettings};
-pub use implementation::{ControllerRef, Implementation};
-pub use lane_controller::LaneController;
+pub use implementation::Implementation;
+pub use interface::Controller;
+pub(crate) use lane_controller::Shaped;
+pub use lane_controller::{LaneController, LaneSettings};
 pub use request::{Completion, Origin, Request, RowOutcome};

@@ -1,6 +1,6 @@
 //! The lane controller's organisation as a type: how many 8-lane
 //! blocks its lane operations run over, whether the channel has more than one rank, and how
-//! many lanes each bank has. The one-channel closed loop (`fused_loop.rs`) picks its shape
+//! many lanes each bank has. The closed loop (`dram_sim/routing.rs`) picks its shape
 //! once per run (`with_shape!`), so the controller's hot code has the three as constants: no
 //! block-count dispatch per lane operation, no rank-scope or slot test per command. Common
 //! organisations get a `Fixed` shape; every other one runs `Dynamic`, which reads the same

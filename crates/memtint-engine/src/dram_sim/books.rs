@@ -1,10 +1,10 @@
 //! What a DRAM run keeps besides the controllers' counters, shared by the DRAM-trace drivers
-//! (`general_loop` here, the fused `fused_loop`) and the multicore driver: the run totals,
+//! (`routing.rs`) and the multicore driver: the run totals,
 //! completions, the independent timing checker and the kept commands, and the driver options.
 
 use crate::checker::TimingChecker;
 use crate::config::MemoryConfig;
-use crate::controller::{Completion, Origin};
+use crate::controller::Origin;
 use crate::error::{Error, Result};
 use crate::vector_isa::VectorIsa;
 use crate::Cycle;
@@ -21,7 +21,8 @@ pub struct DramSimOptions {
     /// Requests are attributed round-robin to this many sources (request i to source i mod n),
     /// so application-aware schedulers see several applications; 1: all from source 0.
     pub sources: u32,
-    /// The vector instruction set of the fused closed loop (`vector_isa.rs`); `None`: the best
+    /// The vector instruction set of the lane controllers and the closed loop on them
+    /// (`vector_isa.rs`); `None`: the best
     /// this CPU runs. Results are the same at every level.
     pub isa: Option<VectorIsa>,
 }
@@ -47,8 +48,8 @@ pub struct RunTotals {
     pub violation_examples: Vec<String>,
     pub wall_seconds: f64,
     pub timestamped: bool,
-    /// The instruction-set level the run's hot code ran at (`simulate`: the fused loop's, else
-    /// the lane controllers'; the baseline for recording fused runs and general controllers).
+    /// The instruction-set level the run's hot code ran at (`simulate`: the closed loop's, else
+    /// the lane controllers'; the baseline for recording closed-loop runs and general controllers).
     pub vector_isa: VectorIsa,
     /// The issued commands, when `keep_commands` was set.
     pub commands: Vec<crate::dram::CommandRecord>,
@@ -60,7 +61,7 @@ pub fn timing_checker(cfg: &MemoryConfig) -> TimingChecker {
     TimingChecker::new(cfg.device.standard, &cfg.org, &cfg.timing).with_expect_refresh(cfg.controller.refresh != "none")
 }
 
-/// What both driver loops keep besides the memory system: the run totals, the checker, and
+/// What the routing loop keeps besides the memory system: the run totals, the checker, and
 /// (with `check`) which requests completed.
 pub(crate) struct Books {
     pub checker: Option<TimingChecker>,
@@ -71,19 +72,7 @@ pub(crate) struct Books {
 }
 
 impl Books {
-    /// Count the completions of a step and, with `check`, prove each request completes once.
-    #[inline(always)]
-    pub fn completions(&mut self, done: &[Completion], now: Cycle) -> Result<()> {
-        self.totals.requests += done.len() as u64;
-        if self.opts.check {
-            for c in done {
-                self.check_completed_once(c.id, now)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// `completions` for one request, without a list (the one-channel closed loop).
+    /// Count a completion and, with `check`, prove each request completes once.
     #[inline(always)]
     pub fn completion(&mut self, id: u64, now: Cycle) -> Result<()> {
         self.totals.requests += 1;

@@ -5,19 +5,18 @@
 //! independent `TimingChecker`.
 
 mod books;
-pub(crate) mod fused_loop;
 pub mod report;
+mod routing;
 
+pub(crate) use books::Books;
 pub use books::{timing_checker, DramSimOptions, RunTotals, VIOLATION_EXAMPLES};
-pub(crate) use books::{Books, FrontEnd};
 
 use crate::config::{MachineConfig, MachineSource, MemoryConfig};
-use crate::controller::{Completion, Implementation};
+use crate::controller::LaneSettings;
 use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
 use crate::trace::{DramTraceFormat, DramTraceReader, GeneratorSpec, RequestGenerator, TraceSource};
 use crate::vector_isa::VectorIsa;
-use crate::{Cycle, NEVER};
 use report as dram_report;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -124,9 +123,9 @@ pub fn simulate(
     }
     let isa = opts.isa.map_or(Ok(VectorIsa::best()), VectorIsa::checked)?;
     let started = std::time::Instant::now();
-    let mut mem = MemorySystem::new(cfg)?;
-    mem.set_vector_isa(isa);
-    mem.record_commands(opts.check || opts.keep_commands);
+    let mut mem = MemorySystem::with_lane_settings(cfg, LaneSettings { isa, ..LaneSettings::default() })?;
+    let record = opts.check || opts.keep_commands;
+    mem.record_commands(record);
     let mut books = Books {
         checker: opts.check.then(|| timing_checker(cfg)),
         totals: RunTotals { timestamped, ..RunTotals::default() },
@@ -134,13 +133,8 @@ pub fn simulate(
         completed: Vec::new(),
         opts,
     };
-    // Closed loop on lane controllers: the fused driver (`fused_loop.rs`), same results.
-    let fused = !timestamped && !opts.cycle_by_cycle && mem.implementation() == Implementation::Lanes;
-    // The level the run's hot code ran at: the fused loop's entry, else the controllers'.
-    let record = opts.check || opts.keep_commands;
-    books.totals.vector_isa = if fused { fused_loop::level(isa, record) } else { mem.vector_isa() };
-    let (now, entered) =
-        if fused { fused_loop::run(&mut mem, source, &mut books, isa)? } else { general_loop(&mut mem, source, timestamped, &mut books)? };
+    books.totals.vector_isa = routing::vector_isa(&mem, timestamped, opts.cycle_by_cycle, record);
+    let (now, entered) = routing::run(&mut mem, source, &mut books, timestamped)?;
     mem.finish(now);
     let Books { checker, mut totals, completed, .. } = books;
     totals.dram_cycles = now;
@@ -154,70 +148,6 @@ pub fn simulate(
     }
     totals.wall_seconds = started.elapsed().as_secs_f64();
     Ok((mem, totals))
-}
-
-/// The driver loop for every implementation and mode: tick the memory system, let requests in,
-/// jump to the next event. Returns the final cycle and the number of requests that entered.
-fn general_loop(mem: &mut MemorySystem, source: &mut dyn TraceSource, timestamped: bool, books: &mut Books) -> Result<(Cycle, u64)> {
-    let opts = books.opts;
-    let mut done: Vec<Completion> = Vec::new();
-    let mut pending = None;
-    let mut front = FrontEnd::new(opts.sources);
-    let mut exhausted = false;
-    let mut in_flight = 0usize;
-    let mut now: Cycle = 0;
-    loop {
-        mem.tick(now, &mut done, opts.cycle_by_cycle);
-        in_flight -= done.len();
-        books.completions(&done, now)?;
-        done.clear();
-        if opts.check || opts.keep_commands {
-            mem.drain_commands(&mut books.commands);
-            books.commands_issued();
-        }
-        // Inject what may enter now, in order.
-        loop {
-            if pending.is_none() && !exhausted {
-                pending = source.next_request()?;
-                exhausted = pending.is_none();
-            }
-            let Some(req) = pending else { break };
-            let may_enter = if timestamped { req.arrival.unwrap_or(0) <= now } else { in_flight < opts.outstanding };
-            if !may_enter {
-                break;
-            }
-            if !mem.try_enqueue(now, front.next_id, req.addr, req.is_write, front.origin()) {
-                front.refused(now);
-                break;
-            }
-            front.entered(now, &mut books.totals);
-            in_flight += 1;
-            pending = None;
-        }
-        if exhausted && in_flight == 0 {
-            break;
-        }
-        let next = if opts.cycle_by_cycle {
-            now + 1
-        } else {
-            // A completion matters in its own cycle only when it lets a request in (closed loop
-            // at its limit) or may end the run; otherwise a later tick retires it, in order,
-            // and nothing it affects has changed.
-            let completion_matters = exhausted || (!timestamped && in_flight >= opts.outstanding);
-            let mut n = if completion_matters { mem.next_event() } else { mem.next_work() };
-            if let Some(req) = pending {
-                if timestamped {
-                    n = n.min(req.arrival.unwrap_or(0).max(now + 1));
-                }
-            }
-            n
-        };
-        if next == NEVER || next <= now {
-            return Err(Books::stalled(now, in_flight));
-        }
-        now = next;
-    }
-    Ok((now, front.next_id))
 }
 
 /// Run a spec end to end and return the statistics as JSON (the documented schema).

@@ -2,6 +2,7 @@
 
 use super::books::{DramSimOptions, RunTotals};
 use crate::config::MemoryConfig;
+use crate::controller::Controller;
 use crate::dram::Command;
 use crate::memory_system::MemorySystem;
 use crate::stats::LatencyHistogram;
@@ -173,7 +174,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
 
 /// The scheduler's per-source counters on one channel, as `[{"source": n, <counter>: v, ...}]`
 /// (empty for schedulers without per-source state).
-fn scheduler_sources(c: crate::controller::ControllerRef) -> Value {
+fn scheduler_sources(c: &dyn Controller) -> Value {
     c.scheduler_counters()
         .into_iter()
         .map(|(source, counters)| {

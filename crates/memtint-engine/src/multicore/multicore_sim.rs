@@ -16,7 +16,7 @@
 //! one-program-per-core run. Requests carry the thread id as `source`.
 
 use super::memory_hierarchy::{CoreMemoryStats, MemoryHierarchy};
-use crate::cache::LlcConfig;
+use crate::cache::{CacheLevelConfig, LlcConfig};
 use crate::checker::TimingChecker;
 use crate::config::MemoryConfig;
 use crate::controller::Completion;
@@ -28,6 +28,7 @@ use crate::memory_system::MemorySystem;
 use crate::os::{bind_threads, Cfs, CpuState, OsConfig, OsModel, ProcessPlacement, SchedThread, ThreadSchedStats};
 use crate::workload::CpuTraceSource;
 use crate::{Cycle, NEVER};
+use std::ops::Range;
 
 /// One thread's results, frozen when it reached its instruction target (one thread per core
 /// without time-sharing, so "core" results are thread results).
@@ -244,6 +245,33 @@ fn simulate(
     check: bool,
 ) -> Result<MulticoreResult> {
     let started = std::time::Instant::now();
+    let plan = validate(cfg, os_cfg, &threads, instructions)?;
+    let mut sim = build(cfg, os_cfg, &mut threads, instructions, warmup, check, &plan)?;
+    let end = run(&mut sim, &mut threads, &plan)?;
+    Ok(collect(sim, &threads, plan, end, started))
+}
+
+/// What `validate` derives from a run's inputs, checked; `build` makes the run from it.
+struct Plan {
+    /// Threads, cores, processes.
+    threads: u32,
+    cores: u32,
+    processes: u32,
+    /// Each thread's process, priority and cores, for the scheduler.
+    sched_threads: Vec<SchedThread>,
+    binding: String,
+    balance: bool,
+    /// Each thread's first core.
+    bound: Vec<u32>,
+    llc: Option<CacheLevelConfig>,
+    /// The address bits that index LLC sets (empty without an LLC), for page colours.
+    llc_bits: Range<u32>,
+    line_bytes: u64,
+    clock: ClockRatio,
+}
+
+/// Check the machine, the threads and the target, and derive the run's plan.
+fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instructions: u64) -> Result<Plan> {
     let machine = &cfg.machine;
     machine.cpu.validate()?;
     machine.cache.validate()?;
@@ -291,12 +319,12 @@ fn simulate(
     let binding = os_cfg.sched.binding_for(&os_cfg.policy).to_string();
     let balance = os_cfg.sched.load_balance_for(&os_cfg.policy);
     let bound = bind_threads(&sched_threads, ncores, &binding, os_cfg)?;
-    let llc_cfg = match &machine.cache.llc {
+    let llc = match &machine.cache.llc {
         LlcConfig::Cache(c) => Some(*c),
         LlcConfig::None => None,
     };
     let line_bytes = cfg.org.burst_bytes();
-    if let Some(c) = &llc_cfg {
+    if let Some(c) = &llc {
         if c.line_bytes as u64 != line_bytes {
             return Err(Error::config(
                 "cache.llc.line_bytes",
@@ -305,8 +333,8 @@ fn simulate(
         }
     }
     // Without an LLC, colours cannot follow LLC sets: an empty set range.
-    let llc_bits = llc_cfg.map(|c| c.geometry().set_index_bits()).unwrap_or(0..0);
-    if let Some(c) = &llc_cfg {
+    let llc_bits = llc.map(|c| c.geometry().set_index_bits()).unwrap_or(0..0);
+    if let Some(c) = &llc {
         let capacity = cfg.mapping.capacity_bits();
         if llc_bits.end > capacity {
             return Err(Error::config(
@@ -323,10 +351,6 @@ fn simulate(
             ));
         }
     }
-    let mut os = OsModel::with_cores(os_cfg, &cfg.mapping, llc_bits, processes, ncores)?;
-    if os_cfg.populate {
-        populate(&mut os, &threads, &bound, os_cfg.page_bytes)?;
-    }
     let clock = ClockRatio::from_ghz(machine.cpu.frequency_ghz, 1.0 / cfg.timing.tCK_ns)?;
     if let Some(l2) = &machine.cache.l2 {
         if l2.line_bytes as u64 != line_bytes {
@@ -336,24 +360,69 @@ fn simulate(
             ));
         }
     }
-    let mut hier = MemoryHierarchy::new(os, machine.cache.l2.as_ref(), llc_cfg.as_ref(), ncores.max(n), clock, line_bytes)?;
+    Ok(Plan { threads: n, cores: ncores, processes, sched_threads, binding, balance, bound, llc, llc_bits, line_bytes, clock })
+}
+
+/// A run's parts: the OS model and caches, the memory system, the cores and their scheduler.
+struct Sim {
+    hier: MemoryHierarchy,
+    mem: MemorySystem,
+    checker: Option<TimingChecker>,
+    /// The checker's buffer of commands.
+    commands: Vec<CommandRecord>,
+    cores: Vec<OooCore>,
+    sched: Cfs,
+    /// Per thread: its memory statistics and the core cycle when it reached its target.
+    frozen: Vec<Option<(CoreMemoryStats, Cycle)>>,
+}
+
+/// Build the run's parts from its plan, and warm the caches up (`warm_up`).
+fn build(
+    cfg: &MemoryConfig,
+    os_cfg: &OsConfig,
+    threads: &mut [ThreadDef],
+    instructions: u64,
+    warmup: u64,
+    check: bool,
+    plan: &Plan,
+) -> Result<Sim> {
+    let machine = &cfg.machine;
+    let mut os = OsModel::with_cores(os_cfg, &cfg.mapping, plan.llc_bits.clone(), plan.processes, plan.cores)?;
+    if os_cfg.populate {
+        populate(&mut os, threads, &plan.bound, os_cfg.page_bytes)?;
+    }
+    let mut hier =
+        MemoryHierarchy::new(os, machine.cache.l2.as_ref(), plan.llc.as_ref(), plan.cores.max(plan.threads), plan.clock, plan.line_bytes)?;
     hier.set_prefetcher(&machine.cache.prefetcher)?;
-    hier.set_threads(threads.iter().map(|t| t.process).collect(), bound.clone())?;
+    hier.set_threads(threads.iter().map(|t| t.process).collect(), plan.bound.clone())?;
     if warmup > 0 {
-        warm_up(&mut hier, &mut threads, warmup)?;
+        warm_up(&mut hier, threads, warmup)?;
     }
     let mut mem = MemorySystem::new(cfg)?;
     mem.record_commands(check);
-    let mut checker = check.then(|| crate::dram_sim::timing_checker(cfg));
-    let mut commands = Vec::new();
+    let checker = check.then(|| crate::dram_sim::timing_checker(cfg));
     let core_cfg = machine.cpu.core_config();
-    let mut cores = (0..n).map(|i| OooCore::new(i, &core_cfg, instructions)).collect::<Result<Vec<_>>>()?;
-    let mut sched = Cfs::new(&os_cfg.sched, balance, sched_threads, ncores, &bound)?;
+    let cores = (0..plan.threads).map(|i| OooCore::new(i, &core_cfg, instructions)).collect::<Result<Vec<_>>>()?;
+    let mut sched = Cfs::new(&os_cfg.sched, plan.balance, plan.sched_threads.clone(), plan.cores, &plan.bound)?;
     sched.start();
-    let mut frozen: Vec<Option<(CoreMemoryStats, Cycle)>> = vec![None; n as usize];
-    // Threads still short of their target; counted rather than rescanning `frozen` every event.
-    let mut running = n as usize;
+    let frozen = vec![None; plan.threads as usize];
+    Ok(Sim { hier, mem, checker, commands: Vec::new(), cores, sched, frozen })
+}
 
+/// Where a run ended: the last DRAM and core cycles, and the DRAM requests completed.
+struct RunEnd {
+    now_dram: Cycle,
+    now_core: Cycle,
+    requests: u64,
+}
+
+/// The event loop: until every thread has reached its target, step the memory system or the
+/// cores, whichever event comes first.
+fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> {
+    let Sim { hier, mem, checker, commands, cores, sched, frozen } = sim;
+    let (ncores, clock) = (plan.cores, plan.clock);
+    // Threads still short of their target; counted rather than rescanning `frozen` every event.
+    let mut running = plan.threads as usize;
     let mut done: Vec<Completion> = Vec::new();
     let mut woken = Vec::new();
     let mut now_dram: Cycle = 0;
@@ -367,7 +436,7 @@ fn simulate(
     // Likewise only the core step changes the scheduler: which threads are on cores and its
     // next event are kept from there (the cores' own next events change in both steps).
     let mut sched_view = SchedView::default();
-    sched_view.update(&sched, ncores);
+    sched_view.update(sched, ncores);
     // The cores' earliest event changes only when a core steps or is woken by a completion;
     // most memory-system steps wake nobody, so it is kept until then instead of re-read from
     // every core's state (host cache misses) on each iteration.
@@ -395,7 +464,7 @@ fn simulate(
             dram_ticked = true;
             mem.tick(d, &mut done, false);
             if let Some(checker) = checker.as_mut() {
-                observe_commands(&mut mem, checker, &mut commands);
+                observe_commands(mem, checker, commands);
             }
             // Iterated and cleared rather than drained: `Drain` costs more than the loop body.
             for c in &done {
@@ -433,7 +502,7 @@ fn simulate(
                 for &t in &sched_view.on_core {
                     let i = t as usize;
                     if cores[i].next_event() <= now_core
-                        && tick_thread(t, &mut cores[i], threads[i].trace.as_mut(), &mut hier, &mut frozen[i], clock, now_core)?
+                        && tick_thread(t, &mut cores[i], threads[i].trace.as_mut(), hier, &mut frozen[i], clock, now_core)?
                     {
                         running -= 1;
                     }
@@ -444,7 +513,7 @@ fn simulate(
                 if let Some(t) = sched.on_core(c) {
                     let i = t as usize;
                     if cores[i].next_event() <= now_core
-                        && tick_thread(t, &mut cores[i], threads[i].trace.as_mut(), &mut hier, &mut frozen[i], clock, now_core)?
+                        && tick_thread(t, &mut cores[i], threads[i].trace.as_mut(), hier, &mut frozen[i], clock, now_core)?
                     {
                         running -= 1;
                     }
@@ -477,7 +546,7 @@ fn simulate(
             if sched.next_balance() <= now_core {
                 sched.balance(now_core);
             }
-            sched_view.update(&sched, ncores);
+            sched_view.update(sched, ncores);
         } else {
             return Err(Error::config(
                 "engine",
@@ -487,10 +556,16 @@ fn simulate(
     }
     mem.finish(now_dram);
     if let Some(checker) = checker.as_mut() {
-        observe_commands(&mut mem, checker, &mut commands);
+        observe_commands(mem, checker, commands);
     }
+    Ok(RunEnd { now_dram, now_core, requests })
+}
+
+/// The run's results: each thread's frozen statistics, the totals, the OS model's reports.
+fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: std::time::Instant) -> MulticoreResult {
+    let Sim { hier, mem, checker, cores, sched, mut frozen, .. } = sim;
     let sched_stats = sched.stats();
-    let mut results = Vec::with_capacity(n as usize);
+    let mut results = Vec::with_capacity(plan.threads as usize);
     for (i, core) in cores.iter().enumerate() {
         let (memory, finished_at) = frozen[i].take().expect("frozen at target");
         results.push(CoreResult {
@@ -505,28 +580,28 @@ fn simulate(
         });
     }
     let totals = RunTotals {
-        requests,
-        dram_cycles: now_dram,
+        requests: end.requests,
+        dram_cycles: end.now_dram,
         wall_seconds: started.elapsed().as_secs_f64(),
         commands_checked: checker.as_ref().map_or(0, |c| c.commands_checked()),
         violations: checker.as_ref().map_or(0, |c| c.violation_count()),
         violation_examples: checker.as_ref().map_or_else(Vec::new, |c| c.violation_examples(crate::dram_sim::VIOLATION_EXAMPLES)),
         ..RunTotals::default()
     };
-    Ok(MulticoreResult {
+    MulticoreResult {
         cores: results,
         llc: hier.llc().map(|l| l.stats().clone()),
         colour_report: hier.os().colour_report().ok(),
         spilled_pages: hier.os().spilled_pages(),
         memory: mem,
         totals,
-        core_cycles: now_core,
-        processes,
+        core_cycles: end.now_core,
+        processes: plan.processes,
         context_switches: sched.switches,
         same_process_switches: sched.same_process_switches,
-        load_balance: balance,
-        binding,
-    })
+        load_balance: plan.balance,
+        binding: plan.binding,
+    }
 }
 
 #[cfg(test)]

@@ -299,13 +299,15 @@ mod tests {
 
     #[test]
     fn old_flat_keys_still_work_with_a_deprecation_warning() {
-        let flat = build_with(serde_json::json!({ "scheduler": "tcm", "tcm_quantum": 5000, "intensity_alpha": 0.5 })).unwrap();
-        let table = build_with(serde_json::json!({ "scheduler": "tcm", "tcm": { "quantum": 5000 } })).unwrap();
-        assert_eq!(format!("{:?}", flat.scheduler_counters()), format!("{:?}", table.scheduler_counters()));
-        let m = MachineConfig::load("ddr4-2400").unwrap();
+        build_with(serde_json::json!({ "scheduler": "tcm", "tcm_quantum": 5000, "intensity_alpha": 0.5 })).unwrap();
         let cfg: ControllerConfig =
             serde_json::from_value(serde_json::json!({ "scheduler": "tcm", "tcm_quantum": 5000, "intensity_alpha": 0.5 })).unwrap();
+        let table: ControllerConfig =
+            serde_json::from_value(serde_json::json!({ "scheduler": "tcm", "tcm": { "quantum": 5000 } })).unwrap();
         assert_eq!(cfg.params_in_use().unwrap()["tcm"]["quantum"], 5000);
+        assert_eq!(cfg.params_in_use().unwrap(), table.params_in_use().unwrap());
+        let imps = ControllerConfig { scheduler: "imps".into(), ..cfg.clone() };
+        assert_eq!(imps.params_in_use().unwrap()["imps"]["alpha"], 0.5, "intensity_alpha reaches IMPS");
         let w = cfg.warnings().unwrap();
         assert!(
             w.contains(&"controller.tcm_quantum is deprecated and will be removed: write it as [controller.tcm] quantum".to_string()),
@@ -315,7 +317,6 @@ mod tests {
             w.iter().any(|w| w.contains("controller.intensity_alpha") && w.contains("[controller.imps] alpha and [controller.ccps] alpha")),
             "{w:?}"
         );
-        drop(m);
     }
 
     #[test]
