@@ -38,6 +38,9 @@ impl Params for NoParams {}
 /// (old flat key of the section, parameter of the component's table).
 pub type Renamed = &'static [(&'static str, &'static str)];
 
+/// Every parameter's value, and the values' warnings.
+type Resolved = (Map<String, Value>, Vec<String>);
+
 /// What a component declares of its parameters, type-erased for the registries.
 #[derive(Clone, Copy)]
 pub struct ParamSchema {
@@ -45,7 +48,7 @@ pub struct ParamSchema {
     pub defaults: fn() -> Map<String, Value>,
     /// Parses and checks a table; returns every parameter's value and the values' warnings.
     /// `path` names the table in messages.
-    resolve: fn(&Map<String, Value>, &str) -> Result<(Map<String, Value>, Vec<String>)>,
+    resolve: fn(&Map<String, Value>, &str) -> Result<Resolved>,
     pub renamed: Renamed,
 }
 
@@ -68,7 +71,7 @@ fn defaults_of<P: Params>() -> Map<String, Value> {
     }
 }
 
-fn resolve_of<P: Params>(table: &Map<String, Value>, path: &str) -> Result<(Map<String, Value>, Vec<String>)> {
+fn resolve_of<P: Params>(table: &Map<String, Value>, path: &str) -> Result<Resolved> {
     let p: P = parse(table, path)?;
     let values = match serde_json::to_value(&p) {
         Ok(Value::Object(m)) => m,

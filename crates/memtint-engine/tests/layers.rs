@@ -65,7 +65,7 @@ fn imports(text: &str) -> BTreeSet<String> {
             if !name.is_empty() {
                 out.insert(name);
             }
-            rest = &tail[..];
+            rest = tail;
         }
     }
     out

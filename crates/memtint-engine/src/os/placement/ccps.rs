@@ -205,6 +205,14 @@ impl PlacementPolicy for CcpsRegions {
     }
 }
 
+/// Registered in `placement::POLICIES`.
+pub const INFO: PolicyInfo = PolicyInfo::new("ccps", "per-core channel-aware bank regions (CCPS)", |cfg, bits, _, machine| {
+    Ok(Box::new(CcpsRegions::new(cfg, bits, machine)?))
+})
+.binds_threads("ccps")
+.needs("a mapping with channel bits above the page offset (e.g. machine ccps-4c-64b)")
+.params(ParamSchema::of::<CcpsParams>(&[]));
+
 #[cfg(test)]
 mod tests {
     use crate::dram::Organisation;
@@ -274,11 +282,3 @@ mod tests {
         assert!(e.contains("core 0's region is full"), "{e}");
     }
 }
-
-/// Registered in `placement::POLICIES`.
-pub const INFO: PolicyInfo = PolicyInfo::new("ccps", "per-core channel-aware bank regions (CCPS)", |cfg, bits, _, machine| {
-    Ok(Box::new(CcpsRegions::new(cfg, bits, machine)?))
-})
-.binds_threads("ccps")
-.needs("a mapping with channel bits above the page offset (e.g. machine ccps-4c-64b)")
-.params(ParamSchema::of::<CcpsParams>(&[]));

@@ -274,20 +274,6 @@ impl PlacementPolicy for Mcp {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn channels_split_in_proportion_to_group_sizes() {
-        assert_eq!(split_channels([2, 1, 1], 4), [vec![0, 1], vec![2], vec![3]]);
-        assert_eq!(split_channels([2, 2, 0], 4), [vec![0, 1], vec![2, 3], vec![]]);
-        assert_eq!(split_channels([0, 0, 3], 4), [vec![], vec![], vec![0, 1, 2, 3]]);
-        // More groups than channels: high groups get channels, low shares the high-locality one.
-        assert_eq!(split_channels([1, 1, 1], 2), [vec![1], vec![0], vec![1]]);
-    }
-}
-
 /// Registered in `placement::POLICIES`.
 pub const MCP: PolicyInfo =
     PolicyInfo::new("mcp", "preferred channels by intensity and row-buffer locality (MCP)", |cfg, bits, processes, machine| {
@@ -306,3 +292,17 @@ pub const IMPS: PolicyInfo =
     .needs_profiles()
     .needs("a mapping with channel bits above the page offset")
     .machine_variant(super::PAGE_CHANNEL);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channels_split_in_proportion_to_group_sizes() {
+        assert_eq!(split_channels([2, 1, 1], 4), [vec![0, 1], vec![2], vec![3]]);
+        assert_eq!(split_channels([2, 2, 0], 4), [vec![0, 1], vec![2, 3], vec![]]);
+        assert_eq!(split_channels([0, 0, 3], 4), [vec![], vec![], vec![0, 1, 2, 3]]);
+        // More groups than channels: high groups get channels, low shares the high-locality one.
+        assert_eq!(split_channels([1, 1, 1], 2), [vec![1], vec![0], vec![1]]);
+    }
+}
