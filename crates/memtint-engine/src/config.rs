@@ -138,7 +138,7 @@ impl CpuConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DramConfig {
-    /// Device preset name (`configs/devices`), e.g. "ddr4-2400".
+    /// Device preset name (`configs/devices`), e.g. "ddr4-2400", or a device TOML path.
     pub device: String,
     pub density_gbit: u32,
     #[serde(default = "default_device_width")]

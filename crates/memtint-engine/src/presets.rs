@@ -56,8 +56,18 @@ fn find<'a>(table: &'a [(&'a str, &'a str)], kind: &'static str, name: &str) -> 
     table.iter().find(|(n, _)| *n == name).map(|(_, text)| *text).ok_or_else(|| Error::unknown(kind, name, table.iter().map(|(n, _)| *n)))
 }
 
+/// A device preset by name, or a device TOML file by path (a device of the user's own, such as
+/// a slow memory tier's).
 pub fn device(name: &str) -> Result<DeviceSpec> {
-    DeviceSpec::from_toml(find(DEVICES, "device", name)?, &format!("configs/devices/{name}.toml"))
+    if let Ok(text) = find(DEVICES, "device", name) {
+        return DeviceSpec::from_toml(text, &format!("configs/devices/{name}.toml"));
+    }
+    let path = std::path::Path::new(name);
+    if name.ends_with(".toml") || path.exists() {
+        let text = std::fs::read_to_string(path).map_err(|e| crate::error::Error::io(path, e))?;
+        return DeviceSpec::from_toml(&text, name);
+    }
+    find(DEVICES, "device", name).and_then(|text| DeviceSpec::from_toml(text, name))
 }
 
 pub fn machine_text(name: &str) -> Result<&'static str> {

@@ -193,3 +193,65 @@ fn a_registered_placement_policy_runs_by_name() {
     let err = SCHEDULERS.register(&YOUNGEST_FIRST).unwrap_err().to_string();
     assert!(err.contains("registered already"), "{err}");
 }
+
+// ---- a tier device: a slow, DDR4-shaped memory (an NVM-like tier), as a device file of the
+// user's own. Slow reads (tRCD 60 ns) and slower writes (tWR 150 ns); no refresh. ----
+
+const SLOW_TIER: &str = r#"
+name = "slow-tier"
+standard = "DDR4"
+speed_bin = "example slow tier on a DDR4-2400 interface"
+data_rate_mts = 2400
+
+[timing]
+tCK_ns = 0.8333333
+CL = 16
+CWL = 12
+tRCD = 72
+tRP = 16
+tRAS = 90
+tRC = 106
+tBL = 4
+tCCD_S = 4
+tCCD_L = 6
+tRRD_S = 4
+tRRD_L = 6
+tFAW = 26
+tWTR_S = 3
+tWTR_L = 9
+tRTP = 9
+tWR = 180
+tRTRS = 2
+tREFI = 9360
+
+[[organisation]]
+density_gbit = 8
+device_width = 8
+bank_groups = 4
+banks_per_group = 4
+rows = 65536
+columns = 1024
+tRFC_ns = 350
+"#;
+
+#[test]
+fn a_tier_device_file_runs_with_every_command_checked() {
+    let dir = std::env::temp_dir().join(format!("memtint-tier-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("slow-tier.toml");
+    std::fs::write(&path, SLOW_TIER).unwrap();
+    let w = generated(GeneratorKind::Random, 20_000, 5);
+    let mean_latency = |overrides: serde_json::Value| {
+        let cfg = machine("ddr4-2400", overrides);
+        let (mem, totals) = run(&cfg, &w, DramSimOptions::new(16));
+        assert_eq!(totals.requests, 20_000);
+        (mem.channels()[0].stats().read_latency.mean(), cfg.timing.tRCD)
+    };
+    let (slow, t_rcd) = mean_latency(json!({"dram": {"device": path.to_str().unwrap()}, "controller": {"refresh": "none"}}));
+    let (fast, _) = mean_latency(json!({"controller": {"refresh": "none"}}));
+    assert_eq!(t_rcd, 72, "the device file's timing is the one run");
+    assert!(slow > 1.5 * fast, "slow tier {slow:.1} cycles vs DDR4-2400 {fast:.1}");
+    let missing = machine_error("ddr4-2400", json!({"dram": {"device": dir.join("nope.toml").to_str().unwrap()}}));
+    assert!(missing.contains("nope.toml"), "{missing}");
+    std::fs::remove_dir_all(&dir).ok();
+}
