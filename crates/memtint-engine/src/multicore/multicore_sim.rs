@@ -316,8 +316,9 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
         sched_threads.push(SchedThread { process: t.process, nice: t.nice, affinity });
     }
     os_cfg.sched.validate()?;
-    let binding = os_cfg.sched.binding_for(&os_cfg.policy).to_string();
-    let balance = os_cfg.sched.load_balance_for(&os_cfg.policy);
+    let policy_binding = crate::os::placement::info(&os_cfg.policy)?.binds_threads;
+    let binding = os_cfg.sched.binding_for(policy_binding).to_string();
+    let balance = os_cfg.sched.load_balance_for(policy_binding);
     let bound = bind_threads(&sched_threads, ncores, &binding, os_cfg)?;
     let llc = match &machine.cache.llc {
         LlcConfig::Cache(c) => Some(*c),

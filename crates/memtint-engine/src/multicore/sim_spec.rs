@@ -310,7 +310,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         warnings = o.remove("warnings").unwrap_or(warnings);
     }
     if let Value::Array(w) = &mut warnings {
-        w.extend(os.warnings().unwrap_or_default().into_iter().map(Value::String));
+        w.extend(crate::os::placement::warnings(os).unwrap_or_default().into_iter().map(Value::String));
     }
     let names: Vec<String> = match &spec.processes {
         Some(ps) => ps.iter().enumerate().map(|(i, p)| p.name.clone().unwrap_or_else(|| format!("process{i}"))).collect(),
@@ -367,7 +367,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             "os": os,
             "params": {
                 "controller": cfg.controller.params_in_use().unwrap_or_default(),
-                "os": os.params_in_use().unwrap_or_default(),
+                "os": crate::os::placement::params_in_use(os).unwrap_or_default(),
             },
             "cpu": cfg.machine.cpu,
             "cache": cfg.machine.cache,

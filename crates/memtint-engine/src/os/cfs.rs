@@ -81,19 +81,16 @@ impl SchedConfig {
         Ok(())
     }
 
-    pub fn load_balance_for(&self, policy: &str) -> bool {
-        self.load_balance.unwrap_or_else(|| binds_threads(policy).is_none())
+    /// Load balancing under a placement policy that binds threads by `policy_binding`
+    /// (`PolicyInfo::binds_threads`): off for such a policy unless set.
+    pub fn load_balance_for(&self, policy_binding: Option<&str>) -> bool {
+        self.load_balance.unwrap_or(policy_binding.is_none())
     }
 
-    pub fn binding_for(&self, policy: &str) -> &str {
-        self.binding.as_deref().unwrap_or_else(|| binds_threads(policy).unwrap_or("least-loaded"))
+    /// The binding rule: as set, else the placement policy's (`policy_binding`), else least-loaded.
+    pub fn binding_for<'a>(&'a self, policy_binding: Option<&'a str>) -> &'a str {
+        self.binding.as_deref().or(policy_binding).unwrap_or("least-loaded")
     }
-}
-
-/// The binding rule a placement policy brings (`None` for an unknown name: its error comes
-/// from the placement registry).
-fn binds_threads(policy: &str) -> Option<&'static str> {
-    super::placement::info(policy).ok().and_then(|p| p.binds_threads)
 }
 
 /// Linux `sched_prio_to_weight`: nice -20..19.

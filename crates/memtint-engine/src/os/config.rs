@@ -3,11 +3,11 @@
 
 use crate::error::{Error, Result};
 pub use crate::params::ParamTables;
-use crate::params::{field_names, Params, Renamed};
+use crate::params::{Params, Renamed};
 use serde::{Deserialize, Serialize};
 
 /// The `[os]` configuration.
-// Unknown keys are refused by `warnings` (serde cannot refuse them beside a flattened map).
+// Unknown keys are refused by `placement::warnings` (serde cannot refuse them beside a flattened map).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct OsConfig {
@@ -115,25 +115,6 @@ impl OsConfig {
     pub fn with_param(mut self, policy: &str, param: &str, value: impl Into<serde_json::Value>) -> Self {
         self.params.set(policy, param, value);
         self
-    }
-
-    /// The parameters of the policy in use, every value as the run uses it (`{name: table}`, or
-    /// empty for a policy without parameters).
-    pub fn params_in_use(&self) -> Result<serde_json::Map<String, serde_json::Value>> {
-        let mut out = serde_json::Map::new();
-        let p = super::placement::info(&self.policy)?;
-        if !p.params.is_empty() {
-            out.insert(p.name.to_string(), self.params.resolved("os", p.name, &p.params)?.into());
-        }
-        Ok(out)
-    }
-
-    /// Checks every policy table and flat key, and returns the warnings a run carries
-    /// (deprecated keys, and what the policy in use says of its values).
-    pub fn warnings(&self) -> Result<Vec<String>> {
-        let components: Vec<(&str, crate::params::ParamSchema)> =
-            super::placement::POLICIES.all().iter().map(|p| (p.name, p.params)).collect();
-        self.params.check("os", &components, &[self.policy.as_str()], &field_names::<OsConfig>())
     }
 }
 

@@ -83,11 +83,15 @@ impl OsModel {
         placement::ColourSplit::from_name(&cfg.colour_split)?;
         let identity = match cfg.translation.as_str() {
             "paged" => None,
-            "identity" if cfg.policy == "buddy" => Some((1u64 << mapping.capacity_bits()) - 1),
+            "identity" if cfg.policy == placement::BASELINE => Some((1u64 << mapping.capacity_bits()) - 1),
             "identity" => {
                 return Err(Error::config(
                     "os.translation",
-                    format!("identity translation places no pages, so policy '{}' cannot apply; use policy buddy", cfg.policy),
+                    format!(
+                        "identity translation places no pages, so policy '{}' cannot apply; use policy {}",
+                        cfg.policy,
+                        placement::BASELINE
+                    ),
                 ))
             }
             other => return Err(Error::config("os.translation", format!("unknown translation '{other}'; choose paged or identity"))),

@@ -25,8 +25,12 @@ use super::colour::{ColourBits, ColourSpace};
 use super::config::OsConfig;
 use crate::error::Result;
 use crate::mapping::AddressMapping;
-use crate::params::ParamSchema;
+use crate::params::{field_names, ParamSchema};
 use crate::registry::{Component, Registry};
+
+/// The uncoloured baseline policy (`buddy_order.rs`), the default and the one identity
+/// translation allows.
+pub const BASELINE: &str = buddy_order::INFO.name;
 
 /// The machine variant whose mapping selects the channel by a bit above the page offset, so
 /// the OS chooses a page's channel (BPM+'s BIOS setting on the i7-860).
@@ -161,6 +165,25 @@ pub fn info(name: &str) -> Result<&'static PolicyInfo> {
 
 pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32, machine: &MachineView) -> Result<Box<dyn PlacementPolicy>> {
     let info = info(&cfg.policy)?;
-    cfg.warnings()?;
+    warnings(cfg)?;
     (info.build)(cfg, bits, processes, machine)
+}
+
+/// Checks every policy table and flat key of `[os]` against the registered policies, and
+/// returns the warnings a run carries (deprecated keys, and what the policy in use says of its
+/// values).
+pub fn warnings(cfg: &OsConfig) -> Result<Vec<String>> {
+    let components: Vec<(&str, ParamSchema)> = POLICIES.all().iter().map(|p| (p.name, p.params)).collect();
+    cfg.params.check("os", &components, &[cfg.policy.as_str()], &field_names::<OsConfig>())
+}
+
+/// The parameters of the policy in use, every value as the run uses it (`{name: table}`, or
+/// empty for a policy without parameters).
+pub fn params_in_use(cfg: &OsConfig) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let mut out = serde_json::Map::new();
+    let p = info(&cfg.policy)?;
+    if !p.params.is_empty() {
+        out.insert(p.name.to_string(), cfg.params.resolved("os", p.name, &p.params)?.into());
+    }
+    Ok(out)
 }

@@ -127,7 +127,10 @@ fn generic_vertical_takes_i_j_k_from_the_configuration() {
     // The deprecated flat key still works, with a warning naming the new spelling.
     let old: OsConfig = toml::from_str("policy = \"vertical\"\nvertical = [1, 0, 2]").unwrap();
     assert_eq!(model(&old, "i7-860", 8).colour_report().unwrap().space, os.colour_report().unwrap().space);
-    assert_eq!(old.warnings().unwrap(), ["os.vertical is deprecated and will be removed: write it as [os.vertical] bits"]);
+    assert_eq!(
+        crate::os::placement::warnings(&old).unwrap(),
+        ["os.vertical is deprecated and will be removed: write it as [os.vertical] bits"]
+    );
 }
 
 #[test]
@@ -243,7 +246,7 @@ fn os_config_reads_from_toml_with_defaults_and_rejects_unknown_fields() {
     let c: OsConfig = toml::from_str("policy = \"b-vp\"\ngroups = [0, 0]\n[ccps]\ndelta = 3").unwrap();
     assert_eq!((c.policy.as_str(), c.page_bytes, c.strict, c.groups.clone()), ("b-vp", 4096, false, Some(vec![0, 0])));
     assert_eq!(crate::os::placement::ccps_params(&c).unwrap().delta, 3);
-    let refused = |text: &str| toml::from_str::<OsConfig>(text).unwrap().warnings().unwrap_err().to_string();
+    let refused = |text: &str| crate::os::placement::warnings(&toml::from_str::<OsConfig>(text).unwrap()).unwrap_err().to_string();
     assert!(refused("polcy = \"bpm\"").contains("os.polcy: unknown key; os keys: "));
     assert!(refused("[mcp]\nmpki = 3").contains("os.mcp: unknown field `mpki`"));
     assert!(refused("[ccps]\nbanks_per_core = 0").contains("os.ccps.banks_per_core: must be at least 1"));
