@@ -26,14 +26,6 @@ fn entry(cmd: Command) -> usize {
     }
 }
 
-/// Raise `n` consecutive entries from `first` (a rank's bank groups in the `shared` table).
-#[inline(always)]
-fn raise_groups(shared: &mut [Cycle], first: usize, n: usize, t: Cycle) {
-    for x in &mut shared[first..first + n] {
-        raise(x, t);
-    }
-}
-
 #[inline]
 fn raise(slot: &mut Cycle, t: Cycle) {
     if *slot < t {
@@ -41,67 +33,76 @@ fn raise(slot: &mut Cycle, t: Cycle) {
     }
 }
 
-/// Effects of one scope: (table entry, latency) or, for bank-group and rank scopes, (table
-/// entry, index in `shared` or `NO_SHARED`, latency). Fixed arrays: no command of a DDR
-/// standard has more than `MAX_EFFECTS` per scope (`Effects::of` checks).
-const MAX_EFFECTS: usize = 6;
-const NO_SHARED: usize = usize::MAX;
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Scoped {
-    items: [(usize, usize, u64); MAX_EFFECTS],
-    len: usize,
-}
-
-impl Scoped {
-    fn push(&mut self, kind: usize, shared: Option<usize>, latency: u64) {
-        assert!(self.len < MAX_EFFECTS, "more than {MAX_EFFECTS} timing effects of one command in one scope");
-        self.items[self.len] = (kind, shared.unwrap_or(NO_SHARED), latency);
-        self.len += 1;
-    }
-    #[inline(always)]
-    fn iter(&self) -> &[(usize, usize, u64)] {
-        &self.items[..self.len.min(MAX_EFFECTS)]
-    }
-}
-
-/// One command's compiled effects, split by scope so applying them is straight loops.
-#[derive(Clone, Copy, Debug, Default)]
-struct Effects {
-    bank: Scoped,
-    group: Scoped,
-    rank: Scoped,
-    sibling: Scoped,
+/// One command's compiled effects for one issuing bank group: index lists, so applying them
+/// is two flat loops with no per-effect branches (bank-group, rank and sibling-rank effects,
+/// and the `shared` entries they keep up to date, are resolved to indices in `flat` when the
+/// table is compiled).
+#[derive(Clone, Debug, Default)]
+struct Program {
+    /// (entry, latency) in the issuing bank's table.
+    bank: Vec<(usize, u64)>,
+    /// (index, latency) in `flat`.
+    flat: Vec<(usize, u64)>,
     /// The command bus's distance (0: none).
     bus: u64,
 }
 
-impl Effects {
-    fn of(table: &TimingTable, cmd: Command) -> Self {
-        let mut e = Effects::default();
+impl Program {
+    /// `g`: the issuing bank group, of `gpr` per rank.
+    fn of(table: &TimingTable, cmd: Command, g: usize, ranks: usize, gpr: usize) -> Self {
+        let groups = ranks * gpr;
+        let (rank0, group0) = (SHARED_KINDS * groups, SHARED_KINDS * groups + ranks * Command::COUNT);
+        let r = g / gpr;
+        let mut p = Program::default();
         for x in table.after(cmd) {
-            let kind = x.following as usize;
-            match x.scope {
-                Scope::Bank => e.bank.push(kind, None, x.latency),
-                Scope::BankGroup => e.group.push(kind, shared_index(kind), x.latency),
-                Scope::Rank => e.rank.push(kind, shared_index(kind), x.latency),
-                Scope::SiblingRank => e.sibling.push(kind, shared_index(kind), x.latency),
-                Scope::Channel => e.bus = e.bus.max(x.latency),
+            let (kind, latency) = (x.following as usize, x.latency);
+            let shared = shared_index(kind);
+            let ranks = match x.scope {
+                Scope::Bank => {
+                    p.bank.push((kind, latency));
+                    continue;
+                }
+                Scope::BankGroup => {
+                    p.flat.push((group0 + g * Command::COUNT + kind, latency));
+                    p.flat.extend(shared.map(|k| (k * groups + g, latency)));
+                    continue;
+                }
+                Scope::Channel => {
+                    p.bus = p.bus.max(latency);
+                    continue;
+                }
+                Scope::Rank => r..r + 1,
+                Scope::SiblingRank => 0..ranks,
+            };
+            for o in ranks.filter(|&o| x.scope == Scope::Rank || o != r) {
+                p.flat.push((rank0 + o * Command::COUNT + kind, latency));
+                if let Some(k) = shared {
+                    p.flat.extend((0..gpr).map(|j| (k * groups + o * gpr + j, latency)));
+                }
             }
         }
-        e
+        // A shared entry raised by both a bank-group and a rank rule (tCCD_L and tCCD_S...)
+        // needs only the larger latency.
+        p.flat.sort_by_key(|&(i, latency)| (i, std::cmp::Reverse(latency)));
+        p.flat.dedup_by_key(|e| e.0);
+        p
     }
 }
 
 #[derive(Clone, Debug)]
 pub struct ChannelTiming {
     table: TimingTable,
-    effects: [Effects; Command::COUNT],
+    /// Per command and issuing bank group (`cmd * groups + group`).
+    programs: Vec<Program>,
     c: Constraints,
-    ranks: usize,
     bank: Vec<Next>,
-    group: Vec<Next>,
-    rank: Vec<Next>,
+    /// `shared` (per kind and bank group, `kind * groups + group`: `shared_ready` without the
+    /// command bus, kept up to date so schedulers read one dense table), then each rank's table
+    /// from `rank0`, then each bank group's from `group0`: one vector, so all effects beyond
+    /// the bank are one index list.
+    flat: Vec<Cycle>,
+    rank0: usize,
+    group0: usize,
     /// One command per cycle on the command bus.
     cmd_bus: Cycle,
     /// Per rank, the cycles (ACT + tFAW) of its last four ACTs, as a ring.
@@ -110,9 +111,6 @@ pub struct ChannelTiming {
     groups_per_rank: usize,
     /// Bank groups of the channel.
     groups: usize,
-    /// Per kind and bank group (`kind * groups + group`): `shared_ready` without the command
-    /// bus, kept up to date as commands issue, so schedulers read one dense table.
-    shared: Vec<Cycle>,
 }
 
 /// Commands with a kept group-level ready time (`shared_kind`), in table order: RD, ACT, PRE,
@@ -163,21 +161,25 @@ pub fn shared_kind(cmd: Command) -> usize {
 impl ChannelTiming {
     /// `c` is the same table's distances by name (`Constraints::from_table`), for readers.
     pub fn new(table: TimingTable, c: Constraints, ranks: u32, groups_per_rank: u32, banks_per_rank: u32) -> Self {
-        let ranks = ranks as usize;
+        let (ranks, gpr) = (ranks as usize, groups_per_rank as usize);
+        let rank0 = SHARED_KINDS * ranks * gpr;
         ChannelTiming {
-            effects: Command::ALL.map(|cmd| Effects::of(&table, cmd)),
+            programs: Command::ALL
+                .iter()
+                .flat_map(|&cmd| (0..ranks * gpr).map(move |g| (cmd, g)))
+                .map(|(cmd, g)| Program::of(&table, cmd, g, ranks, gpr))
+                .collect(),
             table,
             c,
-            ranks,
             bank: vec![[0; Command::COUNT]; ranks * banks_per_rank as usize],
-            group: vec![[0; Command::COUNT]; ranks * groups_per_rank as usize],
-            rank: vec![[0; Command::COUNT]; ranks],
+            flat: vec![0; rank0 + (ranks + ranks * gpr) * Command::COUNT],
+            rank0,
+            group0: rank0 + ranks * Command::COUNT,
             cmd_bus: 0,
             faw: vec![[0; 4]; ranks],
             faw_pos: vec![0; ranks],
             groups_per_rank: groups_per_rank as usize,
-            groups: ranks * groups_per_rank as usize,
-            shared: vec![0; SHARED_KINDS * ranks * groups_per_rank as usize],
+            groups: ranks * gpr,
         }
     }
 
@@ -185,7 +187,17 @@ impl ChannelTiming {
     /// earliest issue cycle without the command bus (see `cmd_bus`).
     #[inline]
     pub fn shared_table(&self) -> &[Cycle] {
-        &self.shared
+        &self.flat[..self.rank0]
+    }
+
+    #[inline(always)]
+    fn rank(&self, r: usize, i: usize) -> Cycle {
+        self.flat[self.rank0 + r * Command::COUNT + i]
+    }
+
+    #[inline(always)]
+    fn group(&self, g: usize, i: usize) -> Cycle {
+        self.flat[self.group0 + g * Command::COUNT + i]
     }
 
     /// No command may issue before this cycle (one command per cycle).
@@ -203,9 +215,9 @@ impl ChannelTiming {
     pub fn ready(&self, cmd: Command, rank: u32, group: u32, flat_bank: u32) -> Cycle {
         let i = entry(cmd);
         let r = rank as usize;
-        let mut t = self.rank[r][i].max(self.cmd_bus);
+        let mut t = self.rank(r, i).max(self.cmd_bus);
         if !cmd.is_rank_wide() {
-            t = t.max(self.bank[flat_bank as usize][i]).max(self.group[group as usize][i]);
+            t = t.max(self.bank[flat_bank as usize][i]).max(self.group(group as usize, i));
         }
         if i == ACT {
             t = t.max(self.faw[r][self.faw_pos[r]]);
@@ -228,7 +240,7 @@ impl ChannelTiming {
     #[inline]
     fn shared_without_bus(&self, cmd: Command, r: usize, g: usize) -> Cycle {
         let i = entry(cmd);
-        let mut t = self.rank[r][i].max(self.group[g][i]);
+        let mut t = self.rank(r, i).max(self.group(g, i));
         if i == ACT {
             t = t.max(self.faw[r][self.faw_pos[r]]);
         }
@@ -238,7 +250,7 @@ impl ChannelTiming {
     #[inline(always)]
     fn raise_rank_shared(&mut self, r: usize, k: usize, t: Cycle) {
         let first = k * self.groups + r * self.groups_per_rank;
-        for entry in &mut self.shared[first..first + self.groups_per_rank] {
+        for entry in &mut self.flat[first..first + self.groups_per_rank] {
             raise(entry, t);
         }
     }
@@ -246,7 +258,7 @@ impl ChannelTiming {
     /// Record `cmd` issued at `now`. `act_cycle` is the bank's latest ACT (for auto-precharge).
     pub fn issue(&mut self, cmd: Command, now: Cycle, rank: u32, group: u32, flat_bank: u32, act_cycle: Cycle) {
         let (r, g, b) = (rank as usize, group as usize, flat_bank as usize);
-        self.apply(cmd, now, r, g, b);
+        self.apply_effects(cmd, now, g, b, true);
         if cmd == Command::Act {
             if let Some((window, latency)) = self.table.act_window {
                 debug_assert_eq!(window, 4, "the ring holds four ACTs");
@@ -260,55 +272,29 @@ impl ChannelTiming {
         }
         if cmd.auto_precharges() {
             let at = self.table.implicit_precharge(act_cycle, now, cmd.is_write());
-            self.apply_effects(Command::Pre, at, r, g, b, false);
+            self.apply_effects(Command::Pre, at, g, b, false);
         }
-        debug_assert!((0..self.shared.len()).all(|i| {
+        debug_assert!((0..self.rank0).all(|i| {
             let g = i % self.groups;
-            self.shared[i] == self.shared_without_bus(SHARED_CMDS[i / self.groups], g / self.groups_per_rank, g)
+            self.flat[i] == self.shared_without_bus(SHARED_CMDS[i / self.groups], g / self.groups_per_rank, g)
         }));
     }
 
-    #[inline]
-    fn apply(&mut self, cmd: Command, now: Cycle, r: usize, g: usize, b: usize) {
-        self.apply_effects(cmd, now, r, g, b, true);
-    }
-
     /// Raise every entry `cmd`'s rules constrain, counting from `at`; `bus`: the command bus too
-    /// (an implicit precharge does not use it). Fields are borrowed one by one (the effects
-    /// are read while the tables are raised).
-    #[inline]
-    fn apply_effects(&mut self, cmd: Command, at: Cycle, r: usize, g: usize, b: usize, bus: bool) {
+    /// (an implicit precharge does not use it).
+    #[inline(always)]
+    fn apply_effects(&mut self, cmd: Command, at: Cycle, g: usize, b: usize, bus: bool) {
         const K: usize = Command::COUNT - 1; // masks a table entry's index: no bounds check
-        let e = &self.effects[cmd.index() & K];
-        let (groups, gpr) = (self.groups, self.groups_per_rank);
-        let shared = &mut self.shared[..];
+        let p = &self.programs[cmd.index() * self.groups + g];
         let bank = &mut self.bank[b];
-        for &(kind, _, lat) in e.bank.iter() {
+        for &(kind, lat) in &p.bank {
             raise(&mut bank[kind & K], at + lat);
         }
-        let group = &mut self.group[g];
-        for &(kind, k, lat) in e.group.iter() {
-            raise(&mut group[kind & K], at + lat);
-            if k != NO_SHARED {
-                raise(&mut shared[k * groups + g], at + lat);
-            }
+        for &(i, lat) in &p.flat {
+            raise(&mut self.flat[i], at + lat);
         }
-        for &(kind, k, lat) in e.rank.iter() {
-            raise(&mut self.rank[r][kind & K], at + lat);
-            if k != NO_SHARED {
-                raise_groups(shared, k * groups + r * gpr, gpr, at + lat);
-            }
-        }
-        for &(kind, k, lat) in e.sibling.iter() {
-            for o in (0..self.ranks).filter(|&o| o != r) {
-                raise(&mut self.rank[o][kind & K], at + lat);
-                if k != NO_SHARED {
-                    raise_groups(shared, k * groups + o * gpr, gpr, at + lat);
-                }
-            }
-        }
-        if bus && e.bus > 0 {
-            raise(&mut self.cmd_bus, at + e.bus);
+        if bus && p.bus > 0 {
+            raise(&mut self.cmd_bus, at + p.bus);
         }
     }
 }
