@@ -67,10 +67,13 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"Running the demo sweep: {n} runs (6 mixes x 5 policies) on the process pool, "
                   f"results in {results}")
     summary = run_sweep(spec, results, jobs=args.jobs)
+    # This sweep's runs only: the store keeps those of earlier demos too (another engine version
+    # or instruction count gives other configuration hashes).
     frame = load_results(results)
-    console.print(sweep_table(policy_summary(frame, summary.config_hashes),
+    frame = frame[frame["config_hash"].isin(set(summary.config_hashes))]
+    console.print(sweep_table(policy_summary(frame),
                               f"demo · {summary.total} runs · {spec.entries[0].instructions:,} instructions per core"))
-    report = write_report(results, os.path.join(args.out, "report"))
+    report = write_report(results, os.path.join(args.out, "report"), config_hashes=summary.config_hashes)
     console.print(normalised_table(report["rows"], f"normalised to {report['baseline']} on the same mix"))
     for sentence in policy_sentences(run_table(frame, report["baseline"])):
         console.print(sentence, soft_wrap=True)

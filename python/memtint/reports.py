@@ -17,7 +17,7 @@ import html
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
     import pandas
@@ -319,16 +319,20 @@ PLOTS = [
 
 
 def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *,
-                 baseline: str | None = None) -> dict[str, Any]:
+                 baseline: str | None = None, config_hashes: Iterable[str] | None = None) -> dict[str, Any]:
     """Write ``index.html``, ``summary.md`` and the PNG plots of the results in ``results`` into
-    ``out`` (default ``RESULTS/report``). Returns ``{"out", "index", "summary", "plots", "rows",
-    "baseline", "runs", "mixes"}`` (``rows``: :func:`summary_rows`)."""
+    ``out`` (default ``RESULTS/report``). ``config_hashes`` restricts the report to those runs
+    (one sweep's, when the store also holds others, e.g. from an earlier engine version). Returns
+    ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes"}`` (``rows``:
+    :func:`summary_rows`)."""
     from memtint.api import MemtintError
     from memtint.sweep.store import load_results
 
     frame = load_results(results)
+    if config_hashes is not None:
+        frame = frame[frame["config_hash"].isin(set(config_hashes))]
     if frame.empty:
-        raise MemtintError(f"{results}: the store holds no runs")
+        raise MemtintError(f"{results}: the store holds no runs" + (" of this sweep" if config_hashes is not None else ""))
     runs = run_table(frame, baseline)
     base = runs.attrs["baseline"]
     rows = summary_rows(runs)

@@ -114,3 +114,16 @@ def test_report_command(memtint, results, tmp_path, clean_error):
 
     clean_error(memtint("report", results, "--baseline", "a-vp"), "baseline policy 'a-vp'")
     clean_error(memtint("report", tmp_path / "nothing"), "no sweep results")
+
+
+def test_a_report_of_one_sweep_leaves_out_the_stores_other_runs(results, tmp_path):
+    # A second sweep into the same store (another instruction count: other configuration hashes),
+    # as after an engine upgrade: its report must not mix in the first sweep's runs.
+    runs = [{"machine": machine, "programs": MIXES[0], "policy": policy} for policy, machine in POLICIES.items()]
+    second = run_sweep({"name": "again", "instructions": INSTRUCTIONS + 1, "run": runs}, results, jobs=2, progress=False)
+    assert second.done == len(POLICIES)
+    everything = write_report(results, tmp_path / "all")
+    mine = write_report(results, tmp_path / "mine", config_hashes=second.config_hashes)
+    assert (everything["runs"], mine["runs"]) == (2 * len(POLICIES) + 1 + len(POLICIES), len(POLICIES))
+    by_policy = {r["policy"]: r for r in mine["rows"]}
+    assert by_policy["bpm-plus @ i7-860-bpm-plus"]["ws_norm_mean"] is not None, "normalised to this sweep's buddy run"
