@@ -413,19 +413,33 @@ void mt_range_free(uint32_t head) {
     pthread_mutex_unlock(&mt_pool_lock);
 }
 
-/* Grows the block at head from n to npages inside its extent: the slots after it must be
- * holes, pool pages of the set or cached blocks (which are the set's: see above). */
-static bool grow_in_place(mt_colour_set *s, uint32_t head, uint32_t n, uint32_t npages) {
-    uint32_t e = mt_pages[head].ext, end = head + npages, holes = 0;
-    if (end > e + (1u << mt_pages[e].ext_order)) return false;
-    for (uint32_t k = head + n; k < end;) {
-        mt_page *pg = &mt_pages[k];
+/* Counts the holes among the slots [from, end); false if a slot is neither a hole, a pool page
+ * of the set nor a cached block (cached blocks are the set's: see above). */
+static bool slots_free(const mt_colour_set *s, uint32_t from, uint32_t end, uint32_t *holes) {
+    *holes = 0;
+    for (uint32_t k = from; k < end;) {
+        const mt_page *pg = &mt_pages[k];
         if (pg->state == PD_CACHED) k += pg->aux;
-        else if (pg->state == PD_NONE) holes++, k++;
+        else if (pg->state == PD_NONE) ++*holes, k++;
         else if (pg->state == PD_POOL && mt_bit(s->bits, pg->colour)) k++;
         else return false;
     }
-    if (holes && mt_pool_available(s) < holes) return false;
+    return true;
+}
+
+/* Grows the block at head from n to npages inside its extent: the slots after it must be
+ * holes, pool pages of the set or cached blocks. Holes are filled from the set's pool, grown
+ * from the kernel when short (as a fresh allocation would be). */
+static bool grow_in_place(mt_colour_set *s, uint32_t head, uint32_t n, uint32_t npages) {
+    uint32_t e = mt_pages[head].ext, end = head + npages, holes = 0;
+    if (end > e + (1u << mt_pages[e].ext_order)) return false;
+    if (!slots_free(s, head + n, end, &holes)) return false;
+    if (holes && mt_pool_available(s) < holes) {
+        const char *why = "";
+        /* Growth places and may release pool pages: look at the slots again after it. */
+        if (mt_pool_grow(s, holes, &why) != 0 || !slots_free(s, head + n, end, &holes)) return false;
+        if (holes && mt_pool_available(s) < holes) return false;
+    }
     for (uint32_t k = head + n; k < end;) {
         mt_page *pg = &mt_pages[k];
         if (pg->state == PD_CACHED) {
