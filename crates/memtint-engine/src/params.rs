@@ -28,6 +28,14 @@ pub trait Params: Serialize + DeserializeOwned + Default {
     }
 }
 
+/// The first of `values` (key, value) that is 0, as a `Params::check` error.
+pub fn at_least_one(values: &[(&'static str, u64)]) -> std::result::Result<(), (&'static str, String)> {
+    match values.iter().find(|(_, v)| *v == 0) {
+        Some(&(key, _)) => Err((key, "must be at least 1".into())),
+        None => Ok(()),
+    }
+}
+
 /// Components without parameters.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -258,7 +258,7 @@ impl ControllerConfig {
     pub fn params_in_use(&self) -> Result<serde_json::Map<String, serde_json::Value>> {
         let mut out = serde_json::Map::new();
         for (name, schema) in components() {
-            if [&self.scheduler, &self.row_policy, &self.refresh].contains(&&name.to_string()) && !schema.is_empty() {
+            if [&self.scheduler, &self.row_policy, &self.refresh].iter().any(|n| n.as_str() == name) && !schema.is_empty() {
                 out.insert(name.to_string(), self.params.resolved("controller", name, &schema)?.into());
             }
         }

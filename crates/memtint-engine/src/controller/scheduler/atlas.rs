@@ -14,7 +14,7 @@ use super::{Candidate, Period, Scheduler, SchedulerInfo, ServiceCost};
 use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::error::Result;
-use crate::params::{ParamSchema, Params, Renamed};
+use crate::params::{at_least_one, ParamSchema, Params, Renamed};
 use crate::Cycle;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -49,9 +49,7 @@ impl Default for AtlasParams {
 
 impl Params for AtlasParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        if self.quantum == 0 {
-            return Err(("quantum", "must be at least 1".into()));
-        }
+        at_least_one(&[("quantum", self.quantum)])?;
         if !(0.0..1.0).contains(&self.alpha) {
             return Err(("alpha", format!("must be in [0, 1), got {}", self.alpha)));
         }

@@ -10,7 +10,7 @@ use super::{Candidate, Period, Scheduler, SchedulerInfo};
 use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::error::Result;
-use crate::params::{ParamSchema, Params, Renamed};
+use crate::params::{at_least_one, ParamSchema, Params, Renamed};
 use crate::{Cycle, NEVER};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -40,12 +40,7 @@ impl Default for BlissParams {
 
 impl Params for BlissParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        for (key, v) in [("threshold", self.threshold as u64), ("clearing_interval", self.clearing_interval)] {
-            if v == 0 {
-                return Err((key, "must be at least 1".into()));
-            }
-        }
-        Ok(())
+        at_least_one(&[("threshold", self.threshold as u64), ("clearing_interval", self.clearing_interval)])
     }
 }
 

@@ -5,7 +5,7 @@
 use super::{no_periods, AgeOrder, Candidate, Scheduler, SchedulerInfo};
 use crate::controller::ControllerConfig;
 use crate::error::Result;
-use crate::params::{ParamSchema, Params, Renamed};
+use crate::params::{at_least_one, ParamSchema, Params, Renamed};
 use serde::{Deserialize, Serialize};
 
 /// `[controller.fr-fcfs-cap]`.
@@ -24,10 +24,7 @@ impl Default for FrFcfsCapParams {
 
 impl Params for FrFcfsCapParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        if self.cap == 0 {
-            return Err(("cap", "must be at least 1".into()));
-        }
-        Ok(())
+        at_least_one(&[("cap", self.cap as u64)])
     }
 }
 

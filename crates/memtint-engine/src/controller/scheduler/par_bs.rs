@@ -12,7 +12,7 @@ use super::per_source::PerSource;
 use super::{no_periods, Candidate, Scheduler, SchedulerInfo};
 use crate::controller::{BankQueue, ControllerConfig, Request, RowOutcome};
 use crate::error::Result;
-use crate::params::{ParamSchema, Params, Renamed};
+use crate::params::{at_least_one, ParamSchema, Params, Renamed};
 use crate::Cycle;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -41,10 +41,7 @@ impl Default for ParBsParams {
 
 impl Params for ParBsParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        if self.marking_cap == 0 {
-            return Err(("marking_cap", "must be at least 1".into()));
-        }
-        Ok(())
+        at_least_one(&[("marking_cap", self.marking_cap as u64)])
     }
 }
 

@@ -16,7 +16,7 @@ use crate::mapping::Field;
 use crate::os::buddy::BuddyAllocator;
 use crate::os::colour::{ColourBits, ColourFunction, ColourSpace};
 use crate::os::OsConfig;
-use crate::params::{ParamSchema, Params};
+use crate::params::{at_least_one, ParamSchema, Params};
 use serde::{Deserialize, Serialize};
 
 /// `[os.ccps]`.
@@ -37,10 +37,7 @@ impl Default for CcpsParams {
 
 impl Params for CcpsParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        if self.banks_per_core == 0 {
-            return Err(("banks_per_core", "must be at least 1".into()));
-        }
-        Ok(())
+        at_least_one(&[("banks_per_core", self.banks_per_core as u64)])
     }
 }
 
