@@ -1,0 +1,165 @@
+"""Outputs that never destroy an input, and write errors that name their file.
+
+Every command that writes a file goes through this module:
+
+- :func:`check_outputs` runs before any work. It refuses an output that is the same file as one
+  of the command's inputs (by device and inode, so a hard link or a symlink is caught, not only
+  the same name), two outputs that are one file, a directory, a missing or unwritable directory,
+  and a place where no file can be created (``/proc/x``): each refused with the option and the
+  path named, so nothing runs for minutes only to fail at the end.
+- :func:`write_text` writes a regular file through a temporary file in the same directory and
+  renames it into place only when the whole text is written, so a failed write (a full disk, a
+  file-size limit) leaves the old file as it was. Anything that is not a regular file (a
+  character device such as ``/dev/null``, a FIFO, a terminal) is written into directly, never
+  renamed over; a symlink is followed to its target. Write errors name the option and the file.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from typing import Iterable, Mapping
+
+from memtint.api import MemtintError
+
+
+class OutputError(MemtintError):
+    """An output that cannot be written, or would overwrite an input."""
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _is_special(path: str) -> bool:
+    """An existing path that is not a regular file or directory (a device, FIFO or socket)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _probe_creatable(option: str, path: str) -> None:
+    """Create and remove the file, or open the existing one for writing without changing it, so
+    a place that takes no file (``/proc/x``, a read-only mount) is refused before any work."""
+    existed = os.path.lexists(path)
+    flags = os.O_WRONLY | os.O_CLOEXEC | (0 if existed else os.O_CREAT | os.O_EXCL)
+    if existed and _is_special(path):
+        flags |= os.O_NONBLOCK  # a FIFO without a reader must not block the check
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as error:
+        if error.errno == errno.ENXIO:  # a FIFO with no reader yet: writable once one opens it
+            return
+        raise OutputError(f"{option} {path}: cannot be written: {error.strerror or error}") from None
+    os.close(fd)
+    if not existed:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
+    """Refuse, before any work, outputs that cannot be written or that are one of the inputs.
+
+    ``outputs`` maps an option name (``--json``) to its path (``None`` or ``-`` for none or
+    stdout); ``inputs`` are the paths the command reads (names that are not files, such as
+    built-in profiles, are ignored)."""
+    given = {option: path for option, path in outputs.items() if path and path != "-"}
+    input_ids: dict[tuple[int, int], str] = {}
+    for p in inputs:
+        if p is None:
+            continue
+        p = os.fspath(p)
+        ident = _identity(p)
+        if ident is not None and not _is_special(p):
+            input_ids.setdefault(ident, p)
+    seen: dict[object, tuple[str, str]] = {}
+    for option, path in given.items():
+        if os.path.isdir(path):
+            raise OutputError(f"{option} {path}: is a directory; give a file name")
+        ident = _identity(path)
+        if ident is not None and ident in input_ids:
+            same = input_ids[ident]
+            also = "" if os.path.abspath(same) == os.path.abspath(path) else f" ({same}, the same file by device and inode)"
+            raise OutputError(f"{option} {path}: is an input of this command{also}; writing it would destroy the input. "
+                              "Give another output file")
+        # Two outputs into one file: the second would silently replace the first.
+        key: object = ident if ident is not None and not _is_special(path) else os.path.realpath(path)
+        if key in seen and not _is_special(path):
+            other_option, other = seen[key]
+            raise OutputError(f"{option} {path} and {other_option} {other} are the same file; give each output its own")
+        seen[key] = (option, path)
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise OutputError(f"{option} {path}: directory {directory} does not exist")
+        _probe_creatable(option, path)
+
+
+def check_output_dir(option: str, path: str, inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
+    """A directory a command will create or fill (``reproduce --out``, ``report --out``): refused
+    before any work when it cannot be made there, is a file, or contains one of the inputs."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise OutputError(f"{option} {path}: exists and is not a directory")
+    probe = os.path.abspath(path)
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if not os.path.isdir(probe):
+        raise OutputError(f"{option} {path}: {probe} is not a directory")
+    try:
+        fd, name = tempfile.mkstemp(prefix=".memtint-probe-", dir=probe)
+    except OSError as error:
+        raise OutputError(f"{option} {path}: cannot create files under {probe}: {error.strerror or error}") from None
+    os.close(fd)
+    os.unlink(name)
+    del inputs  # a directory holds its inputs only when it is also the results directory (resume)
+
+
+def write_text(option: str, path: str, text: str) -> None:
+    """Write ``text`` to ``path`` (UTF-8); errors name the option and the file.
+
+    A regular file (or a new one) is written beside and renamed into place on success, so a
+    failure leaves what was there; a symlink is followed and its target replaced; a device or
+    FIFO is written into directly."""
+    data = text.encode("utf-8")
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        if _is_special(target):
+            with open(target, "wb") as out:
+                out.write(data)
+            return
+        directory = os.path.dirname(os.path.abspath(target))
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            try:
+                os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+            except FileNotFoundError:
+                os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError as error:
+        raise OutputError(f"{option} {path}: cannot write: {error.strerror or error}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
