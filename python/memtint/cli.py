@@ -15,6 +15,7 @@ from typing import Any, Callable, NoReturn, Sequence
 
 from memtint import api
 from memtint.linux.errors import LinuxError
+from memtint.outputs import check_outputs, write_text
 from memtint.stopping import Stopped
 
 EXIT_USAGE = 2
@@ -384,12 +385,11 @@ def run_with_status(message: str, work: Callable[[], Any], estimate: float | Non
     """Run `work` (engine calls, which release the GIL) in a worker thread, so that Ctrl-C is
     handled at once: with a spinner (elapsed time, and the estimate of `estimate` seconds) on an
     interactive terminal, and a line every 30 s elsewhere (logs)."""
-    from memtint.limits import ANNOUNCE_SECONDS, duration_text
+    from memtint.limits import announce, duration_text
 
     result: dict[str, Any] = {}
-    if estimate is not None and estimate > ANNOUNCE_SECONDS:
-        sys.stderr.write(f"memtint: this run will take about {duration_text(estimate)} (estimated from its size; "
-                         "Ctrl-C stops it)\n")
+    if estimate is not None:
+        announce(estimate)
 
     def target() -> None:
         try:
@@ -428,7 +428,7 @@ def _dram(args: argparse.Namespace) -> int:
     from memtint.limits import dram_seconds
 
     workload = workload_from_args(args)
-    _check_output("--json", args.json)
+    check_outputs({"--json": args.json}, [args.trace, *_machine_inputs(args.machine, args.mapping)])
     requests = workload.get("generate", {}).get("requests") if isinstance(workload, dict) else None
     stats = run_with_status(
         "Simulating…",
@@ -487,16 +487,37 @@ def _check_mix_name(name: str, mixes: set[str], profiles: set[str]) -> None:
                      f"mixes: {', '.join(sorted(mixes))}; profiles: {', '.join(sorted(profiles))}")
 
 
-def _check_output(option: str, path: str | None) -> None:
-    """Refuse, before any work, an output that cannot be written (results would be lost)."""
-    if path and path != "-":
-        if os.path.isdir(path):
-            raise UsageError(f"{option} {path}: is a directory; give a file name")
-        directory = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(directory):
-            raise UsageError(f"{option} {path}: directory {directory} does not exist")
-        if not os.access(directory, os.W_OK):
-            raise UsageError(f"{option} {path}: directory {directory} is not writable")
+def _spec_inputs(spec: dict[str, Any]) -> list[str]:
+    """The files a run specification reads: its programs' traces and its machine's files."""
+    programs = list(spec.get("programs") or [])
+    for proc in spec.get("processes") or []:
+        for t in proc.get("threads", []):
+            programs.append(t.get("program") if isinstance(t, dict) else t)
+    machine = spec.get("machine")
+    return [p for p in programs if isinstance(p, str)] + _machine_inputs(machine if isinstance(machine, str) else None)
+
+
+def _machine_inputs(*names: str | None) -> list[str]:
+    """The files behind machine, mapping and device arguments: a machine TOML and the device
+    file it names (``dram.device``), a mapping TOML. Preset names are not files and drop out."""
+    files: list[str] = []
+    for name in names:
+        if not name or not os.path.isfile(name):
+            continue
+        files.append(name)
+        if name.endswith(".toml"):
+            try:
+                import tomllib
+            except ModuleNotFoundError:  # Python 3.10
+                import tomli as tomllib  # type: ignore[no-redef]
+            try:
+                with open(name, "rb") as f:
+                    device = tomllib.load(f).get("dram", {}).get("device")
+            except (OSError, ValueError, AttributeError):
+                continue  # the engine reports a broken machine file with its place
+            if isinstance(device, str):
+                files.append(os.path.join(os.path.dirname(os.path.abspath(name)), device))
+    return files
 
 
 def _key_line(text: str, key: str) -> str:
@@ -563,24 +584,9 @@ def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
 
 def load_sim_config(path: str) -> dict[str, Any]:
     """A run configuration TOML as an engine specification; trace paths are relative to it."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as error:
-        raise UsageError(f"{path}: {error.strerror or error}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw[:error.start].count(b"\n") + 1
-        raise UsageError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[error.start]:02x}); TOML files are UTF-8") from None
-    try:
-        table = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise UsageError(f"{path}: {error}") from None
+    from memtint.toml_files import read_toml
+
+    table, text = read_toml(path, "run configuration")
     allowed = {"machine", "programs", "processes", "instructions", "warmup", "seed", "os", "mapping", "scheduler",
                "overrides", "check"}
     unknown = sorted(set(table) - allowed)
@@ -621,16 +627,16 @@ def load_sim_config(path: str) -> dict[str, Any]:
     return spec
 
 
-def _write_json(path: str | None, value: Any) -> bool:
-    """Write JSON to a file or stdout ('-'); True if it went to stdout."""
+def _write_json(path: str | None, value: Any, option: str = "--json") -> bool:
+    """Write JSON to a file or stdout ('-'); True if it went to stdout. A file is written whole or
+    not at all, and a write error names it (memtint.outputs)."""
     if not path:
         return False
     text = json.dumps(value, indent=2) + "\n"
     if path == "-":
         sys.stdout.write(text)
         return True
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(text)
+    write_text(option, path, text)
     return False
 
 
@@ -639,8 +645,8 @@ def _sim(args: argparse.Namespace) -> int:
 
     from memtint.tables import sim_table
 
-    _check_output("--json", args.json)
     spec = load_sim_config(args.config)
+    check_outputs({"--json": args.json}, [args.config, *_spec_inputs(spec)])
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
     from memtint.limits import sim_seconds
@@ -666,8 +672,6 @@ def _compare(args: argparse.Namespace) -> int:
     from memtint import comparison as compare_module
     from memtint.tables import compare_tables
 
-    _check_output("--json", args.json)
-    _check_output("--csv", args.csv)
     mix = [m.strip() for m in args.mix.split(",") if m.strip()]
     catalogue = api.presets()
     named = {m["name"] for m in catalogue.get("mixes", [])}
@@ -675,15 +679,17 @@ def _compare(args: argparse.Namespace) -> int:
         mix = api.mix_programs(mix[0])
     elif len(mix) == 1:
         _check_mix_name(mix[0], named, set(catalogue.get("profiles", [])))
+    check_outputs({"--json": args.json, "--csv": args.csv}, [*mix, *_machine_inputs(args.machine, args.mapping)])
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-    from memtint.limits import ANNOUNCE_SECONDS, duration_text, sim_seconds
+    repeated = sorted({p for p in policies if policies.count(p) > 1})
+    if repeated:
+        raise UsageError(f"--policies {args.policies}: {', '.join(repeated)} given more than once; each policy runs once")
+    from memtint.limits import announce, sim_seconds
 
     warmup = compare_module.DEFAULT_WARMUP if args.warmup is None else args.warmup
     estimate = sim_seconds({"programs": mix, "instructions": args.instructions, "warmup": warmup}) * (
         len(policies) + 1) / min(os.cpu_count() or 1, len(mix) + len(policies))
-    if estimate > ANNOUNCE_SECONDS:
-        sys.stderr.write(f"memtint: this comparison will take about {duration_text(estimate)} (estimated from its "
-                         "size; Ctrl-C stops it)\n")
+    announce(estimate, "comparison")
     console = Console(stderr=True)
     total = len(mix) + len(policies)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -700,11 +706,14 @@ def _compare(args: argparse.Namespace) -> int:
             warmup=warmup,
         )
     if args.csv:
+        import io
+
         rows = compare_module.to_csv_rows(result)
-        with open(args.csv, "w", newline="", encoding="utf-8") as out:
-            writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        text = io.StringIO(newline="")
+        writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+        write_text("--csv", args.csv, text.getvalue())
     if _write_json(args.json, result):
         return 0
     out = Console()
@@ -755,6 +764,9 @@ def _report(args: argparse.Namespace) -> int:
     from memtint.tables import normalised_table
     from memtint.reports import write_report
 
+    from memtint.outputs import check_output_dir
+
+    check_output_dir("--out", args.out or os.path.join(args.results, "report"))
     report = write_report(args.results, args.out, baseline=args.baseline)
     out = Console()
     out.print(normalised_table(report["rows"], f"{report['runs']} runs of {report['mixes']} mixes, "
@@ -764,7 +776,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    _check_output("OUT", args.output)
+    check_outputs({"OUT": args.output}, [args.input])
     header = run_with_status("Converting…", lambda: api.convert_trace(args.input, args.output, to=args.to))
     size_in, size_out = os.path.getsize(args.input), os.path.getsize(args.output)
     sys.stdout.write(
@@ -785,8 +797,11 @@ def _trace(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise UsageError("no program to trace: memtint trace [options] -- PROGRAM ARGS...")
-    _check_output("--json", args.json)
     output = args.output or os.path.basename(command[0])
+    import shutil
+
+    program = shutil.which(command[0]) or command[0]
+    check_outputs({"--json": args.json, "OUTPUT": f"{output}.t1.mtt"}, [program, *command[1:]])
     interactive = sys.stderr.isatty()
     last = [0.0]
 
@@ -831,7 +846,13 @@ def _trace_stats(args: argparse.Namespace) -> int:
 
     from memtint import trace_analysis
 
-    _check_output("--json", args.json)
+    check_outputs({"--json": args.json}, [*args.files, *_machine_inputs(args.machine)])
+    from memtint.limits import announce, check_instructions, sim_seconds
+
+    if args.instructions is not None:
+        check_instructions("--instructions", args.instructions)
+        if args.machine:
+            announce(len(args.files) * sim_seconds({"programs": [""], "instructions": args.instructions}))
     results = []
     for i, name in enumerate(args.files, 1):
         results.append(run_with_status(
@@ -874,6 +895,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from memtint import stopping
 
     stopping.install()
+    if sys.stderr is None:  # started with 2>&-: errors go nowhere, but must not crash
+        sys.stderr = open(os.devnull, "w")
+    if sys.stdout is None:  # started with >&-: say so, as other tools do, instead of failing at the first print
+        return _fail("standard output is closed (started with >&-); send it to a file or /dev/null instead")
     try:
         args = build_parser().parse_args(argv)
         status = args.handler(args)

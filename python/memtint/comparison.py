@@ -88,8 +88,24 @@ def alone_store(spec: dict[str, Any], core: dict[str, Any]) -> None:
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text(json.dumps(core))
         tmp.replace(path)
-    except OSError:
-        pass  # no writable cache: still correct, only slower next time
+    except OSError as error:
+        _warn_cache_unwritable(path.parent, error)  # still correct, only slower next time
+
+
+_WARNED_CACHES: set[str] = set()
+
+
+def _warn_cache_unwritable(directory: Path, error: OSError) -> None:
+    """Say once per process and directory that the alone-run cache is off, and why."""
+    import sys
+
+    if str(directory) in _WARNED_CACHES:
+        return
+    _WARNED_CACHES.add(str(directory))
+    where = "$MEMTINT_CACHE_DIR" if os.environ.get("MEMTINT_CACHE_DIR") else "the default cache"
+    sys.stderr.write(f"memtint: warning: alone runs are not cached: {where} ({cache_dir()}) cannot hold {directory} "
+                     f"({error.strerror or error}); every comparison recomputes them. Point MEMTINT_CACHE_DIR at a "
+                     "writable directory\n")
 
 
 def alone_run(spec: dict[str, Any], use_cache: bool = True) -> dict[str, Any]:

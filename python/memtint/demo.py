@@ -57,8 +57,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.instructions is not None and args.instructions < 1:
         raise api.MemtintError(f"--instructions must be at least 1, got {args.instructions}")
+    if args.instructions is not None:
+        from memtint.limits import check_instructions
+
+        check_instructions("--instructions", args.instructions)
     if args.jobs is not None and args.jobs < 1:
         raise api.MemtintError(f"--jobs must be at least 1, got {args.jobs}")
+    from memtint.outputs import check_output_dir
+
+    check_output_dir("--out", args.out)
     start = time.perf_counter()
     spec = parse_spec(load_demo_spec(args.instructions), base=SPEC_PATH.parent, source=str(SPEC_PATH))
     results = os.path.join(args.out, "results")

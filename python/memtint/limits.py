@@ -21,8 +21,33 @@ REQUESTS_PER_SECOND = 4e6
 MAX_INSTRUCTIONS = 10**13
 MAX_REQUESTS = 10**12
 
+#: Most runs one sweep takes: each is described in memory before the first starts, and a million
+#: 4-program runs of 10 M instructions are about ten CPU-weeks.
+MAX_RUNS = 1_000_000
+
+#: Largest seed: the result store keeps seeds in 64-bit signed columns (Parquet int64).
+MAX_SEED = 2**63 - 1
+
 #: Runs estimated above this many seconds are announced before they start.
 ANNOUNCE_SECONDS = 600.0
+
+
+def check_instructions(key: str, n: int) -> int:
+    """``n`` instructions per core, refused (naming ``key``) above :data:`MAX_INSTRUCTIONS`."""
+    if n > MAX_INSTRUCTIONS:
+        raise MemtintError(f"{key}: {n:,} per core is more than memtint takes ({MAX_INSTRUCTIONS:,}, about a week "
+                           "of simulation); a measured window of 10-100 M instructions is usual")
+    return n
+
+
+def announce(seconds: float, what: str = "run") -> None:
+    """Say on stderr, before it starts, that a run will take long (above :data:`ANNOUNCE_SECONDS`)."""
+    import sys
+
+    if seconds > ANNOUNCE_SECONDS:
+        sys.stderr.write(f"memtint: this {what} will take about {duration_text(seconds)} (estimated from its size; "
+                         "Ctrl-C stops it)\n")
+        sys.stderr.flush()
 
 
 def duration_text(seconds: float) -> str:
@@ -37,15 +62,21 @@ def duration_text(seconds: float) -> str:
 
 def sim_seconds(spec: dict[str, Any]) -> float:
     """Estimated CPU seconds of a CPU-trace run specification (`build_sim_spec`)."""
-    for key, limit in (("instructions", MAX_INSTRUCTIONS), ("warmup", MAX_INSTRUCTIONS)):
+    for key in ("instructions", "warmup"):
         n = spec.get(key, 0)
-        if isinstance(n, int) and n > limit:
-            raise MemtintError(f"{key}: {n:,} per core is more than memtint takes ({limit:,}, about a week of "
-                               "simulation); a measured window of 10-100 M instructions is usual")
+        if isinstance(n, int):
+            check_instructions(key, n)
     threads = len(spec.get("programs") or []) or sum(len(p.get("threads", [])) for p in spec.get("processes") or [])
     threads = max(1, threads)
     return threads * (spec.get("instructions", 0) / INSTRUCTIONS_PER_SECOND
                       + spec.get("warmup", 0) / WARMUP_INSTRUCTIONS_PER_SECOND)
+
+
+def sweep_seconds(runs: list[tuple[int, int, int]], jobs: int) -> float:
+    """Estimated wall seconds of ``runs`` given as (programs, instructions, warm-up) on ``jobs``
+    workers (alone runs not counted: they are a few per mix and often cached)."""
+    cpu = sum(sim_seconds({"programs": [""] * p, "instructions": n, "warmup": w}) for p, n, w in runs)
+    return cpu / max(1, jobs)
 
 
 def dram_seconds(requests: int) -> float:

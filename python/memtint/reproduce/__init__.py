@@ -121,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
     command = "memtint reproduce" + (" " + " ".join(args.names) if args.names else "") + (
         " --quick" if args.quick else "") + (f" --seeds {args.seeds}" if args.seeds != 3 else "") + (
         f" --warmup {args.warmup}" if args.warmup is not None else "")
+    from memtint.outputs import check_output_dir
+
+    check_output_dir("--out", args.out)  # before 15-20 minutes of runs, not after
     console = Console()
     start = time.perf_counter()
     papers = reproduce(names, args.out, settings, jobs=args.jobs, progress=False if args.no_progress else None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterable, Iterator, Protocol, runtime_checkable
@@ -39,6 +40,30 @@ class Backend(Protocol):
         ...
 
 
+def die_with_parent(parent: int) -> None:
+    """Pool worker initializer: end this worker when the process that started it dies, even by
+    SIGKILL (which runs no clean-up), so no worker goes on simulating for nobody. Linux: the
+    kernel's PR_SET_PDEATHSIG; elsewhere a thread that watches the parent id."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    else:
+        import threading
+        import time
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="memtint-parent-watch", daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+
 class LocalBackend:
     """A pool of ``jobs`` worker processes on this machine (``spawn``ed: the engine is not
     fork-safe in general, and spawn behaves the same on every platform).
@@ -56,7 +81,8 @@ class LocalBackend:
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.slots,
-                                             mp_context=multiprocessing.get_context("spawn"))
+                                             mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=die_with_parent, initargs=(os.getpid(),))
         return self._pool
 
     def map_unordered(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:

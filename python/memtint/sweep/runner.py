@@ -166,6 +166,10 @@ def run_sweep(
         pending = pending[:limit]
     alone = runs_module.alone_tasks(pending)
     summary.alone_runs = len(alone)
+    from memtint.limits import announce, sweep_seconds
+
+    announce(sweep_seconds([(len(r.programs), r.instructions, r.warmup) for r in pending],
+                           jobs or os.cpu_count() or 1), "sweep")
     own_backend = backend is None
     if backend is None and pending:
         if ray is not None:  # started or reached before the store records anything

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memtint import api
+from memtint import api, limits
 from memtint.comparison import DEFAULT_WARMUP
 from memtint.api import MemtintError
 
@@ -83,6 +83,12 @@ _MIX_KEYS = {
 _CLASS_KEYS = {"from", "n"}
 _RUN_KEYS = {"machine", "programs", "preset", "policy", "instructions", "seed", "os", "name", "scheduler"}
 _OS_FORBIDDEN = {"policy"}
+#: Most programs in one mix: more than any machine preset has cores, and a bound on what a
+#: random draw allocates before the engine sees the mix.
+_MAX_MIX_SIZE = 256
+#: Most program slots (mixes x programs) a specification's mix draws make.
+_MAX_SLOTS = 16 * limits.MAX_RUNS
+_MIX_SIZE_WHY = f" (a mix has one program per core; {_MAX_MIX_SIZE} is far above any machine's core count)"
 
 
 def _fail(where: str, message: str) -> SweepSpecError:
@@ -125,12 +131,19 @@ def _as_list(value: Any, key: str, kind: type | tuple[type, ...]) -> list[Any]:
     return values
 
 
-def _int(value: Any, key: str, minimum: int) -> int:
+def _int(value: Any, key: str, minimum: int, maximum: int | None = None, why: str = "") -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise _fail(key, f"expected an integer, got {value!r}")
     if value < minimum:
         raise _fail(key, f"must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise _fail(key, f"must be at most {maximum:,}, got {value:,}{why}")
     return value
+
+
+_INSTRUCTIONS_WHY = f" ({limits.MAX_INSTRUCTIONS:,} per core is about a week of simulation per run)"
+_SEED_WHY = " (the result store keeps seeds as 64-bit signed integers)"
+_RUNS_WHY = f" ({limits.MAX_RUNS:,} runs is the most one sweep takes; split it into several sweeps)"
 
 
 class _Parser:
@@ -244,15 +257,16 @@ class _Parser:
             return [Mix(progs, name or "|".join(progs))]
         if kind == "preset":
             return [self.preset_mix(table["preset"], f"{where}.preset")]
-        count = _int(table.get("count", 1), f"{where}.count", 1)
-        seed = _int(table.get("seed", 1), f"{where}.seed", 0)
+        count = _int(table.get("count", 1), f"{where}.count", 1, limits.MAX_RUNS, _RUNS_WHY)
+        seed = _int(table.get("seed", 1), f"{where}.seed", 0, limits.MAX_SEED, _SEED_WHY)
         rng = random.Random(seed)
         mixes = []
         if kind == "random":
             pool = self.programs(table["random"], f"{where}.random")
             if "size" not in table:
                 raise _fail(where, "missing key 'size' (programs per random mix)")
-            size = _int(table["size"], f"{where}.size", 1)
+            size = _int(table["size"], f"{where}.size", 1, _MAX_MIX_SIZE, _MIX_SIZE_WHY)
+            _check_slots(where, count, size)
             for c in range(count):
                 progs = tuple(rng.choice(pool) for _ in range(size))
                 mixes.append(Mix(progs, f"{name}-{c}" if name else "|".join(progs)))
@@ -266,11 +280,19 @@ class _Parser:
             _check_keys(cls, _CLASS_KEYS, cw)
             if "from" not in cls:
                 raise _fail(cw, "missing key 'from' (the class's programs)")
-            draws.append((self.programs(cls["from"], f"{cw}.from"), _int(cls.get("n", 1), f"{cw}.n", 1)))
+            draws.append((self.programs(cls["from"], f"{cw}.from"),
+                          _int(cls.get("n", 1), f"{cw}.n", 1, _MAX_MIX_SIZE, _MIX_SIZE_WHY)))
+        _check_slots(where, count, sum(n for _, n in draws))
         for c in range(count):
             progs = tuple(rng.choice(pool) for pool, n in draws for _ in range(n))
             mixes.append(Mix(progs, f"{name}-{c}" if name else "|".join(progs)))
         return mixes
+
+
+def _check_slots(where: str, count: int, size: int) -> None:
+    if count * size > _MAX_SLOTS:
+        raise _fail(where, f"{count:,} mixes of {size} programs is more than a sweep takes ({_MAX_SLOTS:,} programs "
+                           f"in all; at most {limits.MAX_RUNS:,} runs); split it into several sweeps")
 
 
 def _file_variants(path: Path) -> dict[str, str]:
@@ -325,8 +347,9 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
     if not isinstance(variants, bool):
         raise _fail("machine_variants", f"expected true or false, got {variants!r}")
 
-    instructions = [_int(v, "instructions", 1) for v in _as_list(table.get("instructions", []), "instructions", int)]
-    seeds = [_int(v, "seeds", 0) for v in _as_list(table.get("seeds", [1]), "seeds", int)]
+    instructions = [_int(v, "instructions", 1, limits.MAX_INSTRUCTIONS, _INSTRUCTIONS_WHY)
+                    for v in _as_list(table.get("instructions", []), "instructions", int)]
+    seeds = [_int(v, "seeds", 0, limits.MAX_SEED, _SEED_WHY) for v in _as_list(table.get("seeds", [1]), "seeds", int)]
 
     entries: list[RunEntry] = []
     if "run" in table:
@@ -353,6 +376,11 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
                             ("instructions", instructions), ("seeds", seeds)):
             if not values:
                 raise _fail(key, "is empty: the sweep would have no runs")
+        total = len(machines) * len(mixes) * len(policies) * len(instructions) * len(seeds)
+        if total > limits.MAX_RUNS:
+            raise _fail("the sweep specification", f"{len(machines)} machines x {len(mixes)} mixes x {len(policies)} "
+                        f"policies x {len(instructions)} instruction counts x {len(seeds)} seeds = {total:,} runs, "
+                        f"more than the {limits.MAX_RUNS:,} one sweep takes; split it into several sweeps")
         for machine in machines:
             for mix in mixes:
                 for policy, sched in policies:
@@ -360,7 +388,7 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
                     for n in instructions:
                         for seed in seeds:
                             entries.append(RunEntry(on, mix, policy, n, seed, os_table, sched))
-    warmup = _int(table.get("warmup", DEFAULT_WARMUP), "warmup", 0)
+    warmup = _int(table.get("warmup", DEFAULT_WARMUP), "warmup", 0, limits.MAX_INSTRUCTIONS, _INSTRUCTIONS_WHY)
     spec = SweepSpec(name=name, baseline=baseline, entries=entries, mapping=mapping, scheduler=scheduler,
                      use_cache=use_cache, source=source, warmup=warmup)
     _engine_check(spec, explicit="run" in table)
@@ -415,7 +443,8 @@ def _run_entry(parser: _Parser, run: dict[str, Any], where: str, instructions: l
 
     def single(key: str, values: list[int], top: str, minimum: int) -> int:
         if key in run:
-            return _int(run[key], f"{where}.{key}", minimum)
+            maximum, why = (limits.MAX_SEED, _SEED_WHY) if key == "seed" else (limits.MAX_INSTRUCTIONS, _INSTRUCTIONS_WHY)
+            return _int(run[key], f"{where}.{key}", minimum, maximum, why)
         if len(values) == 1:
             return values[0]
         raise _fail(where, f"missing key '{key}' (the top-level '{top}' gives {len(values)} values, not one)")
@@ -433,18 +462,11 @@ def _run_entry(parser: _Parser, run: dict[str, Any], where: str, instructions: l
 
 def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     """Read and validate a sweep specification TOML (see docs/sweeps.md)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    from memtint.toml_files import TomlFileError, read_toml
+
     text = os.fspath(path)
     try:
-        with open(text, "rb") as f:
-            table = tomllib.load(f)
-    except FileNotFoundError:
-        raise SweepSpecError(f"{text}: no such sweep specification") from None
-    except IsADirectoryError:
-        raise SweepSpecError(f"{text}: is a directory, not a sweep specification") from None
-    except tomllib.TOMLDecodeError as error:
-        raise SweepSpecError(f"{text}: {error}") from None
+        table, _ = read_toml(text, "sweep specification")
+    except TomlFileError as error:
+        raise SweepSpecError(str(error)) from None
     return parse_spec(table, base=os.path.dirname(os.path.abspath(text)), source=text)

@@ -129,10 +129,15 @@ class ResultStore:
         return manifest
 
     def _write_manifest(self, manifest: dict[str, Any]) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
         tmp = self.manifest_path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-        tmp.replace(self.manifest_path)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+            tmp.replace(self.manifest_path)
+        except OSError as error:
+            tmp.unlink(missing_ok=True)
+            raise MemtintError(f"{self.manifest_path}: cannot write the store's manifest: {error.strerror or error}") \
+                from None
 
     def check_writable(self) -> None:
         """Raise a clear error now, rather than after the first batch, if DIR cannot be written."""
@@ -142,11 +147,9 @@ class ResultStore:
             self.manifest()  # a store of another format is refused up front
         elif self.directory.exists() and any(self.directory.iterdir()):
             raise MemtintError(f"{self.directory}: exists, is not empty and is not a sweep result store")
-        parent = self.directory if self.directory.exists() else self.directory.parent
-        while not parent.exists():
-            parent = parent.parent
-        if not os.access(parent, os.W_OK):
-            raise MemtintError(f"{self.directory}: not writable")
+        from memtint.outputs import check_output_dir
+
+        check_output_dir("--out", os.fspath(self.directory))
 
     def start_sweep(self, name: str, spec_source: str | None, runs: int, version: str) -> None:
         manifest = self.manifest()
@@ -170,8 +173,14 @@ class ResultStore:
         columns["batch"] = [index] * len(rows)
         table = pa.table(columns, schema=_schema())
         tmp = batch_dir / (name + ".tmp")
-        pq.write_table(table, tmp)
-        tmp.replace(batch_dir / name)
+        try:
+            pq.write_table(table, tmp)
+            tmp.replace(batch_dir / name)
+        except OSError as error:
+            tmp.unlink(missing_ok=True)
+            raise MemtintError(f"{batch_dir / name}: cannot write a result batch: {error.strerror or error} (the runs "
+                               "stored before it are kept; free space or raise the limit, then run the sweep again "
+                               "to resume)") from None
         hashes = sorted({r["config_hash"] for r in rows})
         manifest["batches"].append({"file": f"batches/{name}", "rows": len(rows), "runs": len(hashes),
                                     "failed": len({r["config_hash"] for r in rows if r["status"] != "ok"}),
@@ -180,10 +189,23 @@ class ResultStore:
         return batch_dir / name
 
     def _tables(self, columns: list[str] | None = None):
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
+        remedy = ("remove its entry from manifest.json's \"batches\" (its runs are then run again when the sweep is "
+                  "resumed), or run the sweep into a new directory")
         for batch in self.manifest()["batches"]:
-            yield pq.read_table(self.directory / batch["file"], columns=columns, schema=_schema())
+            path = self.directory / batch["file"]
+            try:
+                yield pq.read_table(path, columns=columns, schema=_schema())
+            except FileNotFoundError:
+                raise MemtintError(f"{path}: listed in {self.manifest_path} but missing (deleted or not copied with "
+                                   f"the store); {remedy}") from None
+            except OSError as error:
+                raise MemtintError(f"{path}: cannot read this result batch: {error.strerror or error}") from None
+            except (pa.ArrowInvalid, pa.ArrowException) as error:
+                raise MemtintError(f"{path}: a damaged result batch (truncated or not Parquet: {error}); "
+                                   f"{remedy}") from None
 
     def completed_hashes(self) -> set[str]:
         """Configuration hashes whose latest stored outcome is a success (resume skips them)."""

@@ -1,0 +1,384 @@
+"""No command destroys its inputs, every output is checked before the work, every refusal names
+its file and key, and a killed sweep leaves no worker behind (issue: nothing lost, second round).
+
+Each case is the exact input a user found; each asserts the clear one-line error (or warning), the
+exit status, and that no input changed: content, file type and inode."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_clean_error
+
+TRACE = "10 0x1000\n20 0x2000 0x3000\n5 0x4000\n"
+
+
+def snapshot(*paths: Path) -> list[tuple[str, int, int, bytes]]:
+    """What must not change about an input: its path, type, inode and bytes."""
+    out = []
+    for p in paths:
+        st = os.lstat(p)
+        out.append((str(p), stat.S_IFMT(st.st_mode), st.st_ino, p.read_bytes() if stat.S_ISREG(st.st_mode) else b""))
+    return out
+
+
+@pytest.fixture
+def trace(tmp_path) -> Path:
+    p = tmp_path / "a.txt"
+    p.write_text(TRACE)
+    return p
+
+
+@pytest.fixture
+def hard_link(tmp_path, trace) -> Path:
+    link = tmp_path / "b.txt"
+    os.link(trace, link)
+    return link
+
+
+def test_convert_into_a_hard_link_of_its_input_is_refused(memtint, trace, hard_link):
+    before = snapshot(trace, hard_link)
+    line = assert_clean_error(memtint("convert", trace, hard_link), "OUT", "b.txt", "same file by device and inode")
+    assert "a.txt" in line
+    assert snapshot(trace, hard_link) == before
+
+
+def test_convert_through_a_symlink_to_its_input_is_refused(memtint, tmp_path, trace):
+    link = tmp_path / "link.mtt"
+    link.symlink_to(trace)
+    before = snapshot(trace, link)
+    assert_clean_error(memtint("convert", trace, link), "OUT", "is an input of this command")
+    assert snapshot(trace, link) == before
+
+
+@pytest.mark.engine
+def test_trace_stats_json_over_its_trace_is_refused(memtint, trace):
+    before = snapshot(trace)
+    assert_clean_error(memtint("trace-stats", trace, "--json", trace), "--json", "a.txt", "is an input")
+    assert snapshot(trace) == before
+
+
+def test_dram_json_over_its_trace_is_refused(memtint, tmp_path):
+    t = tmp_path / "d.trace"
+    t.write_text("0x1000 R\n0x2000 W\n")
+    before = snapshot(t)
+    assert_clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", t, "--json", t), "--json", "is an input")
+    assert snapshot(t) == before
+
+
+def test_sim_json_over_its_config_is_refused(memtint, tmp_path):
+    config = tmp_path / "C.toml"
+    config.write_text('machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n')
+    before = snapshot(config)
+    assert_clean_error(memtint("sim", config, "--json", config), "--json", "C.toml", "is an input")
+    assert snapshot(config) == before
+
+
+def test_sim_json_over_a_trace_it_runs_is_refused(memtint, tmp_path, trace):
+    config = tmp_path / "C.toml"
+    config.write_text(f'machine = "i7-860"\nprograms = ["{trace}"]\ninstructions = 1000\n')
+    before = snapshot(trace)
+    assert_clean_error(memtint("sim", config, "--json", trace), "--json", "is an input")
+    assert snapshot(trace) == before
+
+
+def test_compare_json_over_a_mix_trace_is_refused(memtint, trace):
+    before = snapshot(trace)
+    assert_clean_error(memtint("compare", "--machine", "i7-860", "--mix", f"{trace},light", "--json", trace),
+                       "--json", "is an input")
+    assert snapshot(trace) == before
+
+
+def test_compare_json_and_csv_into_one_file_is_refused(memtint, tmp_path):
+    out = tmp_path / "x.json"
+    assert_clean_error(memtint("compare", "--machine", "i7-860", "--mix", "light,light", "--json", out, "--csv", out),
+                       "--csv", "--json", "are the same file")
+    assert not out.exists()
+
+
+def test_machine_file_and_its_device_file_are_inputs(memtint, tmp_path):
+    device = tmp_path / "dev.toml"
+    device.write_text("# a device\n")
+    machine = tmp_path / "m.toml"
+    machine.write_text('[dram]\ndevice = "dev.toml"\n')
+    before = snapshot(device, machine)
+    assert_clean_error(memtint("dram", "--machine", machine, "--generate", "random", "--requests", "10",
+                               "--json", device), "--json", "dev.toml", "is an input")
+    assert snapshot(device, machine) == before
+
+
+@pytest.mark.parametrize("command", [
+    ["trace-stats", "light", "--instructions", "1000"],
+    ["dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "100"],
+    ["compare", "--machine", "i7-860", "--mix", "light,light", "--instructions", "1000", "--warmup", "0"],
+])
+def test_json_into_a_place_without_files_is_refused_before_work(memtint, command):
+    start = time.monotonic()
+    assert_clean_error(memtint(*command, "--json", "/proc/x"), "--json /proc/x", "cannot be written")
+    assert time.monotonic() - start < 30
+
+
+@pytest.mark.engine
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("command", [
+    ["trace-stats", "light", "--instructions", "1000"],
+    ["dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "100"],
+    ["compare", "--machine", "i7-860", "--mix", "light,light", "--instructions", "1000", "--warmup", "0",
+     "--no-cache"],
+])
+def test_write_errors_name_the_file(memtint, command):
+    assert_clean_error(memtint(*command, "--json", "/dev/full"), "--json /dev/full", "No space left on device")
+
+
+def test_json_into_dev_null_writes_into_the_device(memtint):
+    before = os.stat("/dev/null")
+    code, _, err = memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "100",
+                           "--json", "/dev/null")
+    assert code == 0, err
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
+
+
+@pytest.mark.engine
+def test_json_over_a_regular_file_keeps_it_on_failure(memtint, tmp_path):
+    """A failed run leaves an existing output as it was (written through a temporary file)."""
+    out = tmp_path / "old.json"
+    out.write_text("old\n")
+    code, _, _ = memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "100", "--json", out)
+    assert code == 0 and out.read_text().startswith("{")
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_reproduce_out_is_checked_before_any_run(memtint):
+    start = time.monotonic()
+    assert_clean_error(memtint("reproduce", "--quick", "--out", "/proc/x"), "--out /proc/x")
+    assert time.monotonic() - start < 20
+
+
+def test_demo_out_is_checked_before_any_run(memtint, tmp_path):
+    f = tmp_path / "file"
+    f.write_text("keep\n")
+    assert_clean_error(memtint("demo", "--out", f), "--out", "not a directory")
+    assert f.read_text() == "keep\n"
+
+
+def test_report_out_is_checked_before_reading(memtint, tmp_path):
+    assert_clean_error(memtint("report", tmp_path, "--out", "/proc/x"), "--out /proc/x")
+
+
+# --- limits and estimates, one rule for every command ---------------------------------------
+
+def spec_file(tmp_path: Path, body: str, name: str = "s.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(body)
+    return p
+
+
+PRODUCT = 'machines = ["i7-860"]\npolicies = ["buddy"]\ninstructions = 1000\nwarmup = 0\n'
+
+
+def test_sweep_seed_beyond_the_store_is_refused(memtint, tmp_path):
+    spec = spec_file(tmp_path, PRODUCT + 'mixes = [["light"]]\nseeds = [18446744073709551615]\n')
+    assert_clean_error(memtint("sweep", spec, "--out", tmp_path / "o"), "s.toml", "seeds", "64-bit")
+
+
+def test_sweep_with_a_billion_mixes_is_refused_at_once(memtint, tmp_path):
+    spec = spec_file(tmp_path, PRODUCT + 'mixes = [{random = ["light", "stream"], size = 4, count = 1000000000}]\n')
+    start = time.monotonic()
+    assert_clean_error(memtint("sweep", spec, "--out", tmp_path / "o"), "mixes[0].count", "1,000,000")
+    assert time.monotonic() - start < 20
+
+
+def test_sweep_product_above_the_run_limit_is_refused(memtint, tmp_path):
+    spec = spec_file(tmp_path, 'machines = ["i7-860"]\npolicies = ["buddy", "bpm"]\ninstructions = 1000\n'
+                               'mixes = [{random = ["light"], size = 1, count = 1000000}]\n')
+    assert_clean_error(memtint("sweep", spec, "--out", tmp_path / "o"), "2,000,000 runs")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["sweep", "{spec}", "--out", "{out}"], "instructions"),
+    (["demo", "--instructions", "1000000000000000", "--out", "{out}"], "--instructions"),
+    (["trace-stats", "light", "--instructions", "100000000000000"], "--instructions"),
+])
+def test_instruction_limit_is_the_same_everywhere(memtint, tmp_path, args, needle):
+    spec = spec_file(tmp_path, 'machines = ["i7-860"]\npolicies = ["buddy"]\ninstructions = 1000000000000000\n'
+                               'mixes = [["light"]]\n')
+    args = [a.format(spec=spec, out=tmp_path / "o") for a in args]
+    assert_clean_error(memtint(*args), needle, "10,000,000,000,000")
+
+
+def test_long_sweep_is_announced_with_an_estimate(tmp_path):
+    from memtint.limits import ANNOUNCE_SECONDS, sweep_seconds
+
+    # 100 4-program runs of 10^9 instructions on 2 workers: far above the announcement threshold.
+    assert sweep_seconds([(4, 10**9, 0)] * 100, 2) > ANNOUNCE_SECONDS
+    assert sweep_seconds([(4, 1000, 0)], 2) < 1
+
+
+# --- errors that were internal ---------------------------------------------------------------
+
+def test_sweep_spec_with_a_non_utf8_byte(memtint, tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_bytes(b'name = "ok"\nmixes = ["\xff"]\n')
+    assert_clean_error(memtint("sweep", spec, "--out", tmp_path / "o"), "s.toml:2", "not UTF-8", "0xff")
+
+
+def test_sim_config_with_a_non_utf8_byte(memtint, tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_bytes(b'machine = "i7-860"\n\xfe = 1\n')
+    assert_clean_error(memtint("sim", config), "c.toml:2", "not UTF-8")
+
+
+def test_presets_with_stdout_closed(tmp_path):
+    completed = subprocess.run(f"{sys.executable} -m memtint.cli presets >&-", shell=True, capture_output=True,
+                               text=True, cwd=tmp_path, timeout=60)
+    assert completed.returncode == 2
+    assert completed.stderr.strip() == ("memtint: error: standard output is closed (started with >&-); send it to a "
+                                        "file or /dev/null instead")
+
+
+@pytest.fixture
+def stored_sweep(memtint, tmp_path) -> tuple[Path, Path]:
+    spec = spec_file(tmp_path, 'machines = ["i7-860"]\npolicies = ["buddy", "bpm"]\ninstructions = 1000\nwarmup = 0\n'
+                               'mixes = [["light", "light"]]\n')
+    out = tmp_path / "store"
+    code, _, err = memtint("sweep", spec, "--out", out, "--jobs", "1")
+    assert code == 0, err
+    return spec, out
+
+
+@pytest.mark.engine
+def test_truncated_batch_is_named_with_its_remedy(memtint, stored_sweep):
+    spec, out = stored_sweep
+    batch = next((out / "batches").glob("*.parquet"))
+    os.truncate(batch, 100)
+    for args in (["sweep", spec, "--out", out], ["report", out]):
+        line = assert_clean_error(memtint(*args), batch.name, "damaged result batch", "manifest.json")
+        assert "internal error" not in line
+
+
+@pytest.mark.engine
+def test_missing_batch_is_named_with_its_reason(memtint, stored_sweep):
+    _, out = stored_sweep
+    batch = next((out / "batches").glob("*.parquet"))
+    batch.unlink()
+    assert_clean_error(memtint("report", out), batch.name, "listed in", "but missing")
+
+
+@pytest.mark.engine
+def test_file_size_limit_on_a_sweep_names_the_batch(tmp_path):
+    spec = spec_file(tmp_path, PRODUCT + 'mixes = [["light", "light"]]\n')
+    out = tmp_path / "store"
+    script = ("import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+              "resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000)); "
+              "from memtint.cli import main; sys.exit(main(sys.argv[1:]))")
+    completed = subprocess.run([sys.executable, "-c", script, "sweep", str(spec), "--out", str(out), "--jobs", "1"],
+                               capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    assert "File too large" in completed.stderr and "batch" in completed.stderr
+    assert "internal error" not in completed.stderr
+
+
+@pytest.mark.engine
+def test_file_size_limit_on_dram_json_names_the_file(tmp_path):
+    out = tmp_path / "big.json"
+    script = ("import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+              "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000)); "
+              "from memtint.cli import main; sys.exit(main(sys.argv[1:]))")
+    completed = subprocess.run([sys.executable, "-c", script, "dram", "--machine", "ddr4-2400", "--generate",
+                                "random", "--requests", "100", "--json", str(out)],
+                               capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    assert f"--json {out}: cannot write: File too large" in completed.stderr
+    assert not out.exists()
+
+
+# --- accepted silently before ----------------------------------------------------------------
+
+def test_compare_runs_each_policy_once(memtint):
+    assert_clean_error(memtint("compare", "--machine", "i7-860", "--mix", "light,light", "--policies",
+                               "buddy,buddy,bpm"), "buddy given more than once")
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("cache", ["/proc/x", "file"])
+def test_unusable_cache_dir_is_warned_about(tmp_path, cache):
+    if cache == "file":
+        cache = tmp_path / "afile"
+        cache.write_text("")
+    env = dict(os.environ, MEMTINT_CACHE_DIR=str(cache))
+    completed = subprocess.run([sys.executable, "-m", "memtint.cli", "compare", "--machine", "i7-860", "--mix",
+                                "light,light", "--instructions", "1000", "--warmup", "0"],
+                               capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert completed.returncode == 0, completed.stderr
+    warnings = [line for line in completed.stderr.splitlines() if "alone runs are not cached" in line]
+    assert len(warnings) == 1 and str(cache) in warnings[0] and "MEMTINT_CACHE_DIR" in warnings[0]
+
+
+# --- a killed sweep leaves nothing running ----------------------------------------------------
+
+def children(pid: int) -> set[int]:
+    """Every descendant of `pid` (through /proc/PID/task/*/children)."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for t in tasks:
+            try:
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    kids = {int(k) for k in f.read().split()}
+            except OSError:
+                continue
+            todo.extend(kids - found)
+            found |= kids
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.engine
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux /proc")
+def test_sigkill_of_a_sweep_ends_its_workers(tmp_path):
+    spec = spec_file(tmp_path, 'machines = ["i7-860"]\npolicies = ["buddy", "bpm"]\ninstructions = 2000000000\n'
+                               'warmup = 0\ncache = false\nmixes = [["stream", "copy"], ["copy", "stream"]]\n')
+    proc = subprocess.Popen([sys.executable, "-m", "memtint.cli", "sweep", str(spec), "--out", str(tmp_path / "o"),
+                             "--jobs", "2"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        workers: set[int] = set()
+        while time.monotonic() < deadline and len(workers) < 2:
+            time.sleep(0.5)
+            workers = {c for c in children(proc.pid) if alive(c)}
+        assert len(workers) >= 2, f"the sweep started {len(workers)} worker(s)"
+        time.sleep(2)  # the workers are simulating
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not [w for w in workers if alive(w)], "workers outlived the killed sweep"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
