@@ -1,8 +1,17 @@
-"""Fuzz `memtint sim`'s run files: mutated TOML (bytes and values) through the command's own
-loading and the engine, in process. Every case must end in a run or in one error line that names
-the file (and line) or the key at fault: never an internal error, a traceback or a hang.
+"""Fuzz the command line's inputs, in process, in four classes:
 
-    python tests/fuzz_cli.py --cases 2000 --seed 1      (make fuzz runs it; tests run a slice)
+- ``sim``: mutated run files (bytes and values) through `memtint sim`'s own loading and the engine;
+- ``overrides``: `--set KEY=VALUE` with extreme values (NaN, infinities, 1e400, 2^40, 2^64,
+  negatives, wrong kinds) on machine settings, through the CLI's parsing and a short run;
+- ``sweep``: mutated sweep specifications through `memtint sweep`'s parsing and checks;
+- ``outputs``: output paths that collide with inputs (the same name, a hard link, a symlink, each
+  other) or cannot be written (/proc, a missing directory, a directory), through `memtint`
+  commands end to end: every input must keep its bytes, type and inode.
+
+Every case must end in a result or in one error line that names the file (and line), the key or the
+option at fault: never an internal error, a traceback or a hang.
+
+    python tests/fuzz_cli.py --cases 2000 --seed 1      (per class; make fuzz runs it, tests a slice)
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ import signal
 import sys
 import tempfile
 import time
+from typing import Callable
 
 SEED_FILES = [
     'machine = "i7-860"\nprograms = ["stream", "light"]\ninstructions = 2000\nwarmup = 1000\nseed = 3\n'
@@ -68,31 +78,203 @@ class Hang(Exception):
     pass
 
 
+def _outcome(error: BaseException, named: re.Pattern[str] = NAMED) -> tuple[str, str]:
+    text = str(error)
+    if "\n" in text.strip() or any(c in text for c in "\x00\x1b\r"):
+        return "unnamed", f"not one clean line: {text!r}"
+    if "internal error" in text:
+        return "internal", text
+    return ("clean", text) if named.search(text) else ("unnamed", text)
+
+
+def _capped(spec: dict) -> dict:
+    # Input handling is under test, not run length.
+    for key, cap in (("instructions", 2000), ("warmup", 2000)):
+        if isinstance(spec.get(key), int):
+            spec[key] = min(spec[key], cap)
+    return spec
+
+
 def run_case(path: str) -> tuple[str, str]:
     """("ok" | "clean" | "unnamed" | "internal", message)."""
     from memtint import api
     from memtint.cli import UsageError, load_sim_config
 
     try:
-        spec = load_sim_config(path)
-        # Input handling is under test, not run length.
-        for key, cap in (("instructions", 2000), ("warmup", 2000)):
-            if isinstance(spec.get(key), int):
-                spec[key] = min(spec[key], cap)
-        api.run_sim_spec(spec)
+        api.run_sim_spec(_capped(load_sim_config(path)))
         return "ok", ""
     except (api.MemtintError, UsageError) as error:
-        text = str(error)
-        if "\n" in text.strip() or any(c in text for c in "\x00\x1b\r"):
-            return "unnamed", f"not one clean line: {text!r}"
-        return ("clean", text) if NAMED.search(text) else ("unnamed", text)
+        return _outcome(error)
     except Hang:
         raise
     except Exception as error:  # noqa: BLE001 - every other exception is a finding
         return "internal", f"{type(error).__name__}: {error}"
 
 
-def fuzz(cases: int, seed: int) -> dict[str, list[str] | int]:
+def sim_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    path = os.path.join(d, "run.toml")
+    data = mutate(rng, rng.choice(SEED_FILES))
+    with open(path, "wb") as f:
+        f.write(data)
+    return data, lambda: run_case(path)
+
+
+# --- overrides -------------------------------------------------------------------------------
+
+#: Settings of the machine table (sections and keys as in machine TOMLs), plus a few that do not exist.
+OVERRIDE_KEYS = [
+    "controller.read_queue", "controller.write_queue", "controller.frontend_latency", "controller.write_high_watermark",
+    "controller.write_low_watermark", "controller.write_idle_drain_min", "controller.tcm.quantum",
+    "controller.write_handling", "controller.scheduler", "controller.row_policy", "cache.llc.size_bytes",
+    "cache.llc.ways", "cache.llc.latency", "cache.llc.mshrs", "cache.prefetcher.kind", "cache.prefetcher.degree",
+    "cpu.cores", "cpu.frequency_ghz", "cpu.rob", "dram.channels", "dram.ranks", "dram.density_gbit",
+    "dram.device_width", "dram.device", "dram.mapping", "os.colour_split", "nosuch.key", "controller.nosuch",
+]
+EXTREME_VALUES = ["2", "16", "64", "0.8", "0.2", '"fr-fcfs"', '"none"', "nan", "inf", "-inf", "1e400", "-1e400", "0", "-1", "1", "1099511627776", "18446744073709551616",
+                  "1e20", "0.5", "-0.5", "true", '"x"', "[1,2]", "{}", "null", "x", "", "99999999999999999999999"]
+
+
+def overrides_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    settings = [f"{rng.choice(OVERRIDE_KEYS)}={rng.choice(EXTREME_VALUES)}" for _ in range(rng.randint(1, 3))]
+    machine = rng.choice(["i7-860", "ddr4-2400", "ccps-4c-64b"])
+
+    def run() -> tuple[str, str]:
+        import argparse
+
+        from memtint import api
+        from memtint.cli import UsageError, _overrides, _setting
+
+        try:
+            parsed = [_setting(text) for text in settings]
+            spec = api.build_sim_spec(machine, ["light", "stream"], instructions=2000, overrides=_overrides(parsed))
+            api.run_sim_spec(spec)
+            return "ok", ""
+        except (api.MemtintError, UsageError, argparse.ArgumentTypeError) as error:
+            keys = {text.split("=", 1)[0].rsplit(".", 1)[-1] for text in settings}
+            named = re.compile("|".join(map(re.escape, keys)) + r"|" + NAMED.pattern)
+            return _outcome(error, named)
+        except Hang:
+            raise
+        except Exception as error:  # noqa: BLE001
+            return "internal", f"{type(error).__name__}: {error}"
+
+    return " ".join([machine, *settings]).encode(), run
+
+
+# --- sweep specifications --------------------------------------------------------------------
+
+SWEEP_FILES = [
+    'name = "s"\nmachines = ["i7-860"]\npolicies = ["buddy", "bpm"]\ninstructions = 1000\nwarmup = 0\nseeds = [1, 2]\n'
+    'mixes = [["light", "stream"], {random = ["light", "copy"], size = 2, count = 3, seed = 4}]\n',
+    'machines = "i7-860"\npolicies = "cache-only"\ninstructions = [1000, 2000]\n'
+    '[[mixes]]\nclasses = [{from = ["stream", "random"], n = 1}, {from = ["light"], n = 1}]\ncount = 2\n',
+    'instructions = 1000\nseeds = 3\n[[run]]\nmachine = "i7-860"\npolicy = "bpm"\nprograms = ["light", "light"]\n'
+    '[run.os]\nstrict = false\n',
+]
+SWEEP_NAMED = re.compile(r"s\.toml|^[a-z_]+(\[\d+\])?(\.[a-z_]+(\[\d+\])?)*: ")
+
+
+def sweep_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    path = os.path.join(d, "s.toml")
+    data = mutate(rng, rng.choice(SWEEP_FILES))
+    with open(path, "wb") as f:
+        f.write(data)
+
+    def run() -> tuple[str, str]:
+        from memtint import api
+        from memtint.sweep import load_spec
+
+        try:
+            load_spec(path)
+            return "ok", ""
+        except api.MemtintError as error:
+            return _outcome(error, SWEEP_NAMED)
+        except Hang:
+            raise
+        except Exception as error:  # noqa: BLE001
+            return "internal", f"{type(error).__name__}: {error}"
+
+    return data, run
+
+
+# --- output collisions -----------------------------------------------------------------------
+
+def _snapshot(paths: list[str]) -> list[tuple[str, int, int, bytes]]:
+    import stat
+
+    out = []
+    for p in paths:
+        st = os.lstat(p)
+        data = open(p, "rb").read() if stat.S_ISREG(st.st_mode) else b""
+        out.append((p, stat.S_IFMT(st.st_mode), st.st_ino, data))
+    return out
+
+
+def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    import shutil
+
+    work = os.path.join(d, "out")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    trace = os.path.join(work, "in.txt")
+    with open(trace, "w") as f:
+        f.write("10 0x1000\n20 0x2000 0x3000\n5 0x4000\n")
+    dram_trace = os.path.join(work, "d.trace")
+    with open(dram_trace, "w") as f:
+        f.write("0x1000 R\n0x2000 W\n")
+    config = os.path.join(work, "run.toml")
+    with open(config, "w") as f:
+        f.write(f'machine = "i7-860"\nprograms = ["{trace}"]\ninstructions = 1000\n')
+    os.link(trace, os.path.join(work, "hard.txt"))
+    os.symlink(dram_trace, os.path.join(work, "soft.trace"))
+    os.mkdir(os.path.join(work, "dir"))
+    places = [trace, dram_trace, config, os.path.join(work, "hard.txt"), os.path.join(work, "soft.trace"),
+              os.path.join(work, "dir"), os.path.join(work, "new.json"), os.path.join(work, "nodir", "x.json"),
+              "/proc/x", "/dev/null", os.path.join(work, "dir", "..", "in.txt")]
+    a, b = rng.choice(places), rng.choice(places)
+    soft = os.path.join(work, "soft.trace")
+    commands = [  # each command with the inputs it reads (writing over another file is what was asked)
+        (["convert", trace, a], [trace]),
+        (["convert", "--to", "ramulator", trace, a], [trace]),
+        (["trace-stats", trace, "--json", a], [trace]),
+        (["dram", "--machine", "ddr4-2400", "--trace", rng.choice([dram_trace, soft]), "--json", a], [dram_trace]),
+        (["sim", config, "--json", a], [config, trace]),
+        (["compare", "--machine", "i7-860", "--mix", f"{trace},light", "--instructions", "1000", "--warmup", "0",
+          "--no-cache", "--json", a, "--csv", b], [trace]),
+    ]
+    argv, inputs = rng.choice(commands)
+
+    def run() -> tuple[str, str]:
+        import contextlib
+        import io
+
+        from memtint.cli import main
+
+        before = _snapshot(inputs)
+        err = io.StringIO()
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(err):
+            code = main(argv)
+        after = _snapshot(inputs)
+        if after != before:
+            return "internal", f"an input changed: {[x[:3] for x, y in zip(before, after) if x != y]}"
+        text = err.getvalue().strip()
+        if code == 0:
+            return "ok", ""
+        lines = [line for line in text.splitlines() if line.startswith("memtint: error: ")]
+        if len(lines) != 1:
+            return "unnamed", f"exit {code} without one error line: {text!r}"
+        return _outcome(Exception(lines[0][len("memtint: error: "):]),
+                        re.compile(r"^(OUT|--json|--csv) |^" + re.escape(work) + "|in\\.txt|d\\.trace"))
+
+    return " ".join(argv).encode(), run
+
+
+CLASSES: dict[str, Callable[[random.Random, str], tuple[bytes, Callable[[], tuple[str, str]]]]] = {
+    "sim": sim_case, "overrides": overrides_case, "sweep": sweep_case, "outputs": outputs_case,
+}
+
+
+def fuzz(cases: int, seed: int, kind: str = "sim") -> dict[str, list[str] | int]:
     rng = random.Random(seed)
     tally: dict[str, list[str] | int] = {"ok": 0, "clean": 0, "unnamed": [], "internal": [], "hang": []}
 
@@ -101,39 +283,40 @@ def fuzz(cases: int, seed: int) -> dict[str, list[str] | int]:
 
     signal.signal(signal.SIGALRM, alarm)
     with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "run.toml")
         for i in range(cases):
-            data = mutate(rng, rng.choice(SEED_FILES))
-            with open(path, "wb") as f:
-                f.write(data)
+            data, case = CLASSES[kind](rng, d)
             signal.alarm(CASE_LIMIT)
             try:
-                kind, message = run_case(path)
+                kind_of, message = case()
             except Hang:
-                kind, message = "hang", f"case {i}: {data!r}"
+                kind_of, message = "hang", f"case {i}: {data!r}"
             finally:
                 signal.alarm(0)
-            if kind in ("ok", "clean"):
-                tally[kind] += 1  # type: ignore[operator]
+            if kind_of in ("ok", "clean"):
+                tally[kind_of] += 1  # type: ignore[operator]
             else:
-                tally[kind].append(f"case {i}: {message} <- {data[:120]!r}")  # type: ignore[union-attr]
+                tally[kind_of].append(f"case {i}: {message} <- {data[:160]!r}")  # type: ignore[union-attr]
     return tally
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=2000)
+    parser.add_argument("--cases", type=int, default=2000, help="cases per class")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--classes", default=",".join(CLASSES), help=f"comma-separated: {', '.join(CLASSES)}")
     args = parser.parse_args()
-    start = time.perf_counter()
-    t = fuzz(args.cases, args.seed)
-    findings = t["unnamed"] + t["internal"] + t["hang"]  # type: ignore[operator]
-    print(f"fuzz (sim run files): {args.cases} cases (seed {args.seed}) in {time.perf_counter() - start:.1f} s: "
-          f"{t['ok']} ran, {t['clean']} clean errors, {len(t['unnamed'])} errors without a place, "
-          f"{len(t['internal'])} internal errors, {len(t['hang'])} hangs")
-    for line in findings[:20]:
-        print("  " + line)
-    return 1 if findings else 0
+    failed = False
+    for kind in args.classes.split(","):
+        start = time.perf_counter()
+        t = fuzz(args.cases, args.seed, kind)
+        findings = t["unnamed"] + t["internal"] + t["hang"]  # type: ignore[operator]
+        print(f"fuzz ({kind}): {args.cases} cases (seed {args.seed}) in {time.perf_counter() - start:.1f} s: "
+              f"{t['ok']} ran, {t['clean']} clean errors, {len(t['unnamed'])} errors without a place, "
+              f"{len(t['internal'])} internal errors, {len(t['hang'])} hangs", flush=True)
+        for line in findings[:20]:
+            print("  " + line)
+        failed = failed or bool(findings)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

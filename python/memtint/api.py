@@ -20,6 +20,31 @@ __all__ = [
     "build_sim_spec", "run_sim", "run_sim_spec", "mix_metrics", "cpu_trace_stats", "convert_trace",
 ]
 
+def engine_json(value: Any) -> str:
+    """``value`` as the engine's JSON. A number JSON cannot carry (NaN, an infinity: ``nan`` in
+    TOML, ``1e400`` on the command line) is refused here with its key, since the engine would
+    only see a syntax error at a column of this text."""
+    try:
+        return json.dumps(value, allow_nan=False)
+    except ValueError:
+        raise MemtintError(f"invalid configuration: {_non_finite(value) or 'a value'} is not a finite number "
+                           "(NaN and infinities are not settings)") from None
+
+
+def _non_finite(value: Any, path: str = "") -> str | None:
+    """The key path of the first NaN or infinity in ``value`` (``overrides.controller.read_queue``)."""
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{path or 'value'}: {value}"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _non_finite(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else str(key))
+        if found:
+            return found
+    return None
+
+
 GENERATOR_KINDS = ("stream", "random", "strided", "conflict", "mix")
 TRACE_FORMATS = ("ramulator", "dramsim3")
 
@@ -145,7 +170,7 @@ def run_dram(machine: str, workload: dict[str, Any], **options: Any) -> dict[str
     if unknown:
         raise TypeError(f"run_dram() got unexpected option(s): {', '.join(sorted(unknown))}")
     spec = build_run_spec(machine, workload, **options)
-    return json.loads(_engine.run_dram(json.dumps(spec)))
+    return json.loads(_engine.run_dram(engine_json(spec)))
 
 
 def presets() -> dict[str, Any]:
@@ -276,25 +301,25 @@ def run_sim(machine: str | dict[str, Any], programs: list[str], **options: Any) 
     partitioning from ``os_options["profiles"]``).
     """
     spec = build_sim_spec(machine, programs, **options)
-    return json.loads(_engine.run_sim(json.dumps(spec)))
+    return json.loads(_engine.run_sim(engine_json(spec)))
 
 
 def run_sim_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """Run a complete specification (as written by :func:`build_sim_spec` or a ``sim`` TOML)."""
-    return json.loads(_engine.run_sim(json.dumps(spec)))
+    return json.loads(_engine.run_sim(engine_json(spec)))
 
 
 def mix_metrics(programs: list[dict[str, float]]) -> dict[str, Any]:
     """Weighted speedup, harmonic speedup, maximum slowdown and per-program slowdowns of
     ``[{"ipc_alone": .., "ipc_shared": ..}, ...]`` (computed by the engine)."""
-    return json.loads(_engine.mix_metrics(json.dumps(programs)))
+    return json.loads(_engine.mix_metrics(engine_json(programs)))
 
 
 def cpu_trace_stats(workload: str, instructions: int | None = None, seed: int = 1) -> dict[str, Any]:
     """Records, instructions, reads, writebacks, reads per kilo-instruction and footprint of a
     CPU trace (or of a profile, up to ``instructions``)."""
     request = {"workload": _program(workload), "instructions": instructions, "seed": seed}
-    return json.loads(_engine.cpu_trace_stats(json.dumps(request)))
+    return json.loads(_engine.cpu_trace_stats(engine_json(request)))
 
 
 def convert_trace(
@@ -304,4 +329,4 @@ def convert_trace(
     name ends in ``.gz``), or with ``to="ramulator"`` a ``.mtt`` (or text) trace to Ramulator text
     (gzip if the name ends in ``.gz``); returns the counts written."""
     request = {"input": os.fspath(input), "output": os.fspath(output), "to": to}
-    return json.loads(_engine.convert_cpu_trace(json.dumps(request)))
+    return json.loads(_engine.convert_cpu_trace(engine_json(request)))

@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from memtint import _engine
-from memtint.api import _program, run_sim
+from memtint.api import _program, engine_json, run_sim
 
 __all__ = ["trace_stats", "classify", "ALONE_INSTRUCTIONS", "INTENSIVE_MPKI"]
 
@@ -48,7 +48,7 @@ def trace_stats(
     docs/stats.md documents every field."""
     program = _program(workload)
     request = {"workload": program, "instructions": instructions, "seed": seed, "reuse": reuse}
-    stats: dict[str, Any] = json.loads(_engine.cpu_trace_stats(json.dumps(request)))
+    stats: dict[str, Any] = json.loads(_engine.cpu_trace_stats(engine_json(request)))
     kilo = stats["instructions"] / 1000.0 if stats["instructions"] else None
     stats["workload"] = str(workload)
     stats["reads_pki"] = stats["reads"] / kilo if kilo else 0.0

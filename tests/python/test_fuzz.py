@@ -1,4 +1,4 @@
-"""A fixed-seed slice of the run-file fuzzer (tests/fuzz_cli.py; `make fuzz` runs the rest)."""
+"""Fixed-seed slices of the command-line fuzzer (tests/fuzz_cli.py; `make fuzz` runs the rest)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,17 @@ import fuzz_cli  # noqa: E402
 @pytest.mark.engine
 def test_mutated_run_files_end_in_a_run_or_an_error_naming_its_place():
     t = fuzz_cli.fuzz(600, seed=1)
+    findings = t["unnamed"] + t["internal"] + t["hang"]
+    assert t["ok"] > 0 and t["clean"] > 0, t
+    assert not findings, "\n".join(findings[:10])
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("kind, cases", [("overrides", 300), ("sweep", 200), ("outputs", 150)])
+def test_other_cli_inputs_end_in_a_result_or_an_error_naming_its_place(kind, cases):
+    # overrides: extreme --set values; sweep: mutated specifications; outputs: outputs that
+    # collide with inputs or cannot be written, where every input must keep its bytes and inode.
+    t = fuzz_cli.fuzz(cases, seed=1, kind=kind)
     findings = t["unnamed"] + t["internal"] + t["hang"]
     assert t["ok"] > 0 and t["clean"] > 0, t
     assert not findings, "\n".join(findings[:10])

@@ -382,3 +382,17 @@ def test_sigkill_of_a_sweep_ends_its_workers(tmp_path):
         except ProcessLookupError:
             pass
 
+
+
+# --- numbers JSON cannot carry are refused with their key ------------------------------------
+
+def test_set_value_1e400_names_the_key(memtint):
+    assert_clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "100",
+                               "--set", "controller.read_queue=1e400"), "controller.read_queue", "not a finite number")
+
+
+def test_nan_in_a_run_file_names_the_file_line_and_key(memtint, tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text('machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n'
+                      '[overrides.controller]\nwrite_high_watermark = nan\n')
+    assert_clean_error(memtint("sim", config), "c.toml:5", "write_high_watermark", "not a finite number")
