@@ -116,7 +116,7 @@ test-python: build
 # 3000-case slice; this runs FUZZ_CASES (default 200000) from FUZZ_SEED and prints the tally.
 FUZZ_CASES ?= 200000
 FUZZ_SEED ?= $(shell date +%s)
-FUZZ_CLI_CASES ?= 2000
+FUZZ_CLI_CASES ?= 2000  # per class of tests/fuzz_cli.py
 fuzz: toolchain
 	MEMTINT_FUZZ_CASES=$(FUZZ_CASES) MEMTINT_FUZZ_SEED=$(FUZZ_SEED) \
 		$(CARGO) test --release -p memtint-engine --test fuzz -- --nocapture
