@@ -96,7 +96,24 @@ def _setting(text: str) -> tuple[list[str], Any]:
 
 
 def _overrides(settings: list[tuple[list[str], Any]] | None, base: dict[str, Any] | None = None) -> dict[str, Any] | None:
-    """A partial machine table from `--set` settings, on top of `base` (the settings win)."""
+    """A partial machine table from the `--set` settings that are not `os.*`, on top of `base`
+    (the settings win)."""
+    machine = [(path, value) for path, value in settings or [] if path[0] != "os"]
+    return _nested(machine, base)
+
+
+def _os_settings(settings: list[tuple[list[str], Any]] | None, base: dict[str, Any] | None = None,
+                 command: str = "") -> dict[str, Any] | None:
+    """The `os.*` settings of `--set` as an [os] table (without the `os.` prefix), on top of
+    `base`; the engine checks the keys and names an unknown one. `command` forbids `os.policy`
+    where the policies come from another option."""
+    os_settings = [(path[1:], value) for path, value in settings or [] if path[0] == "os"]
+    if command and any(path == ["policy"] for path, _ in os_settings):
+        raise UsageError(f"--set os.policy: {command} takes its policies from --policies, not from --set")
+    return _nested(os_settings, base)
+
+
+def _nested(settings: list[tuple[list[str], Any]], base: dict[str, Any] | None) -> dict[str, Any] | None:
     if not settings:
         return base
     table: dict[str, Any] = json.loads(json.dumps(base or {}))
@@ -111,8 +128,10 @@ def _overrides(settings: list[tuple[list[str], Any]] | None, base: dict[str, Any
     return table
 
 
-_SET_HELP = ("override one machine setting, e.g. controller.write_idle_drain_min=9 or dram.channels=2 "
-             "(repeatable; sections and keys as in machine TOMLs, docs/stats.md)")
+_SET_HELP = ("override one setting of the run: a machine setting (controller.*, cache.*, dram.*, cpu.*, e.g. "
+             "controller.write_idle_drain_min=9 or dram.channels=2; sections and keys as in machine TOMLs) or an OS "
+             "setting (os.*, e.g. os.colour_split=strided or os.ccps.delta=5; the [os] table of run files); "
+             "repeatable; docs/stats.md")
 
 
 def _registered_names() -> Callable[[str], str]:
@@ -428,6 +447,10 @@ def _dram(args: argparse.Namespace) -> int:
     from memtint.limits import dram_seconds
 
     workload = workload_from_args(args)
+    os_keys = [".".join(path) for path, _ in args.set or [] if path[0] == "os"]
+    if os_keys:
+        raise UsageError(f"--set {os_keys[0]}: memtint dram runs DRAM requests without an OS model; os.* settings "
+                         "apply to sim, compare and sweeps")
     check_outputs({"--json": args.json}, [args.trace, *_machine_inputs(args.machine, args.mapping)])
     requests = workload.get("generate", {}).get("requests") if isinstance(workload, dict) else None
     stats = run_with_status(
@@ -649,6 +672,7 @@ def _sim(args: argparse.Namespace) -> int:
     check_outputs({"--json": args.json}, [args.config, *_spec_inputs(spec)])
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
+        spec["os"] = _os_settings(args.set, spec.get("os"))
     from memtint.limits import sim_seconds
 
     try:
@@ -700,7 +724,7 @@ def _compare(args: argparse.Namespace) -> int:
         result = compare_module.compare(
             args.machine, mix, policies, instructions=args.instructions, seed=args.seed, baseline=args.baseline,
             mapping=args.mapping, scheduler=args.scheduler, overrides=_overrides(args.set),
-            os_options={"strict": True} if args.strict else None,
+            os_options=_os_settings(args.set, {"strict": True} if args.strict else None, "compare"),
             use_cache=not args.no_cache,
             progress=lambda what: bar.update(task, advance=1, description=what),
             warmup=warmup,

@@ -396,3 +396,23 @@ def test_nan_in_a_run_file_names_the_file_line_and_key(memtint, tmp_path):
     config.write_text('machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n'
                       '[overrides.controller]\nwrite_high_watermark = nan\n')
     assert_clean_error(memtint("sim", config), "c.toml:5", "write_high_watermark", "not a finite number")
+
+
+# --- --set reaches the OS model's settings too ------------------------------------------------
+
+@pytest.mark.engine
+def test_set_reaches_os_settings_in_compare_and_sim(memtint, tmp_path):
+    # os.colour_split is documented in docs/stats.md; `--set` used to reach the machine table only.
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "light,light", "--instructions", "1000",
+                             "--warmup", "0", "--policies", "bpm", "--set", "os.colour_split=strided", "--json", "-")
+    assert code == 0, err
+    config = tmp_path / "c.toml"
+    config.write_text('machine = "i7-860"\nprograms = ["light", "light"]\ninstructions = 1000\n[os]\npolicy = "bpm"\n')
+    code, out, err = memtint("sim", config, "--set", "os.colour_split=strided", "--json", "-")
+    assert code == 0, err
+    assert '"colour_split": "strided"' in out
+    assert_clean_error(memtint("sim", config, "--set", "os.colour_splt=strided"), "os.colour_splt", "unknown key")
+    assert_clean_error(memtint("compare", "--machine", "i7-860", "--mix", "light", "--set", "os.policy=bpm"),
+                       "--set os.policy", "--policies")
+    assert_clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "10",
+                               "--set", "os.colour_split=strided"), "--set os.colour_split", "without an OS model")
