@@ -42,7 +42,10 @@ expect_error config_bad_mask "MEMTINT_COLOR_MASKS=0x2000,zz" "MEMTINT_COLOR_MASK
 expect_error config_mask_inside_page "MEMTINT_COLOR_MASKS=0x40" "bits below 12"
 SEVENTEEN=$(for b in $(seq 12 28); do printf '0x%x,' $((1 << b)); done)
 expect_error config_too_many_masks "MEMTINT_COLOR_MASKS=${SEVENTEEN%,}" "more than 16"
-expect_error config_colour_out_of_range "MEMTINT_COLOR_MASKS=$I7 MEMTINT_COLORS=0-40" "MEMTINT_COLORS='0-40'"
+expect_error config_colour_out_of_range "MEMTINT_COLOR_MASKS=$I7 MEMTINT_COLORS=0-40" "MEMTINT_COLORS='0-40': colour 40 is outside the colour space: 5 masks give 32 colours (0-31)"
+# checked before the range is filled in (it used to be expanded first)
+expect_error config_colour_range_huge "MEMTINT_COLOR_MASKS=$I7 MEMTINT_COLORS=0-4294967296" "colour 4294967296 is outside the colour space: 5 masks give 32 colours"
+expect_error config_colour_number_huge "MEMTINT_COLOR_MASKS=$I7 MEMTINT_COLORS=3,99999999999999999999" "colour 99999999999999999999 is outside"
 expect_error config_backwards_range "MEMTINT_COLOR_MASKS=$I7 MEMTINT_COLORS=3-1" "ends before it starts"
 expect_error config_colours_without_masks "MEMTINT_COLORS=1" "MEMTINT_COLOR_MASKS is not set"
 expect_error config_bad_mode "MEMTINT_COLOR_MASKS=$I7 MEMTINT_MODE=fast" "MEMTINT_MODE='fast'"

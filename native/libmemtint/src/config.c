@@ -49,17 +49,39 @@ static void parse_masks(const char *s) {
     }
 }
 
+/* A decimal number; -1 if there is none, -2 if it exceeds 2^40 (no overflow to a small value). */
 static int parse_uint(const char **pp, uint64_t *out) {
     const char *p = *pp;
     uint64_t v = 0;
     if (*p < '0' || *p > '9') return -1;
     while (*p >= '0' && *p <= '9') {
         v = v * 10 + (uint64_t)(*p++ - '0');
-        if (v > (1ULL << 40)) return -1;
+        if (v > (1ULL << 40)) return -2;
     }
     *pp = p;
     *out = v;
     return 0;
+}
+
+/* "colour 40 is outside the colour space: 5 masks give 32 colours (0-31)"; startup only. */
+static const char *outside(const char *number, size_t len, unsigned n_colours) {
+    static mt_text t;
+    t.len = 0;
+    mt_text_str(&t, "colour ");
+    for (size_t i = 0; i < len && i < 40; i++) {
+        char c[2] = {number[i], 0};
+        mt_text_str(&t, c);
+    }
+    mt_text_str(&t, " is outside the colour space: ");
+    unsigned masks = 0;
+    while ((1u << masks) < n_colours) masks++;
+    mt_text_u64(&t, masks);
+    mt_text_str(&t, masks == 1 ? " mask gives " : " masks give ");
+    mt_text_u64(&t, n_colours);
+    mt_text_str(&t, " colours (0-");
+    mt_text_u64(&t, n_colours - 1);
+    mt_text_str(&t, ")");
+    return t.buf;
 }
 
 int mt_parse_colours(const char *s, uint64_t *bm, unsigned n_colours, const char **err) {
@@ -67,15 +89,24 @@ int mt_parse_colours(const char *s, uint64_t *bm, unsigned n_colours, const char
     if (!*p) { *err = "empty; expected colours like 0-3,8"; return -1; }
     for (;;) {
         uint64_t a, b;
-        if (parse_uint(&p, &a)) { *err = "expected a colour number or range like 0-3"; return -1; }
+        const char *start = p;
+        int r = parse_uint(&p, &a);
+        if (r == -1) { *err = "expected a colour number or range like 0-3"; return -1; }
         b = a;
-        if (*p == '-') {
+        const char *end = p;
+        if (r == 0 && *p == '-') {
             p++;
-            if (parse_uint(&p, &b)) { *err = "expected the end of a range like 0-3"; return -1; }
-            if (b < a) { *err = "a range ends before it starts"; return -1; }
+            end = p;
+            r = parse_uint(&p, &b);
+            if (r == -1) { *err = "expected the end of a range like 0-3"; return -1; }
+            if (r == 0 && b < a) { *err = "a range ends before it starts"; return -1; }
         }
-        if (b >= n_colours) {
-            *err = "a colour is outside the colour space (2^number of masks colours)";
+        /* checked before the range is filled in: the bitmap has only n_colours bits */
+        if (r == -2 || b >= n_colours) {
+            while (*end >= '0' && *end <= '9') end++;
+            const char *number = end;
+            while (number > start && number[-1] >= '0' && number[-1] <= '9') number--;
+            *err = outside(number, (size_t)(end - number), n_colours);
             return -1;
         }
         for (uint64_t c = a; c <= b; c++) bm[c >> 6] |= 1ULL << (c & 63);
