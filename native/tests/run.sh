@@ -58,6 +58,51 @@ if [ "$(LD_PRELOAD=$LIB ls -la /usr/lib 2>&1)" = "$(ls -la /usr/lib 2>&1)" ] &&
     pass passthrough_ls_identical
 else fail passthrough_ls_identical; fi
 
+echo "== MEMTINT_REPORT: a device or FIFO is written into, a symlink followed; nothing but a regular file is replaced"
+# what the report must not change: inode and file type
+ino_type() { stat -c '%i %F' "$1"; }
+report_to() { timeout 20 env MEMTINT_QUIET=0 MEMTINT_COLOR_MASKS=$I7 MEMTINT_REPORT="$1" LD_PRELOAD="$LIB" /bin/true 2>&1; }
+if mknod "$WORK/null" c 1 3 2>/dev/null && mknod "$WORK/full" c 1 7 2>/dev/null; then
+    before=$(ino_type "$WORK/null")
+    out=$(report_to "$WORK/null"); rc=$?
+    if [ $rc = 0 ] && [ "$(ino_type "$WORK/null")" = "$before" ] && ! grep -q MEMTINT_REPORT <<<"$out"; then
+        pass "report_into_char_device (still $before)"; else fail report_into_char_device "status $rc, now $(ino_type "$WORK/null"): $out"; fi
+    before=$(ino_type "$WORK/full")
+    out=$(report_to "$WORK/full"); rc=$?
+    if [ $rc = 0 ] && [ "$(ino_type "$WORK/full")" = "$before" ] &&
+       grep -qF "cannot write MEMTINT_REPORT file $WORK/full: No space left on device" <<<"$out"; then
+        pass "report_write_error_names_the_file"; else fail report_write_error_names_the_file "status $rc: $out"; fi
+    before=$(ino_type "$WORK/null")
+    ln -s "$WORK/null" "$WORK/to-null"
+    out=$(report_to "$WORK/to-null"); rc=$?
+    if [ $rc = 0 ] && [ -L "$WORK/to-null" ] && [ "$(ino_type "$WORK/null")" = "$before" ]; then
+        pass report_through_symlink_to_device; else fail report_through_symlink_to_device "status $rc: $out"; fi
+else
+    skip report_into_char_device "mknod failed (needs root or CAP_MKNOD)"
+fi
+mkfifo "$WORK/fifo"
+before=$(ino_type "$WORK/fifo")
+start=$(date +%s)
+out=$(report_to "$WORK/fifo"); rc=$?
+if [ $rc = 0 ] && [ $(( $(date +%s) - start )) -lt 10 ] && [ "$(ino_type "$WORK/fifo")" = "$before" ] &&
+   grep -qF "MEMTINT_REPORT $WORK/fifo is a FIFO that no process is reading" <<<"$out"; then
+    pass "report_into_fifo_without_reader (exits at once, warns)"; else fail report_into_fifo_without_reader "status $rc: $out"; fi
+timeout 20 cat "$WORK/fifo" > "$WORK/fifo.json" &
+reader=$!
+sleep 0.3
+out=$(report_to "$WORK/fifo"); rc=$?
+wait $reader
+if [ $rc = 0 ] && [ "$(ino_type "$WORK/fifo")" = "$before" ] && [ "$(json_field "$WORK/fifo.json" page_size)" = 4096 ]; then
+    pass "report_into_fifo_with_reader"; else fail report_into_fifo_with_reader "status $rc: $out; read: $(head -c 200 "$WORK/fifo.json")"; fi
+echo old > "$WORK/target"
+chmod 600 "$WORK/target"
+ln -s target "$WORK/link"
+out=$(report_to "$WORK/link"); rc=$?
+if [ $rc = 0 ] && [ -L "$WORK/link" ] && [ "$(readlink "$WORK/link")" = target ] &&
+   [ "$(json_field "$WORK/target" page_size)" = 4096 ] && [ "$(stat -c %a "$WORK/target")" = 600 ]; then
+    pass "report_through_symlink (the link stays, its target is replaced, keeping its mode)"
+else fail report_through_symlink "status $rc, $(ls -l "$WORK/link" "$WORK/target"): $out"; fi
+
 if [ $ROOT = 0 ]; then
     for t in stability api invariant_pagemap invariant_hugepage stress_8_threads exhaustion unprivileged unmodified_programs fork_safety; do
         skip $t "needs root (pagemap frame numbers, hugepages, dropping privileges); CI runs as root"

@@ -17,7 +17,8 @@
  *   MEMTINT_ON_EXHAUSTION error (default: ENOMEM and one stderr message naming the colours) |
  *                         spill (take frames of other colours; counted as pages_spilled).
  *   MEMTINT_REPORT=path   at exit, write a JSON report (see docs/libmemtint.md for the schema);
- *                         "%p" in the path becomes the process id; written atomically (rename).
+ *                         "%p" in the path becomes the process id. A regular file is replaced
+ *                         atomically (rename); a device or FIFO is written into, a symlink followed.
  *   MEMTINT_QUIET=1       no warnings (errors are still printed).
  *   MEMTINT_VERBOSE=1     say which mode `auto` picked and why.
  *   MEMTINT_POOL_LIMIT    most memory the pool may take from the kernel, e.g. "512M", "4G"

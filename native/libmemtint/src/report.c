@@ -5,8 +5,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The report could not be written: say where and why (errno from the failed call). */
@@ -20,9 +24,29 @@ static void warn_unwritable(const char *path) {
     mt_warn(m.buf);
 }
 
+/* The first write error of the report (0: none); a failed report is never renamed into place. */
+static int put_error;
+
+/* Writes that wait at most 5 s for a FIFO's reader: a reader that stops reading must not keep
+ * the program from exiting. */
 static void put(int fd, mt_text *t) {
-    mt_write_all(fd, t->buf, t->len);
+    const char *s = t->buf;
+    size_t n = t->len;
     t->len = 0;
+    while (n && !put_error) {
+        ssize_t w = write(fd, s, n);
+        if (w > 0) {
+            s += w;
+            n -= (size_t)w;
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else if (w < 0 && errno == EAGAIN) {
+            struct pollfd p = {.fd = fd, .events = POLLOUT};
+            if (poll(&p, 1, 5000) <= 0) put_error = ETIMEDOUT;
+        } else {
+            put_error = w < 0 ? errno : EIO;
+        }
+    }
 }
 
 /* The report path with "%p" replaced by the process id (each process of a pipeline its own). */
@@ -38,20 +62,126 @@ static void report_path(mt_text *path) {
     }
 }
 
-void mt_report_write(void) {
-    if (!mt_cfg.report_path[0]) return;
-    /* Written beside and renamed into place, so processes sharing one path (a shell pipeline)
-     * leave the whole report of the last to exit, never a mix. */
-    mt_text path = {0}, tmp = {0};
-    report_path(&path);
-    mt_text_str(&tmp, path.buf);
+/* Follows symlinks in the last component of `path`, so the report replaces a link's target,
+ * never the link. 0, or -1 with errno. */
+static int resolve_links(mt_text *path) {
+    for (int depth = 0; depth < 40; depth++) {
+        char target[sizeof path->buf];
+        ssize_t n = readlink(path->buf, target, sizeof target - 1);
+        if (n < 0) return errno == EINVAL || errno == ENOENT ? 0 : -1; /* EINVAL: not a link */
+        target[n] = 0;
+        mt_text next = {0};
+        if (target[0] != '/') {
+            char *slash = strrchr(path->buf, '/');
+            if (slash) {
+                slash[1] = 0;
+                mt_text_str(&next, path->buf);
+            }
+        }
+        mt_text_str(&next, target);
+        if (next.len >= sizeof next.buf - 1) { errno = ENAMETOOLONG; return -1; }
+        *path = next;
+    }
+    errno = ELOOP;
+    return -1;
+}
+
+static void write_body(int fd);
+
+/* A device, FIFO or socket is written into, never replaced (as root, renaming over /dev/null
+ * would replace the system's). A FIFO is opened without blocking: no reader, no report. */
+static void write_special(const char *path, bool fifo) {
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        if (fifo && errno == ENXIO) {
+            mt_text m = {0};
+            mt_text_str(&m, "MEMTINT_REPORT ");
+            mt_text_str(&m, path);
+            mt_text_str(&m, " is a FIFO that no process is reading: the report was not written");
+            mt_warn(m.buf);
+        } else {
+            warn_unwritable(path);
+        }
+        return;
+    }
+    /* a reader that goes away must not kill the exiting program with SIGPIPE */
+    sigset_t pipe_set, old, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigpending(&pending);
+    bool was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    write_body(fd);
+    close(fd);
+    sigpending(&pending);
+    if (!was_pending && sigismember(&pending, SIGPIPE)) {
+        struct timespec none = {0, 0};
+        sigtimedwait(&pipe_set, NULL, &none);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (put_error == ETIMEDOUT) {
+        mt_text m = {0};
+        mt_text_str(&m, "MEMTINT_REPORT ");
+        mt_text_str(&m, path);
+        mt_text_str(&m, ": its reader stopped reading for 5 s: the report is incomplete");
+        mt_warn(m.buf);
+    } else if (put_error) {
+        errno = put_error;
+        warn_unwritable(path);
+    }
+}
+
+/* A regular file (or a new one) is written beside and renamed into place, so processes sharing
+ * one path (a shell pipeline) leave the whole report of the last to exit, never a mix, and a
+ * failed write leaves the old file. */
+static void write_regular(const char *path, const struct stat *old) {
+    mt_text tmp = {0};
+    mt_text_str(&tmp, path);
     mt_text_str(&tmp, ".tmp.");
     mt_text_u64(&tmp, (uint64_t)getpid());
-    int fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    unlink(tmp.buf);
+    int fd = open(tmp.buf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
+        warn_unwritable(path);
+        return;
+    }
+    if (old) { /* the replaced file keeps its owner and permissions */
+        if (fchown(fd, old->st_uid, old->st_gid)) { /* only root may; the mode still applies */ }
+        fchmod(fd, old->st_mode & 07777);
+    }
+    write_body(fd);
+    if (close(fd) && !put_error) put_error = errno;
+    if (put_error || rename(tmp.buf, path)) {
+        int saved = put_error ? put_error : errno;
+        unlink(tmp.buf);
+        errno = saved;
+        warn_unwritable(path);
+    }
+}
+
+void mt_report_write(void) {
+    if (!mt_cfg.report_path[0]) return;
+    mt_text path = {0};
+    report_path(&path);
+    if (resolve_links(&path)) {
         warn_unwritable(path.buf);
         return;
     }
+    put_error = 0;
+    struct stat st;
+    if (stat(path.buf, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) {
+            errno = EISDIR;
+            warn_unwritable(path.buf);
+        } else {
+            write_special(path.buf, S_ISFIFO(st.st_mode));
+        }
+        return;
+    }
+    write_regular(path.buf, stat(path.buf, &st) == 0 ? &st : NULL);
+}
+
+static void write_body(int fd) {
     /* the frames of every delivered page are checked once more, so the report says whether the
      * kernel moved any during the run */
     if (mt_mode == MEMTINT_MODE_PAGEMAP) memtint_verify_all_pages();
@@ -94,11 +224,4 @@ void mt_report_write(void) {
     }
     mt_text_str(&t, "}}\n");
     put(fd, &t);
-    close(fd);
-    if (rename(tmp.buf, path.buf)) {
-        int saved = errno;
-        unlink(tmp.buf);
-        errno = saved;
-        warn_unwritable(path.buf);
-    }
 }
