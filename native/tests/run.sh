@@ -219,14 +219,21 @@ echo "== stability: compaction may move mlocked pages; the check sees it; the do
 OLD_CU=$(cat /proc/sys/vm/compact_unevictable_allowed 2>/dev/null || echo)
 if [ -z "$OLD_CU" ]; then skip stability "no vm.compact_unevictable_allowed on this kernel"; else
     echo 1 > /proc/sys/vm/compact_unevictable_allowed
-    out1=$(MEMTINT_COLORS=0-7 MEMTINT_COLOR_MASKS=$I7 $T/test_moved 256 2>&1); rc1=$?
+    out1=$(MEMTINT_QUIET=0 MEMTINT_REPORT=$WORK/moved.json MEMTINT_COLORS=0-7 MEMTINT_COLOR_MASKS=$I7 $T/test_moved 256 2>&1); rc1=$?
     echo 0 > /proc/sys/vm/compact_unevictable_allowed
     out0=$(MEMTINT_COLORS=0-7 MEMTINT_COLOR_MASKS=$I7 $T/test_moved 256 2>&1); rc0=$?
     echo "$OLD_CU" > /proc/sys/vm/compact_unevictable_allowed
     if [ $rc1 != 0 ]; then fail stability_detects_moves "$out1"
     elif grep -q "moved_by_compaction=0 " <<<"$out1"; then
         skip stability "compaction moved no page of the block even when allowed, so neither the detection nor the sysctl can be shown here ($out1)"
-    else pass "stability_detects_moves (compact_unevictable_allowed=1: $out1)"; fi
+    else
+        pass "stability_detects_moves (compact_unevictable_allowed=1: $(grep moved_ <<<"$out1"))"
+        # the exit warning gives the report's count, the cause and the remedy
+        moved=$(json_field "$WORK/moved.json" pages_found_moved)
+        if grep -q "the kernel moved $moved heap pages to new frames during the run, $(json_field "$WORK/moved.json" pages_moved_out_of_colours) of them out of the colours in use (compaction, NUMA balancing" <<<"$out1" &&
+           grep -q "vm.compact_unevictable_allowed=0" <<<"$out1" && grep -q "MEMTINT_MODE=hugepage" <<<"$out1"; then
+            pass "stability_warns_at_exit ($moved moved)"; else fail stability_warns_at_exit "$out1"; fi
+    fi
     if grep -q "moved_by_compaction=0 " <<<"$out1"; then :
     elif [ $rc0 = 0 ] && grep -q "moved_by_compaction=0 " <<<"$out0"; then
         pass "stability_sysctl_prevents_moves (compact_unevictable_allowed=0: $out0)"

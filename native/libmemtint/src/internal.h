@@ -133,6 +133,7 @@ extern unsigned mt_n_colours;
 extern uint64_t *mt_wanted; /* union of all colour sets in use */
 typedef struct {
     uint64_t from_kernel, delivered, delivered_peak, spilled, moved, released;
+    uint64_t moved_out; /* moves that took a page out of every colour set in use */
     uint64_t *delivered_of; /* cumulative per colour */
 } mt_pool_stats;
 extern mt_pool_stats mt_stats;
@@ -207,6 +208,8 @@ void mt_heap_fork_parent(void);
 void mt_heap_fork_child(void);
 
 /* ---- report.c ---- */
-void mt_report_write(void);
+/* At exit: verify every delivered page, warn of the kernel's moves (unless the process took part
+ * in a fork(), whose copy-on-write moves pages too), write MEMTINT_REPORT. */
+void mt_report_write(bool forked);
 
 #endif

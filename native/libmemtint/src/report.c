@@ -159,7 +159,33 @@ static void write_regular(const char *path, const struct stat *old) {
     }
 }
 
-void mt_report_write(void) {
+/* Pages found on new frames at exit: a moved page lands on a frame of any colour. */
+static void warn_moved(const struct memtint_stats *st) {
+    if (!st->pages_moved) return;
+    mt_text m = {0};
+    mt_text_str(&m, "the kernel moved ");
+    mt_text_u64(&m, st->pages_moved);
+    mt_text_str(&m, " heap pages to new frames during the run, ");
+    mt_text_u64(&m, mt_stats.moved_out);
+    mt_text_str(&m, " of them out of the colours in use (compaction, NUMA balancing, DAMON and KSM migrate "
+                    "pages; mlock does not stop them): prevent it with sysctl vm.compact_unevictable_allowed=0 "
+                    "and kernel.numa_balancing=0, or use hugepage mode (MEMTINT_MODE=hugepage; memtint run "
+                    "--mode hugepage), whose pages compaction does not move");
+    mt_warn(m.buf);
+}
+
+void mt_report_write(bool forked) {
+    /* Every delivered page's frame is checked once more at exit, so the report and the warning
+     * say whether the kernel moved any during the run. */
+    bool coloured = mt_mode == MEMTINT_MODE_PAGEMAP && mt_n_sets > 0;
+    if (coloured && (mt_cfg.report_path[0] || !mt_cfg.quiet)) {
+        memtint_verify_all_pages();
+        struct memtint_stats st;
+        memtint_get_stats(&st);
+        /* after fork() the moves are mostly copy-on-write (docs/libmemtint.md, fork): a warning in
+         * every shell of a pipeline would bury the kernel's */
+        if (!forked) warn_moved(&st);
+    }
     if (!mt_cfg.report_path[0]) return;
     mt_text path = {0};
     report_path(&path);
@@ -182,9 +208,6 @@ void mt_report_write(void) {
 }
 
 static void write_body(int fd) {
-    /* the frames of every delivered page are checked once more, so the report says whether the
-     * kernel moved any during the run */
-    if (mt_mode == MEMTINT_MODE_PAGEMAP) memtint_verify_all_pages();
     struct memtint_stats st;
     memtint_get_stats(&st);
     mt_text t = {0};
@@ -201,10 +224,12 @@ static void write_body(int fd) {
     mt_text_str(&t, "], \"page_size\": 4096");
     put(fd, &t);
     const char *names[] = {"pages_from_kernel", "pages_delivered", "pages_delivered_peak", "pages_held_aside",
-                           "pages_pooled", "pages_spilled", "pages_found_moved", "pages_released", "pages_cached"};
+                           "pages_pooled", "pages_spilled", "pages_found_moved", "pages_moved_out_of_colours",
+                           "pages_released", "pages_cached"};
     uint64_t vals[] = {st.pages_from_kernel, st.pages_delivered, st.pages_delivered_peak, st.pages_held_aside,
-                       st.pages_pooled, st.pages_spilled, st.pages_moved, st.pages_released, st.pages_cached};
-    for (unsigned i = 0; i < 9; i++) {
+                       st.pages_pooled, st.pages_spilled, st.pages_moved, mt_stats.moved_out, st.pages_released,
+                       st.pages_cached};
+    for (unsigned i = 0; i < 10; i++) {
         mt_text_str(&t, ", \"");
         mt_text_str(&t, names[i]);
         mt_text_str(&t, "\": ");

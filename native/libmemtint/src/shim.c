@@ -73,8 +73,17 @@ static const char *choose_mode(void) {
 }
 
 static void atfork_prepare(void) { if (core_ready) mt_heap_fork_prepare(); }
-static void atfork_parent(void) { if (core_ready) mt_heap_fork_parent(); }
-static void atfork_child(void) { if (core_ready) mt_heap_fork_child(); }
+/* After fork() a write by either process copies a shared page to a frame of any colour, so such
+ * moves are fork's (documented), not the kernel's migrations. */
+static bool forked;
+static void atfork_parent(void) {
+    forked = true;
+    if (core_ready) mt_heap_fork_parent();
+}
+static void atfork_child(void) {
+    forked = true;
+    if (core_ready) mt_heap_fork_child();
+}
 
 static void start(void) {
     int expected = 0;
@@ -136,7 +145,7 @@ static void start(void) {
 }
 
 __attribute__((constructor)) static void memtint_constructor(void) { start(); }
-__attribute__((destructor)) static void memtint_destructor(void) { mt_report_write(); }
+__attribute__((destructor)) static void memtint_destructor(void) { mt_report_write(forked); }
 
 /* The colour set of this thread's next allocation, or NULL for glibc. */
 static inline mt_colour_set *current_set(void) {
@@ -266,7 +275,9 @@ static long check_range(uint32_t first, uint32_t n) {
             if (pfns[i] != pg->pfn) {
                 moved++;
                 pg->pfn = pfns[i]; /* count each move once */
-                pg->colour = (uint16_t)mt_colour_of_paddr(pfns[i] << MT_PAGE_SHIFT);
+                unsigned colour = mt_colour_of_paddr(pfns[i] << MT_PAGE_SHIFT);
+                if (mt_bit(mt_wanted, pg->colour) && !mt_bit(mt_wanted, colour)) mt_stats.moved_out++;
+                pg->colour = (uint16_t)colour;
             }
         }
         done += k;
