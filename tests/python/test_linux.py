@@ -128,7 +128,8 @@ def test_missing_library_is_a_clear_error():
 
 @pytest.mark.parametrize("args, message", [
     (["run", "--colors", "0-3,x", "--", "true"], "bad colour list '0-3,x'"),
-    (["run", "--colors", "30-40", "--", "true"], "colours 32-40 do not exist: the bank colour space has 32 colours"),
+    (["run", "--colors", "30-40", "--", "true"],
+     "colours 32-40 do not exist: the bank colour space of i7-860 has 32 colours (0-31)"),
     (["run", "--colors", "0", "--space", "banks", "--", "true"], "unknown colour space 'banks'"),
     (["run", "--colors", "0", "--space", "channel", "--", "true"], "i7-860-bpm-plus"),
     (["run", "--colors", "0", "--machine", "no-such", "--", "true"], "no-such"),
@@ -154,7 +155,7 @@ def test_run_of_a_missing_program_or_cpu_says_so():
     r = cli("run", "--colors", "0-15", "--", "/no/such/program")
     assert r.returncode == 2 and "/no/such/program: command not found" in r.stderr
     r = cli("run", "--colors", "0-15", "--cpus", "4096", "--", "true")
-    assert r.returncode == 2 and "CPUs 4096 are not available here" in r.stderr, r.stderr
+    assert r.returncode == 2 and "CPU 4096 does not exist: this machine has" in r.stderr, r.stderr
 
 
 @needs_root

@@ -43,5 +43,8 @@ def assigned_colours(pid: int | str) -> AssignedColours | None:
         masks = [int(m, 16) for m in masks_text.split(",")]
     except ValueError:
         raise LinuxError(f"process {pid} has a malformed MEMTINT_COLOR_MASKS: {masks_text!r}") from None
-    colours = parse_list(colours_text)
+    try:
+        colours = parse_list(colours_text, count=1 << len(masks), where=f"its MEMTINT_COLOR_MASKS ({len(masks)} masks)")
+    except LinuxError as error:
+        raise LinuxError(f"process {pid} has a malformed MEMTINT_COLORS={colours_text!r}: {error}") from None
     return AssignedColours(masks, colours, env.get("MEMTINT_MODE"), "libmemtint" in env.get("LD_PRELOAD", ""))

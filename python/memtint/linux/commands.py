@@ -151,7 +151,7 @@ def _cost(args: argparse.Namespace) -> str | None:
 
     try:
         layout = colour_layout(args.machine, args.space, mapping=args.mapping)
-        chosen = [c for c in parse_list(args.colors) if 0 <= c < layout.colours]
+        chosen = parse_list(args.colors, count=layout.colours, where=layout.described)
     except Exception:  # noqa: BLE001 - the run reports these errors properly
         return None
     return cost_note(len(chosen), layout.colours, args.mode)

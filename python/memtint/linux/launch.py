@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from memtint.linux.colour_spec import check_colours, format_list
+from memtint.linux.colour_spec import check_colours, format_list, parse_list
 from memtint.linux.errors import LinuxError, PrivilegeError
 from memtint.linux.layout import ColourLayout
 from memtint.linux.native import library_path
@@ -43,6 +43,12 @@ def check_can_colour(layout: ColourLayout, mode: str) -> None:
         return  # the library falls back to hugepages, which need no frame numbers
     raise PrivilegeError(problem if mode == "pagemap" else f"{problem} (this colour space uses bits "
                          f"{', '.join(f'b{b}' for b in above)}, above the hugepage offset, so only pagemap mode colours it)")
+
+
+def parse_cpus(text: str) -> list[int]:
+    """A CPU list ("0-1,3"), each CPU checked against the machine's count before a range is expanded."""
+    count = max(os.sysconf("SC_NPROCESSORS_CONF"), max(os.sched_getaffinity(0)) + 1)
+    return parse_list(text, "CPU", count=count, where="this machine")
 
 
 def map_count_warning(mode: str) -> str | None:
@@ -79,7 +85,7 @@ def cost_note(chosen: int, colours: int, mode: str) -> str | None:
 def coloured_environment(layout: ColourLayout, colours: Sequence[int], *, mode: str = "auto", spill: bool = False,
                          report: str | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment that makes libmemtint colour a program's heap with `colours` of `layout`."""
-    check_colours(list(colours), layout.colours, layout.space)
+    check_colours(list(colours), layout.colours, layout.described)
     env = dict(os.environ if base is None else base)
     lib = library_path()
     preload = env.get("LD_PRELOAD", "")
@@ -157,5 +163,5 @@ def forward_signals(processes: Sequence[subprocess.Popen]):
     return lambda: [signal.signal(s, h) for s, h in previous.items()]
 
 
-__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "coloured_environment", "cost_note", "exit_status", "start",
-           "CommandRun", "forward_signals"]
+__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "coloured_environment", "cost_note", "exit_status", "parse_cpus",
+           "start", "CommandRun", "forward_signals"]

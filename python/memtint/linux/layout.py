@@ -39,6 +39,11 @@ class ColourLayout:
         return str(self.data["space"]["name"])
 
     @property
+    def described(self) -> str:
+        """"the bank colour space of i7-860", for messages about its colours."""
+        return f"the {self.space} colour space of {self.data['machine']}"
+
+    @property
     def page_bytes(self) -> int:
         return int(self.data["page_bytes"])
 

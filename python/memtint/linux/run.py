@@ -8,7 +8,8 @@ import time
 from typing import Any, Callable, Sequence
 
 from memtint.linux.colour_spec import parse_list
-from memtint.linux.launch import CommandRun, check_can_colour, coloured_environment, exit_status, forward_signals, start
+from memtint.linux.launch import (CommandRun, check_can_colour, coloured_environment, exit_status, forward_signals,
+                                  parse_cpus, start)
 from memtint.linux.layout import colour_layout
 from memtint.linux.errors import LinuxError
 
@@ -44,8 +45,9 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     """
     check_report_path(report)
     layout = colour_layout(machine, space, mapping=mapping)
-    chosen = parse_list(colours) if isinstance(colours, str) else sorted(set(colours))
-    cpu_list = parse_list(cpus, "CPU") if isinstance(cpus, str) else (list(cpus) if cpus else None)
+    chosen = (parse_list(colours, count=layout.colours, where=layout.described) if isinstance(colours, str)
+              else sorted(set(colours)))
+    cpu_list = parse_cpus(cpus) if isinstance(cpus, str) else (list(cpus) if cpus else None)
     env = coloured_environment(layout, chosen, mode=mode, spill=spill, report=report)
     check_can_colour(layout, mode)
     run = CommandRun(list(argv), chosen, cpu_list, report)

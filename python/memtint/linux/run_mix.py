@@ -11,10 +11,10 @@ import tempfile
 import time
 from typing import Any, Callable, Sequence
 
-from memtint.linux.colour_spec import parse_list
 from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import vm_warning
-from memtint.linux.launch import CommandRun, check_can_colour, coloured_environment, exit_status, forward_signals, start
+from memtint.linux.launch import (CommandRun, check_can_colour, coloured_environment, exit_status, forward_signals,
+                                  parse_cpus, start)
 from memtint.linux.layout import ColourLayout, policy_partition
 
 SEPARATOR = ":::"
@@ -58,7 +58,7 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     layout = ColourLayout(partition["layout"])
     check_can_colour(layout, mode)
     available = sorted(os.sched_getaffinity(0))
-    cpu_list = (parse_list(cpus, "CPU") if isinstance(cpus, str) else list(cpus)) if cpus else available
+    cpu_list = (parse_cpus(cpus) if isinstance(cpus, str) else list(cpus)) if cpus else available
     warnings = [w for w in [vm_warning()] if w]
     if len(cpu_list) < len(commands):
         warnings.append(f"{len(commands)} programs share {len(cpu_list)} CPUs: they also compete for CPU time")
