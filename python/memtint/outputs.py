@@ -16,7 +16,6 @@ Every command that writes a file goes through this module:
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import tempfile
@@ -50,14 +49,16 @@ def _probe_creatable(option: str, path: str) -> None:
     """Create and remove the file, or open the existing one for writing without changing it, so
     a place that takes no file (``/proc/x``, a read-only mount) is refused before any work."""
     existed = os.path.lexists(path)
-    flags = os.O_WRONLY | os.O_CLOEXEC | (0 if existed else os.O_CREAT | os.O_EXCL)
     if existed and _is_special(path):
-        flags |= os.O_NONBLOCK  # a FIFO without a reader must not block the check
+        # Not opened: closing a FIFO would give its waiting reader end-of-file before the real
+        # write, and opening some devices has effects (a tape rewinds on close).
+        if not os.access(path, os.W_OK):
+            raise OutputError(f"{option} {path}: cannot be written: permission denied")
+        return
+    flags = os.O_WRONLY | os.O_CLOEXEC | (0 if existed else os.O_CREAT | os.O_EXCL)
     try:
         fd = os.open(path, flags, 0o644)
     except OSError as error:
-        if error.errno == errno.ENXIO:  # a FIFO with no reader yet: writable once one opens it
-            return
         raise OutputError(f"{option} {path}: cannot be written: {error.strerror or error}") from None
     os.close(fd)
     if not existed:

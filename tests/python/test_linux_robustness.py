@@ -57,6 +57,86 @@ def refused(r: subprocess.CompletedProcess, message: str) -> None:
     assert len(errors) == 1 and errors[0] == r.stderr.strip().splitlines()[-1], r.stderr
 
 
+# ---- 1. libmemtint's report never replaces a device, a FIFO or a symlink ----------------------
+
+@needs_root
+@needs_library
+def test_report_into_a_character_device_writes_into_it(tmp_path):
+    node = tmp_path / "node"
+    try:
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers
+    except OSError as error:
+        pytest.skip(f"mknod failed: {error}")
+    before = snapshot(node)
+    r = cli("run", "--colors", "0-7", "--report", node, "--", "true")
+    assert r.returncode == 0, r.stderr
+    assert snapshot(node) == before  # it used to become a regular file holding the report
+    assert "MEMTINT_REPORT" not in r.stderr
+
+
+@needs_root
+@needs_library
+def test_report_into_a_fifo_goes_to_its_reader(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    before = snapshot(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(open(fifo, "rb").read()))
+    reader.start()
+    try:
+        r = cli("run", "--colors", "0-7", "--report", fifo, "--", "true")
+    finally:
+        if reader.is_alive():  # release the reader if nothing opened the FIFO
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=10)
+    assert r.returncode == 0, r.stderr
+    assert snapshot(fifo) == before
+    assert json.loads(received[0])["page_size"] == 4096
+
+
+@needs_root
+@needs_library
+def test_report_into_a_fifo_without_reader_warns_and_does_not_hang(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    before = snapshot(fifo)
+    started = time.monotonic()
+    r = cli("run", "--colors", "0-7", "--report", fifo, "--", "true", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert time.monotonic() - started < 30
+    assert snapshot(fifo) == before
+    assert f"MEMTINT_REPORT {fifo} is a FIFO that no process is reading: the report was not written" in r.stderr
+
+
+@needs_root
+@needs_library
+def test_report_through_a_symlink_replaces_its_target_not_the_link(tmp_path):
+    target = tmp_path / "target.json"
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to("target.json")
+    r = cli("run", "--colors", "0-7", "--report", link, "--", "true")
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and os.readlink(link) == "target.json"
+    assert stat.S_ISREG(os.lstat(target).st_mode)
+    assert json.loads(target.read_text())["colours"] == "0-7"
+
+
+@needs_library
+def test_report_that_cannot_be_written_or_is_an_input_is_refused_before_the_program_runs(tmp_path):
+    marker = tmp_path / "ran"
+    program = ["sh", "-c", f"touch {marker}"]
+    refused(cli("run", "--colors", "0-7", "--report", "/proc/x", "--", *program),
+            "--report /proc/x: cannot be written")
+    data = tmp_path / "data.txt"
+    data.write_text("keep me\n")
+    before = snapshot(data)
+    refused(cli("run", "--colors", "0-7", "--report", data, "--", "sh", "-c", f"touch {marker}", data),
+            f"--report {data}: is an input of this command")
+    assert snapshot(data) == before
+    assert not marker.exists()
+
+
 # ---- 2. colour and CPU ranges are checked before they are expanded ----------------------------
 
 @pytest.mark.parametrize("args, message", [
@@ -74,5 +154,41 @@ def test_huge_ranges_are_refused_at_once(args, message):
     assert time.monotonic() - started < 30
     if "--cpus" in args:
         assert f"-4294967296 do not exist: this machine has {os.sysconf('SC_NPROCESSORS_CONF')} CPUs" in r.stderr
+
+
+# ---- 3, 7. outputs checked before any program runs; write errors name the file -----------------
+
+def test_run_mix_json_that_cannot_be_written_is_refused_before_the_programs_run(tmp_path):
+    markers = [tmp_path / "ran0", tmp_path / "ran1"]
+    r = cli("run-mix", "--json", "/proc/x", "--", "sh", "-c", f"touch {markers[0]}", ":::",
+            "sh", "-c", f"touch {markers[1]}")
+    refused(r, "--json /proc/x: cannot be written")
+    assert not any(m.exists() for m in markers)
+    data = tmp_path / "in.txt"
+    data.write_text("input\n")
+    before = snapshot(data)
+    refused(cli("run-mix", "--json", data, "--", "cat", data, ":::", "sh", "-c", f"touch {markers[0]}"),
+            f"--json {data}: is an input of this command")
+    assert snapshot(data) == before and not markers[0].exists()
+
+
+@needs_root
+def test_inspect_json_write_error_names_the_file():
+    before = snapshot("/dev/full")
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        r = cli("inspect", sleeper.pid, "--json", "/dev/full")
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    refused(r, "--json /dev/full: cannot write: No space left on device")
+    assert snapshot("/dev/full") == before
+
+
+@needs_root
+@needs_library
+def test_run_mix_json_write_error_names_the_file():
+    r = cli("run-mix", "--json", "/dev/full", "--", "true", ":::", "true", env={"MEMTINT_QUIET": "1"})
+    refused(r, "--json /dev/full: cannot write: No space left on device")
 
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Any
 
 from memtint.linux.hypervisor import vm_warning
 from memtint.linux.inspect import inspect_process
-from memtint.linux.launch import MODES, map_count_warning
+from memtint.linux.launch import MODES, command_inputs, map_count_warning
 from memtint.linux.maps import CLASSES
 from memtint.linux.run import run_coloured
 from memtint.linux.run_mix import SEPARATOR, run_mix, split_commands
+from memtint.outputs import check_outputs, write_text
 
 SPACE_HELP = ("colour space: bank, rank, channel, channel-bank, llc, dram, or a vertical policy's "
               "(cache-only, bank-only, bank-only-8, a-vp, b-vp, c-vp); default bank")
@@ -89,8 +91,12 @@ def _write_json(path: str, value: Any) -> None:
     if path == "-":
         sys.stdout.write(text)
     else:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_text("--json", path, text)
+
+
+def _config_files(args: argparse.Namespace) -> list[str]:
+    """The machine and mapping TOML files the command reads (preset names are not files)."""
+    return [p for p in (args.machine, args.mapping) if p and os.path.isfile(p)]
 
 
 def _histogram_table(title: str, rows: list[dict[str, Any]], key: str):
@@ -107,6 +113,7 @@ def _histogram_table(title: str, rows: list[dict[str, Any]], key: str):
 def _inspect(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    check_outputs({"--json": args.json}, _config_files(args))
     report = inspect_process(args.pid, args.machine, mapping=args.mapping, space=args.space)
     for w in report["warnings"]:
         _warn(w)
@@ -176,6 +183,9 @@ def _run_mix(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     commands = split_commands(_argv(args.command))
+    # before any program runs: a JSON that cannot be written would lose the whole run
+    env = dict(os.environ)
+    check_outputs({"--json": args.json}, [*(p for c in commands for p in command_inputs(c, env)), *_config_files(args)])
     _warn(map_count_warning(args.mode))
     err = Console(stderr=True)
     status = None

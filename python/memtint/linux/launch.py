@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 from dataclasses import dataclass, field
@@ -49,6 +50,13 @@ def parse_cpus(text: str) -> list[int]:
     """A CPU list ("0-1,3"), each CPU checked against the machine's count before a range is expanded."""
     count = max(os.sysconf("SC_NPROCESSORS_CONF"), max(os.sched_getaffinity(0)) + 1)
     return parse_list(text, "CPU", count=count, where="this machine")
+
+
+def command_inputs(argv: Sequence[str], env: dict[str, str]) -> list[str]:
+    """The files a command reads as far as can be told from outside: its program and the
+    arguments that name existing files. An output must not be one of them."""
+    found = (argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH"))) if argv else None
+    return ([found] if found else []) + [a for a in argv[1:] if os.path.lexists(a)]
 
 
 def map_count_warning(mode: str) -> str | None:
@@ -132,7 +140,8 @@ class CommandRun:
 
     def library_report(self) -> dict[str, Any] | None:
         """libmemtint's JSON report (MEMTINT_REPORT), when the program wrote one at exit."""
-        if not self.report_path or not os.path.exists(self.report_path):
+        # only a regular file can be read back (opening a FIFO would wait for a writer)
+        if not self.report_path or not os.path.isfile(self.report_path):
             return None
         try:
             with open(self.report_path, encoding="utf-8") as f:
@@ -163,5 +172,5 @@ def forward_signals(processes: Sequence[subprocess.Popen]):
     return lambda: [signal.signal(s, h) for s, h in previous.items()]
 
 
-__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "coloured_environment", "cost_note", "exit_status", "parse_cpus",
-           "start", "CommandRun", "forward_signals"]
+__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "coloured_environment", "command_inputs",
+           "cost_note", "exit_status", "parse_cpus", "start", "CommandRun", "forward_signals"]

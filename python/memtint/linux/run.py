@@ -8,25 +8,25 @@ import time
 from typing import Any, Callable, Sequence
 
 from memtint.linux.colour_spec import parse_list
-from memtint.linux.launch import (CommandRun, check_can_colour, coloured_environment, exit_status, forward_signals,
-                                  parse_cpus, start)
-from memtint.linux.layout import colour_layout
 from memtint.linux.errors import LinuxError
+from memtint.linux.launch import (CommandRun, check_can_colour, coloured_environment, command_inputs, exit_status,
+                                  forward_signals, parse_cpus, start)
+from memtint.linux.layout import colour_layout
+from memtint.outputs import OutputError, check_outputs
 
 
-def check_report_path(report: str | None) -> None:
-    """The report must be writable where it is asked for: checked before the program runs, since
-    libmemtint can only warn at the program's exit."""
+def check_report_path(report: str | None, inputs: Sequence[str] = ()) -> None:
+    """The report must be writable where it is asked for, and not be one of the command's
+    `inputs`: checked before the program runs, since libmemtint can only warn at the program's
+    exit. The rules are libmemtint's: a device or FIFO is written into, a symlink followed, a
+    directory or a place where no file can be created (/proc/x) refused."""
     if not report:
         return
-    path = report.replace("%p", "0")
-    if os.path.isdir(path):
-        raise LinuxError(f"--report {report}: is a directory; give a file name")
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise LinuxError(f"--report {report}: directory {directory} does not exist")
-    if not os.access(directory, os.W_OK):
-        raise LinuxError(f"--report {report}: directory {directory} is not writable")
+    try:
+        # "%p" becomes each process's id; any id stands for them in the check
+        check_outputs({"--report": report.replace("%p", "0")}, inputs)
+    except OutputError as error:
+        raise LinuxError(str(error).replace(report.replace("%p", "0"), report, 1)) from None
 
 
 def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: str | dict[str, Any] = "i7-860",
@@ -39,16 +39,17 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     ``mode`` is libmemtint's auto, pagemap or hugepage; ``spill`` lets it take other colours
     when the chosen ones run out (counted in its report) instead of failing with ENOMEM;
     ``report`` is where libmemtint writes its JSON report at exit. Checks before starting: the
-    library exists, the colours exist in the space, and this host can colour (frame numbers
-    readable, or hugepage mode with low colour bits); each failure raises with what to do.
+    library exists, the colours exist in the space, the report can be written and is not an
+    input, and this host can colour (frame numbers readable, or hugepage mode with low colour
+    bits); each failure raises with what to do.
     Returns the run, with ``exit_code`` as a shell reports it (128 + N for signal N).
     """
-    check_report_path(report)
     layout = colour_layout(machine, space, mapping=mapping)
     chosen = (parse_list(colours, count=layout.colours, where=layout.described) if isinstance(colours, str)
               else sorted(set(colours)))
     cpu_list = parse_cpus(cpus) if isinstance(cpus, str) else (list(cpus) if cpus else None)
     env = coloured_environment(layout, chosen, mode=mode, spill=spill, report=report)
+    check_report_path(report, [*command_inputs(argv, env), *_config_files(machine, mapping)])
     check_can_colour(layout, mode)
     run = CommandRun(list(argv), chosen, cpu_list, report)
     run.started = time.monotonic()
@@ -62,3 +63,8 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
         restore()
     run.wall_seconds = time.monotonic() - run.started
     return run
+
+
+def _config_files(machine: str | dict[str, Any], mapping: str | None) -> list[str]:
+    """The machine and mapping TOML files a command reads (preset names are not files)."""
+    return [p for p in (machine, mapping) if isinstance(p, str) and os.path.isfile(p)]

@@ -84,6 +84,7 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
         for run in started:
             run.process.kill()
             run.process.wait()
+        shutil.rmtree(reports, ignore_errors=True)
         raise
     restore = forward_signals([r.process for r in started])
     try:
