@@ -192,3 +192,48 @@ def test_run_mix_json_write_error_names_the_file():
     refused(r, "--json /dev/full: cannot write: No space left on device")
 
 
+# ---- 4. statically linked programs ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def static_program(tmp_path_factory):
+    """A tiny statically linked C program that leaves a marker when it runs."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    where = tmp_path_factory.mktemp("static")
+    source = where / "prog.c"
+    source.write_text('#include <stdio.h>\n#include <stdlib.h>\n'
+                      'int main(int c, char **v) { if (c > 1) fclose(fopen(v[1], "w")); '
+                      'free(malloc(1 << 20)); return 0; }\n')
+    built = subprocess.run([cc, "-static", "-O1", str(source), "-o", str(where / "prog")], capture_output=True,
+                           text=True)
+    if built.returncode != 0:
+        pytest.skip(f"static libc is not installed (libc6-dev's libc.a): {built.stderr.strip()[-200:]}")
+    return where / "prog"
+
+
+@needs_root
+@needs_library
+def test_a_statically_linked_program_is_refused_with_what_to_do(static_program, tmp_path):
+    marker = tmp_path / "ran"
+    before = snapshot(static_program)
+    r = cli("run", "--colors", "0-7", "--", static_program, marker)
+    refused(r, f"{static_program} is statically linked: its ELF has no program interpreter (PT_INTERP)")
+    assert "LD_PRELOAD cannot load libmemtint" in r.stderr and "Build it dynamically" in r.stderr
+    assert "libmemtint.a" in r.stderr
+    assert not marker.exists() and snapshot(static_program) == before
+    # A script is judged by its interpreter.
+    script = tmp_path / "script"
+    script.write_text(f"#!{static_program}\n")
+    script.chmod(0o755)
+    refused(cli("run", "--colors", "0-7", "--", script), f"{script} is a script run by {static_program}, which is "
+            "statically linked")
+    refused(cli("run-mix", "--", "true", ":::", static_program, marker), "is statically linked")
+    assert not marker.exists()
+    # A dynamically linked script interpreter is fine.
+    ok = tmp_path / "ok"
+    ok.write_text("#!/bin/sh\nexit 3\n")
+    ok.chmod(0o755)
+    assert cli("run", "--colors", "0-7", "--", ok, env={"MEMTINT_QUIET": "1"}).returncode == 3
+
+

@@ -2,19 +2,19 @@
 (native/libmemtint/include/memtint.h: MEMTINT_COLOR_MASKS, MEMTINT_COLORS, MEMTINT_MODE,
 MEMTINT_ON_EXHAUSTION, MEMTINT_REPORT) plus LD_PRELOAD, CPU affinity, and the checks that must
 pass before anything runs: the library exists, the colours exist, frame numbers are readable
-(or the hugepage mode can colour with the chosen bits)."""
+(or the hugepage mode can colour with the chosen bits), the program is dynamically linked."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from memtint.linux.colour_spec import check_colours, format_list, parse_list
+from memtint.linux.elf import find_program, static_program
 from memtint.linux.errors import LinuxError, PrivilegeError
 from memtint.linux.layout import ColourLayout
 from memtint.linux.native import library_path
@@ -52,10 +52,19 @@ def parse_cpus(text: str) -> list[int]:
     return parse_list(text, "CPU", count=count, where="this machine")
 
 
+def check_preloadable(argv: Sequence[str], env: dict[str, str]) -> None:
+    """Refuse a program LD_PRELOAD cannot reach (statically linked): it would run uncoloured with
+    no sign of it (no report, no warning)."""
+    if argv:
+        problem = static_program(argv[0], env.get("PATH"))
+        if problem:
+            raise LinuxError(problem)
+
+
 def command_inputs(argv: Sequence[str], env: dict[str, str]) -> list[str]:
     """The files a command reads as far as can be told from outside: its program and the
     arguments that name existing files. An output must not be one of them."""
-    found = (argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH"))) if argv else None
+    found = find_program(argv[0], env.get("PATH")) if argv else None
     return ([found] if found else []) + [a for a in argv[1:] if os.path.lexists(a)]
 
 
@@ -172,5 +181,5 @@ def forward_signals(processes: Sequence[subprocess.Popen]):
     return lambda: [signal.signal(s, h) for s, h in previous.items()]
 
 
-__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "coloured_environment", "command_inputs",
+__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "check_preloadable", "coloured_environment", "command_inputs",
            "cost_note", "exit_status", "parse_cpus", "start", "CommandRun", "forward_signals"]

@@ -9,8 +9,8 @@ from typing import Any, Callable, Sequence
 
 from memtint.linux.colour_spec import parse_list
 from memtint.linux.errors import LinuxError
-from memtint.linux.launch import (CommandRun, check_can_colour, coloured_environment, command_inputs, exit_status,
-                                  forward_signals, parse_cpus, start)
+from memtint.linux.launch import (CommandRun, check_can_colour, check_preloadable, coloured_environment, command_inputs,
+                                  exit_status, forward_signals, parse_cpus, start)
 from memtint.linux.layout import colour_layout
 from memtint.outputs import OutputError, check_outputs
 
@@ -40,8 +40,9 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     when the chosen ones run out (counted in its report) instead of failing with ENOMEM;
     ``report`` is where libmemtint writes its JSON report at exit. Checks before starting: the
     library exists, the colours exist in the space, the report can be written and is not an
-    input, and this host can colour (frame numbers readable, or hugepage mode with low colour
-    bits); each failure raises with what to do.
+    input, this host can colour (frame numbers readable, or hugepage mode with low colour bits),
+    and the program is dynamically linked (LD_PRELOAD reaches it); each failure raises with what
+    to do.
     Returns the run, with ``exit_code`` as a shell reports it (128 + N for signal N).
     """
     layout = colour_layout(machine, space, mapping=mapping)
@@ -51,6 +52,7 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     env = coloured_environment(layout, chosen, mode=mode, spill=spill, report=report)
     check_report_path(report, [*command_inputs(argv, env), *_config_files(machine, mapping)])
     check_can_colour(layout, mode)
+    check_preloadable(argv, env)
     run = CommandRun(list(argv), chosen, cpu_list, report)
     run.started = time.monotonic()
     run.process = start(argv, env, cpu_list)

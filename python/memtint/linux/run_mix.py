@@ -13,8 +13,8 @@ from typing import Any, Callable, Sequence
 
 from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import vm_warning
-from memtint.linux.launch import (CommandRun, check_can_colour, coloured_environment, exit_status, forward_signals,
-                                  parse_cpus, start)
+from memtint.linux.launch import (CommandRun, check_can_colour, check_preloadable, coloured_environment, exit_status,
+                                  forward_signals, parse_cpus, start)
 from memtint.linux.layout import ColourLayout, policy_partition
 
 SEPARATOR = ":::"
@@ -47,7 +47,8 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     Returns ``{"machine", "mapping", "policy", "space", "masks_hex", "wall_seconds", "programs":
     [{"command", "pid", "colours", "colours_text", "banks", "channels", "cpus", "exit_code",
     "wall_seconds", "library_report"}]}``. Raises before starting anything when the policy does
-    not partition colours, the machine cannot give every program colours, or this host cannot colour.
+    not partition colours, the machine cannot give every program colours, this host cannot colour, or
+    a program is statically linked (LD_PRELOAD cannot reach it).
     """
     if not commands:
         raise LinuxError("no programs given: write them after '--', separated by ':::'")
@@ -57,6 +58,8 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
                          "use bpm, bpm-plus, cache-only, a-vp or another colour-set policy")
     layout = ColourLayout(partition["layout"])
     check_can_colour(layout, mode)
+    for argv in commands:
+        check_preloadable(argv, dict(os.environ))
     available = sorted(os.sched_getaffinity(0))
     cpu_list = (parse_cpus(cpus) if isinstance(cpus, str) else list(cpus)) if cpus else available
     warnings = [w for w in [vm_warning()] if w]
