@@ -237,3 +237,113 @@ def test_a_statically_linked_program_is_refused_with_what_to_do(static_program, 
     assert cli("run", "--colors", "0-7", "--", ok, env={"MEMTINT_QUIET": "1"}).returncode == 3
 
 
+# ---- 5. pages the kernel moved: the run warns, inspect counts them ------------------------------
+
+KSM = "/sys/kernel/mm/ksm/run"
+MERGED = """
+import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.malloc.restype = ctypes.c_void_p
+libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+pages = 64
+base = (libc.malloc((pages + 1) * 4096) + 4095) & ~4095   # coloured by libmemtint
+ctypes.memset(base, ord("k"), pages * 4096)               # identical pages: KSM merges them
+assert libc.madvise(base, pages * 4096, 12) == 0, ctypes.get_errno()   # MADV_MERGEABLE
+deadline = time.time() + 60
+while int(open("/proc/self/ksm_merging_pages").read()) < pages - 1 and time.time() < deadline:
+    time.sleep(0.05)
+print(open("/proc/self/ksm_merging_pages").read().strip())
+"""
+
+
+@needs_root
+@needs_library
+@pytest.mark.skipif(not os.path.exists(KSM) or not os.path.exists("/proc/self/ksm_merging_pages"),
+                    reason="the kernel has no KSM (CONFIG_KSM) to move pages on demand")
+def test_pages_the_kernel_moved_are_warned_with_the_count_cause_and_remedy(tmp_path):
+    # KSM is the one migration a test can cause at will: it replaces identical pages' frames by
+    # one shared frame, as compaction or NUMA balancing give a page a new frame.
+    with open(KSM) as f:
+        old = f.read().strip()
+    report = tmp_path / "report.json"
+    try:
+        with open(KSM, "w") as f:
+            f.write("1")
+        r = cli("run", "--colors", "0-15", "--report", report, "--", PYTHON, "-c", MERGED,
+                env={"PYTHONMALLOC": "malloc"}, timeout=120)
+    finally:
+        with open(KSM, "w") as f:
+            f.write(old)  # 1 -> 0 stops ksmd and leaves merged pages as they are
+    assert r.returncode == 0, r.stderr
+    merged = int(r.stdout.split()[-1])
+    if merged == 0:
+        pytest.skip("ksmd merged no page within 60 s")
+    library = json.loads(report.read_text())
+    moved = library["pages_found_moved"]
+    assert moved >= merged - 1, (moved, merged)
+    warning = (f"libmemtint: warning: the kernel moved {moved} heap pages to new frames during the run, "
+               f"{library['pages_moved_out_of_colours']} of them out of the colours in use (compaction, NUMA "
+               "balancing, DAMON and KSM migrate pages; mlock does not stop them): prevent it with sysctl "
+               "vm.compact_unevictable_allowed=0 and kernel.numa_balancing=0, or use hugepage mode")
+    assert warning in r.stderr, r.stderr
+
+
+FORKED = """
+import os, sys
+block = bytearray(8 << 20)          # through malloc: coloured
+pid = os.fork()
+if pid == 0:
+    block[::4096] = b"w" * (len(block) // 4096)   # copy-on-write: new frames of any colour
+    print(os.getpid(), flush=True)
+    sys.stdin.readline()
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+
+
+@needs_root
+@needs_library
+def test_inspect_counts_heap_pages_outside_the_colours_and_warns(tmp_path):
+    # A forked child's written pages are copied to frames of any colour (docs/libmemtint.md, fork).
+    runner = subprocess.Popen([*CLI, "run", "--colors", "0-15", "--", PYTHON, "-c", FORKED], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONMALLOC": "malloc", "MEMTINT_QUIET": "1", "COLUMNS": "200"})
+    try:
+        child = runner.stdout.readline().strip()
+        assert child, runner.stderr.read()
+        as_json = cli("inspect", child, "--json", "-")
+        as_text = cli("inspect", child)
+    finally:
+        runner.stdin.close()
+        runner.wait(timeout=60)
+    assert as_json.returncode == 0 and as_text.returncode == 0, as_json.stderr + as_text.stderr
+    report = json.loads(as_json.stdout)
+    outside = report["heap_pages_outside_colours"]
+    assert outside == report["heap_pages"] - report["pages_in_colours"]["heap"]
+    assert outside == report["pages_outside_colours"]["heap"]
+    assert outside >= 256, report["pages"]  # about half of the 2048 pages written
+    assert f"{outside} of the {report['heap_pages']} heap pages are outside the assigned colours 0-15" in \
+        as_json.stderr
+    assert "compaction, NUMA balancing, DAMON, KSM" in as_json.stderr and "fork()" in as_json.stderr
+    assert "outside)" in as_text.stdout
+
+
+@needs_root
+def test_inspect_counts_pages_of_a_process_that_is_assigned_colours_but_not_coloured():
+    env = {**os.environ, "MEMTINT_COLOR_MASKS": "0x2000,0x4000,0x8000,0x200000,0x400000", "MEMTINT_COLORS": "0"}
+    env.pop("LD_PRELOAD", None)
+    child = subprocess.Popen([PYTHON, "-c", "import sys; b = bytearray(16 << 20); b[::4096] = b'x' * 4096; "
+                              "print('ready', flush=True); sys.stdin.readline()"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        r = cli("inspect", child.pid, "--json", "-")
+    finally:
+        child.stdin.close()
+        child.wait()
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    outside = report["heap_pages_outside_colours"]
+    assert outside >= 0.9 * 4096 * 31 / 32, report["pages"]  # colour 0 of 32 holds ~1/32 of them
+    assert (f"libmemtint is not in LD_PRELOAD: nothing colours the pages ({outside} of the {report['heap_pages']} "
+            "heap pages are outside colours 0)") in r.stderr

@@ -134,7 +134,8 @@ def _inspect(args: argparse.Namespace) -> int:
     else:
         frac = report["heap_fraction_in_colours"]
         console.print(f"assigned colours: {report['assigned_colours_text']}; heap pages in them: "
-                      + (f"{100 * frac:.1f} %" if frac is not None else "n/a (no heap pages)")
+                      + (f"{100 * frac:.1f} % ({report['heap_pages_outside_colours']} outside)" if frac is not None
+                         else "n/a (no heap pages)")
                       + f"; all pages: {100 * (report['fraction_in_colours'] or 0):.1f} %")
     org = report["organisation"]
     heap_banks = sorted({b for row in report["by_bank"] if row["heap"] for b in row["ids"]})

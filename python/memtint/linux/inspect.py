@@ -138,12 +138,23 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
                 f"{what} bits {', '.join(f'b{b}' for b in bits)} lie inside the {layout.page_bytes}-byte page: "
                 f"each page spans {len(layout.data['in_page'][f'{what}_offsets'])} {what}s, so the {what} histogram "
                 f"counts pages by the {what}s they span (ids joined by '+')")
-    if any(m.path.startswith("/anon_hugepage") and m.kind == "heap" for m in mappings):
+    hugepage_heap = any(m.path.startswith("/anon_hugepage") and m.kind == "heap" for m in mappings)
+    if hugepage_heap:
         notes.append("the heap holds hugepages (libmemtint's hugepage mode): a hugepage is resident as a whole, "
                      "including the 4 KiB parts of colours the allocator never hands out, and those count as heap "
                      "pages outside the colours")
+    outside = {k: pages[k] - in_colours[k] for k in CLASSES} if wanted is not None else None
+    heap_outside = outside["heap"] if outside else 0
+    text = format_list(sorted(wanted)) if wanted is not None else ""
     if assigned and not assigned.preloaded:
-        warnings.append("the environment assigns colours but libmemtint is not in LD_PRELOAD: nothing colours the pages")
+        warnings.append("the environment assigns colours but libmemtint is not in LD_PRELOAD: nothing colours the "
+                        f"pages ({heap_outside} of the {pages['heap']} heap pages are outside colours {text})")
+    elif heap_outside and not hugepage_heap:
+        # A page libmemtint delivered in its colours leaves them only if its frame changes.
+        warnings.append(f"{heap_outside} of the {pages['heap']} heap pages are outside the assigned colours {text}: "
+                        "the kernel moved them (compaction, NUMA balancing, DAMON, KSM), a fork() copied them on "
+                        "write, libmemtint spilled them (--spill), or glibc allocated them before libmemtint started; "
+                        "the program's libmemtint report counts moves (pages_found_moved)")
     fraction = (lambda n, d: (n / d) if d else None)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -162,14 +173,16 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
         },
         "allocator_arena": [hex(arena[0]), hex(arena[1])] if arena else None,
         "assigned_colours": sorted(wanted) if wanted is not None else None,
-        "assigned_colours_text": format_list(sorted(wanted)) if wanted is not None else None,
+        "assigned_colours_text": text if wanted is not None else None,
         "stable": stable,
         "inspections": attempt,
         "resident_pages": resident,
         "swapped_pages": swapped,
         "pages": pages,
         "pages_in_colours": in_colours if wanted is not None else None,
+        "pages_outside_colours": outside,
         "heap_pages": pages["heap"],
+        "heap_pages_outside_colours": heap_outside if wanted is not None else None,
         "heap_fraction_in_colours": fraction(in_colours["heap"], pages["heap"]) if wanted is not None else None,
         "fraction_in_colours": fraction(sum(in_colours.values()), resident) if wanted is not None else None,
         "by_colour": _histogram(hist["colour"], wanted is not None),
