@@ -432,7 +432,9 @@ def test_unreadable_proc_files_give_the_cause():
     from memtint.linux.errors import unreadable
 
     assert "no process with PID 7" in str(unreadable(7, "maps", FileNotFoundError()))
-    assert "kernel thread" in str(unreadable(7, "environ", OSError(errno.ESRCH, "No such process")))
+    # ESRCH from a process that is neither a kernel thread nor a zombie: it exited meanwhile
+    gone = str(unreadable(999999999, "environ", OSError(errno.ESRCH, "No such process")))
+    assert "PID 999999999 exited while it was being inspected" in gone
     denied = str(unreadable(os.getpid(), "environ", PermissionError(errno.EACCES, "Permission denied")))
     assert ("even as root" in denied) if os.geteuid() == 0 else ("run as root" in denied)
 

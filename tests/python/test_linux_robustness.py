@@ -347,3 +347,25 @@ def test_inspect_counts_pages_of_a_process_that_is_assigned_colours_but_not_colo
     assert outside >= 0.9 * 4096 * 31 / 32, report["pages"]  # colour 0 of 32 holds ~1/32 of them
     assert (f"libmemtint is not in LD_PRELOAD: nothing colours the pages ({outside} of the {report['heap_pages']} "
             "heap pages are outside colours 0)") in r.stderr
+
+
+# ---- 6. zombies -------------------------------------------------------------------------------------
+
+def test_inspecting_a_zombie_says_so():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with open(f"/proc/{pid}/status") as f:
+                if "\nState:\tZ" in f.read():
+                    break
+            time.sleep(0.01)
+        else:
+            pytest.fail("the child never became a zombie")
+        r = cli("inspect", pid)
+    finally:
+        os.waitpid(pid, 0)
+    refused(r, f"PID {pid} is a zombie (exited, not yet reaped by its parent): it has no memory to inspect")
+    assert "kernel thread" not in r.stderr  # what it used to say

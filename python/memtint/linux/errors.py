@@ -23,12 +23,33 @@ def unreadable(pid: int | str, what: str, error: OSError) -> LinuxError:
 
     if isinstance(error, FileNotFoundError):
         return LinuxError(f"no process with PID {pid}")
-    if error.errno == errno.ESRCH or is_kernel_thread(pid):
+    # A zombie's and a kernel thread's memory files both fail with ESRCH: tell them apart.
+    if is_zombie(pid):
+        return zombie(pid)
+    if is_kernel_thread(pid):
         return LinuxError(f"PID {pid} is a kernel thread: it has no user memory to inspect")
+    if error.errno == errno.ESRCH:
+        return LinuxError(f"PID {pid} exited while it was being inspected")
     if os.geteuid() == 0:
         return LinuxError(f"cannot read /proc/{pid}/{what} even as root: the process is outside this container's "
                           "user namespace, or ptrace restrictions (kernel.yama.ptrace_scope, LSMs) protect it")
     return LinuxError(f"cannot read /proc/{pid}/{what}: the process belongs to another user; run as root")
+
+
+def zombie(pid: int | str) -> LinuxError:
+    return LinuxError(f"PID {pid} is a zombie (exited, not yet reaped by its parent): it has no memory to inspect")
+
+
+def is_zombie(pid: int | str) -> bool:
+    """State Z in /proc/PID/status: exited, its memory gone, waiting for its parent's wait()."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("State:"):
+                    return line.split()[1:2] == ["Z"]
+    except OSError:
+        pass
+    return False
 
 
 def is_kernel_thread(pid: int | str) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 from memtint.linux.assigned import assigned_colours
 from memtint.linux.colour_spec import format_list
-from memtint.linux.errors import LinuxError
+from memtint.linux.errors import LinuxError, is_zombie, zombie
 from memtint.linux.hypervisor import vm_warning
 from memtint.linux.layout import ColourLayout, linear_value, colour_layout
 from memtint.linux.maps import CLASSES, mark_allocator_arena, read_maps
@@ -105,6 +105,8 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
     """
     if not os.path.exists(f"/proc/{pid}"):
         raise LinuxError(f"no process with PID {pid}")
+    if is_zombie(pid):  # its maps read as empty: it would look like a process with no pages
+        raise zombie(pid)
     check_frame_access()
     layout: ColourLayout = colour_layout(machine, space, mapping=mapping)
     assigned = assigned_colours(pid)
