@@ -103,13 +103,13 @@ def _overrides(settings: list[tuple[list[str], Any]] | None, base: dict[str, Any
 
 
 def _os_settings(settings: list[tuple[list[str], Any]] | None, base: dict[str, Any] | None = None,
-                 command: str = "") -> dict[str, Any] | None:
+                 policies_from: str = "") -> dict[str, Any] | None:
     """The `os.*` settings of `--set` as an [os] table (without the `os.` prefix), on top of
-    `base`; the engine checks the keys and names an unknown one. `command` forbids `os.policy`
-    where the policies come from another option."""
+    `base`; the engine checks the keys and names an unknown one. `policies_from` forbids
+    `os.policy` where the policies come from elsewhere (and says where)."""
     os_settings = [(path[1:], value) for path, value in settings or [] if path[0] == "os"]
-    if command and any(path == ["policy"] for path, _ in os_settings):
-        raise UsageError(f"--set os.policy: {command} takes its policies from --policies, not from --set")
+    if policies_from and any(path == ["policy"] for path, _ in os_settings):
+        raise UsageError(f"--set os.policy: the policies come from {policies_from}, not from --set")
     return _nested(os_settings, base)
 
 
@@ -256,6 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--limit", type=_at_least(1), metavar="N", help="run at most N of the pending runs")
     sweep.add_argument("--batch-size", type=_at_least(1), default=32, metavar="N",
                        help="runs per stored batch (default 32; a batch is also written every 30 s)")
+    sweep.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE",
+                       help=_SET_HELP + "; over the specification's [overrides] and [os], for every run")
     sweep.set_defaults(handler=_sweep)
 
     report = commands.add_parser(
@@ -724,7 +726,7 @@ def _compare(args: argparse.Namespace) -> int:
         result = compare_module.compare(
             args.machine, mix, policies, instructions=args.instructions, seed=args.seed, baseline=args.baseline,
             mapping=args.mapping, scheduler=args.scheduler, overrides=_overrides(args.set),
-            os_options=_os_settings(args.set, {"strict": True} if args.strict else None, "compare"),
+            os_options=_os_settings(args.set, {"strict": True} if args.strict else None, "--policies"),
             use_cache=not args.no_cache,
             progress=lambda what: bar.update(task, advance=1, description=what),
             warmup=warmup,
@@ -756,13 +758,13 @@ def _sweep(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from memtint.tables import sweep_table
-    from memtint.sweep import load_results, load_spec, policy_summary, run_sweep
+    from memtint.sweep import load_results, policy_summary, run_sweep
 
     if args.ray is not None:
         from memtint.sweep.ray_backend import import_ray
 
         import_ray()  # "Ray is not installed: ..." before anything else
-    spec = load_spec(args.spec)  # every specification error, before anything runs
+    spec = _sweep_spec(args.spec, args.set)  # every specification error, before anything runs
     from memtint import stopping
 
     with stopping.raising():  # a signal ends the sweep after storing what completed (it resumes)
@@ -780,6 +782,25 @@ def _sweep(args: argparse.Namespace) -> int:
             sys.stderr.write(f"memtint: ... and {summary.failed - 5} more (status and error columns in the store)\n")
         return 1
     return 0
+
+
+def _sweep_spec(path: str, settings: list[tuple[list[str], Any]] | None) -> Any:
+    """The sweep specification at `path`, with `--set` settings over its [overrides] and [os]."""
+    from memtint.sweep import load_spec, parse_spec
+    from memtint.sweep.spec import SweepSpecError
+    from memtint.toml_files import TomlFileError, read_toml
+
+    if not settings:
+        return load_spec(path)
+    try:
+        table, _ = read_toml(path, "sweep specification")
+    except TomlFileError as error:
+        raise SweepSpecError(str(error)) from None
+    for key, value in (("overrides", _overrides(settings, table.get("overrides"))),
+                       ("os", _os_settings(settings, table.get("os"), "the specification's policies"))):
+        if value is not None:
+            table[key] = value
+    return parse_spec(table, base=os.path.dirname(os.path.abspath(path)), source=path)
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -413,6 +413,26 @@ def test_set_reaches_os_settings_in_compare_and_sim(memtint, tmp_path):
     assert '"colour_split": "strided"' in out
     assert_clean_error(memtint("sim", config, "--set", "os.colour_splt=strided"), "os.colour_splt", "unknown key")
     assert_clean_error(memtint("compare", "--machine", "i7-860", "--mix", "light", "--set", "os.policy=bpm"),
-                       "--set os.policy", "--policies")
+                       "--set os.policy", "come from --policies")
     assert_clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "10",
                                "--set", "os.colour_split=strided"), "--set os.colour_split", "without an OS model")
+
+
+@pytest.mark.engine
+def test_sweep_takes_overrides_and_set(memtint, tmp_path):
+    from memtint.sweep import load_results
+
+    spec = spec_file(tmp_path, 'machines = ["i7-860"]\npolicies = ["bpm"]\ninstructions = 2000\nwarmup = 0\n'
+                               'mixes = [["stream", "light"]]\n')
+    plain, changed = tmp_path / "plain", tmp_path / "changed"
+    assert memtint("sweep", spec, "--out", plain, "--jobs", "1")[0] == 0
+    code, _, err = memtint("sweep", spec, "--out", changed, "--jobs", "1", "--set", "os.colour_split=strided",
+                           "--set", "controller.read_queue=4")
+    assert code == 0, err
+    a, b = load_results(plain), load_results(changed)
+    assert set(a["config_hash"]).isdisjoint(set(b["config_hash"]))  # the settings are part of the run
+    assert '"colour_split": "strided"' in b["os"].iloc[0]
+    assert_clean_error(memtint("sweep", spec, "--out", tmp_path / "x", "--set", "controller.read_queu=4"),
+                       "read_queu")
+    assert_clean_error(memtint("sweep", spec, "--out", tmp_path / "x", "--set", "os.policy=buddy"),
+                       "--set os.policy")

@@ -54,6 +54,7 @@ class Run:
     scheduler: str | None
     use_cache: bool
     warmup: int = 0
+    overrides: dict[str, Any] | None = None
     #: The policy column of the results: the policy, with "+scheduler" when the run chose its own.
     label: str = ""
 
@@ -68,7 +69,7 @@ class Run:
             "mix_name": self.mix_name, "policy": self.policy, "instructions": self.instructions,
             "seed": self.seed, "baseline": self.baseline, "os": self.os, "mapping": self.mapping,
             "scheduler": self.scheduler, "use_cache": self.use_cache, "label": self.label or self.policy,
-            "warmup": self.warmup,
+            "warmup": self.warmup, "overrides": self.overrides,
         }
 
 
@@ -90,6 +91,8 @@ def config_hash(description: dict[str, Any], version: str) -> str:
         "scheduler": description["scheduler"],
         "warmup": description.get("warmup", 0),
     }
+    if description.get("overrides"):  # absent when none, so earlier stores keep their hashes
+        canonical["overrides"] = description["overrides"]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -105,6 +108,7 @@ def expand(spec: SweepSpec) -> list[Run]:
             "machine": e.machine, "programs": list(e.mix.programs), "policy": e.policy,
             "instructions": e.instructions, "seed": e.seed, "baseline": spec.baseline, "os": e.os,
             "mapping": spec.mapping, "scheduler": e.scheduler or spec.scheduler, "warmup": spec.warmup,
+            "overrides": spec.overrides,
         }
         digest = config_hash(description, version)
         if digest in seen:
@@ -112,7 +116,8 @@ def expand(spec: SweepSpec) -> list[Run]:
         seen.add(digest)
         runs.append(Run(digest, e.machine, e.mix.programs, e.mix.name, e.policy, e.instructions, e.seed,
                         spec.baseline, dict(e.os), spec.mapping, e.scheduler or spec.scheduler, spec.use_cache,
-                        spec.warmup, f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy))
+                        spec.warmup, overrides=spec.overrides,
+                        label=f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy))
     return runs
 
 
@@ -129,7 +134,7 @@ def alone_keys(run: Run) -> dict[str, dict[str, Any]]:
     """The alone runs a run needs: their cache keys and engine specifications, in mix order."""
     specs = comparison.build_alone_specs(run.machine, list(run.programs), instructions=run.instructions,
                                          seed=run.seed, baseline=run.baseline, mapping=run.mapping,
-                                         scheduler=run.scheduler, warmup=run.warmup)
+                                         scheduler=run.scheduler, warmup=run.warmup, overrides=run.overrides)
     return {comparison.alone_key(spec): spec for spec in specs}
 
 
@@ -180,7 +185,7 @@ def execute_run(run: dict[str, Any]) -> dict[str, Any]:
         out["result"] = comparison.compare(
             run["machine"], list(run["programs"]), [run["policy"]], instructions=run["instructions"],
             seed=run["seed"], baseline=run["baseline"], mapping=run["mapping"], scheduler=run["scheduler"],
-            os_options=run["os"] or None, use_cache=run["use_cache"], workers=1,
+            os_options=run["os"] or None, use_cache=run["use_cache"], workers=1, overrides=run.get("overrides"),
             alone_results=run.get("alone"), warmup=run.get("warmup", 0),
         )
     except (KeyboardInterrupt, SystemExit):

@@ -65,13 +65,15 @@ class SweepSpec:
     source: str | None = None  # the file it came from, for messages
     #: Instructions per core run functionally before statistics start (``warmup``).
     warmup: int = DEFAULT_WARMUP
+    #: Machine settings over every run's machine (``[overrides]``, as in run files and ``--set``).
+    overrides: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         return len(self.entries)
 
 
 _TOP_KEYS = {"name", "machines", "mixes", "policies", "instructions", "seeds", "baseline", "os",
-             "mapping", "scheduler", "cache", "run", "warmup", "machine_variants"}
+             "mapping", "scheduler", "cache", "run", "warmup", "machine_variants", "overrides"}
 _PRODUCT_KEYS = ("machines", "mixes", "policies", "instructions", "seeds")
 _MIX_KINDS = ("programs", "preset", "random", "classes")
 _MIX_KEYS = {
@@ -389,8 +391,11 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
                         for seed in seeds:
                             entries.append(RunEntry(on, mix, policy, n, seed, os_table, sched))
     warmup = _int(table.get("warmup", DEFAULT_WARMUP), "warmup", 0, limits.MAX_INSTRUCTIONS, _INSTRUCTIONS_WHY)
+    overrides = table.get("overrides")
+    if overrides is not None and not isinstance(overrides, dict):
+        raise _fail("overrides", f"expected a table of machine settings ([overrides.controller] ...), got {overrides!r}")
     spec = SweepSpec(name=name, baseline=baseline, entries=entries, mapping=mapping, scheduler=scheduler,
-                     use_cache=use_cache, source=source, warmup=warmup)
+                     use_cache=use_cache, source=source, warmup=warmup, overrides=overrides or None)
     _engine_check(spec, explicit="run" in table)
     return spec
 
@@ -418,11 +423,12 @@ def _engine_check(spec: SweepSpec, explicit: bool) -> None:
                 os_table = {"profiles": [{"mpki": 0.0, "rbh": 0.0}] * size, **(os_table or {})}
             probe = api.build_sim_spec(e.machine, ["light"] * size,
                                        instructions=1, policy=policy, os_options=os_table, mapping=spec.mapping,
-                                       scheduler=e.scheduler or spec.scheduler)
+                                       scheduler=e.scheduler or spec.scheduler, overrides=spec.overrides)
             try:
                 api.run_sim_spec(probe)
             except MemtintError as error:
-                where = f"run[{i}]" if explicit else "mixes" if "programs" in str(error) else "os"
+                where = f"run[{i}]" if explicit else "mixes" if "programs" in str(error) else \
+                    "overrides" if "overrides" in str(error) else "os"
                 raise _fail(where, f"machine '{e.machine}', policy '{policy}', mix {e.mix.name}: {error}") from None
 
 
