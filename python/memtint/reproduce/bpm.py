@@ -86,6 +86,8 @@ class Experiment:
                 pairs.append((diagnostics(full), diagnostics(part)))
             row = Row(claim, p, per_seed)
             row.detail = explain(pairs, 3, ("64 banks", f"{b} banks"), exclude=("banks used (mean per program)",))
+            row.not_applicable = common.no_effect(
+                f"{p} alone on 64 banks", [results[self.banks[(p, 64, s)]] for s in self.settings.seed_list()])
             rows.append(row)
         return rows
 

@@ -280,6 +280,8 @@ class Row:
     per_seed: list[float]
     cause: str = ""
     detail: str = ""
+    #: Why the subject has no effect to measure (measured: its DRAM traffic), or "" when it has.
+    not_applicable: str = ""
 
     @property
     def stats(self) -> dict[str, float]:
@@ -287,7 +289,28 @@ class Row:
 
     @property
     def verdict(self) -> str:
-        return verdict_rule.verdict(self.claim, self.stats["mean"])
+        return verdict_rule.verdict(self.claim, self.stats["mean"], self.not_applicable)
+
+    @property
+    def ratio(self) -> float | None:
+        return verdict_rule.ratio(self.claim, self.stats["mean"])
+
+
+def dram_pki(run: dict[str, Any]) -> float:
+    """DRAM requests (reads and write-backs) per kilo-instruction of a run, all cores together."""
+    cores = run["cores"]
+    instructions = sum(c["instructions"] for c in cores)
+    return 1000.0 * sum(c["dram_reads"] + c["dram_writes"] for c in cores) / instructions if instructions else 0.0
+
+
+def no_effect(subject: str, runs: list[dict[str, Any]]) -> str:
+    """The reason ``subject`` has no memory-system effect to measure in ``runs`` (its reference
+    runs, one per seed), or "" when it has: its DRAM traffic is below :data:`MIN_DRAM_PKI`."""
+    pki = statistics.fmean(dram_pki(r) for r in runs) if runs else 0.0
+    if pki >= verdict_rule.MIN_DRAM_PKI:
+        return ""
+    return (f"{subject}: {pki:.2f} DRAM requests per kilo-instruction (below {verdict_rule.MIN_DRAM_PKI:g}): "
+            "its accesses barely reach DRAM, so there is no effect to measure")
 
 
 def evaluate(claims: list[dict[str, Any]], experiment: str,
@@ -361,6 +384,9 @@ def measure_mix_claim(exp: MixExperiment, results: dict[str, Any], claim: dict[s
         labels = (ref, pol)
     row = Row(claim, machine if claim.get("machine") else "", per_seed)
     row.detail = explain(pairs, top=3, labels=labels)
+    base_runs = [exp.runs(results, machine, m, s)[exp.baseline] for s in settings.seed_list()
+                 for m in range(len(exp.mixes))]
+    row.not_applicable = no_effect(f"the {exp.baseline} runs of these mixes", base_runs)
     return row
 
 

@@ -1,15 +1,21 @@
 """The verdict rule of `memtint reproduce` (stated in configs/reproductions/README.md and in every
 generated report).
 
+A claim whose subject has no effect to measure is **not applicable**, whatever the numbers say:
+a program with no DRAM traffic cannot be sensitive to banks, and a mix without memory traffic
+cannot show interference. The experiment names the reason (:data:`MIN_DRAM_PKI`).
+
 ``change`` claims (a signed relative change in %, or a difference in points): the paper's value
 ``p``, ours ``m`` (mean over seeds), tolerance ``t = max(tolerance_rel * |p|, tolerance_abs)``:
 
-- ``|m - p| <= t``: **reproduced**;
-- otherwise, ``m`` and ``p`` have the same sign: **partial** (direction agrees, magnitude off);
-- otherwise (opposite sign, or zero): **not reproduced**.
+- ``|m - p| <= t`` and ``m`` in the paper's direction (same sign; any sign when ``p`` is 0):
+  **reproduced**;
+- ``m`` in the paper's direction but outside the tolerance: **direction only**, with the ratio
+  ``m / p`` shown, so that +0.6 against +4.1 (0.15x) and +7.6 against +1.1 (6.9x) read apart;
+- otherwise (the other direction, or zero against a nonzero figure): **not reproduced**.
 
 ``at_least`` / ``at_most`` claims (a bound): met -> reproduced; missed by at most
-``tolerance_abs`` -> partial; otherwise not reproduced. ``info`` claims have no paper figure and
+``tolerance_abs`` -> near miss; otherwise not reproduced. ``info`` claims have no paper figure and
 get no verdict.
 """
 
@@ -19,18 +25,31 @@ import math
 from typing import Any
 
 REPRODUCED = "reproduced"
-PARTIAL = "partial"
+DIRECTION_ONLY = "direction only"
+NEAR_MISS = "near miss"
 NOT_REPRODUCED = "not reproduced"
+NOT_APPLICABLE = "not applicable"
 NO_FIGURE = "no paper figure"
+
+#: Every verdict, in report order.
+VERDICTS = (REPRODUCED, DIRECTION_ONLY, NEAR_MISS, NOT_REPRODUCED, NOT_APPLICABLE, NO_FIGURE)
 
 DEFAULT_TOLERANCE_REL = 0.5
 DEFAULT_TOLERANCE_ABS = 1.0
 
+#: A subject with fewer DRAM requests (reads and write-backs) per kilo-instruction than this has
+#: no memory-system effect to measure: the papers' own line between memory-intensive and not
+#: (LLC MPKI > 1, bpm.md §4), applied to what reaches DRAM.
+MIN_DRAM_PKI = 1.0
+
 RULE = (
-    "change claims: |ours - paper| <= max(tolerance_rel x |paper|, tolerance_abs) -> reproduced; "
-    "outside that but the same sign -> partial; opposite sign or zero -> not reproduced. "
-    "Bounds (at least / at most): met -> reproduced; missed by at most tolerance_abs -> partial; "
-    "otherwise not reproduced. Ours is the mean over seeds; defaults tolerance_rel 0.5, tolerance_abs 1.0."
+    "A claim whose subject has no effect to measure (fewer than 1 DRAM request per kilo-instruction: no DRAM "
+    "traffic for banks, channels or interference to act on) is not applicable, shown apart. "
+    "Change claims: |ours - paper| <= max(tolerance_rel x |paper|, tolerance_abs) and in the paper's direction -> "
+    "reproduced; in the paper's direction but outside that -> direction only (ours/paper shown); the other "
+    "direction or zero -> not reproduced. Bounds (at least / at most): met -> reproduced; missed by at most "
+    "tolerance_abs -> near miss; otherwise not reproduced. Ours is the mean over seeds; defaults tolerance_rel "
+    "0.5, tolerance_abs 1.0."
 )
 
 
@@ -42,31 +61,41 @@ def tolerance(claim: dict[str, Any]) -> float:
     return max(rel * abs(float(claim["value"])), float(claim.get("tolerance_abs", DEFAULT_TOLERANCE_ABS)))
 
 
-def verdict(claim: dict[str, Any], ours: float) -> str:
-    """The verdict for ``claim`` (a table from configs/reproductions/*.toml) given our mean."""
+def verdict(claim: dict[str, Any], ours: float, not_applicable: str = "") -> str:
+    """The verdict for ``claim`` (a table from configs/reproductions/*.toml) given our mean;
+    ``not_applicable`` is the reason the subject has no effect to measure, if it has none."""
     kind = claim.get("kind", "change")
     if kind == "info":
         return NO_FIGURE
+    if not_applicable:
+        return NOT_APPLICABLE
     if ours is None or (isinstance(ours, float) and math.isnan(ours)):
         return NOT_REPRODUCED
     value = float(claim["value"])
     t = tolerance(claim)
     if kind == "change":
-        if abs(ours - value) <= t:
+        same_direction = ours * value > 0 or value == 0
+        if same_direction and abs(ours - value) <= t:
             return REPRODUCED
-        if ours * value > 0:
-            return PARTIAL
-        return NOT_REPRODUCED
+        return DIRECTION_ONLY if same_direction else NOT_REPRODUCED
     if kind == "at_least":
         if ours >= value:
             return REPRODUCED
-        return PARTIAL if ours >= value - t else NOT_REPRODUCED
+        return NEAR_MISS if ours >= value - t else NOT_REPRODUCED
     if kind == "at_most":
         if ours <= value:
             return REPRODUCED
-        return PARTIAL if ours <= value + t else NOT_REPRODUCED
+        return NEAR_MISS if ours <= value + t else NOT_REPRODUCED
     raise ValueError(f"unknown claim kind {kind!r}")
 
 
+def ratio(claim: dict[str, Any], ours: float) -> float | None:
+    """ours / paper for a change claim with a nonzero figure (None otherwise)."""
+    if claim.get("kind", "change") != "change" or ours is None or math.isnan(ours):
+        return None
+    value = float(claim["value"])
+    return ours / value if value else None
+
+
 def is_miss(v: str) -> bool:
-    return v in (PARTIAL, NOT_REPRODUCED)
+    return v in (DIRECTION_ONLY, NEAR_MISS, NOT_REPRODUCED)
