@@ -1,6 +1,8 @@
 /* Breadth-first search on a random graph (uniform random edges, CSR form) built from a fixed
  * seed: irregular, pointer-chasing accesses with poor locality (graph analytics; mcf-like).
- * Usage: bfs VERTICES AVERAGE_DEGREE SEED ROOTS. */
+ * LOCAL_PERCENT (default 0) of the edges end within 1024 vertex ids of their source (a web
+ * graph's links inside a host), the others anywhere.
+ * Usage: bfs VERTICES AVERAGE_DEGREE SEED ROOTS [LOCAL_PERCENT]. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,12 +17,15 @@ static unsigned long long next_random(void) /* splitmix64: the same graph on eve
 
 int main(int argc, char **argv)
 {
-    long n, degree, roots, m, i, r;
+    long n, degree, roots, local = 0, m, i, r;
     unsigned *src, *dst, *offset, *adj, *queue;
     int *level;
     long visited_total = 0;
-    if (argc != 5 || (n = atol(argv[1])) <= 1 || (degree = atol(argv[2])) <= 0 || (roots = atol(argv[4])) <= 0) {
-        fprintf(stderr, "usage: bfs VERTICES(>1) AVERAGE_DEGREE SEED ROOTS\n");
+    if (argc == 6)
+        local = atol(argv[5]);
+    if (argc < 5 || argc > 6 || (n = atol(argv[1])) <= 1 || (degree = atol(argv[2])) <= 0
+        || (roots = atol(argv[4])) <= 0 || local < 0 || local > 100) {
+        fprintf(stderr, "usage: bfs VERTICES(>1) AVERAGE_DEGREE SEED ROOTS [LOCAL_PERCENT(0-100)]\n");
         return 2;
     }
     state = strtoull(argv[3], NULL, 10);
@@ -37,7 +42,10 @@ int main(int argc, char **argv)
     }
     for (i = 0; i < m; i++) {
         src[i] = next_random() % n;
-        dst[i] = next_random() % n;
+        if ((long)(next_random() % 100) < local)
+            dst[i] = (src[i] + n + next_random() % 2049 - 1024) % n;
+        else
+            dst[i] = next_random() % n;
         offset[src[i] + 1]++;
     }
     for (i = 0; i < n; i++)
