@@ -193,6 +193,36 @@ def commit_traces(recipe: dict[str, Any], summary: dict[str, Any], directory: st
     return written
 
 
+def committed_traces(name: str, directory: str = COMMITTED_DIR) -> list[str]:
+    """The committed per-thread traces of workload ``name``, in thread order."""
+    prefix = name + ".t"
+    files = [f for f in os.listdir(directory) if f.startswith(prefix) and f.endswith(".mtt.gz")
+             and f[len(prefix):-len(".mtt.gz")].isdigit()] if os.path.isdir(directory) else []
+    return [os.path.join(directory, f) for f in sorted(files, key=lambda f: int(f[len(prefix):-len(".mtt.gz")]))]
+
+
+def suite(directory: str = COMMITTED_DIR) -> list[str]:
+    """The names of the recipes with committed traces: the programs every checkout has."""
+    return [r["name"] for r in load_recipes() if committed_traces(r["name"], directory)]
+
+
+def trace_path(name: str) -> str:
+    """The trace that stands for workload ``name`` in a mix: its first committed thread trace,
+    else its first captured thread trace with records in the cache directory."""
+    committed = committed_traces(name)
+    if committed:
+        return committed[0]
+    known = {r["name"] for r in load_recipes()}
+    if name not in known:
+        raise MemtintError(f"unknown workload '{name}' (known: {', '.join(sorted(known))})")
+    captured = trace_files(os.path.join(cache_dir(), name, "trace"))
+    for path in captured:
+        if cpu_trace_stats(path)["records"]:
+            return path
+    raise MemtintError(f"workload '{name}' has no committed trace and none captured in {cache_dir()}: "
+                       f"capture it with python -m memtint.workloads capture {name}")
+
+
 def summary_row(name: str, summary: dict[str, Any]) -> dict[str, Any]:
     """One program's statistics over all its threads: MPKI (reads), WPKI, footprint."""
     stats = summary["stats"]
@@ -208,6 +238,31 @@ def summary_row(name: str, summary: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def class_table(machine: str = "i7-860") -> str:
+    """The suite's measured classes on ``machine`` as a Markdown table (workloads/README.md):
+    each committed program alone under buddy with compare's warm-up and the longest measured
+    window of the i7-860 reproductions."""
+    from memtint import comparison, workload_classes
+    from memtint.reproduce import bpm, hvr
+
+    window = max(bpm.SIZES["full"]["instructions"], hvr.SIZES["full"]["instructions"])
+    names = suite()
+    measured = workload_classes.measure({n: trace_path(n) for n in names}, machine,
+                                        warmup=comparison.DEFAULT_WARMUP, instructions=window)
+    lines = [f"| program | alone IPC | LLC MPKI | DRAM reads PKI | DRAM writes PKI | row hits | BLP | footprint | "
+             "trace (M instr.) | classes |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for name in sorted(names, key=lambda n: -measured[n]["llc_mpki"]):
+        m, trace = measured[name], cpu_trace_stats(trace_path(name))
+        c = m["classes"]
+        labels = [c["intensity"]] + ([c["access"]] if c["access"] else []) + (["write-heavy"] if c["write_heavy"] else [])
+        hits = "—" if m["row_hit_rate"] is None else f"{100 * m['row_hit_rate']:.0f} %"
+        lines.append(f"| {name} | {m['ipc']:.2f} | {m['llc_mpki']:.2f} | {m['dram_reads_pki']:.2f} | "
+                     f"{m['dram_writes_pki']:.2f} | {hits} | {m['bank_level_parallelism'] or 0:.2f} | "
+                     f"{trace['footprint_lines'] * 64 / 2**20:.1f} MiB | {trace['instructions'] / 1e6:.1f} | "
+                     f"{', '.join(labels)} |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m memtint.workloads", description="Capture the workload suite.")
     sub = parser.add_subparsers(dest="action", required=True)
@@ -215,7 +270,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     cap.add_argument("names", nargs="*", help="recipes to capture (default: all)")
     cap.add_argument("--cache-dir", default=None, help="default: $MEMTINT_CACHE_DIR or ~/.cache/memtint/workloads")
     cap.add_argument("--commit", action="store_true", help="also copy recipes marked commit=true to workloads/traces/")
+    tab = sub.add_parser("table", help="the committed programs' measured classes, as a Markdown table")
+    tab.add_argument("--machine", default="i7-860")
     args = parser.parse_args(argv)
+    if args.action == "table":
+        try:
+            print(class_table(args.machine))
+        except MemtintError as error:
+            sys.stderr.write(f"memtint: error: {error}\n")
+            return 2
+        return 0
     try:
         recipes = load_recipes()
         known = {r["name"] for r in recipes}
