@@ -3,6 +3,7 @@ policies x seeds experiment (plan and metrics), diagnostics, and claim evaluatio
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import random
@@ -10,49 +11,59 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from memtint import api, comparison
+from memtint import api, comparison, workload_classes, workloads
 from memtint.reproduce import verdict as verdict_rule
 from memtint.reproduce.runner import spec_key
 
 CHECKOUT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 TRACES = os.path.join(CHECKOUT, "workloads", "traces")
 
-#: The captured real-program suite (workloads/README.md): name -> committed trace (first thread
-#: with records) and its LLC MPKI as captured (L2 read misses per kilo-instruction).
-SUITE = {
-    "triad": ("triad.t2.mtt.gz", 53.57),
-    "bfs": ("bfs.t1.mtt.gz", 82.23),
-    "hashprobe": ("hashprobe.t1.mtt.gz", 35.37),
-    "bzip2": ("bzip2.t1.mtt.gz", 4.73),
-    "xz": ("xz.t1.mtt.gz", 3.43),
-    "sqlite": ("sqlite.t1.mtt.gz", 2.09),
-    "sort": ("sort.t1.mtt.gz", 0.50),
-}
+#: The captured suite (workloads/README.md): name -> its committed trace (first thread with records).
+SUITE = {name: workloads.trace_path(name) for name in workloads.suite()}
 #: Diagnostics that describe what a policy sets rather than what it causes: shown in the tables,
 #: never ranked as a cause.
 SETTINGS_DIAGNOSTICS = ("banks used (mean per program)", "channels used (mean per program)")
 
 #: Built-in synthetic profiles: stream (libquantum-like), random (mcf-like), copy (lbm-like), light.
 PROFILES = ("stream", "random", "copy", "light")
-#: Memory-intensive = MPKI > 1 (bpm.md §4): the suite's programs above it and the three heavy profiles.
-INTENSIVE = [n for n, (_, mpki) in SUITE.items() if mpki > 1] + ["stream", "random", "copy"]
 ALL = list(SUITE) + list(PROFILES)
 
 
 def program_path(name: str) -> str:
     """A pool name's program for a run spec: a committed trace path or a profile name."""
-    if name in SUITE:
-        return os.path.join(TRACES, SUITE[name][0])
-    return name
+    return SUITE.get(name, name)
 
 
 def short(program: str) -> str:
     """A program's name for tables: the suite name of a trace path, or the profile."""
     base = os.path.basename(program)
-    for name, (trace, _) in SUITE.items():
-        if base == trace:
+    for name, trace in SUITE.items():
+        if base == os.path.basename(trace):
             return name
     return base.split(".")[0]
+
+
+@functools.lru_cache(maxsize=None)
+def measured(machine: str, warmup: int, instructions: int) -> dict[str, dict[str, Any]]:
+    """Every pool program alone on ``machine`` with the experiment's warm-up and window: its
+    statistics and classes (memtint.workload_classes)."""
+    return workload_classes.measure({n: program_path(n) for n in ALL}, machine, warmup=warmup,
+                                    instructions=instructions)
+
+
+def intensive(machine: str, warmup: int, instructions: int) -> list[str]:
+    """The memory-intensive pool on ``machine``: alone LLC MPKI > 1 (bpm.md §4), measured."""
+    return workload_classes.intensive(measured(machine, warmup, instructions), ALL)
+
+
+def __getattr__(name: str) -> Any:
+    # INTENSIVE for callers without an experiment's settings: the i7-860 with compare's
+    # warm-up and the longest i7-860 window (bpm's), measured on first use.
+    if name == "INTENSIVE":
+        from memtint.reproduce import bpm
+
+        return intensive(bpm.MACHINE, comparison.DEFAULT_WARMUP, bpm.SIZES["full"]["instructions"])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: Warm-up of ``--quick`` runs (their measured windows are a few hundred thousand instructions).

@@ -1,0 +1,55 @@
+"""The workload suite: traces long enough for the reproductions, pools from measured classes."""
+
+import os
+
+import pytest
+
+from memtint import api, comparison, workload_classes, workloads
+from memtint.api import MemtintError
+from memtint.reproduce import PAPERS, common
+
+
+def _needed() -> int:
+    """Warm-up plus the longest measured window of any reproduction, per core."""
+    return comparison.DEFAULT_WARMUP + max(m.SIZES["full"]["instructions"] for m in PAPERS.values())
+
+
+def test_every_committed_trace_covers_warmup_and_the_longest_window():
+    files = [f for f in os.listdir(workloads.COMMITTED_DIR) if f.endswith(".mtt.gz")]
+    assert files
+    short = {f: api.cpu_trace_stats(os.path.join(workloads.COMMITTED_DIR, f))["instructions"] for f in files}
+    assert {f: n for f, n in short.items() if n < _needed()} == {}
+
+
+def test_every_recipe_traces_at_least_warmup_and_the_longest_window():
+    assert [r["name"] for r in workloads.load_recipes() if r.get("limit", 0) < _needed()] == []
+
+
+def test_suite_names_resolve_to_their_first_thread_and_unknown_names_are_errors():
+    assert os.path.basename(workloads.trace_path("triad")) == "triad.t2.mtt.gz"
+    assert common.program_path("chase") == workloads.trace_path("chase")
+    with pytest.raises(MemtintError, match="unknown workload 'nope'"):
+        workloads.trace_path("nope")
+
+
+def test_classes_follow_the_measured_statistics():
+    base = {"ipc": 1.0, "bank_level_parallelism": 2.0}
+    heavy = workload_classes.classes({**base, "llc_mpki": 1.5, "dram_reads_pki": 4.0, "dram_writes_pki": 1.0,
+                                      "row_hit_rate": 0.9})
+    assert heavy == {"intensity": "intensive", "access": "streaming", "write_heavy": True}
+    light = workload_classes.classes({**base, "llc_mpki": 1.0, "dram_reads_pki": 4.0, "dram_writes_pki": 0.9,
+                                      "row_hit_rate": 0.1})
+    assert light == {"intensity": "light", "access": "random", "write_heavy": False}
+
+
+def test_the_intensive_pool_is_measured_and_has_eight_programs_above_two_mpki():
+    from memtint.reproduce import bpm
+
+    window = bpm.SIZES["full"]["instructions"]
+    measured = common.measured(bpm.MACHINE, comparison.DEFAULT_WARMUP, window)
+    pool = common.intensive(bpm.MACHINE, comparison.DEFAULT_WARMUP, window)
+    assert pool == [n for n in common.ALL if measured[n]["llc_mpki"] > 1.0]
+    assert common.INTENSIVE == pool
+    assert len([n for n in common.SUITE if measured[n]["llc_mpki"] > 2.0]) >= 8
+    # The light programs the suite keeps for contrast are measured light.
+    assert set(common.SUITE) - set(pool)
