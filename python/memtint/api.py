@@ -193,8 +193,13 @@ def _program(program: str | os.PathLike[str], key: str = "programs") -> str:
     if text.split(":", 1)[0] in PROFILES:
         return text
     if not os.path.exists(text):
+        from memtint import workloads
+
+        if text in workloads.suite():  # a suite program by name: its committed trace
+            return workloads.trace_path(text)
         raise MemtintError(
-            f"{key}: {text}: no such trace file, and not a built-in workload profile ({', '.join(PROFILES)})"
+            f"{key}: {text}: no such trace file, not a built-in workload profile ({', '.join(PROFILES)}) and not a "
+            f"program of the workload suite ({', '.join(workloads.suite())})"
         )
     if os.path.isdir(text):
         raise MemtintError(f"{key}: {text}: is a directory, not a trace file")

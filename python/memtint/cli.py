@@ -219,7 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--machine", required=True, metavar="PRESET", help="machine preset or machine TOML file")
     compare.add_argument("--mix", required=True, metavar="P1,P2,...",
                          help="programs: built-in profiles (stream, random, copy, light; with parameters as "
-                         "light:reads_pki=2) or CPU trace files; or a named mix from configs/mixes")
+                         "light:reads_pki=2), programs of the workload suite by name (triad, bfs, chase, ...; "
+                         "workloads/README.md) or CPU trace files; or a named mix from configs/mixes")
     compare.add_argument("--policies", default="buddy,bpm", metavar="P1,P2,...",
                          help="placement policies (default buddy,bpm; see 'memtint presets')")
     compare.add_argument("--instructions", type=_at_least(1), default=10_000_000, metavar="N",
@@ -504,7 +505,9 @@ def _check_mix_name(name: str, mixes: set[str], profiles: set[str]) -> None:
     """A lone --mix word that is no mix, profile or file: name the closest mixes and profiles."""
     import difflib
 
-    if name.split(":")[0] in profiles or os.path.exists(name):
+    from memtint import workloads
+
+    if name.split(":")[0] in profiles or os.path.exists(name) or name in workloads.suite():
         return
     close = difflib.get_close_matches(name, sorted(mixes | profiles), n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}? " if close else ""

@@ -337,7 +337,7 @@ def test_an_unwritable_output_directory_is_refused(memtint, tmp_path):
     try:
         if os.access(locked, os.W_OK):
             pytest.skip("cannot make a directory unwritable here (root without mount)")
-        assert_one_error_line(memtint("trace", "-o", str(locked / "t"), "--", "true"), "not writable")
+        assert_one_error_line(memtint("trace", "-o", str(locked / "t"), "--", "true"), "cannot be written")
     finally:
         if mounted:
             subprocess.run(["umount", str(locked)], check=True)
@@ -371,7 +371,7 @@ def test_every_recipe_loads_and_the_committed_traces_are_small_and_readable():
     assert len(recipes) >= 6
     committed = sorted(os.listdir(COMMITTED_DIR))
     sizes = [os.path.getsize(os.path.join(COMMITTED_DIR, f)) for f in committed]
-    assert max(sizes) <= 5_000_000 and sum(sizes) <= 40_000_000
+    assert max(sizes) <= 8_000_000 and sum(sizes) <= 40_000_000
     for recipe in recipes:
         if recipe.get("commit"):
             mine = [f for f in committed if f.startswith(recipe["name"] + ".t")]

@@ -53,3 +53,17 @@ def test_the_intensive_pool_is_measured_and_has_eight_programs_above_two_mpki():
     assert len([n for n in common.SUITE if measured[n]["llc_mpki"] > 2.0]) >= 8
     # The light programs the suite keeps for contrast are measured light.
     assert set(common.SUITE) - set(pool)
+
+
+@pytest.mark.engine
+def test_mix_takes_suite_programs_by_name(memtint, tmp_path):
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "triad,bfs,light,light", "--instructions",
+                             "2000", "--warmup", "0", "--policies", "buddy", "--json", "-")
+    assert code == 0, err
+    assert "triad.t2.mtt.gz" in out and "bfs.t1.mtt.gz" in out  # the committed traces stand for the names
+    spec = tmp_path / "s.toml"
+    spec.write_text('machines = ["i7-860"]\npolicies = ["buddy"]\ninstructions = 1000\nwarmup = 0\n'
+                    'mixes = [["chase", "light"]]\n')
+    from memtint.sweep import load_spec
+
+    assert load_spec(spec).entries[0].mix.programs[0].endswith(".mtt.gz")

@@ -83,7 +83,8 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
                        "`warmup` to the run specs)") + ".",
         "Machines are the presets' defaults (configs/machines); no model parameter is set per experiment. Programs: "
         "the captured suite (workloads/traces: " + ", ".join(common.SUITE) + ") and the built-in profiles "
-        "(stream ~ libquantum, random ~ mcf, copy ~ lbm, light); memory-intensive means LLC MPKI > 1 (bpm.md §4).",
+        "(stream ~ libquantum, random ~ mcf, copy ~ lbm, light); memory-intensive means alone LLC MPKI > 1 on the "
+        "experiment's machine, measured with its warm-up and window (memtint.workload_classes; bpm.md §4).",
     ]
     papers = []
     for n in names:
@@ -101,7 +102,8 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
 
 
 RUN_LENGTHS = ("i7-860 experiments (BPM, HVR): 10 M instructions per core, within one pass of the committed traces "
-               "(bfs is 10 M instructions long, the others 20 M), so no trace wraps, and long enough for the 8 MB LLC to "
+               "(every committed trace holds at least 34 M instructions per thread, more than the 20 M warm-up plus the 10 M "
+               "window; tests/python/test_workload_suite.py checks it), so no trace wraps, and long enough for the 8 MB LLC to "
                "fill and write back; the CCPS machines (64 KB LLC; the schedulers' quanta and epochs are their "
                "presets', scaled to short runs there): 3 M instructions (schedulers, 4 cores) and 2 M (grid, 4 and 8 "
                "cores), which cover many quanta (the measured DRAM cycles per run are above). Sized so that "

@@ -207,8 +207,12 @@ class _Parser:
             return str(path)
         if path.exists():
             raise _fail(key, f"{value}: is a directory, not a trace file")
-        raise _fail(key, f"{value}: not a built-in workload profile ({', '.join(self.cat.profiles)}) "
-                         f"and no such trace file")
+        from memtint import workloads
+
+        if value in workloads.suite():  # a suite program by name: its committed trace
+            return workloads.trace_path(value)
+        raise _fail(key, f"{value}: not a built-in workload profile ({', '.join(self.cat.profiles)}), not a "
+                         f"program of the workload suite ({', '.join(workloads.suite())}) and no such trace file")
 
     def programs(self, value: Any, key: str) -> tuple[str, ...]:
         if not isinstance(value, list) or not value:
