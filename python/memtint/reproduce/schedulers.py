@@ -27,7 +27,8 @@ class Experiment:
         self.instructions = settings.instructions(size["instructions"])
         # Three intensive programs and one from the whole pool: the light member is where
         # application-aware scheduling is expected to matter.
-        heavy = common.draw_mixes(common.INTENSIVE, 3, size["mixes"], settings.mix_seed + 1)
+        pool = common.intensive(MACHINE, settings.warmup, self.instructions)  # measured on this machine
+        heavy = common.draw_mixes(pool, 3, size["mixes"], settings.mix_seed + 1)
         import random
 
         rng = random.Random(settings.mix_seed + 1)
