@@ -178,7 +178,7 @@ impl MachineConfig {
     }
 
     pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
-        let m: MachineConfig = toml::from_str(text).map_err(|e| Error::config(origin, e.to_string().trim_end().to_string()))?;
+        let m: MachineConfig = crate::error::from_toml(text, origin)?;
         m.controller.warnings()?;
         Ok(m)
     }
@@ -187,12 +187,7 @@ impl MachineConfig {
     pub fn with_overrides(&self, overrides: &serde_json::Value) -> Result<Self> {
         let mut value = serde_json::to_value(self).expect("machine config serialises");
         merge(&mut value, overrides, "")?;
-        // Through serde_path_to_error so a value of the wrong kind names its key (serde alone does not).
-        let m: MachineConfig = serde_path_to_error::deserialize(value).map_err(|e| {
-            let key = e.path().to_string();
-            let key = if key == "." { "overrides".to_string() } else { key };
-            Error::config(key, e.into_inner().to_string())
-        })?;
+        let m: MachineConfig = crate::error::from_value(value, "")?;
         // The controller's unknown keys and component tables (serde cannot check them).
         m.controller.warnings()?;
         Ok(m)

@@ -89,7 +89,7 @@ fn resolve_of<P: Params>(table: &Map<String, Value>, path: &str) -> Result<Resol
 }
 
 fn parse<P: Params>(table: &Map<String, Value>, path: &str) -> Result<P> {
-    let p: P = serde_json::from_value(Value::Object(table.clone())).map_err(|e| Error::config(path, e.to_string()))?;
+    let p: P = crate::error::from_value(Value::Object(table.clone()), path)?;
     p.check().map_err(|(key, reason)| Error::config(format!("{path}.{key}"), reason))?;
     Ok(p)
 }

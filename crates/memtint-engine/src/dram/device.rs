@@ -80,7 +80,7 @@ pub fn ns_to_cycles(ns: f64, tck_ns: f64) -> u64 {
 
 impl DeviceSpec {
     pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
-        let spec: DeviceSpec = toml::from_str(text).map_err(|e| Error::config(origin, e.to_string()))?;
+        let spec: DeviceSpec = crate::error::from_toml(text, origin)?;
         spec.timing_base()?; // validate the S/L pairs early
         if spec.organisation.is_empty() {
             return Err(Error::config(format!("{origin}: organisation"), "no organisation listed"));

@@ -182,6 +182,6 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
 
 /// `run` with a JSON spec in and JSON statistics out (the Python extension's entry point).
 pub fn run_json(spec: &str) -> Result<String> {
-    let spec: DramRunSpec = serde_json::from_str(spec).map_err(|e| Error::config("run spec", e.to_string()))?;
+    let spec: DramRunSpec = crate::error::from_json(spec, "run spec")?;
     Ok(run(&spec)?.to_string())
 }

@@ -127,7 +127,7 @@ pub fn trace_stats_json(request: &str) -> crate::error::Result<String> {
         #[serde(default)]
         reuse: bool,
     }
-    let r: Req = serde_json::from_str(request).map_err(|e| crate::error::Error::config("trace stats", e.to_string()))?;
+    let r: Req = crate::error::from_json(request, "trace stats")?;
     let mut source = open_cpu_workload(&r.workload, r.seed.unwrap_or(1))?;
     if r.instructions.is_none() && Profile::NAMES.contains(&r.workload.split(':').next().unwrap_or("")) {
         return Err(crate::error::Error::config("instructions", "a generated profile never ends: give an instruction limit"));
@@ -153,7 +153,7 @@ pub fn convert_json(request: &str) -> crate::error::Result<String> {
         #[serde(default)]
         to: Option<String>,
     }
-    let r: Req = serde_json::from_str(request).map_err(|e| crate::error::Error::config("convert", e.to_string()))?;
+    let r: Req = crate::error::from_json(request, "convert")?;
     let h = match r.to.as_deref().unwrap_or("mtt") {
         "mtt" => convert(&r.input, &r.output)?,
         "ramulator" => binary_trace::convert_to_text(&r.input, &r.output)?,
