@@ -63,3 +63,23 @@ fn a_non_finite_number_in_toml_names_its_key() {
     let e = sim_err(spec);
     assert!(e.contains("workload parameters 'reads_pki=nan': reads_pki: must be a finite number, got NaN"), "{e}");
 }
+
+/// `--set controller.frontend_latency=1099511627776` aborted allocating 16 TiB of latency
+/// histogram.
+#[test]
+fn a_latency_beyond_its_bound_is_an_error_naming_the_key_before_anything_is_allocated() {
+    let spec = r#"{"machine": "ddr4-2400", "workload": {"generate": {"kind": "random", "requests": 100}},
+        "overrides": {"controller": {"frontend_latency": 1099511627776}}}"#;
+    let e = dram_err(spec);
+    assert!(e.contains("controller.frontend_latency: must be between 1 and 100000 cycles"), "{e}");
+    let e = sim_err(&sim_spec("{}", r#"{"cache": {"llc": {"latency": 1099511627776}}}"#));
+    assert!(e.contains("cache.llc.latency: must be between 0 and 100000 cycles"), "{e}");
+    let e = sim_err(&sim_spec(r#"{"sched": {"switch_cycles": 1099511627776}}"#, "{}"));
+    assert!(e.contains("os.sched.switch_cycles: must be between 0 and 100000 cycles"), "{e}");
+    let e = dram_err(
+        &spec
+            .replace(r#""frontend_latency": 1099511627776"#, r#""atlas": {"starvation_threshold": 18446744073709551615}"#)
+            .replace("\"overrides\"", "\"scheduler\": \"atlas\", \"overrides\""),
+    );
+    assert!(e.contains("controller.atlas.starvation_threshold: must be between 0 and 1000000000000 cycles"), "{e}");
+}
