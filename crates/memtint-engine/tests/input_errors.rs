@@ -64,14 +64,64 @@ fn a_non_finite_number_in_toml_names_its_key() {
     assert!(e.contains("workload parameters 'reads_pki=nan': reads_pki: must be a finite number, got NaN"), "{e}");
 }
 
+const DDR4_2400: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr4-2400.toml"));
+
+/// A file under the system temp dir, removed on drop.
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn new(name: &str, bytes: &[u8]) -> Self {
+        let path = std::env::temp_dir().join(format!("memtint-input-errors-{}-{name}", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        TempFile(path)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The DDR4-2400 preset as a device file with `key`'s first line set to `value`.
+fn device_with(key: &str, value: &str) -> TempFile {
+    let mut done = false;
+    let text: String = DDR4_2400
+        .lines()
+        .map(|l| {
+            if !done && l.split('=').next().unwrap().trim() == key {
+                done = true;
+                format!("{key} = {value}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert!(done, "{key} is in the preset");
+    TempFile::new(&format!("{key}.toml"), text.as_bytes())
+}
+
+/// The error of a short DRAM run on the DDR4-2400 machine with `device` as its device.
+fn device_err(device: &TempFile) -> String {
+    let spec = serde_json::json!({
+        "machine": "ddr4-2400",
+        "workload": {"generate": {"kind": "random", "requests": 100}},
+        "overrides": {"dram": {"device": device.0}},
+    });
+    dram_err(&spec.to_string())
+}
+
 /// `--set controller.frontend_latency=1099511627776` aborted allocating 16 TiB of latency
-/// histogram.
+/// histogram, and `CL = 4000000000` 32 GiB.
 #[test]
 fn a_latency_beyond_its_bound_is_an_error_naming_the_key_before_anything_is_allocated() {
     let spec = r#"{"machine": "ddr4-2400", "workload": {"generate": {"kind": "random", "requests": 100}},
         "overrides": {"controller": {"frontend_latency": 1099511627776}}}"#;
     let e = dram_err(spec);
     assert!(e.contains("controller.frontend_latency: must be between 1 and 100000 cycles"), "{e}");
+    let device = device_with("CL", "4000000000");
+    let e = device_err(&device);
+    assert!(e.contains(&format!("{}: timing.CL: must be between 1 and 100000 cycles", device.0.display())), "{e}");
     let e = sim_err(&sim_spec("{}", r#"{"cache": {"llc": {"latency": 1099511627776}}}"#));
     assert!(e.contains("cache.llc.latency: must be between 0 and 100000 cycles"), "{e}");
     let e = sim_err(&sim_spec(r#"{"sched": {"switch_cycles": 1099511627776}}"#, "{}"));
@@ -82,4 +132,27 @@ fn a_latency_beyond_its_bound_is_an_error_naming_the_key_before_anything_is_allo
             .replace("\"overrides\"", "\"scheduler\": \"atlas\", \"overrides\""),
     );
     assert!(e.contains("controller.atlas.starvation_threshold: must be between 0 and 1000000000000 cycles"), "{e}");
+}
+
+/// `tREFI = 0` or `1` ended in "internal error: simulation stalled"; `tCK_ns` of 0, -1.5 or nan
+/// ran and reported 0 ns; `CL = 0` and `tRFC_ns = nan` were accepted.
+#[test]
+fn an_impossible_device_is_refused_naming_the_file_and_the_key() {
+    for (key, value, expected) in [
+        ("tREFI", "0", "timing.tREFI: must be between 1 and 100000 cycles"),
+        ("tREFI", "1", "timing.tREFI: must exceed tRFC (313 cycles, organisation[0]), got 1"),
+        ("tREFI", "313", "timing.tREFI: must exceed tRFC"),
+        ("tCK_ns", "0", "timing.tCK_ns: must be above 0 and at most 100 ns"),
+        ("tCK_ns", "-1.5", "timing.tCK_ns: must be above 0 and at most 100 ns"),
+        ("tCK_ns", "nan", "timing.tCK_ns: must be a finite number, got NaN"),
+        ("CL", "0", "timing.CL: must be between 1 and 100000 cycles"),
+        ("tRFC_ns", "nan", "organisation[0].tRFC_ns: must be a finite number, got NaN"),
+        ("tRFC_ns", "0", "organisation[0].tRFC_ns: must be above 0 ns"),
+        ("tCCD_L", "3", "timing.tCCD_L: must be at least tCCD_S (4), got 3"),
+        ("CL", "-1", "timing.CL: invalid value: integer `-1`, expected u64"),
+    ] {
+        let device = device_with(key, value);
+        let e = device_err(&device);
+        assert!(e.contains(&device.0.display().to_string()) && e.contains(expected), "{key} = {value}: {e}");
+    }
 }
