@@ -156,3 +156,19 @@ fn an_impossible_device_is_refused_naming_the_file_and_the_key() {
         assert!(e.contains(&device.0.display().to_string()) && e.contains(expected), "{key} = {value}: {e}");
     }
 }
+
+/// A DRAMSim3 trace whose second line arrives at 10^15 or 2^64 - 1 ran for hours or for ever.
+#[test]
+fn a_dramsim3_arrival_beyond_the_bound_names_the_file_and_line() {
+    for (cycle, expected) in [
+        ("1000000000000000", "cycle 1000000000000000 is beyond the last arrival a trace may give (1000000000000 cycles"),
+        ("18446744073709551615", "cycle 18446744073709551615 is beyond the last arrival"),
+        ("18446744073709551616", "cycle out of range"),
+        ("5", "cycle 5 is earlier than the previous line's 10"),
+    ] {
+        let trace = TempFile::new("dramsim3.trace", format!("0x0 READ 10\n0x40 READ {cycle}\n0x80 WRITE 2000000\n").as_bytes());
+        let spec = serde_json::json!({"machine": "ddr4-2400", "workload": {"trace": {"path": trace.0, "format": "dramsim3"}}});
+        let e = dram_err(&spec.to_string());
+        assert!(e.starts_with(&format!("{}:2: {expected}", trace.0.display())), "{cycle}: {e}");
+    }
+}
