@@ -394,6 +394,10 @@ pub struct BinaryTraceReader {
     end: usize,
     eof: bool,
     records_read: u64,
+    /// What the records read so far add up to, checked against the header at the end.
+    instructions_read: u64,
+    writebacks_read: u64,
+    checked_end: bool,
     /// The read and writeback slot tables (see the format).
     tables: SlotTables,
 }
@@ -433,6 +437,9 @@ impl BinaryTraceReader {
             end: 0,
             eof: false,
             records_read: 0,
+            instructions_read: 0,
+            writebacks_read: 0,
+            checked_end: false,
             tables: SlotTables::default(),
         })
     }
@@ -469,7 +476,8 @@ impl BinaryTraceReader {
         Ok(())
     }
 
-    /// Called once all announced records are read: the body must end here.
+    /// Called once all announced records are read: the body must end here, and its counts
+    /// must be the header's.
     #[cold]
     fn check_end(&mut self) -> Result<()> {
         self.refill()?;
@@ -479,6 +487,17 @@ impl BinaryTraceReader {
                 line: self.records_read,
                 reason: format!("data after the last of the {} records the header announces", self.header.records),
             });
+        }
+        let h = &self.header;
+        for (what, said, has) in
+            [("instruction", h.instructions, self.instructions_read), ("writeback", h.writebacks, self.writebacks_read)]
+        {
+            if said != has {
+                return Err(header_error(
+                    &self.path,
+                    format!("the {what} count disagrees with the body: the header says {said}, the records hold {has}"),
+                ));
+            }
         }
         Ok(())
     }
@@ -547,8 +566,9 @@ impl CpuTraceSource for BinaryTraceReader {
     #[inline]
     fn next_record(&mut self) -> Result<Option<CpuRecord>> {
         if self.records_read == self.header.records {
-            if !self.eof || self.end > self.pos {
+            if !self.checked_end {
                 self.check_end()?;
+                self.checked_end = true;
             }
             return Ok(None);
         }
@@ -559,6 +579,8 @@ impl CpuTraceSource for BinaryTraceReader {
             Ok((len, r)) => {
                 self.pos += len;
                 self.records_read += 1;
+                self.instructions_read = self.instructions_read.wrapping_add(r.instructions());
+                self.writebacks_read += r.writeback.is_some() as u64;
                 Ok(Some(r))
             }
             Err(DecodeError::Truncated) => {
@@ -813,6 +835,33 @@ mod tests {
         assert_eq!(read_bytes(&gz), "ok");
         let cut = read_bytes(&gz[..gz.len() - 10]);
         assert!(cut.contains("corrupt or truncated gzip data") || cut.contains("truncated file"), "{cut}");
+    }
+
+    /// A header whose instruction or writeback count disagreed with its records was accepted
+    /// by trace-stats and convert.
+    #[test]
+    fn header_counts_that_disagree_with_the_body_are_refused_by_every_reader() {
+        let good = mtt_bytes(&handmade(), false);
+        let said = |at: usize| u64::from_le_bytes(good[at..at + 8].try_into().unwrap());
+        for (at, what) in [(16, "instruction"), (24, "writeback")] {
+            let mut bad = good.clone();
+            bad[at..at + 8].copy_from_slice(&(said(at) + 1).to_le_bytes());
+            let expected = format!(
+                ": header: the {what} count disagrees with the body: the header says {}, the records hold {}",
+                said(at) + 1,
+                said(at)
+            );
+            assert!(read_bytes(&bad).contains(&expected), "{}", read_bytes(&bad));
+            let f = TempFile::with_bytes("mttcounts", &bad);
+            let stats = crate::workload::trace_stats_json(&serde_json::json!({"workload": f.0}).to_string()).unwrap_err().to_string();
+            assert_eq!(stats, format!("{}{expected}", f.0.display()));
+            for to in ["mtt", "ramulator"] {
+                let out = TempFile::new("mttcounts-out");
+                let request = serde_json::json!({"input": f.0, "output": out.0, "to": to});
+                let e = crate::workload::convert_json(&request.to_string()).unwrap_err().to_string();
+                assert_eq!(e, format!("{}{expected}", f.0.display()), "to {to}");
+            }
+        }
     }
 
     #[test]
