@@ -42,6 +42,12 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
     }
+
+    /// A trace with nothing in it, refused the same way by every command that reads one;
+    /// `unit` is what it should hold ("requests", "records").
+    pub fn empty_trace(key: &str, name: &str, unit: &str) -> Self {
+        Error::config(key, format!("{name}: the trace has no {unit} (an empty file, only comments and blank lines, or a header of none)"))
+    }
 }
 
 /// `d` deserialised, or the error and the key path where it arose (`os.colours[0][0]`; empty at

@@ -172,3 +172,30 @@ fn a_dramsim3_arrival_beyond_the_bound_names_the_file_and_line() {
         assert!(e.starts_with(&format!("{}:2: {expected}", trace.0.display())), "{cycle}: {e}");
     }
 }
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// trace-stats labelled an empty trace "light" and exited 0; `sim` and `dram` refuse one.
+#[test]
+fn an_empty_trace_is_refused_by_trace_stats_as_by_sim() {
+    let mtt = TempFile::new("empty.mtt", b"");
+    memtint_engine::workload::BinaryTraceWriter::create(&mtt.0, false).unwrap().finish().unwrap();
+    let files =
+        [TempFile::new("empty.trace", b""), TempFile::new("blank.trace", b"\n  \n\t\n"), TempFile::new("empty.trace.gz", &gzip(b"")), mtt];
+    let paths: Vec<String> = files.iter().map(|f| f.0.display().to_string()).chain(["/dev/null".to_string()]).collect();
+    for path in paths {
+        for reuse in [false, true] {
+            let request = serde_json::json!({"workload": path, "reuse": reuse}).to_string();
+            let e = memtint_engine::workload::trace_stats_json(&request).expect_err("refused").to_string();
+            assert_eq!(e, format!("invalid configuration: workload: {path}: the trace has no records (an empty file, only comments and blank lines, or a header of none)"));
+        }
+        let sim = serde_json::json!({"machine": "i7-860", "programs": [path], "instructions": 1000}).to_string();
+        let e = sim_err(&sim);
+        assert!(e.contains(&format!("{path}: the trace has no records (an empty file")), "{e}");
+    }
+}

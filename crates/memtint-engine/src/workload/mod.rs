@@ -132,11 +132,19 @@ pub fn trace_stats_json(request: &str) -> crate::error::Result<String> {
     if r.instructions.is_none() && Profile::NAMES.contains(&r.workload.split(':').next().unwrap_or("")) {
         return Err(crate::error::Error::config("instructions", "a generated profile never ends: give an instruction limit"));
     }
+    // An empty trace is refused as `sim` and `dram` refuse it (an instruction limit of 0 reads nothing).
+    let empty = |stats: &TraceStats| stats.records == 0 && r.instructions != Some(0);
     if !r.reuse {
         let stats = trace_stats(source.as_mut(), r.instructions)?;
+        if empty(&stats) {
+            return Err(crate::error::Error::empty_trace("workload", source.name(), "records"));
+        }
         return Ok(serde_json::to_string(&stats).expect("trace stats serialise"));
     }
     let (stats, reuse) = trace_stats::trace_stats_with_reuse(source.as_mut(), r.instructions)?;
+    if empty(&stats) {
+        return Err(crate::error::Error::empty_trace("workload", source.name(), "records"));
+    }
     let mut v = serde_json::to_value(&stats).expect("trace stats serialise");
     v["reuse"] = serde_json::to_value(&reuse).expect("reuse summary serialises");
     Ok(v.to_string())
