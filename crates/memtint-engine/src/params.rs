@@ -46,6 +46,9 @@ pub const QUEUE_ENTRIES: Bound = Bound { min: 1, max: 65_536, unit: "entries", w
 /// A core's or a cache's buffer entries: instruction window, issue width, MSHRs and their waiters.
 pub const BUFFER_ENTRIES: Bound = Bound { min: 1, max: 65_536, unit: "entries", why: "real cores and caches hold at most a few hundred" };
 
+/// A machine's cores.
+pub const CORES: Bound = Bound { min: 1, max: 1024, unit: "cores", why: "the largest machines have a few hundred" };
+
 /// A latency or delay in cycles: a controller's front end, a cache hit, a context switch, a DRAM
 /// timing. Latencies are recorded in a histogram with one bucket per cycle, so this bounds it too.
 pub const LATENCY_CYCLES: Bound =

@@ -199,3 +199,15 @@ fn an_empty_trace_is_refused_by_trace_stats_as_by_sim() {
         assert!(e.contains(&format!("{path}: the trace has no records (an empty file")), "{e}");
     }
 }
+
+/// Found by the fuzzer: 10^9 cores ran for minutes, 4 * 10^9 prefetch trackers aborted allocating
+/// 128 GB, and overrides that are not a table named no key.
+#[test]
+fn a_count_beyond_its_bound_is_an_error_naming_the_key() {
+    let e = sim_err(&sim_spec("{}", r#"{"cpu": {"cores": 1000000000}}"#));
+    assert!(e.contains("cpu.cores: must be between 1 and 1024 cores"), "{e}");
+    let e = sim_err(&sim_spec("{}", r#"{"cache": {"prefetcher": {"kind": "stream", "trackers": 4000000000}}}"#));
+    assert!(e.contains("cache.prefetcher.trackers: must be between 1 and 65536 entries"), "{e}");
+    let e = sim_err(&sim_spec("{}", "5"));
+    assert!(e.contains("overrides: invalid type: integer `5`"), "{e}");
+}
