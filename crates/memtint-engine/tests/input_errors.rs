@@ -140,8 +140,14 @@ fn a_latency_beyond_its_bound_is_an_error_naming_the_key_before_anything_is_allo
 fn an_impossible_device_is_refused_naming_the_file_and_the_key() {
     for (key, value, expected) in [
         ("tREFI", "0", "timing.tREFI: must be between 1 and 100000 cycles"),
-        ("tREFI", "1", "timing.tREFI: must exceed tRFC (313 cycles, organisation[0]), got 1"),
-        ("tREFI", "313", "timing.tREFI: must exceed tRFC"),
+        (
+            "tREFI",
+            "1",
+            "timing.tREFI: must exceed tRFC + tRC (313 + 55 cycles, organisation[0]) to leave a row cycle between refreshes, got 1",
+        ),
+        ("tREFI", "368", "timing.tREFI: must exceed tRFC + tRC"),
+        ("tRC", "54", "timing.tRC: must be at least tRAS + tRP (55), got 54"),
+        ("tRAS", "15", "timing.tRAS: must be at least tRCD (16), got 15"),
         ("tCK_ns", "0", "timing.tCK_ns: must be above 0 and at most 100 ns"),
         ("tCK_ns", "-1.5", "timing.tCK_ns: must be above 0 and at most 100 ns"),
         ("tCK_ns", "nan", "timing.tCK_ns: must be a finite number, got NaN"),

@@ -149,6 +149,14 @@ impl DeviceSpec {
                 }
             }
         }
+        // A row stays open at least until its column command, and a row cycle is its open and
+        // precharge times (JEDEC defines tRC = tRAS + tRP).
+        if t.tRAS < t.tRCD {
+            return Err(Error::config(at("timing.tRAS"), format!("must be at least tRCD ({}), got {}", t.tRCD, t.tRAS)));
+        }
+        if t.tRC < t.tRAS + t.tRP {
+            return Err(Error::config(at("timing.tRC"), format!("must be at least tRAS + tRP ({}), got {}", t.tRAS + t.tRP, t.tRC)));
+        }
         if self.organisation.is_empty() {
             return Err(Error::config(at("organisation"), "no organisation listed"));
         }
@@ -164,12 +172,14 @@ impl DeviceSpec {
                     format!("is {t_rfc} cycles of {} ns; {}", t.tCK_ns, LATENCY_CYCLES.refuse(t_rfc).unwrap_or_default()),
                 )
             })?;
-            if t.tREFI <= t_rfc {
+            // JEDEC devices refresh for under a tenth of tREFI; with no row cycle between two
+            // refreshes a rank never serves a request.
+            if t.tREFI <= t_rfc + t.tRC {
                 return Err(Error::config(
                     at("timing.tREFI"),
                     format!(
-                        "must exceed tRFC ({t_rfc} cycles, organisation[{i}]), got {}: a rank refreshing for longer than the refresh interval never serves a request",
-                        t.tREFI
+                        "must exceed tRFC + tRC ({t_rfc} + {} cycles, organisation[{i}]) to leave a row cycle between refreshes, got {}",
+                        t.tRC, t.tREFI
                     ),
                 ));
             }
