@@ -111,8 +111,9 @@ test-python: build
 	fi
 	$(VENV_BIN)/python -m pytest -q -rs tests/python
 
-# Fuzzing (crates/memtint-engine/tests/fuzz.rs): mutated traces, .mtt files and run specs must
-# end in a result or an error naming its place; never a panic or a hang. `make test` runs a
+# Fuzzing (crates/memtint-engine/tests/fuzz.rs): mutated traces, .mtt files, run specs, device
+# files, machine settings and DRAMSim3 timestamps must end in a result or an error naming its
+# place; never a panic, a hang or an internal error. `make test` runs a
 # 3000-case slice; this runs FUZZ_CASES (default 200000) from FUZZ_SEED and prints the tally.
 FUZZ_CASES ?= 200000
 FUZZ_SEED ?= $(shell date +%s)

@@ -125,9 +125,7 @@ impl CpuConfig {
     }
 
     pub fn validate(&self) -> Result<()> {
-        if self.cores == 0 {
-            return Err(Error::config("cpu.cores", "must be at least 1"));
-        }
+        crate::params::CORES.check("cpu.cores", self.cores as u64)?;
         self.core_config().validate().map_err(|e| match e {
             Error::Config { field, reason } => Error::config(field.replacen("core.", "cpu.", 1), reason),
             other => other,
@@ -178,7 +176,7 @@ impl MachineConfig {
     }
 
     pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
-        let m: MachineConfig = toml::from_str(text).map_err(|e| Error::config(origin, e.to_string().trim_end().to_string()))?;
+        let m: MachineConfig = crate::error::from_toml(text, origin)?;
         m.controller.warnings()?;
         Ok(m)
     }
@@ -187,11 +185,10 @@ impl MachineConfig {
     pub fn with_overrides(&self, overrides: &serde_json::Value) -> Result<Self> {
         let mut value = serde_json::to_value(self).expect("machine config serialises");
         merge(&mut value, overrides, "")?;
-        // Through serde_path_to_error so a value of the wrong kind names its key (serde alone does not).
-        let m: MachineConfig = serde_path_to_error::deserialize(value).map_err(|e| {
-            let key = e.path().to_string();
-            let key = if key == "." { "overrides".to_string() } else { key };
-            Error::config(key, e.into_inner().to_string())
+        let m: MachineConfig = crate::error::from_value(value, "").map_err(|e| match e {
+            // Overrides that are not a table at all.
+            Error::Config { field, reason } if field.is_empty() => Error::config("overrides", reason),
+            e => e,
         })?;
         // The controller's unknown keys and component tables (serde cannot check them).
         m.controller.warnings()?;
@@ -328,6 +325,8 @@ mod tests {
         assert!(e.contains("controller.scheduler") && e.contains("string"), "{e}");
         let e = override_error(json!({"controller": {"write_low_watermark": "low"}}));
         assert!(e.contains("controller.write_low_watermark") && e.contains("\"low\""), "{e}");
+        let e = override_error(json!(5));
+        assert!(e.contains("overrides: invalid type: integer `5`"), "{e}");
     }
 
     #[test]

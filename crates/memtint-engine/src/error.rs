@@ -1,5 +1,6 @@
 //! Errors are values with context (file, line, field); the CLI turns them into one message.
 
+use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use std::path::PathBuf;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -40,6 +41,107 @@ impl Error {
 
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
+    }
+
+    /// A trace with nothing in it, refused the same way by every command that reads one;
+    /// `unit` is what it should hold ("requests", "records").
+    pub fn empty_trace(key: &str, name: &str, unit: &str) -> Self {
+        Error::config(key, format!("{name}: the trace has no {unit} (an empty file, only comments and blank lines, or a header of none)"))
+    }
+}
+
+/// `d` deserialised, or the error and the key path where it arose (`os.colours[0][0]`; empty at
+/// the top). Every reader of user input goes through it (`from_json`, `from_value`, `from_toml`),
+/// so a message names the key the user wrote, never a column of generated JSON.
+fn keyed<'de, T: Deserialize<'de>, D: Deserializer<'de>>(d: D) -> std::result::Result<T, (String, D::Error)>
+where
+    D::Error: std::fmt::Display,
+{
+    serde_path_to_error::deserialize(d).map_err(|e| {
+        let path = e.path().to_string();
+        let mut path = if path == "." { String::new() } else { path };
+        // An unknown key is named by the message; the place is the table that holds it.
+        if let Some((key, _)) = e.inner().to_string().split_once("unknown field `").and_then(|(_, m)| m.split_once('`')) {
+            if path == key {
+                path.clear();
+            } else if let Some(table) = path.strip_suffix(&format!(".{key}")) {
+                path = table.to_string();
+            }
+        }
+        (path, e.into_inner())
+    })
+}
+
+/// `prefix` and `path` joined as one key path (`controller.tcm` + `quantum`, `programs` + `[2]`).
+fn join_key(prefix: &str, path: &str) -> String {
+    match (prefix.is_empty(), path.is_empty()) {
+        (_, true) => prefix.to_string(),
+        (true, false) => path.to_string(),
+        (false, false) if path.starts_with('[') => format!("{prefix}{path}"),
+        (false, false) => format!("{prefix}.{path}"),
+    }
+}
+
+/// A serde_json error's message: a value of the wrong kind without the position (the key says
+/// where), broken JSON with it (there is no key to name).
+fn json_reason(e: &serde_json::Error) -> String {
+    let shown = e.to_string();
+    let at = format!(" at line {} column {}", e.line(), e.column());
+    let message = shown.strip_suffix(&at).unwrap_or(&shown);
+    if e.is_syntax() || e.is_eof() {
+        // Python writes NaN and Infinity, which JSON has no numbers for.
+        format!("not valid JSON{at}: {message} (NaN and infinite numbers cannot be given)")
+    } else {
+        message.to_string()
+    }
+}
+
+/// JSON text as a `T` (a run spec, a request from the Python extension); a mistake names its key
+/// path, or `what` (the document) when it is at the top.
+pub fn from_json<T: DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = keyed(&mut de).and_then(|v| de.end().map(|()| v).map_err(|e| (String::new(), e)));
+    value.map_err(|(path, e)| Error::config(if path.is_empty() { what.to_string() } else { path }, json_reason(&e)))
+}
+
+/// A JSON value as a `T`; a mistake names its key path under `prefix` (`controller.tcm`).
+pub fn from_value<T: DeserializeOwned>(value: serde_json::Value, prefix: &str) -> Result<T> {
+    keyed(value).map_err(|(path, e)| Error::config(join_key(prefix, &path), json_reason(&e)))
+}
+
+/// TOML text as a `T` (a device, machine or mapping file); a mistake names `origin`, its line and
+/// key path. Every float must be finite: no quantity memtint reads is NaN or infinite.
+pub fn from_toml<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T> {
+    let value = keyed(toml::Deserializer::new(text)).map_err(|(path, e)| {
+        let reason = if path.is_empty() { e.message().to_string() } else { format!("{path}: {}", e.message()) };
+        match e.span() {
+            Some(s) => Error::Parse { path: origin.into(), line: text[..s.start.min(text.len())].matches('\n').count() as u64 + 1, reason },
+            None => Error::config(in_file(origin, &path), e.message()),
+        }
+    })?;
+    let table: toml::Table = toml::from_str(text).map_err(|e| Error::config(origin, e.message()))?;
+    if let Some((key, v)) = non_finite(&toml::Value::Table(table), String::new()) {
+        return Err(Error::config(in_file(origin, &key), format!("must be a finite number, got {v}")));
+    }
+    Ok(value)
+}
+
+/// "file: key", or "file" for the file as a whole.
+pub fn in_file(origin: &str, key: &str) -> String {
+    if key.is_empty() {
+        origin.to_string()
+    } else {
+        format!("{origin}: {key}")
+    }
+}
+
+/// The first float in `v` that is NaN or infinite, with its key path.
+fn non_finite(v: &toml::Value, path: String) -> Option<(String, f64)> {
+    match v {
+        toml::Value::Float(f) if !f.is_finite() => Some((path, *f)),
+        toml::Value::Table(t) => t.iter().find_map(|(k, v)| non_finite(v, join_key(&path, k))),
+        toml::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| non_finite(v, format!("{path}[{i}]"))),
+        _ => None,
     }
 }
 
@@ -104,6 +206,51 @@ fn plural(kind: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Doc {
+        name: String,
+        timing: Timing,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(non_snake_case, dead_code)]
+    struct Timing {
+        CL: u32,
+        tCK_ns: f64,
+        list: Option<Vec<u32>>,
+    }
+
+    #[test]
+    fn a_toml_mistake_names_the_file_its_line_and_the_key() {
+        let e = from_toml::<Doc>("name = \"d\"\n[timing]\ntCK_ns = 1.0\nCL = -1\n", "d.toml").unwrap_err().to_string();
+        assert!(e.starts_with("d.toml:4: timing.CL: invalid value: integer `-1`, expected u32"), "{e}");
+        let e = from_toml::<Doc>("name = \"d\"\n[timing]\nCL = 1\ntCK_ns = 1.0\nlist = [1, -1]\n", "d.toml").unwrap_err().to_string();
+        assert!(e.starts_with("d.toml:5: timing.list[1]: invalid value"), "{e}");
+        let e = from_toml::<Doc>("name = \"d\"\n[timing]\nCL = 1\ntCK_ns = 1.0\nCLL = 2\n", "d.toml").unwrap_err().to_string();
+        assert!(e.starts_with("d.toml:5: timing: unknown field `CLL`"), "{e}");
+        for bad in ["nan", "-nan", "inf", "-inf"] {
+            let e = from_toml::<Doc>(&format!("name = \"d\"\n[timing]\nCL = 1\ntCK_ns = {bad}\n"), "d.toml").unwrap_err().to_string();
+            assert!(e.contains("d.toml: timing.tCK_ns: must be a finite number"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_json_mistake_names_the_key_path_or_the_document() {
+        let e = from_json::<Doc>(r#"{"name": "d", "timing": {"CL": 1, "tCK_ns": 1, "list": [2, -3]}}"#, "spec").unwrap_err().to_string();
+        assert_eq!(e, "invalid configuration: timing.list[1]: invalid value: integer `-3`, expected u32");
+        let e = from_json::<Doc>(r#"{"name": "d"}"#, "spec").unwrap_err().to_string();
+        assert_eq!(e, "invalid configuration: spec: missing field `timing`");
+        let e = from_json::<Doc>(r#"{"name": "d", "timing": {"CL": 1, "tCK_ns": NaN}}"#, "spec").unwrap_err().to_string();
+        assert!(e.starts_with("invalid configuration: timing.tCK_ns: not valid JSON at line 1 column"), "{e}");
+        let e = from_json::<Doc>(r#"{"name": "d", "timing": {"CL": 1, "tCK_ns": 1}} x"#, "spec").unwrap_err().to_string();
+        assert!(e.starts_with("invalid configuration: spec: not valid JSON"), "{e}");
+        let e = from_value::<Timing>(serde_json::json!({"CL": 1, "tCK_ns": 1, "lst": 1}), "dev.timing").unwrap_err().to_string();
+        assert!(e.starts_with("invalid configuration: dev.timing: unknown field `lst`"), "{e}");
+    }
 
     /// Parse errors used to echo ESC, NUL and CR from a binary file raw and unbounded.
     #[test]

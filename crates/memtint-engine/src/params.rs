@@ -28,6 +28,63 @@ pub trait Params: Serialize + DeserializeOwned + Default {
     }
 }
 
+/// A setting's range, with why its top holds (the message shows it). Sizes and times a run
+/// allocates or adds from are checked against one before anything is built from them, so a
+/// mistyped value is an error naming its key, not an allocation failure, an overflow or a run
+/// that never ends. docs/stats.md lists them.
+#[derive(Clone, Copy, Debug)]
+pub struct Bound {
+    pub min: u64,
+    pub max: u64,
+    pub unit: &'static str,
+    pub why: &'static str,
+}
+
+/// Read and write queue entries per channel.
+pub const QUEUE_ENTRIES: Bound = Bound { min: 1, max: 65_536, unit: "entries", why: "real controllers hold 32-128" };
+
+/// A core's or a cache's buffer entries: instruction window, issue width, MSHRs and their waiters.
+pub const BUFFER_ENTRIES: Bound = Bound { min: 1, max: 65_536, unit: "entries", why: "real cores and caches hold at most a few hundred" };
+
+/// A machine's cores.
+pub const CORES: Bound = Bound { min: 1, max: 1024, unit: "cores", why: "the largest machines have a few hundred" };
+
+/// A latency or delay in cycles: a controller's front end, a cache hit, a context switch, a DRAM
+/// timing. Latencies are recorded in a histogram with one bucket per cycle, so this bounds it too.
+pub const LATENCY_CYCLES: Bound =
+    Bound { min: 1, max: 100_000, unit: "cycles", why: "100 us at 1 GHz: a hundred times the slowest DRAM access or context switch" };
+
+/// A period in cycles: a scheduler quantum or epoch, a timeout, a balancing interval.
+pub const PERIOD_CYCLES: Bound = Bound {
+    min: 1,
+    max: 1_000_000_000_000,
+    unit: "cycles",
+    why: "over five minutes at 3.2 GHz; the papers' periods are 10^4 to 10^7 cycles",
+};
+
+impl Bound {
+    /// The same range from `min`.
+    pub const fn from(self, min: u64) -> Bound {
+        Bound { min, ..self }
+    }
+
+    /// Why `value` is refused, or `None` within the range.
+    pub fn refuse(&self, value: u64) -> Option<String> {
+        (value < self.min || value > self.max)
+            .then(|| format!("must be between {} and {} {} ({}), got {value}", self.min, self.max, self.unit, self.why))
+    }
+
+    /// `value` of `key` within the range, or a configuration error naming `key`.
+    pub fn check(&self, key: impl Into<String>, value: u64) -> Result<()> {
+        self.refuse(value).map_or(Ok(()), |reason| Err(Error::config(key, reason)))
+    }
+
+    /// `check` for `Params::check`: the first of `values` (key, value) out of range.
+    pub fn check_params(&self, values: &[(&'static str, u64)]) -> std::result::Result<(), (&'static str, String)> {
+        values.iter().find_map(|&(key, v)| self.refuse(v).map(|reason| (key, reason))).map_or(Ok(()), Err)
+    }
+}
+
 /// The first of `values` (key, value) that is 0, as a `Params::check` error.
 pub fn at_least_one(values: &[(&'static str, u64)]) -> std::result::Result<(), (&'static str, String)> {
     match values.iter().find(|(_, v)| *v == 0) {
@@ -89,7 +146,7 @@ fn resolve_of<P: Params>(table: &Map<String, Value>, path: &str) -> Result<Resol
 }
 
 fn parse<P: Params>(table: &Map<String, Value>, path: &str) -> Result<P> {
-    let p: P = serde_json::from_value(Value::Object(table.clone())).map_err(|e| Error::config(path, e.to_string()))?;
+    let p: P = crate::error::from_value(Value::Object(table.clone()), path)?;
     p.check().map_err(|(key, reason)| Error::config(format!("{path}.{key}"), reason))?;
     Ok(p)
 }

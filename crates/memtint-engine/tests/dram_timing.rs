@@ -162,3 +162,57 @@ fn fr_fcfs_beats_fcfs_on_row_hit_rate_for_interleaved_streams() {
     let (fcfs, frfcfs) = (rate("fcfs"), rate("fr-fcfs"));
     assert!(frfcfs >= fcfs, "fr-fcfs {frfcfs} < fcfs {fcfs}");
 }
+
+/// Requests at `arrivals` (timestamped), alternating reads and writes over a few rows and banks.
+fn timestamped(arrivals: &[u64]) -> Vec<memtint_engine::trace::DramRequest> {
+    arrivals
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| memtint_engine::trace::DramRequest {
+            addr: (i as u64 % 5) * 0x4_0000 + (i as u64 % 3) * 0x2000,
+            is_write: i % 3 == 1,
+            arrival: Some(t),
+        })
+        .collect()
+}
+
+fn timestamped_stats(cfg: &memtint_engine::config::MemoryConfig, arrivals: &[u64], cycle_by_cycle: bool) -> (serde_json::Value, u64, f64) {
+    use memtint_engine::trace::{TraceSource, VecSource};
+    let opts = DramSimOptions { cycle_by_cycle, ..DramSimOptions::new(8) };
+    let mut src = VecSource::new(timestamped(arrivals));
+    let (mem, totals) = memtint_engine::dram_sim::simulate(cfg, &mut src as &mut dyn TraceSource, true, opts).unwrap();
+    let refreshes = mem.channels().iter().flat_map(|c| c.stats().rank_commands.iter().map(|r| r[Command::Ref.index()])).sum();
+    (stats_without_wall_clock(cfg, &mem, &totals, opts), refreshes, totals.wall_seconds)
+}
+
+/// Idle stretches between timestamped requests are skipped at once (`Controller::skip_idle`),
+/// with exactly the statistics of ticking through them: the same refreshes, latencies and
+/// cycles as a cycle-by-cycle run, on both implementations, one and two ranks, every row policy.
+#[test]
+fn idle_stretches_are_skipped_with_the_statistics_of_ticking_through_them() {
+    let arrivals = [0, 5, 40_000, 40_003, 250_001, 250_100, 250_101, 600_000, 1_300_017];
+    for m in ["ddr4-2400", "ddr4-2400-2ch2r", "ddr3-1333"] {
+        for policy in ["open", "closed", "timeout"] {
+            for implementation in ["general", "lanes"] {
+                let cfg = machine(m, json!({"controller": {"row_policy": policy, "implementation": implementation}}));
+                let (skipped, refreshes, _) = timestamped_stats(&cfg, &arrivals, false);
+                let (stepped, _, _) = timestamped_stats(&cfg, &arrivals, true);
+                assert_eq!(skipped, stepped, "{m} {policy} {implementation}");
+                assert!(refreshes > 100, "{m}: the run spans many refresh intervals ({refreshes} REFs)");
+            }
+        }
+    }
+}
+
+/// A DRAMSim3 trace whose second request comes at 10^12 (the latest arrival a trace may give)
+/// once took a tick per tREFI to get there (10^8 of them); the idle time is skipped now, with
+/// every refresh counted.
+#[test]
+fn a_request_at_the_latest_arrival_runs_at_once() {
+    let last = memtint_engine::trace::dram_trace::MAX_ARRIVAL;
+    let cfg = machine("ddr4-2400", json!({}));
+    let (stats, refreshes, wall) = timestamped_stats(&cfg, &[0, last], false);
+    assert!(stats["dram_cycles"].as_u64().unwrap() > last);
+    assert_eq!(refreshes, last / cfg.timing.tREFI, "one REF per tREFI");
+    assert!(wall < 5.0, "{wall} s");
+}

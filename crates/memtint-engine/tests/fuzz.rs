@@ -1,9 +1,13 @@
 //! Fuzzing the inputs users hand memtint: DRAM traces (Ramulator and DRAMSim3 text, plain and
-//! gzip), CPU traces (Ramulator text), `.mtt` binary traces, and DRAM and CPU-trace run
-//! specifications (JSON, as the CLI and the Python API send them). Valid seeds are mutated
-//! (bytes flipped, inserted, deleted, lines repeated, cut short, values replaced by hostile ones)
-//! with a seeded generator, and every case must end in a success or an error that names where
-//! the problem is (file and line, or the key): never a panic, never a hang.
+//! gzip), CPU traces (Ramulator text), `.mtt` binary traces, DRAM and CPU-trace run
+//! specifications (JSON, as the CLI and the Python API send them, with the `NaN` and
+//! `Infinity` Python writes), device files, machine settings given as overrides, and DRAMSim3
+//! traces run with their timestamps. Valid seeds are mutated (bytes flipped, inserted, deleted,
+//! lines repeated, cut short, values replaced by hostile or extreme ones: NaN, inf, 0, negative,
+//! 1e400, 2^40, 2^64) with a seeded generator, and every case must end in a success or an error
+//! that names where the problem is (file and line, or the key): never a panic, a hang, an
+//! "internal error" or an error without a place. Each case's simulated work is small (a few
+//! hundred requests or a few thousand instructions), so a case that runs long is a hang.
 //!
 //! `cargo test` runs a fixed-seed slice (`MEMTINT_FUZZ_CASES`, default 3000 cases);
 //! `make fuzz` runs 10^5 and more, in release mode, and prints the tally.
@@ -35,10 +39,27 @@ enum Kind {
     Mtt,
     DramSpec,
     SimSpec,
+    /// A mutated device file, run.
+    Device,
+    /// Extreme values in machine settings (overrides or a machine table), run.
+    MachineValue,
+    /// A DRAMSim3 trace with hostile timestamps, run.
+    DramSim3Run,
 }
 
-const KINDS: [Kind; 8] =
-    [Kind::DramText, Kind::DramSim3Text, Kind::DramGzip, Kind::CpuText, Kind::CpuGzip, Kind::Mtt, Kind::DramSpec, Kind::SimSpec];
+const KINDS: [Kind; 11] = [
+    Kind::DramText,
+    Kind::DramSim3Text,
+    Kind::DramGzip,
+    Kind::CpuText,
+    Kind::CpuGzip,
+    Kind::Mtt,
+    Kind::DramSpec,
+    Kind::SimSpec,
+    Kind::Device,
+    Kind::MachineValue,
+    Kind::DramSim3Run,
+];
 
 /// What one case ended in.
 enum Outcome {
@@ -47,6 +68,8 @@ enum Outcome {
     Clean,
     /// An error without a place: a finding.
     Unnamed(String),
+    /// An "internal error" (a stall, a broken invariant): a finding.
+    Internal(String),
     Panic(String),
 }
 
@@ -56,8 +79,11 @@ struct Tally {
     ok: u64,
     clean_errors: u64,
     unnamed: Vec<String>,
+    internal: Vec<String>,
     panics: Vec<String>,
     hangs: Vec<String>,
+    /// Seconds spent per kind (to keep `make test`'s slice short).
+    seconds: Vec<(Kind, f64)>,
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -182,8 +208,68 @@ fn mtt_seed(rng: &mut ChaCha8Rng, dir: &Path) -> Vec<u8> {
     }
 }
 
+/// Numbers at and past every edge, as JSON text: Python's `NaN` and `Infinity`, a float
+/// beyond f64, 2^40, 2^64 - 1 and 2^64.
+const EXTREME_JSON: &[&str] = &[
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1e400",
+    "-1e400",
+    "1e30",
+    "1099511627776",
+    "18446744073709551615",
+    "18446744073709551616",
+    "4000000000",
+    "0",
+    "-1",
+    "-1.5",
+    "0.5",
+    "1",
+];
+
+/// The same in TOML (device files).
+const EXTREME_TOML: &[&str] = &[
+    "nan",
+    "inf",
+    "-inf",
+    "1e400",
+    "1e30",
+    "1099511627776",
+    "18446744073709551615",
+    "18446744073709551616",
+    "4000000000",
+    "0",
+    "-1",
+    "-1.5",
+    "0.5",
+    "1",
+    "2",
+    "\"x\"",
+    "[]",
+];
+
+/// A placeholder string that `raw_tokens` turns into `token` in the JSON text.
+fn raw(token: &str) -> Value {
+    json!(format!("@@RAW:{token}@@"))
+}
+
+/// JSON text of `v` with each `raw` placeholder replaced by its token.
+fn raw_tokens(v: &Value) -> String {
+    let mut text = v.to_string();
+    while let Some(start) = text.find("\"@@RAW:") {
+        let end = text[start..].find("@@\"").expect("placeholder end") + start;
+        let token = text[start + 7..end].to_string();
+        text.replace_range(start..end + 3, &token);
+    }
+    text
+}
+
 /// Values a mutated specification may carry instead of a valid one.
 fn hostile_value(rng: &mut ChaCha8Rng) -> Value {
+    if rng.gen_bool(0.4) {
+        return raw(EXTREME_JSON[rng.gen_range(0..EXTREME_JSON.len())]);
+    }
     match rng.gen_range(0..12) {
         0 => json!(-5),
         1 => json!(1.5),
@@ -253,11 +339,17 @@ fn leaf_paths(v: &Value, at: Vec<Key>) -> Vec<Vec<Key>> {
 /// Keep a mutated run short: the harness checks input handling, not run length (a huge
 /// instruction count is a limit question, tested elsewhere).
 fn cap_lengths(v: &mut Value) {
+    // A whole number, given as a number or as a `raw` token.
+    let whole = |v: &Value| {
+        v.as_u64().or_else(|| {
+            v.as_str()?.strip_prefix("@@RAW:")?.strip_suffix("@@")?.parse::<u128>().ok().map(|n| n.min(u64::MAX as u128) as u64)
+        })
+    };
     for (key, cap) in [("instructions", 2000u64), ("warmup", 2000), ("requests", 200), ("outstanding", 64)] {
-        if let Some(n) = v.get(key).and_then(Value::as_u64) {
+        if let Some(n) = v.get(key).and_then(whole) {
             v[key] = json!(n.min(cap));
         }
-        if let Some(n) = v.pointer(&format!("/workload/generate/{key}")).and_then(Value::as_u64) {
+        if let Some(n) = v.pointer(&format!("/workload/generate/{key}")).and_then(whole) {
             v["workload"]["generate"][key] = json!(n.min(cap));
         }
     }
@@ -287,10 +379,142 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
         "instructions": 1000,
         "warmup": 500,
         "seed": rng.gen_range(0..9),
-        "os": {"policy": policies[rng.gen_range(0..policies.len())], "colour_split": "contiguous", "frame_order": "aged"},
+        "os": {
+            "policy": policies[rng.gen_range(0..policies.len())], "colour_split": "contiguous", "frame_order": "aged",
+            "exclude_bits": [], "sched": {"switch_cycles": 3000, "latency_cycles": 3000000},
+        },
         "overrides": {"controller": {"write_queue": 32}, "cache": {"prefetcher": {"kind": "stream"}}},
     })
 }
+
+/// The device presets and a machine that runs each.
+const DEVICES: &[(&str, &str)] = &[
+    ("ddr3-1333", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr3-1333.toml"))),
+    ("ddr3-1600", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr3-1600.toml"))),
+    ("ddr4-2400", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr4-2400.toml"))),
+    ("ddr4-2400-2ch2r", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr4-2400.toml"))),
+];
+
+/// A device file with one to three `key = value` lines given an extreme value, or another
+/// small one (which may break a relation between timings: tREFI below tRFC, tCCD_L below tCCD_S).
+fn device_seed(rng: &mut ChaCha8Rng, text: &str) -> Vec<u8> {
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let settable: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains('=') && !lines[i].trim_start().starts_with('#')).collect();
+    for _ in 0..rng.gen_range(1..=3) {
+        let i = settable[rng.gen_range(0..settable.len())];
+        let key = lines[i].split('=').next().unwrap().trim().to_string();
+        let value = if rng.gen_bool(0.5) {
+            EXTREME_TOML[rng.gen_range(0..EXTREME_TOML.len())].to_string()
+        } else {
+            rng.gen_range(0..400u64).to_string()
+        };
+        lines[i] = format!("{key} = {value}");
+    }
+    if rng.gen_bool(0.1) {
+        lines.remove(settable[rng.gen_range(0..settable.len())]);
+    }
+    (lines.join("\n") + "\n").into_bytes()
+}
+
+/// Component tables the machine presets leave unset, with keys that take cycles or counts.
+const EXTRA_KEYS: &[&str] = &[
+    "controller.tcm.quantum",
+    "controller.tcm.shuffle_interval",
+    "controller.atlas.quantum",
+    "controller.atlas.starvation_threshold",
+    "controller.timeout.cycles",
+    "controller.bliss.clearing_interval",
+    "controller.ccps.epoch",
+    "controller.ccps.age_threshold",
+    "controller.imps.epoch",
+    "controller.fr-fcfs-cap.cap",
+    "controller.par-bs.marking_cap",
+    "cache.prefetcher.distance",
+    "cache.prefetcher.degree",
+    "cache.prefetcher.trackers",
+    "cache.l2.latency",
+];
+
+/// The object keys (dotted) of `v`'s leaves: a machine's settings.
+fn setting_keys(v: &Value, at: &str, out: &mut Vec<String>) {
+    match v.as_object() {
+        Some(o) => {
+            for (k, c) in o {
+                setting_keys(c, &if at.is_empty() { k.clone() } else { format!("{at}.{k}") }, out);
+            }
+        }
+        None if !at.is_empty() => out.push(at.to_string()),
+        None => {}
+    }
+}
+
+/// Sets dotted `key` of `v` to `value`, making the tables on the way.
+fn set_key(v: &mut Value, key: &str, value: Value) {
+    let mut slot = v;
+    for part in key.split('.') {
+        if !slot.is_object() {
+            *slot = json!({});
+        }
+        slot = slot.as_object_mut().unwrap().entry(part).or_insert(Value::Null);
+    }
+    *slot = value;
+}
+
+/// A setting's value in a `MachineValue` case: an extreme number mostly.
+fn extreme_setting(rng: &mut ChaCha8Rng) -> Value {
+    match rng.gen_range(0..10) {
+        0..=6 => raw(EXTREME_JSON[rng.gen_range(0..EXTREME_JSON.len())]),
+        7 => json!(rng.gen_range(0..100u64)),
+        _ => hostile_value(rng),
+    }
+}
+
+/// Arrival cycles at and past the bound (`MAX_ARRIVAL`, 10^12), as trace text.
+const EXTREME_CYCLES: &[&str] = &[
+    "999999999999",
+    "1000000000000",
+    "1000000000001",
+    "10000000000000",
+    "1000000000000000",
+    "1099511627776",
+    "9223372036854775808",
+    "18446744073709551615",
+    "18446744073709551616",
+];
+
+/// A DRAMSim3 trace whose arrivals mostly rise, with jumps to the edges and steps back.
+fn dramsim3_run_seed(rng: &mut ChaCha8Rng) -> Vec<u8> {
+    let mut s = String::new();
+    let mut t = 0u64;
+    for _ in 0..rng.gen_range(1..10) {
+        let addr = rng.gen_range(0..1u64 << 33) & !63;
+        let op = if rng.gen_bool(0.3) { "WRITE" } else { "READ" };
+        let cycle = match rng.gen_range(0..10) {
+            0 | 1 => EXTREME_CYCLES[rng.gen_range(0..EXTREME_CYCLES.len())].to_string(),
+            2 => t.saturating_sub(rng.gen_range(1..100)).to_string(),
+            _ => {
+                t = t.saturating_add(rng.gen_range(0..50_000));
+                t.to_string()
+            }
+        };
+        if let Ok(c) = cycle.parse::<u64>() {
+            t = t.max(c);
+        }
+        s += &format!("0x{addr:x} {op} {cycle}\n");
+    }
+    s.into_bytes()
+}
+
+/// One of each controller choice the runs below vary.
+fn controller_choice(rng: &mut ChaCha8Rng) -> Value {
+    let implementation = ["auto", "general", "lanes"][rng.gen_range(0..3)];
+    let refresh = ["all-bank", "none"][rng.gen_range(0..2)];
+    let row_policy = ["open", "closed", "timeout"][rng.gen_range(0..3)];
+    json!({"implementation": implementation, "refresh": refresh, "row_policy": row_policy})
+}
+
+/// The names of whole documents (`from_json`'s `what`): an error there names no key.
+const DOCUMENTS: &[&str] = &["run spec", "sim spec"];
 
 /// Whether an error message says where: a file and line, or a key.
 fn names_its_place(e: &Error, file: &Path) -> bool {
@@ -299,6 +523,10 @@ fn names_its_place(e: &Error, file: &Path) -> bool {
         // Line 0: a binary file's header, named as such in the reason.
         Error::Parse { path, line, .. } => path == file && (*line == 0 || shown.contains(&format!(":{line}:"))),
         Error::Io { path, .. } => path == file,
+        // A run spec's own name is a place only for a key it misses or does not know.
+        Error::Config { field, reason } if DOCUMENTS.contains(&field.as_str()) => {
+            reason.starts_with("missing field") || reason.starts_with("unknown field")
+        }
         Error::Config { field, .. } => !field.is_empty(),
         Error::UnknownName { .. } => true,
         Error::Violation(_) => false,
@@ -314,6 +542,15 @@ fn read_all<T>(mut next: impl FnMut() -> memtint_engine::Result<Option<T>>) -> m
         }
     }
     Ok(n)
+}
+
+/// Set by `MEMTINT_FUZZ_REPLAY`: each input is printed before it is run.
+static SHOW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn show(what: &str, bytes: &[u8]) {
+    if SHOW.load(std::sync::atomic::Ordering::Relaxed) {
+        println!("{what}:\n{}", String::from_utf8_lossy(bytes).escape_debug());
+    }
 }
 
 /// One case of `kind`: build the input, run the reader or the run, classify.
@@ -332,6 +569,7 @@ fn run_case(kind: Kind, case_seed: u64, dir: &Path) -> Outcome {
                 }
             }
             std::fs::write(&file, &bytes).unwrap();
+            show(&file.display().to_string(), &bytes);
             let format = if dramsim3 { DramTraceFormat::DramSim3 } else { DramTraceFormat::Ramulator };
             DramTraceReader::open(&file, format).and_then(|mut r| read_all(|| r.next_request()).map(|_| ()))
         }
@@ -345,12 +583,14 @@ fn run_case(kind: Kind, case_seed: u64, dir: &Path) -> Outcome {
                 }
             }
             std::fs::write(&file, &bytes).unwrap();
+            show(&file.display().to_string(), &bytes);
             CpuTraceReader::open(&file).and_then(|mut r| read_all(|| r.next_record()).map(|_| ()))
         }
         Kind::Mtt => {
             let seed = mtt_seed(&mut rng, dir);
             let bytes = mutate(&mut rng, &seed);
             std::fs::write(&file, &bytes).unwrap();
+            show(&file.display().to_string(), &bytes);
             BinaryTraceReader::open(&file).and_then(|mut r| read_all(|| r.next_record()).map(|_| ()))
         }
         Kind::DramSpec | Kind::SimSpec => {
@@ -359,17 +599,86 @@ fn run_case(kind: Kind, case_seed: u64, dir: &Path) -> Outcome {
                 mutate_json(&mut rng, &mut v);
             }
             cap_lengths(&mut v);
-            let text = v.to_string();
+            let text = raw_tokens(&v);
+            show("spec", text.as_bytes());
             if kind == Kind::DramSpec {
                 memtint_engine::dram_sim::run_json(&text).map(|_| ())
             } else {
                 memtint_engine::multicore::run_sim_json(&text).map(|_| ())
             }
         }
+        Kind::Device => {
+            let (machine, text) = DEVICES[rng.gen_range(0..DEVICES.len())];
+            let bytes = if rng.gen_bool(0.2) { mutate(&mut rng, text.as_bytes()) } else { device_seed(&mut rng, text) };
+            std::fs::write(&file, &bytes).unwrap();
+            show(&file.display().to_string(), &bytes);
+            let mut controller = controller_choice(&mut rng);
+            controller["read_queue"] = json!(8);
+            let generator = ["random", "stream", "mix"][rng.gen_range(0..3)];
+            let spec = json!({
+                "machine": machine,
+                "workload": {"generate": {"kind": generator, "requests": 100, "seed": rng.gen_range(0..9)}},
+                "overrides": {"dram": {"device": file}, "controller": controller},
+                "outstanding": rng.gen_range(1..16),
+                "check": rng.gen_bool(0.5),
+            });
+            show("spec", spec.to_string().as_bytes());
+            memtint_engine::dram_sim::run_json(&spec.to_string()).map(|_| ())
+        }
+        Kind::MachineValue => {
+            let dram = rng.gen_bool(0.5);
+            let mut v = if dram { dram_spec_seed(&mut rng) } else { sim_spec_seed(&mut rng) };
+            let name = v["machine"].as_str().unwrap().to_string();
+            let mut table = serde_json::to_value(memtint_engine::config::MachineConfig::load(&name).unwrap()).unwrap();
+            let mut keys = Vec::new();
+            setting_keys(&table, "", &mut keys);
+            keys.extend(EXTRA_KEYS.iter().map(|k| k.to_string()));
+            let in_table = rng.gen_bool(0.3);
+            for _ in 0..rng.gen_range(1..=2) {
+                let key = &keys[rng.gen_range(0..keys.len())];
+                let value = extreme_setting(&mut rng);
+                if in_table {
+                    set_key(&mut table, key, value);
+                } else {
+                    set_key(&mut v["overrides"], key, value);
+                }
+            }
+            if in_table {
+                v["machine"] = table;
+            }
+            cap_lengths(&mut v);
+            let text = raw_tokens(&v);
+            show("spec", text.as_bytes());
+            if dram {
+                memtint_engine::dram_sim::run_json(&text).map(|_| ())
+            } else {
+                memtint_engine::multicore::run_sim_json(&text).map(|_| ())
+            }
+        }
+        Kind::DramSim3Run => {
+            let seed = dramsim3_run_seed(&mut rng);
+            let bytes = if rng.gen_bool(0.2) { mutate(&mut rng, &seed) } else { seed };
+            std::fs::write(&file, &bytes).unwrap();
+            show(&file.display().to_string(), &bytes);
+            let machine = ["ddr4-2400", "ddr3-1333", "ddr4-2400-2ch2r"][rng.gen_range(0..3)];
+            let spec = json!({
+                "machine": machine,
+                "workload": {"trace": {"path": file, "format": "dramsim3"}},
+                "overrides": {"controller": controller_choice(&mut rng)},
+                "outstanding": rng.gen_range(1..16),
+            });
+            show("spec", spec.to_string().as_bytes());
+            memtint_engine::dram_sim::run_json(&spec.to_string()).map(|_| ())
+        }
     };
+    classify(kind, case_seed, result, &file)
+}
+
+fn classify(kind: Kind, case_seed: u64, result: memtint_engine::Result<()>, file: &Path) -> Outcome {
     match result {
         Ok(()) => Outcome::Ok,
-        Err(e) if names_its_place(&e, &file) => Outcome::Clean,
+        Err(e) if e.to_string().contains("internal error") => Outcome::Internal(format!("{kind:?} case {case_seed}: {e}")),
+        Err(e) if names_its_place(&e, file) => Outcome::Clean,
         Err(e) => Outcome::Unnamed(format!("{kind:?} case {case_seed}: {e}")),
     }
 }
@@ -401,20 +710,44 @@ fn fuzz(cases: u64, seed: u64) -> Tally {
         let case_seed = seed.wrapping_mul(1_000_003).wrapping_add(i);
         to_worker.send((kind, case_seed)).unwrap();
         t.cases += 1;
+        let started = std::time::Instant::now();
         match results.recv_timeout(CASE_LIMIT) {
             Ok(Outcome::Ok) => t.ok += 1,
             Ok(Outcome::Clean) => t.clean_errors += 1,
             Ok(Outcome::Unnamed(m)) => t.unnamed.push(m),
+            Ok(Outcome::Internal(m)) => t.internal.push(m),
             Ok(Outcome::Panic(m)) => t.panics.push(m),
             Err(_) => {
                 t.hangs.push(format!("{kind:?} case {case_seed}: no end after {CASE_LIMIT:?}"));
                 break;
             }
         }
+        match t.seconds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, s)) => *s += started.elapsed().as_secs_f64(),
+            None => t.seconds.push((kind, started.elapsed().as_secs_f64())),
+        }
     }
     std::panic::set_hook(previous);
     let _ = std::fs::remove_dir_all(&dir);
     t
+}
+
+/// `MEMTINT_FUZZ_REPLAY="SimSpec 1002936"` (a finding's kind and case) runs that case alone and
+/// prints its input and outcome.
+#[test]
+fn replay_one_case() {
+    let Ok(replay) = std::env::var("MEMTINT_FUZZ_REPLAY") else { return };
+    let (kind, case_seed) = replay.split_once(' ').expect("MEMTINT_FUZZ_REPLAY=\"<kind> <case>\"");
+    let kind = *KINDS.iter().find(|k| format!("{k:?}") == kind).expect("a kind of the tally");
+    SHOW.store(true, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("memtint-fuzz-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let outcome = match run_case(kind, case_seed.parse().unwrap(), &dir) {
+        Outcome::Ok => "ok".to_string(),
+        Outcome::Clean => "an error naming its place".to_string(),
+        Outcome::Unnamed(m) | Outcome::Internal(m) | Outcome::Panic(m) => m,
+    };
+    println!("outcome: {outcome}");
 }
 
 #[test]
@@ -424,22 +757,25 @@ fn fuzzed_inputs_end_in_a_result_or_an_error_that_names_its_place() {
     let started = std::time::Instant::now();
     let t = fuzz(cases, seed);
     println!(
-        "fuzz: {} cases (seed {seed}) in {:.1} s: {} succeeded, {} clean errors, {} errors without a place, {} panics, {} hangs",
+        "fuzz: {} cases (seed {seed}) in {:.1} s: {} succeeded, {} clean errors; {} panics, {} hangs, {} internal errors, {} errors without a place",
         t.cases,
         started.elapsed().as_secs_f64(),
         t.ok,
         t.clean_errors,
-        t.unnamed.len(),
         t.panics.len(),
-        t.hangs.len()
+        t.hangs.len(),
+        t.internal.len(),
+        t.unnamed.len(),
     );
+    let seconds: Vec<String> = t.seconds.iter().map(|(k, s)| format!("{k:?} {s:.1}")).collect();
+    println!("  seconds per kind: {}", seconds.join(", "));
     // The first few findings of each kind of input.
     for kind in KINDS {
         let tag = format!("{kind:?} case");
-        for m in t.panics.iter().chain(&t.hangs).chain(&t.unnamed).filter(|m| m.starts_with(&tag)).take(3) {
+        for m in t.panics.iter().chain(&t.hangs).chain(&t.internal).chain(&t.unnamed).filter(|m| m.starts_with(&tag)).take(3) {
             println!("  {m}");
         }
     }
     assert!(t.ok > 0 && t.clean_errors > 0, "the mutations must reach both outcomes: {t:?}");
-    assert!(t.panics.is_empty() && t.hangs.is_empty() && t.unnamed.is_empty(), "see the findings above");
+    assert!(t.panics.is_empty() && t.hangs.is_empty() && t.internal.is_empty() && t.unnamed.is_empty(), "see the findings above");
 }

@@ -17,6 +17,11 @@ fn err(v: Value) -> String {
     run_sim(&spec(v)).expect_err("the run must fail").to_string()
 }
 
+/// The error of a spec given as JSON text, as the Python extension gives it.
+fn json_err(v: Value) -> String {
+    memtint_engine::multicore::run_sim_json(&v.to_string()).expect_err("the spec must be refused").to_string()
+}
+
 /// Small time slices so that short runs see many switches.
 fn fast_sched() -> Value {
     json!({"latency_cycles": 100000, "min_granularity_cycles": 12500, "balance_period_cycles": 50000})
@@ -170,13 +175,12 @@ fn thread_errors_are_clear() {
     assert!(e.contains("at least one process"), "{e}");
     let e = err(m(json!([{"threads": ["light"], "nice": 25}])));
     assert!(e.contains("-20 and 19"), "{e}");
-    let bad: Result<SimSpec, _> = serde_json::from_value(json!({"machine": "i7-860", "instructions": 1000,
-        "processes": [{"threads": [{"program": "light", "afinity": [0]}]}]}));
-    let e = bad.unwrap_err().to_string();
-    assert!(e.contains("thread table") && e.contains("afinity"), "{e}");
-    let bad: Result<SimSpec, _> = serde_json::from_value(json!({"machine": "i7-860", "instructions": 1000,
-        "processes": [{"threads": [3]}]}));
-    assert!(bad.unwrap_err().to_string().contains("a thread is a program"));
+    let e = json_err(m(json!([{"threads": ["light", {"program": "light", "afinity": [0]}]}])));
+    assert!(e.contains("processes[0].threads[1]: unknown field `afinity`"), "{e}");
+    let e = json_err(m(json!([{"threads": [{"program": "light", "affinity": [-1]}]}])));
+    assert!(e.contains("processes[0].threads[0].affinity[0]: invalid value: integer `-1`, expected u32"), "{e}");
+    let e = json_err(m(json!([{"threads": [3]}])));
+    assert!(e.contains("processes[0].threads[0]") && e.contains("a program (profile name or trace path) or a table"), "{e}");
     let e = err(json!({"machine": "i7-860", "programs": ["light"], "processes": [{"threads": ["light"]}], "instructions": 1000}));
     assert!(e.contains("not both"), "{e}");
     // More processes than colours: bank-only has 4 colours on the i7-860.

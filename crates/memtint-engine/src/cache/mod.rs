@@ -18,6 +18,7 @@ pub use prefetcher::{PrefetchStats, Prefetcher, PrefetcherConfig, PrefetcherKind
 pub use set_assoc_cache::{Access, CacheStats, SetAssocCache, SourceStats};
 
 use crate::error::{Error, Result};
+use crate::params::{BUFFER_ENTRIES, LATENCY_CYCLES};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// One cache level as configured.
@@ -61,13 +62,9 @@ impl CacheLevelConfig {
 
     pub fn validate(&self, field: &str) -> Result<()> {
         self.geometry().validate(field)?;
-        if self.mshrs == 0 {
-            return Err(Error::config(format!("{field}.mshrs"), "must be at least 1"));
-        }
-        if self.mshr_waiters == 0 {
-            return Err(Error::config(format!("{field}.mshr_waiters"), "must be at least 1"));
-        }
-        Ok(())
+        BUFFER_ENTRIES.check(format!("{field}.mshrs"), self.mshrs as u64)?;
+        BUFFER_ENTRIES.check(format!("{field}.mshr_waiters"), self.mshr_waiters as u64)?;
+        LATENCY_CYCLES.from(0).check(format!("{field}.latency"), self.latency)
     }
 
     pub fn build_cache(&self, sources: u32) -> Result<SetAssocCache> {

@@ -94,9 +94,7 @@ impl PrefetcherConfig {
             return Err(Error::config("cache.prefetcher.degree", "must be at least 1 (or use kind = \"none\")"));
         }
         if self.kind == PrefetcherKind::Stream {
-            if self.trackers == 0 {
-                return Err(Error::config("cache.prefetcher.trackers", "must be at least 1"));
-            }
+            crate::params::BUFFER_ENTRIES.check("cache.prefetcher.trackers", self.trackers as u64)?;
             if self.distance < self.degree {
                 return Err(Error::config(
                     "cache.prefetcher.distance",

@@ -755,6 +755,24 @@ impl Controller for ChannelController {
         self.next_work.min(self.next_completion)
     }
 
+    fn skip_idle(&mut self, now: Cycle, until: Cycle) {
+        // Only refresh left to do: no scan, row close or REF waits (each set NEVER by the tick
+        // after its last command), nothing queued, every bank closed.
+        let quiet = self.sched_next == NEVER && (self.idle_close_after.is_none() || self.idle_next == NEVER);
+        if !quiet || self.log.is_some() || self.refreshes_pending > 0 || !self.is_idle() || self.open_banks.iter().any(|&n| n > 0) {
+            return;
+        }
+        let (ranks, groups, per_rank) = (self.org.ranks, self.org.bank_groups, self.org.banks_per_rank());
+        let timing = &self.timing;
+        let ready = |r: u32| timing.ready(Command::Ref, r, r * groups, r * per_rank);
+        let skipped = refresh::skip_idle(self.refresh.as_mut(), ranks, self.c.refresh, ready, until);
+        for (r, n) in skipped.into_iter().enumerate() {
+            self.stats.rank_commands[r][Command::Ref.index()] += n;
+        }
+        self.refresh_next_due = self.refresh.next_due();
+        self.next_work = self.refresh_next_due.max(now + 1);
+    }
+
     fn next_work(&self) -> Cycle {
         self.next_work
     }

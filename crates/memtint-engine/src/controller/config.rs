@@ -4,13 +4,11 @@
 //! machine.
 
 use crate::error::{Error, Result};
-use crate::params::{field_names, ParamSchema, ParamTables, Params, Renamed};
+use crate::params::{field_names, ParamSchema, ParamTables, Params, Renamed, LATENCY_CYCLES, PERIOD_CYCLES, QUEUE_ENTRIES};
 use serde::{Deserialize, Serialize};
 
-/// The largest read or write queue a controller takes (entries per channel): far beyond real
-/// controllers (32-128), and small enough that a mistyped size is an error, not an allocation
-/// failure.
-pub const MAX_QUEUE: usize = 65_536;
+/// The largest read or write queue a controller takes (entries per channel, `QUEUE_ENTRIES`).
+pub const MAX_QUEUE: usize = QUEUE_ENTRIES.max as usize;
 
 /// Whose rule a controller's write handling follows when its `write_*` keys are unset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,14 +183,8 @@ impl ControllerConfig {
 
     pub fn validate(&self) -> Result<()> {
         let w = self.writes()?;
-        for (key, n) in [("read_queue", self.read_queue), ("write_queue", w.queue)] {
-            if n == 0 || n > MAX_QUEUE {
-                return Err(Error::config(
-                    format!("controller.{key}"),
-                    format!("must be between 1 and {MAX_QUEUE} entries (real controllers hold 32-128), got {n}"),
-                ));
-            }
-        }
+        QUEUE_ENTRIES.check("controller.read_queue", self.read_queue as u64)?;
+        QUEUE_ENTRIES.check("controller.write_queue", w.queue as u64)?;
         let (hi, lo) = (w.high_watermark, w.low_watermark);
         if !(0.0..=1.0).contains(&hi) || !(0.0..=1.0).contains(&lo) || lo > hi {
             return Err(Error::config(
@@ -206,18 +198,14 @@ impl ControllerConfig {
                 format!("must be between 1 and write_queue ({}), got {}", w.queue, w.idle_drain_min),
             ));
         }
-        if w.idle_drain_timeout == 0 {
-            return Err(Error::config("controller.write_idle_drain_timeout", "must be at least 1 cycle"));
-        }
+        PERIOD_CYCLES.check("controller.write_idle_drain_timeout", w.idle_drain_timeout)?;
         if w.min_per_switch > w.queue {
             return Err(Error::config(
                 "controller.write_min_per_switch",
                 format!("must be at most write_queue ({}), got {}", w.queue, w.min_per_switch),
             ));
         }
-        if self.frontend_latency == 0 {
-            return Err(Error::config("controller.frontend_latency", "must be at least 1 cycle"));
-        }
+        LATENCY_CYCLES.check("controller.frontend_latency", self.frontend_latency)?;
         crate::controller::Implementation::check_name(&self.implementation)?;
         self.warnings()?;
         Ok(())

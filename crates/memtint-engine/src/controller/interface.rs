@@ -27,6 +27,12 @@ pub trait Controller {
     /// The earliest cycle at which `tick` could change anything.
     fn next_event(&self) -> Cycle;
 
+    /// Idle with nothing to do before `until` but refresh (nothing queued or in flight, every
+    /// bank closed, no command log kept): take the REFs due before then at once
+    /// (`refresh::skip_idle`), so a long idle stretch costs a few ticks, not one per tREFI.
+    /// The statistics are those of ticking through it. Does nothing otherwise.
+    fn skip_idle(&mut self, now: Cycle, until: Cycle);
+
     /// `next_event` leaving out transfers that finish: a driver that does not need to see a
     /// completion in its own cycle may tick later; the completions come out then, in order.
     fn next_work(&self) -> Cycle;

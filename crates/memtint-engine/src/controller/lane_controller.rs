@@ -739,6 +739,22 @@ impl LaneController {
         (false, next)
     }
 
+    /// `Controller::skip_idle` (`ChannelController`'s, step for step).
+    fn skip_idle(&mut self, now: Cycle, until: Cycle) {
+        let quiet = self.sched_next == NEVER && (self.idle_close_after.is_none() || self.idle_next == NEVER);
+        if !quiet || self.log.is_some() || self.refreshes_pending > 0 || !self.is_idle() || self.open_banks.iter().any(|&n| n > 0) {
+            return;
+        }
+        let timing = &self.timing;
+        let ready = |r: u32| timing.rank_ref[r as usize].max(timing.bus);
+        let skipped = refresh::skip_idle(self.refresh.as_mut(), self.org.ranks, self.c.refresh, ready, until);
+        for (r, n) in skipped.into_iter().enumerate() {
+            self.stats.rank_commands[r][Command::Ref.index()] += n;
+        }
+        self.refresh_next_due = self.refresh.next_due();
+        self.next_work = self.refresh_next_due.max(now + 1);
+    }
+
     fn issue_rank_command(&mut self, now: Cycle, cmd: Command, r: usize) {
         let first = r * self.banks_per_rank;
         let g = r * self.org.bank_groups as usize;
@@ -1025,6 +1041,10 @@ impl Controller for LaneController {
         self.next_work.min(self.next_completion)
     }
 
+    fn skip_idle(&mut self, now: Cycle, until: Cycle) {
+        LaneController::skip_idle(self, now, until)
+    }
+
     #[inline]
     fn next_work(&self) -> Cycle {
         self.next_work
@@ -1112,6 +1132,10 @@ impl<S: Shape> Controller for Shaped<S> {
     #[inline(always)]
     fn next_event(&self) -> Cycle {
         self.c.next_event()
+    }
+
+    fn skip_idle(&mut self, now: Cycle, until: Cycle) {
+        self.c.skip_idle(now, until)
     }
 
     #[inline(always)]

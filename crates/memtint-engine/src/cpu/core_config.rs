@@ -2,6 +2,7 @@
 //! a 128-entry instruction window, 3.2 GHz; plus 16 outstanding misses per core.
 
 use crate::error::{Error, Result};
+use crate::params::BUFFER_ENTRIES;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -24,17 +25,12 @@ impl Default for CoreConfig {
 
 impl CoreConfig {
     pub fn validate(&self) -> Result<()> {
-        if self.issue_width == 0 {
-            return Err(Error::config("core.issue_width", "must be at least 1"));
-        }
-        if self.rob_size == 0 {
-            return Err(Error::config("core.rob_size", "must be at least 1"));
-        }
-        if self.mshrs == 0 {
-            return Err(Error::config("core.mshrs", "must be at least 1"));
-        }
-        if !(self.frequency_ghz.is_finite() && self.frequency_ghz > 0.0) {
-            return Err(Error::config("core.frequency_ghz", format!("must be positive, got {}", self.frequency_ghz)));
+        BUFFER_ENTRIES.check("core.issue_width", self.issue_width as u64)?;
+        BUFFER_ENTRIES.check("core.rob_size", self.rob_size as u64)?;
+        BUFFER_ENTRIES.check("core.mshrs", self.mshrs as u64)?;
+        // Clocks run in GHz; 100 GHz is twenty times the fastest core.
+        if !(self.frequency_ghz > 0.0 && self.frequency_ghz <= 100.0) {
+            return Err(Error::config("core.frequency_ghz", format!("must be above 0 and at most 100 GHz, got {}", self.frequency_ghz)));
         }
         Ok(())
     }

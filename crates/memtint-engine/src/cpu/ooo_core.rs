@@ -743,7 +743,7 @@ impl OooCore {
             None => {
                 trace.rewind()?;
                 self.stats.trace_wraps += 1;
-                trace.next_record()?.ok_or_else(|| Error::config("trace", format!("'{}' has no records", trace.name())))?
+                trace.next_record()?.ok_or_else(|| Error::empty_trace("trace", trace.name(), "records"))?
             }
         };
         self.stats.records += 1;

@@ -3,6 +3,7 @@
 
 use crate::dram::{Organisation, Standard, TimingParams};
 use crate::error::{Error, Result};
+use crate::params::LATENCY_CYCLES;
 use serde::Deserialize;
 
 /// A speed bin as written in its preset file.
@@ -78,14 +79,112 @@ pub fn ns_to_cycles(ns: f64, tck_ns: f64) -> u64 {
     (ns / tck_ns - 1e-6).ceil().max(0.0) as u64
 }
 
+/// The longest clock period a device may give: DDR clocks run at 100 MHz and faster.
+const MAX_TCK_NS: f64 = 100.0;
+
+impl RawTiming {
+    /// Every value as (key, value, least value); `tRTRS` may be 0 (no idle cycle between ranks).
+    fn cycles(&self) -> Vec<(&'static str, u64, u64)> {
+        let mut out = vec![
+            ("CL", self.CL, 1),
+            ("CWL", self.CWL, 1),
+            ("tRCD", self.tRCD, 1),
+            ("tRP", self.tRP, 1),
+            ("tRAS", self.tRAS, 1),
+            ("tRC", self.tRC, 1),
+            ("tBL", self.tBL, 1),
+            ("tFAW", self.tFAW, 1),
+            ("tRTP", self.tRTP, 1),
+            ("tWR", self.tWR, 1),
+            ("tRTRS", self.tRTRS, 0),
+            ("tREFI", self.tREFI, 1),
+        ];
+        let optional = [
+            ("tCCD", self.tCCD),
+            ("tCCD_S", self.tCCD_S),
+            ("tCCD_L", self.tCCD_L),
+            ("tRRD", self.tRRD),
+            ("tRRD_S", self.tRRD_S),
+            ("tRRD_L", self.tRRD_L),
+            ("tWTR", self.tWTR),
+            ("tWTR_S", self.tWTR_S),
+            ("tWTR_L", self.tWTR_L),
+        ];
+        out.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v, 1))));
+        out
+    }
+}
+
 impl DeviceSpec {
     pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
-        let spec: DeviceSpec = toml::from_str(text).map_err(|e| Error::config(origin, e.to_string()))?;
-        spec.timing_base()?; // validate the S/L pairs early
-        if spec.organisation.is_empty() {
-            return Err(Error::config(format!("{origin}: organisation"), "no organisation listed"));
-        }
+        let spec: DeviceSpec = crate::error::from_toml(text, origin)?;
+        spec.validate(origin)?;
         Ok(spec)
+    }
+
+    /// What a JEDEC device satisfies and the engine relies on (a timing of 0 cycles, a clock
+    /// of 0 ns, refresh that takes longer than its interval would stall a run or make its
+    /// figures garbage); each error names the file and the key.
+    fn validate(&self, origin: &str) -> Result<()> {
+        let at = |key: &str| format!("{origin}: {key}");
+        let t = &self.timing;
+        if !(t.tCK_ns > 0.0 && t.tCK_ns <= MAX_TCK_NS) {
+            return Err(Error::config(
+                at("timing.tCK_ns"),
+                format!("must be above 0 and at most {MAX_TCK_NS} ns (DDR clocks run at 100 MHz and faster), got {}", t.tCK_ns),
+            ));
+        }
+        for (key, v, min) in t.cycles() {
+            LATENCY_CYCLES.from(min).check(at(&format!("timing.{key}")), v)?;
+        }
+        self.timing_base().map_err(|e| match e {
+            Error::Config { field, reason } => Error::config(at(&field), reason),
+            e => e,
+        })?;
+        // A bank group's own distances are never shorter than those across groups (JEDEC's _L >= _S).
+        for (name, s, l) in [("tCCD", t.tCCD_S, t.tCCD_L), ("tRRD", t.tRRD_S, t.tRRD_L), ("tWTR", t.tWTR_S, t.tWTR_L)] {
+            if let (Some(s), Some(l)) = (s, l) {
+                if l < s {
+                    return Err(Error::config(at(&format!("timing.{name}_L")), format!("must be at least {name}_S ({s}), got {l}")));
+                }
+            }
+        }
+        // A row stays open at least until its column command, and a row cycle is its open and
+        // precharge times (JEDEC defines tRC = tRAS + tRP).
+        if t.tRAS < t.tRCD {
+            return Err(Error::config(at("timing.tRAS"), format!("must be at least tRCD ({}), got {}", t.tRCD, t.tRAS)));
+        }
+        if t.tRC < t.tRAS + t.tRP {
+            return Err(Error::config(at("timing.tRC"), format!("must be at least tRAS + tRP ({}), got {}", t.tRAS + t.tRP, t.tRC)));
+        }
+        if self.organisation.is_empty() {
+            return Err(Error::config(at("organisation"), "no organisation listed"));
+        }
+        for (i, o) in self.organisation.iter().enumerate() {
+            let key = format!("organisation[{i}].tRFC_ns");
+            if !(o.trfc_ns > 0.0) {
+                return Err(Error::config(at(&key), format!("must be above 0 ns, got {}", o.trfc_ns)));
+            }
+            let t_rfc = ns_to_cycles(o.trfc_ns, t.tCK_ns);
+            LATENCY_CYCLES.check(at(&key), t_rfc).map_err(|_| {
+                Error::config(
+                    at(&key),
+                    format!("is {t_rfc} cycles of {} ns; {}", t.tCK_ns, LATENCY_CYCLES.refuse(t_rfc).unwrap_or_default()),
+                )
+            })?;
+            // JEDEC devices refresh for under a tenth of tREFI; with no row cycle between two
+            // refreshes a rank never serves a request.
+            if t.tREFI <= t_rfc + t.tRC {
+                return Err(Error::config(
+                    at("timing.tREFI"),
+                    format!(
+                        "must exceed tRFC + tRC ({t_rfc} + {} cycles, organisation[{i}]) to leave a row cycle between refreshes, got {}",
+                        t.tRC, t.tREFI
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     #[allow(non_snake_case)]

@@ -168,10 +168,7 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
     let (mem, totals) = simulate(&cfg, source.as_mut(), timestamped, opts)?;
     if totals.requests == 0 {
         if let WorkloadSpec::Trace(t) = &spec.workload {
-            return Err(Error::config(
-                "workload",
-                format!("{}: the trace has no requests (an empty file, or only comments and blank lines)", t.path.display()),
-            ));
+            return Err(Error::empty_trace("workload", &t.path.display().to_string(), "requests"));
         }
     }
     let mut stats = dram_report::report(&cfg, &mem, &totals, opts);
@@ -182,6 +179,6 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
 
 /// `run` with a JSON spec in and JSON statistics out (the Python extension's entry point).
 pub fn run_json(spec: &str) -> Result<String> {
-    let spec: DramRunSpec = serde_json::from_str(spec).map_err(|e| Error::config("run spec", e.to_string()))?;
+    let spec: DramRunSpec = crate::error::from_json(spec, "run spec")?;
     Ok(run(&spec)?.to_string())
 }

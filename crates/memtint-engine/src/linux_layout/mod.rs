@@ -213,13 +213,13 @@ pub fn policy_partition(req: &PartitionRequest) -> Result<Value> {
 
 /// `colour_layout` with JSON in and out (the Python extension's entry point).
 pub fn colour_layout_json(request: &str) -> Result<String> {
-    let req: LayoutRequest = serde_json::from_str(request).map_err(|e| Error::config("colour layout request", e.to_string()))?;
+    let req: LayoutRequest = crate::error::from_json(request, "colour layout request")?;
     Ok(colour_layout(&req)?.to_string())
 }
 
 /// `policy_partition` with JSON in and out.
 pub fn policy_partition_json(request: &str) -> Result<String> {
-    let req: PartitionRequest = serde_json::from_str(request).map_err(|e| Error::config("policy partition request", e.to_string()))?;
+    let req: PartitionRequest = crate::error::from_json(request, "policy partition request")?;
     Ok(policy_partition(&req)?.to_string())
 }
 

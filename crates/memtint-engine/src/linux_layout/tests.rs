@@ -69,7 +69,11 @@ fn bad_layout_requests_are_errors_naming_the_problem() {
     let e = colour_layout_json(r#"{"machine": "i7-860", "space": "vertical"}"#).unwrap_err().to_string();
     assert!(e.contains("(i, j, k)"), "{e}");
     let e = colour_layout_json(r#"{"machin": "i7-860"}"#).unwrap_err().to_string();
-    assert!(e.contains("colour layout request"), "{e}");
+    assert!(e.contains("colour layout request: unknown field `machin`"), "{e}");
+    let e = colour_layout_json(r#"{"machine": "i7-860", "exclude_bits": [1e400]}"#).unwrap_err().to_string();
+    assert!(e.contains("exclude_bits[0]: not valid JSON"), "{e}");
+    let e = colour_layout_json("").unwrap_err().to_string();
+    assert!(e.contains("colour layout request: not valid JSON"), "{e}");
 }
 
 #[test]

@@ -27,7 +27,6 @@ use crate::error::{Error, Result};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::fmt;
-use std::path::PathBuf;
 
 /// One coordinate bit: the address bits XORed (a single bit is a one-element list).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,10 +134,7 @@ fn in_file(origin: &str, e: Error) -> Error {
 impl MappingSpec {
     /// Parse a mapping file; syntax errors and unknown keys name the file and line.
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
-        toml::from_str(text).map_err(|e: toml::de::Error| {
-            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() as u64 + 1).unwrap_or(0);
-            Error::Parse { path: PathBuf::from(origin), line, reason: e.message().to_string() }
-        })
+        crate::error::from_toml(text, origin)
     }
 
     /// Check the file against `org` and build the mapping.

@@ -58,7 +58,7 @@ pub fn metrics_json(programs: &str) -> Result<String> {
         ipc_alone: f64,
         ipc_shared: f64,
     }
-    let ps: Vec<P> = serde_json::from_str(programs).map_err(|e| Error::config("metrics", e.to_string()))?;
+    let ps: Vec<P> = crate::error::from_json(programs, "metrics")?;
     let ps: Vec<ProgramSpeed> = ps.iter().map(|p| ProgramSpeed { ipc_alone: p.ipc_alone, ipc_shared: p.ipc_shared }).collect();
     Ok(serde_json::to_string(&MixMetrics::of(&ps)?).expect("metrics serialise"))
 }

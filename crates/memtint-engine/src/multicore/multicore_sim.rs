@@ -216,7 +216,7 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
                     Some(r) => r,
                     None => {
                         th.trace.rewind()?;
-                        th.trace.next_record()?.ok_or_else(|| Error::config("trace", format!("'{}' has no records", th.trace.name())))?
+                        th.trace.next_record()?.ok_or_else(|| Error::empty_trace("trace", th.trace.name(), "records"))?
                     }
                 };
                 hier.warm(t as u32, rec.read, rec.writeback)?;

@@ -82,10 +82,10 @@ pub enum ThreadSpec {
     },
 }
 
-/// Parsed by hand for clear messages (an untagged enum only says "did not match any variant").
+/// Parsed by hand for clear messages (an untagged enum only says "did not match any variant"),
+/// with a visitor so a mistake inside a table keeps its key path.
 impl<'de> Deserialize<'de> for ThreadSpec {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        use serde::de::Error as _;
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
         struct Table {
@@ -95,16 +95,21 @@ impl<'de> Deserialize<'de> for ThreadSpec {
             #[serde(default)]
             nice: Option<i32>,
         }
-        match Value::deserialize(d)? {
-            Value::String(p) => Ok(ThreadSpec::Program(p)),
-            v @ Value::Object(_) => {
-                let t: Table = serde_json::from_value(v).map_err(|e| D::Error::custom(format!("thread table: {e}")))?;
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ThreadSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a program (profile name or trace path) or a table {program, affinity, nice}")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<ThreadSpec, E> {
+                Ok(ThreadSpec::Program(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<ThreadSpec, A::Error> {
+                let t = Table::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
                 Ok(ThreadSpec::Table { program: t.program, affinity: t.affinity, nice: t.nice })
             }
-            other => Err(D::Error::custom(format!(
-                "a thread is a program (profile name or trace path) or a table {{program, affinity, nice}}, got {other}"
-            ))),
         }
+        d.deserialize_any(V)
     }
 }
 
@@ -234,7 +239,7 @@ fn at_key(key: String, e: Error) -> Error {
 
 /// `run_sim` with JSON in and out (the Python extension's entry point).
 pub fn run_sim_json(spec: &str) -> Result<String> {
-    let spec: SimSpec = serde_json::from_str(spec).map_err(|e| Error::config("sim spec", e.to_string()))?;
+    let spec: SimSpec = crate::error::from_json(spec, "sim spec")?;
     Ok(run_sim(&spec)?.to_string())
 }
 

@@ -10,6 +10,7 @@
 //! here are scaled down as ccps.md §7.1 recommends; every value is configurable (`[os.sched]`).
 
 use crate::error::{Error, Result};
+use crate::params::{LATENCY_CYCLES, PERIOD_CYCLES};
 use crate::{Cycle, NEVER};
 use serde::{Deserialize, Serialize};
 
@@ -61,17 +62,20 @@ pub const BINDINGS: &[&str] = &["least-loaded", "ccps"];
 
 impl SchedConfig {
     pub fn validate(&self) -> Result<()> {
-        if self.latency_cycles == 0 {
-            return Err(Error::config("os.sched.latency_cycles", "must be at least 1"));
+        PERIOD_CYCLES.check("os.sched.latency_cycles", self.latency_cycles)?;
+        PERIOD_CYCLES.check("os.sched.balance_period_cycles", self.balance_period_cycles)?;
+        for (key, v) in [
+            ("os.sched.switch_cycles", self.switch_cycles),
+            ("os.sched.address_space_switch_cycles", self.address_space_switch_cycles),
+            ("os.sched.migration_cycles", self.migration_cycles),
+        ] {
+            LATENCY_CYCLES.from(0).check(key, v)?;
         }
         if self.min_granularity_cycles == 0 || self.min_granularity_cycles > self.latency_cycles {
             return Err(Error::config(
                 "os.sched.min_granularity_cycles",
                 format!("must be between 1 and latency_cycles ({}), got {}", self.latency_cycles, self.min_granularity_cycles),
             ));
-        }
-        if self.balance_period_cycles == 0 {
-            return Err(Error::config("os.sched.balance_period_cycles", "must be at least 1"));
         }
         if let Some(b) = &self.binding {
             if !BINDINGS.contains(&b.as_str()) {

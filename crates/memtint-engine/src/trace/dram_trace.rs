@@ -4,7 +4,7 @@
 //!
 //! * Ramulator (DRAM mode): `<addr> R|W`, e.g. `0x12345680 R`.
 //! * DRAMSim3: `<addr> READ|WRITE <cycle>`, e.g. `0x12345680 READ 42`; the arrival cycle must
-//!   not decrease from one request to the next (equal is fine).
+//!   not decrease from one request to the next (equal is fine), nor exceed `MAX_ARRIVAL`.
 //!
 //! Either format accepts either spelling of the operation (`R`/`W`/`READ`/`WRITE`, any case).
 //! Addresses are hex with a `0x`/`0X` prefix or decimal. Blank lines and lines whose first
@@ -24,6 +24,11 @@ use super::text_input::{
 use super::{DramRequest, TraceSource};
 use crate::error::{Error, Result};
 use crate::Cycle;
+
+/// The latest arrival cycle a DRAMSim3 trace may give: 10^12 cycles is over ten minutes at any
+/// DDR3/DDR4 clock, longer than any traced run, and keeps every cycle sum far from overflowing.
+/// (Idle time until an arrival is skipped, not stepped: `Controller::skip_idle`.)
+pub const MAX_ARRIVAL: Cycle = 1_000_000_000_000;
 
 /// Which line format a DRAM-level trace uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,6 +103,14 @@ impl DramTraceReader {
     fn accept(&mut self, parsed: ParsedLine) -> Result<DramRequest> {
         let ParsedLine { addr, is_write, cycle } = parsed;
         if let Some(cycle) = cycle {
+            if cycle > MAX_ARRIVAL {
+                return Err(self.input.parse_error(
+                    self.input.lines_read(),
+                    format!(
+                        "cycle {cycle} is beyond the last arrival a trace may give ({MAX_ARRIVAL} cycles: over ten minutes of DRAM time)"
+                    ),
+                ));
+            }
             if let Some(prev) = self.prev_cycle {
                 if cycle < prev {
                     return Err(self

@@ -190,7 +190,12 @@ impl SlotChooser {
 impl BinaryTraceWriter {
     /// Creates (or truncates) `path`; `gzip_body` compresses the records (header stays plain).
     pub fn create(path: &Path, gzip_body: bool) -> Result<Self> {
-        let mut file = BufWriter::with_capacity(CHUNK_BYTES, File::create(path).map_err(|e| Error::io(path, e))?);
+        Self::to_file(File::create(path).map_err(|e| Error::io(path, e))?, path, gzip_body)
+    }
+
+    /// Writes into `file` (seekable: `finish` rewrites the header); `path` names it in errors.
+    pub fn to_file(file: File, path: &Path, gzip_body: bool) -> Result<Self> {
+        let mut file = BufWriter::with_capacity(CHUNK_BYTES, file);
         let header = MttHeader { gzip_body, records: UNFINISHED, ..MttHeader::default() };
         file.write_all(&header.encode()).map_err(|e| Error::io(path, e))?;
         let body =
@@ -269,11 +274,51 @@ pub fn write_mtt(source: &mut (impl CpuTraceSource + ?Sized), output: &Path, gzi
 }
 
 /// Converts a CPU trace (Ramulator text, plain or gzip, or `.mtt`, by content) to `.mtt`. The body is gzip-compressed
-/// when `output`'s name ends in `.gz`.
+/// when `output`'s name ends in `.gz`. Written as `write_replacing` writes.
 pub fn convert(input: &Path, output: &Path) -> Result<MttHeader> {
     let mut source = open_input_trace(input, output)?;
     let gzip_body = output.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-    write_mtt(source.as_mut(), output, gzip_body)
+    write_replacing(output, |file| {
+        let mut w = BinaryTraceWriter::to_file(file, output, gzip_body)?;
+        while let Some(r) = source.next_record()? {
+            w.write(&r)?;
+        }
+        w.finish()
+    })
+}
+
+/// Writes `output` with `write`, which fills the file it is given: a new file beside `output`,
+/// renamed over it only when `write` succeeds, so a conversion that fails (a corrupt input, a
+/// full disk) leaves no partial trace behind and an existing file as it was. An output that
+/// exists and is not a regular file (`/dev/null`, a FIFO) is written into directly, never
+/// renamed over; a symbolic link is followed to its file. Errors name `output`.
+fn write_replacing<T>(output: &Path, write: impl FnOnce(File) -> Result<T>) -> Result<T> {
+    let io_err = |e| Error::io(output, e);
+    let target = match std::fs::metadata(output) {
+        Ok(m) if !m.is_file() => return write(File::options().write(true).open(output).map_err(io_err)?),
+        Ok(_) => output.canonicalize().map_err(io_err)?,
+        Err(_) => output.to_path_buf(),
+    };
+    let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = target.file_name().map_or("output".into(), |n| n.to_string_lossy().into_owned());
+    let (tmp, file) = (0..100)
+        .find_map(|i| {
+            let tmp = dir.join(format!(".{name}.{}-{i}.part", std::process::id()));
+            match File::options().write(true).create_new(true).open(&tmp) {
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => None,
+                opened => Some(opened.map(|f| (tmp, f))),
+            }
+        })
+        .unwrap_or_else(|| Err(io::Error::new(io::ErrorKind::AlreadyExists, "no free temporary name beside it")))
+        .map_err(io_err)?;
+    if let Ok(m) = std::fs::metadata(&target) {
+        let _ = file.set_permissions(m.permissions());
+    }
+    let done = write(file).and_then(|v| std::fs::rename(&tmp, &target).map(|()| v).map_err(io_err));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
 }
 
 /// The input of a conversion, read by its content (`.mtt` or Ramulator text); an error, before
@@ -295,29 +340,32 @@ fn open_input_trace(input: &Path, output: &Path) -> Result<Box<dyn CpuTraceSourc
 /// traces; gzip-compressed when `output`'s name ends in `.gz`. Returns the counts written.
 pub fn convert_to_text(input: &Path, output: &Path) -> Result<MttHeader> {
     let mut source = open_input_trace(input, output)?;
-    let file = BufWriter::with_capacity(CHUNK_BYTES, File::create(output).map_err(|e| Error::io(output, e))?);
     let io_err = |e| Error::io(output, e);
-    if output.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) {
-        let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-        let counts = write_text(source.as_mut(), &mut gz).map_err(io_err)?;
-        gz.finish().and_then(|mut f| f.flush()).map_err(io_err)?;
-        Ok(counts)
-    } else {
-        let mut file = file;
-        let counts = write_text(source.as_mut(), &mut file).map_err(io_err)?;
-        file.flush().map_err(io_err)?;
-        Ok(counts)
-    }
+    write_replacing(output, |file| {
+        let file = BufWriter::with_capacity(CHUNK_BYTES, file);
+        if output.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) {
+            let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+            let counts = write_text(source.as_mut(), &mut gz, output)?;
+            gz.finish().and_then(|mut f| f.flush()).map_err(io_err)?;
+            Ok(counts)
+        } else {
+            let mut file = file;
+            let counts = write_text(source.as_mut(), &mut file, output)?;
+            file.flush().map_err(io_err)?;
+            Ok(counts)
+        }
+    })
 }
 
-/// The records of `source` as text lines; errors reading `source` come back as `io::Error`s.
-fn write_text(source: &mut dyn CpuTraceSource, out: &mut impl Write) -> io::Result<MttHeader> {
+/// The records of `source` as text lines into `out` (`output` names it in errors).
+fn write_text(source: &mut dyn CpuTraceSource, out: &mut impl Write, output: &Path) -> Result<MttHeader> {
     let mut counts = MttHeader::default();
-    while let Some(r) = source.next_record().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))? {
+    while let Some(r) = source.next_record()? {
         match r.writeback {
-            Some(wb) => writeln!(out, "{} {} {}", r.bubbles, r.read, wb)?,
-            None => writeln!(out, "{} {}", r.bubbles, r.read)?,
+            Some(wb) => writeln!(out, "{} {} {}", r.bubbles, r.read, wb),
+            None => writeln!(out, "{} {}", r.bubbles, r.read),
         }
+        .map_err(|e| Error::io(output, e))?;
         counts.records += 1;
         counts.instructions += r.instructions();
         counts.writebacks += r.writeback.is_some() as u64;
@@ -346,6 +394,10 @@ pub struct BinaryTraceReader {
     end: usize,
     eof: bool,
     records_read: u64,
+    /// What the records read so far add up to, checked against the header at the end.
+    instructions_read: u64,
+    writebacks_read: u64,
+    checked_end: bool,
     /// The read and writeback slot tables (see the format).
     tables: SlotTables,
 }
@@ -385,6 +437,9 @@ impl BinaryTraceReader {
             end: 0,
             eof: false,
             records_read: 0,
+            instructions_read: 0,
+            writebacks_read: 0,
+            checked_end: false,
             tables: SlotTables::default(),
         })
     }
@@ -421,7 +476,8 @@ impl BinaryTraceReader {
         Ok(())
     }
 
-    /// Called once all announced records are read: the body must end here.
+    /// Called once all announced records are read: the body must end here, and its counts
+    /// must be the header's.
     #[cold]
     fn check_end(&mut self) -> Result<()> {
         self.refill()?;
@@ -431,6 +487,17 @@ impl BinaryTraceReader {
                 line: self.records_read,
                 reason: format!("data after the last of the {} records the header announces", self.header.records),
             });
+        }
+        let h = &self.header;
+        for (what, said, has) in
+            [("instruction", h.instructions, self.instructions_read), ("writeback", h.writebacks, self.writebacks_read)]
+        {
+            if said != has {
+                return Err(header_error(
+                    &self.path,
+                    format!("the {what} count disagrees with the body: the header says {said}, the records hold {has}"),
+                ));
+            }
         }
         Ok(())
     }
@@ -499,8 +566,9 @@ impl CpuTraceSource for BinaryTraceReader {
     #[inline]
     fn next_record(&mut self) -> Result<Option<CpuRecord>> {
         if self.records_read == self.header.records {
-            if !self.eof || self.end > self.pos {
+            if !self.checked_end {
                 self.check_end()?;
+                self.checked_end = true;
             }
             return Ok(None);
         }
@@ -511,6 +579,8 @@ impl CpuTraceSource for BinaryTraceReader {
             Ok((len, r)) => {
                 self.pos += len;
                 self.records_read += 1;
+                self.instructions_read = self.instructions_read.wrapping_add(r.instructions());
+                self.writebacks_read += r.writeback.is_some() as u64;
                 Ok(Some(r))
             }
             Err(DecodeError::Truncated) => {
@@ -599,6 +669,56 @@ mod tests {
             assert!(e.contains("both the input and the output"), "{e}");
         }
         assert_eq!(std::fs::read(&mtt.0).unwrap(), before);
+    }
+
+    /// `convert --to ramulator` of a corrupt `.mtt` left a plausible partial text trace at the
+    /// output: both directions now write beside it and rename only a whole conversion.
+    #[test]
+    fn a_failed_conversion_leaves_no_partial_output_and_an_existing_one_as_it_was() {
+        let records: Vec<CpuRecord> = (0..50_000u64).map(|i| rec((i % 7) as u32, i * 4096, None)).collect();
+        let good = mtt_bytes(&records, false);
+        let corrupt = TempFile::with_bytes("mttcorrupt", &good[..good.len() / 2]);
+        let dir = std::env::temp_dir().join(format!("memtint-convert-{}-{:?}", std::process::id(), std::thread::current().id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["out.txt", "out.txt.gz", "out.mtt"] {
+            let out = dir.join(name);
+            let convert_it =
+                |output: &Path| if name.ends_with(".mtt") { convert(&corrupt.0, output) } else { convert_to_text(&corrupt.0, output) };
+            let e = convert_it(&out).unwrap_err().to_string();
+            assert!(e.starts_with(&corrupt.0.display().to_string()) && e.contains("truncated file"), "{e}");
+            assert!(!out.exists(), "{name}: no partial output");
+            std::fs::write(&out, b"kept\n").unwrap();
+            convert_it(&out).unwrap_err();
+            assert_eq!(std::fs::read(&out).unwrap(), b"kept\n", "{name}: the old file stays");
+            // A link is followed: its file is replaced, the link stays.
+            let link = dir.join(format!("link-{name}"));
+            std::os::unix::fs::symlink(&out, &link).unwrap();
+            let whole = TempFile::with_bytes("mttwhole", &good);
+            if name.ends_with(".mtt") { convert(&whole.0, &link) } else { convert_to_text(&whole.0, &link) }.unwrap();
+            assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+            assert_ne!(std::fs::read(&out).unwrap(), b"kept\n");
+        }
+        let left: Vec<_> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().ends_with(".part")).collect();
+        assert!(left.is_empty(), "temporary files left: {left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A device or a FIFO is written into, never renamed over.
+    #[test]
+    fn a_conversion_writes_into_a_device_or_fifo() {
+        let mtt = TempFile::with_bytes("mttdev", &mtt_bytes(&handmade(), false));
+        assert_eq!(convert_to_text(&mtt.0, Path::new("/dev/null")).unwrap().records, 8);
+        assert_eq!(convert(&mtt.0, Path::new("/dev/null")).unwrap().records, 8);
+        assert!(std::os::unix::fs::FileTypeExt::is_char_device(&std::fs::metadata("/dev/null").unwrap().file_type()), "still the device");
+        let fifo = TempFile::new("fifo");
+        if std::process::Command::new("mkfifo").arg(&fifo.0).status().is_ok_and(|s| s.success()) {
+            let path = fifo.0.clone();
+            let reader = std::thread::spawn(move || std::fs::read_to_string(path).unwrap());
+            assert_eq!(convert_to_text(&mtt.0, &fifo.0).unwrap().records, 8);
+            assert_eq!(reader.join().unwrap().lines().count(), 8);
+            assert!(!std::fs::metadata(&fifo.0).unwrap().is_file(), "still the FIFO");
+        }
     }
 
     /// `memtint convert a.mtt b.mtt` used to parse the binary input as text.
@@ -715,6 +835,33 @@ mod tests {
         assert_eq!(read_bytes(&gz), "ok");
         let cut = read_bytes(&gz[..gz.len() - 10]);
         assert!(cut.contains("corrupt or truncated gzip data") || cut.contains("truncated file"), "{cut}");
+    }
+
+    /// A header whose instruction or writeback count disagreed with its records was accepted
+    /// by trace-stats and convert.
+    #[test]
+    fn header_counts_that_disagree_with_the_body_are_refused_by_every_reader() {
+        let good = mtt_bytes(&handmade(), false);
+        let said = |at: usize| u64::from_le_bytes(good[at..at + 8].try_into().unwrap());
+        for (at, what) in [(16, "instruction"), (24, "writeback")] {
+            let mut bad = good.clone();
+            bad[at..at + 8].copy_from_slice(&(said(at) + 1).to_le_bytes());
+            let expected = format!(
+                ": header: the {what} count disagrees with the body: the header says {}, the records hold {}",
+                said(at) + 1,
+                said(at)
+            );
+            assert!(read_bytes(&bad).contains(&expected), "{}", read_bytes(&bad));
+            let f = TempFile::with_bytes("mttcounts", &bad);
+            let stats = crate::workload::trace_stats_json(&serde_json::json!({"workload": f.0}).to_string()).unwrap_err().to_string();
+            assert_eq!(stats, format!("{}{expected}", f.0.display()));
+            for to in ["mtt", "ramulator"] {
+                let out = TempFile::new("mttcounts-out");
+                let request = serde_json::json!({"input": f.0, "output": out.0, "to": to});
+                let e = crate::workload::convert_json(&request.to_string()).unwrap_err().to_string();
+                assert_eq!(e, format!("{}{expected}", f.0.display()), "to {to}");
+            }
+        }
     }
 
     #[test]

@@ -127,16 +127,24 @@ pub fn trace_stats_json(request: &str) -> crate::error::Result<String> {
         #[serde(default)]
         reuse: bool,
     }
-    let r: Req = serde_json::from_str(request).map_err(|e| crate::error::Error::config("trace stats", e.to_string()))?;
+    let r: Req = crate::error::from_json(request, "trace stats")?;
     let mut source = open_cpu_workload(&r.workload, r.seed.unwrap_or(1))?;
     if r.instructions.is_none() && Profile::NAMES.contains(&r.workload.split(':').next().unwrap_or("")) {
         return Err(crate::error::Error::config("instructions", "a generated profile never ends: give an instruction limit"));
     }
+    // An empty trace is refused as `sim` and `dram` refuse it (an instruction limit of 0 reads nothing).
+    let empty = |stats: &TraceStats| stats.records == 0 && r.instructions != Some(0);
     if !r.reuse {
         let stats = trace_stats(source.as_mut(), r.instructions)?;
+        if empty(&stats) {
+            return Err(crate::error::Error::empty_trace("workload", source.name(), "records"));
+        }
         return Ok(serde_json::to_string(&stats).expect("trace stats serialise"));
     }
     let (stats, reuse) = trace_stats::trace_stats_with_reuse(source.as_mut(), r.instructions)?;
+    if empty(&stats) {
+        return Err(crate::error::Error::empty_trace("workload", source.name(), "records"));
+    }
     let mut v = serde_json::to_value(&stats).expect("trace stats serialise");
     v["reuse"] = serde_json::to_value(&reuse).expect("reuse summary serialises");
     Ok(v.to_string())
@@ -153,7 +161,7 @@ pub fn convert_json(request: &str) -> crate::error::Result<String> {
         #[serde(default)]
         to: Option<String>,
     }
-    let r: Req = serde_json::from_str(request).map_err(|e| crate::error::Error::config("convert", e.to_string()))?;
+    let r: Req = crate::error::from_json(request, "convert")?;
     let h = match r.to.as_deref().unwrap_or("mtt") {
         "mtt" => convert(&r.input, &r.output)?,
         "ramulator" => binary_trace::convert_to_text(&r.input, &r.output)?,

@@ -67,7 +67,12 @@ impl ProfileOverrides {
     /// TOML numbers (so `1_048_576` and `0x100000` work).
     pub fn parse(text: &str) -> Result<Self> {
         let table: String = text.split(',').filter(|kv| !kv.trim().is_empty()).map(|kv| format!("{}\n", kv.trim())).collect();
-        toml::from_str(&table).map_err(|e| Error::config(format!("workload parameters '{text}'"), e.message().trim()))
+        // One pair per line: the key path names the pair, the line adds nothing.
+        let what = format!("workload parameters '{text}'");
+        crate::error::from_toml(&table, &what).map_err(|e| match e {
+            Error::Parse { reason, .. } => Error::config(what, reason),
+            e => e,
+        })
     }
 }
 

@@ -39,4 +39,10 @@ impl RefreshManager for AllBank {
     fn refreshed(&mut self, rank: u32, _now: Cycle) {
         self.due[rank as usize] += self.t_refi;
     }
+    fn period(&self) -> Option<u64> {
+        Some(self.t_refi)
+    }
+    fn refreshed_many(&mut self, rank: u32, n: u64) {
+        self.due[rank as usize] += n * self.t_refi;
+    }
 }

@@ -2,7 +2,7 @@
 //! nothing queued for its bank.
 
 use super::{RowPolicy, RowPolicyInfo};
-use crate::params::{ParamSchema, Params, Renamed};
+use crate::params::{ParamSchema, Params, Renamed, PERIOD_CYCLES};
 use serde::{Deserialize, Serialize};
 
 /// `[controller.timeout]`.
@@ -19,7 +19,11 @@ impl Default for TimeoutParams {
     }
 }
 
-impl Params for TimeoutParams {}
+impl Params for TimeoutParams {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        PERIOD_CYCLES.from(0).check_params(&[("cycles", self.cycles)])
+    }
+}
 
 /// The flat key this parameter had.
 const RENAMED: Renamed = &[("row_timeout", "cycles")];

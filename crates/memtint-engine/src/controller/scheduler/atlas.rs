@@ -14,7 +14,7 @@ use super::{Candidate, Period, Scheduler, SchedulerInfo, ServiceCost};
 use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::error::Result;
-use crate::params::{at_least_one, ParamSchema, Params, Renamed};
+use crate::params::{ParamSchema, Params, Renamed, PERIOD_CYCLES};
 use crate::Cycle;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -49,7 +49,8 @@ impl Default for AtlasParams {
 
 impl Params for AtlasParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        at_least_one(&[("quantum", self.quantum)])?;
+        PERIOD_CYCLES.check_params(&[("quantum", self.quantum)])?;
+        PERIOD_CYCLES.from(0).check_params(&[("starvation_threshold", self.starvation_threshold)])?;
         if !(0.0..1.0).contains(&self.alpha) {
             return Err(("alpha", format!("must be in [0, 1), got {}", self.alpha)));
         }

@@ -10,7 +10,7 @@ use super::{Candidate, Period, Scheduler, SchedulerInfo};
 use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::error::Result;
-use crate::params::{at_least_one, ParamSchema, Params, Renamed};
+use crate::params::{at_least_one, ParamSchema, Params, Renamed, PERIOD_CYCLES};
 use crate::{Cycle, NEVER};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -40,7 +40,8 @@ impl Default for BlissParams {
 
 impl Params for BlissParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        at_least_one(&[("threshold", self.threshold as u64), ("clearing_interval", self.clearing_interval)])
+        at_least_one(&[("threshold", self.threshold as u64)])?;
+        PERIOD_CYCLES.check_params(&[("clearing_interval", self.clearing_interval)])
     }
 }
 

@@ -18,7 +18,7 @@ use super::{Candidate, Period, Scheduler, SchedulerInfo};
 use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::error::Result;
-use crate::params::{ParamSchema, Params, Renamed};
+use crate::params::{ParamSchema, Params, Renamed, PERIOD_CYCLES};
 use crate::Cycle;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -57,7 +57,8 @@ impl Default for CcpsParams {
 
 impl Params for CcpsParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        check_intensity(self.epoch, self.low_intensity, self.alpha)
+        check_intensity(self.epoch, self.low_intensity, self.alpha)?;
+        PERIOD_CYCLES.from(0).check_params(&[("age_threshold", self.age_threshold)])
     }
 }
 

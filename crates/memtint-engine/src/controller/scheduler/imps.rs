@@ -19,7 +19,7 @@ use super::{Candidate, Period, Scheduler, SchedulerInfo};
 use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request};
 use crate::error::Result;
-use crate::params::{at_least_one, ParamSchema, Params, Renamed};
+use crate::params::{ParamSchema, Params, Renamed, PERIOD_CYCLES};
 use crate::Cycle;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -72,7 +72,7 @@ impl Default for ImpsParams {
 
 /// Checks of an intensity measurement's parameters (IMPS's and CCPS's).
 pub(super) fn check_intensity(epoch: u64, low_intensity: f64, alpha: f64) -> std::result::Result<(), (&'static str, String)> {
-    at_least_one(&[("epoch", epoch)])?;
+    PERIOD_CYCLES.check_params(&[("epoch", epoch)])?;
     if !(low_intensity >= 0.0 && low_intensity.is_finite()) {
         return Err(("low_intensity", format!("must be a finite number >= 0, got {low_intensity}")));
     }

@@ -344,7 +344,10 @@ mod tests {
                 "controller.stfm: no component with parameters is named 'stfm'; tables: fr-fcfs-cap",
             ),
             (serde_json::json!({ "tcm_quantm": 1 }), "controller.tcm_quantm: unknown key; controller keys: "),
-            (serde_json::json!({ "atlas": { "quantum": "long" } }), "controller.atlas: invalid type: string \"long\", expected u64"),
+            (
+                serde_json::json!({ "atlas": { "quantum": "long" } }),
+                "controller.atlas.quantum: invalid type: string \"long\", expected u64",
+            ),
             (
                 serde_json::json!({ "tcm_quantum": 5, "tcm": { "quantum": 6 } }),
                 "controller.tcm_quantum: is the deprecated spelling of controller.tcm.quantum",

@@ -24,7 +24,7 @@ use super::{Candidate, Period, Scheduler, SchedulerInfo, ServiceCost};
 use crate::controller::ControllerConfig;
 use crate::controller::{BankQueue, Request, RowOutcome};
 use crate::error::Result;
-use crate::params::{at_least_one, ParamSchema, Params, Renamed};
+use crate::params::{ParamSchema, Params, Renamed, PERIOD_CYCLES};
 use crate::{Cycle, NEVER};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -99,7 +99,7 @@ impl Default for TcmParams {
 
 impl Params for TcmParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        at_least_one(&[("quantum", self.quantum), ("shuffle_interval", self.shuffle_interval)])?;
+        PERIOD_CYCLES.check_params(&[("quantum", self.quantum), ("shuffle_interval", self.shuffle_interval)])?;
         for (key, v) in [("cluster_thresh", self.cluster_thresh), ("shuffle_algo_threshold", self.shuffle_algo_threshold)] {
             if !(0.0..=1.0).contains(&v) {
                 return Err((key, format!("must be in [0, 1], got {v}")));

@@ -1,0 +1,219 @@
+//! Every refused input names its place: the key path of a run spec or override, the file and
+//! line of a trace or device file. Each test feeds one input that once ended in a panic, a hang,
+//! garbage or a message pointing at a column of generated JSON.
+
+use memtint_engine::dram_sim::run_json;
+use memtint_engine::multicore::run_sim_json;
+
+fn sim_err(spec: &str) -> String {
+    run_sim_json(spec).expect_err("the spec must be refused").to_string()
+}
+
+fn dram_err(spec: &str) -> String {
+    run_json(spec).expect_err("the spec must be refused").to_string()
+}
+
+/// A CPU-trace run spec with `os` and `overrides` as given (JSON text, which may hold the `NaN`
+/// and `Infinity` Python writes).
+fn sim_spec(os: &str, overrides: &str) -> String {
+    format!(r#"{{"machine": "i7-860", "programs": ["light", "light"], "instructions": 1000, "os": {os}, "overrides": {overrides}}}"#)
+}
+
+fn generate_spec(generate: &str, outstanding: &str) -> String {
+    format!(r#"{{"machine": "ddr4-2400", "workload": {{"generate": {generate}}}, "outstanding": {outstanding}}}"#)
+}
+
+#[test]
+fn a_value_of_the_wrong_kind_in_a_run_spec_names_its_key_path() {
+    let e = sim_err(&sim_spec(r#"{"colours": [[-1], [1]]}"#, "{}"));
+    assert!(e.contains("os.colours[0][0]: invalid value: integer `-1`, expected u32"), "{e}");
+    assert!(!e.contains("column"), "{e}");
+    let e = sim_err(&sim_spec(r#"{"exclude_bits": [3, -2]}"#, "{}"));
+    assert!(e.contains("os.exclude_bits[1]: invalid value: integer `-2`, expected u32"), "{e}");
+    let e = sim_err(&sim_spec(r#"{"sched": {"switch_cycles": -5}}"#, "{}"));
+    assert!(e.contains("os.sched.switch_cycles: invalid value: integer `-5`, expected u64"), "{e}");
+    let e = dram_err(&generate_spec(r#"{"kind": "random", "requests": 10, "footprint_bytes": 1e30}"#, "4"));
+    assert!(e.contains("workload.generate.footprint_bytes: invalid type: floating point `1e+30`, expected u64"), "{e}");
+    let e = dram_err(&generate_spec(r#"{"kind": "random", "requests": 10, "seed": 18446744073709551616}"#, "4"));
+    assert!(e.contains("workload.generate.seed: invalid type: floating point"), "{e}");
+    let e = dram_err(&generate_spec(r#"{"kind": "random", "requests": 10}"#, "1e20"));
+    assert!(e.contains("outstanding: invalid type: floating point `1e+20`"), "{e}");
+}
+
+/// Python's json.dumps writes NaN and an overflowing float as `NaN` and `Infinity`.
+#[test]
+fn nan_and_infinity_name_their_key() {
+    let cases = [
+        (sim_spec("{}", r#"{"controller": {"write_high_watermark": NaN}}"#), "overrides.controller.write_high_watermark"),
+        (sim_spec("{}", r#"{"cpu": {"frequency_ghz": NaN}}"#), "overrides.cpu.frequency_ghz"),
+        (sim_spec(r#"{"policy": "mcp", "mcp": {"mpki_threshold": NaN}}"#, "{}"), "os.mcp.mpki_threshold"),
+        (sim_spec("{}", r#"{"controller": {"read_queue": Infinity}}"#), "overrides.controller.read_queue"),
+        (sim_spec("{}", r#"{"cache": {"llc": {"size_bytes": 1e400}}}"#), "overrides.cache.llc.size_bytes"),
+    ];
+    for (spec, key) in cases {
+        let e = sim_err(&spec);
+        assert!(e.contains(&format!("{key}: not valid JSON")) && e.contains("NaN and infinite numbers"), "{key}: {e}");
+    }
+}
+
+/// TOML values (profile parameters here; device and machine files alike) may be `nan` or `inf`.
+#[test]
+fn a_non_finite_number_in_toml_names_its_key() {
+    let spec = r#"{"machine": "i7-860", "programs": ["random:reads_pki=nan"], "instructions": 1000}"#;
+    let e = sim_err(spec);
+    assert!(e.contains("workload parameters 'reads_pki=nan': reads_pki: must be a finite number, got NaN"), "{e}");
+}
+
+const DDR4_2400: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr4-2400.toml"));
+
+/// A file under the system temp dir, removed on drop.
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn new(name: &str, bytes: &[u8]) -> Self {
+        let path = std::env::temp_dir().join(format!("memtint-input-errors-{}-{name}", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        TempFile(path)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The DDR4-2400 preset as a device file with `key`'s first line set to `value`.
+fn device_with(key: &str, value: &str) -> TempFile {
+    let mut done = false;
+    let text: String = DDR4_2400
+        .lines()
+        .map(|l| {
+            if !done && l.split('=').next().unwrap().trim() == key {
+                done = true;
+                format!("{key} = {value}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert!(done, "{key} is in the preset");
+    TempFile::new(&format!("{key}.toml"), text.as_bytes())
+}
+
+/// The error of a short DRAM run on the DDR4-2400 machine with `device` as its device.
+fn device_err(device: &TempFile) -> String {
+    let spec = serde_json::json!({
+        "machine": "ddr4-2400",
+        "workload": {"generate": {"kind": "random", "requests": 100}},
+        "overrides": {"dram": {"device": device.0}},
+    });
+    dram_err(&spec.to_string())
+}
+
+/// `--set controller.frontend_latency=1099511627776` aborted allocating 16 TiB of latency
+/// histogram, and `CL = 4000000000` 32 GiB.
+#[test]
+fn a_latency_beyond_its_bound_is_an_error_naming_the_key_before_anything_is_allocated() {
+    let spec = r#"{"machine": "ddr4-2400", "workload": {"generate": {"kind": "random", "requests": 100}},
+        "overrides": {"controller": {"frontend_latency": 1099511627776}}}"#;
+    let e = dram_err(spec);
+    assert!(e.contains("controller.frontend_latency: must be between 1 and 100000 cycles"), "{e}");
+    let device = device_with("CL", "4000000000");
+    let e = device_err(&device);
+    assert!(e.contains(&format!("{}: timing.CL: must be between 1 and 100000 cycles", device.0.display())), "{e}");
+    let e = sim_err(&sim_spec("{}", r#"{"cache": {"llc": {"latency": 1099511627776}}}"#));
+    assert!(e.contains("cache.llc.latency: must be between 0 and 100000 cycles"), "{e}");
+    let e = sim_err(&sim_spec(r#"{"sched": {"switch_cycles": 1099511627776}}"#, "{}"));
+    assert!(e.contains("os.sched.switch_cycles: must be between 0 and 100000 cycles"), "{e}");
+    let e = dram_err(
+        &spec
+            .replace(r#""frontend_latency": 1099511627776"#, r#""atlas": {"starvation_threshold": 18446744073709551615}"#)
+            .replace("\"overrides\"", "\"scheduler\": \"atlas\", \"overrides\""),
+    );
+    assert!(e.contains("controller.atlas.starvation_threshold: must be between 0 and 1000000000000 cycles"), "{e}");
+}
+
+/// `tREFI = 0` or `1` ended in "internal error: simulation stalled"; `tCK_ns` of 0, -1.5 or nan
+/// ran and reported 0 ns; `CL = 0` and `tRFC_ns = nan` were accepted.
+#[test]
+fn an_impossible_device_is_refused_naming_the_file_and_the_key() {
+    for (key, value, expected) in [
+        ("tREFI", "0", "timing.tREFI: must be between 1 and 100000 cycles"),
+        (
+            "tREFI",
+            "1",
+            "timing.tREFI: must exceed tRFC + tRC (313 + 55 cycles, organisation[0]) to leave a row cycle between refreshes, got 1",
+        ),
+        ("tREFI", "368", "timing.tREFI: must exceed tRFC + tRC"),
+        ("tRC", "54", "timing.tRC: must be at least tRAS + tRP (55), got 54"),
+        ("tRAS", "15", "timing.tRAS: must be at least tRCD (16), got 15"),
+        ("tCK_ns", "0", "timing.tCK_ns: must be above 0 and at most 100 ns"),
+        ("tCK_ns", "-1.5", "timing.tCK_ns: must be above 0 and at most 100 ns"),
+        ("tCK_ns", "nan", "timing.tCK_ns: must be a finite number, got NaN"),
+        ("CL", "0", "timing.CL: must be between 1 and 100000 cycles"),
+        ("tRFC_ns", "nan", "organisation[0].tRFC_ns: must be a finite number, got NaN"),
+        ("tRFC_ns", "0", "organisation[0].tRFC_ns: must be above 0 ns"),
+        ("tCCD_L", "3", "timing.tCCD_L: must be at least tCCD_S (4), got 3"),
+        ("CL", "-1", "timing.CL: invalid value: integer `-1`, expected u64"),
+    ] {
+        let device = device_with(key, value);
+        let e = device_err(&device);
+        assert!(e.contains(&device.0.display().to_string()) && e.contains(expected), "{key} = {value}: {e}");
+    }
+}
+
+/// A DRAMSim3 trace whose second line arrives at 10^15 or 2^64 - 1 ran for hours or for ever.
+#[test]
+fn a_dramsim3_arrival_beyond_the_bound_names_the_file_and_line() {
+    for (cycle, expected) in [
+        ("1000000000000000", "cycle 1000000000000000 is beyond the last arrival a trace may give (1000000000000 cycles"),
+        ("18446744073709551615", "cycle 18446744073709551615 is beyond the last arrival"),
+        ("18446744073709551616", "cycle out of range"),
+        ("5", "cycle 5 is earlier than the previous line's 10"),
+    ] {
+        let trace = TempFile::new("dramsim3.trace", format!("0x0 READ 10\n0x40 READ {cycle}\n0x80 WRITE 2000000\n").as_bytes());
+        let spec = serde_json::json!({"machine": "ddr4-2400", "workload": {"trace": {"path": trace.0, "format": "dramsim3"}}});
+        let e = dram_err(&spec.to_string());
+        assert!(e.starts_with(&format!("{}:2: {expected}", trace.0.display())), "{cycle}: {e}");
+    }
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// trace-stats labelled an empty trace "light" and exited 0; `sim` and `dram` refuse one.
+#[test]
+fn an_empty_trace_is_refused_by_trace_stats_as_by_sim() {
+    let mtt = TempFile::new("empty.mtt", b"");
+    memtint_engine::workload::BinaryTraceWriter::create(&mtt.0, false).unwrap().finish().unwrap();
+    let files =
+        [TempFile::new("empty.trace", b""), TempFile::new("blank.trace", b"\n  \n\t\n"), TempFile::new("empty.trace.gz", &gzip(b"")), mtt];
+    let paths: Vec<String> = files.iter().map(|f| f.0.display().to_string()).chain(["/dev/null".to_string()]).collect();
+    for path in paths {
+        for reuse in [false, true] {
+            let request = serde_json::json!({"workload": path, "reuse": reuse}).to_string();
+            let e = memtint_engine::workload::trace_stats_json(&request).expect_err("refused").to_string();
+            assert_eq!(e, format!("invalid configuration: workload: {path}: the trace has no records (an empty file, only comments and blank lines, or a header of none)"));
+        }
+        let sim = serde_json::json!({"machine": "i7-860", "programs": [path], "instructions": 1000}).to_string();
+        let e = sim_err(&sim);
+        assert!(e.contains(&format!("{path}: the trace has no records (an empty file")), "{e}");
+    }
+}
+
+/// Found by the fuzzer: 10^9 cores ran for minutes, 4 * 10^9 prefetch trackers aborted allocating
+/// 128 GB, and overrides that are not a table named no key.
+#[test]
+fn a_count_beyond_its_bound_is_an_error_naming_the_key() {
+    let e = sim_err(&sim_spec("{}", r#"{"cpu": {"cores": 1000000000}}"#));
+    assert!(e.contains("cpu.cores: must be between 1 and 1024 cores"), "{e}");
+    let e = sim_err(&sim_spec("{}", r#"{"cache": {"prefetcher": {"kind": "stream", "trackers": 4000000000}}}"#));
+    assert!(e.contains("cache.prefetcher.trackers: must be between 1 and 65536 entries"), "{e}");
+    let e = sim_err(&sim_spec("{}", "5"));
+    assert!(e.contains("overrides: invalid type: integer `5`"), "{e}");
+}
