@@ -562,7 +562,7 @@ def _key_line(text: str, key: str) -> str:
 def _at_config_line(path: str, message: str) -> str:
     """An engine error naming a key (``invalid configuration: os.colours: ...``) with the run
     file's line that sets it, when the file sets it (a value from --set or a preset has none)."""
-    m = re.match(r"invalid configuration: ([A-Za-z_][\w.]*)(\[\d+\])?:", message)
+    m = re.match(r"invalid configuration: ([A-Za-z_][\w.]*)((?:\[\d+\])*):", message)
     if not m:
         return message
     try:

@@ -436,3 +436,52 @@ def test_sweep_takes_overrides_and_set(memtint, tmp_path):
                        "read_queu")
     assert_clean_error(memtint("sweep", spec, "--out", tmp_path / "x", "--set", "os.policy=buddy"),
                        "--set os.policy")
+
+
+# --- errors name the key, not a column of the engine's JSON ----------------------------------
+
+RUN = 'machine = "i7-860"\nprograms = ["light", "light"]\ninstructions = 1000\n'
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("body, needles", [
+    ('[os]\ncolours = [[-1], [1]]\n', ["c.toml", "os.colours", "-1"]),
+    ('[os]\nexclude_bits = [-3]\n', ["c.toml", "exclude_bits", "-3"]),
+    ('[os.sched]\nswitch_cycles = -5\n', ["c.toml", "switch_cycles", "-5"]),
+    ('[overrides.controller]\nwrite_high_watermark = nan\n', ["c.toml", "write_high_watermark"]),
+    ('[overrides.cpu]\nfrequency_ghz = nan\n', ["c.toml", "frequency_ghz"]),
+    ('[os]\npolicy = "mcp"\n[os.mcp]\nmpki_threshold = nan\n', ["c.toml", "mpki_threshold"]),
+])
+def test_run_file_values_name_their_key(memtint, tmp_path, body, needles):
+    config = tmp_path / "c.toml"
+    config.write_text(RUN + body)
+    line = assert_clean_error(memtint("sim", config), *needles)
+    assert "line 1 column" not in line
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("args, needles", [
+    (["--set", "controller.read_queue=1e400"], ["controller.read_queue"]),
+    (["--set", "cache.llc.size_bytes=1e400"], ["cache.llc.size_bytes"]),
+    (["--footprint", "1" + "0" * 30], ["footprint"]),
+    (["--seed", str(2**64)], ["seed"]),
+    (["--outstanding", "1" + "0" * 20], ["outstanding"]),
+])
+def test_dram_values_name_their_key(memtint, args, needles):
+    line = assert_clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "100",
+                                      *args), *needles)
+    assert "line 1 column" not in line
+
+
+@pytest.mark.engine
+def test_trace_stats_at_the_limit_announces_its_estimate(tmp_path):
+    """10^13 instructions is the limit itself: accepted, and announced with its duration first."""
+    proc = subprocess.Popen([sys.executable, "-m", "memtint.cli", "trace-stats", "light", "--instructions",
+                             "10000000000000", "--machine", "i7-860"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        first = proc.stderr.readline()
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert first.startswith("memtint: this run will take about") and "days" in first, first
