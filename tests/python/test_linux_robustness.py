@@ -17,29 +17,7 @@ import time
 
 import pytest
 
-from memtint.linux import native
-from memtint.linux.errors import LinuxError
-
-ROOT = os.geteuid() == 0
-needs_root = pytest.mark.skipif(not ROOT, reason="reading frame numbers needs root or CAP_SYS_ADMIN (CI runs as root)")
-PYTHON = shutil.which("python3") or sys.executable
-CLI = [sys.executable, "-m", "memtint.cli"]
-
-
-def _library_built() -> bool:
-    try:
-        native.library_path()
-        return True
-    except LinuxError:
-        return False
-
-
-needs_library = pytest.mark.skipif(not _library_built(), reason="libmemtint is not built (make build)")
-
-
-def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "COLUMNS": "200", **(env or {})}, stdin=subprocess.DEVNULL)
+from test_linux import CLI, PYTHON, ROOT, cli, needs_library, needs_root  # noqa: F401 - shared set-up
 
 
 def snapshot(path) -> tuple:
