@@ -179,7 +179,7 @@ impl DeviceSpec {
                 ));
             }
             let key = format!("organisation[{i}].tRFC_ns");
-            if !(o.trfc_ns > 0.0) {
+            if o.trfc_ns.is_nan() || o.trfc_ns <= 0.0 {
                 return Err(Error::config(at(&key), format!("must be above 0 ns, got {}", o.trfc_ns)));
             }
             let t_rfc = ns_to_cycles(o.trfc_ns, t.tCK_ns);
