@@ -113,7 +113,7 @@ fn zero_cores_is_an_error_naming_cpu_cores() {
                                                        "overrides": {"cpu": {"cores": 0}}}))
     .unwrap();
     let e = run_sim(&spec).unwrap_err().to_string();
-    assert!(e.contains("cpu.cores") && e.contains("at least 1") && !e.contains("1 programs"), "{e}");
+    assert!(e.contains("cpu.cores") && e.contains("between 1 and") && !e.contains("1 programs"), "{e}");
 }
 
 /// A 1 TiB LLC used to be reported as "llc_set_bits: 6..36 is not a usable range".
