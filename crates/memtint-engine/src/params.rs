@@ -46,6 +46,10 @@ pub const QUEUE_ENTRIES: Bound = Bound { min: 1, max: 65_536, unit: "entries", w
 /// A core's or a cache's buffer entries: instruction window, issue width, MSHRs and their waiters.
 pub const BUFFER_ENTRIES: Bound = Bound { min: 1, max: 65_536, unit: "entries", why: "real cores and caches hold at most a few hundred" };
 
+/// A machine's DRAM banks, all channels and ranks (the controllers and the checker keep state
+/// per bank).
+pub const BANKS: Bound = Bound { min: 1, max: 65_536, unit: "banks", why: "a 16-channel machine of 8-rank DDR5 DIMMs has 4096" };
+
 /// A machine's cores.
 pub const CORES: Bound = Bound { min: 1, max: 1024, unit: "cores", why: "the largest machines have a few hundred" };
 

@@ -156,6 +156,8 @@ fn an_impossible_device_is_refused_naming_the_file_and_the_key() {
         ("tRFC_ns", "0", "organisation[0].tRFC_ns: must be above 0 ns"),
         ("tCCD_L", "3", "timing.tCCD_L: must be at least tCCD_S (4), got 3"),
         ("CL", "-1", "timing.CL: invalid value: integer `-1`, expected u64"),
+        ("banks_per_group", "256", "organisation[0].banks_per_group: must be at most 32 (devices have 2 to 8), got 256"),
+        ("rows", "1000", "organisation[0].rows: must be a non-zero power of two, got 1000"),
     ] {
         let device = device_with(key, value);
         let e = device_err(&device);
@@ -207,13 +209,18 @@ fn an_empty_trace_is_refused_by_trace_stats_as_by_sim() {
 }
 
 /// Found by the fuzzer: 10^9 cores ran for minutes, 4 * 10^9 prefetch trackers aborted allocating
-/// 128 GB, and overrides that are not a table named no key.
+/// 128 GB, and overrides that are not a table named no key; 2^20 channels allocate per bank; an LLC of 1 MSHR
+/// under 4 programs starved all but one for ever.
 #[test]
 fn a_count_beyond_its_bound_is_an_error_naming_the_key() {
     let e = sim_err(&sim_spec("{}", r#"{"cpu": {"cores": 1000000000}}"#));
     assert!(e.contains("cpu.cores: must be between 1 and 1024 cores"), "{e}");
     let e = sim_err(&sim_spec("{}", r#"{"cache": {"prefetcher": {"kind": "stream", "trackers": 4000000000}}}"#));
     assert!(e.contains("cache.prefetcher.trackers: must be between 1 and 65536 entries"), "{e}");
+    let e = sim_err(&sim_spec("{}", r#"{"dram": {"channels": 1048576}}"#));
+    assert!(e.contains("channels x ranks x banks per rank: must be between 1 and 65536 banks"), "{e}");
+    let e = sim_err(&sim_spec("{}", r#"{"cache": {"llc": {"mshrs": 1}}}"#));
+    assert!(e.contains("cache.llc.mshrs: must be at least cpu.mshrs (16), the misses one core may have outstanding, got 1"), "{e}");
     let e = sim_err(&sim_spec("{}", "5"));
     assert!(e.contains("overrides: invalid type: integer `5`"), "{e}");
 }

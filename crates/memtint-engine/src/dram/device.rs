@@ -161,8 +161,25 @@ impl DeviceSpec {
             return Err(Error::config(at("organisation"), "no organisation listed"));
         }
         for (i, o) in self.organisation.iter().enumerate() {
+            let (groups, banks) = self.banks_of(o).map_err(|reason| Error::config(at(&format!("organisation[{i}]")), reason))?;
+            let banks_key = if self.standard.has_bank_groups() { "banks_per_group" } else { "banks" };
+            for (name, v) in [("rows", o.rows), ("columns", o.columns), ("bank_groups", groups), (banks_key, banks)] {
+                if v == 0 || !v.is_power_of_two() {
+                    return Err(Error::config(
+                        at(&format!("organisation[{i}].{name}")),
+                        format!("must be a non-zero power of two, got {v}"),
+                    ));
+                }
+            }
+            // The general controller's candidate sets are masks of two slots per bank of a group.
+            if banks > 32 {
+                return Err(Error::config(
+                    at(&format!("organisation[{i}].{banks_key}")),
+                    format!("must be at most 32 (devices have 2 to 8), got {banks}"),
+                ));
+            }
             let key = format!("organisation[{i}].tRFC_ns");
-            if !(o.trfc_ns > 0.0) {
+            if o.trfc_ns.is_nan() || o.trfc_ns <= 0.0 {
                 return Err(Error::config(at(&key), format!("must be above 0 ns, got {}", o.trfc_ns)));
             }
             let t_rfc = ns_to_cycles(o.trfc_ns, t.tCK_ns);
@@ -218,6 +235,15 @@ impl DeviceSpec {
         })
     }
 
+    /// (bank groups, banks per group) of `o` as its standard gives them.
+    fn banks_of(&self, o: &DeviceOrganisation) -> std::result::Result<(u32, u32), &'static str> {
+        match (self.standard.has_bank_groups(), o.banks, o.bank_groups, o.banks_per_group) {
+            (false, Some(b), None, None) => Ok((1, b)),
+            (true, None, Some(g), Some(b)) => Ok((g, b)),
+            _ => Err("DDR3 devices give `banks`; DDR4 devices give `bank_groups` and `banks_per_group`"),
+        }
+    }
+
     /// The densities and widths this speed bin comes in.
     pub fn organisations(&self) -> &[DeviceOrganisation] {
         &self.organisation
@@ -255,16 +281,8 @@ impl DeviceSpec {
         bus_width_bits: u32,
     ) -> Result<Organisation> {
         let o = self.organisation_for(density_gbit, device_width)?;
-        let (bank_groups, banks_per_group) = match (self.standard.has_bank_groups(), o.banks, o.bank_groups, o.banks_per_group) {
-            (false, Some(b), None, None) => (1, b),
-            (true, None, Some(g), Some(b)) => (g, b),
-            _ => {
-                return Err(Error::config(
-                    format!("{}: organisation", self.name),
-                    "DDR3 devices give `banks`; DDR4 devices give `bank_groups` and `banks_per_group`",
-                ))
-            }
-        };
+        let (bank_groups, banks_per_group) =
+            self.banks_of(o).map_err(|reason| Error::config(format!("{}: organisation", self.name), reason))?;
         let org = Organisation {
             channels,
             ranks,

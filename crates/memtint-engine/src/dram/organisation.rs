@@ -74,6 +74,15 @@ impl Organisation {
                 return Err(Error::config(field, format!("must be a non-zero power of two, got {v}")));
             }
         }
+        // The general controller's candidate sets are masks of two slots per bank of a group.
+        if self.banks_per_group > 32 {
+            return Err(Error::config(
+                "banks_per_group",
+                format!("must be at most 32 (devices have 2 to 8), got {}", self.banks_per_group),
+            ));
+        }
+        let banks = [self.channels, self.ranks, self.bank_groups, self.banks_per_group].iter().map(|&n| n as u64).product::<u64>();
+        crate::params::BANKS.check("channels x ranks x banks per rank", banks)?;
         if !self.bus_width_bits.is_multiple_of(8) {
             return Err(Error::config("bus_width_bits", "must be a multiple of 8"));
         }

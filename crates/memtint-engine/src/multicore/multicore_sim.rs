@@ -275,6 +275,17 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
     let machine = &cfg.machine;
     machine.cpu.validate()?;
     machine.cache.validate()?;
+    // A shared LLC's MSHRs are taken first come, first served: with fewer than one core may hold,
+    // that core can hold them all and starve the others for ever (1 MSHR under 4 programs never
+    // ended). Real LLCs track far more misses than a core's fill buffers.
+    if let crate::cache::LlcConfig::Cache(llc) = &machine.cache.llc {
+        if llc.mshrs < machine.cpu.mshrs {
+            return Err(Error::config(
+                "cache.llc.mshrs",
+                format!("must be at least cpu.mshrs ({}), the misses one core may have outstanding, got {}", machine.cpu.mshrs, llc.mshrs),
+            ));
+        }
+    }
     let n = threads.len() as u32;
     if n == 0 {
         return Err(Error::config("programs", "a run needs at least one program (thread)"));

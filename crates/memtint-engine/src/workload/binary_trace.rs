@@ -36,8 +36,9 @@
 //! least recently used slot, so that active streams keep theirs.
 //!
 //! The whole file may also be gzip-compressed as a unit (e.g. by `gzip`); readers undo that
-//! first. A reader checks the magic, version and flags, and that the body holds exactly the
-//! announced number of records (a truncated or padded file is an error).
+//! first. A reader checks the magic, version and flags, that the body holds exactly the
+//! announced number of records (a truncated or padded file is an error), and at its end that
+//! they add up to the header's instruction and writeback counts.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
