@@ -196,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="List the presets and registered components the engine knows.",
     )
     presets.add_argument("--json", action="store_true", help="print the raw catalogue as JSON")
+    presets.add_argument("--same-placement", metavar="MACHINE",
+                         help="which placement policies place every page alike on MACHINE (one program per core; "
+                         "measured by a short probe run under each)")
     presets.set_defaults(handler=_presets)
 
     sim = commands.add_parser(
@@ -920,6 +923,21 @@ def _trace_stats(args: argparse.Namespace) -> int:
 
 
 def _presets(args: argparse.Namespace) -> int:
+    if args.same_placement:
+        from memtint import placement_equivalence
+
+        machine = args.same_placement
+        if machine not in {m["name"] for m in api.presets()["machines"]}:
+            raise api.MemtintError(f"--same-placement: unknown machine '{machine}' (see 'memtint presets')")
+        groups = placement_equivalence.groups(machine)
+        if args.json:
+            sys.stdout.write(json.dumps({"machine": machine, "same_placement": groups}) + "\n")
+            return 0
+        if not groups:
+            print(f"{machine}: every placement policy that runs here places pages its own way")
+        for g in groups:
+            print(f"{machine}: {', '.join(g[:-1])} and {g[-1]} place every page alike (one result under several names)")
+        return 0
     if args.json:
         sys.stdout.write(json.dumps(api.presets(), indent=2) + "\n")
         return 0

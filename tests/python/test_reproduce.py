@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -160,6 +161,46 @@ def test_quick_reproduction_writes_reports(tmp_path):
         assert (r.verdict == verdict.NOT_APPLICABLE) == (not has_effect), (r.subject, pki, r.verdict)
         if r.verdict == verdict.REPRODUCED:
             assert has_effect
+
+
+def check_rows_data(path):
+    """A report's rows (<paper>.json): no "reproduced" verdict rests on a subject without the
+    effect, and every not-applicable row says why."""
+    import json
+
+    data = json.loads(path.read_text())
+    assert data["rows"], path
+    for row in data["rows"]:
+        if row["verdict"] == verdict.REPRODUCED:
+            assert row["dram_pki"] is not None and row["dram_pki"] >= data["min_dram_pki"], (path.name, row)
+        if row["verdict"] == verdict.NOT_APPLICABLE:
+            assert row["not_applicable"], (path.name, row)
+        else:
+            assert not row["not_applicable"], (path.name, row)
+
+
+@pytest.mark.engine
+def test_quick_reproduction_rows_data_hold_the_verdict_rule(tmp_path):
+    out = tmp_path / "repro"
+    reproduce(["hvr"], str(out), common.Settings(seeds=2, quick=True, scale=0.5), jobs=2, progress=False)
+    check_rows_data(out / "hvr.json")
+    text = (out / "hvr.md").read_text()
+    # A-VP's figures are claims about the mixes where both horizontal policies help: measured on them
+    assert "both horizontal policies" in text and "measured on:" in text
+
+
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_committed_reports_rows_hold_the_verdict_rule(paper):
+    path = Path(figures.FIGURES_DIR).parents[1] / "docs" / "reproductions" / f"{paper}.json"
+    check_rows_data(path)
+
+
+def test_population_admits_only_the_mixes_where_both_horizontal_policies_help():
+    test, _ = common.POPULATIONS["both-horizontal-help"]
+    run = lambda ws: [{"ws": ws}]  # noqa: E731
+    assert test({"buddy": run(2.0), "cache-only": run(2.1), "bank-only": run(2.05)})
+    assert not test({"buddy": run(2.0), "cache-only": run(2.1), "bank-only": run(1.99)})
+    assert not test({"buddy": run(2.0), "cache-only": run(2.0), "bank-only": run(2.2)})
 
 
 def test_unknown_name_is_a_clean_error(memtint, clean_error):

@@ -19,6 +19,7 @@ pub fn catalogue_json() -> String {
                 "density_gbit": m.dram.density_gbit,
                 "channels": m.dram.channels,
                 "ranks": m.dram.ranks,
+                "cores": m.cpu.cores,
                 "mapping": m.dram.mapping,
                 "capacity_bytes": capacity,
                 "variants": m.variants,

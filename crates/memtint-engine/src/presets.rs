@@ -11,7 +11,8 @@ macro_rules! preset {
 }
 
 /// Device speed bins (`configs/devices`).
-pub const DEVICES: &[(&str, &str)] = &[preset!("devices", "ddr3-1333"), preset!("devices", "ddr3-1600"), preset!("devices", "ddr4-2400")];
+pub const DEVICES: &[(&str, &str)] =
+    &[preset!("devices", "ddr2-800"), preset!("devices", "ddr3-1333"), preset!("devices", "ddr3-1600"), preset!("devices", "ddr4-2400")];
 
 /// Machines (`configs/machines`).
 pub const MACHINES: &[(&str, &str)] = &[
@@ -22,6 +23,7 @@ pub const MACHINES: &[(&str, &str)] = &[
     preset!("machines", "i7-860"),
     preset!("machines", "i7-860-bpm-plus"),
     preset!("machines", "i7-860-8t"),
+    preset!("machines", "i7-860-8t-bpm-plus"),
     preset!("machines", "xor-bank"),
     preset!("machines", "opteron-6128-node"),
     preset!("machines", "ccps-4c-64b"),
@@ -30,6 +32,7 @@ pub const MACHINES: &[(&str, &str)] = &[
     preset!("machines", "ccps-4c-256b"),
     preset!("machines", "ccps-8c-256b"),
     preset!("machines", "ccps-16c-256b"),
+    preset!("machines", "tcm-24c"),
 ];
 
 /// Explicit address mappings (`configs/mappings`); named layouts such as `RoBaRaCoCh` need no file.

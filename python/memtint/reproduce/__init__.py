@@ -86,19 +86,56 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
         "(stream ~ libquantum, random ~ mcf, copy ~ lbm, light); memory-intensive means alone LLC MPKI > 1 on the "
         "experiment's machine, measured with its warm-up and window (memtint.workload_classes; bpm.md §4).",
     ]
+    same = same_placement(experiments)
     papers = []
     for n in names:
         e = experiments[n]
+        e.figures = claims[n]
         analysis = e.analyse(claims[n]["claim"], results)
-        header = e.describe() + [n for n in analysis.get("notes", []) if n] + common_header + [
+        header = e.describe() + [n for n in analysis.get("notes", []) if n] + [
+            s["text"] for s in same if n in s["papers"]] + common_header + [
             f"Wall time of this paper's {len(keys_of[n])} simulations: about {seconds_of[n]:.0f} s (share of the "
             f"{wall:.0f} s total).",
             "Run lengths: " + RUN_LENGTHS]
         report.write_paper(out, n, e.title, claims[n], header, analysis, command)
         papers.append({"name": n, "title": e.title, "rows": analysis["rows"], "seconds": seconds_of[n],
                        "runs": len(keys_of[n])})
-    report.write_index(out, papers, common_header, command)
+    report.write_index(out, papers, common_header + [s["text"] for s in same], command)
     return papers
+
+
+def same_placement(experiments: dict[str, Any]) -> list[dict[str, Any]]:
+    """Placement variants that are one policy on their machine (memtint.placement_equivalence),
+    over every paper's mix experiments: per group, the sentence the reports carry and the papers
+    that use one of its members."""
+    from memtint import placement_equivalence
+
+    used: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
+    users: dict[tuple[str, int, str], set[str]] = {}
+    for paper, e in experiments.items():
+        for exp in getattr(e, "mix_experiments", lambda: [])():
+            if not exp.mixes:
+                continue
+            size = len(exp.mixes[0])
+            for machine in exp.machines:
+                for v in exp.variants:
+                    if v.policy == "buddy":
+                        continue
+                    key = (v.machine or machine, size)
+                    label = v.policy if not v.os else f"{v.policy} ({', '.join(f'{k}={x}' for k, x in v.os.items())})"
+                    used.setdefault(key, {})[label] = {"policy": v.policy, **(v.os or {})}
+                    users.setdefault((*key, label), set()).add(paper)
+    out = []
+    for (machine, size), labels in used.items():
+        for group in placement_equivalence.groups(machine, list(labels), processes=size, options=labels):
+            papers = set().union(*(users[(machine, size, g)] for g in group))
+            out.append({"papers": papers, "text": (
+                f"Same placement: on {machine} with {size} programs, {', '.join(group[:-1])} and {group[-1]} place every "
+                f"page alike "
+                f"(measured: identical statistics of a {size}-program probe, memtint.placement_equivalence), so their "
+                "results are one result, reported under each name but not evidence twice"
+                + (f" (used by {', '.join(sorted(papers))})" if len(papers) > 1 else "") + ".")})
+    return out
 
 
 RUN_LENGTHS = ("i7-860 experiments (BPM, HVR): 10 M instructions per core, within one pass of the committed traces "

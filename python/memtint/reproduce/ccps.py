@@ -43,6 +43,9 @@ class Experiment:
                 "(placement from the alone runs' profiles), ccps + ccps. Alone runs under buddy + the machine's FR-FCFS. "
                 "One single-threaded program per core: CCPS's thread binding and time-sharing play no part."]
 
+    def mix_experiments(self) -> list[MixExperiment]:
+        return [self.grids[4], self.grids[8]]
+
     def plan(self) -> list[dict[str, Any]]:
         return self.grids[4].plan(self.settings) + self.grids[8].plan(self.settings)
 

@@ -229,12 +229,14 @@ def diagnostics(run: dict[str, Any]) -> dict[str, float]:
 
 
 def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3,
-            labels: tuple[str, str] = ("base", "policy"), exclude: tuple[str, ...] = ()) -> str:
+            labels: tuple[str, str] = ("base", "policy"), exclude: tuple[str, ...] = (),
+            first: tuple[str, ...] = ()) -> str:
     """The ``top`` diagnostics that changed most between the two sides of ``pairs`` (base,
     policy), as text: measured, not guessed. The change of a diagnostic is that of its mean over
     the pairs, relative to the larger of the two means; diagnostics below 0.01 on both sides
     (e.g. write-backs that barely occur) and those in ``exclude`` (what the experiment itself
-    sets, e.g. the banks a program may use) are not ranked."""
+    sets, e.g. the banks a program may use) are not ranked. Those in ``first`` (what the claim's
+    mechanism names) come first whatever their rank."""
     if not pairs:
         return ""
     exclude = tuple(exclude) + SETTINGS_DIAGNOSTICS
@@ -247,7 +249,7 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
         if scale < 0.01:
             continue
         rows.append((abs(b - a) / scale, k, a, b))
-    rows.sort(key=lambda r: -r[0])
+    rows.sort(key=lambda r: (r[1] not in first, -r[0]))
     chosen = []
     for r in rows:  # a diagnostic equal to one already chosen (reads = LLC misses without prefetch) adds nothing
         if not any(abs(r[2] - c[2]) <= 0.01 * max(abs(c[2]), 1e-9) and abs(r[3] - c[3]) <= 0.01 * max(abs(c[3]), 1e-9)
@@ -291,8 +293,13 @@ class Row:
     per_seed: list[float]
     cause: str = ""
     detail: str = ""
-    #: Why the subject has no effect to measure (measured: its DRAM traffic), or "" when it has.
+    #: Why the subject has no effect to measure (measured: its DRAM traffic, or a population
+    #: that cannot be formed), or "" when it has.
     not_applicable: str = ""
+    #: The subject's measured DRAM requests per kilo-instruction (the effect the verdict rests on).
+    dram_pki: float | None = None
+    #: The population the claim was measured on, as the report states it.
+    population: str = ""
 
     @property
     def stats(self) -> dict[str, float]:
@@ -317,11 +324,17 @@ def dram_pki(run: dict[str, Any]) -> float:
 def no_effect(subject: str, runs: list[dict[str, Any]]) -> str:
     """The reason ``subject`` has no memory-system effect to measure in ``runs`` (its reference
     runs, one per seed), or "" when it has: its DRAM traffic is below :data:`MIN_DRAM_PKI`."""
+    return effect(subject, runs)[1]
+
+
+def effect(subject: str, runs: list[dict[str, Any]]) -> tuple[float, str]:
+    """(DRAM requests per kilo-instruction of ``runs``, mean over them; the reason there is no
+    effect to measure, or "")."""
     pki = statistics.fmean(dram_pki(r) for r in runs) if runs else 0.0
     if pki >= verdict_rule.MIN_DRAM_PKI:
-        return ""
-    return (f"{subject}: {pki:.2f} DRAM requests per kilo-instruction (below {verdict_rule.MIN_DRAM_PKI:g}): "
-            "its accesses barely reach DRAM, so there is no effect to measure")
+        return pki, ""
+    return pki, (f"{subject}: {pki:.2f} DRAM requests per kilo-instruction (below {verdict_rule.MIN_DRAM_PKI:g}): "
+                 "its accesses barely reach DRAM, so there is no effect to measure")
 
 
 def evaluate(claims: list[dict[str, Any]], experiment: str,
@@ -383,22 +396,77 @@ def _compared(claim: dict[str, Any], runs: list[dict[str, dict]], baseline: str)
     return baseline, claim["policy"]
 
 
-def measure_mix_claim(exp: MixExperiment, results: dict[str, Any], claim: dict[str, Any], settings: Settings,
-                      machine: str | None = None) -> Row:
-    machine = machine or claim.get("machine") or exp.machines[0]
+#: Populations a claim can be restricted to (``population`` in configs/reproductions/*.toml):
+#: name -> (test on one mix's runs over seeds, label -> list of runs; description).
+POPULATIONS: dict[str, tuple[Callable[[dict[str, list[dict]]], bool], str]] = {
+    "both-horizontal-help": (
+        lambda runs: all(statistics.fmean(r["ws"] for r in runs[h]) > statistics.fmean(r["ws"] for r in runs["buddy"])
+                         for h in ("cache-only", "bank-only")),
+        "the mixes where both horizontal policies (cache-only and bank-only) raise WS over buddy, mean over seeds"),
+}
+
+
+def population(exps: list[tuple[MixExperiment, str]], results: dict[str, Any], claim: dict[str, Any],
+               settings: Settings) -> tuple[list[tuple[MixExperiment, str, int]], str]:
+    """The mixes a claim is measured on: (experiment, machine, mix index) for every mix of
+    ``exps``, or those its ``population`` admits; and the population's description."""
+    everything = [(e, mach, m) for e, mach in exps for m in range(len(e.mixes))]
+    name = claim.get("population")
+    sizes = sorted({len(e.mixes[0]) for e, _ in exps if e.mixes})
+    what = (f"{len(everything)} mixes of {' and '.join(map(str, sizes))} programs"
+            + (f" on {', '.join(dict.fromkeys(mach for _, mach in exps))}" if exps else ""))
+    if not name:
+        return everything, what
+    if name not in POPULATIONS:
+        raise ValueError(f"claim {claim['id']}: unknown population {name!r} (known: {', '.join(POPULATIONS)})")
+    test, description = POPULATIONS[name]
+    chosen = []
+    for e, mach, m in everything:
+        per_seed = [e.runs(results, mach, m, s) for s in settings.seed_list()]
+        if test({v.label: [r[v.label] for r in per_seed] for v in e.variants}):
+            chosen.append((e, mach, m))
+    return chosen, f"{description}: {len(chosen)} of the {what}"
+
+
+def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], results: dict[str, Any],
+                      claim: dict[str, Any], settings: Settings, machine: str | None = None) -> Row:
+    """A mix claim over one experiment, or over several (experiment, machine) pairs together
+    (the BPM paper's averages over its 4- and 8-program workloads), on the claim's population."""
+    if isinstance(exp, MixExperiment):
+        machine = machine or claim.get("machine") or exp.machines[0]
+        exps = [(exp, machine)]
+    else:
+        exps = exp
+    baseline = exps[0][0].baseline
+    mixes, described = population(exps, results, claim, settings)
+    subject = machine if claim.get("machine") else ""
+    if not mixes:
+        row = Row(claim, subject, [float("nan")])
+        row.population = described
+        row.not_applicable = f"the claim's population cannot be formed here: {described}"
+        return row
     per_seed, pairs = [], []
+    worst = claim["metric"] == "ws_change_worst"
     for seed in settings.seed_list():
-        runs = _per_mix(exp, results, machine, seed)
-        per_seed.append(mix_value(claim["metric"], runs, claim, exp.baseline))
-        ref, pol = _compared(claim, runs, exp.baseline)
+        runs = [e.runs(results, mach, m, seed) for e, mach, m in mixes]
+        per_seed.append(mix_value(claim["metric"], runs, claim, baseline))
+        ref, pol = _compared(claim, runs, baseline)
+        if worst:  # the worst mix's own figures, not the average over all mixes
+            runs = [min(runs, key=lambda r: pct(r[pol]["ws"], r[ref]["ws"]))]
         pairs.extend((diagnostics(r[ref]), diagnostics(r[pol])) for r in runs)
         labels = (ref, pol)
-    row = Row(claim, machine if claim.get("machine") else "", per_seed)
-    row.detail = explain(pairs, top=3, labels=labels)
-    base_runs = [exp.runs(results, machine, m, s)[exp.baseline] for s in settings.seed_list()
-                 for m in range(len(exp.mixes))]
-    row.not_applicable = no_effect(f"the {exp.baseline} runs of these mixes", base_runs)
+    row = Row(claim, subject, per_seed)
+    row.population = described
+    row.detail = explain(pairs, top=3, labels=labels, first=MECHANISM_DIAGNOSTICS.get(claim["metric"], ()))
+    base_runs = [e.runs(results, mach, m, s)[baseline] for s in settings.seed_list() for e, mach, m in mixes]
+    row.dram_pki, row.not_applicable = effect(f"the {baseline} runs of these mixes", base_runs)
     return row
+
+
+#: What a claim's mechanism names, shown first in its cause whatever else changed more.
+MECHANISM_DIAGNOSTICS = {
+    "rbmiss_change": ("row-buffer miss rate",),
+}
 
 
 def run_facts(exps: list[MixExperiment], results: dict[str, Any]) -> str:
@@ -416,6 +484,14 @@ def run_facts(exps: list[MixExperiment], results: dict[str, Any]) -> str:
     return "Measured run length (means): " + "; ".join(parts) + "." if parts else ""
 
 
+def mix_name(mix: list[str]) -> str:
+    """A mix for tables: its members joined, repeats counted ("bfs x3 + triad") in big mixes."""
+    if len(mix) <= 8:
+        return " + ".join(mix)
+    counts = {p: mix.count(p) for p in dict.fromkeys(mix)}
+    return " + ".join(f"{p} x{n}" if n > 1 else p for p, n in counts.items())
+
+
 def mix_table(exp: MixExperiment, results: dict[str, Any], settings: Settings, machine: str) -> list[list[str]]:
     """Per mix and variant: WS, MS and row-buffer miss rate, mean (± sd) over seeds."""
     rows = []
@@ -426,6 +502,54 @@ def mix_table(exp: MixExperiment, results: dict[str, Any], settings: Settings, m
             ms = summarise([r[v.label]["ms"] for r in per_seed])
             rb = summarise([r[v.label]["row_buffer_miss_rate"] for r in per_seed])
             d = summarise([pct(r[v.label]["ws"], r[exp.baseline]["ws"]) for r in per_seed])
-            rows.append([" + ".join(mix), v.label, f"{ws['mean']:.3f} ± {ws['sd']:.3f}", f"{d['mean']:+.1f}",
+            rows.append([mix_name(mix), v.label, f"{ws['mean']:.3f} ± {ws['sd']:.3f}", f"{d['mean']:+.1f}",
                          f"{ms['mean']:.2f} ± {ms['sd']:.2f}", f"{rb['mean']:.3f}"])
+    return rows
+
+
+# --- calibration ---------------------------------------------------------------------------------
+
+#: Alone statistics a calibration row can show (memtint.workload_classes.alone_stats keys).
+ALONE_MEASURES = {"alone_mpki": "llc_mpki", "alone_row_hit": "row_hit_rate", "alone_ipc": "ipc"}
+
+
+def per_core_bandwidth(run: dict[str, Any]) -> float:
+    """DRAM traffic (reads and write-backs, 64 B each) per core of a run, GB/s of simulated time."""
+    ns = run.get("simulated_ns") or 0.0
+    total = sum(c["dram_reads"] + c["dram_writes"] for c in run["cores"]) * 64
+    return total / ns / len(run["cores"]) if ns else float("nan")
+
+
+def calibration_rows(entries: list[dict[str, Any]], machine: str, settings: Settings, instructions: int,
+                     experiments: dict[str, MixExperiment], results: dict[str, Any]) -> list[list[str]]:
+    """The paper's baseline figures beside memtint's: for a program class, the alone statistics
+    of the pool programs measured in that class on ``machine``; for a mix experiment, its
+    baseline runs. Rows: quantity, paper, memtint, what memtint's figure is over, source."""
+    rows = []
+    for c in entries:
+        measure, value = c["measure"], float(c["value"])
+        if measure in ALONE_MEASURES:
+            stats = measured(machine, settings.warmup, instructions)
+            names = [n for n, m in stats.items() if m["classes"]["intensity"] == "intensive"
+                     and (c.get("class") in (None, m["classes"]["access"]))]
+            values = [stats[n][ALONE_MEASURES[measure]] for n in names if stats[n][ALONE_MEASURES[measure]] is not None]
+            if values:
+                ours = f"{statistics.fmean(values):.3g} (range {min(values):.3g}-{max(values):.3g})"
+            else:
+                ours = "n/a"
+            over = (f"{len(values)} intensive {c.get('class', '')} programs alone on {machine}: "
+                    f"{', '.join(names) or 'none'}")
+        else:
+            exp = experiments[c["experiment"]]
+            base = [results[exp.shared[(mach, m, s, exp.baseline)]] for (mach, m, s, label) in exp.shared
+                    if label == exp.baseline]
+            if measure == "baseline_row_miss":
+                values = [r["row_buffer_miss_rate"] for r in base]
+            elif measure == "per_core_bandwidth":
+                values = [per_core_bandwidth(r) for r in base]
+            else:
+                raise ValueError(f"unknown calibration measure {measure!r}")
+            ours = f"{statistics.fmean(values):.3g} (range {min(values):.3g}-{max(values):.3g})"
+            over = f"the {exp.baseline} runs of the {len(exp.mixes)} mixes of {len(exp.mixes[0])} programs, all seeds"
+        rows.append([c["text"], f"{value:g}", ours, over, c["source"]])
     return rows

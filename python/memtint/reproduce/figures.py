@@ -13,6 +13,9 @@ FIGURES_DIR = Path(__file__).resolve().parents[3] / "configs" / "reproductions"
 
 KINDS = ("change", "at_least", "at_most", "info")
 REQUIRED = ("id", "experiment", "figure", "source", "text", "kind", "metric")
+#: A ``[[calibration]]`` entry: a baseline figure of the paper's machine (not a claim), shown
+#: beside memtint's for the same program class or population.
+CALIBRATION_REQUIRED = ("text", "source", "value", "measure")
 
 
 def _toml():
@@ -49,5 +52,14 @@ def load(paper: str, directory: Path | None = None) -> dict[str, Any]:
         if c["id"] in seen:
             raise MemtintError(f"{where}: duplicate id")
         seen.add(c["id"])
+    for i, c in enumerate(table.get("calibration") or []):
+        where = f"{path.name}: calibration {i + 1}"
+        missing = [k for k in CALIBRATION_REQUIRED if k not in c]
+        if missing:
+            raise MemtintError(f"{where}: missing {', '.join(missing)}")
+        if not isinstance(c["value"], (int, float)):
+            raise MemtintError(f"{where}: a numeric 'value' is needed")
+        if "§" not in c["source"]:
+            raise MemtintError(f"{where}: source must name the summary's section (§), got {c['source']!r}")
     table["path"] = str(path)
     return table

@@ -44,6 +44,9 @@ class Experiment:
                 "Bank-Only, (2,0,1)), b-vp, c-vp.",
                 f"{self.instructions:,} instructions per core; alone runs under buddy."]
 
+    def mix_experiments(self) -> list[MixExperiment]:
+        return [self.four, self.eight]
+
     def plan(self) -> list[dict[str, Any]]:
         return self.four.plan(self.settings) + self.eight.plan(self.settings)
 

@@ -74,7 +74,8 @@ def claim_rows(rows: list[Row]) -> list[list[str]]:
         v = r.verdict
         cause = r.detail if (verdict_rule.is_miss(v) or v == verdict_rule.NO_FIGURE) else \
             r.not_applicable if v == verdict_rule.NOT_APPLICABLE else "—"
-        label = r.claim["text"] + (f" — **{r.subject}**" if r.subject else "")
+        label = r.claim["text"] + (f" — **{r.subject}**" if r.subject else "") + (
+            f" (measured on: {r.population})" if r.population and not r.subject else "")
         out.append([r.claim["figure"], label, r.claim["source"], paper_text(r.claim), mean, spread,
                     f"**{verdict_text(r)}**", cause])
     return out
@@ -147,6 +148,12 @@ def write_paper(out: str, name: str, title: str, figures: dict[str, Any], header
              f"paper summary `{figures.get('summary', '')}` (../shared/papers) with the section each comes from.", "",
              "## Set-up", ""]
     lines += [f"- {h}" for h in header]
+    if analysis.get("calibration"):
+        lines += ["", "## Calibration: the paper's machine against memtint's", "",
+                  "Baseline figures the paper reports, beside memtint's for the same program class or population "
+                  "(mean and range): how far the simulated machine is from the paper's before any verdict is read.", "",
+                  table_md(["quantity", "paper", "memtint", "memtint's figure is over", "source"],
+                           analysis["calibration"])]
     lines += ["", "## Verdict rule", "", verdict_rule.RULE, "",
               "The measured cause of a miss: the diagnostics gathered from the same runs (row-buffer miss rate, LLC MPKI, "
               "DRAM reads and writes per kilo-instruction, read latency, bank-level parallelism, banks and channels "
@@ -174,7 +181,27 @@ def write_paper(out: str, name: str, title: str, figures: dict[str, Any], header
     path = os.path.join(out, f"{name}.md")
     with open(path, "w") as f:
         f.write("\n".join(lines))
+    write_rows(os.path.join(out, f"{name}.json"), rows)
     return path
+
+
+def write_rows(path: str, rows: list[Row]) -> None:
+    """The claims' rows as data beside the report (what tests check the verdicts against): per
+    row its claim id, subject, verdict, our mean and seeds, the subject's measured DRAM requests
+    per kilo-instruction and, when not applicable, why."""
+    import json
+
+    data = [{"id": r.claim["id"], "subject": r.subject, "verdict": r.verdict, "paper": r.claim.get("value"),
+             "kind": r.claim.get("kind", "change"), "mean": _finite(r.stats["mean"]),
+             "per_seed": [_finite(v) for v in r.per_seed], "dram_pki": _finite(r.dram_pki),
+             "population": r.population, "not_applicable": r.not_applicable} for r in rows]
+    with open(path, "w") as f:
+        json.dump({"rows": data, "min_dram_pki": verdict_rule.MIN_DRAM_PKI}, f, indent=1)
+        f.write("\n")
+
+
+def _finite(v: float | None) -> float | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
 
 def write_index(out: str, papers: list[dict[str, Any]], header: list[str], command: str) -> str:

@@ -5,6 +5,10 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Standard {
+    /// DDR2: DDR3's command set and rule table with DDR2's values (JESD79-2F); used with BL8,
+    /// so reads and writes to a rank are spaced by BL/2 (the device file's tCCD).
+    #[serde(rename = "DDR2")]
+    Ddr2,
     #[serde(rename = "DDR3")]
     Ddr3,
     #[serde(rename = "DDR4")]
@@ -12,7 +16,7 @@ pub enum Standard {
 }
 
 impl Standard {
-    /// Burst length in transfers (both DDR3 and DDR4 use BL8).
+    /// Burst length in transfers (BL8 in every standard modelled).
     pub fn burst_length(self) -> u32 {
         8
     }
@@ -22,11 +26,12 @@ impl Standard {
     /// The standard's timing rules (`timing_rules.rs`).
     pub fn timing_rules(self) -> &'static [Rule] {
         match self {
-            Standard::Ddr3 | Standard::Ddr4 => DDR_RULES,
+            Standard::Ddr2 | Standard::Ddr3 | Standard::Ddr4 => DDR_RULES,
         }
     }
     pub fn name(self) -> &'static str {
         match self {
+            Standard::Ddr2 => "DDR2",
             Standard::Ddr3 => "DDR3",
             Standard::Ddr4 => "DDR4",
         }

@@ -1,0 +1,77 @@
+"""Policies that are one policy on a machine. Two placement policies can place every page alike
+on a given machine (``bpm`` and ``bank-only`` on the i7-860 with four programs: BPM's even split
+of the 32 bank colours gives each program the eight colours of one b21-b22 value, which is
+HVR's bank-only). Results under them are then one result, and `memtint presets --same-placement`
+and the reproduction reports say so instead of counting it twice.
+
+The test is measured: every policy runs the same probe on the machine (one ``random`` profile
+per core, :data:`PROBE_INSTRUCTIONS` instructions, the same seed) and policies whose whole
+statistics agree bit for bit are grouped. The probe touches thousands of pages on every core,
+so two policies that placed any of them on another bank or channel would differ in their row
+outcomes, banks and channels used.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from memtint import api
+from memtint.api import MemtintError
+
+#: Instructions per core of the probe (touches several thousand pages per core).
+PROBE_INSTRUCTIONS = 30_000
+PROBE_PROGRAM = "random"
+
+
+#: What a run reports about the policy's settings or the host, not about what happened.
+_SETTINGS = {"colours", "colours_text", "policy", "config", "wall_seconds", "warnings"}
+
+
+def _measured(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _measured(v) for k, v in value.items() if k not in _SETTINGS and not k.endswith("_per_second")}
+    if isinstance(value, list):
+        return [_measured(v) for v in value]
+    return value
+
+
+def _fingerprint(result: dict[str, Any]) -> str:
+    return json.dumps(_measured(result), sort_keys=True, default=str)
+
+
+@functools.lru_cache(maxsize=None)
+def probe(machine: str, policy: str, processes: int, os_options: tuple = ()) -> str | None:
+    """The probe's fingerprint under ``policy`` on ``machine``, or None when the policy cannot
+    run there (it needs profiles or a machine variant)."""
+    spec = api.build_sim_spec(machine, [PROBE_PROGRAM] * processes, instructions=PROBE_INSTRUCTIONS, policy=policy,
+                              seed=1, os_options=dict(os_options) or None)
+    try:
+        return _fingerprint(api.run_sim_spec(spec))
+    except MemtintError:
+        return None
+
+
+def groups(machine: str, policies: list[str] | None = None, processes: int | None = None,
+           options: dict[str, dict[str, Any]] | None = None) -> list[list[str]]:
+    """The policies of ``policies`` (default: every registered one that runs without profiles)
+    that place pages identically on ``machine`` with ``processes`` programs (default: one per
+    core), as groups of two or more, in the order given. ``options`` maps a label to its
+    policy's ``[os]`` options (with its ``policy`` key), e.g. ``{"bpm-strided": {"policy": "bpm",
+    "colour_split": "strided"}}``."""
+    catalogue = api.presets()
+    if processes is None:
+        processes = next(m for m in catalogue["machines"] if m["name"] == machine)["cores"]
+    if policies is None:
+        policies = [p["name"] for p in catalogue["placement_policy_info"] if not p["needs_profiles"]]
+    options = options or {}
+    seen: dict[str, list[str]] = {}
+    for label in policies:
+        opts = dict(options.get(label, {}))
+        policy = opts.pop("policy", label)
+        fp = probe(machine, policy, processes, tuple(sorted(opts.items())))
+        if fp is not None:
+            seen.setdefault(fp, []).append(label)
+    return [g for g in seen.values() if len(g) > 1]
+
