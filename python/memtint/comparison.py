@@ -252,6 +252,8 @@ def compare(
                 "row_buffer_miss_rate_alone": a["row_buffer_miss_rate"],
                 "llc_mpki": c["llc_mpki"],
                 "read_latency_ns_mean": c["read_latency_ns"]["mean"],
+                "llc_mpki_alone": a.get("llc_mpki"),
+                "read_latency_ns_alone": (a.get("read_latency_ns") or {}).get("mean"),
                 "banks_used": c["banks_used"],
                 "channels_used": c["channels_used"],
                 "colour_overflow_pages": c["colour_overflow_pages"],

@@ -231,3 +231,23 @@ def test_demo_sentences_follow_the_numbers():
                           "maximum slowdown -10.0 %; on the 1 memory-intensive mix +5.0 %")
     assert "more throughput and fairer" in bpm and "cut the row-buffer miss rate from 50 % to 30 %" in bpm
     assert "-5.0 %" in cache and "a loss on these mixes" in cache and "stayed at 50 %" in cache
+
+
+def test_demo_names_the_interference_that_grew_most_with_its_figures():
+    import pandas as pd
+
+    from memtint.demo import intensive_mixes, interference_sentence
+
+    rows = []
+    for core, (mpki_alone, mpki, rb_alone, rb, lat_alone, lat) in enumerate(
+            [(20.0, 22.0, 0.5, 0.8, 50.0, 60.0), (10.0, 11.0, 0.4, 0.7, 60.0, 70.0), (0.05, 0.05, 0.1, 0.1, 40.0, 40.0)]):
+        rows.append({"policy": "buddy", "status": "ok", "mix": "a|b|c", "core": core, "llc_mpki_alone": mpki_alone,
+                     "llc_mpki": mpki, "row_buffer_miss_rate_alone": rb_alone, "row_buffer_miss_rate": rb,
+                     "read_latency_ns_alone": lat_alone, "read_latency_ns_mean": lat})
+    frame = pd.DataFrame(rows)
+    text = interference_sentence(frame, "buddy")
+    # row-buffer misses 0.45 -> 0.75 (+67 %) beat latency (+18 %) and LLC misses (+10 %)
+    assert "[bold]bank interference[/bold] dominates" in text, text
+    assert "from 45 % to 75 % (+67 %" in text and "+10 %, LLC pollution" in text and "over the 2 programs" in text
+    # one light program of three: an intensive mix, measured by alone MPKI
+    assert intensive_mixes(frame) == {"a|b|c"}

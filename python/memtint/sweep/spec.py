@@ -93,6 +93,16 @@ _MAX_SLOTS = 16 * limits.MAX_RUNS
 _MIX_SIZE_WHY = f" (a mix has one program per core; {_MAX_MIX_SIZE} is far above any machine's core count)"
 
 
+#: Classes a pool can name as "class:NAME", by the measured classes of memtint.workload_classes.
+CLASSES = {
+    "intensive": lambda c: c["intensity"] == "intensive",
+    "light": lambda c: c["intensity"] == "light",
+    "intensive-streaming": lambda c: c["intensity"] == "intensive" and c["access"] == "streaming",
+    "intensive-random": lambda c: c["intensity"] == "intensive" and c["access"] == "random",
+    "write-heavy": lambda c: c["intensity"] == "intensive" and c["write_heavy"],
+}
+
+
 def _fail(where: str, message: str) -> SweepSpecError:
     return SweepSpecError(f"{where}: {message}")
 
@@ -214,10 +224,35 @@ class _Parser:
         raise _fail(key, f"{value}: not a built-in workload profile ({', '.join(self.cat.profiles)}), not a "
                          f"program of the workload suite ({', '.join(workloads.suite())}) and no such trace file")
 
+    #: (machine, instructions, warm-up) classes are measured with (the sweep's first of each).
+    measure_on: tuple[str, int, int] | None = None
+
     def programs(self, value: Any, key: str) -> tuple[str, ...]:
+        if isinstance(value, str) and value.startswith("class:"):
+            return self.measured_class(value[len("class:"):], key)
         if not isinstance(value, list) or not value:
-            raise _fail(key, "expected a non-empty list of programs")
+            raise _fail(key, "expected a non-empty list of programs, or \"class:NAME\" (a measured class: "
+                        f"{', '.join(CLASSES)})")
         return tuple(self.program(p, f"{key}[{i}]") for i, p in enumerate(value))
+
+    def measured_class(self, name: str, key: str) -> tuple[str, ...]:
+        """The suite's programs and the built-in profiles measured in class ``name`` on the
+        sweep's first machine, with its first instruction count and its warm-up (alone runs,
+        cached: memtint.workload_classes)."""
+        from memtint import workload_classes, workloads
+
+        if name not in CLASSES:
+            raise _fail(key, f"unknown class {name!r} (known: {', '.join(CLASSES)})")
+        if self.measure_on is None:
+            raise _fail(key, "a measured class needs the sweep's machines and instructions")
+        machine, instructions, warmup = self.measure_on
+        names = list(workloads.suite()) + list(self.cat.profiles)
+        stats = workload_classes.measure({n: workloads.trace_path(n) if n in workloads.suite() else n for n in names},
+                                         machine, warmup=warmup, instructions=instructions)
+        chosen = tuple(n for n in names if CLASSES[name](stats[n]["classes"]))
+        if not chosen:
+            raise _fail(key, f"no program is measured {name} on {machine}")
+        return chosen
 
     def preset_mix(self, value: Any, key: str) -> Mix:
         if value not in self.cat.mixes:
@@ -293,6 +328,10 @@ class _Parser:
             progs = tuple(rng.choice(pool) for pool, n in draws for _ in range(n))
             mixes.append(Mix(progs, f"{name}-{c}" if name else "|".join(progs)))
         return mixes
+
+
+def _warmup(table: dict[str, Any]) -> int:
+    return _int(table.get("warmup", DEFAULT_WARMUP), "warmup", 0, limits.MAX_INSTRUCTIONS, _INSTRUCTIONS_WHY)
 
 
 def _check_slots(where: str, count: int, size: int) -> None:
@@ -377,6 +416,8 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
                     for i, m in enumerate(_as_list(table["machines"], "machines", str))]
         policies = [parser.policy_scheduler(p, f"policies[{i}]")
                     for i, p in enumerate(_as_list(table["policies"], "policies", str))]
+        if machines and instructions:
+            parser.measure_on = (machines[0], instructions[0], _warmup(table))
         mixes = parser.mixes(table["mixes"])
         for key, values in (("machines", machines), ("mixes", mixes), ("policies", policies),
                             ("instructions", instructions), ("seeds", seeds)):
@@ -394,7 +435,7 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
                     for n in instructions:
                         for seed in seeds:
                             entries.append(RunEntry(on, mix, policy, n, seed, os_table, sched))
-    warmup = _int(table.get("warmup", DEFAULT_WARMUP), "warmup", 0, limits.MAX_INSTRUCTIONS, _INSTRUCTIONS_WHY)
+    warmup = _warmup(table)
     overrides = table.get("overrides")
     if overrides is not None and not isinstance(overrides, dict):
         raise _fail("overrides", f"expected a table of machine settings ([overrides.controller] ...), got {overrides!r}")
