@@ -200,6 +200,10 @@ def _wmean(cores: list[dict[str, Any]], key: str, weight: str = "dram_reads") ->
     return sum((c.get(key) or 0.0) * (c.get(weight) or 0) for c in cores) / total
 
 
+#: The diagnostic of inter-program bank interference (the engine's row-outcome causes).
+INTERFERENCE = "row conflicts caused by another program, per kilo-request"
+
+
 def diagnostics(run: dict[str, Any]) -> dict[str, float]:
     """Measured quantities of one run that can explain a result (names are what the report shows)."""
     cores = run["cores"]
@@ -447,26 +451,49 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
         return row
     per_seed, pairs = [], []
     worst = claim["metric"] == "ws_change_worst"
+    worst_mixes: list[str] = []
     for seed in settings.seed_list():
         runs = [e.runs(results, mach, m, seed) for e, mach, m in mixes]
         per_seed.append(mix_value(claim["metric"], runs, claim, baseline))
         ref, pol = _compared(claim, runs, baseline)
         if worst:  # the worst mix's own figures, not the average over all mixes
-            runs = [min(runs, key=lambda r: pct(r[pol]["ws"], r[ref]["ws"]))]
+            i = min(range(len(runs)), key=lambda j: pct(runs[j][pol]["ws"], runs[j][ref]["ws"]))
+            worst_mixes.append(mix_name(mixes[i][0].mixes[mixes[i][2]]))
+            runs = [runs[i]]
         pairs.extend((diagnostics(r[ref]), diagnostics(r[pol])) for r in runs)
         labels = (ref, pol)
     row = Row(claim, subject, per_seed)
     row.population = described
-    row.detail = explain(pairs, top=3, labels=labels, first=MECHANISM_DIAGNOSTICS.get(claim["metric"], ()))
+    row.detail = explain(pairs, top=3, labels=labels, first=mechanism(claim))
+    if worst:
+        most = max(set(worst_mixes), key=worst_mixes.count)
+        row.detail = (f"the worst mix ({most}, worst in {worst_mixes.count(most)} of {len(worst_mixes)} seeds), "
+                      f"its own figures: " + row.detail)
     base_runs = [e.runs(results, mach, m, s)[baseline] for s in settings.seed_list() for e, mach, m in mixes]
     row.dram_pki, row.not_applicable = effect(f"the {baseline} runs of these mixes", base_runs)
     return row
 
 
-#: What a claim's mechanism names, shown first in its cause whatever else changed more.
+#: What a claim's mechanism names, shown first in its cause whatever else changed more: by the
+#: claim's metric, and by the mechanism of the policy it is about.
 MECHANISM_DIAGNOSTICS = {
-    "rbmiss_change": ("row-buffer miss rate",),
+    "rbmiss_change": ("row-buffer miss rate", INTERFERENCE),
 }
+BANK = (INTERFERENCE, "row-buffer miss rate")
+LLC = ("LLC MPKI (mean per program)",)
+SCHEDULING = ("read latency, ns (mean, weighted by reads)", "slowdown of light programs (alone MPKI <= 1)")
+POLICY_DIAGNOSTICS = {
+    "bpm": BANK, "bpm-strided": BANK, "bank-only": BANK, "bank-only-8": BANK, "bpm-plus": BANK,
+    "cache-only": LLC, "a-vp": LLC + BANK, "b-vp": LLC + BANK, "c-vp": LLC + BANK,
+    "tcm": SCHEDULING, "atlas": SCHEDULING, "par-bs": SCHEDULING, "bliss": SCHEDULING, "imps": SCHEDULING,
+    "ccps": SCHEDULING,
+}
+
+
+def mechanism(claim: dict[str, Any]) -> tuple[str, ...]:
+    """The diagnostics a claim's cause shows first: its metric's, then its policy's."""
+    names = MECHANISM_DIAGNOSTICS.get(claim["metric"], ()) + POLICY_DIAGNOSTICS.get(claim.get("policy") or "", ())
+    return tuple(dict.fromkeys(names))
 
 
 def run_facts(exps: list[MixExperiment], results: dict[str, Any]) -> str:
