@@ -16,6 +16,7 @@ pub const DEVICES: &[(&str, &str)] =
 
 /// Machines (`configs/machines`).
 pub const MACHINES: &[(&str, &str)] = &[
+    preset!("machines", "ddr2-800"),
     preset!("machines", "ddr3-1333"),
     preset!("machines", "ddr3-1600"),
     preset!("machines", "ddr4-2400"),

@@ -75,8 +75,17 @@ pub mod random_run {
     use proptest::prelude::*;
     use serde_json::json;
 
-    pub const MACHINES: &[&str] =
-        &["ddr3-1333", "ddr3-1600", "ddr4-2400", "ddr4-2400-2ch2r", "i7-860", "i7-860-bpm-plus", "xor-bank", "opteron-6128-node"];
+    pub const MACHINES: &[&str] = &[
+        "ddr3-1333",
+        "ddr3-1600",
+        "ddr4-2400",
+        "ddr4-2400-2ch2r",
+        "i7-860",
+        "i7-860-bpm-plus",
+        "xor-bank",
+        "opteron-6128-node",
+        "tcm-24c",
+    ];
     pub const ROW_POLICIES: &[&str] = &["open", "closed", "timeout"];
     pub const REFRESH: &[&str] = &["all-bank", "none"];
     pub const KINDS: &[GeneratorKind] =

@@ -9,7 +9,7 @@ use memtint_engine::dram_sim::DramSimOptions;
 use memtint_engine::trace::GeneratorKind;
 use serde_json::json;
 
-const STANDARDS: &[&str] = &["ddr3-1333", "ddr3-1600", "ddr4-2400"];
+const STANDARDS: &[&str] = &["ddr2-800", "ddr3-1333", "ddr3-1600", "ddr4-2400"];
 
 #[test]
 fn idle_read_latency_is_trcd_plus_tcl_plus_burst_plus_frontend() {
