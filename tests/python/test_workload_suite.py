@@ -67,3 +67,24 @@ def test_mix_takes_suite_programs_by_name(memtint, tmp_path):
     from memtint.sweep import load_spec
 
     assert load_spec(spec).entries[0].mix.programs[0].endswith(".mtt.gz")
+
+
+@pytest.mark.engine
+def test_sweep_pools_can_be_measured_classes(tmp_path):
+    from memtint.sweep import load_spec
+    from memtint.sweep.spec import SweepSpecError
+
+    spec = tmp_path / "s.toml"
+    head = 'machines = ["i7-860"]\npolicies = ["buddy"]\ninstructions = 20000\nwarmup = 0\n'
+    spec.write_text(head + '[[mixes]]\nclasses = [{ from = "class:intensive", n = 2 }, { from = "class:light", n = 1 }]\n'
+                    'count = 3\nseed = 5\n')
+    stats = workload_classes.measure({n: workloads.trace_path(n) if n in workloads.suite() else n
+                                      for n in list(workloads.suite()) + list(api.PROFILES)},
+                                     "i7-860", warmup=0, instructions=20000)
+    for entry in load_spec(spec).entries:
+        programs = entry.mix.programs
+        names = [common.short(p) for p in programs]
+        assert [stats[n]["classes"]["intensity"] for n in names] == ["intensive", "intensive", "light"], names
+    spec.write_text(head + '[[mixes]]\nrandom = "class:heavy"\nsize = 2\n')
+    with pytest.raises(SweepSpecError, match=r"mixes\[0\]\.random: unknown class 'heavy' \(known: intensive"):
+        load_spec(spec)
