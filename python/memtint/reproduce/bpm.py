@@ -140,6 +140,7 @@ class Experiment:
                         + [f"{statistics.fmean(c['llc_mpki'] for c in full):.2f}",
                            f"{statistics.fmean(c['bank_level_parallelism'] for c in full):.2f}"])
         tables = [
+            common.programs_table(MACHINE, self.settings, self.instructions, self.pool),
             ("Bank sensitivity (Fig. 1): IPC relative to 64 banks, mean over seeds",
              ["program"] + [f"{b} banks" for b in BANKS] + ["LLC MPKI (64 banks)", "BLP (64 banks)"], sens),
             (f"Mixes (Fig. 8-10): per mix and policy, mean ± sd over seeds (mix seed {self.settings.mix_seed})",

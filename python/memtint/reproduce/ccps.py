@@ -54,7 +54,7 @@ class Experiment:
 
     def analyse(self, claims: list[dict[str, Any]], results: dict[str, Any]) -> dict[str, Any]:
         rows = [common.measure_mix_claim(self._grid(c["machine"]), results, c, self.settings) for c in claims]
-        tables = []
+        tables = [common.programs_table(m, self.settings, self.instructions) for m in ("ccps-4c-64b", "ccps-8c-64b")]
         for m in MACHINES:
             tables.append((f"{m}: per mix and policy, mean ± sd over seeds",
                            ["mix", "policy", "WS", "WS vs buddy %", "MS", "row-buffer miss rate"],

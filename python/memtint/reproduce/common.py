@@ -580,3 +580,25 @@ def calibration_rows(entries: list[dict[str, Any]], machine: str, settings: Sett
             over = f"the {exp.baseline} runs of the {len(exp.mixes)} mixes of {len(exp.mixes[0])} programs, all seeds"
         rows.append([c["text"], f"{value:g}", ours, over, c["source"]])
     return rows
+
+
+def programs_table(machine: str, settings: Settings, instructions: int, pool: list[str] | None = None
+                   ) -> tuple[str, list[str], list[list[str]]]:
+    """Every program's measured alone statistics and classes on ``machine`` with the experiment's
+    warm-up and window (the numbers its pool is built from), as a report table."""
+    stats = measured(machine, settings.warmup, instructions)
+    rows = []
+    for name, m in stats.items():
+        c = m["classes"]
+        kinds = [c["intensity"]] + ([c["access"]] if c["access"] else []) + (["write-heavy"] if c["write_heavy"] else []) \
+            + (["cache-sensitive"] if c.get("cache_sensitive") else [])
+        q = m.get("quarter_llc_ipc")
+        rows.append([name + (" (in the pool)" if pool is not None and name in pool else ""), f"{m['ipc']:.2f}",
+                     f"{m['llc_mpki']:.2f}", f"{m['dram_reads_pki']:.2f}", f"{m['dram_writes_pki']:.2f}",
+                     "n/a" if m["row_hit_rate"] is None else f"{m['row_hit_rate']:.2f}",
+                     f"{m['bank_level_parallelism']:.2f}", f"{m.get('footprint_mb', 0):.0f}",
+                     "n/a" if q is None else f"{q:.2f}", ", ".join(kinds)])
+    return (f"Programs alone on {machine} under buddy ({settings.warmup:,}-instruction warm-up, {instructions:,} "
+            "measured): the statistics the classes and pools come from (memtint.workload_classes)",
+            ["program", "IPC", "LLC MPKI", "DRAM reads PKI", "DRAM writes PKI", "row-buffer hit rate", "BLP",
+             "pages touched, MB", "IPC with 1/4 LLC (share)", "classes"], rows)

@@ -56,6 +56,7 @@ class Experiment:
             exp = self.four if c["experiment"] == "mixes-4" else self.eight
             rows.append(common.measure_mix_claim(exp, results, c, self.settings))
         tables = [
+            common.programs_table("i7-860", self.settings, self.instructions),
             ("4-program mixes (i7-860): mean ± sd over seeds", ["mix", "policy", "WS", "WS vs buddy %", "MS",
                                                                 "row-buffer miss rate"],
              common.mix_table(self.four, results, self.settings, "i7-860")),

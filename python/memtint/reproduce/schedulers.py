@@ -35,7 +35,7 @@ class Experiment:
         self.instructions = settings.instructions(size["instructions"])
         # Three intensive programs and one from the whole pool: the light member is where
         # application-aware scheduling is expected to matter.
-        pool = common.intensive(MACHINE, settings.warmup, self.instructions)  # measured on this machine
+        pool = self.pool = common.intensive(MACHINE, settings.warmup, self.instructions)  # measured here
         heavy = common.draw_mixes(pool, 3, size["mixes"], settings.mix_seed + 1)
         rng = random.Random(settings.mix_seed + 1)
         mixes = [sorted(m + [rng.choice(common.ALL)]) for m in heavy]
@@ -44,7 +44,7 @@ class Experiment:
                                    settings.mix_seed + 1)
         # 24 programs: half from the pool measured intensive on tcm-24c, half from the whole pool.
         self.instructions24 = settings.instructions(size["instructions24"])
-        pool24 = common.intensive(MACHINE24, settings.warmup, self.instructions24)
+        pool24 = self.pool24 = common.intensive(MACHINE24, settings.warmup, self.instructions24)
         heavy = int(24 * INTENSIVE_SHARE_24)
         rng24 = random.Random(settings.mix_seed + 24)
         mixes24 = [sorted(rng24.choices(pool24, k=heavy) + rng24.choices(common.ALL, k=24 - heavy))
@@ -73,7 +73,9 @@ class Experiment:
         rows = [common.measure_mix_claim(self.mixes24 if c["experiment"] == "schedulers-24" else self.mixes, results,
                                          c, self.settings) for c in claims]
         head = ["mix", "scheduler", "WS", "WS vs FR-FCFS %", "MS", "row-buffer miss rate"]
-        tables = [(f"Mixes on {MACHINE}: mean ± sd over seeds", head,
+        tables = [common.programs_table(MACHINE, self.settings, self.instructions, self.pool),
+                  common.programs_table(MACHINE24, self.settings, self.instructions24, self.pool24),
+                  (f"Mixes on {MACHINE}: mean ± sd over seeds", head,
                    common.mix_table(self.mixes, results, self.settings, MACHINE)),
                   (f"24-program mixes on {MACHINE24}: mean ± sd over seeds", head,
                    common.mix_table(self.mixes24, results, self.settings, MACHINE24))]
