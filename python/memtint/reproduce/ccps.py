@@ -41,7 +41,11 @@ class Experiment:
                 f"random.Random({g8.mix_seed}) for 8); {self.instructions:,} instructions per core.",
                 "Variants: buddy + FR-FCFS (the paper's CFS baseline), bpm + FR-FCFS, buddy + tcm, imps + imps "
                 "(placement from the alone runs' profiles), ccps + ccps. Alone runs under buddy + the machine's FR-FCFS. "
-                "One single-threaded program per core: CCPS's thread binding and time-sharing play no part."]
+                "One single-threaded program per core: CCPS's thread binding and time-sharing play no part.",
+                "Population: the paper's is nine 36-thread mixes (18 sysbench threads and 6 SPEC programs x 3 copies, "
+                "ccps.md §4.3) time-shared on 4, 8 and 16 cores. It cannot be formed here (no sysbench trace; 36 threads "
+                "per run over 16 machines x mixes x seeds is beyond `make reproduce`'s time), so every claim below is "
+                "tested on one program per core, another population than the paper's."]
 
     def mix_experiments(self) -> list[MixExperiment]:
         return [self.grids[4], self.grids[8]]
