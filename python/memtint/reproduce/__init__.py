@@ -138,14 +138,15 @@ def same_placement(experiments: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-RUN_LENGTHS = ("i7-860 experiments (BPM, HVR): 10 M instructions per core, within one pass of the committed traces "
-               "(every committed trace holds at least 34 M instructions per thread, more than the 20 M warm-up plus the 10 M "
-               "window; tests/python/test_workload_suite.py checks it), so no trace wraps, and long enough for the 8 MB LLC to "
-               "fill and write back; the CCPS machines (64 KB LLC; the schedulers' quanta and epochs are their "
-               "presets', scaled to short runs there): 3 M instructions (schedulers, 4 cores) and 2 M (grid, 4 and 8 "
-               "cores), which cover many quanta (the measured DRAM cycles per run are above). Sized so that "
-               "`make reproduce` takes under 20 minutes on 2 shared cores (the limit is 30); this run's wall time is "
-               "above. Longer runs or more mixes would narrow the spread; 3 seeds is the minimum the issue asks for.")
+RUN_LENGTHS = ("i7-860 experiments (BPM, HVR): 10 M instructions per core with 4 programs and 5 M with 8 (the same "
+               "per run), within one pass of the committed traces (every committed trace holds at least 34 M instructions "
+               "per thread, more than the 20 M warm-up plus the window; tests/python/test_workload_suite.py checks it), so "
+               "no trace wraps; the CCPS machines (64 KB LLC; the schedulers' quanta and epochs are their presets', scaled "
+               "to short runs there): 3 M instructions (schedulers, 4 cores) and 2 M (grid, 4 and 8 cores); the 24-core "
+               "TCM machine: 1 M per core, with the same scaled quanta; each covers many quanta (the measured DRAM cycles "
+               "per run are above). Sized so that `make reproduce` stays under its 30-minute limit on 2 cores; this run's "
+               "wall time is above. Longer runs or more mixes would narrow the spread; 3 seeds is the minimum the issue "
+               "asks for.")
 
 
 def run(args: argparse.Namespace) -> int:

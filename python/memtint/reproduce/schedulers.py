@@ -17,7 +17,7 @@ TITLE = "Memory schedulers: PAR-BS, ATLAS, TCM, BLISS against FR-FCFS"
 MACHINE = "ccps-4c-64b"
 MACHINE24 = "tcm-24c"
 
-SIZES = {"full": {"instructions": 3_000_000, "mixes": 8, "instructions24": 2_000_000, "mixes24": 2},
+SIZES = {"full": {"instructions": 3_000_000, "mixes": 8, "instructions24": 1_000_000, "mixes24": 2},
          "quick": {"instructions": 200_000, "mixes": 2, "instructions24": 50_000, "mixes24": 1}}
 #: The TCM paper's 96 workloads have 25, 50, 75 or 100 % memory-intensive programs; here the
 #: middle of that range (ccps.md §5.2 item 8 gives the population only as "96 workloads").
@@ -57,11 +57,11 @@ class Experiment:
                 f"pool, random.Random({self.mixes.mix_seed}); machine {MACHINE} with its preset's scheduler parameters; "
                 f"buddy placement; {self.instructions:,} instructions per core. Alone runs under buddy with the "
                 "machine's FR-FCFS, the same for every scheduler, so WS ratios compare shared-run IPCs.",
-                f"TCM's own figures (against ATLAS and PAR-BS): {len(self.mixes24.mixes)} mixes of 24 programs on "
+                f"TCM's own figures (against ATLAS and PAR-BS): mixes of 24 programs on "
                 f"{MACHINE24} (24 cores, 4 DDR2-800 channels, as the TCM paper), {int(24 * INTENSIVE_SHARE_24)} drawn "
                 f"with replacement from the pool measured intensive there and the rest from the whole pool "
                 f"(random.Random({self.mixes24.mix_seed})); {self.instructions24:,} instructions per core. The TCM "
-                "paper has 96 such workloads; two here, for time (each run simulates 24 programs)."]
+                f"paper has 96 such workloads; {len(self.mixes24.mixes)} here, for time (each run simulates 24 programs)."]
 
     def mix_experiments(self) -> list[MixExperiment]:
         return [self.mixes, self.mixes24]
