@@ -35,11 +35,14 @@ def test_suite_names_resolve_to_their_first_thread_and_unknown_names_are_errors(
 def test_classes_follow_the_measured_statistics():
     base = {"ipc": 1.0, "bank_level_parallelism": 2.0}
     heavy = workload_classes.classes({**base, "llc_mpki": 1.5, "dram_reads_pki": 4.0, "dram_writes_pki": 1.0,
-                                      "row_hit_rate": 0.9})
-    assert heavy == {"intensity": "intensive", "access": "streaming", "write_heavy": True}
+                                      "row_hit_rate": 0.9, "quarter_llc_ipc": 0.85})
+    assert heavy == {"intensity": "intensive", "access": "streaming", "write_heavy": True, "cache_sensitive": True}
     light = workload_classes.classes({**base, "llc_mpki": 1.0, "dram_reads_pki": 4.0, "dram_writes_pki": 0.9,
-                                      "row_hit_rate": 0.1})
-    assert light == {"intensity": "light", "access": "random", "write_heavy": False}
+                                      "row_hit_rate": 0.1, "quarter_llc_ipc": 0.9})
+    assert light == {"intensity": "light", "access": "random", "write_heavy": False, "cache_sensitive": False}
+    # no cache colours on the machine: not measured
+    assert workload_classes.classes({**base, "llc_mpki": 1.0, "dram_reads_pki": 0.0, "dram_writes_pki": 0.0,
+                                     "row_hit_rate": None, "quarter_llc_ipc": None})["cache_sensitive"] is None
 
 
 def test_the_intensive_pool_is_measured_and_has_eight_programs_above_two_mpki():
