@@ -123,7 +123,7 @@ pub struct ControllerConfig {
     /// A request whose ACT has issued keeps its row until its column command: no PRE or PREA
     /// closes that bank, the oldest ready such request issues first in either direction, and
     /// it no longer counts in its queue's length for watermarks, idle drain and admission.
-    /// True is what real controllers and Ramulator 2 do; false (for now the default) reopens rows a
+    /// True (the default) is what real controllers and Ramulator 2 do; false reopens rows a
     /// mode switch or refresh closed under a waiting request (the rule before this setting).
     pub protect_activated: bool,
     pub scheduler: String,
@@ -156,7 +156,7 @@ impl Default for ControllerConfig {
             write_idle_drain_min: None,
             write_idle_drain_timeout: None,
             write_min_per_switch: None,
-            protect_activated: false,
+            protect_activated: true,
             scheduler: "fr-fcfs".into(),
             row_policy: "open".into(),
             refresh: "all-bank".into(),
