@@ -34,8 +34,9 @@ pub struct ChannelController {
     /// Per direction: requests whose ACT issued and whose column command has not (counted in
     /// `len`, left out of the lengths for watermarks, idle drain and admission).
     activated: [usize; 2],
-    /// Banks with an activated request (at most one each: its bank cannot close).
-    activated_banks: Vec<u32>,
+    /// Banks with an activated request (at most one each: its bank cannot close), with their
+    /// rank and channel bank group.
+    activated_banks: Vec<(u32, u32, u32)>,
     /// No activated request's column command can issue before this cycle (a lower bound: each
     /// ACT lowers it to ACT + tRCD, each search sets it), so most passes skip the search.
     activated_due: Cycle,
@@ -350,22 +351,21 @@ impl ChannelController {
 
     /// Rank `r` has a bank held open for an activated request (PREA must wait).
     fn rank_holds_activated(&self, r: u32) -> bool {
-        let per_rank = self.org.banks_per_rank();
-        self.activated_banks.iter().any(|&b| b / per_rank == r)
+        self.activated_banks.iter().any(|&(_, rank, _)| rank == r)
     }
 
     /// The oldest activated request whose column command can issue at `now` (its bank and
     /// direction), and the earliest cycle any other activated request's can. Refresh does not
     /// hold them back: their banks must be served before PREA can close them.
     fn oldest_ready_activated(&self, now: Cycle) -> (Option<(usize, usize)>, Cycle) {
-        let (per_rank, bpg, gpr) = (self.org.banks_per_rank(), self.org.banks_per_group, self.org.bank_groups);
         let mut best: Option<(u64, usize, usize)> = None;
         let mut next = NEVER;
-        for &b in &self.activated_banks {
+        for &(b, rank, group) in &self.activated_banks {
             let (d, seq) = self.banks[b as usize].activated.expect("listed banks hold an activated request");
             let cmd = if d == WRITES { Command::Wr } else { Command::Rd };
-            let rank = b / per_rank;
-            let t = self.timing.ready(cmd, rank, rank * gpr + (b % per_rank) / bpg, b);
+            // The bank's part first: after a recent ACT it alone says "not yet".
+            let t_bank = self.timing.bank_ready(cmd, b);
+            let t = if t_bank > now { t_bank } else { self.timing.ready(cmd, rank, group, b) };
             if t > now {
                 next = next.min(t);
             } else if best.is_none_or(|(s, _, _)| seq < s) {
@@ -753,7 +753,7 @@ impl ChannelController {
                 if self.protect {
                     bank.activated = Some((d, seq));
                     self.activated[d] += 1;
-                    self.activated_banks.push(b as u32);
+                    self.activated_banks.push((b as u32, rank, group));
                     self.activated_due = self.activated_due.min(now + self.c.act_to_col);
                 }
             }
@@ -768,7 +768,7 @@ impl ChannelController {
                 if bank.activated == Some((d, seq)) {
                     bank.activated = None;
                     self.activated[d] -= 1;
-                    let i = self.activated_banks.iter().position(|&a| a as usize == b).expect("listed");
+                    let i = self.activated_banks.iter().position(|&(a, _, _)| a as usize == b).expect("listed");
                     self.activated_banks.swap_remove(i);
                 }
                 let counters = &mut self.stats.banks[b];

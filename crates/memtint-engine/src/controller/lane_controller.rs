@@ -359,7 +359,9 @@ impl LaneController {
             let b = m.trailing_zeros() as usize;
             m &= m - 1;
             let k = if self.activated_dir[b] as usize == WRITES { K_WR } else { K_RD };
-            let t = self.timing.bank_col[b].max(self.timing.shared(k, self.group_of(b))).max(self.timing.bus);
+            // The bank's part first: after a recent ACT it alone says "not yet".
+            let t_bank = self.timing.bank_col[b];
+            let t = if t_bank > now { t_bank } else { t_bank.max(self.timing.shared(k, self.group_of(b))).max(self.timing.bus) };
             if t > now {
                 next = next.min(t);
             } else {
