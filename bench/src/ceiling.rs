@@ -19,7 +19,7 @@ mod verify;
 
 #[cfg(test)]
 use lean_controller::Ceiling;
-use lean_controller::{run_feed_on, SliceFeed, SourceFeed};
+use lean_controller::{modelled, run_feed_on, SliceFeed, SourceFeed};
 use memtint_engine::config::{MachineConfig, MemoryConfig};
 use memtint_engine::dram_sim::{simulate, DramSimOptions};
 use memtint_engine::trace::{DramRequest, GeneratorKind, GeneratorSpec, RequestGenerator, TraceSource, VecSource};
@@ -114,7 +114,7 @@ impl Choice {
         let overrides =
             serde_json::json!({"dram": {"ranks": self.ranks}, "controller": {"row_policy": self.row_policy, "scheduler": self.scheduler}});
         let machine = machine.with_overrides(&overrides).map_err(|e| e.to_string())?;
-        MemoryConfig::resolve(&machine).map_err(|e| e.to_string())
+        MemoryConfig::resolve(&machine).map(|cfg| modelled(&cfg)).map_err(|e| e.to_string())
     }
 }
 
@@ -228,7 +228,7 @@ mod tests {
     use super::*;
 
     fn ddr4() -> MemoryConfig {
-        MemoryConfig::resolve(&MachineConfig::load(MACHINE).unwrap()).unwrap()
+        modelled(&MemoryConfig::resolve(&MachineConfig::load(MACHINE).unwrap()).unwrap())
     }
 
     /// The speed comparison is like-for-like only while the lean controller issues exactly the
@@ -280,6 +280,7 @@ mod tests {
             (serde_json::json!({"controller": {"scheduler": "fcfs"}}), "scheduler fr-fcfs, not fcfs"),
             (serde_json::json!({"controller": {"row_policy": "timeout"}}), "row policy open or closed, not timeout"),
             (serde_json::json!({"controller": {"read_queue": 65}}), "read queue of at most 64"),
+            (serde_json::json!({}), "protect_activated = false"),
         ] {
             let cfg = MemoryConfig::resolve(&m.clone().with_overrides(&overrides).unwrap()).unwrap();
             let err = Ceiling::<1, 1>::new(&cfg).err().expect("refused");

@@ -490,6 +490,16 @@ pub struct RunResult {
     pub counters: Option<Box<Counters>>,
 }
 
+/// `cfg` as the lean controller models it: without `protect_activated` (a PRE or PREA may
+/// close a row opened for a request that has not had its column command), the production
+/// rule before that setting. Its speed is the ceiling of that rule; the production default
+/// adds a few activated requests to check per scheduling pass.
+pub fn modelled(cfg: &MemoryConfig) -> MemoryConfig {
+    let mut cfg = cfg.clone();
+    cfg.controller.protect_activated = false;
+    cfg
+}
+
 /// `Ceiling::run_feed` on `cfg`'s one or two ranks.
 pub fn run_feed_on<const LOG: bool, const STATS: bool, F: Feed>(
     cfg: &MemoryConfig,
@@ -578,6 +588,9 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
         let w = ctl.writes().map_err(|e| e.to_string())?;
         if w.queue > MAX_QUEUE {
             return Err(unsupported(&format!("a write queue of at most {MAX_QUEUE}, not {}", w.queue)));
+        }
+        if ctl.protect_activated {
+            return Err(unsupported("protect_activated = false (see `modelled`)"));
         }
         // As `ChannelController::new`.
         let (write_high, write_low) = (w.high_count(), w.low_count());

@@ -85,7 +85,9 @@ impl std::fmt::Display for Report {
 }
 
 /// Run both controllers on `requests` with `outstanding` in flight and compare.
+/// Both run `modelled(cfg)`.
 pub fn compare(cfg: &MemoryConfig, requests: &[DramRequest], outstanding: usize) -> Result<Report, String> {
+    let cfg = &super::lean_controller::modelled(cfg);
     let opts = DramSimOptions { keep_commands: true, ..DramSimOptions::new(outstanding) };
     let mut src = VecSource::new(requests.to_vec());
     let (mem, totals) = simulate(cfg, &mut src, false, opts).map_err(|e| format!("production engine: {e}"))?;

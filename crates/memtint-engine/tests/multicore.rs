@@ -153,8 +153,10 @@ fn a_private_l2_filters_the_llc_and_keeps_dram_traffic_of_a_small_footprint_at_z
     assert_eq!(a0["l2_hits"].as_u64(), Some(0));
     // The same cold misses reach DRAM either way.
     assert_eq!(a0["dram_reads"], b0["dram_reads"]);
-    // L2 hits are faster than LLC hits: the program runs faster.
-    assert!(b0["ipc"].as_f64().unwrap() > a0["ipc"].as_f64().unwrap());
+    // L2 hits are faster than LLC hits: its loads wait less in total. (Not its IPC: its 2048
+    // cold misses to DRAM, shared with the stream, stall the window about as long as the hits.)
+    let waited = |c: &serde_json::Value| c["core_stats"]["load_latency_sum"].as_u64().unwrap();
+    assert!(waited(b0) < waited(a0) * 3 / 4, "{a0} {b0}");
     // The streaming program misses both caches alike.
     let (s_a, s_b) = (a["cores"][1]["llc_mpki"].as_f64().unwrap(), b["cores"][1]["llc_mpki"].as_f64().unwrap());
     assert!((s_a - s_b).abs() < 0.02 * s_a, "{s_a} vs {s_b}");

@@ -91,7 +91,7 @@ fn bliss_changes_the_schedule_of_an_intensive_mix() {
 
 #[test]
 fn imps_changes_the_schedule_of_a_mix_with_a_light_program() {
-    let r = changes_the_schedule("imps", WITH_LIGHT, 3_000_000);
+    let r = changes_the_schedule("imps", WITH_LIGHT, 3_100_000);
     assert!(counter(&r, "light_epochs") > 0);
 }
 

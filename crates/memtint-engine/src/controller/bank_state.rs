@@ -14,4 +14,7 @@ pub struct BankState {
     pub hits_since_act: u32,
     /// Requests in either queue that target this bank.
     pub pending: u32,
+    /// With `protect_activated`: the request whose ACT opened the row and whose column command
+    /// has not issued yet (direction, arrival sequence number).
+    pub activated: Option<(usize, u64)>,
 }

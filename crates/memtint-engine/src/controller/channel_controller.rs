@@ -29,6 +29,17 @@ pub struct ChannelController {
     queues: [Vec<BankQueue>; 2],
     /// Per direction: requests waiting.
     len: [usize; 2],
+    /// `protect_activated`: rows opened for a request stay open until it is served.
+    protect: bool,
+    /// Per direction: requests whose ACT issued and whose column command has not (counted in
+    /// `len`, left out of the lengths for watermarks, idle drain and admission).
+    activated: [usize; 2],
+    /// Banks with an activated request (at most one each: its bank cannot close), with their
+    /// rank and channel bank group.
+    activated_banks: Vec<(u32, u32, u32)>,
+    /// No activated request's column command can issue before this cycle (a lower bound: each
+    /// ACT lowers it to ACT + tRCD, each search sets it), so most passes skip the search.
+    activated_due: Cycle,
     capacity: [usize; 2],
     /// When to switch between draining reads and writes (shared with the lane controller).
     drain: WriteDrain,
@@ -96,6 +107,10 @@ impl ChannelController {
             c: c.clone(),
             queues: [vec![BankQueue::default(); banks], vec![BankQueue::default(); banks]],
             len: [0, 0],
+            protect: cfg.protect_activated,
+            activated: [0, 0],
+            activated_banks: Vec::with_capacity(banks),
+            activated_due: NEVER,
             capacity: [cfg.read_queue, writes.queue],
             drain: WriteDrain::new(&writes),
             write_mode: false,
@@ -147,7 +162,13 @@ impl ChannelController {
 
     pub fn can_accept(&self, is_write: bool) -> bool {
         let d = is_write as usize;
-        self.len[d] < self.capacity[d]
+        self.waiting(d) < self.capacity[d]
+    }
+
+    /// Requests of direction `d` not yet activated: what watermarks, idle drain and admission count.
+    #[inline(always)]
+    fn waiting(&self, d: usize) -> usize {
+        self.len[d] - self.activated[d]
     }
 
     /// Queue a request arriving at `now`. The caller checks `can_accept` first.
@@ -309,13 +330,61 @@ impl ChannelController {
     /// `WriteDrain::should_switch` (watermarks, idle drain).
     #[inline]
     fn write_mode_should_switch(&self, now: Cycle) -> bool {
-        self.drain.should_switch(self.write_mode, self.len[READS], self.len[WRITES], self.written, now, || self.idle_drain_due())
+        self.drain.should_switch(self.write_mode, self.waiting(READS), self.waiting(WRITES), self.written, now, || self.idle_drain_due())
     }
 
-    /// `WriteDrain::idle_drain_due` over the write queues (each bank queue is oldest first).
+    /// `WriteDrain::idle_drain_due` over the write queues (each bank queue is oldest first),
+    /// activated writes left out.
     fn idle_drain_due(&self) -> Cycle {
-        let oldest = || self.queues[WRITES].iter().filter_map(|q| q.reqs.first()).map(|r| r.arrival).min();
-        self.drain.idle_drain_due(self.write_mode, self.len[READS], self.len[WRITES], oldest)
+        let oldest = || {
+            let first = |(b, q): (usize, &BankQueue)| {
+                let activated = match self.banks[b].activated {
+                    Some((WRITES, seq)) => seq,
+                    _ => u64::MAX,
+                };
+                q.reqs.iter().find(|r| r.seq != activated).map(|r| r.arrival)
+            };
+            self.queues[WRITES].iter().enumerate().filter_map(first).min()
+        };
+        self.drain.idle_drain_due(self.write_mode, self.waiting(READS), self.waiting(WRITES), oldest)
+    }
+
+    /// Rank `r` has a bank held open for an activated request (PREA must wait).
+    fn rank_holds_activated(&self, r: u32) -> bool {
+        self.activated_banks.iter().any(|&(_, rank, _)| rank == r)
+    }
+
+    /// The oldest activated request whose column command can issue at `now` (its bank and
+    /// direction), and the earliest cycle any other activated request's can. Refresh does not
+    /// hold them back: their banks must be served before PREA can close them.
+    fn oldest_ready_activated(&self, now: Cycle) -> (Option<(usize, usize)>, Cycle) {
+        let mut best: Option<(u64, usize, usize)> = None;
+        let mut next = NEVER;
+        for &(b, rank, group) in &self.activated_banks {
+            let (d, seq) = self.banks[b as usize].activated.expect("listed banks hold an activated request");
+            let cmd = if d == WRITES { Command::Wr } else { Command::Rd };
+            // The bank's part first: after a recent ACT it alone says "not yet".
+            let t_bank = self.timing.bank_ready(cmd, b);
+            let t = if t_bank > now { t_bank } else { self.timing.ready(cmd, rank, group, b) };
+            if t > now {
+                next = next.min(t);
+            } else if best.is_none_or(|(s, _, _)| seq < s) {
+                // The one it replaces stays ready.
+                if best.is_some() {
+                    next = now;
+                }
+                best = Some((seq, b as usize, d));
+            } else {
+                next = now;
+            }
+        }
+        (best.map(|(_, b, d)| (b, d)), next)
+    }
+
+    /// Bank `b`'s row is held for an activated request: no PRE may close it.
+    #[inline(always)]
+    fn holds_activated(&self, b: usize) -> bool {
+        self.banks[b].activated.is_some()
     }
 
     /// Refresh the lowest pending rank: PREA if any of its banks is open, else REF.
@@ -328,6 +397,11 @@ impl ChannelController {
             let any_bank = r * self.org.banks_per_rank();
             let cmd = if self.open_banks[r as usize] > 0 { Command::Prea } else { Command::Ref };
             let t = self.timing.ready(cmd, r, r * self.org.bank_groups, any_bank);
+            if cmd == Command::Prea && self.protect && self.rank_holds_activated(r) {
+                // Its activated requests go first; look again once one may have issued.
+                next = next.min(t.max(now + 1));
+                continue;
+            }
             if t <= now {
                 self.issue_rank_command(now, cmd, r);
                 if cmd == Command::Ref {
@@ -405,11 +479,13 @@ impl ChannelController {
                 let col = if d == WRITES { Command::Wr } else { Command::Rd };
                 let i = q.oldest_hit(row, hit_from).expect("hit count says a hit is queued");
                 out[0] = slot(col, self.scheduler.hit_counts_as_hit(bank.hits_since_act), i);
-                if (q.reqs.len() as u32) > q.hits && self.scheduler.may_close_row_with_hits(bank.hits_since_act) {
+                if (q.reqs.len() as u32) > q.hits && self.scheduler.may_close_row_with_hits(bank.hits_since_act) && !self.holds_activated(b)
+                {
                     let j = q.oldest_miss(row, miss_from).expect("a non-hit is queued");
                     out[1] = slot(Command::Pre, false, j);
                 }
             }
+            Some(_) if self.holds_activated(b) => {}
             Some(_) => out[0] = slot(Command::Pre, false, 0),
             None => out[0] = slot(Command::Act, false, 0),
         }
@@ -454,6 +530,9 @@ impl ChannelController {
                 Some(_) => Command::Pre,
                 None => Command::Act,
             };
+            if cmd == Command::Pre && self.holds_activated(b) {
+                continue;
+            }
             let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
             if best.is_none_or(|s| key < s.key) {
                 let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
@@ -554,8 +633,16 @@ impl ChannelController {
     /// smallest key, and return (issued, a lower bound on the next cycle anything can issue).
     fn schedule(&mut self, now: Cycle) -> (bool, Cycle) {
         let d = self.write_mode as usize;
+        if self.activated_due <= now {
+            let (ready, t) = self.oldest_ready_activated(now);
+            self.activated_due = t;
+            if let Some((b, da)) = ready {
+                return self.issue_activated(now, d, b, da);
+            }
+        }
+        let activated_next = self.activated_due;
         if self.len[d] == 0 {
-            return (false, NEVER);
+            return (false, activated_next);
         }
         if self.ranked {
             self.refresh_priorities(now);
@@ -564,7 +651,7 @@ impl ChannelController {
         let blocked = self.refreshes_pending > 0;
         let scan = self.cands[d].scan(now, &self.timing, &self.refresh_pending, blocked);
         let Some(best) = scan.best else {
-            return (false, self.bound_by_priority_change(now, scan.next));
+            return (false, self.bound_by_priority_change(now, scan.next.min(activated_next)));
         };
         let b = best / 2;
         let slot = self.cands[d].slot(best).expect("the scan chose an occupied slot");
@@ -581,13 +668,48 @@ impl ChannelController {
             self.refresh_priorities(now);
             self.rebuild_stale(d);
         }
+        self.after_issue(now, d)
+    }
+
+    /// Issue the column command of bank `b`'s activated request (direction `da`) while the
+    /// controller serves direction `d` (the path of most column commands).
+    #[inline]
+    fn issue_activated(&mut self, now: Cycle, d: usize, b: usize, da: usize) -> (bool, Cycle) {
+        let (_, seq) = self.banks[b].activated.expect("an activated bank");
+        let index = self.queues[da][b].reqs.iter().position(|r| r.seq == seq).expect("an activated request is queued");
+        let cmd = if da == WRITES { Command::Wr } else { Command::Rd };
+        if self.ranked {
+            self.refresh_priorities(now);
+        }
+        let issued = self.issue_for_request(now, da, b, index, cmd);
+        if da != d {
+            // Its direction's candidates wait for the switch; the served direction's were
+            // listed stale and are rebuilt now (the bank's row may close for them now).
+            self.stale[da].push(b as u32);
+            self.refresh_cache(d, b);
+        } else if self.ranked {
+            self.refresh_cache(d, b);
+        } else {
+            self.step_bank(d, b, issued, index);
+        }
+        if self.ranked {
+            self.refresh_priorities(now);
+        }
+        // `after_issue` reads every bank's candidates: those gone stale since the last scan too.
+        self.rebuild_stale(d);
+        self.after_issue(now, d)
+    }
+
+    /// After an issue while serving direction `d`: (true, the next cycle anything can issue).
+    fn after_issue(&mut self, now: Cycle, d: usize) -> (bool, Cycle) {
         if self.write_mode_should_switch(now) {
             return (true, now + 1);
         }
         // The next issue, exactly (only the issuing bank changed). A slot freed in a full queue
         // needs no early tick: a blocked front end enters in this same cycle (the driver
         // injects after ticking) and `enqueue` brings the next event forward.
-        let t = self.cands[d].next_issue(&self.timing, &self.refresh_pending, blocked);
+        let blocked = self.refreshes_pending > 0;
+        let t = self.cands[d].next_issue(&self.timing, &self.refresh_pending, blocked).min(self.activated_due.max(now + 1));
         debug_assert!(t > now, "the command bus is busy for the rest of this cycle");
         (true, self.bound_by_priority_change(now, t))
     }
@@ -602,7 +724,9 @@ impl ChannelController {
         let q = &mut self.queues[d][b];
         if cmd.is_column() {
             let more_hits = q.hits > 1;
-            if self.row_policy.auto_precharge(more_hits) {
+            // Auto-precharge would close a row held for another request.
+            let held = self.banks[b].activated.is_some_and(|(_, seq)| seq != q.reqs[index].seq);
+            if self.row_policy.auto_precharge(more_hits) && !held {
                 cmd = if cmd == Command::Rd { Command::Rda } else { Command::Wra };
             }
         }
@@ -613,7 +737,7 @@ impl ChannelController {
             _ => RowOutcome::Hit,
         };
         let outcome = *req.outcome.get_or_insert(outcome);
-        let (rank, group, row, column) = (req.rank, req.group, req.row, req.column);
+        let (rank, group, row, column, seq) = (req.rank, req.group, req.row, req.column, req.seq);
         let bank = &mut self.banks[b];
         self.timing.issue(cmd, now, rank, group, b as u32, bank.act_cycle);
         self.stats.banks[b].commands[cmd.index()] += 1;
@@ -626,6 +750,12 @@ impl ChannelController {
                 self.open_banks[rank as usize] += 1;
                 self.queues[READS][b].recount(Some(row));
                 self.queues[WRITES][b].recount(Some(row));
+                if self.protect {
+                    bank.activated = Some((d, seq));
+                    self.activated[d] += 1;
+                    self.activated_banks.push((b as u32, rank, group));
+                    self.activated_due = self.activated_due.min(now + self.c.act_to_col);
+                }
             }
             Command::Pre => {
                 self.close_bank(b);
@@ -635,6 +765,12 @@ impl ChannelController {
                 bank.last_use = now;
                 bank.hits_since_act += 1;
                 bank.pending -= 1;
+                if bank.activated == Some((d, seq)) {
+                    bank.activated = None;
+                    self.activated[d] -= 1;
+                    let i = self.activated_banks.iter().position(|&(a, _, _)| a as usize == b).expect("listed");
+                    self.activated_banks.swap_remove(i);
+                }
                 let counters = &mut self.stats.banks[b];
                 match outcome {
                     RowOutcome::Hit => counters.row_hits += 1,

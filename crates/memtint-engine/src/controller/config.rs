@@ -118,6 +118,12 @@ pub struct ControllerConfig {
     /// Writes issued in one write-mode period before waiting reads may end it (gem5's
     /// `min_writes_per_switch`; 0 for Ramulator), unless the write queue empties.
     pub write_min_per_switch: Option<usize>,
+    /// A request whose ACT has issued keeps its row until its column command: no PRE or PREA
+    /// closes that bank, the oldest ready such request issues first in either direction, and
+    /// it no longer counts in its queue's length for watermarks, idle drain and admission.
+    /// True (the default) is what real controllers and Ramulator 2 do; false reopens rows a
+    /// mode switch or refresh closed under a waiting request (the rule before this setting).
+    pub protect_activated: bool,
     pub scheduler: String,
     pub row_policy: String,
     pub refresh: String,
@@ -148,6 +154,7 @@ impl Default for ControllerConfig {
             write_idle_drain_min: None,
             write_idle_drain_timeout: None,
             write_min_per_switch: None,
+            protect_activated: true,
             scheduler: "fr-fcfs".into(),
             row_policy: "open".into(),
             refresh: "all-bank".into(),

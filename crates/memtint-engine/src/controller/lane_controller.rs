@@ -172,6 +172,17 @@ pub struct LaneController {
     hits: [Banks<u32>; 2],
     len: [usize; 2],
     capacity: [usize; 2],
+    /// `protect_activated` (`ChannelController`'s field of the same name).
+    protect: bool,
+    /// Per direction: requests whose ACT issued and whose column command has not (in `len`).
+    activated: [usize; 2],
+    /// Bit b: bank b holds an activated request (at most one: the bank cannot close).
+    activated_mask: u64,
+    /// Per bank with its bit in `activated_mask`: the activated request's slab slot and direction.
+    activated_slot: Banks<u32>,
+    activated_dir: Banks<u8>,
+    /// `ChannelController::activated_due`.
+    activated_due: Cycle,
     slab: Vec<Pending>,
     free: Vec<u32>,
     frontend_latency: u64,
@@ -244,7 +255,8 @@ impl LaneController {
         let lanes = Lanes::new(banks, slots, |b| (b / bpr) * gpr + (b % bpr) / bpg, |b| b / bpr);
         let writes = cfg.writes()?;
         let slab_size = cfg.read_queue + writes.queue;
-        let queued = (cfg.read_queue + writes.queue) as u32;
+        // Activated requests leave admission's count: up to one per bank beyond the queues.
+        let queued = (cfg.read_queue + writes.queue + banks) as u32;
         Ok(LaneController {
             channel,
             org: org.clone(),
@@ -267,6 +279,12 @@ impl LaneController {
             hits: [BankTable([0; MAX_BANKS as usize]), BankTable([0; MAX_BANKS as usize])],
             len: [0, 0],
             capacity: [cfg.read_queue, writes.queue],
+            protect: cfg.protect_activated,
+            activated: [0, 0],
+            activated_mask: 0,
+            activated_slot: BankTable([0; MAX_BANKS as usize]),
+            activated_dir: BankTable([0; MAX_BANKS as usize]),
+            activated_due: NEVER,
             slab: Vec::with_capacity(slab_size),
             free: Vec::with_capacity(slab_size),
             frontend_latency: cfg.frontend_latency,
@@ -316,7 +334,48 @@ impl LaneController {
     #[inline]
     pub fn can_accept(&self, is_write: bool) -> bool {
         let d = is_write as usize;
-        self.len[d] < self.capacity[d]
+        self.waiting(d) < self.capacity[d]
+    }
+
+    /// Requests of direction `d` not yet activated (`ChannelController::waiting`).
+    #[inline(always)]
+    fn waiting(&self, d: usize) -> usize {
+        self.len[d] - self.activated[d]
+    }
+
+    /// Bank `b`'s row is held for an activated request: no PRE may close it.
+    #[inline(always)]
+    fn holds_activated(&self, b: usize) -> bool {
+        (self.activated_mask >> (b & 63)) & 1 != 0
+    }
+
+    /// `ChannelController::oldest_ready_activated`: the bank of the oldest activated request
+    /// whose column command can issue at `now`, and the earliest cycle any other one's can.
+    fn oldest_ready_activated(&self, now: Cycle) -> (Option<usize>, Cycle) {
+        let mut best: Option<(u32, usize)> = None;
+        let mut next = NEVER;
+        let mut m = self.activated_mask;
+        while m != 0 {
+            let b = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let k = if self.activated_dir[b] as usize == WRITES { K_WR } else { K_RD };
+            // The bank's part first: after a recent ACT it alone says "not yet".
+            let t_bank = self.timing.bank_col[b];
+            let t = if t_bank > now { t_bank } else { t_bank.max(self.timing.shared(k, self.group_of(b))).max(self.timing.bus) };
+            if t > now {
+                next = next.min(t);
+            } else {
+                // Whichever of the two is not chosen stays ready.
+                if best.is_some() {
+                    next = now;
+                }
+                let age = self.slab[self.activated_slot[b] as usize].age;
+                if best.is_none_or(|(a, _)| age < a) {
+                    best = Some((age, b));
+                }
+            }
+        }
+        (best.map(|(_, b)| b), next)
     }
 
     /// The lane shape this controller's organisation and scheduler give (`shape.rs`).
@@ -417,6 +476,8 @@ impl LaneController {
         } else if self.hits[d][b] > 0 {
             let i = hit_from + q[hit_from..].iter().position(|r| r.row == row).expect("hit count says a hit is queued");
             self.set_column_candidates::<S>(d, b, row, i, miss_from);
+        } else if self.holds_activated(b) {
+            self.clear_lane(b);
         } else {
             let p = &self.slab[q[0].slot as usize];
             let (key, t) = (self.order.lane_key(false, p.age), self.timing.bank_pre[b].max(p.ready_at));
@@ -443,7 +504,7 @@ impl LaneController {
         let key = self.order.lane_key(self.order.hit_counts_as_hit(hsa), p.age);
         let t = self.timing.bank_col[b].max(p.ready_at);
         let col = if d == WRITES { K_WR } else { K_RD };
-        let close = q.len() as u32 > self.hits[d][b] && self.order.may_close_row_with_hits(hsa);
+        let close = q.len() as u32 > self.hits[d][b] && self.order.may_close_row_with_hits(hsa) && !self.holds_activated(b);
         let j = if close { miss_from + q[miss_from..].iter().position(|r| r.row != row).expect("a non-hit is queued") } else { 0 };
         self.set_lane::<S>(b, col, key, t, i);
         if close {
@@ -690,13 +751,15 @@ impl LaneController {
     /// Recompute `drain_maybe` (after a queue length or the mode changes).
     #[inline(always)]
     fn note_lengths(&mut self) {
-        self.drain_maybe = self.drain.may_switch(self.write_mode, self.len[READS], self.len[WRITES]);
+        self.drain_maybe = self.drain.may_switch(self.write_mode, self.waiting(READS), self.waiting(WRITES));
     }
 
     #[inline(always)]
     fn write_mode_should_switch(&self, now: Cycle) -> bool {
         self.drain_maybe
-            && self.drain.should_switch(self.write_mode, self.len[READS], self.len[WRITES], self.written, now, || self.idle_drain_due())
+            && self
+                .drain
+                .should_switch(self.write_mode, self.waiting(READS), self.waiting(WRITES), self.written, now, || self.idle_drain_due())
     }
 
     #[inline(always)]
@@ -704,9 +767,15 @@ impl LaneController {
         if !self.drain_maybe {
             return NEVER;
         }
-        let oldest =
-            || self.queues[WRITES].0[..self.banks].iter().filter_map(|q| q.first()).map(|r| self.slab[r.slot as usize].arrival).min();
-        self.drain.idle_drain_due(self.write_mode, self.len[READS], self.len[WRITES], oldest)
+        let oldest = || {
+            let first = |(b, q): (usize, &Vec<Queued>)| {
+                let held =
+                    if self.holds_activated(b) && self.activated_dir[b] as usize == WRITES { self.activated_slot[b] } else { u32::MAX };
+                q.iter().find(|r| r.slot != held).map(|r| self.slab[r.slot as usize].arrival)
+            };
+            self.queues[WRITES].0[..self.banks].iter().enumerate().filter_map(first).min()
+        };
+        self.drain.idle_drain_due(self.write_mode, self.waiting(READS), self.waiting(WRITES), oldest)
     }
 
     /// Refresh the lowest pending rank: PREA if any of its banks is open, else REF.
@@ -721,6 +790,10 @@ impl LaneController {
             let (cmd, t) =
                 if self.open_banks[r] > 0 { (Command::Prea, self.timing.rank_prea[r]) } else { (Command::Ref, self.timing.rank_ref[r]) };
             let t = t.max(self.timing.bus);
+            if cmd == Command::Prea && self.protect && self.activated_mask & self.rank_banks(r) != 0 {
+                next = next.min(t.max(now + 1));
+                continue;
+            }
             if t <= now {
                 self.issue_rank_command(now, cmd, r);
                 if cmd == Command::Ref {
@@ -753,6 +826,13 @@ impl LaneController {
         }
         self.refresh_next_due = self.refresh.next_due();
         self.next_work = self.refresh_next_due.max(now + 1);
+    }
+
+    /// Rank `r`'s banks as a bit mask.
+    fn rank_banks(&self, r: usize) -> u64 {
+        let bpr = self.banks_per_rank;
+        let all = if bpr >= 64 { u64::MAX } else { (1u64 << bpr) - 1 };
+        all << (r * bpr)
     }
 
     fn issue_rank_command(&mut self, now: Cycle, cmd: Command, r: usize) {
@@ -795,14 +875,22 @@ impl LaneController {
     #[inline(always)]
     fn schedule<S: Shape>(&mut self, now: Cycle) -> (bool, Cycle) {
         let d = self.write_mode as usize;
+        if self.activated_due <= now {
+            let (ready, t) = self.oldest_ready_activated(now);
+            self.activated_due = t;
+            if let Some(b) = ready {
+                return self.issue_activated::<S>(now, d, b);
+            }
+        }
+        let activated_next = self.activated_due;
         if self.len[d] == 0 {
-            return (false, NEVER);
+            return (false, activated_next);
         }
         let blocked = self.refreshes_pending > 0;
         let now_off = self.offset(now);
         let Some(l) = self.lanes.best_ready::<S>(now_off, blocked) else {
             let next = if blocked { self.blocked_scan_bound(now_off) } else { self.lanes.min::<S>() };
-            return (false, self.absolute(next));
+            return (false, self.absolute(next).min(activated_next));
         };
         // Lane `slot * banks + bank`, slot 0 or 1.
         let b = self.bank_of_lane::<S>(l);
@@ -829,11 +917,32 @@ impl LaneController {
             self.issue_column::<S>(now, d, b, index, kind == K_WR);
             self.rebuild_bank::<S>(b, index, 0);
         }
+        self.after_issue::<S>(now)
+    }
+
+    /// Issue the column command of bank `b`'s activated request while the controller serves
+    /// direction `d` (`ChannelController::issue_activated`). The path of most column
+    /// commands, inlined into the closed loop's entries at their vector level.
+    #[inline(always)]
+    fn issue_activated<S: Shape>(&mut self, now: Cycle, d: usize, b: usize) -> (bool, Cycle) {
+        let (da, slot) = (self.activated_dir[b] as usize, self.activated_slot[b]);
+        let index = self.queues[da][b].iter().position(|q| q.slot == slot).expect("an activated request is queued");
+        self.issue_column::<S>(now, da, b, index, da == WRITES);
+        // The lanes hold direction `d`: in the other direction the bank's hits start at 0.
+        let from = if da == d { index } else { 0 };
+        self.rebuild_bank::<S>(b, from, 0);
+        self.after_issue::<S>(now)
+    }
+
+    /// After an issue: (true, the next cycle anything can issue), as `ChannelController::after_issue`.
+    #[inline(always)]
+    fn after_issue<S: Shape>(&mut self, now: Cycle) -> (bool, Cycle) {
         if self.write_mode_should_switch(now) {
             return (true, now + 1);
         }
+        let blocked = self.refreshes_pending > 0;
         let t = if blocked { self.lanes.min_gated::<S>() } else { self.lanes.min::<S>() };
-        let t = self.absolute(t).max(self.timing.bus);
+        let t = self.absolute(t).max(self.timing.bus).min(self.activated_due.max(now + 1));
         debug_assert!(t > now);
         (true, t)
     }
@@ -885,6 +994,14 @@ impl LaneController {
         for dir in [READS, WRITES] {
             self.hits[dir][b] = self.queues[dir][b].iter().filter(|q| q.row == row).count() as u32;
         }
+        if self.protect {
+            self.activated_slot[b] = self.queues[d][b][index].slot;
+            self.activated_dir[b] = d as u8;
+            self.activated_mask |= 1u64 << b;
+            self.activated[d] += 1;
+            self.activated_due = self.activated_due.min(now + self.c.act_to_col);
+            self.note_lengths();
+        }
         self.log_command(now, Command::Act, b, row, column);
     }
 
@@ -904,7 +1021,9 @@ impl LaneController {
     /// queue in direction `d`: the request leaves its queue and its transfer starts.
     #[inline(always)]
     fn issue_column<S: Shape>(&mut self, now: Cycle, d: usize, b: usize, index: usize, is_write: bool) {
-        let auto = self.auto_precharge[(self.hits[d][b] > 1) as usize];
+        // Auto-precharge would close a row held for another request.
+        let held = self.holds_activated(b) && self.activated_slot[b] != self.queues[d][b][index].slot;
+        let auto = self.auto_precharge[(self.hits[d][b] > 1) as usize] && !held;
         let cmd = match (is_write, auto) {
             (false, false) => Command::Rd,
             (false, true) => Command::Rda,
@@ -936,6 +1055,10 @@ impl LaneController {
         self.queues[d][b].remove(index);
         self.hits[d][b] -= 1;
         self.len[d] -= 1;
+        if self.holds_activated(b) && self.activated_slot[b] == slot {
+            self.activated_mask &= !(1u64 << b);
+            self.activated[d] -= 1;
+        }
         self.note_lengths();
         self.free.push(slot);
         if auto {

@@ -122,6 +122,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "write_idle_drain_min": ws.idle_drain_min,
             "write_idle_drain_timeout": ws.idle_drain_timeout,
             "write_min_per_switch": ws.min_per_switch,
+            "protect_activated": cfg.controller.protect_activated,
             "params": cfg.controller.params_in_use().unwrap_or_default(),
             "frontend_latency": cfg.controller.frontend_latency,
             "implementation": mem.implementation().name(),
