@@ -78,6 +78,7 @@ REPRODUCE_DIR ?= docs/reproductions
 reproduce: build
 	rm -rf $(REPRODUCE_DIR)
 	$(VENV_BIN)/memtint reproduce --out $(REPRODUCE_DIR) $(REPRODUCE_ARGS)
+	$(VENV_BIN)/python -m memtint.reproduce.crosscheck --out $(REPRODUCE_DIR)/crosscheck.md
 
 test: test-native test-rust test-python
 

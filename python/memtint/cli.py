@@ -211,6 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE",
                      help=_SET_HELP + "; applied over the configuration's [overrides]")
     sim.add_argument("--json", metavar="OUT", help="write the full statistics JSON to OUT ('-' for stdout)")
+    sim.add_argument("--export-dram", metavar="FILE",
+                     help="write the DRAM request stream the run generated to FILE (physical address, read or write, "
+                     "the DRAM cycle it entered a controller), as `memtint dram --trace` reads it")
+    sim.add_argument("--export-format", choices=("dramsim3", "ramulator"), default=None,
+                     help="the export's format: dramsim3 (timed: '0xADDR READ|WRITE CYCLE'; default, or from a .ramulator "
+                     "or .dramsim3 suffix) or ramulator (untimed: '0xADDR R|W')")
     sim.set_defaults(handler=_sim)
 
     compare = commands.add_parser(
@@ -677,14 +683,24 @@ def _sim(args: argparse.Namespace) -> int:
     from memtint.tables import sim_table
 
     spec = load_sim_config(args.config)
-    check_outputs({"--json": args.json}, [args.config, *_spec_inputs(spec)])
+    check_outputs({"--json": args.json, "--export-dram": args.export_dram}, [args.config, *_spec_inputs(spec)])
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
         spec["os"] = _os_settings(args.set, spec.get("os"))
     from memtint.limits import sim_seconds
+    from memtint.outputs import produced_file
+
+    def simulate() -> dict:
+        if not args.export_dram:
+            return api.run_sim_spec(spec)
+        with produced_file("--export-dram", args.export_dram) as path:
+            spec["export_dram"] = {"path": path, "format": export_format(args.export_dram, args.export_format)}
+            stats = api.run_sim_spec(spec)
+        stats["export_dram"]["path"] = args.export_dram
+        return stats
 
     try:
-        stats = run_with_status("Simulating…", lambda: api.run_sim_spec(spec), estimate=sim_seconds(spec))
+        stats = run_with_status("Simulating…", simulate, estimate=sim_seconds(spec))
     except api.MemtintError as error:
         raise api.MemtintError(_at_config_line(args.config, str(error))) from None
     if _write_json(args.json, stats):
@@ -694,6 +710,14 @@ def _sim(args: argparse.Namespace) -> int:
     console.print(sim_table(stats))
     _print_warnings(console, stats.get("warnings"))
     return 0
+
+
+def export_format(path: str, given: str | None) -> str:
+    """The DRAM-stream export's format: as given, else from the file's suffix, else dramsim3."""
+    if given:
+        return given
+    suffix = os.path.splitext(path)[1].lstrip(".").lower()
+    return suffix if suffix in ("dramsim3", "ramulator") else "dramsim3"
 
 
 def _compare(args: argparse.Namespace) -> int:

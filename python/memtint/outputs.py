@@ -16,10 +16,11 @@ Every command that writes a file goes through this module:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
-from typing import Iterable, Mapping
+from typing import Iterator, Iterable, Mapping
 
 from memtint.api import MemtintError
 
@@ -158,6 +159,36 @@ def write_text(option: str, path: str, text: str) -> None:
             raise
     except OSError as error:
         raise OutputError(f"{option} {path}: cannot write: {error.strerror or error}") from None
+
+
+@contextlib.contextmanager
+def produced_file(option: str, path: str) -> Iterator[str]:
+    """A path for another writer (the engine) to fill, with :func:`write_text`'s rule: for a
+    regular file, a temporary file beside it, renamed into place when the block succeeds and
+    removed when it fails; a device or FIFO as it is; a symlink's target."""
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    if _is_special(target):
+        yield target
+        return
+    directory = os.path.dirname(os.path.abspath(target))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+        os.close(fd)
+    except OSError as error:
+        raise OutputError(f"{option} {path}: cannot write: {error.strerror or error}") from None
+    try:
+        yield tmp
+        try:
+            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+        except FileNotFoundError:
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _umask() -> int:

@@ -251,3 +251,43 @@ def test_demo_names_the_interference_that_grew_most_with_its_figures():
     assert "from 45 % to 75 % (+67 %" in text and "+10 %, LLC pollution" in text and "over the 2 programs" in text
     # one light program of three: an intensive mix, measured by alone MPKI
     assert intensive_mixes(frame) == {"a|b|c"}
+
+
+@pytest.mark.engine
+def test_dram_stream_export_round_trips_within_one_percent(tmp_path, monkeypatch):
+    from memtint.reproduce import crosscheck
+
+    monkeypatch.setattr(crosscheck, "INSTRUCTIONS", 30_000)
+    monkeypatch.setattr(crosscheck, "MIXES", (["triad", "chase", "random", "stream"],))
+    rows = crosscheck.run(str(tmp_path), None)
+    assert [r["policy"] for r in rows] == ["buddy", "bpm"]
+    for r in rows:
+        # the replay gives every exported request the outcome it had; it also completes the
+        # requests still in flight when the shared run ended, and those are the only difference
+        # (a request has its outcome from its first command, before it completes)
+        assert sum(abs(a - b) for a, b in r["round_trip"].values()) <= r["in_flight"], r
+        assert all(a >= b for a, b in r["round_trip"].values()), r
+        assert r["in_flight"] <= 0.02 * r["requests"]
+        assert abs(r["replay_timed"] - r["shared"]) <= 0.01
+        assert r["ramulator_untimed"] is None
+    text = crosscheck.markdown(rows, None)
+    assert "Ramulator 2.1 was not available" in text and "| triad + chase + random + stream | bpm |" in text
+
+
+@pytest.mark.engine
+def test_sim_export_is_written_whole_and_never_over_an_input(memtint, tmp_path, clean_error):
+    run = tmp_path / "run.toml"
+    run.write_text('machine = "i7-860"\nprograms = ["random", "stream"]\ninstructions = 20000\n')
+    out = tmp_path / "stream.dramsim3"
+    code, _, err = memtint("sim", run, "--export-dram", out, "--json", tmp_path / "s.json")
+    assert code == 0, err
+    lines = out.read_text().splitlines()
+    assert lines and all(len(line.split()) == 3 and line.split()[1] in ("READ", "WRITE") for line in lines)
+    import json
+
+    assert json.loads((tmp_path / "s.json").read_text())["export_dram"] == {
+        "path": str(out), "format": "dramsim3", "requests": len(lines)}
+    before = run.read_bytes()
+    clean_error(memtint("sim", run, "--export-dram", run), "--export-dram")
+    assert run.read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

@@ -118,7 +118,7 @@ fn a_due_refresh_waits_for_the_column_command_of_an_activated_request() {
         let act = t.tREFI - 2;
         let (a, row_a, _, _) = same_bank_rows(&cfg);
         let arrivals = [(act - 1, a, false)];
-        let expected = vec![
+        let expected = [
             (act, Command::Act, row_a),
             (act + t.tRCD, Command::Rd, row_a),
             (act + t.tRAS, Command::Prea, 0),

@@ -79,6 +79,8 @@ class Experiment:
                 "per run as a 4-program mix); the paper has 10 workloads of each size, fewer 8-program ones here, for "
                 "time. Claims about 8-program workloads use these; BPM+'s fairness figure, "
                 "an average over all 20 of the paper's workloads, uses the 4- and 8-program mixes together.",
+                "The mechanism in a reference simulator: [crosscheck.md](crosscheck.md) (buddy and BPM request streams "
+                "replayed in memtint and Ramulator 2.1, row-buffer miss rates side by side).",
                 "The pool: the paper draws its mixes at random from SPEC CPU2006 (WL11 has three light programs); "
                 "here every member reaches DRAM, so that each claim is tested on programs with the effect."]
 

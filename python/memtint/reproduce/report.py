@@ -215,7 +215,10 @@ def write_index(out: str, papers: list[dict[str, Any]], header: list[str], comma
         body.append([f"[{p['title']}]({p['name']}.md)"] + [str(sum(r.verdict == v for r in rows))
                                                              for v in verdict_rule.VERDICTS]
                     + [f"{p['seconds']:.0f} s", str(p["runs"])])
-    lines += [table_md(["paper", *verdict_rule.VERDICTS, "wall time", "runs"], body), ""]
+    lines += [table_md(["paper", *verdict_rule.VERDICTS, "wall time", "runs"], body), "",
+              "The BPM mechanism in a reference simulator: [crosscheck.md](crosscheck.md) replays the DRAM request "
+              "streams of buddy and BPM runs in memtint and in Ramulator 2.1 and sets their row-buffer miss rates side "
+              "by side (`make reproduce` writes it after these reports; `python -m memtint.reproduce.crosscheck`).", ""]
     path = os.path.join(out, "README.md")
     with open(path, "w") as f:
         f.write("\n".join(lines))

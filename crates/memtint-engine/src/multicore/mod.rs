@@ -3,6 +3,7 @@
 //! of the BPM and HVR papers), and the metrics that compare a shared run with alone runs.
 
 pub mod bank_parallelism;
+pub mod dram_export;
 mod inflight_reads;
 pub mod memory_hierarchy;
 pub mod metrics;
@@ -10,9 +11,11 @@ pub mod multicore_sim;
 pub mod sim_spec;
 
 pub use bank_parallelism::BankParallelismCounters;
+pub use dram_export::DramExportSpec;
 pub use memory_hierarchy::{CoreMemoryStats, MemoryHierarchy};
 pub use metrics::{metrics_json, MixMetrics, ProgramSpeed};
 pub use multicore_sim::{
-    pinned_threads, simulate_multicore, simulate_threads, simulate_threads_checked, CoreResult, MulticoreResult, ThreadDef,
+    pinned_threads, simulate_multicore, simulate_threads, simulate_threads_checked, simulate_threads_exported, CoreResult, MulticoreResult,
+    ThreadDef,
 };
 pub use sim_spec::{run_sim, run_sim_json, SimSpec};

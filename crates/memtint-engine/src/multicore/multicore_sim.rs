@@ -15,6 +15,7 @@
 //! ends. With one thread per core nothing is ever switched and the run is exactly the
 //! one-program-per-core run. Requests carry the thread id as `source`.
 
+use super::dram_export::{DramExport, DramExportSpec};
 use super::memory_hierarchy::{CoreMemoryStats, MemoryHierarchy};
 use crate::cache::{CacheLevelConfig, LlcConfig};
 use crate::checker::TimingChecker;
@@ -62,6 +63,8 @@ pub struct MulticoreResult {
     pub spilled_pages: u64,
     pub load_balance: bool,
     pub binding: String,
+    /// Requests written to the DRAM-stream export (0 without one).
+    pub exported_requests: u64,
 }
 
 /// One software thread: its trace, its process (threads of a process share the page table),
@@ -194,7 +197,7 @@ pub fn simulate_threads_checked(
     warmup: u64,
     check: bool,
 ) -> Result<MulticoreResult> {
-    simulate(cfg, os_cfg, threads, instructions, warmup, check)
+    simulate(cfg, os_cfg, threads, instructions, warmup, check, None)
 }
 
 /// Instructions one thread runs in a turn of the functional warm-up: threads take turns so the
@@ -233,7 +236,21 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
 /// target keep running, with frozen statistics, so that every thread is measured under the same
 /// contention (today's rule for one program per core, as in Ramulator).
 pub fn simulate_threads(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: Vec<ThreadDef>, instructions: u64) -> Result<MulticoreResult> {
-    simulate(cfg, os_cfg, threads, instructions, 0, false)
+    simulate(cfg, os_cfg, threads, instructions, 0, false, None)
+}
+
+/// `simulate_threads_checked`, writing the DRAM request stream to `export` as it goes
+/// (`dram_export.rs`); the result's `exported_requests` counts the lines written.
+pub fn simulate_threads_exported(
+    cfg: &MemoryConfig,
+    os_cfg: &OsConfig,
+    threads: Vec<ThreadDef>,
+    instructions: u64,
+    warmup: u64,
+    check: bool,
+    export: Option<&DramExportSpec>,
+) -> Result<MulticoreResult> {
+    simulate(cfg, os_cfg, threads, instructions, warmup, check, export)
 }
 
 fn simulate(
@@ -243,12 +260,21 @@ fn simulate(
     instructions: u64,
     warmup: u64,
     check: bool,
+    export: Option<&DramExportSpec>,
 ) -> Result<MulticoreResult> {
     let started = std::time::Instant::now();
     let plan = validate(cfg, os_cfg, &threads, instructions)?;
     let mut sim = build(cfg, os_cfg, &mut threads, instructions, warmup, check, &plan)?;
+    // Opened once the run is known to be valid, so a refused run leaves no file behind.
+    sim.export = export.map(DramExport::create).transpose()?;
     let end = run(&mut sim, &mut threads, &plan)?;
-    Ok(collect(sim, &threads, plan, end, started))
+    let exported = match sim.export.take() {
+        Some(x) => x.finish()?,
+        None => 0,
+    };
+    let mut result = collect(sim, &threads, plan, end, started);
+    result.exported_requests = exported;
+    Ok(result)
 }
 
 /// What `validate` derives from a run's inputs, checked; `build` makes the run from it.
@@ -386,6 +412,8 @@ struct Sim {
     sched: Cfs,
     /// Per thread: its memory statistics and the core cycle when it reached its target.
     frozen: Vec<Option<(CoreMemoryStats, Cycle)>>,
+    /// The DRAM request stream's file, when the run exports it.
+    export: Option<DramExport>,
 }
 
 /// Build the run's parts from its plan, and warm the caches up (`warm_up`).
@@ -418,7 +446,7 @@ fn build(
     let mut sched = Cfs::new(&os_cfg.sched, plan.balance, plan.sched_threads.clone(), plan.cores, &plan.bound)?;
     sched.start();
     let frozen = vec![None; plan.threads as usize];
-    Ok(Sim { hier, mem, checker, commands: Vec::new(), cores, sched, frozen })
+    Ok(Sim { hier, mem, checker, commands: Vec::new(), cores, sched, frozen, export: None })
 }
 
 /// Where a run ended: the last DRAM and core cycles, and the DRAM requests completed.
@@ -431,7 +459,7 @@ struct RunEnd {
 /// The event loop: until every thread has reached its target, step the memory system or the
 /// cores, whichever event comes first.
 fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> {
-    let Sim { hier, mem, checker, commands, cores, sched, frozen } = sim;
+    let Sim { hier, mem, checker, commands, cores, sched, frozen, export } = sim;
     let (ncores, clock) = (plan.cores, plan.clock);
     // Threads still short of their target; counted rather than rescanning `frozen` every event.
     let mut running = plan.threads as usize;
@@ -500,6 +528,9 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                 }
                 hier.outbox().pop_front();
                 hier.entered_memory(&o, d);
+                if let Some(x) = export.as_mut() {
+                    x.record(o.addr, o.is_write, d)?;
+                }
             }
             mem_next = mem.next_event();
             if mem_next <= d {
@@ -613,6 +644,7 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
         same_process_switches: sched.same_process_switches,
         load_balance: plan.balance,
         binding: plan.binding,
+        exported_requests: 0,
     }
 }
 

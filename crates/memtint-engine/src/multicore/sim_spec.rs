@@ -1,7 +1,8 @@
 //! A multi-programmed run as the CLI and the Python API describe it (JSON or TOML; the
 //! statistics schema is in docs/stats.md, "CPU-trace runs"), and its statistics.
 
-use super::multicore_sim::{pinned_threads, simulate_threads_checked, MulticoreResult, ThreadDef};
+use super::dram_export::DramExportSpec;
+use super::multicore_sim::{pinned_threads, simulate_threads_exported, MulticoreResult, ThreadDef};
 use crate::config::{MachineConfig, MachineSource, MemoryConfig};
 use crate::dram_sim::report as dram_report;
 use crate::dram_sim::DramSimOptions;
@@ -51,6 +52,10 @@ pub struct SimSpec {
     /// `dram` section then has `violations`, `commands_checked` and `violation_examples`.
     #[serde(default)]
     pub check: bool,
+    /// Write the DRAM request stream to a file as the run goes (`dram_export.rs`):
+    /// `{"path": ..., "format": "dramsim3" | "ramulator"}`.
+    #[serde(default)]
+    pub export_dram: Option<DramExportSpec>,
 }
 
 /// A process: its threads share its address space (page table) and colours.
@@ -206,7 +211,15 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                 .enumerate()
                 .map(|(i, p)| open_cpu_workload(p, spec.seed.wrapping_add(i as u64)).map_err(|e| at_key(format!("programs[{i}]"), e)))
                 .collect::<Result<Vec<_>>>()?;
-            simulate_threads_checked(&cfg, &os, pinned_threads(&cfg, programs)?, spec.instructions, spec.warmup, spec.check)?
+            simulate_threads_exported(
+                &cfg,
+                &os,
+                pinned_threads(&cfg, programs)?,
+                spec.instructions,
+                spec.warmup,
+                spec.check,
+                spec.export_dram.as_ref(),
+            )?
         }
         Some(plan) => {
             let threads = plan
@@ -222,7 +235,7 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
-            simulate_threads_checked(&cfg, &os, threads, spec.instructions, spec.warmup, spec.check)?
+            simulate_threads_exported(&cfg, &os, threads, spec.instructions, spec.warmup, spec.check, spec.export_dram.as_ref())?
         }
     };
     Ok(report(&cfg, spec, &os, &result))
@@ -338,7 +351,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             })
         })
         .collect();
-    json!({
+    let mut out = json!({
         "schema_version": SCHEMA_VERSION,
         "processes": processes,
         "scheduling": {
@@ -392,5 +405,9 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         "requests_per_second": r.totals.requests as f64 / wall,
         "instructions_per_second": instructions as f64 / wall,
         "warnings": warnings,
-    })
+    });
+    if let Some(e) = &spec.export_dram {
+        out["export_dram"] = json!({"path": e.path, "format": e.format, "requests": r.exported_requests});
+    }
+    out
 }
