@@ -419,7 +419,7 @@ mod tests {
     #[test]
     fn two_rank_runs_ending_around_the_first_refresh_are_identical() {
         let m = MachineConfig::load(MACHINE).unwrap();
-        let cfg = MemoryConfig::resolve(&m.with_overrides(&serde_json::json!({"dram": {"ranks": 2}})).unwrap()).unwrap();
+        let cfg = modelled(&MemoryConfig::resolve(&m.with_overrides(&serde_json::json!({"dram": {"ranks": 2}})).unwrap()).unwrap());
         let reqs = trace(&cfg, GeneratorKind::Mix, 1_200, 42).unwrap();
         let (mut with_ref, mut without) = (0, 0);
         for n in (900..=1_200).step_by(3) {
