@@ -216,6 +216,10 @@ def diagnostics(run: dict[str, Any]) -> dict[str, float]:
     }
     if run.get("queue_read_mean") is not None:
         d["read queue occupancy (mean, all channels)"] = run["queue_read_mean"]
+    d.update(row_buffer_causes(cores))
+    mb = _llc_mb(run, cores)
+    if mb is not None:
+        d["LLC occupancy, MiB (mean per program)"] = statistics.fmean(mb)
     if "slowdowns" in run:
         light = [s for s, a in zip(run["slowdowns"], run["alone"]) if a["llc_mpki"] <= 1.0]
         heavy = [s for s, a in zip(run["slowdowns"], run["alone"]) if a["llc_mpki"] > 1.0]
@@ -223,9 +227,52 @@ def diagnostics(run: dict[str, Any]) -> dict[str, float]:
             d["slowdown of light programs (alone MPKI <= 1)"] = statistics.fmean(light)
             d["LLC MPKI of light programs"] = statistics.fmean(
                 c["llc_mpki"] for c, a in zip(cores, run["alone"]) if a["llc_mpki"] <= 1.0)
+            if mb is not None:
+                d["LLC occupancy of light programs, MiB (mean)"] = statistics.fmean(
+                    x for x, a in zip(mb, run["alone"]) if a["llc_mpki"] <= 1.0)
         if heavy:
             d["slowdown of intensive programs (alone MPKI > 1)"] = statistics.fmean(heavy)
     return {k: v for k, v in d.items() if v is not None}
+
+
+#: Row-buffer misses and conflicts caused by another program (docs/stats.md, "Row-buffer causes").
+INTERFERENCE = "row conflicts caused by another program (per kilo-request)"
+
+
+def row_buffer_causes(cores: list[dict[str, Any]]) -> dict[str, float]:
+    """Why requests missed the row buffer, over the programs: conflicts and misses another program
+    caused per 1000 DRAM requests, and the share of the row-buffer misses (misses + conflicts)
+    that write-backs and prefetches had. Empty for runs without these statistics."""
+    if not cores or any(c.get("row_conflicts_by_other") is None for c in cores):
+        return {}
+    requests = sum(c["row_hits"] + c["row_misses"] + c["row_conflicts"] for c in cores)
+    if not requests:
+        return {}
+
+    def total(key: str) -> int:
+        return sum(c[key] for c in cores)
+
+    d = {
+        INTERFERENCE: 1000.0 * total("row_conflicts_by_other") / requests,
+        "row misses after another program's precharge (per kilo-request)":
+            1000.0 * total("row_misses_after_other") / requests,
+    }
+    missed = total("row_misses") + total("row_conflicts")
+    if missed and all(c.get("row_outcomes_by_kind") for c in cores):
+        def share(kind: str) -> float:
+            return sum(c["row_outcomes_by_kind"][kind]["misses"] + c["row_outcomes_by_kind"][kind]["conflicts"]
+                       for c in cores) / missed
+        d["row-buffer misses of write-backs (share)"] = share("write_back")
+        d["row-buffer misses of prefetches (share)"] = share("prefetch_read")
+    return d
+
+
+def _llc_mb(run: dict[str, Any], cores: list[dict[str, Any]]) -> list[float] | None:
+    """Each program's mean LLC occupancy in MiB, or None for runs without it (or without an LLC)."""
+    line = run.get("llc_line_bytes")
+    if not line or any(c.get("llc_lines_mean") is None for c in cores):
+        return None
+    return [c["llc_lines_mean"] * line / 2**20 for c in cores]
 
 
 def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3,
@@ -465,7 +512,7 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
 
 #: What a claim's mechanism names, shown first in its cause whatever else changed more.
 MECHANISM_DIAGNOSTICS = {
-    "rbmiss_change": ("row-buffer miss rate",),
+    "rbmiss_change": ("row-buffer miss rate", INTERFERENCE),
 }
 
 
