@@ -283,7 +283,7 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
     the pairs, relative to the larger of the two means; diagnostics below 0.01 on both sides
     (e.g. write-backs that barely occur) and those in ``exclude`` (what the experiment itself
     sets, e.g. the banks a program may use) are not ranked. Those in ``first`` (what the claim's
-    mechanism names) come first whatever their rank."""
+    mechanism names) come first whatever their rank, in their order there."""
     if not pairs:
         return ""
     exclude = tuple(exclude) + SETTINGS_DIAGNOSTICS
@@ -296,7 +296,7 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
         if scale < 0.01:
             continue
         rows.append((abs(b - a) / scale, k, a, b))
-    rows.sort(key=lambda r: (r[1] not in first, -r[0]))
+    rows.sort(key=lambda r: (first.index(r[1]) if r[1] in first else len(first), -r[0]))
     chosen = []
     for r in rows:  # a diagnostic equal to one already chosen (reads = LLC misses without prefetch) adds nothing
         if not any(abs(r[2] - c[2]) <= 0.01 * max(abs(c[2]), 1e-9) and abs(r[3] - c[3]) <= 0.01 * max(abs(c[3]), 1e-9)
