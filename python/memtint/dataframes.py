@@ -14,7 +14,9 @@ from memtint.api import MemtintError
 SIM_CORE_COLUMNS = (
     "core", "program", "instructions", "cycles", "ipc", "l2_hits", "llc_accesses", "llc_misses", "llc_mpki",
     "dram_reads", "dram_writes", "row_hits", "row_misses", "row_conflicts", "row_buffer_miss_rate", "pages",
-    "colour_overflow_pages", "banks_used", "channels_used",
+    "colour_overflow_pages", "banks_used", "channels_used", "row_conflicts_by_self", "row_conflicts_by_other",
+    "row_misses_after_self", "row_misses_after_other", "row_misses_after_refresh_or_policy", "llc_lines",
+    "llc_lines_mean",
 )
 
 

@@ -291,3 +291,31 @@ def test_sim_export_is_written_whole_and_never_over_an_input(memtint, tmp_path, 
     clean_error(memtint("sim", run, "--export-dram", run), "--export-dram")
     assert run.read_bytes() == before
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+# --- diagnostics -------------------------------------------------------------------------------
+
+def test_row_buffer_causes_and_llc_occupancy_are_named_diagnostics():
+    """The engine's row-buffer causes and LLC lines survive `slim` and become diagnostics; the
+    row-buffer claim's cause names the interference right after the miss rate."""
+    from memtint import api
+    from memtint.reproduce import runner
+
+    programs = ["stream", "random", "stream:seed=5", "light"]
+    runs = {p: runner.slim(api.run_sim("i7-860", programs, instructions=200_000, policy=p)) for p in ("buddy", "bpm")}
+    d = {p: common.diagnostics(r) for p, r in runs.items()}
+    for name in (common.INTERFERENCE, "row misses after another program's precharge (per kilo-request)",
+                 "row-buffer misses of write-backs (share)", "row-buffer misses of prefetches (share)",
+                 "LLC occupancy, MiB (mean per program)"):
+        assert name in d["buddy"] and name in d["bpm"], name
+    assert d["buddy"][common.INTERFERENCE] > 0
+    assert d["bpm"][common.INTERFERENCE] == 0  # each program has its own banks
+    assert 0 < d["buddy"]["LLC occupancy, MiB (mean per program)"] <= 8 / len(programs)
+    assert common.MECHANISM_DIAGNOSTICS["rbmiss_change"] == ("row-buffer miss rate", common.INTERFERENCE)
+    text = common.explain([(d["buddy"], d["bpm"])], top=2, labels=("buddy", "bpm"),
+                          first=common.MECHANISM_DIAGNOSTICS["rbmiss_change"])
+    assert text.startswith("buddy → bpm: row-buffer miss rate") and common.INTERFERENCE in text, text
+    # Results stored before these statistics existed still give the other diagnostics.
+    old = {**runs["buddy"], "cores": [{k: v for k, v in c.items() if "row_conflicts_by" not in k}
+                                      for c in runs["buddy"]["cores"]]}
+    assert common.INTERFERENCE not in common.diagnostics(old)

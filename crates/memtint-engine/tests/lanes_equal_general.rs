@@ -4,7 +4,8 @@
 //! sizes, watermarks, idle-drain settings, front-end latencies, requests in flight, 1-5
 //! sources, generators with writes) run with `controller.implementation = "general"` and
 //! `= "lanes"` give the same command stream, the same completions in the same order and the
-//! same statistics JSON (but for the implementation's name), and the lane runs pass the
+//! same statistics JSON (but for the implementation's name; row-buffer causes included, by
+//! source, and each completion's cause), and the lane runs pass the
 //! independent timing checker. Dedicated tests cross the lanes' 32-bit rebase: an open-loop run
 //! with rebases every few hundred cycles, and timestamped traces with gaps beyond 2^31 cycles;
 //! and their 24-bit keys: ages renumbered every few requests.
@@ -117,6 +118,10 @@ proptest! {
         let (cmds_general, stats_general) = driven(&c, "general", false);
         let (cmds_lanes, stats_lanes) = driven(&c, "lanes", false);
         prop_assert!(first_difference(&cmds_general, &cmds_lanes).is_none(), "commands differ {}", first_difference(&cmds_general, &cmds_lanes).unwrap());
+        // The row-buffer causes are compared with the rest, in total and per bank.
+        let causes = stats_general["row_conflicts_by_self"].as_u64().unwrap() + stats_general["row_conflicts_by_other"].as_u64().unwrap();
+        prop_assert_eq!(causes, stats_general["row_conflicts"].as_u64().unwrap());
+        prop_assert!(stats_general["channels"][0]["ranks"][0]["banks"][0].get("row_misses_after_other").is_some());
         prop_assert_eq!(stats_general, stats_lanes);
     }
 

@@ -220,6 +220,10 @@ def diagnostics(run: dict[str, Any]) -> dict[str, float]:
     }
     if run.get("queue_read_mean") is not None:
         d["read queue occupancy (mean, all channels)"] = run["queue_read_mean"]
+    d.update(row_buffer_causes(cores))
+    mb = _llc_mb(run, cores)
+    if mb is not None:
+        d["LLC occupancy, MiB (mean per program)"] = statistics.fmean(mb)
     if "slowdowns" in run:
         light = [s for s, a in zip(run["slowdowns"], run["alone"]) if a["llc_mpki"] <= 1.0]
         heavy = [s for s, a in zip(run["slowdowns"], run["alone"]) if a["llc_mpki"] > 1.0]
@@ -227,9 +231,52 @@ def diagnostics(run: dict[str, Any]) -> dict[str, float]:
             d["slowdown of light programs (alone MPKI <= 1)"] = statistics.fmean(light)
             d["LLC MPKI of light programs"] = statistics.fmean(
                 c["llc_mpki"] for c, a in zip(cores, run["alone"]) if a["llc_mpki"] <= 1.0)
+            if mb is not None:
+                d["LLC occupancy of light programs, MiB (mean)"] = statistics.fmean(
+                    x for x, a in zip(mb, run["alone"]) if a["llc_mpki"] <= 1.0)
         if heavy:
             d["slowdown of intensive programs (alone MPKI > 1)"] = statistics.fmean(heavy)
     return {k: v for k, v in d.items() if v is not None}
+
+
+#: Row-buffer misses and conflicts caused by another program (docs/stats.md, "Row-buffer causes").
+INTERFERENCE = "row conflicts caused by another program (per kilo-request)"
+
+
+def row_buffer_causes(cores: list[dict[str, Any]]) -> dict[str, float]:
+    """Why requests missed the row buffer, over the programs: conflicts and misses another program
+    caused per 1000 DRAM requests, and the share of the row-buffer misses (misses + conflicts)
+    that write-backs and prefetches had. Empty for runs without these statistics."""
+    if not cores or any(c.get("row_conflicts_by_other") is None for c in cores):
+        return {}
+    requests = sum(c["row_hits"] + c["row_misses"] + c["row_conflicts"] for c in cores)
+    if not requests:
+        return {}
+
+    def total(key: str) -> int:
+        return sum(c[key] for c in cores)
+
+    d = {
+        INTERFERENCE: 1000.0 * total("row_conflicts_by_other") / requests,
+        "row misses after another program's precharge (per kilo-request)":
+            1000.0 * total("row_misses_after_other") / requests,
+    }
+    missed = total("row_misses") + total("row_conflicts")
+    if missed and all(c.get("row_outcomes_by_kind") for c in cores):
+        def share(kind: str) -> float:
+            return sum(c["row_outcomes_by_kind"][kind]["misses"] + c["row_outcomes_by_kind"][kind]["conflicts"]
+                       for c in cores) / missed
+        d["row-buffer misses of write-backs (share)"] = share("write_back")
+        d["row-buffer misses of prefetches (share)"] = share("prefetch_read")
+    return d
+
+
+def _llc_mb(run: dict[str, Any], cores: list[dict[str, Any]]) -> list[float] | None:
+    """Each program's mean LLC occupancy in MiB, or None for runs without it (or without an LLC)."""
+    line = run.get("llc_line_bytes")
+    if not line or any(c.get("llc_lines_mean") is None for c in cores):
+        return None
+    return [c["llc_lines_mean"] * line / 2**20 for c in cores]
 
 
 def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3,
@@ -240,7 +287,7 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
     the pairs, relative to the larger of the two means; diagnostics below 0.01 on both sides
     (e.g. write-backs that barely occur) and those in ``exclude`` (what the experiment itself
     sets, e.g. the banks a program may use) are not ranked. Those in ``first`` (what the claim's
-    mechanism names) come first whatever their rank."""
+    mechanism names) come first whatever their rank, in their order there."""
     if not pairs:
         return ""
     exclude = tuple(exclude) + SETTINGS_DIAGNOSTICS
@@ -253,7 +300,7 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
         if scale < 0.01:
             continue
         rows.append((abs(b - a) / scale, k, a, b))
-    rows.sort(key=lambda r: (r[1] not in first, -r[0]))
+    rows.sort(key=lambda r: (first.index(r[1]) if r[1] in first else len(first), -r[0]))
     chosen = []
     for r in rows:  # a diagnostic equal to one already chosen (reads = LLC misses without prefetch) adds nothing
         if not any(abs(r[2] - c[2]) <= 0.01 * max(abs(c[2]), 1e-9) and abs(r[3] - c[3]) <= 0.01 * max(abs(c[3]), 1e-9)

@@ -20,7 +20,9 @@ from memtint import api, comparison
 #: Per-core statistics kept from each run (docs/stats.md, "CPU-trace runs").
 CORE_KEYS = ("program", "instructions", "cycles", "ipc", "llc_accesses", "llc_misses", "llc_mpki", "dram_reads",
              "dram_writes", "row_hits", "row_misses", "row_conflicts", "row_buffer_miss_rate",
-             "bank_level_parallelism", "banks_used", "channels_used")
+             "bank_level_parallelism", "banks_used", "channels_used", "row_outcomes_by_kind",
+             "row_conflicts_by_self", "row_conflicts_by_other", "row_misses_after_self", "row_misses_after_other",
+             "row_misses_after_refresh_or_policy", "llc_lines", "llc_lines_mean")
 RUN_KEYS = ("row_buffer_miss_rate", "dram_cycles", "simulated_ns", "wall_seconds", "dram_requests")
 
 
@@ -40,6 +42,8 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
     dram = stats.get("dram") or {}
     out["bandwidth_gbps"] = (dram.get("bandwidth_gbps") or {}).get("total")
     out["queue_read_mean"] = (dram.get("queue_occupancy") or {}).get("read_mean")
+    llc = ((stats.get("config") or {}).get("cache") or {}).get("llc")
+    out["llc_line_bytes"] = llc.get("line_bytes") if isinstance(llc, dict) else None
     return out
 
 

@@ -17,6 +17,8 @@
 //! - With prefetch tracking on (`track_prefetches`), a line filled by a prefetch keeps its
 //!   owner until a demand uses it (`take_prefetch_mark`) or it is evicted unused (counted per
 //!   owner in `unused_prefetch_evictions`). Off, no per-line state is kept.
+//! - Every line has an owner, the source whose fill or write installed it (a hit by another
+//!   source does not change it), and `occupancy(owner)` counts the lines each owner holds.
 
 use super::CacheGeometry;
 use crate::error::Result;
@@ -72,6 +74,10 @@ pub struct SetAssocCache {
     writer: Vec<u32>,
     /// The writer of the dirty victim the last `fill` returned.
     victim_writer: u32,
+    /// Per way: the source whose fill or write installed the line (meaningful while valid).
+    owner: Vec<u32>,
+    /// Per source: valid lines it owns.
+    occupancy: Vec<u64>,
     /// Per way: the core whose prefetch filled it and no demand has used yet (`NO_OWNER`
     /// otherwise). Empty unless prefetches are tracked.
     prefetch_owner: Vec<u32>,
@@ -98,6 +104,8 @@ impl SetAssocCache {
             dirty: vec![false; lines],
             writer: vec![0; lines],
             victim_writer: 0,
+            owner: vec![0; lines],
+            occupancy: vec![0; sources as usize],
             prefetch_owner: Vec::new(),
             unused_prefetch_evictions: Vec::new(),
             stats: CacheStats { per_source: vec![SourceStats::default(); sources as usize], ..Default::default() },
@@ -200,7 +208,7 @@ impl SetAssocCache {
     /// already present is only touched (it was not brought in by this prefetch).
     pub fn fill_prefetch(&mut self, addr: u64, owner: u32) -> Option<u64> {
         let present = self.contains(addr);
-        let victim = self.fill(addr, false);
+        let victim = self.fill(addr, false, owner);
         if !present && !self.prefetch_owner.is_empty() {
             let (base, tag) = self.base_and_tag(addr);
             let i = self.find(base, tag).expect("just filled");
@@ -223,14 +231,15 @@ impl SetAssocCache {
         }
     }
 
-    /// Installs the line of `addr` as most recently used. Returns the dirty victim to write
-    /// back, if any. Filling a line already present only merges the dirty bit.
-    pub fn fill(&mut self, addr: u64, dirty: bool) -> Option<u64> {
-        self.fill_way(addr, dirty).0
+    /// Installs the line of `addr` as most recently used, owned by `owner`. Returns the dirty
+    /// victim to write back, if any. Filling a line already present only merges the dirty bit
+    /// (its owner stays).
+    pub fn fill(&mut self, addr: u64, dirty: bool, owner: u32) -> Option<u64> {
+        self.fill_way(addr, dirty, owner).0
     }
 
     /// `fill`, and the way the line is in.
-    fn fill_way(&mut self, addr: u64, dirty: bool) -> (Option<u64>, usize) {
+    fn fill_way(&mut self, addr: u64, dirty: bool, owner: u32) -> (Option<u64>, usize) {
         let (base, tag) = self.base_and_tag(addr);
         if let Some(i) = self.find(base, tag) {
             self.dirty[i] |= dirty;
@@ -244,6 +253,7 @@ impl SetAssocCache {
         let old_tag = self.tags[i];
         let evicted = if old_tag != INVALID {
             self.stats.evictions += 1;
+            self.occupancy[self.owner[i] as usize] -= 1;
             if self.dirty[i] {
                 self.stats.writebacks += 1;
                 self.victim_writer = self.writer[i];
@@ -255,6 +265,11 @@ impl SetAssocCache {
             None
         };
         self.stats.fills += 1;
+        if self.occupancy.len() <= owner as usize {
+            self.occupancy.resize(owner as usize + 1, 0);
+        }
+        self.occupancy[owner as usize] += 1;
+        self.owner[i] = owner;
         self.tags[i] = tag;
         self.dirty[i] = dirty;
         self.touch(base, i);
@@ -270,11 +285,16 @@ impl SetAssocCache {
         match self.access(addr, true, source) {
             Access::Hit => None,
             Access::Miss => {
-                let (victim, i) = self.fill_way(addr, true);
+                let (victim, i) = self.fill_way(addr, true, source);
                 self.writer[i] = source;
                 victim
             }
         }
+    }
+
+    /// Valid lines `owner` installed (by `fill` or a write miss) and that are still here.
+    pub fn occupancy(&self, owner: u32) -> u64 {
+        self.occupancy.get(owner as usize).copied().unwrap_or(0)
     }
 
     /// The source that dirtied the victim the last `fill` or `write` returned.
@@ -302,6 +322,7 @@ impl SetAssocCache {
         self.ranks = initial_ranks(self.ways, self.tags.len() / self.ways);
         self.dirty.fill(false);
         self.prefetch_owner.fill(NO_OWNER);
+        self.occupancy.fill(0);
         dropped as u64
     }
 }
@@ -330,15 +351,15 @@ mod tests {
         let mut c = small();
         for i in 0..4 {
             assert_eq!(c.access(line(i), false, 0), Access::Miss);
-            assert_eq!(c.fill(line(i), false), None);
+            assert_eq!(c.fill(line(i), false, 0), None);
         }
         // Use order now 0,1,2,3; touching 0 and 2 makes 1 the LRU, then 3.
         assert_eq!(c.access(line(0), false, 0), Access::Hit);
         assert_eq!(c.access(line(2), false, 0), Access::Hit);
-        c.fill(line(4), false);
+        c.fill(line(4), false, 0);
         assert!(!c.contains(line(1)));
         assert!([0, 2, 3, 4].iter().all(|&i| c.contains(line(i))));
-        c.fill(line(5), false);
+        c.fill(line(5), false, 0);
         assert!(!c.contains(line(3)));
         assert!([0, 2, 4, 5].iter().all(|&i| c.contains(line(i))));
         assert_eq!(c.stats().evictions, 2);
@@ -352,14 +373,14 @@ mod tests {
         assert_eq!(c.write(line(0) + 8, 0), None); // write miss: allocated dirty, no fetch
         assert!(c.is_dirty(line(0)));
         for i in 1..4 {
-            c.fill(line(i), false);
+            c.fill(line(i), false, 0);
         }
-        assert_eq!(c.fill(line(4), false), Some(line(0)));
+        assert_eq!(c.fill(line(4), false, 0), Some(line(0)));
         assert_eq!(c.stats().writebacks, 1);
         // Later evictions of clean lines, and of the refilled line, write nothing back.
-        c.fill(line(0), false);
+        c.fill(line(0), false, 0);
         for i in 5..12 {
-            assert_eq!(c.fill(line(i), false), None);
+            assert_eq!(c.fill(line(i), false, 0), None);
         }
         assert_eq!(c.stats().writebacks, 1);
         assert_eq!(c.stats().evictions, 9);
@@ -370,12 +391,12 @@ mod tests {
         let mut c = small();
         assert_eq!(c.access(line(0), false, 0), Access::Miss);
         assert!(!c.contains(line(0)));
-        c.fill(line(0), false);
+        c.fill(line(0), false, 0);
         assert!(!c.is_dirty(line(0)));
         assert_eq!(c.write(line(0), 0), None);
         assert!(c.is_dirty(line(0)));
         // A clean refill of a present line keeps it dirty.
-        c.fill(line(0), false);
+        c.fill(line(0), false, 0);
         assert!(c.is_dirty(line(0)));
     }
 
@@ -383,7 +404,7 @@ mod tests {
     fn shared_cache_counts_hits_and_misses_per_source() {
         let mut c = small();
         c.access(line(0), false, 0);
-        c.fill(line(0), false);
+        c.fill(line(0), false, 0);
         c.access(line(0), false, 3);
         c.access(line(1), false, 3);
         let s = c.stats();
@@ -450,7 +471,7 @@ mod tests {
                 let line = (x >> 8) % 40;
                 match x % 3 {
                     0 => assert_eq!(c.access(line * 64, false, 0), m.access(line, false)),
-                    1 => assert_eq!(c.fill(line * 64, false), m.fill(line, false).map(|l| l * 64)),
+                    1 => assert_eq!(c.fill(line * 64, false, 0), m.fill(line, false).map(|l| l * 64)),
                     _ => {
                         let want = match m.access(line, true) {
                             Access::Hit => None,
@@ -470,10 +491,10 @@ mod tests {
     fn invalidate_all_empties_the_cache_and_counts_dropped_dirty_lines() {
         let mut c = small();
         c.write(line(0), 0);
-        c.fill(line(1), false);
+        c.fill(line(1), false, 0);
         assert_eq!(c.invalidate_all(), 1);
         assert!(!c.contains(line(0)) && !c.contains(line(1)));
-        assert_eq!(c.fill(line(0), false), None);
+        assert_eq!(c.fill(line(0), false, 0), None);
     }
 
     #[test]
@@ -486,7 +507,7 @@ mod tests {
         assert_eq!(c.take_prefetch_mark(line(0)), None, "only the first demand use counts");
         // Three more lines evict line 0 (used) and line 1 (never used), in LRU order.
         for i in 2..6 {
-            c.fill(line(i), false);
+            c.fill(line(i), false, 0);
         }
         assert!(!c.contains(line(0)) && !c.contains(line(1)));
         assert_eq!(c.unused_prefetch_evictions(1), 1);
@@ -494,6 +515,23 @@ mod tests {
         // A prefetch of a line already present does not mark it.
         c.fill_prefetch(line(5), 0);
         assert_eq!(c.take_prefetch_mark(line(5)), None);
+    }
+
+    #[test]
+    fn occupancy_counts_the_lines_each_owner_installed_until_they_leave() {
+        let mut c = small();
+        c.fill(line(0), false, 1);
+        c.fill(line(1), false, 2);
+        c.write(line(2), 2); // a write miss installs the line for its writer
+        c.fill(line(0), false, 2); // already present: still owner 1's
+        assert_eq!(c.access(line(1), false, 1), Access::Hit); // a hit does not change the owner
+        assert_eq!((c.occupancy(1), c.occupancy(2), c.occupancy(7)), (1, 2, 0));
+        // Owner 3 takes the free way, then evicts the least recently used line: owner 2's line(2).
+        c.fill(line(3), false, 3);
+        c.fill(line(4), false, 3);
+        assert_eq!((c.occupancy(1), c.occupancy(2), c.occupancy(3)), (1, 1, 2));
+        c.invalidate_all();
+        assert_eq!((c.occupancy(1), c.occupancy(2), c.occupancy(3)), (0, 0, 0));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::refresh::{self, RefreshManager};
 use super::row_policy::{self, RowPolicy};
 use super::scheduler::{self, Candidate, Scheduler};
 use super::write_drain::WriteDrain;
-use super::{BankQueue, BankState, ChannelTiming, Completion, Controller, Implementation, Origin, Request, RowOutcome};
+use super::{BankQueue, BankState, ChannelTiming, Completion, Controller, Implementation, Origin, Request, RowOutcome, RowOwners};
 use crate::controller::ControllerConfig;
 use crate::dram::constraints::Constraints;
 use crate::dram::timing_rules::TimingTable;
@@ -49,6 +49,8 @@ pub struct ChannelController {
     frontend_latency: u64,
     next_seq: u64,
     banks: Vec<BankState>,
+    /// Per bank: whose request opened its row and closed it (row-buffer causes).
+    owners: RowOwners,
     open_banks: Vec<u32>,
     timing: ChannelTiming,
     scheduler: Box<dyn Scheduler>,
@@ -118,6 +120,7 @@ impl ChannelController {
             frontend_latency: cfg.frontend_latency,
             next_seq: 0,
             banks: vec![BankState::default(); banks],
+            owners: RowOwners::new(banks),
             open_banks: vec![0; org.ranks as usize],
             timing: ChannelTiming::new(table, c, org.ranks, org.bank_groups, org.banks_per_rank()),
             scheduler,
@@ -193,6 +196,7 @@ impl ChannelController {
             arrival: now,
             ready_at: now + self.frontend_latency,
             outcome: None,
+            cause: Default::default(),
         };
         self.next_seq += 1;
         if self.ranked {
@@ -426,6 +430,9 @@ impl ChannelController {
         self.timing.issue(cmd, now, rank, rank * self.org.bank_groups, first as u32, 0);
         if cmd == Command::Prea {
             for b in first..last {
+                if self.banks[b].open_row.is_some() {
+                    self.owners.closed_by_controller(b);
+                }
                 self.close_bank(b);
             }
             self.open_banks[rank as usize] = 0;
@@ -736,13 +743,19 @@ impl ChannelController {
             Command::Pre => RowOutcome::Conflict,
             _ => RowOutcome::Hit,
         };
-        let outcome = *req.outcome.get_or_insert(outcome);
-        let (rank, group, row, column, seq) = (req.rank, req.group, req.row, req.column, req.seq);
+        // The first command issued for a request decides its outcome, and who left the bank so.
+        if req.outcome.is_none() {
+            req.outcome = Some(outcome);
+            req.cause = self.owners.cause(b, outcome, req.process);
+        }
+        let (outcome, cause) = (req.outcome.unwrap_or(outcome), req.cause);
+        let (rank, group, row, column, seq, process) = (req.rank, req.group, req.row, req.column, req.seq, req.process);
         let bank = &mut self.banks[b];
         self.timing.issue(cmd, now, rank, group, b as u32, bank.act_cycle);
         self.stats.banks[b].commands[cmd.index()] += 1;
         match cmd {
             Command::Act => {
+                self.owners.activated(b, process);
                 bank.open_row = Some(row);
                 bank.act_cycle = now;
                 bank.last_use = now;
@@ -758,6 +771,7 @@ impl ChannelController {
                 }
             }
             Command::Pre => {
+                self.owners.precharged_for(b, process);
                 self.close_bank(b);
                 self.open_banks[rank as usize] -= 1;
             }
@@ -777,6 +791,7 @@ impl ChannelController {
                     RowOutcome::Miss => counters.row_misses += 1,
                     RowOutcome::Conflict => counters.row_conflicts += 1,
                 }
+                counters.row_causes.record(cause);
                 self.integrate_queues(now);
                 let q = &mut self.queues[d][b];
                 let req = q.reqs.remove(index);
@@ -786,6 +801,7 @@ impl ChannelController {
                     self.scheduler.on_served(now, &req, outcome);
                 }
                 if cmd.auto_precharges() {
+                    self.owners.closed_by_controller(b);
                     self.close_bank(b);
                     self.open_banks[rank as usize] -= 1;
                 }
@@ -806,6 +822,7 @@ impl ChannelController {
                     arrival: req.arrival,
                     done,
                     outcome,
+                    cause,
                 });
                 self.next_completion = self.next_completion.min(done);
             }
@@ -858,6 +875,7 @@ impl ChannelController {
             if t <= now {
                 let act = bank.act_cycle;
                 self.timing.issue(Command::Pre, now, rank, group, b as u32, act);
+                self.owners.closed_by_controller(b);
                 self.close_bank(b);
                 self.open_banks[rank as usize] -= 1;
                 self.stats.banks[b].commands[Command::Pre.index()] += 1;

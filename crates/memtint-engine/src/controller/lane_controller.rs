@@ -23,13 +23,13 @@ use super::row_policy;
 use super::scheduler::{self, AgeOrder, Scheduler, LANE_AGES};
 use super::shape::{Dynamic, Shape, ShapeKey};
 use super::write_drain::WriteDrain;
-use super::{Completion, Controller, Implementation, Origin, RowOutcome};
+use super::{Completion, Controller, Implementation, Origin, RowOutcome, RowOwners};
 use crate::controller::ControllerConfig;
 use crate::dram::constraints::Constraints;
 use crate::dram::timing_rules::{TimingTable, DDR_RULES};
 use crate::dram::{Command, CommandRecord, DramAddress, Organisation, Standard, TimingParams};
 use crate::error::Result;
-use crate::stats::ChannelStats;
+use crate::stats::{ChannelStats, RowCause};
 use crate::vector_isa::VectorIsa;
 use crate::{Cycle, NEVER};
 use std::collections::{BTreeMap, VecDeque};
@@ -86,6 +86,8 @@ struct Pending {
     process: u32,
     column: u32,
     outcome: Option<RowOutcome>,
+    /// Who left the bank as the request found it (set with `outcome`).
+    cause: RowCause,
 }
 
 /// A queued request as its bank's queue holds it: its row (searched for hits) and its slab slot.
@@ -196,6 +198,8 @@ pub struct LaneController {
     hits_since_act: Banks<u32>,
     /// Requests in either queue.
     pending: Banks<u32>,
+    /// Whose request opened each bank's row and closed it (row-buffer causes).
+    owners: RowOwners,
     /// Bit b: bank b's row is open with nothing queued for it (row-policy closes look only here).
     idle_open: u64,
     open_banks: Vec<u32>,
@@ -295,6 +299,7 @@ impl LaneController {
             last_use: BankTable([0; MAX_BANKS as usize]),
             hits_since_act: BankTable([0; MAX_BANKS as usize]),
             pending: BankTable([0; MAX_BANKS as usize]),
+            owners: RowOwners::new(banks),
             idle_open: 0,
             open_banks: vec![0; org.ranks as usize],
             timing: LaneTiming::new(c, org.ranks, org.bank_groups, banks),
@@ -577,6 +582,7 @@ impl LaneController {
             process: origin.process,
             column: dram.column,
             outcome: None,
+            cause: RowCause::Hit,
         };
         self.next_age += 1;
         let slot = match self.free.pop() {
@@ -843,6 +849,7 @@ impl LaneController {
         if cmd == Command::Prea {
             for b in first..first + self.banks_per_rank {
                 if self.open_row[b] != NO_ROW {
+                    self.owners.closed_by_controller(b);
                     self.close_bank(b);
                     self.rebuild_bank::<Dynamic>(b, 0, 0);
                 }
@@ -967,20 +974,24 @@ impl LaneController {
     }
 
     /// The queued request `index` of bank `b` in direction `d`: its row and slab slot, its
-    /// column, and its row outcome (the first command issued for it decides it).
+    /// column, and its row outcome (the first command issued for it decides it, and its cause).
     #[inline(always)]
     fn chosen(&mut self, d: usize, b: usize, index: usize, first: RowOutcome) -> (u32, u32, u32, RowOutcome) {
         let Queued { row, slot } = self.queues[d][b][index];
         let p = &mut self.slab[slot as usize];
-        let outcome = *p.outcome.get_or_insert(first);
-        (row, slot, p.column, outcome)
+        if p.outcome.is_none() {
+            p.outcome = Some(first);
+            p.cause = self.owners.cause(b, first, p.process);
+        }
+        (row, slot, p.column, p.outcome.unwrap_or(first))
     }
 
     /// ACT for request `index` of bank `b`'s queue in direction `d` (the three `issue_*` are
     /// `ChannelController::issue_for_request` per command). The caller rebuilds bank `b`'s lanes.
     #[inline(always)]
     fn issue_act<S: Shape>(&mut self, now: Cycle, d: usize, b: usize, index: usize) {
-        let (row, _, column, _) = self.chosen(d, b, index, RowOutcome::Miss);
+        let (row, slot, column, _) = self.chosen(d, b, index, RowOutcome::Miss);
+        self.owners.activated(b, self.slab[slot as usize].process);
         let r = self.bank_rank[b] as usize;
         let g = self.group_of(b);
         let base = self.base;
@@ -1008,7 +1019,8 @@ impl LaneController {
     /// PRE for request `index` of bank `b`'s queue in direction `d`.
     #[inline(always)]
     fn issue_pre(&mut self, now: Cycle, d: usize, b: usize, index: usize) {
-        let (row, _, column, _) = self.chosen(d, b, index, RowOutcome::Conflict);
+        let (row, slot, column, _) = self.chosen(d, b, index, RowOutcome::Conflict);
+        self.owners.precharged_for(b, self.slab[slot as usize].process);
         let r = self.bank_rank[b] as usize;
         self.timing.pre(now, r, b);
         self.stats.banks[b].commands[Command::Pre.index()] += 1;
@@ -1050,6 +1062,7 @@ impl LaneController {
             RowOutcome::Miss => counters.row_misses += 1,
             RowOutcome::Conflict => counters.row_conflicts += 1,
         }
+        counters.row_causes.record(self.slab[slot as usize].cause);
         self.integrate_queues(now);
         self.written += is_write as usize;
         self.queues[d][b].remove(index);
@@ -1062,6 +1075,7 @@ impl LaneController {
         self.note_lengths();
         self.free.push(slot);
         if auto {
+            self.owners.closed_by_controller(b);
             self.close_bank(b);
             self.open_banks[r] -= 1;
         } else if self.pending[b] == 0 {
@@ -1083,6 +1097,7 @@ impl LaneController {
             arrival: p.arrival,
             done,
             outcome,
+            cause: p.cause,
         });
         self.next_completion = self.next_completion.min(done);
         self.log_command(now, cmd, b, row, column);
@@ -1128,6 +1143,7 @@ impl LaneController {
             if t <= now {
                 let (col, base) = (self.col_kind(), self.base);
                 self.timing.issue(&mut self.lanes, base, col, Command::Pre, now, r, g, b, self.act_cycle[b]);
+                self.owners.closed_by_controller(b);
                 self.close_bank(b);
                 self.open_banks[r] -= 1;
                 self.stats.banks[b].commands[Command::Pre.index()] += 1;

@@ -1,5 +1,6 @@
 //! A memory request inside a controller, and its completion.
 
+use crate::stats::RowCause;
 use crate::Cycle;
 
 /// How a request found its bank when its first command issued.
@@ -53,6 +54,8 @@ pub struct Request {
     /// First cycle the scheduler may consider it (arrival + front-end latency).
     pub ready_at: Cycle,
     pub outcome: Option<RowOutcome>,
+    /// Who left the bank as the request found it (set with `outcome`).
+    pub cause: RowCause,
 }
 
 /// A request whose data transfer has finished.
@@ -67,4 +70,6 @@ pub struct Completion {
     pub done: Cycle,
     /// How the request found its bank (per-source row-buffer statistics are built from it).
     pub outcome: RowOutcome,
+    /// Who left the bank so (per-process interference statistics are built from it).
+    pub cause: RowCause,
 }

@@ -5,7 +5,7 @@ use crate::config::MemoryConfig;
 use crate::controller::Controller;
 use crate::dram::Command;
 use crate::memory_system::MemorySystem;
-use crate::stats::LatencyHistogram;
+use crate::stats::{LatencyHistogram, RowCauseCounts};
 use serde_json::{json, Map, Value};
 
 /// Version of the schema below; bump on any incompatible change.
@@ -37,6 +37,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
 
     let mut latency = LatencyHistogram::default();
     let (mut reads, mut writes, mut hits, mut misses, mut conflicts) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut causes = RowCauseCounts::default();
     let mut commands = [0u64; Command::COUNT];
     let (mut rq_integral, mut wq_integral) = (0u128, 0u128);
     let mut channels = Vec::new();
@@ -61,11 +62,14 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
                     hits += bc.row_hits;
                     misses += bc.row_misses;
                     conflicts += bc.row_conflicts;
-                    banks.push(json!({
+                    causes.add(&bc.row_causes);
+                    let mut bank = json!({
                         "bank_group": g, "bank": b,
                         "commands": commands_json(&bc.commands),
                         "row_hits": bc.row_hits, "row_misses": bc.row_misses, "row_conflicts": bc.row_conflicts,
-                    }));
+                    });
+                    add_row_causes(&mut bank, &bc.row_causes);
+                    banks.push(bank);
                 }
             }
             let rc = &s.rank_commands[r as usize];
@@ -165,12 +169,20 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         "channels": channels,
         "warnings": cfg.controller.run_warnings(totals.dram_cycles),
     });
+    add_row_causes(&mut out, &causes);
     if opts.check {
         out["violations"] = json!(totals.violations);
         out["commands_checked"] = json!(totals.commands_checked);
         out["violation_examples"] = json!(totals.violation_examples);
     }
     out
+}
+
+/// `counts`' keys (`row_conflicts_by_self`, ...) added to the object `v`, beside its row outcomes.
+pub fn add_row_causes(v: &mut Value, counts: &RowCauseCounts) {
+    if let (Some(o), Value::Object(c)) = (v.as_object_mut(), json!(counts)) {
+        o.extend(c);
+    }
 }
 
 /// The scheduler's per-source counters on one channel, as `[{"source": n, <counter>: v, ...}]`

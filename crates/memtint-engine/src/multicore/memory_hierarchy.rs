@@ -3,7 +3,9 @@
 //! physical address with its MSHRs and an optional prefetcher per thread (cache/prefetcher.rs),
 //! and the outbox of requests waiting to enter the memory system. Implements `CoreMemory` for
 //! the cores; the driver moves the outbox into the memory system and hands DRAM completions back
-//! with `complete`.
+//! with `complete`. It also keeps what explains row-buffer results per thread: row outcomes
+//! by kind of request (demand read, prefetch, write-back) and by cause (`RowCause`), and the
+//! LLC lines each thread holds, sampled every `LLC_SAMPLE_CYCLES`.
 
 use super::bank_parallelism::{BankParallelism, BankParallelismCounters};
 use super::inflight_reads::InflightReads;
@@ -13,7 +15,7 @@ use crate::controller::{Completion, Origin, RowOutcome};
 use crate::cpu::{ClockRatio, CoreMemory, LoadOutcome};
 use crate::error::Result;
 use crate::os::OsModel;
-use crate::stats::LatencyHistogram;
+use crate::stats::{LatencyHistogram, RowCauseCounts, RowOutcomesByKind};
 use crate::{Cycle, NEVER};
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -30,6 +32,14 @@ pub struct CoreMemoryStats {
     pub row_hits: u64,
     pub row_misses: u64,
     pub row_conflicts: u64,
+    /// The same outcomes by kind of request; they sum to the three counts above.
+    pub row_outcomes_by_kind: RowOutcomesByKind,
+    /// The misses and conflicts by who left the bank so (same process, another, or neither).
+    pub row_causes: RowCauseCounts,
+    /// LLC lines the thread installed (by its misses, prefetches and write-backs) still held,
+    /// and their mean over the samples taken every `LLC_SAMPLE_CYCLES` DRAM cycles (0 without an LLC).
+    pub llc_lines: u64,
+    pub llc_lines_mean: f64,
     /// Banks busy with the core's reads (bank-level parallelism), integrated over DRAM cycles.
     pub bank_parallelism: BankParallelismCounters,
     /// DRAM read latency (controller arrival to last data beat), DRAM cycles.
@@ -42,19 +52,46 @@ pub struct CoreMemoryStats {
     pub prefetch: Option<PrefetchStats>,
 }
 
+/// What a DRAM request was for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RequestKind {
+    DemandRead,
+    /// A read whose LLC MSHR a prefetch opened (a demand may have joined it since).
+    PrefetchRead,
+    WriteBack,
+}
+
+/// DRAM cycles between samples of each thread's LLC lines (`CoreMemoryStats::llc_lines_mean`).
+pub const LLC_SAMPLE_CYCLES: Cycle = 1000;
+
 impl CoreMemoryStats {
-    fn record(&mut self, c: &Completion) {
+    fn record(&mut self, c: &Completion, kind: RequestKind) {
         if c.is_write {
             self.dram_writes += 1;
         } else {
             self.dram_reads += 1;
             self.read_latency.record(c.done - c.arrival);
         }
+        let by_kind = match kind {
+            RequestKind::DemandRead => &mut self.row_outcomes_by_kind.demand_read,
+            RequestKind::PrefetchRead => &mut self.row_outcomes_by_kind.prefetch_read,
+            RequestKind::WriteBack => &mut self.row_outcomes_by_kind.write_back,
+        };
         match c.outcome {
-            RowOutcome::Hit => self.row_hits += 1,
-            RowOutcome::Miss => self.row_misses += 1,
-            RowOutcome::Conflict => self.row_conflicts += 1,
+            RowOutcome::Hit => {
+                self.row_hits += 1;
+                by_kind.hits += 1;
+            }
+            RowOutcome::Miss => {
+                self.row_misses += 1;
+                by_kind.misses += 1;
+            }
+            RowOutcome::Conflict => {
+                self.row_conflicts += 1;
+                by_kind.conflicts += 1;
+            }
         }
+        self.row_causes.record(c.cause);
     }
 
     /// Row misses plus conflicts over all DRAM requests (0 when there were none).
@@ -142,6 +179,11 @@ pub struct MemoryHierarchy {
     /// DRAM cycle of the next memory-system event: a refused request cannot succeed before it.
     next_memory_event: Cycle,
     prefetching: Option<Prefetching>,
+    /// LLC occupancy samples: the next DRAM cycle to take one, per thread the sum of its
+    /// lines over the samples, and how many were taken.
+    next_llc_sample: Cycle,
+    llc_line_sums: Vec<u64>,
+    llc_samples: u64,
 }
 
 impl MemoryHierarchy {
@@ -178,6 +220,9 @@ impl MemoryHierarchy {
             thread_core: (0..cores).collect(),
             next_memory_event: 0,
             prefetching: None,
+            next_llc_sample: 0,
+            llc_line_sums: vec![0; cores as usize],
+            llc_samples: 0,
         })
     }
 
@@ -210,6 +255,7 @@ impl MemoryHierarchy {
             p.build(process.len())?;
         }
         self.blp = vec![BankParallelism::default(); process.len()];
+        self.llc_line_sums = vec![0; process.len()];
         self.thread_process = process;
         self.thread_core = core;
         Ok(())
@@ -229,11 +275,11 @@ impl MemoryHierarchy {
         if !l2_hit {
             if let Some(llc) = self.llc.as_mut() {
                 if llc.cache.access(line, false, tid) == Access::Miss {
-                    llc.cache.fill(line, false);
+                    llc.cache.fill(line, false, tid);
                 }
             }
             if let Some(l2) = self.l2.as_mut() {
-                if let Some(victim) = l2.caches[cpu as usize].fill(line, false) {
+                if let Some(victim) = l2.caches[cpu as usize].fill(line, false, tid) {
                     self.warm_write_llc(tid, victim);
                 }
             }
@@ -297,7 +343,38 @@ impl MemoryHierarchy {
         if let (Some(p), Some(llc)) = (s.prefetch.as_mut(), self.llc.as_ref()) {
             p.useless = llc.cache.unused_prefetch_evictions(core);
         }
+        if let Some(llc) = self.llc.as_ref() {
+            s.llc_lines = llc.cache.occupancy(core);
+            s.llc_lines_mean = match self.llc_samples {
+                0 => s.llc_lines as f64,
+                n => self.llc_line_sums[core as usize] as f64 / n as f64,
+            };
+        }
         s
+    }
+
+    /// The memory system stepped to DRAM cycle `now`: take the LLC occupancy samples due by
+    /// then (each sample boundary passed counts once, with the lines held now).
+    #[inline]
+    pub fn sample_llc_occupancy(&mut self, now: Cycle) {
+        if now >= self.next_llc_sample {
+            self.take_llc_samples(now);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take_llc_samples(&mut self, now: Cycle) {
+        let Some(llc) = self.llc.as_ref() else {
+            self.next_llc_sample = NEVER;
+            return;
+        };
+        let k = (now - self.next_llc_sample) / LLC_SAMPLE_CYCLES + 1;
+        self.next_llc_sample += k * LLC_SAMPLE_CYCLES;
+        self.llc_samples += k;
+        for (t, sum) in self.llc_line_sums.iter_mut().enumerate() {
+            *sum += k * llc.cache.occupancy(t as u32);
+        }
     }
 
     /// The driver moved request `o` into a controller queue at DRAM cycle `now`.
@@ -346,20 +423,28 @@ impl MemoryHierarchy {
     /// A DRAM request finished at DRAM cycle `c.done`: fill the LLC, and return the loads
     /// (core, token) whose data arrived, with the core cycle it arrived at.
     pub fn complete(&mut self, c: &Completion, woken: &mut Vec<(Waiter, Cycle)>) {
-        self.per_core[c.source as usize].record(c);
         if c.is_write {
+            self.per_core[c.source as usize].record(c, RequestKind::WriteBack);
             return;
         }
         let Some(InflightRead { line, waiter, bank }) = self.reads.remove(c.id) else {
             debug_assert!(false, "completion of unknown read {}", c.id);
             return;
         };
+        let prefetch = self.prefetching.is_some() && waiter.token == PREFETCH_TOKEN;
+        let kind = if prefetch { RequestKind::PrefetchRead } else { RequestKind::DemandRead };
+        self.per_core[c.source as usize].record(c, kind);
         debug_assert_eq!(bank, self.os.colour_bits().bank_id(line));
         self.blp[c.source as usize].leave(bank, c.done);
         let at = self.clock.dram_to_core_ceil(c.done);
         match self.llc.as_mut() {
             Some(llc) => {
-                let victim = if self.prefetching.is_some() { fill_maybe_prefetched(llc, line) } else { llc.cache.fill(line, false) };
+                // The line is the thread's that opened the miss (`waiter`, the prefetch's own).
+                let victim = if self.prefetching.is_some() {
+                    fill_maybe_prefetched(llc, line, waiter.core)
+                } else {
+                    llc.cache.fill(line, false, waiter.core)
+                };
                 let writer = llc.cache.victim_writer();
                 let first = woken.len();
                 if let Some(w) = llc.mshrs.complete(line) {
@@ -397,12 +482,13 @@ fn note_late_prefetch(llc: &mut Llc, per_core: &mut [CoreMemoryStats], line: u64
     }
 }
 
-/// Fills `line` into the LLC: marked as prefetched if a prefetch no demand joined brought it.
+/// Fills `line` into the LLC for thread `owner`: marked as prefetched if a prefetch no demand
+/// joined brought it.
 #[inline(never)]
-fn fill_maybe_prefetched(llc: &mut Llc, line: u64) -> Option<u64> {
+fn fill_maybe_prefetched(llc: &mut Llc, line: u64, owner: u32) -> Option<u64> {
     match llc.mshrs.take_prefetch(line) {
-        Some(owner) => llc.cache.fill_prefetch(line, owner),
-        None => llc.cache.fill(line, false),
+        Some(prefetcher) => llc.cache.fill_prefetch(line, prefetcher),
+        None => llc.cache.fill(line, false, owner),
     }
 }
 
@@ -450,7 +536,7 @@ impl MemoryHierarchy {
     fn fill_l2(&mut self, tid: u32, line: u64, now: Cycle) {
         let Some(l2) = self.l2.as_mut() else { return };
         let core = self.thread_core[tid as usize];
-        if let Some(victim) = l2.caches[core as usize].fill(line, false) {
+        if let Some(victim) = l2.caches[core as usize].fill(line, false, tid) {
             self.write_llc(tid, victim, now);
         }
     }

@@ -512,6 +512,7 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                 hier.complete(c, &mut woken);
             }
             done.clear();
+            hier.sample_llc_occupancy(d);
             for &(w, at) in &woken {
                 cores[w.core as usize].complete(w.token, at.max(now_core));
             }

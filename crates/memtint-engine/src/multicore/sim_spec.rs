@@ -8,6 +8,7 @@ use crate::dram_sim::report as dram_report;
 use crate::dram_sim::DramSimOptions;
 use crate::error::{Error, Result};
 use crate::os::OsConfig;
+use crate::stats::{RowCauseCounts, RowOutcomesByKind};
 use crate::workload::open_cpu_workload;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -283,6 +284,9 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "row_misses": m.row_misses,
                 "row_conflicts": m.row_conflicts,
                 "row_buffer_miss_rate": m.row_buffer_miss_rate(),
+                "row_outcomes_by_kind": m.row_outcomes_by_kind,
+                "llc_lines": m.llc_lines,
+                "llc_lines_mean": m.llc_lines_mean,
                 "bank_level_parallelism": m.bank_parallelism.bank_level_parallelism(),
                 "read_latency": lat,
                 "read_latency_ns": lat_ns,
@@ -303,6 +307,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "run_cycles": c.run_cycles,
                 "finished_at": c.finished_at,
             });
+            dram_report::add_row_causes(&mut v, &m.row_causes);
             // Only with a prefetcher, so runs without one report exactly what they did before.
             if let Some(p) = &m.prefetch {
                 v["prefetch"] = json!(p);
@@ -334,10 +339,20 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         Some(ps) => ps.iter().enumerate().map(|(i, p)| p.name.clone().unwrap_or_else(|| format!("process{i}"))).collect(),
         None => spec.programs.clone(),
     };
+    // Row outcomes by kind and by cause, over threads' frozen counts.
+    let row_sums = |ts: &[&super::CoreResult]| {
+        let (mut kinds, mut causes) = (RowOutcomesByKind::default(), RowCauseCounts::default());
+        for c in ts {
+            kinds.add(&c.memory.row_outcomes_by_kind);
+            causes.add(&c.memory.row_causes);
+        }
+        (kinds, causes)
+    };
     let processes: Vec<Value> = (0..r.processes)
         .map(|p| {
             let ts: Vec<&super::CoreResult> = r.cores.iter().filter(|c| c.process == p).collect();
-            json!({
+            let (kinds, causes) = row_sums(&ts);
+            let mut v = json!({
                 "process": p,
                 "name": names.get(p as usize),
                 "threads": ts.len(),
@@ -348,9 +363,15 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "context_switches": ts.iter().map(|c| c.sched.context_switches).sum::<u64>(),
                 "migrations": ts.iter().map(|c| c.sched.migrations).sum::<u64>(),
                 "pages": ts.first().map_or(0, |c| c.placement.pages),
-            })
+                "row_outcomes_by_kind": kinds,
+                "llc_lines": ts.iter().map(|c| c.memory.llc_lines).sum::<u64>(),
+                "llc_lines_mean": ts.iter().map(|c| c.memory.llc_lines_mean).sum::<f64>(),
+            });
+            dram_report::add_row_causes(&mut v, &causes);
+            v
         })
         .collect();
+    let (kinds, causes) = row_sums(&r.cores.iter().collect::<Vec<_>>());
     let mut out = json!({
         "schema_version": SCHEMA_VERSION,
         "processes": processes,
@@ -392,6 +413,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         },
         "cores": cores,
         "row_buffer_miss_rate": 1.0 - ratio(hits, all),
+        "row_outcomes_by_kind": kinds,
         "llc": r.llc.as_ref().map(|s| json!({
             "accesses": s.accesses, "hits": s.hits, "misses": s.misses, "writebacks": s.writebacks,
         })),
@@ -409,5 +431,6 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
     if let Some(e) = &spec.export_dram {
         out["export_dram"] = json!({"path": e.path, "format": e.format, "requests": r.exported_requests});
     }
+    dram_report::add_row_causes(&mut out, &causes);
     out
 }

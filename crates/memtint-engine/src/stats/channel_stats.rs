@@ -1,7 +1,7 @@
 //! Counters one channel controller keeps.
 
 use crate::dram::Command;
-use crate::stats::LatencyHistogram;
+use crate::stats::{LatencyHistogram, RowCauseCounts};
 use crate::Cycle;
 
 /// Per-bank counters (index: flat bank within the channel).
@@ -11,6 +11,8 @@ pub struct BankCounters {
     pub row_hits: u64,
     pub row_misses: u64,
     pub row_conflicts: u64,
+    /// The misses and conflicts by who left the bank so (`RowCause`).
+    pub row_causes: RowCauseCounts,
 }
 
 #[derive(Clone, Debug)]

@@ -3,6 +3,8 @@
 
 pub mod channel_stats;
 pub mod latency;
+pub mod row_causes;
 
 pub use channel_stats::{BankCounters, ChannelStats};
 pub use latency::LatencyHistogram;
+pub use row_causes::{RowCause, RowCauseCounts, RowOutcomeCounts, RowOutcomesByKind};

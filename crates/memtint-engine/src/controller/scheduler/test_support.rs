@@ -48,6 +48,7 @@ pub fn request(source: u32, flat_bank: u32, row: u32) -> Request {
         arrival: 0,
         ready_at: 1,
         outcome: None,
+        cause: Default::default(),
     }
 }
 
