@@ -257,6 +257,7 @@ def compare(
                 "banks_used": c["banks_used"],
                 "channels_used": c["channels_used"],
                 "colour_overflow_pages": c["colour_overflow_pages"],
+                "row_interference_rate": _interference_rate(c),
             })
         results.append({
             "policy": p,
@@ -281,6 +282,17 @@ def compare(
         "policies": results,
         "notes": notes,
     }
+
+
+def _interference_rate(core: dict[str, Any]) -> float | None:
+    """The share of a program's DRAM requests that missed the row buffer because of another
+    program (a row it opened, or its precharge: ``row_conflicts_by_other + row_misses_after_other``,
+    the inter-program interference bank partitioning removes); None for results without
+    row-buffer causes."""
+    if core.get("row_conflicts_by_other") is None:
+        return None
+    requests = core["row_hits"] + core["row_misses"] + core["row_conflicts"]
+    return (core["row_conflicts_by_other"] + core["row_misses_after_other"]) / requests if requests else 0.0
 
 
 def to_csv_rows(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -135,7 +135,8 @@ def intensive_mixes(frame: Any) -> set[str]:
 def interference_sentence(frame: Any, baseline: str) -> str:
     """Which interference dominates under ``baseline``, from its per-core rows shared against
     alone: LLC pollution (LLC misses per kilo-instruction), bank interference (row-buffer miss
-    rate) and bandwidth (mean DRAM read latency, which queueing for the channels raises). The
+    rate, and the share of requests that missed it because of another program) and bandwidth
+    (mean DRAM read latency, which queueing for the channels raises). The
     largest relative increase is named, with all three figures."""
     import math
 
@@ -155,9 +156,15 @@ def interference_sentence(frame: Any, baseline: str) -> str:
     }
     dominant = max(effects, key=lambda k: -1 if math.isnan(effects[k][2]) else effects[k][2])
     llc, bank, bw = effects["LLC pollution"], effects["bank interference"], effects["bandwidth"]
+    # The engine's row-buffer causes, where the results carry them: how much of the row-buffer
+    # traffic another program's rows caused (none alone, by definition).
+    by_other = rows["row_interference_rate"].mean() if "row_interference_rate" in rows else math.nan
+    caused = ("" if math.isnan(by_other) else
+              f"; {100 * by_other:.0f} % of their DRAM requests missed the row buffer because of another "
+              "program (its open row or its precharge)")
     return (f"Under {baseline}, sharing the machine raised the programs' LLC misses from {llc[0]:.1f} to {llc[1]:.1f} "
             f"per kilo-instruction ({100 * llc[2]:+.0f} %, LLC pollution), their row-buffer miss rate from "
-            f"{100 * bank[0]:.0f} % to {100 * bank[1]:.0f} % ({100 * bank[2]:+.0f} %, bank interference) and their "
+            f"{100 * bank[0]:.0f} % to {100 * bank[1]:.0f} % ({100 * bank[2]:+.0f} %, bank interference{caused}) and their "
             f"DRAM read latency from {bw[0]:.0f} to {bw[1]:.0f} ns ({100 * bw[2]:+.0f} %, queueing for bandwidth and "
             f"banks): [bold]{dominant}[/bold] dominates on these mixes (means over the {len(rows)} programs that "
             "reach past their caches alone).")

@@ -245,7 +245,10 @@ def test_demo_names_the_interference_that_grew_most_with_its_figures():
                      "llc_mpki": mpki, "row_buffer_miss_rate_alone": rb_alone, "row_buffer_miss_rate": rb,
                      "read_latency_ns_alone": lat_alone, "read_latency_ns_mean": lat})
     frame = pd.DataFrame(rows)
+    assert "because of another program" not in interference_sentence(frame, "buddy")  # results without causes
+    frame["row_interference_rate"] = [0.3, 0.1, 0.0]
     text = interference_sentence(frame, "buddy")
+    assert "bank interference; 20 % of their DRAM requests missed the row buffer because of another program (its open row or its precharge))" in text
     # row-buffer misses 0.45 -> 0.75 (+67 %) beat latency (+18 %) and LLC misses (+10 %)
     assert "[bold]bank interference[/bold] dominates" in text, text
     assert "from 45 % to 75 % (+67 %" in text and "+10 %, LLC pollution" in text and "over the 2 programs" in text
