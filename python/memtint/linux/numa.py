@@ -313,3 +313,8 @@ def numa_system() -> NumaSystem:
 __all__ = ["FAKE_ENV", "LinuxNuma", "MPOL_BIND", "MPOL_DEFAULT", "MPOL_INTERLEAVE", "MPOL_LOCAL", "MPOL_MF_MOVE",
            "MPOL_MF_MOVE_ALL", "MPOL_PREFERRED", "MPOL_WEIGHTED_INTERLEAVE", "NumaError", "NumaSystem", "numa_system",
            "parse_node_list"]
+
+
+def kernel_nodes_text(nodes: Iterable[int]) -> str:
+    nodes = list(nodes)
+    return f"{len(nodes)} node{'s' if len(nodes) != 1 else ''} ({', '.join(f'node{n}' for n in nodes)})"
