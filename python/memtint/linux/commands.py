@@ -26,9 +26,9 @@ SPACE_HELP = ("colour space: bank, rank, channel, channel-bank, llc, dram, or a 
 def add_commands(commands: Any) -> None:
     inspect = commands.add_parser(
         "inspect",
-        help="histogram a running process's resident pages by bank, channel, rank and LLC colour",
+        help="histogram a running process's resident pages by bank, channel, rank, LLC colour and NUMA node",
         description="Read /proc/PID/maps and /proc/PID/pagemap (root or CAP_SYS_ADMIN) and count the process's "
-        "resident pages by DRAM bank, channel, rank, LLC colour and colour, split into heap, stack, file-backed "
+        "resident pages by DRAM bank, channel, rank, LLC colour and colour, and by NUMA node (/proc/PID/numa_maps), split into heap, stack, file-backed "
         "and other mappings, with the fraction in its assigned colours (from MEMTINT_COLOR_MASKS/MEMTINT_COLORS in "
         "its environment). JSON schema: docs/linux.md.",
     )
@@ -176,8 +176,11 @@ def _inspect(args: argparse.Namespace) -> int:
         console.print(f"note: {note}")
     for title, key, name in [("by colour", "by_colour", "colour"), ("by bank", "by_bank", "bank"),
                              ("by channel", "by_channel", "channel"), ("by rank", "by_rank", "rank"),
-                             ("by LLC colour", "by_llc_colour", "LLC colour")]:
+                             ("by LLC colour", "by_llc_colour", "LLC colour"), ("by NUMA node", "by_node", "node")]:
         console.print(_histogram_table(f"Resident pages {title}", report[key], name))
+    policies = report["numa_policies"]
+    console.print("memory policies of its mappings (numa_maps): "
+                  + (", ".join(f"{p} {c}" for p, c in sorted(policies.items())) or "none read"))
     return 0
 
 

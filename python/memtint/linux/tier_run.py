@@ -141,8 +141,10 @@ def plan_tiering(system: NumaSystem, policy: str, *, weights: str | None = None,
     names = [f"node{n}" for n in chosen]
     if weights is not None and bandwidths is not None:
         raise LinuxError("give --weights or --bandwidths, not both")
-    if policy in ("local", "interleave") and (weights not in (None, "auto") or bandwidths):
-        raise LinuxError(f"--tier-policy {policy} takes no --weights or --bandwidths (it places 1:1 or locally)")
+    if policy in ("local", "interleave", "damon") and (weights not in (None, "auto") or bandwidths):
+        raise LinuxError(f"--tier-policy {policy} takes no --weights or --bandwidths ("
+                         + ("DAMON moves hot pages to the first node and cold ones to the last of --nodes)"
+                            if policy == "damon" else "it places 1:1 or locally)"))
     if policy in ("weighted-interleave", "bw-interleave") and not system.has_weighted_interleave():
         version = ".".join(map(str, system.kernel_version()))
         raise LinuxError(f"--tier-policy {policy} needs MPOL_WEIGHTED_INTERLEAVE (Linux 6.9 or later, with "
@@ -159,7 +161,7 @@ def plan_tiering(system: NumaSystem, policy: str, *, weights: str | None = None,
         mode = system.auto_weights()
         plan.weights_source = ("the kernel's " + ("auto" if mode else "manual" if mode is False else "current")
                                + " weights in " + system.path(WEIGHTS_DIR))
-    elif policy in ("bw-interleave", *DAEMON_POLICIES, "damon") and len(chosen) > 1:
+    elif policy in ("bw-interleave", *DAEMON_POLICIES) and len(chosen) > 1:
         plan.weights, plan.weights_source = _bandwidth_weights(system, chosen, bandwidths)
     elif bandwidths:
         parse_bandwidths(bandwidths)  # a bad figure is an error even with one node
