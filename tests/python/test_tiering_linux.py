@@ -504,3 +504,23 @@ def test_inspect_reports_pages_per_node():
     assert nodes <= set(LinuxNuma().memory_nodes()) and nodes
     assert sum(row["heap"] for row in report["by_node"]) > 0
     assert report["numa_policies"]
+
+
+def test_numa_maps_give_pages_per_node_and_the_policy_set_before_exec():
+    child = ("import json,os;from memtint.linux.inspect import pages_per_node;from memtint.linux.maps import read_maps;"
+             "n,p=pages_per_node(os.getpid(),read_maps(os.getpid()));print(json.dumps([n,p]))")
+    done = cli("run", "--tier-policy", "weighted-interleave", "--", sys.executable, "-c", child)
+    if done.returncode == 2 and "MPOL_WEIGHTED_INTERLEAVE" in done.stderr:
+        pytest.skip("this kernel has no weighted interleave (6.9+)")
+    assert done.returncode == 0, done.stderr
+    nodes, policies = json.loads(done.stdout)
+    node = str(LinuxNuma().memory_nodes()[0])
+    assert nodes[node]["heap"] > 0 and set(nodes) <= {str(n) for n in LinuxNuma().memory_nodes()}
+    assert any(p.startswith("weighted interleave:") for p in policies), policies
+
+
+def test_run_needs_colours_or_a_tier_policy_and_tier_options_need_a_policy():
+    done = cli("run", "--", "true")
+    assert done.returncode == 2 and "--colors SPEC" in done.stderr and "--tier-policy" in done.stderr
+    done = cli("run", "--colors", "0", "--weights", "2:1", "--", "true")
+    assert done.returncode == 2 and "--weights only apply with --tier-policy" in done.stderr

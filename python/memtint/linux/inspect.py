@@ -6,6 +6,7 @@ schema is in docs/linux.md."""
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -107,16 +108,19 @@ def pages_per_node(pid: int, mappings: list) -> tuple[dict[int, dict[str, int]],
         return nodes, policies
     base_kb = os.sysconf("SC_PAGE_SIZE") // 1024
     for line in lines:
-        fields = line.split()
-        if len(fields) < 2:
+        address, _, rest = line.partition(" ")
+        # two policy names hold a space ("weighted interleave:0-1", "prefer (many):0-1")
+        policy = re.match(r"(weighted interleave|prefer \(many\))?\S*", rest).group(0)  # type: ignore[union-attr]
+        fields = rest[len(policy):].split()
+        if not address or not policy:
             continue
-        kind = by_start.get(int(fields[0], 16), "other")
-        policies[fields[1]] = policies.get(fields[1], 0) + 1
+        kind = by_start.get(int(address, 16), "other")
+        policies[policy] = policies.get(policy, 0) + 1
         scale = 1
-        for field in fields[2:]:
+        for field in fields:
             if field.startswith("kernelpagesize_kB="):
                 scale = max(1, int(field.split("=")[1]) // base_kb)
-        for field in fields[2:]:
+        for field in fields:
             if field[0] == "N" and "=" in field and field[1:].split("=")[0].isdigit():
                 node, count = field[1:].split("=")
                 row = nodes.setdefault(int(node), dict.fromkeys(CLASSES, 0))
