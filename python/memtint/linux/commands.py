@@ -28,8 +28,8 @@ def add_commands(commands: Any) -> None:
         "inspect",
         help="histogram a running process's resident pages by bank, channel, rank, LLC colour and NUMA node",
         description="Read /proc/PID/maps and /proc/PID/pagemap (root or CAP_SYS_ADMIN) and count the process's "
-        "resident pages by DRAM bank, channel, rank, LLC colour and colour, and by NUMA node (/proc/PID/numa_maps), split into heap, stack, file-backed "
-        "and other mappings, with the fraction in its assigned colours (from MEMTINT_COLOR_MASKS/MEMTINT_COLORS in "
+        "resident pages by DRAM bank, channel, rank, LLC colour and colour, and by NUMA node (/proc/PID/numa_maps), "
+        "split into heap, stack, file-backed and other mappings, with the fraction in its assigned colours (from MEMTINT_COLOR_MASKS/MEMTINT_COLORS in "
         "its environment). JSON schema: docs/linux.md.",
     )
     inspect.add_argument("pid", type=int, help="process ID")

@@ -122,7 +122,8 @@ class NumaSystem:
         if text is not None:
             return parse_node_list(text)
         try:
-            return sorted(int(d[4:]) for d in os.listdir(self.path(NODE_DIR)) if d.startswith("node") and d[4:].isdigit())
+            entries = os.listdir(self.path(NODE_DIR))
+            return sorted(int(d[4:]) for d in entries if d.startswith("node") and d[4:].isdigit())
         except FileNotFoundError:
             return [0]  # a kernel without NUMA: one node
 

@@ -88,7 +88,7 @@ def _nodes(system: NumaSystem, text: str | None) -> list[int]:
     if not text:
         return available
     try:
-        chosen = parse_node_list(text) if "-" in text else [int(p.strip().removeprefix("node")) for p in text.split(",")]
+        chosen = parse_node_list(text.replace("node", ""))
     except ValueError:
         raise LinuxError(f"--nodes {text}: expected node numbers like 0,1") from None
     for n in chosen:
@@ -127,7 +127,8 @@ def _bandwidth_weights(system: NumaSystem, nodes: list[int], bandwidths: str | N
                                  "--weights instead")
         figures = [hmat[n] for n in nodes]
         source = "HMAT/CDAT (access0 read_bandwidth)"
-    return weights_from_bandwidths(figures), f"{source}: " + ", ".join(f"node{n} {b:g} GB/s" for n, b in zip(nodes, figures))
+    described = ", ".join(f"node{n} {b:g} GB/s" for n, b in zip(nodes, figures))
+    return weights_from_bandwidths(figures), f"{source}: {described}"
 
 
 def plan_tiering(system: NumaSystem, policy: str, *, weights: str | None = None, bandwidths: str | None = None,
