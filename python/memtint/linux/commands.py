@@ -16,6 +16,7 @@ from memtint.linux.launch import MODES, command_inputs, map_count_warning
 from memtint.linux.maps import CLASSES
 from memtint.linux.run import run_coloured
 from memtint.linux.run_mix import SEPARATOR, run_mix, split_commands
+from memtint.linux.tier_run import POLICIES as TIER_POLICIES
 from memtint.outputs import check_outputs, write_text
 
 SPACE_HELP = ("colour space: bank, rank, channel, channel-bank, llc, dram, or a vertical policy's "
@@ -25,10 +26,10 @@ SPACE_HELP = ("colour space: bank, rank, channel, channel-bank, llc, dram, or a 
 def add_commands(commands: Any) -> None:
     inspect = commands.add_parser(
         "inspect",
-        help="histogram a running process's resident pages by bank, channel, rank and LLC colour",
+        help="histogram a running process's resident pages by bank, channel, rank, LLC colour and NUMA node",
         description="Read /proc/PID/maps and /proc/PID/pagemap (root or CAP_SYS_ADMIN) and count the process's "
-        "resident pages by DRAM bank, channel, rank, LLC colour and colour, split into heap, stack, file-backed "
-        "and other mappings, with the fraction in its assigned colours (from MEMTINT_COLOR_MASKS/MEMTINT_COLORS in "
+        "resident pages by DRAM bank, channel, rank, LLC colour and colour, and by NUMA node (/proc/PID/numa_maps), "
+        "split into heap, stack, file-backed and other mappings, with the fraction in its assigned colours (from MEMTINT_COLOR_MASKS/MEMTINT_COLORS in "
         "its environment). JSON schema: docs/linux.md.",
     )
     inspect.add_argument("pid", type=int, help="process ID")
@@ -47,16 +48,46 @@ def add_commands(commands: Any) -> None:
     )
     run.add_argument("--machine", default="i7-860", help="machine preset or TOML (default i7-860)")
     run.add_argument("--mapping", metavar="FILE", help="address mapping preset or TOML instead of the machine's")
-    run.add_argument("--colors", "--colours", dest="colors", required=True, metavar="SPEC",
-                     help="colours of the space, e.g. 0-3,8,10-11")
+    run.add_argument("--colors", "--colours", dest="colors", metavar="SPEC",
+                     help="colours of the space, e.g. 0-3,8,10-11 (required unless --tier-policy is given)")
     run.add_argument("--space", default="bank", help=SPACE_HELP)
     run.add_argument("--cpus", metavar="LIST", help="CPUs to run on, e.g. 0-1,3 (default: unchanged)")
     run.add_argument("--mode", choices=MODES, default="auto", help="libmemtint's frame source (default auto)")
     run.add_argument("--spill", action="store_true", help="take other colours when the chosen ones run out "
                      "(counted) instead of failing with ENOMEM")
     run.add_argument("--report", metavar="OUT", help="libmemtint's JSON report, written when the program exits")
+    tier = run.add_argument_group("placement over memory nodes (docs/tiering-linux.md)")
+    tier.add_argument("--tier-policy", metavar="NAME", choices=list(TIER_POLICIES),
+                      help="place the program's memory over the memory nodes instead of colouring it: "
+                      + "; ".join(f"{k}: {v}" for k, v in TIER_POLICIES.items()))
+    tier.add_argument("--weights", metavar="auto|D:N[:...]",
+                      help="one weight 1-255 per node, in --nodes order (default auto: the kernel's weights for "
+                      "weighted-interleave, D:N from the nodes' bandwidths for the bw-* policies)")
+    tier.add_argument("--bandwidths", metavar="NODE=GBS,...", help="the nodes' bandwidths, e.g. 0=20,1=4 (from "
+                      "memtint numa-probe), when the firmware gives no HMAT/CDAT figures")
+    tier.add_argument("--nodes", metavar="LIST", help="memory nodes to place on, fastest first (default: all)")
+    tier.add_argument("--migration-limit", metavar="M", type=int, default=10,
+                      help="bw-migration: the most pages the net flow between two nodes may reach (default 10, "
+                      "the thesis's example)")
+    tier.add_argument("--period", metavar="S", type=float, default=0.1,
+                      help="bw-random/bw-local/bw-migration: seconds between two looks at the program (default 0.1)")
     run.add_argument("command", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
     run.set_defaults(handler=_run)
+
+    probe = commands.add_parser(
+        "numa-probe",
+        help="measure each memory node's bandwidth (STREAM Copy with the arrays bound to the node)",
+        description="Run STREAM's Copy kernel (numpy, one thread per usable CPU) with both arrays bound to each "
+        "memory node in turn by mbind(MPOL_BIND), and print each node's best figure in GB/s, the share of the "
+        "arrays' pages the kernel reports on that node, and the --bandwidths and D:N weights they give. See "
+        "docs/tiering-linux.md.",
+    )
+    probe.add_argument("--nodes", metavar="LIST", help="nodes to measure (default: every memory node)")
+    probe.add_argument("--size", metavar="BYTES", default="256M", help="bytes per array (default 256M)")
+    probe.add_argument("--repeats", metavar="N", type=int, default=10, help="passes per node, best kept (default 10)")
+    probe.add_argument("--threads", metavar="N", type=int, help="copy threads (default: the CPUs memtint may use)")
+    probe.add_argument("--json", metavar="OUT", help="write the figures as JSON to OUT ('-' for stdout)")
+    probe.set_defaults(handler=_numa_probe)
 
     mix = commands.add_parser(
         "run-mix",
@@ -145,8 +176,11 @@ def _inspect(args: argparse.Namespace) -> int:
         console.print(f"note: {note}")
     for title, key, name in [("by colour", "by_colour", "colour"), ("by bank", "by_bank", "bank"),
                              ("by channel", "by_channel", "channel"), ("by rank", "by_rank", "rank"),
-                             ("by LLC colour", "by_llc_colour", "LLC colour")]:
+                             ("by LLC colour", "by_llc_colour", "LLC colour"), ("by NUMA node", "by_node", "node")]:
         console.print(_histogram_table(f"Resident pages {title}", report[key], name))
+    policies = report["numa_policies"]
+    console.print("memory policies of its mappings (numa_maps): "
+                  + (", ".join(f"{p} {c}" for p, c in sorted(policies.items())) or "none read"))
     return 0
 
 
@@ -166,10 +200,22 @@ def _cost(args: argparse.Namespace) -> str | None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    argv = _argv(args.command)
-    if not argv:
-        from memtint.linux.errors import LinuxError
+    from memtint.linux.errors import LinuxError
 
+    argv = _argv(args.command)
+    if args.tier_policy:
+        if args.colors:
+            raise LinuxError("--colors and --tier-policy cannot be combined: moving a page to another node gives it "
+                             "another frame, and so another colour")
+        return _run_tiered(args, argv)
+    given = [f for f, v in (("--weights", args.weights), ("--bandwidths", args.bandwidths), ("--nodes", args.nodes))
+             if v is not None]
+    if given:
+        raise LinuxError(f"{', '.join(given)} only apply with --tier-policy")
+    if not args.colors:
+        raise LinuxError("memtint run needs --colors SPEC (colour the heap) or --tier-policy NAME (place it over "
+                         "memory nodes)")
+    if not argv:
         raise LinuxError("no program given: memtint run --colors SPEC -- PROGRAM ARGS...")
     _warn(vm_warning())
     _warn(map_count_warning(args.mode))
@@ -225,3 +271,101 @@ def _run_mix(args: argparse.Namespace) -> int:
                           ",".join(map(str, p["cpus"])), str(p["exit_code"]), f"{p['wall_seconds']:.2f}")
         Console().print(table)
     return max((p["exit_code"] for p in result["programs"]), default=0)
+
+
+def _run_tiered(args: argparse.Namespace, argv: list[str]) -> int:
+    from memtint.linux.errors import LinuxError
+    from memtint.linux.launch import parse_cpus
+    from memtint.linux.numa import numa_system
+    from memtint.linux.tier_run import plan_tiering, run_tiered
+
+    if not argv:
+        raise LinuxError("no program given: memtint run --tier-policy NAME -- PROGRAM ARGS...")
+    if args.period <= 0:
+        raise LinuxError(f"--period {args.period}: must be more than 0 seconds")
+    if args.migration_limit < 0:
+        raise LinuxError(f"--migration-limit {args.migration_limit}: must be 0 or more pages")
+    system = numa_system()
+    plan = plan_tiering(system, args.tier_policy, weights=args.weights, bandwidths=args.bandwidths,
+                        nodes=args.nodes, limit=args.migration_limit)
+    cpus = parse_cpus(args.cpus) if args.cpus else None
+    say = lambda text: sys.stderr.write(f"memtint: {text}\n")  # noqa: E731
+    run = run_tiered(argv, plan, system, cpus=cpus, period=args.period, on_message=say)
+    say(f"{plan.policy} over {', '.join(f'node{n}' for n in plan.nodes)} (weights "
+        f"{':'.join(map(str, plan.weights))}, {plan.weights_source}); program exit {run.exit_code} after "
+        f"{run.wall_seconds:.2f} s")
+    if run.daemon is not None:
+        d = run.daemon
+        failed = ", ".join(f"{k} {v}" for k, v in sorted(d.pages_failed.items())) or "none"
+        say(f"daemon: {d.periods} looks, {d.chunks} chunks placed, {d.pages_moved} pages moved (refused by the "
+            f"kernel: {failed}); gate admitted {d.gate_admitted}, refused {d.gate_refused}; pages at the last look: "
+            + (", ".join(f"node{n} {c}" for n, c in d.pages_per_node.items()) or "none"))
+    if run.changed:
+        say("restored " + ", ".join(system.path(c) for c in run.changed)
+            + (" except: " + "; ".join(run.restore_failures) if run.restore_failures else ""))
+    if run.restore_failures:
+        _warn("could not restore: " + "; ".join(run.restore_failures))
+        return run.exit_code or 1
+    return run.exit_code if run.exit_code is not None else 1
+
+
+def _numa_probe(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from memtint.cli import _size
+    from memtint.linux.numa import kernel_nodes_text, numa_system
+    from memtint.linux.numa_probe import probe
+    from memtint.linux.tier_run import _nodes
+    from memtint.linux.tiering import kernel_auto_weights, weights_from_bandwidths
+
+    try:
+        size = _size(args.size)
+    except argparse.ArgumentTypeError as error:
+        from memtint.linux.errors import LinuxError
+
+        raise LinuxError(f"--size {args.size}: {error}") from None
+    check_outputs({"--json": args.json}, [])
+    system = numa_system()
+    nodes = _nodes(system, args.nodes)
+    err = Console(stderr=True)
+    err.print(f"measuring {kernel_nodes_text(nodes)}: STREAM Copy, 2 arrays of {size >> 20} MiB bound to each node, "
+              f"best of {args.repeats}")
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=False) as progress:
+        task = progress.add_task("numa-probe", total=len(nodes) * args.repeats)
+        results = probe(system, nodes, size=size, repeats=args.repeats, threads=args.threads,
+                        advance=lambda: progress.advance(task))
+    figures = [r.gbs for r in results]
+    summary = {
+        "kind": "numa-probe",
+        "kernel": "STREAM Copy (numpy copyto), 16 bytes per element, best pass",
+        "nodes": [{"node": r.node, "gbs": r.gbs, "bytes_per_pass": r.bytes_per_pass, "repeats": r.repeats,
+                   "threads": r.threads, "pages_on_node": r.on_node_fraction} for r in results],
+        "bandwidths_option": ",".join(f"{r.node}={r.gbs:.1f}" for r in results),
+        "thesis_weights": weights_from_bandwidths(figures) if len(results) > 1 else [1],
+        "kernel_auto_weights": kernel_auto_weights(figures) if len(results) > 1 else [1],
+    }
+    if args.json:
+        _write_json(args.json, summary)
+        if args.json == "-":
+            return 0
+    table = Table(title="Memory bandwidth per node (STREAM Copy)", title_justify="left")
+    for column in ("node", "GB/s", "threads", "pages on the node"):
+        table.add_column(column, justify="right")
+    for r in results:
+        table.add_row(f"node{r.node}", f"{r.gbs:.1f}", str(r.threads), f"{100 * r.on_node_fraction:.0f} %")
+    Console().print(table)
+    for r in results:
+        if r.on_node_fraction < 0.99:
+            _warn(f"only {100 * r.on_node_fraction:.0f} % of the arrays' pages are on node{r.node}: its figure mixes "
+                  "nodes")
+    if len(results) < 2:
+        print(f"node{results[0].node}: {results[0].gbs:.1f} GB/s. One memory node: no bandwidth ratio, nothing to "
+              "place.")
+    else:
+        print(f"--bandwidths {summary['bandwidths_option']}  (the thesis's D:N "
+              f"{':'.join(map(str, summary['thesis_weights']))}; Linux's auto weights would be "
+              f"{':'.join(map(str, summary['kernel_auto_weights']))})")
+    return 0

@@ -6,6 +6,7 @@ schema is in docs/linux.md."""
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -93,6 +94,40 @@ def _walk(pid: int, mappings: list, layout: "ColourLayout", colour_masks: list[i
     return pages, in_colours, swapped, hist
 
 
+def pages_per_node(pid: int, mappings: list) -> tuple[dict[int, dict[str, int]], dict[str, int]]:
+    """Resident pages per NUMA node and mapping class from /proc/PID/numa_maps (one line per VMA:
+    its start, its memory policy, N<node>=<pages> in pages of kernelpagesize_kB), counted in
+    base pages; and how many VMAs have each memory policy."""
+    by_start = {m.start: m.kind for m in mappings}
+    nodes: dict[int, dict[str, int]] = {}
+    policies: dict[str, int] = {}
+    try:
+        with open(f"/proc/{pid}/numa_maps", encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return nodes, policies
+    base_kb = os.sysconf("SC_PAGE_SIZE") // 1024
+    for line in lines:
+        address, _, rest = line.partition(" ")
+        # two policy names hold a space ("weighted interleave:0-1", "prefer (many):0-1")
+        policy = re.match(r"(weighted interleave|prefer \(many\))?\S*", rest).group(0)  # type: ignore[union-attr]
+        fields = rest[len(policy):].split()
+        if not address or not policy:
+            continue
+        kind = by_start.get(int(address, 16), "other")
+        policies[policy] = policies.get(policy, 0) + 1
+        scale = 1
+        for field in fields:
+            if field.startswith("kernelpagesize_kB="):
+                scale = max(1, int(field.split("=")[1]) // base_kb)
+        for field in fields:
+            if field[0] == "N" and "=" in field and field[1:].split("=")[0].isdigit():
+                node, count = field[1:].split("=")
+                row = nodes.setdefault(int(node), dict.fromkeys(CLASSES, 0))
+                row[kind] += int(count) * scale
+    return nodes, policies
+
+
 def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mapping: str | None = None,
                     space: str = "bank") -> dict[str, Any]:
     """A histogram of process `pid`'s resident pages by bank, channel, rank, LLC colour and
@@ -127,6 +162,7 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
             break
 
     resident = sum(pages.values())
+    node_pages, numa_policies = pages_per_node(pid, mappings)
     warnings = [w for w in [vm_warning()] if w]
     if not stable:
         warnings.append(f"the process changed its memory map during each of {INSPECT_ATTEMPTS} inspections (it is "
@@ -192,6 +228,9 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
         "by_channel": _histogram(hist["channel"], wanted is not None),
         "by_rank": _histogram(hist["rank"], wanted is not None),
         "by_llc_colour": _histogram(hist["llc_colour"], wanted is not None),
+        "by_node": [{"ids": [n], "label": f"node{n}", **row, "total": sum(row.values()), "in_colours": None}
+                    for n, row in sorted(node_pages.items())],
+        "numa_policies": numa_policies,
         "bits_inside_page": bits_inside,
         "warnings": warnings,
         "notes": notes,

@@ -1,0 +1,321 @@
+"""The kernel's NUMA interface as memtint uses it (issue 30, "Real Linux"): memory nodes, memory
+policies, page moves and the sysfs/procfs files that tune them, behind one class so the same
+tiering code runs on the real kernel (`LinuxNuma`) and on a fake with the kernel's documented
+semantics (`memtint.linux.numa_fake.FakeNuma`, for multi-node tests on one-node hosts).
+
+What each piece follows:
+- set_mempolicy(2), mbind(2), get_mempolicy(2), move_pages(2) (man-pages) and
+  Documentation/admin-guide/mm/numa_memory_policy.rst: modes MPOL_DEFAULT..MPOL_WEIGHTED_INTERLEAVE
+  (6, kernel 6.9+), nodemasks of unsigned longs, EINVAL when no node of the mask has memory,
+  move_pages' per-page status (a node, or -ENOENT/-EACCES/-EBUSY/-EFAULT...) and ENODEV for a
+  target node without memory.
+- Documentation/ABI/testing/sysfs-kernel-mm-mempolicy-weighted-interleave: weights 1-255 in
+  /sys/kernel/mm/mempolicy/weighted_interleave/nodeN, the `auto` file (6.16+). Some 6.18 builds
+  name that file `__auto_type` (the kernel's `#define auto __auto_type` reached the attribute
+  name); both names are accepted, `auto` first.
+- Documentation/admin-guide/sysctl/kernel.rst: /proc/sys/kernel/numa_balancing (0, 1, 2 tiering).
+- Documentation/admin-guide/mm/damon/usage.rst: /sys/kernel/mm/damon/admin/kdamonds, schemes with
+  actions migrate_hot/migrate_cold and target_nid (6.11+, paddr operations only).
+- Documentation/admin-guide/mm/numaperf.rst: HMAT/CDAT figures in
+  /sys/devices/system/node/nodeN/access0/initiators/{read,write}_bandwidth (MB/s).
+
+Every sysfs and procfs path is under `root` ("/" for the real system), so tests can point the
+same code at a temporary directory.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+from typing import Iterable, Sequence
+
+from memtint.linux.errors import LinuxError
+
+MPOL_DEFAULT, MPOL_PREFERRED, MPOL_BIND, MPOL_INTERLEAVE, MPOL_LOCAL, MPOL_PREFERRED_MANY = range(6)
+MPOL_WEIGHTED_INTERLEAVE = 6
+MODE_NAMES = {MPOL_DEFAULT: "default", MPOL_PREFERRED: "preferred", MPOL_BIND: "bind",
+              MPOL_INTERLEAVE: "interleave", MPOL_LOCAL: "local", MPOL_PREFERRED_MANY: "preferred-many",
+              MPOL_WEIGHTED_INTERLEAVE: "weighted-interleave"}
+MPOL_F_NODE, MPOL_F_ADDR = 1, 2
+MPOL_MF_STRICT, MPOL_MF_MOVE, MPOL_MF_MOVE_ALL = 1, 2, 4
+# The first kernel with MPOL_WEIGHTED_INTERLEAVE (6.9, March 2024).
+WEIGHTED_INTERLEAVE_KERNEL = (6, 9)
+WEIGHT_MIN, WEIGHT_MAX = 1, 255
+MAX_NODES = 1024
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
+NODE_DIR = "sys/devices/system/node"
+WEIGHTS_DIR = "sys/kernel/mm/mempolicy/weighted_interleave"
+AUTO_NAMES = ("auto", "__auto_type")
+NUMA_BALANCING = "proc/sys/kernel/numa_balancing"
+DAMON_DIR = "sys/kernel/mm/damon/admin/kdamonds"
+TIERS_DIR = "sys/devices/virtual/memory_tiering"
+
+# System call numbers (include/uapi/asm-generic/unistd.h for arm64, arch/x86/entry/syscalls).
+SYSCALLS = {
+    "x86_64": {"mbind": 237, "set_mempolicy": 238, "get_mempolicy": 239, "move_pages": 279},
+    "aarch64": {"mbind": 235, "get_mempolicy": 236, "set_mempolicy": 237, "move_pages": 239},
+}
+
+
+class NumaError(LinuxError):
+    """A NUMA system call failed: `errno` is its error, the message names the call and its values."""
+
+    def __init__(self, message: str, err: int = 0) -> None:
+        super().__init__(message)
+        self.errno = err
+
+
+def call_error(call: str, err: int, detail: str) -> NumaError:
+    return NumaError(f"{call}({detail}) failed: {errno.errorcode.get(err, err)} ({os.strerror(err)})", err)
+
+
+def parse_node_list(text: str) -> list[int]:
+    """A kernel list ("0-1,3", or empty) as numbers."""
+    nodes: list[int] = []
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        first, _, last = part.partition("-")
+        nodes.extend(range(int(first), int(last or first) + 1))
+    return nodes
+
+
+def node_text(nodes: Iterable[int]) -> str:
+    return ",".join(f"node{n}" for n in nodes)
+
+
+class NumaSystem:
+    """Nodes, memory policies, page moves and their tunables; subclasses supply the system calls."""
+
+    def __init__(self, root: str = "/") -> None:
+        self.root = root
+
+    # ---- files -------------------------------------------------------------------------------
+
+    def path(self, relative: str) -> str:
+        return os.path.join(self.root, relative)
+
+    def read(self, relative: str) -> str | None:
+        try:
+            with open(self.path(relative), encoding="utf-8") as f:
+                return f.read().strip()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def write(self, relative: str, value: str) -> None:
+        """Write a tunable; the kernel's refusal is an error naming the file and the value."""
+        try:
+            with open(self.path(relative), "w", encoding="utf-8") as f:
+                f.write(value)
+        except OSError as error:
+            raise NumaError(f"cannot write '{value}' to {self.path(relative)}: {error.strerror or error}",
+                            error.errno or 0) from None
+
+    # ---- the machine -------------------------------------------------------------------------
+
+    def memory_nodes(self) -> list[int]:
+        """Nodes with memory (N_MEMORY), in order."""
+        text = self.read(f"{NODE_DIR}/has_memory")
+        if text is not None:
+            return parse_node_list(text)
+        try:
+            entries = os.listdir(self.path(NODE_DIR))
+            return sorted(int(d[4:]) for d in entries if d.startswith("node") and d[4:].isdigit())
+        except FileNotFoundError:
+            return [0]  # a kernel without NUMA: one node
+
+    def node_memory_bytes(self, node: int) -> int | None:
+        text = self.read(f"{NODE_DIR}/node{node}/meminfo")
+        for line in (text or "").splitlines():
+            if "MemTotal:" in line:
+                return int(line.split()[-2]) * 1024
+        return None
+
+    def node_cpus(self, node: int) -> list[int]:
+        return parse_node_list(self.read(f"{NODE_DIR}/node{node}/cpulist") or "")
+
+    def cpu_node(self, cpu: int) -> int:
+        """The node whose cpulist holds `cpu` (the first memory node when none says so)."""
+        for node in self.memory_nodes():
+            if cpu in self.node_cpus(node):
+                return node
+        return self.memory_nodes()[0]
+
+    def hmat_bandwidths(self) -> dict[int, float] | None:
+        """Each memory node's read bandwidth from its nearest initiator in GB/s (numaperf.rst:
+        access0/initiators/read_bandwidth, MB/s), or None when a node has no such figure."""
+        found: dict[int, float] = {}
+        for node in self.memory_nodes():
+            text = self.read(f"{NODE_DIR}/node{node}/access0/initiators/read_bandwidth")
+            if text is None:
+                return None
+            try:
+                found[node] = int(text) / 1000.0
+            except ValueError:
+                raise LinuxError(f"{self.path(f'{NODE_DIR}/node{node}/access0/initiators/read_bandwidth')}: "
+                                 f"expected MB/s, got '{text}'") from None
+        return found
+
+    def memory_tiers(self) -> list[list[int]]:
+        """The kernel's memory tiers (memory_tiering/memory_tierN/nodelist), fastest first: nodes
+        of one tier are of one kind, the thesis's "memory cluster"."""
+        try:
+            names = sorted((int(d[len("memory_tier"):]), d) for d in os.listdir(self.path(TIERS_DIR))
+                           if d.startswith("memory_tier"))
+        except FileNotFoundError:
+            return []
+        return [parse_node_list(self.read(f"{TIERS_DIR}/{d}/nodelist") or "") for _, d in names]
+
+    def kernel_version(self) -> tuple[int, int]:
+        release = platform.release()
+        parts = release.split(".")
+        try:
+            return int(parts[0]), int("".join(c for c in parts[1] if c.isdigit()) or 0)
+        except (IndexError, ValueError):
+            return (0, 0)
+
+    def is_root(self) -> bool:
+        return os.geteuid() == 0
+
+    # ---- weighted interleave (sysfs) --------------------------------------------------------
+
+    def has_weighted_interleave(self) -> bool:
+        return self.kernel_version() >= WEIGHTED_INTERLEAVE_KERNEL and os.path.isdir(self.path(WEIGHTS_DIR))
+
+    def auto_file(self) -> str | None:
+        """The weighted-interleave auto-mode file's path relative to root, under either name."""
+        for name in AUTO_NAMES:
+            if os.path.exists(self.path(f"{WEIGHTS_DIR}/{name}")):
+                return f"{WEIGHTS_DIR}/{name}"
+        return None
+
+    def interleave_weights(self) -> dict[int, int]:
+        weights = {}
+        for node in self.memory_nodes():
+            text = self.read(f"{WEIGHTS_DIR}/node{node}")
+            if text is not None:
+                weights[node] = int(text)
+        return weights
+
+    def set_interleave_weight(self, node: int, weight: int) -> None:
+        self.write(f"{WEIGHTS_DIR}/node{node}", str(weight))
+
+    def auto_weights(self) -> bool | None:
+        relative = self.auto_file()
+        if relative is None:
+            return None
+        return (self.read(relative) or "").lower() in ("true", "1", "y", "yes")
+
+    def set_auto_weights(self, on: bool) -> None:
+        relative = self.auto_file()
+        if relative is None:
+            raise LinuxError(f"{self.path(WEIGHTS_DIR)} has no auto file (kernel before 6.16)")
+        self.write(relative, "true" if on else "false")
+
+    # ---- numa_balancing (procfs) --------------------------------------------------------------
+
+    def numa_balancing(self) -> str | None:
+        return self.read(NUMA_BALANCING)
+
+    def set_numa_balancing(self, value: str) -> None:
+        self.write(NUMA_BALANCING, value)
+
+    # ---- system calls (subclasses) ------------------------------------------------------------
+
+    def set_mempolicy(self, mode: int, nodes: Sequence[int] = ()) -> None:
+        raise NotImplementedError
+
+    def get_mempolicy(self, address: int | None = None) -> int:
+        raise NotImplementedError
+
+    def mbind(self, address: int, length: int, mode: int, nodes: Sequence[int], flags: int = 0) -> None:
+        raise NotImplementedError
+
+    def move_pages(self, pid: int, pages: Sequence[int], nodes: Sequence[int] | None = None,
+                   flags: int = MPOL_MF_MOVE) -> list[int]:
+        """Each page's node after the call (or the query, `nodes` None), or -errno for that page."""
+        raise NotImplementedError
+
+
+def _nodemask(nodes: Iterable[int]):
+    mask = (ctypes.c_ulong * (MAX_NODES // 64))()
+    for n in nodes:
+        if not 0 <= n < MAX_NODES:
+            raise NumaError(f"node {n} is outside 0-{MAX_NODES - 1}", errno.EINVAL)
+        mask[n // 64] |= 1 << (n % 64)
+    return mask
+
+
+class LinuxNuma(NumaSystem):
+    """The running kernel, through libc's syscall() (no libnuma needed)."""
+
+    def __init__(self, root: str = "/") -> None:
+        super().__init__(root)
+        machine = platform.machine()
+        if machine not in SYSCALLS:
+            raise LinuxError(f"NUMA system calls are not known for {machine} (known: {', '.join(SYSCALLS)})")
+        self.numbers = SYSCALLS[machine]
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.syscall.restype = ctypes.c_long
+
+    def _call(self, name: str, detail: str, *args) -> int:
+        result = self.libc.syscall(ctypes.c_long(self.numbers[name]), *args)
+        if result < 0:
+            raise call_error(name, ctypes.get_errno(), detail)
+        return result
+
+    def set_mempolicy(self, mode: int, nodes: Sequence[int] = ()) -> None:
+        mask = _nodemask(nodes)
+        self._call("set_mempolicy", f"{MODE_NAMES.get(mode, mode)}, {{{node_text(nodes)}}}",
+                   ctypes.c_int(mode), mask if nodes else None, ctypes.c_ulong(MAX_NODES + 1 if nodes else 0))
+
+    def get_mempolicy(self, address: int | None = None) -> int:
+        mode = ctypes.c_int()
+        flags = MPOL_F_ADDR if address is not None else 0
+        self._call("get_mempolicy", f"addr={address:#x}" if address is not None else "",
+                   ctypes.byref(mode), None, ctypes.c_ulong(0), ctypes.c_void_p(address or 0), ctypes.c_ulong(flags))
+        return mode.value
+
+    def mbind(self, address: int, length: int, mode: int, nodes: Sequence[int], flags: int = 0) -> None:
+        mask = _nodemask(nodes)
+        self._call("mbind", f"{address:#x}, {length}, {MODE_NAMES.get(mode, mode)}, {{{node_text(nodes)}}}",
+                   ctypes.c_void_p(address), ctypes.c_ulong(length), ctypes.c_int(mode),
+                   mask if nodes else None, ctypes.c_ulong(MAX_NODES + 1 if nodes else 0), ctypes.c_uint(flags))
+
+    def move_pages(self, pid: int, pages: Sequence[int], nodes: Sequence[int] | None = None,
+                   flags: int = MPOL_MF_MOVE) -> list[int]:
+        count = len(pages)
+        if count == 0:
+            return []
+        addresses = (ctypes.c_void_p * count)(*pages)
+        status = (ctypes.c_int * count)()
+        targets = (ctypes.c_int * count)(*nodes) if nodes is not None else None
+        self._call("move_pages", f"pid {pid}, {count} pages" + ("" if nodes is None else f" to {sorted(set(nodes))}"),
+                   ctypes.c_int(pid), ctypes.c_ulong(count), addresses, targets, status, ctypes.c_int(flags))
+        return list(status)
+
+
+FAKE_ENV = "MEMTINT_NUMA_FAKE"
+
+
+def numa_system() -> NumaSystem:
+    """The real kernel, or the fake whose directory MEMTINT_NUMA_FAKE names (tests)."""
+    fake = os.environ.get(FAKE_ENV)
+    if fake:
+        from memtint.linux.numa_fake import FakeNuma
+
+        return FakeNuma.load(fake)
+    return LinuxNuma()
+
+
+__all__ = ["FAKE_ENV", "LinuxNuma", "MPOL_BIND", "MPOL_DEFAULT", "MPOL_INTERLEAVE", "MPOL_LOCAL", "MPOL_MF_MOVE",
+           "MPOL_MF_MOVE_ALL", "MPOL_PREFERRED", "MPOL_WEIGHTED_INTERLEAVE", "NumaError", "NumaSystem", "numa_system",
+           "parse_node_list"]
+
+
+def kernel_nodes_text(nodes: Iterable[int]) -> str:
+    nodes = list(nodes)
+    return f"{len(nodes)} node{'s' if len(nodes) != 1 else ''} ({', '.join(f'node{n}' for n in nodes)})"
