@@ -43,10 +43,9 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     is the NUMA node the coloured frames come from: libmemtint binds its frame source to it
     (MEMTINT_NODE); it must have memory in ``numa`` (the running system by default).
     Checks before starting: the library exists, the colours exist in the space, the node has
-    memory, the report can be written and is not an
-    input, this host can colour (frame numbers readable, or hugepage mode with low colour bits),
-    and the program is dynamically linked (LD_PRELOAD reaches it); each failure raises with what
-    to do.
+    memory, the report can be written and is not an input, this host can colour (frame numbers
+    readable, or hugepage mode with low colour bits), and the program is dynamically linked
+    (LD_PRELOAD reaches it); each failure raises with what to do.
     Returns the run, with ``exit_code`` as a shell reports it (128 + N for signal N).
     """
     layout = colour_layout(machine, space, mapping=mapping)
