@@ -121,6 +121,7 @@ typedef struct {
     uint64_t pfn : 56;   /* frame recorded when coloured (pagemap mode; frames have 55 bits) */
     uint64_t slot : 8;   /* node slot of the pool the frame belongs to (0: any node) */
 } mt_page;
+_Static_assert(sizeof(mt_page) == 32, "one descriptor per 4 KB page of a 640 GB reservation");
 extern uintptr_t mt_arena_base, mt_arena_end;
 extern mt_page *mt_pages;
 int mt_arena_init(void);
