@@ -243,6 +243,8 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         (["trace-stats", trace, "--json", a], [trace]),
         (["dram", "--machine", "ddr4-2400", "--trace", rng.choice([dram_trace, soft]), "--json", a], [dram_trace]),
         (["sim", config, "--json", a], [config, trace]),
+        (["sim", config, "--export-dram", a, "--export-format", rng.choice(["dramsim3", "ramulator"]), "--json", b],
+         [config, trace]),
         (["compare", "--machine", "i7-860", "--mix", f"{trace},light", "--instructions", "1000", "--warmup", "0",
           "--no-cache", "--json", a, "--csv", b], [trace]),
     ]
@@ -268,7 +270,7 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         if len(lines) != 1:
             return "unnamed", f"exit {code} without one error line: {text!r}"
         return _outcome(Exception(lines[0][len("memtint: error: "):]),
-                        re.compile(r"^(OUT|--json|--csv) |^" + re.escape(work) + "|in\\.txt|d\\.trace"))
+                        re.compile(r"^(OUT|--json|--csv|--export-dram) |^" + re.escape(work) + "|in\\.txt|d\\.trace"))
 
     return " ".join(argv).encode(), run
 
