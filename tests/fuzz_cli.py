@@ -201,6 +201,32 @@ def sweep_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[st
     return data, run
 
 
+def _main_quiet(argv: list[str]) -> tuple[int, str]:
+    """Run `memtint ARGV` in process: (exit code, its standard error)."""
+    import contextlib
+    import io
+
+    from memtint.cli import main
+
+    err = io.StringIO()
+    try:
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(err):
+            code = main(argv)
+    except SystemExit as exit_:  # argparse refusing an option's form
+        code = exit_.code
+    return code, err.getvalue().strip()
+
+
+def _error_outcome(code: int, text: str, named: re.Pattern[str]) -> tuple[str, str]:
+    """A finished command's outcome: ok, or its one error line judged by `named`."""
+    if code == 0:
+        return "ok", ""
+    lines = [line for line in text.splitlines() if line.startswith("memtint: error: ")]
+    if len(lines) != 1:
+        return "unnamed", f"exit {code} without one error line: {text!r}"
+    return _outcome(Exception(lines[0][len("memtint: error: "):]), named)
+
+
 # --- output collisions -----------------------------------------------------------------------
 
 def _snapshot(paths: list[str]) -> list[tuple[str, int, int, bytes]]:
@@ -251,26 +277,13 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
     argv, inputs = rng.choice(commands)
 
     def run() -> tuple[str, str]:
-        import contextlib
-        import io
-
-        from memtint.cli import main
-
         before = _snapshot(inputs)
-        err = io.StringIO()
-        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(err):
-            code = main(argv)
+        code, text = _main_quiet(argv)
         after = _snapshot(inputs)
         if after != before:
             return "internal", f"an input changed: {[x[:3] for x, y in zip(before, after) if x != y]}"
-        text = err.getvalue().strip()
-        if code == 0:
-            return "ok", ""
-        lines = [line for line in text.splitlines() if line.startswith("memtint: error: ")]
-        if len(lines) != 1:
-            return "unnamed", f"exit {code} without one error line: {text!r}"
-        return _outcome(Exception(lines[0][len("memtint: error: "):]),
-                        re.compile(r"^(OUT|--json|--csv|--export-dram) |^" + re.escape(work) + "|in\\.txt|d\\.trace"))
+        return _error_outcome(code, text,
+                              re.compile(r"^(OUT|--json|--csv|--export-dram) |^" + re.escape(work) + "|in\\.txt|d\\.trace"))
 
     return " ".join(argv).encode(), run
 
@@ -322,20 +335,11 @@ def tiering_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
             argv += ["--nodes", rng.choice(TIER_NODES)]
 
     def run() -> tuple[str, str]:
-        import contextlib
-        import io
-
-        from memtint.cli import main
-
         before = _fake_state(root)
-        err = io.StringIO()
         old = os.environ.get("MEMTINT_NUMA_FAKE")
         os.environ["MEMTINT_NUMA_FAKE"] = root
         try:
-            with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(err):
-                code = main(argv)
-        except SystemExit as exit_:  # argparse refusing an option's form
-            code = exit_.code
+            code, text = _main_quiet(argv)
         finally:
             if old is None:
                 os.environ.pop("MEMTINT_NUMA_FAKE", None)
@@ -345,17 +349,10 @@ def tiering_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         if after != before:
             changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
             return "internal", f"exit {code} left the fake kernel changed: {changed}"
-        text = err.getvalue().strip()
-        if code == 0:
-            return "ok", ""
-        lines = [line for line in text.splitlines() if line.startswith("memtint: error: ")]
-        if len(lines) != 1:
-            return "unnamed", f"exit {code} without one error line: {text!r}"
         # Named: the option, or the value itself, or the requirement that failed.
         values = [re.escape(a) for a in argv if a and not a.startswith("--")]
-        return _outcome(Exception(lines[0][len("memtint: error: "):]),
-                        re.compile(r"--[a-z-]+|node|weight|bandwidth|root|kernel|polic|DAMON|"
-                                   + "|".join(values), re.I))
+        return _error_outcome(code, text, re.compile(r"--[a-z-]+|node|weight|bandwidth|root|kernel|polic|DAMON|"
+                                                      + "|".join(values), re.I))
 
     return " ".join(argv).encode(), run
 
