@@ -10,6 +10,11 @@
 //! A slot is ready at `max(t_bank, shared, bus)` and a class's earliest member at
 //! `max(min t_bank, shared, bus)`, so a scan is one pass over two short arrays, and single
 //! slots are looked at only in classes that can issue now.
+//!
+//! An activated request's column command (`protect_activated`: its ACT issued, its RD/WR has
+//! not) goes before every other candidate, the oldest first, and in ranks waiting for refresh
+//! too (their PREA waits for it): its slot is marked `activated`, and the controller keys it
+//! by its arrival order below every other key (`ChannelController::oldest_candidates`).
 
 use super::channel_timing::{direction_kinds, shared_kind, SHARED_KINDS};
 use super::ChannelTiming;
@@ -22,10 +27,13 @@ pub struct Slot {
     /// Bank-level earliest issue cycle and the request's own `ready_at`, combined: the parts
     /// of its ready time that change only when the bank does.
     pub t_bank: Cycle,
-    /// Scheduler key (smaller wins); fixed while the slot is cached.
+    /// Scheduler key (smaller wins); fixed while the slot is cached. An activated slot's key
+    /// is its request's arrival order (`Request::seq`), below every other slot's.
     pub key: u64,
     pub cmd: Command,
     pub is_hit: bool,
+    /// The column command of an activated request (offered by ranks waiting for refresh too).
+    pub activated: bool,
     /// Position of the request in its bank queue.
     pub index: u32,
 }
@@ -50,9 +58,10 @@ struct Entry {
     index: u32,
     cmd: Command,
     is_hit: bool,
+    activated: bool,
 }
 
-const EMPTY: Entry = Entry { t_bank: NEVER, key: u64::MAX, class: NO_CLASS, index: 0, cmd: Command::Act, is_hit: false };
+const EMPTY: Entry = Entry { t_bank: NEVER, key: u64::MAX, class: NO_CLASS, index: 0, cmd: Command::Act, is_hit: false, activated: false };
 
 pub struct CandidateSet {
     /// Slot `2 * bank + k`.
@@ -116,7 +125,14 @@ impl CandidateSet {
     #[inline]
     pub fn slot(&self, slot: usize) -> Option<Slot> {
         let e = &self.entries[slot];
-        (e.class != NO_CLASS).then_some(Slot { t_bank: e.t_bank, key: e.key, cmd: e.cmd, is_hit: e.is_hit, index: e.index })
+        (e.class != NO_CLASS).then_some(Slot {
+            t_bank: e.t_bank,
+            key: e.key,
+            cmd: e.cmd,
+            is_hit: e.is_hit,
+            index: e.index,
+            activated: e.activated,
+        })
     }
 
     #[inline]
@@ -167,6 +183,7 @@ impl CandidateSet {
                 index: s.index,
                 cmd: s.cmd,
                 is_hit: s.is_hit,
+                activated: s.activated,
             },
             None if old_class == NO_CLASS => return,
             None => EMPTY,
@@ -200,8 +217,10 @@ impl CandidateSet {
         self.earliest[c] = t;
     }
 
-    /// Find the ready slot with the smallest key at `now`, skipping ranks marked in `blocked`
-    /// (waiting for refresh). Remembers the ready classes for `next_after_issue`.
+    /// Find the ready slot with the smallest key at `now`, leaving out the slots of ranks
+    /// marked in `blocked` (waiting for refresh) but for activated ones. Remembers the ready
+    /// classes for `next_after_issue`.
+    #[inline(always)]
     pub fn scan(&mut self, now: Cycle, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Scan {
         let shared = timing.shared_table();
         // No command issued yet this cycle, so the command bus is free: only later classes
@@ -221,11 +240,12 @@ impl CandidateSet {
         let (mut best_key, mut best) = (u64::MAX, None);
         for &c in &self.ready {
             let c = c as usize;
-            if any_blocked && blocked[self.rank_of_class(c)] {
-                continue;
-            }
             let first = self.first_slot_of_class(c);
             let mut m = self.members[c];
+            if any_blocked && blocked[self.rank_of_class(c)] {
+                // A rank waiting for refresh offers only its activated requests.
+                m = self.activated_members(c);
+            }
             while m != 0 {
                 let slot = first + m.trailing_zeros() as usize;
                 m &= m - 1;
@@ -242,8 +262,10 @@ impl CandidateSet {
         Scan { best, next }
     }
 
-    /// The earliest cycle any class can issue: exact (for classes of ranks not `blocked`) until
-    /// a command issues, a request arrives or a refresh intervenes.
+    /// The earliest cycle any class can issue: exact (for classes of ranks not `blocked`, and
+    /// the activated slots of those that are) until a command issues, a request arrives or a
+    /// refresh intervenes.
+    #[inline(always)]
     pub fn next_issue(&self, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Cycle {
         let shared = timing.shared_table();
         let (earliest, shared) = (&self.earliest[self.classes.clone()], &shared[self.classes.clone()]);
@@ -253,6 +275,8 @@ impl CandidateSet {
             for (c, (&e, &s)) in earliest.iter().zip(shared).enumerate() {
                 if !blocked[self.rank_of_class(first + c)] {
                     t = t.min(e.max(s));
+                } else {
+                    t = t.min(self.earliest_activated(first + c).max(s));
                 }
             }
         } else {
@@ -263,14 +287,41 @@ impl CandidateSet {
         t.max(timing.cmd_bus())
     }
 
-    /// Earliest cycle any of `bank`'s slots can issue (`NEVER`: none, or its rank is blocked).
+    /// Class `c`'s activated members (bits as in `members`).
+    #[cold]
+    fn activated_members(&self, c: usize) -> u64 {
+        let first = self.first_slot_of_class(c);
+        let (mut m, mut activated) = (self.members[c], 0);
+        while m != 0 {
+            if self.entries[first + m.trailing_zeros() as usize].activated {
+                activated |= m & m.wrapping_neg();
+            }
+            m &= m - 1;
+        }
+        activated
+    }
+
+    /// The smallest `t_bank` of class `c`'s activated slots (`NEVER`: none).
+    fn earliest_activated(&self, c: usize) -> Cycle {
+        let first = self.first_slot_of_class(c);
+        let mut t = NEVER;
+        let mut m = self.activated_members(c);
+        while m != 0 {
+            t = t.min(self.entries[first + m.trailing_zeros() as usize].t_bank);
+            m &= m - 1;
+        }
+        t
+    }
+
+    /// Earliest cycle any of `bank`'s slots can issue (`NEVER`: none, or its rank is blocked
+    /// and the slots are not activated).
     pub fn bank_earliest(&self, timing: &ChannelTiming, bank: usize, blocked: &[bool]) -> Cycle {
         let mut t = NEVER;
         for e in &self.entries[2 * bank..2 * bank + 2] {
             if e.class != NO_CLASS {
                 let c = e.class as usize;
-                if blocked[self.rank_of_class(c)] {
-                    return NEVER;
+                if blocked[self.rank_of_class(c)] && !e.activated {
+                    continue;
                 }
                 t = t.min(e.t_bank.max(timing.shared_table()[c]).max(timing.cmd_bus()));
             }

@@ -31,15 +31,23 @@ pub struct ChannelController {
     len: [usize; 2],
     /// `protect_activated`: rows opened for a request stay open until it is served.
     protect: bool,
-    /// Per direction: requests whose ACT issued and whose column command has not (counted in
-    /// `len`, left out of the lengths for watermarks, idle drain and admission).
-    activated: [usize; 2],
-    /// Banks with an activated request (at most one each: its bank cannot close), with their
-    /// rank and channel bank group.
-    activated_banks: Vec<(u32, u32, u32)>,
-    /// No activated request's column command can issue before this cycle (a lower bound: each
-    /// ACT lowers it to ACT + tRCD, each search sets it), so most passes skip the search.
+    /// Per direction: requests waiting and not activated (their ACT has not issued): the
+    /// lengths for watermarks, idle drain and admission.
+    waiting: [usize; 2],
+    /// Banks whose activated request (at most one each: the bank cannot close) is searched
+    /// (`oldest_ready_activated`), with their rank and channel bank group: with
+    /// `search_activated` all; else those of the direction not served, listed at each switch
+    /// (no ACT issues for it), as the served direction's go first in the scan's order.
+    searched: Vec<(u32, u32, u32)>,
+    /// No searched activated request can issue before this cycle (a lower bound: set by each
+    /// search, and at each switch or, with `search_activated`, lowered by each ACT), so most
+    /// passes skip the search.
     activated_due: Cycle,
+    /// Every activated request is searched rather than keyed first: for ranked schedulers,
+    /// whose keys change at scheduling passes (PAR-BS forms a batch at the first pass after its
+    /// last marked request), so their passes stay where the search puts them; and for others
+    /// without an `AgeOrder`, whose keys may use all 64 bits (`NOT_ACTIVATED`).
+    search_activated: bool,
     capacity: [usize; 2],
     /// When to switch between draining reads and writes (shared with the lane controller).
     drain: WriteDrain,
@@ -91,6 +99,9 @@ pub struct ChannelController {
 
 const READS: usize = 0;
 const WRITES: usize = 1;
+/// Set in the keys of slots that are not activated: an `AgeOrder` key is below it, and an
+/// activated slot's key (its arrival order) goes first.
+const NOT_ACTIVATED: u64 = 1 << 63;
 
 impl ChannelController {
     pub fn new(channel: u32, standard: Standard, org: &Organisation, timing: &TimingParams, cfg: &ControllerConfig) -> Result<Self> {
@@ -110,9 +121,10 @@ impl ChannelController {
             queues: [vec![BankQueue::default(); banks], vec![BankQueue::default(); banks]],
             len: [0, 0],
             protect: cfg.protect_activated,
-            activated: [0, 0],
-            activated_banks: Vec::with_capacity(banks),
+            waiting: [0, 0],
+            searched: Vec::with_capacity(banks),
             activated_due: NEVER,
+            search_activated: ranked || scheduler.age_order().is_none(),
             capacity: [cfg.read_queue, writes.queue],
             drain: WriteDrain::new(&writes),
             write_mode: false,
@@ -171,7 +183,7 @@ impl ChannelController {
     /// Requests of direction `d` not yet activated: what watermarks, idle drain and admission count.
     #[inline(always)]
     fn waiting(&self, d: usize) -> usize {
-        self.len[d] - self.activated[d]
+        self.waiting[d]
     }
 
     /// Queue a request arriving at `now`. The caller checks `can_accept` first.
@@ -216,6 +228,7 @@ impl ChannelController {
         }
         q.reqs.push(req);
         self.len[d] += 1;
+        self.waiting[d] += 1;
         self.idle_next = self.idle_next.min(now + 1);
         // The new request can switch the queues, or change its bank's candidates (only).
         if self.write_mode_should_switch(now) {
@@ -276,6 +289,9 @@ impl ChannelController {
             self.written = 0;
             self.stats.write_mode_switches += 1;
             self.sched_next = now;
+            if !self.search_activated {
+                self.list_left_activated(now);
+            }
         }
 
         if !issued && now >= self.sched_next {
@@ -355,16 +371,35 @@ impl ChannelController {
 
     /// Rank `r` has a bank held open for an activated request (PREA must wait).
     fn rank_holds_activated(&self, r: u32) -> bool {
-        self.activated_banks.iter().any(|&(_, rank, _)| rank == r)
+        let bpr = self.org.banks_per_rank() as usize;
+        (r as usize * bpr..(r as usize + 1) * bpr).any(|b| self.holds_activated(b))
     }
 
-    /// The oldest activated request whose column command can issue at `now` (its bank and
-    /// direction), and the earliest cycle any other activated request's can. Refresh does not
-    /// hold them back: their banks must be served before PREA can close them.
-    fn oldest_ready_activated(&self, now: Cycle) -> (Option<(usize, usize)>, Cycle) {
+    /// After a switch (without `search_activated`): list the activated requests of the
+    /// direction left behind, and search them at once.
+    #[cold]
+    #[inline(never)]
+    fn list_left_activated(&mut self, now: Cycle) {
+        let left = !self.write_mode as usize;
+        let (bpr, bpg) = (self.org.banks_per_rank(), self.org.banks_per_group);
+        self.searched.clear();
+        for (b, bank) in self.banks.iter().enumerate() {
+            if bank.activated.is_some_and(|(d, _)| d == left) {
+                let b = b as u32;
+                self.searched.push((b, b / bpr, b / bpg));
+            }
+        }
+        self.activated_due = if self.searched.is_empty() { NEVER } else { now };
+    }
+
+    /// The oldest searched activated request (`searched`) whose column command can issue at
+    /// `now` (its arrival order, bank and direction), and the earliest cycle any other one's
+    /// can, after `now` (one command issues per cycle). Refresh does not hold them back: their
+    /// banks must be served before PREA can close them.
+    fn oldest_ready_activated(&self, now: Cycle) -> (Option<(u64, usize, usize)>, Cycle) {
         let mut best: Option<(u64, usize, usize)> = None;
         let mut next = NEVER;
-        for &(b, rank, group) in &self.activated_banks {
+        for &(b, rank, group) in &self.searched {
             let (d, seq) = self.banks[b as usize].activated.expect("listed banks hold an activated request");
             let cmd = if d == WRITES { Command::Wr } else { Command::Rd };
             // The bank's part first: after a recent ACT it alone says "not yet".
@@ -375,14 +410,14 @@ impl ChannelController {
             } else if best.is_none_or(|(s, _, _)| seq < s) {
                 // The one it replaces stays ready.
                 if best.is_some() {
-                    next = now;
+                    next = now + 1;
                 }
                 best = Some((seq, b as usize, d));
             } else {
-                next = now;
+                next = now + 1;
             }
         }
-        (best.map(|(_, b, d)| (b, d)), next)
+        (best, next)
     }
 
     /// Bank `b`'s row is held for an activated request: no PRE may close it.
@@ -478,14 +513,25 @@ impl ChannelController {
         let slot = |cmd: Command, is_hit: bool, i: usize| {
             let req = &q.reqs[i];
             let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
+            debug_assert!(self.search_activated || key < NOT_ACTIVATED, "an AgeOrder key is below bit 63");
+            let key = if self.search_activated { key } else { key | NOT_ACTIVATED };
             let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
-            Some(Slot { t_bank, key, index: i as u32, cmd, is_hit })
+            Some(Slot { t_bank, key, index: i as u32, cmd, is_hit, activated: false })
         };
         match bank.open_row {
             Some(row) if q.hits > 0 => {
                 let col = if d == WRITES { Command::Wr } else { Command::Rd };
                 let i = q.oldest_hit(row, hit_from).expect("hit count says a hit is queued");
-                out[0] = slot(col, self.scheduler.hit_counts_as_hit(bank.hits_since_act), i);
+                out[0] = match bank.activated {
+                    // The bank's ACT served its oldest request, which is its oldest hit. Keyed by
+                    // arrival, first in the scan's order.
+                    Some((da, seq)) if da == d && !self.search_activated => {
+                        debug_assert_eq!(q.reqs[i].seq, seq, "the activated request is bank {b}'s oldest hit");
+                        let t_bank = self.timing.bank_ready(col, b as u32).max(q.reqs[i].ready_at);
+                        Some(Slot { t_bank, key: seq, index: i as u32, cmd: col, is_hit: true, activated: true })
+                    }
+                    _ => slot(col, self.scheduler.hit_counts_as_hit(bank.hits_since_act), i),
+                };
                 if (q.reqs.len() as u32) > q.hits && self.scheduler.may_close_row_with_hits(bank.hits_since_act) && !self.holds_activated(b)
                 {
                     let j = q.oldest_miss(row, miss_from).expect("a non-hit is queued");
@@ -503,6 +549,7 @@ impl ChannelController {
     /// request (the oldest) hits; after a column command the requests before `index` miss and
     /// the next hit, if any, is at or after it. Debug builds check the result against
     /// `bank_candidates`.
+    #[inline(always)]
     fn step_bank(&mut self, d: usize, b: usize, issued: Command, index: usize) {
         let (hit_from, miss_from) = match issued {
             Command::Act => {
@@ -543,7 +590,7 @@ impl ChannelController {
             let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
             if best.is_none_or(|s| key < s.key) {
                 let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
-                best = Some(Slot { t_bank, key, index: i as u32, cmd, is_hit });
+                best = Some(Slot { t_bank, key, index: i as u32, cmd, is_hit, activated: false });
             }
         }
         [best, None]
@@ -638,18 +685,25 @@ impl ChannelController {
 
     /// Evaluate the active direction class by class, issue the ready candidate with the
     /// smallest key, and return (issued, a lower bound on the next cycle anything can issue).
+    /// Activated requests go first: the active direction's are first in the scan's order, the
+    /// other direction's (left from before a switch) are searched, and the older ready one wins
+    /// (with `search_activated`, the searched one, of either direction, goes first).
+    #[inline(always)]
     fn schedule(&mut self, now: Cycle) -> (bool, Cycle) {
         let d = self.write_mode as usize;
+        let mut searched = None;
         if self.activated_due <= now {
             let (ready, t) = self.oldest_ready_activated(now);
             self.activated_due = t;
-            if let Some((b, da)) = ready {
-                return self.issue_activated(now, d, b, da);
+            if let Some((_, b, da)) = ready {
+                if self.search_activated || self.len[d] == 0 {
+                    return self.issue_activated(now, d, b, da);
+                }
+                searched = ready;
             }
         }
-        let activated_next = self.activated_due;
         if self.len[d] == 0 {
-            return (false, activated_next);
+            return (false, self.activated_due);
         }
         if self.ranked {
             self.refresh_priorities(now);
@@ -657,8 +711,16 @@ impl ChannelController {
         self.rebuild_stale(d);
         let blocked = self.refreshes_pending > 0;
         let scan = self.cands[d].scan(now, &self.timing, &self.refresh_pending, blocked);
+        if let Some((seq, b, da)) = searched {
+            let slot = scan.best.and_then(|best| self.cands[d].slot(best));
+            if slot.is_none_or(|s| !(s.activated && s.key < seq)) {
+                return self.issue_activated(now, d, b, da);
+            }
+            // An older one of the served direction goes first; this one stays ready.
+            self.activated_due = now + 1;
+        }
         let Some(best) = scan.best else {
-            return (false, self.bound_by_priority_change(now, scan.next.min(activated_next)));
+            return (false, self.bound_by_priority_change(now, scan.next.min(self.activated_due)));
         };
         let b = best / 2;
         let slot = self.cands[d].slot(best).expect("the scan chose an occupied slot");
@@ -678,9 +740,9 @@ impl ChannelController {
         self.after_issue(now, d)
     }
 
-    /// Issue the column command of bank `b`'s activated request (direction `da`) while the
-    /// controller serves direction `d` (the path of most column commands).
-    #[inline]
+    /// Issue the column command of bank `b`'s searched activated request (direction `da`) while
+    /// the controller serves direction `d`.
+    #[inline(never)]
     fn issue_activated(&mut self, now: Cycle, d: usize, b: usize, da: usize) -> (bool, Cycle) {
         let (_, seq) = self.banks[b].activated.expect("an activated bank");
         let index = self.queues[da][b].reqs.iter().position(|r| r.seq == seq).expect("an activated request is queued");
@@ -708,6 +770,7 @@ impl ChannelController {
     }
 
     /// After an issue while serving direction `d`: (true, the next cycle anything can issue).
+    #[inline(always)]
     fn after_issue(&mut self, now: Cycle, d: usize) -> (bool, Cycle) {
         if self.write_mode_should_switch(now) {
             return (true, now + 1);
@@ -716,7 +779,7 @@ impl ChannelController {
         // needs no early tick: a blocked front end enters in this same cycle (the driver
         // injects after ticking) and `enqueue` brings the next event forward.
         let blocked = self.refreshes_pending > 0;
-        let t = self.cands[d].next_issue(&self.timing, &self.refresh_pending, blocked).min(self.activated_due.max(now + 1));
+        let t = self.cands[d].next_issue(&self.timing, &self.refresh_pending, blocked).min(self.activated_due);
         debug_assert!(t > now, "the command bus is busy for the rest of this cycle");
         (true, self.bound_by_priority_change(now, t))
     }
@@ -725,6 +788,7 @@ impl ChannelController {
     /// candidates in direction `d` invalid without listing them as stale: the caller rebuilds
     /// them next.
     /// Returns the command issued (RD / WR may become RDA / WRA).
+    #[inline(always)]
     fn issue_for_request(&mut self, now: Cycle, d: usize, b: usize, index: usize, mut cmd: Command) -> Command {
         self.cands[d].invalidate(b);
         self.invalidate(1 - d, b);
@@ -732,8 +796,8 @@ impl ChannelController {
         if cmd.is_column() {
             let more_hits = q.hits > 1;
             // Auto-precharge would close a row held for another request.
-            let held = self.banks[b].activated.is_some_and(|(_, seq)| seq != q.reqs[index].seq);
-            if self.row_policy.auto_precharge(more_hits) && !held {
+            let held = || self.banks[b].activated.is_some_and(|(_, seq)| seq != q.reqs[index].seq);
+            if self.row_policy.auto_precharge(more_hits) && !held() {
                 cmd = if cmd == Command::Rd { Command::Rda } else { Command::Wra };
             }
         }
@@ -765,9 +829,11 @@ impl ChannelController {
                 self.queues[WRITES][b].recount(Some(row));
                 if self.protect {
                     bank.activated = Some((d, seq));
-                    self.activated[d] += 1;
-                    self.activated_banks.push((b as u32, rank, group));
-                    self.activated_due = self.activated_due.min(now + self.c.act_to_col);
+                    self.waiting[d] -= 1;
+                    if self.search_activated {
+                        self.searched.push((b as u32, rank, group));
+                        self.activated_due = self.activated_due.min(now + self.c.act_to_col);
+                    }
                 }
             }
             Command::Pre => {
@@ -781,9 +847,12 @@ impl ChannelController {
                 bank.pending -= 1;
                 if bank.activated == Some((d, seq)) {
                     bank.activated = None;
-                    self.activated[d] -= 1;
-                    let i = self.activated_banks.iter().position(|&(a, _, _)| a as usize == b).expect("listed");
-                    self.activated_banks.swap_remove(i);
+                    if self.search_activated || d != self.write_mode as usize {
+                        let i = self.searched.iter().position(|&(a, _, _)| a as usize == b).expect("listed");
+                        self.searched.swap_remove(i);
+                    }
+                } else {
+                    self.waiting[d] -= 1;
                 }
                 let counters = &mut self.stats.banks[b];
                 match outcome {

@@ -17,7 +17,7 @@
 
 use super::bank_table::BankTable;
 use super::lane_timing::{LaneTiming, LANE_MAX_RANKS};
-use super::lanes::{Lanes, K_ACT, K_NONE, K_PRE, K_RD, K_WR, MAX_LANES, NEVER_LANE, NO_KEY};
+use super::lanes::{Lanes, FIRST_KEYS, K_ACT, K_NONE, K_PRE, K_RD, K_WR, MAX_LANES, NEVER_LANE, NO_KEY};
 use super::refresh::{self, RefreshManager};
 use super::row_policy;
 use super::scheduler::{self, AgeOrder, Scheduler, LANE_AGES};
@@ -59,7 +59,7 @@ pub struct LaneSettings {
     /// short run); clamped to 1..=2^30.
     pub rebase_after: u64,
     /// Renumber ages once `next_age` reaches this (tests: many renumberings in a short run);
-    /// clamped to one more than the queues hold ..= 2^23.
+    /// clamped to one more than the queues hold ..= 2^22.
     pub age_limit: u32,
 }
 
@@ -176,13 +176,14 @@ pub struct LaneController {
     capacity: [usize; 2],
     /// `protect_activated` (`ChannelController`'s field of the same name).
     protect: bool,
-    /// Per direction: requests whose ACT issued and whose column command has not (in `len`).
-    activated: [usize; 2],
-    /// Bit b: bank b holds an activated request (at most one: the bank cannot close).
-    activated_mask: u64,
-    /// Per bank with its bit in `activated_mask`: the activated request's slab slot and direction.
+    /// `ChannelController::waiting`.
+    waiting: [usize; 2],
+    /// Per direction, bit b: bank b holds an activated request of that direction (at most one:
+    /// the bank cannot close). The active direction's have lanes keyed below `FIRST_KEYS`;
+    /// the other direction's are searched.
+    activated_mask: [u64; 2],
+    /// Per bank with its bit in `activated_mask`: the activated request's slab slot.
     activated_slot: Banks<u32>,
-    activated_dir: Banks<u8>,
     /// `ChannelController::activated_due`.
     activated_due: Cycle,
     slab: Vec<Pending>,
@@ -284,10 +285,9 @@ impl LaneController {
             len: [0, 0],
             capacity: [cfg.read_queue, writes.queue],
             protect: cfg.protect_activated,
-            activated: [0, 0],
-            activated_mask: 0,
+            waiting: [0, 0],
+            activated_mask: [0, 0],
             activated_slot: BankTable([0; MAX_BANKS as usize]),
-            activated_dir: BankTable([0; MAX_BANKS as usize]),
             activated_due: NEVER,
             slab: Vec::with_capacity(slab_size),
             free: Vec::with_capacity(slab_size),
@@ -345,25 +345,40 @@ impl LaneController {
     /// Requests of direction `d` not yet activated (`ChannelController::waiting`).
     #[inline(always)]
     fn waiting(&self, d: usize) -> usize {
-        self.len[d] - self.activated[d]
+        self.waiting[d]
     }
 
     /// Bank `b`'s row is held for an activated request: no PRE may close it.
     #[inline(always)]
     fn holds_activated(&self, b: usize) -> bool {
-        (self.activated_mask >> (b & 63)) & 1 != 0
+        ((self.activated_mask[READS] | self.activated_mask[WRITES]) >> (b & 63)) & 1 != 0
     }
 
-    /// `ChannelController::oldest_ready_activated`: the bank of the oldest activated request
-    /// whose column command can issue at `now`, and the earliest cycle any other one's can.
-    fn oldest_ready_activated(&self, now: Cycle) -> (Option<usize>, Cycle) {
+    /// Bank `b` holds an activated request of direction `d`.
+    #[inline(always)]
+    fn holds_activated_in(&self, d: usize, b: usize) -> bool {
+        (self.activated_mask[d] >> (b & 63)) & 1 != 0
+    }
+
+    /// Bank `b`'s lane key for a request of age `age` that is not activated (`is_hit`: its
+    /// column command counts as a hit), or for the activated one: its age alone, below
+    /// `FIRST_KEYS`, so activated requests go first, oldest first, and pass refresh's gate.
+    #[inline(always)]
+    fn lane_key(&self, is_hit: bool, age: u32) -> u32 {
+        FIRST_KEYS | self.order.lane_key(is_hit, age)
+    }
+
+    /// `ChannelController::oldest_ready_activated`: the oldest activated request of direction
+    /// `d` whose column command can issue at `now` (its age and bank), and the earliest cycle
+    /// after `now` any other one's can.
+    fn oldest_ready_activated(&self, now: Cycle, d: usize) -> (Option<(u32, usize)>, Cycle) {
         let mut best: Option<(u32, usize)> = None;
         let mut next = NEVER;
-        let mut m = self.activated_mask;
+        let mut m = self.activated_mask[d];
+        let k = if d == WRITES { K_WR } else { K_RD };
         while m != 0 {
             let b = m.trailing_zeros() as usize;
             m &= m - 1;
-            let k = if self.activated_dir[b] as usize == WRITES { K_WR } else { K_RD };
             // The bank's part first: after a recent ACT it alone says "not yet".
             let t_bank = self.timing.bank_col[b];
             let t = if t_bank > now { t_bank } else { t_bank.max(self.timing.shared(k, self.group_of(b))).max(self.timing.bus) };
@@ -372,7 +387,7 @@ impl LaneController {
             } else {
                 // Whichever of the two is not chosen stays ready.
                 if best.is_some() {
-                    next = now;
+                    next = now + 1;
                 }
                 let age = self.slab[self.activated_slot[b] as usize].age;
                 if best.is_none_or(|(a, _)| age < a) {
@@ -380,7 +395,7 @@ impl LaneController {
                 }
             }
         }
-        (best.map(|(_, b)| b), next)
+        (best, next)
     }
 
     /// The lane shape this controller's organisation and scheduler give (`shape.rs`).
@@ -485,7 +500,7 @@ impl LaneController {
             self.clear_lane(b);
         } else {
             let p = &self.slab[q[0].slot as usize];
-            let (key, t) = (self.order.lane_key(false, p.age), self.timing.bank_pre[b].max(p.ready_at));
+            let (key, t) = (self.lane_key(false, p.age), self.timing.bank_pre[b].max(p.ready_at));
             self.set_lane::<S>(b, K_PRE, key, t, 0);
         }
     }
@@ -494,19 +509,22 @@ impl LaneController {
     #[inline(always)]
     fn set_act_candidate<S: Shape>(&mut self, d: usize, b: usize) {
         let p = &self.slab[self.queues[d][b][0].slot as usize];
-        let (key, t) = (self.order.lane_key(false, p.age), self.timing.bank_act[b].max(p.ready_at));
+        let (key, t) = (self.lane_key(false, p.age), self.timing.bank_act[b].max(p.ready_at));
         self.set_lane::<S>(b, K_ACT, key, t, 0);
     }
 
     /// Bank `b`'s candidates with `row` open and its oldest hit at `i`: that hit's column
     /// command and, if the order may close the row under its hits, the oldest non-hit's PRE
-    /// (searched from `miss_from`).
+    /// (searched from `miss_from`). An activated request is its bank's oldest hit (its ACT
+    /// served the bank's oldest request).
     #[inline(always)]
     fn set_column_candidates<S: Shape>(&mut self, d: usize, b: usize, row: u32, i: usize, miss_from: usize) {
         let q = &self.queues[d][b];
         let hsa = self.hits_since_act[b];
         let p = &self.slab[q[i].slot as usize];
-        let key = self.order.lane_key(self.order.hit_counts_as_hit(hsa), p.age);
+        let activated = self.holds_activated_in(d, b);
+        debug_assert!(!activated || self.activated_slot[b] == q[i].slot, "bank {b}'s activated request is its oldest hit");
+        let key = if activated { p.age } else { self.lane_key(self.order.hit_counts_as_hit(hsa), p.age) };
         let t = self.timing.bank_col[b].max(p.ready_at);
         let col = if d == WRITES { K_WR } else { K_RD };
         let close = q.len() as u32 > self.hits[d][b] && self.order.may_close_row_with_hits(hsa) && !self.holds_activated(b);
@@ -514,7 +532,7 @@ impl LaneController {
         self.set_lane::<S>(b, col, key, t, i);
         if close {
             let p = &self.slab[self.queues[d][b][j].slot as usize];
-            let (key, t) = (self.order.lane_key(false, p.age), self.timing.bank_pre[b].max(p.ready_at));
+            let (key, t) = (self.lane_key(false, p.age), self.timing.bank_pre[b].max(p.ready_at));
             self.set_lane::<S>(self.banks + b, K_PRE, key, t, j);
         }
     }
@@ -528,14 +546,19 @@ impl LaneController {
     }
 
     /// Earliest cycle any of bank `b`'s candidates can issue (`NEVER`: none, or its rank waits
-    /// for refresh): `CandidateSet::bank_earliest`.
+    /// for refresh and none is activated): `CandidateSet::bank_earliest`.
     #[inline(always)]
     fn bank_earliest<S: Shape>(&self, b: usize) -> Cycle {
         let mut t = NEVER_LANE;
+        let gated = self.refreshes_pending > 0;
         for s in 0..self.slots::<S>() {
-            t = t.min(self.lanes.ready(s * self.banks + b));
+            let l = s * self.banks + b;
+            // A rank waiting for refresh offers only its activated request.
+            if !(gated && self.lanes.is_gated(l)) {
+                t = t.min(self.lanes.ready(l));
+            }
         }
-        if t == NEVER_LANE || self.refresh_pending[self.bank_rank[b] as usize] {
+        if t == NEVER_LANE {
             return NEVER;
         }
         self.absolute(t).max(self.timing.bus)
@@ -606,6 +629,7 @@ impl LaneController {
         }
         self.queues[d][b].push(Queued { row: dram.row, slot });
         self.len[d] += 1;
+        self.waiting[d] += 1;
         self.note_lengths();
         self.idle_next = self.idle_next.min(now + 1);
         if self.write_mode_should_switch(now) {
@@ -622,7 +646,7 @@ impl LaneController {
     }
 
     /// Give the queued requests ages 0, 1, ... in their arrival order, and the next one the
-    /// next age, so ages stay below `age_limit` (once per 2^23 requests): lane keys order as
+    /// next age, so ages stay below `age_limit` (once per 2^22 requests): lane keys order as
     /// the general controller's 64-bit ones for any run length. Then every lane's key again.
     #[cold]
     #[inline(never)]
@@ -729,6 +753,8 @@ impl LaneController {
         self.note_lengths();
         self.stats.write_mode_switches += 1;
         self.sched_next = now;
+        // The direction left behind may hold activated requests: search them.
+        self.activated_due = if self.activated_mask[!self.write_mode as usize] != 0 { now } else { NEVER };
         self.rebuild_all();
     }
 
@@ -775,8 +801,7 @@ impl LaneController {
         }
         let oldest = || {
             let first = |(b, q): (usize, &Vec<Queued>)| {
-                let held =
-                    if self.holds_activated(b) && self.activated_dir[b] as usize == WRITES { self.activated_slot[b] } else { u32::MAX };
+                let held = if self.holds_activated_in(WRITES, b) { self.activated_slot[b] } else { u32::MAX };
                 q.iter().find(|r| r.slot != held).map(|r| self.slab[r.slot as usize].arrival)
             };
             self.queues[WRITES].0[..self.banks].iter().enumerate().filter_map(first).min()
@@ -796,7 +821,8 @@ impl LaneController {
             let (cmd, t) =
                 if self.open_banks[r] > 0 { (Command::Prea, self.timing.rank_prea[r]) } else { (Command::Ref, self.timing.rank_ref[r]) };
             let t = t.max(self.timing.bus);
-            if cmd == Command::Prea && self.protect && self.activated_mask & self.rank_banks(r) != 0 {
+            if cmd == Command::Prea && self.protect && (self.activated_mask[READS] | self.activated_mask[WRITES]) & self.rank_banks(r) != 0
+            {
                 next = next.min(t.max(now + 1));
                 continue;
             }
@@ -879,25 +905,38 @@ impl LaneController {
 
     /// Issue the ready candidate with the smallest key and return (issued, a lower bound on the
     /// next cycle anything can issue), as `ChannelController::schedule` computes both.
+    /// Activated requests go first: the active direction's are keyed first in the lanes, the
+    /// other direction's (left from before a switch) are searched, and the older ready one wins.
     #[inline(always)]
     fn schedule<S: Shape>(&mut self, now: Cycle) -> (bool, Cycle) {
         let d = self.write_mode as usize;
+        let mut other = None;
         if self.activated_due <= now {
-            let (ready, t) = self.oldest_ready_activated(now);
+            let (ready, t) = self.oldest_ready_activated(now, 1 - d);
             self.activated_due = t;
-            if let Some(b) = ready {
-                return self.issue_activated::<S>(now, d, b);
+            if let Some((_, b)) = ready {
+                if self.len[d] == 0 {
+                    return self.issue_other_activated::<S>(now, d, b);
+                }
+                other = ready;
             }
         }
-        let activated_next = self.activated_due;
         if self.len[d] == 0 {
-            return (false, activated_next);
+            return (false, self.activated_due);
         }
         let blocked = self.refreshes_pending > 0;
         let now_off = self.offset(now);
-        let Some(l) = self.lanes.best_ready::<S>(now_off, blocked) else {
+        let best = self.lanes.best_ready::<S>(now_off, blocked);
+        if let Some((age, b)) = other {
+            if best.is_none_or(|l| self.lanes.key(l) >= age) {
+                return self.issue_other_activated::<S>(now, d, b);
+            }
+            // An older one of the served direction goes first; this one stays ready.
+            self.activated_due = now + 1;
+        }
+        let Some(l) = best else {
             let next = if blocked { self.blocked_scan_bound(now_off) } else { self.lanes.min::<S>() };
-            return (false, self.absolute(next).min(activated_next));
+            return (false, self.absolute(next).min(self.activated_due));
         };
         // Lane `slot * banks + bank`, slot 0 or 1.
         let b = self.bank_of_lane::<S>(l);
@@ -927,17 +966,16 @@ impl LaneController {
         self.after_issue::<S>(now)
     }
 
-    /// Issue the column command of bank `b`'s activated request while the controller serves
-    /// direction `d` (`ChannelController::issue_activated`). The path of most column
-    /// commands, inlined into the closed loop's entries at their vector level.
-    #[inline(always)]
-    fn issue_activated<S: Shape>(&mut self, now: Cycle, d: usize, b: usize) -> (bool, Cycle) {
-        let (da, slot) = (self.activated_dir[b] as usize, self.activated_slot[b]);
+    /// Issue the column command of bank `b`'s activated request of the direction the
+    /// controller does not serve (`d` is the one it serves): `ChannelController::issue_other_activated`.
+    #[cold]
+    #[inline(never)]
+    fn issue_other_activated<S: Shape>(&mut self, now: Cycle, d: usize, b: usize) -> (bool, Cycle) {
+        let (da, slot) = (1 - d, self.activated_slot[b]);
         let index = self.queues[da][b].iter().position(|q| q.slot == slot).expect("an activated request is queued");
         self.issue_column::<S>(now, da, b, index, da == WRITES);
-        // The lanes hold direction `d`: in the other direction the bank's hits start at 0.
-        let from = if da == d { index } else { 0 };
-        self.rebuild_bank::<S>(b, from, 0);
+        // The lanes hold direction `d`, where the bank's hits start at 0.
+        self.rebuild_bank::<S>(b, 0, 0);
         self.after_issue::<S>(now)
     }
 
@@ -949,7 +987,7 @@ impl LaneController {
         }
         let blocked = self.refreshes_pending > 0;
         let t = if blocked { self.lanes.min_gated::<S>() } else { self.lanes.min::<S>() };
-        let t = self.absolute(t).max(self.timing.bus).min(self.activated_due.max(now + 1));
+        let t = self.absolute(t).max(self.timing.bus).min(self.activated_due);
         debug_assert!(t > now);
         (true, t)
     }
@@ -1007,10 +1045,8 @@ impl LaneController {
         }
         if self.protect {
             self.activated_slot[b] = self.queues[d][b][index].slot;
-            self.activated_dir[b] = d as u8;
-            self.activated_mask |= 1u64 << b;
-            self.activated[d] += 1;
-            self.activated_due = self.activated_due.min(now + self.c.act_to_col);
+            self.activated_mask[d] |= 1u64 << b;
+            self.waiting[d] -= 1;
             self.note_lengths();
         }
         self.log_command(now, Command::Act, b, row, column);
@@ -1034,8 +1070,8 @@ impl LaneController {
     #[inline(always)]
     fn issue_column<S: Shape>(&mut self, now: Cycle, d: usize, b: usize, index: usize, is_write: bool) {
         // Auto-precharge would close a row held for another request.
-        let held = self.holds_activated(b) && self.activated_slot[b] != self.queues[d][b][index].slot;
-        let auto = self.auto_precharge[(self.hits[d][b] > 1) as usize] && !held;
+        let held = || self.holds_activated(b) && self.activated_slot[b] != self.queues[d][b][index].slot;
+        let auto = self.auto_precharge[(self.hits[d][b] > 1) as usize] && !held();
         let cmd = match (is_write, auto) {
             (false, false) => Command::Rd,
             (false, true) => Command::Rda,
@@ -1068,9 +1104,10 @@ impl LaneController {
         self.queues[d][b].remove(index);
         self.hits[d][b] -= 1;
         self.len[d] -= 1;
-        if self.holds_activated(b) && self.activated_slot[b] == slot {
-            self.activated_mask &= !(1u64 << b);
-            self.activated[d] -= 1;
+        if self.holds_activated_in(d, b) && self.activated_slot[b] == slot {
+            self.activated_mask[d] &= !(1u64 << b);
+        } else {
+            self.waiting[d] -= 1;
         }
         self.note_lengths();
         self.free.push(slot);

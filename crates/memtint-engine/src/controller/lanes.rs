@@ -8,7 +8,9 @@
 //! vectorises (SSE2 compares, selects and minima). Keys are 24-bit (the controller renumbers
 //! its requests' ages before they run out, so they order exactly as the general controller's
 //! 64-bit keys for any run length) and carry their lane in 7 low bits, so the smallest ready
-//! key is one branch-free vector minimum that also names its lane.
+//! key is one branch-free vector minimum that also names its lane. Keys below `FIRST_KEYS`
+//! (the controller's activated requests) are never gated: a rank waiting for refresh still
+//! offers them.
 
 /// An empty lane (no candidate), or a ready time no run reaches: larger than every offset.
 pub const NEVER_LANE: i32 = i32::MAX;
@@ -26,9 +28,13 @@ use super::shape::Shape;
 /// they stay below `NO_STORED_KEY`.
 pub const KEY_LIMIT: u32 = (1 << 24) - 1;
 pub const NO_KEY: u32 = u32::MAX;
+/// Keys below this are never gated (a rank waiting for refresh offers them).
+pub const FIRST_KEYS: u32 = 1 << 23;
 /// A stored key: `key << LANE_BITS | lane`, or `i32::MAX` for none.
 const LANE_BITS: u32 = 7;
 const NO_STORED_KEY: i32 = i32::MAX;
+/// Stored keys at or above this are gated with their rank.
+const GATED_STORED_KEYS: i32 = (FIRST_KEYS << LANE_BITS) as i32;
 
 /// Lanes per block: the arrays are blocks of this many lanes (every organisation has a
 /// multiple of 8 banks per channel), so the loops below have a constant inner width that
@@ -146,10 +152,23 @@ impl Lanes {
         self.group[j][i]
     }
 
+    /// Lane `l`'s key (`NO_KEY`: none).
+    #[inline(always)]
+    pub fn key(&self, l: usize) -> u32 {
+        let (j, i) = at(l);
+        let k = self.key[j][i];
+        if k == NO_STORED_KEY {
+            NO_KEY
+        } else {
+            k as u32 >> LANE_BITS
+        }
+    }
+
+    /// Lane `l` is hidden by its rank's gate (its key is not below `FIRST_KEYS`).
     #[inline(always)]
     pub fn is_gated(&self, l: usize) -> bool {
         let (j, i) = at(l);
-        self.gate[j][i] != 0
+        self.gate[j][i] != 0 && self.key[j][i] >= GATED_STORED_KEYS
     }
 
     /// Give lane `l` a candidate (`K_NONE`, `NEVER_LANE`, `NO_KEY`: none); `key` is below
@@ -212,27 +231,45 @@ impl Lanes {
         by_blocks!(self, S, n => self.min_n(n, false))
     }
 
-    /// The smallest ready time of the lanes of ranks not waiting for refresh.
+    /// The smallest ready time of the lanes not gated (ranks not waiting for refresh, and
+    /// keys below `FIRST_KEYS`).
     #[inline]
     pub fn min_gated<S: Shape>(&self) -> i32 {
         by_blocks!(self, S, n => self.min_n(n, true))
     }
 
+    /// A lane's ready time `t` behind its gate `g`, unless its stored key `k` is below
+    /// `GATED_STORED_KEYS`.
+    #[inline(always)]
+    fn gated_ready(t: i32, g: i32, k: i32) -> i32 {
+        t.max(g & -((k >= GATED_STORED_KEYS) as i32))
+    }
+
     #[inline(always)]
     fn min_n(&self, n: usize, gated: bool) -> i32 {
         let mut acc = [NEVER_LANE; BLOCK];
-        for j in 0..n {
-            let (rb, gb) = (&self.ready[j], &self.gate[j]);
-            for i in 0..BLOCK {
-                let t = if gated { rb[i].max(gb[i]) } else { rb[i] };
-                acc[i] = acc[i].min(t);
+        // Two loops, so the common one (no rank waiting for refresh) stays as short as it was.
+        if gated {
+            for j in 0..n {
+                let (rb, gb, kb) = (&self.ready[j], &self.gate[j], &self.key[j]);
+                for i in 0..BLOCK {
+                    acc[i] = acc[i].min(Self::gated_ready(rb[i], gb[i], kb[i]));
+                }
+            }
+        } else {
+            for j in 0..n {
+                let rb = &self.ready[j];
+                for i in 0..BLOCK {
+                    acc[i] = acc[i].min(rb[i]);
+                }
             }
         }
         acc.iter().fold(NEVER_LANE, |m, &t| m.min(t))
     }
 
     /// The lane with the smallest key among those ready at `now` (`gated`: leaving out ranks
-    /// waiting for refresh), if any: a vector minimum of the ready lanes' keys.
+    /// waiting for refresh, but for keys below `FIRST_KEYS`), if any: a vector minimum of the
+    /// ready lanes' keys.
     #[inline(always)]
     pub fn best_ready<S: Shape>(&self, now: i32, gated: bool) -> Option<usize> {
         by_blocks!(self, S, n => self.best_ready_n(n, now, gated))
@@ -245,12 +282,20 @@ impl Lanes {
         // lane or per ready lane (the loop over ready lanes' 64-bit keys this replaces
         // mispredicted about twice per request on random).
         let mut acc = [NO_STORED_KEY; BLOCK];
-        for j in 0..n {
-            let (rb, gb, kb) = (&self.ready[j], &self.gate[j], &self.key[j]);
-            for i in 0..BLOCK {
-                let t = if gated { rb[i].max(gb[i]) } else { rb[i] };
-                let k = kb[i] | (-((t > now) as i32) & NO_STORED_KEY);
-                acc[i] = acc[i].min(k);
+        if gated {
+            for j in 0..n {
+                let (rb, gb, kb) = (&self.ready[j], &self.gate[j], &self.key[j]);
+                for i in 0..BLOCK {
+                    let t = Self::gated_ready(rb[i], gb[i], kb[i]);
+                    acc[i] = acc[i].min(kb[i] | (-((t > now) as i32) & NO_STORED_KEY));
+                }
+            }
+        } else {
+            for j in 0..n {
+                let (rb, kb) = (&self.ready[j], &self.key[j]);
+                for i in 0..BLOCK {
+                    acc[i] = acc[i].min(kb[i] | (-((rb[i] > now) as i32) & NO_STORED_KEY));
+                }
             }
         }
         let best = acc.iter().fold(NO_STORED_KEY, |m, &k| m.min(k));
@@ -291,7 +336,7 @@ mod tests {
         let mut l = Lanes::new(8, 1, |b| b / 2, |b| b / 4);
         let kinds = [K_ACT, K_RD, K_ACT, K_ACT, K_ACT, K_PRE, K_ACT, K_NONE];
         for (i, &k) in kinds.iter().enumerate() {
-            l.set(i, 5 + i as i32, k, 8 - i as u32);
+            l.set(i, 5 + i as i32, k, FIRST_KEYS + 8 - i as u32);
         }
         l
     }
@@ -318,6 +363,22 @@ mod tests {
         l.gate_rank(0, true);
         assert_eq!(l.min_gated::<Dynamic>(), NEVER_LANE);
         assert_eq!(l.min::<Dynamic>(), 5);
+    }
+
+    #[test]
+    fn keys_below_first_keys_pass_the_gate_and_go_first() {
+        let mut l = lanes();
+        l.gate_rank(1, true);
+        assert!(l.is_gated(5));
+        // Lane 6 (rank 1, ready at 11) gets a first key: it passes its rank's gate.
+        l.set(6, 11, K_RD, 40);
+        assert!(!l.is_gated(6) && l.key(6) == 40);
+        assert_eq!(l.best_ready::<Dynamic>(10, true), Some(3));
+        assert_eq!(l.best_ready::<Dynamic>(11, true), Some(6));
+        l.gate_rank(0, true);
+        assert_eq!(l.min_gated::<Dynamic>(), 11);
+        assert_eq!(l.best_ready::<Dynamic>(20, true), Some(6));
+        assert_eq!(l.best_ready::<Dynamic>(20, false), Some(6));
     }
 
     #[test]
@@ -385,7 +446,7 @@ mod tests {
         assert_eq!(l.lane_count(), 32);
         assert_eq!((l.min::<Dynamic>(), l.best_ready::<Dynamic>(1 << 30, false)), (NEVER_LANE, None));
         for i in 0..24 {
-            l.set(i, 40 + i as i32, K_ACT, 100 + i as u32);
+            l.set(i, 40 + i as i32, K_ACT, FIRST_KEYS + 100 + i as u32);
         }
         l.raise_kind::<Dynamic>(K_ACT, 5, 2, 90, 80, 70);
         assert_eq!(l.ready(23), 90);

@@ -6,7 +6,7 @@
 use super::{hit_first_key, Candidate};
 
 /// Ages `AgeOrder::lane_key` takes are below this.
-pub const LANE_AGES: u32 = (1 << 23) - 1;
+pub const LANE_AGES: u32 = (1 << 22) - 1;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AgeOrder {
@@ -36,15 +36,16 @@ impl AgeOrder {
         self.key(&c)
     }
 
-    /// `key_of` in the lane controller's 24 bits (`lanes::KEY_LIMIT`), for a request whose
-    /// age (its rank in arrival order among the requests it is compared with) is below
-    /// `LANE_AGES`: ordered as `key_of` with the same hit flags.
+    /// `key_of` in 23 bits, below `lanes::FIRST_KEYS` (the lane controller puts its activated
+    /// requests before these keys), for a request whose age (its rank in arrival order among
+    /// the requests it is compared with) is below `LANE_AGES`: ordered as `key_of` with the
+    /// same hit flags.
     #[inline(always)]
     pub fn lane_key(self, is_hit: bool, age: u32) -> u32 {
         debug_assert!(age < LANE_AGES);
         match self {
             AgeOrder::Fcfs => age,
-            AgeOrder::FrFcfs | AgeOrder::FrFcfsCap { .. } => ((!is_hit as u32) << 23) | age,
+            AgeOrder::FrFcfs | AgeOrder::FrFcfsCap { .. } => ((!is_hit as u32) << 22) | age,
         }
     }
 
@@ -80,7 +81,7 @@ impl AgeOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::lanes::KEY_LIMIT;
+    use crate::controller::lanes::FIRST_KEYS;
 
     #[test]
     fn lane_keys_order_as_keys_and_fit_the_lanes() {
@@ -93,7 +94,7 @@ mod tests {
                         (order.lane_key(ha, a).cmp(&order.lane_key(hb, b)), order.key_of(ha, a as u64).cmp(&order.key_of(hb, b as u64)));
                     assert_eq!(lane, wide, "{order:?}: ({ha}, {a}) against ({hb}, {b})");
                 }
-                assert!(order.lane_key(false, a) < KEY_LIMIT);
+                assert!(order.lane_key(false, a) < FIRST_KEYS);
             }
         }
     }
