@@ -65,6 +65,10 @@ pub struct MulticoreResult {
     pub binding: String,
     /// Requests written to the DRAM-stream export (0 without one).
     pub exported_requests: u64,
+    /// Per process: pages per node (one entry on a one-node machine).
+    pub pages_per_node: Vec<Vec<u64>>,
+    /// Pages a node policy's node could not take (full), placed on the nearest with room.
+    pub fallback_pages: u64,
 }
 
 /// One software thread: its trace, its process (threads of a process share the page table),
@@ -129,11 +133,24 @@ fn tick_thread(
     Ok(false)
 }
 
-/// Passes the commands the controllers issued since the last call to the timing checker.
-fn observe_commands(mem: &mut MemorySystem, checker: &mut TimingChecker, commands: &mut Vec<CommandRecord>) {
-    mem.drain_commands(commands);
-    checker.observe_all(commands);
-    commands.clear();
+/// Passes the commands the controllers issued since the last call to their node's checker.
+fn observe_commands(mem: &mut MemorySystem, checkers: &mut [(Range<usize>, TimingChecker)], commands: &mut Vec<CommandRecord>) {
+    for (channels, checker) in checkers {
+        mem.drain_channel_commands(channels.clone(), commands);
+        checker.observe_all(commands);
+        commands.clear();
+    }
+}
+
+/// A timing checker for each memory node's channels.
+fn node_checkers(cfg: &MemoryConfig, mem: &MemorySystem) -> Vec<(Range<usize>, TimingChecker)> {
+    mem.node_channels()
+        .into_iter()
+        .map(|(node, channels)| {
+            let node_cfg = cfg.topology.as_ref().and_then(|t| t.memories[node as usize].as_ref()).unwrap_or(cfg);
+            (channels, crate::dram_sim::timing_checker(node_cfg))
+        })
+        .collect()
 }
 
 /// Map each thread's footprint, page by page in ascending virtual order, one thread after the
@@ -143,7 +160,7 @@ fn populate(os: &mut OsModel, threads: &[ThreadDef], bound: &[u32], page_bytes: 
         if let Some((start, end)) = th.trace.footprint() {
             let mut page = start / page_bytes * page_bytes;
             while page < end {
-                os.translate_on(th.process, bound[t], page)?;
+                os.translate_thread(th.process, t as u32, bound[t], page)?;
                 page += page_bytes;
             }
         }
@@ -373,7 +390,7 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
     // Without an LLC, colours cannot follow LLC sets: an empty set range.
     let llc_bits = llc.map(|c| c.geometry().set_index_bits()).unwrap_or(0..0);
     if let Some(c) = &llc {
-        let capacity = cfg.mapping.capacity_bits();
+        let capacity = cfg.address_bits();
         if llc_bits.end > capacity {
             return Err(Error::config(
                 "cache.llc.size_bytes",
@@ -405,7 +422,8 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
 struct Sim {
     hier: MemoryHierarchy,
     mem: MemorySystem,
-    checker: Option<TimingChecker>,
+    /// With `check`: each memory node's channels and their checker.
+    checkers: Vec<(Range<usize>, TimingChecker)>,
     /// The checker's buffer of commands.
     commands: Vec<CommandRecord>,
     cores: Vec<OooCore>,
@@ -427,26 +445,30 @@ fn build(
     plan: &Plan,
 ) -> Result<Sim> {
     let machine = &cfg.machine;
-    let mut os = OsModel::with_cores(os_cfg, &cfg.mapping, plan.llc_bits.clone(), plan.processes, plan.cores)?;
+    let mut os = OsModel::with_nodes(os_cfg, &cfg.mapping, plan.llc_bits.clone(), plan.processes, plan.cores, cfg.node_layout())?;
     if os_cfg.populate {
         populate(&mut os, threads, &plan.bound, os_cfg.page_bytes)?;
     }
     let mut hier =
         MemoryHierarchy::new(os, machine.cache.l2.as_ref(), plan.llc.as_ref(), plan.cores.max(plan.threads), plan.clock, plan.line_bytes)?;
     hier.set_prefetcher(&machine.cache.prefetcher)?;
+    if let Some(t) = &cfg.topology {
+        hier.set_numa(super::numa_paths::NumaPaths::new(t, cfg.timing.tCK_ns, plan.line_bytes));
+    }
     hier.set_threads(threads.iter().map(|t| t.process).collect(), plan.bound.clone())?;
     if warmup > 0 {
         warm_up(&mut hier, threads, warmup)?;
     }
     let mut mem = MemorySystem::new(cfg)?;
     mem.record_commands(check);
-    let checker = check.then(|| crate::dram_sim::timing_checker(cfg));
+    // One checker per memory node, each with its node's timing.
+    let checkers = if check { node_checkers(cfg, &mem) } else { Vec::new() };
     let core_cfg = machine.cpu.core_config();
     let cores = (0..plan.threads).map(|i| OooCore::new(i, &core_cfg, instructions)).collect::<Result<Vec<_>>>()?;
     let mut sched = Cfs::new(&os_cfg.sched, plan.balance, plan.sched_threads.clone(), plan.cores, &plan.bound)?;
     sched.start();
     let frozen = vec![None; plan.threads as usize];
-    Ok(Sim { hier, mem, checker, commands: Vec::new(), cores, sched, frozen, export: None })
+    Ok(Sim { hier, mem, checkers, commands: Vec::new(), cores, sched, frozen, export: None })
 }
 
 /// Where a run ended: the last DRAM and core cycles, and the DRAM requests completed.
@@ -459,7 +481,7 @@ struct RunEnd {
 /// The event loop: until every thread has reached its target, step the memory system or the
 /// cores, whichever event comes first.
 fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> {
-    let Sim { hier, mem, checker, commands, cores, sched, frozen, export } = sim;
+    let Sim { hier, mem, checkers, commands, cores, sched, frozen, export } = sim;
     let (ncores, clock) = (plan.cores, plan.clock);
     // Threads still short of their target; counted rather than rescanning `frozen` every event.
     let mut running = plan.threads as usize;
@@ -503,8 +525,8 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
             now_dram = d;
             dram_ticked = true;
             mem.tick(d, &mut done, false);
-            if let Some(checker) = checker.as_mut() {
-                observe_commands(mem, checker, commands);
+            if !checkers.is_empty() {
+                observe_commands(mem, checkers, commands);
             }
             // Iterated and cleared rather than drained: `Drain` costs more than the loop body.
             for c in &done {
@@ -599,15 +621,15 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
         }
     }
     mem.finish(now_dram);
-    if let Some(checker) = checker.as_mut() {
-        observe_commands(mem, checker, commands);
+    if !checkers.is_empty() {
+        observe_commands(mem, checkers, commands);
     }
     Ok(RunEnd { now_dram, now_core, requests })
 }
 
 /// The run's results: each thread's frozen statistics, the totals, the OS model's reports.
 fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: std::time::Instant) -> MulticoreResult {
-    let Sim { hier, mem, checker, cores, sched, mut frozen, .. } = sim;
+    let Sim { hier, mem, checkers, cores, sched, mut frozen, .. } = sim;
     let sched_stats = sched.stats();
     let mut results = Vec::with_capacity(plan.threads as usize);
     for (i, core) in cores.iter().enumerate() {
@@ -627,9 +649,13 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
         requests: end.requests,
         dram_cycles: end.now_dram,
         wall_seconds: started.elapsed().as_secs_f64(),
-        commands_checked: checker.as_ref().map_or(0, |c| c.commands_checked()),
-        violations: checker.as_ref().map_or(0, |c| c.violation_count()),
-        violation_examples: checker.as_ref().map_or_else(Vec::new, |c| c.violation_examples(crate::dram_sim::VIOLATION_EXAMPLES)),
+        commands_checked: checkers.iter().map(|(_, c)| c.commands_checked()).sum(),
+        violations: checkers.iter().map(|(_, c)| c.violation_count()).sum(),
+        violation_examples: checkers
+            .iter()
+            .flat_map(|(_, c)| c.violation_examples(crate::dram_sim::VIOLATION_EXAMPLES))
+            .take(crate::dram_sim::VIOLATION_EXAMPLES)
+            .collect(),
         ..RunTotals::default()
     };
     MulticoreResult {
@@ -637,6 +663,8 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
         llc: hier.llc().map(|l| l.stats().clone()),
         colour_report: hier.os().colour_report().ok(),
         spilled_pages: hier.os().spilled_pages(),
+        pages_per_node: (0..plan.processes).map(|p| hier.os().pages_per_node(p)).collect(),
+        fallback_pages: hier.os().fallback_pages(),
         memory: mem,
         totals,
         core_cycles: end.now_core,

@@ -257,6 +257,55 @@ pub fn run_sim_json(spec: &str) -> Result<String> {
     Ok(run_sim(&spec)?.to_string())
 }
 
+/// A multi-node run's per-node statistics (docs/stats.md, "nodes"): each node's traffic and
+/// pages (numastat's view), each process's pages per node, each thread's local and remote
+/// requests.
+fn add_nodes(out: &mut Value, t: &crate::config::Topology, r: &MulticoreResult, tck: f64) {
+    let simulated_ns = r.totals.dram_cycles as f64 * tck;
+    let channel_nodes = r.memory.channel_nodes();
+    let n = t.layout.nodes.len();
+    let (mut reads, mut writes) = (vec![0u64; n], vec![0u64; n]);
+    for (ch, c) in r.memory.channels().iter().enumerate() {
+        reads[channel_nodes[ch] as usize] += c.stats().reads;
+        writes[channel_nodes[ch] as usize] += c.stats().writes;
+    }
+    let line = t.memories.iter().flatten().next().map_or(64, |m| m.org.burst_bytes());
+    let gbps = |lines: u64| if simulated_ns > 0.0 { (lines * line) as f64 / simulated_ns } else { 0.0 };
+    let nodes: Vec<Value> = (0..n)
+        .map(|i| {
+            let info = &t.layout.nodes[i];
+            json!({
+                "node": i,
+                "name": t.names[i],
+                "cores": info.cores.clone().collect::<Vec<_>>(),
+                "memory_bytes": t.memories[i].as_ref().map_or(0, |m| 1u64 << m.mapping.capacity_bits()),
+                "peak_gbps": info.bandwidth_gbps,
+                "reads": reads[i],
+                "writes": writes[i],
+                "bytes": (reads[i] + writes[i]) * line,
+                "bandwidth_gbps": gbps(reads[i] + writes[i]),
+                "pages": r.pages_per_node.iter().map(|p| p.get(i).copied().unwrap_or(0)).sum::<u64>(),
+            })
+        })
+        .collect();
+    out["nodes"] = json!(nodes);
+    out["fallback_pages"] = json!(r.fallback_pages);
+    if let Some(ps) = out["processes"].as_array_mut() {
+        for (p, v) in ps.iter_mut().enumerate() {
+            v["pages_per_node"] = json!(r.pages_per_node.get(p));
+        }
+    }
+    if let Some(cs) = out["cores"].as_array_mut() {
+        for (v, c) in cs.iter_mut().zip(&r.cores) {
+            if let Some(a) = &c.memory.nodes {
+                let all = a.local_reads + a.remote_reads;
+                v["node_accesses"] = json!(a);
+                v["remote_read_fraction"] = json!(if all == 0 { 0.0 } else { a.remote_reads as f64 / all as f64 });
+            }
+        }
+    }
+}
+
 fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult) -> Value {
     let tck = cfg.timing.tCK_ns;
     let global_bank = |b: &u32| *b;
@@ -428,6 +477,9 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         "instructions_per_second": instructions as f64 / wall,
         "warnings": warnings,
     });
+    if let Some(t) = &cfg.topology {
+        add_nodes(&mut out, t, r, tck);
+    }
     if let Some(e) = &spec.export_dram {
         out["export_dram"] = json!({"path": e.path, "format": e.format, "requests": r.exported_requests});
     }
