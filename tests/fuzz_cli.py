@@ -1,4 +1,4 @@
-"""Fuzz the command line's inputs, in process, in four classes:
+"""Fuzz the command line's inputs, in process, in five classes:
 
 - ``sim``: mutated run files (bytes and values) through `memtint sim`'s own loading and the engine;
 - ``overrides``: `--set KEY=VALUE` with extreme values (NaN, infinities, 1e400, 2^40, 2^64,
@@ -6,7 +6,11 @@
 - ``sweep``: mutated sweep specifications through `memtint sweep`'s parsing and checks;
 - ``outputs``: output paths that collide with inputs (the same name, a hard link, a symlink, each
   other) or cannot be written (/proc, a missing directory, a directory), through `memtint`
-  commands end to end: every input must keep its bytes, type and inode.
+  commands end to end: every input must keep its bytes, type and inode;
+- ``tiering``: `memtint run --tier-policy` and `memtint numa-probe` with random policies, weights,
+  bandwidths, nodes and limits, on a fake two- or three-node kernel (`MEMTINT_NUMA_FAKE`): every
+  value refused must be named, and every sysfs and procfs file the run may change must be as it
+  was afterwards, whatever the outcome.
 
 Every case must end in a result or in one error line that names the file (and line), the key or the
 option at fault: never an internal error, a traceback or a hang.
@@ -197,6 +201,32 @@ def sweep_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[st
     return data, run
 
 
+def _main_quiet(argv: list[str]) -> tuple[int, str]:
+    """Run `memtint ARGV` in process: (exit code, its standard error)."""
+    import contextlib
+    import io
+
+    from memtint.cli import main
+
+    err = io.StringIO()
+    try:
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(err):
+            code = main(argv)
+    except SystemExit as exit_:  # argparse refusing an option's form
+        code = exit_.code
+    return code, err.getvalue().strip()
+
+
+def _error_outcome(code: int, text: str, named: re.Pattern[str]) -> tuple[str, str]:
+    """A finished command's outcome: ok, or its one error line judged by `named`."""
+    if code == 0:
+        return "ok", ""
+    lines = [line for line in text.splitlines() if line.startswith("memtint: error: ")]
+    if len(lines) != 1:
+        return "unnamed", f"exit {code} without one error line: {text!r}"
+    return _outcome(Exception(lines[0][len("memtint: error: "):]), named)
+
+
 # --- output collisions -----------------------------------------------------------------------
 
 def _snapshot(paths: list[str]) -> list[tuple[str, int, int, bytes]]:
@@ -239,38 +269,97 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         (["trace-stats", trace, "--json", a], [trace]),
         (["dram", "--machine", "ddr4-2400", "--trace", rng.choice([dram_trace, soft]), "--json", a], [dram_trace]),
         (["sim", config, "--json", a], [config, trace]),
+        (["sim", config, "--export-dram", a, "--export-format", rng.choice(["dramsim3", "ramulator"]), "--json", b],
+         [config, trace]),
         (["compare", "--machine", "i7-860", "--mix", f"{trace},light", "--instructions", "1000", "--warmup", "0",
           "--no-cache", "--json", a, "--csv", b], [trace]),
     ]
     argv, inputs = rng.choice(commands)
 
     def run() -> tuple[str, str]:
-        import contextlib
-        import io
-
-        from memtint.cli import main
-
         before = _snapshot(inputs)
-        err = io.StringIO()
-        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(err):
-            code = main(argv)
+        code, text = _main_quiet(argv)
         after = _snapshot(inputs)
         if after != before:
             return "internal", f"an input changed: {[x[:3] for x, y in zip(before, after) if x != y]}"
-        text = err.getvalue().strip()
-        if code == 0:
-            return "ok", ""
-        lines = [line for line in text.splitlines() if line.startswith("memtint: error: ")]
-        if len(lines) != 1:
-            return "unnamed", f"exit {code} without one error line: {text!r}"
-        return _outcome(Exception(lines[0][len("memtint: error: "):]),
-                        re.compile(r"^(OUT|--json|--csv) |^" + re.escape(work) + "|in\\.txt|d\\.trace"))
+        return _error_outcome(code, text,
+                              re.compile(r"^(OUT|--json|--csv|--export-dram) |^" + re.escape(work) + "|in\\.txt|d\\.trace"))
+
+    return " ".join(argv).encode(), run
+
+
+# --- tier placement on a fake kernel ---------------------------------------------------------
+
+TIER_POLICIES = ["local", "interleave", "weighted-interleave", "bw-interleave", "bw-random", "bw-local",
+                 "bw-migration", "damon", "nonsense", ""]
+TIER_WEIGHTS = ["auto", "2:1", "1:1:1", "0:1", "256:1", "1", "2:1:1:1", "a:b", "-1:2", "1.5:1", "", ":",
+                "99999999999999999999:1", "nan:1"]
+TIER_BANDWIDTHS = ["0=20,1=10", "0=20,1=0", "0=20", "0=20,1=10,2=5", "5=1", "0=-3,1=2", "0=inf,1=1", "0=nan,1=1",
+                   "x=1", "0=20,0=10", "node0=20,node1=4.5", "", "1e400=1"]
+TIER_NODES = ["0,1", "1,0", "0", "0-1", "0-2", "7", "node1", "-1", "1-0", "", "0,0", "99999999999999999999"]
+TIER_NUMBERS = ["10", "0", "-1", "1.5", "nan", "inf", "1e400", "x", "", "18446744073709551616"]
+
+
+def _fake_state(root: str) -> dict[str, bytes]:
+    """Every file of the fake's sysfs and procfs (its own call log and configuration left out)."""
+    out = {}
+    for base in ("sys", "proc"):
+        for dirpath, _, files in os.walk(os.path.join(root, base)):
+            for f in files:
+                p = os.path.join(dirpath, f)
+                out[os.path.relpath(p, root)] = open(p, "rb").read()
+    return out
+
+
+def tiering_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    import shutil
+
+    from memtint.linux.numa_fake import FakeNuma
+
+    root = os.path.join(d, "fake")
+    shutil.rmtree(root, ignore_errors=True)
+    nodes = rng.choice([None, {0: {"gbs": 20.0, "cpus": [0, 1]}, 1: {"gbs": 10.0, "cpus": []},
+                               2: {"gbs": 4.0, "cpus": []}}])
+    FakeNuma.create(root, nodes, weighted_interleave=rng.random() > 0.1, as_root=rng.random() > 0.1,
+                    hmat=rng.random() > 0.5, auto_name=rng.choice(["auto", "__auto_type", None]))
+    options = {"--weights": TIER_WEIGHTS, "--bandwidths": TIER_BANDWIDTHS, "--nodes": TIER_NODES,
+               "--migration-limit": TIER_NUMBERS, "--period": ["0.01", *TIER_NUMBERS]}
+    if rng.random() < 0.8:
+        argv = ["run", "--tier-policy", rng.choice(TIER_POLICIES)]
+        for option in rng.sample(sorted(options), rng.randint(0, 3)):
+            argv += [option, rng.choice(options[option])]
+        argv += ["--", sys.executable, "-c", "pass"]
+    else:
+        argv = ["numa-probe", "--size", rng.choice(["1M", "0", "-1", "x", "1e400"]), "--repeats", "1"]
+        if rng.random() < 0.7:
+            argv += ["--nodes", rng.choice(TIER_NODES)]
+
+    def run() -> tuple[str, str]:
+        before = _fake_state(root)
+        old = os.environ.get("MEMTINT_NUMA_FAKE")
+        os.environ["MEMTINT_NUMA_FAKE"] = root
+        try:
+            code, text = _main_quiet(argv)
+        finally:
+            if old is None:
+                os.environ.pop("MEMTINT_NUMA_FAKE", None)
+            else:
+                os.environ["MEMTINT_NUMA_FAKE"] = old
+        after = _fake_state(root)
+        if after != before:
+            changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+            return "internal", f"exit {code} left the fake kernel changed: {changed}"
+        # Named: the option, or the value itself, or the requirement that failed.
+        values = [re.escape(a) for a in argv if a and not a.startswith("--")]
+        return _error_outcome(code, text, re.compile(r"--[a-z-]+|node|weight|bandwidth|root|kernel|polic|DAMON|"
+                                                      + "|".join(values), re.I))
 
     return " ".join(argv).encode(), run
 
 
 CLASSES: dict[str, Callable[[random.Random, str], tuple[bytes, Callable[[], tuple[str, str]]]]] = {
     "sim": sim_case, "overrides": overrides_case, "sweep": sweep_case, "outputs": outputs_case,
+    "tiering": tiering_case,
 }
 
 

@@ -11,7 +11,7 @@ I7=0x2000,0x4000,0x8000,0x200000,0x400000     # i7-860 bank-colour bits 13,14,15
 LOW=0x2000,0x4000,0x8000                      # bits below 21: hugepage mode needs no pagemap
 HIGH=0x200000,0x400000                        # the i7-860 rank bits alone
 export MEMTINT_QUIET=1
-unset MEMTINT_COLORS MEMTINT_COLOR_MASKS MEMTINT_MODE MEMTINT_ON_EXHAUSTION MEMTINT_REPORT MEMTINT_POOL_LIMIT
+unset MEMTINT_COLORS MEMTINT_NODE MEMTINT_COLOR_MASKS MEMTINT_MODE MEMTINT_ON_EXHAUSTION MEMTINT_REPORT MEMTINT_POOL_LIMIT
 WORK=$(mktemp -d /tmp/memtint-test.XXXXXX)
 chmod 1777 "$WORK" # the unprivileged run writes its report here
 PASSED=0 FAILED=0 SKIPPED=0
@@ -51,6 +51,17 @@ expect_error config_colours_without_masks "MEMTINT_COLORS=1" "MEMTINT_COLOR_MASK
 expect_error config_bad_mode "MEMTINT_COLOR_MASKS=$I7 MEMTINT_MODE=fast" "MEMTINT_MODE='fast'"
 expect_error config_bad_exhaustion "MEMTINT_ON_EXHAUSTION=maybe" "MEMTINT_ON_EXHAUSTION='maybe'"
 expect_error config_bad_limit "MEMTINT_POOL_LIMIT=12Q" "MEMTINT_POOL_LIMIT='12Q'"
+# the node: the first node without memory here (node 1 on a one-node machine) is refused by name
+HAS_MEMORY=$(cat /sys/devices/system/node/has_memory 2>/dev/null || echo 0)
+ABSENT=$(python3 -c "import sys
+have = set()
+for part in sys.argv[1].split(','):
+    a, _, b = part.partition('-'); have.update(range(int(a), int(b or a) + 1))
+print(min(set(range(64)) - have))" "$HAS_MEMORY")
+expect_error config_node_without_memory "MEMTINT_COLOR_MASKS=$I7 MEMTINT_COLORS=0-7 MEMTINT_NODE=$ABSENT" "MEMTINT_NODE='$ABSENT': node $ABSENT does not exist or has no memory (nodes with memory: $HAS_MEMORY)"
+expect_error config_node_outside "MEMTINT_COLOR_MASKS=$I7 MEMTINT_NODE=64" "MEMTINT_NODE='64': node 64 is outside the nodes libmemtint supports (0-63"
+expect_error config_node_malformed "MEMTINT_COLOR_MASKS=$I7 MEMTINT_NODE=zero" "MEMTINT_NODE='zero': expected a node number"
+expect_error config_node_without_masks "MEMTINT_NODE=0" "MEMTINT_NODE='0': MEMTINT_COLOR_MASKS is not set"
 
 echo "== uncoloured pass-through (MEMTINT_COLORS unset) is a working malloc"
 if [ "$(LD_PRELOAD=$LIB ls -la /usr/lib 2>&1)" = "$(ls -la /usr/lib 2>&1)" ] &&
@@ -104,7 +115,7 @@ if [ $rc = 0 ] && [ -L "$WORK/link" ] && [ "$(readlink "$WORK/link")" = target ]
 else fail report_through_symlink "status $rc, $(ls -l "$WORK/link" "$WORK/target"): $out"; fi
 
 if [ $ROOT = 0 ]; then
-    for t in stability api invariant_pagemap invariant_hugepage stress_8_threads exhaustion unprivileged unmodified_programs fork_safety; do
+    for t in stability api node invariant_pagemap invariant_hugepage stress_8_threads exhaustion unprivileged unmodified_programs fork_safety; do
         skip $t "needs root (pagemap frame numbers, hugepages, dropping privileges); CI runs as root"
     done
     echo "passed $PASSED, failed $FAILED, skipped $SKIPPED"
@@ -113,6 +124,17 @@ fi
 
 echo "== the API's contract and error cases"
 out=$(MEMTINT_COLOR_MASKS=$I7 $T/test_api 2>&1) && pass "api ($out)" || fail api "$out"
+
+echo "== per-thread node and colours (TintMalloc's tint_init): frames on the node by move_pages, bound by mbind"
+# One node here: the refused node is the first without memory; two nodes cannot be tested.
+out=$(MEMTINT_COLOR_MASKS=$I7 $T/test_node 2>&1); rc=$?
+if [ $rc = 0 ] && grep -qF "memtint_set_node_colors: node $ABSENT does not exist or has no memory (nodes with memory: $HAS_MEMORY)" <<<"$out"; then
+    pass "node_pagemap ($(tail -1 <<<"$out"))"; else fail node_pagemap "status $rc: $out"; fi
+seq 1 200000 | sort -R > "$WORK/node-input.txt"
+out=$(MEMTINT_NODE=0 MEMTINT_COLORS=0-7 MEMTINT_COLOR_MASKS=$I7 MEMTINT_REPORT=$WORK/node.json LD_PRELOAD=$LIB sort -n "$WORK/node-input.txt" | md5sum)
+per_node=$(python3 -c "import json,sys; r = json.load(open(sys.argv[1])); print(r['node'], r['pages_delivered_per_node'])" "$WORK/node.json" 2>&1)
+if [ "$out" = "$(sort -n "$WORK/node-input.txt" | md5sum)" ] && grep -qE "^0 \{'0': [1-9][0-9]*\}$" <<<"$per_node"; then
+    pass "node_preloaded (MEMTINT_NODE=0, sort: report node, pages per node $per_node)"; else fail node_preloaded "$per_node"; fi
 
 echo "== test 1: colour invariant through pagemap (small, medium, 64 MB)"
 for cols in 0,1,2,3,4,5,6,7 5; do
@@ -141,6 +163,12 @@ else
         out=$(MEMTINT_MODE=hugepage MEMTINT_COLOR_MASKS=$I7 $T/test_invariant $cols 64 100000 2>&1) \
             && pass "invariant_hugepage i7-860 masks colours=$cols ($out)" || fail "invariant_hugepage i7-860" "$out"
     fi
+fi
+
+if [ $HUGE_OK = 0 ]; then skip node_hugepage "no hugepages could be reserved"; else
+    # 8 KB blocks: with masks below bit 21 each colour is an 8 KB run inside a hugepage
+    out=$(MEMTINT_MODE=hugepage MEMTINT_COLOR_MASKS=$LOW $T/test_node 8192 2>&1) \
+        && pass "node_hugepage ($(tail -1 <<<"$out"))" || fail node_hugepage "$out"
 fi
 
 echo "== test 4: exhaustion"

@@ -168,6 +168,44 @@ def test_run_exits_with_the_programs_status_on_the_chosen_cpu():
     assert r.stdout.split() == [f"[{cpu}]", "0-15"]
 
 
+def test_run_node_is_checked_against_the_nodes_with_memory(tmp_path):
+    from memtint.linux.launch import check_node, coloured_environment
+    from memtint.linux.layout import colour_layout
+    from memtint.linux.numa import NumaSystem
+    from memtint.linux.numa_fake import FakeNuma
+
+    # this machine: the first node without memory is refused before anything runs, by name
+    have = NumaSystem().memory_nodes()
+    absent = min(set(range(64)) - set(have))
+    r = cli("run", "--colors", "0-3", "--node", str(absent), "--", "true")
+    assert r.returncode == 2 and f"node {absent} does not exist or has no memory" in r.stderr, r.stderr
+    assert f"the nodes with memory here are {format_list(have)}" in r.stderr and "Traceback" not in r.stderr
+    r = cli("run", "--tier-policy", "weighted-interleave", "--node", "0", "--", "true")
+    assert r.returncode == 2 and "--node applies to coloured frames" in r.stderr, r.stderr
+    # a fake two-node machine (no second node here): node 1 passes, node 2 is named
+    fake = FakeNuma.create(str(tmp_path / "fake"))
+    check_node(1, fake)
+    check_node(-1, fake)
+    with pytest.raises(LinuxError, match="node 2 does not exist or has no memory: the nodes with memory here are 0-1"):
+        check_node(2, fake)
+    layout = colour_layout("i7-860", "bank")
+    env = coloured_environment(layout, [0, 1], node=1, base={"MEMTINT_NODE": "5"})
+    assert env["MEMTINT_NODE"] == "1" and env["MEMTINT_COLORS"] == "0-1"
+    assert "MEMTINT_NODE" not in coloured_environment(layout, [0], base={"MEMTINT_NODE": "5"})
+
+
+@needs_root
+@needs_library
+def test_run_on_node_0_binds_the_coloured_heap_there(tmp_path):
+    report = tmp_path / "r.json"
+    r = cli("run", "--colors", "0-15", "--node", "0", "--report", report, "--", PYTHON, "-c",
+            "import os; d = {i: str(i) for i in range(100000)}; print(os.environ['MEMTINT_NODE'])")
+    assert r.returncode == 0 and r.stdout.split() == ["0"], r.stderr
+    data = json.loads(report.read_text())
+    assert data["node"] == 0 and set(data["pages_delivered_per_node"]) == {"0"}
+    assert data["pages_delivered_per_node"]["0"] > 0
+
+
 def test_hugepage_mode_refuses_colour_bits_above_the_hugepage():
     r = cli("run", "--colors", "0", "--mode", "hugepage", "--", "true")
     assert r.returncode == 2 and "b21, b22" in r.stderr and "pagemap" in r.stderr

@@ -13,6 +13,9 @@
  *   MEMTINT_COLORS        colours of the process (default of every thread): "0-3,8,10-11".
  *                         Unset: every allocation is passed to glibc's malloc (uncoloured) until a
  *                         thread calls memtint_set_colors().
+ *   MEMTINT_NODE          NUMA node the coloured frames come from (default of every thread, as
+ *                         MEMTINT_COLORS): "0"; "-1" or unset: any node. A node without memory
+ *                         is an error naming the nodes that have memory.
  *   MEMTINT_MODE          auto (default) | pagemap | hugepage.
  *   MEMTINT_ON_EXHAUSTION error (default: ENOMEM and one stderr message naming the colours) |
  *                         spill (take frames of other colours; counted as pages_spilled).
@@ -42,6 +45,16 @@ extern "C" {
  * or -1 with errno EINVAL (bad colour, n == 0, no masks configured) / ENOMEM. Memory allocated
  * before the call keeps its colours; free() of it from any thread is fine. */
 int memtint_set_colors(const unsigned *colors, size_t n);
+
+/* TintMalloc's tint_init (Pan, thesis §3.2(c)): the calling thread's later allocations come from
+ * frames on NUMA node `node` (-1: any node) of these colours. The colours are those of the one
+ * configured colour space; a space that combines bank and LLC bits (the engine's vertical
+ * spaces) makes each colour a (bank, LLC) pair. Frames are bound to the node with mbind
+ * (MPOL_BIND) on the library's own mappings before they are touched, checked with move_pages,
+ * and pooled per node. memtint_set_colors(c, n) is memtint_set_node_colors(MEMTINT_NODE, c, n).
+ * Returns 0, or -1 with errno EINVAL (a node that does not exist or has no memory, with a
+ * message on stderr naming the nodes with memory; or as memtint_set_colors) / EPERM / ENOMEM. */
+int memtint_set_node_colors(int node, const unsigned *colors, size_t n);
 
 /* The colour of the frame backing ptr: from the library's own record for its memory, from
  * /proc/self/pagemap for other memory. -1 if unknown (not resident, no privilege, no masks). */
@@ -80,6 +93,10 @@ int memtint_get_stats(struct memtint_stats *out);
 
 /* Pages delivered so far with colour c (cumulative), 0 for colours out of range. */
 uint64_t memtint_pages_delivered_of(unsigned colour);
+
+/* Pages delivered so far from frames bound to `node` (cumulative); node -1: from unbound frames
+ * (colour sets of any node). A getter of its own, so struct memtint_stats keeps its size. */
+uint64_t memtint_pages_delivered_on_node(int node);
 
 /* The allocator under non-standard names (always exported; the preload build also exports the
  * standard malloc family: malloc, free, calloc, realloc, posix_memalign, aligned_alloc,

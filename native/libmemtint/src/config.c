@@ -145,6 +145,21 @@ void mt_config_load(void) {
             bad("MEMTINT_COLORS", s, err);
         mt_cfg.have_colours = true;
     }
+    mt_cfg.node = -1;
+    if ((s = getenv("MEMTINT_NODE"))) {
+        if (!mt_cfg.n_masks)
+            bad("MEMTINT_NODE", s, "MEMTINT_COLOR_MASKS is not set, so there are no colours to place on a node");
+        const char *p = s;
+        uint64_t v;
+        bool minus = *p == '-';
+        if (minus) p++;
+        if (parse_uint(&p, &v) == -1 || *p || (minus && v != 1))
+            bad("MEMTINT_NODE", s, "expected a node number such as 0, or -1 for any node");
+        if (v > (1u << 20)) bad("MEMTINT_NODE", s, "no such node (libmemtint supports nodes 0-63)");
+        mt_cfg.node = minus ? -1 : (int)v;
+        mt_text why = {0};
+        if (mt_node_check(mt_cfg.node, &why)) bad("MEMTINT_NODE", s, why.buf);
+    }
     if ((s = getenv("MEMTINT_MODE"))) {
         if (!strcmp(s, "auto")) mt_cfg.mode_requested = MT_MODE_AUTO;
         else if (!strcmp(s, "pagemap")) mt_cfg.mode_requested = MT_MODE_PAGEMAP;

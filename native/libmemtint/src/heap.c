@@ -69,14 +69,16 @@ void mt_heap_init(void) {
     pthread_key_create(&exit_key, thread_exit);
 }
 
-mt_colour_set *mt_set_intern(const uint64_t *bitmap) {
+/* The set of these colours on node slot `slot` (0: any node); sets with the same colours on
+ * different nodes are different sets, with their own slabs and blocks. */
+mt_colour_set *mt_set_intern(unsigned slot, const uint64_t *bitmap) {
     size_t words = (mt_n_colours + 63) / 64;
     unsigned n = 0;
     for (unsigned c = 0; c < mt_n_colours; c++) n += mt_bit(bitmap, c);
     if (!n) { errno = EINVAL; return NULL; }
     pthread_mutex_lock(&sets_lock);
     for (unsigned i = 0; i < mt_n_sets; i++)
-        if (!memcmp(mt_sets[i]->bits, bitmap, words * 8)) {
+        if (mt_sets[i]->slot == slot && !memcmp(mt_sets[i]->bits, bitmap, words * 8)) {
             pthread_mutex_unlock(&sets_lock);
             return mt_sets[i];
         }
@@ -88,8 +90,14 @@ mt_colour_set *mt_set_intern(const uint64_t *bitmap) {
             if (mt_bit(bitmap, c)) s->list[s->n++] = (uint16_t)c;
         pthread_mutex_init(&s->lock, NULL);
         s->id = mt_n_sets;
+        s->slot = slot;
+        s->base = mt_key(slot, 0);
         pthread_mutex_lock(&mt_pool_lock);
-        for (size_t w = 0; w < words; w++) mt_wanted[w] |= bitmap[w];
+        for (unsigned i = 0; i < s->n; i++) {
+            uint32_t k = s->base + s->list[i];
+            mt_wanted[k >> 6] |= 1ULL << (k & 63);
+        }
+        mt_slot_used[slot] = true;
         pthread_mutex_unlock(&mt_pool_lock);
         mt_sets[mt_n_sets++] = s;
     } else {

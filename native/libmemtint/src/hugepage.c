@@ -37,7 +37,7 @@ void mt_huge_slot_remove(uint32_t slot) {
     mt_huge_slots[slot].pool_count = 0;
 }
 
-int mt_huge_grow_one(const char **why) {
+int mt_huge_grow_one(unsigned slot, const char **why) {
     uint32_t e = mt_extent_take(MT_HUGE_ORDER);
     if (e == MT_NIL) { *why = "the library's 512 GB address arena is full"; return -1; }
     char *va = mt_va(e);
@@ -48,14 +48,31 @@ int mt_huge_grow_one(const char **why) {
         *why = "no free 2 MB hugepages (as root: echo N > /proc/sys/vm/nr_hugepages)";
         return -1;
     }
-    /* Fault it in now: a hugetlb fault that finds no page raises SIGBUS, not ENOMEM. */
-    if (madvise(va, MT_HUGE, MADV_POPULATE_WRITE) && errno != EINVAL) {
+    /* A node's hugepages are its own pool (nodeN/hugepages/...): bound before the fault. */
+    int node = mt_slot_node(slot);
+    if (node >= 0 && mt_node_bind(va, MT_HUGE, node)) {
         mt_reserve_again(e, 1u << MT_HUGE_ORDER);
         mt_extent_release_if_empty(e);
-        *why = "no free 2 MB hugepages (as root: echo N > /proc/sys/vm/nr_hugepages)";
+        *why = "binding a hugepage to the node failed (mbind MPOL_BIND)";
+        return -1;
+    }
+    /* Fault it in now: a hugetlb fault that finds no page raises SIGBUS, not ENOMEM. Without
+     * MADV_POPULATE_WRITE (EINVAL, Linux < 5.14) a node's hugepages cannot be checked first. */
+    if (madvise(va, MT_HUGE, MADV_POPULATE_WRITE) && (errno != EINVAL || node >= 0)) {
+        mt_reserve_again(e, 1u << MT_HUGE_ORDER);
+        mt_extent_release_if_empty(e);
+        *why = node >= 0 ? "no free 2 MB hugepages on the node (as root: echo N > "
+                           "/sys/devices/system/node/nodeN/hugepages/hugepages-2048kB/nr_hugepages)"
+                         : "no free 2 MB hugepages (as root: echo N > /proc/sys/vm/nr_hugepages)";
         return -1;
     }
     va[0] = 0;
+    if (node >= 0 && mt_node_verify((uintptr_t)va, 1, MT_HUGE, node)) {
+        mt_reserve_again(e, 1u << MT_HUGE_ORDER);
+        mt_extent_release_if_empty(e);
+        *why = "the kernel placed a hugepage off the node despite MPOL_BIND (move_pages query)";
+        return -1;
+    }
     uint64_t base = 0;
     if (mt_huge_needs_pagemap) {
         if (!(base = mt_pagemap_settle((uintptr_t)va))) {
@@ -71,6 +88,7 @@ int mt_huge_grow_one(const char **why) {
         mt_page *pg = &mt_pages[e + i];
         pg->ext = e;
         pg->pfn = base ? base + i : 0;
+        pg->slot = slot;
         pg->colour = (uint16_t)mt_colour_of_paddr(((base & ~511ULL) << MT_PAGE_SHIFT) | ((uint64_t)i << MT_PAGE_SHIFT));
         mt_pool_push(e + i);
     }

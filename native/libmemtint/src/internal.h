@@ -1,7 +1,8 @@
 /* internal.h — shared declarations of libmemtint's layers (one file each, bottom-up):
  *   platform.c  messages without stdio, hypervisor detection
  *   config.c    the MEMTINT_* environment contract (parsed once, no malloc)
- *   frames.c    /proc/self/pagemap reads and the colour of a physical address (BPM §2.3)
+ *   frames.c    /proc/self/pagemap reads, the colour of a physical address (BPM §2.3), and
+ *               binding new frames to a NUMA node (TintMalloc's per-thread node, §3.2)
  *   arena.c     the reserved virtual arena, per-page descriptors, virtual extents
  *   pool.c      coloured frame pools: frames kept by colour, held aside, released, spilled
  *   hugepage.c  2 MB hugetlb frames whose low 21 physical bits equal the virtual offset
@@ -30,6 +31,10 @@
 #define MT_MAX_MASKS 16
 #define MT_MAX_COLOURS (1u << MT_MAX_MASKS)
 #define MT_MAX_SETS 256
+/* Frame pools are kept per node slot: slot 0 holds frames of any node (no binding), slot n + 1
+ * frames bound to node n, so colours of different nodes never mix. */
+#define MT_MAX_NODES 64
+#define MT_SLOTS (MT_MAX_NODES + 1)
 /* range.c's bins of freed blocks: exact sizes 1-32 pages, then one per power of two */
 #define MT_CACHE_EXACT 32
 #define MT_CACHE_BINS (MT_CACHE_EXACT + 24)
@@ -67,6 +72,7 @@ typedef struct {
     bool quiet, verbose;
     char report_path[512];
     uint64_t pool_limit_pages; /* 0 = no limit */
+    int node;                  /* MEMTINT_NODE: the process's node, -1 = any */
 } mt_config;
 extern mt_config mt_cfg;
 void mt_config_load(void); /* exits with status 2 on a malformed variable */
@@ -82,6 +88,16 @@ int mt_pagemap_read(uintptr_t va, size_t n, uint64_t *pfns);
 uint64_t mt_pagemap_settle(uintptr_t va);
 /* True when pagemap shows real frame numbers (root or CAP_SYS_ADMIN). */
 bool mt_pagemap_privileged(void);
+/* 0 if `node` is -1 or a node with memory; else -1 with the reason ("node 1 does not exist or
+ * has no memory (nodes with memory: 0)") in *why. Reads sysfs, never allocates. */
+int mt_node_check(int node, mt_text *why);
+/* MPOL_BIND of a fresh, untouched mapping to `node`, so what faults it in comes from the node;
+ * the policy belongs to that mapping alone. 0, or -1 with errno. */
+int mt_node_bind(void *va, size_t len, int node);
+/* Every one of n pages from va (step bytes apart) is on `node` by move_pages(2)'s query; 0, or
+ * -1 (errno set: EFAULT a page elsewhere, or the syscall's own error). */
+int mt_node_verify(uintptr_t va, size_t n, size_t step, int node);
+static inline int mt_slot_node(unsigned slot) { return (int)slot - 1; } /* -1: any node */
 static inline unsigned mt_colour_of_paddr(uint64_t paddr) {
     unsigned c = 0;
     for (unsigned i = 0; i < mt_cfg.n_masks; i++)
@@ -102,8 +118,10 @@ typedef struct {
     uint16_t colour;
     uint8_t state;
     uint8_t ext_order;   /* on an extent's first page: log2 of its size in pages */
-    uint64_t pfn;        /* frame recorded when coloured (pagemap mode) */
+    uint64_t pfn : 56;   /* frame recorded when coloured (pagemap mode; frames have 55 bits) */
+    uint64_t slot : 8;   /* node slot of the pool the frame belongs to (0: any node) */
 } mt_page;
+_Static_assert(sizeof(mt_page) == 32, "one descriptor per 4 KB page of a 640 GB reservation");
 extern uintptr_t mt_arena_base, mt_arena_end;
 extern mt_page *mt_pages;
 int mt_arena_init(void);
@@ -130,25 +148,30 @@ typedef struct mt_colour_set mt_colour_set;
 extern pthread_mutex_t mt_pool_lock;
 extern int mt_mode; /* MEMTINT_MODE_* */
 extern unsigned mt_n_colours;
-extern uint64_t *mt_wanted; /* union of all colour sets in use */
+extern uint64_t *mt_wanted; /* union of all colour sets in use, by key */
+extern bool mt_slot_used[MT_SLOTS]; /* node slots some colour set uses */
 typedef struct {
     uint64_t from_kernel, delivered, delivered_peak, spilled, moved, released;
     uint64_t moved_out; /* moves that took a page out of every colour set in use */
     uint64_t *delivered_of; /* cumulative per colour */
+    uint64_t delivered_slot[MT_SLOTS]; /* cumulative per node slot */
 } mt_pool_stats;
 extern mt_pool_stats mt_stats;
-extern uint32_t *mt_pool_count; /* free pool pages per colour */
+extern uint32_t *mt_pool_count; /* free pool pages per key */
+/* A pool key: a colour of a node slot. Pool lists, counts and mt_wanted are indexed by it. */
+static inline uint32_t mt_key(unsigned slot, unsigned colour) { return slot * mt_n_colours + colour; }
+static inline uint32_t mt_page_key(const mt_page *pg) { return mt_key(pg->slot, pg->colour); }
 int mt_pool_init(void);
 void mt_pool_push(uint32_t idx);           /* page back to its colour's list */
 void mt_pool_remove(uint32_t idx);         /* out of its list (state unchanged) */
-uint32_t mt_pool_pop(unsigned colour);     /* MT_NIL if empty */
+uint32_t mt_pool_pop(uint32_t key);        /* MT_NIL if empty */
 uint64_t mt_pool_available(const mt_colour_set *s);
 /* Grow until the set has at least `pages` free pool pages; 0, or -1 with *why set. */
 int mt_pool_grow(const mt_colour_set *s, uint64_t pages, const char **why);
 /* One page of the set's colours for a slab (round robin over colours); MT_NIL + ENOMEM message. */
 uint32_t mt_pool_take_page(mt_colour_set *s);
 void mt_pool_after_growth(uint64_t requested); /* release held-aside pages past the bound */
-uint32_t mt_pool_spill_page(void);                /* a page of any colour, held-aside first */
+uint32_t mt_pool_spill_page(unsigned slot);       /* a page of any colour of the node slot, held-aside first */
 void mt_pool_deliver(uint32_t idx, bool spilled); /* count a page handed to the heap */
 void mt_pool_return(uint32_t idx);                /* a delivered page back to the pool */ /* release held-aside pages past the hold bound */
 long mt_pool_release_held(bool all);
@@ -159,7 +182,7 @@ uint64_t mt_pool_ready_pages(void);
 /* ---- hugepage.c ---- */
 extern bool mt_huge_uniform; /* every mask uses only bits >= 21: a hugepage has one colour */
 extern bool mt_huge_needs_pagemap;
-int mt_huge_grow_one(const char **why); /* map one hugepage into the arena and pool its pieces */
+int mt_huge_grow_one(unsigned slot, const char **why); /* one hugepage of the node slot into the arena and pool */
 typedef struct { uint16_t pool_count; uint8_t present; } mt_huge_slot;
 extern mt_huge_slot *mt_huge_slots;
 extern uint32_t *mt_huge_list; extern uint32_t mt_huge_n; /* hugepage slots mapped */
@@ -183,6 +206,8 @@ struct mt_colour_set {
     uint16_t *list;
     unsigned n;
     unsigned id;
+    unsigned slot;  /* node slot its frames come from (0: any node) */
+    uint32_t base;  /* mt_key(slot, 0) */
     atomic_uint cursor; /* round robin over the colours */
     pthread_mutex_t lock;
     void *partial[32]; /* per size class: slabs with free objects */
@@ -193,7 +218,7 @@ struct mt_colour_set {
 extern mt_colour_set *mt_sets[MT_MAX_SETS];
 extern unsigned mt_n_sets;
 extern mt_colour_set *mt_process_set;
-mt_colour_set *mt_set_intern(const uint64_t *bitmap); /* NULL + errno */
+mt_colour_set *mt_set_intern(unsigned slot, const uint64_t *bitmap); /* NULL + errno */
 void *mt_heap_malloc(mt_colour_set *s, size_t size);
 void *mt_heap_memalign(mt_colour_set *s, size_t align, size_t size);
 void mt_heap_free(void *p);

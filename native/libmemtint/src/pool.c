@@ -2,7 +2,9 @@
  * kernel in 2 MB chunks of 4 KB pages, faulted in and mlocked, their frame numbers read from
  * pagemap, and each page is kept on the list of its colour. Pages of colours nobody asked for
  * are held aside while the pool grows (unmapping them would let the kernel hand the same frames
- * straight back) and given back once they exceed a bound. Callers hold mt_pool_lock. */
+ * straight back) and given back once they exceed a bound. Frames bound to a node (a colour set
+ * with a node) are pooled apart from other nodes' and from unbound ones: a page's pool key is
+ * its node slot and colour. Callers hold mt_pool_lock. */
 #include "internal.h"
 
 #include <errno.h>
@@ -17,22 +19,25 @@ pthread_mutex_t mt_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 int mt_mode;
 unsigned mt_n_colours;
 uint64_t *mt_wanted;
+bool mt_slot_used[MT_SLOTS];
 mt_pool_stats mt_stats;
 uint32_t *mt_pool_count;
 static uint32_t *pool_head;
 
 int mt_pool_init(void) {
     mt_n_colours = 1u << mt_cfg.n_masks;
-    pool_head = mt_meta_alloc(mt_n_colours * sizeof *pool_head);
-    mt_pool_count = mt_meta_alloc(mt_n_colours * sizeof *mt_pool_count);
-    mt_wanted = mt_meta_alloc(MT_MAX_COLOURS / 8);
+    /* reserved for every node slot, touched only for the slots in use */
+    size_t keys = (size_t)MT_SLOTS * mt_n_colours;
+    pool_head = mt_meta_alloc(keys * sizeof *pool_head);
+    mt_pool_count = mt_meta_alloc(keys * sizeof *mt_pool_count);
+    mt_wanted = mt_meta_alloc((keys + 63) / 64 * 8);
     mt_stats.delivered_of = mt_meta_alloc(mt_n_colours * sizeof(uint64_t));
     return pool_head && mt_pool_count && mt_wanted && mt_stats.delivered_of ? 0 : -1;
 }
 
 void mt_pool_push(uint32_t idx) {
     mt_page *pg = &mt_pages[idx];
-    unsigned c = pg->colour;
+    uint32_t c = mt_page_key(pg);
     pg->state = PD_POOL;
     pg->prev = MT_NIL;
     pg->next = pool_head[c];
@@ -44,22 +49,23 @@ void mt_pool_push(uint32_t idx) {
 
 void mt_pool_remove(uint32_t idx) {
     mt_page *pg = &mt_pages[idx];
+    uint32_t key = mt_page_key(pg);
     if (pg->prev != MT_NIL) mt_pages[pg->prev].next = pg->next;
-    else pool_head[pg->colour] = pg->next;
+    else pool_head[key] = pg->next;
     if (pg->next != MT_NIL) mt_pages[pg->next].prev = pg->prev;
-    mt_pool_count[pg->colour]--;
+    mt_pool_count[key]--;
     if (mt_mode == MEMTINT_MODE_HUGEPAGE) mt_huge_slots[idx >> MT_HUGE_ORDER].pool_count--;
 }
 
-uint32_t mt_pool_pop(unsigned colour) {
-    uint32_t idx = pool_head[colour];
+uint32_t mt_pool_pop(uint32_t key) {
+    uint32_t idx = pool_head[key];
     if (idx != MT_NIL) mt_pool_remove(idx);
     return idx;
 }
 
 uint64_t mt_pool_available(const mt_colour_set *s) {
     uint64_t n = 0;
-    for (unsigned i = 0; i < s->n; i++) n += mt_pool_count[s->list[i]];
+    for (unsigned i = 0; i < s->n; i++) n += mt_pool_count[s->base + s->list[i]];
     return n;
 }
 
@@ -68,14 +74,18 @@ static uint64_t wanted_from_kernel; /* pages of colours in use among those obtai
 /* Pages held aside per page of the colours in use: as the kernel actually supplied them once
  * enough was seen (free memory is rarely spread evenly over colours), else 1/f - 1. */
 static uint64_t hold_bound(uint64_t requested) {
-    unsigned wanted = 0;
-    for (unsigned c = 0; c < mt_n_colours; c++) wanted += mt_bit(mt_wanted, c);
+    uint64_t wanted = 0, all = 0;
+    for (unsigned slot = 0; slot < MT_SLOTS; slot++) {
+        if (!mt_slot_used[slot]) continue;
+        all += mt_n_colours;
+        for (unsigned c = 0; c < mt_n_colours; c++) wanted += mt_bit(mt_wanted, mt_key(slot, c));
+    }
     if (!wanted) return HOLD_FLOOR_PAGES;
     uint64_t need = 2 * (mt_stats.delivered + requested), b;
     if (wanted_from_kernel >= 1024)
         b = need * (mt_stats.from_kernel - wanted_from_kernel) / wanted_from_kernel;
     else
-        b = need * (mt_n_colours - wanted) / wanted;
+        b = need * (all - wanted) / wanted;
     return b > HOLD_FLOOR_PAGES ? b : HOLD_FLOOR_PAGES;
 }
 
@@ -93,10 +103,10 @@ static void promote(uint32_t chunk) {
     uint32_t n = 1u << CHUNK_ORDER, to = MT_NIL;
     for (uint32_t i = 0; i < n;) {
         mt_page *pg = &mt_pages[chunk + i];
-        if (pg->state != PD_POOL || !mt_bit(mt_wanted, pg->colour)) { i++; continue; }
+        if (pg->state != PD_POOL || !mt_bit(mt_wanted, mt_page_key(pg))) { i++; continue; }
         uint32_t run = 1;
         while (i + run < n && mt_pages[chunk + i + run].state == PD_POOL &&
-               mt_bit(mt_wanted, mt_pages[chunk + i + run].colour))
+               mt_bit(mt_wanted, mt_page_key(&mt_pages[chunk + i + run])))
             run++;
         if (to == MT_NIL && (to = mt_extent_take(CHUNK_ORDER)) == MT_NIL) return; /* stay put */
         if (mremap(mt_va(chunk + i), (size_t)run << MT_PAGE_SHIFT, (size_t)run << MT_PAGE_SHIFT,
@@ -109,6 +119,7 @@ static void promote(uint32_t chunk) {
             src->state = PD_NONE;
             dst->colour = src->colour;
             dst->pfn = src->pfn;
+            dst->slot = src->slot;
             dst->ext = to;
             mt_pool_push(to + k);
         }
@@ -119,8 +130,19 @@ static void promote(uint32_t chunk) {
     if (to != MT_NIL) mt_extent_release_if_empty(to);
 }
 
-/* One chunk of 4 KB frames into the pool (pagemap mode). */
-static int grow_chunk(const char **why) {
+/* A chunk of fresh frames of a node slot could not be bound or did not land on the node. */
+static const char *node_failure(int node, bool bound) {
+    static mt_text t;
+    t.len = 0;
+    mt_text_str(&t, bound ? "the kernel placed frames off node " : "binding new frames to node ");
+    mt_text_u64(&t, (uint64_t)node);
+    mt_text_str(&t, bound ? " despite MPOL_BIND (move_pages query)" : " failed (mbind MPOL_BIND)");
+    if (!bound && errno == EINVAL) mt_text_str(&t, ": the node is not allowed here (cpuset) or has no memory");
+    return t.buf;
+}
+
+/* One chunk of 4 KB frames of the node slot into the pool (pagemap mode). */
+static int grow_chunk(unsigned slot, const char **why) {
     uint32_t e = mt_extent_take_staging(CHUNK_ORDER);
     if (e == MT_NIL) { *why = "the library's 128 GB staging area is full (too much held aside)"; return -1; }
     size_t n = 1u << CHUNK_ORDER;
@@ -133,12 +155,28 @@ static int grow_chunk(const char **why) {
                "(each coloured run is one mapping; e.g. sysctl vm.max_map_count=1048576)";
         return -1;
     }
+    /* Bound before the first touch, on this mapping only: the program's own memory keeps its
+     * policy, and the binding goes with the pages' mapping when they are mremapped. */
+    int node = mt_slot_node(slot);
+    if (node >= 0 && mt_node_bind(va, n * MT_PAGE, node)) {
+        *why = node_failure(node, false);
+        mt_reserve_again(e, (uint32_t)n);
+        mt_extent_release_if_empty(e);
+        return -1;
+    }
     madvise(va, n * MT_PAGE, MADV_NOHUGEPAGE); /* 4 KB frames: a THP would be one colour run */
     /* The raw syscall: sanitizers intercept mlock() and make it a no-op. mlock faults in. */
     if (syscall(SYS_mlock, va, n * MT_PAGE)) {
         mt_reserve_again(e, (uint32_t)n);
         mt_extent_release_if_empty(e);
-        *why = "mlock failed: out of memory, or RLIMIT_MEMLOCK (run as root or raise `ulimit -l`)";
+        *why = node >= 0 ? "mlock failed: out of memory on the node, or RLIMIT_MEMLOCK (run as root or raise `ulimit -l`)"
+                         : "mlock failed: out of memory, or RLIMIT_MEMLOCK (run as root or raise `ulimit -l`)";
+        return -1;
+    }
+    if (node >= 0 && mt_node_verify((uintptr_t)va, n, MT_PAGE, node)) {
+        *why = node_failure(node, true);
+        mt_reserve_again(e, (uint32_t)n);
+        mt_extent_release_if_empty(e);
         return -1;
     }
     static uint64_t pfns[1u << CHUNK_ORDER];
@@ -164,8 +202,9 @@ static int grow_chunk(const char **why) {
         mt_page *pg = &mt_pages[e + i];
         pg->ext = e;
         pg->pfn = pfns[i];
+        pg->slot = slot;
         pg->colour = (uint16_t)mt_colour_of_paddr(pfns[i] << MT_PAGE_SHIFT);
-        wanted_from_kernel += mt_bit(mt_wanted, pg->colour);
+        wanted_from_kernel += mt_bit(mt_wanted, mt_page_key(pg));
         mt_pool_push(e + (uint32_t)i);
     }
     mt_stats.from_kernel += n;
@@ -181,7 +220,7 @@ int mt_pool_grow(const mt_colour_set *s, uint64_t pages, const char **why) {
             if (grew) mt_pool_after_growth(pages);
             return -1;
         }
-        int r = mt_mode == MEMTINT_MODE_HUGEPAGE ? mt_huge_grow_one(why) : grow_chunk(why);
+        int r = mt_mode == MEMTINT_MODE_HUGEPAGE ? mt_huge_grow_one(s->slot, why) : grow_chunk(s->slot, why);
         if (r) { if (grew) mt_pool_after_growth(pages); return -1; }
         grew = true;
     }
@@ -196,6 +235,10 @@ void mt_exhausted(const mt_colour_set *s, const char *why) {
     mt_text t = {0};
     mt_text_str(&t, "out of memory in colours ");
     mt_text_colours(&t, s->bits, mt_n_colours);
+    if (s->slot) {
+        mt_text_str(&t, " on node ");
+        mt_text_u64(&t, (uint64_t)mt_slot_node(s->slot));
+    }
     mt_text_str(&t, ": ");
     mt_text_str(&t, why);
     if (mt_cfg.on_exhaustion == MT_EXHAUST_SPILL)
@@ -206,17 +249,19 @@ void mt_exhausted(const mt_colour_set *s, const char *why) {
     mt_say(&t);
 }
 
-/* The page of another colour used when spilling: held-aside colours first. */
-uint32_t mt_pool_spill_page(void) {
+/* The page of another colour used when spilling: held-aside colours first, same node slot
+ * (spilling trades colours, never the node). */
+uint32_t mt_pool_spill_page(unsigned slot) {
     for (int pass = 0; pass < 2; pass++)
-        for (unsigned c = 0; c < mt_n_colours; c++)
-            if (mt_pool_count[c] && (pass || !mt_bit(mt_wanted, c))) return mt_pool_pop(c);
+        for (uint32_t k = mt_key(slot, 0); k < mt_key(slot + 1, 0); k++)
+            if (mt_pool_count[k] && (pass || !mt_bit(mt_wanted, k))) return mt_pool_pop(k);
     return MT_NIL;
 }
 
 void mt_pool_deliver(uint32_t idx, bool spilled) {
     if (++mt_stats.delivered > mt_stats.delivered_peak) mt_stats.delivered_peak = mt_stats.delivered;
     mt_stats.delivered_of[mt_pages[idx].colour]++;
+    mt_stats.delivered_slot[mt_pages[idx].slot]++;
     if (spilled) mt_stats.spilled++;
 }
 
@@ -225,7 +270,7 @@ uint32_t mt_pool_take_page(mt_colour_set *s) {
     if (mt_pool_available(s) == 0) mt_range_cache_drain(s);
     if (mt_pool_available(s) == 0 && mt_pool_grow(s, 1, &why)) {
         if (mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) {
-            uint32_t idx = mt_pool_spill_page();
+            uint32_t idx = mt_pool_spill_page(s->slot);
             if (idx != MT_NIL) { mt_pool_deliver(idx, true); return idx; }
         }
         mt_exhausted(s, why);
@@ -233,25 +278,24 @@ uint32_t mt_pool_take_page(mt_colour_set *s) {
     }
     for (unsigned tries = 0; tries < s->n; tries++) {
         unsigned c = s->list[atomic_fetch_add(&s->cursor, 1) % s->n];
-        uint32_t idx = mt_pool_pop(c);
+        uint32_t idx = mt_pool_pop(s->base + c);
         if (idx != MT_NIL) { mt_pool_deliver(idx, false); return idx; }
     }
     return MT_NIL; /* unreachable: available > 0 */
 }
 
-uint64_t mt_pool_held_pages(void) {
+/* Free pool pages whose key is (wanted) or is not (!wanted) in a colour set in use. */
+static uint64_t pool_pages(bool wanted) {
     uint64_t n = 0;
-    for (unsigned c = 0; c < mt_n_colours; c++)
-        if (!mt_bit(mt_wanted, c)) n += mt_pool_count[c];
+    for (unsigned slot = 0; slot < MT_SLOTS; slot++)
+        if (mt_slot_used[slot])
+            for (uint32_t k = mt_key(slot, 0); k < mt_key(slot + 1, 0); k++)
+                if (mt_bit(mt_wanted, k) == wanted) n += mt_pool_count[k];
     return n;
 }
 
-uint64_t mt_pool_ready_pages(void) {
-    uint64_t n = 0;
-    for (unsigned c = 0; c < mt_n_colours; c++)
-        if (mt_bit(mt_wanted, c)) n += mt_pool_count[c];
-    return n;
-}
+uint64_t mt_pool_held_pages(void) { return pool_pages(false); }
+uint64_t mt_pool_ready_pages(void) { return pool_pages(true); }
 
 /* Unmaps the held-aside (unwanted-colour) pool pages, by runs of neighbouring pages so one
  * mmap covers many, until at most `keep` remain. */
@@ -263,10 +307,10 @@ static long release_unwanted(uint64_t keep) {
     for (int r = 0; r < 2; r++)
     for (uint32_t i = used[r][0], top = used[r][1]; i < top && held > keep;) {
         mt_page *pg = &mt_pages[i];
-        if (pg->state != PD_POOL || mt_bit(mt_wanted, pg->colour)) { i++; continue; }
+        if (pg->state != PD_POOL || mt_bit(mt_wanted, mt_page_key(pg))) { i++; continue; }
         uint32_t n = 0;
         while (i + n < top && held > keep && mt_pages[i + n].state == PD_POOL &&
-               !mt_bit(mt_wanted, mt_pages[i + n].colour) && mt_pages[i + n].ext == pg->ext) {
+               !mt_bit(mt_wanted, mt_page_key(&mt_pages[i + n])) && mt_pages[i + n].ext == pg->ext) {
             mt_pool_remove(i + n);
             mt_pages[i + n].state = PD_NONE;
             n++;

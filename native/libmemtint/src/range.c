@@ -43,6 +43,7 @@ static bool move_pages(uint32_t from, uint32_t to, uint32_t n, uint32_t e) {
         mt_page *src = &mt_pages[from + k], *dst = &mt_pages[to + k];
         dst->colour = src->colour;
         dst->pfn = src->pfn;
+        dst->slot = src->slot;
         dst->ext = e;
         src->state = PD_NONE;
     }
@@ -160,7 +161,9 @@ static bool fill_from_pool(mt_colour_set *s, uint32_t e, uint32_t at, size_t cou
             uint32_t ext = mt_pages[idx].ext, ext_end = ext + (1u << mt_pages[ext].ext_order);
             while (i + run < count && idx + run < ext_end) {
                 mt_page *pg = &mt_pages[idx + run];
-                if (pg->state != PD_POOL || pg->ext != mt_pages[idx].ext || !mt_bit(s->bits, pg->colour)) break;
+                if (pg->state != PD_POOL || pg->ext != mt_pages[idx].ext || pg->slot != s->slot ||
+                    !mt_bit(s->bits, pg->colour))
+                    break;
                 mt_pool_remove(idx + run);
                 mt_pool_deliver(idx + run, false);
                 run++;
@@ -189,8 +192,8 @@ static bool pool_ready(mt_colour_set *s, size_t npages) {
     if (mt_pool_available(s) >= npages) return true;
     mt_range_cache_drain(s);
     if (mt_pool_available(s) >= npages || !mt_pool_grow(s, npages, &why)) return true;
-    uint64_t all = 0;
-    for (unsigned c = 0; c < mt_n_colours; c++) all += mt_pool_count[c];
+    uint64_t all = 0; /* spilling trades colours, never the node */
+    for (unsigned c = 0; c < mt_n_colours; c++) all += mt_pool_count[s->base + c];
     if (mt_cfg.on_exhaustion == MT_EXHAUST_SPILL && all >= npages) return true;
     mt_exhausted(s, why);
     return false;
@@ -240,10 +243,11 @@ static void *pagemap_block(mt_colour_set *s, size_t npages, unsigned align_order
     return mt_va(e);
 }
 
-/* A run of npages free pieces inside hugepage `slot`, aligned to 2^align_order pages. */
-static uint32_t find_run(uint32_t slot, size_t npages, unsigned align_order, const mt_colour_set *s) {
-    if (mt_huge_slots[slot].pool_count < npages) return MT_NIL;
+/* A run of npages free pieces inside hugepage `slot` of node slot `node`, aligned to
+ * 2^align_order pages, of the colours of s (any colours when s is NULL). */
+static uint32_t find_run(uint32_t slot, size_t npages, unsigned align_order, const mt_colour_set *s, unsigned node) {
     uint32_t first = slot << MT_HUGE_ORDER, step = 1u << align_order;
+    if (mt_huge_slots[slot].pool_count < npages || mt_pages[first].slot != node) return MT_NIL;
     for (uint32_t start = 0; start + npages <= HUGE_PIECES; start += step) {
         size_t k = 0;
         while (k < npages) {
@@ -283,7 +287,7 @@ static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_orde
     static uint32_t hint;
     for (uint32_t k = 0; k < mt_huge_n; k++) {
         uint32_t i = (hint + k) % mt_huge_n;
-        uint32_t at = find_run(mt_huge_list[i], npages, align_order, want);
+        uint32_t at = find_run(mt_huge_list[i], npages, align_order, want, s->slot);
         if (at != MT_NIL) { hint = i; return take_run(at, npages, s); }
     }
     /* Hugepages without such a run are held aside, as pagemap mode holds frames aside. */
@@ -292,13 +296,13 @@ static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_orde
             why = "MEMTINT_POOL_LIMIT reached";
             break;
         }
-        if (mt_huge_grow_one(&why)) break;
-        uint32_t at = find_run(mt_huge_list[mt_huge_n - 1], npages, align_order, want);
+        if (mt_huge_grow_one(s->slot, &why)) break;
+        uint32_t at = find_run(mt_huge_list[mt_huge_n - 1], npages, align_order, want, s->slot);
         if (at != MT_NIL) return take_run(at, npages, s);
     }
     if (want && mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) {
         for (uint32_t i = 0; i < mt_huge_n; i++) {
-            uint32_t at = find_run(mt_huge_list[i], npages, align_order, NULL);
+            uint32_t at = find_run(mt_huge_list[i], npages, align_order, NULL, s->slot);
             if (at != MT_NIL) return take_run(at, npages, s);
         }
     }
@@ -315,11 +319,11 @@ static bool hugepage_in_set(uint32_t slot, const mt_colour_set *s) {
     return true;
 }
 
-/* A free whole hugepage of the set's colours (any colour when s is NULL). */
-static uint32_t free_hugepage(const mt_colour_set *s) {
+/* A free whole hugepage of node slot `node` and the set's colours (any colour when s is NULL). */
+static uint32_t free_hugepage(const mt_colour_set *s, unsigned node) {
     for (uint32_t i = 0; i < mt_huge_n; i++) {
         uint32_t slot = mt_huge_list[i];
-        if (mt_huge_slots[slot].pool_count != HUGE_PIECES) continue;
+        if (mt_huge_slots[slot].pool_count != HUGE_PIECES || mt_pages[slot << MT_HUGE_ORDER].slot != node) continue;
         if (s && !hugepage_in_set(slot, s)) continue;
         return slot;
     }
@@ -343,7 +347,8 @@ static void *huge_chain_block(mt_colour_set *s, size_t npages, unsigned align_or
     size_t have = 0;
     for (uint32_t i = 0; i < mt_huge_n; i++) {
         uint32_t slot = mt_huge_list[i];
-        if (mt_huge_slots[slot].pool_count == HUGE_PIECES && (!want || hugepage_in_set(slot, want)))
+        if (mt_huge_slots[slot].pool_count == HUGE_PIECES && mt_pages[slot << MT_HUGE_ORDER].slot == s->slot &&
+            (!want || hugepage_in_set(slot, want)))
             have++;
     }
     while (have < nh) {
@@ -351,7 +356,7 @@ static void *huge_chain_block(mt_colour_set *s, size_t npages, unsigned align_or
             why = "MEMTINT_POOL_LIMIT reached";
             break;
         }
-        if (mt_huge_grow_one(&why)) break;
+        if (mt_huge_grow_one(s->slot, &why)) break;
         if (!want || hugepage_in_set(mt_huge_list[mt_huge_n - 1], want)) have++;
     }
     if (have < nh) {
@@ -364,8 +369,8 @@ static void *huge_chain_block(mt_colour_set *s, size_t npages, unsigned align_or
     uint32_t e = mt_extent_take(order_for(nh * HUGE_PIECES, align_order > MT_HUGE_ORDER ? align_order : MT_HUGE_ORDER));
     if (e == MT_NIL) { mt_exhausted(s, "the library's 512 GB address arena is full"); return NULL; }
     for (size_t h = 0; h < nh; h++) {
-        uint32_t slot = free_hugepage(want);
-        if (slot == UINT32_MAX) slot = free_hugepage(NULL);
+        uint32_t slot = free_hugepage(want, s->slot);
+        if (slot == UINT32_MAX) slot = free_hugepage(NULL, s->slot);
         uint32_t from = slot << MT_HUGE_ORDER, to = e + (uint32_t)(h * HUGE_PIECES);
         if (slot == UINT32_MAX ||
             mremap(mt_va(from), MT_HUGE, MT_HUGE, MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to)) == MAP_FAILED) {
@@ -380,6 +385,7 @@ static void *huge_chain_block(mt_colour_set *s, size_t npages, unsigned align_or
             mt_page *src = &mt_pages[from + k], *dst = &mt_pages[to + k];
             dst->colour = src->colour;
             dst->pfn = src->pfn;
+            dst->slot = src->slot;
             dst->ext = e;
             src->state = PD_NONE;
             mt_pool_deliver(to + k, !mt_bit(s->bits, dst->colour));
@@ -421,7 +427,7 @@ static bool slots_free(const mt_colour_set *s, uint32_t from, uint32_t end, uint
         const mt_page *pg = &mt_pages[k];
         if (pg->state == PD_CACHED) k += pg->aux;
         else if (pg->state == PD_NONE) ++*holes, k++;
-        else if (pg->state == PD_POOL && mt_bit(s->bits, pg->colour)) k++;
+        else if (pg->state == PD_POOL && pg->slot == s->slot && mt_bit(s->bits, pg->colour)) k++;
         else return false;
     }
     return true;

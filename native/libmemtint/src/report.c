@@ -221,7 +221,10 @@ static void write_body(int fd) {
         mt_text_hex(&t, mt_cfg.masks[i]);
         mt_text_str(&t, "\"");
     }
-    mt_text_str(&t, "], \"page_size\": 4096");
+    mt_text_str(&t, "], \"node\": ");
+    if (mt_cfg.node < 0) mt_text_str(&t, "-1");
+    else mt_text_u64(&t, (uint64_t)mt_cfg.node);
+    mt_text_str(&t, ", \"page_size\": 4096");
     put(fd, &t);
     const char *names[] = {"pages_from_kernel", "pages_delivered", "pages_delivered_peak", "pages_held_aside",
                            "pages_pooled", "pages_spilled", "pages_found_moved", "pages_moved_out_of_colours",
@@ -245,6 +248,19 @@ static void write_body(int fd) {
         mt_text_u64(&t, c);
         mt_text_str(&t, "\": ");
         mt_text_u64(&t, mt_stats.delivered_of[c]);
+        if (t.len > 900) put(fd, &t);
+    }
+    /* "any": frames of colour sets without a node (not bound; on whatever node the kernel chose) */
+    mt_text_str(&t, "}, \"pages_delivered_per_node\": {");
+    first = true;
+    for (unsigned slot = 0; slot < MT_SLOTS; slot++) {
+        if (!mt_stats.delivered_slot[slot]) continue;
+        mt_text_str(&t, first ? "\"" : ", \"");
+        first = false;
+        if (slot) mt_text_u64(&t, (uint64_t)mt_slot_node(slot));
+        else mt_text_str(&t, "any");
+        mt_text_str(&t, "\": ");
+        mt_text_u64(&t, mt_stats.delivered_slot[slot]);
         if (t.len > 900) put(fd, &t);
     }
     mt_text_str(&t, "}}\n");

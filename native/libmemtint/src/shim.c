@@ -109,7 +109,7 @@ static void start(void) {
                 mt_warn("running under a hypervisor: frame numbers are guest-physical, so colours "
                         "need not match real DRAM banks, channels or cache sets");
             if (mt_cfg.have_colours) {
-                mt_process_set = mt_set_intern(mt_cfg.colours);
+                mt_process_set = mt_set_intern((unsigned)(mt_cfg.node + 1), mt_cfg.colours);
                 if (!mt_process_set) {
                     mt_text t = {0};
                     mt_text_str(&t, "error: cannot set up the colour set of MEMTINT_COLORS");
@@ -232,19 +232,34 @@ size_t memtint_usable_size(const void *p) {
 
 /* ---- public API ---- */
 
-int memtint_set_colors(const unsigned *colors, size_t n) {
+int memtint_set_node_colors(int node, const unsigned *colors, size_t n) {
     start();
     if (!core_ready) { errno = no_mode_reason ? EPERM : EINVAL; return -1; }
     if (!colors || n == 0) { errno = EINVAL; return -1; }
+    mt_text why = {0};
+    if (mt_node_check(node, &why)) {
+        /* a node is a machine fact, not a typo in a colour: say which nodes there are */
+        mt_text t = {0};
+        mt_text_str(&t, "error: memtint_set_node_colors: ");
+        mt_text_str(&t, why.buf);
+        mt_say(&t);
+        errno = EINVAL;
+        return -1;
+    }
     uint64_t bm[MT_MAX_COLOURS / 64] = {0};
     for (size_t i = 0; i < n; i++) {
         if (colors[i] >= mt_n_colours) { errno = EINVAL; return -1; }
         bm[colors[i] >> 6] |= 1ULL << (colors[i] & 63);
     }
-    mt_colour_set *s = mt_set_intern(bm);
+    mt_colour_set *s = mt_set_intern((unsigned)(node + 1), bm);
     if (!s) return -1;
     mt_heap_thread_use(s);
     return 0;
+}
+
+int memtint_set_colors(const unsigned *colors, size_t n) {
+    start();
+    return memtint_set_node_colors(mt_cfg.node, colors, n);
 }
 
 int memtint_color_of(const void *ptr) {
@@ -276,7 +291,8 @@ static long check_range(uint32_t first, uint32_t n) {
                 moved++;
                 pg->pfn = pfns[i]; /* count each move once */
                 unsigned colour = mt_colour_of_paddr(pfns[i] << MT_PAGE_SHIFT);
-                if (mt_bit(mt_wanted, pg->colour) && !mt_bit(mt_wanted, colour)) mt_stats.moved_out++;
+                if (mt_bit(mt_wanted, mt_page_key(pg)) && !mt_bit(mt_wanted, mt_key(pg->slot, colour)))
+                    mt_stats.moved_out++;
                 pg->colour = (uint16_t)colour;
             }
         }
@@ -349,6 +365,11 @@ int memtint_get_stats(struct memtint_stats *out) {
 uint64_t memtint_pages_delivered_of(unsigned c) {
     start();
     return core_ready && c < mt_n_colours ? mt_stats.delivered_of[c] : 0;
+}
+
+uint64_t memtint_pages_delivered_on_node(int node) {
+    start();
+    return core_ready && node >= -1 && node < MT_MAX_NODES ? mt_stats.delivered_slot[node + 1] : 0;
 }
 
 #ifdef MT_PRELOAD

@@ -56,6 +56,8 @@ def add_commands(commands: Any) -> None:
     run.add_argument("--spill", action="store_true", help="take other colours when the chosen ones run out "
                      "(counted) instead of failing with ENOMEM")
     run.add_argument("--report", metavar="OUT", help="libmemtint's JSON report, written when the program exits")
+    run.add_argument("--node", metavar="N", type=int, help="NUMA node the coloured frames come from (libmemtint "
+                     "binds its frames there, TintMalloc's node; default or -1: any node); needs --colors")
     tier = run.add_argument_group("placement over memory nodes (docs/tiering-linux.md)")
     tier.add_argument("--tier-policy", metavar="NAME", choices=list(TIER_POLICIES),
                       help="place the program's memory over the memory nodes instead of colouring it: "
@@ -207,6 +209,9 @@ def _run(args: argparse.Namespace) -> int:
         if args.colors:
             raise LinuxError("--colors and --tier-policy cannot be combined: moving a page to another node gives it "
                              "another frame, and so another colour")
+        if args.node is not None:
+            raise LinuxError("--node applies to coloured frames (with --colors); --tier-policy places memory with "
+                             "--nodes")
         return _run_tiered(args, argv)
     given = [f for f, v in (("--weights", args.weights), ("--bandwidths", args.bandwidths), ("--nodes", args.nodes))
              if v is not None]
@@ -221,7 +226,7 @@ def _run(args: argparse.Namespace) -> int:
     _warn(map_count_warning(args.mode))
     _warn(_cost(args))
     run = run_coloured(argv, args.colors, machine=args.machine, mapping=args.mapping, space=args.space,
-                       cpus=args.cpus, mode=args.mode, spill=args.spill, report=args.report)
+                       cpus=args.cpus, mode=args.mode, spill=args.spill, report=args.report, node=args.node)
     return run.exit_code if run.exit_code is not None else 1
 
 

@@ -1,5 +1,5 @@
 """Starting programs under libmemtint: the environment of the library's contract
-(native/libmemtint/include/memtint.h: MEMTINT_COLOR_MASKS, MEMTINT_COLORS, MEMTINT_MODE,
+(native/libmemtint/include/memtint.h: MEMTINT_COLOR_MASKS, MEMTINT_COLORS, MEMTINT_NODE, MEMTINT_MODE,
 MEMTINT_ON_EXHAUSTION, MEMTINT_REPORT) plus LD_PRELOAD, CPU affinity, and the checks that must
 pass before anything runs: the library exists, the colours exist, frame numbers are readable
 (or the hugepage mode can colour with the chosen bits), the program is dynamically linked."""
@@ -18,6 +18,7 @@ from memtint.linux.elf import find_program, static_program
 from memtint.linux.errors import LinuxError, PrivilegeError
 from memtint.linux.layout import ColourLayout
 from memtint.linux.native import library_path
+from memtint.linux.numa import NumaSystem
 from memtint.linux.pagemap import PRIVILEGE_FIX, frame_access_error
 
 MODES = ("auto", "pagemap", "hugepage")
@@ -44,6 +45,17 @@ def check_can_colour(layout: ColourLayout, mode: str) -> None:
         return  # the library falls back to hugepages, which need no frame numbers
     raise PrivilegeError(problem if mode == "pagemap" else f"{problem} (this colour space uses bits "
                          f"{', '.join(f'b{b}' for b in above)}, above the hugepage offset, so only pagemap mode colours it)")
+
+
+def check_node(node: int | None, numa: NumaSystem | None = None) -> None:
+    """Raise unless `node` (None or -1: any node) has memory (/sys/devices/system/node/has_memory):
+    libmemtint binds the coloured frames to it and would refuse it at start with status 2."""
+    if node is None or node == -1:
+        return
+    nodes = (numa or NumaSystem()).memory_nodes()
+    if node not in nodes:
+        raise LinuxError(f"node {node} does not exist or has no memory: the nodes with memory here are "
+                         f"{format_list(nodes)} (--node -1 or no --node: any node)")
 
 
 def parse_cpus(text: str) -> list[int]:
@@ -100,8 +112,10 @@ def cost_note(chosen: int, colours: int, mode: str) -> str | None:
 
 
 def coloured_environment(layout: ColourLayout, colours: Sequence[int], *, mode: str = "auto", spill: bool = False,
-                         report: str | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment that makes libmemtint colour a program's heap with `colours` of `layout`."""
+                         report: str | None = None, base: dict[str, str] | None = None,
+                         node: int | None = None) -> dict[str, str]:
+    """The environment that makes libmemtint colour a program's heap with `colours` of `layout`,
+    from frames on `node` (None: any node; checked by `check_node`)."""
     check_colours(list(colours), layout.colours, layout.described)
     env = dict(os.environ if base is None else base)
     lib = library_path()
@@ -109,6 +123,9 @@ def coloured_environment(layout: ColourLayout, colours: Sequence[int], *, mode: 
     env["LD_PRELOAD"] = f"{lib}:{preload}" if preload else lib
     env["MEMTINT_COLOR_MASKS"] = layout.env_masks()
     env["MEMTINT_COLORS"] = format_list(list(colours))
+    env.pop("MEMTINT_NODE", None)  # an inherited node must not apply to a run that asked for none
+    if node is not None and node != -1:
+        env["MEMTINT_NODE"] = str(node)
     env["MEMTINT_MODE"] = mode
     env["MEMTINT_ON_EXHAUSTION"] = "spill" if spill else "error"
     if report:
@@ -181,5 +198,5 @@ def forward_signals(processes: Sequence[subprocess.Popen]):
     return lambda: [signal.signal(s, h) for s, h in previous.items()]
 
 
-__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "check_preloadable", "coloured_environment", "command_inputs",
+__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "check_node", "check_preloadable", "coloured_environment", "command_inputs",
            "cost_note", "exit_status", "parse_cpus", "start", "CommandRun", "forward_signals"]

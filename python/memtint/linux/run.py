@@ -9,9 +9,10 @@ from typing import Any, Callable, Sequence
 
 from memtint.linux.colour_spec import parse_list
 from memtint.linux.errors import LinuxError
-from memtint.linux.launch import (CommandRun, check_can_colour, check_preloadable, coloured_environment, command_inputs,
-                                  exit_status, forward_signals, parse_cpus, start)
+from memtint.linux.launch import (CommandRun, check_can_colour, check_node, check_preloadable, coloured_environment,
+                                  command_inputs, exit_status, forward_signals, parse_cpus, start)
 from memtint.linux.layout import colour_layout
+from memtint.linux.numa import NumaSystem
 from memtint.outputs import OutputError, check_outputs
 
 
@@ -31,25 +32,28 @@ def check_report_path(report: str | None, inputs: Sequence[str] = ()) -> None:
 
 def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: str | dict[str, Any] = "i7-860",
                  mapping: str | None = None, space: str = "bank", cpus: str | Sequence[int] | None = None,
-                 mode: str = "auto", spill: bool = False, report: str | None = None,
-                 on_start: Callable[[CommandRun], None] | None = None) -> CommandRun:
+                 mode: str = "auto", spill: bool = False, report: str | None = None, node: int | None = None,
+                 numa: NumaSystem | None = None, on_start: Callable[[CommandRun], None] | None = None) -> CommandRun:
     """Run `argv` with libmemtint preloaded so its heap comes from `colours` ("0-3,8" or a list)
     of colour space `space` on `machine` (or `mapping`), pinned to `cpus`; wait for it.
 
     ``mode`` is libmemtint's auto, pagemap or hugepage; ``spill`` lets it take other colours
     when the chosen ones run out (counted in its report) instead of failing with ENOMEM;
-    ``report`` is where libmemtint writes its JSON report at exit. Checks before starting: the
-    library exists, the colours exist in the space, the report can be written and is not an
-    input, this host can colour (frame numbers readable, or hugepage mode with low colour bits),
-    and the program is dynamically linked (LD_PRELOAD reaches it); each failure raises with what
-    to do.
+    ``report`` is where libmemtint writes its JSON report at exit. ``node`` (None or -1: any)
+    is the NUMA node the coloured frames come from: libmemtint binds its frame source to it
+    (MEMTINT_NODE); it must have memory in ``numa`` (the running system by default).
+    Checks before starting: the library exists, the colours exist in the space, the node has
+    memory, the report can be written and is not an input, this host can colour (frame numbers
+    readable, or hugepage mode with low colour bits), and the program is dynamically linked
+    (LD_PRELOAD reaches it); each failure raises with what to do.
     Returns the run, with ``exit_code`` as a shell reports it (128 + N for signal N).
     """
     layout = colour_layout(machine, space, mapping=mapping)
     chosen = (parse_list(colours, count=layout.colours, where=layout.described) if isinstance(colours, str)
               else sorted(set(colours)))
     cpu_list = parse_cpus(cpus) if isinstance(cpus, str) else (list(cpus) if cpus else None)
-    env = coloured_environment(layout, chosen, mode=mode, spill=spill, report=report)
+    check_node(node, numa)
+    env = coloured_environment(layout, chosen, mode=mode, spill=spill, report=report, node=node)
     check_report_path(report, [*command_inputs(argv, env), *_config_files(machine, mapping)])
     check_can_colour(layout, mode)
     check_preloadable(argv, env)

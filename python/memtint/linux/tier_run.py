@@ -35,7 +35,7 @@ from memtint.linux.errors import LinuxError
 from memtint.linux.launch import exit_status
 from memtint.linux.maps import read_maps
 from memtint.linux.numa import (DAMON_DIR, MODE_NAMES, MPOL_INTERLEAVE, MPOL_LOCAL, MPOL_WEIGHTED_INTERLEAVE,
-                                NUMA_BALANCING, PAGE_BYTES, WEIGHTS_DIR, NumaError, NumaSystem, parse_node_list)
+                                NUMA_BALANCING, PAGE_BYTES, WEIGHTS_DIR, NumaError, NumaSystem)
 from memtint.linux.tiering import (BwLocal, BwRandom, Clusters, MigrationGate, parse_bandwidths, parse_weights,
                                    weights_from_bandwidths)
 from memtint.stopping import Stopped
@@ -87,10 +87,19 @@ def _nodes(system: NumaSystem, text: str | None) -> list[int]:
     available = system.memory_nodes()
     if not text:
         return available
-    try:
-        chosen = parse_node_list(text.replace("node", ""))
-    except ValueError:
-        raise LinuxError(f"--nodes {text}: expected node numbers like 0,1") from None
+    chosen: list[int] = []
+    for part in text.replace("node", "").split(","):
+        first, dash, last = part.strip().partition("-")
+        if not (first.isdigit() and (last.isdigit() if dash else True)):
+            raise LinuxError(f"--nodes {text}: '{part}' is not a node number or an ascending range like 0-1")
+        lo, hi = int(first), int(last) if dash else int(first)
+        if hi < lo:
+            raise LinuxError(f"--nodes {text}: '{part}' is not an ascending range (write {hi}-{lo}, or the nodes "
+                             "one by one in the order wanted)")
+        if hi not in available:  # checked before expanding, so a huge range is refused at once
+            raise LinuxError(f"--nodes {text}: node {hi} does not exist or has no memory (this machine's memory "
+                             f"nodes: {', '.join(f'node{m}' for m in available)})")
+        chosen.extend(range(lo, hi + 1))
     for n in chosen:
         if n not in available:
             raise LinuxError(f"--nodes {text}: node {n} does not exist or has no memory (this machine's memory "

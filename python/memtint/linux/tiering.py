@@ -144,6 +144,15 @@ class Clusters:
     def cycle(self) -> int:
         return sum(self.weights)
 
+    def at(self, position: int, order: list[int] | None = None) -> int:
+        """The cluster whose interval of the weight cycle holds `position` (0 <= position <
+        cycle), the intervals laid out in `order` (default: fastest first)."""
+        for i in order if order is not None else range(len(self.weights)):
+            if position < self.weights[i]:
+                return i
+            position -= self.weights[i]
+        raise AssertionError("unreachable: position < cycle")
+
 
 @dataclass
 class BwInterleave:
@@ -158,11 +167,7 @@ class BwInterleave:
     def cluster(self, thread: int = 0) -> int:
         a = self.count.get(thread, 0)
         self.count[thread] = (a + 1) % self.clusters.cycle
-        for i, w in enumerate(self.clusters.weights):
-            if a < w:
-                return i
-            a -= w
-        raise AssertionError("unreachable: a < cycle")
+        return self.clusters.at(a)
 
     def node(self, thread: int = 0) -> int:
         c = self.cluster(thread)
@@ -185,12 +190,7 @@ class BwRandom:
         self.rng = random.Random(self.seed)
 
     def cluster(self, thread: int = 0) -> int:
-        r = self.rng.randrange(self.clusters.cycle)
-        for i, w in enumerate(self.clusters.weights):
-            if r < w:
-                return i
-            r -= w
-        raise AssertionError("unreachable: r < cycle")
+        return self.clusters.at(self.rng.randrange(self.clusters.cycle))
 
     def node(self, thread: int = 0) -> int:
         return self.rng.choice(self.clusters.nodes[self.cluster(thread)])
@@ -213,12 +213,7 @@ class BwLocal:
     def cluster(self, thread: int, current: int) -> int:
         a = self.count.get((thread, current), 0)
         self.count[(thread, current)] = (a + 1) % self.clusters.cycle
-        for i in self.order(current):
-            w = self.clusters.weights[i]
-            if a < w:
-                return i
-            a -= w
-        raise AssertionError("unreachable: a < cycle")
+        return self.clusters.at(a, self.order(current))
 
     def node(self, thread: int, local_node: int) -> int:
         c = self.cluster(thread, self.clusters.cluster_of(local_node))
