@@ -361,10 +361,16 @@ impl MemoryConfig {
     }
 }
 
+/// Most nodes a machine may declare (node masks are 64 bits).
+pub const MAX_NODES: usize = 64;
+
 impl Topology {
     fn resolve(machine: &MachineConfig) -> Result<Self> {
         let n = machine.nodes.len();
         let key = |i: usize, k: &str| format!("nodes[{i}].{k}");
+        if n > MAX_NODES {
+            return Err(Error::config("nodes", format!("{n} nodes declared; at most {MAX_NODES} (Linux's default NODES_SHIFT allows 64)")));
+        }
         let cores: u32 = machine.nodes.iter().map(|nd| nd.cores).sum();
         if cores != machine.cpu.cores {
             return Err(Error::config(

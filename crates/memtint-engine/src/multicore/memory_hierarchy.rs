@@ -171,7 +171,12 @@ pub struct MemoryHierarchy {
     clock: ClockRatio,
     /// Reads in DRAM: request id -> line (with an LLC) and, without one, the waiting load.
     reads: InflightReads<InflightRead>,
-    outbox: VecDeque<Outgoing>,
+    /// Requests waiting to enter the memory system, a FIFO per node: each node's controllers
+    /// are reached on their own path (a socket's home agent), so a full queue on one node does
+    /// not hold back requests to another. One queue on a one-node machine.
+    outboxes: Vec<VecDeque<Outgoing>>,
+    /// Requests in all outboxes, against `outbox_limit`.
+    outbox_len: usize,
     outbox_limit: usize,
     next_id: u64,
     /// Indexed by thread (the cores' `OooCore` ids; thread = core without time-sharing).
@@ -216,7 +221,8 @@ impl MemoryHierarchy {
             line_mask: !(line_bytes - 1),
             clock,
             reads: InflightReads::default(),
-            outbox: VecDeque::new(),
+            outboxes: vec![VecDeque::new()],
+            outbox_len: 0,
             // Back-pressure: beyond this many requests waiting for a DRAM queue, refuse.
             outbox_limit: 64,
             next_id: 0,
@@ -236,6 +242,8 @@ impl MemoryHierarchy {
     /// The machine has several nodes: route, delay and count requests by node. Call before
     /// `set_threads`.
     pub fn set_numa(&mut self, paths: NumaPaths) {
+        assert!(paths.nodes() <= 64, "node masks are 64 bits (the topology checks the count)");
+        self.outboxes = vec![VecDeque::new(); paths.nodes()];
         self.numa = Some(Box::new(paths));
     }
 
@@ -403,13 +411,38 @@ impl MemoryHierarchy {
         self.next_memory_event = dram_cycle;
     }
 
-    pub fn outbox(&mut self) -> &mut VecDeque<Outgoing> {
-        &mut self.outbox
+    /// How many outboxes there are (one per node).
+    pub fn outbox_count(&self) -> usize {
+        self.outboxes.len()
     }
 
-    /// DRAM cycle at which the outbox's first request may enter (`NEVER` if empty).
-    pub fn outbox_ready(&self) -> Cycle {
-        self.outbox.front().map_or(NEVER, |o| o.at)
+    /// Node `n`'s first waiting request.
+    #[inline]
+    pub fn outbox_front(&self, n: usize) -> Option<Outgoing> {
+        self.outboxes[n].front().copied()
+    }
+
+    /// Remove node `n`'s first waiting request (it entered the memory system).
+    #[inline]
+    pub fn outbox_pop(&mut self, n: usize) {
+        self.outboxes[n].pop_front();
+        self.outbox_len -= 1;
+    }
+
+    /// DRAM cycle at which the first request of an outbox not in `blocked` (bit n: node n's
+    /// head was refused) may enter (`NEVER` if none).
+    #[inline]
+    pub fn outbox_ready(&self, blocked: u64) -> Cycle {
+        if let [only] = self.outboxes.as_slice() {
+            return if blocked & 1 != 0 { NEVER } else { only.front().map_or(NEVER, |o| o.at) };
+        }
+        let mut t = NEVER;
+        for (n, q) in self.outboxes.iter().enumerate() {
+            if blocked >> n & 1 == 0 {
+                t = t.min(q.front().map_or(NEVER, |o| o.at));
+            }
+        }
+        t
     }
 
     /// Queues a writeback of `addr`.
@@ -433,8 +466,10 @@ impl MemoryHierarchy {
         self.next_id += 1;
         let at = self.clock.core_to_dram_ceil(core_now + extra.max(1));
         let origin = Origin { source, process: self.thread_process[source as usize] };
+        let mut node = 0;
         if let Some(n) = &self.numa {
-            let local = n.node_of(addr) == n.node_of_core(self.thread_core[source as usize]);
+            node = n.node_of(addr) as usize;
+            let local = node as u32 == n.node_of_core(self.thread_core[source as usize]);
             let a = self.per_core[source as usize].nodes.as_mut().expect("counted on multi-node machines");
             match (is_write, local) {
                 (false, true) => a.local_reads += 1,
@@ -443,7 +478,8 @@ impl MemoryHierarchy {
                 (true, false) => a.remote_writes += 1,
             }
         }
-        self.outbox.push_back(Outgoing { at, id, addr, is_write, origin, bank });
+        self.outboxes[node].push_back(Outgoing { at, id, addr, is_write, origin, bank });
+        self.outbox_len += 1;
         id
     }
 
@@ -551,7 +587,7 @@ impl MemoryHierarchy {
                 continue;
             }
             let reserve = llc.mshrs.capacity() / 4;
-            if llc.mshrs.free_entries() <= reserve || self.outbox.len() >= self.outbox_limit / 2 {
+            if llc.mshrs.free_entries() <= reserve || self.outbox_len >= self.outbox_limit / 2 {
                 stats.dropped += 1;
                 continue;
             }
@@ -594,7 +630,7 @@ impl MemoryHierarchy {
 
 impl CoreMemory for MemoryHierarchy {
     fn load(&mut self, tid: u32, vaddr: u64, token: u64, now: Cycle) -> Result<LoadOutcome> {
-        if self.outbox.len() >= self.outbox_limit {
+        if self.outbox_len >= self.outbox_limit {
             return Ok(LoadOutcome::Refused);
         }
         let (pid, cpu) = self.owner(tid);
@@ -657,7 +693,7 @@ impl CoreMemory for MemoryHierarchy {
     }
 
     fn writeback(&mut self, tid: u32, vaddr: u64, now: Cycle) -> Result<bool> {
-        if self.outbox.len() >= self.outbox_limit {
+        if self.outbox_len >= self.outbox_limit {
             return Ok(false);
         }
         let (pid, cpu) = self.owner(tid);

@@ -78,6 +78,8 @@ pub struct ThreadDef {
     pub process: u32,
     pub nice: i32,
     pub affinity: Option<Vec<u32>>,
+    /// Once at its target, wait at the program's end (`sim_spec::AtEnd::Wait`): the core halts.
+    pub wait_at_end: bool,
 }
 
 /// What the driver's loop reads from the scheduler on every iteration, taken after each change.
@@ -122,12 +124,16 @@ fn tick_thread(
     trace: &mut dyn CpuTraceSource,
     hier: &mut MemoryHierarchy,
     frozen: &mut Option<(CoreMemoryStats, Cycle)>,
+    wait_at_end: bool,
     clock: ClockRatio,
     now: Cycle,
 ) -> Result<bool> {
     core.tick(now, trace, hier)?;
     if frozen.is_none() && core.reached_target() {
         *frozen = Some((hier.core_stats_at(tid, clock.core_to_dram_ceil(now)), now));
+        if wait_at_end {
+            core.halt();
+        }
         return Ok(true);
     }
     Ok(false)
@@ -199,7 +205,7 @@ pub fn pinned_threads(cfg: &MemoryConfig, programs: Vec<Box<dyn CpuTraceSource>>
     Ok(programs
         .into_iter()
         .enumerate()
-        .map(|(i, trace)| ThreadDef { trace, process: i as u32, nice: 0, affinity: Some(vec![i as u32]) })
+        .map(|(i, trace)| ThreadDef { trace, process: i as u32, nice: 0, affinity: Some(vec![i as u32]), wait_at_end: false })
         .collect())
 }
 
@@ -490,7 +496,8 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
     let mut now_dram: Cycle = 0;
     let mut dram_ticked = false;
     let mut now_core: Cycle = 0;
-    let mut outbox_blocked = false;
+    // Bit n: node n's outbox head was refused; nothing there enters before the next step.
+    let mut outbox_blocked = 0u64;
     let mut requests = 0u64;
     // Only the memory-system step below changes the memory system (cores only fill the
     // outbox), so its next event is computed there once, not on every iteration.
@@ -515,7 +522,7 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
             }
             core_next_stale = false;
         }
-        let outbox_next = if outbox_blocked { NEVER } else { hier.outbox_ready() };
+        let outbox_next = hier.outbox_ready(outbox_blocked);
         let dram_next = mem_next.min(outbox_next);
         let dram_first = dram_next != NEVER && (core_next == NEVER || clock.dram_not_after_core(dram_next, core_next));
         if dram_first {
@@ -540,19 +547,21 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
             }
             core_next_stale |= !woken.is_empty();
             woken.clear();
-            outbox_blocked = false;
-            while let Some(o) = hier.outbox().front().copied() {
-                if o.at > d {
-                    break;
-                }
-                if !mem.try_enqueue(d, o.id, o.addr, o.is_write, o.origin) {
-                    outbox_blocked = true;
-                    break;
-                }
-                hier.outbox().pop_front();
-                hier.entered_memory(&o, d);
-                if let Some(x) = export.as_mut() {
-                    x.record(o.addr, o.is_write, d)?;
+            outbox_blocked = 0;
+            for n in 0..hier.outbox_count() {
+                while let Some(o) = hier.outbox_front(n) {
+                    if o.at > d {
+                        break;
+                    }
+                    if !mem.try_enqueue(d, o.id, o.addr, o.is_write, o.origin) {
+                        outbox_blocked |= 1 << n;
+                        break;
+                    }
+                    hier.outbox_pop(n);
+                    hier.entered_memory(&o, d);
+                    if let Some(x) = export.as_mut() {
+                        x.record(o.addr, o.is_write, d)?;
+                    }
                 }
             }
             mem_next = mem.next_event();
@@ -568,7 +577,16 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                 for &t in &sched_view.on_core {
                     let i = t as usize;
                     if cores[i].next_event() <= now_core
-                        && tick_thread(t, &mut cores[i], threads[i].trace.as_mut(), hier, &mut frozen[i], clock, now_core)?
+                        && tick_thread(
+                            t,
+                            &mut cores[i],
+                            threads[i].trace.as_mut(),
+                            hier,
+                            &mut frozen[i],
+                            threads[i].wait_at_end,
+                            clock,
+                            now_core,
+                        )?
                     {
                         running -= 1;
                     }
@@ -579,7 +597,16 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                 if let Some(t) = sched.on_core(c) {
                     let i = t as usize;
                     if cores[i].next_event() <= now_core
-                        && tick_thread(t, &mut cores[i], threads[i].trace.as_mut(), hier, &mut frozen[i], clock, now_core)?
+                        && tick_thread(
+                            t,
+                            &mut cores[i],
+                            threads[i].trace.as_mut(),
+                            hier,
+                            &mut frozen[i],
+                            threads[i].wait_at_end,
+                            clock,
+                            now_core,
+                        )?
                     {
                         running -= 1;
                     }

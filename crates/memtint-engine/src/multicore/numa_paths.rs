@@ -66,6 +66,11 @@ impl NumaPaths {
         self.routes.iter().find(|r| addr >= r.base && addr < r.end).unwrap_or(&self.routes[0])
     }
 
+    /// How many nodes the machine has.
+    pub fn nodes(&self) -> usize {
+        self.latency.len()
+    }
+
     /// The node holding `addr`.
     #[inline]
     pub fn node_of(&self, addr: u64) -> u32 {

@@ -57,6 +57,23 @@ pub struct SimSpec {
     /// `{"path": ..., "format": "dramsim3" | "ramulator"}`.
     #[serde(default)]
     pub export_dram: Option<DramExportSpec>,
+    /// What a thread does once it has retired `instructions`: `continue` (the default; every
+    /// thread is measured under the same contention, the multiprogrammed rule) or `wait` (it
+    /// waits at its program's end, as one SPMD program's threads do). A process may set its own.
+    #[serde(default)]
+    pub at_end: AtEnd,
+}
+
+/// What a thread does after its target (`SimSpec::at_end`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AtEnd {
+    /// Keep running with frozen statistics.
+    #[default]
+    Continue,
+    /// Wait at the program's end barrier: hold its core (spin-wait, OpenMP's default wait
+    /// policy) and issue nothing, so its program's run time is its last thread's.
+    Wait,
 }
 
 /// A process: its threads share its address space (page table) and colours.
@@ -72,6 +89,9 @@ pub struct ProcessSpec {
     /// Default affinity of its threads (cores); none: every core.
     #[serde(default)]
     pub affinity: Option<Vec<u32>>,
+    /// `SimSpec::at_end` for this process's threads (default: the run's).
+    #[serde(default)]
+    pub at_end: Option<AtEnd>,
 }
 
 /// A thread: a program (profile or trace path), or a table with its own affinity and nice.
@@ -134,6 +154,7 @@ struct ThreadPlan {
     process: u32,
     nice: i32,
     affinity: Option<Vec<u32>>,
+    wait_at_end: bool,
 }
 
 fn default_seed() -> u64 {
@@ -169,7 +190,8 @@ impl SimSpec {
                         (affinity.clone().or_else(|| proc_.affinity.clone()), nice.unwrap_or(proc_.nice))
                     }
                 };
-                plan.push(ThreadPlan { program: t.program().to_string(), process: p as u32, nice, affinity });
+                let wait_at_end = proc_.at_end.unwrap_or(self.at_end) == AtEnd::Wait;
+                plan.push(ThreadPlan { program: t.program().to_string(), process: p as u32, nice, affinity, wait_at_end });
             }
         }
         Ok(Some(plan))
@@ -212,15 +234,11 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                 .enumerate()
                 .map(|(i, p)| open_cpu_workload(p, spec.seed.wrapping_add(i as u64)).map_err(|e| at_key(format!("programs[{i}]"), e)))
                 .collect::<Result<Vec<_>>>()?;
-            simulate_threads_exported(
-                &cfg,
-                &os,
-                pinned_threads(&cfg, programs)?,
-                spec.instructions,
-                spec.warmup,
-                spec.check,
-                spec.export_dram.as_ref(),
-            )?
+            let mut threads = pinned_threads(&cfg, programs)?;
+            for t in &mut threads {
+                t.wait_at_end = spec.at_end == AtEnd::Wait;
+            }
+            simulate_threads_exported(&cfg, &os, threads, spec.instructions, spec.warmup, spec.check, spec.export_dram.as_ref())?
         }
         Some(plan) => {
             let threads = plan
@@ -233,6 +251,7 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                         process: t.process,
                         nice: t.nice,
                         affinity: t.affinity,
+                        wait_at_end: t.wait_at_end,
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -415,6 +434,10 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "row_outcomes_by_kind": kinds,
                 "llc_lines": ts.iter().map(|c| c.memory.llc_lines).sum::<u64>(),
                 "llc_lines_mean": ts.iter().map(|c| c.memory.llc_lines_mean).sum::<f64>(),
+                // Its last thread's finish (its run time when its threads wait at the end), and
+                // the spread of its threads' finishes (imbalance; TintMalloc's max-min).
+                "run_time_cycles": ts.iter().map(|c| c.finished_at).max(),
+                "thread_spread_cycles": ts.iter().map(|c| c.finished_at).max().zip(ts.iter().map(|c| c.finished_at).min()).map(|(a, b)| a - b),
             });
             dram_report::add_row_causes(&mut v, &causes);
             v
