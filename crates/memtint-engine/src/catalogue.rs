@@ -11,7 +11,9 @@ pub fn catalogue_json() -> String {
         .iter()
         .map(|(name, text)| {
             let m = MachineConfig::from_toml(text, name).expect("built-in machine preset parses");
-            let capacity = MemoryConfig::resolve(&m).map(|r| r.org.capacity_bytes()).unwrap_or(0);
+            let capacity = MemoryConfig::resolve(&m)
+                .map(|r| if r.topology.is_some() { r.memory_bytes() } else { r.org.capacity_bytes() })
+                .unwrap_or(0);
             serde_json::json!({
                 "name": name,
                 "description": m.description,
@@ -23,6 +25,7 @@ pub fn catalogue_json() -> String {
                 "mapping": m.dram.mapping,
                 "capacity_bytes": capacity,
                 "variants": m.variants,
+                "nodes": m.nodes.len().max(1),
             })
         })
         .collect();

@@ -8,6 +8,7 @@ use crate::cpu::CoreConfig;
 use crate::dram::{DeviceSpec, Organisation, TimingParams};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
+use crate::os::nodes::{NodeInfo, NodeLayout};
 use crate::presets;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -96,6 +97,55 @@ pub struct MachineConfig {
     /// (`PolicyInfo::machine_variant`), against the baseline on this machine.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub variants: std::collections::BTreeMap<String, String>,
+    /// NUMA nodes (docs/numa.md), cores numbered and memories concatenated node-major. None:
+    /// one node with every core and `dram`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeConfig>,
+    /// The nodes' interconnect: added latency and link bandwidth between nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<LinksConfig>,
+}
+
+/// One NUMA node as written (`[[nodes]]`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    /// For messages and reports ("dram", "nvm"); default "node<i>".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Cores on this node (0: a memory-only tier).
+    #[serde(default)]
+    pub cores: u32,
+    /// False: a node with cores and no memory.
+    #[serde(default = "yes")]
+    pub memory: bool,
+    /// Its memory; default the machine's `[dram]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram: Option<DramConfig>,
+    /// Its controllers' settings; default the machine's `[controller]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<ControllerConfig>,
+    /// Bandwidth the placement policies weigh the node by, GB/s (as HMAT reports it); default
+    /// its peak: channels x burst bytes per column-command interval, max(tBL, tCCD_S).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_gbps: Option<f64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[links]`: what crossing between nodes costs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinksConfig {
+    /// `latency_ns[a][b]`, ns added to every access from a core of node a to memory of node b
+    /// (request and data together; the diagonal is usually 0).
+    pub latency_ns: Vec<Vec<f64>>,
+    /// `bandwidth_gbps[a][b]`, GB/s of the link carrying node b's data to node a's cores: a
+    /// queue each read's line crosses at that rate. Absent: links never limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_gbps: Option<Vec<Vec<f64>>>,
 }
 
 /// The processor side of a machine. Defaults are Ramulator's out-of-order core (4-wide,
@@ -205,7 +255,11 @@ fn merge(base: &mut serde_json::Value, over: &serde_json::Value, path: &str) -> 
                     Some(slot) if slot.is_object() => merge(slot, v, &key)?,
                     Some(slot) => *slot = v.clone(),
                     // Sections and components' tables: their own checks name an unknown key.
-                    None if matches!(path, "dram" | "controller" | "cpu" | "cache" | "cache.llc" | "cache.l2")
+                    // `nodes` and `links` are left out of one-node machines' tables.
+                    None if path.is_empty() && matches!(k.as_str(), "nodes" | "links") => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                    None if matches!(path, "dram" | "controller" | "cpu" | "cache" | "cache.llc" | "cache.l2" | "links")
                         || path.starts_with("controller.") =>
                     {
                         b.insert(k.clone(), v.clone());
@@ -222,7 +276,8 @@ fn merge(base: &mut serde_json::Value, over: &serde_json::Value, path: &str) -> 
     }
 }
 
-/// A machine resolved into engine objects.
+/// A machine resolved into engine objects. With several nodes, the fields are the first memory
+/// node's and `topology` holds every node's.
 #[derive(Clone, Debug)]
 pub struct MemoryConfig {
     pub machine: MachineConfig,
@@ -231,18 +286,200 @@ pub struct MemoryConfig {
     pub timing: TimingParams,
     pub mapping: AddressMapping,
     pub controller: ControllerConfig,
+    /// `None` for a one-node machine, which runs exactly as before nodes existed.
+    pub topology: Option<Box<Topology>>,
 }
+
+/// A multi-node machine resolved: each node's memory, where it lies, and the links.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub names: Vec<String>,
+    /// Per node: its memory resolved (`None`: no memory) and its first byte in physical memory.
+    pub memories: Vec<Option<MemoryConfig>>,
+    pub bases: Vec<u64>,
+    /// Cores, frames, bandwidths and latencies, as the OS model sees them.
+    pub layout: NodeLayout,
+    /// `link_gbps[a][b]` (`LinksConfig::bandwidth_gbps`).
+    pub link_gbps: Option<Vec<Vec<f64>>>,
+}
+
+/// Frames are counted in 4 KiB pages, the only page size modelled (`os.page_bytes`).
+const FRAME_SHIFT: u32 = 12;
 
 impl MemoryConfig {
     pub fn resolve(machine: &MachineConfig) -> Result<Self> {
-        let d = &machine.dram;
+        if machine.nodes.is_empty() {
+            if machine.links.is_some() {
+                return Err(Error::config("links", "links join nodes: declare [[nodes]] first"));
+            }
+            return Self::resolve_memory(machine, &machine.dram, &machine.controller);
+        }
+        let topology = Topology::resolve(machine)?;
+        let first = topology.memories.iter().flatten().next().expect("validated: some node has memory");
+        let mut cfg = first.clone();
+        cfg.machine = machine.clone();
+        // One declared node is the one-node machine.
+        cfg.topology = (topology.memories.len() > 1).then(|| Box::new(topology));
+        Ok(cfg)
+    }
+
+    fn resolve_memory(machine: &MachineConfig, d: &DramConfig, controller: &ControllerConfig) -> Result<Self> {
         let device = presets::device(&d.device)?;
         let org = device.organisation(d.density_gbit, d.device_width, d.channels, d.ranks, d.bus_width_bits)?;
         let timing = device.timing(d.density_gbit, d.device_width)?;
         let mapping = resolve_mapping(&d.mapping, &org)?;
-        machine.controller.validate()?;
-        Ok(MemoryConfig { machine: machine.clone(), device, org, timing, mapping, controller: machine.controller.clone() })
+        controller.validate()?;
+        Ok(MemoryConfig { machine: machine.clone(), device, org, timing, mapping, controller: controller.clone(), topology: None })
     }
+
+    /// Bytes of physical memory (all nodes').
+    pub fn memory_bytes(&self) -> u64 {
+        match &self.topology {
+            None => 1u64 << self.mapping.capacity_bits(),
+            Some(t) => t.memories.iter().flatten().map(|m| 1u64 << m.mapping.capacity_bits()).sum(),
+        }
+    }
+
+    /// Address bits physical memory spans (rounded up over several nodes).
+    pub fn address_bits(&self) -> u32 {
+        let bytes = self.memory_bytes();
+        64 - (bytes - 1).leading_zeros()
+    }
+
+    /// The peak bandwidth of this memory, GB/s: a burst per column-command interval per channel.
+    pub fn peak_gbps(&self) -> f64 {
+        let interval = self.timing.tBL.max(self.timing.tCCD_S) as f64 * self.timing.tCK_ns;
+        self.org.channels as f64 * self.org.burst_bytes() as f64 / interval
+    }
+
+    /// The nodes as the OS model sees them (one node for a one-node machine).
+    pub fn node_layout(&self) -> NodeLayout {
+        match &self.topology {
+            Some(t) => t.layout.clone(),
+            None => NodeLayout::single(self.machine.cpu.cores, (self.memory_bytes() >> FRAME_SHIFT) as u32, self.peak_gbps()),
+        }
+    }
+}
+
+/// Most nodes a machine may declare (node masks are 64 bits).
+pub const MAX_NODES: usize = 64;
+
+impl Topology {
+    fn resolve(machine: &MachineConfig) -> Result<Self> {
+        let n = machine.nodes.len();
+        let key = |i: usize, k: &str| format!("nodes[{i}].{k}");
+        if n > MAX_NODES {
+            return Err(Error::config("nodes", format!("{n} nodes declared; at most {MAX_NODES} (Linux's default NODES_SHIFT allows 64)")));
+        }
+        let cores: u32 = machine.nodes.iter().map(|nd| nd.cores).sum();
+        if cores != machine.cpu.cores {
+            return Err(Error::config(
+                "nodes",
+                format!(
+                    "the nodes have {cores} cores in all but cpu.cores is {}; give each node its cores so they add up",
+                    machine.cpu.cores
+                ),
+            ));
+        }
+        let (mut memories, mut bases, mut nodes, mut names) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut base, mut first_core) = (0u64, 0u32);
+        let mut clock: Option<(f64, u64, usize)> = None;
+        for (i, nd) in machine.nodes.iter().enumerate() {
+            if !nd.memory && nd.cores == 0 {
+                return Err(Error::config(format!("nodes[{i}]"), "has neither cores nor memory"));
+            }
+            if !nd.memory && (nd.dram.is_some() || nd.bandwidth_gbps.is_some()) {
+                return Err(Error::config(key(i, "memory"), "is false, so the node's dram and bandwidth_gbps mean nothing; remove them"));
+            }
+            if let Some(b) = nd.bandwidth_gbps {
+                if !(b > 0.0 && b.is_finite()) {
+                    return Err(Error::config(key(i, "bandwidth_gbps"), format!("must be a finite number > 0, got {b}")));
+                }
+            }
+            let mem = if nd.memory {
+                let dram = nd.dram.as_ref().unwrap_or(&machine.dram);
+                let controller = nd.controller.as_ref().unwrap_or(&machine.controller);
+                let m = MemoryConfig::resolve_memory(machine, dram, controller).map_err(|e| match e {
+                    Error::Config { field, reason } => Error::config(format!("nodes[{i}].{field}"), reason),
+                    e => e,
+                })?;
+                let here = (m.timing.tCK_ns, m.org.burst_bytes(), i);
+                match clock {
+                    None => clock = Some(here),
+                    Some((tck, burst, j)) if (tck - here.0).abs() > 1e-9 || burst != here.1 => {
+                        return Err(Error::config(
+                            key(i, "dram.device"),
+                            format!(
+                                "runs at tCK {} ns with {}-byte bursts, node {j} at tCK {tck} ns with {burst}-byte bursts: the nodes' \
+                                 memories share one clock and line size (slow a tier by its timing instead: docs/numa.md)",
+                                here.0, here.1
+                            ),
+                        ))
+                    }
+                    Some(_) => {}
+                }
+                Some(m)
+            } else {
+                None
+            };
+            let bytes = mem.as_ref().map_or(0, |m| 1u64 << m.mapping.capacity_bits());
+            let frames = (base >> FRAME_SHIFT) as u32..((base + bytes) >> FRAME_SHIFT) as u32;
+            let bandwidth_gbps = match &mem {
+                Some(m) => nd.bandwidth_gbps.unwrap_or_else(|| m.peak_gbps()),
+                None => 0.0,
+            };
+            nodes.push(NodeInfo { cores: first_core..first_core + nd.cores, frames, bandwidth_gbps });
+            names.push(nd.name.clone().unwrap_or_else(|| format!("node{i}")));
+            bases.push(base);
+            memories.push(mem);
+            base += bytes;
+            first_core += nd.cores;
+        }
+        if memories.iter().all(|m| m.is_none()) {
+            return Err(Error::config("nodes", "no node has memory (memory = false on every node)"));
+        }
+        if (base >> FRAME_SHIFT) > 1 << 31 {
+            return Err(Error::config(
+                "nodes",
+                format!("{base} bytes of memory are more than the 2^31 page frames the allocator supports"),
+            ));
+        }
+        let links = machine.links.clone().unwrap_or(LinksConfig { latency_ns: vec![vec![0.0; n]; n], bandwidth_gbps: None });
+        check_matrix("links.latency_ns", &links.latency_ns, n, |v| v >= 0.0, "a finite number >= 0")?;
+        if let Some(bw) = &links.bandwidth_gbps {
+            check_matrix(
+                "links.bandwidth_gbps",
+                bw,
+                n,
+                |v| v > 0.0,
+                "a finite number > 0 (GB/s; leave the table out for links that never limit)",
+            )?;
+        }
+        Ok(Topology { names, memories, bases, layout: NodeLayout { nodes, latency_ns: links.latency_ns }, link_gbps: links.bandwidth_gbps })
+    }
+}
+
+/// An `n` x `n` matrix of finite values that `ok` accepts, errors naming the entry.
+fn check_matrix(key: &str, m: &[Vec<f64>], n: usize, ok: impl Fn(f64) -> bool, what: &str) -> Result<()> {
+    if m.len() != n {
+        return Err(Error::config(key, format!("must be square, one row per node: {} rows for {n} nodes", m.len())));
+    }
+    for (a, row) in m.iter().enumerate() {
+        if row.len() != n {
+            return Err(Error::config(
+                format!("{key}[{a}]"),
+                format!("must be square, one entry per node: {} entries for {n} nodes", row.len()),
+            ));
+        }
+        for (b, &v) in row.iter().enumerate() {
+            // A node's own link is never crossed: only off-diagonal bandwidths must be > 0.
+            let checked = a != b || key.ends_with("latency_ns");
+            if checked && !(v.is_finite() && ok(v)) {
+                return Err(Error::config(format!("{key}[{a}][{b}]"), format!("must be {what}, got {v}")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A mapping preset name, a path to a mapping TOML, or a named layout.

@@ -1,6 +1,9 @@
 //! The memory system: the address mapping plus one controller per channel. Decodes each
 //! request's physical address once and routes it to its channel (the multicore driver's and
 //! tests' router; the DRAM-trace driver routes with its own loop, `dram_sim/routing.rs`).
+//! A multi-node machine (docs/numa.md) has every node's channels in one list, node-major, and
+//! routes an address to its node's memory (the nodes' memories are concatenated) and there by
+//! the node's own mapping; node-to-node latency and links are the multicore driver's.
 
 use crate::config::MemoryConfig;
 use crate::controller::{ChannelController, Completion, Controller, Implementation, LaneController, LaneSettings, Origin};
@@ -25,6 +28,18 @@ pub struct MemorySystem {
     /// The last address decoded and its coordinates: a driver retries a refused request (its
     /// queue full) after every tick, and decoding is most of a refused call's cost.
     last_decoded: (u64, DramAddress),
+    /// Several nodes: where each node's memory lies and its channels (`None`: one node).
+    nodes: Option<Box<[NodeRoute]>>,
+}
+
+/// One memory node's part of physical memory and of the channel list.
+struct NodeRoute {
+    /// The node's index among all nodes (nodes without memory have no route).
+    node: u32,
+    base: u64,
+    end: u64,
+    mapping: AddressMapping,
+    channels: std::ops::Range<usize>,
 }
 
 impl MemorySystem {
@@ -34,6 +49,9 @@ impl MemorySystem {
 
     /// `new`, with `lanes` for lane controllers (no effect on general ones).
     pub fn with_lane_settings(cfg: &MemoryConfig, lanes: LaneSettings) -> Result<Self> {
+        if let Some(t) = &cfg.topology {
+            return Self::with_nodes(cfg, t, lanes);
+        }
         let c = &cfg.controller;
         let (std, org, timing) = (cfg.device.standard, &cfg.org, &cfg.timing);
         let channels = match Implementation::resolve(std, org, timing, c)? {
@@ -47,7 +65,63 @@ impl MemorySystem {
         let line_mask = !(org.burst_bytes() - 1);
         // `u64::MAX` is never a line address (its offset bits are set), so the first decode runs.
         let last_decoded = (u64::MAX, DramAddress::default());
-        Ok(MemorySystem { mapping: cfg.mapping.clone(), channels, line_mask, last_decoded })
+        Ok(MemorySystem { mapping: cfg.mapping.clone(), channels, line_mask, last_decoded, nodes: None })
+    }
+
+    /// Every memory node's controllers in one list. Lane controllers when every node takes
+    /// them, else general ones everywhere (the two issue the same commands).
+    fn with_nodes(cfg: &MemoryConfig, t: &crate::config::Topology, lanes: LaneSettings) -> Result<Self> {
+        let mems: Vec<(u32, &MemoryConfig)> =
+            t.memories.iter().enumerate().filter_map(|(i, m)| m.as_ref().map(|m| (i as u32, m))).collect();
+        let mut all_lanes = true;
+        for (_, m) in &mems {
+            all_lanes &= Implementation::resolve(m.device.standard, &m.org, &m.timing, &m.controller)? == Implementation::Lanes;
+        }
+        let (mut general, mut lane, mut routes) = (Vec::new(), Vec::new(), Vec::new());
+        for (node, m) in mems {
+            let (std, org, timing, c) = (m.device.standard, &m.org, &m.timing, &m.controller);
+            let first = general.len() + lane.len();
+            for ch in 0..org.channels {
+                if all_lanes {
+                    lane.push(LaneController::with_settings(ch, std, org, timing, c, lanes)?);
+                } else {
+                    general.push(ChannelController::new(ch, std, org, timing, c)?);
+                }
+            }
+            let base = t.bases[node as usize];
+            let end = base + (1u64 << m.mapping.capacity_bits());
+            routes.push(NodeRoute { node, base, end, mapping: m.mapping.clone(), channels: first..first + org.channels as usize });
+        }
+        let channels = if all_lanes { Channels::Lanes(lane) } else { Channels::General(general) };
+        Ok(MemorySystem {
+            mapping: cfg.mapping.clone(),
+            channels,
+            line_mask: !(cfg.org.burst_bytes() - 1),
+            last_decoded: (u64::MAX, DramAddress::default()),
+            nodes: Some(routes.into_boxed_slice()),
+        })
+    }
+
+    /// The node each channel of `channels()` belongs to (all 0 on a one-node machine).
+    pub fn channel_nodes(&self) -> Vec<u32> {
+        let n = self.channels().len();
+        match &self.nodes {
+            None => vec![0; n],
+            Some(rs) => (0..n).map(|c| rs.iter().find(|r| r.channels.contains(&c)).map_or(0, |r| r.node)).collect(),
+        }
+    }
+
+    /// The memory nodes' channel ranges in `channels()`, by node (one range on a one-node machine).
+    pub fn node_channels(&self) -> Vec<(u32, std::ops::Range<usize>)> {
+        match &self.nodes {
+            None => vec![(0, 0..self.channels().len())],
+            Some(rs) => rs.iter().map(|r| (r.node, r.channels.clone())).collect(),
+        }
+    }
+
+    /// The commands node channels `range` issued since the last call (per-node checking).
+    pub fn drain_channel_commands(&mut self, range: std::ops::Range<usize>, out: &mut Vec<CommandRecord>) {
+        self.channels_mut().skip(range.start).take(range.len()).for_each(|c| c.drain_log_into(out))
     }
 
     pub fn mapping(&self) -> &AddressMapping {
@@ -110,6 +184,9 @@ impl MemorySystem {
     /// Try to queue a request at `now`; false if its channel's queue is full.
     #[inline]
     pub fn try_enqueue(&mut self, now: Cycle, id: u64, addr: u64, is_write: bool, origin: Origin) -> bool {
+        if self.nodes.is_some() {
+            return self.enqueue_on_node(now, id, addr, is_write, origin);
+        }
         let addr = addr & self.line_mask;
         if self.last_decoded.0 != addr {
             self.last_decoded = (addr, self.mapping.decode(addr));
@@ -118,6 +195,24 @@ impl MemorySystem {
         match &mut self.channels {
             Channels::General(cs) => enqueue_on(cs, now, id, addr, &dram, is_write, origin),
             Channels::Lanes(cs) => enqueue_on(cs, now, id, addr, &dram, is_write, origin),
+        }
+    }
+
+    /// `try_enqueue` on a multi-node machine: the address's node, then its channel there.
+    #[inline(never)]
+    fn enqueue_on_node(&mut self, now: Cycle, id: u64, addr: u64, is_write: bool, origin: Origin) -> bool {
+        let addr = addr & self.line_mask;
+        let routes = self.nodes.as_ref().expect("called with nodes");
+        let Some(r) = routes.iter().find(|r| addr >= r.base && addr < r.end) else {
+            debug_assert!(false, "address {addr:#x} beyond every node's memory");
+            return false;
+        };
+        // The controller sees its node-local coordinates; its index is the node's first plus the channel.
+        let dram = r.mapping.decode(addr - r.base);
+        let i = r.channels.start + dram.channel as usize;
+        match &mut self.channels {
+            Channels::General(cs) => enqueue_at(&mut cs[i], now, id, addr, &dram, is_write, origin),
+            Channels::Lanes(cs) => enqueue_at(&mut cs[i], now, id, addr, &dram, is_write, origin),
         }
     }
 
@@ -168,6 +263,16 @@ impl MemorySystem {
 #[inline(always)]
 fn enqueue_on<C: Controller>(cs: &mut [C], now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) -> bool {
     let c = &mut cs[dram.channel as usize];
+    if !c.can_accept(is_write) {
+        return false;
+    }
+    c.enqueue(now, id, addr, dram, is_write, origin);
+    true
+}
+
+/// Queue a request on controller `c` unless its queue is full.
+#[inline(always)]
+fn enqueue_at<C: Controller>(c: &mut C, now: Cycle, id: u64, addr: u64, dram: &DramAddress, is_write: bool, origin: Origin) -> bool {
     if !c.can_accept(is_write) {
         return false;
     }

@@ -11,8 +11,15 @@ macro_rules! preset {
 }
 
 /// Device speed bins (`configs/devices`).
-pub const DEVICES: &[(&str, &str)] =
-    &[preset!("devices", "ddr2-800"), preset!("devices", "ddr3-1333"), preset!("devices", "ddr3-1600"), preset!("devices", "ddr4-2400")];
+pub const DEVICES: &[(&str, &str)] = &[
+    preset!("devices", "ddr2-800"),
+    preset!("devices", "ddr3-1333"),
+    preset!("devices", "ddr3-1600"),
+    preset!("devices", "ddr4-2400"),
+    preset!("devices", "ddr4-2400-throttled-2x"),
+    preset!("devices", "ddr4-2400-throttled-5x"),
+    preset!("devices", "ddr4-2400-throttled-10x"),
+];
 
 /// Machines (`configs/machines`).
 pub const MACHINES: &[(&str, &str)] = &[
@@ -34,6 +41,10 @@ pub const MACHINES: &[(&str, &str)] = &[
     preset!("machines", "ccps-8c-256b"),
     preset!("machines", "ccps-16c-256b"),
     preset!("machines", "tcm-24c"),
+    preset!("machines", "opteron-6128"),
+    preset!("machines", "tiering-2to1"),
+    preset!("machines", "tiering-5to1"),
+    preset!("machines", "tiering-10to1"),
 ];
 
 /// Explicit address mappings (`configs/mappings`); named layouts such as `RoBaRaCoCh` need no file.

@@ -293,3 +293,41 @@ fn mcp_without_profiles_says_where_they_come_from() {
         "os": {"policy": "mcp", "profiles": [{"mpki": 1.0, "rbh": 0.5}]}}));
     assert!(e.contains("1 profiles for 2 processes"), "{e}");
 }
+
+/// One SPMD program's threads wait at its end (`at_end = "wait"`): a thread that reached its
+/// target issues nothing more, so the threads still running get the memory to themselves, and
+/// the program's run time is its last thread's.
+#[test]
+fn threads_that_wait_at_the_end_stop_loading_memory_and_the_program_ends_with_its_last_thread() {
+    let heavy = "stream:reads_pki=300,writes_pki=0";
+    let light = "stream:reads_pki=30,writes_pki=0";
+    let threads = json!([{"program": heavy, "affinity": [0]}, {"program": heavy, "affinity": [1]}, {"program": light, "affinity": [2]}, {"program": light, "affinity": [3]}]);
+    let run_at_end = |at_end: &str| {
+        run(
+            json!({"machine": "i7-860", "processes": [{"threads": threads, "at_end": at_end}], "instructions": 100000, "at_end": "continue"}),
+        )
+    };
+    let (cont, wait) = (run_at_end("continue"), run_at_end("wait"));
+    let finish = |r: &Value, i: usize| u(&r["cores"][i]["finished_at"]);
+    // The light threads finish first; until the first thread finishes nothing differs.
+    for i in [2, 3] {
+        assert!(finish(&wait, i) < finish(&wait, 0), "light thread {i} finishes first");
+    }
+    let first = (0..4).min_by_key(|&i| finish(&cont, i)).unwrap();
+    assert_eq!(finish(&wait, first), finish(&cont, first), "the first to finish, thread {first}");
+    // Afterwards the waiting threads load nothing: the others finish sooner.
+    for i in [0, 1] {
+        assert!(finish(&wait, i) < finish(&cont, i), "heavy thread {i}: {} waiting vs {} continuing", finish(&wait, i), finish(&cont, i));
+    }
+    let reads = |r: &Value| u(&r["dram"]["reads"]);
+    assert!(reads(&wait) < reads(&cont), "{} reads waiting vs {} continuing", reads(&wait), reads(&cont));
+    let p = &wait["processes"][0];
+    let last = (0..4).map(|i| finish(&wait, i)).max().unwrap();
+    let first = (0..4).map(|i| finish(&wait, i)).min().unwrap();
+    assert_eq!((u(&p["run_time_cycles"]), u(&p["thread_spread_cycles"])), (last, last - first));
+    // The run's default applies to processes that do not set their own.
+    let by_run = run(json!({"machine": "i7-860", "processes": [{"threads": threads}], "instructions": 100000, "at_end": "wait"}));
+    assert_eq!(finish(&by_run, 0), finish(&wait, 0));
+    let e = json_err(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000, "at_end": "stop"}));
+    assert!(e.contains("at_end") && e.contains("wait"), "{e}");
+}

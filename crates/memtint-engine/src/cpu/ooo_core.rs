@@ -188,6 +188,8 @@ pub struct OooCore {
     /// Draining for a context switch: retire, but insert nothing and touch neither memory nor
     /// the trace, until the window is empty (`is_drained`).
     draining: bool,
+    /// Stopped for good (`halt`): its thread waits at its program's end.
+    halted: bool,
 }
 
 impl OooCore {
@@ -228,6 +230,7 @@ impl OooCore {
             target_stats: None,
             exact: false,
             draining: false,
+            halted: false,
         })
     }
 
@@ -307,6 +310,9 @@ impl OooCore {
     /// Simulates every cycle up to and including `now`. Memory is called with the cycle each
     /// request is made at, which is `now` when the driver ticks at `next_event()`.
     pub fn tick(&mut self, now: Cycle, trace: &mut dyn CpuTraceSource, mem: &mut dyn CoreMemory) -> Result<()> {
+        if self.halted {
+            return Ok(());
+        }
         if self.exact {
             while self.flow.cycle <= now {
                 self.full_step(trace, mem)?;
@@ -336,6 +342,9 @@ impl OooCore {
     /// The data of the load `token` arrived at `now`: it may retire, and its MSHR is free,
     /// from cycle `now` on (this cycle, if called before `tick(now)`).
     pub fn complete(&mut self, token: u64, now: Cycle) {
+        if self.halted {
+            return;
+        }
         // Cycles before `now` must not see the freed MSHR: simulate them first.
         let mut f = self.flow_before(now);
         self.commit(&mut f);
@@ -353,7 +362,18 @@ impl OooCore {
         self.predict();
     }
 
+    /// Stop for good: the core's thread waits at its program's end, holding the core and
+    /// issuing nothing; loads still in flight complete unseen.
+    pub fn halt(&mut self) {
+        self.halted = true;
+        self.next_event = NEVER;
+        self.ahead = Ahead::Unknown;
+    }
+
     fn predict(&mut self) {
+        if self.halted {
+            return;
+        }
         let mut f = self.flow;
         (self.next_event, self.ahead) = match self.quiet(&mut f, NEVER) {
             Quiet::Event => (f.cycle, Ahead::Event(f)),

@@ -121,6 +121,16 @@ pub fn simulate(
     if opts.outstanding == 0 {
         return Err(Error::config("outstanding", "must be at least 1"));
     }
+    if let Some(t) = &cfg.topology {
+        return Err(Error::config(
+            "machine",
+            format!(
+                "'{}' has {} nodes; a DRAM-trace run drives one memory: run a node's own machine, or a CPU-trace run (memtint sim)",
+                cfg.machine.name,
+                t.memories.len()
+            ),
+        ));
+    }
     let isa = opts.isa.map_or(Ok(VectorIsa::best()), VectorIsa::checked)?;
     let started = std::time::Instant::now();
     let mut mem = MemorySystem::with_lane_settings(cfg, LaneSettings { isa, ..LaneSettings::default() })?;

@@ -41,7 +41,10 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
     let mut commands = [0u64; Command::COUNT];
     let (mut rq_integral, mut wq_integral) = (0u128, 0u128);
     let mut channels = Vec::new();
+    let channel_nodes = mem.channel_nodes();
     for (ch, ctrl) in mem.channels().iter().enumerate() {
+        // On a multi-node machine each channel has its node's organisation.
+        let org = cfg.topology.as_ref().and_then(|t| t.memories[channel_nodes[ch] as usize].as_ref()).map_or(org, |m| &m.org);
         let s = ctrl.stats();
         latency.merge(&s.read_latency);
         reads += s.reads;
@@ -96,6 +99,9 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             },
             "ranks": ranks,
         }));
+        if cfg.topology.is_some() {
+            channels.last_mut().expect("pushed")["node"] = json!(channel_nodes[ch]);
+        }
     }
     let accesses = hits + misses + conflicts;
     let summary = latency.summary();

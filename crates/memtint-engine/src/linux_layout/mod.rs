@@ -183,7 +183,12 @@ pub fn policy_partition(req: &PartitionRequest) -> Result<Value> {
         return Err(Error::config("processes", "needs at least one process"));
     }
     let (cfg, bits, cores) = analyse(&req.machine, req.mapping.as_deref(), &req.os.exclude_bits, req.os.page_bytes)?;
-    let policy = placement::build(&req.os, &bits, req.processes, &placement::MachineView { mapping: &cfg.mapping, cores })?;
+    let policy = placement::build(
+        &req.os,
+        &bits,
+        req.processes,
+        &placement::MachineView { mapping: &cfg.mapping, cores, nodes: &cfg.node_layout() },
+    )?;
     let space = policy.colour_space();
     let all: Vec<u32> = (0..space.count()).collect();
     let mut partitioned = false;

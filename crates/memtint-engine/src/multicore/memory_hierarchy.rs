@@ -9,6 +9,7 @@
 
 use super::bank_parallelism::{BankParallelism, BankParallelismCounters};
 use super::inflight_reads::InflightReads;
+use super::numa_paths::{NodeAccesses, NumaPaths};
 use crate::cache::prefetcher::{self, PrefetchStats, Prefetcher, PrefetcherConfig};
 use crate::cache::{Access, CacheLevelConfig, MshrFile, MshrInsert, SetAssocCache, Waiter};
 use crate::controller::{Completion, Origin, RowOutcome};
@@ -50,6 +51,9 @@ pub struct CoreMemoryStats {
     /// stays demand misses only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefetch: Option<PrefetchStats>,
+    /// Local and remote requests (multi-node machines only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<NodeAccesses>,
 }
 
 /// What a DRAM request was for.
@@ -167,7 +171,12 @@ pub struct MemoryHierarchy {
     clock: ClockRatio,
     /// Reads in DRAM: request id -> line (with an LLC) and, without one, the waiting load.
     reads: InflightReads<InflightRead>,
-    outbox: VecDeque<Outgoing>,
+    /// Requests waiting to enter the memory system, a FIFO per node: each node's controllers
+    /// are reached on their own path (a socket's home agent), so a full queue on one node does
+    /// not hold back requests to another. One queue on a one-node machine.
+    outboxes: Vec<VecDeque<Outgoing>>,
+    /// Requests in all outboxes, against `outbox_limit`.
+    outbox_len: usize,
     outbox_limit: usize,
     next_id: u64,
     /// Indexed by thread (the cores' `OooCore` ids; thread = core without time-sharing).
@@ -184,6 +193,8 @@ pub struct MemoryHierarchy {
     next_llc_sample: Cycle,
     llc_line_sums: Vec<u64>,
     llc_samples: u64,
+    /// Multi-node machines: nodes, latency and links (`None`: one node).
+    numa: Option<Box<NumaPaths>>,
 }
 
 impl MemoryHierarchy {
@@ -210,7 +221,8 @@ impl MemoryHierarchy {
             line_mask: !(line_bytes - 1),
             clock,
             reads: InflightReads::default(),
-            outbox: VecDeque::new(),
+            outboxes: vec![VecDeque::new()],
+            outbox_len: 0,
             // Back-pressure: beyond this many requests waiting for a DRAM queue, refuse.
             outbox_limit: 64,
             next_id: 0,
@@ -223,7 +235,16 @@ impl MemoryHierarchy {
             next_llc_sample: 0,
             llc_line_sums: vec![0; cores as usize],
             llc_samples: 0,
+            numa: None,
         })
+    }
+
+    /// The machine has several nodes: route, delay and count requests by node. Call before
+    /// `set_threads`.
+    pub fn set_numa(&mut self, paths: NumaPaths) {
+        assert!(paths.nodes() <= 64, "node masks are 64 bits (the topology checks the count)");
+        self.outboxes = vec![VecDeque::new(); paths.nodes()];
+        self.numa = Some(Box::new(paths));
     }
 
     /// Attaches a prefetcher of kind `cfg` to the LLC for every thread (a no-op for kind
@@ -250,7 +271,8 @@ impl MemoryHierarchy {
     /// Threads with their processes and initial cores; requests carry the thread id as source.
     pub fn set_threads(&mut self, process: Vec<u32>, core: Vec<u32>) -> Result<()> {
         let prefetch = self.prefetching.as_ref().map(|_| PrefetchStats::default());
-        self.per_core = vec![CoreMemoryStats { prefetch, ..Default::default() }; process.len()];
+        let nodes = self.numa.as_ref().map(|_| NodeAccesses::default());
+        self.per_core = vec![CoreMemoryStats { prefetch, nodes, ..Default::default() }; process.len()];
         if let Some(p) = self.prefetching.as_mut() {
             p.build(process.len())?;
         }
@@ -267,7 +289,7 @@ impl MemoryHierarchy {
     /// executed these records would, and counts nothing (see `MulticoreSim`'s warm-up).
     pub fn warm(&mut self, tid: u32, vaddr: u64, writeback: Option<u64>) -> Result<()> {
         let (pid, cpu) = self.owner(tid);
-        let line = self.os.translate_on(pid, cpu, vaddr)? & self.line_mask;
+        let line = self.os.translate_thread(pid, tid, cpu, vaddr)? & self.line_mask;
         let l2_hit = match self.l2.as_mut() {
             Some(l2) => l2.caches[cpu as usize].access(line, false, 0) == Access::Hit,
             None => false,
@@ -285,7 +307,7 @@ impl MemoryHierarchy {
             }
         }
         if let Some(w) = writeback {
-            let line = self.os.translate_on(pid, cpu, w)? & self.line_mask;
+            let line = self.os.translate_thread(pid, tid, cpu, w)? & self.line_mask;
             match self.l2.as_mut() {
                 Some(l2) => {
                     if let Some(victim) = l2.caches[cpu as usize].write(line, 0) {
@@ -389,13 +411,38 @@ impl MemoryHierarchy {
         self.next_memory_event = dram_cycle;
     }
 
-    pub fn outbox(&mut self) -> &mut VecDeque<Outgoing> {
-        &mut self.outbox
+    /// How many outboxes there are (one per node).
+    pub fn outbox_count(&self) -> usize {
+        self.outboxes.len()
     }
 
-    /// DRAM cycle at which the outbox's first request may enter (`NEVER` if empty).
-    pub fn outbox_ready(&self) -> Cycle {
-        self.outbox.front().map_or(NEVER, |o| o.at)
+    /// Node `n`'s first waiting request.
+    #[inline]
+    pub fn outbox_front(&self, n: usize) -> Option<Outgoing> {
+        self.outboxes[n].front().copied()
+    }
+
+    /// Remove node `n`'s first waiting request (it entered the memory system).
+    #[inline]
+    pub fn outbox_pop(&mut self, n: usize) {
+        self.outboxes[n].pop_front();
+        self.outbox_len -= 1;
+    }
+
+    /// DRAM cycle at which the first request of an outbox not in `blocked` (bit n: node n's
+    /// head was refused) may enter (`NEVER` if none).
+    #[inline]
+    pub fn outbox_ready(&self, blocked: u64) -> Cycle {
+        if let [only] = self.outboxes.as_slice() {
+            return if blocked & 1 != 0 { NEVER } else { only.front().map_or(NEVER, |o| o.at) };
+        }
+        let mut t = NEVER;
+        for (n, q) in self.outboxes.iter().enumerate() {
+            if blocked >> n & 1 == 0 {
+                t = t.min(q.front().map_or(NEVER, |o| o.at));
+            }
+        }
+        t
     }
 
     /// Queues a writeback of `addr`.
@@ -406,7 +453,10 @@ impl MemoryHierarchy {
     /// Queues a read of `line` for `waiter` (with an LLC, one of the line's MSHR waiters).
     fn send_read(&mut self, core_now: Cycle, extra: u64, line: u64, waiter: Waiter) {
         // The bank is known from the address: computed once, kept to the read's completion.
-        let bank = self.os.colour_bits().bank_id(line);
+        let bank = match &self.numa {
+            None => self.os.colour_bits().bank_id(line),
+            Some(n) => n.bank_id(line),
+        };
         let id = self.send(core_now, extra, line, false, waiter.core, bank);
         self.reads.insert(id, InflightRead { line, waiter, bank });
     }
@@ -416,7 +466,20 @@ impl MemoryHierarchy {
         self.next_id += 1;
         let at = self.clock.core_to_dram_ceil(core_now + extra.max(1));
         let origin = Origin { source, process: self.thread_process[source as usize] };
-        self.outbox.push_back(Outgoing { at, id, addr, is_write, origin, bank });
+        let mut node = 0;
+        if let Some(n) = &self.numa {
+            node = n.node_of(addr) as usize;
+            let local = node as u32 == n.node_of_core(self.thread_core[source as usize]);
+            let a = self.per_core[source as usize].nodes.as_mut().expect("counted on multi-node machines");
+            match (is_write, local) {
+                (false, true) => a.local_reads += 1,
+                (false, false) => a.remote_reads += 1,
+                (true, true) => a.local_writes += 1,
+                (true, false) => a.remote_writes += 1,
+            }
+        }
+        self.outboxes[node].push_back(Outgoing { at, id, addr, is_write, origin, bank });
+        self.outbox_len += 1;
         id
     }
 
@@ -434,9 +497,16 @@ impl MemoryHierarchy {
         let prefetch = self.prefetching.is_some() && waiter.token == PREFETCH_TOKEN;
         let kind = if prefetch { RequestKind::PrefetchRead } else { RequestKind::DemandRead };
         self.per_core[c.source as usize].record(c, kind);
-        debug_assert_eq!(bank, self.os.colour_bits().bank_id(line));
+        debug_assert!(self.numa.is_some() || bank == self.os.colour_bits().bank_id(line));
         self.blp[c.source as usize].leave(bank, c.done);
-        let at = self.clock.dram_to_core_ceil(c.done);
+        let done = match self.numa.as_mut() {
+            None => c.done,
+            Some(n) => {
+                let core_node = n.node_of_core(self.thread_core[c.source as usize]);
+                n.deliver(core_node, n.node_of(line), c.done)
+            }
+        };
+        let at = self.clock.dram_to_core_ceil(done);
         match self.llc.as_mut() {
             Some(llc) => {
                 // The line is the thread's that opened the miss (`waiter`, the prefetch's own).
@@ -517,7 +587,7 @@ impl MemoryHierarchy {
                 continue;
             }
             let reserve = llc.mshrs.capacity() / 4;
-            if llc.mshrs.free_entries() <= reserve || self.outbox.len() >= self.outbox_limit / 2 {
+            if llc.mshrs.free_entries() <= reserve || self.outbox_len >= self.outbox_limit / 2 {
                 stats.dropped += 1;
                 continue;
             }
@@ -560,11 +630,11 @@ impl MemoryHierarchy {
 
 impl CoreMemory for MemoryHierarchy {
     fn load(&mut self, tid: u32, vaddr: u64, token: u64, now: Cycle) -> Result<LoadOutcome> {
-        if self.outbox.len() >= self.outbox_limit {
+        if self.outbox_len >= self.outbox_limit {
             return Ok(LoadOutcome::Refused);
         }
         let (pid, cpu) = self.owner(tid);
-        let line = self.os.translate_on(pid, cpu, vaddr)? & self.line_mask;
+        let line = self.os.translate_thread(pid, tid, cpu, vaddr)? & self.line_mask;
         // `core` below is the thread: the source of requests and statistics.
         let core = tid;
         let waiter = Waiter { core, token };
@@ -623,11 +693,11 @@ impl CoreMemory for MemoryHierarchy {
     }
 
     fn writeback(&mut self, tid: u32, vaddr: u64, now: Cycle) -> Result<bool> {
-        if self.outbox.len() >= self.outbox_limit {
+        if self.outbox_len >= self.outbox_limit {
             return Ok(false);
         }
         let (pid, cpu) = self.owner(tid);
-        let line = self.os.translate_on(pid, cpu, vaddr)? & self.line_mask;
+        let line = self.os.translate_thread(pid, tid, cpu, vaddr)? & self.line_mask;
         let core = tid;
         match self.l2.as_mut() {
             Some(l2) => {

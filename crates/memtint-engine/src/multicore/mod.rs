@@ -8,6 +8,7 @@ mod inflight_reads;
 pub mod memory_hierarchy;
 pub mod metrics;
 pub mod multicore_sim;
+pub mod numa_paths;
 pub mod sim_spec;
 
 pub use bank_parallelism::BankParallelismCounters;

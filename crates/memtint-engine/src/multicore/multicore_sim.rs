@@ -65,6 +65,10 @@ pub struct MulticoreResult {
     pub binding: String,
     /// Requests written to the DRAM-stream export (0 without one).
     pub exported_requests: u64,
+    /// Per process: pages per node (one entry on a one-node machine).
+    pub pages_per_node: Vec<Vec<u64>>,
+    /// Pages a node policy's node could not take (full), placed on the nearest with room.
+    pub fallback_pages: u64,
 }
 
 /// One software thread: its trace, its process (threads of a process share the page table),
@@ -74,6 +78,8 @@ pub struct ThreadDef {
     pub process: u32,
     pub nice: i32,
     pub affinity: Option<Vec<u32>>,
+    /// Once at its target, wait at the program's end (`sim_spec::AtEnd::Wait`): the core halts.
+    pub wait_at_end: bool,
 }
 
 /// What the driver's loop reads from the scheduler on every iteration, taken after each change.
@@ -118,22 +124,39 @@ fn tick_thread(
     trace: &mut dyn CpuTraceSource,
     hier: &mut MemoryHierarchy,
     frozen: &mut Option<(CoreMemoryStats, Cycle)>,
+    wait_at_end: bool,
     clock: ClockRatio,
     now: Cycle,
 ) -> Result<bool> {
     core.tick(now, trace, hier)?;
     if frozen.is_none() && core.reached_target() {
         *frozen = Some((hier.core_stats_at(tid, clock.core_to_dram_ceil(now)), now));
+        if wait_at_end {
+            core.halt();
+        }
         return Ok(true);
     }
     Ok(false)
 }
 
-/// Passes the commands the controllers issued since the last call to the timing checker.
-fn observe_commands(mem: &mut MemorySystem, checker: &mut TimingChecker, commands: &mut Vec<CommandRecord>) {
-    mem.drain_commands(commands);
-    checker.observe_all(commands);
-    commands.clear();
+/// Passes the commands the controllers issued since the last call to their node's checker.
+fn observe_commands(mem: &mut MemorySystem, checkers: &mut [(Range<usize>, TimingChecker)], commands: &mut Vec<CommandRecord>) {
+    for (channels, checker) in checkers {
+        mem.drain_channel_commands(channels.clone(), commands);
+        checker.observe_all(commands);
+        commands.clear();
+    }
+}
+
+/// A timing checker for each memory node's channels.
+fn node_checkers(cfg: &MemoryConfig, mem: &MemorySystem) -> Vec<(Range<usize>, TimingChecker)> {
+    mem.node_channels()
+        .into_iter()
+        .map(|(node, channels)| {
+            let node_cfg = cfg.topology.as_ref().and_then(|t| t.memories[node as usize].as_ref()).unwrap_or(cfg);
+            (channels, crate::dram_sim::timing_checker(node_cfg))
+        })
+        .collect()
 }
 
 /// Map each thread's footprint, page by page in ascending virtual order, one thread after the
@@ -143,7 +166,7 @@ fn populate(os: &mut OsModel, threads: &[ThreadDef], bound: &[u32], page_bytes: 
         if let Some((start, end)) = th.trace.footprint() {
             let mut page = start / page_bytes * page_bytes;
             while page < end {
-                os.translate_on(th.process, bound[t], page)?;
+                os.translate_thread(th.process, t as u32, bound[t], page)?;
                 page += page_bytes;
             }
         }
@@ -182,7 +205,7 @@ pub fn pinned_threads(cfg: &MemoryConfig, programs: Vec<Box<dyn CpuTraceSource>>
     Ok(programs
         .into_iter()
         .enumerate()
-        .map(|(i, trace)| ThreadDef { trace, process: i as u32, nice: 0, affinity: Some(vec![i as u32]) })
+        .map(|(i, trace)| ThreadDef { trace, process: i as u32, nice: 0, affinity: Some(vec![i as u32]), wait_at_end: false })
         .collect())
 }
 
@@ -373,7 +396,7 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
     // Without an LLC, colours cannot follow LLC sets: an empty set range.
     let llc_bits = llc.map(|c| c.geometry().set_index_bits()).unwrap_or(0..0);
     if let Some(c) = &llc {
-        let capacity = cfg.mapping.capacity_bits();
+        let capacity = cfg.address_bits();
         if llc_bits.end > capacity {
             return Err(Error::config(
                 "cache.llc.size_bytes",
@@ -405,7 +428,8 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
 struct Sim {
     hier: MemoryHierarchy,
     mem: MemorySystem,
-    checker: Option<TimingChecker>,
+    /// With `check`: each memory node's channels and their checker.
+    checkers: Vec<(Range<usize>, TimingChecker)>,
     /// The checker's buffer of commands.
     commands: Vec<CommandRecord>,
     cores: Vec<OooCore>,
@@ -427,26 +451,30 @@ fn build(
     plan: &Plan,
 ) -> Result<Sim> {
     let machine = &cfg.machine;
-    let mut os = OsModel::with_cores(os_cfg, &cfg.mapping, plan.llc_bits.clone(), plan.processes, plan.cores)?;
+    let mut os = OsModel::with_nodes(os_cfg, &cfg.mapping, plan.llc_bits.clone(), plan.processes, plan.cores, cfg.node_layout())?;
     if os_cfg.populate {
         populate(&mut os, threads, &plan.bound, os_cfg.page_bytes)?;
     }
     let mut hier =
         MemoryHierarchy::new(os, machine.cache.l2.as_ref(), plan.llc.as_ref(), plan.cores.max(plan.threads), plan.clock, plan.line_bytes)?;
     hier.set_prefetcher(&machine.cache.prefetcher)?;
+    if let Some(t) = &cfg.topology {
+        hier.set_numa(super::numa_paths::NumaPaths::new(t, cfg.timing.tCK_ns, plan.line_bytes));
+    }
     hier.set_threads(threads.iter().map(|t| t.process).collect(), plan.bound.clone())?;
     if warmup > 0 {
         warm_up(&mut hier, threads, warmup)?;
     }
     let mut mem = MemorySystem::new(cfg)?;
     mem.record_commands(check);
-    let checker = check.then(|| crate::dram_sim::timing_checker(cfg));
+    // One checker per memory node, each with its node's timing.
+    let checkers = if check { node_checkers(cfg, &mem) } else { Vec::new() };
     let core_cfg = machine.cpu.core_config();
     let cores = (0..plan.threads).map(|i| OooCore::new(i, &core_cfg, instructions)).collect::<Result<Vec<_>>>()?;
     let mut sched = Cfs::new(&os_cfg.sched, plan.balance, plan.sched_threads.clone(), plan.cores, &plan.bound)?;
     sched.start();
     let frozen = vec![None; plan.threads as usize];
-    Ok(Sim { hier, mem, checker, commands: Vec::new(), cores, sched, frozen, export: None })
+    Ok(Sim { hier, mem, checkers, commands: Vec::new(), cores, sched, frozen, export: None })
 }
 
 /// Where a run ended: the last DRAM and core cycles, and the DRAM requests completed.
@@ -459,7 +487,7 @@ struct RunEnd {
 /// The event loop: until every thread has reached its target, step the memory system or the
 /// cores, whichever event comes first.
 fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> {
-    let Sim { hier, mem, checker, commands, cores, sched, frozen, export } = sim;
+    let Sim { hier, mem, checkers, commands, cores, sched, frozen, export } = sim;
     let (ncores, clock) = (plan.cores, plan.clock);
     // Threads still short of their target; counted rather than rescanning `frozen` every event.
     let mut running = plan.threads as usize;
@@ -468,7 +496,8 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
     let mut now_dram: Cycle = 0;
     let mut dram_ticked = false;
     let mut now_core: Cycle = 0;
-    let mut outbox_blocked = false;
+    // Bit n: node n's outbox head was refused; nothing there enters before the next step.
+    let mut outbox_blocked = 0u64;
     let mut requests = 0u64;
     // Only the memory-system step below changes the memory system (cores only fill the
     // outbox), so its next event is computed there once, not on every iteration.
@@ -493,7 +522,7 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
             }
             core_next_stale = false;
         }
-        let outbox_next = if outbox_blocked { NEVER } else { hier.outbox_ready() };
+        let outbox_next = hier.outbox_ready(outbox_blocked);
         let dram_next = mem_next.min(outbox_next);
         let dram_first = dram_next != NEVER && (core_next == NEVER || clock.dram_not_after_core(dram_next, core_next));
         if dram_first {
@@ -503,8 +532,8 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
             now_dram = d;
             dram_ticked = true;
             mem.tick(d, &mut done, false);
-            if let Some(checker) = checker.as_mut() {
-                observe_commands(mem, checker, commands);
+            if !checkers.is_empty() {
+                observe_commands(mem, checkers, commands);
             }
             // Iterated and cleared rather than drained: `Drain` costs more than the loop body.
             for c in &done {
@@ -518,19 +547,21 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
             }
             core_next_stale |= !woken.is_empty();
             woken.clear();
-            outbox_blocked = false;
-            while let Some(o) = hier.outbox().front().copied() {
-                if o.at > d {
-                    break;
-                }
-                if !mem.try_enqueue(d, o.id, o.addr, o.is_write, o.origin) {
-                    outbox_blocked = true;
-                    break;
-                }
-                hier.outbox().pop_front();
-                hier.entered_memory(&o, d);
-                if let Some(x) = export.as_mut() {
-                    x.record(o.addr, o.is_write, d)?;
+            outbox_blocked = 0;
+            for n in 0..hier.outbox_count() {
+                while let Some(o) = hier.outbox_front(n) {
+                    if o.at > d {
+                        break;
+                    }
+                    if !mem.try_enqueue(d, o.id, o.addr, o.is_write, o.origin) {
+                        outbox_blocked |= 1 << n;
+                        break;
+                    }
+                    hier.outbox_pop(n);
+                    hier.entered_memory(&o, d);
+                    if let Some(x) = export.as_mut() {
+                        x.record(o.addr, o.is_write, d)?;
+                    }
                 }
             }
             mem_next = mem.next_event();
@@ -546,7 +577,16 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                 for &t in &sched_view.on_core {
                     let i = t as usize;
                     if cores[i].next_event() <= now_core
-                        && tick_thread(t, &mut cores[i], threads[i].trace.as_mut(), hier, &mut frozen[i], clock, now_core)?
+                        && tick_thread(
+                            t,
+                            &mut cores[i],
+                            threads[i].trace.as_mut(),
+                            hier,
+                            &mut frozen[i],
+                            threads[i].wait_at_end,
+                            clock,
+                            now_core,
+                        )?
                     {
                         running -= 1;
                     }
@@ -557,7 +597,16 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                 if let Some(t) = sched.on_core(c) {
                     let i = t as usize;
                     if cores[i].next_event() <= now_core
-                        && tick_thread(t, &mut cores[i], threads[i].trace.as_mut(), hier, &mut frozen[i], clock, now_core)?
+                        && tick_thread(
+                            t,
+                            &mut cores[i],
+                            threads[i].trace.as_mut(),
+                            hier,
+                            &mut frozen[i],
+                            threads[i].wait_at_end,
+                            clock,
+                            now_core,
+                        )?
                     {
                         running -= 1;
                     }
@@ -599,15 +648,15 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
         }
     }
     mem.finish(now_dram);
-    if let Some(checker) = checker.as_mut() {
-        observe_commands(mem, checker, commands);
+    if !checkers.is_empty() {
+        observe_commands(mem, checkers, commands);
     }
     Ok(RunEnd { now_dram, now_core, requests })
 }
 
 /// The run's results: each thread's frozen statistics, the totals, the OS model's reports.
 fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: std::time::Instant) -> MulticoreResult {
-    let Sim { hier, mem, checker, cores, sched, mut frozen, .. } = sim;
+    let Sim { hier, mem, checkers, cores, sched, mut frozen, .. } = sim;
     let sched_stats = sched.stats();
     let mut results = Vec::with_capacity(plan.threads as usize);
     for (i, core) in cores.iter().enumerate() {
@@ -627,9 +676,13 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
         requests: end.requests,
         dram_cycles: end.now_dram,
         wall_seconds: started.elapsed().as_secs_f64(),
-        commands_checked: checker.as_ref().map_or(0, |c| c.commands_checked()),
-        violations: checker.as_ref().map_or(0, |c| c.violation_count()),
-        violation_examples: checker.as_ref().map_or_else(Vec::new, |c| c.violation_examples(crate::dram_sim::VIOLATION_EXAMPLES)),
+        commands_checked: checkers.iter().map(|(_, c)| c.commands_checked()).sum(),
+        violations: checkers.iter().map(|(_, c)| c.violation_count()).sum(),
+        violation_examples: checkers
+            .iter()
+            .flat_map(|(_, c)| c.violation_examples(crate::dram_sim::VIOLATION_EXAMPLES))
+            .take(crate::dram_sim::VIOLATION_EXAMPLES)
+            .collect(),
         ..RunTotals::default()
     };
     MulticoreResult {
@@ -637,6 +690,8 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
         llc: hier.llc().map(|l| l.stats().clone()),
         colour_report: hier.os().colour_report().ok(),
         spilled_pages: hier.os().spilled_pages(),
+        pages_per_node: (0..plan.processes).map(|p| hier.os().pages_per_node(p)).collect(),
+        fallback_pages: hier.os().fallback_pages(),
         memory: mem,
         totals,
         core_cycles: end.now_core,

@@ -57,6 +57,23 @@ pub struct SimSpec {
     /// `{"path": ..., "format": "dramsim3" | "ramulator"}`.
     #[serde(default)]
     pub export_dram: Option<DramExportSpec>,
+    /// What a thread does once it has retired `instructions`: `continue` (the default; every
+    /// thread is measured under the same contention, the multiprogrammed rule) or `wait` (it
+    /// waits at its program's end, as one SPMD program's threads do). A process may set its own.
+    #[serde(default)]
+    pub at_end: AtEnd,
+}
+
+/// What a thread does after its target (`SimSpec::at_end`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AtEnd {
+    /// Keep running with frozen statistics.
+    #[default]
+    Continue,
+    /// Wait at the program's end barrier: hold its core (spin-wait, OpenMP's default wait
+    /// policy) and issue nothing, so its program's run time is its last thread's.
+    Wait,
 }
 
 /// A process: its threads share its address space (page table) and colours.
@@ -72,6 +89,9 @@ pub struct ProcessSpec {
     /// Default affinity of its threads (cores); none: every core.
     #[serde(default)]
     pub affinity: Option<Vec<u32>>,
+    /// `SimSpec::at_end` for this process's threads (default: the run's).
+    #[serde(default)]
+    pub at_end: Option<AtEnd>,
 }
 
 /// A thread: a program (profile or trace path), or a table with its own affinity and nice.
@@ -134,6 +154,7 @@ struct ThreadPlan {
     process: u32,
     nice: i32,
     affinity: Option<Vec<u32>>,
+    wait_at_end: bool,
 }
 
 fn default_seed() -> u64 {
@@ -169,7 +190,8 @@ impl SimSpec {
                         (affinity.clone().or_else(|| proc_.affinity.clone()), nice.unwrap_or(proc_.nice))
                     }
                 };
-                plan.push(ThreadPlan { program: t.program().to_string(), process: p as u32, nice, affinity });
+                let wait_at_end = proc_.at_end.unwrap_or(self.at_end) == AtEnd::Wait;
+                plan.push(ThreadPlan { program: t.program().to_string(), process: p as u32, nice, affinity, wait_at_end });
             }
         }
         Ok(Some(plan))
@@ -212,15 +234,11 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                 .enumerate()
                 .map(|(i, p)| open_cpu_workload(p, spec.seed.wrapping_add(i as u64)).map_err(|e| at_key(format!("programs[{i}]"), e)))
                 .collect::<Result<Vec<_>>>()?;
-            simulate_threads_exported(
-                &cfg,
-                &os,
-                pinned_threads(&cfg, programs)?,
-                spec.instructions,
-                spec.warmup,
-                spec.check,
-                spec.export_dram.as_ref(),
-            )?
+            let mut threads = pinned_threads(&cfg, programs)?;
+            for t in &mut threads {
+                t.wait_at_end = spec.at_end == AtEnd::Wait;
+            }
+            simulate_threads_exported(&cfg, &os, threads, spec.instructions, spec.warmup, spec.check, spec.export_dram.as_ref())?
         }
         Some(plan) => {
             let threads = plan
@@ -233,6 +251,7 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                         process: t.process,
                         nice: t.nice,
                         affinity: t.affinity,
+                        wait_at_end: t.wait_at_end,
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -255,6 +274,55 @@ fn at_key(key: String, e: Error) -> Error {
 pub fn run_sim_json(spec: &str) -> Result<String> {
     let spec: SimSpec = crate::error::from_json(spec, "sim spec")?;
     Ok(run_sim(&spec)?.to_string())
+}
+
+/// A multi-node run's per-node statistics (docs/stats.md, "nodes"): each node's traffic and
+/// pages (numastat's view), each process's pages per node, each thread's local and remote
+/// requests.
+fn add_nodes(out: &mut Value, t: &crate::config::Topology, r: &MulticoreResult, tck: f64) {
+    let simulated_ns = r.totals.dram_cycles as f64 * tck;
+    let channel_nodes = r.memory.channel_nodes();
+    let n = t.layout.nodes.len();
+    let (mut reads, mut writes) = (vec![0u64; n], vec![0u64; n]);
+    for (ch, c) in r.memory.channels().iter().enumerate() {
+        reads[channel_nodes[ch] as usize] += c.stats().reads;
+        writes[channel_nodes[ch] as usize] += c.stats().writes;
+    }
+    let line = t.memories.iter().flatten().next().map_or(64, |m| m.org.burst_bytes());
+    let gbps = |lines: u64| if simulated_ns > 0.0 { (lines * line) as f64 / simulated_ns } else { 0.0 };
+    let nodes: Vec<Value> = (0..n)
+        .map(|i| {
+            let info = &t.layout.nodes[i];
+            json!({
+                "node": i,
+                "name": t.names[i],
+                "cores": info.cores.clone().collect::<Vec<_>>(),
+                "memory_bytes": t.memories[i].as_ref().map_or(0, |m| 1u64 << m.mapping.capacity_bits()),
+                "peak_gbps": info.bandwidth_gbps,
+                "reads": reads[i],
+                "writes": writes[i],
+                "bytes": (reads[i] + writes[i]) * line,
+                "bandwidth_gbps": gbps(reads[i] + writes[i]),
+                "pages": r.pages_per_node.iter().map(|p| p.get(i).copied().unwrap_or(0)).sum::<u64>(),
+            })
+        })
+        .collect();
+    out["nodes"] = json!(nodes);
+    out["fallback_pages"] = json!(r.fallback_pages);
+    if let Some(ps) = out["processes"].as_array_mut() {
+        for (p, v) in ps.iter_mut().enumerate() {
+            v["pages_per_node"] = json!(r.pages_per_node.get(p));
+        }
+    }
+    if let Some(cs) = out["cores"].as_array_mut() {
+        for (v, c) in cs.iter_mut().zip(&r.cores) {
+            if let Some(a) = &c.memory.nodes {
+                let all = a.local_reads + a.remote_reads;
+                v["node_accesses"] = json!(a);
+                v["remote_read_fraction"] = json!(if all == 0 { 0.0 } else { a.remote_reads as f64 / all as f64 });
+            }
+        }
+    }
 }
 
 fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult) -> Value {
@@ -366,6 +434,10 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "row_outcomes_by_kind": kinds,
                 "llc_lines": ts.iter().map(|c| c.memory.llc_lines).sum::<u64>(),
                 "llc_lines_mean": ts.iter().map(|c| c.memory.llc_lines_mean).sum::<f64>(),
+                // Its last thread's finish (its run time when its threads wait at the end), and
+                // the spread of its threads' finishes (imbalance; TintMalloc's max-min).
+                "run_time_cycles": ts.iter().map(|c| c.finished_at).max(),
+                "thread_spread_cycles": ts.iter().map(|c| c.finished_at).max().zip(ts.iter().map(|c| c.finished_at).min()).map(|(a, b)| a - b),
             });
             dram_report::add_row_causes(&mut v, &causes);
             v
@@ -428,6 +500,9 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         "instructions_per_second": instructions as f64 / wall,
         "warnings": warnings,
     });
+    if let Some(t) = &cfg.topology {
+        add_nodes(&mut out, t, r, tck);
+    }
     if let Some(e) = &spec.export_dram {
         out["export_dram"] = json!({"path": e.path, "format": e.format, "requests": r.exported_requests});
     }

@@ -5,8 +5,10 @@
 use super::buddy::BuddyAllocator;
 use super::colour::{colour_list_text, ColourBits, ColourBitsReport};
 use super::config::{FrameOrderKind, OsConfig};
+use super::frame_order::FrameOrder;
+use super::nodes::NodeLayout;
 use super::page_table::PageTable;
-use super::placement::{self, PlacementPolicy};
+use super::placement::{self, NodeFault, PlacementPolicy};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
 use serde::Serialize;
@@ -60,6 +62,51 @@ pub struct OsModel {
     tables: Vec<PageTable>,
     overflow: Vec<u64>,
     page_shift: u32,
+    /// Under a node policy: each node's frames (`None`: one allocator, `alloc`, for all).
+    nodes: Option<Box<NodeFrames>>,
+}
+
+/// Each node's frames under a node policy: its own allocator and baseline frame order.
+struct NodeFrames {
+    layout: NodeLayout,
+    allocs: Vec<Option<BuddyAllocator>>,
+    orders: Vec<FrameOrder>,
+    /// Per node: the memory nodes nearest first (the fallback when a node is full).
+    fallback: Vec<Vec<u32>>,
+    /// Per process: pages per node.
+    pages: Vec<Vec<u64>>,
+    /// Pages placed off the policy's node because it was full.
+    fallback_pages: u64,
+}
+
+impl NodeFrames {
+    fn new(layout: NodeLayout, seed: u64, processes: u32, page_shift: u32) -> Result<Self> {
+        let space = super::colour::ColourSpace::uncoloured();
+        let allocs = layout
+            .nodes
+            .iter()
+            .map(|n| (!n.frames.is_empty()).then(|| BuddyAllocator::new(n.frames.len() as u32, &space, page_shift)).transpose())
+            .collect::<Result<Vec<_>>>()?;
+        // Node 0 draws the one-node baseline's order; the others their own.
+        let orders = (0..layout.count()).map(|n| FrameOrder::new(seed.wrapping_add(n as u64))).collect();
+        let fallback = (0..layout.count()).map(|n| layout.by_distance(n)).collect();
+        let pages = vec![vec![0; layout.count() as usize]; processes as usize];
+        Ok(NodeFrames { layout, allocs, orders, fallback, pages, fallback_pages: 0 })
+    }
+
+    /// A frame on node `want`, or on the nearest node with a free one; its global number.
+    fn alloc_near(&mut self, pid: u32, want: u32, policy: &str) -> Result<u32> {
+        let NodeFrames { layout, allocs, orders, fallback, pages, fallback_pages } = self;
+        for node in std::iter::once(want).chain(fallback[want as usize].iter().copied().filter(|&n| n != want)) {
+            let Some(alloc) = allocs[node as usize].as_mut() else { continue };
+            if let Some(f) = orders[node as usize].next_frame(alloc) {
+                pages[pid as usize][node as usize] += 1;
+                *fallback_pages += (node != want) as u64;
+                return Ok(layout.nodes[node as usize].frames.start + f);
+            }
+        }
+        Err(Error::config("os", format!("out of physical memory under policy {policy}: every node is full when process {pid} faults")))
+    }
 }
 
 impl OsModel {
@@ -70,6 +117,33 @@ impl OsModel {
 
     /// `new` on a machine of `cores` cores (policies that partition by core, like `ccps`).
     pub fn with_cores(cfg: &OsConfig, mapping: &AddressMapping, llc_set_bits: Range<u32>, processes: u32, cores: u32) -> Result<Self> {
+        let frames = 1u64 << mapping.capacity_bits().saturating_sub(12).min(31);
+        Self::with_nodes(cfg, mapping, llc_set_bits, processes, cores, NodeLayout::single(cores, frames as u32, 1.0))
+    }
+
+    /// `with_cores` on a machine of `layout`'s nodes (`mapping`: the first memory node's, for
+    /// colours). Node policies place on nodes; colour policies need a one-node machine.
+    pub fn with_nodes(
+        cfg: &OsConfig,
+        mapping: &AddressMapping,
+        llc_set_bits: Range<u32>,
+        processes: u32,
+        cores: u32,
+        layout: NodeLayout,
+    ) -> Result<Self> {
+        let info = placement::info(&cfg.policy)?;
+        if layout.count() > 1 && !info.places_nodes {
+            let node_policies: Vec<&str> = placement::POLICIES.all().iter().filter(|p| p.places_nodes).map(|p| p.name).collect();
+            return Err(Error::config(
+                "os.policy",
+                format!(
+                    "policy '{}' places pages by colour within one memory, and this machine has {} nodes; choose a node policy: {}",
+                    cfg.policy,
+                    layout.count(),
+                    node_policies.join(", ")
+                ),
+            ));
+        }
         if cfg.page_bytes != 4096 {
             return Err(Error::config(
                 "os.page_bytes",
@@ -102,8 +176,11 @@ impl OsModel {
             return Err(Error::config("os", format!("2^{frame_bits} page frames are more than the 2^31 the allocator supports")));
         }
         let bits = ColourBits::new(mapping, llc_set_bits, page_shift, &cfg.exclude_bits)?;
-        let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores })?;
-        let alloc = BuddyAllocator::new(1 << frame_bits, policy.colour_space(), page_shift)?;
+        let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores, nodes: &layout })?;
+        let nodes = if info.places_nodes { Some(Box::new(NodeFrames::new(layout, cfg.seed, processes, page_shift)?)) } else { None };
+        // Under a node policy the nodes' own allocators hold the frames.
+        let frames = if nodes.is_some() { 1 } else { 1 << frame_bits };
+        let alloc = BuddyAllocator::new(frames, policy.colour_space(), page_shift)?;
         Ok(OsModel {
             identity,
             policy,
@@ -112,6 +189,7 @@ impl OsModel {
             tables: (0..processes).map(|_| PageTable::new()).collect(),
             overflow: vec![0; processes as usize],
             page_shift,
+            nodes,
         })
     }
 
@@ -124,6 +202,12 @@ impl OsModel {
     /// `translate` for a thread of process `pid` bound to `core` (CCPS places by core).
     #[inline]
     pub fn translate_on(&mut self, pid: u32, core: u32, vaddr: u64) -> Result<u64> {
+        self.translate_thread(pid, core, core, vaddr)
+    }
+
+    /// `translate_on` for thread `tid` (node policies keep per-thread counters).
+    #[inline]
+    pub fn translate_thread(&mut self, pid: u32, tid: u32, core: u32, vaddr: u64) -> Result<u64> {
         if let Some(mask) = self.identity {
             return Ok(vaddr & mask);
         }
@@ -132,18 +216,44 @@ impl OsModel {
         match self.tables.get_mut(pid as usize) {
             Some(table) => match table.lookup(vpage) {
                 Some(frame) => Ok((frame as u64) << self.page_shift | offset),
-                None => Ok((self.fault(pid, core, vpage)? as u64) << self.page_shift | offset),
+                None => Ok((self.fault(pid, tid, core, vpage)? as u64) << self.page_shift | offset),
             },
             None => Err(Error::config("os", format!("process {pid} does not exist ({} processes)", self.tables.len()))),
         }
     }
 
     #[cold]
-    fn fault(&mut self, pid: u32, core: u32, vpage: u64) -> Result<u32> {
+    fn fault(&mut self, pid: u32, tid: u32, core: u32, vpage: u64) -> Result<u32> {
+        if let Some(nodes) = self.nodes.as_mut() {
+            let node = nodes.layout.node_of_core(core);
+            let fault = NodeFault { pid, thread: tid, core, node, vpage };
+            let want = self.policy.choose_node(&fault).expect("a node policy chooses nodes");
+            let frame = nodes.alloc_near(pid, want, self.policy.name())?;
+            self.tables[pid as usize].insert(vpage, frame);
+            return Ok(frame);
+        }
         let placed = self.policy.place_on(pid, core, vpage, &mut self.alloc)?;
         self.overflow[pid as usize] += placed.borrowed as u64;
         self.tables[pid as usize].insert(vpage, placed.frame);
         Ok(placed.frame)
+    }
+
+    /// The machine's nodes, when the policy places by node.
+    pub fn node_layout(&self) -> Option<&NodeLayout> {
+        self.nodes.as_ref().map(|n| &n.layout)
+    }
+
+    /// Process `pid`'s pages per node (one entry, all its pages, under a colour policy).
+    pub fn pages_per_node(&self, pid: u32) -> Vec<u64> {
+        match &self.nodes {
+            Some(n) => n.pages.get(pid as usize).cloned().unwrap_or_default(),
+            None => vec![self.tables.get(pid as usize).map_or(0, |t| t.len() as u64)],
+        }
+    }
+
+    /// Pages placed on another node than the policy chose, because it was full.
+    pub fn fallback_pages(&self) -> u64 {
+        self.nodes.as_ref().map_or(0, |n| n.fallback_pages)
     }
 
     /// Pages placed outside their region (`ccps`).

@@ -5,11 +5,19 @@
 mod bpm;
 mod bpm_plus;
 mod buddy_order;
+mod bw_interleave;
+mod bw_local;
+mod bw_random;
 mod ccps;
 mod colour_sets;
+mod dram_only;
+mod interleave;
+mod local;
 mod mcp;
+mod node_sets;
 mod random_interleave;
 mod vertical;
+mod weighted_interleave;
 
 pub use bpm::bpm;
 pub use bpm_plus::bpm_plus;
@@ -17,12 +25,14 @@ pub use buddy_order::BuddyOrder;
 pub use ccps::{params as ccps_params, CcpsParams, CcpsRegions};
 pub use colour_sets::{ColourSets, ColourSplit};
 pub use mcp::{Mcp, McpParams};
+pub use node_sets::{linux_auto_weights, Clusters};
 pub use random_interleave::RandomInterleave;
 pub use vertical::{vertical, VerticalParams, NAMED_VERTICAL};
 
 use super::buddy::{BuddyAllocator, Frame};
 use super::colour::{ColourBits, ColourSpace};
 use super::config::OsConfig;
+use super::nodes::NodeLayout;
 use crate::error::Result;
 use crate::mapping::AddressMapping;
 use crate::params::{field_names, ParamSchema};
@@ -36,10 +46,22 @@ pub const BASELINE: &str = buddy_order::INFO.name;
 /// the OS chooses a page's channel (BPM+'s BIOS setting on the i7-860).
 pub const PAGE_CHANNEL: &str = "page-channel";
 
-/// What policies that partition by core or channel see of the machine.
+/// What policies that partition by core, channel or node see of the machine.
 pub struct MachineView<'a> {
     pub mapping: &'a AddressMapping,
     pub cores: u32,
+    pub nodes: &'a NodeLayout,
+}
+
+/// A first touch as node policies see it.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeFault {
+    pub pid: u32,
+    pub thread: u32,
+    pub core: u32,
+    /// The faulting core's node.
+    pub node: u32,
+    pub vpage: u64,
 }
 
 /// The frame a policy chose.
@@ -71,6 +93,12 @@ pub trait PlacementPolicy: Send {
     fn spilled_pages(&self) -> u64 {
         0
     }
+
+    /// Node policies (`PolicyInfo::places_nodes`): the node for a first touch, before the OS
+    /// falls back to the nearest node with free frames; `None` from colour policies.
+    fn choose_node(&mut self, _fault: &NodeFault) -> Option<u32> {
+        None
+    }
 }
 
 /// What a placement policy is, needs and how to make one, declared in its own file.
@@ -91,6 +119,9 @@ pub struct PolicyInfo {
     pub machine_variant: Option<&'static str>,
     /// Its parameters (`[os.<name>]`), declared in its file.
     pub params: ParamSchema,
+    /// It chooses nodes (`PlacementPolicy::choose_node`), not colours: it runs on multi-node
+    /// machines, the colour policies only on one-node ones.
+    pub places_nodes: bool,
     pub build: Builder,
 }
 
@@ -107,8 +138,12 @@ impl PolicyInfo {
             needs: None,
             machine_variant: None,
             params: ParamSchema::NONE,
+            places_nodes: false,
             build,
         }
+    }
+    pub const fn places_nodes(self) -> Self {
+        PolicyInfo { places_nodes: true, ..self }
     }
     pub const fn needs_profiles(self) -> Self {
         PolicyInfo { needs_profiles: true, ..self }
@@ -151,6 +186,13 @@ pub static POLICIES: Registry<PolicyInfo> = Registry::new(
         &ccps::INFO,
         &mcp::MCP,
         &mcp::IMPS,
+        &local::INFO,
+        &interleave::INFO,
+        &weighted_interleave::INFO,
+        &dram_only::INFO,
+        &bw_interleave::INFO,
+        &bw_random::INFO,
+        &bw_local::INFO,
     ],
 );
 
