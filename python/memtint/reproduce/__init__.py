@@ -1,6 +1,6 @@
 """`memtint reproduce`: regenerate the papers' reproduction reports (docs/reproductions/).
 
-One module per paper (bpm, hvr, schedulers, ccps) plans its runs and analyses them; the runs of
+One module per paper (bpm, hvr, schedulers, ccps, tiering) plans its runs and analyses them; the runs of
 every selected paper go through one process pool (memtint.sweep.backends.LocalBackend) under one
 progress bar. The paper figures are data (configs/reproductions/<paper>.toml); the machines are
 the presets' defaults: nothing here sets a model parameter for an experiment.
@@ -16,10 +16,10 @@ from typing import Any
 
 from memtint.api import MemtintError
 from memtint.comparison import DEFAULT_WARMUP
-from memtint.reproduce import bpm, ccps, common, figures, hvr, report, runner, schedulers
+from memtint.reproduce import bpm, ccps, common, figures, hvr, report, runner, schedulers, tiering
 
 #: The papers, in report order.
-PAPERS = {m.NAME: m for m in (bpm, hvr, schedulers, ccps)}
+PAPERS = {m.NAME: m for m in (bpm, hvr, schedulers, ccps, tiering)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -97,10 +97,15 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
             f"Wall time of this paper's {len(keys_of[n])} simulations: about {seconds_of[n]:.0f} s (share of the "
             f"{wall:.0f} s total).",
             "Run lengths: " + RUN_LENGTHS]
-        report.write_paper(out, n, e.title, claims[n], header, analysis, command)
+        report.write_paper(out, n, e.title, claims[n], header, analysis, command,
+                           meta={"title": e.title, "seconds": seconds_of[n], "runs": len(keys_of[n])})
         papers.append({"name": n, "title": e.title, "rows": analysis["rows"], "seconds": seconds_of[n],
                        "runs": len(keys_of[n])})
-    report.write_index(out, papers, common_header + [s["text"] for s in same], command)
+    # The index keeps the papers not run this time from their reports' data in ``out``.
+    kept = [p for p in (report.read_paper(out, n) for n in PAPERS if n not in names) if p]
+    order = list(PAPERS)
+    indexed = sorted(papers + kept, key=lambda p: order.index(p["name"]))
+    report.write_index(out, indexed, common_header + [s["text"] for s in same], command)
     return papers
 
 

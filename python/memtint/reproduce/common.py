@@ -351,6 +351,9 @@ class Row:
     dram_pki: float | None = None
     #: The population the claim was measured on, as the report states it.
     population: str = ""
+    #: For a placement claim (where pages go, not what DRAM does): the pages its subject placed,
+    #: the effect its verdict rests on instead of DRAM traffic.
+    placed_pages: float | None = None
 
     @property
     def stats(self) -> dict[str, float]:

@@ -11,12 +11,14 @@ from memtint.reproduce import verdict as verdict_rule
 from memtint.reproduce.common import Row
 
 POINT_METRICS = ("ws_change_over", "ms_change_over")
-PLAIN_METRICS = ("relative_ipc", "share_not_worse")
+PLAIN_METRICS = ("relative_ipc", "share_not_worse", "speedup", "dram_pages")
 
 
 def fmt_value(metric: str, v: float, signed: bool = True) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
+    if metric == "dram_pages":
+        return f"{v:,.0f}"
     if metric in PLAIN_METRICS:
         return f"{v:.3f}"
     unit = " pt" if metric in POINT_METRICS else " %"
@@ -123,10 +125,11 @@ def lines_plot(path: str, spec: dict[str, Any]) -> None:
         ax.plot(spec["x"], ys, marker="o", label=name, linewidth=1)
     if spec.get("hline") is not None:
         ax.axhline(spec["hline"], color="grey", linestyle="--", linewidth=0.8, label="paper: 90 % watershed")
-    ax.set_xscale("log", base=2)
+    if spec.get("xscale", "log2") == "log2":  # HVR's shrinking shares, largest first
+        ax.set_xscale("log", base=2)
+        ax.invert_xaxis()
     ax.set_xticks(spec["x"])
     ax.set_xticklabels([str(x) for x in spec["x"]])
-    ax.invert_xaxis()
     ax.set_xlabel(spec["xlabel"])
     ax.set_ylabel(spec["ylabel"])
     ax.set_title(spec["title"], fontsize=9)
@@ -137,7 +140,7 @@ def lines_plot(path: str, spec: dict[str, Any]) -> None:
 
 
 def write_paper(out: str, name: str, title: str, figures: dict[str, Any], header: list[str], analysis: dict[str, Any],
-                command: str) -> str:
+                command: str, meta: dict[str, Any] | None = None) -> str:
     os.makedirs(out, exist_ok=True)
     rows: list[Row] = analysis["rows"]
     tested = [r for r in rows if r.verdict != verdict_rule.NOT_APPLICABLE]
@@ -181,11 +184,28 @@ def write_paper(out: str, name: str, title: str, figures: dict[str, Any], header
     path = os.path.join(out, f"{name}.md")
     with open(path, "w") as f:
         f.write("\n".join(lines))
-    write_rows(os.path.join(out, f"{name}.json"), rows)
+    write_rows(os.path.join(out, f"{name}.json"), rows, meta)
     return path
 
 
-def write_rows(path: str, rows: list[Row]) -> None:
+def read_paper(out: str, name: str) -> dict[str, Any] | None:
+    """A paper's index entry from its rows' data in ``out`` (written by an earlier run), or None
+    when there is none or it lacks the title, wall time and run count."""
+    import json
+
+    try:
+        with open(os.path.join(out, f"{name}.json")) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    meta = data.get("meta") or {}
+    if not all(k in meta for k in ("title", "seconds", "runs")):
+        return None
+    return {"name": name, "title": meta["title"], "seconds": meta["seconds"], "runs": meta["runs"],
+            "verdicts": [r["verdict"] for r in data.get("rows", [])]}
+
+
+def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -> None:
     """The claims' rows as data beside the report (what tests check the verdicts against): per
     row its claim id, subject, verdict, our mean and seeds, the subject's measured DRAM requests
     per kilo-instruction and, when not applicable, why."""
@@ -194,9 +214,13 @@ def write_rows(path: str, rows: list[Row]) -> None:
     data = [{"id": r.claim["id"], "subject": r.subject, "verdict": r.verdict, "paper": r.claim.get("value"),
              "kind": r.claim.get("kind", "change"), "mean": _finite(r.stats["mean"]),
              "per_seed": [_finite(v) for v in r.per_seed], "dram_pki": _finite(r.dram_pki),
-             "population": r.population, "not_applicable": r.not_applicable} for r in rows]
+             "population": r.population, "not_applicable": r.not_applicable,
+             **({"placed_pages": r.placed_pages} if r.placed_pages is not None else {})} for r in rows]
+    out = {"rows": data, "min_dram_pki": verdict_rule.MIN_DRAM_PKI}
+    if meta:
+        out["meta"] = meta
     with open(path, "w") as f:
-        json.dump({"rows": data, "min_dram_pki": verdict_rule.MIN_DRAM_PKI}, f, indent=1)
+        json.dump(out, f, indent=1)
         f.write("\n")
 
 
@@ -211,9 +235,8 @@ def write_index(out: str, papers: list[dict[str, Any]], header: list[str], comma
     lines += [f"- {h}" for h in header] + [""]
     body = []
     for p in papers:
-        rows = p["rows"]
-        body.append([f"[{p['title']}]({p['name']}.md)"] + [str(sum(r.verdict == v for r in rows))
-                                                             for v in verdict_rule.VERDICTS]
+        verdicts = p["verdicts"] if "verdicts" in p else [r.verdict for r in p["rows"]]
+        body.append([f"[{p['title']}]({p['name']}.md)"] + [str(verdicts.count(v)) for v in verdict_rule.VERDICTS]
                     + [f"{p['seconds']:.0f} s", str(p["runs"])])
     lines += [table_md(["paper", *verdict_rule.VERDICTS, "wall time", "runs"], body), "",
               "The BPM mechanism in a reference simulator: [crosscheck.md](crosscheck.md) replays the DRAM request "

@@ -42,6 +42,17 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
     dram = stats.get("dram") or {}
     out["bandwidth_gbps"] = (dram.get("bandwidth_gbps") or {}).get("total")
     out["queue_read_mean"] = (dram.get("queue_occupancy") or {}).get("read_mean")
+    for core, c in zip(cores, stats["cores"]):
+        core["finished_at"] = c.get("finished_at")
+        cs = c.get("core_stats") or {}
+        # Load-to-use latency as the core sees it (remote latency and links included), core cycles.
+        core["load_latency_cycles"] = cs["load_latency_sum"] / cs["loads"] if cs.get("loads") else None
+        core["remote_read_fraction"] = c.get("remote_read_fraction")
+    if stats.get("nodes"):  # multi-node machines (docs/numa.md)
+        out["nodes"] = [{k: n.get(k) for k in ("node", "name", "pages", "bytes", "bandwidth_gbps", "peak_gbps")}
+                        for n in stats["nodes"]]
+        out["processes"] = [{"pages_per_node": p.get("pages_per_node"), "run_time_cycles": p.get("run_time_cycles")}
+                            for p in stats.get("processes", [])]
     llc = ((stats.get("config") or {}).get("cache") or {}).get("llc")
     out["llc_line_bytes"] = llc.get("line_bytes") if isinstance(llc, dict) else None
     return out

@@ -1,0 +1,288 @@
+"""Bandwidth-aware placement on DRAM + slow-memory tiers (bw-aware-tiering.md): the thesis's
+placement policies against Local, interleave, DRAM-only and Linux's weighted interleave on the
+tiering-{2,5,10}to1 machines (docs/numa.md), as the thesis ran one multithreaded program: its
+threads split between the two sockets, the program's run time its last thread's (`at_end =
+"wait"`).
+
+Experiments: a purely bandwidth-bound stream (§6.3 test 5), the exact BW-INTERLEAVE split
+(test 1), every program of the pool as an 8-thread program (headline figures: the intensive
+ones; test 7: the others), each program's class measured in its own Local runs.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from memtint.reproduce import common
+from memtint.reproduce import verdict as verdict_rule
+from memtint.reproduce.common import Row, Settings
+from memtint.reproduce.runner import spec_key
+
+NAME = "tiering"
+TITLE = "Bandwidth-aware placement and migration on DRAM + NVM tiers (Yu, UNIST M.S. thesis 2018)"
+RATIOS = (2, 5, 10)
+POLICIES = ("local", "interleave", "dram-only", "weighted-interleave", "bw-interleave", "bw-random", "bw-local")
+#: The policies each pool program runs under (the headline's pair and BW-I).
+POOL_POLICIES = ("local", "bw-local", "bw-interleave")
+POOL_RATIOS = (2, 10)
+THREADS = 8
+#: A program is bandwidth-intensive on a tiering machine when its Local run drives the slow
+#: node at this fraction of its peak or more: the throttle binds (the thesis's intensive
+#: programs ran 11-18 GB/s, above its emulated NVM's bandwidth, bw-aware-tiering.md §3.3).
+INTENSIVE_SLOW_NODE_SHARE = 0.5
+#: The bandwidth-bound stream: 300 reads per kilo-instruction over 32 MB per thread.
+STREAM = "stream:reads_pki=300,writes_pki=0,footprint_bytes=33554432"
+
+#: Most warm-up per thread: these runs have 8 threads, 8x a one-program run's warm-up work, and
+#: the pool's traces are warm after 2 M instructions each (the stream has no reuse at all).
+WARMUP_CAP = 2_000_000
+
+#: Per thread: the stream's window, and the pool programs' (`instructions`: the longest window a
+#: suite trace must hold after its warm-up, tests/python/test_workload_suite.py).
+SIZES = {"full": {"stream": 100_000, "instructions": 300_000},
+         "quick": {"stream": 10_000, "instructions": 20_000}}
+
+
+def machine(r: int) -> str:
+    return f"tiering-{r}to1"
+
+
+def makespan(run: dict[str, Any]) -> float:
+    return float(max(c["finished_at"] for c in run["cores"]))
+
+
+class Experiment:
+    name = NAME
+    title = TITLE
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        size = SIZES["quick" if settings.quick else "full"]
+        self.stream_instructions = settings.instructions(size["stream"])
+        self.pool_instructions = settings.instructions(size["instructions"])
+        self.pool = list(common.ALL) if not settings.quick else ["triad", "light"]
+        self.keys: dict[tuple, str] = {}
+        self.jobs: list[dict[str, Any]] = []
+
+    def describe(self) -> list[str]:
+        return [
+            f"Machines tiering-2to1, tiering-5to1, tiering-10to1 (docs/numa.md): 2 nodes x 4 cores, node 0 DDR4-2400 "
+            "(19.2 GB/s), node 1 the same throttled to 1/2, 1/5, 1/10 of its bandwidth, as the thesis emulated NVM; "
+            "+50 ns and a 19.2 GB/s link across nodes (assumed). The thesis's machine had 16 threads over 2 sockets; "
+            f"here {THREADS} threads, 4 per node, of one program: a thread that finished waits at the end (at_end = "
+            "\"wait\"), and the run time is the last thread's.",
+            f"Bandwidth-bound stream (§6.3 test 5): {THREADS} threads each streaming its own 32 MB at 300 reads per "
+            f"kilo-instruction, {self.stream_instructions:,} instructions per thread.",
+            f"Warm-up: the run's, at most {WARMUP_CAP:,} instructions per thread (8 threads do 8x a one-program "
+            "run's warm-up work; the stream has no reuse to warm).",
+            f"Pool programs: each of {', '.join(self.pool)} as an {THREADS}-thread program ({THREADS} copies, each its "
+            f"own address space), {self.pool_instructions:,} instructions per thread, at 2:1 and 10:1 under {', '.join(POOL_POLICIES)}. A program is bandwidth-intensive when its Local "
+            f"run drives the slow node at {INTENSIVE_SLOW_NODE_SHARE:.0%} of its peak or more (measured in the same "
+            "runs); the thesis's population is 7 intensive and 5 non-intensive PARSEC/SPLASH-2/Spark programs with 16 "
+            "threads (§3.3), which this pool stands in for. The presets have no hardware prefetcher (the thesis's "
+            "Haswell-EP ran with its prefetchers on), so these programs wait on more of their misses than the "
+            "thesis's did, and remote latency weighs more against bandwidth here.",
+            "Not measured here: migration (automatic NUMA balancing under Local, BW-MIGRATION, BW-LM's -5.8 %, §6.3 "
+            "tests 9-10) and multiprogrammed pairs of unequal length (test 8): the simulator does not migrate pages "
+            "yet, and every thread of a run has one instruction target (docs/numa.md, Not yet). The Linux side of "
+            "test 9 and 11 (the gate's counters) is tested in tests/python/test_tiering_linux.py.",
+        ]
+
+    def _add(self, key: tuple, spec: dict[str, Any]) -> None:
+        if self.settings.warmup:
+            spec["warmup"] = min(int(self.settings.warmup), WARMUP_CAP)
+        k = spec_key(spec)
+        self.keys[key] = k
+        self.jobs.append({"key": k, "phase": "shared", "spec": spec})
+
+    def plan(self) -> list[dict[str, Any]]:
+        for seed in self.settings.seed_list():
+            for r in RATIOS:
+                for p in POLICIES:
+                    self._add(("stream", r, p, seed), {
+                        "machine": machine(r), "programs": [STREAM] * THREADS, "instructions": self.stream_instructions,
+                        "os": {"policy": p}, "at_end": "wait", "seed": seed})
+            for r in POOL_RATIOS:
+                for name in self.pool:
+                    for p in POOL_POLICIES:
+                        spec = {"machine": machine(r), "programs": [common.program_path(name)] * THREADS,
+                                "instructions": self.pool_instructions, "os": {"policy": p}, "at_end": "wait",
+                                "seed": seed}
+                        self._add(("pool", r, name, p, seed), spec)
+        for r in RATIOS:  # placement only: one thread maps 3000 pages (deterministic, one seed)
+            self._add(("split", r), {"machine": machine(r), "programs": ["light:footprint_bytes=12288000"],
+                                     "instructions": 1000, "os": {"policy": "bw-interleave"}})
+        return self.jobs
+
+    # --- measures ---------------------------------------------------------------------------
+
+    def _run(self, results: dict[str, Any], key: tuple) -> dict[str, Any]:
+        return results[self.keys[key]]
+
+    def _speedup(self, results: dict[str, Any], kind: str, r: int, over: str, policy: str, seed: int,
+                 name: str | None = None) -> float:
+        key = (lambda p: ("stream", r, p, seed)) if kind == "stream" else (lambda p: ("pool", r, name, p, seed))
+        return makespan(self._run(results, key(over))) / makespan(self._run(results, key(policy)))
+
+    def slow_node_share(self, results: dict[str, Any], r: int, name: str) -> float:
+        """Slow-node bandwidth over its peak in the program's Local runs (mean over seeds)."""
+        shares = []
+        for seed in self.settings.seed_list():
+            nodes = self._run(results, ("pool", r, name, "local", seed))["nodes"]
+            shares.append(nodes[1]["bandwidth_gbps"] / nodes[1]["peak_gbps"])
+        return statistics.fmean(shares)
+
+    def analyse(self, claims: list[dict[str, Any]], results: dict[str, Any]) -> dict[str, Any]:
+        seeds = self.settings.seed_list()
+        rows = []
+        for c in claims:
+            r = int(c["ratio"])
+            if c["experiment"] == "stream":
+                per_seed = [self._speedup(results, "stream", r, c["over"], c["policy"], s) for s in seeds]
+                row = Row(c, machine(r), per_seed)
+                row.population = f"{THREADS} bandwidth-bound stream threads"
+                runs = [self._run(results, ("stream", r, c["over"], s)) for s in seeds]
+                row.dram_pki, row.not_applicable = common.effect("the stream", runs)
+                row.detail = self._stream_cause(results, r, c)
+            elif c["experiment"] == "split":
+                run = self._run(results, ("split", r))
+                row = Row(c, machine(r), [float(run["processes"][0]["pages_per_node"][0])])
+                row.population = "one thread mapping 3000 pages"
+                row.placed_pages = float(sum(run["processes"][0]["pages_per_node"]))
+                row.detail = f"pages per node {run['processes'][0]['pages_per_node']}"
+            else:
+                row = self._pool_row(results, c, r)
+            rows.append(row)
+        return {"rows": rows, "tables": self._tables(results), "plots": [self._plot(results)], "notes": []}
+
+    def _stream_cause(self, results: dict[str, Any], r: int, c: dict[str, Any]) -> str:
+        seeds = self.settings.seed_list()
+        parts = []
+        for p in (c["over"], c["policy"]):
+            share = [[n["bandwidth_gbps"] / n["peak_gbps"] for n in self._run(results, ("stream", r, p, s))["nodes"]]
+                     for s in seeds]
+            fast, slow = (statistics.fmean(x[i] for x in share) for i in (0, 1))
+            parts.append(f"{p}: fast node at {fast:.0%} of its peak, slow node at {slow:.0%}")
+        return ("; ".join(parts) + ". The ideal assumes both nodes full; each thread's MSHRs and in-order window are held "
+                "by its slow-node reads, so neither node stays full (docs/numa.md, Bandwidth binds)")
+
+    def throttle_slowdown(self, results: dict[str, Any], r: int, name: str) -> float:
+        """How much later the slow node's threads finish than the fast node's under Local (mean
+        over seeds, %): whether the slow node's bandwidth binds for this program."""
+        out = []
+        for seed in self.settings.seed_list():
+            t = [c["finished_at"] for c in self._run(results, ("pool", r, name, "local", seed))["cores"]]
+            half = len(t) // 2
+            out.append(100 * (statistics.fmean(t[half:]) / statistics.fmean(t[:half]) - 1))
+        return statistics.fmean(out)
+
+    def _local_pki(self, results: dict[str, Any], r: int, name: str) -> float:
+        return statistics.fmean(common.dram_pki(self._run(results, ("pool", r, name, "local", s)))
+                                for s in self.settings.seed_list())
+
+    def _core_mean(self, results: dict[str, Any], r: int, name: str, policy: str, key: str) -> float:
+        """A per-thread statistic's mean over the program's threads and the seeds."""
+        return statistics.fmean(statistics.fmean(c[key] or 0.0 for c in
+                                                 self._run(results, ("pool", r, name, policy, s))["cores"])
+                                for s in self.settings.seed_list())
+
+    def _gain(self, results: dict[str, Any], r: int, name: str, over: str, policy: str) -> float:
+        return statistics.fmean(100 * (self._speedup(results, "pool", r, over, policy, s, name) - 1)
+                                for s in self.settings.seed_list())
+
+    def members(self, results: dict[str, Any], r: int, intensive: bool) -> list[str]:
+        """The pool's bandwidth-intensive programs on ``machine(r)`` (slow node at half its peak or
+        more under Local), or its non-intensive ones that still reach DRAM (a claim that placement
+        does not matter says nothing about a program that never goes to memory)."""
+        if intensive:
+            return [n for n in self.pool if self.slow_node_share(results, r, n) >= INTENSIVE_SLOW_NODE_SHARE]
+        return [n for n in self.pool if self.slow_node_share(results, r, n) < INTENSIVE_SLOW_NODE_SHARE
+                and self._local_pki(results, r, n) >= verdict_rule.MIN_DRAM_PKI]
+
+    def _pool_row(self, results: dict[str, Any], c: dict[str, Any], r: int) -> Row:
+        seeds = self.settings.seed_list()
+        want_intensive = c["experiment"] == "intensive"
+        members = self.members(results, r, want_intensive)
+        if c["metric"] == "max_abs_time_change":
+            # Every policy's run time within this many % of Local's, over the non-intensive programs.
+            per_seed = [max((abs(1 / self._speedup(results, "pool", r, "local", p, s, n) - 1) * 100
+                             for n in members for p in POOL_POLICIES[1:]), default=float("nan")) for s in seeds]
+        else:
+            gain = (lambda x: abs(x)) if c["metric"] == "abs_speedup_pct" else (lambda x: x)
+            per_seed = [statistics.fmean(gain(100 * (self._speedup(results, "pool", r, c["over"], c["policy"], s, n) - 1))
+                                         for n in members) if members else float("nan") for s in seeds]
+        row = Row(c, machine(r), per_seed)
+        kind = "bandwidth-intensive" if want_intensive else "non-intensive (reaching DRAM)"
+        row.population = f"{len(members)} {kind} programs of the pool" + (f": {', '.join(members)}" if members else "")
+        if not members:
+            row.not_applicable = (
+                f"no program of the pool is {kind} on {machine(r)} (slow node at "
+                f"{'≥' if want_intensive else '<'} {INTENSIVE_SLOW_NODE_SHARE:.0%} of its peak under Local"
+                + ("" if want_intensive else f", and ≥ {verdict_rule.MIN_DRAM_PKI:g} DRAM requests per kilo-instruction")
+                + ")")
+            return row
+        row.dram_pki = statistics.fmean(self._local_pki(results, r, n) for n in members)
+        policy = c.get("policy") or "bw-local"
+        binds = [n for n in members if self.throttle_slowdown(results, r, n) >= 10]
+        free = [n for n in members if n not in binds]
+        say = lambda ns: ", ".join(  # noqa: E731
+            f"{n} {self._gain(results, r, n, 'local', policy):+.0f} % (slow-node threads "
+            f"{self.throttle_slowdown(results, r, n):+.0f} % under Local; remote reads "
+            f"{self._core_mean(results, r, n, 'local', 'remote_read_fraction'):.0%} → "
+            f"{self._core_mean(results, r, n, policy, 'remote_read_fraction'):.0%}; load latency "
+            f"{self._core_mean(results, r, n, 'local', 'load_latency_cycles'):.0f} → "
+            f"{self._core_mean(results, r, n, policy, 'load_latency_cycles'):.0f} cycles)" for n in ns)
+        row.detail = (f"{policy} over Local per program. Where the slow node's bandwidth binds under Local (its threads "
+                      f"finish ≥ 10 % after the fast node's): {say(binds) or 'none'}. Where it does not: "
+                      f"{say(free) or 'none'}. BW-aware placement sends 1/3 to 2/3 of each thread's reads across "
+                      "sockets (+50 ns each, and the link); where the slow node's bandwidth does not bind hard, that "
+                      "latency costs more than the bandwidth gained")
+        return row
+
+    def _tables(self, results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+        seeds = self.settings.seed_list()
+        tables = []
+        body = []
+        for r in RATIOS:
+            base = [makespan(self._run(results, ("stream", r, "local", s))) for s in seeds]
+            for p in POLICIES:
+                t = [makespan(self._run(results, ("stream", r, p, s))) for s in seeds]
+                nodes = [self._run(results, ("stream", r, p, s))["nodes"] for s in seeds]
+                body.append([f"{r}:1", p, f"{statistics.fmean(t):,.0f}",
+                             f"{statistics.fmean(b / x for b, x in zip(base, t)):.3f}",
+                             f"{statistics.fmean(n[0]['bandwidth_gbps'] for n in nodes):.1f}",
+                             f"{statistics.fmean(n[1]['bandwidth_gbps'] for n in nodes):.2f}",
+                             f"{statistics.fmean(n[0]['pages'] / max(1, n[0]['pages'] + n[1]['pages']) for n in nodes):.3f}"])
+        tables.append(("Bandwidth-bound stream: run time per policy and ratio (mean over seeds)",
+                       ["DRAM:NVM", "policy", "run time, core cycles", "speedup over local", "node 0 GB/s",
+                        "node 1 GB/s", "DRAM share of pages"], body))
+        body = []
+        for r in POOL_RATIOS:
+            for n in self.pool:
+                base = [makespan(self._run(results, ("pool", r, n, "local", s))) for s in seeds]
+                cells = [f"{r}:1", n, f"{self.slow_node_share(results, r, n):.0%}",
+                         f"{self.throttle_slowdown(results, r, n):+.0f} %",
+                         f"{statistics.fmean(common.dram_pki(self._run(results, ('pool', r, n, 'local', s))) for s in seeds):.1f}"]
+                for p in POOL_POLICIES[1:]:
+                    t = [makespan(self._run(results, ("pool", r, n, p, s))) for s in seeds]
+                    cells.append(f"{statistics.fmean(100 * (b / x - 1) for b, x in zip(base, t)):+.1f} %")
+                body.append(cells)
+        tables.append((f"Pool programs as {THREADS}-thread programs: class and gain over Local (mean over seeds)",
+                       ["DRAM:NVM", "program", "slow node's share of its peak under Local",
+                        "slow-node threads finish later than fast-node threads under Local by", "DRAM requests PKI (Local)",
+                        *(f"{p} over local" for p in POOL_POLICIES[1:])], body))
+        return tables
+
+    def _plot(self, results: dict[str, Any]) -> dict[str, Any]:
+        seeds = self.settings.seed_list()
+        series = {}
+        for p in POLICIES:
+            series[p] = [statistics.fmean(makespan(self._run(results, ("stream", r, "local", s)))
+                                          / makespan(self._run(results, ("stream", r, p, s))) for s in seeds)
+                         for r in RATIOS]
+        series["ideal BW-aware (r+1)/2"] = [(r + 1) / 2 for r in RATIOS]
+        return {"file": "tiering-stream.png", "title": "Bandwidth-bound stream: speedup over Local per DRAM:NVM ratio",
+                "x": list(RATIOS), "series": series, "xlabel": "DRAM:NVM bandwidth ratio r",
+                "ylabel": "speedup over local", "xscale": "linear"}
+
