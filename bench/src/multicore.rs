@@ -1,8 +1,10 @@
 //! `make bench`, part 2: speed of a 4-core CPU-trace run (issue: multicore simulation) — three
 //! memory-intensive synthetic programs and one light SPEC trace, 50 M instructions per core,
-//! DDR4-2400 (1 channel, 1 rank), FR-FCFS, the preset's 8 MiB LLC, buddy placement. Prints
+//! DDR4-2400 (1 channel, 1 rank), FR-FCFS, the preset's 8 MiB LLC, buddy placement — and of the
+//! same programs twice on a 2-node, 8-core machine (tiering-2to1, docs/numa.md). Prints
 //! simulated DRAM requests per second and instructions per second, per second of the thread's
-//! CPU time (steady on a shared machine) and of wall time. A figure, not a test.
+//! CPU time (steady on a shared machine) and of wall time, and the 2-node run's cost per request
+//! against the 1-node run's. A figure, not a test.
 
 use memtint_engine::multicore::{run_sim, SimSpec};
 use serde_json::json;
@@ -21,7 +23,7 @@ fn main() {
         "light".to_string()
     };
     let programs = vec!["stream".to_string(), "random".to_string(), "copy".to_string(), light];
-    println!("memtint multicore benchmark: 4 cores x {instructions} instructions, ddr4-2400, fr-fcfs, buddy placement");
+    println!("memtint multicore benchmark: {instructions} instructions per core, fr-fcfs");
     println!("programs: {}", programs.join(", "));
     let implementation = std::env::var("MEMTINT_BENCH_IMPLEMENTATION").unwrap_or_else(|_| "auto".into());
     if let Err(e) = memtint_engine::controller::Implementation::check_name(&implementation) {
@@ -29,15 +31,48 @@ fn main() {
         std::process::exit(2);
     }
     println!("build: {} (make bench PGO=1 after make pgo: profile-guided)\n", option_env!("MEMTINT_BUILD").unwrap_or("release"));
-    let spec: SimSpec = serde_json::from_value(json!({
-        "machine": "ddr4-2400",
-        "programs": programs,
-        "instructions": instructions,
-        "seed": 42,
-        // `controller.implementation` (auto, general, lanes): the same results, another speed.
-        "overrides": {"controller": {"implementation": implementation}},
-    }))
-    .expect("spec");
+    let one = run(
+        "4 cores, one memory (ddr4-2400), buddy placement",
+        json!({
+            "machine": "ddr4-2400",
+            "programs": programs,
+            "instructions": instructions,
+            "seed": 42,
+            // `controller.implementation` (auto, general, lanes): the same results, another speed.
+            "overrides": {"controller": {"implementation": implementation}},
+        }),
+    );
+    // Two nodes, each the machine above with 4 cores (the second throttled to 1/2: the tiering
+    // preset), the same programs twice, bw-interleave placement: per request it should cost no
+    // more than the one-node run (a 2-node run is the sum of its nodes' work).
+    let twice = [programs.clone(), programs.clone()].concat();
+    let two = run(
+        "8 cores on 2 nodes (tiering-2to1), bw-interleave placement",
+        json!({
+            "machine": "tiering-2to1",
+            "programs": twice,
+            "instructions": instructions,
+            "seed": 42,
+            "os": {"policy": "bw-interleave"},
+            "overrides": {"controller": {"implementation": implementation}},
+        }),
+    );
+    println!(
+        "\n2 nodes against 1: {:.2}x the CPU time per DRAM request, {:.2}x per instruction (1.00: a node costs what a one-node machine does)",
+        (two.cpu / two.requests as f64) / (one.cpu / one.requests as f64),
+        (two.cpu / two.instructions as f64) / (one.cpu / one.instructions as f64)
+    );
+}
+
+struct Figures {
+    requests: u64,
+    instructions: u64,
+    cpu: f64,
+}
+
+fn run(title: &str, spec: serde_json::Value) -> Figures {
+    println!("{title}");
+    let spec: SimSpec = serde_json::from_value(spec).expect("spec");
     let cpu_start = thread_cpu_seconds();
     let stats = run_sim(&spec).expect("simulation");
     let cpu = thread_cpu_seconds() - cpu_start;
@@ -62,7 +97,8 @@ fn main() {
         reqs as f64 / cpu / 1e6,
         instr as f64 / cpu / 1e6
     );
-    println!("per wall second: {:.2} M DRAM requests/s, {:.1} M instructions/s", reqs as f64 / wall / 1e6, instr as f64 / wall / 1e6);
+    println!("per wall second: {:.2} M DRAM requests/s, {:.1} M instructions/s\n", reqs as f64 / wall / 1e6, instr as f64 / wall / 1e6);
+    Figures { requests: reqs, instructions: instr, cpu }
 }
 
 /// CPU time of this thread (the whole run is on it), in seconds.

@@ -238,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="instructions per core run before statistics start, through page tables and caches "
                          "without DRAM timing (default 20M; 0: none)")
     compare.add_argument("--seed", type=_at_least(0), default=1, metavar="S", help="seed (default 1)")
-    compare.add_argument("--baseline", default="buddy", metavar="POLICY", help="policy of the alone runs (default buddy)")
+    compare.add_argument("--baseline", default=None, metavar="POLICY",
+                         help="policy of the alone runs (default buddy; local on a machine with several memory nodes)")
     compare.add_argument("--mapping", metavar="NAME|FILE", help="address mapping (default: the machine's)")
     compare.add_argument("--scheduler", metavar="NAME", help="memory scheduler (default: the machine's)")
     compare.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE",
@@ -606,6 +607,7 @@ def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
         "scheduler": (lambda v: isinstance(v, str), "a scheduler name"),
         "overrides": (lambda v: isinstance(v, dict), "an [overrides] table"),
         "check": (lambda v: isinstance(v, bool), "true or false"),
+        "at_end": (lambda v: v in ("continue", "wait"), '"continue" or "wait"'),
     }
     for key, (ok, expected) in checks.items():
         if key in table and not ok(table[key]):
@@ -625,7 +627,7 @@ def load_sim_config(path: str) -> dict[str, Any]:
 
     table, text = read_toml(path, "run configuration")
     allowed = {"machine", "programs", "processes", "instructions", "warmup", "seed", "os", "mapping", "scheduler",
-               "overrides", "check"}
+               "overrides", "check", "at_end"}
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)} (expected: {', '.join(sorted(allowed))})")

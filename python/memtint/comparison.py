@@ -1,7 +1,7 @@
 """Compare page-placement policies on one mix: alone runs, shared runs, and the BPM/HVR metrics.
 
 Each program's alone IPC comes from a run of that program alone on the whole machine under the
-baseline policy (``buddy`` unless told otherwise). Alone runs are cached on disk by everything
+baseline policy (``buddy`` unless told otherwise; ``local`` on a machine with several memory nodes). Alone runs are cached on disk by everything
 that determines them (program and its content, machine, instruction target, seed, baseline,
 engine version), so comparing more policies on the same mix does not redo them. The cache lives
 in ``$MEMTINT_CACHE_DIR`` (default ``~/.cache/memtint``).
@@ -127,13 +127,33 @@ def alone_run(spec: dict[str, Any], use_cache: bool = True) -> dict[str, Any]:
 DEFAULT_WARMUP = 20_000_000
 
 
+def default_baseline(machine: str | dict[str, Any]) -> str:
+    """The alone runs' policy when none is given: Linux's default placement on the machine,
+    ``buddy`` on one memory and ``local`` (first touch) on a machine with several nodes, where
+    colour policies do not apply (docs/numa.md)."""
+    if isinstance(machine, dict):
+        nodes = len(machine.get("nodes") or [])
+    else:
+        info = next((m for m in api.presets()["machines"] if m["name"] == machine), None)
+        if info is not None:
+            nodes = info.get("nodes", 1)
+        else:  # a machine file: its [[nodes]]
+            from memtint.toml_files import read_toml
+
+            try:
+                nodes = len(read_toml(machine, "machine")[0].get("nodes") or [])
+            except Exception:  # noqa: BLE001 - the engine reports a broken file with its place
+                nodes = 1
+    return "local" if nodes > 1 else "buddy"
+
+
 def build_alone_specs(
     machine: str,
     mix: list[str],
     *,
     instructions: int,
     seed: int = 1,
-    baseline: str = "buddy",
+    baseline: str | None = None,
     mapping: str | None = None,
     scheduler: str | None = None,
     overrides: dict[str, Any] | None = None,
@@ -143,6 +163,7 @@ def build_alone_specs(
     runs them: program i alone on the whole machine under ``baseline``, with the seed it has in
     the mix (seed + i). Sweeps use it to compute shared alone runs once, ahead of the mixes."""
     common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides)
+    baseline = baseline or default_baseline(machine)
     return [
         api.build_sim_spec(machine, [prog], instructions=instructions, policy=baseline, seed=seed + i,
                            warmup=warmup, **common)
@@ -175,7 +196,7 @@ def compare(
     *,
     instructions: int,
     seed: int = 1,
-    baseline: str = "buddy",
+    baseline: str | None = None,
     mapping: str | None = None,
     scheduler: str | None = None,
     overrides: dict[str, Any] | None = None,
@@ -196,6 +217,7 @@ def compare(
     """
     if not policies:
         raise MemtintError("give at least one policy")
+    baseline = baseline or default_baseline(machine)
     common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides)
     shared_specs = {
         p: api.build_sim_spec(machine, mix, instructions=instructions, policy=p, seed=seed,

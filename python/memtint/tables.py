@@ -268,8 +268,14 @@ def sim_table(stats: dict[str, Any]) -> Table:
     sched = stats.get("scheduling") or {}
     switches = (f"{count(sched['context_switches'])} context switches "
                 f"({100 * sched['same_process_switch_ratio']:.0f} % within a process) · ") if threads else ""
+    nodes = ""
+    if stats.get("nodes"):  # multi-node machines (docs/numa.md): numastat's view, and the run time
+        nodes = " · ".join(f"node {n['node']} {n['name']}: {number(n['bandwidth_gbps'], 1)} of "
+                           f"{number(n['peak_gbps'], 1)} GB/s, {count(n['pages'])} pages" for n in stats["nodes"])
+        run_time = max((p.get("run_time_cycles") or 0) for p in stats.get("processes") or [{}])
+        nodes += f" · run time {count(run_time)} core cycles\n"
     table.caption = (
-        switches +
+        nodes + switches +
         f"row-buffer miss rate {100 * stats['row_buffer_miss_rate']:.1f} % · "
         f"{number(stats['requests_per_second'] / 1e6, 2)} M DRAM requests/s · "
         f"{number(stats['instructions_per_second'] / 1e6, 1)} M instructions/s simulated"

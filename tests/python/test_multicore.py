@@ -286,7 +286,27 @@ def test_the_example_run_file_runs(memtint, tmp_path):
     assert stats["config"]["writes"]["handling"] == "ramulator"
 
 
+@pytest.mark.engine
+def test_the_tiering_run_file_runs_one_program_over_two_nodes(memtint, tmp_path):
+    run = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "runs", "tiering.toml")
+    code, out, err = memtint("sim", run, "--set", "os.policy=local", "--json", tmp_path / "local.json")
+    assert code == 0, err
+    assert "node 0 dram:" in out and "node 1 nvm:" in out and "run time" in out
+    code, _, err = memtint("sim", run, "--json", tmp_path / "bw.json")
+    assert code == 0, err
+    local, bw = (json.loads((tmp_path / f).read_text()) for f in ("local.json", "bw.json"))
+    assert [n["pages"] for n in local["nodes"]] == [32768, 32768]  # first touch: 4 threads per node
+    # BW-INTERLEAVE's 2:1 per thread: 8192 pages = 2730 cycles of 2 + 1, and 2 left over for DRAM.
+    assert [n["pages"] for n in bw["nodes"]] == [8 * (2 * 2730 + 2), 8 * 2730]
+    # The copies wait at the end: the job's run time is the last one's, and shorter under BW-I.
+    run_time = lambda s: max(p["run_time_cycles"] for p in s["processes"])  # noqa: E731
+    for s in (local, bw):
+        assert run_time(s) == max(c["finished_at"] for c in s["cores"])
+    assert run_time(bw) < run_time(local)
+
+
 @pytest.mark.parametrize("line, needles", [
+    ('at_end = "stop"', ['at_end: expected "continue" or "wait"']),
     ('instructions = "lots"', [":3:", "instructions: expected a whole number"]),
     ("instructions = 1.5", [":3:", "instructions: expected a whole number", "1.5"]),
     ("instructions = -5", [":3:", "instructions"]),
@@ -329,3 +349,17 @@ def test_engine_errors_in_a_run_file_name_its_line_too(memtint, clean_error, tmp
     cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream"]\ninstructions = 1000\n'
                                  '[overrides.controller]\nread_queue = 0\n')
     clean_error(memtint("sim", cfg), "run.toml:5:", "controller.read_queue")
+
+
+@pytest.mark.engine
+def test_alone_runs_default_to_linux_placement_on_the_machine(memtint):
+    from memtint import comparison
+
+    assert comparison.default_baseline("i7-860") == "buddy"
+    assert comparison.default_baseline("tiering-2to1") == "local"
+    assert comparison.default_baseline({"nodes": [{"cores": 2}, {"cores": 2}]}) == "local"
+    # compare runs on a two-node machine without --baseline (buddy is refused there).
+    code, out, err = memtint("compare", "--machine", "tiering-2to1", "--mix", "stream,light,light,light,light,light,light,light",
+                             "--policies", "bw-interleave", "--instructions", "5000", "--warmup", "0")
+    assert code == 0, err
+    assert "alone runs under local" in out
