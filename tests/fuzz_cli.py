@@ -37,6 +37,8 @@ SEED_FILES = [
     '[overrides.controller]\nwrite_handling = "ramulator"\nread_queue = 8\n',
     'machine = "i7-860"\ninstructions = 1000\n[[processes]]\nname = "p"\nthreads = ["light", "stream"]\n'
     'affinity = [0, 1]\n[os]\npolicy = "buddy"\n[os.sched]\nload_balance = false\n',
+    'machine = "tiering-2to1"\nprograms = ["stream", "light"]\ninstructions = 1000\nat_end = "wait"\n'
+    '[os]\npolicy = "bw-interleave"\n',
 ]
 
 FRAGMENTS = ['"', "'", "[", "]", "{", "}", "=", "\n", "\x00", "\x1b[2J", "\r", "\xff", "-1", "1.5", "99999999999999999999",
