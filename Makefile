@@ -10,7 +10,7 @@ CARGO  ?= cargo
 VENV_BIN := $(VENV)/bin
 STAMP    := $(VENV)/.memtint-venv
 
-.PHONY: all toolchain venv build demo test test-rust test-python bench fuzz clean api-docs native test-native native-trace workloads experiment-ccps pgo reproduce
+.PHONY: all toolchain venv build demo demo-tiering test test-rust test-python bench fuzz clean api-docs native test-native native-trace workloads experiment-ccps pgo reproduce
 
 # Profile-guided build (optional): `make pgo` trains a profile, then PGO=1 on build, demo or bench
 # compiles the engine with it (5-18 % faster DRAM runs, 12-15 % faster CPU-trace runs; bench/README.md). Its own target
@@ -70,6 +70,10 @@ workloads: build
 
 demo: build
 	$(VENV_BIN)/memtint demo
+
+# Beside it: one bandwidth-bound job on the two-node tiering machines (docs/numa.md).
+demo-tiering: build
+	$(VENV_BIN)/memtint demo --tiering
 
 # The papers' reproduction reports, regenerated from nothing (docs/reproductions/: paper vs memtint,
 # verdicts, measured causes, plots; about 15-20 minutes on 2 cores). REPRODUCE_ARGS adds options,

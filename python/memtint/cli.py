@@ -348,7 +348,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="the default experiment: 6 mixes x 5 placement policies on the i7-860, with a report",
         description="Run the demo sweep (configs/sweeps/demo.toml: six 4-program mixes of built-in workloads "
         "on the i7-860 under buddy, bpm, bpm-plus, cache-only and a-vp), print the summary table and write "
-        "the report under --out.",
+        "the report under --out. With --tiering: one bandwidth-bound job on the two-node tiering machines "
+        "under every node placement policy, with its table, sentences and plot.",
     )
     from memtint import demo as demo_module
 

@@ -27,8 +27,12 @@ SPEC_PATH = Path(__file__).resolve().parents[2] / "configs" / "sweeps" / "demo.t
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default=os.path.join("out", "demo"), metavar="DIR",
-                        help="where the results (DIR/results) and the report (DIR/report) go (default out/demo)")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="where the results (DIR/results) and the report (DIR/report) go (default out/demo; "
+                        "with --tiering out/demo-tiering)")
+    parser.add_argument("--tiering", action="store_true",
+                        help="the tiering demo instead: one bandwidth-bound job on two memory nodes at 2:1, 5:1 and "
+                        "10:1 under every node placement policy (docs/numa.md)")
     parser.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: the CPU count)")
     parser.add_argument("--instructions", type=int, metavar="N",
                         help="instructions per core (default: the specification's, 10M)")
@@ -59,12 +63,18 @@ def run(args: argparse.Namespace) -> int:
 
     if args.instructions is not None and args.instructions < 1:
         raise api.MemtintError(f"--instructions must be at least 1, got {args.instructions}")
+    if args.jobs is not None and args.jobs < 1:
+        raise api.MemtintError(f"--jobs must be at least 1, got {args.jobs}")
     if args.instructions is not None:
         from memtint.limits import check_instructions
 
         check_instructions("--instructions", args.instructions)
-    if args.jobs is not None and args.jobs < 1:
-        raise api.MemtintError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.tiering:
+        from memtint import tiering_demo
+
+        return tiering_demo.run(args.out or os.path.join("out", "demo-tiering"), instructions=args.instructions,
+                                jobs_count=args.jobs)
+    args.out = args.out or os.path.join("out", "demo")
     from memtint.outputs import check_output_dir
 
     check_output_dir("--out", args.out)

@@ -75,7 +75,8 @@ class Progress:
     """A rich bar over all runs on a terminal; otherwise a plain line at most every ``every`` s."""
 
     def __init__(self, total: int, enabled: bool | None = None, every: float = 30.0,
-                 stream=None) -> None:
+                 stream=None, label: str = "reproduce") -> None:
+        self.label = label
         self.total, self.done, self.every = total, 0, every
         self.start = self.last = time.perf_counter()
         self.stream = stream or sys.stderr
@@ -90,7 +91,7 @@ class Progress:
                 self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                         TaskProgressColumn(), TimeElapsedColumn(), TextColumn("eta"),
                                         TimeRemainingColumn(), console=console, transient=False)
-                self.task = self.bar.add_task("reproduce", total=total)
+                self.task = self.bar.add_task(label, total=total)
 
     def __enter__(self) -> "Progress":
         if self.bar:
@@ -107,21 +108,22 @@ class Progress:
         elapsed = time.perf_counter() - self.start
         rate = self.done / elapsed if elapsed > 0 else 0.0
         eta = (self.total - self.done) / rate if rate > 0 else float("nan")
-        self.stream.write(f"reproduce: {self.done}/{self.total} runs, {elapsed:.0f} s elapsed, "
+        self.stream.write(f"{self.label}: {self.done}/{self.total} runs, {elapsed:.0f} s elapsed, "
                           f"eta {eta:.0f} s\n")
         self.stream.flush()
 
     def advance(self, what: str = "") -> None:
         self.done += 1
         if self.bar:
-            self.bar.update(self.task, advance=1, description=f"reproduce {what}".strip())
+            self.bar.update(self.task, advance=1, description=f"{self.label} {what}".strip())
         elif time.perf_counter() - self.last >= self.every:
             self.last = time.perf_counter()
             self._line()
 
 
 def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, progress: bool | None = None,
-             on_done: Callable[[dict[str, Any]], None] | None = None) -> dict[str, dict[str, Any]]:
+             on_done: Callable[[dict[str, Any]], None] | None = None, label: str = "reproduce"
+             ) -> dict[str, dict[str, Any]]:
     """Run every job (deduplicated by key), alone runs first; return ``{key: slim result}``.
     A failed run raises MemtintError with its error after all runs finished."""
     from memtint.sweep.backends import LocalBackend
@@ -135,7 +137,7 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
     errors: list[str] = []
     backend = LocalBackend(jobs_count)
     try:
-        with Progress(len(unique), progress) as bar:
+        with Progress(len(unique), progress, label=label) as bar:
             for phase in (alone, shared):
                 items = []
                 for j in phase:

@@ -1,0 +1,38 @@
+"""`memtint demo --tiering`: one bandwidth-bound job on the two-node tiering machines, its table,
+sentences computed from the numbers, and its plot."""
+
+from __future__ import annotations
+
+import pytest
+
+from memtint import tiering_demo
+
+
+def test_the_ideal_is_the_bandwidth_model():
+    # thesis §6.3 test 5: (r+1)/2 over Local for BW-aware, r/2 for DRAM-only, 1 for interleave
+    for r in (2, 5, 10):
+        assert tiering_demo.ideal("bw-interleave", r) == pytest.approx((r + 1) / 2)
+        assert tiering_demo.ideal("dram-only", r) == pytest.approx(r / 2)
+        assert tiering_demo.ideal("interleave", r) == pytest.approx(1.0)
+
+
+def test_sentences_follow_the_numbers():
+    m = {(r, p): {"time": 100.0, "speedup": 1.0, "fast_gbps": 10.0, "slow_gbps": 1.0, "dram_share": 0.5}
+         for r in tiering_demo.RATIOS for p in tiering_demo.POLICIES}
+    for r, s in ((2, 1.4), (5, 2.7), (10, 5.0)):
+        m[(r, "bw-interleave")].update(speedup=s, time=100.0 / s, dram_share=r / (r + 1))
+        m[(r, "dram-only")].update(speedup=r / 2 * 0.95, time=100.0 / (r / 2 * 0.95))
+    said = " ".join(tiering_demo.sentences(m))
+    assert "2:1 bw-interleave (1.40x Local, ideal 1.50x)" in said
+    assert "runs 1.40x / 2.70x / 5.00x faster than Local" in said
+    assert "short of the ideal" in said and "7% / 10% / 9%" in said
+
+
+@pytest.mark.engine
+def test_the_tiering_demo_prints_its_table_and_writes_its_report(memtint, tmp_path):
+    code, out, err = memtint("demo", "--tiering", "--instructions", "5000", "--out", tmp_path / "d", "--jobs", "2")
+    assert code == 0, err
+    assert "speedup over local" in out and "bw-interleave" in out and "Fastest per ratio" in out
+    assert (tmp_path / "d" / "tiering.png").stat().st_size > 1000
+    text = (tmp_path / "d" / "tiering.md").read_text()
+    assert "| weighted-interleave |" in text and "![speedup over local per ratio](tiering.png)" in text
