@@ -53,6 +53,13 @@ def test_change_opposite_sign_is_not_reproduced():
     assert verdict.verdict(claim(value=4.0), float("nan")) == verdict.NOT_REPRODUCED
 
 
+def test_a_speedup_s_direction_is_measured_from_one():
+    claim = {"kind": "change", "value": 1.1, "metric": "speedup", "tolerance_rel": 0.1, "tolerance_abs": 0.0}
+    assert verdict.verdict(claim, 1.05) == verdict.REPRODUCED
+    assert verdict.verdict(claim, 0.997) == verdict.NOT_REPRODUCED  # within 10 % of 1.1, but slower
+    assert verdict.verdict({**claim, "value": 1.0}, 0.96) == verdict.REPRODUCED  # "no change" either way
+
+
 def test_stated_tolerances_are_used():
     tight = claim(value=10.0, tolerance_rel=0.1, tolerance_abs=0.5)
     assert verdict.tolerance(tight) == pytest.approx(1.0)
@@ -203,7 +210,8 @@ def test_quick_tiering_reproduction_measures_its_claims_on_the_tier_machines(tmp
                                               "meta": {"title": "BPM from before", "seconds": 7.0, "runs": 3}}))
     papers = reproduce(["tiering"], str(out), common.Settings(seeds=1, quick=True), jobs=2, progress=False)
     index = (out / "README.md").read_text()
-    assert index.index("[BPM from before](bpm.md) | 1 | 0 | 1 | 0 | 0 | 0 | 7 s | 3 |") < index.index("(tiering.md)")
+    assert index.index("[BPM from before](bpm.md) (an earlier run's report) | 1 | 0 | 1 | 0 | 0 | 0 | 7 s | 3 |") \
+        < index.index("(tiering.md)")
     check_rows_data(out / "tiering.json")
     rows = {r.claim["id"]: r for r in papers[0]["rows"]}
     assert set(rows) == {c["id"] for c in figures.load("tiering")["claim"]}

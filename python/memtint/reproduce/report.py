@@ -236,7 +236,8 @@ def write_index(out: str, papers: list[dict[str, Any]], header: list[str], comma
     body = []
     for p in papers:
         verdicts = p["verdicts"] if "verdicts" in p else [r.verdict for r in p["rows"]]
-        body.append([f"[{p['title']}]({p['name']}.md)"] + [str(verdicts.count(v)) for v in verdict_rule.VERDICTS]
+        earlier = " (an earlier run's report)" if "verdicts" in p else ""
+        body.append([f"[{p['title']}]({p['name']}.md){earlier}"] + [str(verdicts.count(v)) for v in verdict_rule.VERDICTS]
                     + [f"{p['seconds']:.0f} s", str(p["runs"])])
     lines += [table_md(["paper", *verdict_rule.VERDICTS, "wall time", "runs"], body), "",
               "The BPM mechanism in a reference simulator: [crosscheck.md](crosscheck.md) replays the DRAM request "

@@ -8,8 +8,8 @@ cannot show interference. The experiment names the reason (:data:`MIN_DRAM_PKI`)
 ``change`` claims (a signed relative change in %, or a difference in points): the paper's value
 ``p``, ours ``m`` (mean over seeds), tolerance ``t = max(tolerance_rel * |p|, tolerance_abs)``:
 
-- ``|m - p| <= t`` and ``m`` in the paper's direction (same sign; any sign when ``p`` is 0):
-  **reproduced**;
+- ``|m - p| <= t`` and ``m`` in the paper's direction (same sign; any sign when ``p`` is 0;
+  for a ratio such as a speedup, on the same side of 1): **reproduced**;
 - ``m`` in the paper's direction but outside the tolerance: **direction only**, with the ratio
   ``m / p`` shown, so that +0.6 against +4.1 (0.15x) and +7.6 against +1.1 (6.9x) read apart;
 - otherwise (the other direction, or zero against a nonzero figure): **not reproduced**.
@@ -45,7 +45,8 @@ MIN_DRAM_PKI = 1.0
 RULE = (
     "A claim whose subject has no effect to measure (fewer than 1 DRAM request per kilo-instruction: no DRAM "
     "traffic for banks, channels or interference to act on) is not applicable, shown apart. "
-    "Change claims: |ours - paper| <= max(tolerance_rel x |paper|, tolerance_abs) and in the paper's direction -> "
+    "Change claims: |ours - paper| <= max(tolerance_rel x |paper|, tolerance_abs) and in the paper's direction (for "
+    "a speedup: on the same side of 1) -> "
     "reproduced; in the paper's direction but outside that -> direction only (ours/paper shown); the other "
     "direction or zero -> not reproduced. Bounds (at least / at most): met -> reproduced; missed by at most "
     "tolerance_abs -> near miss; otherwise not reproduced. Ours is the mean over seeds; defaults tolerance_rel "
@@ -74,7 +75,9 @@ def verdict(claim: dict[str, Any], ours: float, not_applicable: str = "") -> str
     value = float(claim["value"])
     t = tolerance(claim)
     if kind == "change":
-        same_direction = ours * value > 0 or value == 0
+        # A ratio's "no change" is 1 (speedup), not 0: direction is measured from there.
+        n = neutral(claim)
+        same_direction = (ours - n) * (value - n) > 0 or value == n
         if same_direction and abs(ours - value) <= t:
             return REPRODUCED
         return DIRECTION_ONLY if same_direction else NOT_REPRODUCED
@@ -87,6 +90,15 @@ def verdict(claim: dict[str, Any], ours: float, not_applicable: str = "") -> str
             return REPRODUCED
         return NEAR_MISS if ours <= value + t else NOT_REPRODUCED
     raise ValueError(f"unknown claim kind {kind!r}")
+
+
+#: Metrics whose "no change" is not 0: a run-time ratio is 1 when nothing changed.
+NEUTRAL = {"speedup": 1.0}
+
+
+def neutral(claim: dict[str, Any]) -> float:
+    """The value of ``claim``'s metric that means no change (0 for changes in % or points)."""
+    return float(NEUTRAL.get(claim.get("metric", ""), 0.0))
 
 
 def ratio(claim: dict[str, Any], ours: float) -> float | None:
