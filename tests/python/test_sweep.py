@@ -308,3 +308,22 @@ def test_a_policy_that_needs_a_machine_variant_runs_on_it(tmp_path):
     (tmp_path / "plus.toml").write_text(plus)
     entries = parse_spec({**table, "machines": ["mine.toml"]}, base=tmp_path).entries
     assert [Path(e.machine).name for e in entries] == ["mine.toml", "plus.toml", "mine.toml"]
+
+
+@pytest.mark.engine
+def test_alone_runs_follow_each_machine_s_default_placement_unless_the_sweep_names_one(tmp_path):
+    # buddy on one memory, local on a machine with several nodes (where buddy is refused).
+    from memtint.sweep import load_spec
+
+    base = ('name = "n"\nmachines = ["ddr4-2400", "tiering-2to1"]\npolicies = ["interleave"]\ninstructions = 2000\n'
+            'warmup = 0\n[[mixes]]\nprograms = ["stream", "light"]\n')
+    (tmp_path / "a.toml").write_text(base)
+    spec = load_spec(tmp_path / "a.toml")
+    assert spec.baseline is None
+    assert {r.machine: r.baseline for r in expand(spec)} == {"ddr4-2400": "buddy", "tiering-2to1": "local"}
+    summary = run_sweep(spec, tmp_path / "out", jobs=1)
+    assert summary.failed == 0 and summary.done == 2, summary
+    frame = load_results(tmp_path / "out")
+    assert sorted(set(zip(frame["machine"], frame["baseline"]))) == [("ddr4-2400", "buddy"), ("tiering-2to1", "local")]
+    (tmp_path / "b.toml").write_text('baseline = "interleave"\n' + base)
+    assert {r.baseline for r in expand(load_spec(tmp_path / "b.toml"))} == {"interleave"}

@@ -104,9 +104,10 @@ def expand(spec: SweepSpec) -> list[Run]:
     runs: list[Run] = []
     seen: set[str] = set()
     for e in spec.entries:
+        baseline = spec.baseline or comparison.default_baseline(e.machine)
         description = {
             "machine": e.machine, "programs": list(e.mix.programs), "policy": e.policy,
-            "instructions": e.instructions, "seed": e.seed, "baseline": spec.baseline, "os": e.os,
+            "instructions": e.instructions, "seed": e.seed, "baseline": baseline, "os": e.os,
             "mapping": spec.mapping, "scheduler": e.scheduler or spec.scheduler, "warmup": spec.warmup,
             "overrides": spec.overrides,
         }
@@ -115,7 +116,7 @@ def expand(spec: SweepSpec) -> list[Run]:
             continue
         seen.add(digest)
         runs.append(Run(digest, e.machine, e.mix.programs, e.mix.name, e.policy, e.instructions, e.seed,
-                        spec.baseline, dict(e.os), spec.mapping, e.scheduler or spec.scheduler, spec.use_cache,
+                        baseline, dict(e.os), spec.mapping, e.scheduler or spec.scheduler, spec.use_cache,
                         spec.warmup, overrides=spec.overrides,
                         label=f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy))
     return runs

@@ -57,7 +57,8 @@ class SweepSpec:
     """A validated sweep: the concrete list of runs plus the options shared by all of them."""
 
     name: str
-    baseline: str
+    #: The alone runs' policy; None: each machine's Linux default (comparison.default_baseline).
+    baseline: str | None
     entries: list[RunEntry]
     mapping: str | None = None
     scheduler: str | None = None
@@ -374,7 +375,7 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
     name = table.get("name", Path(source).stem if source else "sweep")
     if not isinstance(name, str) or not name:
         raise _fail("name", f"expected a non-empty string, got {name!r}")
-    baseline = parser.policy(table.get("baseline", "buddy"), "baseline")
+    baseline = parser.policy(table["baseline"], "baseline") if "baseline" in table else None
     os_table = parser.os_table(table.get("os", {}), "os")
     mapping = table.get("mapping")
     if mapping is not None and not (isinstance(mapping, str) and (mapping in parser.cat.mappings
@@ -460,7 +461,7 @@ def _engine_check(spec: SweepSpec, explicit: bool) -> None:
         if combo in seen:
             continue
         seen.add(combo)
-        for policy in dict.fromkeys((e.policy, spec.baseline)):
+        for policy in dict.fromkeys((e.policy, spec.baseline or comparison.default_baseline(e.machine))):
             os_table = e.os if policy == e.policy else None
             size = len(e.mix.programs) if os_table is not None else 1
             if policy in comparison.profiled_policies():
