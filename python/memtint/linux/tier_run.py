@@ -34,24 +34,16 @@ from typing import Any, Callable, Sequence
 from memtint.linux.errors import LinuxError
 from memtint.linux.launch import exit_status
 from memtint.linux.maps import read_maps
-from memtint.linux.numa import (DAMON_DIR, MODE_NAMES, MPOL_INTERLEAVE, MPOL_LOCAL, MPOL_WEIGHTED_INTERLEAVE,
+from memtint.linux.numa import (DAMON_DIR, MODE_NAMES, MPOL_LOCAL, MPOL_WEIGHTED_INTERLEAVE,
                                 NUMA_BALANCING, PAGE_BYTES, WEIGHTS_DIR, NumaError, NumaSystem)
 from memtint.linux.tiering import (BwLocal, BwRandom, Clusters, MigrationGate, parse_bandwidths, parse_weights,
                                    weights_from_bandwidths)
+from memtint.linux.tier_policies import BANDWIDTH_WEIGHTS, KERNEL_WEIGHTS, NO_WEIGHTS
+from memtint.linux.tier_policies import POLICIES as TIER_POLICIES
 from memtint.stopping import Stopped
 
-POLICIES = {
-    "local": "first touch on the node of the CPU (MPOL_LOCAL, set before exec)",
-    "interleave": "MPOL_INTERLEAVE over the nodes, page by page (1:1)",
-    "weighted-interleave": "MPOL_WEIGHTED_INTERLEAVE with the kernel's weights (auto) or --weights",
-    "bw-interleave": "the thesis's BW-INTERLEAVE: weighted interleave with D:N from the nodes' bandwidths",
-    "bw-random": "the thesis's BW-RANDOM over 2 MiB chunks, placed by move_pages",
-    "bw-local": "the thesis's BW-LOCAL over 2 MiB chunks, placed by move_pages",
-    "bw-migration": "BW-LOCAL plus the BW-MIGRATION gate on locality moves (the thesis's BW-LM)",
-    "damon": "DAMON migrate_hot to the fastest node and migrate_cold to the slowest (system-wide)",
-}
-KERNEL_POLICIES = ("local", "interleave", "weighted-interleave", "bw-interleave")
-DAEMON_POLICIES = ("bw-random", "bw-local", "bw-migration")
+#: Name -> summary, for listings and the CLI's choices (the declarations: tier_policies.py).
+POLICIES = {name: p.summary for name, p in TIER_POLICIES.items()}
 CHUNK_BYTES = 2 << 20
 QUERY_BATCH = 65536
 # Inaccessible mappings this large are reservations, not memory (libmemtint's arena).
@@ -145,60 +137,56 @@ def plan_tiering(system: NumaSystem, policy: str, *, weights: str | None = None,
     """Check everything a tier policy needs on this machine and say what it will do; raises
     LinuxError naming the bad value (a weight of 0, a node that does not exist, a bandwidth of 0,
     a kernel without weighted interleave, a policy that needs root run without it)."""
-    if policy not in POLICIES:
-        raise LinuxError(f"--tier-policy {policy}: unknown; known: {', '.join(POLICIES)}")
+    if policy not in TIER_POLICIES:
+        raise LinuxError(f"--tier-policy {policy}: unknown; known: {', '.join(TIER_POLICIES)}")
+    p = TIER_POLICIES[policy]
     chosen = _nodes(system, nodes)
     names = [f"node{n}" for n in chosen]
     if weights is not None and bandwidths is not None:
         raise LinuxError("give --weights or --bandwidths, not both")
-    if policy in ("local", "interleave", "damon") and (weights not in (None, "auto") or bandwidths):
+    if p.weights == NO_WEIGHTS and (weights not in (None, "auto") or bandwidths):
         raise LinuxError(f"--tier-policy {policy} takes no --weights or --bandwidths ("
                          + ("DAMON moves hot pages to the first node and cold ones to the last of --nodes)"
-                            if policy == "damon" else "it places 1:1 or locally)"))
-    if policy in ("weighted-interleave", "bw-interleave") and not system.has_weighted_interleave():
+                            if p.damon else "it places 1:1 or locally)"))
+    if p.mode == MPOL_WEIGHTED_INTERLEAVE and not system.has_weighted_interleave():
         version = ".".join(map(str, system.kernel_version()))
         raise LinuxError(f"--tier-policy {policy} needs MPOL_WEIGHTED_INTERLEAVE (Linux 6.9 or later, with "
                          f"{system.path(WEIGHTS_DIR)}); this kernel is {version}"
                          + ("" if system.kernel_version() < (6, 9) else " and has no such directory"))
-    plan = TierPlan(policy, chosen, [1] * len(chosen), "1:1", limit=limit)
+    plan = TierPlan(policy, chosen, [1] * len(chosen), "1:1", limit=limit, mode=p.mode)
     explicit = weights is not None and weights != "auto"
     if explicit:
         plan.weights = parse_weights(weights, len(chosen), names)  # type: ignore[arg-type]
         plan.weights_source = f"--weights {weights}"
-    elif policy == "weighted-interleave":
+    elif p.weights == KERNEL_WEIGHTS:
         current = system.interleave_weights()
         plan.weights = [current.get(n, 1) for n in chosen]
         mode = system.auto_weights()
         plan.weights_source = ("the kernel's " + ("auto" if mode else "manual" if mode is False else "current")
                                + " weights in " + system.path(WEIGHTS_DIR))
-    elif policy in ("bw-interleave", *DAEMON_POLICIES) and len(chosen) > 1:
+    elif p.weights == BANDWIDTH_WEIGHTS and len(chosen) > 1:
         plan.weights, plan.weights_source = _bandwidth_weights(system, chosen, bandwidths)
     elif bandwidths:
         parse_bandwidths(bandwidths)  # a bad figure is an error even with one node
-    if policy == "local":
-        plan.mode = MPOL_LOCAL
-    elif policy == "interleave":
-        plan.mode = MPOL_INTERLEAVE
-    elif policy in ("weighted-interleave", "bw-interleave"):
-        plan.mode = MPOL_WEIGHTED_INTERLEAVE
+    if p.mode == MPOL_WEIGHTED_INTERLEAVE:
         current = system.interleave_weights()
-        plan.write_weights = (not plan.nothing_to_place and (explicit or policy == "bw-interleave")
+        writes = explicit or p.writes_kernel_weights
+        plan.write_weights = (not plan.nothing_to_place and writes
                               and any(current.get(n) != w for n, w in zip(chosen, plan.weights)))
-        if (explicit or policy == "bw-interleave") and not system.is_root():
+        if writes and not system.is_root():
             raise LinuxError(f"--tier-policy {policy} with weights {':'.join(map(str, plan.weights))} writes "
                              f"the system-wide weights in {system.path(WEIGHTS_DIR)}, which needs root (run "
                              "with sudo), or use --tier-policy weighted-interleave --weights auto to keep the "
                              "kernel's")
-    elif policy in DAEMON_POLICIES:
+    if p.daemon:
         plan.daemon = True
-        plan.mode = MPOL_LOCAL
         balancing = system.numa_balancing()
         plan.balancing_off = balancing not in (None, "0")
         if plan.balancing_off and not system.is_root():
             raise LinuxError(f"--tier-policy {policy} turns automatic NUMA balancing off while it runs "
                              f"({system.path(NUMA_BALANCING)} is {balancing}), which needs root (run with sudo, "
                              "or set it to 0 yourself)")
-    elif policy == "damon":
+    if p.damon:
         plan.damon = True
         if not os.path.isdir(system.path(DAMON_DIR)):
             raise LinuxError(f"--tier-policy damon needs DAMON's sysfs interface ({system.path(DAMON_DIR)} is "
@@ -335,9 +323,9 @@ class ChunkPlacer:
         self.system, self.pid, self.plan, self.chunk_bytes = system, pid, plan, chunk_bytes
         clusters = plan.clusters
         self.clusters = clusters
-        self.random = BwRandom(clusters, seed) if plan.policy == "bw-random" else None
+        self.random = BwRandom(clusters, seed) if TIER_POLICIES[plan.policy].random_chunks else None
         self.local = BwLocal(clusters) if plan.policy != "bw-random" else None
-        self.gate = MigrationGate(len(clusters.nodes), plan.limit) if plan.policy == "bw-migration" else None
+        self.gate = MigrationGate(len(clusters.nodes), plan.limit) if TIER_POLICIES[plan.policy].migration_gate else None
         self.assigned: dict[int, int] = {}
         self.regions = regions or anonymous_regions
         self.cpu_node = cpu_node or (lambda pid: system.cpu_node(process_cpu(pid)))
