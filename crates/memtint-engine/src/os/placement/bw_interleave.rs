@@ -6,33 +6,17 @@
 //! `[os.bw-interleave] weights`, one per cluster, fastest first; default the clusters'
 //! bandwidths as the smallest integer ratio.
 
-use super::node_sets::{per_thread, placed_by_node, uncoloured, Clusters, WeightParams};
-use super::{NodeFault, Placement, PlacementPolicy, PolicyInfo};
-use crate::error::Result;
-use crate::os::buddy::BuddyAllocator;
-use crate::os::colour::ColourSpace;
+use super::node_sets::{per_thread, ByNode, Clusters, NodeChooser, WeightParams};
+use super::{NodeFault, PolicyInfo};
 use crate::params::ParamSchema;
 
 pub struct BwInterleave {
-    space: ColourSpace,
     clusters: Clusters,
     /// Per thread: `aCount` and a rotor per cluster.
     state: Vec<(u32, Vec<usize>)>,
 }
 
-impl PlacementPolicy for BwInterleave {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-    fn colour_space(&self) -> &ColourSpace {
-        &self.space
-    }
-    fn colours_of(&self, _pid: u32) -> &[u32] {
-        &[0]
-    }
-    fn place(&mut self, _pid: u32, _vpage: u64, _alloc: &mut BuddyAllocator) -> Result<Placement> {
-        Err(placed_by_node(INFO.name))
-    }
+impl NodeChooser for BwInterleave {
     fn choose_node(&mut self, f: &NodeFault) -> Option<u32> {
         let n = self.clusters.nodes.len();
         let (a, rotors) = per_thread(&mut self.state, f.thread);
@@ -53,7 +37,7 @@ pub const INFO: PolicyInfo = PolicyInfo::new(
     |cfg, _, _, m| {
         let p: WeightParams = cfg.params(INFO.name, &[])?;
         let clusters = Clusters::new(m.nodes, &p.weights, "os.bw-interleave.weights")?;
-        Ok(Box::new(BwInterleave { space: uncoloured(), clusters, state: Vec::new() }))
+        Ok(ByNode::boxed(INFO.name, BwInterleave { clusters, state: Vec::new() }))
     },
 )
 .places_nodes()

@@ -6,35 +6,19 @@
 //! thread's own when the cluster holds it, else the cluster's nearest. The current cluster is
 //! the faulting core's node's (the nearest memory node's for a node without memory).
 
-use super::node_sets::{home, nearest_in, per_thread, placed_by_node, uncoloured, Clusters, WeightParams};
-use super::{NodeFault, Placement, PlacementPolicy, PolicyInfo};
-use crate::error::Result;
-use crate::os::buddy::BuddyAllocator;
-use crate::os::colour::ColourSpace;
+use super::node_sets::{home, nearest_in, per_thread, ByNode, Clusters, NodeChooser, WeightParams};
+use super::{NodeFault, PolicyInfo};
 use crate::os::nodes::NodeLayout;
 use crate::params::ParamSchema;
 
 pub struct BwLocal {
-    space: ColourSpace,
     layout: NodeLayout,
     clusters: Clusters,
     /// Per thread: `aCount` per current cluster.
     counts: Vec<Vec<u32>>,
 }
 
-impl PlacementPolicy for BwLocal {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-    fn colour_space(&self) -> &ColourSpace {
-        &self.space
-    }
-    fn colours_of(&self, _pid: u32) -> &[u32] {
-        &[0]
-    }
-    fn place(&mut self, _pid: u32, _vpage: u64, _alloc: &mut BuddyAllocator) -> Result<Placement> {
-        Err(placed_by_node(INFO.name))
-    }
+impl NodeChooser for BwLocal {
     fn choose_node(&mut self, f: &NodeFault) -> Option<u32> {
         let n = self.clusters.nodes.len();
         let own = home(&self.layout, f.node);
@@ -53,7 +37,7 @@ pub const INFO: PolicyInfo =
     PolicyInfo::new("bw-local", "per thread the local cluster's share first, then the others' (tiering thesis Alg. 3)", |cfg, _, _, m| {
         let p: WeightParams = cfg.params(INFO.name, &[])?;
         let clusters = Clusters::new(m.nodes, &p.weights, "os.bw-local.weights")?;
-        Ok(Box::new(BwLocal { space: uncoloured(), layout: m.nodes.clone(), clusters, counts: Vec::new() }))
+        Ok(ByNode::boxed(INFO.name, BwLocal { layout: m.nodes.clone(), clusters, counts: Vec::new() }))
     })
     .places_nodes()
     .params(ParamSchema::of::<WeightParams>(&[]));

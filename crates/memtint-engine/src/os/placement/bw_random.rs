@@ -2,34 +2,18 @@
 //! the page goes to the cluster `r` falls in (fast for `r < D`), then to a uniformly random node
 //! of it. No per-thread state; the ratio holds in expectation. Seeded by `os.seed`.
 
-use super::node_sets::{placed_by_node, uncoloured, Clusters, WeightParams};
-use super::{NodeFault, Placement, PlacementPolicy, PolicyInfo};
-use crate::error::Result;
-use crate::os::buddy::BuddyAllocator;
-use crate::os::colour::ColourSpace;
+use super::node_sets::{ByNode, Clusters, NodeChooser, WeightParams};
+use super::{NodeFault, PolicyInfo};
 use crate::params::ParamSchema;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 pub struct BwRandom {
-    space: ColourSpace,
     clusters: Clusters,
     rng: ChaCha8Rng,
 }
 
-impl PlacementPolicy for BwRandom {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-    fn colour_space(&self) -> &ColourSpace {
-        &self.space
-    }
-    fn colours_of(&self, _pid: u32) -> &[u32] {
-        &[0]
-    }
-    fn place(&mut self, _pid: u32, _vpage: u64, _alloc: &mut BuddyAllocator) -> Result<Placement> {
-        Err(placed_by_node(INFO.name))
-    }
+impl NodeChooser for BwRandom {
     fn choose_node(&mut self, _f: &NodeFault) -> Option<u32> {
         let r = self.rng.gen_range(0..self.clusters.total());
         let c = self.clusters.by_count(r, 0..self.clusters.nodes.len());
@@ -43,7 +27,7 @@ pub const INFO: PolicyInfo =
     PolicyInfo::new("bw-random", "each page to a cluster with probability B_i / sum(B) (tiering thesis Alg. 2)", |cfg, _, _, m| {
         let p: WeightParams = cfg.params(INFO.name, &[])?;
         let clusters = Clusters::new(m.nodes, &p.weights, "os.bw-random.weights")?;
-        Ok(Box::new(BwRandom { space: uncoloured(), clusters, rng: ChaCha8Rng::seed_from_u64(cfg.seed) }))
+        Ok(ByNode::boxed(INFO.name, BwRandom { clusters, rng: ChaCha8Rng::seed_from_u64(cfg.seed) }))
     })
     .places_nodes()
     .params(ParamSchema::of::<WeightParams>(&[]));

@@ -3,11 +3,9 @@
 //! `[os.dram-only] nodes`. When they are full, the OS model falls back to the nearest node with
 //! free frames (counted as `fallback_pages`) rather than failing as a strict membind would.
 
-use super::node_sets::{home, nearest_in, placed_by_node, uncoloured, Clusters};
-use super::{NodeFault, Placement, PlacementPolicy, PolicyInfo};
-use crate::error::{Error, Result};
-use crate::os::buddy::BuddyAllocator;
-use crate::os::colour::ColourSpace;
+use super::node_sets::{home, nearest_in, ByNode, Clusters, NodeChooser};
+use super::{NodeFault, PolicyInfo};
+use crate::error::Error;
 use crate::os::nodes::NodeLayout;
 use crate::params::{ParamSchema, Params};
 use serde::{Deserialize, Serialize};
@@ -23,24 +21,11 @@ pub struct DramOnlyParams {
 impl Params for DramOnlyParams {}
 
 pub struct DramOnly {
-    space: ColourSpace,
     layout: NodeLayout,
     fast: Vec<u32>,
 }
 
-impl PlacementPolicy for DramOnly {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-    fn colour_space(&self) -> &ColourSpace {
-        &self.space
-    }
-    fn colours_of(&self, _pid: u32) -> &[u32] {
-        &[0]
-    }
-    fn place(&mut self, _pid: u32, _vpage: u64, _alloc: &mut BuddyAllocator) -> Result<Placement> {
-        Err(placed_by_node(INFO.name))
-    }
+impl NodeChooser for DramOnly {
     fn choose_node(&mut self, f: &NodeFault) -> Option<u32> {
         Some(nearest_in(&self.layout, home(&self.layout, f.node), &self.fast))
     }
@@ -66,7 +51,7 @@ pub const INFO: PolicyInfo =
             }
             p.nodes
         };
-        Ok(Box::new(DramOnly { space: uncoloured(), layout: m.nodes.clone(), fast }))
+        Ok(ByNode::boxed(INFO.name, DramOnly { layout: m.nodes.clone(), fast }))
     })
     .places_nodes()
     .params(ParamSchema::of::<DramOnlyParams>(&[]));

@@ -3,7 +3,9 @@
 //! reduced by their GCD, Linux's `auto` interleave weights, the `[os.<policy>] weights` table,
 //! and per-thread state.
 
+use super::{NodeFault, Placement, PlacementPolicy};
 use crate::error::{Error, Result};
+use crate::os::buddy::BuddyAllocator;
 use crate::os::colour::ColourSpace;
 use crate::os::nodes::NodeLayout;
 use crate::params::Params;
@@ -124,9 +126,41 @@ pub fn linux_auto_weights(bw: &[f64]) -> Vec<u32> {
     reduce(bw.iter().map(|&b| ((32.0 * b / sum) as u32).max(1)).collect())
 }
 
-/// The node policies' colour space: none (frames come in the node's baseline order).
-pub fn uncoloured() -> ColourSpace {
-    ColourSpace::uncoloured()
+/// A node policy's own part: the node for a first touch (`PlacementPolicy::choose_node`).
+pub trait NodeChooser: Send {
+    fn choose_node(&mut self, fault: &NodeFault) -> Option<u32>;
+}
+
+/// A `NodeChooser` as a `PlacementPolicy`: what every node policy shares (no colours: frames
+/// come in the node's baseline order; the OS model calls `choose_node`, never `place`).
+pub struct ByNode<C> {
+    name: &'static str,
+    space: ColourSpace,
+    chooser: C,
+}
+
+impl<C: NodeChooser + 'static> ByNode<C> {
+    pub fn boxed(name: &'static str, chooser: C) -> Box<dyn PlacementPolicy> {
+        Box::new(ByNode { name, space: ColourSpace::uncoloured(), chooser })
+    }
+}
+
+impl<C: NodeChooser> PlacementPolicy for ByNode<C> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn colour_space(&self) -> &ColourSpace {
+        &self.space
+    }
+    fn colours_of(&self, _pid: u32) -> &[u32] {
+        &[0]
+    }
+    fn place(&mut self, _pid: u32, _vpage: u64, _alloc: &mut BuddyAllocator) -> Result<Placement> {
+        Err(Error::config("os.policy", format!("internal error: node policy {} asked for a colour", self.name)))
+    }
+    fn choose_node(&mut self, fault: &NodeFault) -> Option<u32> {
+        self.chooser.choose_node(fault)
+    }
 }
 
 /// Thread `t`'s slot of per-thread state, grown on first use.
@@ -148,11 +182,6 @@ pub fn nearest_in(layout: &NodeLayout, from: u32, set: &[u32]) -> u32 {
 /// A thread's home memory node: its core's node, or the nearest node with memory.
 pub fn home(layout: &NodeLayout, node: u32) -> u32 {
     nearest_in(layout, node, &layout.memory_nodes())
-}
-
-/// `place` of a node policy: the OS model calls `choose_node` instead.
-pub fn placed_by_node(policy: &str) -> Error {
-    Error::config("os.policy", format!("internal error: node policy {policy} asked for a colour"))
 }
 
 #[cfg(test)]

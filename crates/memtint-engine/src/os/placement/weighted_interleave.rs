@@ -4,34 +4,19 @@
 //! node with memory, 1-255; by default Linux's `auto` weights from the nodes' bandwidths
 //! (`node_sets::linux_auto_weights`: 32 shares split by bandwidth, truncated, over their GCD).
 
-use super::node_sets::{linux_auto_weights, per_thread, placed_by_node, uncoloured, WeightParams};
-use super::{NodeFault, Placement, PlacementPolicy, PolicyInfo};
-use crate::error::{Error, Result};
-use crate::os::buddy::BuddyAllocator;
-use crate::os::colour::ColourSpace;
+use super::node_sets::{linux_auto_weights, per_thread, ByNode, NodeChooser, WeightParams};
+use super::{NodeFault, PolicyInfo};
+use crate::error::Error;
 use crate::params::ParamSchema;
 
 pub struct WeightedInterleave {
-    space: ColourSpace,
     nodes: Vec<u32>,
     weights: Vec<u32>,
     /// Per thread: (index into `nodes`, pages it has had in this turn).
     turn: Vec<(usize, u32)>,
 }
 
-impl PlacementPolicy for WeightedInterleave {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-    fn colour_space(&self) -> &ColourSpace {
-        &self.space
-    }
-    fn colours_of(&self, _pid: u32) -> &[u32] {
-        &[0]
-    }
-    fn place(&mut self, _pid: u32, _vpage: u64, _alloc: &mut BuddyAllocator) -> Result<Placement> {
-        Err(placed_by_node(INFO.name))
-    }
+impl NodeChooser for WeightedInterleave {
     fn choose_node(&mut self, f: &NodeFault) -> Option<u32> {
         let (i, used) = per_thread(&mut self.turn, f.thread);
         let node = self.nodes[*i];
@@ -61,7 +46,7 @@ pub const INFO: PolicyInfo = PolicyInfo::new(
         } else {
             p.weights
         };
-        Ok(Box::new(WeightedInterleave { space: uncoloured(), nodes, weights, turn: Vec::new() }))
+        Ok(ByNode::boxed(INFO.name, WeightedInterleave { nodes, weights, turn: Vec::new() }))
     },
 )
 .places_nodes()
