@@ -96,7 +96,16 @@ fn bw_interleave_splits_3000_pages_exactly_as_the_thesis_test_1() {
 
 fn os_model(cfg: &memtint_engine::config::MemoryConfig, policy: &str) -> memtint_engine::os::OsModel {
     let os = memtint_engine::os::OsConfig { policy: policy.into(), ..Default::default() };
-    memtint_engine::os::OsModel::with_nodes(&os, &cfg.mapping, 0..0, 1, cfg.machine.cpu.cores, cfg.node_layout()).unwrap()
+    memtint_engine::os::OsModel::with_nodes(
+        &os,
+        &cfg.mapping,
+        0..0,
+        1,
+        cfg.machine.cpu.cores,
+        cfg.node_layout(),
+        &memtint_engine::os::placement::one_thread_each(1, cfg.machine.cpu.cores),
+    )
+    .unwrap()
 }
 
 /// The nodes of `n` first touches by thread `tid` on `core`, in order.

@@ -187,7 +187,12 @@ pub fn policy_partition(req: &PartitionRequest) -> Result<Value> {
         &req.os,
         &bits,
         req.processes,
-        &placement::MachineView { mapping: &cfg.mapping, cores, nodes: &cfg.node_layout() },
+        &placement::MachineView {
+            mapping: &cfg.mapping,
+            cores,
+            nodes: &cfg.node_layout(),
+            threads: &placement::one_thread_each(req.processes, cores),
+        },
     )?;
     let space = policy.colour_space();
     let all: Vec<u32> = (0..space.count()).collect();

@@ -26,6 +26,7 @@ use crate::dram::CommandRecord;
 use crate::dram_sim::RunTotals;
 use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
+use crate::os::placement::ThreadPlace;
 use crate::os::{bind_threads, Cfs, CpuState, OsConfig, OsModel, ProcessPlacement, SchedThread, ThreadSchedStats};
 use crate::workload::CpuTraceSource;
 use crate::{Cycle, NEVER};
@@ -440,6 +441,28 @@ struct Sim {
     export: Option<DramExport>,
 }
 
+/// Node-colour policies (`camc`, `tintmalloc`) colour every node by the first memory node's
+/// mapping: refuse a machine whose nodes decode addresses differently.
+fn same_mapping_for_node_colours(cfg: &MemoryConfig, os_cfg: &OsConfig) -> Result<()> {
+    let (Some(t), true) = (&cfg.topology, crate::os::placement::info(&os_cfg.policy)?.colours_nodes) else { return Ok(()) };
+    let same = |m: &crate::mapping::AddressMapping| {
+        m.capacity_bits() == cfg.mapping.capacity_bits()
+            && crate::mapping::Field::ALL.iter().all(|&f| m.field_bits(f) == cfg.mapping.field_bits(f))
+    };
+    match t.memories.iter().position(|m| m.as_ref().is_some_and(|m| !same(&m.mapping))) {
+        Some(i) => Err(Error::config(
+            "os.policy",
+            format!(
+                "policy {} colours every node's memory alike, but node {i}'s mapping ({}) differs from the first memory node's ({})",
+                os_cfg.policy,
+                t.memories[i].as_ref().map_or("", |m| m.mapping.name()),
+                cfg.mapping.name()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Build the run's parts from its plan, and warm the caches up (`warm_up`).
 fn build(
     cfg: &MemoryConfig,
@@ -451,7 +474,9 @@ fn build(
     plan: &Plan,
 ) -> Result<Sim> {
     let machine = &cfg.machine;
-    let mut os = OsModel::with_nodes(os_cfg, &cfg.mapping, plan.llc_bits.clone(), plan.processes, plan.cores, cfg.node_layout())?;
+    same_mapping_for_node_colours(cfg, os_cfg)?;
+    let places: Vec<ThreadPlace> = threads.iter().zip(&plan.bound).map(|(t, &core)| ThreadPlace { process: t.process, core }).collect();
+    let mut os = OsModel::with_nodes(os_cfg, &cfg.mapping, plan.llc_bits.clone(), plan.processes, plan.cores, cfg.node_layout(), &places)?;
     if os_cfg.populate {
         populate(&mut os, threads, &plan.bound, os_cfg.page_bytes)?;
     }

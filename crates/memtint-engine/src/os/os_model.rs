@@ -8,7 +8,7 @@ use super::config::{FrameOrderKind, OsConfig};
 use super::frame_order::FrameOrder;
 use super::nodes::NodeLayout;
 use super::page_table::PageTable;
-use super::placement::{self, NodeFault, PlacementPolicy};
+use super::placement::{self, NodeFault, PlacementPolicy, ThreadPlace};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
 use serde::Serialize;
@@ -80,12 +80,12 @@ struct NodeFrames {
 }
 
 impl NodeFrames {
-    fn new(layout: NodeLayout, seed: u64, processes: u32, page_shift: u32) -> Result<Self> {
-        let space = super::colour::ColourSpace::uncoloured();
+    /// `space`: what each node's frames are indexed by (its own addresses' colours).
+    fn new(layout: NodeLayout, space: &super::colour::ColourSpace, seed: u64, processes: u32, page_shift: u32) -> Result<Self> {
         let allocs = layout
             .nodes
             .iter()
-            .map(|n| (!n.frames.is_empty()).then(|| BuddyAllocator::new(n.frames.len() as u32, &space, page_shift)).transpose())
+            .map(|n| (!n.frames.is_empty()).then(|| BuddyAllocator::new(n.frames.len() as u32, space, page_shift)).transpose())
             .collect::<Result<Vec<_>>>()?;
         // Node 0 draws the one-node baseline's order; the others their own.
         let orders = (0..layout.count()).map(|n| FrameOrder::new(seed.wrapping_add(n as u64))).collect();
@@ -118,11 +118,13 @@ impl OsModel {
     /// `new` on a machine of `cores` cores (policies that partition by core, like `ccps`).
     pub fn with_cores(cfg: &OsConfig, mapping: &AddressMapping, llc_set_bits: Range<u32>, processes: u32, cores: u32) -> Result<Self> {
         let frames = 1u64 << mapping.capacity_bits().saturating_sub(12).min(31);
-        Self::with_nodes(cfg, mapping, llc_set_bits, processes, cores, NodeLayout::single(cores, frames as u32, 1.0))
+        let threads = placement::one_thread_each(processes, cores);
+        Self::with_nodes(cfg, mapping, llc_set_bits, processes, cores, NodeLayout::single(cores, frames as u32, 1.0), &threads)
     }
 
-    /// `with_cores` on a machine of `layout`'s nodes (`mapping`: the first memory node's, for
-    /// colours). Node policies place on nodes; colour policies need a one-node machine.
+    /// `with_cores` on a machine of `layout`'s nodes (`mapping`: every memory node's, for
+    /// colours) running `threads`. Node policies place on nodes; colour policies need a one-node
+    /// machine.
     pub fn with_nodes(
         cfg: &OsConfig,
         mapping: &AddressMapping,
@@ -130,6 +132,7 @@ impl OsModel {
         processes: u32,
         cores: u32,
         layout: NodeLayout,
+        threads: &[ThreadPlace],
     ) -> Result<Self> {
         let info = placement::info(&cfg.policy)?;
         if layout.count() > 1 && !info.places_nodes {
@@ -176,8 +179,14 @@ impl OsModel {
             return Err(Error::config("os", format!("2^{frame_bits} page frames are more than the 2^31 the allocator supports")));
         }
         let bits = ColourBits::new(mapping, llc_set_bits, page_shift, &cfg.exclude_bits)?;
-        let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores, nodes: &layout })?;
-        let nodes = if info.places_nodes { Some(Box::new(NodeFrames::new(layout, cfg.seed, processes, page_shift)?)) } else { None };
+        let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores, nodes: &layout, threads })?;
+        let nodes = if info.places_nodes {
+            let uncoloured = super::colour::ColourSpace::uncoloured();
+            let space = if info.colours_nodes { policy.colour_space() } else { &uncoloured };
+            Some(Box::new(NodeFrames::new(layout, space, cfg.seed, processes, page_shift)?))
+        } else {
+            None
+        };
         // Under a node policy the nodes' own allocators hold the frames.
         let frames = if nodes.is_some() { 1 } else { 1 << frame_bits };
         let alloc = BuddyAllocator::new(frames, policy.colour_space(), page_shift)?;
@@ -227,8 +236,16 @@ impl OsModel {
         if let Some(nodes) = self.nodes.as_mut() {
             let node = nodes.layout.node_of_core(core);
             let fault = NodeFault { pid, thread: tid, core, node, vpage };
-            let want = self.policy.choose_node(&fault).expect("a node policy chooses nodes");
-            let frame = nodes.alloc_near(pid, want, self.policy.name())?;
+            let frame = match self.policy.choose_node(&fault) {
+                Some(want) => nodes.alloc_near(pid, want, self.policy.name())?,
+                // A node-colour policy takes the frame itself.
+                None => {
+                    let p = self.policy.place_on_nodes(&fault, &mut nodes.allocs)?;
+                    nodes.pages[pid as usize][p.node as usize] += 1;
+                    self.overflow[pid as usize] += p.placed.borrowed as u64;
+                    nodes.layout.nodes[p.node as usize].frames.start + p.placed.frame
+                }
+            };
             self.tables[pid as usize].insert(vpage, frame);
             return Ok(frame);
         }
@@ -291,20 +308,31 @@ impl OsModel {
             };
         };
         // Ids are below 2^(number of id functions): flags, not ordered sets (one probe per page).
-        let mut banks = vec![false; 1 << self.bits.bank_id_masks().len()];
-        let mut channels = vec![false; 1 << self.bits.channel_id_masks().len()];
+        // On several nodes a bank or channel id is node-major over the machine (node x ids per
+        // node + the id within the node, each node decoding its own addresses).
+        let node_count = self.nodes.as_ref().map_or(1, |n| n.layout.count() as usize);
+        let (bank_ids, channel_ids) = (1usize << self.bits.bank_id_masks().len(), 1usize << self.bits.channel_id_masks().len());
+        let mut banks = vec![false; node_count * bank_ids];
+        let mut channels = vec![false; node_count * channel_ids];
         // Spread footprints cover every id after a few hundred pages: stop there rather than
         // walk the rest of the table (a fixed cost at the end of every run).
         let (mut banks_left, mut channels_left) = (banks.len(), channels.len());
-        let mark = |used: &mut [bool], left: &mut usize, id: u32| {
-            if !std::mem::replace(&mut used[id as usize], true) {
+        let mark = |used: &mut [bool], left: &mut usize, id: usize| {
+            if !std::mem::replace(&mut used[id], true) {
                 *left -= 1;
             }
         };
         for (_, frame) in table.mappings() {
-            let addr = (frame as u64) << self.page_shift;
-            self.bits.banks_of_frame(addr).for_each(|b| mark(&mut banks, &mut banks_left, b));
-            self.bits.channels_of_frame(addr).for_each(|c| mark(&mut channels, &mut channels_left, c));
+            let (node, local) = match &self.nodes {
+                Some(n) => {
+                    let node = n.layout.node_of_frame(frame);
+                    (node as usize, frame - n.layout.nodes[node as usize].frames.start)
+                }
+                None => (0, frame),
+            };
+            let addr = (local as u64) << self.page_shift;
+            self.bits.banks_of_frame(addr).for_each(|b| mark(&mut banks, &mut banks_left, node * bank_ids + b as usize));
+            self.bits.channels_of_frame(addr).for_each(|c| mark(&mut channels, &mut channels_left, node * channel_ids + c as usize));
             if banks_left == 0 && channels_left == 0 {
                 break;
             }
@@ -327,11 +355,15 @@ impl OsModel {
         let processes = (0..self.processes())
             .map(|pid| {
                 let colours = self.policy.colours_of(pid).to_vec();
-                let reach = self.bits.reach(space, &colours)?;
+                // Node-colour policies number colours node-major: reach within a node.
+                let mut local: Vec<u32> = colours.iter().map(|&c| c % space.count()).collect();
+                local.sort_unstable();
+                local.dedup();
+                let reach = self.bits.reach(space, &local)?;
                 Ok(ProcessColours {
                     pid,
                     colours_text: colour_list_text(&colours),
-                    frames: colours.iter().map(|&c| self.bits.frames_of_colour(space, c)).sum(),
+                    frames: colours.iter().map(|&c| self.bits.frames_of_colour(space, c % space.count())).sum(),
                     colours,
                     banks: reach.banks,
                     channels: reach.channels,

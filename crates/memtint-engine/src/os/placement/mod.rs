@@ -8,25 +8,30 @@ mod buddy_order;
 mod bw_interleave;
 mod bw_local;
 mod bw_random;
+mod camc;
 mod ccps;
 mod colour_sets;
 mod dram_only;
 mod interleave;
 mod local;
 mod mcp;
+mod node_colours;
 mod node_sets;
 mod random_interleave;
+mod tintmalloc;
 mod vertical;
 mod weighted_interleave;
 
 pub use bpm::bpm;
 pub use bpm_plus::bpm_plus;
 pub use buddy_order::BuddyOrder;
+pub use camc::CamcParams;
 pub use ccps::{params as ccps_params, CcpsParams, CcpsRegions};
 pub use colour_sets::{ColourSets, ColourSplit};
 pub use mcp::{Mcp, McpParams};
 pub use node_sets::{linux_auto_weights, Clusters};
 pub use random_interleave::RandomInterleave;
+pub use tintmalloc::{TintParams, TintThread};
 pub use vertical::{vertical, VerticalParams, NAMED_VERTICAL};
 
 use super::buddy::{BuddyAllocator, Frame};
@@ -51,6 +56,28 @@ pub struct MachineView<'a> {
     pub mapping: &'a AddressMapping,
     pub cores: u32,
     pub nodes: &'a NodeLayout,
+    /// Each thread's process and the core it is bound to, in thread order (per-thread policies
+    /// colour by it: `tintmalloc`; `camc` puts a process's colours on its first thread's node).
+    pub threads: &'a [ThreadPlace],
+}
+
+/// A thread as placement policies see it before the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadPlace {
+    pub process: u32,
+    pub core: u32,
+}
+
+/// One thread per process, process `p` on core `p % cores`: the view of callers without threads.
+pub fn one_thread_each(processes: u32, cores: u32) -> Vec<ThreadPlace> {
+    (0..processes).map(|p| ThreadPlace { process: p, core: p % cores.max(1) }).collect()
+}
+
+/// A frame a node-colour policy chose: its node and its frame within the node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodePlacement {
+    pub node: u32,
+    pub placed: Placement,
 }
 
 /// A first touch as node policies see it.
@@ -99,6 +126,13 @@ pub trait PlacementPolicy: Send {
     fn choose_node(&mut self, _fault: &NodeFault) -> Option<u32> {
         None
     }
+
+    /// Node-colour policies (`PolicyInfo::colours_nodes`: `camc`, `tintmalloc`): a node and a
+    /// frame of it for a first touch, from the nodes' allocators (`None`: a node without
+    /// memory), each indexed by `colour_space()` over the node's own addresses.
+    fn place_on_nodes(&mut self, _fault: &NodeFault, _nodes: &mut [Option<BuddyAllocator>]) -> Result<NodePlacement> {
+        Err(crate::error::Error::config("os.policy", format!("internal error: policy {} does not colour nodes", self.name())))
+    }
 }
 
 /// What a placement policy is, needs and how to make one, declared in its own file.
@@ -122,6 +156,9 @@ pub struct PolicyInfo {
     /// It chooses nodes (`PlacementPolicy::choose_node`), not colours: it runs on multi-node
     /// machines, the colour policies only on one-node ones.
     pub places_nodes: bool,
+    /// It colours within nodes (`PlacementPolicy::place_on_nodes`): each node's frames are
+    /// indexed by its colour space; it runs on one-node and multi-node machines.
+    pub colours_nodes: bool,
     pub build: Builder,
 }
 
@@ -139,11 +176,15 @@ impl PolicyInfo {
             machine_variant: None,
             params: ParamSchema::NONE,
             places_nodes: false,
+            colours_nodes: false,
             build,
         }
     }
     pub const fn places_nodes(self) -> Self {
         PolicyInfo { places_nodes: true, ..self }
+    }
+    pub const fn colours_nodes(self) -> Self {
+        PolicyInfo { places_nodes: true, colours_nodes: true, ..self }
     }
     pub const fn needs_profiles(self) -> Self {
         PolicyInfo { needs_profiles: true, ..self }
@@ -193,6 +234,8 @@ pub static POLICIES: Registry<PolicyInfo> = Registry::new(
         &bw_interleave::INFO,
         &bw_random::INFO,
         &bw_local::INFO,
+        &camc::INFO,
+        &tintmalloc::INFO,
     ],
 );
 
