@@ -39,6 +39,11 @@ SEED_FILES = [
     'affinity = [0, 1]\n[os]\npolicy = "buddy"\n[os.sched]\nload_balance = false\n',
     'machine = "tiering-2to1"\nprograms = ["stream", "light"]\ninstructions = 1000\nat_end = "wait"\n'
     '[os]\npolicy = "bw-interleave"\n',
+    'machine = "opteron-6128"\nprograms = ["stream", "light"]\ninstructions = 1000\n'
+    '[os]\npolicy = "tintmalloc"\n[[os.tintmalloc.threads]]\nnode = 1\nbanks = [0, 1]\nllc = [0, 1, 2]\n'
+    '[[os.tintmalloc.threads]]\nbanks = [2]\n',
+    'machine = "opteron-6128"\nprograms = ["random", "light"]\ninstructions = 1000\n'
+    '[os]\npolicy = "camc"\ncolours = [[0], [8]]\n[os.camc]\ncolours_per_task = 2\n',
 ]
 
 FRAGMENTS = ['"', "'", "[", "]", "{", "}", "=", "\n", "\x00", "\x1b[2J", "\r", "\xff", "-1", "1.5", "99999999999999999999",

@@ -227,6 +227,24 @@ def test_quick_tiering_reproduction_measures_its_claims_on_the_tier_machines(tmp
     assert (out / "tiering-stream.png").stat().st_size > 1000
 
 
+@pytest.mark.engine
+def test_quick_camc_reproduction_measures_isolation_and_interference(tmp_path):
+    out = tmp_path / "repro"
+    papers = reproduce(["camc"], str(out), common.Settings(seeds=1, quick=True), jobs=2, progress=False)
+    check_rows_data(out / "camc.json")
+    rows = {r.claim["id"]: r for r in papers[0]["rows"]}
+    assert set(rows) == {c["id"] for c in figures.load("camc")["claim"]}
+    # §9.2 (b)3 holds exactly whatever the run length, on pages actually placed.
+    for rid in ("isolation-diff-bank", "isolation-diff-controller", "isolation-tintmalloc-banks",
+                "isolation-pages-in-colours"):
+        assert rows[rid].per_seed == [0.0] and rows[rid].placed_pages > 0, rid
+    # One bank shared by four random-access tasks costs more than private banks, even in a tiny run.
+    assert rows["palloc-same-bank-doubles"].stats["mean"] > 1 + rows["palloc-diff-bank-plus-4"].stats["mean"] / 100
+    text = (out / "camc.md").read_text()
+    assert "## Calibration" in text and "1 hop" in text and "the foreground alone" in text
+    assert (out / "camc-background.png").stat().st_size > 1000
+
+
 @pytest.mark.parametrize("paper", list(PAPERS))
 def test_committed_reports_rows_hold_the_verdict_rule(paper):
     path = Path(figures.FIGURES_DIR).parents[1] / "docs" / "reproductions" / f"{paper}.json"

@@ -65,10 +65,14 @@ fn camc_gives_each_task_a_private_bank_on_its_own_node() {
     let pages = touch(&mut os, &ONE_PER_NODE, 2000);
     for (t, ps) in pages.iter().enumerate() {
         // Every page on the task's own node, in its one colour (the thesis's default).
-        assert_eq!(set(ps.iter().map(|p| (p.node, p.bank))), set([(t as u64, 0)]), "task {t}");
-        assert_eq!(os.process_placement(t as u32).colours, vec![8 * t as u32], "colours are node-major");
+        // "spread": each node's first task another bank index, so other LLC sets (b15, b16, b18).
+        assert_eq!(set(ps.iter().map(|p| (p.node, p.bank))), set([(t as u64, t as u64)]), "task {t}");
+        assert_eq!(os.process_placement(t as u32).colours, vec![9 * t as u32], "colours are node-major");
     }
-    // The thesis's "banks 0, 32, 64, 96": bank 0 of each node's controller (2 ch x 2 ranks x 8 banks).
+    // "lowest": the thesis's "banks 0, 32, 64, 96", bank 0 of each node (2 ch x 2 ranks x 8 banks).
+    let mut os = os_model(json!({"policy": "camc", "camc": {"choose": "lowest"}}), &ONE_PER_NODE).unwrap();
+    let pages = touch(&mut os, &ONE_PER_NODE, 500);
+    assert!(pages.iter().enumerate().all(|(t, ps)| ps.iter().all(|p| p.node == t as u64 && p.bank == 0)));
     let banks: Vec<u32> = (0..4).map(|t| os.process_placement(t).banks_used[0]).collect();
     assert_eq!(banks, vec![0, 32, 64, 96]);
     // Four tasks on one node: private banks of that node (diff_bank under the default).
@@ -176,6 +180,8 @@ fn bad_node_colours_are_errors_naming_the_key() {
     assert!(e.contains("os.colours[1][0]") && e.contains("also in set 0"), "{e}");
     let e = model_error(json!({"policy": "camc", "camc": {"colours_per_task": 9}}), &ONE_PER_NODE);
     assert!(e.contains("os.camc.colours_per_task") && e.contains("process 3"), "{e}");
+    let e = model_error(json!({"policy": "camc", "camc": {"choose": "highest"}}), &[(0, 0)]);
+    assert!(e.contains("os.camc.choose") && e.contains("spread or lowest"), "{e}");
     let e = model_error(json!({"policy": "camc", "camc": {"colours_per_task": 0}}), &[(0, 0)]);
     assert!(e.contains("colours_per_task") && e.contains("between 1"), "{e}");
     let e = model_error(json!({"policy": "tintmalloc", "tintmalloc": {"threads": [{}]}}), &[(0, 0), (0, 1)]);
@@ -205,7 +211,7 @@ fn node_colours_run_end_to_end_and_refuse_nodes_with_other_mappings() {
     for p in 0..4 {
         let pages: Vec<u64> = r["processes"][p]["pages_per_node"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
         assert_eq!(pages.iter().enumerate().filter(|(_, &c)| c > 0).map(|(n, _)| n).collect::<Vec<_>>(), vec![p], "{pages:?}");
-        assert_eq!(r["cores"][p]["banks"], json!([32 * p, 32 * p + 8, 32 * p + 16, 32 * p + 24]));
+        assert_eq!(r["cores"][p]["banks"], json!([33 * p, 33 * p + 8, 33 * p + 16, 33 * p + 24]));
     }
     let mut spec = json!({"machine": "tiering-2to1", "programs": ["light"], "instructions": 1000, "os": {"policy": "camc"}});
     spec["overrides"] = json!({"nodes": [{"cores": 4}, {"cores": 4, "dram": {"device": "ddr4-2400", "density_gbit": 8, "channels": 1, "ranks": 1, "mapping": "RoBaRaCoCh"}}]});

@@ -11,13 +11,16 @@ from memtint.reproduce import verdict as verdict_rule
 from memtint.reproduce.common import Row
 
 POINT_METRICS = ("ws_change_over", "ms_change_over")
-PLAIN_METRICS = ("relative_ipc", "share_not_worse", "speedup", "dram_pages")
+PLAIN_METRICS = ("relative_ipc", "share_not_worse", "speedup", "dram_pages", "time_ratio", "slope_ratio",
+                 "spread_ratio", "idle_beats_runtime_share")
+#: Counts shown whole.
+COUNT_METRICS = ("dram_pages", "sharing_pairs", "overflow_pages")
 
 
 def fmt_value(metric: str, v: float, signed: bool = True) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
-    if metric == "dram_pages":
+    if metric in COUNT_METRICS:
         return f"{v:,.0f}"
     if metric in PLAIN_METRICS:
         return f"{v:.3f}"

@@ -53,6 +53,9 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
                         for n in stats["nodes"]]
         out["processes"] = [{"pages_per_node": p.get("pages_per_node"), "run_time_cycles": p.get("run_time_cycles")}
                             for p in stats.get("processes", [])]
+        for core, c in zip(cores, stats["cores"]):  # what colours within nodes are checked by
+            core["banks"] = c.get("banks")
+            core["colour_overflow_pages"] = c.get("colour_overflow_pages")
     llc = ((stats.get("config") or {}).get("cache") or {}).get("llc")
     out["llc_line_bytes"] = llc.get("line_bytes") if isinstance(llc, dict) else None
     return out

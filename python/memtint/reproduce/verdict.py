@@ -92,8 +92,8 @@ def verdict(claim: dict[str, Any], ours: float, not_applicable: str = "") -> str
     raise ValueError(f"unknown claim kind {kind!r}")
 
 
-#: Metrics whose "no change" is not 0: a run-time ratio is 1 when nothing changed.
-NEUTRAL = {"speedup": 1.0}
+#: Metrics whose "no change" is not 0: a ratio is 1 when nothing changed.
+NEUTRAL = {"speedup": 1.0, "slope_ratio": 1.0, "spread_ratio": 1.0, "time_ratio": 1.0}
 
 
 def neutral(claim: dict[str, Any]) -> float:

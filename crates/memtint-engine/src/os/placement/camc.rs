@@ -1,7 +1,8 @@
 //! `camc`: the Pan thesis's Controller-Aware Memory Colouring (pan-camc-tintmalloc-refresh.md
 //! §2.2). Each process (the thesis's RT task) owns private bank colours on its local node, the
 //! node of its first thread's core (the nearest node with memory for a node without):
-//! `colours_per_task` of them (default 1, the thesis's default), the lowest free ones. When they
+//! `colours_per_task` of them (default 1, the thesis's default), free ones chosen as `choose`
+//! says (default "spread": bank indices the fewest processes hold on any node). When they
 //! run out of frames it is given another free colour, its own node's first, then the nearest
 //! node's (§2.2(e)). Every page it touches is coloured: CAMC colours the whole address space
 //! (heap, stack, data, text), here every address of its trace.
@@ -32,18 +33,28 @@ use serde::{Deserialize, Serialize};
 pub struct CamcParams {
     /// Colours a process is given at start (the thesis's `color_num`, default 1).
     pub colours_per_task: u32,
+    /// Which free colour of a node a process is given (the thesis does not say): "spread"
+    /// (default: the one whose index within the node the fewest processes on any node hold, so
+    /// that where bank bits are LLC set bits, as on the Opteron, tasks on different nodes do not
+    /// share LLC sets either) or "lowest" (the lowest free one: every node's first task gets the
+    /// same bank index, and the same LLC sets).
+    pub choose: String,
 }
 
 impl Default for CamcParams {
     fn default() -> Self {
-        CamcParams { colours_per_task: 1 }
+        CamcParams { colours_per_task: 1, choose: "spread".into() }
     }
 }
 
 impl Params for CamcParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         const COLOURS: Bound = Bound { min: 1, max: 4096, unit: "colours", why: "a machine of 64 nodes x 64 bank colours has 4096" };
-        COLOURS.check_params(&[("colours_per_task", self.colours_per_task as u64)])
+        COLOURS.check_params(&[("colours_per_task", self.colours_per_task as u64)])?;
+        match self.choose.as_str() {
+            "spread" | "lowest" => Ok(()),
+            other => Err(("choose", format!("unknown choice '{other}'; choose spread or lowest"))),
+        }
     }
 }
 
@@ -59,6 +70,8 @@ pub struct Camc {
     owner: Vec<Option<u32>>,
     /// Sets may be given more colours (not with explicit `os.colours`).
     grows: bool,
+    /// `choose = "spread"`.
+    spread: bool,
     strict: bool,
 }
 
@@ -115,7 +128,7 @@ impl Camc {
                 let mut sets = vec![Vec::new(); set_count as usize];
                 for s in 0..set_count {
                     for _ in 0..p.colours_per_task {
-                        let Some(c) = free_colour(&nc, &m.nodes.by_distance(home[s as usize]), &owner) else {
+                        let Some(c) = free_colour(&nc, &m.nodes.by_distance(home[s as usize]), &owner, p.choose == "spread") else {
                             return Err(Error::config(
                                 "os.camc.colours_per_task",
                                 format!(
@@ -135,7 +148,17 @@ impl Camc {
                 sets
             }
         };
-        Ok(Camc { grows: cfg.colours.is_none(), strict: cfg.strict, nc, layout: m.nodes.clone(), sets, set_of, home, owner })
+        Ok(Camc {
+            grows: cfg.colours.is_none(),
+            spread: p.choose == "spread",
+            strict: cfg.strict,
+            nc,
+            layout: m.nodes.clone(),
+            sets,
+            set_of,
+            home,
+            owner,
+        })
     }
 
     /// A frame of set `s`'s colours, its nodes nearest its home first.
@@ -154,9 +177,15 @@ impl Camc {
     }
 }
 
-/// The lowest colour no set owns, on the first of `nodes` that has one.
-fn free_colour(nc: &NodeColours, nodes: &[u32], owner: &[Option<u32>]) -> Option<u32> {
-    nodes.iter().find_map(|&n| (0..nc.per_node()).map(|l| nc.global(n, l)).find(|&g| owner[g as usize].is_none()))
+/// A colour no set owns, on the first of `nodes` that has one: the lowest, or with `spread` the
+/// one whose index within the node is owned on the fewest nodes (then the lowest).
+fn free_colour(nc: &NodeColours, nodes: &[u32], owner: &[Option<u32>], spread: bool) -> Option<u32> {
+    let held = |l: u32| (0..nc.count()).filter(|&g| nc.local(g) == l && owner[g as usize].is_some()).count();
+    nodes.iter().find_map(|&n| {
+        let free = (0..nc.per_node()).filter(|&l| owner[nc.global(n, l) as usize].is_none());
+        let l = if spread { free.min_by_key(|&l| (held(l), l)) } else { free.min() }?;
+        Some(nc.global(n, l))
+    })
 }
 
 impl PlacementPolicy for Camc {
@@ -184,7 +213,7 @@ impl PlacementPolicy for Camc {
             }
             let near = self.layout.by_distance(self.home[s as usize]);
             let mut given = None;
-            while let Some(c) = free_colour(&self.nc, &near, &self.owner) {
+            while let Some(c) = free_colour(&self.nc, &near, &self.owner, self.spread) {
                 let has = allocs[self.nc.node_of(c) as usize].as_ref().is_some_and(|a| a.free_of_colour(self.nc.local(c)) > 0);
                 // A colour with no free frame left is claimed by nobody's use and passed over.
                 self.owner[c as usize] = Some(if has { s } else { u32::MAX });

@@ -1,0 +1,395 @@
+"""CAMC and TintMalloc on the Pan thesis's NUMA machine (pan-camc-tintmalloc-refresh.md §2-3,
+§9.2): the `camc` and `tintmalloc` policies (docs/numa.md, "Colours within nodes") on the
+opteron-6128 preset, with the thesis's same_bank / diff_bank / diff_controller configurations
+as fixed CAMC colours.
+
+Experiments: the hop calibration (Table 2.1), a foreground with 0-3 background copies of itself
+under the three configurations (Figs. 2.6-2.7: the Palloc latency benchmark and the alternating
+stride), four threads on one node (Table 2.2), one task per controller against four (Fig. 2.4,
+2.5: single-core equivalence), sixteen-thread SPMD programs under TintMalloc's variants (Figs.
+3.10-3.14), and the isolation invariants (§9.2 (b)3) read off every run's placement.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from memtint.reproduce import common
+from memtint.reproduce.common import Row, Settings
+from memtint.reproduce.runner import spec_key
+
+NAME = "camc"
+TITLE = "CAMC and TintMalloc: controller-aware colouring on a NUMA machine (Pan, NC State PhD thesis 2018, Ch. 2-3)"
+MACHINE = "opteron-6128"
+
+#: The Palloc latency benchmark's stand-in: random lines over 2x the LLC (its linked list is).
+CHASE = "random:footprint_bytes=16777216"
+#: The alternating-stride write benchmark's: two sweeps (M+k, M-k lines) writing every line once.
+STRIDE = "stream:streams=2,reads_pki=100,writes_pki=100,footprint_bytes=67108864"
+#: Stream attackers (the thesis's background tasks).
+ATTACKER = "stream"
+#: TintMalloc's synthetic benchmark (§3.4): a large allocation per thread, each line touched once.
+SYNTHETIC = "stream:streams=2,reads_pki=100,writes_pki=50,footprint_bytes=16777216"
+
+#: The thesis's three configurations of Ch. 2 for the foreground and its background copies, as
+#: `camc` colour sets (global colours, node-major: 8 bank colours per node).
+CONFIGS = {
+    "same_bank": lambda n: {"colours": [[0]], "groups": [0] * n},
+    "diff_bank": lambda n: {"colours": [[i] for i in range(n)]},
+    "diff_controller": lambda n: {"colours": [[8 * i] for i in range(n)]},
+    # Not the thesis's: bank i of node i, so the tasks' bank bits (LLC set bits here) differ too.
+    "diff_controller, other banks": lambda n: {"colours": [[9 * i] for i in range(n)]},
+}
+#: TintMalloc's variants (§3.4) and the Linux baseline.
+TINT = {
+    "buddy": ("local", {}),
+    "MEM+LLC": ("tintmalloc", {}),
+    "MEM only": ("tintmalloc", {"tintmalloc": {"llc_sharers": 0}}),
+    "LLC only": ("tintmalloc", {"tintmalloc": {"bank_sharers": 0}}),
+    "LLC+MEM(part)": ("tintmalloc", {"tintmalloc": {"bank_sharers": 2}}),
+}
+THREADS = 16
+#: Most warm-up per thread (16 threads do 16x a one-program run's warm-up work).
+WARMUP_CAP = 500_000
+SIZES = {"full": {"small": 200_000, "spmd": 100_000}, "quick": {"small": 10_000, "spmd": 10_000}}
+
+
+def seeded(program: str, i: int) -> str:
+    """Copy ``i`` of a profile, with its own generator seed (a trace is the same for every copy)."""
+    if program.split(":")[0] not in common.PROFILES:
+        return program
+    return f"{program},seed={i + 1}" if ":" in program else f"{program}:seed={i + 1}"
+
+
+def makespan(run: dict[str, Any]) -> float:
+    return float(max(c["finished_at"] for c in run["cores"]))
+
+
+def spread(run: dict[str, Any]) -> float:
+    t = [c["finished_at"] for c in run["cores"]]
+    return float(max(t) - min(t))
+
+
+def idle(run: dict[str, Any]) -> float:
+    """Total idle at the end barrier: the sum over threads of (last end - own end) (Algorithm 5)."""
+    t = [c["finished_at"] for c in run["cores"]]
+    return float(sum(max(t) - x for x in t))
+
+
+class Experiment:
+    name = NAME
+    title = TITLE
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        size = SIZES["quick" if settings.quick else "full"]
+        self.small = settings.instructions(size["small"])
+        self.spmd = settings.instructions(size["spmd"])
+        suite = [n for n in ("triad", "fdtd", "spmv") if n in common.SUITE]
+        self.spmd_programs = {"synthetic": SYNTHETIC} | ({} if settings.quick else
+                                                         {n: common.program_path(n) for n in suite})
+        self.keys: dict[tuple, str] = {}
+        self.jobs: list[dict[str, Any]] = []
+
+    def describe(self) -> list[str]:
+        return [
+            f"Machine {MACHINE} (docs/numa.md): 4 nodes x 4 cores, each node DDR3-1333 with 2 channels x 2 ranks x 8 "
+            "banks; the mapping puts channel (b6) and rank (b7) inside the page, so a colour is one bank index of one "
+            "node over both channels and ranks (8 colours per node, 32 in all, node-major: the thesis's banks 0, 32, "
+            "64, 96 are colours 0, 8, 16, 24). Bank bits b15, b16, b18 are also LLC set bits: bank colours partition "
+            "the one shared 8 MiB LLC too (the thesis's per-die L3s are one LLC here).",
+            "Configurations (Ch. 2) as fixed `camc` colours: same_bank (every task in colour 0), diff_bank (colours "
+            "0-3 on node 0), diff_controller (colours 0, 8, 16, 24: bank 0 of each node, as the thesis chose; the "
+            "tables add colours 0, 9, 18, 27, bank i of node i, which share no LLC set); CAMC's own assignment (1 "
+            "colour per task on its core's node, `choose = \"spread\"`: bank indices no other task holds) where the "
+            "run says `camc`.",
+            f"Programs: the Palloc latency benchmark as random lines over 16 MiB (2x the LLC) ({CHASE}); the "
+            f"alternating-stride write benchmark as two write sweeps ({STRIDE}); Stream attackers ({ATTACKER}); "
+            f"{self.small:,} instructions per task, the foreground on core 0 and its copies on cores 1-3 as in "
+            "Figs. 2.6-2.7.",
+            f"TintMalloc: {THREADS}-thread programs (one thread per core, each its own data, a finished thread waits at "
+            f"the end, at_end = \"wait\"), {self.spmd:,} instructions per thread, under Linux's local first touch "
+            "(buddy) and the variants MEM+LLC, MEM only, LLC only and LLC+MEM(part) (2 threads per bank set). "
+            "MEM+LLC(part) (4 threads per LLC group) is MEM+LLC on this machine: its bank bits are LLC set bits, so a "
+            "thread's private banks already fix its share of an LLC group's colours. Programs: "
+            f"{', '.join(self.spmd_programs)}; the thesis's OpenMP codes (lbm, art, equake, bodytrack, freqmine, "
+            "blackscholes) are not in the suite. Each thread first touches its own data here, so buddy places it "
+            "locally: the baseline has no remote accesses, and the comparison isolates bank and LLC sharing.",
+            f"Warm-up: the run's, at most {WARMUP_CAP:,} instructions per thread.",
+            "Not measured: the rate-monotonic deadline test (Tables 2.3-2.6, (c)4: needs real-time task "
+            "scheduling), BPM on the NUMA machine ((c)8: colour policies that ignore nodes are refused on multi-node "
+            "machines), allocation cost (Obs. 4: the model allocates in no time).",
+        ]
+
+    def _add(self, key: tuple, spec: dict[str, Any]) -> None:
+        if self.settings.warmup:
+            spec["warmup"] = min(int(self.settings.warmup), WARMUP_CAP)
+        k = spec_key(spec)
+        self.keys[key] = k
+        self.jobs.append({"key": k, "phase": "shared", "spec": spec})
+
+    def _tasks(self, programs: list[tuple[str, int]], instructions: int, os: dict[str, Any], seed: int,
+               at_end: str = "continue") -> dict[str, Any]:
+        """One single-threaded process per (program, core)."""
+        processes = [{"threads": [{"program": seeded(p, i), "affinity": [core]}]} for i, (p, core) in enumerate(programs)]
+        return {"machine": MACHINE, "programs": [], "processes": processes, "instructions": instructions,
+                "os": os, "seed": seed, "at_end": at_end}
+
+    def plan(self) -> list[dict[str, Any]]:
+        for seed in self.settings.seed_list():
+            for node in (0, 1, 2):
+                self._add(("hops", node, seed), self._tasks([(STRIDE, 0)], self.small,
+                                                            {"policy": "camc", "colours": [[8 * node]]}, seed))
+            for bench, prog in (("chase", CHASE), ("stride", STRIDE)):
+                self._add(("bg", bench, "alone", 0, seed),
+                          self._tasks([(prog, 0)], self.small, {"policy": "camc", "colours": [[0]]}, seed))
+                for cfg, colours in CONFIGS.items():
+                    for k in (1, 2, 3):
+                        self._add(("bg", bench, cfg, k, seed),
+                                  self._tasks([(prog, i) for i in range(k + 1)], self.small,
+                                              {"policy": "camc", **colours(k + 1)}, seed))
+            for policy in ("local", "camc"):
+                self._add(("t22", policy, seed), self._tasks([(STRIDE, i) for i in range(4)], self.small,
+                                                             {"policy": policy}, seed))
+            fg = [(CHASE, 0)]
+            self._add(("sce", "alone", seed), self._tasks(fg, self.small, {"policy": "camc"}, seed))
+            for n, cores in ((4, [4, 8, 12]), (16, list(range(1, 16)))):
+                tasks = fg + [(ATTACKER, c) for c in cores]
+                self._add(("sce", n, "camc", seed), self._tasks(tasks, self.small, {"policy": "camc"}, seed))
+                self._add(("sce", n, "same_bank", seed),
+                          self._tasks(tasks, self.small, {"policy": "camc", **CONFIGS["same_bank"](n)}, seed))
+            for name, prog in self.spmd_programs.items():
+                for label, (policy, params) in TINT.items():
+                    self._add(("tint", name, label, seed),
+                              self._tasks([(prog, c) for c in range(THREADS)], self.spmd, {"policy": policy, **params},
+                                          seed, at_end="wait"))
+        return self.jobs
+
+    # --- measures ---------------------------------------------------------------------------
+
+    def _run(self, results: dict[str, Any], key: tuple) -> dict[str, Any]:
+        return results[self.keys[key]]
+
+    def _fg(self, results: dict[str, Any], key: tuple) -> float:
+        """The foreground's time to its target (core 0, core cycles)."""
+        return float(self._run(results, key)["cores"][0]["cycles"])
+
+    def _slowdown(self, results: dict[str, Any], bench: str, cfg: str, k: int, seed: int) -> float:
+        return self._fg(results, ("bg", bench, cfg, k, seed)) / self._fg(results, ("bg", bench, "alone", 0, seed))
+
+    def _slope(self, results: dict[str, Any], bench: str, cfg: str, seed: int) -> float:
+        """Least-squares slope of the foreground's slowdown over 0-3 background tasks."""
+        ys = [1.0] + [self._slowdown(results, bench, cfg, k, seed) for k in (1, 2, 3)]
+        xs = [0, 1, 2, 3]
+        mx, my = statistics.fmean(xs), statistics.fmean(ys)
+        return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+    def _tint(self, results: dict[str, Any], name: str, label: str, seed: int) -> dict[str, Any]:
+        return self._run(results, ("tint", name, label, seed))
+
+    def _tint_change(self, results: dict[str, Any], name: str, label: str, seed: int, f) -> float:
+        return common.pct(f(self._tint(results, name, label, seed)), f(self._tint(results, name, "buddy", seed)))
+
+    def analyse(self, claims: list[dict[str, Any]], results: dict[str, Any]) -> dict[str, Any]:
+        rows = [self._row(c, results) for c in claims]
+        return {"rows": rows, "tables": self._tables(results), "plots": [self._plot(results)],
+                "calibration": self._calibration(results), "notes": []}
+
+    def _row(self, c: dict[str, Any], results: dict[str, Any]) -> Row:
+        seeds = self.settings.seed_list()
+        e = c["experiment"]
+        if e == "background":
+            bench, cfg = c["bench"], c["config"]
+            per_seed = [100 * (self._slowdown(results, bench, cfg, 3, s) - 1) if c["metric"] == "time_change_pct"
+                        else self._slowdown(results, bench, cfg, 3, s) for s in seeds]
+            row = Row(c, MACHINE, per_seed)
+            row.population = f"the foreground with 3 background copies on cores 1-3, {cfg}"
+            runs = [self._run(results, ("bg", bench, "alone", 0, s)) for s in seeds]
+            row.dram_pki, row.not_applicable = common.effect(f"the {bench} benchmark alone", runs)
+            row.detail = self._bg_cause(results, bench, cfg)
+        elif e == "slope":
+            bench = c["bench"]
+            per_seed = [self._slope(results, bench, "same_bank", s) / self._slope(results, bench, "diff_bank", s)
+                        for s in seeds]
+            row = Row(c, MACHINE, per_seed)
+            row.population = "the foreground with 0-3 background copies, same_bank against diff_bank"
+            runs = [self._run(results, ("bg", bench, "alone", 0, s)) for s in seeds]
+            row.dram_pki, row.not_applicable = common.effect(f"the {bench} benchmark alone", runs)
+            slopes = {cfg: statistics.fmean(self._slope(results, bench, cfg, s) for s in seeds) for cfg in CONFIGS}
+            row.detail = ("slowdown per added task: " + ", ".join(f"{k} {v:+.3f}" for k, v in slopes.items())
+                          + ". " + self._bg_cause(results, bench, "diff_bank"))
+        elif e == "one-node":
+            per_seed = [statistics.fmean(common.pct(a["cycles"] / a["dram_reads"], b["cycles"] / b["dram_reads"])
+                                         for a, b in zip(self._run(results, ("t22", "camc", s))["cores"],
+                                                         self._run(results, ("t22", "local", s))["cores"]))
+                        for s in seeds]
+            row = Row(c, MACHINE, per_seed)
+            row.population = "4 alternating-stride threads on node 0's cores, time per DRAM read"
+            runs = [self._run(results, ("t22", "local", s)) for s in seeds]
+            row.dram_pki, row.not_applicable = common.effect("the four threads", runs)
+            row.detail = self._pair_cause(runs, [self._run(results, ("t22", "camc", s)) for s in seeds],
+                                          "buddy (local)", "camc (1 private bank colour each)")
+        elif e == "sce":
+            n, cfg = int(c["tasks"]), c["config"]
+            alone = [self._fg(results, ("sce", "alone", s)) for s in seeds]
+            if c["metric"] == "time_change_pct":
+                per_seed = [common.pct(self._fg(results, ("sce", n, cfg, s)), a) for s, a in zip(seeds, alone)]
+            else:  # camc against same_bank
+                per_seed = [common.pct(self._fg(results, ("sce", n, "camc", s)), self._fg(results, ("sce", n, "same_bank", s)))
+                            for s in seeds]
+            row = Row(c, MACHINE, per_seed)
+            row.population = f"a random-access foreground with {n - 1} Stream attackers, one task per core"
+            runs = [self._run(results, ("sce", "alone", s)) for s in seeds]
+            row.dram_pki, row.not_applicable = common.effect("the foreground alone", runs)
+            row.detail = self._pair_cause(runs, [self._run(results, ("sce", n, cfg, s)) for s in seeds], "alone",
+                                          f"{n} tasks, {cfg}", core=0)
+        elif e == "tintmalloc":
+            row = self._tint_row(c, results)
+        elif e == "isolation":
+            row = self._isolation_row(c, results)
+        else:
+            raise ValueError(f"unknown experiment {e!r}")
+        return row
+
+    def _bg_cause(self, results: dict[str, Any], bench: str, cfg: str) -> str:
+        seeds = self.settings.seed_list()
+        alone = [self._run(results, ("bg", bench, "alone", 0, s))["cores"][0] for s in seeds]
+        busy = [self._run(results, ("bg", bench, cfg, 3, s))["cores"][0] for s in seeds]
+        text = self._core_text(alone, busy, "alone", f"{cfg} with 3 copies")
+        if cfg == "diff_controller":
+            other = statistics.fmean(100 * (self._slowdown(results, bench, "diff_controller, other banks", 3, s) - 1)
+                                     for s in seeds)
+            text += (f". The thesis's banks 0, 32, 64, 96 are bank index 0 on every node, and the bank bits b15, b16, "
+                     f"b18 index LLC sets: the four tasks share one eighth of the LLC. With bank i of node i (colours "
+                     f"0, 9, 18, 27) the foreground is {other:+.1f} % over alone")
+        return text
+
+    @staticmethod
+    def _core_text(a: list[dict[str, Any]], b: list[dict[str, Any]], la: str, lb: str) -> str:
+        m = lambda cs, k: statistics.fmean((c.get(k) or 0.0) for c in cs)  # noqa: E731
+        return (f"the foreground {la} → {lb}: read latency {m(a, 'read_latency_ns_mean'):.0f} → "
+                f"{m(b, 'read_latency_ns_mean'):.0f} ns, row-buffer miss rate {m(a, 'row_buffer_miss_rate'):.0%} → "
+                f"{m(b, 'row_buffer_miss_rate'):.0%}, banks used {m(a, 'banks_used'):.0f} → {m(b, 'banks_used'):.0f}, "
+                f"bank-level parallelism {m(a, 'bank_level_parallelism'):.2f} → {m(b, 'bank_level_parallelism'):.2f}, "
+                f"LLC MPKI {m(a, 'llc_mpki'):.1f} → {m(b, 'llc_mpki'):.1f}, DRAM writes "
+                f"{m(a, 'dram_writes'):,.0f} → {m(b, 'dram_writes'):,.0f}")
+
+    def _pair_cause(self, a: list[dict[str, Any]], b: list[dict[str, Any]], la: str, lb: str,
+                    core: int | None = None) -> str:
+        pick = (lambda runs: [r["cores"][core] for r in runs]) if core is not None else \
+            (lambda runs: [c for r in runs for c in r["cores"]])
+        return self._core_text(pick(a), pick(b), la, lb)
+
+    def _tint_row(self, c: dict[str, Any], results: dict[str, Any]) -> Row:
+        seeds = self.settings.seed_list()
+        metric, label = c["metric"], c.get("policy", "MEM+LLC")
+        names = list(self.spmd_programs) if c.get("program", "all") == "all" else [c["program"]]
+        f = {"runtime_change_pct": makespan, "idle_change_pct": idle}.get(metric)
+        if metric == "spread_ratio":
+            per_seed = [statistics.fmean(spread(self._tint(results, n, "buddy", s)) / max(1.0, spread(self._tint(results, n, label, s)))
+                                         for n in names) for s in seeds]
+        elif metric == "idle_beats_runtime_share":
+            per_seed = [statistics.fmean(float(self._tint_change(results, n, label, s, idle)
+                                               < self._tint_change(results, n, label, s, makespan)) for n in names)
+                        for s in seeds]
+        elif c.get("aggregate") == "max":
+            per_seed = [max(self._tint_change(results, n, label, s, f) for n in names) for s in seeds]
+        elif c.get("aggregate") == "min":
+            per_seed = [min(self._tint_change(results, n, label, s, f) for n in names) for s in seeds]
+        else:
+            per_seed = [statistics.fmean(self._tint_change(results, n, label, s, f) for n in names) for s in seeds]
+        row = Row(c, MACHINE, per_seed)
+        row.population = f"{len(names)} {THREADS}-thread program(s): {', '.join(names)}"
+        runs = [self._tint(results, n, "buddy", s) for n in names for s in seeds]
+        row.dram_pki, row.not_applicable = common.effect("the programs under buddy", runs)
+        parts = []
+        for n in names:
+            ch = lambda fn: statistics.fmean(self._tint_change(results, n, label, s, fn) for s in seeds)  # noqa: E731
+            b = [self._tint(results, n, "buddy", s) for s in seeds]
+            t = [self._tint(results, n, label, s) for s in seeds]
+            m = lambda runs, k: statistics.fmean(statistics.fmean((x.get(k) or 0.0) for x in r["cores"]) for r in runs)  # noqa: E731
+            parts.append(f"{n}: run time {ch(makespan):+.1f} %, idle {ch(idle):+.1f} %, spread "
+                         f"{statistics.fmean(spread(r) for r in b):,.0f} → {statistics.fmean(spread(r) for r in t):,.0f} "
+                         f"cycles, row-buffer miss rate {m(b, 'row_buffer_miss_rate'):.0%} → {m(t, 'row_buffer_miss_rate'):.0%}, "
+                         f"LLC MPKI {m(b, 'llc_mpki'):.1f} → {m(t, 'llc_mpki'):.1f}, BLP "
+                         f"{m(b, 'bank_level_parallelism'):.2f} → {m(t, 'bank_level_parallelism'):.2f}")
+        row.detail = f"{label} against buddy (mean over seeds). " + "; ".join(parts)
+        return row
+
+    def _isolation_row(self, c: dict[str, Any], results: dict[str, Any]) -> Row:
+        """Pairs of tasks sharing what the configuration makes private, and pages outside a task's
+        colours: 0 is the invariant."""
+        seeds = self.settings.seed_list()
+        what = c["invariant"]
+        per_seed, pages = [], 0.0
+        for s in seeds:
+            if what == "tintmalloc_banks":
+                run = self._tint(results, "synthetic", "MEM+LLC", s)
+            else:
+                run = self._run(results, ("bg", "stride", what, 3, s))
+            cores = run["cores"]
+            pages += sum(sum(p["pages_per_node"]) for p in run["processes"])
+            if c["metric"] == "overflow_pages":
+                per_seed.append(float(sum(x.get("colour_overflow_pages") or 0 for x in cores)))
+                continue
+            unit = (lambda b: b // 32) if what == "diff_controller" else (lambda b: b)
+            owned = [set(map(unit, x.get("banks") or [])) for x in cores]
+            per_seed.append(float(sum(1 for i in range(len(owned)) for j in range(i + 1, len(owned)) if owned[i] & owned[j])))
+        row = Row(c, MACHINE, per_seed)
+        row.population = ("the 16 threads of the synthetic program under MEM+LLC" if what == "tintmalloc_banks"
+                          else f"the 4 tasks of the alternating-stride runs, {what}")
+        row.placed_pages = pages / len(seeds)
+        row.detail = f"{row.placed_pages:,.0f} pages placed per run; checked page by page in tests/node_colours.rs"
+        return row
+
+    def _calibration(self, results: dict[str, Any]) -> list[list[str]]:
+        seeds = self.settings.seed_list()
+        per_access = {n: [self._fg(results, ("hops", n, s)) / self._run(results, ("hops", n, s))["cores"][0]["dram_reads"]
+                          for s in seeds] for n in (0, 1, 2)}
+        rows = []
+        for n, paper, what in ((1, 1.56, "1 hop (the other die of the socket)"), (2, 2.52, "2 hops (the other socket)")):
+            r = [a / b for a, b in zip(per_access[n], per_access[0])]
+            rows.append([f"per-access time of one write stream, {what} over local", f"{paper:g}",
+                         f"{statistics.fmean(r):.3g} (range {min(r):.3g}-{max(r):.3g})",
+                         "the alternating-stride benchmark alone on core 0, its pages on node 0, 1, 2, after the warm-up "
+                         "(the preset's link latencies were set to this table on a cold-start window, reads only; "
+                         "in steady state write-backs flow, and posted write-backs cross no link in the model)",
+                         "pan-camc-tintmalloc-refresh.md §2.5 Table 2.1 [paper]"])
+        return rows
+
+    def _tables(self, results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+        seeds = self.settings.seed_list()
+        body = []
+        for bench in ("chase", "stride"):
+            for cfg in CONFIGS:
+                cells = [bench, cfg]
+                for k in (1, 2, 3):
+                    v = [self._slowdown(results, bench, cfg, k, s) for s in seeds]
+                    cells.append(f"{statistics.fmean(v):.3f}")
+                body.append(cells)
+        tables = [("The foreground's run time over alone with 1-3 background copies (mean over seeds; Figs. 2.6-2.7)",
+                   ["benchmark", "configuration", "1 copy", "2 copies", "3 copies"], body)]
+        body = []
+        for name in self.spmd_programs:
+            for label in TINT:
+                runs = [self._tint(results, name, label, s) for s in seeds]
+                body.append([name, label, f"{statistics.fmean(makespan(r) for r in runs):,.0f}",
+                             f"{statistics.fmean(self._tint_change(results, name, label, s, makespan) for s in seeds):+.1f} %",
+                             f"{statistics.fmean(spread(r) for r in runs):,.0f}", f"{statistics.fmean(idle(r) for r in runs):,.0f}",
+                             f"{statistics.fmean(common.dram_pki(r) for r in runs):.1f}"])
+        tables.append((f"TintMalloc: {THREADS}-thread programs per policy (mean over seeds; Figs. 3.10-3.14)",
+                       ["program", "policy", "run time, core cycles", "vs buddy", "max-min spread, cycles",
+                        "total idle, cycles", "DRAM requests PKI"], body))
+        return tables
+
+    def _plot(self, results: dict[str, Any]) -> dict[str, Any]:
+        seeds = self.settings.seed_list()
+        series = {}
+        for bench in ("chase", "stride"):
+            for cfg in CONFIGS:
+                series[f"{bench}, {cfg}"] = [1.0] + [statistics.fmean(self._slowdown(results, bench, cfg, k, s)
+                                                                      for s in seeds) for k in (1, 2, 3)]
+        return {"file": "camc-background.png", "title": "Foreground run time over alone, by background copies",
+                "x": [0, 1, 2, 3], "series": series, "xlabel": "background copies on the same node's cores",
+                "ylabel": "run time over alone", "xscale": "linear"}
