@@ -66,10 +66,22 @@ def sim_seconds(spec: dict[str, Any]) -> float:
         n = spec.get(key, 0)
         if isinstance(n, int):
             check_instructions(key, n)
-    threads = len(spec.get("programs") or []) or sum(len(p.get("threads", [])) for p in spec.get("processes") or [])
-    threads = max(1, threads)
-    return threads * (spec.get("instructions", 0) / INSTRUCTIONS_PER_SECOND
-                      + spec.get("warmup", 0) / WARMUP_INSTRUCTIONS_PER_SECOND)
+    run = spec.get("instructions", 0) if isinstance(spec.get("instructions", 0), int) else 0
+    # Per thread: its own target (a thread's, else its process's), else the run's.
+    targets = [run] * len(spec.get("programs") or [])
+    for i, p in enumerate(spec.get("processes") or []):
+        if not isinstance(p, dict):
+            continue
+        for j, t in enumerate(p.get("threads") or []):
+            own = t.get("instructions") if isinstance(t, dict) else None
+            own = own if own is not None else p.get("instructions")
+            if isinstance(own, int):
+                key = f"processes[{i}].threads[{j}].instructions" if isinstance(t, dict) and "instructions" in t \
+                    else f"processes[{i}].instructions"
+                check_instructions(key, own)
+            targets.append(own if isinstance(own, int) else run)
+    targets = targets or [run]
+    return sum(n / INSTRUCTIONS_PER_SECOND + spec.get("warmup", 0) / WARMUP_INSTRUCTIONS_PER_SECOND for n in targets)
 
 
 def sweep_seconds(runs: list[tuple[int, int, int]], jobs: int) -> float:

@@ -331,3 +331,30 @@ fn threads_that_wait_at_the_end_stop_loading_memory_and_the_program_ends_with_it
     let e = json_err(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000, "at_end": "stop"}));
     assert!(e.contains("at_end") && e.contains("wait"), "{e}");
 }
+
+/// Programs of different lengths in one run (the tiering thesis's pairs, §6.3 test 8): a
+/// process's or a thread's own `instructions` is its target; the others keep the run's.
+#[test]
+fn each_process_or_thread_may_have_its_own_instruction_target() {
+    let p = |instructions: Option<u64>, core: u32| {
+        let mut v = json!({"threads": [{"program": "stream", "affinity": [core]}], "at_end": "wait"});
+        if let Some(n) = instructions {
+            v["instructions"] = json!(n);
+        }
+        v
+    };
+    let mut own_thread = p(None, 2);
+    own_thread["threads"][0]["instructions"] = json!(15000);
+    let r = run(json!({"machine": "i7-860", "processes": [p(None, 0), p(Some(40000), 1), own_thread], "instructions": 20000}));
+    let done = |i: usize| u(&r["cores"][i]["instructions"]);
+    assert_eq!((done(0), done(1), done(2)), (20000, 40000, 15000));
+    let finish = |i: usize| u(&r["cores"][i]["finished_at"]);
+    assert!(finish(1) > finish(0) && finish(0) > finish(2), "{} {} {}", finish(0), finish(1), finish(2));
+    assert_eq!(u(&r["processes"][1]["run_time_cycles"]), finish(1));
+    let e = err(json!({"machine": "i7-860", "processes": [p(None, 0), p(Some(0), 1)], "instructions": 1000}));
+    assert!(e.contains("processes[1].instructions") && e.contains("at least 1"), "{e}");
+    let mut zero = p(None, 0);
+    zero["threads"][0]["instructions"] = json!(0);
+    let e = err(json!({"machine": "i7-860", "processes": [zero], "instructions": 1000}));
+    assert!(e.contains("processes[0].threads[0].instructions"), "{e}");
+}

@@ -52,7 +52,7 @@ TINT = {
 THREADS = 16
 #: Most warm-up per thread (16 threads do 16x a one-program run's warm-up work).
 WARMUP_CAP = 500_000
-SIZES = {"full": {"small": 200_000, "spmd": 100_000}, "quick": {"small": 10_000, "spmd": 10_000}}
+SIZES = {"full": {"small": 200_000, "spmd": 300_000}, "quick": {"small": 10_000, "spmd": 10_000}}
 
 
 def seeded(program: str, i: int) -> str:

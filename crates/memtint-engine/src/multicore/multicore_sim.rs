@@ -81,6 +81,8 @@ pub struct ThreadDef {
     pub affinity: Option<Vec<u32>>,
     /// Once at its target, wait at the program's end (`sim_spec::AtEnd::Wait`): the core halts.
     pub wait_at_end: bool,
+    /// Its own instruction target (programs of different lengths); `None`: the run's.
+    pub instructions: Option<u64>,
 }
 
 /// What the driver's loop reads from the scheduler on every iteration, taken after each change.
@@ -206,7 +208,14 @@ pub fn pinned_threads(cfg: &MemoryConfig, programs: Vec<Box<dyn CpuTraceSource>>
     Ok(programs
         .into_iter()
         .enumerate()
-        .map(|(i, trace)| ThreadDef { trace, process: i as u32, nice: 0, affinity: Some(vec![i as u32]), wait_at_end: false })
+        .map(|(i, trace)| ThreadDef {
+            trace,
+            process: i as u32,
+            nice: 0,
+            affinity: Some(vec![i as u32]),
+            wait_at_end: false,
+            instructions: None,
+        })
         .collect())
 }
 
@@ -495,7 +504,11 @@ fn build(
     // One checker per memory node, each with its node's timing.
     let checkers = if check { node_checkers(cfg, &mem) } else { Vec::new() };
     let core_cfg = machine.cpu.core_config();
-    let cores = (0..plan.threads).map(|i| OooCore::new(i, &core_cfg, instructions)).collect::<Result<Vec<_>>>()?;
+    let cores = threads
+        .iter()
+        .enumerate()
+        .map(|(i, t)| OooCore::new(i as u32, &core_cfg, t.instructions.unwrap_or(instructions)))
+        .collect::<Result<Vec<_>>>()?;
     let mut sched = Cfs::new(&os_cfg.sched, plan.balance, plan.sched_threads.clone(), plan.cores, &plan.bound)?;
     sched.start();
     let frozen = vec![None; plan.threads as usize];

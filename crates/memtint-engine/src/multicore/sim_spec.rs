@@ -92,6 +92,10 @@ pub struct ProcessSpec {
     /// `SimSpec::at_end` for this process's threads (default: the run's).
     #[serde(default)]
     pub at_end: Option<AtEnd>,
+    /// Instructions each of its threads retires (default: the run's `instructions`): programs of
+    /// different lengths in one run.
+    #[serde(default)]
+    pub instructions: Option<u64>,
 }
 
 /// A thread: a program (profile or trace path), or a table with its own affinity and nice.
@@ -105,6 +109,9 @@ pub enum ThreadSpec {
         affinity: Option<Vec<u32>>,
         #[serde(default)]
         nice: Option<i32>,
+        /// Its own instruction target (default: its process's, else the run's).
+        #[serde(default)]
+        instructions: Option<u64>,
     },
 }
 
@@ -120,19 +127,21 @@ impl<'de> Deserialize<'de> for ThreadSpec {
             affinity: Option<Vec<u32>>,
             #[serde(default)]
             nice: Option<i32>,
+            #[serde(default)]
+            instructions: Option<u64>,
         }
         struct V;
         impl<'de> serde::de::Visitor<'de> for V {
             type Value = ThreadSpec;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a program (profile name or trace path) or a table {program, affinity, nice}")
+                f.write_str("a program (profile name or trace path) or a table {program, affinity, nice, instructions}")
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<ThreadSpec, E> {
                 Ok(ThreadSpec::Program(v.to_string()))
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<ThreadSpec, A::Error> {
                 let t = Table::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-                Ok(ThreadSpec::Table { program: t.program, affinity: t.affinity, nice: t.nice })
+                Ok(ThreadSpec::Table { program: t.program, affinity: t.affinity, nice: t.nice, instructions: t.instructions })
             }
         }
         d.deserialize_any(V)
@@ -155,6 +164,7 @@ struct ThreadPlan {
     nice: i32,
     affinity: Option<Vec<u32>>,
     wait_at_end: bool,
+    instructions: Option<u64>,
 }
 
 fn default_seed() -> u64 {
@@ -183,15 +193,22 @@ impl SimSpec {
                     "a process needs at least one thread (a profile name or a trace path)",
                 ));
             }
-            for t in &proc_.threads {
-                let (affinity, nice) = match t {
-                    ThreadSpec::Program(_) => (proc_.affinity.clone(), proc_.nice),
-                    ThreadSpec::Table { affinity, nice, .. } => {
-                        (affinity.clone().or_else(|| proc_.affinity.clone()), nice.unwrap_or(proc_.nice))
+            if proc_.instructions == Some(0) {
+                return Err(Error::config(format!("processes[{p}].instructions"), "must be at least 1 instruction"));
+            }
+            for (j, t) in proc_.threads.iter().enumerate() {
+                let (affinity, nice, own) = match t {
+                    ThreadSpec::Program(_) => (proc_.affinity.clone(), proc_.nice, None),
+                    ThreadSpec::Table { affinity, nice, instructions, .. } => {
+                        (affinity.clone().or_else(|| proc_.affinity.clone()), nice.unwrap_or(proc_.nice), *instructions)
                     }
                 };
+                if own == Some(0) {
+                    return Err(Error::config(format!("processes[{p}].threads[{j}].instructions"), "must be at least 1 instruction"));
+                }
                 let wait_at_end = proc_.at_end.unwrap_or(self.at_end) == AtEnd::Wait;
-                plan.push(ThreadPlan { program: t.program().to_string(), process: p as u32, nice, affinity, wait_at_end });
+                let instructions = own.or(proc_.instructions);
+                plan.push(ThreadPlan { program: t.program().to_string(), process: p as u32, nice, affinity, wait_at_end, instructions });
             }
         }
         Ok(Some(plan))
@@ -252,6 +269,7 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                         nice: t.nice,
                         affinity: t.affinity,
                         wait_at_end: t.wait_at_end,
+                        instructions: t.instructions,
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
