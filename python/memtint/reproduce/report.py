@@ -10,7 +10,7 @@ from typing import Any
 from memtint.reproduce import verdict as verdict_rule
 from memtint.reproduce.common import Row
 
-POINT_METRICS = ("ws_change_over", "ms_change_over")
+POINT_METRICS = ("ws_change_over", "ms_change_over", "pairs_minus_single_pct")
 PLAIN_METRICS = ("relative_ipc", "share_not_worse", "speedup", "dram_pages", "time_ratio", "slope_ratio",
                  "spread_ratio", "idle_beats_runtime_share")
 #: Counts shown whole.

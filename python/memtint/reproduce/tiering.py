@@ -11,6 +11,7 @@ ones; test 7: the others), each program's class measured in its own Local runs.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from typing import Any
 
@@ -27,6 +28,10 @@ POLICIES = ("local", "interleave", "dram-only", "weighted-interleave", "bw-inter
 POOL_POLICIES = ("local", "bw-local", "bw-interleave")
 POOL_RATIOS = (2, 10)
 THREADS = 8
+#: Multiprogrammed pairs (§3.5, §6.3 test 8): every pair of this many intensive programs, each
+#: with half the cores (2 threads per node), the second half as long as the first, at 2:1.
+PAIR_PROGRAMS = 5
+PAIR_POLICIES = ("local", "bw-local")
 #: A program is bandwidth-intensive on a tiering machine when its Local run drives the slow
 #: node at this fraction of its peak or more: the throttle binds (the thesis's intensive
 #: programs ran 11-18 GB/s, above its emulated NVM's bandwidth, bw-aware-tiering.md §3.3).
@@ -62,6 +67,9 @@ class Experiment:
         self.stream_instructions = settings.instructions(size["stream"])
         self.pool_instructions = settings.instructions(size["instructions"])
         self.pool = list(common.ALL) if not settings.quick else ["triad", "light"]
+        # The intensive programs (alone LLC MPKI > 1 on the i7-860, as BPM's pool), the first five.
+        self.pair_pool = ["triad", "stream"] if settings.quick else list(common.INTENSIVE)[:PAIR_PROGRAMS]
+        self.pairs = list(itertools.combinations(self.pair_pool, 2))
         self.keys: dict[tuple, str] = {}
         self.jobs: list[dict[str, Any]] = []
 
@@ -83,9 +91,13 @@ class Experiment:
             "threads (§3.3), which this pool stands in for. The presets have no hardware prefetcher (the thesis's "
             "Haswell-EP ran with its prefetchers on), so these programs wait on more of their misses than the "
             "thesis's did, and remote latency weighs more against bandwidth here.",
+            f"Multiprogrammed pairs (§3.5, test 8): every pair of {', '.join(self.pair_pool)} (the first "
+            f"{PAIR_PROGRAMS} intensive programs, alone LLC MPKI > 1 on the i7-860), {len(self.pairs)} pairs at 2:1, "
+            f"each program {THREADS // 2} threads (2 per node; each its own data), the first "
+            f"{self.pool_instructions:,} instructions per thread and the second half that, so that one ends first "
+            "(the thesis's pairs ended apart by their own lengths); makespan under Local and BW-L.",
             "Not measured here: migration (automatic NUMA balancing under Local, BW-MIGRATION, BW-LM's -5.8 %, §6.3 "
-            "tests 9-10) and multiprogrammed pairs of unequal length (test 8): the simulator does not migrate pages "
-            "yet, and every thread of a run has one instruction target (docs/numa.md, Not yet). The Linux side of "
+            "tests 9-10): the simulator does not migrate pages yet (docs/numa.md, Not yet). The Linux side of "
             "test 9 and 11 (the gate's counters) is tested in tests/python/test_tiering_linux.py.",
         ]
 
@@ -110,6 +122,16 @@ class Experiment:
                                 "instructions": self.pool_instructions, "os": {"policy": p}, "at_end": "wait",
                                 "seed": seed}
                         self._add(("pool", r, name, p, seed), spec)
+            for a, b in self.pairs:
+                half = THREADS // 2
+                procs = [{"threads": [{"program": common.program_path(p), "affinity": [core]}], "instructions": n}
+                         for p, n, cores in ((a, self.pool_instructions, (0, 1, 4, 5)),
+                                             (b, self.pool_instructions // 2, (2, 3, 6, 7)))
+                         for core in cores[:half]]
+                for p in PAIR_POLICIES:
+                    self._add(("pair", a, b, p, seed), {
+                        "machine": machine(2), "programs": [], "processes": procs, "instructions": self.pool_instructions,
+                        "os": {"policy": p}, "at_end": "wait", "seed": seed})
         for r in RATIOS:  # placement only: one thread maps 3000 pages (deterministic, one seed)
             self._add(("split", r), {"machine": machine(r), "programs": ["light:footprint_bytes=12288000"],
                                      "instructions": 1000, "os": {"policy": "bw-interleave"}})
@@ -151,6 +173,8 @@ class Experiment:
                 row.population = "one thread mapping 3000 pages"
                 row.placed_pages = float(sum(run["processes"][0]["pages_per_node"]))
                 row.detail = f"pages per node {run['processes'][0]['pages_per_node']}"
+            elif c["experiment"] == "pairs":
+                row = self._pairs_row(results, c)
             else:
                 row = self._pool_row(results, c, r)
             rows.append(row)
@@ -238,6 +262,35 @@ class Experiment:
                       f"{say(free) or 'none'}. BW-aware placement sends 1/3 to 2/3 of each thread's reads across "
                       "sockets (+50 ns each, and the link); where the slow node's bandwidth does not bind hard, that "
                       "latency costs more than the bandwidth gained")
+        return row
+
+    def _pair_gain(self, results: dict[str, Any], a: str, b: str, seed: int) -> float:
+        """BW-L's makespan gain over Local on one pair, %."""
+        t = {p: makespan(self._run(results, ("pair", a, b, p, seed))) for p in PAIR_POLICIES}
+        return 100 * (t["local"] / t["bw-local"] - 1)
+
+    def _pairs_row(self, results: dict[str, Any], c: dict[str, Any]) -> Row:
+        seeds = self.settings.seed_list()
+        gains = [statistics.fmean(self._pair_gain(results, a, b, s) for a, b in self.pairs) for s in seeds]
+        if c["metric"] == "pairs_minus_single_pct":
+            single = [statistics.fmean(100 * (self._speedup(results, "pool", 2, "local", "bw-local", s, n) - 1)
+                                       for n in self.members(results, 2, True)) if self.members(results, 2, True)
+                      else float("nan") for s in seeds]
+            per_seed = [g - x for g, x in zip(gains, single)]
+        else:
+            per_seed = gains
+        row = Row(c, machine(2), per_seed)
+        row.population = f"{len(self.pairs)} pairs of {', '.join(self.pair_pool)}"
+        runs = [self._run(results, ("pair", a, b, "local", s)) for a, b in self.pairs for s in seeds]
+        row.dram_pki, row.not_applicable = common.effect("the pairs under Local", runs)
+        per_pair = ", ".join(f"{a}+{b} {statistics.fmean(self._pair_gain(results, a, b, s) for s in seeds):+.0f} %"
+                             for a, b in self.pairs)
+        remote = statistics.fmean(statistics.fmean(x["remote_read_fraction"] or 0.0 for x in r["cores"])
+                                  for r in (self._run(results, ("pair", a, b, "bw-local", s))
+                                            for a, b in self.pairs for s in seeds))
+        row.detail = (f"BW-L's makespan gain over Local per pair: {per_pair}; under BW-L {remote:.0%} of the reads "
+                      "cross sockets (none under Local). Once the shorter program ends, its cores wait and the slow "
+                      "node's demand drops below its bandwidth")
         return row
 
     def _tables(self, results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
