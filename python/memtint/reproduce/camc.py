@@ -52,7 +52,9 @@ TINT = {
 THREADS = 16
 #: Most warm-up per thread (16 threads do 16x a one-program run's warm-up work).
 WARMUP_CAP = 500_000
-SIZES = {"full": {"small": 200_000, "spmd": 300_000}, "quick": {"small": 10_000, "spmd": 10_000}}
+#: Per task: the one-node and background experiments' window (profiles only), and the SPMD programs'
+#: (`instructions`: the suite traces' window, tests/python/test_workload_suite.py).
+SIZES = {"full": {"small": 200_000, "instructions": 300_000}, "quick": {"small": 10_000, "instructions": 10_000}}
 
 
 def seeded(program: str, i: int) -> str:
@@ -85,7 +87,7 @@ class Experiment:
         self.settings = settings
         size = SIZES["quick" if settings.quick else "full"]
         self.small = settings.instructions(size["small"])
-        self.spmd = settings.instructions(size["spmd"])
+        self.spmd = settings.instructions(size["instructions"])
         suite = [n for n in ("triad", "fdtd", "spmv") if n in common.SUITE]
         self.spmd_programs = {"synthetic": SYNTHETIC} | ({} if settings.quick else
                                                          {n: common.program_path(n) for n in suite})
