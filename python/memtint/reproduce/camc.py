@@ -17,7 +17,6 @@ from typing import Any
 
 from memtint.reproduce import common
 from memtint.reproduce.common import Row, Settings
-from memtint.reproduce.runner import spec_key
 
 NAME = "camc"
 TITLE = "CAMC and TintMalloc: controller-aware colouring on a NUMA machine (Pan, NC State PhD thesis 2018, Ch. 2-3)"
@@ -125,11 +124,7 @@ class Experiment:
         ]
 
     def _add(self, key: tuple, spec: dict[str, Any]) -> None:
-        if self.settings.warmup:
-            spec["warmup"] = min(int(self.settings.warmup), WARMUP_CAP)
-        k = spec_key(spec)
-        self.keys[key] = k
-        self.jobs.append({"key": k, "phase": "shared", "spec": spec})
+        common.add_job(self.keys, self.jobs, key, spec, self.settings, WARMUP_CAP)
 
     def _tasks(self, programs: list[tuple[str, int]], instructions: int, os: dict[str, Any], seed: int,
                at_end: str = "continue") -> dict[str, Any]:

@@ -95,6 +95,17 @@ def with_warmup(spec: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return spec
 
 
+def add_job(keys: dict[tuple, str], jobs: list[dict[str, Any]], key: tuple, spec: dict[str, Any],
+            settings: Settings, warmup_cap: int) -> None:
+    """Plan one shared run under ``key``, with the settings' warm-up (at most ``warmup_cap`` per
+    thread: runs of many threads do that many times a one-program run's warm-up work) when nonzero."""
+    if settings.warmup:
+        spec["warmup"] = min(int(settings.warmup), warmup_cap)
+    k = spec_key(spec)
+    keys[key] = k
+    jobs.append({"key": k, "phase": "shared", "spec": spec})
+
+
 def draw_mixes(pool: list[str], size: int, count: int, seed: int, replace: bool = False) -> list[list[str]]:
     """``count`` distinct mixes of ``size`` pool names, drawn with ``random.Random(seed)``."""
     rng = random.Random(seed)

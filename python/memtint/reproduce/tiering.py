@@ -18,7 +18,6 @@ from typing import Any
 from memtint.reproduce import common
 from memtint.reproduce import verdict as verdict_rule
 from memtint.reproduce.common import Row, Settings
-from memtint.reproduce.runner import spec_key
 
 NAME = "tiering"
 TITLE = "Bandwidth-aware placement and migration on DRAM + NVM tiers (Yu, UNIST M.S. thesis 2018)"
@@ -102,11 +101,7 @@ class Experiment:
         ]
 
     def _add(self, key: tuple, spec: dict[str, Any]) -> None:
-        if self.settings.warmup:
-            spec["warmup"] = min(int(self.settings.warmup), WARMUP_CAP)
-        k = spec_key(spec)
-        self.keys[key] = k
-        self.jobs.append({"key": k, "phase": "shared", "spec": spec})
+        common.add_job(self.keys, self.jobs, key, spec, self.settings, WARMUP_CAP)
 
     def plan(self) -> list[dict[str, Any]]:
         for seed in self.settings.seed_list():
