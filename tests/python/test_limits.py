@@ -29,3 +29,13 @@ def test_estimates_scale_with_threads_and_warmup():
     four = limits.sim_seconds({"programs": ["stream"] * 4, "instructions": 40_000_000, "warmup": 60_000_000})
     assert one == pytest.approx(1.0) and four == pytest.approx(8.0)
     assert limits.duration_text(90) == "90 s" and limits.duration_text(3 * 3600) == "3.0 h"
+
+
+def test_a_process_or_thread_target_counts_and_is_bounded_naming_its_key():
+    spec = {"programs": [], "instructions": 40_000_000,
+            "processes": [{"threads": ["stream"], "instructions": 80_000_000},
+                          {"threads": [{"program": "stream", "instructions": 40_000_000}, "light"]}]}
+    assert limits.sim_seconds(spec) == pytest.approx(2.0 + 1.0 + 1.0)
+    spec["processes"][1]["threads"][0]["instructions"] = 10**15
+    with pytest.raises(limits.MemtintError, match=r"processes\[1\]\.threads\[0\]\.instructions"):
+        limits.sim_seconds(spec)
