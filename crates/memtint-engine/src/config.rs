@@ -160,12 +160,23 @@ pub struct CpuConfig {
     /// Outstanding loads per core.
     pub mshrs: u32,
     pub frequency_ghz: f64,
+    /// A thread on a core that retires nothing for this many of its cycles is stuck and ends the
+    /// run with an error naming it (gem5 Ruby's `deadlock_threshold`). No real instruction takes
+    /// the default's 10^8 cycles (30 ms at 3.2 GHz).
+    pub watchdog_cycles: u64,
 }
 
 impl Default for CpuConfig {
     fn default() -> Self {
         let c = CoreConfig::default();
-        CpuConfig { cores: 4, issue_width: c.issue_width, rob_size: c.rob_size, mshrs: c.mshrs, frequency_ghz: c.frequency_ghz }
+        CpuConfig {
+            cores: 4,
+            issue_width: c.issue_width,
+            rob_size: c.rob_size,
+            mshrs: c.mshrs,
+            frequency_ghz: c.frequency_ghz,
+            watchdog_cycles: 100_000_000,
+        }
     }
 }
 
@@ -176,6 +187,12 @@ impl CpuConfig {
 
     pub fn validate(&self) -> Result<()> {
         crate::params::CORES.check("cpu.cores", self.cores as u64)?;
+        if self.watchdog_cycles < 10_000 {
+            return Err(Error::config(
+                "cpu.watchdog_cycles",
+                format!("must be at least 10000 cycles (a loaded DRAM access takes thousands), got {}", self.watchdog_cycles),
+            ));
+        }
         self.core_config().validate().map_err(|e| match e {
             Error::Config { field, reason } => Error::config(field.replacen("core.", "cpu.", 1), reason),
             other => other,

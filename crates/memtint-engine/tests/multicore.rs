@@ -257,3 +257,48 @@ fn first_difference(a: &Value, b: &Value, path: String) -> Option<String> {
         _ => (a != b).then(|| format!("{path}: {a} against {b}")),
     }
 }
+
+fn ipcs(s: &Value) -> Vec<f64> {
+    s["cores"].as_array().unwrap().iter().map(|c| c["ipc"].as_f64().unwrap()).collect()
+}
+
+/// Sixteen identical streams share 64 LLC MSHRs on the CCPS 16-core machine. Served in the order
+/// they were refused (gem5's crossbar retry FIFO), they run at equal speed; served in core order
+/// the highest-numbered cores never got an entry and the run never ended.
+#[test]
+fn equal_streams_sharing_llc_mshrs_get_equal_speed() {
+    let run = |arb: &str, n: usize| {
+        run_sim(&spec(json!({
+            "machine": "ccps-16c-64b", "programs": vec!["stream"; n], "instructions": 100000,
+            "overrides": {"cache": {"llc": {"mshr_arbitration": arb}}},
+        })))
+    };
+    let fair = ipcs(&run("fifo", 16).expect("16 streams finish"));
+    let (lo, hi) = fair.iter().fold((f64::MAX, 0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    assert!(hi / lo < 1.25, "equal streams, equal IPC: {fair:?}");
+    let biased = ipcs(&run("core-order", 12).unwrap());
+    assert!(biased[0] > 4.0 * biased[11], "core order starves the last core: {biased:?}");
+    assert!(run("fifo", 12).is_ok() && ipcs(&run("fifo", 12).unwrap())[11] > 0.5 * biased[0]);
+}
+
+/// A thread that can never retire (core order gives every freed LLC MSHR to lower cores)
+/// ends the run with an error naming it, instead of running for ever.
+#[test]
+fn a_thread_that_stops_retiring_is_a_named_error() {
+    let e = err(json!({
+        "machine": "ccps-16c-64b", "programs": vec!["stream"; 16], "instructions": 100_000_000u64,
+        "overrides": {"cpu": {"watchdog_cycles": 200_000}, "cache": {"llc": {"mshr_arbitration": "core-order"}}},
+    }));
+    assert!(e.contains("(process 1") && e.contains("retired no instruction in") && e.contains("watchdog_cycles"), "{e}");
+    let e = err(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000, "overrides": {"cpu": {"watchdog_cycles": 5}}}));
+    assert!(e.contains("cpu.watchdog_cycles") && e.contains("got 5"), "{e}");
+}
+
+#[test]
+fn an_unknown_mshr_arbitration_is_an_error_naming_the_key() {
+    let e = err(json!({
+        "machine": "i7-860", "programs": ["stream"], "instructions": 1000,
+        "overrides": {"cache": {"llc": {"mshr_arbitration": "lottery"}}},
+    }));
+    assert!(e.contains("mshr_arbitration") && e.contains("fifo"), "{e}");
+}

@@ -7,6 +7,7 @@
 mod geometry;
 mod line_index;
 mod mshr;
+mod mshr_arbiter;
 mod next_line_prefetcher;
 pub mod prefetcher;
 mod set_assoc_cache;
@@ -14,6 +15,7 @@ mod stream_prefetcher;
 
 pub use geometry::CacheGeometry;
 pub use mshr::{MshrFile, MshrInsert, MshrStats, Waiter};
+pub use mshr_arbiter::{MshrArbiter, MshrArbitration};
 pub use prefetcher::{PrefetchStats, Prefetcher, PrefetcherConfig, PrefetcherKind};
 pub use set_assoc_cache::{Access, CacheStats, SetAssocCache, SourceStats};
 
@@ -36,6 +38,9 @@ pub struct CacheLevelConfig {
     /// Requests that may merge into one outstanding miss.
     #[serde(default = "default_waiters")]
     pub mshr_waiters: u32,
+    /// Which waiting thread a freed entry goes to (shared levels: the LLC).
+    #[serde(default)]
+    pub mshr_arbitration: MshrArbitration,
 }
 
 fn default_line_bytes() -> u32 {
@@ -48,12 +53,28 @@ fn default_waiters() -> u32 {
 impl CacheLevelConfig {
     /// Ramulator's shared L3 (8 MiB, 16 ways, 31 cycles), with 64 MSHRs.
     pub fn default_llc() -> Self {
-        CacheLevelConfig { size_bytes: 8 << 20, ways: 16, line_bytes: 64, latency: 31, mshrs: 64, mshr_waiters: 16 }
+        CacheLevelConfig {
+            size_bytes: 8 << 20,
+            ways: 16,
+            line_bytes: 64,
+            latency: 31,
+            mshrs: 64,
+            mshr_waiters: 16,
+            mshr_arbitration: MshrArbitration::Fifo,
+        }
     }
 
     /// Ramulator's private L2 (256 KiB, 8 ways, 12 cycles), with 16 MSHRs.
     pub fn default_l2() -> Self {
-        CacheLevelConfig { size_bytes: 256 << 10, ways: 8, line_bytes: 64, latency: 12, mshrs: 16, mshr_waiters: 16 }
+        CacheLevelConfig {
+            size_bytes: 256 << 10,
+            ways: 8,
+            line_bytes: 64,
+            latency: 12,
+            mshrs: 16,
+            mshr_waiters: 16,
+            mshr_arbitration: MshrArbitration::Fifo,
+        }
     }
 
     pub fn geometry(&self) -> CacheGeometry {

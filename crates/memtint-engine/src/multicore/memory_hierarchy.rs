@@ -11,7 +11,7 @@ use super::bank_parallelism::{BankParallelism, BankParallelismCounters};
 use super::inflight_reads::InflightReads;
 use super::numa_paths::{NodeAccesses, NumaPaths};
 use crate::cache::prefetcher::{self, PrefetchStats, Prefetcher, PrefetcherConfig};
-use crate::cache::{Access, CacheLevelConfig, MshrFile, MshrInsert, SetAssocCache, Waiter};
+use crate::cache::{Access, CacheLevelConfig, MshrArbiter, MshrFile, MshrInsert, SetAssocCache, Waiter};
 use crate::controller::{Completion, Origin, RowOutcome};
 use crate::cpu::{ClockRatio, CoreMemory, LoadOutcome};
 use crate::error::Result;
@@ -133,6 +133,7 @@ struct InflightRead {
 struct Llc {
     cache: SetAssocCache,
     mshrs: MshrFile,
+    arbiter: MshrArbiter,
     latency: u64,
 }
 
@@ -211,7 +212,12 @@ impl MemoryHierarchy {
             None => None,
         };
         let llc = match llc {
-            Some(c) => Some(Llc { cache: c.build_cache(cores)?, mshrs: c.build_mshrs(), latency: c.latency }),
+            Some(c) => Some(Llc {
+                cache: c.build_cache(cores)?,
+                mshrs: c.build_mshrs(),
+                arbiter: MshrArbiter::new(c.mshr_arbitration),
+                latency: c.latency,
+            }),
             None => None,
         };
         Ok(MemoryHierarchy {
@@ -586,7 +592,8 @@ impl MemoryHierarchy {
                 stats.redundant += 1;
                 continue;
             }
-            let reserve = llc.mshrs.capacity() / 4;
+            // Threads refused an entry come first too.
+            let reserve = (llc.mshrs.capacity() / 4).max(llc.arbiter.waiting());
             if llc.mshrs.free_entries() <= reserve || self.outbox_len >= self.outbox_limit / 2 {
                 stats.dropped += 1;
                 continue;
@@ -653,7 +660,10 @@ impl CoreMemory for MemoryHierarchy {
             self.send_read(now, 1, line, waiter);
             return Ok(LoadOutcome::Pending);
         };
-        if llc.mshrs.is_full() && !llc.mshrs.contains(line) {
+        if (llc.mshrs.is_full() || llc.arbiter.waiting() > 0)
+            && !llc.mshrs.contains(line)
+            && !llc.arbiter.may_allocate(tid, llc.mshrs.free_entries(), now)
+        {
             stats.llc_accesses -= 1;
             return Ok(LoadOutcome::Refused);
         }

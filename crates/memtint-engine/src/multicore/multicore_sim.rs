@@ -327,6 +327,7 @@ struct Plan {
     llc_bits: Range<u32>,
     line_bytes: u64,
     clock: ClockRatio,
+    watchdog_cycles: u64,
 }
 
 /// Check the machine, the threads and the target, and derive the run's plan.
@@ -334,8 +335,8 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
     let machine = &cfg.machine;
     machine.cpu.validate()?;
     machine.cache.validate()?;
-    // A shared LLC's MSHRs are taken first come, first served: with fewer than one core may hold,
-    // that core can hold them all and starve the others for ever (1 MSHR under 4 programs never
+    // A shared LLC with fewer MSHRs than one core may hold lets that core hold them all; under
+    // `core-order` arbitration the others starve for ever (1 MSHR under 4 programs never
     // ended). Real LLCs track far more misses than a core's fill buffers.
     if let crate::cache::LlcConfig::Cache(llc) = &machine.cache.llc {
         if llc.mshrs < machine.cpu.mshrs {
@@ -431,7 +432,20 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
             ));
         }
     }
-    Ok(Plan { threads: n, cores: ncores, processes, sched_threads, binding, balance, bound, llc, llc_bits, line_bytes, clock })
+    Ok(Plan {
+        threads: n,
+        cores: ncores,
+        processes,
+        sched_threads,
+        binding,
+        balance,
+        bound,
+        llc,
+        llc_bits,
+        line_bytes,
+        clock,
+        watchdog_cycles: machine.cpu.watchdog_cycles,
+    })
 }
 
 /// A run's parts: the OS model and caches, the memory system, the cores and their scheduler.
@@ -524,6 +538,51 @@ struct RunEnd {
 
 /// The event loop: until every thread has reached its target, step the memory system or the
 /// cores, whichever event comes first.
+/// Per thread: retired instructions and on-core cycles when it last retired one; a thread on a
+/// core that retires nothing for `limit` of its cycles (`cpu.watchdog_cycles`) ends the run
+/// with an error naming it instead of running for ever.
+struct Progress {
+    last: Vec<(u64, u64)>,
+    limit: u64,
+}
+
+impl Progress {
+    fn check(
+        &mut self,
+        cores: &[OooCore],
+        frozen: &[Option<(CoreMemoryStats, Cycle)>],
+        on_core: &[u32],
+        threads: &[ThreadDef],
+    ) -> Result<()> {
+        for &t in on_core {
+            let i = t as usize;
+            if frozen[i].is_some() {
+                continue;
+            }
+            let s = cores[i].stats();
+            let last = &mut self.last[i];
+            if s.retired != last.0 {
+                *last = (s.retired, s.cycles);
+            } else if s.cycles >= last.1 + self.limit {
+                return Err(Error::config(
+                    format!("thread {t} (process {})", threads[i].process),
+                    format!(
+                        "retired no instruction in {} cycles on its core (stuck at {} retired, {} loads outstanding, {} cycles \
+                         refused a shared LLC MSHR or queue slot); cache.llc.mshr_arbitration = \"core-order\" lets \
+                         lower-numbered cores take every freed entry, \"fifo\" (the default) does not; raise \
+                         cpu.watchdog_cycles if the thread is only slow",
+                        s.cycles - last.1,
+                        s.retired,
+                        cores[i].outstanding_loads(),
+                        s.stall_refused
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> {
     let Sim { hier, mem, checkers, commands, cores, sched, frozen, export } = sim;
     let (ncores, clock) = (plan.cores, plan.clock);
@@ -549,6 +608,10 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
     // every core's state (host cache misses) on each iteration.
     let mut core_next = NEVER;
     let mut core_next_stale = true;
+    let mut progress = Progress { last: vec![(0, 0); threads.len()], limit: plan.watchdog_cycles };
+    // Often enough to stop within twice the limit, rarely enough to cost nothing.
+    let check_every = (plan.watchdog_cycles / 4).max(1);
+    let mut next_progress_check = check_every;
     loop {
         if running == 0 {
             break;
@@ -610,6 +673,10 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
             now_core = core_next;
             core_next_stale = true;
             hier.set_next_memory_event(dram_next);
+            if now_core >= next_progress_check {
+                progress.check(cores, frozen, &sched_view.on_core, threads)?;
+                next_progress_check = now_core + check_every;
+            }
             if sched_view.idle_at(now_core) {
                 // The common case, the per-core loop below without its scheduler checks.
                 for &t in &sched_view.on_core {
