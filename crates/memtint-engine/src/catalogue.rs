@@ -97,6 +97,11 @@ pub fn catalogue_json() -> String {
                                    "params": (p.params.defaults)()})
             })
             .collect::<Vec<_>>(),
+        "migration_policy_info": crate::os::migration::MIGRATIONS
+            .all()
+            .iter()
+            .map(|m| serde_json::json!({"name": m.name, "summary": m.summary, "moves_pages_of": m.moves_pages_of, "params": (m.params.defaults)()}))
+            .collect::<Vec<_>>(),
         "profiles": crate::workload::Profile::NAMES,
         "prefetchers": crate::cache::prefetcher::NAMES,
     })

@@ -314,6 +314,27 @@ impl SetAssocCache {
         self.find(base, tag).is_some_and(|i| self.dirty[i])
     }
 
+    /// Drops the line of `addr` (its page moved): its way becomes the set's next victim.
+    /// Returns whether it was there, and dirty.
+    pub fn invalidate(&mut self, addr: u64) -> Option<bool> {
+        let (base, tag) = self.base_and_tag(addr);
+        let i = self.find(base, tag)?;
+        let dirty = self.dirty[i];
+        self.occupancy[self.owner[i] as usize] -= 1;
+        if !self.prefetch_owner.is_empty() {
+            self.prefetch_owner[i] = NO_OWNER;
+        }
+        self.tags[i] = INVALID;
+        self.dirty[i] = false;
+        let ranks = &mut self.ranks[base..base + self.ways];
+        let r = ranks[i - base];
+        for x in ranks.iter_mut() {
+            *x -= (*x > r) as u16;
+        }
+        ranks[i - base] = (self.ways - 1) as u16;
+        Some(dirty)
+    }
+
     /// Empties the cache, dropping dirty data (for a cold start); returns how many dirty
     /// lines were dropped. Counters are kept.
     pub fn invalidate_all(&mut self) -> u64 {
@@ -540,5 +561,21 @@ mod tests {
         c.fill_prefetch(line(0), 1);
         assert_eq!(c.take_prefetch_mark(line(0)), None);
         assert_eq!(c.unused_prefetch_evictions(1), 0);
+    }
+
+    #[test]
+    fn an_invalidated_line_misses_and_its_way_is_the_next_victim() {
+        let mut c = SetAssocCache::new(CacheGeometry { size_bytes: 512, ways: 4, line_bytes: 64 }, 2).unwrap();
+        for k in 0..4u64 {
+            c.fill(k * 128, k == 1, 0);
+        }
+        assert_eq!(c.occupancy(0), 4);
+        assert_eq!(c.invalidate(128), Some(true), "present and dirty");
+        assert_eq!(c.invalidate(128), None);
+        assert!(!c.contains(128));
+        assert_eq!(c.occupancy(0), 3);
+        // The next fill in that set takes the freed way: no eviction of the three still there.
+        assert_eq!(c.fill(4 * 128, false, 1), None);
+        assert!([0u64, 256, 384, 512].iter().all(|&a| c.contains(a)));
     }
 }

@@ -15,6 +15,7 @@ use crate::cache::{Access, CacheLevelConfig, MshrArbiter, MshrFile, MshrInsert, 
 use crate::controller::{Completion, Origin, RowOutcome};
 use crate::cpu::{ClockRatio, CoreMemory, LoadOutcome};
 use crate::error::Result;
+use crate::os::migration::OsEvent;
 use crate::os::OsModel;
 use crate::stats::{LatencyHistogram, RowCauseCounts, RowOutcomesByKind};
 use crate::{Cycle, NEVER};
@@ -54,6 +55,33 @@ pub struct CoreMemoryStats {
     /// Local and remote requests (multi-node machines only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nodes: Option<NodeAccesses>,
+    /// Hinting faults, pages moved and system time (only when pages migrate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_migration: Option<ThreadMigration>,
+}
+
+/// One thread's part in page migration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ThreadMigration {
+    pub hint_faults: u64,
+    /// Pages its faults moved.
+    pub pages_moved: u64,
+    /// Core cycles stalled in the kernel: its hinting faults and migrations, and TLB
+    /// shootdowns of its process's migrations.
+    pub system_cycles: u64,
+}
+
+/// Migration's costs in core cycles, and who is stalled until when.
+struct MigrationCosts {
+    fault: Cycle,
+    migrate: Cycle,
+    shootdown: Cycle,
+    period: Cycle,
+    next_scan: Cycle,
+    /// Per thread: the core cycle its kernel work ends (a load before it is refused).
+    blocked_until: Vec<Cycle>,
+    events: Vec<OsEvent>,
+    page_bytes: u64,
 }
 
 /// What a DRAM request was for.
@@ -63,6 +91,8 @@ enum RequestKind {
     /// A read whose LLC MSHR a prefetch opened (a demand may have joined it since).
     PrefetchRead,
     WriteBack,
+    /// A migrated page's line read from its old frame.
+    MigrationRead,
 }
 
 /// DRAM cycles between samples of each thread's LLC lines (`CoreMemoryStats::llc_lines_mean`).
@@ -80,6 +110,7 @@ impl CoreMemoryStats {
             RequestKind::DemandRead => &mut self.row_outcomes_by_kind.demand_read,
             RequestKind::PrefetchRead => &mut self.row_outcomes_by_kind.prefetch_read,
             RequestKind::WriteBack => &mut self.row_outcomes_by_kind.write_back,
+            RequestKind::MigrationRead => &mut self.row_outcomes_by_kind.migration_read,
         };
         match c.outcome {
             RowOutcome::Hit => {
@@ -139,6 +170,8 @@ struct Llc {
 
 /// Token of the waiter a prefetch's in-flight read carries (never handed to a core).
 const PREFETCH_TOKEN: u64 = u64::MAX;
+/// Token of a migration copy's read (never handed to a core, never filled into a cache).
+const MIGRATION_TOKEN: u64 = u64::MAX - 1;
 
 /// The prefetchers at the LLC, one per thread, with the configuration to build more.
 struct Prefetching {
@@ -196,6 +229,8 @@ pub struct MemoryHierarchy {
     llc_samples: u64,
     /// Multi-node machines: nodes, latency and links (`None`: one node).
     numa: Option<Box<NumaPaths>>,
+    /// Page migration's costs (`None`: pages do not migrate).
+    migration: Option<Box<MigrationCosts>>,
 }
 
 impl MemoryHierarchy {
@@ -242,7 +277,86 @@ impl MemoryHierarchy {
             llc_line_sums: vec![0; cores as usize],
             llc_samples: 0,
             numa: None,
+            migration: None,
         })
+    }
+
+    /// Pages migrate (`os.migration`): scan every `period` core cycles and charge each hinting
+    /// fault `fault` cycles, each migration `migrate` more and a TLB shootdown of `shootdown` to
+    /// the process's other threads. Call after `set_threads`.
+    pub fn set_migration(&mut self, period: Cycle, fault: Cycle, migrate: Cycle, shootdown: Cycle, page_bytes: u64) {
+        if !self.os.migrating() {
+            return;
+        }
+        let threads = self.per_core.len();
+        for s in &mut self.per_core {
+            s.page_migration = Some(ThreadMigration::default());
+        }
+        self.migration = Some(Box::new(MigrationCosts {
+            fault,
+            migrate,
+            shootdown,
+            period: period.max(1),
+            next_scan: period.max(1),
+            blocked_until: vec![0; threads],
+            events: Vec::new(),
+            page_bytes,
+        }));
+    }
+
+    /// The migration statistics of the run (`None` when pages do not migrate).
+    pub fn migration_stats(&self) -> Option<&crate::os::migration::MigrationStats> {
+        self.migration.as_ref().and(self.os.migration_stats())
+    }
+
+    /// Charges what the last translation's hinting fault and migration cost (see `set_migration`).
+    #[cold]
+    #[inline(never)]
+    fn charge_os_events(&mut self, now: Cycle) {
+        let Some(mut m) = self.migration.take() else { return };
+        self.os.take_events(&mut m.events);
+        let line = !self.line_mask + 1;
+        for e in m.events.drain(..) {
+            match e {
+                OsEvent::HintFault { tid } => {
+                    let t = tid as usize;
+                    m.blocked_until[t] = m.blocked_until[t].max(now) + m.fault;
+                    let s = self.per_core[t].page_migration.as_mut().expect("set with the costs");
+                    s.hint_faults += 1;
+                    s.system_cycles += m.fault;
+                }
+                OsEvent::Migrated { tid, pid, old, new } => {
+                    let t = tid as usize;
+                    m.blocked_until[t] += m.migrate;
+                    let s = self.per_core[t].page_migration.as_mut().expect("set with the costs");
+                    s.pages_moved += 1;
+                    s.system_cycles += m.migrate;
+                    for (u, &p) in self.thread_process.iter().enumerate() {
+                        if p == pid && u != t {
+                            m.blocked_until[u] = m.blocked_until[u].max(now + m.shootdown);
+                            self.per_core[u].page_migration.as_mut().expect("set with the costs").system_cycles += m.shootdown;
+                        }
+                    }
+                    // The copy: every line read at the old frame and written at the new one,
+                    // after the old lines leave the caches (their dirty data goes with the copy).
+                    let mut off = 0;
+                    while off < m.page_bytes {
+                        if let Some(llc) = self.llc.as_mut() {
+                            llc.cache.invalidate(old + off);
+                        }
+                        if let Some(l2) = self.l2.as_mut() {
+                            for c in &mut l2.caches {
+                                c.invalidate(old + off);
+                            }
+                        }
+                        self.send_read(now, 0, old + off, Waiter { core: tid, token: MIGRATION_TOKEN });
+                        self.send_write(now, 0, new + off, tid);
+                        off += line;
+                    }
+                }
+            }
+        }
+        self.migration = Some(m);
     }
 
     /// The machine has several nodes: route, delay and count requests by node. Call before
@@ -500,6 +614,11 @@ impl MemoryHierarchy {
             debug_assert!(false, "completion of unknown read {}", c.id);
             return;
         };
+        if waiter.token == MIGRATION_TOKEN && self.migration.is_some() {
+            self.per_core[c.source as usize].record(c, RequestKind::MigrationRead);
+            self.blp[c.source as usize].leave(bank, c.done);
+            return;
+        }
         let prefetch = self.prefetching.is_some() && waiter.token == PREFETCH_TOKEN;
         let kind = if prefetch { RequestKind::PrefetchRead } else { RequestKind::DemandRead };
         self.per_core[c.source as usize].record(c, kind);
@@ -641,7 +760,21 @@ impl CoreMemory for MemoryHierarchy {
             return Ok(LoadOutcome::Refused);
         }
         let (pid, cpu) = self.owner(tid);
+        if let Some(m) = self.migration.as_deref_mut() {
+            if m.blocked_until[tid as usize] > now {
+                return Ok(LoadOutcome::Refused);
+            }
+            if now >= m.next_scan {
+                m.next_scan = now + m.period;
+                self.os.scan();
+            }
+        }
         let line = self.os.translate_thread(pid, tid, cpu, vaddr)? & self.line_mask;
+        if self.migration.is_some() && self.os.has_events() {
+            // The thread is in the kernel now; the load runs again when it is back.
+            self.charge_os_events(now);
+            return Ok(LoadOutcome::Refused);
+        }
         // `core` below is the thread: the source of requests and statistics.
         let core = tid;
         let waiter = Waiter { core, token };
@@ -698,7 +831,13 @@ impl CoreMemory for MemoryHierarchy {
     }
 
     /// Refusals come from full MSHRs or a full outbox, which only a memory-system event frees.
-    fn retry_at(&self, _core: u32, now: Cycle) -> Cycle {
+    fn retry_at(&self, core: u32, now: Cycle) -> Cycle {
+        if let Some(m) = self.migration.as_deref() {
+            let until = m.blocked_until[core as usize];
+            if until > now {
+                return until;
+            }
+        }
         self.clock.dram_to_core_ceil(self.next_memory_event).max(now + 1)
     }
 
@@ -707,7 +846,7 @@ impl CoreMemory for MemoryHierarchy {
             return Ok(false);
         }
         let (pid, cpu) = self.owner(tid);
-        let line = self.os.translate_thread(pid, tid, cpu, vaddr)? & self.line_mask;
+        let line = self.os.translate_quiet(pid, tid, cpu, vaddr)? & self.line_mask;
         let core = tid;
         match self.l2.as_mut() {
             Some(l2) => {

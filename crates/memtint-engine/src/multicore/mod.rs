@@ -13,7 +13,7 @@ pub mod sim_spec;
 
 pub use bank_parallelism::BankParallelismCounters;
 pub use dram_export::DramExportSpec;
-pub use memory_hierarchy::{CoreMemoryStats, MemoryHierarchy};
+pub use memory_hierarchy::{CoreMemoryStats, MemoryHierarchy, ThreadMigration};
 pub use metrics::{metrics_json, MixMetrics, ProgramSpeed};
 pub use multicore_sim::{
     pinned_threads, simulate_multicore, simulate_threads, simulate_threads_checked, simulate_threads_exported, CoreResult, MulticoreResult,

@@ -70,6 +70,10 @@ pub struct MulticoreResult {
     pub pages_per_node: Vec<Vec<u64>>,
     /// Pages a node policy's node could not take (full), placed on the nearest with room.
     pub fallback_pages: u64,
+    /// Page migration's counters (`None` when pages do not migrate).
+    pub migration: Option<crate::os::migration::MigrationStats>,
+    /// What the OS model says of the configuration (a migration policy that cannot apply).
+    pub os_warnings: Vec<String>,
 }
 
 /// One software thread: its trace, its process (threads of a process share the page table),
@@ -513,6 +517,15 @@ fn build(
     if warmup > 0 {
         warm_up(&mut hier, threads, warmup)?;
     }
+    let scan = &os_cfg.numa_scan;
+    let cycles = |ns: f64| (ns * machine.cpu.frequency_ghz).round() as Cycle;
+    hier.set_migration(
+        cycles(scan.period_ns),
+        cycles(scan.fault_ns),
+        cycles(scan.migrate_ns),
+        cycles(scan.shootdown_ns),
+        os_cfg.page_bytes,
+    );
     let mut mem = MemorySystem::new(cfg)?;
     mem.record_commands(check);
     // One checker per memory node, each with its node's timing.
@@ -797,6 +810,8 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
         spilled_pages: hier.os().spilled_pages(),
         pages_per_node: (0..plan.processes).map(|p| hier.os().pages_per_node(p)).collect(),
         fallback_pages: hier.os().fallback_pages(),
+        migration: hier.migration_stats().cloned(),
+        os_warnings: hier.os().warnings().to_vec(),
         memory: mem,
         totals,
         core_cycles: end.now_core,

@@ -394,6 +394,9 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "finished_at": c.finished_at,
             });
             dram_report::add_row_causes(&mut v, &m.row_causes);
+            if let Some(pm) = &m.page_migration {
+                v["page_migration"] = json!(pm);
+            }
             // Only with a prefetcher, so runs without one report exactly what they did before.
             if let Some(p) = &m.prefetch {
                 v["prefetch"] = json!(p);
@@ -420,6 +423,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
     }
     if let Value::Array(w) = &mut warnings {
         w.extend(crate::os::placement::warnings(os).unwrap_or_default().into_iter().map(Value::String));
+        w.extend(r.os_warnings.iter().cloned().map(Value::String));
     }
     let names: Vec<String> = match &spec.processes {
         Some(ps) => ps.iter().enumerate().map(|(i, p)| p.name.clone().unwrap_or_else(|| format!("process{i}"))).collect(),
@@ -458,6 +462,14 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "thread_spread_cycles": ts.iter().map(|c| c.finished_at).max().zip(ts.iter().map(|c| c.finished_at).min()).map(|(a, b)| a - b),
             });
             dram_report::add_row_causes(&mut v, &causes);
+            if r.migration.is_some() {
+                let sum = |f: fn(&super::ThreadMigration) -> u64| ts.iter().filter_map(|c| c.memory.page_migration.as_ref()).map(f).sum::<u64>();
+                v["page_migration"] = json!({
+                    "hint_faults": sum(|m| m.hint_faults),
+                    "pages_moved": sum(|m| m.pages_moved),
+                    "system_cycles": sum(|m| m.system_cycles),
+                });
+            }
             v
         })
         .collect();
@@ -520,6 +532,10 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
     });
     if let Some(t) = &cfg.topology {
         add_nodes(&mut out, t, r, tck);
+    }
+    if let Some(m) = &r.migration {
+        out["page_migration"] = json!(m);
+        out["page_migration"]["copy_bytes"] = json!(2 * m.pages_moved * os.page_bytes);
     }
     if let Some(e) = &spec.export_dram {
         out["export_dram"] = json!({"path": e.path, "format": e.format, "requests": r.exported_requests});

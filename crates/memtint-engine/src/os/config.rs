@@ -54,6 +54,10 @@ pub struct OsConfig {
     /// Per-process profile (MPKI, row-buffer hit rate) for policies that need one (`mcp`,
     /// `imps`), one per process; `memtint compare` fills it from the alone runs.
     pub profiles: Option<Vec<AppProfile>>,
+    /// Page migration between nodes, one of `migration::MIGRATIONS` (default "none";
+    /// "numa-balancing", "bw-migration"), over the scanner and costs of `[os.numa_scan]`.
+    pub migration: String,
+    pub numa_scan: super::migration::NumaScanConfig,
     /// The placement policies' own parameters, one table each by name (`[os.ccps]`,
     /// `[os.mcp]`, `[os.vertical]`), declared in the policy's file (`crate::params`).
     #[serde(flatten)]
@@ -76,6 +80,8 @@ impl Default for OsConfig {
             populate: true,
             sched: Default::default(),
             profiles: None,
+            migration: "none".into(),
+            numa_scan: Default::default(),
             params: ParamTables::default(),
         }
     }

@@ -10,6 +10,7 @@ pub mod cfs;
 pub mod colour;
 pub mod config;
 pub mod frame_order;
+pub mod migration;
 pub mod nodes;
 pub mod os_model;
 pub mod page_table;

@@ -6,8 +6,9 @@ use super::buddy::BuddyAllocator;
 use super::colour::{colour_list_text, ColourBits, ColourBitsReport};
 use super::config::{FrameOrderKind, OsConfig};
 use super::frame_order::FrameOrder;
+use super::migration::{self, HintFault, Migrating, MigrationStats, OsEvent, Proposal};
 use super::nodes::NodeLayout;
-use super::page_table::PageTable;
+use super::page_table::{frame_of, PageTable, HINT};
 use super::placement::{self, NodeFault, PlacementPolicy, ThreadPlace};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
@@ -64,6 +65,10 @@ pub struct OsModel {
     page_shift: u32,
     /// Under a node policy: each node's frames (`None`: one allocator, `alloc`, for all).
     nodes: Option<Box<NodeFrames>>,
+    /// Page migration between nodes (`None`: pages stay where placed).
+    migrating: Option<Box<Migrating>>,
+    /// What the run's statistics should say about the configuration.
+    warnings: Vec<String>,
 }
 
 /// Each node's frames under a node policy: its own allocator and baseline frame order.
@@ -106,6 +111,21 @@ impl NodeFrames {
             }
         }
         Err(Error::config("os", format!("out of physical memory under policy {policy}: every node is full when process {pid} faults")))
+    }
+
+    /// A frame on node `node` exactly (a migration's destination), or `None` if it is full.
+    fn alloc_on(&mut self, pid: u32, node: u32) -> Option<u32> {
+        let f = self.orders[node as usize].next_frame(self.allocs[node as usize].as_mut()?)?;
+        self.pages[pid as usize][node as usize] += 1;
+        Some(self.layout.nodes[node as usize].frames.start + f)
+    }
+
+    /// Returns global frame `frame` of process `pid` to its node.
+    fn free(&mut self, pid: u32, frame: u32) -> Result<()> {
+        let node = self.layout.node_of_frame(frame);
+        self.pages[pid as usize][node as usize] -= 1;
+        let alloc = self.allocs[node as usize].as_mut().expect("a frame's node has memory");
+        alloc.free(frame - self.layout.nodes[node as usize].frames.start)
     }
 }
 
@@ -179,6 +199,8 @@ impl OsModel {
             return Err(Error::config("os", format!("2^{frame_bits} page frames are more than the 2^31 the allocator supports")));
         }
         let bits = ColourBits::new(mapping, llc_set_bits, page_shift, &cfg.exclude_bits)?;
+        let mut warnings = Vec::new();
+        let migrating = migration::build(cfg, &layout, processes, &mut warnings)?;
         let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores, nodes: &layout, threads })?;
         let nodes = if info.places_nodes {
             let uncoloured = super::colour::ColourSpace::uncoloured();
@@ -199,6 +221,8 @@ impl OsModel {
             overflow: vec![0; processes as usize],
             page_shift,
             nodes,
+            migrating,
+            warnings,
         })
     }
 
@@ -224,10 +248,94 @@ impl OsModel {
         let vpage = vaddr >> self.page_shift;
         match self.tables.get_mut(pid as usize) {
             Some(table) => match table.lookup(vpage) {
-                Some(frame) => Ok((frame as u64) << self.page_shift | offset),
+                Some(frame) if frame & HINT == 0 => Ok((frame as u64) << self.page_shift | offset),
+                Some(entry) => Ok((self.hint_fault(pid, tid, core, vpage, entry)? as u64) << self.page_shift | offset),
                 None => Ok((self.fault(pid, tid, core, vpage)? as u64) << self.page_shift | offset),
             },
             None => Err(Error::config("os", format!("process {pid} does not exist ({} processes)", self.tables.len()))),
+        }
+    }
+
+    /// `translate_thread` for what is not a load (a write-back of a dirty line, a warm-up):
+    /// a page marked for a hinting fault does not fault.
+    #[inline]
+    pub fn translate_quiet(&mut self, pid: u32, tid: u32, core: u32, vaddr: u64) -> Result<u64> {
+        if let Some(mask) = self.identity {
+            return Ok(vaddr & mask);
+        }
+        let offset = vaddr & ((1 << self.page_shift) - 1);
+        let vpage = vaddr >> self.page_shift;
+        match self.tables.get_mut(pid as usize).map(|t| t.lookup(vpage)) {
+            Some(Some(entry)) => Ok((frame_of(entry) as u64) << self.page_shift | offset),
+            _ => self.translate_thread(pid, tid, core, vaddr),
+        }
+    }
+
+    /// Migration is on: pages are scanned and may move.
+    pub fn migrating(&self) -> bool {
+        self.migrating.is_some()
+    }
+
+    /// One scan (`os.numa_scan`): marks the next window of every process's pages.
+    pub fn scan(&mut self) {
+        let Some(m) = self.migrating.as_mut() else { return };
+        m.stats.scans += 1;
+        for (table, cursor) in self.tables.iter_mut().zip(m.cursors.iter_mut()) {
+            *cursor = table.mark(*cursor, m.scan_pages);
+            m.stats.pages_marked += m.scan_pages.min(table.len()) as u64;
+        }
+    }
+
+    /// The events the last translations left (hinting faults, migrations), oldest first.
+    pub fn take_events(&mut self, out: &mut Vec<OsEvent>) {
+        if let Some(m) = self.migrating.as_mut() {
+            out.append(&mut m.events);
+        }
+    }
+
+    pub fn has_events(&self) -> bool {
+        self.migrating.as_ref().is_some_and(|m| !m.events.is_empty())
+    }
+
+    pub fn migration_stats(&self) -> Option<&MigrationStats> {
+        self.migrating.as_ref().map(|m| &m.stats)
+    }
+
+    /// What the run's statistics should say about the configuration (migration that cannot apply).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// A load through a page marked by the scan: the hinting fault asks the migration policy
+    /// and moves the page if it says so. Returns the page's frame after.
+    #[cold]
+    fn hint_fault(&mut self, pid: u32, tid: u32, core: u32, vpage: u64, entry: u32) -> Result<u32> {
+        let frame = frame_of(entry);
+        self.tables[pid as usize].set(vpage, frame);
+        let (Some(m), Some(nodes)) = (self.migrating.as_mut(), self.nodes.as_mut()) else { return Ok(frame) };
+        let page_node = nodes.layout.node_of_frame(frame);
+        let thread_node = nodes.layout.node_of_core(core);
+        m.stats.hint_faults += 1;
+        m.events.push(OsEvent::HintFault { tid });
+        match m.policy.on_hint_fault(&HintFault { pid, tid, frame, page_node, thread_node }) {
+            Proposal::Stay => Ok(frame),
+            Proposal::Refused(_) => {
+                m.stats.refused += 1;
+                Ok(frame)
+            }
+            Proposal::MoveTo(to) => {
+                let Some(new) = nodes.alloc_on(pid, to) else {
+                    m.stats.destination_full += 1;
+                    return Ok(frame);
+                };
+                nodes.free(pid, frame)?;
+                self.tables[pid as usize].set(vpage, new);
+                m.stats.pages_moved += 1;
+                m.stats.moves[page_node as usize][to as usize] += 1;
+                let shift = self.page_shift;
+                m.events.push(OsEvent::Migrated { tid, pid, old: (frame as u64) << shift, new: (new as u64) << shift });
+                Ok(new)
+            }
         }
     }
 

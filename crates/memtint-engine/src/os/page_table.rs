@@ -10,6 +10,16 @@ use rustc_hash::FxHashMap;
 /// An empty dense slot. Frames are below 2^31 (the allocator's limit), so none is this.
 const UNMAPPED: Frame = Frame::MAX;
 
+/// A frame's top bit marks its page for a NUMA hinting fault (Linux's `PROT_NONE` PTE): the
+/// next load through it faults (`os/migration`). `lookup` returns it; `frame_of` strips it.
+pub const HINT: Frame = 1 << 31;
+
+/// The frame without its hint mark.
+#[inline]
+pub fn frame_of(entry: Frame) -> Frame {
+    entry & !HINT
+}
+
 /// The most pages the dense window covers (16 MiB of slots, 16 GiB of virtual space).
 const MAX_DENSE_PAGES: u64 = 1 << 22;
 
@@ -66,6 +76,40 @@ impl PageTable {
         }
     }
 
+    /// Replaces `vpage`'s entry (a migrated page's new frame, or a mark set or cleared).
+    pub fn set(&mut self, vpage: u64, entry: Frame) {
+        let i = vpage.wrapping_sub(self.base);
+        if i < self.dense.len() as u64 && self.dense[i as usize] != UNMAPPED {
+            self.dense[i as usize] = entry;
+        } else if let Some(f) = self.sparse.get_mut(&vpage) {
+            *f = entry;
+        } else {
+            debug_assert!(false, "set on unmapped page {vpage}");
+        }
+    }
+
+    /// Marks up to `pages` mapped pages for a hinting fault, from the `cursor`-th dense slot on,
+    /// wrapping round (Linux's scanner walks the address space from where it stopped). Returns
+    /// the next cursor. Pages far from the first touched (the sparse map) are not scanned.
+    pub fn mark(&mut self, cursor: usize, pages: usize) -> usize {
+        let n = self.dense.len();
+        if n == 0 {
+            return 0;
+        }
+        let mut i = cursor % n;
+        let (mut marked, mut seen) = (0, 0);
+        while marked < pages && seen < n {
+            let e = &mut self.dense[i];
+            if *e != UNMAPPED {
+                *e |= HINT;
+                marked += 1;
+            }
+            seen += 1;
+            i = if i + 1 == n { 0 } else { i + 1 };
+        }
+        i
+    }
+
     /// Mapped pages.
     pub fn len(&self) -> usize {
         self.mapped
@@ -78,7 +122,7 @@ impl PageTable {
     /// Every (virtual page, frame), in no particular order.
     pub fn mappings(&self) -> impl Iterator<Item = (u64, Frame)> + '_ {
         let dense = self.dense.iter().enumerate().filter(|(_, &f)| f != UNMAPPED);
-        dense.map(|(i, &f)| (self.base + i as u64, f)).chain(self.sparse.iter().map(|(&p, &f)| (p, f)))
+        dense.map(|(i, &f)| (self.base + i as u64, frame_of(f))).chain(self.sparse.iter().map(|(&p, &f)| (p, frame_of(f))))
     }
 }
 
@@ -106,5 +150,21 @@ mod tests {
         let mut want: Vec<_> = reference.into_iter().collect();
         want.sort();
         assert_eq!(all, want);
+    }
+
+    #[test]
+    fn marks_wrap_round_the_mapped_pages_and_set_replaces_an_entry() {
+        let mut t = PageTable::new();
+        for (p, f) in [(10u64, 1), (11, 2), (13, 3)] {
+            t.insert(p, f);
+        }
+        let next = t.mark(0, 2);
+        assert_eq!((t.lookup(10), t.lookup(11), t.lookup(13)), (Some(1 | HINT), Some(2 | HINT), Some(3)));
+        assert_eq!(next, 2);
+        t.set(10, 7);
+        let next = t.mark(next, 2);
+        assert_eq!((t.lookup(10), t.lookup(13)), (Some(7 | HINT), Some(3 | HINT)), "wrapped past the hole at 12");
+        assert_eq!(next, 1);
+        assert_eq!(t.mappings().map(|(_, f)| f).max(), Some(7), "mappings strip the mark");
     }
 }

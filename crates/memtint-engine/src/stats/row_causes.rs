@@ -81,6 +81,10 @@ pub struct RowOutcomeCounts {
 }
 
 impl RowOutcomeCounts {
+    pub fn is_zero(&self) -> bool {
+        self.hits + self.misses + self.conflicts == 0
+    }
+
     pub fn add(&mut self, o: &RowOutcomeCounts) {
         self.hits += o.hits;
         self.misses += o.misses;
@@ -96,8 +100,11 @@ pub struct RowOutcomesByKind {
     pub demand_read: RowOutcomeCounts,
     /// Reads the LLC prefetcher made (their MSHR opened by a prefetch, even if a demand joined it later).
     pub prefetch_read: RowOutcomeCounts,
-    /// Dirty LLC victims written back.
+    /// Dirty LLC victims written back (and a migrated page's copy written to its new frame).
     pub write_back: RowOutcomeCounts,
+    /// A migrated page's lines read from its old frame (only when pages migrate).
+    #[serde(skip_serializing_if = "RowOutcomeCounts::is_zero")]
+    pub migration_read: RowOutcomeCounts,
 }
 
 impl RowOutcomesByKind {
@@ -105,5 +112,6 @@ impl RowOutcomesByKind {
         self.demand_read.add(&o.demand_read);
         self.prefetch_read.add(&o.prefetch_read);
         self.write_back.add(&o.write_back);
+        self.migration_read.add(&o.migration_read);
     }
 }

@@ -16,7 +16,7 @@ mod interleave;
 mod local;
 mod mcp;
 mod node_colours;
-mod node_sets;
+pub(crate) mod node_sets;
 mod random_interleave;
 mod tintmalloc;
 mod vertical;
@@ -258,8 +258,9 @@ pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32, machine: &Machin
 /// returns the warnings a run carries (deprecated keys, and what the policy in use says of its
 /// values).
 pub fn warnings(cfg: &OsConfig) -> Result<Vec<String>> {
-    let components: Vec<(&str, ParamSchema)> = POLICIES.all().iter().map(|p| (p.name, p.params)).collect();
-    cfg.params.check("os", &components, &[cfg.policy.as_str()], &field_names::<OsConfig>())
+    let mut components: Vec<(&str, ParamSchema)> = POLICIES.all().iter().map(|p| (p.name, p.params)).collect();
+    components.extend(crate::os::migration::MIGRATIONS.all().iter().map(|m| (m.name, m.params)));
+    cfg.params.check("os", &components, &[cfg.policy.as_str(), cfg.migration.as_str()], &field_names::<OsConfig>())
 }
 
 /// The parameters of the policy in use, every value as the run uses it (`{name: table}`, or
@@ -269,6 +270,10 @@ pub fn params_in_use(cfg: &OsConfig) -> Result<serde_json::Map<String, serde_jso
     let p = info(&cfg.policy)?;
     if !p.params.is_empty() {
         out.insert(p.name.to_string(), cfg.params.resolved("os", p.name, &p.params)?.into());
+    }
+    let m = crate::os::migration::info(&cfg.migration)?;
+    if !m.params.is_empty() {
+        out.insert(m.name.to_string(), cfg.params.resolved("os", m.name, &m.params)?.into());
     }
     Ok(out)
 }

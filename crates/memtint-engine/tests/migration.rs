@@ -1,0 +1,120 @@
+//! Page migration between nodes (docs/numa.md, "Migration"; bw-aware-tiering.md §6.3 tests 9-10).
+
+use memtint_engine::multicore::{run_sim, SimSpec};
+use serde_json::{json, Value};
+
+fn spec(v: Value) -> SimSpec {
+    serde_json::from_value(v).expect("spec parses")
+}
+
+fn run(v: Value) -> Value {
+    run_sim(&spec(v)).expect("the run succeeds")
+}
+
+fn err(v: Value) -> String {
+    run_sim(&spec(v)).expect_err("the run must fail").to_string()
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+/// A scan every 100 µs of 25.6 MiB: the whole 16 MiB footprint is marked each time, so a 2 M
+/// instruction run sees tens of scans (the default, Linux's rate, would see a handful of pages).
+fn fast_scan() -> Value {
+    json!({"period_ns": 100000.0, "scan_mb": 25.6})
+}
+
+/// One 4-thread process on the tiering machine, two threads on each node, sharing one 16 MiB
+/// footprint (the thesis's threads spread over both sockets).
+fn tiering(policy: &str, migration: &str, extra: Value) -> Value {
+    let threads: Vec<Value> = [0, 1, 4, 5].iter().map(|c| json!({"program": "stream:footprint_bytes=16777216", "affinity": [c]})).collect();
+    let mut os = json!({"policy": policy, "migration": migration, "numa_scan": fast_scan()});
+    if let (Some(o), Some(e)) = (os.as_object_mut(), extra.as_object()) {
+        o.extend(e.clone());
+    }
+    run(json!({"machine": "tiering-2to1", "processes": [{"threads": threads}], "instructions": 1_000_000, "seed": 1, "os": os}))
+}
+
+/// §6.3 test 10: with automatic NUMA balancing on (Linux's default), only Local (through it)
+/// and BW-LM migrate; the other policies' memory is not MPOL_F_MOF, so nothing is even scanned.
+#[test]
+fn only_local_and_bw_lm_migrate_pages() {
+    let local = tiering("local", "numa-balancing", json!({}));
+    let m = &local["page_migration"];
+    assert!(u(&m["pages_moved"]) > 0 && u(&m["hint_faults"]) >= u(&m["pages_moved"]), "{m}");
+    assert_eq!(u(&m["copy_bytes"]), 2 * 4096 * u(&m["pages_moved"]));
+    let moves = &m["moves"];
+    assert_eq!(u(&moves[0][1]) + u(&moves[1][0]), u(&m["pages_moved"]));
+    let bw_lm = tiering("bw-local", "bw-migration", json!({}));
+    assert!(u(&bw_lm["page_migration"]["pages_moved"]) > 0, "{}", bw_lm["page_migration"]);
+    for policy in ["interleave", "dram-only", "bw-interleave", "bw-random", "bw-local"] {
+        let r = tiering(policy, "numa-balancing", json!({}));
+        assert!(r.get("page_migration").is_none(), "{policy} migrates nothing");
+        let w = r["warnings"].to_string();
+        assert!(w.contains("migrates nothing") && w.contains(policy), "{policy}: {w}");
+    }
+}
+
+/// Hinting faults and migrations cost the faulting thread system time (1 µs and 3 µs more by
+/// default, at 2.6 GHz), and the copy goes through both memories: a read of each of the page's
+/// 64 lines at its old frame.
+#[test]
+fn migrations_cost_system_time_and_copy_traffic() {
+    let r = tiering("local", "numa-balancing", json!({}));
+    let (fault, migrate) = (2600, 7800);
+    for c in r["cores"].as_array().unwrap() {
+        let pm = &c["page_migration"];
+        let own = u(&pm["hint_faults"]) * fault + u(&pm["pages_moved"]) * migrate;
+        assert!(u(&pm["system_cycles"]) >= own, "its own faults and moves at least: {pm}");
+        let copies = &c["row_outcomes_by_kind"]["migration_read"];
+        let reads = u(&copies["hits"]) + u(&copies["misses"]) + u(&copies["conflicts"]);
+        let moved = u(&pm["pages_moved"]);
+        // Reads of the last pages moved may still be in flight when the thread's counts stop.
+        assert!(reads <= 64 * moved && reads + 64 * 8 >= 64 * moved, "{reads} copy reads for {moved} pages");
+    }
+    let plain = tiering("local", "none", json!({}));
+    assert!(plain.get("page_migration").is_none() && plain["cores"][0].get("page_migration").is_none());
+    assert!(plain["cores"][0]["row_outcomes_by_kind"].get("migration_read").is_none(), "no new keys without migration");
+}
+
+/// §6.3 test 9 in a run: the gate holds the net flow between DRAM and NVM within M, refusing
+/// the rest.
+#[test]
+fn the_bw_migration_gate_bounds_net_flow_in_a_run() {
+    let r = tiering("bw-local", "bw-migration", json!({"bw-migration": {"max_net_pages": 5}}));
+    let m = &r["page_migration"];
+    let net = u(&m["moves"][1][0]) as i64 - u(&m["moves"][0][1]) as i64;
+    assert!(net.abs() <= 5, "{m}");
+    assert!(u(&m["refused"]) > 0, "one-sided pressure meets the gate: {m}");
+    assert_eq!(r["config"]["params"]["os"]["bw-migration"]["max_net_pages"], 5);
+}
+
+#[test]
+fn runs_with_migration_are_deterministic() {
+    let a = tiering("local", "numa-balancing", json!({}));
+    let b = tiering("local", "numa-balancing", json!({}));
+    assert_eq!(a["page_migration"], b["page_migration"]);
+    assert_eq!(a["core_cycles"], b["core_cycles"]);
+}
+
+#[test]
+fn bad_migration_settings_are_errors_naming_the_key() {
+    let base = |os: Value| json!({"machine": "tiering-2to1", "programs": ["stream"], "instructions": 1000, "os": os});
+    let e = err(base(json!({"policy": "local", "migration": "autonuma"})));
+    assert!(e.contains("os.migration") && e.contains("numa-balancing") && e.contains("bw-migration"), "{e}");
+    for (key, value) in [("period_ns", json!(0.0)), ("scan_mb", json!(-1.0)), ("fault_ns", json!(-5.0)), ("shootdown_ns", json!(1e15))] {
+        let e = err(base(json!({"policy": "local", "migration": "numa-balancing", "numa_scan": {key: value}})));
+        assert!(e.contains(&format!("os.numa_scan.{key}")), "{key}: {e}");
+    }
+    let e = err(base(json!({"policy": "local", "migration": "bw-migration", "bw-migration": {"max_net_page": 3}})));
+    assert!(e.contains("max_net_page"), "{e}");
+    // The Opteron's four nodes have one bandwidth: one cluster, nothing for the gate to keep.
+    let e = err(
+        json!({"machine": "opteron-6128", "programs": ["stream"], "instructions": 1000, "os": {"policy": "local", "migration": "bw-migration"}}),
+    );
+    assert!(e.contains("two memory clusters"), "{e}");
+    // One memory: nothing to migrate, said plainly.
+    let r = run(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000, "os": {"migration": "numa-balancing"}}));
+    assert!(r["warnings"].to_string().contains("one memory node"), "{}", r["warnings"]);
+}
