@@ -44,6 +44,9 @@ SEED_FILES = [
     '[[os.tintmalloc.threads]]\nbanks = [2]\n',
     'machine = "opteron-6128"\nprograms = ["random", "light"]\ninstructions = 1000\n'
     '[os]\npolicy = "camc"\ncolours = [[0], [8]]\n[os.camc]\ncolours_per_task = 2\n',
+    'machine = "tiering-2to1"\ninstructions = 1000\n[[processes]]\nthreads = ["stream", "stream"]\n'
+    '[os]\npolicy = "bw-local"\nmigration = "bw-migration"\n[os.numa_scan]\nperiod_ns = 100000.0\nscan_mb = 8.0\n'
+    '[os.bw-migration]\nmax_net_pages = 4\n',
 ]
 
 FRAGMENTS = ['"', "'", "[", "]", "{", "}", "=", "\n", "\x00", "\x1b[2J", "\r", "\xff", "-1", "1.5", "99999999999999999999",

@@ -191,7 +191,8 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
         components.add_row(label, ", ".join(str(x) for x in catalogue.get(key, [])))
     yield components
 
-    described = Table(title="Schedulers, row policies, refresh managers and placement policies", box=box.SIMPLE_HEAD)
+    described = Table(title="Schedulers, row policies, refresh managers, placement and migration policies",
+                      box=box.SIMPLE_HEAD)
     for column in ("kind", "name"):
         described.add_column(column, no_wrap=True)
     described.add_column("what it is", ratio=2, overflow="fold")
@@ -201,6 +202,7 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
         ("row_policy_info", "row policy", "controller"),
         ("refresh_info", "refresh", "controller"),
         ("placement_policy_info", "placement", "os"),
+        ("migration_policy_info", "migration", "os"),
     ):
         for c in catalogue.get(key, []):
             params = c.get("params") or {}
@@ -215,6 +217,8 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
                 notes.append(f"binds threads ({c['binds_threads']})")
             if c.get("needs"):
                 notes.append(f"needs {c['needs']}")
+            if c.get("moves_pages_of"):
+                notes.append(f"moves pages placed by {', '.join(c['moves_pages_of'])} (os.migration)")
             if c.get("machine_variant"):
                 notes.append(f"sweeps run it on a machine's {c['machine_variant']} variant")
             described.add_row(label, c.get("name", MISSING), escape("; ".join(n for n in notes if n)), table)

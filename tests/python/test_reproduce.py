@@ -225,6 +225,9 @@ def test_quick_tiering_reproduction_measures_its_claims_on_the_tier_machines(tmp
     text = (out / "tiering.md").read_text()
     assert "## Paper against memtint" in text and "fast node at" in text
     assert (out / "tiering-stream.png").stat().st_size > 1000
+    # Migration's rows and table exist whatever moved in so short a run (§6.3 test 10).
+    assert "Migration at 2:1" in text and "pages moved per run (mean): Local" in rows["t10-only-local-and-bw-lm-migrate"].detail
+    assert rows["t10-only-local-and-bw-lm-migrate"].per_seed[0] in {float(n) for n in range(8)}
 
 
 @pytest.mark.engine
@@ -378,3 +381,19 @@ def test_row_buffer_causes_and_llc_occupancy_are_named_diagnostics():
     old = {**runs["buddy"], "cores": [{k: v for k, v in c.items() if "row_conflicts_by" not in k}
                                       for c in runs["buddy"]["cores"]]}
     assert common.INTERFERENCE not in common.diagnostics(old)
+
+
+def test_page_migration_survives_slim():
+    """The tiering report's migration rows read `page_migration` from slimmed results."""
+    from memtint import api
+    from memtint.reproduce import runner
+
+    threads = [{"program": "stream:footprint_bytes=16777216", "affinity": [c]} for c in (0, 1, 4, 5)]
+    os_options = {"policy": "local", "migration": "numa-balancing", "numa_scan": {"period_ns": 100000.0, "scan_mb": 16.0}}
+    run = runner.slim(api.run_sim("tiering-2to1", [], instructions=200_000, processes=[{"threads": threads}],
+                                  os_options=os_options))
+    assert run["page_migration"]["pages_moved"] > 0
+    assert sum(c["page_migration"]["hint_faults"] for c in run["cores"]) > 0
+    plain = runner.slim(api.run_sim("tiering-2to1", [], instructions=20_000, processes=[{"threads": threads}],
+                                    os_options={"policy": "local"}))
+    assert "page_migration" not in plain

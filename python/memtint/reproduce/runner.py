@@ -56,6 +56,10 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
         for core, c in zip(cores, stats["cores"]):  # what colours within nodes are checked by
             core["banks"] = c.get("banks")
             core["colour_overflow_pages"] = c.get("colour_overflow_pages")
+    if stats.get("page_migration"):  # pages migrated (docs/numa.md, Migration)
+        out["page_migration"] = stats["page_migration"]
+        for core, c in zip(cores, stats["cores"]):
+            core["page_migration"] = c.get("page_migration")
     llc = ((stats.get("config") or {}).get("cache") or {}).get("llc")
     out["llc_line_bytes"] = llc.get("line_bytes") if isinstance(llc, dict) else None
     return out

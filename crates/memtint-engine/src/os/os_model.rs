@@ -280,8 +280,13 @@ impl OsModel {
     pub fn scan(&mut self) {
         let Some(m) = self.migrating.as_mut() else { return };
         m.stats.scans += 1;
-        for (table, cursor) in self.tables.iter_mut().zip(m.cursors.iter_mut()) {
-            *cursor = table.mark(*cursor, m.scan_pages);
+        for ((table, cursor), passes) in self.tables.iter_mut().zip(m.cursors.iter_mut()).zip(m.passes.iter_mut()) {
+            let before = *cursor;
+            *cursor = table.mark(before, m.scan_pages);
+            // Wrapped round (or covered everything): one more full pass.
+            if *cursor <= before || m.scan_pages >= table.len() {
+                *passes += 1;
+            }
             m.stats.pages_marked += m.scan_pages.min(table.len()) as u64;
         }
     }
@@ -317,7 +322,8 @@ impl OsModel {
         let thread_node = nodes.layout.node_of_core(core);
         m.stats.hint_faults += 1;
         m.events.push(OsEvent::HintFault { tid });
-        match m.policy.on_hint_fault(&HintFault { pid, tid, frame, page_node, thread_node }) {
+        let early = m.passes[pid as usize] <= migration::EARLY_PASSES;
+        match m.policy.on_hint_fault(&HintFault { pid, tid, frame, page_node, thread_node, early }) {
             Proposal::Stay => Ok(frame),
             Proposal::Refused(_) => {
                 m.stats.refused += 1;

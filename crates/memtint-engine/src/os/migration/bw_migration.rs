@@ -168,7 +168,7 @@ mod tests {
         let params = crate::params::ParamTables::default();
         let params = params_with_m(params, 1);
         let mut p = (INFO.build)(&MigrationView { nodes: &layout, params: &params }).unwrap();
-        let f = |frame| HintFault { pid: 0, tid: 0, frame, page_node: 1, thread_node: 0 };
+        let f = |frame| HintFault { pid: 0, tid: 0, frame, page_node: 1, thread_node: 0, early: false };
         let mut answers = Vec::new();
         for frame in [1, 2] {
             answers.push(p.on_hint_fault(&f(frame)));

@@ -33,7 +33,15 @@ pub struct HintFault {
     pub frame: u32,
     pub page_node: u32,
     pub thread_node: u32,
+    /// The scanner has passed over the process's pages at most `EARLY_PASSES` times (Linux's
+    /// `numa_scan_seq <= 4`: early in a task's life first and private faults migrate at once).
+    pub early: bool,
 }
+
+/// Scan passes over a process's pages during which Linux lets first and private faults
+/// migrate at once (`should_numa_migrate_memory`: "two full passes of the multi-stage node
+/// selection", its magic number 4).
+pub const EARLY_PASSES: u32 = 4;
 
 /// What a policy answers to a hinting fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +206,8 @@ pub struct Migrating {
     /// Pages each scan marks per process, and where each process's scan goes on.
     pub scan_pages: usize,
     pub cursors: Vec<usize>,
+    /// Per process: full passes the scanner has made over its pages.
+    pub passes: Vec<u32>,
     pub events: Vec<OsEvent>,
     pub stats: MigrationStats,
 }
@@ -208,6 +218,7 @@ impl Migrating {
             policy,
             scan_pages: ((scan.scan_mb * (1u64 << 20) as f64 / page_bytes as f64).round() as usize).max(1),
             cursors: vec![0; processes as usize],
+            passes: vec![0; processes as usize],
             events: Vec::new(),
             stats: MigrationStats { policy: name.to_string(), moves: vec![vec![0; nodes as usize]; nodes as usize], ..Default::default() },
         }

@@ -1,8 +1,12 @@
 //! `numa-balancing`: Linux's automatic NUMA balancing (Gorman, "Foundation for automatic NUMA
 //! balancing", LWN 2012; `should_numa_migrate_memory` in kernel/sched/fair.c). A hinting fault
-//! records the faulting node on the page (the kernel keeps it in the page's `last_cpupid`); the
-//! page moves to the faulting thread's node when that node also took the page's previous fault
-//! (the two-stage filter) and holds memory. Pages of a node's own threads stay.
+//! records the faulting thread and node on the page (the kernel's `last_cpupid`). A page on
+//! another node than the faulting thread's moves there (if that node has memory) when:
+//! - early in the process's life (the scanner has passed over its pages at most 4 times), the
+//!   fault is the page's first or the same thread's as the last (a private fault);
+//! - later, the page's previous fault came from the same node (the two-stage filter that the
+//!   tiering thesis describes). Linux then weighs shared pages by NUMA-group fault statistics,
+//!   which are not modelled: a shared page passing the filter moves.
 
 use super::{HintFault, MigrationInfo, MigrationPolicy, MigrationView, Proposal};
 use crate::os::nodes::NodeLayout;
@@ -11,7 +15,7 @@ use rustc_hash::FxHashMap;
 
 pub static INFO: MigrationInfo = MigrationInfo {
     name: "numa-balancing",
-    summary: "Linux automatic NUMA balancing: a page moves to a node that faulted on it twice in a row",
+    summary: "Linux automatic NUMA balancing: a remote page moves to the faulting node (first or private faults early, then two faults in a row from it)",
     moves_pages_of: &["local"],
     params: ParamSchema::NONE,
     build: |v| Ok(Box::new(NumaBalancing::new(v))),
@@ -20,22 +24,27 @@ pub static INFO: MigrationInfo = MigrationInfo {
 /// The two-stage filter, shared with `bw-migration`.
 pub struct NumaBalancing {
     layout: NodeLayout,
-    /// Frame -> the node of its last hinting fault.
-    last_node: FxHashMap<u32, u32>,
+    /// Frame -> (node, thread) of its last hinting fault.
+    last: FxHashMap<u32, (u32, u32)>,
 }
 
 impl NumaBalancing {
     pub fn new(v: &MigrationView) -> Self {
-        NumaBalancing { layout: v.nodes.clone(), last_node: FxHashMap::default() }
+        NumaBalancing { layout: v.nodes.clone(), last: FxHashMap::default() }
     }
 
     /// The node the page should move to, if the filter passes.
     pub fn propose(&mut self, f: &HintFault) -> Option<u32> {
-        let last = self.last_node.insert(f.frame, f.thread_node);
-        let wanted = f.thread_node != f.page_node && last == Some(f.thread_node) && self.layout.has_memory(f.thread_node);
+        let last = self.last.insert(f.frame, (f.thread_node, f.tid));
+        let passes = match last {
+            None => f.early,
+            Some((_, tid)) if f.early && tid == f.tid => true,
+            Some((node, _)) => node == f.thread_node,
+        };
+        let wanted = passes && f.thread_node != f.page_node && self.layout.has_memory(f.thread_node);
         if wanted {
             // The frame is freed by the move; whatever lands in it starts afresh.
-            self.last_node.remove(&f.frame);
+            self.last.remove(&f.frame);
         }
         wanted.then_some(f.thread_node)
     }
@@ -66,7 +75,7 @@ pub(crate) mod tests {
     }
 
     fn fault(frame: u32, page_node: u32, thread_node: u32) -> HintFault {
-        HintFault { pid: 0, tid: 0, frame, page_node, thread_node }
+        HintFault { pid: 0, tid: thread_node, frame, page_node, thread_node, early: false }
     }
 
     #[test]
@@ -82,5 +91,17 @@ pub(crate) mod tests {
         assert_eq!(p.on_hint_fault(&fault(7, 0, 1)), Proposal::Stay);
         assert_eq!(p.on_hint_fault(&fault(7, 0, 0)), Proposal::Stay);
         assert_eq!(p.on_hint_fault(&fault(7, 0, 0)), Proposal::Stay, "twice from its own node: stays");
+    }
+
+    #[test]
+    fn early_in_a_process_life_first_and_private_faults_move_at_once() {
+        let layout = two_nodes();
+        let params = Default::default();
+        let mut p = NumaBalancing::new(&MigrationView { nodes: &layout, params: &params });
+        let early = |frame, tid, thread_node| HintFault { pid: 0, tid, frame, page_node: 0, thread_node, early: true };
+        assert_eq!(p.on_hint_fault(&early(5, 4, 1)), Proposal::MoveTo(1), "a first fault");
+        assert_eq!(p.on_hint_fault(&early(6, 0, 0)), Proposal::Stay, "a first fault from its own node");
+        assert_eq!(p.on_hint_fault(&early(6, 4, 1)), Proposal::Stay, "shared (another thread faulted last) and from another node");
+        assert_eq!(p.on_hint_fault(&early(6, 4, 1)), Proposal::MoveTo(1), "private now");
     }
 }
