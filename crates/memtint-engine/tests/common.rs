@@ -196,3 +196,23 @@ pub mod random_run {
         }
     }
 }
+
+/// A CPU-trace run specification from JSON.
+pub fn sim_spec(v: serde_json::Value) -> memtint_engine::multicore::SimSpec {
+    serde_json::from_value(v).expect("spec parses")
+}
+
+/// A CPU-trace run's statistics; panics if the run fails.
+pub fn sim_run(v: serde_json::Value) -> serde_json::Value {
+    memtint_engine::multicore::run_sim(&sim_spec(v)).expect("the run succeeds")
+}
+
+/// The message of a CPU-trace run that must fail.
+pub fn sim_err(v: serde_json::Value) -> String {
+    memtint_engine::multicore::run_sim(&sim_spec(v)).expect_err("the run must fail").to_string()
+}
+
+/// A JSON value that must be an unsigned integer.
+pub fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}

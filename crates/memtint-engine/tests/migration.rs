@@ -1,23 +1,9 @@
 //! Page migration between nodes (docs/numa.md, "Migration"; bw-aware-tiering.md §6.3 tests 9-10).
 
-use memtint_engine::multicore::{run_sim, SimSpec};
+mod common;
+
+use common::{sim_err as err, sim_run as run, u};
 use serde_json::{json, Value};
-
-fn spec(v: Value) -> SimSpec {
-    serde_json::from_value(v).expect("spec parses")
-}
-
-fn run(v: Value) -> Value {
-    run_sim(&spec(v)).expect("the run succeeds")
-}
-
-fn err(v: Value) -> String {
-    run_sim(&spec(v)).expect_err("the run must fail").to_string()
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
-}
 
 /// A scan every 100 µs of 25.6 MiB: the whole 16 MiB footprint is marked each time, so a 2 M
 /// instruction run sees tens of scans (the default, Linux's rate, would see a handful of pages).

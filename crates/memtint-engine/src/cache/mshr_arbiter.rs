@@ -48,13 +48,11 @@ impl MshrArbiter {
 
     /// May `tid` take one of `free` entries at core cycle `now`? A refusal queues it.
     pub fn may_allocate(&mut self, tid: u32, free: usize, now: Cycle) -> bool {
-        if self.rule == MshrArbitration::CoreOrder || self.waiting.is_empty() {
-            if free > 0 {
-                return true;
-            }
-            if self.rule == MshrArbitration::CoreOrder {
-                return false;
-            }
+        if self.rule == MshrArbitration::CoreOrder {
+            return free > 0;
+        }
+        if self.waiting.is_empty() && free > 0 {
+            return true;
         }
         self.waiting.retain(|&(_, at)| at + STALE_CYCLES >= now);
         let ahead = self.waiting.iter().position(|&(t, _)| t == tid);

@@ -256,19 +256,19 @@ impl OsModel {
         }
     }
 
-    /// `translate_thread` for what is not a load (a write-back of a dirty line, a warm-up):
-    /// a page marked for a hinting fault does not fault.
+    /// `translate_thread` for what is not a load (a write-back of a dirty line): a page marked
+    /// for a hinting fault does not fault.
     #[inline]
     pub fn translate_quiet(&mut self, pid: u32, tid: u32, core: u32, vaddr: u64) -> Result<u64> {
-        if let Some(mask) = self.identity {
-            return Ok(vaddr & mask);
+        if self.migrating.is_some() {
+            let vpage = vaddr >> self.page_shift;
+            if let Some(Some(entry)) = self.tables.get_mut(pid as usize).map(|t| t.lookup(vpage)) {
+                if entry & HINT != 0 {
+                    return Ok((frame_of(entry) as u64) << self.page_shift | (vaddr & ((1 << self.page_shift) - 1)));
+                }
+            }
         }
-        let offset = vaddr & ((1 << self.page_shift) - 1);
-        let vpage = vaddr >> self.page_shift;
-        match self.tables.get_mut(pid as usize).map(|t| t.lookup(vpage)) {
-            Some(Some(entry)) => Ok((frame_of(entry) as u64) << self.page_shift | offset),
-            _ => self.translate_thread(pid, tid, core, vaddr),
-        }
+        self.translate_thread(pid, tid, core, vaddr)
     }
 
     /// Migration is on: pages are scanned and may move.

@@ -91,6 +91,7 @@ impl MigrationGate {
     }
 
     /// Net promotions minus demotions between clusters `a` and `b` (a faster).
+    #[cfg(test)]
     pub fn net(&self, a: usize, b: usize) -> i64 {
         self.count[a * self.clusters.nodes.len() + b]
     }

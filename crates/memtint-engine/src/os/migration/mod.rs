@@ -15,8 +15,6 @@
 mod bw_migration;
 mod numa_balancing;
 
-pub use bw_migration::MigrationGate;
-
 use super::config::OsConfig;
 use super::nodes::NodeLayout;
 use crate::error::{Error, Result};
