@@ -104,3 +104,115 @@ fn bad_migration_settings_are_errors_naming_the_key() {
     let r = run(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000, "os": {"migration": "numa-balancing"}}));
     assert!(r["warnings"].to_string().contains("one memory node"), "{}", r["warnings"]);
 }
+
+/// Four threads of one process on the DRAM node of the tiering machine running `program`,
+/// `instructions` each, with `os` (merged over local placement).
+fn four_threads(program: &str, instructions: u64, os: Value) -> Value {
+    let threads: Vec<Value> = (0..4).map(|c| json!({"program": format!("{program},seed={}", c + 1), "affinity": [c]})).collect();
+    let mut o = json!({"policy": "local"});
+    if let (Some(o), Some(e)) = (o.as_object_mut(), os.as_object()) {
+        o.extend(e.clone());
+    }
+    run(json!({"machine": "tiering-2to1", "processes": [{"threads": threads}], "instructions": instructions, "seed": 1, "os": o}))
+}
+
+/// Share of all DRAM reads that node 0 (the fast tier, the threads' node) served.
+fn fast_share(r: &Value) -> f64 {
+    let reads: Vec<f64> = r["nodes"].as_array().unwrap().iter().map(|n| u(&n["reads"]) as f64).collect();
+    reads[0] / reads.iter().sum::<f64>()
+}
+
+/// A 64 MiB GUPS-like footprint whose hot 16 MiB lie at its end, on a fast tier limited to 24
+/// MiB: first touch fills the fast tier with cold data and leaves the hot set on the slow one.
+const HOTSET: &str = "hotset:hot_bytes=16777216";
+
+/// Linux's tiering mode: the scan marks only slow-tier pages, hot ones (faulting soon after
+/// the scan) are promoted, kswapd demotes cold ones when the fast tier runs low; more reads are
+/// served by the fast tier than under first touch alone.
+#[test]
+fn memory_tiering_promotes_hot_pages_and_kswapd_demotes_cold_ones() {
+    let costs = json!({"period_ns": 100000.0, "scan_mb": 4.0, "fault_ns": 0.0, "migrate_ns": 0.0, "shootdown_ns": 0.0});
+    let os = json!({"node_memory_mb": [24], "migration": "memory-tiering", "numa_scan": costs, "memory-tiering": {"hot_threshold_ns": 100000.0}});
+    let r = four_threads(HOTSET, 3_000_000, os);
+    let plain = four_threads(HOTSET, 3_000_000, json!({"node_memory_mb": [24]}));
+    let m = &r["page_migration"];
+    let (promoted, demoted) = (u(&m["moves"][1][0]), u(&m["moves"][0][1]));
+    assert!(promoted > 0 && demoted > 0, "{m}");
+    assert_eq!(u(&m["daemon_moves"]), demoted, "every demotion is kswapd's: {m}");
+    assert_eq!(u(&m["pages_moved"]), promoted + demoted, "every fault-driven move is a promotion: {m}");
+    assert!(u(&m["hint_faults"]) >= promoted);
+    assert_eq!(u(&plain["nodes"][0]["pages"]), 24 * 256, "the limit holds under first touch");
+    assert!(u(&r["nodes"][0]["pages"]) <= 24 * 256, "and under migration");
+    let (tiered, first_touch) = (fast_share(&r), fast_share(&plain));
+    assert!(tiered > first_touch + 0.1, "fast-tier share of reads: {tiered} tiered, {first_touch} first touch");
+}
+
+/// Colloid-style balancing: on an uncongested fast tier that holds only cold pages it promotes
+/// the sampled hot pages (swapping, as the fast tier is full) without a hinting fault; on a fast
+/// tier congested by streams it demotes pages until the tiers' latencies meet.
+#[test]
+fn colloid_promotes_to_an_idle_fast_tier_and_sheds_load_from_a_congested_one() {
+    let os = json!({"node_memory_mb": [24], "migration": "colloid"});
+    let r = four_threads(HOTSET, 5_000_000, os);
+    let plain = four_threads(HOTSET, 5_000_000, json!({"node_memory_mb": [24]}));
+    let m = &r["page_migration"];
+    assert_eq!(u(&m["hint_faults"]), 0, "access bits and samples cost no fault: {m}");
+    assert!(u(&m["moves"][1][0]) > 0 && u(&m["moves"][1][0]) == u(&m["moves"][0][1]), "swaps into a full fast tier: {m}");
+    assert!(fast_share(&r) > fast_share(&plain) + 0.1, "{} vs {}", fast_share(&r), fast_share(&plain));
+
+    let streams = four_threads("stream:footprint_bytes=67108864", 3_000_000, json!({"migration": "colloid"}));
+    let m = &streams["page_migration"];
+    assert!(u(&m["moves"][0][1]) > 0 && u(&m["moves"][1][0]) == 0, "demotions only: {m}");
+    assert!(fast_share(&streams) < 1.0);
+}
+
+/// DAMON's schemes: regions sampled hot on the slow node are promoted, regions idle for long
+/// demoted while the fast tier is low on free memory; sampling costs no fault.
+#[test]
+fn damon_schemes_promote_hot_regions_and_demote_idle_ones() {
+    let os = json!({"node_memory_mb": [24], "migration": "damon"});
+    let r = four_threads(HOTSET, 5_000_000, os);
+    let plain = four_threads(HOTSET, 5_000_000, json!({"node_memory_mb": [24]}));
+    let m = &r["page_migration"];
+    assert_eq!(u(&m["hint_faults"]), 0, "{m}");
+    assert_eq!(u(&m["scans"]), 0, "no NUMA scan: {m}");
+    assert!(u(&m["moves"][1][0]) > 0 && u(&m["moves"][0][1]) > 0, "{m}");
+    assert_eq!(u(&m["daemon_moves"]), u(&m["pages_moved"]));
+    assert!(fast_share(&r) > fast_share(&plain) + 0.1, "{} vs {}", fast_share(&r), fast_share(&plain));
+}
+
+#[test]
+fn tiering_runs_are_deterministic() {
+    let os = json!({"node_memory_mb": [24], "migration": "colloid"});
+    let (a, b) = (four_threads(HOTSET, 500_000, os.clone()), four_threads(HOTSET, 500_000, os));
+    assert_eq!(a["page_migration"], b["page_migration"]);
+    assert_eq!(a["core_cycles"], b["core_cycles"]);
+}
+
+#[test]
+fn node_memory_limits_are_checked() {
+    let base = |os: Value| json!({"machine": "tiering-2to1", "programs": ["stream"], "instructions": 1000, "os": os});
+    for (limit, words) in [
+        (json!([1, 1, 1]), "3 values for a machine of 2 nodes"),
+        (json!([-1]), "os.node_memory_mb[0]"),
+        (json!([0, 1e9]), "more than node 1"),
+        (json!([0.001]), "less than one page"),
+    ] {
+        let e = err(base(json!({"policy": "local", "node_memory_mb": limit})));
+        assert!(e.contains(words), "{limit}: {e}");
+    }
+    let e = err(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000, "os": {"node_memory_mb": [8]}}));
+    assert!(e.contains("os.node_memory_mb") && e.contains("node policies"), "{e}");
+    let e = err(
+        json!({"machine": "opteron-6128", "programs": ["stream"], "instructions": 1000, "os": {"policy": "camc", "node_memory_mb": [8]}}),
+    );
+    assert!(e.contains("os.node_memory_mb") && e.contains("colour"), "{e}");
+    for (key, value) in [("hot_threshold_ns", json!(0.0)), ("free_pct", json!(60.0))] {
+        let e = err(base(json!({"policy": "local", "migration": "memory-tiering", "memory-tiering": {key: value}})));
+        assert!(e.contains(key), "{key}: {e}");
+    }
+    let e = err(base(json!({"policy": "local", "migration": "colloid", "colloid": {"delta": 1.5}})));
+    assert!(e.contains("delta"), "{e}");
+    let e = err(base(json!({"policy": "local", "migration": "damon", "damon": {"max_regions": 5}})));
+    assert!(e.contains("max_regions"), "{e}");
+}

@@ -15,7 +15,7 @@ use crate::cache::{Access, CacheLevelConfig, MshrArbiter, MshrFile, MshrInsert, 
 use crate::controller::{Completion, Origin, RowOutcome};
 use crate::cpu::{ClockRatio, CoreMemory, LoadOutcome};
 use crate::error::Result;
-use crate::os::migration::OsEvent;
+use crate::os::migration::{NodeLoad, OsEvent};
 use crate::os::OsModel;
 use crate::stats::{LatencyHistogram, RowCauseCounts, RowOutcomesByKind};
 use crate::{Cycle, NEVER};
@@ -71,6 +71,21 @@ pub struct ThreadMigration {
     pub system_cycles: u64,
 }
 
+/// What page migration costs and how often it runs (`os.numa_scan`), in core cycles, and the
+/// clocks to turn cycles into ns.
+#[derive(Clone, Debug)]
+pub struct MigrationClock {
+    pub period: Cycle,
+    pub fault: Cycle,
+    pub migrate: Cycle,
+    pub shootdown: Cycle,
+    pub page_bytes: u64,
+    pub core_ghz: f64,
+    pub dram_tck_ns: f64,
+    /// Per node: its unloaded read latency, ns (`NodeLoad::idle_ns`).
+    pub idle_ns: Vec<f64>,
+}
+
 /// Migration's costs in core cycles, and who is stalled until when.
 struct MigrationCosts {
     fault: Cycle,
@@ -78,6 +93,17 @@ struct MigrationCosts {
     shootdown: Cycle,
     period: Cycle,
     next_scan: Cycle,
+    core_ghz: f64,
+    dram_tck_ns: f64,
+    /// Per node over the current period (tracking policies): reads, and DRAM cycles from their
+    /// issue to their data's return.
+    reads: Vec<u64>,
+    read_cycles: Vec<u64>,
+    idle_ns: Vec<f64>,
+    tracks: bool,
+    /// One LLC-miss read in `sample_period` is sampled (0: none); reads until the next.
+    sample_period: u32,
+    sample_left: u32,
     /// Per thread: the core cycle its kernel work ends (a load before it is refused).
     blocked_until: Vec<Cycle>,
     events: Vec<OsEvent>,
@@ -104,7 +130,10 @@ impl CoreMemoryStats {
             self.dram_writes += 1;
         } else {
             self.dram_reads += 1;
-            self.read_latency.record(c.done - c.arrival);
+            // A page copy's reads are the kernel's, not the program's latency.
+            if kind != RequestKind::MigrationRead {
+                self.read_latency.record(c.done - c.arrival);
+            }
         }
         let by_kind = match kind {
             RequestKind::DemandRead => &mut self.row_outcomes_by_kind.demand_read,
@@ -159,7 +188,12 @@ struct InflightRead {
     waiter: Waiter,
     /// Global bank id (bank-level parallelism).
     bank: u32,
+    /// The DRAM cycle it was issued, modulo 2^32 (a read's latency is far below): loaded
+    /// latency for the migration policies. It fills what was padding.
+    sent: u32,
 }
+
+const _: () = assert!(std::mem::size_of::<InflightRead>() == 32, "an in-flight read stays half a cache line");
 
 struct Llc {
     cache: SetAssocCache,
@@ -284,7 +318,7 @@ impl MemoryHierarchy {
     /// Pages migrate (`os.migration`): scan every `period` core cycles and charge each hinting
     /// fault `fault` cycles, each migration `migrate` more and a TLB shootdown of `shootdown` to
     /// the process's other threads. Call after `set_threads`.
-    pub fn set_migration(&mut self, period: Cycle, fault: Cycle, migrate: Cycle, shootdown: Cycle, page_bytes: u64) {
+    pub fn set_migration(&mut self, clock: MigrationClock) {
         if !self.os.migrating() {
             return;
         }
@@ -292,16 +326,71 @@ impl MemoryHierarchy {
         for s in &mut self.per_core {
             s.page_migration = Some(ThreadMigration::default());
         }
+        let nodes = clock.idle_ns.len();
+        let sample_period = self.os.miss_sample_period();
+        // A daemon with its own period (DAMON's sampling) runs on that instead of the scan's.
+        let period = self.os.daemon_period_ns().map_or(clock.period, |ns| (ns * clock.core_ghz).round() as Cycle);
         self.migration = Some(Box::new(MigrationCosts {
-            fault,
-            migrate,
-            shootdown,
+            fault: clock.fault,
+            migrate: clock.migrate,
+            shootdown: clock.shootdown,
             period: period.max(1),
             next_scan: period.max(1),
+            core_ghz: clock.core_ghz,
+            dram_tck_ns: clock.dram_tck_ns,
+            reads: vec![0; nodes],
+            read_cycles: vec![0; nodes],
+            idle_ns: clock.idle_ns,
+            tracks: self.os.tracks_pages(),
+            sample_period,
+            sample_left: sample_period,
             blocked_until: vec![0; threads],
             events: Vec::new(),
-            page_bytes,
+            page_bytes: clock.page_bytes,
         }));
+    }
+
+    /// One period of migration at core cycle `now`: the scan, the policy's daemon with each
+    /// node's load since the last period, and what their moves cost.
+    #[cold]
+    #[inline(never)]
+    fn migration_period(&mut self, now: Cycle) -> Result<()> {
+        let Some(m) = self.migration.as_deref_mut() else { return Ok(()) };
+        m.next_scan = now + m.period;
+        let loads: Vec<NodeLoad> = (0..m.reads.len())
+            .map(|n| NodeLoad {
+                reads: m.reads[n],
+                latency_ns: if m.reads[n] > 0 { m.read_cycles[n] as f64 / m.reads[n] as f64 * m.dram_tck_ns } else { 0.0 },
+                idle_ns: m.idle_ns[n],
+            })
+            .collect();
+        m.reads.iter_mut().for_each(|r| *r = 0);
+        m.read_cycles.iter_mut().for_each(|r| *r = 0);
+        let period_ns = m.period as f64 / m.core_ghz;
+        self.os.scan(&loads, period_ns)?;
+        if self.os.has_events() {
+            self.charge_os_events(now);
+        }
+        Ok(())
+    }
+
+    /// A read of memory node `node` issued at DRAM cycle `sent` (low 32 bits) delivered its
+    /// data at `done`: the period's load, and maybe a sample of its page.
+    #[cold]
+    #[inline(never)]
+    fn note_migration_read(&mut self, line: u64, node: usize, sent: u32, done: Cycle) {
+        let Some(m) = self.migration.as_deref_mut() else { return };
+        if m.tracks {
+            m.reads[node] += 1;
+            m.read_cycles[node] += (done as u32).wrapping_sub(sent) as u64;
+        }
+        if m.sample_period > 0 {
+            m.sample_left -= 1;
+            if m.sample_left == 0 {
+                m.sample_left = m.sample_period;
+                self.os.sample_miss(line);
+            }
+        }
     }
 
     /// The migration statistics of the run (`None` when pages do not migrate).
@@ -316,6 +405,9 @@ impl MemoryHierarchy {
         let Some(mut m) = self.migration.take() else { return };
         self.os.take_events(&mut m.events);
         let line = !self.line_mask + 1;
+        // A daemon's moves of one period are one batch: one TLB shootdown per process (Linux's
+        // `migrate_pages_batch` unmaps up to 512 pages under one flush).
+        let mut flushed: Vec<u32> = Vec::new();
         for e in m.events.drain(..) {
             match e {
                 OsEvent::HintFault { tid } => {
@@ -325,14 +417,29 @@ impl MemoryHierarchy {
                     s.hint_faults += 1;
                     s.system_cycles += m.fault;
                 }
-                OsEvent::Migrated { tid, pid, old, new } => {
-                    let t = tid as usize;
-                    m.blocked_until[t] += m.migrate;
-                    let s = self.per_core[t].page_migration.as_mut().expect("set with the costs");
-                    s.pages_moved += 1;
-                    s.system_cycles += m.migrate;
+                OsEvent::Migrated { .. } | OsEvent::Moved { .. } => {
+                    // `faulting`: the thread that moved it in a fault (`None`: the daemon).
+                    let (faulting, pid, old, new) = match e {
+                        OsEvent::Migrated { tid, pid, old, new } => (Some(tid), pid, old, new),
+                        OsEvent::Moved { pid, old, new } => (None, pid, old, new),
+                        OsEvent::HintFault { .. } => unreachable!("matched above"),
+                    };
+                    if let Some(t) = faulting {
+                        let t = t as usize;
+                        m.blocked_until[t] += m.migrate;
+                        let s = self.per_core[t].page_migration.as_mut().expect("set with the costs");
+                        s.pages_moved += 1;
+                        s.system_cycles += m.migrate;
+                    }
+                    // The copy's requests count for the faulting thread, or the process's first.
+                    let tid = faulting.unwrap_or_else(|| self.thread_process.iter().position(|&p| p == pid).unwrap_or(0) as u32);
+                    let t = faulting.map_or(usize::MAX, |t| t as usize);
+                    let batched = faulting.is_none() && flushed.contains(&pid);
+                    if faulting.is_none() && !batched {
+                        flushed.push(pid);
+                    }
                     for (u, &p) in self.thread_process.iter().enumerate() {
-                        if p == pid && u != t {
+                        if p == pid && u != t && !batched {
                             m.blocked_until[u] = m.blocked_until[u].max(now + m.shootdown);
                             self.per_core[u].page_migration.as_mut().expect("set with the costs").system_cycles += m.shootdown;
                         }
@@ -577,11 +684,12 @@ impl MemoryHierarchy {
             None => self.os.colour_bits().bank_id(line),
             Some(n) => n.bank_id(line),
         };
-        let id = self.send(core_now, extra, line, false, waiter.core, bank);
-        self.reads.insert(id, InflightRead { line, waiter, bank });
+        let (id, at) = self.send(core_now, extra, line, false, waiter.core, bank);
+        self.reads.insert(id, InflightRead { line, waiter, bank, sent: at as u32 });
     }
 
-    fn send(&mut self, core_now: Cycle, extra: u64, addr: u64, is_write: bool, source: u32, bank: u32) -> u64 {
+    /// Queues a request; returns its id and the DRAM cycle it is issued at.
+    fn send(&mut self, core_now: Cycle, extra: u64, addr: u64, is_write: bool, source: u32, bank: u32) -> (u64, Cycle) {
         let id = self.next_id;
         self.next_id += 1;
         let at = self.clock.core_to_dram_ceil(core_now + extra.max(1));
@@ -600,7 +708,7 @@ impl MemoryHierarchy {
         }
         self.outboxes[node].push_back(Outgoing { at, id, addr, is_write, origin, bank });
         self.outbox_len += 1;
-        id
+        (id, at)
     }
 
     /// A DRAM request finished at DRAM cycle `c.done`: fill the LLC, and return the loads
@@ -610,7 +718,7 @@ impl MemoryHierarchy {
             self.per_core[c.source as usize].record(c, RequestKind::WriteBack);
             return;
         }
-        let Some(InflightRead { line, waiter, bank }) = self.reads.remove(c.id) else {
+        let Some(InflightRead { line, waiter, bank, sent }) = self.reads.remove(c.id) else {
             debug_assert!(false, "completion of unknown read {}", c.id);
             return;
         };
@@ -624,13 +732,17 @@ impl MemoryHierarchy {
         self.per_core[c.source as usize].record(c, kind);
         debug_assert!(self.numa.is_some() || bank == self.os.colour_bits().bank_id(line));
         self.blp[c.source as usize].leave(bank, c.done);
-        let done = match self.numa.as_mut() {
-            None => c.done,
+        let (done, node) = match self.numa.as_mut() {
+            None => (c.done, 0),
             Some(n) => {
                 let core_node = n.node_of_core(self.thread_core[c.source as usize]);
-                n.deliver(core_node, n.node_of(line), c.done)
+                let node = n.node_of(line);
+                (n.deliver(core_node, node, c.done), node as usize)
             }
         };
+        if self.migration.is_some() {
+            self.note_migration_read(line, node, sent, done);
+        }
         let at = self.clock.dram_to_core_ceil(done);
         match self.llc.as_mut() {
             Some(llc) => {
@@ -764,9 +876,12 @@ impl CoreMemory for MemoryHierarchy {
             if m.blocked_until[tid as usize] > now {
                 return Ok(LoadOutcome::Refused);
             }
+            self.os.set_now_ns(now as f64 / m.core_ghz);
             if now >= m.next_scan {
-                m.next_scan = now + m.period;
-                self.os.scan();
+                self.migration_period(now)?;
+                if self.migration.as_ref().is_some_and(|m| m.blocked_until[tid as usize] > now) {
+                    return Ok(LoadOutcome::Refused);
+                }
             }
         }
         let line = self.os.translate_thread(pid, tid, cpu, vaddr)? & self.line_mask;

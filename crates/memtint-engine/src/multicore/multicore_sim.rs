@@ -16,7 +16,7 @@
 //! one-program-per-core run. Requests carry the thread id as `source`.
 
 use super::dram_export::{DramExport, DramExportSpec};
-use super::memory_hierarchy::{CoreMemoryStats, MemoryHierarchy};
+use super::memory_hierarchy::{CoreMemoryStats, MemoryHierarchy, MigrationClock};
 use crate::cache::{CacheLevelConfig, LlcConfig};
 use crate::checker::TimingChecker;
 use crate::config::MemoryConfig;
@@ -519,13 +519,29 @@ fn build(
     }
     let scan = &os_cfg.numa_scan;
     let cycles = |ns: f64| (ns * machine.cpu.frequency_ghz).round() as Cycle;
-    hier.set_migration(
-        cycles(scan.period_ns),
-        cycles(scan.fault_ns),
-        cycles(scan.migrate_ns),
-        cycles(scan.shootdown_ns),
-        os_cfg.page_bytes,
-    );
+    // A row miss's read (tRCD + CL + burst) on each node's own memory, plus the added latency
+    // from the first thread's node: the unloaded latency the tiering policies compare with.
+    let layout = cfg.node_layout();
+    let home = layout.node_of_core(plan.bound.first().copied().unwrap_or(0));
+    let idle_ns = (0..layout.count() as usize)
+        .map(|n| {
+            let t = match &cfg.topology {
+                Some(topo) => topo.memories[n].as_ref().map(|m| &m.timing),
+                None => Some(&cfg.timing),
+            };
+            t.map_or(0.0, |t| (t.tRCD + t.CL + t.tBL) as f64 * t.tCK_ns) + layout.latency_ns[home as usize][n]
+        })
+        .collect();
+    hier.set_migration(MigrationClock {
+        period: cycles(scan.period_ns),
+        fault: cycles(scan.fault_ns),
+        migrate: cycles(scan.migrate_ns),
+        shootdown: cycles(scan.shootdown_ns),
+        page_bytes: os_cfg.page_bytes,
+        core_ghz: machine.cpu.frequency_ghz,
+        dram_tck_ns: cfg.timing.tCK_ns,
+        idle_ns,
+    });
     let mut mem = MemorySystem::new(cfg)?;
     mem.record_commands(check);
     // One checker per memory node, each with its node's timing.

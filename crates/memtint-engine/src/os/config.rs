@@ -55,9 +55,13 @@ pub struct OsConfig {
     /// `imps`), one per process; `memtint compare` fills it from the alone runs.
     pub profiles: Option<Vec<AppProfile>>,
     /// Page migration between nodes, one of `migration::MIGRATIONS` (default "none";
-    /// "numa-balancing", "bw-migration"), over the scanner and costs of `[os.numa_scan]`.
+    /// "numa-balancing", "bw-migration", "memory-tiering", "colloid", "damon"), over the scanner and costs of `[os.numa_scan]`.
     pub migration: String,
     pub numa_scan: super::migration::NumaScanConfig,
+    /// MiB of each node's memory the OS may allocate, in node order (0 or absent: all of it),
+    /// as booting with part of a node reserved; how tiering experiments make the fast tier
+    /// smaller than the footprint. Node placement policies only.
+    pub node_memory_mb: Vec<f64>,
     /// The placement policies' own parameters, one table each by name (`[os.ccps]`,
     /// `[os.mcp]`, `[os.vertical]`), declared in the policy's file (`crate::params`).
     #[serde(flatten)]
@@ -82,6 +86,7 @@ impl Default for OsConfig {
             profiles: None,
             migration: "none".into(),
             numa_scan: Default::default(),
+            node_memory_mb: Vec::new(),
             params: ParamTables::default(),
         }
     }

@@ -6,7 +6,7 @@ use super::buddy::BuddyAllocator;
 use super::colour::{colour_list_text, ColourBits, ColourBitsReport};
 use super::config::{FrameOrderKind, OsConfig};
 use super::frame_order::FrameOrder;
-use super::migration::{self, HintFault, Migrating, MigrationStats, OsEvent, Proposal};
+use super::migration::{self, HintFault, Migrating, MigrationStats, NodeLoad, OsEvent, PeriodView, Proposal, ScanScope};
 use super::nodes::NodeLayout;
 use super::page_table::{frame_of, PageTable, HINT};
 use super::placement::{self, NodeFault, PlacementPolicy, ThreadPlace};
@@ -69,6 +69,8 @@ pub struct OsModel {
     migrating: Option<Box<Migrating>>,
     /// What the run's statistics should say about the configuration.
     warnings: Vec<String>,
+    /// The time of the translation under way, ns (kept only while pages migrate).
+    now_ns: f64,
 }
 
 /// Each node's frames under a node policy: its own allocator and baseline frame order.
@@ -82,11 +84,47 @@ struct NodeFrames {
     pages: Vec<Vec<u64>>,
     /// Pages placed off the policy's node because it was full.
     fallback_pages: u64,
+    /// Per node: frames the OS may use (`os.node_memory_mb`), and frames in use.
+    capacity: Vec<u64>,
+    used: Vec<u64>,
 }
 
 impl NodeFrames {
     /// `space`: what each node's frames are indexed by (its own addresses' colours).
-    fn new(layout: NodeLayout, space: &super::colour::ColourSpace, seed: u64, processes: u32, page_shift: u32) -> Result<Self> {
+    fn new(
+        layout: NodeLayout,
+        space: &super::colour::ColourSpace,
+        seed: u64,
+        processes: u32,
+        page_shift: u32,
+        limit_mb: &[f64],
+    ) -> Result<Self> {
+        if limit_mb.len() > layout.count() as usize {
+            return Err(Error::config("os.node_memory_mb", format!("{} values for a machine of {} nodes", limit_mb.len(), layout.count())));
+        }
+        let mut capacity = Vec::new();
+        for (i, n) in layout.nodes.iter().enumerate() {
+            let frames = n.frames.len() as u64;
+            let mb = limit_mb.get(i).copied().unwrap_or(0.0);
+            if !(mb.is_finite() && mb >= 0.0) {
+                return Err(Error::config(format!("os.node_memory_mb[{i}]"), format!("must be a number of MiB >= 0 (0: all), got {mb}")));
+            }
+            let want = (mb * (1u64 << 20) as f64 / (1u64 << page_shift) as f64).floor() as u64;
+            if mb > 0.0 && frames == 0 {
+                return Err(Error::config(format!("os.node_memory_mb[{i}]"), format!("node {i} has no memory to limit (got {mb} MiB)")));
+            }
+            if mb > 0.0 && want == 0 {
+                return Err(Error::config(format!("os.node_memory_mb[{i}]"), format!("{mb} MiB is less than one page")));
+            }
+            if want > frames {
+                return Err(Error::config(
+                    format!("os.node_memory_mb[{i}]"),
+                    format!("{mb} MiB is more than node {i}'s {} MiB", (frames << page_shift) >> 20),
+                ));
+            }
+            capacity.push(if mb > 0.0 { want } else { frames });
+        }
+        let used = vec![0; layout.count() as usize];
         let allocs = layout
             .nodes
             .iter()
@@ -96,15 +134,19 @@ impl NodeFrames {
         let orders = (0..layout.count()).map(|n| FrameOrder::new(seed.wrapping_add(n as u64))).collect();
         let fallback = (0..layout.count()).map(|n| layout.by_distance(n)).collect();
         let pages = vec![vec![0; layout.count() as usize]; processes as usize];
-        Ok(NodeFrames { layout, allocs, orders, fallback, pages, fallback_pages: 0 })
+        Ok(NodeFrames { layout, allocs, orders, fallback, pages, fallback_pages: 0, capacity, used })
     }
 
     /// A frame on node `want`, or on the nearest node with a free one; its global number.
     fn alloc_near(&mut self, pid: u32, want: u32, policy: &str) -> Result<u32> {
-        let NodeFrames { layout, allocs, orders, fallback, pages, fallback_pages } = self;
+        let NodeFrames { layout, allocs, orders, fallback, pages, fallback_pages, capacity, used } = self;
         for node in std::iter::once(want).chain(fallback[want as usize].iter().copied().filter(|&n| n != want)) {
             let Some(alloc) = allocs[node as usize].as_mut() else { continue };
+            if used[node as usize] >= capacity[node as usize] {
+                continue;
+            }
             if let Some(f) = orders[node as usize].next_frame(alloc) {
+                used[node as usize] += 1;
                 pages[pid as usize][node as usize] += 1;
                 *fallback_pages += (node != want) as u64;
                 return Ok(layout.nodes[node as usize].frames.start + f);
@@ -115,7 +157,11 @@ impl NodeFrames {
 
     /// A frame on node `node` exactly (a migration's destination), or `None` if it is full.
     fn alloc_on(&mut self, pid: u32, node: u32) -> Option<u32> {
+        if self.used[node as usize] >= self.capacity[node as usize] {
+            return None;
+        }
         let f = self.orders[node as usize].next_frame(self.allocs[node as usize].as_mut()?)?;
+        self.used[node as usize] += 1;
         self.pages[pid as usize][node as usize] += 1;
         Some(self.layout.nodes[node as usize].frames.start + f)
     }
@@ -124,6 +170,7 @@ impl NodeFrames {
     fn free(&mut self, pid: u32, frame: u32) -> Result<()> {
         let node = self.layout.node_of_frame(frame);
         self.pages[pid as usize][node as usize] -= 1;
+        self.used[node as usize] -= 1;
         let alloc = self.allocs[node as usize].as_mut().expect("a frame's node has memory");
         alloc.free(frame - self.layout.nodes[node as usize].frames.start)
     }
@@ -205,8 +252,20 @@ impl OsModel {
         let nodes = if info.places_nodes {
             let uncoloured = super::colour::ColourSpace::uncoloured();
             let space = if info.colours_nodes { policy.colour_space() } else { &uncoloured };
-            Some(Box::new(NodeFrames::new(layout, space, cfg.seed, processes, page_shift)?))
+            if info.colours_nodes && !cfg.node_memory_mb.is_empty() {
+                return Err(Error::config(
+                    "os.node_memory_mb",
+                    format!("policy '{}' takes frames by colour; a node memory limit applies to node policies without colours", cfg.policy),
+                ));
+            }
+            Some(Box::new(NodeFrames::new(layout, space, cfg.seed, processes, page_shift, &cfg.node_memory_mb)?))
         } else {
+            if !cfg.node_memory_mb.is_empty() {
+                return Err(Error::config(
+                    "os.node_memory_mb",
+                    format!("policy '{}' does not place by node; limits apply to node policies", cfg.policy),
+                ));
+            }
             None
         };
         // Under a node policy the nodes' own allocators hold the frames.
@@ -223,6 +282,7 @@ impl OsModel {
             nodes,
             migrating,
             warnings,
+            now_ns: 0.0,
         })
     }
 
@@ -276,19 +336,102 @@ impl OsModel {
         self.migrating.is_some()
     }
 
-    /// One scan (`os.numa_scan`): marks the next window of every process's pages.
-    pub fn scan(&mut self) {
-        let Some(m) = self.migrating.as_mut() else { return };
-        m.stats.scans += 1;
-        for ((table, cursor), passes) in self.tables.iter_mut().zip(m.cursors.iter_mut()).zip(m.passes.iter_mut()) {
+    /// The time of the next translations, ns (hinting-fault latency, rate limits).
+    #[inline]
+    pub fn set_now_ns(&mut self, now_ns: f64) {
+        self.now_ns = now_ns;
+    }
+
+    /// One period of `os.numa_scan`: marks the next window of every process's pages (those
+    /// the policy's scope covers), then lets a tracking policy's daemon move pages (`loads`:
+    /// each node's load over the period).
+    pub fn scan(&mut self, loads: &[NodeLoad], period_ns: f64) -> Result<()> {
+        let Some(m) = self.migrating.as_mut() else { return Ok(()) };
+        if m.scope != ScanScope::Nothing {
+            m.stats.scans += 1;
+        }
+        let now = self.now_ns;
+        let layout = self.nodes.as_ref().map(|n| &n.layout);
+        for (pid, ((table, cursor), passes)) in self.tables.iter_mut().zip(m.cursors.iter_mut()).zip(m.passes.iter_mut()).enumerate() {
             let before = *cursor;
-            *cursor = table.mark(before, m.scan_pages);
+            let (next, marked) = match (m.scope, m.tracker.as_mut(), layout) {
+                (ScanScope::Nothing, ..) => (before, 0),
+                (ScanScope::All, ..) | (_, None, _) | (_, _, None) => (table.mark(before, m.scan_pages), m.scan_pages.min(table.len())),
+                (ScanScope::SlowTiers, Some(t), Some(layout)) => {
+                    let top = &m.top_tier;
+                    table.mark_where(before, m.scan_pages, |frame| {
+                        let slow = !top[layout.node_of_frame(frame) as usize];
+                        if slow {
+                            if let Some(p) = t.get_mut(frame) {
+                                debug_assert_eq!(p.pid, pid as u32);
+                                p.marked_ns = Some(now);
+                            }
+                        }
+                        slow
+                    })
+                }
+            };
+            *cursor = next;
             // Wrapped round (or covered everything): one more full pass.
-            if *cursor <= before || m.scan_pages >= table.len() {
+            if m.scope != ScanScope::Nothing && (next <= before || m.scan_pages >= table.len()) {
                 *passes += 1;
             }
-            m.stats.pages_marked += m.scan_pages.min(table.len()) as u64;
+            m.stats.pages_marked += marked as u64;
         }
+        let (Some(tracker), Some(nodes)) = (m.tracker.as_mut(), self.nodes.as_mut()) else { return Ok(()) };
+        let free: Vec<u64> = nodes.capacity.iter().zip(&nodes.used).map(|(c, u)| c - u).collect();
+        let mut view =
+            PeriodView { now_ns: now, period_ns, free, capacity: nodes.capacity.clone(), loads, pages: tracker, tables: &mut self.tables };
+        let moves = m.policy.on_period(&mut view);
+        let keep = m.policy.keep_free_pct();
+        for mv in moves {
+            let Some(page) = tracker.get(mv.frame).copied() else { continue };
+            if page.node == mv.to || !nodes.layout.has_memory(mv.to) {
+                continue;
+            }
+            let to = mv.to as usize;
+            if (nodes.capacity[to] - nodes.used[to]) as f64 <= nodes.capacity[to] as f64 * keep / 100.0 {
+                m.stats.destination_full += 1;
+                continue;
+            }
+            let Some(new) = nodes.alloc_on(page.pid, mv.to) else {
+                m.stats.destination_full += 1;
+                continue;
+            };
+            nodes.free(page.pid, mv.frame)?;
+            // A new mapping: no scan mark, and its access bit set (the tracker's `moved`).
+            self.tables[page.pid as usize].set(page.vpage, new);
+            tracker.moved(mv.frame, new);
+            m.stats.pages_moved += 1;
+            m.stats.daemon_moves += 1;
+            m.stats.moves[page.node as usize][to] += 1;
+            let shift = self.page_shift;
+            m.events.push(OsEvent::Moved { pid: page.pid, old: (mv.frame as u64) << shift, new: (new as u64) << shift });
+        }
+        Ok(())
+    }
+
+    /// One sampled LLC-miss read of physical address `addr` (policies that sample misses).
+    #[cold]
+    pub fn sample_miss(&mut self, addr: u64) {
+        if let Some(t) = self.migrating.as_mut().and_then(|m| m.tracker.as_mut()) {
+            t.sample((addr >> self.page_shift) as u32);
+        }
+    }
+
+    /// One in how many LLC-miss reads the migration policy samples (0: none).
+    pub fn miss_sample_period(&self) -> u32 {
+        self.migrating.as_ref().map_or(0, |m| m.policy.miss_sample_period())
+    }
+
+    /// The migration policy's daemon period when it has its own, ns.
+    pub fn daemon_period_ns(&self) -> Option<f64> {
+        self.migrating.as_ref().and_then(|m| m.policy.period_ns())
+    }
+
+    /// The migration policy wants each node's load every period.
+    pub fn tracks_pages(&self) -> bool {
+        self.migrating.as_ref().is_some_and(|m| m.tracker.is_some())
     }
 
     /// The events the last translations left (hinting faults, migrations), oldest first.
@@ -318,24 +461,42 @@ impl OsModel {
         let frame = frame_of(entry);
         self.tables[pid as usize].set(vpage, frame);
         let (Some(m), Some(nodes)) = (self.migrating.as_mut(), self.nodes.as_mut()) else { return Ok(frame) };
+        let mut latency_ns = None;
+        if let Some(t) = m.tracker.as_mut() {
+            // Under a tracking policy the mark is an access bit, a scan mark, or both.
+            let Some(p) = t.get_mut(frame) else { return Ok(frame) };
+            p.referenced = true;
+            p.watched = false;
+            match p.marked_ns.take() {
+                Some(at) => latency_ns = Some(self.now_ns - at),
+                None => return Ok(frame),
+            }
+        }
         let page_node = nodes.layout.node_of_frame(frame);
         let thread_node = nodes.layout.node_of_core(core);
         m.stats.hint_faults += 1;
         m.events.push(OsEvent::HintFault { tid });
         let early = m.passes[pid as usize] <= migration::EARLY_PASSES;
-        match m.policy.on_hint_fault(&HintFault { pid, tid, frame, page_node, thread_node, early }) {
+        let fault = HintFault { pid, tid, frame, page_node, thread_node, early, latency_ns, now_ns: self.now_ns };
+        match m.policy.on_hint_fault(&fault) {
             Proposal::Stay => Ok(frame),
             Proposal::Refused(_) => {
                 m.stats.refused += 1;
                 Ok(frame)
             }
             Proposal::MoveTo(to) => {
-                let Some(new) = nodes.alloc_on(pid, to) else {
+                let t = to as usize;
+                let keep = nodes.capacity[t] as f64 * m.policy.keep_free_pct() / 100.0;
+                let room = keep == 0.0 || (nodes.capacity[t] - nodes.used[t]) as f64 > keep;
+                let Some(new) = (if room { nodes.alloc_on(pid, to) } else { None }) else {
                     m.stats.destination_full += 1;
                     return Ok(frame);
                 };
                 nodes.free(pid, frame)?;
                 self.tables[pid as usize].set(vpage, new);
+                if let Some(t) = m.tracker.as_mut() {
+                    t.moved(frame, new);
+                }
                 m.stats.pages_moved += 1;
                 m.stats.moves[page_node as usize][to as usize] += 1;
                 let shift = self.page_shift;
@@ -356,11 +517,15 @@ impl OsModel {
                 None => {
                     let p = self.policy.place_on_nodes(&fault, &mut nodes.allocs)?;
                     nodes.pages[pid as usize][p.node as usize] += 1;
+                    nodes.used[p.node as usize] += 1;
                     self.overflow[pid as usize] += p.placed.borrowed as u64;
                     nodes.layout.nodes[p.node as usize].frames.start + p.placed.frame
                 }
             };
             self.tables[pid as usize].insert(vpage, frame);
+            if let Some(t) = self.migrating.as_mut().and_then(|m| m.tracker.as_mut()) {
+                t.mapped(frame, pid, vpage);
+            }
             return Ok(frame);
         }
         let placed = self.policy.place_on(pid, core, vpage, &mut self.alloc)?;

@@ -92,22 +92,39 @@ impl PageTable {
     /// wrapping round (Linux's scanner walks the address space from where it stopped). Returns
     /// the next cursor. Pages far from the first touched (the sparse map) are not scanned.
     pub fn mark(&mut self, cursor: usize, pages: usize) -> usize {
+        self.mark_where(cursor, pages, |_| true).0
+    }
+
+    /// `mark`, marking only the pages whose frame `want` accepts: up to `pages` marked, over at
+    /// most 8 x `pages` mapped pages (Linux's `task_numa_work` charges its scan budget only for
+    /// ranges it changed, and walks at most eight times the budget of address space). Returns
+    /// the next cursor and the pages marked.
+    pub fn mark_where(&mut self, cursor: usize, pages: usize, mut want: impl FnMut(Frame) -> bool) -> (usize, usize) {
         let n = self.dense.len();
         if n == 0 {
-            return 0;
+            return (0, 0);
         }
         let mut i = cursor % n;
-        let (mut marked, mut seen) = (0, 0);
-        while marked < pages && seen < n {
+        let (mut marked, mut visited, mut seen) = (0, 0, 0);
+        while marked < pages && visited < pages.saturating_mul(8) && seen < n {
             let e = &mut self.dense[i];
             if *e != UNMAPPED {
-                *e |= HINT;
-                marked += 1;
+                if want(frame_of(*e)) {
+                    *e |= HINT;
+                    marked += 1;
+                }
+                visited += 1;
             }
             seen += 1;
             i = if i + 1 == n { 0 } else { i + 1 };
         }
-        i
+        (i, marked)
+    }
+
+    /// The virtual pages the dense window spans (mapped or not): a process's address range as
+    /// DAMON's virtual-address monitoring sees it.
+    pub fn dense_range(&self) -> std::ops::Range<u64> {
+        self.base..self.base + self.dense.len() as u64
     }
 
     /// Mapped pages.

@@ -8,7 +8,9 @@
 //!    exactly `1000 / reads_pki` (no draw when `reads_pki` is 1000);
 //! 2. the read: the streams take turns; a stream continues to its next line with probability
 //!    `row_locality` and otherwise jumps to a uniformly random line of the footprint (no draw
-//!    when `row_locality` is 0 or 1);
+//!    when `row_locality` is 0 or 1); with a hot set, a jump first draws whether it lands in the
+//!    hot set (the last `hot_bytes` of the footprint) with probability `hot_share`, and then a
+//!    uniform line of the hot set or of the whole footprint (no draw without a hot set);
 //! 3. whether the record carries a writeback, with probability `writes_pki / reads_pki` (no draw
 //!    when 0 or 1). The line written back is the one read `WRITEBACK_LAG` records earlier (in
 //!    the first records, the first one read): dirty lines leave the cache some time after use.
@@ -48,6 +50,21 @@ pub struct ProfileParams {
     /// Concurrent sequential streams (bank-level parallelism), 1 to 64.
     pub streams: u32,
     pub seed: u64,
+    /// A hot set: the last `hot_bytes` of the footprint (0: none), which a share `hot_share` of
+    /// jumps land in (GUPS's hot set in HeMem's and Colloid's evaluations). At the end, so that
+    /// first-touch placement in address order fills the fast tier with cold data first.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hot_bytes: u64,
+    #[serde(skip_serializing_if = "is_zero_f")]
+    pub hot_share: f64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_f(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// Parameters given by the user; unset ones keep the profile's defaults.
@@ -60,6 +77,8 @@ pub struct ProfileOverrides {
     pub row_locality: Option<f64>,
     pub streams: Option<u32>,
     pub seed: Option<u64>,
+    pub hot_bytes: Option<u64>,
+    pub hot_share: Option<f64>,
 }
 
 impl ProfileOverrides {
@@ -90,10 +109,10 @@ struct Builtin {
 }
 
 const fn params(reads_pki: f64, writes_pki: f64, footprint_bytes: u64, row_locality: f64, streams: u32) -> ProfileParams {
-    ProfileParams { reads_pki, writes_pki, footprint_bytes, row_locality, streams, seed: 1 }
+    ProfileParams { reads_pki, writes_pki, footprint_bytes, row_locality, streams, seed: 1, hot_bytes: 0, hot_share: 0.0 }
 }
 
-const BUILTINS: [Builtin; 4] = [
+const BUILTINS: [Builtin; 5] = [
     Builtin {
         name: "stream",
         // 462.libquantum: one sequential sweep of its register array (BPM §4: LLC MPKI 50,
@@ -118,11 +137,18 @@ const BUILTINS: [Builtin; 4] = [
         what: "gcc/dealII/namd-like: compute-bound, rare LLC misses (MPKI about 0.5) over a 64 MiB footprint",
         defaults: params(0.5, 0.1, 64 << 20, 0.5, 1),
     },
+    Builtin {
+        name: "hotset",
+        // GUPS with a hot set (HeMem, SOSP 2021; Colloid, SOSP 2024): random read-modify-write
+        // updates, 90 % of them to an eighth of the footprint.
+        what: "GUPS-like: random updates over 64 MiB, 90 % of them to a hot 8 MiB at its end",
+        defaults: ProfileParams { hot_bytes: 8 << 20, hot_share: 0.9, ..params(30.0, 30.0, 64 << 20, 0.0, 1) },
+    },
 ];
 
 impl Profile {
     /// The built-in profile names.
-    pub const NAMES: [&'static str; 4] = [BUILTINS[0].name, BUILTINS[1].name, BUILTINS[2].name, BUILTINS[3].name];
+    pub const NAMES: [&'static str; 5] = [BUILTINS[0].name, BUILTINS[1].name, BUILTINS[2].name, BUILTINS[3].name, BUILTINS[4].name];
 
     /// The profile `name` with `overrides` applied; checks every parameter.
     pub fn from_name(name: &str, overrides: &ProfileOverrides) -> Result<Self> {
@@ -136,6 +162,8 @@ impl Profile {
             row_locality: o.row_locality.unwrap_or(d.row_locality),
             streams: o.streams.unwrap_or(d.streams),
             seed: o.seed.unwrap_or(d.seed),
+            hot_bytes: o.hot_bytes.unwrap_or(d.hot_bytes),
+            hot_share: o.hot_share.unwrap_or(d.hot_share),
         };
         let profile = Profile { name: b.name, params: p };
         profile.validate()?;
@@ -168,6 +196,21 @@ impl Profile {
         if p.streams == 0 || p.streams > MAX_STREAMS {
             return err("streams", format!("must be between 1 and {MAX_STREAMS}, got {}", p.streams));
         }
+        if !(0.0..=1.0).contains(&p.hot_share) {
+            return err("hot_share", format!("must be between 0 and 1, got {}", p.hot_share));
+        }
+        if p.hot_bytes > p.footprint_bytes || (p.hot_bytes > 0 && p.hot_bytes < LINE_BYTES) {
+            return err(
+                "hot_bytes",
+                format!("must be 0 or between one line and footprint_bytes ({}), got {}", p.footprint_bytes, p.hot_bytes),
+            );
+        }
+        if (p.hot_bytes == 0) != (p.hot_share == 0.0) {
+            return err(
+                if p.hot_bytes == 0 { "hot_bytes" } else { "hot_share" },
+                format!("a hot set needs both hot_bytes and hot_share above 0 (got {} and {})", p.hot_bytes, p.hot_share),
+            );
+        }
         let min = p.streams as u64 * REGION_BYTES;
         if p.footprint_bytes < min || p.footprint_bytes > MAX_FOOTPRINT_BYTES {
             return err(
@@ -182,8 +225,9 @@ impl Profile {
     pub fn describe(&self) -> String {
         let what = BUILTINS.iter().find(|b| b.name == self.name).map_or("", |b| b.what);
         let p = &self.params;
+        let hot = if p.hot_bytes > 0 { format!(", hot_bytes={}, hot_share={}", p.hot_bytes, p.hot_share) } else { String::new() };
         format!(
-            "{}: {what} (reads_pki={}, writes_pki={}, footprint_bytes={}, row_locality={}, streams={}, seed={})",
+            "{}: {what} (reads_pki={}, writes_pki={}, footprint_bytes={}, row_locality={}, streams={}, seed={}{hot})",
             self.name, p.reads_pki, p.writes_pki, p.footprint_bytes, p.row_locality, p.streams, p.seed
         )
     }
@@ -232,6 +276,10 @@ pub struct ProfileGenerator {
     ln_miss: Option<f64>,
     sequential: Chance,
     writeback: Chance,
+    /// A jump lands in the hot set (its first line and length in lines).
+    hot: Chance,
+    hot_first: u64,
+    hot_lines: u64,
     lines: u64,
     starts: Vec<u64>,
     /// Per stream, the line it reads next, in [0, lines).
@@ -262,6 +310,9 @@ impl ProfileGenerator {
             ln_miss: (per_instruction < 1.0).then(|| (1.0 - per_instruction).ln()),
             sequential: Chance::new(p.row_locality),
             writeback: Chance::new(p.writes_pki / p.reads_pki),
+            hot: Chance::new(p.hot_share),
+            hot_first: lines - p.hot_bytes / LINE_BYTES,
+            hot_lines: p.hot_bytes / LINE_BYTES,
             lines,
             cursors: starts.clone(),
             starts,
@@ -300,6 +351,8 @@ impl CpuTraceSource for ProfileGenerator {
             } else {
                 line + 1
             }
+        } else if self.hot.happens(&mut self.rng) {
+            self.hot_first + self.below(self.hot_lines)
         } else {
             self.below(self.lines)
         };
@@ -489,5 +542,25 @@ mod tests {
         let regions: std::collections::HashSet<u64> = records.iter().map(|r| r.read / REGION_BYTES).collect();
         assert!((8..=16).contains(&regions.len()), "{regions:?}");
         assert!(copy.writebacks_pki() > stream.writebacks_pki());
+    }
+
+    #[test]
+    fn a_hot_set_takes_its_share_of_jumps_at_the_end_of_the_footprint() {
+        let p = Profile::parse("hotset", 3).unwrap();
+        assert_eq!((p.params.hot_bytes, p.params.hot_share), (8 << 20, 0.9));
+        let mut g = p.generator();
+        let records = take(&mut g, 50_000);
+        let first_hot = VIRTUAL_BASE + (64 << 20) - (8 << 20);
+        let hot = records.iter().filter(|r| r.read >= first_hot).count() as f64 / records.len() as f64;
+        // 90 % aimed at the hot set, and an eighth of the other 10 % lands there anyway.
+        assert!((hot - (0.9 + 0.1 / 8.0)).abs() < 0.01, "{hot}");
+        assert!(records.iter().all(|r| r.read >= VIRTUAL_BASE && r.read < VIRTUAL_BASE + (64 << 20)));
+        // Without a hot set nothing changes: no draw is added.
+        let plain = Profile::parse("random:footprint_bytes=67108864", 3).unwrap();
+        assert!(!p.describe().is_empty() && !plain.describe().contains("hot_"));
+        for bad in ["hot_share=1.5", "hot_bytes=0", "hot_bytes=134217728", "hot_bytes=32", "hot_bytes=4096,hot_share=0"] {
+            let e = Profile::parse(&format!("hotset:{bad}"), 1).unwrap_err().to_string();
+            assert!(e.contains("hot_"), "{bad}: {e}");
+        }
     }
 }

@@ -10,21 +10,33 @@
 //! TLB shootdown of `shootdown_ns`, and drops the page's old lines from the caches. The OS model
 //! here decides; the memory hierarchy charges the costs (`OsEvent`).
 //!
+//! Tiering policies add a daemon: every period `on_period` sees each node's free frames and
+//! loaded read latency and the tracked pages (`PageTracker`: owners, access bits, sampled heat),
+//! and returns pages to move (kswapd's demotions, Colloid's balancing moves). Such moves cost
+//! the owner's threads a TLB shootdown and both nodes the copy; the daemon's own CPU time is
+//! not charged (it runs on a core the workload does not use).
+//!
 //! Each policy is one file declaring a `MigrationInfo` and one line in `MIGRATIONS`.
 
 mod bw_migration;
+mod colloid;
+mod damon;
+mod memory_tiering;
 mod numa_balancing;
+pub mod page_tracker;
 
 use super::config::OsConfig;
 use super::nodes::NodeLayout;
+use super::page_table::PageTable;
 use crate::error::{Error, Result};
 use crate::params::{ParamSchema, ParamTables};
 use crate::registry::{Component, Registry};
+pub use page_tracker::PageTracker;
 use serde::{Deserialize, Serialize};
 
 /// A hinting fault: thread `tid` of process `pid`, on a core of `thread_node`, loaded a marked
 /// page held in `frame` (global) on `page_node`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HintFault {
     pub pid: u32,
     pub tid: u32,
@@ -34,6 +46,11 @@ pub struct HintFault {
     /// The scanner has passed over the process's pages at most `EARLY_PASSES` times (Linux's
     /// `numa_scan_seq <= 4`: early in a task's life first and private faults migrate at once).
     pub early: bool,
+    /// Time since the scanner marked the page, ns (tracked pages only: Linux's tiering mode
+    /// keeps the scan time in the folio).
+    pub latency_ns: Option<f64>,
+    /// When the fault happened, ns from the start of the run.
+    pub now_ns: f64,
 }
 
 /// Scan passes over a process's pages during which Linux lets first and private faults
@@ -52,14 +69,83 @@ pub enum Proposal {
     Refused(u32),
 }
 
+/// Which pages the periodic scan marks for hinting faults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanScope {
+    /// Every mapped page (automatic NUMA balancing).
+    All,
+    /// Pages outside the top tier only (Linux's tiering mode skips top-tier nodes).
+    SlowTiers,
+    /// None: the policy samples accesses its own way.
+    Nothing,
+}
+
+/// The load one memory node served over the last period, as the cores saw it: reads, and their
+/// mean latency from leaving the core's LLC to the data's return (queues, DRAM, links).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NodeLoad {
+    pub reads: u64,
+    pub latency_ns: f64,
+    /// Its unloaded latency: a row miss's (tRCD + CL + burst) plus the link's added latency.
+    pub idle_ns: f64,
+}
+
+/// A page the policy's daemon moves: the frame it is in, and the node it goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageMove {
+    pub frame: u32,
+    pub to: u32,
+}
+
+/// What a policy's daemon sees every period.
+pub struct PeriodView<'a> {
+    pub now_ns: f64,
+    pub period_ns: f64,
+    /// Free frames per node, within `os.node_memory_mb` (0 for a node without memory).
+    pub free: Vec<u64>,
+    /// Frames per node the OS may use.
+    pub capacity: Vec<u64>,
+    pub loads: &'a [NodeLoad],
+    pub pages: &'a mut PageTracker,
+    pub tables: &'a mut [PageTable],
+}
+
 pub trait MigrationPolicy: Send {
     fn on_hint_fault(&mut self, f: &HintFault) -> Proposal;
+    /// The pages the scan marks.
+    fn scan_scope(&self) -> ScanScope {
+        ScanScope::All
+    }
+    /// Needs the page tracker (and then `on_period` runs every period).
+    fn tracks_pages(&self) -> bool {
+        false
+    }
+    /// A move leaves its destination at least this share of its capacity free, % (Linux's
+    /// watermark check before a promotion); a move that would not is dropped as
+    /// `destination_full`.
+    fn keep_free_pct(&self) -> f64 {
+        0.0
+    }
+    /// Samples one in this many LLC-miss reads into the tracker's heat (0: none).
+    fn miss_sample_period(&self) -> u32 {
+        0
+    }
+    /// The daemon's period, ns, when it is not `os.numa_scan.period_ns` (DAMON samples faster).
+    fn period_ns(&self) -> Option<f64> {
+        None
+    }
+    /// The daemon's moves this period (tracked policies only).
+    fn on_period(&mut self, _v: &mut PeriodView) -> Vec<PageMove> {
+        Vec::new()
+    }
 }
 
 /// What the policies are built from.
 pub struct MigrationView<'a> {
     pub nodes: &'a NodeLayout,
     pub params: &'a ParamTables,
+    /// The run's seed (`os.seed`), for policies that sample at random.
+    pub seed: u64,
 }
 
 pub type Builder = fn(&MigrationView) -> Result<Box<dyn MigrationPolicy>>;
@@ -90,7 +176,10 @@ pub static NONE: MigrationInfo = MigrationInfo {
 };
 
 /// The migration policies, one line each (`MIGRATIONS.register` adds more).
-pub static MIGRATIONS: Registry<MigrationInfo> = Registry::new("migration policy", &[&NONE, &numa_balancing::INFO, &bw_migration::INFO]);
+pub static MIGRATIONS: Registry<MigrationInfo> = Registry::new(
+    "migration policy",
+    &[&NONE, &numa_balancing::INFO, &bw_migration::INFO, &memory_tiering::INFO, &colloid::INFO, &damon::INFO],
+);
 
 pub fn info(name: &str) -> Result<&'static MigrationInfo> {
     MIGRATIONS.get(name).map_err(|e| match e {
@@ -168,8 +257,8 @@ pub fn build(cfg: &OsConfig, nodes: &NodeLayout, processes: u32, warnings: &mut 
         ));
         return Ok(None);
     }
-    let policy = (info.build)(&MigrationView { nodes, params: &cfg.params })?;
-    Ok(Some(Box::new(Migrating::new(policy, info.name, &cfg.numa_scan, cfg.page_bytes, processes, nodes.count()))))
+    let policy = (info.build)(&MigrationView { nodes, params: &cfg.params, seed: cfg.seed })?;
+    Ok(Some(Box::new(Migrating::new(policy, info.name, &cfg.numa_scan, cfg.page_bytes, processes, nodes))))
 }
 
 /// What a load's translation did besides translating, for the memory hierarchy to charge.
@@ -179,6 +268,8 @@ pub enum OsEvent {
     HintFault { tid: u32 },
     /// ... and its page moved from physical page address `old` to `new` (bytes).
     Migrated { tid: u32, pid: u32, old: u64, new: u64 },
+    /// The policy's daemon moved a page of process `pid` (no thread faulted).
+    Moved { pid: u32, old: u64, new: u64 },
 }
 
 /// The run's migration counters (`migration` in the statistics).
@@ -196,6 +287,8 @@ pub struct MigrationStats {
     pub refused: u64,
     /// Moves dropped because the destination node had no free frame.
     pub destination_full: u64,
+    /// Pages the policy's daemon moved (kswapd's demotions, Colloid), included in `pages_moved`.
+    pub daemon_moves: u64,
 }
 
 /// A run's migration state inside the OS model.
@@ -208,11 +301,30 @@ pub struct Migrating {
     pub passes: Vec<u32>,
     pub events: Vec<OsEvent>,
     pub stats: MigrationStats,
+    /// The tracked pages (policies that `tracks_pages`).
+    pub tracker: Option<PageTracker>,
+    pub scope: ScanScope,
+    /// The top-tier nodes (the fastest memory cluster): the scan skips them under `SlowTiers`.
+    pub top_tier: Vec<bool>,
 }
 
 impl Migrating {
-    pub fn new(policy: Box<dyn MigrationPolicy>, name: &str, scan: &NumaScanConfig, page_bytes: u64, processes: u32, nodes: u32) -> Self {
+    pub fn new(
+        policy: Box<dyn MigrationPolicy>,
+        name: &str,
+        scan: &NumaScanConfig,
+        page_bytes: u64,
+        processes: u32,
+        layout: &NodeLayout,
+    ) -> Self {
+        let nodes = layout.count();
+        let tracker = policy.tracks_pages().then(|| PageTracker::new(layout));
+        let scope = policy.scan_scope();
+        let top_tier = top_tier(layout);
         Migrating {
+            tracker,
+            scope,
+            top_tier,
             policy,
             scan_pages: ((scan.scan_mb * (1u64 << 20) as f64 / page_bytes as f64).round() as usize).max(1),
             cursors: vec![0; processes as usize],
@@ -221,4 +333,16 @@ impl Migrating {
             stats: MigrationStats { policy: name.to_string(), moves: vec![vec![0; nodes as usize]; nodes as usize], ..Default::default() },
         }
     }
+}
+
+/// Per node: whether it is in the top tier, the memory nodes of the highest bandwidth (within
+/// 1 %; Linux ranks tiers by HMAT's abstract distance, which bandwidth dominates here).
+pub fn top_tier(layout: &NodeLayout) -> Vec<bool> {
+    let best = layout.memory_nodes().iter().map(|&n| layout.nodes[n as usize].bandwidth_gbps).fold(0.0, f64::max);
+    (0..layout.count()).map(|n| layout.has_memory(n) && layout.nodes[n as usize].bandwidth_gbps >= 0.99 * best).collect()
+}
+
+/// The memory node nearest `from` among those `want` accepts (latency, then id).
+pub fn nearest(layout: &NodeLayout, from: u32, want: impl Fn(u32) -> bool) -> Option<u32> {
+    layout.by_distance(from).into_iter().find(|&n| want(n))
 }

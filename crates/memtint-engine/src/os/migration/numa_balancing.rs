@@ -75,14 +75,14 @@ pub(crate) mod tests {
     }
 
     fn fault(frame: u32, page_node: u32, thread_node: u32) -> HintFault {
-        HintFault { pid: 0, tid: thread_node, frame, page_node, thread_node, early: false }
+        HintFault { pid: 0, tid: thread_node, frame, page_node, thread_node, early: false, latency_ns: None, now_ns: 0.0 }
     }
 
     #[test]
     fn a_page_moves_after_two_consecutive_faults_from_the_same_remote_node() {
         let layout = two_nodes();
         let params = Default::default();
-        let mut p = NumaBalancing::new(&MigrationView { nodes: &layout, params: &params });
+        let mut p = NumaBalancing::new(&MigrationView { nodes: &layout, params: &params, seed: 1 });
         assert_eq!(p.on_hint_fault(&fault(5, 0, 1)), Proposal::Stay, "first fault only records node 1");
         assert_eq!(p.on_hint_fault(&fault(5, 0, 1)), Proposal::MoveTo(1));
         // Alternating nodes never pass the filter; local faults never move a page.
@@ -97,8 +97,17 @@ pub(crate) mod tests {
     fn early_in_a_process_life_first_and_private_faults_move_at_once() {
         let layout = two_nodes();
         let params = Default::default();
-        let mut p = NumaBalancing::new(&MigrationView { nodes: &layout, params: &params });
-        let early = |frame, tid, thread_node| HintFault { pid: 0, tid, frame, page_node: 0, thread_node, early: true };
+        let mut p = NumaBalancing::new(&MigrationView { nodes: &layout, params: &params, seed: 1 });
+        let early = |frame, tid, thread_node| HintFault {
+            pid: 0,
+            tid,
+            frame,
+            page_node: 0,
+            thread_node,
+            early: true,
+            latency_ns: None,
+            now_ns: 0.0,
+        };
         assert_eq!(p.on_hint_fault(&early(5, 4, 1)), Proposal::MoveTo(1), "a first fault");
         assert_eq!(p.on_hint_fault(&early(6, 0, 0)), Proposal::Stay, "a first fault from its own node");
         assert_eq!(p.on_hint_fault(&early(6, 4, 1)), Proposal::Stay, "shared (another thread faulted last) and from another node");
