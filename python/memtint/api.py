@@ -181,7 +181,8 @@ def presets() -> dict[str, Any]:
 
 # --- CPU-trace runs (multi-programmed simulation with the OS page-allocation model) ---------
 
-PROFILES = ("stream", "random", "copy", "light")
+# The engine's built-in profiles (one list, the engine's catalogue).
+PROFILES = tuple(json.loads(_engine.presets_json())["profiles"])
 
 
 def _program(program: str | os.PathLike[str], key: str = "programs") -> str:

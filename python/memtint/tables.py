@@ -278,6 +278,8 @@ def sim_table(stats: dict[str, Any]) -> Table:
                            f"{number(n['peak_gbps'], 1)} GB/s, {count(n['pages'])} pages" for n in stats["nodes"])
         run_time = max((p.get("run_time_cycles") or 0) for p in stats.get("processes") or [{}])
         nodes += f" · run time {count(run_time)} core cycles\n"
+    if stats.get("page_migration"):  # os.migration moved pages (docs/numa.md, "Migration")
+        nodes += migration_line(stats["page_migration"]) + "\n"
     table.caption = (
         nodes + switches +
         f"row-buffer miss rate {100 * stats['row_buffer_miss_rate']:.1f} % · "
@@ -285,6 +287,15 @@ def sim_table(stats: dict[str, Any]) -> Table:
         f"{number(stats['instructions_per_second'] / 1e6, 1)} M instructions/s simulated"
     )
     return table
+
+
+def migration_line(m: dict[str, Any]) -> str:
+    """One line on a run's page migration: pages moved per direction, by whom, and its faults."""
+    moves = m.get("moves") or []
+    flows = ", ".join(f"{a}→{b} {count(n)}" for a, row in enumerate(moves) for b, n in enumerate(row) if n)
+    daemon = f", {count(m['daemon_moves'])} by the daemon" if m.get("daemon_moves") else ""
+    return (f"migration {m['policy']}: {count(m['pages_moved'])} pages moved ({flows or 'none'}{daemon}) · "
+            f"{count(m['hint_faults'])} hinting faults · {number(m['copy_bytes'] / 2**20, 1)} MiB copied")
 
 
 def trace_stats_tables(results: list[dict[str, Any]]) -> list[Table]:

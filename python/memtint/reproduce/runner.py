@@ -49,7 +49,7 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
         core["load_latency_cycles"] = cs["load_latency_sum"] / cs["loads"] if cs.get("loads") else None
         core["remote_read_fraction"] = c.get("remote_read_fraction")
     if stats.get("nodes"):  # multi-node machines (docs/numa.md)
-        out["nodes"] = [{k: n.get(k) for k in ("node", "name", "pages", "bytes", "bandwidth_gbps", "peak_gbps")}
+        out["nodes"] = [{k: n.get(k) for k in ("node", "name", "pages", "bytes", "reads", "bandwidth_gbps", "peak_gbps")}
                         for n in stats["nodes"]]
         out["processes"] = [{"pages_per_node": p.get("pages_per_node"), "run_time_cycles": p.get("run_time_cycles")}
                             for p in stats.get("processes", [])]

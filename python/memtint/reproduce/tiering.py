@@ -44,8 +44,8 @@ WARMUP_CAP = 2_000_000
 
 #: Per thread: the stream's window, and the pool programs' (`instructions`: the longest window a
 #: suite trace must hold after its warm-up, tests/python/test_workload_suite.py).
-SIZES = {"full": {"stream": 100_000, "instructions": 300_000, "migration": 2_000_000},
-         "quick": {"stream": 10_000, "instructions": 20_000, "migration": 20_000}}
+SIZES = {"full": {"stream": 100_000, "instructions": 300_000, "migration": 2_000_000, "modern": 8_000_000},
+         "quick": {"stream": 10_000, "instructions": 20_000, "migration": 20_000, "modern": 20_000}}
 
 #: Migration (§6.3 test 10, BW-LM vs BW-L): the thesis's policy names -> (placement, migration),
 #: with automatic NUMA balancing on under every policy, as on the thesis's Linux.
@@ -55,6 +55,22 @@ MIGRATION_SETUPS = {"Local": ("local", "numa-balancing"), "IL": ("interleave", "
                     "BW-LM": ("bw-local", "bw-migration")}
 #: The policies that migrate pages in the thesis (Fig. 5.6).
 MIGRATING = ("Local", "BW-LM")
+
+#: The baselines a user would pick today, beside the thesis's placements (§5.2): name ->
+#: (placement, migration). Measured, not judged: the thesis has no figure for them.
+MODERN_SETUPS = {"Local": ("local", "none"), "W-IL (Linux auto weights)": ("weighted-interleave", "none"),
+                 "BW-L": ("bw-local", "none"), "Tiering mode (TPP)": ("local", "memory-tiering"),
+                 "DAMON": ("local", "damon"), "Colloid": ("local", "colloid")}
+#: The two workloads: a hot set larger than the LLC on a fast tier smaller than the footprint
+#: (first touch leaves the hot set on the slow node), and bandwidth-bound streams that fit the
+#: fast tier (Local congests it).
+#: Each with the setups that can act on it: on a full fast tier the placements all fall back alike
+#: (BW-L stands for them); on an ample one nothing is cold, so the hotness tiers move nothing.
+MODERN_WORKLOADS = {"hot set, fast tier 24 of 64 MiB": ("hotset:hot_bytes=16777216", [24, 0],
+                                                        ("Local", "BW-L", "Tiering mode (TPP)", "DAMON", "Colloid")),
+                    "streams, fast tier ample": ("stream:footprint_bytes=33554432", [],
+                                                 ("Local", "W-IL (Linux auto weights)", "BW-L", "Colloid"))}
+MODERN_THREADS = 4
 
 
 def machine(r: int) -> str:
@@ -75,6 +91,7 @@ class Experiment:
         self.stream_instructions = settings.instructions(size["stream"])
         self.pool_instructions = settings.instructions(size["instructions"])
         self.migration_instructions = settings.instructions(size["migration"])
+        self.modern_instructions = settings.instructions(size["modern"])
         self.pool = list(common.ALL) if not settings.quick else ["triad", "light"]
         # The intensive programs (alone LLC MPKI > 1 on the i7-860, as BPM's pool), the first five.
         self.pair_pool = ["triad", "stream"] if settings.quick else list(common.INTENSIVE)[:PAIR_PROGRAMS]
@@ -112,6 +129,16 @@ class Experiment:
             "256 MiB/s (docs/numa.md, Migration). The thesis's runs lasted minutes; these last milliseconds, so "
             "migration moves a small part of the footprint here. The gate's exact counts (test 9) are unit- and "
             "run-tested (tests/migration.rs), the Linux side (tests 9 and 11) in tests/python/test_tiering_linux.py.",
+            f"Today's baselines (§5.2), measured beside the thesis's placements, not judged (the thesis has no figure "
+            f"for them): {MODERN_THREADS} threads of one process on the DRAM node at 2:1, "
+            f"{self.modern_instructions:,} instructions each, on two workloads: "
+            + "; ".join(f"{w} ({program}{', os.node_memory_mb = ' + str(limit) if limit else ''}: {', '.join(setups)})"
+                        for w, (program, limit, setups) in MODERN_WORKLOADS.items())
+            + ". Policies: " + ", ".join(f"{k} ({p} + {m})" for k, (p, m) in MODERN_SETUPS.items())
+            + ". Migration at its defaults: Linux's scan rate for the tiering mode; DAMON's intervals scaled as the "
+            "scan is; one sample in 64 LLC-miss reads and at most 256 pages a millisecond for Colloid "
+            "(docs/numa.md, Migration). The runs last about 10 ms: a policy's moves are an investment (copy traffic "
+            "on the busy slow node, shootdowns) that the table shows before it has paid back.",
         ]
 
     def _add(self, key: tuple, spec: dict[str, Any]) -> None:
@@ -141,6 +168,14 @@ class Experiment:
                     self._add(("pair", a, b, p, seed), {
                         "machine": machine(2), "programs": [], "processes": procs, "instructions": self.pool_instructions,
                         "os": {"policy": p}, "at_end": "wait", "seed": seed})
+            for w, (program, limit, setups) in MODERN_WORKLOADS.items():
+                threads = [{"program": f"{program},seed={seed * 10 + t}", "affinity": [t]} for t in range(MODERN_THREADS)]
+                for label in setups:
+                    p, m = MODERN_SETUPS[label]
+                    os_opts = {"policy": p, "migration": m, **({"node_memory_mb": limit} if limit else {})}
+                    self._add(("modern", w, label, seed), {
+                        "machine": machine(2), "programs": [], "processes": [{"threads": threads}],
+                        "instructions": self.modern_instructions, "os": os_opts, "at_end": "wait", "seed": seed})
             threads = [{"program": STREAM, "affinity": [core]} for core in range(THREADS)]
             for label, (p, m) in MIGRATION_SETUPS.items():
                 self._add(("migration", label, seed), {
@@ -390,6 +425,25 @@ class Experiment:
         tables.append(("Migration at 2:1 (shared 32 MB stream, NUMA balancing on; mean over seeds)",
                        ["policy", "placement", "migration", "speedup over Local", "hinting faults", "pages moved",
                         "refused by the gate", "DRAM share of pages at the end"], body))
+        body = []
+        for w, (_, _, setups) in MODERN_WORKLOADS.items():
+            base = [makespan(self._run(results, ("modern", w, "Local", s))) for s in seeds]
+            for label in setups:
+                p, m = MODERN_SETUPS[label]
+                runs = [self._run(results, ("modern", w, label, s)) for s in seeds]
+                pm = [r.get("page_migration") or {} for r in runs]
+                gain = [100 * (b / makespan(r) - 1) for b, r in zip(base, runs)]
+                system = [sum((x.get("page_migration") or {}).get("system_cycles", 0) for x in r["cores"])
+                          / max(1, sum(x["cycles"] for x in r["cores"])) for r in runs]
+                body.append([w, label, f"{p} + {m}", f"{statistics.fmean(gain):+.1f} % (sd {statistics.stdev(gain) if len(gain) > 1 else 0.0:.1f})",
+                             f"{statistics.fmean(r['nodes'][0]['reads'] / max(1, r['nodes'][0]['reads'] + r['nodes'][1]['reads']) for r in runs):.0%}",
+                             f"{statistics.fmean(x.get('pages_moved', 0) for x in pm):,.0f}",
+                             f"{statistics.fmean(x.get('hint_faults', 0) for x in pm):,.0f}",
+                             f"{statistics.fmean(system):.1%}"])
+        tables.append((f"Today's baselines beside the thesis's (2:1, {MODERN_THREADS} threads of one process on the DRAM "
+                       f"node, {self.modern_instructions:,} instructions each; mean over seeds)",
+                       ["workload", "policy", "placement + migration", "speedup over Local", "reads served by DRAM",
+                        "pages moved", "hinting faults", "system time"], body))
         return tables
 
     def _plot(self, results: dict[str, Any]) -> dict[str, Any]:

@@ -89,6 +89,8 @@ _OS_FORBIDDEN = {"policy"}
 #: Most programs in one mix: more than any machine preset has cores, and a bound on what a
 #: random draw allocates before the engine sees the mix.
 _MAX_MIX_SIZE = 256
+# Random mixes draw from the four classic profiles unless a sweep lists its own.
+DEFAULT_PROFILES = ("stream", "random", "copy", "light")
 #: Most program slots (mixes x programs) a specification's mix draws make.
 _MAX_SLOTS = 16 * limits.MAX_RUNS
 _MIX_SIZE_WHY = f" (a mix has one program per core; {_MAX_MIX_SIZE} is far above any machine's core count)"
@@ -115,7 +117,7 @@ class _Catalogue:
         p = api.presets()
         self.machines = [m["name"] for m in p.get("machines", [])]
         self.policies = list(p.get("placement_policies", []))
-        self.profiles = list(p.get("profiles", api.PROFILES))
+        self.profiles = list(p.get("profiles", DEFAULT_PROFILES))
         self.mixes = {m["name"]: list(m["programs"]) for m in p.get("mixes", [])}
         self.mappings = [m["name"] for m in p.get("mappings", [])] + list(p.get("layouts", []))
         self.schedulers = list(p.get("schedulers", []))
