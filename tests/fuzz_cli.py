@@ -47,6 +47,12 @@ SEED_FILES = [
     'machine = "tiering-2to1"\ninstructions = 1000\n[[processes]]\nthreads = ["stream", "stream"]\n'
     '[os]\npolicy = "bw-local"\nmigration = "bw-migration"\n[os.numa_scan]\nperiod_ns = 100000.0\nscan_mb = 8.0\n'
     '[os.bw-migration]\nmax_net_pages = 4\n',
+    'machine = "tiering-2to1"\ninstructions = 1000\n[[processes]]\nthreads = ["hotset:hot_bytes=1048576", "hotset"]\n'
+    '[os]\npolicy = "local"\nmigration = "damon"\nnode_memory_mb = [8, 0]\n[os.damon]\nsample_ns = 2000.0\n'
+    'max_regions = 40\n',
+    'machine = "tiering-2to1"\ninstructions = 1000\n[[processes]]\nthreads = ["hotset", "random"]\n'
+    '[os]\npolicy = "local"\nmigration = "memory-tiering"\nnode_memory_mb = [4]\n[os.memory-tiering]\n'
+    'free_pct = 10.0\n[os.colloid]\nmax_pages = 3\n',
 ]
 
 FRAGMENTS = ['"', "'", "[", "]", "{", "}", "=", "\n", "\x00", "\x1b[2J", "\r", "\xff", "-1", "1.5", "99999999999999999999",
