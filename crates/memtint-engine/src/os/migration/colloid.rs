@@ -16,7 +16,7 @@
 //! Colloid smooths microsecond counter reads with an EWMA of 1/16; the period's mean latency
 //! here averages over a similar span (1 ms), so no further smoothing is applied.
 
-use super::{nearest, HintFault, MigrationInfo, MigrationPolicy, MigrationView, PageMove, PeriodView, Proposal, ScanScope};
+use super::{nearest, MigrationInfo, MigrationPolicy, MigrationView, PageMove, PeriodView, ScanScope};
 use crate::os::nodes::NodeLayout;
 use crate::params::{Bound, ParamSchema, Params};
 use serde::{Deserialize, Serialize};
@@ -116,10 +116,6 @@ impl Colloid {
 }
 
 impl MigrationPolicy for Colloid {
-    fn on_hint_fault(&mut self, _f: &HintFault) -> Proposal {
-        Proposal::Stay
-    }
-
     fn scan_scope(&self) -> ScanScope {
         ScanScope::Nothing
     }

@@ -24,7 +24,7 @@
 //! Linux's defaults (5 ms sampling, 100 ms aggregation) scaled by 1/1000, as `os.numa_scan` scales
 //! the NUMA scanner.
 
-use super::{nearest, HintFault, MigrationInfo, MigrationPolicy, MigrationView, PageMove, PeriodView, Proposal, ScanScope};
+use super::{nearest, MigrationInfo, MigrationPolicy, MigrationView, PageMove, PeriodView, ScanScope};
 use crate::os::nodes::NodeLayout;
 use crate::os::page_table::{frame_of, PageTable};
 use crate::params::{Bound, ParamSchema, Params};
@@ -288,10 +288,6 @@ impl Damon {
 }
 
 impl MigrationPolicy for Damon {
-    fn on_hint_fault(&mut self, _f: &HintFault) -> Proposal {
-        Proposal::Stay
-    }
-
     fn scan_scope(&self) -> ScanScope {
         ScanScope::Nothing
     }

@@ -111,7 +111,10 @@ pub struct PeriodView<'a> {
 }
 
 pub trait MigrationPolicy: Send {
-    fn on_hint_fault(&mut self, f: &HintFault) -> Proposal;
+    /// A load took a hinting fault on a page the scan marked (policies that scan).
+    fn on_hint_fault(&mut self, _f: &HintFault) -> Proposal {
+        Proposal::Stay
+    }
     /// The pages the scan marks.
     fn scan_scope(&self) -> ScanScope {
         ScanScope::All
