@@ -366,8 +366,7 @@ impl MemoryHierarchy {
             .collect();
         m.reads.iter_mut().for_each(|r| *r = 0);
         m.read_cycles.iter_mut().for_each(|r| *r = 0);
-        let period_ns = m.period as f64 / m.core_ghz;
-        self.os.scan(&loads, period_ns)?;
+        self.os.scan(&loads)?;
         if self.os.has_events() {
             self.charge_os_events(now);
         }

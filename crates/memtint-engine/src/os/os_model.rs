@@ -345,7 +345,7 @@ impl OsModel {
     /// One period of `os.numa_scan`: marks the next window of every process's pages (those
     /// the policy's scope covers), then lets a tracking policy's daemon move pages (`loads`:
     /// each node's load over the period).
-    pub fn scan(&mut self, loads: &[NodeLoad], period_ns: f64) -> Result<()> {
+    pub fn scan(&mut self, loads: &[NodeLoad]) -> Result<()> {
         let Some(m) = self.migrating.as_mut() else { return Ok(()) };
         if m.scope != ScanScope::Nothing {
             m.stats.scans += 1;
@@ -380,8 +380,7 @@ impl OsModel {
         }
         let (Some(tracker), Some(nodes)) = (m.tracker.as_mut(), self.nodes.as_mut()) else { return Ok(()) };
         let free: Vec<u64> = nodes.capacity.iter().zip(&nodes.used).map(|(c, u)| c - u).collect();
-        let mut view =
-            PeriodView { now_ns: now, period_ns, free, capacity: nodes.capacity.clone(), loads, pages: tracker, tables: &mut self.tables };
+        let mut view = PeriodView { free, capacity: nodes.capacity.clone(), loads, pages: tracker, tables: &mut self.tables };
         let moves = m.policy.on_period(&mut view);
         let keep = m.policy.keep_free_pct();
         for mv in moves {

@@ -239,15 +239,8 @@ mod tests {
         }
         // Default tier 3x slower, all accesses there: move half the heat (55 samples: 27.5).
         let loads = [NodeLoad { reads: 1000, latency_ns: 300.0, idle_ns: 60.0 }, NodeLoad { reads: 10, latency_ns: 100.0, idle_ns: 90.0 }];
-        let mut v = PeriodView {
-            now_ns: 1e6,
-            period_ns: 1e6,
-            free: vec![900, 1000],
-            capacity: vec![1000, 1000],
-            loads: &loads,
-            pages: &mut tracker,
-            tables: &mut tables,
-        };
+        let mut v =
+            PeriodView { free: vec![900, 1000], capacity: vec![1000, 1000], loads: &loads, pages: &mut tracker, tables: &mut tables };
         let moves = c.on_period(&mut v);
         let frames: Vec<u32> = moves.iter().map(|m| m.frame).collect();
         // p = 0.99, target 0.495: 27.2 samples' worth: 10 + 9 + 8 = 27.

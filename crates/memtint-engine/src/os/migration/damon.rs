@@ -346,15 +346,8 @@ mod tests {
                     p.referenced = true;
                 }
             }
-            let mut v = PeriodView {
-                now_ns: 0.0,
-                period_ns: 5000.0,
-                free: vec![2, 900],
-                capacity: vec![1000, 1000],
-                loads: &loads,
-                pages: &mut tracker,
-                tables: &mut tables,
-            };
+            let mut v =
+                PeriodView { free: vec![2, 900], capacity: vec![1000, 1000], loads: &loads, pages: &mut tracker, tables: &mut tables };
             all.extend(d.on_period(&mut v));
         }
         let promoted: Vec<u32> = all.iter().filter(|m| m.to == 0).map(|m| m.frame).collect();

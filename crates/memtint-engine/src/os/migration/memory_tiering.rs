@@ -183,15 +183,7 @@ mod tests {
         }
         let loads = [Default::default(); 2];
         let period = |p: &mut MemoryTiering, tracker: &mut PageTracker, tables: &mut [PageTable], free0: u64| {
-            let mut v = PeriodView {
-                now_ns: 0.0,
-                period_ns: 1e6,
-                free: vec![free0, 1000],
-                capacity: vec![1000, 1000],
-                loads: &loads,
-                pages: tracker,
-                tables,
-            };
+            let mut v = PeriodView { free: vec![free0, 1000], capacity: vec![1000, 1000], loads: &loads, pages: tracker, tables };
             p.on_period(&mut v)
         };
         assert!(period(&mut p, &mut tracker, &mut tables, 500).is_empty(), "plenty free: nothing to do");

@@ -99,8 +99,6 @@ pub struct PageMove {
 
 /// What a policy's daemon sees every period.
 pub struct PeriodView<'a> {
-    pub now_ns: f64,
-    pub period_ns: f64,
     /// Free frames per node, within `os.node_memory_mb` (0 for a node without memory).
     pub free: Vec<u64>,
     /// Frames per node the OS may use.
