@@ -53,6 +53,8 @@ SEED_FILES = [
     'machine = "tiering-2to1"\ninstructions = 1000\n[[processes]]\nthreads = ["hotset", "random"]\n'
     '[os]\npolicy = "local"\nmigration = "memory-tiering"\nnode_memory_mb = [4]\n[os.memory-tiering]\n'
     'free_pct = 10.0\n[os.colloid]\nmax_pages = 3\n',
+    'machine = "opteron-6128"\ninstructions = 2000\nat_end = "wait"\nbarrier_every = 500\n[[processes]]\n'
+    'threads = ["stream", "light"]\nbarrier_every = 300\n[[processes]]\nthreads = ["random"]\n',
 ]
 
 FRAGMENTS = ['"', "'", "[", "]", "{", "}", "=", "\n", "\x00", "\x1b[2J", "\r", "\xff", "-1", "1.5", "99999999999999999999",

@@ -609,6 +609,7 @@ def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
         "overrides": (lambda v: isinstance(v, dict), "an [overrides] table"),
         "check": (lambda v: isinstance(v, bool), "true or false"),
         "at_end": (lambda v: v in ("continue", "wait"), '"continue" or "wait"'),
+        "barrier_every": (lambda v: is_int(v) and v >= 1, "a whole number of instructions >= 1"),
     }
     for key, (ok, expected) in checks.items():
         if key in table and not ok(table[key]):
@@ -628,7 +629,7 @@ def load_sim_config(path: str) -> dict[str, Any]:
 
     table, text = read_toml(path, "run configuration")
     allowed = {"machine", "programs", "processes", "instructions", "warmup", "seed", "os", "mapping", "scheduler",
-               "overrides", "check", "at_end"}
+               "overrides", "check", "at_end", "barrier_every"}
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)} (expected: {', '.join(sorted(allowed))})")
@@ -662,8 +663,9 @@ def load_sim_config(path: str) -> dict[str, Any]:
         os_options=os_table, mapping=table.get("mapping"), scheduler=table.get("scheduler"),
         overrides=table.get("overrides"), processes=processes, warmup=table.get("warmup", 0),
     )
-    if "check" in table:
-        spec["check"] = table["check"]  # the engine checks the type
+    for key in ("check", "at_end", "barrier_every"):
+        if key in table:
+            spec[key] = table[key]
     return spec
 
 

@@ -305,8 +305,24 @@ def test_the_tiering_run_file_runs_one_program_over_two_nodes(memtint, tmp_path)
     assert run_time(bw) < run_time(local)
 
 
+def test_sim_config_run_level_at_end_and_barriers_reach_the_engine(memtint, tmp_path):
+    # A run-level at_end used to be accepted and dropped.
+    cfg = write_config(tmp_path, 'machine = "i7-860"\ninstructions = 40000\nat_end = "wait"\nbarrier_every = 10000\n'
+                                 '[[processes]]\nthreads = ["stream:reads_pki=300", "light", "light", "light"]\n')
+    code, _, err = memtint("sim", cfg, "--json", tmp_path / "out.json")
+    assert code == 0, err
+    stats = json.loads((tmp_path / "out.json").read_text())
+    assert [c["barriers"] for c in stats["cores"]] == [3, 3, 3, 3]
+    light_wait = min(c["barrier_wait_cycles"] for c in stats["cores"][1:])
+    assert light_wait > stats["cores"][0]["barrier_wait_cycles"]
+    p = stats["processes"][0]
+    end = p["run_time_cycles"]
+    assert p["barrier_idle_cycles"] == p["barrier_wait_cycles"] + sum(end - c["finished_at"] for c in stats["cores"])
+
+
 @pytest.mark.parametrize("line, needles", [
     ('at_end = "stop"', ['at_end: expected "continue" or "wait"']),
+    ("barrier_every = 0", ["barrier_every: expected a whole number of instructions >= 1"]),
     ('instructions = "lots"', [":3:", "instructions: expected a whole number"]),
     ("instructions = 1.5", [":3:", "instructions: expected a whole number", "1.5"]),
     ("instructions = -5", [":3:", "instructions"]),

@@ -358,3 +358,94 @@ fn each_process_or_thread_may_have_its_own_instruction_target() {
     let e = err(json!({"machine": "i7-860", "processes": [zero], "instructions": 1000}));
     assert!(e.contains("processes[0].threads[0].instructions"), "{e}");
 }
+
+/// Barriers inside an SPMD program's run (`barrier_every`): its threads wait for each other
+/// every so many instructions, so a light thread idles at every barrier instead of finishing
+/// early, and the threads finish together.
+#[test]
+fn barriers_inside_the_run_hold_each_thread_until_all_of_its_process_get_there() {
+    let heavy = "stream:reads_pki=300,writes_pki=0";
+    let light = "stream:reads_pki=30,writes_pki=0";
+    let threads = json!([{"program": heavy, "affinity": [0]}, {"program": heavy, "affinity": [1]}, {"program": light, "affinity": [2]}, {"program": light, "affinity": [3]}]);
+    let with = |every: Option<u64>| {
+        let mut p = json!({"threads": threads, "at_end": "wait"});
+        if let Some(n) = every {
+            p["barrier_every"] = json!(n);
+        }
+        run(json!({"machine": "i7-860", "processes": [p], "instructions": 100000}))
+    };
+    let (free, synced) = (with(None), with(Some(10000)));
+    let c = |r: &Value, i: usize, k: &str| u(&r["cores"][i][k]);
+    let p = &synced["processes"][0];
+    assert!(free["cores"][0].get("barriers").is_none(), "runs without barriers report none");
+    for i in 0..4 {
+        // Barriers at 10k, 20k, ..., 90k: the target is the end, not a barrier.
+        assert_eq!(c(&synced, i, "barriers"), 9, "thread {i}");
+        assert_eq!(c(&synced, i, "instructions"), 100000);
+        // Waiting is off the core: wall time = cycles on the core + cycles waiting.
+        let on_core = u(&synced["cores"][i]["core_stats"]["cycles"]);
+        let wall = c(&synced, i, "finished_at") + 1;
+        assert_eq!(on_core + c(&synced, i, "barrier_wait_cycles"), wall, "thread {i}");
+    }
+    // The light threads wait at every barrier for the heavy ones, far longer than the heavy wait.
+    let wait = |i: usize| c(&synced, i, "barrier_wait_cycles");
+    assert!(wait(2).min(wait(3)) > 4 * wait(0).max(wait(1)), "waits {:?}", (0..4).map(wait).collect::<Vec<_>>());
+    // Without barriers the light threads finish long before the heavy ones; with them, the
+    // threads of the program finish within one interval's imbalance of each other.
+    let spread = |r: &Value| u(&r["processes"][0]["thread_spread_cycles"]);
+    assert!(spread(&synced) * 5 < spread(&free), "spread {} with barriers, {} without", spread(&synced), spread(&free));
+    assert_eq!(u(&p["barrier_wait_cycles"]), (0..4).map(wait).sum::<u64>());
+    let end = u(&p["run_time_cycles"]);
+    let at_end: u64 = (0..4).map(|i| end - c(&synced, i, "finished_at")).sum();
+    assert_eq!(u(&p["barrier_idle_cycles"]), u(&p["barrier_wait_cycles"]) + at_end);
+    // Deterministic; the run's default applies to processes without their own.
+    let by_run = run(
+        json!({"machine": "i7-860", "processes": [{"threads": threads, "at_end": "wait"}], "instructions": 100000, "barrier_every": 10000}),
+    );
+    for i in 0..4 {
+        assert_eq!(c(&by_run, i, "finished_at"), c(&synced, i, "finished_at"));
+        assert_eq!(c(&by_run, i, "barrier_wait_cycles"), wait(i));
+    }
+}
+
+/// A thread past its target takes no further part: its process's other threads pass their
+/// later barriers without it (no deadlock with threads of different lengths).
+#[test]
+fn a_thread_at_its_target_leaves_its_process_barriers() {
+    let t = |n: u64, core: u32| json!({"program": "stream:reads_pki=100", "affinity": [core], "instructions": n});
+    let r =
+        run(json!({"machine": "i7-860", "processes": [{"threads": [t(20000, 0), t(50000, 1)], "barrier_every": 10000, "at_end": "wait"}],
+                        "instructions": 1000}));
+    assert_eq!((u(&r["cores"][0]["barriers"]), u(&r["cores"][1]["barriers"])), (1, 4));
+    assert_eq!(u(&r["cores"][1]["instructions"]), 50000);
+}
+
+/// The run's `barrier_every` makes the run one SPMD job: its single-threaded processes (threads
+/// with private data) wait for each other; a process's own synchronises only its threads.
+#[test]
+fn the_runs_barriers_span_its_processes_and_a_processs_own_only_its_threads() {
+    let heavy = "stream:reads_pki=300,writes_pki=0";
+    let light = "stream:reads_pki=30,writes_pki=0";
+    let job =
+        run(json!({"machine": "i7-860", "programs": [heavy, light], "instructions": 50000, "barrier_every": 10000, "at_end": "wait"}));
+    assert_eq!((u(&job["cores"][0]["barriers"]), u(&job["cores"][1]["barriers"])), (4, 4));
+    assert!(u(&job["cores"][1]["barrier_wait_cycles"]) > u(&job["cores"][0]["barrier_wait_cycles"]));
+    let own = |p: &str, core: u32| json!({"threads": [{"program": p, "affinity": [core]}, {"program": light, "affinity": [core + 1]}], "barrier_every": 10000});
+    let two = run(json!({"machine": "i7-860", "processes": [own(heavy, 0), own(light, 2)], "instructions": 50000, "at_end": "wait"}));
+    // Process 0's light thread waits for its heavy one; process 1's two light threads wait for
+    // nobody but each other.
+    let waited = |i: usize| u(&two["cores"][i]["barrier_wait_cycles"]);
+    assert!(waited(1) > 2 * waited(2).max(waited(3)), "{:?}", (0..4).map(waited).collect::<Vec<_>>());
+}
+
+#[test]
+fn barrier_errors_are_clear() {
+    let threads = json!(["stream", "stream"]);
+    let e = err(json!({"machine": "i7-860", "processes": [{"threads": threads, "barrier_every": 0}], "instructions": 1000}));
+    assert!(e.contains("processes[0].barrier_every") && e.contains("at least 1"), "{e}");
+    let e = err(json!({"machine": "i7-860", "processes": [{"threads": threads}], "barrier_every": 0, "instructions": 1000}));
+    assert!(e.contains("barrier_every") && e.contains("at least 1"), "{e}");
+    let five = json!(["stream", "stream", "stream", "stream", "stream"]);
+    let e = err(json!({"machine": "i7-860", "processes": [{"threads": five, "barrier_every": 100}], "instructions": 1000}));
+    assert!(e.contains("barrier_every") && e.contains("a core per thread") && e.contains("5 threads"), "{e}");
+}

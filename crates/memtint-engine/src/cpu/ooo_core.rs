@@ -165,6 +165,11 @@ pub struct OooCore {
     rob: u64,
     mshrs: u32,
     retire_target: u64,
+    /// A barrier: crossing this retired count is an event (`at_pause`); `NEVER` for none.
+    pause_at: u64,
+    /// The next retired count whose crossing is an event: the target until it is reached,
+    /// or `pause_at`, whichever comes first (kept, not derived: the look-ahead reads it).
+    stop: u64,
     loads: SliceQueue<LoadSlot>,
     flow: Flow,
     /// The current record: loaded at all, its load address, whether the load is in the
@@ -206,6 +211,8 @@ impl OooCore {
             rob: cfg.rob_size as u64,
             mshrs: cfg.mshrs,
             retire_target,
+            pause_at: NEVER,
+            stop: retire_target,
             loads: SliceQueue::with_capacity(cfg.rob_size as usize),
             flow: Flow {
                 cycle: 0,
@@ -362,6 +369,35 @@ impl OooCore {
         self.predict();
     }
 
+    /// Makes retiring the `at`-th instruction an event (a barrier of the thread's program):
+    /// the driver sees `at_pause` after that tick. `at` lies before the target.
+    pub fn pause_at(&mut self, at: u64) {
+        debug_assert!(self.target_stats.is_none() && at < self.retire_target && at > self.flow.retired);
+        self.pause_at = at;
+        self.stop = at;
+        self.ahead = Ahead::Unknown;
+        self.predict();
+    }
+
+    /// The pause set by `pause_at` has been reached: clears it (the driver then drains the
+    /// window with `start_drain`).
+    pub fn take_pause(&mut self) -> bool {
+        if self.flow.retired < self.pause_at {
+            return false;
+        }
+        self.pause_at = NEVER;
+        self.stop = if self.target_stats.is_none() { self.retire_target } else { NEVER };
+        true
+    }
+
+    /// Runs again from cycle `now` after `halt` at a barrier (drained): the wait counts as off
+    /// the core, as a switched-out thread's.
+    pub fn release(&mut self, now: Cycle) {
+        debug_assert!(self.halted && self.is_drained());
+        self.halted = false;
+        self.resume_at(now);
+    }
+
     /// Stop for good: the core's thread waits at its program's end, holding the core and
     /// issuing nothing; loads still in flight complete unseen.
     pub fn halt(&mut self) {
@@ -486,7 +522,7 @@ impl OooCore {
 
     #[inline]
     fn crosses_target(&self, f: &Flow) -> bool {
-        self.target_stats.is_none() && f.retired >= self.retire_target
+        f.retired >= self.stop
     }
 
     /// Simulates cycles from `f.cycle` up to (not including) `end` in which the core touches
@@ -566,8 +602,7 @@ impl OooCore {
         };
         let ready = ready_end - f.retired;
         // Cycles of w retirements that stay below the target (its crossing is an event).
-        let target_room =
-            if self.target_stats.is_some() { NEVER } else { self.per_width((self.retire_target - 1).saturating_sub(f.retired)) };
+        let target_room = if self.stop == NEVER { NEVER } else { self.per_width((self.stop - 1).saturating_sub(f.retired)) };
         let retry_wait = self.retry_at.saturating_sub(t);
         let span = if end == NEVER { NEVER } else { end - t };
 
@@ -742,10 +777,11 @@ impl OooCore {
     }
 
     fn snapshot_if(&mut self, crossed: bool) {
-        if crossed {
+        if crossed && self.target_stats.is_none() && self.flow.retired >= self.retire_target {
             let mut snap = self.stats();
             snap.retired = self.retire_target;
             self.target_stats = Some(snap);
+            self.stop = self.pause_at;
         }
     }
 

@@ -296,6 +296,8 @@ impl CoreMemory for RandomMem {
 /// Runs to `end` ticking every cycle (`exact`, all cycles through `full_step`) or only at
 /// events, delivering each completion at its cycle. With an odd seed the skipping driver also
 /// ticks at every completion, before the core's event (which must change nothing).
+/// `barrier = (every, wait)`: every `every` retired instructions the core drains, halts and is
+/// released `wait` cycles after its window emptied, as the multicore driver's barriers do.
 fn run_random(
     recs: &[CpuRecord],
     config: &CoreConfig,
@@ -303,9 +305,16 @@ fn run_random(
     rules: MemRules,
     end: Cycle,
     exact: bool,
+    barrier: Option<(u64, u64)>,
 ) -> (CoreStats, Option<CoreStats>, Vec<Req>, u64) {
     let mut core = OooCore::new(0, config, target).unwrap();
     core.exact = exact;
+    let (every, wait) = barrier.unwrap_or((0, 0));
+    let mut next_pause = if every > 0 && every < target { every } else { NEVER };
+    if next_pause != NEVER {
+        core.pause_at(next_pause);
+    }
+    let (mut draining, mut release_at) = (false, NEVER);
     let mut trace = VecTrace::new(recs.to_vec());
     let mut mem = RandomMem { rules, log: Vec::new(), due: BinaryHeap::new(), driver_now: 0 };
     let mut now = 0;
@@ -322,9 +331,32 @@ fn run_random(
             core.complete(token, at);
             delivered = true;
         }
-        if exact || core.next_event() <= now || (early_ticks && delivered) {
+        if release_at <= now {
+            core.release(release_at);
+            release_at = NEVER;
+            next_pause = next_pause.saturating_add(every);
+            if next_pause < target && !core.reached_target() {
+                core.pause_at(next_pause);
+            } else {
+                next_pause = NEVER;
+            }
+        }
+        let event = core.next_event() <= now;
+        if exact || event || (early_ticks && delivered) {
             core.tick(now, &mut trace, &mut mem).unwrap();
             ticks += 1;
+        }
+        // Barrier steps only at the core's events, where both drivers tick.
+        if event {
+            if core.take_pause() {
+                draining = true;
+                core.start_drain(now);
+            }
+            if draining && core.is_drained() {
+                draining = false;
+                core.halt();
+                release_at = core.cycle() + wait;
+            }
         }
         if now >= end {
             break;
@@ -333,7 +365,7 @@ fn run_random(
             now + 1
         } else {
             let due = mem.due.peek().map_or(NEVER, |r| r.0 .0);
-            core.next_event().min(due).min(end)
+            core.next_event().min(due).min(end).min(release_at)
         };
         assert!(next > now);
         now = next;
@@ -373,12 +405,50 @@ proptest! {
         end in 1u64..3000,
     ) {
         let c = cfg(width, rob, mshrs);
-        let (s1, t1, log1, _) = run_random(&recs, &c, target, rules, end, true);
-        let (s2, t2, log2, _) = run_random(&recs, &c, target, rules, end, false);
+        let (s1, t1, log1, _) = run_random(&recs, &c, target, rules, end, true, None);
+        let (s2, t2, log2, _) = run_random(&recs, &c, target, rules, end, false, None);
         prop_assert_eq!(log1, log2, "same requests at the same cycles");
         prop_assert_eq!(s1, s2);
         prop_assert_eq!(t1, t2);
     }
+}
+
+proptest! {
+    /// Barriers (`pause_at`, drain, `halt`, `release`) leave the look-ahead exact.
+    #[test]
+    fn barriers_agree_between_event_skipping_and_cycle_by_cycle(
+        recs in proptest::collection::vec(record(), 1..20),
+        width in 1u32..7,
+        rob in 1u32..48,
+        mshrs in 1u32..8,
+        target in 1u64..4000,
+        rules in mem_rules(),
+        end in 1u64..3000,
+        every in 1u64..600,
+        wait in 0u64..80,
+    ) {
+        let c = cfg(width, rob, mshrs);
+        let (s1, t1, log1, _) = run_random(&recs, &c, target, rules, end, true, Some((every, wait)));
+        let (s2, t2, log2, _) = run_random(&recs, &c, target, rules, end, false, Some((every, wait)));
+        prop_assert_eq!(log1, log2, "same requests at the same cycles");
+        prop_assert_eq!(s1, s2);
+        prop_assert_eq!(t1, t2);
+    }
+}
+
+/// A pause stops the core's progress at the barrier: nothing is inserted while it waits, and
+/// the statistics count the wait off the core.
+#[test]
+fn a_core_at_a_barrier_inserts_nothing_until_released() {
+    let recs = vec![rec(3, 0x40), rec(5, 0x80)];
+    let c = cfg(4, 32, 4);
+    let rules = MemRules { seed: 2, refuse_pct: 0, pending_pct: 50, max_latency: 20, max_delay: 100, wb_refuse_pct: 0, max_retry: 0 };
+    let (free, _, _, _) = run_random(&recs, &c, 100_000, rules, 2000, false, None);
+    let (held, _, _, _) = run_random(&recs, &c, 100_000, rules, 2000, false, Some((200, 500)));
+    // Each barrier costs a drain and 500 cycles off the core: fewer retired by the same cycle.
+    assert!(held.retired + 400 < free.retired, "{} retired with barriers, {} without", held.retired, free.retired);
+    assert!(held.cycles < 2000 - 500, "waits are off the core: {} cycles on it", held.cycles);
+    assert!(held.drain_cycles > 0);
 }
 
 #[test]
@@ -386,8 +456,8 @@ fn event_skipping_ticks_far_fewer_times_on_memory_bound_runs() {
     let recs: Vec<_> = (0..50).map(|i| rec(200 + i, i as u64 * 64)).collect();
     let rules = MemRules { seed: 1, refuse_pct: 0, pending_pct: 100, max_latency: 0, max_delay: 300, wb_refuse_pct: 0, max_retry: 0 };
     let c = cfg(4, 128, 16);
-    let (s1, _, _, ticks_exact) = run_random(&recs, &c, 1000, rules, 100_000, true);
-    let (s2, _, _, ticks_fast) = run_random(&recs, &c, 1000, rules, 100_000, false);
+    let (s1, _, _, ticks_exact) = run_random(&recs, &c, 1000, rules, 100_000, true, None);
+    let (s2, _, _, ticks_fast) = run_random(&recs, &c, 1000, rules, 100_000, false, None);
     assert_eq!(s1, s2);
     assert_eq!(ticks_exact, 100_001);
     assert!(ticks_fast < s2.loads * 2 + 2, "{ticks_fast} ticks for {} loads", s2.loads);

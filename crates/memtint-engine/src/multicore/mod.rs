@@ -3,6 +3,7 @@
 //! of the BPM and HVR papers), and the metrics that compare a shared run with alone runs.
 
 pub mod bank_parallelism;
+mod barriers;
 pub mod dram_export;
 mod inflight_reads;
 pub mod memory_hierarchy;

@@ -15,6 +15,7 @@
 //! ends. With one thread per core nothing is ever switched and the run is exactly the
 //! one-program-per-core run. Requests carry the thread id as `source`.
 
+use super::barriers::Barriers;
 use super::dram_export::{DramExport, DramExportSpec};
 use super::memory_hierarchy::{CoreMemoryStats, MemoryHierarchy, MigrationClock};
 use crate::cache::{CacheLevelConfig, LlcConfig};
@@ -45,6 +46,9 @@ pub struct CoreResult {
     pub sched: ThreadSchedStats,
     /// Core cycle at which the thread reached its target (wall time, on or off its core).
     pub finished_at: Cycle,
+    /// Cycles it waited at barriers inside the run (not in `core.cycles`), and barriers passed.
+    pub barrier_wait_cycles: Cycle,
+    pub barriers: u64,
     /// Cycles on a core over the whole run (it keeps running after its target).
     pub run_cycles: Cycle,
 }
@@ -87,6 +91,9 @@ pub struct ThreadDef {
     pub wait_at_end: bool,
     /// Its own instruction target (programs of different lengths); `None`: the run's.
     pub instructions: Option<u64>,
+    /// `(group, every)`: wait at a barrier with the other threads of its group every this many
+    /// instructions (`barriers.rs`); `None`: no barriers inside the run.
+    pub barrier: Option<(u32, u64)>,
 }
 
 /// What the driver's loop reads from the scheduler on every iteration, taken after each change.
@@ -219,6 +226,7 @@ pub fn pinned_threads(cfg: &MemoryConfig, programs: Vec<Box<dyn CpuTraceSource>>
             affinity: Some(vec![i as u32]),
             wait_at_end: false,
             instructions: None,
+            barrier: None,
         })
         .collect())
 }
@@ -362,6 +370,19 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
     if instructions == 0 {
         return Err(Error::config("instructions", "the per-core instruction target must be at least 1"));
     }
+    if let Some((i, t)) = threads.iter().enumerate().find(|(_, t)| matches!(t.barrier, Some((_, 0)))) {
+        return Err(Error::config("barrier_every", format!("thread {i} (process {}): must be at least 1 instruction", t.process)));
+    }
+    if threads.iter().any(|t| t.barrier.is_some()) && n > ncores {
+        return Err(Error::config(
+            "barrier_every",
+            format!(
+                "a run with barriers needs a core per thread (time-sharing a core with a thread waiting at a barrier is \
+                 not modelled): {n} threads on machine '{}' with {ncores} cores",
+                machine.name
+            ),
+        ));
+    }
     let mut sched_threads = Vec::with_capacity(threads.len());
     for (i, t) in threads.iter().enumerate() {
         let affinity = match &t.affinity {
@@ -466,6 +487,7 @@ struct Sim {
     frozen: Vec<Option<(CoreMemoryStats, Cycle)>>,
     /// The DRAM request stream's file, when the run exports it.
     export: Option<DramExport>,
+    barriers: Barriers,
 }
 
 /// Node-colour policies (`camc`, `tintmalloc`) colour every node by the first memory node's
@@ -547,15 +569,23 @@ fn build(
     // One checker per memory node, each with its node's timing.
     let checkers = if check { node_checkers(cfg, &mem) } else { Vec::new() };
     let core_cfg = machine.cpu.core_config();
-    let cores = threads
+    let mut cores = threads
         .iter()
         .enumerate()
         .map(|(i, t)| OooCore::new(i as u32, &core_cfg, t.instructions.unwrap_or(instructions)))
         .collect::<Result<Vec<_>>>()?;
+    let members: Vec<(u32, u64, u64)> = threads
+        .iter()
+        .map(|t| {
+            let (group, every) = t.barrier.unwrap_or((0, 0));
+            (group, every, t.instructions.unwrap_or(instructions))
+        })
+        .collect();
+    let barriers = Barriers::new(&members, &mut cores);
     let mut sched = Cfs::new(&os_cfg.sched, plan.balance, plan.sched_threads.clone(), plan.cores, &plan.bound)?;
     sched.start();
     let frozen = vec![None; plan.threads as usize];
-    Ok(Sim { hier, mem, checkers, commands: Vec::new(), cores, sched, frozen, export: None })
+    Ok(Sim { hier, mem, checkers, commands: Vec::new(), cores, sched, frozen, export: None, barriers })
 }
 
 /// Where a run ended: the last DRAM and core cycles, and the DRAM requests completed.
@@ -613,7 +643,7 @@ impl Progress {
 }
 
 fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> {
-    let Sim { hier, mem, checkers, commands, cores, sched, frozen, export } = sim;
+    let Sim { hier, mem, checkers, commands, cores, sched, frozen, export, barriers } = sim;
     let (ncores, clock) = (plan.cores, plan.clock);
     // Threads still short of their target; counted rather than rescanning `frozen` every event.
     let mut running = plan.threads as usize;
@@ -710,8 +740,8 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                 // The common case, the per-core loop below without its scheduler checks.
                 for &t in &sched_view.on_core {
                     let i = t as usize;
-                    if cores[i].next_event() <= now_core
-                        && tick_thread(
+                    if cores[i].next_event() <= now_core {
+                        let reached = tick_thread(
                             t,
                             &mut cores[i],
                             threads[i].trace.as_mut(),
@@ -720,9 +750,11 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                             threads[i].wait_at_end,
                             clock,
                             now_core,
-                        )?
-                    {
-                        running -= 1;
+                        )?;
+                        running -= reached as usize;
+                        if barriers.any {
+                            barriers.after_tick(i, reached, cores, now_core);
+                        }
                     }
                 }
                 continue;
@@ -730,8 +762,8 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
             for c in 0..ncores {
                 if let Some(t) = sched.on_core(c) {
                     let i = t as usize;
-                    if cores[i].next_event() <= now_core
-                        && tick_thread(
+                    if cores[i].next_event() <= now_core {
+                        let reached = tick_thread(
                             t,
                             &mut cores[i],
                             threads[i].trace.as_mut(),
@@ -740,9 +772,11 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                             threads[i].wait_at_end,
                             clock,
                             now_core,
-                        )?
-                    {
-                        running -= 1;
+                        )?;
+                        running -= reached as usize;
+                        if barriers.any {
+                            barriers.after_tick(i, reached, cores, now_core);
+                        }
                     }
                     let core = &mut cores[i];
                     if matches!(sched.state(c), CpuState::Draining { .. }) && core.is_drained() {
@@ -753,6 +787,7 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                     match sched.state(c) {
                         CpuState::Running { .. } => {
                             if let Some(t) = sched.slice_end(c, now_core) {
+                                barriers.check_not_switched(t)?;
                                 let core = &mut cores[t as usize];
                                 core.start_drain(now_core);
                                 if core.is_drained() {
@@ -790,11 +825,12 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
 
 /// The run's results: each thread's frozen statistics, the totals, the OS model's reports.
 fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: std::time::Instant) -> MulticoreResult {
-    let Sim { hier, mem, checkers, cores, sched, mut frozen, .. } = sim;
+    let Sim { hier, mem, checkers, cores, sched, mut frozen, barriers, .. } = sim;
     let sched_stats = sched.stats();
     let mut results = Vec::with_capacity(plan.threads as usize);
     for (i, core) in cores.iter().enumerate() {
         let (memory, finished_at) = frozen[i].take().expect("frozen at target");
+        let (barrier_wait_cycles, barriers) = barriers.waited(i);
         results.push(CoreResult {
             program: threads[i].trace.name().to_string(),
             core: *core.target_stats().expect("every thread reached its target"),
@@ -803,6 +839,8 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
             process: threads[i].process,
             sched: sched_stats[i].clone(),
             finished_at,
+            barrier_wait_cycles,
+            barriers,
             run_cycles: core.stats().cycles,
         });
     }

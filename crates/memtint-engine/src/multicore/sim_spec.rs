@@ -62,6 +62,12 @@ pub struct SimSpec {
     /// waits at its program's end, as one SPMD program's threads do). A process may set its own.
     #[serde(default)]
     pub at_end: AtEnd,
+    /// Every this many instructions each thread waits for the run's other threads (a barrier,
+    /// as at the end of an OpenMP loop; docs/threads.md): the run is one SPMD job, whose
+    /// processes may stand for threads with private data. A process that sets its own
+    /// synchronises only its threads. `None`: no barriers inside the run.
+    #[serde(default)]
+    pub barrier_every: Option<u64>,
 }
 
 /// What a thread does after its target (`SimSpec::at_end`).
@@ -96,6 +102,9 @@ pub struct ProcessSpec {
     /// different lengths in one run.
     #[serde(default)]
     pub instructions: Option<u64>,
+    /// Barriers among this process's threads only (`SimSpec::barrier_every`).
+    #[serde(default)]
+    pub barrier_every: Option<u64>,
 }
 
 /// A thread: a program (profile or trace path), or a table with its own affinity and nice.
@@ -165,6 +174,7 @@ struct ThreadPlan {
     affinity: Option<Vec<u32>>,
     wait_at_end: bool,
     instructions: Option<u64>,
+    barrier: Option<(u32, u64)>,
 }
 
 fn default_seed() -> u64 {
@@ -178,6 +188,9 @@ impl SimSpec {
 
     /// The threads in creation order; `None` for a plain program list (one per core, pinned).
     fn threads(&self) -> Result<Option<Vec<ThreadPlan>>> {
+        if self.barrier_every == Some(0) {
+            return Err(Error::config("barrier_every", "must be at least 1 instruction"));
+        }
         let Some(procs) = &self.processes else { return Ok(None) };
         if !self.programs.is_empty() {
             return Err(Error::config("programs", "give either programs (one per core) or processes, not both"));
@@ -196,6 +209,9 @@ impl SimSpec {
             if proc_.instructions == Some(0) {
                 return Err(Error::config(format!("processes[{p}].instructions"), "must be at least 1 instruction"));
             }
+            if proc_.barrier_every == Some(0) {
+                return Err(Error::config(format!("processes[{p}].barrier_every"), "must be at least 1 instruction"));
+            }
             for (j, t) in proc_.threads.iter().enumerate() {
                 let (affinity, nice, own) = match t {
                     ThreadSpec::Program(_) => (proc_.affinity.clone(), proc_.nice, None),
@@ -208,7 +224,21 @@ impl SimSpec {
                 }
                 let wait_at_end = proc_.at_end.unwrap_or(self.at_end) == AtEnd::Wait;
                 let instructions = own.or(proc_.instructions);
-                plan.push(ThreadPlan { program: t.program().to_string(), process: p as u32, nice, affinity, wait_at_end, instructions });
+                // Group p: the process's own barriers; group `procs.len()`: the run's.
+                let barrier = match (proc_.barrier_every, self.barrier_every) {
+                    (Some(n), _) => Some((p as u32, n)),
+                    (None, Some(n)) => Some((procs.len() as u32, n)),
+                    (None, None) => None,
+                };
+                plan.push(ThreadPlan {
+                    program: t.program().to_string(),
+                    process: p as u32,
+                    nice,
+                    affinity,
+                    wait_at_end,
+                    instructions,
+                    barrier,
+                });
             }
         }
         Ok(Some(plan))
@@ -254,6 +284,7 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
             let mut threads = pinned_threads(&cfg, programs)?;
             for t in &mut threads {
                 t.wait_at_end = spec.at_end == AtEnd::Wait;
+                t.barrier = spec.barrier_every.map(|n| (0, n));
             }
             simulate_threads_exported(&cfg, &os, threads, spec.instructions, spec.warmup, spec.check, spec.export_dram.as_ref())?
         }
@@ -270,6 +301,7 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                         affinity: t.affinity,
                         wait_at_end: t.wait_at_end,
                         instructions: t.instructions,
+                        barrier: t.barrier,
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -346,6 +378,11 @@ fn add_nodes(out: &mut Value, t: &crate::config::Topology, r: &MulticoreResult, 
 fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult) -> Value {
     let tck = cfg.timing.tCK_ns;
     let global_bank = |b: &u32| *b;
+    let has_barriers = spec.barrier_every.is_some() || spec.processes.iter().flatten().any(|p| p.barrier_every.is_some());
+    let waits_at_end: Vec<bool> = match &spec.processes {
+        Some(ps) => ps.iter().map(|p| p.at_end.unwrap_or(spec.at_end) == AtEnd::Wait).collect(),
+        None => vec![spec.at_end == AtEnd::Wait; r.processes as usize],
+    };
     let cores: Vec<Value> = r
         .cores
         .iter()
@@ -394,6 +431,10 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "finished_at": c.finished_at,
             });
             dram_report::add_row_causes(&mut v, &m.row_causes);
+            if has_barriers {
+                v["barriers"] = json!(c.barriers);
+                v["barrier_wait_cycles"] = json!(c.barrier_wait_cycles);
+            }
             if let Some(pm) = &m.page_migration {
                 v["page_migration"] = json!(pm);
             }
@@ -462,6 +503,14 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "thread_spread_cycles": ts.iter().map(|c| c.finished_at).max().zip(ts.iter().map(|c| c.finished_at).min()).map(|(a, b)| a - b),
             });
             dram_report::add_row_causes(&mut v, &causes);
+            if has_barriers {
+                // Idle at barriers: inside the run, and at the end for threads that wait there.
+                let end = ts.iter().map(|c| c.finished_at).max().unwrap_or(0);
+                let inside: u64 = ts.iter().map(|c| c.barrier_wait_cycles).sum();
+                let at_end: u64 = ts.iter().filter(|c| waits_at_end[c.process as usize]).map(|c| end - c.finished_at).sum();
+                v["barrier_wait_cycles"] = json!(inside);
+                v["barrier_idle_cycles"] = json!(inside + at_end);
+            }
             if r.migration.is_some() {
                 let sum = |f: fn(&super::ThreadMigration) -> u64| ts.iter().filter_map(|c| c.memory.page_migration.as_ref()).map(f).sum::<u64>();
                 v["page_migration"] = json!({
