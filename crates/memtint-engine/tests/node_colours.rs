@@ -151,6 +151,36 @@ fn tintmalloc_gives_16_threads_their_node_private_banks_and_private_llc_colours(
     assert!(group[0].is_disjoint(&group[4]));
 }
 
+/// Node-unaware colouring (BPM on a NUMA machine, the thesis's baseline): bank colours split
+/// over the machine's threads, each thread's pages on every node in turn.
+#[test]
+fn tintmalloc_with_interleaved_nodes_colours_banks_but_spreads_pages_over_all_nodes() {
+    let threads: Vec<(u32, u32)> = (0..16).map(|t| (t, t)).collect();
+    let os = json!({"policy": "tintmalloc", "tintmalloc": {"nodes": "interleave", "bank_sharers": 2}});
+    let mut m = os_model(os, &threads).unwrap();
+    let pages = touch(&mut m, &threads, 400);
+    let mut bank_users: HashMap<u64, BTreeSet<usize>> = HashMap::new();
+    for (t, ps) in pages.iter().enumerate() {
+        // Every node in turn: 100 pages on each of the 4.
+        for n in 0..4 {
+            assert_eq!(ps.iter().filter(|p| p.node == n).count(), 100, "thread {t} node {n}");
+        }
+        // One bank index of 8 (16 threads in 8 pairs), the same on every node.
+        let banks = set(ps.iter().map(|p| p.bank));
+        assert_eq!(banks.len(), 1, "thread {t}: {banks:?}");
+        bank_users.entry(*banks.first().unwrap()).or_default().insert(t);
+        assert_eq!(m.process_placement(t as u32).colour_overflow_pages, 0);
+    }
+    assert_eq!(bank_users.len(), 8);
+    assert!(bank_users.values().all(|u| u.len() == 2), "{bank_users:?}");
+    let e = model_error(json!({"policy": "tintmalloc", "tintmalloc": {"nodes": "interleave"}}), &threads);
+    assert!(e.contains("os.tintmalloc.bank_sharers") && e.contains("the machine") && e.contains("16 threads"), "{e}");
+    let e = model_error(json!({"policy": "tintmalloc", "tintmalloc": {"nodes": "interleave", "threads": [{"node": 1}]}}), &[(0, 0)]);
+    assert!(e.contains("os.tintmalloc.threads[0].node") && e.contains("interleave"), "{e}");
+    let e = model_error(json!({"policy": "tintmalloc", "tintmalloc": {"nodes": "remote"}}), &[(0, 0)]);
+    assert!(e.contains("nodes") && e.contains("interleave"), "{e}");
+}
+
 #[test]
 fn tintmalloc_takes_each_threads_colours_from_the_workload_description() {
     let threads = [(0, 0), (0, 1)];

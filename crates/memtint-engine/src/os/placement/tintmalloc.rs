@@ -13,6 +13,13 @@
 //!   an LLC colour goes only to a group holding a bank colour it agrees with, to the one with
 //!   fewest so far.
 //!
+//! With `nodes = "interleave"` the colours ignore the node, as BPM does on a NUMA machine (the
+//! thesis's node-unaware baseline, §3.4): bank colours are split over all the machine's threads
+//! (in groups of `bank_sharers`), and a thread's frames lie in its colours on every memory node
+//! in turn. BPM's colour lists span the whole physical memory, so which node a frame comes from
+//! is whatever the list yields; memtint takes the nodes round-robin (an interleave) rather than
+//! guess an address order.
+//!
 //! The thesis colours the heap only; a trace does not say which addresses are heap, so every
 //! page a thread touches is coloured (as `camc`). When a thread's colours are full, a page is
 //! borrowed from the nearest node's buddy order (`colour_overflow_pages`), or with `os.strict`
@@ -39,11 +46,22 @@ pub struct TintParams {
     pub llc_sharers: u32,
     /// Each thread's colours, in thread order (empty: derived as above).
     pub threads: Vec<TintThread>,
+    /// Where a thread's frames lie: on its node (`local`, TintMalloc) or on every memory node
+    /// in turn (`interleave`: node-unaware colouring, BPM on a NUMA machine).
+    pub nodes: NodeChoice,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeChoice {
+    #[default]
+    Local,
+    Interleave,
 }
 
 impl Default for TintParams {
     fn default() -> Self {
-        TintParams { bank_sharers: 1, llc_sharers: 1, threads: Vec::new() }
+        TintParams { bank_sharers: 1, llc_sharers: 1, threads: Vec::new(), nodes: NodeChoice::Local }
     }
 }
 
@@ -111,6 +129,8 @@ pub struct TintMalloc {
     /// Per process: its threads' colours, global.
     colours: Vec<Vec<u32>>,
     strict: bool,
+    /// `nodes = "interleave"`: per thread, the next memory node's position (`None`: local).
+    turn: Option<Vec<usize>>,
 }
 
 impl TintMalloc {
@@ -131,6 +151,12 @@ impl TintMalloc {
         } else {
             let mut out = (Vec::new(), Vec::new(), Vec::new());
             for (t, d) in p.threads.iter().enumerate() {
+                if p.nodes == NodeChoice::Interleave && d.node.is_some() {
+                    return Err(Error::config(
+                        format!("{key}.threads[{t}].node"),
+                        "a node is given, but nodes = \"interleave\" puts every thread's pages on all nodes",
+                    ));
+                }
                 let n = match d.node {
                     None => core_node(t),
                     Some(n) if n >= m.nodes.count() => {
@@ -178,14 +204,19 @@ impl TintMalloc {
             accept.push(flags(bl.space.count(), ok));
         }
         let nc = NodeColours::new(bl.space, m.nodes, cfg, threads.len() as u32)?;
+        let interleave = p.nodes == NodeChoice::Interleave;
         let mut colours = vec![Vec::new(); processes as usize];
         for (t, th) in threads.iter().enumerate() {
             let set = &mut colours[th.process as usize];
-            set.extend((0..nc.per_node()).filter(|&c| accept[t][c as usize]).map(|c| nc.global(node[t], c)));
+            let on = if interleave { nc.memory_nodes.clone() } else { vec![node[t]] };
+            for n in on {
+                set.extend((0..nc.per_node()).filter(|&c| accept[t][c as usize]).map(|c| nc.global(n, c)));
+            }
             set.sort_unstable();
             set.dedup();
         }
-        Ok(TintMalloc { nc, layout: m.nodes.clone(), node, accept, colours, strict: cfg.strict })
+        let turn = interleave.then(|| vec![0; threads.len()]);
+        Ok(TintMalloc { nc, layout: m.nodes.clone(), node, accept, colours, strict: cfg.strict, turn })
     }
 }
 
@@ -196,15 +227,19 @@ fn derive(bl: &BankLlc, m: &MachineView, p: &TintParams, core_node: impl Fn(usiz
     let n = m.threads.len();
     let node: Vec<u32> = (0..n).map(&core_node).collect();
     let mut banks = vec![Vec::new(); n];
-    for nd in m.nodes.memory_nodes() {
-        let on: Vec<usize> = (0..n).filter(|&t| node[t] == nd).collect();
+    // Node-unaware colouring splits the bank colours over all the machine's threads at once.
+    let interleave = p.nodes == NodeChoice::Interleave;
+    let memory_nodes = if interleave { vec![u32::MAX] } else { m.nodes.memory_nodes() };
+    for nd in memory_nodes {
+        let on: Vec<usize> = (0..n).filter(|&t| interleave || node[t] == nd).collect();
         let groups = if p.bank_sharers == 0 { 1 } else { on.len().div_ceil(p.bank_sharers as usize) } as u32;
         if groups > bl.banks {
             return Err(Error::config(
                 "os.tintmalloc.bank_sharers",
                 format!(
-                    "node {nd} has {} threads in {groups} groups of private banks but only {} bank colours; \
+                    "{} has {} threads in {groups} groups of private banks but only {} bank colours; \
                      share banks (a larger bank_sharers) or run fewer threads there",
+                    if interleave { "the machine (nodes = \"interleave\")".to_string() } else { format!("node {nd}") },
                     on.len(),
                     bl.banks
                 ),
@@ -256,7 +291,17 @@ impl PlacementPolicy for TintMalloc {
         let Some(&node) = self.node.get(t) else {
             return Err(Error::config("os", format!("internal error: tintmalloc has no colours for thread {t}")));
         };
-        if let Some(frame) = self.nc.take(fault.thread, node, &self.accept[t], allocs) {
+        if let Some(turn) = &mut self.turn {
+            // Node-unaware: the memory nodes in turn, from this thread's next one.
+            let count = self.nc.memory_nodes.len();
+            for k in 0..count {
+                let n = self.nc.memory_nodes[(turn[t] + k) % count];
+                if let Some(frame) = self.nc.take(fault.thread, n, &self.accept[t], allocs) {
+                    turn[t] = (turn[t] + k + 1) % count;
+                    return Ok(NodePlacement { node: n, placed: Placement { frame, borrowed: false } });
+                }
+            }
+        } else if let Some(frame) = self.nc.take(fault.thread, node, &self.accept[t], allocs) {
             return Ok(NodePlacement { node, placed: Placement { frame, borrowed: false } });
         }
         if self.strict {
