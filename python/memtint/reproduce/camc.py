@@ -47,8 +47,14 @@ TINT = {
     "MEM only": ("tintmalloc", {"tintmalloc": {"llc_sharers": 0}}),
     "LLC only": ("tintmalloc", {"tintmalloc": {"bank_sharers": 0}}),
     "LLC+MEM(part)": ("tintmalloc", {"tintmalloc": {"bank_sharers": 2}}),
+    # The thesis's node-unaware baseline: BPM's bank + LLC colours over the whole machine (8 bank
+    # colours for 16 threads: 2 per colour), each thread's pages on every node in turn.
+    "BPM": ("tintmalloc", {"tintmalloc": {"nodes": "interleave", "bank_sharers": 2}}),
 }
 THREADS = 16
+#: Parallel loops per SPMD run: a barrier every 1/PHASES of a thread's instructions (OpenMP's
+#: implicit barrier at each loop's end; the thesis's codes are loops over timesteps).
+PHASES = 10
 #: Most warm-up per thread (16 threads do 16x a one-program run's warm-up work).
 WARMUP_CAP = 500_000
 #: Per task: the one-node and background experiments' window (profiles only), and the SPMD programs'
@@ -68,14 +74,16 @@ def makespan(run: dict[str, Any]) -> float:
 
 
 def spread(run: dict[str, Any]) -> float:
-    t = [c["finished_at"] for c in run["cores"]]
+    """Max - min of the threads' run times (cycles working on their cores, barrier waits excluded)."""
+    t = [c["cycles"] for c in run["cores"]]
     return float(max(t) - min(t))
 
 
 def idle(run: dict[str, Any]) -> float:
-    """Total idle at the end barrier: the sum over threads of (last end - own end) (Algorithm 5)."""
+    """Total idle at barriers: the waits at the barriers inside the run plus, at the end, the sum
+    over threads of (last end - own end) (Algorithm 5)."""
     t = [c["finished_at"] for c in run["cores"]]
-    return float(sum(max(t) - x for x in t))
+    return float(sum(max(t) - x for x in t) + sum(c.get("barrier_wait_cycles", 0) for c in run["cores"]))
 
 
 class Experiment:
@@ -109,9 +117,13 @@ class Experiment:
             f"alternating-stride write benchmark as two write sweeps ({STRIDE}); Stream attackers ({ATTACKER}); "
             f"{self.small:,} instructions per task, the foreground on core 0 and its copies on cores 1-3 as in "
             "Figs. 2.6-2.7.",
-            f"TintMalloc: {THREADS}-thread programs (one thread per core, each its own data, a finished thread waits at "
-            f"the end, at_end = \"wait\"), {self.spmd:,} instructions per thread, under Linux's local first touch "
-            "(buddy) and the variants MEM+LLC, MEM only, LLC only and LLC+MEM(part) (2 threads per bank set). "
+            f"TintMalloc: {THREADS}-thread programs (one thread per core, each its own data) in {PHASES} parallel loops: "
+            f"a barrier every {self.spmd // PHASES:,} instructions (barrier_every) and at the end (at_end = \"wait\"), "
+            f"{self.spmd:,} instructions per thread, under Linux's local first touch "
+            "(buddy) and the variants MEM+LLC, MEM only, LLC only and LLC+MEM(part) (2 threads per bank set), and BPM "
+            "as the thesis's node-unaware baseline (`tintmalloc` with nodes = \"interleave\": bank colours split over "
+            "the machine's 16 threads, 2 per colour, private LLC colours, and each thread's pages on every node in "
+            "turn, since BPM's colours do not say which node). "
             "MEM+LLC(part) (4 threads per LLC group) is MEM+LLC on this machine: its bank bits are LLC set bits, so a "
             "thread's private banks already fix its share of an LLC group's colours. Programs: "
             f"{', '.join(self.spmd_programs)}; the thesis's OpenMP codes (lbm, art, equake, bodytrack, freqmine, "
@@ -119,19 +131,22 @@ class Experiment:
             "locally: the baseline has no remote accesses, and the comparison isolates bank and LLC sharing.",
             f"Warm-up: the run's, at most {WARMUP_CAP:,} instructions per thread.",
             "Not measured: the rate-monotonic deadline test (Tables 2.3-2.6, (c)4: needs real-time task "
-            "scheduling), BPM on the NUMA machine ((c)8: colour policies that ignore nodes are refused on multi-node "
-            "machines), allocation cost (Obs. 4: the model allocates in no time).",
+            "scheduling), allocation cost (Obs. 4: the model allocates in no time).",
         ]
 
     def _add(self, key: tuple, spec: dict[str, Any]) -> None:
         common.add_job(self.keys, self.jobs, key, spec, self.settings, WARMUP_CAP)
 
     def _tasks(self, programs: list[tuple[str, int]], instructions: int, os: dict[str, Any], seed: int,
-               at_end: str = "continue") -> dict[str, Any]:
-        """One single-threaded process per (program, core)."""
+               at_end: str = "continue", phases: int = 0) -> dict[str, Any]:
+        """One single-threaded process per (program, core); with ``phases``, one SPMD job whose
+        processes (threads with private data) meet at a barrier ``phases - 1`` times before the end."""
         processes = [{"threads": [{"program": seeded(p, i), "affinity": [core]}]} for i, (p, core) in enumerate(programs)]
-        return {"machine": MACHINE, "programs": [], "processes": processes, "instructions": instructions,
+        spec = {"machine": MACHINE, "programs": [], "processes": processes, "instructions": instructions,
                 "os": os, "seed": seed, "at_end": at_end}
+        if phases > 1:
+            spec["barrier_every"] = max(1, instructions // phases)
+        return spec
 
     def plan(self) -> list[dict[str, Any]]:
         for seed in self.settings.seed_list():
@@ -160,7 +175,7 @@ class Experiment:
                 for label, (policy, params) in TINT.items():
                     self._add(("tint", name, label, seed),
                               self._tasks([(prog, c) for c in range(THREADS)], self.spmd, {"policy": policy, **params},
-                                          seed, at_end="wait"))
+                                          seed, at_end="wait", phases=PHASES))
         return self.jobs
 
     # --- measures ---------------------------------------------------------------------------

@@ -44,6 +44,8 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
     out["queue_read_mean"] = (dram.get("queue_occupancy") or {}).get("read_mean")
     for core, c in zip(cores, stats["cores"]):
         core["finished_at"] = c.get("finished_at")
+        if "barrier_wait_cycles" in c:  # runs with barriers inside (docs/threads.md)
+            core["barrier_wait_cycles"] = c["barrier_wait_cycles"]
         cs = c.get("core_stats") or {}
         # Load-to-use latency as the core sees it (remote latency and links included), core cycles.
         core["load_latency_cycles"] = cs["load_latency_sum"] / cs["loads"] if cs.get("loads") else None
