@@ -370,13 +370,19 @@ impl OooCore {
     }
 
     /// Makes retiring the `at`-th instruction an event (a barrier of the thread's program):
-    /// the driver sees `at_pause` after that tick. `at` lies before the target.
-    pub fn pause_at(&mut self, at: u64) {
-        debug_assert!(self.target_stats.is_none() && at < self.retire_target && at > self.flow.retired);
+    /// the driver sees `take_pause` after that tick. A point already passed (a drain retires
+    /// the whole window, which may reach past the next barrier) becomes the next instruction.
+    /// Returns false, arming nothing, if that is not before the target.
+    pub fn pause_at(&mut self, at: u64) -> bool {
+        let at = at.max(self.flow.retired + 1);
+        if self.target_stats.is_some() || at >= self.retire_target {
+            return false;
+        }
         self.pause_at = at;
         self.stop = at;
         self.ahead = Ahead::Unknown;
         self.predict();
+        true
     }
 
     /// The pause set by `pause_at` has been reached: clears it (the driver then drains the

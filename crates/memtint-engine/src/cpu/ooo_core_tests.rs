@@ -310,10 +310,7 @@ fn run_random(
     let mut core = OooCore::new(0, config, target).unwrap();
     core.exact = exact;
     let (every, wait) = barrier.unwrap_or((0, 0));
-    let mut next_pause = if every > 0 && every < target { every } else { NEVER };
-    if next_pause != NEVER {
-        core.pause_at(next_pause);
-    }
+    let mut next_pause = if every > 0 && core.pause_at(every) { every } else { NEVER };
     let (mut draining, mut release_at) = (false, NEVER);
     let mut trace = VecTrace::new(recs.to_vec());
     let mut mem = RandomMem { rules, log: Vec::new(), due: BinaryHeap::new(), driver_now: 0 };
@@ -335,9 +332,7 @@ fn run_random(
             core.release(release_at);
             release_at = NEVER;
             next_pause = next_pause.saturating_add(every);
-            if next_pause < target && !core.reached_target() {
-                core.pause_at(next_pause);
-            } else {
+            if next_pause >= target || !core.pause_at(next_pause) {
                 next_pause = NEVER;
             }
         }

@@ -54,12 +54,9 @@ impl Barriers {
             .iter()
             .zip(cores.iter_mut())
             .map(|(&(group, every, target), core)| {
-                let next = if every > 0 && every < target { every } else { NEVER };
+                let next = if every > 0 && core.pause_at(every) { every } else { NEVER };
                 if every > 0 {
                     taking_part[group as usize] += 1;
-                }
-                if next != NEVER {
-                    core.pause_at(next);
                 }
                 Member { group, every, target, next, phase: Phase::Working, since: 0, wait_cycles: 0, passed: 0 }
             })
@@ -126,9 +123,7 @@ impl Barriers {
             m.phase = Phase::Working;
             core.release(at);
             m.next = m.next.saturating_add(m.every);
-            if m.next < m.target {
-                core.pause_at(m.next);
-            } else {
+            if m.next >= m.target || !core.pause_at(m.next) {
                 m.next = NEVER;
             }
         }
