@@ -103,6 +103,7 @@ def build_run_spec(
     cycle_by_cycle: bool = False,
     sources: int | None = None,
     vector_isa: str | None = None,
+    export_drampower: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """The JSON run specification that :func:`run_dram` sends to the engine.
 
@@ -141,6 +142,7 @@ def build_run_spec(
         "outstanding": outstanding,
         "sources": sources,
         "vector_isa": vector_isa,
+        "export_drampower": os.fspath(export_drampower) if export_drampower is not None else None,
     }
     spec.update({key: value for key, value in optional.items() if value is not None})
     if merged:
@@ -160,8 +162,10 @@ def run_dram(machine: str, workload: dict[str, Any], **options: Any) -> dict[str
     machine table, e.g. ``{"dram": {"channels": 2}}``), ``outstanding`` (requests in flight),
     ``check`` (run the independent timing checker), ``cycle_by_cycle`` (no event skipping),
     ``sources`` (request i comes from source i mod ``sources``, for the application-aware schedulers)
-    and ``vector_isa`` (the driver loop's instruction set: ``"best"``, the default, ``"baseline"``,
-    ``"x86-64-v2"`` or ``"x86-64-v3"``; the same results at every level, only the speed differs).
+    ``vector_isa`` (the driver loop's instruction set: ``"best"``, the default, ``"baseline"``,
+    ``"x86-64-v2"`` or ``"x86-64-v3"``; the same results at every level, only the speed differs)
+    and ``export_drampower`` (a new or empty directory: the run's commands and device in DRAMPower's
+    formats, docs/energy.md).
 
     The engine runs with the GIL released, so runs in several threads proceed in parallel.
     Raises :class:`MemtintError` with a complete message for any configuration or input error.

@@ -188,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="instruction set of the simulation loop: best (default), baseline, x86-64-v2, x86-64-v3; same results, other speed",
     )
     dram.add_argument("--json", metavar="OUT", help="write the full statistics JSON to OUT ('-' for stdout)")
+    dram.add_argument("--export-drampower", metavar="DIR",
+                      help="write the run's commands and device in DRAMPower's formats into DIR (new or empty), "
+                           "to check the energy with DRAMPower (docs/energy.md)")
     dram.set_defaults(handler=_dram)
 
     presets = commands.add_parser(
@@ -483,6 +486,7 @@ def _dram(args: argparse.Namespace) -> int:
             check=args.check,
             cycle_by_cycle=args.cycle_by_cycle,
             vector_isa=args.vector_isa,
+            export_drampower=args.export_drampower,
         ),
         estimate=dram_seconds(requests) if isinstance(requests, int) else None,
     )

@@ -261,6 +261,7 @@ def compare(
     results = []
     for p in policies:
         run = shared[p]
+        energy = (run.get("dram") or {}).get("energy") or {}
         speeds = [{"ipc_alone": a["ipc"], "ipc_shared": c["ipc"]} for a, c in zip(alone, run["cores"])]
         metrics = api.mix_metrics(speeds)
         cores = []
@@ -290,6 +291,9 @@ def compare(
             "cores": cores,
             "wall_seconds": run["wall_seconds"],
             "dram_requests": run["dram_requests"],
+            # DRAM energy (docs/energy.md); None where the device has no datasheet currents.
+            "dram_energy_nj": energy.get("total_nj"),
+            "dram_energy_per_access_nj": energy.get("per_access_nj"),
             "warnings": run.get("warnings", []),
         })
     return {

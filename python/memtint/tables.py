@@ -98,6 +98,20 @@ def _short(value: Any) -> str:
     return count(int(value)) if isinstance(value, (int, float)) else MISSING
 
 
+def energy_text(energy: dict[str, Any] | None) -> str:
+    """A run's DRAM energy in one line (docs/energy.md), or why there is none."""
+    if not energy:
+        return "-"
+    if "unavailable" in energy:
+        return f"unavailable: {energy['unavailable']}"
+    total = energy.get("total_nj") or 0.0
+    parts = (("act_pre_nj", "ACT/PRE"), ("read_nj", "read"), ("write_nj", "write"), ("refresh_nj", "refresh"),
+             ("background_active_nj", "active standby"), ("background_precharged_nj", "precharged standby"))
+    split = ", ".join(f"{label} {percent(energy.get(k), total)}" for k, label in parts)
+    return (f"{number(total / 1000.0, 2)} µJ, {number(energy.get('per_access_nj'), 2)} nJ per access, "
+            f"{number(energy.get('average_power_mw'), 0)} mW ({split})")
+
+
 def dram_summary(stats: dict[str, Any]) -> Table:
     """The short summary table `memtint dram` prints (followed by :func:`read_latency_table`)."""
     config = stats.get("config", {}) or {}
@@ -124,6 +138,7 @@ def dram_summary(stats: dict[str, Any]) -> Table:
     )
     table.add_row("", f"read {number(bandwidth.get('read'), 2)} GB/s, write {number(bandwidth.get('write'), 2)} GB/s")
     table.add_row("Refreshes", count(stats.get("refreshes")))
+    table.add_row("Energy", energy_text(stats.get("energy")))
     table.add_row("Simulated time", f"{duration_ns(stats.get('simulated_ns'))} ({count(stats.get('dram_cycles'))} DRAM cycles)")
     table.add_row(
         "Wall time",
@@ -349,16 +364,21 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
               f"{count(result['instructions'])} instructions per core",
         box=box.SIMPLE_HEAVY,
     )
-    for name in ("policy", "weighted speedup", "harmonic speedup", "max slowdown", "RB miss rate"):
+    energy = all(p.get("dram_energy_nj") is not None for p in result["policies"])
+    names = ["policy", "weighted speedup", "harmonic speedup", "max slowdown", "RB miss rate"]
+    for name in names + (["DRAM µJ", "nJ/access"] if energy else []):
         summary.add_column(name, justify="left" if name == "policy" else "right", no_wrap=True)
     best = max(p["weighted_speedup"] for p in result["policies"])
     for p in result["policies"]:
         ws = number(p["weighted_speedup"], 3)
-        summary.add_row(
+        cells = [
             p["policy"], f"[bold]{ws}[/bold]" if p["weighted_speedup"] == best else ws,
             number(p["harmonic_speedup"], 3), number(p["maximum_slowdown"], 3),
             number(100 * p["row_buffer_miss_rate"], 1) + " %",
-        )
+        ]
+        if energy:
+            cells += [number(p["dram_energy_nj"] / 1000.0, 1), number(p["dram_energy_per_access_nj"], 2)]
+        summary.add_row(*cells)
     summary.caption = f"alone runs under {result['baseline']}; WS = Σ IPC_shared / IPC_alone"
     detail = Table(title="slowdown per program (IPC_alone / IPC_shared) and its row-buffer miss rate", box=box.SIMPLE)
     detail.add_column("program", no_wrap=True)

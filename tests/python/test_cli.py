@@ -121,6 +121,31 @@ def test_dram_json_output_matches_schema_keys(memtint, tmp_path):
 
 
 @pytest.mark.engine
+def test_dram_reports_energy_and_exports_drampower_inputs(memtint, clean_error, tmp_path):
+    out = tmp_path / "export"
+    code, text, err = memtint(*SMALL_RUN, "--export-drampower", out, "--json", tmp_path / "s.json")
+    assert code == 0, err
+    stats = json.loads((tmp_path / "s.json").read_text())
+    energy = stats["energy"]
+    parts = ("act_pre_nj", "read_nj", "write_nj", "refresh_nj", "background_active_nj", "background_precharged_nj")
+    assert energy["total_nj"] == pytest.approx(sum(energy[k] for k in parts))
+    assert energy["total_nj"] > 0 and "power-down" in energy["model"]
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "memspec.json", "trace-ch0.csv"]
+    memspec = json.loads((out / "memspec.json").read_text())["memspec"]
+    assert memspec["memoryType"] == "DDR4" and memspec["memarchitecturespec"]["nbrOfDevices"] == 8
+    lines = (out / "trace-ch0.csv").read_text().splitlines()
+    assert lines[-1].split(",")[1] == "END" and int(lines[-1].split(",")[0]) == stats["dram_cycles"]
+    acts = sum(1 for line in lines if line.split(",")[1] == "ACT")
+    assert acts == stats["commands"]["ACT"]
+    # Never over existing files; DRAMPower 6 has no DDR3 model.
+    clean_error(memtint(*SMALL_RUN, "--export-drampower", out), "export_drampower", "exists", "new or empty")
+    clean_error(memtint("dram", "--machine", "i7-860", "--generate", "random", "--requests", "100",
+                        "--export-drampower", tmp_path / "x"), "DRAMPower 6 models DDR4")
+    code, text, err = memtint(*SMALL_RUN)
+    assert code == 0 and "Energy" in text and "nJ per access" in text
+
+
+@pytest.mark.engine
 def test_dram_json_to_stdout_is_the_statistics_alone(memtint):
     code, out, err = memtint(*SMALL_RUN, "--json", "-")
     assert code == 0, err

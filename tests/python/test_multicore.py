@@ -44,6 +44,18 @@ def test_sim_config_prints_a_table_and_writes_the_documented_json(memtint, tmp_p
 
 
 @pytest.mark.engine
+def test_compare_reports_dram_energy_per_policy_where_the_device_has_currents(memtint, tmp_path):
+    code, out, err = memtint("compare", "--machine", "ddr4-2400", "--mix", "stream,random", "--policies", "buddy,bpm",
+                             "--instructions", "100000", "--warmup", "0", "--json", tmp_path / "c.json")
+    assert code == 0, err
+    assert "nJ/access" in out
+    result = json.loads((tmp_path / "c.json").read_text())
+    for p in result["policies"]:
+        assert p["dram_energy_nj"] > 0
+        assert p["dram_energy_per_access_nj"] == pytest.approx(p["dram_energy_nj"] / p["dram_requests"], rel=0.05)
+
+
+@pytest.mark.engine
 def test_compare_prints_metrics_and_writes_json_and_csv(memtint, tmp_path):
     code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "stream,light,light,light",
                              "--policies", "buddy,bpm", "--instructions", "300000",

@@ -470,6 +470,9 @@ impl ChannelController {
                 }
                 self.close_bank(b);
             }
+            if self.open_banks[rank as usize] > 0 {
+                self.stats.rank_closed(rank as usize, now);
+            }
             self.open_banks[rank as usize] = 0;
         }
         self.stats.rank_commands[rank as usize][cmd.index()] += 1;
@@ -825,6 +828,9 @@ impl ChannelController {
                 bank.last_use = now;
                 bank.hits_since_act = 0;
                 self.open_banks[rank as usize] += 1;
+                if self.open_banks[rank as usize] == 1 {
+                    self.stats.rank_opened(rank as usize, now);
+                }
                 self.queues[READS][b].recount(Some(row));
                 self.queues[WRITES][b].recount(Some(row));
                 if self.protect {
@@ -840,6 +846,9 @@ impl ChannelController {
                 self.owners.precharged_for(b, process);
                 self.close_bank(b);
                 self.open_banks[rank as usize] -= 1;
+                if self.open_banks[rank as usize] == 0 {
+                    self.stats.rank_closed(rank as usize, now);
+                }
             }
             _ => {
                 bank.last_use = now;
@@ -870,9 +879,14 @@ impl ChannelController {
                     self.scheduler.on_served(now, &req, outcome);
                 }
                 if cmd.auto_precharges() {
+                    let at = self.c.implicit_precharge(self.banks[b].act_cycle, now, cmd.is_write());
+                    self.stats.rank_auto_precharge(rank as usize, at);
                     self.owners.closed_by_controller(b);
                     self.close_bank(b);
                     self.open_banks[rank as usize] -= 1;
+                    if self.open_banks[rank as usize] == 0 {
+                        self.stats.rank_closed(rank as usize, now);
+                    }
                 }
                 let end = if req.is_write { self.c.write_data_end } else { self.c.read_data_end };
                 let done = now + end;
@@ -947,6 +961,9 @@ impl ChannelController {
                 self.owners.closed_by_controller(b);
                 self.close_bank(b);
                 self.open_banks[rank as usize] -= 1;
+                if self.open_banks[rank as usize] == 0 {
+                    self.stats.rank_closed(rank as usize, now);
+                }
                 self.stats.banks[b].commands[Command::Pre.index()] += 1;
                 self.log_command(now, Command::Pre, b as u32, 0, 0);
                 return (true, now + 1);

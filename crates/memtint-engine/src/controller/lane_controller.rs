@@ -880,6 +880,9 @@ impl LaneController {
                     self.rebuild_bank::<Dynamic>(b, 0, 0);
                 }
             }
+            if self.open_banks[r] > 0 {
+                self.stats.rank_closed(r, now);
+            }
             self.open_banks[r] = 0;
         }
         self.stats.rank_commands[r][cmd.index()] += 1;
@@ -1040,6 +1043,9 @@ impl LaneController {
         self.last_use[b] = now;
         self.hits_since_act[b] = 0;
         self.open_banks[r] += 1;
+        if self.open_banks[r] == 1 {
+            self.stats.rank_opened(r, now);
+        }
         for dir in [READS, WRITES] {
             self.hits[dir][b] = self.queues[dir][b].iter().filter(|q| q.row == row).count() as u32;
         }
@@ -1062,6 +1068,9 @@ impl LaneController {
         self.stats.banks[b].commands[Command::Pre.index()] += 1;
         self.close_bank(b);
         self.open_banks[r] -= 1;
+        if self.open_banks[r] == 0 {
+            self.stats.rank_closed(r, now);
+        }
         self.log_command(now, Command::Pre, b, row, column);
     }
 
@@ -1112,9 +1121,14 @@ impl LaneController {
         self.note_lengths();
         self.free.push(slot);
         if auto {
+            let at = self.c.implicit_precharge(self.act_cycle[b], now, is_write);
+            self.stats.rank_auto_precharge(r, at);
             self.owners.closed_by_controller(b);
             self.close_bank(b);
             self.open_banks[r] -= 1;
+            if self.open_banks[r] == 0 {
+                self.stats.rank_closed(r, now);
+            }
         } else if self.pending[b] == 0 {
             self.idle_open |= 1u64 << b;
         }
@@ -1183,6 +1197,9 @@ impl LaneController {
                 self.owners.closed_by_controller(b);
                 self.close_bank(b);
                 self.open_banks[r] -= 1;
+                if self.open_banks[r] == 0 {
+                    self.stats.rank_closed(r, now);
+                }
                 self.stats.banks[b].commands[Command::Pre.index()] += 1;
                 self.log_command(now, Command::Pre, b, 0, 0);
                 self.rebuild_bank::<Dynamic>(b, 0, 0);

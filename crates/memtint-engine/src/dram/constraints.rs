@@ -82,7 +82,13 @@ impl Constraints {
     /// When a bank that was activated at `act` and auto-precharged by a column command at
     /// `col` may be activated again.
     pub fn auto_precharge_ready(&self, act: u64, col: u64, is_write: bool) -> u64 {
+        self.implicit_precharge(act, col, is_write) + self.pre_to_act
+    }
+
+    /// When the implicit precharge of a column command at `col` with auto-precharge starts
+    /// (the bank was activated at `act`).
+    pub fn implicit_precharge(&self, act: u64, col: u64, is_write: bool) -> u64 {
         let start = if is_write { col + self.wr_to_pre } else { col + self.rd_to_pre };
-        start.max(act + self.act_to_pre) + self.pre_to_act
+        start.max(act + self.act_to_pre)
     }
 }

@@ -35,6 +35,10 @@ pub struct DeviceOrganisation {
     pub columns: u32,
     #[serde(rename = "tRFC_ns")]
     pub trfc_ns: f64,
+    /// Datasheet currents and voltages for the energy model (`dram/energy.rs`); `None`: the
+    /// device's energy is not reported.
+    #[serde(default)]
+    pub power: Option<super::energy::PowerSpec>,
 }
 
 /// Timing table as written: DDR3 files name `tCCD`, DDR4 files `tCCD_S`/`tCCD_L`, and so on.
@@ -182,6 +186,9 @@ impl DeviceSpec {
             if o.trfc_ns.is_nan() || o.trfc_ns <= 0.0 {
                 return Err(Error::config(at(&key), format!("must be above 0 ns, got {}", o.trfc_ns)));
             }
+            if let Some(p) = &o.power {
+                p.validate().map_err(|(k, reason)| Error::config(at(&format!("organisation[{i}].power.{k}")), reason))?;
+            }
             let t_rfc = ns_to_cycles(o.trfc_ns, t.tCK_ns);
             LATENCY_CYCLES.check(at(&key), t_rfc).map_err(|_| {
                 Error::config(
@@ -261,6 +268,11 @@ impl DeviceSpec {
                 format!("{} has no {}Gb x{} device; it comes as {}", self.name, density_gbit, device_width, valid.join(", ")),
             )
         })
+    }
+
+    /// The power figures of one density and width, if the device file gives them.
+    pub fn power(&self, density_gbit: u32, device_width: u32) -> Option<&super::energy::PowerSpec> {
+        self.organisation_for(density_gbit, device_width).ok().and_then(|o| o.power.as_ref())
     }
 
     /// Timing of this speed bin for one density (tRFC depends on density).

@@ -4,6 +4,7 @@ pub mod address;
 pub mod command;
 pub mod constraints;
 pub mod device;
+pub mod energy;
 pub mod organisation;
 pub mod standard;
 pub mod timing;

@@ -5,6 +5,7 @@
 //! independent `TimingChecker`.
 
 mod books;
+pub mod drampower;
 pub mod report;
 mod routing;
 
@@ -52,6 +53,10 @@ pub struct DramRunSpec {
     /// "baseline", "x86-64-v2" or "x86-64-v3". Results are the same at every level.
     #[serde(default)]
     pub vector_isa: Option<String>,
+    /// Write the run's commands and device in DRAMPower's formats into this directory
+    /// (`drampower.rs`: `memspec.json`, `config.json`, `trace-ch<N>.csv`), to check the energy.
+    #[serde(default)]
+    pub export_drampower: Option<PathBuf>,
 }
 
 fn default_outstanding() -> usize {
@@ -168,8 +173,14 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
     if spec.sources == 0 {
         return Err(Error::config("run spec sources", "must be at least 1"));
     }
+    // Checked before the run: a device DRAMPower cannot model, or files it would replace.
+    let memspec = spec.export_drampower.as_ref().map(|_| drampower::memspec(&cfg)).transpose()?;
+    if let Some(dir) = &spec.export_drampower {
+        drampower::prepare_dir(dir, cfg.org.channels)?;
+    }
     let opts = DramSimOptions {
         check: spec.check,
+        keep_commands: spec.export_drampower.is_some(),
         cycle_by_cycle: spec.cycle_by_cycle,
         sources: spec.sources,
         isa: spec.vector_isa.as_deref().map(VectorIsa::from_name).transpose()?,
@@ -184,6 +195,22 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
     let mut stats = dram_report::report(&cfg, &mem, &totals, opts);
     // The workload as given, so the statistics say how to reproduce them.
     stats["config"]["workload"] = serde_json::to_value(&spec.workload).expect("workload serialises");
+    if let (Some(dir), Some(memspec)) = (&spec.export_drampower, memspec) {
+        let write = |name: String, text: String| -> Result<String> {
+            let path = dir.join(&name);
+            std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+            Ok(name)
+        };
+        let mut files = vec![
+            write("memspec.json".into(), serde_json::to_string_pretty(&memspec).expect("JSON"))?,
+            write("config.json".into(), drampower::config().to_string())?,
+        ];
+        for ch in 0..cfg.org.channels {
+            files.push(write(format!("trace-ch{ch}.csv"), drampower::command_trace(&cfg, &totals.commands, ch, totals.dram_cycles))?);
+        }
+        debug_assert_eq!(files, drampower::file_names(cfg.org.channels));
+        stats["drampower_export"] = serde_json::json!({"dir": dir, "files": files});
+    }
     Ok(stats)
 }
 

@@ -3,6 +3,7 @@
 use super::books::{DramSimOptions, RunTotals};
 use crate::config::MemoryConfig;
 use crate::controller::Controller;
+use crate::dram::energy::{CommandEnergy, RankActivity, RankEnergy};
 use crate::dram::Command;
 use crate::memory_system::MemorySystem;
 use crate::stats::{LatencyHistogram, RowCauseCounts};
@@ -10,6 +11,10 @@ use serde_json::{json, Map, Value};
 
 /// Version of the schema below; bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 2;
+
+/// What the energy figures include and leave out (`dram/energy.rs`).
+const ENERGY_MODEL: &str = "IDD-based per command and standby state (Micron, DRAMPower); power-down, self-refresh \
+                            and I/O termination not modelled";
 
 fn commands_json(counts: &[u64; Command::COUNT]) -> Value {
     let mut m = Map::new();
@@ -42,9 +47,18 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
     let (mut rq_integral, mut wq_integral) = (0u128, 0u128);
     let mut channels = Vec::new();
     let channel_nodes = mem.channel_nodes();
+    let mut energy = Some(RankEnergy::default());
+    let mut missing_power = Vec::new();
     for (ch, ctrl) in mem.channels().iter().enumerate() {
-        // On a multi-node machine each channel has its node's organisation.
-        let org = cfg.topology.as_ref().and_then(|t| t.memories[channel_nodes[ch] as usize].as_ref()).map_or(org, |m| &m.org);
+        // On a multi-node machine each channel has its node's organisation and device.
+        let node_cfg = cfg.topology.as_ref().and_then(|t| t.memories[channel_nodes[ch] as usize].as_ref()).unwrap_or(cfg);
+        let org = &node_cfg.org;
+        let per_command = node_cfg.device.power(org.density_gbit, org.device_width).map(|p| CommandEnergy::new(p, &node_cfg.timing, org));
+        let label = format!("{} {}Gb x{}", node_cfg.device.name, org.density_gbit, org.device_width);
+        if per_command.is_none() && !missing_power.contains(&label) {
+            missing_power.push(label);
+        }
+        let mut channel_energy = RankEnergy::default();
         let s = ctrl.stats();
         latency.merge(&s.read_latency);
         reads += s.reads;
@@ -76,12 +90,40 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
                 }
             }
             let rc = &s.rank_commands[r as usize];
-            ranks.push(json!({
+            let mut rank = json!({
                 "rank": r,
                 "commands": commands_json(rc),
                 "refreshes": rc[Command::Ref.index()],
                 "banks": banks,
-            }));
+            });
+            if let Some(e) = &per_command {
+                let first = (r * org.banks_per_rank()) as usize;
+                let sum = |c: &[Command]| -> u64 {
+                    s.banks[first..first + org.banks_per_rank() as usize]
+                        .iter()
+                        .map(|b| c.iter().map(|c| b.commands[c.index()]).sum::<u64>())
+                        .sum()
+                };
+                let activity = RankActivity {
+                    activates: sum(&[Command::Act]),
+                    reads: sum(&[Command::Rd, Command::Rda]),
+                    writes: sum(&[Command::Wr, Command::Wra]),
+                    refreshes: rc[Command::Ref.index()],
+                    // A refreshing rank draws active standby for tRFC (as DRAMPower counts it).
+                    active_cycles: (s.rank_active_cycles(r as usize, totals.dram_cycles) + rc[Command::Ref.index()] * node_cfg.timing.tRFC)
+                        .min(totals.dram_cycles),
+                    cycles: totals.dram_cycles,
+                };
+                let re = e.rank(&activity);
+                channel_energy.add(&re);
+                rank["energy"] = json!(re);
+                rank["active_standby_cycles"] = json!(activity.active_cycles);
+            }
+            ranks.push(rank);
+        }
+        match (&mut energy, per_command.is_some()) {
+            (Some(total), true) => total.add(&channel_energy),
+            _ => energy = None,
         }
         let ch_gbps = |n: u64| if simulated_ns > 0.0 { n as f64 * line / simulated_ns } else { 0.0 };
         channels.push(json!({
@@ -99,6 +141,9 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             },
             "ranks": ranks,
         }));
+        if per_command.is_some() {
+            channels.last_mut().expect("pushed")["energy"] = json!(channel_energy);
+        }
         if cfg.topology.is_some() {
             channels.last_mut().expect("pushed")["node"] = json!(channel_nodes[ch]);
         }
@@ -176,6 +221,21 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         "warnings": cfg.controller.run_warnings(totals.dram_cycles),
     });
     add_row_causes(&mut out, &causes);
+    out["energy"] = match energy {
+        Some(e) => {
+            let bits = (reads + writes) as f64 * line * 8.0;
+            let mut v = json!(e);
+            v["per_access_nj"] = json!(if reads + writes > 0 { e.total_nj / (reads + writes) as f64 } else { 0.0 });
+            v["per_bit_pj"] = json!(if bits > 0.0 { e.total_nj * 1000.0 / bits } else { 0.0 });
+            v["average_power_mw"] = json!(if simulated_ns > 0.0 { e.total_nj / simulated_ns * 1000.0 } else { 0.0 });
+            v["model"] = json!(ENERGY_MODEL);
+            v
+        }
+        None => json!({"unavailable": format!(
+            "no datasheet currents for {} in the device file(s) (organisation.power; docs/energy.md)",
+            missing_power.join(", ")
+        )}),
+    };
     if opts.check {
         out["violations"] = json!(totals.violations);
         out["commands_checked"] = json!(totals.commands_checked);

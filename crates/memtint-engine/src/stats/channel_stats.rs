@@ -2,7 +2,7 @@
 
 use crate::dram::Command;
 use crate::stats::{LatencyHistogram, RowCauseCounts};
-use crate::Cycle;
+use crate::{Cycle, NEVER};
 
 /// Per-bank counters (index: flat bank within the channel).
 #[derive(Clone, Debug, Default)]
@@ -30,6 +30,13 @@ pub struct ChannelStats {
     pub busy_data_cycles: u64,
     pub write_mode_switches: u64,
     pub last_cycle: Cycle,
+    /// Per rank: cycles with at least one bank open before the current such period (active
+    /// standby, for background energy), and when the current one began (`NEVER`: all closed).
+    rank_active_cycles: Vec<u64>,
+    rank_open_since: Vec<Cycle>,
+    /// Per rank: where its last active period ended, or a pending implicit precharge (RDA/WRA)
+    /// ends it: a bank auto-precharging stays open until then.
+    rank_busy_until: Vec<Cycle>,
 }
 
 impl ChannelStats {
@@ -45,7 +52,39 @@ impl ChannelStats {
             busy_data_cycles: 0,
             write_mode_switches: 0,
             last_cycle: 0,
+            rank_active_cycles: vec![0; ranks as usize],
+            rank_open_since: vec![NEVER; ranks as usize],
+            rank_busy_until: vec![0; ranks as usize],
         }
+    }
+
+    /// The first bank of `rank` opened at `now` (the rank's open-bank count left 0).
+    #[inline]
+    pub fn rank_opened(&mut self, rank: usize, now: Cycle) {
+        // Counted already up to the last period's end, if that lies ahead.
+        self.rank_open_since[rank] = now.max(self.rank_busy_until[rank]);
+    }
+
+    /// The last open bank of `rank` closed at `now` (its precharge, or an auto-precharge's
+    /// column command: its implicit precharge is `rank_auto_precharge`'s).
+    #[inline]
+    pub fn rank_closed(&mut self, rank: usize, now: Cycle) {
+        let since = std::mem::replace(&mut self.rank_open_since[rank], NEVER);
+        let end = now.max(self.rank_busy_until[rank]);
+        self.rank_active_cycles[rank] += end.saturating_sub(since);
+        self.rank_busy_until[rank] = end;
+    }
+
+    /// A bank of `rank` precharges by itself at `at` (RDA, WRA): open until then.
+    #[inline]
+    pub fn rank_auto_precharge(&mut self, rank: usize, at: Cycle) {
+        self.rank_busy_until[rank] = self.rank_busy_until[rank].max(at);
+    }
+
+    /// Cycles `rank` had a bank open, up to `end`.
+    pub fn rank_active_cycles(&self, rank: usize, end: Cycle) -> u64 {
+        let open = self.rank_open_since[rank];
+        self.rank_active_cycles[rank] + if open == NEVER { 0 } else { end.saturating_sub(open) }
     }
 
     /// Total count of each command on this channel.

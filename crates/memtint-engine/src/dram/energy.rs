@@ -1,0 +1,167 @@
+//! DRAM energy from datasheet currents, the IDD-based model of Micron's power calculators and
+//! DRAMPower (Chandrasekar et al.): each command costs the charge it draws above the standby
+//! current it would otherwise draw, and every cycle costs its standby current, active while a
+//! bank of the rank is open and precharged otherwise. DDR4's VPP rail (the wordline pump) is
+//! counted the same way with its IPP currents. All per device, times the devices of a rank.
+//!
+//! Per rank, with VDD·IDDx·t read as energy over t:
+//! - ACT + its PRE: `(IDD0·tRC − IDD3N·tRAS − IDD2N·(tRC − tRAS))` — the IDD0 loop's charge less
+//!   the background it includes;
+//! - RD: `(IDD4R − IDD3N)·tBURST`, WR: `(IDD4W − IDD3N)·tBURST` (tBURST = BL/2 cycles);
+//! - REF: `(IDD5B − IDD3N)·tRFC`;
+//! - background: `IDD3N·t_active + IDD2N·t_precharged`.
+//!
+//! Not modelled (said in the statistics): power-down and self-refresh (the controllers never
+//! enter them), I/O and termination power (board-dependent; DRAMPower leaves them out of its
+//! core model too).
+
+use crate::dram::{Organisation, TimingParams};
+use serde::{Deserialize, Serialize};
+
+/// Currents (mA) and voltages (V) of one device, from its datasheet (`source` cites it).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerSpec {
+    pub vdd: f64,
+    pub idd0: f64,
+    pub idd2n: f64,
+    pub idd3n: f64,
+    pub idd4r: f64,
+    pub idd4w: f64,
+    pub idd5b: f64,
+    /// DDR4's wordline supply; 0 (absent) on DDR3.
+    #[serde(default)]
+    pub vpp: f64,
+    #[serde(default)]
+    pub ipp0: f64,
+    #[serde(default)]
+    pub ipp2n: f64,
+    #[serde(default)]
+    pub ipp3n: f64,
+    #[serde(default)]
+    pub ipp4r: f64,
+    #[serde(default)]
+    pub ipp4w: f64,
+    #[serde(default)]
+    pub ipp5b: f64,
+    /// Where the figures come from.
+    pub source: String,
+}
+
+impl PowerSpec {
+    /// The key and reason of the first value that cannot be a current or voltage.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let values = [
+            ("vdd", self.vdd),
+            ("idd0", self.idd0),
+            ("idd2n", self.idd2n),
+            ("idd3n", self.idd3n),
+            ("idd4r", self.idd4r),
+            ("idd4w", self.idd4w),
+            ("idd5b", self.idd5b),
+            ("vpp", self.vpp),
+            ("ipp0", self.ipp0),
+            ("ipp2n", self.ipp2n),
+            ("ipp3n", self.ipp3n),
+            ("ipp4r", self.ipp4r),
+            ("ipp4w", self.ipp4w),
+            ("ipp5b", self.ipp5b),
+        ];
+        if let Some((k, v)) = values.iter().find(|(_, v)| !v.is_finite() || *v < 0.0) {
+            return Err((k, format!("must be a number >= 0, got {v}")));
+        }
+        if self.vdd == 0.0 {
+            return Err(("vdd", "must be above 0 V".into()));
+        }
+        // Each command's current must exceed the standby it is measured over.
+        for (k, v, base) in [("idd0", self.idd0, self.idd3n), ("idd4r", self.idd4r, self.idd3n), ("idd4w", self.idd4w, self.idd3n)] {
+            if v < base {
+                return Err((k, format!("must be at least idd3n ({base} mA), got {v}")));
+            }
+        }
+        if self.idd3n < self.idd2n {
+            return Err(("idd3n", format!("must be at least idd2n ({} mA), got {}", self.idd2n, self.idd3n)));
+        }
+        Ok(())
+    }
+}
+
+/// What one rank did: command counts and cycles (`ChannelStats`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RankActivity {
+    pub activates: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub refreshes: u64,
+    /// Cycles with a bank open, and all cycles.
+    pub active_cycles: u64,
+    pub cycles: u64,
+}
+
+/// One rank's energy by component, in nanojoules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct RankEnergy {
+    pub act_pre_nj: f64,
+    pub read_nj: f64,
+    pub write_nj: f64,
+    pub refresh_nj: f64,
+    pub background_active_nj: f64,
+    pub background_precharged_nj: f64,
+    pub total_nj: f64,
+}
+
+impl RankEnergy {
+    pub fn add(&mut self, o: &RankEnergy) {
+        self.act_pre_nj += o.act_pre_nj;
+        self.read_nj += o.read_nj;
+        self.write_nj += o.write_nj;
+        self.refresh_nj += o.refresh_nj;
+        self.background_active_nj += o.background_active_nj;
+        self.background_precharged_nj += o.background_precharged_nj;
+        self.total_nj += o.total_nj;
+    }
+}
+
+/// Energy per command of one rank (all its devices), in nanojoules.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CommandEnergy {
+    pub act_pre: f64,
+    pub read: f64,
+    pub write: f64,
+    pub refresh: f64,
+    /// Per cycle of active and of precharged standby.
+    pub active_cycle: f64,
+    pub precharged_cycle: f64,
+}
+
+impl CommandEnergy {
+    pub fn new(p: &PowerSpec, t: &TimingParams, org: &Organisation) -> Self {
+        let devices = (org.bus_width_bits / org.device_width).max(1) as f64;
+        // mA · V · ns = pJ; / 1000 for nJ.
+        let k = t.tCK_ns * devices / 1000.0;
+        let (rc, ras, burst, rfc) = (t.tRC as f64, t.tRAS as f64, t.tBL as f64, t.tRFC as f64);
+        let both = |idd: f64, ipp: f64| p.vdd * idd + p.vpp * ipp;
+        CommandEnergy {
+            act_pre: k * (both(p.idd0, p.ipp0) * rc - both(p.idd3n, p.ipp3n) * ras - both(p.idd2n, p.ipp2n) * (rc - ras)),
+            read: k * (both(p.idd4r, p.ipp4r) - both(p.idd3n, p.ipp3n)) * burst,
+            write: k * (both(p.idd4w, p.ipp4w) - both(p.idd3n, p.ipp3n)) * burst,
+            refresh: k * (both(p.idd5b, p.ipp5b) - both(p.idd3n, p.ipp3n)) * rfc,
+            active_cycle: k * both(p.idd3n, p.ipp3n),
+            precharged_cycle: k * both(p.idd2n, p.ipp2n),
+        }
+    }
+
+    pub fn rank(&self, a: &RankActivity) -> RankEnergy {
+        let mut e = RankEnergy {
+            act_pre_nj: self.act_pre * a.activates as f64,
+            read_nj: self.read * a.reads as f64,
+            write_nj: self.write * a.writes as f64,
+            refresh_nj: self.refresh * a.refreshes as f64,
+            background_active_nj: self.active_cycle * a.active_cycles as f64,
+            background_precharged_nj: self.precharged_cycle * a.cycles.saturating_sub(a.active_cycles) as f64,
+            total_nj: 0.0,
+        };
+        e.total_nj = e.act_pre_nj + e.read_nj + e.write_nj + e.refresh_nj + e.background_active_nj + e.background_precharged_nj;
+        e
+    }
+}
