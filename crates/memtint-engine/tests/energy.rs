@@ -180,3 +180,23 @@ fn energy_matches_drampower_on_identical_command_traces() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// In a CPU-trace run each thread is charged its own commands' energy (its activations, reads
+/// and writes) up to its target, as its other counters. With threads that stop at their target,
+/// that is nearly all of the run's dynamic energy: what is left are write-backs of a finished
+/// thread's lines that others' misses evict.
+#[test]
+fn each_thread_is_charged_its_own_commands_energy() {
+    let v = sim_run(json!({"machine": "ddr4-2400", "programs": ["stream", "random", "copy", "light"], "instructions": 200000,
+                           "at_end": "wait"}));
+    let e = &v["dram"]["energy"];
+    let dynamic: f64 = ["act_pre_nj", "read_nj", "write_nj"].iter().map(|k| e[*k].as_f64().unwrap()).sum();
+    let cores = v["cores"].as_array().unwrap();
+    let charged: f64 = cores.iter().map(|c| c["dram_energy_nj"].as_f64().unwrap()).sum();
+    assert!(charged <= dynamic * (1.0 + 1e-9) && charged >= 0.95 * dynamic, "threads {charged} against the run's {dynamic}");
+    let by = |i: usize| cores[i]["dram_energy_nj"].as_f64().unwrap();
+    assert!(by(1) > by(3) * 5.0, "random {} against light {}", by(1), by(3));
+    // No per-thread figure where the device has none.
+    let v = sim_run(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 20000}));
+    assert!(v["cores"][0].get("dram_energy_nj").is_none());
+}

@@ -4,6 +4,7 @@
 use super::dram_export::DramExportSpec;
 use super::multicore_sim::{pinned_threads, simulate_threads_exported, MulticoreResult, ThreadDef};
 use crate::config::{MachineConfig, MachineSource, MemoryConfig};
+use crate::dram::energy::CommandEnergy;
 use crate::dram_sim::report as dram_report;
 use crate::dram_sim::DramSimOptions;
 use crate::error::{Error, Result};
@@ -383,6 +384,12 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         Some(ps) => ps.iter().map(|p| p.at_end.unwrap_or(spec.at_end) == AtEnd::Wait).collect(),
         None => vec![spec.at_end == AtEnd::Wait; r.processes as usize],
     };
+    // Each thread's own DRAM commands' energy (docs/energy.md); one-node machines, whose every
+    // request meets one device.
+    let per_command = match &cfg.topology {
+        None => cfg.device.power(cfg.org.density_gbit, cfg.org.device_width).map(|p| CommandEnergy::new(p, &cfg.timing, &cfg.org)),
+        Some(_) => None,
+    };
     let cores: Vec<Value> = r
         .cores
         .iter()
@@ -431,6 +438,11 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "finished_at": c.finished_at,
             });
             dram_report::add_row_causes(&mut v, &m.row_causes);
+            if let Some(e) = &per_command {
+                // A row miss or conflict is one activation; refresh and standby are the run's.
+                let acts = (m.row_misses + m.row_conflicts) as f64;
+                v["dram_energy_nj"] = json!(acts * e.act_pre + m.dram_reads as f64 * e.read + m.dram_writes as f64 * e.write);
+            }
             if has_barriers {
                 v["barriers"] = json!(c.barriers);
                 v["barrier_wait_cycles"] = json!(c.barrier_wait_cycles);
