@@ -95,6 +95,30 @@ def test_pool_sweep_equals_the_same_runs_one_by_one(tmp_path, monkeypatch):
 
 
 @pytest.mark.engine
+def test_sweeps_store_dram_energy_and_older_batches_load_without_it(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    spec = SPEC_TOML.replace('machines = ["i7-860"]', 'machines = ["ddr4-2400"]').replace("seeds = [1, 2]", "seeds = [1]")
+    memtint.sweep(write(tmp_path, spec), out=tmp_path / "out", jobs=2, progress=False)
+    frame = memtint.load_results(tmp_path / "out")
+    runs = runs_table(frame)
+    assert (runs["dram_energy_nj"] > 0).all()
+    run = expand(parse_spec(tomllib.loads(spec)))[0]
+    alone = memtint.compare(run.machine, list(run.programs), [run.policy], instructions=run.instructions,
+                            seed=run.seed)["policies"][0]
+    assert runs.loc[run.config_hash]["dram_energy_nj"] == pytest.approx(alone["dram_energy_nj"], rel=1e-12)
+    # A batch written before the column existed still loads, with the column empty.
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    first = tmp_path / "out" / manifest["batches"][0]["file"]
+    old = pq.read_table(first)
+    pq.write_table(old.drop_columns(["dram_energy_nj"]), first)
+    assert isinstance(old, pa.Table)
+    frame = memtint.load_results(tmp_path / "out")
+    assert frame["dram_energy_nj"].isna().any() and len(frame) == len(runs) * 4
+
+
+@pytest.mark.engine
 def test_interrupted_sweep_resumes_without_redoing_stored_runs(tmp_path):
     spec_path = write(tmp_path, SPEC_TOML)
     out = tmp_path / "out"

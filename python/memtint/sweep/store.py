@@ -54,6 +54,7 @@ def _schema():
         ("maximum_slowdown", pa.float64()),
         ("mix_row_buffer_miss_rate", pa.float64()),
         ("dram_requests", pa.int64()),
+        ("dram_energy_nj", pa.float64()),
         ("engine_wall_seconds", pa.float64()),
         ("elapsed_seconds", pa.float64()),
         ("core", pa.int32()),
@@ -79,7 +80,7 @@ def _schema():
 #: The columns of a stored row, in order.
 COLUMNS = ["sweep", "config_hash", "memtint_version", "status", "error", "machine", "mix", "mix_name",
            "programs_in_mix", "policy", "baseline", "instructions", "seed", "os", "weighted_speedup",
-           "harmonic_speedup", "maximum_slowdown", "mix_row_buffer_miss_rate", "dram_requests",
+           "harmonic_speedup", "maximum_slowdown", "mix_row_buffer_miss_rate", "dram_requests", "dram_energy_nj",
            "engine_wall_seconds", "elapsed_seconds", "core", "program", "ipc_alone", "ipc_shared", "slowdown",
            "row_buffer_miss_rate", "row_buffer_miss_rate_alone", "llc_mpki", "read_latency_ns_mean",
            "llc_mpki_alone", "read_latency_ns_alone", "banks_used", "channels_used", "colour_overflow_pages",
@@ -108,7 +109,7 @@ def rows_for(run: dict[str, Any], outcome: dict[str, Any], sweep: str, version: 
         row = dict(row)
         del row["policy"]
         rows.append({**common, **row, "dram_requests": policy["dram_requests"],
-                     "engine_wall_seconds": policy["wall_seconds"]})
+                     "dram_energy_nj": policy.get("dram_energy_nj"), "engine_wall_seconds": policy["wall_seconds"]})
     return rows
 
 
