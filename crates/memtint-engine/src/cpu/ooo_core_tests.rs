@@ -1,6 +1,7 @@
 use super::*;
 use crate::workload::CpuRecord;
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -388,6 +389,24 @@ fn mem_rules() -> impl Strategy<Value = MemRules> {
     )
 }
 
+/// The same run cycle by cycle and skipping to events: the same requests at the same cycles and
+/// the same statistics.
+fn skipping_equals_exact(
+    recs: &[CpuRecord],
+    c: &CoreConfig,
+    target: u64,
+    rules: MemRules,
+    end: Cycle,
+    barrier: Option<(u64, u64)>,
+) -> Result<(), TestCaseError> {
+    let (s1, t1, log1, _) = run_random(recs, c, target, rules, end, true, barrier);
+    let (s2, t2, log2, _) = run_random(recs, c, target, rules, end, false, barrier);
+    prop_assert_eq!(log1, log2, "same requests at the same cycles");
+    prop_assert_eq!(s1, s2);
+    prop_assert_eq!(t1, t2);
+    Ok(())
+}
+
 proptest! {
     #[test]
     fn event_skipping_equals_cycle_by_cycle_execution(
@@ -399,12 +418,7 @@ proptest! {
         rules in mem_rules(),
         end in 1u64..3000,
     ) {
-        let c = cfg(width, rob, mshrs);
-        let (s1, t1, log1, _) = run_random(&recs, &c, target, rules, end, true, None);
-        let (s2, t2, log2, _) = run_random(&recs, &c, target, rules, end, false, None);
-        prop_assert_eq!(log1, log2, "same requests at the same cycles");
-        prop_assert_eq!(s1, s2);
-        prop_assert_eq!(t1, t2);
+        skipping_equals_exact(&recs, &cfg(width, rob, mshrs), target, rules, end, None)?;
     }
 }
 
@@ -422,12 +436,7 @@ proptest! {
         every in 1u64..600,
         wait in 0u64..80,
     ) {
-        let c = cfg(width, rob, mshrs);
-        let (s1, t1, log1, _) = run_random(&recs, &c, target, rules, end, true, Some((every, wait)));
-        let (s2, t2, log2, _) = run_random(&recs, &c, target, rules, end, false, Some((every, wait)));
-        prop_assert_eq!(log1, log2, "same requests at the same cycles");
-        prop_assert_eq!(s1, s2);
-        prop_assert_eq!(t1, t2);
+        skipping_equals_exact(&recs, &cfg(width, rob, mshrs), target, rules, end, Some((every, wait)))?;
     }
 }
 
