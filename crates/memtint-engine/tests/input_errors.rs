@@ -224,3 +224,19 @@ fn a_count_beyond_its_bound_is_an_error_naming_the_key() {
     let e = sim_err(&sim_spec("{}", "5"));
     assert!(e.contains("overrides: invalid type: integer `5`"), "{e}");
 }
+
+/// Datasheet currents that cannot be (negative, or a command below the standby it adds to) are
+/// refused with the organisation and key, before any energy is computed from them.
+#[test]
+fn impossible_power_figures_are_refused_naming_the_key() {
+    for (from, to, expected) in [
+        ("idd0 = 48.0", "idd0 = -1.0", "organisation[1].power.idd0: must be a number >= 0, got -1"),
+        ("idd4r = 135.0", "idd4r = 10.0", "organisation[1].power.idd4r: must be at least idd3n (43 mA), got 10"),
+        ("vdd = 1.2", "vdd = 0.0", "organisation[1].power.vdd: must be above 0 V"),
+    ] {
+        assert!(DDR4_2400.contains(from), "{from} is in the preset");
+        let device = TempFile::new("power.toml", DDR4_2400.replacen(from, to, 1).as_bytes());
+        let e = device_err(&device);
+        assert!(e.contains(&device.0.display().to_string()) && e.contains(expected), "{to}: {e}");
+    }
+}
