@@ -112,6 +112,18 @@ def energy_text(energy: dict[str, Any] | None) -> str:
             f"{number(energy.get('average_power_mw'), 0)} mW ({split})")
 
 
+def refresh_text(stats: dict[str, Any]) -> str:
+    """REFs issued, the run's tREFI/tRFC, and the requests that met a refreshing rank."""
+    config = stats.get("config", {}) or {}
+    met = stats.get("refresh_interference") or {}
+    text = count(stats.get("refreshes"))
+    if config.get("tREFI_ns") is not None:
+        text += f" (tREFI {duration_ns(config.get('tREFI_ns'))}, tRFC {duration_ns(config.get('tRFC_ns'))})"
+    if met:
+        text += f"; {count(met.get('requests'))} requests met a refreshing rank ({percent(met.get('requests'), stats.get('requests'))})"
+    return text
+
+
 def dram_summary(stats: dict[str, Any]) -> Table:
     """The short summary table `memtint dram` prints (followed by :func:`read_latency_table`)."""
     config = stats.get("config", {}) or {}
@@ -137,7 +149,7 @@ def dram_summary(stats: dict[str, Any]) -> Table:
         f"{number(bandwidth.get('total'), 2)} GB/s of {number(peak, 2)} GB/s peak ({percent(bandwidth.get('total'), peak)})",
     )
     table.add_row("", f"read {number(bandwidth.get('read'), 2)} GB/s, write {number(bandwidth.get('write'), 2)} GB/s")
-    table.add_row("Refreshes", count(stats.get("refreshes")))
+    table.add_row("Refreshes", refresh_text(stats))
     table.add_row("Energy", energy_text(stats.get("energy")))
     table.add_row("Simulated time", f"{duration_ns(stats.get('simulated_ns'))} ({count(stats.get('dram_cycles'))} DRAM cycles)")
     table.add_row(

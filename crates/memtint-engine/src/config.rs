@@ -216,6 +216,11 @@ pub struct DramConfig {
     pub bus_width_bits: u32,
     /// A named layout ("RoBaRaCoCh"), a mapping preset ("i7-860") or a path to a mapping TOML.
     pub mapping: String,
+    /// Refresh as a device of this density would need it: tRFC from the refresh-timing table
+    /// (`dram/refresh_timing.rs`, 1-64 Gb), everything else the device's. For density sweeps
+    /// beyond the parts a preset lists, as the Pan thesis's refresh experiments do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_density_gbit: Option<u32>,
 }
 
 fn one() -> u32 {
@@ -343,9 +348,9 @@ impl MemoryConfig {
     fn resolve_memory(machine: &MachineConfig, d: &DramConfig, controller: &ControllerConfig) -> Result<Self> {
         let device = presets::device(&d.device)?;
         let org = device.organisation(d.density_gbit, d.device_width, d.channels, d.ranks, d.bus_width_bits)?;
-        let timing = device.timing(d.density_gbit, d.device_width)?;
-        let mapping = resolve_mapping(&d.mapping, &org)?;
         controller.validate()?;
+        let timing = refresh_timing(&device, d, controller, device.timing(d.density_gbit, d.device_width)?)?;
+        let mapping = resolve_mapping(&d.mapping, &org)?;
         Ok(MemoryConfig { machine: machine.clone(), device, org, timing, mapping, controller: controller.clone(), topology: None })
     }
 
@@ -376,6 +381,31 @@ impl MemoryConfig {
             None => NodeLayout::single(self.machine.cpu.cores, (self.memory_bytes() >> FRAME_SHIFT) as u32, self.peak_gbps()),
         }
     }
+}
+
+/// The device's timing with the refresh the run asks for: `dram.refresh_density_gbit`'s tRFC,
+/// then the refresh manager's own timing (DDR4 FGR shortens tREFI and tRFC).
+fn refresh_timing(device: &DeviceSpec, d: &DramConfig, controller: &ControllerConfig, mut t: TimingParams) -> Result<TimingParams> {
+    use crate::controller::refresh::{self, RefreshDevice};
+    let key = "dram.refresh_density_gbit";
+    if let Some(density) = d.refresh_density_gbit {
+        let row = crate::dram::refresh_timing::trfc_row(device.standard, density, key)?;
+        t.tRFC = crate::dram::device::ns_to_cycles(row.trfc1_ns, t.tCK_ns);
+    }
+    let density_gbit = d.refresh_density_gbit.unwrap_or(d.density_gbit);
+    let dev = RefreshDevice { standard: device.standard, density_gbit, t_ck_ns: t.tCK_ns, t_refi: t.tREFI, t_rfc: t.tRFC };
+    (t.tREFI, t.tRFC) = refresh::timing(controller, &dev)?;
+    // As the device files are checked: a row cycle fits between two refreshes.
+    if t.tREFI <= t.tRFC + t.tRC {
+        return Err(Error::config(
+            if d.refresh_density_gbit.is_some() { key } else { "controller.refresh" },
+            format!(
+                "refresh leaves no row cycle: tREFI {} cycles <= tRFC {} + tRC {} ({} refresh, {density_gbit} Gb)",
+                t.tREFI, t.tRFC, t.tRC, controller.refresh
+            ),
+        ));
+    }
+    Ok(t)
 }
 
 /// Most nodes a machine may declare (node masks are 64 bits).

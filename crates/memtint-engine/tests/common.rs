@@ -87,7 +87,10 @@ pub mod random_run {
         "tcm-24c",
     ];
     pub const ROW_POLICIES: &[&str] = &["open", "closed", "timeout"];
-    pub const REFRESH: &[&str] = &["all-bank", "none"];
+    /// Refresh variants (`Case::config` gives each its manager and parameters): all-bank
+    /// staggered, none, all-bank postponing up to 8, all ranks at once, DDR4 FGR 4x (1x on
+    /// other standards), and bursts of 16 REFs per rank in a 0.05 ms window, a rank at a time.
+    pub const REFRESH: &[&str] = &["all-bank", "none", "all-bank-postpone", "all-bank-together", "all-bank-fgr4", "burst-each"];
     pub const KINDS: &[GeneratorKind] =
         &[GeneratorKind::Stream, GeneratorKind::Random, GeneratorKind::Strided, GeneratorKind::Conflict, GeneratorKind::Mix];
 
@@ -174,8 +177,16 @@ pub mod random_run {
             if let (Some(r), true) = (self.ranks, self.machine.starts_with("ddr4")) {
                 m.dram.ranks = r;
             }
+            let (refresh, refresh_params) = match self.refresh {
+                "all-bank-postpone" => ("all-bank", json!({"postpone": 8})),
+                "all-bank-together" => ("all-bank", json!({"stagger": false})),
+                "all-bank-fgr4" if self.machine.starts_with("ddr4") => ("all-bank", json!({"granularity": 4})),
+                "all-bank-fgr4" => ("all-bank", json!({})),
+                "burst-each" => ("burst", json!({"retention_ms": 0.05, "refs_per_window": 16, "jedec": false, "groups": "each"})),
+                other => (other, json!({})),
+            };
             let mut controller = json!({
-                "scheduler": self.scheduler, "row_policy": self.row_policy, "refresh": self.refresh,
+                "scheduler": self.scheduler, "row_policy": self.row_policy, "refresh": refresh,
                 "read_queue": self.read_queue, "write_queue": self.write_queue, "timeout": {"cycles": self.row_timeout},
                 "write_high_watermark": self.watermarks.0, "write_low_watermark": self.watermarks.1,
                 "write_idle_drain_min": self.idle_drain.0, "write_idle_drain_timeout": self.idle_drain.1,
@@ -183,6 +194,9 @@ pub mod random_run {
             });
             if let Some(i) = implementation {
                 controller["implementation"] = json!(i);
+            }
+            if refresh_params.as_object().is_some_and(|o| !o.is_empty()) {
+                controller[refresh] = refresh_params;
             }
             let m = m.with_overrides(&json!({ "controller": controller })).unwrap().with_overrides(&short_scheduler_periods()).unwrap();
             MemoryConfig::resolve(&m).unwrap()

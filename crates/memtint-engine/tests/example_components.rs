@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use memtint_engine::controller::refresh::{RefreshInfo, RefreshManager, REFRESH_MANAGERS};
+use memtint_engine::controller::refresh::{device_timing, RefreshInfo, RefreshManager, REFRESH_MANAGERS};
 use memtint_engine::controller::scheduler::{no_periods, Candidate, Scheduler, SchedulerInfo, SCHEDULERS};
 use memtint_engine::dram::Command;
 use memtint_engine::dram_sim::DramSimOptions;
@@ -98,9 +98,11 @@ static DOUBLE_RATE: RefreshInfo = RefreshInfo {
     name: "faster-refresh",
     summary: "all-bank REF every tREFI / rate",
     params: ParamSchema::of::<RateParams>(&[]),
-    build: |cfg, ranks, t_refi| {
-        let interval = t_refi / cfg.params::<RateParams>(DOUBLE_RATE.name, &[])?.rate;
-        Ok(Box::new(DoubleRate { interval, due: (0..ranks as u64).map(|r| interval * (r + 1) / ranks as u64).collect() }))
+    timing: device_timing,
+    build: |cfg, ctx| {
+        let interval = ctx.t_refi / cfg.params::<RateParams>(DOUBLE_RATE.name, &[])?.rate;
+        let ranks = ctx.ranks as u64;
+        Ok(Box::new(DoubleRate { interval, due: (0..ranks).map(|r| interval * (r + 1) / ranks).collect() }))
     },
 };
 

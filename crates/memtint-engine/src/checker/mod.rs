@@ -20,9 +20,11 @@ pub mod rules;
 #[cfg(test)]
 mod tests;
 
+use crate::dram::refresh_timing::RefreshObligation;
 use crate::dram::{Command, CommandRecord, Organisation, Standard, TimingParams};
 use crate::Cycle;
 pub use rules::{names, Rules};
+use std::collections::VecDeque;
 
 /// How many violations are kept for [`TimingChecker::violations`]; all are counted.
 pub const MAX_KEPT_VIOLATIONS: usize = 1000;
@@ -61,6 +63,13 @@ impl std::fmt::Display for Violation {
                 None => write!(f, "cycle 0")?,
             }
             return write!(f, " with no REF to its rank in between; at most {} allowed", self.required);
+        }
+        if self.constraint == names::TREFW {
+            return write!(
+                f,
+                "{}: {} came {} cycles after the REF a retention window of bins before (or cycle 0); at most {} allowed",
+                self.constraint, self.later, self.actual, self.required
+            );
         }
         match &self.earlier {
             Some(e) => write!(f, "{}: {} came {} cycles after {}; needs {}", self.constraint, self.later, self.actual, e, self.required),
@@ -105,6 +114,8 @@ struct RankState {
     wr: Option<CommandRecord>,
     refresh: Option<CommandRecord>,
     refresh_overdue_reported: bool,
+    /// With `RefreshObligation::Retention`: the cycles of the last `refs` REFs, oldest first.
+    refs: VecDeque<Cycle>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -129,7 +140,7 @@ pub struct TimingChecker {
     groups: Vec<GroupState>,
     rank_states: Vec<RankState>,
     chans: Vec<ChannelState>,
-    expect_refresh: bool,
+    refresh: RefreshObligation,
     violations: Vec<Violation>,
     violation_count: u64,
     commands_checked: u64,
@@ -195,7 +206,7 @@ impl TimingChecker {
             groups: vec![GroupState::default(); groups_total],
             rank_states: vec![RankState::default(); ranks_total],
             chans: vec![ChannelState::default(); org.channels as usize],
-            expect_refresh: false,
+            refresh: RefreshObligation::None,
             violations: Vec::new(),
             violation_count: 0,
             commands_checked: 0,
@@ -205,12 +216,20 @@ impl TimingChecker {
     /// Also require every rank to be refreshed at least every 9 x tREFI ("tREFI"). Off by
     /// default: runs with refresh disabled are legal.
     pub fn set_expect_refresh(&mut self, expect: bool) {
-        self.expect_refresh = expect;
+        self.refresh = if expect { RefreshObligation::Interval } else { RefreshObligation::None };
     }
 
     /// Builder form of [`set_expect_refresh`](Self::set_expect_refresh).
     pub fn with_expect_refresh(mut self, expect: bool) -> Self {
-        self.expect_refresh = expect;
+        self.set_expect_refresh(expect);
+        self
+    }
+
+    /// What each rank's REFs must satisfy: JEDEC's distributed rate ("tREFI"), or each bin
+    /// refreshed once per retention window ("tREFW": REF i + refs at most the window plus 9 x
+    /// tREFI after REF i, and the first within that of cycle 0).
+    pub fn with_refresh(mut self, obligation: RefreshObligation) -> Self {
+        self.refresh = obligation;
         self
     }
 
@@ -323,17 +342,24 @@ impl TimingChecker {
         if let Some(r) = &rank.refresh {
             need(out, names::TRFC, r, rec, self.rules.refresh_cycle);
         }
-        if self.expect_refresh && !rank.refresh_overdue_reported {
-            let since = rank.refresh.map_or(0, |r| r.cycle);
+        if !rank.refresh_overdue_reported {
+            // The latest cycle the rank's next REF may come, counted from `earlier`.
+            let (constraint, since, allowed) = match self.refresh {
+                RefreshObligation::None => (names::TREFI, 0, u64::MAX),
+                RefreshObligation::Interval => (names::TREFI, rank.refresh.map_or(0, |r| r.cycle), self.rules.max_refresh_gap),
+                RefreshObligation::Retention { window, refs } => {
+                    let allowed = window + self.rules.max_refresh_gap;
+                    match rank.refs.front() {
+                        Some(&first) if rank.refs.len() as u64 == refs => (names::TREFW, first, allowed),
+                        Some(_) => (names::TREFW, 0, u64::MAX),
+                        None => (names::TREFW, 0, allowed),
+                    }
+                }
+            };
             let gap = rec.cycle.saturating_sub(since);
-            if gap > self.rules.max_refresh_gap {
-                out.push(Violation {
-                    constraint: names::TREFI,
-                    earlier: rank.refresh,
-                    later: *rec,
-                    required: self.rules.max_refresh_gap,
-                    actual: gap,
-                });
+            if gap > allowed {
+                // A REF that comes late breaks the rule too; other commands show it overdue.
+                out.push(Violation { constraint, earlier: rank.refresh, later: *rec, required: allowed, actual: gap });
                 rank.refresh_overdue_reported = true;
             }
         }
@@ -590,5 +616,11 @@ impl TimingChecker {
         let rank = &mut self.rank_states[ri];
         rank.refresh = Some(*rec);
         rank.refresh_overdue_reported = false;
+        if let RefreshObligation::Retention { refs, .. } = self.refresh {
+            if rank.refs.len() as u64 == refs {
+                rank.refs.pop_front();
+            }
+            rank.refs.push_back(rec.cycle);
+        }
     }
 }

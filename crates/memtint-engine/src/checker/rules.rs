@@ -26,6 +26,7 @@ pub mod names {
     pub const RD_TO_WR: &str = "rd-to-wr";
     pub const TRFC: &str = "tRFC";
     pub const TREFI: &str = "tREFI";
+    pub const TREFW: &str = "tREFW";
     pub const RANK_RD_RD: &str = "rank-to-rank rd-to-rd";
     pub const RANK_WR_WR: &str = "rank-to-rank wr-to-wr";
     pub const RANK_RD_WR: &str = "rank-to-rank rd-to-wr";
@@ -177,7 +178,8 @@ impl Rules {
             (self.name_wtr_other, "WR->RD same rank, other bank group: CWL + tBL + tWTR_S", self.write_to_read_other_group),
             (names::RD_TO_WR, "RD->WR same rank: CL + tBL + 2 - CWL", self.read_to_write),
             (names::TRFC, "REF->any command to the rank: tRFC", self.refresh_cycle),
-            (names::TREFI, "REF->REF of a rank at most 9 x tREFI (when refresh is expected)", self.max_refresh_gap),
+            (names::TREFI, "REF->REF of a rank at most 9 x tREFI (distributed refresh)", self.max_refresh_gap),
+            (names::TREFW, "REF i -> REF i + bins of a rank at most tREFW + 9 x tREFI (burst refresh)", self.max_refresh_gap),
             (names::RANK_RD_RD, "RD->RD other rank: tBL + tRTRS", self.rank_read_to_read),
             (names::RANK_WR_WR, "WR->WR other rank: tBL + tRTRS", self.rank_write_to_write),
             (names::RANK_RD_WR, "RD->WR other rank: CL + tBL + tRTRS - CWL", self.rank_read_to_write),

@@ -7,7 +7,7 @@
 //! a no-op, which is what makes event skipping equal to a cycle-by-cycle run.
 
 use super::candidates::{CandidateSet, Slot};
-use super::refresh::{self, RefreshManager};
+use super::refresh::{self, RefreshState};
 use super::row_policy::{self, RowPolicy};
 use super::scheduler::{self, Candidate, Scheduler};
 use super::write_drain::WriteDrain;
@@ -65,11 +65,7 @@ pub struct ChannelController {
     row_policy: Box<dyn RowPolicy>,
     /// `row_policy.idle_close_after()`, read every tick.
     idle_close_after: Option<u64>,
-    refresh: Box<dyn RefreshManager>,
-    /// `refresh.next_due()`, read every tick; changes only when a REF issues.
-    refresh_next_due: Cycle,
-    refresh_pending: Vec<bool>,
-    refreshes_pending: u32,
+    refresh: RefreshState,
     /// Per direction: transfers whose last beat is still in the future, in issue order, which
     /// is also completion order (a direction's data latency is fixed).
     in_flight: [VecDeque<Completion>; 2],
@@ -109,7 +105,7 @@ impl ChannelController {
         let writes = cfg.writes()?;
         let banks = org.banks_per_channel() as usize;
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
-        let refresh = refresh::build(&cfg.refresh, cfg, org.ranks, timing.tREFI)?;
+        let refresh = refresh::state(cfg, org.ranks, timing)?;
         let table = TimingTable::build(standard.timing_rules(), timing);
         let c = Constraints::from_table(&table, timing);
         let scheduler = scheduler::build(&cfg.scheduler, cfg, &c)?;
@@ -139,10 +135,7 @@ impl ChannelController {
             ranked,
             idle_close_after: row_policy.idle_close_after(),
             row_policy,
-            refresh_next_due: refresh.next_due(),
             refresh,
-            refresh_pending: vec![false; org.ranks as usize],
-            refreshes_pending: 0,
             in_flight: [VecDeque::new(), VecDeque::new()],
             next_completion: NEVER,
             // Tick at cycle 0 so even a channel that never gets a request schedules refresh.
@@ -269,16 +262,13 @@ impl ChannelController {
         let mut next = NEVER;
 
         // Refresh falls due: block the rank, close its banks, refresh it.
-        if self.refresh_next_due <= now {
-            for r in 0..self.org.ranks {
-                if !self.refresh_pending[r as usize] && self.refresh.due(r) <= now {
-                    self.refresh_pending[r as usize] = true;
-                    self.refreshes_pending += 1;
-                }
-            }
+        if self.refresh.next_due <= now {
+            let (banks, per_rank) = (&self.banks, self.org.banks_per_rank() as usize);
+            let busy = |r: usize| banks[r * per_rank..(r + 1) * per_rank].iter().any(|b| b.pending > 0);
+            self.refresh.mark_due(now, busy, |_| {});
         }
         let mut issued = false;
-        if self.refreshes_pending > 0 {
+        if self.refresh.count > 0 {
             let (did, t) = self.try_refresh(now);
             issued = did;
             next = next.min(t);
@@ -312,15 +302,7 @@ impl ChannelController {
         // A read issued this tick may have left only writes, fewer than the idle minimum.
         next = next.min(self.idle_drain_due().max(now + 1));
         // The next refresh to fall due on a rank that is not already waiting for one.
-        if self.refreshes_pending == 0 {
-            next = next.min(self.refresh_next_due);
-        } else {
-            for r in 0..self.org.ranks {
-                if !self.refresh_pending[r as usize] {
-                    next = next.min(self.refresh.due(r));
-                }
-            }
-        }
+        next = next.min(self.refresh.next_event(now));
         debug_assert!(next > now);
         self.next_work = next;
     }
@@ -430,7 +412,7 @@ impl ChannelController {
     fn try_refresh(&mut self, now: Cycle) -> (bool, Cycle) {
         let mut next = NEVER;
         for r in 0..self.org.ranks {
-            if !self.refresh_pending[r as usize] {
+            if !self.refresh.pending[r as usize] {
                 continue;
             }
             let any_bank = r * self.org.banks_per_rank();
@@ -447,10 +429,7 @@ impl ChannelController {
                     // The rank's banks were left out of scans while it waited.
                     self.sched_next = self.sched_next.min(now + 1);
                     self.idle_next = self.idle_next.min(now + 1);
-                    self.refresh_pending[r as usize] = false;
-                    self.refreshes_pending -= 1;
-                    self.refresh.refreshed(r, now);
-                    self.refresh_next_due = self.refresh.next_due();
+                    self.refresh.refreshed(r as usize, now);
                 }
                 return (true, now + 1);
             }
@@ -683,7 +662,7 @@ impl ChannelController {
     /// Earliest cycle any of bank `b`'s candidates in direction `d` can issue (`NEVER`: none).
     fn bank_earliest(&mut self, d: usize, b: usize) -> Cycle {
         self.refresh_cache(d, b);
-        self.cands[d].bank_earliest(&self.timing, b, &self.refresh_pending)
+        self.cands[d].bank_earliest(&self.timing, b, &self.refresh.pending)
     }
 
     /// Evaluate the active direction class by class, issue the ready candidate with the
@@ -712,8 +691,8 @@ impl ChannelController {
             self.refresh_priorities(now);
         }
         self.rebuild_stale(d);
-        let blocked = self.refreshes_pending > 0;
-        let scan = self.cands[d].scan(now, &self.timing, &self.refresh_pending, blocked);
+        let blocked = self.refresh.count > 0;
+        let scan = self.cands[d].scan(now, &self.timing, &self.refresh.pending, blocked);
         if let Some((seq, b, da)) = searched {
             let slot = scan.best.and_then(|best| self.cands[d].slot(best));
             if slot.is_none_or(|s| !(s.activated && s.key < seq)) {
@@ -781,8 +760,8 @@ impl ChannelController {
         // The next issue, exactly (only the issuing bank changed). A slot freed in a full queue
         // needs no early tick: a blocked front end enters in this same cycle (the driver
         // injects after ticking) and `enqueue` brings the next event forward.
-        let blocked = self.refreshes_pending > 0;
-        let t = self.cands[d].next_issue(&self.timing, &self.refresh_pending, blocked).min(self.activated_due);
+        let blocked = self.refresh.count > 0;
+        let t = self.cands[d].next_issue(&self.timing, &self.refresh.pending, blocked).min(self.activated_due);
         debug_assert!(t > now, "the command bus is busy for the rest of this cycle");
         (true, self.bound_by_priority_change(now, t))
     }
@@ -897,6 +876,8 @@ impl ChannelController {
                     self.stats.reads += 1;
                 }
                 self.stats.busy_data_cycles += self.c.burst;
+                let met_refresh = self.refresh.met(rank as usize, req.arrival, now);
+                self.stats.refresh_met[req.is_write as usize] += met_refresh as u64;
                 self.in_flight[req.is_write as usize].push_back(Completion {
                     id: req.id,
                     source: req.source,
@@ -906,6 +887,7 @@ impl ChannelController {
                     done,
                     outcome,
                     cause,
+                    met_refresh,
                 });
                 self.next_completion = self.next_completion.min(done);
             }
@@ -950,7 +932,7 @@ impl ChannelController {
                 continue;
             }
             let rank = b as u32 / per_rank;
-            if self.refresh_pending[rank as usize] {
+            if self.refresh.pending[rank as usize] {
                 continue;
             }
             let group = rank * self.org.bank_groups + (b as u32 % per_rank) / self.org.banks_per_group;
@@ -999,18 +981,18 @@ impl Controller for ChannelController {
         // Only refresh left to do: no scan, row close or REF waits (each set NEVER by the tick
         // after its last command), nothing queued, every bank closed.
         let quiet = self.sched_next == NEVER && (self.idle_close_after.is_none() || self.idle_next == NEVER);
-        if !quiet || self.log.is_some() || self.refreshes_pending > 0 || !self.is_idle() || self.open_banks.iter().any(|&n| n > 0) {
+        if !quiet || self.log.is_some() || self.refresh.count > 0 || !self.is_idle() || self.open_banks.iter().any(|&n| n > 0) {
             return;
         }
         let (ranks, groups, per_rank) = (self.org.ranks, self.org.bank_groups, self.org.banks_per_rank());
         let timing = &self.timing;
         let ready = |r: u32| timing.ready(Command::Ref, r, r * groups, r * per_rank);
-        let skipped = refresh::skip_idle(self.refresh.as_mut(), ranks, self.c.refresh, ready, until);
+        let skipped = refresh::skip_idle(self.refresh.manager.as_mut(), ranks, self.c.refresh, ready, until);
         for (r, n) in skipped.into_iter().enumerate() {
             self.stats.rank_commands[r][Command::Ref.index()] += n;
         }
-        self.refresh_next_due = self.refresh.next_due();
-        self.next_work = self.refresh_next_due.max(now + 1);
+        self.refresh.next_due = self.refresh.manager.next_due();
+        self.next_work = self.refresh.next_due.max(now + 1);
     }
 
     fn next_work(&self) -> Cycle {

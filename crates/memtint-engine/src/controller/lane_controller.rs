@@ -18,7 +18,7 @@
 use super::bank_table::BankTable;
 use super::lane_timing::{LaneTiming, LANE_MAX_RANKS};
 use super::lanes::{Lanes, FIRST_KEYS, K_ACT, K_NONE, K_PRE, K_RD, K_WR, MAX_LANES, NEVER_LANE, NO_KEY};
-use super::refresh::{self, RefreshManager};
+use super::refresh::{self, RefreshState};
 use super::row_policy;
 use super::scheduler::{self, AgeOrder, Scheduler, LANE_AGES};
 use super::shape::{Dynamic, Shape, ShapeKey};
@@ -159,10 +159,7 @@ pub struct LaneController {
     idle_close_after: Option<u64>,
     /// Kept for its name and counters; never called per command.
     scheduler: Box<dyn Scheduler>,
-    refresh: Box<dyn RefreshManager>,
-    refresh_next_due: Cycle,
-    refresh_pending: Vec<bool>,
-    refreshes_pending: u32,
+    refresh: RefreshState,
     drain: WriteDrain,
     write_mode: bool,
     /// Writes issued since the controller turned to writes (`WriteDrain::should_switch`).
@@ -252,7 +249,7 @@ impl LaneController {
         let scheduler = scheduler::build(&cfg.scheduler, cfg, &c)?;
         let order = scheduler.age_order().expect("checked by unsupported()");
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
-        let refresh = refresh::build(&cfg.refresh, cfg, org.ranks, timing.tREFI)?;
+        let refresh = refresh::state(cfg, org.ranks, timing)?;
         let banks = org.banks_per_channel() as usize;
         let bpr = org.banks_per_rank() as usize;
         let (gpr, bpg) = (org.bank_groups as usize, org.banks_per_group as usize);
@@ -272,10 +269,7 @@ impl LaneController {
             auto_precharge: [row_policy.auto_precharge(false), row_policy.auto_precharge(true)],
             idle_close_after: row_policy.idle_close_after(),
             scheduler,
-            refresh_next_due: refresh.next_due(),
             refresh,
-            refresh_pending: vec![false; org.ranks as usize],
-            refreshes_pending: 0,
             drain: WriteDrain::new(&writes),
             write_mode: false,
             written: 0,
@@ -550,7 +544,7 @@ impl LaneController {
     #[inline(always)]
     fn bank_earliest<S: Shape>(&self, b: usize) -> Cycle {
         let mut t = NEVER_LANE;
-        let gated = self.refreshes_pending > 0;
+        let gated = self.refresh.count > 0;
         for s in 0..self.slots::<S>() {
             let l = s * self.banks + b;
             // A rank waiting for refresh offers only its activated request.
@@ -692,11 +686,11 @@ impl LaneController {
             self.retire(now, completed);
         }
         let mut next = NEVER;
-        if self.refresh_next_due <= now {
+        if self.refresh.next_due <= now {
             self.mark_refreshes_due(now);
         }
         let mut issued = false;
-        if self.refreshes_pending > 0 {
+        if self.refresh.count > 0 {
             let (did, t) = self.try_refresh(now);
             issued = did;
             next = next.min(t);
@@ -720,15 +714,7 @@ impl LaneController {
             next = next.min(self.idle_next);
         }
         next = next.min(self.idle_drain_due().max(now + 1));
-        if self.refreshes_pending == 0 {
-            next = next.min(self.refresh_next_due);
-        } else {
-            for r in 0..self.org.ranks {
-                if !self.refresh_pending[r as usize] {
-                    next = next.min(self.refresh.due(r));
-                }
-            }
-        }
+        next = next.min(self.refresh.next_event(now));
         debug_assert!(next > now);
         self.next_work = next;
     }
@@ -736,13 +722,9 @@ impl LaneController {
     #[cold]
     #[inline(never)]
     fn mark_refreshes_due(&mut self, now: Cycle) {
-        for r in 0..self.org.ranks as usize {
-            if !self.refresh_pending[r] && self.refresh.due(r as u32) <= now {
-                self.refresh_pending[r] = true;
-                self.refreshes_pending += 1;
-                self.lanes.gate_rank(r, true);
-            }
-        }
+        let (pending, bpr, lanes) = (&self.pending, self.banks_per_rank, &mut self.lanes);
+        let busy = |r: usize| pending.0[r * bpr..(r + 1) * bpr].iter().any(|&n| n > 0);
+        self.refresh.mark_due(now, busy, |r| lanes.gate_rank(r, true));
     }
 
     #[cold]
@@ -815,7 +797,7 @@ impl LaneController {
     fn try_refresh(&mut self, now: Cycle) -> (bool, Cycle) {
         let mut next = NEVER;
         for r in 0..self.org.ranks as usize {
-            if !self.refresh_pending[r] {
+            if !self.refresh.pending[r] {
                 continue;
             }
             let (cmd, t) =
@@ -831,11 +813,8 @@ impl LaneController {
                 if cmd == Command::Ref {
                     self.sched_next = self.sched_next.min(now + 1);
                     self.idle_next = self.idle_next.min(now + 1);
-                    self.refresh_pending[r] = false;
-                    self.refreshes_pending -= 1;
                     self.lanes.gate_rank(r, false);
-                    self.refresh.refreshed(r as u32, now);
-                    self.refresh_next_due = self.refresh.next_due();
+                    self.refresh.refreshed(r, now);
                 }
                 return (true, now + 1);
             }
@@ -847,17 +826,17 @@ impl LaneController {
     /// `Controller::skip_idle` (`ChannelController`'s, step for step).
     fn skip_idle(&mut self, now: Cycle, until: Cycle) {
         let quiet = self.sched_next == NEVER && (self.idle_close_after.is_none() || self.idle_next == NEVER);
-        if !quiet || self.log.is_some() || self.refreshes_pending > 0 || !self.is_idle() || self.open_banks.iter().any(|&n| n > 0) {
+        if !quiet || self.log.is_some() || self.refresh.count > 0 || !self.is_idle() || self.open_banks.iter().any(|&n| n > 0) {
             return;
         }
         let timing = &self.timing;
         let ready = |r: u32| timing.rank_ref[r as usize].max(timing.bus);
-        let skipped = refresh::skip_idle(self.refresh.as_mut(), self.org.ranks, self.c.refresh, ready, until);
+        let skipped = refresh::skip_idle(self.refresh.manager.as_mut(), self.org.ranks, self.c.refresh, ready, until);
         for (r, n) in skipped.into_iter().enumerate() {
             self.stats.rank_commands[r][Command::Ref.index()] += n;
         }
-        self.refresh_next_due = self.refresh.next_due();
-        self.next_work = self.refresh_next_due.max(now + 1);
+        self.refresh.next_due = self.refresh.manager.next_due();
+        self.next_work = self.refresh.next_due.max(now + 1);
     }
 
     /// Rank `r`'s banks as a bit mask.
@@ -927,7 +906,7 @@ impl LaneController {
         if self.len[d] == 0 {
             return (false, self.activated_due);
         }
-        let blocked = self.refreshes_pending > 0;
+        let blocked = self.refresh.count > 0;
         let now_off = self.offset(now);
         let best = self.lanes.best_ready::<S>(now_off, blocked);
         if let Some((age, b)) = other {
@@ -988,7 +967,7 @@ impl LaneController {
         if self.write_mode_should_switch(now) {
             return (true, now + 1);
         }
-        let blocked = self.refreshes_pending > 0;
+        let blocked = self.refresh.count > 0;
         let t = if blocked { self.lanes.min_gated::<S>() } else { self.lanes.min::<S>() };
         let t = self.absolute(t).max(self.timing.bus).min(self.activated_due);
         debug_assert!(t > now);
@@ -1140,6 +1119,8 @@ impl LaneController {
         }
         self.stats.busy_data_cycles += self.c.burst;
         let p = &self.slab[slot as usize];
+        let met_refresh = self.refresh.met(r, p.arrival, now);
+        self.stats.refresh_met[d] += met_refresh as u64;
         self.in_flight[d].push_back(Completion {
             id: p.id,
             source: p.source,
@@ -1149,6 +1130,7 @@ impl LaneController {
             done,
             outcome,
             cause: p.cause,
+            met_refresh,
         });
         self.next_completion = self.next_completion.min(done);
         self.log_command(now, cmd, b, row, column);
@@ -1185,7 +1167,7 @@ impl LaneController {
             let b = m.trailing_zeros() as usize;
             m &= m - 1;
             let r = b / self.banks_per_rank;
-            if self.refresh_pending[r] {
+            if self.refresh.pending[r] {
                 continue;
             }
             let g = self.group_of(b);

@@ -72,4 +72,6 @@ pub struct Completion {
     pub outcome: RowOutcome,
     /// Who left the bank so (per-process interference statistics are built from it).
     pub cause: RowCause,
+    /// Its wait overlapped its rank's refresh (`RefreshState::met`).
+    pub met_refresh: bool,
 }

@@ -6,6 +6,7 @@ pub mod constraints;
 pub mod device;
 pub mod energy;
 pub mod organisation;
+pub mod refresh_timing;
 pub mod standard;
 pub mod timing;
 pub mod timing_rules;

@@ -56,9 +56,12 @@ pub struct RunTotals {
 }
 
 /// The independent timing checker for a memory system's device, organisation and timing,
-/// expecting refreshes unless the controller does none.
+/// expecting each rank's refreshes as the controller's refresh manager declares them.
 pub fn timing_checker(cfg: &MemoryConfig) -> TimingChecker {
-    TimingChecker::new(cfg.device.standard, &cfg.org, &cfg.timing).with_expect_refresh(cfg.controller.refresh != "none")
+    // A manager that cannot be built fails the run before any command; expect none then.
+    let obligation = crate::controller::refresh::obligation(&cfg.controller, cfg.org.ranks, &cfg.timing)
+        .unwrap_or(crate::dram::refresh_timing::RefreshObligation::None);
+    TimingChecker::new(cfg.device.standard, &cfg.org, &cfg.timing).with_refresh(obligation)
 }
 
 /// What the routing loop keeps besides the memory system: the run totals, the checker, and

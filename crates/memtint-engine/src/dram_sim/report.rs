@@ -42,6 +42,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
 
     let mut latency = LatencyHistogram::default();
     let (mut reads, mut writes, mut hits, mut misses, mut conflicts) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut met = [0u64; 2];
     let mut causes = RowCauseCounts::default();
     let mut commands = [0u64; Command::COUNT];
     let (mut rq_integral, mut wq_integral) = (0u128, 0u128);
@@ -63,6 +64,8 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         latency.merge(&s.read_latency);
         reads += s.reads;
         writes += s.writes;
+        met[0] += s.refresh_met[0];
+        met[1] += s.refresh_met[1];
         rq_integral += s.read_queue_integral;
         wq_integral += s.write_queue_integral;
         let totals_ch = s.command_totals();
@@ -134,6 +137,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "bandwidth_gbps": {"read": ch_gbps(s.reads), "write": ch_gbps(s.writes), "total": ch_gbps(s.reads + s.writes)},
             "data_bus_utilisation": rate(s.busy_data_cycles, cycles),
             "write_mode_switches": s.write_mode_switches,
+            "refresh_interference": refresh_interference(s.refresh_met, s.reads + s.writes),
             "scheduler_sources": scheduler_sources(*ctrl),
             "queue_occupancy": {
                 "read_mean": s.read_queue_integral as f64 / cycles as f64,
@@ -169,6 +173,9 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "scheduler": cfg.controller.scheduler,
             "row_policy": cfg.controller.row_policy,
             "refresh": cfg.controller.refresh,
+            "refresh_density_gbit": cfg.machine.dram.refresh_density_gbit.unwrap_or(org.density_gbit),
+            "tREFI_ns": t.tREFI as f64 * t.tCK_ns,
+            "tRFC_ns": t.tRFC as f64 * t.tCK_ns,
             "read_queue": cfg.controller.read_queue,
             "write_handling": cfg.controller.write_handling,
             "write_queue": ws.queue,
@@ -208,6 +215,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         "peak_bandwidth_gbps": peak,
         "commands": commands_json(&commands),
         "refreshes": commands[Command::Ref.index()],
+        "refresh_interference": refresh_interference(met, reads + writes),
         "queue_occupancy": {
             "read_mean": rq_integral as f64 / cycles as f64,
             "write_mean": wq_integral as f64 / cycles as f64,
@@ -265,4 +273,11 @@ fn scheduler_sources(c: &dyn Controller) -> Value {
             Value::Object(o)
         })
         .collect()
+}
+
+/// Requests whose wait overlapped their rank's refresh (`RefreshState::met`), by direction,
+/// and their share of all requests served.
+fn refresh_interference(met: [u64; 2], served: u64) -> Value {
+    let all = met[0] + met[1];
+    json!({"reads": met[0], "writes": met[1], "requests": all, "share": if served > 0 { all as f64 / served as f64 } else { 0.0 }})
 }

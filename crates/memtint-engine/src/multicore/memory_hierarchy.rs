@@ -38,6 +38,8 @@ pub struct CoreMemoryStats {
     pub row_outcomes_by_kind: RowOutcomesByKind,
     /// The misses and conflicts by who left the bank so (same process, another, or neither).
     pub row_causes: RowCauseCounts,
+    /// DRAM requests whose wait overlapped their rank's refresh.
+    pub refresh_met: u64,
     /// LLC lines the thread installed (by its misses, prefetches and write-backs) still held,
     /// and their mean over the samples taken every `LLC_SAMPLE_CYCLES` DRAM cycles (0 without an LLC).
     pub llc_lines: u64,
@@ -156,6 +158,7 @@ impl CoreMemoryStats {
             }
         }
         self.row_causes.record(c.cause);
+        self.refresh_met += c.met_refresh as u64;
     }
 
     /// Row misses plus conflicts over all DRAM requests (0 when there were none).

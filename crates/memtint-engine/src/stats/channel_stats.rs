@@ -29,6 +29,9 @@ pub struct ChannelStats {
     /// Cycles the data bus carried data.
     pub busy_data_cycles: u64,
     pub write_mode_switches: u64,
+    /// Reads and writes whose wait overlapped their rank's refresh (blocked while it waited
+    /// for or ran a REF).
+    pub refresh_met: [u64; 2],
     pub last_cycle: Cycle,
     /// Per rank: cycles with at least one bank open before the current such period (active
     /// standby, for background energy), and when the current one began (`NEVER`: all closed).
@@ -51,6 +54,7 @@ impl ChannelStats {
             write_queue_integral: 0,
             busy_data_cycles: 0,
             write_mode_switches: 0,
+            refresh_met: [0, 0],
             last_cycle: 0,
             rank_active_cycles: vec![0; ranks as usize],
             rank_open_since: vec![NEVER; ranks as usize],

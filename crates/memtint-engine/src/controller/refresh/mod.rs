@@ -1,17 +1,55 @@
 //! Refresh managers decide when each rank must be refreshed. One file each, declaring its
-//! `INFO`; registered by one line in `REFRESH_MANAGERS`.
+//! `INFO`; registered by one line in `REFRESH_MANAGERS`. Both channel controllers drive a
+//! manager through `RefreshState` (`state.rs`), which also records when each rank was blocked
+//! by refresh, for the statistics.
 
 mod all_bank;
+mod burst;
 mod no_refresh;
+mod state;
 
 pub use all_bank::AllBank;
+pub use burst::Burst;
 pub use no_refresh::NoRefresh;
+pub(crate) use state::RefreshState;
 
 use crate::controller::ControllerConfig;
+pub use crate::dram::refresh_timing::RefreshObligation;
+use crate::dram::Standard;
 use crate::error::Result;
 use crate::params::ParamSchema;
 use crate::registry::{Component, Registry};
 use crate::Cycle;
+
+/// What a refresh manager is built for: the run's refresh timing (`RefreshInfo::timing` applied).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RefreshContext {
+    pub ranks: u32,
+    /// Average refresh interval and refresh cycle time, controller cycles.
+    pub t_refi: u64,
+    pub t_rfc: u64,
+    /// Clock period, ns (for retention windows given in ms).
+    pub t_ck_ns: f64,
+}
+
+impl RefreshContext {
+    /// `ms` milliseconds in cycles.
+    pub fn cycles_of_ms(&self, ms: f64) -> u64 {
+        (ms * 1e6 / self.t_ck_ns).round() as u64
+    }
+}
+
+/// The device's refresh timing as its preset gives it, which a manager may change (DDR4's
+/// fine-granularity modes shorten both tREFI and tRFC).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RefreshDevice {
+    pub standard: Standard,
+    /// The density whose tRFC applies (`dram.refresh_density_gbit`, else the device's).
+    pub density_gbit: u32,
+    pub t_ck_ns: f64,
+    pub t_refi: u64,
+    pub t_rfc: u64,
+}
 
 pub trait RefreshManager: Send {
     fn name(&self) -> &'static str;
@@ -33,6 +71,19 @@ pub trait RefreshManager: Send {
             let due = self.due(rank);
             self.refreshed(rank, due);
         }
+    }
+    /// Whether `rank`'s REF, due, may wait at `now` because the rank has requests queued
+    /// (postponement). The default never postpones.
+    fn may_postpone(&self, _rank: u32, _now: Cycle) -> bool {
+        false
+    }
+    /// Whether the manager ever postpones (the controllers then look at ranks' queues).
+    fn postpones(&self) -> bool {
+        false
+    }
+    /// What the checker verifies of this manager's REFs.
+    fn obligation(&self) -> RefreshObligation {
+        RefreshObligation::Interval
     }
 }
 
@@ -73,8 +124,16 @@ pub struct RefreshInfo {
     pub summary: &'static str,
     /// Its parameters (`[controller.<name>]`), declared in its file.
     pub params: ParamSchema,
-    /// A manager for `ranks` ranks refreshed every `tREFI` cycles.
-    pub build: fn(&ControllerConfig, u32, u64) -> Result<Box<dyn RefreshManager>>,
+    /// The refresh timing (tREFI, tRFC in cycles) the scheme runs the device with; most keep
+    /// the device's (`device_timing`).
+    pub timing: fn(&ControllerConfig, &RefreshDevice) -> Result<(u64, u64)>,
+    /// A manager for the context's ranks and timing.
+    pub build: fn(&ControllerConfig, &RefreshContext) -> Result<Box<dyn RefreshManager>>,
+}
+
+/// `RefreshInfo::timing` of schemes that keep the device's tREFI and tRFC.
+pub fn device_timing(_: &ControllerConfig, d: &RefreshDevice) -> Result<(u64, u64)> {
+    Ok((d.t_refi, d.t_rfc))
 }
 
 impl Component for RefreshInfo {
@@ -84,12 +143,29 @@ impl Component for RefreshInfo {
 }
 
 /// The refresh managers: the built-in ones, one line each (`REFRESH_MANAGERS.register` adds more).
-pub static REFRESH_MANAGERS: Registry<RefreshInfo> = Registry::new("refresh manager", &[&all_bank::INFO, &no_refresh::INFO]);
+pub static REFRESH_MANAGERS: Registry<RefreshInfo> = Registry::new("refresh manager", &[&all_bank::INFO, &burst::INFO, &no_refresh::INFO]);
 
 pub fn names() -> Vec<&'static str> {
     REFRESH_MANAGERS.names()
 }
 
-pub fn build(name: &str, cfg: &ControllerConfig, ranks: u32, t_refi: u64) -> Result<Box<dyn RefreshManager>> {
-    (REFRESH_MANAGERS.get(name)?.build)(cfg, ranks, t_refi)
+pub fn build(name: &str, cfg: &ControllerConfig, ctx: &RefreshContext) -> Result<Box<dyn RefreshManager>> {
+    (REFRESH_MANAGERS.get(name)?.build)(cfg, ctx)
+}
+
+/// The refresh timing `cfg`'s manager runs `device` with.
+pub fn timing(cfg: &ControllerConfig, device: &RefreshDevice) -> Result<(u64, u64)> {
+    (REFRESH_MANAGERS.get(&cfg.refresh)?.timing)(cfg, device)
+}
+
+/// What the checker verifies of `cfg`'s manager's REFs on a channel of `ranks` ranks.
+pub fn obligation(cfg: &ControllerConfig, ranks: u32, timing: &crate::dram::TimingParams) -> Result<RefreshObligation> {
+    Ok(state(cfg, ranks, timing)?.obligation())
+}
+
+/// The refresh state of a channel with `ranks` ranks and `timing` (already the manager's, see
+/// `timing`): `cfg`'s manager, built.
+pub(crate) fn state(cfg: &ControllerConfig, ranks: u32, timing: &crate::dram::TimingParams) -> Result<RefreshState> {
+    let ctx = RefreshContext { ranks, t_refi: timing.tREFI, t_rfc: timing.tRFC, t_ck_ns: timing.tCK_ns };
+    Ok(RefreshState::new(build(&cfg.refresh, cfg, &ctx)?, ranks, timing.tRFC))
 }

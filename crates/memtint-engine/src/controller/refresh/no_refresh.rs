@@ -1,6 +1,6 @@
 //! No refresh (for experiments that isolate other effects, and for analytic tests).
 
-use super::{RefreshInfo, RefreshManager};
+use super::{device_timing, RefreshInfo, RefreshManager, RefreshObligation};
 use crate::params::ParamSchema;
 use crate::{Cycle, NEVER};
 
@@ -9,7 +9,8 @@ pub const INFO: RefreshInfo = RefreshInfo {
     name: "none",
     summary: "no refresh (for analysis; real DRAM loses data)",
     params: ParamSchema::NONE,
-    build: |_, _, _| Ok(Box::new(NoRefresh)),
+    timing: device_timing,
+    build: |_, _| Ok(Box::new(NoRefresh)),
 };
 
 pub struct NoRefresh;
@@ -25,4 +26,7 @@ impl RefreshManager for NoRefresh {
         NEVER
     }
     fn refreshed(&mut self, _rank: u32, _now: Cycle) {}
+    fn obligation(&self) -> RefreshObligation {
+        RefreshObligation::None
+    }
 }

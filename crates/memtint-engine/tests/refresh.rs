@@ -1,0 +1,203 @@
+//! Refresh schemes (controller/refresh/, dram/refresh_timing.rs): the timing each runs the
+//! device with, what the checker verifies of their REFs, and the requests that meet a
+//! refreshing rank (the Pan thesis's Table 4.7 metric) under each.
+
+mod common;
+
+use common::*;
+use memtint_engine::config::MemoryConfig;
+use memtint_engine::dram::device::ns_to_cycles;
+use memtint_engine::dram::{Command, DramAddress};
+use memtint_engine::dram_sim::report as dram_report;
+use memtint_engine::dram_sim::{simulate, DramSimOptions};
+use memtint_engine::trace::{DramRequest, TraceSource, VecSource};
+use serde_json::{json, Value};
+
+fn refresh(manager: &str, params: Value) -> Value {
+    let mut c = json!({"refresh": manager});
+    c[manager] = params;
+    json!({ "controller": c })
+}
+
+/// One request to `rank` at `arrival`, to the banks in turn, a new row each round.
+fn to_rank(cfg: &MemoryConfig, rank: u32, i: u64, arrival: u64) -> DramRequest {
+    let (groups, banks) = (cfg.org.bank_groups as u64, cfg.org.banks_per_group as u64);
+    let bank = i % (groups * banks);
+    let d = DramAddress {
+        channel: 0,
+        rank,
+        bank_group: (bank / banks) as u32,
+        bank: (bank % banks) as u32,
+        row: (i / (groups * banks) % 1024) as u32,
+        column: 0,
+    };
+    DramRequest { addr: cfg.mapping.encode(&d), is_write: false, arrival: Some(arrival) }
+}
+
+/// Reads to `rank` every `gap` cycles over [from, to).
+fn stream(cfg: &MemoryConfig, rank: u32, from: u64, to: u64, gap: u64) -> Vec<DramRequest> {
+    (from..to).step_by(gap as usize).enumerate().map(|(i, t)| to_rank(cfg, rank, i as u64, t)).collect()
+}
+
+/// The report of a run of timestamped `reqs`, checked.
+fn report(cfg: &MemoryConfig, reqs: Vec<DramRequest>) -> Value {
+    let mut opts = DramSimOptions::new(16);
+    opts.check = true;
+    let mut src = VecSource::new(reqs);
+    let (mem, totals) = simulate(cfg, &mut src as &mut dyn TraceSource, true, opts).unwrap();
+    assert_eq!(totals.violations, 0, "timing violations: {:#?}", totals.violation_examples);
+    dram_report::report(cfg, &mem, &totals, opts)
+}
+
+fn met(v: &Value) -> u64 {
+    v["refresh_interference"]["requests"].as_u64().unwrap()
+}
+
+#[test]
+fn fine_granularity_modes_divide_trefi_and_use_the_shorter_trfc() {
+    let base = machine("ddr4-2400", json!({}));
+    for (g, trfc_ns) in [(1, 350.0), (2, 260.0), (4, 160.0)] {
+        let cfg = machine("ddr4-2400", refresh("all-bank", json!({"granularity": g})));
+        assert_eq!(cfg.timing.tREFI, base.timing.tREFI / g, "{g}x");
+        assert_eq!(cfg.timing.tRFC, ns_to_cycles(trfc_ns, cfg.timing.tCK_ns), "{g}x: JEDEC tRFC{g} of 8 Gb");
+        // Every REF the run issues keeps the mode's spacing (the checker's 9 x tREFI and tRFC).
+        let v = report(&cfg, stream(&cfg, 0, 0, 200_000, 40));
+        let refs = v["refreshes"].as_u64().unwrap();
+        assert!(refs >= 200_000 / cfg.timing.tREFI, "{g}x: {refs} REFs in 200k cycles");
+    }
+    let e = machine_error("ddr3-1600", refresh("all-bank", json!({"granularity": 2})));
+    assert!(e.contains("controller.all-bank.granularity") && e.contains("DDR3"), "{e}");
+    let e = machine_error("ddr4-2400", refresh("all-bank", json!({"granularity": 3})));
+    assert!(e.contains("granularity") && e.contains("got 3"), "{e}");
+}
+
+#[test]
+fn refresh_density_takes_trfc_from_the_table_and_refuses_unknown_densities() {
+    for (density, ns) in [(1, 110.0), (16, 550.0), (64, 2000.0)] {
+        let cfg = machine("ddr3-1600", json!({"dram": {"refresh_density_gbit": density}}));
+        assert_eq!(cfg.timing.tRFC, ns_to_cycles(ns, 1.25), "{density} Gb");
+        assert_eq!(cfg.org.density_gbit, 8, "the organisation stays the device's");
+    }
+    let e = machine_error("ddr3-1600", json!({"dram": {"refresh_density_gbit": 128}}));
+    assert!(e.contains("dram.refresh_density_gbit") && e.contains("128 Gb"), "{e}");
+    let e = machine_error("ddr2-800", json!({"dram": {"refresh_density_gbit": 2}}));
+    assert!(e.contains("dram.refresh_density_gbit") && e.contains("DDR2"), "{e}");
+}
+
+/// The thesis's invariant (b)2: under auto-refresh requests meet refreshing ranks, more as tRFC
+/// grows with density; none without refresh.
+#[test]
+fn interference_under_auto_refresh_is_positive_and_grows_with_density() {
+    let mut last = 0;
+    for density in [1, 2, 4, 8, 16, 32, 64] {
+        let cfg = machine("ddr3-1600", json!({"dram": {"refresh_density_gbit": density}}));
+        let v = report(&cfg, stream(&cfg, 0, 0, 300_000, 25));
+        let n = met(&v);
+        assert!(n > 0 && n >= last, "{density} Gb: {n} requests met refresh, {last} at the density before");
+        last = n;
+    }
+    let cfg = machine("ddr3-1600", json!({"controller": {"refresh": "none"}}));
+    assert_eq!(met(&report(&cfg, stream(&cfg, 0, 0, 300_000, 25))), 0);
+}
+
+/// Burst refresh a rank at a time (Colored Refresh's schedule): traffic that avoids the rank
+/// being refreshed never meets a refresh, and each rank gets its whole window's REFs.
+#[test]
+fn traffic_that_avoids_the_refreshing_rank_never_meets_refresh() {
+    let params = json!({"groups": "each", "retention_ms": 0.5, "refs_per_window": 64, "jedec": false});
+    let cfg = machine("ddr4-2400-2ch2r", refresh("burst", params));
+    let window = (0.5e6 / cfg.timing.tCK_ns).round() as u64;
+    let half = window / 2;
+    // Rank 0 bursts at the start of each window, rank 1 half a window later; each burst takes
+    // 64 x tRFC, so use the other rank from each burst's start to well after its end.
+    let mut reqs = Vec::new();
+    for w in 0..3 {
+        reqs.extend(stream(&cfg, 1, w * window, w * window + half - 2000, 30));
+        reqs.extend(stream(&cfg, 0, w * window + half, (w + 1) * window - 2000, 30));
+    }
+    let v = report(&cfg, reqs.clone());
+    assert_eq!(met(&v), 0, "{}", v["refresh_interference"]);
+    for ch in v["channels"].as_array().unwrap() {
+        for r in ch["ranks"].as_array().unwrap() {
+            let refs = r["refreshes"].as_u64().unwrap();
+            assert!(refs >= 3 * 64 - 64, "each rank is refreshed in every window it reaches: {refs}");
+        }
+    }
+    // The same traffic under all-bank refresh meets it.
+    let auto = machine("ddr4-2400-2ch2r", json!({}));
+    assert!(met(&report(&auto, reqs)) > 0);
+}
+
+/// Postponement: a REF due while its rank has requests queued waits (up to 8 owed), so a busy
+/// spell of a few tREFI meets no refresh, and the owed REFs catch up once the rank is idle.
+#[test]
+fn postponed_refreshes_wait_for_an_idle_rank_and_catch_up() {
+    let plain = machine("ddr4-2400", json!({}));
+    let t_refi = plain.timing.tREFI;
+    // Requests for 2 tREFI, faster than the rank serves them, so its queue stays full for about
+    // 4 tREFI (under the 7.5 tREFI postponing allows), then quiet (a few late requests, between
+    // two REFs, keep the run going to 12.5 tREFI).
+    let mut reqs = stream(&plain, 0, 0, 2 * t_refi, 3);
+    let late = 12 * t_refi + t_refi / 2;
+    reqs.extend(stream(&plain, 0, late, late + 100, 50));
+    let busy = |v: &Value| met(v);
+    let v0 = report(&plain, reqs.clone());
+    let postponing = machine("ddr4-2400", refresh("all-bank", json!({"postpone": 8})));
+    let v8 = report(&postponing, reqs);
+    assert!(busy(&v0) > 0, "on-time refresh interrupts the busy spell");
+    assert_eq!(busy(&v8), 0, "postponed: {}", v8["refresh_interference"]);
+    assert_eq!(v8["refreshes"], v0["refreshes"], "owed REFs catch up");
+}
+
+/// Bad burst settings are refused naming the key.
+#[test]
+fn burst_settings_are_checked() {
+    // Refused when the machine is read (the parameters) or when its channels are built.
+    let cfg = |p: Value| {
+        let built = memtint_engine::config::MachineConfig::load("ddr4-2400-2ch2r")
+            .and_then(|m| m.with_overrides(&refresh("burst", p)))
+            .and_then(|m| MemoryConfig::resolve(&m))
+            .and_then(|cfg| memtint_engine::memory_system::MemorySystem::new(&cfg));
+        built.err().map(|e| e.to_string()).unwrap_or_default()
+    };
+    let e = cfg(json!({"refs_per_window": 1024}));
+    assert!(e.contains("refs_per_window") && e.contains("jedec = false"), "{e}");
+    let e = cfg(json!({"groups": [[0], [3]]}));
+    assert!(e.contains("controller.burst.groups") && e.contains("rank 3"), "{e}");
+    let e = cfg(json!({"groups": [[0]]}));
+    assert!(e.contains("rank 1 is in no group"), "{e}");
+    let e = cfg(json!({"groups": "odd"}));
+    assert!(e.contains("groups"), "{e}");
+    let e = cfg(json!({"retention_ms": 1.0}));
+    assert!(e.contains("refs_per_window") && e.contains("window"), "{e}");
+}
+
+/// The checker's burst rule: REF i + refs within the window (plus slack) of REF i, and the
+/// first within that of cycle 0.
+#[test]
+fn the_checker_holds_bursts_to_their_retention_window() {
+    use memtint_engine::checker::TimingChecker;
+    use memtint_engine::dram::refresh_timing::RefreshObligation;
+    use memtint_engine::dram::CommandRecord;
+    let cfg = machine("ddr4-2400", json!({}));
+    let t = &cfg.timing;
+    let slack = 9 * t.tREFI;
+    let window = 100 * t.tRFC;
+    let checker = || TimingChecker::new(cfg.device.standard, &cfg.org, t).with_refresh(RefreshObligation::Retention { window, refs: 4 });
+    let rec = |cycle| CommandRecord { cycle, command: Command::Ref, addr: DramAddress::default() };
+    // Four REFs back to back every window: legal.
+    let mut c = checker();
+    for w in 0..3 {
+        for i in 0..4 {
+            assert!(c.observe(&rec(w * window + i * t.tRFC)).is_empty(), "window {w} REF {i}");
+        }
+    }
+    // The next burst late by more than the slack: "tREFW".
+    let v = c.observe(&rec(3 * window + slack + 1));
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].constraint, "tREFW");
+    // No first burst within the window and slack.
+    let mut c = checker();
+    let v = c.observe(&rec(window + slack + 1));
+    assert_eq!(v[0].constraint, "tREFW", "{v:?}");
+}
