@@ -89,7 +89,7 @@ def test_dram_generated_run_reports_the_documented_keys(memtint):
                   "Refreshes", "Simulated time", "Wall time", "Timing violations"):
         assert label in out, f"{label} missing from the summary"
     assert "2,000" in out
-    for label in ("p50", "p90", "p99", "p99.9", "max", "cycles", "ns", "peak"):
+    for label in ("p50", "p90", "p99", "p99.9", "max", "cycles", "ns", "peak", "tREFI"):
         assert label in out
 
 

@@ -24,6 +24,7 @@ pub mod presets;
 pub mod cache;
 pub mod cpu;
 pub mod os;
+pub mod realtime;
 pub mod trace;
 pub mod workload;
 

@@ -14,7 +14,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     // machine configurations and the embedded presets they are resolved from
     ("configuration", &["config", "presets"]),
     // the host: programs, cores, caches, the OS model
-    ("host", &["workload", "cpu", "cache", "os", "trace"]),
+    ("host", &["workload", "cpu", "cache", "os", "realtime", "trace"]),
     // DRAM: controllers, the checker, address mapping, statistics, devices
     ("memory", &["controller", "checker", "mapping", "stats", "dram"]),
     // shared plumbing

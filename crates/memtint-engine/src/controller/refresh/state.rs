@@ -48,7 +48,7 @@ impl RefreshState {
             self.count += 1;
             let block = &mut self.block[r];
             // A REF falling due within tRFC of the last continues its block (a burst).
-            if block.1 < now {
+            if block.0 == NEVER || block.1 < now {
                 block.0 = now;
             }
             block.1 = NEVER;

@@ -1,0 +1,93 @@
+//! The analysis behind the Colored Refresh Server (Pan thesis §5.2): Shin and Lee's periodic
+//! resource model for the tasks inside one server (period p_s, budget e_s), and the refresh
+//! cost that auto-refresh adds to a task's WCET. Times in one unit, as floats (the thesis's
+//! budgets are fractions of its periods).
+//!
+//! The thesis's printed RM recurrence uses floor; the standard form, used here, uses ceil
+//! (`pan-camc-tintmalloc-refresh.md` §8.4).
+
+use super::task::Task;
+
+/// EDF demand of `tasks` over an interval of `t`: Σ ⌊t / p⌋ · e.
+pub fn edf_demand(tasks: &[Task], t: f64) -> f64 {
+    tasks.iter().map(|k| (t / k.period as f64).floor() * k.wcet as f64).sum()
+}
+
+/// The least supply a server of period `p` and budget `e` gives in any interval of `t`:
+/// (e / p) · (t − 2(p − e)), at least 0.
+pub fn least_supply(p: f64, e: f64, t: f64) -> f64 {
+    (e / p * (t - 2.0 * (p - e))).max(0.0)
+}
+
+/// The intervals where EDF demand exceeds the server's least supply, over one hyperperiod of
+/// `tasks` (checked at every job deadline): empty when the server schedules them.
+pub fn edf_shortfalls(tasks: &[Task], p: f64, e: f64) -> Vec<(f64, f64, f64)> {
+    let h = super::task::hyperperiod(tasks);
+    let mut points: Vec<u64> = tasks.iter().flat_map(|k| (1..=h / k.period).map(move |m| m * k.period)).collect();
+    points.sort_unstable();
+    points.dedup();
+    points
+        .into_iter()
+        .map(|t| (t as f64, edf_demand(tasks, t as f64), least_supply(p, e, t as f64)))
+        .filter(|&(_, d, s)| d > s + 1e-9)
+        .collect()
+}
+
+/// The periodic capacity bound: the least budget a server of period `p` needs for a demand of
+/// `demand` within `t`, from 2e² + (t − 2p)e − p·demand ≥ 0.
+pub fn least_budget(p: f64, t: f64, demand: f64) -> f64 {
+    (((t - 2.0 * p).powi(2) + 8.0 * p * demand).sqrt() - (t - 2.0 * p)) / 4.0
+}
+
+/// EDF utilisation bound of a server (p, e) whose shortest task period is `shortest`:
+/// (e / p) · (1 − 2(p − e) / shortest).
+pub fn edf_utilisation_bound(p: f64, e: f64, shortest: f64) -> f64 {
+    e / p * (1.0 - 2.0 * (p - e) / shortest)
+}
+
+/// RM utilisation bound of a server (p, e): (e / p) · (ln 2 − (p − e) / shortest).
+pub fn rm_utilisation_bound(p: f64, e: f64, shortest: f64) -> f64 {
+    e / p * (std::f64::consts::LN_2 - (p - e) / shortest)
+}
+
+/// RM response time of task `i` among `tasks` (priority by period, shorter first; ties by
+/// index): r = e_i + Σ_hp ⌈r / p_k⌉ · e_k, iterated; `None` past its period.
+pub fn rm_response_time(tasks: &[Task], i: usize) -> Option<f64> {
+    let me = &tasks[i];
+    let higher: Vec<&Task> = tasks.iter().enumerate().filter(|&(k, t)| k != i && (t.period, k) < (me.period, i)).map(|(_, t)| t).collect();
+    let mut r = me.wcet as f64;
+    loop {
+        let next = me.wcet as f64 + higher.iter().map(|t| (r / t.period as f64).ceil() * t.wcet as f64).sum::<f64>();
+        if next > me.period as f64 {
+            return None;
+        }
+        if (next - r).abs() < 1e-9 {
+            return Some(r);
+        }
+        r = next;
+    }
+}
+
+/// The longest time a server (p, e) may take to supply `t`: (p / e) · t + 2(p − e).
+pub fn longest_service(p: f64, e: f64, t: f64) -> f64 {
+    p / e * t + 2.0 * (p - e)
+}
+
+/// A WCET padded for auto-refresh: e = e₀ + tRFC · ⌈e / tREFI⌉, iterated to its fixed point.
+/// Returns the padded WCET and the REFs it counts.
+pub fn refresh_padded_wcet(wcet: f64, t_rfc: f64, t_refi: f64) -> (f64, u64) {
+    let mut e = wcet;
+    loop {
+        let refs = (e / t_refi).ceil();
+        let next = wcet + t_rfc * refs;
+        if (next - e).abs() < 1e-12 * wcet.max(1.0) {
+            return (next, refs as u64);
+        }
+        e = next;
+    }
+}
+
+/// The utilisation auto-refresh leaves: 1 − tRFC / tREFI.
+pub fn auto_refresh_utilisation_bound(t_rfc: f64, t_refi: f64) -> f64 {
+    1.0 - t_rfc / t_refi
+}
