@@ -86,13 +86,16 @@ reproduce: build
 
 test: test-native test-rust test-python
 
-# libmemtint (C): the colouring allocator, built with the C compiler into native/build/; the
-# preload library is copied next to the Python package for `memtint run`.
+# libmemtint (C): the colouring allocator, and the refresh probe (timed DRAM loads for
+# `memtint refresh-probe`), built with the C compiler into native/build/ and copied next to
+# the Python package for `memtint run` and `memtint refresh-probe`.
 CC ?= gcc
 native:
 	$(MAKE) --no-print-directory -C native/libmemtint CC=$(CC)
+	$(MAKE) --no-print-directory -C native/refresh_probe CC=$(CC)
 	mkdir -p python/memtint/_native
 	cp native/build/libmemtint.so python/memtint/_native/libmemtint.so
+	cp native/build/memtint-refresh-probe python/memtint/_native/memtint-refresh-probe
 
 # libmemtint's acceptance tests (colour invariant, stress under ASan, exhaustion, unprivileged
 # run, config errors, unmodified programs). Some need root; they say so and skip otherwise.

@@ -91,6 +91,24 @@ def add_commands(commands: Any) -> None:
     probe.add_argument("--json", metavar="OUT", help="write the figures as JSON to OUT ('-' for stdout)")
     probe.set_defaults(handler=_numa_probe)
 
+    refresh = commands.add_parser(
+        "refresh-probe",
+        help="measure DRAM refresh interference from user space (timed uncached loads)",
+        description="Load one cache line again and again, flushing it with clflush so that every load goes to DRAM, "
+        "and time each load with rdtscp. Loads that wait for a refresh recur every tREFI; the command prints the "
+        "period the slow loads recur with, the JEDEC interval it is nearest, how long they stall, and the probe's "
+        "limits (x86-64; no privilege needed). Hiding refresh needs control of the memory controller, so Colored "
+        "Refresh stays in simulation. See docs/refresh.md.",
+    )
+    refresh.add_argument("--rounds", metavar="N", type=int, default=5, help="runs of the probe (default 5)")
+    refresh.add_argument("--samples", metavar="N", type=int, default=1_000_000,
+                         help="timed loads per round (default 1000000, about 0.3 s)")
+    refresh.add_argument("--threshold", metavar="X", type=float, default=2.0,
+                         help="a load slower than X times the median is a slow load (default 2)")
+    refresh.add_argument("--json", metavar="OUT", help="write the figures as JSON to OUT ('-' for stdout)")
+    refresh.add_argument("--plot", metavar="PNG", help="write the latency histogram and period scan to PNG")
+    refresh.set_defaults(handler=_refresh_probe)
+
     mix = commands.add_parser(
         "run-mix",
         help="run several programs at once with disjoint colour sets from a placement policy",
@@ -374,3 +392,47 @@ def _numa_probe(args: argparse.Namespace) -> int:
               f"{':'.join(map(str, summary['thesis_weights']))}; Linux's auto weights would be "
               f"{':'.join(map(str, summary['kernel_auto_weights']))})")
     return 0
+
+
+def _refresh_probe(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from memtint.linux import refresh_probe
+
+    check_outputs({"--json": args.json, "--plot": args.plot}, [])
+    err = Console(stderr=True)
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=False) as progress:
+        task = progress.add_task("refresh-probe", total=args.rounds)
+        result = refresh_probe.probe(args.rounds, args.samples, args.threshold, advance=lambda: progress.advance(task))
+    summary = result.summary()
+    if args.plot:
+        refresh_probe.plot(result, args.plot)
+    if args.json:
+        _write_json(args.json, summary)
+        if args.json == "-":
+            return 0
+    table = Table(title="DRAM refresh seen from user space", title_justify="left", show_header=False)
+    table.add_column("metric", style="bold")
+    table.add_column("value")
+    table.add_row("Loads", f"{result.loads:,} in {len(result.rounds)} rounds, median {result.median_ns:.0f} ns")
+    table.add_row("Slow loads", f"{result.slow_loads:,} (over {args.threshold:g} x the median)")
+    if result.period_ns:
+        table.add_row("Period", f"{result.period_ns / 1000:.3f} µs (strength {result.strength:.2f} of 1); nearest: "
+                                f"{result.nearest}")
+        others = [f"{p / 1000:.3f} µs ({v:.2f})" for p, v in result.peaks if abs(p - result.period_ns) > 20]
+        if others:
+            table.add_row("", "other peaks: " + ", ".join(others))
+    else:
+        table.add_row("Period", "none found (too few slow loads)")
+    table.add_row("Stall", f"median {result.stall_median_ns:.0f} ns, p90 {result.stall_p90_ns:.0f} ns above the median load")
+    Console().print(table)
+    print("limits of the probe:")
+    for limit in result.limits:
+        print(f"  - {limit}")
+    if args.plot:
+        print(f"plot: {args.plot}")
+    return 0
+

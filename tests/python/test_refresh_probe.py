@@ -1,0 +1,68 @@
+"""`memtint refresh-probe` (memtint.linux.refresh_probe, native/refresh_probe): the period
+estimate on synthetic refresh stalls, the reading of the probe's output, and a short real run
+where the machine can do one (x86-64 with the probe built)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+
+import pytest
+
+from memtint.linux import refresh_probe
+from memtint.linux.errors import LinuxError
+
+
+def _stalls(period: float, seconds: float, seed: int, noise: float = 0.1) -> list[float]:
+    """Slow-load times: a random fifth of the refreshes (the probe does not catch each), with
+    20 ns of jitter, and `noise` of the events at random times (interrupts)."""
+    rng = random.Random(seed)
+    n = int(seconds * 1e9 / period)
+    times = [k * period + rng.uniform(-20, 20) for k in range(n) if rng.random() < 0.2]
+    times += [rng.uniform(0, seconds * 1e9) for _ in range(int(noise * len(times)))]
+    return sorted(times)
+
+
+@pytest.mark.parametrize("period", [7800.0, 3900.0, 1950.0])
+def test_the_period_of_synthetic_refresh_stalls_is_found(period):
+    found, strength = refresh_probe.estimate_period([_stalls(period, 0.05, 1), _stalls(period, 0.05, 2)])
+    assert abs(found - period) < 5, (found, period)
+    assert strength > 0.5
+
+
+def test_random_slow_loads_have_no_strong_period():
+    rng = random.Random(3)
+    times = sorted(rng.uniform(0, 5e7) for _ in range(3000))
+    _, strength = refresh_probe.estimate_period([times])
+    assert strength < 0.3
+
+
+def test_the_probes_output_is_read_and_bad_lines_are_named():
+    text = "tsc_hz 2000000000\nsamples 10000 median 300 threshold 600\nslow 2000 900\nslow 17600 700\nhist 300:9998 700:1 900:1\n"
+    r = refresh_probe.parse(text)
+    assert r.slow_ns == [1000.0, 8800.0]
+    assert r.histogram == {300: 9998, 700: 1, 900: 1}
+    with pytest.raises(LinuxError, match="line 3"):
+        refresh_probe.parse("tsc_hz 2e9\nsamples 10000 median 300 threshold 600\nslow x\n")
+
+
+def test_bad_settings_are_refused_naming_the_option(memtint):
+    code, _, err = memtint("refresh-probe", "--samples", "5")
+    assert code != 0 and "--samples" in err
+    code, _, err = memtint("refresh-probe", "--threshold", "0.5")
+    assert code != 0 and "--threshold" in err
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64" or not os.path.isfile(refresh_probe.PACKAGED),
+                    reason="needs x86-64 and the probe built (make build)")
+def test_a_short_probe_reports_its_figures_and_limits(memtint, tmp_path):
+    out = tmp_path / "probe.json"
+    code, stdout, err = memtint("refresh-probe", "--rounds", "1", "--samples", "20000", "--json", out,
+                                "--plot", tmp_path / "probe.png")
+    assert code == 0, err
+    summary = json.loads(out.read_text())
+    assert summary["loads"] == 20000 and summary["median_load_ns"] > 0
+    assert any("memory controller" in limit for limit in summary["limits"])
+    assert (tmp_path / "probe.png").stat().st_size > 0
