@@ -137,10 +137,18 @@ def test_dram_reports_energy_and_exports_drampower_inputs(memtint, clean_error, 
     assert lines[-1].split(",")[1] == "END" and int(lines[-1].split(",")[0]) == stats["dram_cycles"]
     acts = sum(1 for line in lines if line.split(",")[1] == "ACT")
     assert acts == stats["commands"]["ACT"]
-    # Never over existing files; DRAMPower 6 has no DDR3 model.
+    # Never over existing files; DDR3 goes to DRAMPower 4.1 (one trace per rank, one device's
+    # XML memspec); DDR2 to neither.
     clean_error(memtint(*SMALL_RUN, "--export-drampower", out), "export_drampower", "exists", "new or empty")
-    clean_error(memtint("dram", "--machine", "i7-860", "--generate", "random", "--requests", "100",
-                        "--export-drampower", tmp_path / "x"), "DRAMPower 6 models DDR4")
+    ddr3 = tmp_path / "ddr3"
+    code, _, err = memtint("dram", "--machine", "i7-860", "--generate", "random", "--requests", "100",
+                           "--export-drampower", ddr3)
+    assert code == 0, err
+    names = sorted(p.name for p in ddr3.iterdir())
+    assert names[0] == "memspec.xml" and "trace-ch1-r3.csv" in names and len(names) == 1 + 2 * 4
+    assert "PDN_F_" in (ddr3 / "trace-ch0-r0.csv").read_text().splitlines()[-1]
+    clean_error(memtint("dram", "--machine", "tcm-24c", "--generate", "random", "--requests", "100",
+                        "--export-drampower", tmp_path / "x"), "DRAMPower 4.1 DDR3", "DDR2")
     code, text, err = memtint(*SMALL_RUN)
     assert code == 0 and "Energy" in text and "nJ per access" in text
 

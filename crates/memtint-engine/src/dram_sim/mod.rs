@@ -174,9 +174,9 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
         return Err(Error::config("run spec sources", "must be at least 1"));
     }
     // Checked before the run: a device DRAMPower cannot model, or files it would replace.
-    let memspec = spec.export_drampower.as_ref().map(|_| drampower::memspec(&cfg)).transpose()?;
     if let Some(dir) = &spec.export_drampower {
-        drampower::prepare_dir(dir, cfg.org.channels)?;
+        drampower::check(&cfg)?;
+        drampower::prepare_dir(dir, &cfg)?;
     }
     let opts = DramSimOptions {
         check: spec.check,
@@ -195,20 +195,8 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
     let mut stats = dram_report::report(&cfg, &mem, &totals, opts);
     // The workload as given, so the statistics say how to reproduce them.
     stats["config"]["workload"] = serde_json::to_value(&spec.workload).expect("workload serialises");
-    if let (Some(dir), Some(memspec)) = (&spec.export_drampower, memspec) {
-        let write = |name: String, text: String| -> Result<String> {
-            let path = dir.join(&name);
-            std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
-            Ok(name)
-        };
-        let mut files = vec![
-            write("memspec.json".into(), serde_json::to_string_pretty(&memspec).expect("JSON"))?,
-            write("config.json".into(), drampower::config().to_string())?,
-        ];
-        for ch in 0..cfg.org.channels {
-            files.push(write(format!("trace-ch{ch}.csv"), drampower::command_trace(&cfg, &totals.commands, ch, totals.dram_cycles))?);
-        }
-        debug_assert_eq!(files, drampower::file_names(cfg.org.channels));
+    if let Some(dir) = &spec.export_drampower {
+        let files = drampower::write(dir, &cfg, &totals.commands, totals.dram_cycles)?;
         stats["drampower_export"] = serde_json::json!({"dir": dir, "files": files});
     }
     Ok(stats)
