@@ -11,7 +11,7 @@ SECTIONS = [
                          ("memtint.trace", memtint.trace), ("memtint.presets", memtint.presets)]),
     ("CPU-trace runs and comparisons", [
         ("memtint.run_sim", memtint.run_sim), ("memtint.api.build_sim_spec", api.build_sim_spec),
-        ("memtint.api.run_sim_spec", api.run_sim_spec), ("memtint.compare", memtint.compare),
+        ("memtint.api.run_sim_spec", api.run_sim_spec), ("memtint.run_rt", memtint.run_rt), ("memtint.compare", memtint.compare),
         ("memtint.api.mix_metrics", api.mix_metrics), ("memtint.api.cpu_trace_stats", api.cpu_trace_stats),
         ("memtint.api.convert_trace", api.convert_trace), ("memtint.api.mix_programs", api.mix_programs),
         ("memtint.trace_stats", memtint.trace_stats)]),

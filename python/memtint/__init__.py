@@ -10,7 +10,7 @@ docs/stats.md.
 >>> stats["read_latency_ns"]["mean"]  # doctest: +SKIP
 """
 
-from memtint.api import MemtintError, generate, presets, run_dram, run_sim, trace
+from memtint.api import MemtintError, generate, presets, run_dram, run_rt, run_sim, trace
 from memtint.comparison import compare
 from memtint.dataframes import to_frame
 from memtint.sweep import load_results, sweep
@@ -19,5 +19,5 @@ from memtint._engine import version as _engine_version
 
 __version__: str = _engine_version()
 
-__all__ = ["MemtintError", "compare", "generate", "load_results", "presets", "run_dram", "run_sim", "sweep", "to_frame",
+__all__ = ["MemtintError", "compare", "generate", "load_results", "presets", "run_dram", "run_rt", "run_sim", "sweep", "to_frame",
            "trace", "trace_stats", "__version__"]

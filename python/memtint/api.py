@@ -319,6 +319,14 @@ def run_sim_spec(spec: dict[str, Any]) -> dict[str, Any]:
     return json.loads(_engine.run_sim(engine_json(spec)))
 
 
+def run_rt(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run periodic real-time tasks on one core with their loads through the simulated DRAM,
+    under ``schedule`` ``edf``, ``colored`` (Colored Refresh) or ``crs`` (its server), and
+    ``refresh`` ``scheme``, ``none``, ``all-bank``, ``fgr2`` or ``fgr4``; return per-task run
+    times, load latencies, deadline misses and loads that met refresh (docs/refresh.md)."""
+    return json.loads(_engine.run_rt(engine_json(spec)))
+
+
 def mix_metrics(programs: list[dict[str, float]]) -> dict[str, Any]:
     """Weighted speedup, harmonic speedup, maximum slowdown and per-program slowdowns of
     ``[{"ipc_alone": .., "ipc_shared": ..}, ...]`` (computed by the engine)."""

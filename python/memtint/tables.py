@@ -124,6 +124,35 @@ def refresh_text(stats: dict[str, Any]) -> str:
     return text
 
 
+def rt_table(stats: dict[str, Any]) -> Table:
+    """The table `memtint rt` prints: each task's jobs, run time, load latency and refresh."""
+    config = stats.get("config", {}) or {}
+    title = (f"{config.get('machine')} · {config.get('schedule')} · {config.get('controller_refresh')} refresh, "
+             f"tRFC {duration_ns(config.get('tRFC_ns'))}")
+    table = Table(title=title, box=box.SIMPLE_HEAD)
+    coloured = config.get("schedule") != "edf"
+    columns = ("task", "p", "e", "jobs", "miss", "run", "max", "lat ns", "p99", "max", "met") + (("ranks",) if coloured else ())
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("task", "ranks") else "right", no_wrap=True)
+    ranks_all = None
+    for t in stats.get("tasks", []):
+        lat = t.get("latency_ns") or {}
+        ranks = " | ".join(",".join(map(str, r)) for r in t.get("ranks", []))
+        if not coloured:
+            ranks_all = ranks
+        table.add_row(
+            str(t.get("name")), str(t.get("period")), str(t.get("wcet")), count(t.get("jobs")), count(t.get("deadline_misses")),
+            number(t.get("exec_mean"), 3), number(t.get("exec_max"), 3),
+            number(lat.get("mean"), 1), number(lat.get("p99"), 0), number(lat.get("max"), 0),
+            compact(t.get("refresh_met")), *((ranks,) if coloured else ()),
+        )
+    table.caption = (f"utilisation {number(stats.get('utilisation'), 4)} (mean run time / period), "
+                     f"{count(stats.get('deadline_misses'))} deadline misses, {count(stats.get('refresh_met'))} loads met "
+                     f"a refreshing rank. p, e, run, max: units of {config.get('unit_us')} µs"
+                     + (f"; ranks {ranks_all}" if ranks_all else "; ranks per instance (a copy task has two)"))
+    return table
+
+
 def dram_summary(stats: dict[str, Any]) -> Table:
     """The short summary table `memtint dram` prints (followed by :func:`read_latency_table`)."""
     config = stats.get("config", {}) or {}

@@ -11,6 +11,7 @@ pub mod catalogue;
 pub mod dram_sim;
 pub mod linux_layout;
 pub mod multicore;
+pub mod rt_sim;
 
 // The memory system: the channels' controllers behind one address mapping.
 pub mod memory_system;

@@ -43,6 +43,13 @@ fn run_sim(py: Python<'_>, spec_json: &str) -> PyResult<String> {
     call_engine(py, spec_json, memtint_engine::multicore::run_sim_json)
 }
 
+/// Run periodic real-time tasks through the simulated DRAM (EDF, Colored Refresh or its server)
+/// described by JSON; return per-task statistics JSON.
+#[pyfunction]
+fn run_rt(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    call_engine(py, spec_json, memtint_engine::rt_sim::run_json)
+}
+
 /// Weighted speedup, harmonic speedup and maximum slowdown of `[{"ipc_alone", "ipc_shared"}]`.
 #[pyfunction]
 fn mix_metrics(py: Python<'_>, programs_json: &str) -> PyResult<String> {
@@ -127,6 +134,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_dram, m)?)?;
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_sim, m)?)?;
+    m.add_function(wrap_pyfunction!(run_rt, m)?)?;
     m.add_function(wrap_pyfunction!(mix_metrics, m)?)?;
     m.add_function(wrap_pyfunction!(cpu_trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(convert_cpu_trace, m)?)?;

@@ -1,0 +1,610 @@
+//! Periodic real-time tasks on one core, their memory requests through the simulated DRAM, under
+//! the Pan thesis's schedules (ch. 4-5): each job computes and issues its loads one at a time (a
+//! blocking load: the job waits for its data), so refresh that delays a load delays the job.
+//!
+//! - `edf`: earliest deadline first, each task's pages spread over every rank; refresh as the
+//!   machine or `refresh` says (all-bank, FGR, none). The auto-refresh baseline.
+//! - `colored` (Colored Refresh): the cyclic executive's frames (`realtime::cyclic`) give each task
+//!   the rank colours it never runs while they refresh; its pages are only in its colour, and the
+//!   colours are burst-refreshed a colour frame each (`controller/refresh/burst.rs`). A job never
+//!   runs in a frame that refreshes its colour; a task with no such colour runs two instances in
+//!   two colours (a copy task), copying its globals when it changes instance. The frame table is
+//!   executed as EDF restricted by colour, which is the table itself when jobs take their planned
+//!   time and still meets deadlines when refresh or copies lengthen them.
+//! - `crs` (Colored Refresh Server): two servers with budgets, each with half the ranks; each
+//!   half is burst-refreshed once per window (the second server's at 0, the first's at half the
+//!   window) and its server is locked for that burst; EDF inside a server (`realtime::crs`).
+//!
+//! Time is the DRAM clock; task times are given in `unit_us` microseconds.
+
+use crate::config::{MachineSource, MemoryConfig};
+use crate::controller::Origin;
+use crate::dram::DramAddress;
+use crate::error::{Error, Result};
+use crate::memory_system::MemorySystem;
+use crate::realtime::cyclic::{choose_frame, place_jobs};
+use crate::realtime::task::{hyperperiod, lcm, Task};
+use crate::stats::LatencyHistogram;
+use crate::{Cycle, NEVER};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// A real-time run (JSON; docs/refresh.md).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RtRunSpec {
+    pub machine: MachineSource,
+    #[serde(default)]
+    pub overrides: Option<Value>,
+    /// Microseconds per unit of the task set's times (1000: milliseconds).
+    #[serde(default = "default_unit")]
+    pub unit_us: f64,
+    pub tasks: Vec<RtTaskSpec>,
+    /// "edf", "colored" or "crs".
+    #[serde(default = "default_schedule")]
+    pub schedule: String,
+    /// "scheme" (the schedule's own: the machine's refresh for edf, the colour bursts for
+    /// colored and crs), "none", "all-bank", "fgr2" or "fgr4".
+    #[serde(default = "default_refresh")]
+    pub refresh: String,
+    /// The retention window, ms.
+    #[serde(default = "default_retention")]
+    pub retention_ms: f64,
+    /// REFs per rank per window for the colour bursts (8192, JEDEC; the thesis's timings imply
+    /// 8192 / ranks, which needs `jedec = false`).
+    #[serde(default = "default_refs")]
+    pub refs_per_window: u64,
+    #[serde(default = "default_true")]
+    pub jedec: bool,
+    /// The servers of `crs`, highest priority first.
+    #[serde(default)]
+    pub servers: Vec<RtServerSpec>,
+    /// Units simulated (default: lcm of the hyperperiod and the window).
+    #[serde(default)]
+    pub horizon: Option<u64>,
+    /// A copy task's copy bandwidth, GB/s (the thesis's 10).
+    #[serde(default = "default_copy_gbps")]
+    pub copy_gbps: f64,
+    #[serde(default = "one")]
+    pub seed: u64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RtTaskSpec {
+    pub name: String,
+    pub period: u64,
+    /// The WCET the schedule plans with (units).
+    pub wcet: u64,
+    #[serde(default)]
+    pub deadline: Option<u64>,
+    #[serde(default)]
+    pub phase: u64,
+    /// Computation per job, units (its loads' waits come on top).
+    pub compute: f64,
+    /// Loads per job, spread evenly through its computation.
+    pub loads: u64,
+    /// "stream" (sequential lines, continuing from job to job) or "random".
+    #[serde(default = "default_pattern")]
+    pub pattern: String,
+    #[serde(default = "default_footprint")]
+    pub footprint_kb: u64,
+    /// Globals a copy task copies when it changes instance.
+    #[serde(default = "default_copy_kb")]
+    pub copy_kb: u64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RtServerSpec {
+    pub tasks: Vec<String>,
+    pub period: u64,
+    pub budget: u64,
+}
+
+fn default_unit() -> f64 {
+    1000.0
+}
+fn default_schedule() -> String {
+    "edf".into()
+}
+fn default_refresh() -> String {
+    "scheme".into()
+}
+fn default_retention() -> f64 {
+    64.0
+}
+fn default_refs() -> u64 {
+    8192
+}
+fn default_true() -> bool {
+    true
+}
+fn default_copy_gbps() -> f64 {
+    10.0
+}
+fn one() -> u64 {
+    1
+}
+fn default_pattern() -> String {
+    "random".into()
+}
+fn default_footprint() -> u64 {
+    64
+}
+fn default_copy_kb() -> u64 {
+    16
+}
+
+const LINE: u64 = 64;
+const PAGE: u64 = 4096;
+
+/// One task as the run sees it.
+struct TaskState {
+    task: Task,
+    compute: Cycle,
+    loads: u64,
+    random: bool,
+    lines: u64,
+    cursor: u64,
+    /// Per instance: its colour's ranks and its pages' frames (physical page numbers).
+    instances: Vec<(Vec<u32>, Vec<u64>)>,
+    /// Colour index of each instance (colored, crs).
+    colours: Vec<usize>,
+    instance: usize,
+    copy_cycles: Cycle,
+    server: usize,
+    // Measurements.
+    jobs: u64,
+    finished: u64,
+    misses: u64,
+    copies: u64,
+    exec: LatencyHistogram,
+    latency: LatencyHistogram,
+    met_refresh: u64,
+    loads_done: u64,
+}
+
+/// A released job.
+struct Job {
+    task: usize,
+    deadline: Cycle,
+    compute_left: Cycle,
+    loads_left: u64,
+    /// Computation until its next load.
+    segment_left: Cycle,
+    exec: Cycle,
+    started: bool,
+}
+
+pub fn run(spec: &RtRunSpec) -> Result<Value> {
+    let mut machine = spec.machine.load_with(spec.overrides.as_ref(), None, None)?;
+    if !(spec.unit_us > 0.0 && spec.unit_us.is_finite()) {
+        return Err(Error::config("unit_us", format!("must be a number above 0, got {}", spec.unit_us)));
+    }
+    let tasks: Vec<Task> = spec
+        .tasks
+        .iter()
+        .map(|t| Task { name: t.name.clone(), phase: t.phase, period: t.period, wcet: t.wcet, deadline: t.deadline.unwrap_or(t.period) })
+        .collect();
+    crate::realtime::task::validate(&tasks)?;
+    let retention_units = spec.retention_ms * 1000.0 / spec.unit_us;
+    if retention_units.fract() != 0.0 || retention_units < 1.0 {
+        return Err(Error::config(
+            "retention_ms",
+            format!("must be a whole number of task units ({} µs), got {}", spec.unit_us, spec.retention_ms),
+        ));
+    }
+    let retention = retention_units as u64;
+    let ranks = machine.dram.ranks;
+    // The schedule: colours per task and the refresh they need.
+    let mut colour_of: Vec<Vec<usize>> = vec![vec![]; tasks.len()];
+    let mut server_of = vec![0usize; tasks.len()];
+    let (colours, colour_frame, groups): (usize, u64, Vec<Vec<u32>>) = match spec.schedule.as_str() {
+        "edf" => (1, 0, vec![(0..ranks).collect()]),
+        "colored" => {
+            let frame = choose_frame(&tasks, retention, ranks as u64)?;
+            let s = place_jobs(&tasks, frame, retention)?;
+            let c = s.colours as usize;
+            let per = ranks as usize / c;
+            let groups = (0..c).map(|g| (g * per..(g + 1) * per).map(|r| r as u32).collect()).collect();
+            let mut used = vec![false; c];
+            for (i, slot) in colour_of.iter_mut().enumerate() {
+                let avail = s.available_colours(i);
+                let pick = |used: &mut Vec<bool>, from: &mut dyn Iterator<Item = usize>| {
+                    let all: Vec<usize> = from.collect();
+                    let p = all.iter().copied().find(|&k| !used[k]).or(all.first().copied());
+                    if let Some(k) = p {
+                        used[k] = true;
+                    }
+                    p
+                };
+                if avail.is_empty() {
+                    // A copy task: two instances in two colours, preferring unused ones.
+                    let a = pick(&mut used, &mut (0..c).rev()).expect("a colour");
+                    let b = pick(&mut used, &mut (0..c).rev().filter(|&k| k != a)).unwrap_or(a);
+                    *slot = vec![a, b];
+                } else {
+                    *slot = vec![pick(&mut used, &mut avail.iter().map(|&k| k as usize)).expect("available")];
+                }
+            }
+            (c, frame.colour_frame, groups)
+        }
+        "crs" => {
+            if spec.servers.len() != 2 {
+                return Err(Error::config("servers", format!("crs takes two servers, highest priority first; got {}", spec.servers.len())));
+            }
+            if ranks < 2 || ranks % 2 != 0 {
+                return Err(Error::config("machine", format!("crs splits the ranks into two colours; this machine has {ranks}")));
+            }
+            for (si, s) in spec.servers.iter().enumerate() {
+                if s.period == 0 || s.budget == 0 || s.budget > s.period {
+                    return Err(Error::config(
+                        format!("servers[{si}].budget"),
+                        format!("must be above 0 and at most its period ({}), got {}", s.period, s.budget),
+                    ));
+                }
+                for name in &s.tasks {
+                    let i = tasks
+                        .iter()
+                        .position(|t| &t.name == name)
+                        .ok_or_else(|| Error::config(format!("servers[{si}].tasks"), format!("no task named '{name}'")))?;
+                    server_of[i] = si;
+                    // Colour 0 (refreshed at 0) is the second server's, colour 1 the first's.
+                    colour_of[i] = vec![1 - si];
+                }
+            }
+            if let Some(i) = colour_of.iter().position(|c| c.is_empty()) {
+                return Err(Error::config("servers", format!("task '{}' is in no server", tasks[i].name)));
+            }
+            let half = ranks / 2;
+            (2, 0, vec![(0..half).collect(), (half..ranks).collect()])
+        }
+        other => return Err(Error::config("schedule", format!("unknown schedule '{other}'; choose edf, colored or crs"))),
+    };
+    if spec.schedule == "edf" {
+        colour_of.iter_mut().for_each(|c| *c = vec![0]);
+    }
+    // Refresh.
+    let refresh = match (spec.refresh.as_str(), spec.schedule.as_str()) {
+        ("scheme", "edf") => json!({}),
+        ("scheme", _) => json!({"refresh": "burst", "burst": {
+            "retention_ms": spec.retention_ms, "refs_per_window": spec.refs_per_window, "jedec": spec.jedec,
+            "groups": if spec.schedule == "crs" { json!(groups) } else { json!(groups) },
+        }}),
+        ("none", _) => json!({"refresh": "none"}),
+        ("all-bank", _) => json!({"refresh": "all-bank"}),
+        ("fgr2", _) => json!({"refresh": "all-bank", "all-bank": {"granularity": 2}}),
+        ("fgr4", _) => json!({"refresh": "all-bank", "all-bank": {"granularity": 4}}),
+        (other, _) => {
+            return Err(Error::config("refresh", format!("unknown refresh '{other}'; choose scheme, none, all-bank, fgr2 or fgr4")))
+        }
+    };
+    if refresh.as_object().is_some_and(|o| !o.is_empty()) {
+        machine = machine.with_overrides(&json!({ "controller": refresh }))?;
+    }
+    let cfg = MemoryConfig::resolve(&machine)?;
+    let mut mem = MemorySystem::new(&cfg)?;
+    let t_ck_ns = cfg.timing.tCK_ns;
+    let cycles_per_unit = spec.unit_us * 1000.0 / t_ck_ns;
+    let to_cycles = |u: f64| (u * cycles_per_unit).round() as Cycle;
+    let horizon = spec.horizon.unwrap_or_else(|| lcm(hyperperiod(&tasks), retention));
+    let end = to_cycles(horizon as f64);
+    let window = to_cycles(retention as f64);
+    // The crs lock: a colour's burst, refs x tRFC, from its phase in each window.
+    let lock = spec.refs_per_window * cfg.timing.tRFC + cfg.timing.tRP;
+    let colour_frame_cycles = to_cycles(colour_frame as f64);
+
+    // Pages: per rank, the frames whose rank it is, taken in order.
+    let mut frames = RankFrames::new(&cfg);
+    let mut states: Vec<TaskState> = Vec::new();
+    for (i, (t, s)) in tasks.iter().zip(&spec.tasks).enumerate() {
+        let random = match s.pattern.as_str() {
+            "random" => true,
+            "stream" => false,
+            p => return Err(Error::config(format!("tasks[{i}].pattern"), format!("unknown pattern '{p}'; choose stream or random"))),
+        };
+        if !(s.compute >= 0.0 && s.compute.is_finite()) || s.footprint_kb == 0 {
+            return Err(Error::config(format!("tasks[{i}].compute"), "compute must be a finite number >= 0 and footprint_kb above 0"));
+        }
+        let pages = s.footprint_kb * 1024 / PAGE + 1;
+        let mut instances = Vec::new();
+        for &c in &colour_of[i] {
+            let ranks_of = &groups[c];
+            let list = (0..pages).map(|p| frames.take(ranks_of[p as usize % ranks_of.len()])).collect::<Result<Vec<_>>>()?;
+            instances.push((ranks_of.clone(), list));
+        }
+        let copy_bytes = s.copy_kb as f64 * 1024.0;
+        states.push(TaskState {
+            task: t.clone(),
+            compute: to_cycles(s.compute),
+            loads: s.loads,
+            random,
+            lines: s.footprint_kb * 1024 / LINE,
+            cursor: 0,
+            instances,
+            colours: colour_of[i].clone(),
+            instance: 0,
+            copy_cycles: (copy_bytes / (spec.copy_gbps * 1e9) * 1e9 / t_ck_ns).round() as Cycle,
+            server: server_of[i],
+            jobs: 0,
+            finished: 0,
+            misses: 0,
+            copies: 0,
+            exec: LatencyHistogram::default(),
+            latency: LatencyHistogram::default(),
+            met_refresh: 0,
+            loads_done: 0,
+        });
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+
+    // The executor.
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut next_release: Vec<Cycle> = tasks.iter().map(|t| to_cycles(t.phase as f64)).collect();
+    let mut budget: Vec<Cycle> = vec![0; spec.servers.len()];
+    let mut replenish: Vec<Cycle> = vec![0; spec.servers.len()];
+    let mut done = Vec::new();
+    let mut now: Cycle = 0;
+    let mut running: Option<usize> = None;
+    let mut id = 0u64;
+    let mut busy: Cycle = 0;
+    // Memory events up to and including `until` (completions are not needed: loads block).
+    let advance_memory = |mem: &mut MemorySystem, done: &mut Vec<crate::controller::Completion>, until: Cycle| loop {
+        let t = mem.next_event();
+        if t > until {
+            break;
+        }
+        mem.tick(t, done, false);
+    };
+    while now < end {
+        // Releases and deadlines.
+        for (i, st) in states.iter_mut().enumerate() {
+            while next_release[i] <= now && next_release[i] < end {
+                let r = next_release[i];
+                let per = st.loads.max(1);
+                jobs.push(Job {
+                    task: i,
+                    deadline: r + to_cycles(st.task.deadline as f64),
+                    compute_left: st.compute,
+                    loads_left: st.loads,
+                    segment_left: st.compute / (per + 1),
+                    exec: 0,
+                    started: false,
+                });
+                st.jobs += 1;
+                next_release[i] = r + to_cycles(st.task.period as f64);
+            }
+        }
+        jobs.retain(|j| {
+            let missed = j.deadline <= now;
+            if missed {
+                states[j.task].misses += 1;
+            }
+            !missed
+        });
+        for (s, spec_s) in spec.servers.iter().enumerate() {
+            if replenish[s] <= now {
+                budget[s] = to_cycles(spec_s.budget as f64);
+                replenish[s] += to_cycles(spec_s.period as f64);
+            }
+        }
+        // Choose.
+        let refreshing = if colour_frame_cycles > 0 { Some(((now / colour_frame_cycles) as usize) % colours) } else { None };
+        let locked = |c: usize| {
+            spec.schedule == "crs" && {
+                let phase = if c == 0 { 0 } else { window / 2 };
+                (now + window - phase % window) % window < lock
+            }
+        };
+        let eligible = |j: &Job, states: &[TaskState]| -> Option<usize> {
+            let st = &states[j.task];
+            match spec.schedule.as_str() {
+                "colored" => {
+                    let r = refreshing.expect("colored has frames");
+                    // The instance in use if its colour is free, else another.
+                    if st.colours[st.instance] != r {
+                        Some(st.instance)
+                    } else {
+                        st.colours.iter().position(|&c| c != r)
+                    }
+                }
+                "crs" => (!locked(st.colours[0]) && budget[st.server] > 0).then_some(0),
+                _ => Some(0),
+            }
+        };
+        let pick = {
+            let mut best: Option<(u64, Cycle, usize, usize)> = None;
+            for (k, j) in jobs.iter().enumerate() {
+                if let Some(inst) = eligible(j, &states) {
+                    let prio = if spec.schedule == "crs" { states[j.task].server as u64 } else { 0 };
+                    let key = (prio, j.deadline, j.task, k);
+                    if best.is_none_or(|b| key < (b.0, b.1, b.2, b.3)) {
+                        best = Some((prio, j.deadline, j.task, k));
+                        let _ = inst;
+                    }
+                }
+            }
+            best.map(|b| b.3)
+        };
+        // The next decision point: a release, a deadline, a frame or lock boundary, a budget event.
+        let mut next = end;
+        next = next.min(next_release.iter().copied().min().unwrap_or(NEVER));
+        next = next.min(jobs.iter().map(|j| j.deadline).min().unwrap_or(NEVER));
+        if colour_frame_cycles > 0 {
+            next = next.min((now / colour_frame_cycles + 1) * colour_frame_cycles);
+        }
+        if spec.schedule == "crs" {
+            for c in 0..2 {
+                let phase = if c == 0 { 0 } else { window / 2 };
+                let k = now.saturating_sub(phase) / window;
+                for start in [phase + k * window, phase + (k + 1) * window] {
+                    for t in [start, start + lock] {
+                        if t > now {
+                            next = next.min(t);
+                        }
+                    }
+                }
+            }
+            next = next.min(replenish.iter().copied().min().unwrap_or(NEVER));
+        }
+        let Some(k) = pick else {
+            running = None;
+            advance_memory(&mut mem, &mut done, next.max(now + 1) - 1);
+            now = next.max(now + 1);
+            continue;
+        };
+        let ti = jobs[k].task;
+        if running != Some(k) {
+            running = Some(k);
+        }
+        // The instance it runs in; a change copies the globals first.
+        let inst = eligible(&jobs[k], &states).expect("picked");
+        if inst != states[ti].instance {
+            states[ti].instance = inst;
+            states[ti].copies += 1;
+            jobs[k].compute_left += states[ti].copy_cycles;
+            jobs[k].segment_left += states[ti].copy_cycles;
+        }
+        jobs[k].started = true;
+        let budget_end = if spec.schedule == "crs" { now + budget[states[ti].server] } else { NEVER };
+        let stop = next.min(budget_end);
+        let start = now;
+        let job = &mut jobs[k];
+        if job.segment_left > 0 {
+            // Compute until the next load or the decision point.
+            let run = job.segment_left.min(stop - now);
+            job.segment_left -= run;
+            job.compute_left -= run.min(job.compute_left);
+            advance_memory(&mut mem, &mut done, now + run - 1);
+            now += run;
+        } else if job.loads_left > 0 {
+            // One blocking load.
+            let st = &mut states[ti];
+            let line = if st.random { rng.gen_range(0..st.lines) } else { (st.cursor + 1) % st.lines };
+            st.cursor = line;
+            let page = (line * LINE / PAGE) as usize;
+            let frame = st.instances[st.instance].1[page % st.instances[st.instance].1.len()];
+            let addr = frame * PAGE + (line * LINE) % PAGE;
+            id += 1;
+            while !mem.try_enqueue(now, id, addr, false, Origin::single(ti as u32)) {
+                advance_memory(&mut mem, &mut done, now);
+                now += 1;
+            }
+            let issued = now;
+            let c = loop {
+                let t = mem.next_event();
+                mem.tick(t, &mut done, false);
+                if let Some(pos) = done.iter().position(|c| c.id == id) {
+                    break done.swap_remove(pos);
+                }
+            };
+            done.clear();
+            now = c.done.max(issued + 1);
+            st.latency.record(c.done - issued);
+            st.met_refresh += c.met_refresh as u64;
+            st.loads_done += 1;
+            job.loads_left -= 1;
+            let per = st.loads.max(1);
+            job.segment_left = if job.loads_left == 0 { job.compute_left } else { st.compute / (per + 1) };
+        }
+        let ran = now - start;
+        job.exec += ran;
+        busy += ran;
+        if spec.schedule == "crs" {
+            let s = states[ti].server;
+            budget[s] = budget[s].saturating_sub(ran);
+        }
+        if job.segment_left == 0 && job.loads_left == 0 {
+            let j = jobs.swap_remove(k);
+            let st = &mut states[ti];
+            st.finished += 1;
+            st.exec.record(j.exec);
+            running = None;
+        }
+    }
+    let _ = busy;
+    let unit_ns = spec.unit_us * 1000.0;
+    let cycles_to_units = |c: f64| c * t_ck_ns / unit_ns;
+    let mut utilisation = 0.0;
+    let task_json: Vec<Value> = states
+        .iter()
+        .map(|st| {
+            let exec_mean = cycles_to_units(st.exec.mean());
+            utilisation += exec_mean / st.task.period as f64;
+            let lat = st.latency.summary();
+            json!({
+                "name": st.task.name, "period": st.task.period, "wcet": st.task.wcet,
+                "jobs": st.jobs, "finished": st.finished, "deadline_misses": st.misses,
+                "exec_mean": exec_mean, "exec_max": cycles_to_units(st.exec.max() as f64),
+                "loads": st.loads_done, "latency_ns": lat.scaled(t_ck_ns), "refresh_met": st.met_refresh,
+                "colours": st.colours, "ranks": st.instances.iter().map(|i| i.0.clone()).collect::<Vec<_>>(),
+                "copies": st.copies,
+            })
+        })
+        .collect();
+    let latency_all = {
+        let mut h = LatencyHistogram::default();
+        states.iter().for_each(|s| h.merge(&s.latency));
+        h.summary().scaled(t_ck_ns)
+    };
+    Ok(json!({
+        "config": {
+            "machine": cfg.machine.name, "schedule": spec.schedule, "refresh": spec.refresh,
+            "controller_refresh": cfg.controller.refresh,
+            "refresh_density_gbit": cfg.machine.dram.refresh_density_gbit.unwrap_or(cfg.org.density_gbit),
+            "tRFC_ns": cfg.timing.tRFC as f64 * t_ck_ns, "tREFI_ns": cfg.timing.tREFI as f64 * t_ck_ns,
+            "unit_us": spec.unit_us, "horizon": horizon, "retention": retention, "colour_frame": colour_frame,
+            "colours": colours, "refs_per_window": spec.refs_per_window, "jedec": spec.jedec,
+        },
+        "tasks": task_json,
+        "utilisation": utilisation,
+        "deadline_misses": states.iter().map(|s| s.misses).sum::<u64>(),
+        "refresh_met": states.iter().map(|s| s.met_refresh).sum::<u64>(),
+        "latency_ns": latency_all,
+    }))
+}
+
+/// `run` with a JSON spec in and JSON out (the Python extension's entry point).
+pub fn run_json(spec: &str) -> Result<String> {
+    let spec: RtRunSpec = crate::error::from_json(spec, "rt spec")?;
+    Ok(run(&spec)?.to_string())
+}
+
+/// Physical pages by rank, handed out in address order.
+struct RankFrames {
+    mapping: crate::mapping::AddressMapping,
+    next: u64,
+    limit: u64,
+    spare: Vec<Vec<u64>>,
+}
+
+impl RankFrames {
+    fn new(cfg: &MemoryConfig) -> Self {
+        RankFrames {
+            mapping: cfg.mapping.clone(),
+            next: 0,
+            limit: cfg.memory_bytes() / PAGE,
+            spare: vec![Vec::new(); cfg.org.ranks as usize],
+        }
+    }
+
+    /// The lowest free page of `rank`; pages of other ranks met on the way are kept for later.
+    fn take(&mut self, rank: u32) -> Result<u64> {
+        if let Some(p) = self.spare[rank as usize].pop() {
+            return Ok(p);
+        }
+        while self.next < self.limit {
+            let p = self.next;
+            self.next += 1;
+            let d: DramAddress = self.mapping.decode(p * PAGE);
+            if d.rank == rank {
+                return Ok(p);
+            }
+            self.spare[d.rank as usize].insert(0, p);
+        }
+        Err(Error::config("tasks", format!("rank {rank} has no free page left for the tasks' footprints")))
+    }
+}

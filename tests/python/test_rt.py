@@ -1,0 +1,58 @@
+"""`memtint rt` and `memtint.run_rt` (rt_sim): real-time tasks through the simulated DRAM under
+EDF with auto-refresh and under Colored Refresh (docs/refresh.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import memtint
+
+CONFIG = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "runs", "colored-refresh.toml")
+
+TASKS = [
+    {"name": "a", "period": 16, "wcet": 4, "compute": 3.0, "loads": 500},
+    {"name": "b", "period": 32, "wcet": 12, "compute": 10.0, "loads": 1000, "pattern": "stream"},
+    {"name": "c", "period": 64, "wcet": 16, "compute": 12.0, "loads": 2000},
+]
+
+
+@pytest.mark.engine
+def test_colored_refresh_keeps_every_load_off_refreshing_ranks_and_auto_refresh_does_not():
+    spec = {"machine": "ddr4-2400-8r", "tasks": TASKS, "overrides": {"dram": {"refresh_density_gbit": 16}}}
+    cr = memtint.run_rt({**spec, "schedule": "colored"})
+    auto = memtint.run_rt({**spec, "schedule": "edf"})
+    assert cr["refresh_met"] == 0 and auto["refresh_met"] > 0
+    assert [t["name"] for t in cr["tasks"]] == ["a", "b", "c"]
+    # Table 4.2's colours (0-based) for Example 1's task set: each task in one of them.
+    allowed = {"a": {1, 3, 5, 7}, "b": {2, 3, 6, 7}, "c": {0, 1, 4, 5, 7}}
+    for t in cr["tasks"]:
+        assert set(t["colours"]) <= allowed[t["name"]], t
+    assert cr["deadline_misses"] == 0 and cr["utilisation"] < auto["utilisation"]
+
+
+@pytest.mark.engine
+def test_memtint_rt_prints_each_task_and_writes_json(memtint, tmp_path):
+    out = tmp_path / "rt.json"
+    code, text, err = memtint("rt", CONFIG, "--json", out)
+    assert code == 0, err
+    stats = json.loads(out.read_text())
+    assert stats["config"]["schedule"] == "colored" and stats["refresh_met"] == 0
+    code, text, err = memtint("rt", CONFIG, "--schedule", "edf", "--refresh", "fgr4")
+    assert code == 0, err
+    for word in ("lms", "matmult", "utilisation", "deadline misses", "met"):
+        assert word in text
+
+
+@pytest.mark.engine
+def test_bad_task_sets_are_refused_naming_the_key(memtint, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('machine = "ddr4-2400-8r"\nschedule = "crs"\n[[tasks]]\nname = "a"\nperiod = 10\nwcet = 2\n'
+                   'compute = 1.0\nloads = 10\n')
+    code, _, err = memtint("rt", bad)
+    assert code != 0 and "servers" in err and "Traceback" not in err
+    bad.write_text('machine = "ddr4-2400-8r"\n[[tasks]]\nname = "a"\nperiod = 10\nwcet = 20\ncompute = 1.0\nloads = 10\n')
+    code, _, err = memtint("rt", bad)
+    assert code != 0 and "tasks[0].wcet" in err
