@@ -45,9 +45,11 @@ enum Kind {
     MachineValue,
     /// A DRAMSim3 trace with hostile timestamps, run.
     DramSim3Run,
+    /// A real-time task set (rt_sim), mutated.
+    RtSpec,
 }
 
-const KINDS: [Kind; 11] = [
+const KINDS: [Kind; 12] = [
     Kind::DramText,
     Kind::DramSim3Text,
     Kind::DramGzip,
@@ -59,6 +61,7 @@ const KINDS: [Kind; 11] = [
     Kind::Device,
     Kind::MachineValue,
     Kind::DramSim3Run,
+    Kind::RtSpec,
 ];
 
 /// What one case ended in.
@@ -387,6 +390,25 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
     })
 }
 
+/// A small real-time task set under one of the schedules and refresh settings.
+fn rt_spec_seed(rng: &mut ChaCha8Rng) -> Value {
+    let schedule = ["edf", "colored", "crs"][rng.gen_range(0..3)];
+    let refresh = ["scheme", "none", "all-bank", "fgr2", "fgr4"][rng.gen_range(0..5)];
+    let machine = ["ddr4-2400-8r", "ddr3-1600-8r"][rng.gen_range(0..2)];
+    let density = [1, 8, 64][rng.gen_range(0..3)];
+    json!({
+        "machine": machine,
+        "schedule": schedule, "refresh": refresh, "unit_us": 100.0, "horizon": 640,
+        "refs_per_window": 64, "jedec": false,
+        "tasks": [
+            {"name": "a", "period": 80, "wcet": 20, "compute": 10.0, "loads": 20, "pattern": "stream"},
+            {"name": "b", "period": 160, "wcet": 40, "compute": 20.0, "loads": 40},
+        ],
+        "servers": [{"tasks": ["a"], "period": 40, "budget": 20}, {"tasks": ["b"], "period": 40, "budget": 15}],
+        "overrides": {"dram": {"refresh_density_gbit": density}},
+    })
+}
+
 /// The device presets and a machine that runs each.
 const DEVICES: &[(&str, &str)] = &[
     ("ddr3-1333", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr3-1333.toml"))),
@@ -508,13 +530,23 @@ fn dramsim3_run_seed(rng: &mut ChaCha8Rng) -> Vec<u8> {
 /// One of each controller choice the runs below vary.
 fn controller_choice(rng: &mut ChaCha8Rng) -> Value {
     let implementation = ["auto", "general", "lanes"][rng.gen_range(0..3)];
-    let refresh = ["all-bank", "none"][rng.gen_range(0..2)];
+    let refresh = ["all-bank", "none", "burst"][rng.gen_range(0..3)];
     let row_policy = ["open", "closed", "timeout"][rng.gen_range(0..3)];
-    json!({"implementation": implementation, "refresh": refresh, "row_policy": row_policy})
+    let mut c = json!({"implementation": implementation, "refresh": refresh, "row_policy": row_policy});
+    let granularity = [1, 2, 4, 3][rng.gen_range(0..4)];
+    let retention = [0.05, 1.0, 64.0, 0.0][rng.gen_range(0..4)];
+    let refs = [16, 64, 8192][rng.gen_range(0..3)];
+    let groups = ["all", "each"][rng.gen_range(0..2)];
+    match refresh {
+        "all-bank" => c["all-bank"] = json!({"postpone": rng.gen_range(0..10), "granularity": granularity, "stagger": rng.gen_bool(0.5)}),
+        "burst" => c["burst"] = json!({"retention_ms": retention, "refs_per_window": refs, "jedec": false, "groups": groups}),
+        _ => {}
+    }
+    c
 }
 
 /// The names of whole documents (`from_json`'s `what`): an error there names no key.
-const DOCUMENTS: &[&str] = &["run spec", "sim spec"];
+const DOCUMENTS: &[&str] = &["run spec", "sim spec", "rt spec"];
 
 /// Whether an error message says where: a file and line, or a key.
 fn names_its_place(e: &Error, file: &Path) -> bool {
@@ -654,6 +686,16 @@ fn run_case(kind: Kind, case_seed: u64, dir: &Path) -> Outcome {
             } else {
                 memtint_engine::multicore::run_sim_json(&text).map(|_| ())
             }
+        }
+        Kind::RtSpec => {
+            let mut v = rt_spec_seed(&mut rng);
+            for _ in 0..rng.gen_range(1..=2) {
+                mutate_json(&mut rng, &mut v);
+            }
+            cap_lengths(&mut v);
+            let text = raw_tokens(&v);
+            show("spec", text.as_bytes());
+            memtint_engine::rt_sim::run_json(&text).map(|_| ())
         }
         Kind::DramSim3Run => {
             let seed = dramsim3_run_seed(&mut rng);

@@ -138,6 +138,12 @@ fn default_copy_kb() -> u64 {
     16
 }
 
+/// Bounds that keep a run's arithmetic in range and its length sensible.
+const MAX_UNITS: u64 = 1_000_000_000;
+const MAX_CYCLES: u64 = 1 << 50;
+const MAX_LOADS: u64 = 100_000_000;
+const MAX_RUN_LOADS: f64 = 200_000_000.0;
+const MAX_FOOTPRINT_KB: u64 = 1 << 24;
 const LINE: u64 = 64;
 const PAGE: u64 = 4096;
 
@@ -181,8 +187,37 @@ struct Job {
 
 pub fn run(spec: &RtRunSpec) -> Result<Value> {
     let mut machine = spec.machine.load_with(spec.overrides.as_ref(), None, None)?;
-    if !(spec.unit_us > 0.0 && spec.unit_us.is_finite()) {
-        return Err(Error::config("unit_us", format!("must be a number above 0, got {}", spec.unit_us)));
+    if !(spec.unit_us > 0.0 && spec.unit_us <= 1e6) {
+        return Err(Error::config("unit_us", format!("must be above 0 and at most 1e6 (a second), got {}", spec.unit_us)));
+    }
+    if !(spec.retention_ms > 0.0 && spec.retention_ms <= 1000.0) {
+        return Err(Error::config("retention_ms", format!("must be above 0 and at most 1000, got {}", spec.retention_ms)));
+    }
+    if !(spec.copy_gbps > 0.0 && spec.copy_gbps.is_finite()) {
+        return Err(Error::config("copy_gbps", format!("must be a finite number above 0, got {}", spec.copy_gbps)));
+    }
+    for (i, t) in spec.tasks.iter().enumerate() {
+        let key = |k: &str| format!("tasks[{i}].{k}");
+        for (k, v) in [("period", t.period), ("phase", t.phase), ("wcet", t.wcet), ("deadline", t.deadline.unwrap_or(0))] {
+            if v > MAX_UNITS {
+                return Err(Error::config(key(k), format!("{}: must be at most {MAX_UNITS} units, got {v}", t.name)));
+            }
+        }
+        if !(t.compute >= 0.0 && t.compute <= t.period as f64) {
+            return Err(Error::config(
+                key("compute"),
+                format!("{}: must be between 0 and its period ({}), got {}", t.name, t.period, t.compute),
+            ));
+        }
+        if t.footprint_kb == 0 || t.footprint_kb > MAX_FOOTPRINT_KB {
+            return Err(Error::config(
+                key("footprint_kb"),
+                format!("{}: must be between 1 and {MAX_FOOTPRINT_KB}, got {}", t.name, t.footprint_kb),
+            ));
+        }
+        if t.loads > MAX_LOADS {
+            return Err(Error::config(key("loads"), format!("{}: at most {MAX_LOADS} per job, got {}", t.name, t.loads)));
+        }
     }
     let tasks: Vec<Task> = spec
         .tasks
@@ -240,7 +275,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                 return Err(Error::config("machine", format!("crs splits the ranks into two colours; this machine has {ranks}")));
             }
             for (si, s) in spec.servers.iter().enumerate() {
-                if s.period == 0 || s.budget == 0 || s.budget > s.period {
+                if s.period == 0 || s.budget == 0 || s.budget > s.period || s.period > MAX_UNITS {
                     return Err(Error::config(
                         format!("servers[{si}].budget"),
                         format!("must be above 0 and at most its period ({}), got {}", s.period, s.budget),
@@ -291,6 +326,22 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     let cycles_per_unit = spec.unit_us * 1000.0 / t_ck_ns;
     let to_cycles = |u: f64| (u * cycles_per_unit).round() as Cycle;
     let horizon = spec.horizon.unwrap_or_else(|| lcm(hyperperiod(&tasks), retention));
+    if horizon == 0 || horizon > MAX_UNITS {
+        return Err(Error::config(
+            "horizon",
+            format!("must be between 1 and {MAX_UNITS} units (default: lcm of hyperperiod and window), got {horizon}"),
+        ));
+    }
+    let total: f64 = spec.tasks.iter().map(|t| (horizon as f64 / t.period as f64).ceil() * t.loads as f64).sum();
+    if total > MAX_RUN_LOADS {
+        return Err(Error::config(
+            "tasks",
+            format!("the run would issue about {total:.0} loads; at most {MAX_RUN_LOADS:.0}: shorten the horizon or the loads"),
+        ));
+    }
+    if to_cycles(horizon as f64) > MAX_CYCLES {
+        return Err(Error::config("horizon", format!("{horizon} units are more than {MAX_CYCLES} DRAM cycles")));
+    }
     let end = to_cycles(horizon as f64);
     let window = to_cycles(retention as f64);
     // The crs lock: a colour's burst, refs x tRFC, from its phase in each window.
@@ -496,6 +547,9 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             let issued = now;
             let c = loop {
                 let t = mem.next_event();
+                if t == NEVER {
+                    return Err(Error::config("engine", format!("internal error: load {id} never completes (cycle {now})")));
+                }
                 mem.tick(t, &mut done, false);
                 if let Some(pos) = done.iter().position(|c| c.id == id) {
                     break done.swap_remove(pos);

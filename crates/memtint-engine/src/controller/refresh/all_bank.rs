@@ -119,8 +119,8 @@ impl RefreshManager for AllBank {
         self.due[rank as usize] += self.t_refi;
     }
     fn period(&self) -> Option<u64> {
-        // Postponed REFs catch up back to back, not one per period.
-        (self.postpone == 0).then_some(self.t_refi)
+        // Also with postponement: an idle controller owes no REF, so each comes when due.
+        Some(self.t_refi)
     }
     fn refreshed_many(&mut self, rank: u32, n: u64) {
         self.due[rank as usize] += n * self.t_refi;

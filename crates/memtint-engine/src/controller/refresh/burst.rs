@@ -170,4 +170,17 @@ impl RefreshManager for Burst {
     fn obligation(&self) -> RefreshObligation {
         RefreshObligation::Retention { window: self.window, refs: self.refs }
     }
+    /// Whole bursts that start and end a window or more before `until`: their REFs are far
+    /// enough from any later command that their timing cannot matter.
+    fn skip_idle_rank(&mut self, rank: u32, ready: Cycle, until: Cycle) -> u64 {
+        let r = rank as usize;
+        let due = self.due[r];
+        if self.left[r] != self.refs || ready > due || due + self.window > until {
+            return 0;
+        }
+        let k = (until - due) / self.window;
+        self.due[r] += k * self.window;
+        self.next_start[r] += k * self.window;
+        k * self.refs
+    }
 }

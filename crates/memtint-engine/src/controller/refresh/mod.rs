@@ -85,6 +85,12 @@ pub trait RefreshManager: Send {
     fn obligation(&self) -> RefreshObligation {
         RefreshObligation::Interval
     }
+    /// For a manager without a `period`: idle until `until`, the REFs `rank` (ready for a REF
+    /// from `ready`) would issue that change nothing the ones after them do not, taken at once;
+    /// returns how many. The default takes none (the ticks issue each).
+    fn skip_idle_rank(&mut self, _rank: u32, _ready: Cycle, _until: Cycle) -> u64 {
+        0
+    }
 }
 
 /// Idle time skipped at once: a controller with nothing queued or in flight, every bank closed
@@ -101,7 +107,12 @@ pub(crate) fn skip_idle(
     until: Cycle,
 ) -> Vec<u64> {
     let mut skipped = vec![0; ranks as usize];
-    let Some(period) = refresh.period().filter(|&p| p >= t_rfc && p > 0) else { return skipped };
+    let Some(period) = refresh.period().filter(|&p| p >= t_rfc && p > 0) else {
+        for r in 0..ranks {
+            skipped[r as usize] = refresh.skip_idle_rank(r, ref_ready(r), until);
+        }
+        return skipped;
+    };
     for r in 0..ranks {
         let due = refresh.due(r);
         if due >= until || ref_ready(r) > due {
