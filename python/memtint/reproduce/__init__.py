@@ -1,6 +1,6 @@
 """`memtint reproduce`: regenerate the papers' reproduction reports (docs/reproductions/).
 
-One module per paper (bpm, hvr, schedulers, ccps, tiering, camc) plans its runs and analyses them; the runs of
+One module per paper (bpm, hvr, schedulers, ccps, tiering, camc, refresh) plans its runs and analyses them; the runs of
 every selected paper go through one process pool (memtint.sweep.backends.LocalBackend) under one
 progress bar. The paper figures are data (configs/reproductions/<paper>.toml); the machines are
 the presets' defaults: nothing here sets a model parameter for an experiment.
@@ -16,10 +16,10 @@ from typing import Any
 
 from memtint.api import MemtintError
 from memtint.comparison import DEFAULT_WARMUP
-from memtint.reproduce import bpm, camc, ccps, common, figures, hvr, report, runner, schedulers, tiering
+from memtint.reproduce import bpm, camc, ccps, common, figures, hvr, refresh, report, runner, schedulers, tiering
 
 #: The papers, in report order.
-PAPERS = {m.NAME: m for m in (bpm, hvr, schedulers, ccps, tiering, camc)}
+PAPERS = {m.NAME: m for m in (bpm, hvr, schedulers, ccps, tiering, camc, refresh)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -365,6 +365,9 @@ class Row:
     #: For a placement claim (where pages go, not what DRAM does): the pages its subject placed,
     #: the effect its verdict rests on instead of DRAM traffic.
     placed_pages: float | None = None
+    #: For a refresh claim (real-time task sets): the loads that met a refreshing rank under
+    #: auto-refresh, the effect its verdict rests on instead of DRAM traffic per instruction.
+    met_loads: float | None = None
 
     @property
     def stats(self) -> dict[str, float]:

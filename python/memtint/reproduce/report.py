@@ -10,11 +10,13 @@ from typing import Any
 from memtint.reproduce import verdict as verdict_rule
 from memtint.reproduce.common import Row
 
-POINT_METRICS = ("ws_change_over", "ms_change_over", "pairs_minus_single_pct")
+POINT_METRICS = ("ws_change_over", "ms_change_over", "pairs_minus_single_pct", "util_gap_points")
 PLAIN_METRICS = ("relative_ipc", "share_not_worse", "speedup", "dram_pages", "time_ratio", "slope_ratio",
-                 "spread_ratio", "idle_beats_runtime_share")
-#: Counts shown whole.
-COUNT_METRICS = ("dram_pages", "sharing_pairs", "overflow_pages")
+                 "spread_ratio", "idle_beats_runtime_share", "auto_hits_ratio", "auto_latency_spread",
+                 "fgr_not_better_share")
+#: Counts shown whole (densities too).
+COUNT_METRICS = ("dram_pages", "sharing_pairs", "overflow_pages", "cr_hits_max", "crs_hits_max", "cr_jedec_hits",
+                 "auto_infeasible_density")
 
 
 def fmt_value(metric: str, v: float, signed: bool = True) -> str:
@@ -131,6 +133,8 @@ def lines_plot(path: str, spec: dict[str, Any]) -> None:
     if spec.get("xscale", "log2") == "log2":  # HVR's shrinking shares, largest first
         ax.set_xscale("log", base=2)
         ax.invert_xaxis()
+    elif spec.get("xscale") == "log2-up":  # densities, smallest first
+        ax.set_xscale("log", base=2)
     ax.set_xticks(spec["x"])
     ax.set_xticklabels([str(x) for x in spec["x"]])
     ax.set_xlabel(spec["xlabel"])
@@ -218,7 +222,8 @@ def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -
              "kind": r.claim.get("kind", "change"), "mean": _finite(r.stats["mean"]),
              "per_seed": [_finite(v) for v in r.per_seed], "dram_pki": _finite(r.dram_pki),
              "population": r.population, "not_applicable": r.not_applicable,
-             **({"placed_pages": r.placed_pages} if r.placed_pages is not None else {})} for r in rows]
+             **({"placed_pages": r.placed_pages} if r.placed_pages is not None else {}),
+             **({"met_loads": r.met_loads} if r.met_loads is not None else {})} for r in rows]
     out = {"rows": data, "min_dram_pki": verdict_rule.MIN_DRAM_PKI}
     if meta:
         out["meta"] = meta

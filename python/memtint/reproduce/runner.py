@@ -1,7 +1,8 @@
 """Run a reproduction's simulations on the sweep's process pool (memtint.sweep.backends), with
 one progress bar over all runs (rich on a terminal, a plain line every 30 s otherwise).
 
-A job is plain data: ``{"key", "phase": "alone"|"shared", "spec", "profiles_from"}``. Alone
+A job is plain data: ``{"key", "phase": "alone"|"shared", "spec", "profiles_from", "kind"}`` (``kind`` "rt" for
+a real-time task set, run by `memtint.run_rt`; else a CPU-trace run). Alone
 runs go first; a shared job whose policy places pages from the programs' profiles (MCP/IMPS)
 names its alone runs in ``profiles_from`` and gets ``os.profiles`` from them, as
 ``memtint compare`` does. Jobs with the same key (the same engine specification) run once.
@@ -71,7 +72,10 @@ def execute(job: dict[str, Any]) -> dict[str, Any]:
     """Worker side: run one job's specification; never raises for a failing simulation."""
     start = time.perf_counter()
     try:
-        result = slim(api.run_sim_spec(job["spec"]))
+        if job.get("kind") == "rt":  # real-time task sets (memtint.reproduce.refresh): small already
+            result = api.run_rt(job["spec"])
+        else:
+            result = slim(api.run_sim_spec(job["spec"]))
         return {"key": job["key"], "status": "ok", "result": result, "seconds": time.perf_counter() - start}
     except (KeyboardInterrupt, SystemExit):
         raise
@@ -157,14 +161,14 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
                         j = {**j, "spec": spec}
                     items.append(j)
                 # Longest first (more cores, more instructions), so the pool ends together.
-                items.sort(key=lambda j: -len(j["spec"].get("programs", [])) * j["spec"]["instructions"])
+                items.sort(key=lambda j: -len(j["spec"].get("programs", [])) * j["spec"].get("instructions", 0))
                 for item, outcome in backend.map_unordered(execute, items):
                     if isinstance(outcome, BaseException):
                         outcome = {"key": item["key"], "status": "failed", "error": str(outcome)}
                     if outcome["status"] == "ok":
                         results[item["key"]] = outcome["result"]
                     else:
-                        errors.append(f"{item['spec'].get('programs')}: {outcome['error']}")
+                        errors.append(f"{item['spec'].get('programs') or item['spec'].get('schedule')}: {outcome['error']}")
                     bar.advance(item["phase"])
                     if on_done:
                         on_done(outcome)
