@@ -117,6 +117,20 @@ fn devices_without_power_figures_report_energy_unavailable() {
     assert!(why.contains("ddr3-1333 4Gb x8") && why.contains("organisation.power"), "{why}");
 }
 
+/// memtint's energy components (`ours`, a channel's `energy`) against a reference's: the total
+/// within 2 %, each component within 5 % (or a thousandth of the total for components near 0).
+fn assert_energy_matches(what: &str, reference: &str, ours: &Value, theirs: &[(&str, f64)]) {
+    let total: f64 = theirs.iter().map(|t| t.1).sum();
+    let ours_total = ours["total_nj"].as_f64().unwrap();
+    eprintln!("{what}: memtint {ours_total:.1} nJ, {reference} {total:.1} nJ ({:+.3} %)", (ours_total / total - 1.0) * 100.0);
+    assert!((ours_total / total - 1.0).abs() < 0.02, "{what}: total {ours_total} against {total}");
+    for &(k, t) in theirs {
+        let o = ours[k].as_f64().unwrap();
+        eprintln!("  {k}: {o:.1} against {t:.1}");
+        assert!((o - t).abs() <= 0.05 * t.abs() + 1e-3 * total, "{what}: {k} {o} against {t}");
+    }
+}
+
 /// DRAMPower 6 (the energy reference, built outside the repository: ../shared/peers/README.md)
 /// on memtint's own command traces and device: totals within 2 %, each component within 5 %.
 /// Runs where `MEMTINT_DRAMPOWER` names its command-line tool; elsewhere it says so and passes.
@@ -164,18 +178,7 @@ fn energy_matches_drampower_on_identical_command_traces() {
                 ("background_active_nj", sum(&["BG_ACT"]) + shared),
                 ("background_precharged_nj", sum(&["BG_PRE"])),
             ];
-            let ours = &channel["energy"];
-            let total: f64 = theirs.iter().map(|t| t.1).sum();
-            let what = format!("{machine} {policy} {kind} channel {ch}");
-            let ours_total = ours["total_nj"].as_f64().unwrap();
-            eprintln!("{what}: memtint {ours_total:.1} nJ, DRAMPower {total:.1} nJ ({:+.3} %)", (ours_total / total - 1.0) * 100.0);
-            assert!((ours_total / total - 1.0).abs() < 0.02, "{what}: total {ours_total} against {total}");
-            for (k, t) in theirs {
-                let o = ours[k].as_f64().unwrap();
-                eprintln!("  {k}: {o:.1} against {t:.1}");
-                // 5 % of the component, or a thousandth of the total for components near 0.
-                assert!((o - t).abs() <= 0.05 * t.abs() + 1e-3 * total, "{what}: {k} {o} against {t}");
-            }
+            assert_energy_matches(&format!("{machine} {policy} {kind} channel {ch}"), "DRAMPower", &channel["energy"], &theirs);
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -241,17 +244,13 @@ fn ddr3_energy_matches_drampower_4_on_identical_command_traces() {
                 }
             }
             let keys = ["act_pre_nj", "read_nj", "write_nj", "refresh_nj", "background_active_nj", "background_precharged_nj"];
-            let ours = &channel["energy"];
-            let total: f64 = theirs.iter().sum();
-            let ours_total = ours["total_nj"].as_f64().unwrap();
-            let what = format!("{machine} {overrides} {policy} {kind} channel {ch}");
-            eprintln!("{what}: memtint {ours_total:.1} nJ, DRAMPower 4 {total:.1} nJ ({:+.3} %)", (ours_total / total - 1.0) * 100.0);
-            assert!((ours_total / total - 1.0).abs() < 0.02, "{what}: total {ours_total} against {total}");
-            for (k, t) in keys.iter().zip(theirs) {
-                let o = ours[*k].as_f64().unwrap();
-                eprintln!("  {k}: {o:.1} against {t:.1}");
-                assert!((o - t).abs() <= 0.05 * t.abs() + 1e-3 * total, "{what}: {k} {o} against {t}");
-            }
+            let theirs: Vec<(&str, f64)> = keys.into_iter().zip(theirs).collect();
+            assert_energy_matches(
+                &format!("{machine} {overrides} {policy} {kind} channel {ch}"),
+                "DRAMPower 4",
+                &channel["energy"],
+                &theirs,
+            );
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -186,7 +186,6 @@ struct Job {
     /// Computation until its next load.
     segment_left: Cycle,
     exec: Cycle,
-    started: bool,
     /// Still running at its deadline (counted once; it runs on, so its whole run time is measured).
     missed: bool,
 }
@@ -316,7 +315,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         ("scheme", "edf") => json!({}),
         ("scheme", _) => json!({"refresh": "burst", "burst": {
             "retention_ms": spec.retention_ms, "refs_per_window": spec.refs_per_window, "jedec": spec.jedec,
-            "groups": if spec.schedule == "crs" { json!(groups) } else { json!(groups) },
+            "groups": groups,
         }}),
         ("none", _) => json!({"refresh": "none"}),
         ("all-bank", _) => json!({"refresh": "all-bank"}),
@@ -408,9 +407,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     let mut replenish: Vec<Cycle> = vec![0; spec.servers.len()];
     let mut done = Vec::new();
     let mut now: Cycle = 0;
-    let mut running: Option<usize> = None;
     let mut id = 0u64;
-    let mut busy: Cycle = 0;
     // Memory events up to and including `until` (completions are not needed: loads block).
     let advance_memory = |mem: &mut MemorySystem, done: &mut Vec<crate::controller::Completion>, until: Cycle| loop {
         let t = mem.next_event();
@@ -432,7 +429,6 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                     loads_left: st.loads,
                     segment_left: st.compute / (per + 1),
                     exec: 0,
-                    started: false,
                     missed: false,
                 });
                 st.jobs += 1;
@@ -473,20 +469,13 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                 _ => Some(0),
             }
         };
-        let pick = {
-            let mut best: Option<(u64, Cycle, usize, usize)> = None;
-            for (k, j) in jobs.iter().enumerate() {
-                if let Some(inst) = eligible(j, &states) {
-                    let prio = if spec.schedule == "crs" { states[j.task].server as u64 } else { 0 };
-                    let key = (prio, j.deadline, j.task, k);
-                    if best.is_none_or(|b| key < (b.0, b.1, b.2, b.3)) {
-                        best = Some((prio, j.deadline, j.task, k));
-                        let _ = inst;
-                    }
-                }
-            }
-            best.map(|b| b.3)
-        };
+        // Earliest deadline first; under crs the higher server first.
+        let pick = jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| eligible(j, &states).is_some())
+            .min_by_key(|&(k, j)| (if spec.schedule == "crs" { states[j.task].server } else { 0 }, j.deadline, j.task, k))
+            .map(|(k, _)| k);
         // The next decision point: a release, a deadline, a frame or lock boundary, a budget event.
         let mut next = end;
         next = next.min(next_release.iter().copied().min().unwrap_or(NEVER));
@@ -509,15 +498,11 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             next = next.min(replenish.iter().copied().min().unwrap_or(NEVER));
         }
         let Some(k) = pick else {
-            running = None;
             advance_memory(&mut mem, &mut done, next.max(now + 1) - 1);
             now = next.max(now + 1);
             continue;
         };
         let ti = jobs[k].task;
-        if running != Some(k) {
-            running = Some(k);
-        }
         // The instance it runs in; a change copies the globals first.
         let inst = eligible(&jobs[k], &states).expect("picked");
         if inst != states[ti].instance {
@@ -526,7 +511,6 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             jobs[k].compute_left += states[ti].copy_cycles;
             jobs[k].segment_left += states[ti].copy_cycles;
         }
-        jobs[k].started = true;
         let budget_end = if spec.schedule == "crs" { now + budget[states[ti].server] } else { NEVER };
         let stop = next.min(budget_end);
         let start = now;
@@ -573,7 +557,6 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         }
         let ran = now - start;
         job.exec += ran;
-        busy += ran;
         if spec.schedule == "crs" {
             let s = states[ti].server;
             budget[s] = budget[s].saturating_sub(ran);
@@ -583,10 +566,8 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             let st = &mut states[ti];
             st.finished += 1;
             st.exec.record(j.exec);
-            running = None;
         }
     }
-    let _ = busy;
     let unit_ns = spec.unit_us * 1000.0;
     let cycles_to_units = |c: f64| c * t_ck_ns / unit_ns;
     let mut utilisation = 0.0;
