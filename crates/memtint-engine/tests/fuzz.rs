@@ -392,7 +392,20 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
 
 /// A small real-time task set under one of the schedules and refresh settings.
 fn rt_spec_seed(rng: &mut ChaCha8Rng) -> Value {
-    let schedule = ["edf", "colored", "crs"][rng.gen_range(0..3)];
+    if rng.gen_bool(0.25) {
+        // Rate monotonic with coloured tasks and attackers (CAMC's test), short.
+        let schedule = ["rm", "edf"][rng.gen_range(0..2)];
+        return json!({
+            "machine": "opteron-6128", "schedule": schedule, "unit_us": 1.0, "horizon": 300,
+            "tasks": [
+                {"name": "a", "period": 150, "wcet": 90, "compute": 30.0, "loads": 100, "colours": [0]},
+                {"name": "b", "period": 100, "wcet": 30, "compute": 20.0, "loads": 50, "colours": [rng.gen_range(0..2)]},
+            ],
+            "attackers": [{"colours": [rng.gen_range(0..32)], "outstanding": rng.gen_range(1..9), "write_share": 0.25},
+                          {"colours": [8, 16], "pattern": "random"}],
+        });
+    }
+    let schedule = ["edf", "rm", "colored", "crs"][rng.gen_range(0..4)];
     let refresh = ["scheme", "none", "all-bank", "fgr2", "fgr4"][rng.gen_range(0..5)];
     let machine = ["ddr4-2400-8r", "ddr3-1600-8r"][rng.gen_range(0..2)];
     let density = [1, 8, 64][rng.gen_range(0..3)];

@@ -132,3 +132,98 @@ fn bad_real_time_runs_are_refused_naming_the_value() {
     s["machine"] = json!("ddr3-1600-8r");
     assert!(rt_err(s).contains("granularity"));
 }
+
+/// Rate monotonic: the shorter period always runs first. A (10, 6) and B (15, 6) fill the core
+/// (U = 1): EDF meets every deadline; under RM, B's first job runs 6-10 and 16-18 and misses its
+/// deadline at 15, its second runs 18-20 and 26-30 and meets its deadline at 30, and A never misses.
+#[test]
+fn rate_monotonic_runs_the_shorter_period_first() {
+    let tasks = json!([
+        {"name": "A", "period": 10, "wcet": 6, "compute": 6.0, "loads": 0},
+        {"name": "B", "period": 15, "wcet": 6, "compute": 6.0, "loads": 0},
+    ]);
+    let run = |schedule: &str| {
+        rt(json!({"machine": "ddr4-2400-8r", "schedule": schedule, "unit_us": 10.0, "tasks": tasks, "horizon": 30,
+                  "refresh": "none"}))
+    };
+    let edf = run("edf");
+    assert_eq!(edf["deadline_misses"], 0);
+    let rm = run("rm");
+    let (a, b) = (&rm["tasks"][0], &rm["tasks"][1]);
+    assert_eq!(a["deadline_misses"], 0);
+    assert_eq!(b["deadline_misses"], 1, "{rm}");
+    assert_eq!(b["finished"], 2);
+    assert_eq!(a["jobs"], 3);
+    assert_eq!(b["jobs"], 2);
+    // Each job's own run time is its computation, however long it waited.
+    assert!((a["exec_mean"].as_f64().unwrap() - 6.0).abs() < 1e-4, "{a}");
+    assert!((b["exec_max"].as_f64().unwrap() - 6.0).abs() < 1e-4, "{b}");
+    assert_eq!(rm["hyperperiods"], 1);
+    assert_eq!(rm["hyperperiods_missed"], 1);
+}
+
+/// CAMC's configurations (Tables 2.3-2.6) on the Opteron's memory: Stream attackers in the
+/// tasks' bank colour slow their loads most, in other banks of the same controller less, and on
+/// other nodes' controllers not at all (nothing of theirs reaches node 0's).
+#[test]
+fn attackers_interfere_by_bank_then_by_controller() {
+    let run = |c1: u32, c2: u32, attackers: Value| {
+        let tasks = json!([
+            {"name": "t1", "period": 150, "wcet": 90, "compute": 30.0, "loads": 2000, "colours": [c1]},
+            {"name": "t2", "period": 200, "wcet": 60, "compute": 27.0, "loads": 2000, "colours": [c2]},
+        ]);
+        rt(json!({"machine": "opteron-6128", "schedule": "rm", "unit_us": 10.0, "tasks": tasks, "horizon": 600,
+                  "attackers": attackers}))
+    };
+    let lat = |v: &Value| v["tasks"][0]["latency_ns"]["mean"].as_f64().unwrap();
+    let att = |cs: [u32; 3]| json!(cs.iter().map(|c| json!({"colours": [c], "outstanding": 4, "write_share": 0.0})).collect::<Vec<_>>());
+    let single = run(0, 1, json!([]));
+    let same = run(0, 0, att([0, 0, 0]));
+    let diff_bank = run(0, 1, att([2, 3, 4]));
+    let diff_ctrl = run(0, 1, att([8, 16, 24]));
+    assert!(lat(&same) > 1.5 * lat(&diff_bank), "same bank {} ns, different banks {} ns", lat(&same), lat(&diff_bank));
+    assert!(lat(&diff_bank) > 1.02 * lat(&single), "different banks {} ns, alone {} ns", lat(&diff_bank), lat(&single));
+    assert_eq!(diff_ctrl["tasks"], single["tasks"], "other controllers share nothing with node 0's");
+    for v in [&same, &diff_bank, &diff_ctrl] {
+        for a in v["attackers"].as_array().unwrap() {
+            assert!(a["bandwidth_gbps"].as_f64().unwrap() > 1.0, "{a}");
+            assert_eq!(a["writes"], 0);
+        }
+    }
+    assert!(single["attackers"].as_array().unwrap().is_empty());
+    // Posted write-backs: a third of an attacker's requests with STREAM's default share.
+    let v = run(0, 1, json!([{"colours": [2]}]));
+    let a = &v["attackers"][0];
+    let share = a["writes"].as_f64().unwrap() / a["requests"].as_f64().unwrap();
+    assert!((share - 1.0 / 3.0).abs() < 0.01, "{a}");
+}
+
+#[test]
+fn bad_attackers_and_colours_are_refused_naming_the_key() {
+    let base = || {
+        json!({"machine": "opteron-6128", "schedule": "rm", "unit_us": 10.0, "horizon": 150,
+               "tasks": [{"name": "t", "period": 150, "wcet": 90, "compute": 30.0, "loads": 10, "colours": [0]}],
+               "attackers": [{"colours": [2]}]})
+    };
+    let mut s = base();
+    s["tasks"][0]["colours"] = json!([32]);
+    assert!(rt_err(s).contains("tasks[0].colours: colour 32 is beyond the machine's 32 bank colours"));
+    let mut s = base();
+    s["attackers"][0]["colours"] = json!([]);
+    assert!(rt_err(s).contains("attackers[0].colours"));
+    let mut s = base();
+    s["attackers"][0]["outstanding"] = json!(0);
+    assert!(rt_err(s).contains("attackers[0].outstanding"));
+    let mut s = base();
+    s["attackers"][0]["write_share"] = json!(1.5);
+    assert!(rt_err(s).contains("attackers[0].write_share"));
+    let mut s = base();
+    s["attackers"][0]["pattern"] = json!("zigzag");
+    assert!(rt_err(s).contains("attackers[0].pattern"));
+    let mut s = base();
+    s["horizon"] = json!(1_000_000);
+    assert!(rt_err(s).contains("attackers could issue"));
+    let mut s = spec("colored", "scheme", 8);
+    s["tasks"][0]["colours"] = json!([0]);
+    assert!(rt_err(s).contains("tasks[0].colours"));
+}

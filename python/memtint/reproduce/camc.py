@@ -59,7 +59,26 @@ PHASES = 10
 WARMUP_CAP = 500_000
 #: Per task: the one-node and background experiments' window (profiles only), and the SPMD programs'
 #: (`instructions`: the suite traces' window, tests/python/test_workload_suite.py).
-SIZES = {"full": {"small": 200_000, "instructions": 300_000}, "quick": {"small": 10_000, "instructions": 10_000}}
+SIZES = {"full": {"small": 200_000, "instructions": 300_000, "hyperperiods": 8},
+         "quick": {"small": 10_000, "instructions": 10_000, "hyperperiods": 1}}
+
+#: Tables 2.3-2.6: two hard real-time tasks on core 0 under rate monotonic and three Stream
+#: attackers on cores 1-3 (memtint.run_rt). Per task: period and WCET (Table 2.3) and the thesis's
+#: single-run time (Tables 2.4-2.5), ms.
+RM_TASKS = (("synthetic", 150, 90, 60.7), ("IS_SER", 200, 60, 54.3))
+#: Task times are the thesis's at 1/100 (a unit of 10 µs), so a run covers several hyperperiods.
+RM_UNIT_US = 10.0
+#: Each job computes for half its single-run time and waits for its loads the other half, at the
+#: machine's unloaded latency of a random load (about 50 ns: the single-run row checks it).
+RM_MEMORY_SHARE = 0.5
+RM_LOAD_NS = 50.0
+#: Reads an attacker keeps in flight: 3 gives one attacker alone about the bandwidth of the
+#: `stream` profile alone on a core of this machine in `memtint sim` (the calibration row; the
+#: real-time runs have no caches, so a core's miss buffers would overstate it).
+RM_OUTSTANDING = 3
+#: Bank colours (node-major) of task 1, task 2 and the three attackers per configuration.
+RM_CONFIGS = {"single run": ([0], [1], []), "same_bank": ([0], [0], [[0]] * 3),
+              "diff_bank": ([0], [1], [[2], [3], [4]]), "diff_controller": ([0], [1], [[8], [16], [24]])}
 
 
 def seeded(program: str, i: int) -> str:
@@ -95,6 +114,7 @@ class Experiment:
         size = SIZES["quick" if settings.quick else "full"]
         self.small = settings.instructions(size["small"])
         self.spmd = settings.instructions(size["instructions"])
+        self.hyperperiods = size["hyperperiods"]
         suite = [n for n in ("triad", "fdtd", "spmv") if n in common.SUITE]
         self.spmd_programs = {"synthetic": SYNTHETIC} | ({} if settings.quick else
                                                          {n: common.program_path(n) for n in suite})
@@ -130,12 +150,37 @@ class Experiment:
             "blackscholes) are not in the suite. Each thread first touches its own data here, so buddy places it "
             "locally: the baseline has no remote accesses, and the comparison isolates bank and LLC sharing.",
             f"Warm-up: the run's, at most {WARMUP_CAP:,} instructions per thread.",
-            "Not measured: the rate-monotonic deadline test (Tables 2.3-2.6, (c)4: needs real-time task "
-            "scheduling), allocation cost (Obs. 4: the model allocates in no time).",
+            f"Rate-monotonic test (Tables 2.3-2.6): memtint.run_rt on {MACHINE}'s memory (docs/refresh.md, 'Real-time "
+            "tasks through the DRAM'): synthetic (p 150, WCET 90) and IS_SER (p 200, WCET 60) on core 0 under rate "
+            f"monotonic, times at 1/100 (a unit of {RM_UNIT_US:g} µs); each job computes {1 - RM_MEMORY_SHARE:.0%} of the "
+            f"thesis's single-run time and issues random blocking loads over 4 MiB for the rest at {RM_LOAD_NS:g} ns "
+            f"each (the programs themselves are not available); three Stream attackers (sequential reads, "
+            f"{RM_OUTSTANDING} in flight, 8 MiB each) for the whole run; {self.hyperperiods} hyperperiods (600 units) "
+            "per seed. Colours: same_bank puts all five tasks in bank colour 0; diff_bank the tasks in 0 and 1, the "
+            "attackers in 2-4 (node 0's controller); diff_controller the attackers in bank 0 of nodes 1-3 (the "
+            "other controllers). Miss rate: the share of IS_SER's jobs (the lower priority) that miss their deadline "
+            "(the thesis's rate names no task; synthetic, the higher priority, never misses there either).",
+            "Not measured: allocation cost (Obs. 4: the model allocates in no time).",
         ]
 
     def _add(self, key: tuple, spec: dict[str, Any]) -> None:
         common.add_job(self.keys, self.jobs, key, spec, self.settings, WARMUP_CAP)
+
+    def _add_rt(self, key: tuple, spec: dict[str, Any]) -> None:
+        k = common.spec_key({"rt": spec})
+        self.keys[key] = k
+        self.jobs.append({"key": k, "phase": "shared", "spec": spec, "kind": "rt"})
+
+    def rm_spec(self, config: str, seed: int) -> dict[str, Any]:
+        """The rate-monotonic test's run under one of RM_CONFIGS."""
+        c1, c2, attackers = RM_CONFIGS[config]
+        tasks = [{"name": name, "period": p, "wcet": wcet, "compute": (1 - RM_MEMORY_SHARE) * single,
+                  "loads": round(RM_MEMORY_SHARE * single * RM_UNIT_US * 1000 / RM_LOAD_NS), "pattern": "random",
+                  "footprint_kb": 4096, "colours": colours}
+                 for (name, p, wcet, single), colours in zip(RM_TASKS, (c1, c2))]
+        return {"machine": MACHINE, "unit_us": RM_UNIT_US, "schedule": "rm", "tasks": tasks,
+                "attackers": [{"colours": a, "outstanding": RM_OUTSTANDING, "write_share": 0.0} for a in attackers],
+                "horizon": 600 * self.hyperperiods, "seed": seed}
 
     def _tasks(self, programs: list[tuple[str, int]], instructions: int, os: dict[str, Any], seed: int,
                at_end: str = "continue", phases: int = 0) -> dict[str, Any]:
@@ -171,6 +216,10 @@ class Experiment:
                 self._add(("sce", n, "camc", seed), self._tasks(tasks, self.small, {"policy": "camc"}, seed))
                 self._add(("sce", n, "same_bank", seed),
                           self._tasks(tasks, self.small, {"policy": "camc", **CONFIGS["same_bank"](n)}, seed))
+            for config in RM_CONFIGS:
+                self._add_rt(("rm", config, seed), self.rm_spec(config, seed))
+            self._add(("stream alone", seed), self._tasks([(ATTACKER, 1)], self.small,
+                                                          {"policy": "camc", "colours": [[2]]}, seed))
             for name, prog in self.spmd_programs.items():
                 for label, (policy, params) in TINT.items():
                     self._add(("tint", name, label, seed),
@@ -256,12 +305,43 @@ class Experiment:
             row.dram_pki, row.not_applicable = common.effect("the foreground alone", runs)
             row.detail = self._pair_cause(runs, [self._run(results, ("sce", n, cfg, s)) for s in seeds], "alone",
                                           f"{n} tasks, {cfg}", core=0)
+        elif e == "rm":
+            row = self._rm_row(c, results)
         elif e == "tintmalloc":
             row = self._tint_row(c, results)
         elif e == "isolation":
             row = self._isolation_row(c, results)
         else:
             raise ValueError(f"unknown experiment {e!r}")
+        return row
+
+    def _rm_task(self, results: dict[str, Any], config: str, seed: int, name: str) -> dict[str, Any]:
+        return next(t for t in self._run(results, ("rm", config, seed))["tasks"] if t["name"] == name)
+
+    def _rm_row(self, c: dict[str, Any], results: dict[str, Any]) -> Row:
+        seeds = self.settings.seed_list()
+        cfg, name = c["config"], c["task"]
+        if c["metric"] == "miss_pct":
+            per_seed = [100.0 * t["deadline_misses"] / max(1, t["jobs"])
+                        for t in (self._rm_task(results, cfg, s, name) for s in seeds)]
+        else:  # run time over the single run, %
+            per_seed = [common.pct(self._rm_task(results, cfg, s, name)["exec_mean"],
+                                   self._rm_task(results, "single run", s, name)["exec_mean"]) for s in seeds]
+        row = Row(c, MACHINE, per_seed)
+        row.population = f"{name} beside the other real-time task and 3 Stream attackers, {cfg}"
+        row.rt_loads = statistics.fmean(sum(t["loads"] for t in self._run(results, ("rm", cfg, s))["tasks"]) for s in seeds)
+        m = lambda config, k: statistics.fmean(self._rm_task(results, config, s, name)[k] if k != "lat" else  # noqa: E731
+                                               self._rm_task(results, config, s, name)["latency_ns"]["mean"] for s in seeds)
+        att = [a for s in seeds for a in self._run(results, ("rm", cfg, s))["attackers"]]
+        gbps = statistics.fmean(a["bandwidth_gbps"] for a in att) if att else 0.0
+        u = sum(statistics.fmean(self._rm_task(results, cfg, s, n)["exec_mean"] for s in seeds) / p
+                for n, p, _, _ in RM_TASKS)
+        peak = self._run(results, ("stream alone", seeds[0]))["nodes"][0]["peak_gbps"]
+        row.detail = (f"{name}'s load latency {m('single run', 'lat'):.0f} ns alone, {m(cfg, 'lat'):.0f} ns here "
+                      f"(attackers {gbps:.1f} GB/s each, {3 * gbps / peak:.0%} of a node's peak {peak:g} GB/s); run time {m('single run', 'exec_mean'):.1f} → "
+                      f"{m(cfg, 'exec_mean'):.1f} units (max {m(cfg, 'exec_max'):.1f}); measured utilisation {u:.2f}, "
+                      f"so under rate monotonic IS_SER {'misses' if u > 0.83 else 'fits'} "
+                      f"(Liu-Layland bound 0.83 for two tasks)")
         return row
 
     def _bg_cause(self, results: dict[str, Any], bench: str, cfg: str) -> str:
@@ -368,6 +448,19 @@ class Experiment:
                          "(the preset's link latencies were set to this table on a cold-start window, reads only; "
                          "in steady state write-backs flow, and posted write-backs cross no link in the model)",
                          "pan-camc-tintmalloc-refresh.md §2.5 Table 2.1 [paper]"])
+        sa = [self._run(results, ("stream alone", s))["nodes"][0]["bandwidth_gbps"] for s in seeds]
+        rt = []
+        for s in seeds:
+            rt.extend(a["bandwidth_gbps"] for a in self._run(results, ("rm", "diff_controller", s))["attackers"])
+        rows.append(["a Stream attacker's DRAM bandwidth alone, GB/s (the real-time runs' attacker against the "
+                     "`stream` profile on one core in memtint sim)", f"{statistics.fmean(sa):.1f} (memtint sim)",
+                     f"{statistics.fmean(rt):.1f}", f"{RM_OUTSTANDING} reads in flight, each attacker alone on its "
+                     "node under diff_controller", "RM_OUTSTANDING in python/memtint/reproduce/camc.py"])
+        for name, _, _, single in RM_TASKS:
+            v = [self._rm_task(results, "single run", s, name)["exec_mean"] for s in seeds]
+            rows.append([f"{name}'s single-run time, ms (units of 1/100)", f"{single:g}", f"{statistics.fmean(v):.1f}",
+                         f"half computation, half random loads at {RM_LOAD_NS:g} ns each, alone on the machine",
+                         "pan-camc-tintmalloc-refresh.md §2.5 Tables 2.4-2.5 [paper]"])
         return rows
 
     def _tables(self, results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -390,6 +483,23 @@ class Experiment:
                              f"{statistics.fmean(self._tint_change(results, name, label, s, makespan) for s in seeds):+.1f} %",
                              f"{statistics.fmean(spread(r) for r in runs):,.0f}", f"{statistics.fmean(idle(r) for r in runs):,.0f}",
                              f"{statistics.fmean(common.dram_pki(r) for r in runs):.1f}"])
+        thesis = {"synthetic": {"same_bank": (90.6, 107.1, 80.4, 4.88), "diff_bank": (78.5, 89.3, 68.3, 4.33),
+                                "diff_controller": (62.5, 75.8, 61.5, 2.46), "single run": (60.7, 61.2, 60.0, 0.44)},
+                  "IS_SER": {"same_bank": (74.6, 87.8, 64.3, 5.28), "diff_bank": (67.0, 74.4, 58.8, 4.2),
+                             "diff_controller": (56.7, 59.8, 55.4, 0.83), "single run": (54.3, 56.0, 53.7, 0.41)}}
+        body = []
+        for name, *_ in RM_TASKS:
+            for cfg in RM_CONFIGS:
+                ts = [self._rm_task(results, cfg, s, name) for s in seeds]
+                done = [t for t in ts if t["finished"]]
+                def f(k: str, agg=statistics.fmean) -> str:
+                    return f"{agg(t[k] for t in done):.1f}" if done else "none finished"
+                misses = sum(t["deadline_misses"] for t in ts) / max(1, sum(t["jobs"] for t in ts))
+                body.append([name, cfg, "{} / {} / {} / {}".format(*thesis[name][cfg]), f("exec_mean"),
+                             f("exec_max", max), f("exec_min", min), f("exec_sd"), f"{misses:.0%}"])
+        tables.append(("Rate-monotonic test: each task's run time per job, ms at the thesis's scale (thesis avg / max / "
+                       "min / sd, Tables 2.4-2.5; ours over all jobs of all seeds), and its deadline misses",
+                       ["task", "configuration", "thesis", "avg", "max", "min", "sd", "jobs missed"], body))
         tables.append((f"TintMalloc: {THREADS}-thread programs per policy (mean over seeds; Figs. 3.10-3.14)",
                        ["program", "policy", "run time, core cycles", "vs buddy", "max-min spread, cycles",
                         "total idle, cycles", "DRAM requests PKI"], body))

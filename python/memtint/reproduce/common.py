@@ -368,6 +368,9 @@ class Row:
     #: For a refresh claim (real-time task sets): the loads that met a refreshing rank under
     #: auto-refresh, the effect its verdict rests on instead of DRAM traffic per instruction.
     met_loads: float | None = None
+    #: For a real-time claim with attackers: the real-time tasks' loads through the DRAM, the
+    #: effect its verdict rests on instead of DRAM traffic per instruction.
+    rt_loads: float | None = None
 
     @property
     def stats(self) -> dict[str, float]:

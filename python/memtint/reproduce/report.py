@@ -223,7 +223,8 @@ def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -
              "per_seed": [_finite(v) for v in r.per_seed], "dram_pki": _finite(r.dram_pki),
              "population": r.population, "not_applicable": r.not_applicable,
              **({"placed_pages": r.placed_pages} if r.placed_pages is not None else {}),
-             **({"met_loads": r.met_loads} if r.met_loads is not None else {})} for r in rows]
+             **({"met_loads": r.met_loads} if r.met_loads is not None else {}),
+             **({"rt_loads": r.rt_loads} if r.rt_loads is not None else {})} for r in rows]
     out = {"rows": data, "min_dram_pki": verdict_rule.MIN_DRAM_PKI}
     if meta:
         out["meta"] = meta

@@ -122,12 +122,25 @@ pub fn schedule_horizon(tasks: &[Task], retention: u64) -> u64 {
     lcm(hyperperiod(tasks), retention)
 }
 
+/// Most frames or jobs a frame table plans (a hyperperiod of coprime periods is astronomically long).
+const MAX_PLAN: u64 = 1 << 20;
+
 /// Fill frames of `frame` over L earliest deadline first; an error names the first job that
 /// would miss its deadline.
 pub fn place_jobs(tasks: &[Task], frame: Frame, retention: u64) -> Result<FrameSchedule> {
     validate(tasks)?;
     let f = frame.size;
     let horizon = schedule_horizon(tasks, retention);
+    let jobs_in: u64 = tasks.iter().map(|t| horizon / t.period).fold(0, u64::saturating_add);
+    if horizon / f > MAX_PLAN || jobs_in > MAX_PLAN {
+        return Err(Error::config(
+            "tasks",
+            format!(
+                "the frame table would span {} frames of {f} with {jobs_in} jobs (lcm of the hyperperiod and the window: {horizon}); at most {MAX_PLAN}",
+                horizon / f
+            ),
+        ));
+    }
     let n = (horizon / f) as usize;
     // (absolute deadline, task, release, work left)
     let mut jobs: Vec<(u64, usize, u64, u64)> = Vec::new();

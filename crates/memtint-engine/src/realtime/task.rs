@@ -33,7 +33,8 @@ pub fn gcd(a: u64, b: u64) -> u64 {
 }
 
 pub fn lcm(a: u64, b: u64) -> u64 {
-    a / gcd(a, b) * b
+    // Saturates: a hyperperiod beyond u64 is "too long" to every caller, which bounds it.
+    (a / gcd(a, b)).saturating_mul(b)
 }
 
 /// The least common multiple of the periods.

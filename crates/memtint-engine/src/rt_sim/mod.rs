@@ -14,6 +14,12 @@
 //! - `crs` (Colored Refresh Server): two servers with budgets, each with half the ranks; each
 //!   half is burst-refreshed once per window (the second server's at 0, the first's at half the
 //!   window) and its server is locked for that burst; EDF inside a server (`realtime::crs`).
+//! - `rm`: rate monotonic (the shorter period first, preemptive), the thesis's ch. 2 test.
+//!
+//! Under `edf` and `rm` a task may name the bank colours of its pages (`colours`, numbered
+//! node-major as `camc`'s), and attackers on other cores (`attackers`) keep loads and stores in
+//! flight to their own colours for the whole run: CAMC's same-bank, different-bank and
+//! different-controller configurations (Tables 2.3-2.6).
 //!
 //! Time is the DRAM clock; task times are given in `unit_us` microseconds.
 
@@ -22,6 +28,7 @@ use crate::controller::Origin;
 use crate::dram::DramAddress;
 use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
+use crate::os::colour::{ColourBits, ColourSpace};
 use crate::realtime::cyclic::{choose_frame, place_jobs};
 use crate::realtime::task::{hyperperiod, lcm, Task};
 use crate::stats::LatencyHistogram;
@@ -30,6 +37,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::collections::{HashSet, VecDeque};
 
 /// A real-time run (JSON; docs/refresh.md).
 #[derive(Clone, Debug, Deserialize)]
@@ -71,8 +79,32 @@ pub struct RtRunSpec {
     /// A copy task's copy bandwidth, GB/s (the thesis's 10).
     #[serde(default = "default_copy_gbps")]
     pub copy_gbps: f64,
+    /// Memory-bound tasks on the other cores, running for the whole horizon.
+    #[serde(default)]
+    pub attackers: Vec<RtAttackerSpec>,
     #[serde(default = "one")]
     pub seed: u64,
+}
+
+/// A non-real-time task on a core of its own that only accesses memory (the thesis's Stream
+/// attackers): it keeps `outstanding` reads in flight to pages of its bank colours, and posts
+/// write-backs beside them (a write holds no miss buffer: the cache evicts it and moves on).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RtAttackerSpec {
+    /// Bank colours of its pages (node-major, as a task's `colours`).
+    pub colours: Vec<u32>,
+    /// "stream" (sequential lines) or "random".
+    #[serde(default = "default_stream")]
+    pub pattern: String,
+    /// Reads in flight (a core's miss buffers; 8 by default).
+    #[serde(default = "default_outstanding")]
+    pub outstanding: u32,
+    /// Share of its requests that are write-backs (STREAM's triad: 1 in 3), to a second array.
+    #[serde(default = "default_write_share")]
+    pub write_share: f64,
+    #[serde(default = "default_attacker_footprint")]
+    pub footprint_kb: u64,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -98,6 +130,9 @@ pub struct RtTaskSpec {
     /// Globals a copy task copies when it changes instance.
     #[serde(default = "default_copy_kb")]
     pub copy_kb: u64,
+    /// Bank colours of its pages (`edf` and `rm`; default: every rank's pages in turn).
+    #[serde(default)]
+    pub colours: Option<Vec<u32>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -141,6 +176,18 @@ fn default_footprint() -> u64 {
 fn default_copy_kb() -> u64 {
     16
 }
+fn default_stream() -> String {
+    "stream".into()
+}
+fn default_outstanding() -> u32 {
+    8
+}
+fn default_write_share() -> f64 {
+    1.0 / 3.0
+}
+fn default_attacker_footprint() -> u64 {
+    8192
+}
 
 /// Bounds that keep a run's arithmetic in range and its length sensible.
 const MAX_UNITS: u64 = 1_000_000_000;
@@ -148,6 +195,10 @@ const MAX_CYCLES: u64 = 1 << 50;
 const MAX_LOADS: u64 = 100_000_000;
 const MAX_RUN_LOADS: f64 = 200_000_000.0;
 const MAX_FOOTPRINT_KB: u64 = 1 << 24;
+const MAX_ATTACKERS: usize = 64;
+const MAX_OUTSTANDING: u32 = 256;
+/// Attackers' requests carry this bit in their ids.
+const ATTACK: u64 = 1 << 63;
 const LINE: u64 = 64;
 const PAGE: u64 = 4096;
 
@@ -172,6 +223,9 @@ struct TaskState {
     misses: u64,
     copies: u64,
     exec: LatencyHistogram,
+    /// Exact run-time moments (the histogram's buckets are coarse for a spread).
+    exec_min: Cycle,
+    exec_sum_sq: f64,
     latency: LatencyHistogram,
     met_refresh: u64,
     loads_done: u64,
@@ -188,6 +242,8 @@ struct Job {
     exec: Cycle,
     /// Still running at its deadline (counted once; it runs on, so its whole run time is measured).
     missed: bool,
+    /// The hyperperiod it was released in.
+    hyper: u64,
 }
 
 pub fn run(spec: &RtRunSpec) -> Result<Value> {
@@ -203,6 +259,10 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     }
     if !(spec.copy_gbps > 0.0 && spec.copy_gbps.is_finite()) {
         return Err(Error::config("copy_gbps", format!("must be a finite number above 0, got {}", spec.copy_gbps)));
+    }
+    // As the burst manager bounds it, whatever the refresh (the crs lock is computed from it).
+    if spec.refs_per_window == 0 || spec.refs_per_window > 1 << 20 {
+        return Err(Error::config("refs_per_window", format!("must be between 1 and {}, got {}", 1 << 20, spec.refs_per_window)));
     }
     for (i, t) in spec.tasks.iter().enumerate() {
         let key = |k: &str| format!("tasks[{i}].{k}");
@@ -226,6 +286,36 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         if t.loads > MAX_LOADS {
             return Err(Error::config(key("loads"), format!("{}: at most {MAX_LOADS} per job, got {}", t.name, t.loads)));
         }
+        if t.colours.is_some() && !matches!(spec.schedule.as_str(), "edf" | "rm") {
+            return Err(Error::config(
+                key("colours"),
+                format!("{}: colours are chosen by the {} schedule; a task names its own under edf or rm", t.name, spec.schedule),
+            ));
+        }
+    }
+    if spec.attackers.len() > MAX_ATTACKERS {
+        return Err(Error::config("attackers", format!("at most {MAX_ATTACKERS}, got {}", spec.attackers.len())));
+    }
+    for (a, at) in spec.attackers.iter().enumerate() {
+        let key = |k: &str| format!("attackers[{a}].{k}");
+        if at.outstanding == 0 || at.outstanding > MAX_OUTSTANDING {
+            return Err(Error::config(key("outstanding"), format!("must be between 1 and {MAX_OUTSTANDING}, got {}", at.outstanding)));
+        }
+        if !(0.0..1.0).contains(&at.write_share) {
+            return Err(Error::config(
+                key("write_share"),
+                format!("must be at least 0 and below 1 (its write-backs follow its reads), got {}", at.write_share),
+            ));
+        }
+        if at.footprint_kb == 0 || at.footprint_kb > MAX_FOOTPRINT_KB {
+            return Err(Error::config(key("footprint_kb"), format!("must be between 1 and {MAX_FOOTPRINT_KB}, got {}", at.footprint_kb)));
+        }
+        if at.colours.is_empty() {
+            return Err(Error::config(key("colours"), "must name at least one bank colour"));
+        }
+        if !matches!(at.pattern.as_str(), "stream" | "random") {
+            return Err(Error::config(key("pattern"), format!("unknown pattern '{}'; choose stream or random", at.pattern)));
+        }
     }
     let tasks: Vec<Task> = spec
         .tasks
@@ -246,7 +336,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     let mut colour_of: Vec<Vec<usize>> = vec![vec![]; tasks.len()];
     let mut server_of = vec![0usize; tasks.len()];
     let (colours, colour_frame, groups): (usize, u64, Vec<Vec<u32>>) = match spec.schedule.as_str() {
-        "edf" => (1, 0, vec![(0..ranks).collect()]),
+        "edf" | "rm" => (1, 0, vec![(0..ranks).collect()]),
         "colored" => {
             let frame = choose_frame(&tasks, retention, ranks as u64)?;
             let s = place_jobs(&tasks, frame, retention)?;
@@ -305,14 +395,14 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             let half = ranks / 2;
             (2, 0, vec![(0..half).collect(), (half..ranks).collect()])
         }
-        other => return Err(Error::config("schedule", format!("unknown schedule '{other}'; choose edf, colored or crs"))),
+        other => return Err(Error::config("schedule", format!("unknown schedule '{other}'; choose edf, rm, colored or crs"))),
     };
-    if spec.schedule == "edf" {
+    if matches!(spec.schedule.as_str(), "edf" | "rm") {
         colour_of.iter_mut().for_each(|c| *c = vec![0]);
     }
     // Refresh.
     let refresh = match (spec.refresh.as_str(), spec.schedule.as_str()) {
-        ("scheme", "edf") => json!({}),
+        ("scheme", "edf" | "rm") => json!({}),
         ("scheme", _) => json!({"refresh": "burst", "burst": {
             "retention_ms": spec.retention_ms, "refs_per_window": spec.refs_per_window, "jedec": spec.jedec,
             "groups": groups,
@@ -350,14 +440,26 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     if to_cycles(horizon as f64) > MAX_CYCLES {
         return Err(Error::config("horizon", format!("{horizon} units are more than {MAX_CYCLES} DRAM cycles")));
     }
+    if !spec.attackers.is_empty() {
+        // Attackers issue as fast as the memory serves them: at most a burst per channel per tBL.
+        let channels = cfg.node_layout().memory_nodes().len() as f64 * cfg.org.channels as f64;
+        let most = to_cycles(horizon as f64) as f64 / cfg.timing.tBL.max(1) as f64 * channels;
+        if most > MAX_RUN_LOADS {
+            return Err(Error::config(
+                "horizon",
+                format!("the attackers could issue about {most:.0} requests in {horizon} units; at most {MAX_RUN_LOADS:.0}: shorten the horizon"),
+            ));
+        }
+    }
     let end = to_cycles(horizon as f64);
     let window = to_cycles(retention as f64);
     // The crs lock: a colour's burst, refs x tRFC, from its phase in each window.
     let lock = spec.refs_per_window * cfg.timing.tRFC + cfg.timing.tRP;
     let colour_frame_cycles = to_cycles(colour_frame as f64);
 
-    // Pages: per rank, the frames whose rank it is, taken in order.
-    let mut frames = RankFrames::new(&cfg);
+    // Pages: per rank or per bank colour, each frame handed out once.
+    let uses_colours = spec.tasks.iter().any(|t| t.colours.is_some()) || !spec.attackers.is_empty();
+    let mut frames = Frames::new(&cfg, uses_colours)?;
     let mut states: Vec<TaskState> = Vec::new();
     for (i, (t, s)) in tasks.iter().zip(&spec.tasks).enumerate() {
         let random = match s.pattern.as_str() {
@@ -370,9 +472,14 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         }
         let pages = s.footprint_kb * 1024 / PAGE + 1;
         let mut instances = Vec::new();
-        for &c in &colour_of[i] {
+        if let Some(cs) = &s.colours {
+            let key = format!("tasks[{i}].colours");
+            let list = (0..pages).map(|p| frames.take_colour(cs, p as usize, &key)).collect::<Result<Vec<_>>>()?;
+            instances.push(((0..ranks).collect(), list));
+        }
+        for &c in colour_of[i].iter().filter(|_| s.colours.is_none()) {
             let ranks_of = &groups[c];
-            let list = (0..pages).map(|p| frames.take(ranks_of[p as usize % ranks_of.len()])).collect::<Result<Vec<_>>>()?;
+            let list = (0..pages).map(|p| frames.take_rank(ranks_of[p as usize % ranks_of.len()])).collect::<Result<Vec<_>>>()?;
             instances.push((ranks_of.clone(), list));
         }
         let copy_bytes = s.copy_kb as f64 * 1024.0;
@@ -393,12 +500,38 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             misses: 0,
             copies: 0,
             exec: LatencyHistogram::default(),
+            exec_min: NEVER,
+            exec_sum_sq: 0.0,
             latency: LatencyHistogram::default(),
             met_refresh: 0,
             loads_done: 0,
         });
     }
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+    let mut bg = Background { attackers: Vec::new(), next_id: 0 };
+    for (a, at) in spec.attackers.iter().enumerate() {
+        let key = format!("attackers[{a}].colours");
+        let pages = at.footprint_kb * 1024 / PAGE + 1;
+        let list = (0..pages).map(|p| frames.take_colour(&at.colours, p as usize, &key)).collect::<Result<Vec<_>>>()?;
+        bg.attackers.push(Attacker {
+            source: (tasks.len() + a) as u32,
+            frames: list,
+            lines: at.footprint_kb * 1024 / LINE,
+            cursor: 0,
+            random: at.pattern == "random",
+            outstanding: at.outstanding,
+            write_share: at.write_share,
+            in_flight: 0,
+            write_credit: 0.0,
+            write_cursor: 0,
+            rng: ChaCha8Rng::seed_from_u64(spec.seed.wrapping_add(1 + a as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            requests: 0,
+            writes: 0,
+            latency: LatencyHistogram::default(),
+        });
+    }
+    let hyper_cycles = to_cycles(hyperperiod(&tasks) as f64).max(1);
+    let mut missed_hyper = std::collections::BTreeSet::new();
 
     // The executor.
     let mut jobs: Vec<Job> = Vec::new();
@@ -408,13 +541,15 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     let mut done = Vec::new();
     let mut now: Cycle = 0;
     let mut id = 0u64;
-    // Memory events up to and including `until` (completions are not needed: loads block).
-    let advance_memory = |mem: &mut MemorySystem, done: &mut Vec<crate::controller::Completion>, until: Cycle| loop {
+    bg.refill(&mut mem, 0);
+    // Memory events up to and including `until` (the tasks' completions are not needed: loads
+    // block; the attackers' are taken at once and refilled).
+    let advance_memory = |mem: &mut MemorySystem, done: &mut Vec<crate::controller::Completion>, bg: &mut Background, until: Cycle| loop {
         let t = mem.next_event();
         if t > until {
             break;
         }
-        mem.tick(t, done, false);
+        bg.step(mem, done, t);
     };
     while now < end {
         // Releases and deadlines.
@@ -427,17 +562,21 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                     deadline: r + to_cycles(st.task.deadline as f64),
                     compute_left: st.compute,
                     loads_left: st.loads,
-                    segment_left: st.compute / (per + 1),
+                    // Without loads the whole computation is one segment.
+                    segment_left: if st.loads == 0 { st.compute } else { st.compute / (per + 1) },
                     exec: 0,
                     missed: false,
+                    hyper: r / hyper_cycles,
                 });
                 st.jobs += 1;
-                next_release[i] = r + to_cycles(st.task.period as f64);
+                // From the task's times, not the last release: per-period rounding would drift.
+                next_release[i] = to_cycles((st.task.phase + st.jobs * st.task.period) as f64);
             }
         }
         for j in jobs.iter_mut().filter(|j| !j.missed && j.deadline <= now) {
             j.missed = true;
             states[j.task].misses += 1;
+            missed_hyper.insert(j.hyper);
         }
         for (s, spec_s) in spec.servers.iter().enumerate() {
             if replenish[s] <= now {
@@ -469,12 +608,17 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                 _ => Some(0),
             }
         };
-        // Earliest deadline first; under crs the higher server first.
+        // Earliest deadline first (rm: the shortest period first); under crs the higher server first.
+        let rm = spec.schedule == "rm";
         let pick = jobs
             .iter()
             .enumerate()
             .filter(|(_, j)| eligible(j, &states).is_some())
-            .min_by_key(|&(k, j)| (if spec.schedule == "crs" { states[j.task].server } else { 0 }, j.deadline, j.task, k))
+            .min_by_key(|&(k, j)| {
+                let server = if spec.schedule == "crs" { states[j.task].server } else { 0 };
+                let priority = if rm { to_cycles(states[j.task].task.period as f64) } else { j.deadline };
+                (server, priority, j.task, k)
+            })
             .map(|(k, _)| k);
         // The next decision point: a release, a deadline, a frame or lock boundary, a budget event.
         let mut next = end;
@@ -498,7 +642,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             next = next.min(replenish.iter().copied().min().unwrap_or(NEVER));
         }
         let Some(k) = pick else {
-            advance_memory(&mut mem, &mut done, next.max(now + 1) - 1);
+            advance_memory(&mut mem, &mut done, &mut bg, next.max(now + 1) - 1);
             now = next.max(now + 1);
             continue;
         };
@@ -520,7 +664,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             let run = job.segment_left.min(stop - now);
             job.segment_left -= run;
             job.compute_left -= run.min(job.compute_left);
-            advance_memory(&mut mem, &mut done, now + run - 1);
+            advance_memory(&mut mem, &mut done, &mut bg, now + run - 1);
             now += run;
         } else if job.loads_left > 0 {
             // One blocking load.
@@ -532,7 +676,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             let addr = frame * PAGE + (line * LINE) % PAGE;
             id += 1;
             while !mem.try_enqueue(now, id, addr, false, Origin::single(ti as u32)) {
-                advance_memory(&mut mem, &mut done, now);
+                advance_memory(&mut mem, &mut done, &mut bg, now);
                 now += 1;
             }
             let issued = now;
@@ -541,7 +685,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                 if t == NEVER {
                     return Err(Error::config("engine", format!("internal error: load {id} never completes (cycle {now})")));
                 }
-                mem.tick(t, &mut done, false);
+                bg.step(&mut mem, &mut done, t);
                 if let Some(pos) = done.iter().position(|c| c.id == id) {
                     break done.swap_remove(pos);
                 }
@@ -566,6 +710,8 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             let st = &mut states[ti];
             st.finished += 1;
             st.exec.record(j.exec);
+            st.exec_min = st.exec_min.min(j.exec);
+            st.exec_sum_sq += (j.exec as f64).powi(2);
         }
     }
     let unit_ns = spec.unit_us * 1000.0;
@@ -575,12 +721,16 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         .iter()
         .map(|st| {
             let exec_mean = cycles_to_units(st.exec.mean());
+            let n = st.finished as f64;
+            let var = if n > 1.0 { (st.exec_sum_sq / n - st.exec.mean().powi(2)).max(0.0) * n / (n - 1.0) } else { 0.0 };
             utilisation += exec_mean / st.task.period as f64;
             let lat = st.latency.summary();
             json!({
                 "name": st.task.name, "period": st.task.period, "wcet": st.task.wcet,
                 "jobs": st.jobs, "finished": st.finished, "deadline_misses": st.misses,
                 "exec_mean": exec_mean, "exec_max": cycles_to_units(st.exec.max() as f64),
+                "exec_min": if st.finished > 0 { cycles_to_units(st.exec_min as f64) } else { 0.0 },
+                "exec_sd": cycles_to_units(var.sqrt()),
                 "loads": st.loads_done, "latency_ns": lat.scaled(t_ck_ns), "refresh_met": st.met_refresh,
                 "colours": st.colours, "ranks": st.instances.iter().map(|i| i.0.clone()).collect::<Vec<_>>(),
                 "copies": st.copies,
@@ -592,6 +742,20 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         states.iter().for_each(|s| h.merge(&s.latency));
         h.summary().scaled(t_ck_ns)
     };
+    let seconds = end as f64 * t_ck_ns * 1e-9;
+    let attacker_json: Vec<Value> = bg
+        .attackers
+        .iter()
+        .zip(&spec.attackers)
+        .map(|(a, at)| {
+            json!({
+                "colours": at.colours, "requests": a.requests, "writes": a.writes,
+                "bandwidth_gbps": a.requests as f64 * LINE as f64 / seconds / 1e9,
+                "latency_ns": a.latency.summary().scaled(t_ck_ns),
+            })
+        })
+        .collect();
+    let hyperperiods = horizon.div_ceil(hyperperiod(&tasks).max(1));
     Ok(json!({
         "config": {
             "machine": cfg.machine.name, "schedule": spec.schedule, "refresh": spec.refresh,
@@ -604,6 +768,9 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         "tasks": task_json,
         "utilisation": utilisation,
         "deadline_misses": states.iter().map(|s| s.misses).sum::<u64>(),
+        "hyperperiods": hyperperiods,
+        "hyperperiods_missed": missed_hyper.len(),
+        "attackers": attacker_json,
         "refresh_met": states.iter().map(|s| s.met_refresh).sum::<u64>(),
         "latency_ns": latency_all,
     }))
@@ -615,38 +782,171 @@ pub fn run_json(spec: &str) -> Result<String> {
     Ok(run(&spec)?.to_string())
 }
 
-/// Physical pages by rank, handed out in address order.
-struct RankFrames {
+/// Physical pages, each handed out once: by rank in address order, or by bank colour.
+struct Frames {
     mapping: crate::mapping::AddressMapping,
     next: u64,
     limit: u64,
-    spare: Vec<Vec<u64>>,
+    spare: Vec<VecDeque<u64>>,
+    taken: HashSet<u64>,
+    colours: Option<BankColours>,
 }
 
-impl RankFrames {
-    fn new(cfg: &MemoryConfig) -> Self {
-        RankFrames {
+/// Bank colours over the machine, node-major (`os::placement::node_colours`'s numbering).
+struct BankColours {
+    space: ColourSpace,
+    /// The memory nodes' frames.
+    nodes: Vec<std::ops::Range<u32>>,
+    /// Per global colour: the next frame to look at.
+    cursor: Vec<u64>,
+}
+
+impl Frames {
+    fn new(cfg: &MemoryConfig, colours: bool) -> Result<Self> {
+        let colours = if colours {
+            let space = ColourBits::new(&cfg.mapping, 0..0, PAGE.trailing_zeros(), &[])?.bank_space()?;
+            let layout = cfg.node_layout();
+            let nodes: Vec<_> = layout.memory_nodes().iter().map(|&n| layout.nodes[n as usize].frames.clone()).collect();
+            let per = space.count() as usize;
+            let cursor = (0..per * nodes.len()).map(|g| nodes[g / per].start as u64).collect();
+            Some(BankColours { space, nodes, cursor })
+        } else {
+            None
+        };
+        Ok(Frames {
             mapping: cfg.mapping.clone(),
             next: 0,
             limit: cfg.memory_bytes() / PAGE,
-            spare: vec![Vec::new(); cfg.org.ranks as usize],
-        }
+            spare: vec![VecDeque::new(); cfg.org.ranks as usize],
+            taken: HashSet::new(),
+            colours,
+        })
     }
 
     /// The lowest free page of `rank`; pages of other ranks met on the way are kept for later.
-    fn take(&mut self, rank: u32) -> Result<u64> {
-        if let Some(p) = self.spare[rank as usize].pop() {
-            return Ok(p);
+    fn take_rank(&mut self, rank: u32) -> Result<u64> {
+        while let Some(p) = self.spare[rank as usize].pop_front() {
+            if self.taken.insert(p) {
+                return Ok(p);
+            }
         }
         while self.next < self.limit {
             let p = self.next;
             self.next += 1;
+            if self.taken.contains(&p) {
+                continue;
+            }
             let d: DramAddress = self.mapping.decode(p * PAGE);
             if d.rank == rank {
+                self.taken.insert(p);
                 return Ok(p);
             }
-            self.spare[d.rank as usize].insert(0, p);
+            self.spare[d.rank as usize].push_back(p);
         }
         Err(Error::config("tasks", format!("rank {rank} has no free page left for the tasks' footprints")))
+    }
+
+    /// Page `i` of an owner of `colours`: the lowest free page of its colours in turn.
+    fn take_colour(&mut self, colours: &[u32], i: usize, key: &str) -> Result<u64> {
+        let bc = self.colours.as_mut().expect("built with colours");
+        let per = bc.space.count();
+        let count = per * bc.nodes.len() as u32;
+        if let Some(&c) = colours.iter().find(|&&c| c >= count) {
+            return Err(Error::config(key, format!("colour {c} is beyond the machine's {count} bank colours ({per} per memory node)")));
+        }
+        let g = colours[i % colours.len()];
+        let node = &bc.nodes[(g / per) as usize];
+        let cursor = &mut bc.cursor[g as usize];
+        while *cursor < node.end as u64 {
+            let p = *cursor;
+            *cursor += 1;
+            let local = bc.space.colour_of((p - node.start as u64) * PAGE);
+            if local == g % per && self.taken.insert(p) {
+                return Ok(p);
+            }
+        }
+        Err(Error::config(key, format!("bank colour {g} has no free page left")))
+    }
+}
+
+/// One attacker's state.
+struct Attacker {
+    source: u32,
+    frames: Vec<u64>,
+    lines: u64,
+    cursor: u64,
+    random: bool,
+    outstanding: u32,
+    write_share: f64,
+    in_flight: u32,
+    /// Write-backs owed: `write_share / (1 - write_share)` per read issued.
+    write_credit: f64,
+    write_cursor: u64,
+    rng: ChaCha8Rng,
+    requests: u64,
+    writes: u64,
+    latency: LatencyHistogram,
+}
+
+/// The attackers: their completions taken and their requests refilled at every memory event.
+struct Background {
+    attackers: Vec<Attacker>,
+    next_id: u64,
+}
+
+impl Background {
+    /// One memory event at `t`: the attackers' completions leave `done`, the tasks' stay.
+    fn step(&mut self, mem: &mut MemorySystem, done: &mut Vec<crate::controller::Completion>, t: Cycle) {
+        mem.tick(t, done, false);
+        if self.attackers.is_empty() {
+            return;
+        }
+        done.retain(|c| {
+            if c.id & ATTACK == 0 {
+                return true;
+            }
+            let a = &mut self.attackers[(c.id >> 40 & 0xff) as usize];
+            a.requests += 1;
+            if c.is_write {
+                a.writes += 1;
+            } else {
+                a.in_flight -= 1;
+                a.latency.record(c.done - c.arrival);
+            }
+            false
+        });
+        self.refill(mem, t);
+    }
+
+    /// Each attacker's owed write-backs, then its reads back up to `outstanding`, while its
+    /// queues admit them. Reads go to the first half of its footprint, writes to the second.
+    fn refill(&mut self, mem: &mut MemorySystem, now: Cycle) {
+        for (k, a) in self.attackers.iter_mut().enumerate() {
+            let half = (a.lines / 2).max(1);
+            loop {
+                let write = a.write_credit >= 1.0;
+                if !write && a.in_flight >= a.outstanding {
+                    break;
+                }
+                let cursor = if write { a.write_cursor } else { a.cursor };
+                let line = if a.random { a.rng.gen_range(0..half) } else { (cursor + 1) % half };
+                let at = if write { line + half } else { line };
+                let page = (at * LINE / PAGE) as usize;
+                let addr = a.frames[page % a.frames.len()] * PAGE + (at * LINE) % PAGE;
+                let id = ATTACK | (k as u64) << 40 | (self.next_id & ((1 << 40) - 1));
+                if !mem.try_enqueue(now, id, addr, write, Origin::single(a.source)) {
+                    break;
+                }
+                self.next_id += 1;
+                if write {
+                    a.write_cursor = line;
+                    a.write_credit -= 1.0;
+                } else {
+                    a.cursor = line;
+                    a.in_flight += 1;
+                    a.write_credit += a.write_share / (1.0 - a.write_share).max(f64::MIN_POSITIVE);
+                }
+            }
+        }
     }
 }
