@@ -169,7 +169,18 @@ mod tests {
         let params = crate::params::ParamTables::default();
         let params = params_with_m(params, 1);
         let mut p = (INFO.build)(&MigrationView { nodes: &layout, params: &params, seed: 1 }).unwrap();
-        let f = |frame| HintFault { pid: 0, tid: 0, frame, page_node: 1, thread_node: 0, early: false, latency_ns: None, now_ns: 0.0 };
+        let f = |frame| HintFault {
+            pid: 0,
+            tid: 0,
+            frame,
+            page_node: 1,
+            thread_node: 0,
+            early: false,
+            latency_ns: None,
+            now_ns: 0.0,
+            free: vec![],
+            capacity: vec![],
+        };
         let mut answers = Vec::new();
         for frame in [1, 2] {
             answers.push(p.on_hint_fault(&f(frame)));

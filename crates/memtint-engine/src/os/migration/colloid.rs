@@ -10,8 +10,11 @@
 //! `p_hi = p` (demote); a bound that crosses the other is reset, and bounds closer than
 //! `epsilon` reopen toward the side the latencies point to. It then moves the hottest pages of
 //! the tier that should lose accesses whose sampled access probabilities add up to at most
-//! |(p_lo + p_hi) / 2 - p|, up to `max_pages` a period. A promotion into a full default tier
-//! first demotes a cold page (the CLOCK's), as HeMem swaps.
+//! |(p_lo + p_hi) / 2 - p|, up to `max_pages` a period and, with `dynamic_limit` (Colloid's
+//! default), up to the pages whose bytes equal the accesses that should shift: |shift| x the
+//! period's LLC-miss reads x 64 B / 4 KiB (Colloid's `dynlimit`, computed from the same counters),
+//! so a small imbalance moves little. A promotion into a full default tier first demotes a cold
+//! page (the CLOCK's), as HeMem swaps.
 //!
 //! Colloid smooths microsecond counter reads with an EWMA of 1/16; the period's mean latency
 //! here averages over a similar span (1 ms), so no further smoothing is applied.
@@ -36,11 +39,14 @@ pub struct ColloidParams {
     pub max_pages: u64,
     /// Reads a period below which the latencies are not trusted and nothing moves.
     pub min_reads: u64,
+    /// Colloid's dynamic migration limit: move no more bytes a period than the accesses the
+    /// shift asks for (false: `max_pages` alone).
+    pub dynamic_limit: bool,
 }
 
 impl Default for ColloidParams {
     fn default() -> Self {
-        ColloidParams { delta: 0.05, epsilon: 0.01, sample_period: 64, max_pages: 256, min_reads: 256 }
+        ColloidParams { delta: 0.05, epsilon: 0.01, sample_period: 64, max_pages: 256, min_reads: 256, dynamic_limit: true }
     }
 }
 
@@ -161,6 +167,11 @@ impl Colloid {
             return Vec::new();
         }
         let promote = shift > 0.0;
+        let mut most = self.p.max_pages;
+        if self.p.dynamic_limit {
+            let lines = shift.abs() * (reads[0] + reads[1]) as f64;
+            most = most.min((lines * 64.0 / 4096.0).ceil() as u64);
+        }
         // The hottest pages of the tier that gives accesses up, while they fit the shift.
         let mut from: Vec<(u32, f32)> =
             (0..self.layout.count()).filter(|&n| self.top[n as usize] != promote).flat_map(|n| v.pages.hottest_on(n)).collect();
@@ -169,7 +180,7 @@ impl Colloid {
         let mut moves = Vec::new();
         let mut free = v.free.clone();
         for (frame, h) in from {
-            if moves.len() as u64 >= self.p.max_pages || left <= 0.0 {
+            if moves.len() as u64 >= most || left <= 0.0 {
                 break;
             }
             let h = h as f64;
@@ -246,5 +257,33 @@ mod tests {
         // p = 0.99, target 0.495: 27.2 samples' worth: 10 + 9 + 8 = 27.
         assert_eq!(frames, vec![9, 8, 7]);
         assert!(moves.iter().all(|m| m.to == 1));
+    }
+
+    #[test]
+    fn the_dynamic_limit_moves_no_more_bytes_than_the_accesses_that_should_shift() {
+        let moved = |dynamic_limit: bool, reads: u64| {
+            let layout = two_nodes();
+            let params = Default::default();
+            let p = ColloidParams { dynamic_limit, min_reads: 1, ..Default::default() };
+            let mut c = Colloid::new(&MigrationView { nodes: &layout, params: &params, seed: 1 }, p);
+            let mut tracker = PageTracker::new(&c.layout);
+            let mut tables = vec![PageTable::new()];
+            for v in 0..10u64 {
+                tables[0].insert(v, v as u32);
+                tracker.mapped(v as u32, 0, v);
+                tracker.sample(v as u32);
+            }
+            // Default tier 3x slower with every read: shift half the accesses (5 samples' worth).
+            let loads = [NodeLoad { reads, latency_ns: 300.0, idle_ns: 60.0 }, NodeLoad { reads: 0, latency_ns: 0.0, idle_ns: 90.0 }];
+            let mut v =
+                PeriodView { free: vec![900, 1000], capacity: vec![1000, 1000], loads: &loads, pages: &mut tracker, tables: &mut tables };
+            c.on_period(&mut v).len()
+        };
+        assert_eq!(moved(false, 100), 5, "the heat alone: half the samples");
+        // 100 reads, half of them to shift: 50 lines = 3,200 B, under one 4 KiB page.
+        assert_eq!(moved(true, 100), 1);
+        // 640 reads: 320 lines = 5 pages' bytes, which the heat allows too.
+        assert_eq!(moved(true, 640), 5);
+        assert_eq!(moved(true, 384), 3, "192 lines: 3 pages");
     }
 }

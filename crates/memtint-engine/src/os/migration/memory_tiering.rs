@@ -3,16 +3,23 @@
 //! (`demotion_enabled`).
 //! - Promotion: the scan marks only pages outside the top tier; a hinting fault promotes the page
 //!   to the faulting thread's node (or the nearest top-tier node) when it is hot: faulted within
-//!   `hot_threshold_ns` of being marked (`numa_hint_fault_latency`), within the promotion rate
+//!   the hot threshold of being marked (`numa_hint_fault_latency`), within the promotion rate
 //!   limit (`numa_balancing_promote_rate_limit_MBps`), and only if the destination keeps free
 //!   memory above its watermark (`migrate_balanced_pgdat`); otherwise it stays, and kswapd is
-//!   woken.
+//!   woken. While the destination has plenty free (`enough_free_pct` above the watermark:
+//!   `pgdat_free_space_enough`, 1/16 of the node) every faulting page is promoted, hot or not,
+//!   and the adjusted threshold is forgotten (the workload changed).
+//! - The hot threshold adjusts itself (`numa_promotion_adjust_threshold`, Linux 6.0 on): every
+//!   `adjust_period_ns` the pages that passed the threshold (promotion candidates, counted before
+//!   the rate limit) are compared with what the rate limit allows in that period; more than 110 %
+//!   lowers the threshold by 1/8 of `hot_threshold_ns` (not below that step), under 90 % raises
+//!   it by as much (up to twice `hot_threshold_ns`).
 //! - Demotion: when a top-tier node's free memory falls below `free_pct` of its capacity, kswapd
 //!   demotes the coldest pages (the LRU's aging: a CLOCK over the access bits) to the nearest
 //!   slower node until `2 x free_pct` is free (TPP's `demote_scale_factor` headroom, 2 %).
 //!
-//! Not modelled: the hot threshold's automatic adjustment to the rate limit (with Linux's
-//! default limit, 64 GiB/s, it does not bind), and page-type-aware allocation.
+//! Not modelled: page-type-aware allocation; Linux's floor of 1 GiB under "plenty free" (simulated
+//! nodes hold megabytes, so only the 1/16 applies).
 
 use super::{nearest, HintFault, MigrationInfo, MigrationPolicy, MigrationView, PageMove, PeriodView, Proposal, ScanScope};
 use crate::os::nodes::NodeLayout;
@@ -32,11 +39,26 @@ pub struct MemoryTieringParams {
     /// kswapd demotes when a top-tier node's free memory falls below this share of its capacity,
     /// %, and stops at twice it; promotions leave at least this much free.
     pub free_pct: f64,
+    /// Free memory above `free_pct` at which every faulting page is promoted, % of capacity
+    /// (Linux: 1/16 of the node; 0: never).
+    pub enough_free_pct: f64,
+    /// Adjust the hot threshold to the rate limit (Linux's tiering mode does).
+    pub adjust_threshold: bool,
+    /// How often, ns (Linux's `numa_balancing_scan_period_max_ms`, 60 s, scaled as the scan
+    /// period is: 60 ms).
+    pub adjust_period_ns: f64,
 }
 
 impl Default for MemoryTieringParams {
     fn default() -> Self {
-        MemoryTieringParams { hot_threshold_ns: 1_000_000.0, promote_rate_mbps: 65536.0, free_pct: 2.0 }
+        MemoryTieringParams {
+            hot_threshold_ns: 1_000_000.0,
+            promote_rate_mbps: 65536.0,
+            free_pct: 2.0,
+            enough_free_pct: 6.25,
+            adjust_threshold: true,
+            adjust_period_ns: 60_000_000.0,
+        }
     }
 }
 
@@ -50,6 +72,12 @@ impl Params for MemoryTieringParams {
         }
         if !(self.free_pct > 0.0 && self.free_pct < 50.0) {
             return Err(("free_pct", format!("must be above 0 and below 50 %, got {}", self.free_pct)));
+        }
+        if !(self.enough_free_pct >= 0.0 && self.enough_free_pct + self.free_pct < 100.0) {
+            return Err(("enough_free_pct", format!("must be at least 0 and below 100 - free_pct %, got {}", self.enough_free_pct)));
+        }
+        if !(self.adjust_period_ns > 0.0 && self.adjust_period_ns <= 1e12) {
+            return Err(("adjust_period_ns", format!("must be above 0 and at most 1e12 ns, got {}", self.adjust_period_ns)));
         }
         Ok(())
     }
@@ -73,12 +101,53 @@ pub struct MemoryTiering {
     /// Promotions in the current rate-limit window (one second of simulated time, as Linux's).
     window_start_ns: f64,
     window_bytes: f64,
+    /// The adjusted hot threshold (0: `hot_threshold_ns`), and its period's start and candidates.
+    threshold_ns: f64,
+    adjust_start_ns: f64,
+    candidates: u64,
 }
 
 impl MemoryTiering {
     fn new(v: &MigrationView, p: MemoryTieringParams) -> Self {
         let top = super::top_tier(v.nodes);
-        MemoryTiering { layout: v.nodes.clone(), p, top, window_start_ns: 0.0, window_bytes: 0.0 }
+        MemoryTiering {
+            layout: v.nodes.clone(),
+            p,
+            top,
+            window_start_ns: 0.0,
+            window_bytes: 0.0,
+            threshold_ns: 0.0,
+            adjust_start_ns: 0.0,
+            candidates: 0,
+        }
+    }
+
+    /// The hot threshold in force, ns.
+    pub fn threshold_ns(&self) -> f64 {
+        if self.threshold_ns > 0.0 {
+            self.threshold_ns
+        } else {
+            self.p.hot_threshold_ns
+        }
+    }
+
+    /// Linux's `numa_promotion_adjust_threshold`: once a period, candidates against the rate limit.
+    fn adjust(&mut self, now_ns: f64) {
+        if !self.p.adjust_threshold || now_ns - self.adjust_start_ns <= self.p.adjust_period_ns {
+            return;
+        }
+        let allowed = self.p.promote_rate_mbps * 1e6 / 4096.0 * (self.p.adjust_period_ns * 1e-9);
+        let step = self.p.hot_threshold_ns * 2.0 / 16.0;
+        let mut th = self.threshold_ns();
+        let c = self.candidates as f64;
+        if c > allowed * 1.1 {
+            th = (th - step).max(step);
+        } else if c < allowed * 0.9 {
+            th = (th + step).min(2.0 * self.p.hot_threshold_ns);
+        }
+        self.threshold_ns = th;
+        self.adjust_start_ns = now_ns;
+        self.candidates = 0;
     }
 }
 
@@ -96,10 +165,23 @@ impl MigrationPolicy for MemoryTiering {
     }
 
     fn on_hint_fault(&mut self, f: &HintFault) -> Proposal {
-        if self.top[f.page_node as usize] || !f.latency_ns.is_some_and(|l| l < self.p.hot_threshold_ns) {
+        if self.top[f.page_node as usize] {
             return Proposal::Stay;
         }
         let Some(to) = nearest(&self.layout, f.thread_node, |n| self.top[n as usize]) else { return Proposal::Stay };
+        let t = to as usize;
+        if self.p.enough_free_pct > 0.0 && t < f.free.len() {
+            let enough = f.capacity[t] as f64 * (self.p.free_pct + self.p.enough_free_pct) / 100.0;
+            if f.free[t] as f64 > enough {
+                self.threshold_ns = 0.0;
+                return Proposal::MoveTo(to);
+            }
+        }
+        self.adjust(f.now_ns);
+        if !f.latency_ns.is_some_and(|l| l < self.threshold_ns()) {
+            return Proposal::Stay;
+        }
+        self.candidates += 1;
         if f.now_ns - self.window_start_ns >= 1e9 {
             self.window_start_ns = f.now_ns;
             self.window_bytes = 0.0;
@@ -149,8 +231,54 @@ mod tests {
         MemoryTiering::new(&MigrationView { nodes: &layout, params: &params, seed: 1 }, MemoryTieringParams::default())
     }
 
+    /// A fault with the top tier nearly full (1 % free: no shortcut).
     fn fault(page_node: u32, latency_ns: Option<f64>) -> HintFault {
-        HintFault { pid: 0, tid: 0, frame: 1500, page_node, thread_node: 0, early: false, latency_ns, now_ns: 5e6 }
+        HintFault {
+            pid: 0,
+            tid: 0,
+            frame: 1500,
+            page_node,
+            thread_node: 0,
+            early: false,
+            latency_ns,
+            now_ns: 5e6,
+            free: vec![10, 500],
+            capacity: vec![1000, 1000],
+        }
+    }
+
+    #[test]
+    fn with_plenty_free_every_faulting_page_is_promoted() {
+        let mut p = policy();
+        let roomy = |free0| HintFault { free: vec![free0, 500], ..fault(1, Some(3e6)) };
+        // 2 % watermark + 6.25 %: more than 82.5 of 1000 free.
+        assert_eq!(p.on_hint_fault(&roomy(83)), Proposal::MoveTo(0), "cold, but the top tier has room");
+        assert_eq!(p.on_hint_fault(&roomy(82)), Proposal::Stay, "at the line: the hot test applies");
+        p.p.enough_free_pct = 0.0;
+        assert_eq!(p.on_hint_fault(&roomy(900)), Proposal::Stay, "the shortcut off");
+    }
+
+    #[test]
+    fn the_hot_threshold_follows_the_rate_limit() {
+        let mut p = policy();
+        // 10 pages per 60 ms period allowed.
+        p.p.promote_rate_mbps = 10.0 * 4096.0 / 0.06 / 1e6;
+        let at = |now_ns, latency| HintFault { now_ns, ..fault(1, Some(latency)) };
+        // Period 1: 30 candidates (3x the limit) -> the threshold drops by 1/8 at the first fault after it.
+        for i in 0..30 {
+            p.on_hint_fault(&at(1e6 + i as f64, 1.0));
+        }
+        p.on_hint_fault(&at(61e6 + 1.0, 1.0));
+        assert_eq!(p.threshold_ns(), 875_000.0);
+        // A page 900 µs after its mark is no longer hot.
+        assert_eq!(p.on_hint_fault(&at(62e6, 900_000.0)), Proposal::Stay);
+        // Quiet periods raise it again, a step a period, up to twice the default.
+        for k in 2..30 {
+            p.on_hint_fault(&at(k as f64 * 61e6 + 2.0, 5e6));
+        }
+        assert_eq!(p.threshold_ns(), 2_000_000.0);
+        p.p.adjust_threshold = false;
+        assert_eq!(p.on_hint_fault(&at(40e9, 1.5e6)), Proposal::MoveTo(0), "adjusted: 1.5 ms is hot");
     }
 
     #[test]

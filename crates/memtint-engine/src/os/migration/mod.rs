@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 /// A hinting fault: thread `tid` of process `pid`, on a core of `thread_node`, loaded a marked
 /// page held in `frame` (global) on `page_node`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct HintFault {
     pub pid: u32,
     pub tid: u32,
@@ -51,6 +51,9 @@ pub struct HintFault {
     pub latency_ns: Option<f64>,
     /// When the fault happened, ns from the start of the run.
     pub now_ns: f64,
+    /// Free and total frames per node at the fault (empty where the caller has no nodes).
+    pub free: Vec<u64>,
+    pub capacity: Vec<u64>,
 }
 
 /// Scan passes over a process's pages during which Linux lets first and private faults

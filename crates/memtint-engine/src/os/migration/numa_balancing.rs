@@ -75,7 +75,18 @@ pub(crate) mod tests {
     }
 
     fn fault(frame: u32, page_node: u32, thread_node: u32) -> HintFault {
-        HintFault { pid: 0, tid: thread_node, frame, page_node, thread_node, early: false, latency_ns: None, now_ns: 0.0 }
+        HintFault {
+            pid: 0,
+            tid: thread_node,
+            frame,
+            page_node,
+            thread_node,
+            early: false,
+            latency_ns: None,
+            now_ns: 0.0,
+            free: vec![],
+            capacity: vec![],
+        }
     }
 
     #[test]
@@ -107,6 +118,8 @@ pub(crate) mod tests {
             early: true,
             latency_ns: None,
             now_ns: 0.0,
+            free: vec![],
+            capacity: vec![],
         };
         assert_eq!(p.on_hint_fault(&early(5, 4, 1)), Proposal::MoveTo(1), "a first fault");
         assert_eq!(p.on_hint_fault(&early(6, 0, 0)), Proposal::Stay, "a first fault from its own node");
