@@ -475,10 +475,11 @@ impl OsModel {
         let thread_node = nodes.layout.node_of_core(core);
         m.stats.hint_faults += 1;
         m.events.push(OsEvent::HintFault { tid });
-        let early = m.passes[pid as usize] <= migration::EARLY_PASSES;
+        let pass = m.passes[pid as usize];
+        let early = pass <= migration::EARLY_PASSES;
         let free = nodes.capacity.iter().zip(&nodes.used).map(|(c, u)| c - u).collect();
         let capacity = nodes.capacity.clone();
-        let fault = HintFault { pid, tid, frame, page_node, thread_node, early, latency_ns, now_ns: self.now_ns, free, capacity };
+        let fault = HintFault { pid, tid, frame, page_node, thread_node, early, pass, latency_ns, now_ns: self.now_ns, free, capacity };
         match m.policy.on_hint_fault(&fault) {
             Proposal::Stay => Ok(frame),
             Proposal::Refused(_) => {

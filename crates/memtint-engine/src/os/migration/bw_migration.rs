@@ -46,7 +46,7 @@ pub static INFO: MigrationInfo = MigrationInfo {
     build: |v| {
         let p: BwMigrationParams = v.params.get("os", INFO.name, &[])?;
         Ok(Box::new(BwMigration {
-            anb: NumaBalancing::new(v),
+            anb: NumaBalancing::new(v, Default::default()),
             gate: MigrationGate::new(Clusters::new(v.nodes, &[], "os.bw-migration")?, p.max_net_pages)?,
         }))
     },
@@ -176,6 +176,7 @@ mod tests {
             page_node: 1,
             thread_node: 0,
             early: false,
+            pass: 9,
             latency_ns: None,
             now_ns: 0.0,
             free: vec![],

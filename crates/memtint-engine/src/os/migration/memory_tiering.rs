@@ -240,6 +240,7 @@ mod tests {
             page_node,
             thread_node: 0,
             early: false,
+            pass: 9,
             latency_ns,
             now_ns: 5e6,
             free: vec![10, 500],

@@ -46,6 +46,8 @@ pub struct HintFault {
     /// The scanner has passed over the process's pages at most `EARLY_PASSES` times (Linux's
     /// `numa_scan_seq <= 4`: early in a task's life first and private faults migrate at once).
     pub early: bool,
+    /// The scanner's passes over the process's pages so far (Linux's `numa_scan_seq`).
+    pub pass: u32,
     /// Time since the scanner marked the page, ns (tracked pages only: Linux's tiering mode
     /// keeps the scan time in the folio).
     pub latency_ns: Option<f64>,
