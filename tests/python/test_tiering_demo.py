@@ -28,6 +28,19 @@ def test_sentences_follow_the_numbers():
     assert "short of the ideal" in said and "7% / 10% / 9%" in said
 
 
+def test_migration_sentences_follow_the_numbers():
+    m = {k: {"speedup": 1.0, "dram_reads": 0.3, "moved": 0.0, "system": 0.0} for k in tiering_demo.MIGRATION_SETUPS}
+    m["DAMON"].update(speedup=1.12, dram_reads=0.6, moved=4000.0, system=0.015)
+    m["Colloid"].update(speedup=0.97, dram_reads=0.4, moved=900.0, system=0.002)
+    said = " ".join(tiering_demo.migration_sentences(m))
+    assert "DRAM serves 30% of reads under Local" in said
+    assert "DAMON gains 12.0% against Local: it moved 4,000 pages, DRAM now serves 60% of reads" in said
+    assert "Colloid loses 3.0%" in said and "Tiering mode (TPP) changes nothing" in said
+    assert "Most useful here: DAMON" in said
+    m["DAMON"].update(speedup=0.99)
+    assert "None pays back within this run (the least costly: Tiering mode (TPP))" in " ".join(tiering_demo.migration_sentences(m))
+
+
 @pytest.mark.engine
 def test_the_tiering_demo_prints_its_table_and_writes_its_report(memtint, tmp_path):
     code, out, err = memtint("demo", "--tiering", "--instructions", "5000", "--out", tmp_path / "d", "--jobs", "2")
@@ -36,3 +49,6 @@ def test_the_tiering_demo_prints_its_table_and_writes_its_report(memtint, tmp_pa
     assert (tmp_path / "d" / "tiering.png").stat().st_size > 1000
     text = (tmp_path / "d" / "tiering.md").read_text()
     assert "| weighted-interleave |" in text and "![speedup over local per ratio](tiering.png)" in text
+    # The migration baselines beside the placements, with what their moves cost.
+    assert "Migration baselines at 2:1" in out and "local + colloid" in out
+    assert "| Tiering mode (TPP) | local + memory-tiering |" in text and "pays back" in text
