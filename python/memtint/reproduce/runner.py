@@ -34,6 +34,14 @@ def spec_key(spec: dict[str, Any]) -> str:
 def slim(stats: dict[str, Any]) -> dict[str, Any]:
     """What the reproductions keep of a run's statistics (small, so results travel cheaply)."""
     out = {k: stats.get(k) for k in RUN_KEYS}
+    # DRAM energy and activations (the BPM and CCPS papers' power and energy claims).
+    dram = stats.get("dram") or {}
+    energy = dram.get("energy") or {}
+    out["dram_energy_nj"] = energy.get("total_nj")
+    out["dram_power_mw"] = energy.get("average_power_mw")
+    out["dram_act_pre_nj"] = energy.get("act_pre_nj")
+    out["dram_background_nj"] = (energy.get("background_active_nj") or 0.0) + (energy.get("background_precharged_nj") or 0.0)
+    out["dram_activations"] = (dram.get("commands") or {}).get("ACT")
     cores = []
     for c in stats["cores"]:
         core = {k: c.get(k) for k in CORE_KEYS}
