@@ -90,7 +90,8 @@ pub mod random_run {
     /// Refresh variants (`Case::config` gives each its manager and parameters): all-bank
     /// staggered, none, all-bank postponing up to 8, all ranks at once, DDR4 FGR 4x (1x on
     /// other standards), and bursts of 16 REFs per rank in a 0.05 ms window, a rank at a time.
-    pub const REFRESH: &[&str] = &["all-bank", "none", "all-bank-postpone", "all-bank-together", "all-bank-fgr4", "burst-each"];
+    pub const REFRESH: &[&str] =
+        &["all-bank", "none", "all-bank-postpone", "all-bank-pull-in", "all-bank-together", "all-bank-fgr4", "burst-each"];
     pub const KINDS: &[GeneratorKind] =
         &[GeneratorKind::Stream, GeneratorKind::Random, GeneratorKind::Strided, GeneratorKind::Conflict, GeneratorKind::Mix];
 
@@ -179,6 +180,7 @@ pub mod random_run {
             }
             let (refresh, refresh_params) = match self.refresh {
                 "all-bank-postpone" => ("all-bank", json!({"postpone": 8})),
+                "all-bank-pull-in" => ("all-bank", json!({"pull_in": 8})),
                 "all-bank-together" => ("all-bank", json!({"stagger": false})),
                 "all-bank-fgr4" if self.machine.starts_with("ddr4") => ("all-bank", json!({"granularity": 4})),
                 "all-bank-fgr4" => ("all-bank", json!({})),

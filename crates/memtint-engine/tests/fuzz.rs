@@ -551,7 +551,10 @@ fn controller_choice(rng: &mut ChaCha8Rng) -> Value {
     let refs = [16, 64, 8192][rng.gen_range(0..3)];
     let groups = ["all", "each"][rng.gen_range(0..2)];
     match refresh {
-        "all-bank" => c["all-bank"] = json!({"postpone": rng.gen_range(0..10), "granularity": granularity, "stagger": rng.gen_bool(0.5)}),
+        "all-bank" => {
+            let (postpone, pull_in) = if rng.gen_bool(0.5) { (rng.gen_range(0..10), 0) } else { (0, rng.gen_range(0..10)) };
+            c["all-bank"] = json!({"postpone": postpone, "pull_in": pull_in, "granularity": granularity, "stagger": rng.gen_bool(0.5)})
+        }
         "burst" => c["burst"] = json!({"retention_ms": retention, "refs_per_window": refs, "jedec": false, "groups": groups}),
         _ => {}
     }

@@ -153,6 +153,41 @@ fn postponed_refreshes_wait_for_an_idle_rank_and_catch_up() {
     assert_eq!(v8["refreshes"], v0["refreshes"], "owed REFs catch up");
 }
 
+/// Pull-in: a rank idle for 10 tREFI runs up to 8 REFs ahead, so a busy spell of 3 tREFI (its
+/// queue full for longer) after
+/// it meets no refresh, where on-time refresh interrupts it; the run's REFs stay within 8 per
+/// rank of on-time refresh's, and the checker (no two REFs over 9 tREFI apart, none more than 8
+/// ahead of the schedule) passes.
+#[test]
+fn pulled_in_refreshes_clear_the_way_for_a_busy_spell() {
+    let plain = machine("ddr4-2400", json!({}));
+    let t_refi = plain.timing.tREFI;
+    let mut reqs = stream(&plain, 0, 10 * t_refi, 13 * t_refi, 4);
+    // A few late requests, half a tREFI after a REF, keep the run going to 25 tREFI.
+    let late = 25 * t_refi + t_refi / 2;
+    reqs.extend(stream(&plain, 0, late, late + 100, 50));
+    let v0 = report(&plain, reqs.clone());
+    let pulling = machine("ddr4-2400", refresh("all-bank", json!({"pull_in": 8})));
+    let v8 = report(&pulling, reqs);
+    assert!(met(&v0) > 0, "on-time refresh interrupts the busy spell");
+    assert_eq!(
+        met(&v8),
+        0,
+        "pulled in: {} against {} ({} and {} REFs)",
+        v8["refresh_interference"],
+        v0["refresh_interference"],
+        v8["refreshes"],
+        v0["refreshes"]
+    );
+    let (r0, r8) = (v0["refreshes"].as_i64().unwrap(), v8["refreshes"].as_i64().unwrap());
+    let ranks = plain.org.ranks as i64;
+    assert!((r8 - r0).abs() <= 8 * ranks, "{r8} REFs against {r0}");
+    // One or the other: JEDEC bounds their net count.
+    let both = machine_error("ddr4-2400", refresh("all-bank", json!({"pull_in": 2, "postpone": 2})));
+    assert!(both.contains("pull_in"), "{both}");
+    assert!(machine_error("ddr4-2400", refresh("all-bank", json!({"pull_in": 9}))).contains("at most 8"));
+}
+
 /// Bad burst settings are refused naming the key.
 #[test]
 fn burst_settings_are_checked() {
@@ -204,4 +239,25 @@ fn the_checker_holds_bursts_to_their_retention_window() {
     let mut c = checker();
     let v = c.observe(&rec(window + slack + 1));
     assert_eq!(v[0].constraint, "tREFW", "{v:?}");
+}
+
+/// Distributed refresh: at most 8 REFs of a rank ahead of one per tREFI (JEDEC's pull-in
+/// limit); the tenth REF back to back at the start is one too many.
+#[test]
+fn the_checker_holds_pulled_in_refreshes_to_eight_ahead() {
+    use memtint_engine::checker::TimingChecker;
+    use memtint_engine::dram::refresh_timing::RefreshObligation;
+    use memtint_engine::dram::CommandRecord;
+    let cfg = machine("ddr4-2400", json!({}));
+    let t = &cfg.timing;
+    let mut c = TimingChecker::new(cfg.device.standard, &cfg.org, t).with_refresh(RefreshObligation::Interval);
+    let rec = |cycle| CommandRecord { cycle, command: Command::Ref, addr: DramAddress::default() };
+    for i in 0..9 {
+        assert!(c.observe(&rec(i * t.tRFC)).is_empty(), "REF {i}: the first and 8 pulled in");
+    }
+    let v = c.observe(&rec(9 * t.tRFC));
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].constraint, "REF pull-in");
+    // Two tREFI on, the eleventh REF is within the limit again.
+    assert!(c.observe(&rec(2 * t.tREFI)).is_empty());
 }

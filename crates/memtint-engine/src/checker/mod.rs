@@ -116,6 +116,8 @@ struct RankState {
     refresh_overdue_reported: bool,
     /// With `RefreshObligation::Retention`: the cycles of the last `refs` REFs, oldest first.
     refs: VecDeque<Cycle>,
+    /// REFs issued (the pull-in bound).
+    ref_count: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -614,6 +616,20 @@ impl TimingChecker {
         rp.report(out, names::TRP, rec);
         rp_auto.report(out, names::TRP_AUTO, rec);
         let rank = &mut self.rank_states[ri];
+        if self.refresh == RefreshObligation::Interval {
+            // JEDEC: at most 8 REFs ahead of one per tREFI (the first falls due within one).
+            rank.ref_count += 1;
+            let allowed = rec.cycle / self.rules.refresh_interval.max(1) + 1 + 8;
+            if rank.ref_count > allowed {
+                out.push(Violation {
+                    constraint: names::REF_PULL_IN,
+                    earlier: rank.refresh,
+                    later: *rec,
+                    required: allowed,
+                    actual: rank.ref_count,
+                });
+            }
+        }
         rank.refresh = Some(*rec);
         rank.refresh_overdue_reported = false;
         if let RefreshObligation::Retention { refs, .. } = self.refresh {

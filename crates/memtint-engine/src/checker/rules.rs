@@ -27,6 +27,7 @@ pub mod names {
     pub const TRFC: &str = "tRFC";
     pub const TREFI: &str = "tREFI";
     pub const TREFW: &str = "tREFW";
+    pub const REF_PULL_IN: &str = "REF pull-in";
     pub const RANK_RD_RD: &str = "rank-to-rank rd-to-rd";
     pub const RANK_WR_WR: &str = "rank-to-rank wr-to-wr";
     pub const RANK_RD_WR: &str = "rank-to-rank rd-to-wr";
@@ -91,6 +92,8 @@ pub struct Rules {
     pub refresh_cycle: u64,
     /// Longest allowed gap between REFs of a rank when refresh is expected (9 x tREFI).
     pub max_refresh_gap: u64,
+    /// tREFI: a rank's REFs by cycle t are at most t / tREFI + 1 + 8 (JEDEC's pull-in limit).
+    pub refresh_interval: u64,
 
     // ---- different ranks, same channel ----
     /// RD -> RD (tBL + tRTRS).
@@ -142,6 +145,7 @@ impl Rules {
             read_to_write: (CL + BL + 2).saturating_sub(CWL),
             refresh_cycle: t.tRFC,
             max_refresh_gap: 9 * t.tREFI,
+            refresh_interval: t.tREFI,
             rank_read_to_read: BL + t.tRTRS,
             rank_write_to_write: BL + t.tRTRS,
             rank_read_to_write: (CL + BL + t.tRTRS).saturating_sub(CWL),
@@ -180,6 +184,11 @@ impl Rules {
             (names::TRFC, "REF->any command to the rank: tRFC", self.refresh_cycle),
             (names::TREFI, "REF->REF of a rank at most 9 x tREFI (distributed refresh)", self.max_refresh_gap),
             (names::TREFW, "REF i -> REF i + bins of a rank at most tREFW + 9 x tREFI (burst refresh)", self.max_refresh_gap),
+            (
+                names::REF_PULL_IN,
+                "a rank's REFs by cycle t at most t / tREFI + 9: 8 pulled in (distributed refresh)",
+                self.refresh_interval,
+            ),
             (names::RANK_RD_RD, "RD->RD other rank: tBL + tRTRS", self.rank_read_to_read),
             (names::RANK_WR_WR, "WR->WR other rank: tBL + tRTRS", self.rank_write_to_write),
             (names::RANK_RD_WR, "RD->WR other rank: CL + tBL + tRTRS - CWL", self.rank_read_to_write),

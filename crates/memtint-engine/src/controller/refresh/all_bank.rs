@@ -11,7 +11,13 @@
 //!   for the controller to close the rank: so no two REFs are more than (n + 1) x tREFI apart
 //!   (JEDEC's 9 x tREFI at n = 8). Owed REFs then issue back to back when the rank is idle, as
 //!   a controller deferring refresh to idle periods does (Elastic Refresh's idea, without its
-//!   idle-time predictor). Pulling REFs in early is not modelled.
+//!   idle-time predictor).
+//! - `pull_in` n (JEDEC allows up to 8): after each REF, while its rank has nothing queued, the
+//!   next REF issues early, tRFC after the last, until the rank is n REFs ahead of its schedule
+//!   (less half a tREFI, the margin postponement keeps) or a request arrives; the REFs it owes
+//!   later then fall due later, so a busy spell after an idle one meets fewer. No two REFs are
+//!   more than (n + 1) x tREFI apart either way. Postponement and pull-in are one or the other
+//!   here: JEDEC bounds their net count, which this manager does not track.
 
 use super::{RefreshContext, RefreshDevice, RefreshInfo, RefreshManager};
 use crate::controller::ControllerConfig;
@@ -45,11 +51,13 @@ pub struct AllBankParams {
     pub postpone: u32,
     /// Ranks refreshed at tREFI / ranks apart (true) or all at once.
     pub stagger: bool,
+    /// REFs an idle rank may take ahead of its schedule (0: none early).
+    pub pull_in: u32,
 }
 
 impl Default for AllBankParams {
     fn default() -> Self {
-        AllBankParams { granularity: 1, postpone: 0, stagger: true }
+        AllBankParams { granularity: 1, postpone: 0, stagger: true, pull_in: 0 }
     }
 }
 
@@ -60,6 +68,18 @@ impl Params for AllBankParams {
         }
         if self.postpone > MAX_POSTPONED {
             return Err(("postpone", format!("must be at most {MAX_POSTPONED} (JEDEC's limit on postponed REFs), got {}", self.postpone)));
+        }
+        if self.pull_in > MAX_POSTPONED {
+            return Err(("pull_in", format!("must be at most {MAX_POSTPONED} (JEDEC's limit on REFs pulled in), got {}", self.pull_in)));
+        }
+        if self.pull_in > 0 && self.postpone > 0 {
+            return Err((
+                "pull_in",
+                format!(
+                    "and postpone ({}) are one or the other: JEDEC bounds their net count, which all-bank does not track",
+                    self.postpone
+                ),
+            ));
         }
         Ok(())
     }
@@ -88,8 +108,12 @@ fn timing(cfg: &ControllerConfig, d: &RefreshDevice) -> Result<(u64, u64)> {
 
 pub struct AllBank {
     t_refi: u64,
+    t_rfc: u64,
     due: Vec<Cycle>,
     postpone: u32,
+    pull_in: u32,
+    /// Per rank: from when it may take its next REF early if idle (`NEVER`: not now).
+    pull_at: Vec<Cycle>,
 }
 
 impl AllBank {
@@ -101,7 +125,8 @@ impl AllBank {
     pub fn with(ctx: &RefreshContext, p: &AllBankParams) -> Self {
         let (r, t_refi) = (ctx.ranks as u64, ctx.t_refi);
         let due = (0..r).map(|i| if p.stagger { t_refi * (i + 1) / r } else { t_refi }).collect();
-        AllBank { t_refi, due, postpone: p.postpone }
+        let pull_at = vec![crate::NEVER; r as usize];
+        AllBank { t_refi, t_rfc: ctx.t_rfc, due, postpone: p.postpone, pull_in: p.pull_in, pull_at }
     }
 }
 
@@ -113,14 +138,32 @@ impl RefreshManager for AllBank {
         self.due[rank as usize]
     }
     fn next_due(&self) -> Cycle {
-        self.due.iter().copied().min().unwrap_or(crate::NEVER)
+        let due = self.due.iter().copied().min().unwrap_or(crate::NEVER);
+        due.min(self.pull_at.iter().copied().min().unwrap_or(crate::NEVER))
     }
-    fn refreshed(&mut self, rank: u32, _now: Cycle) {
-        self.due[rank as usize] += self.t_refi;
+    fn refreshed(&mut self, rank: u32, now: Cycle) {
+        let r = rank as usize;
+        self.due[r] += self.t_refi;
+        if self.pull_in > 0 {
+            // One more early REF keeps the rank within n ahead, with half a tREFI to spare.
+            let limit = now + (self.pull_in as u64 + 1) * self.t_refi;
+            self.pull_at[r] = if self.due[r] + self.t_refi + self.t_refi / 2 <= limit { now + self.t_rfc } else { crate::NEVER };
+        }
     }
     fn period(&self) -> Option<u64> {
-        // Also with postponement: an idle controller owes no REF, so each comes when due.
+        // Also with postponement: an idle controller owes no REF, so each comes when due. With
+        // pull-in, a skipped idle stretch's REFs count as on time and the last one, ticked,
+        // pulls the next ones in, as the whole stretch would have.
         Some(self.t_refi)
+    }
+    fn pulls_in(&self) -> bool {
+        self.pull_in > 0
+    }
+    fn pull_in_at(&self, rank: u32) -> Cycle {
+        self.pull_at[rank as usize]
+    }
+    fn pull_in_declined(&mut self, rank: u32) {
+        self.pull_at[rank as usize] = crate::NEVER;
     }
     fn refreshed_many(&mut self, rank: u32, n: u64) {
         self.due[rank as usize] += n * self.t_refi;

@@ -77,6 +77,16 @@ pub trait RefreshManager: Send {
     fn may_postpone(&self, _rank: u32, _now: Cycle) -> bool {
         false
     }
+    /// Whether the manager pulls REFs in early (the controllers then offer it idle ranks).
+    fn pulls_in(&self) -> bool {
+        false
+    }
+    /// The cycle from which `rank`, if idle, may take its next REF early (`NEVER`: not now).
+    fn pull_in_at(&self, _rank: u32) -> Cycle {
+        crate::NEVER
+    }
+    /// `rank` had requests queued when offered an early REF: none more until its next REF.
+    fn pull_in_declined(&mut self, _rank: u32) {}
     /// Whether the manager ever postpones (the controllers then look at ranks' queues).
     fn postpones(&self) -> bool {
         false

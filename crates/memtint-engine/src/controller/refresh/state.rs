@@ -14,6 +14,7 @@ pub(crate) struct RefreshState {
     /// Ranks waiting.
     pub count: u32,
     postpones: bool,
+    pulls_in: bool,
     t_rfc: u64,
     /// Per rank: when its latest refresh block began (its REF fell due) and ends (tRFC after
     /// its last REF; `NEVER` while it waits). A burst's REFs, back to back, are one block.
@@ -25,6 +26,7 @@ impl RefreshState {
         RefreshState {
             next_due: manager.next_due(),
             postpones: manager.postpones(),
+            pulls_in: manager.pulls_in(),
             manager,
             pending: vec![false; ranks as usize],
             count: 0,
@@ -34,14 +36,24 @@ impl RefreshState {
     }
 
     /// Marks the ranks whose REF is due at `now` as waiting, calling `on_pending` for each;
-    /// a manager that postpones lets a rank with requests queued (`busy`) wait.
+    /// a manager that postpones lets a rank with requests queued (`busy`) wait, and one that
+    /// pulls in takes an idle rank's next REF early when it offers to.
     #[inline]
     pub fn mark_due(&mut self, now: Cycle, busy: impl Fn(usize) -> bool, mut on_pending: impl FnMut(usize)) {
         for r in 0..self.pending.len() {
-            if self.pending[r] || self.manager.due(r as u32) > now {
+            if self.pending[r] {
                 continue;
             }
-            if self.postpones && self.manager.may_postpone(r as u32, now) && busy(r) {
+            if self.manager.due(r as u32) > now {
+                if !(self.pulls_in && self.manager.pull_in_at(r as u32) <= now) {
+                    continue;
+                }
+                if busy(r) {
+                    self.manager.pull_in_declined(r as u32);
+                    self.next_due = self.manager.next_due();
+                    continue;
+                }
+            } else if self.postpones && self.manager.may_postpone(r as u32, now) && busy(r) {
                 continue;
             }
             self.pending[r] = true;
@@ -76,6 +88,9 @@ impl RefreshState {
         for r in 0..self.pending.len() {
             if !self.pending[r] {
                 next = next.min(self.manager.due(r as u32));
+                if self.pulls_in {
+                    next = next.min(self.manager.pull_in_at(r as u32));
+                }
             }
         }
         next.max(now + 1)
