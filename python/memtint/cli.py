@@ -234,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     rt.add_argument("config", metavar="CONFIG", help="task-set TOML (e.g. configs/runs/colored-refresh.toml)")
     rt.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE",
                     help=_SET_HELP + "; applied over the configuration's [overrides]")
-    rt.add_argument("--schedule", choices=("edf", "colored", "crs"), help="override the configuration's schedule")
+    rt.add_argument("--schedule", choices=("edf", "rm", "colored", "crs"), help="override the configuration's schedule")
     rt.add_argument("--refresh", choices=("scheme", "none", "all-bank", "fgr2", "fgr4"),
                     help="override the configuration's refresh")
     rt.add_argument("--json", metavar="OUT", help="write the results JSON to OUT ('-' for stdout)")

@@ -130,7 +130,7 @@ def rt_table(stats: dict[str, Any]) -> Table:
     title = (f"{config.get('machine')} · {config.get('schedule')} · {config.get('controller_refresh')} refresh, "
              f"tRFC {duration_ns(config.get('tRFC_ns'))}")
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    coloured = config.get("schedule") != "edf"
+    coloured = config.get("schedule") not in ("edf", "rm")
     columns = ("task", "p", "e", "jobs", "miss", "run", "max", "lat ns", "p99", "max", "met") + (("ranks",) if coloured else ())
     for column in columns:
         table.add_column(column, justify="left" if column in ("task", "ranks") else "right", no_wrap=True)
@@ -150,6 +150,11 @@ def rt_table(stats: dict[str, Any]) -> Table:
                      f"{count(stats.get('deadline_misses'))} deadline misses, {count(stats.get('refresh_met'))} loads met "
                      f"a refreshing rank. p, e, run, max: units of {config.get('unit_us')} µs"
                      + (f"; ranks {ranks_all}" if ranks_all else "; ranks per instance (a copy task has two)"))
+    attackers = stats.get("attackers") or []
+    if attackers:
+        table.caption += ". Attackers: " + "; ".join(
+            f"colours {','.join(map(str, a.get('colours', [])))} {number(a.get('bandwidth_gbps'), 2)} GB/s, "
+            f"read latency {number((a.get('latency_ns') or {}).get('mean'), 0)} ns" for a in attackers)
     return table
 
 

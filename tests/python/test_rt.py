@@ -56,3 +56,26 @@ def test_bad_task_sets_are_refused_naming_the_key(memtint, tmp_path):
     bad.write_text('machine = "ddr4-2400-8r"\n[[tasks]]\nname = "a"\nperiod = 10\nwcet = 20\ncompute = 1.0\nloads = 10\n')
     code, _, err = memtint("rt", bad)
     assert code != 0 and "tasks[0].wcet" in err
+
+
+@pytest.mark.engine
+def test_the_rate_monotonic_example_shows_attackers_in_the_tasks_bank(memtint, tmp_path):
+    example = os.path.join(os.path.dirname(CONFIG), "camc-rate-monotonic.toml")
+    out = tmp_path / "rm.json"
+    code, text, err = memtint("rt", example, "--json", out)
+    assert code == 0, err
+    stats = json.loads(out.read_text())
+    is_ser = next(t for t in stats["tasks"] if t["name"] == "IS_SER")
+    assert stats["config"]["schedule"] == "rm" and is_ser["deadline_misses"] > 0
+    assert len(stats["attackers"]) == 3 and "Attackers: colours 0" in text
+    # Without the attackers the same tasks meet every deadline.
+    alone = memtint_run_rt_without_attackers(example)
+    assert alone["deadline_misses"] == 0
+
+
+def memtint_run_rt_without_attackers(path: str) -> dict:
+    from memtint.toml_files import read_toml
+
+    spec, _ = read_toml(path)
+    spec.pop("attackers")
+    return memtint.run_rt(spec)
