@@ -162,6 +162,32 @@ fn rate_monotonic_runs_the_shorter_period_first() {
     assert_eq!(rm["hyperperiods_missed"], 1);
 }
 
+/// The same pair inside one server of the Colored Refresh Server: `server_schedule = "rm"` orders
+/// it as rate monotonic (B misses once), EDF meets both; a context switch's cost is charged each
+/// time a job starts or resumes after another (A's three jobs one each).
+#[test]
+fn servers_order_their_tasks_by_edf_or_rm_and_switches_cost_time() {
+    let tasks = json!([
+        {"name": "A", "period": 10, "wcet": 6, "compute": 6.0, "loads": 0},
+        {"name": "B", "period": 15, "wcet": 6, "compute": 6.0, "loads": 0},
+    ]);
+    let servers = json!([{"tasks": ["A", "B"], "period": 1, "budget": 1}, {"tasks": [], "period": 1, "budget": 1}]);
+    let run = |server_schedule: &str, switch_us: f64| {
+        rt(json!({"machine": "ddr4-2400-8r", "schedule": "crs", "unit_us": 10.0, "tasks": tasks, "servers": servers,
+                  "horizon": 30, "refresh": "none", "server_schedule": server_schedule, "switch_us": switch_us}))
+    };
+    assert_eq!(run("edf", 0.0)["deadline_misses"], 0);
+    let rm = run("rm", 0.0);
+    assert_eq!(rm["tasks"][1]["deadline_misses"], 1, "{rm}");
+    let costly = run("rm", 1.0);
+    let a = &costly["tasks"][0];
+    assert_eq!(a["switches"], 3, "{a}");
+    assert!((a["exec_mean"].as_f64().unwrap() - 6.1).abs() < 1e-4, "{a}");
+    assert!(costly["tasks"][1]["switches"].as_u64().unwrap() >= 2);
+    assert!(rt_err(json!({"machine": "ddr4-2400-8r", "tasks": tasks, "server_schedule": "fifo"})).contains("server_schedule"));
+    assert!(rt_err(json!({"machine": "ddr4-2400-8r", "tasks": tasks, "switch_us": -1.0})).contains("switch_us"));
+}
+
 /// CAMC's configurations (Tables 2.3-2.6) on the Opteron's memory: Stream attackers in the
 /// tasks' bank colour slow their loads most, in other banks of the same controller less, and on
 /// other nodes' controllers not at all (nothing of theirs reaches node 0's).

@@ -69,6 +69,13 @@ pub struct RtRunSpec {
     /// The servers of `crs`, highest priority first.
     #[serde(default)]
     pub servers: Vec<RtServerSpec>,
+    /// How a `crs` server orders its tasks: "edf" or "rm" (the thesis analyses both).
+    #[serde(default = "default_schedule")]
+    pub server_schedule: String,
+    /// A context switch's cost, µs: charged to a job each time it starts or resumes after
+    /// another ran (0: free, the thesis's simulation).
+    #[serde(default)]
+    pub switch_us: f64,
     /// Refresh as a device of this density needs it (`dram.refresh_density_gbit`; the thesis's
     /// density sweep).
     #[serde(default)]
@@ -217,6 +224,8 @@ struct TaskState {
     instance: usize,
     copy_cycles: Cycle,
     server: usize,
+    /// Context switches charged.
+    switches: u64,
     // Measurements.
     jobs: u64,
     finished: u64,
@@ -244,6 +253,8 @@ struct Job {
     missed: bool,
     /// The hyperperiod it was released in.
     hyper: u64,
+    /// Unique over the run (which job ran last, for context switches).
+    id: u64,
 }
 
 pub fn run(spec: &RtRunSpec) -> Result<Value> {
@@ -256,6 +267,12 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     }
     if !(spec.retention_ms > 0.0 && spec.retention_ms <= 1000.0) {
         return Err(Error::config("retention_ms", format!("must be above 0 and at most 1000, got {}", spec.retention_ms)));
+    }
+    if !matches!(spec.server_schedule.as_str(), "edf" | "rm") {
+        return Err(Error::config("server_schedule", format!("unknown '{}'; choose edf or rm", spec.server_schedule)));
+    }
+    if !(spec.switch_us >= 0.0 && spec.switch_us <= 1e6) {
+        return Err(Error::config("switch_us", format!("must be between 0 and 1e6 µs, got {}", spec.switch_us)));
     }
     if !(spec.copy_gbps > 0.0 && spec.copy_gbps.is_finite()) {
         return Err(Error::config("copy_gbps", format!("must be a finite number above 0, got {}", spec.copy_gbps)));
@@ -495,6 +512,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             instance: 0,
             copy_cycles: (copy_bytes / (spec.copy_gbps * 1e9) * 1e9 / t_ck_ns).round() as Cycle,
             server: server_of[i],
+            switches: 0,
             jobs: 0,
             finished: 0,
             misses: 0,
@@ -531,6 +549,8 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         });
     }
     let hyper_cycles = to_cycles(hyperperiod(&tasks) as f64).max(1);
+    let switch_cycles = (spec.switch_us * 1000.0 / cfg.timing.tCK_ns).round() as Cycle;
+    let (mut released, mut last_ran) = (0u64, u64::MAX);
     let mut missed_hyper = std::collections::BTreeSet::new();
 
     // The executor.
@@ -567,7 +587,9 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                     exec: 0,
                     missed: false,
                     hyper: r / hyper_cycles,
+                    id: released,
                 });
+                released += 1;
                 st.jobs += 1;
                 // From the task's times, not the last release: per-period rounding would drift.
                 next_release[i] = to_cycles((st.task.phase + st.jobs * st.task.period) as f64);
@@ -616,7 +638,8 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             .filter(|(_, j)| eligible(j, &states).is_some())
             .min_by_key(|&(k, j)| {
                 let server = if spec.schedule == "crs" { states[j.task].server } else { 0 };
-                let priority = if rm { to_cycles(states[j.task].task.period as f64) } else { j.deadline };
+                let by_period = rm || (spec.schedule == "crs" && spec.server_schedule == "rm");
+                let priority = if by_period { to_cycles(states[j.task].task.period as f64) } else { j.deadline };
                 (server, priority, j.task, k)
             })
             .map(|(k, _)| k);
@@ -654,6 +677,15 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             states[ti].copies += 1;
             jobs[k].compute_left += states[ti].copy_cycles;
             jobs[k].segment_left += states[ti].copy_cycles;
+        }
+        if jobs[k].id != last_ran {
+            // A context switch into this job (its first start, or a resumption after another).
+            last_ran = jobs[k].id;
+            if switch_cycles > 0 {
+                jobs[k].compute_left += switch_cycles;
+                jobs[k].segment_left += switch_cycles;
+                states[ti].switches += 1;
+            }
         }
         let budget_end = if spec.schedule == "crs" { now + budget[states[ti].server] } else { NEVER };
         let stop = next.min(budget_end);
@@ -733,7 +765,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                 "exec_sd": cycles_to_units(var.sqrt()),
                 "loads": st.loads_done, "latency_ns": lat.scaled(t_ck_ns), "refresh_met": st.met_refresh,
                 "colours": st.colours, "ranks": st.instances.iter().map(|i| i.0.clone()).collect::<Vec<_>>(),
-                "copies": st.copies,
+                "copies": st.copies, "switches": st.switches,
             })
         })
         .collect();
@@ -764,6 +796,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             "tRFC_ns": cfg.timing.tRFC as f64 * t_ck_ns, "tREFI_ns": cfg.timing.tREFI as f64 * t_ck_ns,
             "unit_us": spec.unit_us, "horizon": horizon, "retention": retention, "colour_frame": colour_frame,
             "colours": colours, "refs_per_window": spec.refs_per_window, "jedec": spec.jedec,
+            "server_schedule": spec.server_schedule, "switch_us": spec.switch_us,
         },
         "tasks": task_json,
         "utilisation": utilisation,
