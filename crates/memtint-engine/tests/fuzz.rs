@@ -396,7 +396,7 @@ fn rt_spec_seed(rng: &mut ChaCha8Rng) -> Value {
         // Rate monotonic with coloured tasks and attackers (CAMC's test), short.
         let schedule = ["rm", "edf"][rng.gen_range(0..2)];
         return json!({
-            "machine": "opteron-6128", "schedule": schedule, "unit_us": 1.0, "horizon": 300,
+            "machine": "opteron-6128", "schedule": schedule, "unit_us": 1.0, "horizon": 300, "switch_us": 0.5,
             "tasks": [
                 {"name": "a", "period": 150, "wcet": 90, "compute": 30.0, "loads": 100, "colours": [0]},
                 {"name": "b", "period": 100, "wcet": 30, "compute": 20.0, "loads": 50, "colours": [rng.gen_range(0..2)]},
@@ -409,6 +409,7 @@ fn rt_spec_seed(rng: &mut ChaCha8Rng) -> Value {
     let refresh = ["scheme", "none", "all-bank", "fgr2", "fgr4"][rng.gen_range(0..5)];
     let machine = ["ddr4-2400-8r", "ddr3-1600-8r"][rng.gen_range(0..2)];
     let density = [1, 8, 64][rng.gen_range(0..3)];
+    let server_schedule = ["edf", "rm"][rng.gen_range(0..2)];
     json!({
         "machine": machine,
         "schedule": schedule, "refresh": refresh, "unit_us": 100.0, "horizon": 640,
@@ -418,6 +419,7 @@ fn rt_spec_seed(rng: &mut ChaCha8Rng) -> Value {
             {"name": "b", "period": 160, "wcet": 40, "compute": 20.0, "loads": 40},
         ],
         "servers": [{"tasks": ["a"], "period": 40, "budget": 20}, {"tasks": ["b"], "period": 40, "budget": 15}],
+        "server_schedule": server_schedule,
         "overrides": {"dram": {"refresh_density_gbit": density}},
     })
 }
