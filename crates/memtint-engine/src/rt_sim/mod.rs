@@ -23,21 +23,23 @@
 //!
 //! Time is the DRAM clock; task times are given in `unit_us` microseconds.
 
+mod attackers;
+mod frames;
+
 use crate::config::{MachineSource, MemoryConfig};
 use crate::controller::Origin;
-use crate::dram::DramAddress;
 use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
-use crate::os::colour::{ColourBits, ColourSpace};
 use crate::realtime::cyclic::{choose_frame, place_jobs};
 use crate::realtime::task::{hyperperiod, lcm, Task};
 use crate::stats::LatencyHistogram;
 use crate::{Cycle, NEVER};
+use attackers::{Attacker, Background};
+use frames::Frames;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::collections::{HashSet, VecDeque};
 
 /// A real-time run (JSON; docs/refresh.md).
 #[derive(Clone, Debug, Deserialize)]
@@ -813,173 +815,4 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
 pub fn run_json(spec: &str) -> Result<String> {
     let spec: RtRunSpec = crate::error::from_json(spec, "rt spec")?;
     Ok(run(&spec)?.to_string())
-}
-
-/// Physical pages, each handed out once: by rank in address order, or by bank colour.
-struct Frames {
-    mapping: crate::mapping::AddressMapping,
-    next: u64,
-    limit: u64,
-    spare: Vec<VecDeque<u64>>,
-    taken: HashSet<u64>,
-    colours: Option<BankColours>,
-}
-
-/// Bank colours over the machine, node-major (`os::placement::node_colours`'s numbering).
-struct BankColours {
-    space: ColourSpace,
-    /// The memory nodes' frames.
-    nodes: Vec<std::ops::Range<u32>>,
-    /// Per global colour: the next frame to look at.
-    cursor: Vec<u64>,
-}
-
-impl Frames {
-    fn new(cfg: &MemoryConfig, colours: bool) -> Result<Self> {
-        let colours = if colours {
-            let space = ColourBits::new(&cfg.mapping, 0..0, PAGE.trailing_zeros(), &[])?.bank_space()?;
-            let layout = cfg.node_layout();
-            let nodes: Vec<_> = layout.memory_nodes().iter().map(|&n| layout.nodes[n as usize].frames.clone()).collect();
-            let per = space.count() as usize;
-            let cursor = (0..per * nodes.len()).map(|g| nodes[g / per].start as u64).collect();
-            Some(BankColours { space, nodes, cursor })
-        } else {
-            None
-        };
-        Ok(Frames {
-            mapping: cfg.mapping.clone(),
-            next: 0,
-            limit: cfg.memory_bytes() / PAGE,
-            spare: vec![VecDeque::new(); cfg.org.ranks as usize],
-            taken: HashSet::new(),
-            colours,
-        })
-    }
-
-    /// The lowest free page of `rank`; pages of other ranks met on the way are kept for later.
-    fn take_rank(&mut self, rank: u32) -> Result<u64> {
-        while let Some(p) = self.spare[rank as usize].pop_front() {
-            if self.taken.insert(p) {
-                return Ok(p);
-            }
-        }
-        while self.next < self.limit {
-            let p = self.next;
-            self.next += 1;
-            if self.taken.contains(&p) {
-                continue;
-            }
-            let d: DramAddress = self.mapping.decode(p * PAGE);
-            if d.rank == rank {
-                self.taken.insert(p);
-                return Ok(p);
-            }
-            self.spare[d.rank as usize].push_back(p);
-        }
-        Err(Error::config("tasks", format!("rank {rank} has no free page left for the tasks' footprints")))
-    }
-
-    /// Page `i` of an owner of `colours`: the lowest free page of its colours in turn.
-    fn take_colour(&mut self, colours: &[u32], i: usize, key: &str) -> Result<u64> {
-        let bc = self.colours.as_mut().expect("built with colours");
-        let per = bc.space.count();
-        let count = per * bc.nodes.len() as u32;
-        if let Some(&c) = colours.iter().find(|&&c| c >= count) {
-            return Err(Error::config(key, format!("colour {c} is beyond the machine's {count} bank colours ({per} per memory node)")));
-        }
-        let g = colours[i % colours.len()];
-        let node = &bc.nodes[(g / per) as usize];
-        let cursor = &mut bc.cursor[g as usize];
-        while *cursor < node.end as u64 {
-            let p = *cursor;
-            *cursor += 1;
-            let local = bc.space.colour_of((p - node.start as u64) * PAGE);
-            if local == g % per && self.taken.insert(p) {
-                return Ok(p);
-            }
-        }
-        Err(Error::config(key, format!("bank colour {g} has no free page left")))
-    }
-}
-
-/// One attacker's state.
-struct Attacker {
-    source: u32,
-    frames: Vec<u64>,
-    lines: u64,
-    cursor: u64,
-    random: bool,
-    outstanding: u32,
-    write_share: f64,
-    in_flight: u32,
-    /// Write-backs owed: `write_share / (1 - write_share)` per read issued.
-    write_credit: f64,
-    write_cursor: u64,
-    rng: ChaCha8Rng,
-    requests: u64,
-    writes: u64,
-    latency: LatencyHistogram,
-}
-
-/// The attackers: their completions taken and their requests refilled at every memory event.
-struct Background {
-    attackers: Vec<Attacker>,
-    next_id: u64,
-}
-
-impl Background {
-    /// One memory event at `t`: the attackers' completions leave `done`, the tasks' stay.
-    fn step(&mut self, mem: &mut MemorySystem, done: &mut Vec<crate::controller::Completion>, t: Cycle) {
-        mem.tick(t, done, false);
-        if self.attackers.is_empty() {
-            return;
-        }
-        done.retain(|c| {
-            if c.id & ATTACK == 0 {
-                return true;
-            }
-            let a = &mut self.attackers[(c.id >> 40 & 0xff) as usize];
-            a.requests += 1;
-            if c.is_write {
-                a.writes += 1;
-            } else {
-                a.in_flight -= 1;
-                a.latency.record(c.done - c.arrival);
-            }
-            false
-        });
-        self.refill(mem, t);
-    }
-
-    /// Each attacker's owed write-backs, then its reads back up to `outstanding`, while its
-    /// queues admit them. Reads go to the first half of its footprint, writes to the second.
-    fn refill(&mut self, mem: &mut MemorySystem, now: Cycle) {
-        for (k, a) in self.attackers.iter_mut().enumerate() {
-            let half = (a.lines / 2).max(1);
-            loop {
-                let write = a.write_credit >= 1.0;
-                if !write && a.in_flight >= a.outstanding {
-                    break;
-                }
-                let cursor = if write { a.write_cursor } else { a.cursor };
-                let line = if a.random { a.rng.gen_range(0..half) } else { (cursor + 1) % half };
-                let at = if write { line + half } else { line };
-                let page = (at * LINE / PAGE) as usize;
-                let addr = a.frames[page % a.frames.len()] * PAGE + (at * LINE) % PAGE;
-                let id = ATTACK | (k as u64) << 40 | (self.next_id & ((1 << 40) - 1));
-                if !mem.try_enqueue(now, id, addr, write, Origin::single(a.source)) {
-                    break;
-                }
-                self.next_id += 1;
-                if write {
-                    a.write_cursor = line;
-                    a.write_credit -= 1.0;
-                } else {
-                    a.cursor = line;
-                    a.in_flight += 1;
-                    a.write_credit += a.write_share / (1.0 - a.write_share).max(f64::MIN_POSITIVE);
-                }
-            }
-        }
-    }
 }
