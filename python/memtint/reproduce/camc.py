@@ -343,10 +343,10 @@ class Experiment:
                       f"so under rate monotonic IS_SER {'misses' if u > 0.83 else 'fits'} "
                       f"(Liu-Layland bound 0.83 for two tasks)")
         if cfg == "diff_bank":
-            row.detail += (". Each channel's controller serves other banks' requests between the attackers' row hits, "
-                           "so private banks remove most of the interference here; the thesis puts what remains on its "
-                           "machine in the controller queue all banks share ahead of the DRAM (Fig. 2.5, Obs. 6), which "
-                           "the model does not have")
+            row.detail += (f". The three attackers keep {3 * RM_OUTSTANDING} reads in flight in all, well under node 0's "
+                           "read queues (32 per channel), so a real-time load waits only behind the requests in service "
+                           "on the channel, not for queue space; the thesis puts its residual interference in the "
+                           "controller queue all banks share (Fig. 2.5, Obs. 6), which these attackers do not fill")
         return row
 
     def _bg_cause(self, results: dict[str, Any], bench: str, cfg: str) -> str:
