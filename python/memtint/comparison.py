@@ -281,6 +281,7 @@ def compare(
                 "channels_used": c["channels_used"],
                 "colour_overflow_pages": c["colour_overflow_pages"],
                 "row_interference_rate": _interference_rate(c),
+                **_time_shares(c),
             })
         results.append({
             "policy": p,
@@ -308,6 +309,17 @@ def compare(
         "policies": results,
         "notes": notes,
     }
+
+
+def _time_shares(core: dict[str, Any]) -> dict[str, float | None]:
+    """A thread's cycles as shares: user, idle on memory, system (the engine's ``time_breakdown``;
+    None for results without it)."""
+    t = core.get("time_breakdown")
+    if not t:
+        return {"user_share": None, "memory_share": None, "system_share": None}
+    total = (t["user_cycles"] + t["memory_cycles"] + t["system_cycles"]) or 1
+    return {"user_share": t["user_cycles"] / total, "memory_share": t["memory_cycles"] / total,
+            "system_share": t["system_cycles"] / total}
 
 
 def _interference_rate(core: dict[str, Any]) -> float | None:

@@ -341,6 +341,7 @@ def sim_table(stats: dict[str, Any]) -> Table:
         nodes += f" · run time {count(run_time)} core cycles\n"
     if stats.get("page_migration"):  # os.migration moved pages (docs/numa.md, "Migration")
         nodes += migration_line(stats["page_migration"]) + "\n"
+    nodes += time_line(stats["cores"])
     table.caption = (
         nodes + switches +
         f"row-buffer miss rate {100 * stats['row_buffer_miss_rate']:.1f} % · "
@@ -348,6 +349,17 @@ def sim_table(stats: dict[str, Any]) -> Table:
         f"{number(stats['instructions_per_second'] / 1e6, 1)} M instructions/s simulated"
     )
     return table
+
+
+def time_line(cores: list[dict[str, Any]]) -> str:
+    """The threads' cycles together as user, idle on memory and system time (docs/stats.md)."""
+    parts = [c["time_breakdown"] for c in cores if c.get("time_breakdown")]
+    total = sum(t["user_cycles"] + t["memory_cycles"] + t["system_cycles"] for t in parts)
+    if not total:
+        return ""
+    share = {k: 100 * sum(t[f"{k}_cycles"] for t in parts) / total for k in ("user", "memory", "system")}
+    return (f"time: user {share['user']:.0f} % · idle on memory {share['memory']:.0f} % · "
+            f"system {share['system']:.1f} %\n")
 
 
 def migration_line(m: dict[str, Any]) -> str:

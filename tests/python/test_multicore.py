@@ -41,6 +41,13 @@ def test_sim_config_prints_a_table_and_writes_the_documented_json(memtint, tmp_p
                     "read_latency", "read_latency_ns", "banks_used", "channels_used", "colour_overflow_pages"):
             assert key in core, key
         assert core["instructions"] == 200000
+    # Each thread's time as user, idle on memory and system, in the JSON and under the table.
+    t = {c["program"]: c["time_breakdown"] for c in stats["cores"]}
+    for c in stats["cores"]:
+        tb = c["time_breakdown"]
+        assert tb["user_cycles"] + tb["memory_cycles"] + tb["system_cycles"] == c["cycles"] and tb["system_cycles"] == 0
+    assert t["stream"]["memory_cycles"] / sum(t["stream"].values()) > t["light"]["memory_cycles"] / sum(t["light"].values())
+    assert "time: user" in out and "idle on memory" in out
 
 
 @pytest.mark.engine
@@ -52,6 +59,8 @@ def test_compare_reports_dram_energy_per_policy_where_the_device_has_currents(me
     result = json.loads((tmp_path / "c.json").read_text())
     for p in result["policies"]:
         assert p["dram_energy_nj"] > 0
+        for c in p["cores"]:  # the time breakdown's shares, as the sweep store keeps them
+            assert c["user_share"] + c["memory_share"] + c["system_share"] == pytest.approx(1.0)
         assert p["dram_energy_per_access_nj"] == pytest.approx(p["dram_energy_nj"] / p["dram_requests"], rel=0.05)
 
 

@@ -59,7 +59,19 @@ fn migrations_cost_system_time_and_copy_traffic() {
         // Reads of the last pages moved may still be in flight when the thread's counts stop.
         assert!(reads <= 64 * moved && reads + 64 * 8 >= 64 * moved, "{reads} copy reads for {moved} pages");
     }
+    // Each thread's time: user, idle on memory and system add up to its cycles; the system
+    // part is its kernel stalls.
+    for c in r["cores"].as_array().unwrap() {
+        let t = &c["time_breakdown"];
+        assert_eq!(u(&t["user_cycles"]) + u(&t["memory_cycles"]) + u(&t["system_cycles"]), u(&c["cycles"]), "{t}");
+        assert_eq!(u(&t["system_cycles"]), u(&c["page_migration"]["system_cycles"]).min(u(&c["cycles"])));
+    }
     let plain = tiering("local", "none", json!({}));
+    for c in plain["cores"].as_array().unwrap() {
+        let t = &c["time_breakdown"];
+        assert_eq!(u(&t["system_cycles"]), 0);
+        assert!(u(&t["memory_cycles"]) > u(&c["cycles"]) / 4, "streams wait on memory: {t}");
+    }
     assert!(plain.get("page_migration").is_none() && plain["cores"][0].get("page_migration").is_none());
     assert!(plain["cores"][0]["row_outcomes_by_kind"].get("migration_read").is_none(), "no new keys without migration");
 }

@@ -72,6 +72,9 @@ def _schema():
         ("channels_used", pa.int64()),
         ("colour_overflow_pages", pa.int64()),
         ("row_interference_rate", pa.float64()),
+        ("user_share", pa.float64()),
+        ("memory_share", pa.float64()),
+        ("system_share", pa.float64()),
         ("finished_at", pa.float64()),
         ("batch", pa.int32()),
     ])
@@ -84,7 +87,7 @@ COLUMNS = ["sweep", "config_hash", "memtint_version", "status", "error", "machin
            "engine_wall_seconds", "elapsed_seconds", "core", "program", "ipc_alone", "ipc_shared", "slowdown",
            "row_buffer_miss_rate", "row_buffer_miss_rate_alone", "llc_mpki", "read_latency_ns_mean",
            "llc_mpki_alone", "read_latency_ns_alone", "banks_used", "channels_used", "colour_overflow_pages",
-           "row_interference_rate", "finished_at", "batch"]
+           "row_interference_rate", "user_share", "memory_share", "system_share", "finished_at", "batch"]
 
 
 def rows_for(run: dict[str, Any], outcome: dict[str, Any], sweep: str, version: str) -> list[dict[str, Any]]:

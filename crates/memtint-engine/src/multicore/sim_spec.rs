@@ -451,6 +451,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             if let Some(pm) = &m.page_migration {
                 v["page_migration"] = json!(pm);
             }
+            v["time_breakdown"] = time_breakdown(&c.core, m.page_migration.as_ref().map_or(0, |p| p.system_cycles));
             // Only with a prefetcher, so runs without one report exactly what they did before.
             if let Some(p) = &m.prefetch {
                 v["prefetch"] = json!(p);
@@ -604,4 +605,16 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
     }
     dram_report::add_row_causes(&mut out, &causes);
     out
+}
+
+/// A thread's cycles as user, idle-on-memory and system time: system is its kernel stalls
+/// (hinting faults, its moves, shootdowns: `page_migration.system_cycles`), idle on memory the
+/// cycles in which nothing entered its window for want of memory (a full window behind a miss,
+/// no free MSHR, a refused request) less the system time they hold, and user the rest.
+pub(crate) fn time_breakdown(core: &crate::cpu::CoreStats, system: u64) -> serde_json::Value {
+    let stalled = core.stall_window_full + core.stall_mshr + core.stall_refused;
+    let system = system.min(core.cycles);
+    let memory = stalled.saturating_sub(system).min(core.cycles - system);
+    let user = core.cycles - system - memory;
+    json!({"user_cycles": user, "memory_cycles": memory, "system_cycles": system})
 }
