@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use memtint_engine::controller::refresh::{device_timing, RefreshInfo, RefreshManager, REFRESH_MANAGERS};
+use memtint_engine::controller::refresh::{RefreshInfo, RefreshManager, REFRESH_MANAGERS};
 use memtint_engine::controller::scheduler::{no_periods, Candidate, Scheduler, SchedulerInfo, SCHEDULERS};
 use memtint_engine::dram::Command;
 use memtint_engine::dram_sim::DramSimOptions;
@@ -50,7 +50,8 @@ static YOUNGEST_FIRST: SchedulerInfo = SchedulerInfo {
 };
 
 // ---- a refresh manager with a parameter: all-bank REF at `rate` times the normal rate
-// (DDR4's 2x and 4x modes), set in `[controller.faster-refresh]` ----
+// (DDR4's 2x and 4x modes), set in `[controller.faster-refresh]`. It declares the tREFI it runs
+// the device with (`timing`), so the checker holds its REFs to that rate ----
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -98,9 +99,10 @@ static DOUBLE_RATE: RefreshInfo = RefreshInfo {
     name: "faster-refresh",
     summary: "all-bank REF every tREFI / rate",
     params: ParamSchema::of::<RateParams>(&[]),
-    timing: device_timing,
-    build: |cfg, ctx| {
-        let interval = ctx.t_refi / cfg.params::<RateParams>(DOUBLE_RATE.name, &[])?.rate;
+    timing: |cfg, d| Ok((d.t_refi / cfg.params::<RateParams>(DOUBLE_RATE.name, &[])?.rate, d.t_rfc)),
+    build: |_, ctx| {
+        // `ctx.t_refi` is this manager's (its `timing`).
+        let interval = ctx.t_refi;
         let ranks = ctx.ranks as u64;
         Ok(Box::new(DoubleRate { interval, due: (0..ranks).map(|r| interval * (r + 1) / ranks).collect() }))
     },
@@ -166,15 +168,17 @@ fn a_registered_refresh_manager_runs_by_name() {
         let (mem, totals) = run(&cfg, &w, DramSimOptions::new(16));
         (mem.channels()[0].stats().rank_commands[0][Command::Ref.index()], totals.dram_cycles, cfg.timing.tREFI)
     };
+    let (single, _, device_refi) = refreshes(json!({"refresh": "all-bank"}));
     let (double, cycles, t_refi) = refreshes(json!({"refresh": "faster-refresh"}));
+    assert_eq!(t_refi, device_refi / 2, "its timing halves tREFI for the whole run (the checker's too)");
     assert!(cycles > 10 * t_refi, "the run spans {cycles} cycles, tREFI {t_refi}");
-    let expected = cycles / (t_refi / 2);
+    let expected = cycles / t_refi;
     assert!(double.abs_diff(expected) <= 1, "{double} REFs in {cycles} cycles, expected about {expected}");
-    let (single, _, _) = refreshes(json!({"refresh": "all-bank"}));
     assert!(double > single * 3 / 2, "faster-refresh {double} vs all-bank {single}");
     // Its parameter table, read by its own code and checked like a built-in one's.
-    let (quad, cycles, _) = refreshes(json!({"refresh": "faster-refresh", "faster-refresh": {"rate": 4}}));
-    assert!(quad.abs_diff(cycles / (t_refi / 4)) <= 1, "{quad} REFs at rate 4 in {cycles} cycles");
+    let (quad, cycles, quad_refi) = refreshes(json!({"refresh": "faster-refresh", "faster-refresh": {"rate": 4}}));
+    assert_eq!(quad_refi, device_refi / 4);
+    assert!(quad.abs_diff(cycles / quad_refi) <= 1, "{quad} REFs at rate 4 in {cycles} cycles");
     let bad = machine_error("ddr4-2400", json!({"controller": {"refresh": "faster-refresh", "faster-refresh": {"rate": 3}}}));
     assert!(bad.contains("controller.faster-refresh.rate: must be 1, 2 or 4, got 3"), "{bad}");
 }
