@@ -84,6 +84,7 @@ pub fn catalogue_json() -> String {
             .iter()
             .map(|m| serde_json::json!({"name": m.name, "summary": m.summary, "params": (m.params.defaults)()}))
             .collect::<Vec<_>>(),
+        "rt_schedule_info": crate::rt_sim::schedule_info(),
         "generators": generators,
         "trace_formats": trace_formats,
         "mixes": mixes,

@@ -2,19 +2,11 @@
 //! the Pan thesis's schedules (ch. 4-5): each job computes and issues its loads one at a time (a
 //! blocking load: the job waits for its data), so refresh that delays a load delays the job.
 //!
-//! - `edf`: earliest deadline first, each task's pages spread over every rank; refresh as the
-//!   machine or `refresh` says (all-bank, FGR, none). The auto-refresh baseline.
-//! - `colored` (Colored Refresh): the cyclic executive's frames (`realtime::cyclic`) give each task
-//!   the rank colours it never runs while they refresh; its pages are only in its colour, and the
-//!   colours are burst-refreshed a colour frame each (`controller/refresh/burst.rs`). A job never
-//!   runs in a frame that refreshes its colour; a task with no such colour runs two instances in
-//!   two colours (a copy task), copying its globals when it changes instance. The frame table is
-//!   executed as EDF restricted by colour, which is the table itself when jobs take their planned
-//!   time and still meets deadlines when refresh or copies lengthen them.
-//! - `crs` (Colored Refresh Server): two servers with budgets, each with half the ranks; each
-//!   half is burst-refreshed once per window (the second server's at 0, the first's at half the
-//!   window) and its server is locked for that burst; EDF inside a server (`realtime::crs`).
-//! - `rm`: rate monotonic (the shorter period first, preemptive), the thesis's ch. 2 test.
+//! The schedule is a component (`schedules/`, one file each and a line in `RT_SCHEDULES`): `edf`
+//! (the auto-refresh baseline), `rm` (rate monotonic), `colored` (Colored Refresh) and `crs` (its
+//! server). It plans the colours of the tasks' pages and the refresh that goes with them; at run
+//! time it says which job may run, in what order and until when. Copies of a copy task and
+//! context switches are the executor's.
 //!
 //! Under `edf` and `rm` a task may name the bank colours of its pages (`colours`, numbered
 //! node-major as `camc`'s), and attackers on other cores (`attackers`) keep loads and stores in
@@ -25,12 +17,12 @@
 
 mod attackers;
 mod frames;
+mod schedules;
 
 use crate::config::{MachineSource, MemoryConfig};
 use crate::controller::Origin;
 use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
-use crate::realtime::cyclic::{choose_frame, place_jobs};
 use crate::realtime::task::{hyperperiod, lcm, Task};
 use crate::stats::LatencyHistogram;
 use crate::{Cycle, NEVER};
@@ -38,6 +30,7 @@ use attackers::{Attacker, Background};
 use frames::Frames;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use schedules::{Clock, Plan, PlanInput, RT_SCHEDULES};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -52,7 +45,7 @@ pub struct RtRunSpec {
     #[serde(default = "default_unit")]
     pub unit_us: f64,
     pub tasks: Vec<RtTaskSpec>,
-    /// "edf", "colored" or "crs".
+    /// A registered schedule: "edf", "rm", "colored" or "crs".
     #[serde(default = "default_schedule")]
     pub schedule: String,
     /// "scheme" (the schedule's own: the machine's refresh for edf, the colour bursts for
@@ -305,12 +298,6 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         if t.loads > MAX_LOADS {
             return Err(Error::config(key("loads"), format!("{}: at most {MAX_LOADS} per job, got {}", t.name, t.loads)));
         }
-        if t.colours.is_some() && !matches!(spec.schedule.as_str(), "edf" | "rm") {
-            return Err(Error::config(
-                key("colours"),
-                format!("{}: colours are chosen by the {} schedule; a task names its own under edf or rm", t.name, spec.schedule),
-            ));
-        }
     }
     if spec.attackers.len() > MAX_ATTACKERS {
         return Err(Error::config("attackers", format!("at most {MAX_ATTACKERS}, got {}", spec.attackers.len())));
@@ -352,87 +339,25 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     let retention = retention_units as u64;
     let ranks = machine.dram.ranks;
     // The schedule: colours per task and the refresh they need.
-    let mut colour_of: Vec<Vec<usize>> = vec![vec![]; tasks.len()];
-    let mut server_of = vec![0usize; tasks.len()];
-    let (colours, colour_frame, groups): (usize, u64, Vec<Vec<u32>>) = match spec.schedule.as_str() {
-        "edf" | "rm" => (1, 0, vec![(0..ranks).collect()]),
-        "colored" => {
-            let frame = choose_frame(&tasks, retention, ranks as u64)?;
-            let s = place_jobs(&tasks, frame, retention)?;
-            let c = s.colours as usize;
-            let per = ranks as usize / c;
-            let groups = (0..c).map(|g| (g * per..(g + 1) * per).map(|r| r as u32).collect()).collect();
-            let mut used = vec![false; c];
-            for (i, slot) in colour_of.iter_mut().enumerate() {
-                let avail = s.available_colours(i);
-                let pick = |used: &mut Vec<bool>, from: &mut dyn Iterator<Item = usize>| {
-                    let all: Vec<usize> = from.collect();
-                    let p = all.iter().copied().find(|&k| !used[k]).or(all.first().copied());
-                    if let Some(k) = p {
-                        used[k] = true;
-                    }
-                    p
-                };
-                if avail.is_empty() {
-                    // A copy task: two instances in two colours, preferring unused ones.
-                    let a = pick(&mut used, &mut (0..c).rev()).expect("a colour");
-                    let b = pick(&mut used, &mut (0..c).rev().filter(|&k| k != a)).unwrap_or(a);
-                    *slot = vec![a, b];
-                } else {
-                    *slot = vec![pick(&mut used, &mut avail.iter().map(|&k| k as usize)).expect("available")];
-                }
-            }
-            (c, frame.colour_frame, groups)
-        }
-        "crs" => {
-            if spec.servers.len() != 2 {
-                return Err(Error::config("servers", format!("crs takes two servers, highest priority first; got {}", spec.servers.len())));
-            }
-            if ranks < 2 || ranks % 2 != 0 {
-                return Err(Error::config("machine", format!("crs splits the ranks into two colours; this machine has {ranks}")));
-            }
-            for (si, s) in spec.servers.iter().enumerate() {
-                if s.period == 0 || s.budget == 0 || s.budget > s.period || s.period > MAX_UNITS {
-                    return Err(Error::config(
-                        format!("servers[{si}].budget"),
-                        format!("must be above 0 and at most its period ({}), got {}", s.period, s.budget),
-                    ));
-                }
-                for name in &s.tasks {
-                    let i = tasks
-                        .iter()
-                        .position(|t| &t.name == name)
-                        .ok_or_else(|| Error::config(format!("servers[{si}].tasks"), format!("no task named '{name}'")))?;
-                    server_of[i] = si;
-                    // Colour 0 (refreshed at 0) is the second server's, colour 1 the first's.
-                    colour_of[i] = vec![1 - si];
-                }
-            }
-            if let Some(i) = colour_of.iter().position(|c| c.is_empty()) {
-                return Err(Error::config("servers", format!("task '{}' is in no server", tasks[i].name)));
-            }
-            let half = ranks / 2;
-            (2, 0, vec![(0..half).collect(), (half..ranks).collect()])
-        }
-        other => return Err(Error::config("schedule", format!("unknown schedule '{other}'; choose edf, rm, colored or crs"))),
-    };
-    if matches!(spec.schedule.as_str(), "edf" | "rm") {
-        colour_of.iter_mut().for_each(|c| *c = vec![0]);
+    let input = PlanInput { tasks: &tasks, spec, ranks, retention };
+    let mut schedule = (RT_SCHEDULES.get(&spec.schedule)?.build)(&input)?;
+    if let Some(i) = spec.tasks.iter().position(|t| t.colours.is_some()).filter(|_| !schedule.plan().tasks_choose_colours) {
+        return Err(Error::config(
+            format!("tasks[{i}].colours"),
+            format!("{}: colours are chosen by the {} schedule; a task names its own under edf or rm", spec.tasks[i].name, spec.schedule),
+        ));
     }
+    let Plan { colours, colour_frame, ref groups, ref colour_of, ref server_of, .. } = *schedule.plan();
+    let (groups, colour_of, server_of) = (groups.clone(), colour_of.clone(), server_of.clone());
     // Refresh.
-    let refresh = match (spec.refresh.as_str(), spec.schedule.as_str()) {
-        ("scheme", "edf" | "rm") => json!({}),
-        ("scheme", _) => json!({"refresh": "burst", "burst": {
-            "retention_ms": spec.retention_ms, "refs_per_window": spec.refs_per_window, "jedec": spec.jedec,
-            "groups": groups,
-        }}),
-        ("none", _) => json!({"refresh": "none"}),
-        ("all-bank", _) => json!({"refresh": "all-bank"}),
-        ("fgr2", _) => json!({"refresh": "all-bank", "all-bank": {"granularity": 2}}),
-        ("fgr4", _) => json!({"refresh": "all-bank", "all-bank": {"granularity": 4}}),
-        (other, _) => {
-            return Err(Error::config("refresh", format!("unknown refresh '{other}'; choose scheme, none, all-bank, fgr2 or fgr4")))
-        }
+    let refresh = match spec.refresh.as_str() {
+        "scheme" if schedule.plan().scheme_refresh.is_null() => json!({}),
+        "scheme" => schedule.plan().scheme_refresh.clone(),
+        "none" => json!({"refresh": "none"}),
+        "all-bank" => json!({"refresh": "all-bank"}),
+        "fgr2" => json!({"refresh": "all-bank", "all-bank": {"granularity": 2}}),
+        "fgr4" => json!({"refresh": "all-bank", "all-bank": {"granularity": 4}}),
+        other => return Err(Error::config("refresh", format!("unknown refresh '{other}'; choose scheme, none, all-bank, fgr2 or fgr4"))),
     };
     if refresh.as_object().is_some_and(|o| !o.is_empty()) {
         machine = machine.with_overrides(&json!({ "controller": refresh }))?;
@@ -471,10 +396,9 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         }
     }
     let end = to_cycles(horizon as f64);
-    let window = to_cycles(retention as f64);
-    // The crs lock: a colour's burst, refs x tRFC, from its phase in each window.
+    // A colour's burst lock, refs x tRFC, from its phase in each window (crs).
     let lock = spec.refs_per_window * cfg.timing.tRFC + cfg.timing.tRP;
-    let colour_frame_cycles = to_cycles(colour_frame as f64);
+    schedule.start(&Clock { cycles_per_unit, window: to_cycles(retention as f64), lock });
 
     // Pages: per rank or per bank colour, each frame handed out once.
     let uses_colours = spec.tasks.iter().any(|t| t.colours.is_some()) || !spec.attackers.is_empty();
@@ -558,8 +482,6 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     // The executor.
     let mut jobs: Vec<Job> = Vec::new();
     let mut next_release: Vec<Cycle> = tasks.iter().map(|t| to_cycles(t.phase as f64)).collect();
-    let mut budget: Vec<Cycle> = vec![0; spec.servers.len()];
-    let mut replenish: Vec<Cycle> = vec![0; spec.servers.len()];
     let mut done = Vec::new();
     let mut now: Cycle = 0;
     let mut id = 0u64;
@@ -602,70 +524,26 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             states[j.task].misses += 1;
             missed_hyper.insert(j.hyper);
         }
-        for (s, spec_s) in spec.servers.iter().enumerate() {
-            if replenish[s] <= now {
-                budget[s] = to_cycles(spec_s.budget as f64);
-                replenish[s] += to_cycles(spec_s.period as f64);
-            }
-        }
-        // Choose.
-        let refreshing = if colour_frame_cycles > 0 { Some(((now / colour_frame_cycles) as usize) % colours) } else { None };
-        let locked = |c: usize| {
-            spec.schedule == "crs" && {
-                let phase = if c == 0 { 0 } else { window / 2 };
-                (now + window - phase % window) % window < lock
-            }
-        };
+        schedule.at(now);
+        // Choose: the schedule's eligible jobs, in its order.
         let eligible = |j: &Job, states: &[TaskState]| -> Option<usize> {
             let st = &states[j.task];
-            match spec.schedule.as_str() {
-                "colored" => {
-                    let r = refreshing.expect("colored has frames");
-                    // The instance in use if its colour is free, else another.
-                    if st.colours[st.instance] != r {
-                        Some(st.instance)
-                    } else {
-                        st.colours.iter().position(|&c| c != r)
-                    }
-                }
-                "crs" => (!locked(st.colours[0]) && budget[st.server] > 0).then_some(0),
-                _ => Some(0),
-            }
+            schedule.eligible(now, &st.colours, st.instance, st.server)
         };
-        // Earliest deadline first (rm: the shortest period first); under crs the higher server first.
-        let rm = spec.schedule == "rm";
         let pick = jobs
             .iter()
             .enumerate()
             .filter(|(_, j)| eligible(j, &states).is_some())
             .min_by_key(|&(k, j)| {
-                let server = if spec.schedule == "crs" { states[j.task].server } else { 0 };
-                let by_period = rm || (spec.schedule == "crs" && spec.server_schedule == "rm");
-                let priority = if by_period { to_cycles(states[j.task].task.period as f64) } else { j.deadline };
+                let (server, priority) = schedule.priority(states[j.task].server, j.deadline, to_cycles(states[j.task].task.period as f64));
                 (server, priority, j.task, k)
             })
             .map(|(k, _)| k);
-        // The next decision point: a release, a deadline, a frame or lock boundary, a budget event.
+        // The next decision point: a release, a deadline, the schedule's own (frames, locks, budgets).
         let mut next = end;
         next = next.min(next_release.iter().copied().min().unwrap_or(NEVER));
         next = next.min(jobs.iter().filter(|j| !j.missed).map(|j| j.deadline).min().unwrap_or(NEVER));
-        if colour_frame_cycles > 0 {
-            next = next.min((now / colour_frame_cycles + 1) * colour_frame_cycles);
-        }
-        if spec.schedule == "crs" {
-            for c in 0..2 {
-                let phase = if c == 0 { 0 } else { window / 2 };
-                let k = now.saturating_sub(phase) / window;
-                for start in [phase + k * window, phase + (k + 1) * window] {
-                    for t in [start, start + lock] {
-                        if t > now {
-                            next = next.min(t);
-                        }
-                    }
-                }
-            }
-            next = next.min(replenish.iter().copied().min().unwrap_or(NEVER));
-        }
+        next = next.min(schedule.next_boundary(now));
         let Some(k) = pick else {
             advance_memory(&mut mem, &mut done, &mut bg, next.max(now + 1) - 1);
             now = next.max(now + 1);
@@ -689,8 +567,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                 states[ti].switches += 1;
             }
         }
-        let budget_end = if spec.schedule == "crs" { now + budget[states[ti].server] } else { NEVER };
-        let stop = next.min(budget_end);
+        let stop = next.min(schedule.run_until(now, states[ti].server));
         let start = now;
         let job = &mut jobs[k];
         if job.segment_left > 0 {
@@ -735,10 +612,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         }
         let ran = now - start;
         job.exec += ran;
-        if spec.schedule == "crs" {
-            let s = states[ti].server;
-            budget[s] = budget[s].saturating_sub(ran);
-        }
+        schedule.ran(states[ti].server, ran);
         if job.segment_left == 0 && job.loads_left == 0 {
             let j = jobs.swap_remove(k);
             let st = &mut states[ti];
@@ -809,6 +683,11 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         "refresh_met": states.iter().map(|s| s.met_refresh).sum::<u64>(),
         "latency_ns": latency_all,
     }))
+}
+
+/// The registered real-time schedules, for the catalogue.
+pub fn schedule_info() -> Vec<Value> {
+    RT_SCHEDULES.all().iter().map(|s| json!({"name": s.name, "summary": s.summary})).collect()
 }
 
 /// `run` with a JSON spec in and JSON out (the Python extension's entry point).
