@@ -63,6 +63,8 @@ def test_presets_lists_every_machine_and_layout(memtint):
     listed += catalogue["placement_policies"] + catalogue["profiles"] + [m["name"] for m in catalogue["mixes"]]
     assert catalogue["prefetchers"] == ["none", "next-line", "stream"]
     listed += catalogue["prefetchers"]
+    assert [s["name"] for s in catalogue["rt_schedule_info"]] == ["edf", "rm", "colored", "crs"]
+    assert "rt schedule" in out
     for name in listed:
         assert name in out, f"{name} missing from `memtint presets`"
     for heading in ("Machines", "Devices", "Mappings", "schedulers", "row policies", "refresh managers", "generators",
