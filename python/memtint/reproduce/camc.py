@@ -167,9 +167,7 @@ class Experiment:
         common.add_job(self.keys, self.jobs, key, spec, self.settings, WARMUP_CAP)
 
     def _add_rt(self, key: tuple, spec: dict[str, Any]) -> None:
-        k = common.spec_key({"rt": spec})
-        self.keys[key] = k
-        self.jobs.append({"key": k, "phase": "shared", "spec": spec, "kind": "rt"})
+        common.add_rt_job(self.keys, self.jobs, key, spec)
 
     def rm_spec(self, config: str, seed: int) -> dict[str, Any]:
         """The rate-monotonic test's run under one of RM_CONFIGS."""

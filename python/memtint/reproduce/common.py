@@ -95,6 +95,13 @@ def with_warmup(spec: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return spec
 
 
+def add_rt_job(keys: dict[tuple, str], jobs: list[dict[str, Any]], key: tuple, spec: dict[str, Any]) -> None:
+    """A real-time run (memtint.run_rt) as a job of the runner, keyed by ``key``."""
+    k = spec_key({"rt": spec})
+    keys[key] = k
+    jobs.append({"key": k, "phase": "shared", "spec": spec, "kind": "rt"})
+
+
 def add_job(keys: dict[tuple, str], jobs: list[dict[str, Any]], key: tuple, spec: dict[str, Any],
             settings: Settings, warmup_cap: int) -> None:
     """Plan one shared run under ``key``, with the settings' warm-up (at most ``warmup_cap`` per

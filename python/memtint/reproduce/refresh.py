@@ -112,9 +112,7 @@ class Experiment:
         ]
 
     def _add(self, key: tuple, spec: dict[str, Any]) -> None:
-        k = common.spec_key({"rt": spec})
-        self.keys[key] = k
-        self.jobs.append({"key": k, "phase": "shared", "spec": spec, "kind": "rt"})
+        common.add_rt_job(self.keys, self.jobs, key, spec)
 
     def plan(self) -> list[dict[str, Any]]:
         for seed in self.settings.seed_list():

@@ -30,7 +30,7 @@ use attackers::{Attacker, Background};
 use frames::Frames;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use schedules::{Clock, Plan, PlanInput, RT_SCHEDULES};
+use schedules::{Clock, PlanInput, RT_SCHEDULES};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -347,8 +347,10 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             format!("{}: colours are chosen by the {} schedule; a task names its own under edf or rm", spec.tasks[i].name, spec.schedule),
         ));
     }
-    let Plan { colours, colour_frame, ref groups, ref colour_of, ref server_of, .. } = *schedule.plan();
-    let (groups, colour_of, server_of) = (groups.clone(), colour_of.clone(), server_of.clone());
+    // Copied out: the schedule is used mutably once the run starts.
+    let plan = schedule.plan();
+    let (colours, colour_frame) = (plan.colours, plan.colour_frame);
+    let (groups, colour_of, server_of) = (plan.groups.clone(), plan.colour_of.clone(), plan.server_of.clone());
     // Refresh.
     let refresh = match spec.refresh.as_str() {
         "scheme" if schedule.plan().scheme_refresh.is_null() => json!({}),

@@ -114,7 +114,7 @@ impl MigrationPolicy for BwMigration {
 
 #[cfg(test)]
 mod tests {
-    use super::super::numa_balancing::tests::two_nodes;
+    use super::super::numa_balancing::tests::{fault, two_nodes};
     use super::super::MigrationView;
     use super::*;
     use crate::os::nodes::{NodeInfo, NodeLayout};
@@ -169,19 +169,7 @@ mod tests {
         let params = crate::params::ParamTables::default();
         let params = params_with_m(params, 1);
         let mut p = (INFO.build)(&MigrationView { nodes: &layout, params: &params, seed: 1 }).unwrap();
-        let f = |frame| HintFault {
-            pid: 0,
-            tid: 0,
-            frame,
-            page_node: 1,
-            thread_node: 0,
-            early: false,
-            pass: 9,
-            latency_ns: None,
-            now_ns: 0.0,
-            free: vec![],
-            capacity: vec![],
-        };
+        let f = |frame| fault(frame, 1, 0);
         let mut answers = Vec::new();
         for frame in [1, 2] {
             answers.push(p.on_hint_fault(&f(frame)));

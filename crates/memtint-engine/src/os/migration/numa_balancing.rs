@@ -156,7 +156,8 @@ pub(crate) mod tests {
         }
     }
 
-    fn fault(frame: u32, page_node: u32, thread_node: u32) -> HintFault {
+    /// A later-life fault by thread `thread_node` (one thread per node), nothing else known.
+    pub(crate) fn fault(frame: u32, page_node: u32, thread_node: u32) -> HintFault {
         HintFault {
             pid: 0,
             tid: thread_node,
