@@ -107,6 +107,12 @@ fn bad_migration_settings_are_errors_naming_the_key() {
     }
     let e = err(base(json!({"policy": "local", "migration": "bw-migration", "bw-migration": {"max_net_page": 3}})));
     assert!(e.contains("max_net_page"), "{e}");
+    for (key, value) in [("enough_free_pct", json!(-1.0)), ("adjust_period_ns", json!(0.0))] {
+        let e = err(base(json!({"policy": "local", "migration": "memory-tiering", "memory-tiering": {key: value}})));
+        assert!(e.contains(&format!("os.memory-tiering.{key}")), "{key}: {e}");
+    }
+    let e = err(base(json!({"policy": "local", "migration": "numa-balancing", "numa-balancing": {"group": true}})));
+    assert!(e.contains("group"), "{e}");
     // The Opteron's four nodes have one bandwidth: one cluster, nothing for the gate to keep.
     let e = err(
         json!({"machine": "opteron-6128", "programs": ["stream"], "instructions": 1000, "os": {"policy": "local", "migration": "bw-migration"}}),
