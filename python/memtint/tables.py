@@ -113,14 +113,18 @@ def energy_text(energy: dict[str, Any] | None) -> str:
 
 
 def refresh_text(stats: dict[str, Any]) -> str:
-    """REFs issued, the run's tREFI/tRFC, and the requests that met a refreshing rank."""
+    """REFs (and per-bank REFPBs) issued, the run's tREFI/tRFC, and the requests that met a refresh."""
     config = stats.get("config", {}) or {}
     met = stats.get("refresh_interference") or {}
-    text = count(stats.get("refreshes"))
+    per_bank = stats.get("bank_refreshes") or 0
+    text = f"{count(per_bank)} REFPB" if per_bank else count(stats.get("refreshes"))
     if config.get("tREFI_ns") is not None:
-        text += f" (tREFI {duration_ns(config.get('tREFI_ns'))}, tRFC {duration_ns(config.get('tRFC_ns'))})"
+        trfc = f"tRFCpb {duration_ns(config.get('tRFCpb_ns'))}" if per_bank else f"tRFC {duration_ns(config.get('tRFC_ns'))}"
+        text += f" (tREFI {duration_ns(config.get('tREFI_ns'))}, {trfc})"
     if met:
-        text += f"; {count(met.get('requests'))} requests met a refreshing rank ({percent(met.get('requests'), stats.get('requests'))})"
+        where = "bank" if per_bank else "rank"
+        text += (f"; {count(met.get('requests'))} requests met a refreshing {where} "
+                 f"({percent(met.get('requests'), stats.get('requests'))})")
     return text
 
 

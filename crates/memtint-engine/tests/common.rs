@@ -85,13 +85,15 @@ pub mod random_run {
         "xor-bank",
         "opteron-6128-node",
         "tcm-24c",
+        "lpddr4-3200",
     ];
     pub const ROW_POLICIES: &[&str] = &["open", "closed", "timeout"];
     /// Refresh variants (`Case::config` gives each its manager and parameters): all-bank
     /// staggered, none, all-bank postponing up to 8, all ranks at once, DDR4 FGR 4x (1x on
-    /// other standards), and bursts of 16 REFs per rank in a 0.05 ms window, a rank at a time.
+    /// other standards), bursts of 16 REFs per rank in a 0.05 ms window, a rank at a time, and
+    /// per-bank refresh postponing up to 8 (on LPDDR4; all-bank elsewhere).
     pub const REFRESH: &[&str] =
-        &["all-bank", "none", "all-bank-postpone", "all-bank-pull-in", "all-bank-together", "all-bank-fgr4", "burst-each"];
+        &["all-bank", "none", "all-bank-postpone", "all-bank-pull-in", "all-bank-together", "all-bank-fgr4", "burst-each", "per-bank"];
     pub const KINDS: &[GeneratorKind] =
         &[GeneratorKind::Stream, GeneratorKind::Random, GeneratorKind::Strided, GeneratorKind::Conflict, GeneratorKind::Mix];
 
@@ -157,6 +159,15 @@ pub mod random_run {
             )
     }
 
+    /// `case`, on the machines the lane controller runs (DDR2/3/4's rules: not LPDDR4).
+    pub fn lanes_case(
+        schedulers: &'static [&'static str],
+        mappings: &'static [Option<&'static str>],
+        requests: std::ops::Range<u64>,
+    ) -> impl Strategy<Value = Case> {
+        case(schedulers, mappings, requests).prop_filter("the lane controller runs DDR2/3/4", |c| !c.machine.starts_with("lpddr4"))
+    }
+
     /// Scheduler periods short enough for runs of a few thousand requests.
     pub fn short_scheduler_periods() -> serde_json::Value {
         json!({"controller": {
@@ -185,6 +196,8 @@ pub mod random_run {
                 "all-bank-fgr4" if self.machine.starts_with("ddr4") => ("all-bank", json!({"granularity": 4})),
                 "all-bank-fgr4" => ("all-bank", json!({})),
                 "burst-each" => ("burst", json!({"retention_ms": 0.05, "refs_per_window": 16, "jedec": false, "groups": "each"})),
+                "per-bank" if self.machine.starts_with("lpddr4") => ("per-bank", json!({"postpone": 8})),
+                "per-bank" => ("all-bank", json!({})),
                 other => (other, json!({})),
             };
             let mut controller = json!({

@@ -35,7 +35,8 @@ fn per_command_energy_matches_the_hand_computation() {
     close(e.refresh, k * 421.0 * (1.2 * 207.0 + 2.5 * 25.0), "REF");
     close(e.active_cycle, k * (1.2 * 43.0 + 7.5), "active standby");
     close(e.precharged_cycle, k * (1.2 * 34.0 + 7.5), "precharged standby");
-    let r = e.rank(&RankActivity { activates: 10, reads: 20, writes: 5, refreshes: 1, active_cycles: 600, cycles: 1000 });
+    let r =
+        e.rank(&RankActivity { activates: 10, reads: 20, writes: 5, refreshes: 1, bank_refreshes: 0, active_cycles: 600, cycles: 1000 });
     close(
         r.total_nj,
         10.0 * e.act_pre + 20.0 * e.read + 5.0 * e.write + e.refresh + 600.0 * e.active_cycle + 400.0 * e.precharged_cycle,
@@ -274,4 +275,23 @@ fn each_thread_is_charged_its_own_commands_energy() {
     // No per-thread figure where the device has none.
     let v = sim_run(json!({"machine": "tcm-24c", "programs": ["stream"], "instructions": 20000}));
     assert!(v["cores"][0].get("dram_energy_nj").is_none());
+}
+
+/// LPDDR4-3200 8 Gb x16, two devices per 32-bit rank: a REFPB draws IDD5PB above precharged
+/// standby for tREFI / 8 on both rails, 2 × 0.625 ns × 780.75 × (1.1 × (30 − 27) + 1.8 × (2.5 − 2))
+/// = 4.099 nJ; a run's refresh energy is its REFPBs' (no REF under per-bank refresh).
+#[test]
+fn a_refpb_costs_idd5pb_above_precharged_standby_for_its_share_of_trefi() {
+    let cfg = machine("lpddr4-3200", json!({}));
+    let e = CommandEnergy::new(cfg.device.power(8, 16).unwrap(), &cfg.timing, &cfg.org);
+    assert_eq!(cfg.timing.tREFI, 6246);
+    close(e.bank_refresh, 2.0 * 0.625 * (6246.0 / 8.0) * (1.1 * 3.0 + 1.8 * 0.5) / 1000.0, "REFPB");
+    close(e.bank_refresh, 4.099, "REFPB in nJ");
+    let w = generated(GeneratorKind::Random, 20000, 3);
+    let opts = DramSimOptions::new(16);
+    let (mem, totals) = run(&cfg, &w, opts);
+    let v = dram_report::report(&cfg, &mem, &totals, opts);
+    let refpb = v["bank_refreshes"].as_u64().unwrap();
+    assert!(refpb > 0 && v["refreshes"] == 0, "{refpb}");
+    close(v["energy"]["refresh_nj"].as_f64().unwrap(), refpb as f64 * e.bank_refresh, "the run's refresh energy");
 }

@@ -240,3 +240,24 @@ fn impossible_power_figures_are_refused_naming_the_key() {
         assert!(e.contains(&device.0.display().to_string()) && e.contains(expected), "{to}: {e}");
     }
 }
+
+/// Per-bank refresh timing belongs to devices with REFPB, and they must give it; a REFPB may not
+/// take longer than the rank's REF; such a device's currents include IDD5PB.
+#[test]
+fn per_bank_refresh_timing_is_refused_where_it_does_not_belong_or_is_missing() {
+    use memtint_engine::dram::DeviceSpec;
+    let lpddr4 = include_str!("../../../configs/devices/lpddr4-3200.toml");
+    let err = |text: String| DeviceSpec::from_toml(&text, "dev.toml").unwrap_err().to_string();
+    let e = err(DDR4_2400.replace("tREFI = 9360", "tREFI = 9360\ntPBR2PBR = 144"));
+    assert!(e.contains("dev.toml: timing.tPBR2PBR: is per-bank refresh timing; DDR4 devices have no REFPB"), "{e}");
+    let e = err(lpddr4.replace("tPBR2PBR = 144", ""));
+    assert!(e.contains("dev.toml: timing.tPBR2PBR: is required: LPDDR4 devices refresh per bank"), "{e}");
+    let e = err(lpddr4.replacen("tRFCpb_ns = 90", "", 1));
+    assert!(e.contains("dev.toml: organisation[0].tRFCpb_ns: is required"), "{e}");
+    let e = err(lpddr4.replacen("tRFCpb_ns = 90", "tRFCpb_ns = 400", 1));
+    assert!(e.contains("organisation[0].tRFCpb_ns: must be above 0 and at most tRFC_ns (180 ns), got 400"), "{e}");
+    let e = err(lpddr4.replacen("ipp5b = 10.0, idd5pb = 30.0, ", "ipp5b = 10.0, ", 1));
+    assert!(e.contains("power.idd5pb: must be at least idd2n"), "{e}");
+    let e = err(DDR4_2400.replace("ipp5b = 28.0,", "ipp5b = 28.0, idd5pb = 40.0,"));
+    assert!(e.contains("power.idd5pb: is per-bank refresh current; this device has no REFPB"), "{e}");
+}

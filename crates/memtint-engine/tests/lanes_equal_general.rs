@@ -29,7 +29,7 @@ const MAPPINGS: &[Option<&str>] = &[None, Some("RoBaRaCoCh"), Some("RoRaBaChCo")
 const SCHEDULERS: &[&str] = &["fcfs", "fr-fcfs", "fr-fcfs-cap"];
 
 fn case() -> impl Strategy<Value = Case> {
-    random_run::case(SCHEDULERS, MAPPINGS, 200..2500)
+    random_run::lanes_case(SCHEDULERS, MAPPINGS, 200..2500)
 }
 
 fn config(c: &Case, implementation: &str) -> MemoryConfig {

@@ -261,3 +261,70 @@ fn the_checker_holds_pulled_in_refreshes_to_eight_ahead() {
     // Two tREFI on, the eleventh REF is within the limit again.
     assert!(c.observe(&rec(2 * t.tREFI)).is_empty());
 }
+
+/// Reads to random banks and rows of rank 0 every `gap` cycles over [0, to).
+fn random_reads(cfg: &MemoryConfig, to: u64, gap: u64, seed: u64) -> Vec<DramRequest> {
+    let mut x = seed | 1;
+    let banks = (cfg.org.bank_groups * cfg.org.banks_per_group) as u64;
+    (0..to)
+        .step_by(gap as usize)
+        .map(|t| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let bank = x % banks;
+            let d = DramAddress {
+                channel: 0,
+                rank: 0,
+                bank_group: (bank / cfg.org.banks_per_group as u64) as u32,
+                bank: (bank % cfg.org.banks_per_group as u64) as u32,
+                row: (x >> 8) as u32 % 4096,
+                column: ((x >> 24) as u32 % (cfg.org.columns / cfg.org.burst_length)) * cfg.org.burst_length,
+            };
+            DramRequest { addr: cfg.mapping.encode(&d), is_write: x >> 40 & 3 == 0, arrival: Some(t) }
+        })
+        .collect()
+}
+
+/// LPDDR4 per-bank refresh: one REFPB per bank every tREFI (the checker's per-bank obligation
+/// and its REFPB rules hold), no all-bank REF, and a bank waiting for its REFPB holds back only
+/// its own requests, so requests meet refresh less often than under all-bank refresh and wait
+/// less on average; with no refresh at all they wait least.
+#[test]
+fn per_bank_refresh_refreshes_each_bank_every_trefi_and_interferes_less() {
+    let run = |manager: &str| {
+        let cfg = machine("lpddr4-3200", json!({"controller": {"refresh": manager}}));
+        let v = report(&cfg, random_reads(&cfg, 400_000, 40, 7));
+        (cfg, v)
+    };
+    let (cfg, per_bank) = run("per-bank");
+    let t_refi = cfg.timing.tREFI;
+    assert_eq!(per_bank["refreshes"], 0);
+    let cycles = per_bank["dram_cycles"].as_u64().unwrap();
+    let banks = (cfg.org.channels * cfg.org.banks_per_rank()) as u64;
+    let refpb = per_bank["bank_refreshes"].as_u64().unwrap();
+    assert!(refpb >= banks * (cycles / t_refi - 1) && refpb <= banks * (cycles / t_refi + 1), "{refpb} REFPB in {cycles} cycles");
+    for r in per_bank["channels"][0]["ranks"][0]["banks"].as_array().unwrap() {
+        let n = r["commands"]["REFPB"].as_u64().unwrap();
+        assert!(n + 1 >= cycles / t_refi, "bank {}: {n} REFPB", r["bank"]);
+    }
+    let (_, all_bank) = run("all-bank");
+    let (_, none) = run("none");
+    assert!(all_bank["refreshes"].as_u64().unwrap() > 0 && all_bank["bank_refreshes"] == 0);
+    let share = |v: &Value| v["refresh_interference"]["share"].as_f64().unwrap();
+    let mean = |v: &Value| v["read_latency"]["mean"].as_f64().unwrap();
+    assert!(share(&per_bank) < share(&all_bank), "met refresh: per-bank {} all-bank {}", share(&per_bank), share(&all_bank));
+    assert!(mean(&none) < mean(&per_bank) && mean(&per_bank) < mean(&all_bank), "{} {} {}", mean(&none), mean(&per_bank), mean(&all_bank));
+}
+
+/// Per-bank refresh on a device without REFPB is refused by name, and LPDDR4's per-bank
+/// timing keys belong to it alone.
+#[test]
+fn per_bank_refresh_needs_a_device_with_refpb() {
+    for device in ["ddr4-2400", "ddr3-1600"] {
+        let e = machine_error(device, json!({"controller": {"refresh": "per-bank"}}));
+        assert!(e.contains("controller.refresh") && e.contains("per-bank") && e.contains("REFPB"), "{e}");
+    }
+    let e = machine_error("lpddr4-3200", json!({"controller": {"refresh": "per-bank", "per-bank": {"postpone": 9}}}));
+    assert!(e.contains("per-bank.postpone") && e.contains("got 9"), "{e}");
+}

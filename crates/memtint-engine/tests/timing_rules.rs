@@ -4,7 +4,7 @@
 
 use memtint_engine::dram::constraints::Constraints;
 use memtint_engine::dram::timing_rules::{Rule, Scope, TimingTable, DDR_RULES};
-use memtint_engine::dram::Command::{Act, Pre, Prea, Rd, Rda, Ref, Wr};
+use memtint_engine::dram::Command::{Act, Pre, Prea, Rd, Rda, Ref, RefPb, Wr};
 use memtint_engine::dram::{Standard, TimingParams};
 use memtint_engine::presets;
 
@@ -110,6 +110,7 @@ fn compiled_effects_of_act_and_rda() {
         (Scope::Channel, Rd, 1),
         (Scope::Channel, Wr, 1),
         (Scope::Channel, Ref, 1),
+        (Scope::Channel, RefPb, 1),
     ];
     want.sort_by_key(|&(s, f, _)| (s, f));
     assert_eq!(act, want);
@@ -139,4 +140,24 @@ fn a_standard_with_other_rules_is_told_apart() {
     let mut slower = t.clone();
     slower.tRC += 5;
     assert!(TimingTable::build(DDR_RULES, &slower).same_rules_as(&ddr), "other latencies, the same rules");
+}
+
+/// LPDDR4's per-bank refresh rows: what a REFPB holds, and what holds a REFPB.
+#[test]
+fn lpddr4_refpb_rules_compile_to_their_effects() {
+    let (_, standard, t) = every_device().into_iter().find(|d| d.1 == Standard::Lpddr4).unwrap();
+    let table = TimingTable::build(standard.timing_rules(), &t);
+    assert!(t.tRFCpb > 0 && t.tPBR2PBR > 0);
+    assert_eq!(table.latency(Scope::Bank, RefPb, Act), t.tRFCpb);
+    assert_eq!(table.latency(Scope::Bank, RefPb, RefPb), t.tRFCpb);
+    assert_eq!(table.latency(Scope::Rank, RefPb, RefPb), t.tPBR2PBR);
+    assert_eq!(table.latency(Scope::Rank, RefPb, Act), t.tRRD_S);
+    assert_eq!(table.latency(Scope::Rank, Act, RefPb), t.tRRD_S);
+    assert_eq!(table.latency(Scope::Rank, RefPb, Ref), t.tRFCpb);
+    assert_eq!(table.latency(Scope::Rank, Ref, RefPb), t.tRFC);
+    assert_eq!(table.latency(Scope::Bank, Pre, RefPb), t.tRP);
+    // DDR4 has no REFPB rows but the command bus.
+    let ddr4 = TimingTable::build(DDR_RULES, &t);
+    assert_eq!(ddr4.latency(Scope::Bank, RefPb, Act), 0);
+    assert!(!table.same_rules_as(&ddr4), "the lane controller tells LPDDR4 apart");
 }

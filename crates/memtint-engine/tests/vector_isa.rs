@@ -46,7 +46,7 @@ proptest! {
     /// integrals; the command streams at each level are compared step by step in
     /// `lanes_equal_general.rs` (the controllers' entries) and below (recording runs).
     #[test]
-    fn every_level_gives_the_baseline_statistics(c in random_run::case(SCHEDULERS, MAPPINGS, 200..2000)) {
+    fn every_level_gives_the_baseline_statistics(c in random_run::lanes_case(SCHEDULERS, MAPPINGS, 200..2000)) {
         let stats = at_level(&c, VectorIsa::Baseline);
         // The baseline itself passes the checker with the same commands (recording runs).
         let cfg = c.config(Some("lanes"));

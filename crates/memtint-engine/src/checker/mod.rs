@@ -96,6 +96,12 @@ struct BankState {
     wr: Option<CommandRecord>,
     /// Last RDA/WRA and the cycle its internal precharge starts.
     auto_pre: Option<(CommandRecord, Cycle)>,
+    /// Last REFPB to this bank, and (per-bank refresh obligation) its latest refresh, REFPB or
+    /// its rank's REF, with the count for the pull-in bound.
+    refpb: Option<CommandRecord>,
+    refreshed: Option<CommandRecord>,
+    refresh_count: u64,
+    refresh_overdue_reported: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -118,6 +124,8 @@ struct RankState {
     refs: VecDeque<Cycle>,
     /// REFs issued (the pull-in bound).
     ref_count: u64,
+    /// Last REFPB to any of its banks.
+    refpb: Option<CommandRecord>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -344,10 +352,15 @@ impl TimingChecker {
         if let Some(r) = &rank.refresh {
             need(out, names::TRFC, r, rec, self.rules.refresh_cycle);
         }
-        if !rank.refresh_overdue_reported {
+        if let Some(e) = &rank.refpb {
+            if matches!(rec.command, Command::Ref | Command::Prea) {
+                need(out, names::TRFCPB, e, rec, self.rules.bank_refresh_cycle);
+            }
+        }
+        if !rank.refresh_overdue_reported && self.refresh != RefreshObligation::PerBank {
             // The latest cycle the rank's next REF may come, counted from `earlier`.
             let (constraint, since, allowed) = match self.refresh {
-                RefreshObligation::None => (names::TREFI, 0, u64::MAX),
+                RefreshObligation::None | RefreshObligation::PerBank => (names::TREFI, 0, u64::MAX),
                 RefreshObligation::Interval => (names::TREFI, rank.refresh.map_or(0, |r| r.cycle), self.rules.max_refresh_gap),
                 RefreshObligation::Retention { window, refs } => {
                     let allowed = window + self.rules.max_refresh_gap;
@@ -372,6 +385,96 @@ impl TimingChecker {
             Command::Prea => self.precharge_all(rec, ri, out),
             Command::Rd | Command::Rda | Command::Wr | Command::Wra => self.column(rec, ri, out),
             Command::Ref => self.refresh(rec, ri, out),
+            Command::RefPb => self.refresh_bank(rec, ri, out),
+        }
+    }
+
+    /// A REFPB: its bank closed and precharged, tRFCpb since its last, tpbR2pbR since the
+    /// rank's last, tRRD since the rank's last ACT; with the per-bank obligation, no bank of the
+    /// rank overdue and this one not too far ahead.
+    fn refresh_bank(&mut self, rec: &CommandRecord, ri: usize, out: &mut Vec<Violation>) {
+        let r = &self.rules;
+        let gi = self.group_index(ri, rec.addr.bank_group);
+        let bi = self.bank_index(gi, rec.addr.bank);
+        let bank = &mut self.banks[bi];
+        if bank.open_row.is_some() {
+            protocol(out, names::REFPB_TO_OPEN, bank.act, rec);
+        }
+        if let Some(e) = &bank.pre {
+            need(out, names::TRP, e, rec, r.pre_to_act);
+        }
+        if let Some((e, at)) = &bank.auto_pre {
+            need(out, names::TRP_AUTO, e, rec, (at + r.pre_to_act).saturating_sub(e.cycle));
+        }
+        if let Some(e) = &bank.refpb {
+            need(out, names::TRFCPB, e, rec, r.bank_refresh_cycle);
+        }
+        bank.refpb = Some(*rec);
+        let first_group = self.group_index(ri, 0);
+        let mut act = None;
+        for g in first_group..first_group + self.bank_groups as usize {
+            act = latest(act, self.groups[g].act);
+        }
+        if let Some(e) = &act {
+            need(out, r.name_rrd_other, e, rec, r.act_to_act_other_group);
+        }
+        let rank = &mut self.rank_states[ri];
+        if let Some(e) = &rank.refpb {
+            need(out, names::TPBR2PBR, e, rec, r.bank_refresh_to_bank_refresh);
+        }
+        rank.refpb = Some(*rec);
+        if self.refresh == RefreshObligation::PerBank {
+            let range = self.rank_banks(ri);
+            self.bank_refreshed(bi, rec, out);
+            self.banks_overdue(range, rec, out);
+        }
+    }
+
+    /// Per-bank obligation: bank `bi` refreshed by `rec` (a REFPB to it or a REF of its rank).
+    fn bank_refreshed(&mut self, bi: usize, rec: &CommandRecord, out: &mut Vec<Violation>) {
+        let (gap, interval) = (self.rules.max_refresh_gap, self.rules.refresh_interval.max(1));
+        let bank = &mut self.banks[bi];
+        let since = bank.refreshed.map_or(0, |e| e.cycle);
+        if rec.cycle - since.min(rec.cycle) > gap && !bank.refresh_overdue_reported {
+            out.push(Violation {
+                constraint: names::TREFI,
+                earlier: bank.refreshed,
+                later: *rec,
+                required: gap,
+                actual: rec.cycle - since,
+            });
+        }
+        bank.refresh_count += 1;
+        let allowed = rec.cycle / interval + 1 + 8;
+        if bank.refresh_count > allowed {
+            out.push(Violation {
+                constraint: names::REF_PULL_IN,
+                earlier: bank.refreshed,
+                later: *rec,
+                required: allowed,
+                actual: bank.refresh_count,
+            });
+        }
+        bank.refreshed = Some(*rec);
+        bank.refresh_overdue_reported = false;
+    }
+
+    /// Per-bank obligation: the banks of `range` whose last refresh is more than 9 x tREFI
+    /// before `rec` (each reported once until refreshed).
+    fn banks_overdue(&mut self, range: std::ops::Range<usize>, rec: &CommandRecord, out: &mut Vec<Violation>) {
+        let gap = self.rules.max_refresh_gap;
+        for bank in &mut self.banks[range] {
+            let since = bank.refreshed.map_or(0, |e| e.cycle);
+            if rec.cycle.saturating_sub(since) > gap && !bank.refresh_overdue_reported {
+                out.push(Violation {
+                    constraint: names::TREFI,
+                    earlier: bank.refreshed,
+                    later: *rec,
+                    required: gap,
+                    actual: rec.cycle - since,
+                });
+                bank.refresh_overdue_reported = true;
+            }
         }
     }
 
@@ -394,6 +497,13 @@ impl TimingChecker {
         if let Some((e, at)) = &bank.auto_pre {
             need(out, names::TRP_AUTO, e, rec, (at + r.pre_to_act).saturating_sub(e.cycle));
         }
+        if let Some(e) = &bank.refpb {
+            need(out, names::TRFCPB, e, rec, r.bank_refresh_cycle);
+        }
+        if let Some(e) = &self.rank_states[ri].refpb {
+            need(out, r.name_rrd_other, e, rec, r.act_to_act_other_group);
+        }
+        let bank = &mut self.banks[bi];
         bank.open_row = Some(rec.addr.row);
         bank.act = Some(*rec);
         bank.rd = None;
@@ -632,6 +742,13 @@ impl TimingChecker {
         }
         rank.refresh = Some(*rec);
         rank.refresh_overdue_reported = false;
+        if self.refresh == RefreshObligation::PerBank {
+            for bi in self.rank_banks(ri) {
+                self.bank_refreshed(bi, rec, out);
+            }
+            return;
+        }
+        let rank = &mut self.rank_states[ri];
         if let RefreshObligation::Retention { refs, .. } = self.refresh {
             if rank.refs.len() as u64 == refs {
                 rank.refs.pop_front();

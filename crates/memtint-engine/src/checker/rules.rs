@@ -28,6 +28,8 @@ pub mod names {
     pub const TREFI: &str = "tREFI";
     pub const TREFW: &str = "tREFW";
     pub const REF_PULL_IN: &str = "REF pull-in";
+    pub const TRFCPB: &str = "tRFCpb";
+    pub const TPBR2PBR: &str = "tpbR2pbR";
     pub const RANK_RD_RD: &str = "rank-to-rank rd-to-rd";
     pub const RANK_WR_WR: &str = "rank-to-rank wr-to-wr";
     pub const RANK_RD_WR: &str = "rank-to-rank rd-to-wr";
@@ -38,6 +40,7 @@ pub mod names {
     pub const COL_TO_CLOSED: &str = "protocol: RD/WR to closed bank";
     pub const COL_TO_WRONG_ROW: &str = "protocol: RD/WR to wrong row";
     pub const REF_WITH_OPEN: &str = "protocol: REF with open bank";
+    pub const REFPB_TO_OPEN: &str = "protocol: REFPB to open bank";
     pub const OUT_OF_ORDER: &str = "protocol: command out of order";
     pub const OUT_OF_RANGE: &str = "protocol: address out of range";
 
@@ -94,6 +97,10 @@ pub struct Rules {
     pub max_refresh_gap: u64,
     /// tREFI: a rank's REFs by cycle t are at most t / tREFI + 1 + 8 (JEDEC's pull-in limit).
     pub refresh_interval: u64,
+    /// REFPB -> ACT or REFPB to its bank, and -> REF or PREA of its rank (tRFCpb).
+    pub bank_refresh_cycle: u64,
+    /// REFPB -> REFPB of the rank (tpbR2pbR).
+    pub bank_refresh_to_bank_refresh: u64,
 
     // ---- different ranks, same channel ----
     /// RD -> RD (tBL + tRTRS).
@@ -146,6 +153,8 @@ impl Rules {
             refresh_cycle: t.tRFC,
             max_refresh_gap: 9 * t.tREFI,
             refresh_interval: t.tREFI,
+            bank_refresh_cycle: t.tRFCpb,
+            bank_refresh_to_bank_refresh: t.tPBR2PBR,
             rank_read_to_read: BL + t.tRTRS,
             rank_write_to_write: BL + t.tRTRS,
             rank_read_to_write: (CL + BL + t.tRTRS).saturating_sub(CWL),
@@ -189,6 +198,9 @@ impl Rules {
                 "a rank's REFs by cycle t at most t / tREFI + 9: 8 pulled in (distributed refresh)",
                 self.refresh_interval,
             ),
+            (names::TRFCPB, "REFPB->ACT/REFPB same bank, REFPB->REF/PREA same rank: tRFCpb", self.bank_refresh_cycle),
+            (names::TPBR2PBR, "REFPB->REFPB same rank: tpbR2pbR", self.bank_refresh_to_bank_refresh),
+            (self.name_rrd_other, "ACT->REFPB, REFPB->ACT same rank: tRRD", self.act_to_act_other_group),
             (names::RANK_RD_RD, "RD->RD other rank: tBL + tRTRS", self.rank_read_to_read),
             (names::RANK_WR_WR, "WR->WR other rank: tBL + tRTRS", self.rank_write_to_write),
             (names::RANK_RD_WR, "RD->WR other rank: CL + tBL + tRTRS - CWL", self.rank_read_to_write),

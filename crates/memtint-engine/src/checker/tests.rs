@@ -1008,3 +1008,94 @@ mod random {
         }
     }
 }
+
+// ------------------------------------------------------------------------------------------
+// Per-bank refresh (LPDDR4 REFPB)
+// ------------------------------------------------------------------------------------------
+
+const LPDDR4_3200: &str = include_str!("../../../../configs/devices/lpddr4-3200.toml");
+
+fn lpddr4() -> Dev {
+    let spec = DeviceSpec::from_toml(LPDDR4_3200, "test").unwrap();
+    Dev { std: spec.standard, org: spec.organisation(8, 16, 1, 2, 32).unwrap(), t: spec.timing(8, 16).unwrap() }
+}
+fn refpb(c: u64, rank: u32, bank: u32) -> CommandRecord {
+    rec(c, Command::RefPb, rank, 0, bank, 0, 0)
+}
+
+#[test]
+fn refpb_rules_met_exactly_are_legal() {
+    let d = lpddr4();
+    let t = &d.t;
+    assert!(t.tRFCpb > 0 && t.tPBR2PBR > 0 && t.tRFCpb < t.tRFC);
+    // PRE -> REFPB (tRP), REFPB -> ACT same bank (tRFCpb), REFPB -> REFPB other bank (tpbR2pbR).
+    let a = t.tRAS;
+    assert_legal(&d, &[act(0, 0, 0, 0, 1), pre(a, 0, 0, 0), refpb(a + t.tRP, 0, 0), act(a + t.tRP + t.tRFCpb, 0, 0, 0, 2)]);
+    assert_legal(&d, &[refpb(0, 0, 0), refpb(t.tPBR2PBR, 0, 1), refpb(t.tRFCpb.max(2 * t.tPBR2PBR), 0, 0)]);
+    // ACT <-> REFPB to other banks (tRRD), REF -> REFPB (tRFCab), REFPB -> REF (tRFCpb).
+    assert_legal(&d, &[act(0, 0, 0, 1, 1), refpb(t.tRRD_S, 0, 0), act(2 * t.tRRD_S, 0, 0, 2, 1)]);
+    assert_legal(&d, &[refresh(0, 0), refpb(t.tRFC, 0, 3), refresh(t.tRFC + t.tRFCpb, 0)]);
+    // Another rank is not held.
+    assert_legal(&d, &[refpb(0, 0, 0), refpb(1, 1, 0)]);
+    assert_legal(&d, &[refpb(0, 0, 0), act(1, 1, 0, 0, 1), rd(1 + t.tRCD, 1, 0, 0, 1)]);
+}
+
+#[test]
+fn refpb_rules_missed_by_one_cycle_are_violations() {
+    let d = lpddr4();
+    let t = d.t.clone();
+    let a = t.tRAS;
+    let s = [act(0, 0, 0, 0, 1), pre(a, 0, 0, 0), refpb(a + t.tRP - 1, 0, 0)];
+    assert_one(&d, &s, "tRP", 1, 2, t.tRP, t.tRP - 1);
+    let s = [refpb(0, 0, 0), act(t.tRFCpb - 1, 0, 0, 0, 2)];
+    assert_one(&d, &s, "tRFCpb", 0, 1, t.tRFCpb, t.tRFCpb - 1);
+    let s = [refpb(0, 0, 0), refpb(t.tPBR2PBR - 1, 0, 1)];
+    assert_one(&d, &s, "tpbR2pbR", 0, 1, t.tPBR2PBR, t.tPBR2PBR - 1);
+    let s = [act(0, 0, 0, 1, 1), refpb(t.tRRD_S - 1, 0, 0)];
+    assert_one(&d, &s, "tRRD", 0, 1, t.tRRD_S, t.tRRD_S - 1);
+    let s = [refpb(0, 0, 0), act(t.tRRD_S - 1, 0, 0, 1, 1)];
+    assert_one(&d, &s, "tRRD", 0, 1, t.tRRD_S, t.tRRD_S - 1);
+    let s = [refpb(0, 0, 0), refresh(t.tRFCpb - 1, 0)];
+    assert_one(&d, &s, "tRFCpb", 0, 1, t.tRFCpb, t.tRFCpb - 1);
+    let s = [refresh(0, 0), refpb(t.tRFC - 1, 0, 0)];
+    assert_one(&d, &s, "tRFC", 0, 1, t.tRFC, t.tRFC - 1);
+    let s = [act(0, 0, 0, 0, 1), refpb(t.tRAS + t.tRP, 0, 0)];
+    let v = run(&d, &s);
+    assert!(v.iter().any(|v| v.constraint == names::REFPB_TO_OPEN), "{}", list(&v));
+}
+
+#[test]
+fn per_bank_obligation_needs_every_bank_refreshed_within_nine_trefi() {
+    let d = lpddr4();
+    let (gap, step) = (9 * d.t.tREFI, d.t.tPBR2PBR);
+    let checker = || TimingChecker::new(d.std, &d.org, &d.t).with_refresh(RefreshObligation::PerBank);
+    // Banks 0..7 refreshed in turn each tREFI: legal.
+    let mut c = checker();
+    for round in 0..12 {
+        for b in 0..8 {
+            let v = c.observe(&refpb(round * d.t.tREFI + b as u64 * step, 0, b));
+            assert!(v.is_empty(), "{}", list(&v));
+        }
+    }
+    // Bank 7 left out: reported once, at the first REFPB past its 9 x tREFI.
+    let mut c = checker();
+    let mut found = Vec::new();
+    for round in 0..12 {
+        for b in 0..7 {
+            found.extend(c.observe(&refpb(round * d.t.tREFI + b as u64 * step, 0, b)));
+        }
+    }
+    assert_eq!(found.len(), 1, "{}", list(&found));
+    assert_eq!(found[0].constraint, names::TREFI);
+    assert_eq!(found[0].required, gap);
+    assert!(found[0].actual > gap && found[0].actual <= gap + d.t.tREFI, "{}", found[0]);
+    // A REF refreshes every bank; more than 8 REFPBs ahead of one per tREFI breaks pull-in.
+    let mut c = checker();
+    assert!(c.observe(&refresh(0, 0)).is_empty());
+    let mut v = Vec::new();
+    for i in 0..9 {
+        v.extend(c.observe(&refpb(d.t.tRFC + i * d.t.tRFCpb, 0, 0)));
+    }
+    assert_eq!(v.len(), 1, "{}", list(&v));
+    assert_eq!(v[0].constraint, names::REF_PULL_IN);
+}

@@ -76,7 +76,7 @@ pub struct CandidateSet {
     // class's member mask, per class its rank and the first slot of its bank group.
     bank_group: Vec<u32>,
     slot_bit: Vec<u64>,
-    class_rank: Vec<u32>,
+    class_group: Vec<u32>,
     class_first_slot: Vec<u32>,
     /// Per class `shared_kind(cmd) * groups + group`: its members, bit
     /// `2 * (bank within group) + k`. (A direction never uses the other's column class.)
@@ -103,7 +103,7 @@ impl CandidateSet {
             valid: vec![true; banks],
             bank_group: (0..banks).map(|b| (b / bpg) as u32).collect(),
             slot_bit: (0..2 * banks).map(|s| 1 << (s % (2 * bpg))).collect(),
-            class_rank: (0..classes).map(|c| (c % groups) as u32 / groups_per_rank).collect(),
+            class_group: (0..classes).map(|c| (c % groups) as u32).collect(),
             class_first_slot: (0..classes).map(|c| (2 * bpg * (c % groups)) as u32).collect(),
             members: vec![0; classes],
             earliest: vec![NEVER; classes],
@@ -141,8 +141,21 @@ impl CandidateSet {
     }
 
     #[inline]
-    fn rank_of_class(&self, c: usize) -> usize {
-        self.class_rank[c] as usize
+    fn group_of_class(&self, c: usize) -> usize {
+        self.class_group[c] as usize
+    }
+
+    /// Class `c`'s members a scan may offer while `blocked` (its bank group's slots waiting
+    /// for refresh, `RefreshState::blocked_slots`) holds some back: those not blocked, and the
+    /// blocked ones' activated requests.
+    #[inline]
+    fn offered(&self, c: usize, blocked: u64) -> u64 {
+        let m = self.members[c];
+        if blocked == 0 {
+            m
+        } else {
+            (m & !blocked) | (self.activated_members(c) & blocked)
+        }
     }
 
     #[inline]
@@ -217,11 +230,11 @@ impl CandidateSet {
         self.earliest[c] = t;
     }
 
-    /// Find the ready slot with the smallest key at `now`, leaving out the slots of ranks
-    /// marked in `blocked` (waiting for refresh) but for activated ones. Remembers the ready
-    /// classes for `next_after_issue`.
+    /// Find the ready slot with the smallest key at `now`, leaving out the slots `blocked` (per
+    /// bank group, of banks waiting for refresh) marks but for activated ones. Remembers the
+    /// ready classes for `next_after_issue`.
     #[inline(always)]
-    pub fn scan(&mut self, now: Cycle, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Scan {
+    pub fn scan(&mut self, now: Cycle, timing: &ChannelTiming, blocked: &[u64], any_blocked: bool) -> Scan {
         let shared = timing.shared_table();
         // No command issued yet this cycle, so the command bus is free: only later classes
         // contribute to `next`, and they are later than the bus too.
@@ -242,9 +255,9 @@ impl CandidateSet {
             let c = c as usize;
             let first = self.first_slot_of_class(c);
             let mut m = self.members[c];
-            if any_blocked && blocked[self.rank_of_class(c)] {
-                // A rank waiting for refresh offers only its activated requests.
-                m = self.activated_members(c);
+            if any_blocked {
+                // A bank waiting for refresh offers only its activated requests.
+                m = self.offered(c, blocked[self.group_of_class(c)]);
             }
             while m != 0 {
                 let slot = first + m.trailing_zeros() as usize;
@@ -262,21 +275,22 @@ impl CandidateSet {
         Scan { best, next }
     }
 
-    /// The earliest cycle any class can issue: exact (for classes of ranks not `blocked`, and
-    /// the activated slots of those that are) until a command issues, a request arrives or a
+    /// The earliest cycle any class can issue: exact (for slots not `blocked`, and the
+    /// activated ones of those that are) until a command issues, a request arrives or a
     /// refresh intervenes.
     #[inline(always)]
-    pub fn next_issue(&self, timing: &ChannelTiming, blocked: &[bool], any_blocked: bool) -> Cycle {
+    pub fn next_issue(&self, timing: &ChannelTiming, blocked: &[u64], any_blocked: bool) -> Cycle {
         let shared = timing.shared_table();
         let (earliest, shared) = (&self.earliest[self.classes.clone()], &shared[self.classes.clone()]);
         let mut t = NEVER;
         if any_blocked {
             let first = self.classes.start;
             for (c, (&e, &s)) in earliest.iter().zip(shared).enumerate() {
-                if !blocked[self.rank_of_class(first + c)] {
+                let mask = blocked[self.group_of_class(first + c)];
+                if mask == 0 {
                     t = t.min(e.max(s));
                 } else {
-                    t = t.min(self.earliest_activated(first + c).max(s));
+                    t = t.min(self.earliest_of(first + c, self.offered(first + c, mask)).max(s));
                 }
             }
         } else {
@@ -301,11 +315,10 @@ impl CandidateSet {
         activated
     }
 
-    /// The smallest `t_bank` of class `c`'s activated slots (`NEVER`: none).
-    fn earliest_activated(&self, c: usize) -> Cycle {
+    /// The smallest `t_bank` of class `c`'s slots in mask `m` (`NEVER`: none).
+    fn earliest_of(&self, c: usize, mut m: u64) -> Cycle {
         let first = self.first_slot_of_class(c);
         let mut t = NEVER;
-        let mut m = self.activated_members(c);
         while m != 0 {
             t = t.min(self.entries[first + m.trailing_zeros() as usize].t_bank);
             m &= m - 1;
@@ -313,14 +326,15 @@ impl CandidateSet {
         t
     }
 
-    /// Earliest cycle any of `bank`'s slots can issue (`NEVER`: none, or its rank is blocked
-    /// and the slots are not activated).
-    pub fn bank_earliest(&self, timing: &ChannelTiming, bank: usize, blocked: &[bool]) -> Cycle {
+    /// Earliest cycle any of `bank`'s slots can issue (`NEVER`: none, or the bank waits for
+    /// refresh and the slots are not activated).
+    pub fn bank_earliest(&self, timing: &ChannelTiming, bank: usize, blocked: &[u64]) -> Cycle {
         let mut t = NEVER;
+        let waits = blocked[self.bank_group[bank] as usize] & self.slot_bit[2 * bank] != 0;
         for e in &self.entries[2 * bank..2 * bank + 2] {
             if e.class != NO_CLASS {
                 let c = e.class as usize;
-                if blocked[self.rank_of_class(c)] && !e.activated {
+                if waits && !e.activated {
                     continue;
                 }
                 t = t.min(e.t_bank.max(timing.shared_table()[c]).max(timing.cmd_bus()));

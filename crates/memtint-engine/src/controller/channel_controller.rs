@@ -105,7 +105,7 @@ impl ChannelController {
         let writes = cfg.writes()?;
         let banks = org.banks_per_channel() as usize;
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
-        let refresh = refresh::state(cfg, org.ranks, timing)?;
+        let refresh = refresh::state(cfg, org, timing)?;
         let table = TimingTable::build(standard.timing_rules(), timing);
         let c = Constraints::from_table(&table, timing);
         let scheduler = scheduler::build(&cfg.scheduler, cfg, &c)?;
@@ -263,8 +263,8 @@ impl ChannelController {
 
         // Refresh falls due: block the rank, close its banks, refresh it.
         if self.refresh.next_due <= now {
-            let (banks, per_rank) = (&self.banks, self.org.banks_per_rank() as usize);
-            let busy = |r: usize| banks[r * per_rank..(r + 1) * per_rank].iter().any(|b| b.pending > 0);
+            let (banks, layout) = (&self.banks, self.refresh.layout());
+            let busy = |t: usize| banks[layout.banks(t)].iter().any(|b| b.pending > 0);
             self.refresh.mark_due(now, busy, |_| {});
         }
         let mut issued = false;
@@ -410,6 +410,9 @@ impl ChannelController {
 
     /// Refresh the lowest pending rank: PREA if any of its banks is open, else REF.
     fn try_refresh(&mut self, now: Cycle) -> (bool, Cycle) {
+        if self.refresh.per_bank {
+            return self.try_refresh_bank(now);
+        }
         let mut next = NEVER;
         for r in 0..self.org.ranks {
             if !self.refresh.pending[r as usize] {
@@ -434,6 +437,52 @@ impl ChannelController {
                 return (true, now + 1);
             }
             next = next.min(t);
+        }
+        (false, next)
+    }
+
+    /// Refresh the lowest pending bank: PRE if it is open, else REFPB.
+    #[cold]
+    fn try_refresh_bank(&mut self, now: Cycle) -> (bool, Cycle) {
+        let mut next = NEVER;
+        let per_rank = self.org.banks_per_rank();
+        for b in 0..self.banks.len() {
+            if !self.refresh.pending[b] {
+                continue;
+            }
+            let rank = b as u32 / per_rank;
+            let group = rank * self.org.bank_groups + (b as u32 % per_rank) / self.org.banks_per_group;
+            let open = self.banks[b].open_row.is_some();
+            let cmd = if open { Command::Pre } else { Command::RefPb };
+            let t = self.timing.ready(cmd, rank, group, b as u32);
+            if open && self.protect && self.holds_activated(b) {
+                // Its activated request goes first; look again once it may have issued.
+                next = next.min(t.max(now + 1));
+                continue;
+            }
+            if t > now {
+                next = next.min(t);
+                continue;
+            }
+            self.timing.issue(cmd, now, rank, group, b as u32, self.banks[b].act_cycle);
+            if open {
+                self.owners.closed_by_controller(b);
+                self.close_bank(b);
+                self.open_banks[rank as usize] -= 1;
+                if self.open_banks[rank as usize] == 0 {
+                    self.stats.rank_closed(rank as usize, now);
+                }
+            } else {
+                // The bank's ready times rose (tRFCpb): its cached slots are stale.
+                self.invalidate(READS, b);
+                self.invalidate(WRITES, b);
+                self.sched_next = self.sched_next.min(now + 1);
+                self.idle_next = self.idle_next.min(now + 1);
+                self.refresh.refreshed(b, now);
+            }
+            self.stats.banks[b].commands[cmd.index()] += 1;
+            self.log_command(now, cmd, b as u32, 0, 0);
+            return (true, now + 1);
         }
         (false, next)
     }
@@ -662,7 +711,7 @@ impl ChannelController {
     /// Earliest cycle any of bank `b`'s candidates in direction `d` can issue (`NEVER`: none).
     fn bank_earliest(&mut self, d: usize, b: usize) -> Cycle {
         self.refresh_cache(d, b);
-        self.cands[d].bank_earliest(&self.timing, b, &self.refresh.pending)
+        self.cands[d].bank_earliest(&self.timing, b, &self.refresh.blocked_slots)
     }
 
     /// Evaluate the active direction class by class, issue the ready candidate with the
@@ -692,7 +741,7 @@ impl ChannelController {
         }
         self.rebuild_stale(d);
         let blocked = self.refresh.count > 0;
-        let scan = self.cands[d].scan(now, &self.timing, &self.refresh.pending, blocked);
+        let scan = self.cands[d].scan(now, &self.timing, &self.refresh.blocked_slots, blocked);
         if let Some((seq, b, da)) = searched {
             let slot = scan.best.and_then(|best| self.cands[d].slot(best));
             if slot.is_none_or(|s| !(s.activated && s.key < seq)) {
@@ -761,7 +810,7 @@ impl ChannelController {
         // needs no early tick: a blocked front end enters in this same cycle (the driver
         // injects after ticking) and `enqueue` brings the next event forward.
         let blocked = self.refresh.count > 0;
-        let t = self.cands[d].next_issue(&self.timing, &self.refresh.pending, blocked).min(self.activated_due);
+        let t = self.cands[d].next_issue(&self.timing, &self.refresh.blocked_slots, blocked).min(self.activated_due);
         debug_assert!(t > now, "the command bus is busy for the rest of this cycle");
         (true, self.bound_by_priority_change(now, t))
     }
@@ -876,7 +925,7 @@ impl ChannelController {
                     self.stats.reads += 1;
                 }
                 self.stats.busy_data_cycles += self.c.burst;
-                let met_refresh = self.refresh.met(rank as usize, req.arrival, now);
+                let met_refresh = self.refresh.met(b, req.arrival, now);
                 self.stats.refresh_met[req.is_write as usize] += met_refresh as u64;
                 self.in_flight[req.is_write as usize].push_back(Completion {
                     id: req.id,
@@ -932,7 +981,7 @@ impl ChannelController {
                 continue;
             }
             let rank = b as u32 / per_rank;
-            if self.refresh.pending[rank as usize] {
+            if self.refresh.bank_blocked(b) {
                 continue;
             }
             let group = rank * self.org.bank_groups + (b as u32 % per_rank) / self.org.banks_per_group;
@@ -984,12 +1033,24 @@ impl Controller for ChannelController {
         if !quiet || self.log.is_some() || self.refresh.count > 0 || !self.is_idle() || self.open_banks.iter().any(|&n| n > 0) {
             return;
         }
-        let (ranks, groups, per_rank) = (self.org.ranks, self.org.bank_groups, self.org.banks_per_rank());
+        let (groups, per_rank, per_group) = (self.org.bank_groups, self.org.banks_per_rank(), self.org.banks_per_group);
+        let (per_bank, targets, t_rfc) = (self.refresh.per_bank, self.refresh.pending.len() as u32, self.refresh.t_rfc());
         let timing = &self.timing;
-        let ready = |r: u32| timing.ready(Command::Ref, r, r * groups, r * per_rank);
-        let skipped = refresh::skip_idle(self.refresh.manager.as_mut(), ranks, self.c.refresh, ready, until);
-        for (r, n) in skipped.into_iter().enumerate() {
-            self.stats.rank_commands[r][Command::Ref.index()] += n;
+        let ready = |t: u32| {
+            if per_bank {
+                let r = t / per_rank;
+                timing.ready(Command::RefPb, r, r * groups + t % per_rank / per_group, t)
+            } else {
+                timing.ready(Command::Ref, t, t * groups, t * per_rank)
+            }
+        };
+        let skipped = refresh::skip_idle(self.refresh.manager.as_mut(), targets, t_rfc, ready, until);
+        for (t, n) in skipped.into_iter().enumerate() {
+            if per_bank {
+                self.stats.banks[t].commands[Command::RefPb.index()] += n;
+            } else {
+                self.stats.rank_commands[t][Command::Ref.index()] += n;
+            }
         }
         self.refresh.next_due = self.refresh.manager.next_due();
         self.next_work = self.refresh.next_due.max(now + 1);

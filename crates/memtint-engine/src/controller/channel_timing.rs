@@ -284,11 +284,11 @@ impl ChannelTiming {
     /// (an implicit precharge does not use it).
     #[inline(always)]
     fn apply_effects(&mut self, cmd: Command, at: Cycle, g: usize, b: usize, bus: bool) {
-        const K: usize = Command::COUNT - 1; // masks a table entry's index: no bounds check
+        const K: usize = Command::COUNT - 1; // clamps a table entry's index: no bounds check
         let p = &self.programs[cmd.index() * self.groups + g];
         let bank = &mut self.bank[b];
         for &(kind, lat) in &p.bank {
-            raise(&mut bank[kind & K], at + lat);
+            raise(&mut bank[kind.min(K)], at + lat);
         }
         for &(i, lat) in &p.flat {
             raise(&mut self.flat[i], at + lat);

@@ -110,6 +110,9 @@ pub fn unsupported(standard: Standard, org: &Organisation, timing: &TimingParams
     if !TimingTable::build(standard.timing_rules(), timing).same_rules_as(&TimingTable::build(DDR_RULES, timing)) {
         return Some(format!("{}'s timing rules (the lane controller implements DDR3's and DDR4's)", standard.name()));
     }
+    if refresh::state(cfg, org, timing).is_ok_and(|s| s.per_bank) {
+        return Some(format!("refresh manager \"{}\" (per-bank refresh runs on the general controller)", cfg.refresh));
+    }
     if org.banks_per_channel() > MAX_BANKS {
         return Some(format!("{} banks per channel (at most {MAX_BANKS})", org.banks_per_channel()));
     }
@@ -249,7 +252,8 @@ impl LaneController {
         let scheduler = scheduler::build(&cfg.scheduler, cfg, &c)?;
         let order = scheduler.age_order().expect("checked by unsupported()");
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
-        let refresh = refresh::state(cfg, org.ranks, timing)?;
+        let refresh = refresh::state(cfg, org, timing)?;
+        assert!(!refresh.per_bank, "per-bank refresh runs on the general controller (`unsupported`)");
         let banks = org.banks_per_channel() as usize;
         let bpr = org.banks_per_rank() as usize;
         let (gpr, bpg) = (org.bank_groups as usize, org.banks_per_group as usize);
@@ -1119,7 +1123,7 @@ impl LaneController {
         }
         self.stats.busy_data_cycles += self.c.burst;
         let p = &self.slab[slot as usize];
-        let met_refresh = self.refresh.met(r, p.arrival, now);
+        let met_refresh = self.refresh.met(b, p.arrival, now);
         self.stats.refresh_met[d] += met_refresh as u64;
         self.in_flight[d].push_back(Completion {
             id: p.id,

@@ -23,12 +23,15 @@ pub enum Command {
     Wra,
     /// All-bank refresh of a rank.
     Ref,
+    /// Per-bank refresh of one bank (LPDDR4's REFpb); the bank must be precharged.
+    #[serde(rename = "REFPB")]
+    RefPb,
 }
 
 impl Command {
-    pub const ALL: [Command; 8] =
-        [Command::Act, Command::Pre, Command::Prea, Command::Rd, Command::Wr, Command::Rda, Command::Wra, Command::Ref];
-    pub const COUNT: usize = 8;
+    pub const ALL: [Command; 9] =
+        [Command::Act, Command::Pre, Command::Prea, Command::Rd, Command::Wr, Command::Rda, Command::Wra, Command::Ref, Command::RefPb];
+    pub const COUNT: usize = 9;
 
     #[inline]
     pub fn index(self) -> usize {
@@ -45,6 +48,11 @@ impl Command {
     #[inline]
     pub fn is_column(self) -> bool {
         self.is_read() || self.is_write()
+    }
+    /// REF or REFPB.
+    #[inline]
+    pub fn is_refresh(self) -> bool {
+        matches!(self, Command::Ref | Command::RefPb)
     }
     #[inline]
     pub fn auto_precharges(self) -> bool {
@@ -65,6 +73,7 @@ impl Command {
             Command::Rda => "RDA",
             Command::Wra => "WRA",
             Command::Ref => "REF",
+            Command::RefPb => "REFPB",
         }
     }
 }

@@ -35,6 +35,9 @@ pub struct DeviceOrganisation {
     pub columns: u32,
     #[serde(rename = "tRFC_ns")]
     pub trfc_ns: f64,
+    /// Per-bank refresh cycle time (LPDDR4's tRFCpb; only devices with REFPB give it).
+    #[serde(rename = "tRFCpb_ns", default)]
+    pub trfcpb_ns: Option<f64>,
     /// Datasheet currents and voltages for the energy model (`dram/energy.rs`); `None`: the
     /// device's energy is not reported.
     #[serde(default)]
@@ -68,6 +71,8 @@ struct RawTiming {
     tWR: u64,
     tRTRS: u64,
     tREFI: u64,
+    /// LPDDR4: REFPB to REFPB of a rank.
+    tPBR2PBR: Option<u64>,
 }
 
 fn pair(name: &str, both: Option<u64>, s: Option<u64>, l: Option<u64>) -> Result<(u64, u64)> {
@@ -113,6 +118,7 @@ impl RawTiming {
             ("tWTR", self.tWTR),
             ("tWTR_S", self.tWTR_S),
             ("tWTR_L", self.tWTR_L),
+            ("tPBR2PBR", self.tPBR2PBR),
         ];
         out.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v, 1))));
         out
@@ -164,6 +170,20 @@ impl DeviceSpec {
         if self.organisation.is_empty() {
             return Err(Error::config(at("organisation"), "no organisation listed"));
         }
+        // Per-bank refresh timing belongs to the standards with REFPB, and they need it.
+        let per_bank = self.standard.has_per_bank_refresh();
+        let refpb_keys = std::iter::once(("timing.tPBR2PBR".to_string(), t.tPBR2PBR.is_some()))
+            .chain(self.organisation.iter().enumerate().map(|(i, o)| (format!("organisation[{i}].tRFCpb_ns"), o.trfcpb_ns.is_some())));
+        for (key, given) in refpb_keys {
+            if given != per_bank {
+                let reason = if per_bank {
+                    format!("is required: {} devices refresh per bank (REFPB)", self.standard.name())
+                } else {
+                    format!("is per-bank refresh timing; {} devices have no REFPB", self.standard.name())
+                };
+                return Err(Error::config(at(&key), reason));
+            }
+        }
         for (i, o) in self.organisation.iter().enumerate() {
             let (groups, banks) = self.banks_of(o).map_err(|reason| Error::config(at(&format!("organisation[{i}]")), reason))?;
             let banks_key = if self.standard.has_bank_groups() { "banks_per_group" } else { "banks" };
@@ -187,9 +207,19 @@ impl DeviceSpec {
                 return Err(Error::config(at(&key), format!("must be above 0 ns, got {}", o.trfc_ns)));
             }
             if let Some(p) = &o.power {
-                p.validate().map_err(|(k, reason)| Error::config(at(&format!("organisation[{i}].power.{k}")), reason))?;
+                p.validate(self.standard.has_per_bank_refresh())
+                    .map_err(|(k, reason)| Error::config(at(&format!("organisation[{i}].power.{k}")), reason))?;
             }
             let t_rfc = ns_to_cycles(o.trfc_ns, t.tCK_ns);
+            if let Some(pb) = o.trfcpb_ns {
+                // A bank's refresh is part of the rank's: JEDEC's tRFCpb is under tRFCab.
+                if pb.is_nan() || pb <= 0.0 || pb > o.trfc_ns {
+                    return Err(Error::config(
+                        at(&format!("organisation[{i}].tRFCpb_ns")),
+                        format!("must be above 0 and at most tRFC_ns ({} ns), got {pb}", o.trfc_ns),
+                    ));
+                }
+            }
             LATENCY_CYCLES.check(at(&key), t_rfc).map_err(|_| {
                 Error::config(
                     at(&key),
@@ -239,6 +269,8 @@ impl DeviceSpec {
             tRTRS: t.tRTRS,
             tRFC: 0,
             tREFI: t.tREFI,
+            tRFCpb: 0,
+            tPBR2PBR: t.tPBR2PBR.unwrap_or(0),
         })
     }
 
@@ -247,7 +279,7 @@ impl DeviceSpec {
         match (self.standard.has_bank_groups(), o.banks, o.bank_groups, o.banks_per_group) {
             (false, Some(b), None, None) => Ok((1, b)),
             (true, None, Some(g), Some(b)) => Ok((g, b)),
-            _ => Err("DDR3 devices give `banks`; DDR4 devices give `bank_groups` and `banks_per_group`"),
+            _ => Err("DDR2, DDR3 and LPDDR4 devices give `banks`; DDR4 devices give `bank_groups` and `banks_per_group`"),
         }
     }
 
@@ -280,6 +312,7 @@ impl DeviceSpec {
         let o = self.organisation_for(density_gbit, device_width)?;
         let mut t = self.timing_base()?;
         t.tRFC = ns_to_cycles(o.trfc_ns, t.tCK_ns);
+        t.tRFCpb = o.trfcpb_ns.map_or(0, |ns| ns_to_cycles(ns, t.tCK_ns));
         Ok(t)
     }
 

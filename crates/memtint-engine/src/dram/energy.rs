@@ -9,6 +9,11 @@
 //!   the background it includes;
 //! - RD: `(IDD4R − IDD3N)·tBURST`, WR: `(IDD4W − IDD3N)·tBURST` (tBURST = BL/2 cycles);
 //! - REF: `(IDD5B − IDD3N)·tRFC`;
+//! - REFPB (LPDDR4): `(IDD5PB − IDD2N)·tREFI / banks` — IDD5PB is the average current with a
+//!   REFPB every tREFI / banks and the device otherwise in precharged standby, so one REFPB
+//!   draws that interval's charge above IDD2N (DRAMPower's LPDDR4 model, with the refreshing
+//!   bank counted in precharged rather than active standby: both give the same total when no
+//!   other bank is open, and this one does not count a bank open twice when others are);
 //! - background: `IDD3N·t_active + IDD2N·t_precharged`.
 //!
 //! Not modelled (said in the statistics): power-down and self-refresh (the controllers never
@@ -44,13 +49,20 @@ pub struct PowerSpec {
     pub ipp4w: f64,
     #[serde(default)]
     pub ipp5b: f64,
+    /// Average current under per-bank refresh (JEDEC LPDDR4 IDD5PB), both rails; 0 (absent) on
+    /// devices without REFPB.
+    #[serde(default)]
+    pub idd5pb: f64,
+    #[serde(default)]
+    pub ipp5pb: f64,
     /// Where the figures come from.
     pub source: String,
 }
 
 impl PowerSpec {
-    /// The key and reason of the first value that cannot be a current or voltage.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    /// The key and reason of the first value that cannot be a current or voltage; a device
+    /// with REFPB (`per_bank`) needs its IDD5PB.
+    pub fn validate(&self, per_bank: bool) -> Result<(), (&'static str, String)> {
         let values = [
             ("vdd", self.vdd),
             ("idd0", self.idd0),
@@ -66,6 +78,8 @@ impl PowerSpec {
             ("ipp4r", self.ipp4r),
             ("ipp4w", self.ipp4w),
             ("ipp5b", self.ipp5b),
+            ("idd5pb", self.idd5pb),
+            ("ipp5pb", self.ipp5pb),
         ];
         if let Some((k, v)) = values.iter().find(|(_, v)| !v.is_finite() || *v < 0.0) {
             return Err((k, format!("must be a number >= 0, got {v}")));
@@ -82,6 +96,16 @@ impl PowerSpec {
         if self.idd3n < self.idd2n {
             return Err(("idd3n", format!("must be at least idd2n ({} mA), got {}", self.idd2n, self.idd3n)));
         }
+        match (per_bank, self.idd5pb > 0.0 || self.ipp5pb > 0.0) {
+            (true, _) if self.idd5pb < self.idd2n => {
+                return Err((
+                    "idd5pb",
+                    format!("must be at least idd2n ({} mA): the device refreshes per bank, got {}", self.idd2n, self.idd5pb),
+                ))
+            }
+            (false, true) => return Err(("idd5pb", "is per-bank refresh current; this device has no REFPB".into())),
+            _ => {}
+        }
         Ok(())
     }
 }
@@ -93,6 +117,8 @@ pub struct RankActivity {
     pub reads: u64,
     pub writes: u64,
     pub refreshes: u64,
+    /// REFPBs to its banks.
+    pub bank_refreshes: u64,
     /// Cycles with a bank open, and all cycles.
     pub active_cycles: u64,
     pub cycles: u64,
@@ -129,6 +155,8 @@ pub struct CommandEnergy {
     pub read: f64,
     pub write: f64,
     pub refresh: f64,
+    /// One REFPB (0 on devices without one).
+    pub bank_refresh: f64,
     /// Per cycle of active and of precharged standby.
     pub active_cycle: f64,
     pub precharged_cycle: f64,
@@ -146,6 +174,7 @@ impl CommandEnergy {
             read: k * (both(p.idd4r, p.ipp4r) - both(p.idd3n, p.ipp3n)) * burst,
             write: k * (both(p.idd4w, p.ipp4w) - both(p.idd3n, p.ipp3n)) * burst,
             refresh: k * (both(p.idd5b, p.ipp5b) - both(p.idd3n, p.ipp3n)) * rfc,
+            bank_refresh: k * (both(p.idd5pb, p.ipp5pb) - both(p.idd2n, p.ipp2n)).max(0.0) * (t.tREFI as f64 / org.banks_per_rank() as f64),
             active_cycle: k * both(p.idd3n, p.ipp3n),
             precharged_cycle: k * both(p.idd2n, p.ipp2n),
         }
@@ -156,7 +185,7 @@ impl CommandEnergy {
             act_pre_nj: self.act_pre * a.activates as f64,
             read_nj: self.read * a.reads as f64,
             write_nj: self.write * a.writes as f64,
-            refresh_nj: self.refresh * a.refreshes as f64,
+            refresh_nj: self.refresh * a.refreshes as f64 + self.bank_refresh * a.bank_refreshes as f64,
             background_active_nj: self.active_cycle * a.active_cycles as f64,
             background_precharged_nj: self.precharged_cycle * a.cycles.saturating_sub(a.active_cycles) as f64,
             total_nj: 0.0,

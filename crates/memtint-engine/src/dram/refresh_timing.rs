@@ -88,6 +88,9 @@ pub enum RefreshObligation {
     /// Bursts: each rank's refresh counter walks its `refs` bins every `window` cycles, so REF
     /// number i + refs comes at most `window` (plus JEDEC's 9 x tREFI of slack) after REF i.
     Retention { window: u64, refs: u64 },
+    /// Per-bank refresh (REFPB): each bank's refreshes (its REFPBs and its rank's REFs) at most
+    /// 9 x tREFI apart and at most 8 ahead of one per tREFI, as `Interval` asks of a rank.
+    PerBank,
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The DRAM standards memtint models and what differs between them.
 
-use crate::dram::timing_rules::{Rule, DDR_RULES};
+use crate::dram::timing_rules::{Rule, DDR_RULES, LPDDR4_RULES};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -13,12 +13,23 @@ pub enum Standard {
     Ddr3,
     #[serde(rename = "DDR4")]
     Ddr4,
+    /// LPDDR4 (JESD209-4): DDR3's rules plus per-bank refresh (REFPB), BL16 on a 16-bit
+    /// channel, eight banks and no bank groups.
+    #[serde(rename = "LPDDR4")]
+    Lpddr4,
 }
 
 impl Standard {
-    /// Burst length in transfers (BL8 in every standard modelled).
+    /// Burst length in transfers: BL8, LPDDR4's BL16.
     pub fn burst_length(self) -> u32 {
-        8
+        match self {
+            Standard::Lpddr4 => 16,
+            _ => 8,
+        }
+    }
+    /// Whether the device takes per-bank refresh (REFPB).
+    pub fn has_per_bank_refresh(self) -> bool {
+        matches!(self, Standard::Lpddr4)
     }
     pub fn has_bank_groups(self) -> bool {
         matches!(self, Standard::Ddr4)
@@ -27,6 +38,7 @@ impl Standard {
     pub fn timing_rules(self) -> &'static [Rule] {
         match self {
             Standard::Ddr2 | Standard::Ddr3 | Standard::Ddr4 => DDR_RULES,
+            Standard::Lpddr4 => LPDDR4_RULES,
         }
     }
     pub fn name(self) -> &'static str {
@@ -34,6 +46,7 @@ impl Standard {
             Standard::Ddr2 => "DDR2",
             Standard::Ddr3 => "DDR3",
             Standard::Ddr4 => "DDR4",
+            Standard::Lpddr4 => "LPDDR4",
         }
     }
 }

@@ -36,8 +36,16 @@ pub struct TimingParams {
     pub tRTRS: u64,
     /// Refresh cycle time (depends on density).
     pub tRFC: u64,
-    /// Average refresh interval.
+    /// Average refresh interval (of all-bank REFs; a per-bank scheme issues one REFPB per bank
+    /// in it).
     pub tREFI: u64,
+    /// Per-bank refresh (LPDDR4): REFPB to ACT or REFPB of the same bank (depends on density;
+    /// 0 on devices without REFPB).
+    #[serde(default)]
+    pub tRFCpb: u64,
+    /// Per-bank refresh: REFPB to REFPB of any bank of the rank (0 without REFPB).
+    #[serde(default)]
+    pub tPBR2PBR: u64,
 }
 
 impl TimingParams {

@@ -42,7 +42,7 @@ pub struct Rule {
     pub name: &'static str,
 }
 
-use Command::{Act, Pre, Prea, Rd, Rda, Ref, Wr, Wra};
+use Command::{Act, Pre, Prea, Rd, Rda, Ref, RefPb, Wr, Wra};
 const RD: &[Command] = &[Rd, Rda];
 const WR: &[Command] = &[Wr, Wra];
 const COL: &[Command] = &[Rd, Rda, Wr, Wra];
@@ -50,6 +50,7 @@ const ACT: &[Command] = &[Act];
 const PRE: &[Command] = &[Pre];
 const PREA: &[Command] = &[Prea];
 const REF: &[Command] = &[Ref];
+const REFPB: &[Command] = &[RefPb];
 const ALL: &[Command] = &Command::ALL;
 
 const fn rule(scope: Scope, preceding: &'static [Command], following: &'static [Command], latency: Latency, name: &'static str) -> Rule {
@@ -60,42 +61,66 @@ const fn rule(scope: Scope, preceding: &'static [Command], following: &'static [
 /// read-to-write turnaround keeps two idle bus cycles (DRAMSim3's and Ramulator's choice).
 /// RDA and WRA obey RD's and WR's rules and close the bank as a PRE would at
 /// max(column + RD/WR-to-PRE, ACT + tRAS) (see `TimingTable::implicit_precharge`).
-pub const DDR_RULES: &[Rule] = &[
-    // one bank
-    rule(Scope::Bank, ACT, ACT, |t| t.tRC, "tRC"),
-    rule(Scope::Bank, ACT, COL, |t| t.tRCD, "tRCD"),
-    rule(Scope::Bank, ACT, PRE, |t| t.tRAS, "tRAS"),
-    rule(Scope::Bank, PRE, ACT, |t| t.tRP, "tRP"),
-    rule(Scope::Bank, RD, PRE, |t| t.tRTP, "tRTP"),
-    rule(Scope::Bank, WR, PRE, |t| t.CWL + t.tBL + t.tWR, "tWR"),
-    // a rank's precharge-all waits for every bank's own precharge constraints
-    rule(Scope::Rank, ACT, PREA, |t| t.tRAS, "tRAS"),
-    rule(Scope::Rank, RD, PREA, |t| t.tRTP, "tRTP"),
-    rule(Scope::Rank, WR, PREA, |t| t.CWL + t.tBL + t.tWR, "tWR"),
-    // activations
-    rule(Scope::BankGroup, ACT, ACT, |t| t.tRRD_L, "tRRD_L"),
-    rule(Scope::Rank, ACT, ACT, |t| t.tRRD_S, "tRRD_S"),
-    Rule { scope: Scope::Rank, preceding: ACT, following: ACT, latency: |t| t.tFAW, window: 4, name: "tFAW" },
-    // column commands
-    rule(Scope::BankGroup, RD, RD, |t| t.tCCD_L, "tCCD_L"),
-    rule(Scope::Rank, RD, RD, |t| t.tCCD_S, "tCCD_S"),
-    rule(Scope::BankGroup, WR, WR, |t| t.tCCD_L, "tCCD_L"),
-    rule(Scope::Rank, WR, WR, |t| t.tCCD_S, "tCCD_S"),
-    rule(Scope::Rank, RD, WR, |t| (t.CL + t.tBL + 2).saturating_sub(t.CWL), "rd-to-wr"),
-    rule(Scope::BankGroup, WR, RD, |t| t.CWL + t.tBL + t.tWTR_L, "tWTR_L"),
-    rule(Scope::Rank, WR, RD, |t| t.CWL + t.tBL + t.tWTR_S, "tWTR_S"),
-    rule(Scope::SiblingRank, RD, RD, |t| t.tBL + t.tRTRS, "tRTRS"),
-    rule(Scope::SiblingRank, WR, WR, |t| t.tBL + t.tRTRS, "tRTRS"),
-    rule(Scope::SiblingRank, RD, WR, |t| (t.CL + t.tBL + t.tRTRS).saturating_sub(t.CWL), "tRTRS"),
-    rule(Scope::SiblingRank, WR, RD, |t| (t.CWL + t.tBL + t.tRTRS).saturating_sub(t.CL), "tRTRS"),
-    // precharge-all and refresh
-    rule(Scope::Rank, PRE, REF, |t| t.tRP, "tRP"),
-    rule(Scope::Rank, PREA, ACT, |t| t.tRP, "tRP"),
-    rule(Scope::Rank, PREA, REF, |t| t.tRP, "tRP"),
-    rule(Scope::Rank, REF, &[Act, Ref, Prea, Pre], |t| t.tRFC, "tRFC"),
-    // one command per cycle
-    rule(Scope::Channel, ALL, ALL, |_| 1, "command bus"),
-];
+macro_rules! ddr_rules {
+    ($($extra:expr,)*) => {
+        &[
+            // one bank
+            rule(Scope::Bank, ACT, ACT, |t| t.tRC, "tRC"),
+            rule(Scope::Bank, ACT, COL, |t| t.tRCD, "tRCD"),
+            rule(Scope::Bank, ACT, PRE, |t| t.tRAS, "tRAS"),
+            rule(Scope::Bank, PRE, ACT, |t| t.tRP, "tRP"),
+            rule(Scope::Bank, RD, PRE, |t| t.tRTP, "tRTP"),
+            rule(Scope::Bank, WR, PRE, |t| t.CWL + t.tBL + t.tWR, "tWR"),
+            // a rank's precharge-all waits for every bank's own precharge constraints
+            rule(Scope::Rank, ACT, PREA, |t| t.tRAS, "tRAS"),
+            rule(Scope::Rank, RD, PREA, |t| t.tRTP, "tRTP"),
+            rule(Scope::Rank, WR, PREA, |t| t.CWL + t.tBL + t.tWR, "tWR"),
+            // activations
+            rule(Scope::BankGroup, ACT, ACT, |t| t.tRRD_L, "tRRD_L"),
+            rule(Scope::Rank, ACT, ACT, |t| t.tRRD_S, "tRRD_S"),
+            Rule { scope: Scope::Rank, preceding: ACT, following: ACT, latency: |t| t.tFAW, window: 4, name: "tFAW" },
+            // column commands
+            rule(Scope::BankGroup, RD, RD, |t| t.tCCD_L, "tCCD_L"),
+            rule(Scope::Rank, RD, RD, |t| t.tCCD_S, "tCCD_S"),
+            rule(Scope::BankGroup, WR, WR, |t| t.tCCD_L, "tCCD_L"),
+            rule(Scope::Rank, WR, WR, |t| t.tCCD_S, "tCCD_S"),
+            rule(Scope::Rank, RD, WR, |t| (t.CL + t.tBL + 2).saturating_sub(t.CWL), "rd-to-wr"),
+            rule(Scope::BankGroup, WR, RD, |t| t.CWL + t.tBL + t.tWTR_L, "tWTR_L"),
+            rule(Scope::Rank, WR, RD, |t| t.CWL + t.tBL + t.tWTR_S, "tWTR_S"),
+            rule(Scope::SiblingRank, RD, RD, |t| t.tBL + t.tRTRS, "tRTRS"),
+            rule(Scope::SiblingRank, WR, WR, |t| t.tBL + t.tRTRS, "tRTRS"),
+            rule(Scope::SiblingRank, RD, WR, |t| (t.CL + t.tBL + t.tRTRS).saturating_sub(t.CWL), "tRTRS"),
+            rule(Scope::SiblingRank, WR, RD, |t| (t.CWL + t.tBL + t.tRTRS).saturating_sub(t.CL), "tRTRS"),
+            // precharge-all and refresh
+            rule(Scope::Rank, PRE, REF, |t| t.tRP, "tRP"),
+            rule(Scope::Rank, PREA, ACT, |t| t.tRP, "tRP"),
+            rule(Scope::Rank, PREA, REF, |t| t.tRP, "tRP"),
+            rule(Scope::Rank, REF, &[Act, Ref, Prea, Pre], |t| t.tRFC, "tRFC"),
+            // one command per cycle
+            rule(Scope::Channel, ALL, ALL, |_| 1, "command bus"),
+            $($extra,)*
+        ]
+    };
+}
+
+pub const DDR_RULES: &[Rule] = ddr_rules!();
+
+/// LPDDR4 (JESD209-4): DDR3's rules (one bank group, `_S` = `_L`) and per-bank refresh. A REFPB
+/// needs its bank precharged (tRP) and holds it for tRFCpb; REFPBs of a rank are tpbR2pbR
+/// apart; an ACT and a REFPB to different banks keep tRRD (both draw the row current); an
+/// all-bank REF and a REFPB wait for each other's refresh cycle (Ramulator's LPDDR4 rules).
+/// The preset's tRP is LPDDR4's all-bank tRPab, so one tRP serves PRE and PREA (per-bank
+/// precharges wait the 3 ns longer that tRPab exceeds tRPpb by).
+pub const LPDDR4_RULES: &[Rule] = ddr_rules!(
+    rule(Scope::Bank, PRE, REFPB, |t| t.tRP, "tRPpb"),
+    rule(Scope::Bank, REFPB, &[Act, RefPb], |t| t.tRFCpb, "tRFCpb"),
+    rule(Scope::Rank, PREA, REFPB, |t| t.tRP, "tRPab"),
+    rule(Scope::Rank, REFPB, REFPB, |t| t.tPBR2PBR, "tpbR2pbR"),
+    rule(Scope::Rank, ACT, REFPB, |t| t.tRRD_S, "tRRD"),
+    rule(Scope::Rank, REFPB, ACT, |t| t.tRRD_S, "tRRD"),
+    rule(Scope::Rank, REF, REFPB, |t| t.tRFC, "tRFCab"),
+    rule(Scope::Rank, REFPB, &[Ref, Prea], |t| t.tRFCpb, "tRFCpb"),
+);
 
 /// The table entry a following command reads: RDA and WRA share RD's and WR's (the rules
 /// treat them alike; `TimingTable::build` checks it).

@@ -59,7 +59,7 @@ pub struct RunTotals {
 /// expecting each rank's refreshes as the controller's refresh manager declares them.
 pub fn timing_checker(cfg: &MemoryConfig) -> TimingChecker {
     // A manager that cannot be built fails the run before any command; expect none then.
-    let obligation = crate::controller::refresh::obligation(&cfg.controller, cfg.org.ranks, &cfg.timing)
+    let obligation = crate::controller::refresh::obligation(&cfg.controller, &cfg.org, &cfg.timing)
         .unwrap_or(crate::dram::refresh_timing::RefreshObligation::None);
     TimingChecker::new(cfg.device.standard, &cfg.org, &cfg.timing).with_refresh(obligation)
 }

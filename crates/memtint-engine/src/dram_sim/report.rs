@@ -112,6 +112,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
                     reads: sum(&[Command::Rd, Command::Rda]),
                     writes: sum(&[Command::Wr, Command::Wra]),
                     refreshes: rc[Command::Ref.index()],
+                    bank_refreshes: sum(&[Command::RefPb]),
                     // A refreshing rank draws active standby for tRFC (as DRAMPower counts it).
                     active_cycles: (s.rank_active_cycles(r as usize, totals.dram_cycles) + rc[Command::Ref.index()] * node_cfg.timing.tRFC)
                         .min(totals.dram_cycles),
@@ -176,6 +177,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "refresh_density_gbit": cfg.machine.dram.refresh_density_gbit.unwrap_or(org.density_gbit),
             "tREFI_ns": t.tREFI as f64 * t.tCK_ns,
             "tRFC_ns": t.tRFC as f64 * t.tCK_ns,
+            "tRFCpb_ns": if t.tRFCpb > 0 { json!(t.tRFCpb as f64 * t.tCK_ns) } else { Value::Null },
             "read_queue": cfg.controller.read_queue,
             "write_handling": cfg.controller.write_handling,
             "write_queue": ws.queue,
@@ -215,6 +217,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         "peak_bandwidth_gbps": peak,
         "commands": commands_json(&commands),
         "refreshes": commands[Command::Ref.index()],
+        "bank_refreshes": commands[Command::RefPb.index()],
         "refresh_interference": refresh_interference(met, reads + writes),
         "queue_occupancy": {
             "read_mean": rq_integral as f64 / cycles as f64,

@@ -1,21 +1,24 @@
-//! Refresh managers decide when each rank must be refreshed. One file each, declaring its
-//! `INFO`; registered by one line in `REFRESH_MANAGERS`. Both channel controllers drive a
-//! manager through `RefreshState` (`state.rs`), which also records when each rank was blocked
-//! by refresh, for the statistics.
+//! Refresh managers decide when each rank (or, per-bank managers, each bank) must be
+//! refreshed. One file each, declaring its `INFO`; registered by one line in
+//! `REFRESH_MANAGERS`. Both channel controllers drive a manager through `RefreshState`
+//! (`state.rs`), which also records when each target was blocked by refresh, for the
+//! statistics. Per-bank managers run on the general controller only.
 
 mod all_bank;
 mod burst;
 mod no_refresh;
+mod per_bank;
 mod state;
 
 pub use all_bank::AllBank;
 pub use burst::Burst;
 pub use no_refresh::NoRefresh;
+pub use per_bank::PerBank;
 pub(crate) use state::RefreshState;
 
 use crate::controller::ControllerConfig;
 pub use crate::dram::refresh_timing::RefreshObligation;
-use crate::dram::Standard;
+use crate::dram::{Organisation, Standard};
 use crate::error::Result;
 use crate::params::ParamSchema;
 use crate::registry::{Component, Registry};
@@ -25,6 +28,8 @@ use crate::Cycle;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RefreshContext {
     pub ranks: u32,
+    /// Banks per rank (the targets of a per-bank manager are `rank * banks_per_rank + bank`).
+    pub banks_per_rank: u32,
     /// Average refresh interval and refresh cycle time, controller cycles.
     pub t_refi: u64,
     pub t_rfc: u64,
@@ -51,8 +56,14 @@ pub struct RefreshDevice {
     pub t_rfc: u64,
 }
 
+/// Every method's `rank` is a target: a rank, or for a manager whose `per_bank` is true a bank
+/// (`rank * banks_per_rank + bank`), refreshed by REFPB.
 pub trait RefreshManager: Send {
     fn name(&self) -> &'static str;
+    /// Whether the targets are banks (REFPB) rather than ranks (REF).
+    fn per_bank(&self) -> bool {
+        false
+    }
     /// The cycle at which `rank`'s next refresh falls due (`NEVER` if none).
     fn due(&self, rank: u32) -> Cycle;
     /// The earliest due cycle over all ranks.
@@ -108,22 +119,25 @@ pub trait RefreshManager: Send {
 /// cycles (on time: the rank is ready for the first, `ref_ready(rank) <= due`, and tRFC fits a
 /// period for the others). All but the last of each rank change nothing the last does not
 /// overwrite (their timing is dominated by it), so `refresh` is advanced past them here and
-/// the ticks issue the last. Returns the REFs skipped per rank, for the statistics.
+/// the ticks issue the last. Returns the REFs skipped per rank, for the statistics. Per-bank
+/// managers' targets are banks (`targets` counts them, `t_rfc` is tRFCpb): a skipped REFPB's
+/// rank-wide effects (tpbR2pbR, tRRD) are dominated by its rank's last REFPB, which the ticks
+/// issue after it.
 pub(crate) fn skip_idle(
     refresh: &mut dyn RefreshManager,
-    ranks: u32,
+    targets: u32,
     t_rfc: u64,
     ref_ready: impl Fn(u32) -> Cycle,
     until: Cycle,
 ) -> Vec<u64> {
-    let mut skipped = vec![0; ranks as usize];
+    let mut skipped = vec![0; targets as usize];
     let Some(period) = refresh.period().filter(|&p| p >= t_rfc && p > 0) else {
-        for r in 0..ranks {
+        for r in 0..targets {
             skipped[r as usize] = refresh.skip_idle_rank(r, ref_ready(r), until);
         }
         return skipped;
     };
-    for r in 0..ranks {
+    for r in 0..targets {
         let due = refresh.due(r);
         if due >= until || ref_ready(r) > due {
             continue;
@@ -164,7 +178,8 @@ impl Component for RefreshInfo {
 }
 
 /// The refresh managers: the built-in ones, one line each (`REFRESH_MANAGERS.register` adds more).
-pub static REFRESH_MANAGERS: Registry<RefreshInfo> = Registry::new("refresh manager", &[&all_bank::INFO, &burst::INFO, &no_refresh::INFO]);
+pub static REFRESH_MANAGERS: Registry<RefreshInfo> =
+    Registry::new("refresh manager", &[&all_bank::INFO, &burst::INFO, &no_refresh::INFO, &per_bank::INFO]);
 
 pub fn names() -> Vec<&'static str> {
     REFRESH_MANAGERS.names()
@@ -179,14 +194,22 @@ pub fn timing(cfg: &ControllerConfig, device: &RefreshDevice) -> Result<(u64, u6
     (REFRESH_MANAGERS.get(&cfg.refresh)?.timing)(cfg, device)
 }
 
-/// What the checker verifies of `cfg`'s manager's REFs on a channel of `ranks` ranks.
-pub fn obligation(cfg: &ControllerConfig, ranks: u32, timing: &crate::dram::TimingParams) -> Result<RefreshObligation> {
-    Ok(state(cfg, ranks, timing)?.obligation())
+/// What the checker verifies of `cfg`'s manager's refreshes on a channel of `org`.
+pub fn obligation(cfg: &ControllerConfig, org: &Organisation, timing: &crate::dram::TimingParams) -> Result<RefreshObligation> {
+    Ok(state(cfg, org, timing)?.obligation())
 }
 
-/// The refresh state of a channel with `ranks` ranks and `timing` (already the manager's, see
+/// The refresh state of a channel of `org` with `timing` (already the manager's, see
 /// `timing`): `cfg`'s manager, built.
-pub(crate) fn state(cfg: &ControllerConfig, ranks: u32, timing: &crate::dram::TimingParams) -> Result<RefreshState> {
-    let ctx = RefreshContext { ranks, t_refi: timing.tREFI, t_rfc: timing.tRFC, t_ck_ns: timing.tCK_ns };
-    Ok(RefreshState::new(build(&cfg.refresh, cfg, &ctx)?, ranks, timing.tRFC))
+pub(crate) fn state(cfg: &ControllerConfig, org: &Organisation, timing: &crate::dram::TimingParams) -> Result<RefreshState> {
+    let ctx = RefreshContext {
+        ranks: org.ranks,
+        banks_per_rank: org.banks_per_rank(),
+        t_refi: timing.tREFI,
+        t_rfc: timing.tRFC,
+        t_ck_ns: timing.tCK_ns,
+    };
+    let manager = build(&cfg.refresh, cfg, &ctx)?;
+    let t_rfc = if manager.per_bank() { timing.tRFCpb } else { timing.tRFC };
+    Ok(RefreshState::new(manager, org, t_rfc))
 }

@@ -1,43 +1,120 @@
-//! A channel controller's refresh bookkeeping, shared by both implementations: which ranks wait
-//! for a REF (blocked to requests until it issues), when the manager next wants one, and each
-//! rank's latest refresh block, so a request can be told it met one.
+//! A channel controller's refresh bookkeeping, shared by both implementations: which targets
+//! (ranks, or banks under a per-bank manager) wait for a refresh (blocked to requests until it
+//! issues), when the manager next wants one, and each target's latest refresh block, so a
+//! request can be told it met one.
 
 use super::{RefreshManager, RefreshObligation};
+use crate::dram::Organisation;
 use crate::{Cycle, NEVER};
+
+/// Targets are ranks, or banks under a per-bank manager.
+#[derive(Clone, Copy)]
+pub(crate) struct TargetLayout {
+    per_bank: bool,
+    banks_per_rank: usize,
+}
+
+impl TargetLayout {
+    /// The channel banks (flat indices) target `t` covers.
+    #[inline]
+    pub fn banks(self, t: usize) -> std::ops::Range<usize> {
+        if self.per_bank {
+            t..t + 1
+        } else {
+            t * self.banks_per_rank..(t + 1) * self.banks_per_rank
+        }
+    }
+}
 
 pub(crate) struct RefreshState {
     pub manager: Box<dyn RefreshManager>,
-    /// `manager.next_due()`, read every tick; changes only when a REF issues.
+    /// `manager.next_due()`, read every tick; changes only when a refresh issues.
     pub next_due: Cycle,
-    /// Per rank: waiting for a REF (requests to it are held back).
+    /// Per target: waiting for a refresh (requests to it are held back).
     pub pending: Vec<bool>,
-    /// Ranks waiting.
+    /// Targets waiting.
     pub count: u32,
+    /// Targets are banks (`rank * banks_per_rank + bank`), not ranks.
+    pub per_bank: bool,
+    /// Per bank group of the channel: the candidate slots (bits `2 * bank + k`, as
+    /// `CandidateSet` numbers them) of the banks waiting for refresh.
+    pub blocked_slots: Vec<u64>,
+    banks_per_rank: usize,
+    banks_per_group: usize,
     postpones: bool,
     pulls_in: bool,
     t_rfc: u64,
-    /// Per rank: when its latest refresh block began (its REF fell due) and ends (tRFC after
-    /// its last REF; `NEVER` while it waits). A burst's REFs, back to back, are one block.
+    /// Per target: when its latest refresh block began (its refresh fell due) and ends (tRFC
+    /// after its last refresh; `NEVER` while it waits). A burst's REFs, back to back, are one
+    /// block.
     block: Vec<(Cycle, Cycle)>,
 }
 
 impl RefreshState {
-    pub fn new(manager: Box<dyn RefreshManager>, ranks: u32, t_rfc: u64) -> Self {
+    /// `t_rfc`: how long one refresh holds its target (tRFC, or tRFCpb per bank).
+    pub fn new(manager: Box<dyn RefreshManager>, org: &Organisation, t_rfc: u64) -> Self {
+        let per_bank = manager.per_bank();
+        let targets = if per_bank { org.ranks * org.banks_per_rank() } else { org.ranks } as usize;
         RefreshState {
             next_due: manager.next_due(),
             postpones: manager.postpones(),
             pulls_in: manager.pulls_in(),
             manager,
-            pending: vec![false; ranks as usize],
+            pending: vec![false; targets],
             count: 0,
+            per_bank,
+            blocked_slots: vec![0; (org.ranks * org.bank_groups) as usize],
+            banks_per_rank: org.banks_per_rank() as usize,
+            banks_per_group: org.banks_per_group as usize,
             t_rfc,
-            block: vec![(NEVER, 0); ranks as usize],
+            block: vec![(NEVER, 0); targets],
         }
     }
 
-    /// Marks the ranks whose REF is due at `now` as waiting, calling `on_pending` for each;
-    /// a manager that postpones lets a rank with requests queued (`busy`) wait, and one that
-    /// pulls in takes an idle rank's next REF early when it offers to.
+    /// The channel banks (flat indices) target `t` covers.
+    #[inline]
+    pub fn banks_of(&self, t: usize) -> std::ops::Range<usize> {
+        self.layout().banks(t)
+    }
+
+    /// How targets map to banks, apart from the state (for closures beside `mark_due`).
+    #[inline]
+    pub fn layout(&self) -> TargetLayout {
+        TargetLayout { per_bank: self.per_bank, banks_per_rank: self.banks_per_rank }
+    }
+
+    /// The target whose refresh holds bank `b` (flat within the channel).
+    #[inline]
+    pub fn target_of(&self, b: usize) -> usize {
+        if self.per_bank {
+            b
+        } else {
+            b / self.banks_per_rank
+        }
+    }
+
+    /// Whether bank `b` waits for refresh (its own, or its rank's).
+    #[inline]
+    pub fn bank_blocked(&self, b: usize) -> bool {
+        self.pending[self.target_of(b)]
+    }
+
+    fn set_blocked(&mut self, t: usize, blocked: bool) {
+        let bpg = self.banks_per_group;
+        for b in self.banks_of(t) {
+            let bits = 3u64 << (2 * (b % bpg));
+            let g = &mut self.blocked_slots[b / bpg];
+            if blocked {
+                *g |= bits;
+            } else {
+                *g &= !bits;
+            }
+        }
+    }
+
+    /// Marks the targets whose refresh is due at `now` as waiting, calling `on_pending` for
+    /// each; a manager that postpones lets a target with requests queued (`busy`) wait, and
+    /// one that pulls in takes an idle target's next refresh early when it offers to.
     #[inline]
     pub fn mark_due(&mut self, now: Cycle, busy: impl Fn(usize) -> bool, mut on_pending: impl FnMut(usize)) {
         for r in 0..self.pending.len() {
@@ -58,8 +135,9 @@ impl RefreshState {
             }
             self.pending[r] = true;
             self.count += 1;
+            self.set_blocked(r, true);
             let block = &mut self.block[r];
-            // A REF falling due within tRFC of the last continues its block (a burst).
+            // A refresh falling due within tRFC of the last continues its block (a burst).
             if block.0 == NEVER || block.1 < now {
                 block.0 = now;
             }
@@ -68,17 +146,18 @@ impl RefreshState {
         }
     }
 
-    /// A REF issued to rank `r` at `now`.
+    /// A refresh issued to target `r` at `now`.
     #[inline]
     pub fn refreshed(&mut self, r: usize, now: Cycle) {
         self.pending[r] = false;
         self.count -= 1;
+        self.set_blocked(r, false);
         self.block[r].1 = now + self.t_rfc;
         self.manager.refreshed(r as u32, now);
         self.next_due = self.manager.next_due();
     }
 
-    /// The next cycle after `now` at which a rank not already waiting may need a REF.
+    /// The next cycle after `now` at which a target not already waiting may need a refresh.
     #[inline]
     pub fn next_event(&self, now: Cycle) -> Cycle {
         if self.count == 0 {
@@ -96,12 +175,17 @@ impl RefreshState {
         next.max(now + 1)
     }
 
-    /// Whether a request to `rank` that arrived at `arrival` and is served at `now` met a
-    /// refresh: its wait overlapped its rank's latest refresh block.
+    /// Whether a request to bank `b` (flat within the channel) that arrived at `arrival` and
+    /// is served at `now` met a refresh: its wait overlapped its target's latest refresh block.
     #[inline]
-    pub fn met(&self, rank: usize, arrival: Cycle, now: Cycle) -> bool {
-        let (start, end) = self.block[rank];
+    pub fn met(&self, b: usize, arrival: Cycle, now: Cycle) -> bool {
+        let (start, end) = self.block[self.target_of(b)];
         arrival < end && now > start
+    }
+
+    /// How long one refresh holds its target (tRFC, or tRFCpb per bank).
+    pub fn t_rfc(&self) -> u64 {
+        self.t_rfc
     }
 
     pub fn obligation(&self) -> RefreshObligation {
