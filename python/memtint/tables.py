@@ -117,9 +117,12 @@ def refresh_text(stats: dict[str, Any]) -> str:
     config = stats.get("config", {}) or {}
     met = stats.get("refresh_interference") or {}
     per_bank = stats.get("bank_refreshes") or 0
-    text = f"{count(per_bank)} REFPB" if per_bank else count(stats.get("refreshes"))
+    # Bank refreshes: LPDDR4's per-bank REFPB, or DDR5's same-bank REFSB.
+    kind = "sb" if config.get("tRFCsb_ns") is not None else "pb"
+    text = f"{count(per_bank)} REF{kind.upper()}" if per_bank else count(stats.get("refreshes"))
     if config.get("tREFI_ns") is not None:
-        trfc = f"tRFCpb {duration_ns(config.get('tRFCpb_ns'))}" if per_bank else f"tRFC {duration_ns(config.get('tRFC_ns'))}"
+        trfc = (f"tRFC{kind} {duration_ns(config.get(f'tRFC{kind}_ns'))}" if per_bank
+                else f"tRFC {duration_ns(config.get('tRFC_ns'))}")
         text += f" (tREFI {duration_ns(config.get('tREFI_ns'))}, {trfc})"
     if met:
         where = "bank" if per_bank else "rank"

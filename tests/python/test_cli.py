@@ -15,7 +15,7 @@ DOCUMENTED_KEYS = {
     "wall_seconds", "requests_per_second", "vector_isa", "channels",
 }
 LATENCY_KEYS = {"mean", "p50", "p90", "p99", "p999", "max"}
-COMMAND_KEYS = {"ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF", "REFPB"}
+COMMAND_KEYS = {"ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF", "REFPB", "REFSB"}
 SMALL_RUN = ("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "2000", "--seed", "1")
 
 

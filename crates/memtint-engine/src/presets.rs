@@ -20,6 +20,7 @@ pub const DEVICES: &[(&str, &str)] = &[
     preset!("devices", "ddr4-2400-throttled-5x"),
     preset!("devices", "ddr4-2400-throttled-10x"),
     preset!("devices", "lpddr4-3200"),
+    preset!("devices", "ddr5-4800"),
 ];
 
 /// Machines (`configs/machines`).
@@ -32,6 +33,7 @@ pub const MACHINES: &[(&str, &str)] = &[
     preset!("machines", "ddr4-2400-2ch2r"),
     preset!("machines", "ddr4-2400-8r"),
     preset!("machines", "lpddr4-3200"),
+    preset!("machines", "ddr5-4800"),
     preset!("machines", "i7-860"),
     preset!("machines", "i7-860-bpm-plus"),
     preset!("machines", "i7-860-8t"),

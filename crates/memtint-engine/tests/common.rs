@@ -86,12 +86,13 @@ pub mod random_run {
         "opteron-6128-node",
         "tcm-24c",
         "lpddr4-3200",
+        "ddr5-4800",
     ];
     pub const ROW_POLICIES: &[&str] = &["open", "closed", "timeout"];
     /// Refresh variants (`Case::config` gives each its manager and parameters): all-bank
     /// staggered, none, all-bank postponing up to 8, all ranks at once, DDR4 FGR 4x (1x on
     /// other standards), bursts of 16 REFs per rank in a 0.05 ms window, a rank at a time, and
-    /// per-bank refresh postponing up to 8 (on LPDDR4; all-bank elsewhere).
+    /// per-bank refresh postponing up to 8 (LPDDR4's REFPB, DDR5's REFSB; all-bank elsewhere).
     pub const REFRESH: &[&str] =
         &["all-bank", "none", "all-bank-postpone", "all-bank-pull-in", "all-bank-together", "all-bank-fgr4", "burst-each", "per-bank"];
     pub const KINDS: &[GeneratorKind] =
@@ -165,7 +166,8 @@ pub mod random_run {
         mappings: &'static [Option<&'static str>],
         requests: std::ops::Range<u64>,
     ) -> impl Strategy<Value = Case> {
-        case(schedulers, mappings, requests).prop_filter("the lane controller runs DDR2/3/4", |c| !c.machine.starts_with("lpddr4"))
+        case(schedulers, mappings, requests)
+            .prop_filter("the lane controller runs DDR2/3/4", |c| !c.machine.starts_with("lpddr4") && !c.machine.starts_with("ddr5"))
     }
 
     /// Scheduler periods short enough for runs of a few thousand requests.
@@ -197,6 +199,7 @@ pub mod random_run {
                 "all-bank-fgr4" => ("all-bank", json!({})),
                 "burst-each" => ("burst", json!({"retention_ms": 0.05, "refs_per_window": 16, "jedec": false, "groups": "each"})),
                 "per-bank" if self.machine.starts_with("lpddr4") => ("per-bank", json!({"postpone": 8})),
+                "per-bank" if self.machine.starts_with("ddr5") => ("same-bank", json!({"postpone": 8})),
                 "per-bank" => ("all-bank", json!({})),
                 other => (other, json!({})),
             };

@@ -359,7 +359,7 @@ fn cap_lengths(v: &mut Value) {
 }
 
 fn dram_spec_seed(rng: &mut ChaCha8Rng) -> Value {
-    let machine = ["ddr4-2400", "ddr3-1333", "i7-860", "ddr4-2400-2ch2r", "lpddr4-3200"][rng.gen_range(0..5)];
+    let machine = ["ddr4-2400", "ddr3-1333", "i7-860", "ddr4-2400-2ch2r", "lpddr4-3200", "ddr5-4800"][rng.gen_range(0..6)];
     let kind = ["random", "stream", "mix"][rng.gen_range(0..3)];
     let scheduler = ["fr-fcfs", "fcfs", "tcm", "bliss"][rng.gen_range(0..4)];
     let writes = ["batched", "ramulator"][rng.gen_range(0..2)];
@@ -431,6 +431,7 @@ const DEVICES: &[(&str, &str)] = &[
     ("ddr4-2400", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr4-2400.toml"))),
     ("ddr4-2400-2ch2r", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr4-2400.toml"))),
     ("lpddr4-3200", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/lpddr4-3200.toml"))),
+    ("ddr5-4800", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr5-4800.toml"))),
 ];
 
 /// A device file with one to three `key = value` lines given an extreme value, or another
@@ -546,7 +547,7 @@ fn dramsim3_run_seed(rng: &mut ChaCha8Rng) -> Vec<u8> {
 /// One of each controller choice the runs below vary.
 fn controller_choice(rng: &mut ChaCha8Rng) -> Value {
     let implementation = ["auto", "general", "lanes"][rng.gen_range(0..3)];
-    let refresh = ["all-bank", "none", "burst", "per-bank"][rng.gen_range(0..4)];
+    let refresh = ["all-bank", "none", "burst", "per-bank", "same-bank"][rng.gen_range(0..5)];
     let row_policy = ["open", "closed", "timeout"][rng.gen_range(0..3)];
     let mut c = json!({"implementation": implementation, "refresh": refresh, "row_policy": row_policy});
     let granularity = [1, 2, 4, 3][rng.gen_range(0..4)];
@@ -559,7 +560,7 @@ fn controller_choice(rng: &mut ChaCha8Rng) -> Value {
             c["all-bank"] = json!({"postpone": postpone, "pull_in": pull_in, "granularity": granularity, "stagger": rng.gen_bool(0.5)})
         }
         "burst" => c["burst"] = json!({"retention_ms": retention, "refs_per_window": refs, "jedec": false, "groups": groups}),
-        "per-bank" => c["per-bank"] = json!({"postpone": rng.gen_range(0..10)}),
+        "per-bank" | "same-bank" => c[refresh] = json!({"postpone": rng.gen_range(0..10)}),
         _ => {}
     }
     c
@@ -722,7 +723,7 @@ fn run_case(kind: Kind, case_seed: u64, dir: &Path) -> Outcome {
             let bytes = if rng.gen_bool(0.2) { mutate(&mut rng, &seed) } else { seed };
             std::fs::write(&file, &bytes).unwrap();
             show(&file.display().to_string(), &bytes);
-            let machine = ["ddr4-2400", "ddr3-1333", "ddr4-2400-2ch2r", "lpddr4-3200"][rng.gen_range(0..4)];
+            let machine = ["ddr4-2400", "ddr3-1333", "ddr4-2400-2ch2r", "lpddr4-3200", "ddr5-4800"][rng.gen_range(0..5)];
             let spec = json!({
                 "machine": machine,
                 "workload": {"trace": {"path": file, "format": "dramsim3"}},

@@ -261,3 +261,17 @@ fn per_bank_refresh_timing_is_refused_where_it_does_not_belong_or_is_missing() {
     let e = err(DDR4_2400.replace("ipp5b = 28.0,", "ipp5b = 28.0, idd5pb = 40.0,"));
     assert!(e.contains("power.idd5pb: is per-bank refresh current; this device has no REFPB"), "{e}");
 }
+
+/// Same-bank refresh timing belongs to DDR5, which must give it.
+#[test]
+fn same_bank_refresh_timing_is_refused_where_it_does_not_belong_or_is_missing() {
+    use memtint_engine::dram::DeviceSpec;
+    let ddr5 = include_str!("../../../configs/devices/ddr5-4800.toml");
+    let err = |text: String| DeviceSpec::from_toml(&text, "dev.toml").unwrap_err().to_string();
+    let e = err(DDR4_2400.replace("tREFI = 9360", "tREFI = 9360\ntREFSBRD = 72"));
+    assert!(e.contains("dev.toml: timing.tREFSBRD: is same-bank refresh timing; DDR4 devices have no REFSB"), "{e}");
+    let e = err(ddr5.replace("tREFSBRD = 72", ""));
+    assert!(e.contains("dev.toml: timing.tREFSBRD: is required: DDR5 devices refresh same bank (REFSB)"), "{e}");
+    let e = err(ddr5.replacen("tRFCsb_ns = 115", "tRFCsb_ns = 500", 1));
+    assert!(e.contains("organisation[0].tRFCsb_ns: must be above 0 and at most tRFC_ns (195 ns), got 500"), "{e}");
+}

@@ -328,3 +328,54 @@ fn per_bank_refresh_needs_a_device_with_refpb() {
     let e = machine_error("lpddr4-3200", json!({"controller": {"refresh": "per-bank", "per-bank": {"postpone": 9}}}));
     assert!(e.contains("per-bank.postpone") && e.contains("got 9"), "{e}");
 }
+
+/// Random reads and writes over every bank of rank 0 on all channels' first rank, as
+/// `random_reads`, spread over the channels too.
+fn random_over_channels(cfg: &MemoryConfig, to: u64, gap: u64, seed: u64) -> Vec<DramRequest> {
+    let mut reqs = random_reads(cfg, to, gap, seed);
+    for (i, r) in reqs.iter_mut().enumerate() {
+        let mut d = cfg.mapping.decode(r.addr);
+        d.channel = (i as u32) % cfg.org.channels;
+        r.addr = cfg.mapping.encode(&d);
+    }
+    reqs
+}
+
+/// DDR5 same-bank refresh: one REFSB per bank index every tREFI / 2 (fine-granularity mode),
+/// each refreshing that index in all eight bank groups; the checker's REFSB rules and per-bank
+/// obligation hold; requests wait less than under all-bank refresh (they meet a refresh about
+/// as often, since a quarter of the banks refresh four times as often, but for less than half
+/// as long), more than with none.
+#[test]
+fn same_bank_refresh_refreshes_each_bank_index_every_trefi2_and_interferes_less() {
+    let run = |manager: &str| {
+        let cfg = machine("ddr5-4800", json!({"controller": {"refresh": manager}}));
+        let v = report(&cfg, random_over_channels(&cfg, 600_000, 30, 11));
+        (cfg, v)
+    };
+    let (cfg, same_bank) = run("same-bank");
+    let device_trefi = machine("ddr5-4800", json!({})).timing.tREFI;
+    assert_eq!(cfg.timing.tREFI, device_trefi / 2, "fine-granularity tREFI2");
+    assert_eq!(same_bank["refreshes"], 0);
+    let cycles = same_bank["dram_cycles"].as_u64().unwrap();
+    let indices = (cfg.org.channels * cfg.org.banks_per_group) as u64;
+    let refsb = same_bank["commands"]["REFSB"].as_u64().unwrap();
+    let periods = cycles / cfg.timing.tREFI;
+    assert!(refsb + indices >= indices * periods && refsb <= indices * (periods + 1), "{refsb} REFSB in {cycles} cycles");
+    let (_, all_bank) = run("all-bank");
+    let (_, none) = run("none");
+    let mean = |v: &Value| v["read_latency"]["mean"].as_f64().unwrap();
+    assert!(
+        mean(&none) < mean(&same_bank) && mean(&same_bank) < mean(&all_bank),
+        "mean read latency: none {} same-bank {} all-bank {}",
+        mean(&none),
+        mean(&same_bank),
+        mean(&all_bank)
+    );
+    for device in ["lpddr4-3200", "ddr4-2400"] {
+        let e = machine_error(device, json!({"controller": {"refresh": "same-bank"}}));
+        assert!(e.contains("controller.refresh") && e.contains("same-bank") && e.contains("REFSB"), "{e}");
+    }
+    let e = machine_error("ddr5-4800", json!({"controller": {"refresh": "per-bank"}}));
+    assert!(e.contains("REFPB") && e.contains("\"same-bank\""), "{e}");
+}

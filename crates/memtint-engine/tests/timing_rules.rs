@@ -4,7 +4,7 @@
 
 use memtint_engine::dram::constraints::Constraints;
 use memtint_engine::dram::timing_rules::{Rule, Scope, TimingTable, DDR_RULES};
-use memtint_engine::dram::Command::{Act, Pre, Prea, Rd, Rda, Ref, RefPb, Wr};
+use memtint_engine::dram::Command::{Act, Pre, Prea, Rd, Rda, Ref, RefPb, RefSb, Wr};
 use memtint_engine::dram::{Standard, TimingParams};
 use memtint_engine::presets;
 
@@ -111,6 +111,7 @@ fn compiled_effects_of_act_and_rda() {
         (Scope::Channel, Wr, 1),
         (Scope::Channel, Ref, 1),
         (Scope::Channel, RefPb, 1),
+        (Scope::Channel, RefSb, 1),
     ];
     want.sort_by_key(|&(s, f, _)| (s, f));
     assert_eq!(act, want);
@@ -160,4 +161,23 @@ fn lpddr4_refpb_rules_compile_to_their_effects() {
     let ddr4 = TimingTable::build(DDR_RULES, &t);
     assert_eq!(ddr4.latency(Scope::Bank, RefPb, Act), 0);
     assert!(!table.same_rules_as(&ddr4), "the lane controller tells LPDDR4 apart");
+}
+
+/// DDR5's same-bank refresh rows: what a REFSB holds (its banks, the rank's others), and what
+/// holds a REFSB.
+#[test]
+fn ddr5_refsb_rules_compile_to_their_effects() {
+    let (_, standard, t) = every_device().into_iter().find(|d| d.1 == Standard::Ddr5).unwrap();
+    let table = TimingTable::build(standard.timing_rules(), &t);
+    assert!(t.tRFCsb > t.tREFSBRD && t.tREFSBRD > 0);
+    assert_eq!(table.latency(Scope::Bank, RefSb, Act), t.tRFCsb);
+    assert_eq!(table.latency(Scope::Bank, RefSb, RefSb), t.tRFCsb);
+    assert_eq!(table.latency(Scope::Rank, RefSb, Act), t.tREFSBRD);
+    assert_eq!(table.latency(Scope::Rank, RefSb, RefSb), t.tREFSBRD);
+    assert_eq!(table.latency(Scope::Rank, Act, RefSb), t.tRRD_L);
+    assert_eq!(table.latency(Scope::Bank, Act, RefSb), t.tRC);
+    assert_eq!(table.latency(Scope::Bank, Pre, RefSb), t.tRP);
+    assert_eq!(table.latency(Scope::Rank, RefSb, Ref), t.tRFCsb);
+    assert_eq!(table.latency(Scope::Rank, Ref, RefSb), t.tRFC);
+    assert!(RefSb.addresses_bank_index() && !RefPb.addresses_bank_index());
 }

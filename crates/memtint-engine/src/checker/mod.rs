@@ -96,9 +96,9 @@ struct BankState {
     wr: Option<CommandRecord>,
     /// Last RDA/WRA and the cycle its internal precharge starts.
     auto_pre: Option<(CommandRecord, Cycle)>,
-    /// Last REFPB to this bank, and (per-bank refresh obligation) its latest refresh, REFPB or
-    /// its rank's REF, with the count for the pull-in bound.
-    refpb: Option<CommandRecord>,
+    /// Last REFPB or REFSB to this bank, and (per-bank refresh obligation) its latest refresh,
+    /// a bank refresh or its rank's REF, with the count for the pull-in bound.
+    bank_refresh: Option<CommandRecord>,
     refreshed: Option<CommandRecord>,
     refresh_count: u64,
     refresh_overdue_reported: bool,
@@ -124,8 +124,8 @@ struct RankState {
     refs: VecDeque<Cycle>,
     /// REFs issued (the pull-in bound).
     ref_count: u64,
-    /// Last REFPB to any of its banks.
-    refpb: Option<CommandRecord>,
+    /// Last REFPB or REFSB to any of its banks.
+    bank_refresh: Option<CommandRecord>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -352,9 +352,10 @@ impl TimingChecker {
         if let Some(r) = &rank.refresh {
             need(out, names::TRFC, r, rec, self.rules.refresh_cycle);
         }
-        if let Some(e) = &rank.refpb {
+        if let Some(e) = &rank.bank_refresh {
             if matches!(rec.command, Command::Ref | Command::Prea) {
-                need(out, names::TRFCPB, e, rec, self.rules.bank_refresh_cycle);
+                let (name, cycle) = self.rules.bank_refresh(e.command).cycle;
+                need(out, name, e, rec, cycle);
             }
         }
         if !rank.refresh_overdue_reported && self.refresh != RefreshObligation::PerBank {
@@ -385,47 +386,64 @@ impl TimingChecker {
             Command::Prea => self.precharge_all(rec, ri, out),
             Command::Rd | Command::Rda | Command::Wr | Command::Wra => self.column(rec, ri, out),
             Command::Ref => self.refresh(rec, ri, out),
-            Command::RefPb => self.refresh_bank(rec, ri, out),
+            Command::RefPb | Command::RefSb => self.refresh_bank(rec, ri, out),
         }
     }
 
-    /// A REFPB: its bank closed and precharged, tRFCpb since its last, tpbR2pbR since the
-    /// rank's last, tRRD since the rank's last ACT; with the per-bank obligation, no bank of the
-    /// rank overdue and this one not too far ahead.
+    /// A REFPB, or a REFSB (its bank index in every bank group): its banks closed and
+    /// precharged, their refresh cycle since their last, the rank's distances since its last
+    /// bank refresh and its last ACT; with the per-bank obligation, no bank of the rank
+    /// overdue and these not too far ahead.
     fn refresh_bank(&mut self, rec: &CommandRecord, ri: usize, out: &mut Vec<Violation>) {
         let r = &self.rules;
-        let gi = self.group_index(ri, rec.addr.bank_group);
-        let bi = self.bank_index(gi, rec.addr.bank);
-        let bank = &mut self.banks[bi];
-        if bank.open_row.is_some() {
-            protocol(out, names::REFPB_TO_OPEN, bank.act, rec);
+        let br = r.bank_refresh(rec.command);
+        let banks: Vec<usize> = if rec.command == Command::RefSb {
+            (0..self.bank_groups).map(|g| self.bank_index(self.group_index(ri, g), rec.addr.bank)).collect()
+        } else {
+            vec![self.bank_index(self.group_index(ri, rec.addr.bank_group), rec.addr.bank)]
+        };
+        let (mut rp, mut rp_auto, mut cycle, mut open) = (Worst::default(), Worst::default(), Worst::default(), None);
+        for &bi in &banks {
+            let bank = &mut self.banks[bi];
+            if bank.open_row.is_some() && open.is_none() {
+                open = Some(bank.act);
+            }
+            if let Some(e) = &bank.pre {
+                rp.offer(e, r.pre_to_act, rec.cycle);
+            }
+            if let Some((e, at)) = &bank.auto_pre {
+                rp_auto.offer(e, (at + r.pre_to_act).saturating_sub(e.cycle), rec.cycle);
+            }
+            if let Some(e) = &bank.bank_refresh {
+                cycle.offer(e, r.bank_refresh(e.command).cycle.1, rec.cycle);
+            }
+            bank.bank_refresh = Some(*rec);
         }
-        if let Some(e) = &bank.pre {
-            need(out, names::TRP, e, rec, r.pre_to_act);
+        if let Some(act) = open {
+            protocol(out, br.open, act, rec);
         }
-        if let Some((e, at)) = &bank.auto_pre {
-            need(out, names::TRP_AUTO, e, rec, (at + r.pre_to_act).saturating_sub(e.cycle));
-        }
-        if let Some(e) = &bank.refpb {
-            need(out, names::TRFCPB, e, rec, r.bank_refresh_cycle);
-        }
-        bank.refpb = Some(*rec);
+        rp.report(out, names::TRP, rec);
+        rp_auto.report(out, names::TRP_AUTO, rec);
+        cycle.report(out, br.cycle.0, rec);
         let first_group = self.group_index(ri, 0);
         let mut act = None;
         for g in first_group..first_group + self.bank_groups as usize {
             act = latest(act, self.groups[g].act);
         }
         if let Some(e) = &act {
-            need(out, r.name_rrd_other, e, rec, r.act_to_act_other_group);
+            need(out, br.from_act.0, e, rec, br.from_act.1);
         }
         let rank = &mut self.rank_states[ri];
-        if let Some(e) = &rank.refpb {
-            need(out, names::TPBR2PBR, e, rec, r.bank_refresh_to_bank_refresh);
+        if let Some(e) = &rank.bank_refresh {
+            let (name, gap) = r.bank_refresh(e.command).to_refresh;
+            need(out, name, e, rec, gap);
         }
-        rank.refpb = Some(*rec);
+        rank.bank_refresh = Some(*rec);
         if self.refresh == RefreshObligation::PerBank {
             let range = self.rank_banks(ri);
-            self.bank_refreshed(bi, rec, out);
+            for bi in banks {
+                self.bank_refreshed(bi, rec, out);
+            }
             self.banks_overdue(range, rec, out);
         }
     }
@@ -497,11 +515,16 @@ impl TimingChecker {
         if let Some((e, at)) = &bank.auto_pre {
             need(out, names::TRP_AUTO, e, rec, (at + r.pre_to_act).saturating_sub(e.cycle));
         }
-        if let Some(e) = &bank.refpb {
-            need(out, names::TRFCPB, e, rec, r.bank_refresh_cycle);
+        if let Some(e) = &bank.bank_refresh {
+            let (name, cycle) = r.bank_refresh(e.command).cycle;
+            need(out, name, e, rec, cycle);
         }
-        if let Some(e) = &self.rank_states[ri].refpb {
-            need(out, r.name_rrd_other, e, rec, r.act_to_act_other_group);
+        if let Some(e) = &self.rank_states[ri].bank_refresh {
+            // Its own banks wait the refresh cycle (above); the others this.
+            let (name, gap) = r.bank_refresh(e.command).to_act;
+            if self.banks[bi].bank_refresh != Some(*e) {
+                need(out, name, e, rec, gap);
+            }
         }
         let bank = &mut self.banks[bi];
         bank.open_row = Some(rec.addr.row);

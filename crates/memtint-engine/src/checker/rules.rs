@@ -30,6 +30,8 @@ pub mod names {
     pub const REF_PULL_IN: &str = "REF pull-in";
     pub const TRFCPB: &str = "tRFCpb";
     pub const TPBR2PBR: &str = "tpbR2pbR";
+    pub const TRFCSB: &str = "tRFCsb";
+    pub const TREFSBRD: &str = "tREFSBRD";
     pub const RANK_RD_RD: &str = "rank-to-rank rd-to-rd";
     pub const RANK_WR_WR: &str = "rank-to-rank wr-to-wr";
     pub const RANK_RD_WR: &str = "rank-to-rank rd-to-wr";
@@ -41,6 +43,7 @@ pub mod names {
     pub const COL_TO_WRONG_ROW: &str = "protocol: RD/WR to wrong row";
     pub const REF_WITH_OPEN: &str = "protocol: REF with open bank";
     pub const REFPB_TO_OPEN: &str = "protocol: REFPB to open bank";
+    pub const REFSB_TO_OPEN: &str = "protocol: REFSB to open bank";
     pub const OUT_OF_ORDER: &str = "protocol: command out of order";
     pub const OUT_OF_RANGE: &str = "protocol: address out of range";
 
@@ -101,6 +104,10 @@ pub struct Rules {
     pub bank_refresh_cycle: u64,
     /// REFPB -> REFPB of the rank (tpbR2pbR).
     pub bank_refresh_to_bank_refresh: u64,
+    /// REFSB -> ACT or REFSB to its banks, and -> REF or PREA of its rank (tRFCsb).
+    pub same_bank_refresh_cycle: u64,
+    /// REFSB -> ACT or REFSB to other banks of the rank (tREFSBRD).
+    pub same_bank_refresh_to_other: u64,
 
     // ---- different ranks, same channel ----
     /// RD -> RD (tBL + tRTRS).
@@ -155,6 +162,8 @@ impl Rules {
             refresh_interval: t.tREFI,
             bank_refresh_cycle: t.tRFCpb,
             bank_refresh_to_bank_refresh: t.tPBR2PBR,
+            same_bank_refresh_cycle: t.tRFCsb,
+            same_bank_refresh_to_other: t.tREFSBRD,
             rank_read_to_read: BL + t.tRTRS,
             rank_write_to_write: BL + t.tRTRS,
             rank_read_to_write: (CL + BL + t.tRTRS).saturating_sub(CWL),
@@ -201,6 +210,9 @@ impl Rules {
             (names::TRFCPB, "REFPB->ACT/REFPB same bank, REFPB->REF/PREA same rank: tRFCpb", self.bank_refresh_cycle),
             (names::TPBR2PBR, "REFPB->REFPB same rank: tpbR2pbR", self.bank_refresh_to_bank_refresh),
             (self.name_rrd_other, "ACT->REFPB, REFPB->ACT same rank: tRRD", self.act_to_act_other_group),
+            (names::TRFCSB, "REFSB->ACT/REFSB its banks, REFSB->REF/PREA same rank: tRFCsb", self.same_bank_refresh_cycle),
+            (names::TREFSBRD, "REFSB->ACT/REFSB other banks of the rank: tREFSBRD", self.same_bank_refresh_to_other),
+            (self.name_rrd_same, "ACT->REFSB same rank: tRRD_L", self.act_to_act_same_group),
             (names::RANK_RD_RD, "RD->RD other rank: tBL + tRTRS", self.rank_read_to_read),
             (names::RANK_WR_WR, "WR->WR other rank: tBL + tRTRS", self.rank_write_to_write),
             (names::RANK_RD_WR, "RD->WR other rank: CL + tBL + tRTRS - CWL", self.rank_read_to_write),
@@ -208,5 +220,41 @@ impl Rules {
             (names::DATA_BUS, "bursts on a channel never overlap ([RD+CL, +tBL), [WR+CWL, +tBL))", self.burst),
             (names::COMMAND_BUS, "one command per channel per cycle", 1),
         ]
+    }
+}
+
+/// What a bank refresh (REFPB or REFSB) asks, by its command.
+pub struct BankRefresh {
+    /// Its banks: to their next ACT or bank refresh, and to the rank's next REF or PREA.
+    pub cycle: (&'static str, u64),
+    /// To the rank's next bank refresh of other banks.
+    pub to_refresh: (&'static str, u64),
+    /// To the rank's next ACT to other banks.
+    pub to_act: (&'static str, u64),
+    /// From the rank's last ACT.
+    pub from_act: (&'static str, u64),
+    pub open: &'static str,
+}
+
+impl Rules {
+    /// The rules of `cmd`, REFPB or REFSB.
+    pub fn bank_refresh(&self, cmd: crate::dram::Command) -> BankRefresh {
+        if cmd == crate::dram::Command::RefSb {
+            BankRefresh {
+                cycle: (names::TRFCSB, self.same_bank_refresh_cycle),
+                to_refresh: (names::TREFSBRD, self.same_bank_refresh_to_other),
+                to_act: (names::TREFSBRD, self.same_bank_refresh_to_other),
+                from_act: (self.name_rrd_same, self.act_to_act_same_group),
+                open: names::REFSB_TO_OPEN,
+            }
+        } else {
+            BankRefresh {
+                cycle: (names::TRFCPB, self.bank_refresh_cycle),
+                to_refresh: (names::TPBR2PBR, self.bank_refresh_to_bank_refresh),
+                to_act: (self.name_rrd_other, self.act_to_act_other_group),
+                from_act: (self.name_rrd_other, self.act_to_act_other_group),
+                open: names::REFPB_TO_OPEN,
+            }
+        }
     }
 }

@@ -1099,3 +1099,77 @@ fn per_bank_obligation_needs_every_bank_refreshed_within_nine_trefi() {
     assert_eq!(v.len(), 1, "{}", list(&v));
     assert_eq!(v[0].constraint, names::REF_PULL_IN);
 }
+
+// ------------------------------------------------------------------------------------------
+// Same-bank refresh (DDR5 REFSB)
+// ------------------------------------------------------------------------------------------
+
+const DDR5_4800: &str = include_str!("../../../../configs/devices/ddr5-4800.toml");
+
+fn ddr5() -> Dev {
+    let spec = DeviceSpec::from_toml(DDR5_4800, "test").unwrap();
+    Dev { std: spec.standard, org: spec.organisation(16, 8, 1, 2, 32).unwrap(), t: spec.timing(16, 8).unwrap() }
+}
+fn refsb(c: u64, rank: u32, bank: u32) -> CommandRecord {
+    rec(c, Command::RefSb, rank, 0, bank, 0, 0)
+}
+
+#[test]
+fn refsb_rules_met_exactly_are_legal() {
+    let d = ddr5();
+    let t = &d.t;
+    assert!(t.tRFCsb > t.tREFSBRD && t.tREFSBRD > 0 && t.tRFCsb < t.tRFC);
+    // Its bank index in every group: PRE -> REFSB tRP, REFSB -> ACT of those banks tRFCsb.
+    let a = t.tRAS;
+    assert_legal(&d, &[act(0, 0, 5, 1, 1), pre(a, 0, 5, 1), refsb(a + t.tRP, 0, 1), act(a + t.tRP + t.tRFCsb, 0, 7, 1, 2)]);
+    // Other banks: ACT tREFSBRD after, REFSB tRRD_L after an ACT and tREFSBRD after a REFSB.
+    assert_legal(&d, &[refsb(0, 0, 0), act(t.tREFSBRD, 0, 3, 2, 1), refsb(t.tREFSBRD + t.tRRD_L, 0, 1)]);
+    assert_legal(&d, &[refresh(0, 0), refsb(t.tRFC, 0, 3), refresh(t.tRFC + t.tRFCsb, 0)]);
+}
+
+#[test]
+fn refsb_rules_missed_by_one_cycle_are_violations() {
+    let d = ddr5();
+    let t = d.t.clone();
+    let a = t.tRAS;
+    // A bank of its index in another group still precharging.
+    let s = [act(0, 0, 6, 2, 1), pre(a, 0, 6, 2), refsb(a + t.tRP - 1, 0, 2)];
+    assert_one(&d, &s, "tRP", 1, 2, t.tRP, t.tRP - 1);
+    let s = [refsb(0, 0, 2), act(t.tRFCsb - 1, 0, 4, 2, 1)];
+    assert_one(&d, &s, "tRFCsb", 0, 1, t.tRFCsb, t.tRFCsb - 1);
+    let s = [refsb(0, 0, 2), act(t.tREFSBRD - 1, 0, 4, 3, 1)];
+    assert_one(&d, &s, "tREFSBRD", 0, 1, t.tREFSBRD, t.tREFSBRD - 1);
+    let s = [refsb(0, 0, 2), refsb(t.tREFSBRD - 1, 0, 3)];
+    assert_one(&d, &s, "tREFSBRD", 0, 1, t.tREFSBRD, t.tREFSBRD - 1);
+    let s = [act(0, 0, 1, 3, 1), refsb(t.tRRD_L - 1, 0, 0)];
+    assert_one(&d, &s, "tRRD_L", 0, 1, t.tRRD_L, t.tRRD_L - 1);
+    let s = [refsb(0, 0, 0), refresh(t.tRFCsb - 1, 0)];
+    assert_one(&d, &s, "tRFCsb", 0, 1, t.tRFCsb, t.tRFCsb - 1);
+    // An open bank of its index in any group.
+    let s = [act(0, 0, 7, 1, 1), refsb(t.tRC, 0, 1)];
+    let v = run(&d, &s);
+    assert!(v.iter().any(|v| v.constraint == names::REFSB_TO_OPEN), "{}", list(&v));
+}
+
+#[test]
+fn per_bank_obligation_counts_a_refsb_for_every_bank_group() {
+    let d = ddr5();
+    let mut c = TimingChecker::new(d.std, &d.org, &d.t).with_refresh(RefreshObligation::PerBank);
+    // Four bank indices in turn every tREFI: every bank of every group refreshed, legal.
+    for round in 0..12 {
+        for k in 0..4 {
+            let v = c.observe(&refsb(round * d.t.tREFI + k as u64 * d.t.tRFCsb, 0, k));
+            assert!(v.is_empty(), "{}", list(&v));
+        }
+    }
+    // Index 3 left out: its eight banks are overdue, each reported once.
+    let mut c = TimingChecker::new(d.std, &d.org, &d.t).with_refresh(RefreshObligation::PerBank);
+    let mut found = Vec::new();
+    for round in 0..12 {
+        for k in 0..3 {
+            found.extend(c.observe(&refsb(round * d.t.tREFI + k as u64 * d.t.tRFCsb, 0, k)));
+        }
+    }
+    assert_eq!(found.len(), 8, "{}", list(&found));
+    assert!(found.iter().all(|v| v.constraint == names::TREFI));
+}

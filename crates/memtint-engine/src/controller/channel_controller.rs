@@ -264,7 +264,7 @@ impl ChannelController {
         // Refresh falls due: block the rank, close its banks, refresh it.
         if self.refresh.next_due <= now {
             let (banks, layout) = (&self.banks, self.refresh.layout());
-            let busy = |t: usize| banks[layout.banks(t)].iter().any(|b| b.pending > 0);
+            let busy = |t: usize| layout.banks(t).any(|b| banks[b].pending > 0);
             self.refresh.mark_due(now, busy, |_| {});
         }
         let mut issued = false;
@@ -410,7 +410,7 @@ impl ChannelController {
 
     /// Refresh the lowest pending rank: PREA if any of its banks is open, else REF.
     fn try_refresh(&mut self, now: Cycle) -> (bool, Cycle) {
-        if self.refresh.per_bank {
+        if self.refresh.per_bank() {
             return self.try_refresh_bank(now);
         }
         let mut next = NEVER;
@@ -441,21 +441,26 @@ impl ChannelController {
         (false, next)
     }
 
-    /// Refresh the lowest pending bank: PRE if it is open, else REFPB.
+    /// Refresh the lowest pending bank or bank index: PRE to an open bank of it, else its
+    /// REFPB or REFSB (addressed to its first bank).
     #[cold]
     fn try_refresh_bank(&mut self, now: Cycle) -> (bool, Cycle) {
         let mut next = NEVER;
         let per_rank = self.org.banks_per_rank();
-        for b in 0..self.banks.len() {
-            if !self.refresh.pending[b] {
+        let (layout, refresh_cmd) = (self.refresh.layout(), self.refresh.command());
+        for target in 0..self.refresh.pending.len() {
+            if !self.refresh.pending[target] {
                 continue;
             }
+            let open = layout.banks(target).find(|&b| self.banks[b].open_row.is_some());
+            let (cmd, b) = match open {
+                Some(b) => (Command::Pre, b),
+                None => (refresh_cmd, layout.banks(target).next().expect("a target covers a bank")),
+            };
             let rank = b as u32 / per_rank;
             let group = rank * self.org.bank_groups + (b as u32 % per_rank) / self.org.banks_per_group;
-            let open = self.banks[b].open_row.is_some();
-            let cmd = if open { Command::Pre } else { Command::RefPb };
             let t = self.timing.ready(cmd, rank, group, b as u32);
-            if open && self.protect && self.holds_activated(b) {
+            if open.is_some() && self.protect && self.holds_activated(b) {
                 // Its activated request goes first; look again once it may have issued.
                 next = next.min(t.max(now + 1));
                 continue;
@@ -465,7 +470,7 @@ impl ChannelController {
                 continue;
             }
             self.timing.issue(cmd, now, rank, group, b as u32, self.banks[b].act_cycle);
-            if open {
+            if open.is_some() {
                 self.owners.closed_by_controller(b);
                 self.close_bank(b);
                 self.open_banks[rank as usize] -= 1;
@@ -473,12 +478,14 @@ impl ChannelController {
                     self.stats.rank_closed(rank as usize, now);
                 }
             } else {
-                // The bank's ready times rose (tRFCpb): its cached slots are stale.
-                self.invalidate(READS, b);
-                self.invalidate(WRITES, b);
+                // The banks' ready times rose (their refresh cycle): their cached slots are stale.
+                for o in layout.banks(target) {
+                    self.invalidate(READS, o);
+                    self.invalidate(WRITES, o);
+                }
                 self.sched_next = self.sched_next.min(now + 1);
                 self.idle_next = self.idle_next.min(now + 1);
-                self.refresh.refreshed(b, now);
+                self.refresh.refreshed(target, now);
             }
             self.stats.banks[b].commands[cmd.index()] += 1;
             self.log_command(now, cmd, b as u32, 0, 0);
@@ -1034,12 +1041,15 @@ impl Controller for ChannelController {
             return;
         }
         let (groups, per_rank, per_group) = (self.org.bank_groups, self.org.banks_per_rank(), self.org.banks_per_group);
-        let (per_bank, targets, t_rfc) = (self.refresh.per_bank, self.refresh.pending.len() as u32, self.refresh.t_rfc());
+        let (per_bank, targets, t_rfc) = (self.refresh.per_bank(), self.refresh.pending.len() as u32, self.refresh.t_rfc());
+        let (layout, cmd) = (self.refresh.layout(), self.refresh.command());
+        let first_bank = |t: u32| layout.banks(t as usize).next().expect("a target covers a bank") as u32;
         let timing = &self.timing;
         let ready = |t: u32| {
             if per_bank {
-                let r = t / per_rank;
-                timing.ready(Command::RefPb, r, r * groups + t % per_rank / per_group, t)
+                let b = first_bank(t);
+                let r = b / per_rank;
+                timing.ready(cmd, r, r * groups + b % per_rank / per_group, b)
             } else {
                 timing.ready(Command::Ref, t, t * groups, t * per_rank)
             }
@@ -1047,7 +1057,7 @@ impl Controller for ChannelController {
         let skipped = refresh::skip_idle(self.refresh.manager.as_mut(), targets, t_rfc, ready, until);
         for (t, n) in skipped.into_iter().enumerate() {
             if per_bank {
-                self.stats.banks[t].commands[Command::RefPb.index()] += n;
+                self.stats.banks[first_bank(t as u32) as usize].commands[cmd.index()] += n;
             } else {
                 self.stats.rank_commands[t][Command::Ref.index()] += n;
             }

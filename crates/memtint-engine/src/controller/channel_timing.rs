@@ -109,6 +109,7 @@ pub struct ChannelTiming {
     faw: Vec<[Cycle; 4]>,
     faw_pos: Vec<usize>,
     groups_per_rank: usize,
+    banks_per_group: usize,
     /// Bank groups of the channel.
     groups: usize,
 }
@@ -179,6 +180,7 @@ impl ChannelTiming {
             faw: vec![[0; 4]; ranks],
             faw_pos: vec![0; ranks],
             groups_per_rank: groups_per_rank as usize,
+            banks_per_group: (banks_per_rank / groups_per_rank.max(1)) as usize,
             groups: ranks * gpr,
         }
     }
@@ -216,13 +218,25 @@ impl ChannelTiming {
         let i = entry(cmd);
         let r = rank as usize;
         let mut t = self.rank(r, i).max(self.cmd_bus);
-        if !cmd.is_rank_wide() {
+        if cmd.addresses_bank_index() {
+            for b in self.bank_index_banks(flat_bank as usize) {
+                t = t.max(self.bank[b][i]);
+            }
+        } else if !cmd.is_rank_wide() {
             t = t.max(self.bank[flat_bank as usize][i]).max(self.group(group as usize, i));
         }
         if i == ACT {
             t = t.max(self.faw[r][self.faw_pos[r]]);
         }
         t
+    }
+
+    /// The banks a bank-index command (REFSB) addressed to `flat_bank` covers: its index in
+    /// every bank group of its rank.
+    fn bank_index_banks(&self, flat_bank: usize) -> impl Iterator<Item = usize> {
+        let (bpg, gpr) = (self.banks_per_group, self.groups_per_rank);
+        let first = flat_bank - flat_bank % (bpg * gpr) + flat_bank % bpg;
+        (0..gpr).map(move |g| first + g * bpg)
     }
 
     /// The bank's own part of `ready` (changes only when a command issues to this bank).
@@ -259,6 +273,16 @@ impl ChannelTiming {
     pub fn issue(&mut self, cmd: Command, now: Cycle, rank: u32, group: u32, flat_bank: u32, act_cycle: Cycle) {
         let (r, g, b) = (rank as usize, group as usize, flat_bank as usize);
         self.apply_effects(cmd, now, g, b, true);
+        if cmd.addresses_bank_index() {
+            // The bank rules hold each bank the command covers.
+            let p = &self.programs[cmd.index() * self.groups + g];
+            let banks: Vec<usize> = self.bank_index_banks(b).filter(|&o| o != b).collect();
+            for o in banks {
+                for &(kind, lat) in &p.bank {
+                    raise(&mut self.bank[o][kind], now + lat);
+                }
+            }
+        }
         if cmd == Command::Act {
             if let Some((window, latency)) = self.table.act_window {
                 debug_assert_eq!(window, 4, "the ring holds four ACTs");

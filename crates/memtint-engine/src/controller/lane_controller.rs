@@ -110,7 +110,7 @@ pub fn unsupported(standard: Standard, org: &Organisation, timing: &TimingParams
     if !TimingTable::build(standard.timing_rules(), timing).same_rules_as(&TimingTable::build(DDR_RULES, timing)) {
         return Some(format!("{}'s timing rules (the lane controller implements DDR3's and DDR4's)", standard.name()));
     }
-    if refresh::state(cfg, org, timing).is_ok_and(|s| s.per_bank) {
+    if refresh::state(cfg, org, timing).is_ok_and(|s| s.per_bank()) {
         return Some(format!("refresh manager \"{}\" (per-bank refresh runs on the general controller)", cfg.refresh));
     }
     if org.banks_per_channel() > MAX_BANKS {
@@ -253,7 +253,7 @@ impl LaneController {
         let order = scheduler.age_order().expect("checked by unsupported()");
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
         let refresh = refresh::state(cfg, org, timing)?;
-        assert!(!refresh.per_bank, "per-bank refresh runs on the general controller (`unsupported`)");
+        assert!(!refresh.per_bank(), "per-bank refresh runs on the general controller (`unsupported`)");
         let banks = org.banks_per_channel() as usize;
         let bpr = org.banks_per_rank() as usize;
         let (gpr, bpg) = (org.bank_groups as usize, org.banks_per_group as usize);

@@ -141,7 +141,9 @@ impl LaneTiming {
                 self.wr::<Dynamic>(lanes, base, col_kind, now, r, g, b, (cmd == Command::Wra).then_some(act_cycle))
             }
             Command::Ref => self.refresh(lanes, base, now, r, g),
-            Command::RefPb => unreachable!("REFPB runs on the general controller (lane_controller::unsupported)"),
+            Command::RefPb | Command::RefSb => {
+                unreachable!("bank refreshes run on the general controller (lane_controller::unsupported)")
+            }
         }
     }
 

@@ -26,12 +26,26 @@ pub enum Command {
     /// Per-bank refresh of one bank (LPDDR4's REFpb); the bank must be precharged.
     #[serde(rename = "REFPB")]
     RefPb,
+    /// Same-bank refresh (DDR5's REFsb): one bank index in every bank group of a rank,
+    /// addressed by bank group 0's bank; those banks must be precharged.
+    #[serde(rename = "REFSB")]
+    RefSb,
 }
 
 impl Command {
-    pub const ALL: [Command; 9] =
-        [Command::Act, Command::Pre, Command::Prea, Command::Rd, Command::Wr, Command::Rda, Command::Wra, Command::Ref, Command::RefPb];
-    pub const COUNT: usize = 9;
+    pub const ALL: [Command; 10] = [
+        Command::Act,
+        Command::Pre,
+        Command::Prea,
+        Command::Rd,
+        Command::Wr,
+        Command::Rda,
+        Command::Wra,
+        Command::Ref,
+        Command::RefPb,
+        Command::RefSb,
+    ];
+    pub const COUNT: usize = 10;
 
     #[inline]
     pub fn index(self) -> usize {
@@ -49,10 +63,16 @@ impl Command {
     pub fn is_column(self) -> bool {
         self.is_read() || self.is_write()
     }
-    /// REF or REFPB.
+    /// REF, REFPB or REFSB.
     #[inline]
     pub fn is_refresh(self) -> bool {
-        matches!(self, Command::Ref | Command::RefPb)
+        matches!(self, Command::Ref | Command::RefPb | Command::RefSb)
+    }
+    /// Commands that address one bank index in every bank group of a rank (REFSB): their
+    /// bank-scope rules apply to each of those banks.
+    #[inline]
+    pub fn addresses_bank_index(self) -> bool {
+        matches!(self, Command::RefSb)
     }
     #[inline]
     pub fn auto_precharges(self) -> bool {
@@ -74,6 +94,7 @@ impl Command {
             Command::Wra => "WRA",
             Command::Ref => "REF",
             Command::RefPb => "REFPB",
+            Command::RefSb => "REFSB",
         }
     }
 }

@@ -38,6 +38,9 @@ pub struct DeviceOrganisation {
     /// Per-bank refresh cycle time (LPDDR4's tRFCpb; only devices with REFPB give it).
     #[serde(rename = "tRFCpb_ns", default)]
     pub trfcpb_ns: Option<f64>,
+    /// Same-bank refresh cycle time (DDR5's tRFCsb; only devices with REFSB give it).
+    #[serde(rename = "tRFCsb_ns", default)]
+    pub trfcsb_ns: Option<f64>,
     /// Datasheet currents and voltages for the energy model (`dram/energy.rs`); `None`: the
     /// device's energy is not reported.
     #[serde(default)]
@@ -73,6 +76,8 @@ struct RawTiming {
     tREFI: u64,
     /// LPDDR4: REFPB to REFPB of a rank.
     tPBR2PBR: Option<u64>,
+    /// DDR5: REFSB to ACT or REFSB of other banks of a rank.
+    tREFSBRD: Option<u64>,
 }
 
 fn pair(name: &str, both: Option<u64>, s: Option<u64>, l: Option<u64>) -> Result<(u64, u64)> {
@@ -119,6 +124,7 @@ impl RawTiming {
             ("tWTR_S", self.tWTR_S),
             ("tWTR_L", self.tWTR_L),
             ("tPBR2PBR", self.tPBR2PBR),
+            ("tREFSBRD", self.tREFSBRD),
         ];
         out.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v, 1))));
         out
@@ -170,18 +176,25 @@ impl DeviceSpec {
         if self.organisation.is_empty() {
             return Err(Error::config(at("organisation"), "no organisation listed"));
         }
-        // Per-bank refresh timing belongs to the standards with REFPB, and they need it.
-        let per_bank = self.standard.has_per_bank_refresh();
-        let refpb_keys = std::iter::once(("timing.tPBR2PBR".to_string(), t.tPBR2PBR.is_some()))
-            .chain(self.organisation.iter().enumerate().map(|(i, o)| (format!("organisation[{i}].tRFCpb_ns"), o.trfcpb_ns.is_some())));
-        for (key, given) in refpb_keys {
-            if given != per_bank {
-                let reason = if per_bank {
-                    format!("is required: {} devices refresh per bank (REFPB)", self.standard.name())
-                } else {
-                    format!("is per-bank refresh timing; {} devices have no REFPB", self.standard.name())
-                };
-                return Err(Error::config(at(&key), reason));
+        // Per-bank and same-bank refresh timing belong to the standards with REFPB or REFSB,
+        // and they need it.
+        let kinds = [
+            (self.standard.has_per_bank_refresh(), "REFPB", "per-bank", "tPBR2PBR", t.tPBR2PBR.is_some(), "tRFCpb_ns"),
+            (self.standard.has_same_bank_refresh(), "REFSB", "same-bank", "tREFSBRD", t.tREFSBRD.is_some(), "tRFCsb_ns"),
+        ];
+        for (needed, command, what, timing_key, timing_given, org_key) in kinds {
+            let given = |o: &DeviceOrganisation| if command == "REFPB" { o.trfcpb_ns.is_some() } else { o.trfcsb_ns.is_some() };
+            let keys = std::iter::once((format!("timing.{timing_key}"), timing_given))
+                .chain(self.organisation.iter().enumerate().map(|(i, o)| (format!("organisation[{i}].{org_key}"), given(o))));
+            for (key, given) in keys {
+                if given != needed {
+                    let reason = if needed {
+                        format!("is required: {} devices refresh {} ({command})", self.standard.name(), what.replace('-', " "))
+                    } else {
+                        format!("is {what} refresh timing; {} devices have no {command}", self.standard.name())
+                    };
+                    return Err(Error::config(at(&key), reason));
+                }
             }
         }
         for (i, o) in self.organisation.iter().enumerate() {
@@ -211,12 +224,12 @@ impl DeviceSpec {
                     .map_err(|(k, reason)| Error::config(at(&format!("organisation[{i}].power.{k}")), reason))?;
             }
             let t_rfc = ns_to_cycles(o.trfc_ns, t.tCK_ns);
-            if let Some(pb) = o.trfcpb_ns {
-                // A bank's refresh is part of the rank's: JEDEC's tRFCpb is under tRFCab.
-                if pb.is_nan() || pb <= 0.0 || pb > o.trfc_ns {
+            for (key, part) in [("tRFCpb_ns", o.trfcpb_ns), ("tRFCsb_ns", o.trfcsb_ns)] {
+                // A bank's refresh is part of the rank's: JEDEC's tRFCpb and tRFCsb are under tRFC.
+                if let Some(v) = part.filter(|v| v.is_nan() || *v <= 0.0 || *v > o.trfc_ns) {
                     return Err(Error::config(
-                        at(&format!("organisation[{i}].tRFCpb_ns")),
-                        format!("must be above 0 and at most tRFC_ns ({} ns), got {pb}", o.trfc_ns),
+                        at(&format!("organisation[{i}].{key}")),
+                        format!("must be above 0 and at most tRFC_ns ({} ns), got {v}", o.trfc_ns),
                     ));
                 }
             }
@@ -271,6 +284,8 @@ impl DeviceSpec {
             tREFI: t.tREFI,
             tRFCpb: 0,
             tPBR2PBR: t.tPBR2PBR.unwrap_or(0),
+            tRFCsb: 0,
+            tREFSBRD: t.tREFSBRD.unwrap_or(0),
         })
     }
 
@@ -279,7 +294,7 @@ impl DeviceSpec {
         match (self.standard.has_bank_groups(), o.banks, o.bank_groups, o.banks_per_group) {
             (false, Some(b), None, None) => Ok((1, b)),
             (true, None, Some(g), Some(b)) => Ok((g, b)),
-            _ => Err("DDR2, DDR3 and LPDDR4 devices give `banks`; DDR4 devices give `bank_groups` and `banks_per_group`"),
+            _ => Err("DDR2, DDR3 and LPDDR4 devices give `banks`; DDR4 and DDR5 devices give `bank_groups` and `banks_per_group`"),
         }
     }
 
@@ -313,6 +328,7 @@ impl DeviceSpec {
         let mut t = self.timing_base()?;
         t.tRFC = ns_to_cycles(o.trfc_ns, t.tCK_ns);
         t.tRFCpb = o.trfcpb_ns.map_or(0, |ns| ns_to_cycles(ns, t.tCK_ns));
+        t.tRFCsb = o.trfcsb_ns.map_or(0, |ns| ns_to_cycles(ns, t.tCK_ns));
         Ok(t)
     }
 

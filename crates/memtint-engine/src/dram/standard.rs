@@ -1,6 +1,6 @@
 //! The DRAM standards memtint models and what differs between them.
 
-use crate::dram::timing_rules::{Rule, DDR_RULES, LPDDR4_RULES};
+use crate::dram::timing_rules::{Rule, DDR5_RULES, DDR_RULES, LPDDR4_RULES};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,13 +17,17 @@ pub enum Standard {
     /// channel, eight banks and no bank groups.
     #[serde(rename = "LPDDR4")]
     Lpddr4,
+    /// DDR5 (JESD79-5): DDR4's rules plus same-bank refresh (REFSB), BL16 on a 32-bit
+    /// subchannel, bank groups.
+    #[serde(rename = "DDR5")]
+    Ddr5,
 }
 
 impl Standard {
     /// Burst length in transfers: BL8, LPDDR4's BL16.
     pub fn burst_length(self) -> u32 {
         match self {
-            Standard::Lpddr4 => 16,
+            Standard::Lpddr4 | Standard::Ddr5 => 16,
             _ => 8,
         }
     }
@@ -31,14 +35,19 @@ impl Standard {
     pub fn has_per_bank_refresh(self) -> bool {
         matches!(self, Standard::Lpddr4)
     }
+    /// Whether the device takes same-bank refresh (REFSB).
+    pub fn has_same_bank_refresh(self) -> bool {
+        matches!(self, Standard::Ddr5)
+    }
     pub fn has_bank_groups(self) -> bool {
-        matches!(self, Standard::Ddr4)
+        matches!(self, Standard::Ddr4 | Standard::Ddr5)
     }
     /// The standard's timing rules (`timing_rules.rs`).
     pub fn timing_rules(self) -> &'static [Rule] {
         match self {
             Standard::Ddr2 | Standard::Ddr3 | Standard::Ddr4 => DDR_RULES,
             Standard::Lpddr4 => LPDDR4_RULES,
+            Standard::Ddr5 => DDR5_RULES,
         }
     }
     pub fn name(self) -> &'static str {
@@ -47,6 +56,7 @@ impl Standard {
             Standard::Ddr3 => "DDR3",
             Standard::Ddr4 => "DDR4",
             Standard::Lpddr4 => "LPDDR4",
+            Standard::Ddr5 => "DDR5",
         }
     }
 }

@@ -46,6 +46,13 @@ pub struct TimingParams {
     /// Per-bank refresh: REFPB to REFPB of any bank of the rank (0 without REFPB).
     #[serde(default)]
     pub tPBR2PBR: u64,
+    /// Same-bank refresh (DDR5): REFSB to ACT or REFSB of its banks (depends on density; 0 on
+    /// devices without REFSB).
+    #[serde(default)]
+    pub tRFCsb: u64,
+    /// Same-bank refresh: REFSB to ACT or REFSB of other banks of the rank (0 without REFSB).
+    #[serde(default)]
+    pub tREFSBRD: u64,
 }
 
 impl TimingParams {

@@ -42,7 +42,7 @@ pub struct Rule {
     pub name: &'static str,
 }
 
-use Command::{Act, Pre, Prea, Rd, Rda, Ref, RefPb, Wr, Wra};
+use Command::{Act, Pre, Prea, Rd, Rda, Ref, RefPb, RefSb, Wr, Wra};
 const RD: &[Command] = &[Rd, Rda];
 const WR: &[Command] = &[Wr, Wra];
 const COL: &[Command] = &[Rd, Rda, Wr, Wra];
@@ -51,6 +51,7 @@ const PRE: &[Command] = &[Pre];
 const PREA: &[Command] = &[Prea];
 const REF: &[Command] = &[Ref];
 const REFPB: &[Command] = &[RefPb];
+const REFSB: &[Command] = &[RefSb];
 const ALL: &[Command] = &Command::ALL;
 
 const fn rule(scope: Scope, preceding: &'static [Command], following: &'static [Command], latency: Latency, name: &'static str) -> Rule {
@@ -120,6 +121,23 @@ pub const LPDDR4_RULES: &[Rule] = ddr_rules!(
     rule(Scope::Rank, REFPB, ACT, |t| t.tRRD_S, "tRRD"),
     rule(Scope::Rank, REF, REFPB, |t| t.tRFC, "tRFCab"),
     rule(Scope::Rank, REFPB, &[Ref, Prea], |t| t.tRFCpb, "tRFCpb"),
+);
+
+/// DDR5 (JESD79-5): DDR4's rules and same-bank refresh. A REFSB addresses one bank index in
+/// every bank group; its `Bank` rules apply to each of those banks (`Command::addresses_bank_index`):
+/// they must be precharged (tRP) and a row cycle past their last ACT (tRC), and are held for
+/// tRFCsb; other banks of the rank wait tREFSBRD after it, and it waits tRRD_L after the
+/// rank's last ACT; an all-bank REF and a REFSB wait for each other's refresh cycle
+/// (Ramulator 2's DDR5 rules).
+pub const DDR5_RULES: &[Rule] = ddr_rules!(
+    rule(Scope::Bank, PRE, REFSB, |t| t.tRP, "tRP"),
+    rule(Scope::Bank, ACT, REFSB, |t| t.tRC, "tRC"),
+    rule(Scope::Bank, REFSB, &[Act, RefSb], |t| t.tRFCsb, "tRFCsb"),
+    rule(Scope::Rank, PREA, REFSB, |t| t.tRP, "tRP"),
+    rule(Scope::Rank, REFSB, &[Act, RefSb], |t| t.tREFSBRD, "tREFSBRD"),
+    rule(Scope::Rank, ACT, REFSB, |t| t.tRRD_L, "tRRD_L"),
+    rule(Scope::Rank, REF, REFSB, |t| t.tRFC, "tRFC"),
+    rule(Scope::Rank, REFSB, &[Ref, Prea], |t| t.tRFCsb, "tRFCsb"),
 );
 
 /// The table entry a following command reads: RDA and WRA share RD's and WR's (the rules

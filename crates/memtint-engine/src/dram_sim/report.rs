@@ -178,6 +178,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "tREFI_ns": t.tREFI as f64 * t.tCK_ns,
             "tRFC_ns": t.tRFC as f64 * t.tCK_ns,
             "tRFCpb_ns": if t.tRFCpb > 0 { json!(t.tRFCpb as f64 * t.tCK_ns) } else { Value::Null },
+            "tRFCsb_ns": if t.tRFCsb > 0 { json!(t.tRFCsb as f64 * t.tCK_ns) } else { Value::Null },
             "read_queue": cfg.controller.read_queue,
             "write_handling": cfg.controller.write_handling,
             "write_queue": ws.queue,
@@ -217,7 +218,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         "peak_bandwidth_gbps": peak,
         "commands": commands_json(&commands),
         "refreshes": commands[Command::Ref.index()],
-        "bank_refreshes": commands[Command::RefPb.index()],
+        "bank_refreshes": commands[Command::RefPb.index()] + commands[Command::RefSb.index()],
         "refresh_interference": refresh_interference(met, reads + writes),
         "queue_occupancy": {
             "read_mean": rq_integral as f64 / cycles as f64,
@@ -232,7 +233,12 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         "warnings": cfg.controller.run_warnings(totals.dram_cycles),
     });
     add_row_causes(&mut out, &causes);
+    // REFSB energy is not modelled (JEDEC's IDD5C): a run that issued any says so.
+    let refsb = commands[Command::RefSb.index()];
     out["energy"] = match energy {
+        Some(_) if refsb > 0 => json!({"unavailable": format!(
+            "{refsb} same-bank refreshes (REFSB) ran, whose energy (JEDEC's IDD5C) the model does not cover (docs/energy.md)"
+        )}),
         Some(e) => {
             let bits = (reads + writes) as f64 * line * 8.0;
             let mut v = json!(e);

@@ -119,7 +119,10 @@ pub struct AllBank {
 impl AllBank {
     /// Staggered, every REF on time.
     pub fn new(ranks: u32, t_refi: u64) -> Self {
-        AllBank::with(&RefreshContext { ranks, banks_per_rank: 1, t_refi, t_rfc: 0, t_ck_ns: 1.0 }, &AllBankParams::default())
+        AllBank::with(
+            &RefreshContext { ranks, banks_per_rank: 1, banks_per_group: 1, t_refi, t_rfc: 0, t_ck_ns: 1.0 },
+            &AllBankParams::default(),
+        )
     }
 
     pub fn with(ctx: &RefreshContext, p: &AllBankParams) -> Self {

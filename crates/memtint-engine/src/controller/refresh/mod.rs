@@ -8,6 +8,7 @@ mod all_bank;
 mod burst;
 mod no_refresh;
 mod per_bank;
+mod same_bank;
 mod state;
 
 pub use all_bank::AllBank;
@@ -30,6 +31,8 @@ pub struct RefreshContext {
     pub ranks: u32,
     /// Banks per rank (the targets of a per-bank manager are `rank * banks_per_rank + bank`).
     pub banks_per_rank: u32,
+    /// Banks per bank group (a same-bank manager's are `rank * banks_per_group + bank`).
+    pub banks_per_group: u32,
     /// Average refresh interval and refresh cycle time, controller cycles.
     pub t_refi: u64,
     pub t_rfc: u64,
@@ -56,13 +59,24 @@ pub struct RefreshDevice {
     pub t_rfc: u64,
 }
 
-/// Every method's `rank` is a target: a rank, or for a manager whose `per_bank` is true a bank
-/// (`rank * banks_per_rank + bank`), refreshed by REFPB.
+/// What one refresh covers, and so what a manager's targets are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefreshTargets {
+    /// Ranks, refreshed by REF.
+    Ranks,
+    /// Banks (`rank * banks_per_rank + bank`), refreshed by REFPB (LPDDR4).
+    Banks,
+    /// Bank indices (`rank * banks_per_group + bank`): that bank in every bank group, refreshed
+    /// by REFSB (DDR5).
+    BankIndices,
+}
+
+/// Every method's `rank` is a target (`targets`): a rank, a bank or a bank index.
 pub trait RefreshManager: Send {
     fn name(&self) -> &'static str;
-    /// Whether the targets are banks (REFPB) rather than ranks (REF).
-    fn per_bank(&self) -> bool {
-        false
+    /// What the manager's targets are.
+    fn targets(&self) -> RefreshTargets {
+        RefreshTargets::Ranks
     }
     /// The cycle at which `rank`'s next refresh falls due (`NEVER` if none).
     fn due(&self, rank: u32) -> Cycle;
@@ -179,7 +193,7 @@ impl Component for RefreshInfo {
 
 /// The refresh managers: the built-in ones, one line each (`REFRESH_MANAGERS.register` adds more).
 pub static REFRESH_MANAGERS: Registry<RefreshInfo> =
-    Registry::new("refresh manager", &[&all_bank::INFO, &burst::INFO, &no_refresh::INFO, &per_bank::INFO]);
+    Registry::new("refresh manager", &[&all_bank::INFO, &burst::INFO, &no_refresh::INFO, &per_bank::INFO, &same_bank::INFO]);
 
 pub fn names() -> Vec<&'static str> {
     REFRESH_MANAGERS.names()
@@ -205,11 +219,16 @@ pub(crate) fn state(cfg: &ControllerConfig, org: &Organisation, timing: &crate::
     let ctx = RefreshContext {
         ranks: org.ranks,
         banks_per_rank: org.banks_per_rank(),
+        banks_per_group: org.banks_per_group,
         t_refi: timing.tREFI,
         t_rfc: timing.tRFC,
         t_ck_ns: timing.tCK_ns,
     };
     let manager = build(&cfg.refresh, cfg, &ctx)?;
-    let t_rfc = if manager.per_bank() { timing.tRFCpb } else { timing.tRFC };
+    let t_rfc = match manager.targets() {
+        RefreshTargets::Ranks => timing.tRFC,
+        RefreshTargets::Banks => timing.tRFCpb,
+        RefreshTargets::BankIndices => timing.tRFCsb,
+    };
     Ok(RefreshState::new(manager, org, t_rfc))
 }

@@ -11,7 +11,7 @@
 //!
 //! Runs on devices with REFPB only (LPDDR4), on the general controller.
 
-use super::{RefreshContext, RefreshDevice, RefreshInfo, RefreshManager, RefreshObligation};
+use super::{RefreshContext, RefreshDevice, RefreshInfo, RefreshManager, RefreshObligation, RefreshTargets};
 use crate::controller::ControllerConfig;
 use crate::error::{Error, Result};
 use crate::params::{ParamSchema, Params};
@@ -51,13 +51,19 @@ fn timing(cfg: &ControllerConfig, d: &RefreshDevice) -> Result<(u64, u64)> {
     if !d.standard.has_per_bank_refresh() {
         return Err(Error::config(
             "controller.refresh",
-            format!("\"per-bank\" issues REFPB, which {} devices lack (LPDDR4 devices have it); use \"all-bank\"", d.standard.name()),
+            format!(
+                "\"per-bank\" issues REFPB, which {} devices lack (LPDDR4 devices have it); use {}",
+                d.standard.name(),
+                if d.standard.has_same_bank_refresh() { "\"same-bank\" or \"all-bank\"" } else { "\"all-bank\"" }
+            ),
         ));
     }
     Ok((d.t_refi, d.t_rfc))
 }
 
+/// Also `same-bank`'s, whose targets are bank indices.
 pub struct PerBank {
+    targets: RefreshTargets,
     t_refi: u64,
     due: Vec<Cycle>,
     postpone: u32,
@@ -65,11 +71,16 @@ pub struct PerBank {
 
 impl PerBank {
     pub fn with(ctx: &RefreshContext, p: &PerBankParams) -> Self {
-        let (ranks, banks) = (ctx.ranks as u64, ctx.banks_per_rank as u64);
+        PerBank::of(ctx, p.postpone, RefreshTargets::Banks, ctx.banks_per_rank)
+    }
+
+    /// `banks` targets per rank, each refreshed once per tREFI, a rank's in turn.
+    pub fn of(ctx: &RefreshContext, postpone: u32, targets: RefreshTargets, banks: u32) -> Self {
+        let (ranks, banks) = (ctx.ranks as u64, banks as u64);
         let slots = ranks * banks;
-        // Bank b of rank r takes turn b * ranks + r of the channel's slots per tREFI.
+        // Target b of rank r takes turn b * ranks + r of the channel's slots per tREFI.
         let due = (0..slots).map(|t| ctx.t_refi * ((t % banks) * ranks + t / banks + 1) / slots).collect();
-        PerBank { t_refi: ctx.t_refi, due, postpone: p.postpone }
+        PerBank { targets, t_refi: ctx.t_refi, due, postpone }
     }
 }
 
@@ -77,8 +88,8 @@ impl RefreshManager for PerBank {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn per_bank(&self) -> bool {
-        true
+    fn targets(&self) -> RefreshTargets {
+        self.targets
     }
     fn due(&self, bank: u32) -> Cycle {
         self.due[bank as usize]
@@ -112,7 +123,7 @@ mod tests {
 
     #[test]
     fn each_bank_falls_due_once_per_trefi_and_a_ranks_banks_in_turn() {
-        let ctx = RefreshContext { ranks: 2, banks_per_rank: 8, t_refi: 6400, t_rfc: 0, t_ck_ns: 1.0 };
+        let ctx = RefreshContext { ranks: 2, banks_per_rank: 8, banks_per_group: 8, t_refi: 6400, t_rfc: 0, t_ck_ns: 1.0 };
         let mut m = PerBank::with(&ctx, &PerBankParams::default());
         let mut order = Vec::new();
         for _ in 0..32 {

@@ -3,25 +3,38 @@
 //! issues), when the manager next wants one, and each target's latest refresh block, so a
 //! request can be told it met one.
 
-use super::{RefreshManager, RefreshObligation};
-use crate::dram::Organisation;
+use super::{RefreshManager, RefreshObligation, RefreshTargets};
+use crate::dram::{Command, Organisation};
 use crate::{Cycle, NEVER};
 
-/// Targets are ranks, or banks under a per-bank manager.
+/// Targets are ranks, banks or bank indices (`RefreshTargets`).
 #[derive(Clone, Copy)]
 pub(crate) struct TargetLayout {
-    per_bank: bool,
+    targets: RefreshTargets,
     banks_per_rank: usize,
+    banks_per_group: usize,
 }
 
 impl TargetLayout {
-    /// The channel banks (flat indices) target `t` covers.
+    /// The channel banks (flat indices) target `t` covers, lowest first.
     #[inline]
-    pub fn banks(self, t: usize) -> std::ops::Range<usize> {
-        if self.per_bank {
-            t..t + 1
-        } else {
-            t * self.banks_per_rank..(t + 1) * self.banks_per_rank
+    pub fn banks(self, t: usize) -> impl Iterator<Item = usize> {
+        let (bpr, bpg) = (self.banks_per_rank, self.banks_per_group);
+        let (first, count, step) = match self.targets {
+            RefreshTargets::Ranks => (t * bpr, bpr, 1),
+            RefreshTargets::Banks => (t, 1, 1),
+            RefreshTargets::BankIndices => (t / bpg * bpr + t % bpg, bpr / bpg, bpg),
+        };
+        (0..count).map(move |i| first + i * step)
+    }
+
+    /// The target whose refresh holds bank `b`.
+    #[inline]
+    pub fn target_of(self, b: usize) -> usize {
+        match self.targets {
+            RefreshTargets::Ranks => b / self.banks_per_rank,
+            RefreshTargets::Banks => b,
+            RefreshTargets::BankIndices => b / self.banks_per_rank * self.banks_per_group + b % self.banks_per_group,
         }
     }
 }
@@ -34,8 +47,8 @@ pub(crate) struct RefreshState {
     pub pending: Vec<bool>,
     /// Targets waiting.
     pub count: u32,
-    /// Targets are banks (`rank * banks_per_rank + bank`), not ranks.
-    pub per_bank: bool,
+    /// What the targets are.
+    pub targets: RefreshTargets,
     /// Per bank group of the channel: the candidate slots (bits `2 * bank + k`, as
     /// `CandidateSet` numbers them) of the banks waiting for refresh.
     pub blocked_slots: Vec<u64>,
@@ -53,44 +66,53 @@ pub(crate) struct RefreshState {
 impl RefreshState {
     /// `t_rfc`: how long one refresh holds its target (tRFC, or tRFCpb per bank).
     pub fn new(manager: Box<dyn RefreshManager>, org: &Organisation, t_rfc: u64) -> Self {
-        let per_bank = manager.per_bank();
-        let targets = if per_bank { org.ranks * org.banks_per_rank() } else { org.ranks } as usize;
+        let targets = manager.targets();
+        let count = match targets {
+            RefreshTargets::Ranks => org.ranks,
+            RefreshTargets::Banks => org.ranks * org.banks_per_rank(),
+            RefreshTargets::BankIndices => org.ranks * org.banks_per_group,
+        } as usize;
         RefreshState {
             next_due: manager.next_due(),
             postpones: manager.postpones(),
             pulls_in: manager.pulls_in(),
             manager,
-            pending: vec![false; targets],
+            pending: vec![false; count],
             count: 0,
-            per_bank,
+            targets,
             blocked_slots: vec![0; (org.ranks * org.bank_groups) as usize],
             banks_per_rank: org.banks_per_rank() as usize,
             banks_per_group: org.banks_per_group as usize,
             t_rfc,
-            block: vec![(NEVER, 0); targets],
+            block: vec![(NEVER, 0); count],
         }
     }
 
-    /// The channel banks (flat indices) target `t` covers.
+    /// Whether targets are banks or bank indices (a bank refresh command) rather than ranks.
     #[inline]
-    pub fn banks_of(&self, t: usize) -> std::ops::Range<usize> {
-        self.layout().banks(t)
+    pub fn per_bank(&self) -> bool {
+        self.targets != RefreshTargets::Ranks
+    }
+
+    /// The command that refreshes a target: REF, REFPB or REFSB.
+    pub fn command(&self) -> Command {
+        match self.targets {
+            RefreshTargets::Ranks => Command::Ref,
+            RefreshTargets::Banks => Command::RefPb,
+            RefreshTargets::BankIndices => Command::RefSb,
+        }
     }
 
     /// How targets map to banks, apart from the state (for closures beside `mark_due`).
     #[inline]
     pub fn layout(&self) -> TargetLayout {
-        TargetLayout { per_bank: self.per_bank, banks_per_rank: self.banks_per_rank }
+        TargetLayout { targets: self.targets, banks_per_rank: self.banks_per_rank, banks_per_group: self.banks_per_group }
     }
 
     /// The target whose refresh holds bank `b` (flat within the channel).
     #[inline]
     pub fn target_of(&self, b: usize) -> usize {
-        if self.per_bank {
-            b
-        } else {
-            b / self.banks_per_rank
-        }
+        self.layout().target_of(b)
     }
 
     /// Whether bank `b` waits for refresh (its own, or its rank's).
@@ -101,7 +123,7 @@ impl RefreshState {
 
     fn set_blocked(&mut self, t: usize, blocked: bool) {
         let bpg = self.banks_per_group;
-        for b in self.banks_of(t) {
+        for b in self.layout().banks(t) {
             let bits = 3u64 << (2 * (b % bpg));
             let g = &mut self.blocked_slots[b / bpg];
             if blocked {
