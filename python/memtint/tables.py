@@ -259,8 +259,8 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
         components.add_row(label, ", ".join(str(x) for x in catalogue.get(key, [])))
     yield components
 
-    described = Table(title="Schedulers, row policies, refresh managers, placement and migration policies, real-time "
-                            "schedules (memtint rt)",
+    described = Table(title="Schedulers, row policies, refresh managers, placement and migration policies, resctrl "
+                            "partitioning (os.resctrl), real-time schedules (memtint rt)",
                       box=box.SIMPLE_HEAD)
     for column in ("kind", "name"):
         described.add_column(column, no_wrap=True)
@@ -272,6 +272,7 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
         ("refresh_info", "refresh", "controller"),
         ("placement_policy_info", "placement", "os"),
         ("migration_policy_info", "migration", "os"),
+        ("resctrl_info", "resctrl", "os"),
         ("rt_schedule_info", "rt schedule", "schedule"),
     ):
         for c in catalogue.get(key, []):

@@ -103,6 +103,11 @@ pub fn catalogue_json() -> String {
             .iter()
             .map(|m| serde_json::json!({"name": m.name, "summary": m.summary, "moves_pages_of": m.moves_pages_of, "params": (m.params.defaults)()}))
             .collect::<Vec<_>>(),
+        "resctrl_info": crate::os::resctrl::RESCTRL
+            .all()
+            .iter()
+            .map(|r| serde_json::json!({"name": r.name, "summary": r.summary, "params": (r.params.defaults)()}))
+            .collect::<Vec<_>>(),
         "profiles": crate::workload::Profile::NAMES,
         "prefetchers": crate::cache::prefetcher::NAMES,
     })

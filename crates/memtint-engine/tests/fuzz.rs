@@ -376,7 +376,7 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
     let policies = ["buddy", "bpm", "cache-only", "a-vp", "bank-only"];
     let machine = ["i7-860", "ddr4-2400"][rng.gen_range(0..2)];
     let programs = &["stream", "light", "random:reads_pki=20", "copy"][..rng.gen_range(1..5)];
-    json!({
+    let mut v = json!({
         "machine": machine,
         "programs": programs,
         "instructions": 1000,
@@ -387,7 +387,15 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
             "exclude_bits": [], "sched": {"switch_cycles": 3000, "latency_cycles": 3000000},
         },
         "overrides": {"controller": {"write_queue": 32}, "cache": {"prefetcher": {"kind": "stream"}}},
-    })
+    });
+    if rng.gen_bool(0.3) {
+        // CAT beside the placement policy: an even split, or ways per process.
+        v["os"]["resctrl"] = json!(["cat"]);
+        if rng.gen_bool(0.5) {
+            v["os"]["cat"] = json!({"ways": (0..programs.len()).map(|_| rng.gen_range(1..6)).collect::<Vec<u32>>()});
+        }
+    }
+    v
 }
 
 /// A small real-time task set under one of the schedules and refresh settings.

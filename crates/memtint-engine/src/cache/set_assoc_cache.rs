@@ -19,6 +19,9 @@
 //!   owner in `unused_prefetch_evictions`). Off, no per-line state is kept.
 //! - Every line has an owner, the source whose fill or write installed it (a hit by another
 //!   source does not change it), and `occupancy(owner)` counts the lines each owner holds.
+//! - Way partitioning (Intel CAT, `set_way_masks`): a source with a way mask fills only ways in
+//!   its mask, evicting the least recently used of them; it hits in any way, as CAT's capacity
+//!   bitmasks restrict allocation, not lookup.
 
 use super::CacheGeometry;
 use crate::error::Result;
@@ -78,6 +81,9 @@ pub struct SetAssocCache {
     owner: Vec<u32>,
     /// Per source: valid lines it owns.
     occupancy: Vec<u64>,
+    /// Per source: the ways it may fill (CAT's capacity bitmask); empty, or a source past its
+    /// end: every way.
+    way_masks: Vec<u64>,
     /// Per way: the core whose prefetch filled it and no demand has used yet (`NO_OWNER`
     /// otherwise). Empty unless prefetches are tracked.
     prefetch_owner: Vec<u32>,
@@ -106,6 +112,7 @@ impl SetAssocCache {
             victim_writer: 0,
             owner: vec![0; lines],
             occupancy: vec![0; sources as usize],
+            way_masks: Vec::new(),
             prefetch_owner: Vec::new(),
             unused_prefetch_evictions: Vec::new(),
             stats: CacheStats { per_source: vec![SourceStats::default(); sources as usize], ..Default::default() },
@@ -247,8 +254,13 @@ impl SetAssocCache {
             return (None, i);
         }
         // Invalid ways rank oldest until first used, so the oldest rank picks them first.
-        let oldest = (self.ways - 1) as u16;
-        let victim = self.ranks[base..base + self.ways].iter().position(|&r| r == oldest).expect("ranks are a permutation");
+        let victim = match self.way_masks.get(owner as usize) {
+            Some(&mask) => self.oldest_in(base, mask),
+            _ => {
+                let oldest = (self.ways - 1) as u16;
+                self.ranks[base..base + self.ways].iter().position(|&r| r == oldest).expect("ranks are a permutation")
+            }
+        };
         let i = base + victim;
         let old_tag = self.tags[i];
         let evicted = if old_tag != INVALID {
@@ -277,6 +289,28 @@ impl SetAssocCache {
             self.forget_prefetch(i, old_tag);
         }
         (evicted, i)
+    }
+
+    /// The least recently used way of the set at `base` among those in `mask`.
+    #[cold]
+    fn oldest_in(&self, base: usize, mask: u64) -> usize {
+        let ranks = &self.ranks[base..base + self.ways];
+        (0..self.ways).filter(|w| mask >> w & 1 == 1).max_by_key(|&w| ranks[w]).expect("a way mask holds a way")
+    }
+
+    /// Restricts the ways each source may fill (Intel CAT's capacity bitmasks; index: source,
+    /// bit w: way w). Every mask must hold at least one of the cache's ways; an empty list lifts
+    /// every restriction. Lines already cached stay where they are.
+    pub fn set_way_masks(&mut self, masks: Vec<u64>) {
+        let all = if self.ways >= 64 { u64::MAX } else { (1u64 << self.ways) - 1 };
+        assert!(masks.iter().all(|m| m & all != 0), "every way mask holds one of the {} ways", self.ways);
+        self.way_masks = masks.into_iter().map(|m| m & all).collect();
+    }
+
+    /// The ways `source` may fill (every way without a mask).
+    pub fn way_mask(&self, source: u32) -> u64 {
+        let all = if self.ways >= 64 { u64::MAX } else { (1u64 << self.ways) - 1 };
+        self.way_masks.get(source as usize).copied().unwrap_or(all)
     }
 
     /// A writeback from the level above: a write access, and on a miss the line is installed
@@ -577,5 +611,29 @@ mod tests {
         // The next fill in that set takes the freed way: no eviction of the three still there.
         assert_eq!(c.fill(4 * 128, false, 1), None);
         assert!([0u64, 256, 384, 512].iter().all(|&a| c.contains(a)));
+    }
+
+    /// CAT: a source fills only its ways, evicting the oldest of them, and hits in any way.
+    #[test]
+    fn a_way_mask_confines_a_sources_fills_to_its_ways() {
+        // One set of 4 ways: source 0 may fill ways 0-1, source 1 ways 2-3.
+        let mut c = SetAssocCache::new(CacheGeometry { size_bytes: 4 * 64, ways: 4, line_bytes: 64 }, 2).unwrap();
+        c.set_way_masks(vec![0b0011, 0b1100]);
+        for i in 0..2u64 {
+            c.fill(i * 64, false, 1);
+        }
+        // Source 0 streams 10 lines through its two ways: source 1's lines survive.
+        for i in 10..20u64 {
+            c.fill(i * 64, false, 0);
+        }
+        assert!(c.contains(0) && c.contains(64), "source 1's lines stay");
+        assert_eq!((c.occupancy(0), c.occupancy(1)), (2, 2));
+        assert!(c.contains(19 * 64) && c.contains(18 * 64) && !c.contains(17 * 64), "source 0 keeps its two newest");
+        // A hit by source 0 on source 1's line is a hit (lookup is unrestricted).
+        assert_eq!(c.access(0, false, 0), Access::Hit);
+        assert_eq!(c.way_mask(0), 0b0011);
+        // No masks: every way again.
+        c.set_way_masks(Vec::new());
+        assert_eq!(c.way_mask(0), 0b1111);
     }
 }

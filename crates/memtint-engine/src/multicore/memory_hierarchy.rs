@@ -512,6 +512,23 @@ impl MemoryHierarchy {
         Ok(())
     }
 
+    /// Ways of the shared last-level cache (0: none).
+    pub fn llc_ways(&self) -> u32 {
+        self.llc.as_ref().map_or(0, |l| l.cache.geometry().ways)
+    }
+
+    /// CAT: each thread fills only its process's LLC ways (`per_process[p]`, bit w: way w).
+    /// Call after `set_threads`, with an LLC.
+    pub fn set_llc_way_masks(&mut self, per_process: &[u64]) {
+        let llc = self.llc.as_mut().expect("resctrl plans way masks only for a machine with an LLC");
+        llc.cache.set_way_masks(self.thread_process.iter().map(|&p| per_process[p as usize]).collect());
+    }
+
+    /// The LLC ways thread `tid` may fill (every way without CAT; 0 without an LLC).
+    pub fn llc_way_mask(&self, tid: u32) -> u64 {
+        self.llc.as_ref().map_or(0, |l| l.cache.way_mask(tid))
+    }
+
     /// Functional warm-up: thread `tid`'s load of `vaddr` (and the dirty line `writeback`, if
     /// any) through the page tables and caches, without DRAM timing. Misses fill at once; dirty
     /// victims leave without a DRAM write. Leaves the caches and page tables as a run that had

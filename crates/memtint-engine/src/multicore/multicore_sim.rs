@@ -536,6 +536,12 @@ fn build(
         hier.set_numa(super::numa_paths::NumaPaths::new(t, cfg.timing.tCK_ns, plan.line_bytes));
     }
     hier.set_threads(threads.iter().map(|t| t.process).collect(), plan.bound.clone())?;
+    // Hardware partitioning (resctrl), in force from the first access, warm-up included.
+    let resctrl =
+        crate::os::resctrl::plan(os_cfg, &crate::os::resctrl::ResctrlContext { processes: plan.processes, llc_ways: hier.llc_ways() })?;
+    if let Some(masks) = resctrl.llc_way_masks {
+        hier.set_llc_way_masks(&masks);
+    }
     if warmup > 0 {
         warm_up(&mut hier, threads, warmup)?;
     }

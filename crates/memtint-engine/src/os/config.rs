@@ -62,6 +62,9 @@ pub struct OsConfig {
     /// as booting with part of a node reserved; how tiering experiments make the fast tier
     /// smaller than the footprint. Node placement policies only.
     pub node_memory_mb: Vec<f64>,
+    /// Hardware partitioning through resctrl, beside the placement policy: names from
+    /// `resctrl::RESCTRL` (`"cat"`), each with its table (`[os.cat]`). Default: none.
+    pub resctrl: Vec<String>,
     /// The placement policies' own parameters, one table each by name (`[os.ccps]`,
     /// `[os.mcp]`, `[os.vertical]`), declared in the policy's file (`crate::params`).
     #[serde(flatten)]
@@ -87,6 +90,7 @@ impl Default for OsConfig {
             migration: "none".into(),
             numa_scan: Default::default(),
             node_memory_mb: Vec::new(),
+            resctrl: Vec::new(),
             params: ParamTables::default(),
         }
     }

@@ -16,6 +16,7 @@ pub mod os_model;
 pub mod page_table;
 pub mod parity_table;
 pub mod placement;
+pub mod resctrl;
 
 pub use binding::bind_threads;
 pub use buddy::{BuddyAllocator, Frame, MAX_ORDER};

@@ -260,7 +260,13 @@ pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32, machine: &Machin
 pub fn warnings(cfg: &OsConfig) -> Result<Vec<String>> {
     let mut components: Vec<(&str, ParamSchema)> = POLICIES.all().iter().map(|p| (p.name, p.params)).collect();
     components.extend(crate::os::migration::MIGRATIONS.all().iter().map(|m| (m.name, m.params)));
-    cfg.params.check("os", &components, &[cfg.policy.as_str(), cfg.migration.as_str()], &field_names::<OsConfig>())
+    components.extend(crate::os::resctrl::RESCTRL.all().iter().map(|r| (r.name, r.params)));
+    for name in &cfg.resctrl {
+        crate::os::resctrl::RESCTRL.get(name).map_err(|e| crate::error::Error::config("os.resctrl", e.to_string()))?;
+    }
+    let mut in_use = vec![cfg.policy.as_str(), cfg.migration.as_str()];
+    in_use.extend(cfg.resctrl.iter().map(String::as_str));
+    cfg.params.check("os", &components, &in_use, &field_names::<OsConfig>())
 }
 
 /// The parameters of the policy in use, every value as the run uses it (`{name: table}`, or
@@ -274,6 +280,10 @@ pub fn params_in_use(cfg: &OsConfig) -> Result<serde_json::Map<String, serde_jso
     let m = crate::os::migration::info(&cfg.migration)?;
     if !m.params.is_empty() {
         out.insert(m.name.to_string(), cfg.params.resolved("os", m.name, &m.params)?.into());
+    }
+    for name in &cfg.resctrl {
+        let r = crate::os::resctrl::RESCTRL.get(name)?;
+        out.insert(r.name.to_string(), cfg.params.resolved("os", r.name, &r.params)?.into());
     }
     Ok(out)
 }
