@@ -27,6 +27,9 @@ use std::collections::VecDeque;
 pub struct CoreMemoryStats {
     /// Loads that hit the core's private L2 (0 without one).
     pub l2_hits: u64,
+    /// MBA: requests its bandwidth cap held back, and the DRAM cycles they waited (0 without).
+    pub throttled_requests: u64,
+    pub throttle_delay_cycles: u64,
     pub llc_accesses: u64,
     pub llc_misses: u64,
     pub dram_reads: u64,
@@ -185,6 +188,19 @@ pub struct Outgoing {
     pub bank: u32,
 }
 
+impl Throttle {
+    /// The DRAM cycle a request of thread `t` ready at `at` leaves at, under its cap.
+    fn admit(&mut self, t: usize, at: Cycle) -> Cycle {
+        let interval = self.interval.get(t).copied().unwrap_or(0.0);
+        if interval <= 0.0 {
+            return at;
+        }
+        let start = (at as f64).max(self.next[t]);
+        self.next[t] = start + interval;
+        start.ceil() as Cycle
+    }
+}
+
 /// A read on its way to or in DRAM.
 struct InflightRead {
     line: u64,
@@ -268,6 +284,15 @@ pub struct MemoryHierarchy {
     numa: Option<Box<NumaPaths>>,
     /// Page migration's costs (`None`: pages do not migrate).
     migration: Option<Box<MigrationCosts>>,
+    /// MBA's per-thread bandwidth caps (`None`: no throttling).
+    throttle: Option<Box<Throttle>>,
+}
+
+/// MBA (`os/resctrl/mba.rs`): per thread, the DRAM cycles one line's request takes of its
+/// share (0: unthrottled) and the earliest (fractional) cycle its next may leave.
+struct Throttle {
+    interval: Vec<f64>,
+    next: Vec<f64>,
 }
 
 impl MemoryHierarchy {
@@ -315,6 +340,7 @@ impl MemoryHierarchy {
             llc_samples: 0,
             numa: None,
             migration: None,
+            throttle: None,
         })
     }
 
@@ -524,6 +550,13 @@ impl MemoryHierarchy {
         llc.cache.set_way_masks(self.thread_process.iter().map(|&p| per_process[p as usize]).collect());
     }
 
+    /// MBA: thread `tid` may send one line's request per `interval[tid]` DRAM cycles (0: no
+    /// cap). Call after `set_threads`.
+    pub fn set_bandwidth_caps(&mut self, interval: Vec<f64>) {
+        let n = interval.len();
+        self.throttle = Some(Box::new(Throttle { interval, next: vec![0.0; n] }));
+    }
+
     /// The LLC ways thread `tid` may fill (every way without CAT; 0 without an LLC).
     pub fn llc_way_mask(&self, tid: u32) -> u64 {
         self.llc.as_ref().map_or(0, |l| l.cache.way_mask(tid))
@@ -725,7 +758,25 @@ impl MemoryHierarchy {
                 (true, false) => a.remote_writes += 1,
             }
         }
-        self.outboxes[node].push_back(Outgoing { at, id, addr, is_write, origin, bank });
+        let mut at = at;
+        if let Some(t) = self.throttle.as_mut() {
+            let leave = t.admit(source as usize, at);
+            if leave > at {
+                let c = &mut self.per_core[source as usize];
+                c.throttled_requests += 1;
+                c.throttle_delay_cycles += leave - at;
+            }
+            at = leave;
+        }
+        let o = Outgoing { at, id, addr, is_write, origin, bank };
+        let q = &mut self.outboxes[node];
+        if self.throttle.is_some() && q.back().is_some_and(|b| b.at > at) {
+            // A throttled thread's later request does not hold back others' (FIFO by time).
+            let pos = q.partition_point(|x| x.at <= at);
+            q.insert(pos, o);
+        } else {
+            q.push_back(o);
+        }
         self.outbox_len += 1;
         (id, at)
     }

@@ -542,6 +542,12 @@ fn build(
     if let Some(masks) = resctrl.llc_way_masks {
         hier.set_llc_way_masks(&masks);
     }
+    if let Some(percent) = resctrl.bandwidth_percent {
+        // One line per line / (share x peak) ns, in DRAM cycles; 100 %: no cap.
+        let per_line =
+            |p: u32| if p >= 100 { 0.0 } else { plan.line_bytes as f64 / (cfg.peak_gbps() * p as f64 / 100.0) / cfg.timing.tCK_ns };
+        hier.set_bandwidth_caps(threads.iter().map(|t| per_line(percent[t.process as usize])).collect());
+    }
     if warmup > 0 {
         warm_up(&mut hier, threads, warmup)?;
     }

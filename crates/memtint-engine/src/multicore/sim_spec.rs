@@ -416,6 +416,8 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "row_buffer_miss_rate": m.row_buffer_miss_rate(),
                 "row_outcomes_by_kind": m.row_outcomes_by_kind,
                 "refresh_met_requests": m.refresh_met,
+                "throttled_requests": m.throttled_requests,
+                "throttle_delay_cycles": m.throttle_delay_cycles,
                 "llc_lines": m.llc_lines,
                 "llc_lines_mean": m.llc_lines_mean,
                 "bank_level_parallelism": m.bank_parallelism.bank_level_parallelism(),

@@ -1,11 +1,12 @@
 //! Hardware resource partitioning the OS programs through Linux's resctrl (Intel RDT): cache
-//! allocation (CAT, LLC ways per class of service) and, to come, memory bandwidth allocation
-//! (MBA). A class of service is a process: its threads share it, as tasks of one resctrl group
+//! allocation (CAT, LLC ways per class of service) and memory bandwidth allocation (MBA, a
+//! bandwidth share per class). A class of service is a process: its threads share it, as tasks of one resctrl group
 //! do. Each scheme is one file declaring a `ResctrlInfo` and one line in `RESCTRL`; a run names
 //! the ones it uses in `os.resctrl`, beside any placement policy (page colouring and CAT
 //! combine, as on a real machine).
 
 mod cat;
+mod mba;
 
 use super::config::OsConfig;
 use crate::error::Result;
@@ -26,6 +27,8 @@ pub struct ResctrlContext {
 pub struct ResctrlPlan {
     /// The LLC ways each process may fill (bit w: way w), CAT's capacity bitmasks.
     pub llc_way_masks: Option<Vec<u64>>,
+    /// The percent of peak memory bandwidth each process's threads may use (MBA).
+    pub bandwidth_percent: Option<Vec<u32>>,
 }
 
 /// What a scheme is and how it plans, declared in its own file (`pub const INFO`).
@@ -46,7 +49,7 @@ impl Component for ResctrlInfo {
 }
 
 /// The resctrl schemes: the built-in ones, one line each.
-pub static RESCTRL: Registry<ResctrlInfo> = Registry::new("resctrl scheme", &[&cat::INFO]);
+pub static RESCTRL: Registry<ResctrlInfo> = Registry::new("resctrl scheme", &[&cat::INFO, &mba::INFO]);
 
 /// The settings of the schemes `cfg.resctrl` names, in order; an unknown name is an error
 /// naming `os.resctrl`.
