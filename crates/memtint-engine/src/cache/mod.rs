@@ -12,12 +12,14 @@ mod next_line_prefetcher;
 pub mod prefetcher;
 mod set_assoc_cache;
 mod stream_prefetcher;
+mod utility_monitor;
 
 pub use geometry::CacheGeometry;
 pub use mshr::{MshrFile, MshrInsert, MshrStats, Waiter};
 pub use mshr_arbiter::{MshrArbiter, MshrArbitration};
 pub use prefetcher::{PrefetchStats, Prefetcher, PrefetcherConfig, PrefetcherKind};
 pub use set_assoc_cache::{Access, CacheStats, SetAssocCache, SourceStats};
+pub use utility_monitor::UtilityMonitor;
 
 use crate::error::{Error, Result};
 use crate::params::{BUFFER_ENTRIES, LATENCY_CYCLES};

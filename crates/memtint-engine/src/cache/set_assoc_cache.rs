@@ -84,6 +84,8 @@ pub struct SetAssocCache {
     /// Per source: the ways it may fill (CAT's capacity bitmask); empty, or a source past its
     /// end: every way.
     way_masks: Vec<u64>,
+    /// Utility monitors of the sources' demand lookups (UCP), if on.
+    monitor: Option<Box<super::UtilityMonitor>>,
     /// Per way: the core whose prefetch filled it and no demand has used yet (`NO_OWNER`
     /// otherwise). Empty unless prefetches are tracked.
     prefetch_owner: Vec<u32>,
@@ -113,6 +115,7 @@ impl SetAssocCache {
             owner: vec![0; lines],
             occupancy: vec![0; sources as usize],
             way_masks: Vec::new(),
+            monitor: None,
             prefetch_owner: Vec::new(),
             unused_prefetch_evictions: Vec::new(),
             stats: CacheStats { per_source: vec![SourceStats::default(); sources as usize], ..Default::default() },
@@ -160,6 +163,11 @@ impl SetAssocCache {
     /// A miss changes nothing but the counters (see the module notes).
     pub fn access(&mut self, addr: u64, is_write: bool, source: u32) -> Access {
         let (base, tag) = self.base_and_tag(addr);
+        if let Some(m) = self.monitor.as_mut() {
+            if !is_write {
+                m.observe((base / self.ways) as u64, tag, source);
+            }
+        }
         let hit = self.find(base, tag);
         let s = &mut self.stats;
         s.accesses += 1;
@@ -305,6 +313,16 @@ impl SetAssocCache {
         let all = if self.ways >= 64 { u64::MAX } else { (1u64 << self.ways) - 1 };
         assert!(masks.iter().all(|m| m & all != 0), "every way mask holds one of the {} ways", self.ways);
         self.way_masks = masks.into_iter().map(|m| m & all).collect();
+    }
+
+    /// Starts utility monitors on the sources' demand reads (`utility_monitor.rs`).
+    pub fn monitor_utility(&mut self, sources: u32) {
+        self.monitor = Some(Box::new(super::UtilityMonitor::new(self.ways as u32, self.geo.sets(), sources)));
+    }
+
+    /// The utility monitors, if on.
+    pub fn utility(&mut self) -> Option<&mut super::UtilityMonitor> {
+        self.monitor.as_deref_mut()
     }
 
     /// The ways `source` may fill (every way without a mask).

@@ -286,6 +286,11 @@ pub struct MemoryHierarchy {
     migration: Option<Box<MigrationCosts>>,
     /// MBA's per-thread bandwidth caps (`None`: no throttling).
     throttle: Option<Box<Throttle>>,
+    /// UCP: the DRAM cycles between repartitions of CAT's ways and the next (`None`: static).
+    ucp: Option<(Cycle, Cycle)>,
+    /// UCP: repartitions so far, and each process's ways after the latest.
+    ucp_repartitions: u64,
+    ucp_ways: Vec<u32>,
 }
 
 /// MBA (`os/resctrl/mba.rs`): per thread, the DRAM cycles one line's request takes of its
@@ -341,6 +346,9 @@ impl MemoryHierarchy {
             numa: None,
             migration: None,
             throttle: None,
+            ucp: None,
+            ucp_repartitions: 0,
+            ucp_ways: Vec::new(),
         })
     }
 
@@ -550,6 +558,50 @@ impl MemoryHierarchy {
         llc.cache.set_way_masks(self.thread_process.iter().map(|&p| per_process[p as usize]).collect());
     }
 
+    /// UCP: from now on, choose each process's LLC ways every `epoch` DRAM cycles from utility
+    /// monitors (`os/resctrl/cat.rs`). Call after `set_llc_way_masks`.
+    pub fn repartition_llc_every(&mut self, epoch: Cycle) {
+        let threads = self.thread_process.len() as u32;
+        let llc = self.llc.as_mut().expect("resctrl plans UCP only for a machine with an LLC");
+        llc.cache.monitor_utility(threads);
+        self.ucp = Some((epoch.max(1), epoch.max(1)));
+    }
+
+    /// UCP: repartitions so far and each process's ways after the latest (empty before one).
+    pub fn ucp_state(&self) -> (u64, &[u32]) {
+        (self.ucp_repartitions, &self.ucp_ways)
+    }
+
+    /// UCP: repartition at once (after a warm-up), keeping the epoch's schedule.
+    pub fn repartition_llc_now(&mut self) {
+        if let Some((_, next)) = self.ucp {
+            self.repartition_llc(next);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn repartition_llc(&mut self, now: Cycle) {
+        let Some((epoch, next)) = self.ucp else { return };
+        let Some(llc) = self.llc.as_mut() else { return };
+        let processes = self.thread_process.iter().copied().max().map_or(0, |p| p + 1) as usize;
+        let ways = llc.cache.geometry().ways;
+        let monitor = llc.cache.utility().expect("monitors on with UCP");
+        let mut curves = vec![vec![0u64; ways as usize]; processes];
+        for (t, &p) in self.thread_process.iter().enumerate() {
+            for (c, h) in curves[p as usize].iter_mut().zip(monitor.hits(t as u32)) {
+                *c += h;
+            }
+        }
+        monitor.decay();
+        let alloc = crate::os::resctrl::cat::lookahead(&curves, ways);
+        let masks = crate::os::resctrl::cat::runs(&alloc);
+        llc.cache.set_way_masks(self.thread_process.iter().map(|&p| masks[p as usize]).collect());
+        self.ucp_ways = alloc;
+        self.ucp_repartitions += 1;
+        self.ucp = Some((epoch, next + ((now - next) / epoch + 1) * epoch));
+    }
+
     /// MBA: thread `tid` may send one line's request per `interval[tid]` DRAM cycles (0: no
     /// cap). Call after `set_threads`.
     pub fn set_bandwidth_caps(&mut self, interval: Vec<f64>) {
@@ -660,6 +712,9 @@ impl MemoryHierarchy {
     pub fn sample_llc_occupancy(&mut self, now: Cycle) {
         if now >= self.next_llc_sample {
             self.take_llc_samples(now);
+            if self.ucp.is_some_and(|(_, next)| now >= next) {
+                self.repartition_llc(now);
+            }
         }
     }
 

@@ -70,6 +70,10 @@ pub struct MulticoreResult {
     pub binding: String,
     /// Requests written to the DRAM-stream export (0 without one).
     pub exported_requests: u64,
+    /// CAT under UCP: repartitions, and each process's LLC ways after the latest (empty before
+    /// one or without UCP).
+    pub ucp_repartitions: u64,
+    pub ucp_ways: Vec<u32>,
     /// Per process: pages per node (one entry on a one-node machine).
     pub pages_per_node: Vec<Vec<u64>>,
     /// Pages a node policy's node could not take (full), placed on the nearest with room.
@@ -542,6 +546,9 @@ fn build(
     if let Some(masks) = resctrl.llc_way_masks {
         hier.set_llc_way_masks(&masks);
     }
+    if let Some(ns) = resctrl.llc_ucp_epoch_ns {
+        hier.repartition_llc_every((ns / cfg.timing.tCK_ns).round() as Cycle);
+    }
     if let Some(percent) = resctrl.bandwidth_percent {
         // One line per line / (share x peak) ns, in DRAM cycles; 100 %: no cap.
         let per_line =
@@ -550,6 +557,8 @@ fn build(
     }
     if warmup > 0 {
         warm_up(&mut hier, threads, warmup)?;
+        // UCP's partition as a warmed-up machine would have it, from the warm-up's monitors.
+        hier.repartition_llc_now();
     }
     let scan = &os_cfg.numa_scan;
     let cycles = |ns: f64| (ns * machine.cpu.frequency_ghz).round() as Cycle;
@@ -887,6 +896,8 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
         load_balance: plan.balance,
         binding: plan.binding,
         exported_requests: 0,
+        ucp_repartitions: hier.ucp_state().0,
+        ucp_ways: hier.ucp_state().1.to_vec(),
     }
 }
 

@@ -552,6 +552,11 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             "migrations": r.cores.iter().map(|c| c.sched.migrations).sum::<u64>(),
         },
         "spilled_pages": r.spilled_pages,
+        "resctrl": {
+            "schemes": os.resctrl,
+            "ucp_repartitions": r.ucp_repartitions,
+            "ucp_ways": r.ucp_ways,
+        },
         "kind": "sim",
         "policy": os.policy,
         "config": {

@@ -5,7 +5,7 @@
 //! the ones it uses in `os.resctrl`, beside any placement policy (page colouring and CAT
 //! combine, as on a real machine).
 
-mod cat;
+pub mod cat;
 mod mba;
 
 use super::config::OsConfig;
@@ -23,12 +23,14 @@ pub struct ResctrlContext {
 }
 
 /// What the schemes in use set, per process (`None`: not set).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResctrlPlan {
     /// The LLC ways each process may fill (bit w: way w), CAT's capacity bitmasks.
     pub llc_way_masks: Option<Vec<u64>>,
     /// The percent of peak memory bandwidth each process's threads may use (MBA).
     pub bandwidth_percent: Option<Vec<u32>>,
+    /// CAT's ways chosen by UCP (`cat::lookahead`) every this many ns, from the masks above.
+    pub llc_ucp_epoch_ns: Option<f64>,
 }
 
 /// What a scheme is and how it plans, declared in its own file (`pub const INFO`).
