@@ -352,6 +352,7 @@ def sim_table(stats: dict[str, Any]) -> Table:
     if stats.get("page_migration"):  # os.migration moved pages (docs/numa.md, "Migration")
         nodes += migration_line(stats["page_migration"]) + "\n"
     nodes += time_line(stats["cores"])
+    nodes += resctrl_line(stats)
     table.caption = (
         nodes + switches +
         f"row-buffer miss rate {100 * stats['row_buffer_miss_rate']:.1f} % · "
@@ -359,6 +360,26 @@ def sim_table(stats: dict[str, Any]) -> Table:
         f"{number(stats['instructions_per_second'] / 1e6, 1)} M instructions/s simulated"
     )
     return table
+
+
+def resctrl_line(stats: dict[str, Any]) -> str:
+    """The hardware partitioning of a run (os.resctrl): CAT's ways and MBA's caps, with what
+    they did (empty without)."""
+    r = stats.get("resctrl") or {}
+    schemes = r.get("schemes") or []
+    if not schemes:
+        return ""
+    params = ((stats.get("config") or {}).get("params") or {}).get("os") or {}
+    parts = []
+    if "cat" in schemes:
+        cat = params.get("cat") or {}
+        ways = r.get("ucp_ways") or cat.get("ways") or "even split"
+        ucp = f", UCP, {count(r.get('ucp_repartitions'))} repartitions" if cat.get("allocation") == "ucp" else ""
+        parts.append(f"CAT ways {ways}{ucp}")
+    if "mba" in schemes:
+        held = sum(c.get("throttled_requests", 0) for c in stats["cores"])
+        parts.append(f"MBA {(params.get('mba') or {}).get('percent')} % of peak, {count(held)} requests held")
+    return "resctrl: " + " · ".join(parts) + "\n"
 
 
 def time_line(cores: list[dict[str, Any]]) -> str:

@@ -308,6 +308,19 @@ def test_the_example_run_file_runs(memtint, tmp_path):
 
 
 @pytest.mark.engine
+def test_the_cat_and_mba_run_file_partitions_the_llc_and_bandwidth(memtint, tmp_path):
+    run = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "runs", "cat-and-mba.toml")
+    code, out, err = memtint("sim", run, "--json", tmp_path / "r.json")
+    assert code == 0, err
+    assert "resctrl: CAT ways [4, 12]" in out and "MBA [50, 100] % of peak" in out
+    stats = json.loads((tmp_path / "r.json").read_text())
+    assert stats["resctrl"]["schemes"] == ["cat", "mba"]
+    assert stats["cores"][0]["throttled_requests"] > 0 and stats["cores"][1]["throttled_requests"] == 0
+    code, _, err = memtint("sim", run, "--set", "os.mba.percent=[55, 100]")
+    assert code != 0 and "os.mba.percent" in err and "55" in err
+
+
+@pytest.mark.engine
 def test_the_tiering_run_file_runs_one_program_over_two_nodes(memtint, tmp_path):
     run = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "runs", "tiering.toml")
     code, out, err = memtint("sim", run, "--set", "os.policy=local", "--json", tmp_path / "local.json")
