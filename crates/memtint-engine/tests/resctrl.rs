@@ -101,6 +101,11 @@ fn ucp_gives_the_ways_to_the_program_that_hits_in_them() {
     assert!(ways[1] > ways[0] && ways[1] >= 12, "the working set takes the ways: {ways:?}");
     let misses = |v: &Value| u(&v["cores"][1]["llc_misses"]);
     assert!(misses(&ucp) < misses(&even), "working-set misses: ucp {} even {}", misses(&ucp), misses(&even));
+    // An epoch longer than the run: said, naming the value.
+    let short = sim_run(json!({"machine": "ddr4-2400", "programs": ["stream", "light"], "instructions": 20_000,
+                               "os": {"resctrl": ["cat"], "cat": {"allocation": "ucp", "epoch_ns": 50_000_000.0}}}));
+    let w = short["warnings"].to_string();
+    assert!(w.contains("os.cat.epoch_ns (50000000 ns) is longer than the run"), "{w}");
     let e = sim_err(json!({"machine": "ddr4-2400", "programs": ["stream"], "instructions": 1000,
                            "os": {"resctrl": ["cat"], "cat": {"allocation": "dynamic"}}}));
     assert!(e.contains("os.cat.allocation") && e.contains("dynamic"), "{e}");

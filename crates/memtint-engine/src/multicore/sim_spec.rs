@@ -481,6 +481,21 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
     if let Value::Array(w) = &mut warnings {
         w.extend(crate::os::placement::warnings(os).unwrap_or_default().into_iter().map(Value::String));
         w.extend(r.os_warnings.iter().cloned().map(Value::String));
+        // UCP that never repartitioned during the run chose nothing but the warm-up's split.
+        let ucp_epoch =
+            os.resctrl.iter().any(|n| n == "cat").then(|| crate::os::placement::params_in_use(os).ok()).flatten().and_then(|p| {
+                let cat = p.get("cat")?;
+                (cat.get("allocation")? == "ucp").then(|| cat.get("epoch_ns").and_then(Value::as_f64)).flatten()
+            });
+        if let Some(epoch) = ucp_epoch {
+            let run_ns = r.totals.dram_cycles as f64 * cfg.timing.tCK_ns;
+            if epoch > run_ns {
+                w.push(Value::String(format!(
+                    "os.cat.epoch_ns ({epoch} ns) is longer than the run ({run_ns:.0} ns): UCP repartitioned {} time(s), after the warm-up only",
+                    r.ucp_repartitions
+                )));
+            }
+        }
     }
     let names: Vec<String> = match &spec.processes {
         Some(ps) => ps.iter().enumerate().map(|(i, p)| p.name.clone().unwrap_or_else(|| format!("process{i}"))).collect(),
