@@ -110,3 +110,22 @@ fn ucp_gives_the_ways_to_the_program_that_hits_in_them() {
                            "os": {"resctrl": ["cat"], "cat": {"allocation": "dynamic"}}}));
     assert!(e.contains("os.cat.allocation") && e.contains("dynamic"), "{e}");
 }
+
+/// CAT beside bank colouring, as on a real machine: BPM still gives the two processes disjoint
+/// banks, and CAT still keeps the stream in its ways.
+#[test]
+fn cat_combines_with_bank_colouring() {
+    let v = sim_run(json!({
+        "machine": "ddr4-2400",
+        "programs": ["stream", "random:footprint_bytes=3145728,reads_pki=40"],
+        "instructions": 200_000,
+        "warmup": 2_000_000,
+        "os": {"policy": "bpm", "resctrl": ["cat"], "cat": {"ways": [4, 12]}},
+    }));
+    let banks = |core: usize| -> Vec<u64> { v["cores"][core]["banks"].as_array().unwrap().iter().map(u).collect() };
+    let (a, b) = (banks(0), banks(1));
+    assert!(!a.is_empty() && !b.is_empty() && a.iter().all(|x| !b.contains(x)), "BPM's banks: {a:?} and {b:?}");
+    let llc_lines = 8.0 * 1024.0 * 1024.0 / 64.0;
+    assert!(v["cores"][0]["llc_lines_mean"].as_f64().unwrap() <= llc_lines * 4.0 / 16.0 + 1.0);
+    assert_eq!(v["policy"], "bpm");
+}
