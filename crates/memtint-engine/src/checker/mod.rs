@@ -402,28 +402,15 @@ impl TimingChecker {
         } else {
             vec![self.bank_index(self.group_index(ri, rec.addr.bank_group), rec.addr.bank)]
         };
-        let (mut rp, mut rp_auto, mut cycle, mut open) = (Worst::default(), Worst::default(), Worst::default(), None);
+        self.closed_and_precharged(banks.iter().copied(), rec, br.open, out);
+        let mut cycle = Worst::default();
         for &bi in &banks {
             let bank = &mut self.banks[bi];
-            if bank.open_row.is_some() && open.is_none() {
-                open = Some(bank.act);
-            }
-            if let Some(e) = &bank.pre {
-                rp.offer(e, r.pre_to_act, rec.cycle);
-            }
-            if let Some((e, at)) = &bank.auto_pre {
-                rp_auto.offer(e, (at + r.pre_to_act).saturating_sub(e.cycle), rec.cycle);
-            }
             if let Some(e) = &bank.bank_refresh {
                 cycle.offer(e, r.bank_refresh(e.command).cycle.1, rec.cycle);
             }
             bank.bank_refresh = Some(*rec);
         }
-        if let Some(act) = open {
-            protocol(out, br.open, act, rec);
-        }
-        rp.report(out, names::TRP, rec);
-        rp_auto.report(out, names::TRP_AUTO, rec);
         cycle.report(out, br.cycle.0, rec);
         let first_group = self.group_index(ri, 0);
         let mut act = None;
@@ -727,12 +714,19 @@ impl TimingChecker {
         }
     }
 
-    fn refresh(&mut self, rec: &CommandRecord, ri: usize, out: &mut Vec<Violation>) {
+    /// A refresh's banks: closed (else `open_name`, a protocol violation) and tRP past their
+    /// precharge, explicit or implicit (the most binding bank reported).
+    fn closed_and_precharged(
+        &self,
+        banks: impl Iterator<Item = usize>,
+        rec: &CommandRecord,
+        open_name: &'static str,
+        out: &mut Vec<Violation>,
+    ) {
         let r = &self.rules;
         let mut open: Option<Option<CommandRecord>> = None;
         let (mut rp, mut rp_auto) = (Worst::default(), Worst::default());
-        let range = self.rank_banks(ri);
-        for bank in &self.banks[range] {
+        for bank in banks.map(|bi| &self.banks[bi]) {
             if bank.open_row.is_some() && open.is_none() {
                 open = Some(bank.act);
             }
@@ -744,10 +738,14 @@ impl TimingChecker {
             }
         }
         if let Some(act) = open {
-            protocol(out, names::REF_WITH_OPEN, act, rec);
+            protocol(out, open_name, act, rec);
         }
         rp.report(out, names::TRP, rec);
         rp_auto.report(out, names::TRP_AUTO, rec);
+    }
+
+    fn refresh(&mut self, rec: &CommandRecord, ri: usize, out: &mut Vec<Violation>) {
+        self.closed_and_precharged(self.rank_banks(ri), rec, names::REF_WITH_OPEN, out);
         let rank = &mut self.rank_states[ri];
         if self.refresh == RefreshObligation::Interval {
             // JEDEC: at most 8 REFs ahead of one per tREFI (the first falls due within one).

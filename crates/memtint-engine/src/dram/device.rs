@@ -178,12 +178,16 @@ impl DeviceSpec {
         }
         // Per-bank and same-bank refresh timing belong to the standards with REFPB or REFSB,
         // and they need it.
-        let kinds = [
-            (self.standard.has_per_bank_refresh(), "REFPB", "per-bank", "tPBR2PBR", t.tPBR2PBR.is_some(), "tRFCpb_ns"),
-            (self.standard.has_same_bank_refresh(), "REFSB", "same-bank", "tREFSBRD", t.tREFSBRD.is_some(), "tRFCsb_ns"),
+        type Given = fn(&DeviceOrganisation) -> bool;
+        let kinds: [(bool, &str, &str, &str, bool, &str, Given); 2] = [
+            (self.standard.has_per_bank_refresh(), "REFPB", "per-bank", "tPBR2PBR", t.tPBR2PBR.is_some(), "tRFCpb_ns", |o| {
+                o.trfcpb_ns.is_some()
+            }),
+            (self.standard.has_same_bank_refresh(), "REFSB", "same-bank", "tREFSBRD", t.tREFSBRD.is_some(), "tRFCsb_ns", |o| {
+                o.trfcsb_ns.is_some()
+            }),
         ];
-        for (needed, command, what, timing_key, timing_given, org_key) in kinds {
-            let given = |o: &DeviceOrganisation| if command == "REFPB" { o.trfcpb_ns.is_some() } else { o.trfcsb_ns.is_some() };
+        for (needed, command, what, timing_key, timing_given, org_key, given) in kinds {
             let keys = std::iter::once((format!("timing.{timing_key}"), timing_given))
                 .chain(self.organisation.iter().enumerate().map(|(i, o)| (format!("organisation[{i}].{org_key}"), given(o))));
             for (key, given) in keys {

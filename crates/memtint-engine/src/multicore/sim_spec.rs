@@ -482,11 +482,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         w.extend(crate::os::placement::warnings(os).unwrap_or_default().into_iter().map(Value::String));
         w.extend(r.os_warnings.iter().cloned().map(Value::String));
         // UCP that never repartitioned during the run chose nothing but the warm-up's split.
-        let ucp_epoch =
-            os.resctrl.iter().any(|n| n == "cat").then(|| crate::os::placement::params_in_use(os).ok()).flatten().and_then(|p| {
-                let cat = p.get("cat")?;
-                (cat.get("allocation")? == "ucp").then(|| cat.get("epoch_ns").and_then(Value::as_f64)).flatten()
-            });
+        let ucp_epoch = crate::os::resctrl::cat::ucp_epoch_ns(os);
         if let Some(epoch) = ucp_epoch {
             let run_ns = r.totals.dram_cycles as f64 * cfg.timing.tCK_ns;
             if epoch > run_ns {

@@ -175,6 +175,6 @@ impl RefreshManager for AllBank {
         self.postpone > 0
     }
     fn may_postpone(&self, rank: u32, now: Cycle) -> bool {
-        now + self.t_refi / 2 < self.due[rank as usize] + self.postpone as u64 * self.t_refi
+        super::may_still_wait(now, self.due[rank as usize], self.postpone, self.t_refi)
     }
 }

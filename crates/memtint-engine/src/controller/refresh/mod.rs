@@ -166,6 +166,14 @@ pub(crate) fn skip_idle(
     skipped
 }
 
+/// JEDEC-bounded postponement, shared by the managers that postpone: a refresh that fell due at
+/// `due` may still wait at `now` if it stays `postpone` intervals of `t_refi` after `due`, less
+/// half an interval for the controller to close the target, so no two refreshes of a target
+/// are more than (postpone + 1) x tREFI apart.
+pub(crate) fn may_still_wait(now: Cycle, due: Cycle, postpone: u32, t_refi: u64) -> bool {
+    now + t_refi / 2 < due + postpone as u64 * t_refi
+}
+
 /// What a refresh manager is and how to make one, declared in its own file (`pub const INFO`).
 pub struct RefreshInfo {
     pub name: &'static str,

@@ -110,7 +110,7 @@ impl RefreshManager for PerBank {
         self.postpone > 0
     }
     fn may_postpone(&self, bank: u32, now: Cycle) -> bool {
-        now + self.t_refi / 2 < self.due[bank as usize] + self.postpone as u64 * self.t_refi
+        super::may_still_wait(now, self.due[bank as usize], self.postpone, self.t_refi)
     }
     fn obligation(&self) -> RefreshObligation {
         RefreshObligation::PerBank

@@ -96,6 +96,12 @@ fn plan(cfg: &OsConfig, ctx: &ResctrlContext, out: &mut ResctrlPlan) -> Result<(
     Ok(())
 }
 
+/// The run's UCP epoch, if it partitions the LLC by UCP.
+pub fn ucp_epoch_ns(cfg: &OsConfig) -> Option<f64> {
+    let p: CatParams = cfg.params.get("os", INFO.name, &[]).ok()?;
+    (cfg.resctrl.iter().any(|n| n == INFO.name) && p.allocation == "ucp").then_some(p.epoch_ns)
+}
+
 /// Consecutive runs of ways from way 0, `ways[i]` for process i.
 pub fn runs(ways: &[u32]) -> Vec<u64> {
     let mut first = 0;
