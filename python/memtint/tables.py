@@ -259,8 +259,8 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
         components.add_row(label, ", ".join(str(x) for x in catalogue.get(key, [])))
     yield components
 
-    described = Table(title="Schedulers, row policies, refresh managers, placement and migration policies, resctrl "
-                            "partitioning (os.resctrl), real-time schedules (memtint rt)",
+    described = Table(title="Schedulers, row policies, refresh managers, placement, migration and dynamic policies, "
+                            "resctrl partitioning (os.resctrl), real-time schedules (memtint rt)",
                       box=box.SIMPLE_HEAD)
     for column in ("kind", "name"):
         described.add_column(column, no_wrap=True)
@@ -272,6 +272,7 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
         ("refresh_info", "refresh", "controller"),
         ("placement_policy_info", "placement", "os"),
         ("migration_policy_info", "migration", "os"),
+        ("dynamic_policy_info", "dynamic", "os"),
         ("resctrl_info", "resctrl", "os"),
         ("rt_schedule_info", "rt schedule", "schedule"),
     ):
@@ -290,6 +291,8 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
                 notes.append(f"needs {c['needs']}")
             if c.get("moves_pages_of"):
                 notes.append(f"moves pages placed by {', '.join(c['moves_pages_of'])} (os.migration)")
+            if c.get("adapts"):
+                notes.append(f"adapts the colours of {', '.join(c['adapts'])} (os.dynamic)")
             if c.get("machine_variant"):
                 notes.append(f"sweeps run it on a machine's {c['machine_variant']} variant")
             described.add_row(label, c.get("name", MISSING), escape("; ".join(n for n in notes if n)), table)
@@ -352,7 +355,7 @@ def sim_table(stats: dict[str, Any]) -> Table:
     if stats.get("page_migration"):  # os.migration moved pages (docs/numa.md, "Migration")
         nodes += migration_line(stats["page_migration"]) + "\n"
     nodes += time_line(stats["cores"])
-    nodes += resctrl_line(stats)
+    nodes += resctrl_line(stats) + dynamic_line(stats)
     table.caption = (
         nodes + switches +
         f"row-buffer miss rate {100 * stats['row_buffer_miss_rate']:.1f} % · "
@@ -360,6 +363,22 @@ def sim_table(stats: dict[str, Any]) -> Table:
         f"{number(stats['instructions_per_second'] / 1e6, 1)} M instructions/s simulated"
     )
     return table
+
+
+def dynamic_line(stats: dict[str, Any]) -> str:
+    """What a dynamic policy (os.dynamic) and swapping (os.overflow = "swap") did in a run
+    (empty without either)."""
+    parts = []
+    d = stats.get("dynamic")
+    if d:
+        parts.append(f"{d['policy']}: {count(d['epochs'])} epochs, {count(d['repartitions'])} repartitions "
+                     f"({count(d['colours_lent'])} colours lent, {count(d['sets_shared'])} sets shared), "
+                     f"{count(d['pages_recoloured'])} pages re-coloured")
+    s = stats.get("swap")
+    if s:
+        parts.append(f"swap: {count(s['swap_outs'])} pages out, {count(s['swap_ins'])} major faults, "
+                     f"{count(s['swapped'])} in swap at the end")
+    return " · ".join(parts) + "\n" if parts else ""
 
 
 def resctrl_line(stats: dict[str, Any]) -> str:

@@ -321,6 +321,23 @@ def test_the_cat_and_mba_run_file_partitions_the_llc_and_bandwidth(memtint, tmp_
 
 
 @pytest.mark.engine
+def test_the_dynamic_bpm_run_file_lends_colours_instead_of_swapping(memtint, tmp_path):
+    run = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "runs", "dynamic-bpm.toml")
+    code, out, err = memtint("sim", run, "--json", tmp_path / "dynamic.json")
+    assert code == 0, err
+    assert "dynamic-bpm:" in out and "colours lent" in out and "swap:" in out
+    dynamic = json.loads((tmp_path / "dynamic.json").read_text())
+    code, out, err = memtint("sim", run, "--set", "os.dynamic=none", "--json", tmp_path / "static.json")
+    assert code == 0, err
+    assert "dynamic-bpm:" not in out
+    static = json.loads((tmp_path / "static.json").read_text())
+    assert dynamic["dynamic"]["colours_lent"] >= 4 and "dynamic" not in static
+    assert dynamic["swap"]["swap_outs"] * 100 < static["swap"]["swap_outs"]
+    code, _, err = memtint("sim", run, "--set", "os.dynamic-bpm.epoch_ns=5")
+    assert code != 0 and "os.dynamic-bpm.epoch_ns" in err
+
+
+@pytest.mark.engine
 def test_the_tiering_run_file_runs_one_program_over_two_nodes(memtint, tmp_path):
     run = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "runs", "tiering.toml")
     code, out, err = memtint("sim", run, "--set", "os.policy=local", "--json", tmp_path / "local.json")

@@ -103,6 +103,11 @@ pub fn catalogue_json() -> String {
             .iter()
             .map(|m| serde_json::json!({"name": m.name, "summary": m.summary, "moves_pages_of": m.moves_pages_of, "params": (m.params.defaults)()}))
             .collect::<Vec<_>>(),
+        "dynamic_policy_info": crate::os::dynamic::DYNAMIC
+            .all()
+            .iter()
+            .map(|d| serde_json::json!({"name": d.name, "summary": d.summary, "adapts": d.works_with, "params": (d.params.defaults)()}))
+            .collect::<Vec<_>>(),
         "resctrl_info": crate::os::resctrl::RESCTRL
             .all()
             .iter()

@@ -395,6 +395,16 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
             v["os"]["cat"] = json!({"ways": (0..programs.len()).map(|_| rng.gen_range(1..6)).collect::<Vec<u32>>()});
         }
     }
+    if rng.gen_bool(0.3) {
+        // Memory pressure: a machine cut small, swapping, and dynamic BPM under bpm.
+        v["os"]["memory_mb"] = json!([8, 16, 64][rng.gen_range(0..3)]);
+        v["os"]["overflow"] = json!("swap");
+        v["os"]["swap"] = json!({"fault_ns": 2000.0});
+        if v["os"]["policy"] == "bpm" {
+            v["os"]["dynamic"] = json!("dynamic-bpm");
+            v["os"]["dynamic-bpm"] = json!({"epoch_ns": 2000.0});
+        }
+    }
     v
 }
 

@@ -16,6 +16,7 @@ use crate::controller::{Completion, Origin, RowOutcome};
 use crate::cpu::{ClockRatio, CoreMemory, LoadOutcome};
 use crate::error::Result;
 use crate::os::migration::{NodeLoad, OsEvent};
+use crate::os::monitor::{Monitors, ProcessMonitor};
 use crate::os::OsModel;
 use crate::stats::{LatencyHistogram, RowCauseCounts, RowOutcomesByKind};
 use crate::{Cycle, NEVER};
@@ -71,12 +72,18 @@ pub struct ThreadMigration {
     pub hint_faults: u64,
     /// Pages its faults moved.
     pub pages_moved: u64,
-    /// Core cycles stalled in the kernel: its hinting faults and migrations, and TLB
-    /// shootdowns of its process's migrations.
+    /// Major faults it took on pages in swap (`os.overflow = "swap"`).
+    pub swap_ins: u64,
+    /// Of `system_cycles`: stalls for its process's pages a dynamic policy re-coloured (each
+    /// page's migration and each batch's shootdown), the adjustment's overhead.
+    pub recolour_cycles: u64,
+    /// Core cycles stalled in the kernel: its hinting faults, migrations and major faults,
+    /// its process's pages re-coloured, and TLB shootdowns of its process's page moves.
     pub system_cycles: u64,
 }
 
-/// What page migration costs and how often it runs (`os.numa_scan`), in core cycles, and the
+/// What the OS's page work costs and how often it runs, in core cycles: migration
+/// (`os.numa_scan`), a dynamic policy's epoch (`os.dynamic`) and swapping (`os.swap`); and the
 /// clocks to turn cycles into ns.
 #[derive(Clone, Debug)]
 pub struct MigrationClock {
@@ -84,6 +91,10 @@ pub struct MigrationClock {
     pub fault: Cycle,
     pub migrate: Cycle,
     pub shootdown: Cycle,
+    /// A major fault on a page in swap.
+    pub swap_fault: Cycle,
+    /// The dynamic policy's epoch (`None`: no dynamic policy).
+    pub epoch: Option<Cycle>,
     pub page_bytes: u64,
     pub core_ghz: f64,
     pub dram_tck_ns: f64,
@@ -91,13 +102,22 @@ pub struct MigrationClock {
     pub idle_ns: Vec<f64>,
 }
 
-/// Migration's costs in core cycles, and who is stalled until when.
+/// The OS's page work in core cycles, and who is stalled until when.
 struct MigrationCosts {
     fault: Cycle,
     migrate: Cycle,
     shootdown: Cycle,
+    swap_fault: Cycle,
     period: Cycle,
     next_scan: Cycle,
+    /// The dynamic policy's epoch, the next one's end and the last one's ( `NEVER`: none).
+    epoch: Cycle,
+    next_epoch: Cycle,
+    last_epoch: Cycle,
+    /// The earlier of `next_scan` and `next_epoch`.
+    next_work: Cycle,
+    /// Per thread at the last epoch: LLC misses, DRAM reads, DRAM writes.
+    counted: Vec<[u64; 3]>,
     core_ghz: f64,
     dram_tck_ns: f64,
     /// Per node over the current period (tracking policies): reads, and DRAM cycles from their
@@ -291,6 +311,8 @@ pub struct MemoryHierarchy {
     /// UCP: repartitions so far, and each process's ways after the latest.
     ucp_repartitions: u64,
     ucp_ways: Vec<u32>,
+    /// Bytes sent to each channel since the last epoch (empty: not monitored).
+    channel_bytes: Vec<u64>,
 }
 
 /// MBA (`os/resctrl/mba.rs`): per thread, the DRAM cycles one line's request takes of its
@@ -349,14 +371,16 @@ impl MemoryHierarchy {
             ucp: None,
             ucp_repartitions: 0,
             ucp_ways: Vec::new(),
+            channel_bytes: Vec::new(),
         })
     }
 
     /// Pages migrate (`os.migration`): scan every `period` core cycles and charge each hinting
     /// fault `fault` cycles, each migration `migrate` more and a TLB shootdown of `shootdown` to
-    /// the process's other threads. Call after `set_threads`.
+    /// the process's other threads. A dynamic policy's epochs and swapping are charged here as
+    /// well. Call after `set_threads`.
     pub fn set_migration(&mut self, clock: MigrationClock) {
-        if !self.os.migrating() {
+        if !self.os.moves_pages() {
             return;
         }
         let threads = self.per_core.len();
@@ -367,12 +391,24 @@ impl MemoryHierarchy {
         let sample_period = self.os.miss_sample_period();
         // A daemon with its own period (DAMON's sampling) runs on that instead of the scan's.
         let period = self.os.daemon_period_ns().map_or(clock.period, |ns| (ns * clock.core_ghz).round() as Cycle);
+        let period = if self.os.migrating() { period.max(1) } else { NEVER };
+        let epoch = clock.epoch.map_or(NEVER, |e| e.max(1));
+        if epoch != NEVER {
+            let channels = 1usize << self.os.colour_bits().channel_id_masks().len();
+            self.channel_bytes = vec![0; channels];
+        }
         self.migration = Some(Box::new(MigrationCosts {
             fault: clock.fault,
             migrate: clock.migrate,
             shootdown: clock.shootdown,
-            period: period.max(1),
-            next_scan: period.max(1),
+            swap_fault: clock.swap_fault,
+            period,
+            next_scan: period,
+            epoch,
+            next_epoch: epoch,
+            last_epoch: 0,
+            next_work: period.min(epoch),
+            counted: vec![[0; 3]; threads],
             core_ghz: clock.core_ghz,
             dram_tck_ns: clock.dram_tck_ns,
             reads: vec![0; nodes],
@@ -393,7 +429,8 @@ impl MemoryHierarchy {
     #[inline(never)]
     fn migration_period(&mut self, now: Cycle) -> Result<()> {
         let Some(m) = self.migration.as_deref_mut() else { return Ok(()) };
-        m.next_scan = now + m.period;
+        m.next_scan = now.saturating_add(m.period);
+        m.next_work = m.next_scan.min(m.next_epoch);
         let loads: Vec<NodeLoad> = (0..m.reads.len())
             .map(|n| NodeLoad {
                 reads: m.reads[n],
@@ -404,6 +441,49 @@ impl MemoryHierarchy {
         m.reads.iter_mut().for_each(|r| *r = 0);
         m.read_cycles.iter_mut().for_each(|r| *r = 0);
         self.os.scan(&loads)?;
+        if self.os.has_events() {
+            self.charge_os_events(now);
+        }
+        Ok(())
+    }
+
+    /// The OS's periodic work due at core cycle `now`: a migration period, a dynamic epoch.
+    #[cold]
+    #[inline(never)]
+    fn os_work(&mut self, now: Cycle) -> Result<()> {
+        let Some(m) = self.migration.as_deref() else { return Ok(()) };
+        let (scan, epoch) = (now >= m.next_scan, now >= m.next_epoch);
+        if scan {
+            self.migration_period(now)?;
+        }
+        if epoch {
+            self.dynamic_epoch(now)?;
+        }
+        Ok(())
+    }
+
+    /// The end of a dynamic policy's epoch: the monitors' counts since the last (per process
+    /// from its threads, per channel), handed to the OS model, whose re-colouring is charged.
+    fn dynamic_epoch(&mut self, now: Cycle) -> Result<()> {
+        let Some(m) = self.migration.as_deref_mut() else { return Ok(()) };
+        m.next_epoch = now.saturating_add(m.epoch);
+        m.next_work = m.next_scan.min(m.next_epoch);
+        let line = !self.line_mask + 1;
+        let mut processes = vec![ProcessMonitor::default(); self.os.processes() as usize];
+        for (t, s) in self.per_core.iter().enumerate() {
+            let Some(&p) = self.thread_process.get(t) else { continue };
+            let [misses, reads, writes] = std::mem::replace(&mut m.counted[t], [s.llc_misses, s.dram_reads, s.dram_writes]);
+            let p = &mut processes[p as usize];
+            p.llc_misses += s.llc_misses - misses;
+            p.writebacks += s.dram_writes - writes;
+            p.dram_bytes += (s.dram_reads - reads + s.dram_writes - writes) * line;
+        }
+        let epoch_ns = (now - m.last_epoch) as f64 / m.core_ghz;
+        m.last_epoch = now;
+        let channels = self.channel_bytes.len();
+        let channel_bytes = std::mem::replace(&mut self.channel_bytes, vec![0; channels]);
+        let now_ns = now as f64 / m.core_ghz;
+        self.os.end_epoch(Monitors { now_ns, epoch_ns, processes, channel_bytes })?;
         if self.os.has_events() {
             self.charge_os_events(now);
         }
@@ -453,13 +533,54 @@ impl MemoryHierarchy {
                     s.hint_faults += 1;
                     s.system_cycles += m.fault;
                 }
-                OsEvent::Migrated { .. } | OsEvent::Moved { .. } => {
+                OsEvent::SwapIn { tid, new } => {
+                    let t = tid as usize;
+                    m.blocked_until[t] = m.blocked_until[t].max(now) + m.swap_fault;
+                    let s = self.per_core[t].page_migration.as_mut().expect("set with the costs");
+                    s.swap_ins += 1;
+                    s.system_cycles += m.swap_fault;
+                    // The device's DMA writes the page into its new frame.
+                    let mut off = 0;
+                    while off < m.page_bytes {
+                        self.send_write(now, 0, new + off, tid);
+                        off += line;
+                    }
+                }
+                OsEvent::SwapOut { tid, pid, old } => {
+                    for (u, &p) in self.thread_process.iter().enumerate() {
+                        if p == pid && u != tid as usize {
+                            m.blocked_until[u] = m.blocked_until[u].max(now + m.shootdown);
+                            self.per_core[u].page_migration.as_mut().expect("set with the costs").system_cycles += m.shootdown;
+                        }
+                    }
+                    // The lines leave the caches and the device's DMA reads the page out.
+                    let mut off = 0;
+                    while off < m.page_bytes {
+                        self.invalidate(old + off);
+                        self.send_read(now, 0, old + off, Waiter { core: tid, token: MIGRATION_TOKEN });
+                        off += line;
+                    }
+                }
+                OsEvent::Migrated { .. } | OsEvent::Moved { .. } | OsEvent::Recoloured { .. } => {
                     // `faulting`: the thread that moved it in a fault (`None`: the daemon).
                     let (faulting, pid, old, new) = match e {
                         OsEvent::Migrated { tid, pid, old, new } => (Some(tid), pid, old, new),
-                        OsEvent::Moved { pid, old, new } => (None, pid, old, new),
-                        OsEvent::HintFault { .. } => unreachable!("matched above"),
+                        OsEvent::Moved { pid, old, new } | OsEvent::Recoloured { pid, old, new } => (None, pid, old, new),
+                        _ => unreachable!("matched above"),
                     };
+                    let recolour = matches!(e, OsEvent::Recoloured { .. });
+                    if recolour {
+                        // The process's pages are unmapped while the kernel copies them: its
+                        // threads wait out each page's migration.
+                        for (u, &p) in self.thread_process.iter().enumerate() {
+                            if p == pid {
+                                m.blocked_until[u] = m.blocked_until[u].max(now) + m.migrate;
+                                let s = self.per_core[u].page_migration.as_mut().expect("set with the costs");
+                                s.system_cycles += m.migrate;
+                                s.recolour_cycles += m.migrate;
+                            }
+                        }
+                    }
                     if let Some(t) = faulting {
                         let t = t as usize;
                         m.blocked_until[t] += m.migrate;
@@ -476,22 +597,22 @@ impl MemoryHierarchy {
                     }
                     for (u, &p) in self.thread_process.iter().enumerate() {
                         if p == pid && u != t && !batched {
-                            m.blocked_until[u] = m.blocked_until[u].max(now + m.shootdown);
-                            self.per_core[u].page_migration.as_mut().expect("set with the costs").system_cycles += m.shootdown;
+                            let s = self.per_core[u].page_migration.as_mut().expect("set with the costs");
+                            s.system_cycles += m.shootdown;
+                            if recolour {
+                                // After the batch's copies: the stall adds to theirs.
+                                m.blocked_until[u] = m.blocked_until[u].max(now) + m.shootdown;
+                                s.recolour_cycles += m.shootdown;
+                            } else {
+                                m.blocked_until[u] = m.blocked_until[u].max(now + m.shootdown);
+                            }
                         }
                     }
                     // The copy: every line read at the old frame and written at the new one,
                     // after the old lines leave the caches (their dirty data goes with the copy).
                     let mut off = 0;
                     while off < m.page_bytes {
-                        if let Some(llc) = self.llc.as_mut() {
-                            llc.cache.invalidate(old + off);
-                        }
-                        if let Some(l2) = self.l2.as_mut() {
-                            for c in &mut l2.caches {
-                                c.invalidate(old + off);
-                            }
-                        }
+                        self.invalidate(old + off);
                         self.send_read(now, 0, old + off, Waiter { core: tid, token: MIGRATION_TOKEN });
                         self.send_write(now, 0, new + off, tid);
                         off += line;
@@ -500,6 +621,41 @@ impl MemoryHierarchy {
             }
         }
         self.migration = Some(m);
+    }
+
+    /// Drops `line` from every cache (its page moved or went to swap).
+    fn invalidate(&mut self, line: u64) {
+        if let Some(llc) = self.llc.as_mut() {
+            llc.cache.invalidate(line);
+        }
+        if let Some(l2) = self.l2.as_mut() {
+            for c in &mut l2.caches {
+                c.invalidate(line);
+            }
+        }
+    }
+
+    /// The OS's page work during a functional warm-up: nothing is charged, but lines of pages
+    /// that left their frames leave the caches.
+    fn drop_os_events(&mut self) {
+        let mut events = Vec::new();
+        self.os.take_events(&mut events);
+        let page = self.migration.as_ref().map_or(4096, |m| m.page_bytes);
+        let line = !self.line_mask + 1;
+        for e in events {
+            if let OsEvent::Migrated { old, .. }
+            | OsEvent::Moved { old, .. }
+            | OsEvent::Recoloured { old, .. }
+            | OsEvent::SwapOut { old, .. } = e
+            {
+                (0..page / line).for_each(|i| self.invalidate(old + i * line));
+            }
+        }
+    }
+
+    /// The measured run starts (after populating pages and warming the caches).
+    pub fn start_measuring(&mut self) {
+        self.os.start_measuring();
     }
 
     /// The machine has several nodes: route, delay and count requests by node. Call before
@@ -621,6 +777,9 @@ impl MemoryHierarchy {
     pub fn warm(&mut self, tid: u32, vaddr: u64, writeback: Option<u64>) -> Result<()> {
         let (pid, cpu) = self.owner(tid);
         let line = self.os.translate_thread(pid, tid, cpu, vaddr)? & self.line_mask;
+        if self.os.has_events() {
+            self.drop_os_events();
+        }
         let l2_hit = match self.l2.as_mut() {
             Some(l2) => l2.caches[cpu as usize].access(line, false, 0) == Access::Hit,
             None => false,
@@ -639,6 +798,9 @@ impl MemoryHierarchy {
         }
         if let Some(w) = writeback {
             let line = self.os.translate_thread(pid, tid, cpu, w)? & self.line_mask;
+            if self.os.has_events() {
+                self.drop_os_events();
+            }
             match self.l2.as_mut() {
                 Some(l2) => {
                     if let Some(victim) = l2.caches[cpu as usize].write(line, 0) {
@@ -823,6 +985,10 @@ impl MemoryHierarchy {
             }
             at = leave;
         }
+        if !self.channel_bytes.is_empty() {
+            let c = self.os.colour_bits().channel_id(addr) as usize;
+            self.channel_bytes[c] += !self.line_mask + 1;
+        }
         let o = Outgoing { at, id, addr, is_write, origin, bank };
         let q = &mut self.outboxes[node];
         if self.throttle.is_some() && q.back().is_some_and(|b| b.at > at) {
@@ -1002,8 +1168,8 @@ impl CoreMemory for MemoryHierarchy {
                 return Ok(LoadOutcome::Refused);
             }
             self.os.set_now_ns(now as f64 / m.core_ghz);
-            if now >= m.next_scan {
-                self.migration_period(now)?;
+            if now >= m.next_work {
+                self.os_work(now)?;
                 if self.migration.as_ref().is_some_and(|m| m.blocked_until[tid as usize] > now) {
                     return Ok(LoadOutcome::Refused);
                 }

@@ -82,6 +82,10 @@ pub struct MulticoreResult {
     pub migration: Option<crate::os::migration::MigrationStats>,
     /// What the OS model says of the configuration (a migration policy that cannot apply).
     pub os_warnings: Vec<String>,
+    /// Per process: its swapping (`None` unless `os.overflow = "swap"`).
+    pub swap: Option<Vec<crate::os::swap::ProcessSwap>>,
+    /// The dynamic policy's counters (`None` without one).
+    pub dynamic: Option<crate::os::dynamic::DynamicStats>,
 }
 
 /// One software thread: its trace, its process (threads of a process share the page table),
@@ -277,6 +281,7 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
         }
     }
     hier.reset_counters();
+    hier.start_measuring();
     Ok(())
 }
 
@@ -531,7 +536,10 @@ fn build(
     let places: Vec<ThreadPlace> = threads.iter().zip(&plan.bound).map(|(t, &core)| ThreadPlace { process: t.process, core }).collect();
     let mut os = OsModel::with_nodes(os_cfg, &cfg.mapping, plan.llc_bits.clone(), plan.processes, plan.cores, cfg.node_layout(), &places)?;
     if os_cfg.populate {
+        os.set_populating(true);
         populate(&mut os, threads, &plan.bound, os_cfg.page_bytes)?;
+        os.set_populating(false);
+        os.start_measuring();
     }
     let mut hier =
         MemoryHierarchy::new(os, machine.cache.l2.as_ref(), plan.llc.as_ref(), plan.cores.max(plan.threads), plan.clock, plan.line_bytes)?;
@@ -580,6 +588,8 @@ fn build(
         fault: cycles(scan.fault_ns),
         migrate: cycles(scan.migrate_ns),
         shootdown: cycles(scan.shootdown_ns),
+        swap_fault: cycles(os_cfg.swap.fault_ns),
+        epoch: hier.os().dynamic_epoch_ns().map(cycles),
         page_bytes: os_cfg.page_bytes,
         core_ghz: machine.cpu.frequency_ghz,
         dram_tck_ns: cfg.timing.tCK_ns,
@@ -887,6 +897,8 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
         fallback_pages: hier.os().fallback_pages(),
         migration: hier.migration_stats().cloned(),
         os_warnings: hier.os().warnings().to_vec(),
+        swap: hier.os().swap_stats().map(|s| s.to_vec()),
+        dynamic: hier.os().dynamic_stats().cloned(),
         memory: mem,
         totals,
         core_cycles: end.now_core,

@@ -492,6 +492,16 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 )));
             }
         }
+        // A dynamic policy whose first epoch never ended adapted nothing.
+        if let Some(d) = &r.dynamic {
+            let run_ns = r.core_cycles as f64 / cfg.machine.cpu.frequency_ghz;
+            if d.epoch_ns > run_ns {
+                w.push(Value::String(format!(
+                    "os.{}.epoch_ns ({} ns) is longer than the run ({run_ns:.0} ns): the policy never adjusted the colours",
+                    d.policy, d.epoch_ns
+                )));
+            }
+        }
     }
     let names: Vec<String> = match &spec.processes {
         Some(ps) => ps.iter().enumerate().map(|(i, p)| p.name.clone().unwrap_or_else(|| format!("process{i}"))).collect(),
@@ -538,13 +548,18 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 v["barrier_wait_cycles"] = json!(inside);
                 v["barrier_idle_cycles"] = json!(inside + at_end);
             }
-            if r.migration.is_some() {
+            if r.migration.is_some() || r.swap.is_some() || r.dynamic.is_some() {
                 let sum = |f: fn(&super::ThreadMigration) -> u64| ts.iter().filter_map(|c| c.memory.page_migration.as_ref()).map(f).sum::<u64>();
                 v["page_migration"] = json!({
                     "hint_faults": sum(|m| m.hint_faults),
                     "pages_moved": sum(|m| m.pages_moved),
+                    "swap_ins": sum(|m| m.swap_ins),
+                    "recolour_cycles": sum(|m| m.recolour_cycles),
                     "system_cycles": sum(|m| m.system_cycles),
                 });
+            }
+            if let Some(s) = r.swap.as_ref().and_then(|s| s.get(p as usize)) {
+                v["swap"] = json!(s);
             }
             v
         })
@@ -617,6 +632,19 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
     if let Some(m) = &r.migration {
         out["page_migration"] = json!(m);
         out["page_migration"]["copy_bytes"] = json!(2 * m.pages_moved * os.page_bytes);
+    }
+    if let Some(s) = &r.swap {
+        let total = |f: fn(&crate::os::swap::ProcessSwap) -> u64| s.iter().map(f).sum::<u64>();
+        out["swap"] = json!({
+            "fault_ns": os.swap.fault_ns,
+            "swap_outs": total(|p| p.swap_outs),
+            "swap_ins": total(|p| p.swap_ins),
+            "swapped": total(|p| p.swapped),
+        });
+    }
+    if let Some(d) = &r.dynamic {
+        out["dynamic"] = json!(d);
+        out["dynamic"]["copy_bytes"] = json!(2 * d.pages_recoloured * os.page_bytes);
     }
     if let Some(e) = &spec.export_dram {
         out["export_dram"] = json!({"path": e.path, "format": e.format, "requests": r.exported_requests});

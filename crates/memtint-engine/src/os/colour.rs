@@ -565,6 +565,12 @@ impl ColourBits {
         self.in_page_bank_offsets.iter().map(move |o| base ^ o)
     }
 
+    /// Channel id of an address (0 on a one-channel machine).
+    #[inline]
+    pub fn channel_id(&self, addr: u64) -> u32 {
+        eval(&self.channel_id, addr)
+    }
+
     pub fn channels_of_frame(&self, frame_addr: u64) -> impl Iterator<Item = u32> + '_ {
         let base = eval(&self.channel_id, frame_addr);
         self.in_page_channel_offsets.iter().map(move |o| base ^ o)

@@ -62,6 +62,20 @@ pub struct OsConfig {
     /// as booting with part of a node reserved; how tiering experiments make the fast tier
     /// smaller than the footprint. Node placement policies only.
     pub node_memory_mb: Vec<f64>,
+    /// MiB of memory the OS may allocate on a one-node machine (0: all of it), the lowest
+    /// physical addresses, as Linux's `mem=` boot parameter: how memory-pressure experiments
+    /// (BPM Fig. 11's 4 GB machine) shrink the machine without changing its address mapping.
+    pub memory_mb: f64,
+    /// When a process's colours (every colour, under an uncoloured policy) have no free frame:
+    /// "borrow" (default: a frame of another colour, counted as `colour_overflow_pages`; an
+    /// error when no frame is free at all) or "swap" (one of its own pages goes to swap,
+    /// `os/swap.rs`). `strict = true` makes a full colour set an error instead.
+    pub overflow: String,
+    /// The cost of swapping (`[os.swap]`).
+    pub swap: super::swap::SwapConfig,
+    /// A dynamic partitioning policy, one of `dynamic::DYNAMIC` (default "none"), which adapts
+    /// the placement policy's colours every epoch (`[os.<name>] epoch_ns`).
+    pub dynamic: String,
     /// Hardware partitioning through resctrl, beside the placement policy: names from
     /// `resctrl::RESCTRL` (`"cat"`), each with its table (`[os.cat]`). Default: none.
     pub resctrl: Vec<String>,
@@ -90,6 +104,10 @@ impl Default for OsConfig {
             migration: "none".into(),
             numa_scan: Default::default(),
             node_memory_mb: Vec::new(),
+            memory_mb: 0.0,
+            overflow: "borrow".into(),
+            swap: Default::default(),
+            dynamic: "none".into(),
             resctrl: Vec::new(),
             params: ParamTables::default(),
         }

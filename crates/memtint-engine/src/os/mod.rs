@@ -9,14 +9,17 @@ pub mod buddy;
 pub mod cfs;
 pub mod colour;
 pub mod config;
+pub mod dynamic;
 pub mod frame_order;
 pub mod migration;
+pub mod monitor;
 pub mod nodes;
 pub mod os_model;
 pub mod page_table;
 pub mod parity_table;
 pub mod placement;
 pub mod resctrl;
+pub mod swap;
 
 pub use binding::bind_threads;
 pub use buddy::{BuddyAllocator, Frame, MAX_ORDER};

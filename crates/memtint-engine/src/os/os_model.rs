@@ -5,11 +5,14 @@
 use super::buddy::BuddyAllocator;
 use super::colour::{colour_list_text, ColourBits, ColourBitsReport};
 use super::config::{FrameOrderKind, OsConfig};
+use super::dynamic::{self, Adjustment, DynamicPolicy, DynamicStats, EpochView};
 use super::frame_order::FrameOrder;
 use super::migration::{self, HintFault, Migrating, MigrationStats, NodeLoad, OsEvent, PeriodView, Proposal, ScanScope};
+use super::monitor::Monitors;
 use super::nodes::NodeLayout;
 use super::page_table::{frame_of, PageTable, HINT};
 use super::placement::{self, NodeFault, PlacementPolicy, ThreadPlace};
+use super::swap::{Overflow, ProcessSwap, Swap};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
 use serde::Serialize;
@@ -71,6 +74,46 @@ pub struct OsModel {
     warnings: Vec<String>,
     /// The time of the translation under way, ns (kept only while pages migrate).
     now_ns: f64,
+    /// Swapping when a process's colours are full (`os.overflow = "swap"`).
+    swap: Option<Box<Swap>>,
+    /// The dynamic partitioning policy (`os.dynamic`).
+    dynamic: Option<Box<Dynamic>>,
+    /// Kernel work the last translations or epoch left for the memory hierarchy to charge
+    /// (hinting faults, migrations, re-colouring, swapping), oldest first.
+    events: Vec<OsEvent>,
+    /// Footprints are being mapped before the run (`set_populating`).
+    populating: bool,
+}
+
+/// A dynamic policy and what it sees.
+struct Dynamic {
+    policy: Box<dyn DynamicPolicy>,
+    stats: DynamicStats,
+    /// Per process, per colour: its resident pages there.
+    pages_in_colour: Vec<Vec<u64>>,
+    /// Per process: swap-ins counted up to the last epoch.
+    swap_ins: Vec<u64>,
+}
+
+/// The frames below `memory_mb` MiB (0: all `all` frames), checked.
+fn limit_frames(memory_mb: f64, all: u32, page_shift: u32) -> Result<u32> {
+    if !(memory_mb.is_finite() && memory_mb >= 0.0) {
+        return Err(Error::config("os.memory_mb", format!("must be a number of MiB >= 0 (0: all), got {memory_mb}")));
+    }
+    if memory_mb == 0.0 {
+        return Ok(all);
+    }
+    let want = (memory_mb * (1u64 << 20) as f64 / (1u64 << page_shift) as f64).floor() as u64;
+    if want == 0 {
+        return Err(Error::config("os.memory_mb", format!("{memory_mb} MiB is less than one page")));
+    }
+    if want > all as u64 {
+        return Err(Error::config(
+            "os.memory_mb",
+            format!("{memory_mb} MiB is more than the machine's {} MiB", ((all as u64) << page_shift) >> 20),
+        ));
+    }
+    Ok(want as u32)
 }
 
 /// Each node's frames under a node policy: its own allocator and baseline frame order.
@@ -246,6 +289,15 @@ impl OsModel {
             return Err(Error::config("os", format!("2^{frame_bits} page frames are more than the 2^31 the allocator supports")));
         }
         let bits = ColourBits::new(mapping, llc_set_bits, page_shift, &cfg.exclude_bits)?;
+        let overflow = Overflow::from_name(&cfg.overflow)?;
+        cfg.swap.validate()?;
+        if overflow == Overflow::Swap && cfg.strict {
+            return Err(Error::config(
+                "os.overflow",
+                "\"swap\" swaps a page out when a process's colours are full, and os.strict = true makes that an error; set one",
+            ));
+        }
+        let dynamic = dynamic::build(cfg, processes)?;
         let mut warnings = Vec::new();
         let migrating = migration::build(cfg, &layout, processes, &mut warnings)?;
         let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores, nodes: &layout, threads })?;
@@ -268,9 +320,33 @@ impl OsModel {
             }
             None
         };
+        if nodes.is_some() {
+            let one_node = |key: &str, what: &str| {
+                Error::config(
+                    key,
+                    format!("{what} is modelled on one-node machines under colour policies; policy '{}' places by node", cfg.policy),
+                )
+            };
+            if cfg.memory_mb != 0.0 {
+                return Err(one_node("os.memory_mb", "a memory limit for the whole machine (use os.node_memory_mb per node)"));
+            }
+            if overflow == Overflow::Swap {
+                return Err(one_node("os.overflow", "swapping"));
+            }
+        }
         // Under a node policy the nodes' own allocators hold the frames.
-        let frames = if nodes.is_some() { 1 } else { 1 << frame_bits };
+        let frames = if nodes.is_some() { 1 } else { limit_frames(cfg.memory_mb, 1 << frame_bits, page_shift)? };
         let alloc = BuddyAllocator::new(frames, policy.colour_space(), page_shift)?;
+        let dynamic = dynamic.map(|policy| {
+            let stats = DynamicStats { policy: cfg.dynamic.clone(), epoch_ns: policy.epoch_ns(), ..Default::default() };
+            let colours = alloc.colours() as usize;
+            Box::new(Dynamic {
+                policy,
+                stats,
+                pages_in_colour: vec![vec![0; colours]; processes as usize],
+                swap_ins: vec![0; processes as usize],
+            })
+        });
         Ok(OsModel {
             identity,
             policy,
@@ -283,6 +359,10 @@ impl OsModel {
             migrating,
             warnings,
             now_ns: 0.0,
+            swap: (overflow == Overflow::Swap).then(|| Box::new(Swap::new(processes))),
+            dynamic,
+            events: Vec::new(),
+            populating: false,
         })
     }
 
@@ -334,6 +414,12 @@ impl OsModel {
     /// Migration is on: pages are scanned and may move.
     pub fn migrating(&self) -> bool {
         self.migrating.is_some()
+    }
+
+    /// Pages may move or go to swap (migration, a dynamic policy, swapping): the memory
+    /// hierarchy charges what the OS leaves in its events.
+    pub fn moves_pages(&self) -> bool {
+        self.migrating.is_some() || self.dynamic.is_some() || self.swap.is_some()
     }
 
     /// The time of the next translations, ns (hinting-fault latency, rate limits).
@@ -405,7 +491,7 @@ impl OsModel {
             m.stats.daemon_moves += 1;
             m.stats.moves[page.node as usize][to] += 1;
             let shift = self.page_shift;
-            m.events.push(OsEvent::Moved { pid: page.pid, old: (mv.frame as u64) << shift, new: (new as u64) << shift });
+            self.events.push(OsEvent::Moved { pid: page.pid, old: (mv.frame as u64) << shift, new: (new as u64) << shift });
         }
         Ok(())
     }
@@ -433,15 +519,160 @@ impl OsModel {
         self.migrating.as_ref().is_some_and(|m| m.tracker.is_some())
     }
 
-    /// The events the last translations left (hinting faults, migrations), oldest first.
+    /// The events the last translations or epoch left, oldest first.
     pub fn take_events(&mut self, out: &mut Vec<OsEvent>) {
-        if let Some(m) = self.migrating.as_mut() {
-            out.append(&mut m.events);
+        out.append(&mut self.events);
+    }
+
+    #[inline]
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    /// The measured run starts: work done while pages were populated or the caches warmed is
+    /// not charged, and swapping counts from zero (pages in swap stay there).
+    pub fn start_measuring(&mut self) {
+        self.events.clear();
+        if let Some(s) = self.swap.as_mut() {
+            for p in &mut s.stats {
+                *p = ProcessSwap { swapped: p.swapped, ..Default::default() };
+            }
+        }
+        if let Some(d) = self.dynamic.as_mut() {
+            d.swap_ins.iter_mut().for_each(|n| *n = 0);
         }
     }
 
-    pub fn has_events(&self) -> bool {
-        self.migrating.as_ref().is_some_and(|m| !m.events.is_empty())
+    /// Per process: its swapping (`None` unless `os.overflow = "swap"`).
+    pub fn swap_stats(&self) -> Option<&[ProcessSwap]> {
+        self.swap.as_ref().map(|s| s.stats.as_slice())
+    }
+
+    /// The dynamic policy's counters (`None` without one).
+    pub fn dynamic_stats(&self) -> Option<&DynamicStats> {
+        self.dynamic.as_ref().map(|d| &d.stats)
+    }
+
+    /// The dynamic policy's epoch, ns (`None` without one).
+    pub fn dynamic_epoch_ns(&self) -> Option<f64> {
+        self.dynamic.as_ref().map(|d| d.policy.epoch_ns())
+    }
+
+    /// Footprints are mapped all at once before the run (`os.populate`), standing for an
+    /// initialisation that spans many epochs: meanwhile, under a dynamic policy, a fault that
+    /// finds its process's colours full ends an epoch first (the daemon would have seen the
+    /// footprint grow), rather than swapping at once.
+    pub fn set_populating(&mut self, on: bool) {
+        self.populating = on;
+    }
+
+    /// The end of a dynamic policy's epoch: `monitors` as the memory hierarchy counted them
+    /// (misses, write-backs, traffic); the OS adds the process sizes, asks the policy, and
+    /// re-colours what it changed (the copies are left in the events).
+    pub fn end_epoch(&mut self, monitors: Monitors) -> Result<()> {
+        self.epoch(monitors, None)
+    }
+
+    /// `end_epoch`, with one more page touched by `pending` (a fault waiting for a frame).
+    fn epoch(&mut self, mut monitors: Monitors, pending: Option<u32>) -> Result<()> {
+        let Some(d) = self.dynamic.as_mut() else { return Ok(()) };
+        for (pid, m) in monitors.processes.iter_mut().enumerate() {
+            m.resident_pages = self.tables[pid].len() as u64;
+            let swapped = self.swap.as_ref().map_or(0, |s| s.swapped_pages(pid as u32));
+            m.touched_pages = m.resident_pages + swapped + (pending == Some(pid as u32)) as u64;
+            let ins = self.swap.as_ref().map_or(0, |s| s.stats[pid].swap_ins);
+            m.swap_ins = ins - d.swap_ins[pid];
+            d.swap_ins[pid] = ins;
+        }
+        let colours: Vec<Vec<u32>> = (0..self.tables.len() as u32).map(|p| self.policy.colours_of(p).to_vec()).collect();
+        let colour_frames: Vec<u64> =
+            (0..self.alloc.colours()).map(|c| self.alloc.allocated_of_colour(c) + self.alloc.free_of_colour(c)).collect();
+        d.stats.epochs += 1;
+        let view = EpochView { monitors: &monitors, colours: &colours, colour_frames: &colour_frames, pages_in_colour: &d.pages_in_colour };
+        let Some(r) = d.policy.on_epoch(&view) else { return Ok(()) };
+        let rnp = monitors.processes.iter().map(|m| m.touched_pages).collect();
+        let bnp = colours.iter().map(|set| set.iter().map(|&c| colour_frames[c as usize]).sum()).collect();
+        self.policy.set_colours(&r.colours)?;
+        let (moved, blocked) = self.recolour(&colours)?;
+        let d = self.dynamic.as_mut().expect("checked above");
+        d.stats.repartitions += 1;
+        d.stats.colours_lent += r.colours_lent;
+        d.stats.sets_shared += r.sets_shared;
+        d.stats.pages_recoloured += moved;
+        d.stats.recolour_blocked += blocked;
+        d.stats.adjustments.push(Adjustment {
+            at_ns: monitors.now_ns,
+            colours: r.colours.iter().map(|c| colour_list_text(c)).collect(),
+            rnp,
+            bnp,
+            pages_recoloured: moved,
+        });
+        Ok(())
+    }
+
+    /// Moves every resident page left in a colour its process no longer owns (`before`: each
+    /// process's colours before the change) to a free frame of its new colours, round-robin;
+    /// a page whose process has none free stays. Returns (moved, stayed).
+    fn recolour(&mut self, before: &[Vec<u32>]) -> Result<(u64, u64)> {
+        let (mut moved, mut blocked) = (0, 0);
+        let colours = self.alloc.colours() as usize;
+        for pid in 0..self.tables.len() {
+            let now = self.policy.colours_of(pid as u32).to_vec();
+            let mut owned = vec![false; colours];
+            now.iter().for_each(|&c| owned[c as usize] = true);
+            if before[pid].iter().all(|&c| owned[c as usize]) {
+                continue;
+            }
+            let out: Vec<(u64, u32)> = self.tables[pid].mappings().filter(|&(_, f)| !owned[self.alloc.colour_of(f) as usize]).collect();
+            let mut next = 0;
+            for (vpage, old) in out {
+                let new = (0..now.len()).find_map(|i| {
+                    let c = now[(next + i) % now.len()];
+                    self.alloc.alloc_colour(c).map(|f| (f, (next + i + 1) % now.len()))
+                });
+                let Some((new, at)) = new else {
+                    blocked += 1;
+                    continue;
+                };
+                next = at;
+                self.alloc.free(old)?;
+                self.tables[pid].set(vpage, new);
+                if let Some(d) = self.dynamic.as_mut() {
+                    d.pages_in_colour[pid][self.alloc.colour_of(old) as usize] -= 1;
+                    d.pages_in_colour[pid][self.alloc.colour_of(new) as usize] += 1;
+                }
+                let shift = self.page_shift;
+                self.events.push(OsEvent::Recoloured { pid: pid as u32, old: (old as u64) << shift, new: (new as u64) << shift });
+                moved += 1;
+            }
+        }
+        Ok((moved, blocked))
+    }
+
+    /// Makes room for a fault of thread `tid` of `pid` when its colours have no free frame: the
+    /// oldest resident page of its own there goes to swap, or, if it has none there (its
+    /// colours are full of other processes' pages), the oldest of another's.
+    fn swap_out(&mut self, pid: u32, tid: u32) -> Result<()> {
+        let colours = self.alloc.colours() as usize;
+        let mut owned = vec![false; colours];
+        self.policy.colours_of(pid).iter().for_each(|&c| owned[c as usize] = true);
+        let Some(swap) = self.swap.as_mut() else { return Ok(()) };
+        let alloc = &self.alloc;
+        let processes = self.tables.len() as u32;
+        for victim in std::iter::once(pid).chain((0..processes).filter(|&q| q != pid)) {
+            let table = &mut self.tables[victim as usize];
+            let Some((vpage, frame)) = swap.evict(victim, |v| table.lookup(v).map(frame_of), |f| owned[alloc.colour_of(f) as usize]) else {
+                continue;
+            };
+            table.remove(vpage);
+            if let Some(d) = self.dynamic.as_mut() {
+                d.pages_in_colour[victim as usize][self.alloc.colour_of(frame) as usize] -= 1;
+            }
+            self.alloc.free(frame)?;
+            self.events.push(OsEvent::SwapOut { tid, pid: victim, old: (frame as u64) << self.page_shift });
+            return Ok(());
+        }
+        Ok(())
     }
 
     pub fn migration_stats(&self) -> Option<&MigrationStats> {
@@ -474,7 +705,7 @@ impl OsModel {
         let page_node = nodes.layout.node_of_frame(frame);
         let thread_node = nodes.layout.node_of_core(core);
         m.stats.hint_faults += 1;
-        m.events.push(OsEvent::HintFault { tid });
+        self.events.push(OsEvent::HintFault { tid });
         let pass = m.passes[pid as usize];
         let early = pass <= migration::EARLY_PASSES;
         let free = nodes.capacity.iter().zip(&nodes.used).map(|(c, u)| c - u).collect();
@@ -502,7 +733,7 @@ impl OsModel {
                 m.stats.pages_moved += 1;
                 m.stats.moves[page_node as usize][to as usize] += 1;
                 let shift = self.page_shift;
-                m.events.push(OsEvent::Migrated { tid, pid, old: (frame as u64) << shift, new: (new as u64) << shift });
+                self.events.push(OsEvent::Migrated { tid, pid, old: (frame as u64) << shift, new: (new as u64) << shift });
                 Ok(new)
             }
         }
@@ -530,9 +761,27 @@ impl OsModel {
             }
             return Ok(frame);
         }
+        let room = |os: &Self| os.policy.colours_of(pid).iter().any(|&c| os.alloc.free_of_colour(c) > 0);
+        if self.swap.is_some() && !room(self) {
+            if self.populating && self.dynamic.is_some() {
+                let processes = vec![Default::default(); self.tables.len()];
+                self.epoch(Monitors { processes, ..Default::default() }, Some(pid))?;
+            }
+            if !room(self) {
+                self.swap_out(pid, tid)?;
+            }
+        }
         let placed = self.policy.place_on(pid, core, vpage, &mut self.alloc)?;
         self.overflow[pid as usize] += placed.borrowed as u64;
         self.tables[pid as usize].insert(vpage, placed.frame);
+        if let Some(d) = self.dynamic.as_mut() {
+            d.pages_in_colour[pid as usize][self.alloc.colour_of(placed.frame) as usize] += 1;
+        }
+        if let Some(s) = self.swap.as_mut() {
+            if s.mapped(pid, vpage) {
+                self.events.push(OsEvent::SwapIn { tid, new: (placed.frame as u64) << self.page_shift });
+            }
+        }
         Ok(placed.frame)
     }
 

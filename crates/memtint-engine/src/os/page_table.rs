@@ -39,7 +39,7 @@ impl PageTable {
     }
 
     #[inline]
-    pub fn lookup(&mut self, vpage: u64) -> Option<Frame> {
+    pub fn lookup(&self, vpage: u64) -> Option<Frame> {
         let i = vpage.wrapping_sub(self.base);
         if i < self.dense.len() as u64 {
             let frame = self.dense[i as usize];
@@ -86,6 +86,19 @@ impl PageTable {
         } else {
             debug_assert!(false, "set on unmapped page {vpage}");
         }
+    }
+
+    /// Unmaps `vpage` (a page swapped out); returns its entry, if it was mapped.
+    pub fn remove(&mut self, vpage: u64) -> Option<Frame> {
+        let i = vpage.wrapping_sub(self.base);
+        let old = if i < self.dense.len() as u64 {
+            let slot = &mut self.dense[i as usize];
+            (*slot != UNMAPPED).then(|| std::mem::replace(slot, UNMAPPED))
+        } else {
+            self.sparse.remove(&vpage)
+        };
+        self.mapped -= old.is_some() as usize;
+        old
     }
 
     /// Marks up to `pages` mapped pages for a hinting fault, from the `cursor`-th dense slot on,
@@ -162,6 +175,12 @@ mod tests {
             }
         }
         assert_eq!(t.len(), pages.len());
+        for p in [101u64, 1 << 40] {
+            assert_eq!(t.remove(p), reference.remove(&p));
+            assert_eq!(t.lookup(p), None);
+            assert_eq!(t.remove(p), None, "twice");
+        }
+        assert_eq!(t.len(), pages.len() - 2);
         let mut all: Vec<_> = t.mappings().collect();
         all.sort();
         let mut want: Vec<_> = reference.into_iter().collect();

@@ -276,6 +276,12 @@ pub enum OsEvent {
     Migrated { tid: u32, pid: u32, old: u64, new: u64 },
     /// The policy's daemon moved a page of process `pid` (no thread faulted).
     Moved { pid: u32, old: u64, new: u64 },
+    /// A dynamic policy re-coloured a page of process `pid` (`os/dynamic`).
+    Recoloured { pid: u32, old: u64, new: u64 },
+    /// A page of process `pid` went to swap to make room for thread `tid`'s fault (`os/swap.rs`).
+    SwapOut { tid: u32, pid: u32, old: u64 },
+    /// Thread `tid`'s fault brought a page of its process back from swap into `new`.
+    SwapIn { tid: u32, new: u64 },
 }
 
 /// The run's migration counters (`migration` in the statistics).
@@ -305,7 +311,6 @@ pub struct Migrating {
     pub cursors: Vec<usize>,
     /// Per process: full passes the scanner has made over its pages.
     pub passes: Vec<u32>,
-    pub events: Vec<OsEvent>,
     pub stats: MigrationStats,
     /// The tracked pages (policies that `tracks_pages`).
     pub tracker: Option<PageTracker>,
@@ -335,7 +340,6 @@ impl Migrating {
             scan_pages: ((scan.scan_mb * (1u64 << 20) as f64 / page_bytes as f64).round() as usize).max(1),
             cursors: vec![0; processes as usize],
             passes: vec![0; processes as usize],
-            events: Vec::new(),
             stats: MigrationStats { policy: name.to_string(), moves: vec![vec![0; nodes as usize]; nodes as usize], ..Default::default() },
         }
     }

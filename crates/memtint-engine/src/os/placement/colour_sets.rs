@@ -44,8 +44,9 @@ pub struct ColourSets {
     /// Per set: the aged order its frames come in, and its colours as flags over the space.
     orders: AgedFrames,
     members: Vec<Vec<bool>>,
-    /// Frames each set can hold.
+    /// Frames each set can hold, and each colour.
     set_frames: Vec<u64>,
+    colour_frames: Vec<u64>,
     strict: bool,
 }
 
@@ -134,7 +135,8 @@ impl ColourSets {
                 }
             }
         }
-        let set_frames: Vec<u64> = sets.iter().map(|set| set.iter().map(|&c| bits.frames_of_colour(&space, c)).sum()).collect();
+        let colour_frames: Vec<u64> = (0..n).map(|c| bits.frames_of_colour(&space, c)).collect();
+        let set_frames: Vec<u64> = sets.iter().map(|set| set.iter().map(|&c| colour_frames[c as usize]).sum()).collect();
         if cfg.strict {
             if let Some(s) = set_frames.iter().position(|&f| f == 0) {
                 return Err(Error::config(
@@ -144,15 +146,59 @@ impl ColourSets {
             }
         }
         let orders = AgedFrames::new(cfg, sets.len())?;
-        let members = sets
-            .iter()
-            .map(|set| {
-                let mut m = vec![false; n as usize];
-                set.iter().for_each(|&c| m[c as usize] = true);
-                m
-            })
-            .collect();
-        Ok(ColourSets { space, policy, sets, set_of, cursor: vec![0; processes as usize], orders, members, set_frames, strict: cfg.strict })
+        let members = sets.iter().map(|set| flags(n, set)).collect();
+        Ok(ColourSets {
+            space,
+            policy,
+            sets,
+            set_of,
+            cursor: vec![0; processes as usize],
+            orders,
+            members,
+            set_frames,
+            colour_frames,
+            strict: cfg.strict,
+        })
+    }
+
+    /// New colours per process (a dynamic policy's): equal lists become one shared set, and
+    /// sets must not overlap otherwise. Frames keep coming in each set's aged order.
+    pub fn set_colours(&mut self, colours: &[Vec<u32>]) -> Result<()> {
+        if colours.len() != self.set_of.len() {
+            return Err(Error::config("os.dynamic", format!("{} colour sets for {} processes", colours.len(), self.set_of.len())));
+        }
+        let n = self.space.count();
+        let mut sets: Vec<Vec<u32>> = Vec::new();
+        let mut set_of = Vec::with_capacity(colours.len());
+        let mut owner = vec![None; n as usize];
+        for (p, set) in colours.iter().enumerate() {
+            let mut set = set.clone();
+            set.sort_unstable();
+            if set.is_empty() {
+                return Err(Error::config("os.dynamic", format!("process {p} was left without colours")));
+            }
+            let s = match sets.iter().position(|x| *x == set) {
+                Some(s) => s,
+                None => {
+                    for &c in &set {
+                        self.space.check_colour(c)?;
+                        if let Some(q) = owner[c as usize].replace(sets.len()) {
+                            return Err(Error::config("os.dynamic", format!("colour {c} is in two colour sets ({q} and {})", sets.len())));
+                        }
+                    }
+                    sets.push(set);
+                    sets.len() - 1
+                }
+            };
+            set_of.push(s as u32);
+        }
+        self.orders.ensure(sets.len());
+        self.members = sets.iter().map(|set| flags(n, set)).collect();
+        self.set_frames = sets.iter().map(|set| set.iter().map(|&c| self.colour_frames[c as usize]).sum()).collect();
+        self.sets = sets;
+        self.set_of = set_of;
+        self.cursor.iter_mut().for_each(|c| *c = 0);
+        Ok(())
     }
 
     pub fn space(&self) -> &ColourSpace {
@@ -201,22 +247,40 @@ impl ColourSets {
     }
 }
 
+/// Colour `set` as flags over `n` colours.
+fn flags(n: u32, set: &[u32]) -> Vec<bool> {
+    let mut m = vec![false; n as usize];
+    set.iter().for_each(|&c| m[c as usize] = true);
+    m
+}
+
 /// Frames for colour-restricted placement in the baseline's aged order (`os.frame_order`
 /// "aged"): one order per region (a colour set, a core, a process), region i seeded with
 /// `os.seed + i`, so region 0 with every colour draws exactly the baseline's frames. With
 /// "ascending" it gives nothing and the policy takes the lowest free frame of a colour.
 pub struct AgedFrames {
     orders: Option<Vec<FrameOrder>>,
+    seed: u64,
 }
 
 impl AgedFrames {
     pub fn new(cfg: &OsConfig, regions: usize) -> Result<Self> {
         Ok(AgedFrames {
+            seed: cfg.seed,
             orders: match FrameOrderKind::from_name(&cfg.frame_order)? {
                 FrameOrderKind::Aged => Some((0..regions as u64).map(|i| FrameOrder::new(cfg.seed.wrapping_add(i))).collect()),
                 FrameOrderKind::Ascending => None,
             },
         })
+    }
+
+    /// At least `regions` orders (new ones seeded as `new` seeds them).
+    pub fn ensure(&mut self, regions: usize) {
+        if let Some(o) = self.orders.as_mut() {
+            while o.len() < regions {
+                o.push(FrameOrder::new(self.seed.wrapping_add(o.len() as u64)));
+            }
+        }
     }
 
     /// Region `i`'s next frame among those `accept` takes; None with "ascending", or when random
@@ -250,5 +314,8 @@ impl PlacementPolicy for ColourSets {
     }
     fn place(&mut self, pid: u32, _vpage: u64, alloc: &mut BuddyAllocator) -> Result<Placement> {
         ColourSets::place(self, pid, alloc)
+    }
+    fn set_colours(&mut self, colours: &[Vec<u32>]) -> Result<()> {
+        ColourSets::set_colours(self, colours)
     }
 }

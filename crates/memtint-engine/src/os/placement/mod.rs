@@ -116,6 +116,12 @@ pub trait PlacementPolicy: Send {
         self.place(pid, vpage, alloc)
     }
 
+    /// A dynamic policy's new colours, one list per process (`os/dynamic`): processes listing
+    /// the same colours share them; otherwise lists are disjoint. Colour-set policies only.
+    fn set_colours(&mut self, _colours: &[Vec<u32>]) -> Result<()> {
+        Err(crate::error::Error::config("os.dynamic", format!("policy {} does not change colours while it runs", self.name())))
+    }
+
     /// Pages placed outside the policy's region because it was full (`ccps`'s spill count).
     fn spilled_pages(&self) -> u64 {
         0
@@ -261,10 +267,11 @@ pub fn warnings(cfg: &OsConfig) -> Result<Vec<String>> {
     let mut components: Vec<(&str, ParamSchema)> = POLICIES.all().iter().map(|p| (p.name, p.params)).collect();
     components.extend(crate::os::migration::MIGRATIONS.all().iter().map(|m| (m.name, m.params)));
     components.extend(crate::os::resctrl::RESCTRL.all().iter().map(|r| (r.name, r.params)));
+    components.extend(crate::os::dynamic::DYNAMIC.all().iter().map(|d| (d.name, d.params)));
     for name in &cfg.resctrl {
         crate::os::resctrl::RESCTRL.get(name).map_err(|e| crate::error::Error::config("os.resctrl", e.to_string()))?;
     }
-    let mut in_use = vec![cfg.policy.as_str(), cfg.migration.as_str()];
+    let mut in_use = vec![cfg.policy.as_str(), cfg.migration.as_str(), cfg.dynamic.as_str()];
     in_use.extend(cfg.resctrl.iter().map(String::as_str));
     cfg.params.check("os", &components, &in_use, &field_names::<OsConfig>())
 }
@@ -280,6 +287,10 @@ pub fn params_in_use(cfg: &OsConfig) -> Result<serde_json::Map<String, serde_jso
     let m = crate::os::migration::info(&cfg.migration)?;
     if !m.params.is_empty() {
         out.insert(m.name.to_string(), cfg.params.resolved("os", m.name, &m.params)?.into());
+    }
+    let d = crate::os::dynamic::info(&cfg.dynamic)?;
+    if !d.params.is_empty() {
+        out.insert(d.name.to_string(), cfg.params.resolved("os", d.name, &d.params)?.into());
     }
     for name in &cfg.resctrl {
         let r = crate::os::resctrl::RESCTRL.get(name)?;

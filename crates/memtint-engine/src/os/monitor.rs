@@ -1,0 +1,60 @@
+//! What the OS model reads each epoch of a dynamic policy: the performance counters a Linux
+//! daemon would sample (per-core LLC misses and write-backs, as perf's `LLC-load-misses` and
+//! the uncore's write counts; per-channel traffic, as the memory controller's CAS counts) and
+//! the process sizes the kernel keeps (resident pages, `VmRSS`; pages touched so far including
+//! those in swap, the simulator's stand-in for BPM's VMA-sum RNP, which counts every page a
+//! process has mapped rather than reserved address space).
+//!
+//! Counts are over the epoch just ended; sizes are at its end.
+
+use serde::Serialize;
+
+/// One process over an epoch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ProcessMonitor {
+    /// Demand LLC misses of its threads.
+    pub llc_misses: u64,
+    /// Its dirty lines written back to DRAM.
+    pub writebacks: u64,
+    /// Bytes its threads moved to and from DRAM (reads and write-backs, 64 B lines).
+    pub dram_bytes: u64,
+    /// Instructions its threads retired (for MPKI).
+    pub instructions: u64,
+    /// Pages mapped now (resident).
+    pub resident_pages: u64,
+    /// Pages touched so far: resident plus swapped out (RNP).
+    pub touched_pages: u64,
+    /// Major faults on swapped-out pages.
+    pub swap_ins: u64,
+}
+
+/// The monitors at the end of an epoch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Monitors {
+    /// When the epoch ended, and how long it was, ns of simulated time.
+    pub now_ns: f64,
+    pub epoch_ns: f64,
+    pub processes: Vec<ProcessMonitor>,
+    /// Bytes each channel carried (reads and writes), channel ids as `ColourBits` numbers them.
+    pub channel_bytes: Vec<u64>,
+}
+
+impl Monitors {
+    /// Channel `c`'s bandwidth over the epoch, GB/s.
+    pub fn channel_gbps(&self, c: usize) -> f64 {
+        if self.epoch_ns > 0.0 {
+            self.channel_bytes.get(c).copied().unwrap_or(0) as f64 / self.epoch_ns
+        } else {
+            0.0
+        }
+    }
+
+    /// Process `p`'s DRAM bandwidth over the epoch, GB/s.
+    pub fn process_gbps(&self, p: usize) -> f64 {
+        if self.epoch_ns > 0.0 {
+            self.processes.get(p).map_or(0, |m| m.dram_bytes) as f64 / self.epoch_ns
+        } else {
+            0.0
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Partitioning that adapts (os/dynamic/): under memory pressure static BPM's even split makes
+//! a program whose footprint outgrows its colours swap (os/swap.rs); dynamic BPM lends it whole
+//! colours from programs that do not need theirs, re-colouring the lenders' pages at a cost the
+//! statistics show. Bad settings are refused by key.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+/// A light program with a 2 MiB footprint.
+const LIGHT: &str = "light:footprint_bytes=2097152";
+
+/// A 24 MiB random footprint beside three 2 MiB programs on the i7-860 (32 bank colours) cut to
+/// `memory_mb`, under BPM with swapping.
+fn run(memory_mb: u32, others: &str, os: Value) -> Value {
+    let mut base = json!({"memory_mb": memory_mb, "overflow": "swap", "policy": "bpm"});
+    for (k, v) in os.as_object().unwrap() {
+        base[k] = v.clone();
+    }
+    sim_run(json!({
+        "machine": "i7-860",
+        "programs": ["random:footprint_bytes=25165824,reads_pki=20", others, others, others],
+        "instructions": 300_000,
+        "os": base,
+    }))
+}
+
+/// With 64 MiB each colour holds 2 MiB and BPM's even split gives each program 16 MiB. Static
+/// BPM maps the big footprint's first 16 MiB and swaps the rest; dynamic BPM, whose epochs end
+/// whenever a fault finds the colours full while footprints are mapped, lends it colours first.
+#[test]
+fn static_bpm_swaps_under_pressure_and_dynamic_bpm_lends_colours_instead() {
+    let fixed = run(64, LIGHT, json!({}));
+    let dynamic = run(64, LIGHT, json!({"dynamic": "dynamic-bpm"}));
+    let swap = |v: &Value, key: &str| u(&v["processes"][0]["swap"][key]);
+    // Populating 6144 pages into 4096 frames put 2048 in swap; the random reads find them, and
+    // each brings one back by sending another out.
+    assert_eq!(swap(&fixed, "swapped"), 2048);
+    assert!(swap(&fixed, "swap_ins") > 100, "static BPM swaps: {}", swap(&fixed, "swap_ins"));
+    assert_eq!(swap(&fixed, "swap_outs"), swap(&fixed, "swap_ins"));
+    for key in ["swapped", "swap_ins", "swap_outs"] {
+        assert_eq!(swap(&dynamic, key), 0, "{key}");
+    }
+    let d = &dynamic["dynamic"];
+    assert_eq!(u(&d["colours_lent"]), 4, "2048 pages short: four 512-frame colours. {d}");
+    assert_eq!(u(&d["sets_shared"]), 0, "ΣRNP fits: lending suffices");
+    // Lent from the largest NICE while the lenders had nothing mapped: each lent the colour
+    // holding none of its pages.
+    let first = &d["adjustments"][0];
+    assert_eq!((first["rnp"][0].clone(), first["bnp"][0].clone()), (json!(4097), json!(4096)), "{first}");
+    assert_eq!(first["at_ns"], json!(0.0));
+    let colours = |p: usize| dynamic["colours"]["processes"][p]["colours"].as_array().unwrap().len();
+    assert_eq!((colours(0), (1..4).map(colours).sum::<usize>()), (12, 20));
+    let ipc = |v: &Value| v["processes"][0]["ipc"].as_f64().unwrap();
+    assert!(ipc(&dynamic) > 10.0 * ipc(&fixed), "the big program runs faster: {} against {}", ipc(&dynamic), ipc(&fixed));
+}
+
+/// Footprints that grow during the run (nothing populated): 32 MiB gives each program 8 MiB;
+/// the big program outgrows it and swaps until an epoch lends it colours, whose pages of the
+/// lenders (three 2 MiB streams) are copied into their remaining colours at a cost charged to
+/// the lenders' threads.
+#[test]
+fn a_growing_footprint_is_lent_colours_at_an_epoch_and_the_lenders_pay_for_the_copies() {
+    // The lenders run longest, so every copy happens before their statistics stop.
+    let run = |dynamic: &str| {
+        let lender = json!({"threads": ["stream:footprint_bytes=2097152"], "instructions": 3_000_000});
+        sim_run(json!({
+            "machine": "i7-860",
+            "processes": [{"threads": ["random:footprint_bytes=25165824,reads_pki=20"]}, lender, lender, lender],
+            "instructions": 300_000,
+            "os": {"memory_mb": 32, "overflow": "swap", "policy": "bpm", "populate": false, "dynamic": dynamic,
+                   "dynamic-bpm": {"epoch_ns": 20000}, "numa_scan": {"shootdown_ns": 1.0}},
+        }))
+    };
+    let (fixed, dynamic) = (run("none"), run("dynamic-bpm"));
+    let d = &dynamic["dynamic"];
+    let first = &d["adjustments"][0];
+    assert!(first["at_ns"].as_f64().unwrap() > 0.0, "{first}");
+    assert_eq!(first["bnp"][0], json!(2048));
+    assert!(u(&first["rnp"][0]) > 2048, "{first}");
+    let swap_outs = |v: &Value| u(&v["processes"][0]["swap"]["swap_outs"]);
+    assert!(swap_outs(&dynamic) * 2 < swap_outs(&fixed), "swap-outs {} dynamic, {} static", swap_outs(&dynamic), swap_outs(&fixed));
+    let recoloured = u(&d["pages_recoloured"]);
+    assert!(recoloured > 0, "{d}");
+    assert_eq!(u(&d["copy_bytes"]), 2 * 4096 * recoloured);
+    // Each re-coloured page stalls its process's thread one migration (3 µs), and each batch a
+    // shootdown (1 ns here, so the two parts of a thread's stall separate); the big program,
+    // which lent nothing, none. A lender's count stops at its target: it covers at least the
+    // adjustments before the first lender finished.
+    let ghz = dynamic["config"]["cpu"]["frequency_ghz"].as_f64().unwrap();
+    let (per_page, per_batch) = ((3000.0 * ghz).round() as u64, (1.0 * ghz).round() as u64);
+    let recolour = |p: usize| u(&dynamic["processes"][p]["page_migration"]["recolour_cycles"]);
+    assert_eq!(recolour(0), 0);
+    let (mut pages, repartitions) = (0, u(&d["repartitions"]));
+    for p in 1..4 {
+        let (a, b) = (recolour(p) / per_page, recolour(p) % per_page / per_batch);
+        assert_eq!(recolour(p), a * per_page + b * per_batch);
+        assert!(b <= repartitions && (a == 0) == (b == 0), "lender {p}: {a} pages, {b} batches");
+        pages += a;
+    }
+    let first_done = (1..4).map(|p| u(&dynamic["cores"][p]["finished_at"])).min().unwrap() as f64 / ghz;
+    let before: u64 = d["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["at_ns"].as_f64().unwrap() < first_done)
+        .map(|a| u(&a["pages_recoloured"]))
+        .sum();
+    assert!(before > 0 && before <= pages && pages <= recoloured, "{before} <= {pages} <= {recoloured}");
+}
+
+#[test]
+fn without_pressure_dynamic_bpm_changes_nothing() {
+    let run = |os: Value| sim_run(json!({"machine": "i7-860", "programs": ["stream", "light"], "instructions": 100_000, "os": os}));
+    let fixed = run(json!({"policy": "bpm"}));
+    let dynamic = run(json!({"policy": "bpm", "dynamic": "dynamic-bpm", "dynamic-bpm": {"epoch_ns": 5000}}));
+    assert!(u(&dynamic["dynamic"]["epochs"]) >= 2, "{}", dynamic["dynamic"]);
+    assert_eq!(u(&dynamic["dynamic"]["repartitions"]), 0);
+    assert_eq!(fixed["cores"][0]["ipc"], dynamic["cores"][0]["ipc"], "an epoch that changes nothing costs nothing");
+}
+
+#[test]
+fn bad_dynamic_settings_are_refused_by_key() {
+    let err = |os: Value| sim_err(json!({"machine": "i7-860", "programs": ["stream", "light"], "instructions": 10_000, "os": os}));
+    let e = err(json!({"dynamic": "dynamic-bpm"}));
+    assert!(e.contains("os.dynamic") && e.contains("bpm") && e.contains("buddy"), "{e}");
+    let e = err(json!({"dynamic": "nosuch"}));
+    assert!(e.contains("os.dynamic") && e.contains("nosuch") && e.contains("dynamic-bpm"), "{e}");
+    let e = err(json!({"policy": "bpm", "dynamic": "dynamic-bpm", "dynamic-bpm": {"epoch_ns": 10}}));
+    assert!(e.contains("os.dynamic-bpm.epoch_ns") && e.contains("10"), "{e}");
+    let e = err(json!({"overflow": "spill"}));
+    assert!(e.contains("os.overflow") && e.contains("spill"), "{e}");
+    let e = err(json!({"overflow": "swap", "strict": true}));
+    assert!(e.contains("os.overflow") && e.contains("strict"), "{e}");
+    let e = err(json!({"memory_mb": 100000}));
+    assert!(e.contains("os.memory_mb") && e.contains("100000"), "{e}");
+    let e = err(json!({"swap": {"fault_ns": -1}}));
+    assert!(e.contains("os.swap.fault_ns"), "{e}");
+    // An epoch longer than the run: a warning naming the key.
+    let v = sim_run(json!({"machine": "i7-860", "programs": ["stream", "light"], "instructions": 10_000,
+                           "os": {"policy": "bpm", "dynamic": "dynamic-bpm", "dynamic-bpm": {"epoch_ns": 1e9}}}));
+    let w = v["warnings"].to_string();
+    assert!(w.contains("os.dynamic-bpm.epoch_ns") && w.contains("longer than the run"), "{w}");
+}
+
+#[test]
+fn without_swap_a_full_memory_is_an_error_and_with_it_the_baseline_swaps() {
+    let os = |overflow: &str| json!({"memory_mb": 16, "overflow": overflow});
+    let programs = json!(["random:footprint_bytes=25165824,reads_pki=20", "light"]);
+    let e = sim_err(json!({"machine": "i7-860", "programs": programs, "instructions": 10_000, "os": os("borrow")}));
+    assert!(e.contains("out of physical memory"), "{e}");
+    let v = sim_run(json!({"machine": "i7-860", "programs": programs, "instructions": 50_000, "os": os("swap")}));
+    assert!(u(&v["swap"]["swap_ins"]) > 0, "{}", v["swap"]);
+    assert!(u(&v["processes"][0]["page_migration"]["system_cycles"]) > 0);
+}
