@@ -155,7 +155,10 @@ def test_quick_reproduction_writes_reports(tmp_path):
     # one row per claim (per program for the per-program Fig. 1 claims)
     bpm_rows = papers[0]["rows"]
     assert {r.claim["id"] for r in bpm_rows} == {c["id"] for c in figures.load("bpm")["claim"]}
-    assert all(r.stats["n"] == 3 for r in bpm_rows)
+    # every seed measured, except where the claim's population cannot be formed in so short a run
+    # (Fig. 11 needs static BPM to swap) and the row says so
+    assert all(r.stats["n"] == 3 or r.not_applicable.startswith("the claim's population cannot be formed")
+               for r in bpm_rows), [(r.claim["id"], r.stats["n"], r.not_applicable) for r in bpm_rows if r.stats["n"] != 3]
     # No "reproduced" rests on a subject without the effect: each reproduced Fig. 1 row's program
     # reaches DRAM alone (measured again here from the runs' own counts).
     settings = common.Settings(seeds=3, quick=True, scale=0.5)

@@ -4,6 +4,7 @@ the synthetic profiles, the paper's two workload sizes (bpm.md §4)."""
 
 from __future__ import annotations
 
+import random
 import statistics
 from typing import Any
 
@@ -27,6 +28,34 @@ SIZES = {"full": {"instructions": 10_000_000, "mixes": 10, "mixes8": 3, "instruc
          "quick": {"instructions": 200_000, "mixes": 2, "mixes8": 1, "instructions8": 100_000,
                    "programs": ["stream", "copy", "light", "random", "triad"]}}
 PAPER_MIXES = {4: 10, 8: 10}
+
+#: Fig. 11 (bpm.md §6.4): 8 programs on a machine whose memory holds them all but whose even
+#: split does not hold the largest. The paper's machine has 4 GB for 8 programs (512 MB each
+#: under BPM), each workload with a program above 500 MB; the captured windows touch about a
+#: quarter of what SPEC's programs do, so the machine is cut to a quarter (os.memory_mb, Linux's
+#: mem=): 1 GiB, 128 MiB each. A mix has at least one program above its share and all of them
+#: within nine tenths of the memory (ΣRNP below capacity: the case lending serves, and buddy does
+#: not swap). The paper has 5 such workloads.
+PRESSURE_MB = 1024
+PRESSURE_MIXES = {"full": 5, "quick": 1}
+PRESSURE_OS = {"memory_mb": PRESSURE_MB, "overflow": "swap"}
+
+
+def pressure_mixes(pool: list[str], footprint_mb: dict[str, float], count: int, seed: int) -> list[list[str]]:
+    """``count`` distinct 8-program mixes from ``pool`` with at least one program above its
+    even share of ``PRESSURE_MB`` and all within 90 % of it, drawn with ``random.Random(seed)``:
+    one program from those above the share, seven from the pool with replacement."""
+    share = PRESSURE_MB / 8
+    big = [p for p in pool if share < footprint_mb[p] <= 0.9 * PRESSURE_MB]
+    rng = random.Random(seed)
+    mixes: list[list[str]] = []
+    for _ in range(1000):
+        if len(mixes) == count or not big:
+            break
+        mix = sorted([rng.choice(big)] + rng.choices(pool, k=7))
+        if sum(footprint_mb[p] for p in mix) <= 0.9 * PRESSURE_MB and mix not in mixes:
+            mixes.append(mix)
+    return mixes
 
 
 def colours(banks: int) -> list[int]:
@@ -62,6 +91,15 @@ class Experiment:
         self.instructions8 = settings.instructions(size["instructions8"])
         self.mixes8 = MixExperiment("mixes-8", [MACHINE8], mixes8, variants8, self.instructions8, "buddy",
                                     settings.mix_seed + 8)
+        # Fig. 11: memory pressure, with footprints measured alone with the 8-program window.
+        self.footprint_mb = {p: m["footprint_mb"]
+                             for p, m in common.measured(MACHINE8, settings.warmup, self.instructions8).items()}
+        pressure = pressure_mixes(self.pool, self.footprint_mb, PRESSURE_MIXES["quick" if settings.quick else "full"],
+                                  settings.mix_seed + 11)
+        self.pressure = MixExperiment("pressure", [MACHINE8], pressure, [
+            Variant("buddy", "buddy", os=PRESSURE_OS), Variant("bpm", "bpm", os=PRESSURE_OS),
+            Variant("dynamic-bpm", "bpm", os={**PRESSURE_OS, "dynamic": "dynamic-bpm"})],
+            self.instructions8, "buddy", settings.mix_seed + 11)
         self.banks: dict[tuple[str, int, int], str] = {}
         self.figures: dict[str, Any] = {}  # the paper's figure file, set before analyse
 
@@ -81,11 +119,18 @@ class Experiment:
                 "an average over all 20 of the paper's workloads, uses the 4- and 8-program mixes together.",
                 "The mechanism in a reference simulator: [crosscheck.md](crosscheck.md) (buddy and BPM request streams "
                 "replayed in memtint and Ramulator 2.1, row-buffer miss rates side by side).",
+                f"Fig. 11, memory pressure: {len(self.pressure.mixes)} mixes of 8 on {MACHINE8} cut to {PRESSURE_MB} MiB "
+                f"(os.memory_mb; the paper's 4 GB scaled by the captured windows' footprints), each with a program "
+                f"above its {PRESSURE_MB // 8} MiB share and all within 90 % of the memory, drawn with "
+                f"random.Random({self.pressure.mix_seed}) from the pool (footprints measured alone); buddy, static bpm "
+                "and dynamic-bpm (epoch 1 ms, the paper's 10 s scaled), all swapping when a process's colours (or the "
+                "memory) are full (os.overflow = \"swap\", a major fault 50 µs), "
+                f"{self.instructions8:,} instructions per core.",
                 "The pool: the paper draws its mixes at random from SPEC CPU2006 (WL11 has three light programs); "
                 "here every member reaches DRAM, so that each claim is tested on programs with the effect."]
 
     def mix_experiments(self) -> list[MixExperiment]:
-        return [self.mixes, self.mixes8]
+        return [self.mixes, self.mixes8, self.pressure]
 
     def plan(self) -> list[dict[str, Any]]:
         jobs = []
@@ -98,7 +143,7 @@ class Experiment:
                     k = spec_key(spec)
                     self.banks[(p, b, seed)] = k
                     jobs.append({"key": k, "phase": "alone", "spec": spec})
-        return jobs + self.mixes.plan(self.settings) + self.mixes8.plan(self.settings)
+        return jobs + self.mixes.plan(self.settings) + self.mixes8.plan(self.settings) + self.pressure.plan(self.settings)
 
     # --- analysis ---------------------------------------------------------------------------
 
@@ -131,6 +176,8 @@ class Experiment:
                 rows.append(common.measure_mix_claim(self.mixes, results, c, self.settings))
             elif c["experiment"] == "mixes-8":
                 rows.append(common.measure_mix_claim(self.mixes8, results, c, self.settings))
+            elif c["experiment"] == "pressure":
+                rows.append(common.measure_mix_claim(self.pressure, results, c, self.settings))
             elif c["experiment"] == "mixes-4-and-8":
                 rows.append(common.measure_mix_claim([(self.mixes, MACHINE), (self.mixes8, MACHINE8)], results, c,
                                                      self.settings))
@@ -156,8 +203,32 @@ class Experiment:
              ["mix", "policy", "WS", "WS vs buddy %", "MS", "row-buffer miss rate"],
              common.mix_table(self.mixes8, results, self.settings, MACHINE8)),
         ]
+        tables.append((f"Memory pressure (Fig. 11) on {MACHINE8} cut to {PRESSURE_MB} MiB: per mix and policy, mean "
+                       "over seeds", ["mix (footprints MiB)", "policy", "WS", "WS vs buddy %", "pages swapped",
+                                      "major faults", "colours lent", "pages re-coloured (before the run)",
+                                      "re-colouring overhead %"],
+                       self._pressure_table(results)))
         calibration = common.calibration_rows(self.figures.get("calibration", []), MACHINE, self.settings,
                                               self.instructions, {"mixes": self.mixes, "mixes-8": self.mixes8}, results)
         plots = [{"kind": "lines", "file": "bpm-banks.png", "title": "BPM Fig. 1: IPC relative to 64 banks",
                   "x": list(BANKS), "series": curve, "xlabel": "banks", "ylabel": "IPC / IPC(64 banks)", "hline": 0.9}]
-        return {"rows": rows, "tables": tables, "plots": plots, "calibration": calibration, "notes": [common.run_facts([self.mixes, self.mixes8], results)]}
+        return {"rows": rows, "tables": tables, "plots": plots, "calibration": calibration,
+                "notes": [common.run_facts([self.mixes, self.mixes8, self.pressure], results)]}
+
+    def _pressure_table(self, results: dict[str, Any]) -> list[list[str]]:
+        rows = []
+        exp = self.pressure
+        for m, mix in enumerate(exp.mixes):
+            per_seed = [exp.runs(results, MACHINE8, m, s) for s in self.settings.seed_list()]
+            name = " + ".join(f"{p} ({self.footprint_mb[p]:.0f})" for p in mix)
+            for v in exp.variants:
+                runs = [r[v.label] for r in per_seed]
+                mean = lambda f: statistics.fmean(f(r) for r in runs)  # noqa: E731
+                dyn = lambda key: mean(lambda r: (r.get("dynamic") or {}).get(key, 0))  # noqa: E731
+                rows.append([name, v.label, f"{mean(lambda r: r['ws']):.3f}",
+                             f"{statistics.fmean(common.pct(r[v.label]['ws'], r['buddy']['ws']) for r in per_seed):+.1f}",
+                             f"{mean(common.swapped):.0f}", f"{mean(lambda r: (r.get('swap') or {}).get('swap_ins', 0)):.0f}",
+                             f"{dyn('colours_lent'):.1f}",
+                             f"{dyn('pages_recoloured'):.0f} ({dyn('pages_recoloured_before_run'):.0f})",
+                             f"{mean(common.recolour_overhead):.2f}"])
+        return rows

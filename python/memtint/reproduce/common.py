@@ -460,6 +460,8 @@ def mix_value(metric: str, runs: list[dict[str, dict]], claim: dict[str, Any], b
         return min(pct(energy_per_instruction(r[p]), energy_per_instruction(r[baseline])) for r in runs)
     if metric == "rbmiss_change":
         return statistics.fmean(pct(r[p]["row_buffer_miss_rate"], r[baseline]["row_buffer_miss_rate"]) for r in runs)
+    if metric == "recolour_overhead":  # % of the threads' cycles stalled for re-colouring
+        return statistics.fmean(recolour_overhead(r[p]) for r in runs)
     if metric == "share_not_worse":
         return sum(r[p]["ws"] >= r[baseline]["ws"] for r in runs) / len(runs)
     if metric in ("bestvp_over_horizontal", "vp_over_horizontal"):
@@ -467,6 +469,20 @@ def mix_value(metric: str, runs: list[dict[str, dict]], claim: dict[str, Any], b
         return statistics.fmean(pct(max(r[x]["ws"] for x in vps), max(r["cache-only"]["ws"], r["bank-only"]["ws"]))
                                 for r in runs)
     raise ValueError(f"unknown mix metric {metric!r}")
+
+
+def recolour_overhead(run: dict[str, Any]) -> float:
+    """A dynamic policy's adjustment overhead in a run: the cycles its threads stalled for their
+    pages' re-colouring (copies and shootdowns), % of their cycles."""
+    cycles = sum(c["cycles"] for c in run["cores"])
+    stalled = sum((c.get("page_migration") or {}).get("recolour_cycles", 0) for c in run["cores"])
+    return 100.0 * stalled / cycles if cycles else float("nan")
+
+
+def swapped(run: dict[str, Any]) -> int:
+    """Pages a run sent to swap: during the measured run, or before it and still there."""
+    s = run.get("swap") or {}
+    return s.get("swap_outs", 0) + s.get("swapped", 0)
 
 
 def energy_per_instruction(run: dict[str, Any]) -> float:
@@ -495,6 +511,15 @@ POPULATIONS: dict[str, tuple[Callable[[dict[str, list[dict]]], bool], str]] = {
         lambda runs: all(statistics.fmean(r["ws"] for r in runs[h]) > statistics.fmean(r["ws"] for r in runs["buddy"])
                          for h in ("cache-only", "bank-only")),
         "the mixes where both horizontal policies (cache-only and bank-only) raise WS over buddy, mean over seeds"),
+    "bpm-swaps": (
+        lambda runs: statistics.fmean(swapped(r) for r in runs["bpm"]) > 0,
+        "the mixes where static BPM's even split makes a program swap (its colours hold less than its footprint), "
+        "mean over seeds"),
+    "dynamic-bpm-recolours": (
+        lambda runs: statistics.fmean(swapped(r) for r in runs["bpm"]) > 0
+        and statistics.fmean((r.get("dynamic") or {}).get("pages_recoloured", 0) for r in runs["dynamic-bpm"]) > 0,
+        "the mixes where static BPM swaps and dynamic BPM re-coloured pages during the measured run (adjustments "
+        "before it, while footprints were mapped, cost nothing), mean over seeds"),
 }
 
 

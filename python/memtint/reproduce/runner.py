@@ -71,6 +71,11 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
         out["page_migration"] = stats["page_migration"]
         for core, c in zip(cores, stats["cores"]):
             core["page_migration"] = c.get("page_migration")
+    if stats.get("swap") or stats.get("dynamic"):  # swapping and dynamic partitioning (docs/stats.md)
+        out["swap"] = stats.get("swap")
+        out["dynamic"] = {k: v for k, v in (stats.get("dynamic") or {}).items() if k != "adjustments"} or None
+        for core, c in zip(cores, stats["cores"]):
+            core["page_migration"] = c.get("page_migration")
     llc = ((stats.get("config") or {}).get("cache") or {}).get("llc")
     out["llc_line_bytes"] = llc.get("line_bytes") if isinstance(llc, dict) else None
     return out

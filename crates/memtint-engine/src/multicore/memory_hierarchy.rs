@@ -653,6 +653,12 @@ impl MemoryHierarchy {
         }
     }
 
+    /// Pages are being mapped before the measured run (a functional warm-up): see
+    /// `OsModel::set_populating`.
+    pub fn set_populating(&mut self, on: bool) {
+        self.os.set_populating(on);
+    }
+
     /// The measured run starts (after populating pages and warming the caches).
     pub fn start_measuring(&mut self) {
         self.os.start_measuring();

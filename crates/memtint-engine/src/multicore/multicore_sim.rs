@@ -264,6 +264,8 @@ const WARMUP_TURN: u64 = 10_000;
 /// its warm-up stopped.
 fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -> Result<()> {
     let mut done = vec![0u64; threads.len()];
+    // The warm-up stands for the programs' earlier execution, over many of a dynamic policy's epochs.
+    hier.set_populating(true);
     while done.iter().any(|&d| d < warmup) {
         for (t, th) in threads.iter_mut().enumerate() {
             let end = warmup.min(done[t] + WARMUP_TURN);
@@ -280,6 +282,7 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
             }
         }
     }
+    hier.set_populating(false);
     hier.reset_counters();
     hier.start_measuring();
     Ok(())

@@ -540,6 +540,7 @@ impl OsModel {
         }
         if let Some(d) = self.dynamic.as_mut() {
             d.swap_ins.iter_mut().for_each(|n| *n = 0);
+            d.stats.pages_recoloured_before_run += std::mem::take(&mut d.stats.pages_recoloured);
         }
     }
 
@@ -558,10 +559,10 @@ impl OsModel {
         self.dynamic.as_ref().map(|d| d.policy.epoch_ns())
     }
 
-    /// Footprints are mapped all at once before the run (`os.populate`), standing for an
-    /// initialisation that spans many epochs: meanwhile, under a dynamic policy, a fault that
-    /// finds its process's colours full ends an epoch first (the daemon would have seen the
-    /// footprint grow), rather than swapping at once.
+    /// Footprints are mapped before the run (`os.populate`, a functional warm-up), standing for
+    /// an initialisation or execution that spans many epochs: meanwhile, under a dynamic policy,
+    /// a fault that finds its process's colours full ends an epoch first (the daemon would have
+    /// seen the footprint grow), rather than swapping at once.
     pub fn set_populating(&mut self, on: bool) {
         self.populating = on;
     }

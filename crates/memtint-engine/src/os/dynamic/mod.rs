@@ -138,9 +138,11 @@ pub struct DynamicStats {
     pub repartitions: u64,
     pub colours_lent: u64,
     pub sets_shared: u64,
-    /// Pages copied to their process's new colours, and pages that stayed in a colour their
-    /// process no longer owns because its new colours had no free frame.
+    /// Pages copied to their process's new colours during the measured run, and pages that
+    /// stayed in a colour their process no longer owns because its new colours had no free frame.
     pub pages_recoloured: u64,
+    /// Pages copied before the measured run (populating, warm-up): not charged.
+    pub pages_recoloured_before_run: u64,
     pub recolour_blocked: u64,
     pub adjustments: Vec<Adjustment>,
 }
