@@ -42,11 +42,12 @@ def _fingerprint(result: dict[str, Any]) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def probe(machine: str, policy: str, processes: int, os_options: tuple = ()) -> str | None:
-    """The probe's fingerprint under ``policy`` on ``machine``, or None when the policy cannot
-    run there (it needs profiles or a machine variant)."""
+def probe(machine: str, policy: str, processes: int, os_options: str = "{}") -> str | None:
+    """The probe's fingerprint under ``policy`` on ``machine`` with the ``[os]`` options in
+    ``os_options`` (JSON, so that lists can be options and the cache key), or None when the
+    policy cannot run there (it needs profiles or a machine variant)."""
     spec = api.build_sim_spec(machine, [PROBE_PROGRAM] * processes, instructions=PROBE_INSTRUCTIONS, policy=policy,
-                              seed=1, os_options=dict(os_options) or None)
+                              seed=1, os_options=json.loads(os_options) or None)
     try:
         return _fingerprint(api.run_sim_spec(spec))
     except MemtintError:
@@ -70,7 +71,7 @@ def groups(machine: str, policies: list[str] | None = None, processes: int | Non
     for label in policies:
         opts = dict(options.get(label, {}))
         policy = opts.pop("policy", label)
-        fp = probe(machine, policy, processes, tuple(sorted(opts.items())))
+        fp = probe(machine, policy, processes, json.dumps(opts, sort_keys=True))
         if fp is not None:
             seen.setdefault(fp, []).append(label)
     return [g for g in seen.values() if len(g) > 1]

@@ -83,7 +83,13 @@ class Experiment:
                     Variant("bpm-strided", "bpm", os={"colour_split": "strided"}),
                     Variant("bpm-plus", "bpm-plus", machine="i7-860-bpm-plus"),
                     Variant("cache-only", "cache-only")]
-        self.mixes = MixExperiment("mixes", [MACHINE], mixes, variants, self.instructions, "buddy", settings.mix_seed)
+        # The hardware's own partitioning beside page colouring (bpm.md §9.5), no paper figure:
+        # CAT's even split of the LLC's ways, alone and with BPM; MBA capping each program at its
+        # even share of peak bandwidth rounded up to MBA's 10 % step (30 % for four).
+        hardware = [Variant("cat", "buddy", os={"resctrl": ["cat"]}), Variant("cat+bpm", "bpm", os={"resctrl": ["cat"]}),
+                    Variant("mba", "buddy", os={"resctrl": ["mba"], "mba": {"percent": [30] * 4}})]
+        self.mixes = MixExperiment("mixes", [MACHINE], mixes, variants + hardware, self.instructions, "buddy",
+                                   settings.mix_seed)
         # 8 programs on the 4-core, 8-thread i7-860 (each thread a core here: no SMT model).
         mixes8 = common.draw_mixes(self.pool, 8, size["mixes8"], settings.mix_seed + 8, replace=True)
         variants8 = [v if v.label != "bpm-plus" else Variant("bpm-plus", "bpm-plus", machine="i7-860-8t-bpm-plus")
@@ -110,7 +116,9 @@ class Experiment:
                 f"({', '.join(self.pool)}: alone LLC MPKI > 1 on the {MACHINE}, measured with this warm-up and "
                 f"window) with random.Random({self.settings.mix_seed}); buddy, bpm, bpm-plus "
                 f"(machine i7-860-bpm-plus), cache-only; {self.instructions:,} instructions per core; alone runs under "
-                "buddy on the i7-860. Write-backs are on (dirty LLC victims go to DRAM).",
+                "buddy on the i7-860. Write-backs are on (dirty LLC victims go to DRAM). Beside them, the hardware's "
+                "own partitioning (no paper figure): Intel CAT splitting the LLC's 16 ways evenly (os.resctrl = "
+                "[\"cat\"]) under buddy and under bpm, and Intel MBA capping each program at 30 % of peak bandwidth.",
                 f"Fig. 8-9, 8 programs: {len(self.mixes8.mixes)} mixes of 8 drawn with replacement from the same pool "
                 f"with random.Random({self.mixes8.mix_seed}) on {MACHINE8} (the 8 hardware threads as 8 cores; memtint "
                 f"has no SMT model), bpm-plus on i7-860-8t-bpm-plus, {self.instructions8:,} instructions per core (as many "
