@@ -154,3 +154,34 @@ fn without_swap_a_full_memory_is_an_error_and_with_it_the_baseline_swaps() {
     assert!(u(&v["swap"]["swap_ins"]) > 0, "{}", v["swap"]);
     assert!(u(&v["processes"][0]["page_migration"]["system_cycles"]) > 0);
 }
+
+/// Dynamic BPM+ on the i7-860 with per-page channels (BPM+'s static split puts the first two
+/// programs in channel 0, the last two in channel 1). Four equal streams are balanced: nothing
+/// moves. One stream beside three light programs needs more than they do together by more
+/// than the threshold, which no assignment balances: every program gets its banks in both
+/// channels. (Which program moves when one would balance is `assign_channels`' unit test.)
+#[test]
+fn dynamic_bpm_plus_keeps_balanced_channels_and_spreads_a_hog() {
+    let light = "light:footprint_bytes=4194304";
+    let stream = "stream:footprint_bytes=12582912";
+    let run = |programs: Value| {
+        sim_run(json!({
+            "machine": "i7-860-bpm-plus",
+            "programs": programs,
+            "instructions": 200_000,
+            "os": {"policy": "bpm-plus", "dynamic": "dynamic-bpm-plus", "dynamic-bpm-plus": {"epoch_ns": 20000}},
+        }))
+    };
+    let channels = |v: &Value, p: usize| v["colours"]["processes"][p]["channels"].clone();
+    let balanced = run(json!([stream, stream, stream, stream]));
+    assert!(u(&balanced["dynamic"]["epochs"]) >= 3, "{}", balanced["dynamic"]);
+    assert_eq!(u(&balanced["dynamic"]["repartitions"]), 0, "{}", balanced["dynamic"]);
+    assert_eq!((channels(&balanced, 0), channels(&balanced, 3)), (json!([0]), json!([1])));
+    let hog = run(json!([stream, light, light, light]));
+    assert!((0..4).all(|p| channels(&hog, p) == json!([0, 1])), "{}", hog["dynamic"]);
+    let first = &hog["dynamic"]["adjustments"][0];
+    assert_eq!(first["colours"][0], json!("0-7, 32-39"), "bank positions 0-7 in both channels: {first}");
+    let e = sim_err(json!({"machine": "i7-860-bpm-plus", "programs": [light, light], "instructions": 1000,
+                           "os": {"policy": "bpm-plus", "dynamic": "dynamic-bpm-plus", "dynamic-bpm-plus": {"uf_threshold": -1}}}));
+    assert!(e.contains("os.dynamic-bpm-plus.uf_threshold"), "{e}");
+}

@@ -95,6 +95,8 @@ pub struct MigrationClock {
     pub swap_fault: Cycle,
     /// The dynamic policy's epoch (`None`: no dynamic policy).
     pub epoch: Option<Cycle>,
+    /// One channel's peak bandwidth, GB/s (the monitors report it beside the traffic).
+    pub channel_peak_gbps: f64,
     pub page_bytes: u64,
     pub core_ghz: f64,
     pub dram_tck_ns: f64,
@@ -116,8 +118,9 @@ struct MigrationCosts {
     last_epoch: Cycle,
     /// The earlier of `next_scan` and `next_epoch`.
     next_work: Cycle,
-    /// Per thread at the last epoch: LLC misses, DRAM reads, DRAM writes.
-    counted: Vec<[u64; 3]>,
+    /// Per thread at the last epoch: LLC misses, DRAM reads, DRAM writes, kernel cycles.
+    counted: Vec<[u64; 4]>,
+    channel_peak_gbps: f64,
     core_ghz: f64,
     dram_tck_ns: f64,
     /// Per node over the current period (tracking policies): reads, and DRAM cycles from their
@@ -408,7 +411,8 @@ impl MemoryHierarchy {
             next_epoch: epoch,
             last_epoch: 0,
             next_work: period.min(epoch),
-            counted: vec![[0; 3]; threads],
+            counted: vec![[0; 4]; threads],
+            channel_peak_gbps: clock.channel_peak_gbps,
             core_ghz: clock.core_ghz,
             dram_tck_ns: clock.dram_tck_ns,
             reads: vec![0; nodes],
@@ -472,8 +476,11 @@ impl MemoryHierarchy {
         let mut processes = vec![ProcessMonitor::default(); self.os.processes() as usize];
         for (t, s) in self.per_core.iter().enumerate() {
             let Some(&p) = self.thread_process.get(t) else { continue };
-            let [misses, reads, writes] = std::mem::replace(&mut m.counted[t], [s.llc_misses, s.dram_reads, s.dram_writes]);
+            let kernel = s.page_migration.as_ref().map_or(0, |k| k.system_cycles);
+            let [misses, reads, writes, system] = std::mem::replace(&mut m.counted[t], [s.llc_misses, s.dram_reads, s.dram_writes, kernel]);
             let p = &mut processes[p as usize];
+            p.threads += 1;
+            p.kernel_ns += (kernel - system) as f64 / m.core_ghz;
             p.llc_misses += s.llc_misses - misses;
             p.writebacks += s.dram_writes - writes;
             p.dram_bytes += (s.dram_reads - reads + s.dram_writes - writes) * line;
@@ -483,7 +490,8 @@ impl MemoryHierarchy {
         let channels = self.channel_bytes.len();
         let channel_bytes = std::mem::replace(&mut self.channel_bytes, vec![0; channels]);
         let now_ns = now as f64 / m.core_ghz;
-        self.os.end_epoch(Monitors { now_ns, epoch_ns, processes, channel_bytes })?;
+        let channel_peak_gbps = m.channel_peak_gbps;
+        self.os.end_epoch(Monitors { now_ns, epoch_ns, processes, channel_bytes, channel_peak_gbps, line_bytes: line })?;
         if self.os.has_events() {
             self.charge_os_events(now);
         }

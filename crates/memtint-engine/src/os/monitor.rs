@@ -26,6 +26,10 @@ pub struct ProcessMonitor {
     pub touched_pages: u64,
     /// Major faults on swapped-out pages.
     pub swap_ins: u64,
+    /// Its threads, and the ns they spent stalled in the kernel (faults, page copies,
+    /// shootdowns) over the epoch, summed: what `schedstat`'s system time would show.
+    pub threads: u32,
+    pub kernel_ns: f64,
 }
 
 /// The monitors at the end of an epoch.
@@ -37,6 +41,10 @@ pub struct Monitors {
     pub processes: Vec<ProcessMonitor>,
     /// Bytes each channel carried (reads and writes), channel ids as `ColourBits` numbers them.
     pub channel_bytes: Vec<u64>,
+    /// One channel's peak bandwidth, GB/s.
+    pub channel_peak_gbps: f64,
+    /// Bytes of one LLC miss (a line).
+    pub line_bytes: u64,
 }
 
 impl Monitors {

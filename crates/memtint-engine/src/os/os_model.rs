@@ -93,6 +93,8 @@ struct Dynamic {
     pages_in_colour: Vec<Vec<u64>>,
     /// Per process: swap-ins counted up to the last epoch.
     swap_ins: Vec<u64>,
+    /// The channel of each colour's frames.
+    colour_channels: Vec<u32>,
 }
 
 /// The frames below `memory_mb` MiB (0: all `all` frames), checked.
@@ -337,16 +339,23 @@ impl OsModel {
         // Under a node policy the nodes' own allocators hold the frames.
         let frames = if nodes.is_some() { 1 } else { limit_frames(cfg.memory_mb, 1 << frame_bits, page_shift)? };
         let alloc = BuddyAllocator::new(frames, policy.colour_space(), page_shift)?;
-        let dynamic = dynamic.map(|policy| {
-            let stats = DynamicStats { policy: cfg.dynamic.clone(), epoch_ns: policy.epoch_ns(), ..Default::default() };
-            let colours = alloc.colours() as usize;
-            Box::new(Dynamic {
-                policy,
-                stats,
-                pages_in_colour: vec![vec![0; colours]; processes as usize],
-                swap_ins: vec![0; processes as usize],
-            })
-        });
+        let dynamic = match dynamic {
+            Some(dynamic) => {
+                let stats = DynamicStats { policy: cfg.dynamic.clone(), epoch_ns: dynamic.epoch_ns(), ..Default::default() };
+                let colours = alloc.colours();
+                let colour_channels = (0..colours)
+                    .map(|c| Ok(bits.reach(policy.colour_space(), &[c])?.channels.first().copied().unwrap_or(0)))
+                    .collect::<Result<Vec<u32>>>()?;
+                Some(Box::new(Dynamic {
+                    policy: dynamic,
+                    stats,
+                    pages_in_colour: vec![vec![0; colours as usize]; processes as usize],
+                    swap_ins: vec![0; processes as usize],
+                    colour_channels,
+                }))
+            }
+            None => None,
+        };
         Ok(OsModel {
             identity,
             policy,
@@ -589,7 +598,13 @@ impl OsModel {
         let colour_frames: Vec<u64> =
             (0..self.alloc.colours()).map(|c| self.alloc.allocated_of_colour(c) + self.alloc.free_of_colour(c)).collect();
         d.stats.epochs += 1;
-        let view = EpochView { monitors: &monitors, colours: &colours, colour_frames: &colour_frames, pages_in_colour: &d.pages_in_colour };
+        let view = EpochView {
+            monitors: &monitors,
+            colours: &colours,
+            colour_frames: &colour_frames,
+            pages_in_colour: &d.pages_in_colour,
+            colour_channels: &d.colour_channels,
+        };
         let Some(r) = d.policy.on_epoch(&view) else { return Ok(()) };
         let rnp = monitors.processes.iter().map(|m| m.touched_pages).collect();
         let bnp = colours.iter().map(|set| set.iter().map(|&c| colour_frames[c as usize]).sum()).collect();

@@ -11,8 +11,10 @@
 //! the placement policies it names (`works_with`), whose colour sets it changes.
 
 mod dynamic_bpm;
+mod dynamic_bpm_plus;
 
 pub use dynamic_bpm::{rebalance, Rebalance};
+pub use dynamic_bpm_plus::{assign_channels, unbalance_factor, Channel};
 
 use super::config::OsConfig;
 use super::monitor::Monitors;
@@ -30,6 +32,8 @@ pub struct EpochView<'a> {
     pub colour_frames: &'a [u64],
     /// Per process, per colour: its resident pages there.
     pub pages_in_colour: &'a [Vec<u64>],
+    /// The channel each colour's frames lie in (the first, for a colour spanning several).
+    pub colour_channels: &'a [u32],
 }
 
 /// New colour sets, one per process (processes that share list the same set; otherwise the
@@ -83,7 +87,7 @@ pub static NONE: DynamicInfo = DynamicInfo {
 };
 
 /// The dynamic policies, one line each.
-pub static DYNAMIC: Registry<DynamicInfo> = Registry::new("dynamic policy", &[&NONE, &dynamic_bpm::INFO]);
+pub static DYNAMIC: Registry<DynamicInfo> = Registry::new("dynamic policy", &[&NONE, &dynamic_bpm::INFO, &dynamic_bpm_plus::INFO]);
 
 pub fn info(name: &str) -> Result<&'static DynamicInfo> {
     DYNAMIC.get(name).map_err(|e| match e {
