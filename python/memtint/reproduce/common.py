@@ -151,6 +151,10 @@ class MixExperiment:
     instructions: int
     baseline: str
     mix_seed: int
+    #: The shared runs' ``at_end`` (None: the run's default, threads keep running after their
+    #: target): "wait" halts each program at its target, so that a program slowed a thousandfold
+    #: (swapping) is not accompanied by seven others simulated for as long.
+    at_end: str | None = None
     jobs: list[dict[str, Any]] = field(default_factory=list)
     # (machine, mix index, seed, label) -> shared key; (machine, mix index, seed) -> alone keys
     shared: dict[tuple, str] = field(default_factory=dict)
@@ -173,6 +177,8 @@ class MixExperiment:
                         spec = api.build_sim_spec(v.machine or machine, programs, instructions=self.instructions,
                                                   policy=v.policy, seed=seed, scheduler=v.scheduler,
                                                   os_options=v.os)
+                        if self.at_end:
+                            spec["at_end"] = self.at_end
                         with_warmup(spec, settings)
                         job = {"key": spec_key(spec), "phase": "shared", "spec": spec}
                         if v.policy in comparison.profiled_policies():
