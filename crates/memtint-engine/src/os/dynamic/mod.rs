@@ -114,11 +114,6 @@ pub fn build(cfg: &OsConfig, processes: u32) -> Result<Option<Box<dyn DynamicPol
     (info.build)(&DynamicView { params: &cfg.params, processes }).map(Some)
 }
 
-/// The epoch of the dynamic policy `cfg` names, ns (`None` without one).
-pub fn epoch_ns(cfg: &OsConfig) -> Option<f64> {
-    build(cfg, 1).ok().flatten().map(|p| p.epoch_ns())
-}
-
 /// One re-partition, for the statistics' timeline.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Adjustment {
