@@ -46,23 +46,3 @@ pub struct Monitors {
     /// Bytes of one LLC miss (a line).
     pub line_bytes: u64,
 }
-
-impl Monitors {
-    /// Channel `c`'s bandwidth over the epoch, GB/s.
-    pub fn channel_gbps(&self, c: usize) -> f64 {
-        if self.epoch_ns > 0.0 {
-            self.channel_bytes.get(c).copied().unwrap_or(0) as f64 / self.epoch_ns
-        } else {
-            0.0
-        }
-    }
-
-    /// Process `p`'s DRAM bandwidth over the epoch, GB/s.
-    pub fn process_gbps(&self, p: usize) -> f64 {
-        if self.epoch_ns > 0.0 {
-            self.processes.get(p).map_or(0, |m| m.dram_bytes) as f64 / self.epoch_ns
-        } else {
-            0.0
-        }
-    }
-}

@@ -69,9 +69,6 @@ struct Group {
     colours: Vec<u32>,
 }
 
-/// What `rebalance` decided (its result's parts, for tests).
-pub type Rebalance = Repartition;
-
 /// The dynamic-BPM decision for processes owning `colours` (identical lists: a shared set),
 /// colours holding `frames` each, needing `rnp` pages, with `pages[p][c]` resident pages of
 /// process p in colour c. `None` when every set's NICE is ≥ 0 (or nothing can change).

@@ -13,7 +13,7 @@
 mod dynamic_bpm;
 mod dynamic_bpm_plus;
 
-pub use dynamic_bpm::{rebalance, Rebalance};
+pub use dynamic_bpm::rebalance;
 pub use dynamic_bpm_plus::{assign_channels, unbalance_factor, Channel};
 
 use super::config::OsConfig;
