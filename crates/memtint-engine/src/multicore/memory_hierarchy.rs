@@ -307,6 +307,9 @@ pub struct MemoryHierarchy {
     numa: Option<Box<NumaPaths>>,
     /// Page migration's costs (`None`: pages do not migrate).
     migration: Option<Box<MigrationCosts>>,
+    /// Core GHz when accessed bits are sampled without migration (`[os.hot_pages]`): loads
+    /// give the OS model the time (0: not sampled, or `migration` does it).
+    sample_clock_ghz: f64,
     /// MBA's per-thread bandwidth caps (`None`: no throttling).
     throttle: Option<Box<Throttle>>,
     /// UCP: the DRAM cycles between repartitions of CAT's ways and the next (`None`: static).
@@ -370,6 +373,7 @@ impl MemoryHierarchy {
             llc_samples: 0,
             numa: None,
             migration: None,
+            sample_clock_ghz: 0.0,
             throttle: None,
             ucp: None,
             ucp_repartitions: 0,
@@ -383,6 +387,9 @@ impl MemoryHierarchy {
     /// the process's other threads. A dynamic policy's epochs and swapping are charged here as
     /// well. Call after `set_threads`.
     pub fn set_migration(&mut self, clock: MigrationClock) {
+        if self.os.samples_hot_pages() {
+            self.sample_clock_ghz = clock.core_ghz;
+        }
         if !self.os.moves_pages() {
             return;
         }
@@ -1188,6 +1195,8 @@ impl CoreMemory for MemoryHierarchy {
                     return Ok(LoadOutcome::Refused);
                 }
             }
+        } else if self.sample_clock_ghz > 0.0 {
+            self.os.set_now_ns(now as f64 / self.sample_clock_ghz);
         }
         let line = self.os.translate_thread(pid, tid, cpu, vaddr)? & self.line_mask;
         if self.migration.is_some() && self.os.has_events() {

@@ -84,6 +84,10 @@ pub struct MulticoreResult {
     pub os_warnings: Vec<String>,
     /// Per process: its swapping (`None` unless `os.overflow = "swap"`).
     pub swap: Option<Vec<crate::os::swap::ProcessSwap>>,
+    /// Per process: its accessed-bit windows (`[os.hot_pages] enabled`), and the LLC's pages
+    /// (NPC, 0 without an LLC) its classes scale to.
+    pub hot_pages: Option<Vec<Vec<crate::os::hot_pages::WindowFeatures>>>,
+    pub llc_pages: u64,
     /// The dynamic policy's counters (`None` without one).
     pub dynamic: Option<crate::os::dynamic::DynamicStats>,
 }
@@ -902,6 +906,8 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
         migration: hier.migration_stats().cloned(),
         os_warnings: hier.os().warnings().to_vec(),
         swap: hier.os().swap_stats().map(|s| s.to_vec()),
+        hot_pages: hier.os().hot_page_windows(),
+        llc_pages: hier.llc().map_or(0, |l| l.geometry().size_bytes / hier.os().page_bytes()),
         dynamic: hier.os().dynamic_stats().cloned(),
         memory: mem,
         totals,

@@ -561,6 +561,14 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             if let Some(s) = r.swap.as_ref().and_then(|s| s.get(p as usize)) {
                 v["swap"] = json!(s);
             }
+            if let Some(windows) = r.hot_pages.as_ref().and_then(|h| h.get(p as usize)) {
+                let accesses: u64 = ts.iter().map(|c| c.memory.llc_accesses).sum();
+                let apki = 1000.0 * ratio(accesses, ts.iter().map(|c| c.core.retired).sum());
+                let class = (r.llc_pages > 0)
+                    .then(|| crate::os::llc_class::classify(windows, apki, r.llc_pages as f64, &Default::default()))
+                    .flatten();
+                v["hot_pages"] = json!({"windows": windows, "hvr": class});
+            }
             v
         })
         .collect();

@@ -76,6 +76,9 @@ pub struct OsConfig {
     /// A dynamic partitioning policy, one of `dynamic::DYNAMIC` (default "none"), which adapts
     /// the placement policy's colours every epoch (`[os.<name>] epoch_ns`).
     pub dynamic: String,
+    /// HVR's accessed-bit sampling and classes (`[os.hot_pages]`, os/hot_pages.rs): off by
+    /// default; on, each process's statistics carry its hot-page features and HVR class.
+    pub hot_pages: super::hot_pages::HotPageConfig,
     /// Hardware partitioning through resctrl, beside the placement policy: names from
     /// `resctrl::RESCTRL` (`"cat"`), each with its table (`[os.cat]`). Default: none.
     pub resctrl: Vec<String>,
@@ -108,6 +111,7 @@ impl Default for OsConfig {
             overflow: "borrow".into(),
             swap: Default::default(),
             dynamic: "none".into(),
+            hot_pages: Default::default(),
             resctrl: Vec::new(),
             params: ParamTables::default(),
         }

@@ -11,6 +11,8 @@ pub mod colour;
 pub mod config;
 pub mod dynamic;
 pub mod frame_order;
+pub mod hot_pages;
+pub mod llc_class;
 pub mod migration;
 pub mod monitor;
 pub mod nodes;

@@ -7,6 +7,7 @@ use super::colour::{colour_list_text, ColourBits, ColourBitsReport};
 use super::config::{FrameOrderKind, OsConfig};
 use super::dynamic::{self, Adjustment, DynamicPolicy, DynamicStats, EpochView};
 use super::frame_order::FrameOrder;
+use super::hot_pages::{HotPages, WindowFeatures};
 use super::migration::{self, HintFault, Migrating, MigrationStats, NodeLoad, OsEvent, PeriodView, Proposal, ScanScope};
 use super::monitor::Monitors;
 use super::nodes::NodeLayout;
@@ -76,6 +77,8 @@ pub struct OsModel {
     now_ns: f64,
     /// Swapping when a process's colours are full (`os.overflow = "swap"`).
     swap: Option<Box<Swap>>,
+    /// HVR's accessed-bit sampling (`[os.hot_pages] enabled`).
+    hot: Option<Box<HotPages>>,
     /// The dynamic partitioning policy (`os.dynamic`).
     dynamic: Option<Box<Dynamic>>,
     /// Kernel work the last translations or epoch left for the memory hierarchy to charge
@@ -285,6 +288,12 @@ impl OsModel {
             }
             other => return Err(Error::config("os.translation", format!("unknown translation '{other}'; choose paged or identity"))),
         };
+        if identity.is_some() && cfg.hot_pages.enabled {
+            return Err(Error::config(
+                "os.hot_pages.enabled",
+                "identity translation has no page tables, so no accessed bits to sample; use translation = \"paged\"",
+            ));
+        }
         let page_shift = cfg.page_bytes.trailing_zeros();
         let frame_bits = mapping.capacity_bits().saturating_sub(page_shift);
         if frame_bits > 31 {
@@ -369,6 +378,10 @@ impl OsModel {
             warnings,
             now_ns: 0.0,
             swap: (overflow == Overflow::Swap).then(|| Box::new(Swap::new(processes))),
+            hot: match cfg.hot_pages.enabled {
+                true => Some(Box::new(HotPages::new(&cfg.hot_pages, processes)?)),
+                false => None,
+            },
             dynamic,
             events: Vec::new(),
             populating: false,
@@ -390,6 +403,16 @@ impl OsModel {
     /// `translate_on` for thread `tid` (node policies keep per-thread counters).
     #[inline]
     pub fn translate_thread(&mut self, pid: u32, tid: u32, core: u32, vaddr: u64) -> Result<u64> {
+        if let Some(h) = self.hot.as_deref_mut() {
+            h.touch(pid, vaddr >> self.page_shift, self.now_ns);
+        }
+        self.translate_unsampled(pid, tid, core, vaddr)
+    }
+
+    /// `translate_thread` without setting the page's accessed bit (a dirty line's write-back
+    /// is the cache's doing, not the program's).
+    #[inline]
+    fn translate_unsampled(&mut self, pid: u32, tid: u32, core: u32, vaddr: u64) -> Result<u64> {
         if let Some(mask) = self.identity {
             return Ok(vaddr & mask);
         }
@@ -417,7 +440,7 @@ impl OsModel {
                 }
             }
         }
-        self.translate_thread(pid, tid, core, vaddr)
+        self.translate_unsampled(pid, tid, core, vaddr)
     }
 
     /// Migration is on: pages are scanned and may move.
@@ -542,6 +565,9 @@ impl OsModel {
     /// not charged, and swapping counts from zero (pages in swap stay there).
     pub fn start_measuring(&mut self) {
         self.events.clear();
+        if let Some(h) = self.hot.as_deref_mut() {
+            h.restart(self.now_ns);
+        }
         if let Some(s) = self.swap.as_mut() {
             for p in &mut s.stats {
                 *p = ProcessSwap { swapped: p.swapped, ..Default::default() };
@@ -551,6 +577,21 @@ impl OsModel {
             d.swap_ins.iter_mut().for_each(|n| *n = 0);
             d.stats.pages_recoloured_before_run += std::mem::take(&mut d.stats.pages_recoloured);
         }
+    }
+
+    /// Bytes of a page.
+    pub fn page_bytes(&self) -> u64 {
+        1 << self.page_shift
+    }
+
+    /// Accessed bits are sampled: the memory hierarchy keeps `set_now_ns` current.
+    pub fn samples_hot_pages(&self) -> bool {
+        self.hot.is_some()
+    }
+
+    /// Per process: its sampled windows (`None` unless `[os.hot_pages] enabled`).
+    pub fn hot_page_windows(&self) -> Option<Vec<Vec<WindowFeatures>>> {
+        self.hot.as_ref().map(|h| h.windows())
     }
 
     /// Per process: its swapping (`None` unless `os.overflow = "swap"`).

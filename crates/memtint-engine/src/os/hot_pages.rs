@@ -1,0 +1,289 @@
+//! HVR's accessed-bit sampling (multipolicy-hvr.md §3.3): the page-table features its online
+//! classifier reads, measured per process in windows of simulated time.
+//!
+//! Each window of `window_ns` starts with JOB1, one sample of `nhp_ns`: the pages whose
+//! accessed bit is set in it are the hot pages (NHP). JOB2 follows: `ticks` samples of
+//! `tick_ns` each; a page's counter is the number of samples that touched it, in [0, ticks].
+//! The counters give the five buckets VH/H/M/L/VL (the paper's edges 150/100/64/10/1 of 200,
+//! scaled to `ticks`), WPD, and the pages used in the window. The rest of the window is idle.
+//!
+//! Time scale. HVR's window is 3 s and JOB1's sample "10 µs", but a real sample lasts as long as
+//! the page-table walk that reads it, 5 µs (povray) to 4.46 ms (mcf): the thresholds of 100 and
+//! 1000 hot pages were tuned on that footprint-dependent window. Simulated runs last
+//! milliseconds, so the defaults shrink the window to 500 µs (several per run, the two jobs back
+//! to back) and fix the samples so that the paper's reference programs land in its classes
+//! (`llc_class.rs`; calibration in docs/stats.md, "Hot pages"): JOB1 100 µs, the order of the
+//! paper's mcf walk; JOB2 200 samples of 2 µs.
+//!
+//! Cost: one hash-map update per translation while a sample runs, nothing otherwise; only
+//! with `[os.hot_pages] enabled = true`.
+
+use crate::error::{Error, Result};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::{Deserialize, Serialize};
+
+/// `[os.hot_pages]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HotPageConfig {
+    /// Sample accessed bits (default false: no cost).
+    pub enabled: bool,
+    /// One window (JOB1 then JOB2, then idle), ns (default 500 µs, the two jobs back to back:
+    /// the paper's 3 s, several per run).
+    pub window_ns: f64,
+    /// JOB1's sample, ns (default 100 µs; see the module's time scale).
+    pub nhp_ns: f64,
+    /// JOB2's samples per window (default 200, the paper's) and each one's length, ns (default 2 µs).
+    pub ticks: u32,
+    pub tick_ns: f64,
+}
+
+impl Default for HotPageConfig {
+    fn default() -> Self {
+        HotPageConfig { enabled: false, window_ns: 500_000.0, nhp_ns: 100_000.0, ticks: 200, tick_ns: 2_000.0 }
+    }
+}
+
+impl HotPageConfig {
+    pub fn validate(&self) -> Result<()> {
+        let positive = |key: &str, v: f64| {
+            if v.is_finite() && v > 0.0 && v <= 1e12 {
+                Ok(())
+            } else {
+                Err(Error::config(format!("os.hot_pages.{key}"), format!("must be above 0 and at most 10^12 ns, got {v}")))
+            }
+        };
+        positive("window_ns", self.window_ns)?;
+        positive("nhp_ns", self.nhp_ns)?;
+        positive("tick_ns", self.tick_ns)?;
+        if !(1..=u16::MAX as u32).contains(&self.ticks) {
+            return Err(Error::config("os.hot_pages.ticks", format!("must be between 1 and {}, got {}", u16::MAX, self.ticks)));
+        }
+        let busy = self.nhp_ns + self.ticks as f64 * self.tick_ns;
+        if busy > self.window_ns {
+            return Err(Error::config(
+                "os.hot_pages.window_ns",
+                format!(
+                    "the samples (nhp_ns {} + ticks {} x tick_ns {} = {busy} ns) must fit in the window, got {}",
+                    self.nhp_ns, self.ticks, self.tick_ns, self.window_ns
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The paper's bucket edges for 200 samples: VH ≥ 150, H ≥ 100, M ≥ 64, L ≥ 10, VL ≥ 1.
+const EDGES_OF_200: [u32; 5] = [150, 100, 64, 10, 1];
+/// WPD's weights of VH, H, M, L, VL.
+const WEIGHTS: [f64; 5] = [2.0, 1.5, 1.0, 0.5, 0.1];
+
+/// One process over one window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct WindowFeatures {
+    /// Pages touched in JOB1's sample (NHP).
+    pub nhp: u64,
+    /// Pages touched in any of JOB2's samples (all_used_pages_num).
+    pub used: u64,
+    /// Pages per bucket: VH, H, M, L, VL.
+    pub buckets: [u64; 5],
+    /// JOB2's counters summed (page-samples), and the part of that sum from pages a stream
+    /// passes over: touched in one sample or two adjacent ones, and not again in the window.
+    pub touches: u64,
+    pub passing_touches: u64,
+    /// Pages touched in at least two of JOB2's samples (used more than in passing).
+    pub reused: u64,
+    /// (2 VH + 1.5 H + M + 0.5 L + 0.1 VL) / used; 0 when nothing was used.
+    pub wpd: f64,
+}
+
+#[derive(Default)]
+struct ProcessSampler {
+    job1: FxHashSet<u64>,
+    /// Page -> (first and last sample that touched it, each plus one; samples that touched it).
+    job2: FxHashMap<u64, (u32, u32, u16)>,
+    windows: Vec<WindowFeatures>,
+}
+
+/// The sampler of every process.
+pub struct HotPages {
+    cfg: HotPageConfig,
+    edges: [u32; 5],
+    /// Start of the current window, ns.
+    start_ns: f64,
+    processes: Vec<ProcessSampler>,
+    /// The latest time seen, ns.
+    last_ns: f64,
+}
+
+/// At most this many windows are kept per process (a long run keeps its first ones).
+const MAX_WINDOWS: usize = 100_000;
+
+impl HotPages {
+    pub fn new(cfg: &HotPageConfig, processes: u32) -> Result<Self> {
+        cfg.validate()?;
+        let edges = EDGES_OF_200.map(|e| ((e as u64 * cfg.ticks as u64).div_ceil(200) as u32).max(1));
+        Ok(HotPages {
+            cfg: cfg.clone(),
+            edges,
+            start_ns: 0.0,
+            processes: (0..processes).map(|_| ProcessSampler::default()).collect(),
+            last_ns: 0.0,
+        })
+    }
+
+    /// Process `pid` touched virtual page `vpage` at `now_ns`.
+    #[inline]
+    pub fn touch(&mut self, pid: u32, vpage: u64, now_ns: f64) {
+        if now_ns >= self.start_ns + self.cfg.window_ns {
+            self.close(now_ns);
+        }
+        self.last_ns = now_ns;
+        let at = now_ns - self.start_ns;
+        let Some(p) = self.processes.get_mut(pid as usize) else { return };
+        if at < self.cfg.nhp_ns {
+            p.job1.insert(vpage);
+            return;
+        }
+        let tick = ((at - self.cfg.nhp_ns) / self.cfg.tick_ns) as u32;
+        if tick < self.cfg.ticks {
+            let slot = p.job2.entry(vpage).or_insert((tick + 1, 0, 0));
+            if slot.1 != tick + 1 {
+                slot.1 = tick + 1;
+                slot.2 += 1;
+            }
+        }
+    }
+
+    /// Ends the window holding `last_ns`, and starts the one holding `now_ns`.
+    fn close(&mut self, now_ns: f64) {
+        for p in &mut self.processes {
+            let mut f = WindowFeatures { nhp: p.job1.len() as u64, used: p.job2.len() as u64, ..Default::default() };
+            for &(first, last, count) in p.job2.values() {
+                let count = count as u32;
+                if let Some(b) = self.edges.iter().position(|&e| count >= e) {
+                    f.buckets[b] += 1;
+                }
+                f.touches += count as u64;
+                f.reused += (count >= 2) as u64;
+                if last - first <= 1 {
+                    f.passing_touches += count as u64;
+                }
+            }
+            if f.used > 0 {
+                f.wpd = f.buckets.iter().zip(WEIGHTS).map(|(&n, w)| n as f64 * w).sum::<f64>() / f.used as f64;
+            }
+            if p.windows.len() < MAX_WINDOWS {
+                p.windows.push(f);
+            }
+            p.job1.clear();
+            p.job2.clear();
+        }
+        let w = self.cfg.window_ns;
+        self.start_ns += ((now_ns - self.start_ns) / w).floor() * w;
+    }
+
+    /// Starts over at `now_ns` (the measured run begins): warm-up windows are not kept.
+    pub fn restart(&mut self, now_ns: f64) {
+        for p in &mut self.processes {
+            *p = ProcessSampler::default();
+        }
+        self.start_ns = now_ns;
+        self.last_ns = now_ns;
+    }
+
+    /// Each process's complete windows so far, plus the current one if its samples are over.
+    pub fn windows(&self) -> Vec<Vec<WindowFeatures>> {
+        let mut copy = HotPages {
+            cfg: self.cfg.clone(),
+            edges: self.edges,
+            start_ns: self.start_ns,
+            processes: self
+                .processes
+                .iter()
+                .map(|p| ProcessSampler { job1: p.job1.clone(), job2: p.job2.clone(), windows: p.windows.clone() })
+                .collect(),
+            last_ns: self.last_ns,
+        };
+        let busy = self.cfg.nhp_ns + self.cfg.ticks as f64 * self.cfg.tick_ns;
+        if self.last_ns >= self.start_ns + busy {
+            copy.close(self.start_ns + self.cfg.window_ns);
+        }
+        copy.processes.into_iter().map(|p| p.windows).collect()
+    }
+
+    pub fn config(&self) -> &HotPageConfig {
+        &self.cfg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> HotPageConfig {
+        HotPageConfig { enabled: true, window_ns: 1000.0, nhp_ns: 100.0, ticks: 200, tick_ns: 4.0 }
+    }
+
+    #[test]
+    fn counters_buckets_and_wpd_follow_the_paper() {
+        let mut h = HotPages::new(&cfg(), 1).unwrap();
+        // JOB1: pages 1 and 2.
+        h.touch(0, 1, 10.0);
+        h.touch(0, 2, 50.0);
+        // JOB2: page 7 in every sample (VH), page 8 in 100 (H), page 9 in 64 (M), 10 in 10 (L),
+        // 11 in one sample (VL), touched three times in it.
+        for t in 0..200u32 {
+            let at = 100.0 + t as f64 * 4.0 + 1.0;
+            h.touch(0, 7, at);
+            if t < 100 {
+                h.touch(0, 8, at);
+            }
+            if t < 64 {
+                h.touch(0, 9, at);
+            }
+            if t < 10 {
+                h.touch(0, 10, at);
+            }
+        }
+        for d in [0.5, 1.0, 2.0] {
+            h.touch(0, 11, 500.0 + d);
+        }
+        h.touch(0, 3, 1000.0);
+        let w = h.windows()[0][0];
+        assert_eq!(w.nhp, 2);
+        assert_eq!(w.used, 5);
+        assert_eq!(w.buckets, [1, 1, 1, 1, 1]);
+        assert_eq!(w.touches, 200 + 100 + 64 + 10 + 1);
+        assert_eq!(w.passing_touches, 1);
+        assert_eq!(w.reused, 4);
+        assert!((w.wpd - (2.0 + 1.5 + 1.0 + 0.5 + 0.1) / 5.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_window_counts_only_once_its_samples_are_over() {
+        let mut h = HotPages::new(&cfg(), 2).unwrap();
+        h.touch(1, 5, 10.0);
+        assert!(h.windows()[1].is_empty(), "JOB2 still running");
+        h.touch(1, 5, 950.0);
+        assert_eq!(h.windows()[1].len(), 1);
+        // A jump over two windows closes one and starts the window holding the time.
+        h.touch(1, 6, 3050.0);
+        let w = h.windows();
+        assert_eq!(w[1].len(), 1);
+        assert_eq!(w[1][0].nhp, 1);
+        assert_eq!(w[0][0], WindowFeatures::default());
+        h.touch(1, 6, 3990.0);
+        assert_eq!(h.windows()[1][1].nhp, 1);
+    }
+
+    #[test]
+    fn samples_must_fit_the_window() {
+        let e = HotPages::new(&HotPageConfig { tick_ns: 5.0, ..cfg() }, 1).err().unwrap().to_string();
+        assert!(e.contains("os.hot_pages.window_ns") && e.contains("1100"), "{e}");
+        let e = HotPages::new(&HotPageConfig { ticks: 0, ..cfg() }, 1).err().unwrap().to_string();
+        assert!(e.contains("os.hot_pages.ticks"), "{e}");
+        let e = HotPages::new(&HotPageConfig { nhp_ns: f64::NAN, ..cfg() }, 1).err().unwrap().to_string();
+        assert!(e.contains("os.hot_pages.nhp_ns"), "{e}");
+    }
+}
