@@ -292,6 +292,51 @@ def build_parser() -> argparse.ArgumentParser:
                        help=_SET_HELP + "; over the specification's [overrides] and [os], for every run")
     sweep.set_defaults(handler=_sweep)
 
+    advise = commands.add_parser(
+        "advise",
+        help="which policy for a mix: classify each program (HVR's classes) and pick by rules",
+        description="Run each program alone with HVR's accessed-bit sampling, classify it (CCF, LLCT, LLCM, "
+        "LLCH; docs/advisor.md), and pick the policy and the coalescing for the mix from HVR's rules "
+        "(configs/rules/hvr-paper.toml) or mined ones (memtint mine-rules). --verify runs the candidates.",
+    )
+    advise.add_argument("programs", nargs="+", metavar="PROGRAM",
+                        help="trace files or workload profiles, one per core (or one named mix)")
+    advise.add_argument("--machine", default="i7-860", metavar="PRESET",
+                        help="machine preset or TOML file (default i7-860, HVR's)")
+    advise.add_argument("--rules", metavar="FILE", help="rules file (default: the paper's R1-R6)")
+    advise.add_argument("--multithreaded", action="store_true",
+                        help="the programs are the threads of one multi-threaded workload (the paper's R4)")
+    advise.add_argument("--classify-instructions", type=_at_least(1), default=None, metavar="N",
+                        help="instructions of each program's classification run (default 10,000,000: "
+                        "several sampling windows)")
+    advise.add_argument("--instructions", type=_at_least(1), default=10_000_000, metavar="N",
+                        help="with --verify: instructions per core of each run (default 10,000,000)")
+    advise.add_argument("--warmup", type=_at_least(0), default=None, metavar="N",
+                        help="functional warm-up per core before each run (default 20,000,000)")
+    advise.add_argument("--verify", action="store_true",
+                        help="run the mix under buddy, every policy the rules can pick and the pick with its "
+                        "coalescing, and show the measured weighted speedups")
+    advise.add_argument("--json", metavar="OUT", help="write the recommendation as JSON to OUT ('-' for stdout)")
+    advise.set_defaults(handler=_advise)
+
+    mine = commands.add_parser(
+        "mine-rules",
+        help="mine HVR-style rules (classes -> best policy) from a sweep's results and measure them",
+        description="Classify every program of a sweep result store (each alone, HVR's classes), split the "
+        "mixes into training and held-out halves, mine rules in the paper's decision order from the training "
+        "half (support, confidence), write them as a rules file for memtint advise --rules, and measure them "
+        "and the paper's rules on the held-out mixes: how often the pick is the best policy, and the weighted "
+        "speedup it loses (docs/advisor.md).",
+    )
+    mine.add_argument("results", metavar="RESULTS_DIR", help="sweep result directory (memtint sweep --out)")
+    mine.add_argument("--out", required=True, metavar="RULES.toml", help="where to write the mined rules")
+    mine.add_argument("--holdout", type=float, default=0.5, metavar="F",
+                      help="share of the mixes held out for measuring (default 0.5)")
+    mine.add_argument("--seed", type=_at_least(0), default=1, metavar="S", help="seed of the split (default 1)")
+    mine.add_argument("--rules", metavar="FILE", help="rules to measure beside the mined ones (default: the paper's)")
+    mine.add_argument("--json", metavar="OUT", help="write the study (leaves, measures) as JSON to OUT")
+    mine.set_defaults(handler=_mine_rules)
+
     report = commands.add_parser(
         "report",
         help="write an HTML report with plots and a Markdown summary of sweep results",
@@ -831,6 +876,137 @@ def _compare(args: argparse.Namespace) -> int:
     # Per policy, where the comparison carries its shared run's warnings.
     for p in result.get("policies", []):
         _print_warnings(out, [f"{p['policy']}: {w}" for w in p.get("warnings") or []])
+    return 0
+
+
+def _advise(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from memtint import advisor, comparison, hvr_rules
+
+    programs = list(args.programs)
+    catalogue = api.presets()
+    named = {m["name"] for m in catalogue.get("mixes", [])}
+    if len(programs) == 1 and programs[0] in named:
+        programs = api.mix_programs(programs[0])
+    for p in programs:
+        _check_mix_name(p, named, set(catalogue.get("profiles", [])))
+    check_outputs({"--json": args.json}, [*programs, *_machine_inputs(args.machine), *([args.rules] if args.rules else [])])
+    rules = hvr_rules.load(args.rules)  # a rules file that does not parse fails before anything runs
+    instructions = args.classify_instructions or advisor.CLASSIFY_INSTRUCTIONS
+    warmup = comparison.DEFAULT_WARMUP if args.warmup is None else args.warmup
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task("Classifying", total=len(programs))
+        rec = advisor.advise(programs, args.machine, rules=rules, multithreaded=args.multithreaded,
+                             instructions=instructions, warmup=warmup,
+                             progress=lambda what: bar.update(task, advance=1, description=what))
+    verified = None
+    if args.verify:
+        runs = len(advisor.candidates(rules, len(programs))) + 2 + len(programs)
+        with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+            task = bar.add_task("Verifying", total=runs)
+            verified = advisor.verify(rec, instructions=args.instructions, warmup=warmup,
+                                      progress=lambda what: bar.update(task, advance=1, description=what))
+    out_json = {**rec.to_json(), "verified": verified}
+    if _write_json(args.json, out_json):
+        _warn_stderr(rec.advice.warnings)
+        return 0
+    out = Console()
+    table = Table(title=f"Programs on {args.machine}: HVR classes")
+    for col in ("program", "class", "why"):
+        table.add_column(col)
+    for p in rec.programs:
+        table.add_row(os.path.basename(p.program), p.hvr_class or "-", p.reason)
+    out.print(table)
+    a = rec.advice
+    rule = f"rule {a.rule}" if a.rule else "no rule"
+    stats = "" if a.support is None else f" (support {a.support:.1%}, confidence {a.confidence:.1%})"
+    out.print(f"[bold]{a.policy}[/bold] by {rule}{stats}: {a.reason}.", highlight=False)
+    if rec.os_options is not None:
+        sets = rec.os_options["colours"]
+        total = sum(len(c) for c in sets)
+        for members, name, colours in zip(a.groups, a.group_rules, sets):
+            names = ", ".join(os.path.basename(rec.programs[i].program) for i in members)
+            out.print(f"  {name or 'own set'}: {names} -> {len(colours)} of {total} colours {colours}", highlight=False)
+    elif any(len(g) > 1 for g in a.groups):
+        out.print("coalescing not applied: the policy has fewer colours than coalescing groups", style="yellow")
+    if verified:
+        t = Table(title="Measured (weighted speedup against buddy)")
+        for col in ("policy", "WS", "WS vs buddy %", "MS", ""):
+            t.add_column(col)
+        for r in verified:
+            mark = " ".join(m for m, on in (("pick", r["pick"]), ("best", r["best"])) if on)
+            t.add_row(r["policy"], f"{r['ws']:.3f}", f"{r['ws_vs_buddy_pct']:+.1f}", f"{r['ms']:.2f}", mark)
+        out.print(t)
+    _print_warnings(out, a.warnings)
+    return 0
+
+
+def _mine_rules(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from memtint import advisor, hvr_rules, rule_mining
+    from memtint.sweep import load_results
+
+    if not 0.0 < args.holdout < 1.0:
+        raise UsageError(f"--holdout must be between 0 and 1 (exclusive), got {args.holdout}")
+    check_outputs({"--out": args.out, "--json": args.json}, [args.results, *([args.rules] if args.rules else [])])
+    paper = hvr_rules.load(args.rules)
+    frame = load_results(args.results)
+    if frame.empty:
+        raise api.MemtintError(f"{args.results}: no stored runs")
+    classes: dict[tuple[str, str], str] = {}
+    console = Console(stderr=True)
+
+    def classify(program: str, machine: str) -> str:
+        if (program, machine) not in classes:
+            c = advisor.classify(program, machine)
+            if c.hvr_class is None:
+                raise api.MemtintError(f"cannot classify {program}: {c.reason}")
+            classes[(program, machine)] = c.hvr_class
+            console.print(f"{os.path.basename(program)}: {c.hvr_class}", style="dim", highlight=False)
+        return classes[(program, machine)]
+
+    recs = rule_mining.records(frame, classify)
+    policies = sorted({p for r in recs for p in r.ws})
+    train, test = rule_mining.split(recs, args.holdout, args.seed)
+    if not train or not test:
+        raise api.MemtintError(f"{args.results}: {len(recs)} mix(es) leave an empty training or held-out half; "
+                               "give a sweep with more mixes")
+    mined, leaves = rule_mining.mine(train, policies, source=args.out)
+    header = (f"Rules mined by memtint mine-rules from {args.results}: {len(train)} training mixes, "
+              f"policies {', '.join(policies)}.\nHeld out for measuring: {len(test)} mixes (seed {args.seed}).")
+    write_text("--out", args.out, rule_mining.to_toml(mined, header) + "\n")
+    measured = {"paper": rule_mining.evaluate(paper, test), "mined": rule_mining.evaluate(mined, test)}
+    measured.update({f"always {p}": rule_mining.fixed_policy(p, test) for p in policies})
+    study = {"results": args.results, "training": len(train), "held_out": len(test), "policies": policies,
+             "classes": {f"{m}:{p}": c for (p, m), c in classes.items()}, "leaves": leaves,
+             "measured": measured, "association_rules": rule_mining.association_rules(train, policies),
+             "coalescing": rule_mining.coalescing_observations(recs)}
+    if _write_json(args.json, study):
+        return 0
+    out = Console()
+    t = Table(title=f"Mined from {len(train)} training mixes (paper's decision order)")
+    for col in ("leaf", "paper", "support", "best policy", "confidence", "runner-up"):
+        t.add_column(col)
+    for row in leaves:
+        t.add_row(row["leaf"], row["paper_rule"] or "-", f"{row['support']:.1%}", row.get("policy", "-"),
+                  f"{row['confidence']:.0%}" if "confidence" in row else "-",
+                  f"{row['runner_up']} ({row['runner_up_confidence']:.0%})" if row.get("runner_up") else "-")
+    out.print(t)
+    t = Table(title=f"Measured on {len(test)} held-out mixes")
+    for col in ("rules", "pick is best", "within 1 % of best", "WS lost, mean %", "worst %", "uncovered"):
+        t.add_column(col)
+    for name, m in measured.items():
+        t.add_row(name, f"{m['accuracy']:.1%}", f"{m['within_1pct']:.1%}", f"{m['mean_loss_pct']:.2f}",
+                  f"{m['worst_loss_pct']:.2f}", str(m["uncovered"]))
+    out.print(t)
+    out.print(f"rules written to {args.out}")
     return 0
 
 

@@ -1,0 +1,149 @@
+"""Which policy for my mix: each program runs alone with HVR's accessed-bit sampling on
+(``[os.hot_pages]``), the engine's online classifier gives its class (CCF, LLCT, LLCM, LLCH,
+os/llc_class.rs), and a rules file (:mod:`memtint.hvr_rules`, the paper's by default) picks the
+policy and the coalescing. ``verify`` runs the candidates and measures them.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from memtint import api, comparison, hvr_rules
+
+#: The machine of HVR's experiments.
+DEFAULT_MACHINE = "i7-860"
+#: Instructions of a classification run: several 500 µs sampling windows for a memory-bound
+#: program (the classifier averages the last three).
+CLASSIFY_INSTRUCTIONS = 10_000_000
+
+
+@dataclass
+class ProgramClass:
+    program: str
+    hvr_class: str | None  # None: the run was too short for a sampling window
+    reason: str
+    features: dict[str, Any]
+    ipc: float
+    llc_mpki: float
+
+
+def classify(program: str, machine: str = DEFAULT_MACHINE, *, instructions: int = CLASSIFY_INSTRUCTIONS,
+             warmup: int = comparison.DEFAULT_WARMUP, seed: int = 1) -> ProgramClass:
+    """``program`` (trace or profile) alone on ``machine`` under buddy with sampling on."""
+    spec = comparison.build_alone_specs(machine, [program], instructions=instructions, seed=seed,
+                                        baseline="buddy", warmup=warmup)[0]
+    spec["os"] = {**spec.get("os", {}), "hot_pages": {"enabled": True}}
+    run = api.run_sim_spec(spec)
+    hvr = (run["processes"][0].get("hot_pages") or {}).get("hvr")
+    core = run["cores"][0]
+    if hvr is None:
+        reason = ("no class: the machine has no LLC" if not run.get("llc") else
+                  f"no class: {instructions:,} instructions did not fill one sampling window; give more")
+        return ProgramClass(program, None, reason, {}, core["ipc"], core["llc_mpki"])
+    features = {k: v for k, v in hvr.items() if k not in ("class", "reason")}
+    return ProgramClass(program, hvr["class"], hvr["reason"], features, core["ipc"], core["llc_mpki"])
+
+
+@functools.lru_cache(maxsize=None)
+def policy_colours(machine: str, policy: str) -> int | None:
+    """The colours ``policy`` has on ``machine`` (None when it does not colour or cannot run there)."""
+    try:
+        run = api.run_sim_spec(api.build_sim_spec(machine, ["light"], instructions=1000, policy=policy))
+    except api.MemtintError:
+        return None
+    colours = run.get("colours") or {}
+    return colours.get("colours")
+
+
+@dataclass
+class Recommendation:
+    machine: str
+    programs: list[ProgramClass]
+    advice: hvr_rules.Advice
+    os_options: dict[str, Any] | None  # the coalescing, as [os] settings of the policy
+    rules_path: str
+
+    def to_json(self) -> dict[str, Any]:
+        a = self.advice
+        return {
+            "machine": self.machine,
+            "rules": self.rules_path,
+            "programs": [{"program": p.program, "class": p.hvr_class, "reason": p.reason, "ipc_alone": p.ipc,
+                          "llc_mpki_alone": p.llc_mpki, "features": p.features} for p in self.programs],
+            "policy": a.policy,
+            "rule": a.rule,
+            "reason": a.reason,
+            "support": a.support,
+            "confidence": a.confidence,
+            "groups": [{"programs": [self.programs[i].program for i in g], "rule": r, "share": s}
+                       for g, r, s in zip(a.groups, a.group_rules, a.shares)],
+            "os": self.os_options,
+            "warnings": a.warnings,
+        }
+
+
+def advise(programs: Sequence[str], machine: str = DEFAULT_MACHINE, *, rules: hvr_rules.Rules | None = None,
+           multithreaded: bool = False, instructions: int = CLASSIFY_INSTRUCTIONS,
+           warmup: int = comparison.DEFAULT_WARMUP,
+           progress: Callable[[str], None] | None = None) -> Recommendation:
+    """The classes of ``programs`` and the policy ``rules`` (default: the paper's) give the mix."""
+    rules = rules or hvr_rules.load()
+    classes = []
+    for i, p in enumerate(programs):
+        classes.append(classify(p, machine, instructions=instructions, warmup=warmup, seed=1 + i))
+        if progress:
+            progress(f"classified {p}")
+    for c in classes:
+        if c.hvr_class is None:
+            raise api.MemtintError(f"cannot classify {c.program}: {c.reason}")
+    advice = hvr_rules.decide(rules, [c.hvr_class for c in classes], multithreaded)
+    colours = policy_colours(machine, advice.policy)
+    options = hvr_rules.os_options(advice, colours) if colours else None
+    return Recommendation(machine, classes, advice, options, rules.path)
+
+
+def candidates(rules: hvr_rules.Rules, programs: int) -> list[str]:
+    """The policies ``rules`` can pick for a mix of ``programs`` programs, in rule order."""
+    out = []
+    for r in rules.partition:
+        p = r.policy_for(programs)
+        if p not in out:
+            out.append(p)
+    if rules.default and rules.default not in out:
+        out.append(rules.default)
+    return out
+
+
+def verify(rec: Recommendation, *, instructions: int, warmup: int = comparison.DEFAULT_WARMUP, seed: int = 1,
+           policies: Sequence[str] | None = None,
+           progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Runs the mix under buddy, the candidates and the pick with its coalescing; one row per
+    run: policy, WS, WS against buddy in %, MS, whether it is the pick."""
+    mix = [p.program for p in rec.programs]
+    chosen = list(policies or candidates(hvr_rules.load(rec.rules_path), len(mix)))
+    if rec.advice.policy not in chosen:
+        chosen.insert(0, rec.advice.policy)
+    runs = ["buddy"] + [p for p in chosen if p != "buddy"]
+    result = comparison.compare(rec.machine, mix, runs, instructions=instructions, seed=seed, baseline="buddy",
+                                warmup=warmup, progress=progress)
+    rows = [{"policy": p["policy"], "ws": p["weighted_speedup"], "ms": p["maximum_slowdown"],
+             "pick": p["policy"] == rec.advice.policy and rec.os_options is None} for p in result["policies"]]
+    if rec.os_options is not None:
+        spec = api.build_sim_spec(rec.machine, mix, instructions=instructions, policy=rec.advice.policy, seed=seed,
+                                  os_options=rec.os_options, warmup=warmup)
+        run = api.run_sim_spec(spec)
+        alone = result["policies"][0]["cores"]
+        m = api.mix_metrics([{"ipc_alone": a["ipc_alone"], "ipc_shared": c["ipc"]} for a, c in zip(alone, run["cores"])])
+        rows.append({"policy": f"{rec.advice.policy} + coalescing", "ws": m["weighted_speedup"],
+                     "ms": m["maximum_slowdown"], "pick": True})
+        if progress:
+            progress("shared: the pick with its coalescing")
+    base = rows[0]["ws"]
+    for r in rows:
+        r["ws_vs_buddy_pct"] = 100.0 * (r["ws"] / base - 1.0) if base else float("nan")
+    best = max(rows, key=lambda r: r["ws"])
+    for r in rows:
+        r["best"] = r is best
+    return rows

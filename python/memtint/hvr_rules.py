@@ -1,0 +1,329 @@
+"""HVR's rules (multipolicy-hvr.md §3.5): which partitioning policy a workload gets from the
+classes of its programs, and which programs share (coalesce) a colour set.
+
+A rules file is TOML. ``[[partition]]`` rules are tried in order and the first whose ``when``
+holds picks the policy; ``[[coalesce]]`` rules group the programs of the classes they name.
+The paper's R1-R6 are ``configs/rules/hvr-paper.toml``; ``memtint mine-rules`` writes mined
+ones in the same format::
+
+    default = "bank-only"            # a class vector no rule covers (with a warning)
+
+    [[partition]]
+    name = "R1"
+    when = { LLCT = ">=1", not_LLCT = ">=1" }   # counts: n, ">=n", "<=n"; also programs,
+    policy = { 4 = "a-vp", 8 = "c-vp" }          # multithreaded = true/false
+    support = 0.371                              # optional: share of workloads it covers
+    confidence = 0.944                           # optional: how often its policy was best
+    reason = "isolate the thrasher"
+
+    [[coalesce]]
+    name = "R5"
+    classes = ["LLCH", "LLCM"]
+    share = 0.125                # optional: this group's share of the colours (default: even)
+
+``policy`` is a policy name or a table from program count to name: the entry for the smallest
+count at or above the workload's, else the largest. Coalescing applies to the policies that
+partition the LLC (it shares a cache quota; the paper's R2 keeps the LLC shared anyway): each group gets one colour set, the others one each; groups with a ``share`` take that
+share of the colours (at least one), the rest split what is left evenly.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from memtint.api import MemtintError
+from memtint.toml_files import read_toml
+
+CLASSES = ("LLCT", "LLCH", "LLCM", "CCF")
+#: The paper's rules, shipped with memtint.
+PAPER_RULES = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "configs", "rules",
+                                            "hvr-paper.toml"))
+#: Policies whose colours partition the LLC: coalescing (sharing a cache quota) applies to them.
+CACHE_COLOURING = ("cache-only", "a-vp", "b-vp", "c-vp")
+
+_COUNT = re.compile(r"^\s*(>=|<=|==)?\s*(\d+)\s*$")
+
+
+class RulesError(MemtintError):
+    """A rules file that does not parse; the message names the file, the rule and the key."""
+
+
+@dataclass(frozen=True)
+class Condition:
+    key: str  # a class, not_<class>, programs, multithreaded
+    op: str  # ">=", "<=", "=="
+    value: int
+
+    def holds(self, counts: dict[str, int]) -> bool:
+        n = counts[self.key]
+        return {">=": n >= self.value, "<=": n <= self.value, "==": n == self.value}[self.op]
+
+    def text(self) -> str:
+        return f"{self.key} {self.op} {self.value}" if self.op != "==" else f"{self.key} = {self.value}"
+
+
+@dataclass
+class PartitionRule:
+    name: str
+    when: list[Condition]
+    policy: dict[int, str]  # program count -> policy; {0: p} for any count
+    support: float | None = None
+    confidence: float | None = None
+    reason: str = ""
+
+    def matches(self, counts: dict[str, int]) -> bool:
+        return all(c.holds(counts) for c in self.when)
+
+    def policy_for(self, programs: int) -> str:
+        keys = sorted(self.policy)
+        return self.policy[next((k for k in keys if k >= programs), keys[-1])]
+
+
+@dataclass
+class CoalesceRule:
+    name: str
+    classes: list[str]
+    share: float | None = None
+    support: float | None = None
+    confidence: float | None = None
+    reason: str = ""
+
+
+@dataclass
+class Rules:
+    path: str
+    partition: list[PartitionRule]
+    coalesce: list[CoalesceRule] = field(default_factory=list)
+    default: str | None = None
+
+
+@dataclass
+class Advice:
+    """A workload's policy, the rule that chose it, and its coalescing."""
+
+    policy: str
+    rule: str | None  # None: no rule covers the class vector (the default applied)
+    reason: str
+    support: float | None
+    confidence: float | None
+    groups: list[list[int]]  # programs sharing one colour set (indices), coalescing rules applied
+    group_rules: list[str | None]  # per group: the coalescing rule that formed it
+    shares: list[float | None]
+    warnings: list[str]
+
+
+def class_counts(classes: Sequence[str], multithreaded: bool = False) -> dict[str, int]:
+    """The counts rules test: per class, per ``not_<class>``, ``programs``, ``multithreaded``."""
+    counts = {c: sum(1 for x in classes if x == c) for c in CLASSES}
+    counts.update({f"not_{c}": len(classes) - counts[c] for c in CLASSES})
+    counts["programs"] = len(classes)
+    counts["multithreaded"] = int(multithreaded)
+    return counts
+
+
+def vector_text(classes: Sequence[str]) -> str:
+    """A class vector as counts: ``2 LLCT, 1 LLCH, 1 CCF``."""
+    return ", ".join(f"{n} {c}" for c in CLASSES if (n := sum(1 for x in classes if x == c)))
+
+
+def load(path: str | os.PathLike[str] | None = None) -> Rules:
+    """The rules of ``path`` (default: the paper's), checked."""
+    name = os.fspath(path or PAPER_RULES)
+    table, text = read_toml(name, "rules file")
+    return parse(table, name, text)
+
+
+def parse(table: dict[str, Any], name: str, text: str = "") -> Rules:
+    def where(section: str, i: int, key: str | None = None) -> str:
+        line = _line_of(text, section, i, key)
+        return f"{name}{f':{line}' if line else ''}: [[{section}]] #{i + 1}{f' {key}' if key else ''}"
+
+    unknown = sorted(set(table) - {"default", "partition", "coalesce"})
+    if unknown:
+        raise RulesError(f"{name}: unknown key(s) {', '.join(unknown)}; a rules file has default, [[partition]] "
+                         "and [[coalesce]]")
+    default = table.get("default")
+    if default is not None and not isinstance(default, str):
+        raise RulesError(f"{name}: default must be a policy name, got {default!r}")
+    partition_rules = table.get("partition", [])
+    if not isinstance(partition_rules, list) or not partition_rules:
+        raise RulesError(f"{name}: give at least one [[partition]] rule")
+    rules = Rules(name, [], [], default)
+    for i, r in enumerate(partition_rules):
+        if not isinstance(r, dict):
+            raise RulesError(f"{where('partition', i)}: must be a table")
+        _only(r, {"name", "when", "policy", "support", "confidence", "reason"}, where("partition", i))
+        when = r.get("when", {})
+        if not isinstance(when, dict):
+            raise RulesError(f"{where('partition', i, 'when')}: must be a table of counts, got {when!r}")
+        conditions = [_condition(k, v, where("partition", i, f"when.{k}")) for k, v in when.items()]
+        policy = r.get("policy")
+        if isinstance(policy, str) and policy:
+            by_count = {0: policy}
+        elif isinstance(policy, dict) and policy:
+            by_count = {}
+            for k, v in policy.items():
+                if not (str(k).isdigit() and int(k) > 0 and isinstance(v, str) and v):
+                    raise RulesError(f"{where('partition', i, 'policy')}: keys are program counts and values policy "
+                                     f"names, got {k!r} = {v!r}")
+                by_count[int(k)] = v
+        else:
+            raise RulesError(f"{where('partition', i, 'policy')}: give a policy name or a table of program count "
+                             f"-> policy, got {policy!r}")
+        rules.partition.append(PartitionRule(
+            str(r.get("name", f"partition {i + 1}")), conditions, by_count,
+            _fraction(r, "support", where("partition", i, "support")),
+            _fraction(r, "confidence", where("partition", i, "confidence")), str(r.get("reason", ""))))
+    for i, r in enumerate(table.get("coalesce", [])):
+        if not isinstance(r, dict):
+            raise RulesError(f"{where('coalesce', i)}: must be a table")
+        _only(r, {"name", "classes", "share", "support", "confidence", "reason"}, where("coalesce", i))
+        classes = r.get("classes")
+        if not (isinstance(classes, list) and classes and all(c in CLASSES for c in classes)):
+            raise RulesError(f"{where('coalesce', i, 'classes')}: give a list of classes from {', '.join(CLASSES)}, "
+                             f"got {classes!r}")
+        taken = [c for c in classes for other in rules.coalesce if c in other.classes]
+        if taken:
+            raise RulesError(f"{where('coalesce', i, 'classes')}: {taken[0]} is already in a coalescing group")
+        share = _fraction(r, "share", where("coalesce", i, "share"))
+        if share == 0.0:
+            raise RulesError(f"{where('coalesce', i, 'share')}: must be above 0")
+        rules.coalesce.append(CoalesceRule(str(r.get("name", f"coalesce {i + 1}")), list(classes), share,
+                                           _fraction(r, "support", where("coalesce", i, "support")),
+                                           _fraction(r, "confidence", where("coalesce", i, "confidence")),
+                                           str(r.get("reason", ""))))
+    return rules
+
+
+def _only(r: dict[str, Any], keys: set[str], at: str) -> None:
+    unknown = sorted(set(r) - keys)
+    if unknown:
+        raise RulesError(f"{at}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(keys))}")
+
+
+def _condition(key: str, value: Any, at: str) -> Condition:
+    known = {*CLASSES, *(f"not_{c}" for c in CLASSES), "programs", "multithreaded"}
+    if key not in known:
+        raise RulesError(f"{at}: unknown count; use one of {', '.join(sorted(known))}")
+    if key == "multithreaded":
+        if not isinstance(value, bool):
+            raise RulesError(f"{at}: must be true or false, got {value!r}")
+        return Condition(key, "==", int(value))
+    if isinstance(value, bool):
+        raise RulesError(f"{at}: must be a count (n, \">=n\" or \"<=n\"), got {value!r}")
+    if isinstance(value, int) and value >= 0:
+        return Condition(key, "==", value)
+    m = _COUNT.match(value) if isinstance(value, str) else None
+    if not m:
+        raise RulesError(f"{at}: must be a count (n, \">=n\" or \"<=n\"), got {value!r}")
+    return Condition(key, m.group(1) or "==", int(m.group(2)))
+
+
+def _fraction(r: dict[str, Any], key: str, at: str) -> float | None:
+    v = r.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= 1.0) or math.isnan(v):
+        raise RulesError(f"{at}: must be a fraction between 0 and 1, got {v!r}")
+    return float(v)
+
+
+def _line_of(text: str, section: str, index: int, key: str | None) -> int | None:
+    """The line of ``[[section]]`` number ``index`` (or of ``key`` in it) in ``text``."""
+    lines = text.splitlines()
+    starts = [n for n, line in enumerate(lines) if line.strip() == f"[[{section}]]"]
+    if index >= len(starts):
+        return None
+    start = starts[index]
+    if key:
+        top = key.split(".")[0]
+        for n in range(start + 1, len(lines)):
+            if lines[n].lstrip().startswith("[["):
+                break
+            if re.match(rf"\s*{re.escape(top)}\s*=", lines[n]):
+                return n + 1
+    return start + 1
+
+
+def decide(rules: Rules, classes: Sequence[str], multithreaded: bool = False) -> Advice:
+    """The policy and coalescing ``rules`` give a workload of programs of ``classes``."""
+    counts = class_counts(classes, multithreaded)
+    warnings = []
+    rule = next((r for r in rules.partition if r.matches(counts)), None)
+    if rule is not None:
+        policy = rule.policy_for(len(classes))
+        reason = rule.reason or " and ".join(c.text() for c in rule.when)
+    else:
+        policy = rules.default or "buddy"
+        reason = f"no rule covers it; {'the rules file' if rules.default else 'memtint'}'s default"
+        warnings.append(f"the class vector ({vector_text(classes)}{', multi-threaded' if multithreaded else ''}) is "
+                        f"not covered by the rules in {rules.path}; using {policy}")
+    groups, group_rules, shares = coalesce(rules, classes, policy)
+    return Advice(policy, rule.name if rule else None, reason, rule.support if rule else None,
+                  rule.confidence if rule else None, groups, group_rules, shares, warnings)
+
+
+def coalesce(rules: Rules, classes: Sequence[str], policy: str) -> tuple[list[list[int]], list[str | None], list[float | None]]:
+    """Programs grouped to share colour sets: one group per coalescing rule with members, each
+    other program alone; none for a policy that does not colour."""
+    if policy not in CACHE_COLOURING:
+        return [[i] for i in range(len(classes))], [None] * len(classes), [None] * len(classes)
+    groups, names, shares = [], [], []
+    placed: set[int] = set()
+    for r in rules.coalesce:
+        members = [i for i, c in enumerate(classes) if c in r.classes]
+        if members:
+            groups.append(members)
+            names.append(r.name)
+            shares.append(r.share)
+            placed.update(members)
+    for i in range(len(classes)):
+        if i not in placed:
+            groups.append([i])
+            names.append(None)
+            shares.append(None)
+    order = sorted(range(len(groups)), key=lambda g: groups[g][0])
+    return [groups[g] for g in order], [names[g] for g in order], [shares[g] for g in order]
+
+
+def colour_sets(groups: list[list[int]], shares: list[float | None], colours: int) -> list[list[int]] | None:
+    """Colour sets for ``groups`` out of ``colours`` colours (None when there are more groups
+    than colours): a group with a share takes that share (at least one colour), the others
+    split the rest evenly, remainders to the first."""
+    if len(groups) > colours:
+        return None
+    fixed = {g: max(1, round(s * colours)) for g, s in enumerate(shares) if s is not None}
+    free = [g for g in range(len(groups)) if g not in fixed]
+    left = colours - sum(fixed.values())
+    if left < len(free) or (not free and left < 0):
+        return None
+    sizes = dict(fixed)
+    for n, g in enumerate(free):
+        sizes[g] = left // len(free) + (1 if n < left % len(free) else 0)
+    if not free and left > 0:
+        sizes[0] += left  # every group has a share: the first takes what is left
+    out, nxt = [], 0
+    for g in range(len(groups)):
+        out.append(list(range(nxt, nxt + sizes[g])))
+        nxt += sizes[g]
+    return out
+
+
+def os_options(advice: Advice, colours: int) -> dict[str, Any] | None:
+    """The ``[os]`` settings that coalesce as ``advice`` says on a policy of ``colours`` colours
+    (None: each program its own set, the policy's even split)."""
+    if all(len(g) == 1 for g in advice.groups) and all(s is None for s in advice.shares):
+        return None
+    sets = colour_sets(advice.groups, advice.shares, colours)
+    if sets is None:
+        return None
+    programs = sum(len(g) for g in advice.groups)
+    group_of = [0] * programs
+    for g, members in enumerate(advice.groups):
+        for i in members:
+            group_of[i] = g
+    return {"colours": sets, "groups": group_of}

@@ -1,0 +1,167 @@
+"""HVR's rules (memtint.hvr_rules), rule mining (memtint.rule_mining) and the advisor
+(`memtint advise`, `memtint mine-rules`): exact decisions, exact mining on known records,
+clear errors for rules files that do not parse and class vectors no rule covers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memtint import hvr_rules, rule_mining
+from memtint.api import MemtintError
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return hvr_rules.load()
+
+
+@pytest.mark.parametrize("classes,policy,rule", [
+    (["LLCT", "LLCH", "LLCM", "CCF"], "a-vp", "R1"),
+    (["LLCT"] * 5 + ["LLCH"] * 2 + ["LLCM"], "c-vp", "R1"),
+    (["LLCH", "LLCM", "CCF", "CCF"], "bank-only", "R2"),
+    (["LLCH", "CCF", "CCF", "CCF"], "bank-only", "R2"),
+    (["LLCM", "CCF", "CCF", "CCF"], "a-vp", "R3"),
+    (["LLCM"] * 2 + ["CCF"] * 6, "b-vp", "R3"),
+])
+def test_the_papers_rules_pick_as_its_decision_tree(paper, classes, policy, rule):
+    advice = hvr_rules.decide(paper, classes)
+    assert (advice.policy, advice.rule, advice.warnings) == (policy, rule, [])
+
+
+def test_multithreaded_workloads_get_random_interleaving(paper):
+    advice = hvr_rules.decide(paper, ["LLCT", "LLCH"], multithreaded=True)
+    assert (advice.policy, advice.rule) == ("random-interleave", "R4")
+    assert advice.groups == [[0], [1]], "random interleaving colours nothing to share"
+
+
+@pytest.mark.parametrize("classes", [["CCF"] * 4, ["LLCT"] * 4])
+def test_a_class_vector_no_rule_covers_gets_the_default_with_a_warning_naming_it(paper, classes):
+    advice = hvr_rules.decide(paper, classes)
+    assert (advice.policy, advice.rule) == ("bank-only", None)
+    assert len(advice.warnings) == 1 and f"4 {classes[0]}" in advice.warnings[0], advice.warnings
+
+
+def test_coalescing_puts_five_thrashers_in_an_eighth_and_the_rest_together(paper):
+    # The paper's workload 22': 5 LLCT, 2 LLCH, 1 LLCM under C-VP (8 colours).
+    advice = hvr_rules.decide(paper, ["LLCT"] * 5 + ["LLCH"] * 2 + ["LLCM"])
+    assert advice.groups == [[0, 1, 2, 3, 4], [5, 6, 7]] and advice.group_rules == ["R6", "R5"]
+    assert hvr_rules.os_options(advice, 8) == {"colours": [[0], [1, 2, 3, 4, 5, 6, 7]], "groups": [0] * 5 + [1] * 3}
+    # More groups than colours: no coalescing settings (each program its policy's own set).
+    assert hvr_rules.colour_sets([[0], [1], [2]], [None] * 3, 2) is None
+
+
+def test_colour_sets_give_shares_then_split_the_rest_evenly():
+    assert hvr_rules.colour_sets([[0], [1], [2]], [0.125, None, None], 8) == [[0], [1, 2, 3, 4], [5, 6, 7]]
+    assert hvr_rules.colour_sets([[0], [1]], [None, None], 4) == [[0, 1], [2, 3]]
+
+
+@pytest.mark.parametrize("text,needles", [
+    ("[[partition]]\nname = 'X'\nwhen = { LLCX = 1 }\npolicy = 'a-vp'\n", ["rules.toml:3", "when.LLCX", "unknown count"]),
+    ("[[partition]]\nwhen = { LLCT = '>1' }\npolicy = 'a-vp'\n", ["when.LLCT", "'>1'"]),
+    ("[[partition]]\nwhen = { LLCT = 1 }\n", ["rules.toml:1", "policy"]),
+    ("[[partition]]\npolicy = { four = 'a-vp' }\n", ["policy", "program counts"]),
+    ("[[partition]]\npolicy = 'a-vp'\nconfidence = 1.5\n", ["rules.toml:3", "confidence", "1.5"]),
+    ("[[partition]]\npolicy = 'a-vp'\ncolour = 1\n", ["unknown key(s) colour"]),
+    ("[[partition]]\npolicy = 'a-vp'\n[[coalesce]]\nclasses = ['LLCX']\n", ["[[coalesce]] #1 classes"]),
+    ("default = 'a-vp'\n", ["at least one [[partition]]"]),
+    ("[[partition]\npolicy = 'a-vp'\n", ["rules.toml"]),
+    ("[[partition]]\nwhen = { multithreaded = 1 }\npolicy = 'a-vp'\n", ["when.multithreaded", "true or false"]),
+])
+def test_a_rules_file_that_does_not_parse_names_the_file_rule_and_key(tmp_path, text, needles):
+    path = tmp_path / "rules.toml"
+    path.write_text(text)
+    with pytest.raises(MemtintError) as error:
+        hvr_rules.load(path)
+    for needle in needles:
+        assert needle in str(error.value), str(error.value)
+
+
+def _rec(mix, classes, **ws):
+    return rule_mining.MixRecord(mix, classes, classes, ws)
+
+
+def test_mining_finds_each_leafs_best_policy_with_its_support_and_confidence():
+    train = (
+        [_rec(f"t{i}", ["LLCT", "CCF"], buddy=1.0, **{"a-vp": 1.2, "bank-only": 1.1}) for i in range(6)]
+        + [_rec("t6", ["LLCT", "CCF"], buddy=1.0, **{"a-vp": 1.0, "bank-only": 1.1})]
+        + [_rec(f"h{i}", ["LLCH", "CCF"], buddy=1.0, **{"a-vp": 0.9, "bank-only": 1.05}) for i in range(3)]
+    )
+    rules, leaves = rule_mining.mine(train, ["a-vp", "bank-only", "buddy"])
+    first = leaves[0]
+    assert (first["mixes"], first["policy"], first["support"]) == (7, "a-vp", 0.7)
+    assert first["confidence"] == pytest.approx(6 / 7)
+    assert (leaves[2]["policy"], leaves[2]["confidence"]) == ("bank-only", 1.0)
+    assert [leaf["mixes"] for leaf in leaves[3:]] == [0, 0]
+    assert rules.default == "a-vp"
+    # The rules file round-trips.
+    again = hvr_rules.parse(__import__("tomllib").loads(rule_mining.to_toml(rules, "x")), "mined")
+    assert [(r.when, r.policy) for r in again.partition] == [(r.when, r.policy) for r in rules.partition]
+    # Measured on held-out mixes: one hit, one miss losing 1 - 1.1/1.2.
+    test = [_rec("x", ["LLCT", "LLCM"], buddy=1.0, **{"a-vp": 1.2, "bank-only": 1.1}),
+            _rec("y", ["LLCH", "LLCM"], buddy=1.0, **{"a-vp": 1.2, "bank-only": 1.1})]
+    m = rule_mining.evaluate(rules, test)
+    assert (m["judged"], m["accuracy"]) == (2, 0.5)
+    assert m["worst_loss_pct"] == pytest.approx(100 * (1 - 1.1 / 1.2))
+    assert rule_mining.fixed_policy("a-vp", test)["accuracy"] == 1.0
+
+
+def test_the_split_is_seeded_and_holds_out_the_asked_share():
+    recs = [_rec(f"m{i}", ["CCF"], buddy=1.0) for i in range(400)]
+    train, test = rule_mining.split(recs, 0.5, 1)
+    assert (train, test) == rule_mining.split(recs, 0.5, 1)
+    assert 170 < len(test) < 230 and len(train) + len(test) == 400
+    assert rule_mining.split(recs, 0.5, 2)[1] != test
+
+
+@pytest.mark.engine
+def test_advise_classifies_picks_and_verifies(memtint):
+    code, out, err = memtint("advise", "stream", "random:footprint_bytes=3145728", "light", "light", "--verify",
+                             "--instructions", "300000", "--warmup", "0", "--json", "-")
+    assert code == 0, err
+    r = json.loads(out)
+    assert [p["class"] for p in r["programs"]] == ["LLCT", "LLCM", "CCF", "CCF"]
+    assert (r["policy"], r["rule"]) == ("a-vp", "R1")
+    # R6 puts the thrasher in one of A-VP's four colours; R5 and R6 give the others theirs.
+    assert r["os"] == {"colours": [[0], [1, 2], [3]], "groups": [0, 1, 2, 2]}
+    policies = [v["policy"] for v in r["verified"]]
+    assert policies[0] == "buddy" and "a-vp + coalescing" in policies and "bank-only" in policies
+    assert sum(v["best"] for v in r["verified"]) == 1
+    assert all(v["ws"] > 0 for v in r["verified"])
+
+
+@pytest.mark.engine
+def test_advise_errors_are_clear(memtint, clean_error, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[partition]]\npolicy = 'a-vp'\nsupport = 2\n")
+    clean_error(memtint("advise", "stream", "--rules", bad), "bad.toml:3", "support")
+    clean_error(memtint("advise", "stream", "--classify-instructions", "20000", "--warmup", "0"),
+                "cannot classify stream", "sampling window")
+    clean_error(memtint("advise", "no-such-program"), "no-such-program")
+
+
+@pytest.mark.engine
+def test_mine_rules_writes_rules_advise_reads_and_refuses_to_overwrite_its_input(memtint, clean_error, tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('name = "m"\nmachines = ["i7-860"]\npolicies = ["buddy", "a-vp"]\ninstructions = 200000\n'
+                    'warmup = 0\n[[mixes]]\nrandom = ["stream", "light", "random:footprint_bytes=3145728"]\n'
+                    'size = 2\ncount = 8\nseed = 5\n')
+    code, _, err = memtint("sweep", spec, "--out", tmp_path / "out", "--jobs", "2", timeout=600)
+    assert code == 0, err
+    code, out, err = memtint("mine-rules", tmp_path / "out", "--out", tmp_path / "mined.toml", "--json", "-",
+                             "--holdout", "0.3")
+    assert code == 0, err
+    study = json.loads(out)
+    assert study["training"] >= 1 and study["held_out"] >= 1 and study["training"] + study["held_out"] <= 8
+    assert set(study["measured"]) == {"paper", "mined", "always a-vp", "always buddy"}
+    mined = hvr_rules.load(tmp_path / "mined.toml")
+    assert mined.partition and {r.policy_for(2) for r in mined.partition} <= {"a-vp", "buddy"}
+    code, out, err = memtint("advise", "stream", "light", "--rules", tmp_path / "mined.toml", "--warmup", "0",
+                             "--json", "-")
+    assert code == 0, err
+    assert json.loads(out)["rules"].endswith("mined.toml")
+    mined_text = (tmp_path / "mined.toml").read_text()
+    clean_error(memtint("mine-rules", tmp_path / "out", "--rules", tmp_path / "mined.toml", "--out",
+                        tmp_path / "mined.toml"), "mined.toml")
+    assert (tmp_path / "mined.toml").read_text() == mined_text
