@@ -7,6 +7,8 @@
 - ``outputs``: output paths that collide with inputs (the same name, a hard link, a symlink, each
   other) or cannot be written (/proc, a missing directory, a directory), through `memtint`
   commands end to end: every input must keep its bytes, type and inode;
+- ``rules``: mutated HVR rules files (`memtint advise --rules`, `mine-rules --rules`) through their
+  parsing and a decision on every class vector of 1-8 programs;
 - ``tiering``: `memtint run --tier-policy` and `memtint numa-probe` with random policies, weights,
   bandwidths, nodes and limits, on a fake two- or three-node kernel (`MEMTINT_NUMA_FAKE`): every
   value refused must be named, and every sysfs and procfs file the run may change must be as it
@@ -219,6 +221,43 @@ def sweep_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[st
     return data, run
 
 
+RULES_NAMED = re.compile(r"r\.toml")
+
+
+def rules_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    from memtint import hvr_rules
+
+    path = os.path.join(d, "r.toml")
+    with open(hvr_rules.PAPER_RULES) as f:
+        paper = f.read()
+    data = mutate(rng, paper)
+    with open(path, "wb") as f:
+        f.write(data)
+
+    def run() -> tuple[str, str]:
+        from memtint import api
+
+        try:
+            rules = hvr_rules.load(path)
+        except api.MemtintError as error:
+            return _outcome(error, RULES_NAMED)
+        except Hang:
+            raise
+        except Exception as error:  # noqa: BLE001
+            return "internal", f"{type(error).__name__}: {error}"
+        try:  # whatever parsed decides every class vector without failing
+            for n in (1, 4, 8):
+                for _ in range(8):
+                    classes = [rng.choice(hvr_rules.CLASSES) for _ in range(n)]
+                    advice = hvr_rules.decide(rules, classes, multithreaded=rng.random() < 0.2)
+                    hvr_rules.os_options(advice, rng.choice([2, 4, 8]))
+        except Exception as error:  # noqa: BLE001
+            return "internal", f"deciding: {type(error).__name__}: {error}"
+        return "ok", ""
+
+    return data, run
+
+
 def _main_quiet(argv: list[str]) -> tuple[int, str]:
     """Run `memtint ARGV` in process: (exit code, its standard error)."""
     import contextlib
@@ -377,7 +416,7 @@ def tiering_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
 
 CLASSES: dict[str, Callable[[random.Random, str], tuple[bytes, Callable[[], tuple[str, str]]]]] = {
     "sim": sim_case, "overrides": overrides_case, "sweep": sweep_case, "outputs": outputs_case,
-    "tiering": tiering_case,
+    "tiering": tiering_case, "rules": rules_case,
 }
 
 

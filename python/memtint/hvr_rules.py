@@ -131,13 +131,17 @@ def vector_text(classes: Sequence[str]) -> str:
 
 
 def load(path: str | os.PathLike[str] | None = None) -> Rules:
-    """The rules of ``path`` (default: the paper's), checked."""
+    """The rules of ``path`` (default: the paper's), checked, policies against the engine's."""
+    from memtint import api
+
     name = os.fspath(path or PAPER_RULES)
     table, text = read_toml(name, "rules file")
-    return parse(table, name, text)
+    known = frozenset(p["name"] for p in api.presets()["placement_policy_info"])
+    return parse(table, name, text, known)
 
 
-def parse(table: dict[str, Any], name: str, text: str = "") -> Rules:
+def parse(table: dict[str, Any], name: str, text: str = "", policies: frozenset[str] | None = None) -> Rules:
+    """``table`` (a rules file's) checked; ``policies``, when given, the names a rule may pick."""
     def where(section: str, i: int, key: str | None = None) -> str:
         line = _line_of(text, section, i, key)
         return f"{name}{f':{line}' if line else ''}: [[{section}]] #{i + 1}{f' {key}' if key else ''}"
@@ -146,9 +150,17 @@ def parse(table: dict[str, Any], name: str, text: str = "") -> Rules:
     if unknown:
         raise RulesError(f"{name}: unknown key(s) {', '.join(unknown)}; a rules file has default, [[partition]] "
                          "and [[coalesce]]")
+    def policy_name(value: Any, at: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise RulesError(f"{at}: give a policy name, got {value!r}")
+        if policies is not None and value not in policies:
+            raise RulesError(f"{at}: unknown placement policy {value!r}; known: {', '.join(sorted(policies))}")
+        return value
+
     default = table.get("default")
-    if default is not None and not isinstance(default, str):
-        raise RulesError(f"{name}: default must be a policy name, got {default!r}")
+    if default is not None:
+        line = _top_line(text, "default")
+        policy_name(default, f"{name}{f':{line}' if line else ''}: default")
     partition_rules = table.get("partition", [])
     if not isinstance(partition_rules, list) or not partition_rules:
         raise RulesError(f"{name}: give at least one [[partition]] rule")
@@ -163,14 +175,14 @@ def parse(table: dict[str, Any], name: str, text: str = "") -> Rules:
         conditions = [_condition(k, v, where("partition", i, f"when.{k}")) for k, v in when.items()]
         policy = r.get("policy")
         if isinstance(policy, str) and policy:
-            by_count = {0: policy}
+            by_count = {0: policy_name(policy, where("partition", i, "policy"))}
         elif isinstance(policy, dict) and policy:
             by_count = {}
             for k, v in policy.items():
                 if not (str(k).isdigit() and int(k) > 0 and isinstance(v, str) and v):
                     raise RulesError(f"{where('partition', i, 'policy')}: keys are program counts and values policy "
                                      f"names, got {k!r} = {v!r}")
-                by_count[int(k)] = v
+                by_count[int(k)] = policy_name(v, where("partition", i, f"policy.{k}"))
         else:
             raise RulesError(f"{where('partition', i, 'policy')}: give a policy name or a table of program count "
                              f"-> policy, got {policy!r}")
@@ -230,6 +242,16 @@ def _fraction(r: dict[str, Any], key: str, at: str) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= 1.0) or math.isnan(v):
         raise RulesError(f"{at}: must be a fraction between 0 and 1, got {v!r}")
     return float(v)
+
+
+def _top_line(text: str, key: str) -> int | None:
+    """The line of top-level ``key`` in ``text`` (before any table)."""
+    for n, line in enumerate(text.splitlines()):
+        if line.lstrip().startswith("["):
+            return None
+        if re.match(rf"\s*{re.escape(key)}\s*=", line):
+            return n + 1
+    return None
 
 
 def _line_of(text: str, section: str, index: int, key: str | None) -> int | None:

@@ -7,7 +7,7 @@ The mined rules file keeps the paper's decision order, so its rules compare one 
 a mix with a thrasher and others (R1's condition), thrashers only, cache-hungry and no thrasher
 (R2), middle and neither (R3), all core-cache-fitting (no paper rule). Each leaf gets the policy
 best most often among its training mixes. The mixes are split into training and held-out halves
-by a seeded hash of each mix, so the rules are measured on mixes they were not mined from.
+by a seeded hash of each mix (:func:`split`), so the rules are measured on mixes they were not mined from.
 """
 
 from __future__ import annotations
@@ -55,12 +55,15 @@ def records(frame: Any, classify: Callable[[str, str], str]) -> list[MixRecord]:
 
 
 def split(recs: Sequence[MixRecord], holdout: float, seed: int) -> tuple[list[MixRecord], list[MixRecord]]:
-    """(training, held out): a mix is held out when its seeded hash falls below ``holdout``."""
-    train, test = [], []
-    for r in recs:
-        h = int.from_bytes(hashlib.sha256(f"{seed}:{r.mix}".encode()).digest()[:8], "big") / 2**64
-        (test if h < holdout else train).append(r)
-    return train, test
+    """(training, held out): the mixes in the order of a seeded hash of each; the first
+    ``round(holdout x n)`` are held out. Depends on the mixes, not on their order."""
+    def key(r: MixRecord) -> bytes:
+        return hashlib.sha256(f"{seed}:{r.mix}".encode()).digest()
+
+    ordered = sorted(recs, key=key)
+    cut = round(holdout * len(ordered))
+    held = {id(r) for r in ordered[:cut]}
+    return [r for r in recs if id(r) not in held], [r for r in recs if id(r) in held]
 
 
 def _matches(when: dict[str, Any], r: MixRecord) -> bool:

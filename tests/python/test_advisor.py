@@ -68,6 +68,8 @@ def test_colour_sets_give_shares_then_split_the_rest_evenly():
     ("default = 'a-vp'\n", ["at least one [[partition]]"]),
     ("[[partition]\npolicy = 'a-vp'\n", ["rules.toml"]),
     ("[[partition]]\nwhen = { multithreaded = 1 }\npolicy = 'a-vp'\n", ["when.multithreaded", "true or false"]),
+    ("[[partition]]\npolicy = { 4 = 'a-vpp' }\n", ["rules.toml:2", "policy.4", "unknown placement policy 'a-vpp'"]),
+    ("default = 'bank'\n[[partition]]\npolicy = 'a-vp'\n", ["rules.toml:1: default", "'bank'"]),
 ])
 def test_a_rules_file_that_does_not_parse_names_the_file_rule_and_key(tmp_path, text, needles):
     path = tmp_path / "rules.toml"
@@ -111,7 +113,8 @@ def test_the_split_is_seeded_and_holds_out_the_asked_share():
     recs = [_rec(f"m{i}", ["CCF"], buddy=1.0) for i in range(400)]
     train, test = rule_mining.split(recs, 0.5, 1)
     assert (train, test) == rule_mining.split(recs, 0.5, 1)
-    assert 170 < len(test) < 230 and len(train) + len(test) == 400
+    assert (len(train), len(test)) == (200, 200)
+    assert {r.mix for r in rule_mining.split(list(reversed(recs)), 0.5, 1)[1]} == {r.mix for r in test}
     assert rule_mining.split(recs, 0.5, 2)[1] != test
 
 

@@ -155,6 +155,9 @@ class MixExperiment:
     #: target): "wait" halts each program at its target, so that a program slowed a thousandfold
     #: (swapping) is not accompanied by seven others simulated for as long.
     at_end: str | None = None
+    #: The seeds of this experiment's runs (None: the settings'): a study over hundreds of mixes
+    #: spreads over mixes rather than seeds.
+    seeds: list[int] | None = None
     jobs: list[dict[str, Any]] = field(default_factory=list)
     # (machine, mix index, seed, label) -> shared key; (machine, mix index, seed) -> alone keys
     shared: dict[tuple, str] = field(default_factory=dict)
@@ -164,7 +167,7 @@ class MixExperiment:
         for machine in self.machines:
             for m, mix in enumerate(self.mixes):
                 programs = [program_path(p) for p in mix]
-                for seed in settings.seed_list():
+                for seed in self.seeds or settings.seed_list():
                     alone_keys = []
                     for spec in comparison.build_alone_specs(machine, programs, instructions=self.instructions,
                                                              seed=seed, baseline="buddy", warmup=settings.warmup):

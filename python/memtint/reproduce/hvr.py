@@ -5,15 +5,27 @@ from __future__ import annotations
 
 from typing import Any
 
+import functools
+import math
+
+from memtint import advisor, hvr_rules, rule_mining
 from memtint.reproduce import common
-from memtint.reproduce.common import MixExperiment, Settings, Variant
+from memtint.reproduce.common import MixExperiment, Row, Settings, Variant
 
 NAME = "hvr"
 TITLE = "HVR: going vertical in memory management (Liu et al., ISCA 2014)"
 
 #: 8-program mixes run half the instructions per core of 4-program ones (the same per run), for time.
-SIZES = {"full": {"instructions": 10_000_000, "mixes4": 8, "mixes8": 3, "instructions8": 5_000_000},
-         "quick": {"instructions": 200_000, "mixes4": 2, "mixes8": 1, "instructions8": 100_000}}
+SIZES = {"full": {"instructions": 10_000_000, "mixes4": 8, "mixes8": 3, "instructions8": 5_000_000,
+                  "rule_mixes": 440, "rule_instructions": 3_000_000},
+         "quick": {"instructions": 200_000, "mixes4": 2, "mixes8": 1, "instructions8": 100_000,
+                   "rule_mixes": 16, "rule_instructions": 200_000}}
+#: The rule study's candidates: the policies HVR's 4-program rules choose among, and the baseline.
+RULE_POLICIES = ["buddy", "cache-only", "bank-only", "a-vp"]
+#: Half the rule study's mixes mine rules, the other half measure them (at least 200 when full).
+HOLDOUT = 0.5
+#: A paper rule covering fewer of the study's mixes than this has no confidence to compare.
+MIN_RULE_MIXES = 10
 
 
 class Experiment:
@@ -36,6 +48,13 @@ class Experiment:
                                    horizontal[:2] + [Variant("bank-only", "bank-only-8"), Variant("b-vp", "b-vp"),
                                                      Variant("c-vp", "c-vp")],
                                    settings.instructions(size["instructions8"]), "buddy", settings.mix_seed + 8)
+        # HVR's rule study: random 4-program mixes, one seed each (the spread is over mixes).
+        self.rules = MixExperiment("rules", ["i7-860"],
+                                   common.draw_mixes(common.ALL, 4, size["rule_mixes"], settings.mix_seed + 14,
+                                                     replace=True),
+                                   [Variant(p, p) for p in RULE_POLICIES],
+                                   settings.instructions(size["rule_instructions"]), "buddy", settings.mix_seed + 14,
+                                   seeds=[settings.seed_list()[0]])
 
     def describe(self) -> list[str]:
         return [f"4 programs: {len(self.four.mixes)} mixes drawn from the whole pool ({', '.join(common.ALL)}) with "
@@ -45,19 +64,28 @@ class Experiment:
                 "Bank-Only, (2,0,1)), b-vp, c-vp.",
                 f"{self.instructions:,} instructions per core with 4 programs, {self.eight.instructions:,} with 8 (as "
                 "many per run); alone runs under buddy.",
+                f"Rules (§3.3-3.5): {len(self.rules.mixes)} random 4-program mixes drawn with replacement, "
+                f"random.Random({self.rules.mix_seed}), {self.rules.instructions:,} instructions per core, one seed, under "
+                f"{', '.join(RULE_POLICIES)}. Each program's HVR class comes from its alone run with accessed-bit "
+                "sampling (os/llc_class.rs, docs/advisor.md). Identical draws count once; a seeded hash splits the "
+                f"distinct mixes in halves: rules are mined from one (memtint.rule_mining) and the paper's R1-R3 "
+                "and the mined rules are measured on the other.",
                 "Population: the paper's Fig. 3 has 214 random 4- and 8-program workloads, and its VP figures (Fig. 11-12) "
                 "the 50 of them where both horizontal policies help (Quadrant I). Here the VP claims use the drawn mixes "
                 "where both help (their count is in each row), far fewer than the paper's, for time."]
 
     def mix_experiments(self) -> list[MixExperiment]:
-        return [self.four, self.eight]
+        return [self.four, self.eight, self.rules]
 
     def plan(self) -> list[dict[str, Any]]:
-        return self.four.plan(self.settings) + self.eight.plan(self.settings)
+        return self.four.plan(self.settings) + self.eight.plan(self.settings) + self.rules.plan(self.settings)
 
     def analyse(self, claims: list[dict[str, Any]], results: dict[str, Any]) -> dict[str, Any]:
         rows = []
         for c in claims:
+            if c["experiment"] == "rules":
+                rows.append(self._rule_row(c, results))
+                continue
             exp = self.four if c["experiment"] == "mixes-4" else self.eight
             rows.append(common.measure_mix_claim(exp, results, c, self.settings))
         tables = [
@@ -69,4 +97,122 @@ class Experiment:
                                                                    "row-buffer miss rate"],
              common.mix_table(self.eight, results, self.settings, "i7-860-8t")),
         ]
-        return {"rows": rows, "tables": tables, "plots": [], "notes": [common.run_facts([self.four, self.eight], results)]}
+        tables += self._rule_tables(results)
+        return {"rows": rows, "tables": tables, "plots": [],
+                "notes": [common.run_facts([self.four, self.eight, self.rules], results)]}
+
+    # --- the rule study ------------------------------------------------------------------------
+
+    @functools.lru_cache(maxsize=None)
+    def _classes(self) -> dict[str, advisor.ProgramClass]:
+        return {n: advisor.classify(common.program_path(n), "i7-860", warmup=self.settings.warmup)
+                for n in sorted(set(p for mix in self.rules.mixes for p in mix))}
+
+    def _records(self, results: dict[str, Any]) -> list[rule_mining.MixRecord]:
+        classes = self._classes()
+        seed = self.rules.seeds[0]
+        out: dict[str, rule_mining.MixRecord] = {}
+        for m, mix in enumerate(self.rules.mixes):
+            key = "|".join(mix)
+            if key in out or any(classes[p].hvr_class is None for p in mix):
+                continue
+            runs = self.rules.runs(results, "i7-860", m, seed)
+            out[key] = rule_mining.MixRecord(key, list(mix), [classes[p].hvr_class for p in mix],
+                                             {p: runs[p]["ws"] for p in RULE_POLICIES})
+        return list(out.values())
+
+    def _study(self, results: dict[str, Any]) -> dict[str, Any]:
+        recs = self._records(results)
+        train, test = rule_mining.split(recs, HOLDOUT, self.rules.mix_seed)
+        mined, leaves = rule_mining.mine(train, RULE_POLICIES)
+        return {"records": recs, "train": train, "test": test, "mined": mined, "leaves": leaves,
+                "paper": hvr_rules.load()}
+
+    def _rule_row(self, c: dict[str, Any], results: dict[str, Any]) -> Row:
+        st = self._study(results)
+        metric = c["metric"]
+        detail, na = "", ""
+        if metric in ("rules_accuracy", "rules_ws_loss"):
+            rules = st["paper"] if c.get("rules", "paper") == "paper" else st["mined"]
+            m = rule_mining.evaluate(rules, st["test"])
+            value = m["accuracy"] if metric == "rules_accuracy" else m["mean_loss_pct"]
+            n = m["judged"]
+            low, high = _wilson(m["accuracy"], n)
+            fixed = {p: rule_mining.fixed_policy(p, st["test"])["accuracy"] for p in RULE_POLICIES}
+            always = max(fixed, key=fixed.get)
+            detail = (f"{n} held-out mixes; pick is best {m['accuracy']:.1%} (95 % interval {low:.1%}-{high:.1%}), "
+                      f"within 1 % of best {m['within_1pct']:.1%}; WS lost against the best {m['mean_loss_pct']:.2f} % "
+                      f"on average, {m['worst_loss_pct']:.2f} % at worst; always {always}: {fixed[always]:.1%}")
+            population = f"{n} held-out random 4-program mixes (the other {len(st['train'])} mined the rules)"
+        elif metric == "rule_confidence":
+            rule = next(r for r in st["paper"].partition if r.name == c["rule"])
+            before = st["paper"].partition[:st["paper"].partition.index(rule)]
+            covered = [r for r in st["records"] if rule.matches(hvr_rules.class_counts(r.classes))
+                       and not any(b.matches(hvr_rules.class_counts(r.classes)) for b in before)]
+            policy = rule.policy_for(4)
+            hits = sum(1 for r in covered if r.best() == policy)
+            value = hits / len(covered) if covered else float("nan")
+            wins = {p: sum(1 for r in covered if r.best() == p) for p in RULE_POLICIES}
+            detail = (f"{len(covered)} mixes ({len(covered) / max(1, len(st['records'])):.1%} support; paper "
+                      f"{rule.support:.1%}); best there: " + ", ".join(f"{p} {w}" for p, w in
+                                                                  sorted(wins.items(), key=lambda x: -x[1])))
+            population = f"the study's mixes that {rule.name} decides (all {len(st['records'])} distinct mixes)"
+            if len(covered) < MIN_RULE_MIXES:
+                na = f"{rule.name} covers {len(covered)} of the study's mixes (fewer than {MIN_RULE_MIXES})"
+        elif metric == "cache_hurts_share":
+            obs = rule_mining.coalescing_observations(st["records"])[0]
+            value, n = obs["hurts_share"], obs["mixes"]
+            detail = f"{n} mixes; cache-only against buddy {obs['mean_gain_pct']:+.2f} % on average"
+            population = "the study's mixes with no LLCT and some LLCH or LLCM"
+            if n < MIN_RULE_MIXES:
+                na = f"{n} such mixes (fewer than {MIN_RULE_MIXES})"
+        else:
+            raise ValueError(f"unknown rule-study metric {metric!r}")
+        row = Row(c, "", [value])
+        row.detail = detail
+        row.population = population
+        row.not_applicable = na
+        base = [self.rules.runs(results, "i7-860", m, self.rules.seeds[0])["buddy"] for m in range(len(self.rules.mixes))]
+        row.dram_pki, effect_na = common.effect("the buddy runs of the study's mixes", base)
+        row.not_applicable = row.not_applicable or effect_na
+        return row
+
+    def _rule_tables(self, results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+        st = self._study(results)
+        classes = self._classes()
+        programs = [[n, c.hvr_class or "-", f"{c.llc_mpki:.2f}", c.reason] for n, c in classes.items()]
+        leaves = [[r["leaf"], r["paper_rule"] or "-", str(r["mixes"]), f"{r['support']:.1%}", r.get("policy", "-"),
+                   f"{r['confidence']:.0%}" if "confidence" in r else "-",
+                   f"{r['runner_up']} ({r['runner_up_confidence']:.0%})" if r.get("runner_up") else "-"]
+                  for r in st["leaves"]]
+        measured = []
+        for name, rules in (("paper R1-R3", st["paper"]), ("mined", st["mined"])):
+            m = rule_mining.evaluate(rules, st["test"])
+            measured.append([name, f"{m['accuracy']:.1%}", f"{m['within_1pct']:.1%}", f"{m['mean_loss_pct']:.2f}",
+                             f"{m['worst_loss_pct']:.2f}", str(m["uncovered"])])
+        for p in RULE_POLICIES:
+            m = rule_mining.fixed_policy(p, st["test"])
+            measured.append([f"always {p}", f"{m['accuracy']:.1%}", f"{m['within_1pct']:.1%}",
+                             f"{m['mean_loss_pct']:.2f}", f"{m['worst_loss_pct']:.2f}", "-"])
+        coalescing = [[o["group"], str(o["mixes"]), f"{o['mean_gain_pct']:+.2f}", f"{o['hurts_share']:.0%}"]
+                      for o in rule_mining.coalescing_observations(st["records"])]
+        return [
+            ("Rule study: each program's HVR class (alone, accessed-bit sampling)",
+             ["program", "class", "LLC MPKI alone", "why"], programs),
+            (f"Rule study: rules mined from {len(st['train'])} mixes in the paper's decision order",
+             ["leaf", "paper's rule", "mixes", "support", "best policy", "confidence", "runner-up"], leaves),
+            (f"Rule study: measured on {len(st['test'])} held-out mixes",
+             ["rules", "pick is best", "within 1 % of best", "WS lost, mean %", "worst %", "uncovered mixes"], measured),
+            ("Rule study: cache-only partitioning against buddy by class mix (the coalescing evidence, §3.5)",
+             ["mixes", "count", "cache-only vs buddy, mean %", "share hurt"], coalescing),
+        ]
+
+
+def _wilson(p: float, n: int) -> tuple[float, float]:
+    """The 95 % Wilson interval of a proportion ``p`` over ``n`` trials."""
+    if not n or math.isnan(p):
+        return float("nan"), float("nan")
+    z = 1.96
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half

@@ -13,7 +13,7 @@ from memtint.reproduce.common import Row
 POINT_METRICS = ("ws_change_over", "ms_change_over", "pairs_minus_single_pct", "util_gap_points")
 PLAIN_METRICS = ("relative_ipc", "share_not_worse", "speedup", "dram_pages", "time_ratio", "slope_ratio",
                  "spread_ratio", "idle_beats_runtime_share", "auto_hits_ratio", "auto_latency_spread",
-                 "fgr_not_better_share")
+                 "fgr_not_better_share", "rules_accuracy", "rule_confidence", "cache_hurts_share")
 #: Counts shown whole (densities too).
 COUNT_METRICS = ("dram_pages", "sharing_pairs", "overflow_pages", "cr_hits_max", "crs_hits_max", "cr_jedec_hits",
                  "auto_infeasible_density")
