@@ -20,6 +20,11 @@ SIZES = {"full": {"instructions": 10_000_000, "mixes4": 8, "mixes8": 3, "instruc
                   "rule_mixes": 440, "rule_instructions": 3_000_000},
          "quick": {"instructions": 200_000, "mixes4": 2, "mixes8": 1, "instructions8": 100_000,
                    "rule_mixes": 16, "rule_instructions": 200_000}}
+#: Intel RDT beside HVR's colouring (no paper figure): CAT's LLC ways split evenly, alone and with
+#: Bank-Only's bank colours (A-VP's partition with the LLC's half done by hardware), and MBA.
+HARDWARE = [Variant("cat", "buddy", os={"resctrl": ["cat"]}),
+            Variant("cat+bank-only", "bank-only", os={"resctrl": ["cat"]}),
+            Variant("mba", "buddy", os={"resctrl": ["mba"], "mba": {"percent": [30] * 4}})]
 #: The rule study's candidates: the policies HVR's 4-program rules choose among, and the baseline.
 RULE_POLICIES = ["buddy", "cache-only", "bank-only", "a-vp"]
 #: Half the rule study's mixes mine rules, the other half measure them (at least 200 when full).
@@ -40,7 +45,7 @@ class Experiment:
         # HVR's random workloads mix every class (LLCT/LLCH/LLCM/CCF): the whole pool, seeded.
         self.four = MixExperiment("mixes-4", ["i7-860"],
                                   common.draw_mixes(common.ALL, 4, size["mixes4"], settings.mix_seed + 4),
-                                  horizontal + [Variant("a-vp", "a-vp")], self.instructions, "buddy",
+                                  horizontal + [Variant("a-vp", "a-vp")] + HARDWARE, self.instructions, "buddy",
                                   settings.mix_seed + 4)
         self.eight = MixExperiment("mixes-8", ["i7-860-8t"],
                                    common.draw_mixes(common.ALL, 8, size["mixes8"], settings.mix_seed + 8, replace=True),
@@ -58,7 +63,9 @@ class Experiment:
 
     def describe(self) -> list[str]:
         return [f"4 programs: {len(self.four.mixes)} mixes drawn from the whole pool ({', '.join(common.ALL)}) with "
-                f"random.Random({self.four.mix_seed}) on the i7-860; buddy, cache-only, bank-only, a-vp.",
+                f"random.Random({self.four.mix_seed}) on the i7-860; buddy, cache-only, bank-only, a-vp, and Intel RDT beside "
+                f"them: CAT (os.resctrl = [\"cat\"], the LLC's ways split evenly) under buddy and with bank-only's colours, "
+                "and MBA capping each program at 30 % of peak bandwidth.",
                 f"8 programs: {len(self.eight.mixes)} mixes drawn with replacement, random.Random({self.eight.mix_seed}), on "
                 "i7-860-8t (8 cores standing for the 8 hardware threads); buddy, cache-only, bank-only-8 (HVR's 8-core "
                 "Bank-Only, (2,0,1)), b-vp, c-vp.",
