@@ -55,6 +55,10 @@ SEED_FILES = [
     'machine = "tiering-2to1"\ninstructions = 1000\n[[processes]]\nthreads = ["hotset", "random"]\n'
     '[os]\npolicy = "local"\nmigration = "memory-tiering"\nnode_memory_mb = [4]\n[os.memory-tiering]\n'
     'free_pct = 10.0\n[os.colloid]\nmax_pages = 3\n',
+    'machine = "i7-860"\ninstructions = 2000\n[[processes]]\nthreads = ["phases:stream@500+light"]\nat_end = "exit"\n'
+    '[[processes]]\nthreads = ["random"]\narrive_ns = 1000.0\n[os]\npolicy = "bpm"\ndynamic = "dynamic-bpm"\n'
+    'memory_mb = 16\noverflow = "swap"\n[os.hot_pages]\nenabled = true\nwindow_ns = 2000.0\nnhp_ns = 500.0\n'
+    'ticks = 20\ntick_ns = 50.0\n',
     'machine = "opteron-6128"\ninstructions = 2000\nat_end = "wait"\nbarrier_every = 500\n[[processes]]\n'
     'threads = ["stream", "light"]\nbarrier_every = 300\n[[processes]]\nthreads = ["random"]\n',
 ]

@@ -195,6 +195,12 @@ def _program(program: str | os.PathLike[str], key: str = "programs") -> str:
     if not isinstance(program, (str, os.PathLike)):
         raise MemtintError(f"{key}: expected a program (profile name or trace path), got {program!r}")
     text = os.fspath(program)
+    if text.startswith("phases:"):  # a program in phases (engine: workload/phases.rs): each part resolved
+        parts = []
+        for k, part in enumerate(text[len("phases:"):].split("+")):
+            workload, at, length = part.rpartition("@") if "@" in part else (part, "", "")
+            parts.append(_program(workload, f"{key} (phase {k + 1})") + at + length if workload else part)
+        return "phases:" + "+".join(parts)
     if text.split(":", 1)[0] in PROFILES:
         return text
     if not os.path.exists(text):

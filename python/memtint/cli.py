@@ -585,7 +585,7 @@ def _check_mix_name(name: str, mixes: set[str], profiles: set[str]) -> None:
 
     from memtint import workloads
 
-    if name.split(":")[0] in profiles or os.path.exists(name) or name in workloads.suite():
+    if name.split(":")[0] in profiles or name.startswith("phases:") or os.path.exists(name) or name in workloads.suite():
         return
     close = difflib.get_close_matches(name, sorted(mixes | profiles), n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}? " if close else ""

@@ -405,6 +405,18 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
             v["os"]["dynamic-bpm"] = json!({"epoch_ns": 2000.0});
         }
     }
+    if rng.gen_bool(0.25) {
+        // An open mix: processes arriving later and leaving at their end, a program in phases,
+        // and accessed-bit sampling.
+        let arrive = [0.0, 500.0, 5000.0][rng.gen_range(0..3)];
+        let at_end = ["continue", "wait", "exit"][rng.gen_range(0..3)];
+        v["processes"] = json!([
+            {"threads": ["phases:stream@300+light"], "at_end": at_end},
+            {"threads": ["random:reads_pki=20"], "arrive_ns": arrive},
+        ]);
+        v.as_object_mut().unwrap().remove("programs");
+        v["os"]["hot_pages"] = json!({"enabled": rng.gen_bool(0.5), "window_ns": 2000.0, "nhp_ns": 500.0, "ticks": 20, "tick_ns": 50.0});
+    }
     v
 }
 

@@ -864,6 +864,11 @@ impl MemoryHierarchy {
         &self.os
     }
 
+    /// Process `pid` exits: the OS frees its pages (`OsModel::exit_process`).
+    pub fn exit_process(&mut self, pid: u32) -> Result<()> {
+        self.os.exit_process(pid).map(|_| ())
+    }
+
     pub fn llc(&self) -> Option<&SetAssocCache> {
         self.llc.as_ref().map(|l| &l.cache)
     }

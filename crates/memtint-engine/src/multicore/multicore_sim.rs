@@ -101,6 +101,11 @@ pub struct ThreadDef {
     pub affinity: Option<Vec<u32>>,
     /// Once at its target, wait at the program's end (`sim_spec::AtEnd::Wait`): the core halts.
     pub wait_at_end: bool,
+    /// Once its process's last thread is at its target, the process exits (`AtEnd::Exit`):
+    /// its pages are freed. Implies `wait_at_end`.
+    pub exit_at_end: bool,
+    /// When the thread starts, ns (an open mix's arrival; 0: at once).
+    pub arrive_ns: f64,
     /// Its own instruction target (programs of different lengths); `None`: the run's.
     pub instructions: Option<u64>,
     /// `(group, every)`: wait at a barrier with the other threads of its group every this many
@@ -165,6 +170,16 @@ fn tick_thread(
     Ok(false)
 }
 
+/// Thread `i` reached its target and its process exits at its end: once every thread of the
+/// process has, the process leaves and its pages are freed.
+fn exit_if_done(threads: &[ThreadDef], frozen: &[Option<(CoreMemoryStats, Cycle)>], i: usize, hier: &mut MemoryHierarchy) -> Result<()> {
+    let pid = threads[i].process;
+    if threads.iter().zip(frozen).all(|(t, f)| t.process != pid || f.is_some()) {
+        hier.exit_process(pid)?;
+    }
+    Ok(())
+}
+
 /// Passes the commands the controllers issued since the last call to their node's checker.
 fn observe_commands(mem: &mut MemorySystem, checkers: &mut [(Range<usize>, TimingChecker)], commands: &mut Vec<CommandRecord>) {
     for (channels, checker) in checkers {
@@ -186,9 +201,10 @@ fn node_checkers(cfg: &MemoryConfig, mem: &MemorySystem) -> Vec<(Range<usize>, T
 }
 
 /// Map each thread's footprint, page by page in ascending virtual order, one thread after the
-/// other (`os.populate`): the state a measured window of a long-running program starts in.
+/// other (`os.populate`): the state a measured window of a long-running program starts in. A
+/// thread that arrives later has no pages yet: it faults them in when it runs.
 fn populate(os: &mut OsModel, threads: &[ThreadDef], bound: &[u32], page_bytes: u64) -> Result<()> {
-    for (t, th) in threads.iter().enumerate() {
+    for (t, th) in threads.iter().enumerate().filter(|(_, th)| th.arrive_ns == 0.0) {
         if let Some((start, end)) = th.trace.footprint() {
             let mut page = start / page_bytes * page_bytes;
             while page < end {
@@ -237,6 +253,8 @@ pub fn pinned_threads(cfg: &MemoryConfig, programs: Vec<Box<dyn CpuTraceSource>>
             nice: 0,
             affinity: Some(vec![i as u32]),
             wait_at_end: false,
+            exit_at_end: false,
+            arrive_ns: 0.0,
             instructions: None,
             barrier: None,
         })
@@ -265,9 +283,9 @@ const WARMUP_TURN: u64 = 10_000;
 /// and caches without DRAM timing (as gem5's and ZSim's fast-forward with warm caches), so the
 /// measured run starts with full caches and dirty lines, as a program in its steady state has.
 /// Row buffers and the controller start empty. The measured run continues each trace where
-/// its warm-up stopped.
+/// its warm-up stopped. A thread that arrives later is a program starting then: it starts cold.
 fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -> Result<()> {
-    let mut done = vec![0u64; threads.len()];
+    let mut done: Vec<u64> = threads.iter().map(|t| if t.arrive_ns > 0.0 { warmup } else { 0 }).collect();
     // The warm-up stands for the programs' earlier execution, over many of a dynamic policy's epochs.
     hier.set_populating(true);
     while done.iter().any(|&d| d < warmup) {
@@ -621,10 +639,37 @@ fn build(
         })
         .collect();
     let barriers = Barriers::new(&members, &mut cores);
+    arrivals(threads, plan, &mut cores, machine.cpu.frequency_ghz)?;
     let mut sched = Cfs::new(&os_cfg.sched, plan.balance, plan.sched_threads.clone(), plan.cores, &plan.bound)?;
     sched.start();
     let frozen = vec![None; plan.threads as usize];
     Ok(Sim { hier, mem, checkers, commands: Vec::new(), cores, sched, frozen, export: None, barriers })
+}
+
+/// Threads that arrive later (`arrive_ns`) start on their cores then: the cycles before count
+/// as off the core, as a switched-out thread's. They need cores of their own, which the
+/// scheduler then never hands to another thread before they arrive.
+fn arrivals(threads: &[ThreadDef], plan: &Plan, cores: &mut [OooCore], core_ghz: f64) -> Result<()> {
+    let Some(late) = threads.iter().position(|t| t.arrive_ns > 0.0) else { return Ok(()) };
+    let mut used = vec![false; plan.cores as usize];
+    let shared = plan.bound.iter().any(|&c| std::mem::replace(&mut used[c as usize], true));
+    if plan.threads > plan.cores || shared {
+        return Err(Error::config(
+            format!("processes[{}].arrive_ns", threads[late].process),
+            format!(
+                "threads that arrive later need cores of their own: {} threads on {} cores{}; the scheduler does not put a thread to sleep until it arrives",
+                plan.threads,
+                plan.cores,
+                if shared { ", some sharing one by their affinity" } else { "" }
+            ),
+        ));
+    }
+    for (core, t) in cores.iter_mut().zip(threads) {
+        if t.arrive_ns > 0.0 {
+            core.resume_at((t.arrive_ns * core_ghz).round() as Cycle);
+        }
+    }
+    Ok(())
 }
 
 /// Where a run ended: the last DRAM and core cycles, and the DRAM requests completed.
@@ -791,6 +836,9 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                             now_core,
                         )?;
                         running -= reached as usize;
+                        if reached && threads[i].exit_at_end {
+                            exit_if_done(threads, frozen, i, hier)?;
+                        }
                         if barriers.any {
                             barriers.after_tick(i, reached, cores, now_core);
                         }
@@ -813,6 +861,9 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                             now_core,
                         )?;
                         running -= reached as usize;
+                        if reached && threads[i].exit_at_end {
+                            exit_if_done(threads, frozen, i, hier)?;
+                        }
                         if barriers.any {
                             barriers.after_tick(i, reached, cores, now_core);
                         }

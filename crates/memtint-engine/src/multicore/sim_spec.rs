@@ -81,6 +81,9 @@ pub enum AtEnd {
     /// Wait at the program's end barrier: hold its core (spin-wait, OpenMP's default wait
     /// policy) and issue nothing, so its program's run time is its last thread's.
     Wait,
+    /// Leave: as `Wait`, and once its last thread is done the process exits and its pages go
+    /// back to the allocator (an open mix's departure: a dynamic policy sees it own nothing).
+    Exit,
 }
 
 /// A process: its threads share its address space (page table) and colours.
@@ -106,6 +109,10 @@ pub struct ProcessSpec {
     /// Barriers among this process's threads only (`SimSpec::barrier_every`).
     #[serde(default)]
     pub barrier_every: Option<u64>,
+    /// When its threads start, ns of simulated time (default 0): an open mix's arrival. Its
+    /// threads need cores of their own (no thread shares its core).
+    #[serde(default)]
+    pub arrive_ns: f64,
 }
 
 /// A thread: a program (profile or trace path), or a table with its own affinity and nice.
@@ -174,6 +181,8 @@ struct ThreadPlan {
     nice: i32,
     affinity: Option<Vec<u32>>,
     wait_at_end: bool,
+    exit_at_end: bool,
+    arrive_ns: f64,
     instructions: Option<u64>,
     barrier: Option<(u32, u64)>,
 }
@@ -213,6 +222,12 @@ impl SimSpec {
             if proc_.barrier_every == Some(0) {
                 return Err(Error::config(format!("processes[{p}].barrier_every"), "must be at least 1 instruction"));
             }
+            if !(proc_.arrive_ns.is_finite() && (0.0..=1e12).contains(&proc_.arrive_ns)) {
+                return Err(Error::config(
+                    format!("processes[{p}].arrive_ns"),
+                    format!("must be between 0 and 10^12 ns, got {}", proc_.arrive_ns),
+                ));
+            }
             for (j, t) in proc_.threads.iter().enumerate() {
                 let (affinity, nice, own) = match t {
                     ThreadSpec::Program(_) => (proc_.affinity.clone(), proc_.nice, None),
@@ -223,7 +238,8 @@ impl SimSpec {
                 if own == Some(0) {
                     return Err(Error::config(format!("processes[{p}].threads[{j}].instructions"), "must be at least 1 instruction"));
                 }
-                let wait_at_end = proc_.at_end.unwrap_or(self.at_end) == AtEnd::Wait;
+                let at_end = proc_.at_end.unwrap_or(self.at_end);
+                let wait_at_end = at_end != AtEnd::Continue;
                 let instructions = own.or(proc_.instructions);
                 // Group p: the process's own barriers; group `procs.len()`: the run's.
                 let barrier = match (proc_.barrier_every, self.barrier_every) {
@@ -237,6 +253,8 @@ impl SimSpec {
                     nice,
                     affinity,
                     wait_at_end,
+                    exit_at_end: at_end == AtEnd::Exit,
+                    arrive_ns: proc_.arrive_ns,
                     instructions,
                     barrier,
                 });
@@ -284,7 +302,8 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                 .collect::<Result<Vec<_>>>()?;
             let mut threads = pinned_threads(&cfg, programs)?;
             for t in &mut threads {
-                t.wait_at_end = spec.at_end == AtEnd::Wait;
+                t.wait_at_end = spec.at_end != AtEnd::Continue;
+                t.exit_at_end = spec.at_end == AtEnd::Exit;
                 t.barrier = spec.barrier_every.map(|n| (0, n));
             }
             simulate_threads_exported(&cfg, &os, threads, spec.instructions, spec.warmup, spec.check, spec.export_dram.as_ref())?
@@ -301,6 +320,8 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                         nice: t.nice,
                         affinity: t.affinity,
                         wait_at_end: t.wait_at_end,
+                        exit_at_end: t.exit_at_end,
+                        arrive_ns: t.arrive_ns,
                         instructions: t.instructions,
                         barrier: t.barrier,
                     })
@@ -381,8 +402,8 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
     let global_bank = |b: &u32| *b;
     let has_barriers = spec.barrier_every.is_some() || spec.processes.iter().flatten().any(|p| p.barrier_every.is_some());
     let waits_at_end: Vec<bool> = match &spec.processes {
-        Some(ps) => ps.iter().map(|p| p.at_end.unwrap_or(spec.at_end) == AtEnd::Wait).collect(),
-        None => vec![spec.at_end == AtEnd::Wait; r.processes as usize],
+        Some(ps) => ps.iter().map(|p| p.at_end.unwrap_or(spec.at_end) != AtEnd::Continue).collect(),
+        None => vec![spec.at_end != AtEnd::Continue; r.processes as usize],
     };
     // Each thread's own DRAM commands' energy (docs/energy.md); one-node machines, whose every
     // request meets one device.
@@ -516,6 +537,12 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         }
         (kinds, causes)
     };
+    let ghz = cfg.machine.cpu.frequency_ghz;
+    let arrive_ns: Vec<f64> =
+        (0..r.processes).map(|p| spec.processes.as_ref().and_then(|ps| ps.get(p as usize)).map_or(0.0, |ps| ps.arrive_ns)).collect();
+    let finished_ns: Vec<f64> = (0..r.processes)
+        .map(|p| r.cores.iter().filter(|c| c.process == p).map(|c| c.finished_at).max().unwrap_or(0) as f64 / ghz)
+        .collect();
     let processes: Vec<Value> = (0..r.processes)
         .map(|p| {
             let ts: Vec<&super::CoreResult> = r.cores.iter().filter(|c| c.process == p).collect();
@@ -537,6 +564,10 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 // Its last thread's finish (its run time when its threads wait at the end), and
                 // the spread of its threads' finishes (imbalance; TintMalloc's max-min).
                 "run_time_cycles": ts.iter().map(|c| c.finished_at).max(),
+                // An open mix's timing: arrival, its last thread's finish, and the time between.
+                "arrive_ns": arrive_ns[p as usize],
+                "finished_ns": finished_ns[p as usize],
+                "turnaround_ns": finished_ns[p as usize] - arrive_ns[p as usize],
                 "thread_spread_cycles": ts.iter().map(|c| c.finished_at).max().zip(ts.iter().map(|c| c.finished_at).min()).map(|(a, b)| a - b),
             });
             dram_report::add_row_causes(&mut v, &causes);
@@ -575,6 +606,8 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
     let (kinds, causes) = row_sums(&r.cores.iter().collect::<Vec<_>>());
     let mut out = json!({
         "schema_version": SCHEMA_VERSION,
+        // From the first arrival to the last process's finish (its last thread at its target).
+        "makespan_ns": finished_ns.iter().copied().fold(0.0, f64::max) - arrive_ns.iter().copied().fold(f64::INFINITY, f64::min),
         "processes": processes,
         "scheduling": {
             "threads": r.cores.len(),

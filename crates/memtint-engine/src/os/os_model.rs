@@ -79,6 +79,8 @@ pub struct OsModel {
     swap: Option<Box<Swap>>,
     /// HVR's accessed-bit sampling (`[os.hot_pages] enabled`).
     hot: Option<Box<HotPages>>,
+    /// Per process: its placement when it exited (`exit_process`), `None` while it runs.
+    exited: Vec<Option<ProcessPlacement>>,
     /// The dynamic partitioning policy (`os.dynamic`).
     dynamic: Option<Box<Dynamic>>,
     /// Kernel work the last translations or epoch left for the memory hierarchy to charge
@@ -378,6 +380,7 @@ impl OsModel {
             warnings,
             now_ns: 0.0,
             swap: (overflow == Overflow::Swap).then(|| Box::new(Swap::new(processes))),
+            exited: vec![None; processes as usize],
             hot: match cfg.hot_pages.enabled {
                 true => Some(Box::new(HotPages::new(&cfg.hot_pages, processes)?)),
                 false => None,
@@ -577,6 +580,40 @@ impl OsModel {
             d.swap_ins.iter_mut().for_each(|n| *n = 0);
             d.stats.pages_recoloured_before_run += std::mem::take(&mut d.stats.pages_recoloured);
         }
+    }
+
+    /// Process `pid` exits: its frames go back to the allocator and its page table and swap
+    /// empty, so a dynamic policy sees it own nothing; its placement as it was is kept for the
+    /// statistics. Returns the pages freed.
+    pub fn exit_process(&mut self, pid: u32) -> Result<u64> {
+        if self.migrating.is_some() {
+            return Err(Error::config(
+                "at_end",
+                "a process cannot exit while os.migration moves pages (not modelled); use at_end = \"wait\"",
+            ));
+        }
+        let p = pid as usize;
+        if p >= self.tables.len() || self.exited[p].is_some() {
+            return Ok(0);
+        }
+        self.exited[p] = Some(self.process_placement(pid));
+        let table = std::mem::take(&mut self.tables[p]);
+        let mut freed = 0;
+        for (_, entry) in table.mappings() {
+            let frame = frame_of(entry);
+            if let Some(d) = self.dynamic.as_mut() {
+                d.pages_in_colour[p][self.alloc.colour_of(frame) as usize] -= 1;
+            }
+            match self.nodes.as_mut() {
+                Some(nodes) => nodes.free(pid, frame)?,
+                None => self.alloc.free(frame)?,
+            }
+            freed += 1;
+        }
+        if let Some(s) = self.swap.as_mut() {
+            s.forget(pid);
+        }
+        Ok(freed)
     }
 
     /// Bytes of a page.
@@ -884,6 +921,9 @@ impl OsModel {
     /// Pages, overflow and the banks and channels process `pid`'s frames cover (a frame covers
     /// several when a bank or channel bit lies inside the page). Walks the page table.
     pub fn process_placement(&self, pid: u32) -> ProcessPlacement {
+        if let Some(Some(at_exit)) = self.exited.get(pid as usize) {
+            return at_exit.clone();
+        }
         let Some(table) = self.tables.get(pid as usize) else {
             return ProcessPlacement {
                 pid,

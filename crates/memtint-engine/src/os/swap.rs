@@ -118,6 +118,14 @@ impl Swap {
         None
     }
 
+    /// Process `pid` exited: its resident list and its pages in swap go.
+    pub fn forget(&mut self, pid: u32) {
+        let p = pid as usize;
+        self.resident[p].clear();
+        self.swapped[p].clear();
+        self.stats[p].swapped = 0;
+    }
+
     /// Pages of `pid` in swap now.
     pub fn swapped_pages(&self, pid: u32) -> u64 {
         self.swapped.get(pid as usize).map_or(0, |s| s.len() as u64)

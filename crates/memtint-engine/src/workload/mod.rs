@@ -1,11 +1,13 @@
 //! CPU-level workloads: what one core executes, as a stream of trace records. Sources are
 //! Ramulator CPU-trace text (`cpu_trace`), memtint's binary `.mtt` traces (`binary_trace`) and
-//! built-in synthetic profiles (`profile`); `open` picks one from a string, `trace_stats` counts
+//! built-in synthetic profiles (`profile`), and programs in phases of those (`phases`); `open`
+//! picks one from a string, `trace_stats` counts
 //! a trace in one pass.
 
 pub mod binary_trace;
 pub mod cpu_trace;
 pub mod open;
+pub mod phases;
 pub mod profile;
 pub mod reuse_distance;
 pub mod trace_stats;

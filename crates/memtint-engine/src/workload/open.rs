@@ -1,6 +1,7 @@
 //! Opens a CPU workload named by one string: a built-in profile, optionally with parameters
 //! (`stream`, `copy:streams=4,seed=7`), or a trace file (`.mtt` by its magic bytes, otherwise
-//! Ramulator CPU-trace text, plain or gzip).
+//! Ramulator CPU-trace text, plain or gzip), or a program in phases of those
+//! (`phases:stream@1000000+light`, `phases.rs`).
 //!
 //! Profile names come first: a file called `stream` in the working directory is opened as
 //! `./stream`.
@@ -14,6 +15,9 @@ use crate::error::{Error, Result};
 
 /// `seed` seeds a profile unless its parameters set `seed=`; files ignore it.
 pub fn open_cpu_workload(spec: &str, seed: u64) -> Result<Box<dyn CpuTraceSource>> {
+    if spec.starts_with(super::phases::PREFIX) {
+        return Ok(Box::new(super::phases::Phases::open(spec, seed)?));
+    }
     let name = spec.split_once(':').map_or(spec, |(name, _)| name);
     if Profile::NAMES.contains(&name) {
         return Ok(Box::new(Profile::parse(spec, seed)?.generator()));
