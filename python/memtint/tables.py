@@ -355,7 +355,7 @@ def sim_table(stats: dict[str, Any]) -> Table:
     if stats.get("page_migration"):  # os.migration moved pages (docs/numa.md, "Migration")
         nodes += migration_line(stats["page_migration"]) + "\n"
     nodes += time_line(stats["cores"])
-    nodes += resctrl_line(stats) + dynamic_line(stats)
+    nodes += resctrl_line(stats) + dynamic_line(stats) + open_mix_line(stats) + hvr_class_line(stats)
     table.caption = (
         nodes + switches +
         f"row-buffer miss rate {100 * stats['row_buffer_miss_rate']:.1f} % · "
@@ -379,6 +379,27 @@ def dynamic_line(stats: dict[str, Any]) -> str:
         parts.append(f"swap: {count(s['swap_outs'])} pages out, {count(s['swap_ins'])} major faults, "
                      f"{count(s['swapped'])} in swap at the end")
     return " · ".join(parts) + "\n" if parts else ""
+
+
+def open_mix_line(stats: dict[str, Any]) -> str:
+    """An open mix's timing (processes arriving later): makespan and each process's turnaround
+    (empty when every process starts at 0)."""
+    procs = stats.get("processes") or []
+    if not any((p.get("arrive_ns") or 0) > 0 for p in procs):
+        return ""
+    parts = [f"{os.path.basename(str(p.get('name') or p['process']))} {p['arrive_ns'] / 1e6:.2f}+{p['turnaround_ns'] / 1e6:.2f}"
+             for p in procs]
+    return (f"open mix: makespan {stats['makespan_ns'] / 1e6:.2f} ms; arrival+turnaround, ms: " + ", ".join(parts) + "\n")
+
+
+def hvr_class_line(stats: dict[str, Any]) -> str:
+    """Each process's HVR class ([os.hot_pages] enabled; empty otherwise)."""
+    procs = [p for p in stats.get("processes") or [] if p.get("hot_pages") is not None]
+    if not procs:
+        return ""
+    parts = [f"{os.path.basename(str(p.get('name') or p['process']))} "
+             f"{((p['hot_pages'] or {}).get('hvr') or {}).get('class', 'unclassified')}" for p in procs]
+    return "HVR classes (accessed-bit sampling): " + ", ".join(parts) + "\n"
 
 
 def resctrl_line(stats: dict[str, Any]) -> str:
