@@ -119,7 +119,7 @@ struct MigrationCosts {
     /// The earlier of `next_scan` and `next_epoch`.
     next_work: Cycle,
     /// Per thread at the last epoch: LLC misses, DRAM reads, DRAM writes, kernel cycles.
-    counted: Vec<[u64; 4]>,
+    counted: Vec<[u64; 6]>,
     channel_peak_gbps: f64,
     core_ghz: f64,
     dram_tck_ns: f64,
@@ -307,6 +307,9 @@ pub struct MemoryHierarchy {
     numa: Option<Box<NumaPaths>>,
     /// Page migration's costs (`None`: pages do not migrate).
     migration: Option<Box<MigrationCosts>>,
+    /// Instructions each thread has retired, as the driver last said (`note_retired`): the
+    /// monitors' per-process instruction counts.
+    retired: Vec<u64>,
     /// Core GHz when accessed bits are sampled without migration (`[os.hot_pages]`): loads
     /// give the OS model the time (0: not sampled, or `migration` does it).
     sample_clock_ghz: f64,
@@ -374,6 +377,7 @@ impl MemoryHierarchy {
             numa: None,
             migration: None,
             sample_clock_ghz: 0.0,
+            retired: Vec::new(),
             throttle: None,
             ucp: None,
             ucp_repartitions: 0,
@@ -406,6 +410,7 @@ impl MemoryHierarchy {
         if epoch != NEVER {
             let channels = 1usize << self.os.colour_bits().channel_id_masks().len();
             self.channel_bytes = vec![0; channels];
+            self.retired = vec![0; threads];
         }
         self.migration = Some(Box::new(MigrationCosts {
             fault: clock.fault,
@@ -418,7 +423,7 @@ impl MemoryHierarchy {
             next_epoch: epoch,
             last_epoch: 0,
             next_work: period.min(epoch),
-            counted: vec![[0; 4]; threads],
+            counted: vec![[0; 6]; threads],
             channel_peak_gbps: clock.channel_peak_gbps,
             core_ghz: clock.core_ghz,
             dram_tck_ns: clock.dram_tck_ns,
@@ -484,11 +489,15 @@ impl MemoryHierarchy {
         for (t, s) in self.per_core.iter().enumerate() {
             let Some(&p) = self.thread_process.get(t) else { continue };
             let kernel = s.page_migration.as_ref().map_or(0, |k| k.system_cycles);
-            let [misses, reads, writes, system] = std::mem::replace(&mut m.counted[t], [s.llc_misses, s.dram_reads, s.dram_writes, kernel]);
+            let retired = self.retired.get(t).copied().unwrap_or(0);
+            let [misses, reads, writes, system, accesses, instructions] =
+                std::mem::replace(&mut m.counted[t], [s.llc_misses, s.dram_reads, s.dram_writes, kernel, s.llc_accesses, retired]);
             let p = &mut processes[p as usize];
             p.threads += 1;
             p.kernel_ns += (kernel - system) as f64 / m.core_ghz;
             p.llc_misses += s.llc_misses - misses;
+            p.llc_accesses += s.llc_accesses - accesses;
+            p.instructions += retired - instructions;
             p.writebacks += s.dram_writes - writes;
             p.dram_bytes += (s.dram_reads - reads + s.dram_writes - writes) * line;
         }
@@ -498,7 +507,8 @@ impl MemoryHierarchy {
         let channel_bytes = std::mem::replace(&mut self.channel_bytes, vec![0; channels]);
         let now_ns = now as f64 / m.core_ghz;
         let channel_peak_gbps = m.channel_peak_gbps;
-        self.os.end_epoch(Monitors { now_ns, epoch_ns, processes, channel_bytes, channel_peak_gbps, line_bytes: line })?;
+        let llc_pages = self.llc.as_ref().map_or(0, |l| l.cache.geometry().size_bytes / self.os.page_bytes());
+        self.os.end_epoch(Monitors { now_ns, epoch_ns, processes, channel_bytes, channel_peak_gbps, line_bytes: line, llc_pages })?;
         if self.os.has_events() {
             self.charge_os_events(now);
         }
@@ -862,6 +872,14 @@ impl MemoryHierarchy {
 
     pub fn os(&self) -> &OsModel {
         &self.os
+    }
+
+    /// Thread `tid` has retired `retired` instructions (the driver, after each of its ticks).
+    #[inline]
+    pub fn note_retired(&mut self, tid: u32, retired: u64) {
+        if let Some(r) = self.retired.get_mut(tid as usize) {
+            *r = retired;
+        }
     }
 
     /// Process `pid` exits: the OS frees its pages (`OsModel::exit_process`).

@@ -160,6 +160,7 @@ fn tick_thread(
     now: Cycle,
 ) -> Result<bool> {
     core.tick(now, trace, hier)?;
+    hier.note_retired(tid, core.retired());
     if frozen.is_none() && core.reached_target() {
         *frozen = Some((hier.core_stats_at(tid, clock.core_to_dram_ceil(now)), now));
         if wait_at_end {

@@ -75,6 +75,9 @@ impl HotPageConfig {
 
 /// The paper's bucket edges for 200 samples: VH ≥ 150, H ≥ 100, M ≥ 64, L ≥ 10, VL ≥ 1.
 const EDGES_OF_200: [u32; 5] = [150, 100, 64, 10, 1];
+/// The longest run of consecutive samples a stream spends on a page, per 200 samples: 8 (16 µs
+/// at the default 2 µs, 64 lines at 4 a µs, a stream slowed fourfold by contention).
+const PASSING_RUN_OF_200: u32 = 8;
 /// WPD's weights of VH, H, M, L, VL.
 const WEIGHTS: [f64; 5] = [2.0, 1.5, 1.0, 0.5, 0.1];
 
@@ -88,7 +91,8 @@ pub struct WindowFeatures {
     /// Pages per bucket: VH, H, M, L, VL.
     pub buckets: [u64; 5],
     /// JOB2's counters summed (page-samples), and the part of that sum from pages a stream
-    /// passes over: touched in one sample or two adjacent ones, and not again in the window.
+    /// passes over: touched in one run of consecutive samples, at most `PASSING_RUN` long, and
+    /// not again in the window.
     pub touches: u64,
     pub passing_touches: u64,
     /// Pages touched in at least two of JOB2's samples (used more than in passing).
@@ -109,6 +113,7 @@ struct ProcessSampler {
 pub struct HotPages {
     cfg: HotPageConfig,
     edges: [u32; 5],
+    passing_run: u32,
     /// Start of the current window, ns.
     start_ns: f64,
     processes: Vec<ProcessSampler>,
@@ -126,6 +131,7 @@ impl HotPages {
         Ok(HotPages {
             cfg: cfg.clone(),
             edges,
+            passing_run: (PASSING_RUN_OF_200 * cfg.ticks).div_ceil(200).max(2),
             start_ns: 0.0,
             processes: (0..processes).map(|_| ProcessSampler::default()).collect(),
             last_ns: 0.0,
@@ -166,7 +172,7 @@ impl HotPages {
                 }
                 f.touches += count as u64;
                 f.reused += (count >= 2) as u64;
-                if last - first <= 1 {
+                if count == last - first + 1 && count <= self.passing_run {
                     f.passing_touches += count as u64;
                 }
             }
@@ -197,6 +203,7 @@ impl HotPages {
         let mut copy = HotPages {
             cfg: self.cfg.clone(),
             edges: self.edges,
+            passing_run: self.passing_run,
             start_ns: self.start_ns,
             processes: self
                 .processes

@@ -10,10 +10,12 @@
 //!    the one counter this departs to.
 //! 2. CCF: NHP under `ccf_pages` (the paper's 100 of an 8 MB LLC's 2048 pages, scaled to this
 //!    LLC): hmmer's at most 19.
-//! 3. LLCT: at least `llct_passing` of JOB2's page-samples fall on pages touched once or in
-//!    two adjacent samples only (a stream passing over them, no reuse), and the pages used
-//!    change by under `stable_used` between the last two windows (the paper's DIFF, 4 % for
-//!    libquantum). Tested before the next, which would otherwise take a stream for sjeng.
+//! 3. LLCT: at least `llct_passing` of JOB2's page-samples fall on pages touched in one short
+//!    run of consecutive samples only (a stream passing over them, no reuse), and the pages used
+//!    change by under `stable_used` between the last two windows (the paper's DIFF: libquantum
+//!    alone changes by under 4 %; a stream's rate moves with its co-runners and partition, by
+//!    17 % when HVR online moved one into A-VP's quota (tests/hvr_online.rs), so the default is
+//!    20 %). Tested before the next, which would otherwise take a stream for sjeng.
 //! 4. CCF: under `hot_freq` (the paper's `hot_freq_threshold`, 10 %) of the pages used are
 //!    touched in more than one sample: many hot pages, few used heavily (sjeng).
 //! 5. LLCH: NHP above `llch_pages` (the paper's 1000 of 2048, scaled): mcf's 1143-15813.
@@ -65,7 +67,7 @@ pub struct Thresholds {
 
 impl Default for Thresholds {
     fn default() -> Self {
-        Thresholds { ccf_apki: 1.0, ccf_pages: 100.0, llch_pages: 1000.0, llct_passing: 0.7, stable_used: 0.04, hot_freq: 0.1 }
+        Thresholds { ccf_apki: 1.0, ccf_pages: 100.0, llch_pages: 1000.0, llct_passing: 0.7, stable_used: 0.2, hot_freq: 0.1 }
     }
 }
 
@@ -179,8 +181,8 @@ mod tests {
         let stream = w(300, 9000, 500, 9000, 7000);
         assert_eq!(class(&[stream; 3], 10.0), LlcClass::Llct);
         // Unsteady page counts are not LLCT: few pages reused, so CCF.
-        assert_eq!(class(&[stream, w(300, 8600, 500, 9000, 7000)], 10.0), LlcClass::Ccf);
-        assert_eq!(class(&[stream, w(300, 8700, 500, 9000, 7000)], 10.0), LlcClass::Llct);
+        assert_eq!(class(&[stream, w(300, 7100, 500, 9000, 7000)], 10.0), LlcClass::Ccf);
+        assert_eq!(class(&[stream, w(300, 7300, 500, 9000, 7000)], 10.0), LlcClass::Llct);
         assert_eq!(class(&[w(300, 9000, 500, 9000, 6000)], 10.0), LlcClass::Ccf);
         assert_eq!(class(&[w(300, 9000, 900, 9000, 6000)], 10.0), LlcClass::Llcm);
         assert_eq!(class(&[w(1001, 9000, 900, 9000, 6000)], 10.0), LlcClass::Llch);

@@ -12,7 +12,8 @@ use serde::Serialize;
 /// One process over an epoch.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ProcessMonitor {
-    /// Demand LLC misses of its threads.
+    /// Demand LLC accesses and misses of its threads.
+    pub llc_accesses: u64,
     pub llc_misses: u64,
     /// Its dirty lines written back to DRAM.
     pub writebacks: u64,
@@ -45,4 +46,6 @@ pub struct Monitors {
     pub channel_peak_gbps: f64,
     /// Bytes of one LLC miss (a line).
     pub line_bytes: u64,
+    /// The LLC's capacity in pages (0 without an LLC): HVR's NPC.
+    pub llc_pages: u64,
 }

@@ -8,6 +8,7 @@ use super::config::{FrameOrderKind, OsConfig};
 use super::dynamic::{self, Adjustment, DynamicPolicy, DynamicStats, EpochView};
 use super::frame_order::FrameOrder;
 use super::hot_pages::{HotPages, WindowFeatures};
+use super::llc_class::{self, LlcClass};
 use super::migration::{self, HintFault, Migrating, MigrationStats, NodeLoad, OsEvent, PeriodView, Proposal, ScanScope};
 use super::monitor::Monitors;
 use super::nodes::NodeLayout;
@@ -310,7 +311,7 @@ impl OsModel {
                 "\"swap\" swaps a page out when a process's colours are full, and os.strict = true makes that an error; set one",
             ));
         }
-        let dynamic = dynamic::build(cfg, processes)?;
+        let dynamic = dynamic::build(cfg, processes, &bits)?;
         let mut warnings = Vec::new();
         let migrating = migration::build(cfg, &layout, processes, &mut warnings)?;
         let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores, nodes: &layout, threads })?;
@@ -350,6 +351,7 @@ impl OsModel {
         // Under a node policy the nodes' own allocators hold the frames.
         let frames = if nodes.is_some() { 1 } else { limit_frames(cfg.memory_mb, 1 << frame_bits, page_shift)? };
         let alloc = BuddyAllocator::new(frames, policy.colour_space(), page_shift)?;
+        let needs_classes = dynamic.as_ref().is_some_and(|d| d.needs_classes());
         let dynamic = match dynamic {
             Some(dynamic) => {
                 let stats = DynamicStats { policy: cfg.dynamic.clone(), epoch_ns: dynamic.epoch_ns(), ..Default::default() };
@@ -381,7 +383,7 @@ impl OsModel {
             now_ns: 0.0,
             swap: (overflow == Overflow::Swap).then(|| Box::new(Swap::new(processes))),
             exited: vec![None; processes as usize],
-            hot: match cfg.hot_pages.enabled {
+            hot: match cfg.hot_pages.enabled || needs_classes {
                 true => Some(Box::new(HotPages::new(&cfg.hot_pages, processes)?)),
                 false => None,
             },
@@ -672,6 +674,27 @@ impl OsModel {
             m.swap_ins = ins - d.swap_ins[pid];
             d.swap_ins[pid] = ins;
         }
+        let classes: Vec<Option<LlcClass>> = match (d.policy.needs_classes(), self.hot.as_ref()) {
+            (true, Some(h)) => {
+                let windows = h.windows();
+                monitors
+                    .processes
+                    .iter()
+                    .zip(&windows)
+                    .map(|(m, w)| {
+                        // Windows before a process arrived are empty: its class is from its own.
+                        let own: Vec<WindowFeatures> = w.iter().copied().filter(|f| f.used > 0 || f.nhp > 0).collect();
+                        let apki = if m.instructions == 0 { 0.0 } else { 1000.0 * m.llc_accesses as f64 / m.instructions as f64 };
+                        (m.instructions > 0 && monitors.llc_pages > 0)
+                            .then(|| llc_class::classify(&own, apki, monitors.llc_pages as f64, &Default::default()))
+                            .flatten()
+                            .map(|c| c.class)
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let d = self.dynamic.as_mut().expect("checked above");
         let colours: Vec<Vec<u32>> = (0..self.tables.len() as u32).map(|p| self.policy.colours_of(p).to_vec()).collect();
         let colour_frames: Vec<u64> =
             (0..self.alloc.colours()).map(|c| self.alloc.allocated_of_colour(c) + self.alloc.free_of_colour(c)).collect();
@@ -682,12 +705,14 @@ impl OsModel {
             colour_frames: &colour_frames,
             pages_in_colour: &d.pages_in_colour,
             colour_channels: &d.colour_channels,
+            classes: &classes,
         };
         let Some(r) = d.policy.on_epoch(&view) else { return Ok(()) };
         let rnp = monitors.processes.iter().map(|m| m.touched_pages).collect();
         let bnp = colours.iter().map(|set| set.iter().map(|&c| colour_frames[c as usize]).sum()).collect();
+        let recolours = d.policy.recolours();
         self.policy.set_colours(&r.colours)?;
-        let (moved, blocked) = self.recolour(&colours)?;
+        let (moved, blocked) = if recolours { self.recolour(&colours)? } else { (0, 0) };
         let d = self.dynamic.as_mut().expect("checked above");
         d.stats.repartitions += 1;
         d.stats.colours_lent += r.colours_lent;
@@ -700,6 +725,7 @@ impl OsModel {
             rnp,
             bnp,
             pages_recoloured: moved,
+            classes,
         });
         Ok(())
     }

@@ -12,11 +12,15 @@
 
 mod dynamic_bpm;
 mod dynamic_bpm_plus;
+mod hvr;
 
 pub use dynamic_bpm::rebalance;
 pub use dynamic_bpm_plus::{assign_channels, unbalance_factor, Channel};
+pub use hvr::{decide as hvr_decide, VerticalLayout};
 
+use super::colour::ColourBits;
 use super::config::OsConfig;
+use super::llc_class::LlcClass;
 use super::monitor::Monitors;
 use crate::error::{Error, Result};
 use crate::params::{ParamSchema, ParamTables};
@@ -34,6 +38,10 @@ pub struct EpochView<'a> {
     pub pages_in_colour: &'a [Vec<u64>],
     /// The channel each colour's frames lie in (the first, for a colour spanning several).
     pub colour_channels: &'a [u32],
+    /// Each process's HVR class from its accessed-bit windows (`os/llc_class.rs`): `None` for a
+    /// process that retired nothing this epoch (not arrived, or gone) or has no window yet;
+    /// empty unless the policy `needs_classes`.
+    pub classes: &'a [Option<LlcClass>],
 }
 
 /// New colour sets, one per process (processes that share list the same set; otherwise the
@@ -52,12 +60,23 @@ pub trait DynamicPolicy: Send {
     fn epoch_ns(&self) -> f64;
     /// The end of an epoch: new colour sets, or `None` to keep them.
     fn on_epoch(&mut self, v: &EpochView) -> Option<Repartition>;
+    /// It reads HVR classes: the OS model samples accessed bits (`[os.hot_pages]`) for it.
+    fn needs_classes(&self) -> bool {
+        false
+    }
+    /// A new partition re-colours resident pages (copies them into their process's new
+    /// colours); false: only pages placed from then on follow it.
+    fn recolours(&self) -> bool {
+        true
+    }
 }
 
 /// What the policies are built from.
 pub struct DynamicView<'a> {
     pub params: &'a ParamTables,
     pub processes: u32,
+    /// Under the placement policy `hvr`: where each named HVR policy's bits sit in its colours.
+    pub vertical: Option<VerticalLayout>,
 }
 
 pub type Builder = fn(&DynamicView) -> Result<Box<dyn DynamicPolicy>>;
@@ -87,7 +106,8 @@ pub static NONE: DynamicInfo = DynamicInfo {
 };
 
 /// The dynamic policies, one line each.
-pub static DYNAMIC: Registry<DynamicInfo> = Registry::new("dynamic policy", &[&NONE, &dynamic_bpm::INFO, &dynamic_bpm_plus::INFO]);
+pub static DYNAMIC: Registry<DynamicInfo> =
+    Registry::new("dynamic policy", &[&NONE, &dynamic_bpm::INFO, &dynamic_bpm_plus::INFO, &hvr::INFO]);
 
 pub fn info(name: &str) -> Result<&'static DynamicInfo> {
     DYNAMIC.get(name).map_err(|e| match e {
@@ -100,7 +120,7 @@ pub fn info(name: &str) -> Result<&'static DynamicInfo> {
 
 /// The dynamic policy a configuration asks for (`None` for "none"); an error if the placement
 /// policy is not one it adapts.
-pub fn build(cfg: &OsConfig, processes: u32) -> Result<Option<Box<dyn DynamicPolicy>>> {
+pub fn build(cfg: &OsConfig, processes: u32, bits: &ColourBits) -> Result<Option<Box<dyn DynamicPolicy>>> {
     let info = info(&cfg.dynamic)?;
     if info.name == NONE.name {
         return Ok(None);
@@ -111,7 +131,23 @@ pub fn build(cfg: &OsConfig, processes: u32) -> Result<Option<Box<dyn DynamicPol
             format!("\"{}\" adapts the colour sets of policy {}; os.policy is \"{}\"", info.name, info.works_with.join(", "), cfg.policy),
         ));
     }
-    (info.build)(&DynamicView { params: &cfg.params, processes }).map(Some)
+    let vertical = (cfg.policy == "hvr").then(|| vertical_layout(bits)).transpose()?;
+    (info.build)(&DynamicView { params: &cfg.params, processes, vertical }).map(Some)
+}
+
+/// The placement policy `hvr`'s (2, 3, 2) colours: where each named HVR policy's bits sit.
+fn vertical_layout(bits: &ColourBits) -> Result<VerticalLayout> {
+    let (i, j, k) = super::placement::HVR_SPACE;
+    let space = bits.vertical_bits(i, j, k)?;
+    let mut policies = Vec::new();
+    for &(name, (i, j, k)) in super::placement::NAMED_VERTICAL {
+        let own = bits.vertical_bits(i, j, k)?;
+        let positions: Option<Vec<u32>> = own.iter().map(|b| space.iter().position(|s| s == b).map(|p| p as u32)).collect();
+        if let Some(positions) = positions {
+            policies.push((name, positions));
+        }
+    }
+    Ok(VerticalLayout { colours: 1 << space.len(), policies })
 }
 
 /// One re-partition, for the statistics' timeline.
@@ -125,6 +161,10 @@ pub struct Adjustment {
     pub rnp: Vec<u64>,
     pub bnp: Vec<u64>,
     pub pages_recoloured: u64,
+    /// Each process's HVR class the decision read (`None`: not running or not classified);
+    /// empty for policies that read none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<Option<LlcClass>>,
 }
 
 /// The run's dynamic-partitioning counters (`dynamic` in the statistics).

@@ -32,7 +32,7 @@ pub use mcp::{Mcp, McpParams};
 pub use node_sets::{linux_auto_weights, Clusters};
 pub use random_interleave::RandomInterleave;
 pub use tintmalloc::{TintParams, TintThread};
-pub use vertical::{vertical, VerticalParams, NAMED_VERTICAL};
+pub use vertical::{vertical, VerticalParams, HVR_SPACE, NAMED_VERTICAL};
 
 use super::buddy::{BuddyAllocator, Frame};
 use super::colour::{ColourBits, ColourSpace};
@@ -229,6 +229,7 @@ pub static POLICIES: Registry<PolicyInfo> = Registry::new(
         &vertical::B_VP,
         &vertical::C_VP,
         &vertical::VERTICAL,
+        &vertical::HVR,
         &random_interleave::INFO,
         &ccps::INFO,
         &mcp::MCP,

@@ -23,6 +23,10 @@ pub const NAMED_VERTICAL: &[(&str, (u32, u32, u32))] = &[
     ("c-vp", (0, 1, 2)),
 ];
 
+/// The placement policy `hvr`: HVR's (2, 3, 2) space, every bit the named policies use, so that
+/// each of their partitions is a colour set of it (`os.dynamic = "hvr-online"` moves between them).
+pub const HVR_SPACE: (u32, u32, u32) = (2, 3, 2);
+
 /// The policy `name` colouring on HVR's (i, j, k) bits.
 pub fn vertical(name: &'static str, (i, j, k): (u32, u32, u32), cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<ColourSets> {
     let chosen = bits.vertical_bits(i, j, k)?;
@@ -71,3 +75,9 @@ named_info!(BANK_ONLY_8, "bank-only-8", "HVR (2, 0, 1): eight bank colours");
 named_info!(A_VP, "a-vp", "HVR (0, 0, 2): bank-and-cache bits");
 named_info!(B_VP, "b-vp", "HVR (1, 0, 2)");
 named_info!(C_VP, "c-vp", "HVR (0, 1, 2)");
+
+/// Registered in `placement::POLICIES`.
+pub const HVR: PolicyInfo =
+    PolicyInfo::new("hvr", "HVR (2, 3, 2): every HVR bit, for os.dynamic = \"hvr-online\"", |cfg, bits, processes, _| {
+        Ok(Box::new(vertical("hvr", HVR_SPACE, cfg, bits, processes)?))
+    });

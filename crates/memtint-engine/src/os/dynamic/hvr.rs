@@ -1,0 +1,250 @@
+//! HVR online (multipolicy-hvr.md §3.5-3.6): every epoch each running process's class comes
+//! from its accessed-bit features (`os/llc_class.rs`, sampled by `os/hot_pages.rs`, which this
+//! policy turns on), and the paper's decision tree picks the partition and the coalescing for
+//! the processes running now. As programs arrive and leave the classes present change, and
+//! quotas are split and merged: an LLCT arriving splits a shared LLC into A-VP's partitions with
+//! the thrashers in one small quota; once it leaves, the mix returns to Bank-Only.
+//!
+//! Every partition HVR's rules choose is a colour set of the placement policy `hvr`, HVR's
+//! vertical (2, 3, 2) space (2 B-, 3 C- and 2 O-bits: every bit the named policies use): a named
+//! policy's partition fixes its own bits (A-VP's two O-bits, Bank-Only's two B-bits, ...) and
+//! leaves the others free, so the space never changes. A change applies to pages placed from
+//! then on (an arriving program's, a growing footprint); resident pages stay where they are
+//! unless `recolour = true` copies them (at the OS model's copy cost: moving a whole mix's
+//! pages at once queues millions of line copies, which in these runs starves the programs for
+//! longer than the watchdog allows, so it is off by default). The paper changes quotas, and
+//! says nothing of moving pages [inferred].
+//!
+//! The decision (R1-R6; `configs/rules/hvr-paper.toml` is the same tree for `memtint advise`):
+//! any LLCT with others → A-VP (up to 4 running programs) or C-VP (more), LLCT programs in one
+//! quota of `llct_share` of the colours (R6), LLCH and LLCM in one (R5), CCF in one (R6);
+//! LLCH and no LLCT → Bank-Only, each program its banks; LLCM only → A-VP (4) / B-VP (more)
+//! with R5/R6; otherwise Bank-Only. A process not running (not arrived, or gone) or not yet
+//! classified (no complete sampling window) keeps a share with the first group.
+
+use super::{DynamicInfo, DynamicPolicy, EpochView, Repartition};
+use crate::os::llc_class::LlcClass;
+use crate::params::{ParamSchema, Params};
+use serde::{Deserialize, Serialize};
+
+/// Registered in `dynamic::DYNAMIC`.
+pub const INFO: DynamicInfo = DynamicInfo {
+    name: "hvr-online",
+    summary: "HVR's online classes and rules R1-R6: the partition and coalescing for the programs running now",
+    works_with: &["hvr"],
+    params: ParamSchema::of::<HvrParams>(&[]),
+    build: |v| {
+        let layout = v
+            .vertical
+            .clone()
+            .ok_or_else(|| crate::error::Error::config("os.dynamic", "\"hvr-online\" needs the placement policy hvr's colour space"))?;
+        Ok(Box::new(Hvr { params: v.params.get("os", INFO.name, &[])?, layout }))
+    },
+};
+
+/// `[os.hvr-online]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HvrParams {
+    /// Time between decisions, ns (default 1 ms: the paper's 3 s windows, several per decision).
+    pub epoch_ns: f64,
+    /// The thrashers' coalesced quota, a share of the partition's colours (R6: an eighth).
+    pub llct_share: f64,
+    /// Copy resident pages into their process's new colours at each change (default false:
+    /// the quotas apply to pages placed from then on, as an allocator's colour lists do).
+    pub recolour: bool,
+}
+
+impl Default for HvrParams {
+    fn default() -> Self {
+        HvrParams { epoch_ns: 1_000_000.0, llct_share: 0.125, recolour: false }
+    }
+}
+
+impl Params for HvrParams {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        if !(self.epoch_ns.is_finite() && self.epoch_ns >= 1000.0) {
+            return Err(("epoch_ns", format!("must be at least 1000 ns, got {}", self.epoch_ns)));
+        }
+        if !(self.llct_share > 0.0 && self.llct_share <= 1.0) {
+            return Err(("llct_share", format!("must be above 0 and at most 1, got {}", self.llct_share)));
+        }
+        Ok(())
+    }
+}
+
+/// Where each named HVR policy's bits sit in the (2, 3, 2) colour: positions of its colour bits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerticalLayout {
+    /// Colours of the space.
+    pub colours: u32,
+    /// (policy, positions of its bits within a colour number, low first).
+    pub policies: Vec<(&'static str, Vec<u32>)>,
+}
+
+impl VerticalLayout {
+    fn positions(&self, policy: &str) -> &[u32] {
+        self.policies.iter().find(|(p, _)| *p == policy).map_or(&[], |(_, b)| b.as_slice())
+    }
+
+    /// The sub-colour of `policy` colour `c` of the space falls in.
+    fn sub(&self, policy: &str, c: u32) -> u32 {
+        self.positions(policy).iter().enumerate().fold(0, |v, (n, &pos)| v | ((c >> pos) & 1) << n)
+    }
+}
+
+struct Hvr {
+    params: HvrParams,
+    layout: VerticalLayout,
+}
+
+/// The decision for the running processes' classes: the policy and its groups (process
+/// indices into `classes`), each group with its share of the colours (`None`: an even share).
+pub fn decide(classes: &[LlcClass], llct_share: f64) -> (&'static str, Vec<(Vec<usize>, Option<f64>)>) {
+    let n = classes.len();
+    let has = |c: LlcClass| classes.contains(&c);
+    let of = |cs: &[LlcClass]| (0..n).filter(|&i| cs.contains(&classes[i])).collect::<Vec<_>>();
+    let coalesced = |llct: bool| {
+        let mut groups = Vec::new();
+        if llct && has(LlcClass::Llct) {
+            groups.push((of(&[LlcClass::Llct]), Some(llct_share)));
+        }
+        for cs in [&[LlcClass::Llch, LlcClass::Llcm][..], &[LlcClass::Ccf][..]] {
+            let members = of(cs);
+            if !members.is_empty() {
+                groups.push((members, None));
+            }
+        }
+        groups
+    };
+    let each = || (0..n).map(|i| (vec![i], None)).collect::<Vec<_>>();
+    if has(LlcClass::Llct) && classes.iter().any(|&c| c != LlcClass::Llct) {
+        (if n <= 4 { "a-vp" } else { "c-vp" }, coalesced(true))
+    } else if has(LlcClass::Llct) {
+        ("bank-only", each())
+    } else if has(LlcClass::Llch) {
+        ("bank-only", each())
+    } else if has(LlcClass::Llcm) {
+        (if n <= 4 { "a-vp" } else { "b-vp" }, coalesced(false))
+    } else {
+        ("bank-only", each())
+    }
+}
+
+/// Sub-colour sets out of `values` for `groups`: a group with a share takes that share (at
+/// least one), the others split the rest evenly; more groups than values share round-robin.
+fn sub_sets(groups: &[(Vec<usize>, Option<f64>)], values: u32) -> Vec<Vec<u32>> {
+    let g = groups.len() as u32;
+    if g > values {
+        return (0..g).map(|i| vec![i % values]).collect();
+    }
+    let fixed: Vec<Option<u32>> = groups.iter().map(|(_, s)| s.map(|s| ((s * values as f64).round() as u32).max(1))).collect();
+    let free = fixed.iter().filter(|f| f.is_none()).count() as u32;
+    let taken: u32 = fixed.iter().flatten().sum();
+    let left = values.saturating_sub(taken).max(free);
+    let mut sizes: Vec<u32> = fixed.iter().map(|f| f.unwrap_or(0)).collect();
+    let mut k = 0;
+    for (i, f) in fixed.iter().enumerate() {
+        if f.is_none() {
+            sizes[i] = left / free + u32::from(k < left % free);
+            k += 1;
+        }
+    }
+    if free == 0 {
+        sizes[0] += values.saturating_sub(taken);
+    }
+    let mut next = 0;
+    sizes
+        .iter()
+        .map(|&s| {
+            let set: Vec<u32> = (next..(next + s).min(values)).collect();
+            next += s;
+            if set.is_empty() {
+                vec![values - 1]
+            } else {
+                set
+            }
+        })
+        .collect()
+}
+
+impl DynamicPolicy for Hvr {
+    fn epoch_ns(&self) -> f64 {
+        self.params.epoch_ns
+    }
+
+    fn needs_classes(&self) -> bool {
+        true
+    }
+
+    fn recolours(&self) -> bool {
+        self.params.recolour
+    }
+
+    fn on_epoch(&mut self, v: &EpochView) -> Option<Repartition> {
+        let running: Vec<usize> = (0..v.colours.len()).filter(|&p| v.classes.get(p).copied().flatten().is_some()).collect();
+        if running.is_empty() {
+            return None;
+        }
+        let classes: Vec<LlcClass> = running.iter().map(|&p| v.classes[p].expect("filtered")).collect();
+        let (policy, groups) = decide(&classes, self.params.llct_share);
+        let values = 1u32 << self.layout.positions(policy).len();
+        let sets = sub_sets(&groups, values);
+        let mut sub_of_process: Vec<Option<&Vec<u32>>> = vec![None; v.colours.len()];
+        for ((members, _), set) in groups.iter().zip(&sets) {
+            for &i in members {
+                sub_of_process[running[i]] = Some(set);
+            }
+        }
+        let colours_for =
+            |subs: &Vec<u32>| (0..self.layout.colours).filter(|&c| subs.contains(&self.layout.sub(policy, c))).collect::<Vec<u32>>();
+        let first = colours_for(&sets[0]);
+        let colours: Vec<Vec<u32>> = sub_of_process.iter().map(|s| s.map_or_else(|| first.clone(), colours_for)).collect();
+        if colours.as_slice() == v.colours {
+            return None;
+        }
+        let sets_shared = groups.iter().filter(|(m, _)| m.len() > 1).count() as u64;
+        Some(Repartition { colours, colours_lent: 0, sets_shared })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use LlcClass::*;
+
+    #[test]
+    fn the_decision_tree_and_its_coalescing() {
+        let (p, g) = decide(&[Llct, Llch, Llcm, Ccf], 0.125);
+        assert_eq!((p, g), ("a-vp", vec![(vec![0], Some(0.125)), (vec![1, 2], None), (vec![3], None)]));
+        assert_eq!(decide(&[Llch, Llcm, Ccf, Ccf], 0.125).0, "bank-only");
+        let (p, g) = decide(&[Llcm, Ccf, Ccf, Ccf], 0.125);
+        assert_eq!((p, g), ("a-vp", vec![(vec![0], None), (vec![1, 2, 3], None)]));
+        assert_eq!(decide(&[Llcm, Llcm, Ccf, Ccf, Ccf], 0.125).0, "b-vp");
+        assert_eq!(decide(&[Llct, Llct, Llct, Llct, Llct, Llch, Llch, Llcm], 0.125).0, "c-vp");
+        assert_eq!(decide(&[Llct, Llct], 0.125).0, "bank-only");
+        assert_eq!(decide(&[Ccf, Ccf], 0.125).0, "bank-only");
+    }
+
+    #[test]
+    fn quotas_give_the_thrashers_an_eighth_and_split_the_rest() {
+        // C-VP's 8 sub-colours: the five LLCT of workload 22' in one, the others in seven.
+        let groups = vec![(vec![0, 1, 2, 3, 4], Some(0.125)), (vec![5, 6, 7], None)];
+        assert_eq!(sub_sets(&groups, 8), vec![vec![0], vec![1, 2, 3, 4, 5, 6, 7]]);
+        // A-VP's 4: the thrasher takes one (an eighth rounds up to one), two groups share three.
+        let groups = vec![(vec![0], Some(0.125)), (vec![1, 2], None), (vec![3], None)];
+        assert_eq!(sub_sets(&groups, 4), vec![vec![0], vec![1, 2], vec![3]]);
+        // Bank-Only's 4 values for 5 programs: round-robin.
+        let each: Vec<_> = (0..5).map(|i| (vec![i], None)).collect();
+        assert_eq!(sub_sets(&each, 4), vec![vec![0], vec![1], vec![2], vec![3], vec![0]]);
+    }
+
+    #[test]
+    fn a_named_policys_sub_colour_reads_its_bits() {
+        // (2, 3, 2) on bits b14 b15 b16 b17 b18 b21 b22 (colour bits 0-6): A-VP is b14-15, bits 0-1.
+        let layout = VerticalLayout { colours: 128, policies: vec![("a-vp", vec![0, 1]), ("bank-only", vec![5, 6])] };
+        assert_eq!(layout.sub("a-vp", 0b110_0110), 0b10);
+        assert_eq!(layout.sub("bank-only", 0b110_0110), 0b11);
+        assert_eq!((0..128).filter(|&c| layout.sub("bank-only", c) == 2).count(), 32);
+    }
+}

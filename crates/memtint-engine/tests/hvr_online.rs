@@ -1,0 +1,95 @@
+//! HVR online (`os.dynamic = "hvr-online"` over the placement policy `hvr`, os/dynamic/hvr.rs): each
+//! epoch the running programs' classes pick the partition and the coalescing (R1-R6); as a
+//! thrasher arrives and leaves, the quotas split and merge again.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+const LLCH: &str = "random:footprint_bytes=67108864";
+const LLCM: &str = "random:footprint_bytes=3145728";
+
+fn run(processes: Value, instructions: u64) -> Value {
+    sim_run(json!({
+        "machine": "i7-860", "instructions": instructions, "processes": processes,
+        "os": {"policy": "hvr", "dynamic": "hvr-online", "hvr-online": {"epoch_ns": 600_000.0}},
+    }))
+}
+
+/// Colours of each process after adjustment `a`, as sets.
+fn sets(a: &Value) -> Vec<Vec<u32>> {
+    a["colours"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t.as_str()
+                .unwrap()
+                .split(',')
+                .map(str::trim)
+                .flat_map(|r| match r.split_once('-') {
+                    Some((lo, hi)) => (lo.parse::<u32>().unwrap()..=hi.parse().unwrap()).collect::<Vec<_>>(),
+                    None => vec![r.parse().unwrap()],
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// R1 with R5/R6: a thrasher, a cache-hungry and a middle program, and a light one: A-VP's four
+/// quotas, the thrasher in one, the hungry and the middle sharing two, the light one in one.
+#[test]
+fn a_thrasher_beside_others_gets_a_vp_with_the_papers_coalescing() {
+    let v = run(json!([{"threads": ["stream"]}, {"threads": [LLCH]}, {"threads": [LLCM]}, {"threads": ["light"]}]), 3_000_000);
+    let adjustments = v["dynamic"]["adjustments"].as_array().unwrap();
+    assert!(!adjustments.is_empty(), "{}", v["dynamic"]);
+    let s = sets(adjustments.last().unwrap());
+    // 128 colours of (2, 3, 2); A-VP's sub-colour is the two O-bits: 32 colours each.
+    assert_eq!(s.iter().map(Vec::len).collect::<Vec<_>>(), vec![32, 64, 64, 32], "{s:?}");
+    assert_eq!(s[1], s[2], "R5: LLCH and LLCM share");
+    assert!(s[0].iter().all(|c| !s[1].contains(c) && !s[3].contains(c)), "the thrasher is isolated");
+    assert_eq!(u(&v["dynamic"]["pages_recoloured"]), 0, "quotas apply to new pages; resident ones stay");
+}
+
+/// An open mix: three programs without a thrasher (R2: Bank-Only, the four bank quotas split
+/// among them as the static policy splits them); a stream
+/// arrives at 1.5 ms (R1: A-VP, LLCH and LLCM merged into one quota) and leaves at its end
+/// (Bank-Only again, the merged quota split).
+#[test]
+fn quotas_split_when_a_thrasher_arrives_and_merge_back_when_it_leaves() {
+    let v = run(
+        json!([
+            {"threads": [LLCH]}, {"threads": [LLCM]}, {"threads": ["light"]},
+            {"threads": ["stream"], "arrive_ns": 1_500_000.0, "at_end": "exit", "instructions": 4_000_000},
+        ]),
+        12_000_000,
+    );
+    let arrived = 1_500_000.0;
+    let left = v["processes"][3]["finished_ns"].as_f64().unwrap();
+    let adjustments = v["dynamic"]["adjustments"].as_array().unwrap();
+    let at = |a: &Value| a["at_ns"].as_f64().unwrap();
+    let before: Vec<&Value> = adjustments.iter().filter(|a| at(a) < arrived).collect();
+    let during: Vec<&Value> = adjustments.iter().filter(|a| at(a) > arrived && at(a) < left).collect();
+    let after: Vec<&Value> = adjustments.iter().filter(|a| at(a) > left).collect();
+    assert!(!before.is_empty() && !during.is_empty() && !after.is_empty(), "{adjustments:?} (stream left at {left})");
+    let disjoint = |a: &[u32], b: &[u32]| a.iter().all(|c| !b.contains(c));
+    let bank_only = |s: &[Vec<u32>]| {
+        disjoint(&s[0], &s[1]) && disjoint(&s[1], &s[2]) && disjoint(&s[0], &s[2]) && s[..3].iter().map(Vec::len).sum::<usize>() == 128
+    };
+    assert!(bank_only(&sets(before.last().unwrap())), "R2 before: {:?}", sets(before.last().unwrap()));
+    let s = sets(during.last().unwrap());
+    assert!(s[0] == s[1] && s[3].len() == 32 && !s[0].contains(&s[3][0]), "R1 while the stream runs: {s:?}");
+    assert!(bank_only(&sets(after.last().unwrap())), "R2 after: {:?}", sets(after.last().unwrap()));
+}
+
+#[test]
+fn hvr_runs_over_the_hvr_space_only() {
+    let spec = json!({"machine": "i7-860", "instructions": 1000, "programs": ["light"], "os": {"policy": "a-vp", "dynamic": "hvr-online"}});
+    let e = memtint_engine::multicore::run_sim_json(&spec.to_string()).expect_err("refused").to_string();
+    assert!(e.contains("os.dynamic") && e.contains("hvr"), "{e}");
+    let spec = json!({"machine": "i7-860", "instructions": 1000, "programs": ["light"],
+                      "os": {"policy": "hvr", "dynamic": "hvr-online", "hvr-online": {"llct_share": 0.0}}});
+    let e = memtint_engine::multicore::run_sim_json(&spec.to_string()).expect_err("refused").to_string();
+    assert!(e.contains("llct_share"), "{e}");
+}
