@@ -198,6 +198,12 @@ impl HotPages {
         self.last_ns = now_ns;
     }
 
+    /// Process `pid`'s windows closed so far (without the current one; no copy): what an
+    /// online classifier reads each epoch.
+    pub fn closed(&self, pid: u32) -> &[WindowFeatures] {
+        self.processes.get(pid as usize).map_or(&[], |p| p.windows.as_slice())
+    }
+
     /// Each process's complete windows so far, plus the current one if its samples are over.
     pub fn windows(&self) -> Vec<Vec<WindowFeatures>> {
         let mut copy = HotPages {

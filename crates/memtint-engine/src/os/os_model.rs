@@ -676,12 +676,12 @@ impl OsModel {
         }
         let classes: Vec<Option<LlcClass>> = match (d.policy.needs_classes(), self.hot.as_ref()) {
             (true, Some(h)) => {
-                let windows = h.windows();
                 monitors
                     .processes
                     .iter()
-                    .zip(&windows)
-                    .map(|(m, w)| {
+                    .enumerate()
+                    .map(|(pid, m)| {
+                        let w = h.closed(pid as u32);
                         // Windows before a process arrived are empty: its class is from its own.
                         let own: Vec<WindowFeatures> = w.iter().copied().filter(|f| f.used > 0 || f.nhp > 0).collect();
                         let apki = if m.instructions == 0 { 0.0 } else { 1000.0 * m.llc_accesses as f64 / m.instructions as f64 };
