@@ -118,7 +118,8 @@ struct MigrationCosts {
     last_epoch: Cycle,
     /// The earlier of `next_scan` and `next_epoch`.
     next_work: Cycle,
-    /// Per thread at the last epoch: LLC misses, DRAM reads, DRAM writes, kernel cycles.
+    /// Per thread at the last epoch: LLC misses, DRAM reads, DRAM writes, kernel cycles, LLC
+    /// accesses, instructions retired.
     counted: Vec<[u64; 6]>,
     channel_peak_gbps: f64,
     core_ghz: f64,
@@ -507,7 +508,7 @@ impl MemoryHierarchy {
         let channel_bytes = std::mem::replace(&mut self.channel_bytes, vec![0; channels]);
         let now_ns = now as f64 / m.core_ghz;
         let channel_peak_gbps = m.channel_peak_gbps;
-        let llc_pages = self.llc.as_ref().map_or(0, |l| l.cache.geometry().size_bytes / self.os.page_bytes());
+        let llc_pages = self.llc_pages();
         self.os.end_epoch(Monitors { now_ns, epoch_ns, processes, channel_bytes, channel_peak_gbps, line_bytes: line, llc_pages })?;
         if self.os.has_events() {
             self.charge_os_events(now);
@@ -885,6 +886,11 @@ impl MemoryHierarchy {
     /// Process `pid` exits: the OS frees its pages (`OsModel::exit_process`).
     pub fn exit_process(&mut self, pid: u32) -> Result<()> {
         self.os.exit_process(pid).map(|_| ())
+    }
+
+    /// The LLC's capacity in pages (0 without an LLC): HVR's NPC.
+    pub fn llc_pages(&self) -> u64 {
+        self.llc.as_ref().map_or(0, |l| l.cache.geometry().size_bytes / self.os.page_bytes())
     }
 
     pub fn llc(&self) -> Option<&SetAssocCache> {

@@ -959,7 +959,7 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
         os_warnings: hier.os().warnings().to_vec(),
         swap: hier.os().swap_stats().map(|s| s.to_vec()),
         hot_pages: hier.os().hot_page_windows(),
-        llc_pages: hier.llc().map_or(0, |l| l.geometry().size_bytes / hier.os().page_bytes()),
+        llc_pages: hier.llc_pages(),
         dynamic: hier.os().dynamic_stats().cloned(),
         memory: mem,
         totals,
