@@ -23,7 +23,10 @@
 //! classified (no complete sampling window) keeps a share with the first group.
 
 use super::{DynamicInfo, DynamicPolicy, EpochView, Repartition};
+use crate::error::Result;
+use crate::os::colour::ColourBits;
 use crate::os::llc_class::LlcClass;
+use crate::os::placement::{HVR_SPACE, NAMED_VERTICAL};
 use crate::params::{ParamSchema, Params};
 use serde::{Deserialize, Serialize};
 
@@ -33,13 +36,7 @@ pub const INFO: DynamicInfo = DynamicInfo {
     summary: "HVR's online classes and rules R1-R6: the partition and coalescing for the programs running now",
     works_with: &["hvr"],
     params: ParamSchema::of::<HvrParams>(&[]),
-    build: |v| {
-        let layout = v
-            .vertical
-            .clone()
-            .ok_or_else(|| crate::error::Error::config("os.dynamic", "\"hvr-online\" needs the placement policy hvr's colour space"))?;
-        Ok(Box::new(Hvr { params: v.params.get("os", INFO.name, &[])?, layout }))
-    },
+    build: |v| Ok(Box::new(Hvr { params: v.params.get("os", INFO.name, &[])?, layout: VerticalLayout::of(v.colour_bits)? })),
 };
 
 /// `[os.hvr-online]`.
@@ -83,6 +80,21 @@ pub struct VerticalLayout {
 }
 
 impl VerticalLayout {
+    /// The placement policy `hvr`'s (2, 3, 2) colours on `bits`: where each named policy's sit.
+    pub fn of(bits: &ColourBits) -> Result<Self> {
+        let (i, j, k) = HVR_SPACE;
+        let space = bits.vertical_bits(i, j, k)?;
+        let mut policies = Vec::new();
+        for &(name, (i, j, k)) in NAMED_VERTICAL {
+            let own = bits.vertical_bits(i, j, k)?;
+            let positions: Option<Vec<u32>> = own.iter().map(|b| space.iter().position(|s| s == b).map(|p| p as u32)).collect();
+            if let Some(positions) = positions {
+                policies.push((name, positions));
+            }
+        }
+        Ok(VerticalLayout { colours: 1 << space.len(), policies })
+    }
+
     fn positions(&self, policy: &str) -> &[u32] {
         self.policies.iter().find(|(p, _)| *p == policy).map_or(&[], |(_, b)| b.as_slice())
     }

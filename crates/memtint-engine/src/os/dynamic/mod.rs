@@ -75,8 +75,8 @@ pub trait DynamicPolicy: Send {
 pub struct DynamicView<'a> {
     pub params: &'a ParamTables,
     pub processes: u32,
-    /// Under the placement policy `hvr`: where each named HVR policy's bits sit in its colours.
-    pub vertical: Option<VerticalLayout>,
+    /// The machine's colour bits (a policy that reads the colour space's structure).
+    pub colour_bits: &'a ColourBits,
 }
 
 pub type Builder = fn(&DynamicView) -> Result<Box<dyn DynamicPolicy>>;
@@ -131,23 +131,7 @@ pub fn build(cfg: &OsConfig, processes: u32, bits: &ColourBits) -> Result<Option
             format!("\"{}\" adapts the colour sets of policy {}; os.policy is \"{}\"", info.name, info.works_with.join(", "), cfg.policy),
         ));
     }
-    let vertical = (cfg.policy == "hvr").then(|| vertical_layout(bits)).transpose()?;
-    (info.build)(&DynamicView { params: &cfg.params, processes, vertical }).map(Some)
-}
-
-/// The placement policy `hvr`'s (2, 3, 2) colours: where each named HVR policy's bits sit.
-fn vertical_layout(bits: &ColourBits) -> Result<VerticalLayout> {
-    let (i, j, k) = super::placement::HVR_SPACE;
-    let space = bits.vertical_bits(i, j, k)?;
-    let mut policies = Vec::new();
-    for &(name, (i, j, k)) in super::placement::NAMED_VERTICAL {
-        let own = bits.vertical_bits(i, j, k)?;
-        let positions: Option<Vec<u32>> = own.iter().map(|b| space.iter().position(|s| s == b).map(|p| p as u32)).collect();
-        if let Some(positions) = positions {
-            policies.push((name, positions));
-        }
-    }
-    Ok(VerticalLayout { colours: 1 << space.len(), policies })
+    (info.build)(&DynamicView { params: &cfg.params, processes, colour_bits: bits }).map(Some)
 }
 
 /// One re-partition, for the statistics' timeline.
