@@ -59,6 +59,9 @@ SEED_FILES = [
     '[[processes]]\nthreads = ["random"]\narrive_ns = 1000.0\n[os]\npolicy = "bpm"\ndynamic = "dynamic-bpm"\n'
     'memory_mb = 16\noverflow = "swap"\n[os.hot_pages]\nenabled = true\nwindow_ns = 2000.0\nnhp_ns = 500.0\n'
     'ticks = 20\ntick_ns = 50.0\n',
+    'machine = "i7-860-bpm-plus"\ninstructions = 2000\nprograms = ["stream", "light", "light"]\n[os]\n'
+    'policy = "bpm-plus"\ndynamic = "dynamic-bpm-plus"\n[os.dynamic-bpm-plus]\nepoch_ns = 2000.0\n'
+    '[os.recolour]\npages_per_ms = 50.0\nperiod_ns = 1000.0\n',
     'machine = "opteron-6128"\ninstructions = 2000\nat_end = "wait"\nbarrier_every = 500\n[[processes]]\n'
     'threads = ["stream", "light"]\nbarrier_every = 300\n[[processes]]\nthreads = ["random"]\n',
 ]

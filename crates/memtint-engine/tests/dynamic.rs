@@ -185,3 +185,50 @@ fn dynamic_bpm_plus_keeps_balanced_channels_and_spreads_a_hog() {
                            "os": {"policy": "bpm-plus", "dynamic": "dynamic-bpm-plus", "dynamic-bpm-plus": {"uf_threshold": -1}}}));
     assert!(e.contains("os.dynamic-bpm-plus.uf_threshold"), "{e}");
 }
+
+/// The copy daemon (`[os.recolour] pages_per_ms`): the hog's re-colouring of every program is
+/// queued at the epoch and copied at the daemon's rate, each copy charged as an eager one; the
+/// pages not reached by the end stay, counted, in colours their process no longer owns.
+#[test]
+fn a_copy_daemon_paces_re_colouring_and_charges_each_copy() {
+    let light = "light:footprint_bytes=4194304";
+    let stream = "stream:footprint_bytes=12582912";
+    let run = |pages_per_ms: f64| {
+        sim_run(json!({
+            "machine": "i7-860-bpm-plus",
+            "programs": [stream, light, light, light],
+            "instructions": 400_000,
+            "os": {"policy": "bpm-plus", "dynamic": "dynamic-bpm-plus", "dynamic-bpm-plus": {"epoch_ns": 20000},
+                   "recolour": {"pages_per_ms": pages_per_ms, "period_ns": 10000}, "numa_scan": {"shootdown_ns": 1.0}},
+        }))
+    };
+    let (eager, paced) = (run(0.0), run(200.0));
+    let (e, d) = (&eager["dynamic"], &paced["dynamic"]);
+    assert_eq!(u(&e["recolour_pending"]), 0);
+    assert_eq!(e["adjustments"][0]["colours"], d["adjustments"][0]["colours"], "the same decision");
+    let queued = u(&d["adjustments"][0]["pages_recoloured"]);
+    assert_eq!(queued, u(&e["adjustments"][0]["pages_recoloured"]), "the same pages displaced");
+    let (copied, pending) = (u(&d["pages_recoloured"]), u(&d["recolour_pending"]));
+    assert_eq!(u(&d["repartitions"]), 1, "{d}");
+    assert_eq!(copied + pending + u(&d["recolour_blocked"]), queued, "{d}");
+    assert!(copied > 0 && pending > 0, "the run ends with the daemon under way: {copied} copied, {pending} waiting");
+    // At most the rate since the adjustment, per process (0.2 pages per µs each, whole pages).
+    let ghz = paced["config"]["cpu"]["frequency_ghz"].as_f64().unwrap();
+    let end_ns = (0..4).map(|p| u(&paced["cores"][p]["finished_at"])).max().unwrap() as f64 / ghz;
+    let since = end_ns - d["adjustments"][0]["at_ns"].as_f64().unwrap();
+    assert!(copied as f64 <= 4.0 * (200.0 / 1e6 * since + 1.0), "{copied} pages in {since} ns");
+    // Each copy stalls its process one migration (3 µs), each batch a shootdown (1 ns).
+    let (per_page, per_batch) = ((3000.0 * ghz).round() as u64, (1.0 * ghz).round() as u64);
+    let recolour = |v: &Value, p: usize| u(&v["processes"][p]["page_migration"]["recolour_cycles"]);
+    let pages: u64 = (0..4).map(|p| recolour(&paced, p) / per_page).sum();
+    assert!(pages <= copied, "{pages} charged, {copied} copied");
+    let batches = recolour(&paced, 0) % per_page / per_batch;
+    assert!(batches > 1, "several batches, not one: {batches}");
+    // Spread out, the hog's stall is a fraction of the eager one's.
+    assert!(recolour(&paced, 0) * 2 < recolour(&eager, 0), "{} paced, {} eager", recolour(&paced, 0), recolour(&eager, 0));
+    let e = sim_err(json!({"machine": "i7-860", "programs": [light], "instructions": 1000,
+                           "os": {"recolour": {"pages_per_ms": -3}}}));
+    assert!(e.contains("os.recolour.pages_per_ms"), "{e}");
+    let v = sim_run(json!({"machine": "i7-860", "programs": [light], "instructions": 1000, "os": {"recolour": {"pages_per_ms": 5}}}));
+    assert!(v["warnings"].to_string().contains("os.recolour"), "{}", v["warnings"]);
+}

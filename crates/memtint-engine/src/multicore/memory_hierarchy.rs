@@ -95,6 +95,8 @@ pub struct MigrationClock {
     pub swap_fault: Cycle,
     /// The dynamic policy's epoch (`None`: no dynamic policy).
     pub epoch: Option<Cycle>,
+    /// The re-colouring copy daemon's period (`None`: copies are made at the epoch).
+    pub copy_period: Option<Cycle>,
     /// One channel's peak bandwidth, GB/s (the monitors report it beside the traffic).
     pub channel_peak_gbps: f64,
     pub page_bytes: u64,
@@ -116,7 +118,11 @@ struct MigrationCosts {
     epoch: Cycle,
     next_epoch: Cycle,
     last_epoch: Cycle,
-    /// The earlier of `next_scan` and `next_epoch`.
+    /// The copy daemon's period, its next batch (`NEVER` while no page waits) and its last.
+    copy_period: Cycle,
+    next_copy: Cycle,
+    last_copy: Cycle,
+    /// The earliest of `next_scan`, `next_epoch` and `next_copy`.
     next_work: Cycle,
     /// Per thread at the last epoch: LLC misses, DRAM reads, DRAM writes, kernel cycles, LLC
     /// accesses, instructions retired.
@@ -423,6 +429,9 @@ impl MemoryHierarchy {
             epoch,
             next_epoch: epoch,
             last_epoch: 0,
+            copy_period: clock.copy_period.map_or(NEVER, |p| p.max(1)),
+            next_copy: NEVER,
+            last_copy: 0,
             next_work: period.min(epoch),
             counted: vec![[0; 6]; threads],
             channel_peak_gbps: clock.channel_peak_gbps,
@@ -447,7 +456,7 @@ impl MemoryHierarchy {
     fn migration_period(&mut self, now: Cycle) -> Result<()> {
         let Some(m) = self.migration.as_deref_mut() else { return Ok(()) };
         m.next_scan = now.saturating_add(m.period);
-        m.next_work = m.next_scan.min(m.next_epoch);
+        m.next_work = m.next_scan.min(m.next_epoch).min(m.next_copy);
         let loads: Vec<NodeLoad> = (0..m.reads.len())
             .map(|n| NodeLoad {
                 reads: m.reads[n],
@@ -464,14 +473,18 @@ impl MemoryHierarchy {
         Ok(())
     }
 
-    /// The OS's periodic work due at core cycle `now`: a migration period, a dynamic epoch.
+    /// The OS's periodic work due at core cycle `now`: a migration period, a dynamic epoch, a
+    /// batch of the copy daemon.
     #[cold]
     #[inline(never)]
     fn os_work(&mut self, now: Cycle) -> Result<()> {
         let Some(m) = self.migration.as_deref() else { return Ok(()) };
-        let (scan, epoch) = (now >= m.next_scan, now >= m.next_epoch);
+        let (scan, epoch, copy) = (now >= m.next_scan, now >= m.next_epoch, now >= m.next_copy);
         if scan {
             self.migration_period(now)?;
+        }
+        if copy {
+            self.copy_batch(now)?;
         }
         if epoch {
             self.dynamic_epoch(now)?;
@@ -479,12 +492,40 @@ impl MemoryHierarchy {
         Ok(())
     }
 
+    /// The copy daemon's batch at core cycle `now` (the pages it may move since the last), charged.
+    fn copy_batch(&mut self, now: Cycle) -> Result<()> {
+        let Some(m) = self.migration.as_deref_mut() else { return Ok(()) };
+        let elapsed_ns = (now - m.last_copy) as f64 / m.core_ghz;
+        m.last_copy = now;
+        self.os.copy_batch(elapsed_ns)?;
+        if self.os.has_events() {
+            self.charge_os_events(now);
+        }
+        self.schedule_copies(now);
+        Ok(())
+    }
+
+    /// The copy daemon's next batch: a period from `now` while pages wait, none otherwise.
+    fn schedule_copies(&mut self, now: Cycle) {
+        let waiting = self.os.copies_pending() > 0;
+        let Some(m) = self.migration.as_deref_mut() else { return };
+        if !waiting {
+            m.next_copy = NEVER;
+        } else if m.next_copy == NEVER || m.next_copy <= now {
+            if m.next_copy == NEVER {
+                m.last_copy = now;
+            }
+            m.next_copy = now.saturating_add(m.copy_period);
+        }
+        m.next_work = m.next_scan.min(m.next_epoch).min(m.next_copy);
+    }
+
     /// The end of a dynamic policy's epoch: the monitors' counts since the last (per process
     /// from its threads, per channel), handed to the OS model, whose re-colouring is charged.
     fn dynamic_epoch(&mut self, now: Cycle) -> Result<()> {
         let Some(m) = self.migration.as_deref_mut() else { return Ok(()) };
         m.next_epoch = now.saturating_add(m.epoch);
-        m.next_work = m.next_scan.min(m.next_epoch);
+        m.next_work = m.next_scan.min(m.next_epoch).min(m.next_copy);
         let line = !self.line_mask + 1;
         let mut processes = vec![ProcessMonitor::default(); self.os.processes() as usize];
         for (t, s) in self.per_core.iter().enumerate() {
@@ -513,6 +554,7 @@ impl MemoryHierarchy {
         if self.os.has_events() {
             self.charge_os_events(now);
         }
+        self.schedule_copies(now);
         Ok(())
     }
 

@@ -616,6 +616,7 @@ fn build(
         shootdown: cycles(scan.shootdown_ns),
         swap_fault: cycles(os_cfg.swap.fault_ns),
         epoch: hier.os().dynamic_epoch_ns().map(cycles),
+        copy_period: hier.os().copy_period_ns().map(cycles),
         channel_peak_gbps: cfg.peak_gbps() / cfg.org.channels.max(1) as f64,
         page_bytes: os_cfg.page_bytes,
         core_ghz: machine.cpu.frequency_ghz,

@@ -76,6 +76,9 @@ pub struct OsConfig {
     /// A dynamic partitioning policy, one of `dynamic::DYNAMIC` (default "none"), which adapts
     /// the placement policy's colours every epoch (`[os.<name>] epoch_ns`).
     pub dynamic: String,
+    /// How fast re-colouring copies pages (`[os.recolour]`, os/recolour.rs): all at the epoch
+    /// by default, or a copy daemon's rate.
+    pub recolour: super::recolour::RecolourConfig,
     /// HVR's accessed-bit sampling and classes (`[os.hot_pages]`, os/hot_pages.rs): off by
     /// default; on, each process's statistics carry its hot-page features and HVR class.
     pub hot_pages: super::hot_pages::HotPageConfig,
@@ -111,6 +114,7 @@ impl Default for OsConfig {
             overflow: "borrow".into(),
             swap: Default::default(),
             dynamic: "none".into(),
+            recolour: Default::default(),
             hot_pages: Default::default(),
             resctrl: Vec::new(),
             params: ParamTables::default(),

@@ -20,6 +20,7 @@ pub mod os_model;
 pub mod page_table;
 pub mod parity_table;
 pub mod placement;
+pub mod recolour;
 pub mod resctrl;
 pub mod swap;
 

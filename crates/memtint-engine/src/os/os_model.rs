@@ -14,6 +14,7 @@ use super::monitor::Monitors;
 use super::nodes::NodeLayout;
 use super::page_table::{frame_of, PageTable, HINT};
 use super::placement::{self, NodeFault, PlacementPolicy, ThreadPlace};
+use super::recolour::CopyQueue;
 use super::swap::{Overflow, ProcessSwap, Swap};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
@@ -101,6 +102,10 @@ struct Dynamic {
     swap_ins: Vec<u64>,
     /// The channel of each colour's frames.
     colour_channels: Vec<u32>,
+    /// Pages waiting for the copy daemon (`[os.recolour] pages_per_ms`; `None`: copied at the
+    /// epoch) and its period, ns.
+    copies: Option<CopyQueue>,
+    copy_period_ns: f64,
 }
 
 /// The frames below `memory_mb` MiB (0: all `all` frames), checked.
@@ -305,6 +310,7 @@ impl OsModel {
         let bits = ColourBits::new(mapping, llc_set_bits, page_shift, &cfg.exclude_bits)?;
         let overflow = Overflow::from_name(&cfg.overflow)?;
         cfg.swap.validate()?;
+        cfg.recolour.validate()?;
         if overflow == Overflow::Swap && cfg.strict {
             return Err(Error::config(
                 "os.overflow",
@@ -313,6 +319,9 @@ impl OsModel {
         }
         let dynamic = dynamic::build(cfg, processes, &bits)?;
         let mut warnings = Vec::new();
+        if dynamic.is_none() && cfg.recolour != Default::default() {
+            warnings.push("[os.recolour] paces a dynamic policy's page copies; os.dynamic is \"none\", so it has no effect".to_string());
+        }
         let migrating = migration::build(cfg, &layout, processes, &mut warnings)?;
         let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores, nodes: &layout, threads })?;
         let nodes = if info.places_nodes {
@@ -365,6 +374,8 @@ impl OsModel {
                     pages_in_colour: vec![vec![0; colours as usize]; processes as usize],
                     swap_ins: vec![0; processes as usize],
                     colour_channels,
+                    copies: cfg.recolour.paced().then(|| CopyQueue::new(&cfg.recolour, processes)),
+                    copy_period_ns: cfg.recolour.period_ns,
                 }))
             }
             None => None,
@@ -615,6 +626,9 @@ impl OsModel {
         if let Some(s) = self.swap.as_mut() {
             s.forget(pid);
         }
+        if let Some(q) = self.dynamic.as_mut().and_then(|d| d.copies.as_mut()) {
+            q.forget(pid);
+        }
         Ok(freed)
     }
 
@@ -711,14 +725,21 @@ impl OsModel {
         let rnp = monitors.processes.iter().map(|m| m.touched_pages).collect();
         let bnp = colours.iter().map(|set| set.iter().map(|&c| colour_frames[c as usize]).sum()).collect();
         let recolours = d.policy.recolours();
+        // Before the run nothing is charged: the copies are made at once.
+        let paced = d.copies.is_some() && !self.populating;
         self.policy.set_colours(&r.colours)?;
-        let (moved, blocked) = if recolours { self.recolour(&colours)? } else { (0, 0) };
+        let (moved, blocked) = match (recolours, paced) {
+            (false, _) => (0, 0),
+            (true, false) => self.recolour(&colours)?,
+            (true, true) => (self.queue_recolour(&colours), 0),
+        };
         let d = self.dynamic.as_mut().expect("checked above");
         d.stats.repartitions += 1;
         d.stats.colours_lent += r.colours_lent;
         d.stats.sets_shared += r.sets_shared;
-        d.stats.pages_recoloured += moved;
+        d.stats.pages_recoloured += if paced { 0 } else { moved };
         d.stats.recolour_blocked += blocked;
+        d.stats.recolour_pending = d.copies.as_ref().map_or(0, |q| q.pending());
         d.stats.adjustments.push(Adjustment {
             at_ns: monitors.now_ns,
             colours: r.colours.iter().map(|c| colour_list_text(c)).collect(),
@@ -735,38 +756,115 @@ impl OsModel {
     /// a page whose process has none free stays. Returns (moved, stayed).
     fn recolour(&mut self, before: &[Vec<u32>]) -> Result<(u64, u64)> {
         let (mut moved, mut blocked) = (0, 0);
-        let colours = self.alloc.colours() as usize;
-        for pid in 0..self.tables.len() {
-            let now = self.policy.colours_of(pid as u32).to_vec();
-            let mut owned = vec![false; colours];
-            now.iter().for_each(|&c| owned[c as usize] = true);
-            if before[pid].iter().all(|&c| owned[c as usize]) {
+        for pid in 0..self.tables.len() as u32 {
+            let (now, owned) = self.owned_colours(pid);
+            if before[pid as usize].iter().all(|&c| owned[c as usize]) {
                 continue;
             }
-            let out: Vec<(u64, u32)> = self.tables[pid].mappings().filter(|&(_, f)| !owned[self.alloc.colour_of(f) as usize]).collect();
             let mut next = 0;
-            for (vpage, old) in out {
-                let new = (0..now.len()).find_map(|i| {
-                    let c = now[(next + i) % now.len()];
-                    self.alloc.alloc_colour(c).map(|f| (f, (next + i + 1) % now.len()))
-                });
-                let Some((new, at)) = new else {
-                    blocked += 1;
-                    continue;
-                };
-                next = at;
-                self.alloc.free(old)?;
-                self.tables[pid].set(vpage, new);
-                if let Some(d) = self.dynamic.as_mut() {
-                    d.pages_in_colour[pid][self.alloc.colour_of(old) as usize] -= 1;
-                    d.pages_in_colour[pid][self.alloc.colour_of(new) as usize] += 1;
+            for vpage in self.displaced(pid, &owned) {
+                match self.recolour_page(pid, vpage, &now, &owned, &mut next)? {
+                    Some(true) => moved += 1,
+                    Some(false) => blocked += 1,
+                    None => {}
                 }
-                let shift = self.page_shift;
-                self.events.push(OsEvent::Recoloured { pid: pid as u32, old: (old as u64) << shift, new: (new as u64) << shift });
-                moved += 1;
             }
         }
         Ok((moved, blocked))
+    }
+
+    /// Process `pid`'s colours, as a list and as a mask over all colours.
+    fn owned_colours(&self, pid: u32) -> (Vec<u32>, Vec<bool>) {
+        let now = self.policy.colours_of(pid).to_vec();
+        let mut owned = vec![false; self.alloc.colours() as usize];
+        now.iter().for_each(|&c| owned[c as usize] = true);
+        (now, owned)
+    }
+
+    /// Process `pid`'s resident pages in colours outside `owned`, in page-table order.
+    fn displaced(&self, pid: u32, owned: &[bool]) -> Vec<u64> {
+        self.tables[pid as usize].mappings().filter(|&(_, f)| !owned[self.alloc.colour_of(f) as usize]).map(|(v, _)| v).collect()
+    }
+
+    /// Copies page `vpage` of `pid` to a free frame of its colours `now` (round-robin from
+    /// `next`): `Some(true)` moved, `Some(false)` no frame free (it stays), `None` nothing to do
+    /// (not resident, or already in its colours).
+    fn recolour_page(&mut self, pid: u32, vpage: u64, now: &[u32], owned: &[bool], next: &mut usize) -> Result<Option<bool>> {
+        let p = pid as usize;
+        let Some(old) = self.tables[p].lookup(vpage).map(frame_of) else { return Ok(None) };
+        if owned[self.alloc.colour_of(old) as usize] || now.is_empty() {
+            return Ok(None);
+        }
+        let new = (0..now.len()).find_map(|i| {
+            let c = now[(*next + i) % now.len()];
+            self.alloc.alloc_colour(c).map(|f| (f, (*next + i + 1) % now.len()))
+        });
+        let Some((new, at)) = new else { return Ok(Some(false)) };
+        *next = at;
+        self.alloc.free(old)?;
+        self.tables[p].set(vpage, new);
+        if let Some(d) = self.dynamic.as_mut() {
+            d.pages_in_colour[p][self.alloc.colour_of(old) as usize] -= 1;
+            d.pages_in_colour[p][self.alloc.colour_of(new) as usize] += 1;
+        }
+        let shift = self.page_shift;
+        self.events.push(OsEvent::Recoloured { pid, old: (old as u64) << shift, new: (new as u64) << shift });
+        Ok(Some(true))
+    }
+
+    /// Under a copy daemon: the displaced pages of every process that lost colours (`before`:
+    /// each one's colours before the change) wait for it, replacing what waited from an earlier
+    /// partition. Returns the pages queued.
+    fn queue_recolour(&mut self, before: &[Vec<u32>]) -> u64 {
+        let mut queued = Vec::new();
+        for pid in 0..self.tables.len() as u32 {
+            let (_, owned) = self.owned_colours(pid);
+            if !before[pid as usize].iter().all(|&c| owned[c as usize]) {
+                queued.push((pid, self.displaced(pid, &owned)));
+            }
+        }
+        let Some(q) = self.dynamic.as_mut().and_then(|d| d.copies.as_mut()) else { return 0 };
+        let mut total = 0;
+        for (pid, pages) in queued {
+            total += pages.len() as u64;
+            q.replace(pid, pages);
+        }
+        total
+    }
+
+    /// The copy daemon's period, ns (`None`: copies are made at the epoch).
+    pub fn copy_period_ns(&self) -> Option<f64> {
+        self.dynamic.as_ref().filter(|d| d.copies.is_some()).map(|d| d.copy_period_ns)
+    }
+
+    /// Pages waiting for the copy daemon.
+    pub fn copies_pending(&self) -> u64 {
+        self.dynamic.as_ref().and_then(|d| d.copies.as_ref()).map_or(0, |q| q.pending())
+    }
+
+    /// One batch of the copy daemon, `elapsed_ns` after the last (the copies are left in the
+    /// events).
+    pub fn copy_batch(&mut self, elapsed_ns: f64) -> Result<()> {
+        let Some(batch) = self.dynamic.as_mut().and_then(|d| d.copies.as_mut()).map(|q| q.batch(elapsed_ns)) else {
+            return Ok(());
+        };
+        let (mut moved, mut blocked) = (0, 0);
+        for (pid, pages) in batch {
+            let (now, owned) = self.owned_colours(pid);
+            let mut next = 0;
+            for vpage in pages {
+                match self.recolour_page(pid, vpage, &now, &owned, &mut next)? {
+                    Some(true) => moved += 1,
+                    Some(false) => blocked += 1,
+                    None => {}
+                }
+            }
+        }
+        let d = self.dynamic.as_mut().expect("a batch came from it");
+        d.stats.pages_recoloured += moved;
+        d.stats.recolour_blocked += blocked;
+        d.stats.recolour_pending = d.copies.as_ref().map_or(0, |q| q.pending());
+        Ok(())
     }
 
     /// Makes room for a fault of thread `tid` of `pid` when its colours have no free frame: the

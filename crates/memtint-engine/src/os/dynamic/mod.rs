@@ -4,8 +4,9 @@
 //! process's new colours (through the memory system: every line read at the old frame and
 //! written at the new), costing the process's threads `os.numa_scan.migrate_ns` of kernel time
 //! per page (migrate_pages' path) and one TLB shootdown per epoch (`shootdown_ns`), as Lin et
-//! al.'s page re-colouring does (HPCA 2008, the cost BPM §2.8 cites). Pages in swap are not
-//! moved: they come back in the new colours when touched.
+//! al.'s page re-colouring does (HPCA 2008, the cost BPM §2.8 cites); all at the epoch, or
+//! paced by a copy daemon (`[os.recolour]`, os/recolour.rs). Pages in swap are not moved: they
+//! come back in the new colours when touched.
 //!
 //! Each policy is one file declaring a `DynamicInfo` and one line in `DYNAMIC`; it runs beside
 //! the placement policies it names (`works_with`), whose colour sets it changes.
@@ -144,6 +145,8 @@ pub struct Adjustment {
     /// Each process's RNP (pages touched) and BNP (frames its colours hold) before it.
     pub rnp: Vec<u64>,
     pub bnp: Vec<u64>,
+    /// Pages it left outside their process's colours: copied at once, or queued for the copy
+    /// daemon (`[os.recolour] pages_per_ms`).
     pub pages_recoloured: u64,
     /// Each process's HVR class the decision read (`None`: not running or not classified);
     /// empty for policies that read none.
@@ -167,5 +170,8 @@ pub struct DynamicStats {
     /// Pages copied before the measured run (populating, warm-up): not charged.
     pub pages_recoloured_before_run: u64,
     pub recolour_blocked: u64,
+    /// Pages still waiting for the copy daemon at the end (in colours their process no
+    /// longer owns); 0 when copies are made at the epoch.
+    pub recolour_pending: u64,
     pub adjustments: Vec<Adjustment>,
 }
