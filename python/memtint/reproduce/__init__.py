@@ -124,7 +124,8 @@ def same_placement(experiments: dict[str, Any]) -> list[dict[str, Any]]:
             size = len(exp.mixes[0])
             for machine in exp.machines:
                 for v in exp.variants:
-                    if v.policy == "buddy":
+                    # A dynamic policy's placement changes over the run: a short probe cannot tell.
+                    if v.policy == "buddy" or (v.os or {}).get("dynamic"):
                         continue
                     key = (v.machine or machine, size)
                     label = v.policy if not v.os else f"{v.policy} ({', '.join(f'{k}={x}' for k, x in v.os.items())})"

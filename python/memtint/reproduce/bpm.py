@@ -40,6 +40,18 @@ PRESSURE_MB = 1024
 PRESSURE_MIXES = {"full": 5, "quick": 1}
 PRESSURE_OS = {"memory_mb": PRESSURE_MB, "overflow": "swap"}
 
+#: The paced variants' copy daemon ([os.recolour]): DAMON_RECLAIM's default time quota, 10 ms of
+#: kernel time per second (1 %), at the simulator's cost of a page copy (os.numa_scan.migrate_ns,
+#: 3 µs): 3.3 pages per ms per process. The paper's daemon runs every 10 s; a run here lasts
+#: milliseconds, so at that quota a moved program's footprint is copied over seconds.
+MIGRATE_NS = 3000.0
+DAEMON = {"recolour": {"pages_per_ms": round(0.01 * 1e6 / MIGRATE_NS, 3)}}
+
+#: Fig. 12 (bpm.md §6.5): 20 online random workloads of at least 4 programs, against UF. Drawn
+#: from the whole suite (the paper's 6''-8'' use little bandwidth); BPM (bank colours, line
+#: interleave) on the i7-860, static and dynamic BPM+ on its per-page-channel variant.
+ONLINE_MIXES = {"full": 20, "quick": 2}
+
 
 def pressure_mixes(pool: list[str], footprint_mb: dict[str, float], count: int, seed: int) -> list[list[str]]:
     """``count`` distinct 8-program mixes from ``pool`` with at least one program above its
@@ -104,8 +116,18 @@ class Experiment:
                                   settings.mix_seed + 11)
         self.pressure = MixExperiment("pressure", [MACHINE8], pressure, [
             Variant("buddy", "buddy", os=PRESSURE_OS), Variant("bpm", "bpm", os=PRESSURE_OS),
-            Variant("dynamic-bpm", "bpm", os={**PRESSURE_OS, "dynamic": "dynamic-bpm"})],
+            Variant("dynamic-bpm", "bpm", os={**PRESSURE_OS, "dynamic": "dynamic-bpm"}),
+            Variant("dynamic-bpm-paced", "bpm", os={**PRESSURE_OS, "dynamic": "dynamic-bpm", **DAEMON})],
             self.instructions8, "buddy", settings.mix_seed + 11, at_end="wait")
+        # Fig. 12: BPM, static BPM+ and dynamic BPM+ (its copies paced) on random mixes, read by UF.
+        online = common.draw_mixes(self.programs, 4, ONLINE_MIXES["quick" if settings.quick else "full"],
+                                   settings.mix_seed + 12)
+        self.online = MixExperiment("online", [MACHINE], online, [
+            Variant("buddy", "buddy"), Variant("bpm", "bpm"),
+            Variant("bpm-plus", "bpm-plus", machine="i7-860-bpm-plus"),
+            Variant("dynamic-bpm-plus", "bpm-plus", machine="i7-860-bpm-plus",
+                    os={"dynamic": "dynamic-bpm-plus", **DAEMON})],
+            self.instructions, "buddy", settings.mix_seed + 12)
         self.banks: dict[tuple[str, int, int], str] = {}
         self.figures: dict[str, Any] = {}  # the paper's figure file, set before analyse
 
@@ -136,12 +158,22 @@ class Experiment:
                 f"{self.instructions8:,} instructions per core; each program halts at its target (at_end = \"wait\": "
                 "a swapping program runs thousands of times slower, and the others kept running beside it would cost "
                 "as much to simulate; bpm.md §8.1 item 9 allows either), so its last stretch may run with less "
-                "contention.",
+                "contention. dynamic-bpm copies a partition's displaced pages at the epoch, stalling their process for "
+                "all of them (Lin et al.'s synchronous re-colouring); dynamic-bpm-paced copies them through a daemon "
+                f"at DAMON_RECLAIM's default quota, 1 % of a process's time ({DAEMON['recolour']['pages_per_ms']} pages "
+                "per ms at 3 µs a page; os.recolour.pages_per_ms), the pages waiting in their old colours.",
+                f"Fig. 12, channel balance: {len(self.online.mixes)} random mixes of 4 drawn from the whole suite (the "
+                f"paper's 6''-8'' use little bandwidth) with random.Random({self.online.mix_seed}); buddy and bpm on "
+                f"{MACHINE}, static bpm-plus and dynamic-bpm-plus (epoch 1 ms, UF threshold 0.2, copies paced as "
+                "above) on i7-860-bpm-plus; "
+                f"{self.instructions:,} instructions per core. UF is measured in the static BPM+ runs (its even split "
+                "puts the first two programs in channel 0): each channel's DRAM traffic per cycle of its programs. "
+                "The paper compares dynamic channel-only partitioning too; memtint has no dynamic channel-only policy.",
                 "The pool: the paper draws its mixes at random from SPEC CPU2006 (WL11 has three light programs); "
                 "here every member reaches DRAM, so that each claim is tested on programs with the effect."]
 
     def mix_experiments(self) -> list[MixExperiment]:
-        return [self.mixes, self.mixes8, self.pressure]
+        return [self.mixes, self.mixes8, self.pressure, self.online]
 
     def plan(self) -> list[dict[str, Any]]:
         jobs = []
@@ -154,7 +186,8 @@ class Experiment:
                     k = spec_key(spec)
                     self.banks[(p, b, seed)] = k
                     jobs.append({"key": k, "phase": "alone", "spec": spec})
-        return jobs + self.mixes.plan(self.settings) + self.mixes8.plan(self.settings) + self.pressure.plan(self.settings)
+        return (jobs + self.mixes.plan(self.settings) + self.mixes8.plan(self.settings)
+                + self.pressure.plan(self.settings) + self.online.plan(self.settings))
 
     # --- analysis ---------------------------------------------------------------------------
 
@@ -189,6 +222,8 @@ class Experiment:
                 rows.append(common.measure_mix_claim(self.mixes8, results, c, self.settings))
             elif c["experiment"] == "pressure":
                 rows.append(common.measure_mix_claim(self.pressure, results, c, self.settings))
+            elif c["experiment"] == "online":
+                rows.append(common.measure_mix_claim(self.online, results, c, self.settings))
             elif c["experiment"] == "mixes-4-and-8":
                 rows.append(common.measure_mix_claim([(self.mixes, MACHINE), (self.mixes8, MACHINE8)], results, c,
                                                      self.settings))
@@ -219,12 +254,18 @@ class Experiment:
                                       "major faults", "colours lent", "pages re-coloured (before the run)",
                                       "re-colouring overhead %"],
                        self._pressure_table(results)))
+        tables.append((f"Channel balance (Fig. 12) on {MACHINE}: per mix, mean over seeds; UF of static BPM+'s "
+                       "channels (its first two programs in channel 0), the bandwidth under buddy, WS change against "
+                       "buddy, and dynamic BPM+'s channels at the end (spread: every program in both) and copies",
+                       ["mix", "UF", "GB/s", "bpm %", "bpm-plus %", "dynamic-bpm-plus %", "dynamic's channels",
+                        "pages copied (waiting at the end)", "re-colouring overhead %"],
+                       self._online_table(results)))
         calibration = common.calibration_rows(self.figures.get("calibration", []), MACHINE, self.settings,
                                               self.instructions, {"mixes": self.mixes, "mixes-8": self.mixes8}, results)
         plots = [{"kind": "lines", "file": "bpm-banks.png", "title": "BPM Fig. 1: IPC relative to 64 banks",
                   "x": list(BANKS), "series": curve, "xlabel": "banks", "ylabel": "IPC / IPC(64 banks)", "hline": 0.9}]
         return {"rows": rows, "tables": tables, "plots": plots, "calibration": calibration,
-                "notes": [common.run_facts([self.mixes, self.mixes8, self.pressure], results)]}
+                "notes": [common.run_facts([self.mixes, self.mixes8, self.pressure, self.online], results)]}
 
     def _pressure_table(self, results: dict[str, Any]) -> list[list[str]]:
         rows = []
@@ -242,4 +283,23 @@ class Experiment:
                              f"{dyn('colours_lent'):.1f}",
                              f"{dyn('pages_recoloured'):.0f} ({dyn('pages_recoloured_before_run'):.0f})",
                              f"{mean(common.recolour_overhead):.2f}"])
+        return rows
+
+    def _online_table(self, results: dict[str, Any]) -> list[list[str]]:
+        rows = []
+        exp = self.online
+        for m, mix in enumerate(exp.mixes):
+            per_seed = [exp.runs(results, MACHINE, m, s) for s in self.settings.seed_list()]
+            change = lambda label: statistics.fmean(  # noqa: E731
+                common.pct(r[label]["ws"], r["buddy"]["ws"]) for r in per_seed)
+            dyn = [r["dynamic-bpm-plus"].get("dynamic") or {} for r in per_seed]
+            spread = sum(all(len(c or []) > 1 for c in d.get("channels", [])) for d in dyn)
+            rows.append([" + ".join(mix),
+                         f"{statistics.fmean(common.channel_uf(r['bpm-plus']) for r in per_seed):.2f}",
+                         f"{statistics.fmean(r['buddy']['bandwidth_gbps'] for r in per_seed):.1f}",
+                         f"{change('bpm'):+.1f}", f"{change('bpm-plus'):+.1f}", f"{change('dynamic-bpm-plus'):+.1f}",
+                         f"spread in {spread} of {len(dyn)} seeds" if spread else "channels",
+                         f"{statistics.fmean(d.get('pages_recoloured', 0) for d in dyn):.0f} "
+                         f"({statistics.fmean(d.get('recolour_pending', 0) for d in dyn):.0f})",
+                         f"{statistics.fmean(common.recolour_overhead(r['dynamic-bpm-plus']) for r in per_seed):.2f}"])
         return rows

@@ -471,6 +471,8 @@ def mix_value(metric: str, runs: list[dict[str, dict]], claim: dict[str, Any], b
         return statistics.fmean(pct(r[p]["row_buffer_miss_rate"], r[baseline]["row_buffer_miss_rate"]) for r in runs)
     if metric == "recolour_overhead":  # % of the threads' cycles stalled for re-colouring
         return statistics.fmean(recolour_overhead(r[p]) for r in runs)
+    if metric == "uf_rule_right":  # % of mixes where the UF rule picks the better of BPM and BPM+
+        return 100.0 * statistics.fmean(uf_rule_right(r) for r in runs)
     if metric == "share_not_worse":
         return sum(r[p]["ws"] >= r[baseline]["ws"] for r in runs) / len(runs)
     if metric in ("bestvp_over_horizontal", "vp_over_horizontal"):
@@ -486,6 +488,30 @@ def recolour_overhead(run: dict[str, Any]) -> float:
     cycles = sum(c["cycles"] for c in run["cores"])
     stalled = sum((c.get("page_migration") or {}).get("recolour_cycles", 0) for c in run["cores"])
     return 100.0 * stalled / cycles if cycles else float("nan")
+
+
+#: BPM+'s unbalance threshold (bpm.md §2.9, Fig. 6) and the total bandwidth below which channel
+#: partitioning makes no difference (Fig. 5: about 2 GB/s on the i7-860's two channels).
+UF_THRESHOLD = 0.2
+BUSY_GBPS = 2.0
+
+
+def channel_uf(run: dict[str, Any]) -> float:
+    """The unbalance factor of a static BPM+ run: UF = |BUC0 - BUC1| / min(BUC0, BUC1), each
+    channel's load the DRAM traffic per cycle of its programs (BPM+'s even split puts the first
+    half of the processes in channel 0, the rest in channel 1)."""
+    cores = run["cores"]
+    half = len(cores) // 2
+    load = [sum((c["dram_reads"] + c["dram_writes"]) / max(1, c["cycles"]) for c in part)
+            for part in (cores[:half], cores[half:])]
+    return abs(load[0] - load[1]) / min(load) if min(load) > 0 else float("inf")
+
+
+def uf_rule_right(runs: dict[str, dict[str, Any]]) -> float:
+    """1 when BPM+'s rule (UF above the threshold: BPM, no channel partitioning; else BPM+)
+    picks the better of ``bpm`` and ``bpm-plus`` on this mix or they are within 1 % of each other."""
+    pick, other = ("bpm", "bpm-plus") if channel_uf(runs["bpm-plus"]) > UF_THRESHOLD else ("bpm-plus", "bpm")
+    return float(runs[pick]["ws"] >= runs[other]["ws"] * 0.99)
 
 
 def swapped(run: dict[str, Any]) -> int:
@@ -508,7 +534,7 @@ def _compared(claim: dict[str, Any], runs: list[dict[str, dict]], baseline: str)
     if metric == "vp_over_horizontal":
         horiz = max(("cache-only", "bank-only"), key=lambda k: sum(r[k]["ws"] for r in runs))
         return horiz, claim["policy"]
-    if metric in ("ws_ratio", "ms_ratio", "ws_change_over", "ms_change_over"):
+    if metric in ("ws_ratio", "ms_ratio", "ws_change_over", "ms_change_over", "uf_rule_right"):
         return claim.get("versus") or baseline, claim["policy"]
     return baseline, claim["policy"]
 
@@ -520,6 +546,15 @@ POPULATIONS: dict[str, tuple[Callable[[dict[str, list[dict]]], bool], str]] = {
         lambda runs: all(statistics.fmean(r["ws"] for r in runs[h]) > statistics.fmean(r["ws"] for r in runs["buddy"])
                          for h in ("cache-only", "bank-only")),
         "the mixes where both horizontal policies (cache-only and bank-only) raise WS over buddy, mean over seeds"),
+    "uf-unbalanced": (
+        lambda runs: statistics.fmean(channel_uf(r) for r in runs["bpm-plus"]) > UF_THRESHOLD,
+        f"the mixes whose channels static BPM+ leaves unbalanced (UF > {UF_THRESHOLD}, measured in its runs), "
+        "mean over seeds"),
+    "uf-balanced-busy": (
+        lambda runs: statistics.fmean(channel_uf(r) for r in runs["bpm-plus"]) <= UF_THRESHOLD
+        and statistics.fmean(r["bandwidth_gbps"] for r in runs["buddy"]) >= BUSY_GBPS,
+        f"the mixes static BPM+ balances (UF <= {UF_THRESHOLD}) that use at least {BUSY_GBPS:g} GB/s under buddy, "
+        "mean over seeds"),
     "bpm-swaps": (
         lambda runs: statistics.fmean(swapped(r) for r in runs["bpm"]) > 0,
         "the mixes where static BPM's even split makes a program swap (its colours hold less than its footprint), "

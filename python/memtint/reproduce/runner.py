@@ -74,6 +74,8 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
     if stats.get("swap") or stats.get("dynamic"):  # swapping and dynamic partitioning (docs/stats.md)
         out["swap"] = stats.get("swap")
         out["dynamic"] = {k: v for k, v in (stats.get("dynamic") or {}).items() if k != "adjustments"} or None
+        if out["dynamic"]:  # where each process's colours ended: which channels (BPM+'s decision)
+            out["dynamic"]["channels"] = [p.get("channels") for p in (stats.get("colours") or {}).get("processes", [])]
         for core, c in zip(cores, stats["cores"]):
             core["page_migration"] = c.get("page_migration")
     llc = ((stats.get("config") or {}).get("cache") or {}).get("llc")
