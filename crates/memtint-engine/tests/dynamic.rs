@@ -232,3 +232,37 @@ fn a_copy_daemon_paces_re_colouring_and_charges_each_copy() {
     let v = sim_run(json!({"machine": "i7-860", "programs": [light], "instructions": 1000, "os": {"recolour": {"pages_per_ms": 5}}}));
     assert!(v["warnings"].to_string().contains("os.recolour"), "{}", v["warnings"]);
 }
+
+/// Lazy re-colouring (`[os.recolour] mode = "lazy"`): the hog's re-colouring marks every
+/// displaced page; a page is copied when a load touches it, the fault and copy charged to the
+/// touching thread; pages not touched again stay, counted, in their old colours.
+#[test]
+fn lazy_re_colouring_copies_a_page_when_it_is_touched() {
+    let light = "light:footprint_bytes=4194304";
+    let stream = "stream:footprint_bytes=12582912";
+    let v = sim_run(json!({
+        "machine": "i7-860-bpm-plus",
+        "programs": [stream, light, light, light],
+        "instructions": 400_000,
+        "at_end": "wait",
+        "os": {"policy": "bpm-plus", "dynamic": "dynamic-bpm-plus", "dynamic-bpm-plus": {"epoch_ns": 20000},
+               "recolour": {"mode": "lazy"}},
+    }));
+    let d = &v["dynamic"];
+    assert_eq!(u(&d["repartitions"]), 1, "{d}");
+    let marked = u(&d["adjustments"][0]["pages_recoloured"]);
+    let (copied, pending, blocked) = (u(&d["pages_recoloured"]), u(&d["recolour_pending"]), u(&d["recolour_blocked"]));
+    assert_eq!(copied + pending + blocked, marked, "{d}");
+    assert!(copied > 0 && pending > 0, "touched pages moved, others wait: {copied} copied, {pending} waiting");
+    // Every touch of a marked page is a fault (1 µs) on the touching thread, a copy (3 µs) too
+    // when it moved; one thread per process, so no shootdowns. Each halts at its target, so
+    // its statistics hold all its faults.
+    let ghz = v["config"]["cpu"]["frequency_ghz"].as_f64().unwrap();
+    let (fault, migrate) = ((1000.0 * ghz).round() as u64, (3000.0 * ghz).round() as u64);
+    let stalled: u64 = (0..4).map(|p| u(&v["processes"][p]["page_migration"]["recolour_cycles"])).sum();
+    assert_eq!(stalled, copied * (fault + migrate) + blocked * fault);
+    assert_eq!(u(&d["copy_bytes"]), 2 * 4096 * copied);
+    let e = sim_err(json!({"machine": "i7-860", "programs": [light], "instructions": 1000,
+                           "os": {"policy": "bpm", "dynamic": "dynamic-bpm", "recolour": {"mode": "soon"}}}));
+    assert!(e.contains("os.recolour.mode") && e.contains("soon"), "{e}");
+}

@@ -404,9 +404,10 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
             v["os"]["dynamic"] = json!("dynamic-bpm");
             v["os"]["dynamic-bpm"] = json!({"epoch_ns": 2000.0});
             if rng.gen_bool(0.5) {
-                // Its copies paced by the daemon.
-                let rate = [1.0, 50.0, 5000.0][rng.gen_range(0..3)];
-                v["os"]["recolour"] = json!({"pages_per_ms": rate, "period_ns": 1000.0});
+                // Its copies paced by the daemon, or made when a page is touched.
+                let rate = [1.0, 50.0, 5000.0, 0.0][rng.gen_range(0..4)];
+                v["os"]["recolour"] =
+                    if rate == 0.0 { json!({"mode": "lazy"}) } else { json!({"pages_per_ms": rate, "period_ns": 1000.0}) };
             }
         }
     }

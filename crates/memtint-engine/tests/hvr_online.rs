@@ -93,3 +93,24 @@ fn hvr_runs_over_the_hvr_space_only() {
     let e = memtint_engine::multicore::run_sim_json(&spec.to_string()).expect_err("refused").to_string();
     assert!(e.contains("llct_share"), "{e}");
 }
+
+/// The paper's lazy migration (`recolour = true` with `[os.recolour] mode = "lazy"`): resident
+/// pages in a colour their program lost are copied as they are touched, each a fault and a copy
+/// on the touching thread; the run is not stalled for the whole mix's pages at once.
+#[test]
+fn lazy_recolouring_moves_resident_pages_as_they_are_touched() {
+    let v = sim_run(json!({
+        "machine": "i7-860", "instructions": 3_000_000, "at_end": "wait",
+        "processes": [{"threads": ["stream"]}, {"threads": [LLCH]}, {"threads": [LLCM]}, {"threads": ["light"]}],
+        "os": {"policy": "hvr", "dynamic": "hvr-online", "hvr-online": {"epoch_ns": 600_000.0, "recolour": true},
+               "recolour": {"mode": "lazy"}},
+    }));
+    let d = &v["dynamic"];
+    let marked: u64 = d["adjustments"].as_array().unwrap().iter().map(|a| u(&a["pages_recoloured"])).sum();
+    let (copied, pending, blocked) = (u(&d["pages_recoloured"]), u(&d["recolour_pending"]), u(&d["recolour_blocked"]));
+    assert!(copied > 0 && copied + pending + blocked <= marked, "{d}");
+    let ghz = v["config"]["cpu"]["frequency_ghz"].as_f64().unwrap();
+    let (fault, migrate) = ((1000.0 * ghz).round() as u64, (3000.0 * ghz).round() as u64);
+    let stalled: u64 = (0..4).map(|p| u(&v["processes"][p]["page_migration"]["recolour_cycles"])).sum();
+    assert!(stalled >= copied * (fault + migrate), "{stalled} cycles for {copied} copies");
+}

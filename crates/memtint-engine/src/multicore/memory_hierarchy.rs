@@ -601,6 +601,32 @@ impl MemoryHierarchy {
                     s.hint_faults += 1;
                     s.system_cycles += m.fault;
                 }
+                OsEvent::RecolourFault { tid, pid, moved } => {
+                    // Lazy re-colouring: the touching thread takes the fault and, if its page
+                    // moves, the copy; the process's other threads a shootdown.
+                    let t = tid as usize;
+                    let cost = m.fault + if moved.is_some() { m.migrate } else { 0 };
+                    m.blocked_until[t] = m.blocked_until[t].max(now) + cost;
+                    let s = self.per_core[t].page_migration.as_mut().expect("set with the costs");
+                    s.system_cycles += cost;
+                    s.recolour_cycles += cost;
+                    let Some((old, new)) = moved else { continue };
+                    for (u, &p) in self.thread_process.iter().enumerate() {
+                        if p == pid && u != t {
+                            m.blocked_until[u] = m.blocked_until[u].max(now + m.shootdown);
+                            let s = self.per_core[u].page_migration.as_mut().expect("set with the costs");
+                            s.system_cycles += m.shootdown;
+                            s.recolour_cycles += m.shootdown;
+                        }
+                    }
+                    let mut off = 0;
+                    while off < m.page_bytes {
+                        self.invalidate(old + off);
+                        self.send_read(now, 0, old + off, Waiter { core: tid, token: MIGRATION_TOKEN });
+                        self.send_write(now, 0, new + off, tid);
+                        off += line;
+                    }
+                }
                 OsEvent::SwapIn { tid, new } => {
                     let t = tid as usize;
                     m.blocked_until[t] = m.blocked_until[t].max(now) + m.swap_fault;
@@ -714,7 +740,8 @@ impl MemoryHierarchy {
             if let OsEvent::Migrated { old, .. }
             | OsEvent::Moved { old, .. }
             | OsEvent::Recoloured { old, .. }
-            | OsEvent::SwapOut { old, .. } = e
+            | OsEvent::SwapOut { old, .. }
+            | OsEvent::RecolourFault { moved: Some((old, _)), .. } = e
             {
                 (0..page / line).for_each(|i| self.invalidate(old + i * line));
             }

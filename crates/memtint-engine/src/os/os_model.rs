@@ -14,7 +14,7 @@ use super::monitor::Monitors;
 use super::nodes::NodeLayout;
 use super::page_table::{frame_of, PageTable, HINT};
 use super::placement::{self, NodeFault, PlacementPolicy, ThreadPlace};
-use super::recolour::CopyQueue;
+use super::recolour::{CopyQueue, RecolourMode};
 use super::swap::{Overflow, ProcessSwap, Swap};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
@@ -90,6 +90,15 @@ pub struct OsModel {
     events: Vec<OsEvent>,
     /// Footprints are being mapped before the run (`set_populating`).
     populating: bool,
+    /// Pages may carry a mark a load faults on (migration's scan, lazy re-colouring).
+    marks: bool,
+}
+
+impl Dynamic {
+    /// Pages displaced by a partition and not copied yet (a daemon's queue, lazy marks).
+    fn pending(&self) -> u64 {
+        self.copies.as_ref().map_or(0, |q| q.pending()) + self.lazy.as_ref().map_or(0, |l| l.iter().sum())
+    }
 }
 
 /// A dynamic policy and what it sees.
@@ -106,6 +115,9 @@ struct Dynamic {
     /// epoch) and its period, ns.
     copies: Option<CopyQueue>,
     copy_period_ns: f64,
+    /// Lazy re-colouring (`[os.recolour] mode = "lazy"`): per process, its pages marked and
+    /// not yet copied.
+    lazy: Option<Vec<u64>>,
 }
 
 /// The frames below `memory_mb` MiB (0: all `all` frames), checked.
@@ -374,12 +386,14 @@ impl OsModel {
                     pages_in_colour: vec![vec![0; colours as usize]; processes as usize],
                     swap_ins: vec![0; processes as usize],
                     colour_channels,
-                    copies: cfg.recolour.paced().then(|| CopyQueue::new(&cfg.recolour, processes)),
+                    copies: (cfg.recolour.mode()? == RecolourMode::Daemon).then(|| CopyQueue::new(&cfg.recolour, processes)),
                     copy_period_ns: cfg.recolour.period_ns,
+                    lazy: (cfg.recolour.mode()? == RecolourMode::Lazy).then(|| vec![0; processes as usize]),
                 }))
             }
             None => None,
         };
+        let marks = migrating.is_some() || dynamic.as_ref().is_some_and(|d| d.lazy.is_some());
         Ok(OsModel {
             identity,
             policy,
@@ -401,6 +415,7 @@ impl OsModel {
             dynamic,
             events: Vec::new(),
             populating: false,
+            marks,
         })
     }
 
@@ -448,7 +463,7 @@ impl OsModel {
     /// for a hinting fault does not fault.
     #[inline]
     pub fn translate_quiet(&mut self, pid: u32, tid: u32, core: u32, vaddr: u64) -> Result<u64> {
-        if self.migrating.is_some() {
+        if self.marks {
             let vpage = vaddr >> self.page_shift;
             if let Some(Some(entry)) = self.tables.get_mut(pid as usize).map(|t| t.lookup(vpage)) {
                 if entry & HINT != 0 {
@@ -626,8 +641,14 @@ impl OsModel {
         if let Some(s) = self.swap.as_mut() {
             s.forget(pid);
         }
-        if let Some(q) = self.dynamic.as_mut().and_then(|d| d.copies.as_mut()) {
-            q.forget(pid);
+        if let Some(d) = self.dynamic.as_mut() {
+            if let Some(q) = d.copies.as_mut() {
+                q.forget(pid);
+            }
+            if let Some(lazy) = d.lazy.as_mut() {
+                lazy[p] = 0;
+            }
+            d.stats.recolour_pending = d.pending();
         }
         Ok(freed)
     }
@@ -726,20 +747,21 @@ impl OsModel {
         let bnp = colours.iter().map(|set| set.iter().map(|&c| colour_frames[c as usize]).sum()).collect();
         let recolours = d.policy.recolours();
         // Before the run nothing is charged: the copies are made at once.
-        let paced = d.copies.is_some() && !self.populating;
+        let (paced, lazy) = (d.copies.is_some() && !self.populating, d.lazy.is_some() && !self.populating);
         self.policy.set_colours(&r.colours)?;
-        let (moved, blocked) = match (recolours, paced) {
-            (false, _) => (0, 0),
-            (true, false) => self.recolour(&colours)?,
-            (true, true) => (self.queue_recolour(&colours), 0),
+        let (moved, blocked) = match (recolours, paced, lazy) {
+            (false, _, _) => (0, 0),
+            (true, true, _) => (self.queue_recolour(&colours), 0),
+            (true, _, true) => (self.mark_recolour(&colours), 0),
+            (true, false, false) => self.recolour(&colours)?,
         };
         let d = self.dynamic.as_mut().expect("checked above");
         d.stats.repartitions += 1;
         d.stats.colours_lent += r.colours_lent;
         d.stats.sets_shared += r.sets_shared;
-        d.stats.pages_recoloured += if paced { 0 } else { moved };
+        d.stats.pages_recoloured += if paced || lazy { 0 } else { moved };
         d.stats.recolour_blocked += blocked;
-        d.stats.recolour_pending = d.copies.as_ref().map_or(0, |q| q.pending());
+        d.stats.recolour_pending = d.pending();
         d.stats.adjustments.push(Adjustment {
             at_ns: monitors.now_ns,
             colours: r.colours.iter().map(|c| colour_list_text(c)).collect(),
@@ -863,8 +885,62 @@ impl OsModel {
         let d = self.dynamic.as_mut().expect("a batch came from it");
         d.stats.pages_recoloured += moved;
         d.stats.recolour_blocked += blocked;
-        d.stats.recolour_pending = d.copies.as_ref().map_or(0, |q| q.pending());
+        d.stats.recolour_pending = d.pending();
         Ok(())
+    }
+
+    /// Lazy re-colouring: the displaced pages of every process that lost colours (`before`:
+    /// each one's colours before the change) are marked; the first load of each copies it
+    /// (`lazy_recolour`). Returns the pages marked.
+    fn mark_recolour(&mut self, before: &[Vec<u32>]) -> u64 {
+        let mut total = 0;
+        for pid in 0..self.tables.len() as u32 {
+            let (_, owned) = self.owned_colours(pid);
+            if before[pid as usize].iter().all(|&c| owned[c as usize]) {
+                continue;
+            }
+            let pages = self.displaced(pid, &owned);
+            for &vpage in &pages {
+                let frame = self.tables[pid as usize].lookup(vpage).map(frame_of).expect("displaced pages are mapped");
+                self.tables[pid as usize].set(vpage, frame | HINT);
+            }
+            total += pages.len() as u64;
+            if let Some(lazy) = self.dynamic.as_mut().and_then(|d| d.lazy.as_mut()) {
+                lazy[pid as usize] = pages.len() as u64;
+            }
+        }
+        total
+    }
+
+    /// Thread `tid` of `pid` touched `vpage`, marked for lazy re-colouring (its mark already
+    /// cleared): the page is copied into its process's colours if it is still outside them.
+    /// Returns its frame now.
+    fn lazy_recolour(&mut self, pid: u32, tid: u32, vpage: u64, frame: u32) -> Result<u32> {
+        let (now, owned) = self.owned_colours(pid);
+        // Spread the pages of one process over its colours by their virtual page.
+        let mut next = if now.is_empty() { 0 } else { (vpage % now.len() as u64) as usize };
+        let outcome = self.recolour_page(pid, vpage, &now, &owned, &mut next)?;
+        let moved = match outcome {
+            Some(true) => {
+                let Some(OsEvent::Recoloured { old, new, .. }) = self.events.pop() else { unreachable!("recolour_page left it") };
+                Some((old, new))
+            }
+            _ => None,
+        };
+        self.events.push(OsEvent::RecolourFault { tid, pid, moved });
+        let d = self.dynamic.as_mut().expect("lazy re-colouring is a dynamic policy's");
+        if let Some(lazy) = d.lazy.as_mut() {
+            if outcome.is_some() {
+                lazy[pid as usize] = lazy[pid as usize].saturating_sub(1);
+            }
+        }
+        match outcome {
+            Some(true) => d.stats.pages_recoloured += 1,
+            Some(false) => d.stats.recolour_blocked += 1,
+            None => {}
+        }
+        d.stats.recolour_pending = d.pending();
+        Ok(self.tables[pid as usize].lookup(vpage).map_or(frame, frame_of))
     }
 
     /// Makes room for a fault of thread `tid` of `pid` when its colours have no free frame: the
@@ -882,9 +958,14 @@ impl OsModel {
             let Some((vpage, frame)) = swap.evict(victim, |v| table.lookup(v).map(frame_of), |f| owned[alloc.colour_of(f) as usize]) else {
                 continue;
             };
-            table.remove(vpage);
+            let marked = table.remove(vpage).is_some_and(|e| e & HINT != 0);
             if let Some(d) = self.dynamic.as_mut() {
                 d.pages_in_colour[victim as usize][self.alloc.colour_of(frame) as usize] -= 1;
+                // A page marked for lazy re-colouring leaves for swap uncopied.
+                if let (true, Some(lazy)) = (marked, d.lazy.as_mut()) {
+                    lazy[victim as usize] = lazy[victim as usize].saturating_sub(1);
+                    d.stats.recolour_pending = d.pending();
+                }
             }
             self.alloc.free(frame)?;
             self.events.push(OsEvent::SwapOut { tid, pid: victim, old: (frame as u64) << self.page_shift });
@@ -908,6 +989,9 @@ impl OsModel {
     fn hint_fault(&mut self, pid: u32, tid: u32, core: u32, vpage: u64, entry: u32) -> Result<u32> {
         let frame = frame_of(entry);
         self.tables[pid as usize].set(vpage, frame);
+        if self.dynamic.as_ref().is_some_and(|d| d.lazy.is_some()) {
+            return self.lazy_recolour(pid, tid, vpage, frame);
+        }
         let (Some(m), Some(nodes)) = (self.migrating.as_mut(), self.nodes.as_mut()) else { return Ok(frame) };
         let mut latency_ns = None;
         if let Some(t) = m.tracker.as_mut() {

@@ -1,17 +1,22 @@
-//! Re-colouring's pace (`[os.recolour]`). A dynamic policy's new partition leaves pages in
-//! colours their process no longer owns; they are copied to its new colours either all at the
-//! epoch (`pages_per_ms = 0`, the default: Lin et al.'s synchronous re-colouring, the cost BPM
-//! §2.8 cites, every page's copy stalling its process at once) or by a copy daemon that moves at
-//! most `pages_per_ms` of each process's pages per ms of simulated time, in batches every
-//! `period_ns` (a kernel thread as BPM's daemon, or Linux's kcompactd and NUMA balancing, which
-//! migrate a rate-limited batch per wake-up). Until its turn a page stays, and is used, in its
-//! old colour. Each copy costs what an eager one does (`os.numa_scan.migrate_ns` of its
-//! process's time, the lines through the memory system, one shootdown per batch); the pace
-//! spreads that cost over time instead of stalling a process for a whole footprint's copies.
+//! When re-colouring copies pages (`[os.recolour] mode`). A dynamic policy's new partition
+//! leaves pages in colours their process no longer owns; they are copied to its new colours:
 //!
-//! Pages are queued per process at the epoch that displaced them (in page-table order); a new
-//! epoch's partition replaces the queue, and a queued page that was swapped out, freed or is
-//! back in its process's colours by then is skipped.
+//! - `eager` (the default): all at the epoch, every page's copy stalling its process at once
+//!   (Lin et al.'s synchronous re-colouring, HPCA 2008, the cost BPM §2.8 cites);
+//! - `daemon`: by a copy daemon that moves at most `pages_per_ms` of each process's pages per ms
+//!   of simulated time, in batches every `period_ns` (a kernel thread as BPM's daemon, or Linux's
+//!   kcompactd and NUMA balancing, which migrate a rate-limited batch per wake-up); each copy
+//!   costs its process what an eager one does (`os.numa_scan.migrate_ns`, the lines through the
+//!   memory system), each batch one shootdown;
+//! - `lazy`: a displaced page is marked (as NUMA balancing's `PROT_NONE`), and the first load
+//!   that touches it takes a fault (`os.numa_scan.fault_ns`) and copies it (`migrate_ns`) on the
+//!   touching thread, the process's other threads a shootdown; pages never touched again are
+//!   never copied (Lin et al.'s lazy re-colouring, which HVR uses, §4.3).
+//!
+//! Until then a page stays, and is used, in its old colour. A daemon's queue holds each
+//! process's pages in page-table order from the epoch that displaced them; a new epoch's
+//! partition replaces it, and a queued page that was swapped out, freed or is back in its
+//! process's colours by then is skipped. Giving `pages_per_ms` alone means `daemon`.
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -21,8 +26,9 @@ use std::collections::VecDeque;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RecolourConfig {
-    /// Pages of each process the copy daemon moves per ms of simulated time (0, the default:
-    /// every page at the epoch).
+    /// "eager", "daemon" or "lazy" (default: "daemon" when `pages_per_ms` is given, else "eager").
+    pub mode: Option<String>,
+    /// Pages of each process the copy daemon moves per ms of simulated time (`daemon` only).
     pub pages_per_ms: f64,
     /// Time between the daemon's batches, ns (default 100 µs: ten batches per ms).
     pub period_ns: f64,
@@ -30,11 +36,40 @@ pub struct RecolourConfig {
 
 impl Default for RecolourConfig {
     fn default() -> Self {
-        RecolourConfig { pages_per_ms: 0.0, period_ns: 100_000.0 }
+        RecolourConfig { mode: None, pages_per_ms: 0.0, period_ns: 100_000.0 }
     }
 }
 
+/// `RecolourConfig::mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecolourMode {
+    Eager,
+    Daemon,
+    Lazy,
+}
+
 impl RecolourConfig {
+    /// The mode, checked against the rate.
+    pub fn mode(&self) -> Result<RecolourMode> {
+        let mode = match self.mode.as_deref() {
+            None if self.pages_per_ms > 0.0 => RecolourMode::Daemon,
+            None | Some("eager") => RecolourMode::Eager,
+            Some("daemon") => RecolourMode::Daemon,
+            Some("lazy") => RecolourMode::Lazy,
+            Some(other) => return Err(Error::config("os.recolour.mode", format!("unknown mode '{other}'; choose eager, daemon or lazy"))),
+        };
+        match (mode, self.pages_per_ms > 0.0) {
+            (RecolourMode::Daemon, false) => {
+                Err(Error::config("os.recolour.pages_per_ms", "mode \"daemon\" copies at this rate: give one above 0"))
+            }
+            (RecolourMode::Eager | RecolourMode::Lazy, true) => Err(Error::config(
+                "os.recolour.pages_per_ms",
+                format!("only a daemon has a rate; mode is \"{}\"", self.mode.as_deref().unwrap_or("eager")),
+            )),
+            _ => Ok(mode),
+        }
+    }
+
     pub fn validate(&self) -> Result<()> {
         if !(self.pages_per_ms.is_finite() && (0.0..=1e9).contains(&self.pages_per_ms)) {
             return Err(Error::config(
@@ -45,12 +80,7 @@ impl RecolourConfig {
         if !(self.period_ns.is_finite() && (1_000.0..=1e12).contains(&self.period_ns)) {
             return Err(Error::config("os.recolour.period_ns", format!("must be between 1000 and 10^12 ns, got {}", self.period_ns)));
         }
-        Ok(())
-    }
-
-    /// A daemon paces the copies (false: all at the epoch).
-    pub fn paced(&self) -> bool {
-        self.pages_per_ms > 0.0
+        self.mode().map(|_| ())
     }
 }
 
@@ -120,7 +150,7 @@ mod tests {
 
     #[test]
     fn the_daemon_moves_its_rate_and_carries_fractions() {
-        let cfg = RecolourConfig { pages_per_ms: 25.0, period_ns: 100_000.0 };
+        let cfg = RecolourConfig { pages_per_ms: 25.0, ..Default::default() };
         let mut q = CopyQueue::new(&cfg, 2);
         q.replace(0, 0..10);
         // 2.5 pages per 100 µs: 2, then 3 (the half carried), then 2 and 3 again.
@@ -134,7 +164,7 @@ mod tests {
 
     #[test]
     fn a_new_partition_replaces_the_queue() {
-        let mut q = CopyQueue::new(&RecolourConfig { pages_per_ms: 10.0, period_ns: 100_000.0 }, 1);
+        let mut q = CopyQueue::new(&RecolourConfig { pages_per_ms: 10.0, ..Default::default() }, 1);
         q.replace(0, [5, 6, 7]);
         q.replace(0, [9]);
         assert_eq!(q.batch(1e6), vec![(0, vec![9])]);
@@ -150,5 +180,12 @@ mod tests {
         assert!(bad(RecolourConfig { pages_per_ms: f64::NAN, ..Default::default() }).contains("os.recolour.pages_per_ms"));
         assert!(bad(RecolourConfig { period_ns: 10.0, ..Default::default() }).contains("os.recolour.period_ns"));
         assert!(RecolourConfig::default().validate().is_ok());
+        let mode = |m: &str, rate: f64| RecolourConfig { mode: Some(m.into()), pages_per_ms: rate, ..Default::default() };
+        assert!(bad(mode("soon", 0.0)).contains("os.recolour.mode: unknown mode 'soon'"));
+        assert!(bad(mode("daemon", 0.0)).contains("os.recolour.pages_per_ms"));
+        assert!(bad(mode("lazy", 5.0)).contains("os.recolour.pages_per_ms"));
+        assert_eq!(RecolourConfig { pages_per_ms: 5.0, ..Default::default() }.mode().unwrap(), RecolourMode::Daemon);
+        assert_eq!(mode("lazy", 0.0).mode().unwrap(), RecolourMode::Lazy);
+        assert_eq!(RecolourConfig::default().mode().unwrap(), RecolourMode::Eager);
     }
 }

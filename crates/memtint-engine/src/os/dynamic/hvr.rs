@@ -10,10 +10,10 @@
 //! policy's partition fixes its own bits (A-VP's two O-bits, Bank-Only's two B-bits, ...) and
 //! leaves the others free, so the space never changes. A change applies to pages placed from
 //! then on (an arriving program's, a growing footprint); resident pages stay where they are
-//! unless `recolour = true` copies them (at the OS model's copy cost: moving a whole mix's
-//! pages at once queues millions of line copies, which in these runs starves the programs for
-//! longer than the watchdog allows, so it is off by default). The paper changes quotas, and
-//! says nothing of moving pages [inferred].
+//! unless `recolour = true` moves them, as `[os.recolour] mode` says. The paper moves them
+//! lazily (§4.3, after Lin et al.): `mode = "lazy"` copies a page when it is next touched. The
+//! OS's default, every page at the epoch, moves a whole mix's pages at once, which in runs of
+//! milliseconds stalls the programs past the watchdog; so `recolour` is off by default.
 //!
 //! The decision (R1-R6; `configs/rules/hvr-paper.toml` is the same tree for `memtint advise`):
 //! any LLCT with others → A-VP (up to 4 running programs) or C-VP (more), LLCT programs in one

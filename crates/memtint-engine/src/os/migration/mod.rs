@@ -278,6 +278,10 @@ pub enum OsEvent {
     Moved { pid: u32, old: u64, new: u64 },
     /// A dynamic policy re-coloured a page of process `pid` (`os/dynamic`).
     Recoloured { pid: u32, old: u64, new: u64 },
+    /// Thread `tid` of process `pid` touched a page marked for lazy re-colouring
+    /// (`[os.recolour] mode = "lazy"`): a fault, and the page's copy from `old` to `new` when it
+    /// was still outside its process's colours and they had a free frame.
+    RecolourFault { tid: u32, pid: u32, moved: Option<(u64, u64)> },
     /// A page of process `pid` went to swap to make room for thread `tid`'s fault (`os/swap.rs`).
     SwapOut { tid: u32, pid: u32, old: u64 },
     /// Thread `tid`'s fault brought a page of its process back from swap into `new`.
