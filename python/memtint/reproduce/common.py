@@ -471,6 +471,8 @@ def mix_value(metric: str, runs: list[dict[str, dict]], claim: dict[str, Any], b
         return statistics.fmean(pct(r[p]["row_buffer_miss_rate"], r[baseline]["row_buffer_miss_rate"]) for r in runs)
     if metric == "recolour_overhead":  # % of the threads' cycles stalled for re-colouring
         return statistics.fmean(recolour_overhead(r[p]) for r in runs)
+    if metric == "ws_vs_best":  # % against the best, per mix, of the policies in ``versus_best``
+        return statistics.fmean(pct(r[p]["ws"], max(r[x]["ws"] for x in claim["versus_best"])) for r in runs)
     if metric == "uf_rule_right":  # % of mixes where the UF rule picks the better of BPM and BPM+
         return 100.0 * statistics.fmean(uf_rule_right(r) for r in runs)
     if metric == "share_not_worse":
@@ -534,6 +536,8 @@ def _compared(claim: dict[str, Any], runs: list[dict[str, dict]], baseline: str)
     if metric == "vp_over_horizontal":
         horiz = max(("cache-only", "bank-only"), key=lambda k: sum(r[k]["ws"] for r in runs))
         return horiz, claim["policy"]
+    if metric == "ws_vs_best":
+        return max(claim["versus_best"], key=lambda k: sum(r[k]["ws"] for r in runs)), claim["policy"]
     if metric in ("ws_ratio", "ms_ratio", "ws_change_over", "ms_change_over", "uf_rule_right"):
         return claim.get("versus") or baseline, claim["policy"]
     return baseline, claim["policy"]

@@ -25,6 +25,14 @@ SIZES = {"full": {"instructions": 10_000_000, "mixes4": 8, "mixes8": 3, "instruc
 HARDWARE = [Variant("cat", "buddy", os={"resctrl": ["cat"]}),
             Variant("cat+bank-only", "bank-only", os={"resctrl": ["cat"]}),
             Variant("mba", "buddy", os={"resctrl": ["mba"], "mba": {"percent": [30] * 4}})]
+#: HVR online (os/dynamic/hvr.rs) as the paper runs it: classes and R1-R6 each epoch, pages whose
+#: colour is now wrong moved lazily, when touched (§4.3, after Lin et al.).
+HVR_ONLINE = Variant("hvr-online", "hvr", os={"dynamic": "hvr-online", "hvr-online": {"recolour": True},
+                                             "recolour": {"mode": "lazy"}})
+#: CAT with UCP choosing the ways (Qureshi and Patt; os.cat.allocation = "ucp").
+CAT_UCP = Variant("cat-ucp", "buddy", os={"resctrl": ["cat"], "cat": {"allocation": "ucp"}})
+#: The static policies HVR online is compared with, per mix.
+STATIC = ["buddy", "cache-only", "bank-only", "a-vp"]
 #: The rule study's candidates: the policies HVR's 4-program rules choose among, and the baseline.
 RULE_POLICIES = ["buddy", "cache-only", "bank-only", "a-vp"]
 #: Half the rule study's mixes mine rules, the other half measure them (at least 200 when full).
@@ -45,7 +53,8 @@ class Experiment:
         # HVR's random workloads mix every class (LLCT/LLCH/LLCM/CCF): the whole pool, seeded.
         self.four = MixExperiment("mixes-4", ["i7-860"],
                                   common.draw_mixes(common.ALL, 4, size["mixes4"], settings.mix_seed + 4),
-                                  horizontal + [Variant("a-vp", "a-vp")] + HARDWARE, self.instructions, "buddy",
+                                  horizontal + [Variant("a-vp", "a-vp"), HVR_ONLINE] + HARDWARE + [CAT_UCP],
+                                  self.instructions, "buddy",
                                   settings.mix_seed + 4)
         self.eight = MixExperiment("mixes-8", ["i7-860-8t"],
                                    common.draw_mixes(common.ALL, 8, size["mixes8"], settings.mix_seed + 8, replace=True),
@@ -63,9 +72,12 @@ class Experiment:
 
     def describe(self) -> list[str]:
         return [f"4 programs: {len(self.four.mixes)} mixes drawn from the whole pool ({', '.join(common.ALL)}) with "
-                f"random.Random({self.four.mix_seed}) on the i7-860; buddy, cache-only, bank-only, a-vp, and Intel RDT beside "
-                f"them: CAT (os.resctrl = [\"cat\"], the LLC's ways split evenly) under buddy and with bank-only's colours, "
-                "and MBA capping each program at 30 % of peak bandwidth.",
+                f"random.Random({self.four.mix_seed}) on the i7-860; buddy, cache-only, bank-only, a-vp; hvr-online (HVR's "
+                "classes and rules R1-R6 every 1 ms epoch over the (2, 3, 2) colour space, pages whose colour is now wrong "
+                "moved lazily, when next touched: os.recolour.mode = \"lazy\"; accessed-bit sampling is not charged); and "
+                "Intel RDT beside them: CAT (os.resctrl = [\"cat\"], the LLC's ways split evenly) under buddy and with "
+                "bank-only's colours, CAT with UCP choosing the ways (os.cat.allocation = \"ucp\"), and MBA capping each "
+                "program at 30 % of peak bandwidth.",
                 f"8 programs: {len(self.eight.mixes)} mixes drawn with replacement, random.Random({self.eight.mix_seed}), on "
                 "i7-860-8t (8 cores standing for the 8 hardware threads); buddy, cache-only, bank-only-8 (HVR's 8-core "
                 "Bank-Only, (2,0,1)), b-vp, c-vp.",
