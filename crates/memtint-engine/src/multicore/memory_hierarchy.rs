@@ -619,13 +619,7 @@ impl MemoryHierarchy {
                             s.recolour_cycles += m.shootdown;
                         }
                     }
-                    let mut off = 0;
-                    while off < m.page_bytes {
-                        self.invalidate(old + off);
-                        self.send_read(now, 0, old + off, Waiter { core: tid, token: MIGRATION_TOKEN });
-                        self.send_write(now, 0, new + off, tid);
-                        off += line;
-                    }
+                    self.copy_page(now, old, new, tid, m.page_bytes);
                 }
                 OsEvent::SwapIn { tid, new } => {
                     let t = tid as usize;
@@ -702,19 +696,25 @@ impl MemoryHierarchy {
                             }
                         }
                     }
-                    // The copy: every line read at the old frame and written at the new one,
-                    // after the old lines leave the caches (their dirty data goes with the copy).
-                    let mut off = 0;
-                    while off < m.page_bytes {
-                        self.invalidate(old + off);
-                        self.send_read(now, 0, old + off, Waiter { core: tid, token: MIGRATION_TOKEN });
-                        self.send_write(now, 0, new + off, tid);
-                        off += line;
-                    }
+                    self.copy_page(now, old, new, tid, m.page_bytes);
                 }
             }
         }
         self.migration = Some(m);
+    }
+
+    /// A page's copy from `old` to `new` (bytes), its requests counted for thread `tid`: every
+    /// line read at the old frame and written at the new one, after the old lines leave the
+    /// caches (their dirty data goes with the copy).
+    fn copy_page(&mut self, now: Cycle, old: u64, new: u64, tid: u32, page_bytes: u64) {
+        let line = !self.line_mask + 1;
+        let mut off = 0;
+        while off < page_bytes {
+            self.invalidate(old + off);
+            self.send_read(now, 0, old + off, Waiter { core: tid, token: MIGRATION_TOKEN });
+            self.send_write(now, 0, new + off, tid);
+            off += line;
+        }
     }
 
     /// Drops `line` from every cache (its page moved or went to swap).
