@@ -374,7 +374,7 @@ def dynamic_line(stats: dict[str, Any]) -> str:
         parts.append(f"{d['policy']}: {count(d['epochs'])} epochs, {count(d['repartitions'])} repartitions "
                      f"({count(d['colours_lent'])} colours lent, {count(d['sets_shared'])} sets shared), "
                      f"{count(d['pages_recoloured'])} pages re-coloured"
-                     + (f", {count(d['recolour_pending'])} waiting for the copy daemon" if d.get("recolour_pending") else ""))
+                     + (f", {count(d['recolour_pending'])} waiting to be copied" if d.get("recolour_pending") else ""))
     s = stats.get("swap")
     if s:
         parts.append(f"swap: {count(s['swap_outs'])} pages out, {count(s['swap_ins'])} major faults, "

@@ -25,10 +25,12 @@ SIZES = {"full": {"instructions": 10_000_000, "mixes4": 8, "mixes8": 3, "instruc
 HARDWARE = [Variant("cat", "buddy", os={"resctrl": ["cat"]}),
             Variant("cat+bank-only", "bank-only", os={"resctrl": ["cat"]}),
             Variant("mba", "buddy", os={"resctrl": ["mba"], "mba": {"percent": [30] * 4}})]
-#: HVR online (os/dynamic/hvr.rs) as the paper runs it: classes and R1-R6 each epoch, pages whose
-#: colour is now wrong moved lazily, when touched (§4.3, after Lin et al.).
-HVR_ONLINE = Variant("hvr-online", "hvr", os={"dynamic": "hvr-online", "hvr-online": {"recolour": True},
-                                             "recolour": {"mode": "lazy"}})
+#: HVR online (os/dynamic/hvr.rs): classes and R1-R6 each epoch, quotas for the pages placed from
+#: then on (its default); and with resident pages moved as the paper moves them, lazily, when
+#: touched (§4.3, after Lin et al.).
+HVR_ONLINE = [Variant("hvr-online", "hvr", os={"dynamic": "hvr-online"}),
+              Variant("hvr-online-lazy", "hvr", os={"dynamic": "hvr-online", "hvr-online": {"recolour": True},
+                                                   "recolour": {"mode": "lazy"}})]
 #: CAT with UCP choosing the ways (Qureshi and Patt; os.cat.allocation = "ucp").
 CAT_UCP = Variant("cat-ucp", "buddy", os={"resctrl": ["cat"], "cat": {"allocation": "ucp"}})
 #: The static policies HVR online is compared with, per mix.
@@ -53,7 +55,7 @@ class Experiment:
         # HVR's random workloads mix every class (LLCT/LLCH/LLCM/CCF): the whole pool, seeded.
         self.four = MixExperiment("mixes-4", ["i7-860"],
                                   common.draw_mixes(common.ALL, 4, size["mixes4"], settings.mix_seed + 4),
-                                  horizontal + [Variant("a-vp", "a-vp"), HVR_ONLINE] + HARDWARE + [CAT_UCP],
+                                  horizontal + [Variant("a-vp", "a-vp")] + HVR_ONLINE + HARDWARE + [CAT_UCP],
                                   self.instructions, "buddy",
                                   settings.mix_seed + 4)
         self.eight = MixExperiment("mixes-8", ["i7-860-8t"],
@@ -73,9 +75,10 @@ class Experiment:
     def describe(self) -> list[str]:
         return [f"4 programs: {len(self.four.mixes)} mixes drawn from the whole pool ({', '.join(common.ALL)}) with "
                 f"random.Random({self.four.mix_seed}) on the i7-860; buddy, cache-only, bank-only, a-vp; hvr-online (HVR's "
-                "classes and rules R1-R6 every 1 ms epoch over the (2, 3, 2) colour space, pages whose colour is now wrong "
-                "moved lazily, when next touched: os.recolour.mode = \"lazy\"; accessed-bit sampling is not charged); and "
-                "Intel RDT beside them: CAT (os.resctrl = [\"cat\"], the LLC's ways split evenly) under buddy and with "
+                "classes and rules R1-R6 every 1 ms epoch over the (2, 3, 2) colour space, a class in force once measured "
+                "3 epochs in a row; its quotas for pages placed from then on) and hvr-online-lazy (resident pages whose "
+                "colour is now wrong moved too, lazily, when next touched: os.recolour.mode = \"lazy\"); accessed-bit "
+                "sampling is not charged; and Intel RDT beside them: CAT (os.resctrl = [\"cat\"], the LLC's ways split evenly) under buddy and with "
                 "bank-only's colours, CAT with UCP choosing the ways (os.cat.allocation = \"ucp\"), and MBA capping each "
                 "program at 30 % of peak bandwidth.",
                 f"8 programs: {len(self.eight.mixes)} mixes drawn with replacement, random.Random({self.eight.mix_seed}), on "

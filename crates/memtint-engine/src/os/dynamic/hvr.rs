@@ -21,6 +21,13 @@
 //! LLCH and no LLCT → Bank-Only, each program its banks; LLCM only → A-VP (4) / B-VP (more)
 //! with R5/R6; otherwise Bank-Only. A process not running (not arrived, or gone) or not yet
 //! classified (no complete sampling window) keeps a share with the first group.
+//!
+//! Decisions read each program's class in force: its first class at once, a different one only
+//! once it has been measured `stable_epochs` epochs in a row (default 3, the paper's AVG over
+//! three intervals). The paper's classes are stable, so its policy changes "only when a program
+//! starts or ends" (§4.3); one-epoch classes at this time scale are not (a program near a
+//! threshold alternates), and following each would re-partition, and with `recolour` move
+//! pages, every epoch.
 
 use super::{DynamicInfo, DynamicPolicy, EpochView, Repartition};
 use crate::error::Result;
@@ -36,7 +43,14 @@ pub const INFO: DynamicInfo = DynamicInfo {
     summary: "HVR's online classes and rules R1-R6: the partition and coalescing for the programs running now",
     works_with: &["hvr"],
     params: ParamSchema::of::<HvrParams>(&[]),
-    build: |v| Ok(Box::new(Hvr { params: v.params.get("os", INFO.name, &[])?, layout: VerticalLayout::of(v.colour_bits)? })),
+    build: |v| {
+        Ok(Box::new(Hvr {
+            params: v.params.get("os", INFO.name, &[])?,
+            layout: VerticalLayout::of(v.colour_bits)?,
+            held: Vec::new(),
+            seen: Vec::new(),
+        }))
+    },
 };
 
 /// `[os.hvr-online]`.
@@ -50,11 +64,13 @@ pub struct HvrParams {
     /// Copy resident pages into their process's new colours at each change (default false:
     /// the quotas apply to pages placed from then on, as an allocator's colour lists do).
     pub recolour: bool,
+    /// Epochs in a row a program must be measured in a new class before decisions use it.
+    pub stable_epochs: u32,
 }
 
 impl Default for HvrParams {
     fn default() -> Self {
-        HvrParams { epoch_ns: 1_000_000.0, llct_share: 0.125, recolour: false }
+        HvrParams { epoch_ns: 1_000_000.0, llct_share: 0.125, recolour: false, stable_epochs: 3 }
     }
 }
 
@@ -65,6 +81,9 @@ impl Params for HvrParams {
         }
         if !(self.llct_share > 0.0 && self.llct_share <= 1.0) {
             return Err(("llct_share", format!("must be above 0 and at most 1, got {}", self.llct_share)));
+        }
+        if self.stable_epochs == 0 {
+            return Err(("stable_epochs", "must be at least 1 (1: every epoch's class is used)".into()));
         }
         Ok(())
     }
@@ -108,6 +127,35 @@ impl VerticalLayout {
 struct Hvr {
     params: HvrParams,
     layout: VerticalLayout,
+    /// Per process: the class decisions use (`None`: not running or not classified).
+    held: Vec<Option<LlcClass>>,
+    /// Per process: a class other than the one held, and the epochs in a row it was measured.
+    seen: Vec<Option<(LlcClass, u32)>>,
+}
+
+impl Hvr {
+    /// Each process's class in force after this epoch's measurements `now`.
+    fn hold(&mut self, now: &[Option<LlcClass>]) {
+        self.held.resize(now.len(), None);
+        self.seen.resize(now.len(), None);
+        for (p, &class) in now.iter().enumerate() {
+            match (class, self.held[p]) {
+                (None, _) => (self.held[p], self.seen[p]) = (None, None),
+                (Some(c), None) => (self.held[p], self.seen[p]) = (Some(c), None),
+                (Some(c), Some(h)) if c == h => self.seen[p] = None,
+                (Some(c), Some(_)) => {
+                    let n = match self.seen[p] {
+                        Some((s, n)) if s == c => n + 1,
+                        _ => 1,
+                    };
+                    self.seen[p] = Some((c, n));
+                    if n >= self.params.stable_epochs {
+                        (self.held[p], self.seen[p]) = (Some(c), None);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The decision for the running processes' classes: the policy and its groups (process
@@ -194,11 +242,13 @@ impl DynamicPolicy for Hvr {
     }
 
     fn on_epoch(&mut self, v: &EpochView) -> Option<Repartition> {
-        let running: Vec<usize> = (0..v.colours.len()).filter(|&p| v.classes.get(p).copied().flatten().is_some()).collect();
+        let now: Vec<Option<LlcClass>> = (0..v.colours.len()).map(|p| v.classes.get(p).copied().flatten()).collect();
+        self.hold(&now);
+        let running: Vec<usize> = (0..v.colours.len()).filter(|&p| self.held[p].is_some()).collect();
         if running.is_empty() {
             return None;
         }
-        let classes: Vec<LlcClass> = running.iter().map(|&p| v.classes[p].expect("filtered")).collect();
+        let classes: Vec<LlcClass> = running.iter().map(|&p| self.held[p].expect("filtered")).collect();
         let (policy, groups) = decide(&classes, self.params.llct_share);
         let values = 1u32 << self.layout.positions(policy).len();
         let sets = sub_sets(&groups, values);
@@ -249,6 +299,27 @@ mod tests {
         // Bank-Only's 4 values for 5 programs: round-robin.
         let each: Vec<_> = (0..5).map(|i| (vec![i], None)).collect();
         assert_eq!(sub_sets(&each, 4), vec![vec![0], vec![1], vec![2], vec![3], vec![0]]);
+    }
+
+    #[test]
+    fn a_class_counts_once_it_is_measured_stable_epochs_in_a_row() {
+        let mut h = Hvr {
+            params: HvrParams::default(),
+            layout: VerticalLayout { colours: 4, policies: vec![] },
+            held: Vec::new(),
+            seen: Vec::new(),
+        };
+        // The first class at once; an alternating one never; three in a row, then.
+        let steps = [Some(Llcm), Some(Ccf), Some(Llcm), Some(Ccf), Some(Ccf), Some(Ccf), Some(Llcm), None, Some(Llct)];
+        let held: Vec<Option<LlcClass>> = steps
+            .iter()
+            .map(|&c| {
+                h.hold(&[c]);
+                h.held[0]
+            })
+            .collect();
+        let want = [Some(Llcm), Some(Llcm), Some(Llcm), Some(Llcm), Some(Llcm), Some(Ccf), Some(Ccf), None, Some(Llct)];
+        assert_eq!(held, want);
     }
 
     #[test]
