@@ -26,11 +26,8 @@ HARDWARE = [Variant("cat", "buddy", os={"resctrl": ["cat"]}),
             Variant("cat+bank-only", "bank-only", os={"resctrl": ["cat"]}),
             Variant("mba", "buddy", os={"resctrl": ["mba"], "mba": {"percent": [30] * 4}})]
 #: HVR online (os/dynamic/hvr.rs): classes and R1-R6 each epoch, quotas for the pages placed from
-#: then on (its default); and with resident pages moved as the paper moves them, lazily, when
-#: touched (§4.3, after Lin et al.).
-HVR_ONLINE = [Variant("hvr-online", "hvr", os={"dynamic": "hvr-online"}),
-              Variant("hvr-online-lazy", "hvr", os={"dynamic": "hvr-online", "hvr-online": {"recolour": True},
-                                                   "recolour": {"mode": "lazy"}})]
+#: then on (its default; docs/advisor.md has what moving resident pages costs at this time scale).
+HVR_ONLINE = [Variant("hvr-online", "hvr", os={"dynamic": "hvr-online"})]
 #: CAT with UCP choosing the ways (Qureshi and Patt; os.cat.allocation = "ucp").
 CAT_UCP = Variant("cat-ucp", "buddy", os={"resctrl": ["cat"], "cat": {"allocation": "ucp"}})
 #: The static policies HVR online is compared with, per mix.
@@ -76,9 +73,8 @@ class Experiment:
         return [f"4 programs: {len(self.four.mixes)} mixes drawn from the whole pool ({', '.join(common.ALL)}) with "
                 f"random.Random({self.four.mix_seed}) on the i7-860; buddy, cache-only, bank-only, a-vp; hvr-online (HVR's "
                 "classes and rules R1-R6 every 1 ms epoch over the (2, 3, 2) colour space, a class in force once measured "
-                "3 epochs in a row; its quotas for pages placed from then on) and hvr-online-lazy (resident pages whose "
-                "colour is now wrong moved too, lazily, when next touched: os.recolour.mode = \"lazy\"); accessed-bit "
-                "sampling is not charged; and Intel RDT beside them: CAT (os.resctrl = [\"cat\"], the LLC's ways split evenly) under buddy and with "
+                "3 epochs in a row; its quotas for pages placed from then on, resident pages staying where they are, so "
+                "nothing is copied; accessed-bit sampling is not charged); and Intel RDT beside them: CAT (os.resctrl = [\"cat\"], the LLC's ways split evenly) under buddy and with "
                 "bank-only's colours, CAT with UCP choosing the ways (os.cat.allocation = \"ucp\"), and MBA capping each "
                 "program at 30 % of peak bandwidth.",
                 f"8 programs: {len(self.eight.mixes)} mixes drawn with replacement, random.Random({self.eight.mix_seed}), on "
