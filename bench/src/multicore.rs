@@ -71,24 +71,29 @@ fn main() {
         json!({"machine": "i7-860", "programs": programs, "instructions": instructions / 5, "seed": 42, "os": os,
                "overrides": {"controller": {"implementation": implementation}}})
     };
-    let fixed = run("4 cores, i7-860, static BPM", pair(json!({"policy": "bpm"})));
-    let adaptive = run(
+    // Each dynamic policy against its static counterpart: CPU time per instruction.
+    let compare = |name: &str, static_label: &str, static_os: serde_json::Value, label: &str, os: serde_json::Value| {
+        let fixed = run(static_label, pair(static_os));
+        let adaptive = run(label, pair(os));
+        println!(
+            "{name}: {:.2}x the CPU time per instruction (bound: 1.10)",
+            (adaptive.cpu / adaptive.instructions as f64) / (fixed.cpu / fixed.instructions as f64)
+        );
+    };
+    compare(
+        "dynamic BPM against static BPM",
+        "4 cores, i7-860, static BPM",
+        json!({"policy": "bpm"}),
         "4 cores, i7-860, dynamic BPM (epoch 0.1 ms)",
-        pair(json!({"policy": "bpm", "dynamic": "dynamic-bpm", "dynamic-bpm": {"epoch_ns": 100_000.0}})),
-    );
-    println!(
-        "dynamic BPM against static BPM: {:.2}x the CPU time per instruction (bound: 1.10)",
-        (adaptive.cpu / adaptive.instructions as f64) / (fixed.cpu / fixed.instructions as f64)
+        json!({"policy": "bpm", "dynamic": "dynamic-bpm", "dynamic-bpm": {"epoch_ns": 100_000.0}}),
     );
     // HVR online (accessed-bit sampling, classes, R1-R6 each epoch) against the same space static.
-    let fixed = run("4 cores, i7-860, static hvr (2, 3, 2)", pair(json!({"policy": "hvr"})));
-    let adaptive = run(
+    compare(
+        "hvr-online against static hvr",
+        "4 cores, i7-860, static hvr (2, 3, 2)",
+        json!({"policy": "hvr"}),
         "4 cores, i7-860, hvr-online (epoch 0.1 ms)",
-        pair(json!({"policy": "hvr", "dynamic": "hvr-online", "hvr-online": {"epoch_ns": 100_000.0}})),
-    );
-    println!(
-        "hvr-online against static hvr: {:.2}x the CPU time per instruction (bound: 1.10)",
-        (adaptive.cpu / adaptive.instructions as f64) / (fixed.cpu / fixed.instructions as f64)
+        json!({"policy": "hvr", "dynamic": "hvr-online", "hvr-online": {"epoch_ns": 100_000.0}}),
     );
 }
 

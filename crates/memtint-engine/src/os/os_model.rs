@@ -373,6 +373,7 @@ impl OsModel {
         let frames = if nodes.is_some() { 1 } else { limit_frames(cfg.memory_mb, 1 << frame_bits, page_shift)? };
         let alloc = BuddyAllocator::new(frames, policy.colour_space(), page_shift)?;
         let needs_classes = dynamic.as_ref().is_some_and(|d| d.needs_classes());
+        let recolour = cfg.recolour.mode()?;
         let dynamic = match dynamic {
             Some(dynamic) => {
                 let stats = DynamicStats { policy: cfg.dynamic.clone(), epoch_ns: dynamic.epoch_ns(), ..Default::default() };
@@ -386,9 +387,9 @@ impl OsModel {
                     pages_in_colour: vec![vec![0; colours as usize]; processes as usize],
                     swap_ins: vec![0; processes as usize],
                     colour_channels,
-                    copies: (cfg.recolour.mode()? == RecolourMode::Daemon).then(|| CopyQueue::new(&cfg.recolour, processes)),
+                    copies: (recolour == RecolourMode::Daemon).then(|| CopyQueue::new(&cfg.recolour, processes)),
                     copy_period_ns: cfg.recolour.period_ns,
-                    lazy: (cfg.recolour.mode()? == RecolourMode::Lazy).then(|| vec![0; processes as usize]),
+                    lazy: (recolour == RecolourMode::Lazy).then(|| vec![0; processes as usize]),
                 }))
             }
             None => None,
