@@ -438,6 +438,11 @@ def build_parser() -> argparse.ArgumentParser:
     from memtint.linux import commands as linux_commands
 
     linux_commands.add_commands(commands)
+
+    # Mapping discovery by timing, on this machine or simulated (memtint.probe.command).
+    from memtint.probe import command as probe_command
+
+    probe_command.add_command(commands)
     return parser
 
 

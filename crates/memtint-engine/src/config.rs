@@ -242,9 +242,27 @@ impl MachineConfig {
         let path = Path::new(name_or_path);
         if name_or_path.ends_with(".toml") || path.exists() {
             let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-            return Self::from_toml(&text, name_or_path);
+            let mut m = Self::from_toml(&text, name_or_path)?;
+            m.files_beside(path.parent().unwrap_or(Path::new("")));
+            return Ok(m);
         }
         Err(Error::unknown("machine", name_or_path, presets::MACHINES.iter().map(|(n, _)| *n)))
+    }
+
+    /// A machine file's device and mapping files are read beside it, as `memtint probe
+    /// --write-preset` writes them: a relative `.toml` path that names no file from the working
+    /// directory but does from `dir` is made that path.
+    fn files_beside(&mut self, dir: &Path) {
+        let beside = |name: &mut String| {
+            let p = Path::new(name.as_str());
+            if name.ends_with(".toml") && p.is_relative() && !p.exists() && dir.join(p).exists() {
+                *name = dir.join(p).to_string_lossy().into_owned();
+            }
+        };
+        for d in std::iter::once(&mut self.dram).chain(self.nodes.iter_mut().filter_map(|n| n.dram.as_mut())) {
+            beside(&mut d.device);
+            beside(&mut d.mapping);
+        }
     }
 
     pub fn from_toml(text: &str, origin: &str) -> Result<Self> {

@@ -6,10 +6,11 @@
 
 // Drivers: what users run. A DRAM-trace run (`dram_sim`, with the bookkeeping and report the
 // multicore run shares), a multicore CPU-trace run (`multicore`), the preset and component
-// catalogue, and the colour layouts the Linux tools use.
+// catalogue, the colour layouts the Linux tools use, and the simulated mapping probe.
 pub mod catalogue;
 pub mod dram_sim;
 pub mod linux_layout;
+pub mod mapping_probe;
 pub mod multicore;
 pub mod rt_sim;
 

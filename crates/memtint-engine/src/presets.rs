@@ -32,6 +32,7 @@ pub const MACHINES: &[(&str, &str)] = &[
     preset!("machines", "ddr4-2400"),
     preset!("machines", "ddr4-2400-2ch2r"),
     preset!("machines", "ddr4-2400-8r"),
+    preset!("machines", "ddr4-2400-xor"),
     preset!("machines", "lpddr4-3200"),
     preset!("machines", "ddr5-4800"),
     preset!("machines", "i7-860"),
@@ -59,6 +60,7 @@ pub const MAPPINGS: &[(&str, &str)] = &[
     preset!("mappings", "i7-860-bpm-plus"),
     preset!("mappings", "xor-bank"),
     preset!("mappings", "opteron-6128-node"),
+    preset!("mappings", "ddr4-xor"),
 ];
 
 /// Named program mixes (`configs/mixes`): `programs = [...]` for `memtint compare --mix NAME`.

@@ -8,7 +8,7 @@ use std::path::Path;
 /// The layers, top first. A new module must be placed here.
 const LAYERS: &[(&str, &[&str])] = &[
     // what users run: the DRAM-trace and multicore drivers, the catalogue, the Linux bridge
-    ("drivers", &["catalogue", "linux_layout", "multicore", "dram_sim", "rt_sim"]),
+    ("drivers", &["catalogue", "linux_layout", "mapping_probe", "multicore", "dram_sim", "rt_sim"]),
     // the channels behind one address mapping
     ("memory system", &["memory_system"]),
     // machine configurations and the embedded presets they are resolved from

@@ -50,6 +50,13 @@ fn run_rt(py: Python<'_>, spec_json: &str) -> PyResult<String> {
     call_engine(py, spec_json, memtint_engine::rt_sim::run_json)
 }
 
+/// Timed rounds of loads through a machine's memory system (`memtint probe --simulate`): each
+/// measurement's round times in ns and the machine's nodes with their true mappings.
+#[pyfunction]
+fn probe_rounds(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    call_engine(py, spec_json, memtint_engine::mapping_probe::run_json)
+}
+
 /// Weighted speedup, harmonic speedup and maximum slowdown of `[{"ipc_alone", "ipc_shared"}]`.
 #[pyfunction]
 fn mix_metrics(py: Python<'_>, programs_json: &str) -> PyResult<String> {
@@ -134,6 +141,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_dram, m)?)?;
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_sim, m)?)?;
+    m.add_function(wrap_pyfunction!(probe_rounds, m)?)?;
     m.add_function(wrap_pyfunction!(run_rt, m)?)?;
     m.add_function(wrap_pyfunction!(mix_metrics, m)?)?;
     m.add_function(wrap_pyfunction!(cpu_trace_stats, m)?)?;

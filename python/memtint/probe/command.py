@@ -1,0 +1,251 @@
+"""`memtint probe`: find a machine's DRAM address mapping by timing, on this machine or in the
+simulator (--simulate MACHINE, where the true mapping is known and the result is checked
+against it), and write it as a mapping file and a machine preset (docs/probe.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from memtint.outputs import check_outputs, write_text
+
+
+def add_command(commands: Any) -> None:
+    p = commands.add_parser(
+        "probe",
+        help="discover the DRAM address mapping by timing (this machine, or --simulate MACHINE)",
+        description="Time pairs of uncached loads to find row conflicts, solve for the bank functions over GF(2) "
+        "(XOR functions included), tell channels, ranks and bank groups apart by their timing, and find row and "
+        "column bits by single-bit flips (the BPM paper's Algorithm 1). On Linux it needs root (physical addresses "
+        "from /proc/self/pagemap). --simulate MACHINE runs the same search in the simulator and checks it against "
+        "the machine's true mapping. --write-preset writes a machine preset for --machine. See docs/probe.md.",
+    )
+    p.add_argument("--simulate", metavar="MACHINE", help="probe this machine preset or TOML in the simulator")
+    p.add_argument("--node", type=int, metavar="N", help="with --simulate: probe memory node N only (default: every node)")
+    p.add_argument("--like", metavar="MACHINE",
+                   help="on Linux: the machine preset whose organisation (channels, ranks, bank groups, banks, rows, "
+                   "columns) and settings the result is read and written with (default: counts from the options)")
+    for flag, what in (("channels", "channels"), ("ranks", "ranks per channel"), ("bank-groups", "bank groups per rank"),
+                       ("banks", "banks per bank group"), ("rows", "rows per bank"), ("columns", "columns per row")):
+        p.add_argument(f"--{flag}", type=int, metavar="N", help=f"{what} (overrides --like and the simulated machine)")
+    p.add_argument("--write-preset", metavar="FILE",
+                   help="write a machine preset using the found mapping (the mapping beside it, FILE's stem + "
+                   ".mapping.toml)")
+    p.add_argument("--json", metavar="OUT", help="write the result and raw measurements as JSON to OUT ('-' for stdout)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the search's random choices (default 1)")
+    p.add_argument("--repetitions", type=int, default=None, metavar="N",
+                   help="timed rounds per measurement (default 8 simulated, 50 on Linux)")
+    p.add_argument("--jitter-ns", type=float, default=0.0, metavar="NS",
+                   help="with --simulate: normal timer noise on every sample, ns")
+    p.add_argument("--spike-rate", type=float, default=0.0, metavar="P",
+                   help="with --simulate: share of samples hit by an interrupt (2 µs)")
+    p.add_argument("--corunner-gbps", type=float, default=0.0, metavar="GBPS",
+                   help="with --simulate: another core's random reads, GB/s")
+    p.add_argument("--buffer-mb", type=int, default=1024, metavar="MB", help="on Linux: the probe's buffer (default 1024)")
+    p.add_argument("--hugepages", action="store_true", help="on Linux: a buffer of 2 MiB hugepages")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(handler=run_command)
+
+
+def _counts(args: argparse.Namespace, base: dict | None) -> Any:
+    from memtint.probe.search import Organisation
+
+    org = Organisation.from_engine(base) if base else Organisation()
+    for flag, attr in (("channels", "channels"), ("ranks", "ranks"), ("bank_groups", "bank_groups"),
+                       ("banks", "banks_per_group"), ("rows", "rows"), ("columns", "columns")):
+        v = getattr(args, flag)
+        if v is not None:
+            if v < 1 or v & (v - 1):
+                raise SystemExit(f"memtint probe: --{flag.replace('_', '-')} {v}: must be a power of two")
+            setattr(org, attr, v)
+    return org
+
+
+def _machine_input(name: str | None) -> list[str]:
+    return [name] if name and os.path.isfile(name) else []
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from memtint.probe.search import Search, Settings
+
+    preset_mapping = None
+    if args.write_preset:
+        from memtint.probe.preset import mapping_file_name
+
+        preset_mapping = os.path.join(os.path.dirname(os.path.abspath(args.write_preset)), mapping_file_name(args.write_preset, 0, 1))
+    check_outputs({"--write-preset": args.write_preset, "--json": args.json, "--write-preset (mapping)": preset_mapping},
+                  _machine_input(args.simulate) + _machine_input(args.like))
+    err = Console(stderr=True)
+    settings = Settings(seed=args.seed)
+    results: list[tuple[int, Any, Any, dict | None]] = []  # (node, result, organisation, truth)
+    started = time.monotonic()
+    if args.simulate:
+        from memtint.probe.simulated import Noise, SimulatedTimer, describe
+
+        if args.jitter_ns < 0 or args.spike_rate < 0 or args.spike_rate > 1 or args.corunner_gbps < 0:
+            raise SystemExit("memtint probe: --jitter-ns and --corunner-gbps must be >= 0, --spike-rate from 0 to 1")
+        info = describe(args.simulate)
+        nodes = range(len(info["nodes"])) if args.node is None else [args.node]
+        if args.node is not None and not 0 <= args.node < len(info["nodes"]):
+            raise SystemExit(f"memtint probe: --node {args.node}: {args.simulate} has {len(info['nodes'])} memory node(s)")
+        noise = Noise(jitter_ns=args.jitter_ns, spike_rate=args.spike_rate, corunner_gbps=args.corunner_gbps)
+        for node in nodes:
+            timer = SimulatedTimer(args.simulate, node=node, noise=noise, repetitions=args.repetitions or 8, seed=args.seed)
+            org = _counts(args, timer.truth()["organisation"])
+            result = _search(Search, timer, org, settings, err, args, f"node {node}" if len(info["nodes"]) > 1 else "")
+            results.append((node, result, org, timer.truth()))
+        config = info["config"]
+        source = f"simulated {info['name']}" + (f", jitter {args.jitter_ns:g} ns" if args.jitter_ns else "") + (
+            f", co-runner {args.corunner_gbps:g} GB/s" if args.corunner_gbps else "")
+    else:
+        from memtint.linux.errors import LinuxError
+        from memtint.probe.linux import LinuxTimer, vm_note
+
+        base = None
+        config = None
+        if args.like:
+            from memtint.probe.simulated import describe
+
+            like = describe(args.like)
+            base, config = like["nodes"][0]["organisation"], like["config"]
+        org = _counts(args, base)
+        try:
+            timer = LinuxTimer(buffer_mb=args.buffer_mb, hugepages=args.hugepages, repetitions=args.repetitions or 50)
+        except LinuxError as e:
+            raise SystemExit(f"memtint probe: {e}") from None
+        note = vm_note()
+        if note:
+            err.print(f"[yellow]note:[/] {note}")
+        with timer:
+            result = _search(Search, timer, org, settings, err, args, "")
+        results.append((0, result, org, None))
+        source = f"this machine ({os.uname().nodename}), buffer {args.buffer_mb} MiB"
+        if args.write_preset and config is None:
+            raise SystemExit("memtint probe: --write-preset on Linux needs --like MACHINE: the preset the found mapping "
+                             "replaces the mapping of (device, cores, caches)")
+    elapsed = time.monotonic() - started
+    if any(r is None for _, r, _, _ in results):
+        return 1
+    exact = _print(results, source, elapsed)
+    summary = _summary(results, source, elapsed)
+    if args.json:
+        text = json.dumps(summary, indent=2) + "\n"
+        if args.json == "-":
+            sys.stdout.write(text)
+        else:
+            write_text("--json", args.json, text)
+    if args.write_preset:
+        _write_preset(args, results, config, source)
+    if args.simulate and not all(exact):
+        return 1
+    return 0
+
+
+def _search(search_cls, timer, org, settings, err, args, label: str):
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from memtint.probe.search import ProbeError
+
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=err, transient=False, disable=args.no_progress) as progress:
+        tasks: dict[str, Any] = {}
+
+        def update(phase: str, done: int, total: int) -> None:
+            name = f"{label}: {phase}" if label else phase
+            if name not in tasks:
+                tasks[name] = progress.add_task(name, total=total)
+            progress.update(tasks[name], completed=done, total=total)
+
+        try:
+            return search_cls(timer, org, settings, progress=update).run()
+        except ProbeError as e:
+            err.print(f"memtint probe: {e}")
+            return None
+
+
+def _truth_fields(truth: dict) -> dict[str, list]:
+    return {k: [b[0] if len(b) == 1 else b for b in v] for k, v in truth["fields"].items()}
+
+
+def _print(results, source: str, elapsed: float) -> list[bool]:
+    from rich.console import Console
+    from rich.table import Table
+
+    exact = []
+    console = Console()
+    for node, r, org, truth in results:
+        title = f"DRAM mapping found ({source}{', node ' + str(node) if len(results) > 1 else ''})"
+        table = Table(title=title, title_justify="left")
+        for col in ("field", "bits", "consistency", "margin", "timing"):
+            table.add_column(col)
+        for f in sorted(r.functions, key=lambda f: ("channel", "rank", "bank_group", "bank").index(f.field)):
+            table.add_row(f.field, "^".join(f"b{x}" for x in f.bits()), f"{f.consistency:.3f}",
+                          "-" if f.margin == float("inf") else f"{f.margin:.1f}",
+                          ", ".join(f"{k} {v:.1f}" for k, v in f.signature.items()))
+        fields = r.fields()
+        table.add_row("row", _bits(fields["row"]), f"{min((r.bit_confidence[b] for b in r.row_bits), default=1):.2f}", "", "")
+        table.add_row("column", _bits(fields["column"]),
+                      f"{min((r.bit_confidence[b] for b in r.column_bits if b in r.bit_confidence), default=1):.2f}", "", "")
+        console.print(table)
+        print(f"row conflict {r.slow_ns:.1f} ns against {r.fast_ns:.1f} ns; {r.measurements:,} measurements "
+              f"({r.pairs_timed:,} pairs, {r.conflicts} conflicts verified), {elapsed:.1f} s")
+        for w in r.warnings:
+            print(f"warning: {w}")
+        if truth is not None:
+            same = fields == _truth_fields(truth)
+            exact.append(same)
+            if same:
+                print("matches the simulated machine's mapping exactly")
+            else:
+                want = _truth_fields(truth)
+                for k in want:
+                    if want[k] != fields[k]:
+                        print(f"MISMATCH {k}: found {_bits(fields[k])}, true {_bits(want[k])}")
+    return exact
+
+
+def _bits(items: list) -> str:
+    return ", ".join("^".join(f"b{x}" for x in i) if isinstance(i, list) else f"b{i}" for i in items) or "(none)"
+
+
+def _summary(results, source: str, elapsed: float) -> dict:
+    out = {"kind": "probe", "source": source, "seconds": round(elapsed, 2), "nodes": []}
+    for node, r, org, truth in results:
+        out["nodes"].append({
+            "node": node,
+            "fields": r.fields(),
+            "functions": [{"bits": f.bits(), "field": f.field, "consistency": f.consistency,
+                           "margin": None if f.margin == float("inf") else f.margin, "timing_ns": f.signature} for f in r.functions],
+            "bit_confidence": {str(k): v for k, v in sorted(r.bit_confidence.items())},
+            "row_conflict_ns": r.slow_ns, "other_pair_ns": r.fast_ns, "threshold_ns": r.threshold_ns,
+            "measurements": r.measurements, "pairs_timed": r.pairs_timed, "conflicts": r.conflicts,
+            "confidence": r.confidence(), "warnings": r.warnings,
+            "exact": None if truth is None else r.fields() == _truth_fields(truth),
+            "raw": r.raw,
+        })
+    return out
+
+
+def _write_preset(args, results, config: dict, source: str) -> None:
+    from memtint.probe.preset import dumps, machine_with_mappings, mapping_file_name, mapping_toml, organisation_table
+
+    stem = os.path.splitext(os.path.basename(args.write_preset))[0]
+    directory = os.path.dirname(os.path.abspath(args.write_preset))
+    mappings: dict[int, str] = {}
+    nodes = len(results)
+    for node, r, org, truth in results:
+        file = mapping_file_name(args.write_preset, node, nodes)
+        write_text("--write-preset", os.path.join(directory, file), mapping_toml(r, f"{stem}-node{node}" if nodes > 1 else stem, organisation_table(org), source))
+        mappings[node] = file
+    machine = machine_with_mappings(config, mappings, stem, f"{config.get('description') or config['name']} (mapping probed: {source})")
+    header = (f"# Written by memtint probe ({source}); the mapping file(s) beside it: {', '.join(mappings.values())}.\n"
+              f"# The other settings are {config['name']}'s.\n")
+    write_text("--write-preset", args.write_preset, header + dumps(machine))
+    print(f"preset: {args.write_preset} (mapping {', '.join(mappings.values())}); use it as --machine {args.write_preset}")
+

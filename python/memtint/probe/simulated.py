@@ -1,0 +1,97 @@
+"""The probe's timer in the simulator: measurements run through a machine's simulated memory
+system (`memtint._engine.probe_rounds`, crates/memtint-engine/src/mapping_probe.rs), where the
+true mapping is known, so a search's result can be checked against it."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from memtint.probe.timer import AddressSpace, Measurement
+
+# Loads per engine call: well inside the engine's own bound, small enough to show progress.
+BATCH_LOADS = 400_000
+
+
+@dataclass
+class Noise:
+    """What disturbs a real probe, added in simulation (docs/probe.md)."""
+
+    jitter_ns: float = 0.0
+    spike_rate: float = 0.0
+    corunner_gbps: float = 0.0
+
+    def as_spec(self) -> dict:
+        return {"jitter_ns": self.jitter_ns, "spike_rate": self.spike_rate, "corunner_gbps": self.corunner_gbps}
+
+
+def describe(machine: str) -> dict:
+    """The machine's nodes, organisation and true fields, from the engine."""
+    from memtint import _engine
+
+    return json.loads(_engine.probe_rounds(json.dumps({"machine": machine})))["machine"]
+
+
+@dataclass
+class SimulatedTimer:
+    machine: str
+    node: int = 0
+    noise: Noise = field(default_factory=Noise)
+    repetitions: int = 8
+    warmup: int = 1
+    seed: int = 1
+    # The share of the node's frames the simulated buffer holds (a real probe's buffer is a
+    # share of memory too, its frames scattered by the kernel).
+    share: float = 0.125
+    name: str = "simulated"
+    measurements: int = 0
+    loads: int = 0
+
+    def __post_init__(self) -> None:
+        self.info = describe(self.machine)
+        if not 0 <= self.node < len(self.info["nodes"]):
+            raise ValueError(f"node {self.node}: the machine {self.machine} has {len(self.info['nodes'])} memory node(s)")
+        self._calls = 0
+
+    def truth(self) -> dict:
+        return self.info["nodes"][self.node]
+
+    def space(self) -> AddressSpace:
+        n = self.truth()
+        return AddressSpace.random_share(n["capacity_bits"], self.share, random.Random(self.seed), base=n["base"])
+
+    def time(self, batch: Sequence[Measurement]) -> list[list[float]]:
+        from memtint import _engine
+
+        out: list[list[float]] = []
+        chunk: list[list[list[int]]] = []
+        loads = 0
+        per_pass = self.repetitions + self.warmup
+
+        def flush() -> None:
+            nonlocal chunk, loads
+            if chunk:
+                self._calls += 1
+                spec = {
+                    "machine": self.machine,
+                    "measurements": chunk,
+                    "repetitions": self.repetitions,
+                    "warmup": self.warmup,
+                    "noise": self.noise.as_spec(),
+                    "seed": self.seed * 1_000_003 + self._calls,
+                }
+                out.extend(json.loads(_engine.probe_rounds(json.dumps(spec)))["ns"])
+                self.loads += loads
+                chunk, loads = [], 0
+
+        for m in batch:
+            n = sum(len(r) for r in m.rounds) * per_pass
+            if loads + n > BATCH_LOADS:
+                flush()
+            chunk.append([list(r) for r in m.rounds])
+            loads += n
+        flush()
+        self.measurements += len(batch)
+        return out
