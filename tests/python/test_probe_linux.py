@@ -53,7 +53,7 @@ def test_another_architecture_is_refused(capable_host, monkeypatch):
 
 def test_a_user_other_than_root_is_told_to_run_as_root(capable_host, monkeypatch):
     monkeypatch.setattr(linux.os, "geteuid", lambda: 1000)
-    with pytest.raises(PrivilegeError, match="/proc/self/pagemap: run it as root"):
+    with pytest.raises(PrivilegeError, match="/proc/self/pagemap, which only root reads: run the command as root"):
         linux.LinuxTimer(64, meminfo=meminfo())
 
 

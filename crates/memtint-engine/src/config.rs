@@ -573,6 +573,21 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[test]
+    fn a_machine_file_reads_its_mapping_beside_it() {
+        let dir = std::env::temp_dir().join(format!("memtint-beside-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("m.mapping.toml"), presets::mapping_text("xor-bank").unwrap()).unwrap();
+        let machine = presets::machine_text("xor-bank").unwrap().replace("mapping = \"xor-bank\"", "mapping = \"m.mapping.toml\"");
+        std::fs::write(dir.join("m.toml"), machine).unwrap();
+        let m = MachineConfig::load(dir.join("m.toml").to_str().unwrap()).unwrap();
+        assert_eq!(Path::new(&m.dram.mapping), dir.join("m.mapping.toml"));
+        let cfg = MemoryConfig::resolve(&m).unwrap();
+        let preset = MemoryConfig::resolve(&MachineConfig::load("xor-bank").unwrap()).unwrap();
+        assert_eq!(cfg.mapping.describe(), preset.mapping.describe());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     fn override_error(over: serde_json::Value) -> String {
         MachineConfig::load("ddr4-2400").unwrap().with_overrides(&over).unwrap_err().to_string()
     }

@@ -12,6 +12,7 @@ from typing import Any
 
 from memtint.linux.hypervisor import vm_warning
 from memtint.linux.inspect import inspect_process
+from memtint.linux.isolation import BUFFER_MB as ISOLATION_BUFFER_MB
 from memtint.linux.launch import MODES, command_inputs, map_count_warning
 from memtint.linux.maps import CLASSES
 from memtint.linux.run import run_coloured
@@ -58,6 +59,11 @@ def add_commands(commands: Any) -> None:
     run.add_argument("--report", metavar="OUT", help="libmemtint's JSON report, written when the program exits")
     run.add_argument("--node", metavar="N", type=int, help="NUMA node the coloured frames come from (libmemtint "
                      "binds its frames there, TintMalloc's node; default or -1: any node); needs --colors")
+    run.add_argument("--verify", action="store_true", help="before the program starts, time pairs of loads to check "
+                     "that its colours are isolated from the others on this machine (row conflicts within them, none "
+                     "across; root); prints the figures and a verdict to stderr, the run is unchanged")
+    run.add_argument("--verify-buffer-mb", metavar="MB", type=int, help="the check's buffer of frames to pair "
+                     f"(default {ISOLATION_BUFFER_MB})")
     tier = run.add_argument_group("placement over memory nodes (docs/tiering-linux.md)")
     tier.add_argument("--tier-policy", metavar="NAME", choices=list(TIER_POLICIES),
                       help="place the program's memory over the memory nodes instead of colouring it: "
@@ -230,7 +236,11 @@ def _run(args: argparse.Namespace) -> int:
         if args.node is not None:
             raise LinuxError("--node applies to coloured frames (with --colors); --tier-policy places memory with "
                              "--nodes")
+        if args.verify:
+            raise LinuxError("--verify checks the isolation of colours (--colors); --tier-policy colours nothing")
         return _run_tiered(args, argv)
+    if args.verify_buffer_mb is not None and not args.verify:
+        raise LinuxError("--verify-buffer-mb only applies with --verify")
     given = [f for f, v in (("--weights", args.weights), ("--bandwidths", args.bandwidths), ("--nodes", args.nodes))
              if v is not None]
     if given:
@@ -243,9 +253,39 @@ def _run(args: argparse.Namespace) -> int:
     _warn(vm_warning())
     _warn(map_count_warning(args.mode))
     _warn(_cost(args))
+    if args.verify:
+        _verify(args)
     run = run_coloured(argv, args.colors, machine=args.machine, mapping=args.mapping, space=args.space,
                        cpus=args.cpus, mode=args.mode, spill=args.spill, report=args.report, node=args.node)
     return run.exit_code if run.exit_code is not None else 1
+
+
+def _verify(args: argparse.Namespace) -> None:
+    """`run --verify`: the isolation check's figures and verdict, on stderr."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from memtint.linux.colour_spec import format_list
+    from memtint.linux.isolation import ISOLATED, NOT_ISOLATED, verify_isolation
+
+    err = Console(stderr=True)
+    buffer_mb = ISOLATION_BUFFER_MB if args.verify_buffer_mb is None else args.verify_buffer_mb
+    with err.status("checking isolation: timing pairs of loads"):
+        report = verify_isolation(args.machine, args.mapping, args.space, args.colors, buffer_mb=buffer_mb)
+    table = Table(title=f"Isolation of colours {format_list(report.colours)} from {format_list(report.other_colours)} "
+                  f"({report.space} colours of {report.machine}, {report.frames} frames, {report.seconds:.1f} s)",
+                  title_justify="left")
+    table.add_column("pairs of lines", no_wrap=True)
+    for column in ("n", "median ns", "spread", "slow", "one bank by mapping"):
+        table.add_column(column, justify="right")
+    banks = {"control": "same bank", "across": "nearest bank", "baseline": "other banks"}
+    for p in report.populations.values():
+        table.add_row(f"{p.name} ({banks[p.name]})", str(p.count), f"{p.median_ns:.1f}", f"{p.spread_ns:.1f}",
+                      f"{100 * p.slow_share:.1f} %", str(p.same_bank_by_mapping))
+    err.print(table)
+    style = {ISOLATED: "green", NOT_ISOLATED: "red"}.get(report.verdict, "yellow")
+    err.print(f"[bold {style}]{report.verdict}[/]: {report.reason} (slow: over {report.threshold_ns:.1f} ns, twice)",
+              highlight=False)
 
 
 def _run_mix(args: argparse.Namespace) -> int:

@@ -74,23 +74,32 @@ def run_command(args: argparse.Namespace) -> int:
 
     from memtint.probe.search import Search, Settings
 
-    preset_mapping = None
+    node_count = 1
+    if args.simulate:
+        from memtint.probe.simulated import describe
+
+        info = describe(args.simulate)
+        node_count = len(info["nodes"]) if args.node is None else 1
+    outputs = {"--write-preset": args.write_preset, "--json": args.json}
     if args.write_preset:
         from memtint.probe.preset import mapping_file_name
 
-        preset_mapping = os.path.join(os.path.dirname(os.path.abspath(args.write_preset)), mapping_file_name(args.write_preset, 0, 1))
-    check_outputs({"--write-preset": args.write_preset, "--json": args.json, "--write-preset (mapping)": preset_mapping},
-                  _machine_input(args.simulate) + _machine_input(args.like))
+        directory = os.path.dirname(os.path.abspath(args.write_preset))
+        for i in range(node_count):
+            outputs[f"--write-preset (mapping {i})"] = os.path.join(directory, mapping_file_name(args.write_preset, i, node_count))
+    check_outputs(outputs, _machine_input(args.simulate) + _machine_input(args.like))
+    if args.write_preset and not args.simulate and not args.like:
+        raise SystemExit("memtint probe: --write-preset on Linux needs --like MACHINE: the preset whose device, cores "
+                         "and caches the found mapping is written with")
     err = Console(stderr=True)
     settings = Settings(seed=args.seed)
     results: list[tuple[int, Any, Any, dict | None]] = []  # (node, result, organisation, truth)
     started = time.monotonic()
     if args.simulate:
-        from memtint.probe.simulated import Noise, SimulatedTimer, describe
+        from memtint.probe.simulated import Noise, SimulatedTimer
 
         if args.jitter_ns < 0 or args.spike_rate < 0 or args.spike_rate > 1 or args.corunner_gbps < 0:
             raise SystemExit("memtint probe: --jitter-ns and --corunner-gbps must be >= 0, --spike-rate from 0 to 1")
-        info = describe(args.simulate)
         nodes = range(len(info["nodes"])) if args.node is None else [args.node]
         if args.node is not None and not 0 <= args.node < len(info["nodes"]):
             raise SystemExit(f"memtint probe: --node {args.node}: {args.simulate} has {len(info['nodes'])} memory node(s)")
@@ -126,9 +135,6 @@ def run_command(args: argparse.Namespace) -> int:
             result = _search(Search, timer, org, settings, err, args, "")
         results.append((0, result, org, None))
         source = f"this machine ({os.uname().nodename}), buffer {args.buffer_mb} MiB"
-        if args.write_preset and config is None:
-            raise SystemExit("memtint probe: --write-preset on Linux needs --like MACHINE: the preset the found mapping "
-                             "replaces the mapping of (device, cores, caches)")
     elapsed = time.monotonic() - started
     if any(r is None for _, r, _, _ in results):
         return 1
@@ -140,6 +146,11 @@ def run_command(args: argparse.Namespace) -> int:
             sys.stdout.write(text)
         else:
             write_text("--json", args.json, text)
+    if any(r.problems for _, r, _, _ in results):
+        if args.write_preset:
+            print(f"memtint probe: no preset written: the mapping found disagrees with the organisation (above)",
+                  file=sys.stderr)
+        return 1
     if args.write_preset:
         _write_preset(args, results, config, source)
     if args.simulate and not all(exact):
@@ -197,6 +208,8 @@ def _print(results, source: str, elapsed: float) -> list[bool]:
               f"({r.pairs_timed:,} pairs, {r.conflicts} conflicts verified), {elapsed:.1f} s")
         for w in r.warnings:
             print(f"warning: {w}")
+        for w in r.problems:
+            print(f"error: {w}")
         if truth is not None:
             same = fields == _truth_fields(truth)
             exact.append(same)
@@ -225,7 +238,7 @@ def _summary(results, source: str, elapsed: float) -> dict:
             "bit_confidence": {str(k): v for k, v in sorted(r.bit_confidence.items())},
             "row_conflict_ns": r.slow_ns, "other_pair_ns": r.fast_ns, "threshold_ns": r.threshold_ns,
             "measurements": r.measurements, "pairs_timed": r.pairs_timed, "conflicts": r.conflicts,
-            "confidence": r.confidence(), "warnings": r.warnings,
+            "confidence": r.confidence(), "warnings": r.warnings, "problems": r.problems,
             "exact": None if truth is None else r.fields() == _truth_fields(truth),
             "raw": r.raw,
         })

@@ -134,7 +134,7 @@ def check_host(buffer_mb: int, hugepages: bool, meminfo: Meminfo = read_meminfo)
         raise LinuxError(f"memtint probe runs on Linux on x86-64 (clflush, rdtscp, /proc/self/pagemap); "
                          f"this machine is {platform.system()} on {platform.machine()}")
     if os.geteuid() != 0:
-        raise PrivilegeError("memtint probe reads physical addresses from /proc/self/pagemap: run it as root")
+        raise PrivilegeError("timing loads to physical addresses needs them from /proc/self/pagemap, which only root reads: run the command as root")
     if buffer_mb < 1:
         raise LinuxError(f"--buffer-mb must be at least 1, got {buffer_mb}")
     if hugepages:

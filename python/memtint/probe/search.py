@@ -105,6 +105,10 @@ class Settings:
     # The finest time difference taken as real: margins are counted in the larger of this and
     # the measurements' spread (a simulated timer has no spread of its own).
     resolution_ns: float = 1.0
+    # A field is assigned when its functions' timing differs from the rest by this z-score;
+    # below it every candidate is measured twice as often, at most `max_rounds` times.
+    margin: float = 4.0
+    max_rounds: int = 4
 
 
 @dataclass
@@ -138,6 +142,7 @@ class ProbeResult:
     pairs_timed: int
     conflicts: int
     warnings: list[str] = dataclasses.field(default_factory=list)
+    problems: list[str] = dataclasses.field(default_factory=list)
     raw: dict = dataclasses.field(default_factory=dict)
 
     def fields(self) -> dict[str, list]:
@@ -209,6 +214,8 @@ class Search:
         self.cap = self.space.capacity_bits
         self.progress = progress or (lambda phase, done, total: None)
         self.warnings: list[str] = []
+        # Disagreements with the organisation's counts: the result is not a mapping of it.
+        self.problems: list[str] = []
         self.pairs_timed = 0
         self.raw: dict = {}
         # Address bits the buffer varies: the line bits of a page, and the frame bits its frames
@@ -339,120 +346,162 @@ class Search:
             return fns
         duals = gf2.solve_duals(masks, self.cap)
         counts = self.org.field_bits()
-        # Hit pairs: both lines' rows stay open; only the function's own constraint shows.
-        pairs, owner = [], []
-        for i in range(k):
-            for _ in range(self.s.pairs_per_function):
-                pairs.append(self._partner(duals[i]))
-                owner.append(i)
-        times = self._pairs(pairs, self.s.confirm_factor)
-        hit = [median([t for t, o in zip(times, owner) if o == i]) for i in range(k)]
-        # Wide rounds: loads to distinct banks, all with function i = 0.
-        wide, owner = [], []
         b = self.space.base
-        for i in range(k):
+
+        def hit(i: int) -> Measurement:
+            # Both lines' rows stay open; only the function's own constraint shows.
+            x, y = self._partner(duals[i])
+            self.pairs_timed += 1
+            return Measurement(((b + x, b + y),) * self.s.confirm_factor)
+
+        def wide(i: int) -> Measurement:
+            # Loads to distinct banks, all with function i = 0.
             combos = [c for c in range(1 << k) if not c >> i & 1]
-            for _ in range(self.s.wide_rounds):
-                chosen = self.rng.sample(combos, min(len(combos), self.s.wide_loads))
-                lines = [b + self._with_combo(masks, duals, {j: c >> j & 1 for j in range(k)}) for c in chosen]
-                wide.append(Measurement((tuple(lines),)))
-                owner.append(i)
-        times = self._time(wide)
-        width = [median([t for t, o in zip(times, owner) if o == i]) for i in range(k)]
-        for i, f in enumerate(fns):
-            f.signature = {"pair_ns": round(hit[i], 3), "wide_ns": round(width[i], 3)}
-        self.progress("fields", 1, 2)
+            chosen = self.rng.sample(combos, min(len(combos), self.s.wide_loads))
+            return Measurement((tuple(b + self._with_combo(masks, duals, {j: c >> j & 1 for j in range(k)}) for c in chosen),))
+
+        hits = self._collect(hit, range(k), self.s.pairs_per_function)
+        widths = self._collect(wide, range(k), self.s.wide_rounds)
+        self.progress("fields", 1, 3)
 
         rest = list(range(k))
         # Channels: fixing a channel function confines the loads to part of the channels.
         n_ch = counts["channel"]
         if n_ch is None:
-            typical = median(width)
-            chosen = [i for i in rest if width[i] > 1.25 * typical]
+            typical = median([median(v) for v in widths.values()])
+            chosen = [i for i in rest if median(widths[i]) > 1.25 * typical]
+            z = math.inf
         else:
-            chosen = sorted(rest, key=lambda i: -width[i])[:n_ch]
-        self._assign(fns, chosen, rest, width, "channel", larger=True)
+            chosen, z = self._split(wide, widths, rest, n_ch, larger=True)
+        self._assign(fns, chosen, z, "channel")
         rest = [i for i in rest if i not in chosen]
         n_bg, n_rank = counts["bank_group"], counts["rank"]
+        acts: dict[int, list[float]] = {}
         if n_bg:
-            chosen = sorted(rest, key=lambda i: hit[i])[:n_bg]
-            self._assign(fns, chosen, rest, hit, "bank_group", larger=False)
+            chosen, z = self._split(hit, hits, rest, n_bg, larger=False)
+            self._assign(fns, chosen, z, "bank_group")
             bgs = chosen
             rest = [i for i in rest if i not in chosen]
             if n_rank:
-                act = self._activation_rounds(masks, duals, rest, bgs, row_delta)
-                for i in rest:
-                    fns[i].signature["misses_ns"] = round(act[i], 3)
-                chosen = sorted(rest, key=lambda i: act[i])[:n_rank]
-                self._assign(fns, chosen, rest, act, "rank", larger=False)
+                act = self._activation_round(masks, duals, rest, bgs, row_delta)
+                acts = self._collect(act, rest, self.s.wide_rounds)
+                chosen, z = self._split(act, acts, rest, n_rank, larger=False)
+                self._assign(fns, chosen, z, "rank")
                 rest = [i for i in rest if i not in chosen]
         elif n_rank:
-            chosen = sorted(rest, key=lambda i: -hit[i])[:n_rank]
-            self._assign(fns, chosen, rest, hit, "rank", larger=True)
+            chosen, z = self._split(hit, hits, rest, n_rank, larger=True)
+            self._assign(fns, chosen, z, "rank")
             rest = [i for i in rest if i not in chosen]
         elif n_rank is None:
             self.warnings.append("ranks and bank groups are not told apart from banks without the organisation's counts")
-        self.progress("fields", 2, 2)
+        for i, f in enumerate(fns):
+            f.signature = {"pair_ns": round(median(hits[i]), 3), "wide_ns": round(median(widths[i]), 3)}
+            if i in acts:
+                f.signature["misses_ns"] = round(median(acts[i]), 3)
+        self.progress("fields", 3, 3)
         return fns
 
-    def _activation_rounds(self, masks: list[int], duals: list[int], rest: list[int], bgs: list[int], row_delta: int) -> dict[int, float]:
-        """Per candidate f: row misses to the banks that f and the bank groups select, every
+    def _collect(self, make: Callable[[int], Measurement], idxs: Sequence[int], n: int,
+                 into: dict[int, list[float]] | None = None) -> dict[int, list[float]]:
+        """`n` more measurements from `make` per index, their times added to `into`."""
+        out = into if into is not None else {i: [] for i in idxs}
+        order = [i for i in idxs for _ in range(n)]
+        for i, t in zip(order, self._time([make(i) for i in order])):
+            out.setdefault(i, []).append(t)
+        return out
+
+    def _split(self, make: Callable[[int], Measurement], values: dict[int, list[float]], pool: list[int], n: int,
+               larger: bool) -> tuple[list[int], float]:
+        """The `n` functions of `pool` with the largest (or smallest) typical time, and the
+        margin to the others: the z-score between the nearest two across the split. Below
+        `Settings.margin` every candidate is measured twice as often, up to `max_rounds` times."""
+        if n == 0 or n >= len(pool):
+            return list(pool[:n]), math.inf
+        for attempt in range(self.s.max_rounds + 1):
+            est = {i: median(values[i]) for i in pool}
+            order = sorted(pool, key=lambda i: -est[i] if larger else est[i])
+            mine, other = order[n - 1], order[n]
+
+            def se(i: int) -> float:
+                return max(spread(values[i]), self.s.resolution_ns) / math.sqrt(len(values[i]))
+
+            z = abs(est[mine] - est[other]) / math.hypot(se(mine), se(other))
+            if z >= self.s.margin or attempt == self.s.max_rounds:
+                return order[:n], z
+            self._collect(make, pool, len(values[pool[0]]), values)
+        raise AssertionError("unreachable")
+
+    def _activation_round(self, masks: list[int], duals: list[int], rest: list[int], bgs: list[int], row_delta: int):
+        """For candidate f: row misses to the banks that f and the bank groups select, every
         other function fixed. Within one rank they wait for tFAW; across ranks they do not."""
         k = len(masks)
         b = self.space.base
-        out: dict[int, float] = {}
-        for i in rest:
-            free = [i, *bgs]
-            ms = []
-            for _ in range(self.s.wide_rounds):
-                fixed = {j: self.rng.randrange(2) for j in range(k) if j not in free}
-                firsts, seconds = [], []
-                for c in range(1 << len(free)):
-                    want = dict(fixed) | {j: c >> n & 1 for n, j in enumerate(free)}
-                    for _ in range(100):
-                        x = self._with_combo(masks, duals, want)
-                        if self.space.has(x ^ row_delta):
-                            break
-                    else:
-                        raise ProbeError("the buffer holds too few rows of the wanted banks: give the probe more memory")
-                    firsts.append(b + x)
-                    seconds.append(b + (x ^ row_delta))
-                ms.append(Measurement((tuple(firsts), tuple(seconds))))
-            out[i] = median(self._time(ms))
-        return out
 
-    def _assign(self, fns: list[Function], chosen: list[int], pool: list[int], values: Sequence[float], name: str, larger: bool) -> None:
-        others = [values[i] for i in pool if i not in chosen]
-        mine = [values[i] for i in chosen]
+        def make(i: int) -> Measurement:
+            free = [i, *bgs]
+            fixed = {j: self.rng.randrange(2) for j in range(k) if j not in free}
+            firsts, seconds = [], []
+            for c in range(1 << len(free)):
+                want = dict(fixed) | {j: c >> n & 1 for n, j in enumerate(free)}
+                for _ in range(100):
+                    x = self._with_combo(masks, duals, want)
+                    if self.space.has(x ^ row_delta):
+                        break
+                else:
+                    raise ProbeError("the buffer holds too few rows of the wanted banks: give the probe more memory")
+                firsts.append(b + x)
+                seconds.append(b + (x ^ row_delta))
+            return Measurement((tuple(firsts), tuple(seconds)))
+
+        return make
+
+    def _assign(self, fns: list[Function], chosen: list[int], z: float, name: str) -> None:
         for i in chosen:
             fns[i].field = name
-            if others:
-                gap = (min(mine) - max(others)) if larger else (min(others) - max(mine))
-                noise = max(spread(others), spread(mine), self.s.resolution_ns)
-                fns[i].margin = gap / noise if gap > 0 else gap
+            fns[i].margin = z
+        if z < self.s.margin:
+            self.problems.append(
+                f"{name}: could not tell {', '.join('^'.join(f'b{x}' for x in fns[i].bits()) for i in chosen)} from the "
+                f"other bank functions by timing (margin {z:.1f}, needs {self.s.margin:g}): too much noise"
+            )
 
     # -- 4. rows and columns -----------------------------------------------------------------
 
     def rows_and_columns(self, masks: list[int], threshold: float) -> tuple[list[int], list[int], dict[int, float]]:
+        """Per bit, pairs flipping it (and the bank-only bits that keep every function): slow
+        pairs vote row, fast ones column. A split vote is measured again with twice the pairs, at
+        most `max_rounds` times; a bit still below 80 % agreement is a problem."""
         reduced = gf2.echelon(masks)  # pivot (a function's own lowest bit) -> function
-        pairs, owner = [], []
         candidates = [k for k in range(LINE_BITS, self.cap) if k not in reduced]
         untestable = [k for k in candidates if not self.varying >> k & 1]
+        deltas = {}
         for k in candidates:
-            if k in untestable:
-                continue
             delta = 1 << k
             for p, f in reduced.items():
                 if f >> k & 1:
                     delta ^= 1 << p
-            try:
-                found = [self._partner(delta) for _ in range(self.s.pairs_per_bit)]
-            except ProbeError:
-                untestable.append(k)
-                continue
-            pairs += found
-            owner += [k] * len(found)
-        times = self._pairs(pairs, self.s.confirm_factor)
+            deltas[k] = delta
+        votes: dict[int, list[float]] = {}
+        todo = {k: self.s.pairs_per_bit for k in candidates if k not in untestable}
+        for _ in range(self.s.max_rounds + 1):
+            pairs, owner = [], []
+            for k, n in todo.items():
+                try:
+                    found = [self._partner(deltas[k]) for _ in range(n)]
+                except ProbeError:
+                    untestable.append(k)
+                    continue
+                pairs += found
+                owner += [k] * len(found)
+            for k, t in zip(owner, self._pairs(pairs, self.s.confirm_factor)):
+                votes.setdefault(k, []).append(t)
+            todo = {}
+            for k, ts in votes.items():
+                slow = sum(t > threshold for t in ts)
+                if 0 < slow < len(ts):
+                    todo[k] = len(ts)
+            if not todo:
+                break
         rows, cols, conf = [], [], {}
         self.raw["bit_flip_ns"] = {}
         for k in candidates:
@@ -461,11 +510,13 @@ class Search:
                 rows.append(k)
                 conf[k] = 0.0
                 continue
-            ts = [t for t, o in zip(times, owner) if o == k]
+            ts = votes[k]
             self.raw["bit_flip_ns"][str(k)] = [round(t, 2) for t in ts]
             slow = sum(t > threshold for t in ts)
             (rows if 2 * slow > len(ts) else cols).append(k)
             conf[k] = max(slow, len(ts) - slow) / len(ts)
+            if conf[k] < 0.8:
+                self.problems.append(f"b{k}: {slow} of {len(ts)} flips conflicted; row or column cannot be told (too much noise)")
         if untestable:
             self.warnings.append(
                 "the buffer never varies address bit(s) " + ", ".join(f"b{k}" for k in sorted(untestable))
@@ -480,7 +531,7 @@ class Search:
         masks, agree = self.functions(diffs)
         expected = self.org.bank_function_count()
         if expected is not None and len(masks) != expected:
-            self.warnings.append(
+            self.problems.append(
                 f"found {len(masks)} bank functions, the organisation has {expected} "
                 f"({self.org.channels} channels x {self.org.ranks} ranks x {self.org.bank_groups} bank groups x "
                 f"{self.org.banks_per_group} banks)"
@@ -497,7 +548,7 @@ class Search:
         column_bits = list(range(offset_bits, LINE_BITS)) + cols
         for what, n, want in (("row", len(rows), self.org.rows), ("column", len(column_bits), self.org.columns)):
             if want is not None and 1 << n != want:
-                self.warnings.append(f"found {n} {what} bits, the organisation has {want} {what}s ({int(math.log2(want))} bits)")
+                self.problems.append(f"found {n} {what} bits, the organisation has {want} {what}s ({int(math.log2(want))} bits)")
         return ProbeResult(
             capacity_bits=self.cap,
             offset_bits=offset_bits,
@@ -513,5 +564,6 @@ class Search:
             pairs_timed=self.pairs_timed,
             conflicts=len(diffs),
             warnings=self.warnings,
+            problems=self.problems,
             raw=self.raw | {"agreement": agree, "conflict_differences": [hex(d) for d in diffs]},
         )
