@@ -189,3 +189,13 @@ def test_the_machine_file_is_never_overwritten(memtint, tmp_path):
 def test_linux_preset_needs_a_template(memtint):
     code, out, err = memtint("probe", "--write-preset", "x.toml", "--no-progress")
     assert code != 0 and "--like" in err
+
+
+def test_pairs_within_a_span_see_only_the_functions_of_its_bits():
+    # i7-860 with pairs inside 2 MiB blocks: the channel and bank bits below 21 are found, the
+    # rank bits b21-b22 cannot vary, and the result says so instead of passing for a mapping.
+    timer = SimulatedTimer("i7-860")
+    r = Search(timer, Organisation.from_engine(timer.truth()["organisation"]), Settings(span_bits=21)).run()
+    assert sorted(f.bits() for f in r.functions) == [[6], [13], [14], [15]]
+    assert any("b21" in w and "untested" in w for w in r.warnings)
+    assert any("bank functions" in p for p in r.problems)

@@ -47,9 +47,11 @@ enum Kind {
     DramSim3Run,
     /// A real-time task set (rt_sim), mutated.
     RtSpec,
+    /// A mapping probe's measurements (mapping_probe), mutated.
+    ProbeSpec,
 }
 
-const KINDS: [Kind; 12] = [
+const KINDS: [Kind; 13] = [
     Kind::DramText,
     Kind::DramSim3Text,
     Kind::DramGzip,
@@ -62,6 +64,7 @@ const KINDS: [Kind; 12] = [
     Kind::MachineValue,
     Kind::DramSim3Run,
     Kind::RtSpec,
+    Kind::ProbeSpec,
 ];
 
 /// What one case ended in.
@@ -427,6 +430,24 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
 }
 
 /// A small real-time task set under one of the schedules and refresh settings.
+/// A probe's batch: pairs, row-miss pairs and a wide round, with noise, on a machine with or
+/// without nodes.
+fn probe_spec_seed(rng: &mut ChaCha8Rng) -> Value {
+    let machine = ["i7-860", "xor-bank", "ddr4-2400-xor", "tiering-2to1"][rng.gen_range(0..4)];
+    let mut line = || rng.gen_range(0..1u64 << 27) & !63;
+    let (a, b, c, d) = (line(), line(), line(), line());
+    let wide: Vec<u64> = (0..8).map(|i| (a ^ (i << 13)) & !63).collect();
+    let corunner = [0.0, 2.0][rng.gen_range(0..2)];
+    json!({
+        "machine": machine,
+        "measurements": [[[a, b]], [[a, c], [b, d]], [wide]],
+        "repetitions": rng.gen_range(1..6),
+        "warmup": rng.gen_range(0..3),
+        "seed": rng.gen_range(0..100),
+        "noise": {"jitter_ns": 5.0, "spike_rate": 0.1, "corunner_gbps": corunner},
+    })
+}
+
 fn rt_spec_seed(rng: &mut ChaCha8Rng) -> Value {
     if rng.gen_bool(0.25) {
         // Rate monotonic with coloured tasks and attackers (CAMC's test), short.
@@ -753,6 +774,16 @@ fn run_case(kind: Kind, case_seed: u64, dir: &Path) -> Outcome {
             let text = raw_tokens(&v);
             show("spec", text.as_bytes());
             memtint_engine::rt_sim::run_json(&text).map(|_| ())
+        }
+        Kind::ProbeSpec => {
+            let mut v = probe_spec_seed(&mut rng);
+            for _ in 0..rng.gen_range(1..=2) {
+                mutate_json(&mut rng, &mut v);
+            }
+            cap_lengths(&mut v);
+            let text = raw_tokens(&v);
+            show("spec", text.as_bytes());
+            memtint_engine::mapping_probe::run_json(&text).map(|_| ())
         }
         Kind::DramSim3Run => {
             let seed = dramsim3_run_seed(&mut rng);

@@ -47,6 +47,9 @@ def add_command(commands: Any) -> None:
                    help="with --simulate: another core's random reads, GB/s")
     p.add_argument("--buffer-mb", type=int, default=1024, metavar="MB", help="on Linux: the probe's buffer (default 1024)")
     p.add_argument("--hugepages", action="store_true", help="on Linux: a buffer of 2 MiB hugepages")
+    p.add_argument("--pair-span-mb", type=int, metavar="MB",
+                   help="time pairs within aligned blocks of MB MiB only (a power of two; in a VM backed by 2 MiB host "
+                   "pages, 2 with --hugepages finds the host's functions of the bits below 21)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_command)
 
@@ -93,6 +96,11 @@ def run_command(args: argparse.Namespace) -> int:
                          "and caches the found mapping is written with")
     err = Console(stderr=True)
     settings = Settings(seed=args.seed)
+    if args.pair_span_mb is not None:
+        mb = args.pair_span_mb
+        if mb < 1 or mb & (mb - 1):
+            raise SystemExit(f"memtint probe: --pair-span-mb {mb}: must be a power of two")
+        settings.span_bits = 20 + mb.bit_length() - 1
     results: list[tuple[int, Any, Any, dict | None]] = []  # (node, result, organisation, truth)
     started = time.monotonic()
     if args.simulate:
@@ -137,6 +145,13 @@ def run_command(args: argparse.Namespace) -> int:
         source = f"this machine ({os.uname().nodename}), buffer {args.buffer_mb} MiB"
     elapsed = time.monotonic() - started
     if any(r is None for _, r, _, _ in results):
+        if args.json:
+            text = json.dumps({"kind": "probe", "source": source, "seconds": round(elapsed, 2), "failed": failures},
+                              indent=2) + "\n"
+            if args.json == "-":
+                sys.stdout.write(text)
+            else:
+                write_text("--json", args.json, text)
         return 1
     exact = _print(results, source, elapsed)
     summary = _summary(results, source, elapsed)
@@ -173,11 +188,18 @@ def _search(search_cls, timer, org, settings, err, args, label: str):
                 tasks[name] = progress.add_task(name, total=total)
             progress.update(tasks[name], completed=done, total=total)
 
+        search = search_cls(timer, org, settings, progress=update)
         try:
-            return search_cls(timer, org, settings, progress=update).run()
+            return search.run()
         except ProbeError as e:
             err.print(f"memtint probe: {e}")
+            # What was measured before the search gave up, for --json.
+            failures.append({"label": label, "error": str(e), "measurements": timer.measurements,
+                             "pairs_timed": search.pairs_timed, "raw": search.raw})
             return None
+
+
+failures: list[dict] = []
 
 
 def _truth_fields(truth: dict) -> dict[str, list]:
