@@ -4,7 +4,7 @@ import inspect
 import os
 
 import memtint
-from memtint import api, capture, linux, workloads
+from memtint import api, capture, linux, probe, workloads
 
 SECTIONS = [
     ("DRAM-level runs", [("memtint.run_dram", memtint.run_dram), ("memtint.generate", memtint.generate),
@@ -28,6 +28,7 @@ SECTIONS = [
         ("memtint.linux.run_mix", linux.run_mix), ("memtint.linux.colour_layout", linux.colour_layout),
         ("memtint.linux.policy_partition", linux.policy_partition),
         ("memtint.linux.library_path", linux.library_path)]),
+    ("Finding the DRAM address mapping (docs/probe.md)", [("memtint.probe.simulate", probe.simulate)]),
 ]
 
 HEADER = """# Python API reference

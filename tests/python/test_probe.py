@@ -199,3 +199,12 @@ def test_pairs_within_a_span_see_only_the_functions_of_its_bits():
     assert sorted(f.bits() for f in r.functions) == [[6], [13], [14], [15]]
     assert any("b21" in w and "untested" in w for w in r.warnings)
     assert any("bank functions" in p for p in r.problems)
+
+
+def test_the_python_api_runs_the_search_and_checks_it():
+    import memtint.probe
+
+    r = memtint.probe.simulate("opteron-6128-node", seed=3)
+    assert r["exact"] and r["fields"]["rank"] == [7] and r["measurements"] > 0
+    with pytest.raises(ProbeError):
+        memtint.probe.simulate("i7-860", jitter_ns=80, max_pairs=5_000)

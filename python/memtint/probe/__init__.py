@@ -1,0 +1,35 @@
+"""Finding a machine's DRAM address mapping by timing (`memtint probe`, docs/probe.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def simulate(machine: str, *, node: int = 0, jitter_ns: float = 0.0, spike_rate: float = 0.0,
+             corunner_gbps: float = 0.0, seed: int = 1, **settings: Any) -> dict[str, Any]:
+    """Run the mapping search in the simulator on `machine` (a preset or machine TOML) and its
+    memory node `node`, with optional noise; the organisation's counts are the machine's.
+
+    Returns ``{"fields", "true_fields", "exact", "functions", "problems", "warnings",
+    "measurements", "result"}``: `fields` in the mapping file's `[fields]` form, `exact` whether
+    they are the machine's, `result` the `memtint.probe.search.ProbeResult`. Raises
+    `memtint.probe.search.ProbeError` when the search refuses (the signal too weak).
+    Keyword `settings` are `memtint.probe.search.Settings` fields."""
+    from memtint.probe.search import Organisation, Search, Settings
+    from memtint.probe.simulated import Noise, SimulatedTimer
+
+    timer = SimulatedTimer(machine, node=node, noise=Noise(jitter_ns, spike_rate, corunner_gbps), seed=seed)
+    org = Organisation.from_engine(timer.truth()["organisation"])
+    result = Search(timer, org, Settings(seed=seed, **settings)).run()
+    truth = {k: [b[0] if len(b) == 1 else b for b in v] for k, v in timer.truth()["fields"].items()}
+    return {
+        "fields": result.fields(),
+        "true_fields": truth,
+        "exact": result.fields() == truth and not result.problems,
+        "functions": [{"bits": f.bits(), "field": f.field, "consistency": f.consistency, "margin": f.margin}
+                      for f in result.functions],
+        "problems": result.problems,
+        "warnings": result.warnings,
+        "measurements": result.measurements,
+        "result": result,
+    }
