@@ -148,11 +148,12 @@ def test_a_multi_node_machine_gets_a_mapping_per_node(memtint, tmp_path):
 
 
 def test_heavy_noise_refuses_instead_of_writing_a_wrong_preset(memtint, tmp_path):
-    code, out, err = memtint("probe", "--simulate", "i7-860", "--corunner-gbps", "8", "--write-preset", "p.toml",
+    # Interrupts in nearly half the rounds: docs/probe.md's noise study refuses every run there.
+    code, out, err = memtint("probe", "--simulate", "i7-860", "--spike-rate", "0.45", "--write-preset", "p.toml",
                              "--no-progress")
     assert code == 1
     assert not (tmp_path / "p.toml").exists() and not (tmp_path / "p.mapping.toml").exists()
-    assert "no preset written" in err or "too weak" in err
+    assert "no preset written" in err or "not row conflicts" in err or "too weak" in err
 
 
 @pytest.mark.parametrize(

@@ -126,7 +126,8 @@ pub struct NodeConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller: Option<ControllerConfig>,
     /// Bandwidth the placement policies weigh the node by, GB/s (as HMAT reports it); default
-    /// its peak: channels x burst bytes per column-command interval, max(tBL, tCCD_S).
+    /// its peak: channels x burst bytes per column-command interval, max(tBL, tCCD_S, a throttle's
+    /// window / its commands).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth_gbps: Option<f64>,
 }
@@ -388,7 +389,13 @@ impl MemoryConfig {
 
     /// The peak bandwidth of this memory, GB/s: a burst per column-command interval per channel.
     pub fn peak_gbps(&self) -> f64 {
-        let interval = self.timing.tBL.max(self.timing.tCCD_S) as f64 * self.timing.tCK_ns;
+        let t = &self.timing;
+        let mut cycles = t.tBL.max(t.tCCD_S) as f64;
+        if t.col_window > 0 {
+            // A throttle's average: its commands spread over its window.
+            cycles = cycles.max(t.col_window as f64 / t.col_window_commands as f64);
+        }
+        let interval = cycles * t.tCK_ns;
         self.org.channels as f64 * self.org.burst_bytes() as f64 / interval
     }
 

@@ -112,6 +112,36 @@ fn activations_never_exceed_four_per_tfaw_window() {
     }
 }
 
+/// A throttled device (a column-command window, configs/devices/ddr4-2400-throttled-*): a stream
+/// gets the throttle's share of the data bus, never more than its commands in any window, and
+/// the window binds; a lone read costs what it costs on the unthrottled device.
+#[test]
+fn a_column_window_caps_a_stream_at_its_share_and_leaves_a_lone_read_alone() {
+    for (k, device) in [(2.0, "ddr4-2400-throttled-2x"), (10.0, "ddr4-2400-throttled-10x")] {
+        let cfg = machine("ddr4-2400", json!({"dram": {"device": device}}));
+        let t = &cfg.timing;
+        let (n, window) = (t.col_window_commands as usize, t.col_window);
+        let w = generated(GeneratorKind::Stream, 40_000, 1);
+        let opts = DramSimOptions { keep_commands: true, check: true, ..DramSimOptions::new(64) };
+        let (mem, totals) = run(&cfg, &w, opts);
+        assert_eq!(totals.violations, 0, "{device}");
+        let s = memtint_engine::dram_sim::report::report(&cfg, &mem, &totals, opts);
+        let frac = s["bandwidth_gbps"]["total"].as_f64().unwrap() / (19.2 / k);
+        assert!((0.9..=1.01).contains(&frac), "{device}: a stream at {:.2} of its share", frac);
+        let cols: Vec<u64> = totals.commands.iter().filter(|c| c.command.is_column()).map(|c| c.cycle).collect();
+        let mut tight = 0;
+        for w in cols.windows(n + 1) {
+            assert!(w[n] - w[0] >= window, "{device}: {} column commands within {} cycles", n + 1, w[n] - w[0]);
+            tight += (w[n] - w[0] == window) as u32;
+        }
+        assert!(tight > 0, "{device}: the window never binds, the test proves nothing");
+        let quiet = machine("ddr4-2400", json!({"dram": {"device": device}, "controller": {"refresh": "none"}}));
+        let (mem, _) = run_requests(&quiet, vec![read(0x4000)], DramSimOptions::new(1));
+        let expected = quiet.controller.frontend_latency + t.tRCD + t.CL + t.tBL;
+        assert_eq!(mem.channels()[0].stats().read_latency.max(), expected, "{device}: a lone read");
+    }
+}
+
 /// A saturating stream on one rank loses tRFC / tREFI of its bandwidth to refresh, plus the
 /// re-activation after each refresh (tRP + tRCD per tREFI): within one percentage point.
 #[test]

@@ -131,6 +131,9 @@ struct RankState {
 #[derive(Clone, Debug, Default)]
 struct ChannelState {
     last: Option<CommandRecord>,
+    /// With a column-command throttle: the channel's last `column_window_commands` column
+    /// commands, oldest first.
+    cols: VecDeque<CommandRecord>,
     /// Latest read and write bursts on the data bus (their commands).
     rd: Option<CommandRecord>,
     wr: Option<CommandRecord>,
@@ -675,6 +678,14 @@ impl TimingChecker {
         let start = rec.cycle + latency(rec.command);
         let end = start + r.burst;
         let ch = &mut self.chans[rec.addr.channel as usize];
+        // A throttle's window: the column command as many back as the window holds.
+        if r.column_window_commands > 0 {
+            if ch.cols.len() == r.column_window_commands as usize {
+                let oldest = ch.cols.pop_front().expect("a full window");
+                need(out, names::COLUMN_WINDOW, &oldest, rec, r.column_window);
+            }
+            ch.cols.push_back(*rec);
+        }
         for prev in [ch.rd, ch.wr].into_iter().flatten() {
             let prev_latency = latency(prev.command);
             let prev_start = prev.cycle + prev_latency;

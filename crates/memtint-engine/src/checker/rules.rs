@@ -17,6 +17,7 @@ pub mod names {
     pub const TRRD_S: &str = "tRRD_S";
     pub const TRRD_L: &str = "tRRD_L";
     pub const TFAW: &str = "tFAW";
+    pub const COLUMN_WINDOW: &str = "column window";
     pub const TCCD: &str = "tCCD";
     pub const TCCD_S: &str = "tCCD_S";
     pub const TCCD_L: &str = "tCCD_L";
@@ -84,6 +85,10 @@ pub struct Rules {
     pub act_to_act_other_group: u64,
     /// Four-activate window (tFAW): a 5th ACT >= the 4th-previous ACT + tFAW.
     pub four_act_window: u64,
+    /// A throttle (0 commands: none): a channel's column command >= the one
+    /// `column_window_commands` before it + `column_window`.
+    pub column_window: u64,
+    pub column_window_commands: u64,
     /// RD -> RD and WR -> WR, same bank group (tCCD_L).
     pub col_to_col_same_group: u64,
     /// RD -> RD and WR -> WR, other bank group (tCCD_S).
@@ -152,6 +157,8 @@ impl Rules {
             act_to_act_same_group: t.tRRD_L,
             act_to_act_other_group: t.tRRD_S,
             four_act_window: t.tFAW,
+            column_window: t.col_window,
+            column_window_commands: t.col_window_commands,
             col_to_col_same_group: t.tCCD_L,
             col_to_col_other_group: t.tCCD_S,
             write_to_read_same_group: CWL + BL + t.tWTR_L,
@@ -194,6 +201,7 @@ impl Rules {
             (self.name_rrd_same, "ACT->ACT same rank, same bank group: tRRD_L", self.act_to_act_same_group),
             (self.name_rrd_other, "ACT->ACT same rank, other bank group: tRRD_S", self.act_to_act_other_group),
             (names::TFAW, "5th ACT of a rank >= 4th-previous ACT + tFAW", self.four_act_window),
+            (names::COLUMN_WINDOW, "throttle: a channel's column command >= the n-th previous + the window", self.column_window),
             (self.name_ccd_same, "RD->RD, WR->WR same rank, same bank group: tCCD_L", self.col_to_col_same_group),
             (self.name_ccd_other, "RD->RD, WR->WR same rank, other bank group: tCCD_S", self.col_to_col_other_group),
             (self.name_wtr_same, "WR->RD same rank, same bank group: CWL + tBL + tWTR_L", self.write_to_read_same_group),

@@ -1173,3 +1173,22 @@ fn per_bank_obligation_counts_a_refsb_for_every_bank_group() {
     assert_eq!(found.len(), 8, "{}", list(&found));
     assert!(found.iter().all(|v| v.constraint == names::TREFI));
 }
+
+/// A throttle's column window: the (n+1)-th column command of a channel exactly a window after
+/// the first is legal, a cycle earlier is one violation naming both.
+#[test]
+fn a_column_window_binds_the_command_its_commands_back() {
+    let mut d = ddr4();
+    d.t.col_window = 200;
+    d.t.col_window_commands = 4;
+    let mut s = vec![act(0, 0, 0, 0, 1), act(d.t.tRRD_L, 0, 1, 0, 1)];
+    let first = d.t.tRRD_L + d.t.tRCD;
+    // Four reads alternating two bank groups, tCCD_L apart, then one a window after the first.
+    for i in 0..4u64 {
+        s.push(rd(first + i * d.t.tCCD_L, 0, (i % 2) as u32, 0, 1));
+    }
+    s.push(rd(first + d.t.col_window, 0, 0, 0, 1));
+    assert_legal(&d, &s);
+    s[6].cycle -= 1;
+    assert_one(&d, &s, "column window", 2, 6, d.t.col_window, d.t.col_window - 1);
+}

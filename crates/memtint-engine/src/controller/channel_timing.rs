@@ -108,6 +108,10 @@ pub struct ChannelTiming {
     /// Per rank, the cycles (ACT + tFAW) of its last four ACTs, as a ring.
     faw: Vec<[Cycle; 4]>,
     faw_pos: Vec<usize>,
+    /// With a column-command throttle (`TimingTable::col_window`): the channel's last column
+    /// commands' cycles + the window, as a ring.
+    col_ring: Vec<Cycle>,
+    col_pos: usize,
     groups_per_rank: usize,
     banks_per_group: usize,
     /// Bank groups of the channel.
@@ -164,6 +168,7 @@ impl ChannelTiming {
     pub fn new(table: TimingTable, c: Constraints, ranks: u32, groups_per_rank: u32, banks_per_rank: u32) -> Self {
         let (ranks, gpr) = (ranks as usize, groups_per_rank as usize);
         let rank0 = SHARED_KINDS * ranks * gpr;
+        let col_ring = vec![0; table.col_window.map_or(0, |(n, _)| n)];
         ChannelTiming {
             programs: Command::ALL
                 .iter()
@@ -179,6 +184,8 @@ impl ChannelTiming {
             cmd_bus: 0,
             faw: vec![[0; 4]; ranks],
             faw_pos: vec![0; ranks],
+            col_ring,
+            col_pos: 0,
             groups_per_rank: groups_per_rank as usize,
             banks_per_group: (banks_per_rank / groups_per_rank.max(1)) as usize,
             groups: ranks * gpr,
@@ -292,6 +299,22 @@ impl ChannelTiming {
                 self.faw_pos[r] = pos;
                 // The window's new oldest ACT (ACTs issue in time order, so this only rises).
                 self.raise_rank_shared(r, KIND_ACT, self.faw[r][pos]);
+            }
+        }
+        if let (Some((n, window)), true) = (self.table.col_window, cmd.is_column()) {
+            self.col_ring[self.col_pos] = now + window;
+            self.col_pos = (self.col_pos + 1) % n;
+            // The window's new oldest column command holds every rank's and group's RD and WR.
+            let t = self.col_ring[self.col_pos];
+            for r in 0..self.groups / self.groups_per_rank.max(1) {
+                for i in [RD, WR] {
+                    raise(&mut self.flat[self.rank0 + r * Command::COUNT + i], t);
+                }
+            }
+            for k in [KIND_RD, KIND_WR] {
+                for entry in &mut self.flat[k * self.groups..(k + 1) * self.groups] {
+                    raise(entry, t);
+                }
             }
         }
         if cmd.auto_precharges() {

@@ -78,6 +78,11 @@ struct RawTiming {
     tPBR2PBR: Option<u64>,
     /// DDR5: REFSB to ACT or REFSB of other banks of a rank.
     tREFSBRD: Option<u64>,
+    /// A throttle, not a JEDEC rule: at most `column_window_commands` column commands per
+    /// channel in any `column_window` cycles (a memory controller's bandwidth throttling, as
+    /// Quartz uses to emulate a slow tier).
+    column_window: Option<u64>,
+    column_window_commands: Option<u64>,
 }
 
 fn pair(name: &str, both: Option<u64>, s: Option<u64>, l: Option<u64>) -> Result<(u64, u64)> {
@@ -125,6 +130,8 @@ impl RawTiming {
             ("tWTR_L", self.tWTR_L),
             ("tPBR2PBR", self.tPBR2PBR),
             ("tREFSBRD", self.tREFSBRD),
+            ("column_window", self.column_window),
+            ("column_window_commands", self.column_window_commands),
         ];
         out.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v, 1))));
         out
@@ -264,6 +271,17 @@ impl DeviceSpec {
         let (tCCD_S, tCCD_L) = pair("tCCD", t.tCCD, t.tCCD_S, t.tCCD_L)?;
         let (tRRD_S, tRRD_L) = pair("tRRD", t.tRRD, t.tRRD_S, t.tRRD_L)?;
         let (tWTR_S, tWTR_L) = pair("tWTR", t.tWTR, t.tWTR_S, t.tWTR_L)?;
+        let (col_window, col_window_commands) = match (t.column_window, t.column_window_commands) {
+            (None, None) => (0, 0),
+            (Some(w), Some(n)) if w >= n * t.tBL => (w, n),
+            (Some(w), Some(n)) => {
+                return Err(Error::config(
+                    "timing.column_window",
+                    format!("{w} cycles cannot hold {n} column commands of tBL = {} cycles each: give at least {}", t.tBL, n * t.tBL),
+                ))
+            }
+            _ => return Err(Error::config("timing.column_window", "give both column_window and column_window_commands, or neither")),
+        };
         #[allow(non_snake_case)]
         Ok(TimingParams {
             tCK_ns: t.tCK_ns,
@@ -290,6 +308,8 @@ impl DeviceSpec {
             tPBR2PBR: t.tPBR2PBR.unwrap_or(0),
             tRFCsb: 0,
             tREFSBRD: t.tREFSBRD.unwrap_or(0),
+            col_window,
+            col_window_commands,
         })
     }
 

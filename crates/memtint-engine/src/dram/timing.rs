@@ -53,6 +53,12 @@ pub struct TimingParams {
     /// Same-bank refresh: REFSB to ACT or REFSB of other banks of the rank (0 without REFSB).
     #[serde(default)]
     pub tREFSBRD: u64,
+    /// A bandwidth throttle (0: none): at most `col_window_commands` column commands per channel
+    /// in any window of `col_window` cycles.
+    #[serde(default)]
+    pub col_window: u64,
+    #[serde(default)]
+    pub col_window_commands: u64,
 }
 
 impl TimingParams {

@@ -167,6 +167,8 @@ pub struct TimingTable {
     effects: [Vec<Effect>; Command::COUNT],
     /// (window, latency) of a windowed rule on ACT (tFAW), if any.
     pub act_window: Option<(usize, u64)>,
+    /// (commands, window) of a channel's column-command throttle (`TimingParams::col_window`).
+    pub col_window: Option<(usize, u64)>,
 }
 
 impl TimingTable {
@@ -194,7 +196,8 @@ impl TimingTable {
         for list in &mut effects {
             list.sort_by_key(|e| (e.scope, e.following));
         }
-        let table = TimingTable { effects, act_window };
+        let col_window = (t.col_window > 0).then_some((t.col_window_commands as usize, t.col_window));
+        let table = TimingTable { effects, act_window, col_window };
         for (a, b) in [(Rd, Rda), (Wr, Wra)] {
             assert_eq!(table.after(a), table.after(b), "{a} and {b} must have the same rules");
         }
@@ -206,7 +209,7 @@ impl TimingTable {
         let shape = |t: &TimingTable| {
             let effects: Vec<Vec<(Scope, Command)>> =
                 t.effects.iter().map(|l| l.iter().map(|e| (e.scope, e.following)).collect()).collect();
-            (effects, t.act_window.map(|(w, _)| w))
+            (effects, t.act_window.map(|(w, _)| w), t.col_window.map(|(n, _)| n))
         };
         shape(self) == shape(other)
     }
