@@ -397,3 +397,37 @@ fn a_malformed_trace_line_behind_a_full_loop_is_an_error_naming_file_and_line() 
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A throttled device (a column-command window): the lanes keep the window as the general
+/// controller does, command for command, with reads and writes, one rank and two.
+#[test]
+fn lanes_keep_a_throttles_column_window_as_the_general_controller_does() {
+    for device in ["ddr4-2400-throttled-2x", "ddr4-2400-throttled-10x"] {
+        for ranks in [1u32, 2] {
+            for (kind, read_fraction) in [(GeneratorKind::Stream, 1.0), (GeneratorKind::Random, 0.7), (GeneratorKind::Mix, 0.5)] {
+                let run_with = |implementation: &str| {
+                    let m = MachineConfig::load("ddr4-2400")
+                        .unwrap()
+                        .with_overrides(
+                            &json!({"dram": {"device": device, "ranks": ranks}, "controller": {"implementation": implementation}}),
+                        )
+                        .unwrap();
+                    let cfg = MemoryConfig::resolve(&m).unwrap();
+                    let mut g = GeneratorSpec::new(kind, 6_000);
+                    g.read_fraction = Some(read_fraction);
+                    let opts = DramSimOptions { keep_commands: true, check: true, ..DramSimOptions::new(48) };
+                    let (mem, totals) = run(&cfg, &WorkloadSpec::Generate(g), opts);
+                    assert_eq!(totals.violations, 0, "{device} {ranks} {kind:?} {implementation}");
+                    assert_eq!(mem.channels()[0].implementation().name(), implementation);
+                    totals.commands
+                };
+                let (general, lanes) = (run_with("general"), run_with("lanes"));
+                assert!(
+                    first_difference(&general, &lanes).is_none(),
+                    "{device}, {ranks} ranks, {kind:?}: {}",
+                    first_difference(&general, &lanes).unwrap()
+                );
+            }
+        }
+    }
+}

@@ -110,9 +110,6 @@ pub fn unsupported(standard: Standard, org: &Organisation, timing: &TimingParams
     if !TimingTable::build(standard.timing_rules(), timing).same_rules_as(&TimingTable::build(DDR_RULES, timing)) {
         return Some(format!("{}'s timing rules (the lane controller implements DDR3's and DDR4's)", standard.name()));
     }
-    if timing.col_window > 0 {
-        return Some("a column-command window (a throttled device; it runs on the general controller)".to_string());
-    }
     if refresh::state(cfg, org, timing).is_ok_and(|s| s.per_bank()) {
         return Some(format!("refresh manager \"{}\" (per-bank refresh runs on the general controller)", cfg.refresh));
     }

@@ -41,6 +41,10 @@ pub struct LaneTiming {
     /// Per rank, ACT + tFAW of its last four ACTs, as a ring.
     faw: [[Cycle; 4]; MAX_RANKS],
     faw_pos: [usize; MAX_RANKS],
+    /// With a column-command throttle (`Constraints::col_window`): the channel's last column
+    /// commands' cycles + the window, as a ring (empty without one).
+    col_ring: Vec<Cycle>,
+    col_pos: usize,
     /// One command per cycle.
     pub bus: Cycle,
     ranks: usize,
@@ -52,8 +56,11 @@ impl LaneTiming {
     pub fn new(c: Constraints, ranks: u32, groups_per_rank: u32, banks: usize) -> Self {
         let (ranks, gpr) = (ranks as usize, groups_per_rank as usize);
         assert!(banks <= MAX_BANKS && ranks <= MAX_RANKS && ranks * gpr <= MAX_BANKS, "checked by lane_controller::unsupported");
+        let col_ring = vec![0; c.col_window_commands as usize];
         LaneTiming {
             c,
+            col_ring,
+            col_pos: 0,
             bank_act: [0; MAX_BANKS],
             bank_col: [0; MAX_BANKS],
             bank_pre: [0; MAX_BANKS],
@@ -191,6 +198,19 @@ impl LaneTiming {
         self.raise_shared::<Dynamic>(Some(&mut *lanes), base, K_PRE, g, r, t, t, None);
     }
 
+    /// A column command at `now` enters the throttle's ring; the cycle its window's new oldest
+    /// command lets the next one issue (0 without a throttle).
+    #[inline(always)]
+    fn column_window(&mut self, now: Cycle) -> Cycle {
+        let n = self.col_ring.len();
+        if n == 0 {
+            return 0;
+        }
+        self.col_ring[self.col_pos] = now + self.c.col_window;
+        self.col_pos = (self.col_pos + 1) % n;
+        self.col_ring[self.col_pos]
+    }
+
     /// RD (RDA with `auto_act`: the bank's latest ACT).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
@@ -217,6 +237,8 @@ impl LaneTiming {
         }
         let (l, s, o) = (now + c.rd_to_rd_l.max(c.rd_to_rd_s), now + c.rd_to_rd_s, now + c.rd_to_rd_rank);
         let (t, o2) = (now + c.rd_to_wr, now + c.rd_to_wr_rank);
+        let w = self.column_window(now);
+        let (l, s, o, t, o2) = (l.max(w), s.max(w), o.max(w), t.max(w), o2.max(w));
         let lanes_rd = (col_kind == K_RD).then_some(&mut *lanes);
         self.raise_shared::<S>(lanes_rd, base, K_RD, g, r, l, s, Some(o));
         let lanes_wr = (col_kind == K_WR).then_some(&mut *lanes);
@@ -249,6 +271,8 @@ impl LaneTiming {
         }
         let (l, s, o) = (now + c.wr_to_wr_l.max(c.wr_to_wr_s), now + c.wr_to_wr_s, now + c.wr_to_wr_rank);
         let (l2, s2, o2) = (now + c.wr_to_rd_s.max(c.wr_to_rd_l), now + c.wr_to_rd_s, now + c.wr_to_rd_rank);
+        let w = self.column_window(now);
+        let (l, s, o, l2, s2, o2) = (l.max(w), s.max(w), o.max(w), l2.max(w), s2.max(w), o2.max(w));
         let lanes_wr = (col_kind == K_WR).then_some(&mut *lanes);
         self.raise_shared::<S>(lanes_wr, base, K_WR, g, r, l, s, Some(o));
         let lanes_rd = (col_kind == K_RD).then_some(&mut *lanes);

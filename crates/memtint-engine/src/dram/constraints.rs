@@ -38,6 +38,10 @@ pub struct Constraints {
     pub read_data_end: u64,  // CL + tBL: RD issue to last data beat
     pub write_data_end: u64, // CWL + tBL
     pub burst: u64,          // tBL: data-bus cycles of one burst
+    // A throttle: at most `col_window_commands` column commands per channel in `col_window`
+    // cycles (0 commands: none).
+    pub col_window: u64,
+    pub col_window_commands: u64,
 }
 
 impl Constraints {
@@ -76,6 +80,8 @@ impl Constraints {
             read_data_end: t.CL + t.tBL,
             write_data_end: t.CWL + t.tBL,
             burst: t.tBL,
+            col_window: table.col_window.map_or(0, |(_, w)| w),
+            col_window_commands: table.col_window.map_or(0, |(n, _)| n as u64),
         }
     }
 
