@@ -89,9 +89,39 @@ fn hvr_runs_over_the_hvr_space_only() {
     let e = memtint_engine::multicore::run_sim_json(&spec.to_string()).expect_err("refused").to_string();
     assert!(e.contains("os.dynamic") && e.contains("hvr"), "{e}");
     let spec = json!({"machine": "i7-860", "instructions": 1000, "programs": ["light"],
-                      "os": {"policy": "hvr", "dynamic": "hvr-online", "hvr-online": {"llct_share": 0.0}}});
+                      "os": {"policy": "hvr", "dynamic": "hvr-online", "hvr-online": {"rules": "no-such-rules.toml"}}});
     let e = memtint_engine::multicore::run_sim_json(&spec.to_string()).expect_err("refused").to_string();
-    assert!(e.contains("llct_share"), "{e}");
+    assert!(e.contains("os.hvr-online.rules") && e.contains("no-such-rules.toml"), "{e}");
+}
+
+/// Mined rules decide instead of the paper's: a file that always picks cache-only runs with
+/// cache-only's partition; one picking a policy outside HVR's space is refused naming it.
+#[test]
+fn hvr_online_decides_by_a_rules_file() {
+    let dir = std::env::temp_dir().join(format!("memtint-hvr-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let always = file("always.toml", "default = \"cache-only\"\n[[partition]]\nwhen = { programs = \">=1\" }\npolicy = \"cache-only\"\n");
+    let run = |rules: &str| {
+        let spec = json!({"machine": "i7-860", "instructions": 3_000_000, "programs": ["stream", "light"],
+                          "os": {"policy": "hvr", "dynamic": "hvr-online", "hvr-online": {"rules": rules, "epoch_ns": 600_000.0}}});
+        memtint_engine::multicore::run_sim_json(&spec.to_string())
+    };
+    let out: serde_json::Value = serde_json::from_str(&run(&always).unwrap()).unwrap();
+    let adjustments = out["dynamic"]["adjustments"].as_array().expect("adjustments");
+    assert!(!adjustments.is_empty(), "the rules never decided");
+    // Cache-only's three C-bits, no coalescing: two programs, half of the 128 colours each, apart
+    // (the paper's rules would give the thrasher an eighth, A-VP's).
+    let s = sets(adjustments.last().unwrap());
+    assert!(s[0].len() == 64 && s[1].len() == 64 && s[0].iter().all(|c| !s[1].contains(c)), "{s:?}");
+    let outside = file("outside.toml", "default = \"buddy\"\n[[partition]]\nwhen = {}\npolicy = \"a-vp\"\n");
+    let e = run(&outside).unwrap_err().to_string();
+    assert!(e.contains("os.hvr-online.rules") && e.contains("\"buddy\""), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The paper's lazy migration (`recolour = true` with `[os.recolour] mode = "lazy"`): resident

@@ -36,6 +36,9 @@ fn by_hand(t: &TimingParams) -> Constraints {
         read_data_end: t.CL + t.tBL,
         write_data_end: t.CWL + t.tBL,
         burst: t.tBL,
+        // A throttle, not a rule: the device's own window, as given.
+        col_window: t.col_window,
+        col_window_commands: t.col_window_commands,
     }
 }
 

@@ -27,10 +27,10 @@
 //! reported. Features average the last three windows (the paper's AVG).
 
 use super::hot_pages::WindowFeatures;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// An HVR class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LlcClass {
     #[serde(rename = "CCF")]
     Ccf,

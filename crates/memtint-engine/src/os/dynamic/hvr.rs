@@ -15,9 +15,10 @@
 //! OS's default, every page at the epoch, moves a whole mix's pages at once, which in runs of
 //! milliseconds stalls the programs past the watchdog; so `recolour` is off by default.
 //!
-//! The decision (R1-R6; `configs/rules/hvr-paper.toml` is the same tree for `memtint advise`):
-//! any LLCT with others → A-VP (up to 4 running programs) or C-VP (more), LLCT programs in one
-//! quota of `llct_share` of the colours (R6), LLCH and LLCM in one (R5), CCF in one (R6);
+//! The decision is a rules file's (`hvr_rules.rs`; `rules = "paper"`, the default, is
+//! `configs/rules/hvr-paper.toml`, the file `memtint advise` reads; `memtint mine-rules` writes
+//! others): any LLCT with others → A-VP (up to 4 running programs) or C-VP (more), LLCT programs
+//! in one quota of an eighth of the colours (R6), LLCH and LLCM in one (R5), CCF in one (R6);
 //! LLCH and no LLCT → Bank-Only, each program its banks; LLCM only → A-VP (4) / B-VP (more)
 //! with R5/R6; otherwise Bank-Only. A process not running (not arrived, or gone) or not yet
 //! classified (no complete sampling window) keeps a share with the first group.
@@ -29,8 +30,9 @@
 //! threshold alternates), and following each would re-partition, and with `recolour` move
 //! pages, every epoch.
 
+use super::hvr_rules::HvrRules;
 use super::{DynamicInfo, DynamicPolicy, EpochView, Repartition};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::os::colour::ColourBits;
 use crate::os::llc_class::LlcClass;
 use crate::os::placement::{HVR_SPACE, NAMED_VERTICAL};
@@ -44,12 +46,18 @@ pub const INFO: DynamicInfo = DynamicInfo {
     works_with: &["hvr"],
     params: ParamSchema::of::<HvrParams>(&[]),
     build: |v| {
-        Ok(Box::new(Hvr {
-            params: v.params.get("os", INFO.name, &[])?,
-            layout: VerticalLayout::of(v.colour_bits)?,
-            held: Vec::new(),
-            seen: Vec::new(),
-        }))
+        let params: HvrParams = v.params.get("os", INFO.name, &[])?;
+        let layout = VerticalLayout::of(v.colour_bits)?;
+        let rules = HvrRules::load(&params.rules).map_err(|e| Error::config("os.hvr-online.rules", e.to_string()))?;
+        // Every policy the rules can pick must be a colour set of the `hvr` space.
+        if let Some(p) = rules.online_policies().into_iter().find(|p| !layout.policies.iter().any(|(n, _)| n == p)) {
+            let known: Vec<&str> = layout.policies.iter().map(|(n, _)| *n).collect();
+            return Err(Error::config(
+                "os.hvr-online.rules",
+                format!("{}: policy \"{p}\" is not one HVR online can move between; it picks from {}", params.rules, known.join(", ")),
+            ));
+        }
+        Ok(Box::new(Hvr { params, layout, rules, held: Vec::new(), seen: Vec::new() }))
     },
 };
 
@@ -59,8 +67,9 @@ pub const INFO: DynamicInfo = DynamicInfo {
 pub struct HvrParams {
     /// Time between decisions, ns (default 1 ms: the paper's 3 s windows, several per decision).
     pub epoch_ns: f64,
-    /// The thrashers' coalesced quota, a share of the partition's colours (R6: an eighth).
-    pub llct_share: f64,
+    /// The rules deciding each epoch: "paper" (`configs/rules/hvr-paper.toml`) or a rules file's
+    /// path (`memtint mine-rules` writes them).
+    pub rules: String,
     /// Copy resident pages into their process's new colours at each change (default false:
     /// the quotas apply to pages placed from then on, as an allocator's colour lists do).
     pub recolour: bool,
@@ -70,7 +79,7 @@ pub struct HvrParams {
 
 impl Default for HvrParams {
     fn default() -> Self {
-        HvrParams { epoch_ns: 1_000_000.0, llct_share: 0.125, recolour: false, stable_epochs: 3 }
+        HvrParams { epoch_ns: 1_000_000.0, rules: "paper".into(), recolour: false, stable_epochs: 3 }
     }
 }
 
@@ -78,9 +87,6 @@ impl Params for HvrParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if !(self.epoch_ns.is_finite() && self.epoch_ns >= 1000.0) {
             return Err(("epoch_ns", format!("must be at least 1000 ns, got {}", self.epoch_ns)));
-        }
-        if !(self.llct_share > 0.0 && self.llct_share <= 1.0) {
-            return Err(("llct_share", format!("must be above 0 and at most 1, got {}", self.llct_share)));
         }
         if self.stable_epochs == 0 {
             return Err(("stable_epochs", "must be at least 1 (1: every epoch's class is used)".into()));
@@ -127,6 +133,7 @@ impl VerticalLayout {
 struct Hvr {
     params: HvrParams,
     layout: VerticalLayout,
+    rules: HvrRules,
     /// Per process: the class decisions use (`None`: not running or not classified).
     held: Vec<Option<LlcClass>>,
     /// Per process: a class other than the one held, and the epochs in a row it was measured.
@@ -155,39 +162,6 @@ impl Hvr {
                 }
             }
         }
-    }
-}
-
-/// The decision for the running processes' classes: the policy and its groups (process
-/// indices into `classes`), each group with its share of the colours (`None`: an even share).
-pub fn decide(classes: &[LlcClass], llct_share: f64) -> (&'static str, Vec<(Vec<usize>, Option<f64>)>) {
-    let n = classes.len();
-    let has = |c: LlcClass| classes.contains(&c);
-    let of = |cs: &[LlcClass]| (0..n).filter(|&i| cs.contains(&classes[i])).collect::<Vec<_>>();
-    let coalesced = |llct: bool| {
-        let mut groups = Vec::new();
-        if llct && has(LlcClass::Llct) {
-            groups.push((of(&[LlcClass::Llct]), Some(llct_share)));
-        }
-        for cs in [&[LlcClass::Llch, LlcClass::Llcm][..], &[LlcClass::Ccf][..]] {
-            let members = of(cs);
-            if !members.is_empty() {
-                groups.push((members, None));
-            }
-        }
-        groups
-    };
-    let each = || (0..n).map(|i| (vec![i], None)).collect::<Vec<_>>();
-    if has(LlcClass::Llct) && classes.iter().any(|&c| c != LlcClass::Llct) {
-        (if n <= 4 { "a-vp" } else { "c-vp" }, coalesced(true))
-    } else if has(LlcClass::Llct) {
-        ("bank-only", each())
-    } else if has(LlcClass::Llch) {
-        ("bank-only", each())
-    } else if has(LlcClass::Llcm) {
-        (if n <= 4 { "a-vp" } else { "b-vp" }, coalesced(false))
-    } else {
-        ("bank-only", each())
     }
 }
 
@@ -249,7 +223,8 @@ impl DynamicPolicy for Hvr {
             return None;
         }
         let classes: Vec<LlcClass> = running.iter().map(|&p| self.held[p].expect("filtered")).collect();
-        let (policy, groups) = decide(&classes, self.params.llct_share);
+        let (policy, groups) = self.rules.decide(&classes);
+        let policy = policy.as_str();
         let values = 1u32 << self.layout.positions(policy).len();
         let sets = sub_sets(&groups, values);
         let mut sub_of_process: Vec<Option<&Vec<u32>>> = vec![None; v.colours.len()];
@@ -276,19 +251,6 @@ mod tests {
     use LlcClass::*;
 
     #[test]
-    fn the_decision_tree_and_its_coalescing() {
-        let (p, g) = decide(&[Llct, Llch, Llcm, Ccf], 0.125);
-        assert_eq!((p, g), ("a-vp", vec![(vec![0], Some(0.125)), (vec![1, 2], None), (vec![3], None)]));
-        assert_eq!(decide(&[Llch, Llcm, Ccf, Ccf], 0.125).0, "bank-only");
-        let (p, g) = decide(&[Llcm, Ccf, Ccf, Ccf], 0.125);
-        assert_eq!((p, g), ("a-vp", vec![(vec![0], None), (vec![1, 2, 3], None)]));
-        assert_eq!(decide(&[Llcm, Llcm, Ccf, Ccf, Ccf], 0.125).0, "b-vp");
-        assert_eq!(decide(&[Llct, Llct, Llct, Llct, Llct, Llch, Llch, Llcm], 0.125).0, "c-vp");
-        assert_eq!(decide(&[Llct, Llct], 0.125).0, "bank-only");
-        assert_eq!(decide(&[Ccf, Ccf], 0.125).0, "bank-only");
-    }
-
-    #[test]
     fn quotas_give_the_thrashers_an_eighth_and_split_the_rest() {
         // C-VP's 8 sub-colours: the five LLCT of workload 22' in one, the others in seven.
         let groups = vec![(vec![0, 1, 2, 3, 4], Some(0.125)), (vec![5, 6, 7], None)];
@@ -306,6 +268,7 @@ mod tests {
         let mut h = Hvr {
             params: HvrParams::default(),
             layout: VerticalLayout { colours: 4, policies: vec![] },
+            rules: HvrRules::load("paper").unwrap(),
             held: Vec::new(),
             seen: Vec::new(),
         };

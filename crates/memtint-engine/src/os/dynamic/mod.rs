@@ -14,10 +14,11 @@
 mod dynamic_bpm;
 mod dynamic_bpm_plus;
 mod hvr;
+pub mod hvr_rules;
 
 pub use dynamic_bpm::rebalance;
 pub use dynamic_bpm_plus::{assign_channels, unbalance_factor, Channel};
-pub use hvr::{decide as hvr_decide, VerticalLayout};
+pub use hvr::VerticalLayout;
 
 use super::colour::ColourBits;
 use super::config::OsConfig;
