@@ -151,6 +151,8 @@ def test_heavy_noise_refuses_instead_of_writing_a_wrong_preset(memtint, tmp_path
         (["--simulate", "tiering-2to1", "--node", "5"], ["--node 5", "2 memory node"]),
         (["--simulate", "i7-860", "--banks", "3"], ["--banks 3", "power of two"]),
         (["--simulate", "i7-860", "--jitter-ns", "-1"], ["--jitter-ns"]),
+        (["--simulate", "i7-860", "--repetitions", "0"], ["--repetitions 0"]),
+        (["--simulate", "i7-860", "--pair-span-mb", "3"], ["--pair-span-mb 3", "power of two"]),
         (["--simulate", "i7-860", "--write-preset", "nodir/p.toml"], ["--write-preset", "does not exist"]),
     ],
 )

@@ -94,8 +94,11 @@ def run_command(args: argparse.Namespace) -> int:
     if args.write_preset and not args.simulate and not args.like:
         raise SystemExit("memtint probe: --write-preset on Linux needs --like MACHINE: the preset whose device, cores "
                          "and caches the found mapping is written with")
+    if args.repetitions is not None and args.repetitions < 1:
+        raise SystemExit(f"memtint probe: --repetitions {args.repetitions}: must be at least 1")
     err = Console(stderr=True)
     settings = Settings(seed=args.seed)
+    failures: list[dict] = []
     if args.pair_span_mb is not None:
         mb = args.pair_span_mb
         if mb < 1 or mb & (mb - 1):
@@ -115,7 +118,7 @@ def run_command(args: argparse.Namespace) -> int:
         for node in nodes:
             timer = SimulatedTimer(args.simulate, node=node, noise=noise, repetitions=args.repetitions or 8, seed=args.seed)
             org = _counts(args, timer.truth()["organisation"])
-            result = _search(Search, timer, org, settings, err, args, f"node {node}" if len(info["nodes"]) > 1 else "")
+            result = _search(Search, timer, org, settings, err, args, f"node {node}" if len(info["nodes"]) > 1 else "", failures)
             results.append((node, result, org, timer.truth()))
         config = info["config"]
         source = f"simulated {info['name']}" + (f", jitter {args.jitter_ns:g} ns" if args.jitter_ns else "") + (
@@ -140,30 +143,18 @@ def run_command(args: argparse.Namespace) -> int:
         if note:
             err.print(f"[yellow]note:[/] {note}")
         with timer:
-            result = _search(Search, timer, org, settings, err, args, "")
+            result = _search(Search, timer, org, settings, err, args, "", failures)
         results.append((0, result, org, None))
         source = f"this machine ({os.uname().nodename}), buffer {args.buffer_mb} MiB"
     elapsed = time.monotonic() - started
     if any(r is None for _, r, _, _ in results):
-        if args.json:
-            text = json.dumps({"kind": "probe", "source": source, "seconds": round(elapsed, 2), "failed": failures},
-                              indent=2) + "\n"
-            if args.json == "-":
-                sys.stdout.write(text)
-            else:
-                write_text("--json", args.json, text)
+        _json_out(args.json, {"kind": "probe", "source": source, "seconds": round(elapsed, 2), "failed": failures})
         return 1
     exact = _print(results, source, elapsed)
-    summary = _summary(results, source, elapsed)
-    if args.json:
-        text = json.dumps(summary, indent=2) + "\n"
-        if args.json == "-":
-            sys.stdout.write(text)
-        else:
-            write_text("--json", args.json, text)
+    _json_out(args.json, _summary(results, source, elapsed))
     if any(r.problems for _, r, _, _ in results):
         if args.write_preset:
-            print(f"memtint probe: no preset written: the mapping found disagrees with the organisation (above)",
+            print("memtint probe: no preset written: the search could not vouch for the mapping (errors above)",
                   file=sys.stderr)
         return 1
     if args.write_preset:
@@ -173,7 +164,17 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _search(search_cls, timer, org, settings, err, args, label: str):
+def _json_out(path: str | None, value: dict) -> None:
+    if not path:
+        return
+    text = json.dumps(value, indent=2) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+    else:
+        write_text("--json", path, text)
+
+
+def _search(search_cls, timer, org, settings, err, args, label: str, failures: list[dict]):
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from memtint.probe.search import ProbeError
@@ -197,9 +198,6 @@ def _search(search_cls, timer, org, settings, err, args, label: str):
             failures.append({"label": label, "error": str(e), "measurements": timer.measurements,
                              "pairs_timed": search.pairs_timed, "raw": search.raw})
             return None
-
-
-failures: list[dict] = []
 
 
 def _truth_fields(truth: dict) -> dict[str, list]:
