@@ -75,21 +75,7 @@ static struct frame *by_pfn;  /* sorted by pfn, for translation */
 static uint32_t *seen;        /* batch number that last touched each page */
 static int pagemap_fd = -1;
 
-static uint64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* TSC ticks per second, against CLOCK_MONOTONIC_RAW over 100 ms. */
-static double tsc_hz(void) {
-    unsigned aux;
-    uint64_t n0 = now_ns(), t0 = __rdtscp(&aux);
-    while (now_ns() - n0 < 100000000u) {
-    }
-    uint64_t n1 = now_ns(), t1 = __rdtscp(&aux);
-    return (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
-}
+#include "../include/tsc_clock.h"
 
 /* One round: the loads are independent, so they are in flight together; rdtscp waits for them
  * all. mfence first so the previous round's clflushes are done before the clock starts. */

@@ -27,21 +27,7 @@ int main(void) {
 #define HIST_BIN 10
 #define HIST_BINS 1000
 
-static uint64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* TSC ticks per second, against CLOCK_MONOTONIC_RAW over 100 ms. */
-static double tsc_hz(void) {
-    unsigned aux;
-    uint64_t n0 = now_ns(), t0 = __rdtscp(&aux);
-    while (now_ns() - n0 < 100000000u) {
-    }
-    uint64_t n1 = now_ns(), t1 = __rdtscp(&aux);
-    return (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
-}
+#include "../include/tsc_clock.h"
 
 static inline uint64_t timed_load(volatile uint8_t *p) {
     unsigned aux;
