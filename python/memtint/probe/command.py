@@ -116,7 +116,8 @@ def run_command(args: argparse.Namespace) -> int:
             raise SystemExit(f"memtint probe: --node {args.node}: {args.simulate} has {len(info['nodes'])} memory node(s)")
         noise = Noise(jitter_ns=args.jitter_ns, spike_rate=args.spike_rate, corunner_gbps=args.corunner_gbps)
         for node in nodes:
-            timer = SimulatedTimer(args.simulate, node=node, noise=noise, repetitions=args.repetitions or 8, seed=args.seed)
+            timer = SimulatedTimer(args.simulate, node=node, noise=noise, repetitions=args.repetitions or 8, seed=args.seed,
+                                   info=info)
             org = _counts(args, timer.truth()["organisation"])
             result = _search(Search, timer, org, settings, err, args, f"node {node}" if len(info["nodes"]) > 1 else "", failures)
             results.append((node, result, org, timer.truth()))

@@ -337,17 +337,15 @@ class Search:
 
     # -- 3. fields ---------------------------------------------------------------------------
 
-    def _with_combo(self, functions: list[int], duals: list[int], want: dict[int, int], a: int | None = None) -> int:
+    def _with_combo(self, functions: list[int], duals: list[int], want: dict[int, int]) -> int:
         """A line of the space whose functions `want` (index -> value) holds."""
         for _ in range(4000):
-            x = self.space.random_line(self.rng) if a is None else a
+            x = self.space.random_line(self.rng)
             for i, v in want.items():
                 if gf2.parity(functions[i] & x) != v:
                     x ^= duals[i]
             if self.space.has(x):
                 return x
-            if a is not None:
-                break
         raise ProbeError("the buffer holds too few lines of the wanted banks: give the probe more memory")
 
     def classify(self, masks: list[int], row_delta: int) -> list[Function]:

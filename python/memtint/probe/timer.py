@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Callable, Protocol, Sequence
+from typing import Protocol, Sequence
 
 LINE_BITS = 6
 PAGE_BITS = 12
@@ -58,11 +58,6 @@ class AddressSpace:
         n = 1 << (capacity_bits - PAGE_BITS)
         return cls(capacity_bits, rng.sample(range(n), max(1, int(n * share))), base)
 
-    @classmethod
-    def from_frames(cls, capacity_bits: int, frames: Sequence[int], base: int = 0) -> "AddressSpace":
-        """The frames a buffer occupies (frame numbers relative to `base`)."""
-        return cls(capacity_bits, frames, base)
-
     def contains(self, addr: int) -> bool:
         f = (addr - self.base) >> PAGE_BITS
         return 0 <= f < self.frame_count and bool(self.bitmap[f >> 3] & (1 << (f & 7)))
@@ -81,9 +76,6 @@ class AddressSpace:
 
     def share(self) -> float:
         return len(self._frames) / self.frame_count
-
-
-Progress = Callable[[int], None]
 
 
 class Timer(Protocol):

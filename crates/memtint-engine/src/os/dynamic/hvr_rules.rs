@@ -158,15 +158,6 @@ impl HvrRules {
         Ok(HvrRules { default, partition, coalesce })
     }
 
-    /// Every policy a decision can pick, for the caller to check against what it can apply.
-    pub fn policies(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = self.partition.iter().flat_map(|r| r.policy.iter().map(|(_, p)| p.as_str())).collect();
-        v.push(&self.default);
-        v.sort_unstable();
-        v.dedup();
-        v
-    }
-
     /// Whether a rule can hold for one program's processes (HVR online's are single-threaded).
     fn reachable(rule: &PartitionRule) -> bool {
         !rule.when.iter().any(|&(c, op, v)| c == Count::Multithreaded && !holds(0, op, v))
