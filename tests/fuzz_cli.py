@@ -35,6 +35,8 @@ from typing import Callable
 SEED_FILES = [
     'machine = "i7-860"\nprograms = ["stream", "light"]\ninstructions = 2000\nwarmup = 1000\nseed = 3\n'
     '[os]\npolicy = "bpm"\ncolour_split = "strided"\n',
+    'machine = "i7-860"\nprograms = ["stream", "random"]\ninstructions = 2000\n'
+    '[sampling]\nunit = 100\nwarming = 50\nperiod = 400\nfunctional = 100\ntarget_error = 0.2\n',
     'machine = "ddr4-2400"\nprograms = ["copy"]\ninstructions = 1000\ncheck = true\n'
     '[overrides.controller]\nwrite_handling = "ramulator"\nread_queue = 8\n',
     'machine = "i7-860"\ninstructions = 1000\n[[processes]]\nname = "p"\nthreads = ["light", "stream"]\n'
@@ -201,6 +203,8 @@ SWEEP_FILES = [
     '[[mixes]]\nclasses = [{from = ["stream", "random"], n = 1}, {from = ["light"], n = 1}]\ncount = 2\n',
     'instructions = 1000\nseeds = 3\n[[run]]\nmachine = "i7-860"\npolicy = "bpm"\nprograms = ["light", "light"]\n'
     '[run.os]\nstrict = false\n',
+    'machines = ["i7-860"]\npolicies = ["buddy"]\ninstructions = 1000\nmixes = [["light", "stream"]]\n'
+    'sampling = { unit = 100, warming = 100, period = 400, target_error = 0.1 }\n',
 ]
 SWEEP_NAMED = re.compile(r"s\.toml|^[a-z_]+(\[\d+\])?(\.[a-z_]+(\[\d+\])?)*: ")
 

@@ -262,11 +262,17 @@ def build_sim_spec(
     overrides: dict[str, Any] | None = None,
     processes: list[dict[str, Any]] | None = None,
     warmup: int = 0,
+    sampling: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON specification :func:`run_sim` sends to the engine (docs/stats.md).
 
     ``warmup``: instructions each thread runs through the page tables and caches, without DRAM
     timing, before statistics start (0: none).
+
+    ``sampling``: SMARTS-style sampled simulation, ``{"mode": "periodic", "unit": N,
+    "period": N, "warming": N, "functional": N, "target_error": x}`` (docs/stats.md; the engine
+    checks the values and names the key). None (the default) puts no ``sampling`` key, so a
+    detailed run's spec is unchanged.
 
     ``processes`` replaces ``programs`` (give ``[]``) with processes of several threads:
     ``[{"name": .., "threads": ["stream", {"program": "light", "affinity": [0], "nice": 0}],
@@ -296,6 +302,8 @@ def build_sim_spec(
     for key, value in (("mapping", mapping), ("scheduler", scheduler), ("overrides", overrides)):
         if value is not None:
             spec[key] = value
+    if sampling is not None:
+        spec["sampling"] = dict(sampling)
     return spec
 
 
@@ -312,7 +320,8 @@ def run_sim(machine: str | dict[str, Any], programs: list[str], **options: Any) 
     ``seed``, ``os_options`` (the ``[os]`` table: ``strict``, ``colours``, ``groups``, ``sched``,
     ``ccps``, ``mcp``, ``profiles``...), ``mapping``, ``scheduler``, ``overrides``, and
     ``processes`` (processes with several threads instead of ``programs``; docs/threads.md) and
-    ``warmup`` (instructions per core run through page tables and caches first; default 0).
+    ``warmup`` (instructions per core run through page tables and caches first; default 0) and
+    ``sampling`` (a sampled run's settings; see :func:`build_sim_spec`).
     Policies include ``ccps`` (CCPS core regions and binding), ``mcp`` and ``imps`` (channel
     partitioning from ``os_options["profiles"]``).
     """

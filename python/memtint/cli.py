@@ -134,6 +134,49 @@ _SET_HELP = ("override one setting of the run: a machine setting (controller.*, 
              "repeatable; docs/stats.md")
 
 
+def add_sampling_arguments(parser: argparse.ArgumentParser, what: str = "every run") -> None:
+    """The sampled-simulation flags (docs/stats.md, "Sampled comparisons"): ``--sample`` and the
+    settings, any of which implies sampling. argparse checks only that counts are whole numbers;
+    the engine checks the values against each other and the run, naming the key."""
+    group = parser.add_argument_group("sampled simulation (SMARTS-style: estimates with 95 % intervals)")
+    group.add_argument("--sample", action="store_true",
+                       help=f"simulate {what} sampled: detailed units of instructions at a regular period, the "
+                       "rest warmed functionally; results are estimates with 95 %% intervals (default: units of "
+                       "100000 instructions after 100000 of detailed warm-up, every instructions/50 or unit + warming, whichever "
+                       "is longer)")
+    group.add_argument("--sample-unit", type=_at_least(1), metavar="N",
+                       help="instructions per measured unit (implies --sample; default 100000)")
+    group.add_argument("--sample-period", type=_at_least(1), metavar="N",
+                       help="instructions from one unit's start to the next (implies --sample; default instructions/50, at "
+                       "least unit + warming)")
+    group.add_argument("--sample-warming", type=_at_least(0), metavar="N",
+                       help="instructions of detailed warm-up before each unit, not measured (implies --sample; "
+                       "default 100000)")
+    group.add_argument("--sample-functional", type=_at_least(0), metavar="N",
+                       help="instructions of functional warming (caches, page tables) before each unit's detailed "
+                       "warm-up; the rest of the gap is skipped (implies --sample; default: the whole gap)")
+    group.add_argument("--target-error", type=float, metavar="X",
+                       help="relative error of each core's IPC to reach at 95 %% confidence (e.g. 0.02); the engine "
+                       "adds passes with more units until it does (implies --sample)")
+
+
+def sampling_from_args(args: argparse.Namespace, base: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The ``sampling`` table of the sampling flags (:func:`add_sampling_arguments`), over ``base``
+    (a run file's or specification's table) or else :data:`memtint.sampling.DEFAULT_SAMPLING`;
+    ``base`` as it is when no flag is given (None: a detailed run)."""
+    from memtint.sampling import DEFAULT_SAMPLING
+
+    given = {key: getattr(args, attr, None) for key, attr in (
+        ("unit", "sample_unit"), ("period", "sample_period"), ("warming", "sample_warming"),
+        ("functional", "sample_functional"), ("target_error", "target_error"))}
+    given = {key: value for key, value in given.items() if value is not None}
+    if not given and not getattr(args, "sample", False):
+        return base
+    table = dict(base if base is not None else DEFAULT_SAMPLING)
+    table.update(given)
+    return table
+
+
 def _registered_names() -> Callable[[str], str]:
     """For help texts: the names the engine registers for a kind of component (its catalogue,
     read once)."""
@@ -220,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--export-format", choices=("dramsim3", "ramulator"), default=None,
                      help="the export's format: dramsim3 (timed: '0xADDR READ|WRITE CYCLE'; default, or from a .ramulator "
                      "or .dramsim3 suffix) or ramulator (untimed: '0xADDR R|W')")
+    add_sampling_arguments(sim, "the run")
     sim.set_defaults(handler=_sim)
 
     rt = commands.add_parser(
@@ -269,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--no-cache", action="store_true", help="do not reuse or store alone runs")
     compare.add_argument("--json", metavar="OUT", help="write the comparison JSON to OUT ('-' for stdout)")
     compare.add_argument("--csv", metavar="OUT", help="write one row per policy and program to OUT")
+    add_sampling_arguments(compare, "every run (alone and shared)")
     compare.set_defaults(handler=_compare)
 
     sweep = commands.add_parser(
@@ -290,6 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="runs per stored batch (default 32; a batch is also written every 30 s)")
     sweep.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE",
                        help=_SET_HELP + "; over the specification's [overrides] and [os], for every run")
+    sweep.add_argument("--sample", action="store_true",
+                       help="simulate every run sampled (estimates with 95 %% intervals): the specification's "
+                       "sampling table, else memtint.sampling.DEFAULT_SAMPLING: units of 100000 instructions after 100000 "
+                       "of detailed warm-up (docs/sweeps.md)")
     sweep.set_defaults(handler=_sweep)
 
     advise = commands.add_parser(
@@ -682,6 +731,7 @@ def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
         "check": (lambda v: isinstance(v, bool), "true or false"),
         "at_end": (lambda v: v in ("continue", "wait"), '"continue" or "wait"'),
         "barrier_every": (lambda v: is_int(v) and v >= 1, "a whole number of instructions >= 1"),
+        "sampling": (lambda v: isinstance(v, dict), "a [sampling] table (unit, period, warming, ...)"),
     }
     for key, (ok, expected) in checks.items():
         if key in table and not ok(table[key]):
@@ -701,7 +751,7 @@ def load_sim_config(path: str) -> dict[str, Any]:
 
     table, text = read_toml(path, "run configuration")
     allowed = {"machine", "programs", "processes", "instructions", "warmup", "seed", "os", "mapping", "scheduler",
-               "overrides", "check", "at_end", "barrier_every"}
+               "overrides", "check", "at_end", "barrier_every", "sampling"}
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)} (expected: {', '.join(sorted(allowed))})")
@@ -735,7 +785,7 @@ def load_sim_config(path: str) -> dict[str, Any]:
         os_options=os_table, mapping=table.get("mapping"), scheduler=table.get("scheduler"),
         overrides=table.get("overrides"), processes=processes, warmup=table.get("warmup", 0),
     )
-    for key in ("check", "at_end", "barrier_every"):
+    for key in ("check", "at_end", "barrier_every", "sampling"):
         if key in table:
             spec[key] = table[key]
     return spec
@@ -764,6 +814,9 @@ def _sim(args: argparse.Namespace) -> int:
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
         spec["os"] = _os_settings(args.set, spec.get("os"))
+    sampling = sampling_from_args(args, spec.get("sampling"))
+    if sampling is not None:
+        spec["sampling"] = sampling
     from memtint.limits import sim_seconds
     from memtint.outputs import produced_file
 
@@ -859,7 +912,7 @@ def _compare(args: argparse.Namespace) -> int:
             os_options=_os_settings(args.set, {"strict": True} if args.strict else None, "--policies"),
             use_cache=not args.no_cache,
             progress=lambda what: bar.update(task, advance=1, description=what),
-            warmup=warmup,
+            warmup=warmup, sampling=sampling_from_args(args),
         )
     if args.csv:
         import io
@@ -1025,7 +1078,7 @@ def _sweep(args: argparse.Namespace) -> int:
         from memtint.sweep.ray_backend import import_ray
 
         import_ray()  # "Ray is not installed: ..." before anything else
-    spec = _sweep_spec(args.spec, args.set)  # every specification error, before anything runs
+    spec = _sweep_spec(args.spec, args.set, args.sample)  # every specification error, before anything runs
     from memtint import stopping
 
     with stopping.raising():  # a signal ends the sweep after storing what completed (it resumes)
@@ -1045,13 +1098,15 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sweep_spec(path: str, settings: list[tuple[list[str], Any]] | None) -> Any:
-    """The sweep specification at `path`, with `--set` settings over its [overrides] and [os]."""
+def _sweep_spec(path: str, settings: list[tuple[list[str], Any]] | None, sample: bool = False) -> Any:
+    """The sweep specification at `path`, with `--set` settings over its [overrides] and [os],
+    and with `--sample` its `sampling` table (the default one when it has none)."""
+    from memtint.sampling import DEFAULT_SAMPLING
     from memtint.sweep import load_spec, parse_spec
     from memtint.sweep.spec import SweepSpecError
     from memtint.toml_files import TomlFileError, read_toml
 
-    if not settings:
+    if not settings and not sample:
         return load_spec(path)
     try:
         table, _ = read_toml(path, "sweep specification")
@@ -1061,6 +1116,8 @@ def _sweep_spec(path: str, settings: list[tuple[list[str], Any]] | None) -> Any:
                        ("os", _os_settings(settings, table.get("os"), "the specification's policies"))):
         if value is not None:
             table[key] = value
+    if sample:
+        table.setdefault("sampling", dict(DEFAULT_SAMPLING))
     return parse_spec(table, base=os.path.dirname(os.path.abspath(path)), source=path)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memtint import _engine, api
+from memtint import sampling as sampling_module
 from memtint.api import MemtintError
 
 #: Version of the compare result schema (docs/stats.md, "memtint compare").
@@ -63,6 +64,8 @@ def _alone_key(spec: dict[str, Any]) -> str:
         "os": spec["os"],
         "engine": _engine.version(),
     }
+    if spec.get("sampling") is not None:  # only when present: a detailed run's key is unchanged
+        key["sampling"] = spec["sampling"]
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
 
 
@@ -158,11 +161,13 @@ def build_alone_specs(
     scheduler: str | None = None,
     overrides: dict[str, Any] | None = None,
     warmup: int = DEFAULT_WARMUP,
+    sampling: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The specifications of the alone runs of ``mix`` (one per program), as :func:`compare`
     runs them: program i alone on the whole machine under ``baseline``, with the seed it has in
-    the mix (seed + i). Sweeps use it to compute shared alone runs once, ahead of the mixes."""
-    common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides)
+    the mix (seed + i). Sweeps use it to compute shared alone runs once, ahead of the mixes.
+    ``sampling``: the sampled-simulation settings (``api.build_sim_spec``), or None."""
+    common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides, sampling=sampling)
     baseline = baseline or default_baseline(machine)
     return [
         api.build_sim_spec(machine, [prog], instructions=instructions, policy=baseline, seed=seed + i,
@@ -206,10 +211,15 @@ def compare(
     progress: Callable[[str], None] | None = None,
     alone_results: dict[str, dict[str, Any]] | None = None,
     warmup: int = DEFAULT_WARMUP,
+    sampling: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run ``mix`` under each policy and alone; return the comparison (docs/stats.md).
 
     Every run (alone and shared) first executes ``warmup`` instructions per core functionally.
+
+    ``sampling`` (``{"unit": .., "warming": .., ...}``, docs/stats.md) makes every run, alone
+    and shared, a sampled one; each policy's result then carries 95 % intervals of its metrics
+    (``weighted_speedup_ci95`` and the others, :func:`memtint.sampling.mix_intervals`).
 
     ``progress`` is called with a short description after each finished run. ``alone_results``
     maps alone-run keys (:func:`alone_key`) to alone runs computed elsewhere (a sweep ships them
@@ -218,7 +228,7 @@ def compare(
     if not policies:
         raise MemtintError("give at least one policy")
     baseline = baseline or default_baseline(machine)
-    common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides)
+    common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides, sampling=sampling)
     shared_specs = {
         p: api.build_sim_spec(machine, mix, instructions=instructions, policy=p, seed=seed,
                               os_options=os_options, warmup=warmup, **common)
@@ -264,6 +274,8 @@ def compare(
         energy = (run.get("dram") or {}).get("energy") or {}
         speeds = [{"ipc_alone": a["ipc"], "ipc_shared": c["ipc"]} for a, c in zip(alone, run["cores"])]
         metrics = api.mix_metrics(speeds)
+        sampled = sampling_module.is_sampled(run)
+        intervals = sampling_module.mix_intervals(alone, run) if sampled else None
         cores = []
         for i, (a, c) in enumerate(zip(alone, run["cores"])):
             cores.append({
@@ -283,6 +295,10 @@ def compare(
                 "row_interference_rate": _interference_rate(c),
                 **_time_shares(c),
             })
+            if intervals is not None:
+                cores[-1]["ipc_shared_ci95"] = (c.get("sampling") or {}).get("ipc_ci95")
+                cores[-1]["slowdown_ci95"] = intervals["slowdowns"][i]
+                cores[-1]["sampling_units"] = (c.get("sampling") or {}).get("units")
         results.append({
             "policy": p,
             "weighted_speedup": metrics["weighted_speedup"],
@@ -297,7 +313,16 @@ def compare(
             "dram_energy_per_access_nj": energy.get("per_access_nj"),
             "warnings": run.get("warnings", []),
         })
-    return {
+        if intervals is not None:
+            results[-1].update({
+                "sampled": True,
+                "weighted_speedup_ci95": intervals["weighted_speedup"],
+                "harmonic_speedup_ci95": intervals["harmonic_speedup"],
+                "maximum_slowdown_ci95": intervals["maximum_slowdown"],
+                # The engine's summary of the shared run's sampling (segments, passes, worst error).
+                "sampling": run["sampling"],
+            })
+    out = {
         "schema_version": SCHEMA_VERSION,
         "kind": "compare",
         "machine": machine,
@@ -309,6 +334,9 @@ def compare(
         "policies": results,
         "notes": notes,
     }
+    if sampling is not None:
+        out["sampling"] = dict(sampling)
+    return out
 
 
 def _time_shares(core: dict[str, Any]) -> dict[str, float | None]:
@@ -337,14 +365,22 @@ def to_csv_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per (policy, program), with the policy's mix metrics repeated on each row."""
     rows = []
     for p in result["policies"]:
+        ws_ci = p.get("weighted_speedup_ci95")
         for i, c in enumerate(p["cores"]):
-            rows.append({
+            row = {
                 "policy": p["policy"],
                 "weighted_speedup": p["weighted_speedup"],
                 "harmonic_speedup": p["harmonic_speedup"],
                 "maximum_slowdown": p["maximum_slowdown"],
                 "mix_row_buffer_miss_rate": p["row_buffer_miss_rate"],
-                "core": i,
-                **c,
-            })
+            }
+            if ws_ci:  # a sampled comparison: the interval's bounds (no extra columns otherwise)
+                row["weighted_speedup_ci95_low"], row["weighted_speedup_ci95_high"] = ws_ci
+            row["core"] = i
+            for key, value in c.items():
+                if key.endswith("_ci95") and isinstance(value, (list, tuple)):  # CSV cells hold one number
+                    row[f"{key}_low"], row[f"{key}_high"] = value
+                else:
+                    row[key] = value
+            rows.append(row)
     return rows

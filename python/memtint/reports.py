@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["run_table", "summary_rows", "summary_markdown", "write_report", "SUMMARY_COLUMNS"]
+__all__ = ["run_table", "summary_rows", "summary_markdown", "summary_cell", "write_report", "SUMMARY_COLUMNS"]
 
 #: Mixes shown in a per-mix bar chart; more would be unreadable (the distribution plot shows all).
 MAX_BARS = 40
@@ -151,6 +151,13 @@ def summary_rows(frame: "pandas.DataFrame", baseline: str | None = None) -> list
 
         row: dict[str, Any] = {"policy": series, "runs": int(len(group)),
                                "failed": int((group["status"] != "ok").sum())}
+        # Sampled runs: how many, and the mean half-width of their WS intervals (None: none).
+        sampled = ok[ok["sampled"].fillna(False).astype(bool)] if "sampled" in ok.columns else ok.iloc[0:0]
+        row["sampled_runs"] = int(len(sampled))
+        row["weighted_speedup_ci95_halfwidth_mean"] = None
+        if not sampled.empty and "weighted_speedup_ci95_low" in sampled.columns:
+            widths = ((sampled["weighted_speedup_ci95_high"] - sampled["weighted_speedup_ci95_low"]) / 2).dropna()
+            row["weighted_speedup_ci95_halfwidth_mean"] = float(widths.mean()) if not widths.empty else None
         for key, column in (("ws_norm", "ws_norm"), ("ms_norm", "ms_norm"),
                             ("weighted_speedup", "weighted_speedup"), ("maximum_slowdown", "maximum_slowdown"),
                             ("rb_miss", "mix_row_buffer_miss_rate")):
@@ -171,12 +178,22 @@ def format_cell(value: Any, digits: Any) -> str:
     return f"{value:.{digits}f}"
 
 
+def summary_cell(row: dict[str, Any], key: str, digits: Any) -> str:
+    """A summary row's cell: :func:`format_cell`, with ``± h`` after the mean weighted speedup
+    of sampled runs (h: the mean half-width of their 95 % intervals)."""
+    text = format_cell(row[key], digits)
+    half = row.get("weighted_speedup_ci95_halfwidth_mean")
+    if key == "weighted_speedup_mean" and half is not None and text != "—":
+        text += f" ± {format_cell(half, digits)}"
+    return text
+
+
 def summary_markdown(rows: list[dict[str, Any]]) -> str:
     """The summary table as Markdown (one row per policy)."""
     head = ["policy"] + [label for _, label, _ in SUMMARY_COLUMNS]
     lines = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * len(SUMMARY_COLUMNS)]
     for r in rows:
-        cells = [r["policy"]] + [format_cell(r[key], digits) for key, _, digits in SUMMARY_COLUMNS]
+        cells = [r["policy"]] + [summary_cell(r, key, digits) for key, _, digits in SUMMARY_COLUMNS]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -363,6 +380,10 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     legend = ("WS = weighted speedup (Σ IPC_shared / IPC_alone); max slowdown = max over cores of "
               "IPC_alone / IPC_shared; `/ base` = divided by the baseline policy's value on the same mix; "
               "RB miss = row-buffer miss rate of the shared run. Means and maxima over successful runs.")
+    from memtint.sweep.summary import sampled_note
+
+    if (sampled := sampled_note(rows)):
+        header += " " + sampled[0].upper() + sampled[1:] + " (per run in the store's weighted_speedup_ci95_low/high)."
 
     summary_path = out_dir / "summary.md"
     per_mix = ["| mix | " + " | ".join(series) + " |", "| --- |" + " ---: |" * len(series)]
@@ -380,7 +401,7 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     head_cells = "".join(f"<th>{esc(label)}</th>" for _, label, _ in SUMMARY_COLUMNS)
     body = "".join(
         f"<tr><td>{esc(r['policy'])}</td>"
-        + "".join(f"<td>{esc(format_cell(r[k], d))}</td>" for k, _, d in SUMMARY_COLUMNS) + "</tr>\n"
+        + "".join(f"<td>{esc(summary_cell(r, k, d))}</td>" for k, _, d in SUMMARY_COLUMNS) + "</tr>\n"
         for r in rows)
     figures = "".join(f'<h2>{esc(title)}</h2>\n<img src="{name}" alt="{esc(title)}">\n' for name, title in PLOTS)
     index_path = out_dir / "index.html"

@@ -22,6 +22,42 @@ def number(value: Any, digits: int = 1) -> str:
     return f"{value:,.{digits}f}" if isinstance(value, (int, float)) else MISSING
 
 
+def with_interval(value: Any, interval: Any, digits: int = 3) -> str:
+    """``1.234 ± 0.012`` (half the 95 % interval's width) for a sampled estimate; the number
+    alone without an interval."""
+    if not interval or not isinstance(value, (int, float)):
+        return number(value, digits)
+    return f"{number(value, digits)} ± {number((interval[1] - interval[0]) / 2, digits)}"
+
+
+def _units_text(units: list[Any]) -> str:
+    units = [u for u in units if isinstance(u, int)]
+    if not units:
+        return "?"
+    lo, hi = min(units), max(units)
+    return count(lo) if lo == hi else f"{count(lo)}-{count(hi)}"
+
+
+def sampling_text(settings: dict[str, Any] | None, units: list[Any]) -> str:
+    """What a sampled run measured, for a caption: its units and their size (empty when detailed)."""
+    if not settings:
+        return ""
+    warming = settings.get("warming")
+    after = f" after {count(warming)} of detailed warm-up" if warming else ""
+    return (f"sampled: {_units_text(units)} units of {count(settings.get('unit'))} instructions per core{after}; "
+            "figures are estimates, ± half the 95 % interval")
+
+
+def sampled_line(result: dict[str, Any]) -> str:
+    """The line under a sampled comparison's tables (empty for a detailed one)."""
+    sampled = [p for p in result.get("policies", []) if p.get("sampled")]
+    if not sampled:
+        return ""
+    settings = sampled[0].get("sampling") or result.get("sampling")
+    units = [c.get("sampling_units") for p in sampled for c in p["cores"]]
+    return sampling_text(settings, units)
+
+
 def percent(part: Any, whole: Any) -> str:
     if not isinstance(part, (int, float)) or not isinstance(whole, (int, float)) or whole <= 0:
         return MISSING
@@ -338,7 +374,8 @@ def sim_table(stats: dict[str, Any]) -> Table:
         if threads:
             lead = [str(c["thread"]), str(c["process"]), f"{c['first_core']}→{c['last_core']}", count(c["context_switches"])]
         table.add_row(
-            *lead, c["program"], number(c["ipc"], 3), number(c["llc_mpki"], 2),
+            *lead, c["program"], with_interval(c["ipc"], (c.get("sampling") or {}).get("ipc_ci95"), 3),
+            number(c["llc_mpki"], 2),
             f"{100 * c['row_buffer_miss_rate']:.1f}%", number(c["read_latency_ns"]["mean"], 1),
             number(c["read_latency_ns"]["p99"], 1), str(c["banks_used"]), str(c["channels_used"]),
             count(c["colour_overflow_pages"]),
@@ -356,6 +393,8 @@ def sim_table(stats: dict[str, Any]) -> Table:
         nodes += migration_line(stats["page_migration"]) + "\n"
     nodes += time_line(stats["cores"])
     nodes += resctrl_line(stats) + dynamic_line(stats) + open_mix_line(stats) + hvr_class_line(stats)
+    if stats.get("sampling"):
+        nodes += sampling_text(stats["sampling"], [(c.get("sampling") or {}).get("units") for c in stats["cores"]]) + "\n"
     table.caption = (
         nodes + switches +
         f"row-buffer miss rate {100 * stats['row_buffer_miss_rate']:.1f} % · "
@@ -500,16 +539,19 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
         summary.add_column(name, justify="left" if name == "policy" else "right", no_wrap=True)
     best = max(p["weighted_speedup"] for p in result["policies"])
     for p in result["policies"]:
-        ws = number(p["weighted_speedup"], 3)
+        ws = with_interval(p["weighted_speedup"], p.get("weighted_speedup_ci95"), 3)
         cells = [
             p["policy"], f"[bold]{ws}[/bold]" if p["weighted_speedup"] == best else ws,
-            number(p["harmonic_speedup"], 3), number(p["maximum_slowdown"], 3),
+            with_interval(p["harmonic_speedup"], p.get("harmonic_speedup_ci95"), 3),
+            with_interval(p["maximum_slowdown"], p.get("maximum_slowdown_ci95"), 3),
             number(100 * p["row_buffer_miss_rate"], 1) + " %",
         ]
         if energy:
             cells += [number(p["dram_energy_nj"] / 1000.0, 1), number(p["dram_energy_per_access_nj"], 2)]
         summary.add_row(*cells)
     summary.caption = f"alone runs under {result['baseline']}; WS = Σ IPC_shared / IPC_alone"
+    if (line := sampled_line(result)):
+        summary.caption += "\n" + line
     detail = Table(title="slowdown per program (IPC_alone / IPC_shared) and its row-buffer miss rate", box=box.SIMPLE)
     detail.add_column("program", no_wrap=True)
     detail.add_column("IPC alone", justify="right", no_wrap=True)
@@ -519,7 +561,8 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
         cells = [f"{i}: {_program_name(program)}", number(result["policies"][0]["cores"][i]["ipc_alone"], 3)]
         for p in result["policies"]:
             c = p["cores"][i]
-            cells.append(f"{c['slowdown']:.3f} ({100 * c['row_buffer_miss_rate']:.0f}%)")
+            cells.append(f"{with_interval(c['slowdown'], c.get('slowdown_ci95'))} "
+                         f"({100 * c['row_buffer_miss_rate']:.0f}%)")
         detail.add_row(*cells)
     return [summary, detail]
 
@@ -536,12 +579,18 @@ def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
         table.add_column(name, justify="left" if name == "policy" else "right", no_wrap=True)
     for r in rows:
         rb = r["row_buffer_miss_rate_mean"]
+        half = r.get("weighted_speedup_ci95_halfwidth_mean")
+        ws_mean = number(r["weighted_speedup_mean"], 3) + (f" ± {number(half, 3)}" if half is not None else "")
         table.add_row(
-            r["policy"], count(r["runs"]), number(r["weighted_speedup_mean"], 3), number(r["weighted_speedup_max"], 3),
+            r["policy"], count(r["runs"]), ws_mean, number(r["weighted_speedup_max"], 3),
             number(r["maximum_slowdown_mean"], 3), MISSING if rb is None else number(100 * rb, 1) + " %",
             f"[red]{r['failed']}[/red]" if r["failed"] else "0",
         )
     table.caption = "WS = weighted speedup (Σ IPC_shared / IPC_alone), over the successful runs"
+    from memtint.sweep.summary import sampled_note
+
+    if (note := sampled_note(rows)):
+        table.caption += "\n" + note
     return table
 
 
@@ -564,4 +613,8 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
         )
     table.caption = ("WS = weighted speedup, MS = maximum slowdown; /base = divided by the baseline policy's "
                      "value on the same mix (WS/base > 1 and MS/base < 1 are better)")
+    from memtint.sweep.summary import sampled_note
+
+    if (note := sampled_note(rows)):
+        table.caption += "\n" + note.split("; WS ±")[0] + " (with 95 % intervals; see the report)"
     return table

@@ -426,6 +426,20 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
         v.as_object_mut().unwrap().remove("programs");
         v["os"]["hot_pages"] = json!({"enabled": rng.gen_bool(0.5), "window_ns": 2000.0, "nhp_ns": 500.0, "ticks": 20, "tick_ns": 50.0});
     }
+    if rng.gen_bool(0.3) {
+        // Sampled: settings that fit the run, and ones that do not (a unit longer than the run,
+        // a period shorter than a unit, a target error it cannot meet).
+        let unit = [50, 100, 3000][rng.gen_range(0..3)];
+        let warming = [0, 50, 100][rng.gen_range(0..3)];
+        let period = [100, 300, 500, 60][rng.gen_range(0..4)];
+        v["sampling"] = json!({"unit": unit, "warming": warming, "period": period});
+        if rng.gen_bool(0.3) {
+            v["sampling"]["functional"] = json!([0, 100, 10_000][rng.gen_range(0..3)]);
+        }
+        if rng.gen_bool(0.3) {
+            v["sampling"]["target_error"] = json!([0.5, 0.001, 0.0][rng.gen_range(0..3)]);
+        }
+    }
     v
 }
 

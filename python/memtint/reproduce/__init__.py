@@ -37,6 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="instructions per core run through page tables and caches before statistics start, as "
                         "compare does (default 20M; with --quick 1M; 0: none)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (plain lines instead)")
+    parser.add_argument("--sample", action="store_true",
+                        help="run the mix experiments sampled (units of 100000 instructions after 100000 of detailed "
+                        "warm-up, memtint.sampling.DEFAULT_SAMPLING): estimates with 95 %% intervals; variants "
+                        "sampling does not support and runs too short for two units run detailed")
 
 
 def resolve(names: list[str]) -> list[str]:
@@ -92,7 +96,8 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
         e = experiments[n]
         e.figures = claims[n]
         analysis = e.analyse(claims[n]["claim"], results)
-        header = e.describe() + [n for n in analysis.get("notes", []) if n] + [
+        sampled = report.sampling_header(settings, getattr(e, "mix_experiments", lambda: [])())
+        header = e.describe() + ([sampled] if sampled else []) + [n for n in analysis.get("notes", []) if n] + [
             s["text"] for s in same if n in s["papers"]] + common_header + [
             f"Wall time of this paper's {len(keys_of[n])} simulations: about {seconds_of[n]:.0f} s (share of the "
             f"{wall:.0f} s total).",
@@ -164,10 +169,13 @@ def run(args: argparse.Namespace) -> int:
     if args.warmup is not None and args.warmup < 0:
         raise MemtintError(f"--warmup must be at least 0, got {args.warmup}")
     warmup = args.warmup if args.warmup is not None else (common.QUICK_WARMUP if args.quick else DEFAULT_WARMUP)
-    settings = common.Settings(seeds=args.seeds, mix_seed=args.mix_seed, warmup=warmup, quick=args.quick)
+    from memtint.sampling import DEFAULT_SAMPLING
+
+    settings = common.Settings(seeds=args.seeds, mix_seed=args.mix_seed, warmup=warmup, quick=args.quick,
+                               sampling=dict(DEFAULT_SAMPLING) if getattr(args, "sample", False) else None)
     command = "memtint reproduce" + (" " + " ".join(args.names) if args.names else "") + (
         " --quick" if args.quick else "") + (f" --seeds {args.seeds}" if args.seeds != 3 else "") + (
-        f" --warmup {args.warmup}" if args.warmup is not None else "")
+        f" --warmup {args.warmup}" if args.warmup is not None else "") + (" --sample" if settings.sampling else "")
     from memtint.outputs import check_output_dir
 
     check_output_dir("--out", args.out)  # before 15-20 minutes of runs, not after

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from memtint import api, comparison, workload_classes, workloads
+from memtint import sampling as sampling_module
 from memtint.reproduce import verdict as verdict_rule
 from memtint.reproduce.runner import spec_key
 
@@ -81,6 +82,9 @@ class Settings:
     warmup: int = 0
     quick: bool = False
     scale: float = 1.0  # multiplies instruction counts (tests use small values)
+    #: Sampled simulation of the mix experiments' runs (the run spec's ``sampling``; ``memtint
+    #: reproduce --sample``); None: detailed runs. See :meth:`MixExperiment.plan`.
+    sampling: dict[str, Any] | None = None
 
     def seed_list(self) -> list[int]:
         return list(range(1, self.seeds + 1))
@@ -140,6 +144,20 @@ class Variant:
     os: dict[str, Any] | None = None
 
 
+def samplable(os_table: dict[str, Any] | None, at_end: str | None = None) -> bool:
+    """Whether a shared run with this ``[os]`` table and ``at_end`` can be sampled: what the
+    engine refuses under sampling (multicore/sampling.rs, ``check_run``) is absent: a dynamic
+    policy, migration, swapping, hot-page sampling, threads halting at their target."""
+    os_table = os_table or {}
+    return (not at_end and os_table.get("dynamic", "none") == "none" and os_table.get("migration", "none") == "none"
+            and os_table.get("overflow") != "swap" and not (os_table.get("hot_pages") or {}).get("enabled"))
+
+
+def sampling_units(sampling: dict[str, Any], instructions: int) -> int:
+    """Periods a sampled run of ``instructions`` per core has (0: too short to sample)."""
+    return sampling_module.units(sampling, instructions)
+
+
 @dataclass
 class MixExperiment:
     """mixes x variants x seeds on machines; alone runs under buddy with the machine's scheduler."""
@@ -163,14 +181,28 @@ class MixExperiment:
     shared: dict[tuple, str] = field(default_factory=dict)
     alone: dict[tuple, list[str]] = field(default_factory=dict)
 
+    def sampled_variants(self, settings: Settings) -> list[str]:
+        """The variants whose shared runs are sampled (``settings.sampling``; not those sampling
+        does not support, :func:`samplable`, which run detailed; none when the runs are too short
+        for two units, :func:`sampling_units`)."""
+        if not settings.sampling or not sampling_units(settings.sampling, self.instructions):
+            return []  # detailed, or too short for two units: detailed
+        return [v.label for v in self.variants if samplable(v.os, self.at_end)]
+
     def plan(self, settings: Settings) -> list[dict[str, Any]]:
+        """The experiment's jobs. With ``settings.sampling``, the alone runs and the shared runs
+        of the variants sampling supports are sampled (``sampling`` in their specs); the others
+        run detailed, and their metrics are still comparable estimates of the same quantities."""
+        sampled = set(self.sampled_variants(settings))
+        alone_sampling = settings.sampling if sampled else None
         for machine in self.machines:
             for m, mix in enumerate(self.mixes):
                 programs = [program_path(p) for p in mix]
                 for seed in self.seeds or settings.seed_list():
                     alone_keys = []
                     for spec in comparison.build_alone_specs(machine, programs, instructions=self.instructions,
-                                                             seed=seed, baseline="buddy", warmup=settings.warmup):
+                                                             seed=seed, baseline="buddy", warmup=settings.warmup,
+                                                             sampling=alone_sampling):
                         with_warmup(spec, settings)
                         k = spec_key(spec)
                         alone_keys.append(k)
@@ -179,7 +211,8 @@ class MixExperiment:
                     for v in self.variants:
                         spec = api.build_sim_spec(v.machine or machine, programs, instructions=self.instructions,
                                                   policy=v.policy, seed=seed, scheduler=v.scheduler,
-                                                  os_options=v.os)
+                                                  os_options=v.os,
+                                                  sampling=settings.sampling if v.label in sampled else None)
                         if self.at_end:
                             spec["at_end"] = self.at_end
                         with_warmup(spec, settings)
@@ -201,6 +234,11 @@ class MixExperiment:
                                        for a, c in zip(alone, run["cores"])])
             out[v.label] = {**run, "ws": metrics["weighted_speedup"], "ms": metrics["maximum_slowdown"],
                             "hs": metrics["harmonic_speedup"], "slowdowns": metrics["slowdowns"], "alone": alone}
+            if sampling_module.is_sampled(run) or any(a.get("sampling") for a in alone):
+                # Sampled estimates: their 95 % intervals (memtint.sampling; a detailed side adds none).
+                intervals = sampling_module.mix_intervals(alone, run)
+                out[v.label].update(ws_ci95=intervals["weighted_speedup"], ms_ci95=intervals["maximum_slowdown"],
+                                    hs_ci95=intervals["harmonic_speedup"], slowdowns_ci95=intervals["slowdowns"])
         return out
 
 

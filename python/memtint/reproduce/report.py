@@ -19,6 +19,44 @@ COUNT_METRICS = ("dram_pages", "sharing_pairs", "overflow_pages", "cr_hits_max",
                  "auto_infeasible_density")
 
 
+def sampling_header(settings: Any, experiments: list[Any]) -> str:
+    """The set-up line of a paper whose mix experiments ran sampled (``--sample``): units and
+    their size, that figures are estimates, and what ran detailed; empty when nothing did."""
+    from memtint.reproduce.common import sampling_units
+
+    sampling = getattr(settings, "sampling", None)
+    if not sampling:
+        return ""
+    units, detailed, short = [], [], []
+    for e in experiments:
+        sampled = e.sampled_variants(settings)
+        if not sampled:
+            if sampling_units(sampling, e.instructions):
+                detailed.append(f"{e.name} (all)")
+            else:
+                short.append(e.name)
+            continue
+        units.append(sampling_units(sampling, e.instructions))
+        detailed += [f"{e.name}: {v.label}" for v in e.variants if v.label not in sampled]
+    if not units:
+        return ("Sampling (`--sample`) asked for, but no run here was sampled: "
+                + (f"too short for two units ({', '.join(short)})" if short else "sampling supports none of them")
+                + "; every figure is from detailed runs.")
+    count = f"{min(units)}" if min(units) == max(units) else f"{min(units)}-{max(units)}"
+    from memtint.sampling import ENGINE_UNIT, ENGINE_WARMING
+
+    warming = int(sampling.get("warming", ENGINE_WARMING))
+    text = (f"Sampled: {count} units of {int(sampling.get('unit', ENGINE_UNIT)):,} instructions per core"
+            + (f" (each after {warming:,} of detailed warm-up)" if warming else "")
+            + "; figures are estimates with 95 % intervals (SMARTS-style sampling, the alone and shared runs of the "
+            "mix experiments; the spread over seeds includes the sampling error).")
+    if detailed:
+        text += f" Run detailed (sampling does not support them): {', '.join(detailed)}."
+    if short:
+        text += f" Run detailed (too short for two units): {', '.join(short)}."
+    return text
+
+
 def fmt_value(metric: str, v: float, signed: bool = True) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"

@@ -57,20 +57,25 @@ class Run:
     overrides: dict[str, Any] | None = None
     #: The policy column of the results: the policy, with "+scheduler" when the run chose its own.
     label: str = ""
+    #: Sampled simulation (the engine's ``sampling`` table), or None for detailed runs.
+    sampling: dict[str, Any] | None = None
 
     @property
     def mix(self) -> str:
         return "|".join(self.programs)
 
     def describe(self) -> dict[str, Any]:
-        """The run as plain data (what is shipped to a worker)."""
-        return {
+        """The run as plain data (what is shipped to a worker); ``sampling`` only when set."""
+        out = {
             "config_hash": self.config_hash, "machine": self.machine, "programs": list(self.programs),
             "mix_name": self.mix_name, "policy": self.policy, "instructions": self.instructions,
             "seed": self.seed, "baseline": self.baseline, "os": self.os, "mapping": self.mapping,
             "scheduler": self.scheduler, "use_cache": self.use_cache, "label": self.label or self.policy,
             "warmup": self.warmup, "overrides": self.overrides,
         }
+        if self.sampling is not None:
+            out["sampling"] = self.sampling
+        return out
 
 
 def config_hash(description: dict[str, Any], version: str) -> str:
@@ -93,6 +98,8 @@ def config_hash(description: dict[str, Any], version: str) -> str:
     }
     if description.get("overrides"):  # absent when none, so earlier stores keep their hashes
         canonical["overrides"] = description["overrides"]
+    if description.get("sampling") is not None:  # likewise: detailed runs keep their hashes
+        canonical["sampling"] = description["sampling"]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -111,6 +118,8 @@ def expand(spec: SweepSpec) -> list[Run]:
             "mapping": spec.mapping, "scheduler": e.scheduler or spec.scheduler, "warmup": spec.warmup,
             "overrides": spec.overrides,
         }
+        if spec.sampling is not None:
+            description["sampling"] = spec.sampling
         digest = config_hash(description, version)
         if digest in seen:
             continue
@@ -118,7 +127,8 @@ def expand(spec: SweepSpec) -> list[Run]:
         runs.append(Run(digest, e.machine, e.mix.programs, e.mix.name, e.policy, e.instructions, e.seed,
                         baseline, dict(e.os), spec.mapping, e.scheduler or spec.scheduler, spec.use_cache,
                         spec.warmup, overrides=spec.overrides,
-                        label=f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy))
+                        label=f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy,
+                        sampling=spec.sampling))
     return runs
 
 
@@ -135,7 +145,8 @@ def alone_keys(run: Run) -> dict[str, dict[str, Any]]:
     """The alone runs a run needs: their cache keys and engine specifications, in mix order."""
     specs = comparison.build_alone_specs(run.machine, list(run.programs), instructions=run.instructions,
                                          seed=run.seed, baseline=run.baseline, mapping=run.mapping,
-                                         scheduler=run.scheduler, warmup=run.warmup, overrides=run.overrides)
+                                         scheduler=run.scheduler, warmup=run.warmup, overrides=run.overrides,
+                                         sampling=run.sampling)
     return {comparison.alone_key(spec): spec for spec in specs}
 
 
@@ -187,7 +198,7 @@ def execute_run(run: dict[str, Any]) -> dict[str, Any]:
             run["machine"], list(run["programs"]), [run["policy"]], instructions=run["instructions"],
             seed=run["seed"], baseline=run["baseline"], mapping=run["mapping"], scheduler=run["scheduler"],
             os_options=run["os"] or None, use_cache=run["use_cache"], workers=1, overrides=run.get("overrides"),
-            alone_results=run.get("alone"), warmup=run.get("warmup", 0),
+            alone_results=run.get("alone"), warmup=run.get("warmup", 0), sampling=run.get("sampling"),
         )
     except (KeyboardInterrupt, SystemExit):
         raise

@@ -68,13 +68,16 @@ class SweepSpec:
     warmup: int = DEFAULT_WARMUP
     #: Machine settings over every run's machine (``[overrides]``, as in run files and ``--set``).
     overrides: dict[str, Any] | None = None
+    #: Sampled simulation for every run, alone and shared (``sampling = { unit = .., ... }``, or
+    #: ``memtint sweep --sample``); None: detailed runs.
+    sampling: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         return len(self.entries)
 
 
 _TOP_KEYS = {"name", "machines", "mixes", "policies", "instructions", "seeds", "baseline", "os",
-             "mapping", "scheduler", "cache", "run", "warmup", "machine_variants", "overrides"}
+             "mapping", "scheduler", "cache", "run", "warmup", "machine_variants", "overrides", "sampling"}
 _PRODUCT_KEYS = ("machines", "mixes", "policies", "instructions", "seeds")
 _MIX_KINDS = ("programs", "preset", "random", "classes")
 _MIX_KEYS = {
@@ -86,6 +89,8 @@ _MIX_KEYS = {
 _CLASS_KEYS = {"from", "n"}
 _RUN_KEYS = {"machine", "programs", "preset", "policy", "instructions", "seed", "os", "name", "scheduler"}
 _OS_FORBIDDEN = {"policy"}
+#: The keys of ``sampling`` (the engine's run spec, docs/stats.md "Sampled simulation").
+_SAMPLING_KEYS = {"mode", "unit", "period", "warming", "functional", "target_error"}
 #: Most programs in one mix: more than any machine preset has cores, and a bound on what a
 #: random draw allocates before the engine sees the mix.
 _MAX_MIX_SIZE = 256
@@ -337,6 +342,29 @@ def _warmup(table: dict[str, Any]) -> int:
     return _int(table.get("warmup", DEFAULT_WARMUP), "warmup", 0, limits.MAX_INSTRUCTIONS, _INSTRUCTIONS_WHY)
 
 
+def _sampling(table: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``sampling`` table: its keys and their kinds (the engine checks the values against
+    each other and each run's instructions when the run starts, naming the key)."""
+    if "sampling" not in table:
+        return None
+    value = table["sampling"]
+    if not isinstance(value, dict):
+        raise _fail("sampling", f"expected a table (sampling = {{ unit = 100000, warming = 100000 }}), got {value!r}")
+    _check_keys(value, _SAMPLING_KEYS, "sampling")
+    out = dict(value)
+    if "mode" in out and not isinstance(out["mode"], str):
+        raise _fail("sampling.mode", f"expected a mode name (\"periodic\"), got {out['mode']!r}")
+    for key, minimum in (("unit", 1), ("period", 1), ("warming", 0), ("functional", 0)):
+        if key in out:
+            _int(out[key], f"sampling.{key}", minimum, limits.MAX_INSTRUCTIONS, _INSTRUCTIONS_WHY)
+    if "target_error" in out:
+        e = out["target_error"]
+        if not isinstance(e, (int, float)) or isinstance(e, bool) or not 0 < e < 1:
+            raise _fail("sampling.target_error", f"expected a number above 0 and below 1 (0.01 is 1 %), got {e!r}")
+        out["target_error"] = float(e)
+    return out
+
+
 def _check_slots(where: str, count: int, size: int) -> None:
     if count * size > _MAX_SLOTS:
         raise _fail(where, f"{count:,} mixes of {size} programs is more than a sweep takes ({_MAX_SLOTS:,} programs "
@@ -443,7 +471,16 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
     if overrides is not None and not isinstance(overrides, dict):
         raise _fail("overrides", f"expected a table of machine settings ([overrides.controller] ...), got {overrides!r}")
     spec = SweepSpec(name=name, baseline=baseline, entries=entries, mapping=mapping, scheduler=scheduler,
-                     use_cache=use_cache, source=source, warmup=warmup, overrides=overrides or None)
+                     use_cache=use_cache, source=source, warmup=warmup, overrides=overrides or None,
+                     sampling=_sampling(table))
+    if spec.sampling is not None:
+        from memtint.sampling import misfit
+
+        for n in sorted({e.instructions for e in entries}):
+            problem = misfit(spec.sampling, n)
+            if problem:
+                key, _, why = problem.partition(": ")
+                raise _fail(key, f"{why} (runs of {n:,} instructions in this sweep)")
     _engine_check(spec, explicit="run" in table)
     return spec
 
@@ -452,7 +489,10 @@ def _engine_check(spec: SweepSpec, explicit: bool) -> None:
     """Let the engine validate each distinct (machine, mix size, policy, os table) with a one-
     instruction run of light programs, so that errors only the engine can see (a mix larger than
     the machine's cores, colour sets that do not exist) stop the sweep before it starts. About
-    20 ms per distinct combination."""
+    20 ms per distinct combination. A sampled sweep's probe is sampled too (two units of one
+    instruction, in the specification's mode): what sampling does not support (a dynamic policy,
+    migration, ...) stops it as well; the settings' relations to each run's instructions are
+    checked when the run starts."""
     import json
 
     from memtint import comparison
@@ -469,14 +509,17 @@ def _engine_check(spec: SweepSpec, explicit: bool) -> None:
             if policy in comparison.profiled_policies():
                 # compare profiles these from the alone runs; the probe only needs their shape.
                 os_table = {"profiles": [{"mpki": 0.0, "rbh": 0.0}] * size, **(os_table or {})}
+            sampled = None if spec.sampling is None else {
+                "mode": spec.sampling.get("mode", "periodic"), "unit": 1, "warming": 0, "period": 1}
             probe = api.build_sim_spec(e.machine, ["light"] * size,
-                                       instructions=1, policy=policy, os_options=os_table, mapping=spec.mapping,
-                                       scheduler=e.scheduler or spec.scheduler, overrides=spec.overrides)
+                                       instructions=1 if sampled is None else 2, policy=policy, os_options=os_table,
+                                       mapping=spec.mapping, scheduler=e.scheduler or spec.scheduler,
+                                       overrides=spec.overrides, sampling=sampled)
             try:
                 api.run_sim_spec(probe)
             except MemtintError as error:
-                where = f"run[{i}]" if explicit else "mixes" if "programs" in str(error) else \
-                    "overrides" if "overrides" in str(error) else "os"
+                where = f"run[{i}]" if explicit else "sampling" if "sampling" in str(error) else \
+                    "mixes" if "programs" in str(error) else "overrides" if "overrides" in str(error) else "os"
                 raise _fail(where, f"machine '{e.machine}', policy '{policy}', mix {e.mix.name}: {error}") from None
 
 

@@ -77,6 +77,11 @@ def _schema():
         ("system_share", pa.float64()),
         ("finished_at", pa.float64()),
         ("batch", pa.int32()),
+        # Sampled runs (docs/sweeps.md "Sampled sweeps"): the weighted speedup's 95 % interval;
+        # null and False for detailed runs and in batches stored before these columns.
+        ("weighted_speedup_ci95_low", pa.float64()),
+        ("weighted_speedup_ci95_high", pa.float64()),
+        ("sampled", pa.bool_()),
     ])
 
 
@@ -87,7 +92,8 @@ COLUMNS = ["sweep", "config_hash", "memtint_version", "status", "error", "machin
            "engine_wall_seconds", "elapsed_seconds", "core", "program", "ipc_alone", "ipc_shared", "slowdown",
            "row_buffer_miss_rate", "row_buffer_miss_rate_alone", "llc_mpki", "read_latency_ns_mean",
            "llc_mpki_alone", "read_latency_ns_alone", "banks_used", "channels_used", "colour_overflow_pages",
-           "row_interference_rate", "user_share", "memory_share", "system_share", "finished_at", "batch"]
+           "row_interference_rate", "user_share", "memory_share", "system_share", "finished_at", "batch",
+           "weighted_speedup_ci95_low", "weighted_speedup_ci95_high", "sampled"]
 
 
 def rows_for(run: dict[str, Any], outcome: dict[str, Any], sweep: str, version: str) -> list[dict[str, Any]]:
@@ -102,6 +108,7 @@ def rows_for(run: dict[str, Any], outcome: dict[str, Any], sweep: str, version: 
         "policy": run.get("label") or run["policy"], "baseline": run["baseline"], "instructions": run["instructions"],
         "seed": run["seed"], "os": json.dumps(run["os"], sort_keys=True),
         "elapsed_seconds": outcome.get("elapsed_seconds"), "finished_at": time.time(),
+        "sampled": bool(run.get("sampling")),
     }
     result = outcome.get("result")
     if outcome["status"] != "ok" or not result:
@@ -112,7 +119,8 @@ def rows_for(run: dict[str, Any], outcome: dict[str, Any], sweep: str, version: 
         row = dict(row)
         del row["policy"]
         rows.append({**common, **row, "dram_requests": policy["dram_requests"],
-                     "dram_energy_nj": policy.get("dram_energy_nj"), "engine_wall_seconds": policy["wall_seconds"]})
+                     "dram_energy_nj": policy.get("dram_energy_nj"), "engine_wall_seconds": policy["wall_seconds"],
+                     "sampled": bool(policy.get("sampled"))})
     return rows
 
 
@@ -236,6 +244,8 @@ class ResultStore:
         if not tables:
             return _schema().empty_table().to_pandas()
         frame = pa.concat_tables(tables).to_pandas()
+        # Batches stored before the column have it null: their runs were detailed.
+        frame["sampled"] = frame["sampled"].astype("boolean").fillna(False).astype(bool)
         latest = frame.groupby("config_hash")["batch"].transform("max")
         return frame[frame["batch"] == latest].reset_index(drop=True)
 

@@ -7,12 +7,34 @@ from typing import TYPE_CHECKING, Any, Iterable
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["policy_summary"]
+__all__ = ["policy_summary", "sampled_note"]
+
+
+def _sampled(frame: "pandas.DataFrame") -> "pandas.Series":
+    """Which rows are sampled runs (False where the store predates the column)."""
+    import pandas as pd
+
+    if "sampled" not in frame.columns:
+        return pd.Series(False, index=frame.index)
+    return frame["sampled"].fillna(False).astype(bool)
+
+
+def sampled_note(rows: list[dict[str, Any]]) -> str:
+    """A line saying that some of the summarised runs are sampled estimates (empty when none)."""
+    sampled = sum(r.get("sampled_runs") or 0 for r in rows)
+    if not sampled:
+        return ""
+    total = sum(r["runs"] - r["failed"] for r in rows)
+    which = "all" if sampled == total else f"{sampled} of {total}"
+    return (f"sampled simulation: {which} successful runs are estimates; WS ± is the mean half-width of "
+            "their weighted speedups' 95 % intervals")
 
 
 def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | None = None) -> list[dict[str, Any]]:
     """Per policy (in order of first appearance): runs, failures, mean and max weighted speedup,
-    mean maximum slowdown and mean row-buffer miss rate over its successful runs.
+    mean maximum slowdown and mean row-buffer miss rate over its successful runs; for sampled
+    runs, ``sampled_runs`` and ``weighted_speedup_ci95_halfwidth_mean`` (the mean half-width of
+    their weighted speedups' 95 % intervals; None without sampled runs).
 
     ``frame`` is :func:`memtint.load_results`; ``config_hashes`` restricts it to some runs (one
     sweep's)."""
@@ -27,6 +49,11 @@ def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | Non
         def stat(column: str, how: str) -> float | None:
             return None if ok.empty else float(getattr(ok[column], how)())
 
+        sampled = ok[_sampled(ok)]
+        halves = None
+        if not sampled.empty and "weighted_speedup_ci95_low" in sampled.columns:
+            widths = ((sampled["weighted_speedup_ci95_high"] - sampled["weighted_speedup_ci95_low"]) / 2).dropna()
+            halves = float(widths.mean()) if not widths.empty else None
         out.append({
             "policy": policy,
             "runs": int(len(group)),
@@ -35,5 +62,7 @@ def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | Non
             "weighted_speedup_max": stat("weighted_speedup", "max"),
             "maximum_slowdown_mean": stat("maximum_slowdown", "mean"),
             "row_buffer_miss_rate_mean": stat("mix_row_buffer_miss_rate", "mean"),
+            "sampled_runs": int(len(sampled)),
+            "weighted_speedup_ci95_halfwidth_mean": halves,
         })
     return out

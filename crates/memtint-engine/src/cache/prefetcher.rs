@@ -134,6 +134,28 @@ pub struct PrefetchStats {
     pub redundant: u64,
 }
 
+impl PrefetchStats {
+    pub fn since(&self, e: &Self) -> Self {
+        PrefetchStats {
+            issued: self.issued - e.issued,
+            useful: self.useful - e.useful,
+            late: self.late - e.late,
+            useless: self.useless.saturating_sub(e.useless),
+            dropped: self.dropped - e.dropped,
+            redundant: self.redundant - e.redundant,
+        }
+    }
+
+    pub fn add(&mut self, o: &Self) {
+        self.issued += o.issued;
+        self.useful += o.useful;
+        self.late += o.late;
+        self.useless += o.useless;
+        self.dropped += o.dropped;
+        self.redundant += o.redundant;
+    }
+}
+
 /// One core's prefetcher.
 pub trait Prefetcher {
     /// A demand access by this core to physical `line` (line-aligned) reached the LLC

@@ -62,6 +62,45 @@ pub struct CoreStats {
 }
 
 impl CoreStats {
+    /// The counts since `earlier`, a snapshot of the same core (a sampled run's unit).
+    pub fn since(&self, e: &CoreStats) -> CoreStats {
+        CoreStats {
+            cycles: self.cycles - e.cycles,
+            retired: self.retired - e.retired,
+            loads: self.loads - e.loads,
+            load_hits: self.load_hits - e.load_hits,
+            load_misses: self.load_misses - e.load_misses,
+            load_latency_sum: self.load_latency_sum - e.load_latency_sum,
+            writebacks: self.writebacks - e.writebacks,
+            refused_loads: self.refused_loads - e.refused_loads,
+            refused_writebacks: self.refused_writebacks - e.refused_writebacks,
+            stall_window_full: self.stall_window_full - e.stall_window_full,
+            stall_mshr: self.stall_mshr - e.stall_mshr,
+            stall_refused: self.stall_refused - e.stall_refused,
+            records: self.records - e.records,
+            trace_wraps: self.trace_wraps - e.trace_wraps,
+            drain_cycles: self.drain_cycles - e.drain_cycles,
+        }
+    }
+
+    pub fn add(&mut self, o: &CoreStats) {
+        self.cycles += o.cycles;
+        self.retired += o.retired;
+        self.loads += o.loads;
+        self.load_hits += o.load_hits;
+        self.load_misses += o.load_misses;
+        self.load_latency_sum += o.load_latency_sum;
+        self.writebacks += o.writebacks;
+        self.refused_loads += o.refused_loads;
+        self.refused_writebacks += o.refused_writebacks;
+        self.stall_window_full += o.stall_window_full;
+        self.stall_mshr += o.stall_mshr;
+        self.stall_refused += o.stall_refused;
+        self.records += o.records;
+        self.trace_wraps += o.trace_wraps;
+        self.drain_cycles += o.drain_cycles;
+    }
+
     pub fn ipc(&self) -> f64 {
         if self.cycles == 0 {
             0.0
@@ -372,6 +411,26 @@ impl OooCore {
         }
         l.ready_at = now;
         self.outstanding -= 1;
+        self.predict();
+    }
+
+    /// A new retirement target (a sampled run's next snapshot point, above `retired()`):
+    /// `target_stats` is cleared and taken again when it is reached.
+    pub fn set_target(&mut self, target: u64) {
+        debug_assert!(target > self.flow.retired);
+        self.retire_target = target;
+        self.target_stats = None;
+        self.stop = target.min(self.pause_at);
+        self.ahead = Ahead::Unknown;
+        self.predict();
+    }
+
+    /// No target from now on: nothing is snapshot until `set_target`.
+    pub fn clear_target(&mut self) {
+        self.retire_target = NEVER;
+        self.target_stats = None;
+        self.stop = self.pause_at;
+        self.ahead = Ahead::Unknown;
         self.predict();
     }
 

@@ -19,6 +19,15 @@ pub struct BankParallelismCounters {
 }
 
 impl BankParallelismCounters {
+    pub fn since(&self, earlier: &Self) -> Self {
+        BankParallelismCounters { busy_cycles: self.busy_cycles - earlier.busy_cycles, bank_cycles: self.bank_cycles - earlier.bank_cycles }
+    }
+
+    pub fn add(&mut self, o: &Self) {
+        self.busy_cycles += o.busy_cycles;
+        self.bank_cycles += o.bank_cycles;
+    }
+
     /// Mean banks busy with this source's reads while any is (0.0 when it had none).
     pub fn bank_level_parallelism(&self) -> f64 {
         if self.busy_cycles == 0 {

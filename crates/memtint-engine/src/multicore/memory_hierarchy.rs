@@ -194,6 +194,64 @@ impl CoreMemoryStats {
         self.refresh_met += c.met_refresh as u64;
     }
 
+    /// What happened since `earlier`, a snapshot of the same thread's statistics (a sampled
+    /// run's unit). The LLC occupancy is the later snapshot's.
+    pub fn since(&self, earlier: &CoreMemoryStats) -> CoreMemoryStats {
+        CoreMemoryStats {
+            l2_hits: self.l2_hits - earlier.l2_hits,
+            throttled_requests: self.throttled_requests - earlier.throttled_requests,
+            throttle_delay_cycles: self.throttle_delay_cycles - earlier.throttle_delay_cycles,
+            llc_accesses: self.llc_accesses - earlier.llc_accesses,
+            llc_misses: self.llc_misses - earlier.llc_misses,
+            dram_reads: self.dram_reads - earlier.dram_reads,
+            dram_writes: self.dram_writes - earlier.dram_writes,
+            row_hits: self.row_hits - earlier.row_hits,
+            row_misses: self.row_misses - earlier.row_misses,
+            row_conflicts: self.row_conflicts - earlier.row_conflicts,
+            row_outcomes_by_kind: self.row_outcomes_by_kind.since(&earlier.row_outcomes_by_kind),
+            row_causes: self.row_causes.since(&earlier.row_causes),
+            refresh_met: self.refresh_met - earlier.refresh_met,
+            llc_lines: self.llc_lines,
+            llc_lines_mean: self.llc_lines_mean,
+            bank_parallelism: self.bank_parallelism.since(&earlier.bank_parallelism),
+            read_latency: self.read_latency.since(&earlier.read_latency),
+            prefetch: self.prefetch.as_ref().zip(earlier.prefetch.as_ref()).map(|(a, b)| a.since(b)),
+            nodes: self.nodes.as_ref().zip(earlier.nodes.as_ref()).map(|(a, b)| a.since(b)),
+            page_migration: None,
+        }
+    }
+
+    /// Adds `o`'s counts (a sampled run's units, summed); the occupancy becomes `o`'s.
+    pub fn add(&mut self, o: &CoreMemoryStats) {
+        self.l2_hits += o.l2_hits;
+        self.throttled_requests += o.throttled_requests;
+        self.throttle_delay_cycles += o.throttle_delay_cycles;
+        self.llc_accesses += o.llc_accesses;
+        self.llc_misses += o.llc_misses;
+        self.dram_reads += o.dram_reads;
+        self.dram_writes += o.dram_writes;
+        self.row_hits += o.row_hits;
+        self.row_misses += o.row_misses;
+        self.row_conflicts += o.row_conflicts;
+        self.row_outcomes_by_kind.add(&o.row_outcomes_by_kind);
+        self.row_causes.add(&o.row_causes);
+        self.refresh_met += o.refresh_met;
+        self.llc_lines = o.llc_lines;
+        self.llc_lines_mean = o.llc_lines_mean;
+        self.bank_parallelism.add(&o.bank_parallelism);
+        self.read_latency.merge(&o.read_latency);
+        match (&mut self.prefetch, &o.prefetch) {
+            (Some(a), Some(b)) => a.add(b),
+            (a @ None, Some(b)) => *a = Some(*b),
+            _ => {}
+        }
+        match (&mut self.nodes, &o.nodes) {
+            (Some(a), Some(b)) => a.add(b),
+            (a @ None, Some(b)) => *a = Some(*b),
+            _ => {}
+        }
+    }
+
     /// Row misses plus conflicts over all DRAM requests (0 when there were none).
     pub fn row_buffer_miss_rate(&self) -> f64 {
         let all = self.row_hits + self.row_misses + self.row_conflicts;

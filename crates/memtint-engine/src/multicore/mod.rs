@@ -10,6 +10,7 @@ pub mod memory_hierarchy;
 pub mod metrics;
 pub mod multicore_sim;
 pub mod numa_paths;
+pub mod sampling;
 pub mod sim_spec;
 
 pub use bank_parallelism::BankParallelismCounters;
@@ -17,7 +18,7 @@ pub use dram_export::DramExportSpec;
 pub use memory_hierarchy::{CoreMemoryStats, MemoryHierarchy, ThreadMigration};
 pub use metrics::{metrics_json, MixMetrics, ProgramSpeed};
 pub use multicore_sim::{
-    pinned_threads, simulate_multicore, simulate_threads, simulate_threads_checked, simulate_threads_exported, CoreResult, MulticoreResult,
-    ThreadDef,
+    pinned_threads, simulate_multicore, simulate_threads, simulate_threads_checked, simulate_threads_exported, simulate_threads_sampled,
+    CoreResult, MulticoreResult, ThreadDef,
 };
 pub use sim_spec::{run_sim, run_sim_json, SimSpec};

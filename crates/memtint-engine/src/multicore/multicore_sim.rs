@@ -18,6 +18,7 @@
 use super::barriers::Barriers;
 use super::dram_export::{DramExport, DramExportSpec};
 use super::memory_hierarchy::{CoreMemoryStats, MemoryHierarchy, MigrationClock};
+use super::sampling::{SampledRun, SamplingSpec};
 use crate::cache::{CacheLevelConfig, LlcConfig};
 use crate::checker::TimingChecker;
 use crate::config::MemoryConfig;
@@ -90,6 +91,8 @@ pub struct MulticoreResult {
     pub llc_pages: u64,
     /// The dynamic policy's counters (`None` without one).
     pub dynamic: Option<crate::os::dynamic::DynamicStats>,
+    /// A sampled run's units and intervals (`sampling.rs`); its cores' statistics are their units'.
+    pub sampling: Option<super::sampling::SampledRun>,
 }
 
 /// One software thread: its trace, its process (threads of a process share the page table),
@@ -182,7 +185,7 @@ fn exit_if_done(threads: &[ThreadDef], frozen: &[Option<(CoreMemoryStats, Cycle)
 }
 
 /// Passes the commands the controllers issued since the last call to their node's checker.
-fn observe_commands(mem: &mut MemorySystem, checkers: &mut [(Range<usize>, TimingChecker)], commands: &mut Vec<CommandRecord>) {
+pub(super) fn observe_commands(mem: &mut MemorySystem, checkers: &mut [(Range<usize>, TimingChecker)], commands: &mut Vec<CommandRecord>) {
     for (channels, checker) in checkers {
         mem.drain_channel_commands(channels.clone(), commands);
         checker.observe_all(commands);
@@ -273,12 +276,12 @@ pub fn simulate_threads_checked(
     warmup: u64,
     check: bool,
 ) -> Result<MulticoreResult> {
-    simulate(cfg, os_cfg, threads, instructions, warmup, check, None)
+    simulate(cfg, os_cfg, threads, instructions, warmup, check, None, None)
 }
 
 /// Instructions one thread runs in a turn of the functional warm-up: threads take turns so the
 /// shared LLC ends up holding each one's lines as it would after running side by side.
-const WARMUP_TURN: u64 = 10_000;
+pub(super) const WARMUP_TURN: u64 = 10_000;
 
 /// Functional warm-up: each thread's next `warmup` instructions go through the page tables
 /// and caches without DRAM timing (as gem5's and ZSim's fast-forward with warm caches), so the
@@ -316,7 +319,7 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
 /// target keep running, with frozen statistics, so that every thread is measured under the same
 /// contention (today's rule for one program per core, as in Ramulator).
 pub fn simulate_threads(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: Vec<ThreadDef>, instructions: u64) -> Result<MulticoreResult> {
-    simulate(cfg, os_cfg, threads, instructions, 0, false, None)
+    simulate(cfg, os_cfg, threads, instructions, 0, false, None, None)
 }
 
 /// `simulate_threads_checked`, writing the DRAM request stream to `export` as it goes
@@ -330,9 +333,24 @@ pub fn simulate_threads_exported(
     check: bool,
     export: Option<&DramExportSpec>,
 ) -> Result<MulticoreResult> {
-    simulate(cfg, os_cfg, threads, instructions, warmup, check, export)
+    simulate(cfg, os_cfg, threads, instructions, warmup, check, export, None)
 }
 
+/// `simulate_threads_checked`, sampled (`sampling.rs`): detailed units with functional warming
+/// between them; the result's cores report their units' statistics.
+pub fn simulate_threads_sampled(
+    cfg: &MemoryConfig,
+    os_cfg: &OsConfig,
+    threads: Vec<ThreadDef>,
+    instructions: u64,
+    warmup: u64,
+    check: bool,
+    sampling: &SamplingSpec,
+) -> Result<MulticoreResult> {
+    simulate(cfg, os_cfg, threads, instructions, warmup, check, None, Some(sampling))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn simulate(
     cfg: &MemoryConfig,
     os_cfg: &OsConfig,
@@ -341,18 +359,34 @@ fn simulate(
     warmup: u64,
     check: bool,
     export: Option<&DramExportSpec>,
+    sampling: Option<&SamplingSpec>,
 ) -> Result<MulticoreResult> {
     let started = std::time::Instant::now();
     let plan = validate(cfg, os_cfg, &threads, instructions)?;
+    if let Some(s) = sampling {
+        s.validate(instructions)?;
+        let mut used = vec![false; plan.cores as usize];
+        let shared = plan.bound.iter().any(|&c| std::mem::replace(&mut used[c as usize], true));
+        s.check_run(os_cfg, &threads, plan.cores, shared, export.is_some())?;
+    }
     let mut sim = build(cfg, os_cfg, &mut threads, instructions, warmup, check, &plan)?;
     // Opened once the run is known to be valid, so a refused run leaves no file behind.
     sim.export = export.map(DramExport::create).transpose()?;
-    let end = run(&mut sim, &mut threads, &plan)?;
+    let (end, sampled) = match sampling {
+        None => (run(&mut sim, &mut threads, &plan)?, None),
+        Some(s) => {
+            let (end, rec) = super::sampling::run(&mut sim, &mut threads, s, instructions, plan.clock, plan.watchdog_cycles)?;
+            for (i, slot) in sim.frozen.iter_mut().enumerate() {
+                *slot = Some((rec.totals(i).1, end.now_core));
+            }
+            (end, Some(rec))
+        }
+    };
     let exported = match sim.export.take() {
         Some(x) => x.finish()?,
         None => 0,
     };
-    let mut result = collect(sim, &threads, plan, end, started);
+    let mut result = collect(sim, &threads, plan, end, started, sampled);
     result.exported_requests = exported;
     Ok(result)
 }
@@ -509,19 +543,19 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
 }
 
 /// A run's parts: the OS model and caches, the memory system, the cores and their scheduler.
-struct Sim {
-    hier: MemoryHierarchy,
-    mem: MemorySystem,
+pub(super) struct Sim {
+    pub(super) hier: MemoryHierarchy,
+    pub(super) mem: MemorySystem,
     /// With `check`: each memory node's channels and their checker.
-    checkers: Vec<(Range<usize>, TimingChecker)>,
+    pub(super) checkers: Vec<(Range<usize>, TimingChecker)>,
     /// The checker's buffer of commands.
-    commands: Vec<CommandRecord>,
-    cores: Vec<OooCore>,
+    pub(super) commands: Vec<CommandRecord>,
+    pub(super) cores: Vec<OooCore>,
     sched: Cfs,
     /// Per thread: its memory statistics and the core cycle when it reached its target.
     frozen: Vec<Option<(CoreMemoryStats, Cycle)>>,
     /// The DRAM request stream's file, when the run exports it.
-    export: Option<DramExport>,
+    pub(super) export: Option<DramExport>,
     barriers: Barriers,
 }
 
@@ -674,11 +708,82 @@ fn arrivals(threads: &[ThreadDef], plan: &Plan, cores: &mut [OooCore], core_ghz:
     Ok(())
 }
 
-/// Where a run ended: the last DRAM and core cycles, and the DRAM requests completed.
-struct RunEnd {
-    now_dram: Cycle,
+/// The memory side of a run's parts, which a memory-system step changes.
+pub(super) struct MemoryStep<'a> {
+    pub mem: &'a mut MemorySystem,
+    pub hier: &'a mut MemoryHierarchy,
+    pub cores: &'a mut [OooCore],
+    pub checkers: &'a mut Vec<(Range<usize>, TimingChecker)>,
+    pub commands: &'a mut Vec<CommandRecord>,
+    pub export: &'a mut Option<DramExport>,
+}
+
+/// One memory-system step at the memory system's next event `dram_next` (after `now_dram`):
+/// tick the controllers, hand completions to the hierarchy and wake their cores, and move the
+/// requests due from the outboxes into the controllers. `state` is the loop's (DRAM cycle, ticked
+/// at all, blocked outboxes, requests completed, the memory system's next event). Returns
+/// whether a core was woken. Shared by the detailed loop and the sampled one (`sampling.rs`).
+#[inline(always)]
+pub(super) fn memory_step(
+    p: MemoryStep<'_>,
+    dram_next: Cycle,
     now_core: Cycle,
-    requests: u64,
+    state: (&mut Cycle, &mut bool, &mut u64, &mut u64, &mut Cycle),
+    done: &mut Vec<Completion>,
+    woken: &mut Vec<(crate::cache::Waiter, Cycle)>,
+) -> Result<bool> {
+    let MemoryStep { mem, hier, cores, checkers, commands, export } = p;
+    let (now_dram, dram_ticked, outbox_blocked, requests, mem_next) = state;
+    // Memory system step at DRAM cycle `d`.
+    // Never twice at one cycle: a request made after this cycle's step enters at the next.
+    let d = if *dram_ticked { dram_next.max(*now_dram + 1) } else { dram_next };
+    *now_dram = d;
+    *dram_ticked = true;
+    mem.tick(d, done, false);
+    if !checkers.is_empty() {
+        observe_commands(mem, checkers, commands);
+    }
+    // Iterated and cleared rather than drained: `Drain` costs more than the loop body.
+    for c in done.iter() {
+        *requests += 1;
+        hier.complete(c, woken);
+    }
+    done.clear();
+    hier.sample_llc_occupancy(d);
+    for &(w, at) in woken.iter() {
+        cores[w.core as usize].complete(w.token, at.max(now_core));
+    }
+    let woke = !woken.is_empty();
+    woken.clear();
+    *outbox_blocked = 0;
+    for n in 0..hier.outbox_count() {
+        while let Some(o) = hier.outbox_front(n) {
+            if o.at > d {
+                break;
+            }
+            if !mem.try_enqueue(d, o.id, o.addr, o.is_write, o.origin) {
+                *outbox_blocked |= 1 << n;
+                break;
+            }
+            hier.outbox_pop(n);
+            hier.entered_memory(&o, d);
+            if let Some(x) = export.as_mut() {
+                x.record(o.addr, o.is_write, d)?;
+            }
+        }
+    }
+    *mem_next = mem.next_event();
+    if *mem_next <= d {
+        return Err(Error::config("engine", format!("internal error: memory system stalled at DRAM cycle {d}")));
+    }
+    Ok(woke)
+}
+
+/// Where a run ended: the last DRAM and core cycles, and the DRAM requests completed.
+pub(super) struct RunEnd {
+    pub(super) now_dram: Cycle,
+    pub(super) now_core: Cycle,
+    pub(super) requests: u64,
 }
 
 /// The event loop: until every thread has reached its target, step the memory system or the
@@ -686,13 +791,17 @@ struct RunEnd {
 /// Per thread: retired instructions and on-core cycles when it last retired one; a thread on a
 /// core that retires nothing for `limit` of its cycles (`cpu.watchdog_cycles`) ends the run
 /// with an error naming it instead of running for ever.
-struct Progress {
+pub(super) struct Progress {
     last: Vec<(u64, u64)>,
-    limit: u64,
+    pub(super) limit: u64,
 }
 
 impl Progress {
-    fn check(
+    pub(super) fn new(threads: usize, limit: u64) -> Progress {
+        Progress { last: vec![(0, 0); threads], limit }
+    }
+
+    pub(super) fn check(
         &mut self,
         cores: &[OooCore],
         frozen: &[Option<(CoreMemoryStats, Cycle)>],
@@ -753,7 +862,7 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
     // every core's state (host cache misses) on each iteration.
     let mut core_next = NEVER;
     let mut core_next_stale = true;
-    let mut progress = Progress { last: vec![(0, 0); threads.len()], limit: plan.watchdog_cycles };
+    let mut progress = Progress::new(threads.len(), plan.watchdog_cycles);
     // Often enough to stop within twice the limit, rarely enough to cost nothing.
     let check_every = (plan.watchdog_cycles / 4).max(1);
     let mut next_progress_check = check_every;
@@ -772,48 +881,22 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
         let dram_next = mem_next.min(outbox_next);
         let dram_first = dram_next != NEVER && (core_next == NEVER || clock.dram_not_after_core(dram_next, core_next));
         if dram_first {
-            // Memory system step at DRAM cycle `d`.
-            // Never twice at one cycle: a request made after this cycle's step enters at the next.
-            let d = if dram_ticked { dram_next.max(now_dram + 1) } else { dram_next };
-            now_dram = d;
-            dram_ticked = true;
-            mem.tick(d, &mut done, false);
-            if !checkers.is_empty() {
-                observe_commands(mem, checkers, commands);
-            }
-            // Iterated and cleared rather than drained: `Drain` costs more than the loop body.
-            for c in &done {
-                requests += 1;
-                hier.complete(c, &mut woken);
-            }
-            done.clear();
-            hier.sample_llc_occupancy(d);
-            for &(w, at) in &woken {
-                cores[w.core as usize].complete(w.token, at.max(now_core));
-            }
-            core_next_stale |= !woken.is_empty();
-            woken.clear();
-            outbox_blocked = 0;
-            for n in 0..hier.outbox_count() {
-                while let Some(o) = hier.outbox_front(n) {
-                    if o.at > d {
-                        break;
-                    }
-                    if !mem.try_enqueue(d, o.id, o.addr, o.is_write, o.origin) {
-                        outbox_blocked |= 1 << n;
-                        break;
-                    }
-                    hier.outbox_pop(n);
-                    hier.entered_memory(&o, d);
-                    if let Some(x) = export.as_mut() {
-                        x.record(o.addr, o.is_write, d)?;
-                    }
-                }
-            }
-            mem_next = mem.next_event();
-            if mem_next <= d {
-                return Err(Error::config("engine", format!("internal error: memory system stalled at DRAM cycle {d}")));
-            }
+            let woke = memory_step(
+                MemoryStep {
+                    mem: &mut *mem,
+                    hier: &mut *hier,
+                    cores: &mut cores[..],
+                    checkers: &mut *checkers,
+                    commands: &mut *commands,
+                    export: &mut *export,
+                },
+                dram_next,
+                now_core,
+                (&mut now_dram, &mut dram_ticked, &mut outbox_blocked, &mut requests, &mut mem_next),
+                &mut done,
+                &mut woken,
+            )?;
+            core_next_stale |= woke;
         } else if core_next != NEVER {
             now_core = core_next;
             core_next_stale = true;
@@ -916,7 +999,14 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
 }
 
 /// The run's results: each thread's frozen statistics, the totals, the OS model's reports.
-fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: std::time::Instant) -> MulticoreResult {
+fn collect(
+    sim: Sim,
+    threads: &[ThreadDef],
+    plan: Plan,
+    end: RunEnd,
+    started: std::time::Instant,
+    sampled: Option<SampledRun>,
+) -> MulticoreResult {
     let Sim { hier, mem, checkers, cores, sched, mut frozen, barriers, .. } = sim;
     let sched_stats = sched.stats();
     let mut results = Vec::with_capacity(plan.threads as usize);
@@ -925,7 +1015,10 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
         let (barrier_wait_cycles, barriers) = barriers.waited(i);
         results.push(CoreResult {
             program: threads[i].trace.name().to_string(),
-            core: *core.target_stats().expect("every thread reached its target"),
+            core: match &sampled {
+                Some(s) => s.totals(i).0,
+                None => *core.target_stats().expect("every thread reached its target"),
+            },
             memory,
             placement: hier.os().process_placement(threads[i].process),
             process: threads[i].process,
@@ -973,6 +1066,7 @@ fn collect(sim: Sim, threads: &[ThreadDef], plan: Plan, end: RunEnd, started: st
         exported_requests: 0,
         ucp_repartitions: hier.ucp_state().0,
         ucp_ways: hier.ucp_state().1.to_vec(),
+        sampling: sampled,
     }
 }
 

@@ -19,6 +19,24 @@ pub struct NodeAccesses {
     pub remote_writes: u64,
 }
 
+impl NodeAccesses {
+    pub fn since(&self, e: &Self) -> Self {
+        NodeAccesses {
+            local_reads: self.local_reads - e.local_reads,
+            remote_reads: self.remote_reads - e.remote_reads,
+            local_writes: self.local_writes - e.local_writes,
+            remote_writes: self.remote_writes - e.remote_writes,
+        }
+    }
+
+    pub fn add(&mut self, o: &Self) {
+        self.local_reads += o.local_reads;
+        self.remote_reads += o.remote_reads;
+        self.local_writes += o.local_writes;
+        self.remote_writes += o.remote_writes;
+    }
+}
+
 struct Route {
     node: u32,
     base: u64,

@@ -2,7 +2,8 @@
 //! statistics schema is in docs/stats.md, "CPU-trace runs"), and its statistics.
 
 use super::dram_export::DramExportSpec;
-use super::multicore_sim::{pinned_threads, simulate_threads_exported, MulticoreResult, ThreadDef};
+use super::multicore_sim::{pinned_threads, simulate_threads_exported, simulate_threads_sampled, MulticoreResult, ThreadDef};
+use super::sampling::SamplingSpec;
 use crate::config::{MachineConfig, MachineSource, MemoryConfig};
 use crate::dram::energy::CommandEnergy;
 use crate::dram_sim::report as dram_report;
@@ -69,6 +70,11 @@ pub struct SimSpec {
     /// synchronises only its threads. `None`: no barriers inside the run.
     #[serde(default)]
     pub barrier_every: Option<u64>,
+    /// Sampled simulation (`sampling.rs`, docs/sampling.md): detailed units with functional
+    /// warming between them and a 95 % interval on each estimate. `None`: every instruction in
+    /// detail.
+    #[serde(default)]
+    pub sampling: Option<SamplingSpec>,
 }
 
 /// What a thread does after its target (`SimSpec::at_end`).
@@ -284,32 +290,31 @@ fn ratio(a: u64, b: u64) -> f64 {
 pub fn run_sim(spec: &SimSpec) -> Result<Value> {
     let machine = spec.machine_config()?;
     let cfg = MemoryConfig::resolve(&machine)?;
-    let plan = spec.threads()?;
-    if plan.is_none() && spec.programs.is_empty() {
+    if spec.threads()?.is_none() && spec.programs.is_empty() {
         return Err(Error::config("programs", "give at least one program (a profile name or a trace path)"));
     }
     let mut os = spec.os.clone();
     if os.seed == OsConfig::default().seed {
         os.seed = spec.seed;
     }
-    let result = match plan {
-        None => {
-            let programs = spec
-                .programs
-                .iter()
-                .enumerate()
-                .map(|(i, p)| open_cpu_workload(p, spec.seed.wrapping_add(i as u64)).map_err(|e| at_key(format!("programs[{i}]"), e)))
-                .collect::<Result<Vec<_>>>()?;
-            let mut threads = pinned_threads(&cfg, programs)?;
-            for t in &mut threads {
-                t.wait_at_end = spec.at_end != AtEnd::Continue;
-                t.exit_at_end = spec.at_end == AtEnd::Exit;
-                t.barrier = spec.barrier_every.map(|n| (0, n));
+    let open = || -> Result<Vec<ThreadDef>> {
+        match spec.threads()? {
+            None => {
+                let programs = spec
+                    .programs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| open_cpu_workload(p, spec.seed.wrapping_add(i as u64)).map_err(|e| at_key(format!("programs[{i}]"), e)))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut threads = pinned_threads(&cfg, programs)?;
+                for t in &mut threads {
+                    t.wait_at_end = spec.at_end != AtEnd::Continue;
+                    t.exit_at_end = spec.at_end == AtEnd::Exit;
+                    t.barrier = spec.barrier_every.map(|n| (0, n));
+                }
+                Ok(threads)
             }
-            simulate_threads_exported(&cfg, &os, threads, spec.instructions, spec.warmup, spec.check, spec.export_dram.as_ref())?
-        }
-        Some(plan) => {
-            let threads = plan
+            Some(plan) => plan
                 .into_iter()
                 .enumerate()
                 .map(|(i, t)| {
@@ -326,11 +331,57 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                         barrier: t.barrier,
                     })
                 })
-                .collect::<Result<Vec<_>>>()?;
-            simulate_threads_exported(&cfg, &os, threads, spec.instructions, spec.warmup, spec.check, spec.export_dram.as_ref())?
+                .collect(),
         }
     };
+    let result = match &spec.sampling {
+        None => simulate_threads_exported(&cfg, &os, open()?, spec.instructions, spec.warmup, spec.check, spec.export_dram.as_ref())?,
+        Some(sampling) => run_sampled(&cfg, &os, spec, sampling, open)?,
+    };
     Ok(report(&cfg, spec, &os, &result))
+}
+
+/// A sampled run; with `target_error`, a second pass when the first misses it, with the units
+/// its variation asks for (n = (z CV / e)^2, SMARTS's procedure), or a warning when the run's
+/// length cannot hold them.
+fn run_sampled(
+    cfg: &MemoryConfig,
+    os: &OsConfig,
+    spec: &SimSpec,
+    sampling: &SamplingSpec,
+    open: impl Fn() -> Result<Vec<ThreadDef>>,
+) -> Result<MulticoreResult> {
+    if spec.export_dram.is_some() {
+        return Err(Error::config(
+            "export_dram",
+            "a sampled run's request stream would miss the skipped instructions; run without sampling",
+        ));
+    }
+    let mut result = simulate_threads_sampled(cfg, os, open()?, spec.instructions, spec.warmup, spec.check, sampling)?;
+    let Some(target) = sampling.target_error else { return Ok(result) };
+    let first = result.sampling.as_mut().expect("sampled");
+    let error = first.worst_error();
+    if error <= target {
+        return Ok(result);
+    }
+    let (period, needed) = first.period_for(target);
+    let shortest = sampling.unit + sampling.warming;
+    if period < shortest {
+        first.warnings.push(format!(
+            "sampling.target_error = {target} cannot be met in instructions = {}: the most variable core needs about {needed} units, which needs a period below unit + warming ({shortest}); reached {error:.4}",
+            spec.instructions
+        ));
+        return Ok(result);
+    }
+    let again = SamplingSpec { period: Some(period), ..sampling.clone() };
+    let mut second = simulate_threads_sampled(cfg, os, open()?, spec.instructions, spec.warmup, spec.check, &again)?;
+    let rec = second.sampling.as_mut().expect("sampled");
+    rec.passes = 2;
+    let error = rec.worst_error();
+    if error > target {
+        rec.warnings.push(format!("sampling.target_error = {target} not met after a second pass with period {period}: reached {error:.4}"));
+    }
+    Ok(second)
 }
 
 /// A program that cannot be opened, named by its key in the run (a file's own parse errors keep
@@ -691,6 +742,19 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         out["export_dram"] = json!({"path": e.path, "format": e.format, "requests": r.exported_requests});
     }
     dram_report::add_row_causes(&mut out, &causes);
+    if let Some(s) = &r.sampling {
+        let (run, per_core) = s.report();
+        out["config"]["sampling"] = json!(spec.sampling);
+        out["sampling"] = run;
+        if let Some(cs) = out["cores"].as_array_mut() {
+            for (v, p) in cs.iter_mut().zip(per_core) {
+                v["sampling"] = p;
+            }
+        }
+        if let Some(w) = out["warnings"].as_array_mut() {
+            w.extend(s.warnings.iter().cloned().map(Value::String));
+        }
+    }
     out
 }
 

@@ -57,6 +57,15 @@ impl LatencyHistogram {
         self.sum += other.sum;
     }
 
+    /// The latencies recorded since `earlier`, a copy of this histogram taken then.
+    pub fn since(&self, earlier: &LatencyHistogram) -> LatencyHistogram {
+        let mut counts = self.counts.clone();
+        for (a, b) in counts.iter_mut().zip(&earlier.counts) {
+            *a -= b;
+        }
+        LatencyHistogram { counts, total: self.total - earlier.total, sum: self.sum - earlier.sum }
+    }
+
     pub fn count(&self) -> u64 {
         self.total
     }

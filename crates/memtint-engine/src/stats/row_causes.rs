@@ -58,6 +58,17 @@ impl RowCauseCounts {
         self.row_misses_after_refresh_or_policy += o.row_misses_after_refresh_or_policy;
     }
 
+    /// The counts since `earlier`, a snapshot of the same counters.
+    pub fn since(&self, earlier: &RowCauseCounts) -> RowCauseCounts {
+        RowCauseCounts {
+            row_conflicts_by_self: self.row_conflicts_by_self - earlier.row_conflicts_by_self,
+            row_conflicts_by_other: self.row_conflicts_by_other - earlier.row_conflicts_by_other,
+            row_misses_after_self: self.row_misses_after_self - earlier.row_misses_after_self,
+            row_misses_after_other: self.row_misses_after_other - earlier.row_misses_after_other,
+            row_misses_after_refresh_or_policy: self.row_misses_after_refresh_or_policy - earlier.row_misses_after_refresh_or_policy,
+        }
+    }
+
     pub fn conflicts(&self) -> u64 {
         self.row_conflicts_by_self + self.row_conflicts_by_other
     }
@@ -90,6 +101,14 @@ impl RowOutcomeCounts {
         self.misses += o.misses;
         self.conflicts += o.conflicts;
     }
+
+    pub fn since(&self, earlier: &RowOutcomeCounts) -> RowOutcomeCounts {
+        RowOutcomeCounts {
+            hits: self.hits - earlier.hits,
+            misses: self.misses - earlier.misses,
+            conflicts: self.conflicts - earlier.conflicts,
+        }
+    }
 }
 
 /// Row outcomes by the kind of request (CPU-trace runs: the LLC knows which reads its
@@ -113,5 +132,14 @@ impl RowOutcomesByKind {
         self.prefetch_read.add(&o.prefetch_read);
         self.write_back.add(&o.write_back);
         self.migration_read.add(&o.migration_read);
+    }
+
+    pub fn since(&self, earlier: &RowOutcomesByKind) -> RowOutcomesByKind {
+        RowOutcomesByKind {
+            demand_read: self.demand_read.since(&earlier.demand_read),
+            prefetch_read: self.prefetch_read.since(&earlier.prefetch_read),
+            write_back: self.write_back.since(&earlier.write_back),
+            migration_read: self.migration_read.since(&earlier.migration_read),
+        }
     }
 }

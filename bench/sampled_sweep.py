@@ -1,0 +1,90 @@
+"""Sampled simulation at the papers' scale (`make bench`; docs/sampling.md).
+
+1. A scaled-down sweep: ``--mixes`` random 4-program mixes from the captured suite x 6 policies
+   at an effective ``--instructions`` per core (default 100 M), sampled with the default
+   settings, each after the sweeps' 20 M warm-up; the CPU seconds per shared run, and from them
+   the hours 2,000 mixes x 6 policies take on 2 cores (the alone runs, one per program of the
+   pool, are left out: a few dozen runs), against the target of 1 hour. The same runs in detail
+   are estimated from one detailed run of 10 M instructions per core per mix, scaled by 10.
+2. One program for a billion instructions, sampled, against 10 M in detail: the ratio of CPU
+   times (target: at most 10).
+
+    .venv/bin/python bench/sampled_sweep.py [--mixes 3] [--instructions 100000000] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+from memtint import api, sampling  # noqa: E402
+
+POLICIES = ["buddy", "bpm", "cache-only", "bank-only", "a-vp", "random-interleave"]
+WARMUP = 20_000_000
+TARGET_HOURS = 1.0
+TARGET_RATIO = 10.0
+
+
+def cpu_seconds(spec: dict) -> float:
+    t = time.process_time()
+    api.run_sim_spec(spec)
+    return time.process_time() - t
+
+
+def shared(mix: list[str], policy: str, instructions: int, samp: dict | None) -> dict:
+    spec = api.build_sim_spec("i7-860", mix, instructions=instructions, policy=policy, seed=1, warmup=WARMUP)
+    if samp:
+        spec["sampling"] = samp
+    return spec
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mixes", type=int, default=int(os.environ.get("MEMTINT_BENCH_SAMPLED_MIXES", 2)))
+    ap.add_argument("--instructions", type=int, default=100_000_000)
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--seed", type=int, default=11)
+    args = ap.parse_args()
+    suite = sorted(str(p) for p in (ROOT / "workloads" / "traces").glob("*.t1.mtt.gz"))
+    rng = random.Random(args.seed)
+    mixes = [rng.sample(suite, 4) for _ in range(args.mixes)]
+    samp = dict(sampling.DEFAULT_SAMPLING)
+    sampled_specs = [shared(m, p, args.instructions, samp) for m in mixes for p in POLICIES]
+    detailed_specs = [shared(m, "buddy", 10_000_000, None) for m in mixes]
+    start = time.time()
+    with ProcessPoolExecutor(args.jobs) as pool:
+        sampled_cpu = list(pool.map(cpu_seconds, sampled_specs))
+        detailed_cpu = list(pool.map(cpu_seconds, detailed_specs))
+    wall = time.time() - start
+    per_run = sum(sampled_cpu) / len(sampled_cpu)
+    per_detailed = 10 * sum(detailed_cpu) / len(detailed_cpu)
+    runs = 2000 * len(POLICIES)
+    hours = runs * per_run / 2 / 3600
+    hours_detailed = runs * per_detailed / 2 / 3600
+    print(f"sampled sweep: {len(sampled_specs)} runs ({args.mixes} mixes x {len(POLICIES)} policies, "
+          f"{args.instructions / 1e6:.0f} M instructions per core effective, {samp}) in {wall:.1f} s wall")
+    print(f"  CPU per sampled run {per_run:.2f} s; detailed at the same length (10 M x 10) {per_detailed:.2f} s: "
+          f"{per_detailed / per_run:.1f}x")
+    print(f"  2,000 mixes x 6 policies on 2 cores: sampled {hours:.2f} h (target {TARGET_HOURS:.0f} h: "
+          f"{'met' if hours <= TARGET_HOURS else 'not met'}), detailed {hours_detailed:.1f} h")
+
+    program = str(ROOT / "workloads" / "traces" / "bfs.t1.mtt.gz")
+    one = lambda n, s: {**api.build_sim_spec("i7-860", [program], instructions=n, policy="buddy", seed=1,  # noqa: E731
+                                             warmup=WARMUP), **({"sampling": s} if s else {})}
+    detailed = cpu_seconds(one(10_000_000, None))
+    billion = cpu_seconds(one(1_000_000_000, samp))
+    ratio = billion / detailed
+    print(f"one program (bfs): 1 G instructions sampled {billion:.2f} s CPU, 10 M detailed {detailed:.2f} s: "
+          f"{ratio:.1f}x (target at most {TARGET_RATIO:.0f}x: {'met' if ratio <= TARGET_RATIO else 'not met'})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""Sampled against detailed simulation on random 4-program mixes (docs/sampling.md).
+
+For each mix (seeded, from the captured suite in workloads/traces and, where present, the SPEC
+CPU2006 traces beside this repository) and each policy: the shared run detailed and sampled, and
+every program's alone run both ways; then the weighted speedup (WS) each way, each policy's WS
+change against buddy, whether the sampled runs order every pair of policies whose detailed WS
+differ by more than 1 % as the detailed runs do, and whether the sampled 95 % interval covers the
+detailed WS. Writes the rows and the summary as JSON and prints the summary.
+
+    python bench/sampling/validation.py --mixes 50 --instructions 30000000 --out docs/sampling/validation.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+from memtint import api, sampling  # noqa: E402
+from memtint.comparison import build_alone_specs  # noqa: E402
+
+POLICIES = ["buddy", "bpm", "cache-only", "bank-only", "a-vp", "random-interleave"]
+MACHINE = "i7-860"
+WARMUP = 20_000_000
+
+
+def programs() -> list[str]:
+    suite = sorted(str(p) for p in (ROOT / "workloads" / "traces").glob("*.t1.mtt.gz"))
+    spec = sorted(str(p) for p in (ROOT.parent / "shared" / "traces" / "spec2006").glob("*.gz"))
+    return suite + spec
+
+
+def _run(spec: dict) -> tuple[dict, float]:
+    t = time.process_time()
+    r = api.run_sim_spec(spec)
+    return r, time.process_time() - t
+
+
+def _cache_path(args: tuple) -> Path | None:
+    """Detailed runs are kept (in $MEMTINT_CACHE_DIR/validation) to compare several sampling
+    settings against the same detailed runs."""
+    kind, _, mix, policy, instructions, samp = args
+    if samp:
+        return None
+    import hashlib
+
+    from memtint.comparison import _identity, cache_dir
+    key = json.dumps([kind, [_identity(p) for p in mix], policy, instructions, WARMUP, MACHINE, api._engine.version()])
+    return cache_dir() / "validation" / (hashlib.sha256(key.encode()).hexdigest() + ".json")
+
+
+def task(args: tuple[str, int, list[str], str, int, dict | None]) -> dict:
+    kind, mix_id, mix, policy, instructions, samp = args
+    cached = _cache_path(args)
+    if cached is not None and cached.exists():
+        row = json.loads(cached.read_text())
+        row["mix"] = mix_id
+        return row
+    if kind == "alone":
+        spec = build_alone_specs(MACHINE, mix, instructions=instructions, seed=1, warmup=WARMUP)[int(policy)]
+    else:
+        spec = api.build_sim_spec(MACHINE, mix, instructions=instructions, policy=policy, seed=1, warmup=WARMUP)
+    if samp:
+        spec["sampling"] = samp
+    r, cpu = _run(spec)
+    row = {"kind": kind, "mix": mix_id, "policy": policy, "sampled": bool(samp), "cpu_seconds": cpu,
+           "cores": [{"ipc": c["ipc"], "sampling": c.get("sampling")} for c in r["cores"]]}
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps(row))
+    return row
+
+
+def summarise(mixes: list[list[str]], rows: list[dict]) -> dict:
+    by = {(r["kind"], r["mix"], r["policy"], r["sampled"]): r for r in rows}
+    ws_err, change_err, covered, pairs, agree, cpu = [], [], [], 0, 0, {True: [], False: []}
+    per_mix = []
+    for r in rows:
+        cpu[r["sampled"]].append(r["cpu_seconds"])
+    for m, mix in enumerate(mixes):
+        alone = {s: [by[("alone", m, str(i), s)]["cores"][0] for i in range(len(mix))] for s in (False, True)}
+        ws, ci = {}, {}
+        for p in POLICIES:
+            for s in (False, True):
+                shared = by[("shared", m, p, s)]
+                ws[(p, s)] = sum(c["ipc"] / a["ipc"] for c, a in zip(shared["cores"], alone[s]))
+            ci[p] = sampling.mix_intervals(alone[True], by[("shared", m, p, True)])["weighted_speedup"]
+            ws_err.append(abs(ws[(p, True)] / ws[(p, False)] - 1))
+            covered.append(ci[p][0] <= ws[(p, False)] <= ci[p][1])
+            if p != "buddy":
+                change = lambda s: ws[(p, s)] / ws[("buddy", s)] - 1  # noqa: E731
+                change_err.append(abs(change(True) - change(False)))
+        mix_agree = True
+        for i, p in enumerate(POLICIES):
+            for q in POLICIES[i + 1:]:
+                if abs(ws[(p, False)] / ws[(q, False)] - 1) <= 0.01:
+                    continue
+                pairs += 1
+                same = (ws[(p, False)] > ws[(q, False)]) == (ws[(p, True)] > ws[(q, True)])
+                agree += same
+                mix_agree &= same
+        per_mix.append({"mix": [Path(x).name for x in mix], "ranking_agrees": mix_agree,
+                        "ws_detailed": {p: ws[(p, False)] for p in POLICIES},
+                        "ws_sampled": {p: ws[(p, True)] for p in POLICIES}, "ws_ci95": ci})
+    mean = lambda x: sum(x) / len(x) if x else float("nan")  # noqa: E731
+    return {
+        "mixes": len(mixes), "policies": POLICIES,
+        "ws_mean_abs_error": mean(ws_err), "ws_max_abs_error": max(ws_err),
+        "ws_change_mean_abs_error": mean(change_err),
+        "pairs_compared": pairs, "pair_agreement": agree / pairs if pairs else float("nan"),
+        "mixes_ranked_alike": sum(m["ranking_agrees"] for m in per_mix) / len(per_mix),
+        "interval_coverage": mean(covered),
+        "cpu_seconds_per_run": {"detailed": mean(cpu[False]), "sampled": mean(cpu[True])},
+        "per_mix": per_mix,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mixes", type=int, default=50)
+    ap.add_argument("--instructions", type=int, default=30_000_000)
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--sampling", default=json.dumps(sampling.DEFAULT_SAMPLING), help="the sampling table, JSON")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    samp = json.loads(args.sampling)
+    pool_programs = programs()
+    rng = random.Random(args.seed)
+    mixes = [rng.sample(pool_programs, 4) for _ in range(args.mixes)]
+    tasks = []
+    for m, mix in enumerate(mixes):
+        for s in (None, samp):
+            tasks += [("alone", m, mix, str(i), args.instructions, s) for i in range(len(mix))]
+            tasks += [("shared", m, mix, p, args.instructions, s) for p in POLICIES]
+    rows = []
+    with ProcessPoolExecutor(args.jobs) as pool:
+        futures = [pool.submit(task, t) for t in tasks]
+        for i, f in enumerate(as_completed(futures), 1):
+            rows.append(f.result())
+            if i % 20 == 0 or i == len(tasks):
+                print(f"{i}/{len(tasks)} runs", file=sys.stderr, flush=True)
+    summary = summarise(mixes, rows)
+    summary.update({"instructions": args.instructions, "warmup": WARMUP, "machine": MACHINE, "sampling": samp,
+                    "seed": args.seed})
+    short = {k: v for k, v in summary.items() if k != "per_mix"}
+    print(json.dumps(short, indent=1))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(summary, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,684 @@
+//! Sampled simulation (`sampling = { mode = "periodic", ... }` in a run spec): detailed units of
+//! `unit` instructions every `period`, functional warming in between, a confidence interval on
+//! every estimate. SMARTS's design (Wunderlich et al., ISCA 2003): systematic sampling of equal
+//! units, each after a detailed warm-up (`warming`) that fills the pipeline, queues and row
+//! buffers, with the caches and page tables kept warm by functional warming of the instructions
+//! between units (`hier.warm`, as the run's initial warm-up); CPI estimated by the mean of the
+//! units' CPIs, its interval by the central limit theorem over units.
+//!
+//! Several cores: the units are co-scheduled (every core runs its detailed warm-up and unit in
+//! the same detailed segment; a core that finishes first keeps running, as in a detailed run, so
+//! the others meet the same contention, and keeps measuring: its unit ends with the segment, when
+//! the last core has measured `unit` instructions, so a faster core's unit is longer) and the
+//! programs keep their relative progress by fast-forwarding each core in proportion to its
+//! measured IPC: between segments core c advances `period x IPC_c / IPC of the slowest core`
+//! instructions, the time-based sampling of Sniper (Carlson et al., "Sampled simulation of
+//! multi-threaded applications", ISPASS 2013), with each core's IPC its units' estimate so far
+//! (the first period advances every core by `period`). The slowest program thus has a unit every
+//! `period`, a faster one fewer units over its `instructions`, each longer. A core's unit counts
+//! while it starts within the run's `instructions`; a core past them keeps running unmeasured
+//! until every core is, as a detailed run's core past its target does. A core's CPI estimate is
+//! its units' cycles over their instructions (a ratio estimator, whose interval comes from the
+//! units' linearised residuals; with equal units, the mean of their CPIs).
+//!
+//! Between segments the cores drain their windows (no load in flight) and the memory system
+//! keeps its state and its clock: queued writes, open rows and refresh carry over, and every
+//! DRAM command is still checked under `check`. Functional warming does not advance time.
+//! `functional` limits the warming to the last instructions before each segment; the rest of
+//! the gap is skipped (the trace read, nothing warmed), which is cheaper and less exact.
+//!
+//! Not sampled (refused): time-sharing, barriers, late arrivals, dynamic policies, page
+//! migration, swapping and hot-page sampling, whose time-driven work functional warming would
+//! skip; and the DRAM request export, which would have gaps.
+
+use super::memory_hierarchy::CoreMemoryStats;
+use super::multicore_sim::{memory_step, MemoryStep, Progress, RunEnd, Sim, ThreadDef};
+use crate::cpu::{ClockRatio, CoreStats};
+use crate::error::{Error, Result};
+use crate::os::OsConfig;
+use crate::{Cycle, NEVER};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// The normal quantile of the two-sided 95 % interval.
+pub const Z95: f64 = 1.959_963_984_540_054;
+
+/// Units below which the interval's normal approximation is called weak.
+const FEW_UNITS: usize = 10;
+
+/// `sampling` in a run spec.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SamplingSpec {
+    /// "periodic" (SMARTS). "phases" (SimPoint) is not available.
+    pub mode: String,
+    /// Instructions each core measures per unit (default 20 000).
+    pub unit: u64,
+    /// Instructions per core from one unit's start to the next's (default: the run's
+    /// instructions / 100, so 100 units at the mix's mean IPC).
+    pub period: Option<u64>,
+    /// Detailed warm-up instructions before each unit, not measured (default 30 000).
+    pub warming: u64,
+    /// Functional warming before each segment, instructions (default: the whole gap between
+    /// units); the rest of the gap is skipped without warming.
+    pub functional: Option<u64>,
+    /// The 95 % interval's half-width each core's IPC should meet, relative to the estimate
+    /// (0.01: 1 %). When the first pass misses it, the run is repeated once with the number of
+    /// units the first pass's variation asks for (SMARTS's procedure).
+    pub target_error: Option<f64>,
+}
+
+impl Default for SamplingSpec {
+    fn default() -> Self {
+        SamplingSpec { mode: "periodic".into(), unit: 20_000, period: None, warming: 30_000, functional: None, target_error: None }
+    }
+}
+
+/// Units in a run without `period`.
+pub const DEFAULT_UNITS: u64 = 100;
+
+impl SamplingSpec {
+    /// The period, given or by default.
+    pub fn period(&self, instructions: u64) -> u64 {
+        self.period.unwrap_or((instructions / DEFAULT_UNITS).max(self.unit.saturating_add(self.warming)))
+    }
+
+    /// Check the spec against a run of `instructions` per core.
+    pub fn validate(&self, instructions: u64) -> Result<()> {
+        match self.mode.as_str() {
+            "periodic" => {}
+            "phases" => {
+                return Err(Error::config(
+                    "sampling.mode",
+                    "\"phases\" (SimPoint-style clustering) is not available; use \"periodic\" (SMARTS-style, with intervals)",
+                ))
+            }
+            other => return Err(Error::config("sampling.mode", format!("unknown mode '{other}'; choose \"periodic\""))),
+        }
+        if self.unit == 0 {
+            return Err(Error::config("sampling.unit", "must be at least 1 instruction"));
+        }
+        if self.unit > instructions {
+            return Err(Error::config(
+                "sampling.unit",
+                format!("{} instructions is longer than the run (instructions = {instructions})", self.unit),
+            ));
+        }
+        let period = self.period(instructions);
+        if period < self.unit.saturating_add(self.warming) {
+            return Err(Error::config(
+                "sampling.period",
+                format!(
+                    "{period} instructions is shorter than a unit and its detailed warm-up (unit {} + warming {} = {})",
+                    self.unit,
+                    self.warming,
+                    self.unit.saturating_add(self.warming)
+                ),
+            ));
+        }
+        let units = instructions / period;
+        if units < 2 {
+            return Err(Error::config(
+                "sampling.period",
+                format!(
+                    "{period} instructions leaves {units} unit(s) in instructions = {instructions}; an interval needs at least 2 (30 or more for a good one)"
+                ),
+            ));
+        }
+        if let Some(f) = self.functional {
+            let gap = period - self.unit - self.warming;
+            if f > gap {
+                return Err(Error::config(
+                    "sampling.functional",
+                    format!(
+                        "{f} instructions is longer than the gap between units (period {period} - unit {} - warming {} = {gap})",
+                        self.unit, self.warming
+                    ),
+                ));
+            }
+        }
+        if let Some(e) = self.target_error {
+            if !(e > 0.0 && e < 1.0) {
+                return Err(Error::config("sampling.target_error", format!("must be above 0 and below 1 (0.01 is 1 %), got {e}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuse what sampling would get wrong (see the module's documentation).
+    pub fn check_run(&self, os: &OsConfig, threads: &[ThreadDef], cores: u32, shared_cores: bool, exports: bool) -> Result<()> {
+        let refuse =
+            |key: &str, why: String| Err(Error::config(key, format!("{why}; sampled runs do not support it (run without sampling)")));
+        if threads.len() as u32 > cores || shared_cores {
+            return refuse("processes", format!("{} threads time-share {cores} cores", threads.len()));
+        }
+        if threads.iter().any(|t| t.barrier.is_some()) {
+            return refuse("barrier_every", "the threads meet at barriers".into());
+        }
+        if threads.iter().any(|t| t.wait_at_end || t.exit_at_end) {
+            return refuse("at_end", "threads wait or exit at their end".into());
+        }
+        if threads.iter().any(|t| t.arrive_ns > 0.0) {
+            return refuse("processes.arrive_ns", "a thread arrives later".into());
+        }
+        if threads.iter().any(|t| t.instructions.is_some()) {
+            return refuse("processes.instructions", "a thread has its own instruction target".into());
+        }
+        if os.dynamic != "none" {
+            return refuse("os.dynamic", format!("the dynamic policy {} adapts every epoch of simulated time", os.dynamic));
+        }
+        if os.migration != "none" {
+            return refuse("os.migration", format!("{} migrates pages on a timer", os.migration));
+        }
+        if os.overflow == "swap" {
+            return refuse("os.overflow", "swapping charges faults that functional warming would skip".into());
+        }
+        if os.hot_pages.enabled {
+            return refuse("os.hot_pages.enabled", "hot-page sampling runs on a timer".into());
+        }
+        if exports {
+            return refuse("export_dram", "the exported request stream would miss the skipped instructions".into());
+        }
+        Ok(())
+    }
+}
+
+/// One core's measured unit.
+#[derive(Clone, Debug)]
+pub struct Unit {
+    /// Instructions the core had executed (detailed, warmed and skipped) when the unit began.
+    pub position: u64,
+    pub core: CoreStats,
+    pub memory: CoreMemoryStats,
+}
+
+/// A sampled run's record: every core's units and what was fast-forwarded.
+#[derive(Clone, Debug)]
+pub struct SampledRun {
+    pub spec: SamplingSpec,
+    pub period: u64,
+    pub instructions: u64,
+    /// Detailed segments run.
+    pub segments: u64,
+    /// Per core: its units, and instructions run in detail, warmed and skipped.
+    pub units: Vec<Vec<Unit>>,
+    pub detailed: Vec<u64>,
+    pub warmed: Vec<u64>,
+    pub skipped: Vec<u64>,
+    /// Runs made to meet `target_error` (1 or 2), filled by the caller.
+    pub passes: u32,
+    pub warnings: Vec<String>,
+}
+
+impl SampledRun {
+    /// Core `c`'s statistics over its units (what the run reports as its counters).
+    pub fn totals(&self, c: usize) -> (CoreStats, CoreMemoryStats) {
+        let mut core = CoreStats::default();
+        let mut memory = CoreMemoryStats::default();
+        for u in &self.units[c] {
+            core.add(&u.core);
+            memory.add(&u.memory);
+        }
+        (core, memory)
+    }
+
+    /// Core `c`'s CPI per unit.
+    pub fn cpi(&self, c: usize) -> Vec<f64> {
+        self.units[c].iter().map(|u| u.core.cycles as f64 / u.core.retired.max(1) as f64).collect()
+    }
+
+    /// Core `c`'s CPI estimate over its units (cycles over instructions, summed: units differ
+    /// in length when a core measures to the end of its segment).
+    pub fn estimate(&self, c: usize) -> Estimate {
+        let cycles: Vec<f64> = self.units[c].iter().map(|u| u.core.cycles as f64).collect();
+        let instructions: Vec<f64> = self.units[c].iter().map(|u| u.core.retired as f64).collect();
+        Estimate::ratio(&cycles, &instructions)
+    }
+
+    /// The largest relative half-width of the cores' IPC intervals.
+    pub fn worst_error(&self) -> f64 {
+        (0..self.units.len()).map(|c| self.estimate(c).relative_half_width()).fold(0.0, f64::max)
+    }
+
+    /// The period that gives every core the units its CPI's variation needs for a relative
+    /// half-width of `target` (n = (z CV / e)^2, SMARTS's formula; 30 for a core with fewer than
+    /// two units, whose variation is unknown): this period scaled by the smallest ratio of the
+    /// units a core had to the units it needs. Also the most units a core needs.
+    pub fn period_for(&self, target: f64) -> (u64, u64) {
+        let mut scale = f64::INFINITY;
+        let mut most = 0u64;
+        for c in 0..self.units.len() {
+            let e = self.estimate(c);
+            let needed = if e.n < 2 { 30.0 } else { (Z95 * e.cv() / target).powi(2).ceil().max(2.0) };
+            most = most.max(needed as u64);
+            scale = scale.min(e.n.max(1) as f64 / needed);
+        }
+        (((self.period as f64) * scale.min(1.0)).floor() as u64, most)
+    }
+
+    /// The `sampling` section of the run's statistics and each core's.
+    pub fn report(&self) -> (Value, Vec<Value>) {
+        let cores: Vec<Value> = (0..self.units.len())
+            .map(|c| {
+                let cpi = self.cpi(c);
+                let e = self.estimate(c);
+                let (lo, hi) = e.interval();
+                let accesses: Vec<u64> =
+                    self.units[c].iter().map(|u| u.memory.row_hits + u.memory.row_misses + u.memory.row_conflicts).collect();
+                let misses: Vec<u64> = self.units[c].iter().map(|u| u.memory.row_misses + u.memory.row_conflicts).collect();
+                let (rb, rb_half) = ratio_estimate(&misses, &accesses);
+                json!({
+                    "units": e.n,
+                    "cpi_mean": e.mean,
+                    "cpi_stddev": e.sd,
+                    "ipc_ci95": [if hi > 0.0 { 1.0 / hi } else { 0.0 }, if lo > 0.0 { 1.0 / lo } else { f64::INFINITY }],
+                    "ipc_relative_error": e.relative_half_width(),
+                    "row_buffer_miss_rate_ci95": [(rb - rb_half).max(0.0), (rb + rb_half).min(1.0)],
+                    "unit_cpi": cpi,
+                    "unit_instructions": self.units[c].iter().map(|u| u.core.retired).collect::<Vec<_>>(),
+                    "unit_cycles": self.units[c].iter().map(|u| u.core.cycles).collect::<Vec<_>>(),
+                    "unit_positions": self.units[c].iter().map(|u| u.position).collect::<Vec<_>>(),
+                    "unit_row_accesses": accesses,
+                    "unit_row_misses": misses,
+                    "unit_llc_misses": self.units[c].iter().map(|u| u.memory.llc_misses).collect::<Vec<_>>(),
+                    "detailed_instructions": self.detailed[c],
+                    "warmed_instructions": self.warmed[c],
+                    "skipped_instructions": self.skipped[c],
+                })
+            })
+            .collect();
+        let worst = self.worst_error();
+        let run = json!({
+            "mode": self.spec.mode,
+            "unit": self.spec.unit,
+            "period": self.period,
+            "warming": self.spec.warming,
+            "functional": self.spec.functional,
+            "target_error": self.spec.target_error,
+            "confidence": 0.95,
+            "segments": self.segments,
+            "passes": self.passes,
+            "worst_ipc_relative_error": worst,
+            "detailed_fraction": self.detailed.iter().sum::<u64>() as f64
+                / (self.detailed.iter().sum::<u64>() + self.warmed.iter().sum::<u64>() + self.skipped.iter().sum::<u64>()).max(1) as f64,
+        });
+        (run, cores)
+    }
+}
+
+/// An estimate, the standard deviation of the units' values it is the mean of (or of a ratio
+/// estimator's linearised residuals), and the units; its 95 % interval by the CLT.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    pub mean: f64,
+    pub sd: f64,
+    pub n: usize,
+}
+
+impl Estimate {
+    /// sum(y) / sum(x) over units, with the residuals (y_k - R x_k) / mean(x) whose variance over
+    /// n is the estimator's (Cochran, Sampling Techniques, §6.4); with equal x, the mean of y/x.
+    pub fn ratio(y: &[f64], x: &[f64]) -> Estimate {
+        let n = x.len();
+        let sx: f64 = x.iter().sum();
+        if n == 0 || sx <= 0.0 {
+            return Estimate { mean: 0.0, sd: 0.0, n };
+        }
+        let r = y.iter().sum::<f64>() / sx;
+        let xbar = sx / n as f64;
+        let residuals: Vec<f64> = y.iter().zip(x).map(|(y, x)| (y - r * x) / xbar).collect();
+        Estimate { mean: r, sd: Estimate::of(&residuals).sd, n }
+    }
+
+    pub fn of(x: &[f64]) -> Estimate {
+        let n = x.len();
+        if n == 0 {
+            return Estimate { mean: 0.0, sd: 0.0, n };
+        }
+        let mean = x.iter().sum::<f64>() / n as f64;
+        let sd = if n < 2 { 0.0 } else { (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt() };
+        Estimate { mean, sd, n }
+    }
+
+    pub fn half_width(&self) -> f64 {
+        if self.n < 2 {
+            f64::INFINITY
+        } else {
+            Z95 * self.sd / (self.n as f64).sqrt()
+        }
+    }
+
+    pub fn interval(&self) -> (f64, f64) {
+        let h = self.half_width();
+        (self.mean - h, self.mean + h)
+    }
+
+    pub fn relative_half_width(&self) -> f64 {
+        if self.mean > 0.0 {
+            self.half_width() / self.mean
+        } else {
+            0.0
+        }
+    }
+
+    /// Coefficient of variation.
+    pub fn cv(&self) -> f64 {
+        if self.mean > 0.0 {
+            self.sd / self.mean
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The ratio estimate sum(y) / sum(x) over units and its 95 % half-width (the linearised
+/// variance of a ratio estimator, Cochran, Sampling Techniques, §6.4).
+pub fn ratio_estimate(y: &[u64], x: &[u64]) -> (f64, f64) {
+    let n = x.len();
+    let (sy, sx) = (y.iter().sum::<u64>() as f64, x.iter().sum::<u64>() as f64);
+    if n == 0 || sx == 0.0 {
+        return (0.0, 0.0);
+    }
+    let r = sy / sx;
+    if n < 2 {
+        return (r, f64::INFINITY);
+    }
+    let xbar = sx / n as f64;
+    let s2 = y.iter().zip(x).map(|(&y, &x)| (y as f64 - r * x as f64).powi(2)).sum::<f64>() / (n - 1) as f64;
+    (r, Z95 * (s2 / n as f64).sqrt() / xbar)
+}
+
+/// Where one core is in the current segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Running its detailed warm-up.
+    Warming,
+    /// Measuring its unit (since `start`).
+    Measuring,
+    /// Measured `unit` instructions; measuring on to the end of the segment, which lasts until
+    /// every core has (a faster core's unit is longer: instructions it runs in detail anyway).
+    Met,
+    /// Measured, or not measured in this segment: running for the others' contention.
+    Done,
+}
+
+/// Run `sim` sampled: periods of functional warming then a detailed segment, until no core has
+/// a unit left within `instructions` (see the module's documentation).
+pub(super) fn run(
+    sim: &mut Sim,
+    threads: &mut [ThreadDef],
+    spec: &SamplingSpec,
+    instructions: u64,
+    clock: ClockRatio,
+    watchdog_cycles: u64,
+) -> Result<(RunEnd, SampledRun)> {
+    let n = threads.len();
+    let period = spec.period(instructions);
+    let (unit, warming) = (spec.unit, spec.warming);
+    let mut rec = SampledRun {
+        spec: spec.clone(),
+        period,
+        instructions,
+        segments: 0,
+        units: vec![Vec::new(); n],
+        detailed: vec![0; n],
+        warmed: vec![0; n],
+        skipped: vec![0; n],
+        passes: 1,
+        warnings: Vec::new(),
+    };
+    // Per core: instructions fast-forwarded so far (its position is that plus `retired`), and
+    // where its current period began.
+    let mut forwarded = vec![0u64; n];
+    let mut period_start = vec![0u64; n];
+    let mut now = LoopClock::default();
+    let mut progress = Progress::new(n, watchdog_cycles);
+    let mut phases = vec![Phase::Done; n];
+    let mut starts: Vec<Option<(u64, CoreStats, CoreMemoryStats)>> = vec![None; n];
+    loop {
+        // This period's length per core, from the units' IPC so far.
+        let ipc: Vec<f64> = (0..n).map(|c| ipc_so_far(&rec.units[c])).collect();
+        let known = ipc.iter().all(|&v| v > 0.0);
+        let slowest = ipc.iter().copied().fold(f64::INFINITY, f64::min);
+        let length: Vec<u64> = (0..n)
+            .map(|c| if known && n > 1 { ((period as f64) * ipc[c] / slowest).round().max((unit + warming) as f64) as u64 } else { period })
+            .collect();
+        // Fast-forward each core to its segment's start: the period's end less the segment.
+        let ahead: Vec<u64> =
+            (0..n).map(|c| (period_start[c] + length[c] - unit - warming).saturating_sub(forwarded[c] + sim.cores[c].retired())).collect();
+        // A core measures this period's unit if the unit ends within the run.
+        let measured: Vec<bool> =
+            (0..n).map(|c| forwarded[c] + sim.cores[c].retired() + ahead[c] + warming + unit <= instructions).collect();
+        if !measured.iter().any(|&m| m) {
+            break;
+        }
+        let warm: Vec<u64> = (0..n).map(|c| spec.functional.map_or(ahead[c], |f| f.min(ahead[c]))).collect();
+        for c in 0..n {
+            let skip = ahead[c] - warm[c];
+            skip_records(threads[c].trace.as_mut(), skip)?;
+            rec.skipped[c] += skip;
+            forwarded[c] += skip;
+        }
+        warm_in_turns(&mut sim.hier, threads, &warm)?;
+        for c in 0..n {
+            rec.warmed[c] += warm[c];
+            forwarded[c] += warm[c];
+            period_start[c] += length[c];
+        }
+        // The detailed segment.
+        for c in 0..n {
+            let core = &mut sim.cores[c];
+            if rec.segments > 0 {
+                core.resume_at(now.core);
+            }
+            phases[c] = if !measured[c] {
+                core.clear_target();
+                Phase::Done
+            } else if warming > 0 {
+                core.set_target(core.retired() + warming);
+                Phase::Warming
+            } else {
+                starts[c] = Some((
+                    forwarded[c] + core.retired(),
+                    core.stats(),
+                    sim.hier.core_stats_at(c as u32, clock.core_to_dram_ceil(now.core)),
+                ));
+                core.set_target(core.retired() + unit);
+                Phase::Measuring
+            };
+        }
+        let before: Vec<u64> = sim.cores.iter().map(|c| c.retired()).collect();
+        let mut left = phases.iter().filter(|&&p| p != Phase::Done).count();
+        segment(sim, threads, clock, &mut now, &mut progress, |sim, event| match event {
+            Event::Reached(c, at) => {
+                let core = &mut sim.cores[c];
+                let snap = *core.target_stats().expect("reached");
+                match phases[c] {
+                    Phase::Warming => {
+                        let memory = sim.hier.core_stats_at(c as u32, clock.core_to_dram_ceil(at));
+                        starts[c] = Some((forwarded[c] + snap.retired, snap, memory));
+                        core.set_target(snap.retired + unit);
+                        phases[c] = Phase::Measuring;
+                    }
+                    Phase::Measuring => {
+                        core.clear_target();
+                        phases[c] = Phase::Met;
+                        left -= 1;
+                    }
+                    Phase::Met | Phase::Done => {}
+                }
+                left == 0
+            }
+            Event::Draining(at) => {
+                // Every core drains from `at`: the units end here.
+                for c in 0..n {
+                    if phases[c] == Phase::Met {
+                        let (position, core0, mem0) = starts[c].take().expect("started");
+                        let memory = sim.hier.core_stats_at(c as u32, clock.core_to_dram_ceil(at));
+                        rec.units[c].push(Unit { position, core: sim.cores[c].stats().since(&core0), memory: memory.since(&mem0) });
+                        phases[c] = Phase::Done;
+                    }
+                }
+                true
+            }
+        })?;
+        for c in 0..n {
+            rec.detailed[c] += sim.cores[c].retired() - before[c];
+        }
+        rec.segments += 1;
+    }
+    for (c, u) in rec.units.iter().enumerate() {
+        if u.len() < FEW_UNITS {
+            rec.warnings.push(format!(
+                "sampling: core {c} measured {} unit(s): its interval's normal approximation is weak (30 or more recommended; lower sampling.period)",
+                u.len()
+            ));
+        }
+    }
+    sim.mem.finish(now.dram);
+    if !sim.checkers.is_empty() {
+        super::multicore_sim::observe_commands(&mut sim.mem, &mut sim.checkers, &mut sim.commands);
+    }
+    Ok((RunEnd { now_dram: now.dram, now_core: now.core, requests: now.requests }, rec))
+}
+
+/// Core `c`'s IPC over its units so far (0 before any).
+fn ipc_so_far(units: &[Unit]) -> f64 {
+    let (i, c) = units.iter().fold((0u64, 0u64), |(i, c), u| (i + u.core.retired, c + u.core.cycles));
+    if c == 0 {
+        0.0
+    } else {
+        i as f64 / c as f64
+    }
+}
+
+/// Reads past `instructions` of a trace without simulating them (wrapping at its end).
+fn skip_records(trace: &mut dyn crate::workload::CpuTraceSource, instructions: u64) -> Result<()> {
+    let mut done = 0;
+    while done < instructions {
+        let rec = match trace.next_record()? {
+            Some(r) => r,
+            None => {
+                trace.rewind()?;
+                trace.next_record()?.ok_or_else(|| Error::empty_trace("trace", trace.name(), "records"))?
+            }
+        };
+        done += rec.instructions();
+    }
+    Ok(())
+}
+
+/// Functional warming of `amounts[t]` instructions of each thread, in turns proportional to
+/// the amounts so the shared LLC sees the threads interleaved as they ran.
+fn warm_in_turns(hier: &mut super::MemoryHierarchy, threads: &mut [ThreadDef], amounts: &[u64]) -> Result<()> {
+    let most = amounts.iter().copied().max().unwrap_or(0);
+    if most == 0 {
+        return Ok(());
+    }
+    let turns = most.div_ceil(super::multicore_sim::WARMUP_TURN);
+    let mut done = vec![0u64; threads.len()];
+    for turn in 1..=turns {
+        for (t, th) in threads.iter_mut().enumerate() {
+            let end = amounts[t] * turn / turns;
+            while done[t] < end {
+                let rec = match th.trace.next_record()? {
+                    Some(r) => r,
+                    None => {
+                        th.trace.rewind()?;
+                        th.trace.next_record()?.ok_or_else(|| Error::empty_trace("trace", th.trace.name(), "records"))?
+                    }
+                };
+                hier.warm(t as u32, rec.read, rec.writeback)?;
+                done[t] += rec.instructions();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a segment tells the sampler.
+enum Event {
+    /// Core `c` crossed its retirement target at this core cycle.
+    Reached(usize, Cycle),
+    /// Every core starts draining at this cycle (after the last unit was measured).
+    Draining(Cycle),
+}
+
+/// The event loop's clocks and counts, kept across segments.
+#[derive(Default)]
+struct LoopClock {
+    dram: Cycle,
+    dram_ticked: bool,
+    core: Cycle,
+    requests: u64,
+}
+
+/// One detailed segment: every core runs (one thread per core, never switched) until `on` says,
+/// at a core's target (`Event::Reached`), that the segment's units are all measured; then the
+/// cores drain their windows, `on` hearing `Event::Draining` as they start.
+fn segment(
+    sim: &mut Sim,
+    threads: &mut [ThreadDef],
+    clock: ClockRatio,
+    now: &mut LoopClock,
+    progress: &mut Progress,
+    mut on: impl FnMut(&mut Sim, Event) -> bool,
+) -> Result<()> {
+    let mut done = Vec::new();
+    let mut woken = Vec::new();
+    let mut outbox_blocked = 0u64;
+    let mut mem_next = sim.mem.next_event();
+    let mut draining = false;
+    let on_core: Vec<u32> = (0..threads.len() as u32).collect();
+    let frozen = vec![None; threads.len()];
+    let check_every = (progress.limit / 4).max(1);
+    let mut next_check = now.core + check_every;
+    loop {
+        let mut core_next = NEVER;
+        for c in &sim.cores {
+            core_next = core_next.min(c.next_event());
+        }
+        let dram_next = mem_next.min(sim.hier.outbox_ready(outbox_blocked));
+        let dram_first = dram_next != NEVER && (core_next == NEVER || clock.dram_not_after_core(dram_next, core_next));
+        if dram_first {
+            let Sim { hier, mem, checkers, commands, cores, export, .. } = sim;
+            memory_step(
+                MemoryStep { mem, hier, cores: &mut cores[..], checkers, commands, export },
+                dram_next,
+                now.core,
+                (&mut now.dram, &mut now.dram_ticked, &mut outbox_blocked, &mut now.requests, &mut mem_next),
+                &mut done,
+                &mut woken,
+            )?;
+        } else if core_next != NEVER {
+            now.core = core_next;
+            sim.hier.set_next_memory_event(dram_next);
+            if now.core >= next_check {
+                progress.check(&sim.cores, &frozen, &on_core, threads)?;
+                next_check = now.core + check_every;
+            }
+            let mut all_measured = false;
+            for i in 0..threads.len() {
+                if sim.cores[i].next_event() <= now.core {
+                    sim.cores[i].tick(now.core, threads[i].trace.as_mut(), &mut sim.hier)?;
+                    sim.hier.note_retired(i as u32, sim.cores[i].retired());
+                    if sim.cores[i].reached_target() {
+                        all_measured |= on(sim, Event::Reached(i, now.core));
+                    }
+                }
+            }
+            if all_measured && !draining {
+                draining = true;
+                for core in &mut sim.cores {
+                    core.start_drain(now.core);
+                }
+                on(sim, Event::Draining(now.core));
+            }
+        } else {
+            return Err(Error::config("engine", format!("internal error: deadlock at core cycle {}, DRAM cycle {}", now.core, now.dram)));
+        }
+        if draining && sim.cores.iter().all(|c| c.is_drained()) {
+            return Ok(());
+        }
+    }
+}

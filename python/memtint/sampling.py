@@ -1,0 +1,158 @@
+"""Intervals of a sampled comparison's metrics (docs/sampling.md).
+
+A sampled run (``sampling`` in its spec) reports each core's units' cycles and instructions
+(``cores[i].sampling.unit_cycles``, ``unit_instructions``); its IPC estimate is their
+instructions over their cycles. A mix's metrics combine the shared run's
+and the alone runs' estimates, so their intervals come from the delta method (first-order
+propagation of the estimates' variances and covariances): the units of one shared run are
+co-scheduled (unit k of every core ran in the same detailed segment), so their covariance over
+units enters; a shared run and the alone runs are independent samples. A detailed alone run
+contributes no variance.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+#: The normal quantile of a two-sided 95 % interval.
+Z95 = 1.959963984540054
+
+#: Sampling settings ``memtint compare --sample`` and sweeps' ``--sample`` use when given no
+#: other: the engine's defaults, 100 periods of units of 20 000 instructions, each after 30 000
+#: of detailed warm-up (docs/sampling.md).
+DEFAULT_SAMPLING: dict[str, Any] = {"mode": "periodic", "unit": 20_000, "warming": 30_000}
+
+#: The engine's defaults (multicore/sampling.rs; tests/python/test_sampling.py checks they agree).
+ENGINE_UNIT, ENGINE_WARMING, ENGINE_UNITS = 20_000, 30_000, 100
+
+
+def period(sampling: dict[str, Any], instructions: int) -> int:
+    """The period a sampled run of ``instructions`` per core uses: ``sampling.period``, else
+    instructions / 100 but at least a unit and its warm-up (the engine's rule)."""
+    unit, warming = int(sampling.get("unit", ENGINE_UNIT)), int(sampling.get("warming", ENGINE_WARMING))
+    return int(sampling.get("period") or max(instructions // ENGINE_UNITS, unit + warming))
+
+
+def misfit(sampling: dict[str, Any], instructions: int) -> str | None:
+    """Why the engine would refuse ``sampling`` for runs of ``instructions`` per core, with the
+    key and value named as the engine names them; None when it fits."""
+    unit, warming = int(sampling.get("unit", ENGINE_UNIT)), int(sampling.get("warming", ENGINE_WARMING))
+    p = period(sampling, instructions)
+    if unit > instructions:
+        return f"sampling.unit: {unit} instructions is longer than the run (instructions = {instructions})"
+    if p < unit + warming:
+        return (f"sampling.period: {p} instructions is shorter than a unit and its detailed warm-up "
+                f"(unit {unit} + warming {warming} = {unit + warming})")
+    if instructions // p < 2:
+        return (f"sampling.period: {p} instructions leaves {instructions // p} unit(s) in instructions = "
+                f"{instructions}; an interval needs at least 2")
+    functional = sampling.get("functional")
+    if functional is not None and int(functional) > p - unit - warming:
+        return (f"sampling.functional: {functional} instructions is longer than the gap between units "
+                f"(period {p} - unit {unit} - warming {warming} = {p - unit - warming})")
+    return None
+
+
+def units(sampling: dict[str, Any], instructions: int) -> int:
+    """Periods in a sampled run of ``instructions`` per core; 0 when the engine would refuse the
+    settings for that length (a unit longer than the run, a period shorter than a unit and its
+    warm-up, fewer than two periods)."""
+    unit, warming = int(sampling.get("unit", ENGINE_UNIT)), int(sampling.get("warming", ENGINE_WARMING))
+    p = period(sampling, instructions)
+    if unit > instructions or p < unit + warming:
+        return 0
+    n = instructions // p
+    return n if n >= 2 else 0
+
+
+def _mean(x: Sequence[float]) -> float:
+    return sum(x) / len(x)
+
+
+def _cov(x: Sequence[float], y: Sequence[float]) -> float:
+    """Sample covariance over the first min(len) entries (0 with fewer than two)."""
+    n = min(len(x), len(y))
+    if n < 2:
+        return 0.0
+    mx, my = _mean(x[:n]), _mean(y[:n])
+    return sum((a - mx) * (b - my) for a, b in zip(x[:n], y[:n])) / (n - 1)
+
+
+class _CpiEstimates:
+    """Each core's CPI estimate (its units' cycles over their instructions) and the covariances
+    of those estimates, from each unit's linearised residual (cycles - CPI x instructions) / mean
+    instructions (a ratio estimator's, Cochran §6.4; with equal units, the unit CPI less the mean)."""
+
+    def __init__(self, cores: list[dict[str, Any]]) -> None:
+        self.mean, self.units = [], []
+        for c in cores:
+            s = c.get("sampling") or {}
+            cycles, instructions = s.get("unit_cycles"), s.get("unit_instructions")
+            if cycles and instructions:
+                r = sum(cycles) / sum(instructions)
+                xbar = sum(instructions) / len(instructions)
+                self.mean.append(r)
+                self.units.append([(y - r * x) / xbar for y, x in zip(cycles, instructions)])
+            elif s.get("unit_cpi"):
+                self.mean.append(_mean(s["unit_cpi"]))
+                self.units.append(list(s["unit_cpi"]))
+            else:  # a detailed run
+                self.mean.append(1.0 / c["ipc"])
+                self.units.append([])
+
+    def cov(self, c: int, d: int) -> float:
+        uc, ud = self.units[c], self.units[d]
+        if not uc or not ud:
+            return 0.0  # a detailed run: no sampling variance
+        common = min(len(uc), len(ud))
+        return _cov(uc, ud) * common / (len(uc) * len(ud))
+
+
+def is_sampled(run: dict[str, Any]) -> bool:
+    return bool(run.get("sampling"))
+
+
+def mix_intervals(alone: list[dict[str, Any]], shared: dict[str, Any]) -> dict[str, Any]:
+    """95 % intervals of weighted speedup, harmonic speedup, maximum slowdown and each program's
+    slowdown, from the alone runs' cores and the shared run (either may be detailed)."""
+    s = _CpiEstimates(shared["cores"])
+    a = _CpiEstimates(alone)
+    n = len(alone)
+    S, A = s.mean, a.mean
+
+    def variance(grad_s: list[float], grad_a: list[float]) -> float:
+        v = sum(grad_s[c] * grad_s[d] * s.cov(c, d) for c in range(n) for d in range(n))
+        return v + sum(grad_a[c] ** 2 * a.cov(c, c) for c in range(n))
+
+    def interval(value: float, var: float) -> list[float]:
+        h = Z95 * math.sqrt(max(var, 0.0))
+        return [value - h, value + h]
+
+    ws = sum(A[c] / S[c] for c in range(n))
+    ws_var = variance([-A[c] / S[c] ** 2 for c in range(n)], [1.0 / S[c] for c in range(n)])
+    d = sum(S[c] / A[c] for c in range(n))
+    d_var = variance([1.0 / A[c] for c in range(n)], [-S[c] / A[c] ** 2 for c in range(n)])
+    hs = n / d
+    hs_var = (n / d ** 2) ** 2 * d_var
+    slowdowns = []
+    for c in range(n):
+        gs = [1.0 / A[c] if i == c else 0.0 for i in range(n)]
+        ga = [-S[c] / A[c] ** 2 if i == c else 0.0 for i in range(n)]
+        slowdowns.append(interval(S[c] / A[c], variance(gs, ga)))
+    worst = max(range(n), key=lambda c: S[c] / A[c])
+    return {
+        "weighted_speedup": interval(ws, ws_var),
+        "harmonic_speedup": interval(hs, hs_var),
+        # The interval of the slowest program's slowdown (the maximum's own interval is wider
+        # when another program's slowdown is close to it).
+        "maximum_slowdown": slowdowns[worst],
+        "slowdowns": slowdowns,
+    }
+
+
+def half_width(interval: Sequence[float] | None) -> float | None:
+    """Half the width of ``[low, high]`` (None for None)."""
+    if not interval:
+        return None
+    return (interval[1] - interval[0]) / 2

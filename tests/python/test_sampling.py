@@ -1,0 +1,274 @@
+"""Sampled simulation from Python: compare's intervals, mix_intervals, unchanged cache keys and
+configuration hashes of detailed runs, the CLI's flags and errors, sweep specifications and
+stores (docs/stats.md "Sampled comparisons", docs/sweeps.md "Sampled sweeps")."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+import memtint
+from memtint import _engine, api, comparison, sampling
+from memtint.sweep import load_results, parse_spec
+from memtint.sweep.runs import expand, memtint_version
+
+SMALL = {"unit": 50_000, "warming": 50_000}
+MIX = ["stream", "random"]
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def inside(value: float, interval: list[float]) -> bool:
+    return interval[0] <= value <= interval[1]
+
+
+# --- (a) a sampled comparison ------------------------------------------------------------------
+
+@pytest.mark.engine
+def test_a_sampled_compare_gives_intervals_around_its_estimates():
+    result = memtint.compare("i7-860", MIX, ["buddy", "bpm"], instructions=3_000_000, warmup=0, sampling=SMALL)
+    assert result["sampling"] == SMALL
+    for p in result["policies"]:
+        assert p["sampled"] is True
+        assert p["sampling"]["unit"] == 50_000 and p["sampling"]["segments"] >= 2
+        for key in ("weighted_speedup", "harmonic_speedup", "maximum_slowdown"):
+            low, high = p[f"{key}_ci95"]
+            assert low < high and inside(p[key], [low, high]), key
+        for c in p["cores"]:
+            assert inside(c["ipc_shared"], c["ipc_shared_ci95"])
+            assert inside(c["slowdown"], c["slowdown_ci95"])
+            assert c["sampling_units"] >= 2
+    rows = comparison.to_csv_rows(result)
+    assert rows[0]["weighted_speedup_ci95_low"] == result["policies"][0]["weighted_speedup_ci95"][0]
+    assert rows[0]["slowdown_ci95_high"] == result["policies"][0]["cores"][0]["slowdown_ci95"][1]
+    assert not any(isinstance(v, list) for r in rows for v in r.values())  # CSV cells hold numbers
+
+    # The tables show the estimates with their half-widths and say the run was sampled.
+    from rich.console import Console
+
+    from memtint.tables import compare_tables
+
+    console = Console(width=200, record=True)
+    for table in compare_tables(result):
+        console.print(table)
+    text = console.export_text()
+    assert " ± " in text and "sampled:" in text and "50,000 instructions" in text
+
+
+@pytest.mark.engine
+def test_a_detailed_compare_has_no_sampling_keys():
+    result = memtint.compare("i7-860", MIX, ["buddy"], instructions=200_000, warmup=0)
+    assert "sampling" not in result
+    p = result["policies"][0]
+    assert "sampled" not in p and "weighted_speedup_ci95" not in p
+    assert "ipc_shared_ci95" not in p["cores"][0]
+    assert "weighted_speedup_ci95_low" not in comparison.to_csv_rows(result)[0]
+
+
+# --- (b) mix_intervals on hand-made inputs -----------------------------------------------------
+
+def core(ipc: float, unit_cpi: list[float] | None = None) -> dict:
+    c = {"ipc": ipc}
+    if unit_cpi is not None:
+        c["sampling"] = {"unit_cpi": unit_cpi}
+    return c
+
+
+def test_equal_unit_cpis_give_intervals_of_zero_width():
+    alone = [core(1.0, [1.0] * 10), core(0.5, [2.0] * 10)]
+    shared = {"cores": [core(0.5, [2.0] * 10), core(0.25, [4.0] * 10)]}
+    got = sampling.mix_intervals(alone, shared)
+    assert got["weighted_speedup"] == pytest.approx([1.0, 1.0])
+    assert got["harmonic_speedup"] == pytest.approx([0.5, 0.5])
+    assert got["maximum_slowdown"] == pytest.approx([2.0, 2.0])
+    assert got["slowdowns"] == [pytest.approx([2.0, 2.0])] * 2
+    assert sampling.half_width(got["weighted_speedup"]) == pytest.approx(0.0)
+
+
+def test_a_detailed_alone_run_contributes_no_variance():
+    shared = {"cores": [core(0.5, [1.8, 2.2, 1.9, 2.1]), core(0.25, [4.0, 4.0, 4.0, 4.0])]}
+    detailed_alone = [core(1.0), core(0.5)]  # no sampling section: exact
+    got = sampling.mix_intervals(detailed_alone, shared)
+    # Only the shared run varies: WS = A0/S0 + A1/S1, S1 constant, so the variance is S0's alone.
+    s0 = [1.8, 2.2, 1.9, 2.1]
+    mean = sum(s0) / 4
+    var_mean = sum((x - mean) ** 2 for x in s0) / 3 / 4
+    half = sampling.Z95 * (1.0 / mean ** 2) * var_mean ** 0.5
+    assert sampling.half_width(got["weighted_speedup"]) == pytest.approx(half)
+    # A detailed alone run and a detailed shared run: nothing varies.
+    exact = sampling.mix_intervals(detailed_alone, {"cores": [core(0.5), core(0.25)]})
+    assert sampling.half_width(exact["weighted_speedup"]) == pytest.approx(0.0)
+    # Sampled alone runs with the same shared run only widen the interval.
+    wider = sampling.mix_intervals([core(1.0, [0.9, 1.1, 1.0, 1.0]), core(0.5)], shared)
+    assert sampling.half_width(wider["weighted_speedup"]) > half
+
+
+# --- (c) specs and alone cache keys of detailed runs are unchanged -----------------------------
+
+def key_before_sampling(spec: dict) -> str:
+    """The alone cache key as computed before sampling existed (comparison._alone_key then)."""
+    key = {
+        "program": comparison._identity(spec["programs"][0]),
+        "machine": comparison._machine_identity(spec["machine"]),
+        "mapping": spec.get("mapping"),
+        "scheduler": spec.get("scheduler"),
+        "overrides": spec.get("overrides"),
+        "instructions": spec["instructions"],
+        "warmup": spec.get("warmup", 0),
+        "seed": spec["seed"],
+        "os": spec["os"],
+        "engine": _engine.version(),
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
+def test_unsampled_specs_and_alone_keys_are_unchanged():
+    spec = api.build_sim_spec("i7-860", MIX, instructions=1_000_000, warmup=5)
+    assert "sampling" not in spec
+    assert api.build_sim_spec("i7-860", MIX, instructions=1_000_000, warmup=5, sampling=None) == spec
+    sampled = api.build_sim_spec("i7-860", MIX, instructions=1_000_000, warmup=5, sampling=SMALL)
+    assert sampled["sampling"] == SMALL and {k: v for k, v in sampled.items() if k != "sampling"} == spec
+
+    alone = comparison.build_alone_specs("i7-860", MIX, instructions=1_000_000, warmup=0)
+    alone_sampled = comparison.build_alone_specs("i7-860", MIX, instructions=1_000_000, warmup=0, sampling=SMALL)
+    for plain, with_sampling in zip(alone, alone_sampled):
+        assert "sampling" not in plain and with_sampling["sampling"] == SMALL
+        assert comparison.alone_key(plain) == key_before_sampling(plain)
+        assert comparison.alone_key(with_sampling) != comparison.alone_key(plain)
+
+
+# --- (d) the command line ----------------------------------------------------------------------
+
+COMPARE = ("compare", "--machine", "i7-860", "--mix", "stream,random", "--instructions", "1000000",
+           "--warmup", "0", "--no-cache")
+
+
+@pytest.mark.engine
+def test_cli_sampling_errors_name_the_key(memtint, clean_error):
+    clean_error(memtint(*COMPARE, "--sample-period", "10"), "sampling.period")
+    clean_error(memtint(*COMPARE, "--sample-unit", "2000000"), "sampling.unit")
+    clean_error(memtint(*COMPARE, "--target-error", "2"), "sampling.target_error")
+    clean_error(memtint(*COMPARE, "--sample-unit", "0"), "--sample-unit")  # argparse: a count >= 1
+
+
+@pytest.mark.engine
+def test_cli_compare_and_sim_show_sampled_estimates(memtint, tmp_path):
+    code, out, err = memtint(*COMPARE, "--sample-unit", "20000", "--sample-warming", "20000", "--json", "-")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["sampling"] == {**sampling.DEFAULT_SAMPLING, "unit": 20_000, "warming": 20_000}
+    assert result["policies"][0]["sampled"] is True
+
+    (tmp_path / "run.toml").write_text('machine = "i7-860"\nprograms = ["stream", "random"]\ninstructions = 1000000\n'
+                                       "[sampling]\nunit = 20000\nwarming = 20000\n")
+    code, out, err = memtint("sim", "run.toml")
+    assert code == 0, err
+    assert " ± " in out and "sampled:" in out
+    code, out, err = memtint("sim", "run.toml", "--sample-period", "100000", "--json", "-")
+    assert code == 0, err
+    assert json.loads(out)["sampling"]["period"] == 100_000
+
+
+# --- (e) and (f) sweeps ------------------------------------------------------------------------
+
+SWEEP = {"name": "s", "machines": ["i7-860"], "mixes": [MIX], "policies": ["buddy", "bpm"],
+         "instructions": 1_000_000, "warmup": 0}
+
+
+def test_a_sweep_sampling_table_is_checked_key_by_key():
+    with pytest.raises(memtint.MemtintError, match=r"spec\.toml: sampling: unknown key\(s\) 'bogus'"):
+        parse_spec({**SWEEP, "sampling": {"bogus": 1}}, source="spec.toml")
+    with pytest.raises(memtint.MemtintError, match=r"sampling\.unit: must be at least 1"):
+        parse_spec({**SWEEP, "sampling": {"unit": 0}})
+    with pytest.raises(memtint.MemtintError, match=r"sampling\.target_error"):
+        parse_spec({**SWEEP, "sampling": {"target_error": 1.5}})
+    with pytest.raises(memtint.MemtintError, match=r"sampling: expected a table"):
+        parse_spec({**SWEEP, "sampling": 5})
+    # What sampling does not support stops the sweep before it starts (the engine's probe).
+    with pytest.raises(memtint.MemtintError, match=r"os\.dynamic.*sampled runs do not support it"):
+        parse_spec({**SWEEP, "policies": ["bpm"], "os": {"dynamic": "dynamic-bpm"}, "sampling": SMALL})
+    # Settings that do not fit the sweep's runs are refused up front, as the engine words them.
+    with pytest.raises(memtint.MemtintError, match=r"sampling\.unit: 2000000 instructions is longer than the run "
+                                                   r"\(instructions = 1000000\) \(runs of 1,000,000"):
+        parse_spec({**SWEEP, "sampling": {"unit": 2_000_000}})
+    with pytest.raises(memtint.MemtintError, match=r"sampling\.period: 600000 instructions leaves 1 unit"):
+        parse_spec({**SWEEP, "sampling": {"unit": 10_000, "warming": 0, "period": 600_000}})
+
+
+def test_python_words_misfits_as_the_engine_does():
+    for bad in ({"unit": 2_000_000}, {"unit": 50_000, "warming": 10_000, "period": 40_000},
+                {"unit": 50_000, "warming": 10_000, "period": 600_000},
+                {"unit": 10_000, "warming": 10_000, "period": 100_000, "functional": 90_000}):
+        spec = api.build_sim_spec("i7-860", ["light"], instructions=1_000_000, policy="buddy", warmup=0, sampling=bad)
+        with pytest.raises(memtint.MemtintError) as engine:
+            api.run_sim_spec(spec)
+        assert sampling.misfit(bad, 1_000_000) in str(engine.value)
+    assert sampling.misfit({}, 100_000_000) is None
+
+
+def hash_before_sampling(run) -> str:
+    """A run's configuration hash as computed before sampling existed (runs.config_hash then)."""
+    canonical = {
+        "format": 1, "memtint": memtint_version(),
+        "machine": comparison._machine_identity(run.machine),
+        "programs": [comparison._identity(p) for p in run.programs],
+        "policy": run.policy, "instructions": run.instructions, "seed": run.seed, "baseline": run.baseline,
+        "os": run.os, "mapping": run.mapping, "scheduler": run.scheduler, "warmup": run.warmup,
+    }
+    return hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def test_detailed_sweep_hashes_are_unchanged_and_sampled_ones_differ():
+    detailed = expand(parse_spec(SWEEP))
+    assert [r.config_hash for r in detailed] == [hash_before_sampling(r) for r in detailed]
+    assert all(r.sampling is None and "sampling" not in r.describe() for r in detailed)
+    sampled = expand(parse_spec({**SWEEP, "sampling": SMALL}))
+    assert all(r.sampling == SMALL and r.describe()["sampling"] == SMALL for r in sampled)
+    assert not {r.config_hash for r in sampled} & {r.config_hash for r in detailed}
+
+
+@pytest.mark.engine
+def test_a_sampled_sweep_stores_intervals_and_older_batches_load_as_detailed(tmp_path):
+    import pyarrow.parquet as pq
+
+    summary = memtint.sweep({**SWEEP, "sampling": {"unit": 20_000, "warming": 20_000}}, out=tmp_path / "out",
+                            jobs=1, progress=False)
+    assert summary.failed == 0
+    frame = load_results(tmp_path / "out")
+    assert frame["sampled"].all()
+    assert ((frame["weighted_speedup_ci95_low"] <= frame["weighted_speedup"])
+            & (frame["weighted_speedup"] <= frame["weighted_speedup_ci95_high"])).all()
+
+    from memtint.reports import summary_markdown, summary_rows
+    from memtint.sweep import policy_summary
+    from memtint.sweep.summary import sampled_note
+
+    rows = policy_summary(frame)
+    assert all(r["sampled_runs"] == 1 and r["weighted_speedup_ci95_halfwidth_mean"] > 0 for r in rows)
+    assert "sampled simulation: all" in sampled_note(rows)
+    assert " ± " in summary_markdown(summary_rows(frame))
+
+    # A batch written before the columns existed loads with them empty and its runs detailed.
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    first = tmp_path / "out" / manifest["batches"][0]["file"]
+    pq.write_table(pq.read_table(first).drop_columns(
+        ["weighted_speedup_ci95_low", "weighted_speedup_ci95_high", "sampled"]), first)
+    old = load_results(tmp_path / "out")
+    assert not old["sampled"].any() and old["weighted_speedup_ci95_low"].isna().all()
+    assert all(r["weighted_speedup_ci95_halfwidth_mean"] is None for r in policy_summary(old))
+    assert sampled_note(policy_summary(old)) == ""
+
+
+def test_python_knows_the_engines_default_period():
+    # reproduce plans by memtint.sampling.units; the engine resolves the period itself.
+    for n in (2_000_000, 12_345_678):
+        spec = api.build_sim_spec("i7-860", ["light"], instructions=n, policy="buddy", warmup=0,
+                                  sampling={"mode": "periodic"})
+        r = api.run_sim_spec(spec)
+        assert r["sampling"]["period"] == sampling.period({}, n)
+        assert r["sampling"]["unit"] == sampling.ENGINE_UNIT and r["sampling"]["warming"] == sampling.ENGINE_WARMING
