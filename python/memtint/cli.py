@@ -142,22 +142,23 @@ def add_sampling_arguments(parser: argparse.ArgumentParser, what: str = "every r
     group.add_argument("--sample", action="store_true",
                        help=f"simulate {what} sampled: detailed units of instructions at a regular period, the "
                        "rest warmed functionally; results are estimates with 95 %% intervals (default: units of "
-                       "100000 instructions after 100000 of detailed warm-up, every instructions/50 or unit + warming, whichever "
-                       "is longer)")
+                       "20000 instructions after 30000 of detailed warm-up, every instructions/100 or unit + warming, whichever "
+                       "is longer; docs/sampling.md)")
     group.add_argument("--sample-unit", type=_at_least(1), metavar="N",
-                       help="instructions per measured unit (implies --sample; default 100000)")
+                       help="instructions per measured unit of the slowest program (implies --sample; default 20000)")
     group.add_argument("--sample-period", type=_at_least(1), metavar="N",
-                       help="instructions from one unit's start to the next (implies --sample; default instructions/50, at "
+                       help="instructions from one unit's start to the next (implies --sample; default instructions/100, at "
                        "least unit + warming)")
     group.add_argument("--sample-warming", type=_at_least(0), metavar="N",
                        help="instructions of detailed warm-up before each unit, not measured (implies --sample; "
-                       "default 100000)")
+                       "default 30000)")
     group.add_argument("--sample-functional", type=_at_least(0), metavar="N",
                        help="instructions of functional warming (caches, page tables) before each unit's detailed "
                        "warm-up; the rest of the gap is skipped (implies --sample; default: the whole gap)")
     group.add_argument("--target-error", type=float, metavar="X",
-                       help="relative error of each core's IPC to reach at 95 %% confidence (e.g. 0.02); the engine "
-                       "adds passes with more units until it does (implies --sample)")
+                       help="relative error of each core's IPC to reach at 95 %% confidence (e.g. 0.02); when the first "
+                       "pass misses it, the engine runs once more with the units its variation asks for, or warns that "
+                       "the run is too short (implies --sample)")
 
 
 def sampling_from_args(args: argparse.Namespace, base: dict[str, Any] | None = None) -> dict[str, Any] | None:
@@ -337,8 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help=_SET_HELP + "; over the specification's [overrides] and [os], for every run")
     sweep.add_argument("--sample", action="store_true",
                        help="simulate every run sampled (estimates with 95 %% intervals): the specification's "
-                       "sampling table, else memtint.sampling.DEFAULT_SAMPLING: units of 100000 instructions after 100000 "
-                       "of detailed warm-up (docs/sweeps.md)")
+                       "sampling table, else memtint.sampling.DEFAULT_SAMPLING: units of 20000 instructions after 30000 "
+                       "of detailed warm-up (docs/sampling.md)")
     sweep.set_defaults(handler=_sweep)
 
     advise = commands.add_parser(

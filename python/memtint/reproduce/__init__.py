@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "compare does (default 20M; with --quick 1M; 0: none)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (plain lines instead)")
     parser.add_argument("--sample", action="store_true",
-                        help="run the mix experiments sampled (units of 100000 instructions after 100000 of detailed "
+                        help="run the mix experiments sampled (units of 20000 instructions after 30000 of detailed "
                         "warm-up, memtint.sampling.DEFAULT_SAMPLING): estimates with 95 %% intervals; variants "
                         "sampling does not support and runs too short for two units run detailed")
 

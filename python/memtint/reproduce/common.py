@@ -431,6 +431,11 @@ class Row:
     #: For a real-time claim with attackers: the real-time tasks' loads through the DRAM, the
     #: effect its verdict rests on instead of DRAM traffic per instruction.
     rt_loads: float | None = None
+    #: The half-width of the 95 % sampling interval of the figure (the mean over seeds), when it
+    #: is a mean of sampled runs' WS or MS changes (:func:`mix_term_half_widths`); None when
+    #: nothing it rests on was sampled or the figure is not such a mean. Separate from the
+    #: spread over seeds, which includes the sampling error.
+    sampling_half_width: float | None = None
 
     @property
     def stats(self) -> dict[str, float]:
@@ -520,6 +525,67 @@ def mix_value(metric: str, runs: list[dict[str, dict]], claim: dict[str, Any], b
         return statistics.fmean(pct(max(r[x]["ws"] for x in vps), max(r["cache-only"]["ws"], r["bank-only"]["ws"]))
                                 for r in runs)
     raise ValueError(f"unknown mix metric {metric!r}")
+
+
+# --- sampling error of mix figures ------------------------------------------------------------------
+
+def _pct_half_width(a_run: dict[str, Any], b_run: dict[str, Any], key: str) -> float | None:
+    """The 95 % sampling half-width of ``pct(a_run[key], b_run[key])`` from the runs'
+    ``<key>_ci95`` (:meth:`MixExperiment.runs`), by first-order propagation of the ratio a/b:
+    relative half-width sqrt((h_a/a)^2 + (h_b/b)^2), times 100 a/b. This treats the two
+    estimates as independent, which overstates the half-width when they share alone runs (as
+    every variant of one mix and seed does): their common alone-run error partly cancels in the
+    ratio. A side without an interval (a detailed run) adds nothing; None when neither has one."""
+    ha = sampling_module.half_width(a_run.get(f"{key}_ci95"))
+    hb = sampling_module.half_width(b_run.get(f"{key}_ci95"))
+    if ha is None and hb is None:
+        return None
+    if a_run is b_run or a_run.get("cores") == b_run.get("cores"):
+        # The same run on both sides, or two variants that simulated alike (every core's counters
+        # and units equal, e.g. one placement under two names): their errors are one, the ratio 1.
+        return 0.0
+    a, b = a_run[key], b_run[key]
+    if not a or not b:
+        return float("nan")
+    return 100.0 * abs(a / b) * math.hypot((ha or 0.0) / a, (hb or 0.0) / b)
+
+
+def _difference_half_width(h1: float | None, h2: float | None) -> float | None:
+    """The half-width of a difference of two estimates, treated as independent (overstated when
+    they share runs, as two changes against one baseline do); None when neither has one."""
+    if h1 is None and h2 is None:
+        return None
+    return math.hypot(h1 or 0.0, h2 or 0.0)
+
+
+def mix_term_half_widths(metric: str, runs: list[dict[str, dict]], claim: dict[str, Any],
+                         baseline: str) -> list[float | None] | None:
+    """The sampling half-widths of the per-mix terms :func:`mix_value` averages for one seed
+    (``runs``: per mix, label -> run), for the metrics that are means of WS or MS changes:
+    a term is None when nothing it rests on was sampled. None for the other metrics (extremes,
+    shares, quantities without intervals): their figure gets no sampling half-width."""
+    p = claim.get("policy")
+    v = claim.get("versus") or baseline
+    key = {"ws_change": "ws", "ws_ratio": "ws", "ws_change_over": "ws",
+           "ms_change": "ms", "ms_ratio": "ms", "ms_change_over": "ms"}.get(metric)
+    if key is None:
+        return None
+    if metric.endswith("_change"):
+        return [_pct_half_width(r[p], r[baseline], key) for r in runs]
+    if metric.endswith("_ratio"):
+        return [_pct_half_width(r[p], r[v], key) for r in runs]
+    return [_difference_half_width(_pct_half_width(r[p], r[baseline], key), _pct_half_width(r[v], r[baseline], key))
+            for r in runs]
+
+
+def mean_half_width(terms: list[float | None]) -> float | None:
+    """The half-width of the mean of k independent estimates with half-widths h_i:
+    sqrt(sum h_i^2) / k (a term without one, None, is detailed and adds nothing); None when no
+    term was sampled or the result is not finite."""
+    if not terms or all(h is None for h in terms):
+        return None
+    h = math.sqrt(sum((x or 0.0) ** 2 for x in terms)) / len(terms)
+    return h if math.isfinite(h) else None
 
 
 def recolour_overhead(run: dict[str, Any]) -> float:
@@ -652,9 +718,14 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
     worst = claim["metric"] in ("ws_change_worst", "power_change_best", "energy_change_best")
     worst_key = {"power_change_best": "dram_power_mw", "energy_change_best": "energy_per_instruction"}.get(claim["metric"], "ws")
     worst_mixes: list[str] = []
+    # The sampling half-widths of every (seed, mix) term of the figure: the figure is the mean
+    # over seeds of means over the same number of mixes, so the mean over all terms.
+    terms: list[float | None] | None = []
     for seed in settings.seed_list():
         runs = [e.runs(results, mach, m, seed) for e, mach, m in mixes]
         per_seed.append(mix_value(claim["metric"], runs, claim, baseline))
+        seed_terms = mix_term_half_widths(claim["metric"], runs, claim, baseline)
+        terms = None if terms is None or seed_terms is None else terms + seed_terms
         ref, pol = _compared(claim, runs, baseline)
         if worst:  # the extreme mix's own figures, not the average over all mixes
             def value(run: dict[str, Any]) -> float:
@@ -666,6 +737,7 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
         labels = (ref, pol)
     row = Row(claim, subject, per_seed)
     row.population = described
+    row.sampling_half_width = mean_half_width(terms) if terms is not None else None
     row.detail = explain(pairs, top=3, labels=labels, first=mechanism(claim))
     if worst:
         most = max(set(worst_mixes), key=worst_mixes.count)

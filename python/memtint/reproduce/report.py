@@ -49,7 +49,10 @@ def sampling_header(settings: Any, experiments: list[Any]) -> str:
     text = (f"Sampled: {count} units of {int(sampling.get('unit', ENGINE_UNIT)):,} instructions per core"
             + (f" (each after {warming:,} of detailed warm-up)" if warming else "")
             + "; figures are estimates with 95 % intervals (SMARTS-style sampling, the alone and shared runs of the "
-            "mix experiments; the spread over seeds includes the sampling error).")
+            "mix experiments; the spread over seeds includes the sampling error). A claim whose figure is a mean of "
+            "WS or MS changes shows its own 95 % sampling half-width beside it, `(± h sampling)` (first-order "
+            "propagation over its mixes and seeds, taking the runs it compares as independent, which overstates "
+            "it where they share alone runs).")
     if detailed:
         text += f" Run detailed (sampling does not support them): {', '.join(detailed)}."
     if short:
@@ -66,6 +69,24 @@ def fmt_value(metric: str, v: float, signed: bool = True) -> str:
         return f"{v:.3f}"
     unit = " pt" if metric in POINT_METRICS else " %"
     return f"{v:+.1f}{unit}" if signed else f"{v:.1f}{unit}"
+
+
+def fmt_half_width(metric: str, h: float) -> str:
+    """A sampling half-width in the unit of ``metric``'s figure (two decimals where the figure's
+    one would round it to nothing)."""
+    if metric in COUNT_METRICS or metric in PLAIN_METRICS or h >= 0.05:
+        return fmt_value(metric, h, signed=False)
+    return f"{h:.2f}" + (" pt" if metric in POINT_METRICS else " %")
+
+
+def sampled_text(row: Row) -> str:
+    """`` (± h sampling)`` after a figure that has a sampling half-width, else nothing (so a
+    detailed row reads as before)."""
+    h = row.sampling_half_width
+    mean = row.stats["mean"]
+    if h is None or mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return ""
+    return f" (± {fmt_half_width(row.claim['metric'], h)} sampling)"
 
 
 def paper_text(claim: dict[str, Any]) -> str:
@@ -121,7 +142,7 @@ def claim_rows(rows: list[Row]) -> list[list[str]]:
             r.not_applicable if v == verdict_rule.NOT_APPLICABLE else "—"
         label = r.claim["text"] + (f" — **{r.subject}**" if r.subject else "") + (
             f" (measured on: {r.population})" if r.population and not r.subject else "")
-        out.append([r.claim["figure"], label, r.claim["source"], paper_text(r.claim), mean, spread,
+        out.append([r.claim["figure"], label, r.claim["source"], paper_text(r.claim), mean + sampled_text(r), spread,
                     f"**{verdict_text(r)}**", cause])
     return out
 
@@ -253,7 +274,8 @@ def read_paper(out: str, name: str) -> dict[str, Any] | None:
 def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -> None:
     """The claims' rows as data beside the report (what tests check the verdicts against): per
     row its claim id, subject, verdict, our mean and seeds, the subject's measured DRAM requests
-    per kilo-instruction and, when not applicable, why."""
+    per kilo-instruction, when not applicable, why, and, when its figure was sampled, the half-width
+    of its 95 % sampling interval (``sampling_half_width``; absent for detailed runs)."""
     import json
 
     data = [{"id": r.claim["id"], "subject": r.subject, "verdict": r.verdict, "paper": r.claim.get("value"),
@@ -262,7 +284,9 @@ def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -
              "population": r.population, "not_applicable": r.not_applicable,
              **({"placed_pages": r.placed_pages} if r.placed_pages is not None else {}),
              **({"met_loads": r.met_loads} if r.met_loads is not None else {}),
-             **({"rt_loads": r.rt_loads} if r.rt_loads is not None else {})} for r in rows]
+             **({"rt_loads": r.rt_loads} if r.rt_loads is not None else {}),
+             **({"sampling_half_width": _finite(r.sampling_half_width)}
+                if r.sampling_half_width is not None else {})} for r in rows]
     out = {"rows": data, "min_dram_pki": verdict_rule.MIN_DRAM_PKI}
     if meta:
         out["meta"] = meta
@@ -310,6 +334,6 @@ def terminal_table(papers: list[dict[str, Any]]):
             m = r.claim["metric"]
             v = r.verdict
             t.add_row(p["name"], r.claim["id"] + (f" ({r.subject})" if r.subject else ""), paper_text(r.claim),
-                      f"{fmt_value(m, s['mean'])} ± {fmt_value(m, s['sd'], False)}",
+                      f"{fmt_value(m, s['mean'])} ± {fmt_value(m, s['sd'], False)}{sampled_text(r)}",
                       f"[{colour.get(v, 'white')}]{verdict_text(r)}[/]")
     return t

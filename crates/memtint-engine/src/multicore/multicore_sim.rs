@@ -375,7 +375,7 @@ fn simulate(
     let (end, sampled) = match sampling {
         None => (run(&mut sim, &mut threads, &plan)?, None),
         Some(s) => {
-            let (end, rec) = super::sampling::run(&mut sim, &mut threads, s, instructions, plan.clock, plan.watchdog_cycles)?;
+            let (end, rec) = super::sampling::run(&mut sim, &mut threads, s, instructions, plan.clock, plan.watchdog_cycles, os_cfg.seed)?;
             for (i, slot) in sim.frozen.iter_mut().enumerate() {
                 *slot = Some((rec.totals(i).1, end.now_core));
             }

@@ -1,6 +1,8 @@
 //! Sampled simulation (`sampling = { mode = "periodic", ... }` in a run spec): detailed units of
 //! `unit` instructions every `period`, functional warming in between, a confidence interval on
-//! every estimate. SMARTS's design (Wunderlich et al., ISCA 2003): systematic sampling of equal
+//! every estimate. SMARTS's design (Wunderlich et al., ISCA 2003), with each period's unit at a
+//! random point of the period (stratified rather than systematic sampling, so that no program
+//! phase, as a short trace's wrap-around, aliases with the period; seeded by the OS seed): equal
 //! units, each after a detailed warm-up (`warming`) that fills the pipeline, queues and row
 //! buffers, with the caches and page tables kept warm by functional warming of the instructions
 //! between units (`hier.warm`, as the run's initial warm-up); CPI estimated by the mean of the
@@ -8,9 +10,8 @@
 //!
 //! Several cores: the units are co-scheduled (every core runs its detailed warm-up and unit in
 //! the same detailed segment; a core that finishes first keeps running, as in a detailed run, so
-//! the others meet the same contention, and keeps measuring: its unit ends with the segment, when
-//! the last core has measured `unit` instructions, so a faster core's unit is longer) and the
-//! programs keep their relative progress by fast-forwarding each core in proportion to its
+//! the others meet the same contention; a program k times faster than the slowest measures a unit
+//! k times longer, instructions it runs in detail anyway) and the programs keep their relative progress by fast-forwarding each core in proportion to its
 //! measured IPC: between segments core c advances `period x IPC_c / IPC of the slowest core`
 //! instructions, the time-based sampling of Sniper (Carlson et al., "Sampled simulation of
 //! multi-threaded applications", ISPASS 2013), with each core's IPC its units' estimate so far
@@ -37,6 +38,8 @@ use crate::cpu::{ClockRatio, CoreStats};
 use crate::error::{Error, Result};
 use crate::os::OsConfig;
 use crate::{Cycle, NEVER};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -395,9 +398,6 @@ enum Phase {
     Warming,
     /// Measuring its unit (since `start`).
     Measuring,
-    /// Measured `unit` instructions; measuring on to the end of the segment, which lasts until
-    /// every core has (a faster core's unit is longer: instructions it runs in detail anyway).
-    Met,
     /// Measured, or not measured in this segment: running for the others' contention.
     Done,
 }
@@ -411,6 +411,7 @@ pub(super) fn run(
     instructions: u64,
     clock: ClockRatio,
     watchdog_cycles: u64,
+    seed: u64,
 ) -> Result<(RunEnd, SampledRun)> {
     let n = threads.len();
     let period = spec.period(instructions);
@@ -435,6 +436,7 @@ pub(super) fn run(
     let mut progress = Progress::new(n, watchdog_cycles);
     let mut phases = vec![Phase::Done; n];
     let mut starts: Vec<Option<(u64, CoreStats, CoreMemoryStats)>> = vec![None; n];
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     loop {
         // This period's length per core, from the units' IPC so far.
         let ipc: Vec<f64> = (0..n).map(|c| ipc_so_far(&rec.units[c])).collect();
@@ -443,12 +445,30 @@ pub(super) fn run(
         let length: Vec<u64> = (0..n)
             .map(|c| if known && n > 1 { ((period as f64) * ipc[c] / slowest).round().max((unit + warming) as f64) as u64 } else { period })
             .collect();
-        // Fast-forward each core to its segment's start: the period's end less the segment.
-        let ahead: Vec<u64> =
-            (0..n).map(|c| (period_start[c] + length[c] - unit - warming).saturating_sub(forwarded[c] + sim.cores[c].retired())).collect();
-        // A core measures this period's unit if the unit ends within the run.
-        let measured: Vec<bool> =
-            (0..n).map(|c| forwarded[c] + sim.cores[c].retired() + ahead[c] + warming + unit <= instructions).collect();
+        // Fast-forward each core to its segment's start, at one random point of the period for
+        // every core (stratified random sampling: a fixed point could alias with a program's
+        // phases, as a short trace's wrap-around; the period's room is the least core's).
+        let room = (0..n).map(|c| length[c] - unit - warming).min().unwrap_or(0);
+        let offset = if room > 0 { rng.gen_range(0..=room) as f64 / room as f64 } else { 0.0 };
+        let ahead: Vec<u64> = (0..n)
+            .map(|c| {
+                let at = period_start[c] + ((length[c] - unit - warming) as f64 * offset) as u64;
+                at.saturating_sub(forwarded[c] + sim.cores[c].retired())
+            })
+            .collect();
+        // Each core's unit: `unit` instructions for the slowest program, k times as many for one
+        // k times faster (whole multiples, from the IPC estimates, never from the current phase:
+        // a length that followed the phase would over-represent its fast phases), which it runs
+        // in detail anyway while the slowest measures its unit; shortened to end within the run.
+        // A core measures this period's unit if `unit` instructions of it fit in the run.
+        let sizes: Vec<u64> = (0..n)
+            .map(|c| {
+                let k = if known && n > 1 { (ipc[c] / slowest).floor().max(1.0) as u64 } else { 1 };
+                let start = forwarded[c] + sim.cores[c].retired() + ahead[c] + warming;
+                (unit * k).min(instructions.saturating_sub(start))
+            })
+            .collect();
+        let measured: Vec<bool> = sizes.iter().map(|&u| u >= unit).collect();
         if !measured.iter().any(|&m| m) {
             break;
         }
@@ -483,44 +503,32 @@ pub(super) fn run(
                     core.stats(),
                     sim.hier.core_stats_at(c as u32, clock.core_to_dram_ceil(now.core)),
                 ));
-                core.set_target(core.retired() + unit);
+                core.set_target(core.retired() + sizes[c]);
                 Phase::Measuring
             };
         }
         let before: Vec<u64> = sim.cores.iter().map(|c| c.retired()).collect();
         let mut left = phases.iter().filter(|&&p| p != Phase::Done).count();
-        segment(sim, threads, clock, &mut now, &mut progress, |sim, event| match event {
-            Event::Reached(c, at) => {
-                let core = &mut sim.cores[c];
-                let snap = *core.target_stats().expect("reached");
-                match phases[c] {
-                    Phase::Warming => {
-                        let memory = sim.hier.core_stats_at(c as u32, clock.core_to_dram_ceil(at));
-                        starts[c] = Some((forwarded[c] + snap.retired, snap, memory));
-                        core.set_target(snap.retired + unit);
-                        phases[c] = Phase::Measuring;
-                    }
-                    Phase::Measuring => {
-                        core.clear_target();
-                        phases[c] = Phase::Met;
-                        left -= 1;
-                    }
-                    Phase::Met | Phase::Done => {}
+        segment(sim, threads, clock, &mut now, &mut progress, |sim, c, at| {
+            let core = &mut sim.cores[c];
+            let snap = *core.target_stats().expect("reached");
+            let memory = sim.hier.core_stats_at(c as u32, clock.core_to_dram_ceil(at));
+            match phases[c] {
+                Phase::Warming => {
+                    starts[c] = Some((forwarded[c] + snap.retired, snap, memory));
+                    core.set_target(snap.retired + sizes[c]);
+                    phases[c] = Phase::Measuring;
                 }
-                left == 0
-            }
-            Event::Draining(at) => {
-                // Every core drains from `at`: the units end here.
-                for c in 0..n {
-                    if phases[c] == Phase::Met {
-                        let (position, core0, mem0) = starts[c].take().expect("started");
-                        let memory = sim.hier.core_stats_at(c as u32, clock.core_to_dram_ceil(at));
-                        rec.units[c].push(Unit { position, core: sim.cores[c].stats().since(&core0), memory: memory.since(&mem0) });
-                        phases[c] = Phase::Done;
-                    }
+                Phase::Measuring => {
+                    let (position, core0, mem0) = starts[c].take().expect("started");
+                    rec.units[c].push(Unit { position, core: snap.since(&core0), memory: memory.since(&mem0) });
+                    core.clear_target();
+                    phases[c] = Phase::Done;
+                    left -= 1;
                 }
-                true
+                Phase::Done => {}
             }
+            left == 0
         })?;
         for c in 0..n {
             rec.detailed[c] += sim.cores[c].retired() - before[c];
@@ -596,14 +604,6 @@ fn warm_in_turns(hier: &mut super::MemoryHierarchy, threads: &mut [ThreadDef], a
     Ok(())
 }
 
-/// What a segment tells the sampler.
-enum Event {
-    /// Core `c` crossed its retirement target at this core cycle.
-    Reached(usize, Cycle),
-    /// Every core starts draining at this cycle (after the last unit was measured).
-    Draining(Cycle),
-}
-
 /// The event loop's clocks and counts, kept across segments.
 #[derive(Default)]
 struct LoopClock {
@@ -613,16 +613,16 @@ struct LoopClock {
     requests: u64,
 }
 
-/// One detailed segment: every core runs (one thread per core, never switched) until `on` says,
-/// at a core's target (`Event::Reached`), that the segment's units are all measured; then the
-/// cores drain their windows, `on` hearing `Event::Draining` as they start.
+/// One detailed segment: every core runs (one thread per core, never switched) until `reached`,
+/// called for each core whose retirement target was crossed with the core cycle, says that the
+/// segment's units are all measured; then the cores drain their windows.
 fn segment(
     sim: &mut Sim,
     threads: &mut [ThreadDef],
     clock: ClockRatio,
     now: &mut LoopClock,
     progress: &mut Progress,
-    mut on: impl FnMut(&mut Sim, Event) -> bool,
+    mut reached: impl FnMut(&mut Sim, usize, Cycle) -> bool,
 ) -> Result<()> {
     let mut done = Vec::new();
     let mut woken = Vec::new();
@@ -663,7 +663,7 @@ fn segment(
                     sim.cores[i].tick(now.core, threads[i].trace.as_mut(), &mut sim.hier)?;
                     sim.hier.note_retired(i as u32, sim.cores[i].retired());
                     if sim.cores[i].reached_target() {
-                        all_measured |= on(sim, Event::Reached(i, now.core));
+                        all_measured |= reached(sim, i, now.core);
                     }
                 }
             }
@@ -672,7 +672,6 @@ fn segment(
                 for core in &mut sim.cores {
                     core.start_drain(now.core);
                 }
-                on(sim, Event::Draining(now.core));
             }
         } else {
             return Err(Error::config("engine", format!("internal error: deadlock at core cycle {}, DRAM cycle {}", now.core, now.dram)));

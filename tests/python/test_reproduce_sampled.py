@@ -1,0 +1,151 @@
+"""`memtint reproduce --sample`: the sampling half-width of a claim's figure (propagated from the
+runs' 95 % intervals), how the claim tables and rows data show it, and that detailed reports
+read exactly as before."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from memtint import sampling
+from memtint.reproduce import common, figures, report, reproduce, verdict
+from memtint.reproduce.common import Row
+
+
+def run(ws, ms=2.0, ws_h=None, ms_h=None, cores=None):
+    """A hand-made variant run as :meth:`MixExperiment.runs` gives it (intervals when sampled)."""
+    r = {"ws": ws, "ms": ms, "cores": cores if cores is not None else [{"ipc": ws}]}
+    if ws_h is not None:
+        r["ws_ci95"] = [ws - ws_h, ws + ws_h]
+    if ms_h is not None:
+        r["ms_ci95"] = [ms - ms_h, ms + ms_h]
+    return r
+
+
+# --- propagation -----------------------------------------------------------------------------------
+
+def test_a_ratio_s_half_width_adds_the_relative_half_widths_in_quadrature():
+    a, b = run(2.0, ws_h=0.1), run(1.6, ws_h=0.08)  # 5 % each
+    h = common._pct_half_width(a, b, "ws")
+    assert h == pytest.approx(100 * 1.25 * math.hypot(0.05, 0.05))
+    # a detailed side adds nothing; two detailed sides: no sampling half-width at all
+    assert common._pct_half_width(a, run(1.6), "ws") == pytest.approx(100 * 1.25 * 0.05)
+    assert common._pct_half_width(run(2.0), run(1.6), "ws") is None
+    # the same run (or two that simulated alike) on both sides: the ratio is exactly 1
+    same = [{"ipc": 1.0, "sampling": {"unit_cycles": [1, 2]}}]
+    assert common._pct_half_width(run(2.0, ws_h=0.1, cores=same), run(2.0, ws_h=0.1, cores=list(same)), "ws") == 0.0
+
+
+def test_a_mean_s_half_width_is_the_root_sum_of_squares_over_k():
+    assert common.mean_half_width([3.0, 4.0]) == pytest.approx(5.0 / 2)
+    assert common.mean_half_width([3.0, None, 4.0, None]) == pytest.approx(5.0 / 4)  # detailed terms add nothing
+    assert common.mean_half_width([None, None]) is None
+    assert common.mean_half_width([]) is None
+    assert common.mean_half_width([1.0, float("nan")]) is None
+
+
+def test_mix_terms_follow_the_metric():
+    runs = [{"buddy": run(2.0, 4.0, 0.1, 0.2), "bpm": run(2.2, 3.0, 0.11, 0.3), "tcm": run(2.4, 3.5, 0.12, 0.35)}]
+    claim = {"policy": "bpm", "versus": "tcm"}
+    pct = common._pct_half_width
+    assert common.mix_term_half_widths("ws_change", runs, claim, "buddy") == \
+        [pct(runs[0]["bpm"], runs[0]["buddy"], "ws")]
+    assert common.mix_term_half_widths("ms_ratio", runs, claim, "buddy") == [pct(runs[0]["bpm"], runs[0]["tcm"], "ms")]
+    # a difference of two changes against the baseline: their half-widths in quadrature
+    over = common.mix_term_half_widths("ws_change_over", runs, claim, "buddy")
+    assert over == [pytest.approx(math.hypot(pct(runs[0]["bpm"], runs[0]["buddy"], "ws"),
+                                             pct(runs[0]["tcm"], runs[0]["buddy"], "ws")))]
+    # extremes, shares and quantities without intervals: no sampling half-width
+    for metric in ("ws_change_worst", "share_not_worse", "rbmiss_change", "energy_change_best", "ws_vs_best"):
+        assert common.mix_term_half_widths(metric, runs, claim, "buddy") is None
+
+
+# --- rendering ---------------------------------------------------------------------------------------
+
+CLAIM = {"id": "c1", "figure": "Fig. 1", "text": "BPM raises WS", "source": "bpm.md §1", "kind": "change",
+         "value": 4.0, "metric": "ws_change", "experiment": "mixes"}
+
+
+def test_a_sampled_row_shows_its_half_width_and_a_detailed_row_reads_as_before(tmp_path):
+    detailed = Row(CLAIM, "", [3.0, 5.0])
+    sampled = Row(CLAIM, "", [3.0, 5.0])
+    sampled.sampling_half_width = 0.4321
+    # exactly the cells a detailed row had before sampling half-widths existed
+    assert report.claim_rows([detailed]) == [["Fig. 1", "BPM raises WS", "bpm.md §1", "+4.0 % (± 2.0 %)", "+4.0 %",
+                                             "sd 1.4 %; +3.0 % … +5.0 %", "**reproduced**", "—"]]
+    assert report.claim_rows([sampled])[0][4] == "+4.0 % (± 0.4 % sampling)"
+    assert report.claim_rows([detailed, sampled])[0] == report.claim_rows([detailed])[0]
+    # a small one keeps two decimals; point and plain metrics keep their units and precision
+    sampled.sampling_half_width = 0.012
+    assert report.claim_rows([sampled])[0][4] == "+4.0 % (± 0.01 % sampling)"
+    points = Row({**CLAIM, "metric": "ms_change_over", "kind": "at_least", "value": 0.0}, "", [2.0])
+    points.sampling_half_width = 1.25
+    assert report.claim_rows([points])[0][4] == "+2.0 pt (± 1.2 pt sampling)"
+    plain = Row({**CLAIM, "metric": "speedup", "value": 1.1}, "", [1.234])
+    plain.sampling_half_width = 0.012
+    assert report.claim_rows([plain])[0][4] == "1.234 (± 0.012 sampling)"
+    # no figure, no half-width shown
+    empty = Row(CLAIM, "", [float("nan")])
+    empty.sampling_half_width = 0.5
+    assert report.claim_rows([empty])[0][4] == "n/a"
+    # the rows data: the key only when sampled
+    sampled.sampling_half_width = 0.4321
+    report.write_rows(str(tmp_path / "p.json"), [detailed, sampled])
+    data = json.loads((tmp_path / "p.json").read_text())["rows"]
+    assert "sampling_half_width" not in data[0]
+    assert data[1]["sampling_half_width"] == pytest.approx(0.4321)
+    assert {k: v for k, v in data[1].items() if k != "sampling_half_width"} == data[0]
+
+
+# --- a tiny sampled reproduction ------------------------------------------------------------------
+
+#: Units small enough for the quick runs' 50 000 instructions per core (5 units).
+TINY = {"mode": "periodic", "unit": 5_000, "warming": 5_000}
+
+
+@pytest.mark.engine
+def test_quick_sampled_reproduction_carries_each_figure_s_sampling_half_width(tmp_path):
+    out = tmp_path / "repro"
+    settings = common.Settings(seeds=2, quick=True, scale=0.5, sampling=dict(TINY))
+    papers = reproduce(["ccps"], str(out), settings, jobs=2, progress=False)
+    rows = papers[0]["rows"]
+    assert {r.claim["id"] for r in rows} == {c["id"] for c in figures.load("ccps")["claim"]}
+    text = (out / "ccps.md").read_text()
+    assert "- Sampled: 5 units of 5,000 instructions per core" in text
+    data = {(r["id"], r["subject"]): r for r in json.loads((out / "ccps.json").read_text())["rows"]}
+    means = {"ws_change", "ms_change_over"}
+    for r in rows:
+        if r.claim["metric"] in means:
+            assert r.sampling_half_width is not None and r.sampling_half_width >= 0, r.claim["id"]
+            shown = report.fmt_half_width(r.claim["metric"], r.sampling_half_width)
+            assert f"{report.fmt_value(r.claim['metric'], r.stats['mean'])} (± {shown} sampling) |" in text
+            assert data[(r.claim["id"], r.subject)]["sampling_half_width"] == pytest.approx(r.sampling_half_width)
+        else:  # the row-buffer miss rate and the best mix's energy have no interval here
+            assert r.sampling_half_width is None, r.claim["id"]
+            assert "sampling_half_width" not in data[(r.claim["id"], r.subject)]
+    # One figure recomputed from the runs' own intervals: a WS change's terms over mixes and seeds.
+    claim = next(c for c in figures.load("ccps")["claim"] if c["metric"] == "ws_change" and c["policy"] == "ccps"
+                 and c["machine"] == "ccps-4c-64b")
+    from memtint.reproduce import PAPERS, runner
+
+    e = PAPERS["ccps"].Experiment(settings)
+    results = runner.run_jobs(e.plan(), jobs_count=2, progress=False)
+    grid = e._grid(claim["machine"])
+    terms = []
+    for seed in settings.seed_list():
+        for m in range(len(grid.mixes)):
+            r = grid.runs(results, claim["machine"], m, seed)
+            p, b = r[claim["policy"]], r["buddy"]
+            hp, hb = sampling.half_width(p["ws_ci95"]), sampling.half_width(b["ws_ci95"])
+            terms.append(100 * p["ws"] / b["ws"] * math.hypot(hp / p["ws"], hb / b["ws"]))
+    expected = math.sqrt(sum(t * t for t in terms)) / len(terms)
+    row = next(r for r in rows if r.claim["id"] == claim["id"] and r.subject == claim["machine"])
+    assert row.sampling_half_width == pytest.approx(expected)
+    assert row.verdict in verdict.VERDICTS
+
+
+def test_a_detailed_reproduction_s_header_has_no_sampling_line():
+    # Without --sample nothing is said about sampling (and no row has a half-width to show).
+    assert report.sampling_header(common.Settings(), []) == ""
