@@ -80,9 +80,10 @@ def _cov(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 class _CpiEstimates:
-    """Each core's CPI estimate (its units' cycles over their instructions) and the covariances
-    of those estimates, from each unit's linearised residual (cycles - CPI x instructions) / mean
-    instructions (a ratio estimator's, Cochran §6.4; with equal units, the unit CPI less the mean)."""
+    """Each core's CPI estimate (its units' CPIs weighted by the instructions each stands for,
+    ``unit_weights``: the engine's estimate) and the covariances of those estimates, from each
+    unit's linearised residual (w CPI - CPI_est w) / mean w (a ratio estimator's, Cochran §6.4;
+    with equal weights, the unit CPI less the mean)."""
 
     def __init__(self, cores: list[dict[str, Any]]) -> None:
         self.mean, self.units = [], []
@@ -90,10 +91,13 @@ class _CpiEstimates:
             s = c.get("sampling") or {}
             cycles, instructions = s.get("unit_cycles"), s.get("unit_instructions")
             if cycles and instructions:
-                r = sum(cycles) / sum(instructions)
-                xbar = sum(instructions) / len(instructions)
+                # Each unit's CPI expanded to the instructions it stands for (its period).
+                weights = s.get("unit_weights") or instructions
+                y = [w * c / i for w, c, i in zip(weights, cycles, instructions)]
+                r = sum(y) / sum(weights)
+                xbar = sum(weights) / len(weights)
                 self.mean.append(r)
-                self.units.append([(y - r * x) / xbar for y, x in zip(cycles, instructions)])
+                self.units.append([(a - r * w) / xbar for a, w in zip(y, weights)])
             elif s.get("unit_cpi"):
                 self.mean.append(_mean(s["unit_cpi"]))
                 self.units.append(list(s["unit_cpi"]))

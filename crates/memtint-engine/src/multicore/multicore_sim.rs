@@ -296,13 +296,7 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
         for (t, th) in threads.iter_mut().enumerate() {
             let end = warmup.min(done[t] + WARMUP_TURN);
             while done[t] < end {
-                let rec = match th.trace.next_record()? {
-                    Some(r) => r,
-                    None => {
-                        th.trace.rewind()?;
-                        th.trace.next_record()?.ok_or_else(|| Error::empty_trace("trace", th.trace.name(), "records"))?
-                    }
-                };
+                let rec = next_wrapping(th.trace.as_mut())?;
                 hier.warm(t as u32, rec.read, rec.writeback)?;
                 done[t] += rec.instructions();
             }
@@ -312,6 +306,17 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
     hier.reset_counters();
     hier.start_measuring();
     Ok(())
+}
+
+/// A trace's next record, from its start again at its end (as a core wraps it).
+pub(super) fn next_wrapping(trace: &mut dyn CpuTraceSource) -> Result<crate::workload::CpuRecord> {
+    match trace.next_record()? {
+        Some(r) => Ok(r),
+        None => {
+            trace.rewind()?;
+            trace.next_record()?.ok_or_else(|| Error::empty_trace("trace", trace.name(), "records"))
+        }
+    }
 }
 
 /// Simulate software threads on the machine's cores under the per-core CFS scheduler

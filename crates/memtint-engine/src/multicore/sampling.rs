@@ -33,7 +33,7 @@
 //! skip; and the DRAM request export, which would have gaps.
 
 use super::memory_hierarchy::CoreMemoryStats;
-use super::multicore_sim::{memory_step, MemoryStep, Progress, RunEnd, Sim, ThreadDef};
+use super::multicore_sim::{memory_step, next_wrapping, MemoryStep, Progress, RunEnd, Sim, ThreadDef};
 use crate::cpu::{ClockRatio, CoreStats};
 use crate::error::{Error, Result};
 use crate::os::OsConfig;
@@ -191,6 +191,11 @@ impl SamplingSpec {
 pub struct Unit {
     /// Instructions the core had executed (detailed, warmed and skipped) when the unit began.
     pub position: u64,
+    /// Instructions of the run the unit stands for: its period's length (the last period's up to
+    /// the run's end). Periods differ in length as the IPC estimates move, so each unit is
+    /// weighted by it (an expansion estimator), or the first period's unit, of `period`
+    /// instructions for every core, would weigh as much as a later one k times longer.
+    pub weight: u64,
     pub core: CoreStats,
     pub memory: CoreMemoryStats,
 }
@@ -215,12 +220,17 @@ pub struct SampledRun {
 
 impl SampledRun {
     /// Core `c`'s statistics over its units (what the run reports as its counters).
+    /// Its `cycles` are the units' instructions at the estimated CPI (`estimate`), so its IPC
+    /// is the estimate; the other counters are the units' sums.
     pub fn totals(&self, c: usize) -> (CoreStats, CoreMemoryStats) {
         let mut core = CoreStats::default();
         let mut memory = CoreMemoryStats::default();
         for u in &self.units[c] {
             core.add(&u.core);
             memory.add(&u.memory);
+        }
+        if !self.units[c].is_empty() {
+            core.cycles = (core.retired as f64 * self.estimate(c).mean).round() as u64;
         }
         (core, memory)
     }
@@ -230,12 +240,14 @@ impl SampledRun {
         self.units[c].iter().map(|u| u.core.cycles as f64 / u.core.retired.max(1) as f64).collect()
     }
 
-    /// Core `c`'s CPI estimate over its units (cycles over instructions, summed: units differ
-    /// in length when a core measures to the end of its segment).
+    /// Core `c`'s CPI estimate: the cycles its units' CPIs expand to over the instructions each
+    /// stands for (`Unit::weight`), over those instructions (with equal periods, the mean of
+    /// the units' CPIs).
     pub fn estimate(&self, c: usize) -> Estimate {
-        let cycles: Vec<f64> = self.units[c].iter().map(|u| u.core.cycles as f64).collect();
-        let instructions: Vec<f64> = self.units[c].iter().map(|u| u.core.retired as f64).collect();
-        Estimate::ratio(&cycles, &instructions)
+        let cycles: Vec<f64> =
+            self.units[c].iter().map(|u| u.weight as f64 * u.core.cycles as f64 / u.core.retired.max(1) as f64).collect();
+        let weights: Vec<f64> = self.units[c].iter().map(|u| u.weight as f64).collect();
+        Estimate::ratio(&cycles, &weights)
     }
 
     /// The largest relative half-width of the cores' IPC intervals.
@@ -280,6 +292,7 @@ impl SampledRun {
                     "unit_cpi": cpi,
                     "unit_instructions": self.units[c].iter().map(|u| u.core.retired).collect::<Vec<_>>(),
                     "unit_cycles": self.units[c].iter().map(|u| u.core.cycles).collect::<Vec<_>>(),
+                    "unit_weights": self.units[c].iter().map(|u| u.weight).collect::<Vec<_>>(),
                     "unit_positions": self.units[c].iter().map(|u| u.position).collect::<Vec<_>>(),
                     "unit_row_accesses": accesses,
                     "unit_row_misses": misses,
@@ -473,16 +486,17 @@ pub(super) fn run(
             break;
         }
         let warm: Vec<u64> = (0..n).map(|c| spec.functional.map_or(ahead[c], |f| f.min(ahead[c]))).collect();
+        // Records are read whole, so a core may go a record's instructions further than asked:
+        // its position counts what was read.
         for c in 0..n {
-            let skip = ahead[c] - warm[c];
-            skip_records(threads[c].trace.as_mut(), skip)?;
-            rec.skipped[c] += skip;
-            forwarded[c] += skip;
+            let skipped = skip_records(threads[c].trace.as_mut(), ahead[c] - warm[c])?;
+            rec.skipped[c] += skipped;
+            forwarded[c] += skipped;
         }
-        warm_in_turns(&mut sim.hier, threads, &warm)?;
+        let warmed = warm_in_turns(&mut sim.hier, threads, &warm)?;
         for c in 0..n {
-            rec.warmed[c] += warm[c];
-            forwarded[c] += warm[c];
+            rec.warmed[c] += warmed[c];
+            forwarded[c] += warmed[c];
             period_start[c] += length[c];
         }
         // The detailed segment.
@@ -521,7 +535,8 @@ pub(super) fn run(
                 }
                 Phase::Measuring => {
                     let (position, core0, mem0) = starts[c].take().expect("started");
-                    rec.units[c].push(Unit { position, core: snap.since(&core0), memory: memory.since(&mem0) });
+                    let weight = length[c].min(instructions.saturating_sub(period_start[c] - length[c])).max(1);
+                    rec.units[c].push(Unit { position, weight, core: snap.since(&core0), memory: memory.since(&mem0) });
                     core.clear_target();
                     phases[c] = Phase::Done;
                     left -= 1;
@@ -552,36 +567,33 @@ pub(super) fn run(
 
 /// Core `c`'s IPC over its units so far (0 before any).
 fn ipc_so_far(units: &[Unit]) -> f64 {
-    let (i, c) = units.iter().fold((0u64, 0u64), |(i, c), u| (i + u.core.retired, c + u.core.cycles));
-    if c == 0 {
+    let (w, c) = units
+        .iter()
+        .fold((0.0, 0.0), |(w, c), u| (w + u.weight as f64, c + u.weight as f64 * u.core.cycles as f64 / u.core.retired.max(1) as f64));
+    if c == 0.0 {
         0.0
     } else {
-        i as f64 / c as f64
+        w / c
     }
 }
 
-/// Reads past `instructions` of a trace without simulating them (wrapping at its end).
-fn skip_records(trace: &mut dyn crate::workload::CpuTraceSource, instructions: u64) -> Result<()> {
+/// Reads past at least `instructions` of a trace without simulating them (wrapping at its end);
+/// returns the instructions read.
+fn skip_records(trace: &mut dyn crate::workload::CpuTraceSource, instructions: u64) -> Result<u64> {
     let mut done = 0;
     while done < instructions {
-        let rec = match trace.next_record()? {
-            Some(r) => r,
-            None => {
-                trace.rewind()?;
-                trace.next_record()?.ok_or_else(|| Error::empty_trace("trace", trace.name(), "records"))?
-            }
-        };
-        done += rec.instructions();
+        done += next_wrapping(trace)?.instructions();
     }
-    Ok(())
+    Ok(done)
 }
 
-/// Functional warming of `amounts[t]` instructions of each thread, in turns proportional to
-/// the amounts so the shared LLC sees the threads interleaved as they ran.
-fn warm_in_turns(hier: &mut super::MemoryHierarchy, threads: &mut [ThreadDef], amounts: &[u64]) -> Result<()> {
+/// Functional warming of at least `amounts[t]` instructions of each thread, in turns
+/// proportional to the amounts so the shared LLC sees the threads interleaved as they ran;
+/// returns the instructions each warmed.
+fn warm_in_turns(hier: &mut super::MemoryHierarchy, threads: &mut [ThreadDef], amounts: &[u64]) -> Result<Vec<u64>> {
     let most = amounts.iter().copied().max().unwrap_or(0);
     if most == 0 {
-        return Ok(());
+        return Ok(vec![0; threads.len()]);
     }
     let turns = most.div_ceil(super::multicore_sim::WARMUP_TURN);
     let mut done = vec![0u64; threads.len()];
@@ -589,19 +601,13 @@ fn warm_in_turns(hier: &mut super::MemoryHierarchy, threads: &mut [ThreadDef], a
         for (t, th) in threads.iter_mut().enumerate() {
             let end = amounts[t] * turn / turns;
             while done[t] < end {
-                let rec = match th.trace.next_record()? {
-                    Some(r) => r,
-                    None => {
-                        th.trace.rewind()?;
-                        th.trace.next_record()?.ok_or_else(|| Error::empty_trace("trace", th.trace.name(), "records"))?
-                    }
-                };
+                let rec = next_wrapping(th.trace.as_mut())?;
                 hier.warm(t as u32, rec.read, rec.writeback)?;
                 done[t] += rec.instructions();
             }
         }
     }
-    Ok(())
+    Ok(done)
 }
 
 /// The event loop's clocks and counts, kept across segments.
