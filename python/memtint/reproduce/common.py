@@ -153,11 +153,6 @@ def samplable(os_table: dict[str, Any] | None, at_end: str | None = None) -> boo
             and os_table.get("overflow") != "swap" and not (os_table.get("hot_pages") or {}).get("enabled"))
 
 
-def sampling_units(sampling: dict[str, Any], instructions: int) -> int:
-    """Periods a sampled run of ``instructions`` per core has (0: too short to sample)."""
-    return sampling_module.units(sampling, instructions)
-
-
 @dataclass
 class MixExperiment:
     """mixes x variants x seeds on machines; alone runs under buddy with the machine's scheduler."""
@@ -184,8 +179,8 @@ class MixExperiment:
     def sampled_variants(self, settings: Settings) -> list[str]:
         """The variants whose shared runs are sampled (``settings.sampling``; not those sampling
         does not support, :func:`samplable`, which run detailed; none when the runs are too short
-        for two units, :func:`sampling_units`)."""
-        if not settings.sampling or not sampling_units(settings.sampling, self.instructions):
+        for two units, :func:`memtint.sampling.units`)."""
+        if not settings.sampling or not sampling_module.units(settings.sampling, self.instructions):
             return []  # detailed, or too short for two units: detailed
         return [v.label for v in self.variants if samplable(v.os, self.at_end)]
 

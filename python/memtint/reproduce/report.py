@@ -22,7 +22,7 @@ COUNT_METRICS = ("dram_pages", "sharing_pairs", "overflow_pages", "cr_hits_max",
 def sampling_header(settings: Any, experiments: list[Any]) -> str:
     """The set-up line of a paper whose mix experiments ran sampled (``--sample``): units and
     their size, that figures are estimates, and what ran detailed; empty when nothing did."""
-    from memtint.reproduce.common import sampling_units
+    from memtint.sampling import units as sampling_units
 
     sampling = getattr(settings, "sampling", None)
     if not sampling:

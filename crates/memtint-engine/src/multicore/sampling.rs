@@ -30,7 +30,7 @@
 //!
 //! Not sampled (refused): time-sharing, barriers, late arrivals, dynamic policies, page
 //! migration, swapping and hot-page sampling, whose time-driven work functional warming would
-//! skip; and the DRAM request export, which would have gaps.
+//! skip; and the DRAM request export, which would have gaps (`sim_spec::run_sampled`).
 
 use super::memory_hierarchy::CoreMemoryStats;
 use super::multicore_sim::{memory_step, next_wrapping, MemoryStep, Progress, RunEnd, Sim, ThreadDef};
@@ -149,7 +149,7 @@ impl SamplingSpec {
     }
 
     /// Refuse what sampling would get wrong (see the module's documentation).
-    pub fn check_run(&self, os: &OsConfig, threads: &[ThreadDef], cores: u32, shared_cores: bool, exports: bool) -> Result<()> {
+    pub fn check_run(&self, os: &OsConfig, threads: &[ThreadDef], cores: u32, shared_cores: bool) -> Result<()> {
         let refuse =
             |key: &str, why: String| Err(Error::config(key, format!("{why}; sampled runs do not support it (run without sampling)")));
         if threads.len() as u32 > cores || shared_cores {
@@ -178,9 +178,6 @@ impl SamplingSpec {
         }
         if os.hot_pages.enabled {
             return refuse("os.hot_pages.enabled", "hot-page sampling runs on a timer".into());
-        }
-        if exports {
-            return refuse("export_dram", "the exported request stream would miss the skipped instructions".into());
         }
         Ok(())
     }
@@ -281,7 +278,12 @@ impl SampledRun {
                 let accesses: Vec<u64> =
                     self.units[c].iter().map(|u| u.memory.row_hits + u.memory.row_misses + u.memory.row_conflicts).collect();
                 let misses: Vec<u64> = self.units[c].iter().map(|u| u.memory.row_misses + u.memory.row_conflicts).collect();
-                let (rb, rb_half) = ratio_estimate(&misses, &accesses);
+                let rb = Estimate::ratio(
+                    &misses.iter().map(|&m| m as f64).collect::<Vec<_>>(),
+                    &accesses.iter().map(|&a| a as f64).collect::<Vec<_>>(),
+                );
+                // No request in any unit: a rate of 0, known exactly.
+                let (rb, rb_half) = if accesses.iter().sum::<u64>() == 0 { (0.0, 0.0) } else { (rb.mean, rb.half_width()) };
                 json!({
                     "units": e.n,
                     "cpi_mean": e.mean,
@@ -385,23 +387,6 @@ impl Estimate {
             0.0
         }
     }
-}
-
-/// The ratio estimate sum(y) / sum(x) over units and its 95 % half-width (the linearised
-/// variance of a ratio estimator, Cochran, Sampling Techniques, §6.4).
-pub fn ratio_estimate(y: &[u64], x: &[u64]) -> (f64, f64) {
-    let n = x.len();
-    let (sy, sx) = (y.iter().sum::<u64>() as f64, x.iter().sum::<u64>() as f64);
-    if n == 0 || sx == 0.0 {
-        return (0.0, 0.0);
-    }
-    let r = sy / sx;
-    if n < 2 {
-        return (r, f64::INFINITY);
-    }
-    let xbar = sx / n as f64;
-    let s2 = y.iter().zip(x).map(|(&y, &x)| (y as f64 - r * x as f64).powi(2)).sum::<f64>() / (n - 1) as f64;
-    (r, Z95 * (s2 / n as f64).sqrt() / xbar)
 }
 
 /// Where one core is in the current segment.
