@@ -36,7 +36,7 @@ SEED_FILES = [
     'machine = "i7-860"\nprograms = ["stream", "light"]\ninstructions = 2000\nwarmup = 1000\nseed = 3\n'
     '[os]\npolicy = "bpm"\ncolour_split = "strided"\n',
     'machine = "i7-860"\nprograms = ["stream", "random"]\ninstructions = 2000\n'
-    '[sampling]\nunit = 100\nwarming = 50\nperiod = 400\nfunctional = 100\ntarget_error = 0.2\n',
+    '[sampling]\nunit = 100\nwarming = 50\nperiod = 400\nfunctional = 100\nmin_units = 3\ntarget_error = 0.2\n',
     'machine = "ddr4-2400"\nprograms = ["copy"]\ninstructions = 1000\ncheck = true\n'
     '[overrides.controller]\nwrite_handling = "ramulator"\nread_queue = 8\n',
     'machine = "i7-860"\ninstructions = 1000\n[[processes]]\nname = "p"\nthreads = ["light", "stream"]\n'

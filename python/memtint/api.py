@@ -270,7 +270,7 @@ def build_sim_spec(
     timing, before statistics start (0: none).
 
     ``sampling``: SMARTS-style sampled simulation, ``{"mode": "periodic", "unit": N,
-    "period": N, "warming": N, "functional": N, "target_error": x}`` (docs/stats.md; the engine
+    "period": N, "warming": N, "functional": N, "min_units": N, "target_error": x}`` (docs/stats.md; the engine
     checks the values and names the key). None (the default) puts no ``sampling`` key, so a
     detailed run's spec is unchanged.
 

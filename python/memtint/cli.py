@@ -155,6 +155,9 @@ def add_sampling_arguments(parser: argparse.ArgumentParser, what: str = "every r
     group.add_argument("--sample-functional", type=_at_least(0), metavar="N",
                        help="instructions of functional warming (caches, page tables) before each unit's detailed "
                        "warm-up; the rest of the gap is skipped (implies --sample; default: the whole gap)")
+    group.add_argument("--sample-min-units", type=_at_least(1), metavar="N",
+                       help="the fewest units a program faster than the slowest gets over its instructions: while it "
+                       "measures, the periods shorten so that it has them (implies --sample; default 30)")
     group.add_argument("--target-error", type=float, metavar="X",
                        help="relative error of each core's IPC to reach at 95 %% confidence (e.g. 0.02); when the first "
                        "pass misses it, the engine runs once more with the units its variation asks for, or warns that "
@@ -169,7 +172,7 @@ def sampling_from_args(args: argparse.Namespace, base: dict[str, Any] | None = N
 
     given = {key: getattr(args, attr, None) for key, attr in (
         ("unit", "sample_unit"), ("period", "sample_period"), ("warming", "sample_warming"),
-        ("functional", "sample_functional"), ("target_error", "target_error"))}
+        ("functional", "sample_functional"), ("min_units", "sample_min_units"), ("target_error", "target_error"))}
     given = {key: value for key, value in given.items() if value is not None}
     if not given and not getattr(args, "sample", False):
         return base

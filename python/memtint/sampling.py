@@ -5,8 +5,8 @@ A sampled run (``sampling`` in its spec) reports each core's units' cycles and i
 instructions over their cycles. A mix's metrics combine the shared run's
 and the alone runs' estimates, so their intervals come from the delta method (first-order
 propagation of the estimates' variances and covariances): the units of one shared run are
-co-scheduled (unit k of every core ran in the same detailed segment), so their covariance over
-units enters; a shared run and the alone runs are independent samples. A detailed alone run
+co-scheduled (``unit_segments`` says which units ran in the same detailed segment), so their
+covariance over those units enters; a shared run and the alone runs are independent samples. A detailed alone run
 contributes no variance.
 """
 
@@ -86,9 +86,10 @@ class _CpiEstimates:
     with equal weights, the unit CPI less the mean)."""
 
     def __init__(self, cores: list[dict[str, Any]]) -> None:
-        self.mean, self.units = [], []
+        self.mean, self.units, self.segments = [], [], []
         for c in cores:
             s = c.get("sampling") or {}
+            self.segments.append(s.get("unit_segments"))
             cycles, instructions = s.get("unit_cycles"), s.get("unit_instructions")
             if cycles and instructions:
                 # Each unit's CPI expanded to the instructions it stands for (its period).
@@ -109,8 +110,17 @@ class _CpiEstimates:
         uc, ud = self.units[c], self.units[d]
         if not uc or not ud:
             return 0.0  # a detailed run: no sampling variance
-        common = min(len(uc), len(ud))
-        return _cov(uc, ud) * common / (len(uc) * len(ud))
+        # Units co-vary through the segment they ran in together (``unit_segments``; by index
+        # for runs that do not report it).
+        sc, sd = self.segments[c], self.segments[d]
+        if sc is not None and sd is not None:
+            at = {s: i for i, s in enumerate(sd)}
+            pairs = [(uc[i], ud[at[s]]) for i, s in enumerate(sc) if s in at]
+            xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+        else:
+            common = min(len(uc), len(ud))
+            xs, ys = uc[:common], ud[:common]
+        return _cov(xs, ys) * len(xs) / (len(uc) * len(ud))
 
 
 def is_sampled(run: dict[str, Any]) -> bool:

@@ -439,6 +439,9 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
         if rng.gen_bool(0.3) {
             v["sampling"]["target_error"] = json!([0.5, 0.001, 0.0][rng.gen_range(0..3)]);
         }
+        if rng.gen_bool(0.3) {
+            v["sampling"]["min_units"] = json!([0, 1, 30, 1_000_000][rng.gen_range(0..4)]);
+        }
     }
     v
 }

@@ -94,24 +94,66 @@ fn sampled_runs_are_deterministic_and_every_command_is_checked() {
 
 #[test]
 fn programs_keep_their_relative_progress() {
-    // A fast and a slow program: the fast one is fast-forwarded further between units, in
+    // A fast and a slow program: the fast one is fast-forwarded further between segments, in
     // proportion to its IPC, as it runs further in the same time in a detailed run.
     let spec = json!({
         "machine": "i7-860", "programs": ["light", "random:reads_pki=40"], "instructions": 6_000_000, "seed": 3,
         "sampling": {"unit": 30_000, "warming": 30_000, "period": 200_000},
     });
     let r = sim(&spec);
-    let pos =
-        |c: usize| r["cores"][c]["sampling"]["unit_positions"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect::<Vec<_>>();
-    let (fast, slow) = (pos(0), pos(1));
+    let list =
+        |c: usize, key: &str| r["cores"][c]["sampling"][key].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect::<Vec<_>>();
     let ipc = ipcs(&r);
     assert!(ipc[0] > 2.0 * ipc[1], "{ipc:?}");
-    // Core 0 covers the run in fewer units; at equal unit index it is further ahead.
-    assert!(fast.len() < slow.len(), "{} vs {}", fast.len(), slow.len());
-    let k = fast.len() - 1;
-    let ratio = (fast[k] - fast[1]) as f64 / (slow[k] - slow[1]) as f64;
+    // Units of both cores that ran in the same segment: between two such segments the fast
+    // core advanced IPC_fast / IPC_slow times as far.
+    let (fast, slow) = ((list(0, "unit_positions"), list(0, "unit_segments")), (list(1, "unit_positions"), list(1, "unit_segments")));
+    let common: Vec<(u64, u64)> =
+        fast.1.iter().zip(&fast.0).filter_map(|(s, &p)| slow.1.iter().position(|t| t == s).map(|i| (p, slow.0[i]))).collect();
+    assert!(common.len() >= 5, "{} segments with units of both", common.len());
+    let (first, last) = (common[1], common[common.len() - 1]);
+    let ratio = (last.0 - first.0) as f64 / (last.1 - first.1) as f64;
     let expect = ipc[0] / ipc[1];
     assert!((ratio / expect - 1.0).abs() < 0.25, "progress ratio {ratio}, IPC ratio {expect}");
+}
+
+#[test]
+fn a_faster_program_gets_min_units_evenly_weighted() {
+    // Light is several times faster than the random program: at 100 units of the slowest it
+    // would cover its instructions in about 100/k periods; `min_units` shortens the periods
+    // while it measures, and each core measures only where its own spacing is due, so its
+    // units stand for about equal stretches of its instructions.
+    let spec = |min_units: u64| {
+        json!({
+            "machine": "i7-860", "programs": ["light", "random:reads_pki=40"], "instructions": 8_000_000, "seed": 3,
+            "sampling": {"unit": 20_000, "warming": 20_000, "period": 80_000, "min_units": min_units},
+        })
+    };
+    for least in [30u64, 60] {
+        let r = sim(&spec(least));
+        let units = |c: usize| r["cores"][c]["sampling"]["units"].as_u64().unwrap();
+        // At most a unit per period, and a period no shorter than unit + warming for the slowest.
+        let ipc = ipcs(&r);
+        let room = (8_000_000.0 / (40_000.0 * ipc[0] / ipc[1])) as u64;
+        assert!(units(0) + 2 >= least.min(room), "min_units {least}: the fast core measured {} units ({ipc:?})", units(0));
+        // Without it: one unit per `period x k` of its instructions.
+        let spaced = 100.0 * ipc[1] / ipc[0];
+        assert!(spaced < 25.0 && units(0) as f64 > 1.3 * spaced, "{} units, {spaced:.1} at period x k", units(0));
+        assert!(units(1) >= 99, "the slowest measured {} units", units(1));
+        for c in 0..2 {
+            let w: Vec<u64> = r["cores"][c]["sampling"]["unit_weights"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+            // The first unit's period is `period` for every core; the last is cut at the run's end.
+            let inner = &w[1..w.len() - 1];
+            let (lo, hi) = (*inner.iter().min().unwrap(), *inner.iter().max().unwrap());
+            assert!(hi as f64 <= 1.6 * lo as f64, "min_units {least}, core {c}: weights {lo}..{hi}");
+            let segments: Vec<u64> =
+                r["cores"][c]["sampling"]["unit_segments"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+            assert!(segments.windows(2).all(|p| p[0] < p[1]), "core {c}: segments {segments:?}");
+            assert!(*segments.last().unwrap() < r["sampling"]["segments"].as_u64().unwrap());
+        }
+    }
+    let e = err(&spec(0));
+    assert!(e.contains("sampling.min_units: must be at least 1"), "{e}");
 }
 
 #[test]
