@@ -470,16 +470,11 @@ pub(super) fn run(
     // Per core: periods since its last unit.
     let mut since = vec![0u64; n];
     loop {
-        // This period's length per core. The slowest program (by its units' IPC so far) has
-        // `period`, shortened while a faster core measures so that it gets `min_units` units over
-        // its `instructions` (or as many as the slowest, if fewer; spaced evenly in its own
-        // instructions); the others in proportion to
-        // their IPC while they measure units, and past their `instructions` (unmeasured, running
-        // only for the contention they cause) in proportion to the instructions each retired
-        // beside the slowest in the last segment, as a detailed run would advance them: their
-        // units' IPC would hold them at the pace of the run's start while they go through other
-        // phases (pagerank beside sort, fdtd and bzip2 came out 6.7 % fast that way, 1.9 % this
-        // way).
+        // Each core's pace against the slowest program (by its units' IPC so far): while it
+        // measures, its units' IPC ratio; past its `instructions` (unmeasured, running only for
+        // the contention it causes), the instructions it retired beside the slowest in the last
+        // segment, as a detailed run advances it through whatever phases come next (held at its
+        // units' pace, pagerank beside sort, fdtd and bzip2 came out 6.7 % fast; 1.9 % this way).
         let ipc: Vec<f64> = (0..n).map(|c| ipc_so_far(&rec.units[c])).collect();
         let known = n > 1 && ipc.iter().all(|&v| v > 0.0);
         let slowest = ipc.iter().copied().fold(f64::INFINITY, f64::min);
