@@ -154,6 +154,7 @@ def test_cli_sampling_errors_name_the_key(memtint, clean_error):
     clean_error(memtint(*COMPARE, "--sample-unit", "2000000"), "sampling.unit")
     clean_error(memtint(*COMPARE, "--target-error", "2"), "sampling.target_error")
     clean_error(memtint(*COMPARE, "--sample-unit", "0"), "--sample-unit")  # argparse: a count >= 1
+    clean_error(memtint(*COMPARE, "--sample-min-units", "0"), "--sample-min-units")
 
 
 @pytest.mark.engine
@@ -187,6 +188,8 @@ def test_a_sweep_sampling_table_is_checked_key_by_key():
         parse_spec({**SWEEP, "sampling": {"unit": 0}})
     with pytest.raises(memtint.MemtintError, match=r"sampling\.target_error"):
         parse_spec({**SWEEP, "sampling": {"target_error": 1.5}})
+    with pytest.raises(memtint.MemtintError, match=r"sampling\.min_units: must be at least 1"):
+        parse_spec({**SWEEP, "sampling": {"min_units": 0}})
     with pytest.raises(memtint.MemtintError, match=r"sampling: expected a table"):
         parse_spec({**SWEEP, "sampling": 5})
     # What sampling does not support stops the sweep before it starts (the engine's probe).
