@@ -517,7 +517,7 @@ pub(super) fn run(
         // A core measures this period's unit if `unit` instructions of it fit in the run.
         let sizes: Vec<u64> = (0..n)
             .map(|c| {
-                let k = if known && n > 1 { (ipc[c] / slowest).floor().max(1.0) as u64 } else { 1 };
+                let k = if known { (ipc[c] / slowest).floor().max(1.0) as u64 } else { 1 };
                 let start = forwarded[c] + sim.cores[c].retired() + ahead[c] + warming;
                 (unit * k).min(instructions.saturating_sub(start))
             })
