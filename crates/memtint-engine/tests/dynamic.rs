@@ -266,3 +266,43 @@ fn lazy_re_colouring_copies_a_page_when_it_is_touched() {
                            "os": {"policy": "bpm", "dynamic": "dynamic-bpm", "recolour": {"mode": "soon"}}}));
     assert!(e.contains("os.recolour.mode") && e.contains("soon"), "{e}");
 }
+
+/// Channel-only partitioning (Fig. 12's first scheme): static, the first half of the processes
+/// in channel 0, sharing its banks; dynamic, the same balance decisions as dynamic BPM+ with a
+/// channel's banks shared: balanced streams stay, a hog spreads everyone over both channels.
+#[test]
+fn channel_only_shares_a_channel_s_banks_and_its_dynamic_form_spreads_a_hog() {
+    let light = "light:footprint_bytes=4194304";
+    let stream = "stream:footprint_bytes=12582912";
+    let run = |programs: Value, dynamic: &str| {
+        sim_run(json!({
+            "machine": "i7-860-bpm-plus",
+            "programs": programs,
+            "instructions": 200_000,
+            "os": {"policy": "channel-only", "dynamic": dynamic, "dynamic-channel-only": {"epoch_ns": 20000}},
+        }))
+    };
+    let channels = |v: &Value, p: usize| v["colours"]["processes"][p]["channels"].clone();
+    let colours = |v: &Value, p: usize| v["colours"]["processes"][p]["colours"].clone();
+    let fixed = run(json!([stream, light, light, stream]), "none");
+    assert_eq!((0..4).map(|p| channels(&fixed, p)).collect::<Vec<_>>(), vec![json!([0]), json!([0]), json!([1]), json!([1])]);
+    assert_eq!(colours(&fixed, 0), colours(&fixed, 1), "a channel's processes share its colours");
+    let banks = |p: usize| fixed["colours"]["processes"][p]["banks"].as_array().unwrap().clone();
+    assert_eq!(banks(0).len(), 32, "all 32 banks of its channel (half the machine's 64)");
+    assert!(banks(0).iter().all(|b| !banks(2).contains(b)), "the channels' banks are disjoint");
+    let balanced = run(json!([stream, stream, stream, stream]), "dynamic-channel-only");
+    assert!(u(&balanced["dynamic"]["epochs"]) >= 3, "{}", balanced["dynamic"]);
+    assert_eq!(u(&balanced["dynamic"]["repartitions"]), 0, "{}", balanced["dynamic"]);
+    let hog = run(json!([stream, light, light, light]), "dynamic-channel-only");
+    assert!((0..4).all(|p| channels(&hog, p) == json!([0, 1])), "{}", hog["dynamic"]);
+    assert_eq!(hog["dynamic"]["adjustments"][0]["colours"][0], json!("0-1"), "{}", hog["dynamic"]);
+    let e = sim_err(json!({"machine": "i7-860-bpm-plus", "programs": [light, light], "instructions": 1000,
+                           "os": {"policy": "channel-only", "dynamic": "dynamic-channel-only",
+                                  "dynamic-channel-only": {"min_channel_share": 2}}}));
+    assert!(e.contains("os.dynamic-channel-only.min_channel_share"), "{e}");
+    let e = sim_err(json!({"machine": "i7-860", "programs": [light, light], "instructions": 1000, "os": {"policy": "channel-only"}}));
+    assert!(e.contains("i7-860-bpm-plus"), "{e}");
+    let e = sim_err(json!({"machine": "i7-860-bpm-plus", "programs": [light, light], "instructions": 1000,
+                           "os": {"policy": "bpm", "dynamic": "dynamic-channel-only"}}));
+    assert!(e.contains("channel-only"), "{e}");
+}

@@ -1,189 +1,28 @@
-//! Dynamic BPM+ (BPM §2.9): channels assigned by measured bandwidth, then dynamic BPM within
-//! each channel. Each process's bandwidth is its LLC misses' lines per ns (the per-thread
-//! LLC-miss monitor the paper builds on the PMU, as it cannot measure a thread's share of a
-//! channel directly), over the whole window since the channels last changed, so that a
-//! decision rests on more than one short epoch and a move is not undone by the next epoch's
-//! noise; a channel's load (BUC) is the sum of its processes'. With
-//! UF = |BUC1 − BUC2| / min(BUC1, BUC2) (for more channels, (max − min) / min) above
-//! `uf_threshold` (the paper's 0.2), processes move from the busiest channel to the idlest,
-//! the smallest footprint first (the cheapest to re-colour), while a move narrows the gap. If
-//! one process needs more bandwidth than all others together (by more than the threshold, so
-//! that even alone on a channel it leaves UF above it) no assignment balances the channels:
-//! every process then gets its banks in every channel (BPM without channel partitioning, the
-//! paper's answer for its workloads 1''–6''). Below `min_channel_share` of a
-//! channel's peak on average (the paper's ≈1 GB/s per channel on DDR3-1333's 10.7 GB/s, a
-//! tenth, scaled to the machine) channel partitioning makes no difference and nothing moves.
-//! Then, within each channel, its colours are lent and shared by NICE as `dynamic-bpm` does.
+//! Dynamic BPM+ (BPM §2.9): channels assigned by measured bandwidth (`channel_balance.rs`:
+//! UF above the threshold moves the smallest footprint that balances; one process above all
+//! others gets its banks in every channel, BPM without channel partitioning), then dynamic BPM
+//! within each channel: its colours lent and shared by NICE as `dynamic-bpm` does.
 //!
 //! A process moving to a channel takes colours one at a time from that channel's member with
 //! the most; the colours it leaves go to the members of its old channel with the fewest; so a
 //! process that stays keeps most of its colours, and few pages are copied.
 
+use super::channel_balance::{channels_of, Channel, ChannelBalanceParams, ChannelBalancer};
 use super::dynamic_bpm::rebalance;
 use super::{DynamicInfo, DynamicPolicy, EpochView, Repartition};
-use crate::params::{ParamSchema, Params};
-use serde::{Deserialize, Serialize};
+use crate::params::ParamSchema;
 
 /// Registered in `dynamic::DYNAMIC`.
 pub const INFO: DynamicInfo = DynamicInfo {
     name: "dynamic-bpm-plus",
     summary: "BPM+'s channels rebalanced by measured bandwidth (UF), then dynamic BPM in each channel (BPM §2.9)",
     works_with: &["bpm-plus"],
-    params: ParamSchema::of::<DynamicBpmPlusParams>(&[]),
-    build: |v| {
-        Ok(Box::new(DynamicBpmPlus {
-            params: v.params.get("os", INFO.name, &[])?,
-            misses: Vec::new(),
-            kernel_ns: Vec::new(),
-            window_ns: 0.0,
-        }))
-    },
+    params: ParamSchema::of::<ChannelBalanceParams>(&[]),
+    build: |v| Ok(Box::new(DynamicBpmPlus { balance: ChannelBalancer::new(v.params.get("os", INFO.name, &[])?) })),
 };
 
-/// `[os.dynamic-bpm-plus]`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DynamicBpmPlusParams {
-    /// Time between adjustments, ns of simulated time (the paper's 10 s, scaled as `dynamic-bpm`'s).
-    pub epoch_ns: f64,
-    /// The unbalance factor above which channels are rebalanced (BPM §2.9: 0.2).
-    pub uf_threshold: f64,
-    /// Mean traffic per channel, as a share of its peak, below which channels are left alone.
-    pub min_channel_share: f64,
-}
-
-impl Default for DynamicBpmPlusParams {
-    fn default() -> Self {
-        DynamicBpmPlusParams { epoch_ns: 1_000_000.0, uf_threshold: 0.2, min_channel_share: 0.1 }
-    }
-}
-
-impl Params for DynamicBpmPlusParams {
-    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        if !(self.epoch_ns.is_finite() && self.epoch_ns >= 1000.0) {
-            return Err(("epoch_ns", format!("must be at least 1000 ns, got {}", self.epoch_ns)));
-        }
-        if !(self.uf_threshold.is_finite() && self.uf_threshold >= 0.0) {
-            return Err(("uf_threshold", format!("must be a number >= 0, got {}", self.uf_threshold)));
-        }
-        if !(0.0..=1.0).contains(&self.min_channel_share) {
-            return Err(("min_channel_share", format!("must be between 0 and 1, got {}", self.min_channel_share)));
-        }
-        Ok(())
-    }
-}
-
 struct DynamicBpmPlus {
-    params: DynamicBpmPlusParams,
-    /// Per process: LLC misses and ns its threads were charged in the kernel since the channels
-    /// last changed (a stall is charged when it starts, whole), and that window's length, ns.
-    misses: Vec<u64>,
-    kernel_ns: Vec<f64>,
-    window_ns: f64,
-}
-
-/// UF of channel loads: |a − b| / min(a, b) for two, (max − min) / min for more; infinite when
-/// the idlest carries nothing and another something, 0 when none carries anything.
-pub fn unbalance_factor(loads: &[f64]) -> f64 {
-    let max = loads.iter().copied().fold(0.0, f64::max);
-    let min = loads.iter().copied().fold(f64::INFINITY, f64::min);
-    if max <= 0.0 {
-        0.0
-    } else if min <= 0.0 {
-        f64::INFINITY
-    } else {
-        (max - min) / min
-    }
-}
-
-/// Where a process's colours lie: one channel, or every channel (no channel partitioning).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Channel {
-    One(u32),
-    All,
-}
-
-/// Each channel's load when processes use `assignment` with bandwidths `bw` (a process in
-/// every channel spreads its traffic evenly).
-fn loads(assignment: &[Channel], bw: &[f64], channels: u32) -> Vec<f64> {
-    let mut out = vec![0.0; channels as usize];
-    for (a, &b) in assignment.iter().zip(bw) {
-        match *a {
-            Channel::One(c) => out[c as usize] += b,
-            Channel::All => out.iter_mut().for_each(|l| *l += b / channels as f64),
-        }
-    }
-    out
-}
-
-/// The channel step of dynamic BPM+: a new assignment of processes to channels, or `None` to
-/// keep `current`. `bw`: each process's bandwidth; `footprint`: its pages. A move goes from the
-/// busiest channel to the idlest: of the processes there whose move narrows the gap, the
-/// smallest footprint among those that bring UF within `uf_threshold`, else the smallest
-/// footprint of all; each process moves at most once an epoch.
-pub fn assign_channels(current: &[Channel], bw: &[f64], footprint: &[u64], channels: u32, uf_threshold: f64) -> Option<Vec<Channel>> {
-    let n = current.len();
-    if channels < 2 || n == 0 {
-        return None;
-    }
-    let total: f64 = bw.iter().sum();
-    // Even alone on a channel, with everyone else on the other, a hog leaves UF above the
-    // threshold: nothing balances.
-    if (0..n).any(|p| bw[p] > (1.0 + uf_threshold) * (total - bw[p])) {
-        // No assignment balances the channels: BPM without channel partitioning.
-        let spread = vec![Channel::All; n];
-        return (current != spread.as_slice()).then_some(spread);
-    }
-    let mut plan = current.to_vec();
-    // Processes in every channel each get one, the busiest first onto the least loaded.
-    let mut load = vec![0.0; channels as usize];
-    for (c, &b) in plan.iter().zip(bw) {
-        if let Channel::One(c) = c {
-            load[*c as usize] += b;
-        }
-    }
-    let mut spread: Vec<usize> = (0..n).filter(|&p| plan[p] == Channel::All).collect();
-    spread.sort_by(|&a, &b| bw[b].total_cmp(&bw[a]).then(a.cmp(&b)));
-    for p in spread {
-        let idlest = (0..channels as usize).min_by(|&a, &b| load[a].total_cmp(&load[b]).then(a.cmp(&b))).expect("channels");
-        plan[p] = Channel::One(idlest as u32);
-        load[idlest] += bw[p];
-    }
-    let mut moved = vec![false; n];
-    while unbalance_factor(&loads(&plan, bw, channels)) > uf_threshold {
-        let l = loads(&plan, bw, channels);
-        let busiest = (0..channels).max_by(|&a, &b| l[a as usize].total_cmp(&l[b as usize]).then(b.cmp(&a))).expect("channels");
-        let idlest = (0..channels).min_by(|&a, &b| l[a as usize].total_cmp(&l[b as usize]).then(a.cmp(&b))).expect("channels");
-        let gap = l[busiest as usize] - l[idlest as usize];
-        let after = |p: usize| {
-            let mut t = plan.clone();
-            t[p] = Channel::One(idlest);
-            unbalance_factor(&loads(&t, bw, channels))
-        };
-        // Moving p leaves a gap of |gap − 2·bw| between the two.
-        let mut narrowing: Vec<usize> =
-            (0..n).filter(|&p| !moved[p] && plan[p] == Channel::One(busiest) && (gap - 2.0 * bw[p]).abs() < gap).collect();
-        narrowing.sort_by_key(|&p| (footprint[p], p));
-        let Some(&p) = narrowing.iter().find(|&&p| after(p) <= uf_threshold).or(narrowing.first()) else { break };
-        plan[p] = Channel::One(idlest);
-        moved[p] = true;
-    }
-    (plan != current).then_some(plan)
-}
-
-/// The channel each process's colours lie in (`All` when in several).
-fn channels_of(colours: &[Vec<u32>], colour_channel: &[u32]) -> Vec<Channel> {
-    colours
-        .iter()
-        .map(|set| {
-            let first = set.first().map_or(0, |&c| colour_channel[c as usize]);
-            if set.iter().all(|&c| colour_channel[c as usize] == first) {
-                Channel::One(first)
-            } else {
-                Channel::All
-            }
-        })
-        .collect()
+    balance: ChannelBalancer,
 }
 
 /// Colour sets for `plan` from `colours`: a process staying in its channel keeps its colours
@@ -254,45 +93,17 @@ fn colours_for(plan: &[Channel], colours: &[Vec<u32>], colour_channel: &[u32], c
 
 impl DynamicPolicy for DynamicBpmPlus {
     fn epoch_ns(&self) -> f64 {
-        self.params.epoch_ns
+        self.balance.params.epoch_ns
     }
 
     fn on_epoch(&mut self, v: &EpochView) -> Option<Repartition> {
-        let m = v.monitors;
-        let channels = v.colour_channels.iter().copied().max().map_or(1, |c| c + 1);
-        // Each process's bandwidth from its LLC misses (the paper's per-thread monitor; page
-        // copies are not demand), over the whole window since the channels last changed.
-        // A process's bandwidth is over the time its threads ran: the copies of a move stall the
-        // mover, which would otherwise look idle and be moved back.
-        let n = m.processes.len();
-        self.misses.resize(n, 0);
-        self.kernel_ns.resize(n, 0.0);
-        for (p, mon) in m.processes.iter().enumerate() {
-            self.misses[p] += mon.llc_misses;
-            self.kernel_ns[p] += mon.kernel_ns / mon.threads.max(1) as f64;
-        }
-        self.window_ns += m.epoch_ns;
-        let running: Vec<f64> = self.kernel_ns.iter().map(|k| self.window_ns - k).collect();
-        if running.iter().any(|&r| r < self.params.epoch_ns.min(self.window_ns)) {
-            // A process has been in the kernel (or is still) for most of the window: no
-            // measure of it yet.
-            return None;
-        }
-        let bw: Vec<f64> = (0..n).map(|p| (self.misses[p] * m.line_bytes) as f64 / running[p]).collect();
-        let mean = bw.iter().sum::<f64>() / channels as f64;
-        let current = channels_of(v.colours, v.colour_channels);
-        let footprint: Vec<u64> = m.processes.iter().map(|p| p.touched_pages).collect();
-        let busy = mean >= self.params.min_channel_share * m.channel_peak_gbps;
-        let plan = if busy { assign_channels(&current, &bw, &footprint, channels, self.params.uf_threshold) } else { None };
+        let channels = ChannelBalancer::channels(v);
+        let plan = self.balance.plan(v);
         let colours = match &plan {
-            Some(plan) => {
-                self.misses.iter_mut().for_each(|n| *n = 0);
-                self.kernel_ns.iter_mut().for_each(|k| *k = 0.0);
-                self.window_ns = 0.0;
-                colours_for(plan, v.colours, v.colour_channels, channels)
-            }
+            Some(plan) => colours_for(plan, v.colours, v.colour_channels, channels),
             None => v.colours.to_vec(),
         };
+        let footprint: Vec<u64> = v.monitors.processes.iter().map(|p| p.touched_pages).collect();
         // Then dynamic BPM among the processes of each channel (or of all, when spread).
         let placed = channels_of(&colours, v.colour_channels);
         let mut groups: Vec<Channel> = Vec::new();
@@ -324,50 +135,6 @@ impl DynamicPolicy for DynamicBpmPlus {
 mod tests {
     use super::Channel::{All, One};
     use super::*;
-
-    #[test]
-    fn the_unbalance_factor_is_the_papers() {
-        assert_eq!(unbalance_factor(&[6.0, 5.0]), 0.2);
-        assert_eq!(unbalance_factor(&[5.0, 6.0]), 0.2);
-        assert_eq!(unbalance_factor(&[2.0, 3.0, 4.0]), 1.0);
-        assert_eq!(unbalance_factor(&[0.0, 0.0]), 0.0);
-        assert_eq!(unbalance_factor(&[1.0, 0.0]), f64::INFINITY);
-    }
-
-    #[test]
-    fn the_smallest_footprint_program_that_balances_moves() {
-        // Channel 0 carries 2 + 2 + 2 = 6 GB/s, channel 1 2: UF 2. Moving any of the three
-        // balances them (4 and 4); process 1 has the smallest footprint.
-        let current = [One(0), One(0), One(0), One(1)];
-        let bw = [2.0, 2.0, 2.0, 2.0];
-        let plan = assign_channels(&current, &bw, &[500, 100, 900, 50], 2, 0.2).expect("rebalanced");
-        assert_eq!(plan, vec![One(0), One(1), One(0), One(1)]);
-        assert_eq!(assign_channels(&plan, &bw, &[500, 100, 900, 50], 2, 0.2), None, "balanced: nothing moves");
-        // Loads 3 + 2 + 2 against 1: only the 3 GB/s process balances them (4 and 4), though
-        // the others' footprints are smaller.
-        let plan = assign_channels(&current, &[3.0, 2.0, 2.0, 1.0], &[500, 100, 90, 50], 2, 0.2).unwrap();
-        assert_eq!(plan, vec![One(1), One(0), One(0), One(1)]);
-        // 2 + 2 against 1: no move balances them; the smallest footprint that narrows the gap
-        // moves (2 against 3), and then no move narrows it.
-        let plan = assign_channels(&[One(0), One(0), One(1)], &[2.0, 2.0, 1.0], &[300, 200, 100], 2, 0.2).unwrap();
-        assert_eq!(plan, vec![One(0), One(1), One(1)]);
-    }
-
-    #[test]
-    fn one_program_above_all_others_gets_every_channel() {
-        // 5 against 4: above the others' sum, but alone on a channel it leaves UF 0.25... no:
-        // 5 / 4 - 1 = 0.25 > 0.2, spread; 4.7 against 4 (0.175) is balanced by putting it alone.
-        let four = [One(0), One(0), One(1), One(1)];
-        assert_eq!(assign_channels(&four, &[5.0, 2.0, 1.0, 1.0], &[1, 1, 1, 1], 2, 0.2), Some(vec![All; 4]));
-        assert_eq!(assign_channels(&four, &[4.7, 2.0, 1.0, 1.0], &[1, 1, 1, 1], 2, 0.2), Some(vec![One(0), One(1), One(1), One(1)]));
-        let current = [One(0), One(0), One(1), One(1)];
-        let plan = assign_channels(&current, &[10.0, 1.0, 1.0, 1.0], &[1, 1, 1, 1], 2, 0.2).unwrap();
-        assert_eq!(plan, vec![All; 4]);
-        assert_eq!(assign_channels(&plan, &[10.0, 1.0, 1.0, 1.0], &[1, 1, 1, 1], 2, 0.2), None);
-        // When the hog calms down, every process gets a channel again, the busiest first.
-        let back = assign_channels(&plan, &[3.0, 1.0, 1.0, 1.0], &[1, 1, 1, 1], 2, 0.2).unwrap();
-        assert_eq!(back, vec![One(0), One(1), One(1), One(1)]);
-    }
 
     #[test]
     fn a_process_moving_in_takes_colours_from_the_richest_and_stayers_keep_theirs() {

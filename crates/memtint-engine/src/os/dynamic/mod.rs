@@ -11,13 +11,15 @@
 //! Each policy is one file declaring a `DynamicInfo` and one line in `DYNAMIC`; it runs beside
 //! the placement policies it names (`works_with`), whose colour sets it changes.
 
+mod channel_balance;
 mod dynamic_bpm;
 mod dynamic_bpm_plus;
+mod dynamic_channel_only;
 mod hvr;
 pub mod hvr_rules;
 
+pub use channel_balance::{assign_channels, unbalance_factor, Channel};
 pub use dynamic_bpm::rebalance;
-pub use dynamic_bpm_plus::{assign_channels, unbalance_factor, Channel};
 pub use hvr::VerticalLayout;
 
 use super::colour::ColourBits;
@@ -109,7 +111,7 @@ pub static NONE: DynamicInfo = DynamicInfo {
 
 /// The dynamic policies, one line each.
 pub static DYNAMIC: Registry<DynamicInfo> =
-    Registry::new("dynamic policy", &[&NONE, &dynamic_bpm::INFO, &dynamic_bpm_plus::INFO, &hvr::INFO]);
+    Registry::new("dynamic policy", &[&NONE, &dynamic_bpm::INFO, &dynamic_bpm_plus::INFO, &dynamic_channel_only::INFO, &hvr::INFO]);
 
 pub fn info(name: &str) -> Result<&'static DynamicInfo> {
     DYNAMIC.get(name).map_err(|e| match e {

@@ -10,6 +10,7 @@ mod bw_local;
 mod bw_random;
 mod camc;
 mod ccps;
+mod channel_only;
 mod colour_sets;
 mod dram_only;
 mod interleave;
@@ -222,6 +223,7 @@ pub static POLICIES: Registry<PolicyInfo> = Registry::new(
         &buddy_order::INFO,
         &bpm::INFO,
         &bpm_plus::INFO,
+        &channel_only::INFO,
         &vertical::CACHE_ONLY,
         &vertical::BANK_ONLY,
         &vertical::BANK_ONLY_8,
