@@ -180,7 +180,8 @@ def test_quick_reproduction_writes_reports(tmp_path):
 def check_rows_data(path):
     """A report's rows (<paper>.json): no "reproduced" verdict rests on a subject without the
     effect (DRAM traffic; for a placement claim, pages placed; for a refresh claim, loads that
-    auto-refresh delays; for a real-time claim, the tasks' loads), and every not-applicable row says why."""
+    auto-refresh delays; for a real-time claim, the tasks' loads; for an adjustment overhead, pages
+    its partitions displaced), and every not-applicable row says why."""
     import json
 
     data = json.loads(path.read_text())
@@ -192,6 +193,8 @@ def check_rows_data(path):
             assert row["met_loads"] > 0, (path.name, row)  # a refresh claim: auto-refresh met the tasks' loads
         elif row["verdict"] == verdict.REPRODUCED and "rt_loads" in row:
             assert row["rt_loads"] > 0, (path.name, row)  # a real-time claim: the tasks' loads reached DRAM
+        elif row["verdict"] == verdict.REPRODUCED and "displaced_pages" in row:
+            assert row["displaced_pages"] > 0, (path.name, row)  # an overhead claim: pages were moved
         elif row["verdict"] == verdict.REPRODUCED:
             assert row["dram_pki"] is not None and row["dram_pki"] >= data["min_dram_pki"], (path.name, row)
         if row["verdict"] == verdict.NOT_APPLICABLE:

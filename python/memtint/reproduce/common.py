@@ -284,6 +284,13 @@ def diagnostics(run: dict[str, Any]) -> dict[str, float]:
         d["DRAM standby energy per kilo-instruction, nJ"] = 1000.0 * (run.get("dram_background_nj") or 0.0) / instr
     if run.get("dram_activations") is not None:
         d["activations per kilo-instruction"] = 1000.0 * run["dram_activations"] / instr
+    dynamic = run.get("dynamic")
+    if dynamic:  # a dynamic policy's adjustments and what moving pages cost, beside the run's length
+        d["re-colouring stall, % of the threads' cycles"] = recolour_overhead(run)
+        d["repartitions per run"] = dynamic.get("repartitions", 0)
+        d["pages re-coloured per run"] = dynamic.get("pages_recoloured", 0)
+        if run.get("simulated_ns"):
+            d["simulated time, ms"] = run["simulated_ns"] / 1e6
     if run.get("queue_read_mean") is not None:
         d["read queue occupancy (mean, all channels)"] = run["queue_read_mean"]
     d.update(row_buffer_causes(cores))
@@ -426,6 +433,9 @@ class Row:
     #: For a real-time claim with attackers: the real-time tasks' loads through the DRAM, the
     #: effect its verdict rests on instead of DRAM traffic per instruction.
     rt_loads: float | None = None
+    #: For an adjustment-overhead claim: the pages its policy's partitions displaced per run, the
+    #: effect its verdict rests on (no displaced page, no overhead to measure).
+    displaced_pages: float | None = None
     #: The half-width of the 95 % sampling interval of the figure (the mean over seeds), when it
     #: is a mean of sampled runs' WS or MS changes (:func:`mix_term_half_widths`); None when
     #: nothing it rests on was sampled or the figure is not such a mean. Separate from the
@@ -741,7 +751,20 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
                       f"its own figures: " + row.detail)
     base_runs = [e.runs(results, mach, m, s)[baseline] for s in settings.seed_list() for e, mach, m in mixes]
     row.dram_pki, row.not_applicable = effect(f"the {baseline} runs of these mixes", base_runs)
+    if claim["metric"] == "recolour_overhead" and not row.not_applicable:
+        # An adjustment overhead needs adjustments that displaced pages.
+        runs = [e.runs(results, mach, m, s)[claim["policy"]] for s in settings.seed_list() for e, mach, m in mixes]
+        row.displaced_pages = statistics.fmean(displaced(r) for r in runs)
+        if not row.displaced_pages:
+            row.not_applicable = f"no {claim['policy']} run displaced a page: no adjustment overhead to measure"
     return row
+
+
+def displaced(run: dict[str, Any]) -> int:
+    """Pages a dynamic policy's partitions left outside their process's colours in a run: copied,
+    still waiting, or with no free frame to go to."""
+    d = run.get("dynamic") or {}
+    return sum(d.get(k, 0) or 0 for k in ("pages_recoloured", "recolour_pending", "recolour_blocked"))
 
 
 #: What a claim's mechanism names, shown first in its cause whatever else changed more: by the
@@ -752,6 +775,8 @@ MECHANISM_DIAGNOSTICS = {
                           "DRAM standby energy per kilo-instruction, nJ"),
     "energy_change_best": ("DRAM energy per kilo-instruction, nJ", "DRAM standby energy per kilo-instruction, nJ",
                            "activations per kilo-instruction"),
+    "recolour_overhead": ("re-colouring stall, % of the threads' cycles", "pages re-coloured per run",
+                          "repartitions per run", "simulated time, ms"),
 }
 BANK = (INTERFERENCE, "row-buffer miss rate")
 LLC = ("LLC MPKI (mean per program)",)

@@ -27,7 +27,11 @@ HARDWARE = [Variant("cat", "buddy", os={"resctrl": ["cat"]}),
             Variant("mba", "buddy", os={"resctrl": ["mba"], "mba": {"percent": [30] * 4}})]
 #: HVR online (os/dynamic/hvr.rs): classes and R1-R6 each epoch, quotas for the pages placed from
 #: then on (its default; docs/advisor.md has what moving resident pages costs at this time scale).
-HVR_ONLINE = [Variant("hvr-online", "hvr", os={"dynamic": "hvr-online"})]
+#: Beside it, the paper's lazy migration (§4.3): resident pages moved when next touched, a fault
+#: and a copy on the touching thread; its overhead is the paper's §7.4 figure.
+HVR_ONLINE = [Variant("hvr-online", "hvr", os={"dynamic": "hvr-online"}),
+              Variant("hvr-online-lazy", "hvr", os={"dynamic": "hvr-online", "hvr-online": {"recolour": True},
+                                                      "recolour": {"mode": "lazy"}})]
 #: CAT with UCP choosing the ways (Qureshi and Patt; os.cat.allocation = "ucp").
 CAT_UCP = Variant("cat-ucp", "buddy", os={"resctrl": ["cat"], "cat": {"allocation": "ucp"}})
 #: The static policies HVR online is compared with, per mix.
@@ -74,7 +78,10 @@ class Experiment:
                 f"random.Random({self.four.mix_seed}) on the i7-860; buddy, cache-only, bank-only, a-vp; hvr-online (HVR's "
                 "classes and rules R1-R6 every 1 ms epoch over the (2, 3, 2) colour space, a class in force once measured "
                 "3 epochs in a row; its quotas for pages placed from then on, resident pages staying where they are, so "
-                "nothing is copied; accessed-bit sampling is not charged); and Intel RDT beside them: CAT (os.resctrl = [\"cat\"], the LLC's ways split evenly) under buddy and with "
+                "nothing is copied; accessed-bit sampling is not charged); hvr-online-lazy, the same with resident pages "
+                "moved lazily as the paper does (os.hvr-online.recolour = true, os.recolour.mode = \"lazy\": a page in a "
+                "colour its process no longer owns is copied when a load next touches it, a 1 µs fault and a 3 µs copy on "
+                "that thread); and Intel RDT beside them: CAT (os.resctrl = [\"cat\"], the LLC's ways split evenly) under buddy and with "
                 "bank-only's colours, CAT with UCP choosing the ways (os.cat.allocation = \"ucp\"), and MBA capping each "
                 "program at 30 % of peak bandwidth.",
                 f"8 programs: {len(self.eight.mixes)} mixes drawn with replacement, random.Random({self.eight.mix_seed}), on "

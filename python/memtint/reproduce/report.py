@@ -285,6 +285,7 @@ def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -
              **({"placed_pages": r.placed_pages} if r.placed_pages is not None else {}),
              **({"met_loads": r.met_loads} if r.met_loads is not None else {}),
              **({"rt_loads": r.rt_loads} if r.rt_loads is not None else {}),
+             **({"displaced_pages": r.displaced_pages} if r.displaced_pages is not None else {}),
              **({"sampling_half_width": _finite(r.sampling_half_width)}
                 if r.sampling_half_width is not None else {})} for r in rows]
     out = {"rows": data, "min_dram_pki": verdict_rule.MIN_DRAM_PKI}

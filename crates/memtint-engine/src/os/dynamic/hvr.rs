@@ -25,7 +25,8 @@
 //!
 //! Decisions read each program's class in force: its first class at once, a different one only
 //! once it has been measured `stable_epochs` epochs in a row (default 3, the paper's AVG over
-//! three intervals). The paper's classes are stable, so its policy changes "only when a program
+//! three intervals); an epoch its process spent mostly in the kernel (its own page moves) is
+//! not a measurement, and a process then keeps its class rather than counting as gone. The paper's classes are stable, so its policy changes "only when a program
 //! starts or ends" (§4.3); one-epoch classes at this time scale are not (a program near a
 //! threshold alternates), and following each would re-partition, and with `recolour` move
 //! pages, every epoch.
@@ -141,11 +142,15 @@ struct Hvr {
 }
 
 impl Hvr {
-    /// Each process's class in force after this epoch's measurements `now`.
-    fn hold(&mut self, now: &[Option<LlcClass>]) {
+    /// Each process's class in force after this epoch's measurements `now`; a process not
+    /// `measured` (in the kernel most of the epoch) keeps its class and its count.
+    fn hold(&mut self, now: &[Option<LlcClass>], measured: &[bool]) {
         self.held.resize(now.len(), None);
         self.seen.resize(now.len(), None);
         for (p, &class) in now.iter().enumerate() {
+            if !measured.get(p).copied().unwrap_or(true) {
+                continue;
+            }
             match (class, self.held[p]) {
                 (None, _) => (self.held[p], self.seen[p]) = (None, None),
                 (Some(c), None) => (self.held[p], self.seen[p]) = (Some(c), None),
@@ -217,7 +222,13 @@ impl DynamicPolicy for Hvr {
 
     fn on_epoch(&mut self, v: &EpochView) -> Option<Repartition> {
         let now: Vec<Option<LlcClass>> = (0..v.colours.len()).map(|p| v.classes.get(p).copied().flatten()).collect();
-        self.hold(&now);
+        // A process whose threads spent most of the epoch in the kernel (faults, copies, swap)
+        // touched few pages for reasons of its own moves, not of its access pattern: no
+        // measurement, as dynamic BPM+'s bandwidth window has none of it.
+        let measured: Vec<bool> = (0..now.len())
+            .map(|p| v.monitors.processes.get(p).is_none_or(|m| m.kernel_ns / m.threads.max(1) as f64 <= 0.5 * v.monitors.epoch_ns))
+            .collect();
+        self.hold(&now, &measured);
         let running: Vec<usize> = (0..v.colours.len()).filter(|&p| self.held[p].is_some()).collect();
         if running.is_empty() {
             return None;
@@ -277,12 +288,23 @@ mod tests {
         let held: Vec<Option<LlcClass>> = steps
             .iter()
             .map(|&c| {
-                h.hold(&[c]);
+                h.hold(&[c], &[true]);
                 h.held[0]
             })
             .collect();
         let want = [Some(Llcm), Some(Llcm), Some(Llcm), Some(Llcm), Some(Llcm), Some(Ccf), Some(Ccf), None, Some(Llct)];
         assert_eq!(held, want);
+        // Epochs in the kernel are not measurements: neither a class nor an absence, nor a break
+        // in a run of new ones.
+        h.hold(&[Some(Ccf)], &[true]);
+        for c in [Some(Ccf), None, Some(Llcm), Some(Ccf)] {
+            h.hold(&[c], &[false]);
+            assert_eq!(h.held[0], Some(Llct));
+        }
+        h.hold(&[Some(Ccf)], &[true]);
+        assert_eq!(h.held[0], Some(Llct));
+        h.hold(&[Some(Ccf)], &[true]);
+        assert_eq!(h.held[0], Some(Ccf), "three measured epochs in a row, four unmeasured between them");
     }
 
     #[test]
