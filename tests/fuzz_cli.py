@@ -64,6 +64,9 @@ SEED_FILES = [
     'machine = "i7-860-bpm-plus"\ninstructions = 2000\nprograms = ["stream", "light", "light"]\n[os]\n'
     'policy = "bpm-plus"\ndynamic = "dynamic-bpm-plus"\n[os.dynamic-bpm-plus]\nepoch_ns = 2000.0\n'
     '[os.recolour]\npages_per_ms = 50.0\nperiod_ns = 1000.0\n',
+    'machine = "i7-860-bpm-plus"\ninstructions = 2000\nprograms = ["stream", "light", "stream", "light"]\n[os]\n'
+    'policy = "channel-only"\ndynamic = "dynamic-channel-only"\n[os.dynamic-channel-only]\nepoch_ns = 2000.0\n'
+    'uf_threshold = 0.5\n[os.recolour]\nmode = "lazy"\n',
     'machine = "opteron-6128"\ninstructions = 2000\nat_end = "wait"\nbarrier_every = 500\n[[processes]]\n'
     'threads = ["stream", "light"]\nbarrier_every = 300\n[[processes]]\nthreads = ["random"]\n',
 ]

@@ -414,6 +414,17 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
             }
         }
     }
+    if rng.gen_bool(0.15) {
+        // Channel partitioning on the BPM+ BIOS setting, static or balanced by bandwidth.
+        v["machine"] = json!("i7-860-bpm-plus");
+        v["os"]["policy"] = json!(["channel-only", "bpm-plus"][rng.gen_range(0..2)]);
+        if rng.gen_bool(0.7) {
+            let dynamic = if v["os"]["policy"] == "channel-only" { "dynamic-channel-only" } else { "dynamic-bpm-plus" };
+            v["os"]["dynamic"] = json!(dynamic);
+            let (uf, share) = ([0.0, 0.2, 5.0][rng.gen_range(0..3)], [0.0, 0.1, 1.0][rng.gen_range(0..3)]);
+            v["os"][dynamic] = json!({"epoch_ns": 2000.0, "uf_threshold": uf, "min_channel_share": share});
+        }
+    }
     if rng.gen_bool(0.25) {
         // An open mix: processes arriving later and leaving at their end, a program in phases,
         // and accessed-bit sampling.
