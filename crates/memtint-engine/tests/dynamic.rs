@@ -306,3 +306,18 @@ fn channel_only_shares_a_channel_s_banks_and_its_dynamic_form_spreads_a_hog() {
                            "os": {"policy": "bpm", "dynamic": "dynamic-channel-only"}}));
     assert!(e.contains("channel-only"), "{e}");
 }
+
+/// Eager re-colouring queues every copy at once: when that keeps a program from memory past the
+/// watchdog, the error says so and names the setting that paces the copies.
+#[test]
+fn a_watchdog_stopped_by_queued_copies_names_the_recolour_mode() {
+    let stream = "stream:footprint_bytes=67108864";
+    let e = sim_err(json!({
+        "machine": "i7-860-bpm-plus",
+        "programs": [stream, "light", "light", "light"],
+        "instructions": 2_000_000,
+        "overrides": {"cpu": {"watchdog_cycles": 2_000_000}},
+        "os": {"policy": "bpm-plus", "dynamic": "dynamic-bpm-plus", "dynamic-bpm-plus": {"epoch_ns": 20000}},
+    }));
+    assert!(e.contains("wait to enter the memory controllers") && e.contains("os.recolour.mode"), "{e}");
+}

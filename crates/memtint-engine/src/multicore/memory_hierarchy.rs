@@ -1334,6 +1334,13 @@ impl MemoryHierarchy {
     }
 }
 
+impl MemoryHierarchy {
+    /// Requests waiting to enter the memory controllers, and the count above which loads are refused.
+    pub fn waiting_requests(&self) -> (usize, usize) {
+        (self.outbox_len, self.outbox_limit)
+    }
+}
+
 impl CoreMemory for MemoryHierarchy {
     fn load(&mut self, tid: u32, vaddr: u64, token: u64, now: Cycle) -> Result<LoadOutcome> {
         if self.outbox_len >= self.outbox_limit {

@@ -812,6 +812,7 @@ impl Progress {
         frozen: &[Option<(CoreMemoryStats, Cycle)>],
         on_core: &[u32],
         threads: &[ThreadDef],
+        (waiting, limit): (usize, usize),
     ) -> Result<()> {
         for &t in on_core {
             let i = t as usize;
@@ -823,11 +824,21 @@ impl Progress {
             if s.retired != last.0 {
                 *last = (s.retired, s.cycles);
             } else if s.cycles >= last.1 + self.limit {
+                // Requests past the outbox limit refuse every load: the OS's page copies (queued
+                // at once by eager re-colouring) are what gets there.
+                let flooded = if waiting >= limit {
+                    format!(
+                        "; {waiting} requests wait to enter the memory controllers (loads are refused above {limit}): \
+                         page copies queue there at once under os.recolour.mode = \"eager\", \"daemon\" or \"lazy\" pace them"
+                    )
+                } else {
+                    String::new()
+                };
                 return Err(Error::config(
                     format!("thread {t} (process {})", threads[i].process),
                     format!(
                         "retired no instruction in {} cycles on its core (stuck at {} retired, {} loads outstanding, {} cycles \
-                         refused a shared LLC MSHR or queue slot); cache.llc.mshr_arbitration = \"core-order\" lets \
+                         refused a shared LLC MSHR or queue slot{flooded}); cache.llc.mshr_arbitration = \"core-order\" lets \
                          lower-numbered cores take every freed entry, \"fifo\" (the default) does not; raise \
                          cpu.watchdog_cycles if the thread is only slow",
                         s.cycles - last.1,
@@ -907,7 +918,7 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
             core_next_stale = true;
             hier.set_next_memory_event(dram_next);
             if now_core >= next_progress_check {
-                progress.check(cores, frozen, &sched_view.on_core, threads)?;
+                progress.check(cores, frozen, &sched_view.on_core, threads, hier.waiting_requests())?;
                 next_progress_check = now_core + check_every;
             }
             if sched_view.idle_at(now_core) {

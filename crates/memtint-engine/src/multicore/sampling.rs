@@ -725,7 +725,7 @@ fn segment(
             now.core = core_next;
             sim.hier.set_next_memory_event(dram_next);
             if now.core >= next_check {
-                progress.check(&sim.cores, &frozen, &on_core, threads)?;
+                progress.check(&sim.cores, &frozen, &on_core, threads, sim.hier.waiting_requests())?;
                 next_check = now.core + check_every;
             }
             let mut all_measured = false;
