@@ -647,7 +647,7 @@ def _compared(claim: dict[str, Any], runs: list[dict[str, dict]], baseline: str)
         return horiz, claim["policy"]
     if metric == "ws_vs_best":
         return max(claim["versus_best"], key=lambda k: sum(r[k]["ws"] for r in runs)), claim["policy"]
-    if metric in ("ws_ratio", "ms_ratio", "ws_change_over", "ms_change_over", "uf_rule_right"):
+    if metric in ("ws_ratio", "ms_ratio", "ws_change_over", "ms_change_over", "uf_rule_right", "recolour_overhead"):
         return claim.get("versus") or baseline, claim["policy"]
     return baseline, claim["policy"]
 
