@@ -68,17 +68,14 @@ fn main() {
         (two.cpu / two.instructions as f64) / (one.cpu / one.instructions as f64)
     );
     // A dynamic policy against its static counterpart, on a fifth of the instructions.
-    let pair = |os: serde_json::Value| {
-        // Channel partitioning needs the BPM+ BIOS setting (channels selected above the page).
-        let channels = os["policy"] == "bpm-plus" || os["policy"] == "channel-only";
-        let machine = if channels { "i7-860-bpm-plus" } else { "i7-860" };
+    let pair = |machine: &str, os: serde_json::Value| {
         json!({"machine": machine, "programs": programs, "instructions": instructions / 5, "seed": 42, "os": os,
                "overrides": {"controller": {"implementation": implementation}}})
     };
     // Each dynamic policy against its static counterpart: CPU time per instruction.
-    let compare = |name: &str, static_label: &str, static_os: serde_json::Value, label: &str, os: serde_json::Value| {
-        let fixed = run(static_label, pair(static_os));
-        let adaptive = run(label, pair(os));
+    let compare = |name: &str, machine: &str, static_label: &str, static_os: serde_json::Value, label: &str, os: serde_json::Value| {
+        let fixed = run(static_label, pair(machine, static_os));
+        let adaptive = run(label, pair(machine, os));
         println!(
             "{name}: {:.2}x the CPU time per instruction (bound: 1.10)",
             (adaptive.cpu / adaptive.instructions as f64) / (fixed.cpu / fixed.instructions as f64)
@@ -86,6 +83,7 @@ fn main() {
     };
     compare(
         "dynamic BPM against static BPM",
+        "i7-860",
         "4 cores, i7-860, static BPM",
         json!({"policy": "bpm"}),
         "4 cores, i7-860, dynamic BPM (epoch 0.1 ms)",
@@ -94,17 +92,20 @@ fn main() {
     // HVR online (accessed-bit sampling, classes, R1-R6 each epoch) against the same space static.
     compare(
         "hvr-online against static hvr",
+        "i7-860",
         "4 cores, i7-860, static hvr (2, 3, 2)",
         json!({"policy": "hvr"}),
         "4 cores, i7-860, hvr-online (epoch 0.1 ms)",
         json!({"policy": "hvr", "dynamic": "hvr-online", "hvr-online": {"epoch_ns": 100_000.0}}),
     );
-    // Channel balancing by measured bandwidth, with and without bank colours inside a channel;
-    // copies paced as the reproductions pace them (a move copies whole footprints: eager copies
-    // at 0.1 ms epochs keep the light program from the LLC's MSHRs past the watchdog).
+    // Channel balancing by measured bandwidth, with and without bank colours inside a channel, on
+    // the BPM+ BIOS setting (channels selected above the page); copies paced as the reproductions
+    // pace them (a move copies whole footprints, and eager copies queued at once keep the other
+    // programs' loads out past the watchdog).
     for (policy, dynamic) in [("bpm-plus", "dynamic-bpm-plus"), ("channel-only", "dynamic-channel-only")] {
         compare(
             &format!("{dynamic} against static {policy}"),
+            "i7-860-bpm-plus",
             &format!("4 cores, i7-860-bpm-plus, static {policy}"),
             json!({"policy": policy}),
             &format!("4 cores, i7-860-bpm-plus, {dynamic} (epoch 0.1 ms, copies paced)"),
