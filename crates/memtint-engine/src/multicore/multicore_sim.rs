@@ -653,6 +653,7 @@ fn build(
         fault: cycles(scan.fault_ns),
         migrate: cycles(scan.migrate_ns),
         shootdown: cycles(scan.shootdown_ns),
+        copy_lines: scan.copy_lines as usize,
         swap_fault: cycles(os_cfg.swap.fault_ns),
         epoch: hier.os().dynamic_epoch_ns().map(cycles),
         copy_period: hier.os().copy_period_ns().map(cycles),
