@@ -307,17 +307,38 @@ fn channel_only_shares_a_channel_s_banks_and_its_dynamic_form_spreads_a_hog() {
     assert!(e.contains("channel-only"), "{e}");
 }
 
-/// Eager re-colouring queues every copy at once: when that keeps a program from memory past the
-/// watchdog, the error says so and names the setting that paces the copies.
+/// Eager re-colouring moves whole footprints at an epoch. The copies go through the memory
+/// system as the kernel makes them, on each copying thread's core with `os.numa_scan.copy_lines`
+/// lines in flight: they wait their turn instead of entering the controllers at once, and the
+/// other programs' loads go on beside them.
 #[test]
-fn a_watchdog_stopped_by_queued_copies_names_the_recolour_mode() {
+fn eager_copies_of_whole_footprints_leave_the_other_programs_running() {
     let stream = "stream:footprint_bytes=67108864";
-    let e = sim_err(json!({
-        "machine": "i7-860-bpm-plus",
-        "programs": [stream, "light", "light", "light"],
-        "instructions": 2_000_000,
-        "overrides": {"cpu": {"watchdog_cycles": 2_000_000}},
-        "os": {"policy": "bpm-plus", "dynamic": "dynamic-bpm-plus", "dynamic-bpm-plus": {"epoch_ns": 20000}},
-    }));
-    assert!(e.contains("wait to enter the memory controllers") && e.contains("os.recolour.mode"), "{e}");
+    let run = |os: Value| {
+        sim_run(json!({
+            "machine": "i7-860-bpm-plus",
+            "programs": [stream, "light", "light", "light"],
+            "instructions": 2_000_000,
+            "overrides": {"cpu": {"watchdog_cycles": 2_000_000}},
+            "os": os,
+        }))
+    };
+    let fixed = run(json!({"policy": "bpm-plus"}));
+    let v = run(json!({"policy": "bpm-plus", "dynamic": "dynamic-bpm-plus", "dynamic-bpm-plus": {"epoch_ns": 20000}}));
+    // One adjustment spreads every program over both channels: each of the 4 x 16,384 pages
+    // not in its program's new colours is copied at the epoch.
+    let d = &v["dynamic"];
+    assert_eq!((u(&d["repartitions"]), u(&d["pages_recoloured"]), u(&d["recolour_pending"])), (1, 49_312, 0), "{d}");
+    assert_eq!(u(&d["copy_bytes"]), 49_312 * 4096 * 2, "a read and a write of every line");
+    // Each program is stalled for its own copies (3 µs a page), then runs to its target: with
+    // every copy queued at once instead, loads were refused past the 2 M-cycle watchdog.
+    let ghz = v["config"]["cpu"]["frequency_ghz"].as_f64().unwrap();
+    let stall = u(&v["cores"][0]["page_migration"]["recolour_cycles"]);
+    assert!(stall >= (3000.0 * ghz) as u64 * 8_000, "half its 16,384 pages at least: {stall}");
+    for p in 0..4 {
+        assert_eq!(u(&v["processes"][p]["instructions"]), u(&fixed["processes"][p]["instructions"]));
+    }
+    let e = sim_err(json!({"machine": "i7-860", "programs": ["light"], "instructions": 1000,
+                           "os": {"numa_scan": {"copy_lines": 0}}}));
+    assert!(e.contains("os.numa_scan.copy_lines"), "{e}");
 }

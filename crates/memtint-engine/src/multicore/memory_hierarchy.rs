@@ -91,6 +91,8 @@ pub struct MigrationClock {
     pub fault: Cycle,
     pub migrate: Cycle,
     pub shootdown: Cycle,
+    /// Lines one thread's page copies keep in flight (`os.numa_scan.copy_lines`).
+    pub copy_lines: usize,
     /// A major fault on a page in swap.
     pub swap_fault: Cycle,
     /// The dynamic policy's epoch (`None`: no dynamic policy).
@@ -143,6 +145,14 @@ struct MigrationCosts {
     blocked_until: Vec<Cycle>,
     events: Vec<OsEvent>,
     page_bytes: u64,
+}
+
+/// The OS's page copies, one stream per thread that copies: (old line, new line) waiting their
+/// turn, and the stream's reads in DRAM, at most `lines` at a time.
+struct CopyStreams {
+    lines: usize,
+    waiting: Vec<VecDeque<(u64, u64)>>,
+    in_flight: Vec<usize>,
 }
 
 /// What a DRAM request was for.
@@ -313,6 +323,8 @@ struct Llc {
 const PREFETCH_TOKEN: u64 = u64::MAX;
 /// Token of a migration copy's read (never handed to a core, never filled into a cache).
 const MIGRATION_TOKEN: u64 = u64::MAX - 1;
+/// Token of a page copy's read (`CopyStreams`): its completion lets the stream's next line go.
+const COPY_TOKEN: u64 = u64::MAX - 2;
 
 /// The prefetchers at the LLC, one per thread, with the configuration to build more.
 struct Prefetching {
@@ -353,6 +365,7 @@ pub struct MemoryHierarchy {
     /// Requests in all outboxes, against `outbox_limit`.
     outbox_len: usize,
     outbox_limit: usize,
+    copies: Option<CopyStreams>,
     next_id: u64,
     /// Indexed by thread (the cores' `OooCore` ids; thread = core without time-sharing).
     per_core: Vec<CoreMemoryStats>,
@@ -429,6 +442,7 @@ impl MemoryHierarchy {
             outbox_len: 0,
             // Back-pressure: beyond this many requests waiting for a DRAM queue, refuse.
             outbox_limit: 64,
+            copies: None,
             next_id: 0,
             per_core: vec![CoreMemoryStats::default(); cores as usize],
             blp: vec![BankParallelism::default(); cores as usize],
@@ -477,6 +491,8 @@ impl MemoryHierarchy {
             self.channel_bytes = vec![0; channels];
             self.retired = vec![0; threads];
         }
+        self.copies =
+            Some(CopyStreams { lines: clock.copy_lines.max(1), waiting: vec![VecDeque::new(); threads], in_flight: vec![0; threads] });
         self.migration = Some(Box::new(MigrationCosts {
             fault: clock.fault,
             migrate: clock.migrate,
@@ -767,11 +783,28 @@ impl MemoryHierarchy {
     fn copy_page(&mut self, now: Cycle, old: u64, new: u64, tid: u32, page_bytes: u64) {
         let line = !self.line_mask + 1;
         let mut off = 0;
+        let copies = self.copies.as_mut().expect("set with the migration costs");
         while off < page_bytes {
-            self.invalidate(old + off);
-            self.send_read(now, 0, old + off, Waiter { core: tid, token: MIGRATION_TOKEN });
-            self.send_write(now, 0, new + off, tid);
+            copies.waiting[tid as usize].push_back((old + off, new + off));
             off += line;
+        }
+        (0..page_bytes / line).for_each(|i| self.invalidate(old + i * line));
+        self.next_copies(now, tid);
+    }
+
+    /// Sends thread `tid`'s waiting copy lines while its stream has room: each a read at the
+    /// old frame and a write at the new.
+    fn next_copies(&mut self, now: Cycle, tid: u32) {
+        let t = tid as usize;
+        loop {
+            let copies = self.copies.as_mut().expect("set with the migration costs");
+            if copies.in_flight[t] >= copies.lines {
+                return;
+            }
+            let Some((old, new)) = copies.waiting[t].pop_front() else { return };
+            copies.in_flight[t] += 1;
+            self.send_read(now, 0, old, Waiter { core: tid, token: COPY_TOKEN });
+            self.send_write(now, 0, new, tid);
         }
     }
 
@@ -1193,6 +1226,13 @@ impl MemoryHierarchy {
         if waiter.token == MIGRATION_TOKEN && self.migration.is_some() {
             self.per_core[c.source as usize].record(c, RequestKind::MigrationRead);
             self.blp[c.source as usize].leave(bank, c.done);
+            return;
+        }
+        if waiter.token == COPY_TOKEN && self.copies.is_some() {
+            self.per_core[c.source as usize].record(c, RequestKind::MigrationRead);
+            self.blp[c.source as usize].leave(bank, c.done);
+            self.copies.as_mut().expect("checked").in_flight[waiter.core as usize] -= 1;
+            self.next_copies(self.clock.dram_to_core_ceil(c.done), waiter.core);
             return;
         }
         let prefetch = self.prefetching.is_some() && waiter.token == PREFETCH_TOKEN;

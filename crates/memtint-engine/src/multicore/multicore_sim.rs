@@ -653,6 +653,7 @@ fn build(
         fault: cycles(scan.fault_ns),
         migrate: cycles(scan.migrate_ns),
         shootdown: cycles(scan.shootdown_ns),
+        copy_lines: scan.copy_lines as usize,
         swap_fault: cycles(os_cfg.swap.fault_ns),
         epoch: hier.os().dynamic_epoch_ns().map(cycles),
         copy_period: hier.os().copy_period_ns().map(cycles),
@@ -824,13 +825,10 @@ impl Progress {
             if s.retired != last.0 {
                 *last = (s.retired, s.cycles);
             } else if s.cycles >= last.1 + self.limit {
-                // Requests past the outbox limit refuse every load: the OS's page copies (queued
-                // at once by eager re-colouring) are what gets there.
+                // Requests past the outbox limit refuse every load (page copies are paced by
+                // os.numa_scan.copy_lines, so they are not what fills it).
                 let flooded = if waiting >= limit {
-                    format!(
-                        "; {waiting} requests wait to enter the memory controllers (loads are refused above {limit}): \
-                         page copies queue there at once under os.recolour.mode = \"eager\", \"daemon\" or \"lazy\" pace them"
-                    )
+                    format!("; {waiting} requests wait to enter the memory controllers (loads are refused above {limit})")
                 } else {
                     String::new()
                 };

@@ -214,11 +214,22 @@ pub struct NumaScanConfig {
     pub migrate_ns: f64,
     /// Stall of the process's other threads for the TLB shootdown, ns (IPIs: a few µs).
     pub shootdown_ns: f64,
+    /// Lines one thread's page copies keep in flight (default 10: the kernel copies on a core,
+    /// whose memcpy is bound by its line fill buffers, 10 on Nehalem and Skylake). Copies wait
+    /// their turn rather than entering the memory system all at once.
+    pub copy_lines: u32,
 }
 
 impl Default for NumaScanConfig {
     fn default() -> Self {
-        NumaScanConfig { period_ns: 1_000_000.0, scan_mb: 0.25, fault_ns: 1_000.0, migrate_ns: 3_000.0, shootdown_ns: 2_000.0 }
+        NumaScanConfig {
+            period_ns: 1_000_000.0,
+            scan_mb: 0.25,
+            fault_ns: 1_000.0,
+            migrate_ns: 3_000.0,
+            shootdown_ns: 2_000.0,
+            copy_lines: 10,
+        }
     }
 }
 
@@ -235,6 +246,9 @@ impl NumaScanConfig {
         ns("fault_ns", self.fault_ns, 0.0)?;
         ns("migrate_ns", self.migrate_ns, 0.0)?;
         ns("shootdown_ns", self.shootdown_ns, 0.0)?;
+        if !(1..=1024).contains(&self.copy_lines) {
+            return Err(Error::config("os.numa_scan.copy_lines", format!("must be between 1 and 1024, got {}", self.copy_lines)));
+        }
         if !(self.scan_mb > 0.0 && self.scan_mb <= (1u64 << 20) as f64) {
             return Err(Error::config("os.numa_scan.scan_mb", format!("must be above 0 and at most 1048576 MiB, got {}", self.scan_mb)));
         }
