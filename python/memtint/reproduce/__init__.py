@@ -100,7 +100,7 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
         header = e.describe() + ([sampled] if sampled else []) + [n for n in analysis.get("notes", []) if n] + [
             s["text"] for s in same if n in s["papers"]] + common_header + [
             f"Wall time of this paper's {len(keys_of[n])} simulations: about {seconds_of[n]:.0f} s (share of the "
-            f"{wall:.0f} s total).",
+            f"{wall:.0f} s total)" + time_by_experiment(planned[n], key_seconds) + ".",
             "Run lengths: " + RUN_LENGTHS]
         report.write_paper(out, n, e.title, claims[n], header, analysis, command,
                            meta={"title": e.title, "seconds": seconds_of[n], "runs": len(keys_of[n])})
@@ -112,6 +112,25 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
     indexed = sorted(papers + kept, key=lambda p: order.index(p["name"]))
     report.write_index(out, indexed, common_header + [s["text"] for s in same], command)
     return papers
+
+
+def time_by_experiment(jobs: list[dict[str, Any]], key_seconds: dict[str, float]) -> str:
+    """Where a paper's simulation time went, by experiment (its jobs' ``experiment`` label), largest
+    first: what to shorten when `make reproduce` outgrows its limit."""
+    seconds: dict[str, float] = {}
+    runs: dict[str, int] = {}
+    seen: set[str] = set()
+    for j in jobs:
+        if j["key"] in seen:
+            continue
+        seen.add(j["key"])
+        name = j.get("experiment", "other")
+        seconds[name] = seconds.get(name, 0.0) + key_seconds.get(j["key"], 0.0)
+        runs[name] = runs.get(name, 0) + 1
+    if len(seconds) < 2:
+        return ""
+    parts = [f"{name} {s:,.0f} s in {runs[name]:,} runs" for name, s in sorted(seconds.items(), key=lambda x: -x[1])]
+    return "; simulation time by experiment (one process): " + ", ".join(parts)
 
 
 def same_placement(experiments: dict[str, Any]) -> list[dict[str, Any]]:

@@ -189,7 +189,7 @@ class Experiment:
                     common.with_warmup(spec, self.settings)
                     k = spec_key(spec)
                     self.banks[(p, b, seed)] = k
-                    jobs.append({"key": k, "phase": "alone", "spec": spec})
+                    jobs.append({"key": k, "phase": "alone", "spec": spec, "experiment": "bank-sensitivity"})
         return (jobs + self.mixes.plan(self.settings) + self.mixes8.plan(self.settings)
                 + self.pressure.plan(self.settings) + self.online.plan(self.settings))
 

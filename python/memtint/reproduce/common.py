@@ -103,7 +103,7 @@ def add_rt_job(keys: dict[tuple, str], jobs: list[dict[str, Any]], key: tuple, s
     """A real-time run (memtint.run_rt) as a job of the runner, keyed by ``key``."""
     k = spec_key({"rt": spec})
     keys[key] = k
-    jobs.append({"key": k, "phase": "shared", "spec": spec, "kind": "rt"})
+    jobs.append({"key": k, "phase": "shared", "spec": spec, "kind": "rt", "experiment": str(key[0])})
 
 
 def add_job(keys: dict[tuple, str], jobs: list[dict[str, Any]], key: tuple, spec: dict[str, Any],
@@ -114,7 +114,7 @@ def add_job(keys: dict[tuple, str], jobs: list[dict[str, Any]], key: tuple, spec
         spec["warmup"] = min(int(settings.warmup), warmup_cap)
     k = spec_key(spec)
     keys[key] = k
-    jobs.append({"key": k, "phase": "shared", "spec": spec})
+    jobs.append({"key": k, "phase": "shared", "spec": spec, "experiment": str(key[0])})
 
 
 def draw_mixes(pool: list[str], size: int, count: int, seed: int, replace: bool = False) -> list[list[str]]:
@@ -201,7 +201,7 @@ class MixExperiment:
                         with_warmup(spec, settings)
                         k = spec_key(spec)
                         alone_keys.append(k)
-                        self.jobs.append({"key": k, "phase": "alone", "spec": spec})
+                        self.jobs.append({"key": k, "phase": "alone", "spec": spec, "experiment": self.name})
                     self.alone[(machine, m, seed)] = alone_keys
                     for v in self.variants:
                         spec = api.build_sim_spec(v.machine or machine, programs, instructions=self.instructions,
@@ -211,7 +211,7 @@ class MixExperiment:
                         if self.at_end:
                             spec["at_end"] = self.at_end
                         with_warmup(spec, settings)
-                        job = {"key": spec_key(spec), "phase": "shared", "spec": spec}
+                        job = {"key": spec_key(spec), "phase": "shared", "spec": spec, "experiment": self.name}
                         if v.policy in comparison.profiled_policies():
                             job["profiles_from"] = alone_keys
                             job["key"] = spec_key({**spec, "profiles_from": alone_keys})
