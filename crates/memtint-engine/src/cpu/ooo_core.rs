@@ -689,6 +689,15 @@ impl OooCore {
             f.cycle += k;
             return Some(Quiet::Reached);
         }
+        if occ == 0 && f.bubbles == 0 {
+            // An empty window with the record's memory operation next: refused (the thread is in
+            // the kernel, say, for a page fault), nothing moves until the retry. Any other cause
+            // ends with a memory event, so it is simulated cycle by cycle.
+            return match self.then(f, w, t) {
+                Then::Stall(Stall::Refused) => Some(self.stall_run(f, Stall::Refused, retry_wait, span)),
+                _ => None,
+            };
+        }
         if ready > 0 || occ == 0 {
             return self.skip_retire_only(f, ready, retry_wait, span.min(target_room));
         }

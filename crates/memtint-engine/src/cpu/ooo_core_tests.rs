@@ -376,7 +376,8 @@ fn record() -> impl Strategy<Value = CpuRecord> {
 }
 
 fn mem_rules() -> impl Strategy<Value = MemRules> {
-    (any::<u64>(), 0u64..30, 0u64..90, 0u64..60, 1u64..300, 0u64..40, 0u64..6).prop_map(
+    // Retries up to thousands of cycles: a thread in the kernel (a page fault) empties its window.
+    (any::<u64>(), 0u64..30, 0u64..90, 0u64..60, 1u64..300, 0u64..40, prop_oneof![0u64..6, 0u64..3000]).prop_map(
         |(seed, refuse_pct, pending_pct, max_latency, max_delay, wb_refuse_pct, max_retry)| MemRules {
             seed,
             refuse_pct,
