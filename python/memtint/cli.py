@@ -385,6 +385,10 @@ def build_parser() -> argparse.ArgumentParser:
     mine.add_argument("--out", required=True, metavar="RULES.toml", help="where to write the mined rules")
     mine.add_argument("--holdout", type=float, default=0.5, metavar="F",
                       help="share of the mixes held out for measuring (default 0.5)")
+    mine.add_argument("--folds", type=_at_least(2), metavar="K",
+                      help="instead of one held-out share: mine from every mix and measure the mined rules by K-fold "
+                      "cross-validation (each mix judged by rules mined from the other folds); the paper's rules and "
+                      "the fixed policies are measured on every mix")
     mine.add_argument("--seed", type=_at_least(0), default=1, metavar="S", help="seed of the split (default 1)")
     mine.add_argument("--rules", metavar="FILE", help="rules to measure beside the mined ones (default: the paper's)")
     mine.add_argument("--json", metavar="OUT", help="write the study (leaves, measures) as JSON to OUT")
@@ -1022,6 +1026,9 @@ def _mine_rules(args: argparse.Namespace) -> int:
     frame = load_results(args.results)
     if frame.empty:
         raise api.MemtintError(f"{args.results}: no stored runs")
+    mixes = frame[["machine", "mix"]].drop_duplicates().shape[0]
+    if args.folds and mixes < args.folds:  # before classifying every program
+        raise api.MemtintError(f"{args.results}: {mixes} mix(es) cannot fill --folds {args.folds}")
     classes: dict[tuple[str, str], str] = {}
     console = Console(stderr=True)
 
@@ -1036,17 +1043,25 @@ def _mine_rules(args: argparse.Namespace) -> int:
 
     recs = rule_mining.records(frame, classify)
     policies = sorted({p for r in recs for p in r.ws})
-    train, test = rule_mining.split(recs, args.holdout, args.seed)
+    if args.folds:
+        train, test = recs, recs
+    else:
+        train, test = rule_mining.split(recs, args.holdout, args.seed)
     if not train or not test:
         raise api.MemtintError(f"{args.results}: {len(recs)} mix(es) leave an empty training or held-out half; "
                                "give a sweep with more mixes")
     mined, leaves = rule_mining.mine(train, policies, source=args.out)
+    measuring = (f"measured by {args.folds}-fold cross-validation (seed {args.seed})" if args.folds else
+                 f"held out for measuring: {len(test)} mixes (seed {args.seed})")
     header = (f"Rules mined by memtint mine-rules from {args.results}: {len(train)} training mixes, "
-              f"policies {', '.join(policies)}.\nHeld out for measuring: {len(test)} mixes (seed {args.seed}).")
+              f"policies {', '.join(policies)}.\n{measuring[0].upper()}{measuring[1:]}.")
     write_text("--out", args.out, rule_mining.to_toml(mined, header) + "\n")
-    measured = {"paper": rule_mining.evaluate(paper, test), "mined": rule_mining.evaluate(mined, test)}
+    measured = {"paper": rule_mining.evaluate(paper, test),
+                "mined": (rule_mining.cross_validate(recs, policies, args.folds, args.seed) if args.folds
+                          else rule_mining.evaluate(mined, test))}
     measured.update({f"always {p}": rule_mining.fixed_policy(p, test) for p in policies})
-    study = {"results": args.results, "training": len(train), "held_out": len(test), "policies": policies,
+    study = {"results": args.results, "training": len(train), "held_out": len(test), "folds": args.folds,
+             "policies": policies,
              "classes": {f"{m}:{p}": c for (p, m), c in classes.items()}, "leaves": leaves,
              "measured": measured, "association_rules": rule_mining.association_rules(train, policies),
              "coalescing": rule_mining.coalescing_observations(recs)}
@@ -1061,7 +1076,8 @@ def _mine_rules(args: argparse.Namespace) -> int:
                   f"{row['confidence']:.0%}" if "confidence" in row else "-",
                   f"{row['runner_up']} ({row['runner_up_confidence']:.0%})" if row.get("runner_up") else "-")
     out.print(t)
-    t = Table(title=f"Measured on {len(test)} held-out mixes")
+    t = Table(title=f"Measured on {len(test)} mixes, the mined rules by {args.folds}-fold cross-validation" if args.folds
+              else f"Measured on {len(test)} held-out mixes")
     for col in ("rules", "pick is best", "within 1 % of best", "WS lost, mean %", "worst %", "uncovered"):
         t.add_column(col)
     for name, m in measured.items():

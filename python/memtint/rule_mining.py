@@ -7,7 +7,9 @@ The mined rules file keeps the paper's decision order, so its rules compare one 
 a mix with a thrasher and others (R1's condition), thrashers only, cache-hungry and no thrasher
 (R2), middle and neither (R3), all core-cache-fitting (no paper rule). Each leaf gets the policy
 best most often among its training mixes. The mixes are split into training and held-out halves
-by a seeded hash of each mix (:func:`split`), so the rules are measured on mixes they were not mined from.
+by a seeded hash of each mix (:func:`split`), or into k folds for cross-validation
+(:func:`cross_validate`: each mix judged by rules mined from the other folds, so every mix measures
+and none is judged by rules mined from it).
 """
 
 from __future__ import annotations
@@ -119,14 +121,37 @@ def association_rules(train: Sequence[MixRecord], policies: Sequence[str], min_s
     return out
 
 
+def folds(recs: Sequence[MixRecord], k: int, seed: int) -> list[list[MixRecord]]:
+    """``k`` folds of about equal size, by the seeded hash of each mix (as :func:`split`)."""
+    if k < 2:
+        raise ValueError(f"cross-validation needs at least 2 folds, got {k}")
+    ordered = sorted(recs, key=lambda r: hashlib.sha256(f"{seed}:{r.mix}".encode()).digest())
+    return [ordered[i::k] for i in range(k)]
+
+
+def cross_validate(recs: Sequence[MixRecord], policies: Sequence[str], k: int, seed: int) -> dict[str, Any]:
+    """``evaluate`` of mined rules by k-fold cross-validation: each mix is judged by the rules
+    mined from the other folds, so every mix is held out once and all of them measure."""
+    parts = folds(recs, k, seed)
+    pairs = []
+    for i, held in enumerate(parts):
+        rules, _ = mine([r for j, f in enumerate(parts) if j != i for r in f], policies)
+        pairs += [(hvr_rules.decide(rules, r.classes), r) for r in held]
+    return _summary(pairs)
+
+
 def evaluate(rules: hvr_rules.Rules, test: Iterable[MixRecord]) -> dict[str, Any]:
     """How ``rules`` do on ``test``: how often the pick is the best measured policy, and the
     weighted speedup it loses against the best (mean and worst, %); mixes whose pick was not
     measured are counted apart."""
+    return _summary([(hvr_rules.decide(rules, r.classes), r) for r in test])
+
+
+def _summary(pairs: Iterable[tuple[Any, MixRecord]]) -> dict[str, Any]:
+    """``evaluate``'s figures over (advice, mix) pairs."""
     hits, losses, unmeasured, uncovered, n = 0, [], 0, 0, 0
     per_rule: dict[str, list[int]] = {}
-    for r in test:
-        advice = hvr_rules.decide(rules, r.classes)
+    for advice, r in pairs:
         n += 1
         uncovered += advice.rule is None
         if advice.policy not in r.ws:

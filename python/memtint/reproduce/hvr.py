@@ -17,7 +17,7 @@ TITLE = "HVR: going vertical in memory management (Liu et al., ISCA 2014)"
 
 #: 8-program mixes run half the instructions per core of 4-program ones (the same per run), for time.
 SIZES = {"full": {"instructions": 10_000_000, "mixes4": 8, "mixes8": 3, "instructions8": 5_000_000,
-                  "rule_mixes": 440, "rule_instructions": 3_000_000},
+                  "rule_mixes": 220, "rule_instructions": 3_000_000},
          "quick": {"instructions": 200_000, "mixes4": 2, "mixes8": 1, "instructions8": 100_000,
                    "rule_mixes": 16, "rule_instructions": 200_000}}
 #: Intel RDT beside HVR's colouring (no paper figure): CAT's LLC ways split evenly, alone and with
@@ -38,8 +38,10 @@ CAT_UCP = Variant("cat-ucp", "buddy", os={"resctrl": ["cat"], "cat": {"allocatio
 STATIC = ["buddy", "cache-only", "bank-only", "a-vp"]
 #: The rule study's candidates: the policies HVR's 4-program rules choose among, and the baseline.
 RULE_POLICIES = ["buddy", "cache-only", "bank-only", "a-vp"]
-#: Half the rule study's mixes mine rules, the other half measure them (at least 200 when full).
-HOLDOUT = 0.5
+#: The mined rules are measured by cross-validation over this many folds: each mix judged by rules
+#: mined from the others, so all the study's mixes (at least 200 when full) measure both the paper's
+#: rules and the mined ones.
+FOLDS = 2
 #: A paper rule covering fewer of the study's mixes than this has no confidence to compare.
 MIN_RULE_MIXES = 10
 
@@ -92,9 +94,10 @@ class Experiment:
                 f"Rules (§3.3-3.5): {len(self.rules.mixes)} random 4-program mixes drawn with replacement, "
                 f"random.Random({self.rules.mix_seed}), {self.rules.instructions:,} instructions per core, one seed, under "
                 f"{', '.join(RULE_POLICIES)}. Each program's HVR class comes from its alone run with accessed-bit "
-                "sampling (os/llc_class.rs, docs/advisor.md). Identical draws count once; a seeded hash splits the "
-                f"distinct mixes in halves: rules are mined from one (memtint.rule_mining) and the paper's R1-R3 "
-                "and the mined rules are measured on the other.",
+                "sampling (os/llc_class.rs, docs/advisor.md). Identical draws count once. The paper's R1-R3 are "
+                "measured on every mix (none was used to make them); rules are mined from all of them "
+                f"(memtint.rule_mining) and measured by {FOLDS}-fold cross-validation: a seeded hash splits the mixes "
+                "into folds, and each mix is judged by the rules mined from the other folds.",
                 "Population: the paper's Fig. 3 has 214 random 4- and 8-program workloads, and its VP figures (Fig. 11-12) "
                 "the 50 of them where both horizontal policies help (Quadrant I). Here the VP claims use the drawn mixes "
                 "where both help (their count is in each row), far fewer than the paper's, for time."]
@@ -148,27 +151,31 @@ class Experiment:
 
     def _study(self, results: dict[str, Any]) -> dict[str, Any]:
         recs = self._records(results)
-        train, test = rule_mining.split(recs, HOLDOUT, self.rules.mix_seed)
-        mined, leaves = rule_mining.mine(train, RULE_POLICIES)
-        return {"records": recs, "train": train, "test": test, "mined": mined, "leaves": leaves,
-                "paper": hvr_rules.load()}
+        mined, leaves = rule_mining.mine(recs, RULE_POLICIES)
+        paper = hvr_rules.load()
+        return {"records": recs, "mined": mined, "leaves": leaves, "paper": paper,
+                "measured": {"paper": rule_mining.evaluate(paper, recs),
+                             "mined": rule_mining.cross_validate(recs, RULE_POLICIES, FOLDS, self.rules.mix_seed)}}
 
     def _rule_row(self, c: dict[str, Any], results: dict[str, Any]) -> Row:
         st = self._study(results)
         metric = c["metric"]
         detail, na = "", ""
         if metric in ("rules_accuracy", "rules_ws_loss"):
-            rules = st["paper"] if c.get("rules", "paper") == "paper" else st["mined"]
-            m = rule_mining.evaluate(rules, st["test"])
+            which = c.get("rules", "paper")
+            m = st["measured"][which]
             value = m["accuracy"] if metric == "rules_accuracy" else m["mean_loss_pct"]
             n = m["judged"]
             low, high = _wilson(m["accuracy"], n)
-            fixed = {p: rule_mining.fixed_policy(p, st["test"])["accuracy"] for p in RULE_POLICIES}
+            fixed = {p: rule_mining.fixed_policy(p, st["records"])["accuracy"] for p in RULE_POLICIES}
             always = max(fixed, key=fixed.get)
-            detail = (f"{n} held-out mixes; pick is best {m['accuracy']:.1%} (95 % interval {low:.1%}-{high:.1%}), "
+            detail = (f"{n} mixes; pick is best {m['accuracy']:.1%} (95 % interval {low:.1%}-{high:.1%}), "
                       f"within 1 % of best {m['within_1pct']:.1%}; WS lost against the best {m['mean_loss_pct']:.2f} % "
                       f"on average, {m['worst_loss_pct']:.2f} % at worst; always {always}: {fixed[always]:.1%}")
-            population = f"{n} held-out random 4-program mixes (the other {len(st['train'])} mined the rules)"
+            others = "half" if FOLDS == 2 else f"{FOLDS - 1} folds"
+            population = (f"{n} random 4-program mixes, none used to make the paper's rules" if which == "paper" else
+                          f"{n} random 4-program mixes, each judged by rules mined from the other {others} "
+                          f"({FOLDS}-fold cross-validation)")
         elif metric == "rule_confidence":
             rule = next(r for r in st["paper"].partition if r.name == c["rule"])
             before = st["paper"].partition[:st["paper"].partition.index(rule)]
@@ -211,12 +218,12 @@ class Experiment:
                    f"{r['runner_up']} ({r['runner_up_confidence']:.0%})" if r.get("runner_up") else "-"]
                   for r in st["leaves"]]
         measured = []
-        for name, rules in (("paper R1-R3", st["paper"]), ("mined", st["mined"])):
-            m = rule_mining.evaluate(rules, st["test"])
+        for name, m in (("paper R1-R3", st["measured"]["paper"]),
+                        (f"mined ({FOLDS}-fold cross-validated)", st["measured"]["mined"])):
             measured.append([name, f"{m['accuracy']:.1%}", f"{m['within_1pct']:.1%}", f"{m['mean_loss_pct']:.2f}",
                              f"{m['worst_loss_pct']:.2f}", str(m["uncovered"])])
         for p in RULE_POLICIES:
-            m = rule_mining.fixed_policy(p, st["test"])
+            m = rule_mining.fixed_policy(p, st["records"])
             measured.append([f"always {p}", f"{m['accuracy']:.1%}", f"{m['within_1pct']:.1%}",
                              f"{m['mean_loss_pct']:.2f}", f"{m['worst_loss_pct']:.2f}", "-"])
         coalescing = [[o["group"], str(o["mixes"]), f"{o['mean_gain_pct']:+.2f}", f"{o['hurts_share']:.0%}"]
@@ -224,9 +231,9 @@ class Experiment:
         return [
             ("Rule study: each program's HVR class (alone, accessed-bit sampling)",
              ["program", "class", "LLC MPKI alone", "why"], programs),
-            (f"Rule study: rules mined from {len(st['train'])} mixes in the paper's decision order",
+            (f"Rule study: rules mined from all {len(st['records'])} mixes in the paper's decision order",
              ["leaf", "paper's rule", "mixes", "support", "best policy", "confidence", "runner-up"], leaves),
-            (f"Rule study: measured on {len(st['test'])} held-out mixes",
+            (f"Rule study: measured on {len(st['records'])} mixes (the mined rules by {FOLDS}-fold cross-validation)",
              ["rules", "pick is best", "within 1 % of best", "WS lost, mean %", "worst %", "uncovered mixes"], measured),
             ("Rule study: cache-only partitioning against buddy by class mix (the coalescing evidence, §3.5)",
              ["mixes", "count", "cache-only vs buddy, mean %", "share hurt"], coalescing),
