@@ -783,12 +783,11 @@ impl MemoryHierarchy {
     fn copy_page(&mut self, now: Cycle, old: u64, new: u64, tid: u32, page_bytes: u64) {
         let line = !self.line_mask + 1;
         let mut off = 0;
-        let copies = self.copies.as_mut().expect("set with the migration costs");
         while off < page_bytes {
-            copies.waiting[tid as usize].push_back((old + off, new + off));
+            self.invalidate(old + off);
+            self.copies.as_mut().expect("set with the migration costs").waiting[tid as usize].push_back((old + off, new + off));
             off += line;
         }
-        (0..page_bytes / line).for_each(|i| self.invalidate(old + i * line));
         self.next_copies(now, tid);
     }
 
@@ -1223,16 +1222,13 @@ impl MemoryHierarchy {
             debug_assert!(false, "completion of unknown read {}", c.id);
             return;
         };
-        if waiter.token == MIGRATION_TOKEN && self.migration.is_some() {
+        if (waiter.token == MIGRATION_TOKEN || waiter.token == COPY_TOKEN) && self.migration.is_some() {
             self.per_core[c.source as usize].record(c, RequestKind::MigrationRead);
             self.blp[c.source as usize].leave(bank, c.done);
-            return;
-        }
-        if waiter.token == COPY_TOKEN && self.copies.is_some() {
-            self.per_core[c.source as usize].record(c, RequestKind::MigrationRead);
-            self.blp[c.source as usize].leave(bank, c.done);
-            self.copies.as_mut().expect("checked").in_flight[waiter.core as usize] -= 1;
-            self.next_copies(self.clock.dram_to_core_ceil(c.done), waiter.core);
+            if waiter.token == COPY_TOKEN {
+                self.copies.as_mut().expect("set with the migration costs").in_flight[waiter.core as usize] -= 1;
+                self.next_copies(self.clock.dram_to_core_ceil(c.done), waiter.core);
+            }
             return;
         }
         let prefetch = self.prefetching.is_some() && waiter.token == PREFETCH_TOKEN;
