@@ -158,6 +158,13 @@ def add_sampling_arguments(parser: argparse.ArgumentParser, what: str = "every r
     group.add_argument("--sample-min-units", type=_at_least(1), metavar="N",
                        help="the fewest units a program faster than the slowest gets over its instructions: while it "
                        "measures, the periods shorten so that it has them (implies --sample; default 30)")
+    group.add_argument("--sample-mode", choices=["periodic", "phases"],
+                       help="periodic (SMARTS: a unit every period; several programs keep their relative progress) or "
+                       "phases (SimPoint's phases as strata: the program's intervals clustered, units drawn in every "
+                       "phase; one program per run) (implies --sample; default periodic)")
+    group.add_argument("--sample-clusters", type=_at_least(1), metavar="K",
+                       help="with --sample-mode phases: the most phases tried; the BIC picks how many are kept "
+                       "(default 10)")
     group.add_argument("--target-error", type=float, metavar="X",
                        help="relative error of each core's IPC to reach at 95 %% confidence (e.g. 0.02); when the first "
                        "pass misses it, the engine runs once more with the units its variation asks for, or warns that "
@@ -172,7 +179,8 @@ def sampling_from_args(args: argparse.Namespace, base: dict[str, Any] | None = N
 
     given = {key: getattr(args, attr, None) for key, attr in (
         ("unit", "sample_unit"), ("period", "sample_period"), ("warming", "sample_warming"),
-        ("functional", "sample_functional"), ("min_units", "sample_min_units"), ("target_error", "target_error"))}
+        ("functional", "sample_functional"), ("min_units", "sample_min_units"), ("target_error", "target_error"),
+        ("mode", "sample_mode"), ("clusters", "sample_clusters"))}
     given = {key: value for key, value in given.items() if value is not None}
     if not given and not getattr(args, "sample", False):
         return base

@@ -13,6 +13,7 @@ contributes no variance.
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Any, Sequence
 
 #: The normal quantile of a two-sided 95 % interval.
@@ -87,11 +88,17 @@ class _CpiEstimates:
 
     def __init__(self, cores: list[dict[str, Any]]) -> None:
         self.mean, self.units, self.segments = [], [], []
+        #: Per core: the variance of a stratified (phases) estimate, else None.
+        self.stratified: list[float | None] = []
         for c in cores:
             s = c.get("sampling") or {}
             self.segments.append(s.get("unit_segments"))
+            self.stratified.append(_stratified_variance(s) if s.get("strata_weights") else None)
             cycles, instructions = s.get("unit_cycles"), s.get("unit_instructions")
-            if cycles and instructions:
+            if self.stratified[-1] is not None:  # phases: the engine's stratified estimate
+                self.mean.append(1.0 / c["ipc"])
+                self.units.append([])
+            elif cycles and instructions:
                 # Each unit's CPI expanded to the instructions it stands for (its period).
                 weights = s.get("unit_weights") or instructions
                 y = [w * c / i for w, c, i in zip(weights, cycles, instructions)]
@@ -107,6 +114,9 @@ class _CpiEstimates:
                 self.units.append([])
 
     def cov(self, c: int, d: int) -> float:
+        if self.stratified[c] is not None or self.stratified[d] is not None:
+            # A phases run has one program: its own variance, independent of any other run.
+            return (self.stratified[c] or 0.0) if c == d else 0.0
         uc, ud = self.units[c], self.units[d]
         if not uc or not ud:
             return 0.0  # a detailed run: no sampling variance
@@ -121,6 +131,25 @@ class _CpiEstimates:
             common = min(len(uc), len(ud))
             xs, ys = uc[:common], ud[:common]
         return _cov(xs, ys) * len(xs) / (len(uc) * len(ud))
+
+
+def _stratified_variance(s: dict[str, Any]) -> float:
+    """The variance of a phases run's CPI estimate, sum_h W_h^2 s_h^2 / n_h, as the engine
+    computes it (multicore/phase_sampling.rs): s_h from the stratum's ratio residuals, a stratum
+    with one unit taking the largest s_h of the others."""
+    weights = s["strata_weights"]
+    strata: list[tuple[int, float]] = []
+    for h in range(len(weights)):
+        units = [(cy, i) for cy, i, st in zip(s["unit_cycles"], s["unit_instructions"], s["unit_strata"]) if st == h]
+        if len(units) < 2:
+            strata.append((len(units), float("nan")))
+            continue
+        r = sum(cy for cy, _ in units) / sum(i for _, i in units)
+        xbar = sum(i for _, i in units) / len(units)
+        residuals = [(cy - r * i) / xbar for cy, i in units]
+        strata.append((len(units), statistics.stdev(residuals)))
+    borrowed = max((sd for n, sd in strata if n >= 2), default=0.0)
+    return sum(w * w * (sd if n >= 2 else borrowed) ** 2 / n for w, (n, sd) in zip(weights, strata) if n > 0)
 
 
 def is_sampled(run: dict[str, Any]) -> bool:

@@ -275,3 +275,34 @@ def test_python_knows_the_engines_default_period():
         r = api.run_sim_spec(spec)
         assert r["sampling"]["period"] == sampling.period({}, n)
         assert r["sampling"]["unit"] == sampling.ENGINE_UNIT and r["sampling"]["warming"] == sampling.ENGINE_WARMING
+
+
+# --- (g) phase sampling ------------------------------------------------------------------------
+
+def test_a_phases_alone_run_adds_its_stratified_variance():
+    # Two strata of 3 units each, weights 0.8 and 0.2, units of 1000 instructions.
+    cycles = [1000, 1100, 900, 3000, 3300, 2700]
+    alone = [{"ipc": 1.0 / (0.8 * 1.0 + 0.2 * 3.0),
+              "sampling": {"unit_cycles": cycles, "unit_instructions": [1000] * 6, "unit_strata": [0, 0, 0, 1, 1, 1],
+                           "strata_weights": [0.8, 0.2], "unit_weights": [1] * 6, "unit_segments": list(range(6))}}]
+    shared = {"cores": [core(0.5)]}
+    got = sampling.mix_intervals(alone, shared)
+    # s_h of the CPIs: 0.1 and 0.3; var = 0.64 * 0.01 / 3 + 0.04 * 0.09 / 3.
+    var_cpi = 0.64 * 0.01 / 3 + 0.04 * 0.09 / 3
+    cpi_alone, cpi_shared = 1.4, 2.0
+    # WS = cpi_shared^-1 / cpi_alone^-1 = cpi_alone / cpi_shared: d WS / d cpi_alone = 1 / cpi_shared.
+    assert sampling.half_width(got["weighted_speedup"]) == pytest.approx(sampling.Z95 * var_cpi ** 0.5 / cpi_shared)
+    assert got["weighted_speedup"][0] < cpi_alone / cpi_shared < got["weighted_speedup"][1]
+
+
+def test_cli_phase_sampling_runs_one_program_and_refuses_several(memtint, tmp_path, clean_error):
+    (tmp_path / "one.toml").write_text('machine = "i7-860"\nprograms = ["stream"]\ninstructions = 2000000\n')
+    code, out, err = memtint("sim", "one.toml", "--sample-mode", "phases", "--sample-unit", "10000",
+                             "--sample-warming", "10000", "--sample-clusters", "4", "--json", "-")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["sampling"]["mode"] == "phases" and result["sampling"]["clusters"] == 4
+    assert 1 <= result["sampling"]["phases"]["phases"] <= 4
+    assert len(result["sampling"]["phases"]["labels"]) == 100
+    (tmp_path / "two.toml").write_text('machine = "i7-860"\nprograms = ["stream", "random"]\ninstructions = 2000000\n')
+    clean_error(memtint("sim", "two.toml", "--sample-mode", "phases"), "sampling.mode: \"phases\" samples one program")

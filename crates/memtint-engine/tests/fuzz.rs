@@ -453,6 +453,12 @@ fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
         if rng.gen_bool(0.3) {
             v["sampling"]["min_units"] = json!([0, 1, 30, 1_000_000][rng.gen_range(0..4)]);
         }
+        if rng.gen_bool(0.2) {
+            v["sampling"]["mode"] = json!(["phases", "periodic", "simpoint"][rng.gen_range(0..3)]);
+            if rng.gen_bool(0.5) {
+                v["sampling"]["clusters"] = json!([0, 1, 3, 1_000][rng.gen_range(0..4)]);
+            }
+        }
     }
     v
 }

@@ -214,3 +214,88 @@ fn runs_without_sampling_report_no_sampling_section() {
     assert!(r["config"].get("sampling").is_none());
     assert!(r["cores"][0].get("sampling").is_none());
 }
+
+/// One program that streams 80 % of the time, with a burst of random loads every 2 M instructions.
+fn bursty(instructions: u64, sampling: Option<Value>) -> Value {
+    let mut s = mix(instructions, sampling);
+    s["programs"] = json!(["phases:stream@1600000+random@400000"]);
+    s
+}
+
+/// pagerank of the captured suite alone (its phases: docs/sampling.md), after the sweeps' warm-up.
+fn pagerank(instructions: u64, sampling: Option<Value>) -> Value {
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads/traces/pagerank.t1.mtt.gz");
+    let mut s = json!({"machine": "i7-860", "programs": [trace], "instructions": instructions, "warmup": 20_000_000, "seed": 7});
+    if let Some(x) = sampling {
+        s["sampling"] = x;
+    }
+    s
+}
+
+#[test]
+fn phase_sampling_draws_units_in_every_phase_and_its_interval_holds_the_detailed_ipc() {
+    let n = 30_000_000;
+    let detailed = ipcs(&sim(&pagerank(n, None)))[0];
+    let spec = pagerank(n, Some(json!({"mode": "phases"})));
+    let r = sim(&spec);
+    let phases = &r["sampling"]["phases"];
+    let kept = phases["phases"].as_u64().unwrap() as usize;
+    assert!(kept >= 2, "the bursts are a phase of their own: {phases}");
+    let labels: Vec<u64> = phases["labels"].as_array().unwrap().iter().map(|l| l.as_u64().unwrap()).collect();
+    assert_eq!(labels.len(), 100, "instructions / 100 per interval by default");
+    let core = &r["cores"][0]["sampling"];
+    let strata: Vec<u64> = core["unit_strata"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
+    for h in 0..kept as u64 {
+        let members = labels.iter().filter(|&&l| l == h).count();
+        let units = strata.iter().filter(|&&s| s == h).count();
+        assert!(units >= 2.min(members), "phase {h} of {members} intervals has {units} units");
+    }
+    let weights: f64 = core["strata_weights"].as_array().unwrap().iter().map(|w| w.as_f64().unwrap()).sum();
+    assert!((weights - 1.0).abs() < 1e-9);
+    // 30 units by default, rounded per phase.
+    assert!((28..=40).contains(&strata.len()), "{} units", strata.len());
+    let s = ipcs(&r)[0];
+    let (lo, hi) = (core["ipc_ci95"][0].as_f64().unwrap(), core["ipc_ci95"][1].as_f64().unwrap());
+    assert!(lo < s && s < hi, "[{lo}, {hi}] holds {s}");
+    assert!((s - detailed).abs() <= 1.68 * (hi - lo) / 2.0, "phases {s} detailed {detailed}, 95 % interval [{lo}, {hi}]");
+    assert!((s / detailed - 1.0).abs() < 0.02, "phases {s} detailed {detailed}");
+    // Seeded: the same run twice is the same; another seed draws other units.
+    assert_eq!(sim(&spec)["cores"][0]["sampling"]["unit_positions"], core["unit_positions"]);
+    let mut other = spec.clone();
+    other["seed"] = json!(8);
+    assert_ne!(sim(&other)["cores"][0]["sampling"]["unit_positions"], core["unit_positions"]);
+}
+
+#[test]
+fn phase_sampling_refuses_several_programs_and_clusters_belong_to_phases() {
+    let e = err(&mix(2_000_000, Some(json!({"mode": "phases"}))));
+    assert!(e.contains("sampling.mode: \"phases\" samples one program per run and this run has 4"), "{e}");
+    let e = err(&bursty(2_000_000, Some(json!({"clusters": 4}))));
+    assert!(e.contains("sampling.clusters: 4: clusters apply to mode = \"phases\" only"), "{e}");
+    let e = err(&bursty(2_000_000, Some(json!({"mode": "phases", "clusters": 0}))));
+    assert!(e.contains("sampling.clusters: must be at least 1"), "{e}");
+    let e = err(&bursty(2_000_000, Some(json!({"mode": "phasess"}))));
+    assert!(e.contains("sampling.mode: unknown mode 'phasess'; choose \"periodic\" or \"phases\""), "{e}");
+    // clusters = 1: one stratum, a simple random sample of intervals.
+    let r = sim(&bursty(2_000_000, Some(json!({"mode": "phases", "clusters": 1, "unit": 5_000, "warming": 5_000}))));
+    assert_eq!(r["sampling"]["phases"]["phases"], json!(1));
+    assert_eq!(r["sampling"]["clusters"], json!(1));
+}
+
+#[test]
+fn a_phase_sampled_target_error_takes_more_units_or_says_it_cannot_be_met() {
+    let r = sim(&bursty(8_000_000, Some(json!({"mode": "phases", "unit": 10_000, "warming": 20_000, "target_error": 0.03}))));
+    let s = &r["sampling"];
+    if s["passes"] == json!(2) {
+        assert!(r["cores"][0]["sampling"]["units"].as_u64().unwrap() > 30);
+    } else {
+        assert!(s["worst_ipc_relative_error"].as_f64().unwrap() <= 0.03, "{s}");
+    }
+    // 1 % in 100 intervals cannot be had when the bursts need more units than intervals.
+    let r = sim(&bursty(8_000_000, Some(json!({"mode": "phases", "unit": 10_000, "warming": 20_000, "target_error": 0.0005}))));
+    let warnings = r["warnings"].to_string();
+    assert!(
+        warnings.contains("sampling.target_error = 0.0005 cannot be met") || warnings.contains("not met after a second pass"),
+        "{warnings}"
+    );
+}

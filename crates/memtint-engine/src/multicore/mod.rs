@@ -10,6 +10,7 @@ pub mod memory_hierarchy;
 pub mod metrics;
 pub mod multicore_sim;
 pub mod numa_paths;
+pub mod phase_sampling;
 pub mod sampling;
 pub mod sim_spec;
 

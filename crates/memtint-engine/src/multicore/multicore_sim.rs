@@ -342,7 +342,9 @@ pub fn simulate_threads_exported(
 }
 
 /// `simulate_threads_checked`, sampled (`sampling.rs`): detailed units with functional warming
-/// between them; the result's cores report their units' statistics.
+/// between them (`phases`: the units' plan of phase sampling, one program); the result's cores
+/// report their units' statistics.
+#[allow(clippy::too_many_arguments)]
 pub fn simulate_threads_sampled(
     cfg: &MemoryConfig,
     os_cfg: &OsConfig,
@@ -351,8 +353,9 @@ pub fn simulate_threads_sampled(
     warmup: u64,
     check: bool,
     sampling: &SamplingSpec,
+    phases: Option<&super::phase_sampling::PhasePlan>,
 ) -> Result<MulticoreResult> {
-    simulate(cfg, os_cfg, threads, instructions, warmup, check, None, Some(sampling))
+    simulate(cfg, os_cfg, threads, instructions, warmup, check, None, Some((sampling, phases)))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -364,11 +367,11 @@ fn simulate(
     warmup: u64,
     check: bool,
     export: Option<&DramExportSpec>,
-    sampling: Option<&SamplingSpec>,
+    sampling: Option<(&SamplingSpec, Option<&super::phase_sampling::PhasePlan>)>,
 ) -> Result<MulticoreResult> {
     let started = std::time::Instant::now();
     let plan = validate(cfg, os_cfg, &threads, instructions)?;
-    if let Some(s) = sampling {
+    if let Some((s, _)) = sampling {
         s.validate(instructions)?;
         let mut used = vec![false; plan.cores as usize];
         let shared = plan.bound.iter().any(|&c| std::mem::replace(&mut used[c as usize], true));
@@ -379,8 +382,11 @@ fn simulate(
     sim.export = export.map(DramExport::create).transpose()?;
     let (end, sampled) = match sampling {
         None => (run(&mut sim, &mut threads, &plan)?, None),
-        Some(s) => {
-            let (end, rec) = super::sampling::run(&mut sim, &mut threads, s, instructions, plan.clock, plan.watchdog_cycles, os_cfg.seed)?;
+        Some((s, phases)) => {
+            let (end, rec) = match phases {
+                Some(p) => super::phase_sampling::run(&mut sim, &mut threads, s, p, instructions, plan.clock, plan.watchdog_cycles)?,
+                None => super::sampling::run(&mut sim, &mut threads, s, instructions, plan.clock, plan.watchdog_cycles, os_cfg.seed)?,
+            };
             for (i, slot) in sim.frozen.iter_mut().enumerate() {
                 *slot = Some((rec.totals(i).1, end.now_core));
             }

@@ -59,12 +59,14 @@ const FEW_UNITS: usize = 10;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SamplingSpec {
-    /// "periodic" (SMARTS). "phases" (SimPoint) is not available.
+    /// "periodic" (SMARTS) or "phases" (SimPoint's phases as strata, one program per run;
+    /// `phase_sampling.rs`).
     pub mode: String,
     /// Instructions each core measures per unit (default 20 000).
     pub unit: u64,
     /// Instructions per core from one unit's start to the next's (default: the run's
-    /// instructions / 100, so 100 units at the mix's mean IPC).
+    /// instructions / 100, so 100 units at the mix's mean IPC). With phases: the intervals
+    /// the program's phases are found in, one unit at most in each.
     pub period: Option<u64>,
     /// Detailed warm-up instructions before each unit, not measured (default 30 000).
     pub warming: u64,
@@ -78,7 +80,10 @@ pub struct SamplingSpec {
     /// The fewest units a program faster than the slowest gets over its `instructions` (default
     /// 30, the CLT's rule of thumb): while it measures, the period shrinks so that it has them.
     /// Without it, a program k times faster would have k times fewer units than the slowest.
+    /// With phases: the units shared among the phases by their shares (at least 2 each).
     pub min_units: u64,
+    /// With phases: the most phases tried (default 10); the BIC picks how many are kept.
+    pub clusters: Option<u64>,
 }
 
 /// Default `min_units`.
@@ -94,6 +99,7 @@ impl Default for SamplingSpec {
             functional: None,
             target_error: None,
             min_units: DEFAULT_MIN_UNITS,
+            clusters: None,
         }
     }
 }
@@ -110,14 +116,17 @@ impl SamplingSpec {
     /// Check the spec against a run of `instructions` per core.
     pub fn validate(&self, instructions: u64) -> Result<()> {
         match self.mode.as_str() {
-            "periodic" => {}
-            "phases" => {
-                return Err(Error::config(
-                    "sampling.mode",
-                    "\"phases\" (SimPoint-style clustering) is not available; use \"periodic\" (SMARTS-style, with intervals)",
-                ))
+            "periodic" => {
+                if let Some(k) = self.clusters {
+                    return Err(Error::config("sampling.clusters", format!("{k}: clusters apply to mode = \"phases\" only")));
+                }
             }
-            other => return Err(Error::config("sampling.mode", format!("unknown mode '{other}'; choose \"periodic\""))),
+            "phases" => {
+                if self.clusters == Some(0) {
+                    return Err(Error::config("sampling.clusters", "must be at least 1"));
+                }
+            }
+            other => return Err(Error::config("sampling.mode", format!("unknown mode '{other}'; choose \"periodic\" or \"phases\""))),
         }
         if self.unit == 0 {
             return Err(Error::config("sampling.unit", "must be at least 1 instruction"));
@@ -176,6 +185,12 @@ impl SamplingSpec {
     pub fn check_run(&self, os: &OsConfig, threads: &[ThreadDef], cores: u32, shared_cores: bool) -> Result<()> {
         let refuse =
             |key: &str, why: String| Err(Error::config(key, format!("{why}; sampled runs do not support it (run without sampling)")));
+        if self.mode == "phases" && threads.len() > 1 {
+            return Err(Error::config(
+                "sampling.mode",
+                format!("\"phases\" samples one program per run and this run has {}; use \"periodic\", which keeps co-running programs' relative progress", threads.len()),
+            ));
+        }
         if threads.len() as u32 > cores || shared_cores {
             return refuse("processes", format!("{} threads time-share {cores} cores", threads.len()));
         }
@@ -220,6 +235,8 @@ pub struct Unit {
     /// weighted by it (an expansion estimator), or the first period's unit, of `period`
     /// instructions for every core, would weigh as much as a later one k times longer.
     pub weight: u64,
+    /// The phase (stratum) it was drawn in; 0 in periodic sampling.
+    pub stratum: u32,
     pub core: CoreStats,
     pub memory: CoreMemoryStats,
 }
@@ -240,9 +257,47 @@ pub struct SampledRun {
     /// Runs made to meet `target_error` (1 or 2), filled by the caller.
     pub passes: u32,
     pub warnings: Vec<String>,
+    /// Per core: each stratum's share of the run (W_h) when the units are a stratified sample
+    /// (phases); empty otherwise.
+    pub strata: Vec<Vec<f64>>,
+    /// What phase sampling found (`phase_sampling.rs`), for the report.
+    pub phases: Option<Value>,
 }
 
 impl SampledRun {
+    pub(super) fn new(spec: &SamplingSpec, period: u64, instructions: u64, n: usize) -> SampledRun {
+        SampledRun {
+            spec: spec.clone(),
+            period,
+            instructions,
+            segments: 0,
+            units: vec![Vec::new(); n],
+            detailed: vec![0; n],
+            warmed: vec![0; n],
+            skipped: vec![0; n],
+            passes: 1,
+            warnings: Vec::new(),
+            strata: vec![Vec::new(); n],
+            phases: None,
+        }
+    }
+
+    /// The run's end: warnings on cores with few units, the memory system's last accounts.
+    pub(super) fn finish(&mut self, sim: &mut Sim, now_dram: Cycle) {
+        for (c, u) in self.units.iter().enumerate() {
+            if u.len() < FEW_UNITS {
+                self.warnings.push(format!(
+                    "sampling: core {c} measured {} unit(s): its interval's normal approximation is weak (30 or more recommended; lower sampling.period)",
+                    u.len()
+                ));
+            }
+        }
+        sim.mem.finish(now_dram);
+        if !sim.checkers.is_empty() {
+            super::multicore_sim::observe_commands(&mut sim.mem, &mut sim.checkers, &mut sim.commands);
+        }
+    }
+
     /// Core `c`'s statistics over its units (what the run reports as its counters).
     /// Its `cycles` are the units' instructions at the estimated CPI (`estimate`), so its IPC
     /// is the estimate; the other counters are the units' sums.
@@ -268,10 +323,45 @@ impl SampledRun {
     /// stands for (`Unit::weight`), over those instructions (with equal periods, the mean of
     /// the units' CPIs).
     pub fn estimate(&self, c: usize) -> Estimate {
+        if !self.strata[c].is_empty() {
+            return self.stratified(c);
+        }
         let cycles: Vec<f64> =
             self.units[c].iter().map(|u| u.weight as f64 * u.core.cycles as f64 / u.core.retired.max(1) as f64).collect();
         let weights: Vec<f64> = self.units[c].iter().map(|u| u.weight as f64).collect();
         Estimate::ratio(&cycles, &weights)
+    }
+
+    /// Core `c`'s stratified estimate: sum_h W_h CPI_h, variance sum_h W_h^2 s_h^2 / n_h (a
+    /// stratum with one unit takes the largest s_h of the others); reported as an `Estimate`
+    /// whose `sd / sqrt(n)` is that variance's root.
+    fn stratified(&self, c: usize) -> Estimate {
+        let weights = &self.strata[c];
+        let strata: Vec<Estimate> = (0..weights.len())
+            .map(|h| {
+                let units: Vec<&Unit> = self.units[c].iter().filter(|u| u.stratum as usize == h).collect();
+                let y: Vec<f64> = units.iter().map(|u| u.core.cycles as f64).collect();
+                let x: Vec<f64> = units.iter().map(|u| u.core.retired as f64).collect();
+                Estimate::ratio(&y, &x)
+            })
+            .collect();
+        let borrowed = strata.iter().filter(|e| e.n >= 2).map(|e| e.sd).fold(0.0, f64::max);
+        let mean: f64 = strata.iter().zip(weights).map(|(e, w)| w * e.mean).sum();
+        let variance: f64 = strata
+            .iter()
+            .zip(weights)
+            .filter(|(e, _)| e.n > 0)
+            .map(|(e, w)| w * w * if e.n >= 2 { e.sd } else { borrowed }.powi(2) / e.n as f64)
+            .sum();
+        let n: usize = strata.iter().map(|e| e.n).sum();
+        Estimate { mean, sd: (variance * n as f64).sqrt(), n }
+    }
+
+    /// The units a stratified (phases) run needs for a relative half-width of `target`: its
+    /// units scaled by the square of the ratio of the reached to the asked error.
+    pub fn units_for(&self, target: f64) -> u64 {
+        let had = self.units.iter().map(|u| u.len()).sum::<usize>().max(1) as f64;
+        (had * (self.worst_error() / target).powi(2)).ceil() as u64
     }
 
     /// The largest relative half-width of the cores' IPC intervals.
@@ -324,6 +414,8 @@ impl SampledRun {
                     "unit_weights": self.units[c].iter().map(|u| u.weight).collect::<Vec<_>>(),
                     "unit_positions": self.units[c].iter().map(|u| u.position).collect::<Vec<_>>(),
                     "unit_segments": self.units[c].iter().map(|u| u.segment).collect::<Vec<_>>(),
+                    "unit_strata": self.units[c].iter().map(|u| u.stratum).collect::<Vec<_>>(),
+                    "strata_weights": self.strata[c],
                     "unit_row_accesses": accesses,
                     "unit_row_misses": misses,
                     "unit_llc_misses": self.units[c].iter().map(|u| u.memory.llc_misses).collect::<Vec<_>>(),
@@ -334,7 +426,7 @@ impl SampledRun {
             })
             .collect();
         let worst = self.worst_error();
-        let run = json!({
+        let mut run = json!({
             "mode": self.spec.mode,
             "unit": self.spec.unit,
             "period": self.period,
@@ -348,6 +440,12 @@ impl SampledRun {
             "detailed_fraction": self.detailed.iter().sum::<u64>() as f64
                 / (self.detailed.iter().sum::<u64>() + self.warmed.iter().sum::<u64>() + self.skipped.iter().sum::<u64>()).max(1) as f64,
         });
+        if let Some(p) = &self.phases {
+            run["phases"] = p.clone();
+        }
+        if let Some(k) = self.spec.clusters {
+            run["clusters"] = json!(k);
+        }
         (run, cores)
     }
 }
@@ -419,7 +517,7 @@ impl Estimate {
 
 /// Where one core is in the current segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
+pub(super) enum Phase {
     /// Running its detailed warm-up.
     Warming,
     /// Measuring its unit (since `start`).
@@ -442,18 +540,7 @@ pub(super) fn run(
     let n = threads.len();
     let period = spec.period(instructions);
     let (unit, warming) = (spec.unit, spec.warming);
-    let mut rec = SampledRun {
-        spec: spec.clone(),
-        period,
-        instructions,
-        segments: 0,
-        units: vec![Vec::new(); n],
-        detailed: vec![0; n],
-        warmed: vec![0; n],
-        skipped: vec![0; n],
-        passes: 1,
-        warnings: Vec::new(),
-    };
+    let mut rec = SampledRun::new(spec, period, instructions, n);
     // Per core: instructions fast-forwarded so far (its position is that plus `retired`), and
     // where its current period began.
     let mut forwarded = vec![0u64; n];
@@ -598,6 +685,7 @@ pub(super) fn run(
                         position,
                         segment: this_segment,
                         weight: weights[c],
+                        stratum: 0,
                         core: snap.since(&core0),
                         memory: memory.since(&mem0),
                     });
@@ -615,18 +703,7 @@ pub(super) fn run(
         }
         rec.segments += 1;
     }
-    for (c, u) in rec.units.iter().enumerate() {
-        if u.len() < FEW_UNITS {
-            rec.warnings.push(format!(
-                "sampling: core {c} measured {} unit(s): its interval's normal approximation is weak (30 or more recommended; lower sampling.period)",
-                u.len()
-            ));
-        }
-    }
-    sim.mem.finish(now.dram);
-    if !sim.checkers.is_empty() {
-        super::multicore_sim::observe_commands(&mut sim.mem, &mut sim.checkers, &mut sim.commands);
-    }
+    rec.finish(sim, now.dram);
     Ok((RunEnd { now_dram: now.dram, now_core: now.core, requests: now.requests }, rec))
 }
 
@@ -644,7 +721,7 @@ fn ipc_so_far(units: &[Unit]) -> f64 {
 
 /// Reads past at least `instructions` of a trace without simulating them (wrapping at its end);
 /// returns the instructions read.
-fn skip_records(trace: &mut dyn crate::workload::CpuTraceSource, instructions: u64) -> Result<u64> {
+pub(super) fn skip_records(trace: &mut dyn crate::workload::CpuTraceSource, instructions: u64) -> Result<u64> {
     let mut done = 0;
     while done < instructions {
         done += next_wrapping(trace)?.instructions();
@@ -655,7 +732,7 @@ fn skip_records(trace: &mut dyn crate::workload::CpuTraceSource, instructions: u
 /// Functional warming of at least `amounts[t]` instructions of each thread, in turns
 /// proportional to the amounts so the shared LLC sees the threads interleaved as they ran;
 /// returns the instructions each warmed.
-fn warm_in_turns(hier: &mut super::MemoryHierarchy, threads: &mut [ThreadDef], amounts: &[u64]) -> Result<Vec<u64>> {
+pub(super) fn warm_in_turns(hier: &mut super::MemoryHierarchy, threads: &mut [ThreadDef], amounts: &[u64]) -> Result<Vec<u64>> {
     let most = amounts.iter().copied().max().unwrap_or(0);
     if most == 0 {
         return Ok(vec![0; threads.len()]);
@@ -677,17 +754,17 @@ fn warm_in_turns(hier: &mut super::MemoryHierarchy, threads: &mut [ThreadDef], a
 
 /// The event loop's clocks and counts, kept across segments.
 #[derive(Default)]
-struct LoopClock {
-    dram: Cycle,
+pub(super) struct LoopClock {
+    pub(super) dram: Cycle,
     dram_ticked: bool,
-    core: Cycle,
-    requests: u64,
+    pub(super) core: Cycle,
+    pub(super) requests: u64,
 }
 
 /// One detailed segment: every core runs (one thread per core, never switched) until `reached`,
 /// called for each core whose retirement target was crossed with the core cycle, says that the
 /// segment's units are all measured; then the cores drain their windows.
-fn segment(
+pub(super) fn segment(
     sim: &mut Sim,
     threads: &mut [ThreadDef],
     clock: ClockRatio,

@@ -3,6 +3,7 @@
 
 use super::dram_export::DramExportSpec;
 use super::multicore_sim::{pinned_threads, simulate_threads_exported, simulate_threads_sampled, MulticoreResult, ThreadDef};
+use super::phase_sampling as phases;
 use super::sampling::SamplingSpec;
 use crate::config::{MachineConfig, MachineSource, MemoryConfig};
 use crate::dram::energy::CommandEnergy;
@@ -357,12 +358,50 @@ fn run_sampled(
             "a sampled run's request stream would miss the skipped instructions; run without sampling",
         ));
     }
-    let mut result = simulate_threads_sampled(cfg, os, open()?, spec.instructions, spec.warmup, spec.check, sampling)?;
+    // Phases: the program's intervals clustered once, before the run (`phase_sampling.rs`); a run of
+    // several programs goes on without a plan, to be refused by key.
+    let signatures = if sampling.mode == "phases" {
+        sampling.validate(spec.instructions)?;
+        let mut threads = open()?;
+        match threads.as_mut_slice() {
+            [one] => Some(phases::signatures(one.trace.as_mut(), spec.warmup, spec.instructions, sampling.period(spec.instructions))?),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    let plan_for = |s: &SamplingSpec| signatures.as_ref().map(|sig| phases::plan(sig, s, s.period(spec.instructions), os.seed));
+    let plan = plan_for(sampling);
+    let mut result = simulate_threads_sampled(cfg, os, open()?, spec.instructions, spec.warmup, spec.check, sampling, plan.as_ref())?;
     let Some(target) = sampling.target_error else { return Ok(result) };
     let first = result.sampling.as_mut().expect("sampled");
     let error = first.worst_error();
     if error <= target {
         return Ok(result);
+    }
+    if let Some(plan) = &plan {
+        // Phases: more units, shared among the same phases; at most one per interval.
+        let needed = first.units_for(target);
+        if needed as usize > plan.labels.len() {
+            first.warnings.push(format!(
+                "sampling.target_error = {target} cannot be met in instructions = {}: about {needed} units are needed and the run has {} intervals of sampling.period = {}; reached {error:.4}",
+                spec.instructions,
+                plan.labels.len(),
+                plan.interval
+            ));
+            return Ok(result);
+        }
+        let again = SamplingSpec { min_units: needed, ..sampling.clone() };
+        let plan = plan_for(&again);
+        let mut second = simulate_threads_sampled(cfg, os, open()?, spec.instructions, spec.warmup, spec.check, &again, plan.as_ref())?;
+        let rec = second.sampling.as_mut().expect("sampled");
+        rec.passes = 2;
+        let error = rec.worst_error();
+        if error > target {
+            rec.warnings
+                .push(format!("sampling.target_error = {target} not met after a second pass with {needed} units: reached {error:.4}"));
+        }
+        return Ok(second);
     }
     let (period, needed) = first.period_for(target);
     let shortest = sampling.unit + sampling.warming;
@@ -374,7 +413,7 @@ fn run_sampled(
         return Ok(result);
     }
     let again = SamplingSpec { period: Some(period), ..sampling.clone() };
-    let mut second = simulate_threads_sampled(cfg, os, open()?, spec.instructions, spec.warmup, spec.check, &again)?;
+    let mut second = simulate_threads_sampled(cfg, os, open()?, spec.instructions, spec.warmup, spec.check, &again, None)?;
     let rec = second.sampling.as_mut().expect("sampled");
     rec.passes = 2;
     let error = rec.worst_error();
