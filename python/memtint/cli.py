@@ -165,6 +165,9 @@ def add_sampling_arguments(parser: argparse.ArgumentParser, what: str = "every r
     group.add_argument("--sample-clusters", type=_at_least(1), metavar="K",
                        help="with --sample-mode phases: the most phases tried; the BIC picks how many are kept "
                        "(default 10)")
+    group.add_argument("--sample-warm-prefetchers", action="store_const", const=True, default=None,
+                       help="functional warming also trains the LLC prefetchers and installs their lines (implies "
+                       "--sample; default off: docs/sampling.md has what it changes)")
     group.add_argument("--target-error", type=float, metavar="X",
                        help="relative error of each core's IPC to reach at 95 %% confidence (e.g. 0.02); when the first "
                        "pass misses it, the engine runs once more with the units its variation asks for, or warns that "
@@ -180,7 +183,7 @@ def sampling_from_args(args: argparse.Namespace, base: dict[str, Any] | None = N
     given = {key: getattr(args, attr, None) for key, attr in (
         ("unit", "sample_unit"), ("period", "sample_period"), ("warming", "sample_warming"),
         ("functional", "sample_functional"), ("min_units", "sample_min_units"), ("target_error", "target_error"),
-        ("mode", "sample_mode"), ("clusters", "sample_clusters"))}
+        ("mode", "sample_mode"), ("clusters", "sample_clusters"), ("warm_prefetchers", "sample_warm_prefetchers"))}
     given = {key: value for key, value in given.items() if value is not None}
     if not given and not getattr(args, "sample", False):
         return base

@@ -304,5 +304,9 @@ def test_cli_phase_sampling_runs_one_program_and_refuses_several(memtint, tmp_pa
     assert result["sampling"]["mode"] == "phases" and result["sampling"]["clusters"] == 4
     assert 1 <= result["sampling"]["phases"]["phases"] <= 4
     assert len(result["sampling"]["phases"]["labels"]) == 100
+    assert result["sampling"]["warm_prefetchers"] is False
+    code, out, err = memtint("sim", "one.toml", "--sample-warm-prefetchers", "--json", "-")
+    assert code == 0, err
+    assert json.loads(out)["sampling"]["warm_prefetchers"] is True
     (tmp_path / "two.toml").write_text('machine = "i7-860"\nprograms = ["stream", "random"]\ninstructions = 2000000\n')
     clean_error(memtint("sim", "two.toml", "--sample-mode", "phases"), "sampling.mode: \"phases\" samples one program")

@@ -299,3 +299,20 @@ fn a_phase_sampled_target_error_takes_more_units_or_says_it_cannot_be_met() {
         "{warnings}"
     );
 }
+
+#[test]
+fn functional_warming_trains_the_prefetchers_as_the_detailed_gaps_would() {
+    // A stream with bursts of random loads: without the prefetchers warmed in the gaps, the
+    // units begin with none of the lines the stream prefetcher brings ahead, and the sampled
+    // LLC MPKI comes out a fifth low (8.9 against 11.3) and the IPC 5 % high.
+    let n = 8_000_000;
+    let detailed = sim(&bursty(n, None));
+    let cold = sim(&bursty(n, Some(json!({"unit": 10_000, "warming": 20_000}))));
+    assert!(cold["cores"][0]["llc_mpki"].as_f64().unwrap() < 0.85 * detailed["cores"][0]["llc_mpki"].as_f64().unwrap());
+    assert_eq!(cold["sampling"]["warm_prefetchers"], json!(false));
+    let r = sim(&bursty(n, Some(json!({"unit": 10_000, "warming": 20_000, "warm_prefetchers": true}))));
+    let (d, s) = (&detailed["cores"][0], &r["cores"][0]);
+    let ratio = |k: &str| s[k].as_f64().unwrap() / d[k].as_f64().unwrap();
+    assert!((ratio("ipc") - 1.0).abs() < 0.03, "IPC sampled {} detailed {}", s["ipc"], d["ipc"]);
+    assert!((ratio("llc_mpki") - 1.0).abs() < 0.05, "LLC MPKI sampled {} detailed {}", s["llc_mpki"], d["llc_mpki"]);
+}

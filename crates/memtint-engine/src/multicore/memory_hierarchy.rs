@@ -333,6 +333,9 @@ struct Prefetching {
     per_thread: Vec<Box<dyn Prefetcher>>,
     /// Scratch for one access's proposals.
     proposals: Vec<u64>,
+    /// Functional warming trains the prefetchers and installs what they propose (a sampled
+    /// run's gaps with `sampling.warm_prefetchers`; never the run's initial warm-up).
+    warm: bool,
 }
 
 impl Prefetching {
@@ -869,7 +872,7 @@ impl MemoryHierarchy {
         let threads = self.per_core.len();
         llc.cache.track_prefetches(threads as u32);
         let line_bytes = (!self.line_mask + 1) as u32;
-        let mut p = Prefetching { cfg: *cfg, line_bytes, per_thread: Vec::new(), proposals: Vec::new() };
+        let mut p = Prefetching { cfg: *cfg, line_bytes, per_thread: Vec::new(), proposals: Vec::new(), warm: false };
         p.build(threads)?;
         self.prefetching = Some(p);
         for s in &mut self.per_core {
@@ -977,8 +980,12 @@ impl MemoryHierarchy {
         };
         if !l2_hit {
             if let Some(llc) = self.llc.as_mut() {
-                if llc.cache.access(line, false, tid) == Access::Miss {
+                let hit = llc.cache.access(line, false, tid) == Access::Hit;
+                if !hit {
                     llc.cache.fill(line, false, tid);
+                }
+                if self.prefetching.as_ref().is_some_and(|p| p.warm) {
+                    self.warm_prefetch(tid, line, hit);
                 }
             }
             if let Some(l2) = self.l2.as_mut() {
@@ -1340,6 +1347,31 @@ impl MemoryHierarchy {
         }
         if let Some(p) = self.prefetching.as_mut() {
             p.proposals = proposals;
+        }
+    }
+
+    /// Functional warming's prefetch: thread `tid`'s demand access to `line` trains its
+    /// prefetcher, and the lines it proposes are installed at once, marked as prefetched (no
+    /// timing, so none is dropped or late; dirty victims go nowhere, as in all warming).
+    #[inline(never)]
+    fn warm_prefetch(&mut self, tid: u32, line: u64, hit: bool) {
+        let (Some(p), Some(llc)) = (self.prefetching.as_mut(), self.llc.as_mut()) else { return };
+        let mut proposals = std::mem::take(&mut p.proposals);
+        proposals.clear();
+        p.per_thread[tid as usize].on_access(line, hit, &mut proposals);
+        for &target in &proposals {
+            if !llc.cache.contains(target) {
+                llc.cache.fill_prefetch(target, tid);
+            }
+        }
+        p.proposals = proposals;
+    }
+
+    /// Whether functional warming (`warm`) trains the prefetchers and installs their lines (a
+    /// sampled run's gaps stand for detailed execution, where the prefetchers run).
+    pub fn set_warm_prefetching(&mut self, on: bool) {
+        if let Some(p) = self.prefetching.as_mut() {
+            p.warm = on;
         }
     }
 

@@ -258,6 +258,7 @@ pub(super) fn run(
         return Err(Error::config("sampling.mode", "\"phases\" samples one program per run; use \"periodic\" for several"));
     }
     let mut rec = SampledRun::new(spec, plan.interval, instructions, 1);
+    sim.hier.set_warm_prefetching(spec.warm_prefetchers);
     rec.strata = vec![plan.weights.clone()];
     rec.phases = Some(json!({
         "interval": plan.interval,

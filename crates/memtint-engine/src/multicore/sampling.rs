@@ -5,7 +5,8 @@
 //! phase, as a short trace's wrap-around, aliases with the period; seeded by the OS seed): equal
 //! units, each after a detailed warm-up (`warming`) that fills the pipeline, queues and row
 //! buffers, with the caches and page tables kept warm by functional warming of the instructions
-//! between units (`hier.warm`, as the run's initial warm-up); CPI estimated by the mean of the
+//! between units (`hier.warm`, as the run's initial warm-up; with `warm_prefetchers`, the LLC
+//! prefetchers trained and their proposals installed too); CPI estimated by the mean of the
 //! units' CPIs, its interval by the central limit theorem over units.
 //!
 //! Several cores: the units are co-scheduled (every core runs its detailed warm-up and unit in
@@ -84,6 +85,9 @@ pub struct SamplingSpec {
     pub min_units: u64,
     /// With phases: the most phases tried (default 10); the BIC picks how many are kept.
     pub clusters: Option<u64>,
+    /// Functional warming also trains the LLC prefetchers and installs their proposals (default
+    /// off; docs/sampling.md has what it changes, measured).
+    pub warm_prefetchers: bool,
 }
 
 /// Default `min_units`.
@@ -100,6 +104,7 @@ impl Default for SamplingSpec {
             target_error: None,
             min_units: DEFAULT_MIN_UNITS,
             clusters: None,
+            warm_prefetchers: false,
         }
     }
 }
@@ -433,6 +438,7 @@ impl SampledRun {
             "warming": self.spec.warming,
             "functional": self.spec.functional,
             "target_error": self.spec.target_error,
+            "warm_prefetchers": self.spec.warm_prefetchers,
             "confidence": 0.95,
             "segments": self.segments,
             "passes": self.passes,
@@ -541,6 +547,7 @@ pub(super) fn run(
     let period = spec.period(instructions);
     let (unit, warming) = (spec.unit, spec.warming);
     let mut rec = SampledRun::new(spec, period, instructions, n);
+    sim.hier.set_warm_prefetching(spec.warm_prefetchers);
     // Per core: instructions fast-forwarded so far (its position is that plus `retired`), and
     // where its current period began.
     let mut forwarded = vec![0u64; n];
