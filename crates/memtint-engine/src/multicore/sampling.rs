@@ -836,3 +836,37 @@ pub(super) fn segment(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(stratum: u32, cycles: u64, weight: u64) -> Unit {
+        let core = CoreStats { cycles, retired: 1000, ..CoreStats::default() };
+        Unit { position: 0, segment: 0, weight, stratum, core, memory: CoreMemoryStats::default() }
+    }
+
+    #[test]
+    fn a_stratified_estimate_weighs_each_stratum_by_its_share_and_sums_their_variances() {
+        // Stratum 0 (share 0.8): CPIs 1.0, 1.1, 0.9; stratum 1 (0.2): 3.0, 3.3, 2.7.
+        let spec = SamplingSpec { mode: "phases".into(), ..SamplingSpec::default() };
+        let mut rec = SampledRun::new(&spec, 100_000, 10_000_000, 1);
+        rec.strata = vec![vec![0.8, 0.2]];
+        rec.units[0] = [(0, 1000), (0, 1100), (0, 900), (1, 3000), (1, 3300), (1, 2700)]
+            .iter()
+            .map(|&(h, c)| unit(h, c, if h == 0 { 2_666_667 } else { 666_667 }))
+            .collect();
+        let e = rec.estimate(0);
+        assert!((e.mean - (0.8 * 1.0 + 0.2 * 3.0)).abs() < 1e-12, "{e:?}");
+        let variance: f64 = 0.64 * 0.01 / 3.0 + 0.04 * 0.09 / 3.0;
+        assert!((e.half_width() - Z95 * variance.sqrt()).abs() < 1e-12, "{e:?}");
+        // A stratum of one unit borrows the largest spread of the others.
+        rec.units[0].truncate(4);
+        let e = rec.estimate(0);
+        let variance: f64 = 0.64 * 0.01 / 3.0 + 0.04 * 0.01 / 1.0;
+        assert!((e.half_width() - Z95 * variance.sqrt()).abs() < 1e-12, "{e:?}");
+        // Without strata, the same units are one sample (the ratio estimator).
+        rec.strata = vec![Vec::new()];
+        assert!((rec.estimate(0).mean - 0.8 * 1.0 - 0.2 * 3.0).abs() > 0.1);
+    }
+}
