@@ -7,7 +7,7 @@ traces beside this repository, alone on the i7-860 after the sweeps' 20 M warm-u
 ``--seeds`` OS seeds (the units' draws). Prints each program's IPC errors, whether each 95 %
 interval holds the detailed IPC, units and CPU seconds, then the totals; ``--json`` keeps them.
 
-    .venv/bin/python bench/sampling/phases_validation.py [--instructions 30000000] [--seeds 3]
+    .venv/bin/python bench/sampling/phases_validation.py [--instructions 30000000] [--seeds 3] [--warm-prefetchers]
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ def programs() -> list[str]:
     return suite + spec
 
 
-def run(program: str, instructions: int, seed: int, mode: str | None) -> tuple[dict, float]:
+def run(program: str, instructions: int, seed: int, mode: str | None, warm_prefetchers: bool = False) -> tuple[dict, float]:
     spec = api.build_sim_spec("i7-860", [program], instructions=instructions, policy="buddy", seed=seed, warmup=WARMUP)
     if mode:
-        spec["sampling"] = {"mode": mode}
+        spec["sampling"] = {"mode": mode, **({"warm_prefetchers": True} if warm_prefetchers else {})}
     t = time.process_time()
     r = api.run_sim_spec(spec)
     return r, time.process_time() - t
@@ -46,6 +46,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instructions", type=int, default=30_000_000)
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--warm-prefetchers", action="store_true", help="sampling.warm_prefetchers = true in both modes")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     rows = []
@@ -56,7 +57,7 @@ def main() -> None:
         for seed in range(1, args.seeds + 1):
             row = {"program": name, "seed": seed, "ipc": ipc, "detailed_s": t_detailed}
             for mode in ("periodic", "phases"):
-                r, t = run(program, args.instructions, seed, mode)
+                r, t = run(program, args.instructions, seed, mode, args.warm_prefetchers)
                 c = r["cores"][0]
                 lo, hi = c["sampling"]["ipc_ci95"]
                 row[mode] = {"error": 100 * (c["ipc"] / ipc - 1), "covers": lo <= ipc <= hi, "units": c["sampling"]["units"],
