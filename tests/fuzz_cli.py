@@ -37,6 +37,8 @@ SEED_FILES = [
     '[os]\npolicy = "bpm"\ncolour_split = "strided"\n',
     'machine = "i7-860"\nprograms = ["stream", "random"]\ninstructions = 2000\n'
     '[sampling]\nunit = 100\nwarming = 50\nperiod = 400\nfunctional = 100\nmin_units = 3\ntarget_error = 0.2\n',
+    'machine = "i7-860"\nprograms = ["stream"]\ninstructions = 4000\n'
+    '[sampling]\nmode = "phases"\nunit = 100\nwarming = 50\nperiod = 400\nclusters = 3\nwarm_prefetchers = true\n',
     'machine = "ddr4-2400"\nprograms = ["copy"]\ninstructions = 1000\ncheck = true\n'
     '[overrides.controller]\nwrite_handling = "ramulator"\nread_queue = 8\n',
     'machine = "i7-860"\ninstructions = 1000\n[[processes]]\nname = "p"\nthreads = ["light", "stream"]\n'
@@ -208,6 +210,8 @@ SWEEP_FILES = [
     '[run.os]\nstrict = false\n',
     'machines = ["i7-860"]\npolicies = ["buddy"]\ninstructions = 1000\nmixes = [["light", "stream"]]\n'
     'sampling = { unit = 100, warming = 100, period = 400, target_error = 0.1 }\n',
+    'machines = ["i7-860"]\npolicies = ["buddy", "bpm"]\ninstructions = 4000\nmixes = [["stream"]]\n'
+    'sampling = { mode = "phases", unit = 100, warming = 100, period = 400, clusters = 2 }\n',
 ]
 SWEEP_NAMED = re.compile(r"s\.toml|^[a-z_]+(\[\d+\])?(\.[a-z_]+(\[\d+\])?)*: ")
 

@@ -44,7 +44,9 @@ def sampling_text(settings: dict[str, Any] | None, units: list[Any]) -> str:
         return ""
     warming = settings.get("warming")
     after = f" after {count(warming)} of detailed warm-up" if warming else ""
-    return (f"sampled: {_units_text(units)} units of {count(settings.get('unit'))} instructions per core{after}; "
+    phases = (settings.get("phases") or {}).get("phases") if settings.get("mode") == "phases" else None
+    how = f", stratified by the program's {count(phases)} phase(s)" if phases else ""
+    return (f"sampled: {_units_text(units)} units of {count(settings.get('unit'))} instructions per core{after}{how}; "
             "figures are estimates, ± half the 95 % interval")
 
 

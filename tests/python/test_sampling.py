@@ -304,6 +304,8 @@ def test_cli_phase_sampling_runs_one_program_and_refuses_several(memtint, tmp_pa
     assert result["sampling"]["mode"] == "phases" and result["sampling"]["clusters"] == 4
     assert 1 <= result["sampling"]["phases"]["phases"] <= 4
     assert len(result["sampling"]["phases"]["labels"]) == 100
+    code, out, err = memtint("sim", "one.toml", "--sample-mode", "phases")
+    assert code == 0 and "stratified by the program" in out, err
     assert result["sampling"]["warm_prefetchers"] is False
     code, out, err = memtint("sim", "one.toml", "--sample-warm-prefetchers", "--json", "-")
     assert code == 0, err
