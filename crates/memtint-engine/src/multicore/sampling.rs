@@ -289,10 +289,11 @@ impl SampledRun {
 
     /// The run's end: warnings on cores with few units, the memory system's last accounts.
     pub(super) fn finish(&mut self, sim: &mut Sim, now_dram: Cycle) {
+        let remedy = if self.spec.mode == "phases" { "raise sampling.min_units" } else { "lower sampling.period" };
         for (c, u) in self.units.iter().enumerate() {
             if u.len() < FEW_UNITS {
                 self.warnings.push(format!(
-                    "sampling: core {c} measured {} unit(s): its interval's normal approximation is weak (30 or more recommended; lower sampling.period)",
+                    "sampling: core {c} measured {} unit(s): its interval's normal approximation is weak (30 or more recommended; {remedy})",
                     u.len()
                 ));
             }
