@@ -130,16 +130,18 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--sampling", default=json.dumps(sampling.DEFAULT_SAMPLING), help="the sampling table, JSON")
+    ap.add_argument("--alone-sampling", help="the alone runs' sampling table, JSON (default: --sampling's)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     samp = json.loads(args.sampling)
+    alone_samp = json.loads(args.alone_sampling) if args.alone_sampling else samp
     pool_programs = programs()
     rng = random.Random(args.seed)
     mixes = [rng.sample(pool_programs, 4) for _ in range(args.mixes)]
     tasks = []
     for m, mix in enumerate(mixes):
-        for s in (None, samp):
-            tasks += [("alone", m, mix, str(i), args.instructions, s) for i in range(len(mix))]
+        for s, a in ((None, None), (samp, alone_samp)):
+            tasks += [("alone", m, mix, str(i), args.instructions, a) for i in range(len(mix))]
             tasks += [("shared", m, mix, p, args.instructions, s) for p in POLICIES]
     rows = []
     with ProcessPoolExecutor(args.jobs) as pool:
@@ -150,6 +152,7 @@ def main() -> None:
                 print(f"{i}/{len(tasks)} runs", file=sys.stderr, flush=True)
     summary = summarise(mixes, rows)
     summary.update({"instructions": args.instructions, "warmup": WARMUP, "machine": MACHINE, "sampling": samp,
+                    "alone_sampling": alone_samp,
                     "seed": args.seed})
     short = {k: v for k, v in summary.items() if k != "per_mix"}
     print(json.dumps(short, indent=1))
