@@ -189,17 +189,18 @@ def presets() -> dict[str, Any]:
 PROFILES = tuple(json.loads(_engine.presets_json())["profiles"])
 
 
-def _program(program: str | os.PathLike[str], key: str = "programs") -> str:
+def _program(program: str | os.PathLike[str], key: str = "programs", part: str = "") -> str:
     """A mix member: a built-in profile (``stream``, ``light:reads_pki=2``) or a trace path;
-    ``key`` names it in errors (``programs[1]``)."""
+    ``key`` names it in errors (``programs[1]``), then ``part`` (``phase 2: ``), so that every
+    error begins with its key path."""
     if not isinstance(program, (str, os.PathLike)):
-        raise MemtintError(f"{key}: expected a program (profile name or trace path), got {program!r}")
+        raise MemtintError(f"{key}: {part}expected a program (profile name or trace path), got {program!r}")
     text = os.fspath(program)
     if text.startswith("phases:"):  # a program in phases (engine: workload/phases.rs): each part resolved
         parts = []
         for k, part in enumerate(text[len("phases:"):].split("+")):
             workload, at, length = part.rpartition("@") if "@" in part else (part, "", "")
-            parts.append(_program(workload, f"{key} (phase {k + 1})") + at + length if workload else part)
+            parts.append(_program(workload, key, f"phase {k + 1}: ") + at + length if workload else part)
         return "phases:" + "+".join(parts)
     if text.split(":", 1)[0] in PROFILES:
         return text
@@ -209,11 +210,11 @@ def _program(program: str | os.PathLike[str], key: str = "programs") -> str:
         if text in workloads.suite():  # a suite program by name: its committed trace
             return workloads.trace_path(text)
         raise MemtintError(
-            f"{key}: {text}: no such trace file, not a built-in workload profile ({', '.join(PROFILES)}) and not a "
+            f"{key}: {part}{text}: no such trace file, not a built-in workload profile ({', '.join(PROFILES)}) and not a "
             f"program of the workload suite ({', '.join(workloads.suite())})"
         )
     if os.path.isdir(text):
-        raise MemtintError(f"{key}: {text}: is a directory, not a trace file")
+        raise MemtintError(f"{key}: {part}{text}: is a directory, not a trace file")
     return os.path.abspath(text)
 
 
