@@ -13,7 +13,6 @@ contributes no variance.
 from __future__ import annotations
 
 import math
-import statistics
 from typing import Any, Sequence
 
 #: The normal quantile of a two-sided 95 % interval.
@@ -134,22 +133,10 @@ class _CpiEstimates:
 
 
 def _stratified_variance(s: dict[str, Any]) -> float:
-    """The variance of a phases run's CPI estimate, sum_h W_h^2 s_h^2 / n_h, as the engine
-    computes it (multicore/phase_sampling.rs): s_h from the stratum's ratio residuals, a stratum
-    with one unit taking the largest s_h of the others."""
-    weights = s["strata_weights"]
-    strata: list[tuple[int, float]] = []
-    for h in range(len(weights)):
-        units = [(cy, i) for cy, i, st in zip(s["unit_cycles"], s["unit_instructions"], s["unit_strata"]) if st == h]
-        if len(units) < 2:
-            strata.append((len(units), float("nan")))
-            continue
-        r = sum(cy for cy, _ in units) / sum(i for _, i in units)
-        xbar = sum(i for _, i in units) / len(units)
-        residuals = [(cy - r * i) / xbar for cy, i in units]
-        strata.append((len(units), statistics.stdev(residuals)))
-    borrowed = max((sd for n, sd in strata if n >= 2), default=0.0)
-    return sum(w * w * (sd if n >= 2 else borrowed) ** 2 / n for w, (n, sd) in zip(weights, strata) if n > 0)
+    """The variance of a phases run's CPI estimate, as the engine reports it
+    (multicore/phase_sampling.rs: ``cpi_stddev`` over the square root of ``units`` is the
+    stratified estimate's standard error)."""
+    return s["cpi_stddev"] ** 2 / s["units"] if s.get("units") else 0.0
 
 
 def is_sampled(run: dict[str, Any]) -> bool:

@@ -284,7 +284,9 @@ def test_a_phases_alone_run_adds_its_stratified_variance():
     cycles = [1000, 1100, 900, 3000, 3300, 2700]
     alone = [{"ipc": 1.0 / (0.8 * 1.0 + 0.2 * 3.0),
               "sampling": {"unit_cycles": cycles, "unit_instructions": [1000] * 6, "unit_strata": [0, 0, 0, 1, 1, 1],
-                           "strata_weights": [0.8, 0.2], "unit_weights": [1] * 6, "unit_segments": list(range(6))}}]
+                           "strata_weights": [0.8, 0.2], "unit_weights": [1] * 6, "unit_segments": list(range(6)),
+                           # the engine's stratified standard deviation: sqrt(variance x units)
+                           "units": 6, "cpi_stddev": (6 * (0.64 * 0.01 / 3 + 0.04 * 0.09 / 3)) ** 0.5}}]
     shared = {"cores": [core(0.5)]}
     got = sampling.mix_intervals(alone, shared)
     # s_h of the CPIs: 0.1 and 0.3; var = 0.64 * 0.01 / 3 + 0.04 * 0.09 / 3.

@@ -33,7 +33,7 @@
 use super::multicore_sim::{next_wrapping, Progress, RunEnd, Sim, ThreadDef};
 use super::sampling::{segment, skip_records, warm_in_turns, LoopClock, Phase, SampledRun, SamplingSpec, Unit};
 use crate::cpu::ClockRatio;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::workload::CpuTraceSource;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -254,9 +254,7 @@ pub(super) fn run(
     clock: ClockRatio,
     watchdog_cycles: u64,
 ) -> Result<(RunEnd, SampledRun)> {
-    if threads.len() != 1 {
-        return Err(Error::config("sampling.mode", "\"phases\" samples one program per run; use \"periodic\" for several"));
-    }
+    debug_assert_eq!(threads.len(), 1, "SamplingSpec::check_run refuses phases for several programs");
     let mut rec = SampledRun::new(spec, plan.interval, instructions, 1);
     sim.hier.set_warm_prefetching(spec.warm_prefetchers);
     rec.strata = vec![plan.weights.clone()];
