@@ -4,8 +4,9 @@ For each mix (seeded, from the captured suite in workloads/traces and, where pre
 CPU2006 traces beside this repository) and each policy: the shared run detailed and sampled, and
 every program's alone run both ways; then the weighted speedup (WS) each way, each policy's WS
 change against buddy, whether the sampled runs order every pair of policies whose detailed WS
-differ by more than 1 % as the detailed runs do, and whether the sampled 95 % interval covers the
-detailed WS. Writes the rows and the summary as JSON and prints the summary.
+differ by more than 1 % as the detailed runs do, whether the sampled 95 % interval covers the
+detailed WS, and how the sampled runs order the pairs their intervals separate (no overlap).
+Writes the rows and the summary as JSON and prints the summary.
 
     python bench/sampling/validation.py --mixes 50 --instructions 30000000 --out docs/sampling/validation.json
 """
@@ -82,6 +83,8 @@ def task(args: tuple[str, int, list[str], str, int, dict | None]) -> dict:
 def summarise(mixes: list[list[str]], rows: list[dict]) -> dict:
     by = {(r["kind"], r["mix"], r["policy"], r["sampled"]): r for r in rows}
     ws_err, change_err, covered, pairs, agree, cpu = [], [], [], 0, 0, {True: [], False: []}
+    # Pairs whose sampled 95 % intervals do not overlap: the orderings a sampled sweep resolves.
+    separated, separated_agree = 0, 0
     per_mix = []
     for r in rows:
         cpu[r["sampled"]].append(r["cpu_seconds"])
@@ -101,6 +104,9 @@ def summarise(mixes: list[list[str]], rows: list[dict]) -> dict:
         mix_agree = True
         for i, p in enumerate(POLICIES):
             for q in POLICIES[i + 1:]:
+                if ci[p][0] > ci[q][1] or ci[q][0] > ci[p][1]:
+                    separated += 1
+                    separated_agree += (ws[(p, False)] > ws[(q, False)]) == (ws[(p, True)] > ws[(q, True)])
                 if abs(ws[(p, False)] / ws[(q, False)] - 1) <= 0.01:
                     continue
                 pairs += 1
@@ -117,6 +123,8 @@ def summarise(mixes: list[list[str]], rows: list[dict]) -> dict:
         "ws_change_mean_abs_error": mean(change_err),
         "pairs_compared": pairs, "pair_agreement": agree / pairs if pairs else float("nan"),
         "mixes_ranked_alike": sum(m["ranking_agrees"] for m in per_mix) / len(per_mix),
+        "pairs_separated": separated,
+        "separated_agreement": separated_agree / separated if separated else float("nan"),
         "interval_coverage": mean(covered),
         "cpu_seconds_per_run": {"detailed": mean(cpu[False]), "sampled": mean(cpu[True])},
         "per_mix": per_mix,

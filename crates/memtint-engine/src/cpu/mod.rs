@@ -10,4 +10,4 @@ mod slice_queue;
 pub use clock::ClockRatio;
 pub use core_config::CoreConfig;
 pub use core_memory::{CoreMemory, LoadOutcome};
-pub use ooo_core::{CoreStats, OooCore};
+pub use ooo_core::{CoreStats, OooCore, RecordRest};

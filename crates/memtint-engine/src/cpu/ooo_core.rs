@@ -119,6 +119,22 @@ struct LoadSlot {
     ready_at: Cycle,
 }
 
+/// The rest of a trace record: `bubbles` instructions still to run, then the load of `read`
+/// and the write-back of `writeback` (sampled runs move a trace on from inside a record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordRest {
+    pub bubbles: u64,
+    pub read: u64,
+    pub writeback: Option<u64>,
+}
+
+impl RecordRest {
+    /// Its instructions: the bubbles and the load.
+    pub fn instructions(&self) -> u64 {
+        self.bubbles + 1
+    }
+}
+
 /// The state that changes in cycles without memory traffic; copied to look ahead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Flow {
@@ -332,6 +348,38 @@ impl OooCore {
     /// The window is empty after a drain: the thread can leave its core.
     pub fn is_drained(&self) -> bool {
         self.draining && self.flow.inserted == self.flow.retired && self.outstanding == 0
+    }
+
+    /// After a drain: takes the rest of the current record off the core, for a sampled run to
+    /// move the trace on from there (kept, the next segment would begin with instructions read
+    /// before the gap, out of order). Returns the rest if its load is not sent yet; a record
+    /// whose load was sent leaves at most its write-back, returned second.
+    pub fn take_record_rest(&mut self) -> (Option<RecordRest>, Option<u64>) {
+        debug_assert!(self.flow.inserted == self.flow.retired && self.outstanding == 0, "drained");
+        if !self.has_record {
+            return (None, None);
+        }
+        self.has_record = false;
+        self.ahead = Ahead::Unknown;
+        let writeback = self.writeback.take();
+        if self.load_sent {
+            return (None, writeback);
+        }
+        let rest = RecordRest { bubbles: self.flow.bubbles, read: self.read, writeback };
+        self.flow.bubbles = 0;
+        (Some(rest), None)
+    }
+
+    /// Before a segment: the core goes on with the rest of a record (its bubbles, then its load
+    /// and write-back) before it reads the next one. The core must hold no record.
+    pub fn put_record_rest(&mut self, rest: RecordRest) {
+        debug_assert!(!self.has_record && self.flow.bubbles == 0, "no record held");
+        self.has_record = true;
+        self.flow.bubbles = rest.bubbles;
+        self.read = rest.read;
+        self.load_sent = false;
+        self.writeback = rest.writeback;
+        self.ahead = Ahead::Unknown;
     }
 
     /// Next cycle not yet simulated.

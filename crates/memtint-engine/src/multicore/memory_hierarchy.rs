@@ -995,18 +995,25 @@ impl MemoryHierarchy {
             }
         }
         if let Some(w) = writeback {
-            let line = self.os.translate_thread(pid, tid, cpu, w)? & self.line_mask;
-            if self.os.has_events() {
-                self.drop_os_events();
-            }
-            match self.l2.as_mut() {
-                Some(l2) => {
-                    if let Some(victim) = l2.caches[cpu as usize].write(line, 0) {
-                        self.warm_write_llc(tid, victim);
-                    }
+            self.warm_writeback(tid, w)?;
+        }
+        Ok(())
+    }
+
+    /// `warm`'s write-back of the dirty line at `vaddr` alone.
+    pub fn warm_writeback(&mut self, tid: u32, vaddr: u64) -> Result<()> {
+        let (pid, cpu) = self.owner(tid);
+        let line = self.os.translate_thread(pid, tid, cpu, vaddr)? & self.line_mask;
+        if self.os.has_events() {
+            self.drop_os_events();
+        }
+        match self.l2.as_mut() {
+            Some(l2) => {
+                if let Some(victim) = l2.caches[cpu as usize].write(line, 0) {
+                    self.warm_write_llc(tid, victim);
                 }
-                None => self.warm_write_llc(tid, line),
             }
+            None => self.warm_write_llc(tid, line),
         }
         Ok(())
     }

@@ -31,7 +31,7 @@
 //! refused by key.
 
 use super::multicore_sim::{next_wrapping, Progress, RunEnd, Sim, ThreadDef};
-use super::sampling::{segment, skip_records, warm_in_turns, LoopClock, Phase, SampledRun, SamplingSpec, Unit};
+use super::sampling::{advance, segment, skip_records, warm_in_turns, LoopClock, Phase, SampledRun, SamplingSpec, Unit};
 use crate::cpu::ClockRatio;
 use crate::error::Result;
 use crate::workload::CpuTraceSource;
@@ -269,17 +269,22 @@ pub(super) fn run(
     }));
     let per_phase: Vec<u64> = (0..plan.phases).map(|h| plan.units.iter().filter(|u| u.1 == h as u32).count().max(1) as u64).collect();
     let mut forwarded = 0u64;
+    // The rest of the record a segment or a gap ended inside (`sampling::advance`).
+    let mut rest = [None];
     let mut now = LoopClock::default();
     let mut progress = Progress::new(1, watchdog_cycles);
     for &(at, phase) in &plan.units {
         let ahead = at.saturating_sub(forwarded + sim.cores[0].retired());
         let warm = spec.functional.map_or(ahead, |f| f.min(ahead));
-        let skipped = skip_records(threads[0].trace.as_mut(), ahead - warm)?;
-        rec.skipped[0] += skipped;
-        forwarded += skipped;
-        let warmed = warm_in_turns(&mut sim.hier, threads, &[warm])?;
-        rec.warmed[0] += warmed[0];
-        forwarded += warmed[0];
+        advance(&mut rest[0], threads[0].trace.as_mut(), ahead - warm, |_| Ok(()))?;
+        rec.skipped[0] += ahead - warm;
+        forwarded += ahead - warm;
+        warm_in_turns(&mut sim.hier, threads, &mut rest, &[warm])?;
+        rec.warmed[0] += warm;
+        forwarded += warm;
+        if let Some(r) = rest[0].take() {
+            sim.cores[0].put_record_rest(r);
+        }
         let position = forwarded + sim.cores[0].retired();
         let size = spec.unit.min(instructions.saturating_sub(position + spec.warming)).max(1);
         // The instructions the unit stands for: its phase's share of the run over its units.
@@ -330,6 +335,11 @@ pub(super) fn run(
             }
         })?;
         rec.detailed[0] += sim.cores[0].retired() - before;
+        let (left, writeback) = sim.cores[0].take_record_rest();
+        if let Some(wb) = writeback {
+            sim.hier.warm_writeback(0, wb)?;
+        }
+        rest[0] = left;
         rec.segments += 1;
     }
     rec.finish(sim, now.dram);

@@ -29,6 +29,10 @@
 //! interval comes from the units' linearised residuals; with equal units, the mean of their
 //! CPIs).
 //!
+//! A core's position is exact to the instruction: a segment or a gap that ends inside a trace
+//! record leaves the record's rest (`RecordRest`) to be run first from there (`advance`), so a
+//! unit measures its own instructions, never the leftover of a long record read before the gap.
+//!
 //! Between segments the cores drain their windows (no load in flight) and the memory system
 //! keeps its state and its clock: queued writes, open rows and refresh carry over, and every
 //! DRAM command is still checked under `check`. Functional warming does not advance time.
@@ -41,7 +45,7 @@
 
 use super::memory_hierarchy::CoreMemoryStats;
 use super::multicore_sim::{memory_step, next_wrapping, MemoryStep, Progress, RunEnd, Sim, ThreadDef};
-use crate::cpu::{ClockRatio, CoreStats};
+use crate::cpu::{ClockRatio, CoreStats, RecordRest};
 use crate::error::{Error, Result};
 use crate::os::OsConfig;
 use crate::{Cycle, NEVER};
@@ -564,6 +568,8 @@ pub(super) fn run(
     let mut covered = vec![0u64; n];
     // Per core: periods since its last unit.
     let mut since = vec![0u64; n];
+    // Per core: the rest of the record a segment or a gap ended inside, run first from there.
+    let mut rest: Vec<Option<RecordRest>> = vec![None; n];
     loop {
         // Each core's pace against the slowest program (by its units' IPC so far): while it
         // measures, its units' IPC ratio; past its `instructions` (unmeasured, running only for
@@ -639,22 +645,24 @@ pub(super) fn run(
             covered[c] = end[c];
         }
         let warm: Vec<u64> = (0..n).map(|c| spec.functional.map_or(ahead[c], |f| f.min(ahead[c]))).collect();
-        // Records are read whole, so a core may go a record's instructions further than asked:
-        // its position counts what was read.
         for c in 0..n {
-            let skipped = skip_records(threads[c].trace.as_mut(), ahead[c] - warm[c])?;
-            rec.skipped[c] += skipped;
-            forwarded[c] += skipped;
+            let skip = ahead[c] - warm[c];
+            advance(&mut rest[c], threads[c].trace.as_mut(), skip, |_| Ok(()))?;
+            rec.skipped[c] += skip;
+            forwarded[c] += skip;
         }
-        let warmed = warm_in_turns(&mut sim.hier, threads, &warm)?;
+        warm_in_turns(&mut sim.hier, threads, &mut rest, &warm)?;
         for c in 0..n {
-            rec.warmed[c] += warmed[c];
-            forwarded[c] += warmed[c];
+            rec.warmed[c] += warm[c];
+            forwarded[c] += warm[c];
             period_start[c] += length[c];
         }
         // The detailed segment.
         for c in 0..n {
             let core = &mut sim.cores[c];
+            if let Some(r) = rest[c].take() {
+                core.put_record_rest(r);
+            }
             if rec.segments > 0 {
                 core.resume_at(now.core);
             }
@@ -708,6 +716,11 @@ pub(super) fn run(
         for c in 0..n {
             pace[c] = sim.cores[c].retired() - before[c];
             rec.detailed[c] += pace[c];
+            let (left, writeback) = sim.cores[c].take_record_rest();
+            if let Some(wb) = writeback {
+                sim.hier.warm_writeback(c as u32, wb)?;
+            }
+            rest[c] = left;
         }
         rec.segments += 1;
     }
@@ -737,27 +750,63 @@ pub(super) fn skip_records(trace: &mut dyn crate::workload::CpuTraceSource, inst
     Ok(done)
 }
 
-/// Functional warming of at least `amounts[t]` instructions of each thread, in turns
-/// proportional to the amounts so the shared LLC sees the threads interleaved as they ran;
-/// returns the instructions each warmed.
-pub(super) fn warm_in_turns(hier: &mut super::MemoryHierarchy, threads: &mut [ThreadDef], amounts: &[u64]) -> Result<Vec<u64>> {
+/// Moves thread `tid`'s trace exactly `amount` instructions on: first the rest of the record
+/// its core or the last gap stopped inside (`rest`), then whole records; the record that
+/// crosses the end is split, its rest left in `rest` for the core to run (its bubbles, then its
+/// load). `pass` sees every record passed whole (functional warming sends its load and
+/// write-back through the page tables and caches). A unit thus starts at its own instruction,
+/// not at the next record's start: a record of a million compute instructions would otherwise
+/// move every unit that falls inside it to the burst of loads after it.
+pub(super) fn advance(
+    rest: &mut Option<RecordRest>,
+    trace: &mut dyn crate::workload::CpuTraceSource,
+    amount: u64,
+    mut pass: impl FnMut(&RecordRest) -> Result<()>,
+) -> Result<()> {
+    let mut done = 0;
+    while done < amount {
+        let r = match rest.take() {
+            Some(r) => r,
+            None => {
+                let rec = next_wrapping(trace)?;
+                RecordRest { bubbles: rec.bubbles as u64, read: rec.read, writeback: rec.writeback }
+            }
+        };
+        if done + r.instructions() <= amount {
+            pass(&r)?;
+            done += r.instructions();
+        } else {
+            // amount - done < bubbles + 1: only bubbles are passed.
+            let passed = amount - done;
+            *rest = Some(RecordRest { bubbles: r.bubbles - passed, ..r });
+            done = amount;
+        }
+    }
+    Ok(())
+}
+
+/// Functional warming of exactly `amounts[t]` instructions of each thread (`advance`), in turns
+/// proportional to the amounts so the shared LLC sees the threads interleaved as they ran.
+pub(super) fn warm_in_turns(
+    hier: &mut super::MemoryHierarchy,
+    threads: &mut [ThreadDef],
+    rest: &mut [Option<RecordRest>],
+    amounts: &[u64],
+) -> Result<()> {
     let most = amounts.iter().copied().max().unwrap_or(0);
     if most == 0 {
-        return Ok(vec![0; threads.len()]);
+        return Ok(());
     }
     let turns = most.div_ceil(super::multicore_sim::WARMUP_TURN);
     let mut done = vec![0u64; threads.len()];
     for turn in 1..=turns {
         for (t, th) in threads.iter_mut().enumerate() {
             let end = amounts[t] * turn / turns;
-            while done[t] < end {
-                let rec = next_wrapping(th.trace.as_mut())?;
-                hier.warm(t as u32, rec.read, rec.writeback)?;
-                done[t] += rec.instructions();
-            }
+            advance(&mut rest[t], th.trace.as_mut(), end - done[t], |r| hier.warm(t as u32, r.read, r.writeback))?;
+            done[t] = end;
         }
     }
-    Ok(done)
+    Ok(())
 }
 
 /// The event loop's clocks and counts, kept across segments.
@@ -845,6 +894,32 @@ mod tests {
     fn unit(stratum: u32, cycles: u64, weight: u64) -> Unit {
         let core = CoreStats { cycles, retired: 1000, ..CoreStats::default() };
         Unit { position: 0, segment: 0, weight, stratum, core, memory: CoreMemoryStats::default() }
+    }
+
+    #[test]
+    fn advancing_a_trace_moves_exactly_and_splits_the_record_it_stops_in() {
+        use crate::workload::{CpuRecord, VecCpuSource};
+        let rec = |bubbles, read| CpuRecord { bubbles, read, writeback: None };
+        // 11, 1,000,001 and 6 instructions.
+        let mut trace = VecCpuSource::new("t", vec![rec(10, 0x40), rec(1_000_000, 0x80), rec(5, 0xc0)]);
+        let (mut rest, mut passed) = (None, Vec::new());
+        advance(&mut rest, &mut trace, 500, |r| {
+            passed.push(r.read);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(passed, [0x40], "only whole records are passed");
+        assert_eq!(rest, Some(RecordRest { bubbles: 1_000_000 - 489, read: 0x80, writeback: None }));
+        advance(&mut rest, &mut trace, 0, |_| unreachable!()).unwrap();
+        assert_eq!(rest.map(|r| r.bubbles), Some(999_511), "nothing moves");
+        // The rest, then the last record, then the first again (the trace wraps), split after 3.
+        advance(&mut rest, &mut trace, 999_512 + 6 + 3, |r| {
+            passed.push(r.read);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(passed, [0x40, 0x80, 0xc0]);
+        assert_eq!(rest, Some(RecordRest { bubbles: 7, read: 0x40, writeback: None }));
     }
 
     #[test]
