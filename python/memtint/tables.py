@@ -60,6 +60,24 @@ def sampled_line(result: dict[str, Any]) -> str:
     return sampling_text(settings, units)
 
 
+def resolved_line(policies: list[dict[str, Any]]) -> str:
+    """Whether a sampled comparison resolves its best policy by weighted speedup: the policies
+    whose 95 % interval overlaps the best one's are not told apart from it (in the validation
+    of docs/sampling.md every pair of policies whose intervals do not overlap is ordered as
+    detailed runs order it; closer pairs often are not)."""
+    with_ci = [p for p in policies if p.get("weighted_speedup_ci95")]
+    if len(with_ci) < 2:
+        return ""
+    best = max(with_ci, key=lambda p: p["weighted_speedup"])
+    low, high = best["weighted_speedup_ci95"]
+    close = [p["policy"] for p in with_ci if p is not best
+             and p["weighted_speedup_ci95"][1] >= low and p["weighted_speedup_ci95"][0] <= high]
+    if not close:
+        return f"best WS: {best['policy']}, its 95 % interval clear of every other policy's"
+    return (f"best WS: {best['policy']}, not resolved from {', '.join(close)} (their 95 % intervals overlap; "
+            "more units, e.g. --target-error, would tell them apart)")
+
+
 def percent(part: Any, whole: Any) -> str:
     if not isinstance(part, (int, float)) or not isinstance(whole, (int, float)) or whole <= 0:
         return MISSING
@@ -554,6 +572,8 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
     summary.caption = f"alone runs under {result['baseline']}; WS = Σ IPC_shared / IPC_alone"
     if (line := sampled_line(result)):
         summary.caption += "\n" + line
+        if (resolved := resolved_line(result["policies"])):
+            summary.caption += "\n" + resolved
     detail = Table(title="slowdown per program (IPC_alone / IPC_shared) and its row-buffer miss rate", box=box.SIMPLE)
     detail.add_column("program", no_wrap=True)
     detail.add_column("IPC alone", justify="right", no_wrap=True)

@@ -58,6 +58,21 @@ def test_a_sampled_compare_gives_intervals_around_its_estimates():
         console.print(table)
     text = console.export_text()
     assert " ± " in text and "sampled:" in text and "50,000 instructions" in text
+    assert "best WS: " in text
+
+
+def test_a_sampled_comparison_says_whether_its_best_policy_is_resolved():
+    from memtint.tables import resolved_line
+
+    def policy(name, ws, half):
+        return {"policy": name, "weighted_speedup": ws, "weighted_speedup_ci95": [ws - half, ws + half]}
+
+    assert resolved_line([policy("buddy", 3.0, 0.05), policy("bpm", 3.2, 0.05)]) == (
+        "best WS: bpm, its 95 % interval clear of every other policy's")
+    line = resolved_line([policy("buddy", 3.0, 0.05), policy("bpm", 3.2, 0.05), policy("a-vp", 3.12, 0.04)])
+    assert line.startswith("best WS: bpm, not resolved from a-vp (their 95 % intervals overlap")
+    # A detailed comparison (no intervals) says nothing.
+    assert resolved_line([{"policy": "buddy", "weighted_speedup": 3.0}, {"policy": "bpm", "weighted_speedup": 3.1}]) == ""
 
 
 @pytest.mark.engine
