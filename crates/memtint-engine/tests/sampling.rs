@@ -219,8 +219,9 @@ fn runs_without_sampling_report_no_sampling_section() {
 fn units_start_at_their_own_instruction_inside_long_records() {
     // 4 M instructions of compute in records of about 200 000 instructions each, then 1 M of
     // random loads. A unit that fell inside a long record once began where the record began,
-    // and ran instead the bubbles left over from the last segment: every unit measured a core
-    // running at its full width (IPC 3.67-4.00 against 2.76, intervals of 0.3 %).
+    // and ran instead the bubbles left over from the last segment: the units measured a core
+    // running at its full width (IPC 3.67-4.00 against 2.76; two seeds of three with
+    // intervals of ±0.1 %).
     let program = "phases:random:reads_pki=0.005,writes_pki=0@4000000+random:reads_pki=40@1000000";
     let spec = |seed: u64, sampling: Option<Value>| {
         let mut s = json!({"machine": "i7-860", "programs": [program], "instructions": 10_000_000, "warmup": 2_000_000, "seed": seed});
