@@ -31,7 +31,7 @@
 //! refused by key.
 
 use super::multicore_sim::{next_wrapping, Progress, RunEnd, Sim, ThreadDef};
-use super::sampling::{advance, segment, skip_records, warm_in_turns, LoopClock, Phase, SampledRun, SamplingSpec, Unit};
+use super::sampling::{advance, segment, skip_records, take_record_rest, warm_in_turns, LoopClock, Phase, SampledRun, SamplingSpec, Unit};
 use crate::cpu::ClockRatio;
 use crate::error::Result;
 use crate::workload::CpuTraceSource;
@@ -335,11 +335,7 @@ pub(super) fn run(
             }
         })?;
         rec.detailed[0] += sim.cores[0].retired() - before;
-        let (left, writeback) = sim.cores[0].take_record_rest();
-        if let Some(wb) = writeback {
-            sim.hier.warm_writeback(0, wb)?;
-        }
-        rest[0] = left;
+        rest[0] = take_record_rest(sim, 0)?;
         rec.segments += 1;
     }
     rec.finish(sim, now.dram);

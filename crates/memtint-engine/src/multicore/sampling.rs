@@ -716,11 +716,7 @@ pub(super) fn run(
         for c in 0..n {
             pace[c] = sim.cores[c].retired() - before[c];
             rec.detailed[c] += pace[c];
-            let (left, writeback) = sim.cores[c].take_record_rest();
-            if let Some(wb) = writeback {
-                sim.hier.warm_writeback(c as u32, wb)?;
-            }
-            rest[c] = left;
+            rest[c] = take_record_rest(sim, c)?;
         }
         rec.segments += 1;
     }
@@ -750,7 +746,18 @@ pub(super) fn skip_records(trace: &mut dyn crate::workload::CpuTraceSource, inst
     Ok(done)
 }
 
-/// Moves thread `tid`'s trace exactly `amount` instructions on: first the rest of the record
+/// After a segment: the rest of core `c`'s current record (`OooCore::take_record_rest`), for
+/// `advance` to move on from; a record whose load was sent has only its write-back left, warmed
+/// here.
+pub(super) fn take_record_rest(sim: &mut Sim, c: usize) -> Result<Option<RecordRest>> {
+    let (rest, writeback) = sim.cores[c].take_record_rest();
+    if let Some(wb) = writeback {
+        sim.hier.warm_writeback(c as u32, wb)?;
+    }
+    Ok(rest)
+}
+
+/// Moves a thread's trace exactly `amount` instructions on: first the rest of the record
 /// its core or the last gap stopped inside (`rest`), then whole records; the record that
 /// crosses the end is split, its rest left in `rest` for the core to run (its bubbles, then its
 /// load). `pass` sees every record passed whole (functional warming sends its load and
