@@ -80,10 +80,11 @@ def _cov(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 class _CpiEstimates:
-    """Each core's CPI estimate (its units' CPIs weighted by the instructions each stands for,
-    ``unit_weights``: the engine's estimate) and the covariances of those estimates, from each
-    unit's linearised residual (w CPI - CPI_est w) / mean w (a ratio estimator's, Cochran §6.4;
-    with equal weights, the unit CPI less the mean)."""
+    """Each core's CPI estimate (the engine's ``cpi_mean``: its units' CPIs weighted by the
+    instructions each stands for, ``unit_weights``, corrected by a regression on loads per
+    instruction when the engine used one) and the covariances of those estimates, from each
+    unit's linearised residual (w CPI - R w) / mean w with R the weighted mean CPI (a ratio
+    estimator's, Cochran §6.4; with equal weights, the unit CPI less the mean)."""
 
     def __init__(self, cores: list[dict[str, Any]]) -> None:
         self.mean, self.units, self.segments = [], [], []
@@ -103,7 +104,9 @@ class _CpiEstimates:
                 y = [w * c / i for w, c, i in zip(weights, cycles, instructions)]
                 r = sum(y) / sum(weights)
                 xbar = sum(weights) / len(weights)
-                self.mean.append(r)
+                # The engine's estimate (its regression on loads per instruction, when it used
+                # one: ``estimator``); the spread is the ratio estimator's, as the engine's.
+                self.mean.append(s.get("cpi_mean") or r)
                 self.units.append([(a - r * w) / xbar for a, w in zip(y, weights)])
             elif s.get("unit_cpi"):
                 self.mean.append(_mean(s["unit_cpi"]))

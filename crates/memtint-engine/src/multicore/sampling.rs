@@ -7,7 +7,8 @@
 //! buffers, with the caches and page tables kept warm by functional warming of the instructions
 //! between units (`hier.warm`, as the run's initial warm-up; with `warm_prefetchers`, the LLC
 //! prefetchers trained and their proposals installed too); CPI estimated by the mean of the
-//! units' CPIs, its interval by the central limit theorem over units.
+//! units' CPIs, corrected by a regression on the program's loads per instruction over the whole
+//! run (`SampledRun::regression`), its interval by the central limit theorem over units.
 //!
 //! Several cores: the units are co-scheduled (every core runs its detailed warm-up and unit in
 //! the same detailed segment; a core that finishes first keeps running, as in a detailed run, so
@@ -263,6 +264,11 @@ pub struct SampledRun {
     pub detailed: Vec<u64>,
     pub warmed: Vec<u64>,
     pub skipped: Vec<u64>,
+    /// Per core: its loads and instructions within the run's `instructions`, fast-forwarded and
+    /// detailed alike (a stretch that crosses the end counts in proportion): the program's memory
+    /// intensity over the whole run, which `regression` corrects the units' by.
+    pub run_loads: Vec<f64>,
+    pub run_instructions: Vec<f64>,
     /// Runs made to meet `target_error` (1 or 2), filled by the caller.
     pub passes: u32,
     pub warnings: Vec<String>,
@@ -284,11 +290,24 @@ impl SampledRun {
             detailed: vec![0; n],
             warmed: vec![0; n],
             skipped: vec![0; n],
+            run_loads: vec![0.0; n],
+            run_instructions: vec![0.0; n],
             passes: 1,
             warnings: Vec::new(),
             strata: vec![Vec::new(); n],
             phases: None,
         }
+    }
+
+    /// Core `c` ran `length` instructions from `start` with `loads` loads: the part within the
+    /// run's `instructions` counts towards its intensity over the run (`run_loads`).
+    pub(super) fn count_in_run(&mut self, c: usize, start: u64, length: u64, loads: u64) {
+        if length == 0 || start >= self.instructions {
+            return;
+        }
+        let inside = (self.instructions - start).min(length) as f64 / length as f64;
+        self.run_loads[c] += loads as f64 * inside;
+        self.run_instructions[c] += length as f64 * inside;
     }
 
     /// The run's end: warnings on cores with few units, the memory system's last accounts.
@@ -331,7 +350,9 @@ impl SampledRun {
 
     /// Core `c`'s CPI estimate: the cycles its units' CPIs expand to over the instructions each
     /// stands for (`Unit::weight`), over those instructions (with equal periods, the mean of
-    /// the units' CPIs).
+    /// the units' CPIs), corrected by the program's loads per instruction over its whole run
+    /// (`regression`) when that explains part of the units' variation. Its spread is the
+    /// uncorrected estimator's, which is the wider: the interval stays conservative.
     pub fn estimate(&self, c: usize) -> Estimate {
         if !self.strata[c].is_empty() {
             return self.stratified(c);
@@ -339,7 +360,56 @@ impl SampledRun {
         let cycles: Vec<f64> =
             self.units[c].iter().map(|u| u.weight as f64 * u.core.cycles as f64 / u.core.retired.max(1) as f64).collect();
         let weights: Vec<f64> = self.units[c].iter().map(|u| u.weight as f64).collect();
-        Estimate::ratio(&cycles, &weights)
+        let ratio = Estimate::ratio(&cycles, &weights);
+        match self.regression(c) {
+            Some(r) => Estimate { mean: r.mean, ..ratio },
+            None => ratio,
+        }
+    }
+
+    /// Core `c`'s regression estimate of its CPI on loads per instruction (Cochran, Sampling
+    /// Techniques, ch. 7): mean(CPI) + b (X - mean(x)) over the units, weighted as `estimate`,
+    /// where x is a unit's loads per instruction, b the least-squares slope of CPI on x over
+    /// the units, and X the loads per instruction over the core's whole run (`run_loads`: the
+    /// gaps read every record and the segments run every load, so X is known, not sampled). A
+    /// unit that fell in a more load-intensive stretch than the program's average is thus
+    /// weighed back, which removes most of the noise of where the units fell. None (the plain
+    /// estimate stands) with fewer than `FEW_UNITS` units, none of the run counted, units of
+    /// one intensity, a fit that leaves the units' CPIs no less spread than their mean does,
+    /// or a correction wider than the plain estimate's 95 % half-width.
+    pub fn regression(&self, c: usize) -> Option<Regression> {
+        let units = &self.units[c];
+        if units.len() < FEW_UNITS || self.run_instructions[c] <= 0.0 {
+            return None;
+        }
+        let w: Vec<f64> = units.iter().map(|u| u.weight as f64).collect();
+        let y: Vec<f64> = units.iter().map(|u| u.core.cycles as f64 / u.core.retired.max(1) as f64).collect();
+        let x: Vec<f64> = units.iter().map(|u| u.core.loads as f64 / u.core.retired.max(1) as f64).collect();
+        let total: f64 = w.iter().sum();
+        let mean = |v: &[f64]| v.iter().zip(&w).map(|(v, w)| v * w).sum::<f64>() / total;
+        let (ybar, xbar) = (mean(&y), mean(&x));
+        let sxx: f64 = x.iter().zip(&w).map(|(x, w)| w * (x - xbar).powi(2)).sum();
+        if sxx <= 0.0 {
+            return None;
+        }
+        let slope = x.iter().zip(&y).zip(&w).map(|((x, y), w)| w * (x - xbar) * (y - ybar)).sum::<f64>() / sxx;
+        let spread: f64 = y.iter().zip(&w).map(|(y, w)| w * (y - ybar).powi(2)).sum();
+        let left: f64 = x.iter().zip(&y).zip(&w).map(|((x, y), w)| w * (y - ybar - slope * (x - xbar)).powi(2)).sum();
+        // A fit that explains nothing after its lost degree of freedom is not used.
+        let n = units.len() as f64;
+        if left / (n - 2.0) >= spread / (n - 1.0) {
+            return None;
+        }
+        let population = self.run_loads[c] / self.run_instructions[c];
+        let mean = ybar + slope * (population - xbar);
+        // A correction larger than the plain estimate's own 95 % half-width is not the noise
+        // of where the units fell but a line extrapolated past what the units saw (a bursty
+        // program whose units missed its bursts: CPI does not grow linearly with loads).
+        let cycles: Vec<f64> = y.iter().zip(&w).map(|(y, w)| y * w).collect();
+        if (mean - ybar).abs() > Estimate::ratio(&cycles, &w).half_width() {
+            return None;
+        }
+        Some(Regression { mean, slope, units_loads: xbar, run_loads: population })
     }
 
     /// Core `c`'s stratified estimate: sum_h W_h CPI_h, variance sum_h W_h^2 s_h^2 / n_h (a
@@ -401,6 +471,7 @@ impl SampledRun {
             .map(|c| {
                 let cpi = self.cpi(c);
                 let e = self.estimate(c);
+                let regression = if self.strata[c].is_empty() { self.regression(c) } else { None };
                 let (lo, hi) = e.interval();
                 let accesses: Vec<u64> =
                     self.units[c].iter().map(|u| u.memory.row_hits + u.memory.row_misses + u.memory.row_conflicts).collect();
@@ -429,6 +500,12 @@ impl SampledRun {
                     "unit_row_accesses": accesses,
                     "unit_row_misses": misses,
                     "unit_llc_misses": self.units[c].iter().map(|u| u.memory.llc_misses).collect::<Vec<_>>(),
+                    "unit_loads": self.units[c].iter().map(|u| u.core.loads).collect::<Vec<_>>(),
+                    "run_loads": self.run_loads[c],
+                    "run_instructions": self.run_instructions[c],
+                    "estimator": if !self.strata[c].is_empty() { "stratified" } else if regression.is_some() { "regression" } else { "ratio" },
+                    "regression_slope": regression.map(|r| r.slope),
+                    "loads_per_instruction": regression.map(|r| json!({"units": r.units_loads, "run": r.run_loads})),
                     "detailed_instructions": self.detailed[c],
                     "warmed_instructions": self.warmed[c],
                     "skipped_instructions": self.skipped[c],
@@ -459,6 +536,17 @@ impl SampledRun {
         }
         (run, cores)
     }
+}
+
+/// A regression estimate of a core's CPI (`SampledRun::regression`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Regression {
+    pub mean: f64,
+    /// CPI per unit of loads per instruction, fitted over the units.
+    pub slope: f64,
+    /// Loads per instruction in the units (their weighted mean) and over the whole run.
+    pub units_loads: f64,
+    pub run_loads: f64,
 }
 
 /// An estimate, the standard deviation of the units' values it is the mean of (or of a ratio
@@ -645,14 +733,17 @@ pub(super) fn run(
             covered[c] = end[c];
         }
         let warm: Vec<u64> = (0..n).map(|c| spec.functional.map_or(ahead[c], |f| f.min(ahead[c]))).collect();
+        let gap_start: Vec<u64> = (0..n).map(|c| forwarded[c] + sim.cores[c].retired()).collect();
+        let mut gap_loads = vec![0u64; n];
         for c in 0..n {
             let skip = ahead[c] - warm[c];
-            advance(&mut rest[c], threads[c].trace.as_mut(), skip, |_| Ok(()))?;
+            gap_loads[c] = advance(&mut rest[c], threads[c].trace.as_mut(), skip, |_| Ok(()))?;
             rec.skipped[c] += skip;
             forwarded[c] += skip;
         }
-        warm_in_turns(&mut sim.hier, threads, &mut rest, &warm)?;
+        let warmed_loads = warm_in_turns(&mut sim.hier, threads, &mut rest, &warm)?;
         for c in 0..n {
+            rec.count_in_run(c, gap_start[c], ahead[c], gap_loads[c] + warmed_loads[c]);
             rec.warmed[c] += warm[c];
             forwarded[c] += warm[c];
             period_start[c] += length[c];
@@ -683,6 +774,7 @@ pub(super) fn run(
             };
         }
         let before: Vec<u64> = sim.cores.iter().map(|c| c.retired()).collect();
+        let loads_before: Vec<u64> = sim.cores.iter().map(|c| c.stats().loads).collect();
         let this_segment = rec.segments;
         let mut left = phases.iter().filter(|&&p| p != Phase::Done).count();
         segment(sim, threads, clock, &mut now, &mut progress, |sim, c, at| {
@@ -715,10 +807,20 @@ pub(super) fn run(
         })?;
         for c in 0..n {
             pace[c] = sim.cores[c].retired() - before[c];
+            rec.count_in_run(c, forwarded[c] + before[c], pace[c], sim.cores[c].stats().loads - loads_before[c]);
             rec.detailed[c] += pace[c];
             rest[c] = take_record_rest(sim, c)?;
         }
         rec.segments += 1;
+    }
+    // The stretch after the last unit, which the last units stand for too: read (not warmed) so
+    // that the run's intensity covers all of `instructions`.
+    for c in 0..n {
+        let at = forwarded[c] + sim.cores[c].retired();
+        if at < instructions {
+            let loads = advance(&mut rest[c], threads[c].trace.as_mut(), instructions - at, |_| Ok(()))?;
+            rec.count_in_run(c, at, instructions - at, loads);
+        }
     }
     rec.finish(sim, now.dram);
     Ok((RunEnd { now_dram: now.dram, now_core: now.core, requests: now.requests }, rec))
@@ -769,8 +871,9 @@ pub(super) fn advance(
     trace: &mut dyn crate::workload::CpuTraceSource,
     amount: u64,
     mut pass: impl FnMut(&RecordRest) -> Result<()>,
-) -> Result<()> {
+) -> Result<u64> {
     let mut done = 0;
+    let mut passed = 0;
     while done < amount {
         let r = match rest.take() {
             Some(r) => r,
@@ -782,6 +885,7 @@ pub(super) fn advance(
         if done + r.instructions() <= amount {
             pass(&r)?;
             done += r.instructions();
+            passed += 1;
         } else {
             // amount - done < bubbles + 1: only bubbles are passed.
             let passed = amount - done;
@@ -789,31 +893,33 @@ pub(super) fn advance(
             done = amount;
         }
     }
-    Ok(())
+    Ok(passed)
 }
 
 /// Functional warming of exactly `amounts[t]` instructions of each thread (`advance`), in turns
 /// proportional to the amounts so the shared LLC sees the threads interleaved as they ran.
+/// Returns each thread's records passed (`advance`).
 pub(super) fn warm_in_turns(
     hier: &mut super::MemoryHierarchy,
     threads: &mut [ThreadDef],
     rest: &mut [Option<RecordRest>],
     amounts: &[u64],
-) -> Result<()> {
+) -> Result<Vec<u64>> {
+    let mut passed = vec![0u64; threads.len()];
     let most = amounts.iter().copied().max().unwrap_or(0);
     if most == 0 {
-        return Ok(());
+        return Ok(passed);
     }
     let turns = most.div_ceil(super::multicore_sim::WARMUP_TURN);
     let mut done = vec![0u64; threads.len()];
     for turn in 1..=turns {
         for (t, th) in threads.iter_mut().enumerate() {
             let end = amounts[t] * turn / turns;
-            advance(&mut rest[t], th.trace.as_mut(), end - done[t], |r| hier.warm(t as u32, r.read, r.writeback))?;
+            passed[t] += advance(&mut rest[t], th.trace.as_mut(), end - done[t], |r| hier.warm(t as u32, r.read, r.writeback))?;
             done[t] = end;
         }
     }
-    Ok(())
+    Ok(passed)
 }
 
 /// The event loop's clocks and counts, kept across segments.
@@ -901,6 +1007,65 @@ mod tests {
     fn unit(stratum: u32, cycles: u64, weight: u64) -> Unit {
         let core = CoreStats { cycles, retired: 1000, ..CoreStats::default() };
         Unit { position: 0, segment: 0, weight, stratum, core, memory: CoreMemoryStats::default() }
+    }
+
+    /// A run of one core whose units' CPIs are 1 + 20 x for loads per instruction x.
+    fn run_with_units(loads: &[u64], run_loads: u64, run_instructions: u64) -> SampledRun {
+        let mut rec = SampledRun::new(&SamplingSpec::default(), 100_000, 10_000_000, 1);
+        for &l in loads {
+            // 1000 instructions: CPI 1 + 20 l / 1000.
+            let mut u = unit(0, 1000 + 20 * l, 100_000);
+            u.core.loads = l;
+            rec.units[0].push(u);
+        }
+        rec.run_loads[0] = run_loads as f64;
+        rec.run_instructions[0] = run_instructions as f64;
+        rec
+    }
+
+    #[test]
+    fn the_regression_estimate_corrects_units_by_the_gaps_loads_per_instruction() {
+        // Ten units with 10 to 100 loads per 1000 instructions (mean 0.055), and a run with 0.045:
+        // the CPI at the run's intensity is 1 + 20 x 0.045 = 1.9, the units' mean 2.1 (the
+        // correction, 0.2, is within the plain estimate's half-width, 0.38).
+        let loads: Vec<u64> = (1..=10).map(|k| 10 * k).collect();
+        let rec = run_with_units(&loads, 450, 10_000);
+        let r = rec.regression(0).expect("a fit");
+        assert!((r.slope - 20.0).abs() < 1e-9 && (r.run_loads - 0.045).abs() < 1e-12 && (r.units_loads - 0.055).abs() < 1e-12);
+        let e = rec.estimate(0);
+        assert!((e.mean - 1.9).abs() < 1e-9, "{}", e.mean);
+        // The interval's spread is the plain estimator's (conservative), around the corrected mean.
+        let plain = Estimate::ratio(&rec.cpi(0).iter().map(|c| c * 100_000.0).collect::<Vec<_>>(), &[100_000.0; 10]);
+        assert!((plain.mean - 2.1).abs() < 1e-9);
+        assert_eq!((e.sd, e.n), (plain.sd, plain.n));
+        // Its report says which estimator it used.
+        assert_eq!(rec.report().1[0]["estimator"], "regression");
+    }
+
+    #[test]
+    fn the_plain_estimate_stands_without_what_a_regression_needs() {
+        let loads: Vec<u64> = (1..=10).map(|k| 10 * k).collect();
+        // Nine units: too few.
+        assert_eq!(run_with_units(&loads[..9], 300, 10_000).regression(0), None);
+        // Nothing of the run counted.
+        assert_eq!(run_with_units(&loads, 0, 0).regression(0), None);
+        // Every unit of one intensity.
+        assert_eq!(run_with_units(&[40; 10], 300, 10_000).regression(0), None);
+        // CPIs that do not follow the loads: the fit explains nothing, and the mean is the plain one.
+        let mut rec = run_with_units(&loads, 300, 10_000);
+        for (u, cycles) in rec.units[0].iter_mut().zip([1500, 1200, 1500, 1200, 1500, 1200, 1500, 1200, 1500, 1200]) {
+            u.core.cycles = cycles;
+        }
+        assert_eq!(rec.regression(0), None);
+        assert!((rec.estimate(0).mean - 1.35).abs() < 1e-9);
+        assert_eq!(rec.report().1[0]["estimator"], "ratio");
+        // A correction past the plain interval's half-width (0.38): a run at 0.03 loads per
+        // instruction would move the estimate by 0.5.
+        let mut rec = run_with_units(&loads, 300, 10_000);
+        assert_eq!(rec.regression(0), None);
+        assert!((rec.estimate(0).mean - 2.1).abs() < 1e-9);
+        rec.run_loads[0] = 400.0; // 0.04: a move of 0.3, within it
+        assert!(rec.regression(0).is_some());
     }
 
     #[test]
