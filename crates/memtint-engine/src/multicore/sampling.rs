@@ -357,14 +357,20 @@ impl SampledRun {
         if !self.strata[c].is_empty() {
             return self.stratified(c);
         }
+        let plain = self.plain(c);
+        match self.regression(c) {
+            Some(r) => Estimate { mean: r.mean, ..plain },
+            None => plain,
+        }
+    }
+
+    /// Core `c`'s plain (ratio) estimate: its units' CPIs weighted by the instructions each
+    /// stands for.
+    fn plain(&self, c: usize) -> Estimate {
         let cycles: Vec<f64> =
             self.units[c].iter().map(|u| u.weight as f64 * u.core.cycles as f64 / u.core.retired.max(1) as f64).collect();
         let weights: Vec<f64> = self.units[c].iter().map(|u| u.weight as f64).collect();
-        let ratio = Estimate::ratio(&cycles, &weights);
-        match self.regression(c) {
-            Some(r) => Estimate { mean: r.mean, ..ratio },
-            None => ratio,
-        }
+        Estimate::ratio(&cycles, &weights)
     }
 
     /// Core `c`'s regression estimate of its CPI on loads per instruction (Cochran, Sampling
@@ -405,8 +411,7 @@ impl SampledRun {
         // A correction larger than the plain estimate's own 95 % half-width is not the noise
         // of where the units fell but a line extrapolated past what the units saw (a bursty
         // program whose units missed its bursts: CPI does not grow linearly with loads).
-        let cycles: Vec<f64> = y.iter().zip(&w).map(|(y, w)| y * w).collect();
-        if (mean - ybar).abs() > Estimate::ratio(&cycles, &w).half_width() {
+        if (mean - ybar).abs() > self.plain(c).half_width() {
             return None;
         }
         Some(Regression { mean, slope, units_loads: xbar, run_loads: population })
