@@ -395,6 +395,44 @@ def test_row_buffer_causes_and_llc_occupancy_are_named_diagnostics():
     assert common.INTERFERENCE not in common.diagnostics(old)
 
 
+def _run(cycles, finished_at, simulated_ns, recolour_cycles=None, pages=None):
+    """A slim result of two cores, enough for `diagnostics` and `recolour_cause`."""
+    core = {"instructions": 1000, "cycles": cycles, "llc_mpki": 10.0, "dram_reads": 10, "dram_writes": 5,
+            "read_latency_ns_mean": 50.0, "bank_level_parallelism": 2.0, "banks_used": 8, "channels_used": 1,
+            "finished_at": finished_at}
+    run = {"row_buffer_miss_rate": 0.5, "simulated_ns": simulated_ns, "cores": [dict(core), dict(core)]}
+    if pages is not None:
+        run["dynamic"] = {"repartitions": 1, "pages_recoloured": pages}
+        for c in run["cores"]:
+            c["page_migration"] = {"recolour_cycles": recolour_cycles}
+    return run
+
+
+def test_a_dynamic_policys_stall_is_a_cause_against_its_static_baseline():
+    """A static run re-colours nothing, so the stall of a dynamic policy shows against it (before,
+    the diagnostic was missing on the static side and left out); the run's length is ranked only
+    for claims that name it."""
+    static = common.diagnostics(_run(10_000_000, 9_999_999, 5e6))
+    dynamic = common.diagnostics(_run(10_000_000, 9_999_999, 5e6, recolour_cycles=2_000_000, pages=500))
+    assert static["re-colouring stall, % of the threads' cycles"] == 0.0
+    assert dynamic["re-colouring stall, % of the threads' cycles"] == 20.0
+    text = common.explain([(static, dynamic)], top=1, labels=("buddy", "dynamic-bpm"))
+    assert text.startswith("buddy → dynamic-bpm: re-colouring stall, % of the threads' cycles 0.000 → 20.0"), text
+    longer = common.diagnostics(_run(10_000_000, 9_999_999, 9e6))
+    assert "simulated time" not in common.explain([(static, longer)], top=5)
+    assert "simulated time, ms 5.00 → 9.00" in common.explain([(static, longer)], top=1, first=("simulated time, ms",))
+
+
+def test_an_adjustment_overheads_cause_is_its_pages_stall_and_run_length():
+    """Hand-computed: 10 M cycles in 5 ms (0.5 ns per cycle); each of the 2 threads stalled 2 M
+    cycles = 1 ms; 500 pages moved, so 2 ms / 500 = 4 µs per page; runs of 5 ms."""
+    runs = [_run(10_000_000, 9_999_999, 5e6, recolour_cycles=2_000_000, pages=500)] * 2
+    text = common.recolour_cause("dynamic-bpm", runs)
+    assert text.startswith("dynamic-bpm re-coloured 500 pages per run during the measured window and each thread "
+                           "stalled 1.00 ms for them on average (4.0 µs per page moved"), text
+    assert "in runs of 5.0 ms simulated" in text
+
+
 def test_page_migration_survives_slim():
     """The tiering report's migration rows read `page_migration` from slimmed results."""
     from memtint import api
