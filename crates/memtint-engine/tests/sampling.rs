@@ -157,6 +157,41 @@ fn a_faster_program_gets_min_units_evenly_weighted() {
 }
 
 #[test]
+fn a_run_of_exactly_two_periods_measures_two_units() {
+    // Period = unit + warming: no room in a period, so the first segment's drain runs past the
+    // second period's point; those instructions count as its detailed warm-up, and the second
+    // unit still fits (it did not, and the run reported one unit and a zero-width interval).
+    for seed in [1u64, 2, 3] {
+        let r = sim(&json!({
+            "machine": "i7-860", "programs": ["stream"], "instructions": 100_000, "seed": seed,
+            "sampling": {"unit": 20_000, "warming": 30_000},
+        }));
+        let s = &r["cores"][0]["sampling"];
+        assert_eq!(s["units"], 2, "seed {seed}: {s}");
+        let ci: Vec<f64> = s["ipc_ci95"].as_array().unwrap().iter().map(|v| v.as_f64().expect("a bounded interval")).collect();
+        assert!(ci[0] < ci[1], "seed {seed}: {ci:?}");
+    }
+}
+
+#[test]
+fn a_faster_program_short_of_min_units_is_told_why() {
+    // Light runs several times faster than the random program; each segment is at least
+    // unit + warming of the slowest, so in 2 M instructions light cannot have 30 units.
+    let r = sim(&json!({
+        "machine": "i7-860", "programs": ["light", "random:reads_pki=40"], "instructions": 2_000_000, "seed": 3,
+        "sampling": {"unit": 20_000, "warming": 20_000, "period": 80_000, "min_units": 30},
+    }));
+    let units = r["cores"][0]["sampling"]["units"].as_u64().unwrap();
+    assert!(units < 25, "light measured {units} units");
+    let warnings = r["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!("core 0 measured {units} unit(s), fewer than sampling.min_units = 30"))
+            && warnings.contains("run more instructions, or shorten sampling.unit or sampling.warming"),
+        "{warnings}"
+    );
+}
+
+#[test]
 fn a_target_error_takes_a_second_pass_or_says_it_cannot_be_met() {
     let base = json!({"unit": 20_000, "warming": 20_000, "period": 1_000_000});
     let mut s = base.clone();

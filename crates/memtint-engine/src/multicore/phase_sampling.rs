@@ -286,7 +286,10 @@ pub(super) fn run(
             sim.cores[0].put_record_rest(r);
         }
         let position = forwarded + sim.cores[0].retired();
-        let size = spec.unit.min(instructions.saturating_sub(position + spec.warming)).max(1);
+        // Past the unit's point (the last unit's drain ran on into this interval): those
+        // instructions ran in detail just before, so they count as its detailed warm-up.
+        let warm_up = spec.warming.saturating_sub(position.saturating_sub(at));
+        let size = spec.unit.min(instructions.saturating_sub(position + warm_up)).max(1);
         // The instructions the unit stands for: its phase's share of the run over its units.
         let weight = (plan.weights[phase as usize] * instructions as f64 / per_phase[phase as usize] as f64).round().max(1.0) as u64;
         let before = sim.cores[0].retired();
@@ -294,9 +297,9 @@ pub(super) fn run(
             sim.cores[0].resume_at(now.core);
         }
         let mut start = None;
-        let mut state = if spec.warming > 0 {
+        let mut state = if warm_up > 0 {
             let core = &mut sim.cores[0];
-            core.set_target(core.retired() + spec.warming);
+            core.set_target(core.retired() + warm_up);
             Phase::Warming
         } else {
             start = Some((position, sim.cores[0].stats(), sim.hier.core_stats_at(0, clock.core_to_dram_ceil(now.core))));

@@ -312,9 +312,34 @@ impl SampledRun {
 
     /// The run's end: warnings on cores with few units, the memory system's last accounts.
     pub(super) fn finish(&mut self, sim: &mut Sim, now_dram: Cycle) {
-        let remedy = if self.spec.mode == "phases" { "raise sampling.min_units" } else { "lower sampling.period" };
+        let segment = self.spec.unit + self.spec.warming;
+        let remedy = if self.spec.mode == "phases" {
+            "raise sampling.min_units".to_string()
+        } else if self.period > segment {
+            format!("lower sampling.period, now {}, to as little as unit + warming = {segment}", self.period)
+        } else {
+            "run more instructions, or shorten sampling.unit or sampling.warming".to_string()
+        };
+        // A faster program's units (`min_units`): a detailed segment is at least unit + warming
+        // of the slowest program, so one k times faster covers k times that of its own
+        // instructions per segment, and a run too short for `min_units` such segments gives fewer.
+        let ipc: Vec<f64> = self.units.iter().map(|u| ipc_so_far(u)).collect();
+        let slowest = (0..ipc.len()).filter(|&c| ipc[c] > 0.0).min_by(|&a, &b| ipc[a].total_cmp(&ipc[b]));
         for (c, u) in self.units.iter().enumerate() {
-            if u.len() < FEW_UNITS {
+            let due = match slowest {
+                Some(s) if self.strata[c].is_empty() && s != c => (self.spec.min_units as usize).min(self.units[s].len()),
+                _ => 0,
+            };
+            if u.len() < due {
+                let k = ipc[c] / ipc[slowest.expect("due")];
+                self.warnings.push(format!(
+                    "sampling: core {c} measured {} unit(s), fewer than sampling.min_units = {} or the slowest program's {}: it runs {k:.1}x as fast, so each detailed segment covers about {} of its instructions (unit + warming = {segment} of the slowest's); run more instructions, or shorten sampling.unit or sampling.warming",
+                    u.len(),
+                    self.spec.min_units,
+                    self.units[slowest.expect("due")].len(),
+                    (k * segment as f64).round() as u64,
+                ));
+            } else if u.len() < FEW_UNITS {
                 self.warnings.push(format!(
                     "sampling: core {c} measured {} unit(s): its interval's normal approximation is weak (30 or more recommended; {remedy})",
                     u.len()
@@ -418,7 +443,8 @@ impl SampledRun {
     }
 
     /// Core `c`'s stratified estimate: sum_h W_h CPI_h, variance sum_h W_h^2 s_h^2 / n_h (a
-    /// stratum with one unit takes the largest s_h of the others); reported as an `Estimate`
+    /// stratum with one unit takes the largest s_h of the others; with none to take, the
+    /// variance is infinite); reported as an `Estimate`
     /// whose `sd / sqrt(n)` is that variance's root.
     fn stratified(&self, c: usize) -> Estimate {
         let weights = &self.strata[c];
@@ -430,7 +456,8 @@ impl SampledRun {
                 Estimate::ratio(&y, &x)
             })
             .collect();
-        let borrowed = strata.iter().filter(|e| e.n >= 2).map(|e| e.sd).fold(0.0, f64::max);
+        // No stratum with two units: no spread to borrow, so no interval (infinite, as one unit's).
+        let borrowed = strata.iter().filter(|e| e.n >= 2).map(|e| e.sd).reduce(f64::max).unwrap_or(f64::INFINITY);
         let mean: f64 = strata.iter().zip(weights).map(|(e, w)| w * e.mean).sum();
         let variance: f64 = strata
             .iter()
@@ -698,12 +725,14 @@ pub(super) fn run(
         // phases, as a short trace's wrap-around; the period's room is the least core's).
         let room = (0..n).map(|c| length[c] - unit - warming).min().unwrap_or(0);
         let offset = if room > 0 { rng.gen_range(0..=room) as f64 / room as f64 } else { 0.0 };
-        let ahead: Vec<u64> = (0..n)
-            .map(|c| {
-                let at = period_start[c] + ((length[c] - unit - warming) as f64 * offset) as u64;
-                at.saturating_sub(forwarded[c] + sim.cores[c].retired())
-            })
-            .collect();
+        let at: Vec<u64> = (0..n).map(|c| period_start[c] + ((length[c] - unit - warming) as f64 * offset) as u64).collect();
+        let ahead: Vec<u64> = (0..n).map(|c| at[c].saturating_sub(forwarded[c] + sim.cores[c].retired())).collect();
+        // A core already past its point (the last segment's drain ran on beyond its target, or a
+        // period with no room) ran those instructions in detail just before: they count as its
+        // detailed warm-up, so its unit still starts where the period puts it, and the last
+        // period's unit still fits in the run.
+        let warm_up: Vec<u64> =
+            (0..n).map(|c| warming.saturating_sub((forwarded[c] + sim.cores[c].retired()).saturating_sub(at[c]))).collect();
         // Each core's unit: `unit` instructions for the slowest program, k times as many for one
         // k times faster (whole multiples, from the IPC estimates, never from the current phase:
         // a length that followed the phase would over-represent its fast phases), which it runs
@@ -712,7 +741,7 @@ pub(super) fn run(
         let sizes: Vec<u64> = (0..n)
             .map(|c| {
                 let k = if known { (ipc[c] / slowest).floor().max(1.0) as u64 } else { 1 };
-                let start = forwarded[c] + sim.cores[c].retired() + ahead[c] + warming;
+                let start = forwarded[c] + sim.cores[c].retired() + ahead[c] + warm_up[c];
                 (unit * k).min(instructions.saturating_sub(start))
             })
             .collect();
@@ -765,8 +794,8 @@ pub(super) fn run(
             phases[c] = if !measured[c] {
                 core.clear_target();
                 Phase::Done
-            } else if warming > 0 {
-                core.set_target(core.retired() + warming);
+            } else if warm_up[c] > 0 {
+                core.set_target(core.retired() + warm_up[c]);
                 Phase::Warming
             } else {
                 starts[c] = Some((
@@ -1121,5 +1150,16 @@ mod tests {
         // Without strata, the same units are one sample (the ratio estimator).
         rec.strata = vec![Vec::new()];
         assert!((rec.estimate(0).mean - 0.8 * 1.0 - 0.2 * 3.0).abs() > 0.1);
+    }
+
+    #[test]
+    fn strata_of_one_unit_each_have_no_interval_rather_than_a_zero_width_one() {
+        let spec = SamplingSpec { mode: "phases".into(), ..SamplingSpec::default() };
+        let mut rec = SampledRun::new(&spec, 100_000, 10_000_000, 1);
+        rec.strata = vec![vec![0.5, 0.5]];
+        rec.units[0] = vec![unit(0, 1000, 5_000_000), unit(1, 3000, 5_000_000)];
+        let e = rec.estimate(0);
+        assert!((e.mean - 2.0).abs() < 1e-12, "{e:?}");
+        assert!(e.half_width().is_infinite(), "{e:?}");
     }
 }
