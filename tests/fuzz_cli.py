@@ -39,6 +39,11 @@ SEED_FILES = [
     '[sampling]\nunit = 100\nwarming = 50\nperiod = 400\nfunctional = 100\nmin_units = 3\ntarget_error = 0.2\n',
     'machine = "i7-860"\nprograms = ["stream"]\ninstructions = 4000\n'
     '[sampling]\nmode = "phases"\nunit = 100\nwarming = 50\nperiod = 400\nclusters = 3\nwarm_prefetchers = true\n',
+    # Runs of two periods and no room in them, and phases of one unit each: intervals that must
+    # come out bounded or unbounded (`± ?`), never a crash in the tables.
+    'machine = "i7-860"\nprograms = ["stream", "light"]\ninstructions = 300\n[sampling]\nunit = 100\nwarming = 50\n',
+    'machine = "i7-860"\nprograms = ["random"]\ninstructions = 800\n'
+    '[sampling]\nmode = "phases"\nunit = 100\nwarming = 50\nperiod = 400\nmin_units = 1\n',
     'machine = "ddr4-2400"\nprograms = ["copy"]\ninstructions = 1000\ncheck = true\n'
     '[overrides.controller]\nwrite_handling = "ramulator"\nread_queue = 8\n',
     'machine = "i7-860"\ninstructions = 1000\n[[processes]]\nname = "p"\nthreads = ["light", "stream"]\n'

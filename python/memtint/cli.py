@@ -13,6 +13,7 @@ import threading
 import time
 from typing import Any, Callable, NoReturn, Sequence
 
+from memtint.tables import output_console
 from memtint import api
 from memtint.linux.errors import LinuxError
 from memtint.outputs import check_outputs, write_text
@@ -98,7 +99,7 @@ def _setting(text: str) -> tuple[list[str], Any]:
 def _overrides(settings: list[tuple[list[str], Any]] | None, base: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """A partial machine table from the `--set` settings that are not `os.*`, on top of `base`
     (the settings win)."""
-    machine = [(path, value) for path, value in settings or [] if path[0] != "os"]
+    machine = [(path, value) for path, value in settings or [] if path[0] not in ("os", "sampling")]
     return _nested(machine, base)
 
 
@@ -130,7 +131,8 @@ def _nested(settings: list[tuple[list[str], Any]], base: dict[str, Any] | None) 
 
 _SET_HELP = ("override one setting of the run: a machine setting (controller.*, cache.*, dram.*, cpu.*, e.g. "
              "controller.write_idle_drain_min=9 or dram.channels=2; sections and keys as in machine TOMLs) or an OS "
-             "setting (os.*, e.g. os.colour_split=strided or os.ccps.delta=5; the [os] table of run files); "
+             "setting (os.*, e.g. os.colour_split=strided or os.ccps.delta=5; the [os] table of run files) or a "
+             "sampling setting (sampling.*, e.g. sampling.unit=10000, as --sample-unit; implies sampling); "
              "repeatable; docs/stats.md")
 
 
@@ -185,11 +187,24 @@ def sampling_from_args(args: argparse.Namespace, base: dict[str, Any] | None = N
         ("functional", "sample_functional"), ("min_units", "sample_min_units"), ("target_error", "target_error"),
         ("mode", "sample_mode"), ("clusters", "sample_clusters"), ("warm_prefetchers", "sample_warm_prefetchers"))}
     given = {key: value for key, value in given.items() if value is not None}
+    given = {**_sampling_settings(getattr(args, "set", None)), **given}
     if not given and not getattr(args, "sample", False):
         return base
     table = dict(base if base is not None else DEFAULT_SAMPLING)
     table.update(given)
     return table
+
+
+def _sampling_settings(settings: list[tuple[list[str], Any]] | None) -> dict[str, Any]:
+    """The `sampling.*` settings of `--set` (`--set sampling.unit=10000`, as `--sample-unit`); the
+    engine checks the keys and names an unknown one."""
+    out = {}
+    for path, value in settings or []:
+        if path[0] == "sampling":
+            if len(path) != 2:
+                raise UsageError(f"--set {'.'.join(path)}: the sampling table has no sections (sampling.KEY=VALUE)")
+            out[path[1]] = value
+    return out
 
 
 def _registered_names() -> Callable[[str], str]:
@@ -633,7 +648,7 @@ def _dram(args: argparse.Namespace) -> int:
         return status
     from memtint.tables import dram_summary, read_latency_table
 
-    console = Console()
+    console = output_console()
     console.print(dram_summary(stats))
     console.print(read_latency_table(stats))
     _print_warnings(console, stats.get("warnings"))
@@ -855,7 +870,7 @@ def _sim(args: argparse.Namespace) -> int:
     if _write_json(args.json, stats):
         _warn_stderr(stats.get("warnings"))
         return 0
-    console = Console()
+    console = output_console()
     console.print(sim_table(stats))
     _print_warnings(console, stats.get("warnings"))
     return 0
@@ -880,7 +895,7 @@ def _rt(args: argparse.Namespace) -> int:
         raise api.MemtintError(_at_config_line(args.config, str(error))) from None
     if _write_json(args.json, stats):
         return 0
-    Console().print(rt_table(stats))
+    output_console().print(rt_table(stats))
     return 0
 
 
@@ -944,15 +959,16 @@ def _compare(args: argparse.Namespace) -> int:
         write_text("--csv", args.csv, text.getvalue())
     if _write_json(args.json, result):
         return 0
-    out = Console()
+    out = output_console()
     for table in compare_tables(result):
         out.print(table)
     out.print(f"warm-up: {result['warmup']:,} instructions per core before statistics")
     for note in result.get("notes", []):
         out.print(f"[yellow]note:[/yellow] {note}")
-    # Per policy, where the comparison carries its shared run's warnings.
+    # Per policy, where the comparison carries its shared run's warnings; then the alone runs'.
     for p in result.get("policies", []):
         _print_warnings(out, [f"{p['policy']}: {w}" for w in p.get("warnings") or []])
+    _print_warnings(out, result.get("alone_warnings"))
     return 0
 
 
@@ -992,7 +1008,7 @@ def _advise(args: argparse.Namespace) -> int:
     if _write_json(args.json, out_json):
         _warn_stderr(rec.advice.warnings)
         return 0
-    out = Console()
+    out = output_console()
     table = Table(title=f"Programs on {args.machine}: HVR classes")
     for col in ("program", "class", "why"):
         table.add_column(col)
@@ -1078,7 +1094,7 @@ def _mine_rules(args: argparse.Namespace) -> int:
              "coalescing": rule_mining.coalescing_observations(recs)}
     if _write_json(args.json, study):
         return 0
-    out = Console()
+    out = output_console()
     t = Table(title=f"Mined from {len(train)} training mixes (paper's decision order)")
     for col in ("leaf", "paper", "support", "best policy", "confidence", "runner-up"):
         t.add_column(col)
@@ -1116,10 +1132,16 @@ def _sweep(args: argparse.Namespace) -> int:
         summary = run_sweep(spec, args.out, jobs=args.jobs, ray=args.ray, limit=args.limit,
                             batch_size=args.batch_size)
     rows = policy_summary(load_results(args.out), summary.config_hashes)
-    out = Console()
+    out = output_console()
     out.print(sweep_table(rows, f"sweep {summary.name} · {summary.total} runs · results in {summary.out}"))
     out.print(f"{summary.done} run(s) done ({summary.failed} failed), {summary.skipped} already stored, "
               f"{summary.remaining} left by --limit; {summary.alone_runs} alone run(s); {summary.seconds:.1f} s")
+    # Each distinct warning once, with how many runs gave it (an unmet target error, few units).
+    for w, runs in list(summary.warnings.items())[:5]:
+        more = f" (and {len(runs) - 1} more run(s))" if len(runs) > 1 else ""
+        _print_warnings(out, [f"{runs[0]}{more}: {w}"])
+    if len(summary.warnings) > 5:
+        _print_warnings(out, [f"... and {len(summary.warnings) - 5} more distinct warning(s)"])
     if summary.failed:
         for config_hash, error in list(summary.errors.items())[:5]:
             sys.stderr.write(f"memtint: run {config_hash[:12]} failed: {error}\n")
@@ -1149,6 +1171,8 @@ def _sweep_spec(path: str, settings: list[tuple[list[str], Any]] | None, sample:
             table[key] = value
     if sample:
         table.setdefault("sampling", dict(DEFAULT_SAMPLING))
+    if (from_set := _sampling_settings(settings)):
+        table["sampling"] = {**(table.get("sampling") or DEFAULT_SAMPLING), **from_set}
     return parse_spec(table, base=os.path.dirname(os.path.abspath(path)), source=path)
 
 
@@ -1162,7 +1186,7 @@ def _report(args: argparse.Namespace) -> int:
 
     check_output_dir("--out", args.out or os.path.join(args.results, "report"))
     report = write_report(args.results, args.out, baseline=args.baseline)
-    out = Console()
+    out = output_console()
     out.print(normalised_table(report["rows"], f"{report['runs']} runs of {report['mixes']} mixes, "
                                                f"normalised to {report['baseline']}"))
     out.print(f"Report: {report['index']} (summary: {report['summary']})", soft_wrap=True)
@@ -1259,7 +1283,7 @@ def _trace_stats(args: argparse.Namespace) -> int:
         return 0
     from memtint.tables import trace_stats_tables
 
-    console = Console()
+    console = output_console()
     for table in trace_stats_tables(results):
         console.print(table)
     return 0
@@ -1288,7 +1312,7 @@ def _presets(args: argparse.Namespace) -> int:
 
     from memtint.tables import presets_tables
 
-    console = Console()
+    console = output_console()
     for table in presets_tables(api.presets()):
         console.print(table)
     return 0

@@ -333,6 +333,8 @@ def compare(
         "baseline": baseline,
         "policies": results,
         "notes": notes,
+        # The alone runs' warnings (a sampled alone run's few units, say), by program.
+        "alone_warnings": [f"alone {mix[i]}: {w}" for i, a in enumerate(alone) for w in a.get("warnings") or []],
     }
     if sampling is not None:
         out["sampling"] = dict(sampling)

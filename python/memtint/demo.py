@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from memtint.tables import output_console
 from memtint import api
 
 #: The demo's sweep specification, in the source tree (configs/sweeps/demo.toml).
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     spec = parse_spec(load_demo_spec(args.instructions), base=SPEC_PATH.parent, source=str(SPEC_PATH))
     results = os.path.join(args.out, "results")
-    console = Console()
+    console = output_console()
     n = len(spec)
     console.print(f"Running the demo sweep: {n} runs ({len({e.mix for e in spec.entries})} mixes drawn from the "
                   f"suite by measured class x {len({e.policy for e in spec.entries})} policies) on the process pool, "

@@ -56,12 +56,17 @@ def _order(series: "pandas.Series", runs: "pandas.DataFrame", base: str) -> list
 
 def _series(runs: "pandas.DataFrame") -> "pandas.Series":
     """A policy's label: its name, or ``policy @ machine`` when the results hold several machines
-    and the policy ran on a machine other than the most common one."""
+    and the policy ran on a machine other than the most common one; ``(sampled)`` after it when
+    the results hold sampled and detailed runs, which are estimates of different precision."""
     machines = runs["machine"].value_counts()
     if len(machines) <= 1:
-        return runs["policy"]
-    common = machines.index[0]
-    return runs.apply(lambda r: r["policy"] if r["machine"] == common else f"{r['policy']} @ {r['machine']}", axis=1)
+        labels = runs["policy"].copy()
+    else:
+        common = machines.index[0]
+        labels = runs.apply(lambda r: r["policy"] if r["machine"] == common else f"{r['policy']} @ {r['machine']}", axis=1)
+    if runs["_sampled"].nunique() > 1:
+        labels = labels.where(~runs["_sampled"], labels + " (sampled)")
+    return labels
 
 
 def _mix_label(mix: str) -> str:
@@ -101,6 +106,9 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
 
     base_policy = choose_baseline(frame, baseline)
     runs = frame.drop_duplicates("config_hash").reset_index(drop=True).copy()
+    # A sampled run is normalised by the baseline's sampled run of its mix, a detailed one by the
+    # detailed (a store can hold both: a sweep run with and without --sample into one --out).
+    runs["_sampled"] = runs["sampled"].fillna(False).astype(bool) if "sampled" in runs.columns else False
     runs["series"] = _series(runs) if len(runs) else pd.Series(dtype=str)
     runs["mix_label"] = runs["mix"].map(_mix_label)
     seeds = runs.groupby("mix")["seed"].transform("nunique") > 1
@@ -111,16 +119,17 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
 
     ok = runs["status"] == "ok"
     base = runs[ok & (runs["policy"] == base_policy)]
-    same_machine = {tuple(r[k] for k in _MIX_KEY + ["machine"]): r for _, r in base.iterrows()}
+    key = _MIX_KEY + ["_sampled"]
+    same_machine = {tuple(r[k] for k in key + ["machine"]): r for _, r in base.iterrows()}
     by_mix: dict[tuple, list] = {}
     for _, r in base.iterrows():
-        by_mix.setdefault(tuple(r[k] for k in _MIX_KEY), []).append(r)
+        by_mix.setdefault(tuple(r[k] for k in key), []).append(r)
 
     ws_norm, ms_norm = [], []
     for _, r in runs.iterrows():
-        ref = same_machine.get(tuple(r[k] for k in _MIX_KEY + ["machine"]))
+        ref = same_machine.get(tuple(r[k] for k in key + ["machine"]))
         if ref is None:
-            candidates = by_mix.get(tuple(r[k] for k in _MIX_KEY), [])
+            candidates = by_mix.get(tuple(r[k] for k in key), [])
             ref = candidates[0] if len(candidates) == 1 else None
         if r["status"] != "ok" or ref is None:
             ws_norm.append(math.nan)

@@ -90,8 +90,16 @@ class _CpiEstimates:
         self.mean, self.units, self.segments = [], [], []
         #: Per core: the variance of a stratified (phases) estimate, else None.
         self.stratified: list[float | None] = []
+        #: Whether any core's spread is unknown: a sampled core with fewer than two units, or a
+        #: phases run with no phase of two (the engine's interval is unbounded, ``[0, null]``).
+        self.unknown = False
         for c in cores:
             s = c.get("sampling") or {}
+            units = s.get("units")
+            if units is None:
+                units = len(s.get("unit_cycles") or s.get("unit_cpi") or [])
+            if s and (units < 2 or s.get("cpi_stddev", 0.0) is None):
+                self.unknown = True
             self.segments.append(s.get("unit_segments"))
             self.stratified.append(_stratified_variance(s) if s.get("strata_weights") else None)
             cycles, instructions = s.get("unit_cycles"), s.get("unit_instructions")
@@ -139,6 +147,8 @@ def _stratified_variance(s: dict[str, Any]) -> float:
     """The variance of a phases run's CPI estimate, as the engine reports it
     (multicore/phase_sampling.rs: ``cpi_stddev`` over the square root of ``units`` is the
     stratified estimate's standard error)."""
+    if s.get("cpi_stddev") is None:  # no phase with two units: no spread (``unknown``)
+        return float("inf")
     return s["cpi_stddev"] ** 2 / s["units"] if s.get("units") else 0.0
 
 
@@ -152,6 +162,9 @@ def mix_intervals(alone: list[dict[str, Any]], shared: dict[str, Any]) -> dict[s
     s = _CpiEstimates(shared["cores"])
     a = _CpiEstimates(alone)
     n = len(alone)
+    if s.unknown or a.unknown:  # a core of one unit: an unbounded interval, never a zero-width one
+        return {"weighted_speedup": [None, None], "harmonic_speedup": [None, None], "maximum_slowdown": [None, None],
+                "slowdowns": [[None, None] for _ in range(n)]}
     S, A = s.mean, a.mean
 
     def variance(grad_s: list[float], grad_a: list[float]) -> float:
@@ -185,7 +198,7 @@ def mix_intervals(alone: list[dict[str, Any]], shared: dict[str, Any]) -> dict[s
 
 
 def half_width(interval: Sequence[float] | None) -> float | None:
-    """Half the width of ``[low, high]`` (None for None)."""
-    if not interval:
+    """Half the width of ``[low, high]`` (None for None, or an unbounded interval)."""
+    if not interval or any(not isinstance(x, (int, float)) or not math.isfinite(x) for x in interval):
         return None
     return (interval[1] - interval[0]) / 2

@@ -8,7 +8,30 @@ from typing import Any, Iterable
 
 from rich import box
 from rich.markup import escape
+from rich.console import Console
 from rich.table import Table
+
+from memtint import sampling
+
+#: Columns for results written to a pipe or a file: rich would take 80 and cut the cells.
+PIPE_WIDTH = 220
+
+
+def output_console(**kwargs: Any) -> Console:
+    """The console results are printed on: a terminal's own width (`COLUMNS` if set), else
+    `PIPE_WIDTH`, so a redirected table keeps every column and digit."""
+    console = Console(**kwargs)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(width=PIPE_WIDTH, **kwargs)
+    return console
+
+
+class _Table(Table):
+    """A rich table whose cells wrap on a narrow terminal instead of being cut to "0.…"."""
+
+    def add_column(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("overflow", "fold")
+        super().add_column(*args, **kwargs)
 
 MISSING = "—"
 
@@ -23,11 +46,13 @@ def number(value: Any, digits: int = 1) -> str:
 
 
 def with_interval(value: Any, interval: Any, digits: int = 3) -> str:
-    """``1.234 ± 0.012`` (half the 95 % interval's width) for a sampled estimate; the number
-    alone without an interval."""
+    """``1.234 ± 0.012`` (half the 95 % interval's width) for a sampled estimate; ``1.234 ± ?``
+    for one whose interval is unbounded (fewer than two units); the number alone without an
+    interval."""
     if not interval or not isinstance(value, (int, float)):
         return number(value, digits)
-    return f"{number(value, digits)} ± {number((interval[1] - interval[0]) / 2, digits)}"
+    half = sampling.half_width(interval)
+    return f"{number(value, digits)} ± {'?' if half is None else number(half, digits)}"
 
 
 def _units_text(units: list[Any]) -> str:
@@ -68,6 +93,10 @@ def resolved_line(policies: list[dict[str, Any]]) -> str:
     with_ci = [p for p in policies if p.get("weighted_speedup_ci95")]
     if len(with_ci) < 2:
         return ""
+    unbounded = [p["policy"] for p in with_ci if sampling.half_width(p["weighted_speedup_ci95"]) is None]
+    if unbounded:
+        return (f"best WS not resolved: {', '.join(unbounded)} measured a program in fewer than two units, so its "
+                "interval is unbounded (± ?); a longer run or a shorter --sample-period gives more units")
     best = max(with_ci, key=lambda p: p["weighted_speedup"])
     low, high = best["weighted_speedup_ci95"]
     close = [p["policy"] for p in with_ci if p is not best
@@ -75,7 +104,7 @@ def resolved_line(policies: list[dict[str, Any]]) -> str:
     if not close:
         return f"best WS: {best['policy']}, its 95 % interval clear of every other policy's"
     return (f"best WS: {best['policy']}, not resolved from {', '.join(close)} (their 95 % intervals overlap; "
-            "more units, e.g. --target-error, would tell them apart)")
+            "more units would tell them apart: a longer run, a shorter --sample-period or a smaller --target-error)")
 
 
 def percent(part: Any, whole: Any) -> str:
@@ -137,7 +166,7 @@ LATENCY_COLUMNS = (("mean", "mean"), ("p50", "p50"), ("p90", "p90"), ("p99", "p9
 
 def read_latency_table(stats: dict[str, Any]) -> Table:
     """Read latency percentiles in DRAM cycles and in nanoseconds."""
-    table = Table(title="Read latency", box=box.SIMPLE_HEAD)
+    table = _Table(title="Read latency", box=box.SIMPLE_HEAD)
     table.add_column("")
     for _, label in LATENCY_COLUMNS:
         table.add_column(label, justify="right")
@@ -192,7 +221,7 @@ def rt_table(stats: dict[str, Any]) -> Table:
     config = stats.get("config", {}) or {}
     title = (f"{config.get('machine')} · {config.get('schedule')} · {config.get('controller_refresh')} refresh, "
              f"tRFC {duration_ns(config.get('tRFC_ns'))}")
-    table = Table(title=title, box=box.SIMPLE_HEAD)
+    table = _Table(title=title, box=box.SIMPLE_HEAD)
     coloured = config.get("schedule") not in ("edf", "rm")
     columns = ("task", "p", "e", "jobs", "miss", "run", "max", "lat ns", "p99", "max", "met") + (("ranks",) if coloured else ())
     for column in columns:
@@ -227,7 +256,7 @@ def dram_summary(stats: dict[str, Any]) -> Table:
     title = " · ".join(
         str(config[k]) for k in ("machine", "mapping", "scheduler", "row_policy", "refresh") if config.get(k)
     )
-    table = Table(title=title or None, box=box.SIMPLE, show_header=False)
+    table = _Table(title=title or None, box=box.SIMPLE, show_header=False)
     table.add_column("metric", style="bold")
     table.add_column("value")
 
@@ -264,7 +293,7 @@ def dram_summary(stats: dict[str, Any]) -> Table:
 
 def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
     """The tables `memtint presets` prints: machines, devices, mappings, then components."""
-    machines = Table(title="Machines (or a machine TOML file)", box=box.SIMPLE_HEAD)
+    machines = _Table(title="Machines (or a machine TOML file)", box=box.SIMPLE_HEAD)
     machines.add_column("name", no_wrap=True)
     machines.add_column("capacity", no_wrap=True, justify="right")
     machines.add_column("mapping", no_wrap=True)
@@ -278,7 +307,7 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
         )
     yield machines
 
-    devices = Table(title="Devices", box=box.SIMPLE_HEAD)
+    devices = _Table(title="Devices", box=box.SIMPLE_HEAD)
     for column in ("name", "standard", "speed bin", "MT/s", "densities (Gb)"):
         devices.add_column(column)
     for d in catalogue.get("devices", []):
@@ -291,14 +320,14 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
         )
     yield devices
 
-    mappings = Table(title="Mappings (also any layout such as RoBaRaCoCh, or a mapping TOML)", box=box.SIMPLE_HEAD)
+    mappings = _Table(title="Mappings (also any layout such as RoBaRaCoCh, or a mapping TOML)", box=box.SIMPLE_HEAD)
     mappings.add_column("name")
     mappings.add_column("description", overflow="fold")
     for m in catalogue.get("mappings", []):
         mappings.add_row(m.get("name", MISSING), m.get("description", ""))
     yield mappings
 
-    components = Table(title="Components", box=box.SIMPLE_HEAD)
+    components = _Table(title="Components", box=box.SIMPLE_HEAD)
     components.add_column("kind")
     components.add_column("names", overflow="fold")
     for key, label in (
@@ -315,7 +344,7 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
         components.add_row(label, ", ".join(str(x) for x in catalogue.get(key, [])))
     yield components
 
-    described = Table(title="Schedulers, row policies, refresh managers, placement, migration and dynamic policies, "
+    described = _Table(title="Schedulers, row policies, refresh managers, placement, migration and dynamic policies, "
                             "resctrl partitioning (os.resctrl), real-time schedules (memtint rt)",
                       box=box.SIMPLE_HEAD)
     for column in ("kind", "name"):
@@ -354,7 +383,7 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
             described.add_row(label, c.get("name", MISSING), escape("; ".join(n for n in notes if n)), table)
     yield described
 
-    mixes = Table(title="Mixes (memtint compare --mix NAME)", box=box.SIMPLE_HEAD)
+    mixes = _Table(title="Mixes (memtint compare --mix NAME)", box=box.SIMPLE_HEAD)
     mixes.add_column("name")
     mixes.add_column("programs", overflow="fold")
     for m in catalogue.get("mixes", []):
@@ -376,7 +405,7 @@ def _param(value: Any) -> str:
 def sim_table(stats: dict[str, Any]) -> Table:
     """Per-core results of one CPU-trace run."""
     cfg = stats["config"]
-    table = Table(
+    table = _Table(
         title=f"{cfg['machine']} · policy {stats['policy']} · {count(cfg['instructions'])} instructions per core",
         box=box.SIMPLE,
         pad_edge=False,
@@ -504,12 +533,12 @@ def migration_line(m: dict[str, Any]) -> str:
 
 def trace_stats_tables(results: list[dict[str, Any]]) -> list[Table]:
     """`memtint trace-stats`: what each trace is, then how it behaves alone and its labels."""
-    traces = Table(title="CPU traces", box=box.SIMPLE, pad_edge=False, collapse_padding=True)
+    traces = _Table(title="CPU traces", box=box.SIMPLE, pad_edge=False, collapse_padding=True)
     for name in ("trace", "instr", "RPKI", "WPKI", "footprint", "reuse p50", "p90", "LRU@LLC"):
         traces.add_column(name, justify="left" if name == "trace" else "right", no_wrap=name != "trace")
     alone = next((r["alone"] for r in results if r.get("alone")), None)
     title = "Alone" + (f" on {alone['machine']} ({alone['policy']}), and labels" if alone else ": labels")
-    labels = Table(title=title, box=box.SIMPLE, pad_edge=False, collapse_padding=True)
+    labels = _Table(title=title, box=box.SIMPLE, pad_edge=False, collapse_padding=True)
     for name in ["trace"] + (["IPC", "MPKI", "RB hit", "BLP"] if alone else []) + ["class"]:
         labels.add_column(name, justify="left" if name in ("trace", "class") else "right", no_wrap=name != "trace")
     for r in results:
@@ -548,7 +577,7 @@ def _lines(value: Any) -> str:
 
 def compare_tables(result: dict[str, Any]) -> list[Table]:
     """The policy summary and the per-program slowdowns of a comparison."""
-    summary = Table(
+    summary = _Table(
         title=f"{result['machine']} · mix {', '.join(map(_program_name, result['mix']))} · "
               f"{count(result['instructions'])} instructions per core",
         box=box.SIMPLE_HEAVY,
@@ -574,7 +603,7 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
         summary.caption += "\n" + line
         if (resolved := resolved_line(result["policies"])):
             summary.caption += "\n" + resolved
-    detail = Table(title="slowdown per program (IPC_alone / IPC_shared) and its row-buffer miss rate", box=box.SIMPLE)
+    detail = _Table(title="slowdown per program (IPC_alone / IPC_shared) and its row-buffer miss rate", box=box.SIMPLE)
     detail.add_column("program", no_wrap=True)
     detail.add_column("IPC alone", justify="right", no_wrap=True)
     for p in result["policies"]:
@@ -596,7 +625,7 @@ def _program_name(program: str) -> str:
 
 def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
     """Per-policy summary of a sweep (rows of :func:`memtint.sweep.policy_summary`)."""
-    table = Table(title=title, box=box.SIMPLE_HEAVY)
+    table = _Table(title=title, box=box.SIMPLE_HEAVY)
     for name in ("policy", "runs", "WS mean", "WS max", "max slowdown mean", "RB miss", "failed"):
         table.add_column(name, justify="left" if name == "policy" else "right", no_wrap=True)
     for r in rows:
@@ -619,7 +648,7 @@ def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
 def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
     """The per-policy summary of `memtint report` (rows of :func:`memtint.reports.summary_rows`):
     weighted speedup and maximum slowdown divided by the baseline's on the same mix."""
-    table = Table(title=title, box=box.SIMPLE_HEAVY)
+    table = _Table(title=title, box=box.SIMPLE_HEAVY)
     failures = any(r["failed"] for r in rows)
     table.add_column("policy", overflow="fold", min_width=10)
     for name in ("WS/base\nmean", "WS/base\nmax", "MS/base\nmean", "MS/base\nmax", "max\nslowdown",

@@ -17,6 +17,7 @@ import statistics
 import time
 from typing import Any
 
+from memtint.tables import output_console
 from memtint.api import MemtintError
 
 RATIOS = (2, 5, 10)
@@ -201,7 +202,7 @@ def run(out: str, *, instructions: int | None = None, jobs_count: int | None = N
     if instructions < 1:
         raise MemtintError(f"--instructions must be at least 1, got {instructions}")
     check_output_dir("--out", out)
-    console = Console()
+    console = output_console()
     start = time.perf_counter()
     planned = jobs(instructions, list(range(1, seeds + 1)))
     console.print(f"Running the tiering demo: {len(planned)} runs (3 bandwidth ratios x {len(POLICIES)} placement "

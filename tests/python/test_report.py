@@ -127,3 +127,30 @@ def test_a_report_of_one_sweep_leaves_out_the_stores_other_runs(results, tmp_pat
     assert (everything["runs"], mine["runs"]) == (2 * len(POLICIES) + 1 + len(POLICIES), len(POLICIES))
     by_policy = {r["policy"]: r for r in mine["rows"]}
     assert by_policy["bpm-plus @ i7-860-bpm-plus"]["ws_norm_mean"] is not None, "normalised to this sweep's buddy run"
+
+
+def test_sampled_and_detailed_runs_in_one_store_are_kept_apart():
+    """A sweep run with and without --sample into one store: each run is normalised by the
+    baseline's run of its own kind, and the summaries list the sampled runs as their own series."""
+    import pandas as pd
+
+    from memtint.reports import run_table, summary_rows
+    from memtint.sweep.summary import policy_summary
+
+    def run(policy, sampled, ws):
+        return {"config_hash": f"{policy}-{sampled}", "machine": "i7-860", "policy": policy, "mix": "stream|light",
+                "instructions": 1000, "seed": 1, "os": "{}", "status": "ok", "weighted_speedup": ws,
+                "maximum_slowdown": 2.0, "mix_row_buffer_miss_rate": 0.5, "baseline": "buddy", "sampled": sampled,
+                "weighted_speedup_ci95_low": ws - 0.1 if sampled else None,
+                "weighted_speedup_ci95_high": ws + 0.1 if sampled else None}
+
+    frame = pd.DataFrame([run("buddy", False, 3.0), run("buddy", True, 3.3), run("bpm", False, 3.3),
+                          run("bpm", True, 3.63)])
+    runs = run_table(frame)
+    got = dict(zip(runs["series"], runs["ws_norm"]))
+    assert got == pytest.approx({"buddy": 1.0, "buddy (sampled)": 1.0, "bpm": 1.1, "bpm (sampled)": 1.1})
+    assert [r["policy"] for r in summary_rows(frame)] == ["buddy", "buddy (sampled)", "bpm", "bpm (sampled)"]
+    summary = {r["policy"]: r for r in policy_summary(frame)}
+    assert summary["bpm (sampled)"]["sampled_runs"] == 1 and summary["bpm"]["sampled_runs"] == 0
+    # A store of one kind keeps plain names.
+    assert set(run_table(frame[frame["sampled"]])["series"]) == {"buddy", "bpm"}

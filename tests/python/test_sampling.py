@@ -105,6 +105,49 @@ def test_equal_unit_cpis_give_intervals_of_zero_width():
     assert sampling.half_width(got["weighted_speedup"]) == pytest.approx(0.0)
 
 
+def test_a_core_of_one_unit_leaves_every_interval_unbounded_never_zero_wide():
+    """One unit has no spread: the engine reports ``[0, null]``; the mix's intervals are
+    unbounded (``[None, None]``) and the tables show ``± ?``."""
+    from memtint.tables import resolved_line, with_interval
+
+    alone = [core(1.0, [1.0] * 10), core(0.5, [2.0] * 10)]
+    shared = {"cores": [core(0.5, [2.0]), core(0.25, [4.0] * 10)]}
+    got = sampling.mix_intervals(alone, shared)
+    assert got["weighted_speedup"] == [None, None] and got["slowdowns"] == [[None, None]] * 2
+    assert sampling.half_width(got["weighted_speedup"]) is None
+    assert with_interval(1.0, got["weighted_speedup"]) == "1.000 ± ?"
+    assert with_interval(1.7, [0.0, None]) == "1.700 ± ?"  # the engine's unbounded IPC interval
+    # A phases run whose every phase had one unit reports no spread (null): unbounded too.
+    phases = {"cores": [{"ipc": 0.5, "sampling": {"units": 2, "cpi_stddev": None, "strata_weights": [0.5, 0.5]}},
+                        core(0.25, [4.0] * 10)]}
+    assert sampling.mix_intervals(alone, phases)["weighted_speedup"] == [None, None]
+    line = resolved_line([{"policy": "buddy", "weighted_speedup": 3.0, "weighted_speedup_ci95": [None, None]},
+                          {"policy": "bpm", "weighted_speedup": 3.2, "weighted_speedup_ci95": [3.1, 3.3]}])
+    assert line.startswith("best WS not resolved: buddy measured a program in fewer than two units"), line
+
+
+def test_tables_keep_every_digit_on_a_pipe_and_fold_on_a_narrow_terminal():
+    import io
+
+    from rich.console import Console
+
+    from memtint import tables
+
+    piped = tables.output_console(file=io.StringIO())
+    assert piped.width == tables.PIPE_WIDTH
+    table = tables._Table(title="t")
+    for name in ("policy", "WS", "HS", "max slowdown", "energy nJ"):
+        table.add_column(name)
+    table.add_row("random-interleave", "1.359 ± 0.012", "0.339 ± 0.003", "4.123 ± 0.045", "2,612,345")
+    narrow = Console(file=io.StringIO(), width=40, force_terminal=False)
+    narrow.print(table)
+    text = narrow.file.getvalue()
+    cells = ("random-interleave", "1.359 ± 0.012", "0.339 ± 0.003", "4.123 ± 0.045", "2,612,345")
+    # Folded onto more lines, never cut: every digit of every cell is there.
+    assert "…" not in text
+    assert sum(ch.isdigit() for ch in text) == sum(ch.isdigit() for cell in cells for ch in cell), text
+
+
 def test_a_detailed_alone_run_contributes_no_variance():
     shared = {"cores": [core(0.5, [1.8, 2.2, 1.9, 2.1]), core(0.25, [4.0, 4.0, 4.0, 4.0])]}
     detailed_alone = [core(1.0), core(0.5)]  # no sampling section: exact

@@ -10,6 +10,7 @@ import sys
 import time
 from typing import Any
 
+from memtint.tables import output_console
 from memtint.linux.hypervisor import vm_warning
 from memtint.linux.inspect import inspect_process
 from memtint.linux.isolation import BUFFER_MB as ISOLATION_BUFFER_MB
@@ -178,7 +179,7 @@ def _inspect(args: argparse.Namespace) -> int:
         _write_json(args.json, report)
         if args.json == "-":
             return 0
-    console = Console()
+    console = output_console()
     space = report["space"]
     console.print(f"[bold]PID {report['pid']}[/bold] {report['command'][:100]}")
     console.print(f"machine {report['machine']} (mapping {report['mapping']}); colours: {space['name']}, "
@@ -332,7 +333,7 @@ def _run_mix(args: argparse.Namespace) -> int:
         for i, p in enumerate(result["programs"]):
             table.add_row(str(i), " ".join(p["command"])[:40], p["colours_text"], str(len(p["banks"])),
                           ",".join(map(str, p["cpus"])), str(p["exit_code"]), f"{p['wall_seconds']:.2f}")
-        Console().print(table)
+        output_console().print(table)
     return max((p["exit_code"] for p in result["programs"]), default=0)
 
 
@@ -419,7 +420,7 @@ def _numa_probe(args: argparse.Namespace) -> int:
         table.add_column(column, justify="right")
     for r in results:
         table.add_row(f"node{r.node}", f"{r.gbs:.1f}", str(r.threads), f"{100 * r.on_node_fraction:.0f} %")
-    Console().print(table)
+    output_console().print(table)
     for r in results:
         if r.on_node_fraction < 0.99:
             _warn(f"only {100 * r.on_node_fraction:.0f} % of the arrays' pages are on node{r.node}: its figure mixes "
@@ -468,7 +469,7 @@ def _refresh_probe(args: argparse.Namespace) -> int:
     else:
         table.add_row("Period", "none found (too few slow loads)")
     table.add_row("Stall", f"median {result.stall_median_ns:.0f} ns, p90 {result.stall_p90_ns:.0f} ns above the median load")
-    Console().print(table)
+    output_console().print(table)
     print("limits of the probe:")
     for limit in result.limits:
         print(f"  - {limit}")

@@ -11,6 +11,7 @@ import sys
 import time
 from typing import Any
 
+from memtint.tables import output_console
 from memtint.outputs import check_outputs, write_text
 
 
@@ -210,7 +211,7 @@ def _print(results, source: str, elapsed: float) -> list[bool]:
     from rich.table import Table
 
     exact = []
-    console = Console()
+    console = output_console()
     for node, r, org, truth in results:
         title = f"DRAM mapping found ({source}{', node ' + str(node) if len(results) > 1 else ''})"
         table = Table(title=title, title_justify="left")

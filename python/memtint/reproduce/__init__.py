@@ -14,6 +14,7 @@ import os
 import time
 from typing import Any
 
+from memtint.tables import output_console
 from memtint.api import MemtintError
 from memtint.comparison import DEFAULT_WARMUP
 from memtint.reproduce import bpm, camc, ccps, common, figures, hvr, refresh, report, runner, schedulers, tiering
@@ -199,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
     from memtint.outputs import check_output_dir
 
     check_output_dir("--out", args.out)  # before 15-20 minutes of runs, not after
-    console = Console()
+    console = output_console()
     start = time.perf_counter()
     papers = reproduce(names, args.out, settings, jobs=args.jobs, progress=False if args.no_progress else None,
                        command=command)

@@ -39,6 +39,9 @@ class SweepSummary:
     seconds: float = 0.0
     config_hashes: list[str] = field(default_factory=list, repr=False)
     errors: dict[str, str] = field(default_factory=dict, repr=False)
+    #: Runs that warned (an unmet target error, a core with few units): per warning's text, the
+    #: runs (mix and policy) that gave it.
+    warnings: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -224,6 +227,10 @@ def run_sweep(
                     summary.failed += 1
                     summary.errors[item["config_hash"]] = outcome["error"]
                 summary.done += 1
+                result = outcome.get("result") or {}
+                for p in result.get("policies") or []:
+                    for w in (p.get("warnings") or []) + (result.get("alone_warnings") or []):
+                        summary.warnings.setdefault(w, []).append(f"{'+'.join(result.get('mix') or [])} / {p['policy']}")
                 rows.extend(rows_for(item, outcome, sweep.name, version))
                 batch_runs += 1
                 bar.advance("runs", len(pending))

@@ -41,9 +41,12 @@ def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | Non
     if config_hashes is not None:
         frame = frame[frame["config_hash"].isin(set(config_hashes))]
     runs = frame.drop_duplicates("config_hash")  # run-level metrics are repeated on each core's row
+    # Sampled and detailed runs of a policy are summarised apart (estimates of different precision).
+    both = not runs.empty and _sampled(runs).nunique() > 1
+    labels = runs["policy"].where(~_sampled(runs), runs["policy"] + " (sampled)") if both else runs["policy"]
     out = []
-    for policy in dict.fromkeys(runs["policy"]):
-        group = runs[runs["policy"] == policy]
+    for policy in dict.fromkeys(labels):
+        group = runs[labels == policy]
         ok = group[group["status"] == "ok"]
 
         def stat(column: str, how: str) -> float | None:
