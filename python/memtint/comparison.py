@@ -297,6 +297,8 @@ def compare(
             })
             if intervals is not None:
                 cores[-1]["ipc_shared_ci95"] = (c.get("sampling") or {}).get("ipc_ci95")
+                if (alone_ci := (a.get("sampling") or {}).get("ipc_ci95")) is not None:  # a sampled alone run
+                    cores[-1]["ipc_alone_ci95"] = alone_ci
                 cores[-1]["slowdown_ci95"] = intervals["slowdowns"][i]
                 cores[-1]["sampling_units"] = (c.get("sampling") or {}).get("units")
         results.append({

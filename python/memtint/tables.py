@@ -609,7 +609,8 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
     for p in result["policies"]:
         detail.add_column(p["policy"], justify="right", no_wrap=True)
     for i, program in enumerate(result["mix"]):
-        cells = [f"{i}: {_program_name(program)}", number(result["policies"][0]["cores"][i]["ipc_alone"], 3)]
+        alone = result["policies"][0]["cores"][i]
+        cells = [f"{i}: {_program_name(program)}", with_interval(alone["ipc_alone"], alone.get("ipc_alone_ci95"), 3)]
         for p in result["policies"]:
             c = p["cores"][i]
             cells.append(f"{with_interval(c['slowdown'], c.get('slowdown_ci95'))} "

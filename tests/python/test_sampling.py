@@ -41,6 +41,7 @@ def test_a_sampled_compare_gives_intervals_around_its_estimates():
             assert low < high and inside(p[key], [low, high]), key
         for c in p["cores"]:
             assert inside(c["ipc_shared"], c["ipc_shared_ci95"])
+            assert inside(c["ipc_alone"], c["ipc_alone_ci95"])  # the alone runs are sampled too
             assert inside(c["slowdown"], c["slowdown_ci95"])
             assert c["sampling_units"] >= 2
     rows = comparison.to_csv_rows(result)
