@@ -744,8 +744,11 @@ def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
     """Each top-level key of a run file has the kind the engine expects; a wrong one is an error
     naming the file, the line and the key (the engine would name a column of its own JSON)."""
 
+    def shown(v: Any) -> str:  # as the file spells it (true, "text"), not as Python does (True, 'text')
+        return json.dumps(v, default=str)
+
     def fail(key: str, expected: str) -> None:
-        raise UsageError(f"{path}{_key_line(text, key)}: {key}: expected {expected}, got {table[key]!r}")
+        raise UsageError(f"{path}{_key_line(text, key)}: {key}: expected {expected}, got {shown(table[key])}")
 
     def is_int(v: Any) -> bool:
         return isinstance(v, int) and not isinstance(v, bool)
@@ -773,10 +776,10 @@ def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
     for i, proc in enumerate(table.get("processes", [])):
         if not isinstance(proc.get("threads"), list):
             raise UsageError(f"{path}{_key_line(text, 'threads')}: processes[{i}].threads: expected a list of programs, "
-                             f"got {proc.get('threads')!r}")
+                             f"got {shown(proc.get('threads'))}")
     policy = table.get("os", {}).get("policy", "buddy")
     if not isinstance(policy, str):
-        raise UsageError(f"{path}{_key_line(text, 'os')}: os.policy: expected a policy name, got {policy!r}")
+        raise UsageError(f"{path}{_key_line(text, 'os')}: os.policy: expected a policy name, got {shown(policy)}")
 
 
 def load_sim_config(path: str) -> dict[str, Any]:

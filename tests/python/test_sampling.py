@@ -216,6 +216,15 @@ def test_cli_sampling_errors_name_the_key(memtint, clean_error):
     clean_error(memtint(*COMPARE, "--sample-min-units", "0"), "--sample-min-units")
 
 
+def test_run_file_errors_spell_values_as_toml_and_set_reaches_sampling(memtint, clean_error, tmp_path):
+    run = tmp_path / "run.toml"
+    run.write_text('machine = "i7-860"\nprograms = ["stream"]\ninstructions = 100000\nsampling = true\n')
+    clean_error(memtint("sim", run), "run.toml:4: sampling: expected a [sampling] table", "got true")
+    run.write_text('machine = "i7-860"\nprograms = ["stream"]\ninstructions = 100000\n')
+    clean_error(memtint("sim", run, "--set", "sampling.unitt=100"), "sampling", "unitt")
+    clean_error(memtint("sim", run, "--set", "sampling.a.b=1"), "--set sampling.a.b")
+
+
 @pytest.mark.engine
 def test_cli_compare_and_sim_show_sampled_estimates(memtint, tmp_path):
     code, out, err = memtint(*COMPARE, "--sample-unit", "20000", "--sample-warming", "20000", "--json", "-")
