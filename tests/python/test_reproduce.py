@@ -425,12 +425,12 @@ def test_a_dynamic_policys_stall_is_a_cause_against_its_static_baseline():
 
 def test_an_adjustment_overheads_cause_is_its_pages_stall_and_run_length():
     """Hand-computed: 10 M cycles in 5 ms (0.5 ns per cycle); each of the 2 threads stalled 2 M
-    cycles = 1 ms; 500 pages moved, so 2 ms / 500 = 4 µs per page; runs of 5 ms."""
+    cycles = 1 ms of its 10 M cycles = 5 ms; 500 pages moved, so 2 ms / 500 = 4 µs per page."""
     runs = [_run(10_000_000, 9_999_999, 5e6, recolour_cycles=2_000_000, pages=500)] * 2
     text = common.recolour_cause("dynamic-bpm", runs)
-    assert text.startswith("dynamic-bpm re-coloured 500 pages per run during the measured window and each thread "
+    assert text.startswith("dynamic-bpm re-coloured 500 pages per run during the measured window; each thread "
                            "stalled 1.00 ms for them on average (4.0 µs per page moved"), text
-    assert "in runs of 5.0 ms simulated" in text
+    assert "of the 5.0 ms it took to reach its target, in runs of 5.0 ms simulated" in text
 
 
 def test_page_migration_survives_slim():
