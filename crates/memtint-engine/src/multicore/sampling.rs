@@ -727,10 +727,10 @@ pub(super) fn run(
         let offset = if room > 0 { rng.gen_range(0..=room) as f64 / room as f64 } else { 0.0 };
         let at: Vec<u64> = (0..n).map(|c| period_start[c] + ((length[c] - unit - warming) as f64 * offset) as u64).collect();
         let ahead: Vec<u64> = (0..n).map(|c| at[c].saturating_sub(forwarded[c] + sim.cores[c].retired())).collect();
-        // A core already past its point (the last segment's drain ran on beyond its target, or a
-        // period with no room) ran those instructions in detail just before: they count as its
-        // detailed warm-up, so its unit still starts where the period puts it, and the last
-        // period's unit still fits in the run.
+        // A core already past its point (the last segment's drain ran on beyond its target, or it
+        // ran on in detail through a segment it did not measure in) ran those instructions in
+        // detail: they count as its detailed warm-up, so its unit starts at the point plus the
+        // warm-up (or at once, when further past), and the last period's unit fits in the run.
         let warm_up: Vec<u64> =
             (0..n).map(|c| warming.saturating_sub((forwarded[c] + sim.cores[c].retired()).saturating_sub(at[c]))).collect();
         // Each core's unit: `unit` instructions for the slowest program, k times as many for one
