@@ -165,8 +165,9 @@ def summary_rows(frame: "pandas.DataFrame", baseline: str | None = None) -> list
         row["sampled_runs"] = int(len(sampled))
         row["weighted_speedup_ci95_halfwidth_mean"] = None
         if not sampled.empty and "weighted_speedup_ci95_low" in sampled.columns:
-            widths = ((sampled["weighted_speedup_ci95_high"] - sampled["weighted_speedup_ci95_low"]) / 2).dropna()
-            row["weighted_speedup_ci95_halfwidth_mean"] = float(widths.mean()) if not widths.empty else None
+            widths = (sampled["weighted_speedup_ci95_high"] - sampled["weighted_speedup_ci95_low"]) / 2
+            # A run stored without bounds had a core of one unit: the mean is unbounded too.
+            row["weighted_speedup_ci95_halfwidth_mean"] = float("inf") if widths.isna().any() else float(widths.mean())
         for key, column in (("ws_norm", "ws_norm"), ("ms_norm", "ms_norm"),
                             ("weighted_speedup", "weighted_speedup"), ("maximum_slowdown", "maximum_slowdown"),
                             ("rb_miss", "mix_row_buffer_miss_rate")):
@@ -193,7 +194,7 @@ def summary_cell(row: dict[str, Any], key: str, digits: Any) -> str:
     text = format_cell(row[key], digits)
     half = row.get("weighted_speedup_ci95_halfwidth_mean")
     if key == "weighted_speedup_mean" and half is not None and text != "—":
-        text += f" ± {format_cell(half, digits)}"
+        text += " ± ?" if half == float("inf") else f" ± {format_cell(half, digits)}"
     return text
 
 

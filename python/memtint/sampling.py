@@ -198,7 +198,10 @@ def mix_intervals(alone: list[dict[str, Any]], shared: dict[str, Any]) -> dict[s
 
 
 def half_width(interval: Sequence[float] | None) -> float | None:
-    """Half the width of ``[low, high]`` (None for None, or an unbounded interval)."""
-    if not interval or any(not isinstance(x, (int, float)) or not math.isfinite(x) for x in interval):
+    """Half the width of ``[low, high]``: None without an interval (a detailed figure), infinite
+    for an unbounded one (``[None, None]``, a core of fewer than two units)."""
+    if not interval:
         return None
+    if any(not isinstance(x, (int, float)) or not math.isfinite(x) for x in interval):
+        return math.inf
     return (interval[1] - interval[0]) / 2

@@ -52,7 +52,7 @@ def with_interval(value: Any, interval: Any, digits: int = 3) -> str:
     if not interval or not isinstance(value, (int, float)):
         return number(value, digits)
     half = sampling.half_width(interval)
-    return f"{number(value, digits)} ± {'?' if half is None else number(half, digits)}"
+    return f"{number(value, digits)} ± {'?' if half == float('inf') else number(half, digits)}"
 
 
 def _units_text(units: list[Any]) -> str:
@@ -93,7 +93,7 @@ def resolved_line(policies: list[dict[str, Any]]) -> str:
     with_ci = [p for p in policies if p.get("weighted_speedup_ci95")]
     if len(with_ci) < 2:
         return ""
-    unbounded = [p["policy"] for p in with_ci if sampling.half_width(p["weighted_speedup_ci95"]) is None]
+    unbounded = [p["policy"] for p in with_ci if sampling.half_width(p["weighted_speedup_ci95"]) == float("inf")]
     if unbounded:
         return (f"best WS not resolved: {', '.join(unbounded)} measured a program in fewer than two units, so its "
                 "interval is unbounded (± ?); a longer run or a shorter --sample-period gives more units")
@@ -632,7 +632,8 @@ def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
     for r in rows:
         rb = r["row_buffer_miss_rate_mean"]
         half = r.get("weighted_speedup_ci95_halfwidth_mean")
-        ws_mean = number(r["weighted_speedup_mean"], 3) + (f" ± {number(half, 3)}" if half is not None else "")
+        ws_mean = number(r["weighted_speedup_mean"], 3) + (
+            "" if half is None else " ± ?" if half == float("inf") else f" ± {number(half, 3)}")
         table.add_row(
             r["policy"], count(r["runs"]), ws_mean, number(r["weighted_speedup_max"], 3),
             number(r["maximum_slowdown_mean"], 3), MISSING if rb is None else number(100 * rb, 1) + " %",

@@ -115,7 +115,7 @@ def test_a_core_of_one_unit_leaves_every_interval_unbounded_never_zero_wide():
     shared = {"cores": [core(0.5, [2.0]), core(0.25, [4.0] * 10)]}
     got = sampling.mix_intervals(alone, shared)
     assert got["weighted_speedup"] == [None, None] and got["slowdowns"] == [[None, None]] * 2
-    assert sampling.half_width(got["weighted_speedup"]) is None
+    assert sampling.half_width(got["weighted_speedup"]) == float("inf")
     assert with_interval(1.0, got["weighted_speedup"]) == "1.000 ± ?"
     assert with_interval(1.7, [0.0, None]) == "1.700 ± ?"  # the engine's unbounded IPC interval
     # A phases run whose every phase had one unit reports no spread (null): unbounded too.

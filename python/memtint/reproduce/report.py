@@ -86,6 +86,8 @@ def sampled_text(row: Row) -> str:
     mean = row.stats["mean"]
     if h is None or mean is None or (isinstance(mean, float) and math.isnan(mean)):
         return ""
+    if math.isinf(h):
+        return " (± ? sampling: a core measured fewer than two units)"
     return f" (± {fmt_half_width(row.claim['metric'], h)} sampling)"
 
 
@@ -297,7 +299,7 @@ def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -
 
 
 def _finite(v: float | None) -> float | None:
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+    return None if v is None or (isinstance(v, float) and not math.isfinite(v)) else v
 
 
 def write_index(out: str, papers: list[dict[str, Any]], header: list[str], command: str) -> str:

@@ -55,8 +55,9 @@ def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | Non
         sampled = ok[_sampled(ok)]
         halves = None
         if not sampled.empty and "weighted_speedup_ci95_low" in sampled.columns:
-            widths = ((sampled["weighted_speedup_ci95_high"] - sampled["weighted_speedup_ci95_low"]) / 2).dropna()
-            halves = float(widths.mean()) if not widths.empty else None
+            widths = (sampled["weighted_speedup_ci95_high"] - sampled["weighted_speedup_ci95_low"]) / 2
+            # A run stored without bounds had a core of one unit: the mean is unbounded too.
+            halves = float("inf") if widths.isna().any() else float(widths.mean())
         out.append({
             "policy": policy,
             "runs": int(len(group)),
