@@ -13,7 +13,6 @@ import threading
 import time
 from typing import Any, Callable, NoReturn, Sequence
 
-from memtint.tables import output_console
 from memtint import api
 from memtint.linux.errors import LinuxError
 from memtint.outputs import check_outputs, write_text
@@ -610,7 +609,6 @@ def run_with_status(message: str, work: Callable[[], Any], estimate: float | Non
 
 
 def _dram(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from memtint.limits import dram_seconds
 
@@ -648,6 +646,7 @@ def _dram(args: argparse.Namespace) -> int:
         return status
     from memtint.tables import dram_summary, read_latency_table
 
+    from memtint.tables import output_console
     console = output_console()
     console.print(dram_summary(stats))
     console.print(read_latency_table(stats))
@@ -842,7 +841,6 @@ def _write_json(path: str | None, value: Any, option: str = "--json") -> bool:
 
 
 def _sim(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from memtint.tables import sim_table
 
@@ -873,6 +871,7 @@ def _sim(args: argparse.Namespace) -> int:
     if _write_json(args.json, stats):
         _warn_stderr(stats.get("warnings"))
         return 0
+    from memtint.tables import output_console
     console = output_console()
     console.print(sim_table(stats))
     _print_warnings(console, stats.get("warnings"))
@@ -880,7 +879,6 @@ def _sim(args: argparse.Namespace) -> int:
 
 
 def _rt(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from memtint.tables import rt_table
     from memtint.toml_files import read_toml
@@ -898,6 +896,7 @@ def _rt(args: argparse.Namespace) -> int:
         raise api.MemtintError(_at_config_line(args.config, str(error))) from None
     if _write_json(args.json, stats):
         return 0
+    from memtint.tables import output_console
     output_console().print(rt_table(stats))
     return 0
 
@@ -962,6 +961,7 @@ def _compare(args: argparse.Namespace) -> int:
         write_text("--csv", args.csv, text.getvalue())
     if _write_json(args.json, result):
         return 0
+    from memtint.tables import output_console
     out = output_console()
     for table in compare_tables(result):
         out.print(table)
@@ -1011,6 +1011,7 @@ def _advise(args: argparse.Namespace) -> int:
     if _write_json(args.json, out_json):
         _warn_stderr(rec.advice.warnings)
         return 0
+    from memtint.tables import output_console
     out = output_console()
     table = Table(title=f"Programs on {args.machine}: HVR classes")
     for col in ("program", "class", "why"):
@@ -1097,6 +1098,7 @@ def _mine_rules(args: argparse.Namespace) -> int:
              "coalescing": rule_mining.coalescing_observations(recs)}
     if _write_json(args.json, study):
         return 0
+    from memtint.tables import output_console
     out = output_console()
     t = Table(title=f"Mined from {len(train)} training mixes (paper's decision order)")
     for col in ("leaf", "paper", "support", "best policy", "confidence", "runner-up"):
@@ -1119,7 +1121,6 @@ def _mine_rules(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from memtint.tables import sweep_table
     from memtint.sweep import load_results, policy_summary, run_sweep
@@ -1135,6 +1136,7 @@ def _sweep(args: argparse.Namespace) -> int:
         summary = run_sweep(spec, args.out, jobs=args.jobs, ray=args.ray, limit=args.limit,
                             batch_size=args.batch_size)
     rows = policy_summary(load_results(args.out), summary.config_hashes)
+    from memtint.tables import output_console
     out = output_console()
     out.print(sweep_table(rows, f"sweep {summary.name} · {summary.total} runs · results in {summary.out}"))
     out.print(f"{summary.done} run(s) done ({summary.failed} failed), {summary.skipped} already stored, "
@@ -1180,7 +1182,6 @@ def _sweep_spec(path: str, settings: list[tuple[list[str], Any]] | None, sample:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from memtint.tables import normalised_table
     from memtint.reports import write_report
@@ -1189,6 +1190,7 @@ def _report(args: argparse.Namespace) -> int:
 
     check_output_dir("--out", args.out or os.path.join(args.results, "report"))
     report = write_report(args.results, args.out, baseline=args.baseline)
+    from memtint.tables import output_console
     out = output_console()
     out.print(normalised_table(report["rows"], f"{report['runs']} runs of {report['mixes']} mixes, "
                                                f"normalised to {report['baseline']}"))
@@ -1263,7 +1265,6 @@ def _trace(args: argparse.Namespace) -> int:
 
 
 def _trace_stats(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from memtint import trace_analysis
 
@@ -1286,6 +1287,7 @@ def _trace_stats(args: argparse.Namespace) -> int:
         return 0
     from memtint.tables import trace_stats_tables
 
+    from memtint.tables import output_console
     console = output_console()
     for table in trace_stats_tables(results):
         console.print(table)
@@ -1311,10 +1313,10 @@ def _presets(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(api.presets(), indent=2) + "\n")
         return 0
-    from rich.console import Console
 
     from memtint.tables import presets_tables
 
+    from memtint.tables import output_console
     console = output_console()
     for table in presets_tables(api.presets()):
         console.print(table)

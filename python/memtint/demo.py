@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from memtint.tables import output_console
 from memtint import api
 
 #: The demo's sweep specification, in the source tree (configs/sweeps/demo.toml).
@@ -56,7 +55,6 @@ def load_demo_spec(instructions: int | None = None) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """The `memtint demo` command; returns the exit status."""
-    from rich.console import Console
 
     from memtint.tables import normalised_table, sweep_table
     from memtint.reports import run_table, write_report
@@ -82,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     spec = parse_spec(load_demo_spec(args.instructions), base=SPEC_PATH.parent, source=str(SPEC_PATH))
     results = os.path.join(args.out, "results")
+    from memtint.tables import output_console
     console = output_console()
     n = len(spec)
     console.print(f"Running the demo sweep: {n} runs ({len({e.mix for e in spec.entries})} mixes drawn from the "

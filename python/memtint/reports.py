@@ -163,11 +163,9 @@ def summary_rows(frame: "pandas.DataFrame", baseline: str | None = None) -> list
         # Sampled runs: how many, and the mean half-width of their WS intervals (None: none).
         sampled = ok[ok["sampled"].fillna(False).astype(bool)] if "sampled" in ok.columns else ok.iloc[0:0]
         row["sampled_runs"] = int(len(sampled))
-        row["weighted_speedup_ci95_halfwidth_mean"] = None
-        if not sampled.empty and "weighted_speedup_ci95_low" in sampled.columns:
-            widths = (sampled["weighted_speedup_ci95_high"] - sampled["weighted_speedup_ci95_low"]) / 2
-            # A run stored without bounds had a core of one unit: the mean is unbounded too.
-            row["weighted_speedup_ci95_halfwidth_mean"] = float("inf") if widths.isna().any() else float(widths.mean())
+        from memtint.sweep.summary import halfwidth_mean
+
+        row["weighted_speedup_ci95_halfwidth_mean"] = halfwidth_mean(sampled)
         for key, column in (("ws_norm", "ws_norm"), ("ms_norm", "ms_norm"),
                             ("weighted_speedup", "weighted_speedup"), ("maximum_slowdown", "maximum_slowdown"),
                             ("rb_miss", "mix_row_buffer_miss_rate")):

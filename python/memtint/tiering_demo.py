@@ -17,7 +17,6 @@ import statistics
 import time
 from typing import Any
 
-from memtint.tables import output_console
 from memtint.api import MemtintError
 
 RATIOS = (2, 5, 10)
@@ -192,7 +191,6 @@ def plot(path: str, m: dict[tuple[int, str], dict[str, float]]) -> None:
 
 
 def run(out: str, *, instructions: int | None = None, jobs_count: int | None = None, seeds: int = 1) -> int:
-    from rich.console import Console
     from rich.table import Table
 
     from memtint.outputs import check_output_dir
@@ -202,6 +200,7 @@ def run(out: str, *, instructions: int | None = None, jobs_count: int | None = N
     if instructions < 1:
         raise MemtintError(f"--instructions must be at least 1, got {instructions}")
     check_output_dir("--out", out)
+    from memtint.tables import output_console
     console = output_console()
     start = time.perf_counter()
     planned = jobs(instructions, list(range(1, seeds + 1)))

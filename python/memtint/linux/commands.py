@@ -10,7 +10,6 @@ import sys
 import time
 from typing import Any
 
-from memtint.tables import output_console
 from memtint.linux.hypervisor import vm_warning
 from memtint.linux.inspect import inspect_process
 from memtint.linux.isolation import BUFFER_MB as ISOLATION_BUFFER_MB
@@ -169,7 +168,6 @@ def _histogram_table(title: str, rows: list[dict[str, Any]], key: str):
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     check_outputs({"--json": args.json}, _config_files(args))
     report = inspect_process(args.pid, args.machine, mapping=args.mapping, space=args.space)
@@ -179,6 +177,7 @@ def _inspect(args: argparse.Namespace) -> int:
         _write_json(args.json, report)
         if args.json == "-":
             return 0
+    from memtint.tables import output_console
     console = output_console()
     space = report["space"]
     console.print(f"[bold]PID {report['pid']}[/bold] {report['command'][:100]}")
@@ -333,6 +332,7 @@ def _run_mix(args: argparse.Namespace) -> int:
         for i, p in enumerate(result["programs"]):
             table.add_row(str(i), " ".join(p["command"])[:40], p["colours_text"], str(len(p["banks"])),
                           ",".join(map(str, p["cpus"])), str(p["exit_code"]), f"{p['wall_seconds']:.2f}")
+        from memtint.tables import output_console
         output_console().print(table)
     return max((p["exit_code"] for p in result["programs"]), default=0)
 
@@ -420,6 +420,7 @@ def _numa_probe(args: argparse.Namespace) -> int:
         table.add_column(column, justify="right")
     for r in results:
         table.add_row(f"node{r.node}", f"{r.gbs:.1f}", str(r.threads), f"{100 * r.on_node_fraction:.0f} %")
+    from memtint.tables import output_console
     output_console().print(table)
     for r in results:
         if r.on_node_fraction < 0.99:
@@ -469,6 +470,7 @@ def _refresh_probe(args: argparse.Namespace) -> int:
     else:
         table.add_row("Period", "none found (too few slow loads)")
     table.add_row("Stall", f"median {result.stall_median_ns:.0f} ns, p90 {result.stall_p90_ns:.0f} ns above the median load")
+    from memtint.tables import output_console
     output_console().print(table)
     print("limits of the probe:")
     for limit in result.limits:

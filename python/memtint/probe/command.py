@@ -11,7 +11,6 @@ import sys
 import time
 from typing import Any
 
-from memtint.tables import output_console
 from memtint.outputs import check_outputs, write_text
 
 
@@ -207,10 +206,10 @@ def _truth_fields(truth: dict) -> dict[str, list]:
 
 
 def _print(results, source: str, elapsed: float) -> list[bool]:
-    from rich.console import Console
     from rich.table import Table
 
     exact = []
+    from memtint.tables import output_console
     console = output_console()
     for node, r, org, truth in results:
         title = f"DRAM mapping found ({source}{', node ' + str(node) if len(results) > 1 else ''})"

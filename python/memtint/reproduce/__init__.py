@@ -14,7 +14,6 @@ import os
 import time
 from typing import Any
 
-from memtint.tables import output_console
 from memtint.api import MemtintError
 from memtint.comparison import DEFAULT_WARMUP
 from memtint.reproduce import bpm, camc, ccps, common, figures, hvr, refresh, report, runner, schedulers, tiering
@@ -184,7 +183,6 @@ RUN_LENGTHS = ("i7-860 experiments (BPM, HVR): 10 M instructions per core with 4
 
 def run(args: argparse.Namespace) -> int:
     """The `memtint reproduce` command; returns the exit status."""
-    from rich.console import Console
 
     names = resolve(args.names)
     if args.warmup is not None and args.warmup < 0:
@@ -200,6 +198,7 @@ def run(args: argparse.Namespace) -> int:
     from memtint.outputs import check_output_dir
 
     check_output_dir("--out", args.out)  # before 15-20 minutes of runs, not after
+    from memtint.tables import output_console
     console = output_console()
     start = time.perf_counter()
     papers = reproduce(names, args.out, settings, jobs=args.jobs, progress=False if args.no_progress else None,

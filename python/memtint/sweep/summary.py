@@ -30,6 +30,15 @@ def sampled_note(rows: list[dict[str, Any]]) -> str:
             "their weighted speedups' 95 % intervals")
 
 
+def halfwidth_mean(sampled: "pandas.DataFrame") -> float | None:
+    """The mean half-width of sampled runs' weighted-speedup intervals (None without sampled
+    runs; infinite when a run was stored without bounds: a core of one unit)."""
+    if sampled.empty or "weighted_speedup_ci95_low" not in sampled.columns:
+        return None
+    widths = (sampled["weighted_speedup_ci95_high"] - sampled["weighted_speedup_ci95_low"]) / 2
+    return float("inf") if widths.isna().any() else float(widths.mean())
+
+
 def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | None = None) -> list[dict[str, Any]]:
     """Per policy (in order of first appearance): runs, failures, mean and max weighted speedup,
     mean maximum slowdown and mean row-buffer miss rate over its successful runs; for sampled
@@ -53,11 +62,7 @@ def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | Non
             return None if ok.empty else float(getattr(ok[column], how)())
 
         sampled = ok[_sampled(ok)]
-        halves = None
-        if not sampled.empty and "weighted_speedup_ci95_low" in sampled.columns:
-            widths = (sampled["weighted_speedup_ci95_high"] - sampled["weighted_speedup_ci95_low"]) / 2
-            # A run stored without bounds had a core of one unit: the mean is unbounded too.
-            halves = float("inf") if widths.isna().any() else float(widths.mean())
+        halves = halfwidth_mean(sampled)
         out.append({
             "policy": policy,
             "runs": int(len(group)),
