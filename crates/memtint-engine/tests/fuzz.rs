@@ -359,6 +359,22 @@ fn cap_lengths(v: &mut Value) {
             v["workload"]["generate"][key] = json!(n.min(cap));
         }
     }
+    // A thread that runs on past its target ("continue", the default) runs in detail until the
+    // last process arrives and ends, so a late arrival is simulated time: an arrival mutated to
+    // seconds is a valid long run, not a hang. Without one, idle time is skipped and any
+    // arrival is cheap, so it stays uncapped there.
+    let run_at_end = v.get("at_end").and_then(Value::as_str).unwrap_or("continue").to_string();
+    if let Some(procs) = v.get_mut("processes").and_then(Value::as_array_mut) {
+        let continues = procs.iter().any(|p| p.get("at_end").and_then(Value::as_str).unwrap_or(&run_at_end) == "continue");
+        for p in procs.iter_mut().filter(|_| continues) {
+            let ns = p
+                .get("arrive_ns")
+                .and_then(|v| v.as_f64().or_else(|| v.as_str()?.strip_prefix("@@RAW:")?.strip_suffix("@@")?.parse::<f64>().ok()));
+            if let Some(ns) = ns.filter(|ns| ns.is_finite() && *ns > 1e5) {
+                p["arrive_ns"] = json!(ns.min(1e5));
+            }
+        }
+    }
 }
 
 fn dram_spec_seed(rng: &mut ChaCha8Rng) -> Value {
