@@ -288,7 +288,7 @@ pub(super) fn run(
         let position = forwarded + sim.cores[0].retired();
         // Past the unit's point (the last unit's drain ran on into this interval): those
         // instructions ran in detail just before, so they count as its detailed warm-up.
-        let warm_up = spec.warming.saturating_sub(position.saturating_sub(at));
+        let warm_up = super::sampling::detailed_warm_up(spec.warming, position, at);
         let size = spec.unit.min(instructions.saturating_sub(position + warm_up)).max(1);
         // The instructions the unit stands for: its phase's share of the run over its units.
         let weight = (plan.weights[phase as usize] * instructions as f64 / per_phase[phase as usize] as f64).round().max(1.0) as u64;

@@ -312,11 +312,11 @@ impl SampledRun {
 
     /// The run's end: warnings on cores with few units, the memory system's last accounts.
     pub(super) fn finish(&mut self, sim: &mut Sim, now_dram: Cycle) {
-        let segment = self.spec.unit + self.spec.warming;
+        let floor = self.spec.unit + self.spec.warming;
         let remedy = if self.spec.mode == "phases" {
             "raise sampling.min_units".to_string()
-        } else if self.period > segment {
-            format!("lower sampling.period, now {}, to as little as unit + warming = {segment}", self.period)
+        } else if self.period > floor {
+            format!("lower sampling.period, now {}, to as little as unit + warming = {floor}", self.period)
         } else {
             "run more instructions, or shorten sampling.unit or sampling.warming".to_string()
         };
@@ -326,18 +326,20 @@ impl SampledRun {
         let ipc: Vec<f64> = self.units.iter().map(|u| ipc_so_far(u)).collect();
         let slowest = (0..ipc.len()).filter(|&c| ipc[c] > 0.0).min_by(|&a, &b| ipc[a].total_cmp(&ipc[b]));
         for (c, u) in self.units.iter().enumerate() {
-            let due = match slowest {
-                Some(s) if self.strata[c].is_empty() && s != c => (self.spec.min_units as usize).min(self.units[s].len()),
-                _ => 0,
+            let short_of = match slowest {
+                Some(s) if self.strata[c].is_empty() && s != c => {
+                    Some((s, (self.spec.min_units as usize).min(self.units[s].len()))).filter(|&(_, due)| u.len() < due)
+                }
+                _ => None,
             };
-            if u.len() < due {
-                let k = ipc[c] / ipc[slowest.expect("due")];
+            if let Some((s, _)) = short_of {
+                let k = ipc[c] / ipc[s];
                 self.warnings.push(format!(
-                    "sampling: core {c} measured {} unit(s), fewer than sampling.min_units = {} or the slowest program's {}: it runs {k:.1}x as fast, so each detailed segment covers about {} of its instructions (unit + warming = {segment} of the slowest's); run more instructions, or shorten sampling.unit or sampling.warming",
+                    "sampling: core {c} measured {} unit(s), fewer than sampling.min_units = {} or the slowest program's {}: it runs {k:.1}x as fast, so each detailed segment covers about {} of its instructions (unit + warming = {floor} of the slowest's); run more instructions, or shorten sampling.unit or sampling.warming",
                     u.len(),
                     self.spec.min_units,
-                    self.units[slowest.expect("due")].len(),
-                    (k * segment as f64).round() as u64,
+                    self.units[s].len(),
+                    (k * floor as f64).round() as u64,
                 ));
             } else if u.len() < FEW_UNITS {
                 self.warnings.push(format!(
@@ -727,12 +729,9 @@ pub(super) fn run(
         let offset = if room > 0 { rng.gen_range(0..=room) as f64 / room as f64 } else { 0.0 };
         let at: Vec<u64> = (0..n).map(|c| period_start[c] + ((length[c] - unit - warming) as f64 * offset) as u64).collect();
         let ahead: Vec<u64> = (0..n).map(|c| at[c].saturating_sub(forwarded[c] + sim.cores[c].retired())).collect();
-        // A core already past its point (the last segment's drain ran on beyond its target, or it
-        // ran on in detail through a segment it did not measure in) ran those instructions in
-        // detail: they count as its detailed warm-up, so its unit starts at the point plus the
-        // warm-up (or at once, when further past), and the last period's unit fits in the run.
-        let warm_up: Vec<u64> =
-            (0..n).map(|c| warming.saturating_sub((forwarded[c] + sim.cores[c].retired()).saturating_sub(at[c]))).collect();
+        // A core already past its point counts what it ran in detail as warm-up, so the last
+        // period's unit fits in the run.
+        let warm_up: Vec<u64> = (0..n).map(|c| detailed_warm_up(warming, forwarded[c] + sim.cores[c].retired(), at[c])).collect();
         // Each core's unit: `unit` instructions for the slowest program, k times as many for one
         // k times faster (whole multiples, from the IPC estimates, never from the current phase:
         // a length that followed the phase would over-represent its fast phases), which it runs
@@ -963,6 +962,14 @@ pub(super) struct LoopClock {
     dram_ticked: bool,
     pub(super) core: Cycle,
     pub(super) requests: u64,
+}
+
+/// The detailed warm-up a unit at instruction `at` still needs when its core is at `position`:
+/// instructions a core already ran in detail past its point (a drain that ran on, or a segment
+/// it did not measure in) count as warm-up, so the unit starts at the point plus the warm-up, or
+/// at once when further past.
+pub(super) fn detailed_warm_up(warming: u64, position: u64, at: u64) -> u64 {
+    warming.saturating_sub(position.saturating_sub(at))
 }
 
 /// One detailed segment: every core runs (one thread per core, never switched) until `reached`,
