@@ -714,14 +714,27 @@ def _machine_inputs(*names: str | None) -> list[str]:
 
 
 def _key_line(text: str, key: str) -> str:
-    """":N" for the first line that sets ``key`` (or its [table]), else ""."""
-    import re
-
-    pattern = re.compile(rf"^\s*(\[+\s*{re.escape(key)}\s*\]+|{re.escape(key)}\s*=)")
+    """":N" for the line that sets ``key``, a dotted path (``sampling.unit``: ``unit =`` in its
+    [sampling] table, or ``sampling.unit =`` above it), else for its [table], else for the first
+    line that sets its last part anywhere (a key of an array of tables: ``threads``), else ""."""
+    *tables, name = key.split(".")
+    header = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+")
+    table_line = anywhere = ""
+    current: list[str] = []
     for n, line in enumerate(text.splitlines(), 1):
-        if pattern.match(line):
-            return f":{n}"
-    return ""
+        h = header.match(line)
+        if h:
+            current = [part.strip().strip('"') for part in h.group(1).split(".")]
+            if current == tables + [name] and not table_line:
+                table_line = f":{n}"
+            continue
+        for depth in range(len(tables) + 1):
+            rest = ".".join(tables[depth:] + [name])
+            if current == tables[:depth] and re.match(rf'^\s*"?{re.escape(rest)}"?\s*=', line):
+                return f":{n}"
+        if not anywhere and re.match(rf'^\s*"?{re.escape(name)}"?\s*=', line):
+            anywhere = f":{n}"
+    return table_line or anywhere
 
 
 def _at_config_line(path: str, message: str) -> str:
@@ -735,7 +748,21 @@ def _at_config_line(path: str, message: str) -> str:
             text = f.read()
     except (OSError, UnicodeDecodeError):
         return message
-    line = _key_line(text, m.group(1).rsplit(".", 1)[-1])
+    key = m.group(1)
+    unknown = re.search(r"unknown field `([^`]+)`", message)
+    if unknown and not m.group(2):
+        key = f"{key}.{unknown.group(1)}"  # the unknown key's own line, not its table's
+    # serde's "invalid type: floating point `1e+20`, expected u64": TOML reads 1e20 as a float.
+    def whole(m: re.Match[str]) -> str:
+        hint = " (TOML reads an exponent or a decimal point as a float: write the digits, e.g. 100_000)"
+        try:
+            integral = float(m.group(1)).is_integer()
+        except ValueError:
+            integral = False
+        return f"expected a whole number, got {m.group(1)}{hint if integral else ''}"
+
+    message = re.sub(r"invalid type: floating point `([^`]+)`, expected u(?:8|16|32|64)", whole, message)
+    line = _key_line(text, key)
     return f"{path}{line}: {message}" if line else message
 
 

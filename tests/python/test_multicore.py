@@ -430,3 +430,17 @@ def test_alone_runs_default_to_linux_placement_on_the_machine(memtint):
                              "--policies", "bw-interleave", "--instructions", "5000", "--warmup", "0")
     assert code == 0, err
     assert "alone runs under local" in out
+
+
+@pytest.mark.parametrize("tail, needles", [
+    # An unknown key inside a table is named at its own line, not at the table's header.
+    ('[sampling]\nunit = 20000\nbogus = 3\n', ["run.toml:6:", "unknown field `bogus`"]),
+    # A key of one table is not found in another that has a key of the same name.
+    ('[os.recolour]\nmode = "lazy"\n[sampling]\nmode = 5\n', ["run.toml:7:", "sampling.mode"]),
+    ('[sampling]\nunit = 2.5\n', ["run.toml:5:", "sampling.unit", "expected a whole number, got 2.5"]),
+    # TOML reads 1e20 as a float: the message says so, not "floating point, expected u64".
+    ('sampling.unit = 1e20\n', ["run.toml:4:", "expected a whole number, got 1e+20", "write the digits"]),
+])
+def test_sim_config_errors_inside_tables_name_the_key_s_own_line(memtint, clean_error, tmp_path, tail, needles):
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n' + tail)
+    clean_error(memtint("sim", cfg), *needles)
