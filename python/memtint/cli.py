@@ -567,7 +567,7 @@ def workload_from_args(args: argparse.Namespace) -> dict[str, Any]:
     )
 
 
-def run_with_status(message: str, work: Callable[[], Any], estimate: float | None = None) -> Any:
+def run_with_status(message: str, work: Callable[[], Any], estimate: float | None = None, why: str = "") -> Any:
     """Run `work` (engine calls, which release the GIL) in a worker thread, so that Ctrl-C is
     handled at once: with a spinner (elapsed time, and the estimate of `estimate` seconds) on an
     interactive terminal, and a line every 30 s elsewhere (logs)."""
@@ -575,7 +575,7 @@ def run_with_status(message: str, work: Callable[[], Any], estimate: float | Non
 
     result: dict[str, Any] = {}
     if estimate is not None:
-        announce(estimate)
+        announce(estimate, why=why)
 
     def target() -> None:
         try:
@@ -879,7 +879,7 @@ def _sim(args: argparse.Namespace) -> int:
     sampling = sampling_from_args(args, spec.get("sampling"))
     if sampling is not None:
         spec["sampling"] = sampling
-    from memtint.limits import sim_seconds
+    from memtint.limits import sim_reason, sim_seconds
     from memtint.outputs import produced_file
 
     def simulate() -> dict:
@@ -892,7 +892,7 @@ def _sim(args: argparse.Namespace) -> int:
         return stats
 
     try:
-        stats = run_with_status("Simulating…", simulate, estimate=sim_seconds(spec))
+        stats = run_with_status("Simulating…", simulate, estimate=sim_seconds(spec), why=sim_reason(spec))
     except api.MemtintError as error:
         raise api.MemtintError(_at_config_line(args.config, str(error))) from None
     if _write_json(args.json, stats):

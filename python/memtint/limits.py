@@ -40,14 +40,25 @@ def check_instructions(key: str, n: int) -> int:
     return n
 
 
-def announce(seconds: float, what: str = "run") -> None:
-    """Say on stderr, before it starts, that a run will take long (above :data:`ANNOUNCE_SECONDS`)."""
+def announce(seconds: float, what: str = "run", why: str = "") -> None:
+    """Say on stderr, before it starts, that a run will take long (above :data:`ANNOUNCE_SECONDS`),
+    and ``why`` when the reason is not its size alone."""
     import sys
 
     if seconds > ANNOUNCE_SECONDS:
-        sys.stderr.write(f"memtint: this {what} will take about {duration_text(seconds)} (estimated from its size; "
-                         "Ctrl-C stops it)\n")
+        sys.stderr.write(f"memtint: this {what} will take about {duration_text(seconds)} "
+                         f"({why or 'estimated from its size'}; Ctrl-C stops it)\n")
         sys.stderr.flush()
+
+
+def sim_reason(spec: dict[str, Any]) -> str:
+    """Why a CPU-trace run takes long when a late arrival, not its size, makes it so."""
+    late = late_arrival(spec)
+    if not late or late[1] * INSTRUCTIONS_PER_NS < max(spec.get("instructions") or 0, 1):
+        return ""
+    key, ns, threads = late
+    return (f"{key} = {ns:g} ns: {threads} thread(s) that run on past their targets (at_end = \"continue\") "
+            f"are simulated in detail until it arrives; at_end = \"wait\" or \"exit\" skips that time")
 
 
 def duration_text(seconds: float) -> str:
@@ -81,7 +92,32 @@ def sim_seconds(spec: dict[str, Any]) -> float:
                 check_instructions(key, own)
             targets.append(own if isinstance(own, int) else run)
     targets = targets or [run]
-    return sum(n / INSTRUCTIONS_PER_SECOND + spec.get("warmup", 0) / WARMUP_INSTRUCTIONS_PER_SECOND for n in targets)
+    seconds = sum(n / INSTRUCTIONS_PER_SECOND + spec.get("warmup", 0) / WARMUP_INSTRUCTIONS_PER_SECOND for n in targets)
+    late = late_arrival(spec)
+    return seconds + (late[2] * late[1] * INSTRUCTIONS_PER_NS / INSTRUCTIONS_PER_SECOND if late else 0.0)
+
+
+#: Instructions a running core retires per nanosecond, for the time a late arrival adds: IPC 1 at
+#: 3 GHz (a rough figure: the estimate is right within a factor of a few).
+INSTRUCTIONS_PER_NS = 3.0
+
+
+def late_arrival(spec: dict[str, Any]) -> tuple[str, float, int] | None:
+    """The latest arrival of a run whose threads run on past their targets (``at_end =
+    "continue"``, the default): those threads run in detail until it comes, so its time is work
+    (idle time, with every thread waiting or gone, is skipped and costs nothing). Returns the
+    key, its nanoseconds and the number of threads that run on; None without such an arrival."""
+    procs = [p for p in spec.get("processes") or [] if isinstance(p, dict)]
+    run_at_end = spec.get("at_end", "continue")
+    arrivals = [(f"processes[{i}].arrive_ns", p["arrive_ns"]) for i, p in enumerate(procs)
+                if isinstance(p.get("arrive_ns"), (int, float)) and p["arrive_ns"] > 0]
+    if not arrivals:
+        return None
+    key, latest = max(arrivals, key=lambda a: a[1])
+    running_on = sum(len(p.get("threads") or []) for p in procs
+                     if p.get("at_end", run_at_end) == "continue" and not p.get("arrive_ns"))
+    running_on += len(spec.get("programs") or []) if run_at_end == "continue" else 0
+    return (key, float(latest), running_on) if running_on else None
 
 
 def sweep_seconds(runs: list[tuple[int, int, int]], jobs: int) -> float:

@@ -39,3 +39,32 @@ def test_a_process_or_thread_target_counts_and_is_bounded_naming_its_key():
     spec["processes"][1]["threads"][0]["instructions"] = 10**15
     with pytest.raises(limits.MemtintError, match=r"processes\[1\]\.threads\[0\]\.instructions"):
         limits.sim_seconds(spec)
+
+
+def test_a_late_arrival_beside_threads_that_run_on_is_work_and_is_announced_with_its_key(tmp_path):
+    # A process arriving at 1000 s beside two threads that run on used to start in silence and
+    # run for days: they are simulated in detail until it arrives.
+    procs = [{"threads": ["light"]}, {"threads": ["stream"], "at_end": "exit"},
+             {"threads": ["random"], "arrive_ns": 1e12}]
+    spec = {"instructions": 40_000_000, "processes": procs}
+    assert limits.late_arrival(spec) == ("processes[2].arrive_ns", 1e12, 1)
+    assert limits.sim_seconds(spec) == pytest.approx(3.0 + 1e12 * limits.INSTRUCTIONS_PER_NS / 40e6)
+    assert "processes[2].arrive_ns = 1e+12 ns" in limits.sim_reason(spec)
+    # With every earlier thread waiting or gone, the time until it is skipped: no cost, no reason.
+    procs[0]["at_end"] = "wait"
+    assert limits.late_arrival(spec) is None and limits.sim_seconds(spec) == pytest.approx(3.0)
+    spec["at_end"] = "wait"
+    del procs[0]["at_end"]
+    assert limits.late_arrival(spec) is None
+    # The command says so before it starts, and Ctrl-C (here: the test's timeout) stops it.
+    run = tmp_path / "late.toml"
+    run.write_text('machine = "i7-860"\ninstructions = 1000\n[[processes]]\nthreads = ["light"]\n'
+                   '[[processes]]\nthreads = ["stream"]\narrive_ns = 1e12\n')
+    import subprocess
+    import sys
+    cli = "import sys; from memtint.cli import main; sys.argv[0] = 'memtint'; sys.exit(main())"
+    proc = subprocess.Popen([sys.executable, "-c", cli, "sim", str(run)], stderr=subprocess.PIPE, text=True)
+    line = proc.stderr.readline()
+    proc.kill()
+    proc.wait()
+    assert "this run will take about" in line and "processes[1].arrive_ns = 1e+12 ns" in line, line
