@@ -617,7 +617,8 @@ def _dram(args: argparse.Namespace) -> int:
     if os_keys:
         raise UsageError(f"--set {os_keys[0]}: memtint dram runs DRAM requests without an OS model; os.* settings "
                          "apply to sim, compare and sweeps")
-    check_outputs({"--json": args.json}, [args.trace, *_machine_inputs(args.machine, args.mapping)])
+    check_outputs({"--json": args.json},
+                  [args.trace, *_machine_inputs(args.machine, args.mapping), *_set_inputs(getattr(args, "set", None))])
     requests = workload.get("generate", {}).get("requests") if isinstance(workload, dict) else None
     stats = run_with_status(
         "Simulating…",
@@ -680,37 +681,27 @@ def _check_mix_name(name: str, mixes: set[str], profiles: set[str]) -> None:
                      f"mixes: {', '.join(sorted(mixes))}; profiles: {', '.join(sorted(profiles))}")
 
 
-def _spec_inputs(spec: dict[str, Any]) -> list[str]:
-    """The files a run specification reads: its programs' traces and its machine's files."""
-    programs = list(spec.get("programs") or [])
-    for proc in spec.get("processes") or []:
-        for t in proc.get("threads", []):
-            programs.append(t.get("program") if isinstance(t, dict) else t)
-    machine = spec.get("machine")
-    return [p for p in programs if isinstance(p, str)] + _machine_inputs(machine if isinstance(machine, str) else None)
+def _spec_inputs(spec: dict[str, Any], base: str | None = None) -> list[str]:
+    """The files a run specification reads: traces, machine, device and mapping files, rules
+    files, wherever in it they are named (`outputs.referenced_files`)."""
+    from memtint.outputs import referenced_files
+
+    return referenced_files(spec, base=base)
 
 
 def _machine_inputs(*names: str | None) -> list[str]:
-    """The files behind machine, mapping and device arguments: a machine TOML and the device
-    file it names (``dram.device``), a mapping TOML. Preset names are not files and drop out."""
-    files: list[str] = []
-    for name in names:
-        if not name or not os.path.isfile(name):
-            continue
-        files.append(name)
-        if name.endswith(".toml"):
-            try:
-                import tomllib
-            except ModuleNotFoundError:  # Python 3.10
-                import tomli as tomllib  # type: ignore[no-redef]
-            try:
-                with open(name, "rb") as f:
-                    device = tomllib.load(f).get("dram", {}).get("device")
-            except (OSError, ValueError, AttributeError):
-                continue  # the engine reports a broken machine file with its place
-            if isinstance(device, str):
-                files.append(os.path.join(os.path.dirname(os.path.abspath(name)), device))
-    return files
+    """The files behind machine, mapping and device arguments: a machine TOML and every file
+    it names (its device and mapping files). Preset names are not files and drop out."""
+    from memtint.outputs import referenced_files
+
+    return referenced_files(*[n for n in names if n])
+
+
+def _set_inputs(settings: list[tuple[list[str], Any]] | None) -> list[str]:
+    """Files named by ``--set KEY=VALUE`` values (``os.hvr-online.rules=mine.toml``)."""
+    from memtint.outputs import referenced_files
+
+    return referenced_files(*[value for _, value in settings or []])
 
 
 def _key_line(text: str, key: str) -> str:
@@ -809,7 +800,8 @@ def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
 
 
 def load_sim_config(path: str) -> dict[str, Any]:
-    """A run configuration TOML as an engine specification; trace paths are relative to it."""
+    """A run configuration TOML as an engine specification; the files it names (traces, a machine,
+    a mapping, rules) are relative to it."""
     from memtint.toml_files import read_toml
 
     table, text = read_toml(path, "run configuration")
@@ -843,9 +835,16 @@ def load_sim_config(path: str) -> dict[str, Any]:
         machine = os.path.join(base, machine)
     os_table = dict(table.get("os", {}))
     policy = os_table.pop("policy", "buddy")
+    # Files an [os.*] table names (hvr-online's rules) are relative to this file, as traces are.
+    for name, sub in list(os_table.items()):
+        if isinstance(sub, dict) and isinstance(sub.get("rules"), str):
+            os_table[name] = {**sub, "rules": relative(sub["rules"])}
+    mapping = table.get("mapping")
+    if isinstance(mapping, str) and mapping.endswith(".toml"):
+        mapping = relative(mapping)
     spec = api.build_sim_spec(
         machine, programs, instructions=table["instructions"], policy=policy, seed=table.get("seed", 1),
-        os_options=os_table, mapping=table.get("mapping"), scheduler=table.get("scheduler"),
+        os_options=os_table, mapping=mapping, scheduler=table.get("scheduler"),
         overrides=table.get("overrides"), processes=processes, warmup=table.get("warmup", 0),
     )
     for key in ("check", "at_end", "barrier_every", "sampling"):
@@ -872,13 +871,15 @@ def _sim(args: argparse.Namespace) -> int:
     from memtint.tables import sim_table
 
     spec = load_sim_config(args.config)
-    check_outputs({"--json": args.json, "--export-dram": args.export_dram}, [args.config, *_spec_inputs(spec)])
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
         spec["os"] = _os_settings(args.set, spec.get("os"))
     sampling = sampling_from_args(args, spec.get("sampling"))
     if sampling is not None:
         spec["sampling"] = sampling
+    # After --set, which may name files too (os.hvr-online.rules=mine.toml).
+    check_outputs({"--json": args.json, "--export-dram": args.export_dram},
+                  [args.config, *_spec_inputs(spec, base=os.path.dirname(os.path.abspath(args.config)))])
     from memtint.limits import sim_reason, sim_seconds
     from memtint.outputs import produced_file
 
@@ -951,7 +952,8 @@ def _compare(args: argparse.Namespace) -> int:
         mix = api.mix_programs(mix[0])
     elif len(mix) == 1:
         _check_mix_name(mix[0], named, set(catalogue.get("profiles", [])))
-    check_outputs({"--json": args.json, "--csv": args.csv}, [*mix, *_machine_inputs(args.machine, args.mapping)])
+    check_outputs({"--json": args.json, "--csv": args.csv},
+                  [*mix, *_machine_inputs(args.machine, args.mapping), *_set_inputs(args.set)])
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     repeated = sorted({p for p in policies if policies.count(p) > 1})
     if repeated:
@@ -1079,7 +1081,8 @@ def _mine_rules(args: argparse.Namespace) -> int:
 
     if not 0.0 < args.holdout < 1.0:
         raise UsageError(f"--holdout must be between 0 and 1 (exclusive), got {args.holdout}")
-    check_outputs({"--out": args.out, "--json": args.json}, [args.results, *([args.rules] if args.rules else [])])
+    check_outputs({"--out": args.out, "--json": args.json}, [*([args.rules] if args.rules else [])],
+                  stores=[args.results])
     paper = hvr_rules.load(args.rules)
     frame = load_results(args.results)
     if frame.empty:

@@ -69,12 +69,65 @@ def _probe_creatable(option: str, path: str) -> None:
             pass
 
 
-def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
+def referenced_files(*items: object, base: str | None = None) -> list[str]:
+    """The files a command reads behind its arguments: each item that names an existing file
+    and, inside a TOML file (a machine, a run, a rules file) or a specification (a dict or
+    list), every string that names one, relative to the file's directory (``base`` for a
+    specification) or to the working directory, followed into the TOML files it finds. A
+    machine file's device and mapping files, a run's traces and its ``[os.hvr-online] rules``
+    are found alike, so an output is checked against all of them, not a list kept by hand."""
+    found: list[str] = []
+    seen: set[str] = set()
+
+    def visit(item: object, here: str | None) -> None:
+        if isinstance(item, dict):
+            for v in item.values():
+                visit(v, here)
+        elif isinstance(item, (list, tuple)):
+            for v in item:
+                visit(v, here)
+        elif isinstance(item, (str, os.PathLike)):
+            text = os.fspath(item)
+            if not text or len(text) > 4096 or "\0" in text:
+                return
+            for candidate in dict.fromkeys([os.path.join(here, text) if here else text, text]):
+                try:
+                    is_file = os.path.isfile(candidate)
+                except (OSError, ValueError):
+                    is_file = False
+                real = os.path.realpath(candidate) if is_file else ""
+                if not is_file or real in seen:
+                    continue
+                seen.add(real)
+                found.append(candidate)
+                if candidate.endswith(".toml"):
+                    visit(_toml_strings(candidate), os.path.dirname(os.path.abspath(candidate)))
+
+    for item in items:
+        visit(item, base)
+    return found
+
+
+def _toml_strings(path: str) -> object:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (OSError, ValueError):
+        return None  # the command reports a broken file with its place
+
+
+def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.PathLike[str] | None] = (),
+                  stores: Iterable[str | os.PathLike[str] | None] = ()) -> None:
     """Refuse, before any work, outputs that cannot be written or that are one of the inputs.
 
     ``outputs`` maps an option name (``--json``) to its path (``None`` or ``-`` for none or
     stdout); ``inputs`` are the paths the command reads (names that are not files, such as
-    built-in profiles, are ignored)."""
+    built-in profiles, are ignored); ``stores`` are directories it reads as a whole (a sweep's
+    result store), into which no output may go: a file written there becomes part of the input."""
     given = {option: path for option, path in outputs.items() if path and path != "-"}
     input_ids: dict[tuple[int, int], str] = {}
     for p in inputs:
@@ -84,6 +137,7 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.P
         ident = _identity(p)
         if ident is not None and not _is_special(p):
             input_ids.setdefault(ident, p)
+    store_dirs = [os.fspath(d) for d in stores if d is not None and os.path.isdir(d)]
     seen: dict[object, tuple[str, str]] = {}
     for option, path in given.items():
         if os.path.isdir(path):
@@ -94,6 +148,12 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.P
             also = "" if os.path.abspath(same) == os.path.abspath(path) else f" ({same}, the same file by device and inode)"
             raise OutputError(f"{option} {path}: is an input of this command{also}; writing it would destroy the input. "
                               "Give another output file")
+        where = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+        for store in store_dirs:
+            root = os.path.realpath(store)
+            if where == root or where.startswith(root.rstrip(os.sep) + os.sep):
+                raise OutputError(f"{option} {path}: is inside {store}, which this command reads as a whole; writing "
+                                  "there would change or destroy the input. Give a file outside it")
         # Two outputs into one file: the second would silently replace the first.
         key: object = ident if ident is not None and not _is_special(path) else os.path.realpath(path)
         if key in seen and not _is_special(path):

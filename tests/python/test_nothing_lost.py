@@ -115,6 +115,85 @@ def test_machine_file_and_its_device_file_are_inputs(memtint, tmp_path):
     assert snapshot(device, machine) == before
 
 
+def _probed_machine(tmp_path: Path) -> tuple[Path, Path]:
+    """A machine file that names a mapping file beside it, as `probe --write-preset` writes."""
+    mapping = tmp_path / "probed.mapping.toml"
+    mapping.write_text("# the probed mapping\n")
+    machine = tmp_path / "probed.toml"
+    machine.write_text('[dram]\ndevice = "ddr3-1333"\nmapping = "probed.mapping.toml"\n')
+    return machine, mapping
+
+
+@pytest.mark.parametrize("command", [
+    ["compare", "--mix", "light,light", "--instructions", "1000", "--warmup", "0", "--csv"],
+    ["dram", "--generate", "random", "--requests", "10", "--json"],
+])
+def test_a_mapping_file_that_a_machine_file_names_is_an_input(memtint, tmp_path, command):
+    # compare --csv and dram --json onto it used to succeed and leave a machine that no longer loads.
+    machine, mapping = _probed_machine(tmp_path)
+    before = snapshot(machine, mapping)
+    assert_clean_error(memtint(*command[:1], "--machine", machine, *command[1:], mapping), "probed.mapping.toml",
+                       "is an input")
+    assert snapshot(machine, mapping) == before
+
+
+def test_a_file_a_run_names_anywhere_is_an_input_of_sim(memtint, tmp_path):
+    # The machine's mapping, and a rules file named in the run file or by --set: each used to be
+    # overwritten by --json or --export-dram, exit status 0.
+    machine, mapping = _probed_machine(tmp_path)
+    rules = tmp_path / "rules.toml"
+    rules.write_text('default = "a-vp"\n')
+    run = tmp_path / "run.toml"
+    run.write_text('machine = "probed.toml"\nprograms = ["light"]\ninstructions = 1000\n'
+                   '[os]\npolicy = "hvr"\ndynamic = "hvr-online"\n[os.hvr-online]\nrules = "rules.toml"\n')
+    before = snapshot(machine, mapping, rules, run)
+    for option, target in [("--json", mapping), ("--export-dram", mapping), ("--json", rules), ("--export-dram", rules)]:
+        assert_clean_error(memtint("sim", run, option, target), option, target.name, "is an input")
+    other = tmp_path / "other.toml"
+    other.write_text(rules.read_text())
+    assert_clean_error(memtint("sim", run, "--set", f"os.hvr-online.rules={other}", "--json", other),
+                       "--json", "other.toml", "is an input")
+    assert snapshot(machine, mapping, rules, run) == before
+
+
+def test_a_probe_does_not_write_over_the_mapping_of_the_machine_it_simulates(memtint, tmp_path):
+    machine, mapping = tmp_path / "probed.toml", tmp_path / "probed.mapping.toml"
+    code, _, err = memtint("probe", "--simulate", "i7-860", "--write-preset", machine)
+    assert code == 0, err
+    like = tmp_path / "q.toml"
+    like.write_text(machine.read_text())
+    before = snapshot(machine, mapping)
+    assert_clean_error(memtint("probe", "--simulate", like, "--write-preset", machine), "probed.mapping.toml",
+                       "is an input")
+    assert snapshot(machine, mapping) == before
+
+
+def test_mine_rules_writes_nothing_into_the_store_it_reads(memtint, tmp_path):
+    # --out store/manifest.json used to replace the manifest with rules: the store no longer loaded.
+    store = tmp_path / "st"
+    (store / "batches").mkdir(parents=True)
+    manifest = store / "manifest.json"
+    manifest.write_text("{}\n")
+    before = snapshot(manifest)
+    for option, target in [("--out", manifest), ("--out", store / "batches" / "b.parquet"), ("--json", store / "m.json")]:
+        extra = ["--out", tmp_path / "m.toml"] if option == "--json" else []
+        assert_clean_error(memtint("mine-rules", store, option, target, *extra), option, "reads as a whole")
+    assert snapshot(manifest) == before and sorted(p.name for p in store.rglob("*")) == ["batches", "manifest.json"]
+
+
+def test_a_run_file_s_rules_are_relative_to_it(memtint, tmp_path, monkeypatch):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "mine.toml").write_text("this is not TOML [\n")
+    run = sub / "run.toml"
+    run.write_text('machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n'
+                   '[os]\npolicy = "hvr"\ndynamic = "hvr-online"\n[os.hvr-online]\nrules = "mine.toml"\n')
+    monkeypatch.chdir(tmp_path)
+    # Found beside the run file (so its own error), not "No such file" from the working directory.
+    code, _, err = memtint("sim", run)
+    assert code != 0 and "mine.toml" in err and "No such file" not in err, err
+
+
 @pytest.mark.parametrize("command", [
     ["trace-stats", "light", "--instructions", "1000"],
     ["dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "100"],

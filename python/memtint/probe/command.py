@@ -69,7 +69,10 @@ def _counts(args: argparse.Namespace, base: dict | None) -> Any:
 
 
 def _machine_input(name: str | None) -> list[str]:
-    return [name] if name and os.path.isfile(name) else []
+    """A machine file and the files it names (its mapping and device files)."""
+    from memtint.outputs import referenced_files
+
+    return referenced_files(name) if name else []
 
 
 def run_command(args: argparse.Namespace) -> int:
