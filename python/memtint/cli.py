@@ -757,6 +757,24 @@ def _at_config_line(path: str, message: str) -> str:
     return f"{path}{line}: {message}" if line else message
 
 
+#: What a thread does after its target (`at_end`, for the run or per process).
+AT_END = ("continue", "wait", "exit")
+
+
+def _process_key_line(text: str, index: int, key: str) -> str:
+    """":N" for the line that sets ``key`` in the ``index``-th [[processes]] table, else ""."""
+    seen = -1
+    for n, line in enumerate(text.splitlines(), 1):
+        if re.match(r"^\s*\[\[\s*processes\s*\]\]", line):
+            seen += 1
+        elif re.match(r"^\s*\[", line):
+            if seen == index:
+                break
+        elif seen == index and re.match(rf"^\s*{re.escape(key)}\s*=", line):
+            return f":{n}"
+    return ""
+
+
 def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
     """Each top-level key of a run file has the kind the engine expects; a wrong one is an error
     naming the file, the line and the key (the engine would name a column of its own JSON)."""
@@ -783,7 +801,7 @@ def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
         "scheduler": (lambda v: isinstance(v, str), "a scheduler name"),
         "overrides": (lambda v: isinstance(v, dict), "an [overrides] table"),
         "check": (lambda v: isinstance(v, bool), "true or false"),
-        "at_end": (lambda v: v in ("continue", "wait"), '"continue" or "wait"'),
+        "at_end": (lambda v: v in AT_END, '"continue", "wait" or "exit"'),
         "barrier_every": (lambda v: is_int(v) and v >= 1, "a whole number of instructions >= 1"),
         "sampling": (lambda v: isinstance(v, dict), "a [sampling] table (unit, period, warming, ...)"),
     }
@@ -794,6 +812,16 @@ def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
         if not isinstance(proc.get("threads"), list):
             raise UsageError(f"{path}{_key_line(text, 'threads')}: processes[{i}].threads: expected a list of programs, "
                              f"got {shown(proc.get('threads'))}")
+        per_process = {
+            "at_end": (lambda v: v in AT_END, '"continue", "wait" or "exit"'),
+            "arrive_ns": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number of nanoseconds"),
+            "instructions": (lambda v: is_int(v) and v >= 1, "a whole number of instructions >= 1"),
+            "name": (lambda v: isinstance(v, str), "a name in quotes"),
+        }
+        for key, (ok, expected) in per_process.items():
+            if key in proc and not ok(proc[key]):
+                raise UsageError(f"{path}{_process_key_line(text, i, key)}: processes[{i}].{key}: expected {expected}, "
+                                 f"got {shown(proc[key])}")
     policy = table.get("os", {}).get("policy", "buddy")
     if not isinstance(policy, str):
         raise UsageError(f"{path}{_key_line(text, 'os')}: os.policy: expected a policy name, got {shown(policy)}")

@@ -372,7 +372,7 @@ def test_sim_config_run_level_at_end_and_barriers_reach_the_engine(memtint, tmp_
 
 
 @pytest.mark.parametrize("line, needles", [
-    ('at_end = "stop"', ['at_end: expected "continue" or "wait"']),
+    ('at_end = "stop"', ['at_end: expected "continue", "wait" or "exit"']),
     ("barrier_every = 0", ["barrier_every: expected a whole number of instructions >= 1"]),
     ('instructions = "lots"', [":3:", "instructions: expected a whole number"]),
     ("instructions = 1.5", [":3:", "instructions: expected a whole number", "1.5"]),
@@ -444,3 +444,23 @@ def test_alone_runs_default_to_linux_placement_on_the_machine(memtint):
 def test_sim_config_errors_inside_tables_name_the_key_s_own_line(memtint, clean_error, tmp_path, tail, needles):
     cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n' + tail)
     clean_error(memtint("sim", cfg), *needles)
+
+
+@pytest.mark.parametrize("line, needles", [
+    # A non-string at_end used to give "not valid JSON ... NaN" with no file or line.
+    ("at_end = 3", ["run.toml:7:", 'processes[1].at_end: expected "continue", "wait" or "exit", got 3']),
+    ("at_end = true", ["run.toml:7:", "processes[1].at_end", "got true"]),
+    ('arrive_ns = "soon"', ["run.toml:7:", "processes[1].arrive_ns: expected a number"]),
+    ("instructions = 2.5", ["run.toml:7:", "processes[1].instructions: expected a whole number"]),
+])
+def test_a_process_key_of_the_wrong_kind_is_named_at_its_line(memtint, clean_error, tmp_path, line, needles):
+    cfg = write_config(tmp_path, 'machine = "i7-860"\ninstructions = 1000\n[[processes]]\nthreads = ["light"]\n'
+                                 f'at_end = "wait"\n[[processes]]\n{line}\nthreads = ["light"]\n')
+    clean_error(memtint("sim", cfg), *needles)
+
+
+def test_a_run_wide_exit_at_end_is_accepted_as_documented(memtint, tmp_path):
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream", "light"]\ninstructions = 5000\n'
+                                 'at_end = "exit"\n')
+    code, _, err = memtint("sim", cfg, "--json", tmp_path / "o.json")
+    assert code == 0, err
