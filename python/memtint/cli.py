@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -884,14 +885,9 @@ def load_sim_config(path: str) -> dict[str, Any]:
 def _write_json(path: str | None, value: Any, option: str = "--json") -> bool:
     """Write JSON to a file or stdout ('-'); True if it went to stdout. A file is written whole or
     not at all, and a write error names it (memtint.outputs)."""
-    if not path:
-        return False
-    text = json.dumps(value, indent=2) + "\n"
-    if path == "-":
-        sys.stdout.write(text)
-        return True
-    write_text(option, path, text)
-    return False
+    from memtint.outputs import write_json
+
+    return write_json(option, path, value)
 
 
 def _sim(args: argparse.Namespace) -> int:
@@ -1168,12 +1164,19 @@ def _mine_rules(args: argparse.Namespace) -> int:
     out.print(t)
     t = Table(title=f"Measured on {len(test)} mixes, the mined rules by {args.folds}-fold cross-validation" if args.folds
               else f"Measured on {len(test)} held-out mixes")
-    for col in ("rules", "pick is best", "within 1 % of best", "WS lost, mean %", "worst %", "uncovered"):
+    for col in ("rules", "judged", "pick is best", "within 1 % of best", "WS lost, mean %", "worst %", "uncovered"):
         t.add_column(col)
+
+    def shown(x: float, form: str) -> str:  # NaN: no mix judged
+        return format(x, form) if math.isfinite(x) else "-"
+
     for name, m in measured.items():
-        t.add_row(name, f"{m['accuracy']:.1%}", f"{m['within_1pct']:.1%}", f"{m['mean_loss_pct']:.2f}",
-                  f"{m['worst_loss_pct']:.2f}", str(m["uncovered"]))
+        t.add_row(name, f"{m['judged']} of {m['mixes']}", shown(m["accuracy"], ".1%"), shown(m["within_1pct"], ".1%"),
+                  shown(m["mean_loss_pct"], ".2f"), shown(m["worst_loss_pct"], ".2f"), str(m["uncovered"]))
     out.print(t)
+    if any(m["judged"] < m["mixes"] for m in measured.values()):
+        out.print("judged: mixes whose pick was run in the store; a pick the sweep did not run is not judged, so rows "
+                  "may rest on different mixes", style="dim")
     out.print(f"rules written to {args.out}")
     return 0
 

@@ -17,10 +17,13 @@ Every command that writes a file goes through this module:
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
+import sys
 import stat
 import tempfile
-from typing import Iterator, Iterable, Mapping
+from typing import Any, Iterator, Iterable, Mapping
 
 from memtint.api import MemtintError
 
@@ -255,3 +258,28 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinity as null: JSON has no such numbers (Python would write
+    ``NaN``, which strict readers refuse); a figure that has none is absent, not a number."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def write_json(option: str, path: str | None, value: Any) -> bool:
+    """Write ``value`` as JSON (valid JSON: no NaN) to a file, by :func:`write_text`'s rule, or
+    to stdout for ``-``; True if it went to stdout."""
+    if not path:
+        return False
+    text = json.dumps(json_safe(value), indent=2, allow_nan=False) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return True
+    write_text(option, path, text)
+    return False

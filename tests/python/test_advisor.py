@@ -195,3 +195,27 @@ def test_mine_rules_writes_rules_advise_reads_and_refuses_to_overwrite_its_input
     clean_error(memtint("mine-rules", tmp_path / "out", "--rules", tmp_path / "mined.toml", "--out",
                         tmp_path / "mined.toml"), "mined.toml")
     assert (tmp_path / "mined.toml").read_text() == mined_text
+
+
+@pytest.mark.engine
+def test_mine_rules_json_is_strict_json_and_its_table_shows_no_nan(memtint, tmp_path):
+    # A rule set that judged no mix (its picks never run in the store) used to write
+    # "accuracy": NaN, which strict readers refuse, and print nan% in the table.
+    spec = tmp_path / "s.toml"
+    spec.write_text('machines = ["i7-860"]\npolicies = ["buddy"]\ninstructions = 200000\nwarmup = 0\n'
+                    'mixes = [["stream", "light"], ["stream", "light", "light"], ["light", "light"]]\n')
+    code, _, err = memtint("sweep", spec, "--out", tmp_path / "out", "--jobs", "1", timeout=600)
+    assert code == 0, err
+    code, out, err = memtint("mine-rules", tmp_path / "out", "--out", tmp_path / "m.toml", "--json",
+                             tmp_path / "mr.json", "--holdout", "0.4")
+    assert code == 0, err
+
+    def strict(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    study = json.loads((tmp_path / "mr.json").read_text(), parse_constant=strict)
+    paper = study["measured"]["paper"]
+    assert paper["judged"] == 0 and paper["accuracy"] is None and paper["mean_loss_pct"] is None
+    code, out, err = memtint("mine-rules", tmp_path / "out", "--out", tmp_path / "m2.toml", "--holdout", "0.4")
+    assert code == 0, err
+    assert "nan" not in out.lower() and f"0 of {paper['mixes']}" in out

@@ -4,7 +4,6 @@ terminal output only, each over one API function (inspect_process, run_coloured,
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -144,11 +143,9 @@ def _warn(text: str | None) -> None:
 
 
 def _write_json(path: str, value: Any) -> None:
-    text = json.dumps(value, indent=2) + "\n"
-    if path == "-":
-        sys.stdout.write(text)
-    else:
-        write_text("--json", path, text)
+    from memtint.outputs import write_json
+
+    write_json("--json", path, value)
 
 
 def _config_files(args: argparse.Namespace) -> list[str]:

@@ -5,7 +5,6 @@ against it), and write it as a mapping file and a machine preset (docs/probe.md)
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -169,13 +168,9 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _json_out(path: str | None, value: dict) -> None:
-    if not path:
-        return
-    text = json.dumps(value, indent=2) + "\n"
-    if path == "-":
-        sys.stdout.write(text)
-    else:
-        write_text("--json", path, text)
+    from memtint.outputs import write_json
+
+    write_json("--json", path, value)
 
 
 def _search(search_cls, timer, org, settings, err, args, label: str, failures: list[dict]):
