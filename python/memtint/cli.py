@@ -614,10 +614,7 @@ def _dram(args: argparse.Namespace) -> int:
     from memtint.limits import dram_seconds
 
     workload = workload_from_args(args)
-    os_keys = [".".join(path) for path, _ in args.set or [] if path[0] == "os"]
-    if os_keys:
-        raise UsageError(f"--set {os_keys[0]}: memtint dram runs DRAM requests without an OS model; os.* settings "
-                         "apply to sim, compare and sweeps")
+    _settings_without_effect(args.set, "memtint dram runs DRAM requests")
     check_outputs({"--json": args.json},
                   [args.trace, *_machine_inputs(args.machine, args.mapping), *_set_inputs(getattr(args, "set", None))])
     requests = workload.get("generate", {}).get("requests") if isinstance(workload, dict) else None
@@ -660,6 +657,20 @@ def _print_warnings(console: Any, warnings: list[str] | None) -> None:
     """Print a run's warnings (statistics key ``warnings``), in yellow, after its tables."""
     for w in warnings or []:
         console.print(f"warning: {w}", style="yellow", markup=False, highlight=False)
+
+
+def _settings_without_effect(settings: list[tuple[list[str], Any]] | None, what: str) -> None:
+    """--set keys a command without cores, caches or an OS model cannot use (dram, rt): os.* and
+    sampling.* are refused (they would be dropped unseen), cpu.* and cache.* are warned about
+    (valid machine settings, but nothing of this run reads them)."""
+    for path, _ in settings or []:
+        key = ".".join(path)
+        if path[0] in ("os", "sampling"):
+            raise UsageError(f"--set {key}: {what} without an OS model or sampling; {path[0]}.* settings apply to sim, "
+                             "compare and sweeps")
+        if path[0] in ("cpu", "cache"):
+            sys.stderr.write(f"memtint: warning: --set {key}: {what} without cores or caches; the setting has no "
+                             "effect on this run\n")
 
 
 def _warn_stderr(warnings: list[str] | None) -> None:
@@ -936,9 +947,18 @@ def _rt(args: argparse.Namespace) -> int:
     from memtint.toml_files import read_toml
 
     spec, _ = read_toml(args.config, "task-set TOML")
-    check_outputs({"--json": args.json}, [args.config])
+    check_outputs({"--json": args.json}, [args.config, *_set_inputs(args.set)])
+    _settings_without_effect(args.set, "memtint rt runs its tasks' loads through the DRAM")
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
+    # A job that computes longer than the WCET its schedule plans with overruns by construction:
+    # a valid overrun experiment, so said, not refused.
+    for i, task in enumerate(spec.get("tasks") or []):
+        if isinstance(task, dict) and isinstance(task.get("compute"), (int, float)) \
+                and isinstance(task.get("wcet"), (int, float)) and task["compute"] > task["wcet"]:
+            sys.stderr.write(f"memtint: warning: {args.config}: tasks[{i}].compute = {task['compute']} is more than its "
+                             f"wcet = {task['wcet']}: the schedule plans with less than each job computes, so its jobs "
+                             "overrun by construction\n")
     for key in ("schedule", "refresh"):
         if getattr(args, key):
             spec[key] = getattr(args, key)

@@ -235,7 +235,7 @@ def rt_table(stats: dict[str, Any]) -> Table:
         table.add_row(
             str(t.get("name")), str(t.get("period")), str(t.get("wcet")), count(t.get("jobs")), count(t.get("deadline_misses")),
             number(t.get("exec_mean"), 3), number(t.get("exec_max"), 3),
-            number(lat.get("mean"), 1), number(lat.get("p99"), 0), number(lat.get("max"), 0),
+            number(lat.get("mean"), 1), number(lat.get("p99"), 1), number(lat.get("max"), 1),
             compact(t.get("refresh_met")), *((ranks,) if coloured else ()),
         )
     table.caption = (f"utilisation {number(stats.get('utilisation'), 4)} (mean run time / period), "

@@ -79,3 +79,19 @@ def memtint_run_rt_without_attackers(path: str) -> dict:
     spec, _ = read_toml(path)
     spec.pop("attackers")
     return memtint.run_rt(spec)
+
+
+@pytest.mark.engine
+def test_rt_says_what_it_cannot_use_and_warns_of_a_job_longer_than_its_wcet(memtint, clean_error, tmp_path):
+    # --set os.* and sampling.* used to be dropped unseen, and compute > wcet to run without a word.
+    with open(CONFIG, encoding="utf-8") as f:
+        text = f.read()
+    assert "compute = 3.2" in text
+    run = tmp_path / "t.toml"
+    run.write_text(text.replace("compute = 3.2", "compute = 5.0", 1))
+    clean_error(memtint("rt", run, "--set", "os.policy=bpm"), "--set os.policy", "without an OS model")
+    clean_error(memtint("rt", run, "--set", "sampling.unit=5"), "--set sampling.unit")
+    code, _, err = memtint("rt", run, "--set", "cache.llc=none", "--json", tmp_path / "o.json")
+    assert code == 0, err
+    assert "--set cache.llc" in err and "no effect" in err
+    assert "compute = 5.0 is more than its wcet = 4" in err
