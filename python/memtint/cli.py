@@ -679,18 +679,23 @@ def _warn_stderr(warnings: list[str] | None) -> None:
         sys.stderr.write(f"memtint: warning: {w}\n")
 
 
-def _check_mix_name(name: str, mixes: set[str], profiles: set[str]) -> None:
-    """A lone --mix word that is no mix, profile or file: name the closest mixes and profiles."""
+def _check_mix_name(name: str, mixes: set[str], profiles: set[str], option: str = "--mix") -> None:
+    """A lone --mix word that is no mix, profile, suite program or file: name the closest."""
     import difflib
 
     from memtint import workloads
 
-    if name.split(":")[0] in profiles or name.startswith("phases:") or os.path.exists(name) or name in workloads.suite():
+    suite = set(workloads.suite())
+    if name.split(":")[0] in profiles or name.startswith("phases:") or os.path.exists(name) or name in suite:
         return
-    close = difflib.get_close_matches(name, sorted(mixes | profiles), n=3, cutoff=0.5)
+    if name in mixes:
+        raise UsageError(f"{option} {name}: a named mix stands alone, not among other programs; give its programs "
+                         f"({', '.join(os.path.basename(p) for p in api.mix_programs(name))}) instead")
+    close = difflib.get_close_matches(name, sorted(mixes | profiles | suite), n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}? " if close else ""
-    raise UsageError(f"--mix {name}: not a named mix, a built-in profile or a trace file; {hint}"
-                     f"mixes: {', '.join(sorted(mixes))}; profiles: {', '.join(sorted(profiles))}")
+    raise UsageError(f"{option} {name}: not a named mix, a built-in profile, a program of the workload suite or a trace "
+                     f"file; {hint}mixes: {', '.join(sorted(mixes))}; profiles: {', '.join(sorted(profiles))}; "
+                     f"suite: {', '.join(sorted(suite))}")
 
 
 def _spec_inputs(spec: dict[str, Any], base: str | None = None) -> list[str]:
@@ -989,7 +994,10 @@ def _compare(args: argparse.Namespace) -> int:
     from memtint import comparison as compare_module
     from memtint.tables import compare_tables
 
-    mix = [m.strip() for m in args.mix.split(",") if m.strip()]
+    mix = [m.strip() for m in args.mix.split(",")]
+    if "" in mix:  # "stream,,light" used to run two programs
+        raise UsageError(f"--mix {args.mix}: program {mix.index('') + 1} is empty; give one program per core, "
+                         "separated by commas")
     catalogue = api.presets()
     named = {m["name"] for m in catalogue.get("mixes", [])}
     if len(mix) == 1 and mix[0] in named:
@@ -1061,7 +1069,7 @@ def _advise(args: argparse.Namespace) -> int:
     if len(programs) == 1 and programs[0] in named:
         programs = api.mix_programs(programs[0])
     for p in programs:
-        _check_mix_name(p, named, set(catalogue.get("profiles", [])))
+        _check_mix_name(p, named, set(catalogue.get("profiles", [])), option="program")
     check_outputs({"--json": args.json}, [*programs, *_machine_inputs(args.machine), *([args.rules] if args.rules else [])])
     rules = hvr_rules.load(args.rules)  # a rules file that does not parse fails before anything runs
     instructions = args.classify_instructions or advisor.CLASSIFY_INSTRUCTIONS

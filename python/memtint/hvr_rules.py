@@ -314,15 +314,20 @@ def coalesce(rules: Rules, classes: Sequence[str], policy: str) -> tuple[list[li
 
 def colour_sets(groups: list[list[int]], shares: list[float | None], colours: int) -> list[list[int]] | None:
     """Colour sets for ``groups`` out of ``colours`` colours (None when there are more groups
-    than colours): a group with a share takes that share (at least one colour), the others
-    split the rest evenly, remainders to the first."""
+    than colours): a group with a share takes that share (at least one colour, and never so many
+    that a later group is left none: the engine's rule, os/dynamic/hvr.rs ``sub_sets``), the
+    others split the rest evenly, remainders to the first."""
     if len(groups) > colours:
         return None
-    fixed = {g: max(1, round(s * colours)) for g, s in enumerate(shares) if s is not None}
+    fixed: dict[int, int] = {}
+    reserved = 0
+    for g, s in enumerate(shares):
+        if s is not None:
+            room = colours - reserved - (len(groups) - 1 - len(fixed))  # one colour for each group not yet sized
+            fixed[g] = min(max(1, round(s * colours)), room)
+            reserved += fixed[g]
     free = [g for g in range(len(groups)) if g not in fixed]
     left = colours - sum(fixed.values())
-    if left < len(free) or (not free and left < 0):
-        return None
     sizes = dict(fixed)
     for n, g in enumerate(free):
         sizes[g] = left // len(free) + (1 if n < left % len(free) else 0)

@@ -55,6 +55,10 @@ def test_coalescing_puts_five_thrashers_in_an_eighth_and_the_rest_together(paper
 def test_colour_sets_give_shares_then_split_the_rest_evenly():
     assert hvr_rules.colour_sets([[0], [1], [2]], [0.125, None, None], 8) == [[0], [1, 2, 3, 4], [5, 6, 7]]
     assert hvr_rules.colour_sets([[0], [1]], [None, None], 4) == [[0, 1], [2, 3]]
+    # A share that would take every colour leaves one to each other group (it used to give no
+    # sets, and advise dropped the coalescing without a word), as the engine's rule does.
+    assert hvr_rules.colour_sets([[0], [1]], [0.9, None], 4) == [[0, 1, 2], [3]]
+    assert hvr_rules.colour_sets([[0], [1], [2]], [None, 1.0, 1.0], 4) == [[0], [1, 2], [3]]
 
 
 @pytest.mark.parametrize("text,needles", [
@@ -159,7 +163,22 @@ def test_advise_errors_are_clear(memtint, clean_error, tmp_path):
     clean_error(memtint("advise", "stream", "--rules", bad), "bad.toml:3", "support")
     clean_error(memtint("advise", "stream", "--classify-instructions", "20000", "--warmup", "0"),
                 "cannot classify stream", "sampling window")
-    clean_error(memtint("advise", "no-such-program"), "no-such-program")
+    clean_error(memtint("advise", "no-such-program"), "program no-such-program", "suite: bfs")
+    # A named mix among other programs: said so (it used to be "--mix ...: not a named mix").
+    clean_error(memtint("advise", "real-intensive-4", "light"), "program real-intensive-4", "stands alone")
+    # More programs than cores: refused before any classification run.
+    clean_error(memtint("advise", *["light"] * 5, "--warmup", "0"), "5 programs", "4 cores")
+
+
+@pytest.mark.engine
+def test_advise_warns_when_its_pick_cannot_run_on_the_machine(memtint):
+    # The paper's rules pick a-vp, whose O-bits the ccps machine's mapping lacks: it used to be
+    # recommended in silence, and only --verify found out.
+    code, out, err = memtint("advise", "stream", "bfs", "--machine", "ccps-4c-64b", "--classify-instructions",
+                             "6000000", "--warmup", "0", "--json", "-")
+    assert code == 0, err
+    r = json.loads(out)
+    assert any("cannot run this mix on ccps-4c-64b" in w for w in r["warnings"]), r["warnings"]
 
 
 @pytest.mark.engine

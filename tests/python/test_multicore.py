@@ -131,6 +131,8 @@ def test_metric_formulas_match_hand_computed_values():
         (["--mix", "light,light,light,light,light"], ["5 programs", "4 cores"]),
         # An unknown mix name suggests the mix presets too.
         (["--mix", "intensive4"], ["not a named mix", "did you mean intensive-4", "real-intensive-4"]),
+        # An empty entry used to be dropped: two programs ran where three were written.
+        (["--mix", "stream,,light"], ["--mix stream,,light", "program 2 is empty"]),
     ],
 )
 def test_compare_errors_are_one_clear_line(memtint, clean_error, args, needles):

@@ -171,13 +171,28 @@ impl Hvr {
 }
 
 /// Sub-colour sets out of `values` for `groups`: a group with a share takes that share (at
-/// least one), the others split the rest evenly; more groups than values share round-robin.
+/// least one, and never so much that a later group is left none), the others split the rest
+/// evenly; more groups than values share round-robin (whole sets, never a part of one).
 fn sub_sets(groups: &[(Vec<usize>, Option<f64>)], values: u32) -> Vec<Vec<u32>> {
     let g = groups.len() as u32;
     if g > values {
         return (0..g).map(|i| vec![i % values]).collect();
     }
-    let fixed: Vec<Option<u32>> = groups.iter().map(|(_, s)| s.map(|s| ((s * values as f64).round() as u32).max(1))).collect();
+    // A share of 0.9 of 4 values rounds to all 4: the groups after it would get a value of its
+    // set, two sets in part the same, which no placement can honour.
+    let mut reserved = 0;
+    let fixed: Vec<Option<u32>> = groups
+        .iter()
+        .enumerate()
+        .map(|(i, (_, s))| {
+            s.map(|s| {
+                let room = values - reserved - (g - 1 - i as u32);
+                let size = ((s * values as f64).round() as u32).clamp(1, room);
+                reserved += size;
+                size
+            })
+        })
+        .collect();
     let free = fixed.iter().filter(|f| f.is_none()).count() as u32;
     let taken: u32 = fixed.iter().flatten().sum();
     let left = values.saturating_sub(taken).max(free);
@@ -269,6 +284,14 @@ mod tests {
         // A-VP's 4: the thrasher takes one (an eighth rounds up to one), two groups share three.
         let groups = vec![(vec![0], Some(0.125)), (vec![1, 2], None), (vec![3], None)];
         assert_eq!(sub_sets(&groups, 4), vec![vec![0], vec![1, 2], vec![3]]);
+        // A share that would take every value leaves one to each later group: no set is in
+        // part another's (it used to give [0, 1, 2, 3] and [3]).
+        for share in [0.9, 1.0] {
+            let groups = vec![(vec![0], Some(share)), (vec![1], None)];
+            assert_eq!(sub_sets(&groups, 4), vec![vec![0, 1, 2], vec![3]]);
+            let groups = vec![(vec![0], Some(share)), (vec![1], Some(share)), (vec![2], None)];
+            assert_eq!(sub_sets(&groups, 4), vec![vec![0, 1], vec![2], vec![3]]);
+        }
         // Bank-Only's 4 values for 5 programs: round-robin.
         let each: Vec<_> = (0..5).map(|i| (vec![i], None)).collect();
         assert_eq!(sub_sets(&each, 4), vec![vec![0], vec![1], vec![2], vec![3], vec![0]]);
