@@ -238,3 +238,23 @@ def test_mine_rules_json_is_strict_json_and_its_table_shows_no_nan(memtint, tmp_
     code, out, err = memtint("mine-rules", tmp_path / "out", "--out", tmp_path / "m2.toml", "--holdout", "0.4")
     assert code == 0, err
     assert "nan" not in out.lower() and f"0 of {paper['mixes']}" in out
+
+
+@pytest.mark.engine
+def test_hvr_online_runs_a_coalescing_share_that_would_take_every_colour(memtint, tmp_path):
+    # share = 0.9 of A-VP's 4 sub-colours used to end in "os.dynamic: colour 3 is in two colour
+    # sets (0 and 1)", naming neither the rules file nor the share.
+    rules = tmp_path / "nc.toml"
+    rules.write_text('default = "a-vp"\n[[partition]]\nname = "X"\nwhen = {LLCT = ">=1"}\npolicy = "a-vp"\n'
+                     '[[coalesce]]\nname = "C"\nclasses = ["LLCT"]\nshare = 0.9\n')
+    run = tmp_path / "dyn.toml"
+    run.write_text('machine = "i7-860"\nprograms = ["stream", "random:footprint_bytes=3145728", "light", "light"]\n'
+                   'instructions = 500_000\n[os]\npolicy = "hvr"\ndynamic = "hvr-online"\n[os.hvr-online]\n'
+                   'epoch_ns = 100_000\nrules = "nc.toml"\n')
+    code, _, err = memtint("sim", run, "--json", tmp_path / "o.json")
+    assert code == 0, err
+    stats = json.loads((tmp_path / "o.json").read_text())
+    assert stats["dynamic"]["repartitions"] >= 1
+    for adj in stats["dynamic"]["adjustments"]:
+        sets = [frozenset(c) for c in adj["colours"]]
+        assert all(a == b or not a & b for a in sets for b in sets), adj["colours"]

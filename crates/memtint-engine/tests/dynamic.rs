@@ -142,6 +142,13 @@ fn bad_dynamic_settings_are_refused_by_key() {
                            "os": {"policy": "bpm", "dynamic": "dynamic-bpm", "dynamic-bpm": {"epoch_ns": 1e9}}}));
     let w = v["warnings"].to_string();
     assert!(w.contains("os.dynamic-bpm.epoch_ns") && w.contains("longer than the run"), "{w}");
+    assert!(w.contains("never adjusted the colours"), "{w}");
+    // Under pressure, faults that find the colours full end epochs of their own: the warning
+    // says where the repartitions came from instead of "never adjusted" beside them.
+    let v = run(64, LIGHT, json!({"dynamic": "dynamic-bpm", "dynamic-bpm": {"epoch_ns": 1e9}}));
+    let (w, n) = (v["warnings"].to_string(), u(&v["dynamic"]["repartitions"]));
+    assert!(n > 0, "{}", v["dynamic"]);
+    assert!(w.contains(&format!("the {n} repartition(s) came from faults")) && !w.contains("never adjusted"), "{w}");
 }
 
 #[test]

@@ -630,12 +630,19 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 )));
             }
         }
-        // A dynamic policy whose first epoch never ended adapted nothing.
+        // A dynamic policy whose first epoch never ended on its timer adapted nothing to what
+        // the run measured; a fault that found a process's colours full may still have ended one.
         if let Some(d) = &r.dynamic {
             let run_ns = r.core_cycles as f64 / cfg.machine.cpu.frequency_ghz;
             if d.epoch_ns > run_ns {
+                let by_faults = match d.repartitions {
+                    0 => "the policy never adjusted the colours".to_string(),
+                    n => format!(
+                        "no epoch ended on its timer; the {n} repartition(s) came from faults that found a process's colours full, not from the run's measurements"
+                    ),
+                };
                 w.push(Value::String(format!(
-                    "os.{}.epoch_ns ({} ns) is longer than the run ({run_ns:.0} ns): the policy never adjusted the colours",
+                    "os.{}.epoch_ns ({} ns) is longer than the run ({run_ns:.0} ns): {by_faults}",
                     d.policy, d.epoch_ns
                 )));
             }
