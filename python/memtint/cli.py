@@ -338,7 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--mapping", metavar="NAME|FILE", help="address mapping (default: the machine's)")
     compare.add_argument("--scheduler", metavar="NAME", help="memory scheduler (default: the machine's)")
     compare.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE",
-                         help=_SET_HELP + "; used by the alone runs too")
+                         help=_SET_HELP + "; machine and sampling settings are used by the alone runs too, os.* "
+                              "settings by the policies' runs only (each alone run is its program alone under the "
+                              "baseline with the OS defaults)")
     compare.add_argument("--strict", action="store_true", help="running out of a process's colours is an error")
     compare.add_argument("--no-cache", action="store_true", help="do not reuse or store alone runs")
     compare.add_argument("--json", metavar="OUT", help="write the comparison JSON to OUT ('-' for stdout)")
@@ -1049,6 +1051,10 @@ def _compare(args: argparse.Namespace) -> int:
     out.print(f"warm-up: {result['warmup']:,} instructions per core before statistics")
     for note in result.get("notes", []):
         out.print(f"[yellow]note:[/yellow] {note}")
+    os_set = [".".join(path) for path, _ in args.set or [] if path[0] == "os"]
+    if os_set:
+        out.print(f"[yellow]note:[/yellow] --set {', '.join(os_set)}: applied to the policies' runs; the alone runs, "
+                  "against which slowdowns are measured, use the OS defaults")
     # Per policy, where the comparison carries its shared run's warnings; then the alone runs'.
     for p in result.get("policies", []):
         _print_warnings(out, [f"{p['policy']}: {w}" for w in p.get("warnings") or []])

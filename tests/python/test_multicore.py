@@ -466,3 +466,14 @@ def test_a_run_wide_exit_at_end_is_accepted_as_documented(memtint, tmp_path):
                                  'at_end = "exit"\n')
     code, _, err = memtint("sim", cfg, "--json", tmp_path / "o.json")
     assert code == 0, err
+
+
+@pytest.mark.engine
+def test_compare_says_that_os_settings_do_not_reach_the_alone_runs(memtint):
+    # The help used to say every --set is "used by the alone runs too"; os.* settings are not.
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "light,light", "--policies", "buddy",
+                             "--instructions", "3000", "--warmup", "0", "--set", "os.colour_split=strided")
+    assert code == 0, err
+    assert "--set os.colour_split: applied to the policies' runs" in " ".join(out.split())
+    code, out, _ = memtint("compare", "--help")
+    assert "os.* settings by the policies' runs only" in " ".join(out.split())
