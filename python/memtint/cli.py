@@ -1212,7 +1212,22 @@ def _mine_rules(args: argparse.Namespace) -> int:
         out.print("judged: mixes whose pick was run in the store; a pick the sweep did not run is not judged, so rows "
                   "may rest on different mixes", style="dim")
     out.print(f"rules written to {args.out}")
+    online = _hvr_online_refusal(args.out)
+    if online:
+        out.print(f"[yellow]note:[/yellow] advise reads these rules; hvr-online cannot: {online}")
     return 0
+
+
+def _hvr_online_refusal(rules: str) -> str:
+    """Why ``os.hvr-online.rules`` would refuse a rules file (a pick outside the vertical colour
+    sets it moves between, such as buddy), tried on a tiny run; "" when it takes them."""
+    spec = api.build_sim_spec("i7-860", ["light"], instructions=1000, policy="hvr",
+                              os_options={"dynamic": "hvr-online", "hvr-online": {"rules": os.path.abspath(rules)}})
+    try:
+        api.run_sim_spec(spec)
+    except api.MemtintError as error:
+        return str(error).split("os.hvr-online.rules: ", 1)[-1]
+    return ""
 
 
 def _sweep(args: argparse.Namespace) -> int:

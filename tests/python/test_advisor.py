@@ -238,6 +238,8 @@ def test_mine_rules_json_is_strict_json_and_its_table_shows_no_nan(memtint, tmp_
     code, out, err = memtint("mine-rules", tmp_path / "out", "--out", tmp_path / "m2.toml", "--holdout", "0.4")
     assert code == 0, err
     assert "nan" not in out.lower() and f"0 of {paper['mixes']}" in out
+    # Rules that pick buddy: advise reads them, hvr-online refuses them, and mine-rules says so.
+    assert "hvr-online cannot" in out and 'policy "buddy"' in " ".join(out.split())
 
 
 @pytest.mark.engine
