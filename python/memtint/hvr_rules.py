@@ -33,7 +33,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from memtint.api import MemtintError
 from memtint.toml_files import read_toml
@@ -148,8 +148,9 @@ def parse(table: dict[str, Any], name: str, text: str = "", policies: frozenset[
 
     unknown = sorted(set(table) - {"default", "partition", "coalesce"})
     if unknown:
-        raise RulesError(f"{name}: unknown key(s) {', '.join(unknown)}; a rules file has default, [[partition]] "
-                         "and [[coalesce]]")
+        line = _top_line(text, unknown[0])
+        raise RulesError(f"{name}{f':{line}' if line else ''}: unknown key(s) {', '.join(unknown)}; a rules file has "
+                         "default, [[partition]] and [[coalesce]]")
     def policy_name(value: Any, at: str) -> str:
         if not isinstance(value, str) or not value:
             raise RulesError(f"{at}: give a policy name, got {value!r}")
@@ -168,7 +169,8 @@ def parse(table: dict[str, Any], name: str, text: str = "", policies: frozenset[
     for i, r in enumerate(partition_rules):
         if not isinstance(r, dict):
             raise RulesError(f"{where('partition', i)}: must be a table")
-        _only(r, {"name", "when", "policy", "support", "confidence", "reason"}, where("partition", i))
+        _only(r, {"name", "when", "policy", "support", "confidence", "reason"}, where("partition", i),
+              lambda k: where("partition", i, k))
         when = r.get("when", {})
         if not isinstance(when, dict):
             raise RulesError(f"{where('partition', i, 'when')}: must be a table of counts, got {when!r}")
@@ -193,7 +195,8 @@ def parse(table: dict[str, Any], name: str, text: str = "", policies: frozenset[
     for i, r in enumerate(table.get("coalesce", [])):
         if not isinstance(r, dict):
             raise RulesError(f"{where('coalesce', i)}: must be a table")
-        _only(r, {"name", "classes", "share", "support", "confidence", "reason"}, where("coalesce", i))
+        _only(r, {"name", "classes", "share", "support", "confidence", "reason"}, where("coalesce", i),
+              lambda k: where("coalesce", i, k))
         classes = r.get("classes")
         if not (isinstance(classes, list) and classes and all(c in CLASSES for c in classes)):
             raise RulesError(f"{where('coalesce', i, 'classes')}: give a list of classes from {', '.join(CLASSES)}, "
@@ -211,9 +214,12 @@ def parse(table: dict[str, Any], name: str, text: str = "", policies: frozenset[
     return rules
 
 
-def _only(r: dict[str, Any], keys: set[str], at: str) -> None:
+def _only(r: dict[str, Any], keys: set[str], at: str, line_of: Callable[[str], str] | None = None) -> None:
+    """Refuse keys outside ``keys``; ``line_of(key)``, when given, places the first at its own line."""
     unknown = sorted(set(r) - keys)
     if unknown:
+        if line_of:
+            at = line_of(unknown[0])
         raise RulesError(f"{at}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(keys))}")
 
 
@@ -278,7 +284,7 @@ def decide(rules: Rules, classes: Sequence[str], multithreaded: bool = False) ->
     rule = next((r for r in rules.partition if r.matches(counts)), None)
     if rule is not None:
         policy = rule.policy_for(len(classes))
-        reason = rule.reason or " and ".join(c.text() for c in rule.when)
+        reason = rule.reason or " and ".join(c.text() for c in rule.when) or "it has no condition: every mix matches"
     else:
         policy = rules.default or "buddy"
         reason = f"no rule covers it; {'the rules file' if rules.default else 'memtint'}'s default"

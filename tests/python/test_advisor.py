@@ -161,6 +161,11 @@ def test_advise_errors_are_clear(memtint, clean_error, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[[partition]]\npolicy = 'a-vp'\nsupport = 2\n")
     clean_error(memtint("advise", "stream", "--rules", bad), "bad.toml:3", "support")
+    # An unknown key at its own line (it used to be the rule's header line), a top-level one too.
+    bad.write_text("default = 'a-vp'\n[[partition]]\nname = 'X'\npolicy = 'a-vp'\n\nfoo = 1\n")
+    clean_error(memtint("advise", "stream", "--rules", bad), "bad.toml:6", "foo")
+    bad.write_text("default = 'a-vp'\nbar = 2\n[[partition]]\npolicy = 'a-vp'\n")
+    clean_error(memtint("advise", "stream", "--rules", bad), "bad.toml:2", "bar")
     clean_error(memtint("advise", "stream", "--classify-instructions", "20000", "--warmup", "0"),
                 "cannot classify stream", "sampling window")
     clean_error(memtint("advise", "no-such-program"), "program no-such-program", "suite: bfs")
