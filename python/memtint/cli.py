@@ -63,11 +63,25 @@ def _size(text: str) -> int:
 
 def _count(text: str) -> int:
     """An instruction count, optionally with a decimal suffix: 2000000, 2M, 1.5G."""
+    from decimal import Decimal
+
     units = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)\s*", text.replace("_", ""), re.IGNORECASE)
     if not m:
         raise argparse.ArgumentTypeError(f"expected an instruction count like 2000000, 2M or 1.5G, got '{text}'")
-    return int(float(m.group(1)) * units[m.group(2).upper()])
+    return int(Decimal(m.group(1)) * units[m.group(2).upper()])
+
+
+def _count_at_least(minimum: int) -> Callable[[str], int]:
+    """An instruction count (:func:`_count`: 10M, 1.5G) of at least ``minimum``."""
+    def parse(text: str) -> int:
+        value = _count(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    parse.__name__ = "count"
+    return parse
 
 
 def _fraction(text: str) -> float:
@@ -146,12 +160,12 @@ def add_sampling_arguments(parser: argparse.ArgumentParser, what: str = "every r
                        "rest warmed functionally; results are estimates with 95 %% intervals (default: units of "
                        "20000 instructions after 30000 of detailed warm-up, every instructions/100 or unit + warming, whichever "
                        "is longer; docs/sampling.md)")
-    group.add_argument("--sample-unit", type=_at_least(1), metavar="N",
+    group.add_argument("--sample-unit", type=_count_at_least(1), metavar="N",
                        help="instructions per measured unit of the slowest program (implies --sample; default 20000)")
-    group.add_argument("--sample-period", type=_at_least(1), metavar="N",
+    group.add_argument("--sample-period", type=_count_at_least(1), metavar="N",
                        help="instructions from one unit's start to the next (implies --sample; default instructions/100, at "
                        "least unit + warming)")
-    group.add_argument("--sample-warming", type=_at_least(0), metavar="N",
+    group.add_argument("--sample-warming", type=_count_at_least(0), metavar="N",
                        help="instructions of detailed warm-up before each unit, not measured (implies --sample; "
                        "default 30000)")
     group.add_argument("--sample-functional", type=_at_least(0), metavar="N",
@@ -327,9 +341,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "workloads/README.md) or CPU trace files; or a named mix from configs/mixes")
     compare.add_argument("--policies", default="buddy,bpm", metavar="P1,P2,...",
                          help="placement policies (default buddy,bpm; see 'memtint presets')")
-    compare.add_argument("--instructions", type=_at_least(1), default=10_000_000, metavar="N",
+    compare.add_argument("--instructions", type=_count_at_least(1), default=10_000_000, metavar="N",
                          help="instructions per core (default 10M)")
-    compare.add_argument("--warmup", type=_at_least(0), default=None, metavar="N",
+    compare.add_argument("--warmup", type=_count_at_least(0), default=None, metavar="N",
                          help="instructions per core run before statistics start, through page tables and caches "
                          "without DRAM timing (default 20M; 0: none)")
     compare.add_argument("--seed", type=_at_least(0), default=1, metavar="S", help="seed (default 1)")
@@ -387,12 +401,12 @@ def build_parser() -> argparse.ArgumentParser:
     advise.add_argument("--rules", metavar="FILE", help="rules file (default: the paper's R1-R6)")
     advise.add_argument("--multithreaded", action="store_true",
                         help="the programs are the threads of one multi-threaded workload (the paper's R4)")
-    advise.add_argument("--classify-instructions", type=_at_least(1), default=None, metavar="N",
+    advise.add_argument("--classify-instructions", type=_count_at_least(1), default=None, metavar="N",
                         help="instructions of each program's classification run (default 10,000,000: "
                         "several sampling windows)")
-    advise.add_argument("--instructions", type=_at_least(1), default=10_000_000, metavar="N",
+    advise.add_argument("--instructions", type=_count_at_least(1), default=10_000_000, metavar="N",
                         help="with --verify: instructions per core of each run (default 10,000,000)")
-    advise.add_argument("--warmup", type=_at_least(0), default=None, metavar="N",
+    advise.add_argument("--warmup", type=_count_at_least(0), default=None, metavar="N",
                         help="functional warm-up per core before each run (default 20,000,000)")
     advise.add_argument("--verify", action="store_true",
                         help="run the mix under buddy, every policy the rules can pick and the pick with its "
@@ -457,7 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     trace_stats.add_argument("files", nargs="+", metavar="FILE", help="CPU trace files or built-in profiles")
     trace_stats.add_argument("--machine", metavar="PRESET", help="also run each alone on this machine")
-    trace_stats.add_argument("--instructions", type=_at_least(1), metavar="N",
+    trace_stats.add_argument("--instructions", type=_count_at_least(1), metavar="N",
                              help="count the first N instructions (and run N alone; default: the trace, "
                              "at most 10 M for the alone run)")
     trace_stats.add_argument("--policy", default="buddy", metavar="NAME", help="placement policy of the alone run")

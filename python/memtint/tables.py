@@ -459,9 +459,12 @@ def dynamic_line(stats: dict[str, Any]) -> str:
     parts = []
     d = stats.get("dynamic")
     if d:
-        parts.append(f"{d['policy']}: {count(d['epochs'])} epochs, {count(d['repartitions'])} repartitions "
-                     f"({count(d['colours_lent'])} colours lent, {count(d['sets_shared'])} sets shared), "
-                     f"{count(d['pages_recoloured'])} pages re-coloured"
+        def n(value: Any, noun: str) -> str:  # "1 epoch", "4 epochs"
+            return f"{count(value)} {noun}{'' if value == 1 else 's'}"
+
+        parts.append(f"{d['policy']}: {n(d['epochs'], 'epoch')}, {n(d['repartitions'], 'repartition')} "
+                     f"({n(d['colours_lent'], 'colour')} lent, {n(d['sets_shared'], 'set')} shared), "
+                     f"{n(d['pages_recoloured'], 'page')} re-coloured"
                      + (f", {count(d['recolour_pending'])} waiting to be copied" if d.get("recolour_pending") else ""))
     s = stats.get("swap")
     if s:

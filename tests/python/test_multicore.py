@@ -133,6 +133,8 @@ def test_metric_formulas_match_hand_computed_values():
         (["--mix", "intensive4"], ["not a named mix", "did you mean intensive-4", "real-intensive-4"]),
         # An empty entry used to be dropped: two programs ran where three were written.
         (["--mix", "stream,,light"], ["--mix stream,,light", "program 2 is empty"]),
+        (["--mix", "light", "--warmup", "-1"], ["--warmup", "expected an instruction count"]),
+        (["--mix", "light", "--warmup", "lots"], ["--warmup", "like 2000000, 2M or 1.5G"]),
     ],
 )
 def test_compare_errors_are_one_clear_line(memtint, clean_error, args, needles):
@@ -477,3 +479,13 @@ def test_compare_says_that_os_settings_do_not_reach_the_alone_runs(memtint):
     assert "--set os.colour_split: applied to the policies' runs" in " ".join(out.split())
     code, out, _ = memtint("compare", "--help")
     assert "os.* settings by the policies' runs only" in " ".join(out.split())
+
+
+@pytest.mark.engine
+def test_instruction_counts_take_the_suffixes_their_help_uses(memtint, tmp_path):
+    # "default 10M" in the help, and 10M used to be refused ("expected an integer").
+    code, _, err = memtint("compare", "--machine", "i7-860", "--mix", "light", "--policies", "buddy",
+                           "--instructions", "2K", "--warmup", "0.001M", "--json", tmp_path / "c.json")
+    assert code == 0, err
+    result = json.loads((tmp_path / "c.json").read_text())
+    assert result["instructions"] == 2000 and result["warmup"] == 1000

@@ -89,7 +89,10 @@ impl ProfileOverrides {
         // One pair per line: the key path names the pair, the line adds nothing.
         let what = format!("workload parameters '{text}'");
         crate::error::from_toml(&table, &what).map_err(|e| match e {
-            Error::Parse { reason, .. } => Error::config(what, reason),
+            // toml's message spans lines ("invalid string" then "expected ..."): one line here.
+            Error::Parse { reason, .. } => {
+                Error::config(what, reason.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": "))
+            }
             e => e,
         })
     }
@@ -434,6 +437,9 @@ mod tests {
         let e = ProfileOverrides::parse("reads_pk=3").unwrap_err().to_string();
         assert!(e.contains("unknown field") && e.contains("reads_pk"), "{e}");
         assert!(ProfileOverrides::parse("streams=-1").is_err());
+        // A value that is not a TOML number: one line, no escaped "\n" in the middle.
+        let e = ProfileOverrides::parse("reads_pki=abc").unwrap_err().to_string();
+        assert!(e.contains("reads_pki=abc") && !e.contains("\\n") && !e.contains('\n'), "{e}");
         let o: ProfileOverrides = serde_json::from_str(r#"{"row_locality": 0.5}"#).unwrap();
         assert_eq!(o.row_locality, Some(0.5));
         assert!(serde_json::from_str::<ProfileOverrides>(r#"{"locality": 0.5}"#).is_err());
