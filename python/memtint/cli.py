@@ -631,6 +631,12 @@ def _dram(args: argparse.Namespace) -> int:
 
     workload = workload_from_args(args)
     _settings_without_effect(args.set, "memtint dram runs DRAM requests")
+    out_dir = args.export_drampower
+    if out_dir is not None:  # "new or empty", as its help says: never files among a user's own
+        if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+            raise UsageError(f"--export-drampower {out_dir}: exists and is not a directory; give a new or empty one")
+        if os.path.isdir(out_dir) and os.listdir(out_dir):
+            raise UsageError(f"--export-drampower {out_dir}: is not empty; give a new or empty directory")
     check_outputs({"--json": args.json},
                   [args.trace, *_machine_inputs(args.machine, args.mapping), *_set_inputs(getattr(args, "set", None))])
     requests = workload.get("generate", {}).get("requests") if isinstance(workload, dict) else None

@@ -405,8 +405,12 @@ def _param(value: Any) -> str:
 def sim_table(stats: dict[str, Any]) -> Table:
     """Per-core results of one CPU-trace run."""
     cfg = stats["config"]
+    # Threads with targets of their own ([[processes]] instructions) ran other lengths.
+    ran = {c.get("instructions") for c in stats.get("cores", [])} - {None} if not stats.get("sampling") else set()
+    length = (f"{count(min(ran))} to {count(max(ran))}" if ran and max(ran) > 1.01 * min(ran)
+              else count(cfg["instructions"]))
     table = _Table(
-        title=f"{cfg['machine']} · policy {stats['policy']} · {count(cfg['instructions'])} instructions per core",
+        title=f"{cfg['machine']} · policy {stats['policy']} · {length} instructions per core",
         box=box.SIMPLE,
         pad_edge=False,
         collapse_padding=True,

@@ -141,7 +141,14 @@ def test_dram_reports_energy_and_exports_drampower_inputs(memtint, clean_error, 
     assert acts == stats["commands"]["ACT"]
     # Never over existing files; DDR3 goes to DRAMPower 4.1 (one trace per rank, one device's
     # XML memspec); DDR2 to neither.
-    clean_error(memtint(*SMALL_RUN, "--export-drampower", out), "export_drampower", "exists", "new or empty")
+    clean_error(memtint(*SMALL_RUN, "--export-drampower", out), "--export-drampower", "not empty", "new or empty")
+    # A directory of the user's own files (the trace beside it used to be written among them), or a file.
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "notes.txt").write_text("mine\n")
+    clean_error(memtint(*SMALL_RUN, "--export-drampower", own), "--export-drampower", "not empty")
+    assert sorted(p.name for p in own.iterdir()) == ["notes.txt"]
+    clean_error(memtint(*SMALL_RUN, "--export-drampower", own / "notes.txt"), "--export-drampower", "not a directory")
     ddr3 = tmp_path / "ddr3"
     code, _, err = memtint("dram", "--machine", "i7-860", "--generate", "random", "--requests", "100",
                            "--export-drampower", ddr3)
@@ -150,7 +157,7 @@ def test_dram_reports_energy_and_exports_drampower_inputs(memtint, clean_error, 
     assert names[0] == "memspec.xml" and "trace-ch1-r3.csv" in names and len(names) == 1 + 2 * 4
     assert "PDN_F_" in (ddr3 / "trace-ch0-r0.csv").read_text().splitlines()[-1]
     clean_error(memtint("dram", "--machine", "tcm-24c", "--generate", "random", "--requests", "100",
-                        "--export-drampower", tmp_path / "x"), "DRAMPower 4.1 DDR3", "DDR2")
+                        "--export-drampower", tmp_path / "x"), "DRAMPower 4.1 (DDR3)", "not DDR2")
     code, text, err = memtint(*SMALL_RUN)
     assert code == 0 and "Energy" in text and "nJ per access" in text
 

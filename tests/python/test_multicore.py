@@ -489,3 +489,12 @@ def test_instruction_counts_take_the_suffixes_their_help_uses(memtint, tmp_path)
     assert code == 0, err
     result = json.loads((tmp_path / "c.json").read_text())
     assert result["instructions"] == 2000 and result["warmup"] == 1000
+
+
+@pytest.mark.engine
+def test_the_table_title_gives_the_lengths_threads_ran(memtint):
+    # The open mix's newcomer runs 2,000,000 instructions; the title used to say 300,000 for all.
+    run = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "runs", "open-mix.toml")
+    code, out, err = memtint("sim", run)
+    assert code == 0, err
+    assert "300,000 to 2,000,000 instructions per core" in out

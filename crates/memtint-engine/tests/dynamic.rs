@@ -349,3 +349,18 @@ fn eager_copies_of_whole_footprints_leave_the_other_programs_running() {
                            "os": {"numa_scan": {"copy_lines": 0}}}));
     assert!(e.contains("os.numa_scan.copy_lines"), "{e}");
 }
+
+/// Eager copies at short epochs: the threads spend most of their time in the kernel copying,
+/// and the run says so with the remedy instead of reporting IPCs a hundred times lower in silence.
+#[test]
+fn re_colouring_that_takes_most_of_the_run_is_warned_about() {
+    let v = sim_run(json!({
+        "machine": "i7-860-bpm-plus",
+        "programs": ["stream", "random:footprint_bytes=3145728", "light", "copy"],
+        "instructions": 100_000,
+        "os": {"policy": "bpm-plus", "dynamic": "dynamic-bpm-plus", "dynamic-bpm-plus": {"epoch_ns": 50_000}},
+    }));
+    let w = v["warnings"].to_string();
+    assert!(u(&v["dynamic"]["pages_recoloured"]) > 0, "{}", v["dynamic"]);
+    assert!(w.contains("re-colouring took") && w.contains("os.recolour") && w.contains("os.dynamic-bpm-plus.epoch_ns"), "{w}");
+}

@@ -85,7 +85,7 @@ fn power_of(cfg: &MemoryConfig) -> Result<&crate::dram::energy::PowerSpec> {
         return Err(Error::config(
             "export_drampower",
             format!(
-                "DRAMPower 6 models DDR4 (and DDR5, LPDDR4-6), DRAMPower 4.1 DDR3; not {} ({})",
+                "the export is written for DRAMPower 6 (DDR4) and DRAMPower 4.1 (DDR3) only, not {} ({}): memtint has no memspec for it, though DRAMPower 6 itself models DDR5 and LPDDR4-6",
                 cfg.device.standard.name(),
                 cfg.device.name
             ),
@@ -179,7 +179,11 @@ pub fn memspec(cfg: &MemoryConfig) -> Result<Value> {
     if cfg.device.standard != Standard::Ddr4 {
         return Err(Error::config(
             "export_drampower",
-            format!("DRAMPower 6 models DDR4, DDR5 and LPDDR4-6, not {} ({})", cfg.device.standard.name(), cfg.device.name),
+            format!(
+                "the DRAMPower 6 memspec is written for DDR4 only, not {} ({}): memtint has no memspec for it, though DRAMPower 6 itself models DDR5 and LPDDR4-6",
+                cfg.device.standard.name(),
+                cfg.device.name
+            ),
         ));
     }
     let p = power_of(cfg)?;
