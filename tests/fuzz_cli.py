@@ -5,8 +5,9 @@
   negatives, wrong kinds) on machine settings, through the CLI's parsing and a short run;
 - ``sweep``: mutated sweep specifications through `memtint sweep`'s parsing and checks;
 - ``outputs``: output paths that collide with inputs (the same name, a hard link, a symlink, each
-  other) or cannot be written (/proc, a missing directory, a directory), through `memtint`
-  commands end to end: every input must keep its bytes, type and inode;
+  other, a file an input names: a machine file's mapping, a run's rules) or cannot be written
+  (/proc, a missing directory, a directory), through `memtint` commands end to end: every input
+  must keep its bytes, type and inode;
 - ``rules``: mutated HVR rules files (`memtint advise --rules`, `mine-rules --rules`) through their
   parsing and a decision on every class vector of 1-8 programs;
 - ``tiering``: `memtint run --tier-policy` and `memtint numa-probe` with random policies, weights,
@@ -31,6 +32,8 @@ import sys
 import tempfile
 import time
 from typing import Callable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SEED_FILES = [
     'machine = "i7-860"\nprograms = ["stream", "light"]\ninstructions = 2000\nwarmup = 1000\nseed = 3\n'
@@ -338,9 +341,25 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
     os.link(trace, os.path.join(work, "hard.txt"))
     os.symlink(dram_trace, os.path.join(work, "soft.trace"))
     os.mkdir(os.path.join(work, "dir"))
+    # Files an input names, not given on the command line: a machine file's mapping, a run's rules.
+    configs = os.path.join(ROOT, "configs")
+    mapping = os.path.join(work, "m.mapping.toml")
+    shutil.copyfile(os.path.join(configs, "mappings", "i7-860.toml"), mapping)
+    machine = os.path.join(work, "m.toml")
+    with open(os.path.join(configs, "machines", "i7-860.toml")) as f:
+        text = f.read()
+    with open(machine, "w") as f:
+        f.write(re.sub(r'(?m)^mapping = .*$', 'mapping = "m.mapping.toml"', text))
+    rules = os.path.join(work, "rules.toml")
+    with open(rules, "w") as f:
+        f.write('default = "a-vp"\n[[partition]]\npolicy = "a-vp"\n')
+    online = os.path.join(work, "online.toml")
+    with open(online, "w") as f:
+        f.write('machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n[os]\npolicy = "hvr"\n'
+                'dynamic = "hvr-online"\n[os.hvr-online]\nrules = "rules.toml"\n')
     places = [trace, dram_trace, config, os.path.join(work, "hard.txt"), os.path.join(work, "soft.trace"),
               os.path.join(work, "dir"), os.path.join(work, "new.json"), os.path.join(work, "nodir", "x.json"),
-              "/proc/x", "/dev/null", os.path.join(work, "dir", "..", "in.txt")]
+              "/proc/x", "/dev/null", os.path.join(work, "dir", "..", "in.txt"), mapping, rules]
     a, b = rng.choice(places), rng.choice(places)
     soft = os.path.join(work, "soft.trace")
     commands = [  # each command with the inputs it reads (writing over another file is what was asked)
@@ -353,6 +372,9 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
          [config, trace]),
         (["compare", "--machine", "i7-860", "--mix", f"{trace},light", "--instructions", "1000", "--warmup", "0",
           "--no-cache", "--json", a, "--csv", b], [trace]),
+        (["dram", "--machine", machine, "--generate", "random", "--requests", "50", "--json", a], [machine, mapping]),
+        (["sim", online, "--json", a, "--export-dram", b], [online, rules]),
+        (["sim", config, "--set", f"os.hvr-online.rules={rules}", "--json", a], [config, trace, rules]),
     ]
     argv, inputs = rng.choice(commands)
 
@@ -363,7 +385,8 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         if after != before:
             return "internal", f"an input changed: {[x[:3] for x, y in zip(before, after) if x != y]}"
         return _error_outcome(code, text,
-                              re.compile(r"^(OUT|--json|--csv|--export-dram) |^" + re.escape(work) + "|in\\.txt|d\\.trace"))
+                              re.compile(r"^(OUT|--json|--csv|--export-dram) |^" + re.escape(work) + "|in\\.txt|d\\.trace"
+                                         "|online\\.toml|rules\\.toml|m\\.mapping"))
 
     return " ".join(argv).encode(), run
 
