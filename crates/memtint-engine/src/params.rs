@@ -162,6 +162,11 @@ fn parse<P: Params>(table: &Map<String, Value>, path: &str) -> Result<P> {
 pub struct ParamTables(BTreeMap<String, Value>);
 
 impl ParamTables {
+    /// The names of the tables given (`[os.cat]` gives "cat").
+    pub fn table_names(&self) -> Vec<&str> {
+        self.0.iter().filter(|(_, v)| v.is_object()).map(|(k, _)| k.as_str()).collect()
+    }
+
     /// Component `name`'s table, with its renamed flat keys folded in.
     fn table(&self, section: &str, name: &str, renamed: Renamed) -> Result<Map<String, Value>> {
         let mut table = match self.0.get(name) {

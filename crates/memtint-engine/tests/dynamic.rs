@@ -364,3 +364,16 @@ fn re_colouring_that_takes_most_of_the_run_is_warned_about() {
     assert!(u(&v["dynamic"]["pages_recoloured"]) > 0, "{}", v["dynamic"]);
     assert!(w.contains("re-colouring took") && w.contains("os.recolour") && w.contains("os.dynamic-bpm-plus.epoch_ns"), "{w}");
 }
+
+/// A component's table while another is in force used to be dropped unseen.
+#[test]
+fn a_table_of_a_component_not_in_force_is_warned_about() {
+    let run = |os: Value| sim_run(json!({"machine": "i7-860", "programs": ["stream", "light"], "instructions": 5_000, "os": os}));
+    let v = run(json!({"policy": "bpm", "dynamic": "dynamic-bpm", "dynamic-bpm-plus": {"uf_threshold": 0.5}, "cat": {"ways": [8, 8]}}));
+    let w = v["warnings"].to_string();
+    assert!(w.contains("[os.dynamic-bpm-plus] is set but os.dynamic = \\\"dynamic-bpm\\\""), "{w}");
+    assert!(w.contains("[os.cat] is set but os.resctrl does not name"), "{w}");
+    // In force, no such warning.
+    let v = run(json!({"policy": "bpm", "resctrl": ["cat"], "cat": {"ways": [8, 8]}}));
+    assert!(!v["warnings"].to_string().contains("nothing reads it"), "{}", v["warnings"]);
+}

@@ -276,7 +276,25 @@ pub fn warnings(cfg: &OsConfig) -> Result<Vec<String>> {
     }
     let mut in_use = vec![cfg.policy.as_str(), cfg.migration.as_str(), cfg.dynamic.as_str()];
     in_use.extend(cfg.resctrl.iter().map(String::as_str));
-    cfg.params.check("os", &components, &in_use, &field_names::<OsConfig>())
+    let mut warnings = cfg.params.check("os", &components, &in_use, &field_names::<OsConfig>())?;
+    // A dynamic policy's, a migration's or a hardware partitioning's table while another (or
+    // none) is in force is read by nothing: said, not dropped unseen. (Placement policies'
+    // tables are left out: some are shared, as [os.vertical] by every vertical policy.)
+    let owned = [
+        ("os.dynamic", cfg.dynamic.as_str(), crate::os::dynamic::DYNAMIC.names()),
+        ("os.migration", cfg.migration.as_str(), crate::os::migration::MIGRATIONS.names()),
+    ];
+    for name in cfg.params.table_names() {
+        for (selector, chosen, names) in &owned {
+            if names.contains(&name) && name != *chosen {
+                warnings.push(format!("[os.{name}] is set but {selector} = \"{chosen}\": nothing reads it"));
+            }
+        }
+        if crate::os::resctrl::RESCTRL.names().contains(&name) && !cfg.resctrl.iter().any(|r| r == name) {
+            warnings.push(format!("[os.{name}] is set but os.resctrl does not name \"{name}\": nothing reads it"));
+        }
+    }
+    Ok(warnings)
 }
 
 /// The parameters of the policy in use, every value as the run uses it (`{name: table}`, or
