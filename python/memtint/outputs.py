@@ -4,9 +4,12 @@ Every command that writes a file goes through this module:
 
 - :func:`check_outputs` runs before any work. It refuses an output that is the same file as one
   of the command's inputs (by device and inode, so a hard link or a symlink is caught, not only
-  the same name), two outputs that are one file, a directory, a missing or unwritable directory,
-  and a place where no file can be created (``/proc/x``): each refused with the option and the
-  path named, so nothing runs for minutes only to fail at the end.
+  the same name), an output inside a directory the command reads as a whole (a result store),
+  two outputs that are one file, a directory, a missing or unwritable directory, and a place
+  where no file can be created (``/proc/x``): each refused with the option and the path named,
+  so nothing runs for minutes only to fail at the end. :func:`referenced_files` finds the
+  inputs: the arguments and every file they name, followed through TOML files.
+- :func:`write_json` writes strict JSON (no NaN: a figure without a value is null).
 - :func:`write_text` writes a regular file through a temporary file in the same directory and
   renames it into place only when the whole text is written, so a failed write (a full disk, a
   file-size limit) leaves the old file as it was. Anything that is not a regular file (a
