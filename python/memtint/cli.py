@@ -630,7 +630,7 @@ def _dram(args: argparse.Namespace) -> int:
     from memtint.limits import dram_seconds
 
     workload = workload_from_args(args)
-    _settings_without_effect(args.set, "memtint dram runs DRAM requests")
+    unused = _settings_without_effect(args.set, "memtint dram runs DRAM requests")
     out_dir = args.export_drampower
     if out_dir is not None:  # "new or empty", as its help says: never files among a user's own
         if os.path.exists(out_dir) and not os.path.isdir(out_dir):
@@ -660,6 +660,7 @@ def _dram(args: argparse.Namespace) -> int:
         ),
         estimate=dram_seconds(requests) if isinstance(requests, int) else None,
     )
+    _warn_stderr(unused)
     # Timing violations make the run fail whatever the output mode.
     status = 1 if stats.get("violations") else 0
     if _write_json(args.json, stats):
@@ -681,18 +682,20 @@ def _print_warnings(console: Any, warnings: list[str] | None) -> None:
         console.print(f"warning: {w}", style="yellow", markup=False, highlight=False)
 
 
-def _settings_without_effect(settings: list[tuple[list[str], Any]] | None, what: str) -> None:
+def _settings_without_effect(settings: list[tuple[list[str], Any]] | None, what: str) -> list[str]:
     """--set keys a command without cores, caches or an OS model cannot use (dram, rt): os.* and
-    sampling.* are refused (they would be dropped unseen), cpu.* and cache.* are warned about
-    (valid machine settings, but nothing of this run reads them)."""
+    sampling.* are refused (they would be dropped unseen); cpu.* and cache.* are valid machine
+    settings that nothing of this run reads: the warnings to print once the run has succeeded
+    (an invalid value is still an error of one line)."""
+    warnings = []
     for path, _ in settings or []:
         key = ".".join(path)
         if path[0] in ("os", "sampling"):
             raise UsageError(f"--set {key}: {what} without an OS model or sampling; {path[0]}.* settings apply to sim, "
                              "compare and sweeps")
         if path[0] in ("cpu", "cache"):
-            sys.stderr.write(f"memtint: warning: --set {key}: {what} without cores or caches; the setting has no "
-                             "effect on this run\n")
+            warnings.append(f"--set {key}: {what} without cores or caches; the setting has no effect on this run")
+    return warnings
 
 
 def _warn_stderr(warnings: list[str] | None) -> None:
@@ -975,7 +978,7 @@ def _rt(args: argparse.Namespace) -> int:
 
     spec, _ = read_toml(args.config, "task-set TOML")
     check_outputs({"--json": args.json}, [args.config, *_set_inputs(args.set)])
-    _settings_without_effect(args.set, "memtint rt runs its tasks' loads through the DRAM")
+    unused = _settings_without_effect(args.set, "memtint rt runs its tasks' loads through the DRAM")
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
     # A job that computes longer than the WCET its schedule plans with overruns by construction:
@@ -983,9 +986,9 @@ def _rt(args: argparse.Namespace) -> int:
     for i, task in enumerate(spec.get("tasks") or []):
         if isinstance(task, dict) and isinstance(task.get("compute"), (int, float)) \
                 and isinstance(task.get("wcet"), (int, float)) and task["compute"] > task["wcet"]:
-            sys.stderr.write(f"memtint: warning: {args.config}: tasks[{i}].compute = {task['compute']} is more than its "
-                             f"wcet = {task['wcet']}: the schedule plans with less than each job computes, so its jobs "
-                             "overrun by construction\n")
+            unused.append(f"{args.config}: tasks[{i}].compute = {task['compute']} is more than its wcet = "
+                          f"{task['wcet']}: the schedule plans with less than each job computes, so its jobs overrun by "
+                          "construction")
     for key in ("schedule", "refresh"):
         if getattr(args, key):
             spec[key] = getattr(args, key)
@@ -993,6 +996,7 @@ def _rt(args: argparse.Namespace) -> int:
         stats = run_with_status("Simulating…", lambda: api.run_rt(spec))
     except api.MemtintError as error:
         raise api.MemtintError(_at_config_line(args.config, str(error))) from None
+    _warn_stderr(unused)
     if _write_json(args.json, stats):
         return 0
     from memtint.tables import output_console
