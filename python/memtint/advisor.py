@@ -91,7 +91,7 @@ def advise(programs: Sequence[str], machine: str = DEFAULT_MACHINE, *, rules: hv
     """The classes of ``programs`` and the policy ``rules`` (default: the paper's) give the mix."""
     rules = rules or hvr_rules.load()
     # A mix the machine cannot run fails here, not after every program's classification run.
-    _try_run(machine, len(programs), "buddy")
+    try_run(machine, len(programs), "buddy")
     classes = []
     for i, p in enumerate(programs):
         classes.append(classify(p, machine, instructions=instructions, warmup=warmup, seed=1 + i))
@@ -105,7 +105,7 @@ def advise(programs: Sequence[str], machine: str = DEFAULT_MACHINE, *, rules: hv
     options = hvr_rules.os_options(advice, colours) if colours else None
     coalesces = any(len(g) > 1 for g in advice.groups) or any(s is not None for s in advice.shares)
     try:
-        _try_run(machine, len(programs), advice.policy, options)
+        try_run(machine, len(programs), advice.policy, options)
     except api.MemtintError as error:
         advice.warnings.append(f"the rules pick {advice.policy} ({advice.rule or 'default'}), which cannot run this mix "
                                f"on {machine}: {error}; give rules for this machine (--rules) or another --machine")
@@ -116,7 +116,7 @@ def advise(programs: Sequence[str], machine: str = DEFAULT_MACHINE, *, rules: hv
     return Recommendation(machine, classes, advice, options, rules.path)
 
 
-def _try_run(machine: str, programs: int, policy: str, os_options: dict[str, Any] | None = None) -> None:
+def try_run(machine: str, programs: int, policy: str, os_options: dict[str, Any] | None = None) -> None:
     """A run of ``programs`` light programs under ``policy`` on ``machine`` for a thousand
     instructions: raises the engine's error when the mix or the policy cannot run there."""
     api.run_sim_spec(api.build_sim_spec(machine, ["light"] * programs, instructions=1000, policy=policy,

@@ -786,13 +786,13 @@ def _at_config_line(path: str, message: str) -> str:
     if unknown and not m.group(2):
         key = f"{key}.{unknown.group(1)}"  # the unknown key's own line, not its table's
     # serde's "invalid type: floating point `1e+20`, expected u64": TOML reads 1e20 as a float.
-    def whole(m: re.Match[str]) -> str:
+    def whole(found: re.Match[str]) -> str:
         hint = " (TOML reads an exponent or a decimal point as a float: write the digits, e.g. 100_000)"
         try:
-            integral = float(m.group(1)).is_integer()
+            integral = float(found.group(1)).is_integer()
         except ValueError:
             integral = False
-        return f"expected a whole number, got {m.group(1)}{hint if integral else ''}"
+        return f"expected a whole number, got {found.group(1)}{hint if integral else ''}"
 
     message = re.sub(r"invalid type: floating point `([^`]+)`, expected u(?:8|16|32|64)", whole, message)
     line = _key_line(text, key)
@@ -1245,10 +1245,10 @@ def _mine_rules(args: argparse.Namespace) -> int:
 def _hvr_online_refusal(rules: str) -> str:
     """Why ``os.hvr-online.rules`` would refuse a rules file (a pick outside the vertical colour
     sets it moves between, such as buddy), tried on a tiny run; "" when it takes them."""
-    spec = api.build_sim_spec("i7-860", ["light"], instructions=1000, policy="hvr",
-                              os_options={"dynamic": "hvr-online", "hvr-online": {"rules": os.path.abspath(rules)}})
+    from memtint.advisor import try_run
+
     try:
-        api.run_sim_spec(spec)
+        try_run("i7-860", 1, "hvr", {"dynamic": "hvr-online", "hvr-online": {"rules": os.path.abspath(rules)}})
     except api.MemtintError as error:
         return str(error).split("os.hvr-online.rules: ", 1)[-1]
     return ""

@@ -406,7 +406,7 @@ def sim_table(stats: dict[str, Any]) -> Table:
     """Per-core results of one CPU-trace run."""
     cfg = stats["config"]
     # Threads with targets of their own ([[processes]] instructions) ran other lengths.
-    ran = {c.get("instructions") for c in stats.get("cores", [])} - {None} if not stats.get("sampling") else set()
+    ran = set() if stats.get("sampling") else {c.get("instructions") for c in stats.get("cores", [])} - {None}
     length = (f"{count(min(ran))} to {count(max(ran))}" if ran and max(ran) > 1.01 * min(ran)
               else count(cfg["instructions"]))
     table = _Table(
