@@ -425,8 +425,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mine.add_argument("results", metavar="RESULTS_DIR", help="sweep result directory (memtint sweep --out)")
     mine.add_argument("--out", required=True, metavar="RULES.toml", help="where to write the mined rules")
-    mine.add_argument("--holdout", type=float, default=0.5, metavar="F",
-                      help="share of the mixes held out for measuring (default 0.5)")
+    mine.add_argument("--holdout", type=float, default=None, metavar="F",
+                      help="share of the mixes held out for measuring (default 0.5; not with --folds)")
     mine.add_argument("--folds", type=_at_least(2), metavar="K",
                       help="instead of one held-out share: mine from every mix and measure the mined rules by K-fold "
                       "cross-validation (each mix judged by rules mined from the other folds); the paper's rules and "
@@ -474,7 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
     trace_stats.add_argument("--instructions", type=_count_at_least(1), metavar="N",
                              help="count the first N instructions (and run N alone; default: the trace, "
                              "at most 10 M for the alone run)")
-    trace_stats.add_argument("--policy", default="buddy", metavar="NAME", help="placement policy of the alone run")
+    trace_stats.add_argument("--policy", metavar="NAME",
+                             help="placement policy of the alone run (default buddy; needs --machine)")
     trace_stats.add_argument("--no-reuse", action="store_true", help="skip the reuse-distance analysis")
     trace_stats.add_argument("--seed", type=_at_least(0), default=1)
     trace_stats.add_argument("--json", metavar="OUT", help="write the statistics as JSON ('-' for stdout)")
@@ -770,21 +771,18 @@ def _key_line(text: str, key: str) -> str:
     return table_line or anywhere
 
 
-def _at_config_line(path: str, message: str) -> str:
+def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any]] | None = None) -> str:
     """An engine error naming a key (``invalid configuration: os.colours: ...``) with the run
-    file's line that sets it, when the file sets it (a value from --set or a preset has none)."""
+    file's line that sets it, when the file sets it, or with the `--set` of ``settings`` that
+    gave its value (which wins over the file's line)."""
     m = re.match(r"invalid configuration: ([A-Za-z_][\w.]*)((?:\[\d+\])*):", message)
     if not m:
-        return message
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError):
         return message
     key = m.group(1)
     unknown = re.search(r"unknown field `([^`]+)`", message)
     if unknown and not m.group(2):
         key = f"{key}.{unknown.group(1)}"  # the unknown key's own line, not its table's
+
     # serde's "invalid type: floating point `1e+20`, expected u64": TOML reads 1e20 as a float.
     def whole(found: re.Match[str]) -> str:
         hint = " (TOML reads an exponent or a decimal point as a float: write the digits, e.g. 100_000)"
@@ -795,6 +793,16 @@ def _at_config_line(path: str, message: str) -> str:
         return f"expected a whole number, got {found.group(1)}{hint if integral else ''}"
 
     message = re.sub(r"invalid type: floating point `([^`]+)`, expected u(?:8|16|32|64)", whole, message)
+    for setting, value in reversed(settings or []):  # the last --set of a key is the one in force
+        name = ".".join(setting)
+        if name == key or key.startswith(name + ".") or name.startswith(key + "."):
+            shown = value if isinstance(value, str) else json.dumps(value)
+            return f"--set {name}={shown}: {message}"
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return message
     line = _key_line(text, key)
     return f"{path}{line}: {message}" if line else message
 
@@ -935,6 +943,10 @@ def _sim(args: argparse.Namespace) -> int:
 
     from memtint.tables import sim_table
 
+    if args.export_format and not args.export_dram:
+        raise UsageError(f"--export-format {args.export_format}: there is no export to format without "
+                         "--export-dram FILE; give --export-dram FILE too (a .ramulator or .dramsim3 suffix also "
+                         "picks the format)")
     spec = load_sim_config(args.config)
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
@@ -960,7 +972,7 @@ def _sim(args: argparse.Namespace) -> int:
     try:
         stats = run_with_status("Simulating…", simulate, estimate=sim_seconds(spec), why=sim_reason(spec))
     except api.MemtintError as error:
-        raise api.MemtintError(_at_config_line(args.config, str(error))) from None
+        raise api.MemtintError(_at_config_line(args.config, str(error), args.set)) from None
     if _write_json(args.json, stats):
         _warn_stderr(stats.get("warnings"))
         return 0
@@ -995,7 +1007,7 @@ def _rt(args: argparse.Namespace) -> int:
     try:
         stats = run_with_status("Simulating…", lambda: api.run_rt(spec))
     except api.MemtintError as error:
-        raise api.MemtintError(_at_config_line(args.config, str(error))) from None
+        raise api.MemtintError(_at_config_line(args.config, str(error), args.set)) from None
     _warn_stderr(unused)
     if _write_json(args.json, stats):
         return 0
@@ -1161,6 +1173,11 @@ def _mine_rules(args: argparse.Namespace) -> int:
     from memtint import advisor, hvr_rules, rule_mining
     from memtint.sweep import load_results
 
+    if args.holdout is not None and args.folds:  # two ways of holding mixes out: one would be ignored
+        raise UsageError(f"--holdout {args.holdout} and --folds {args.folds}: give one (--folds measures every mix "
+                         "by cross-validation, --holdout one held-out share)")
+    if args.holdout is None:
+        args.holdout = 0.5
     if not 0.0 < args.holdout < 1.0:
         raise UsageError(f"--holdout must be between 0 and 1 (exclusive), got {args.holdout}")
     check_outputs({"--out": args.out, "--json": args.json}, [*([args.rules] if args.rules else [])],
@@ -1173,6 +1190,7 @@ def _mine_rules(args: argparse.Namespace) -> int:
     if args.folds and mixes < args.folds:  # before classifying every program
         raise api.MemtintError(f"{args.results}: {mixes} mix(es) cannot fill --folds {args.folds}")
     classes: dict[tuple[str, str], str] = {}
+    several_machines = frame["machine"].nunique() > 1
     console = Console(stderr=True)
 
     def classify(program: str, machine: str) -> str:
@@ -1181,7 +1199,8 @@ def _mine_rules(args: argparse.Namespace) -> int:
             if c.hvr_class is None:
                 raise api.MemtintError(f"cannot classify {program}: {c.reason}")
             classes[(program, machine)] = c.hvr_class
-            console.print(f"{os.path.basename(program)}: {c.hvr_class}", style="dim", highlight=False)
+            where = f" on {machine}" if several_machines else ""  # one program, a class per machine
+            console.print(f"{os.path.basename(program)}{where}: {c.hvr_class}", style="dim", highlight=False)
         return classes[(program, machine)]
 
     recs = rule_mining.records(frame, classify)
@@ -1357,6 +1376,9 @@ def _trace(args: argparse.Namespace) -> int:
     output = args.output or os.path.basename(command[0])
     import shutil
 
+    if args.at_limit == "continue" and not args.limit:
+        raise UsageError("--at-limit continue: there is no limit to continue past without --limit N (0 traces to the "
+                         "program's end); give --limit N too")
     program = shutil.which(command[0]) or command[0]
     check_outputs({"--json": args.json, "OUTPUT": f"{output}.t1.mtt"}, [program, *command[1:]])
     interactive = sys.stderr.isatty()
@@ -1402,6 +1424,9 @@ def _trace_stats(args: argparse.Namespace) -> int:
 
     from memtint import trace_analysis
 
+    if args.policy and not args.machine:  # the policy places the alone run's pages; there is none
+        raise UsageError(f"--policy {args.policy}: there is no alone run to place without --machine; give "
+                         "--machine PRESET too, or leave --policy out")
     check_outputs({"--json": args.json}, [*args.files, *_machine_inputs(args.machine)])
     from memtint.limits import announce, check_instructions, sim_seconds
 
@@ -1415,7 +1440,7 @@ def _trace_stats(args: argparse.Namespace) -> int:
             f"[{i}/{len(args.files)}] {name}…",
             lambda name=name: trace_analysis.trace_stats(
                 name, machine=args.machine, instructions=args.instructions, reuse=not args.no_reuse,
-                policy=args.policy, seed=args.seed),
+                policy=args.policy or "buddy", seed=args.seed),
         ))
     if _write_json(args.json, results):
         return 0

@@ -566,7 +566,7 @@ def trace_stats_tables(results: list[dict[str, Any]]) -> list[Table]:
                 f"{100 * a['row_hit_rate']:.1f} %" if a["row_hit_rate"] is not None else MISSING,
                 number(a["bank_level_parallelism"], 2),
             ] if a else [MISSING] * 4
-        label = [classes["intensity"]]
+        label = [classes["intensity"] or f"unlabelled: {classes.get('unlabelled')}"]
         if classes.get("row_locality"):
             label.append(f"{classes['row_locality']} RBL")
         if classes.get("llc_sensitivity_estimate"):

@@ -26,6 +26,10 @@ INTENSIVE_MPKI = 1.0
 #: LLC's size this much more often than one of 1/8 of it is "hungry" (HVR's LLCH); one that
 #: gains this much only above half the LLC is "middle" (LLCM). Chosen, not from the paper.
 SENSITIVE_GAIN = 0.2
+#: Labels need this many instructions behind them (the alone run's, or the trace's for its own
+#: counts and reuse): below it the first touch of each line, a miss whatever the program, is
+#: most of what is counted. Chosen, not from a paper.
+MIN_LABEL_INSTRUCTIONS = 100_000
 
 
 def trace_stats(
@@ -89,7 +93,9 @@ def classify(stats: dict[str, Any]) -> dict[str, Any]:
     trace's reads are already misses of the hierarchy it was captured with),
     ``row_locality`` (``high`` at a row-hit rate of at least 0.5 alone, else ``low``; None
     without a machine) and ``llc_sensitivity_estimate`` (``thrashing``, ``hungry``,
-    ``middle`` or ``fitting``, from reuse distances; None without them)."""
+    ``middle`` or ``fitting``, from reuse distances; None without them). Fewer than
+    :data:`MIN_LABEL_INSTRUCTIONS` measured give no labels: ``intensity`` None and
+    ``unlabelled`` says why."""
     alone = stats.get("alone")
     mpki = alone["llc_mpki"] if alone else stats.get("reads_pki", 0.0)
     classes: dict[str, Any] = {
@@ -97,11 +103,17 @@ def classify(stats: dict[str, Any]) -> dict[str, Any]:
         "intensity_mpki": mpki,
         "row_locality": None,
         "llc_sensitivity_estimate": None,
+        "unlabelled": None,
     }
+    measured = (alone or stats).get("instructions", 0)
+    if measured < MIN_LABEL_INSTRUCTIONS:  # a handful of cold misses is not a class
+        classes["intensity"] = None
+        classes["unlabelled"] = f"{measured:,} instructions; labels need at least {MIN_LABEL_INSTRUCTIONS:,}"
+        return classes
     if alone and alone.get("row_hit_rate") is not None:
         classes["row_locality"] = "high" if alone["row_hit_rate"] >= 0.5 else "low"
     reuse = stats.get("reuse")
-    if reuse and reuse.get("reads"):
+    if reuse and reuse.get("reads") and stats.get("instructions", 0) >= MIN_LABEL_INSTRUCTIONS:
         llc = (alone or {}).get("llc_bytes") or 8 << 20
         hits = {h["cache_bytes"]: h["hit_fraction"] for h in reuse["lru_hit_fraction"]}
 

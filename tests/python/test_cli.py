@@ -266,6 +266,22 @@ def test_format_needs_a_trace(memtint, clean_error):
     clean_error(memtint(*SMALL_RUN, "--format", "dramsim3"), "--format")
 
 
+@pytest.mark.parametrize("args, needles", [
+    # A flag that only acts with another one is refused without it, not ignored.
+    (["sim", "configs/runs/example.toml", "--export-format", "ramulator"], ["--export-format", "--export-dram FILE"]),
+    (["trace-stats", "stream", "--policy", "bpm"], ["--policy bpm", "--machine"]),
+    (["trace", "--at-limit", "continue", "--", "true"], ["--at-limit continue", "--limit N"]),
+    (["mine-rules", "nowhere", "--out", "r.toml", "--holdout", "0.3", "--folds", "3"], ["--holdout 0.3", "--folds 3"]),
+])
+def test_a_flag_without_the_flag_it_acts_with_is_refused(memtint, clean_error, tmp_path, args, needles):
+    import os
+
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    args = [os.path.join(repo, a) if a.startswith("configs/") else a for a in args]
+    clean_error(memtint(*args), *needles)  # run in tmp_path
+    assert not os.listdir(tmp_path)
+
+
 def test_unknown_generator_is_a_usage_error(memtint, clean_error):
     clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "zigzag", "--requests", "10"), "zigzag")
 

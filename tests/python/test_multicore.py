@@ -420,6 +420,16 @@ def test_engine_errors_in_a_run_file_name_its_line_too(memtint, clean_error, tmp
     cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream"]\ninstructions = 1000\n'
                                  '[overrides.controller]\nread_queue = 0\n')
     clean_error(memtint("sim", cfg), "run.toml:5:", "controller.read_queue")
+    # A value given by --set is blamed on the --set, not on the file's line it replaced.
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream"]\ninstructions = 1000\n'
+                                 '[os]\npolicy = "bpm"\noverflow = "borrow"\n')
+    err = clean_error(memtint("sim", cfg, "--set", "os.overflow=bogus"), "--set os.overflow=bogus:", "unknown overflow")
+    assert "run.toml:6" not in err
+    # A named vertical policy's bits are its own: the error names the policy, not os.vertical.bits.
+    cfg = write_config(tmp_path, 'machine = "ddr4-2400"\nprograms = ["stream"]\ninstructions = 1000\n'
+                                 '[os]\npolicy = "hvr"\ndynamic = "hvr-online"\n')
+    err = clean_error(memtint("sim", cfg), "run.toml:5:", "os.policy", "'hvr' is HVR's (i, j, k) = (2, 3, 2)")
+    assert "os.vertical.bits" not in err
 
 
 @pytest.mark.engine

@@ -54,7 +54,7 @@ def test_alone_runs_separate_streaming_from_random_access():
 def test_classify_uses_the_bpm_threshold_and_reuse_gains():
     def stats(mpki, hits):
         sizes = [256 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 32 << 20]
-        return {"reads_pki": mpki, "alone": None,
+        return {"reads_pki": mpki, "alone": None, "instructions": 1_000_000,
                 "reuse": {"reads": 10, "lru_hit_fraction": [{"cache_bytes": s, "hit_fraction": h} for s, h in zip(sizes, hits)]}}
 
     assert classify(stats(0.9, [0] * 7))["intensity"] == "light"
@@ -63,6 +63,10 @@ def test_classify_uses_the_bpm_threshold_and_reuse_gains():
     assert classify(stats(5, [0, 0.1, 0.1, 0.2, 0.7, 0.8, 0.8]))["llc_sensitivity_estimate"] == "hungry"
     # Gains between 1 MiB and 4 MiB only: middle.
     assert classify(stats(5, [0, 0.1, 0.2, 0.6, 0.62, 0.62, 0.62]))["llc_sensitivity_estimate"] == "middle"
+    # A few instructions are their cold misses, not a class: no labels, and the reason.
+    short = classify({**stats(5, [0] * 7), "instructions": 11})
+    assert short["intensity"] is None and short["llc_sensitivity_estimate"] is None
+    assert short["unlabelled"] == "11 instructions; labels need at least 100,000"
 
 
 def test_cli_prints_both_tables_and_writes_json(memtint, tmp_path):
@@ -75,6 +79,8 @@ def test_cli_prints_both_tables_and_writes_json(memtint, tmp_path):
     assert code == 0, err
     [row] = json.loads(out)
     assert row["records"] == 500 and row["footprint_lines"] == 50 and row["reuse"]["cold_reads"] == 50
+    # Without --machine its 3,000 instructions are all there is: too few to label.
+    assert row["classes"]["intensity"] is None and row["classes"]["unlabelled"].startswith("3,000 instructions")
 
 
 @pytest.mark.parametrize(

@@ -144,3 +144,23 @@ fn lazy_recolouring_moves_resident_pages_as_they_are_touched() {
     let stalled: u64 = (0..4).map(|p| u(&v["processes"][p]["page_migration"]["recolour_cycles"])).sum();
     assert!(stalled >= copied * (fault + migrate), "{stalled} cycles for {copied} copies");
 }
+
+/// `[os.recolour]` paces copies of resident pages; hvr-online without `recolour = true` makes
+/// none, so the table is said to have no effect rather than dropped unseen.
+#[test]
+fn a_recolour_table_without_recolouring_is_warned_about() {
+    let spec = |recolour: bool| {
+        json!({
+            "machine": "i7-860", "instructions": 20_000,
+            "processes": [{"threads": ["stream"]}, {"threads": ["light"]}],
+            "os": {"policy": "hvr", "dynamic": "hvr-online", "hvr-online": {"recolour": recolour},
+                   "recolour": {"mode": "lazy"}},
+        })
+    };
+    let said = |v: &Value| v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("[os.recolour]"));
+    let off = sim_run(spec(false));
+    assert!(said(&off), "{}", off["warnings"]);
+    assert!(off["warnings"].to_string().contains("[os.hvr-online] recolour = true"), "{}", off["warnings"]);
+    let on = sim_run(spec(true));
+    assert!(!said(&on), "{}", on["warnings"]);
+}

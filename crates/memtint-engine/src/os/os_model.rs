@@ -331,8 +331,15 @@ impl OsModel {
         }
         let dynamic = dynamic::build(cfg, processes, &bits)?;
         let mut warnings = Vec::new();
-        if dynamic.is_none() && cfg.recolour != Default::default() {
-            warnings.push("[os.recolour] paces a dynamic policy's page copies; os.dynamic is \"none\", so it has no effect".to_string());
+        if cfg.recolour != Default::default() {
+            match &dynamic {
+                None => warnings.push("[os.recolour] paces a dynamic policy's page copies; os.dynamic is \"none\", so it has no effect".to_string()),
+                Some(d) if !d.recolours() => warnings.push(format!(
+                    "[os.recolour] paces a dynamic policy's page copies; {} moves no resident pages (its recolour = false: only pages placed later follow a new partition), so it has no effect; set [os.{}] recolour = true to move them",
+                    cfg.dynamic, cfg.dynamic
+                )),
+                Some(_) => {}
+            }
         }
         let migrating = migration::build(cfg, &layout, processes, &mut warnings)?;
         let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores, nodes: &layout, threads })?;

@@ -36,7 +36,7 @@ use super::{DynamicInfo, DynamicPolicy, EpochView, Repartition};
 use crate::error::{Error, Result};
 use crate::os::colour::ColourBits;
 use crate::os::llc_class::LlcClass;
-use crate::os::placement::{HVR_SPACE, NAMED_VERTICAL};
+use crate::os::placement::{policy_bits, HVR_SPACE, NAMED_VERTICAL};
 use crate::params::{ParamSchema, Params};
 use serde::{Deserialize, Serialize};
 
@@ -108,11 +108,10 @@ pub struct VerticalLayout {
 impl VerticalLayout {
     /// The placement policy `hvr`'s (2, 3, 2) colours on `bits`: where each named policy's sit.
     pub fn of(bits: &ColourBits) -> Result<Self> {
-        let (i, j, k) = HVR_SPACE;
-        let space = bits.vertical_bits(i, j, k)?;
+        let space = policy_bits("hvr", HVR_SPACE, bits)?;
         let mut policies = Vec::new();
-        for &(name, (i, j, k)) in NAMED_VERTICAL {
-            let own = bits.vertical_bits(i, j, k)?;
+        for &(name, ijk) in NAMED_VERTICAL {
+            let own = policy_bits(name, ijk, bits)?;
             let positions: Option<Vec<u32>> = own.iter().map(|b| space.iter().position(|s| s == b).map(|p| p as u32)).collect();
             if let Some(positions) = positions {
                 policies.push((name, positions));

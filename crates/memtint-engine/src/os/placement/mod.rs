@@ -33,7 +33,7 @@ pub use mcp::{Mcp, McpParams};
 pub use node_sets::{linux_auto_weights, Clusters};
 pub use random_interleave::RandomInterleave;
 pub use tintmalloc::{TintParams, TintThread};
-pub use vertical::{vertical, VerticalParams, HVR_SPACE, NAMED_VERTICAL};
+pub use vertical::{policy_bits, vertical, VerticalParams, HVR_SPACE, NAMED_VERTICAL};
 
 use super::buddy::{BuddyAllocator, Frame};
 use super::colour::{ColourBits, ColourSpace};

@@ -27,9 +27,24 @@ pub const NAMED_VERTICAL: &[(&str, (u32, u32, u32))] = &[
 /// each of their partitions is a colour set of it (`os.dynamic = "hvr-online"` moves between them).
 pub const HVR_SPACE: (u32, u32, u32) = (2, 3, 2);
 
+/// The bits of policy `name`, HVR's (i, j, k) on `bits`. A named policy's (i, j, k) is its own,
+/// not a key the user set, so a mapping without the bits is an error naming the policy.
+pub fn policy_bits(name: &str, (i, j, k): (u32, u32, u32), bits: &ColourBits) -> Result<Vec<u32>> {
+    bits.vertical_bits(i, j, k).map_err(|e| match e {
+        Error::Config { field, reason } if name != "vertical" && field == "os.vertical.bits" => Error::config(
+            "os.policy",
+            format!(
+                "'{name}' is HVR's {}; choose a policy this machine's mapping has the bits for",
+                reason.replacen(" asks for", ", which asks for", 1)
+            ),
+        ),
+        other => other,
+    })
+}
+
 /// The policy `name` colouring on HVR's (i, j, k) bits.
-pub fn vertical(name: &'static str, (i, j, k): (u32, u32, u32), cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<ColourSets> {
-    let chosen = bits.vertical_bits(i, j, k)?;
+pub fn vertical(name: &'static str, ijk: (u32, u32, u32), cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<ColourSets> {
+    let chosen = policy_bits(name, ijk, bits)?;
     let space = bits.single_bit_space(name, &chosen)?;
     ColourSets::new(name, space, cfg, bits, processes)
 }

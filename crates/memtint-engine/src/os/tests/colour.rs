@@ -90,6 +90,19 @@ fn vertical_bits_beyond_a_class_are_an_error_naming_the_class() {
 }
 
 #[test]
+fn a_named_vertical_policy_without_its_bits_is_an_error_naming_the_policy() {
+    use crate::os::placement::policy_bits;
+    // The user set os.policy, not os.vertical.bits: the error says which policy needs what.
+    let err = policy_bits("bank-only", (3, 0, 0), &i7_bits()).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "invalid configuration: os.policy: 'bank-only' is HVR's (i, j, k) = (3, 0, 0), which asks for 3 B-bits but mapping i7-860 has 2 (b21, b22); choose a policy this machine's mapping has the bits for"
+    );
+    let err = policy_bits("vertical", (3, 0, 0), &i7_bits()).unwrap_err().to_string();
+    assert!(err.starts_with("invalid configuration: os.vertical.bits: "), "{err}");
+}
+
+#[test]
 fn channel_colours_below_the_page_offset_are_a_clear_error() {
     let err = i7_bits().channel_space().unwrap_err().to_string();
     assert!(
