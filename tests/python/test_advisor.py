@@ -265,3 +265,26 @@ def test_hvr_online_runs_a_coalescing_share_that_would_take_every_colour(memtint
     for adj in stats["dynamic"]["adjustments"]:
         sets = [frozenset(c) for c in adj["colours"]]
         assert all(a == b or not a & b for a in sets for b in sets), adj["colours"]
+
+
+@pytest.mark.engine
+def test_mine_rules_names_the_machine_of_each_class_line_when_a_store_has_several(memtint, tmp_path, monkeypatch,
+                                                                                  capsys):
+    # One program has a class per machine; with two machines the lines used to read
+    # "stream: LLCT" twice, with nothing to tell them apart.
+    from memtint import advisor, cli
+
+    spec = tmp_path / "s.toml"
+    spec.write_text('machines = ["i7-860", "ddr3-1333"]\npolicies = ["buddy"]\ninstructions = 20000\nwarmup = 0\n'
+                    'mixes = [["stream", "light"], ["light", "light"]]\n')
+    code, _, err = memtint("sweep", spec, "--out", tmp_path / "out", "--jobs", "1", timeout=600)
+    assert code == 0, err
+
+    def classify(program, machine):  # the classes are not the subject here, the lines are
+        return advisor.ProgramClass(program, "LLCT" if program == "stream" else "CCF", "", {}, 1.0, 0.0)
+
+    monkeypatch.setattr(advisor, "classify", classify)
+    assert cli.main(["mine-rules", str(tmp_path / "out"), "--out", str(tmp_path / "m.toml"), "--folds", "2"]) == 0
+    lines = [line.strip() for line in capsys.readouterr().err.splitlines() if line.strip().endswith(("LLCT", "CCF"))]
+    assert sorted(lines) == ["light on ddr3-1333: CCF", "light on i7-860: CCF", "stream on ddr3-1333: LLCT",
+                             "stream on i7-860: LLCT"]
