@@ -69,7 +69,12 @@ def _count(text: str) -> int:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)\s*", text.replace("_", ""), re.IGNORECASE)
     if not m:
         raise argparse.ArgumentTypeError(f"expected an instruction count like 2000000, 2M or 1.5G, got '{text}'")
-    return int(Decimal(m.group(1)) * units[m.group(2).upper()])
+    value = Decimal(m.group(1)) * units[m.group(2).upper()]
+    if value != value.to_integral_value():  # 0.5 would become 0, which often means "no limit"
+        raise argparse.ArgumentTypeError(f"expected a whole number of instructions, got '{text}' ({value})")
+    if value >= 2**63:
+        raise argparse.ArgumentTypeError(f"'{text}' is more instructions than a 64-bit counter holds")
+    return int(value)
 
 
 def _count_at_least(minimum: int) -> Callable[[str], int]:
@@ -1354,6 +1359,11 @@ def _report(args: argparse.Namespace) -> int:
 def _convert(args: argparse.Namespace) -> int:
     check_outputs({"OUT": args.output}, [args.input])
     header = run_with_status("Converting…", lambda: api.convert_trace(args.input, args.output, to=args.to))
+    if header["records"] == 0:  # every reader refuses a trace without records: no such output
+        if os.path.isfile(args.output):
+            os.remove(args.output)
+        raise api.MemtintError(f"{args.input}: has no records, so {args.output} would be a trace every reader "
+                               "refuses; nothing written")
     size_in, size_out = os.path.getsize(args.input), os.path.getsize(args.output)
     sys.stdout.write(
         f"{args.output}: {header['records']} records, {header['instructions']} instructions, "
@@ -1379,8 +1389,19 @@ def _trace(args: argparse.Namespace) -> int:
     if args.at_limit == "continue" and not args.limit:
         raise UsageError("--at-limit continue: there is no limit to continue past without --limit N (0 traces to the "
                          "program's end); give --limit N too")
+    if os.path.isdir(output) or output.endswith(os.sep):
+        raise UsageError(f"-o {output}: is a directory, and the outputs are files named PREFIX.t1.mtt...; give a "
+                         f"prefix such as {os.path.join(output, os.path.basename(command[0]))}")
+    from memtint.capture import trace_files
+    from memtint.outputs import argument_paths
+
     program = shutil.which(command[0]) or command[0]
-    check_outputs({"--json": args.json, "OUTPUT": f"{output}.t1.mtt"}, [program, *command[1:]])
+    # Every file the capture writes or removes (an earlier capture's threads) is an output.
+    outputs = {"--json": args.json, "OUTPUT": f"{output}.t1.mtt", "OUTPUT's summary": f"{output}.summary.json",
+               "OUTPUT's log": f"{output}.valgrind.log"}
+    outputs.update({f"OUTPUT (an earlier capture's file, removed first) {i}": f for i, f in enumerate(trace_files(output), 1)
+                    if f != outputs["OUTPUT"]})
+    check_outputs(outputs, [program, *argument_paths(command[1:])])
     interactive = sys.stderr.isatty()
     last = [0.0]
 
@@ -1412,6 +1433,11 @@ def _trace(args: argparse.Namespace) -> int:
             f"  thread {t['ordinal']} (lwp {t['lwp']}): {t['file']}: {t['records']:,} records, "
             f"{t['writebacks']:,} writebacks, {t['traced_instructions']:,} instructions\n"
         )
+    if summary["traced_instructions"] == 0:
+        sys.stderr.write(f"memtint: warning: nothing was traced: {command[0]} ran "
+                         f"{summary['executed_instructions']:,} instructions"
+                         + (f", all within --warmup {args.warmup:,}" if args.warmup else "")
+                         + "; its trace has no records, which memtint's readers refuse\n")
     if summary["program_failed"]:
         status = summary["program_exit_status"]
         how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"

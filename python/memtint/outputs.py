@@ -75,6 +75,30 @@ def _probe_creatable(option: str, path: str) -> None:
             pass
 
 
+def argument_paths(args: Iterable[str]) -> list[str]:
+    """Every piece of a program's arguments that may name a file it reads: each argument, the
+    value of ``--opt=FILE`` or ``key=FILE``, a short option's glued value (``-fFILE``) and the
+    words of a shell string (``sh -c 'cat FILE'``). An output must be none of them; pieces that
+    name no file are dropped by the checks that use them."""
+    import shlex
+
+    found: list[str] = []
+    for arg in args:
+        pieces = [arg]
+        if "=" in arg:
+            pieces.append(arg.split("=", 1)[1])
+        if len(arg) > 2 and arg[0] == "-" and arg[1] != "-":
+            pieces.append(arg[2:])
+        if any(c.isspace() for c in arg):
+            try:
+                words = shlex.split(arg)
+            except ValueError:  # an unbalanced quote: split on blanks
+                words = arg.split()
+            pieces.extend(w for word in words for w in (word, word.split("=", 1)[-1]))
+        found.extend(p for p in pieces if p)
+    return list(dict.fromkeys(found))
+
+
 def referenced_files(*items: object, base: str | None = None) -> list[str]:
     """The files a command reads behind its arguments: each item that names an existing file
     and, inside a TOML file (a machine, a run, a rules file) or a specification (a dict or

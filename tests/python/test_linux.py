@@ -142,11 +142,63 @@ def test_missing_library_is_a_clear_error():
     # Checked before the program runs (libmemtint could only warn at its exit).
     (["run", "--colors", "0", "--report", "/nonexistent/r.json", "--", "true"], "directory /nonexistent does not exist"),
     (["run", "--colors", "0", "--report", "/tmp", "--", "true"], "is a directory"),
+    # A flag of the other way of running is refused, not ignored.
+    (["run", "--colors", "0", "--period", "1", "--", "true"], "--period only applies with --tier-policy"),
+    (["run", "--tier-policy", "local", "--report", "r.json", "--mode", "hugepage", "--", "true"],
+     "--mode, --report apply to colouring"),
+    (["run", "--tier-policy", "local", "--period", "5", "--", "true"], "local has no use for it"),
+    (["run", "--tier-policy", "bw-local", "--migration-limit", "5", "--", "true"], "(bw-migration) read it"),
+    (["run", "--tier-policy", "bw-local", "--period", "nan", "--", "true"], "--period nan: give a finite number"),
+    (["run", "--tier-policy", "bw-local", "--bandwidths", "0=3,0=4", "--", "true"], "node0 is given twice"),
+    (["numa-probe", "--nodes", ""], "--nodes ''"),
+    (["numa-probe", "--threads", "-1"], "--threads -1: give at least 1"),
+    (["numa-probe", "--threads", "0"], "--threads 0: give at least 1"),
+    (["numa-probe", "--repeats", "0"], "--repeats 0"),
+    (["numa-probe", "--size", "1"], "--size 1: each of the"),
+    (["refresh-probe", "--plot", "rp.txt"], "--plot rp.txt: give a file name ending in one of .png"),
+    (["refresh-probe", "--plot", "rp"], "--plot rp: give a file name ending"),
 ])
 def test_bad_input_is_one_line_and_status_2(args, message):
     r = cli(*args)
     assert r.returncode == 2, r.stderr
     assert message in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+@needs_root
+@needs_library
+@pytest.mark.parametrize("argv", [
+    # The report named inside a shell string, as a --opt=FILE value or glued to a short option.
+    ["/bin/sh", "-c", "cat in.txt"], ["/bin/dd", "if=in.txt", "of=/dev/null"], ["/bin/grep", "-fin.txt", "/dev/null"],
+])
+def test_run_report_over_a_file_named_inside_an_argument_is_refused(tmp_path, argv):
+    (tmp_path / "in.txt").write_text("hello\n")
+    r = subprocess.run([*CLI, "run", "--colors", "0-7", "--report", "in.txt", "--", *argv], capture_output=True,
+                       text=True, cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and "--report in.txt: is an input of this command" in r.stderr, r.stderr
+    assert (tmp_path / "in.txt").read_text() == "hello\n"
+
+
+@needs_root
+@needs_library
+def test_a_report_the_program_never_wrote_is_said(tmp_path):
+    # dash's exit is _exit: libmemtint's exit handler, which writes the report, never runs.
+    stale = tmp_path / "stale.json"
+    stale.write_text('{"stale": true}')
+    os.utime(stale, (time.time() - 60, time.time() - 60))
+    r = cli("run", "--colors", "0-7", "--report", stale, "--", "/bin/sh", "-c", "exit 3")
+    assert r.returncode == 3
+    assert f"--report {stale} was not written (the file there is older: it is not this run's)" in r.stderr, r.stderr
+    r = cli("run", "--colors", "0-7", "--report", tmp_path / "fresh.json", "--", "true")
+    assert r.returncode == 0 and "was not written" not in r.stderr and (tmp_path / "fresh.json").exists()
+
+
+@needs_root
+@needs_library
+def test_run_mix_prints_a_command_line_as_it_is(tmp_path):
+    # "[/red]" used to be read as a closing markup tag: an internal error after the programs ran.
+    r = cli("run-mix", "--policy", "bpm", "--", "/bin/echo", "[/red]", ":::", "/bin/true")
+    assert r.returncode == 0, r.stderr
+    assert "[/red]" in r.stdout and "internal error" not in r.stderr
 
 
 @needs_root

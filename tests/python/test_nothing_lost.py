@@ -51,6 +51,43 @@ def test_convert_into_a_hard_link_of_its_input_is_refused(memtint, trace, hard_l
     assert snapshot(trace, hard_link) == before
 
 
+@pytest.mark.parametrize("args, needles", [
+    # Every file a capture writes or removes is an output: an earlier capture's thread files, the
+    # summary and the log (only PREFIX.t1.mtt used to be checked).
+    (["trace", "-o", "in", "--", "/bin/cat", "in.t2.mtt"], ["an earlier capture's file", "in.t2.mtt", "is an input"]),
+    (["trace", "-o", "in", "--", "/bin/cat", "in.summary.json"], ["OUTPUT's summary", "is an input"]),
+    (["trace", "-o", "in", "--", "/bin/cat", "in.valgrind.log"], ["OUTPUT's log", "is an input"]),
+    (["trace", "-o", "in", "--", "/bin/sh", "-c", "cat in.valgrind.log"], ["OUTPUT's log", "is an input"]),
+    (["trace", "-o", "q", "--json", "q.valgrind.log", "--", "/bin/true"], ["--json q.valgrind.log", "same file"]),
+    (["trace", "-o", ".", "--", "/bin/true"], ["-o .: is a directory"]),
+    (["trace", "-o", "in", "--limit", "0.5", "--", "/bin/true"], ["--limit", "whole number"]),
+    (["trace", "-o", "in", "--warmup", "99999999999999999999999", "--", "/bin/true"], ["--warmup", "64-bit"]),
+])
+def test_trace_never_writes_over_what_its_program_reads(memtint, tmp_path, args, needles):
+    inputs = []
+    for name in ("in.t1.mtt", "in.t2.mtt", "in.summary.json", "in.valgrind.log", "q.valgrind.log"):
+        (tmp_path / name).write_text(name)
+        inputs.append(tmp_path / name)
+    os.remove(tmp_path / "in.t1.mtt")  # t2 without t1: an earlier capture's leftover thread
+    inputs = inputs[1:]
+    before = snapshot(*inputs)
+    assert_clean_error(memtint(*args), *needles)
+    assert snapshot(*inputs) == before
+
+
+@pytest.mark.parametrize("name", ["empty.txt", "empty.gz"])
+def test_convert_of_an_empty_trace_is_refused_and_writes_nothing(memtint, tmp_path, name):
+    import gzip
+
+    if name.endswith(".gz"):
+        with gzip.open(tmp_path / name, "wb"):
+            pass
+    else:
+        (tmp_path / name).write_text("")
+    assert_clean_error(memtint("convert", name, "o.mtt"), name, "has no records", "nothing written")
+    assert not (tmp_path / "o.mtt").exists()
+
+
 def test_convert_through_a_symlink_to_its_input_is_refused(memtint, tmp_path, trace):
     link = tmp_path / "link.mtt"
     link.symlink_to(trace)

@@ -39,6 +39,17 @@ def test_random_slow_loads_have_no_strong_period():
     assert strength < 0.3
 
 
+def test_a_scan_that_rises_to_its_edge_finds_no_period():
+    # Slow loads 100-300 ns apart: every candidate up to 20 µs fits them better than the last, so
+    # the strongest is the scan's own edge (20.005 µs was reported as "the period").
+    rng = random.Random(5)
+    times, t = [], 0.0
+    for _ in range(2000):
+        t += rng.uniform(100, 300)
+        times.append(t)
+    assert refresh_probe.estimate_period([times]) == (0.0, 0.0)
+
+
 def test_the_probes_output_is_read_and_bad_lines_are_named():
     text = "tsc_hz 2000000000\nsamples 10000 median 300 threshold 600\nslow 2000 900\nslow 17600 700\nhist 300:9998 700:1 900:1\n"
     r = refresh_probe.parse(text)

@@ -192,6 +192,15 @@ def test_the_same_program_and_options_give_byte_identical_traces(tmp_path):
 
 
 @needs_tool
+def test_a_warm_up_longer_than_the_program_is_said(tmp_path):
+    # The run succeeds, but its trace has no records, which every reader refuses: said at once.
+    r = subprocess.run([sys.executable, "-m", "memtint.cli", "trace", "-o", "tw", "--warmup", "1G", "--", "/bin/true"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert "warning: nothing was traced: /bin/true ran" in r.stderr and "--warmup 1,000,000,000" in r.stderr
+
+
+@needs_tool
 def test_at_limit_continue_lets_the_program_finish_untraced(tmp_path):
     program, lines = _build(tmp_path, "one_pass"), 40000
     summary = capture_trace([program, str(lines)], tmp_path / "cont", limit=100_000, at_limit="continue",

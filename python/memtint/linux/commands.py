@@ -4,6 +4,7 @@ terminal output only, each over one API function (inspect_process, run_coloured,
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -46,13 +47,13 @@ def add_commands(commands: Any) -> None:
         description="Run PROGRAM with libmemtint preloaded so that its heap comes from the frames of --colors, "
         "pinned to --cpus. Exits with the program's exit status. See docs/linux.md.",
     )
-    run.add_argument("--machine", default="i7-860", help="machine preset or TOML (default i7-860)")
+    run.add_argument("--machine", help="machine preset or TOML whose colours --colors names (default i7-860)")
     run.add_argument("--mapping", metavar="FILE", help="address mapping preset or TOML instead of the machine's")
     run.add_argument("--colors", "--colours", dest="colors", metavar="SPEC",
                      help="colours of the space, e.g. 0-3,8,10-11 (required unless --tier-policy is given)")
-    run.add_argument("--space", default="bank", help=SPACE_HELP)
+    run.add_argument("--space", help=SPACE_HELP)
     run.add_argument("--cpus", metavar="LIST", help="CPUs to run on, e.g. 0-1,3 (default: unchanged)")
-    run.add_argument("--mode", choices=MODES, default="auto", help="libmemtint's frame source (default auto)")
+    run.add_argument("--mode", choices=MODES, help="libmemtint's frame source (default auto)")
     run.add_argument("--spill", action="store_true", help="take other colours when the chosen ones run out "
                      "(counted) instead of failing with ENOMEM")
     run.add_argument("--report", metavar="OUT", help="libmemtint's JSON report, written when the program exits")
@@ -73,10 +74,10 @@ def add_commands(commands: Any) -> None:
     tier.add_argument("--bandwidths", metavar="NODE=GBS,...", help="the nodes' bandwidths, e.g. 0=20,1=4 (from "
                       "memtint numa-probe), when the firmware gives no HMAT/CDAT figures")
     tier.add_argument("--nodes", metavar="LIST", help="memory nodes to place on, fastest first (default: all)")
-    tier.add_argument("--migration-limit", metavar="M", type=int, default=10,
+    tier.add_argument("--migration-limit", metavar="M", type=int,
                       help="bw-migration: the most pages the net flow between two nodes may reach (default 10, "
                       "the thesis's example)")
-    tier.add_argument("--period", metavar="S", type=float, default=0.1,
+    tier.add_argument("--period", metavar="S", type=float,
                       help="bw-random/bw-local/bw-migration: seconds between two looks at the program (default 0.1)")
     run.add_argument("command", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
     run.set_defaults(handler=_run)
@@ -148,6 +149,20 @@ def _write_json(path: str, value: Any) -> None:
     write_json("--json", path, value)
 
 
+#: `memtint run`'s defaults, set once the flags given have been checked against the way of running.
+RUN_DEFAULTS = {"machine": "i7-860", "space": "bank", "mode": "auto", "period": 0.1, "migration_limit": 10}
+#: The tier daemon's shortest period between looks (s): each look reads the process's pages.
+MIN_PERIOD_S = 0.001
+
+
+def escape(text: str) -> str:
+    """A program's or process's own text as rich prints it: literal, never markup ("[/x]" in a
+    command line would be a closing tag, and fail)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
 def _config_files(args: argparse.Namespace) -> list[str]:
     """The machine and mapping TOML files the command reads (preset names are not files)."""
     return [p for p in (args.machine, args.mapping) if p and os.path.isfile(p)]
@@ -177,7 +192,7 @@ def _inspect(args: argparse.Namespace) -> int:
     from memtint.tables import output_console
     console = output_console()
     space = report["space"]
-    console.print(f"[bold]PID {report['pid']}[/bold] {report['command'][:100]}")
+    console.print(f"[bold]PID {report['pid']}[/bold] {escape(report['command'][:100])}")  # a process's own text
     console.print(f"machine {report['machine']} (mapping {report['mapping']}); colours: {space['name']}, "
                   f"{space['colours']} colours from masks {', '.join(space['masks_hex'])} ({space['source']})")
     pages = report["pages"]
@@ -226,6 +241,31 @@ def _run(args: argparse.Namespace) -> int:
     from memtint.linux.errors import LinuxError
 
     argv = _argv(args.command)
+    # Flags of the other way of running are refused, not ignored (RUN_DEFAULTS: their defaults).
+    colouring = [f for f, v in (("--machine", args.machine), ("--mapping", args.mapping), ("--space", args.space),
+                                ("--mode", args.mode), ("--spill", args.spill or None), ("--report", args.report))
+                 if v is not None]
+    tiering = [f for f, v in (("--period", args.period), ("--migration-limit", args.migration_limit)) if v is not None]
+    if args.tier_policy and colouring:
+        raise LinuxError(f"{', '.join(colouring)} {'apply' if len(colouring) > 1 else 'applies'} to colouring "
+                         "(--colors), not to --tier-policy, which places pages on nodes with the kernel's policies")
+    if not args.tier_policy and tiering:
+        raise LinuxError(f"{', '.join(tiering)} only {'apply' if len(tiering) > 1 else 'applies'} with --tier-policy")
+    if args.tier_policy:
+        from memtint.linux.tier_policies import POLICIES
+
+        declared = POLICIES[args.tier_policy]
+        for flag, value, needed, who in (
+                ("--period", args.period, declared.daemon, "a daemon (" + ", ".join(
+                    p.name for p in POLICIES.values() if p.daemon) + ")"),
+                ("--migration-limit", args.migration_limit, declared.migration_gate, "the migration gate (" + ", ".join(
+                    p.name for p in POLICIES.values() if p.migration_gate) + ")")):
+            if value is not None and not needed:
+                raise LinuxError(f"{flag} {value}: {args.tier_policy} has no use for it; only the policies with "
+                                 f"{who} read it")
+    for key, value in RUN_DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
     if args.tier_policy:
         if args.colors:
             raise LinuxError("--colors and --tier-policy cannot be combined: moving a page to another node gives it "
@@ -252,9 +292,35 @@ def _run(args: argparse.Namespace) -> int:
     _warn(_cost(args))
     if args.verify:
         _verify(args)
+    started = time.time()
     run = run_coloured(argv, args.colors, machine=args.machine, mapping=args.mapping, space=args.space,
                        cpus=args.cpus, mode=args.mode, spill=args.spill, report=args.report, node=args.node)
+    _warn(_report_not_written(args.report, started, run.exit_code))
     return run.exit_code if run.exit_code is not None else 1
+
+
+def _report_not_written(report: str | None, started: float, exit_code: int | None) -> str | None:
+    """libmemtint writes ``--report`` from the program's exit handlers, which ``_exit`` (every
+    dash script), a signal or exec skip: said, so that no report (or an older one) passes for
+    this run's."""
+    import glob
+    import stat
+
+    if not report:
+        return None
+    paths = glob.glob(glob.escape(report).replace("%p", "*")) if "%p" in report else [report]
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or st.st_mtime >= started - 0.05:  # file times are a tick (up to 10 ms) coarse
+            return None  # a device or FIFO cannot tell; a fresh file is this run's
+    how = f"was killed by signal {exit_code - 128}" if exit_code and exit_code > 128 else \
+        f"exited with status {exit_code}"
+    older = " (the file there is older: it is not this run's)" if paths and any(os.path.exists(p) for p in paths) else ""
+    return (f"--report {report} was not written{older}: the program {how} without running its exit handlers "
+            "(_exit, a signal, or an exec; dash scripts end with _exit), where libmemtint writes its report")
 
 
 def _verify(args: argparse.Namespace) -> None:
@@ -303,7 +369,7 @@ def _run_mix(args: argparse.Namespace) -> int:
         for i, r in enumerate(runs):
             if r.exit_code is not None and i not in finished:
                 finished.add(i)
-                err.print(f"program {i} ({r.argv[0]}) finished: exit {r.exit_code} after {r.wall_seconds:.2f} s")
+                err.print(f"program {i} ({escape(r.argv[0])}) finished: exit {r.exit_code} after {r.wall_seconds:.2f} s")
         running = sum(r.exit_code is None for r in runs)
         if err.is_terminal:
             text = f"{running} of {len(runs)} programs running, {time.monotonic() - runs[0].started:.1f} s"
@@ -327,7 +393,7 @@ def _run_mix(args: argparse.Namespace) -> int:
         for column in ["#", "program", "colours", "banks", "CPU", "exit", "wall s"]:
             table.add_column(column, justify="right" if column in ("#", "banks", "exit", "wall s") else "left")
         for i, p in enumerate(result["programs"]):
-            table.add_row(str(i), " ".join(p["command"])[:40], p["colours_text"], str(len(p["banks"])),
+            table.add_row(str(i), escape(" ".join(p["command"])[:40]), p["colours_text"], str(len(p["banks"])),
                           ",".join(map(str, p["cpus"])), str(p["exit_code"]), f"{p['wall_seconds']:.2f}")
         from memtint.tables import output_console
         output_console().print(table)
@@ -342,8 +408,8 @@ def _run_tiered(args: argparse.Namespace, argv: list[str]) -> int:
 
     if not argv:
         raise LinuxError("no program given: memtint run --tier-policy NAME -- PROGRAM ARGS...")
-    if args.period <= 0:
-        raise LinuxError(f"--period {args.period}: must be more than 0 seconds")
+    if not args.period >= MIN_PERIOD_S or math.isinf(args.period):  # nan never looked; 1e-9 spun a core
+        raise LinuxError(f"--period {args.period}: give a finite number of seconds, at least {MIN_PERIOD_S}")
     if args.migration_limit < 0:
         raise LinuxError(f"--migration-limit {args.migration_limit}: must be 0 or more pages")
     system = numa_system()
@@ -387,6 +453,18 @@ def _numa_probe(args: argparse.Namespace) -> int:
         from memtint.linux.errors import LinuxError
 
         raise LinuxError(f"--size {args.size}: {error}") from None
+    from memtint.linux.errors import LinuxError
+    from memtint.linux.numa_probe import PAGE_BYTES
+
+    # Every value checked before the banner and the progress bar (0 threads used to mean "all").
+    if args.repeats < 1:
+        raise LinuxError(f"--repeats {args.repeats}: give at least 1 pass per node")
+    if args.threads is not None and args.threads < 1:
+        raise LinuxError(f"--threads {args.threads}: give at least 1 copy thread")
+    threads = args.threads or len(os.sched_getaffinity(0))
+    if size < PAGE_BYTES * threads:
+        raise LinuxError(f"--size {args.size}: each of the {threads} copy threads needs a page of each array: give at "
+                         f"least {PAGE_BYTES * threads} bytes")
     check_outputs({"--json": args.json}, [])
     system = numa_system()
     nodes = _nodes(system, args.nodes)
@@ -440,6 +518,13 @@ def _refresh_probe(args: argparse.Namespace) -> int:
 
     from memtint.linux import refresh_probe
 
+    from memtint.linux.errors import LinuxError
+
+    if args.plot:  # before the measurement, not after it: matplotlib picks the format by the suffix
+        suffix = os.path.splitext(args.plot)[1].lstrip(".").lower()
+        if suffix not in refresh_probe.PLOT_FORMATS:
+            raise LinuxError(f"--plot {args.plot}: give a file name ending in one of "
+                             + ", ".join(f".{f}" for f in refresh_probe.PLOT_FORMATS) + " (the suffix is the format)")
     check_outputs({"--json": args.json, "--plot": args.plot}, [])
     err = Console(stderr=True)
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -465,7 +550,7 @@ def _refresh_probe(args: argparse.Namespace) -> int:
         if others:
             table.add_row("", "other peaks: " + ", ".join(others))
     else:
-        table.add_row("Period", "none found (too few slow loads)")
+        table.add_row("Period", "none found (too few slow loads, or no peak inside the 0.5-20 µs scan)")
     table.add_row("Stall", f"median {result.stall_median_ns:.0f} ns, p90 {result.stall_p90_ns:.0f} ns above the median load")
     from memtint.tables import output_console
     output_console().print(table)

@@ -75,9 +75,12 @@ def check_preloadable(argv: Sequence[str], env: dict[str, str]) -> None:
 
 def command_inputs(argv: Sequence[str], env: dict[str, str]) -> list[str]:
     """The files a command reads as far as can be told from outside: its program and the
-    arguments that name existing files. An output must not be one of them."""
+    pieces of its arguments that name existing files (memtint.outputs.argument_paths). An
+    output must not be one of them."""
+    from memtint.outputs import argument_paths
+
     found = find_program(argv[0], env.get("PATH")) if argv else None
-    return ([found] if found else []) + [a for a in argv[1:] if os.path.lexists(a)]
+    return ([found] if found else []) + [a for a in argument_paths(argv[1:]) if os.path.lexists(a)]
 
 
 def map_count_warning(mode: str) -> str | None:

@@ -31,6 +31,8 @@ from memtint.linux.errors import LinuxError
 PACKAGED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_native", "memtint-refresh-probe")
 
 # JEDEC refresh intervals a period is compared with, ns.
+#: What ``--plot`` can write (matplotlib's formats; the file's suffix picks one).
+PLOT_FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
 JEDEC_INTERVALS = {"tREFI (1x, below 85 °C)": 7800.0, "tREFI / 2 (2x, or above 85 °C)": 3900.0, "tREFI / 4 (4x)": 1950.0}
 
 
@@ -132,7 +134,9 @@ def estimate_period(rounds: Sequence[Sequence[float]], low_ns: float = 500.0, hi
     # Local maxima only: a peak's shoulders are nearly as strong as its top.
     inner = power[1:-1]
     peaks = numpy.nonzero((inner >= power[:-2]) & (inner >= power[2:]) & (inner >= 0.9 * power.max()))[0] + 1
-    best = coarse[peaks[-1]] if len(peaks) else coarse[int(power.argmax())]
+    if not len(peaks):  # the scan rises to its edge: the period, if any, lies outside it
+        return 0.0, 0.0
+    best = coarse[peaks[-1]]
     fine = numpy.arange(best - 10.0, best + 10.0, 0.1)
     fine_power = numpy.asarray(periodogram(gaps, fine))
     k = int(fine_power.argmax())
@@ -279,5 +283,5 @@ def plot(result: ProbeResult, path: str) -> None:
     right.set_ylabel("gaps that are whole periods (mean cos)")
     right.set_title(f"period {result.period_ns / 1000:.3f} µs (grey: JEDEC tREFI modes)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, format=os.path.splitext(path)[1].lstrip(".").lower())
     plt.close(fig)

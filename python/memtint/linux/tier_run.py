@@ -77,8 +77,10 @@ class TierPlan:
 
 def _nodes(system: NumaSystem, text: str | None) -> list[int]:
     available = system.memory_nodes()
-    if not text:
+    if text is None:
         return available
+    if not text.strip():  # "--nodes ''" is a mistake, not "every node"
+        raise LinuxError("--nodes '': give node numbers, e.g. --nodes 0,1, or leave --nodes out for every node")
     chosen: list[int] = []
     for part in text.replace("node", "").split(","):
         first, dash, last = part.strip().partition("-")

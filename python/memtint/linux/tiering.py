@@ -116,6 +116,8 @@ def parse_bandwidths(text: str) -> dict[int, float]:
             raise LinuxError(f"--bandwidths {text}: '{part}' is not NODE=GB/s (e.g. 0=20,1=4)")
         if not b > 0 or math.isinf(b):
             raise LinuxError(f"--bandwidths {text}: bandwidth {value} for node{n} is not a positive number of GB/s")
+        if n in found:
+            raise LinuxError(f"--bandwidths {text}: node{n} is given twice")
         found[n] = b
     return found
 
