@@ -66,6 +66,8 @@ def _series(runs: "pandas.DataFrame") -> "pandas.Series":
         labels = runs.apply(lambda r: r["policy"] if r["machine"] == common else f"{r['policy']} @ {r['machine']}", axis=1)
     if runs["_sampled"].nunique() > 1:
         labels = labels.where(~runs["_sampled"], labels + " (sampled)")
+    if runs["_setup"].nunique() > 1:  # several experiments in one store: each policy once per setup
+        labels = labels + " [" + runs["_setup"].replace("", "setup not recorded") + "]"
     return labels
 
 
@@ -109,6 +111,9 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     # A sampled run is normalised by the baseline's sampled run of its mix, a detailed one by the
     # detailed (a store can hold both: a sweep run with and without --sample into one --out).
     runs["_sampled"] = runs["sampled"].fillna(False).astype(bool) if "sampled" in runs.columns else False
+    # Runs of other settings (warm-up, overrides, mapping, scheduler) are other experiments: never
+    # one another's baseline, and labelled apart when a store holds several.
+    runs["_setup"] = runs["setup"].fillna("") if "setup" in runs.columns else ""
     runs["series"] = _series(runs) if len(runs) else pd.Series(dtype=str)
     runs["mix_label"] = runs["mix"].map(_mix_label)
     seeds = runs.groupby("mix")["seed"].transform("nunique") > 1
@@ -119,7 +124,7 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
 
     ok = runs["status"] == "ok"
     base = runs[ok & (runs["policy"] == base_policy)]
-    key = _MIX_KEY + ["_sampled"]
+    key = _MIX_KEY + ["_sampled", "_setup"]
     same_machine = {tuple(r[k] for k in key + ["machine"]): r for _, r in base.iterrows()}
     by_mix: dict[tuple, list] = {}
     for _, r in base.iterrows():
@@ -380,7 +385,7 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
 
     machines = ", ".join(dict.fromkeys(runs["machine"]))
     instructions = ", ".join(f"{n:,}" for n in sorted(set(runs["instructions"])))
-    mixes = int(runs[_MIX_KEY].drop_duplicates().shape[0])
+    mixes = int(runs[_MIX_KEY + ["_setup"]].drop_duplicates().shape[0])
     failed = int((runs["status"] != "ok").sum())
     header = (f"{len(runs)} runs ({failed} failed) of {mixes} mixes on {machines}; "
               f"{instructions} instructions per core; normalised to `{base}`"

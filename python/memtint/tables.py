@@ -10,6 +10,7 @@ from rich import box
 from rich.markup import escape
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from memtint import sampling
 
@@ -32,6 +33,11 @@ class _Table(Table):
     def add_column(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("overflow", "fold")
         super().add_column(*args, **kwargs)
+
+    def add_row(self, *cells: Any, **kwargs: Any) -> None:
+        # A cell's text is printed as it is: a policy label "bpm [warmup=0]" or a program named
+        # "[x]" is not markup (it vanished, or "[/x]" failed). Styled cells are rich Text.
+        super().add_row(*(escape(c) if isinstance(c, str) else c for c in cells), **kwargs)
 
 MISSING = "—"
 
@@ -285,9 +291,9 @@ def dram_summary(stats: dict[str, Any]) -> Table:
     if "violations" in stats:
         violations = stats["violations"]
         style = "green" if violations == 0 else "bold red"
-        table.add_row("Timing violations", f"[{style}]{count(violations)}[/{style}] (independent checker)")
+        table.add_row("Timing violations", Text.assemble((count(violations), style), " (independent checker)"))
         for example in (stats.get("violation_examples") or [])[:5]:
-            table.add_row("", f"[red]{example}[/red]")
+            table.add_row("", Text(str(example), style="red"))
     return table
 
 
@@ -363,7 +369,7 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
     ):
         for c in catalogue.get(key, []):
             params = c.get("params") or {}
-            table = (escape(f"[{section}.{c.get('name')}] ") + ", ".join(f"{k} {_param(v)}" for k, v in params.items())
+            table = (f"[{section}.{c.get('name')}] " + ", ".join(f"{k} {_param(v)}" for k, v in params.items())
                      if params else "")
             notes = [c.get("summary", "")]
             if c.get("fast_path"):
@@ -380,7 +386,7 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
                 notes.append(f"adapts the colours of {', '.join(c['adapts'])} (os.dynamic)")
             if c.get("machine_variant"):
                 notes.append(f"sweeps run it on a machine's {c['machine_variant']} variant")
-            described.add_row(label, c.get("name", MISSING), escape("; ".join(n for n in notes if n)), table)
+            described.add_row(label, c.get("name", MISSING), "; ".join(n for n in notes if n), table)
     yield described
 
     mixes = _Table(title="Mixes (memtint compare --mix NAME)", box=box.SIMPLE_HEAD)
@@ -597,7 +603,7 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
     for p in result["policies"]:
         ws = with_interval(p["weighted_speedup"], p.get("weighted_speedup_ci95"), 3)
         cells = [
-            p["policy"], f"[bold]{ws}[/bold]" if p["weighted_speedup"] == best else ws,
+            p["policy"], Text(ws, style="bold") if p["weighted_speedup"] == best else ws,
             with_interval(p["harmonic_speedup"], p.get("harmonic_speedup_ci95"), 3),
             with_interval(p["maximum_slowdown"], p.get("maximum_slowdown_ci95"), 3),
             number(100 * p["row_buffer_miss_rate"], 1) + " %",
@@ -644,7 +650,7 @@ def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
         table.add_row(
             r["policy"], count(r["runs"]), ws_mean, number(r["weighted_speedup_max"], 3),
             number(r["maximum_slowdown_mean"], 3), MISSING if rb is None else number(100 * rb, 1) + " %",
-            f"[red]{r['failed']}[/red]" if r["failed"] else "0",
+            Text(str(r["failed"]), style="red") if r["failed"] else "0",
         )
     table.caption = "WS = weighted speedup (Σ IPC_shared / IPC_alone), over the successful runs"
     from memtint.sweep.summary import sampled_note
@@ -669,7 +675,7 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
             r["policy"], number(r["ws_norm_mean"], 3), number(r["ws_norm_max"], 3),
             number(r["ms_norm_mean"], 3), number(r["ms_norm_max"], 3), number(r["maximum_slowdown_max"], 3),
             MISSING if rb is None else number(100 * rb, 1) + " %",
-            *((f"[red]{r['failed']}[/red]" if r["failed"] else "0",) if failures else ()),
+            *((Text(str(r["failed"]), style="red") if r["failed"] else "0",) if failures else ()),
         )
     table.caption = ("WS = weighted speedup, MS = maximum slowdown; /base = divided by the baseline policy's "
                      "value on the same mix (WS/base > 1 and MS/base < 1 are better)")

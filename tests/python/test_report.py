@@ -154,3 +154,25 @@ def test_sampled_and_detailed_runs_in_one_store_are_kept_apart():
     assert summary["bpm (sampled)"]["sampled_runs"] == 1 and summary["bpm"]["sampled_runs"] == 0
     # A store of one kind keeps plain names.
     assert set(run_table(frame[frame["sampled"]])["series"]) == {"buddy", "bpm"}
+
+
+def test_runs_of_other_settings_in_one_store_are_kept_apart(tmp_path):
+    # The same spec swept again with a machine override (as `--set` gives): other experiments.
+    # Buddy over buddy used to be 0.93 (paired across settings) and each policy was listed twice
+    # under one name.
+    from memtint.reports import run_table, summary_rows
+
+    spec = {"name": "s", "machines": ["i7-860"], "policies": ["buddy", "bpm"], "instructions": INSTRUCTIONS,
+            "warmup": 0, "mixes": [MIXES[0]]}
+    run_sweep(spec, tmp_path / "r", jobs=1, progress=False)
+    run_sweep({**spec, "overrides": {"cache": {"prefetcher": {"kind": "none"}}}}, tmp_path / "r", jobs=1, progress=False)
+    frame = load_results(tmp_path / "r")
+    assert set(frame["setup"]) == {"warmup=0", "warmup=0, cache.prefetcher.kind=none"}
+    runs = run_table(frame)
+    buddy = runs[runs["policy"] == "buddy"]
+    assert list(buddy["ws_norm"]) == [1.0, 1.0]
+    labels = [r["policy"] for r in summary_rows(frame)]
+    assert sorted(labels) == ["bpm [warmup=0, cache.prefetcher.kind=none]", "bpm [warmup=0]",
+                              "buddy [warmup=0, cache.prefetcher.kind=none]", "buddy [warmup=0]"]
+    # One setup: plain names, as before.
+    assert set(run_table(frame[frame["setup"] == "warmup=0"])["series"]) == {"buddy", "bpm"}

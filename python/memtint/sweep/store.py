@@ -82,6 +82,8 @@ def _schema():
         ("weighted_speedup_ci95_low", pa.float64()),
         ("weighted_speedup_ci95_high", pa.float64()),
         ("sampled", pa.bool_()),
+        # The run's other settings (setup_text); null in batches stored before the column.
+        ("setup", pa.string()),
     ])
 
 
@@ -93,7 +95,26 @@ COLUMNS = ["sweep", "config_hash", "memtint_version", "status", "error", "machin
            "row_buffer_miss_rate", "row_buffer_miss_rate_alone", "llc_mpki", "read_latency_ns_mean",
            "llc_mpki_alone", "read_latency_ns_alone", "banks_used", "channels_used", "colour_overflow_pages",
            "row_interference_rate", "user_share", "memory_share", "system_share", "finished_at", "batch",
-           "weighted_speedup_ci95_low", "weighted_speedup_ci95_high", "sampled"]
+           "weighted_speedup_ci95_low", "weighted_speedup_ci95_high", "sampled", "setup"]
+
+
+def setup_text(run: dict[str, Any]) -> str:
+    """The settings of a run beside its machine, mix, policy, length, seed and ``[os]`` that its
+    configuration hash covers (mapping, scheduler, warm-up, machine overrides), as one line:
+    ``warmup=20000000, cache.prefetcher.kind=none``. Runs that differ in it are different
+    experiments, which a report must not pair or pool."""
+    parts = [f"{key}={run[key]}" for key in ("mapping", "scheduler") if run.get(key)]
+    parts.append(f"warmup={run.get('warmup') or 0}")
+
+    def flat(table: Any, prefix: str) -> None:
+        for key in sorted(table):
+            if isinstance(table[key], dict):
+                flat(table[key], f"{prefix}{key}.")
+            else:
+                parts.append(f"{prefix}{key}={json.dumps(table[key]) if not isinstance(table[key], str) else table[key]}")
+
+    flat(run.get("overrides") or {}, "")
+    return ", ".join(parts)
 
 
 def rows_for(run: dict[str, Any], outcome: dict[str, Any], sweep: str, version: str) -> list[dict[str, Any]]:
@@ -108,7 +129,7 @@ def rows_for(run: dict[str, Any], outcome: dict[str, Any], sweep: str, version: 
         "policy": run.get("label") or run["policy"], "baseline": run["baseline"], "instructions": run["instructions"],
         "seed": run["seed"], "os": json.dumps(run["os"], sort_keys=True),
         "elapsed_seconds": outcome.get("elapsed_seconds"), "finished_at": time.time(),
-        "sampled": bool(run.get("sampling")),
+        "sampled": bool(run.get("sampling")), "setup": setup_text(run),
     }
     result = outcome.get("result")
     if outcome["status"] != "ok" or not result:
@@ -246,6 +267,7 @@ class ResultStore:
         frame = pa.concat_tables(tables).to_pandas()
         # Batches stored before the column have it null: their runs were detailed.
         frame["sampled"] = frame["sampled"].astype("boolean").fillna(False).astype(bool)
+        frame["setup"] = frame["setup"].fillna("")  # "": stored before the column, setup unknown
         latest = frame.groupby("config_hash")["batch"].transform("max")
         return frame[frame["batch"] == latest].reset_index(drop=True)
 
