@@ -46,6 +46,8 @@ def _at_least(minimum: int) -> Callable[[str], int]:
                 raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        if value >= 2**63:  # the engine's counters and seeds are 64-bit (it read 1e20 as a float)
+            raise argparse.ArgumentTypeError(f"'{text}' is more than a 64-bit integer holds")
         return value
 
     parse.__name__ = "integer"

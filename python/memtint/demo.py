@@ -33,8 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tiering", action="store_true",
                         help="the tiering demo instead: one bandwidth-bound job on two memory nodes at 2:1, 5:1 and "
                         "10:1 under every node placement policy (docs/numa.md)")
-    parser.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: the CPU count)")
-    parser.add_argument("--instructions", type=int, metavar="N",
+    from memtint.cli import _at_least, _count_at_least  # one rule for counts everywhere (10M, bounds)
+
+    parser.add_argument("--jobs", type=_at_least(1), metavar="N", help="worker processes (default: the CPU count)")
+    parser.add_argument("--instructions", type=_count_at_least(1), metavar="N",
                         help="instructions per core (default: the specification's, 10M)")
 
 

@@ -40,6 +40,9 @@ def read_toml(path: str | os.PathLike[str], what: str = "TOML file") -> tuple[di
         line = raw[:error.start].count(b"\n") + 1
         raise TomlFileError(f"{name}:{line}: not UTF-8 text (byte 0x{raw[error.start]:02x}); TOML files are UTF-8") \
             from None
+    if text.startswith("\ufeff"):  # tomllib's "Invalid statement (at line 1, column 1)" said nothing of it
+        raise TomlFileError(f"{name}:1: starts with a byte-order mark (EF BB BF), which TOML does not allow; save it "
+                            "as UTF-8 without BOM")
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as error:

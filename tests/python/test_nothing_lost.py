@@ -347,6 +347,12 @@ def test_sweep_spec_with_a_non_utf8_byte(memtint, tmp_path):
     assert_clean_error(memtint("sweep", spec, "--out", tmp_path / "o"), "s.toml:2", "not UTF-8", "0xff")
 
 
+@pytest.mark.parametrize("command", [["sweep", "s.toml", "--out", "o"], ["sim", "s.toml"]])
+def test_a_toml_file_with_a_byte_order_mark_is_named(memtint, tmp_path, command):
+    (tmp_path / "s.toml").write_bytes(b'\xef\xbb\xbfname = "ok"\n')
+    assert_clean_error(memtint(*command), "s.toml:1", "byte-order mark")
+
+
 def test_sim_config_with_a_non_utf8_byte(memtint, tmp_path):
     config = tmp_path / "c.toml"
     config.write_bytes(b'machine = "i7-860"\n\xfe = 1\n')
@@ -601,3 +607,18 @@ def test_trace_stats_at_the_limit_announces_its_estimate(tmp_path):
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     assert first.startswith("memtint: this run will take about") and "days" in first, first
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("manifest, needle", [
+    ('{"format": 1}', '"batches" is missing'),
+    ("[]", "not a sweep manifest"),
+    ('{"format": 1, "batches": "x", "sweeps": []}', '"batches" is not a list'),
+    ('{"format": 1, "batches": [{"rows": 3}], "sweeps": []}', 'batches[0] has no "file"'),
+])
+def test_a_hand_edited_manifest_is_named_not_an_internal_error(memtint, stored_sweep, manifest, needle):
+    spec, out = stored_sweep
+    (out / "manifest.json").write_text(manifest)
+    assert_clean_error(memtint("report", out), "manifest.json", needle)
+    assert_clean_error(memtint("sweep", spec, "--out", out), "manifest.json", needle)
+    assert (out / "manifest.json").read_text() == manifest

@@ -154,11 +154,15 @@ def test_heavy_noise_refuses_instead_of_writing_a_wrong_preset(memtint, tmp_path
         (["--simulate", "i7-860", "--repetitions", "0"], ["--repetitions 0"]),
         (["--simulate", "i7-860", "--pair-span-mb", "3"], ["--pair-span-mb 3", "power of two"]),
         (["--simulate", "i7-860", "--write-preset", "nodir/p.toml"], ["--write-preset", "does not exist"]),
+        (["--simulate", "i7-860", "--jitter-ns", "nan"], ["--jitter-ns nan", "finite"]),
+        (["--simulate", "i7-860", "--spike-rate", "2"], ["--spike-rate 2.0", "from 0 to 1"]),
+        (["--simulate", "i7-860", "--seed", "-1"], ["--seed", "at least 0, got -1"]),
     ],
 )
 def test_bad_input_is_named(memtint, args, words):
     code, out, err = memtint("probe", *args, "--no-progress")
-    assert code != 0
+    # A bad value is a usage error like every command's: one line, exit 2 (it was 1, "memtint probe:").
+    assert code == 2 and err.startswith("memtint: error: ") and err.count("\n") == 1, err
     text = out + err
     for w in words:
         assert w in text, text

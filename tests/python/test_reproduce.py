@@ -280,6 +280,10 @@ def test_unknown_name_is_a_clean_error(memtint, clean_error):
 
 def test_bad_seed_count_is_a_clean_error(memtint, clean_error):
     clean_error(memtint("reproduce", "bpm", "--seeds", "0", "--out", "x"), "--seeds")
+    # Counts read as everywhere else (its help says "default 20M"); 0.5 is not a count.
+    clean_error(memtint("reproduce", "bpm", "--warmup", "10M", "--seeds", "0", "--out", "x"), "--seeds")
+    clean_error(memtint("reproduce", "bpm", "--warmup", "0.5", "--out", "x"), "--warmup", "whole number")
+    clean_error(memtint("demo", "--instructions", "10Q"), "--instructions", "2M")
 
 
 def test_demo_sentences_follow_the_numbers():

@@ -5,15 +5,19 @@ against it), and write it as a mapping file and a machine preset (docs/probe.md)
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
 from typing import Any
 
+from memtint.api import MemtintError
 from memtint.outputs import check_outputs, write_text
 
 
 def add_command(commands: Any) -> None:
+    from memtint.cli import _at_least  # the command line's one integer rule (bounds named)
+
     p = commands.add_parser(
         "probe",
         help="discover the DRAM address mapping by timing (this machine, or --simulate MACHINE)",
@@ -35,7 +39,7 @@ def add_command(commands: Any) -> None:
                    help="write a machine preset using the found mapping (the mapping beside it, FILE's stem + "
                    ".mapping.toml)")
     p.add_argument("--json", metavar="OUT", help="write the result and raw measurements as JSON to OUT ('-' for stdout)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the search's random choices (default 1)")
+    p.add_argument("--seed", type=_at_least(0), default=1, help="seed of the search's random choices (default 1)")
     p.add_argument("--repetitions", type=int, default=None, metavar="N",
                    help="timed rounds per measurement (default 8 simulated, 50 on Linux)")
     p.add_argument("--jitter-ns", type=float, default=0.0, metavar="NS",
@@ -62,7 +66,7 @@ def _counts(args: argparse.Namespace, base: dict | None) -> Any:
         v = getattr(args, flag)
         if v is not None:
             if v < 1 or v & (v - 1):
-                raise SystemExit(f"memtint probe: --{flag.replace('_', '-')} {v}: must be a power of two")
+                raise MemtintError(f"--{flag.replace('_', '-')} {v}: must be a power of two")
             setattr(org, attr, v)
     return org
 
@@ -94,28 +98,30 @@ def run_command(args: argparse.Namespace) -> int:
             outputs[f"--write-preset (mapping {i})"] = os.path.join(directory, mapping_file_name(args.write_preset, i, node_count))
     check_outputs(outputs, _machine_input(args.simulate) + _machine_input(args.like))
     if args.write_preset and not args.simulate and not args.like:
-        raise SystemExit("memtint probe: --write-preset on Linux needs --like MACHINE: the preset whose device, cores "
+        raise MemtintError(f"--write-preset on Linux needs --like MACHINE: the preset whose device, cores "
                          "and caches the found mapping is written with")
     if args.repetitions is not None and args.repetitions < 1:
-        raise SystemExit(f"memtint probe: --repetitions {args.repetitions}: must be at least 1")
+        raise MemtintError(f"--repetitions {args.repetitions}: must be at least 1")
     err = Console(stderr=True)
     settings = Settings(seed=args.seed)
     failures: list[dict] = []
     if args.pair_span_mb is not None:
         mb = args.pair_span_mb
         if mb < 1 or mb & (mb - 1):
-            raise SystemExit(f"memtint probe: --pair-span-mb {mb}: must be a power of two")
+            raise MemtintError(f"--pair-span-mb {mb}: must be a power of two")
         settings.span_bits = 20 + mb.bit_length() - 1
     results: list[tuple[int, Any, Any, dict | None]] = []  # (node, result, organisation, truth)
     started = time.monotonic()
     if args.simulate:
         from memtint.probe.simulated import Noise, SimulatedTimer
 
-        if args.jitter_ns < 0 or args.spike_rate < 0 or args.spike_rate > 1 or args.corunner_gbps < 0:
-            raise SystemExit("memtint probe: --jitter-ns and --corunner-gbps must be >= 0, --spike-rate from 0 to 1")
+        for flag, value, top in (("--jitter-ns", args.jitter_ns, math.inf), ("--corunner-gbps", args.corunner_gbps, math.inf),
+                                 ("--spike-rate", args.spike_rate, 1.0)):
+            if not 0 <= value <= top or math.isinf(value):  # nan fails the first test
+                raise MemtintError(f"{flag} {value}: give a finite number " + ("from 0 to 1" if top == 1.0 else "of 0 or more"))
         nodes = range(len(info["nodes"])) if args.node is None else [args.node]
         if args.node is not None and not 0 <= args.node < len(info["nodes"]):
-            raise SystemExit(f"memtint probe: --node {args.node}: {args.simulate} has {len(info['nodes'])} memory node(s)")
+            raise MemtintError(f"--node {args.node}: {args.simulate} has {len(info['nodes'])} memory node(s)")
         noise = Noise(jitter_ns=args.jitter_ns, spike_rate=args.spike_rate, corunner_gbps=args.corunner_gbps)
         for node in nodes:
             timer = SimulatedTimer(args.simulate, node=node, noise=noise, repetitions=args.repetitions or 8, seed=args.seed,
@@ -141,7 +147,7 @@ def run_command(args: argparse.Namespace) -> int:
         try:
             timer = LinuxTimer(buffer_mb=args.buffer_mb, hugepages=args.hugepages, repetitions=args.repetitions or 50)
         except LinuxError as e:
-            raise SystemExit(f"memtint probe: {e}") from None
+            raise MemtintError(str(e)) from None
         note = vm_note()
         if note:
             err.print(f"[yellow]note:[/] {note}")

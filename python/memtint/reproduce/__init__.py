@@ -27,13 +27,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"papers to reproduce (default: all of {', '.join(PAPERS)})")
     parser.add_argument("--out", default=os.path.join("docs", "reproductions"), metavar="DIR",
                         help="where the reports go (default docs/reproductions)")
-    parser.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds per point (default 3, at least 1)")
-    parser.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: the CPU count)")
+    from memtint.cli import _at_least, _count_at_least  # one rule for counts everywhere (20M, bounds)
+
+    parser.add_argument("--seeds", type=_at_least(1), default=3, metavar="N", help="seeds per point (default 3, at least 1)")
+    parser.add_argument("--jobs", type=_at_least(1), metavar="N", help="worker processes (default: the CPU count)")
     parser.add_argument("--quick", action="store_true",
                         help="tiny run lengths and few mixes (seconds; for tests and trying the command)")
-    parser.add_argument("--mix-seed", type=int, default=common.Settings.mix_seed, metavar="N",
+    parser.add_argument("--mix-seed", type=_at_least(0), default=common.Settings.mix_seed, metavar="N",
                         help=f"seed of the mix draws (default {common.Settings.mix_seed})")
-    parser.add_argument("--warmup", type=int, default=None, metavar="N",
+    parser.add_argument("--warmup", type=_count_at_least(0), default=None, metavar="N",
                         help="instructions per core run through page tables and caches before statistics start, as "
                         "compare does (default 20M; with --quick 1M; 0: none)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (plain lines instead)")

@@ -160,9 +160,21 @@ class ResultStore:
             manifest = json.loads(self.manifest_path.read_text())
         except (OSError, json.JSONDecodeError) as error:
             raise MemtintError(f"{self.manifest_path}: not a readable sweep manifest ({error})") from None
+        if not isinstance(manifest, dict):
+            raise MemtintError(f"{self.manifest_path}: not a sweep manifest (a JSON object with \"format\", "
+                               "\"batches\" and \"sweeps\")")
         if manifest.get("format") != STORE_FORMAT:
             raise MemtintError(f"{self.manifest_path}: store format {manifest.get('format')!r}, "
                                f"this memtint reads format {STORE_FORMAT}")
+        # The shape every reader relies on, checked once here (a hand-edited manifest gave KeyErrors).
+        for key in ("batches", "sweeps"):
+            if not isinstance(manifest.get(key), list):
+                raise MemtintError(f"{self.manifest_path}: \"{key}\" is " + ("missing" if key not in manifest else
+                                   "not a list") + "; not a sweep manifest")
+        for i, batch in enumerate(manifest["batches"]):
+            if not isinstance(batch, dict) or not isinstance(batch.get("file"), str):
+                raise MemtintError(f"{self.manifest_path}: batches[{i}] has no \"file\"; remove the entry (its runs "
+                                   "are run again when the sweep is resumed) or run the sweep into a new directory")
         return manifest
 
     def _write_manifest(self, manifest: dict[str, Any]) -> None:
