@@ -1338,7 +1338,13 @@ def _sweep_spec(path: str, settings: list[tuple[list[str], Any]] | None, sample:
         table.setdefault("sampling", dict(DEFAULT_SAMPLING))
     if (from_set := _sampling_settings(settings)):
         table["sampling"] = {**(table.get("sampling") or DEFAULT_SAMPLING), **from_set}
-    return parse_spec(table, base=os.path.dirname(os.path.abspath(path)), source=path)
+    try:
+        return parse_spec(table, base=os.path.dirname(os.path.abspath(path)), source=path)
+    except SweepSpecError as error:  # a value --set gave is blamed on the --set, not on the file
+        text = str(error)
+        at = text.find("invalid configuration: ")
+        blamed = _at_config_line(path, text[at:], settings) if at >= 0 else text
+        raise SweepSpecError(blamed if blamed.startswith("--set ") else text) from None
 
 
 def _report(args: argparse.Namespace) -> int:

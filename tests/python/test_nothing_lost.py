@@ -622,3 +622,30 @@ def test_a_hand_edited_manifest_is_named_not_an_internal_error(memtint, stored_s
     assert_clean_error(memtint("report", out), "manifest.json", needle)
     assert_clean_error(memtint("sweep", spec, "--out", out), "manifest.json", needle)
     assert (out / "manifest.json").read_text() == manifest
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("tail, args, needles", [
+    # The key a value came from: a --set, [overrides], the policies list; not "os" for all.
+    ("", ["--set", "controller.nope=1"], ["--set controller.nope=1:", "controller.nope: unknown key"]),
+    ('[overrides.controller]\nwrite_handlin = "ramulator"\n', [], ["s.toml: overrides:", "controller.write_handlin"]),
+    ('machine_variants = false\npolicies = ["buddy", "bpm-plus"]\n', [], ["s.toml: policies:", "policy 'bpm-plus'"]),
+    # One setting two ways: refused, not one of them ignored.
+    ('mapping = "i7-860"\n[overrides.dram]\nmapping = "i7-860-bpm-plus"\n', [], ["mapping", "one would be ignored"]),
+])
+def test_sweep_errors_name_where_the_value_came_from(memtint, tmp_path, tail, args, needles):
+    head = 'machines = ["i7-860"]\ninstructions = 1000\nwarmup = 0\nmixes = [["light", "light"]]\n'
+    if "policies" not in tail:
+        head += 'policies = ["buddy"]\n'
+    # top-level keys before any table
+    lines = tail.split("\n[", 1)
+    text = head + lines[0] + ("\n[" + lines[1] if len(lines) > 1 else "")
+    (tmp_path / "s.toml").write_text(text)
+    assert_clean_error(memtint("sweep", "s.toml", "--out", "o", *args), *needles)
+
+
+@pytest.mark.engine
+def test_compare_refuses_a_scheduler_given_two_ways(memtint):
+    assert_clean_error(memtint("compare", "--machine", "i7-860", "--mix", "light,light", "--instructions", "1000",
+                               "--warmup", "0", "--policies", "buddy", "--scheduler", "fcfs", "--set",
+                               "controller.scheduler=fr-fcfs"), "scheduler", "'fcfs' here", "one would be ignored")

@@ -58,6 +58,18 @@ impl MachineSource {
         scheduler: Option<&str>,
     ) -> Result<MachineConfig> {
         let mut m = self.load()?;
+        // One setting given two ways (`--mapping` and `--set dram.mapping`, a sweep's `mapping`
+        // and its [overrides.dram]): the second used to win in silence.
+        for (given, pointer, key, value) in [
+            (mapping, "/dram/mapping", "mapping", "dram.mapping"),
+            (scheduler, "/controller/scheduler", "scheduler", "controller.scheduler"),
+        ] {
+            if let (Some(v), Some(o)) = (given, overrides.and_then(|o| o.pointer(pointer)).and_then(|o| o.as_str())) {
+                if v != o {
+                    return Err(Error::config(key, format!("'{v}' here and overrides {value} = '{o}': one would be ignored; give one")));
+                }
+            }
+        }
         if let Some(o) = overrides {
             m = m.with_overrides(o)?;
         }
@@ -579,6 +591,22 @@ pub fn resolve_mapping(name: &str, org: &Organisation) -> Result<AddressMapping>
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_mapping_or_scheduler_given_two_ways_that_disagree_is_an_error() {
+        let src = MachineSource::Name("i7-860".into());
+        let o = serde_json::json!({"dram": {"mapping": "i7-860-bpm-plus"}, "controller": {"scheduler": "fr-fcfs"}});
+        let err = src.load_with(Some(&o), Some("i7-860"), None).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "invalid configuration: mapping: 'i7-860' here and overrides dram.mapping = 'i7-860-bpm-plus': one would be ignored; give one"
+        );
+        let err = src.load_with(Some(&o), None, Some("fcfs")).unwrap_err().to_string();
+        assert!(err.contains("scheduler: 'fcfs' here and overrides controller.scheduler = 'fr-fcfs'"), "{err}");
+        // The same value both ways is one setting.
+        let m = src.load_with(Some(&o), Some("i7-860-bpm-plus"), Some("fr-fcfs")).unwrap();
+        assert_eq!((m.dram.mapping.as_str(), m.controller.scheduler.as_str()), ("i7-860-bpm-plus", "fr-fcfs"));
+    }
 
     #[test]
     fn a_machine_file_reads_its_mapping_beside_it() {

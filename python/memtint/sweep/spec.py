@@ -521,9 +521,26 @@ def _engine_check(spec: SweepSpec, explicit: bool) -> None:
             try:
                 api.run_sim_spec(probe)
             except MemtintError as error:
-                where = f"run[{i}]" if explicit else "sampling" if "sampling" in str(error) else \
-                    "mixes" if "programs" in str(error) else "overrides" if "overrides" in str(error) else "os"
-                raise _fail(where, f"machine '{e.machine}', policy '{policy}', mix {e.mix.name}: {error}") from None
+                raise _fail(f"run[{i}]" if explicit else _probe_error_key(str(error)),
+                            f"machine '{e.machine}', policy '{policy}', mix {e.mix.name}: {error}") from None
+
+
+def _probe_error_key(message: str) -> str:
+    """The specification key behind an engine error of the probe run: the engine names its own
+    key (``os.colours``, ``controller.read_queue``), which the specification sets in ``os``,
+    ``policies``, ``mixes``, ``sampling``, ``mapping``, ``scheduler`` or ``[overrides]``."""
+    import re
+
+    m = re.search(r"invalid configuration: ([A-Za-z_][\w.\-]*)", message)
+    key = m.group(1) if m else ""
+    first = key.split(".")[0]
+    if key == "os.policy":
+        return "policies"
+    if first in ("os", "sampling", "mapping", "scheduler"):
+        return first
+    if first in ("programs", "processes", "workload") or not key:
+        return "mixes" if "programs" in message or not key else "os"
+    return "overrides"  # the machine's own sections: dram, controller, cpu, cache, ...
 
 
 def _run_entry(parser: _Parser, run: dict[str, Any], where: str, instructions: list[int], seeds: list[int],
