@@ -259,7 +259,7 @@ def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series
     ax.grid(axis="y", alpha=0.3)
     fig.text(0.01, 0.01, note, fontsize=7, alpha=0.7)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)
 
 
@@ -281,7 +281,7 @@ def _distribution(runs, series: list[str], base: str, path: Path) -> None:
     fig.text(0.01, 0.01, f"box: quartiles, whiskers 1.5 IQR, triangle: mean; dashed line: {base}",
              fontsize=7, alpha=0.7)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)
 
 
@@ -302,7 +302,7 @@ def _row_buffer(runs, series: list[str], path: Path) -> None:
     ax.set_title("Row-buffer miss rate (bar: mean over mixes, dots: each mix)")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)
 
 
@@ -333,7 +333,7 @@ def _per_core(frame, runs, series: list[str], path: Path) -> None:
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)
 
 

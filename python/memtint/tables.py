@@ -666,7 +666,7 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
     table = _Table(title=title, box=box.SIMPLE_HEAVY)
     failures = any(r["failed"] for r in rows)
     table.add_column("policy", overflow="fold", min_width=10)
-    for name in ("WS/base\nmean", "WS/base\nmax", "MS/base\nmean", "MS/base\nmax", "max\nslowdown",
+    for name in ("WS/base\nmean", "WS/base\nmax", "MS/base\nmean", "MS/base\nmax", "MS\nmax",
                  "RB miss\nmean") + (("failed",) if failures else ()):
         table.add_column(name, justify="right", no_wrap=True)
     for r in rows:
@@ -682,5 +682,6 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
     from memtint.sweep.summary import sampled_note
 
     if (note := sampled_note(rows)):
-        table.caption += "\n" + note.split("; WS ±")[0] + " (with 95 % intervals; see the report)"
+        table.caption += "\n" + note.split("; WS ±")[0] + " (with 95 % intervals; see the report)" + (
+            "; " + note[note.index("± ?:"):] if "± ?:" in note else "")
     return table

@@ -630,6 +630,8 @@ def test_a_hand_edited_manifest_is_named_not_an_internal_error(memtint, stored_s
     ("", ["--set", "controller.nope=1"], ["--set controller.nope=1:", "controller.nope: unknown key"]),
     ('[overrides.controller]\nwrite_handlin = "ramulator"\n', [], ["s.toml: overrides:", "controller.write_handlin"]),
     ('machine_variants = false\npolicies = ["buddy", "bpm-plus"]\n', [], ["s.toml: policies:", "policy 'bpm-plus'"]),
+    # An entry given twice runs once: refused, as compare refuses it.
+    ('policies = ["buddy", "bpm", "buddy"]\n', [], ["s.toml: policies[2]:", "given twice (also policies[0])"]),
     # One setting two ways: refused, not one of them ignored.
     ('mapping = "i7-860"\n[overrides.dram]\nmapping = "i7-860-bpm-plus"\n', [], ["mapping", "one would be ignored"]),
 ])

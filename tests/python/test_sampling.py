@@ -322,6 +322,10 @@ def test_a_sampled_sweep_stores_intervals_and_older_batches_load_as_detailed(tmp
     rows = policy_summary(frame)
     assert all(r["sampled_runs"] == 1 and r["weighted_speedup_ci95_halfwidth_mean"] > 0 for r in rows)
     assert "sampled simulation: all" in sampled_note(rows)
+    assert "± ?:" not in sampled_note(rows)
+    # A run without bounds (a core of one unit) shows "± ?": the note says what it means.
+    unbounded = [{**rows[0], "weighted_speedup_ci95_halfwidth_mean": float("inf")}]
+    assert "± ?: a run measured a program in fewer than two units" in sampled_note(unbounded)
     assert " ± " in summary_markdown(summary_rows(frame))
 
     # A batch written before the columns existed loads with them empty and its runs detailed.

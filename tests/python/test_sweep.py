@@ -351,3 +351,13 @@ def test_alone_runs_follow_each_machine_s_default_placement_unless_the_sweep_nam
     assert sorted(set(zip(frame["machine"], frame["baseline"]))) == [("ddr4-2400", "buddy"), ("tiering-2to1", "local")]
     (tmp_path / "b.toml").write_text('baseline = "interleave"\n' + base)
     assert {r.baseline for r in expand(load_spec(tmp_path / "b.toml"))} == {"interleave"}
+
+
+def test_a_sweep_into_a_log_says_how_far_it_is(tmp_path, monkeypatch, capsys):
+    # stderr is not a terminal (a log, a pipe): no bar, but plain lines; a sweep said nothing there.
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    spec = {"machines": ["i7-860"], "policies": ["buddy", "bpm"], "instructions": 1000, "warmup": 0,
+            "mixes": [["light", "light"]]}
+    run_sweep(spec, tmp_path / "r", jobs=1)
+    err = capsys.readouterr().err
+    assert "memtint: runs: 2/2 runs" in err, err

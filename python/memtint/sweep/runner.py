@@ -9,6 +9,7 @@ with status ``ok`` are skipped.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -58,12 +59,18 @@ def resolve_spec(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str]) -> S
 
 
 class _Progress:
-    """A rich progress bar (done/total, runs/s, time remaining) when stderr is a terminal, or
-    calls to a user callback."""
+    """A rich progress bar (done/total, runs/s, time remaining) when stderr is a terminal, a
+    plain line every :data:`LINE_EVERY` seconds in a log (a sweep of hours said nothing there),
+    and calls to a user callback."""
+
+    #: Seconds between two plain progress lines when stderr is not a terminal.
+    LINE_EVERY = 30.0
 
     def __init__(self, enabled: bool | None, callback: Callable[[str, int, int], None] | None) -> None:
         self.callback = callback
         self.bar = None
+        self.lines = False
+        self.last_line = time.perf_counter()
         if enabled is not False:
             from rich.console import Console
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn,
@@ -75,6 +82,8 @@ class _Progress:
                                     TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
                                     TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
                                     console=console, transient=False)
+            else:
+                self.lines = True
         self.tasks: dict[str, Any] = {}
         self.started: dict[str, float] = {}
         self.counts: dict[str, int] = {}
@@ -99,6 +108,14 @@ class _Progress:
         if self.bar and what in self.tasks:
             elapsed = max(time.perf_counter() - self.started[what], 1e-9)
             self.bar.update(self.tasks[what], advance=1, rate=f"{self.counts[what] / elapsed:.2f} runs/s")
+        now = time.perf_counter()
+        if self.lines and (now - self.last_line >= self.LINE_EVERY or self.counts[what] == total):
+            self.last_line = now
+            done, elapsed = self.counts[what], max(now - self.started[what], 1e-9)
+            left = (total - done) * elapsed / done
+            sys.stderr.write(f"memtint: {what}: {done:,}/{total:,} runs, {done / elapsed:.2f} runs/s"
+                             + (f", about {left:.0f} s left" if done < total else f", {elapsed:.0f} s") + "\n")
+            sys.stderr.flush()
         if self.callback:
             self.callback(what, self.counts[what], total)
 

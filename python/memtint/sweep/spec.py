@@ -9,6 +9,7 @@ raised by :func:`parse_spec` before a single simulation starts.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from dataclasses import dataclass, field
@@ -457,6 +458,18 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
                             ("instructions", instructions), ("seeds", seeds)):
             if not values:
                 raise _fail(key, "is empty: the sweep would have no runs")
+        # An entry given twice runs once (same configuration hash): refused, as compare refuses it.
+        for key in ("machines", "policies", "instructions", "seeds", "mixes"):
+            values = table.get(key)
+            seen: dict[str, int] = {}
+            for i, v in enumerate(values if isinstance(values, list) else []):
+                if key == "mixes" and not isinstance(v, (str, list)):
+                    continue  # a [[mixes]] table draws its mixes: repeats among draws are the pool's
+                text = json.dumps(v, sort_keys=True)
+                if text in seen:
+                    raise _fail(f"{key}[{i}]", f"{json.dumps(v)} is given twice (also {key}[{seen[text]}]); each "
+                                "runs once: give it once")
+                seen[text] = i
         total = len(machines) * len(mixes) * len(policies) * len(instructions) * len(seeds)
         if total > limits.MAX_RUNS:
             raise _fail("the sweep specification", f"{len(machines)} machines x {len(mixes)} mixes x {len(policies)} "

@@ -26,8 +26,11 @@ def sampled_note(rows: list[dict[str, Any]]) -> str:
         return ""
     total = sum(r["runs"] - r["failed"] for r in rows)
     which = "all" if sampled == total else f"{sampled} of {total}"
+    unbounded = any(r.get("weighted_speedup_ci95_halfwidth_mean") == float("inf") for r in rows)
     return (f"sampled simulation: {which} successful runs are estimates; WS ± is the mean half-width of "
-            "their weighted speedups' 95 % intervals")
+            "their weighted speedups' 95 % intervals" + (
+                "; ± ?: a run measured a program in fewer than two units, so its interval is unbounded "
+                "(longer runs, or a shorter sampling period, give it two)" if unbounded else ""))
 
 
 def halfwidth_mean(sampled: "pandas.DataFrame") -> float | None:
