@@ -152,6 +152,10 @@ def test_quick_reproduction_writes_reports(tmp_path):
     assert (out / "bpm-banks.png").exists()
     index = (out / "README.md").read_text()
     assert "[BPM/BPM+" in index and "schedulers.md" in index
+    # Every relative link resolves from --out (they were written for docs/reproductions only).
+    for md in out.glob("*.md"):
+        for target in re.findall(r"\]\(([^)#:]+)\)", md.read_text()):
+            assert (out / target).exists(), (md.name, target)
     # one row per claim (per program for the per-program Fig. 1 claims)
     bpm_rows = papers[0]["rows"]
     assert {r.claim["id"] for r in bpm_rows} == {c["id"] for c in figures.load("bpm")["claim"]}

@@ -207,6 +207,20 @@ def lines_plot(path: str, spec: dict[str, Any]) -> None:
     plt.close(fig)
 
 
+def _links(out: str, text: str) -> str:
+    """The reports' links as seen from ``out``: they are written for docs/reproductions, and
+    `memtint reproduce --out DIR` puts them elsewhere (the paper figures and the cross-check
+    then live in the source tree, not beside them)."""
+    from memtint.reproduce.figures import FIGURES_DIR
+
+    figures = os.path.relpath(FIGURES_DIR, os.path.abspath(out))
+    text = text.replace("](../../configs/reproductions/", f"]({figures}/")
+    if not os.path.exists(os.path.join(out, "crosscheck.md")):
+        shipped = FIGURES_DIR.parents[1] / "docs" / "reproductions" / "crosscheck.md"
+        text = text.replace("](crosscheck.md)", f"]({os.path.relpath(shipped, os.path.abspath(out))})")
+    return text
+
+
 def write_paper(out: str, name: str, title: str, figures: dict[str, Any], header: list[str], analysis: dict[str, Any],
                 command: str, meta: dict[str, Any] | None = None) -> str:
     os.makedirs(out, exist_ok=True)
@@ -251,7 +265,7 @@ def write_paper(out: str, name: str, title: str, figures: dict[str, Any], header
         lines += [f"### {caption}", "", table_md(head, body), ""]
     path = os.path.join(out, f"{name}.md")
     with open(path, "w") as f:
-        f.write("\n".join(lines))
+        f.write(_links(out, "\n".join(lines)))
     write_rows(os.path.join(out, f"{name}.json"), rows, meta)
     return path
 
@@ -319,7 +333,7 @@ def write_index(out: str, papers: list[dict[str, Any]], header: list[str], comma
               "by side (`make reproduce` writes it after these reports; `python -m memtint.reproduce.crosscheck`).", ""]
     path = os.path.join(out, "README.md")
     with open(path, "w") as f:
-        f.write("\n".join(lines))
+        f.write(_links(out, "\n".join(lines)))
     return path
 
 
