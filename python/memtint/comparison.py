@@ -225,6 +225,16 @@ def compare(
     maps alone-run keys (:func:`alone_key`) to alone runs computed elsewhere (a sweep ships them
     to its workers); those are used as they are, the others are run or taken from the cache.
     """
+    # The command line checks these before it calls; a script gets the same checks here.
+    for name, value in (("mix", mix), ("policies", policies)):
+        if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise MemtintError(f"{name}: expected a list of names, got {value!r}"
+                               + (f" (a string is not a list: [{value!r}])" if isinstance(value, str) else ""))
+    for name, value, least in (("instructions", instructions, 1), ("warmup", warmup, 0), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or not least <= value < 2**63:
+            raise MemtintError(f"{name}: expected a whole number of at least {least}, got {value!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise MemtintError(f"workers: expected at least 1, got {workers!r}")
     if not policies:
         raise MemtintError("give at least one policy")
     baseline = baseline or default_baseline(machine)

@@ -30,6 +30,10 @@ def to_frame(result: dict[str, Any] | list[dict[str, Any]]) -> "pandas.DataFrame
     import pandas
 
     results = result if isinstance(result, list) else [result]
+    kinds = {r.get("kind") for r in results if isinstance(r, dict)}
+    if len(kinds) > 1:  # their rows have different columns: one frame would be mostly empty cells
+        raise MemtintError(f"results of different kinds ({', '.join(sorted(map(str, kinds)))}): give run_sim results "
+                           "or compare results, one kind per frame")
     rows: list[dict[str, Any]] = []
     for i, r in enumerate(results):
         kind = r.get("kind") if isinstance(r, dict) else None

@@ -33,11 +33,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tiering", action="store_true",
                         help="the tiering demo instead: one bandwidth-bound job on two memory nodes at 2:1, 5:1 and "
                         "10:1 under every node placement policy (docs/numa.md)")
+    from memtint import tiering_demo
     from memtint.cli import _at_least, _count_at_least  # one rule for counts everywhere (10M, bounds)
 
     parser.add_argument("--jobs", type=_at_least(1), metavar="N", help="worker processes (default: the CPU count)")
     parser.add_argument("--instructions", type=_count_at_least(1), metavar="N",
-                        help="instructions per core (default: the specification's, 10M)")
+                        help="instructions per core (default: the specification's, 10M); with --tiering, per stream "
+                        f"thread (default {tiering_demo.INSTRUCTIONS:,}), and the migration runs take "
+                        f"{tiering_demo.MIGRATION_SCALE} times as many (migration acts per millisecond of simulated time)")
 
 
 def load_demo_spec(instructions: int | None = None) -> dict[str, Any]:

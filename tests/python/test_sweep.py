@@ -4,6 +4,7 @@ specification errors."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 try:
@@ -361,3 +362,22 @@ def test_a_sweep_into_a_log_says_how_far_it_is(tmp_path, monkeypatch, capsys):
     run_sweep(spec, tmp_path / "r", jobs=1)
     err = capsys.readouterr().err
     assert "memtint: runs: 2/2 runs" in err, err
+
+
+@pytest.mark.parametrize("call, needle", [
+    (lambda tmp: run_sweep({"machines": ["i7-860"]}, tmp / "a", jobs=0), "jobs: expected a whole number of at least 1"),
+    (lambda tmp: run_sweep({"machines": ["i7-860"]}, tmp / "a", limit=-1), "limit"),
+    (lambda tmp: run_sweep({"machines": ["i7-860"]}, tmp / "a", batch_size=0), "batch_size"),
+    (lambda tmp: memtint.compare("i7-860", "stream", ["buddy"], instructions=1000), "a string is not a list"),
+    (lambda tmp: memtint.compare("i7-860", ["stream"], "buddy", instructions=1000), "policies: expected a list"),
+    (lambda tmp: memtint.compare("i7-860", ["stream"], ["buddy"], instructions="10M"), "instructions: expected"),
+])
+def test_the_python_api_checks_what_the_command_line_checks(tmp_path, call, needle):
+    with pytest.raises(api.MemtintError, match=re.escape(needle)):
+        call(tmp_path)
+
+
+def test_to_frame_refuses_results_of_two_kinds():
+    sim = run_sim("i7-860", ["light"], instructions=1000)
+    with pytest.raises(api.MemtintError, match="different kinds"):
+        memtint.to_frame([sim, {"kind": "compare"}])

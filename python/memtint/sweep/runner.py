@@ -164,6 +164,10 @@ def run_sweep(
     after each finished task (phase ``"alone runs"`` or ``"runs"``).
     """
     start = time.perf_counter()
+    # The command line's bounds, for scripts too (jobs=0 ran, limit=-1 gave a contradictory summary).
+    for name, value in (("jobs", jobs), ("limit", limit), ("batch_size", batch_size)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise MemtintError(f"{name}: expected a whole number of at least 1, got {value!r}")
     if ray is not None:
         if jobs is not None or backend is not None:
             raise MemtintError("give either ray or jobs/backend, not both")
