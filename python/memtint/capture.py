@@ -87,6 +87,15 @@ def trace_files(prefix: str | os.PathLike[str]) -> list[str]:
     return [path for _, path in sorted(found)]
 
 
+def _is_script(program: str) -> bool:
+    """The program is a ``#!`` script (its interpreter runs it)."""
+    try:
+        with open(program, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
+
+
 def capture_trace(
     command: Sequence[str],
     output: str | os.PathLike[str],
@@ -182,6 +191,12 @@ def capture_trace(
         hint = " (free some space or choose another output directory)" if "no space" in reason or "quota" in reason else ""
         raise MemtintError(f"capture failed: {reason}{hint}; the partial traces are unusable")
     if not os.path.exists(summary_path):
+        for stale in trace_files(prefix):  # a header without records: no reader takes it
+            os.remove(stale)
+        if _is_script(program):  # its interpreter exec'd another program, which Valgrind does not follow
+            raise MemtintError(f"{command[0]} is a script (#!): Valgrind traced its interpreter, which exec'd another "
+                               "program before the tool could write its summary (children and exec are not traced, "
+                               "docs/tracing.md); trace the real program instead")
         lines = [line.split("== ", 1)[-1] for line in log.splitlines() if line.strip()]
         detail = "; ".join(lines[-3:]) if lines else f"see {log_path}"
         raise MemtintError(f"valgrind failed (status {status}) before the tool wrote its summary: {detail}")

@@ -124,6 +124,11 @@ def test_partition_of_bpm_is_the_simulators_and_disjoint():
 def test_missing_library_is_a_clear_error():
     r = cli("run", "--colors", "0-3", "--", "true", env={"MEMTINT_LIB": "/nonexistent/libmemtint.so"})
     assert r.returncode == 2 and "MEMTINT_LIB=/nonexistent/libmemtint.so: no such file" in r.stderr
+    # A file that is no shared library: ld.so would ignore it and the program run uncoloured.
+    r = cli("run", "--colors", "0-3", "--", "true", env={"MEMTINT_LIB": "/etc/passwd"})
+    assert r.returncode == 2 and "MEMTINT_LIB=/etc/passwd: not a shared library" in r.stderr, r.stderr
+    r = cli("run", "--colors", "0-3", "--", "true", env={"MEMTINT_LIB": "/tmp"})
+    assert r.returncode == 2 and "MEMTINT_LIB=/tmp: is a directory" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("args, message", [

@@ -192,6 +192,16 @@ def test_the_same_program_and_options_give_byte_identical_traces(tmp_path):
 
 
 @needs_tool
+def test_a_script_that_execs_is_named_and_leaves_no_empty_trace(tmp_path):
+    wrap = tmp_path / "wrap.sh"
+    wrap.write_text("#!/bin/sh\nexec /bin/true\n")
+    wrap.chmod(0o755)
+    with pytest.raises(MemtintError, match=r"wrap.sh is a script \(#!\).*trace the real program"):
+        capture_trace([str(wrap)], tmp_path / "wr", stdout=subprocess.DEVNULL)
+    assert not (tmp_path / "wr.t1.mtt").exists()
+
+
+@needs_tool
 def test_a_warm_up_longer_than_the_program_is_said(tmp_path):
     # The run succeeds, but its trace has no records, which every reader refuses: said at once.
     r = subprocess.run([sys.executable, "-m", "memtint.cli", "trace", "-o", "tw", "--warmup", "1G", "--", "/bin/true"],

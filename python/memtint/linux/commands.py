@@ -466,6 +466,11 @@ def _numa_probe(args: argparse.Namespace) -> int:
         raise LinuxError(f"--size {args.size}: each of the {threads} copy threads needs a page of each array: give at "
                          f"least {PAGE_BYTES * threads} bytes")
     check_outputs({"--json": args.json}, [])
+    from memtint.linux.hypervisor import detect_hypervisor
+
+    if (why := detect_hypervisor()):  # the figures are the guest's nodes, on whatever memory the host gives
+        _warn(f"running in a virtual machine ({why}): the memory nodes are the guest's and their bandwidth is what "
+              "the host lets through; the figures need not match the machine's own nodes")
     system = numa_system()
     nodes = _nodes(system, args.nodes)
     err = Console(stderr=True)

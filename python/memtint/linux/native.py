@@ -14,8 +14,19 @@ def library_path() -> str:
     """The absolute path of libmemtint.so; an error saying how to get it when it is missing."""
     override = os.environ.get("MEMTINT_LIB")
     if override:
+        if os.path.isdir(override):
+            raise LibraryMissingError(f"MEMTINT_LIB={override}: is a directory; give the library file (libmemtint.so)")
         if not os.path.isfile(override):
             raise LibraryMissingError(f"MEMTINT_LIB={override}: no such file (unset it to use the built library)")
+        # ld.so ignores a preload that is not a shared object: the program would run uncoloured.
+        try:
+            with open(override, "rb") as f:
+                head = f.read(18)
+        except OSError as error:
+            raise LibraryMissingError(f"MEMTINT_LIB={override}: {error.strerror or error}") from None
+        if head[:4] != b"\x7fELF" or head[16:18] not in (b"\x03\x00", b"\x00\x03"):  # ET_DYN, either byte order
+            raise LibraryMissingError(f"MEMTINT_LIB={override}: not a shared library (ld.so would ignore it and the "
+                                      "program would run uncoloured); give libmemtint.so")
         return os.path.abspath(override)
     if not os.path.isfile(PACKAGED):
         raise LibraryMissingError(
