@@ -333,6 +333,10 @@ def _verify(args: argparse.Namespace) -> None:
 
     err = Console(stderr=True)
     buffer_mb = ISOLATION_BUFFER_MB if args.verify_buffer_mb is None else args.verify_buffer_mb
+    if buffer_mb < 1:  # the timer's own message names its --buffer-mb, a flag of probe, not of run
+        from memtint.linux.errors import LinuxError
+
+        raise LinuxError(f"--verify-buffer-mb {buffer_mb}: give at least 1 MiB")
     with err.status("checking isolation: timing pairs of loads"):
         report = verify_isolation(args.machine, args.mapping, args.space, args.colors, buffer_mb=buffer_mb)
     table = Table(title=f"Isolation of colours {format_list(report.colours)} from {format_list(report.other_colours)} "

@@ -54,6 +54,10 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
         raise LinuxError("no programs given: write them after '--', separated by ':::'")
     partition = policy_partition(machine, policy, len(commands), mapping=mapping)
     if not partition["partitioned"]:
+        if len(commands) == 1:  # a policy that partitions gives a lone program every colour
+            raise LinuxError(f"one program: policy '{policy}' partitions memory between programs, so one program gets "
+                             "every colour; give two or more (separated by ':::'), or colour one with memtint run "
+                             "--colors")
         raise LinuxError(f"policy '{policy}' gives every process every colour (it does not partition memory); "
                          "use bpm, bpm-plus, cache-only, a-vp or another colour-set policy")
     layout = ColourLayout(partition["layout"])
