@@ -1492,9 +1492,15 @@ def _presets(args: argparse.Namespace) -> int:
         from memtint import placement_equivalence
 
         machine = args.same_placement
-        if machine not in {m["name"] for m in api.presets()["machines"]}:
-            raise api.MemtintError(f"--same-placement: unknown machine '{machine}' (see 'memtint presets')")
-        groups = placement_equivalence.groups(machine)
+        processes = None
+        if os.path.isfile(machine):  # a machine TOML, as compare and sweep take
+            from memtint.probe.simulated import describe
+
+            processes = describe(machine)["config"]["cpu"]["cores"]
+        elif machine not in {m["name"] for m in api.presets()["machines"]}:
+            raise api.MemtintError(f"--same-placement: unknown machine '{machine}' (a preset, see 'memtint presets', "
+                                   "or a machine TOML file)")
+        groups = placement_equivalence.groups(machine, processes=processes)
         if args.json:
             sys.stdout.write(json.dumps({"machine": machine, "same_placement": groups}) + "\n")
             return 0

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from memtint import placement_equivalence as pe
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 pytestmark = pytest.mark.engine
 
@@ -23,7 +27,11 @@ def test_a_policy_that_cannot_run_on_the_machine_is_left_out():
     assert all("bpm-plus" not in g for g in pe.groups("i7-860", ["bpm", "bpm-plus", "bank-only"], processes=4))
 
 
-def test_presets_command_names_the_groups_and_refuses_an_unknown_machine(memtint, clean_error):
-    code, out, _ = memtint("presets", "--same-placement", "i7-860")
-    assert code == 0 and "bpm, bank-only and bank-only-8 place every page alike" in out
+def test_presets_command_names_the_groups_and_refuses_an_unknown_machine(memtint, clean_error, tmp_path):
+    # A machine TOML, as compare and sweep take it (a copy of the i7-860's, so the same groups).
+    import shutil
+
+    shutil.copy(os.path.join(REPO, "configs", "machines", "i7-860.toml"), tmp_path / "mine.toml")
+    code, out, err = memtint("presets", "--same-placement", "mine.toml")
+    assert code == 0 and "mine.toml: bpm, bank-only and bank-only-8 place every page alike" in out, err
     clean_error(memtint("presets", "--same-placement", "nosuch"), "--same-placement", "nosuch")

@@ -36,6 +36,10 @@ def test_change_same_sign_outside_tolerance_is_direction_only_with_its_ratio():
     assert verdict.verdict(claim(value=4.0), 0.5) == verdict.DIRECTION_ONLY
     assert verdict.verdict(claim(value=4.0), 12.0) == verdict.DIRECTION_ONLY
     assert verdict.verdict(claim(value=-38.6), -9.1) == verdict.DIRECTION_ONLY
+    # A direction the seeds do not settle is no direction: +0.07 from -0.07, +0.03 and +0.27.
+    assert verdict.verdict(claim(value=4.8), 0.0750, per_seed=[-0.073, 0.029, 0.269]) == verdict.NOT_REPRODUCED
+    assert verdict.verdict(claim(value=4.8), 4.0, per_seed=[-0.5, 6.0, 6.5]) == verdict.NOT_REPRODUCED
+    assert verdict.verdict(claim(value=4.8), 0.1, per_seed=[0.05, 0.1, 0.15]) == verdict.DIRECTION_ONLY
     # +0.6 against +4.1 and +7.6 against +1.1 read apart
     assert verdict.ratio(claim(value=4.1), 0.6) == pytest.approx(0.146, abs=1e-3)
     assert verdict.ratio(claim(value=1.1), 7.6) == pytest.approx(6.91, abs=1e-2)

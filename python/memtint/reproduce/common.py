@@ -455,7 +455,7 @@ class Row:
 
     @property
     def verdict(self) -> str:
-        return verdict_rule.verdict(self.claim, self.stats["mean"], self.not_applicable)
+        return verdict_rule.verdict(self.claim, self.stats["mean"], self.not_applicable, self.per_seed)
 
     @property
     def ratio(self) -> float | None:

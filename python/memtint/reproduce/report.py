@@ -126,6 +126,11 @@ def verdict_text(r: Row) -> str:
     v = r.verdict
     if v == verdict_rule.DIRECTION_ONLY and r.ratio is not None:
         return f"{v} ({r.ratio:.2f}x the paper)"
+    if v == verdict_rule.NOT_REPRODUCED and r.claim.get("kind", "change") == "change" and \
+            not verdict_rule.settled(r.claim, r.per_seed):
+        n = verdict_rule.neutral(r.claim)
+        side = sum((x - n) * (float(r.claim["value"]) - n) > 0 for x in r.per_seed)
+        return f"{v} (the paper's direction on {side} of {len(r.per_seed)} seeds)"
     return v
 
 

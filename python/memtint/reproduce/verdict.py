@@ -46,9 +46,9 @@ RULE = (
     "A claim whose subject has no effect to measure (fewer than 1 DRAM request per kilo-instruction: no DRAM "
     "traffic for banks, channels or interference to act on) is not applicable, shown apart. "
     "Change claims: |ours - paper| <= max(tolerance_rel x |paper|, tolerance_abs) and in the paper's direction (for "
-    "a speedup: on the same side of 1) -> "
+    "a speedup: on the same side of 1), with every seed on that side -> "
     "reproduced; in the paper's direction but outside that -> direction only (ours/paper shown); the other "
-    "direction or zero -> not reproduced. Bounds (at least / at most): met -> reproduced; missed by at most "
+    "direction, zero, or seeds on both sides (a direction the seeds do not settle) -> not reproduced. Bounds (at least / at most): met -> reproduced; missed by at most "
     "tolerance_abs -> near miss; otherwise not reproduced. Ours is the mean over seeds; defaults tolerance_rel "
     "0.5, tolerance_abs 1.0."
 )
@@ -62,9 +62,10 @@ def tolerance(claim: dict[str, Any]) -> float:
     return max(rel * abs(float(claim["value"])), float(claim.get("tolerance_abs", DEFAULT_TOLERANCE_ABS)))
 
 
-def verdict(claim: dict[str, Any], ours: float, not_applicable: str = "") -> str:
-    """The verdict for ``claim`` (a table from configs/reproductions/*.toml) given our mean;
-    ``not_applicable`` is the reason the subject has no effect to measure, if it has none."""
+def verdict(claim: dict[str, Any], ours: float, not_applicable: str = "", per_seed: list[float] | None = None) -> str:
+    """The verdict for ``claim`` (a table from configs/reproductions/*.toml) given our mean and
+    the ``per_seed`` values it is the mean of; ``not_applicable`` is the reason the subject has
+    no effect to measure, if it has none."""
     kind = claim.get("kind", "change")
     if kind == "info":
         return NO_FIGURE
@@ -78,6 +79,8 @@ def verdict(claim: dict[str, Any], ours: float, not_applicable: str = "") -> str
         # A ratio's "no change" is 1 (speedup), not 0: direction is measured from there.
         n = neutral(claim)
         same_direction = (ours - n) * (value - n) > 0 or value == n
+        if value != n and not settled(claim, per_seed):  # +0.07 from seeds of -0.07, +0.03, +0.27
+            return NOT_REPRODUCED
         if same_direction and abs(ours - value) <= t:
             return REPRODUCED
         return DIRECTION_ONLY if same_direction else NOT_REPRODUCED
@@ -94,6 +97,13 @@ def verdict(claim: dict[str, Any], ours: float, not_applicable: str = "") -> str
 
 #: Metrics whose "no change" is not 0: a ratio is 1 when nothing changed.
 NEUTRAL = {"speedup": 1.0, "slope_ratio": 1.0, "spread_ratio": 1.0, "time_ratio": 1.0}
+
+
+def settled(claim: dict[str, Any], per_seed: list[float] | None) -> bool:
+    """Every seed's value lies on the paper's side of no change (True without per-seed values)."""
+    n, value = neutral(claim), float(claim["value"])
+    seeds = [x for x in per_seed or [] if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    return all((x - n) * (value - n) > 0 for x in seeds)
 
 
 def neutral(claim: dict[str, Any]) -> float:
