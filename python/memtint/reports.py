@@ -149,6 +149,17 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     return runs
 
 
+def population_note(ok: "pandas.DataFrame", series: list[str]) -> str:
+    """A sentence when the policies' means rest on different mixes (several sweeps in one
+    store): averaged side by side they would compare populations, not policies."""
+    counts = {s: int(ok.loc[ok["series"] == s, _MIX_KEY].drop_duplicates().shape[0]) for s in series}
+    if len(set(counts.values())) <= 1:
+        return ""
+    listed = ", ".join(f"{s} {n}" for s, n in counts.items())
+    return (f"The policies ran on different mixes ({listed}): their means are over different populations; "
+            "compare them mix by mix (the table per mix below).")
+
+
 def summary_rows(frame: "pandas.DataFrame", baseline: str | None = None) -> list[dict[str, Any]]:
     """Per policy label (the baseline first, then alphabetical): runs, failures, and the mean and maximum over
     its successful runs of the normalised weighted speedup and maximum slowdown, the raw ones and
@@ -397,6 +408,8 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
 
     if (sampled := sampled_note(rows)):
         header += " " + sampled[0].upper() + sampled[1:] + " (per run in the store's weighted_speedup_ci95_low/high)."
+    if (populations := population_note(ok, series)):
+        header += " " + populations
 
     summary_path = out_dir / "summary.md"
     per_mix = ["| mix | " + " | ".join(series) + " |", "| --- |" + " ---: |" * len(series)]

@@ -176,3 +176,15 @@ def test_runs_of_other_settings_in_one_store_are_kept_apart(tmp_path):
                               "buddy [warmup=0, cache.prefetcher.kind=none]", "buddy [warmup=0]"]
     # One setup: plain names, as before.
     assert set(run_table(frame[frame["setup"] == "warmup=0"])["series"]) == {"buddy", "bpm"}
+
+
+def test_a_report_says_when_policies_ran_on_different_mixes(tmp_path):
+    # Two sweeps into one store, each with its own mix: each policy's mean is over another
+    # population, which side by side reads as a comparison of policies.
+    base = {"machines": ["i7-860"], "instructions": INSTRUCTIONS, "warmup": 0}
+    run_sweep({**base, "policies": ["buddy", "bpm"], "mixes": [MIXES[0]]}, tmp_path / "r", jobs=1, progress=False)
+    run_sweep({**base, "policies": ["buddy", "cache-only"], "mixes": [MIXES[1]]}, tmp_path / "r", jobs=1,
+              progress=False)
+    write_report(tmp_path / "r", tmp_path / "out")
+    text = (tmp_path / "out" / "summary.md").read_text()
+    assert "The policies ran on different mixes (buddy 2, bpm 1, cache-only 1)" in text
