@@ -482,7 +482,8 @@ def build_parser() -> argparse.ArgumentParser:
                              help="count the first N instructions (and run N alone; default: the trace, "
                              "at most 10 M for the alone run)")
     trace_stats.add_argument("--policy", metavar="NAME",
-                             help="placement policy of the alone run (default buddy; needs --machine)")
+                             help="placement policy of the alone run (default: the machine's Linux-like one, buddy or "
+                             "local on several nodes; needs --machine)")
     trace_stats.add_argument("--no-reuse", action="store_true", help="skip the reuse-distance analysis")
     trace_stats.add_argument("--seed", type=_at_least(0), default=1)
     trace_stats.add_argument("--json", metavar="OUT", help="write the statistics as JSON ('-' for stdout)")
@@ -1457,6 +1458,7 @@ def _trace(args: argparse.Namespace) -> int:
 def _trace_stats(args: argparse.Namespace) -> int:
 
     from memtint import trace_analysis
+    from memtint.comparison import default_baseline  # the machine's Linux-like placement, as compare's alone runs
 
     if args.policy and not args.machine:  # the policy places the alone run's pages; there is none
         raise UsageError(f"--policy {args.policy}: there is no alone run to place without --machine; give "
@@ -1474,7 +1476,7 @@ def _trace_stats(args: argparse.Namespace) -> int:
             f"[{i}/{len(args.files)}] {name}…",
             lambda name=name: trace_analysis.trace_stats(
                 name, machine=args.machine, instructions=args.instructions, reuse=not args.no_reuse,
-                policy=args.policy or "buddy", seed=args.seed),
+                policy=args.policy or (default_baseline(args.machine) if args.machine else "buddy"), seed=args.seed),
         ))
     if _write_json(args.json, results):
         return 0

@@ -104,3 +104,11 @@ def test_spec_namd_is_light_and_counts_match_the_trace_counter():
     plain = cpu_trace_stats(str(SPEC / "444.namd.gz"), instructions=20_000_000)
     assert {k: s[k] for k in plain} == plain
     assert s["classes"]["intensity"] == "light" and s["reuse"]["reads"] == s["reads"]
+
+
+def test_the_alone_run_takes_the_machines_linux_like_placement(memtint, tmp_path):
+    # On a machine of several nodes buddy cannot run; the user named no policy, so none is blamed.
+    trace = write_trace(tmp_path / "t.gz", [f"5 {64 * i}" for i in range(200)])
+    code, out, err = memtint("trace-stats", trace, "--machine", "opteron-6128", "--json", "-")
+    assert code == 0, err
+    assert json.loads(out)[0]["alone"]["policy"] == "local"

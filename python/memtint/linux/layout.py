@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memtint import _engine
+from memtint._engine import MemtintError
 
 
 def linear_value(masks: list[int], addr: int) -> int:
@@ -74,7 +75,12 @@ def colour_layout(machine: str | dict[str, Any] = "i7-860", space: str = "bank",
     Raises MemtintError with the engine's message for unknown names and impossible spaces.
     """
     request = {"machine": machine, "mapping": mapping, "space": space, "vertical": vertical}
-    return ColourLayout(json.loads(_engine.colour_layout(json.dumps(request))))
+    try:
+        return ColourLayout(json.loads(_engine.colour_layout(json.dumps(request))))
+    except MemtintError as error:  # the engine checks the space as a policy's: the user chose a space
+        text = str(error)
+        prefix = "invalid configuration: os.policy: "
+        raise type(error)(f"colour space '{space}': {text[len(prefix):]}" if text.startswith(prefix) else text) from None
 
 
 def policy_partition(machine: str | dict[str, Any], policy: str, processes: int, *,
