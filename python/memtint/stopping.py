@@ -73,6 +73,10 @@ def _on_signal(signum: int, frame: Any) -> None:
 def install() -> None:
     """memtint's handlers for SIGINT and SIGTERM (from the main thread; the CLI calls it)."""
     global _installed
+    # A stop kills the pool's workers: multiprocessing's resource tracker (a child started with
+    # these options) then unlinks their semaphores, and need not print a warning of it.
+    if "ignore:resource_tracker:UserWarning" not in sys.warnoptions:
+        sys.warnoptions.append("ignore:resource_tracker:UserWarning")
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, _on_signal)

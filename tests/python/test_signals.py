@@ -29,16 +29,20 @@ def process_group(pgid: int, field: int = 2) -> list[int]:
 
 
 def interrupt(args: list[str], signum: int, cwd, after: float = 3.0, env: dict | None = None,
-              settle: float = 3.0) -> tuple[int, float, str]:
-    """Start `memtint ARGS` in its own process group, send `signum` to memtint alone after
-    `after` seconds; return its exit status, seconds from the signal to its exit, and stderr."""
+              settle: float = 3.0, group: bool = False) -> tuple[int, float, str]:
+    """Start `memtint ARGS` in its own process group, send `signum` to memtint alone (or, with
+    ``group``, to the whole group, as a terminal's Ctrl-C does) after `after` seconds; return its
+    exit status, seconds from the signal to its exit, and stderr."""
     proc = subprocess.Popen([sys.executable, "-m", "memtint.cli", *args], cwd=cwd, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, **(env or {})))
     time.sleep(after)
     assert proc.poll() is None, f"memtint ended before the signal: {proc.stderr.read()}"
     sent = time.monotonic()
-    proc.send_signal(signum)
+    if group:
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
     try:
         code = proc.wait(timeout=20)
     finally:
@@ -94,6 +98,20 @@ def test_a_sweep_stops_kills_its_workers_and_resumes(tmp_path, signum, status):
     # The short run finished before the signal and is kept; the long one is left to resume.
     stored = memtint.load_results(tmp_path / "out")
     assert set(stored["instructions"]) == {20000}, stored[["instructions", "status"]]
+
+
+@pytest.mark.engine
+def test_a_ctrl_c_to_the_whole_group_ends_a_sweep_with_one_line(tmp_path):
+    # Its pool workers printed KeyboardInterrupt tracebacks, and the resource tracker a warning
+    # of leaked semaphores, after "memtint: interrupted".
+    spec = tmp_path / "s.toml"
+    spec.write_text('name = "s"\nmachines = ["ddr4-2400"]\npolicies = ["buddy"]\ninstructions = [20000, 3000000000]\n'
+                    "warmup = 0\ncache = false\nmixes = [[\"stream\"]]\n")  # the short run's worker then waits
+    code, took, err = interrupt(["sweep", str(spec), "--out", str(tmp_path / "out"), "--jobs", "2"], signal.SIGINT,
+                                tmp_path, after=6.0, group=True)
+    assert code == 130 and took < 2.5, (code, took, err)
+    assert [line for line in err.splitlines() if not line.startswith("memtint: ")] == [], err
+    assert err.rstrip().endswith("memtint: interrupted"), err
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="colouring a program's heap needs root (CI runs as root)")

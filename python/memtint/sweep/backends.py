@@ -43,10 +43,14 @@ class Backend(Protocol):
 def die_with_parent(parent: int) -> None:
     """Pool worker initializer: end this worker when the process that started it dies, even by
     SIGKILL (which runs no clean-up), so no worker goes on simulating for nobody. Linux: the
-    kernel's PR_SET_PDEATHSIG; elsewhere a thread that watches the parent id."""
+    kernel's PR_SET_PDEATHSIG; elsewhere a thread that watches the parent id. A Ctrl-C reaches
+    the whole process group: the worker leaves it to the parent, which kills the pool (a worker
+    of its own printed a KeyboardInterrupt traceback)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         import ctypes
-        import signal
 
         pr_set_pdeathsig = 1
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
