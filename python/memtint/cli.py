@@ -1355,6 +1355,9 @@ def _report(args: argparse.Namespace) -> int:
 
     from memtint.outputs import check_output_dir
 
+    if os.path.exists(args.results) and not os.path.isdir(args.results):  # before blaming a default --out in it
+        raise UsageError(f"{args.results}: is a file, not a sweep's result directory (memtint sweep SPEC --out DIR "
+                         "writes one)")
     check_output_dir("--out", args.out or os.path.join(args.results, "report"))
     report = write_report(args.results, args.out, baseline=args.baseline)
     from memtint.tables import output_console

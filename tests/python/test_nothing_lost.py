@@ -286,6 +286,13 @@ def test_demo_out_is_checked_before_any_run(memtint, tmp_path):
     assert f.read_text() == "keep\n"
 
 
+def test_report_of_a_file_names_the_file_not_a_default_out(memtint, tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('name = "x"\n')
+    err = assert_clean_error(memtint("report", spec), "s.toml: is a file, not a sweep's result directory")
+    assert "--out" not in err.split(":")[1]
+
+
 def test_report_out_is_checked_before_reading(memtint, tmp_path):
     assert_clean_error(memtint("report", tmp_path, "--out", "/proc/x"), "--out /proc/x")
 

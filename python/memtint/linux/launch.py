@@ -188,7 +188,8 @@ def start(argv: Sequence[str], env: dict[str, str], cpus: Sequence[int] | None) 
     except FileNotFoundError:
         raise LinuxError(f"{argv[0]}: command not found") from None
     except PermissionError:
-        raise LinuxError(f"{argv[0]}: permission denied (not executable)") from None
+        raise LinuxError(f"{argv[0]}: " + ("is a directory, not a program" if os.path.isdir(argv[0]) else
+                                           "permission denied (not executable)")) from None
 
 
 def forward_signals(processes: Sequence[subprocess.Popen]):

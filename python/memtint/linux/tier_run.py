@@ -523,7 +523,8 @@ def _start(argv: Sequence[str], system: NumaSystem, plan: TierPlan, cpus: Sequen
     except FileNotFoundError:
         raise LinuxError(f"{argv[0]}: command not found") from None
     except PermissionError:
-        raise LinuxError(f"{argv[0]}: permission denied (not executable)") from None
+        raise LinuxError(f"{argv[0]}: " + ("is a directory, not a program" if os.path.isdir(argv[0]) else
+                                           "permission denied (not executable)")) from None
 
 
 __all__ = ["ChunkPlacer", "POLICIES", "SystemChanges", "TierPlan", "TierRun", "check_policy", "plan_tiering",
