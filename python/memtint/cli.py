@@ -1108,10 +1108,11 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _advise(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
 
     from memtint import advisor, comparison, hvr_rules
+    from memtint.tables import _Table  # cells printed as text: a program may be named "[x]"
 
     programs = list(args.programs)
     catalogue = api.presets()
@@ -1144,7 +1145,7 @@ def _advise(args: argparse.Namespace) -> int:
         return 0
     from memtint.tables import output_console
     out = output_console()
-    table = Table(title=f"Programs on {args.machine}: HVR classes")
+    table = _Table(title=f"Programs on {args.machine}: HVR classes")
     for col in ("program", "class", "why"):
         table.add_column(col)
     for p in rec.programs:
@@ -1159,11 +1160,12 @@ def _advise(args: argparse.Namespace) -> int:
         total = sum(len(c) for c in sets)
         for members, name, colours in zip(a.groups, a.group_rules, sets):
             names = ", ".join(os.path.basename(rec.programs[i].program) for i in members)
-            out.print(f"  {name or 'own set'}: {names} -> {len(colours)} of {total} colours {colours}", highlight=False)
+            out.print(escape(f"  {name or 'own set'}: {names} -> {len(colours)} of {total} colours {colours}"),
+                      highlight=False)
     elif any(len(g) > 1 for g in a.groups):
         out.print("coalescing not applied: the policy has fewer colours than coalescing groups", style="yellow")
     if verified:
-        t = Table(title="Measured (weighted speedup against buddy)")
+        t = _Table(title="Measured (weighted speedup against buddy)")
         for col in ("policy", "WS", "WS vs buddy %", "MS", ""):
             t.add_column(col)
         for r in verified:
@@ -1176,7 +1178,8 @@ def _advise(args: argparse.Namespace) -> int:
 
 def _mine_rules(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
+
+    from memtint.tables import _Table  # cells printed as text
 
     from memtint import advisor, hvr_rules, rule_mining
     from memtint.sweep import load_results
@@ -1239,7 +1242,7 @@ def _mine_rules(args: argparse.Namespace) -> int:
         return 0
     from memtint.tables import output_console
     out = output_console()
-    t = Table(title=f"Mined from {len(train)} training mixes (paper's decision order)")
+    t = _Table(title=f"Mined from {len(train)} training mixes (paper's decision order)")
     for col in ("leaf", "paper", "support", "best policy", "confidence", "runner-up"):
         t.add_column(col)
     for row in leaves:
@@ -1247,7 +1250,7 @@ def _mine_rules(args: argparse.Namespace) -> int:
                   f"{row['confidence']:.0%}" if "confidence" in row else "-",
                   f"{row['runner_up']} ({row['runner_up_confidence']:.0%})" if row.get("runner_up") else "-")
     out.print(t)
-    t = Table(title=f"Measured on {len(test)} mixes, the mined rules by {args.folds}-fold cross-validation" if args.folds
+    t = _Table(title=f"Measured on {len(test)} mixes, the mined rules by {args.folds}-fold cross-validation" if args.folds
               else f"Measured on {len(test)} held-out mixes")
     for col in ("rules", "judged", "pick is best", "within 1 % of best", "WS lost, mean %", "worst %", "uncovered"):
         t.add_column(col)
