@@ -92,7 +92,9 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
         "(stream ~ libquantum, random ~ mcf, copy ~ lbm, light); memory-intensive means alone LLC MPKI > 1 on the "
         "experiment's machine, measured with its warm-up and window (memtint.workload_classes; bpm.md §4).",
     ]
-    same = same_placement(experiments)
+    # Over every paper, not only those run now: the index keeps the others' reports, and their
+    # "same placement" notes with them.
+    same = same_placement({n: experiments.get(n) or PAPERS[n].Experiment(settings) for n in PAPERS})
     papers = []
     for n in names:
         e = experiments[n]
