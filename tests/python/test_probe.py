@@ -157,6 +157,11 @@ def test_heavy_noise_refuses_instead_of_writing_a_wrong_preset(memtint, tmp_path
         (["--simulate", "i7-860", "--jitter-ns", "nan"], ["--jitter-ns nan", "finite"]),
         (["--simulate", "i7-860", "--spike-rate", "2"], ["--spike-rate 2.0", "from 0 to 1"]),
         (["--simulate", "i7-860", "--seed", "-1"], ["--seed", "at least 0, got -1"]),
+        # A flag of the other way of probing is refused, not ignored.
+        (["--simulate", "i7-860", "--buffer-mb", "64"], ["--buffer-mb only applies on Linux"]),
+        (["--simulate", "i7-860", "--like", "ddr4-2400", "--hugepages"], ["--like, --hugepages only apply on Linux"]),
+        (["--jitter-ns", "5"], ["--jitter-ns only applies with --simulate"]),
+        (["--node", "0"], ["--node only applies with --simulate"]),
     ],
 )
 def test_bad_input_is_named(memtint, args, words):

@@ -42,13 +42,13 @@ def add_command(commands: Any) -> None:
     p.add_argument("--seed", type=_at_least(0), default=1, help="seed of the search's random choices (default 1)")
     p.add_argument("--repetitions", type=int, default=None, metavar="N",
                    help="timed rounds per measurement (default 8 simulated, 50 on Linux)")
-    p.add_argument("--jitter-ns", type=float, default=0.0, metavar="NS",
+    p.add_argument("--jitter-ns", type=float, default=None, metavar="NS",
                    help="with --simulate: normal timer noise on every sample, ns")
-    p.add_argument("--spike-rate", type=float, default=0.0, metavar="P",
+    p.add_argument("--spike-rate", type=float, default=None, metavar="P",
                    help="with --simulate: share of samples hit by an interrupt (2 µs)")
-    p.add_argument("--corunner-gbps", type=float, default=0.0, metavar="GBPS",
+    p.add_argument("--corunner-gbps", type=float, default=None, metavar="GBPS",
                    help="with --simulate: another core's random reads, GB/s")
-    p.add_argument("--buffer-mb", type=int, default=1024, metavar="MB", help="on Linux: the probe's buffer (default 1024)")
+    p.add_argument("--buffer-mb", type=int, default=None, metavar="MB", help="on Linux: the probe's buffer (default 1024)")
     p.add_argument("--hugepages", action="store_true", help="on Linux: a buffer of 2 MiB hugepages")
     p.add_argument("--pair-span-mb", type=int, metavar="MB",
                    help="time pairs within aligned blocks of MB MiB only (a power of two; in a VM backed by 2 MiB host "
@@ -78,10 +78,29 @@ def _machine_input(name: str | None) -> list[str]:
     return referenced_files(name) if name else []
 
 
+#: Flags of one way of probing only: (flag, attribute, "--simulate" or "Linux").
+_ONE_WAY = (("--node", "node", "--simulate"), ("--jitter-ns", "jitter_ns", "--simulate"),
+            ("--spike-rate", "spike_rate", "--simulate"), ("--corunner-gbps", "corunner_gbps", "--simulate"),
+            ("--like", "like", "Linux"), ("--buffer-mb", "buffer_mb", "Linux"), ("--hugepages", "hugepages", "Linux"))
+
+
 def run_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from memtint.probe.search import Search, Settings
+
+    # A flag of the other way of probing is refused, not ignored.
+    wrong = [flag for flag, attr, way in _ONE_WAY
+             if getattr(args, attr) is not None and getattr(args, attr) is not False  # --node 0 is given
+             and (way == "--simulate") != bool(args.simulate)]
+    if wrong:
+        where = "with --simulate" if not args.simulate else "on Linux (without --simulate)"
+        raise MemtintError(f"{', '.join(wrong)} only {'apply' if len(wrong) > 1 else 'applies'} {where}")
+    for attr in ("jitter_ns", "spike_rate", "corunner_gbps"):
+        if getattr(args, attr) is None:
+            setattr(args, attr, 0.0)
+    if args.buffer_mb is None:
+        args.buffer_mb = 1024
 
     node_count = 1
     if args.simulate:
