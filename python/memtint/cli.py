@@ -485,7 +485,8 @@ def build_parser() -> argparse.ArgumentParser:
                              help="placement policy of the alone run (default: the machine's Linux-like one, buddy or "
                              "local on several nodes; needs --machine)")
     trace_stats.add_argument("--no-reuse", action="store_true", help="skip the reuse-distance analysis")
-    trace_stats.add_argument("--seed", type=_at_least(0), default=1)
+    trace_stats.add_argument("--seed", type=_at_least(0), default=None,
+                             help="seed of the built-in profiles and of the alone run (default 1)")
     trace_stats.add_argument("--json", metavar="OUT", help="write the statistics as JSON ('-' for stdout)")
     trace_stats.set_defaults(handler=_trace_stats)
 
@@ -1466,6 +1467,11 @@ def _trace_stats(args: argparse.Namespace) -> int:
     from memtint import trace_analysis
     from memtint.comparison import default_baseline  # the machine's Linux-like placement, as compare's alone runs
 
+    if args.seed is not None and not args.machine and all(os.path.isfile(f) for f in args.files):
+        raise UsageError(f"--seed {args.seed}: trace files are read as they are; it seeds the built-in profiles and "
+                         "the alone run of --machine, and there are neither")
+    if args.seed is None:
+        args.seed = 1
     if args.policy and not args.machine:  # the policy places the alone run's pages; there is none
         raise UsageError(f"--policy {args.policy}: there is no alone run to place without --machine; give "
                          "--machine PRESET too, or leave --policy out")

@@ -270,6 +270,7 @@ def test_format_needs_a_trace(memtint, clean_error):
     # A flag that only acts with another one is refused without it, not ignored.
     (["sim", "configs/runs/example.toml", "--export-format", "ramulator"], ["--export-format", "--export-dram FILE"]),
     (["trace-stats", "stream", "--policy", "bpm"], ["--policy bpm", "--machine"]),
+    (["trace-stats", "/etc/hostname", "--seed", "5"], ["--seed 5", "trace files are read as they are"]),
     (["trace", "--at-limit", "continue", "--", "true"], ["--at-limit continue", "--limit N"]),
     (["mine-rules", "nowhere", "--out", "r.toml", "--holdout", "0.3", "--folds", "3"], ["--holdout 0.3", "--folds 3"]),
 ])
