@@ -297,6 +297,26 @@ def test_unprivileged_commands_say_what_to_do():
 # ---- inspect on a plain process -----------------------------------------------------------------
 
 @needs_root
+def test_inspect_space_of_a_process_with_its_own_colours_is_said_to_have_no_effect():
+    from memtint.linux.launch import coloured_environment
+    from memtint.linux.layout import colour_layout
+
+    env = coloured_environment(colour_layout("i7-860", "bank"), [0, 1], base=dict(os.environ))
+    child = subprocess.Popen([PYTHON, "-c", "import sys; print('ready', flush=True); sys.stdin.readline()"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        with_space = cli("inspect", str(child.pid), "--space", "llc", "--json", "-")
+        without = cli("inspect", str(child.pid), "--json", "-")
+    finally:
+        child.stdin.close()
+        child.wait()
+    assert with_space.returncode == 0, with_space.stderr
+    assert any(w.startswith("--space llc: the process has its own colours") for w in json.loads(with_space.stdout)["warnings"])
+    assert not any("--space" in w for w in json.loads(without.stdout)["warnings"])
+
+
+@needs_root
 def test_inspect_of_an_uncoloured_process_adds_up():
     child = subprocess.Popen([PYTHON, "-c", "import sys; b = bytearray(32 << 20); b[::4096] = b'x' * (32 << 8); "
                               "print('ready', flush=True); sys.stdin.readline()"],

@@ -37,7 +37,7 @@ def add_commands(commands: Any) -> None:
     inspect.add_argument("--machine", default="i7-860", help="machine preset or TOML whose mapping decodes frames "
                          "(default i7-860)")
     inspect.add_argument("--mapping", help="address mapping preset or TOML instead of the machine's")
-    inspect.add_argument("--space", default="bank", help=SPACE_HELP + " (when the process has no assigned masks)")
+    inspect.add_argument("--space", help=SPACE_HELP + " (default bank; for a process without assigned masks)")
     inspect.add_argument("--json", metavar="OUT", help="write the JSON report to OUT ('-' for stdout)")
     inspect.set_defaults(handler=_inspect)
 

@@ -129,11 +129,11 @@ def pages_per_node(pid: int, mappings: list) -> tuple[dict[int, dict[str, int]],
 
 
 def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mapping: str | None = None,
-                    space: str = "bank") -> dict[str, Any]:
+                    space: str | None = None) -> dict[str, Any]:
     """A histogram of process `pid`'s resident pages by bank, channel, rank, LLC colour and
     colour, split into heap/stack/file/other, and the fraction of its pages in its assigned colours.
 
-    Colours are those of ``space`` on ``machine`` unless the process's environment assigns its
+    Colours are those of ``space`` (default bank) on ``machine`` unless the process's environment assigns its
     own (MEMTINT_COLOR_MASKS and MEMTINT_COLORS, as ``memtint run`` sets them): then ``by_colour``
     and the fractions use those masks. ``heap_fraction_in_colours`` is None when the process has
     no assigned colours. Needs root or CAP_SYS_ADMIN (raises PrivilegeError saying so).
@@ -143,7 +143,7 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
     if is_zombie(pid):  # its maps read as empty: it would look like a process with no pages
         raise zombie(pid)
     check_frame_access()
-    layout: ColourLayout = colour_layout(machine, space, mapping=mapping)
+    layout: ColourLayout = colour_layout(machine, space or "bank", mapping=mapping)
     assigned = assigned_colours(pid)
     colour_masks = assigned.masks if assigned else layout.masks
     wanted = set(assigned.colours) if assigned else None
@@ -164,6 +164,9 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
     resident = sum(pages.values())
     node_pages, numa_policies = pages_per_node(pid, mappings)
     warnings = [w for w in [vm_warning()] if w]
+    if assigned and space is not None:  # the process's own masks are what is reported
+        warnings.append(f"--space {space}: the process has its own colours (MEMTINT_COLOR_MASKS), which by_colour "
+                        "reports; --space applies to a process without them")
     if not stable:
         warnings.append(f"the process changed its memory map during each of {INSPECT_ATTEMPTS} inspections (it is "
                         "allocating): the figures are a moving snapshot and may undercount its heap; stop it "
