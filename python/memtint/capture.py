@@ -34,7 +34,12 @@ _TOOL_ERROR = re.compile(r"memtint-trace: error: (.*)")
 def tool_lib_dir() -> str:
     """The ``VALGRIND_LIB`` directory holding the built tool: ``$MEMTINT_VALGRIND_LIB``, else the
     checkout's ``native/valgrind/build/lib``."""
-    lib = os.environ.get("MEMTINT_VALGRIND_LIB") or os.path.normpath(_REPO_TOOL_LIB)
+    given = os.environ.get("MEMTINT_VALGRIND_LIB")
+    lib = given or os.path.normpath(_REPO_TOOL_LIB)
+    if given and not os.path.isfile(os.path.join(lib, TOOL_FILE)):  # the user's setting, not the build, is wrong
+        what = "does not exist" if not os.path.exists(lib) else f"holds no {TOOL_FILE}"
+        raise MemtintError(f"MEMTINT_VALGRIND_LIB={given}: {what}; give the directory holding the built tool "
+                           f"(make build puts it in {os.path.normpath(_REPO_TOOL_LIB)}), or unset it")
     if not os.path.isfile(os.path.join(lib, TOOL_FILE)):
         raise MemtintError(
             f"the memtint-trace Valgrind tool is not built (no {TOOL_FILE} in {lib}): run 'make build' "

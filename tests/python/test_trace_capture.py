@@ -341,7 +341,13 @@ def test_a_missing_tool_says_how_to_build_it(tmp_path):
     env = dict(os.environ, MEMTINT_VALGRIND_LIB=str(tmp_path))
     result = subprocess.run([sys.executable, "-m", "memtint.cli", "trace", "--", "/bin/true"],
                             capture_output=True, text=True, env=env)
-    assert_one_error_line((result.returncode, result.stdout, result.stderr), "make build")
+    assert_one_error_line((result.returncode, result.stdout, result.stderr), "make build",
+                          f"MEMTINT_VALGRIND_LIB={tmp_path}: holds no")
+    # A setting that names nothing is the setting's fault, not a missing build.
+    env = dict(os.environ, MEMTINT_VALGRIND_LIB=str(tmp_path / "nonexist"))
+    result = subprocess.run([sys.executable, "-m", "memtint.cli", "trace", "--", "/bin/true"],
+                            capture_output=True, text=True, env=env)
+    assert_one_error_line((result.returncode, result.stdout, result.stderr), "nonexist: does not exist", "or unset it")
 
 
 @needs_tool
