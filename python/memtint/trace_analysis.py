@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 from memtint import _engine
-from memtint.api import _program, engine_json, run_sim
+from memtint.api import MemtintError, _program, engine_json, run_sim
 
 __all__ = ["trace_stats", "classify", "ALONE_INSTRUCTIONS", "INTENSIVE_MPKI"]
 
@@ -50,9 +51,13 @@ def trace_stats(
     ``ipc``, ``llc_mpki``, ``row_hit_rate``, ``row_buffer_miss_rate``,
     ``bank_level_parallelism``, ``read_latency_ns_mean``); ``classes`` (see :func:`classify`).
     docs/stats.md documents every field."""
-    program = _program(workload)
-    request = {"workload": program, "instructions": instructions, "seed": seed, "reuse": reuse}
-    stats: dict[str, Any] = json.loads(_engine.cpu_trace_stats(engine_json(request)))
+    try:
+        program = _program(workload)
+        request = {"workload": program, "instructions": instructions, "seed": seed, "reuse": reuse}
+        stats: dict[str, Any] = json.loads(_engine.cpu_trace_stats(engine_json(request)))
+    except MemtintError as error:  # the keys are this request's, not the user's: the file is named
+        raise MemtintError(re.sub(r"^(invalid configuration: workload: |programs(\[\d+\])?: )", "", str(error))) \
+            from None
     kilo = stats["instructions"] / 1000.0 if stats["instructions"] else None
     stats["workload"] = str(workload)
     stats["reads_pki"] = stats["reads"] / kilo if kilo else 0.0

@@ -90,10 +90,15 @@ def test_cli_prints_both_tables_and_writes_json(memtint, tmp_path):
         (["stream"], "give an instruction limit"),
         (["stream", "--instructions", "1000", "--machine", "no-such-machine"], "no-such-machine"),
         (["bad.txt"], "bad.txt:2"),
+        # The file is named first, not a key of the request the command built (workload:, programs:).
+        (["empty.txt"], "error: " + "{tmp}/empty.txt: the trace has no records"),
+        (["."], "error: .: is a directory, not a trace file"),
     ],
 )
 def test_errors_are_one_line_with_a_reason(memtint, tmp_path, args, message):
     (tmp_path / "bad.txt").write_text("1 0x40\n1 zz\n")
+    (tmp_path / "empty.txt").write_text("")
+    message = message.replace("{tmp}", str(tmp_path))
     code, out, err = memtint("trace-stats", *args)
     assert code == 2 and message in err and err.count("\n") == 1, err
 
