@@ -446,6 +446,7 @@ def _numa_probe(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from memtint.cli import _size
+    from memtint.linux.errors import LinuxError
     from memtint.linux.numa import kernel_nodes_text, numa_system
     from memtint.linux.numa_probe import probe
     from memtint.linux.tier_run import _nodes
@@ -454,10 +455,7 @@ def _numa_probe(args: argparse.Namespace) -> int:
     try:
         size = _size(args.size)
     except argparse.ArgumentTypeError as error:
-        from memtint.linux.errors import LinuxError
-
         raise LinuxError(f"--size {args.size}: {error}") from None
-    from memtint.linux.errors import LinuxError
     from memtint.linux.numa_probe import PAGE_BYTES
 
     # Every value checked before the banner and the progress bar (0 threads used to mean "all").

@@ -185,11 +185,16 @@ def start(argv: Sequence[str], env: dict[str, str], cpus: Sequence[int] | None) 
         raise LinuxError("no program given: write the command after '--'")
     try:
         return subprocess.Popen(list(argv), env=env, preexec_fn=_affinity(cpus))
-    except FileNotFoundError:
-        raise LinuxError(f"{argv[0]}: command not found") from None
-    except PermissionError:
-        raise LinuxError(f"{argv[0]}: " + ("is a directory, not a program" if os.path.isdir(argv[0]) else
-                                           "permission denied (not executable)")) from None
+    except (FileNotFoundError, PermissionError) as error:
+        raise start_failure(argv[0], error) from None
+
+
+def start_failure(program: str, error: OSError) -> LinuxError:
+    """Why ``program`` could not be started, as the user can act on it."""
+    if isinstance(error, FileNotFoundError):
+        return LinuxError(f"{program}: command not found")
+    return LinuxError(f"{program}: " + ("is a directory, not a program" if os.path.isdir(program) else
+                                        "permission denied (not executable)"))
 
 
 def forward_signals(processes: Sequence[subprocess.Popen]):

@@ -19,12 +19,10 @@ def library_path() -> str:
         if not os.path.isfile(override):
             raise LibraryMissingError(f"MEMTINT_LIB={override}: no such file (unset it to use the built library)")
         # ld.so ignores a preload that is not a shared object: the program would run uncoloured.
-        try:
-            with open(override, "rb") as f:
-                head = f.read(18)
-        except OSError as error:
-            raise LibraryMissingError(f"MEMTINT_LIB={override}: {error.strerror or error}") from None
-        if head[:4] != b"\x7fELF" or head[16:18] not in (b"\x03\x00", b"\x00\x03"):  # ET_DYN, either byte order
+        from memtint.linux.elf import read_elf
+
+        elf = read_elf(override)
+        if elf is None or not elf.dynamic:
             raise LibraryMissingError(f"MEMTINT_LIB={override}: not a shared library (ld.so would ignore it and the "
                                       "program would run uncoloured); give libmemtint.so")
         return os.path.abspath(override)

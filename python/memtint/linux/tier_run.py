@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from memtint.linux.errors import LinuxError
-from memtint.linux.launch import exit_status
+from memtint.linux.launch import exit_status, start_failure
 from memtint.linux.maps import read_maps
 from memtint.linux.numa import (DAMON_DIR, MODE_NAMES, MPOL_LOCAL, MPOL_WEIGHTED_INTERLEAVE,
                                 NUMA_BALANCING, PAGE_BYTES, WEIGHTS_DIR, NumaError, NumaSystem)
@@ -520,11 +520,8 @@ def _start(argv: Sequence[str], system: NumaSystem, plan: TierPlan, cpus: Sequen
 
     try:
         return subprocess.Popen(list(argv), preexec_fn=in_child)
-    except FileNotFoundError:
-        raise LinuxError(f"{argv[0]}: command not found") from None
-    except PermissionError:
-        raise LinuxError(f"{argv[0]}: " + ("is a directory, not a program" if os.path.isdir(argv[0]) else
-                                           "permission denied (not executable)")) from None
+    except (FileNotFoundError, PermissionError) as error:
+        raise start_failure(argv[0], error) from None
 
 
 __all__ = ["ChunkPlacer", "POLICIES", "SystemChanges", "TierPlan", "TierRun", "check_policy", "plan_tiering",
