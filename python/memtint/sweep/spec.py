@@ -549,10 +549,10 @@ def _probe_error_key(message: str) -> str:
     first = key.split(".")[0]
     if key == "os.policy":
         return "policies"
+    if not key or first in ("programs", "processes", "workload"):
+        return "mixes" if "programs" in message else "os"
     if first in ("os", "sampling", "mapping", "scheduler"):
         return first
-    if first in ("programs", "processes", "workload") or not key:
-        return "mixes" if "programs" in message or not key else "os"
     return "overrides"  # the machine's own sections: dram, controller, cpu, cache, ...
 
 
