@@ -1,5 +1,5 @@
 //! memtint's simulation engine, in layers (each imports only its own layer and lower ones;
-//! `tests/layers.rs` checks it). See docs/ARCHITECTURE.md.
+//! `tests/engine/layers.rs` checks it). See docs/ARCHITECTURE.md.
 //!
 //! A library whose only global state is the component registries (`registry`), which a program
 //! using it may extend.

@@ -6,7 +6,7 @@
 //! level and the best level the CPU has runs, so one portable binary gets the wider
 //! instructions wherever they exist (gcc's function multiversioning, done at the one entry
 //! point). The levels run the same integer operations, so results are identical
-//! (`tests/vector_isa.rs`); only the speed differs.
+//! (`tests/engine/vector_isa.rs`); only the speed differs.
 
 use crate::error::{Error, Result};
 

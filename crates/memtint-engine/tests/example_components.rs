@@ -2,6 +2,7 @@
 //! placement policy written outside the engine, each its own code plus one registration line,
 //! then used by name in ordinary runs (with the timing checker on).
 
+#[path = "engine/common.rs"]
 mod common;
 
 use common::*;

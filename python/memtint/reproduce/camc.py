@@ -435,7 +435,7 @@ class Experiment:
         row.population = ("the 16 threads of the synthetic program under MEM+LLC" if what == "tintmalloc_banks"
                           else f"the 4 tasks of the alternating-stride runs, {what}")
         row.placed_pages = pages / len(seeds)
-        row.detail = f"{row.placed_pages:,.0f} pages placed per run; checked page by page in tests/node_colours.rs"
+        row.detail = f"{row.placed_pages:,.0f} pages placed per run; checked page by page in tests/engine/node_colours.rs"
         return row
 
     def _calibration(self, results: dict[str, Any]) -> list[list[str]]:

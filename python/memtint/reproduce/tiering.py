@@ -128,7 +128,7 @@ class Experiment:
             "numa-balancing; BW-LM: bw-local with bw-migration, M = 256 pages) at its default scan rate, Linux's "
             "256 MiB/s (docs/numa.md, Migration). The thesis's runs lasted minutes; these last milliseconds, so "
             "migration moves a small part of the footprint here. The gate's exact counts (test 9) are unit- and "
-            "run-tested (tests/migration.rs), the Linux side (tests 9 and 11) in tests/python/test_tiering_linux.py.",
+            "run-tested (tests/engine/migration.rs), the Linux side (tests 9 and 11) in tests/python/test_tiering_linux.py.",
             f"Today's baselines (§5.2), measured beside the thesis's placements, not judged (the thesis has no figure "
             f"for them): {MODERN_THREADS} threads of one process on the DRAM node at 2:1, "
             f"{self.modern_instructions:,} instructions each, on two workloads: "

@@ -1,6 +1,6 @@
 //! Which channel-controller implementation runs (`controller.implementation`). Both implement
 //! `Controller` and issue the same commands with the same statistics
-//! (`tests/lanes_equal_general.rs`); the lane controller is faster and runs the age-ordered
+//! (`tests/engine/lanes_equal_general.rs`); the lane controller is faster and runs the age-ordered
 //! schedulers, the general one runs everything.
 
 use super::lane_controller;

@@ -2,7 +2,7 @@
 //! age-ordered schedulers (FCFS, FR-FCFS, FR-FCFS-Cap), any row policy and refresh manager, any
 //! organisation of up to 64 banks per channel. It issues exactly what `ChannelController` issues
 //! (same commands at the same cycles, same completions in the same order, same statistics, same
-//! `next_event`), which `tests/lanes_equal_general.rs` checks over random configurations;
+//! `next_event`), which `tests/engine/lanes_equal_general.rs` checks over random configurations;
 //! `controller.implementation = "auto"` runs it whenever it supports the configuration
 //! (`implementation.rs`). It is built the way bench/README.md measured to be fast:
 //! the timing state is the candidates' lanes (`lanes.rs`, `lane_timing.rs`): a command raises

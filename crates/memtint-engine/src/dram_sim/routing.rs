@@ -8,7 +8,7 @@
 //! `tick` and `enqueue` compiled for the shape), per vector level and recording choice, and
 //! one channel or several. Completions, the command log, the checker, `keep_commands`,
 //! `sources` and front-end stall counting go through `Books`, the same in every entry, so
-//! results are identical (tests/lanes_equal_general.rs compares whole runs).
+//! results are identical (tests/engine/lanes_equal_general.rs compares whole runs).
 
 use super::books::{Books, FrontEnd};
 use crate::controller::{Controller, LaneController, Shaped};

@@ -14,7 +14,7 @@
 //!    run of consecutive samples only (a stream passing over them, no reuse), and the pages used
 //!    change by under `stable_used` between the last two windows (the paper's DIFF: libquantum
 //!    alone changes by under 4 %; a stream's rate moves with its co-runners and partition, by
-//!    17 % when HVR online moved one into A-VP's quota (tests/hvr_online.rs), so the default is
+//!    17 % when HVR online moved one into A-VP's quota (tests/engine/hvr_online.rs), so the default is
 //!    20 %). Tested before the next, which would otherwise take a stream for sjeng.
 //! 4. CCF: under `hot_freq` (the paper's `hot_freq_threshold`, 10 %) of the pages used are
 //!    touched in more than one sample: many hot pages, few used heavily (sjeng).

@@ -246,7 +246,7 @@ fn impossible_power_figures_are_refused_naming_the_key() {
 #[test]
 fn per_bank_refresh_timing_is_refused_where_it_does_not_belong_or_is_missing() {
     use memtint_engine::dram::DeviceSpec;
-    let lpddr4 = include_str!("../../../configs/devices/lpddr4-3200.toml");
+    let lpddr4 = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/lpddr4-3200.toml"));
     let err = |text: String| DeviceSpec::from_toml(&text, "dev.toml").unwrap_err().to_string();
     let e = err(DDR4_2400.replace("tREFI = 9360", "tREFI = 9360\ntPBR2PBR = 144"));
     assert!(e.contains("dev.toml: timing.tPBR2PBR: is per-bank refresh timing; DDR4 devices have no REFPB"), "{e}");
@@ -266,7 +266,7 @@ fn per_bank_refresh_timing_is_refused_where_it_does_not_belong_or_is_missing() {
 #[test]
 fn same_bank_refresh_timing_is_refused_where_it_does_not_belong_or_is_missing() {
     use memtint_engine::dram::DeviceSpec;
-    let ddr5 = include_str!("../../../configs/devices/ddr5-4800.toml");
+    let ddr5 = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr5-4800.toml"));
     let err = |text: String| DeviceSpec::from_toml(&text, "dev.toml").unwrap_err().to_string();
     let e = err(DDR4_2400.replace("tREFI = 9360", "tREFI = 9360\ntREFSBRD = 72"));
     assert!(e.contains("dev.toml: timing.tREFSBRD: is same-bank refresh timing; DDR4 devices have no REFSB"), "{e}");

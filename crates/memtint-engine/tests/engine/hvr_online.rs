@@ -2,9 +2,7 @@
 //! epoch the running programs' classes pick the partition and the coalescing (R1-R6); as a
 //! thrasher arrives and leaves, the quotas split and merge again.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 const LLCH: &str = "random:footprint_bytes=67108864";

@@ -15,9 +15,7 @@
 //! scheduling, regenerate them with `MEMTINT_GOLDEN_PRINT=1 cargo test -p memtint-engine --test
 //! golden -- --nocapture` and say why in the commit.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use memtint_engine::dram_sim::DramSimOptions;
 use memtint_engine::trace::GeneratorKind;
 use serde_json::json;
@@ -333,7 +331,7 @@ const REFERENCE: &[(&str, u64, u64)] = &[
 
 /// (machine/scheduler/row policy/workload, final cycle, fingerprint) of the application-aware
 /// schedulers with `protect_activated` (checker on; event skipping equal to cycle-by-cycle per
-/// tests/randomized.rs); TCM's `[controller.tcm] cluster_thresh` 4/24 (four equal sources form a
+/// tests/engine/randomized.rs); TCM's `[controller.tcm] cluster_thresh` 4/24 (four equal sources form a
 /// bandwidth cluster).
 const APP_AWARE_REFERENCE: &[(&str, u64, u64)] = &[
     ("ddr4-2400/par-bs/open/Random", 20515, 0x2072eb00eabe9481),

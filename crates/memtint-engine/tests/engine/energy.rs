@@ -2,9 +2,7 @@
 //! DDR4-2400 8Gb x8 datasheet currents, and a run's energy as the sum of its commands and its
 //! ranks' standby time.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use memtint_engine::dram::energy::{CommandEnergy, RankActivity};
 use memtint_engine::dram_sim::report as dram_report;
 use memtint_engine::dram_sim::DramSimOptions;

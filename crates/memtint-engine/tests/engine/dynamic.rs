@@ -3,9 +3,7 @@
 //! colours from programs that do not need theirs, re-colouring the lenders' pages at a cost the
 //! statistics show. Bad settings are refused by key.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 /// A light program with a 2 MiB footprint.

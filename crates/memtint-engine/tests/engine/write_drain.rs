@@ -4,9 +4,7 @@
 //! and how long a drain lasts (`write_min_per_switch`). Event skipping must wake for the
 //! timeout: `randomized.rs` compares it with cycle-by-cycle runs.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use memtint_engine::dram_sim::DramSimOptions;
 use serde_json::json;
 

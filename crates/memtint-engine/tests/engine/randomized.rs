@@ -2,10 +2,8 @@
 //! violations, every request completes exactly once (the driver checks it when checking),
 //! identical statistics for identical seeds, event skipping equal to cycle-by-cycle.
 
-mod common;
-
-use common::random_run::{self, short_scheduler_periods, Case, KINDS};
-use common::*;
+use crate::common::random_run::{self, short_scheduler_periods, Case, KINDS};
+use crate::common::*;
 use memtint_engine::config::{MachineConfig, MemoryConfig};
 use memtint_engine::dram::{Command, CommandRecord};
 use memtint_engine::dram_sim::{open_workload, simulate, DramSimOptions, WorkloadSpec};

@@ -5,10 +5,8 @@
 //! controllers' own per-level entries are compared too. An unknown level is a config error (a
 //! level the CPU lacks too: `vector_isa.rs`'s unit tests).
 
-mod common;
-
-use common::random_run::{self, Case};
-use common::*;
+use crate::common::random_run::{self, Case};
+use crate::common::*;
 use memtint_engine::controller::Implementation;
 use memtint_engine::dram_sim::{open_workload, run as run_spec, simulate, DramRunSpec, DramSimOptions};
 use memtint_engine::trace::GeneratorKind;

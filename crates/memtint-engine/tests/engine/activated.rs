@@ -4,9 +4,7 @@
 //! DDR4-2400R (tRCD = 16, tRAS = 39, tRTP = 9, tRP = 16), both controller implementations,
 //! cycle by cycle and with event skipping.
 
-mod common;
-
-use common::machine;
+use crate::common::machine;
 use memtint_engine::config::MemoryConfig;
 use memtint_engine::controller::Origin;
 use memtint_engine::dram::{Command, CommandRecord};

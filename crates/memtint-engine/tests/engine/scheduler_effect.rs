@@ -137,8 +137,8 @@ fn a_run_shorter_than_a_few_quanta_is_warned_about() {
 }
 
 /// Weighted speedup and maximum slowdown of each scheduler on the intensive mix (alone runs under
-/// FR-FCFS). A measurement, not a check: `cargo test --test scheduler_effect -- --ignored
-/// --nocapture`; `MEMTINT_EFFECT_INSTRUCTIONS` sets the run length (default 3 M).
+/// FR-FCFS). A measurement, not a check: `cargo test --test engine scheduler_effect:: --
+/// --ignored --nocapture`; `MEMTINT_EFFECT_INSTRUCTIONS` sets the run length (default 3 M).
 #[test]
 #[ignore = "measurement"]
 fn measure_weighted_speedup_and_maximum_slowdown() {

@@ -1,8 +1,6 @@
 //! Page migration between nodes (docs/numa.md, "Migration"; bw-aware-tiering.md §6.3 tests 9-10).
 
-mod common;
-
-use common::{sim_err as err, sim_run as run, u};
+use crate::common::{sim_err as err, sim_run as run, u};
 use serde_json::{json, Value};
 
 /// A scan every 100 µs of 25.6 MiB: the whole 16 MiB footprint is marked each time, so a 2 M

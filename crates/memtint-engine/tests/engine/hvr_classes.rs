@@ -2,9 +2,7 @@
 //! behaviours, each alone on the i7-860 (8 MB LLC, 2048 pages): the accessed-bit features a run
 //! measures put each in its class (multipolicy-hvr.md §3.2-3.3, Fig. 5).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 fn alone(program: &str) -> Value {

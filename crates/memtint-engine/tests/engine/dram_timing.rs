@@ -1,9 +1,7 @@
 //! Analytic checks of the DRAM engine: idle latency, row-hit pacing, peak bandwidth, conflict
 //! pacing, tFAW and refresh cost, each exact where the analysis is exact.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use memtint_engine::dram::{Command, DramAddress};
 use memtint_engine::dram_sim::DramSimOptions;
 use memtint_engine::trace::GeneratorKind;

@@ -2,9 +2,7 @@
 //! (`at_end = "exit"`, their pages freed), and the open mix's metrics, turnaround per process
 //! and makespan.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 fn run(processes: Value, os: Value) -> Value {

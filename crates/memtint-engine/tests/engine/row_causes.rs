@@ -3,9 +3,7 @@
 //! hand-derived counts on one bank; their sums equal the row outcomes; bank partitioning leaves
 //! no interference; row outcomes by kind of request sum to the totals; LLC lines per program.
 
-mod common;
-
-use common::machine;
+use crate::common::machine;
 use memtint_engine::controller::{Completion, Origin};
 use memtint_engine::dram::{Command, CommandRecord, DramAddress};
 use memtint_engine::memory_system::MemorySystem;

@@ -2,9 +2,7 @@
 //! device with, what the checker verifies of their REFs, and the requests that meet a
 //! refreshing rank (the Pan thesis's Table 4.7 metric) under each.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use memtint_engine::config::MemoryConfig;
 use memtint_engine::dram::device::ns_to_cycles;
 use memtint_engine::dram::{Command, DramAddress};

@@ -2,9 +2,7 @@
 //! process's LLC fills to its ways, so a streaming program no longer evicts a cache-fitting
 //! one's lines; bad settings are refused by key.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 /// A 3 MiB random working set (under half the 8 MiB LLC of `ddr4-2400`'s machine) beside

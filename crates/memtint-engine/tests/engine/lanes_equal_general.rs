@@ -10,10 +10,8 @@
 //! with rebases every few hundred cycles, and timestamped traces with gaps beyond 2^31 cycles;
 //! and their 24-bit keys: ages renumbered every few requests.
 
-mod common;
-
-use common::random_run::{self, Case};
-use common::*;
+use crate::common::random_run::{self, Case};
+use crate::common::*;
 use memtint_engine::config::{MachineConfig, MemoryConfig};
 use memtint_engine::controller::{Completion, Implementation, LaneSettings, Origin};
 use memtint_engine::dram::CommandRecord;
