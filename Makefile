@@ -10,7 +10,7 @@ CARGO  ?= cargo
 VENV_BIN := $(VENV)/bin
 STAMP    := $(VENV)/.memtint-venv
 
-.PHONY: all toolchain venv build demo demo-tiering test test-rust test-python bench fuzz clean api-docs native test-native native-trace workloads experiment-ccps pgo reproduce
+.PHONY: all toolchain pgo-profile venv build demo demo-tiering test test-rust test-python bench fuzz clean api-docs native test-native native-trace workloads experiment-ccps pgo reproduce
 
 # Profile-guided build (optional): `make pgo` trains a profile, then PGO=1 on build, demo or bench
 # compiles the engine with it (5-18 % faster DRAM runs, 12-15 % faster CPU-trace runs; bench/README.md). Its own target
@@ -49,14 +49,18 @@ $(STAMP): | toolchain
 # Build the extension in release mode and install the package into the venv (editable: the
 # Python sources are used in place, the compiled module is copied next to them). Always runs:
 # cargo decides what is stale, so a change to any Rust crate is rebuilt and nothing else is.
-build: toolchain $(STAMP) native native-trace
+build: toolchain pgo-profile $(STAMP) native native-trace
+	env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV_BIN)):$$PATH" \
+		$(VENV_BIN)/maturin develop --release --quiet
+
+# With PGO=1, the profile must exist before anything is built (a missing one stops the build
+# before it copies anything into the package).
+pgo-profile:
 	@if [ "$(PGO)" = 1 ]; then \
 		[ -f "$(PGO_DATA)" ] || { echo "PGO=1: no profile yet; run 'make pgo' first"; exit 1; }; \
 		[ -z "$$(find crates bench -name '*.rs' -newer "$(PGO_DATA)" | head -1)" ] \
 			|| echo "note: the engine changed since 'make pgo'; changed code gets no profile until you run it again"; \
 	fi
-	env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV_BIN)):$$PATH" \
-		$(VENV_BIN)/maturin develop --release --quiet
 
 # memtint-trace, the Valgrind tool behind `memtint trace` (needs Debian's valgrind package);
 # skipped with a note where Valgrind's tool headers are missing, so the rest still builds.

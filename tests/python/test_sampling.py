@@ -127,13 +127,14 @@ def test_a_core_of_one_unit_leaves_every_interval_unbounded_never_zero_wide():
     assert line.startswith("best WS not resolved: buddy measured a program in fewer than two units"), line
 
 
-def test_tables_keep_every_digit_on_a_pipe_and_fold_on_a_narrow_terminal():
+def test_tables_keep_every_digit_on_a_pipe_and_fold_on_a_narrow_terminal(monkeypatch):
     import io
 
     from rich.console import Console
 
     from memtint import tables
 
+    monkeypatch.delenv("COLUMNS", raising=False)  # pytest-xdist's workers set it
     piped = tables.output_console(file=io.StringIO())
     assert piped.width == tables.PIPE_WIDTH
     table = tables._Table(title="t")
