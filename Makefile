@@ -43,7 +43,7 @@ $(STAMP): | toolchain
 		|| { echo "memtint needs Python >= 3.10 (set PYTHON=...)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(VENV_BIN)/python -m pip install --quiet --upgrade pip
-	$(VENV_BIN)/python -m pip install --quiet "maturin>=1.5,<2" pytest rich pyarrow pandas matplotlib
+	$(VENV_BIN)/python -m pip install --quiet "maturin>=1.5,<2" pytest pytest-xdist rich pyarrow pandas matplotlib
 	touch $@
 
 # Build the extension in release mode and install the package into the venv (editable: the
@@ -117,13 +117,22 @@ test-rust: toolchain
 
 # Ray (optional, `memtint[ray]`) is added in CI only, so `make test` there runs the Ray test;
 # locally that test is skipped with its reason unless Ray is installed (pip install ray). Checked
-# on every run rather than at venv creation, so a venv made without CI still gets it.
+# on every run rather than at venv creation, so a venv made without CI still gets it, and so does
+# pytest-xdist, which runs the tests in PYTEST_WORKERS processes: one per core this process may
+# use, at most 4 (each can hold a multi-GB simulation; a container's CPU quota is not seen).
+# Hundreds of tests start the `memtint` command: its compiled bytecode is kept under target/
+# even where PYTHONDONTWRITEBYTECODE is set, or each start compiles the package again.
+PYTEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ "$$n" -gt 4 ] && n=4; echo $$n)
 test-python: build
 	@if [ -n "$$CI" ] && ! $(VENV_BIN)/python -c 'import ray' 2>/dev/null; then \
 		echo "$(VENV_BIN)/python -m pip install --quiet 'ray>=2'"; \
 		$(VENV_BIN)/python -m pip install --quiet "ray>=2"; \
 	fi
-	$(VENV_BIN)/python -m pytest -q -rs tests/python
+	@$(VENV_BIN)/python -c 'import xdist' 2>/dev/null || { \
+		echo "$(VENV_BIN)/python -m pip install --quiet pytest-xdist"; \
+		$(VENV_BIN)/python -m pip install --quiet pytest-xdist; }
+	env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(abspath target/pycache) \
+		$(VENV_BIN)/python -m pytest -q -rs -n $(PYTEST_WORKERS) tests/python
 
 # Fuzzing (crates/memtint-engine/tests/fuzz.rs): mutated traces, .mtt files, run specs, device
 # files, machine settings and DRAMSim3 timestamps must end in a result or an error naming its
