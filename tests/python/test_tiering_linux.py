@@ -288,6 +288,11 @@ def test_plans_take_bandwidths_from_hmat_and_say_when_nothing_is_to_be_placed(tm
     plan = plan_tiering(one, "bw-interleave")
     assert plan.nothing_to_place and not plan.write_weights and "nothing to place" in plan.notes[0]
     assert "weight 0 for node0" in error_of(one, "bw-interleave", weights="0")
+    # --weights on one node are not written (nor need root), and the plan says the kernel's apply.
+    alone = FakeNuma.create(str(tmp_path / "alone"), {0: {"gbs": 20.0, "cpus": [0]}}, as_root=False)
+    plan = plan_tiering(alone, "weighted-interleave", weights="3")
+    assert not plan.write_weights and plan.weights == [alone.interleave_weights().get(0, 1)]
+    assert "--weights 3 is not written" in plan.weights_source
 
 
 # ---- the daemon --------------------------------------------------------------------------

@@ -172,9 +172,13 @@ def plan_tiering(system: NumaSystem, policy: str, *, weights: str | None = None,
         parse_bandwidths(bandwidths)  # a bad figure is an error even with one node
     if p.mode == MPOL_WEIGHTED_INTERLEAVE:
         current = system.interleave_weights()
-        writes = explicit or p.writes_kernel_weights
-        plan.write_weights = (not plan.nothing_to_place and writes
-                              and any(current.get(n) != w for n, w in zip(chosen, plan.weights)))
+        # One node takes every page whatever its weight: nothing is written, so root is not needed.
+        writes = (explicit or p.writes_kernel_weights) and not plan.nothing_to_place
+        plan.write_weights = writes and any(current.get(n) != w for n, w in zip(chosen, plan.weights))
+        if explicit and plan.nothing_to_place:
+            plan.weights = [current.get(n, 1) for n in chosen]
+            plan.weights_source = (f"the kernel's; --weights {weights} is not written: one node takes every page "
+                                   "whatever its weight")
         if writes and not system.is_root():
             raise LinuxError(f"--tier-policy {policy} with weights {':'.join(map(str, plan.weights))} writes "
                              f"the system-wide weights in {system.path(WEIGHTS_DIR)}, which needs root (run "
