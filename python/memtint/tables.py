@@ -28,7 +28,15 @@ def output_console(**kwargs: Any) -> Console:
 
 
 class _Table(Table):
-    """A rich table whose cells wrap on a narrow terminal instead of being cut to "0.…"."""
+    """A rich table whose cells wrap on a narrow terminal instead of being cut to "0.…", and whose
+    title, caption and cells are printed as text, never read as markup. Every command's tables are
+    these."""
+
+    def __init__(self, *headers: Any, **kwargs: Any) -> None:
+        for key in ("title", "caption"):
+            if isinstance(kwargs.get(key), str):
+                kwargs[key] = escape(kwargs[key])
+        super().__init__(*headers, **kwargs)
 
     def add_column(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("overflow", "fold")

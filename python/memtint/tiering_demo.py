@@ -191,7 +191,7 @@ def plot(path: str, m: dict[tuple[int, str], dict[str, float]]) -> None:
 
 
 def run(out: str, *, instructions: int | None = None, jobs_count: int | None = None, seeds: int = 1) -> int:
-    from rich.table import Table
+    from memtint.tables import _Table as Table
 
     from memtint.outputs import check_output_dir
     from memtint.reproduce import runner

@@ -150,6 +150,30 @@ def test_tables_keep_every_digit_on_a_pipe_and_fold_on_a_narrow_terminal(monkeyp
     assert sum(ch.isdigit() for ch in text) == sum(ch.isdigit() for cell in cells for ch in cell), text
 
 
+def test_every_commands_tables_print_titles_and_cells_as_text():
+    import io
+
+    from rich.console import Console
+
+    from memtint import tables
+    from memtint import tiering_demo
+    from memtint.linux import commands
+    from memtint.probe import command
+    from memtint.reproduce import report
+
+    table = tables._Table(title="run-mix of [/red] [bold]x", caption="[x]")
+    table.add_column("a")
+    table.add_row("[/y]")
+    out = Console(file=io.StringIO(), width=120)
+    out.print(table)
+    printed = out.file.getvalue()
+    assert all(text in printed for text in ("[/red]", "[bold]x", "[x]", "[/y]")), printed
+    # The Linux commands', the probe's, the tiering demo's and reproduce's tables are these tables.
+    import inspect
+    for module in (commands, command, report, tiering_demo):
+        assert "from rich.table import Table" not in inspect.getsource(module), module.__name__
+
+
 def test_a_detailed_alone_run_contributes_no_variance():
     shared = {"cores": [core(0.5, [1.8, 2.2, 1.9, 2.1]), core(0.25, [4.0, 4.0, 4.0, 4.0])]}
     detailed_alone = [core(1.0), core(0.5)]  # no sampling section: exact

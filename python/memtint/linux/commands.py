@@ -169,7 +169,7 @@ def _config_files(args: argparse.Namespace) -> list[str]:
 
 
 def _histogram_table(title: str, rows: list[dict[str, Any]], key: str):
-    from rich.table import Table
+    from memtint.tables import _Table as Table
 
     table = Table(title=title, title_justify="left")
     for column in [key, *CLASSES, "total"]:
@@ -326,7 +326,7 @@ def _report_not_written(report: str | None, started: float, exit_code: int | Non
 def _verify(args: argparse.Namespace) -> None:
     """`run --verify`: the isolation check's figures and verdict, on stderr."""
     from rich.console import Console
-    from rich.table import Table
+    from memtint.tables import _Table as Table
 
     from memtint.linux.colour_spec import format_list
     from memtint.linux.isolation import ISOLATED, NOT_ISOLATED, verify_isolation
@@ -357,7 +357,7 @@ def _verify(args: argparse.Namespace) -> None:
 
 def _run_mix(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
+    from memtint.tables import _Table as Table
 
     commands = split_commands(_argv(args.command))
     # before any program runs: a JSON that cannot be written would lose the whole run
@@ -397,7 +397,7 @@ def _run_mix(args: argparse.Namespace) -> int:
         for column in ["#", "program", "colours", "banks", "CPU", "exit", "wall s"]:
             table.add_column(column, justify="right" if column in ("#", "banks", "exit", "wall s") else "left")
         for i, p in enumerate(result["programs"]):
-            table.add_row(str(i), escape(" ".join(p["command"])[:40]), p["colours_text"], str(len(p["banks"])),
+            table.add_row(str(i), " ".join(p["command"])[:40], p["colours_text"], str(len(p["banks"])),
                           ",".join(map(str, p["cpus"])), str(p["exit_code"]), f"{p['wall_seconds']:.2f}")
         from memtint.tables import output_console
         output_console().print(table)
@@ -443,7 +443,7 @@ def _run_tiered(args: argparse.Namespace, argv: list[str]) -> int:
 def _numa_probe(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
+    from memtint.tables import _Table as Table
 
     from memtint.cli import _size
     from memtint.linux.errors import LinuxError
@@ -521,7 +521,7 @@ def _numa_probe(args: argparse.Namespace) -> int:
 def _refresh_probe(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
+    from memtint.tables import _Table as Table
 
     from memtint.linux import refresh_probe
 

@@ -229,7 +229,7 @@ def _truth_fields(truth: dict) -> dict[str, list]:
 
 
 def _print(results, source: str, elapsed: float) -> list[bool]:
-    from rich.table import Table
+    from memtint.tables import _Table as Table
 
     exact = []
     from memtint.tables import output_console

@@ -343,7 +343,9 @@ def write_index(out: str, papers: list[dict[str, Any]], header: list[str], comma
 
 
 def terminal_table(papers: list[dict[str, Any]]):
-    from rich.table import Table
+    from rich.text import Text
+
+    from memtint.tables import _Table as Table
 
     t = Table(title="memtint reproduce: paper vs memtint")
     for col in ("paper", "claim", "paper value", "memtint (mean ± sd)", "verdict"):
@@ -357,5 +359,5 @@ def terminal_table(papers: list[dict[str, Any]]):
             v = r.verdict
             t.add_row(p["name"], r.claim["id"] + (f" ({r.subject})" if r.subject else ""), paper_text(r.claim),
                       f"{fmt_value(m, s['mean'])} ± {fmt_value(m, s['sd'], False)}{sampled_text(r)}",
-                      f"[{colour.get(v, 'white')}]{verdict_text(r)}[/]")
+                      Text(verdict_text(r), style=colour.get(v, "white")))
     return t
