@@ -12,6 +12,7 @@ import pytest
 from memtint.probe import gf2
 from memtint.probe.search import Organisation, ProbeError, Search, Settings
 from memtint.probe.simulated import Noise, SimulatedTimer
+from memtint.probe.timer import AddressSpace
 
 pytestmark = pytest.mark.engine
 
@@ -63,6 +64,24 @@ def test_a_buffer_too_small_for_a_bit_flip_is_a_named_error():
     timer = SimulatedTimer("i7-860", share=0.00002)
     with pytest.raises(ProbeError, match="give the probe more memory"):
         Search(timer, Organisation.from_engine(timer.truth()["organisation"]), Settings(max_pairs=20_000)).run()
+
+
+def test_a_buffer_in_long_runs_probes_the_bits_below_them_and_says_so():
+    # Two runs of frames, an eighth of memory each, 6/8 apart: b31 and b32 vary but only ever
+    # flip together (as in a VM's guest-physical memory). They used to be found as a function
+    # b31^b32 whose pairs the buffer cannot hold: "no pair of lines ... give the probe more memory".
+    class Runs(SimulatedTimer):
+        def space(self):
+            n = self.truth()
+            frames = 1 << (n["capacity_bits"] - 12)
+            run = range(frames // 8)
+            return AddressSpace(n["capacity_bits"], [*run, *(f + frames * 6 // 8 for f in run)], base=n["base"])
+
+    timer = Runs("i7-860")
+    r = Search(timer, Organisation.from_engine(timer.truth()["organisation"]), Settings(max_pairs=60_000)).run()
+    assert r.fields() == _truth(timer)  # b31 and b32 are row bits there
+    assert any("b31 and above are not probed" in w and "between 0.0 and 7.0 GiB, in 2 runs" in w for w in r.warnings), \
+        r.warnings
 
 
 def test_gf2_null_space_lightest_basis_and_duals():

@@ -199,6 +199,7 @@ def _json_out(path: str | None, value: dict) -> None:
 
 
 def _search(search_cls, timer, org, settings, err, args, label: str, failures: list[dict]):
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from memtint.probe.search import ProbeError
@@ -217,10 +218,13 @@ def _search(search_cls, timer, org, settings, err, args, label: str, failures: l
         try:
             return search.run()
         except ProbeError as e:
-            err.print(f"memtint probe: {e}")
+            for w in search.warnings:  # what the search had to leave out, which may be why
+                err.print(f"note: {escape(w)}")
+            err.print(f"memtint probe: {escape(str(e))}")
             # What was measured before the search gave up, for --json.
-            failures.append({"label": label, "error": str(e), "measurements": timer.measurements,
-                             "pairs_timed": search.pairs_timed, "raw": search.raw})
+            failures.append({"label": label, "error": str(e), "warnings": search.warnings,
+                             "measurements": timer.measurements, "pairs_timed": search.pairs_timed,
+                             "raw": search.raw})
             return None
 
 

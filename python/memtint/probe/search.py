@@ -231,6 +231,32 @@ class Search:
         self.varying = (spread_bits << 12) | ((1 << 12) - (1 << LINE_BITS))
         if self.s.span_bits is not None:
             self.varying &= (1 << self.s.span_bits) - 1
+        self._cut_unpaired_bits(frames, spread_bits)
+
+    def _cut_unpaired_bits(self, frames: list[int], spread_bits: int) -> None:
+        """A buffer whose frames cluster in part of memory (the kernel fills one zone first; a
+        virtual machine's guest-physical memory) can vary a high bit yet hold no two frames
+        differing in it alone: such bits only ever flip together, look like a function of each
+        other, and a pair flipping one cannot be formed.
+        From the lowest such bit up nothing is probed (step 4 takes them as rows). A buffer too
+        small to hold such pairs at random is left alone: more memory is the remedy there."""
+        if len(frames) * self.space.share() < 32:
+            return
+        present = set(frames)
+        for bit in range(spread_bits.bit_length()):
+            if spread_bits >> bit & 1 and not any(f ^ (1 << bit) in present for f in frames):
+                cut = bit + 12
+                if not self.varying >> cut:
+                    return
+                self.varying &= (1 << cut) - 1
+                ordered = sorted(frames)
+                runs = 1 + sum(b != a + 1 for a, b in zip(ordered, ordered[1:]))
+                gib = lambda f: f"{(f << 12) / (1 << 30):.1f}"  # noqa: E731
+                self.warnings.append(
+                    f"address bits b{cut} and above are not probed: no two of the buffer's {len(frames):,} frames "
+                    f"differ in b{cut} alone (they lie between {gib(ordered[0])} and {gib(ordered[-1] + 1)} GiB, "
+                    f"in {runs:,} runs), so it cannot be flipped alone; they are taken as row bits")
+                return
 
     # -- measuring ---------------------------------------------------------------------------
 
@@ -528,8 +554,8 @@ class Search:
                 self.problems.append(f"b{k}: {slow} of {len(ts)} flips conflicted; row or column cannot be told (too much noise)")
         if untestable:
             self.warnings.append(
-                "the buffer never varies address bit(s) " + ", ".join(f"b{k}" for k in sorted(untestable))
-                + ": taken as row bits, untested (confidence 0); a larger buffer reaches them"
+                "no two lines of the buffer differ in address bit(s) " + ", ".join(f"b{k}" for k in sorted(untestable))
+                + " alone: taken as row bits, untested (confidence 0); a larger buffer may reach them"
             )
         return rows, cols, conf
 
