@@ -509,6 +509,10 @@ def test_inspect_reports_pages_per_node():
     assert nodes <= set(LinuxNuma().memory_nodes()) and nodes
     assert sum(row["heap"] for row in report["by_node"]) > 0
     assert report["numa_policies"]
+    assert not any("memory nodes" in n for n in report["notes"])
+    # A machine of several nodes says how it decodes pages (it decoded them as node 0's, silently).
+    notes = inspect_process(os.getpid(), "opteron-6128")["notes"]
+    assert any("opteron-6128 has 4 memory nodes" in n and "opteron-6128-node" in n for n in notes), notes
 
 
 def test_numa_maps_give_pages_per_node_and_the_policy_set_before_exec():

@@ -5,6 +5,7 @@ schema is in docs/linux.md."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import defaultdict
@@ -128,6 +129,25 @@ def pages_per_node(pid: int, mappings: list) -> tuple[dict[int, dict[str, int]],
     return nodes, policies
 
 
+def _nodes_note(machine: str | dict[str, Any], mapping: str | None, layout: ColourLayout) -> str | None:
+    """On a machine of several memory nodes, how a page is decoded: with the node's own mapping,
+    over the address bits below a node's capacity (the machine's nodes begin at multiples of it)."""
+    from memtint import _engine
+
+    request: dict[str, Any] = {"machine": machine}
+    if mapping:
+        request["overrides"] = {"dram": {"mapping": mapping}}
+    nodes = json.loads(_engine.probe_rounds(json.dumps(request)))["machine"]["nodes"]
+    if len(nodes) < 2:
+        return None
+    size = 1 << nodes[0]["capacity_bits"]
+    gib = f"{size / (1 << 30):g} GiB"
+    return (f"{layout.data['machine']} has {len(nodes)} memory nodes: every page is decoded with the node mapping "
+            f"{layout.data['mapping']} over its address bits below {gib}, as the machine's nodes begin at multiples "
+            f"of {gib} (on a real machine whose nodes do not, pages outside node 0 are decoded wrongly); by_node "
+            "counts each node's pages from numa_maps")
+
+
 def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mapping: str | None = None,
                     space: str | None = None) -> dict[str, Any]:
     """A histogram of process `pid`'s resident pages by bank, channel, rank, LLC colour and
@@ -179,6 +199,9 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
                 f"{what} bits {', '.join(f'b{b}' for b in bits)} lie inside the {layout.page_bytes}-byte page: "
                 f"each page spans {len(layout.data['in_page'][f'{what}_offsets'])} {what}s, so the {what} histogram "
                 f"counts pages by the {what}s they span (ids joined by '+')")
+    node_note = _nodes_note(machine, mapping, layout)
+    if node_note:
+        notes.append(node_note)
     hugepage_heap = any(m.path.startswith("/anon_hugepage") and m.kind == "heap" for m in mappings)
     if hugepage_heap:
         notes.append("the heap holds hugepages (libmemtint's hugepage mode): a hugepage is resident as a whole, "
