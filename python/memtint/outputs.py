@@ -150,6 +150,16 @@ def _toml_strings(path: str) -> object:
         return None  # the command reports a broken file with its place
 
 
+def _kernel_interface(path: str) -> str | None:
+    """/proc or /sys when ``path`` lies in one: their files read as regular files but hold what
+    the kernel says (a process's maps, a setting); an output written there is at best an error."""
+    real = os.path.realpath(path)
+    for root in ("/proc", "/sys"):
+        if real == root or real.startswith(root + os.sep):
+            return root
+    return None
+
+
 def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.PathLike[str] | None] = (),
                   stores: Iterable[str | os.PathLike[str] | None] = ()) -> None:
     """Refuse, before any work, outputs that cannot be written or that are one of the inputs.
@@ -172,6 +182,10 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.P
     for option, path in given.items():
         if os.path.isdir(path):
             raise OutputError(f"{option} {path}: is a directory; give a file name")
+        kernel = _kernel_interface(path)
+        if kernel:
+            raise OutputError(f"{option} {path}: is in {kernel}, the kernel's interface, not a file memtint writes; "
+                              "give a file name elsewhere")
         ident = _identity(path)
         if ident is not None and ident in input_ids:
             same = input_ids[ident]

@@ -105,7 +105,7 @@ def test_report_that_cannot_be_written_or_is_an_input_is_refused_before_the_prog
     marker = tmp_path / "ran"
     program = ["sh", "-c", f"touch {marker}"]
     refused(cli("run", "--colors", "0-7", "--report", "/proc/x", "--", *program),
-            "--report /proc/x: cannot be written")
+            "--report /proc/x: is in /proc")
     data = tmp_path / "data.txt"
     data.write_text("keep me\n")
     before = snapshot(data)
@@ -140,7 +140,7 @@ def test_run_mix_json_that_cannot_be_written_is_refused_before_the_programs_run(
     markers = [tmp_path / "ran0", tmp_path / "ran1"]
     r = cli("run-mix", "--json", "/proc/x", "--", "sh", "-c", f"touch {markers[0]}", ":::",
             "sh", "-c", f"touch {markers[1]}")
-    refused(r, "--json /proc/x: cannot be written")
+    refused(r, "--json /proc/x: is in /proc")
     assert not any(m.exists() for m in markers)
     data = tmp_path / "in.txt"
     data.write_text("input\n")

@@ -238,8 +238,16 @@ def test_a_run_file_s_rules_are_relative_to_it(memtint, tmp_path, monkeypatch):
 ])
 def test_json_into_a_place_without_files_is_refused_before_work(memtint, command):
     start = time.monotonic()
-    assert_clean_error(memtint(*command, "--json", "/proc/x"), "--json /proc/x", "cannot be written")
+    assert_clean_error(memtint(*command, "--json", "/proc/x"), "--json /proc/x: is in /proc", "the kernel's interface")
     assert time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize("path", ["/proc/self/status", "/sys/kernel/mm/transparent_hugepage/enabled"])
+def test_json_into_the_kernels_files_is_refused_before_work(memtint, path):
+    # /proc/PID/maps (read by inspect) exists and looks writable to root: the write then failed
+    # with "No such file or directory".
+    assert_clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "100",
+                               "--json", path), f"--json {path}: is in /", "the kernel's interface")
 
 
 @pytest.mark.engine
