@@ -24,6 +24,8 @@ import pytest
 from memtint.linux import native
 from memtint.linux.colour_spec import format_list, parse_list
 from memtint.linux.errors import LinuxError
+from memtint.linux.hypervisor import NOTED, detect_hypervisor
+from memtint.linux.native import library_path
 from memtint.linux.maps import parse_maps
 
 ROOT = os.geteuid() == 0
@@ -198,6 +200,22 @@ def test_a_report_the_program_never_wrote_is_said(tmp_path):
     assert f"--report {stale} was not written (the file there is older: it is not this run's)" in r.stderr, r.stderr
     r = cli("run", "--colors", "0-7", "--report", tmp_path / "fresh.json", "--", "true")
     assert r.returncode == 0 and "was not written" not in r.stderr and (tmp_path / "fresh.json").exists()
+
+
+@needs_root
+@needs_library
+@pytest.mark.skipif(detect_hypervisor() is None, reason="the warning is about a virtual machine; this is not one")
+def test_a_coloured_pipeline_is_told_it_runs_in_a_vm_once():
+    said = "libmemtint: warning: running under a hypervisor"
+    pipeline = ["--", "sh", "-c", "echo a | cat | cat"]
+    for r in (cli("run", "--colors", "0-7", *pipeline), cli("run-mix", "--policy", "bpm", *pipeline, ":::", "true")):
+        assert r.returncode == 0, r.stderr
+        assert r.stderr.count("memtint: warning: running in a virtual machine") == 1 and said not in r.stderr, r.stderr
+    # Started without memtint, the library still says it (in each process: it cannot know the others).
+    env = dict(os.environ, LD_PRELOAD=library_path(), MEMTINT_COLOR_MASKS="0x2000", MEMTINT_COLORS="0")
+    env.pop(NOTED, None)
+    r = subprocess.run(["sh", "-c", "echo a | cat"], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and said in r.stderr, r.stderr
 
 
 @needs_root

@@ -136,6 +136,7 @@ void mt_config_load(void) {
     const char *s;
     mt_cfg.quiet = (s = getenv("MEMTINT_QUIET")) && *s && strcmp(s, "0");
     mt_cfg.verbose = (s = getenv("MEMTINT_VERBOSE")) && *s && strcmp(s, "0");
+    mt_cfg.hypervisor_noted = (s = getenv("MEMTINT_HYPERVISOR_NOTED")) && *s && strcmp(s, "0");
     if ((s = getenv("MEMTINT_COLOR_MASKS"))) parse_masks(s);
     if ((s = getenv("MEMTINT_COLORS"))) {
         if (!mt_cfg.n_masks)

@@ -70,6 +70,7 @@ typedef struct {
     int mode_requested;
     int on_exhaustion;
     bool quiet, verbose;
+    bool hypervisor_noted; /* MEMTINT_HYPERVISOR_NOTED: the launcher said it once for the whole run */
     char report_path[512];
     uint64_t pool_limit_pages; /* 0 = no limit */
     int node;                  /* MEMTINT_NODE: the process's node, -1 = any */

@@ -105,7 +105,7 @@ static void start(void) {
             }
             mt_heap_init();
             pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-            if (mt_hypervisor_present())
+            if (!mt_cfg.hypervisor_noted && mt_hypervisor_present())
                 mt_warn("running under a hypervisor: frame numbers are guest-physical, so colours "
                         "need not match real DRAM banks, channels or cache sets");
             if (mt_cfg.have_colours) {

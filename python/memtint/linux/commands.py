@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-from memtint.linux.hypervisor import vm_warning
+from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.inspect import inspect_process
 from memtint.linux.isolation import BUFFER_MB as ISOLATION_BUFFER_MB
 from memtint.linux.launch import MODES, command_inputs, map_count_warning
@@ -138,9 +138,10 @@ def _argv(words: list[str]) -> list[str]:
     return words[1:] if words and words[0] == "--" else words
 
 
-def _warn(text: str | None) -> None:
+def _warn(text: str | None) -> bool:
     if text:
         sys.stderr.write(f"memtint: warning: {text}\n")
+    return bool(text)
 
 
 def _write_json(path: str, value: Any) -> None:
@@ -287,7 +288,8 @@ def _run(args: argparse.Namespace) -> int:
                          "memory nodes)")
     if not argv:
         raise LinuxError("no program given: memtint run --colors SPEC -- PROGRAM ARGS...")
-    _warn(vm_warning())
+    if _warn(vm_warning()):
+        os.environ[NOTED] = "1"  # the program's processes need not each say it again
     _warn(map_count_warning(args.mode))
     _warn(_cost(args))
     if args.verify:

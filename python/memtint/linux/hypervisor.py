@@ -27,6 +27,11 @@ def detect_hypervisor() -> str | None:
     return None
 
 
+# Set in a coloured program's environment once the VM warning was given: libmemtint then does
+# not repeat it in every process of the program (a shell pipeline printed it per child).
+NOTED = "MEMTINT_HYPERVISOR_NOTED"
+
+
 def vm_warning() -> str | None:
     """The warning the commands print in a virtual machine (None on bare metal)."""
     evidence = detect_hypervisor()

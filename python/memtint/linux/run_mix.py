@@ -12,7 +12,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from memtint.linux.errors import LinuxError
-from memtint.linux.hypervisor import vm_warning
+from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.launch import (CommandRun, check_can_colour, check_preloadable, coloured_environment, exit_status,
                                   forward_signals, parse_cpus, start)
 from memtint.linux.layout import ColourLayout, policy_partition
@@ -66,7 +66,8 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
         check_preloadable(argv, dict(os.environ))
     available = sorted(os.sched_getaffinity(0))
     cpu_list = (parse_cpus(cpus) if isinstance(cpus, str) else list(cpus)) if cpus else available
-    warnings = [w for w in [vm_warning()] if w]
+    vm = vm_warning()
+    warnings = [w for w in [vm] if w]
     if len(cpu_list) < len(commands):
         warnings.append(f"{len(commands)} programs share {len(cpu_list)} CPUs: they also compete for CPU time")
     for w in warnings:
@@ -79,7 +80,10 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
         run = CommandRun(list(argv), list(proc["colours"]), [cpu_list[i % len(cpu_list)]],
                          os.path.join(reports, f"program-{i}.json"),
                          extra={"banks": proc["banks"], "channels": proc["channels"], "colours_text": proc["colours_text"]})
-        runs.append((run, coloured_environment(layout, run.colours, mode=mode, spill=spill, report=run.report_path)))
+        env = coloured_environment(layout, run.colours, mode=mode, spill=spill, report=run.report_path)
+        if vm:
+            env[NOTED] = "1"  # said once above, not again by libmemtint in every program
+        runs.append((run, env))
     started_all = time.monotonic()
     started: list[CommandRun] = []
     try:
