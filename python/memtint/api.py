@@ -215,7 +215,17 @@ def _program(program: str | os.PathLike[str], key: str = "programs", part: str =
         )
     if os.path.isdir(text):
         raise MemtintError(f"{key}: {part}{text}: is a directory, not a trace file")
-    return os.path.abspath(text)
+    return absolute_path(text)
+
+
+def absolute_path(path: str) -> str:
+    """``path`` made absolute, naming the file the kernel opens: abspath folds "dir/.." by name,
+    which through a symlinked directory is another place (a run file in a symlinked configs/
+    naming ../../workloads/...)."""
+    absolute = os.path.abspath(path)
+    if os.path.exists(absolute) and os.path.samefile(absolute, path):
+        return absolute
+    return os.path.realpath(path)
 
 
 _CHECKOUT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))

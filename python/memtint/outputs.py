@@ -28,7 +28,7 @@ import stat
 import tempfile
 from typing import Any, Iterator, Iterable, Mapping
 
-from memtint.api import MemtintError
+from memtint.api import MemtintError, absolute_path
 
 
 class OutputError(MemtintError):
@@ -131,7 +131,7 @@ def referenced_files(*items: object, base: str | None = None) -> list[str]:
                 seen.add(real)
                 found.append(candidate)
                 if candidate.endswith(".toml"):
-                    visit(_toml_strings(candidate), os.path.dirname(os.path.abspath(candidate)))
+                    visit(_toml_strings(candidate), os.path.dirname(absolute_path(candidate)))
 
     for item in items:
         visit(item, base)

@@ -142,6 +142,26 @@ def test_compare_errors_are_one_clear_line(memtint, clean_error, args, needles):
 
 
 @pytest.mark.engine
+@pytest.mark.engine
+def test_a_run_file_in_a_symlinked_directory_names_traces_as_the_kernel_finds_them(memtint, tmp_path):
+    # view/cfg -> real/a: "../../t.mtt.gz" from view/cfg/runs/ is real/t.mtt.gz, not view/t.mtt.gz
+    # (folding ".." by name gave "no such file"); the inputs of the run are found the same way.
+    import shutil
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    (tmp_path / "real" / "a" / "runs").mkdir(parents=True)
+    shutil.copy(os.path.join(root, "workloads", "traces", "bfs.t1.mtt.gz"), tmp_path / "real" / "t.mtt.gz")
+    (tmp_path / "real" / "a" / "runs" / "run.toml").write_text(
+        'machine = "i7-860"\nprograms = ["../../t.mtt.gz", "light"]\ninstructions = 20000\nwarmup = 0\n')
+    (tmp_path / "view").mkdir()
+    os.symlink(tmp_path / "real" / "a", tmp_path / "view" / "cfg")
+    code, _, err = memtint("sim", "view/cfg/runs/run.toml", "--json", "out.json")
+    assert code == 0, err
+    assert json.loads((tmp_path / "out.json").read_text())["cores"][0]["program"] == str(tmp_path / "real" / "t.mtt.gz")
+    code, _, err = memtint("sim", "view/cfg/runs/run.toml", "--json", "real/t.mtt.gz")
+    assert code == 2 and "is an input of this command" in err, err
+
+
 def test_sim_config_errors(memtint, clean_error, tmp_path):
     clean_error(memtint("sim", tmp_path / "missing.toml"), "missing.toml")
     cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream"]\n')
