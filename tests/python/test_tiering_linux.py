@@ -288,6 +288,9 @@ def test_plans_take_bandwidths_from_hmat_and_say_when_nothing_is_to_be_placed(tm
     plan = plan_tiering(one, "bw-interleave")
     assert plan.nothing_to_place and not plan.write_weights and "nothing to place" in plan.notes[0]
     assert "weight 0 for node0" in error_of(one, "bw-interleave", weights="0")
+    # A node that is not there is named even when one node leaves nothing to place (it was ignored).
+    assert "node 5 is not one of the nodes placed on (node0)" in error_of(one, "bw-interleave", bandwidths="5=20")
+    assert "node 1 is not one of the nodes placed on" in error_of(one, "bw-local", bandwidths="0=20,1=4")
     # --weights on one node are not written (nor need root), and the plan says the kernel's apply.
     alone = FakeNuma.create(str(tmp_path / "alone"), {0: {"gbs": 20.0, "cpus": [0]}}, as_root=False)
     plan = plan_tiering(alone, "weighted-interleave", weights="3")

@@ -103,14 +103,20 @@ def _nodes(system: NumaSystem, text: str | None) -> list[int]:
     return chosen
 
 
+def _given_bandwidths(bandwidths: str, nodes: list[int]) -> dict[int, float]:
+    """--bandwidths parsed, each node one of those placed on."""
+    given = parse_bandwidths(bandwidths)
+    for n in given:
+        if n not in nodes:
+            raise LinuxError(f"--bandwidths {bandwidths}: node {n} is not one of the nodes placed on "
+                             f"({', '.join(f'node{m}' for m in nodes)})")
+    return given
+
+
 def _bandwidth_weights(system: NumaSystem, nodes: list[int], bandwidths: str | None) -> tuple[list[int], str]:
     """The thesis's D:N from --bandwidths, else from HMAT/CDAT sysfs."""
     if bandwidths:
-        given = parse_bandwidths(bandwidths)
-        for n in given:
-            if n not in nodes:
-                raise LinuxError(f"--bandwidths {bandwidths}: node {n} is not one of the nodes placed on "
-                                 f"({', '.join(f'node{m}' for m in nodes)})")
+        given = _given_bandwidths(bandwidths, nodes)
         missing = [n for n in nodes if n not in given]
         if missing:
             raise LinuxError(f"--bandwidths {bandwidths}: no bandwidth for {', '.join(f'node{m}' for m in missing)}")
@@ -169,7 +175,7 @@ def plan_tiering(system: NumaSystem, policy: str, *, weights: str | None = None,
     elif p.weights == BANDWIDTH_WEIGHTS and len(chosen) > 1:
         plan.weights, plan.weights_source = _bandwidth_weights(system, chosen, bandwidths)
     elif bandwidths:
-        parse_bandwidths(bandwidths)  # a bad figure is an error even with one node
+        _given_bandwidths(bandwidths, chosen)  # a bad figure or node is an error even with one node
     if p.mode == MPOL_WEIGHTED_INTERLEAVE:
         current = system.interleave_weights()
         # One node takes every page whatever its weight: nothing is written, so root is not needed.
