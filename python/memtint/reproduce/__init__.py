@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=_at_least(1), default=3, metavar="N", help="seeds per point (default 3, at least 1)")
     parser.add_argument("--jobs", type=_at_least(1), metavar="N", help="worker processes (default: the CPU count)")
     parser.add_argument("--quick", action="store_true",
-                        help="tiny run lengths and few mixes (seconds; for tests and trying the command)")
+                        help="tiny run lengths and few mixes (a few minutes on 2 cores; for tests and trying the command)")
     parser.add_argument("--mix-seed", type=_at_least(0), default=common.Settings.mix_seed, metavar="N",
                         help=f"seed of the mix draws (default {common.Settings.mix_seed})")
     parser.add_argument("--warmup", type=_count_at_least(0), default=None, metavar="N",
