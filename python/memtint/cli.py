@@ -495,7 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="capture cache-filtered CPU traces of a real program (Valgrind)",
         description="Run PROGRAM under memtint's Valgrind tool: its data accesses go through a private "
         "L1/L2 per thread inside the traced process, and each L2 miss is written as a Ramulator-style record "
-        "to OUTPUT.t<N>.mtt (one file per thread, N = 1 for the main thread, then in creation order). "
+        "to PREFIX.t<N>.mtt (-o; one file per thread, N = 1 for the main thread, then in creation order). "
         "Exit status: 0, 2 on errors, 3 when the program itself exited non-zero or was killed (the traces "
         "are kept and flagged in the summary). See docs/tracing.md.",
     )
@@ -1413,10 +1413,12 @@ def _trace(args: argparse.Namespace) -> int:
 
     program = shutil.which(command[0]) or command[0]
     # Every file the capture writes or removes (an earlier capture's threads) is an output.
-    outputs = {"--json": args.json, "OUTPUT": f"{output}.t1.mtt", "OUTPUT's summary": f"{output}.summary.json",
-               "OUTPUT's log": f"{output}.valgrind.log"}
-    outputs.update({f"OUTPUT (an earlier capture's file, removed first) {i}": f for i, f in enumerate(trace_files(output), 1)
-                    if f != outputs["OUTPUT"]})
+    # Named as the option that makes them (-o PREFIX, the program's name without it).
+    made = "-o" if args.output else "the default prefix"
+    outputs = {"--json": args.json, f"{made}'s trace": f"{output}.t1.mtt", f"{made}'s summary": f"{output}.summary.json",
+               f"{made}'s log": f"{output}.valgrind.log"}
+    outputs.update({f"{made}'s earlier thread file {i} (removed first)": f for i, f in enumerate(trace_files(output), 1)
+                    if f != outputs[f"{made}'s trace"]})
     check_outputs(outputs, [program, *argument_paths(command[1:])])
     interactive = sys.stderr.isatty()
     last = [0.0]

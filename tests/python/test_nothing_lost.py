@@ -54,12 +54,13 @@ def test_convert_into_a_hard_link_of_its_input_is_refused(memtint, trace, hard_l
 @pytest.mark.parametrize("args, needles", [
     # Every file a capture writes or removes is an output: an earlier capture's thread files, the
     # summary and the log (only PREFIX.t1.mtt used to be checked).
-    (["trace", "-o", "in", "--", "/bin/cat", "in.t2.mtt"], ["an earlier capture's file", "in.t2.mtt", "is an input"]),
-    (["trace", "-o", "in", "--", "/bin/cat", "in.summary.json"], ["OUTPUT's summary", "is an input"]),
-    (["trace", "-o", "in", "--", "/bin/cat", "in.valgrind.log"], ["OUTPUT's log", "is an input"]),
-    (["trace", "-o", "in", "--", "/bin/sh", "-c", "cat in.valgrind.log"], ["OUTPUT's log", "is an input"]),
+    (["trace", "-o", "in", "--", "/bin/cat", "in.t2.mtt"], ["-o's earlier thread file", "in.t2.mtt", "is an input"]),
+    (["trace", "-o", "in", "--", "/bin/cat", "in.summary.json"], ["-o's summary", "is an input"]),
+    (["trace", "-o", "in", "--", "/bin/cat", "in.valgrind.log"], ["-o's log", "is an input"]),
+    (["trace", "-o", "in", "--", "/bin/sh", "-c", "cat in.valgrind.log"], ["-o's log", "is an input"]),
     (["trace", "-o", "q", "--json", "q.valgrind.log", "--", "/bin/true"], ["--json q.valgrind.log", "same file"]),
     (["trace", "-o", ".", "--", "/bin/true"], ["-o .: is a directory"]),
+    (["trace", "-o", "nodir/x", "--", "/bin/true"], ["-o's trace nodir/x.t1.mtt: directory", "does not exist"]),
     (["trace", "-o", "in", "--limit", "0.5", "--", "/bin/true"], ["--limit", "whole number"]),
     (["trace", "-o", "in", "--warmup", "99999999999999999999999", "--", "/bin/true"], ["--warmup", "64-bit"]),
 ])
