@@ -108,7 +108,8 @@ def add_commands(commands: Any) -> None:
     )
     refresh.add_argument("--rounds", metavar="N", type=int, default=5, help="runs of the probe (default 5)")
     refresh.add_argument("--samples", metavar="N", type=int, default=1_000_000,
-                         help="timed loads per round (default 1000000: about 0.5 s of loads, then a period search of a few seconds)")
+                         help="timed loads per round (default 1000000: about 0.5 s of loads, then a period "
+                              "search of a few seconds)")
     refresh.add_argument("--threshold", metavar="X", type=float, default=2.0,
                          help="a load slower than X times the median is a slow load (default 2)")
     refresh.add_argument("--json", metavar="OUT", help="write the figures as JSON to OUT ('-' for stdout)")
