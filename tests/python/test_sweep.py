@@ -153,6 +153,26 @@ def test_interrupted_sweep_resumes_without_redoing_stored_runs(tmp_path):
 
 
 @pytest.mark.engine
+def test_a_script_sweeping_outside_the_main_guard_is_told_to_add_it(tmp_path):
+    # The spawned workers import the script: each called memtint.sweep again and died with a
+    # multiprocessing traceback, and every run failed with "terminated abruptly" and nothing else.
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import memtint\n"
+        "spec = {'machines': ['i7-860'], 'mixes': [['light', 'light']], 'policies': ['buddy'],\n"
+        "        'instructions': [20000], 'seeds': [1], 'warmup': 0}\n"
+        "s = memtint.sweep(spec, out='res', jobs=1, progress=False)\n"
+        "print('failed', s.failed)\n")
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "put the call under 'if __name__ == \"__main__\":'" in done.stderr, done.stderr
+    assert "failed 1" in done.stdout, done.stdout
+    errors = load_results(tmp_path / "res")["error"].dropna()
+    assert len(errors) and errors.str.contains("outside 'if __name__").all(), list(errors)
+
+
 def test_failed_run_is_recorded_and_the_cli_exits_non_zero(memtint, tmp_path):
     # The failing configuration really fails on its own.
     with pytest.raises(api.MemtintError, match="no free frame"):

@@ -28,5 +28,5 @@ def sweep(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out: str | 
     """Run a sweep (a TOML path, a dict in the same schema, or a :class:`SweepSpec`) into the
     result directory ``out`` on a local process pool of ``jobs`` workers, or on Ray with
     ``ray="auto"`` or ``ray="ADDRESS"`` (needs ``pip install 'memtint[ray]'``); see
-    :func:`memtint.sweep.run_sweep` for the options."""
+    :func:`run_sweep` (``from memtint.sweep import run_sweep``) for the options."""
     return run_sweep(spec, out, jobs=jobs, ray=ray, **options)

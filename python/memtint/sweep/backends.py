@@ -113,7 +113,11 @@ class LocalBackend:
                 item = pending.pop(future)
                 try:
                     result = future.result()
-                except Exception as error:  # BrokenProcessPool, unpicklable result...
+                except BrokenProcessPool as error:
+                    result = WorkerError(f"{type(error).__name__}: {error} (a worker died: a crash, the OOM killer, "
+                                         "or a script calling memtint.sweep outside 'if __name__ == \"__main__\":', "
+                                         "which each worker runs again as it starts)")
+                except Exception as error:  # an unpicklable result...
                     result = WorkerError(f"{type(error).__name__}: {error}")
                 yield item, result
             fill()

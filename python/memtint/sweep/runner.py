@@ -138,6 +138,17 @@ def _with_alone(run: runs_module.Run, known: dict[str, dict[str, Any]]) -> dict[
     return item
 
 
+def _refuse_in_a_starting_worker() -> None:
+    """A pool worker starts by importing the script that made the pool (spawn): a script whose
+    sweep call is not under ``if __name__ == "__main__":`` calls it again there, and every run
+    failed with a dead worker and a multiprocessing traceback. Say what to do instead."""
+    import multiprocessing.process
+
+    if getattr(multiprocessing.process.current_process(), "_inheriting", False):
+        raise MemtintError("memtint.sweep was called while a sweep worker was starting: its workers import the "
+                           "script that calls it, so put the call under 'if __name__ == \"__main__\":'")
+
+
 def run_sweep(
     spec: SweepSpec | dict[str, Any] | str | os.PathLike[str],
     out: str | os.PathLike[str],
@@ -163,6 +174,7 @@ def run_sweep(
     terminal, ``True`` always, ``False`` never; ``on_progress(phase, done, total)`` is called
     after each finished task (phase ``"alone runs"`` or ``"runs"``).
     """
+    _refuse_in_a_starting_worker()
     start = time.perf_counter()
     # The command line's bounds, for scripts too (jobs=0 ran, limit=-1 gave a contradictory summary).
     for name, value in (("jobs", jobs), ("limit", limit), ("batch_size", batch_size)):
