@@ -48,7 +48,7 @@ def render() -> str:
         for name, obj in objs:
             lines += [f"### `{name}{inspect.signature(obj)}`", "", inspect.getdoc(obj) or "", ""]
     lines.append("Generated from the docstrings by `make api-docs` (docs/gen_api.py); a test checks that every")
-    lines.append("public name of `memtint` is listed here.")
+    lines.append("public name of `memtint` is listed here, and that this page is what the code says today.")
     return "\n".join(lines) + "\n"
 
 

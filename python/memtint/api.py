@@ -9,6 +9,7 @@ schema are documented in docs/stats.md.
 from __future__ import annotations
 
 import json
+import numbers
 import os
 from typing import Any
 
@@ -295,6 +296,10 @@ def build_sim_spec(
             raise MemtintError("give at least one process")
     elif not programs:
         raise MemtintError("a mix needs at least one program")
+    for name, value in (("instructions", instructions), ("seed", seed), ("warmup", warmup)):
+        # int() took '20000' and truncated 2.5 without a word; a run file refuses both.
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise MemtintError(f"{name}: expected a whole number, got {value!r}")
     os_table = dict(os_options or {})
     os_table.setdefault("policy", policy)
     spec: dict[str, Any] = {

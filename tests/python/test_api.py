@@ -57,6 +57,18 @@ def test_unknown_option_is_a_type_error():
         memtint.run_dram("ddr4-2400", memtint.generate("random", requests=10), schedular="fcfs")
 
 
+@pytest.mark.parametrize("option, value", [("instructions", "20000"), ("instructions", 2.5), ("seed", True),
+                                           ("warmup", 1e6)])
+def test_a_sim_count_that_is_not_a_whole_number_is_refused(option, value):
+    # int() took "20000" and cut 2.5 to 2 without a word; a run file and a sweep spec refuse them.
+    options = {"instructions": 20_000, option: value}
+    with pytest.raises(memtint.MemtintError, match=f"{option}: expected a whole number, got {value!r}"):
+        memtint.api.build_sim_spec("i7-860", ["light"], **options)
+    import numpy
+
+    assert memtint.api.build_sim_spec("i7-860", ["light"], instructions=numpy.int64(20_000))["instructions"] == 20_000
+
+
 def test_memtint_error_is_an_exception():
     assert issubclass(memtint.MemtintError, Exception)
 
@@ -122,3 +134,10 @@ def test_api_reference_lists_every_public_function():
     for name in memtint.__all__:
         if inspect.isfunction(getattr(memtint, name)):
             assert f"`memtint.{name}(" in text, f"docs/api.md does not document memtint.{name}"
+    # ...with today's signatures and docstrings (inspect_process's `space` default had gone stale).
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_api", pathlib.Path(__file__).parents[2] / "docs" / "gen_api.py")
+    gen_api = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_api)
+    assert gen_api.render() == text, "docs/api.md is not what the code says: run make api-docs"
