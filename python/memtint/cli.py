@@ -1366,9 +1366,13 @@ def _report(args: argparse.Namespace) -> int:
     report = write_report(args.results, args.out, baseline=args.baseline)
     from memtint.tables import output_console
     out = output_console()
-    out.print(normalised_table(report["rows"], f"{report['runs']} runs of {report['mixes']} mixes, "
+    failed = f" ({report['failed']} failed)" if report["failed"] else ""
+    out.print(normalised_table(report["rows"], f"{report['runs']} runs{failed} of {report['mixes']} mixes, "
                                                f"normalised to {report['baseline']}"))
     out.print(f"Report: {report['index']} (summary: {report['summary']})", soft_wrap=True)
+    if report["failed"] == report["runs"]:  # a report of nothing but dashes, said plainly
+        sys.stderr.write(f"memtint: warning: none of the {report['runs']} runs succeeded, so the report has no "
+                         f"figures; the first error: {report['first_error']}\n")
     return 0
 
 

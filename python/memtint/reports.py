@@ -364,8 +364,8 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     """Write ``index.html``, ``summary.md`` and the PNG plots of the results in ``results`` into
     ``out`` (default ``RESULTS/report``). ``config_hashes`` restricts the report to those runs
     (one sweep's, when the store also holds others, e.g. from an earlier engine version). Returns
-    ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes"}`` (``rows``:
-    :func:`summary_rows`)."""
+    ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes", "failed",
+    "first_error"}`` (``rows``: :func:`summary_rows`)."""
     from memtint.api import MemtintError
     from memtint.sweep.store import load_results
 
@@ -442,4 +442,5 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
         f"{figures}</body></html>\n")
     return {"out": str(out_dir), "index": str(index_path), "summary": str(summary_path),
             "plots": [str(out_dir / name) for name, _ in PLOTS], "rows": rows, "baseline": base,
-            "runs": len(runs), "mixes": mixes}
+            "runs": len(runs), "mixes": mixes, "failed": failed,
+            "first_error": next((str(e) for e in runs.loc[runs["status"] != "ok", "error"] if isinstance(e, str)), None)}

@@ -171,6 +171,11 @@ def test_a_script_sweeping_outside_the_main_guard_is_told_to_add_it(tmp_path):
     assert "failed 1" in done.stdout, done.stdout
     errors = load_results(tmp_path / "res")["error"].dropna()
     assert len(errors) and errors.str.contains("outside 'if __name__").all(), list(errors)
+    # Its report is all dashes: the command says why.
+    done = subprocess.run([sys.executable, "-m", "memtint.cli", "report", "res"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and "1 runs (1 failed)" in done.stdout, done.stdout
+    assert "none of the 1 runs succeeded" in done.stderr and "terminated abruptly" in done.stderr, done.stderr
 
 
 def test_failed_run_is_recorded_and_the_cli_exits_non_zero(memtint, tmp_path):
