@@ -550,7 +550,7 @@ def _probe_error_key(message: str) -> str:
     if key == "os.policy":
         return "policies"
     if not key or first in ("programs", "processes", "workload"):
-        return "mixes" if "programs" in message else "os"
+        return "mixes" if not key or "programs" in message else "os"
     if first in ("os", "sampling", "mapping", "scheduler"):
         return first
     return "overrides"  # the machine's own sections: dram, controller, cpu, cache, ...
