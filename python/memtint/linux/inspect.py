@@ -5,7 +5,6 @@ schema is in docs/linux.md."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import defaultdict
@@ -15,7 +14,7 @@ from memtint.linux.assigned import assigned_colours
 from memtint.linux.colour_spec import format_list
 from memtint.linux.errors import LinuxError, is_zombie, zombie
 from memtint.linux.hypervisor import vm_warning
-from memtint.linux.layout import ColourLayout, linear_value, colour_layout
+from memtint.linux.layout import ColourLayout, colour_layout, linear_value, machine_nodes
 from memtint.linux.maps import CLASSES, mark_allocator_arena, read_maps
 from memtint.linux.pagemap import check_frame_access, open_pagemap, read_frames
 
@@ -132,12 +131,7 @@ def pages_per_node(pid: int, mappings: list) -> tuple[dict[int, dict[str, int]],
 def _nodes_note(machine: str | dict[str, Any], mapping: str | None, layout: ColourLayout) -> str | None:
     """On a machine of several memory nodes, how a page is decoded: with the node's own mapping,
     over the address bits below a node's capacity (the machine's nodes begin at multiples of it)."""
-    from memtint import _engine
-
-    request: dict[str, Any] = {"machine": machine}
-    if mapping:
-        request["overrides"] = {"dram": {"mapping": mapping}}
-    nodes = json.loads(_engine.probe_rounds(json.dumps(request)))["machine"]["nodes"]
+    nodes = machine_nodes(machine, mapping)
     if len(nodes) < 2:
         return None
     size = 1 << nodes[0]["capacity_bits"]

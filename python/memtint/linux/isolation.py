@@ -24,7 +24,6 @@ tell.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import time
@@ -33,7 +32,7 @@ from typing import Any, Sequence
 
 from memtint.linux.colour_spec import check_colours, format_list, parse_list
 from memtint.linux.errors import LinuxError
-from memtint.linux.layout import colour_layout, linear_value
+from memtint.linux.layout import colour_layout, linear_value, machine_nodes
 from memtint.probe.search import FIELDS, Organisation, Search, Settings, median, spread, two_means
 from memtint.probe.timer import LINE_BITS, PAGE_BITS, Timer
 
@@ -140,12 +139,7 @@ class _Decoder:
     from the node's base), and its colour by the colour space."""
 
     def __init__(self, machine: str | dict[str, Any], mapping: str | None, layout):
-        from memtint import _engine
-
-        request: dict[str, Any] = {"machine": machine}
-        if mapping:
-            request["overrides"] = {"dram": {"mapping": mapping}}
-        nodes = json.loads(_engine.probe_rounds(json.dumps(request)))["machine"]["nodes"]
+        nodes = machine_nodes(machine, mapping)
         self.bases = [n["base"] for n in nodes]
         bank_masks = [[m for f in FIELDS for m in _masks(n["fields"][f])] for n in nodes]
         self.bank_bits = max(len(m) for m in bank_masks)

@@ -83,6 +83,15 @@ def colour_layout(machine: str | dict[str, Any] = "i7-860", space: str = "bank",
         raise type(error)(f"colour space '{space}': {text[len(prefix):]}" if text.startswith(prefix) else text) from None
 
 
+def machine_nodes(machine: str | dict[str, Any], mapping: str | None = None) -> list[dict[str, Any]]:
+    """The machine's memory nodes as the engine builds them: each one's base, capacity bits,
+    organisation and true address fields (``mapping``, a preset or TOML path, instead of its own)."""
+    request: dict[str, Any] = {"machine": machine}
+    if mapping:
+        request["overrides"] = {"dram": {"mapping": mapping}}
+    return json.loads(_engine.probe_rounds(json.dumps(request)))["machine"]["nodes"]
+
+
 def policy_partition(machine: str | dict[str, Any], policy: str, processes: int, *,
                      mapping: str | None = None, os: dict[str, Any] | None = None) -> dict[str, Any]:
     """Each of `processes` processes' colours under placement policy `policy`, computed by the
