@@ -49,7 +49,9 @@ def render() -> str:
             lines += [f"### `{name}{inspect.signature(obj)}`", "", inspect.getdoc(obj) or "", ""]
     lines.append("Generated from the docstrings by `make api-docs` (docs/gen_api.py); a test checks that every")
     lines.append("public name of `memtint` is listed here, and that this page is what the code says today.")
-    return "\n".join(lines) + "\n"
+    # Defaults that are paths inside the checkout (a workloads directory) read the same in any clone.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return ("\n".join(lines) + "\n").replace(root, "<checkout>")
 
 
 if __name__ == "__main__":
