@@ -534,8 +534,8 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce = commands.add_parser(
         "reproduce",
         help="regenerate the papers' reproduction reports (docs/reproductions/): paper vs memtint, verdicts, causes",
-        description="Run the papers' experiments (BPM, HVR, schedulers, CCPS) on the process pool with the machine "
-        "presets' defaults, and write docs/reproductions/<paper>.md (paper figure, memtint's mean and spread over "
+        description="Run the papers' experiments (BPM, HVR, schedulers, CCPS, tiering, CAMC, refresh) on the process "
+        "pool or Ray with the machine presets' defaults, and write docs/reproductions/<paper>.md (paper figure, memtint's mean and spread over "
         "seeds, verdict, measured cause of every miss) with PNG plots; figures from configs/reproductions/.",
     )
     from memtint import reproduce as reproduce_module

@@ -144,3 +144,29 @@ def test_cli_on_a_running_cluster_leaves_it_running(local_ray, tmp_path, monkeyp
     assert "2 run(s) done (0 failed)" in out
     assert (memtint_api.load_results(tmp_path / "out")["status"] == "ok").sum() == 2 * 4
     assert ray.get(ray.remote(lambda: "alive").remote(), timeout=60) == "alive"
+
+
+@pytest.mark.engine
+def test_reproduce_on_ray_gives_the_local_pools_results(local_ray, tmp_path):
+    # `memtint reproduce --ray`: the same jobs as Ray tasks, so the same figures and verdicts.
+    from memtint.reproduce import common, reproduce
+
+    settings = common.Settings(seeds=1, quick=True)
+    local = reproduce(["camc"], str(tmp_path / "local"), settings, jobs=2, progress=False)
+    on_ray = reproduce(["camc"], str(tmp_path / "ray"), settings, ray="auto", progress=False)
+    measured = lambda papers: [(r.claim["id"], r.per_seed, r.verdict) for r in papers[0]["rows"]]  # noqa: E731
+    assert measured(on_ray) == measured(local) and len(measured(local)) > 5
+    assert "on Ray (2 CPUs)" in (tmp_path / "ray" / "camc.md").read_text()
+    assert ray.is_initialized()  # the test's Ray, used and left running
+
+
+def test_reproduce_on_an_unreachable_cluster_is_a_clean_error_before_any_report(tmp_path, memtint, clean_error):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens at
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    clean_error(memtint("reproduce", "camc", "--quick", "--out", tmp_path / "out", "--ray", f"127.0.0.1:{port}",
+                        timeout=60), f"cannot reach the Ray cluster at 127.0.0.1:{port}")
+    assert not (tmp_path / "out").exists()
+    clean_error(memtint("reproduce", "camc", "--jobs", "2", "--ray", "auto"), "--ray", "--jobs")

@@ -1,8 +1,8 @@
 """`memtint reproduce`: regenerate the papers' reproduction reports (docs/reproductions/).
 
 One module per paper (bpm, hvr, schedulers, ccps, tiering, camc, refresh) plans its runs and analyses them; the runs of
-every selected paper go through one process pool (memtint.sweep.backends.LocalBackend) under one
-progress bar. The paper figures are data (configs/reproductions/<paper>.toml); the machines are
+every selected paper go through one process pool (memtint.sweep.backends.LocalBackend), or Ray
+with ``--ray`` (memtint.sweep.ray_backend.RayBackend), under one progress bar. The paper figures are data (configs/reproductions/<paper>.toml); the machines are
 the presets' defaults: nothing here sets a model parameter for an experiment.
 """
 
@@ -30,7 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from memtint.cli import _at_least, _count_at_least  # one rule for counts everywhere (20M, bounds)
 
     parser.add_argument("--seeds", type=_at_least(1), default=3, metavar="N", help="seeds per point (default 3, at least 1)")
-    parser.add_argument("--jobs", type=_at_least(1), metavar="N", help="worker processes (default: the CPU count)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--jobs", type=_at_least(1), metavar="N", help="worker processes (default: the CPU count)")
+    where.add_argument("--ray", metavar="auto|ADDRESS",
+                       help="run the simulations on Ray: 'auto' (the cluster in $RAY_ADDRESS, else a Ray started here, "
+                       "else a local one) or a cluster address; every node needs this memtint and its checkout's "
+                       "workloads/traces at the same path; needs pip install 'memtint[ray]'")
     parser.add_argument("--quick", action="store_true",
                         help="tiny run lengths and few mixes (a few minutes on 2 cores; for tests and trying the command)")
     parser.add_argument("--mix-seed", type=_at_least(0), default=common.Settings.mix_seed, metavar="N",
@@ -53,9 +58,11 @@ def resolve(names: list[str]) -> list[str]:
 
 
 def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: int | None = None,
-              progress: bool | None = None, command: str = "memtint reproduce") -> list[dict[str, Any]]:
+              ray: str | None = None, progress: bool | None = None,
+              command: str = "memtint reproduce") -> list[dict[str, Any]]:
     """Run the named reproductions, write their reports under ``out``; return per paper its
-    rows (claims with verdicts), runs and the wall time attributed to it."""
+    rows (claims with verdicts), runs and the wall time attributed to it. ``ray`` ("auto" or a
+    cluster address) runs the simulations on Ray instead of ``jobs`` local processes."""
     from memtint import __version__
 
     names = resolve(names)
@@ -63,15 +70,28 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
         raise MemtintError(f"--seeds must be at least 1, got {settings.seeds}")
     if jobs is not None and jobs < 1:
         raise MemtintError(f"--jobs must be at least 1, got {jobs}")
+    if jobs is not None and ray is not None:
+        raise MemtintError("give either --jobs or --ray, not both")
     claims = {n: figures.load(n) for n in names}  # a broken figure file fails before any run
     experiments = {n: PAPERS[n].Experiment(settings) for n in names}
     planned = {n: e.plan() for n, e in experiments.items()}
     keys_of = {n: {j["key"] for j in js} for n, js in planned.items()}
     seconds_of: dict[str, float] = {}
     key_seconds: dict[str, float] = {}
+    backend = None
+    if ray is not None:  # reached (or started) before any run, so a wrong address fails at once
+        from memtint.sweep.ray_backend import RayBackend
+
+        backend = RayBackend(ray)
+    workers = f"Ray ({backend.slots} CPUs)" if backend else f"{jobs or os.cpu_count()} worker process(es)"
     start = time.perf_counter()
-    results = runner.run_jobs([j for js in planned.values() for j in js], jobs_count=jobs, progress=progress,
-                              on_done=lambda o: key_seconds.__setitem__(o["key"], o.get("seconds", 0.0)))
+    try:
+        results = runner.run_jobs([j for js in planned.values() for j in js], jobs_count=jobs, progress=progress,
+                                  on_done=lambda o: key_seconds.__setitem__(o["key"], o.get("seconds", 0.0)),
+                                  backend=backend)
+    finally:
+        if backend:
+            backend.close()
     wall = time.perf_counter() - start
     cpu = sum(key_seconds.values()) or 1.0
     for n in names:  # wall time shared out by each paper's share of the run time
@@ -80,7 +100,7 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     common_header = [
         f"memtint {__version__}; generated {when}; {total_runs} simulations in {wall:.0f} s wall on "
-        f"{jobs or os.cpu_count()} worker process(es) ({cpu:.0f} s of simulation in all).",
+        f"{workers} ({cpu:.0f} CPU seconds of simulation in all).",
         f"Seeds {', '.join(map(str, settings.seed_list()))} (the run spec's seed: the OS model's frame order and the "
         f"synthetic profiles' generators); mixes drawn from mix seed {settings.mix_seed}"
         + (" (quick mode: tiny runs, not a result)" if settings.quick else "") + ".",
@@ -134,7 +154,7 @@ def time_by_experiment(jobs: list[dict[str, Any]], key_seconds: dict[str, float]
     if len(seconds) < 2:
         return ""
     parts = [f"{name} {s:,.0f} s in {runs[name]:,} runs" for name, s in sorted(seconds.items(), key=lambda x: -x[1])]
-    return "; simulation time by experiment (one process): " + ", ".join(parts)
+    return "; CPU time by experiment: " + ", ".join(parts)
 
 
 def same_placement(experiments: dict[str, Any]) -> list[dict[str, Any]]:
@@ -201,12 +221,16 @@ def run(args: argparse.Namespace) -> int:
         f" --warmup {args.warmup}" if args.warmup is not None else "") + (" --sample" if settings.sampling else "")
     from memtint.outputs import check_output_dir
 
-    check_output_dir("--out", args.out)  # before 15-20 minutes of runs, not after
+    if args.ray is not None:
+        from memtint.sweep.ray_backend import import_ray
+
+        import_ray()  # "Ray is not installed: ..." before anything else
+    check_output_dir("--out", args.out)  # before an hour of runs, not after
     from memtint.tables import output_console
     console = output_console()
     start = time.perf_counter()
-    papers = reproduce(names, args.out, settings, jobs=args.jobs, progress=False if args.no_progress else None,
-                       command=command)
+    papers = reproduce(names, args.out, settings, jobs=args.jobs, ray=args.ray,
+                       progress=False if args.no_progress else None, command=command)
     console.print(report.terminal_table(papers))
     console.print(f"Reports in {os.path.abspath(args.out)} ({time.perf_counter() - start:.0f} s)", soft_wrap=True)
     return 0

@@ -1,5 +1,6 @@
-"""Run a reproduction's simulations on the sweep's process pool (memtint.sweep.backends), with
-one progress bar over all runs (rich on a terminal, a plain line every 30 s otherwise).
+"""Run a reproduction's simulations on the sweep's process pool or on Ray (memtint.sweep.backends,
+memtint.sweep.ray_backend), with one progress bar over all runs (rich on a terminal, a plain line
+every 30 s otherwise).
 
 A job is plain data: ``{"key", "phase": "alone"|"shared", "spec", "profiles_from", "kind"}`` (``kind`` "rt" for
 a real-time task set, run by `memtint.run_rt`; else a CPU-trace run). Alone
@@ -14,9 +15,12 @@ import hashlib
 import json
 import sys
 import time
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memtint import api, comparison
+
+if TYPE_CHECKING:
+    from memtint.sweep.backends import Backend
 
 #: Per-core statistics kept from each run (docs/stats.md, "CPU-trace runs").
 CORE_KEYS = ("program", "instructions", "cycles", "ipc", "llc_accesses", "llc_misses", "llc_mpki", "dram_reads",
@@ -91,19 +95,21 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
 
 
 def execute(job: dict[str, Any]) -> dict[str, Any]:
-    """Worker side: run one job's specification; never raises for a failing simulation."""
-    start = time.perf_counter()
+    """Worker side: run one job's specification; never raises for a failing simulation.
+    ``seconds`` is the CPU time the run took in its worker, not its wall time: the reports share
+    out a reproduction's time by it, and a busy machine or cluster would inflate wall times."""
+    start = time.process_time()
     try:
         if job.get("kind") == "rt":  # real-time task sets (memtint.reproduce.refresh): small already
             result = api.run_rt(job["spec"])
         else:
             result = slim(api.run_sim_spec(job["spec"]))
-        return {"key": job["key"], "status": "ok", "result": result, "seconds": time.perf_counter() - start}
+        return {"key": job["key"], "status": "ok", "result": result, "seconds": time.process_time() - start}
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:  # the engine's panics are BaseException
         return {"key": job["key"], "status": "failed", "error": f"{type(error).__name__}: {error}",
-                "seconds": time.perf_counter() - start}
+                "seconds": time.process_time() - start}
 
 
 class Progress:
@@ -157,10 +163,12 @@ class Progress:
 
 
 def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, progress: bool | None = None,
-             on_done: Callable[[dict[str, Any]], None] | None = None, label: str = "reproduce"
-             ) -> dict[str, dict[str, Any]]:
+             on_done: Callable[[dict[str, Any]], None] | None = None, label: str = "reproduce",
+             backend: Backend | None = None) -> dict[str, dict[str, Any]]:
     """Run every job (deduplicated by key), alone runs first; return ``{key: slim result}``.
-    A failed run raises MemtintError with its error after all runs finished."""
+    A failed run raises MemtintError with its error after all runs finished. ``backend`` (e.g. a
+    RayBackend) is used as given and left open; without it a process pool of ``jobs_count``
+    workers runs the jobs."""
     from memtint.sweep.backends import LocalBackend
 
     unique: dict[str, dict[str, Any]] = {}
@@ -170,7 +178,9 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
     shared = [j for j in unique.values() if j["phase"] != "alone"]
     results: dict[str, dict[str, Any]] = {}
     errors: list[str] = []
-    backend = LocalBackend(jobs_count)
+    own = backend is None
+    if backend is None:
+        backend = LocalBackend(jobs_count)
     try:
         with Progress(len(unique), progress, label=label) as bar:
             for phase in (alone, shared):
@@ -195,7 +205,8 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
                     if on_done:
                         on_done(outcome)
     finally:
-        backend.close()
+        if own:
+            backend.close()
     if errors:
         raise api.MemtintError(f"{len(errors)} run(s) failed; first: {errors[0]}")
     return results
