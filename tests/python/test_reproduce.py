@@ -459,3 +459,24 @@ def test_page_migration_survives_slim():
     plain = runner.slim(api.run_sim("tiering-2to1", [], instructions=20_000, processes=[{"threads": threads}],
                                     os_options={"policy": "local"}))
     assert "page_migration" not in plain
+
+
+def test_progress_estimates_the_time_left_from_the_jobs_cost():
+    # Jobs run longest first: counting runs would promise a fraction of the time left.
+    import io
+
+    from memtint.reproduce.runner import RT_COST, Progress, job_cost
+
+    big = {"spec": {"programs": ["bfs"] * 4, "instructions": 10_000_000, "warmup": 20_000_000}}
+    small = {"spec": {"programs": ["bfs"], "instructions": 1_000_000}}
+    threads = {"spec": {"programs": [], "processes": [{"threads": [{}] * 8}], "instructions": 1_000_000}}
+    assert job_cost(big) == 4 * (10_000_000 + 20_000_000 / 40)
+    assert job_cost(threads) == 8 * job_cost(small)
+    assert job_cost({"spec": {**big["spec"], "sampling": {"mode": "periodic"}}}) < job_cost(big) / 5
+    assert job_cost({"kind": "rt", "spec": {"tasks": []}}) == RT_COST
+    stream = io.StringIO()
+    bar = Progress(2, enabled=False, every=0.0, stream=stream, work=job_cost(big) + job_cost(small))
+    bar.start -= 10.0  # the big job took 10 s: the small one is left, about 0.25 s of work
+    bar.advance("shared", job_cost(big))
+    done, eta = re.search(r"(\d+/\d+) runs, \d+ s elapsed, eta (\d+) s", stream.getvalue()).groups()
+    assert done == "1/2" and int(eta) < 1
