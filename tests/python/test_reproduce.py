@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memtint.api import MemtintError
 from memtint.reproduce import PAPERS, common, figures, reproduce, verdict
 
 
@@ -358,6 +359,22 @@ def test_dram_stream_export_round_trips_within_one_percent(tmp_path, monkeypatch
         assert r["ramulator_untimed"] is None
     text = crosscheck.markdown(rows, None)
     assert "Ramulator 2.1 was not available" in text and "| triad + chase + random + stream | bpm |" in text
+
+    # Without Ramulator, a stream identical to a measured one (same hash) takes the stored figure,
+    # marked; one that differs has none.
+    bpm = rows[1]
+    stored = {bpm["stream_sha256"]: {"hits": 60, "misses": 10, "conflicts": 30, "measured": "2026-01-02",
+                                     "ramulator": "c5b1c3a"}}
+    again = crosscheck.run(str(tmp_path), None, stored)
+    assert [r["stream_sha256"] for r in again] == [r["stream_sha256"] for r in rows]  # deterministic streams
+    assert again[0]["ramulator_untimed"] is None and again[1]["ramulator_untimed"] == 0.4 and again[1]["stored"]
+    text = crosscheck.markdown(again, None, stored)
+    assert "| 40.0 % * |" in text and "measured on 2026-01-02 with Ramulator 2.1 c5b1c3a" in text
+    assert "1 of the 2 streams differ from every stored measurement" in text
+    bad = tmp_path / "reference.json"
+    bad.write_text('{"measurements": [{"hits": 1}]}')
+    with pytest.raises(MemtintError, match="reference.json: not a cross-check reference file"):
+        crosscheck.load_reference(str(bad))
 
 
 @pytest.mark.engine

@@ -10,7 +10,10 @@ run: the round trip, which must give the shared run's row outcomes), memtint unt
 Ramulator 2.1 untimed (its LoadStoreTrace frontend issues as fast as the queues allow; memtint
 with 256 requests in flight and Ramulator's write handling, as ../shared/peers/README.md's
 comparisons). Ramulator 2.1 is found through ``MEMTINT_RAMULATOR2`` (its checkout, built as
-../shared/peers/README.md says); without it the table says so and has memtint's columns only.
+../shared/peers/README.md says). Each of its measurements is kept in
+configs/reproductions/crosscheck-ramulator.json with the SHA-256 of the stream it replayed; without
+Ramulator, a stream identical to a measured one (same hash) takes the stored figure, marked so, and
+any other has no Ramulator figure.
 
 Run: ``python -m memtint.reproduce.crosscheck [--out docs/reproductions/crosscheck.md]``.
 """
@@ -21,6 +24,7 @@ import argparse
 import datetime
 import json
 import os
+import hashlib
 import subprocess
 import sys
 import tempfile
@@ -29,11 +33,14 @@ from typing import Any
 from memtint import api
 from memtint.comparison import DEFAULT_WARMUP
 from memtint.reproduce import common
+from memtint.reproduce.figures import FIGURES_DIR
 
 MACHINE = "ddr4-2400"
 MIXES = (["triad", "bfs", "spmv", "chase"], ["hashprobe", "kvstore", "pagerank", "fdtd"])
 POLICIES = ("buddy", "bpm")
 INSTRUCTIONS = int(os.environ.get("MEMTINT_CROSSCHECK_INSTRUCTIONS", 2_000_000))
+#: Ramulator 2.1's measurements, by the SHA-256 of the stream replayed (its LoadStoreTrace file).
+REFERENCE = str(FIGURES_DIR / "crosscheck-ramulator.json")
 
 RAMULATOR_SCRIPT = """
 import json, sys, ramulator
@@ -74,7 +81,38 @@ def _ramulator(trace: str, root: str) -> dict[str, Any] | None:
     return {"hits": c["row_hits"], "misses": c["row_misses"], "conflicts": c["row_conflicts"]}
 
 
-def run(workdir: str, ramulator_root: str | None) -> list[dict[str, Any]]:
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _ramulator_version(root: str) -> str:
+    done = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown commit"
+
+
+def load_reference(path: str | None) -> dict[str, dict[str, Any]]:
+    """Stored Ramulator measurements by stream hash ({} when there is no file)."""
+    if not path or not os.path.exists(path):
+        return {}
+    try:
+        with open(path) as f:
+            data = json.load(f)
+        return {e["stream_sha256"]: e for e in data["measurements"]}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise api.MemtintError(f"{path}: not a cross-check reference file ({type(error).__name__}: {error})") from None
+
+
+def run(workdir: str, ramulator_root: str | None, reference: dict[str, dict[str, Any]] | None = None
+        ) -> list[dict[str, Any]]:
+    """Each mix and policy's shared run, its export and the replays. With ``ramulator_root``
+    Ramulator replays each stream (``row["ramulator"]`` holds the measurement to store); without
+    it a stream whose hash is in ``reference`` takes the stored measurement (``row["stored"]``)."""
+    reference = reference or {}
+    version = _ramulator_version(ramulator_root) if ramulator_root else None
     rows = []
     for mix in MIXES:
         programs = [common.program_path(p) for p in mix]
@@ -101,16 +139,28 @@ def run(workdir: str, ramulator_root: str | None) -> list[dict[str, Any]]:
             row["in_flight"] = row["requests"] - d["requests"]  # entered but not completed when the run ended
             un = _dram_replay(untimed, "ramulator", timed=False)
             row["memtint_untimed"] = _miss_rate(un["hits"], un["misses"], un["conflicts"])
-            ram = _ramulator(loadstore, ramulator_root) if ramulator_root else None
+            sha = row["stream_sha256"] = _sha256(loadstore)
+            if ramulator_root:
+                ram = _ramulator(loadstore, ramulator_root)
+                row["ramulator"] = {"mix": row["mix"], "policy": policy, "requests": row["requests"],
+                                    "stream_sha256": sha, **ram, "ramulator": version,
+                                    "measured": str(datetime.date.today())}
+            else:
+                ram = reference.get(sha)
+                row["stored"] = ram is not None
             row["ramulator_untimed"] = _miss_rate(ram["hits"], ram["misses"], ram["conflicts"]) if ram else None
             rows.append(row)
             print(f"{row['mix']} {policy}: {row}", file=sys.stderr)
     return rows
 
 
-def markdown(rows: list[dict[str, Any]], ramulator_root: str | None) -> str:
+def markdown(rows: list[dict[str, Any]], ramulator_root: str | None,
+             reference: dict[str, dict[str, Any]] | None = None) -> str:
     def pct(v: float | None) -> str:
         return "n/a" if v is None else f"{100 * v:.1f} %"
+
+    def ram(r: dict[str, Any]) -> str:
+        return pct(r["ramulator_untimed"]) + (" *" if r.get("stored") and r["ramulator_untimed"] is not None else "")
 
     lines = ["# Cross-check: the BPM mechanism in a reference simulator", "",
              f"Generated by `python -m memtint.reproduce.crosscheck` on {datetime.date.today()}; do not edit, "
@@ -121,7 +171,7 @@ def markdown(rows: list[dict[str, Any]], ramulator_root: str | None) -> str:
              "Ramulator 2.1 replay, untimed |", "|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['mix']} | {r['policy']} | {r['requests']:,} | {pct(r['shared'])} | {pct(r['replay_timed'])} "
-                     f"| {pct(r['memtint_untimed'])} | {pct(r['ramulator_untimed'])} |")
+                     f"| {pct(r['memtint_untimed'])} | {ram(r)} |")
     lines += ["", "Change from buddy to BPM on each mix (points of row-buffer miss rate):", "",
               "| mix | shared run | memtint replay, untimed | Ramulator 2.1 replay, untimed | same direction |",
               "|---|---:|---:|---:|---|"]
@@ -143,22 +193,42 @@ def markdown(rows: list[dict[str, Any]], ramulator_root: str | None) -> str:
               + ("the replay only adds outcomes, no more than the requests still in flight when the shared run ended, "
                  "which it completes." if explained else "the differences exceed the requests in flight at the end."), ""]
     if not ramulator_root:
-        lines += ["Ramulator 2.1 was not available (set MEMTINT_RAMULATOR2 to its built checkout): its column is "
-                  "empty.", ""]
+        stored = [(reference or {})[r["stream_sha256"]] for r in rows if r.get("stored")]
+        if stored:
+            when = sorted({f"{e.get('measured', '?')} with Ramulator 2.1 {e.get('ramulator', '?')}" for e in stored})
+            lines += [f"Ramulator 2.1 was not run here (set MEMTINT_RAMULATOR2 to its built checkout). Figures marked * "
+                      f"are its stored measurements of the identical streams (the same SHA-256; "
+                      f"configs/reproductions/crosscheck-ramulator.json), measured on {', '.join(when)}.", ""]
+        if len(stored) < len(rows):
+            lines += [f"Ramulator 2.1 was not available (set MEMTINT_RAMULATOR2 to its built checkout) and "
+                      f"{len(rows) - len(stored)} of the {len(rows)} streams differ from every stored measurement: "
+                      "their Ramulator figures are n/a.", ""]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join("docs", "reproductions", "crosscheck.md"))
+    parser.add_argument("--reference", default=REFERENCE, metavar="FILE",
+                        help="Ramulator's measurements by stream hash: read without Ramulator, updated with it "
+                        "(default configs/reproductions/crosscheck-ramulator.json)")
     args = parser.parse_args(argv)
     root = os.environ.get("MEMTINT_RAMULATOR2")
+    reference = load_reference(args.reference)
     with tempfile.TemporaryDirectory() as work:
-        rows = run(work, root)
+        rows = run(work, root, reference)
     from memtint.outputs import write_text
 
-    write_text("--out", args.out, markdown(rows, root))
+    write_text("--out", args.out, markdown(rows, root, reference))
     print(f"wrote {args.out}")
+    if root:  # this run's measurements replace the stored ones: streams of older engines are not kept
+        reference = {r["ramulator"]["stream_sha256"]: r["ramulator"] for r in rows}
+        write_text("--reference", args.reference, json.dumps(
+            {"about": "Ramulator 2.1's row-buffer outcomes on the cross-check's streams (memtint.reproduce.crosscheck), "
+                      "by the SHA-256 of the LoadStoreTrace file replayed",
+             "measurements": list(reference.values())},
+            indent=1) + "\n")
+        print(f"wrote {args.reference}")
     return 0
 
 
