@@ -381,8 +381,8 @@ def build_parser() -> argparse.ArgumentParser:
     where = sweep.add_mutually_exclusive_group()
     where.add_argument("--jobs", type=_at_least(1), metavar="N", help="worker processes (default: CPU count)")
     where.add_argument("--ray", metavar="auto|ADDRESS",
-                       help="run on Ray: 'auto' (the cluster in $RAY_ADDRESS, else a local Ray) or a cluster "
-                       "address; needs pip install 'memtint[ray]'")
+                       help="run on Ray: 'auto' (the cluster in $RAY_ADDRESS, else a Ray started here, else a local "
+                       "one) or a cluster address; needs pip install 'memtint[ray]'")
     sweep.add_argument("--limit", type=_at_least(1), metavar="N", help="run at most N of the pending runs")
     sweep.add_argument("--batch-size", type=_at_least(1), default=32, metavar="N",
                        help="runs per stored batch (default 32; a batch is also written every 30 s)")

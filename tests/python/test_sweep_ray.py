@@ -107,6 +107,20 @@ def test_an_unreachable_cluster_is_a_clean_error_before_anything_is_stored(tmp_p
     assert not (tmp_path / "out").exists()
 
 
+def test_an_unreachable_ray_address_in_the_environment_is_a_clean_error(tmp_path, memtint, clean_error, monkeypatch):
+    # `--ray auto` follows $RAY_ADDRESS; ray.init() would retry it for minutes, deaf to Ctrl-C.
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+    spec = write(tmp_path, SPEC_TOML)
+    clean_error(memtint("sweep", spec, "--out", tmp_path / "out", "--ray", "auto", timeout=60),
+                f"cannot reach the Ray cluster at 127.0.0.1:{port} ($RAY_ADDRESS)")
+    assert not (tmp_path / "out").exists()
+
+
 def test_ray_backend_completion_order_errors_and_cancellation(local_ray):
     def root(x):
         return math.sqrt(x)

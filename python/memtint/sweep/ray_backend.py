@@ -37,7 +37,7 @@ def import_ray() -> Any:
     return ray
 
 
-def _check_reachable(address: str, timeout: float = 10.0) -> None:
+def _check_reachable(address: str, timeout: float = 10.0, what: str = "") -> None:
     """Fail fast on a cluster address nothing listens at (``ray.init`` would retry for minutes)."""
     host, _, port = address.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
@@ -45,7 +45,8 @@ def _check_reachable(address: str, timeout: float = 10.0) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as error:
-        raise MemtintError(f"cannot reach the Ray cluster at {address}: {error.strerror or error}") from None
+        where = f"{address} ({what})" if what else address
+        raise MemtintError(f"cannot reach the Ray cluster at {where}: {error.strerror or error}") from None
 
 
 class RayBackend:
@@ -74,6 +75,9 @@ class RayBackend:
             options.setdefault("log_to_driver", False)  # worker output would garble the progress bar
             if address not in (None, "auto"):
                 _check_reachable(address)
+            elif os.environ.get("RAY_ADDRESS") not in (None, "", "auto", "local"):
+                # ray.init() would connect to $RAY_ADDRESS and retry for minutes, deaf to signals.
+                _check_reachable(os.environ["RAY_ADDRESS"], what="$RAY_ADDRESS")
             try:
                 if address in (None, "auto"):
                     ray.init(**options)  # honours $RAY_ADDRESS, else starts a local Ray
