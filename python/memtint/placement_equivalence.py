@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
+from typing import Any, Callable
 
 from memtint import api
 from memtint.api import MemtintError
@@ -55,12 +55,13 @@ def probe(machine: str, policy: str, processes: int, os_options: str = "{}") -> 
 
 
 def groups(machine: str, policies: list[str] | None = None, processes: int | None = None,
-           options: dict[str, dict[str, Any]] | None = None) -> list[list[str]]:
+           options: dict[str, dict[str, Any]] | None = None,
+           on_probe: Callable[[str], None] | None = None) -> list[list[str]]:
     """The policies of ``policies`` (default: every registered one that runs without profiles)
     that place pages identically on ``machine`` with ``processes`` programs (default: one per
     core), as groups of two or more, in the order given. ``options`` maps a label to its
     policy's ``[os]`` options (with its ``policy`` key), e.g. ``{"bpm-strided": {"policy": "bpm",
-    "colour_split": "strided"}}``."""
+    "colour_split": "strided"}}``. ``on_probe`` is called with each label once it is probed."""
     catalogue = api.presets()
     if processes is None:
         processes = next(m for m in catalogue["machines"] if m["name"] == machine)["cores"]
@@ -74,5 +75,7 @@ def groups(machine: str, policies: list[str] | None = None, processes: int | Non
         fp = probe(machine, policy, processes, json.dumps(opts, sort_keys=True))
         if fp is not None:
             seen.setdefault(fp, []).append(label)
+        if on_probe:
+            on_probe(label)
     return [g for g in seen.values() if len(g) > 1]
 

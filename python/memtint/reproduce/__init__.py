@@ -114,7 +114,7 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
     ]
     # Over every paper, not only those run now: the index keeps the others' reports, and their
     # "same placement" notes with them.
-    same = same_placement({n: experiments.get(n) or PAPERS[n].Experiment(settings) for n in PAPERS})
+    same = same_placement({n: experiments.get(n) or PAPERS[n].Experiment(settings) for n in PAPERS}, progress)
     papers = []
     for n in names:
         e = experiments[n]
@@ -157,10 +157,11 @@ def time_by_experiment(jobs: list[dict[str, Any]], key_seconds: dict[str, float]
     return "; CPU time by experiment: " + ", ".join(parts)
 
 
-def same_placement(experiments: dict[str, Any]) -> list[dict[str, Any]]:
+def same_placement(experiments: dict[str, Any], progress: bool | None = False) -> list[dict[str, Any]]:
     """Placement variants that are one policy on their machine (memtint.placement_equivalence),
     over every paper's mix experiments: per group, the sentence the reports carry and the papers
-    that use one of its members."""
+    that use one of its members. A short probe run per variant, in this process, under a bar of
+    its own (``progress`` as for the runs)."""
     from memtint import placement_equivalence
 
     used: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
@@ -180,8 +181,13 @@ def same_placement(experiments: dict[str, Any]) -> list[dict[str, Any]]:
                     used.setdefault(key, {})[label] = {"policy": v.policy, **(v.os or {})}
                     users.setdefault((*key, label), set()).add(paper)
     out = []
-    for (machine, size), labels in used.items():
-        for group in placement_equivalence.groups(machine, list(labels), processes=size, options=labels):
+    probes = sum(len(labels) for labels in used.values())
+    with runner.Progress(probes, progress, label="same placement") as bar:
+        found = [(machine, size, placement_equivalence.groups(machine, list(labels), processes=size, options=labels,
+                                                              on_probe=lambda label: bar.advance()))
+                 for (machine, size), labels in used.items()]
+    for machine, size, found_groups in found:
+        for group in found_groups:
             papers = set().union(*(users[(machine, size, g)] for g in group))
             out.append({"papers": papers, "text": (
                 f"Same placement: on {machine} with {size} programs, {', '.join(group[:-1])} and {group[-1]} place every "
