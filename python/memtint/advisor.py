@@ -40,7 +40,8 @@ def classify(program: str, machine: str = DEFAULT_MACHINE, *, instructions: int 
     core = run["cores"][0]
     if hvr is None:
         reason = ("no class: the machine has no LLC" if not run.get("llc") else
-                  f"no class: {instructions:,} instructions did not fill one sampling window; give more")
+                  f"no class: {instructions:,} instructions did not fill one sampling window; give more "
+                  "(advise --classify-instructions; 10M fills several)")
         return ProgramClass(program, None, reason, {}, core["ipc"], core["llc_mpki"])
     features = {k: v for k, v in hvr.items() if k not in ("class", "reason")}
     return ProgramClass(program, hvr["class"], hvr["reason"], features, core["ipc"], core["llc_mpki"])
@@ -91,6 +92,10 @@ def advise(programs: Sequence[str], machine: str = DEFAULT_MACHINE, *, rules: hv
     """The classes of ``programs`` and the policy ``rules`` (default: the paper's) give the mix."""
     rules = rules or hvr_rules.load()
     # A mix the machine cannot run fails here, not after every program's classification run.
+    cores = next((m["cores"] for m in api.presets()["machines"] if m["name"] == machine), None)
+    if cores is not None and len(programs) > cores:
+        raise api.MemtintError(f"{len(programs)} programs but machine '{machine}' has {cores} cores: advise takes at "
+                               f"most one program per core (another --machine has more)")
     try_run(machine, len(programs), "buddy")
     classes = []
     for i, p in enumerate(programs):

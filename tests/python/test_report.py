@@ -113,7 +113,11 @@ def test_report_command(memtint, results, tmp_path, clean_error):
     assert "normalised to bpm" in out
 
     clean_error(memtint("report", results, "--baseline", "a-vp"), "baseline policy 'a-vp'")
-    clean_error(memtint("report", tmp_path / "nothing"), "no sweep results")
+    clean_error(memtint("report", tmp_path / "nothing"), "no sweep results", "no such directory")
+    (tmp_path / "afile").write_text("x")
+    clean_error(memtint("mine-rules", tmp_path / "afile", "--out", tmp_path / "m.toml"), "a file, not a result directory")
+    (tmp_path / "empty").mkdir()
+    clean_error(memtint("report", tmp_path / "empty"), "no sweep results", "no manifest.json")
 
 
 def test_a_report_of_one_sweep_leaves_out_the_stores_other_runs(results, tmp_path):

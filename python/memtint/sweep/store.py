@@ -272,7 +272,10 @@ class ResultStore:
         import pyarrow as pa
 
         if not self.manifest_path.exists():
-            raise MemtintError(f"{self.directory}: no sweep results here (no manifest.json)")
+            d = str(self.directory)
+            why = ("no such directory" if not os.path.exists(d) else
+                   "a file, not a result directory" if not os.path.isdir(d) else "no manifest.json")
+            raise MemtintError(f"{d}: no sweep results here ({why})")
         tables = list(self._tables())
         if not tables:
             return _schema().empty_table().to_pandas()
