@@ -714,23 +714,34 @@ def _warn_stderr(warnings: list[str] | None) -> None:
         sys.stderr.write(f"memtint: warning: {w}\n")
 
 
-def _check_mix_name(name: str, mixes: set[str], profiles: set[str], option: str = "--mix") -> None:
-    """A lone --mix word that is no mix, profile, suite program or file: name the closest."""
+def _check_mix_name(name: str, mixes: set[str], profiles: set[str], option: str = "--mix",
+                    others: bool = False) -> None:
+    """A --mix word that is no mix, profile, suite program or file: name the closest. ``name``
+    may hold several programs separated by commas (each checked; every unknown one named)."""
     import difflib
 
     from memtint import workloads
 
     suite = set(workloads.suite())
-    if name.split(":")[0] in profiles or name.startswith("phases:") or os.path.exists(name) or name in suite:
+    names = [n.strip() for n in name.split(",")]
+    for n in names:
+        if n in mixes and (others or len(names) > 1):
+            raise UsageError(f"{option} {n}: a named mix stands alone, not among other programs; give its programs "
+                             f"({', '.join(os.path.basename(p) for p in api.mix_programs(n))}) instead")
+    bad = [n for n in names if not (n.split(":")[0] in profiles or n.startswith("phases:") or os.path.exists(n)
+                                    or n in suite or (n in mixes and len(names) == 1))]
+    if not bad:
         return
-    if name in mixes:
-        raise UsageError(f"{option} {name}: a named mix stands alone, not among other programs; give its programs "
-                         f"({', '.join(os.path.basename(p) for p in api.mix_programs(name))}) instead")
-    close = difflib.get_close_matches(name, sorted(mixes | profiles | suite), n=3, cutoff=0.5)
-    hint = f"did you mean {', '.join(close)}? " if close else ""
-    raise UsageError(f"{option} {name}: not a named mix, a built-in profile, a program of the workload suite or a trace "
-                     f"file; {hint}mixes: {', '.join(sorted(mixes))}; profiles: {', '.join(sorted(profiles))}; "
-                     f"suite: {', '.join(sorted(suite))}")
+    parts = []
+    for n in bad:
+        close = difflib.get_close_matches(n, sorted((mixes if len(names) == 1 else set()) | profiles | suite), n=3,
+                                          cutoff=0.5)
+        parts.append(f"{n} (did you mean {', '.join(close)}?)" if close else n)
+    what = ("not a named mix, a built-in profile, a program of the workload suite or a trace file" if len(names) == 1
+            else "not built-in profiles, programs of the workload suite or trace files" if len(bad) > 1
+            else "not a built-in profile, a program of the workload suite or a trace file")
+    raise UsageError(f"{option} {', '.join(parts)}: {what}; mixes: {', '.join(sorted(mixes))}; "
+                     f"profiles: {', '.join(sorted(profiles))}; suite: {', '.join(sorted(suite))}")
 
 
 def _spec_inputs(spec: dict[str, Any], base: str | None = None) -> list[str]:
@@ -1049,8 +1060,8 @@ def _compare(args: argparse.Namespace) -> int:
     named = {m["name"] for m in catalogue.get("mixes", [])}
     if len(mix) == 1 and mix[0] in named:
         mix = api.mix_programs(mix[0])
-    elif len(mix) == 1:
-        _check_mix_name(mix[0], named, set(catalogue.get("profiles", [])))
+    else:
+        _check_mix_name(",".join(mix), named, set(catalogue.get("profiles", [])))
     check_outputs({"--json": args.json, "--csv": args.csv},
                   [*mix, *_machine_inputs(args.machine, args.mapping), *_set_inputs(args.set)])
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
@@ -1121,7 +1132,7 @@ def _advise(args: argparse.Namespace) -> int:
     if len(programs) == 1 and programs[0] in named:
         programs = api.mix_programs(programs[0])
     for p in programs:
-        _check_mix_name(p, named, set(catalogue.get("profiles", [])), option="program")
+        _check_mix_name(p, named, set(catalogue.get("profiles", [])), option="program", others=len(programs) > 1)
     check_outputs({"--json": args.json}, [*programs, *_machine_inputs(args.machine), *([args.rules] if args.rules else [])])
     rules = hvr_rules.load(args.rules)  # a rules file that does not parse fails before anything runs
     instructions = args.classify_instructions or advisor.CLASSIFY_INSTRUCTIONS

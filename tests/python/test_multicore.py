@@ -127,7 +127,10 @@ def test_metric_formulas_match_hand_computed_values():
     "args,needles",
     [
         (["--mix", "stream", "--policies", "bmp"], ["unknown placement policy 'bmp'", "bpm-plus"]),
-        (["--mix", "stream,nosuch.trace"], ["nosuch.trace", "not a built-in workload profile"]),
+        (["--mix", "stream,nosuch.trace"], ["--mix nosuch.trace", "not a built-in profile"]),
+        # Every unknown program of a mix at once, each with the closest names.
+        (["--mix", "tirad,bfs,lite,light"], ["--mix tirad (did you mean triad", "lite (did you mean sqlite, light?)"]),
+        (["--mix", "triad,real-intensive-4"], ["real-intensive-4: a named mix stands alone"]),
         (["--mix", "light,light,light,light,light"], ["5 programs", "4 cores"]),
         # An unknown mix name suggests the mix presets too.
         (["--mix", "intensive4"], ["not a named mix", "did you mean intensive-4", "real-intensive-4"]),
