@@ -497,3 +497,17 @@ def test_progress_estimates_the_time_left_from_the_jobs_cost():
     bar.advance("shared", job_cost(big))
     done, eta = re.search(r"(\d+/\d+) runs, \d+ s elapsed, eta (\d+) s", stream.getvalue()).groups()
     assert done == "1/2" and int(eta) < 1
+    # Nothing done yet (a pool whose workers died): no "eta nan s".
+    stream = io.StringIO()
+    Progress(1, enabled=False, every=0.0, stream=stream).advance("shared", 0.0)
+    assert "eta unknown yet" in stream.getvalue() and "nan" not in stream.getvalue()
+
+
+def test_a_failed_runs_error_names_what_it_ran():
+    from memtint.reproduce.runner import job_label
+
+    threads = {"key": "ab" * 32, "spec": {"machine": "opteron-6128", "programs": [],
+                                          "processes": [{"threads": [{"program": "/w/spmv.t1.mtt.gz"}] * 2}]}}
+    assert job_label(threads) == "opteron-6128 spmv.t1.mtt.gz, spmv.t1.mtt.gz"
+    assert job_label({"key": "ab" * 32, "spec": {"machine": "ddr4-2400-8r", "tasks": [{"name": "cnt"}]}}) == \
+        "ddr4-2400-8r cnt"

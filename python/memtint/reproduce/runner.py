@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -119,6 +120,14 @@ WARMUP_COST = 1 / 40
 RT_COST = 30e6
 
 
+def job_label(job: dict[str, Any]) -> str:
+    """What a failed job ran, for its error: machine and programs (or threads, or task set)."""
+    spec = job["spec"]
+    what = (spec.get("programs") or [t.get("program") for p in spec.get("processes") or [] for t in p.get("threads") or []]
+            or [t.get("name") for t in spec.get("tasks") or []])
+    return f"{spec.get('machine', '?')} {', '.join(os.path.basename(str(w)) for w in what) or job['key'][:12]}"
+
+
 def job_cost(job: dict[str, Any]) -> float:
     """A job's expected simulation time in cost units: what the progress bar's time left is
     estimated from. Jobs differ in cores, length and warm-up by two orders of magnitude and run
@@ -172,9 +181,8 @@ class Progress:
     def _line(self) -> None:
         elapsed = time.perf_counter() - self.start
         rate = self.work_done / elapsed if elapsed > 0 else 0.0
-        eta = (self.work_total - self.work_done) / rate if rate > 0 else float("nan")
-        self.stream.write(f"{self.label}: {self.done}/{self.total} runs, {elapsed:.0f} s elapsed, "
-                          f"eta {eta:.0f} s\n")
+        left = f"eta {(self.work_total - self.work_done) / rate:.0f} s" if rate > 0 else "eta unknown yet"
+        self.stream.write(f"{self.label}: {self.done}/{self.total} runs, {elapsed:.0f} s elapsed, {left}\n")
         self.stream.flush()
 
     def advance(self, what: str = "", work: float = 1.0) -> None:
@@ -226,7 +234,7 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
                     if outcome["status"] == "ok":
                         results[item["key"]] = outcome["result"]
                     else:
-                        errors.append(f"{item['spec'].get('programs') or item['spec'].get('schedule')}: {outcome['error']}")
+                        errors.append(f"{job_label(item)}: {outcome['error']}")
                     bar.advance(item["phase"], job_cost(item))
                     if on_done:
                         on_done(outcome)
