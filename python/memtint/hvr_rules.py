@@ -144,7 +144,11 @@ def parse(table: dict[str, Any], name: str, text: str = "", policies: frozenset[
     """``table`` (a rules file's) checked; ``policies``, when given, the names a rule may pick."""
     def where(section: str, i: int, key: str | None = None) -> str:
         line = _line_of(text, section, i, key)
-        return f"{name}{f':{line}' if line else ''}: [[{section}]] #{i + 1}{f' {key}' if key else ''}"
+        rules_of = table.get(section)
+        rule = rules_of[i] if isinstance(rules_of, list) and i < len(rules_of) else None
+        label = rule.get("name") if isinstance(rule, dict) else None
+        named = f" ({label})" if isinstance(label, str) and label else ""
+        return f"{name}{f':{line}' if line else ''}: [[{section}]] #{i + 1}{named}{f' {key}' if key else ''}"
 
     unknown = sorted(set(table) - {"default", "partition", "coalesce"})
     if unknown:

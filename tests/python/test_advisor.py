@@ -74,6 +74,9 @@ def test_colour_sets_give_shares_then_split_the_rest_evenly():
     ("[[partition]]\nwhen = { multithreaded = 1 }\npolicy = 'a-vp'\n", ["when.multithreaded", "true or false"]),
     ("[[partition]]\npolicy = { 4 = 'a-vpp' }\n", ["rules.toml:2", "policy.4", "unknown placement policy 'a-vpp'"]),
     ("default = 'bank'\n[[partition]]\npolicy = 'a-vp'\n", ["rules.toml:1: default", "'bank'"]),
+    # A rule with a name is named by it too.
+    ("[[partition]]\npolicy = 'a-vp'\n[[partition]]\nname = 'R1'\npolicy = 'frob'\n",
+     ["rules.toml:5: [[partition]] #2 (R1) policy", "'frob'"]),
 ])
 def test_a_rules_file_that_does_not_parse_names_the_file_rule_and_key(tmp_path, text, needles):
     path = tmp_path / "rules.toml"
