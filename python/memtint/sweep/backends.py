@@ -115,8 +115,9 @@ class LocalBackend:
                     result = future.result()
                 except BrokenProcessPool as error:
                     result = WorkerError(f"{type(error).__name__}: {error} (a worker died: a crash, the OOM killer, "
-                                         "or a script starting memtint's workers (memtint.sweep, reproduce) outside 'if __name__ == \"__main__\":', "
-                                         "which each worker runs again as it starts)")
+                                         "or a script starting memtint's workers (memtint.sweep, reproduce) "
+                                         "outside 'if __name__ == \"__main__\":', which each worker runs again as "
+                                         "it starts)")
                 except Exception as error:  # an unpicklable result...
                     result = WorkerError(f"{type(error).__name__}: {error}")
                 yield item, result
