@@ -37,6 +37,15 @@ def stored(out):
     return frame.sort_values(["config_hash", "core"]).reset_index(drop=True)
 
 
+def unused_port():
+    """A local port nothing listens at."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def alone_files(cache):
     directory = cache / "alone"
     return sorted(p.name for p in directory.glob("*.json")) if directory.exists() else []
@@ -96,11 +105,7 @@ def test_ray_sweep_stores_the_same_results_as_the_local_pool(tmp_path, monkeypat
 
 
 def test_an_unreachable_cluster_is_a_clean_error_before_anything_is_stored(tmp_path, memtint, clean_error):
-    import socket
-
-    with socket.socket() as probe:  # a port nothing listens at
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = unused_port()
     spec = write(tmp_path, SPEC_TOML)
     clean_error(memtint("sweep", spec, "--out", tmp_path / "out", "--ray", f"127.0.0.1:{port}", timeout=60),
                 f"cannot reach the Ray cluster at 127.0.0.1:{port}")
@@ -109,11 +114,7 @@ def test_an_unreachable_cluster_is_a_clean_error_before_anything_is_stored(tmp_p
 
 def test_an_unreachable_ray_address_in_the_environment_is_a_clean_error(tmp_path, memtint, clean_error, monkeypatch):
     # `--ray auto` follows $RAY_ADDRESS; ray.init() would retry it for minutes, deaf to Ctrl-C.
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = unused_port()
     monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
     spec = write(tmp_path, SPEC_TOML)
     clean_error(memtint("sweep", spec, "--out", tmp_path / "out", "--ray", "auto", timeout=60),
@@ -175,11 +176,7 @@ def test_reproduce_on_ray_gives_the_local_pools_results(local_ray, tmp_path):
 
 
 def test_reproduce_on_an_unreachable_cluster_is_a_clean_error_before_any_report(tmp_path, memtint, clean_error):
-    import socket
-
-    with socket.socket() as probe:  # a port nothing listens at
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = unused_port()
     clean_error(memtint("reproduce", "camc", "--quick", "--out", tmp_path / "out", "--ray", f"127.0.0.1:{port}",
                         timeout=60), f"cannot reach the Ray cluster at 127.0.0.1:{port}")
     assert not (tmp_path / "out").exists()
