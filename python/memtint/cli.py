@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any, Callable, NoReturn, Sequence
 
-from memtint import api
+from memtint import api, stopping
 from memtint.linux.errors import LinuxError
 from memtint.outputs import check_outputs, write_text
 from memtint.stopping import Stopped
@@ -47,7 +47,7 @@ def _at_least(minimum: int) -> Callable[[str], int]:
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
         if value >= 2**63:  # the engine's counters and seeds are 64-bit (it read 1e20 as a float)
-            raise argparse.ArgumentTypeError(f"'{text}' is more than a 64-bit integer holds")
+            raise argparse.ArgumentTypeError(f"'{text}' is more than a signed 64-bit integer holds (at most 2^63-1)")
         return value
 
     parse.__name__ = "integer"
@@ -150,6 +150,9 @@ def _nested(settings: list[tuple[list[str], Any]], base: dict[str, Any] | None) 
     return table
 
 
+_MACHINE_SET_HELP = ("override one machine setting of the run (controller.*, cache.*, dram.*, cpu.*, e.g. "
+                     "controller.write_idle_drain_min=9 or dram.channels=2; sections and keys as in machine TOMLs); "
+                     "repeatable; docs/stats.md")
 _SET_HELP = ("override one setting of the run: a machine setting (controller.*, cache.*, dram.*, cpu.*, e.g. "
              "controller.write_idle_drain_min=9 or dram.channels=2; sections and keys as in machine TOMLs) or an OS "
              "setting (os.*, e.g. os.colour_split=strided or os.ccps.delta=5; the [os] table of run files) or a "
@@ -273,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     dram.add_argument("--outstanding", type=_at_least(1), metavar="N", help="requests in flight (closed loop)")
     dram.add_argument("--read-queue", type=_at_least(1), metavar="N", help="controller read queue entries")
     dram.add_argument("--write-queue", type=_at_least(1), metavar="N", help="controller write queue entries")
-    dram.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE", help=_SET_HELP)
+    dram.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE", help=_MACHINE_SET_HELP)
     dram.add_argument("--check", action="store_true", help="run the independent timing checker")
     dram.add_argument("--cycle-by-cycle", action="store_true", help="disable event skipping (validation)")
     dram.add_argument(
@@ -328,7 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rt.add_argument("config", metavar="CONFIG", help="task-set TOML (e.g. configs/runs/colored-refresh.toml)")
     rt.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE",
-                    help=_SET_HELP + "; applied over the configuration's [overrides]")
+                    help=_MACHINE_SET_HELP + "; applied over the configuration's [overrides]")
     rt.add_argument("--schedule", choices=("edf", "rm", "colored", "crs"), help="override the configuration's schedule")
     rt.add_argument("--refresh", choices=("scheme", "none", "all-bank", "fgr2", "fgr4"),
                     help="override the configuration's refresh")
@@ -795,7 +798,7 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
     """An engine error naming a key (``invalid configuration: os.colours: ...``) with the run
     file's line that sets it, when the file sets it, or with the `--set` of ``settings`` that
     gave its value (which wins over the file's line)."""
-    m = re.match(r"invalid configuration: ([A-Za-z_][\w.]*)((?:\[\d+\])*):", message)
+    m = re.match(r"invalid configuration: ([A-Za-z_][\w.]*)((?:\[\d+\])*)(?:\.([A-Za-z_]\w*))?:", message)
     if not m:
         return message
     key = m.group(1)
@@ -813,6 +816,14 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
         return f"expected a whole number, got {found.group(1)}{hint if integral else ''}"
 
     message = re.sub(r"invalid type: floating point `([^`]+)`, expected u(?:8|16|32|64)", whole, message)
+    if m.group(3) and re.fullmatch(r"\[\d+\]", m.group(2) or ""):
+        # A key of the i-th [[array]] table (tasks[0].period): that table's line for it.
+        try:
+            with open(path, encoding="utf-8") as f:
+                line = _array_key_line(f.read(), m.group(1), int(m.group(2)[1:-1]), m.group(3))
+        except (OSError, UnicodeDecodeError):
+            line = ""
+        return f"{path}{line}: {message}" if line else message
     for setting, value in reversed(settings or []):  # the last --set of a key is the one in force
         name = ".".join(setting)
         if name == key or key.startswith(name + ".") or name.startswith(key + "."):
@@ -833,9 +844,14 @@ AT_END = ("continue", "wait", "exit")
 
 def _process_key_line(text: str, index: int, key: str) -> str:
     """":N" for the line that sets ``key`` in the ``index``-th [[processes]] table, else ""."""
+    return _array_key_line(text, "processes", index, key)
+
+
+def _array_key_line(text: str, array: str, index: int, key: str) -> str:
+    """":N" for the line that sets ``key`` in the ``index``-th [[array]] table, else ""."""
     seen = -1
     for n, line in enumerate(text.splitlines(), 1):
-        if re.match(r"^\s*\[\[\s*processes\s*\]\]", line):
+        if re.match(rf"^\s*\[\[\s*{re.escape(array)}\s*\]\]", line):
             seen += 1
         elif re.match(r"^\s*\[", line):
             if seen == index:
@@ -865,7 +881,7 @@ def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
         "processes": (lambda v: isinstance(v, list) and all(isinstance(p, dict) for p in v), "[[processes]] tables"),
         "instructions": (lambda v: is_int(v) and v >= 1, "a whole number of instructions >= 1"),
         "warmup": (lambda v: is_int(v) and v >= 0, "a whole number of instructions >= 0"),
-        "seed": (lambda v: is_int(v) and 0 <= v < 2**64, "a whole number from 0 to 2^64-1"),
+        "seed": (lambda v: is_int(v) and 0 <= v < 2**63, "a whole number from 0 to 2^63-1 (every command's seed range)"),
         "os": (lambda v: isinstance(v, dict), "an [os] table"),
         "mapping": (lambda v: isinstance(v, str), "a mapping name or path"),
         "scheduler": (lambda v: isinstance(v, str), "a scheduler name"),
@@ -904,7 +920,7 @@ def load_sim_config(path: str) -> dict[str, Any]:
 
     table, text = read_toml(path, "run configuration")
     allowed = {"machine", "programs", "processes", "instructions", "warmup", "seed", "os", "mapping", "scheduler",
-               "overrides", "check", "at_end", "barrier_every", "sampling"}
+               "overrides", "check", "at_end", "barrier_every", "sampling", "export_dram"}
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)} (expected: {', '.join(sorted(allowed))})")
@@ -948,7 +964,29 @@ def load_sim_config(path: str) -> dict[str, Any]:
     for key in ("check", "at_end", "barrier_every", "sampling"):
         if key in table:
             spec[key] = table[key]
+    if "export_dram" in table:
+        spec[EXPORT_KEY] = _export_table(path, text, table["export_dram"], base)
     return spec
+
+
+#: Where `load_sim_config` leaves a run file's `export_dram` for `sim` (which writes the file
+#: through a temporary one): not an engine key.
+EXPORT_KEY = "_export_dram"
+
+
+def _export_table(path: str, text: str, export: Any, base: str) -> dict[str, str]:
+    """A run file's ``export_dram = { path, format }``: its path relative to the file."""
+    where = f"{path}{_key_line(text, 'export_dram')}: export_dram"
+    if not isinstance(export, dict) or not isinstance(export.get("path"), str) or not export["path"]:
+        raise UsageError(f"{where}: expected a table {{ path = \"FILE\", format = \"dramsim3\" or \"ramulator\" }}, "
+                         f"got {json.dumps(export, default=str)}")
+    unknown = sorted(set(export) - {"path", "format"})
+    if unknown:
+        raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)} (expected: format, path)")
+    fmt = export.get("format")
+    if fmt is not None and fmt not in ("dramsim3", "ramulator"):
+        raise UsageError(f"{where}.format: expected \"dramsim3\" or \"ramulator\", got {json.dumps(fmt, default=str)}")
+    return {"path": os.path.join(base, export["path"]), **({"format": fmt} if fmt else {})}
 
 
 def _write_json(path: str | None, value: Any, option: str = "--json") -> bool:
@@ -963,11 +1001,17 @@ def _sim(args: argparse.Namespace) -> int:
 
     from memtint.tables import sim_table
 
+    spec = load_sim_config(args.config)
+    # The run file's export_dram, unless the command line gives one (--export-format still applies).
+    from_file = spec.pop(EXPORT_KEY, None)
+    export_option = "--export-dram"
+    if from_file and not args.export_dram:
+        args.export_dram, args.export_format = from_file["path"], args.export_format or from_file.get("format")
+        export_option = f"{args.config}: export_dram.path"
     if args.export_format and not args.export_dram:
         raise UsageError(f"--export-format {args.export_format}: there is no export to format without "
-                         "--export-dram FILE; give --export-dram FILE too (a .ramulator or .dramsim3 suffix also "
-                         "picks the format)")
-    spec = load_sim_config(args.config)
+                         "--export-dram FILE (or export_dram in the run file); give --export-dram FILE too (a "
+                         ".ramulator or .dramsim3 suffix also picks the format)")
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
         spec["os"] = _os_settings(args.set, spec.get("os"))
@@ -975,7 +1019,7 @@ def _sim(args: argparse.Namespace) -> int:
     if sampling is not None:
         spec["sampling"] = sampling
     # After --set, which may name files too (os.hvr-online.rules=mine.toml).
-    check_outputs({"--json": args.json, "--export-dram": args.export_dram},
+    check_outputs({"--json": args.json, export_option: args.export_dram},
                   [args.config, *_spec_inputs(spec, base=os.path.dirname(os.path.abspath(args.config)))])
     from memtint.limits import sim_reason, sim_seconds
     from memtint.outputs import produced_file
@@ -983,7 +1027,7 @@ def _sim(args: argparse.Namespace) -> int:
     def simulate() -> dict:
         if not args.export_dram:
             return api.run_sim_spec(spec)
-        with produced_file("--export-dram", args.export_dram) as path:
+        with produced_file(export_option, args.export_dram) as path:
             spec["export_dram"] = {"path": path, "format": export_format(args.export_dram, args.export_format)}
             stats = api.run_sim_spec(spec)
         stats["export_dram"]["path"] = args.export_dram
@@ -1008,7 +1052,10 @@ def _rt(args: argparse.Namespace) -> int:
     from memtint.tables import rt_table
     from memtint.toml_files import read_toml
 
-    spec, _ = read_toml(args.config, "task-set TOML")
+    spec, text = read_toml(args.config, "task-set TOML")
+    for key, what in (("machine", "a machine name or TOML"), ("tasks", "[[tasks]] tables")):
+        if key not in spec:
+            raise UsageError(f"{args.config}: missing key '{key}' ({what})")
     check_outputs({"--json": args.json}, [args.config, *_set_inputs(args.set)])
     unused = _settings_without_effect(args.set, "memtint rt runs its tasks' loads through the DRAM")
     if args.set:
@@ -1389,7 +1436,12 @@ def _report(args: argparse.Namespace) -> int:
 
 def _convert(args: argparse.Namespace) -> int:
     check_outputs({"OUT": args.output}, [args.input])
-    header = run_with_status("Converting…", lambda: api.convert_trace(args.input, args.output, to=args.to))
+    # The engine writes a temporary file beside the output (.NAME.PID-N.part), renamed over it
+    # when complete; a stop removes it.
+    target = os.path.realpath(args.output) if os.path.isfile(args.output) else args.output
+    part = os.path.join(os.path.dirname(os.path.abspath(target)), f".{os.path.basename(target)}.{os.getpid()}-")
+    with stopping.temporary(part, any_suffix=".part"):
+        header = run_with_status("Converting…", lambda: api.convert_trace(args.input, args.output, to=args.to))
     if header["records"] == 0:  # every reader refuses a trace without records: no such output
         if os.path.isfile(args.output):
             os.remove(args.output)

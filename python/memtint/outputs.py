@@ -28,6 +28,7 @@ import stat
 import tempfile
 from typing import Any, Iterator, Iterable, Mapping
 
+from memtint import stopping
 from memtint.api import MemtintError, absolute_path
 
 
@@ -248,13 +249,14 @@ def write_text(option: str, path: str, text: str) -> None:
         directory = os.path.dirname(os.path.abspath(target))
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            try:
-                os.chmod(tmp, os.stat(target).st_mode & 0o7777)
-            except FileNotFoundError:
-                os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, target)
+            with stopping.temporary(tmp):
+                with os.fdopen(fd, "wb") as out:
+                    out.write(data)
+                try:
+                    os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+                except FileNotFoundError:
+                    os.chmod(tmp, 0o666 & ~_umask())
+                os.replace(tmp, target)
         except BaseException:
             try:
                 os.unlink(tmp)
@@ -281,12 +283,13 @@ def produced_file(option: str, path: str) -> Iterator[str]:
     except OSError as error:
         raise OutputError(f"{option} {path}: cannot write: {error.strerror or error}") from None
     try:
-        yield tmp
-        try:
-            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
-        except FileNotFoundError:
-            os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
+        with stopping.temporary(tmp):
+            yield tmp
+            try:
+                os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+            except FileNotFoundError:
+                os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)

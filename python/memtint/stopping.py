@@ -1,16 +1,18 @@
 """How memtint stops on SIGINT and SIGTERM: within the second, with status 130 / 143, killing
 the child processes it started (pool workers; a traced program under Valgrind, registered
-here). A command that keeps its completed work (a sweep) asks for `Stopped` to be raised in
+here) and removing the temporary files of outputs not yet complete (`temporary`). A command that keeps its completed work (a sweep) asks for `Stopped` to be raised in
 the main thread instead, cleans up and then ends the same way; a second signal ends at once."""
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import os
 import signal
 import subprocess
 import sys
 import threading
-from typing import Any, NoReturn
+from typing import Any, Iterator, NoReturn
 
 
 class Stopped(BaseException):
@@ -26,6 +28,8 @@ _raise = False
 _stopping = False
 
 _children: list[subprocess.Popen] = []
+#: Glob patterns of files that exist only until an output is complete.
+_temporaries: list[str] = []
 
 
 def register(process: subprocess.Popen) -> None:
@@ -48,10 +52,34 @@ def kill_children() -> None:
         child.kill()
 
 
+@contextlib.contextmanager
+def temporary(path: str, *, any_suffix: str | None = None) -> Iterator[None]:
+    """Within this block, a stop removes the file ``path`` (with ``any_suffix``, every file named
+    ``path`` + anything + ``any_suffix``: a writer that picks its own name, as the engine's
+    ``.NAME.PID-N.part``), so that an output written through a temporary file leaves nothing
+    behind when memtint is stopped."""
+    pattern = glob.escape(path) + (f"*{glob.escape(any_suffix)}" if any_suffix is not None else "")
+    _temporaries.append(pattern)
+    try:
+        yield
+    finally:
+        _temporaries.remove(pattern)
+
+
+def remove_temporaries() -> None:
+    for pattern in list(_temporaries):
+        for path in glob.glob(pattern):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
 def exit_now(signum: int) -> NoReturn:
-    """End memtint: children killed, then the process, without waiting for simulations running
-    in threads (they cannot be interrupted)."""
+    """End memtint: children killed and temporary files removed, then the process, without
+    waiting for simulations running in threads (they cannot be interrupted)."""
     kill_children()
+    remove_temporaries()
     name = "interrupted" if signum == signal.SIGINT else "terminated"
     try:
         sys.stderr.write(f"memtint: {name}\n")

@@ -405,7 +405,7 @@ def test_sim_config_run_level_at_end_and_barriers_reach_the_engine(memtint, tmp_
     ("instructions = 1.5", [":3:", "instructions: expected a whole number", "1.5"]),
     ("instructions = -5", [":3:", "instructions"]),
     ('seed = "x"', ["seed: expected a whole number"]),
-    ("seed = 18446744073709551616", ["seed: expected a whole number from 0 to 2^64-1"]),
+    ("seed = 9223372036854775808", ["seed: expected a whole number from 0 to 2^63-1"]),
     ("check = \"yes\"", ["check: expected true or false"]),
     ('os = "bpm"', ["os: expected an [os] table"]),
 ])

@@ -396,6 +396,25 @@ def test_sim_export_is_written_whole_and_never_over_an_input(memtint, tmp_path, 
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.engine
+def test_a_run_files_export_dram_is_relative_to_it_and_checked_as_an_output(memtint, tmp_path, clean_error):
+    # docs/stats.md's run file has export_dram = { path, format }; the command line's wins.
+    (tmp_path / "runs").mkdir()
+    run = tmp_path / "runs" / "run.toml"
+    text = 'machine = "i7-860"\nprograms = ["random", "stream"]\ninstructions = 20000\n'
+    run.write_text(text + 'export_dram = { path = "stream.txt", format = "ramulator" }\n')
+    code, _, err = memtint("sim", run)  # from tmp_path, not the file's folder
+    assert code == 0, err
+    lines = (tmp_path / "runs" / "stream.txt").read_text().splitlines()
+    assert lines and all(line.split()[1] in ("R", "W") for line in lines)
+    code, _, err = memtint("sim", run, "--export-dram", tmp_path / "cli.dramsim3")
+    assert code == 0 and (tmp_path / "cli.dramsim3").read_text().split()[1] in ("READ", "WRITE"), err
+    run.write_text(text + 'export_dram = { path = "run.toml" }\n')
+    clean_error(memtint("sim", run), "export_dram.path", "is an input")
+    run.write_text(text + 'export_dram = { path = "s.txt", format = "csv" }\n')
+    clean_error(memtint("sim", run), "run.toml:4: export_dram.format", "csv")
+
+
 # --- diagnostics -------------------------------------------------------------------------------
 
 def test_row_buffer_causes_and_llc_occupancy_are_named_diagnostics():

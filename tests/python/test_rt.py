@@ -34,6 +34,13 @@ def test_colored_refresh_keeps_every_load_off_refreshing_ranks_and_auto_refresh_
 
 
 @pytest.mark.engine
+def test_colored_refresh_on_one_rank_is_refused_not_run_with_no_task_ever_eligible():
+    # One rank is one colour, refreshing in every frame: no job could ever run.
+    with pytest.raises(memtint.MemtintError, match=r"machine: colored .* 1 rank \(at least 2"):
+        memtint.run_rt({"machine": "ddr4-2400", "tasks": TASKS[:1], "schedule": "colored"})
+
+
+@pytest.mark.engine
 def test_memtint_rt_prints_each_task_and_writes_json(memtint, tmp_path):
     out = tmp_path / "rt.json"
     code, text, err = memtint("rt", CONFIG, "--json", out)
@@ -47,7 +54,7 @@ def test_memtint_rt_prints_each_task_and_writes_json(memtint, tmp_path):
 
 
 @pytest.mark.engine
-def test_bad_task_sets_are_refused_naming_the_key(memtint, tmp_path):
+def test_bad_task_sets_are_refused_naming_the_key(memtint, tmp_path, clean_error):
     bad = tmp_path / "bad.toml"
     bad.write_text('machine = "ddr4-2400-8r"\nschedule = "crs"\n[[tasks]]\nname = "a"\nperiod = 10\nwcet = 2\n'
                    'compute = 1.0\nloads = 10\n')
@@ -56,6 +63,14 @@ def test_bad_task_sets_are_refused_naming_the_key(memtint, tmp_path):
     bad.write_text('machine = "ddr4-2400-8r"\n[[tasks]]\nname = "a"\nperiod = 10\nwcet = 20\ncompute = 1.0\nloads = 10\n')
     code, _, err = memtint("rt", bad)
     assert code != 0 and "tasks[0].wcet" in err
+    # A task's key is named with its line in the file; a period of 0 is the period's fault.
+    two = 'machine = "ddr4-2400-8r"\n[[tasks]]\nname = "a"\nperiod = 10\nwcet = 2\ncompute = 1.0\nloads = 10\n'
+    bad.write_text(two + '[[tasks]]\nname = "b"\nperiod = "20"\nwcet = 2\ncompute = 1.0\nloads = 10\n')
+    clean_error(memtint("rt", bad), "bad.toml:10: ", "tasks[1].period")
+    bad.write_text(two.replace("period = 10", "period = 0"))
+    clean_error(memtint("rt", bad), "bad.toml:4: ", "tasks[0].period: a: must be above 0")
+    bad.write_text('machine = "ddr4-2400-8r"\n')
+    clean_error(memtint("rt", bad), "bad.toml: missing key 'tasks'")
 
 
 @pytest.mark.engine

@@ -76,11 +76,24 @@ def test_dram_stops_at_once(tmp_path):
 
 
 @pytest.mark.engine
-def test_sim_stops_at_once(tmp_path):
+def test_sim_stops_at_once_and_leaves_no_temporary_output(tmp_path):
     run = tmp_path / "run.toml"
     run.write_text('machine = "i7-860"\nprograms = ["stream", "copy"]\ninstructions = 2000000000\n')
-    code, took, err = interrupt(["sim", str(run)], signal.SIGTERM, tmp_path)
+    code, took, err = interrupt(["sim", str(run), "--export-dram", "stream.txt", "--export-format", "ramulator"],
+                                signal.SIGTERM, tmp_path)
     assert code == 143 and took < 2.5, (code, took, err)
+    # The export was being written into a temporary file beside it: removed, not left half-full.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.toml"]
+
+
+@pytest.mark.engine
+def test_convert_stopped_leaves_no_temporary_output(tmp_path):
+    # The engine writes the conversion into .NAME.PID-N.part beside it; a stop removes that too.
+    trace = os.path.join(os.path.dirname(__file__), "..", "..", "workloads", "traces", "bfs.t1.mtt.gz")
+    code, took, err = interrupt(["convert", "--to", "ramulator", trace, "bfs.txt.gz"], signal.SIGINT, tmp_path,
+                                after=2.0)
+    assert code == 130, (code, took, err)
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.engine

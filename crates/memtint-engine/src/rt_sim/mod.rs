@@ -283,6 +283,10 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                 return Err(Error::config(key(k), format!("{}: must be at most {MAX_UNITS} units, got {v}", t.name)));
             }
         }
+        // The period first: a compute bounded by a period of 0 would blame the compute.
+        if t.period == 0 {
+            return Err(Error::config(key("period"), format!("{}: must be above 0", t.name)));
+        }
         if !(t.compute >= 0.0 && t.compute <= t.period as f64) {
             return Err(Error::config(
                 key("compute"),

@@ -7,6 +7,7 @@
 //! time and still meets deadlines when refresh or copies lengthen them.
 
 use super::{colour_bursts, Clock, Plan, RtSchedule, RtScheduleInfo};
+use crate::error::Error;
 use crate::realtime::cyclic::{choose_frame, place_jobs};
 use crate::Cycle;
 
@@ -15,9 +16,25 @@ pub(super) static INFO: RtScheduleInfo = RtScheduleInfo {
     summary: "Colored Refresh: rank colours per frame, each burst-refreshed in its own frame",
     build: |input| {
         let (tasks, ranks) = (input.tasks, input.ranks);
+        // One colour refreshes in every frame: its tasks would never run.
+        if ranks < 2 {
+            return Err(Error::config(
+                "machine",
+                format!("colored gives tasks the rank colours not refreshing; this machine has {ranks} rank (at least 2 needed)"),
+            ));
+        }
         let frame = choose_frame(tasks, input.retention, ranks as u64)?;
         let s = place_jobs(tasks, frame, input.retention)?;
         let c = s.colours as usize;
+        if c < 2 {
+            return Err(Error::config(
+                "tasks",
+                format!(
+                    "colored's colour frame ({}) is the whole retention window ({}): one colour, refreshing in every frame",
+                    frame.colour_frame, input.retention
+                ),
+            ));
+        }
         let per = ranks as usize / c;
         let groups: Vec<Vec<u32>> = (0..c).map(|g| (g * per..(g + 1) * per).map(|r| r as u32).collect()).collect();
         let mut used = vec![false; c];
