@@ -165,6 +165,8 @@ def test_missing_library_is_a_clear_error():
     (["numa-probe", "--threads", "0"], "--threads 0: give at least 1"),
     (["numa-probe", "--repeats", "0"], "--repeats 0"),
     (["numa-probe", "--size", "1"], "--size 1: each of the"),
+    # Refused before the arrays are bound: beyond it, an allocation error or the OOM killer.
+    (["numa-probe", "--size", "100000G"], "--size 100000G: the two arrays need 204800000 MiB"),
     (["refresh-probe", "--plot", "rp.txt"], "--plot rp.txt: give a file name ending in one of .png"),
     (["refresh-probe", "--plot", "rp"], "--plot rp: give a file name ending"),
 ])

@@ -103,6 +103,13 @@ def test_gf2_null_space_lightest_basis_and_duals():
     assert [[gf2.parity(f & d) for f in functions] for d in duals] == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
 
 
+def test_json_to_stdout_is_the_json_alone(memtint):
+    # The table and its lines go to stderr then, as every command's with --json -.
+    code, out, err = memtint("probe", "--simulate", "ddr2-800", "--json", "-", "--no-progress")
+    assert code == 0, err
+    assert json.loads(out)["kind"] == "probe" and "DRAM mapping found" in err
+
+
 def test_written_preset_runs_identically_to_the_original(memtint, tmp_path):
     code, out, err = memtint("probe", "--simulate", "i7-860", "--write-preset", "probed.toml", "--json", "probe.json",
                              "--no-progress")

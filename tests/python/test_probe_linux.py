@@ -63,6 +63,9 @@ def test_a_buffer_beyond_the_available_memory_names_both_sizes_and_the_option(ca
     message = str(error.value)
     assert "1024 MiB" in message and "600 MiB" in message and "MemAvailable" in message
     assert "--buffer-mb, e.g. 256" in message
+    # `run --verify`'s own option, not probe's.
+    with pytest.raises(LinuxError, match="choose a smaller --verify-buffer-mb, e.g. 256"):
+        linux.LinuxTimer(1024, meminfo=meminfo(available_mb=600), option="--verify-buffer-mb")
 
 
 def test_hugepages_none_free_name_the_pool_file_and_the_count_needed(capable_host, monkeypatch):

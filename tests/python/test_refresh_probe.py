@@ -48,6 +48,16 @@ def test_a_scan_that_rises_to_its_edge_finds_no_period():
         t += rng.uniform(100, 300)
         times.append(t)
     assert refresh_probe.estimate_period([times]) == (0.0, 0.0)
+    # Reported as no period, with its reason: not a period of 0 µs (JSON null, no line on the plot).
+    r = refresh_probe.Round(tsc_hz=1e9, samples=4000, median_cycles=80, threshold_cycles=200, histogram={80: 4000},
+                            slow_ns=times, slow_latency_cycles=[300] * len(times))
+    summary = refresh_probe.analyse([r], []).summary()
+    assert summary["period_ns"] is None and summary["period_strength"] is None
+    assert "no period inside the 0.5-20 µs scan: the 1,999 gaps" in summary["no_period"]
+    few = refresh_probe.analyse([refresh_probe.Round(tsc_hz=1e9, samples=10, median_cycles=80, threshold_cycles=200,
+                                                     histogram={80: 10}, slow_ns=times[:3],
+                                                     slow_latency_cycles=[300] * 3)], []).summary()
+    assert few["no_period"].startswith("too few slow loads to time (2 gaps")
 
 
 def test_the_probes_output_is_read_and_bad_lines_are_named():

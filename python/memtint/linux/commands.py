@@ -443,6 +443,55 @@ def _run_tiered(args: argparse.Namespace, argv: list[str]) -> int:
     return run.exit_code if run.exit_code is not None else 1
 
 
+def _check_probe_memory(system: Any, nodes: list[int], size: int, given: str) -> None:
+    """Two arrays of ``size`` bytes bound to each node in turn must fit in what the node has free
+    and in the memory cgroup's room: beyond, mbind's strict binding ends in an allocation error or
+    the OOM killer (exit 137 and no word)."""
+    from memtint.linux.errors import LinuxError
+    from memtint.probe.linux import read_meminfo
+
+    need = 2 * size
+    meminfo = read_meminfo()
+    available = meminfo.get("MemAvailable")
+    if available is not None and need > available:
+        raise LinuxError(f"--size {given}: the two arrays need {need >> 20} MiB, more than the {available >> 20} MiB "
+                         f"available (MemAvailable in /proc/meminfo): give a smaller --size, e.g. "
+                         f"{max(available // 4 >> 20, 1)}M")
+    # A node's own figures, where the nodes account for the machine's memory (a VM's hot-plugged
+    # memory can sit outside every node's meminfo).
+    totals = [system.node_memory_bytes(n) for n in system.memory_nodes()]
+    if None in totals or abs(sum(totals) - meminfo.get("MemTotal", 0)) > 0.1 * meminfo.get("MemTotal", 0):
+        nodes = []
+    for node in nodes:
+        free = system.node_free_bytes(node)
+        if free is not None and need > free:
+            raise LinuxError(f"--size {given}: the two arrays need {need >> 20} MiB on node {node}, which has "
+                             f"{free >> 20} MiB free (MemFree + Inactive(file) in its meminfo): give a smaller --size, "
+                             f"e.g. {max(free // 4 >> 20, 1)}M")
+    room = _cgroup_room()
+    if room is not None and need > room:
+        raise LinuxError(f"--size {given}: the two arrays need {need >> 20} MiB, and this process's memory cgroup has "
+                         f"{room >> 20} MiB left under memory.max: give a smaller --size, e.g. {max(room // 4 >> 20, 1)}M")
+
+
+def _cgroup_room() -> int | None:
+    """Bytes left under this process's cgroup v2 memory.max (None: no limit, or not cgroup v2)."""
+    try:
+        with open("/proc/self/cgroup", encoding="utf-8") as f:
+            path = next((line.split(":", 2)[2].strip() for line in f if line.startswith("0::")), None)
+        if path is None:
+            return None
+        base = os.path.join("/sys/fs/cgroup", path.lstrip("/"))
+        with open(os.path.join(base, "memory.max"), encoding="utf-8") as f:
+            limit = f.read().strip()
+        if limit == "max":
+            return None
+        with open(os.path.join(base, "memory.current"), encoding="utf-8") as f:
+            return max(int(limit) - int(f.read().strip()), 0)
+    except (OSError, ValueError):
+        return None
+
+
 def _numa_probe(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -478,6 +527,7 @@ def _numa_probe(args: argparse.Namespace) -> int:
               "the host lets through; the figures need not match the machine's own nodes")
     system = numa_system()
     nodes = _nodes(system, args.nodes)
+    _check_probe_memory(system, nodes, size, args.size)
     err = Console(stderr=True)
     err.print(f"measuring {kernel_nodes_text(nodes)}: STREAM Copy, 2 arrays of {size >> 20} MiB bound to each node, "
               f"best of {args.repeats}")
@@ -560,7 +610,7 @@ def _refresh_probe(args: argparse.Namespace) -> int:
         if others:
             table.add_row("", "other peaks: " + ", ".join(others))
     else:
-        table.add_row("Period", "none found (too few slow loads, or no peak inside the 0.5-20 µs scan)")
+        table.add_row("Period", f"none found: {result.no_period}")
     table.add_row("Stall", f"median {result.stall_median_ns:.0f} ns, p90 {result.stall_p90_ns:.0f} ns above the median load")
     from memtint.tables import output_console
     output_console().print(table)

@@ -330,7 +330,7 @@ def verify_isolation(machine: str | dict[str, Any], mapping: str | None, space: 
     if own:
         from memtint.probe.linux import LinuxTimer
 
-        timer = LinuxTimer(buffer_mb=buffer_mb, repetitions=REPETITIONS)
+        timer = LinuxTimer(buffer_mb=buffer_mb, repetitions=REPETITIONS, option="--verify-buffer-mb")
     try:
         rng = random.Random(seed)
         lines = _Lines(timer, decoder)

@@ -134,6 +134,18 @@ class NumaSystem:
                 return int(line.split()[-2]) * 1024
         return None
 
+    def node_free_bytes(self, node: int) -> int | None:
+        """What a program can take on ``node`` without reclaim beyond the page cache: its
+        MemFree plus its inactive file pages (the part of MemAvailable a node's meminfo gives)."""
+        fields = {}
+        for line in (self.read(f"{NODE_DIR}/node{node}/meminfo") or "").splitlines():
+            parts = line.split()
+            if len(parts) >= 4 and parts[-1] == "kB":
+                fields[parts[2].rstrip(":")] = int(parts[3]) * 1024
+        if "MemFree" not in fields:
+            return None
+        return fields["MemFree"] + fields.get("Inactive(file)", 0)
+
     def node_cpus(self, node: int) -> list[int]:
         return parse_node_list(self.read(f"{NODE_DIR}/node{node}/cpulist") or "")
 

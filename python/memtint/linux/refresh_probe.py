@@ -173,6 +173,8 @@ class ProbeResult:
     nearest: str
     limits: list[str]
     peaks: list[tuple[float, float]] = field(default_factory=list)
+    #: Why no period was found (period_ns 0); "" when one was.
+    no_period: str = ""
 
     def summary(self) -> dict:
         return {
@@ -184,8 +186,9 @@ class ProbeResult:
             "median_load_ns": self.median_ns,
             "slow_loads": self.slow_loads,
             "threshold_factor": (self.rounds[0].threshold_cycles / self.rounds[0].median_cycles) if self.rounds else 0.0,
-            "period_ns": self.period_ns,
-            "period_strength": self.strength,
+            "period_ns": self.period_ns if self.period_ns else None,
+            "period_strength": self.strength if self.period_ns else None,
+            **({"no_period": self.no_period} if not self.period_ns else {}),
             "nearest_jedec_interval": self.nearest,
             "strongest_peaks": [{"period_ns": p, "strength": s} for p, s in self.peaks],
             "stall_median_ns": self.stall_median_ns,
@@ -198,6 +201,11 @@ def analyse(rounds: list[Round], limits: list[str]) -> ProbeResult:
     import numpy
 
     period, strength = estimate_period([r.slow_ns for r in rounds])
+    gaps = len(intervals([r.slow_ns for r in rounds]))
+    no_period = "" if period else (
+        f"too few slow loads to time ({gaps} gaps between them; at least 10 needed)" if gaps < 10 else
+        f"no period inside the 0.5-20 µs scan: the {gaps:,} gaps between slow loads are not whole multiples of one "
+        "(refresh hidden by the hypervisor or the memory controller, or stalls of other causes)")
     excess = [
         (lat - r.median_cycles) * 1e9 / r.tsc_hz for r in rounds for lat in r.slow_latency_cycles
     ]
@@ -217,6 +225,7 @@ def analyse(rounds: list[Round], limits: list[str]) -> ProbeResult:
         nearest=nearest,
         limits=limits,
         peaks=strongest_peaks([r.slow_ns for r in rounds]),
+        no_period=no_period,
     )
 
 
@@ -278,10 +287,12 @@ def plot(result: ProbeResult, path: str) -> None:
     right.plot(candidates / 1000, power)
     for label, ns in JEDEC_INTERVALS.items():
         right.axvline(ns / 1000, color="grey", linestyle=":", linewidth=0.8)
-    right.axvline(result.period_ns / 1000, color="red", linewidth=1)
+    if result.period_ns:
+        right.axvline(result.period_ns / 1000, color="red", linewidth=1)
     right.set_xlabel("candidate period (µs)")
     right.set_ylabel("gaps that are whole periods (mean cos)")
-    right.set_title(f"period {result.period_ns / 1000:.3f} µs (grey: JEDEC tREFI modes)")
+    found = f"period {result.period_ns / 1000:.3f} µs" if result.period_ns else "no period found"
+    right.set_title(f"{found} (grey: JEDEC tREFI modes)")
     fig.tight_layout()
     fig.savefig(path, dpi=110, format=os.path.splitext(path)[1].lstrip(".").lower())
     plt.close(fig)

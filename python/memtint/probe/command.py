@@ -178,7 +178,7 @@ def run_command(args: argparse.Namespace) -> int:
     if any(r is None for _, r, _, _ in results):
         _json_out(args.json, {"kind": "probe", "source": source, "seconds": round(elapsed, 2), "failed": failures})
         return 1
-    exact = _print(results, source, elapsed)
+    exact = _print(results, source, elapsed, stderr=args.json == "-")  # stdout holds the JSON alone
     _json_out(args.json, _summary(results, source, elapsed))
     if any(r.problems for _, r, _, _ in results):
         if args.write_preset:
@@ -232,12 +232,13 @@ def _truth_fields(truth: dict) -> dict[str, list]:
     return {k: [b[0] if len(b) == 1 else b for b in v] for k, v in truth["fields"].items()}
 
 
-def _print(results, source: str, elapsed: float) -> list[bool]:
+def _print(results, source: str, elapsed: float, stderr: bool = False) -> list[bool]:
     from memtint.tables import _Table as Table
 
     exact = []
     from memtint.tables import output_console
-    console = output_console()
+    console = output_console(stderr=stderr)
+    out = sys.stderr if stderr else sys.stdout
     for node, r, org, truth in results:
         title = f"DRAM mapping found ({source}{', node ' + str(node) if len(results) > 1 else ''})"
         table = Table(title=title, title_justify="left")
@@ -253,21 +254,21 @@ def _print(results, source: str, elapsed: float) -> list[bool]:
                       f"{min((r.bit_confidence[b] for b in r.column_bits if b in r.bit_confidence), default=1):.2f}", "", "")
         console.print(table)
         print(f"row conflict {r.slow_ns:.1f} ns against {r.fast_ns:.1f} ns; {r.measurements:,} measurements "
-              f"({r.pairs_timed:,} pairs, {r.conflicts} conflicts verified), {elapsed:.1f} s")
+              f"({r.pairs_timed:,} pairs, {r.conflicts} conflicts verified), {elapsed:.1f} s", file=out)
         for w in r.warnings:
-            print(f"warning: {w}")
+            print(f"warning: {w}", file=out)
         for w in r.problems:
-            print(f"error: {w}")
+            print(f"error: {w}", file=out)
         if truth is not None:
             same = fields == _truth_fields(truth)
             exact.append(same)
             if same:
-                print("matches the simulated machine's mapping exactly")
+                print("matches the simulated machine's mapping exactly", file=out)
             else:
                 want = _truth_fields(truth)
                 for k in want:
                     if want[k] != fields[k]:
-                        print(f"MISMATCH {k}: found {_bits(fields[k])}, true {_bits(want[k])}")
+                        print(f"MISMATCH {k}: found {_bits(fields[k])}, true {_bits(want[k])}", file=out)
     return exact
 
 
@@ -308,5 +309,6 @@ def _write_preset(args, results, config: dict, source: str) -> None:
     header = (f"# Written by memtint probe ({source}); the mapping file(s) beside it: {', '.join(mappings.values())}.\n"
               f"# The other settings are {config['name']}'s.\n")
     write_text("--write-preset", args.write_preset, header + dumps(machine))
-    print(f"preset: {args.write_preset} (mapping {', '.join(mappings.values())}); use it as --machine {args.write_preset}")
+    print(f"preset: {args.write_preset} (mapping {', '.join(mappings.values())}); use it as --machine {args.write_preset}",
+          file=sys.stderr if args.json == "-" else sys.stdout)
 

@@ -128,7 +128,7 @@ def vm_note() -> str | None:
             "traffic are hidden from the probe")
 
 
-def check_host(buffer_mb: int, hugepages: bool, meminfo: Meminfo = read_meminfo) -> str:
+def check_host(buffer_mb: int, hugepages: bool, meminfo: Meminfo = read_meminfo, option: str = "--buffer-mb") -> str:
     """Refuse, with the remedy, what would make the probe fail or mislead; the program's path."""
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         raise LinuxError(f"memtint probe runs on Linux on x86-64 (clflush, rdtscp, /proc/self/pagemap); "
@@ -143,14 +143,14 @@ def check_host(buffer_mb: int, hugepages: bool, meminfo: Meminfo = read_meminfo)
         if pool.free < needed:
             raise LinuxError(
                 f"a {buffer_mb} MiB buffer of 2 MiB hugepages needs {needed} free hugepages, {pool.free} are free: "
-                f"as root, echo {pool.total - pool.free + needed} > {pool.pool_file()} (or a smaller --buffer-mb)")
+                f"as root, echo {pool.total - pool.free + needed} > {pool.pool_file()} (or a smaller {option})")
     else:
         available = meminfo().get("MemAvailable", 0)
         if buffer_mb * MIB > available:
             suggestion = 1 << max((available // 2 // MIB).bit_length() - 1, 0)
             raise LinuxError(
                 f"a {buffer_mb} MiB buffer is more than the memory available ({available // MIB} MiB, MemAvailable "
-                f"in /proc/meminfo): choose a smaller --buffer-mb, e.g. {suggestion}")
+                f"in /proc/meminfo): choose a smaller {option}, e.g. {suggestion}")
     return probe_path()
 
 
@@ -161,12 +161,12 @@ class LinuxTimer:
     name = "linux"
 
     def __init__(self, buffer_mb: int = 256, hugepages: bool = False, repetitions: int = REPETITIONS,
-                 warmup: int = WARMUP, meminfo: Meminfo = read_meminfo):
+                 warmup: int = WARMUP, meminfo: Meminfo = read_meminfo, option: str = "--buffer-mb"):
         if not 1 <= repetitions <= MAX_REPETITIONS:
             raise LinuxError(f"repetitions must be from 1 to {MAX_REPETITIONS}, got {repetitions}")
         if not 0 <= warmup <= MAX_WARMUP:
             raise LinuxError(f"warmup must be from 0 to {MAX_WARMUP}, got {warmup}")
-        path = check_host(buffer_mb, hugepages, meminfo)
+        path = check_host(buffer_mb, hugepages, meminfo, option)
         self.buffer_mb = buffer_mb
         self.hugepages = hugepages
         self.repetitions = repetitions
