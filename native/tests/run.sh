@@ -40,6 +40,9 @@ json_field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[s
 echo "== configuration errors name the variable and the bad text, exit 2 before main"
 expect_error config_bad_mask "MEMTINT_COLOR_MASKS=0x2000,zz" "MEMTINT_COLOR_MASKS='0x2000,zz'"
 expect_error config_mask_inside_page "MEMTINT_COLOR_MASKS=0x40" "bits below 12"
+# colours such masks cannot give would have no frames: a pool filled with nothing usable
+expect_error config_repeated_mask "MEMTINT_COLOR_MASKS=0x2000,0x2000" "a mask is a repeat or the XOR of earlier ones"
+expect_error config_dependent_masks "MEMTINT_COLOR_MASKS=0x2000,0x6000,0x4000" "a mask is a repeat or the XOR of earlier ones"
 SEVENTEEN=$(for b in $(seq 12 28); do printf '0x%x,' $((1 << b)); done)
 expect_error config_too_many_masks "MEMTINT_COLOR_MASKS=${SEVENTEEN%,}" "more than 16"
 expect_error config_colour_out_of_range "MEMTINT_COLOR_MASKS=$I7 MEMTINT_COLORS=0-40" "MEMTINT_COLORS='0-40': colour 40 is outside the colour space: 5 masks give 32 colours (0-31)"

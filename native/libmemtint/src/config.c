@@ -21,6 +21,7 @@ static _Noreturn void bad(const char *var, const char *text, const char *why) {
 
 static void parse_masks(const char *s) {
     const char *p = s;
+    uint64_t basis[64] = {0}; /* the masks so far, reduced: basis[b] has highest bit b */
     if (!*p) bad("MEMTINT_COLOR_MASKS", s, "empty; expected comma-separated hex masks like 0x2000,0x4000");
     for (;;) {
         if (mt_cfg.n_masks == MT_MAX_MASKS)
@@ -42,6 +43,17 @@ static void parse_masks(const char *s) {
         if (v & (MT_PAGE - 1))
             bad("MEMTINT_COLOR_MASKS", s,
                 "a mask uses bits below 12 (inside a 4 KB page); the OS cannot colour those bits");
+        /* Each mask must add a bit of colour the others cannot make (independent over GF(2)):
+         * a repeated or XOR-dependent mask leaves colours no frame has, and a process given
+         * one would take frames until its pool limit or the kernel stops it. */
+        uint64_t rest = v;
+        for (int bit = 63; bit >= 0 && rest; bit--)
+            if (rest >> bit & 1 && basis[bit]) rest ^= basis[bit];
+        if (!rest)
+            bad("MEMTINT_COLOR_MASKS", s,
+                "a mask is a repeat or the XOR of earlier ones, so some colours would have no frames; give "
+                "independent masks");
+        basis[63 - __builtin_clzll(rest)] = rest;
         mt_cfg.masks[mt_cfg.n_masks++] = v;
         if (*p == 0) return;
         if (*p != ',') bad("MEMTINT_COLOR_MASKS", s, "expected ',' between masks");
