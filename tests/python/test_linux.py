@@ -131,6 +131,12 @@ def test_missing_library_is_a_clear_error():
     assert r.returncode == 2 and "MEMTINT_LIB=/etc/passwd: not a shared library" in r.stderr, r.stderr
     r = cli("run", "--colors", "0-3", "--", "true", env={"MEMTINT_LIB": "/tmp"})
     assert r.returncode == 2 and "MEMTINT_LIB=/tmp: is a directory" in r.stderr, r.stderr
+    # Another shared library preloads fine and colours nothing.
+    other = next((p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
+                              "/lib64/libm.so.6") if os.path.isfile(p)), None)
+    if other:
+        r = cli("run", "--colors", "0-3", "--", "true", env={"MEMTINT_LIB": other})
+        assert r.returncode == 2 and "a shared library without libmemtint's functions" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("args, message", [
@@ -160,6 +166,8 @@ def test_missing_library_is_a_clear_error():
     (["run", "--tier-policy", "bw-local", "--migration-limit", "5", "--", "true"], "(bw-migration) read it"),
     (["run", "--tier-policy", "bw-local", "--period", "nan", "--", "true"], "--period nan: give a finite number"),
     (["run", "--tier-policy", "bw-local", "--bandwidths", "0=3,0=4", "--", "true"], "node0 is given twice"),
+    (["run", "--space", "vertical", "--colors", "0", "--", "true"], "--space vertical: the general vertical space"),
+    (["inspect", "1", "--space", "vertical"], "--space vertical: the general vertical space"),
     (["numa-probe", "--nodes", ""], "--nodes ''"),
     (["numa-probe", "--threads", "-1"], "--threads -1: give at least 1"),
     (["numa-probe", "--threads", "0"], "--threads 0: give at least 1"),
@@ -231,9 +239,15 @@ def test_run_mix_prints_a_command_line_as_it_is(tmp_path):
 
 @needs_root
 @needs_library
-def test_run_of_a_missing_program_or_cpu_says_so():
+def test_run_of_a_missing_program_or_cpu_says_so(tmp_path):
     r = cli("run", "--colors", "0-15", "--", "/no/such/program")
     assert r.returncode == 2 and "/no/such/program: command not found" in r.stderr
+    # A script that exists, whose #! interpreter does not: the interpreter is what is missing.
+    script = tmp_path / "s.sh"
+    script.write_text("#!/no/such/interpreter\n")
+    script.chmod(0o755)
+    r = cli("run", "--colors", "0-15", "--", str(script))
+    assert r.returncode == 2 and "its interpreter /no/such/interpreter (the #! line) does not exist" in r.stderr
     r = cli("run", "--colors", "0-15", "--cpus", "4096", "--", "true")
     assert r.returncode == 2 and "CPU 4096 does not exist: this machine has" in r.stderr, r.stderr
 

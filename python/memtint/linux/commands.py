@@ -181,8 +181,18 @@ def _histogram_table(title: str, rows: list[dict[str, Any]], key: str):
     return table
 
 
-def _inspect(args: argparse.Namespace) -> int:
+def _check_space(space: str | None) -> None:
+    """`vertical` is a space the API takes with its (i, j, k); no option here gives them."""
+    from memtint.linux.errors import LinuxError
 
+    if space == "vertical":
+        raise LinuxError("--space vertical: the general vertical space needs its (i, j, k) (B-, C- and O-bits), which "
+                         "only the API takes (memtint.linux.layout.colour_layout(..., vertical=(i, j, k))); here give "
+                         "a named one: cache-only, bank-only, bank-only-8, a-vp, b-vp or c-vp")
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    _check_space(args.space)
     check_outputs({"--json": args.json}, _config_files(args))
     report = inspect_process(args.pid, args.machine, mapping=args.mapping, space=args.space)
     for w in report["warnings"]:
@@ -242,6 +252,7 @@ def _cost(args: argparse.Namespace) -> str | None:
 def _run(args: argparse.Namespace) -> int:
     from memtint.linux.errors import LinuxError
 
+    _check_space(args.space)
     argv = _argv(args.command)
     # Flags of the other way of running are refused, not ignored (RUN_DEFAULTS: their defaults).
     colouring = [f for f, v in (("--machine", args.machine), ("--mapping", args.mapping), ("--space", args.space),

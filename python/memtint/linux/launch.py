@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 from dataclasses import dataclass, field
@@ -192,9 +193,30 @@ def start(argv: Sequence[str], env: dict[str, str], cpus: Sequence[int] | None) 
 def start_failure(program: str, error: OSError) -> LinuxError:
     """Why ``program`` could not be started, as the user can act on it."""
     if isinstance(error, FileNotFoundError):
+        interpreter = _missing_interpreter(program)
+        if interpreter:
+            return LinuxError(f"{program}: its interpreter {interpreter} (the #! line) does not exist")
         return LinuxError(f"{program}: command not found")
     return LinuxError(f"{program}: " + ("is a directory, not a program" if os.path.isdir(program) else
                                         "permission denied (not executable)"))
+
+
+def _missing_interpreter(program: str) -> str | None:
+    """The interpreter a script's #! line names, when the script exists and that does not (the
+    kernel's ENOENT is then the interpreter's, not the script's)."""
+    path = program if os.sep in program else shutil.which(program)
+    try:
+        with open(path or program, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].split()
+    if not words:
+        return None
+    interpreter = os.fsdecode(words[0])
+    return None if os.path.exists(interpreter) else interpreter
 
 
 def forward_signals(processes: Sequence[subprocess.Popen]):

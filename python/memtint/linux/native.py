@@ -25,6 +25,12 @@ def library_path() -> str:
         if elf is None or not elf.dynamic:
             raise LibraryMissingError(f"MEMTINT_LIB={override}: not a shared library (ld.so would ignore it and the "
                                       "program would run uncoloured); give libmemtint.so")
+        # Another shared library (libm, an old build) preloads fine and colours nothing.
+        with open(override, "rb") as f:
+            exports = b"\0memtint_set_colors\0" in f.read()
+        if not exports:
+            raise LibraryMissingError(f"MEMTINT_LIB={override}: a shared library without libmemtint's functions "
+                                      "(memtint_set_colors): the program would run uncoloured; give libmemtint.so")
         return os.path.abspath(override)
     if not os.path.isfile(PACKAGED):
         raise LibraryMissingError(
