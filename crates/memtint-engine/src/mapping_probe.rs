@@ -174,13 +174,18 @@ fn describe(cfg: &MemoryConfig) -> Value {
     })
 }
 
-/// Another core's random reads: the next arrival and the address stream.
+/// Another core's random reads: the next arrival and the address stream. Like a core, it has at
+/// most `MAX_OUTSTANDING` reads in flight and waits for one to return before the next.
 struct CoRunner {
     interval_cycles: f64,
     next: f64,
     ranges: Vec<(u64, u64)>,
     id: u64,
+    outstanding: u32,
 }
+
+/// A core's reads in flight: its L2's miss queue (Intel's superqueue holds 16).
+const MAX_OUTSTANDING: u32 = 16;
 
 /// Ids above this are the co-runner's.
 const CORUNNER_IDS: u64 = 1 << 62;
@@ -192,25 +197,48 @@ impl CoRunner {
             next: 0.0,
             ranges: nodes.iter().map(|n| (n.base, 1u64 << n.mapping.capacity_bits())).collect(),
             id: CORUNNER_IDS,
+            outstanding: 0,
         })
     }
 
-    /// Queue every read due by `now` (a full queue delays it to a later call).
+    /// Queue every read due by `now`. A full queue, or `MAX_OUTSTANDING` reads in flight, stalls
+    /// the co-runner as it would a core: it goes on when the memory next changes or a read
+    /// returns, and owes nothing for the time it stalled (a rate above what one core draws
+    /// saturates it; it builds no endless backlog that the probe's rounds would then crawl
+    /// through a cycle at a time, starved of queue slots).
     fn issue(&mut self, mem: &mut MemorySystem, now: Cycle, rng: &mut ChaCha8Rng) {
         while self.next <= now as f64 {
+            if self.outstanding >= MAX_OUTSTANDING {
+                self.next = f64::INFINITY; // until `returned`
+                return;
+            }
             let (base, size) = self.ranges[rng.gen_range(0..self.ranges.len())];
             let addr = base + (rng.gen_range(0..size) & !63);
             if !mem.try_enqueue(now, self.id, addr, false, Origin::single(1)) {
+                self.next = mem.next_event().max(now + 1) as f64;
                 return;
             }
             self.id += 1;
+            self.outstanding += 1;
             let u: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
             self.next += -u.ln() * self.interval_cycles;
         }
     }
 
+    /// One of its reads returned at `at`: a co-runner stalled on its reads in flight goes on.
+    fn returned(&mut self, at: Cycle) {
+        self.outstanding -= 1;
+        if self.next.is_infinite() {
+            self.next = at as f64;
+        }
+    }
+
     fn next_cycle(&self) -> Cycle {
-        self.next.ceil() as Cycle
+        if self.next.is_infinite() {
+            Cycle::MAX
+        } else {
+            self.next.ceil() as Cycle
+        }
     }
 }
 
@@ -298,6 +326,8 @@ fn load_round(
             if c.id < CORUNNER_IDS {
                 left -= 1;
                 last = last.max(c.done);
+            } else if let Some(r) = corunner.as_mut() {
+                r.returned(c.done);
             }
         }
         if left == 0 {
