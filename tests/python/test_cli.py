@@ -214,6 +214,18 @@ def test_malformed_trace_line_names_file_and_line(memtint, clean_error, tmp_path
     clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", trace), f"{trace}:3:")
 
 
+def test_trace_addresses_a_reference_simulator_reads_as_hex_are_pointed_out(memtint, tmp_path):
+    # Ramulator and DRAMSim3 read "1000 R" as 0x1000; memtint reads 1000, and says so.
+    trace = tmp_path / "bare.trace"
+    trace.write_text("1000 R\n2000 W\n")
+    code, out, err = memtint("dram", "--machine", "ddr4-2400", "--trace", trace)
+    said = " ".join((out + err).split())  # the table's warnings wrap
+    assert code == 0 and f"{trace} line 1: address 1000 has no 0x, so it was read as decimal" in said, out + err
+    trace.write_text("0x1000 R\n0x2000 W\n")
+    code, out, err = memtint("dram", "--machine", "ddr4-2400", "--trace", trace)
+    assert code == 0 and "has no 0x" not in out + err, out + err
+
+
 def test_missing_trace_file_is_reported(memtint, clean_error, tmp_path):
     missing = tmp_path / "nowhere.trace"
     line = clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", missing), str(missing))

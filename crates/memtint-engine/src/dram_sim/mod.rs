@@ -193,6 +193,9 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
         }
     }
     let mut stats = dram_report::report(&cfg, &mem, &totals, opts);
+    if let Some(w) = stats["warnings"].as_array_mut() {
+        w.extend(source.warnings().into_iter().map(serde_json::Value::from));
+    }
     // The workload as given, so the statistics say how to reproduce them.
     stats["config"]["workload"] = serde_json::to_value(&spec.workload).expect("workload serialises");
     if let Some(dir) = &spec.export_drampower {

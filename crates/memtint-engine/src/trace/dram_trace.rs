@@ -7,7 +7,9 @@
 //!   not decrease from one request to the next (equal is fine), nor exceed `MAX_ARRIVAL`.
 //!
 //! Either format accepts either spelling of the operation (`R`/`W`/`READ`/`WRITE`, any case).
-//! Addresses are hex with a `0x`/`0X` prefix or decimal. Blank lines and lines whose first
+//! Addresses are hex with a `0x`/`0X` prefix or decimal. Ramulator and DRAMSim3 read every
+//! DRAM-trace address as hex, prefix or not, so a trace with addresses of two or more digits and
+//! no prefix reads differently there: the reader says so (`TraceSource::warnings`). Blank lines and lines whose first
 //! non-blank character is `#` are skipped; fields may be separated by any run of spaces or tabs;
 //! a trailing `\r` (CRLF files) is ignored.
 //!
@@ -61,6 +63,9 @@ pub struct DramTraceReader {
     format: DramTraceFormat,
     /// Arrival cycle of the previous request (DRAMSim3), to reject cycles that go backwards.
     prev_cycle: Option<Cycle>,
+    /// The first line whose address, read as decimal, Ramulator or DRAMSim3 would read as hex:
+    /// its number and the address.
+    unprefixed: Option<(u64, u64)>,
 }
 
 impl std::fmt::Debug for DramTraceReader {
@@ -77,7 +82,7 @@ impl std::fmt::Debug for DramTraceReader {
 impl DramTraceReader {
     /// Opens `path`; detects gzip by content (magic bytes `1f 8b`), not by extension.
     pub fn open(path: &Path, format: DramTraceFormat) -> Result<Self> {
-        Ok(DramTraceReader { input: LineReader::open(path)?, format, prev_cycle: None })
+        Ok(DramTraceReader { input: LineReader::open(path)?, format, prev_cycle: None, unprefixed: None })
     }
 
     /// Lines consumed so far, blank and comment lines included.
@@ -101,7 +106,11 @@ impl DramTraceReader {
     /// Checks the arrival order and builds the request for the line just consumed.
     #[inline]
     fn accept(&mut self, parsed: ParsedLine) -> Result<DramRequest> {
-        let ParsedLine { addr, is_write, cycle } = parsed;
+        let ParsedLine { addr, is_write, cycle, prefixed } = parsed;
+        // One digit reads the same in both bases.
+        if !prefixed && addr >= 10 && self.unprefixed.is_none() {
+            self.unprefixed = Some((self.input.lines_read(), addr));
+        }
         if let Some(cycle) = cycle {
             if cycle > MAX_ARRIVAL {
                 return Err(self.input.parse_error(
@@ -125,6 +134,19 @@ impl DramTraceReader {
 }
 
 impl TraceSource for DramTraceReader {
+    fn warnings(&self) -> Vec<String> {
+        self.unprefixed
+            .map(|(line, addr)| {
+                format!(
+                    "{} line {line}: address {addr} has no 0x, so it was read as decimal (as every address without one); \
+                     Ramulator and DRAMSim3 read DRAM-trace addresses as hex, 0x or not: if the trace is theirs, write 0x before each address",
+                    self.input.path().display()
+                )
+            })
+            .into_iter()
+            .collect()
+    }
+
     fn next_request(&mut self) -> Result<Option<DramRequest>> {
         loop {
             // Fast path: a well-formed request line lying whole in the buffer, parsed in one pass.
@@ -174,7 +196,7 @@ fn parse_fast(s: &[u8], format: DramTraceFormat) -> Option<(usize, ParsedLine)> 
         }
     };
     let len = fast_line_end(s, i)?;
-    Some((len, ParsedLine { addr, is_write, cycle }))
+    Some((len, ParsedLine { addr, is_write, cycle, prefixed: s[1] | 0x20 == b'x' }))
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -182,6 +204,8 @@ struct ParsedLine {
     addr: u64,
     is_write: bool,
     cycle: Option<Cycle>,
+    /// The address was written with 0x.
+    prefixed: bool,
 }
 
 /// Parses one line; `Ok(None)` for blank and comment lines, `Err(reason)` for malformed ones.
@@ -213,7 +237,7 @@ fn parse_line(line: &[u8], format: DramTraceFormat) -> std::result::Result<Optio
     if let Some(extra) = next_field(&mut rest) {
         return Err(format!("unexpected extra field '{}'", show(extra)));
     }
-    Ok(Some(ParsedLine { addr, is_write, cycle }))
+    Ok(Some(ParsedLine { addr, is_write, cycle, prefixed: addr_field.len() > 1 && addr_field[1] | 0x20 == b'x' }))
 }
 
 /// `R`, `W`, `READ`, `WRITE` in any case; `Some(is_write)`.
@@ -350,6 +374,24 @@ mod tests {
         assert!(r.next_request().unwrap().is_none());
         assert!(r.next_request().unwrap().is_none(), "the end stays the end");
         assert_eq!(r.lines_read(), 4);
+    }
+
+    #[test]
+    fn addresses_without_0x_that_reference_simulators_read_as_hex_are_pointed_out() {
+        let warnings = |text: &[u8], format| {
+            let f = TempFile::with_bytes("bare", text);
+            let mut r = DramTraceReader::open(&f.0, format).unwrap();
+            while r.next_request().unwrap().is_some() {}
+            r.warnings()
+        };
+        // Ramulator's and DRAMSim3's 0x1000 and 0x2000; memtint reads 1000 and 2000.
+        let w = warnings(b"# c\n7 R\n1000 R\n2000 W\n", DramTraceFormat::Ramulator);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("line 3: address 1000 has no 0x, so it was read as decimal"), "{w:?}");
+        let w = warnings(b"  4096 READ 0\n", DramTraceFormat::DramSim3);
+        assert!(w[0].contains("line 1: address 4096"), "{w:?}");
+        // With 0x, or one digit (the same in both bases): nothing to say.
+        assert!(warnings(b"0x1000 R\n0X2000 W\n5 R\n", DramTraceFormat::Ramulator).is_empty());
     }
 
     #[test]

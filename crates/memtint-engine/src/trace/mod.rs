@@ -24,6 +24,10 @@ pub struct DramRequest {
 /// A stream of requests. `Ok(None)` marks the end; errors carry file, line and reason.
 pub trait TraceSource {
     fn next_request(&mut self) -> Result<Option<DramRequest>>;
+    /// What a user should know about how the input was read (none by default).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Requests held in memory (tests, and API users who build a workload in code).
