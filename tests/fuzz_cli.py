@@ -8,6 +8,8 @@
   other, a file an input names: a machine file's mapping, a run's rules) or cannot be written
   (/proc, a missing directory, a directory), through `memtint` commands end to end: every input
   must keep its bytes, type and inode;
+- ``rt``: mutated real-time task sets (`memtint rt`): a task's key must come with its line in the
+  file (``rt.toml:12: ... tasks[1].period``), a missing table with the file;
 - ``rules``: mutated HVR rules files (`memtint advise --rules`, `mine-rules --rules`) through their
   parsing and a decision on every class vector of 1-8 programs;
 - ``tiering``: `memtint run --tier-policy` and `memtint numa-probe` with random policies, weights,
@@ -310,6 +312,39 @@ def _error_outcome(code: int, text: str, named: re.Pattern[str]) -> tuple[str, s
     return _outcome(Exception(lines[0][len("memtint: error: "):]), named)
 
 
+# --- real-time task sets ----------------------------------------------------------------------
+
+RT_FILES = [
+    'machine = "ddr4-2400-8r"\nschedule = "colored"\n[[tasks]]\nname = "a"\nperiod = 16\nwcet = 4\ncompute = 3.0\n'
+    'loads = 50\n[[tasks]]\nname = "b"\nperiod = 32\nwcet = 12\ncompute = 10.0\nloads = 100\npattern = "stream"\n',
+    'machine = "ddr4-2400-8r"\nschedule = "crs"\nrefresh = "scheme"\n[[tasks]]\nname = "a"\nperiod = 20\nwcet = 4\n'
+    'compute = 3.2\nloads = 40\n[[tasks]]\nname = "b"\nperiod = 40\nwcet = 4\ncompute = 3.0\nloads = 40\n'
+    '[[servers]]\ntasks = ["a"]\nbudget = 5\nperiod = 10\n[[servers]]\ntasks = ["b"]\nbudget = 5\nperiod = 20\n',
+    'machine = "ddr4-2400"\nschedule = "edf"\nrefresh = "fgr2"\nunit_us = 500.0\n[[tasks]]\nname = "a"\nperiod = 10\n'
+    'wcet = 2\ncompute = 1.0\nloads = 20\nfootprint_kb = 64\n',
+]
+
+#: An rt error names the file and line, or the file (a missing table), or an option.
+RT_NAMED = re.compile(r"rt\.toml(:\d+)?: |^--[a-z]")
+
+
+def rt_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    path = os.path.join(d, "rt.toml")
+    seed = rng.choice(RT_FILES)
+    data = mutate(rng, seed) if rng.random() > 0.1 else seed.encode()  # some whole: they must run
+    with open(path, "wb") as f:
+        f.write(data)
+
+    def run() -> tuple[str, str]:
+        code, text = _main_quiet(["rt", path, "--json", os.path.join(d, "rt.json")])
+        outcome = _error_outcome(code, text, RT_NAMED)
+        if outcome[0] == "unnamed" and "tasks[" in outcome[1]:
+            return "unnamed", outcome[1]  # a task's key without its line: the class this fuzzes
+        return outcome
+
+    return data, run
+
+
 # --- output collisions -----------------------------------------------------------------------
 
 def _snapshot(paths: list[str]) -> list[tuple[str, int, int, bytes]]:
@@ -462,7 +497,7 @@ def tiering_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
 
 CLASSES: dict[str, Callable[[random.Random, str], tuple[bytes, Callable[[], tuple[str, str]]]]] = {
     "sim": sim_case, "overrides": overrides_case, "sweep": sweep_case, "outputs": outputs_case,
-    "tiering": tiering_case, "rules": rules_case,
+    "tiering": tiering_case, "rules": rules_case, "rt": rt_case,
 }
 
 

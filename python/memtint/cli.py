@@ -1052,7 +1052,7 @@ def _rt(args: argparse.Namespace) -> int:
     from memtint.tables import rt_table
     from memtint.toml_files import read_toml
 
-    spec, text = read_toml(args.config, "task-set TOML")
+    spec, source = read_toml(args.config, "task-set TOML")
     for key, what in (("machine", "a machine name or TOML"), ("tasks", "[[tasks]] tables")):
         if key not in spec:
             raise UsageError(f"{args.config}: missing key '{key}' ({what})")
@@ -1074,7 +1074,13 @@ def _rt(args: argparse.Namespace) -> int:
     try:
         stats = run_with_status("Simulating…", lambda: api.run_rt(spec))
     except api.MemtintError as error:
-        raise api.MemtintError(_at_config_line(args.config, str(error), args.set)) from None
+        text = _at_config_line(args.config, str(error), args.set)
+        unknown = re.match(r"invalid configuration: rt spec: unknown field `([^`]+)`", text)
+        if unknown:  # a top-level key the task set does not have: its own line
+            text = f"{args.config}{_key_line(source, unknown.group(1))}: {text}"
+        elif not text.startswith((f"{args.config}:", "--set")):
+            text = f"{args.config}: {text}"  # a key the file leaves out (crs's servers): the file
+        raise api.MemtintError(text) from None
     _warn_stderr(unused)
     if _write_json(args.json, stats):
         return 0
