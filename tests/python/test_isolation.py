@@ -219,8 +219,9 @@ def _runnable() -> str | None:
 def test_verify_prints_the_verdict_and_runs_the_program_unchanged(monkeypatch, tmp_path, capsys):
     made: list[int] = []
 
-    def timer(buffer_mb, repetitions):
+    def timer(buffer_mb, repetitions, option):
         made.append(buffer_mb)
+        assert option == "--verify-buffer-mb"  # what its errors name
         t = MappedTimer()
         t.close = lambda: None
         return t
