@@ -47,13 +47,14 @@ def _non_finite(value: Any, path: str = "") -> str | None:
 
 
 GENERATOR_KINDS = ("stream", "random", "strided", "conflict", "mix")
-TRACE_FORMATS = ("ramulator", "dramsim3")
+TRACE_FORMATS = ("ramulator", "dramsim3", "ramulator2")
 
 
 def trace(path: str | os.PathLike[str], format: str = "ramulator") -> dict[str, Any]:
     """A workload read from a DRAM trace file (plain or gzip-compressed).
 
-    ``format`` is ``"ramulator"`` (``0x1a2b3c40 R``) or ``"dramsim3"`` (``0x1a2b3c40 READ 12``).
+    ``format`` is ``"ramulator"`` (``0x1a2b3c40 R``), ``"dramsim3"`` (``0x1a2b3c40 READ 12``) or
+    ``"ramulator2"`` (Ramulator 2's LoadStoreTrace: ``LD 0x1a2b3c40``).
     """
     return {"trace": {"path": os.fspath(path), "format": format}}
 

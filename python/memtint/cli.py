@@ -314,9 +314,10 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--export-dram", metavar="FILE",
                      help="write the DRAM request stream the run generated to FILE (physical address, read or write, "
                      "the DRAM cycle it entered a controller), as `memtint dram --trace` reads it")
-    sim.add_argument("--export-format", choices=("dramsim3", "ramulator"), default=None,
-                     help="the export's format: dramsim3 (timed: '0xADDR READ|WRITE CYCLE'; default, or from a .ramulator "
-                     "or .dramsim3 suffix) or ramulator (untimed: '0xADDR R|W')")
+    sim.add_argument("--export-format", choices=api.TRACE_FORMATS, default=None,
+                     help="the export's format: dramsim3 (timed: '0xADDR READ|WRITE CYCLE'; default, or from a .ramulator, "
+                     ".ramulator2 or .dramsim3 suffix), ramulator (untimed: '0xADDR R|W') or ramulator2 (untimed: "
+                     "'LD|ST 0xADDR', Ramulator 2's LoadStoreTrace)")
     add_sampling_arguments(sim, "the run")
     sim.set_defaults(handler=_sim)
 
@@ -978,14 +979,15 @@ def _export_table(path: str, text: str, export: Any, base: str) -> dict[str, str
     """A run file's ``export_dram = { path, format }``: its path relative to the file."""
     where = f"{path}{_key_line(text, 'export_dram')}: export_dram"
     if not isinstance(export, dict) or not isinstance(export.get("path"), str) or not export["path"]:
-        raise UsageError(f"{where}: expected a table {{ path = \"FILE\", format = \"dramsim3\" or \"ramulator\" }}, "
-                         f"got {json.dumps(export, default=str)}")
+        raise UsageError(f"{where}: expected a table {{ path = \"FILE\", format = \"dramsim3\", \"ramulator\" or "
+                         f"\"ramulator2\" }}, got {json.dumps(export, default=str)}")
     unknown = sorted(set(export) - {"path", "format"})
     if unknown:
         raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)} (expected: format, path)")
     fmt = export.get("format")
-    if fmt is not None and fmt not in ("dramsim3", "ramulator"):
-        raise UsageError(f"{where}.format: expected \"dramsim3\" or \"ramulator\", got {json.dumps(fmt, default=str)}")
+    if fmt is not None and fmt not in api.TRACE_FORMATS:
+        raise UsageError(f"{where}.format: expected \"dramsim3\", \"ramulator\" or \"ramulator2\", got "
+                         f"{json.dumps(fmt, default=str)}")
     return {"path": os.path.join(base, export["path"]), **({"format": fmt} if fmt else {})}
 
 
@@ -1011,7 +1013,7 @@ def _sim(args: argparse.Namespace) -> int:
     if args.export_format and not args.export_dram:
         raise UsageError(f"--export-format {args.export_format}: there is no export to format without "
                          "--export-dram FILE (or export_dram in the run file); give --export-dram FILE too (a "
-                         ".ramulator or .dramsim3 suffix also picks the format)")
+                         ".ramulator, .ramulator2 or .dramsim3 suffix also picks the format)")
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
         spec["os"] = _os_settings(args.set, spec.get("os"))
@@ -1094,7 +1096,7 @@ def export_format(path: str, given: str | None) -> str:
     if given:
         return given
     suffix = os.path.splitext(path)[1].lstrip(".").lower()
-    return suffix if suffix in ("dramsim3", "ramulator") else "dramsim3"
+    return suffix if suffix in api.TRACE_FORMATS else "dramsim3"
 
 
 def _compare(args: argparse.Namespace) -> int:

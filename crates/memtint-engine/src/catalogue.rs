@@ -60,7 +60,7 @@ pub fn catalogue_json() -> String {
         })
         .collect();
     let generators = crate::trace::GeneratorKind::ALL.map(|k| k.name());
-    let trace_formats = [crate::trace::DramTraceFormat::Ramulator, crate::trace::DramTraceFormat::DramSim3].map(|f| f.name());
+    let trace_formats = crate::trace::DramTraceFormat::ALL.map(|f| f.name());
     serde_json::json!({
         "machines": machines,
         "devices": devices,

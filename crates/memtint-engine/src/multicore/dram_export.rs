@@ -2,7 +2,8 @@
 //! enters a memory controller, with its physical address, read or write (write-backs are
 //! writes), and the DRAM cycle it entered. Formats are those `memtint dram --trace` reads:
 //! DRAMSim3's `0xADDR READ|WRITE CYCLE` (timed: a replay gives every request the cycle it had
-//! here) and Ramulator's `0xADDR R|W` (untimed: a replay issues as fast as the queues allow).
+//! here), Ramulator's `0xADDR R|W` and Ramulator 2's LoadStoreTrace `LD|ST 0xADDR` (untimed: a
+//! replay issues as fast as the queues allow).
 
 use crate::error::{Error, Result};
 use crate::trace::DramTraceFormat;
@@ -17,7 +18,7 @@ use std::io::{BufWriter, Write};
 pub struct DramExportSpec {
     /// The file written (created or replaced).
     pub path: String,
-    /// `dramsim3` (default) or `ramulator`.
+    /// `dramsim3` (default), `ramulator` or `ramulator2`.
     #[serde(default = "default_format")]
     pub format: String,
 }
@@ -48,6 +49,7 @@ impl DramExport {
         let written = match self.format {
             DramTraceFormat::DramSim3 => writeln!(self.out, "0x{addr:X} {} {cycle}", if is_write { "WRITE" } else { "READ" }),
             DramTraceFormat::Ramulator => writeln!(self.out, "0x{addr:x} {}", if is_write { "W" } else { "R" }),
+            DramTraceFormat::Ramulator2 => writeln!(self.out, "{} 0x{addr:x}", if is_write { "ST" } else { "LD" }),
         };
         written.map_err(|e| self.error(e))
     }

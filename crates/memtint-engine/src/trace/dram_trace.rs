@@ -1,12 +1,14 @@
 //! Readers of DRAM-level traces.
 //!
-//! Two line formats are understood:
+//! Three line formats are understood:
 //!
 //! * Ramulator (DRAM mode): `<addr> R|W`, e.g. `0x12345680 R`.
 //! * DRAMSim3: `<addr> READ|WRITE <cycle>`, e.g. `0x12345680 READ 42`; the arrival cycle must
 //!   not decrease from one request to the next (equal is fine), nor exceed `MAX_ARRIVAL`.
+//! * Ramulator 2 (its `LoadStoreTrace` frontend): `LD|ST <addr>`, e.g. `LD 0x12345680`; untimed.
 //!
-//! Either format accepts either spelling of the operation (`R`/`W`/`READ`/`WRITE`, any case).
+//! The first two accept either spelling of the operation (`R`/`W`/`READ`/`WRITE`, any case);
+//! Ramulator 2's is `LD` or `ST`, as it reads them.
 //! Addresses are hex with a `0x`/`0X` prefix or decimal. Ramulator and DRAMSim3 read every
 //! DRAM-trace address as hex, prefix or not, so a trace with addresses of two or more digits and
 //! no prefix reads differently there: the reader says so (`TraceSource::warnings`). Blank lines and lines whose first
@@ -39,10 +41,12 @@ pub enum DramTraceFormat {
     Ramulator,
     /// `<addr> READ|WRITE <cycle>`
     DramSim3,
+    /// `LD|ST <addr>` (Ramulator 2's LoadStoreTrace)
+    Ramulator2,
 }
 
 impl DramTraceFormat {
-    const ALL: [DramTraceFormat; 2] = [DramTraceFormat::Ramulator, DramTraceFormat::DramSim3];
+    pub const ALL: [DramTraceFormat; 3] = [DramTraceFormat::Ramulator, DramTraceFormat::DramSim3, DramTraceFormat::Ramulator2];
 
     /// Parses a format name as written in a configuration: `ramulator` or `dramsim3`.
     pub fn from_name(name: &str) -> Result<Self> {
@@ -53,6 +57,7 @@ impl DramTraceFormat {
         match self {
             DramTraceFormat::Ramulator => "ramulator",
             DramTraceFormat::DramSim3 => "dramsim3",
+            DramTraceFormat::Ramulator2 => "ramulator2",
         }
     }
 }
@@ -172,6 +177,9 @@ impl TraceSource for DramTraceReader {
 /// line this accepts, with the same result (see the `fast_path_agrees_with_general_path` test).
 #[inline]
 fn parse_fast(s: &[u8], format: DramTraceFormat) -> Option<(usize, ParsedLine)> {
+    if format == DramTraceFormat::Ramulator2 {
+        return None; // operation first: the general path
+    }
     let (addr, i) = fast_addr(s, 0)?;
     let op_start = fast_blanks(s, i);
     if op_start == i {
@@ -184,7 +192,7 @@ fn parse_fast(s: &[u8], format: DramTraceFormat) -> Option<(usize, ParsedLine)> 
     let is_write = parse_op(&s[op_start..i])?;
 
     let cycle = match format {
-        DramTraceFormat::Ramulator => None,
+        DramTraceFormat::Ramulator | DramTraceFormat::Ramulator2 => None,
         DramTraceFormat::DramSim3 => {
             let c = fast_blanks(s, i);
             if c == i {
@@ -211,14 +219,18 @@ struct ParsedLine {
 /// Parses one line; `Ok(None)` for blank and comment lines, `Err(reason)` for malformed ones.
 fn parse_line(line: &[u8], format: DramTraceFormat) -> std::result::Result<Option<ParsedLine>, String> {
     let mut rest = line;
-    let Some(addr_field) = next_field(&mut rest) else { return Ok(None) };
-    if addr_field[0] == b'#' {
+    let Some(first) = next_field(&mut rest) else { return Ok(None) };
+    if first[0] == b'#' {
         return Ok(None);
     }
+    if format == DramTraceFormat::Ramulator2 {
+        return parse_load_store(first, rest).map(Some);
+    }
+    let addr_field = first;
     let addr = parse_addr(addr_field)?;
 
     let expected_op = match format {
-        DramTraceFormat::Ramulator => "R or W",
+        DramTraceFormat::Ramulator | DramTraceFormat::Ramulator2 => "R or W",
         DramTraceFormat::DramSim3 => "READ or WRITE",
     };
     let is_write = match next_field(&mut rest) {
@@ -227,7 +239,7 @@ fn parse_line(line: &[u8], format: DramTraceFormat) -> std::result::Result<Optio
     };
 
     let cycle = match format {
-        DramTraceFormat::Ramulator => None,
+        DramTraceFormat::Ramulator | DramTraceFormat::Ramulator2 => None,
         DramTraceFormat::DramSim3 => match next_field(&mut rest) {
             None => return Err("missing the cycle field (DRAMSim3 format: <addr> READ|WRITE <cycle>)".into()),
             Some(c) => Some(parse_cycle(c)?),
@@ -238,6 +250,25 @@ fn parse_line(line: &[u8], format: DramTraceFormat) -> std::result::Result<Optio
         return Err(format!("unexpected extra field '{}'", show(extra)));
     }
     Ok(Some(ParsedLine { addr, is_write, cycle, prefixed: addr_field.len() > 1 && addr_field[1] | 0x20 == b'x' }))
+}
+
+/// Ramulator 2's `LD|ST <addr>` after its operation `op` (exactly `LD` or `ST`, as Ramulator 2
+/// reads it; the address decimal or 0x-hex, as there).
+fn parse_load_store(op: &[u8], mut rest: &[u8]) -> std::result::Result<ParsedLine, String> {
+    let is_write = match op {
+        b"LD" => false,
+        b"ST" => true,
+        _ => return Err(format!("expected LD or ST (Ramulator 2's LoadStoreTrace: LD|ST <addr>), found '{}'", show(op))),
+    };
+    let Some(addr_field) = next_field(&mut rest) else {
+        return Err("expected an address after the operation, found the end of the line".into());
+    };
+    let addr = parse_addr(addr_field)?;
+    if let Some(extra) = next_field(&mut rest) {
+        return Err(format!("unexpected extra field '{}'", show(extra)));
+    }
+    // Ramulator 2 reads an address without 0x as decimal, as memtint does: nothing to point out.
+    Ok(ParsedLine { addr, is_write, cycle: None, prefixed: true })
 }
 
 /// `R`, `W`, `READ`, `WRITE` in any case; `Some(is_write)`.
@@ -374,6 +405,30 @@ mod tests {
         assert!(r.next_request().unwrap().is_none());
         assert!(r.next_request().unwrap().is_none(), "the end stays the end");
         assert_eq!(r.lines_read(), 4);
+    }
+
+    #[test]
+    fn ramulator2_load_store_lines_are_read_as_ramulator_2_reads_them() {
+        let text = "# c\nLD 0x40\n\nST 4096\n  LD\t0X80  \r\n";
+        let got = read_str(text, DramTraceFormat::Ramulator2).unwrap();
+        let want = [(0x40, false), (4096, true), (0x80, false)];
+        assert_eq!(got.iter().map(|r| (r.addr, r.is_write)).collect::<Vec<_>>(), want);
+        assert!(got.iter().all(|r| r.arrival.is_none()), "untimed");
+        for (line, needle) in [
+            ("ld 0x40\n", "expected LD or ST"),
+            ("0x40 R\n", "expected LD or ST"),
+            ("LD\n", "expected an address after the operation"),
+            ("LD 0x40 7\n", "unexpected extra field '7'"),
+            ("ST zz\n", "neither decimal nor 0x-hex"),
+        ] {
+            let e = read_str(line, DramTraceFormat::Ramulator2).unwrap_err().to_string();
+            assert!(e.contains(needle), "{line:?}: {e}");
+        }
+        // Decimal reads as decimal there too: nothing to point out.
+        let f = TempFile::with_bytes("ls", b"LD 1000\n");
+        let mut r = DramTraceReader::open(&f.0, DramTraceFormat::Ramulator2).unwrap();
+        while r.next_request().unwrap().is_some() {}
+        assert!(r.warnings().is_empty());
     }
 
     #[test]
