@@ -159,11 +159,18 @@ def run_case(path: str) -> tuple[str, str]:
         return "internal", f"{type(error).__name__}: {error}"
 
 
-def sim_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
-    path = os.path.join(d, "run.toml")
-    data = mutate(rng, rng.choice(SEED_FILES))
+def mutated_file(rng: random.Random, d: str, name: str, seeds: list[str], whole: float = 0.0) -> tuple[str, bytes]:
+    """One of ``seeds`` mutated (or, with probability ``whole``, as it is), written to ``d/name``."""
+    path = os.path.join(d, name)
+    seed = seeds[0] if len(seeds) == 1 else rng.choice(seeds)
+    data = mutate(rng, seed) if not whole or rng.random() >= whole else seed.encode()
     with open(path, "wb") as f:
         f.write(data)
+    return path, data
+
+
+def sim_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    path, data = mutated_file(rng, d, "run.toml", SEED_FILES)
     return data, lambda: run_case(path)
 
 
@@ -227,10 +234,7 @@ SWEEP_NAMED = re.compile(r"s\.toml|^[a-z_]+(\[\d+\])?(\.[a-z_]+(\[\d+\])?)*: ")
 
 
 def sweep_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
-    path = os.path.join(d, "s.toml")
-    data = mutate(rng, rng.choice(SWEEP_FILES))
-    with open(path, "wb") as f:
-        f.write(data)
+    path, data = mutated_file(rng, d, "s.toml", SWEEP_FILES)
 
     def run() -> tuple[str, str]:
         from memtint import api
@@ -255,12 +259,9 @@ RULES_NAMED = re.compile(r"r\.toml")
 def rules_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
     from memtint import hvr_rules
 
-    path = os.path.join(d, "r.toml")
     with open(hvr_rules.PAPER_RULES) as f:
         paper = f.read()
-    data = mutate(rng, paper)
-    with open(path, "wb") as f:
-        f.write(data)
+    path, data = mutated_file(rng, d, "r.toml", [paper])
 
     def run() -> tuple[str, str]:
         from memtint import api
@@ -329,11 +330,7 @@ RT_NAMED = re.compile(r"rt\.toml(:\d+)?: |^--[a-z]")
 
 
 def rt_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
-    path = os.path.join(d, "rt.toml")
-    seed = rng.choice(RT_FILES)
-    data = mutate(rng, seed) if rng.random() > 0.1 else seed.encode()  # some whole: they must run
-    with open(path, "wb") as f:
-        f.write(data)
+    path, data = mutated_file(rng, d, "rt.toml", RT_FILES, whole=0.1)  # some whole: they must run
 
     def run() -> tuple[str, str]:
         code, text = _main_quiet(["rt", path, "--json", os.path.join(d, "rt.json")])
