@@ -47,6 +47,13 @@ def test_run_spec_carries_every_option():
     }
 
 
+def test_the_clis_trace_formats_are_the_engines():
+    # The CLI's --format and --export-format choices, against the engine's own list.
+    from memtint import api
+
+    assert list(api.TRACE_FORMATS) == memtint.presets()["trace_formats"]
+
+
 def test_workload_must_be_a_trace_or_a_generator():
     with pytest.raises(memtint.MemtintError, match="exactly one"):
         memtint.run_dram("ddr4-2400", {"trace": {"path": "x"}, "generate": {"kind": "random"}})
