@@ -6,6 +6,7 @@
  * someone else's mapping where a later MREMAP_FIXED would overwrite it. */
 #include "internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -93,6 +94,20 @@ void mt_extent_release_if_empty(uint32_t e) {
         mt_pages[e].ext_live = 1;
         mt_extent_page_gone(e, 1);
     }
+}
+
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
+
+void *mt_move_pages(uintptr_t from, size_t bytes, uintptr_t to) {
+    /* DONTUNMAP leaves the source mapped and empty (Linux >= 5.7; hugetlb from 5.13): the
+     * caller's mt_reserve_again then replaces it in one step. Without it (EINVAL), the source
+     * is a hole until then. */
+    void *p = mremap((void *)from, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, (void *)to);
+    if (p == MAP_FAILED && errno == EINVAL)
+        p = mremap((void *)from, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)to);
+    return p;
 }
 
 void mt_reserve_again(uint32_t idx, uint32_t npages) {

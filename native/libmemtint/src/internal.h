@@ -138,6 +138,10 @@ uint32_t mt_extent_take(unsigned order);
 /* A page of an extent left it (moved away or unmapped, its place reserved again). */
 void mt_extent_page_gone(uint32_t idx, uint32_t count);
 void mt_reserve_again(uint32_t idx, uint32_t npages); /* PROT_NONE over [idx, idx+n) */
+/* mremap of whole pages to `to` that leaves no hole at `from` for a moment (MREMAP_DONTUNMAP where
+ * the kernel has it): another thread's mmap could be placed in the hole before mt_reserve_again
+ * covers it again, and be replaced by the reservation. MAP_FAILED on failure, as mremap. */
+void *mt_move_pages(uintptr_t from, size_t bytes, uintptr_t to);
 uint32_t mt_extent_take_staging(unsigned order); /* the same in the staging area */
 void mt_extent_release_if_empty(uint32_t e);        /* an extent that received no page */
 void mt_arena_used(uint32_t range[2][2]); /* page index ranges ever handed out, per region */

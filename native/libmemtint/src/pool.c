@@ -109,8 +109,8 @@ static void promote(uint32_t chunk) {
                mt_bit(mt_wanted, mt_page_key(&mt_pages[chunk + i + run])))
             run++;
         if (to == MT_NIL && (to = mt_extent_take(CHUNK_ORDER)) == MT_NIL) return; /* stay put */
-        if (mremap(mt_va(chunk + i), (size_t)run << MT_PAGE_SHIFT, (size_t)run << MT_PAGE_SHIFT,
-                   MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to + i)) == MAP_FAILED)
+        if (mt_move_pages((uintptr_t)mt_va(chunk + i), (size_t)run << MT_PAGE_SHIFT, (uintptr_t)mt_va(to + i)) ==
+            MAP_FAILED)
             break; /* the map-count limit: the rest stays in staging, still usable */
         mt_reserve_again(chunk + i, run);
         for (uint32_t k = i; k < i + run; k++) {

@@ -31,8 +31,7 @@ static void mark_block(uint32_t e, size_t npages, const mt_colour_set *s) {
 /* Moves n neighbouring pages [from, from+n) to [to, to+n) of extent e. One mremap when they
  * are one mapping (or the kernel moves several at once, Linux >= 6.17); page by page otherwise. */
 static bool move_pages(uint32_t from, uint32_t to, uint32_t n, uint32_t e) {
-    if (mremap(mt_va(from), (size_t)n << MT_PAGE_SHIFT, (size_t)n << MT_PAGE_SHIFT,
-               MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to)) == MAP_FAILED) {
+    if (mt_move_pages((uintptr_t)mt_va(from), (size_t)n << MT_PAGE_SHIFT, (uintptr_t)mt_va(to)) == MAP_FAILED) {
         if (n == 1) return false;
         for (uint32_t k = 0; k < n; k++)
             if (!move_pages(from + k, to + k, 1, e)) return false;
@@ -373,7 +372,7 @@ static void *huge_chain_block(mt_colour_set *s, size_t npages, unsigned align_or
         if (slot == UINT32_MAX) slot = free_hugepage(NULL, s->slot);
         uint32_t from = slot << MT_HUGE_ORDER, to = e + (uint32_t)(h * HUGE_PIECES);
         if (slot == UINT32_MAX ||
-            mremap(mt_va(from), MT_HUGE, MT_HUGE, MREMAP_MAYMOVE | MREMAP_FIXED, mt_va(to)) == MAP_FAILED) {
+            mt_move_pages((uintptr_t)mt_va(from), MT_HUGE, (uintptr_t)mt_va(to)) == MAP_FAILED) {
             for (size_t k = 0; k < h * HUGE_PIECES; k++) mt_pool_return(e + (uint32_t)k);
             mt_extent_release_if_empty(e);
             mt_exhausted(s, "moving a hugepage (mremap) failed");
