@@ -10,7 +10,7 @@ CARGO  ?= cargo
 VENV_BIN := $(VENV)/bin
 STAMP    := $(VENV)/.memtint-venv
 
-.PHONY: all toolchain pgo-profile venv build demo demo-tiering test test-rust test-python bench fuzz clean api-docs native test-native native-trace workloads experiment-ccps pgo reproduce
+.PHONY: all toolchain pgo-profile venv build demo demo-tiering test test-rust test-python test-python-deps test-python-run bench fuzz clean api-docs native test-native native-trace workloads experiment-ccps pgo reproduce
 
 # Profile-guided build (optional): `make pgo` trains a profile, then PGO=1 on build, demo or bench
 # compiles the engine with it (5-18 % faster DRAM runs, 12-15 % faster CPU-trace runs; bench/README.md). Its own target
@@ -50,7 +50,7 @@ $(STAMP): | toolchain
 # Python sources are used in place, the compiled module is copied next to them). Always runs:
 # cargo decides what is stale, so a change to any Rust crate is rebuilt and nothing else is.
 build: toolchain pgo-profile $(STAMP) native native-trace
-	env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV_BIN)):$$PATH" \
+	+env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV_BIN)):$$PATH" \
 		$(VENV_BIN)/maturin develop --release --quiet
 
 # With PGO=1, the profile must exist before anything is built (a missing one stops the build
@@ -88,7 +88,13 @@ reproduce: build
 	$(VENV_BIN)/memtint reproduce --out $(REPRODUCE_DIR) $(REPRODUCE_ARGS)
 	$(VENV_BIN)/python -m memtint.reproduce.crosscheck --out $(REPRODUCE_DIR)/crosscheck.md
 
-test: test-native test-rust test-python
+# libmemtint's tests first (their race tests want quiet cores); then the engine's tests beside the
+# release build, whose fat LTO holds one core for minutes (bench/README.md, "CI"): make's jobserver
+# (the `+` lines) keeps the two cargos' compile jobs to TEST_JOBS in all. Then the Python tests.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+test: test-native
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) test-rust build test-python-deps
+	$(MAKE) --no-print-directory test-python-run
 
 # libmemtint (C): the colouring allocator, and the refresh probe (timed DRAM loads for
 # `memtint refresh-probe`), built with the C compiler into native/build/ and copied next to
@@ -112,8 +118,8 @@ test-native: native
 # Then the ceiling controller's check that its command stream is still the production one.
 test-rust: toolchain
 	$(CARGO) fmt --all --check || { echo "Rust code is not rustfmt-formatted (rustfmt.toml): run cargo fmt"; exit 1; }
-	$(CARGO) test -p memtint-engine
-	$(CARGO) test -p memtint-bench --bin memtint-bench-ceiling
+	+$(CARGO) test -p memtint-engine
+	+$(CARGO) test -p memtint-bench --bin memtint-bench-ceiling
 
 # Ray (optional, `memtint[ray]`) is added in CI only, so `make test` there runs the Ray test;
 # locally that test is skipped with its reason unless Ray is installed (pip install ray). Checked
@@ -123,7 +129,10 @@ test-rust: toolchain
 # Hundreds of tests start the `memtint` command: its compiled bytecode is kept under target/
 # even where PYTHONDONTWRITEBYTECODE is set, or each start compiles the package again.
 PYTEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ "$$n" -gt 4 ] && n=4; echo $$n)
-test-python: build
+test-python: build test-python-deps
+	$(MAKE) --no-print-directory test-python-run
+
+test-python-deps: $(STAMP)
 	@if [ -n "$$CI" ] && ! $(VENV_BIN)/python -c 'import ray' 2>/dev/null; then \
 		echo "$(VENV_BIN)/python -m pip install --quiet 'ray>=2'"; \
 		$(VENV_BIN)/python -m pip install --quiet "ray>=2"; \
@@ -131,6 +140,9 @@ test-python: build
 	@$(VENV_BIN)/python -c 'import xdist' 2>/dev/null || { \
 		echo "$(VENV_BIN)/python -m pip install --quiet pytest-xdist"; \
 		$(VENV_BIN)/python -m pip install --quiet pytest-xdist; }
+
+# The Python tests alone, on the package `make build` installed.
+test-python-run:
 	env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(abspath target/pycache) \
 		$(VENV_BIN)/python -m pytest -q -rs -n $(PYTEST_WORKERS) tests/python
 
