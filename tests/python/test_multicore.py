@@ -531,3 +531,6 @@ def test_the_table_title_gives_the_lengths_threads_ran(memtint):
     code, out, err = memtint("sim", run)
     assert code == 0, err
     assert "300,000 to 2,000,000 instructions per core" in out
+    # Its system time is the newcomer's major faults, not the colours dynamic BPM copied: the
+    # warning about copies used to count every kernel cycle as theirs.
+    assert "major faults" in out and "re-colouring took" not in out + err, out + err

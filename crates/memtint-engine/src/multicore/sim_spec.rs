@@ -647,13 +647,13 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 )));
             }
             // Re-colouring that takes most of the threads' time measures the copies, not the
-            // policy: say so, and what paces them.
-            let system: u64 = r.cores.iter().filter_map(|c| c.memory.page_migration.as_ref()).map(|p| p.system_cycles).sum();
+            // policy: say so, and what paces them. Its own stalls only, not swapping's.
+            let recolour: u64 = r.cores.iter().filter_map(|c| c.memory.page_migration.as_ref()).map(|p| p.recolour_cycles).sum();
             let cycles: u64 = r.cores.iter().map(|c| c.core.cycles).sum();
-            if d.pages_recoloured > 0 && system as f64 > 0.5 * cycles as f64 {
+            if d.pages_recoloured > 0 && recolour as f64 > 0.5 * cycles as f64 {
                 w.push(Value::String(format!(
                     "re-colouring took {:.0} % of the threads' time ({} pages copied, epochs of {} ns): the run measures the copies more than the policy; [os.recolour] mode = \"daemon\" or \"lazy\" paces them, a longer os.{}.epoch_ns makes fewer",
-                    100.0 * system as f64 / cycles as f64,
+                    100.0 * recolour as f64 / cycles as f64,
                     d.pages_recoloured,
                     d.epoch_ns,
                     d.policy
