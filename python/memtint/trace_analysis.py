@@ -44,12 +44,13 @@ def trace_stats(
 ) -> dict[str, Any]:
     """Statistics of one CPU trace (or profile, given ``instructions``), as one dict.
 
-    Keys: the trace counts of :func:`memtint.cpu_trace_stats` plus ``reads_pki``,
+    Keys: the trace counts of :func:`memtint.api.cpu_trace_stats` plus ``reads_pki``,
     ``writebacks_pki``, ``footprint_bytes``; ``reuse`` (reuse-distance summary, when ``reuse``);
     ``alone`` (when ``machine`` is given: the program run alone on core 0 of the machine under
     ``policy`` for ``instructions``, or the trace's length capped at :data:`ALONE_INSTRUCTIONS`:
     ``ipc``, ``llc_mpki``, ``row_hit_rate``, ``row_buffer_miss_rate``,
-    ``bank_level_parallelism``, ``read_latency_ns_mean``); ``classes`` (see :func:`classify`).
+    ``bank_level_parallelism``, ``read_latency_ns_mean``); ``classes`` (see
+    :func:`memtint.trace_analysis.classify`).
     docs/stats.md documents every field."""
     try:
         program = _program(workload)

@@ -251,6 +251,17 @@ def test_bad_specs_fail_before_any_run_naming_the_key(memtint, clean_error, tmp_
     assert not (tmp_path / "out").exists()
 
 
+def test_an_out_that_cannot_be_a_store_names_the_option(memtint, clean_error, tmp_path):
+    # As demo, reproduce and report name their --out.
+    spec = tmp_path / "sweep.toml"
+    spec.write_text((Path(__file__).parents[2] / "configs" / "sweeps" / "demo.toml").read_text())
+    clean_error(memtint("sweep", spec, "--out", spec), f"--out {spec}: exists and is not a directory")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine")
+    clean_error(memtint("sweep", spec, "--out", tmp_path / "full"), "--out", "is not a sweep result store")
+    assert (tmp_path / "full" / "notes.txt").read_text() == "mine"
+
+
 def test_missing_spec_file_is_a_clean_error(memtint, clean_error, tmp_path):
     clean_error(memtint("sweep", tmp_path / "nope.toml", "--out", tmp_path / "out"), "nope.toml")
 

@@ -190,15 +190,13 @@ class ResultStore:
 
     def check_writable(self) -> None:
         """Raise a clear error now, rather than after the first batch, if DIR cannot be written."""
-        if self.directory.exists() and not self.directory.is_dir():
-            raise MemtintError(f"{self.directory}: exists and is not a directory")
-        if self.directory.exists() and self.manifest_path.exists():
-            self.manifest()  # a store of another format is refused up front
-        elif self.directory.exists() and any(self.directory.iterdir()):
-            raise MemtintError(f"{self.directory}: exists, is not empty and is not a sweep result store")
         from memtint.outputs import check_output_dir
 
-        check_output_dir("--out", os.fspath(self.directory))
+        check_output_dir("--out", os.fspath(self.directory))  # a file, or nowhere to create it
+        if self.manifest_path.exists():
+            self.manifest()  # a store of another format is refused up front
+        elif self.directory.exists() and any(self.directory.iterdir()):
+            raise MemtintError(f"--out {self.directory}: exists, is not empty and is not a sweep result store")
 
     def start_sweep(self, name: str, spec_source: str | None, runs: int, version: str) -> None:
         manifest = self.manifest()
