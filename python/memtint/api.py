@@ -47,14 +47,15 @@ def _non_finite(value: Any, path: str = "") -> str | None:
 
 
 GENERATOR_KINDS = ("stream", "random", "strided", "conflict", "mix")
-TRACE_FORMATS = ("ramulator", "dramsim3", "ramulator2")
+TRACE_FORMATS = ("ramulator", "dramsim3", "ramulator2", "dramsim2")
 
 
 def trace(path: str | os.PathLike[str], format: str = "ramulator") -> dict[str, Any]:
     """A workload read from a DRAM trace file (plain or gzip-compressed).
 
     ``format`` is ``"ramulator"`` (``0x1a2b3c40 R``), ``"dramsim3"`` (``0x1a2b3c40 READ 12``) or
-    ``"ramulator2"`` (Ramulator 2's LoadStoreTrace: ``LD 0x1a2b3c40``).
+    ``"ramulator2"`` (Ramulator 2's LoadStoreTrace: ``LD 0x1a2b3c40``) or ``"dramsim2"``
+    (DRAMSim2's k6 trace: ``0x1a2b3c40 P_MEM_RD 12``).
     """
     return {"trace": {"path": os.fspath(path), "format": format}}
 
@@ -353,7 +354,8 @@ def run_sim_spec(spec: dict[str, Any]) -> dict[str, Any]:
 
 def run_rt(spec: dict[str, Any]) -> dict[str, Any]:
     """Run periodic real-time tasks on one core with their loads through the simulated DRAM,
-    under ``schedule`` ``edf``, ``colored`` (Colored Refresh) or ``crs`` (its server), and
+    under ``schedule`` ``edf``, ``rm`` (rate monotonic), ``colored`` (Colored Refresh) or ``crs``
+    (its server), and
     ``refresh`` ``scheme``, ``none``, ``all-bank``, ``fgr2`` or ``fgr4``; return per-task run
     times, load latencies, deadline misses and loads that met refresh (docs/refresh.md)."""
     return json.loads(_engine.run_rt(engine_json(spec)))

@@ -266,7 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
     workload.add_argument("--trace", metavar="FILE", help="DRAM trace file (may be gzip-compressed)")
     workload.add_argument("--generate", metavar="KIND", choices=api.GENERATOR_KINDS,
                           help="generated workload: " + ", ".join(api.GENERATOR_KINDS))
-    dram.add_argument("--format", choices=api.TRACE_FORMATS, help="trace format (default: ramulator)")
+    dram.add_argument("--format", choices=api.TRACE_FORMATS,
+                      help=f"trace format (default: from a {_suffixes()} suffix, before any .gz, as `memtint sim "
+                      "--export-dram` writes them; else ramulator)")
     dram.add_argument("--requests", type=_at_least(1), metavar="N", help="requests to generate")
     dram.add_argument("--seed", type=_at_least(0), metavar="S", help="generator seed (default 1)")
     dram.add_argument("--read-fraction", type=_fraction, metavar="F", help="fraction of reads (0..1)")
@@ -315,9 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write the DRAM request stream the run generated to FILE (physical address, read or write, "
                      "the DRAM cycle it entered a controller), as `memtint dram --trace` reads it")
     sim.add_argument("--export-format", choices=api.TRACE_FORMATS, default=None,
-                     help="the export's format: dramsim3 (timed: '0xADDR READ|WRITE CYCLE'; default, or from a .ramulator, "
-                     ".ramulator2 or .dramsim3 suffix), ramulator (untimed: '0xADDR R|W') or ramulator2 (untimed: "
-                     "'LD|ST 0xADDR', Ramulator 2's LoadStoreTrace)")
+                     help="the export's format: dramsim3 (timed: '0xADDR READ|WRITE CYCLE'; default, or from a "
+                     f"{_suffixes()} suffix), ramulator (untimed: '0xADDR R|W'), ramulator2 (untimed: "
+                     "'LD|ST 0xADDR', Ramulator 2's LoadStoreTrace) or dramsim2 (timed: '0xADDR P_MEM_RD|P_MEM_WR "
+                     "CYCLE', DRAMSim2's k6 trace)")
     add_sampling_arguments(sim, "the run")
     sim.set_defaults(handler=_sim)
 
@@ -327,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a real-time task set (TOML: machine, schedule, refresh, [[tasks]] with period, wcet, compute and "
         "loads per job, [[servers]] for crs) on one core with each job's loads through the simulated DRAM; print each "
         "task's run time, load latency, deadline misses and loads that met a refreshing rank. Schedules: edf (pages "
-        "over every rank), colored (Colored Refresh: cyclic-executive frames and rank colours the refresh never "
+        "over every rank), rm (rate monotonic, pages as under edf), colored (Colored Refresh: cyclic-executive frames and rank colours the refresh never "
         "touches while the task runs) and crs (the Colored Refresh Server). See docs/refresh.md.",
     )
     rt.add_argument("config", metavar="CONFIG", help="task-set TOML (e.g. configs/runs/colored-refresh.toml)")
@@ -582,7 +585,7 @@ def workload_from_args(args: argparse.Namespace) -> dict[str, Any]:
         given = [flag for flag, value in generator_flags.items() if value is not None]
         if given:
             raise UsageError(f"{', '.join(given)} only apply to --generate, not to --trace")
-        return api.trace(args.trace, args.format or "ramulator")
+        return api.trace(args.trace, args.format or trace_format(args.trace))
     if args.format is not None:
         raise UsageError("--format only applies to --trace")
     if args.requests is None:
@@ -975,19 +978,29 @@ def load_sim_config(path: str) -> dict[str, Any]:
 EXPORT_KEY = "_export_dram"
 
 
+def _quoted_formats() -> str:
+    """The DRAM trace formats as a run file writes them: "dramsim3", "ramulator", ... or "dramsim2"."""
+    names = [f'"{f}"' for f in sorted(api.TRACE_FORMATS, key=lambda f: f != "dramsim3")]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _suffixes() -> str:
+    """The export file suffixes that pick a format: .ramulator, .dramsim3, ... or .dramsim2."""
+    return ", ".join(f".{f}" for f in api.TRACE_FORMATS[:-1]) + f" or .{api.TRACE_FORMATS[-1]}"
+
+
 def _export_table(path: str, text: str, export: Any, base: str) -> dict[str, str]:
     """A run file's ``export_dram = { path, format }``: its path relative to the file."""
     where = f"{path}{_key_line(text, 'export_dram')}: export_dram"
     if not isinstance(export, dict) or not isinstance(export.get("path"), str) or not export["path"]:
-        raise UsageError(f"{where}: expected a table {{ path = \"FILE\", format = \"dramsim3\", \"ramulator\" or "
-                         f"\"ramulator2\" }}, got {json.dumps(export, default=str)}")
+        raise UsageError(f"{where}: expected a table {{ path = \"FILE\", format = {_quoted_formats()} }}, got "
+                         f"{json.dumps(export, default=str)}")
     unknown = sorted(set(export) - {"path", "format"})
     if unknown:
         raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)} (expected: format, path)")
     fmt = export.get("format")
     if fmt is not None and fmt not in api.TRACE_FORMATS:
-        raise UsageError(f"{where}.format: expected \"dramsim3\", \"ramulator\" or \"ramulator2\", got "
-                         f"{json.dumps(fmt, default=str)}")
+        raise UsageError(f"{where}.format: expected {_quoted_formats()}, got {json.dumps(fmt, default=str)}")
     return {"path": os.path.join(base, export["path"]), **({"format": fmt} if fmt else {})}
 
 
@@ -1013,7 +1026,7 @@ def _sim(args: argparse.Namespace) -> int:
     if args.export_format and not args.export_dram:
         raise UsageError(f"--export-format {args.export_format}: there is no export to format without "
                          "--export-dram FILE (or export_dram in the run file); give --export-dram FILE too (a "
-                         ".ramulator, .ramulator2 or .dramsim3 suffix also picks the format)")
+                         f"{_suffixes()} suffix also picks the format)")
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
         spec["os"] = _os_settings(args.set, spec.get("os"))
@@ -1089,6 +1102,13 @@ def _rt(args: argparse.Namespace) -> int:
     from memtint.tables import output_console
     output_console().print(rt_table(stats))
     return 0
+
+
+def trace_format(path: str) -> str:
+    """A DRAM trace's format from its suffix (``stream.dramsim3``, ``stream.dramsim3.gz``), else ramulator."""
+    stem = path[:-3] if path.lower().endswith(".gz") else path
+    suffix = os.path.splitext(stem)[1].lstrip(".").lower()
+    return suffix if suffix in api.TRACE_FORMATS else "ramulator"
 
 
 def export_format(path: str, given: str | None) -> str:

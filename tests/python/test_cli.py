@@ -226,6 +226,23 @@ def test_trace_addresses_a_reference_simulator_reads_as_hex_are_pointed_out(memt
     assert code == 0 and "has no 0x" not in out + err, out + err
 
 
+def test_a_trace_suffix_gives_its_format_and_format_overrides_it(memtint, clean_error, tmp_path):
+    import gzip
+    import json
+
+    k6 = "0x1000 P_MEM_RD 0\n0x2000 P_MEM_WR 4\n0x3000 P_FETCH 9\n"
+    for name, write in (("k6.dramsim2", lambda p: p.write_text(k6)),
+                        ("k6.dramsim2.gz", lambda p: p.write_bytes(gzip.compress(k6.encode())))):
+        trace = tmp_path / name
+        write(trace)
+        code, out, err = memtint("dram", "--machine", "ddr4-2400", "--trace", trace, "--json", "-")
+        stats = json.loads(out)
+        assert code == 0 and (stats["reads"], stats["writes"]) == (2, 1), err
+    # --format wins over the suffix: Ramulator's format has no third field.
+    clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", tmp_path / "k6.dramsim2", "--format", "ramulator"),
+                "k6.dramsim2:1:")
+
+
 def test_missing_trace_file_is_reported(memtint, clean_error, tmp_path):
     missing = tmp_path / "nowhere.trace"
     line = clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", missing), str(missing))

@@ -397,23 +397,26 @@ def test_sim_export_is_written_whole_and_never_over_an_input(memtint, tmp_path, 
 
 
 @pytest.mark.engine
-def test_ramulator2_export_replays_as_the_ramulator_one(memtint, tmp_path):
-    # The same stream, in Ramulator 2's LoadStoreTrace lines: both untimed, so their replays agree.
+def test_each_format_of_one_export_replays_alike(memtint, tmp_path):
+    # The same stream in each format: Ramulator 2's LoadStoreTrace replays as Ramulator's (both
+    # untimed), DRAMSim2's k6 trace as DRAMSim3's (both timed).
+    import json
+
     run = tmp_path / "run.toml"
     run.write_text('machine = "i7-860"\nprograms = ["random", "stream"]\ninstructions = 20000\n')
     stats = {}
-    for fmt in ("ramulator", "ramulator2"):
+    for fmt in ("ramulator", "ramulator2", "dramsim3", "dramsim2"):
         out = tmp_path / f"stream.{fmt}"
         code, _, err = memtint("sim", run, "--export-dram", out)  # the suffix picks the format
         assert code == 0, err
         code, _, err = memtint("dram", "--machine", "i7-860", "--trace", out, "--format", fmt, "--json", f"{fmt}.json")
         assert code == 0, err
-        import json
-
         stats[fmt] = json.loads((tmp_path / f"{fmt}.json").read_text())
     assert (tmp_path / "stream.ramulator2").read_text().split("\n", 1)[0].split()[0] in ("LD", "ST")
+    assert (tmp_path / "stream.dramsim2").read_text().split("\n", 1)[0].split()[1] in ("P_MEM_RD", "P_MEM_WR")
     keys = ("requests", "reads", "writes", "row_hits", "row_misses", "row_conflicts", "dram_cycles")
     assert {k: stats["ramulator"][k] for k in keys} == {k: stats["ramulator2"][k] for k in keys}
+    assert {k: stats["dramsim3"][k] for k in keys} == {k: stats["dramsim2"][k] for k in keys}
 
 
 @pytest.mark.engine

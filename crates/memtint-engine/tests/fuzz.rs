@@ -1,4 +1,4 @@
-//! Fuzzing the inputs users hand memtint: DRAM traces (Ramulator and DRAMSim3 text, plain and
+//! Fuzzing the inputs users hand memtint: DRAM traces (Ramulator, DRAMSim3 and DRAMSim2 text, plain and
 //! gzip), CPU traces (Ramulator text), `.mtt` binary traces, DRAM and CPU-trace run
 //! specifications (JSON, as the CLI and the Python API send them, with the `NaN` and
 //! `Infinity` Python writes), device files, machine settings given as overrides, and DRAMSim3
@@ -33,6 +33,7 @@ const MAX_RECORDS: usize = 1_000_000;
 enum Kind {
     DramText,
     DramSim3Text,
+    DramSim2Text,
     DramGzip,
     CpuText,
     CpuGzip,
@@ -51,9 +52,10 @@ enum Kind {
     ProbeSpec,
 }
 
-const KINDS: [Kind; 13] = [
+const KINDS: [Kind; 14] = [
     Kind::DramText,
     Kind::DramSim3Text,
+    Kind::DramSim2Text,
     Kind::DramGzip,
     Kind::CpuText,
     Kind::CpuGzip,
@@ -160,13 +162,16 @@ fn mutate(rng: &mut ChaCha8Rng, seed: &[u8]) -> Vec<u8> {
     b
 }
 
-fn dram_seed(rng: &mut ChaCha8Rng, dramsim3: bool) -> Vec<u8> {
+fn dram_seed(rng: &mut ChaCha8Rng, format: DramTraceFormat) -> Vec<u8> {
     let mut s = String::from("# a trace\n");
     for i in 0..rng.gen_range(1..12u64) {
         let addr = rng.gen_range(0..1u64 << 33) & !63;
         let w = rng.gen_bool(0.3);
-        if dramsim3 {
+        if format == DramTraceFormat::DramSim3 {
             s += &format!("0x{addr:x} {} {}\n", if w { "WRITE" } else { "READ" }, i * 10);
+        } else if format == DramTraceFormat::DramSim2 {
+            let read = ["P_MEM_RD", "P_FETCH", "P_LOCK_RD", "P_LOCK_WR"][rng.gen_range(0..4)];
+            s += &format!("0x{addr:X} {} {}\n", if w { "P_MEM_WR" } else { read }, i * 10);
         } else if rng.gen_bool(0.5) {
             s += &format!("0x{addr:x} {}\n", if w { "W" } else { "R" });
         } else {
@@ -718,9 +723,13 @@ fn run_case(kind: Kind, case_seed: u64, dir: &Path) -> Outcome {
     let mut rng = ChaCha8Rng::seed_from_u64(case_seed);
     let file: PathBuf = dir.join(format!("case-{kind:?}"));
     let result: memtint_engine::Result<()> = match kind {
-        Kind::DramText | Kind::DramSim3Text | Kind::DramGzip => {
-            let dramsim3 = kind == Kind::DramSim3Text;
-            let seed = dram_seed(&mut rng, dramsim3);
+        Kind::DramText | Kind::DramSim3Text | Kind::DramSim2Text | Kind::DramGzip => {
+            let format = match kind {
+                Kind::DramSim3Text => DramTraceFormat::DramSim3,
+                Kind::DramSim2Text => DramTraceFormat::DramSim2,
+                _ => DramTraceFormat::Ramulator,
+            };
+            let seed = dram_seed(&mut rng, format);
             let mut bytes = mutate(&mut rng, &seed);
             if kind == Kind::DramGzip {
                 bytes = gzip(&bytes);
@@ -730,7 +739,6 @@ fn run_case(kind: Kind, case_seed: u64, dir: &Path) -> Outcome {
             }
             std::fs::write(&file, &bytes).unwrap();
             show(&file.display().to_string(), &bytes);
-            let format = if dramsim3 { DramTraceFormat::DramSim3 } else { DramTraceFormat::Ramulator };
             DramTraceReader::open(&file, format).and_then(|mut r| read_all(|| r.next_request()).map(|_| ()))
         }
         Kind::CpuText | Kind::CpuGzip => {

@@ -105,7 +105,7 @@ pub fn open_workload(spec: &WorkloadSpec, cfg: &MemoryConfig) -> Result<(Box<dyn
     Ok(match spec {
         WorkloadSpec::Trace(t) => {
             let format = DramTraceFormat::from_name(&t.format)?;
-            (Box::new(DramTraceReader::open(&t.path, format)?), format == DramTraceFormat::DramSim3)
+            (Box::new(DramTraceReader::open(&t.path, format)?), format.is_timed())
         }
         WorkloadSpec::Generate(g) => {
             let mapping = cfg.mapping.clone();

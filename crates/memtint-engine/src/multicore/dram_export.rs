@@ -1,8 +1,8 @@
 //! The DRAM request stream of a multicore run, written as it is generated: each request that
 //! enters a memory controller, with its physical address, read or write (write-backs are
 //! writes), and the DRAM cycle it entered. Formats are those `memtint dram --trace` reads:
-//! DRAMSim3's `0xADDR READ|WRITE CYCLE` (timed: a replay gives every request the cycle it had
-//! here), Ramulator's `0xADDR R|W` and Ramulator 2's LoadStoreTrace `LD|ST 0xADDR` (untimed: a
+//! DRAMSim3's `0xADDR READ|WRITE CYCLE` and DRAMSim2's `0xADDR P_MEM_RD|P_MEM_WR CYCLE` (timed: a
+//! replay gives every request the cycle it had here), Ramulator's `0xADDR R|W` and Ramulator 2's LoadStoreTrace `LD|ST 0xADDR` (untimed: a
 //! replay issues as fast as the queues allow).
 
 use crate::error::{Error, Result};
@@ -18,7 +18,7 @@ use std::io::{BufWriter, Write};
 pub struct DramExportSpec {
     /// The file written (created or replaced).
     pub path: String,
-    /// `dramsim3` (default), `ramulator` or `ramulator2`.
+    /// `dramsim3` (default), `ramulator`, `ramulator2` or `dramsim2`.
     #[serde(default = "default_format")]
     pub format: String,
 }
@@ -50,6 +50,7 @@ impl DramExport {
             DramTraceFormat::DramSim3 => writeln!(self.out, "0x{addr:X} {} {cycle}", if is_write { "WRITE" } else { "READ" }),
             DramTraceFormat::Ramulator => writeln!(self.out, "0x{addr:x} {}", if is_write { "W" } else { "R" }),
             DramTraceFormat::Ramulator2 => writeln!(self.out, "{} 0x{addr:x}", if is_write { "ST" } else { "LD" }),
+            DramTraceFormat::DramSim2 => writeln!(self.out, "0x{addr:X} {} {cycle}", if is_write { "P_MEM_WR" } else { "P_MEM_RD" }),
         };
         written.map_err(|e| self.error(e))
     }

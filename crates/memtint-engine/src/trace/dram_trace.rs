@@ -1,17 +1,20 @@
 //! Readers of DRAM-level traces.
 //!
-//! Three line formats are understood:
+//! Four line formats are understood:
 //!
 //! * Ramulator (DRAM mode): `<addr> R|W`, e.g. `0x12345680 R`.
 //! * DRAMSim3: `<addr> READ|WRITE <cycle>`, e.g. `0x12345680 READ 42`; the arrival cycle must
 //!   not decrease from one request to the next (equal is fine), nor exceed `MAX_ARRIVAL`.
 //! * Ramulator 2 (its `LoadStoreTrace` frontend): `LD|ST <addr>`, e.g. `LD 0x12345680`; untimed.
+//! * DRAMSim2 (its k6 trace): `<addr> P_MEM_RD|P_MEM_WR|P_FETCH|P_LOCK_RD|P_LOCK_WR|BOFF <cycle>`,
+//!   e.g. `0x12345680 P_MEM_RD 42`; timed as DRAMSim3's.
 //!
 //! The first two accept either spelling of the operation (`R`/`W`/`READ`/`WRITE`, any case);
-//! Ramulator 2's is `LD` or `ST`, as it reads them.
+//! Ramulator 2's and DRAMSim2's are exactly theirs, as they read them.
 //! Addresses are hex with a `0x`/`0X` prefix or decimal. Ramulator and DRAMSim3 read every
-//! DRAM-trace address as hex, prefix or not, so a trace with addresses of two or more digits and
-//! no prefix reads differently there: the reader says so (`TraceSource::warnings`). Blank lines and lines whose first
+//! DRAM-trace address as hex, prefix or not, and DRAMSim2 drops its first two characters, so a
+//! trace with addresses of two or more digits and no prefix reads differently there: the reader
+//! says so (`TraceSource::warnings`). Blank lines and lines whose first
 //! non-blank character is `#` are skipped; fields may be separated by any run of spaces or tabs;
 //! a trailing `\r` (CRLF files) is ignored.
 //!
@@ -43,12 +46,15 @@ pub enum DramTraceFormat {
     DramSim3,
     /// `LD|ST <addr>` (Ramulator 2's LoadStoreTrace)
     Ramulator2,
+    /// `<addr> P_MEM_RD|P_MEM_WR|... <cycle>` (DRAMSim2's k6 trace, its TraceBasedSim's default)
+    DramSim2,
 }
 
 impl DramTraceFormat {
-    pub const ALL: [DramTraceFormat; 3] = [DramTraceFormat::Ramulator, DramTraceFormat::DramSim3, DramTraceFormat::Ramulator2];
+    pub const ALL: [DramTraceFormat; 4] =
+        [DramTraceFormat::Ramulator, DramTraceFormat::DramSim3, DramTraceFormat::Ramulator2, DramTraceFormat::DramSim2];
 
-    /// Parses a format name as written in a configuration: `ramulator` or `dramsim3`.
+    /// Parses a format name as written in a configuration (`ramulator`, `dramsim3`, ...).
     pub fn from_name(name: &str) -> Result<Self> {
         Self::ALL.into_iter().find(|f| f.name() == name).ok_or_else(|| Error::unknown("trace format", name, Self::ALL.map(|f| f.name())))
     }
@@ -58,17 +64,35 @@ impl DramTraceFormat {
             DramTraceFormat::Ramulator => "ramulator",
             DramTraceFormat::DramSim3 => "dramsim3",
             DramTraceFormat::Ramulator2 => "ramulator2",
+            DramTraceFormat::DramSim2 => "dramsim2",
+        }
+    }
+
+    /// Whether each line gives its request's arrival cycle.
+    pub fn is_timed(self) -> bool {
+        matches!(self, DramTraceFormat::DramSim3 | DramTraceFormat::DramSim2)
+    }
+
+    /// How the simulator whose format this is reads an address written without 0x; None when
+    /// it reads it as decimal, as memtint does.
+    fn unprefixed_reading(self) -> Option<&'static str> {
+        match self {
+            DramTraceFormat::Ramulator => Some("Ramulator reads DRAM-trace addresses as hex, 0x or not"),
+            DramTraceFormat::DramSim3 => Some("DRAMSim3 reads DRAM-trace addresses as hex, 0x or not"),
+            DramTraceFormat::DramSim2 => Some("DRAMSim2 drops an address's first two characters and reads the rest as hex"),
+            DramTraceFormat::Ramulator2 => None,
         }
     }
 }
 
-/// A streaming reader of a Ramulator or DRAMSim3 DRAM-level trace, plain or gzip-compressed.
+/// A streaming reader of a DRAM-level trace in one of the `DramTraceFormat`s, plain or
+/// gzip-compressed.
 pub struct DramTraceReader {
     input: LineReader,
     format: DramTraceFormat,
     /// Arrival cycle of the previous request (DRAMSim3), to reject cycles that go backwards.
     prev_cycle: Option<Cycle>,
-    /// The first line whose address, read as decimal, Ramulator or DRAMSim3 would read as hex:
+    /// The first line whose address, read as decimal, the format's simulator reads otherwise:
     /// its number and the address.
     unprefixed: Option<(u64, u64)>,
 }
@@ -113,7 +137,7 @@ impl DramTraceReader {
     fn accept(&mut self, parsed: ParsedLine) -> Result<DramRequest> {
         let ParsedLine { addr, is_write, cycle, prefixed } = parsed;
         // One digit reads the same in both bases.
-        if !prefixed && addr >= 10 && self.unprefixed.is_none() {
+        if !prefixed && addr >= 10 && self.unprefixed.is_none() && self.format.unprefixed_reading().is_some() {
             self.unprefixed = Some((self.input.lines_read(), addr));
         }
         if let Some(cycle) = cycle {
@@ -140,11 +164,12 @@ impl DramTraceReader {
 
 impl TraceSource for DramTraceReader {
     fn warnings(&self) -> Vec<String> {
+        let reading = self.format.unprefixed_reading().unwrap_or_default();
         self.unprefixed
             .map(|(line, addr)| {
                 format!(
                     "{} line {line}: address {addr} has no 0x, so it was read as decimal (as every address without one); \
-                     Ramulator and DRAMSim3 read DRAM-trace addresses as hex, 0x or not: if the trace is theirs, write 0x before each address",
+                     {reading}: if the trace is from there, write 0x before each address",
                     self.input.path().display()
                 )
             })
@@ -177,8 +202,8 @@ impl TraceSource for DramTraceReader {
 /// line this accepts, with the same result (see the `fast_path_agrees_with_general_path` test).
 #[inline]
 fn parse_fast(s: &[u8], format: DramTraceFormat) -> Option<(usize, ParsedLine)> {
-    if format == DramTraceFormat::Ramulator2 {
-        return None; // operation first: the general path
+    if matches!(format, DramTraceFormat::Ramulator2 | DramTraceFormat::DramSim2) {
+        return None; // operation first, or DRAMSim2's operations: the general path
     }
     let (addr, i) = fast_addr(s, 0)?;
     let op_start = fast_blanks(s, i);
@@ -192,7 +217,7 @@ fn parse_fast(s: &[u8], format: DramTraceFormat) -> Option<(usize, ParsedLine)> 
     let is_write = parse_op(&s[op_start..i])?;
 
     let cycle = match format {
-        DramTraceFormat::Ramulator | DramTraceFormat::Ramulator2 => None,
+        DramTraceFormat::Ramulator | DramTraceFormat::Ramulator2 | DramTraceFormat::DramSim2 => None,
         DramTraceFormat::DramSim3 => {
             let c = fast_blanks(s, i);
             if c == i {
@@ -229,19 +254,24 @@ fn parse_line(line: &[u8], format: DramTraceFormat) -> std::result::Result<Optio
     let addr_field = first;
     let addr = parse_addr(addr_field)?;
 
-    let expected_op = match format {
-        DramTraceFormat::Ramulator | DramTraceFormat::Ramulator2 => "R or W",
-        DramTraceFormat::DramSim3 => "READ or WRITE",
+    let (expected_op, parse): (&str, fn(&[u8]) -> Option<bool>) = match format {
+        DramTraceFormat::Ramulator | DramTraceFormat::Ramulator2 => ("R or W", parse_op),
+        DramTraceFormat::DramSim3 => ("READ or WRITE", parse_op),
+        DramTraceFormat::DramSim2 => (DRAMSIM2_OPS, parse_dramsim2_op),
     };
     let is_write = match next_field(&mut rest) {
         None => return Err(format!("expected {expected_op} after the address, found the end of the line")),
-        Some(op) => parse_op(op).ok_or_else(|| format!("expected {expected_op} after the address, found '{}'", show(op)))?,
+        Some(op) => parse(op).ok_or_else(|| format!("expected {expected_op} after the address, found '{}'", show(op)))?,
     };
 
     let cycle = match format {
         DramTraceFormat::Ramulator | DramTraceFormat::Ramulator2 => None,
         DramTraceFormat::DramSim3 => match next_field(&mut rest) {
             None => return Err("missing the cycle field (DRAMSim3 format: <addr> READ|WRITE <cycle>)".into()),
+            Some(c) => Some(parse_cycle(c)?),
+        },
+        DramTraceFormat::DramSim2 => match next_field(&mut rest) {
+            None => return Err("missing the cycle field (DRAMSim2's k6 format: <addr> P_MEM_RD|P_MEM_WR|... <cycle>)".into()),
             Some(c) => Some(parse_cycle(c)?),
         },
     };
@@ -269,6 +299,18 @@ fn parse_load_store(op: &[u8], mut rest: &[u8]) -> std::result::Result<ParsedLin
     }
     // Ramulator 2 reads an address without 0x as decimal, as memtint does: nothing to point out.
     Ok(ParsedLine { addr, is_write, cycle: None, prefixed: true })
+}
+
+const DRAMSIM2_OPS: &str = "P_MEM_RD, P_MEM_WR, P_FETCH, P_LOCK_RD, P_LOCK_WR or BOFF (DRAMSim2's k6 trace)";
+
+/// DRAMSim2's k6 operations, exactly as its TraceBasedSim reads them: `P_MEM_WR` and `BOFF`
+/// write; `P_MEM_RD`, `P_FETCH`, `P_LOCK_RD` and `P_LOCK_WR` read. `Some(is_write)`.
+fn parse_dramsim2_op(op: &[u8]) -> Option<bool> {
+    match op {
+        b"P_MEM_WR" | b"BOFF" => Some(true),
+        b"P_MEM_RD" | b"P_FETCH" | b"P_LOCK_RD" | b"P_LOCK_WR" => Some(false),
+        _ => None,
+    }
 }
 
 /// `R`, `W`, `READ`, `WRITE` in any case; `Some(is_write)`.
@@ -444,9 +486,41 @@ mod tests {
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("line 3: address 1000 has no 0x, so it was read as decimal"), "{w:?}");
         let w = warnings(b"  4096 READ 0\n", DramTraceFormat::DramSim3);
-        assert!(w[0].contains("line 1: address 4096"), "{w:?}");
+        assert!(w[0].contains("line 1: address 4096") && w[0].contains("DRAMSim3 reads"), "{w:?}");
+        let w = warnings(b"4096 P_MEM_RD 0\n", DramTraceFormat::DramSim2);
+        assert!(w[0].contains("DRAMSim2 drops an address's first two characters"), "{w:?}");
+        // Ramulator 2 reads decimal as memtint does.
+        assert!(warnings(b"LD 4096\n", DramTraceFormat::Ramulator2).is_empty());
         // With 0x, or one digit (the same in both bases): nothing to say.
         assert!(warnings(b"0x1000 R\n0X2000 W\n5 R\n", DramTraceFormat::Ramulator).is_empty());
+    }
+
+    #[test]
+    fn dramsim2_k6_lines_are_read_as_dramsim2_reads_them() {
+        let text = "0x7FFF1A40 P_MEM_RD 0\n0x40 P_FETCH 3\n0x80 P_MEM_WR 3\n\n0xC0 BOFF 9\n0x100 P_LOCK_RD 9\n0x140 P_LOCK_WR 12\n";
+        let got = read_str(text, DramTraceFormat::DramSim2).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                req(0x7fff_1a40, false, Some(0)),
+                req(0x40, false, Some(3)),
+                req(0x80, true, Some(3)),
+                req(0xc0, true, Some(9)),
+                req(0x100, false, Some(9)),
+                req(0x140, false, Some(12)),
+            ]
+        );
+        for (line, needle) in [
+            ("0x40 p_mem_rd 0\n", "expected P_MEM_RD, P_MEM_WR"),
+            ("0x40 READ 0\n", "expected P_MEM_RD, P_MEM_WR"),
+            ("0x40 P_I/O_RD 0\n", "found 'P_I/O_RD'"),
+            ("0x40 P_MEM_RD\n", "missing the cycle field (DRAMSim2's k6 format"),
+            ("0x40 P_MEM_RD 5 7\n", "unexpected extra field '7'"),
+        ] {
+            assert_parse_error(line, DramTraceFormat::DramSim2, 1, needle);
+        }
+        assert_parse_error("0x40 P_MEM_RD 5\n0x80 P_MEM_WR 4\n", DramTraceFormat::DramSim2, 2, "earlier than the previous line's 5");
+        assert!(DramTraceFormat::DramSim2.is_timed() && !DramTraceFormat::Ramulator2.is_timed());
     }
 
     #[test]
