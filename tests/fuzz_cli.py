@@ -1,4 +1,4 @@
-"""Fuzz the command line's inputs, in process, in five classes:
+"""Fuzz the command line's inputs, in process, in seven classes:
 
 - ``sim``: mutated run files (bytes and values) through `memtint sim`'s own loading and the engine;
 - ``overrides``: `--set KEY=VALUE` with extreme values (NaN, infinities, 1e400, 2^40, 2^64,

@@ -153,6 +153,8 @@ def test_missing_library_is_a_clear_error():
     (["run-mix", "--policy", "bmp", "--", "true", ":::", "true"], "unknown placement policy 'bmp'"),
     (["run-mix", "--", "true", ":::"], "empty program"),
     (["run-mix", "--policy", "bpm", "--", "true"], "one program: policy 'bpm' partitions memory between programs"),
+    # 33 programs, 32 colours: the ways out are run-mix's, not the simulator's os.groups.
+    (["run-mix", "--policy", "bpm", "--", *["true", ":::"] * 32, "true"], "run fewer programs or pick a policy"),
     (["run", "--tier-policy", "local", "--", "/tmp"], "/tmp: is a directory, not a program"),
     (["run", "--colors", "0-7", "--verify", "--verify-buffer-mb", "0", "--", "true"], "--verify-buffer-mb 0"),
     # Checked before the program runs (libmemtint could only warn at its exit).

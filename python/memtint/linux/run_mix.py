@@ -15,7 +15,7 @@ from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.launch import (CommandRun, check_can_colour, check_preloadable, coloured_environment, exit_status,
                                   forward_signals, parse_cpus, start)
-from memtint.linux.layout import ColourLayout, policy_partition
+from memtint.linux.layout import ColourLayout, MemtintError, policy_partition
 
 SEPARATOR = ":::"
 
@@ -52,7 +52,16 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     """
     if not commands:
         raise LinuxError("no programs given: write them after '--', separated by ':::'")
-    partition = policy_partition(machine, policy, len(commands), mapping=mapping)
+    try:
+        partition = policy_partition(machine, policy, len(commands), mapping=mapping)
+    except MemtintError as error:
+        if "os.groups" not in str(error):
+            raise
+        # The simulator's ways out name os.groups (processes sharing a colour set), which run-mix
+        # does not have: the engine's reason, run-mix's ways out.
+        reason = str(error).removeprefix("invalid configuration: os: ").split("; ")[0]
+        raise LinuxError(f"--policy {policy} on {machine}: {reason}; run-mix gives each program its own colour set: "
+                         "run fewer programs or pick a policy with more colours") from None
     if not partition["partitioned"]:
         if len(commands) == 1:  # a policy that partitions gives a lone program every colour
             raise LinuxError(f"one program: policy '{policy}' partitions memory between programs, so one program gets "
