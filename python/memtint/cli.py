@@ -330,8 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a real-time task set (TOML: machine, schedule, refresh, [[tasks]] with period, wcet, compute and "
         "loads per job, [[servers]] for crs) on one core with each job's loads through the simulated DRAM; print each "
         "task's run time, load latency, deadline misses and loads that met a refreshing rank. Schedules: edf (pages "
-        "over every rank), rm (rate monotonic, pages as under edf), colored (Colored Refresh: cyclic-executive frames and rank colours the refresh never "
-        "touches while the task runs) and crs (the Colored Refresh Server). See docs/refresh.md.",
+        "over every rank), rm (rate monotonic, pages as under edf), colored (Colored Refresh: cyclic-executive "
+        "frames and rank colours the refresh never touches while the task runs) and crs (the Colored Refresh "
+        "Server). See docs/refresh.md.",
     )
     rt.add_argument("config", metavar="CONFIG", help="task-set TOML (e.g. configs/runs/colored-refresh.toml)")
     rt.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE",
