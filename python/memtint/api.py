@@ -53,7 +53,7 @@ TRACE_FORMATS = ("ramulator", "dramsim3", "ramulator2", "dramsim2")
 def trace(path: str | os.PathLike[str], format: str = "ramulator") -> dict[str, Any]:
     """A workload read from a DRAM trace file (plain or gzip-compressed).
 
-    ``format`` is ``"ramulator"`` (``0x1a2b3c40 R``), ``"dramsim3"`` (``0x1a2b3c40 READ 12``) or
+    ``format`` is ``"ramulator"`` (``0x1a2b3c40 R``), ``"dramsim3"`` (``0x1a2b3c40 READ 12``),
     ``"ramulator2"`` (Ramulator 2's LoadStoreTrace: ``LD 0x1a2b3c40``) or ``"dramsim2"``
     (DRAMSim2's k6 trace: ``0x1a2b3c40 P_MEM_RD 12``).
     """

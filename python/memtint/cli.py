@@ -1105,19 +1105,20 @@ def _rt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _suffix_format(path: str) -> str | None:
+    """The DRAM trace format a file's suffix names (``stream.dramsim3``), if any."""
+    suffix = os.path.splitext(path)[1].lstrip(".").lower()
+    return suffix if suffix in api.TRACE_FORMATS else None
+
+
 def trace_format(path: str) -> str:
     """A DRAM trace's format from its suffix (``stream.dramsim3``, ``stream.dramsim3.gz``), else ramulator."""
-    stem = path[:-3] if path.lower().endswith(".gz") else path
-    suffix = os.path.splitext(stem)[1].lstrip(".").lower()
-    return suffix if suffix in api.TRACE_FORMATS else "ramulator"
+    return _suffix_format(path[:-3] if path.lower().endswith(".gz") else path) or "ramulator"
 
 
 def export_format(path: str, given: str | None) -> str:
     """The DRAM-stream export's format: as given, else from the file's suffix, else dramsim3."""
-    if given:
-        return given
-    suffix = os.path.splitext(path)[1].lstrip(".").lower()
-    return suffix if suffix in api.TRACE_FORMATS else "dramsim3"
+    return given or _suffix_format(path) or "dramsim3"
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
-//! Fuzzing the inputs users hand memtint: DRAM traces (Ramulator, DRAMSim3 and DRAMSim2 text, plain and
-//! gzip), CPU traces (Ramulator text), `.mtt` binary traces, DRAM and CPU-trace run
+//! Fuzzing the inputs users hand memtint: DRAM traces (Ramulator, DRAMSim3 and DRAMSim2 text,
+//! plain and gzip), CPU traces (Ramulator text), `.mtt` binary traces, DRAM and CPU-trace run
 //! specifications (JSON, as the CLI and the Python API send them, with the `NaN` and
 //! `Infinity` Python writes), device files, machine settings given as overrides, and DRAMSim3
 //! traces run with their timestamps. Valid seeds are mutated (bytes flipped, inserted, deleted,

@@ -2,8 +2,8 @@
 //! enters a memory controller, with its physical address, read or write (write-backs are
 //! writes), and the DRAM cycle it entered. Formats are those `memtint dram --trace` reads:
 //! DRAMSim3's `0xADDR READ|WRITE CYCLE` and DRAMSim2's `0xADDR P_MEM_RD|P_MEM_WR CYCLE` (timed: a
-//! replay gives every request the cycle it had here), Ramulator's `0xADDR R|W` and Ramulator 2's LoadStoreTrace `LD|ST 0xADDR` (untimed: a
-//! replay issues as fast as the queues allow).
+//! replay gives every request the cycle it had here), Ramulator's `0xADDR R|W` and Ramulator 2's
+//! LoadStoreTrace `LD|ST 0xADDR` (untimed: a replay issues as fast as the queues allow).
 
 use crate::error::{Error, Result};
 use crate::trace::DramTraceFormat;
