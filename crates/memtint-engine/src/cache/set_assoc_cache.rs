@@ -71,14 +71,10 @@ pub struct SetAssocCache {
     tags: Vec<u64>,
     /// Recency rank of each way in its set, a permutation of 0..ways (0: most recent).
     ranks: Vec<u16>,
-    dirty: Vec<bool>,
-    /// Per way: the source that last wrote the line (meaningful while it is dirty), so its
-    /// write-back is charged to the program that dirtied it, not to whoever evicted it.
-    writer: Vec<u32>,
+    /// Per way: the rest of its state, one record, so a victim's state is one host cache line.
+    state: Vec<WayState>,
     /// The writer of the dirty victim the last `fill` returned.
     victim_writer: u32,
-    /// Per way: the source whose fill or write installed the line (meaningful while valid).
-    owner: Vec<u32>,
     /// Per source: valid lines it owns.
     occupancy: Vec<u64>,
     /// Per source: the ways it may fill (CAT's capacity bitmask); empty, or a source past its
@@ -86,15 +82,34 @@ pub struct SetAssocCache {
     way_masks: Vec<u64>,
     /// Utility monitors of the sources' demand lookups (UCP), if on.
     monitor: Option<Box<super::UtilityMonitor>>,
-    /// Per way: the core whose prefetch filled it and no demand has used yet (`NO_OWNER`
-    /// otherwise). Empty unless prefetches are tracked.
-    prefetch_owner: Vec<u32>,
+    /// Whether prefetched lines are marked (`track_prefetches`).
+    tracks_prefetches: bool,
     /// Per owner: its prefetched lines evicted before any demand used them.
     unused_prefetch_evictions: Vec<u64>,
     stats: CacheStats,
 }
 
 const NO_OWNER: u32 = u32::MAX;
+
+/// A way's state besides its tag and rank. Kept as one record, not one array per field: a large
+/// LLC's state is far bigger than the host's caches, and a fill reads and writes all of it for
+/// the victim, so separate arrays cost one host cache miss (and one TLB entry) per field.
+#[derive(Clone, Copy)]
+struct WayState {
+    /// The source whose fill or write installed the line (meaningful while valid).
+    owner: u32,
+    /// The source that last wrote the line (meaningful while it is dirty), so its write-back is
+    /// charged to the program that dirtied it, not to whoever evicted it.
+    writer: u32,
+    /// The core whose prefetch filled the line and no demand has used yet (`NO_OWNER`
+    /// otherwise; always `NO_OWNER` unless prefetches are tracked).
+    prefetch_owner: u32,
+    dirty: bool,
+}
+
+impl WayState {
+    const EMPTY: WayState = WayState { owner: 0, writer: 0, prefetch_owner: NO_OWNER, dirty: false };
+}
 
 impl SetAssocCache {
     /// A cache shared by `sources` requesters (more are added if they appear).
@@ -109,14 +124,12 @@ impl SetAssocCache {
             tag_shift: geo.set_index_bits().end,
             tags: vec![INVALID; lines],
             ranks: initial_ranks(geo.ways as usize, geo.sets() as usize),
-            dirty: vec![false; lines],
-            writer: vec![0; lines],
+            state: vec![WayState::EMPTY; lines],
             victim_writer: 0,
-            owner: vec![0; lines],
             occupancy: vec![0; sources as usize],
             way_masks: Vec::new(),
             monitor: None,
-            prefetch_owner: Vec::new(),
+            tracks_prefetches: false,
             unused_prefetch_evictions: Vec::new(),
             stats: CacheStats { per_source: vec![SourceStats::default(); sources as usize], ..Default::default() },
         })
@@ -158,10 +171,11 @@ impl SetAssocCache {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let at = |p: *const u8| unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) };
             at(self.ranks.as_ptr().wrapping_add(base) as *const u8);
-            at(self.owner.as_ptr().wrapping_add(base) as *const u8);
-            at(self.dirty.as_ptr().wrapping_add(base) as *const u8);
-            if !self.prefetch_owner.is_empty() {
-                at(self.prefetch_owner.as_ptr().wrapping_add(base) as *const u8);
+            // The set's way records, up to four host lines (16 ways).
+            let state = self.state.as_ptr().wrapping_add(base) as *const u8;
+            let bytes = (self.ways * std::mem::size_of::<WayState>()).min(256);
+            for offset in (0..bytes).step_by(64) {
+                at(state.wrapping_add(offset));
             }
         }
     }
@@ -199,8 +213,8 @@ impl SetAssocCache {
                 s.hits += 1;
                 src.hits += 1;
                 if is_write {
-                    self.dirty[i] = true;
-                    self.writer[i] = source;
+                    self.state[i].dirty = true;
+                    self.state[i].writer = source;
                 }
                 self.touch(base, i);
                 Access::Hit
@@ -220,7 +234,7 @@ impl SetAssocCache {
 
     /// Keeps, from now on, which lines prefetches filled (for `owners` cores, more if they appear).
     pub fn track_prefetches(&mut self, owners: u32) {
-        self.prefetch_owner = vec![NO_OWNER; self.tags.len()];
+        self.tracks_prefetches = true;
         self.unused_prefetch_evictions = vec![0; owners as usize];
     }
 
@@ -234,7 +248,7 @@ impl SetAssocCache {
     pub fn take_prefetch_mark(&mut self, addr: u64) -> Option<u32> {
         let (base, tag) = self.base_and_tag(addr);
         let i = self.find(base, tag)?;
-        let owner = std::mem::replace(self.prefetch_owner.get_mut(i)?, NO_OWNER);
+        let owner = std::mem::replace(&mut self.state[i].prefetch_owner, NO_OWNER);
         (owner != NO_OWNER).then_some(owner)
     }
 
@@ -243,10 +257,10 @@ impl SetAssocCache {
     pub fn fill_prefetch(&mut self, addr: u64, owner: u32) -> Option<u64> {
         let present = self.contains(addr);
         let victim = self.fill(addr, false, owner);
-        if !present && !self.prefetch_owner.is_empty() {
+        if !present && self.tracks_prefetches {
             let (base, tag) = self.base_and_tag(addr);
             let i = self.find(base, tag).expect("just filled");
-            self.prefetch_owner[i] = owner;
+            self.state[i].prefetch_owner = owner;
         }
         victim
     }
@@ -255,7 +269,7 @@ impl SetAssocCache {
     /// as useless. Out of line, last in `fill`: `fill` is hot and most runs track nothing.
     #[inline(never)]
     fn forget_prefetch(&mut self, i: usize, old_tag: u64) {
-        let owner = std::mem::replace(&mut self.prefetch_owner[i], NO_OWNER);
+        let owner = std::mem::replace(&mut self.state[i].prefetch_owner, NO_OWNER);
         if owner != NO_OWNER && old_tag != INVALID {
             let k = owner as usize;
             if self.unused_prefetch_evictions.len() <= k {
@@ -276,7 +290,7 @@ impl SetAssocCache {
     fn fill_way(&mut self, addr: u64, dirty: bool, owner: u32) -> (Option<u64>, usize) {
         let (base, tag) = self.base_and_tag(addr);
         if let Some(i) = self.find(base, tag) {
-            self.dirty[i] |= dirty;
+            self.state[i].dirty |= dirty;
             self.touch(base, i);
             return (None, i);
         }
@@ -290,12 +304,13 @@ impl SetAssocCache {
         };
         let i = base + victim;
         let old_tag = self.tags[i];
+        let old = self.state[i];
         let evicted = if old_tag != INVALID {
             self.stats.evictions += 1;
-            self.occupancy[self.owner[i] as usize] -= 1;
-            if self.dirty[i] {
+            self.occupancy[old.owner as usize] -= 1;
+            if old.dirty {
                 self.stats.writebacks += 1;
-                self.victim_writer = self.writer[i];
+                self.victim_writer = old.writer;
                 Some(self.geo.line_addr(old_tag, (base / self.ways) as u64))
             } else {
                 None
@@ -308,11 +323,11 @@ impl SetAssocCache {
             self.occupancy.resize(owner as usize + 1, 0);
         }
         self.occupancy[owner as usize] += 1;
-        self.owner[i] = owner;
+        self.state[i].owner = owner;
+        self.state[i].dirty = dirty;
         self.tags[i] = tag;
-        self.dirty[i] = dirty;
         self.touch(base, i);
-        if !self.prefetch_owner.is_empty() {
+        if self.tracks_prefetches {
             self.forget_prefetch(i, old_tag);
         }
         (evicted, i)
@@ -357,7 +372,7 @@ impl SetAssocCache {
             Access::Hit => None,
             Access::Miss => {
                 let (victim, i) = self.fill_way(addr, true, source);
-                self.writer[i] = source;
+                self.state[i].writer = source;
                 victim
             }
         }
@@ -382,7 +397,7 @@ impl SetAssocCache {
     /// Whether the line of `addr` is present and dirty (no state change).
     pub fn is_dirty(&self, addr: u64) -> bool {
         let (base, tag) = self.base_and_tag(addr);
-        self.find(base, tag).is_some_and(|i| self.dirty[i])
+        self.find(base, tag).is_some_and(|i| self.state[i].dirty)
     }
 
     /// Drops the line of `addr` (its page moved): its way becomes the set's next victim.
@@ -390,13 +405,11 @@ impl SetAssocCache {
     pub fn invalidate(&mut self, addr: u64) -> Option<bool> {
         let (base, tag) = self.base_and_tag(addr);
         let i = self.find(base, tag)?;
-        let dirty = self.dirty[i];
-        self.occupancy[self.owner[i] as usize] -= 1;
-        if !self.prefetch_owner.is_empty() {
-            self.prefetch_owner[i] = NO_OWNER;
-        }
+        let dirty = self.state[i].dirty;
+        self.occupancy[self.state[i].owner as usize] -= 1;
+        self.state[i].prefetch_owner = NO_OWNER;
+        self.state[i].dirty = false;
         self.tags[i] = INVALID;
-        self.dirty[i] = false;
         let ranks = &mut self.ranks[base..base + self.ways];
         let r = ranks[i - base];
         for x in ranks.iter_mut() {
@@ -409,11 +422,10 @@ impl SetAssocCache {
     /// Empties the cache, dropping dirty data (for a cold start); returns how many dirty
     /// lines were dropped. Counters are kept.
     pub fn invalidate_all(&mut self) -> u64 {
-        let dropped = self.tags.iter().zip(&self.dirty).filter(|(&t, &d)| t != INVALID && d).count();
+        let dropped = self.tags.iter().zip(&self.state).filter(|(&t, w)| t != INVALID && w.dirty).count();
         self.tags.fill(INVALID);
         self.ranks = initial_ranks(self.ways, self.tags.len() / self.ways);
-        self.dirty.fill(false);
-        self.prefetch_owner.fill(NO_OWNER);
+        self.state.fill(WayState::EMPTY);
         self.occupancy.fill(0);
         dropped as u64
     }
