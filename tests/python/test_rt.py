@@ -69,6 +69,9 @@ def test_bad_task_sets_are_refused_naming_the_key(memtint, tmp_path, clean_error
     clean_error(memtint("rt", bad), "bad.toml:10: ", "tasks[1].period")
     bad.write_text(two.replace("period = 10", "period = 0"))
     clean_error(memtint("rt", bad), "bad.toml:4: ", "tasks[0].period: a: must be above 0")
+    # Two tasks of one name: servers and results would take them for one.
+    bad.write_text(two + '[[tasks]]\nname = "a"\nperiod = 20\nwcet = 2\ncompute = 1.0\nloads = 10\n')
+    clean_error(memtint("rt", bad), "bad.toml:9: ", "tasks[1].name: 'a' is also tasks[0]'s name")
     bad.write_text('machine = "ddr4-2400-8r"\n')
     clean_error(memtint("rt", bad), "bad.toml: missing key 'tasks'")
 

@@ -72,6 +72,9 @@ impl MachineSource {
         }
         if let Some(o) = overrides {
             m = m.with_overrides(o)?;
+            let tables = o.get("controller").and_then(|c| c.as_object());
+            m.controller.run_tables =
+                tables.map_or_else(Vec::new, |t| t.iter().filter(|(_, v)| v.is_object()).map(|(k, _)| k.clone()).collect());
         }
         if let Some(v) = mapping {
             m.dram.mapping = v.to_string();
@@ -286,6 +289,13 @@ impl MachineConfig {
 
     /// Apply a partial table of overrides (`{"dram": {...}, "controller": {...}}`); unknown keys are errors.
     pub fn with_overrides(&self, overrides: &serde_json::Value) -> Result<Self> {
+        if !overrides.is_object() {
+            // Merged, a list or a value would replace the whole machine and its errors name no key.
+            return Err(Error::config(
+                "overrides",
+                format!("invalid type: {overrides}, expected a table of machine sections (dram, controller, cache, ...)"),
+            ));
+        }
         let mut value = serde_json::to_value(self).expect("machine config serialises");
         merge(&mut value, overrides, "")?;
         let m: MachineConfig = crate::error::from_value(value, "").map_err(|e| match e {
@@ -528,6 +538,16 @@ impl Topology {
                 format!("{base} bytes of memory are more than the 2^31 page frames the allocator supports"),
             ));
         }
+        // Left out, every remote access would cost what a local one does: said, not assumed.
+        if n > 1 && machine.links.is_none() {
+            return Err(Error::config(
+                "links",
+                format!(
+                    "a machine of {n} nodes needs [links] latency_ns: an {n} x {n} matrix of the ns a core of one node adds to \
+                     reach another node's memory (zeros for none)"
+                ),
+            ));
+        }
         let links = machine.links.clone().unwrap_or(LinksConfig { latency_ns: vec![vec![0.0; n]; n], bandwidth_gbps: None });
         check_matrix("links.latency_ns", &links.latency_ns, n, |v| v >= 0.0, "a finite number >= 0")?;
         if let Some(bw) = &links.bandwidth_gbps {
@@ -678,7 +698,9 @@ mod tests {
         let e = override_error(json!({"controller": {"write_low_watermark": "low"}}));
         assert!(e.contains("controller.write_low_watermark") && e.contains("\"low\""), "{e}");
         let e = override_error(json!(5));
-        assert!(e.contains("overrides: invalid type: integer `5`"), "{e}");
+        assert!(e.contains("overrides: invalid type: 5, expected a table"), "{e}");
+        let e = override_error(json!([1]));
+        assert!(e.contains("overrides: invalid type: [1], expected a table"), "{e}");
     }
 
     #[test]

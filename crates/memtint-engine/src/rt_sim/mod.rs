@@ -278,6 +278,10 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     }
     for (i, t) in spec.tasks.iter().enumerate() {
         let key = |k: &str| format!("tasks[{i}].{k}");
+        // Servers and the results name tasks: two of one name would be one task to them.
+        if let Some(j) = spec.tasks[..i].iter().position(|u| u.name == t.name) {
+            return Err(Error::config(key("name"), format!("'{}' is also tasks[{j}]'s name: every task needs its own", t.name)));
+        }
         for (k, v) in [("period", t.period), ("phase", t.phase), ("wcet", t.wcet), ("deadline", t.deadline.unwrap_or(0))] {
             if v > MAX_UNITS {
                 return Err(Error::config(key(k), format!("{}: must be at most {MAX_UNITS} units, got {v}", t.name)));

@@ -222,7 +222,7 @@ fn a_count_beyond_its_bound_is_an_error_naming_the_key() {
     let e = sim_err(&sim_spec("{}", r#"{"cache": {"llc": {"mshrs": 1}}}"#));
     assert!(e.contains("cache.llc.mshrs: must be at least cpu.mshrs (16), the misses one core may have outstanding, got 1"), "{e}");
     let e = sim_err(&sim_spec("{}", "5"));
-    assert!(e.contains("overrides: invalid type: integer `5`"), "{e}");
+    assert!(e.contains("overrides: invalid type: 5, expected a table"), "{e}");
 }
 
 /// Datasheet currents that cannot be (negative, or a command below the standby it adds to) are

@@ -245,6 +245,8 @@ fn bad_topologies_are_errors_naming_the_key() {
     let many: Vec<_> = (0..65).map(|_| json!({"cores": 1})).collect();
     let e = machine_error(json!({"cpu": {"cores": 65}, "nodes": many}));
     assert!(e.contains("nodes") && e.contains("65 nodes") && e.contains("at most 64"), "{e}");
+    let e = machine_error(json!({"links": null}));
+    assert!(e.contains("links") && e.contains("2 nodes needs [links] latency_ns"), "{e}");
     let e = machine_error(json!({"links": {"latency_ns": [[0, 50]]}}));
     assert!(e.contains("links.latency_ns") && e.contains("square"), "{e}");
     let e = machine_error(json!({"links": {"latency_ns": [[0, 50], [50]]}}));
