@@ -123,6 +123,51 @@ def test_dram_json_output_matches_schema_keys(memtint, tmp_path):
 
 
 @pytest.mark.engine
+def test_peak_bandwidth_is_what_the_memory_can_carry(memtint, tmp_path):
+    """A throttled device's peak counts its window; a multi-node machine's is its nodes' sum, so
+    measured bandwidth never exceeds it."""
+    out = tmp_path / "throttled.json"
+    code, _, err = memtint("dram", "--machine", "ddr4-2400", "--set", "dram.device=ddr4-2400-throttled-10x",
+                           "--generate", "stream", "--requests", "4000", "--json", out)
+    assert code == 0, err
+    stats = json.loads(out.read_text())
+    assert stats["peak_bandwidth_gbps"] == pytest.approx(19.2 / 10)
+    assert stats["bandwidth_gbps"]["total"] <= stats["peak_bandwidth_gbps"]
+    run = tmp_path / "two-nodes.toml"
+    run.write_text('machine = "tiering-2to1"\ninstructions = 20_000\nat_end = "wait"\n'
+                   'programs = [' + ", ".join(['"stream:reads_pki=300,writes_pki=0,footprint_bytes=1048576"'] * 8) + ']\n'
+                   '[os]\npolicy = "weighted-interleave"\n')
+    code, _, err = memtint("sim", run, "--json", tmp_path / "sim.json")
+    assert code == 0, err
+    stats = json.loads((tmp_path / "sim.json").read_text())
+    peaks = [n["peak_gbps"] for n in stats["nodes"]]
+    assert len(peaks) == 2 and peaks[0] > peaks[1] > 0
+    assert stats["dram"]["peak_bandwidth_gbps"] == pytest.approx(sum(peaks))
+    assert stats["dram"]["bandwidth_gbps"]["total"] <= stats["dram"]["peak_bandwidth_gbps"]
+
+
+@pytest.mark.engine
+def test_a_component_table_the_run_sets_and_nothing_reads_is_warned_of(memtint, tmp_path):
+    """A scheduler's or refresh manager's table the run sets while another is in force is said,
+    not dropped unseen; tables a machine carries for every scheduler (the CCPS presets) are not."""
+    def warnings(*args):
+        out = tmp_path / "w.json"
+        code, _, err = memtint(*SMALL_RUN, *args, "--json", out)
+        assert code == 0, err
+        return json.loads(out.read_text())["warnings"]
+
+    w = warnings("--set", "controller.tcm.quantum=5000")
+    assert '[controller.tcm] is set but controller.scheduler = "fr-fcfs": nothing reads it' in w, w
+    assert not [x for x in warnings("--scheduler", "tcm", "--set", "controller.tcm.quantum=5000") if "nothing reads" in x]
+    w = warnings("--refresh", "none", "--set", "controller.all-bank.postpone=4")
+    assert '[controller.all-bank] is set but controller.refresh = "none": nothing reads it' in w, w
+    code, _, err = memtint("dram", "--machine", "ccps-4c-64b", "--generate", "random", "--requests", "500",
+                           "--json", tmp_path / "ccps.json")
+    assert code == 0, err
+    assert not [x for x in json.loads((tmp_path / "ccps.json").read_text())["warnings"] if "nothing reads" in x]
+
+
+@pytest.mark.engine
 def test_dram_reports_energy_and_exports_drampower_inputs(memtint, clean_error, tmp_path):
     out = tmp_path / "export"
     code, text, err = memtint(*SMALL_RUN, "--export-drampower", out, "--json", tmp_path / "s.json")

@@ -141,6 +141,11 @@ pub struct ControllerConfig {
     /// `[controller.timeout]`), declared in the component's file (`crate::params`).
     #[serde(flatten)]
     pub params: ParamTables,
+    /// The component tables the run set (its overrides), not its machine: one that the run's
+    /// scheduler, row policy or refresh manager does not read is warned of. A machine may carry
+    /// a table for every scheduler, as the CCPS presets do, so its own are not.
+    #[serde(skip)]
+    pub run_tables: Vec<String>,
 }
 
 impl Default for ControllerConfig {
@@ -162,6 +167,7 @@ impl Default for ControllerConfig {
             implementation: "auto".into(),
             seed: 1,
             params: ParamTables::default(),
+            run_tables: Vec::new(),
         }
     }
 }
@@ -244,8 +250,22 @@ impl ControllerConfig {
     /// deprecated keys, and what the scheduler, row policy and refresh manager in use say of
     /// their values.
     pub fn warnings(&self) -> Result<Vec<String>> {
+        use crate::controller::{refresh::REFRESH_MANAGERS, row_policy::ROW_POLICIES, scheduler::SCHEDULERS};
         let in_use = [self.scheduler.as_str(), self.row_policy.as_str(), self.refresh.as_str()];
-        self.params.check("controller", &components(), &in_use, &field_names::<ControllerConfig>())
+        let mut warnings = self.params.check("controller", &components(), &in_use, &field_names::<ControllerConfig>())?;
+        let owned = [
+            ("scheduler", self.scheduler.as_str(), SCHEDULERS.names()),
+            ("row_policy", self.row_policy.as_str(), ROW_POLICIES.names()),
+            ("refresh", self.refresh.as_str(), REFRESH_MANAGERS.names()),
+        ];
+        for name in &self.run_tables {
+            for (selector, chosen, names) in &owned {
+                if names.contains(&name.as_str()) && name != chosen {
+                    warnings.push(format!("[controller.{name}] is set but controller.{selector} = \"{chosen}\": nothing reads it"));
+                }
+            }
+        }
+        Ok(warnings)
     }
 
     /// The parameters of the scheduler, row policy and refresh manager in use, every value as

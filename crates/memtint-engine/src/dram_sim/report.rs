@@ -156,7 +156,12 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
     let accesses = hits + misses + conflicts;
     let summary = latency.summary();
     let gbps = |bytes: f64| if simulated_ns > 0.0 { bytes / simulated_ns } else { 0.0 };
-    let peak = org.channels as f64 * line / (t.tBL as f64 * t.tCK_ns);
+    // A multi-node machine's peak is its nodes' together (each node's counts its own device's
+    // burst interval and throttle window, as the OS model's monitors do).
+    let peak = match &cfg.topology {
+        Some(topology) => topology.layout.nodes.iter().map(|n| n.bandwidth_gbps).sum(),
+        None => cfg.peak_gbps(),
+    };
     let mut out = json!({
         "schema_version": SCHEMA_VERSION,
         "config": {

@@ -630,6 +630,15 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 )));
             }
         }
+        // A migration that moved nothing: most often a run shorter than its periods, which
+        // would otherwise read as "migration changes nothing".
+        if let Some(m) = r.migration.as_ref().filter(|m| m.pages_moved == 0) {
+            let run_ns = r.core_cycles as f64 / cfg.machine.cpu.frequency_ghz;
+            w.push(Value::String(format!(
+                "os.migration = \"{}\" moved no page in this run ({run_ns:.0} ns simulated; {} scan(s), {} hint fault(s), {} move(s) refused): a run shorter than its periods (os.numa_scan.period_ns = {} ns, or the policy's own) gives it no time to act",
+                m.policy, m.scans, m.hint_faults, m.refused, os.numa_scan.period_ns
+            )));
+        }
         // A dynamic policy whose first epoch never ended on its timer adapted nothing to what
         // the run measured; a fault that found a process's colours full may still have ended one.
         if let Some(d) = &r.dynamic {

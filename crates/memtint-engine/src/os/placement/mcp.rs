@@ -291,7 +291,8 @@ pub const IMPS: PolicyInfo =
     })
     .needs_profiles()
     .needs("a mapping with channel bits above the page offset")
-    .machine_variant(super::PAGE_CHANNEL);
+    .machine_variant(super::PAGE_CHANNEL)
+    .reads_table(TABLE);
 
 #[cfg(test)]
 mod tests {

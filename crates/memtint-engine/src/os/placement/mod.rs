@@ -166,6 +166,8 @@ pub struct PolicyInfo {
     /// It colours within nodes (`PlacementPolicy::place_on_nodes`): each node's frames are
     /// indexed by its colour space; it runs on one-node and multi-node machines.
     pub colours_nodes: bool,
+    /// Another policy's table it reads (IMPS reads MCP's thresholds, `[os.mcp]`).
+    pub reads_table: Option<&'static str>,
     pub build: Builder,
 }
 
@@ -184,6 +186,7 @@ impl PolicyInfo {
             params: ParamSchema::NONE,
             places_nodes: false,
             colours_nodes: false,
+            reads_table: None,
             build,
         }
     }
@@ -207,6 +210,9 @@ impl PolicyInfo {
     }
     pub const fn params(self, params: ParamSchema) -> Self {
         PolicyInfo { params, ..self }
+    }
+    pub const fn reads_table(self, table: &'static str) -> Self {
+        PolicyInfo { reads_table: Some(table), ..self }
     }
 }
 
@@ -277,9 +283,15 @@ pub fn warnings(cfg: &OsConfig) -> Result<Vec<String>> {
     let mut in_use = vec![cfg.policy.as_str(), cfg.migration.as_str(), cfg.dynamic.as_str()];
     in_use.extend(cfg.resctrl.iter().map(String::as_str));
     let mut warnings = cfg.params.check("os", &components, &in_use, &field_names::<OsConfig>())?;
-    // A dynamic policy's, a migration's or a hardware partitioning's table while another (or
-    // none) is in force is read by nothing: said, not dropped unseen. (Placement policies'
-    // tables are left out: some are shared, as [os.vertical] by every vertical policy.)
+    // A placement policy's, a dynamic policy's, a migration's or a hardware partitioning's table
+    // while another (or none) is in force is read by nothing: said, not dropped unseen.
+    let reads = info(&cfg.policy).ok().and_then(|p| p.reads_table);
+    for name in cfg.params.table_names() {
+        let placement = POLICIES.get(name).is_ok_and(|p| !p.params.is_empty());
+        if placement && name != cfg.policy && Some(name) != reads {
+            warnings.push(format!("[os.{name}] is set but os.policy = \"{}\": nothing reads it", cfg.policy));
+        }
+    }
     let owned = [
         ("os.dynamic", cfg.dynamic.as_str(), crate::os::dynamic::DYNAMIC.names()),
         ("os.migration", cfg.migration.as_str(), crate::os::migration::MIGRATIONS.names()),
