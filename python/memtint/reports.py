@@ -114,6 +114,12 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     # Runs of other settings (warm-up, overrides, mapping, scheduler) are other experiments: never
     # one another's baseline, and labelled apart when a store holds several.
     runs["_setup"] = runs["setup"].fillna("") if "setup" in runs.columns else ""
+    # Stored before setup named the sampling settings: sampled runs of other settings look alike.
+    unrecorded = runs["_sampled"] & (runs["_setup"] != "") & ~runs["_setup"].str.contains("sampling.", regex=False)
+    runs.loc[unrecorded, "_setup"] = runs.loc[unrecorded, "_setup"] + ", sampling settings not recorded"
+    # The alone runs' policy sets every run's speedups: runs of other baselines are other experiments.
+    if len(runs) and runs.groupby("machine")["baseline"].nunique().max() > 1:
+        runs["_setup"] = "baseline=" + runs["baseline"].fillna("?") + runs["_setup"].map(lambda t: t and ", " + t)
     runs["series"] = _series(runs) if len(runs) else pd.Series(dtype=str)
     runs["mix_label"] = runs["mix"].map(_mix_label)
     seeds = runs.groupby("mix")["seed"].transform("nunique") > 1
@@ -124,18 +130,22 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
 
     ok = runs["status"] == "ok"
     base = runs[ok & (runs["policy"] == base_policy)]
-    key = _MIX_KEY + ["_sampled", "_setup"]
-    same_machine = {tuple(r[k] for k in key + ["machine"]): r for _, r in base.iterrows()}
+    # Everything a configuration hash covers is in the key (the engine version too), so a run has
+    # at most one baseline run per machine; where several still match (a store written before
+    # setup named all settings), none is taken: another setup's run would be a wrong baseline.
+    key = _MIX_KEY + ["baseline", "_sampled", "_setup"] + (["memtint_version"] if "memtint_version" in runs else [])
+    same_machine: dict[tuple, list] = {}
     by_mix: dict[tuple, list] = {}
     for _, r in base.iterrows():
+        same_machine.setdefault(tuple(r[k] for k in key + ["machine"]), []).append(r)
         by_mix.setdefault(tuple(r[k] for k in key), []).append(r)
 
     ws_norm, ms_norm = [], []
     for _, r in runs.iterrows():
-        ref = same_machine.get(tuple(r[k] for k in key + ["machine"]))
-        if ref is None:
+        candidates = same_machine.get(tuple(r[k] for k in key + ["machine"]))
+        if candidates is None:
             candidates = by_mix.get(tuple(r[k] for k in key), [])
-            ref = candidates[0] if len(candidates) == 1 else None
+        ref = candidates[0] if len(candidates) == 1 else None
         if r["status"] != "ok" or ref is None:
             ws_norm.append(math.nan)
             ms_norm.append(math.nan)

@@ -192,3 +192,52 @@ def test_a_report_says_when_policies_ran_on_different_mixes(tmp_path):
     write_report(tmp_path / "r", tmp_path / "out")
     text = (tmp_path / "out" / "summary.md").read_text()
     assert "The policies ran on different mixes (buddy 2, bpm 1, cache-only 1)" in text
+
+
+def _stored_run(policy, ws, *, setup="warmup=0", baseline="buddy", sampled=True, tag=""):
+    return {"config_hash": f"{policy}-{baseline}-{setup}-{tag}", "machine": "i7-860", "policy": policy,
+            "mix": "stream|light", "instructions": 1000, "seed": 1, "os": "{}", "status": "ok",
+            "weighted_speedup": ws, "maximum_slowdown": 2.0, "mix_row_buffer_miss_rate": 0.5, "baseline": baseline,
+            "sampled": sampled, "setup": setup, "memtint_version": "1",
+            "weighted_speedup_ci95_low": ws - 0.1 if sampled else None,
+            "weighted_speedup_ci95_high": ws + 0.1 if sampled else None}
+
+
+def test_sampled_runs_of_other_sampling_settings_are_kept_apart():
+    # Two sweeps into one store, one with its own sampling table and one with --sample: the
+    # baseline rows read 0.999/1.007 when one was normalised by the other's buddy run.
+    import pandas as pd
+
+    from memtint.reports import run_table
+    from memtint.sweep.store import setup_text
+
+    small = setup_text({"warmup": 0, "sampling": {"unit": 5000, "warming": 5000, "period": 20000}})
+    default = setup_text({"warmup": 0, "sampling": {"unit": 100000}})
+    assert small == "warmup=0, sampling.period=20000, sampling.unit=5000, sampling.warming=5000"
+    frame = pd.DataFrame([_stored_run("buddy", 3.0, setup=small), _stored_run("bpm", 3.3, setup=small),
+                          _stored_run("buddy", 3.1, setup=default), _stored_run("bpm", 3.41, setup=default)])
+    runs = run_table(frame)
+    assert list(runs["ws_norm"]) == pytest.approx([1.0, 1.1, 1.0, 1.1])
+    assert runs["series"].nunique() == 4 and all("sampling.unit=" in s for s in runs["series"])
+
+    # A store written before setup named the sampling settings: no run of ambiguous baseline is
+    # normalised (which of the two buddy runs is its own cannot be told).
+    old = frame.assign(setup="warmup=0", config_hash=[f"h{i}" for i in range(4)])
+    assert run_table(old)["ws_norm"].isna().all()
+
+
+def test_runs_of_other_alone_run_baselines_are_kept_apart():
+    # Two sweeps differing only in `baseline` (the alone runs' policy): buddy over buddy read
+    # 0.991/0.998 when paired across them.
+    import pandas as pd
+
+    from memtint.reports import run_table
+
+    frame = pd.DataFrame([_stored_run("buddy", 3.0, sampled=False), _stored_run("bpm", 3.3, sampled=False),
+                          _stored_run("buddy", 3.2, baseline="random-interleave", sampled=False),
+                          _stored_run("bpm", 3.84, baseline="random-interleave", sampled=False)])
+    runs = run_table(frame, "buddy")
+    assert list(runs["ws_norm"]) == pytest.approx([1.0, 1.1, 1.0, 1.2])
+    assert set(runs["series"]) == {"buddy [baseline=buddy, warmup=0]", "bpm [baseline=buddy, warmup=0]",
+                                   "buddy [baseline=random-interleave, warmup=0]",
+                                   "bpm [baseline=random-interleave, warmup=0]"}

@@ -99,10 +99,10 @@ COLUMNS = ["sweep", "config_hash", "memtint_version", "status", "error", "machin
 
 
 def setup_text(run: dict[str, Any]) -> str:
-    """The settings of a run beside its machine, mix, policy, length, seed and ``[os]`` that its
-    configuration hash covers (mapping, scheduler, warm-up, machine overrides), as one line:
-    ``warmup=20000000, cache.prefetcher.kind=none``. Runs that differ in it are different
-    experiments, which a report must not pair or pool."""
+    """The settings of a run beside its machine, mix, policy, baseline, length, seed and ``[os]``
+    that its configuration hash covers (mapping, scheduler, warm-up, machine overrides, sampling),
+    as one line: ``warmup=20000000, cache.prefetcher.kind=none, sampling.unit=5000``. Runs that
+    differ in it are different experiments, which a report must not pair or pool."""
     parts = [f"{key}={run[key]}" for key in ("mapping", "scheduler") if run.get(key)]
     parts.append(f"warmup={run.get('warmup') or 0}")
 
@@ -114,6 +114,8 @@ def setup_text(run: dict[str, Any]) -> str:
                 parts.append(f"{prefix}{key}={json.dumps(table[key]) if not isinstance(table[key], str) else table[key]}")
 
     flat(run.get("overrides") or {}, "")
+    if run.get("sampling") is not None:
+        flat({"sampling": run["sampling"]}, "")
     return ", ".join(parts)
 
 
