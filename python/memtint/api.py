@@ -24,12 +24,68 @@ __all__ = [
 def engine_json(value: Any) -> str:
     """``value`` as the engine's JSON. A number JSON cannot carry (NaN, an infinity: ``nan`` in
     TOML, ``1e400`` on the command line) is refused here with its key, since the engine would
-    only see a syntax error at a column of this text."""
+    only see a syntax error at a column of this text; so is an integer beyond 64 bits, which the
+    engine would read as a floating-point number and refuse without its bound."""
+    if (huge := _beyond_64_bits(value)):
+        raise MemtintError(f"invalid configuration: {huge[0]}: {huge[1]} is more than any setting takes "
+                           f"(at most {2**64 - 1:,}, 64 bits)")
     try:
         return json.dumps(value, allow_nan=False)
     except ValueError:
         raise MemtintError(f"invalid configuration: {_non_finite(value) or 'a value'} is not a finite number "
                            "(NaN and infinities are not settings)") from None
+
+
+def _beyond_64_bits(value: Any, path: str = "") -> tuple[str, int] | None:
+    """The key path and value of the first integer outside the engine's 64-bit range."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (path or "value", value) if not -2**63 <= value < 2**64 else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else ()
+    for key, item in items:
+        found = _beyond_64_bits(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else str(key))
+        if found:
+            return found
+    return None
+
+
+def whole_number(key: str, value: Any, least: int = 0, most: int | None = None, most_text: str = "") -> int:
+    """``value`` as an int, refused naming ``key`` unless a whole number (not a bool, a float or a
+    string: int() took "20000" and cut 2.5 to 2 without a word) from ``least`` to ``most``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise MemtintError(f"{key}: expected a whole number, got {value!r}")
+    if value < least or (most is not None and value > most):
+        bound = f"from {least} to {most_text or f'{most:,}'}" if most is not None else f"of at least {least}"
+        raise MemtintError(f"{key}: expected a whole number {bound}, got {value!r}")
+    return int(value)
+
+
+def table_argument(key: str, value: Any, example: str) -> dict[str, Any] | None:
+    """A dict parameter (``os_options``, ``sampling``, ``overrides``): None or a dict, else refused
+    naming ``key``."""
+    if value is not None and not isinstance(value, dict):
+        raise MemtintError(f"{key}: expected a table (a dict such as {example}), got {value!r}")
+    return value
+
+
+def names_argument(key: str, value: Any, what: str = "names") -> list[Any]:
+    """A list parameter of names or paths: a string is a sequence too, split into characters."""
+    if isinstance(value, (str, bytes, os.PathLike)) or not isinstance(value, (list, tuple)):
+        raise MemtintError(f"{key}: expected a list of {what}, got {value!r}"
+                           + (f" (a string is not a list: [{value!r}])" if isinstance(value, str) else ""))
+    return list(value)
+
+
+def flag_argument(key: str, value: Any) -> bool:
+    """A bool parameter: ``"no"`` is truthy, so only True and False are taken."""
+    if not isinstance(value, bool):
+        raise MemtintError(f"{key}: expected True or False, got {value!r}")
+    return value
+
+
+def _seed(key: str, value: Any) -> int:
+    from memtint.limits import MAX_SEED
+
+    return whole_number(key, value, 0, MAX_SEED, "2^63-1")
 
 
 def _non_finite(value: Any, path: str = "") -> str | None:
@@ -76,6 +132,12 @@ def generate(
     The same kind, seed and parameters give the same requests on every platform. Parameters
     left as ``None`` take the generator's defaults.
     """
+    from memtint.limits import MAX_REQUESTS
+
+    if not isinstance(kind, str):
+        raise MemtintError(f"kind: expected a generator name ({', '.join(GENERATOR_KINDS)}), got {kind!r}")
+    whole_number("requests", requests, 1, MAX_REQUESTS)
+    _seed("seed", seed)
     return {
         "generate": {
             "kind": kind,
@@ -113,6 +175,11 @@ def build_run_spec(
     Raises :class:`MemtintError` for a workload that is not exactly one of ``trace`` and
     ``generate``, or a trace file that does not exist.
     """
+    flag_argument("check", check)
+    flag_argument("cycle_by_cycle", cycle_by_cycle)
+    table_argument("overrides", overrides, '{"dram": {"channels": 2}}')
+    for section, table in (overrides or {}).items():
+        table_argument(f"overrides.{section}", table, '{"channels": 2}')
     if not isinstance(workload, dict) or len(workload) != 1 or not ({"trace", "generate"} & workload.keys()):
         raise MemtintError(
             "workload must be exactly one of {'trace': {...}} or {'generate': {...}} "
@@ -150,8 +217,8 @@ def build_run_spec(
     spec.update({key: value for key, value in optional.items() if value is not None})
     if merged:
         spec["overrides"] = merged
-    spec["check"] = bool(check)
-    spec["cycle_by_cycle"] = bool(cycle_by_cycle)
+    spec["check"] = check
+    spec["cycle_by_cycle"] = cycle_by_cycle
     return spec
 
 
@@ -291,19 +358,29 @@ def build_sim_spec(
     ``processes`` replaces ``programs`` (give ``[]``) with processes of several threads:
     ``[{"name": .., "threads": ["stream", {"program": "light", "affinity": [0], "nice": 0}],
     "affinity": [..], "nice": 0}, ...]`` (docs/threads.md)."""
+    from memtint.limits import MAX_INSTRUCTIONS
+
+    programs = names_argument("programs", programs, "programs (profile names or trace paths)")
     if processes is not None:
+        processes = names_argument("processes", processes, "processes (tables with 'threads')")
         if programs:
             raise MemtintError("give either programs (one per core) or processes, not both")
         if not processes:
             raise MemtintError("give at least one process")
     elif not programs:
         raise MemtintError("a mix needs at least one program")
-    for name, value in (("instructions", instructions), ("seed", seed), ("warmup", warmup)):
-        # int() took '20000' and truncated 2.5 without a word; a run file refuses both.
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise MemtintError(f"{name}: expected a whole number, got {value!r}")
+    whole_number("instructions", instructions, 0, MAX_INSTRUCTIONS)
+    _seed("seed", seed)
+    whole_number("warmup", warmup, 0, MAX_INSTRUCTIONS)
+    table_argument("os_options", os_options, '{"strict": True}')
+    table_argument("overrides", overrides, '{"dram": {"channels": 2}}')
+    table_argument("sampling", sampling, '{"unit": 100000, "warming": 100000}')
     os_table = dict(os_options or {})
-    os_table.setdefault("policy", policy)
+    # The label a result carries is `policy`: another policy in the os table would run under it.
+    if "policy" in os_table and os_table["policy"] != policy:
+        raise MemtintError(f"os_options.policy: the policy comes from policy ({policy!r}), not from the os table "
+                           f"(which says {os_table['policy']!r})")
+    os_table["policy"] = policy
     spec: dict[str, Any] = {
         "machine": machine,
         "programs": [_program(p, f"programs[{i}]") for i, p in enumerate(programs)],
@@ -313,8 +390,6 @@ def build_sim_spec(
     }
     if processes is not None:
         spec["processes"] = [_process(p, i) for i, p in enumerate(processes)]
-    if warmup < 0:
-        raise MemtintError(f"warmup must be at least 0 instructions, got {warmup}")
     if warmup:
         spec["warmup"] = int(warmup)
     for key, value in (("mapping", mapping), ("scheduler", scheduler), ("overrides", overrides)):

@@ -226,17 +226,23 @@ def compare(
     to its workers); those are used as they are, the others are run or taken from the cache.
     """
     # The command line checks these before it calls; a script gets the same checks here.
+    from memtint.limits import MAX_INSTRUCTIONS, MAX_SEED
+
     for name, value in (("mix", mix), ("policies", policies)):
-        if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-            raise MemtintError(f"{name}: expected a list of names, got {value!r}"
-                               + (f" (a string is not a list: [{value!r}])" if isinstance(value, str) else ""))
-    for name, value, least in (("instructions", instructions, 1), ("warmup", warmup, 0), ("seed", seed, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or not least <= value < 2**63:
-            raise MemtintError(f"{name}: expected a whole number of at least {least}, got {value!r}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise MemtintError(f"workers: expected at least 1, got {workers!r}")
+        if api.names_argument(name, value) and not all(isinstance(v, str) for v in value):
+            raise MemtintError(f"{name}: expected a list of names, got {value!r}")
+    api.whole_number("instructions", instructions, 1, MAX_INSTRUCTIONS)
+    api.whole_number("warmup", warmup, 0, MAX_INSTRUCTIONS)
+    api.whole_number("seed", seed, 0, MAX_SEED, "2^63-1")
+    if workers is not None:
+        api.whole_number("workers", workers, 1)
+    api.flag_argument("use_cache", use_cache)
     if not policies:
         raise MemtintError("give at least one policy")
+    if (twice := sorted({p for p in policies if policies.count(p) > 1})):
+        raise MemtintError(f"policies: {', '.join(map(repr, twice))} given more than once (each policy is run once)")
+    if isinstance(os_options, dict) and "policy" in os_options:
+        raise MemtintError("os_options.policy: the policy comes from policies, not from the os table")
     baseline = baseline or default_baseline(machine)
     common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides, sampling=sampling)
     shared_specs = {

@@ -52,6 +52,9 @@ def trace_stats(
     ``bank_level_parallelism``, ``read_latency_ns_mean``); ``classes`` (see
     :func:`memtint.trace_analysis.classify`).
     docs/stats.md documents every field."""
+    from memtint.api import flag_argument
+
+    flag_argument("reuse", reuse)
     try:
         program = _program(workload)
         request = {"workload": program, "instructions": instructions, "seed": seed, "reuse": reuse}

@@ -148,3 +148,58 @@ def test_api_reference_lists_every_public_function():
     gen_api = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen_api)
     assert gen_api.render() == text, "docs/api.md is not what the code says: run make api-docs"
+
+
+@pytest.mark.parametrize("call, message", [
+    # A string is a sequence: "stream" ran as programs s, t, r...
+    (lambda: memtint.api.build_sim_spec("i7-860", "stream", instructions=1000),
+     "programs: expected a list of programs (profile names or trace paths), got 'stream' (a string is not a list"),
+    (lambda: memtint.api.build_sim_spec("i7-860", [], instructions=1000, processes={"threads": ["light"]}),
+     "processes: expected a list of processes"),
+    (lambda: memtint.compare("i7-860", "stream", ["buddy"], instructions=1000), "mix: expected a list of names"),
+    # Dict parameters: a bare ValueError / TypeError from dict().
+    (lambda: memtint.api.build_sim_spec("i7-860", ["light"], instructions=1000, os_options="strict"),
+     "os_options: expected a table"),
+    (lambda: memtint.api.build_sim_spec("i7-860", ["light"], instructions=1000, sampling=[1, 2]),
+     "sampling: expected a table"),
+    (lambda: memtint.api.build_sim_spec("i7-860", ["light"], instructions=1000, overrides=["dram"]),
+     "overrides: expected a table"),
+    (lambda: build_run_spec("ddr4-2400", memtint.generate("random", 10), overrides={"dram": 5}),
+     "overrides.dram: expected a table"),
+    # Another policy in the os table ran under the label of `policy`.
+    (lambda: memtint.api.build_sim_spec("i7-860", ["light"], instructions=1000, policy="bpm",
+                                        os_options={"policy": "buddy"}), "os_options.policy: the policy comes from"),
+    (lambda: memtint.compare("i7-860", ["light"], ["buddy", "bpm"], instructions=1000, os_options={"policy": "buddy"}),
+     "os_options.policy: the policy comes from policies"),
+    (lambda: memtint.compare("i7-860", ["light"], ["bpm", "bpm"], instructions=1000),
+     "policies: 'bpm' given more than once"),
+    # "no" is truthy: the checker ran.
+    (lambda: build_run_spec("ddr4-2400", memtint.generate("random", 10), check="no"), "check: expected True or False"),
+    (lambda: build_run_spec("ddr4-2400", memtint.generate("random", 10), cycle_by_cycle=1),
+     "cycle_by_cycle: expected True or False"),
+    (lambda: memtint.compare("i7-860", ["light"], ["bpm"], instructions=1000, use_cache="no"),
+     "use_cache: expected True or False"),
+    (lambda: memtint.trace_stats("light", instructions=1000, reuse="no"), "reuse: expected True or False"),
+    # Integers beyond 64 bits reached the engine as floats.
+    (lambda: memtint.api.build_sim_spec("i7-860", ["light"], instructions=1000, seed=2**64),
+     "seed: expected a whole number from 0 to 2^63-1, got 18446744073709551616"),
+    (lambda: memtint.api.build_sim_spec("i7-860", ["light"], instructions=10**30),
+     "instructions: expected a whole number from 0 to 10,000,000,000,000"),
+    (lambda: memtint.compare("i7-860", ["light"], ["bpm"], instructions=1000, seed=2**63),
+     "seed: expected a whole number from 0 to 2^63-1"),
+    (lambda: memtint.generate("random", 10**30), "requests: expected a whole number from 1 to 1,000,000,000,000"),
+    (lambda: memtint.generate("random", 10, seed=-1), "seed: expected a whole number from 0 to 2^63-1"),
+    (lambda: memtint.api.engine_json({"workload": {"generate": {"footprint_bytes": 2**70}}}),
+     "workload.generate.footprint_bytes: 1180591620717411303424 is more than any setting takes"),
+    # An integer kind was a JSON syntax error at a column.
+    (lambda: memtint.generate(3, 100), "kind: expected a generator name (stream, random"),
+])
+def test_api_arguments_of_the_wrong_kind_are_refused_by_name(call, message):
+    with pytest.raises(memtint.MemtintError) as error:
+        call()
+    assert message in str(error.value)
+
+
+def test_the_os_table_may_repeat_the_policy():
+    spec = memtint.api.build_sim_spec("i7-860", ["light"], instructions=1000, policy="bpm", os_options={"policy": "bpm"})
+    assert spec["os"] == {"policy": "bpm"}

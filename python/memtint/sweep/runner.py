@@ -180,6 +180,10 @@ def run_sweep(
     for name, value in (("jobs", jobs), ("limit", limit), ("batch_size", batch_size)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise MemtintError(f"{name}: expected a whole number of at least 1, got {value!r}")
+    if progress is not None:
+        from memtint.api import flag_argument
+
+        flag_argument("progress", progress)
     if ray is not None:
         if jobs is not None or backend is not None:
             raise MemtintError("give either ray or jobs/backend, not both")
