@@ -1383,6 +1383,9 @@ def _sweep(args: argparse.Namespace) -> int:
 
         import_ray()  # "Ray is not installed: ..." before anything else
     spec = _sweep_spec(args.spec, args.set, args.sample)  # every specification error, before anything runs
+    from memtint.sweep.store import ResultStore
+
+    ResultStore(args.out).check_writable("--out")  # named as the command's option, not run_sweep's parameter
     from memtint import stopping
 
     with stopping.raising():  # a signal ends the sweep after storing what completed (it resumes)

@@ -260,6 +260,11 @@ def test_an_out_that_cannot_be_a_store_names_the_option(memtint, clean_error, tm
     (tmp_path / "full" / "notes.txt").write_text("mine")
     clean_error(memtint("sweep", spec, "--out", tmp_path / "full"), "--out", "is not a sweep result store")
     assert (tmp_path / "full" / "notes.txt").read_text() == "mine"
+    # Through the API, the parameter is named, not the command's option.
+    with pytest.raises(api.MemtintError, match=r"^out .*sweep.toml: exists and is not a directory"):
+        run_sweep(str(spec), spec, jobs=1, progress=False)
+    with pytest.raises(api.MemtintError, match=r"^out .*full: exists, is not empty"):
+        run_sweep(str(spec), tmp_path / "full", jobs=1, progress=False)
 
 
 def test_missing_spec_file_is_a_clean_error(memtint, clean_error, tmp_path):

@@ -190,15 +190,16 @@ class ResultStore:
             raise MemtintError(f"{self.manifest_path}: cannot write the store's manifest: {error.strerror or error}") \
                 from None
 
-    def check_writable(self) -> None:
-        """Raise a clear error now, rather than after the first batch, if DIR cannot be written."""
+    def check_writable(self, option: str = "out") -> None:
+        """Raise a clear error now, rather than after the first batch, if DIR cannot be written;
+        ``option`` names it (the API's ``out``, the command's ``--out``)."""
         from memtint.outputs import check_output_dir
 
-        check_output_dir("--out", os.fspath(self.directory))  # a file, or nowhere to create it
+        check_output_dir(option, os.fspath(self.directory))  # a file, or nowhere to create it
         if self.manifest_path.exists():
             self.manifest()  # a store of another format is refused up front
         elif self.directory.exists() and any(self.directory.iterdir()):
-            raise MemtintError(f"--out {self.directory}: exists, is not empty and is not a sweep result store")
+            raise MemtintError(f"{option} {self.directory}: exists, is not empty and is not a sweep result store")
 
     def start_sweep(self, name: str, spec_source: str | None, runs: int, version: str) -> None:
         manifest = self.manifest()
