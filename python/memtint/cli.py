@@ -1453,7 +1453,10 @@ def _report(args: argparse.Namespace) -> int:
     if os.path.exists(args.results) and not os.path.isdir(args.results):  # before blaming a default --out in it
         raise UsageError(f"{args.results}: is a file, not a sweep's result directory (memtint sweep SPEC --out DIR "
                          "writes one)")
-    check_output_dir("--out", args.out or os.path.join(args.results, "report"))
+    from memtint.reports import store_inputs
+
+    inputs = store_inputs(args.results) if os.path.isfile(os.path.join(args.results, "manifest.json")) else []
+    check_output_dir("--out", args.out or os.path.join(args.results, "report"), inputs)
     report = write_report(args.results, args.out, baseline=args.baseline)
     from memtint.tables import output_console
     out = output_console()

@@ -213,9 +213,21 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.P
 
 def check_output_dir(option: str, path: str, inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
     """A directory a command will create or fill (``reproduce --out``, ``report --out``): refused
-    before any work when it cannot be made there, is a file, or contains one of the inputs."""
+    before any work when it cannot be made there, is a file, or holds one of the ``inputs``: is
+    an input directory (a result store) or directly holds an input file, where the command's
+    files would go. A subdirectory of an input directory (``RESULTS/report``) is not refused."""
     if os.path.exists(path) and not os.path.isdir(path):
         raise OutputError(f"{option} {path}: exists and is not a directory")
+    real = os.path.realpath(path)
+    for item in inputs:
+        if item is None:
+            continue
+        item = os.fspath(item)
+        holder = item if os.path.isdir(item) else os.path.dirname(os.path.abspath(item))
+        if os.path.exists(item) and os.path.realpath(holder) == real:
+            what = "is" if os.path.isdir(item) else f"holds {item},"
+            raise OutputError(f"{option} {path}: {what} an input of this command; files written there would mix "
+                              "with it or replace it. Give another directory")
     probe = os.path.abspath(path)
     while not os.path.exists(probe):
         parent = os.path.dirname(probe)
@@ -230,7 +242,6 @@ def check_output_dir(option: str, path: str, inputs: Iterable[str | os.PathLike[
         raise OutputError(f"{option} {path}: cannot create files under {probe}: {error.strerror or error}") from None
     os.close(fd)
     os.unlink(name)
-    del inputs  # a directory holds its inputs only when it is also the results directory (resume)
 
 
 def write_text(option: str, path: str, text: str) -> None:

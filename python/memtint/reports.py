@@ -369,6 +369,15 @@ PLOTS = [
 ]
 
 
+def store_inputs(results: str | os.PathLike[str]) -> list[str]:
+    """What a report reads: the store's directory, its manifest and its listed batches."""
+    from memtint.sweep.store import ResultStore
+
+    store = ResultStore(results)
+    return [os.fspath(results), os.fspath(store.manifest_path)] + [
+        os.fspath(store.directory / b["file"]) for b in store.manifest()["batches"]]
+
+
 def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *,
                  baseline: str | None = None, config_hashes: Iterable[str] | None = None) -> dict[str, Any]:
     """Write ``index.html``, ``summary.md`` and the PNG plots of the results in ``results`` into
@@ -377,9 +386,12 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes", "failed",
     "first_error"}`` (``rows``: :func:`summary_rows`)."""
     from memtint.api import MemtintError
+    from memtint.outputs import check_output_dir
     from memtint.sweep.store import load_results
 
     frame = load_results(results)
+    check_output_dir("out", os.fspath(out) if out is not None else os.path.join(results, "report"),
+                     store_inputs(results))
     if config_hashes is not None:
         frame = frame[frame["config_hash"].isin(set(config_hashes))]
     if frame.empty:

@@ -120,6 +120,24 @@ def test_report_command(memtint, results, tmp_path, clean_error):
     clean_error(memtint("report", tmp_path / "empty"), "no sweep results", "no manifest.json")
 
 
+def test_a_report_never_writes_into_its_store_or_over_a_file(memtint, results, tmp_path, clean_error):
+    from memtint.api import MemtintError
+
+    (tmp_path / "afile").write_text("x")
+    # The API named the command's option, or raised a bare FileExistsError.
+    with pytest.raises(MemtintError, match=r"^out .*afile: exists and is not a directory"):
+        write_report(results, tmp_path / "afile")
+    before = sorted(p.name for p in results.iterdir())
+    # --out RESULTS wrote index.html and the plots into the store, beside its manifest.
+    for out in (results, results / "batches"):
+        with pytest.raises(MemtintError, match="an input of this command"):
+            write_report(results, out)
+        clean_error(memtint("report", results, "--out", out), f"--out {out}: ", "an input of this command")
+    assert sorted(p.name for p in results.iterdir()) == before
+    # The default, a directory of its own inside the store, is kept.
+    assert write_report(results)["out"] == str(results / "report")
+
+
 def test_a_report_of_one_sweep_leaves_out_the_stores_other_runs(results, tmp_path):
     # A second sweep into the same store (another instruction count: other configuration hashes),
     # as after an engine upgrade: its report must not mix in the first sweep's runs.
