@@ -670,19 +670,26 @@ def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
 
 def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
     """The per-policy summary of `memtint report` (rows of :func:`memtint.reports.summary_rows`):
-    weighted speedup and maximum slowdown divided by the baseline's on the same mix."""
+    weighted speedup and maximum slowdown divided by the baseline's on the same mix; when runs
+    are sampled, also the mean weighted speedup with ± the mean half-width of their intervals."""
     table = _Table(title=title, box=box.SIMPLE_HEAVY)
     failures = any(r["failed"] for r in rows)
+    sampled = any(r.get("sampled_runs") for r in rows)
     table.add_column("policy", overflow="fold", min_width=10)
     for name in ("WS/base\nmean", "WS/base\nmax", "MS/base\nmean", "MS/base\nmax", "MS\nmax",
-                 "RB miss\nmean") + (("failed",) if failures else ()):
+                 "RB miss\nmean") + (("WS mean\n± 95 %",) if sampled else ()) + (("failed",) if failures else ()):
         table.add_column(name, justify="right", no_wrap=True)
     for r in rows:
         rb = r["rb_miss_mean"]
+        half = r.get("weighted_speedup_ci95_halfwidth_mean")
+        ws_mean = number(r["weighted_speedup_mean"], 3) + (
+            "" if half is None or r["weighted_speedup_mean"] is None else
+            " ± ?" if half == float("inf") else f" ± {number(half, 3)}")
         table.add_row(
             r["policy"], number(r["ws_norm_mean"], 3), number(r["ws_norm_max"], 3),
             number(r["ms_norm_mean"], 3), number(r["ms_norm_max"], 3), number(r["maximum_slowdown_max"], 3),
             MISSING if rb is None else number(100 * rb, 1) + " %",
+            *((ws_mean,) if sampled else ()),
             *((Text(str(r["failed"]), style="red") if r["failed"] else "0",) if failures else ()),
         )
     table.caption = ("WS = weighted speedup, MS = maximum slowdown; /base = divided by the baseline policy's "
@@ -690,6 +697,5 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
     from memtint.sweep.summary import sampled_note
 
     if (note := sampled_note(rows)):
-        table.caption += "\n" + note.split("; WS ±")[0] + " (with 95 % intervals; see the report)" + (
-            "; " + note[note.index("± ?:"):] if "± ?:" in note else "")
+        table.caption += "\n" + note
     return table

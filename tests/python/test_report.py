@@ -259,3 +259,24 @@ def test_runs_of_other_alone_run_baselines_are_kept_apart():
     assert set(runs["series"]) == {"buddy [baseline=buddy, warmup=0]", "bpm [baseline=buddy, warmup=0]",
                                    "buddy [baseline=random-interleave, warmup=0]",
                                    "bpm [baseline=random-interleave, warmup=0]"}
+
+
+def test_the_terminal_report_table_shows_sampled_intervals():
+    # Its caption explained "± ?" under a table with no ± anywhere.
+    import io
+
+    import pandas as pd
+    from rich.console import Console
+
+    from memtint.reports import summary_rows
+    from memtint.tables import normalised_table
+
+    def render(frame):
+        console = Console(file=io.StringIO(), width=200)
+        console.print(normalised_table(summary_rows(frame), "t"))
+        return console.file.getvalue()
+
+    sampled = render(pd.DataFrame([_stored_run("buddy", 3.0), _stored_run("bpm", 3.3)]))
+    assert "± 95 %" in sampled and "3.300 ± 0.100" in sampled and "3.000 ± 0.100" in sampled
+    detailed = render(pd.DataFrame([_stored_run("buddy", 3.0, sampled=False), _stored_run("bpm", 3.3, sampled=False)]))
+    assert "±" not in detailed
