@@ -803,7 +803,7 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
     """An engine error naming a key (``invalid configuration: os.colours: ...``) with the run
     file's line that sets it, when the file sets it, or with the `--set` of ``settings`` that
     gave its value (which wins over the file's line)."""
-    m = re.match(r"invalid configuration: ([A-Za-z_][\w.]*)((?:\[\d+\])*)(?:\.([A-Za-z_]\w*))?:", message)
+    m = re.match(r"invalid configuration: ([A-Za-z_][\w.-]*)((?:\[\d+\])*)(?:\.([A-Za-z_][\w-]*))?:", message)
     if not m:
         return message
     key = m.group(1)

@@ -417,3 +417,15 @@ def test_an_empty_dram_trace_is_an_error_not_a_silent_success(memtint, clean_err
     empty = tmp_path / "empty.trace"
     empty.write_text("")
     clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", empty), "empty.trace", "no requests")
+
+
+@pytest.mark.engine
+def test_errors_about_keys_of_hyphenated_components_name_their_line(memtint, clean_error, tmp_path):
+    # The key pattern stopped at "-": os.weighted-interleave.weights got no file:line, no --set.
+    run = tmp_path / "run.toml"
+    run.write_text('machine = "tiering-2to1"\nprograms = ["light"]\ninstructions = 1000\n\n[os]\n'
+                   'policy = "weighted-interleave"\n\n[os.weighted-interleave]\nweights = [0, 1]\n')
+    line = clean_error(memtint("sim", run), "os.weighted-interleave.weights")
+    assert line.startswith(f"memtint: error: {run}:9: "), line
+    line = clean_error(memtint("sim", run, "--set", "os.weighted-interleave.weights=[0, 0]"), "weights")
+    assert line.startswith("memtint: error: --set os.weighted-interleave.weights=[0, 0]: "), line
