@@ -296,6 +296,15 @@ def test_plans_take_bandwidths_from_hmat_and_say_when_nothing_is_to_be_placed(tm
     plan = plan_tiering(alone, "weighted-interleave", weights="3")
     assert not plan.write_weights and plan.weights == [alone.interleave_weights().get(0, 1)]
     assert "--weights 3 is not written" in plan.weights_source
+    # DAMON on one node is not started: another's kdamond, a missing root or DAMON dir are no bar.
+    alone._put("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "1")
+    plan = plan_tiering(alone, "damon")
+    assert plan.nothing_to_place and "DAMON is not started" in plan.notes[0]
+    without = FakeNuma.create(str(tmp_path / "without"), {0: {"gbs": 20.0, "cpus": [0]}}, damon=False)
+    assert plan_tiering(without, "damon").nothing_to_place
+    # Nor is NUMA balancing turned off (it is 1 in the fake; turning it off needs root).
+    plan = plan_tiering(alone, "bw-local")
+    assert plan.daemon and not plan.balancing_off
 
 
 # ---- the daemon --------------------------------------------------------------------------

@@ -193,13 +193,16 @@ def plan_tiering(system: NumaSystem, policy: str, *, weights: str | None = None,
     if p.daemon:
         plan.daemon = True
         balancing = system.numa_balancing()
-        plan.balancing_off = balancing not in (None, "0")
+        # One node: balancing has nowhere to move pages, so it is left as it is (and needs no root).
+        plan.balancing_off = balancing not in (None, "0") and not plan.nothing_to_place
         if plan.balancing_off and not system.is_root():
             raise LinuxError(f"--tier-policy {policy} turns automatic NUMA balancing off while it runs "
                              f"({system.path(NUMA_BALANCING)} is {balancing}), which needs root (run with sudo, "
                              "or set it to 0 yourself)")
     if p.damon:
         plan.damon = True
+    # One node: DAMON is not started (no node to move pages to), so nothing of it is needed.
+    if p.damon and not plan.nothing_to_place:
         if not os.path.isdir(system.path(DAMON_DIR)):
             raise LinuxError(f"--tier-policy damon needs DAMON's sysfs interface ({system.path(DAMON_DIR)} is "
                              "missing: a kernel with CONFIG_DAMON_SYSFS and CONFIG_DAMON_PADDR, 6.11 or later "
