@@ -132,11 +132,11 @@ def generate(
     The same kind, seed and parameters give the same requests on every platform. Parameters
     left as ``None`` take the generator's defaults.
     """
-    from memtint.limits import MAX_REQUESTS
+    from memtint.limits import dram_seconds
 
     if not isinstance(kind, str):
         raise MemtintError(f"kind: expected a generator name ({', '.join(GENERATOR_KINDS)}), got {kind!r}")
-    whole_number("requests", requests, 1, MAX_REQUESTS)
+    dram_seconds(whole_number("requests", requests, 1))  # refuses more than limits.MAX_REQUESTS
     _seed("seed", seed)
     return {
         "generate": {
@@ -358,7 +358,7 @@ def build_sim_spec(
     ``processes`` replaces ``programs`` (give ``[]``) with processes of several threads:
     ``[{"name": .., "threads": ["stream", {"program": "light", "affinity": [0], "nice": 0}],
     "affinity": [..], "nice": 0}, ...]`` (docs/threads.md)."""
-    from memtint.limits import MAX_INSTRUCTIONS
+    from memtint.limits import check_instructions
 
     programs = names_argument("programs", programs, "programs (profile names or trace paths)")
     if processes is not None:
@@ -369,9 +369,9 @@ def build_sim_spec(
             raise MemtintError("give at least one process")
     elif not programs:
         raise MemtintError("a mix needs at least one program")
-    whole_number("instructions", instructions, 0, MAX_INSTRUCTIONS)
+    check_instructions("instructions", whole_number("instructions", instructions, 0))
     _seed("seed", seed)
-    whole_number("warmup", warmup, 0, MAX_INSTRUCTIONS)
+    check_instructions("warmup", whole_number("warmup", warmup, 0))
     table_argument("os_options", os_options, '{"strict": True}')
     table_argument("overrides", overrides, '{"dram": {"channels": 2}}')
     table_argument("sampling", sampling, '{"unit": 100000, "warming": 100000}')

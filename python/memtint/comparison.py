@@ -226,13 +226,13 @@ def compare(
     to its workers); those are used as they are, the others are run or taken from the cache.
     """
     # The command line checks these before it calls; a script gets the same checks here.
-    from memtint.limits import MAX_INSTRUCTIONS, MAX_SEED
+    from memtint.limits import MAX_SEED, check_instructions
 
     for name, value in (("mix", mix), ("policies", policies)):
         if api.names_argument(name, value) and not all(isinstance(v, str) for v in value):
             raise MemtintError(f"{name}: expected a list of names, got {value!r}")
-    api.whole_number("instructions", instructions, 1, MAX_INSTRUCTIONS)
-    api.whole_number("warmup", warmup, 0, MAX_INSTRUCTIONS)
+    check_instructions("instructions", api.whole_number("instructions", instructions, 1))
+    check_instructions("warmup", api.whole_number("warmup", warmup, 0))
     api.whole_number("seed", seed, 0, MAX_SEED, "2^63-1")
     if workers is not None:
         api.whole_number("workers", workers, 1)
