@@ -799,10 +799,12 @@ def _key_line(text: str, key: str) -> str:
     return table_line or anywhere
 
 
-def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any]] | None = None) -> str:
+def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any]] | None = None,
+                    machine_file: str | None = None) -> str:
     """An engine error naming a key (``invalid configuration: os.colours: ...``) with the run
     file's line that sets it, when the file sets it, or with the `--set` of ``settings`` that
-    gave its value (which wins over the file's line)."""
+    gave its value (which wins over the file's line), or else with the line of the machine file
+    the run names (``links.latency_ns``, ``nodes[1].bandwidth_gbps``)."""
     m = re.match(r"invalid configuration: ([A-Za-z_][\w.-]*)((?:\[\d+\])*)(?:\.([A-Za-z_][\w-]*))?:", message)
     if not m:
         return message
@@ -821,26 +823,29 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
         return f"expected a whole number, got {found.group(1)}{hint if integral else ''}"
 
     message = re.sub(r"invalid type: floating point `([^`]+)`, expected u(?:8|16|32|64)", whole, message)
-    if m.group(3) and re.fullmatch(r"\[\d+\]", m.group(2) or ""):
-        # A key of the i-th [[array]] table (tasks[0].period): that table's line for it.
+    in_array = m.group(3) and re.fullmatch(r"\[\d+\]", m.group(2) or "")
+
+    def line_in(file: str) -> str:
         try:
-            with open(path, encoding="utf-8") as f:
-                line = _array_key_line(f.read(), m.group(1), int(m.group(2)[1:-1]), m.group(3))
+            with open(file, encoding="utf-8") as f:
+                text = f.read()
         except (OSError, UnicodeDecodeError):
-            line = ""
-        return f"{path}{line}: {message}" if line else message
-    for setting, value in reversed(settings or []):  # the last --set of a key is the one in force
-        name = ".".join(setting)
-        if name == key or key.startswith(name + ".") or name.startswith(key + "."):
-            shown = value if isinstance(value, str) else json.dumps(value)
-            return f"--set {name}={shown}: {message}"
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError):
-        return message
-    line = _key_line(text, key)
-    return f"{path}{line}: {message}" if line else message
+            return ""
+        if in_array:  # a key of the i-th [[array]] table (tasks[0].period): that table's line for it
+            return _array_key_line(text, m.group(1), int(m.group(2)[1:-1]), m.group(3))
+        return _key_line(text, key)
+
+    if not in_array:
+        for setting, value in reversed(settings or []):  # the last --set of a key is the one in force
+            name = ".".join(setting)
+            if name == key or key.startswith(name + ".") or name.startswith(key + "."):
+                shown = value if isinstance(value, str) else json.dumps(value)
+                return f"--set {name}={shown}: {message}"
+    for file in (path, machine_file):
+        line = line_in(file) if file else ""
+        if line:
+            return f"{file}{line}: {message}"
+    return message
 
 
 #: What a thread does after its target (`at_end`, for the run or per process).
@@ -1052,7 +1057,9 @@ def _sim(args: argparse.Namespace) -> int:
     try:
         stats = run_with_status("Simulating…", simulate, estimate=sim_seconds(spec), why=sim_reason(spec))
     except api.MemtintError as error:
-        raise api.MemtintError(_at_config_line(args.config, str(error), args.set)) from None
+        machine = spec.get("machine")
+        machine_file = machine if isinstance(machine, str) and machine.endswith(".toml") else None
+        raise api.MemtintError(_at_config_line(args.config, str(error), args.set, machine_file)) from None
     if _write_json(args.json, stats):
         _warn_stderr(stats.get("warnings"))
         return 0
@@ -1655,13 +1662,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr = open(os.devnull, "w")
     if sys.stdout is None:  # started with >&-: say so, as other tools do, instead of failing at the first print
         return _fail("standard output is closed (started with >&-); send it to a file or /dev/null instead")
+    args = None
     try:
         args = build_parser().parse_args(argv)
         status = args.handler(args)
         sys.stdout.flush()
         return status
     except api.MemtintError as error:
-        return _fail(str(error))
+        text = str(error)
+        machine = getattr(args, "machine", None)
+        if isinstance(machine, str) and machine.endswith(".toml") and text.startswith("invalid configuration: "):
+            text = _at_config_line(machine, text)  # a key of the --machine file: its line there
+        return _fail(text)
     except UsageError as error:
         return _fail(str(error))
     except LinuxError as error:

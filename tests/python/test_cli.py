@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,7 @@ DOCUMENTED_KEYS = {
 }
 LATENCY_KEYS = {"mean", "p50", "p90", "p99", "p999", "max"}
 COMMAND_KEYS = {"ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF", "REFPB", "REFSB"}
+REPO = Path(__file__).resolve().parents[2]
 SMALL_RUN = ("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "2000", "--seed", "1")
 
 
@@ -429,3 +431,20 @@ def test_errors_about_keys_of_hyphenated_components_name_their_line(memtint, cle
     assert line.startswith(f"memtint: error: {run}:9: "), line
     line = clean_error(memtint("sim", run, "--set", "os.weighted-interleave.weights=[0, 0]"), "weights")
     assert line.startswith("memtint: error: --set os.weighted-interleave.weights=[0, 0]: "), line
+
+
+@pytest.mark.engine
+def test_an_error_in_a_machine_file_names_that_files_line(memtint, clean_error, tmp_path):
+    """Checked once the nodes are resolved, a machine file's key is named with its own line, for a
+    run file that names the machine and for --machine alike."""
+    preset = (REPO / "configs" / "machines" / "tiering-2to1.toml").read_text()
+    assert preset.count("latency_ns = [[0, 50], [50, 0]]") == 1
+    machine = tmp_path / "m.toml"
+    machine.write_text(preset.replace("latency_ns = [[0, 50], [50, 0]]", "latency_ns = [[0, -50], [50, 0]]"))
+    at = preset.splitlines().index(next(x for x in preset.splitlines() if x.startswith("latency_ns"))) + 1
+    run = tmp_path / "run.toml"
+    run.write_text('machine = "m.toml"\nprograms = ["light"]\ninstructions = 1000\n[os]\npolicy = "local"\n')
+    line = clean_error(memtint("sim", run), "links.latency_ns[0][1]")
+    assert line.startswith(f"memtint: error: {machine}:{at}: "), line
+    line = clean_error(memtint("dram", "--machine", machine, "--generate", "random", "--requests", "100"), "latency_ns")
+    assert line.startswith(f"memtint: error: {machine}:{at}: "), line
