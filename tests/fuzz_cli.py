@@ -1,4 +1,4 @@
-"""Fuzz the command line's inputs, in process, in seven classes:
+"""Fuzz the command line's inputs, in process, in eight classes:
 
 - ``sim``: mutated run files (bytes and values) through `memtint sim`'s own loading and the engine;
 - ``overrides``: `--set KEY=VALUE` with extreme values (NaN, infinities, 1e400, 2^40, 2^64,
@@ -10,6 +10,9 @@
   must keep its bytes, type and inode;
 - ``rt``: mutated real-time task sets (`memtint rt`): a task's key must come with its line in the
   file (``rt.toml:12: ... tasks[1].period``), a missing table with the file;
+- ``machine``: mutated machine files (the two-node tiering preset's) that a run file names,
+  through `memtint sim`: an error about one of the machine's keys must name the machine file
+  (``m.toml:29: ... links.latency_ns[0][1]``), as it names the run file's;
 - ``rules``: mutated HVR rules files (`memtint advise --rules`, `mine-rules --rules`) through their
   parsing and a decision on every class vector of 1-8 programs;
 - ``tiering``: `memtint run --tier-policy` and `memtint numa-probe` with random policies, weights,
@@ -342,6 +345,24 @@ def rt_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, 
     return data, run
 
 
+# --- machine files ---------------------------------------------------------------------------
+
+#: A machine error names the machine file (with its line where it has the key), or the run file
+#: for a key of its own; a key named without a file is not enough.
+MACHINE_NAMED = re.compile(r"m\.toml(:\d+)?: |run\.toml(:\d+)?: ")
+
+
+def machine_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    with open(os.path.join(ROOT, "configs", "machines", "tiering-2to1.toml"), encoding="utf-8") as f:
+        preset = f.read()
+    _, data = mutated_file(rng, d, "m.toml", [preset], whole=0.1)
+    run_file = os.path.join(d, "run.toml")
+    with open(run_file, "w", encoding="utf-8") as f:
+        f.write('machine = "m.toml"\nprograms = ["stream", "light"]\ninstructions = 1000\nat_end = "wait"\n'
+                '[os]\npolicy = "local"\n')
+    return data, lambda: _error_outcome(*_main_quiet(["sim", run_file, "--json", os.path.join(d, "m.json")]), MACHINE_NAMED)
+
+
 # --- output collisions -----------------------------------------------------------------------
 
 def _snapshot(paths: list[str]) -> list[tuple[str, int, int, bytes]]:
@@ -494,7 +515,7 @@ def tiering_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
 
 CLASSES: dict[str, Callable[[random.Random, str], tuple[bytes, Callable[[], tuple[str, str]]]]] = {
     "sim": sim_case, "overrides": overrides_case, "sweep": sweep_case, "outputs": outputs_case,
-    "tiering": tiering_case, "rules": rules_case, "rt": rt_case,
+    "tiering": tiering_case, "rules": rules_case, "rt": rt_case, "machine": machine_case,
 }
 
 

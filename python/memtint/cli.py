@@ -805,7 +805,7 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
     file's line that sets it, when the file sets it, or with the `--set` of ``settings`` that
     gave its value (which wins over the file's line), or else with the line of the machine file
     the run names (``links.latency_ns``, ``nodes[1].bandwidth_gbps``)."""
-    m = re.match(r"invalid configuration: ([A-Za-z_][\w.-]*)((?:\[\d+\])*)(?:\.([A-Za-z_][\w-]*))?:", message)
+    m = re.match(r"invalid configuration: ([A-Za-z_][\w.-]*)((?:\[\d+\])*)(?:\.([A-Za-z_][\w.-]*))?:", message)
     if not m:
         return message
     key = m.group(1)
@@ -832,7 +832,8 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
         except (OSError, UnicodeDecodeError):
             return ""
         if in_array:  # a key of the i-th [[array]] table (tasks[0].period): that table's line for it
-            return _array_key_line(text, m.group(1), int(m.group(2)[1:-1]), m.group(3))
+            # (nodes[1].dram.mapping: the line of its `dram = {...}`)
+            return _array_key_line(text, m.group(1), int(m.group(2)[1:-1]), m.group(3).split(".")[0])
         return _key_line(text, key)
 
     if not in_array:

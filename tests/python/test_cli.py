@@ -448,3 +448,10 @@ def test_an_error_in_a_machine_file_names_that_files_line(memtint, clean_error, 
     assert line.startswith(f"memtint: error: {machine}:{at}: "), line
     line = clean_error(memtint("dram", "--machine", machine, "--generate", "random", "--requests", "100"), "latency_ns")
     assert line.startswith(f"memtint: error: {machine}:{at}: "), line
+    # A name no preset has, in a node's inline dram table: that table's line.
+    lines = preset.splitlines()
+    node_dram = next(i for i, x in enumerate(lines) if x.startswith("dram = {")) + 1
+    lines[node_dram - 1] = lines[node_dram - 1].replace('mapping = "RoRaBaCoBgCh"', 'mapping = "RoRaBaCCh"')
+    machine.write_text("\n".join(lines) + "\n")
+    line = clean_error(memtint("sim", run), "nodes[1].dram.mapping: unknown mapping 'RoRaBaCCh'")
+    assert line.startswith(f"memtint: error: {machine}:{node_dram}: "), line

@@ -387,11 +387,18 @@ impl MemoryConfig {
     }
 
     fn resolve_memory(machine: &MachineConfig, d: &DramConfig, controller: &ControllerConfig) -> Result<Self> {
-        let device = presets::device(&d.device)?;
+        // A name no preset has is the key's fault: said with it (and a node's index, by the caller).
+        let at = |key: &'static str| {
+            move |e: Error| match e {
+                Error::UnknownName { .. } => Error::config(format!("dram.{key}"), e.to_string()),
+                e => e,
+            }
+        };
+        let device = presets::device(&d.device).map_err(at("device"))?;
         let org = device.organisation(d.density_gbit, d.device_width, d.channels, d.ranks, d.bus_width_bits)?;
         controller.validate()?;
         let timing = refresh_timing(&device, d, controller, device.timing(d.density_gbit, d.device_width)?)?;
-        let mapping = resolve_mapping(&d.mapping, &org)?;
+        let mapping = resolve_mapping(&d.mapping, &org).map_err(at("mapping"))?;
         Ok(MemoryConfig { machine: machine.clone(), device, org, timing, mapping, controller: controller.clone(), topology: None })
     }
 
@@ -494,7 +501,13 @@ impl Topology {
                 let dram = nd.dram.as_ref().unwrap_or(&machine.dram);
                 let controller = nd.controller.as_ref().unwrap_or(&machine.controller);
                 let m = MemoryConfig::resolve_memory(machine, dram, controller).map_err(|e| match e {
-                    Error::Config { field, reason } => Error::config(format!("nodes[{i}].{field}"), reason),
+                    // A key the node takes from the machine's [dram] or [controller] is the machine's.
+                    Error::Config { field, reason }
+                        if !(field.starts_with("dram") && nd.dram.is_none()
+                            || field.starts_with("controller") && nd.controller.is_none()) =>
+                    {
+                        Error::config(format!("nodes[{i}].{field}"), reason)
+                    }
                     e => e,
                 })?;
                 let here = (m.timing.tCK_ns, m.org.burst_bytes(), i);

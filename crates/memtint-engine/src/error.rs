@@ -113,17 +113,29 @@ pub fn from_value<T: DeserializeOwned>(value: serde_json::Value, prefix: &str) -
 /// key path. Every float must be finite: no quantity memtint reads is NaN or infinite.
 pub fn from_toml<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T> {
     let value = keyed(toml::Deserializer::new(text)).map_err(|(path, e)| {
-        let reason = if path.is_empty() { e.message().to_string() } else { format!("{path}: {}", e.message()) };
+        let reason = if path.is_empty() { toml_reason(&e) } else { format!("{path}: {}", toml_reason(&e)) };
         match e.span() {
             Some(s) => Error::Parse { path: origin.into(), line: text[..s.start.min(text.len())].matches('\n').count() as u64 + 1, reason },
-            None => Error::config(in_file(origin, &path), e.message()),
+            None => Error::config(in_file(origin, &path), toml_reason(&e)),
         }
     })?;
-    let table: toml::Table = toml::from_str(text).map_err(|e| Error::config(origin, e.message()))?;
+    let table: toml::Table = toml::from_str(text).map_err(|e| Error::config(origin, toml_reason(&e)))?;
     if let Some((key, v)) = non_finite(&toml::Value::Table(table), String::new()) {
         return Err(Error::config(in_file(origin, &key), format!("must be a finite number, got {v}")));
     }
     Ok(value)
+}
+
+/// A TOML error's reason on one line. Some parse errors carry no message of their own (a control
+/// character in a comment): their report's last line says what is wrong.
+fn toml_reason(e: &toml::de::Error) -> String {
+    let message = e.message().trim();
+    if !message.is_empty() {
+        return escaped(message);
+    }
+    let report = e.to_string();
+    let last = report.lines().map(str::trim).filter(|l| !l.is_empty() && !l.contains('|')).last();
+    escaped(last.filter(|l| !l.starts_with("TOML parse error")).unwrap_or("not valid TOML (a character TOML does not allow?)"))
 }
 
 /// "file: key", or "file" for the file as a whole.
@@ -236,6 +248,10 @@ mod tests {
             let e = from_toml::<Doc>(&format!("name = \"d\"\n[timing]\nCL = 1\ntCK_ns = {bad}\n"), "d.toml").unwrap_err().to_string();
             assert!(e.contains("d.toml: timing.tCK_ns: must be a finite number"), "{e}");
         }
+        // A control character in a comment: toml gives no message of its own, yet one is said.
+        let e = from_toml::<Doc>("# a \u{1b}[2J comment\nname = \"d\"\n", "d.toml").unwrap_err().to_string();
+        let reason = e.strip_prefix("d.toml:1: ").unwrap_or_else(|| panic!("{e}"));
+        assert!(!reason.trim().is_empty() && !reason.chars().any(char::is_control) && !e.contains('\n'), "{e:?}");
     }
 
     #[test]

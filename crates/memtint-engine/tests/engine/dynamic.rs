@@ -374,4 +374,10 @@ fn a_table_of_a_component_not_in_force_is_warned_about() {
     // In force, no such warning.
     let v = run(json!({"policy": "bpm", "resctrl": ["cat"], "cat": {"ways": [8, 8]}}));
     assert!(!v["warnings"].to_string().contains("nothing reads it"), "{}", v["warnings"]);
+    // A placement policy's table, and the scanner's keys without a migration.
+    let v = run(json!({"policy": "bpm", "mcp": {"mpki_threshold": 5.0}, "numa_scan": {"period_ns": 20_000.0, "migrate_ns": 1000.0}}));
+    let w = v["warnings"].to_string();
+    assert!(w.contains("[os.mcp] is set but os.policy = \\\"bpm\\\": nothing reads it"), "{w}");
+    assert!(w.contains("os.numa_scan.period_ns is set but os.migration = \\\"none\\\": nothing scans"), "{w}");
+    assert!(!w.contains("numa_scan.migrate_ns"), "re-colouring reads the costs: {w}");
 }

@@ -245,6 +245,9 @@ fn bad_topologies_are_errors_naming_the_key() {
     let many: Vec<_> = (0..65).map(|_| json!({"cores": 1})).collect();
     let e = machine_error(json!({"cpu": {"cores": 65}, "nodes": many}));
     assert!(e.contains("nodes") && e.contains("65 nodes") && e.contains("at most 64"), "{e}");
+    // Node 0 takes the machine's [dram]: a mistake there is the machine's key, node 1's own is its.
+    let e = machine_error(json!({"dram": {"mapping": "RoRaBaCCh"}}));
+    assert!(e.starts_with("invalid configuration: dram.mapping: unknown mapping 'RoRaBaCCh'"), "{e}");
     let e = machine_error(json!({"links": null}));
     assert!(e.contains("links") && e.contains("2 nodes needs [links] latency_ns"), "{e}");
     let e = machine_error(json!({"links": {"latency_ns": [[0, 50]]}}));

@@ -306,6 +306,17 @@ pub fn warnings(cfg: &OsConfig) -> Result<Vec<String>> {
             warnings.push(format!("[os.{name}] is set but os.resctrl does not name \"{name}\": nothing reads it"));
         }
     }
+    // The scanner's keys; its costs are also re-colouring's, so those are not warned of.
+    if cfg.migration == "none" {
+        let default = crate::os::migration::NumaScanConfig::default();
+        for (key, set) in
+            [("period_ns", cfg.numa_scan.period_ns != default.period_ns), ("scan_mb", cfg.numa_scan.scan_mb != default.scan_mb)]
+        {
+            if set {
+                warnings.push(format!("os.numa_scan.{key} is set but os.migration = \"none\": nothing scans"));
+            }
+        }
+    }
     Ok(warnings)
 }
 
