@@ -129,9 +129,10 @@ pub fn from_toml<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T> {
 /// A TOML error's reason on one line. Some parse errors carry no message of their own (a control
 /// character in a comment): their report's last line says what is wrong.
 fn toml_reason(e: &toml::de::Error) -> String {
-    let message = e.message().trim();
+    // Some messages span lines ("invalid string" then "expected ..."): one line, joined.
+    let message = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": ");
     if !message.is_empty() {
-        return escaped(message);
+        return escaped(&message);
     }
     let report = e.to_string();
     let last = report.lines().map(str::trim).filter(|l| !l.is_empty() && !l.contains('|')).last();
