@@ -335,7 +335,7 @@ def build_sim_spec(
     programs: list[str],
     *,
     instructions: int,
-    policy: str = "buddy",
+    policy: str | None = None,
     seed: int = 1,
     os_options: dict[str, Any] | None = None,
     mapping: str | None = None,
@@ -346,6 +346,9 @@ def build_sim_spec(
     sampling: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON specification :func:`run_sim` sends to the engine (docs/stats.md).
+
+    ``policy``: the placement policy; None takes ``os_options``' ``policy``, else ``buddy``. Both
+    given and different is refused: the run would carry the other's name.
 
     ``warmup``: instructions each thread runs through the page tables and caches, without DRAM
     timing, before statistics start (0: none).
@@ -376,11 +379,11 @@ def build_sim_spec(
     table_argument("overrides", overrides, '{"dram": {"channels": 2}}')
     table_argument("sampling", sampling, '{"unit": 100000, "warming": 100000}')
     os_table = dict(os_options or {})
-    # The label a result carries is `policy`: another policy in the os table would run under it.
-    if "policy" in os_table and os_table["policy"] != policy:
+    # Asked for twice, differently: whichever ran, the caller would read the other's name on it.
+    if policy is not None and "policy" in os_table and os_table["policy"] != policy:
         raise MemtintError(f"os_options.policy: the policy comes from policy ({policy!r}), not from the os table "
                            f"(which says {os_table['policy']!r})")
-    os_table["policy"] = policy
+    os_table["policy"] = policy if policy is not None else os_table.get("policy", "buddy")
     spec: dict[str, Any] = {
         "machine": machine,
         "programs": [_program(p, f"programs[{i}]") for i, p in enumerate(programs)],
