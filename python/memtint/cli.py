@@ -1673,7 +1673,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = str(error)
         machine = getattr(args, "machine", None)
         if isinstance(machine, str) and machine.endswith(".toml") and text.startswith("invalid configuration: "):
-            text = _at_config_line(machine, text)  # a key of the --machine file: its line there
+            # A key of the --machine file: its line there, unless a --set gave the value.
+            text = _at_config_line(machine, text, getattr(args, "set", None))
         return _fail(text)
     except UsageError as error:
         return _fail(str(error))

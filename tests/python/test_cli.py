@@ -448,6 +448,10 @@ def test_an_error_in_a_machine_file_names_that_files_line(memtint, clean_error, 
     assert line.startswith(f"memtint: error: {machine}:{at}: "), line
     line = clean_error(memtint("dram", "--machine", machine, "--generate", "random", "--requests", "100"), "latency_ns")
     assert line.startswith(f"memtint: error: {machine}:{at}: "), line
+    # A value a --set gave is the --set's, even where the machine file has the key.
+    line = clean_error(memtint("dram", "--machine", machine, "--generate", "random", "--requests", "100",
+                               "--set", "links.latency_ns=[[0, -1], [1, 0]]"), "latency_ns")
+    assert line.startswith("memtint: error: --set links.latency_ns="), line
     # A name no preset has, in a node's inline dram table: that table's line.
     lines = preset.splitlines()
     node_dram = next(i for i, x in enumerate(lines) if x.startswith("dram = {")) + 1
