@@ -21,6 +21,9 @@ REQUESTS_PER_SECOND = 4e6
 MAX_INSTRUCTIONS = 10**13
 MAX_REQUESTS = 10**12
 
+#: Latest arrival a process may have, ns (the engine's bound, sim_spec.rs).
+MAX_ARRIVE_NS = 1e12
+
 #: Most runs one sweep takes: each is described in memory before the first starts, and a million
 #: 4-program runs of 10 M instructions are about ten CPU-weeks.
 MAX_RUNS = 1_000_000
@@ -109,8 +112,9 @@ def late_arrival(spec: dict[str, Any]) -> tuple[str, float, int] | None:
     key, its nanoseconds and the number of threads that run on; None without such an arrival."""
     procs = [p for p in spec.get("processes") or [] if isinstance(p, dict)]
     run_at_end = spec.get("at_end", "continue")
+    # Beyond the engine's bound an arrival is refused before anything runs: nothing to announce.
     arrivals = [(f"processes[{i}].arrive_ns", p["arrive_ns"]) for i, p in enumerate(procs)
-                if isinstance(p.get("arrive_ns"), (int, float)) and p["arrive_ns"] > 0]
+                if isinstance(p.get("arrive_ns"), (int, float)) and 0 < p["arrive_ns"] <= MAX_ARRIVE_NS]
     if not arrivals:
         return None
     key, latest = max(arrivals, key=lambda a: a[1])

@@ -68,3 +68,7 @@ def test_a_late_arrival_beside_threads_that_run_on_is_work_and_is_announced_with
     proc.kill()
     proc.wait()
     assert "this run will take about" in line and "processes[1].arrive_ns = 1e+12 ns" in line, line
+    # Beyond the engine's bound the arrival is refused at once, without announcing a run of years.
+    run.write_text(run.read_text().replace("1e12", "1e15"))
+    proc = subprocess.run([sys.executable, "-c", cli, "sim", str(run)], stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 2 and "will take about" not in proc.stderr and "arrive_ns" in proc.stderr, proc.stderr

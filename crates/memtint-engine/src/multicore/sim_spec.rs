@@ -750,6 +750,11 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         })
         .collect();
     let (kinds, causes) = row_sums(&r.cores.iter().collect::<Vec<_>>());
+    // A dynamic policy that reads HVR classes samples accessed bits whatever the key says.
+    let mut os_echo = json!(os);
+    if r.hot_pages.is_some() {
+        os_echo["hot_pages"]["enabled"] = json!(true);
+    }
     let mut out = json!({
         "schema_version": SCHEMA_VERSION,
         // From the first arrival to the last process's finish (its last thread at its target).
@@ -788,7 +793,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             "instructions": spec.instructions,
             "warmup": spec.warmup,
             "seed": spec.seed,
-            "os": os,
+            "os": os_echo,
             "params": {
                 "controller": cfg.controller.params_in_use().unwrap_or_default(),
                 "os": crate::os::placement::params_in_use(os).unwrap_or_default(),

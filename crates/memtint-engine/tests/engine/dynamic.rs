@@ -380,4 +380,13 @@ fn a_table_of_a_component_not_in_force_is_warned_about() {
     assert!(w.contains("[os.mcp] is set but os.policy = \\\"bpm\\\": nothing reads it"), "{w}");
     assert!(w.contains("os.numa_scan.period_ns is set but os.migration = \\\"none\\\": nothing scans"), "{w}");
     assert!(!w.contains("numa_scan.migrate_ns"), "re-colouring reads the costs: {w}");
+    // UCP's epoch under a static allocation; not under UCP.
+    let v = run(json!({"policy": "bpm", "resctrl": ["cat"], "cat": {"epoch_ns": 1e6}}));
+    assert!(v["warnings"].to_string().contains("os.cat.epoch_ns is set but os.cat.allocation"), "{}", v["warnings"]);
+    let v = run(json!({"policy": "bpm", "resctrl": ["cat"], "cat": {"epoch_ns": 1e6, "allocation": "ucp"}}));
+    assert!(!v["warnings"].to_string().contains("os.cat.epoch_ns"), "{}", v["warnings"]);
+    // A scheme named twice is a mistake, not a second partitioning.
+    let e = sim_err(json!({"machine": "i7-860", "programs": ["stream", "light"], "instructions": 5_000,
+                           "os": {"policy": "bpm", "resctrl": ["cat", "cat"]}}));
+    assert!(e.contains("os.resctrl[1]") && e.contains("named twice"), "{e}");
 }

@@ -48,6 +48,7 @@ fn a_thrasher_beside_others_gets_a_vp_with_the_papers_coalescing() {
     assert_eq!(s[1], s[2], "R5: LLCH and LLCM share");
     assert!(s[0].iter().all(|c| !s[1].contains(c) && !s[3].contains(c)), "the thrasher is isolated");
     assert_eq!(u(&v["dynamic"]["pages_recoloured"]), 0, "quotas apply to new pages; resident ones stay");
+    assert_eq!(v["config"]["os"]["hot_pages"]["enabled"], true, "HVR online samples accessed bits whatever the key says");
 }
 
 /// An open mix: three programs without a thrasher (R2: Bank-Only, the four bank quotas split
@@ -119,6 +120,10 @@ fn hvr_online_decides_by_a_rules_file() {
     let outside = file("outside.toml", "default = \"buddy\"\n[[partition]]\nwhen = {}\npolicy = \"a-vp\"\n");
     let e = run(&outside).unwrap_err().to_string();
     assert!(e.contains("os.hvr-online.rules") && e.contains("\"buddy\""), "{e}");
+    // A mistake inside the file names the file and line, once.
+    let bad = file("bad.toml", "default = \"a-vp\"\n[[partition]]\nwhen = { LLCQ = 1 }\npolicy = \"a-vp\"\n");
+    let e = run(&bad).unwrap_err().to_string();
+    assert!(e.contains("bad.toml:3: partition[0].when.LLCQ") && e.matches("invalid configuration").count() <= 1, "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -49,7 +49,12 @@ pub const INFO: DynamicInfo = DynamicInfo {
     build: |v| {
         let params: HvrParams = v.params.get("os", INFO.name, &[])?;
         let layout = VerticalLayout::of(v.colour_bits)?;
-        let rules = HvrRules::load(&params.rules).map_err(|e| Error::config("os.hvr-online.rules", e.to_string()))?;
+        // A mistake inside the file names its file and line; others are the setting's.
+        let rules = HvrRules::load(&params.rules).map_err(|e| match e {
+            Error::Parse { .. } => e,
+            Error::Config { field, reason } => Error::config(format!("os.hvr-online.rules: {field}"), reason),
+            e => Error::config("os.hvr-online.rules", e.to_string()),
+        })?;
         // Every policy the rules can pick must be a colour set of the `hvr` space.
         if let Some(p) = rules.online_policies().into_iter().find(|p| !layout.policies.iter().any(|(n, _)| n == p)) {
             let known: Vec<&str> = layout.policies.iter().map(|(n, _)| *n).collect();

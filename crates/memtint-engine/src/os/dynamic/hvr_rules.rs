@@ -112,47 +112,63 @@ impl HvrRules {
 
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
         let f: RulesFile = crate::error::from_toml(text, origin)?;
-        let at = |what: String| format!("{origin}: {what}");
+        // A mistake names the file, the line of the rule's key and the key (as the Python reader does).
+        let at = |table: &str, i: usize, key: &str, why: String| {
+            let name = format!("{table}[{i}].{key}");
+            match key_line(text, table, i, key.split('.').next().unwrap_or(key)) {
+                Some(line) => Error::Parse { path: origin.into(), line, reason: format!("{name}: {why}") },
+                None => Error::config(format!("{origin}: {name}"), why),
+            }
+        };
         let default = f.default.ok_or_else(|| {
-            Error::config(at("default".into()), "HVR online needs a default policy: the one a class vector no rule covers gets")
+            Error::config(format!("{origin}: default"), "HVR online needs a default policy: the one a class vector no rule covers gets")
         })?;
         if f.partition.is_empty() {
-            return Err(Error::config(at("partition".into()), "give at least one [[partition]] rule"));
+            return Err(Error::config(format!("{origin}: partition"), "give at least one [[partition]] rule"));
         }
+        let fraction = |table: &str, i: usize, key: &str, v: Option<f64>| match v {
+            Some(x) if !(0.0..=1.0).contains(&x) => Err(at(table, i, key, format!("must be a fraction between 0 and 1, got {x}"))),
+            _ => Ok(()),
+        };
         let mut partition = Vec::new();
         for (i, r) in f.partition.iter().enumerate() {
             let mut when = Vec::new();
             for (key, value) in &r.when {
-                when.push(condition(key, value).map_err(|why| Error::config(at(format!("partition[{i}].when.{key}")), why))?);
+                when.push(condition(key, value).map_err(|why| at("partition", i, &format!("when.{key}"), why))?);
             }
             let policy = match &r.policy {
                 PolicySpec::One(p) => vec![(0, p.clone())],
                 PolicySpec::ByCount(m) => {
                     let mut v = Vec::new();
                     for (k, p) in m {
-                        let n =
-                            k.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
-                                Error::config(at(format!("partition[{i}].policy.{k}")), "keys are program counts (1 and up)")
-                            })?;
+                        let n = k
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|&n| n > 0)
+                            .ok_or_else(|| at("partition", i, &format!("policy.{k}"), "keys are program counts (1 and up)".into()))?;
                         v.push((n, p.clone()));
                     }
                     v.sort();
                     v
                 }
             };
+            fraction("partition", i, "support", r.support)?;
+            fraction("partition", i, "confidence", r.confidence)?;
             partition.push(PartitionRule { when, policy });
         }
         let mut coalesce: Vec<CoalesceRule> = Vec::new();
         for (i, r) in f.coalesce.iter().enumerate() {
             if r.classes.is_empty() {
-                return Err(Error::config(at(format!("coalesce[{i}].classes")), "give at least one class"));
+                return Err(at("coalesce", i, "classes", "give at least one class".into()));
             }
             if let Some(c) = r.classes.iter().find(|c| coalesce.iter().any(|o| o.classes.contains(c))) {
-                return Err(Error::config(at(format!("coalesce[{i}].classes")), format!("{} is already in a coalescing group", c.name())));
+                return Err(at("coalesce", i, "classes", format!("{} is already in a coalescing group", c.name())));
             }
             if let Some(s) = r.share.filter(|s| !(*s > 0.0 && *s <= 1.0)) {
-                return Err(Error::config(at(format!("coalesce[{i}].share")), format!("must be above 0 and at most 1, got {s}")));
+                return Err(at("coalesce", i, "share", format!("must be above 0 and at most 1, got {s}")));
             }
+            fraction("coalesce", i, "support", r.support)?;
+            fraction("coalesce", i, "confidence", r.confidence)?;
             coalesce.push(CoalesceRule { classes: r.classes.clone(), share: r.share });
         }
         Ok(HvrRules { default, partition, coalesce })
@@ -204,6 +220,31 @@ impl HvrRules {
         groups.extend((0..classes.len()).filter(|&i| !grouped[i]).map(|i| (vec![i], None)));
         (policy, groups)
     }
+}
+
+/// The line of `key` in the `index`-th `[[table]]` of a rules file (a line that starts with it
+/// before the next table header), or of the header when the key is not on a line of its own.
+fn key_line(text: &str, table: &str, index: usize, key: &str) -> Option<u64> {
+    let header = format!("[[{table}]]");
+    let mut seen = 0;
+    let mut start = None;
+    for (n, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            if start.is_some() {
+                break; // past the table: the key is not on a line of its own
+            }
+            if t.split('#').next().map(str::trim) == Some(header.as_str()) {
+                if seen == index {
+                    start = Some(n as u64 + 1);
+                }
+                seen += 1;
+            }
+        } else if start.is_some() && t.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with('=')) {
+            return Some(n as u64 + 1);
+        }
+    }
+    start
 }
 
 fn holds(n: u32, op: Op, v: u32) -> bool {
@@ -314,5 +355,37 @@ mod tests {
             let e = HvrRules::parse(bad, "mined.toml").unwrap_err().to_string();
             assert!(e.contains(key), "{e}");
         }
+    }
+
+    /// A rule's mistake is named by file and line (the key's own, else its table's), support and
+    /// confidence are fractions as `memtint advise` reads them, and nothing is said twice.
+    #[test]
+    fn mistakes_name_the_line_and_fractions_are_checked() {
+        for (bad, want) in [
+            (
+                "default = \"a-vp\"\n[[partition]]\npolicy = \"a-vp\"\n\n[[partition]]\nwhen = { LLCQ = 1 }\npolicy = \"a-vp\"\n",
+                "r.toml:6: partition[1].when.LLCQ: unknown count",
+            ),
+            ("default = \"a-vp\"\n[[partition]]\npolicy = { 0 = \"a-vp\" }\n", "r.toml:3: partition[0].policy.0: keys are program counts"),
+            (
+                "default = \"a-vp\"\n[[partition]]\npolicy = \"a-vp\"\nsupport = 7\n",
+                "r.toml:4: partition[0].support: must be a fraction between 0 and 1, got 7",
+            ),
+            (
+                "default = \"a-vp\"\n[[partition]]\npolicy = \"a-vp\"\n[[coalesce]]\nclasses = [\"CCF\"]\nconfidence = -0.5\n",
+                "r.toml:6: coalesce[0].confidence: must be a fraction",
+            ),
+            (
+                "default = \"a-vp\"\n[[partition]]\npolicy = \"a-vp\"\n[[coalesce]]\nclasses = [\"CCF\"]\nshare = 0\n",
+                "r.toml:6: coalesce[0].share: must be above 0",
+            ),
+        ] {
+            let e = HvrRules::parse(bad, "r.toml").unwrap_err().to_string();
+            assert!(e.starts_with(want), "{e}\nwanted {want}");
+        }
+        let ok = "default = \"a-vp\"\n[[partition]]\npolicy = \"a-vp\"\nsupport = 0.4\nconfidence = 1\n";
+        assert!(HvrRules::parse(ok, "r.toml").is_ok());
+        assert_eq!(key_line("[[partition]]\nwhen = {}\n", "partition", 0, "policy"), Some(1), "the table's header");
+        assert_eq!(key_line("[[partition]]\n", "partition", 1, "policy"), None);
     }
 }

@@ -277,8 +277,11 @@ pub fn warnings(cfg: &OsConfig) -> Result<Vec<String>> {
     components.extend(crate::os::migration::MIGRATIONS.all().iter().map(|m| (m.name, m.params)));
     components.extend(crate::os::resctrl::RESCTRL.all().iter().map(|r| (r.name, r.params)));
     components.extend(crate::os::dynamic::DYNAMIC.all().iter().map(|d| (d.name, d.params)));
-    for name in &cfg.resctrl {
+    for (i, name) in cfg.resctrl.iter().enumerate() {
         crate::os::resctrl::RESCTRL.get(name).map_err(|e| crate::error::Error::config("os.resctrl", e.to_string()))?;
+        if cfg.resctrl[..i].contains(name) {
+            return Err(crate::error::Error::config(format!("os.resctrl[{i}]"), format!("\"{name}\" is named twice")));
+        }
     }
     let mut in_use = vec![cfg.policy.as_str(), cfg.migration.as_str(), cfg.dynamic.as_str()];
     in_use.extend(cfg.resctrl.iter().map(String::as_str));
@@ -304,6 +307,13 @@ pub fn warnings(cfg: &OsConfig) -> Result<Vec<String>> {
         }
         if crate::os::resctrl::RESCTRL.names().contains(&name) && !cfg.resctrl.iter().any(|r| r == name) {
             warnings.push(format!("[os.{name}] is set but os.resctrl does not name \"{name}\": nothing reads it"));
+        }
+    }
+    // UCP's epoch under a static allocation times nothing.
+    if cfg.resctrl.iter().any(|r| r == "cat") {
+        let cat: crate::os::resctrl::cat::CatParams = cfg.params.get("os", "cat", &[])?;
+        if cat.allocation == "static" && cat.epoch_ns != crate::os::resctrl::cat::CatParams::default().epoch_ns {
+            warnings.push("os.cat.epoch_ns is set but os.cat.allocation = \"static\": the ways never change".to_string());
         }
     }
     // The scanner's keys; its costs are also re-colouring's, so those are not warned of.
