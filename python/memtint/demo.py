@@ -1,7 +1,8 @@
-"""The memtint demo: the default page-colouring experiment on built-in workloads.
+"""The memtint demo: the default page-colouring experiment on the workload suite.
 
-Six 4-program mixes drawn from the workload suite by measured class (four of four memory-intensive
-programs, two of two intensive and two light; configs/sweeps/demo.toml) on the i7-860 under
+Six 4-program mixes drawn by measured class from the workload suite's captured programs and the
+built-in profiles (four of four memory-intensive programs, two of two intensive and two light;
+configs/sweeps/demo.toml) on the i7-860 under
 ``buddy`` (the Linux-like baseline), ``bpm``, ``bpm-plus`` (on the BPM+ BIOS setting,
 i7-860-bpm-plus), ``cache-only`` and ``a-vp``: a sweep (configs/sweeps/demo.toml) on the process
 pool, its summary table, one sentence per policy saying what its result means (computed from the
@@ -28,8 +29,9 @@ SPEC_PATH = Path(__file__).resolve().parents[2] / "configs" / "sweeps" / "demo.t
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
-                        help="where the results (DIR/results) and the report (DIR/report) go (default out/demo; "
-                        "with --tiering out/demo-tiering)")
+                        help="where the results (DIR/results) and the report (DIR/report) go (default out/demo); "
+                        "with --tiering, the report DIR/tiering.md and its plot DIR/tiering.png, nothing else "
+                        "(default out/demo-tiering)")
     parser.add_argument("--tiering", action="store_true",
                         help="the tiering demo instead: one bandwidth-bound job on two memory nodes at 2:1, 5:1 and "
                         "10:1 under every node placement policy (docs/numa.md)")

@@ -188,12 +188,13 @@ fn streams(machine: &str, policy: &str, n: u64) -> Value {
 #[test]
 /// §6.3 test 5: a purely bandwidth-bound program's run time follows max_i(bytes_i / B_i), so
 /// BW-aware placement beats local by (r+1)/2, DRAM-only by (r+1)/r, and DRAM-only beats local
-/// by r/2. Measured (20 000 instructions per thread): over local 1.354 / 2.58 / 4.90 at r = 2 /
-/// 5 / 10 (ideal 1.5 / 3.0 / 5.5), over DRAM-only 1.42 / 1.08 / 1.03 (1.5 / 1.2 / 1.1), DRAM-only
-/// over local 0.95 / 2.38 / 4.75. At 5 and 10 the gain is 11-14 % short of the ideal: with 1/6
-/// and 1/11 of each thread's reads on the slow node, the slow node reaches 81-84 % of its peak
-/// (95 % under local, where 4 threads stream only to it): each thread's 16 MSHRs and in-order
-/// window are held by its slow reads, so the threads cannot keep both nodes full (docs/numa.md).
+/// by r/2. Measured (20 000 instructions per thread): over local 1.357 / 2.697 / 4.910 at r = 2 /
+/// 5 / 10 (ideal 1.5 / 3.0 / 5.5), over DRAM-only 1.438 / 1.144 / 1.042 (1.5 / 1.2 / 1.1),
+/// DRAM-only over local 0.944 / 2.357 / 4.712. At every r the gain is 10-11 % short of the ideal:
+/// with 1/3, 1/6 and 1/11 of each thread's reads on the slow node, the slow node reaches 87, 84
+/// and 81 % of its peak (96 % under local, where 4 threads stream only to it): each thread's 16
+/// MSHRs and in-order window are held by its slow reads, so the threads cannot keep both nodes
+/// full (docs/numa.md).
 fn bandwidth_binds_bw_aware_placement_as_the_thesis_ideal_says() {
     let mut gains = Vec::new();
     for r in [2.0, 5.0, 10.0] {

@@ -18,7 +18,8 @@
 //! The decision is a rules file's (`hvr_rules.rs`; `rules = "paper"`, the default, is
 //! `configs/rules/hvr-paper.toml`, the file `memtint advise` reads; `memtint mine-rules` writes
 //! others): any LLCT with others → A-VP (up to 4 running programs) or C-VP (more), LLCT programs
-//! in one quota of an eighth of the colours (R6), LLCH and LLCM in one (R5), CCF in one (R6);
+//! in one quota of R6's share, an eighth of the colours, at least one (so one of A-VP's 4, a
+//! quarter; one of C-VP's 8), LLCH and LLCM in one (R5), CCF in one (R6);
 //! LLCH and no LLCT → Bank-Only, each program its banks; LLCM only → A-VP (4) / B-VP (more)
 //! with R5/R6; otherwise Bank-Only. A process not running (not arrived, or gone) or not yet
 //! classified (no complete sampling window) keeps a share with the first group.
