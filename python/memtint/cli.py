@@ -1294,11 +1294,19 @@ def _mine_rules(args: argparse.Namespace) -> int:
     frame = load_results(args.results)
     if frame.empty:
         raise api.MemtintError(f"{args.results}: no stored runs")
-    mixes = frame[["machine", "mix"]].drop_duplicates().shape[0]
+    try:
+        ok = rule_mining.runs(frame)
+    except api.MemtintError as error:
+        raise api.MemtintError(f"{args.results}: {error}") from None
+    mixes = ok[["_machine", "mix"]].drop_duplicates().shape[0]
     if args.folds and mixes < args.folds:  # before classifying every program
         raise api.MemtintError(f"{args.results}: {mixes} mix(es) cannot fill --folds {args.folds}")
+    policies, left_out = rule_mining.rule_policies(sorted(set(ok["policy"].astype(str))))
+    if not policies:
+        raise api.MemtintError(f"{args.results}: no policy a rules file can name ({', '.join(left_out)} set a "
+                               "scheduler too); mine from a sweep of placement policies")
     classes: dict[tuple[str, str], str] = {}
-    several_machines = frame["machine"].nunique() > 1
+    several_machines = ok["_machine"].nunique() > 1
     console = Console(stderr=True)
 
     def classify(program: str, machine: str) -> str:
@@ -1311,8 +1319,10 @@ def _mine_rules(args: argparse.Namespace) -> int:
             console.print(f"{os.path.basename(program)}{where}: {c.hvr_class}", style="dim", highlight=False)
         return classes[(program, machine)]
 
-    recs = rule_mining.records(frame, classify)
-    policies = sorted({p for r in recs for p in r.ws})
+    recs = rule_mining.records(ok, classify)
+    warnings = [f"policies {', '.join(left_out)} are left out of the mined rules (a rules file names placement "
+                "policies only; a policy+scheduler entry sets the scheduler too); the \"always\" rows still measure them"] \
+        if left_out else []
     if args.folds:
         train, test = recs, recs
     else:
@@ -1329,13 +1339,14 @@ def _mine_rules(args: argparse.Namespace) -> int:
     measured = {"paper": rule_mining.evaluate(paper, test),
                 "mined": (rule_mining.cross_validate(recs, policies, args.folds, args.seed) if args.folds
                           else rule_mining.evaluate(mined, test))}
-    measured.update({f"always {p}": rule_mining.fixed_policy(p, test) for p in policies})
+    measured.update({f"always {p}": rule_mining.fixed_policy(p, test) for p in policies + left_out})
     study = {"results": args.results, "training": len(train), "held_out": len(test), "folds": args.folds,
              "policies": policies,
              "classes": {f"{m}:{p}": c for (p, m), c in classes.items()}, "leaves": leaves,
              "measured": measured, "association_rules": rule_mining.association_rules(train, policies),
-             "coalescing": rule_mining.coalescing_observations(recs)}
+             "coalescing": rule_mining.coalescing_observations(recs), "warnings": warnings}
     if _write_json(args.json, study):
+        _warn_stderr(warnings)
         return 0
     from memtint.tables import output_console
     out = output_console()
@@ -1366,6 +1377,7 @@ def _mine_rules(args: argparse.Namespace) -> int:
     online = _hvr_online_refusal(args.out)
     if online:
         out.print(f"[yellow]note:[/yellow] advise reads these rules; hvr-online cannot: {online}")
+    _print_warnings(out, warnings)
     return 0
 
 

@@ -143,6 +143,68 @@ def test_cross_validation_judges_each_mix_by_rules_mined_without_it():
         rule_mining.folds(recs, 1, 7)
 
 
+def _store(rows):
+    """A result store's frame: one row per run (machine, mix, policy, WS, and setup changes)."""
+    import pandas as pd
+
+    base = {"status": "ok", "baseline": "buddy", "instructions": 1_000_000, "seed": 1, "os": "{}",
+            "sampled": False, "setup": "warmup=0"}
+    return pd.DataFrame([{**base, "config_hash": f"h{i}", **r} for i, r in enumerate(rows)])
+
+
+def test_mining_pairs_a_machine_variants_runs_with_its_base_machine():
+    # bpm-plus runs on i7-860-bpm-plus in a product of machines = ["i7-860"]: each mix used to
+    # make two records, one per machine, each with its only policy "best".
+    rows = []
+    for mix, buddy, plus in (("stream|light", 1.0, 1.2), ("light|light", 2.0, 1.9)):
+        rows += [{"machine": "i7-860", "mix": mix, "policy": "buddy", "weighted_speedup": buddy},
+                 {"machine": "i7-860-bpm-plus", "mix": mix, "policy": "bpm-plus", "weighted_speedup": plus}]
+    seen = []
+    recs = rule_mining.records(_store(rows), lambda p, m: seen.append((p, m)) or "CCF")
+    assert [(r.mix, r.ws) for r in recs] == [("light|light", {"bpm-plus": 1.9, "buddy": 2.0}),
+                                             ("stream|light", {"bpm-plus": 1.2, "buddy": 1.0})]
+    assert {m for _, m in seen} == {"i7-860"}, "programs are classified on the base machine, once"
+
+
+@pytest.mark.parametrize("change,needle", [
+    ({"instructions": 2_000_000}, "instructions=2000000"),
+    ({"setup": "warmup=5"}, "setup=warmup=5"),
+    ({"os": '{"hugepages": true}'}, "os="),
+    ({"baseline": "bpm"}, "baseline=bpm"),
+])
+def test_mining_refuses_a_store_of_several_setups_naming_them(change, needle):
+    # Runs of other settings used to be averaged into one WS per policy.
+    rows = [{"machine": "i7-860", "mix": "stream|light", "policy": p, "weighted_speedup": 1.0} for p in ("buddy", "a-vp")]
+    rows.append({**rows[0], **change})
+    with pytest.raises(MemtintError, match="2 setups") as error:
+        rule_mining.runs(_store(rows))
+    assert needle in str(error.value)
+    # A policy+scheduler entry's own scheduler is its policy's, not another setup.
+    tcm = {"machine": "i7-860", "mix": "stream|light", "policy": "bank-only+tcm", "weighted_speedup": 1.1,
+           "setup": "scheduler=tcm, warmup=0"}
+    assert len(rule_mining.runs(_store(rows[:2] + [tcm]))) == 3
+
+
+def test_a_pick_tied_with_the_best_is_best():
+    recs = [_rec(f"t{i}", ["LLCT", "CCF"], **{"a-vp": 1.2, "bank-only": 1.2}) for i in range(3)]
+    rules = hvr_rules.Rules("x", [hvr_rules.PartitionRule("always", [], {0: "bank-only"})])
+    assert rule_mining.evaluate(rules, recs)["accuracy"] == 1.0  # it used to be 0: a-vp came first
+    _, leaves = rule_mining.mine(recs, ["a-vp", "bank-only"])
+    assert leaves[0]["confidence"] == 1.0 and leaves[0]["runner_up_confidence"] == 1.0
+
+
+def test_mined_rules_never_name_a_policy_with_its_own_scheduler(tmp_path):
+    # bank-only+tcm (a sweep's policy+scheduler entry) used to become the default, which
+    # advise then refused as an unknown placement policy.
+    recs = [_rec("a|b", ["LLCT", "CCF"], **{"bank-only": 1.0, "bank-only+tcm": 1.1})]
+    assert rule_mining.rule_policies(["bank-only", "bank-only+tcm"]) == (["bank-only"], ["bank-only+tcm"])
+    rules, _ = rule_mining.mine(recs, ["bank-only", "bank-only+tcm"])
+    path = tmp_path / "m.toml"
+    path.write_text(rule_mining.to_toml(rules))
+    loaded = hvr_rules.load(path)
+    assert loaded.default == "bank-only" and {r.policy_for(2) for r in loaded.partition} == {"bank-only"}
+
+
 @pytest.mark.engine
 def test_advise_classifies_picks_and_verifies(memtint):
     code, out, err = memtint("advise", "stream", "random:footprint_bytes=3145728", "light", "light", "--verify",
