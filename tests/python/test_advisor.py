@@ -58,7 +58,24 @@ def test_colour_sets_give_shares_then_split_the_rest_evenly():
     # A share that would take every colour leaves one to each other group (it used to give no
     # sets, and advise dropped the coalescing without a word), as the engine's rule does.
     assert hvr_rules.colour_sets([[0], [1]], [0.9, None], 4) == [[0, 1, 2], [3]]
-    assert hvr_rules.colour_sets([[0], [1], [2]], [None, 1.0, 1.0], 4) == [[0], [1, 2], [3]]
+    assert hvr_rules.colour_sets([[0], [1], [2]], [1.0, 1.0, None], 4) == [[0, 1], [2], [3]]
+
+
+def test_coalescing_gives_the_colour_sets_the_engine_gives():
+    # hvr-online's sub_sets rounds halves up and puts groups with a share first: a share of
+    # 0.625 of A-VP's 4 colours is 3 (Python's round gave 2), and the thrasher's group comes
+    # first even when a program of its own is listed before it.
+    rules = hvr_rules.parse({"default": "a-vp", "partition": [{"when": {}, "policy": "a-vp"}],
+                             "coalesce": [{"name": "C1", "classes": ["LLCT"], "share": 0.625}]}, "r625")
+    advice = hvr_rules.decide(rules, ["LLCT", "CCF"])
+    assert (advice.groups, advice.shares) == ([[0], [1]], [0.625, None])
+    assert hvr_rules.os_options(advice, 4) == {"colours": [[0, 1, 2], [3]], "groups": [0, 1]}
+    advice = hvr_rules.decide(rules, ["CCF", "LLCT"])
+    assert (advice.groups, advice.group_rules) == ([[1], [0]], ["C1", None])
+    assert hvr_rules.os_options(advice, 4) == {"colours": [[0, 1, 2], [3]], "groups": [1, 0]}
+    assert hvr_rules.colour_sets([[0], [1]], [0.375, None], 4) == [[0, 1], [2, 3]]  # 1.5 -> 2
+    with pytest.raises(ValueError, match="share come first"):
+        hvr_rules.colour_sets([[0], [1]], [None, 0.5], 4)
 
 
 @pytest.mark.parametrize("text,needles", [
