@@ -239,6 +239,20 @@ def test_advise_classifies_picks_and_verifies(memtint):
 
 
 @pytest.mark.engine
+def test_advise_warns_when_a_class_rests_on_one_sampling_window(memtint):
+    # One window: DIFF was never measured, yet the reason said "at a steady N pages per window"
+    # and nothing warned.
+    code, out, err = memtint("advise", "stream", "--classify-instructions", "3000000", "--warmup", "0", "--json", "-")
+    assert code == 0, err
+    r = json.loads(out)
+    stream = r["programs"][0]
+    assert stream["features"]["windows"] == 1 and "steady" not in stream["reason"], stream["reason"]
+    assert any("stream: classified from 1 sampling window" in w and "--classify-instructions" in w
+               for w in r["warnings"]), r["warnings"]
+    assert "classified from 1 sampling window" in err
+
+
+@pytest.mark.engine
 def test_advise_errors_are_clear(memtint, clean_error, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[[partition]]\npolicy = 'a-vp'\nsupport = 2\n")
