@@ -160,12 +160,29 @@ def verify(rec: Recommendation, *, instructions: int, warmup: int = comparison.D
     chosen = list(policies or candidates(hvr_rules.load(rec.rules_path), len(mix)))
     if rec.advice.policy not in chosen:
         chosen.insert(0, rec.advice.policy)
-    runs = ["buddy"] + [p for p in chosen if p != "buddy"]
-    result = comparison.compare(rec.machine, mix, runs, instructions=instructions, seed=seed, baseline="buddy",
-                                warmup=warmup, progress=progress)
+    runs = ["buddy"]
+    for p in chosen:
+        if p == "buddy":
+            continue
+        try:  # a candidate the machine cannot run is left out, not the whole verification
+            try_run(rec.machine, len(mix), p)
+        except api.MemtintError as error:
+            rec.advice.warnings.append(f"--verify: {p} cannot run this mix on {rec.machine}, so it was not measured: "
+                                       f"{error}")
+            if progress:
+                progress(f"skipped {p}")
+            continue
+        runs.append(p)
+    try:
+        result = comparison.compare(rec.machine, mix, runs, instructions=instructions, seed=seed, baseline="buddy",
+                                    warmup=warmup, progress=progress)
+    except api.MemtintError as error:
+        rec.advice.warnings.append(f"--verify: the verification runs ({', '.join(runs)}) failed, so nothing was "
+                                   f"measured: {error}")
+        return []
     rows = [{"policy": p["policy"], "ws": p["weighted_speedup"], "ms": p["maximum_slowdown"],
              "pick": p["policy"] == rec.advice.policy and rec.os_options is None} for p in result["policies"]]
-    if rec.os_options is not None:
+    if rec.os_options is not None and rec.advice.policy in runs:
         spec = api.build_sim_spec(rec.machine, mix, instructions=instructions, policy=rec.advice.policy, seed=seed,
                                   os_options=rec.os_options, warmup=warmup)
         run = api.run_sim_spec(spec)

@@ -253,6 +253,21 @@ def test_advise_warns_when_a_class_rests_on_one_sampling_window(memtint):
 
 
 @pytest.mark.engine
+def test_advise_verify_measures_the_candidates_that_can_run(memtint, tmp_path):
+    # A candidate the machine cannot run (bpm-plus on the i7-860's mapping) used to end the
+    # command with the engine's error alone: the classes and the advice were lost.
+    rules = tmp_path / "rbp.toml"
+    rules.write_text('default = "bank-only"\n[[partition]]\nname = "P"\nwhen = {}\npolicy = "bpm-plus"\n')
+    code, out, err = memtint("advise", "stream", "bfs", "--classify-instructions", "5000000", "--warmup", "0",
+                             "--rules", rules, "--verify", "--instructions", "300000", "--json", "-")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["policy"] == "bpm-plus" and [p["class"] for p in r["programs"]] == ["LLCT", "LLCH"]
+    assert [v["policy"] for v in r["verified"]] == ["buddy", "bank-only"]
+    assert any(w.startswith("--verify: bpm-plus cannot run") for w in r["warnings"]), r["warnings"]
+
+
+@pytest.mark.engine
 def test_advise_errors_are_clear(memtint, clean_error, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[[partition]]\npolicy = 'a-vp'\nsupport = 2\n")
