@@ -1135,7 +1135,7 @@ def _compare(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from memtint import comparison as compare_module
-    from memtint.tables import compare_tables
+    from memtint.tables import compare_tables, dynamic_line
 
     mix = [m.strip() for m in args.mix.split(",")]
     if "" in mix:  # "stream,,light" used to run two programs
@@ -1166,14 +1166,22 @@ def _compare(args: argparse.Namespace) -> int:
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("Simulating", total=total)
-        result = compare_module.compare(
-            args.machine, mix, policies, instructions=args.instructions, seed=args.seed, baseline=args.baseline,
-            mapping=args.mapping, scheduler=args.scheduler, overrides=_overrides(args.set),
-            os_options=_os_settings(args.set, {"strict": True} if args.strict else None, "--policies"),
-            use_cache=not args.no_cache,
-            progress=lambda what: bar.update(task, advance=1, description=what),
-            warmup=warmup, sampling=sampling_from_args(args),
-        )
+        try:
+            result = compare_module.compare(
+                args.machine, mix, policies, instructions=args.instructions, seed=args.seed, baseline=args.baseline,
+                mapping=args.mapping, scheduler=args.scheduler, overrides=_overrides(args.set),
+                os_options=_os_settings(args.set, {"strict": True} if args.strict else None, "--policies"),
+                use_cache=not args.no_cache,
+                progress=lambda what: bar.update(task, advance=1, description=what),
+                warmup=warmup, sampling=sampling_from_args(args),
+            )
+        except api.MemtintError as error:
+            # An engine error about a key a --set gave: name the --set, as sim does; an os.* one
+            # is in every policy's run, which the user may not expect.
+            text = _at_config_line("", str(error), args.set)
+            if text.startswith("--set os."):
+                text += f" (--set os.* applies to every policy compared: {', '.join(policies)})"
+            raise api.MemtintError(text) from None
     if args.csv:
         import io
 
@@ -1190,6 +1198,9 @@ def _compare(args: argparse.Namespace) -> int:
     for table in compare_tables(result):
         out.print(table)
     out.print(f"warm-up: {result['warmup']:,} instructions per core before statistics")
+    for p in result["policies"]:
+        if p.get("dynamic"):
+            out.print(f"{p['policy']} + {dynamic_line(p).strip()}", highlight=False, markup=False)
     for note in result.get("notes", []):
         out.print(f"[yellow]note:[/yellow] {note}")
     os_set = [".".join(path) for path, _ in args.set or [] if path[0] == "os"]
