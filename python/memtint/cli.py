@@ -1331,7 +1331,8 @@ def _mine_rules(args: argparse.Namespace) -> int:
         return classes[(program, machine)]
 
     recs = rule_mining.records(ok, classify)
-    warnings = [f"policies {', '.join(left_out)} are left out of the mined rules (a rules file names placement "
+    warnings = [f"{'policies' if len(left_out) > 1 else 'policy'} {', '.join(left_out)} "
+                f"{'are' if len(left_out) > 1 else 'is'} left out of the mined rules (a rules file names placement "
                 "policies only; a policy+scheduler entry sets the scheduler too); the \"always\" rows still measure them"] \
         if left_out else []
     if args.folds:

@@ -103,8 +103,8 @@ def runs(frame: Any, base_of: dict[tuple[str, str], str] | None = None) -> Any:
         differ = [k for k in distinct[0] if len({d[k] for d in distinct}) > 1]
         named = "; ".join(", ".join(f"{k}={d[k]}" for k in differ) for d in distinct)
         raise MemtintError(f"the results hold runs of {len(distinct)} setups ({named}): their weighted "
-                           "speedups are different experiments; mine rules from a store of one setup (one sweep "
-                           "spec per --out; memtint report shows the setups apart)")
+                           "speedups are different experiments; mine rules from a store of one setup (sweep each "
+                           "setup into its own --out; memtint report shows them apart)")
     for (machine, mix), rows in ok.groupby(["_machine", "mix"], sort=True):
         twice = rows.groupby("policy")["machine"].nunique()
         if (twice > 1).any():

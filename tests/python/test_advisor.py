@@ -401,3 +401,32 @@ def test_mine_rules_names_the_machine_of_each_class_line_when_a_store_has_severa
     lines = [line.strip() for line in capsys.readouterr().err.splitlines() if line.strip().endswith(("LLCT", "CCF"))]
     assert sorted(lines) == ["light on ddr3-1333: CCF", "light on i7-860: CCF", "stream on ddr3-1333: LLCT",
                              "stream on i7-860: LLCT"]
+
+
+@pytest.mark.engine
+def test_mine_rules_pairs_machine_variants_and_leaves_out_policies_with_a_scheduler(memtint, tmp_path, monkeypatch,
+                                                                                 capsys):
+    # bpm-plus runs on i7-860-bpm-plus: each mix used to be two records (one per machine), and
+    # bank-only+tcm could be written as a rule advise then refused.
+    from memtint import advisor, cli
+
+    spec = tmp_path / "s.toml"
+    spec.write_text('machines = ["i7-860"]\npolicies = ["buddy", "bpm-plus", "bank-only+tcm"]\ninstructions = 20000\n'
+                    'warmup = 0\nmixes = [["stream", "light"], ["light", "light"]]\n')
+    code, _, err = memtint("sweep", spec, "--out", tmp_path / "out", "--jobs", "1", timeout=600)
+    assert code == 0, err
+
+    def classify(program, machine):  # the classes are not the subject here
+        return advisor.ProgramClass(program, "LLCT" if program == "stream" else "CCF", "", {}, 1.0, 0.0)
+
+    monkeypatch.setattr(advisor, "classify", classify)
+    assert cli.main(["mine-rules", str(tmp_path / "out"), "--out", str(tmp_path / "m.toml"), "--folds", "2",
+                     "--json", str(tmp_path / "m.json")]) == 0
+    study = json.loads((tmp_path / "m.json").read_text())
+    assert (study["training"], study["policies"]) == (2, ["bpm-plus", "buddy"])
+    assert set(study["classes"]) == {"i7-860:stream", "i7-860:light"}
+    assert set(study["measured"]) == {"paper", "mined", "always bpm-plus", "always buddy", "always bank-only+tcm"}
+    assert any("bank-only+tcm is left out" in w for w in study["warnings"]), study["warnings"]
+    printed = capsys.readouterr()
+    assert "bank-only+tcm is left out" in " ".join((printed.out + printed.err).split())
+    hvr_rules.load(tmp_path / "m.toml")
