@@ -7,7 +7,8 @@ policy and the coalescing. ``verify`` runs the candidates and measures them.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from memtint import api, comparison, hvr_rules
@@ -27,6 +28,7 @@ class ProgramClass:
     features: dict[str, Any]
     ipc: float
     llc_mpki: float
+    warnings: list[str] = field(default_factory=list)
 
 
 def classify(program: str, machine: str = DEFAULT_MACHINE, *, instructions: int = CLASSIFY_INSTRUCTIONS,
@@ -44,7 +46,15 @@ def classify(program: str, machine: str = DEFAULT_MACHINE, *, instructions: int 
                   "(advise --classify-instructions; 10M fills several)")
         return ProgramClass(program, None, reason, {}, core["ipc"], core["llc_mpki"])
     features = {k: v for k, v in hvr.items() if k not in ("class", "reason")}
-    return ProgramClass(program, hvr["class"], hvr["reason"], features, core["ipc"], core["llc_mpki"])
+    reason, warnings = hvr["reason"], []
+    windows = features.get("windows")
+    if isinstance(windows, int) and windows < 2:
+        # DIFF (the change in pages used) compares two windows: with one it was never measured.
+        reason = re.sub(r",? at a steady (\S+) pages per window", r", \1 pages in its one window", reason)
+        warnings.append(f"{program}: classified from {windows} sampling window; the change between windows (DIFF) "
+                        f"was not measured; give more instructions (--classify-instructions; "
+                        f"{CLASSIFY_INSTRUCTIONS // 1_000_000}M fills several)")
+    return ProgramClass(program, hvr["class"], reason, features, core["ipc"], core["llc_mpki"], warnings)
 
 
 @functools.lru_cache(maxsize=None)
@@ -106,6 +116,7 @@ def advise(programs: Sequence[str], machine: str = DEFAULT_MACHINE, *, rules: hv
         if c.hvr_class is None:
             raise api.MemtintError(f"cannot classify {c.program}: {c.reason}")
     advice = hvr_rules.decide(rules, [c.hvr_class for c in classes], multithreaded)
+    advice.warnings[:0] = [w for c in classes for w in c.warnings]
     colours = policy_colours(machine, advice.policy)
     options = hvr_rules.os_options(advice, colours) if colours else None
     coalesces = any(len(g) > 1 for g in advice.groups) or any(s is not None for s in advice.shares)
@@ -149,12 +160,29 @@ def verify(rec: Recommendation, *, instructions: int, warmup: int = comparison.D
     chosen = list(policies or candidates(hvr_rules.load(rec.rules_path), len(mix)))
     if rec.advice.policy not in chosen:
         chosen.insert(0, rec.advice.policy)
-    runs = ["buddy"] + [p for p in chosen if p != "buddy"]
-    result = comparison.compare(rec.machine, mix, runs, instructions=instructions, seed=seed, baseline="buddy",
-                                warmup=warmup, progress=progress)
+    runs = ["buddy"]
+    for p in chosen:
+        if p == "buddy":
+            continue
+        try:  # a candidate the machine cannot run is left out, not the whole verification
+            try_run(rec.machine, len(mix), p)
+        except api.MemtintError as error:
+            rec.advice.warnings.append(f"--verify: {p} cannot run this mix on {rec.machine}, so it was not measured: "
+                                       f"{error}")
+            if progress:
+                progress(f"skipped {p}")
+            continue
+        runs.append(p)
+    try:
+        result = comparison.compare(rec.machine, mix, runs, instructions=instructions, seed=seed, baseline="buddy",
+                                    warmup=warmup, progress=progress)
+    except api.MemtintError as error:
+        rec.advice.warnings.append(f"--verify: the verification runs ({', '.join(runs)}) failed, so nothing was "
+                                   f"measured: {error}")
+        return []
     rows = [{"policy": p["policy"], "ws": p["weighted_speedup"], "ms": p["maximum_slowdown"],
              "pick": p["policy"] == rec.advice.policy and rec.os_options is None} for p in result["policies"]]
-    if rec.os_options is not None:
+    if rec.os_options is not None and rec.advice.policy in runs:
         spec = api.build_sim_spec(rec.machine, mix, instructions=instructions, policy=rec.advice.policy, seed=seed,
                                   os_options=rec.os_options, warmup=warmup)
         run = api.run_sim_spec(spec)

@@ -1135,7 +1135,7 @@ def _compare(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from memtint import comparison as compare_module
-    from memtint.tables import compare_tables
+    from memtint.tables import compare_tables, dynamic_line
 
     mix = [m.strip() for m in args.mix.split(",")]
     if "" in mix:  # "stream,,light" used to run two programs
@@ -1166,14 +1166,22 @@ def _compare(args: argparse.Namespace) -> int:
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("Simulating", total=total)
-        result = compare_module.compare(
-            args.machine, mix, policies, instructions=args.instructions, seed=args.seed, baseline=args.baseline,
-            mapping=args.mapping, scheduler=args.scheduler, overrides=_overrides(args.set),
-            os_options=_os_settings(args.set, {"strict": True} if args.strict else None, "--policies"),
-            use_cache=not args.no_cache,
-            progress=lambda what: bar.update(task, advance=1, description=what),
-            warmup=warmup, sampling=sampling_from_args(args),
-        )
+        try:
+            result = compare_module.compare(
+                args.machine, mix, policies, instructions=args.instructions, seed=args.seed, baseline=args.baseline,
+                mapping=args.mapping, scheduler=args.scheduler, overrides=_overrides(args.set),
+                os_options=_os_settings(args.set, {"strict": True} if args.strict else None, "--policies"),
+                use_cache=not args.no_cache,
+                progress=lambda what: bar.update(task, advance=1, description=what),
+                warmup=warmup, sampling=sampling_from_args(args),
+            )
+        except api.MemtintError as error:
+            # An engine error about a key a --set gave: name the --set, as sim does; an os.* one
+            # is in every policy's run, which the user may not expect.
+            text = _at_config_line("", str(error), args.set)
+            if text.startswith("--set os."):
+                text += f" (--set os.* applies to every policy compared: {', '.join(policies)})"
+            raise api.MemtintError(text) from None
     if args.csv:
         import io
 
@@ -1190,6 +1198,9 @@ def _compare(args: argparse.Namespace) -> int:
     for table in compare_tables(result):
         out.print(table)
     out.print(f"warm-up: {result['warmup']:,} instructions per core before statistics")
+    for p in result["policies"]:
+        if p.get("dynamic"):
+            out.print(f"{p['policy']} + {dynamic_line(p).strip()}", highlight=False, markup=False)
     for note in result.get("notes", []):
         out.print(f"[yellow]note:[/yellow] {note}")
     os_set = [".".join(path) for path, _ in args.set or [] if path[0] == "os"]
@@ -1294,11 +1305,19 @@ def _mine_rules(args: argparse.Namespace) -> int:
     frame = load_results(args.results)
     if frame.empty:
         raise api.MemtintError(f"{args.results}: no stored runs")
-    mixes = frame[["machine", "mix"]].drop_duplicates().shape[0]
+    try:
+        ok = rule_mining.runs(frame)
+    except api.MemtintError as error:
+        raise api.MemtintError(f"{args.results}: {error}") from None
+    mixes = ok[["_machine", "mix"]].drop_duplicates().shape[0]
     if args.folds and mixes < args.folds:  # before classifying every program
         raise api.MemtintError(f"{args.results}: {mixes} mix(es) cannot fill --folds {args.folds}")
+    policies, left_out = rule_mining.rule_policies(sorted(set(ok["policy"].astype(str))))
+    if not policies:
+        raise api.MemtintError(f"{args.results}: no policy a rules file can name ({', '.join(left_out)} set a "
+                               "scheduler too); mine from a sweep of placement policies")
     classes: dict[tuple[str, str], str] = {}
-    several_machines = frame["machine"].nunique() > 1
+    several_machines = ok["_machine"].nunique() > 1
     console = Console(stderr=True)
 
     def classify(program: str, machine: str) -> str:
@@ -1311,8 +1330,11 @@ def _mine_rules(args: argparse.Namespace) -> int:
             console.print(f"{os.path.basename(program)}{where}: {c.hvr_class}", style="dim", highlight=False)
         return classes[(program, machine)]
 
-    recs = rule_mining.records(frame, classify)
-    policies = sorted({p for r in recs for p in r.ws})
+    recs = rule_mining.records(ok, classify)
+    warnings = [f"{'policies' if len(left_out) > 1 else 'policy'} {', '.join(left_out)} "
+                f"{'are' if len(left_out) > 1 else 'is'} left out of the mined rules (a rules file names placement "
+                "policies only; a policy+scheduler entry sets the scheduler too); the \"always\" rows still measure them"] \
+        if left_out else []
     if args.folds:
         train, test = recs, recs
     else:
@@ -1329,13 +1351,14 @@ def _mine_rules(args: argparse.Namespace) -> int:
     measured = {"paper": rule_mining.evaluate(paper, test),
                 "mined": (rule_mining.cross_validate(recs, policies, args.folds, args.seed) if args.folds
                           else rule_mining.evaluate(mined, test))}
-    measured.update({f"always {p}": rule_mining.fixed_policy(p, test) for p in policies})
+    measured.update({f"always {p}": rule_mining.fixed_policy(p, test) for p in policies + left_out})
     study = {"results": args.results, "training": len(train), "held_out": len(test), "folds": args.folds,
              "policies": policies,
              "classes": {f"{m}:{p}": c for (p, m), c in classes.items()}, "leaves": leaves,
              "measured": measured, "association_rules": rule_mining.association_rules(train, policies),
-             "coalescing": rule_mining.coalescing_observations(recs)}
+             "coalescing": rule_mining.coalescing_observations(recs), "warnings": warnings}
     if _write_json(args.json, study):
+        _warn_stderr(warnings)
         return 0
     from memtint.tables import output_console
     out = output_console()
@@ -1366,6 +1389,7 @@ def _mine_rules(args: argparse.Namespace) -> int:
     online = _hvr_online_refusal(args.out)
     if online:
         out.print(f"[yellow]note:[/yellow] advise reads these rules; hvr-online cannot: {online}")
+    _print_warnings(out, warnings)
     return 0
 
 

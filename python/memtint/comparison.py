@@ -331,6 +331,9 @@ def compare(
             "dram_energy_per_access_nj": energy.get("per_access_nj"),
             "warnings": run.get("warnings", []),
         })
+        if run.get("dynamic"):  # os.dynamic adapted this policy's colour sets: its run's statistics, and said so
+            results[-1]["label"] = f"{p} + {run['dynamic']['policy']}"
+            results[-1]["dynamic"] = run["dynamic"]
         if intervals is not None:
             results[-1].update({
                 "sampled": True,

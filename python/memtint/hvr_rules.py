@@ -318,35 +318,53 @@ def coalesce(rules: Rules, classes: Sequence[str], policy: str) -> tuple[list[li
             groups.append([i])
             names.append(None)
             shares.append(None)
-    order = sorted(range(len(groups)), key=lambda g: groups[g][0])
+    # The engine's order (os/dynamic/hvr_rules.rs): groups with a share first, as colours are
+    # handed out in order, then the other rules' groups, then programs alone.
+    order = sorted(range(len(groups)), key=lambda g: shares[g] is None)
     return [groups[g] for g in order], [names[g] for g in order], [shares[g] for g in order]
+
+
+def _round(x: float) -> int:
+    """``x`` (>= 0) to the nearest integer, halves away from zero, as Rust's ``f64::round`` (Python's
+    ``round`` gives 2.5 -> 2)."""
+    n = math.floor(x)
+    return n + 1 if x - n >= 0.5 else n
 
 
 def colour_sets(groups: list[list[int]], shares: list[float | None], colours: int) -> list[list[int]] | None:
     """Colour sets for ``groups`` out of ``colours`` colours (None when there are more groups
-    than colours): a group with a share takes that share (at least one colour, and never so many
-    that a later group is left none: the engine's rule, os/dynamic/hvr.rs ``sub_sets``), the
-    others split the rest evenly, remainders to the first."""
+    than colours), the engine's ``sub_sets`` (os/dynamic/hvr.rs) to the colour: a group with a
+    share takes that share, rounded half up (at least one colour, and never so many that a later
+    group is left none), the others split the rest evenly, remainders to the first of them.
+    Groups with a share come first (:func:`coalesce`'s order, the engine's)."""
+    if any(a is None and b is not None for a, b in zip(shares, shares[1:])):
+        raise ValueError(f"groups with a share come first (coalesce's order), got shares {shares}")
     if len(groups) > colours:
         return None
-    fixed: dict[int, int] = {}
+    g = len(groups)
+    sizes: list[int | None] = []
     reserved = 0
-    for g, s in enumerate(shares):
-        if s is not None:
-            room = colours - reserved - (len(groups) - 1 - len(fixed))  # one colour for each group not yet sized
-            fixed[g] = min(max(1, round(s * colours)), room)
-            reserved += fixed[g]
-    free = [g for g in range(len(groups)) if g not in fixed]
-    left = colours - sum(fixed.values())
-    sizes = dict(fixed)
-    for n, g in enumerate(free):
-        sizes[g] = left // len(free) + (1 if n < left % len(free) else 0)
-    if not free and left > 0:
-        sizes[0] += left  # every group has a share: the first takes what is left
+    for i, s in enumerate(shares):
+        if s is None:
+            sizes.append(None)
+            continue
+        room = colours - reserved - (g - 1 - i)  # one colour for each later group
+        sizes.append(min(max(1, _round(s * colours)), room))
+        reserved += sizes[-1]
+    free = sum(1 for x in sizes if x is None)
+    taken = sum(x for x in sizes if x is not None)
+    left = max(colours - taken, free)
+    k = 0
+    for i, x in enumerate(sizes):
+        if x is None:
+            sizes[i] = left // free + (1 if k < left % free else 0)
+            k += 1
+    if not free:
+        sizes[0] = (sizes[0] or 0) + max(colours - taken, 0)  # every group has a share: the first takes what is left
     out, nxt = [], 0
-    for g in range(len(groups)):
-        out.append(list(range(nxt, nxt + sizes[g])))
-        nxt += sizes[g]
+    for size in sizes:
+        out.append(list(range(nxt, min(nxt + (size or 0), colours))) or [colours - 1])
+        nxt += size or 0
     return out
 
 

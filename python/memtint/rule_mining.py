@@ -18,6 +18,7 @@ import hashlib
 import itertools
 import statistics
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from memtint import hvr_rules
@@ -42,15 +43,87 @@ class MixRecord:
     def best(self) -> str:
         return max(self.ws, key=lambda p: self.ws[p])
 
+    def is_best(self, policy: str) -> bool:
+        """Whether ``policy`` is best here: its WS equals the best (a tie makes each tied policy best)."""
+        return policy in self.ws and self.ws[policy] == max(self.ws.values())
 
-def records(frame: Any, classify: Callable[[str, str], str]) -> list[MixRecord]:
-    """One record per (machine, mix) of a result store's successful runs; ``classify(program,
-    machine)`` gives a program's class."""
-    ok = frame[frame["status"] == "ok"] if "status" in frame else frame
+
+def variant_bases(machines: Iterable[str], policies: Iterable[str]) -> dict[tuple[str, str], str]:
+    """(machine, policy) -> the machine a sweep paired it with: a product sweep runs a policy that
+    needs a machine variant (bpm-plus: page-channel) on the variant (i7-860 -> i7-860-bpm-plus),
+    so that run belongs with the base machine's runs of the mix. Only machines in ``machines``
+    count as bases; a ``policy+scheduler`` label pairs by its policy."""
+    from memtint.sweep.spec import _Catalogue, _Parser
+
+    machines = list(dict.fromkeys(machines))
+    parser = _Parser(Path("."), _Catalogue())
+    out: dict[tuple[str, str], str] = {}
+    for policy in dict.fromkeys(policies):
+        for base in machines:
+            try:
+                on = parser.machine_for(base, policy.split("+", 1)[0])
+            except Exception:  # a variant that does not resolve: the sweep would have refused it
+                continue
+            if on != base and on in machines:
+                out.setdefault((on, policy), base)
+    return out
+
+
+def setups(frame: Any) -> list[dict[str, str]]:
+    """Each run's setup beside its machine, mix, policy and seed (the settings ``memtint report``
+    never pools: length, ``[os]``, the alone runs' policy, sampling, the ``setup`` column). A
+    ``policy+scheduler`` label's own scheduler is part of the policy, not of the setup."""
     out = []
-    for (machine, mix), rows in ok.groupby(["machine", "mix"], sort=True):
+    for _, r in frame.iterrows():
+        own = f"scheduler={str(r['policy']).split('+', 1)[1]}" if "+" in str(r["policy"]) else None
+        setup = r.get("setup") if isinstance(r.get("setup"), str) else ""
+        out.append({
+            "instructions": str(r.get("instructions")), "os": str(r.get("os") or "{}"),
+            "baseline": str(r.get("baseline")), "sampled": str(bool(r.get("sampled"))),
+            "setup": ", ".join(x for x in setup.split(", ") if x != own) or "not recorded"})
+    return out
+
+
+def runs(frame: Any, base_of: dict[tuple[str, str], str] | None = None) -> Any:
+    """A result store's successful runs, one row each, ``_machine`` the machine its mix is
+    compared on: a run on a machine variant counts as its base machine's (``base_of``, default
+    :func:`variant_bases`). A store of several setups (length, warm-up, ``[os]``, overrides,
+    alone runs' policy, sampling) is refused: their speedups are different experiments."""
+    from memtint.api import MemtintError
+
+    ok = frame[frame["status"] == "ok"] if "status" in frame else frame
+    ok = ok.drop_duplicates("config_hash" if "config_hash" in ok.columns else ["machine", "mix", "policy", "seed"])
+    ok = ok.copy()  # one row per run, not per core
+    if base_of is None:
+        base_of = variant_bases(ok["machine"].astype(str), ok["policy"].astype(str))
+    ok["_machine"] = [base_of.get((str(m), str(p)), str(m)) for m, p in zip(ok["machine"], ok["policy"])]
+    each = setups(ok)
+    distinct = list({repr(sorted(d.items())): d for d in each}.values())
+    if len(distinct) > 1:
+        differ = [k for k in distinct[0] if len({d[k] for d in distinct}) > 1]
+        named = "; ".join(", ".join(f"{k}={d[k]}" for k in differ) for d in distinct)
+        raise MemtintError(f"the results hold runs of {len(distinct)} setups ({named}): their weighted "
+                           "speedups are different experiments; mine rules from a store of one setup (sweep each "
+                           "setup into its own --out; memtint report shows them apart)")
+    for (machine, mix), rows in ok.groupby(["_machine", "mix"], sort=True):
+        twice = rows.groupby("policy")["machine"].nunique()
+        if (twice > 1).any():
+            raise MemtintError(f"mix {mix} on {machine}: policy {twice[twice > 1].index[0]} ran on several machines "
+                               f"({', '.join(sorted(map(str, rows['machine'].unique())))}) that pair with "
+                               f"{machine}; mine rules from a store with one machine per policy")
+    return ok
+
+
+def records(frame: Any, classify: Callable[[str, str], str],
+            base_of: dict[tuple[str, str], str] | None = None) -> list[MixRecord]:
+    """One record per (machine, mix) of a result store's successful runs (:func:`runs`; a frame
+    it returned is taken as it is), with every policy's weighted speedup, the mean over seeds;
+    ``classify(program, machine)`` gives a program's class."""
+    ok = frame if "_machine" in frame.columns else runs(frame, base_of)
+    out = []
+    for (machine, mix), rows in ok.groupby(["_machine", "mix"], sort=True):
         programs = [p for p in str(mix).split("|")]
-        per_policy = rows.groupby("policy")["weighted_speedup"].apply(lambda s: statistics.fmean(s.unique()))
+        per_policy = rows.groupby("policy")["weighted_speedup"].mean()
         out.append(MixRecord(str(mix), programs, [classify(p, str(machine)) for p in programs],
                              {str(p): float(v) for p, v in per_policy.items()}))
     return out
@@ -74,9 +147,24 @@ def _matches(when: dict[str, Any], r: MixRecord) -> bool:
     return all(c.holds(counts) for c in conditions)
 
 
+def rule_policies(policies: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(``policies`` a rules file can name, the others): a rules file names placement policies;
+    a sweep's ``policy+scheduler`` entries (bank-only+tcm) also set the controller's scheduler,
+    which no rule can."""
+    from memtint import api
+
+    known = {p["name"] for p in api.presets()["placement_policy_info"]}
+    return [p for p in policies if p in known], [p for p in policies if p not in known]
+
+
 def mine(train: Sequence[MixRecord], policies: Sequence[str], source: str = "mined") -> tuple[hvr_rules.Rules, list[dict[str, Any]]]:
     """Rules in the paper's decision order from ``train``, and one row per leaf (its support,
-    best policy, confidence, the runner-up)."""
+    best policy, confidence, the runner-up). Only the ``policies`` a rules file can name are
+    picked (:func:`rule_policies`), so the rules always load; a policy is best in a mix when its
+    weighted speedup equals the best (each of tied policies is)."""
+    policies, _ = rule_policies(policies)
+    if not policies:
+        raise ValueError("no policy a rules file can name to mine rules for")
     n = len(train) or 1
     rules = hvr_rules.Rules(source, [], [], None)
     rows = []
@@ -84,7 +172,7 @@ def mine(train: Sequence[MixRecord], policies: Sequence[str], source: str = "min
     for name, when, paper in LEAVES:
         covered = [r for r in left if _matches(when, r)]
         left = [r for r in left if not _matches(when, r)]
-        wins = {p: sum(1 for r in covered if r.best() == p) for p in policies}
+        wins = {p: sum(1 for r in covered if r.is_best(p)) for p in policies}
         ranked = sorted(policies, key=lambda p: (-wins[p], list(policies).index(p)))
         row = {"leaf": name, "paper_rule": paper, "mixes": len(covered), "support": len(covered) / n}
         if covered:
@@ -97,7 +185,7 @@ def mine(train: Sequence[MixRecord], policies: Sequence[str], source: str = "min
                 {0: best}, round(len(covered) / n, 4), round(wins[best] / len(covered), 4),
                 f"{name}: {best} was best in {wins[best]} of {len(covered)} training mixes"))
         rows.append(row)
-    overall = {p: sum(1 for r in train if r.best() == p) for p in policies}
+    overall = {p: sum(1 for r in train if r.is_best(p)) for p in policies}
     rules.default = max(policies, key=lambda p: overall[p]) if train else None
     return rules, rows
 
@@ -114,7 +202,7 @@ def association_rules(train: Sequence[MixRecord], policies: Sequence[str], min_s
         covered = [r for r in train if _matches(when, r)]
         if len(covered) / n < min_support:
             continue
-        wins = {p: sum(1 for r in covered if r.best() == p) for p in policies}
+        wins = {p: sum(1 for r in covered if r.is_best(p)) for p in policies}
         best = max(policies, key=lambda p: wins[p])
         out.append({"when": when, "support": len(covered) / n, "policy": best, "confidence": wins[best] / len(covered)})
     out.sort(key=lambda r: (-r["confidence"], -r["support"]))
@@ -158,7 +246,7 @@ def _summary(pairs: Iterable[tuple[Any, MixRecord]]) -> dict[str, Any]:
             unmeasured += 1
             continue
         best = r.best()
-        hit = advice.policy == best
+        hit = r.is_best(advice.policy)  # a pick tied with the best is best
         hits += hit
         losses.append(100.0 * (1.0 - r.ws[advice.policy] / r.ws[best]))
         per_rule.setdefault(advice.rule or "default", []).append(int(hit))

@@ -611,7 +611,7 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
     for p in result["policies"]:
         ws = with_interval(p["weighted_speedup"], p.get("weighted_speedup_ci95"), 3)
         cells = [
-            p["policy"], Text(ws, style="bold") if p["weighted_speedup"] == best else ws,
+            p.get("label") or p["policy"], Text(ws, style="bold") if p["weighted_speedup"] == best else ws,
             with_interval(p["harmonic_speedup"], p.get("harmonic_speedup_ci95"), 3),
             with_interval(p["maximum_slowdown"], p.get("maximum_slowdown_ci95"), 3),
             number(100 * p["row_buffer_miss_rate"], 1) + " %",
@@ -628,7 +628,7 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
     detail.add_column("program", no_wrap=True)
     detail.add_column("IPC alone", justify="right", no_wrap=True)
     for p in result["policies"]:
-        detail.add_column(p["policy"], justify="right", no_wrap=True)
+        detail.add_column(p.get("label") or p["policy"], justify="right", no_wrap=True)
     for i, program in enumerate(result["mix"]):
         alone = result["policies"][0]["cores"][i]
         cells = [f"{i}: {_program_name(program)}", with_interval(alone["ipc_alone"], alone.get("ipc_alone_ci95"), 3)]

@@ -58,7 +58,24 @@ def test_colour_sets_give_shares_then_split_the_rest_evenly():
     # A share that would take every colour leaves one to each other group (it used to give no
     # sets, and advise dropped the coalescing without a word), as the engine's rule does.
     assert hvr_rules.colour_sets([[0], [1]], [0.9, None], 4) == [[0, 1, 2], [3]]
-    assert hvr_rules.colour_sets([[0], [1], [2]], [None, 1.0, 1.0], 4) == [[0], [1, 2], [3]]
+    assert hvr_rules.colour_sets([[0], [1], [2]], [1.0, 1.0, None], 4) == [[0, 1], [2], [3]]
+
+
+def test_coalescing_gives_the_colour_sets_the_engine_gives():
+    # hvr-online's sub_sets rounds halves up and puts groups with a share first: a share of
+    # 0.625 of A-VP's 4 colours is 3 (Python's round gave 2), and the thrasher's group comes
+    # first even when a program of its own is listed before it.
+    rules = hvr_rules.parse({"default": "a-vp", "partition": [{"when": {}, "policy": "a-vp"}],
+                             "coalesce": [{"name": "C1", "classes": ["LLCT"], "share": 0.625}]}, "r625")
+    advice = hvr_rules.decide(rules, ["LLCT", "CCF"])
+    assert (advice.groups, advice.shares) == ([[0], [1]], [0.625, None])
+    assert hvr_rules.os_options(advice, 4) == {"colours": [[0, 1, 2], [3]], "groups": [0, 1]}
+    advice = hvr_rules.decide(rules, ["CCF", "LLCT"])
+    assert (advice.groups, advice.group_rules) == ([[1], [0]], ["C1", None])
+    assert hvr_rules.os_options(advice, 4) == {"colours": [[0, 1, 2], [3]], "groups": [1, 0]}
+    assert hvr_rules.colour_sets([[0], [1]], [0.375, None], 4) == [[0, 1], [2, 3]]  # 1.5 -> 2
+    with pytest.raises(ValueError, match="share come first"):
+        hvr_rules.colour_sets([[0], [1]], [None, 0.5], 4)
 
 
 @pytest.mark.parametrize("text,needles", [
@@ -143,6 +160,68 @@ def test_cross_validation_judges_each_mix_by_rules_mined_without_it():
         rule_mining.folds(recs, 1, 7)
 
 
+def _store(rows):
+    """A result store's frame: one row per run (machine, mix, policy, WS, and setup changes)."""
+    import pandas as pd
+
+    base = {"status": "ok", "baseline": "buddy", "instructions": 1_000_000, "seed": 1, "os": "{}",
+            "sampled": False, "setup": "warmup=0"}
+    return pd.DataFrame([{**base, "config_hash": f"h{i}", **r} for i, r in enumerate(rows)])
+
+
+def test_mining_pairs_a_machine_variants_runs_with_its_base_machine():
+    # bpm-plus runs on i7-860-bpm-plus in a product of machines = ["i7-860"]: each mix used to
+    # make two records, one per machine, each with its only policy "best".
+    rows = []
+    for mix, buddy, plus in (("stream|light", 1.0, 1.2), ("light|light", 2.0, 1.9)):
+        rows += [{"machine": "i7-860", "mix": mix, "policy": "buddy", "weighted_speedup": buddy},
+                 {"machine": "i7-860-bpm-plus", "mix": mix, "policy": "bpm-plus", "weighted_speedup": plus}]
+    seen = []
+    recs = rule_mining.records(_store(rows), lambda p, m: seen.append((p, m)) or "CCF")
+    assert [(r.mix, r.ws) for r in recs] == [("light|light", {"bpm-plus": 1.9, "buddy": 2.0}),
+                                             ("stream|light", {"bpm-plus": 1.2, "buddy": 1.0})]
+    assert {m for _, m in seen} == {"i7-860"}, "programs are classified on the base machine, once"
+
+
+@pytest.mark.parametrize("change,needle", [
+    ({"instructions": 2_000_000}, "instructions=2000000"),
+    ({"setup": "warmup=5"}, "setup=warmup=5"),
+    ({"os": '{"hugepages": true}'}, "os="),
+    ({"baseline": "bpm"}, "baseline=bpm"),
+])
+def test_mining_refuses_a_store_of_several_setups_naming_them(change, needle):
+    # Runs of other settings used to be averaged into one WS per policy.
+    rows = [{"machine": "i7-860", "mix": "stream|light", "policy": p, "weighted_speedup": 1.0} for p in ("buddy", "a-vp")]
+    rows.append({**rows[0], **change})
+    with pytest.raises(MemtintError, match="2 setups") as error:
+        rule_mining.runs(_store(rows))
+    assert needle in str(error.value)
+    # A policy+scheduler entry's own scheduler is its policy's, not another setup.
+    tcm = {"machine": "i7-860", "mix": "stream|light", "policy": "bank-only+tcm", "weighted_speedup": 1.1,
+           "setup": "scheduler=tcm, warmup=0"}
+    assert len(rule_mining.runs(_store(rows[:2] + [tcm]))) == 3
+
+
+def test_a_pick_tied_with_the_best_is_best():
+    recs = [_rec(f"t{i}", ["LLCT", "CCF"], **{"a-vp": 1.2, "bank-only": 1.2}) for i in range(3)]
+    rules = hvr_rules.Rules("x", [hvr_rules.PartitionRule("always", [], {0: "bank-only"})])
+    assert rule_mining.evaluate(rules, recs)["accuracy"] == 1.0  # it used to be 0: a-vp came first
+    _, leaves = rule_mining.mine(recs, ["a-vp", "bank-only"])
+    assert leaves[0]["confidence"] == 1.0 and leaves[0]["runner_up_confidence"] == 1.0
+
+
+def test_mined_rules_never_name_a_policy_with_its_own_scheduler(tmp_path):
+    # bank-only+tcm (a sweep's policy+scheduler entry) used to become the default, which
+    # advise then refused as an unknown placement policy.
+    recs = [_rec("a|b", ["LLCT", "CCF"], **{"bank-only": 1.0, "bank-only+tcm": 1.1})]
+    assert rule_mining.rule_policies(["bank-only", "bank-only+tcm"]) == (["bank-only"], ["bank-only+tcm"])
+    rules, _ = rule_mining.mine(recs, ["bank-only", "bank-only+tcm"])
+    path = tmp_path / "m.toml"
+    path.write_text(rule_mining.to_toml(rules))
+    loaded = hvr_rules.load(path)
+    assert loaded.default == "bank-only" and {r.policy_for(2) for r in loaded.partition} == {"bank-only"}
+
+
 @pytest.mark.engine
 def test_advise_classifies_picks_and_verifies(memtint):
     code, out, err = memtint("advise", "stream", "random:footprint_bytes=3145728", "light", "light", "--verify",
@@ -157,6 +236,35 @@ def test_advise_classifies_picks_and_verifies(memtint):
     assert policies[0] == "buddy" and "a-vp + coalescing" in policies and "bank-only" in policies
     assert sum(v["best"] for v in r["verified"]) == 1
     assert all(v["ws"] > 0 for v in r["verified"])
+
+
+@pytest.mark.engine
+def test_advise_warns_when_a_class_rests_on_one_sampling_window(memtint):
+    # One window: DIFF was never measured, yet the reason said "at a steady N pages per window"
+    # and nothing warned.
+    code, out, err = memtint("advise", "stream", "--classify-instructions", "3000000", "--warmup", "0", "--json", "-")
+    assert code == 0, err
+    r = json.loads(out)
+    stream = r["programs"][0]
+    assert stream["features"]["windows"] == 1 and "steady" not in stream["reason"], stream["reason"]
+    assert any("stream: classified from 1 sampling window" in w and "--classify-instructions" in w
+               for w in r["warnings"]), r["warnings"]
+    assert "classified from 1 sampling window" in err
+
+
+@pytest.mark.engine
+def test_advise_verify_measures_the_candidates_that_can_run(memtint, tmp_path):
+    # A candidate the machine cannot run (bpm-plus on the i7-860's mapping) used to end the
+    # command with the engine's error alone: the classes and the advice were lost.
+    rules = tmp_path / "rbp.toml"
+    rules.write_text('default = "bank-only"\n[[partition]]\nname = "P"\nwhen = {}\npolicy = "bpm-plus"\n')
+    code, out, err = memtint("advise", "stream", "bfs", "--classify-instructions", "5000000", "--warmup", "0",
+                             "--rules", rules, "--verify", "--instructions", "300000", "--json", "-")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["policy"] == "bpm-plus" and [p["class"] for p in r["programs"]] == ["LLCT", "LLCH"]
+    assert [v["policy"] for v in r["verified"]] == ["buddy", "bank-only"]
+    assert any(w.startswith("--verify: bpm-plus cannot run") for w in r["warnings"]), r["warnings"]
 
 
 @pytest.mark.engine
@@ -293,3 +401,32 @@ def test_mine_rules_names_the_machine_of_each_class_line_when_a_store_has_severa
     lines = [line.strip() for line in capsys.readouterr().err.splitlines() if line.strip().endswith(("LLCT", "CCF"))]
     assert sorted(lines) == ["light on ddr3-1333: CCF", "light on i7-860: CCF", "stream on ddr3-1333: LLCT",
                              "stream on i7-860: LLCT"]
+
+
+@pytest.mark.engine
+def test_mine_rules_pairs_machine_variants_and_leaves_out_policies_with_a_scheduler(memtint, tmp_path, monkeypatch,
+                                                                                 capsys):
+    # bpm-plus runs on i7-860-bpm-plus: each mix used to be two records (one per machine), and
+    # bank-only+tcm could be written as a rule advise then refused.
+    from memtint import advisor, cli
+
+    spec = tmp_path / "s.toml"
+    spec.write_text('machines = ["i7-860"]\npolicies = ["buddy", "bpm-plus", "bank-only+tcm"]\ninstructions = 20000\n'
+                    'warmup = 0\nmixes = [["stream", "light"], ["light", "light"]]\n')
+    code, _, err = memtint("sweep", spec, "--out", tmp_path / "out", "--jobs", "1", timeout=600)
+    assert code == 0, err
+
+    def classify(program, machine):  # the classes are not the subject here
+        return advisor.ProgramClass(program, "LLCT" if program == "stream" else "CCF", "", {}, 1.0, 0.0)
+
+    monkeypatch.setattr(advisor, "classify", classify)
+    assert cli.main(["mine-rules", str(tmp_path / "out"), "--out", str(tmp_path / "m.toml"), "--folds", "2",
+                     "--json", str(tmp_path / "m.json")]) == 0
+    study = json.loads((tmp_path / "m.json").read_text())
+    assert (study["training"], study["policies"]) == (2, ["bpm-plus", "buddy"])
+    assert set(study["classes"]) == {"i7-860:stream", "i7-860:light"}
+    assert set(study["measured"]) == {"paper", "mined", "always bpm-plus", "always buddy", "always bank-only+tcm"}
+    assert any("bank-only+tcm is left out" in w for w in study["warnings"]), study["warnings"]
+    printed = capsys.readouterr()
+    assert "bank-only+tcm is left out" in " ".join((printed.out + printed.err).split())
+    hvr_rules.load(tmp_path / "m.toml")

@@ -515,6 +515,26 @@ def test_compare_says_that_os_settings_do_not_reach_the_alone_runs(memtint):
 
 
 @pytest.mark.engine
+def test_compare_names_an_os_set_a_policy_refuses_and_labels_a_dynamic_policys_row(memtint, clean_error):
+    # The engine's error used to come alone, naming neither the --set nor that it reaches every
+    # policy's run; the bpm row of a dynamic-bpm comparison was plain "bpm" without its statistics.
+    dynamic = ("--set", "os.dynamic=dynamic-bpm", "--set", "os.dynamic-bpm.epoch_ns=50000")
+    clean_error(memtint("compare", "--machine", "i7-860", "--mix", "stream,light", "--policies", "buddy,bpm",
+                        "--instructions", "3000", "--warmup", "0", *dynamic),
+                "--set os.dynamic=dynamic-bpm:", "every policy compared: buddy, bpm")
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "stream,light", "--policies", "bpm",
+                             "--instructions", "100000", "--warmup", "0", *dynamic, "--json", "-")
+    assert code == 0, err
+    bpm = json.loads(out)["policies"][0]
+    assert bpm["policy"] == "bpm" and bpm["label"] == "bpm + dynamic-bpm"
+    assert bpm["dynamic"]["policy"] == "dynamic-bpm" and "repartitions" in bpm["dynamic"]
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "stream,light", "--policies", "bpm",
+                             "--instructions", "100000", "--warmup", "0", *dynamic)
+    assert code == 0, err
+    assert "bpm + dynamic-bpm" in out and "bpm + dynamic-bpm: " in out
+
+
+@pytest.mark.engine
 def test_instruction_counts_take_the_suffixes_their_help_uses(memtint, tmp_path):
     # "default 10M" in the help, and 10M used to be refused ("expected an integer").
     code, _, err = memtint("compare", "--machine", "i7-860", "--mix", "light", "--policies", "buddy",
