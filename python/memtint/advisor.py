@@ -7,7 +7,6 @@ policy and the coalescing. ``verify`` runs the candidates and measures them.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -50,7 +49,6 @@ def classify(program: str, machine: str = DEFAULT_MACHINE, *, instructions: int 
     windows = features.get("windows")
     if isinstance(windows, int) and windows < 2:
         # DIFF (the change in pages used) compares two windows: with one it was never measured.
-        reason = re.sub(r",? at a steady (\S+) pages per window", r", \1 pages in its one window", reason)
         warnings.append(f"{program}: classified from {windows} sampling window; the change between windows (DIFF) "
                         f"was not measured; give more instructions (--classify-instructions; "
                         f"{CLASSIFY_INSTRUCTIONS // 1_000_000}M fills several)")

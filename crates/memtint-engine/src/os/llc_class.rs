@@ -124,8 +124,14 @@ pub fn classify(windows: &[WindowFeatures], llc_apki: f64, npc: f64, t: &Thresho
         (
             LlcClass::Llct,
             format!(
-                "{:.0} % of its page touches pass over pages not reused, at a steady {used:.0} pages per window: it streams through the LLC",
-                100.0 * passing_share
+                "{:.0} % of its page touches pass over pages not reused, {}: it streams through the LLC",
+                100.0 * passing_share,
+                // DIFF compares two windows: with one it was not measured, so no steadiness is claimed.
+                if last.len() < 2 {
+                    format!("{used:.0} pages in its one window")
+                } else {
+                    format!("at a steady {used:.0} pages per window")
+                }
             ),
         )
     } else if reused_share < t.hot_freq {
