@@ -380,23 +380,30 @@ def test_hvr_online_runs_a_coalescing_share_that_would_take_every_colour(memtint
         assert all(a == b or not a & b for a in sets for b in sets), adj["colours"]
 
 
+def _swept_with_fixed_classes(memtint, tmp_path, monkeypatch, head: str) -> None:
+    """A sweep of two small mixes into tmp_path/out (``head``: its machines and policies), with
+    stream classed LLCT and light CCF: the classes are not these tests' subject."""
+    from memtint import advisor
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(head + 'instructions = 20000\nwarmup = 0\nmixes = [["stream", "light"], ["light", "light"]]\n')
+    code, _, err = memtint("sweep", spec, "--out", tmp_path / "out", "--jobs", "1", timeout=600)
+    assert code == 0, err
+
+    def classify(program, machine):
+        return advisor.ProgramClass(program, "LLCT" if program == "stream" else "CCF", "", {}, 1.0, 0.0)
+
+    monkeypatch.setattr(advisor, "classify", classify)
+
+
 @pytest.mark.engine
 def test_mine_rules_names_the_machine_of_each_class_line_when_a_store_has_several(memtint, tmp_path, monkeypatch,
                                                                                   capsys):
     # One program has a class per machine; with two machines the lines used to read
     # "stream: LLCT" twice, with nothing to tell them apart.
-    from memtint import advisor, cli
+    from memtint import cli
 
-    spec = tmp_path / "s.toml"
-    spec.write_text('machines = ["i7-860", "ddr3-1333"]\npolicies = ["buddy"]\ninstructions = 20000\nwarmup = 0\n'
-                    'mixes = [["stream", "light"], ["light", "light"]]\n')
-    code, _, err = memtint("sweep", spec, "--out", tmp_path / "out", "--jobs", "1", timeout=600)
-    assert code == 0, err
-
-    def classify(program, machine):  # the classes are not the subject here, the lines are
-        return advisor.ProgramClass(program, "LLCT" if program == "stream" else "CCF", "", {}, 1.0, 0.0)
-
-    monkeypatch.setattr(advisor, "classify", classify)
+    _swept_with_fixed_classes(memtint, tmp_path, monkeypatch, 'machines = ["i7-860", "ddr3-1333"]\npolicies = ["buddy"]\n')
     assert cli.main(["mine-rules", str(tmp_path / "out"), "--out", str(tmp_path / "m.toml"), "--folds", "2"]) == 0
     lines = [line.strip() for line in capsys.readouterr().err.splitlines() if line.strip().endswith(("LLCT", "CCF"))]
     assert sorted(lines) == ["light on ddr3-1333: CCF", "light on i7-860: CCF", "stream on ddr3-1333: LLCT",
@@ -408,18 +415,10 @@ def test_mine_rules_pairs_machine_variants_and_leaves_out_policies_with_a_schedu
                                                                                  capsys):
     # bpm-plus runs on i7-860-bpm-plus: each mix used to be two records (one per machine), and
     # bank-only+tcm could be written as a rule advise then refused.
-    from memtint import advisor, cli
+    from memtint import cli
 
-    spec = tmp_path / "s.toml"
-    spec.write_text('machines = ["i7-860"]\npolicies = ["buddy", "bpm-plus", "bank-only+tcm"]\ninstructions = 20000\n'
-                    'warmup = 0\nmixes = [["stream", "light"], ["light", "light"]]\n')
-    code, _, err = memtint("sweep", spec, "--out", tmp_path / "out", "--jobs", "1", timeout=600)
-    assert code == 0, err
-
-    def classify(program, machine):  # the classes are not the subject here
-        return advisor.ProgramClass(program, "LLCT" if program == "stream" else "CCF", "", {}, 1.0, 0.0)
-
-    monkeypatch.setattr(advisor, "classify", classify)
+    _swept_with_fixed_classes(memtint, tmp_path, monkeypatch,
+                              'machines = ["i7-860"]\npolicies = ["buddy", "bpm-plus", "bank-only+tcm"]\n')
     assert cli.main(["mine-rules", str(tmp_path / "out"), "--out", str(tmp_path / "m.toml"), "--folds", "2",
                      "--json", str(tmp_path / "m.json")]) == 0
     study = json.loads((tmp_path / "m.json").read_text())
