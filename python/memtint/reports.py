@@ -121,6 +121,18 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     if len(runs) and runs.groupby("machine")["baseline"].nunique().max() > 1:
         runs["_setup"] = "baseline=" + runs["baseline"].fillna("?") + runs["_setup"].map(lambda t: t and ", " + t)
     runs["series"] = _series(runs) if len(runs) else pd.Series(dtype=str)
+    # A failed run that a later run of the same settings replaced (its trace mended, so another
+    # configuration hash) is not a failure of what the store holds: left out, and counted apart.
+    same = ["machine", "series", "baseline", "_sampled", "_setup"] + _MIX_KEY
+    batch = (lambda r: int(r["batch"])) if "batch" in runs.columns else (lambda r: 0)
+    latest_ok: dict[tuple, int] = {}
+    for _, r in runs[runs["status"] == "ok"].iterrows():
+        k = tuple(str(r[c]) for c in same)
+        latest_ok[k] = max(latest_ok.get(k, -1), batch(r))
+    superseded = [r["status"] != "ok" and latest_ok.get(tuple(str(r[c]) for c in same), -1) >= batch(r)
+                  for _, r in runs.iterrows()]
+    runs = runs[[not x for x in superseded]].reset_index(drop=True)
+    runs.attrs["superseded"] = sum(superseded)
     runs["mix_label"] = runs["mix"].map(_mix_label)
     seeds = runs.groupby("mix")["seed"].transform("nunique") > 1
     instr = runs.groupby("mix")["instructions"].transform("nunique") > 1
@@ -383,7 +395,7 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     """Write ``index.html``, ``summary.md`` and the PNG plots of the results in ``results`` into
     ``out`` (default ``RESULTS/report``). ``config_hashes`` restricts the report to those runs
     (one sweep's, when the store also holds others, e.g. from an earlier engine version). Returns
-    ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes", "failed",
+    ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes", "failed", "superseded",
     "first_error"}`` (``rows``: :func:`summary_rows`)."""
     from memtint.api import MemtintError
     from memtint.outputs import check_output_dir
@@ -420,7 +432,10 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     instructions = ", ".join(f"{n:,}" for n in sorted(set(runs["instructions"])))
     mixes = int(runs[_MIX_KEY + ["_setup"]].drop_duplicates().shape[0])
     failed = int((runs["status"] != "ok").sum())
-    header = (f"{len(runs)} runs ({failed} failed) of {mixes} mixes on {machines}; "
+    superseded = runs.attrs.get("superseded", 0)
+    header = (f"{len(runs)} runs ({failed} failed"
+              + (f"; {superseded} earlier failure(s) replaced by later runs of the same settings not counted"
+                 if superseded else "") + f") of {mixes} mixes on {machines}; "
               f"{instructions} instructions per core; normalised to `{base}`"
               + (f" ({', '.join(base_series)})" if base_series and base_series != [base] else "") + ".")
     legend = ("WS = weighted speedup (Σ IPC_shared / IPC_alone); max slowdown = max over cores of "
@@ -464,5 +479,5 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
         f"{figures}</body></html>\n")
     return {"out": str(out_dir), "index": str(index_path), "summary": str(summary_path),
             "plots": [str(out_dir / name) for name, _ in PLOTS], "rows": rows, "baseline": base,
-            "runs": len(runs), "mixes": mixes, "failed": failed,
+            "runs": len(runs), "mixes": mixes, "failed": failed, "superseded": superseded,
             "first_error": next((str(e) for e in runs.loc[runs["status"] != "ok", "error"] if isinstance(e, str)), None)}

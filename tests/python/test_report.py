@@ -280,3 +280,20 @@ def test_the_terminal_report_table_shows_sampled_intervals():
     assert "± 95 %" in sampled and "3.300 ± 0.100" in sampled and "3.000 ± 0.100" in sampled
     detailed = render(pd.DataFrame([_stored_run("buddy", 3.0, sampled=False), _stored_run("bpm", 3.3, sampled=False)]))
     assert "±" not in detailed
+
+
+def test_a_failure_a_later_run_of_the_same_settings_replaced_is_not_counted(tmp_path):
+    # A trace that failed, mended at the same path and run again, is another configuration hash:
+    # the store keeps both, and the report counted the mended mix as failed too.
+    trace = tmp_path / "t.trace"
+    trace.write_text("0 not-an-address\n")
+    spec = {"name": "mended", "instructions": INSTRUCTIONS,
+            "run": [{"machine": "i7-860", "programs": [str(trace), "light"], "policy": p} for p in ("buddy", "bpm")]}
+    first = run_sweep(spec, tmp_path / "results", jobs=1, progress=False)
+    assert first.failed == 2
+    trace.write_text("".join(f"3 {4096 * i + 64}\n" for i in range(2000)))
+    second = run_sweep(spec, tmp_path / "results", jobs=1, progress=False)
+    assert second.failed == 0
+    report = write_report(tmp_path / "results", tmp_path / "report")
+    assert (report["runs"], report["failed"], report["superseded"]) == (2, 0, 2)
+    assert "2 earlier failure(s) replaced" in (tmp_path / "report" / "summary.md").read_text()
