@@ -111,7 +111,8 @@ def trace(path: str | os.PathLike[str], format: str = "ramulator") -> dict[str, 
 
     ``format`` is ``"ramulator"`` (``0x1a2b3c40 R``), ``"dramsim3"`` (``0x1a2b3c40 READ 12``),
     ``"ramulator2"`` (Ramulator 2's LoadStoreTrace: ``LD 0x1a2b3c40``) or ``"dramsim2"``
-    (DRAMSim2's k6 trace: ``0x1a2b3c40 P_MEM_RD 12``).
+    (DRAMSim2's k6, mase or misc trace: ``0x1a2b3c40 P_MEM_RD 12``, ``0x1a2b3c40 READ 12``,
+    ``0x1a2b3c40 read``; one kind per file).
     """
     return {"trace": {"path": os.fspath(path), "format": format}}
 

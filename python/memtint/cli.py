@@ -268,7 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="generated workload: " + ", ".join(api.GENERATOR_KINDS))
     dram.add_argument("--format", choices=api.TRACE_FORMATS,
                       help=f"trace format (default: from a {_suffixes()} suffix, before any .gz, as `memtint sim "
-                      "--export-dram` writes them; else ramulator)")
+                      "--export-dram` writes them, or dramsim2 for DRAMSim2's k6_*.trc, mase_*.trc and misc_*.trc; "
+                      "else ramulator)")
     dram.add_argument("--requests", type=_at_least(1), metavar="N", help="requests to generate")
     dram.add_argument("--seed", type=_at_least(0), metavar="S", help="generator seed (default 1)")
     dram.add_argument("--read-fraction", type=_fraction, metavar="F", help="fraction of reads (0..1)")
@@ -1120,8 +1121,14 @@ def _suffix_format(path: str) -> str | None:
 
 
 def trace_format(path: str) -> str:
-    """A DRAM trace's format from its suffix (``stream.dramsim3``, ``stream.dramsim3.gz``), else ramulator."""
-    return _suffix_format(path[:-3] if path.lower().endswith(".gz") else path) or "ramulator"
+    """A DRAM trace's format from its suffix (``stream.dramsim3``, ``stream.dramsim3.gz``), or
+    DRAMSim2's own names (``k6_*.trc``, ``mase_*.trc``, ``misc_*.trc``, as its trace-based
+    simulator picks the kind), else ramulator."""
+    plain = path[:-3] if path.lower().endswith(".gz") else path
+    name = os.path.basename(plain)
+    if name.endswith(".trc") and name.split("_", 1)[0] in ("k6", "mase", "misc") and "_" in name:
+        return "dramsim2"
+    return _suffix_format(plain) or "ramulator"
 
 
 def export_format(path: str, given: str | None) -> str:

@@ -285,6 +285,15 @@ def test_a_trace_suffix_gives_its_format_and_format_overrides_it(memtint, clean_
         code, out, err = memtint("dram", "--machine", "ddr4-2400", "--trace", trace, "--json", "-")
         stats = json.loads(out)
         assert code == 0 and (stats["reads"], stats["writes"]) == (2, 1), err
+    # DRAMSim2's own names pick its format, each kind read as DRAMSim2 reads it.
+    for name, text, counts in (("k6_x.trc", k6, (2, 1)), ("mase_art.trc", "0x40 IFETCH 1\n0x80 WRITE 5\n", (1, 1)),
+                               ("misc_a.trc", "0x40 read\n0x80 write 00ff\n0xc0 write\n", (1, 2))):
+        trace = tmp_path / (name + ".gz")
+        trace.write_bytes(gzip.compress(text.encode()))
+        code, out, err = memtint("dram", "--machine", "ddr4-2400", "--trace", trace, "--json", "-")
+        assert code == 0, err
+        stats = json.loads(out)
+        assert (stats["reads"], stats["writes"]) == counts and stats["config"]["timestamped"], (name, err)
     # --format wins over the suffix: Ramulator's format has no third field.
     clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", tmp_path / "k6.dramsim2", "--format", "ramulator"),
                 "k6.dramsim2:1:")

@@ -6,8 +6,13 @@
 //! * DRAMSim3: `<addr> READ|WRITE <cycle>`, e.g. `0x12345680 READ 42`; the arrival cycle must
 //!   not decrease from one request to the next (equal is fine), nor exceed `MAX_ARRIVAL`.
 //! * Ramulator 2 (its `LoadStoreTrace` frontend): `LD|ST <addr>`, e.g. `LD 0x12345680`; untimed.
-//! * DRAMSim2 (its k6 trace): `<addr> P_MEM_RD|P_MEM_WR|P_FETCH|P_LOCK_RD|P_LOCK_WR|BOFF <cycle>`,
-//!   e.g. `0x12345680 P_MEM_RD 42`; timed as DRAMSim3's.
+//! * DRAMSim2, its three trace kinds (its TraceBasedSim picks one by the file name's prefix; here
+//!   the first request line's operation picks it, and the rest of the file must be of that kind):
+//!   k6 `<addr> P_MEM_RD|P_MEM_WR|P_FETCH|P_LOCK_RD|P_LOCK_WR|BOFF <cycle>`, e.g.
+//!   `0x12345680 P_MEM_RD 42`; mase `<addr> IFETCH|READ|WRITE <cycle>` (its sample traces);
+//!   misc `<addr> read|write [<data>]`, which has no cycle, so every line arrives at cycle 0 (as
+//!   DRAMSim2 issues it as soon as the controller takes it) and its hex data is ignored. Timed
+//!   as DRAMSim3's.
 //!
 //! The first two accept either spelling of the operation (`R`/`W`/`READ`/`WRITE`, any case);
 //! Ramulator 2's and DRAMSim2's are exactly theirs, as they read them.
@@ -92,6 +97,8 @@ pub struct DramTraceReader {
     format: DramTraceFormat,
     /// Arrival cycle of the previous request (DRAMSim3), to reject cycles that go backwards.
     prev_cycle: Option<Cycle>,
+    /// DRAMSim2: the kind of the file's first request line and its line number.
+    dramsim2_kind: Option<(Dramsim2Kind, u64)>,
     /// The first line whose address, read as decimal, the format's simulator reads otherwise:
     /// its number and the address.
     unprefixed: Option<(u64, u64)>,
@@ -111,7 +118,7 @@ impl std::fmt::Debug for DramTraceReader {
 impl DramTraceReader {
     /// Opens `path`; detects gzip by content (magic bytes `1f 8b`), not by extension.
     pub fn open(path: &Path, format: DramTraceFormat) -> Result<Self> {
-        Ok(DramTraceReader { input: LineReader::open(path)?, format, prev_cycle: None, unprefixed: None })
+        Ok(DramTraceReader { input: LineReader::open(path)?, format, prev_cycle: None, dramsim2_kind: None, unprefixed: None })
     }
 
     /// Lines consumed so far, blank and comment lines included.
@@ -135,7 +142,19 @@ impl DramTraceReader {
     /// Checks the arrival order and builds the request for the line just consumed.
     #[inline]
     fn accept(&mut self, parsed: ParsedLine) -> Result<DramRequest> {
-        let ParsedLine { addr, is_write, cycle, prefixed } = parsed;
+        let ParsedLine { addr, is_write, cycle, prefixed, dramsim2_kind } = parsed;
+        if let Some(kind) = dramsim2_kind {
+            match self.dramsim2_kind {
+                None => self.dramsim2_kind = Some((kind, self.input.lines_read())),
+                Some((first, line)) if first != kind => {
+                    return Err(self.input.parse_error(
+                        self.input.lines_read(),
+                        format!("a {} line in a {} trace (line {line}); DRAMSim2 reads one kind per file", kind.name(), first.name()),
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
         // One digit reads the same in both bases.
         if !prefixed && addr >= 10 && self.unprefixed.is_none() && self.format.unprefixed_reading().is_some() {
             self.unprefixed = Some((self.input.lines_read(), addr));
@@ -229,7 +248,7 @@ fn parse_fast(s: &[u8], format: DramTraceFormat) -> Option<(usize, ParsedLine)> 
         }
     };
     let len = fast_line_end(s, i)?;
-    Some((len, ParsedLine { addr, is_write, cycle, prefixed: s[1] | 0x20 == b'x' }))
+    Some((len, ParsedLine { addr, is_write, cycle, prefixed: s[1] | 0x20 == b'x', dramsim2_kind: None }))
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -239,6 +258,26 @@ struct ParsedLine {
     cycle: Option<Cycle>,
     /// The address was written with 0x.
     prefixed: bool,
+    /// A DRAMSim2 line's kind.
+    dramsim2_kind: Option<Dramsim2Kind>,
+}
+
+/// DRAMSim2's trace kinds (its `TraceType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dramsim2Kind {
+    K6,
+    Mase,
+    Misc,
+}
+
+impl Dramsim2Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Dramsim2Kind::K6 => "k6",
+            Dramsim2Kind::Mase => "mase",
+            Dramsim2Kind::Misc => "misc",
+        }
+    }
 }
 
 /// Parses one line; `Ok(None)` for blank and comment lines, `Err(reason)` for malformed ones.
@@ -254,32 +293,58 @@ fn parse_line(line: &[u8], format: DramTraceFormat) -> std::result::Result<Optio
     let addr_field = first;
     let addr = parse_addr(addr_field)?;
 
-    let (expected_op, parse): (&str, fn(&[u8]) -> Option<bool>) = match format {
-        DramTraceFormat::Ramulator | DramTraceFormat::Ramulator2 => ("R or W", parse_op),
-        DramTraceFormat::DramSim3 => ("READ or WRITE", parse_op),
-        DramTraceFormat::DramSim2 => (DRAMSIM2_OPS, parse_dramsim2_op),
-    };
+    let prefixed = addr_field.len() > 1 && addr_field[1] | 0x20 == b'x';
+    if format == DramTraceFormat::DramSim2 {
+        return parse_dramsim2(addr, prefixed, rest).map(Some);
+    }
+
+    let expected_op = if format == DramTraceFormat::DramSim3 { "READ or WRITE" } else { "R or W" };
     let is_write = match next_field(&mut rest) {
         None => return Err(format!("expected {expected_op} after the address, found the end of the line")),
-        Some(op) => parse(op).ok_or_else(|| format!("expected {expected_op} after the address, found '{}'", show(op)))?,
+        Some(op) => parse_op(op).ok_or_else(|| format!("expected {expected_op} after the address, found '{}'", show(op)))?,
     };
 
     let cycle = match format {
-        DramTraceFormat::Ramulator | DramTraceFormat::Ramulator2 => None,
         DramTraceFormat::DramSim3 => match next_field(&mut rest) {
             None => return Err("missing the cycle field (DRAMSim3 format: <addr> READ|WRITE <cycle>)".into()),
             Some(c) => Some(parse_cycle(c)?),
         },
-        DramTraceFormat::DramSim2 => match next_field(&mut rest) {
-            None => return Err("missing the cycle field (DRAMSim2's k6 format: <addr> P_MEM_RD|P_MEM_WR|... <cycle>)".into()),
-            Some(c) => Some(parse_cycle(c)?),
-        },
+        _ => None,
     };
 
     if let Some(extra) = next_field(&mut rest) {
         return Err(format!("unexpected extra field '{}'", show(extra)));
     }
-    Ok(Some(ParsedLine { addr, is_write, cycle, prefixed: addr_field.len() > 1 && addr_field[1] | 0x20 == b'x' }))
+    Ok(Some(ParsedLine { addr, is_write, cycle, prefixed, dramsim2_kind: None }))
+}
+
+/// A DRAMSim2 line after its address: the operation names the kind (k6, mase or misc); k6 and
+/// mase lines end with their cycle, a misc line with optional hex data.
+fn parse_dramsim2(addr: u64, prefixed: bool, mut rest: &[u8]) -> std::result::Result<ParsedLine, String> {
+    let Some(op) = next_field(&mut rest) else {
+        return Err(format!("expected {DRAMSIM2_OPS} after the address, found the end of the line"));
+    };
+    let (kind, is_write) =
+        parse_dramsim2_op(op).ok_or_else(|| format!("expected {DRAMSIM2_OPS} after the address, found '{}'", show(op)))?;
+    let cycle = match (kind, next_field(&mut rest)) {
+        (Dramsim2Kind::Misc, None) => 0,
+        (Dramsim2Kind::Misc, Some(data)) => match data.iter().all(u8::is_ascii_hexdigit) {
+            true => 0,
+            false => return Err(format!("expected hex data after misc's {}, found '{}'", show(op), show(data))),
+        },
+        (_, None) => {
+            return Err(format!(
+                "missing the cycle field (DRAMSim2's {} kind: <addr> {} <cycle>)",
+                kind.name(),
+                if kind == Dramsim2Kind::K6 { "P_MEM_RD|P_MEM_WR|..." } else { "IFETCH|READ|WRITE" }
+            ))
+        }
+        (_, Some(c)) => parse_cycle(c)?,
+    };
+    if let Some(extra) = next_field(&mut rest) {
+        return Err(format!("unexpected extra field '{}'", show(extra)));
+    }
+    Ok(ParsedLine { addr, is_write, cycle: Some(cycle), prefixed, dramsim2_kind: Some(kind) })
 }
 
 /// Ramulator 2's `LD|ST <addr>` after its operation `op` (exactly `LD` or `ST`, as Ramulator 2
@@ -298,17 +363,23 @@ fn parse_load_store(op: &[u8], mut rest: &[u8]) -> std::result::Result<ParsedLin
         return Err(format!("unexpected extra field '{}'", show(extra)));
     }
     // Ramulator 2 reads an address without 0x as decimal, as memtint does: nothing to point out.
-    Ok(ParsedLine { addr, is_write, cycle: None, prefixed: true })
+    Ok(ParsedLine { addr, is_write, cycle: None, prefixed: true, dramsim2_kind: None })
 }
 
-const DRAMSIM2_OPS: &str = "P_MEM_RD, P_MEM_WR, P_FETCH, P_LOCK_RD, P_LOCK_WR or BOFF (DRAMSim2's k6 trace)";
+const DRAMSIM2_OPS: &str =
+    "P_MEM_RD, P_MEM_WR, P_FETCH, P_LOCK_RD, P_LOCK_WR or BOFF (DRAMSim2's k6 kind), IFETCH, READ or WRITE (mase), read or write (misc)";
 
-/// DRAMSim2's k6 operations, exactly as its TraceBasedSim reads them: `P_MEM_WR` and `BOFF`
-/// write; `P_MEM_RD`, `P_FETCH`, `P_LOCK_RD` and `P_LOCK_WR` read. `Some(is_write)`.
-fn parse_dramsim2_op(op: &[u8]) -> Option<bool> {
+/// DRAMSim2's operations, exactly as its TraceBasedSim reads them: k6's `P_MEM_WR` and `BOFF`
+/// write, `P_MEM_RD`, `P_FETCH`, `P_LOCK_RD` and `P_LOCK_WR` read; mase's `WRITE` writes,
+/// `IFETCH` and `READ` read; misc's `write` and `read`. `Some((kind, is_write))`.
+fn parse_dramsim2_op(op: &[u8]) -> Option<(Dramsim2Kind, bool)> {
     match op {
-        b"P_MEM_WR" | b"BOFF" => Some(true),
-        b"P_MEM_RD" | b"P_FETCH" | b"P_LOCK_RD" | b"P_LOCK_WR" => Some(false),
+        b"P_MEM_WR" | b"BOFF" => Some((Dramsim2Kind::K6, true)),
+        b"P_MEM_RD" | b"P_FETCH" | b"P_LOCK_RD" | b"P_LOCK_WR" => Some((Dramsim2Kind::K6, false)),
+        b"WRITE" => Some((Dramsim2Kind::Mase, true)),
+        b"IFETCH" | b"READ" => Some((Dramsim2Kind::Mase, false)),
+        b"write" => Some((Dramsim2Kind::Misc, true)),
+        b"read" => Some((Dramsim2Kind::Misc, false)),
         _ => None,
     }
 }
@@ -512,15 +583,41 @@ mod tests {
         );
         for (line, needle) in [
             ("0x40 p_mem_rd 0\n", "expected P_MEM_RD, P_MEM_WR"),
-            ("0x40 READ 0\n", "expected P_MEM_RD, P_MEM_WR"),
+            ("0x40 Read 0\n", "found 'Read'"),
             ("0x40 P_I/O_RD 0\n", "found 'P_I/O_RD'"),
-            ("0x40 P_MEM_RD\n", "missing the cycle field (DRAMSim2's k6 format"),
+            ("0x40 P_MEM_RD\n", "missing the cycle field (DRAMSim2's k6 kind"),
             ("0x40 P_MEM_RD 5 7\n", "unexpected extra field '7'"),
         ] {
             assert_parse_error(line, DramTraceFormat::DramSim2, 1, needle);
         }
         assert_parse_error("0x40 P_MEM_RD 5\n0x80 P_MEM_WR 4\n", DramTraceFormat::DramSim2, 2, "earlier than the previous line's 5");
         assert!(DramTraceFormat::DramSim2.is_timed() && !DramTraceFormat::Ramulator2.is_timed());
+    }
+
+    /// DRAMSim2's other kinds: mase (its sample traces: IFETCH and READ read, WRITE writes, a
+    /// cycle) and misc (read/write, optional hex data, no cycle: every line at cycle 0); one kind
+    /// per file, as DRAMSim2 reads one kind per file.
+    #[test]
+    fn dramsim2_mase_and_misc_lines_are_read_as_dramsim2_reads_them() {
+        let mase = "0x7FFF1A40 IFETCH 1\n0x40 READ 3\n0x80 WRITE 3\n";
+        assert_eq!(
+            read_str(mase, DramTraceFormat::DramSim2).unwrap(),
+            vec![req(0x7fff_1a40, false, Some(1)), req(0x40, false, Some(3)), req(0x80, true, Some(3))]
+        );
+        let misc = "0x40 read\n0x80 write 0123456789abcdef0123\n0xC0 write\n";
+        assert_eq!(
+            read_str(misc, DramTraceFormat::DramSim2).unwrap(),
+            vec![req(0x40, false, Some(0)), req(0x80, true, Some(0)), req(0xc0, true, Some(0))]
+        );
+        for (text, line, needle) in [
+            ("0x40 READ\n", 1, "missing the cycle field (DRAMSim2's mase kind"),
+            ("0x40 write zz\n", 1, "expected hex data after misc's write, found 'zz'"),
+            ("0x40 read 00 11\n", 1, "unexpected extra field '11'"),
+            ("0x40 READ 1\n0x80 P_MEM_RD 2\n", 2, "a k6 line in a mase trace (line 1)"),
+            ("0x40 P_MEM_RD 1\n# c\n0x80 read\n", 3, "a misc line in a k6 trace (line 1)"),
+        ] {
+            assert_parse_error(text, DramTraceFormat::DramSim2, line, needle);
+        }
     }
 
     #[test]
