@@ -1051,7 +1051,8 @@ def _sim(args: argparse.Namespace) -> int:
         if not args.export_dram:
             return api.run_sim_spec(spec)
         with produced_file(export_option, args.export_dram) as path:
-            spec["export_dram"] = {"path": path, "format": export_format(args.export_dram, args.export_format)}
+            spec["export_dram"] = {"path": path, "format": export_format(args.export_dram, args.export_format),
+                                   "gzip": args.export_dram.lower().endswith(".gz")}
             stats = api.run_sim_spec(spec)
         stats["export_dram"]["path"] = args.export_dram
         return stats
@@ -1132,8 +1133,9 @@ def trace_format(path: str) -> str:
 
 
 def export_format(path: str, given: str | None) -> str:
-    """The DRAM-stream export's format: as given, else from the file's suffix, else dramsim3."""
-    return given or _suffix_format(path) or "dramsim3"
+    """The DRAM-stream export's format: as given, else from the file's suffix before any .gz, else
+    dramsim3 (as ``dram --trace`` reads the file back)."""
+    return given or _suffix_format(path[:-3] if path.lower().endswith(".gz") else path) or "dramsim3"
 
 
 def _compare(args: argparse.Namespace) -> int:

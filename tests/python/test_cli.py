@@ -468,3 +468,13 @@ def test_an_error_in_a_machine_file_names_that_files_line(memtint, clean_error, 
     machine.write_text("\n".join(lines) + "\n")
     line = clean_error(memtint("sim", run), "nodes[1].dram.mapping: unknown mapping 'RoRaBaCCh'")
     assert line.startswith(f"memtint: error: {machine}:{node_dram}: "), line
+    # A device file that is not there, and a scheduler no registry has: the key and its line,
+    # where the file's name or the registry's complaint alone used to be all.
+    one = tmp_path / "one.toml"
+    one.write_text('name = "one"\ndescription = "d"\n[dram]\ndevice = "gone.toml"\ndensity_gbit = 8\n'
+                   'device_width = 8\nchannels = 1\nranks = 1\nmapping = "RoBaRaCoCh"\n')
+    line = clean_error(memtint("dram", "--machine", one, "--generate", "random", "--requests", "100"), "gone.toml")
+    assert line.startswith(f"memtint: error: {one}:4: ") and "dram.device" in line, line
+    one.write_text(one.read_text().replace('"gone.toml"', '"ddr4-2400"') + '[controller]\nscheduler = "fifo"\n')
+    line = clean_error(memtint("dram", "--machine", one, "--generate", "random", "--requests", "100"), "fifo")
+    assert line.startswith(f"memtint: error: {one}:11: ") and "controller.scheduler" in line, line

@@ -388,15 +388,27 @@ impl MemoryConfig {
 
     fn resolve_memory(machine: &MachineConfig, d: &DramConfig, controller: &ControllerConfig) -> Result<Self> {
         // A name no preset has is the key's fault: said with it (and a node's index, by the caller).
+        // So is a file it names that cannot be read.
         let at = |key: &'static str| {
             move |e: Error| match e {
-                Error::UnknownName { .. } => Error::config(format!("dram.{key}"), e.to_string()),
+                Error::UnknownName { .. } | Error::Io { .. } => Error::config(format!("dram.{key}"), e.to_string()),
                 e => e,
             }
         };
         let device = presets::device(&d.device).map_err(at("device"))?;
         let org = device.organisation(d.density_gbit, d.device_width, d.channels, d.ranks, d.bus_width_bits)?;
-        controller.validate()?;
+        controller.validate().map_err(|e| match e {
+            Error::UnknownName { kind, .. } => {
+                let key = match kind {
+                    "scheduler" => "scheduler",
+                    "row policy" => "row_policy",
+                    "refresh manager" => "refresh",
+                    other => other,
+                };
+                Error::config(format!("controller.{key}"), e.to_string())
+            }
+            e => e,
+        })?;
         let timing = refresh_timing(&device, d, controller, device.timing(d.density_gbit, d.device_width)?)?;
         let mapping = resolve_mapping(&d.mapping, &org).map_err(at("mapping"))?;
         Ok(MemoryConfig { machine: machine.clone(), device, org, timing, mapping, controller: controller.clone(), topology: None })

@@ -195,6 +195,10 @@ impl ControllerConfig {
     }
 
     pub fn validate(&self) -> Result<()> {
+        // Components by name, checked here so a machine file's mistake is named by its key.
+        crate::controller::scheduler::info(&self.scheduler)?;
+        crate::controller::row_policy::ROW_POLICIES.get(&self.row_policy)?;
+        crate::controller::refresh::REFRESH_MANAGERS.get(&self.refresh)?;
         let w = self.writes()?;
         QUEUE_ENTRIES.check("controller.read_queue", self.read_queue as u64)?;
         QUEUE_ENTRIES.check("controller.write_queue", w.queue as u64)?;
@@ -264,6 +268,14 @@ impl ControllerConfig {
                     warnings.push(format!("[controller.{name}] is set but controller.{selector} = \"{chosen}\": nothing reads it"));
                 }
             }
+        }
+        // With one write enough to drain an idle queue, no write ever waits for the timeout.
+        if self.write_idle_drain_timeout.is_some() && self.writes().is_ok_and(|w| w.idle_drain_min == 1) {
+            warnings.push(
+                "controller.write_idle_drain_timeout is set but write_idle_drain_min is 1 (as write_handling = \"ramulator\" has it): \
+                 an idle queue drains at its first write, so nothing waits for the timeout"
+                    .to_string(),
+            );
         }
         Ok(warnings)
     }

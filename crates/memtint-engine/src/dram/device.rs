@@ -3,7 +3,11 @@
 
 use crate::dram::{Organisation, Standard, TimingParams};
 use crate::error::{Error, Result};
-use crate::params::LATENCY_CYCLES;
+use crate::params::{Bound, LATENCY_CYCLES};
+
+/// Column commands a throttle window admits (`timing.column_window_commands`).
+const COLUMN_COMMANDS: Bound =
+    Bound { min: 1, max: 100_000, unit: "commands", why: "a window holds as many bursts as its cycles allow at most" };
 use serde::Deserialize;
 
 /// A speed bin as written in its preset file.
@@ -131,7 +135,6 @@ impl RawTiming {
             ("tPBR2PBR", self.tPBR2PBR),
             ("tREFSBRD", self.tREFSBRD),
             ("column_window", self.column_window),
-            ("column_window_commands", self.column_window_commands),
         ];
         out.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v, 1))));
         out
@@ -160,6 +163,9 @@ impl DeviceSpec {
         for (key, v, min) in t.cycles() {
             LATENCY_CYCLES.from(min).check(at(&format!("timing.{key}")), v)?;
         }
+        if let Some(n) = t.column_window_commands {
+            COLUMN_COMMANDS.check(at("timing.column_window_commands"), n)?;
+        }
         self.timing_base().map_err(|e| match e {
             Error::Config { field, reason } => Error::config(at(&field), reason),
             e => e,
@@ -170,6 +176,17 @@ impl DeviceSpec {
                 if l < s {
                     return Err(Error::config(at(&format!("timing.{name}_L")), format!("must be at least {name}_S ({s}), got {l}")));
                 }
+            }
+        }
+        // A burst holds the data bus for tBL cycles: column commands closer than that would
+        // overlap their data (and report more bandwidth than the bus has).
+        if let Some(s) = t.tCCD_S.or(t.tCCD) {
+            if s < t.tBL {
+                let key = if t.tCCD_S.is_some() { "timing.tCCD_S" } else { "timing.tCCD" };
+                return Err(Error::config(
+                    at(key),
+                    format!("must be at least tBL ({}): bursts would overlap on the data bus, got {s}", t.tBL),
+                ));
             }
         }
         // A row stays open at least until its column command, and a row cycle is its open and
@@ -224,6 +241,40 @@ impl DeviceSpec {
                 return Err(Error::config(
                     at(&format!("organisation[{i}].{banks_key}")),
                     format!("must be at most 32 (devices have 2 to 8), got {banks}"),
+                ));
+            }
+            // Address bits select the levels, so a device's width and its cells are powers of
+            // two, and they add up to the density the machine selects it by.
+            if o.device_width == 0 || !o.device_width.is_power_of_two() {
+                return Err(Error::config(
+                    at(&format!("organisation[{i}].device_width")),
+                    format!("must be a power of two (x4, x8, x16, ...), got {}", o.device_width),
+                ));
+            }
+            let bits = o.rows as u128 * o.columns as u128 * (groups * banks) as u128 * o.device_width as u128;
+            if bits != (o.density_gbit as u128) << 30 {
+                return Err(Error::config(
+                    at(&format!("organisation[{i}]")),
+                    format!(
+                        "rows x columns x banks x device_width = {} x {} x {} x {} is {} Gbit, not its density_gbit {}",
+                        o.rows,
+                        o.columns,
+                        groups * banks,
+                        o.device_width,
+                        bits as f64 / (1u64 << 30) as f64,
+                        o.density_gbit
+                    ),
+                ));
+            }
+            if let Some(j) =
+                self.organisation[..i].iter().position(|p| (p.density_gbit, p.device_width) == (o.density_gbit, o.device_width))
+            {
+                return Err(Error::config(
+                    at(&format!("organisation[{i}]")),
+                    format!(
+                        "{}Gb x{} is listed twice (organisation[{j}] too): a machine selects one by density and width",
+                        o.density_gbit, o.device_width
+                    ),
                 ));
             }
             let key = format!("organisation[{i}].tRFC_ns");

@@ -96,6 +96,37 @@ impl PowerSpec {
         if self.idd3n < self.idd2n {
             return Err(("idd3n", format!("must be at least idd2n ({} mA), got {}", self.idd2n, self.idd3n)));
         }
+        if self.idd5b < self.idd3n {
+            return Err(("idd5b", format!("must be at least idd3n ({} mA), got {}", self.idd3n, self.idd5b)));
+        }
+        // The wordline supply (DDR4's VPP) draws current in every state, and its figures obey the
+        // same order as VDD's; a missing one reads as 0, so with vpp set each must be given.
+        let ipp = [
+            ("ipp0", self.ipp0),
+            ("ipp2n", self.ipp2n),
+            ("ipp3n", self.ipp3n),
+            ("ipp4r", self.ipp4r),
+            ("ipp4w", self.ipp4w),
+            ("ipp5b", self.ipp5b),
+        ];
+        if self.vpp > 0.0 {
+            if let Some((k, _)) = ipp.iter().find(|(_, v)| *v == 0.0) {
+                return Err((k, "must be given, above 0 mA: vpp is set and its rail draws current in every state".into()));
+            }
+            for (k, v, base, of) in [
+                ("ipp0", self.ipp0, self.ipp3n, "ipp3n"),
+                ("ipp4r", self.ipp4r, self.ipp3n, "ipp3n"),
+                ("ipp4w", self.ipp4w, self.ipp3n, "ipp3n"),
+                ("ipp5b", self.ipp5b, self.ipp3n, "ipp3n"),
+                ("ipp3n", self.ipp3n, self.ipp2n, "ipp2n"),
+            ] {
+                if v < base {
+                    return Err((k, format!("must be at least {of} ({base} mA), got {v}")));
+                }
+            }
+        } else if let Some((k, _)) = ipp.iter().chain(&[("ipp5pb", self.ipp5pb)]).find(|(_, v)| *v > 0.0) {
+            return Err((k, "is the vpp rail's current; vpp is 0 (not given)".into()));
+        }
         match (per_bank, self.idd5pb > 0.0 || self.ipp5pb > 0.0) {
             (true, _) if self.idd5pb < self.idd2n => {
                 return Err((

@@ -40,8 +40,9 @@ pub struct DramRunSpec {
     #[serde(default)]
     pub overrides: Option<serde_json::Value>,
     pub workload: WorkloadSpec,
-    #[serde(default = "default_outstanding")]
-    pub outstanding: usize,
+    /// Requests in flight of an untimed workload (default 32); a timed trace's arrivals set them.
+    #[serde(default)]
+    pub outstanding: Option<usize>,
     #[serde(default)]
     pub check: bool,
     #[serde(default)]
@@ -59,9 +60,7 @@ pub struct DramRunSpec {
     pub export_drampower: Option<PathBuf>,
 }
 
-fn default_outstanding() -> usize {
-    32
-}
+const DEFAULT_OUTSTANDING: usize = 32;
 
 fn one_source() -> u32 {
     1
@@ -184,7 +183,7 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
         cycle_by_cycle: spec.cycle_by_cycle,
         sources: spec.sources,
         isa: spec.vector_isa.as_deref().map(VectorIsa::from_name).transpose()?,
-        ..DramSimOptions::new(spec.outstanding)
+        ..DramSimOptions::new(spec.outstanding.unwrap_or(DEFAULT_OUTSTANDING))
     };
     let (mem, totals) = simulate(&cfg, source.as_mut(), timestamped, opts)?;
     if totals.requests == 0 {
@@ -195,6 +194,11 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
     let mut stats = dram_report::report(&cfg, &mem, &totals, opts);
     if let Some(w) = stats["warnings"].as_array_mut() {
         w.extend(source.warnings().into_iter().map(serde_json::Value::from));
+        if timestamped && spec.outstanding.is_some() {
+            w.push(
+                "outstanding is set but the trace is timed: each request arrives at its cycle, so nothing limits requests in flight".into(),
+            );
+        }
     }
     // The workload as given, so the statistics say how to reproduce them.
     stats["config"]["workload"] = serde_json::to_value(&spec.workload).expect("workload serialises");

@@ -21,6 +21,32 @@ pub struct DramExportSpec {
     /// `dramsim3` (default), `ramulator`, `ramulator2` or `dramsim2`.
     #[serde(default = "default_format")]
     pub format: String,
+    /// Gzip-compress the file (`memtint sim --export-dram x.dramsim3.gz`); every reader of DRAM
+    /// traces takes gzip by its content.
+    #[serde(default)]
+    pub gzip: bool,
+}
+
+/// Where the lines go: the file, or a gzip stream into it.
+enum Sink {
+    Plain(File),
+    Gzip(flate2::write::GzEncoder<File>),
+}
+
+impl Write for Sink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Plain(f) => f.write(b),
+            Sink::Gzip(g) => g.write(b),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Plain(f) => f.flush(),
+            Sink::Gzip(g) => g.flush(),
+        }
+    }
 }
 
 fn default_format() -> String {
@@ -29,7 +55,7 @@ fn default_format() -> String {
 
 /// An open export: one line per request, buffered.
 pub struct DramExport {
-    out: BufWriter<File>,
+    out: BufWriter<Sink>,
     format: DramTraceFormat,
     path: String,
     /// Requests written.
@@ -40,7 +66,8 @@ impl DramExport {
     pub fn create(spec: &DramExportSpec) -> Result<Self> {
         let format = DramTraceFormat::from_name(&spec.format).map_err(|e| Error::config("export_dram.format", e.to_string()))?;
         let file = File::create(&spec.path).map_err(|e| Error::config("export_dram.path", format!("{}: cannot create: {e}", spec.path)))?;
-        Ok(DramExport { out: BufWriter::with_capacity(1 << 16, file), format, path: spec.path.clone(), requests: 0 })
+        let sink = if spec.gzip { Sink::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::fast())) } else { Sink::Plain(file) };
+        Ok(DramExport { out: BufWriter::with_capacity(1 << 16, sink), format, path: spec.path.clone(), requests: 0 })
     }
 
     #[inline]
@@ -57,7 +84,13 @@ impl DramExport {
 
     pub fn finish(mut self) -> Result<u64> {
         self.out.flush().map_err(|e| self.error(e))?;
-        Ok(self.requests)
+        let (requests, path) = (self.requests, std::mem::take(&mut self.path));
+        let error = |e: std::io::Error| Error::config("export_dram.path", format!("{path}: cannot write: {e}"));
+        match self.out.into_inner().map_err(|e| error(e.into_error()))? {
+            Sink::Gzip(g) => g.finish().map(drop).map_err(error)?,
+            Sink::Plain(_) => {}
+        }
+        Ok(requests)
     }
 
     fn error(&self, e: std::io::Error) -> Error {

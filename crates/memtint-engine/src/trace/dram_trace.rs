@@ -313,7 +313,11 @@ fn parse_line(line: &[u8], format: DramTraceFormat) -> std::result::Result<Optio
     };
 
     if let Some(extra) = next_field(&mut rest) {
-        return Err(format!("unexpected extra field '{}'", show(extra)));
+        // A cycle after the operation: the timed format (the default of a DRAM-stream export).
+        let timed = format == DramTraceFormat::Ramulator && rest.trim_ascii().is_empty() && extra.iter().all(u8::is_ascii_digit);
+        let hint =
+            if timed { " (a cycle: the line is DRAMSim3's timed <addr> READ|WRITE <cycle>; read it as format dramsim3)" } else { "" };
+        return Err(format!("unexpected extra field '{}'{hint}", show(extra)));
     }
     Ok(Some(ParsedLine { addr, is_write, cycle, prefixed, dramsim2_kind: None }))
 }
@@ -592,6 +596,12 @@ mod tests {
         }
         assert_parse_error("0x40 P_MEM_RD 5\n0x80 P_MEM_WR 4\n", DramTraceFormat::DramSim2, 2, "earlier than the previous line's 5");
         assert!(DramTraceFormat::DramSim2.is_timed() && !DramTraceFormat::Ramulator2.is_timed());
+    }
+
+    #[test]
+    fn a_timed_line_read_as_ramulator_says_which_format_it_is() {
+        assert_parse_error("0x40 READ 12\n", DramTraceFormat::Ramulator, 1, "unexpected extra field '12' (a cycle: the line is DRAMSim3's");
+        assert_parse_error("0x40 R x\n", DramTraceFormat::Ramulator, 1, "unexpected extra field 'x'");
     }
 
     /// DRAMSim2's other kinds: mase (its sample traces: IFETCH and READ read, WRITE writes, a

@@ -158,10 +158,43 @@ fn an_impossible_device_is_refused_naming_the_file_and_the_key() {
         ("CL", "-1", "timing.CL: invalid value: integer `-1`, expected u64"),
         ("banks_per_group", "256", "organisation[0].banks_per_group: must be at most 32 (devices have 2 to 8), got 256"),
         ("rows", "1000", "organisation[0].rows: must be a non-zero power of two, got 1000"),
+        // A burst longer than the column gap reported 18.3 GB/s on a 9.6 GB/s bus.
+        ("tBL", "8", "timing.tCCD_S: must be at least tBL (8): bursts would overlap on the data bus, got 4"),
+        // A device of 128 KiB ran as "8 Gb"; widths of 3 or 128 scaled energy by devices that cannot be.
+        (
+            "rows",
+            "65536",
+            "organisation[0]: rows x columns x banks x device_width = 65536 x 1024 x 16 x 8 is 8 Gbit, not its density_gbit 4",
+        ),
+        ("device_width", "3", "organisation[0].device_width: must be a power of two (x4, x8, x16, ...), got 3"),
     ] {
         let device = device_with(key, value);
         let e = device_err(&device);
         assert!(e.contains(&device.0.display().to_string()) && e.contains(expected), "{key} = {value}: {e}");
+    }
+    // The same organisation twice: the first won in silence.
+    let twice = DDR4_2400.replacen(
+        "density_gbit = 16\ndevice_width = 8\nbank_groups = 4\nbanks_per_group = 4\nrows = 131072",
+        "density_gbit = 8\ndevice_width = 8\nbank_groups = 4\nbanks_per_group = 4\nrows = 65536",
+        1,
+    );
+    let e = device_err(&TempFile::new("twice.toml", twice.as_bytes()));
+    assert!(e.contains("organisation[2]: 8Gb x8 is listed twice (organisation[1] too)"), "{e}");
+    // A throttle's command count is a count, not cycles.
+    let throttled = DDR4_2400.replacen("tREFI = 9360", "column_window = 100\ncolumn_window_commands = 0\ntREFI = 9360", 1);
+    let e = device_err(&TempFile::new("throttle.toml", throttled.as_bytes()));
+    assert!(e.contains("timing.column_window_commands: must be between 1 and 100000 commands"), "{e}");
+    // The VPP currents obey VDD's rules: negative ACT energy came of ipp2n above ipp3n.
+    for (from, to, expected) in [
+        ("ipp2n = 3.0", "ipp2n = 50.0", "power.ipp3n: must be at least ipp2n (50 mA), got 3"),
+        ("ipp0 = 3.0, ", "", "power.ipp0: must be given, above 0 mA: vpp is set"),
+        ("ipp5b = 28.0", "ipp5b = 1.0", "power.ipp5b: must be at least ipp3n (3 mA), got 1"),
+        ("vpp = 2.5, ", "", "power.ipp0: is the vpp rail's current; vpp is 0 (not given)"),
+        ("idd5b = 250.0", "idd5b = 40.0", "power.idd5b: must be at least idd3n (43 mA), got 40"),
+    ] {
+        assert!(DDR4_2400.contains(from), "{from}");
+        let e = device_err(&TempFile::new("power.toml", DDR4_2400.replacen(from, to, 1).as_bytes()));
+        assert!(e.contains(&format!("organisation[1].{expected}")), "{from} -> {to}: {e}");
     }
 }
 
@@ -274,4 +307,28 @@ fn same_bank_refresh_timing_is_refused_where_it_does_not_belong_or_is_missing() 
     assert!(e.contains("dev.toml: timing.tREFSBRD: is required: DDR5 devices refresh same bank (REFSB)"), "{e}");
     let e = err(ddr5.replacen("tRFCsb_ns = 115", "tRFCsb_ns = 500", 1));
     assert!(e.contains("organisation[0].tRFCsb_ns: must be above 0 and at most tRFC_ns (195 ns), got 500"), "{e}");
+}
+
+/// Two settings a run ignores, said: `outstanding` on a timed trace, and the idle-drain timeout
+/// where one write already drains an idle queue (Ramulator's rule).
+#[test]
+fn settings_a_dram_run_ignores_are_warned_of() {
+    let warnings = |spec: serde_json::Value| -> String {
+        let out: serde_json::Value = serde_json::from_str(&run_json(&spec.to_string()).unwrap()).unwrap();
+        out["warnings"].to_string()
+    };
+    let trace = TempFile::new("timed.dramsim3", b"0x0 READ 1\n0x40 READ 2\n0x80 WRITE 9\n");
+    let timed = |extra: serde_json::Value| {
+        let mut s = serde_json::json!({"machine": "ddr4-2400", "workload": {"trace": {"path": trace.0, "format": "dramsim3"}}});
+        s.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        s
+    };
+    assert!(warnings(timed(serde_json::json!({"outstanding": 4}))).contains("outstanding is set but the trace is timed"));
+    assert!(!warnings(timed(serde_json::json!({}))).contains("outstanding"));
+    let generated = |handling: &str| {
+        serde_json::json!({"machine": "ddr4-2400", "workload": {"generate": {"kind": "mix", "requests": 500}},
+                           "overrides": {"controller": {"write_handling": handling, "write_idle_drain_timeout": 5}}})
+    };
+    assert!(warnings(generated("ramulator")).contains("write_idle_drain_timeout is set but write_idle_drain_min is 1"));
+    assert!(!warnings(generated("batched")).contains("write_idle_drain_timeout"));
 }
