@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memtint.api import MemtintError
-from memtint.reproduce import PAPERS, common, figures, reproduce, verdict
+from memtint.reproduce import PAPERS, camc, common, figures, refresh, reproduce, tiering, verdict
 
 
 # --- the verdict rule --------------------------------------------------------------------------
@@ -125,6 +125,80 @@ def test_warmup_goes_into_run_specs_only_when_nonzero():
         assert all(j["spec"].get("warmup") == (None if j.get("kind") == "rt" else 5000) for j in jobs), name
     jobs = PAPERS["tiering"].Experiment(common.Settings(seeds=1, quick=True, warmup=10**9)).plan()
     assert {j["spec"]["warmup"] for j in jobs} == {PAPERS["tiering"].WARMUP_CAP}
+
+
+def test_each_report_states_the_warm_up_its_runs_have():
+    """The set-up's warm-up line is the paper's own: capped per thread where its runs are many-threaded,
+    none for real-time runs; the index names the exceptions."""
+    from memtint.reproduce import RUN_LENGTHS, bpm, hvr, warmup_index_line, warmup_line
+
+    full = common.Settings(warmup=20_000_000)
+    assert warmup_line(bpm, full) == "warm-up: 20,000,000 instructions per core before statistics (run spec `warmup`)."
+    assert warmup_line(camc, full).startswith("warm-up: 500,000 instructions per thread before statistics")
+    assert "the rate-monotonic runs have none" in warmup_line(camc, full)
+    assert warmup_line(tiering, full).startswith("warm-up: 2,000,000 instructions per thread before statistics")
+    assert warmup_line(refresh, full).startswith("warm-up: none (every run is a real-time run")
+    assert "20,000,000" not in warmup_line(refresh, full)
+    index = warmup_index_line(full)
+    assert "but at most 2,000,000 per thread in tiering and 500,000 per thread in camc" in index, index
+    assert "none in camc's rate-monotonic runs and every run of refresh" in index, index
+    # The run lengths say what the runs are, HVR's rule study included.
+    assert f"{hvr.SIZES['full']['rule_instructions'] / 1e6:g} M with 4 in HVR's rule study" in RUN_LENGTHS
+    assert f"{bpm.SIZES['full']['instructions'] / 1e6:g} M instructions per core with 4 programs" in RUN_LENGTHS
+
+
+def test_the_index_says_shared_runs_count_in_each_paper(tmp_path):
+    from memtint.reproduce import report
+
+    papers = [{"name": n, "title": n, "seconds": 1.0, "runs": 2, "rows": []} for n in ("bpm", "hvr")]
+    text = Path(report.write_index(str(tmp_path), papers, ["3 simulations"], "memtint reproduce")).read_text()
+    assert "a run two papers share (the same run spec) counts in each of them; the totals above count it once" in text
+    assert "earlier run" not in text
+    papers[1] = {**papers[1], "verdicts": []}  # kept from an earlier run: the totals are not its
+    text = Path(report.write_index(str(tmp_path), papers, ["3 simulations"], "memtint reproduce")).read_text()
+    assert "the totals are this run's only: a paper marked as an earlier run's report keeps that run's" in text
+
+
+def test_tiering_classes_are_one_population_at_every_ratio_and_reach_dram():
+    """Bandwidth-intensive and non-intensive are classed once (Local at 2:1), as the thesis classes
+    its programs once; a program below MIN_DRAM_PKI is in neither class, whatever its slow-node share."""
+    e = tiering.Experiment(common.Settings(seeds=1))
+    e.pool = ["triad", "sort", "light", "xz"]
+    share = {2: {"triad": 0.9, "sort": 0.2, "light": 0.6, "xz": 0.1},
+             10: {"triad": 1.0, "sort": 0.9, "light": 0.9, "xz": 0.3}}
+    pki = {"triad": 30.0, "sort": 2.4, "light": 0.5, "xz": 0.2}
+    e.slow_node_share = lambda results, r, n: share[r][n]
+    e._local_pki = lambda results, r, n: pki[n]
+    assert e.members({}, True) == ["triad"]  # light (0.5 PKI) is not intensive; sort stays non-intensive at 10:1
+    assert e.members({}, False) == ["sort"]
+    assert e.unclassed({}) == ["light", "xz"]
+    assert "in neither, below 1: light (0.5), xz (0.2)" in e.classes_note({})
+
+
+def _rt_run(trfc, met, latency, utilisation=0.9, refs=8192, loads=1000):
+    return {"config": {"tRFC_ns": trfc, "tREFI_ns": 7800.0, "refs_per_window": refs, "colour_frame": 8, "unit_us": 1000.0},
+            "tasks": [{"loads": loads, "latency_ns": {"mean": latency}, "exec_mean": 1.0, "finished": 1}],
+            "refresh_met": met, "utilisation": utilisation, "latency_ns": {"max": 8e6}, "deadline_misses": 0}
+
+
+def test_refresh_causes_use_the_figures_of_the_scheme_the_claim_is_about():
+    """FGR 4x's claim is explained by FGR 4x's runs, Colored Refresh with JEDEC's count by its
+    bursts against its frames, not by auto-refresh's figures."""
+    e = refresh.Experiment(common.Settings(seeds=1, quick=True))
+    e.plan()
+    runs = {"auto": _rt_run(2001, 63_639, 245.1), "fgr4": _rt_run(946, 147_572, 183.3), "fgr2": _rt_run(1500, 90_000, 200.0),
+            "crs": _rt_run(2001, 0, 17.6, refs=1024), "cr": _rt_run(2001, 0, 21.5, refs=1024),
+            "cr-jedec": _rt_run(2001, 10, 105.8), "cr-none": _rt_run(2001, 0, 21.4), "auto-none": _rt_run(2001, 0, 17.5)}
+    results = {k: runs[key[1]] for key, k in e.keys.items()}
+    claims = {c["id"]: c for c in figures.load("refresh")["claim"]}
+    fgr4 = e._cause(claims["crs-fgr4-64gb"], results)
+    assert "147,572" in fgr4 and "tRFC 946 ns" in fgr4 and "183.3 ns" in fgr4 and "FGR 4x" in fgr4, fgr4
+    assert "63,639" not in fgr4 and "2001" not in fgr4, fgr4
+    auto = e._cause(claims["crs-auto-latency-64gb"], results)
+    assert "63,639" in auto and "auto-refresh" in auto, auto
+    jedec = e._cause(claims["cr-jedec-count-64gb"], results)
+    assert "8,192 REFs x tRFC 2001 ns = 16.4 ms against its 8 ms frame" in jedec and "10 of 1,000 loads" in jedec, jedec
+    assert "63,639" not in jedec and "auto-refresh" not in jedec, jedec
 
 
 def test_no_model_parameter_is_set_per_experiment():
@@ -267,6 +341,16 @@ def test_quick_camc_reproduction_measures_isolation_and_interference(tmp_path):
     text = (out / "camc.md").read_text()
     assert "## Calibration" in text and "1 hop" in text and "the foreground alone" in text
     assert (out / "camc-background.png").stat().st_size > 1000
+    # Each detail table has its own rows: the TintMalloc table's are its programs under its policies
+    # (they were the rate-monotonic table's once), a cell per column.
+    section = text.split("### TintMalloc")[1].split("###")[0]
+    rows_md = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert {r.split(" | ")[0][2:] for r in rows_md} == {"synthetic"}, rows_md
+    assert [r.split(" | ")[1] for r in rows_md] == list(camc.TINT), rows_md
+    assert all(r.count(" | ") == 6 for r in rows_md), rows_md
+    # The Palloc benchmark is the `random` profile, not the captured `chase` trace.
+    background = text.split("### The foreground's run time")[1].split("###")[0]
+    assert "| Palloc latency benchmark (random profile) | same_bank |" in background and "| chase |" not in background
 
 
 @pytest.mark.parametrize("paper", list(PAPERS))

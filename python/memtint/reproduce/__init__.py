@@ -104,14 +104,14 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
         f"Seeds {', '.join(map(str, settings.seed_list()))} (the run spec's seed: the OS model's frame order and the "
         f"synthetic profiles' generators); mixes drawn from mix seed {settings.mix_seed}"
         + (" (quick mode: tiny runs, not a result)" if settings.quick else "") + ".",
-        "warm-up: " + (f"{settings.warmup:,} instructions per core before statistics (run spec `warmup`)"
-                       if settings.warmup else "none (statistics from the first instruction; `--warmup N` passes "
-                       "`warmup` to the run specs)") + ".",
         "Machines are the presets' defaults (configs/machines); no model parameter is set per experiment. Programs: "
         "the captured suite (workloads/traces: " + ", ".join(common.SUITE) + ") and the built-in profiles "
         "(stream ~ libquantum, random ~ mcf, copy ~ lbm, light); memory-intensive means alone LLC MPKI > 1 on the "
         "experiment's machine, measured with its warm-up and window (memtint.workload_classes; bpm.md §4).",
     ]
+
+    def with_warmup(line: str) -> list[str]:  # the warm-up line after the seeds'
+        return common_header[:2] + [line] + common_header[2:]
     # Over every paper, not only those run now: the index keeps the others' reports, and their
     # "same placement" notes with them.
     same = same_placement({n: experiments.get(n) or PAPERS[n].Experiment(settings) for n in PAPERS}, progress)
@@ -122,7 +122,7 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
         analysis = e.analyse(claims[n]["claim"], results)
         sampled = report.sampling_header(settings, getattr(e, "mix_experiments", lambda: [])())
         header = e.describe() + ([sampled] if sampled else []) + [n for n in analysis.get("notes", []) if n] + [
-            s["text"] for s in same if n in s["papers"]] + common_header + [
+            s["text"] for s in same if n in s["papers"]] + with_warmup(warmup_line(PAPERS[n], settings)) + [
             f"Wall time of this paper's {len(keys_of[n])} simulations: about {seconds_of[n]:.0f} s (share of the "
             f"{wall:.0f} s total)" + time_by_experiment(planned[n], key_seconds) + ".",
             "Run lengths: " + RUN_LENGTHS]
@@ -134,8 +134,44 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
     kept = [p for p in (report.read_paper(out, n) for n in PAPERS if n not in names) if p]
     order = list(PAPERS)
     indexed = sorted(papers + kept, key=lambda p: order.index(p["name"]))
-    report.write_index(out, indexed, common_header + [s["text"] for s in same], command)
+    report.write_index(out, indexed, with_warmup(warmup_index_line(settings)) + [s["text"] for s in same], command)
     return papers
+
+
+NO_WARMUP_WHY = "memtint.run_rt: one core's loads straight to the DRAM, no caches or page tables to warm"
+
+
+def warmup_line(paper: Any, settings: common.Settings) -> str:
+    """The warm-up a paper's runs actually have: the settings' (`--warmup`), capped per thread
+    where the paper module says (``WARMUP_CAP``), none in its real-time runs (``NO_WARMUP``: which
+    runs, or "all")."""
+    w, cap, none = int(settings.warmup or 0), getattr(paper, "WARMUP_CAP", None), getattr(paper, "NO_WARMUP", None)
+    if none == "all":
+        return f"warm-up: none (every run is a real-time run; {NO_WARMUP_WHY}): statistics from the first load."
+    if not w:
+        text = ("none (statistics from the first instruction; `--warmup N` passes `warmup` to the run specs)")
+    elif cap is not None and cap < w:
+        text = (f"{cap:,} instructions per thread before statistics (run spec `warmup`: `--warmup`'s {w:,} capped at "
+                f"{cap:,}, since a run of many threads does that many times a one-program run's warm-up work)")
+    else:
+        text = f"{w:,} instructions per core before statistics (run spec `warmup`)"
+    return "warm-up: " + text + (f"; the {none} have none ({NO_WARMUP_WHY})" if none else "") + "."
+
+
+def warmup_index_line(settings: common.Settings) -> str:
+    """The index's warm-up line: the settings' and each paper's exceptions (each report states its own)."""
+    w = int(settings.warmup or 0)
+    if not w:
+        return ("warm-up: none (statistics from the first instruction; `--warmup N` passes `warmup` to the run "
+                "specs).")
+    caps = [f"{m.WARMUP_CAP:,} per thread in {n}" for n, m in PAPERS.items()
+            if getattr(m, "WARMUP_CAP", None) is not None and m.WARMUP_CAP < w]
+    none = [f"every run of {n}" if m.NO_WARMUP == "all" else f"{n}'s {m.NO_WARMUP}" for n, m in PAPERS.items()
+            if getattr(m, "NO_WARMUP", None)]
+    return (f"warm-up: {w:,} instructions per core before statistics (run spec `warmup`)"
+            + (f", but at most {' and '.join(caps)}" if caps else "")
+            + (f"; none in {' and '.join(none)} (real-time runs, memtint.run_rt)" if none else "")
+            + "; each report's set-up states its own.")
 
 
 def time_by_experiment(jobs: list[dict[str, Any]], key_seconds: dict[str, float]) -> str:
@@ -198,8 +234,14 @@ def same_placement(experiments: dict[str, Any], progress: bool | None = False) -
     return out
 
 
-RUN_LENGTHS = ("i7-860 experiments (BPM, HVR): 10 M instructions per core with 4 programs and 5 M with 8 (the same "
-               "per run), within one pass of the committed traces (every committed trace holds at least 34 M instructions "
+def _millions(n: int) -> str:
+    return f"{n / 1e6:g} M"
+
+
+_I7 = {k: _millions(v) for k, v in bpm.SIZES["full"].items() if k.startswith("instructions")}
+RUN_LENGTHS = (f"i7-860 experiments (BPM, HVR): {_I7['instructions']} instructions per core with 4 programs and "
+               f"{_I7['instructions8']} with 8 (the same per run), and {_millions(hvr.SIZES['full']['rule_instructions'])} "
+               "with 4 in HVR's rule study, within one pass of the committed traces (every committed trace holds at least 34 M instructions "
                "per thread, more than the 20 M warm-up plus the window; tests/python/test_workload_suite.py checks it), so "
                "no trace wraps; the CCPS machines (64 KB LLC; the schedulers' quanta and epochs are their presets', scaled "
                "to short runs there): 3 M instructions (schedulers, 4 cores) and 2 M (grid, 4 and 8 cores); the 24-core "

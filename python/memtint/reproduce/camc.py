@@ -22,10 +22,14 @@ NAME = "camc"
 TITLE = "CAMC and TintMalloc: controller-aware colouring on a NUMA machine (Pan, NC State PhD thesis 2018, Ch. 2-3)"
 MACHINE = "opteron-6128"
 
-#: The Palloc latency benchmark's stand-in: random lines over 2x the LLC (its linked list is).
-CHASE = "random:footprint_bytes=16777216"
+#: The Palloc latency benchmark's stand-in: random lines over 2x the LLC (its linked list is), the
+#: `random` profile (not the captured `chase` trace).
+PALLOC = "random:footprint_bytes=16777216"
 #: The alternating-stride write benchmark's: two sweeps (M+k, M-k lines) writing every line once.
 STRIDE = "stream:streams=2,reads_pki=100,writes_pki=100,footprint_bytes=67108864"
+#: The two benchmarks of Figs. 2.6-2.7 (claims' `bench`), with the programs and the names the report shows.
+BENCHES = {"palloc": (PALLOC, "Palloc latency benchmark (random profile)"),
+           "stride": (STRIDE, "alternating-stride benchmark (stream profile)")}
 #: Stream attackers (the thesis's background tasks).
 ATTACKER = "stream"
 #: TintMalloc's synthetic benchmark (§3.4): a large allocation per thread, each line touched once.
@@ -57,6 +61,8 @@ THREADS = 16
 PHASES = 10
 #: Most warm-up per thread (16 threads do 16x a one-program run's warm-up work).
 WARMUP_CAP = 500_000
+#: The runs without a warm-up (memtint.run_rt's; the report's set-up says so).
+NO_WARMUP = "rate-monotonic runs"
 #: Per task: the one-node and background experiments' window (profiles only), and the SPMD programs'
 #: (`instructions`: the suite traces' window, tests/python/test_workload_suite.py).
 SIZES = {"full": {"small": 200_000, "instructions": 300_000, "hyperperiods": 8},
@@ -133,7 +139,7 @@ class Experiment:
             "tables add colours 0, 9, 18, 27, bank i of node i, which share no LLC set); CAMC's own assignment (1 "
             "colour per task on its core's node, `choose = \"spread\"`: bank indices no other task holds) where the "
             "run says `camc`.",
-            f"Programs: the Palloc latency benchmark as random lines over 16 MiB (2x the LLC) ({CHASE}); the "
+            f"Programs: the Palloc latency benchmark as random lines over 16 MiB (2x the LLC) ({PALLOC}); the "
             f"alternating-stride write benchmark as two write sweeps ({STRIDE}); Stream attackers ({ATTACKER}); "
             f"{self.small:,} instructions per task, the foreground on core 0 and its copies on cores 1-3 as in "
             "Figs. 2.6-2.7.",
@@ -149,7 +155,6 @@ class Experiment:
             f"{', '.join(self.spmd_programs)}; the thesis's OpenMP codes (lbm, art, equake, bodytrack, freqmine, "
             "blackscholes) are not in the suite. Each thread first touches its own data here, so buddy places it "
             "locally: the baseline has no remote accesses, and the comparison isolates bank and LLC sharing.",
-            f"Warm-up: the run's, at most {WARMUP_CAP:,} instructions per thread.",
             f"Rate-monotonic test (Tables 2.3-2.6): memtint.run_rt on {MACHINE}'s memory (docs/refresh.md, 'Real-time "
             "tasks through the DRAM'): synthetic (p 150, WCET 90) and IS_SER (p 200, WCET 60) on core 0 under rate "
             f"monotonic, times at 1/100 (a unit of {RM_UNIT_US:g} µs); each job computes {1 - RM_MEMORY_SHARE:.0%} of the "
@@ -196,7 +201,7 @@ class Experiment:
             for node in (0, 1, 2):
                 self._add(("hops", node, seed), self._tasks([(STRIDE, 0)], self.small,
                                                             {"policy": "camc", "colours": [[8 * node]]}, seed))
-            for bench, prog in (("chase", CHASE), ("stride", STRIDE)):
+            for bench, (prog, _) in BENCHES.items():
                 self._add(("bg", bench, "alone", 0, seed),
                           self._tasks([(prog, 0)], self.small, {"policy": "camc", "colours": [[0]]}, seed))
                 for cfg, colours in CONFIGS.items():
@@ -207,7 +212,7 @@ class Experiment:
             for policy in ("local", "camc"):
                 self._add(("t22", policy, seed), self._tasks([(STRIDE, i) for i in range(4)], self.small,
                                                              {"policy": policy}, seed))
-            fg = [(CHASE, 0)]
+            fg = [(PALLOC, 0)]
             self._add(("sce", "alone", seed), self._tasks(fg, self.small, {"policy": "camc"}, seed))
             for n, cores in ((4, [4, 8, 12]), (16, list(range(1, 16)))):
                 tasks = fg + [(ATTACKER, c) for c in cores]
@@ -265,7 +270,7 @@ class Experiment:
             row = Row(c, MACHINE, per_seed)
             row.population = f"the foreground with 3 background copies on cores 1-3, {cfg}"
             runs = [self._run(results, ("bg", bench, "alone", 0, s)) for s in seeds]
-            row.dram_pki, row.not_applicable = common.effect(f"the {bench} benchmark alone", runs)
+            row.dram_pki, row.not_applicable = common.effect(f"the {BENCHES[bench][1]} alone", runs)
             row.detail = self._bg_cause(results, bench, cfg)
         elif e == "slope":
             bench = c["bench"]
@@ -274,7 +279,7 @@ class Experiment:
             row = Row(c, MACHINE, per_seed)
             row.population = "the foreground with 0-3 background copies, same_bank against diff_bank"
             runs = [self._run(results, ("bg", bench, "alone", 0, s)) for s in seeds]
-            row.dram_pki, row.not_applicable = common.effect(f"the {bench} benchmark alone", runs)
+            row.dram_pki, row.not_applicable = common.effect(f"the {BENCHES[bench][1]} alone", runs)
             slopes = {cfg: statistics.fmean(self._slope(results, bench, cfg, s) for s in seeds) for cfg in CONFIGS}
             row.detail = ("slowdown per added task: " + ", ".join(f"{k} {v:+.3f}" for k, v in slopes.items())
                           + ". " + self._bg_cause(results, bench, "diff_bank"))
@@ -469,20 +474,20 @@ class Experiment:
     def _tables(self, results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
         seeds = self.settings.seed_list()
         body = []
-        for bench in ("chase", "stride"):
+        for bench, (_, shown) in BENCHES.items():
             for cfg in CONFIGS:
-                cells = [bench, cfg]
+                cells = [shown, cfg]
                 for k in (1, 2, 3):
                     v = [self._slowdown(results, bench, cfg, k, s) for s in seeds]
                     cells.append(f"{statistics.fmean(v):.3f}")
                 body.append(cells)
         tables = [("The foreground's run time over alone with 1-3 background copies (mean over seeds; Figs. 2.6-2.7)",
                    ["benchmark", "configuration", "1 copy", "2 copies", "3 copies"], body)]
-        body = []
+        tint = []
         for name in self.spmd_programs:
             for label in TINT:
                 runs = [self._tint(results, name, label, s) for s in seeds]
-                body.append([name, label, f"{statistics.fmean(makespan(r) for r in runs):,.0f}",
+                tint.append([name, label, f"{statistics.fmean(makespan(r) for r in runs):,.0f}",
                              f"{statistics.fmean(self._tint_change(results, name, label, s, makespan) for s in seeds):+.1f} %",
                              f"{statistics.fmean(spread(r) for r in runs):,.0f}", f"{statistics.fmean(idle(r) for r in runs):,.0f}",
                              f"{statistics.fmean(common.dram_pki(r) for r in runs):.1f}"])
@@ -505,13 +510,13 @@ class Experiment:
                        ["task", "configuration", "thesis", "avg", "max", "min", "sd", "jobs missed"], body))
         tables.append((f"TintMalloc: {THREADS}-thread programs per policy (mean over seeds; Figs. 3.10-3.14)",
                        ["program", "policy", "run time, core cycles", "vs buddy", "max-min spread, cycles",
-                        "total idle, cycles", "DRAM requests PKI"], body))
+                        "total idle, cycles", "DRAM requests PKI"], tint))
         return tables
 
     def _plot(self, results: dict[str, Any]) -> dict[str, Any]:
         seeds = self.settings.seed_list()
         series = {}
-        for bench in ("chase", "stride"):
+        for bench in BENCHES:
             for cfg in CONFIGS:
                 series[f"{bench}, {cfg}"] = [1.0] + [statistics.fmean(self._slowdown(results, bench, cfg, k, s)
                                                                       for s in seeds) for k in (1, 2, 3)]

@@ -28,6 +28,8 @@ MACHINE = "ddr4-2400-8r"
 DENSITIES = (1, 2, 4, 8, 16, 32, 64)
 #: The thesis's timings imply 8192 / 8 ranks REFs per rank per window (§8.1); JEDEC's count is 8192.
 THESIS_REFS = 1024
+#: Every run is memtint.run_rt's: no warm-up (the report's set-up says so).
+NO_WARMUP = "all"
 #: Loads per ms of WCET, and computation as a share of WCET (the synthetic stand-ins for the programs).
 LOADS_PER_MS = 1000
 COMPUTE_SHARE = 0.9
@@ -58,6 +60,12 @@ CRS_VARIANTS = {
     "fgr4": ("edf", "fgr4", None),
     "auto-none": ("edf", "none", None),
 }
+
+
+#: The schemes' names in the reports.
+SCHEME_NAMES = {"cr": "Colored Refresh", "cr-jedec": "Colored Refresh with JEDEC's REF count",
+                "cr-none": "Colored Refresh without refresh", "crs": "the server", "auto": "auto-refresh",
+                "fgr2": "FGR 2x", "fgr4": "FGR 4x", "auto-none": "no refresh"}
 
 
 def tasks(table: list[tuple], unit_ms: float) -> list[dict[str, Any]]:
@@ -177,31 +185,74 @@ class Experiment:
             return common.pct(mean_latency(r("crs", "fgr4", d)), mean_latency(r("crs", "crs", d)))
         raise ValueError(f"unknown metric {m}")
 
+    #: The refresh scheme a claim's number is about, when it is not the claim's Colored Refresh
+    #: scheme itself (the metrics not named here compare auto-refresh with it).
+    BASELINE = {"crs_fgr4_latency_pct": "fgr4"}
+    #: The invariants: a Colored Refresh scheme against its own no-refresh run.
+    INVARIANTS = ("cr_hits_max", "crs_hits_max", "cr_latency_vs_none_max_pct", "cr_util_overhead_max_pct")
+
     def _cause(self, c: dict[str, Any], results: dict[str, Any]) -> str:
-        """What the runs measured behind the claim's number (first seed)."""
+        """What the runs measured behind the claim's number (first seed), from the runs of the
+        scheme the claim is about."""
         seed = self.settings.seed_list()[0]
         r = lambda exp, v, d: self._run(results, (exp, v, d, seed))  # noqa: E731
-        exp, ds = c["experiment"], self.densities
+        exp, ds, m = c["experiment"], self.densities, c["metric"]
         d = c.get("density") or ds[-1]
         scheme = "cr" if exp == "cr" else "crs"
-        auto, ours, none = r(exp, "auto", d), r(exp, scheme, d), r(exp, "auto-none", d)
-        loads = sum(t["loads"] for t in auto["tasks"])
-        trfc = auto["config"]["tRFC_ns"]
-        if c["metric"] == "auto_infeasible_density":
+        none = r(exp, "auto-none", d)
+        if m == "auto_infeasible_density":
             utils = ", ".join(f"{x} Gb {r(exp, 'auto', x)['utilisation']:.3f}" for x in ds)
             return (f"auto-refresh utilisation by density: {utils} (no refresh: {none['utilisation']:.3f}); without refresh "
                     f"the tasks wait for loads {100 * stall_share(none):.1f} % of their run time (synthetic loads, "
                     f"{LOADS_PER_MS} per ms of WCET, computation {COMPUTE_SHARE:.0%} of it), so refresh pushes utilisation "
                     "past 1 only where tRFC is longest")
-        if c["metric"] == "auto_hits_ratio":
+        if m == "auto_hits_ratio":
             counts = ", ".join(f"{x} Gb {r(exp, 'auto', x)['refresh_met']:,}" for x in ds)
             return (f"loads that met a refreshing rank: {counts}; tRFC grows 18x from 1 to 64 Gb and these tasks' loads are "
                     "dense (about one per µs), so the count follows tRFC; the thesis's LLC-miss traces are sparser")
-        return (f"at {d} Gb {auto['refresh_met']:,} of {loads:,} auto-refresh loads ({100 * auto['refresh_met'] / loads:.1f} %) "
-                f"met a refreshing rank and waited for it (tRFC {trfc:.0f} ns, {trfc / mean_latency(none):.0f}x the "
-                f"{mean_latency(none):.1f} ns no-refresh latency; refresh also closes the rank's rows): mean latency "
-                f"{mean_latency(auto):.1f} ns against {scheme}'s {mean_latency(ours):.1f} ns ({ours['refresh_met']} met), "
-                f"utilisation {auto['utilisation']:.3f} against {ours['utilisation']:.3f}")
+        if m == "cr_jedec_hits":
+            return self._burst_cause(r(exp, "cr-jedec", d), r(exp, "cr", d), d)
+        if m == "fgr_not_better_share":
+            return "mean load latency, ns, by density: " + "; ".join(
+                f"{x} Gb " + ", ".join(f"{SCHEME_NAMES[v]} {mean_latency(r(exp, v, x)):.1f}"
+                                       for v in ("cr", "auto", "fgr2", "fgr4")) for x in (ds[0], ds[-1]))
+        if m in self.INVARIANTS:
+            own, off = r(exp, scheme, d), r(exp, "cr-none" if exp == "cr" else "auto-none", d)
+            where = "" if exp == "cr" else " (auto-refresh's placement: the server has no no-refresh run of its own)"
+            return (f"at {d} Gb under {SCHEME_NAMES[scheme]} {own['refresh_met']:,} loads met a refreshing rank; mean "
+                    f"latency {mean_latency(own):.1f} ns against {mean_latency(off):.1f} ns without refresh{where}, "
+                    f"utilisation {own['utilisation']:.3f} against {off['utilisation']:.3f}")
+        return self._met_cause(r(exp, self.BASELINE.get(m, "auto"), d), r(exp, scheme, d), none, d,
+                               self.BASELINE.get(m, "auto"), scheme)
+
+    @staticmethod
+    def _met_cause(base: dict[str, Any], ours: dict[str, Any], none: dict[str, Any], d: int, name: str,
+                   scheme: str) -> str:
+        """How the refresh scheme ``name`` delayed loads (its run ``base``) against the Colored
+        Refresh scheme's run ``ours``."""
+        loads = sum(t["loads"] for t in base["tasks"])
+        trfc, trefi = base["config"]["tRFC_ns"], base["config"]["tREFI_ns"]
+        return (f"at {d} Gb {base['refresh_met']:,} of {loads:,} {SCHEME_NAMES[name]} loads "
+                f"({100 * base['refresh_met'] / loads:.1f} %) met a refreshing rank and waited for it (tRFC {trfc:.0f} ns "
+                f"every {trefi / 1000:.2f} µs, {trfc / mean_latency(none):.0f}x the {mean_latency(none):.1f} ns no-refresh "
+                f"latency; refresh also closes the rank's rows): mean latency {mean_latency(base):.1f} ns against "
+                f"{SCHEME_NAMES[scheme]}'s {mean_latency(ours):.1f} ns ({ours['refresh_met']} met), utilisation "
+                f"{base['utilisation']:.3f} against {ours['utilisation']:.3f}")
+
+    @staticmethod
+    def _burst_cause(jedec: dict[str, Any], thesis: dict[str, Any], d: int) -> str:
+        """Colored Refresh with JEDEC's REF count: how long a rank's burst is against its frame."""
+        cfg = jedec["config"]
+        frame_ms = cfg["colour_frame"] * cfg["unit_us"] / 1000.0
+        burst = lambda run: run["config"]["refs_per_window"] * run["config"]["tRFC_ns"] / 1e6  # noqa: E731
+        loads = sum(t["loads"] for t in jedec["tasks"])
+        return (f"at {d} Gb a rank's burst is {cfg['refs_per_window']:,} REFs x tRFC {cfg['tRFC_ns']:.0f} ns = "
+                f"{burst(jedec):.1f} ms against its {frame_ms:g} ms frame"
+                + (", so it runs on into the next colour's frame" if burst(jedec) > frame_ms else "")
+                + f": {jedec['refresh_met']:,} of {loads:,} loads met a refreshing rank (longest load "
+                f"{jedec['latency_ns']['max'] / 1e6:.2f} ms, mean {mean_latency(jedec):.1f} ns, utilisation "
+                f"{jedec['utilisation']:.3f}); with the thesis's {thesis['config']['refs_per_window']:,} REFs the burst is "
+                f"{burst(thesis):.1f} ms and {thesis['refresh_met']:,} met")
 
     def analyse(self, claims: list[dict[str, Any]], results: dict[str, Any]) -> dict[str, Any]:
         rows = []

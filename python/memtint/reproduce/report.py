@@ -333,6 +333,10 @@ def write_index(out: str, papers: list[dict[str, Any]], header: list[str], comma
         body.append([f"[{p['title']}]({p['name']}.md){earlier}"] + [str(verdicts.count(v)) for v in verdict_rule.VERDICTS]
                     + [f"{p['seconds']:.0f} s", str(p["runs"])])
     lines += [table_md(["paper", *verdict_rule.VERDICTS, "wall time", "runs"], body), "",
+              "A paper's runs and wall time count every simulation it uses, so a run two papers share (the same run "
+              "spec) counts in each of them; the totals above count it once, so the rows add up to more"
+              + ("; and the totals are this run's only: a paper marked as an earlier run's report keeps that run's "
+                 "runs and wall time" if any("verdicts" in p for p in papers) else "") + ".", "",
               "The BPM mechanism in a reference simulator: [crosscheck.md](crosscheck.md) replays the DRAM request "
               "streams of buddy and BPM runs in memtint and in Ramulator 2.1 and sets their row-buffer miss rates side "
               "by side (`make reproduce` writes it after these reports; `python -m memtint.reproduce.crosscheck`).", ""]
