@@ -72,16 +72,19 @@ impl PowerSpec {
             ("idd4w", self.idd4w),
             ("idd5b", self.idd5b),
             ("vpp", self.vpp),
+            ("idd5pb", self.idd5pb),
+            ("ipp5pb", self.ipp5pb),
+        ];
+        // The wordline supply's (DDR4's VPP) currents.
+        let ipp = [
             ("ipp0", self.ipp0),
             ("ipp2n", self.ipp2n),
             ("ipp3n", self.ipp3n),
             ("ipp4r", self.ipp4r),
             ("ipp4w", self.ipp4w),
             ("ipp5b", self.ipp5b),
-            ("idd5pb", self.idd5pb),
-            ("ipp5pb", self.ipp5pb),
         ];
-        if let Some((k, v)) = values.iter().find(|(_, v)| !v.is_finite() || *v < 0.0) {
+        if let Some((k, v)) = values.iter().chain(&ipp).find(|(_, v)| !v.is_finite() || *v < 0.0) {
             return Err((k, format!("must be a number >= 0, got {v}")));
         }
         if self.vdd == 0.0 {
@@ -99,16 +102,8 @@ impl PowerSpec {
         if self.idd5b < self.idd3n {
             return Err(("idd5b", format!("must be at least idd3n ({} mA), got {}", self.idd3n, self.idd5b)));
         }
-        // The wordline supply (DDR4's VPP) draws current in every state, and its figures obey the
-        // same order as VDD's; a missing one reads as 0, so with vpp set each must be given.
-        let ipp = [
-            ("ipp0", self.ipp0),
-            ("ipp2n", self.ipp2n),
-            ("ipp3n", self.ipp3n),
-            ("ipp4r", self.ipp4r),
-            ("ipp4w", self.ipp4w),
-            ("ipp5b", self.ipp5b),
-        ];
+        // The wordline supply draws current in every state, and its figures obey the same order
+        // as VDD's; a missing one reads as 0, so with vpp set each must be given.
         if self.vpp > 0.0 {
             if let Some((k, _)) = ipp.iter().find(|(_, v)| *v == 0.0) {
                 return Err((k, "must be given, above 0 mA: vpp is set and its rail draws current in every state".into()));
