@@ -160,6 +160,14 @@ impl DeviceSpec {
                 format!("must be above 0 and at most {MAX_TCK_NS} ns (DDR clocks run at 100 MHz and faster), got {}", t.tCK_ns),
             ));
         }
+        // The name's rate is two transfers a clock (a mismatch mislabels every listing of it).
+        let rate = 2000.0 / t.tCK_ns;
+        if (self.data_rate_mts as f64 - rate).abs() > 0.01 * rate {
+            return Err(Error::config(
+                at("data_rate_mts"),
+                format!("must be two transfers per clock of tCK_ns ({rate:.0} MT/s at {} ns), got {}", t.tCK_ns, self.data_rate_mts),
+            ));
+        }
         for (key, v, min) in t.cycles() {
             LATENCY_CYCLES.from(min).check(at(&format!("timing.{key}")), v)?;
         }
@@ -385,8 +393,10 @@ impl DeviceSpec {
     fn organisation_for(&self, density_gbit: u32, device_width: u32) -> Result<&DeviceOrganisation> {
         self.organisation.iter().find(|o| o.density_gbit == density_gbit && o.device_width == device_width).ok_or_else(|| {
             let valid: Vec<String> = self.organisation.iter().map(|o| format!("{}Gb x{}", o.density_gbit, o.device_width)).collect();
+            // The key at fault: the width when the density exists in another width.
+            let key = if self.densities().contains(&density_gbit) { "dram.device_width" } else { "dram.density_gbit" };
             Error::config(
-                "dram.density_gbit",
+                key,
                 format!("{} has no {}Gb x{} device; it comes as {}", self.name, density_gbit, device_width, valid.join(", ")),
             )
         })

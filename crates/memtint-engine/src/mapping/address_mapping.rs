@@ -133,34 +133,40 @@ impl AddressMapping {
             format!("{} bit {i} ({})", f.name(), term_str(&bits[f.index()][i as usize]))
         };
 
-        // Every mapped address bit must feed some coordinate bit.
-        let used = coords.iter().fold(0u64, |m, c| m | c.2);
-        if let Some(b) = (offset_bits..capacity_bits).find(|&b| used >> b & 1 == 0) {
-            return Err(Error::config(
-                "fields",
-                format!("physical address bit {b} is used by no field, so two addresses map to the same location"),
-            ));
-        }
-
         // The same single address bit selected by two coordinate bits.
         let mut single_user: BTreeMap<u32, (Field, usize)> = BTreeMap::new();
+        let mut twice = None;
         for field in Field::ALL {
             for (i, term) in bits[field.index()].iter().enumerate() {
                 if let [b] = term[..] {
-                    if let Some(&(f0, i0)) = single_user.get(&b) {
-                        return Err(Error::config(
-                            "fields",
-                            format!(
-                                "address bit {b} is used by both {} bit {i0} and {} bit {i}, so two addresses \
-                                 map to the same location",
+                    match single_user.get(&b) {
+                        Some(&(f0, i0)) => {
+                            twice = twice.or(Some(format!(
+                                "address bit {b} is used by both {} bit {i0} and {} bit {i}",
                                 f0.name(),
                                 field.name()
-                            ),
-                        ));
+                            )))
+                        }
+                        None => {
+                            single_user.insert(b, (field, i));
+                        }
                     }
-                    single_user.insert(b, (field, i));
                 }
             }
+        }
+
+        // Every mapped address bit must feed some coordinate bit (a bit listed twice leaves one
+        // out: both are said).
+        let used = coords.iter().fold(0u64, |m, c| m | c.2);
+        if let Some(b) = (offset_bits..capacity_bits).find(|&b| used >> b & 1 == 0) {
+            let also = twice.as_ref().map_or(String::new(), |t| format!(", and {t}"));
+            return Err(Error::config(
+                "fields",
+                format!("physical address bit {b} is used by no field{also}, so two addresses map to the same location"),
+            ));
+        }
+        if let Some(t) = twice {
+            return Err(Error::config("fields", format!("{t}, so two addresses map to the same location")));
         }
 
         // Gauss-Jordan elimination over GF(2). Rows are coordinate bits (address masks), each
@@ -593,7 +599,11 @@ mod tests {
         set(&mut fields, Field::Row, singles([16, 18, 19, 20, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32]));
         let (field, reason) = config_error(AddressMapping::from_fields("t", &ddr3(2, 4), &fields));
         assert_eq!(field, "fields");
-        assert_eq!(reason, "physical address bit 17 is used by no field, so two addresses map to the same location");
+        assert_eq!(
+            reason,
+            "physical address bit 17 is used by no field, and address bit 16 is used by both row bit 0 and column bit 9, \
+             so two addresses map to the same location"
+        );
     }
 
     #[test]

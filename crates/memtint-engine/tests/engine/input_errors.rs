@@ -167,6 +167,7 @@ fn an_impossible_device_is_refused_naming_the_file_and_the_key() {
             "organisation[0]: rows x columns x banks x device_width = 65536 x 1024 x 16 x 8 is 8 Gbit, not its density_gbit 4",
         ),
         ("device_width", "3", "organisation[0].device_width: must be a power of two (x4, x8, x16, ...), got 3"),
+        ("data_rate_mts", "3200", "data_rate_mts: must be two transfers per clock of tCK_ns (2400 MT/s at 0.8333333 ns), got 3200"),
     ] {
         let device = device_with(key, value);
         let e = device_err(&device);
@@ -331,4 +332,18 @@ fn settings_a_dram_run_ignores_are_warned_of() {
     };
     assert!(warnings(generated("ramulator")).contains("write_idle_drain_timeout is set but write_idle_drain_min is 1"));
     assert!(!warnings(generated("batched")).contains("write_idle_drain_timeout"));
+}
+
+/// A width the device does not come in was blamed on the density.
+#[test]
+fn an_organisation_a_device_lacks_is_named_by_the_key_at_fault() {
+    let spec = |dram: serde_json::Value| {
+        serde_json::json!({"machine": "ddr4-2400", "workload": {"generate": {"kind": "random", "requests": 10}},
+                           "overrides": {"dram": dram}})
+        .to_string()
+    };
+    let e = dram_err(&spec(serde_json::json!({"device_width": 16})));
+    assert!(e.contains("dram.device_width: ddr4-2400 has no 8Gb x16 device; it comes as 4Gb x8, 8Gb x8, 16Gb x8"), "{e}");
+    let e = dram_err(&spec(serde_json::json!({"density_gbit": 2})));
+    assert!(e.contains("dram.density_gbit: ddr4-2400 has no 2Gb x8 device"), "{e}");
 }
