@@ -306,6 +306,10 @@ def _verdict(pops: dict[str, Population], note: str | None) -> tuple[str, str]:
                       f"{100 * baseline.slow_share:.1f} %)")
 
 
+#: How many times `verify_isolation` doubles a buffer of its own that lacks one colour set's frames.
+GROW = 2
+
+
 def verify_isolation(machine: str | dict[str, Any], mapping: str | None, space: str, colours: str | Sequence[int],
                      other_colours: str | Sequence[int] | None = None, buffer_mb: int = BUFFER_MB, pairs: int = PAIRS,
                      timer: Timer | None = None, seed: int = 1) -> IsolationReport:
@@ -327,18 +331,29 @@ def verify_isolation(machine: str | dict[str, Any], mapping: str | None, space: 
         raise LinuxError(f"pairs must be at least 2, got {pairs}")
     decoder = _Decoder(machine, mapping, layout)
     own = timer is None
-    if own:
-        from memtint.probe.linux import LinuxTimer
-
-        timer = LinuxTimer(buffer_mb=buffer_mb, repetitions=REPETITIONS, option="--verify-buffer-mb")
+    grown: list[str] = []
     try:
+        # A buffer of our own that holds no frame of one colour set (transparent huge pages fix
+        # the high colour bits of each 2 MiB) is taken again twice as large, up to GROW times.
+        for attempt in range(GROW + 1 if own else 1):
+            if own:
+                from memtint.probe.linux import LinuxTimer
+
+                timer = LinuxTimer(buffer_mb=buffer_mb << attempt, repetitions=REPETITIONS, option="--verify-buffer-mb")
+            lines = _Lines(timer, decoder)
+            program, other = lines.of_colours(set(chosen)), lines.of_colours(set(others))
+            if program.frames and other.frames:
+                break
+            missing = "program" if not program.frames else "co-runner"
+            if own and attempt < GROW:
+                grown.append(f"a {buffer_mb << attempt} MiB buffer held no frame of the {missing}'s colours; "
+                             f"the check used {buffer_mb << (attempt + 1)} MiB")
+                timer.close()
+                timer = None
+                continue
+            raise LinuxError(f"the timer's buffer ({len(lines.frames)} frames) has no frame of the {missing}'s "
+                             "colours: give it a larger buffer (--verify-buffer-mb)")
         rng = random.Random(seed)
-        lines = _Lines(timer, decoder)
-        program, other = lines.of_colours(set(chosen)), lines.of_colours(set(others))
-        if not program.frames or not other.frames:
-            raise LinuxError(f"the timer's buffer ({len(lines.frames)} frames) has no frame of the "
-                             f"{'program' if not program.frames else 'co-runner'}'s colours: give it a larger buffer "
-                             "(--verify-buffer-mb)")
         chosen_pairs = _choose(program, other, pairs, rng)
         settings = Settings(seed=seed)
         search = Search(timer, Organisation(), settings)
@@ -364,9 +379,9 @@ def verify_isolation(machine: str | dict[str, Any], mapping: str | None, space: 
             machine=layout.data["machine"], mapping=layout.data["mapping"], space=layout.space, colours=chosen,
             other_colours=others, timer=timer.name, frames=len(lines.frames), populations=pops,
             threshold_ns=threshold, verdict=verdict, reason=reason, seconds=time.monotonic() - started,
-            notes=[note] if note else [])
+            notes=grown + ([note] if note else []))
     finally:
-        if own:
+        if own and timer is not None:
             timer.close()
 
 
