@@ -29,14 +29,20 @@ def process_group(pgid: int, field: int = 2) -> list[int]:
 
 
 def interrupt(args: list[str], signum: int, cwd, after: float = 3.0, env: dict | None = None,
-              settle: float = 3.0, group: bool = False) -> tuple[int, float, str]:
+              settle: float = 3.0, group: bool = False, when=None) -> tuple[int, float, str]:
     """Start `memtint ARGS` in its own process group, send `signum` to memtint alone (or, with
-    ``group``, to the whole group, as a terminal's Ctrl-C does) after `after` seconds; return its
-    exit status, seconds from the signal to its exit, and stderr."""
+    ``group``, to the whole group, as a terminal's Ctrl-C does) after `after` seconds, or as soon
+    as ``when()`` holds (a state the run reaches, so a fast host does not finish first); return
+    its exit status, seconds from the signal to its exit, and stderr."""
     proc = subprocess.Popen([sys.executable, "-m", "memtint.cli", *args], cwd=cwd, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, **(env or {})))
-    time.sleep(after)
+    if when is None:
+        time.sleep(after)
+    else:
+        deadline = time.monotonic() + 60
+        while not when() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
     assert proc.poll() is None, f"memtint ended before the signal: {proc.stderr.read()}"
     sent = time.monotonic()
     if group:
@@ -91,7 +97,7 @@ def test_convert_stopped_leaves_no_temporary_output(tmp_path):
     # The engine writes the conversion into .NAME.PID-N.part beside it; a stop removes that too.
     trace = os.path.join(os.path.dirname(__file__), "..", "..", "workloads", "traces", "bfs.t1.mtt.gz")
     code, took, err = interrupt(["convert", "--to", "ramulator", trace, "bfs.txt.gz"], signal.SIGINT, tmp_path,
-                                after=2.0)
+                                when=lambda: any(p.name.endswith(".part") for p in tmp_path.iterdir()))
     assert code == 130, (code, took, err)
     assert list(tmp_path.iterdir()) == []
 
