@@ -601,6 +601,58 @@ def test_an_adjustment_overheads_cause_is_its_pages_stall_and_run_length():
     assert "of the 5.0 ms it took to reach its target, in runs of 5.0 ms simulated" in text
 
 
+def test_a_maximum_slowdown_claims_cause_names_who_holds_it():
+    """Hand-made: under bpm-plus the second program is the most slowed in both runs (2.5 and
+    3.5, mean 3.00); under buddy the first in one run and the second in the other, a tie broken
+    by name. An MS claim's cause leads with that and the maximum slowdown; a WS claim's does not
+    rank the maximum slowdown (an outcome, not a cause)."""
+    def run(slowdowns):
+        r = _run(10_000_000, 9_999_999, 5e6)
+        r["slowdowns"], r["alone"] = slowdowns, [{"llc_mpki": 5.0}] * 2
+        return r
+    named = [(["triad", "bfs"], run([1.5, 1.2]), run([1.1, 2.5])), (["triad", "bfs"], run([1.2, 1.4]), run([1.0, 3.5]))]
+    text = common.most_slowed(named, ("buddy", "bpm-plus"))
+    assert text == ("under bpm-plus the most slowed is bfs in 2 of 2 runs (slowdown 3.00); "
+                    "under buddy the most slowed is triad in 1 of 2 runs (slowdown 1.50)"), text
+    pairs = [(common.diagnostics(a), common.diagnostics(b)) for _, a, b in named]
+    assert common.MAX_SLOWDOWN in pairs[0][0]
+    ms = common.explain(pairs, top=1, labels=("buddy", "bpm-plus"), first=common.mechanism({"metric": "ms_change"}))
+    assert ms.startswith("buddy → bpm-plus: maximum slowdown 1.45 → 3.00 (+107 %)"), ms
+    assert common.MAX_SLOWDOWN not in common.explain(pairs, top=5, first=common.mechanism({"metric": "ws_change"}))
+
+
+def test_the_uf_rules_cause_counts_its_wrong_picks_by_side():
+    """Hand-made UF: channel loads 2:1 (UF 1.0, the rule picks bpm) in two runs, one where
+    bpm-plus wins by 10 %; 1:1 (UF 0, picks bpm-plus) in one, where bpm-plus wins."""
+    def uf_run(a, b):
+        core = {"dram_reads": 0, "dram_writes": 0, "cycles": 1000}
+        return {"cores": [{**core, "dram_reads": a}, {**core, "dram_reads": b}]}
+    runs = [{"bpm-plus": {**uf_run(200, 100), "ws": 2.2}, "bpm": {"ws": 2.0}},
+            {"bpm-plus": {**uf_run(200, 100), "ws": 2.0}, "bpm": {"ws": 2.0}},
+            {"bpm-plus": {**uf_run(100, 100), "ws": 2.1}, "bpm": {"ws": 2.0}}]
+    assert common.uf_rule_cause(runs) == (
+        "UF above 0.2 in 2 of 3 runs (the rule picks bpm): bpm-plus is better by more than 1 % in 1 (by 10.0 % WS "
+        "on average); UF at or below 0.2 in 1 of 3 runs (the rule picks bpm-plus): the pick is right in all")
+
+
+def test_a_report_refers_to_a_repeated_cause_and_one_measurement_instead_of_repeating_them():
+    """Two claims with the word-for-word cause of an earlier one, and a third with its figure on
+    every seed: the later rows name the earlier row instead of showing the same evidence again."""
+    from memtint.reproduce import report
+
+    def row(text, value, per_seed, metric="ws_ratio"):
+        r = common.Row({"text": text, "figure": "F", "source": "s", "kind": "change", "value": value,
+                        "metric": metric}, "", per_seed, detail="a → b: x 1 → 2 (+100 %)")
+        r.population = "10 mixes"
+        return r
+    rows = [row("first", 9.0, [1.0, 2.0]), row("second", 9.0, [1.0, 2.0]), row("third", 9.0, [3.0, 3.0])]
+    cells = [r[-1] for r in report.claim_rows(rows)]
+    assert cells[0] == "a → b: x 1 → 2 (+100 %)"
+    assert cells[1].startswith("the same runs and comparison, so the same measured cause, as «first» "
+                               "(one measurement with «first»: the same figure on every seed)"), cells[1]
+    assert cells[2].startswith("the same runs and comparison") and "one measurement" not in cells[2]
+
+
 def test_page_migration_survives_slim():
     """The tiering report's migration rows read `page_migration` from slimmed results."""
     from memtint import api

@@ -26,7 +26,7 @@ SUITE = {name: workloads.trace_path(name) for name in workloads.suite()}
 SETTINGS_DIAGNOSTICS = ("banks used (mean per program)", "channels used (mean per program)")
 #: Diagnostics ranked only for claims whose mechanism names them: a faster policy's shorter run
 #: is an outcome, not a cause.
-CONTEXT_DIAGNOSTICS = ("simulated time, ms",)
+CONTEXT_DIAGNOSTICS = ("simulated time, ms", "maximum slowdown")
 #: A dynamic policy's adjustments (`diagnostics`).
 DYNAMIC_DIAGNOSTICS = ("re-colouring stall, % of the threads' cycles", "repartitions per run", "pages re-coloured per run")
 
@@ -315,11 +315,15 @@ def diagnostics(run: dict[str, Any]) -> dict[str, float]:
                     x for x, a in zip(mb, run["alone"]) if a["llc_mpki"] <= 1.0)
         if heavy:
             d["slowdown of intensive programs (alone MPKI > 1)"] = statistics.fmean(heavy)
+        if run["slowdowns"]:
+            d[MAX_SLOWDOWN] = max(run["slowdowns"])
     return {k: v for k, v in d.items() if v is not None}
 
 
 #: Row-buffer misses and conflicts caused by another program (docs/stats.md, "Row-buffer causes").
 INTERFERENCE = "row conflicts caused by another program (per kilo-request)"
+#: The largest slowdown against its alone run of any program in a run (what MS is).
+MAX_SLOWDOWN = "maximum slowdown"
 
 
 def row_buffer_causes(cores: list[dict[str, Any]]) -> dict[str, float]:
@@ -730,6 +734,7 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
     worst = claim["metric"] in ("ws_change_worst", "power_change_best", "energy_change_best")
     worst_key = {"power_change_best": "dram_power_mw", "energy_change_best": "energy_per_instruction"}.get(claim["metric"], "ws")
     worst_mixes: list[str] = []
+    named: list[tuple[list[str], dict[str, Any], dict[str, Any]]] = []  # (programs, reference run, policy run)
     # The sampling half-widths of every (seed, mix) term of the figure: the figure is the mean
     # over seeds of means over the same number of mixes, so the mean over all terms.
     terms: list[float | None] | None = []
@@ -745,12 +750,23 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
             i = min(range(len(runs)), key=lambda j: pct(value(runs[j][pol]), value(runs[j][ref])))
             worst_mixes.append(mix_name(mixes[i][0].mixes[mixes[i][2]]))
             runs = [runs[i]]
+        if not worst:
+            named.extend((mix_programs(e.mixes[m]), r[ref], r[pol]) for (e, _, m), r in zip(mixes, runs))
         pairs.extend((diagnostics(r[ref]), diagnostics(r[pol])) for r in runs)
         labels = (ref, pol)
     row = Row(claim, subject, per_seed)
     row.population = described
     row.sampling_half_width = mean_half_width(terms) if terms is not None else None
     row.detail = explain(pairs, top=3, labels=labels, first=mechanism(claim))
+    all_runs = [e.runs(results, mach, m, s) for s in settings.seed_list() for e, mach, m in mixes]
+    if claim["metric"] == "uf_rule_right":
+        row.detail = uf_rule_cause(all_runs) + "; " + row.detail
+    elif (claim.get("population") or "").startswith("uf-"):
+        ufs = [channel_uf(r["bpm-plus"]) for r in all_runs]
+        row.detail += (f" (UF of static BPM+'s channels on these mixes: mean {_fmt(statistics.fmean(ufs))}, "
+                       f"{_fmt(min(ufs))}-{_fmt(max(ufs))})")
+    if claim["metric"] in ("ms_change", "ms_change_over", "ms_ratio") and named:
+        row.detail = most_slowed(named, labels) + "; " + row.detail
     if worst:
         most = max(set(worst_mixes), key=worst_mixes.count)
         which = "worst" if worst_key == "ws" else "most saving"
@@ -768,6 +784,48 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
             others = explain(pairs, top=2, labels=labels, exclude=DYNAMIC_DIAGNOSTICS + CONTEXT_DIAGNOSTICS)
             row.detail = recolour_cause(claim["policy"], runs) + " Beside it, " + others
     return row
+
+
+def uf_rule_cause(runs: list[dict[str, dict[str, Any]]]) -> str:
+    """Where BPM+'s rule goes wrong, over ``runs`` (per mix and seed, label -> run): how often
+    each side of the UF threshold occurs, and how often and by how much its pick loses."""
+    parts = []
+    for pick, other, side in (("bpm", "bpm-plus", "above"), ("bpm-plus", "bpm", "at or below")):
+        here = [r for r in runs if (channel_uf(r["bpm-plus"]) > UF_THRESHOLD) == (pick == "bpm")]
+        if not here:
+            continue
+        wrong = [pct(r[other]["ws"], r[pick]["ws"]) for r in here if not uf_rule_right(r)]
+        text = f"UF {side} {UF_THRESHOLD:g} in {len(here)} of {len(runs)} runs (the rule picks {pick}): "
+        text += (f"{other} is better by more than 1 % in {len(wrong)} (by {statistics.fmean(wrong):.1f} % WS on average)"
+                 if wrong else "the pick is right in all")
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def mix_programs(mix: list[str]) -> list[str]:
+    """A mix's programs by their short names, in core order."""
+    return [short(p) for p in mix]
+
+
+def most_slowed(named: list[tuple[list[str], dict[str, Any], dict[str, Any]]], labels: tuple[str, str]) -> str:
+    """Who holds a maximum slowdown: on each side of ``named`` (programs, reference run, policy
+    run), the program most often the most slowed, in how many runs, and its mean slowdown there."""
+    parts = []
+    for side, label in ((2, labels[1]), (1, labels[0])):
+        holders: dict[str, list[float]] = {}
+        for programs, *runs in named:
+            slowdowns = runs[side - 1].get("slowdowns")
+            if not slowdowns:
+                continue
+            i = max(range(len(slowdowns)), key=slowdowns.__getitem__)
+            holders.setdefault(programs[i], []).append(slowdowns[i])
+        if not holders:
+            continue
+        top = max(holders, key=lambda k: (len(holders[k]), k))
+        n = sum(map(len, holders.values()))
+        parts.append(f"under {label} the most slowed is {top} in {len(holders[top])} of {n} runs "
+                     f"(slowdown {_fmt(statistics.fmean(holders[top]))})")
+    return "; ".join(parts)
 
 
 def recolour_cause(policy: str, runs: list[dict[str, Any]]) -> str:
@@ -809,6 +867,9 @@ MECHANISM_DIAGNOSTICS = {
                            "activations per kilo-instruction"),
     "recolour_overhead": ("re-colouring stall, % of the threads' cycles", "pages re-coloured per run",
                           "repartitions per run", "simulated time, ms"),
+    "ms_change": (MAX_SLOWDOWN,),
+    "ms_change_over": (MAX_SLOWDOWN,),
+    "ms_ratio": (MAX_SLOWDOWN,),
 }
 BANK = (INTERFERENCE, "row-buffer miss rate")
 LLC = ("LLC MPKI (mean per program)",)

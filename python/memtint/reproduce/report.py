@@ -140,13 +140,42 @@ def counts_text(rows: list[Row]) -> str:
     return ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no claims"
 
 
+#: Metrics whose figures are continuous measurements: two claims with the same figure on every
+#: seed measured one thing (a share of mixes or a count can agree by chance).
+CONTINUOUS = ("ws_change", "ws_change_over", "ws_ratio", "ms_change", "ms_change_over", "ms_ratio", "rbmiss_change",
+              "vp_over_horizontal", "bestvp_over_horizontal", "ws_vs_best", "speedup", "speedup_pct", "ipc_change")
+
+
+def _same_as(label: str, what: str) -> str:
+    return f"{what} «{label}»"
+
+
 def claim_rows(rows: list[Row]) -> list[list[str]]:
+    """The table's rows. A cause already given word for word by an earlier row, and a figure
+    equal on every seed to an earlier row's on the same population, refer to that row instead
+    of repeating it as if it were new evidence."""
     out = []
+    causes: dict[str, str] = {}
+    figures: dict[tuple, str] = {}
     for r in rows:
         mean, spread = ours_text(r)
         v = r.verdict
         cause = r.detail if (verdict_rule.is_miss(v) or v == verdict_rule.NO_FIGURE) else \
             r.not_applicable if v == verdict_rule.NOT_APPLICABLE else "—"
+        name = r.claim["text"] + (f" — {r.subject}" if r.subject else "")
+        if cause != "—" and v != verdict_rule.NOT_APPLICABLE:
+            if cause in causes:
+                cause = _same_as(causes[cause], "the same runs and comparison, so the same measured cause, as")
+            else:
+                causes[cause] = name
+        if r.claim["metric"] in CONTINUOUS and v != verdict_rule.NOT_APPLICABLE \
+                and all(math.isfinite(x) for x in r.per_seed):
+            key = (tuple(round(x, 9) for x in r.per_seed), r.population, r.subject)
+            if key in figures:
+                note = _same_as(figures[key], "one measurement with") + ": the same figure on every seed"
+                cause = note if cause == "—" else f"{cause} ({note})"
+            else:
+                figures[key] = name
         label = r.claim["text"] + (f" — **{r.subject}**" if r.subject else "") + (
             f" (measured on: {r.population})" if r.population and not r.subject else "")
         out.append([r.claim["figure"], label, r.claim["source"], paper_text(r.claim), mean + sampled_text(r), spread,
@@ -248,7 +277,10 @@ def write_paper(out: str, name: str, title: str, figures: dict[str, Any], header
               "The measured cause of a miss: the diagnostics gathered from the same runs (row-buffer miss rate, LLC MPKI, "
               "DRAM reads and writes per kilo-instruction, read latency, bank-level parallelism, banks and channels "
               "used, slowdowns by class) whose mean changed most between the two configurations the claim compares, "
-              "with their values (mean over mixes and seeds).", "",
+              "with their values (mean over mixes and seeds); the diagnostics the claim's mechanism names come "
+              "first. A maximum-slowdown claim's cause first names the program most often the most slowed on each "
+              "side, and a channel-balance claim's the UF of its mixes. A row whose cause or figure repeats an "
+              "earlier row's (the same runs compared) names that row instead.", "",
               "## Paper against memtint", "",
               counts_text(rows) + ".", "",
               table_md(["figure", "claim", "source", "paper", "memtint (mean)", "spread over seeds", "verdict",
