@@ -385,13 +385,18 @@ def _interference_rate(core: dict[str, Any]) -> float | None:
 
 
 def to_csv_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per (policy, program), with the policy's mix metrics repeated on each row."""
+    """One row per (policy, program), with the policy's mix metrics repeated on each row; when
+    ``os.dynamic`` adapted a policy's colour sets, a ``dynamic_policy`` column names it (empty
+    for the static rows), as the table's label does."""
     rows = []
+    any_dynamic = any(p.get("dynamic") for p in result["policies"])
     for p in result["policies"]:
         ws_ci = p.get("weighted_speedup_ci95")
         for i, c in enumerate(p["cores"]):
-            row = {
-                "policy": p["policy"],
+            row: dict[str, Any] = {"policy": p["policy"]}
+            if any_dynamic:
+                row["dynamic_policy"] = (p.get("dynamic") or {}).get("policy", "")
+            row |= {
                 "weighted_speedup": p["weighted_speedup"],
                 "harmonic_speedup": p["harmonic_speedup"],
                 "maximum_slowdown": p["maximum_slowdown"],

@@ -18,7 +18,6 @@ import hashlib
 import itertools
 import statistics
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from memtint import hvr_rules
@@ -53,16 +52,15 @@ def variant_bases(machines: Iterable[str], policies: Iterable[str]) -> dict[tupl
     needs a machine variant (bpm-plus: page-channel) on the variant (i7-860 -> i7-860-bpm-plus),
     so that run belongs with the base machine's runs of the mix. Only machines in ``machines``
     count as bases; a ``policy+scheduler`` label pairs by its policy."""
-    from memtint.sweep.spec import _Catalogue, _Parser
+    from memtint.sweep.spec import SweepSpecError, variant_machine
 
     machines = list(dict.fromkeys(machines))
-    parser = _Parser(Path("."), _Catalogue())
     out: dict[tuple[str, str], str] = {}
     for policy in dict.fromkeys(policies):
         for base in machines:
             try:
-                on = parser.machine_for(base, policy.split("+", 1)[0])
-            except Exception:  # a variant that does not resolve: the sweep would have refused it
+                on = variant_machine(base, policy)
+            except SweepSpecError:  # a variant that does not resolve: the sweep would have refused it
                 continue
             if on != base and on in machines:
                 out.setdefault((on, policy), base)

@@ -515,7 +515,7 @@ def test_compare_says_that_os_settings_do_not_reach_the_alone_runs(memtint):
 
 
 @pytest.mark.engine
-def test_compare_names_an_os_set_a_policy_refuses_and_labels_a_dynamic_policys_row(memtint, clean_error):
+def test_compare_names_an_os_set_a_policy_refuses_and_labels_a_dynamic_policys_row(memtint, clean_error, tmp_path):
     # The engine's error used to come alone, naming neither the --set nor that it reaches every
     # policy's run; the bpm row of a dynamic-bpm comparison was plain "bpm" without its statistics.
     dynamic = ("--set", "os.dynamic=dynamic-bpm", "--set", "os.dynamic-bpm.epoch_ns=50000")
@@ -532,6 +532,16 @@ def test_compare_names_an_os_set_a_policy_refuses_and_labels_a_dynamic_policys_r
                              "--instructions", "100000", "--warmup", "0", *dynamic)
     assert code == 0, err
     assert "bpm + dynamic-bpm" in out and "bpm + dynamic-bpm: " in out
+    # The CSV names it too; a static comparison's CSV has no such column.
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "stream,light", "--policies", "bpm",
+                             "--instructions", "100000", "--warmup", "0", *dynamic, "--csv", str(tmp_path / "d.csv"))
+    assert code == 0, err
+    header, first = (tmp_path / "d.csv").read_text().splitlines()[:2]
+    assert header.startswith("policy,dynamic_policy,weighted_speedup") and first.startswith("bpm,dynamic-bpm,"), out
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "stream,light", "--policies", "bpm",
+                             "--instructions", "3000", "--warmup", "0", "--csv", str(tmp_path / "s.csv"))
+    assert code == 0, err
+    assert "dynamic_policy" not in (tmp_path / "s.csv").read_text().splitlines()[0]
 
 
 @pytest.mark.engine

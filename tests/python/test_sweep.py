@@ -374,6 +374,12 @@ def test_a_policy_that_needs_a_machine_variant_runs_on_it(tmp_path):
     (tmp_path / "plus.toml").write_text(plus)
     entries = parse_spec({**table, "machines": ["mine.toml"]}, base=tmp_path).entries
     assert [Path(e.machine).name for e in entries] == ["mine.toml", "plus.toml", "mine.toml"]
+    # The same pairing as a public helper (memtint report and mine-rules pair runs with it).
+    from memtint.sweep.spec import variant_machine
+    assert variant_machine("i7-860", "bpm-plus") == "i7-860-bpm-plus"
+    assert variant_machine("i7-860", "bpm-plus+tcm") == "i7-860-bpm-plus"
+    assert variant_machine("i7-860", "bpm") == "i7-860"
+    assert Path(variant_machine("mine.toml", "bpm-plus", base=tmp_path)).name == "plus.toml"
 
 
 @pytest.mark.engine

@@ -388,6 +388,15 @@ def _file_variants(path: Path) -> dict[str, str]:
         return {}  # the engine's probe reports an unreadable machine file
 
 
+def variant_machine(machine: str, policy: str, base: str | os.PathLike[str] = ".") -> str:
+    """The machine a product sweep runs ``policy`` on when its mixes run on ``machine`` (a preset,
+    or a machine TOML path relative to ``base``): the variant the policy needs, else ``machine``.
+    A ``policy+scheduler`` label counts by its policy. Raises :class:`SweepSpecError` for a
+    variant that does not resolve (the sweep would have refused it)."""
+    parser = _Parser(Path(base), _Catalogue())
+    return parser.machine_for(parser.machine(machine, "machine"), policy.split("+", 1)[0])
+
+
 def parse_spec(table: dict[str, Any], base: str | os.PathLike[str] | None = None,
                source: str | None = None) -> SweepSpec:
     """Validate a sweep specification (the TOML's table) and expand its mixes and products.
