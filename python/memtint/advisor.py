@@ -42,7 +42,7 @@ def classify(program: str, machine: str = DEFAULT_MACHINE, *, instructions: int 
     if hvr is None:
         reason = ("no class: the machine has no LLC" if not run.get("llc") else
                   f"no class: {instructions:,} instructions did not fill one sampling window; give more "
-                  "(advise --classify-instructions; 10M fills several)")
+                  "(--classify-instructions; 10M fills several)")
         return ProgramClass(program, None, reason, {}, core["ipc"], core["llc_mpki"])
     features = {k: v for k, v in hvr.items() if k not in ("class", "reason")}
     reason, warnings = hvr["reason"], []

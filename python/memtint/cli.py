@@ -449,6 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
                       "the fixed policies are measured on every mix")
     mine.add_argument("--seed", type=_at_least(0), default=1, metavar="S", help="seed of the split (default 1)")
     mine.add_argument("--rules", metavar="FILE", help="rules to measure beside the mined ones (default: the paper's)")
+    mine.add_argument("--classify-instructions", type=_count_at_least(1), default=None, metavar="N",
+                      help="instructions of each program's classification run, as advise's (default 10,000,000: "
+                      "several sampling windows)")
     mine.add_argument("--json", metavar="OUT", help="write the study (leaves, measures) as JSON to OUT")
     mine.set_defaults(handler=_mine_rules)
 
@@ -1331,12 +1334,15 @@ def _mine_rules(args: argparse.Namespace) -> int:
 
     def classify(program: str, machine: str) -> str:
         if (program, machine) not in classes:
-            c = advisor.classify(program, machine)
+            c = advisor.classify(program, machine,
+                                 instructions=args.classify_instructions or advisor.CLASSIFY_INSTRUCTIONS)
             if c.hvr_class is None:
                 raise api.MemtintError(f"cannot classify {program}: {c.reason}")
             classes[(program, machine)] = c.hvr_class
             where = f" on {machine}" if several_machines else ""  # one program, a class per machine
             console.print(f"{os.path.basename(program)}{where}: {c.hvr_class}", style="dim", highlight=False)
+            for warning in c.warnings:
+                console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
         return classes[(program, machine)]
 
     recs = rule_mining.records(ok, classify)

@@ -323,6 +323,10 @@ def test_mine_rules_writes_rules_advise_reads_and_refuses_to_overwrite_its_input
     assert cv["training"] == cv["held_out"] == cv["measured"]["paper"]["mixes"] == cv["measured"]["mined"]["mixes"]
     assert cv["folds"] == 2 and "cross-validation" in (tmp_path / "cv.toml").read_text()
     clean_error(memtint("mine-rules", tmp_path / "out", "--out", tmp_path / "cv1.toml", "--folds", "1"), "--folds")
+    # The classification runs' length is the user's, as advise's is: too short to fill a window is said.
+    clean_error(memtint("mine-rules", tmp_path / "out", "--out", tmp_path / "short.toml", "--classify-instructions",
+                        "1000"), "1,000 instructions did not fill one sampling window", "--classify-instructions")
+    assert not (tmp_path / "short.toml").exists()
     clean_error(memtint("mine-rules", tmp_path / "out", "--out", tmp_path / "cv9.toml", "--folds", "99"), "--folds 99")
     code, out, err = memtint("advise", "stream", "light", "--rules", tmp_path / "mined.toml", "--warmup", "0",
                              "--json", "-")
