@@ -105,9 +105,9 @@ native:
 	$(MAKE) --no-print-directory -C native/refresh_probe CC=$(CC)
 	$(MAKE) --no-print-directory -C native/dram_probe CC=$(CC)
 	mkdir -p python/memtint/_native
-	cp native/build/libmemtint.so python/memtint/_native/libmemtint.so
-	cp native/build/memtint-refresh-probe python/memtint/_native/memtint-refresh-probe
-	cp native/build/memtint-dram-probe python/memtint/_native/memtint-dram-probe
+	cp -f native/build/libmemtint.so python/memtint/_native/libmemtint.so
+	cp -f native/build/memtint-refresh-probe python/memtint/_native/memtint-refresh-probe
+	cp -f native/build/memtint-dram-probe python/memtint/_native/memtint-dram-probe
 
 # libmemtint's acceptance tests (colour invariant, stress under ASan, exhaustion, unprivileged
 # run, config errors, unmodified programs). Some need root; they say so and skip otherwise.

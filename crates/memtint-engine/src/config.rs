@@ -397,18 +397,7 @@ impl MemoryConfig {
         };
         let device = presets::device(&d.device).map_err(at("device"))?;
         let org = device.organisation(d.density_gbit, d.device_width, d.channels, d.ranks, d.bus_width_bits)?;
-        controller.validate().map_err(|e| match e {
-            Error::UnknownName { kind, .. } => {
-                let key = match kind {
-                    "scheduler" => "scheduler",
-                    "row policy" => "row_policy",
-                    "refresh manager" => "refresh",
-                    other => other,
-                };
-                Error::config(format!("controller.{key}"), e.to_string())
-            }
-            e => e,
-        })?;
+        controller.validate()?;
         let timing = refresh_timing(&device, d, controller, device.timing(d.density_gbit, d.device_width)?)?;
         let mapping = resolve_mapping(&d.mapping, &org).map_err(at("mapping"))?;
         Ok(MemoryConfig { machine: machine.clone(), device, org, timing, mapping, controller: controller.clone(), topology: None })

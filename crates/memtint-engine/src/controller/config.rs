@@ -196,9 +196,10 @@ impl ControllerConfig {
 
     pub fn validate(&self) -> Result<()> {
         // Components by name, checked here so a machine file's mistake is named by its key.
-        crate::controller::scheduler::info(&self.scheduler)?;
-        crate::controller::row_policy::ROW_POLICIES.get(&self.row_policy)?;
-        crate::controller::refresh::REFRESH_MANAGERS.get(&self.refresh)?;
+        let key = |key: &'static str| move |e: Error| Error::config(format!("controller.{key}"), e.to_string());
+        crate::controller::scheduler::info(&self.scheduler).map_err(key("scheduler"))?;
+        crate::controller::row_policy::ROW_POLICIES.get(&self.row_policy).map_err(key("row_policy"))?;
+        crate::controller::refresh::REFRESH_MANAGERS.get(&self.refresh).map_err(key("refresh"))?;
         let w = self.writes()?;
         QUEUE_ENTRIES.check("controller.read_queue", self.read_queue as u64)?;
         QUEUE_ENTRIES.check("controller.write_queue", w.queue as u64)?;
