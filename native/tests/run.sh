@@ -54,6 +54,7 @@ expect_error config_colours_without_masks "MEMTINT_COLORS=1" "MEMTINT_COLOR_MASK
 expect_error config_bad_mode "MEMTINT_COLOR_MASKS=$I7 MEMTINT_MODE=fast" "MEMTINT_MODE='fast'"
 expect_error config_bad_exhaustion "MEMTINT_ON_EXHAUSTION=maybe" "MEMTINT_ON_EXHAUSTION='maybe'"
 expect_error config_bad_limit "MEMTINT_POOL_LIMIT=12Q" "MEMTINT_POOL_LIMIT='12Q'"
+expect_error config_limit_over_64_bits "MEMTINT_POOL_LIMIT=17179869186G" "MEMTINT_POOL_LIMIT='17179869186G': too large"
 # the node: the first node without memory here (node 1 on a one-node machine) is refused by name
 HAS_MEMORY=$(cat /sys/devices/system/node/has_memory 2>/dev/null || echo 0)
 ABSENT=$(python3 -c "import sys

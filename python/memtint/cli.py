@@ -1519,6 +1519,11 @@ def _report(args: argparse.Namespace) -> int:
 
 def _convert(args: argparse.Namespace) -> int:
     check_outputs({"OUT": args.output}, [args.input])
+    if args.to == "mtt" and os.path.exists(args.output) and not os.path.isfile(args.output):
+        # A .mtt's header takes its counts at the end (a seek back): a pipe or device would get a
+        # whole file that every reader refuses as unfinished.
+        raise UsageError(f"OUT {args.output}: is not a regular file, and a .mtt is written with a seek back to its "
+                         "header; write a file, or --to ramulator for a pipe or device")
     # The engine writes a temporary file beside the output (.NAME.PID-N.part), renamed over it
     # when complete; a stop removes it.
     target = os.path.realpath(args.output) if os.path.isfile(args.output) else args.output
@@ -1530,11 +1535,11 @@ def _convert(args: argparse.Namespace) -> int:
             os.remove(args.output)
         raise api.MemtintError(f"{args.input}: has no records, so {args.output} would be a trace every reader "
                                "refuses; nothing written")
+    # A pipe or device has no size to read back: its bytes are not counted.
     size_in, size_out = os.path.getsize(args.input), os.path.getsize(args.output)
-    sys.stdout.write(
-        f"{args.output}: {header['records']} records, {header['instructions']} instructions, "
-        f"{size_out} bytes ({size_out / max(size_in, 1):.2f}x the input)\n"
-    )
+    size = (f"{size_out} bytes ({size_out / max(size_in, 1):.2f}x the input)" if os.path.isfile(args.output)
+            else "written to a pipe or device")
+    sys.stdout.write(f"{args.output}: {header['records']} records, {header['instructions']} instructions, {size}\n")
     return 0
 
 

@@ -115,6 +115,25 @@ def test_report_that_cannot_be_written_or_is_an_input_is_refused_before_the_prog
     assert not marker.exists()
 
 
+@needs_library
+def test_a_file_a_machine_toml_names_is_an_input_of_run_inspect_and_run_mix(tmp_path):
+    # The probe's preset names its mapping file beside it: run --report, inspect --json and
+    # run-mix --json onto that file used to write over it (the machine was checked, not its files).
+    r = cli("probe", "--simulate", "i7-860", "--no-progress", "--write-preset", tmp_path / "p.toml")
+    assert r.returncode == 0, r.stderr
+    mapping = tmp_path / "p.mapping.toml"
+    before = snapshot(mapping)
+    marker = tmp_path / "ran"
+    for args, option in ((["run", "--colors", "0-7", "--report", mapping], "--report"),
+                         (["run-mix", "--policy", "bpm", "--json", mapping], "--json")):
+        refused(cli(*args[:1], "--machine", tmp_path / "p.toml", *args[1:], "--", "sh", "-c", f"touch {marker}",
+                    *([":::", "true"] if args[0] == "run-mix" else [])),
+                f"{option} {mapping}: is an input of this command")
+    refused(cli("inspect", str(os.getpid()), "--machine", tmp_path / "p.toml", "--json", mapping),
+            f"--json {mapping}: is an input of this command")
+    assert snapshot(mapping) == before and not marker.exists()
+
+
 # ---- 2. colour and CPU ranges are checked before they are expanded ----------------------------
 
 @pytest.mark.parametrize("args, message", [

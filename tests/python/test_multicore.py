@@ -322,6 +322,11 @@ def test_convert_refuses_to_overwrite_its_input(memtint, clean_error, tmp_path):
     # An .mtt input is read as .mtt, whatever the output format.
     code, out, err = memtint("convert", mtt, tmp_path / "copy.mtt")
     assert code == 0 and "2 records" in out, err
+    # A .mtt cannot go to a device or pipe (its header is written last, by a seek): refused before
+    # anything is written; Ramulator text can, and its size is not read back from the device.
+    clean_error(memtint("convert", trace, "/dev/null"), "OUT /dev/null: is not a regular file", "--to ramulator")
+    code, out, err = memtint("convert", mtt, "/dev/null", "--to", "ramulator")
+    assert code == 0 and "2 records" in out and "written to a pipe or device" in out and "0 bytes" not in out, out + err
 
 
 @pytest.mark.engine

@@ -141,6 +141,7 @@ static uint64_t parse_size(const char *var, const char *s) {
     default: bad(var, s, "unknown unit; use K, M or G");
     }
     if (*p) bad(var, s, "trailing text after the size");
+    if (v > UINT64_MAX / mul) bad(var, s, "too large: more than 2^64 bytes");
     return v * mul;
 }
 

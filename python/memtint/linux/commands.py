@@ -166,8 +166,10 @@ def escape(text: str) -> str:
 
 
 def _config_files(args: argparse.Namespace) -> list[str]:
-    """The machine and mapping TOML files the command reads (preset names are not files)."""
-    return [p for p in (args.machine, args.mapping) if p and os.path.isfile(p)]
+    """The files the command reads behind its machine and mapping (`run._config_files`)."""
+    from memtint.linux.run import _config_files as files
+
+    return files(args.machine, args.mapping)
 
 
 def _histogram_table(title: str, rows: list[dict[str, Any]], key: str):

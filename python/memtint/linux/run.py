@@ -72,5 +72,8 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
 
 
 def _config_files(machine: str | dict[str, Any], mapping: str | None) -> list[str]:
-    """The machine and mapping TOML files a command reads (preset names are not files)."""
-    return [p for p in (machine, mapping) if isinstance(p, str) and os.path.isfile(p)]
+    """The files a command reads behind its machine and mapping: the TOML files and every file
+    they name (a machine's device and mapping files); preset names are not files."""
+    from memtint.outputs import referenced_files
+
+    return referenced_files(*[p for p in (machine, mapping) if isinstance(p, str)])
