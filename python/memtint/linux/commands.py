@@ -248,7 +248,7 @@ def _cost(args: argparse.Namespace) -> str | None:
         chosen = parse_list(args.colors, count=layout.colours, where=layout.described)
     except Exception:  # noqa: BLE001 - the run reports these errors properly
         return None
-    return cost_note(len(chosen), layout.colours, args.mode)
+    return cost_note(len(chosen), layout.colours, args.mode, layout.masks)
 
 
 def _run(args: argparse.Namespace) -> int:
