@@ -77,6 +77,10 @@ echo "== MEMTINT_REPORT: a device or FIFO is written into, a symlink followed; n
 # what the report must not change: inode and file type
 ino_type() { stat -c '%i %F' "$1"; }
 report_to() { timeout 20 env MEMTINT_QUIET=0 MEMTINT_COLOR_MASKS=$I7 MEMTINT_REPORT="$1" LD_PRELOAD="$LIB" /bin/true 2>&1; }
+# coreutils close stderr before exit handlers run (close_stdout): the warning still reaches it
+out=$(timeout 20 env MEMTINT_QUIET=0 MEMTINT_COLOR_MASKS=$I7 MEMTINT_REPORT="$WORK/no-such-dir/r.json" LD_PRELOAD="$LIB" /bin/echo hi 2>&1)
+if grep -qF "cannot write MEMTINT_REPORT file $WORK/no-such-dir/r.json" <<<"$out"; then
+    pass report_warning_after_the_program_closed_stderr; else fail report_warning_after_the_program_closed_stderr "$out"; fi
 if mknod "$WORK/null" c 1 3 2>/dev/null && mknod "$WORK/full" c 1 7 2>/dev/null; then
     before=$(ino_type "$WORK/null")
     out=$(report_to "$WORK/null"); rc=$?

@@ -147,6 +147,7 @@ static uint64_t parse_size(const char *var, const char *s) {
 
 void mt_config_load(void) {
     const char *s;
+    mt_keep_stderr();
     mt_cfg.quiet = (s = getenv("MEMTINT_QUIET")) && *s && strcmp(s, "0");
     mt_cfg.verbose = (s = getenv("MEMTINT_VERBOSE")) && *s && strcmp(s, "0");
     mt_cfg.hypervisor_noted = (s = getenv("MEMTINT_HYPERVISOR_NOTED")) && *s && strcmp(s, "0");

@@ -54,6 +54,7 @@ void mt_text_hex(mt_text *t, uint64_t v);
 void mt_text_colours(mt_text *t, const uint64_t *bitmap, unsigned n_colours);
 void mt_write_all(int fd, const char *s, size_t n);
 void mt_say(mt_text *t);                    /* "libmemtint: ..." to stderr */
+void mt_keep_stderr(void);                  /* keep stderr for messages after the program closes it */
 void mt_warn(const char *what);             /* unless MEMTINT_QUIET */
 _Noreturn void mt_fatal(mt_text *t);        /* message and _exit(2) */
 bool mt_hypervisor_present(void);

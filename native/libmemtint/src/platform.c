@@ -58,10 +58,20 @@ void mt_write_all(int fd, const char *s, size_t n) {
     }
 }
 
+/* Where messages go: stderr, kept as a copy of fd 2 taken at load, since a program may close its
+ * stderr before the library's exit report (coreutils' close_stdout does) and its warnings would
+ * be lost. High and close-on-exec, so no program's own fds or children see it. */
+static int err_fd = 2;
+
+void mt_keep_stderr(void) {
+    int fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
+    if (fd >= 0) err_fd = fd;
+}
+
 void mt_say(mt_text *t) {
-    mt_write_all(2, "libmemtint: ", 12);
-    mt_write_all(2, t->buf, t->len);
-    mt_write_all(2, "\n", 1);
+    mt_write_all(err_fd, "libmemtint: ", 12);
+    mt_write_all(err_fd, t->buf, t->len);
+    mt_write_all(err_fd, "\n", 1);
 }
 
 void mt_warn(const char *what) {
