@@ -153,6 +153,8 @@ def test_missing_library_is_a_clear_error():
     (["run-mix", "--policy", "bmp", "--", "true", ":::", "true"], "unknown placement policy 'bmp'"),
     (["run-mix", "--", "true", ":::"], "empty program"),
     (["run-mix", "--policy", "bpm", "--", "true"], "one program: policy 'bpm' partitions memory between programs"),
+    # One program under a policy that does not partition: not told to give two (which it refuses too).
+    (["run-mix", "--policy", "random-interleave", "--", "true"], "does not partition memory"),
     # 33 programs, 32 colours: the ways out are run-mix's, not the simulator's os.groups.
     (["run-mix", "--policy", "bpm", "--", *["true", ":::"] * 32, "true"], "run fewer programs or pick a policy"),
     (["run", "--tier-policy", "local", "--", "/tmp"], "/tmp: is a directory, not a program"),

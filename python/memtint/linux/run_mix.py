@@ -63,7 +63,8 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
         raise LinuxError(f"--policy {policy} on {machine}: {reason}; run-mix gives each program its own colour set: "
                          "run fewer programs or pick a policy with more colours") from None
     if not partition["partitioned"]:
-        if len(commands) == 1:  # a policy that partitions gives a lone program every colour
+        # A policy that partitions gives a lone program every colour: which one this is, two tell.
+        if len(commands) == 1 and policy_partition(machine, policy, 2, mapping=mapping)["partitioned"]:
             raise LinuxError(f"one program: policy '{policy}' partitions memory between programs, so one program gets "
                              "every colour; give two or more (separated by ':::'), or colour one with memtint run "
                              "--colors")

@@ -328,9 +328,11 @@ class Search:
                 break
             if seen >= self.s.max_pairs:
                 raise ProbeError(
-                    f"{len(verified)} row conflicts confirmed in {seen:,} random pairs (other pairs {centre:.1f} ns, "
-                    f"the slow ones confirmed at {slow:.1f} ns): the timing signal is too weak to tell a row "
-                    "conflict apart; more --repetitions, an idle machine or a larger buffer may help"
+                    f"{len(verified)} row conflicts confirmed in {seen:,} random pairs (other pairs {centre:.1f} ns; "
+                    + (f"{len(confirmed)} pairs slow when timed again, at {slow:.1f} ns, too close to the others to "
+                       "count as conflicts" if not math.isnan(slow) else "too few pairs slow when timed again")
+                    + "): the timing signal is too weak to tell a row conflict apart; more --repetitions, an idle "
+                    "machine or a larger buffer may help"
                 )
         self.raw["confirmed_pair_ns"] = [round(t, 2) for _, t in confirmed]
         return verified, (fast, slow, threshold)
