@@ -325,9 +325,12 @@ def compare(
             "row_buffer_miss_rate": run["row_buffer_miss_rate"],
             "cores": cores,
             "wall_seconds": run["wall_seconds"],
-            "dram_requests": run["dram_requests"],
+            # A sampled run's memory system ran in its detailed segments only: its requests and
+            # energy scaled to the run (docs/sampling.md, Output).
+            "dram_requests": (run.get("sampling") or {}).get("estimated_dram_requests", run["dram_requests"]),
             # DRAM energy (docs/energy.md); None where the device has no datasheet currents.
-            "dram_energy_nj": energy.get("total_nj"),
+            "dram_energy_nj": (run["sampling"].get("estimated_dram_energy_nj") if run.get("sampling")
+                               else energy.get("total_nj")),
             "dram_energy_per_access_nj": energy.get("per_access_nj"),
             "warnings": run.get("warnings", []),
         })

@@ -166,10 +166,15 @@ def mix_intervals(alone: list[dict[str, Any]], shared: dict[str, Any]) -> dict[s
         return {"weighted_speedup": [None, None], "harmonic_speedup": [None, None], "maximum_slowdown": [None, None],
                 "slowdowns": [[None, None] for _ in range(n)]}
     S, A = s.mean, a.mean
+    # A core whose shared run is its alone run (one program under the alone runs' policy): one
+    # simulation, so its ratio is exactly 1 and adds no error, rather than two independent ones.
+    one = [(shared["cores"][c].get("sampling") or {}).get("unit_cpi") is not None
+           and (shared["cores"][c].get("sampling") or {}).get("unit_cpi") == (alone[c].get("sampling") or {}).get("unit_cpi")
+           for c in range(n)]
 
     def variance(grad_s: list[float], grad_a: list[float]) -> float:
-        v = sum(grad_s[c] * grad_s[d] * s.cov(c, d) for c in range(n) for d in range(n))
-        return v + sum(grad_a[c] ** 2 * a.cov(c, c) for c in range(n))
+        v = sum(grad_s[c] * grad_s[d] * s.cov(c, d) for c in range(n) for d in range(n) if not one[c] and not one[d])
+        return v + sum(grad_a[c] ** 2 * a.cov(c, c) for c in range(n) if not one[c])
 
     def interval(value: float, var: float) -> list[float]:
         h = Z95 * math.sqrt(max(var, 0.0))

@@ -268,6 +268,39 @@ def test_cli_compare_and_sim_show_sampled_estimates(memtint, tmp_path):
     assert json.loads(out)["sampling"]["period"] == 100_000
 
 
+@pytest.mark.engine
+def test_a_sampled_runs_mix_figures_weigh_each_core_by_the_run_its_units_stand_for():
+    # bfs beside triad, which runs about 3x as fast: triad's units are 3x longer, and their raw
+    # sums made the mix's row-buffer miss rate 23 % against the detailed run's 33 %, and its
+    # requests and energy (detailed segments only) 2.6x too low.
+    from memtint.workloads import trace_path
+
+    spec = api.build_sim_spec("i7-860", [trace_path("bfs"), trace_path("triad")], instructions=3_000_000,
+                              policy="buddy", warmup=1_000_000)
+    detailed = api.run_sim_spec(spec)
+    sampled = api.run_sim_spec({**spec, "sampling": {"unit": 10_000, "warming": 20_000, "period": 100_000}})
+    units = [sum(c["sampling"]["unit_instructions"]) for c in sampled["cores"]]
+    assert units[1] > 2 * units[0]  # the premise: the faster core measured far more
+    assert sampled["row_buffer_miss_rate"] == pytest.approx(detailed["row_buffer_miss_rate"], abs=0.02)
+    s = sampled["sampling"]
+    assert sampled["dram_requests"] < 0.5 * detailed["dram_requests"]  # the segments' own
+    assert s["estimated_dram_requests"] == pytest.approx(detailed["dram_requests"], rel=0.05)
+    assert s["estimated_dram_energy_nj"] == pytest.approx(detailed["dram"]["energy"]["total_nj"], rel=0.05)
+
+
+@pytest.mark.engine
+def test_units_too_short_to_vary_give_no_interval_and_a_warning():
+    from memtint.workloads import trace_path
+
+    spec = api.build_sim_spec("i7-860", [trace_path("bzip2")], instructions=3_000_000, policy="buddy", warmup=1_000_000)
+    run = api.run_sim_spec({**spec, "sampling": {"unit": 100}})
+    core = run["cores"][0]["sampling"]
+    assert len(set(core["unit_cpi"])) == 1 and core["cpi_stddev"] is None  # unbounded, not 0
+    assert core["ipc_ci95"][1] is None
+    assert any("all measured a CPI of" in w for w in run["warnings"]), run["warnings"]
+    assert any("sampling.unit = 100 instructions is shorter than 1000" in w for w in run["warnings"])
+
+
 # --- (e) and (f) sweeps ------------------------------------------------------------------------
 
 SWEEP = {"name": "s", "machines": ["i7-860"], "mixes": [MIX], "policies": ["buddy", "bpm"],
@@ -324,8 +357,13 @@ def test_detailed_sweep_hashes_are_unchanged_and_sampled_ones_differ():
     assert [r.config_hash for r in detailed] == [hash_before_sampling(r) for r in detailed]
     assert all(r.sampling is None and "sampling" not in r.describe() for r in detailed)
     sampled = expand(parse_spec({**SWEEP, "sampling": SMALL}))
-    assert all(r.sampling == SMALL and r.describe()["sampling"] == SMALL for r in sampled)
+    written = {"mode": "periodic", **SMALL}  # the engine's defaults written out
+    assert all(r.sampling == written and r.describe()["sampling"] == written for r in sampled)
     assert not {r.config_hash for r in sampled} & {r.config_hash for r in detailed}
+    # The defaults spelt out or left to `--sample`'s table are one configuration, one hash.
+    from memtint.sampling import DEFAULT_SAMPLING
+    spelt = expand(parse_spec({**SWEEP, "sampling": {"unit": 20_000, "warming": 30_000}}))
+    assert [r.config_hash for r in spelt] == [r.config_hash for r in expand(parse_spec({**SWEEP, "sampling": DEFAULT_SAMPLING}))]
 
 
 @pytest.mark.engine

@@ -117,6 +117,9 @@ impl Default for SamplingSpec {
 /// Units in a run without `period`.
 pub const DEFAULT_UNITS: u64 = 100;
 
+/// Below this many instructions a unit is warned of (SMARTS's units are 1,000 instructions).
+pub const MIN_UNIT: u64 = 1_000;
+
 impl SamplingSpec {
     /// The period, given or by default.
     pub fn period(&self, instructions: u64) -> u64 {
@@ -348,6 +351,28 @@ impl SampledRun {
                 ));
             }
         }
+        for c in 0..self.units.len() {
+            let cpi = self.cpi(c);
+            if cpi.len() >= 2 && cpi.iter().all(|&x| x == cpi[0]) {
+                self.warnings.push(format!(
+                    "sampling: core {c}'s {} units all measured a CPI of {}: no spread to estimate an error from, so no interval; units of sampling.unit = {} instructions are too short to measure the program (SMARTS uses 1,000 or more)",
+                    cpi.len(),
+                    cpi[0],
+                    self.spec.unit
+                ));
+            } else if !self.strata[c].is_empty() && cpi.len() >= 2 && self.estimate(c).half_width().is_infinite() {
+                self.warnings.push(format!(
+                    "sampling: core {c}'s phases give no interval: no phase has two units whose CPIs differ, so a phase of one unit has no spread to borrow; raise sampling.min_units or lower sampling.clusters (now {})",
+                    self.spec.clusters.map_or("the default".to_string(), |k| k.to_string())
+                ));
+            }
+        }
+        if self.spec.unit < MIN_UNIT {
+            self.warnings.push(format!(
+                "sampling.unit = {} instructions is shorter than {MIN_UNIT}: a unit this short measures the pipeline's fill and drain more than the program (SMARTS's units are 1,000 instructions; the default is 20,000)",
+                self.spec.unit
+            ));
+        }
         sim.mem.finish(now_dram);
         if !sim.checkers.is_empty() {
             super::multicore_sim::observe_commands(&mut sim.mem, &mut sim.checkers, &mut sim.commands);
@@ -381,13 +406,32 @@ impl SampledRun {
     /// (`regression`) when that explains part of the units' variation. Its spread is the
     /// uncorrected estimator's, which is the wider: the interval stays conservative.
     pub fn estimate(&self, c: usize) -> Estimate {
-        if !self.strata[c].is_empty() {
-            return self.stratified(c);
+        let e = if !self.strata[c].is_empty() {
+            self.stratified(c)
+        } else {
+            let plain = self.plain(c);
+            match self.regression(c) {
+                Some(r) => Estimate { mean: r.mean, ..plain },
+                None => plain,
+            }
+        };
+        // Units that all measured one CPI show no spread to estimate an error from (units of a
+        // few instructions measure the pipeline, not the program): no interval, not a zero one.
+        if e.n >= 2 && e.sd == 0.0 {
+            return Estimate { sd: f64::INFINITY, ..e };
         }
-        let plain = self.plain(c);
-        match self.regression(c) {
-            Some(r) => Estimate { mean: r.mean, ..plain },
-            None => plain,
+        e
+    }
+
+    /// Instructions of the run core `c`'s units stand for, per instruction they measured: what
+    /// scales its units' counts (requests, row-buffer outcomes) to the run; 1 without units.
+    pub fn scale(&self, c: usize) -> f64 {
+        let measured: u64 = self.units[c].iter().map(|u| u.core.retired).sum();
+        let stands_for: u64 = self.units[c].iter().map(|u| u.weight).sum();
+        if measured == 0 {
+            1.0
+        } else {
+            stands_for as f64 / measured as f64
         }
     }
 
@@ -535,8 +579,9 @@ impl SampledRun {
                     "unit_row_misses": misses,
                     "unit_llc_misses": self.units[c].iter().map(|u| u.memory.llc_misses).collect::<Vec<_>>(),
                     "unit_loads": self.units[c].iter().map(|u| u.core.loads).collect::<Vec<_>>(),
-                    "run_loads": self.run_loads[c],
-                    "run_instructions": self.run_instructions[c],
+                    // Counted by periodic sampling's gaps; a phases run's stratified estimate does not use them.
+                    "run_loads": self.strata[c].is_empty().then_some(self.run_loads[c]),
+                    "run_instructions": self.strata[c].is_empty().then_some(self.run_instructions[c]),
                     "estimator": if !self.strata[c].is_empty() { "stratified" } else if regression.is_some() { "regression" } else { "ratio" },
                     "regression_slope": regression.map(|r| r.slope),
                     "loads_per_instruction": regression.map(|r| json!({"units": r.units_loads, "run": r.run_loads})),
@@ -1168,5 +1213,29 @@ mod tests {
         let e = rec.estimate(0);
         assert!((e.mean - 2.0).abs() < 1e-12, "{e:?}");
         assert!(e.half_width().is_infinite(), "{e:?}");
+    }
+
+    #[test]
+    fn units_that_all_measured_one_cpi_give_no_interval_rather_than_a_zero_width_one() {
+        let mut rec = SampledRun::new(&SamplingSpec::default(), 100_000, 10_000_000, 1);
+        rec.units[0] = vec![unit(0, 2000, 100_000); 5];
+        let e = rec.estimate(0);
+        assert_eq!(e.mean, 2.0);
+        assert!(e.half_width().is_infinite(), "{e:?}");
+        // A stratified run whose only multi-unit phase has no spread lends none to its single units.
+        let spec = SamplingSpec { mode: "phases".into(), ..SamplingSpec::default() };
+        let mut rec = SampledRun::new(&spec, 100_000, 10_000_000, 1);
+        rec.strata = vec![vec![0.5, 0.5]];
+        rec.units[0] = vec![unit(0, 1000, 1), unit(0, 1000, 1), unit(1, 3000, 1)];
+        assert!(rec.estimate(0).half_width().is_infinite());
+    }
+
+    #[test]
+    fn a_cores_scale_is_the_instructions_its_units_stand_for_per_instruction_measured() {
+        // Two units of 1000 instructions standing for 100,000 and 300,000: scale 200.
+        let mut rec = SampledRun::new(&SamplingSpec::default(), 100_000, 10_000_000, 2);
+        rec.units[0] = vec![unit(0, 1000, 100_000), unit(0, 1500, 300_000)];
+        assert_eq!(rec.scale(0), 200.0);
+        assert_eq!(rec.scale(1), 1.0);
     }
 }

@@ -600,9 +600,13 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             v
         })
         .collect();
-    let (hits, all) = r.cores.iter().fold((0u64, 0u64), |(h, a), c| {
+    // A sampled run's cores measured different shares of their instructions (a faster core's
+    // units are longer): each core's counts are scaled to the instructions its units stand for
+    // before they are summed into the mix's figures (`SampledRun::scale`); 1 in a detailed run.
+    let scales: Vec<f64> = (0..r.cores.len()).map(|c| r.sampling.as_ref().map_or(1.0, |s| s.scale(c))).collect();
+    let (hits, all) = r.cores.iter().zip(&scales).fold((0.0, 0.0), |(h, a), (c, k)| {
         let m = &c.memory;
-        (h + m.row_hits, a + m.row_hits + m.row_misses + m.row_conflicts)
+        (h + k * m.row_hits as f64, a + k * (m.row_hits + m.row_misses + m.row_conflicts) as f64)
     });
     let instructions: u64 = r.cores.iter().map(|c| c.core.retired).sum();
     let wall = r.totals.wall_seconds.max(1e-9);
@@ -802,7 +806,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             "cache": cfg.machine.cache,
         },
         "cores": cores,
-        "row_buffer_miss_rate": 1.0 - ratio(hits, all),
+        "row_buffer_miss_rate": if all > 0.0 { 1.0 - hits / all } else { 1.0 },
         "row_outcomes_by_kind": kinds,
         "llc": r.llc.as_ref().map(|s| json!({
             "accesses": s.accesses, "hits": s.hits, "misses": s.misses, "writebacks": s.writebacks,
@@ -843,7 +847,15 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
     }
     dram_report::add_row_causes(&mut out, &causes);
     if let Some(s) = &r.sampling {
-        let (run, per_core) = s.report();
+        let (mut run, per_core) = s.report();
+        // The memory system ran only in the detailed segments (units, their warm-ups, the other
+        // cores' stretches): its requests and energy (`dram`, `dram_requests`) are theirs. The
+        // run's are estimated at the segments' rates (requests and energy per core cycle) over
+        // the run's estimated length: its slowest core's instructions at its estimated CPI.
+        let length = (0..r.cores.len()).map(|c| spec.instructions as f64 * s.estimate(c).mean).fold(0.0, f64::max);
+        let factor = if r.core_cycles > 0 { length / r.core_cycles as f64 } else { 1.0 };
+        run["estimated_dram_requests"] = json!((r.totals.requests as f64 * factor).round() as u64);
+        run["estimated_dram_energy_nj"] = out["dram"]["energy"]["total_nj"].as_f64().map_or(Value::Null, |e| json!(e * factor));
         out["config"]["sampling"] = json!(spec.sampling);
         out["sampling"] = run;
         if let Some(cs) = out["cores"].as_array_mut() {
