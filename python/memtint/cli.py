@@ -1486,8 +1486,10 @@ def _sweep_spec(path: str, settings: list[tuple[list[str], Any]] | None, sample:
     except SweepSpecError as error:  # a value --set gave is blamed on the --set, not on the file
         text = str(error)
         at = text.find("invalid configuration: ")
+        if at < 0 and text.startswith(f"{path}: "):  # the spec's own check: "SPEC: key: reason"
+            at, text = 0, "invalid configuration: " + text[len(path) + 2:]
         blamed = _at_config_line(path, text[at:], settings) if at >= 0 else text
-        raise SweepSpecError(blamed if blamed.startswith("--set ") else text) from None
+        raise SweepSpecError(blamed if blamed.startswith("--set ") else str(error)) from None
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -255,6 +255,16 @@ def _pyplot():
     return plt
 
 
+def _tight(fig: Any, **kw: Any) -> None:
+    """``fig.tight_layout``, without matplotlib's warning when long labels leave it no room (the
+    figure is still written, with the default layout)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Tight layout not applied", category=UserWarning)
+        fig.tight_layout(**kw)
+
+
 def _colours(series: list[str]) -> dict[str, Any]:
     plt = _pyplot()
     cmap = plt.get_cmap("tab10")
@@ -291,7 +301,7 @@ def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", alpha=0.3)
     fig.text(0.01, 0.01, note, fontsize=7, alpha=0.7)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    _tight(fig, rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)
 
@@ -313,7 +323,7 @@ def _distribution(runs, series: list[str], base: str, path: Path) -> None:
     axes[1].set_title("over mixes: maximum slowdown (lower is better)", fontsize=10)
     fig.text(0.01, 0.01, f"box: quartiles, whiskers 1.5 IQR, triangle: mean; dashed line: {base}",
              fontsize=7, alpha=0.7)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    _tight(fig, rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)
 
@@ -334,7 +344,7 @@ def _row_buffer(runs, series: list[str], path: Path) -> None:
     ax.set_ylabel("row-buffer miss rate of the shared run (%)")
     ax.set_title("Row-buffer miss rate (bar: mean over mixes, dots: each mix)")
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
+    _tight(fig)
     fig.savefig(path, dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)
 
@@ -365,7 +375,7 @@ def _per_core(frame, runs, series: list[str], path: Path) -> None:
     ax.set_title("Per-core slowdowns (bar: mean over cores and mixes, line: min–max)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
+    _tight(fig)
     fig.savefig(path, dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)
 
@@ -430,12 +440,15 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
 
     machines = ", ".join(dict.fromkeys(runs["machine"]))
     instructions = ", ".join(f"{n:,}" for n in sorted(set(runs["instructions"])))
-    mixes = int(runs[_MIX_KEY + ["_setup"]].drop_duplicates().shape[0])
+    # A mix is its programs, length, seed and [os]; the same mix run in several setups is one mix.
+    mixes = int(runs[_MIX_KEY].drop_duplicates().shape[0])
+    setups = int(runs["_setup"].nunique())
     failed = int((runs["status"] != "ok").sum())
     superseded = runs.attrs.get("superseded", 0)
     header = (f"{len(runs)} runs ({failed} failed"
               + (f"; {superseded} earlier failure(s) replaced by later runs of the same settings not counted"
-                 if superseded else "") + f") of {mixes} mixes on {machines}; "
+                 if superseded else "") + f") of {mixes} mixes" + (f" in {setups} setups" if setups > 1 else "")
+              + f" on {machines}; "
               f"{instructions} instructions per core; normalised to `{base}`"
               + (f" ({', '.join(base_series)})" if base_series and base_series != [base] else "") + ".")
     legend = ("WS = weighted speedup (Σ IPC_shared / IPC_alone); max slowdown = max over cores of "

@@ -394,7 +394,7 @@ def _swept_with_fixed_classes(memtint, tmp_path, monkeypatch, head: str) -> None
     code, _, err = memtint("sweep", spec, "--out", tmp_path / "out", "--jobs", "1", timeout=600)
     assert code == 0, err
 
-    def classify(program, machine):
+    def classify(program, machine, instructions=advisor.CLASSIFY_INSTRUCTIONS):
         return advisor.ProgramClass(program, "LLCT" if program == "stream" else "CCF", "", {}, 1.0, 0.0)
 
     monkeypatch.setattr(advisor, "classify", classify)

@@ -108,6 +108,8 @@ def paper_text(claim: dict[str, Any]) -> str:
 def ours_text(row: Row) -> tuple[str, str]:
     s = row.stats
     m = row.claim["metric"]
+    if s["n"] == 1:  # one seed has no spread to show
+        return fmt_value(m, s["mean"]), "one seed"
     return fmt_value(m, s["mean"]), f"sd {fmt_value(m, s['sd'], False)}; {fmt_value(m, s['min'])} … {fmt_value(m, s['max'])}"
 
 
@@ -394,6 +396,7 @@ def terminal_table(papers: list[dict[str, Any]]):
             m = r.claim["metric"]
             v = r.verdict
             t.add_row(p["name"], r.claim["id"] + (f" ({r.subject})" if r.subject else ""), paper_text(r.claim),
-                      f"{fmt_value(m, s['mean'])} ± {fmt_value(m, s['sd'], False)}{sampled_text(r)}",
+                      f"{fmt_value(m, s['mean'])}"
+                      + (f" ± {fmt_value(m, s['sd'], False)}" if s["n"] != 1 else " (one seed)") + sampled_text(r),
                       Text(verdict_text(r), style=colour.get(v, "white")))
     return t

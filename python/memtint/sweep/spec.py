@@ -344,6 +344,11 @@ def _warmup(table: dict[str, Any]) -> int:
     return _int(table.get("warmup", DEFAULT_WARMUP), "warmup", 0, limits.MAX_INSTRUCTIONS, _INSTRUCTIONS_WHY)
 
 
+def _toml(value: Any) -> str:
+    """A value as TOML writes it (``true``, not Python's ``True``), for messages."""
+    return json.dumps(value) if isinstance(value, (bool, int, float, str)) else repr(value)
+
+
 def _sampling(table: dict[str, Any]) -> dict[str, Any] | None:
     """The ``sampling`` table: its keys and their kinds (the engine checks the values against
     each other and each run's instructions when the run starts, naming the key)."""
@@ -351,11 +356,15 @@ def _sampling(table: dict[str, Any]) -> dict[str, Any] | None:
         return None
     value = table["sampling"]
     if not isinstance(value, dict):
-        raise _fail("sampling", f"expected a table (sampling = {{ unit = 100000, warming = 100000 }}), got {value!r}")
+        raise _fail("sampling", f"expected a table (sampling = {{ unit = 100000, warming = 100000 }}), got {_toml(value)}")
     _check_keys(value, _SAMPLING_KEYS, "sampling")
-    out = dict(value)
-    if "mode" in out and not isinstance(out["mode"], str):
-        raise _fail("sampling.mode", f"expected a mode name (\"periodic\"), got {out['mode']!r}")
+    # The engine's defaults written out, so that `--sample` and a table that spells them are one
+    # configuration (one hash, one series in a report), not two.
+    from memtint.sampling import DEFAULT_SAMPLING
+
+    out = {**DEFAULT_SAMPLING, **value}
+    if not isinstance(out["mode"], str):
+        raise _fail("sampling.mode", f"expected a mode name (\"periodic\" or \"phases\"), got {_toml(out['mode'])}")
     if "warm_prefetchers" in out and not isinstance(out["warm_prefetchers"], bool):
         raise _fail("sampling.warm_prefetchers", f"expected true or false, got {out['warm_prefetchers']!r}")
     for key, minimum in (("unit", 1), ("period", 1), ("warming", 0), ("functional", 0), ("min_units", 1), ("clusters", 1)):
