@@ -146,6 +146,9 @@ def test_missing_library_is_a_clear_error():
     (["run", "--colors", "0", "--space", "banks", "--", "true"], "unknown colour space 'banks'"),
     (["run", "--colors", "0", "--space", "channel", "--", "true"], "i7-860-bpm-plus"),
     (["run", "--colors", "0", "--machine", "no-such", "--", "true"], "no-such"),
+    # A path is a file: its absence is said, not "unknown mapping" with the preset list.
+    (["run", "--colors", "0", "--mapping", "/no/such/mapping", "--", "true"],
+     "dram.mapping: /no/such/mapping: No such file or directory"),
     (["run", "--colors", "0"], "no program given"),
     (["inspect", "999999999"], "no process with PID 999999999"),
     (["inspect", "1", "--machine", "no-such"], "no-such"),

@@ -606,7 +606,8 @@ pub fn resolve_mapping(name: &str, org: &Organisation) -> Result<AddressMapping>
         return AddressMapping::from_toml(text, &format!("configs/mappings/{name}.toml"), org);
     }
     let path = Path::new(name);
-    if name.ends_with(".toml") || path.exists() {
+    // A path (a separator in it) is a file, present or not: its absence is said as such.
+    if name.ends_with(".toml") || name.contains('/') || path.exists() {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         return AddressMapping::from_toml(&text, name, org);
     }
