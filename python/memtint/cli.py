@@ -114,6 +114,8 @@ def _setting(text: str) -> tuple[list[str], Any]:
         value = json.loads(raw)
     except ValueError:
         value = raw
+    if isinstance(value, float) and not math.isfinite(value):  # 1e400 reads as inf; Infinity, NaN too
+        raise argparse.ArgumentTypeError(f"{key}={raw}: not a finite number (NaN and infinities are not settings)")
     return path, value
 
 

@@ -239,6 +239,8 @@ def test_cli_sampling_errors_name_the_key(memtint, clean_error):
     clean_error(memtint(*COMPARE, "--target-error", "2"), "sampling.target_error")
     clean_error(memtint(*COMPARE, "--sample-unit", "0"), "--sample-unit")  # argparse: a count >= 1
     clean_error(memtint(*COMPARE, "--sample-min-units", "0"), "--sample-min-units")
+    # The value as the user wrote it, not as JSON prints the float it read (it said "Infinity").
+    clean_error(memtint(*COMPARE, "--set", "sampling.target_error=1e400"), "sampling.target_error=1e400: not a finite")
 
 
 def test_run_file_errors_spell_values_as_toml_and_set_reaches_sampling(memtint, clean_error, tmp_path):
