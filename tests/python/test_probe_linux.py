@@ -112,6 +112,34 @@ def test_the_vm_note_says_the_frames_are_guest_physical(monkeypatch):
     assert linux.vm_note() is None
 
 
+def test_a_failed_probes_json_carries_the_vm_note(monkeypatch, tmp_path):
+    # The terminal said the frames are guest-physical; the JSON of the failure did not.
+    import json
+
+    from memtint import cli
+    from memtint.probe import command
+
+    class Timer:
+        def __init__(self, **_):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *_):
+            return False
+
+    def fail(search, timer, org, settings, err, args, label, failures):
+        failures.append({"label": label, "error": "too weak", "warnings": ["its own"]})
+
+    monkeypatch.setattr(linux, "LinuxTimer", Timer)
+    monkeypatch.setattr(linux, "vm_note", lambda: "frames are guest-physical")
+    monkeypatch.setattr(command, "_search", fail)
+    assert cli.main(["probe", "--no-progress", "--json", str(tmp_path / "p.json")]) == 1
+    failed = json.loads((tmp_path / "p.json").read_text())["failed"]
+    assert failed[0]["warnings"] == ["frames are guest-physical", "its own"]
+
+
 # ---- real runs on this machine ----
 
 def _can_probe() -> str | None:

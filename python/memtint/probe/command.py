@@ -172,6 +172,9 @@ def run_command(args: argparse.Namespace) -> int:
             err.print(f"[yellow]note:[/] {note}")
         with timer:
             result = _search(Search, timer, org, settings, err, args, "", failures)
+        if note:  # the JSON of a failed probe says it too, as the terminal did
+            for failure in failures:
+                failure["warnings"] = [note, *failure["warnings"]]
         results.append((0, result, org, None))
         source = f"this machine ({os.uname().nodename}), buffer {args.buffer_mb} MiB"
     elapsed = time.monotonic() - started
