@@ -852,7 +852,13 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
         line = line_in(file) if file else ""
         if line:
             return f"{file}{line}: {message}"
+    if machine_file and key.split(".")[0] in MACHINE_TABLES:  # a machine key the file lacks: the file, no line
+        return f"{machine_file}: {message}"
     return message
+
+
+#: The tables of a machine file (configs/machines): a key of theirs is the machine file's.
+MACHINE_TABLES = ("cpu", "cache", "dram", "controller", "nodes", "links", "variants")
 
 
 #: What a thread does after its target (`at_end`, for the run or per process).

@@ -457,6 +457,13 @@ def test_an_error_in_a_machine_file_names_that_files_line(memtint, clean_error, 
     assert line.startswith(f"memtint: error: {machine}:{at}: "), line
     line = clean_error(memtint("dram", "--machine", machine, "--generate", "random", "--requests", "100"), "latency_ns")
     assert line.startswith(f"memtint: error: {machine}:{at}: "), line
+    # A table the machine file lacks (no [links] for two nodes): the file, without a line.
+    lines = preset.splitlines()
+    start = lines.index("[links]")
+    machine.write_text("\n".join(lines[:start] + lines[start + 3:]) + "\n")
+    line = clean_error(memtint("sim", run), "needs [links]")
+    assert line.startswith(f"memtint: error: {machine}: "), line
+    machine.write_text(preset.replace("latency_ns = [[0, 50], [50, 0]]", "latency_ns = [[0, -50], [50, 0]]"))
     # A value a --set gave is the --set's, even where the machine file has the key.
     line = clean_error(memtint("dram", "--machine", machine, "--generate", "random", "--requests", "100",
                                "--set", "links.latency_ns=[[0, -1], [1, 0]]"), "latency_ns")
