@@ -288,6 +288,7 @@ def compare(
     for p in policies:
         run = shared[p]
         energy = (run.get("dram") or {}).get("energy") or {}
+        whole = run.get("sampling") or {}  # a sampled run: its estimates for the whole run
         speeds = [{"ipc_alone": a["ipc"], "ipc_shared": c["ipc"]} for a, c in zip(alone, run["cores"])]
         metrics = api.mix_metrics(speeds)
         sampled = sampling_module.is_sampled(run)
@@ -327,10 +328,9 @@ def compare(
             "wall_seconds": run["wall_seconds"],
             # A sampled run's memory system ran in its detailed segments only: its requests and
             # energy scaled to the run (docs/sampling.md, Output).
-            "dram_requests": (run.get("sampling") or {}).get("estimated_dram_requests", run["dram_requests"]),
+            "dram_requests": whole.get("estimated_dram_requests", run["dram_requests"]),
             # DRAM energy (docs/energy.md); None where the device has no datasheet currents.
-            "dram_energy_nj": (run["sampling"].get("estimated_dram_energy_nj") if run.get("sampling")
-                               else energy.get("total_nj")),
+            "dram_energy_nj": whole.get("estimated_dram_energy_nj", energy.get("total_nj")),
             "dram_energy_per_access_nj": energy.get("per_access_nj"),
             "warnings": run.get("warnings", []),
         })

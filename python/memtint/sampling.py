@@ -168,8 +168,10 @@ def mix_intervals(alone: list[dict[str, Any]], shared: dict[str, Any]) -> dict[s
     S, A = s.mean, a.mean
     # A core whose shared run is its alone run (one program under the alone runs' policy): one
     # simulation, so its ratio is exactly 1 and adds no error, rather than two independent ones.
-    one = [(shared["cores"][c].get("sampling") or {}).get("unit_cpi") is not None
-           and (shared["cores"][c].get("sampling") or {}).get("unit_cpi") == (alone[c].get("sampling") or {}).get("unit_cpi")
+    def unit_cpi(core: dict[str, Any]) -> list[float] | None:
+        return (core.get("sampling") or {}).get("unit_cpi")
+
+    one = [unit_cpi(shared["cores"][c]) is not None and unit_cpi(shared["cores"][c]) == unit_cpi(alone[c])
            for c in range(n)]
 
     def variance(grad_s: list[float], grad_a: list[float]) -> float:

@@ -772,11 +772,10 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
         which = "worst" if worst_key == "ws" else "most saving"
         row.detail = (f"the {which} mix ({most}, {which} in {worst_mixes.count(most)} of {len(worst_mixes)} seeds), "
                       f"its own figures: " + row.detail)
-    base_runs = [e.runs(results, mach, m, s)[baseline] for s in settings.seed_list() for e, mach, m in mixes]
-    row.dram_pki, row.not_applicable = effect(f"the {baseline} runs of these mixes", base_runs)
+    row.dram_pki, row.not_applicable = effect(f"the {baseline} runs of these mixes", [r[baseline] for r in all_runs])
     if claim["metric"] == "recolour_overhead" and not row.not_applicable:
         # An adjustment overhead needs adjustments that displaced pages.
-        runs = [e.runs(results, mach, m, s)[claim["policy"]] for s in settings.seed_list() for e, mach, m in mixes]
+        runs = [r[claim["policy"]] for r in all_runs]
         row.displaced_pages = statistics.fmean(displaced(r) for r in runs)
         if not row.displaced_pages:
             row.not_applicable = f"no {claim['policy']} run displaced a page: no adjustment overhead to measure"
