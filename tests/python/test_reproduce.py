@@ -601,6 +601,30 @@ def test_an_adjustment_overheads_cause_is_its_pages_stall_and_run_length():
     assert "of the 5.0 ms it took to reach its target, in runs of 5.0 ms simulated" in text
 
 
+def test_the_walks_cost_is_the_costliest_programs_at_hvrs_schedule():
+    """Hand-computed: the second program walks 12,000 resident pages, 402 walks of 10 ns a page per
+    3 s window: 402 x 12,000 x 10 / 3e9 = 1.608 % of a core; the run's own schedule, 96.5 cores."""
+    run = _run(10_000_000, 9_999_999, 5e6)
+    run["hot_pages"] = [{"program": "light", "window_ns": 500_000.0, "walk_ns_per_page": 10.0, "walked_pages": 100.0,
+                         "walk_share": 0.804, "walk_share_hvr": 402 * 100 * 10 / 3e9},
+                        {"program": "hashprobe", "window_ns": 500_000.0, "walk_ns_per_page": 10.0,
+                         "walked_pages": 12_000.0, "walk_share": 96.48, "walk_share_hvr": 402 * 12_000 * 10 / 3e9}]
+    assert common.worst_walk(run)[:1] == (1,)
+    runs = {"hvr-online": run}
+    value = common.mix_value("walk_share_hvr", [runs, runs], {"policy": "hvr-online"}, "buddy")
+    assert abs(value - 1.608) < 1e-9, value
+    text = common.walk_cause("hvr-online", [run, run])
+    assert "The costliest program (hashprobe in 2 of 2 runs) has 12,000 pages resident: 1.6 % of a core" in text, text
+    assert "would take 60 %" in text and "(500 µs windows) the same walks would take 96 cores" in text, text
+    assert "at 10 ns a resident page" in text, text
+    # Runs too short for a sampling window have no walk: the claim is not applicable.
+    short = _run(10_000_000, 9_999_999, 5e6)
+    short["hot_pages"] = [{"walked_pages": None, "walk_share": None, "walk_share_hvr": None}] * 2
+    assert common.worst_walk(short) is None
+    assert "completed an accessed-bit sampling window" in common.walk_unmeasured("hvr-online", [short])
+    assert common.walk_unmeasured("hvr-online", [short, run]) == ""
+
+
 def test_a_maximum_slowdown_claims_cause_names_who_holds_it():
     """Hand-made: under bpm-plus the second program is the most slowed in both runs (2.5 and
     3.5, mean 3.00); under buddy the first in one run and the second in the other, a tie broken

@@ -90,6 +90,12 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
             out["dynamic"]["channels"] = [p.get("channels") for p in (stats.get("colours") or {}).get("processes", [])]
         for core, c in zip(cores, stats["cores"]):
             core["page_migration"] = c.get("page_migration")
+    if any(p.get("hot_pages") for p in stats.get("processes") or []):  # accessed-bit walks (docs/advisor.md)
+        sampling = (((stats.get("config") or {}).get("os") or {}).get("hot_pages") or {})
+        out["hot_pages"] = [{"program": os.path.basename(str(p.get("name") or p.get("process"))),
+                             "window_ns": sampling.get("window_ns"), "walk_ns_per_page": sampling.get("walk_ns_per_page"),
+                             **{k: (p.get("hot_pages") or {}).get(k) for k in ("walked_pages", "walk_share", "walk_share_hvr")}}
+                            for p in stats["processes"]]
     llc = ((stats.get("config") or {}).get("cache") or {}).get("llc")
     out["llc_line_bytes"] = llc.get("line_bytes") if isinstance(llc, dict) else None
     return out

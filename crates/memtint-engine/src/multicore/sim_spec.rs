@@ -748,7 +748,19 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 let class = (r.llc_pages > 0)
                     .then(|| crate::os::llc_class::classify(windows, apki, r.llc_pages as f64, &Default::default()))
                     .flatten();
-                v["hot_pages"] = json!({"windows": windows, "hvr": class});
+                // The walks' time over the windows' time: the share of a core they would take,
+                // at this run's schedule and at HVR's (3 s windows) over the same pages.
+                let n = windows.len() as f64;
+                let walked_pages = (n > 0.0).then(|| windows.iter().map(|w| w.walked_pages as f64).sum::<f64>() / n);
+                let walk_share = (n > 0.0).then(|| windows.iter().map(|w| w.walk_ns).sum::<f64>() / (n * os.hot_pages.window_ns));
+                let walk_share_hvr = walked_pages.map(|p| crate::os::hot_pages::hvr_walk_share(p, os.hot_pages.walk_ns_per_page));
+                v["hot_pages"] = json!({
+                    "windows": windows,
+                    "hvr": class,
+                    "walked_pages": walked_pages,
+                    "walk_share": walk_share,
+                    "walk_share_hvr": walk_share_hvr,
+                });
             }
             v
         })

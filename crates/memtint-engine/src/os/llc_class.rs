@@ -86,7 +86,9 @@ pub struct Classified {
     /// NHP / NPC: the share of the LLC the hot pages would fill.
     pub nhp_per_npc: f64,
     pub used: f64,
-    pub used_diff: f64,
+    /// DIFF: the change in pages used between the last two windows, of the larger; `None` from
+    /// one window (not measured; the LLCT test then takes the use as steady).
+    pub used_diff: Option<f64>,
     pub wpd: f64,
     pub passing_share: f64,
     /// Pages used in two samples or more, of all used.
@@ -109,8 +111,8 @@ pub fn classify(windows: &[WindowFeatures], llc_apki: f64, npc: f64, t: &Thresho
     let touches: u64 = last.iter().map(|w| w.touches).sum();
     let passing_share = if touches == 0 { 0.0 } else { last.iter().map(|w| w.passing_touches).sum::<u64>() as f64 / touches as f64 };
     let used_diff = match last {
-        [.., a, b] => (b.used as f64 - a.used as f64).abs() / a.used.max(b.used).max(1) as f64,
-        _ => 0.0,
+        [.., a, b] => Some((b.used as f64 - a.used as f64).abs() / a.used.max(b.used).max(1) as f64),
+        _ => None,
     };
     let used_sum: u64 = last.iter().map(|w| w.used).sum();
     let reused_share = if used_sum == 0 { 0.0 } else { last.iter().map(|w| w.reused).sum::<u64>() as f64 / used_sum as f64 };
@@ -120,7 +122,7 @@ pub fn classify(windows: &[WindowFeatures], llc_apki: f64, npc: f64, t: &Thresho
         (LlcClass::Ccf, format!("{llc_apki:.2} LLC accesses per kilo-instruction (under {}): it fits the core caches", t.ccf_apki))
     } else if nhp < ccf_pages {
         (LlcClass::Ccf, format!("{nhp:.0} hot pages (under {ccf_pages:.0}): its hot data fits the core caches"))
-    } else if passing_share >= t.llct_passing && used_diff < t.stable_used {
+    } else if passing_share >= t.llct_passing && used_diff.unwrap_or(0.0) < t.stable_used {
         (
             LlcClass::Llct,
             format!(
@@ -171,7 +173,7 @@ mod tests {
     use super::*;
 
     fn w(nhp: u64, used: u64, reused: u64, touches: u64, passing: u64) -> WindowFeatures {
-        WindowFeatures { nhp, used, buckets: [0; 5], touches, passing_touches: passing, reused, wpd: 0.1 }
+        WindowFeatures { nhp, used, buckets: [0; 5], touches, passing_touches: passing, reused, wpd: 0.1, ..Default::default() }
     }
 
     fn class(ws: &[WindowFeatures], apki: f64) -> LlcClass {

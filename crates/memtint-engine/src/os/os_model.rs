@@ -443,7 +443,8 @@ impl OsModel {
     #[inline]
     pub fn translate_thread(&mut self, pid: u32, tid: u32, core: u32, vaddr: u64) -> Result<u64> {
         if let Some(h) = self.hot.as_deref_mut() {
-            h.touch(pid, vaddr >> self.page_shift, self.now_ns);
+            let tables = &self.tables;
+            h.touch(pid, vaddr >> self.page_shift, self.now_ns, |p| tables.get(p).map_or(0, |t| t.len() as u64));
         }
         self.translate_unsampled(pid, tid, core, vaddr)
     }
@@ -673,7 +674,8 @@ impl OsModel {
 
     /// Per process: its sampled windows (`None` unless `[os.hot_pages] enabled`).
     pub fn hot_page_windows(&self) -> Option<Vec<Vec<WindowFeatures>>> {
-        self.hot.as_ref().map(|h| h.windows())
+        let resident: Vec<u64> = self.tables.iter().map(|t| t.len() as u64).collect();
+        self.hot.as_ref().map(|h| h.windows(&resident))
     }
 
     /// Per process: its swapping (`None` unless `os.overflow = "swap"`).
