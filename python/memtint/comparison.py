@@ -212,8 +212,13 @@ def compare(
     alone_results: dict[str, dict[str, Any]] | None = None,
     warmup: int = DEFAULT_WARMUP,
     sampling: dict[str, Any] | None = None,
+    alone_machine: str | dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run ``mix`` under each policy and alone; return the comparison (docs/stats.md).
+
+    The alone runs run on ``alone_machine`` when given (a sweep runs bpm-plus on the machine's
+    page-channel variant and divides by the base machine's alone runs, as the other policies of
+    the mix do), else on ``machine``.
 
     Every run (alone and shared) first executes ``warmup`` instructions per core functionally.
 
@@ -243,15 +248,15 @@ def compare(
         raise MemtintError(f"policies: {', '.join(map(repr, twice))} given more than once (each policy is run once)")
     if isinstance(os_options, dict) and "policy" in os_options:
         raise MemtintError("os_options.policy: the policy comes from policies, not from the os table")
-    baseline = baseline or default_baseline(machine)
+    baseline = baseline or default_baseline(alone_machine or machine)
     common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides, sampling=sampling)
     shared_specs = {
         p: api.build_sim_spec(machine, mix, instructions=instructions, policy=p, seed=seed,
                               os_options=os_options, warmup=warmup, **common)
         for p in policies
     }
-    alone_specs = build_alone_specs(machine, mix, instructions=instructions, seed=seed, baseline=baseline,
-                                    warmup=warmup, **common)
+    alone_specs = build_alone_specs(alone_machine or machine, mix, instructions=instructions, seed=seed,
+                                    baseline=baseline, warmup=warmup, **common)
     workers = workers or min(len(alone_specs) + len(policies), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         given = alone_results or {}

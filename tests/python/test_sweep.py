@@ -383,6 +383,28 @@ def test_a_policy_that_needs_a_machine_variant_runs_on_it(tmp_path):
 
 
 @pytest.mark.engine
+def test_a_variant_machines_runs_divide_by_the_base_machines_alone_runs(tmp_path, monkeypatch):
+    """bpm-plus runs on i7-860-bpm-plus, whose alone IPCs differ (stream alone: one channel per
+    page); its weighted speedup divides by the i7-860's alone runs, as buddy's does, so the
+    policies of a mix are compared on one denominator."""
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    table = {"machines": ["i7-860"], "mixes": [["stream", "light"]], "instructions": 20000, "warmup": 0,
+             "policies": ["buddy", "bpm-plus"]}
+    runs = expand(parse_spec(table))
+    assert [(r.machine, r.alone_machine) for r in runs] == [("i7-860", None), ("i7-860-bpm-plus", "i7-860")]
+    summary = memtint.sweep(table, out=tmp_path / "out", jobs=1, progress=False)
+    assert summary.failed == 0, summary
+    frame = load_results(tmp_path / "out")
+    alone = {p: list(rows.sort_values("core")["ipc_alone"]) for p, rows in frame.groupby("policy")}
+    assert alone["bpm-plus"] == alone["buddy"], alone
+    on_variant = run_sim("i7-860-bpm-plus", ["stream"], instructions=20000)["cores"][0]["ipc"]
+    assert on_variant != alone["buddy"][0]  # the variant's own alone run is another denominator
+    plus = frame[frame["policy"] == "bpm-plus"].sort_values("core")
+    ws = sum(plus["ipc_shared"] / plus["ipc_alone"])
+    assert abs(plus["weighted_speedup"].iloc[0] - ws) < 1e-9
+
+
+@pytest.mark.engine
 def test_alone_runs_follow_each_machine_s_default_placement_unless_the_sweep_names_one(tmp_path):
     # buddy on one memory, local on a machine with several nodes (where buddy is refused).
     from memtint.sweep import load_spec

@@ -59,6 +59,8 @@ class Run:
     label: str = ""
     #: Sampled simulation (the engine's ``sampling`` table), or None for detailed runs.
     sampling: dict[str, Any] | None = None
+    #: Where the alone runs run when not on ``machine`` (a policy's machine variant: its base).
+    alone_machine: str | None = None
 
     @property
     def mix(self) -> str:
@@ -75,6 +77,8 @@ class Run:
         }
         if self.sampling is not None:
             out["sampling"] = self.sampling
+        if self.alone_machine is not None:
+            out["alone_machine"] = self.alone_machine
         return out
 
 
@@ -100,6 +104,8 @@ def config_hash(description: dict[str, Any], version: str) -> str:
         canonical["overrides"] = description["overrides"]
     if description.get("sampling") is not None:  # likewise: detailed runs keep their hashes
         canonical["sampling"] = description["sampling"]
+    if description.get("alone_machine") is not None:  # a variant's run against its base's alone runs
+        canonical["alone_machine"] = comparison._machine_identity(description["alone_machine"])
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -111,7 +117,7 @@ def expand(spec: SweepSpec) -> list[Run]:
     runs: list[Run] = []
     seen: set[str] = set()
     for e in spec.entries:
-        baseline = spec.baseline or comparison.default_baseline(e.machine)
+        baseline = spec.baseline or comparison.default_baseline(e.alone_machine or e.machine)
         description = {
             "machine": e.machine, "programs": list(e.mix.programs), "policy": e.policy,
             "instructions": e.instructions, "seed": e.seed, "baseline": baseline, "os": e.os,
@@ -120,6 +126,8 @@ def expand(spec: SweepSpec) -> list[Run]:
         }
         if spec.sampling is not None:
             description["sampling"] = spec.sampling
+        if e.alone_machine is not None:
+            description["alone_machine"] = e.alone_machine
         digest = config_hash(description, version)
         if digest in seen:
             continue
@@ -128,7 +136,7 @@ def expand(spec: SweepSpec) -> list[Run]:
                         baseline, dict(e.os), spec.mapping, e.scheduler or spec.scheduler, spec.use_cache,
                         spec.warmup, overrides=spec.overrides,
                         label=f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy,
-                        sampling=spec.sampling))
+                        sampling=spec.sampling, alone_machine=e.alone_machine))
     return runs
 
 
@@ -143,7 +151,7 @@ class AloneTask:
 
 def alone_keys(run: Run) -> dict[str, dict[str, Any]]:
     """The alone runs a run needs: their cache keys and engine specifications, in mix order."""
-    specs = comparison.build_alone_specs(run.machine, list(run.programs), instructions=run.instructions,
+    specs = comparison.build_alone_specs(run.alone_machine or run.machine, list(run.programs), instructions=run.instructions,
                                          seed=run.seed, baseline=run.baseline, mapping=run.mapping,
                                          scheduler=run.scheduler, warmup=run.warmup, overrides=run.overrides,
                                          sampling=run.sampling)
@@ -199,6 +207,7 @@ def execute_run(run: dict[str, Any]) -> dict[str, Any]:
             seed=run["seed"], baseline=run["baseline"], mapping=run["mapping"], scheduler=run["scheduler"],
             os_options=run["os"] or None, use_cache=run["use_cache"], workers=1, overrides=run.get("overrides"),
             alone_results=run.get("alone"), warmup=run.get("warmup", 0), sampling=run.get("sampling"),
+            alone_machine=run.get("alone_machine"),
         )
     except (KeyboardInterrupt, SystemExit):
         raise

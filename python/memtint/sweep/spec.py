@@ -51,6 +51,9 @@ class RunEntry:
     os: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     #: The run's own controller scheduler ([[run]] scheduler = ...), over the top-level one.
     scheduler: str | None = None
+    #: The machine of the alone runs when ``machine`` is a variant the policy needs (bpm-plus on
+    #: i7-860-bpm-plus): the base machine's, so that every policy of a mix has one denominator.
+    alone_machine: str | None = None
 
 
 @dataclass
@@ -499,7 +502,8 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
                     on = parser.machine_for(machine, policy) if variants else machine
                     for n in instructions:
                         for seed in seeds:
-                            entries.append(RunEntry(on, mix, policy, n, seed, os_table, sched))
+                            entries.append(RunEntry(on, mix, policy, n, seed, os_table, sched,
+                                                    alone_machine=machine if on != machine else None))
     warmup = _warmup(table)
     overrides = table.get("overrides")
     if overrides is not None and not isinstance(overrides, dict):
