@@ -113,3 +113,26 @@ def test_rt_says_what_it_cannot_use_and_warns_of_a_job_longer_than_its_wcet(memt
     assert code == 0, err
     assert "--set cache.llc" in err and "no effect" in err
     assert "compute = 5.0 is more than its wcet = 4" in err
+
+
+def test_a_machine_file_is_relative_to_the_task_set_and_never_an_output(memtint, tmp_path):
+    """As in a run file, the machine file a task set names is found beside it, whatever the working
+    directory; it and the mapping it names are inputs, so --json may not write over them."""
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "configs")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    with open(os.path.join(root, "machines", "i7-860.toml")) as f:
+        machine = f.read().replace('mapping = "i7-860"', 'mapping = "mm.toml"')
+    (sub / "m.toml").write_text(machine)
+    with open(os.path.join(root, "mappings", "i7-860.toml")) as f:
+        (sub / "mm.toml").write_text(f.read())
+    (sub / "rt.toml").write_text('machine = "m.toml"\nhorizon = 40\n[[tasks]]\nname = "a"\nperiod = 10\nwcet = 2\n'
+                                 'compute = 1\nloads = 10\n')
+    code, out, err = memtint("rt", "sub/rt.toml", "--json", "-")  # run from tmp_path, not sub
+    assert code == 0, err
+    assert json.loads(out)["tasks"][0]["jobs"] == 4
+    before = {p: p.read_bytes() for p in (sub / "m.toml", sub / "mm.toml")}
+    for target in ("sub/m.toml", "sub/mm.toml"):
+        code, out, err = memtint("rt", "sub/rt.toml", "--json", target)
+        assert code == 2 and "is an input of this command" in err, (target, err)
+    assert {p: p.read_bytes() for p in before} == before

@@ -151,6 +151,18 @@ fn default_unit() -> f64 {
 fn default_schedule() -> String {
     "edf".into()
 }
+/// The first key (dotted, under `prefix`) that both `over` and `set` give a value, with `over`'s.
+fn shared_key(over: &Value, set: &Value, prefix: &str) -> Option<(String, Value)> {
+    let (Some(over), Some(set)) = (over.as_object(), set.as_object()) else { return None };
+    over.iter().filter(|(k, _)| set.contains_key(*k)).find_map(|(k, v)| {
+        let key = format!("{prefix}.{k}");
+        match (v.is_object(), set[k].is_object()) {
+            (true, true) => shared_key(v, &set[k], &key),
+            _ => Some((key, v.clone())),
+        }
+    })
+}
+
 fn default_refresh() -> String {
     "scheme".into()
 }
@@ -370,6 +382,18 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         other => return Err(Error::config("refresh", format!("unknown refresh '{other}'; choose scheme, none, all-bank, fgr2 or fgr4"))),
     };
     if refresh.as_object().is_some_and(|o| !o.is_empty()) {
+        // The run's `refresh` sets these controller keys: an override of one would be dropped unseen.
+        if let Some((key, set)) =
+            spec.overrides.as_ref().and_then(|o| o.get("controller")).and_then(|c| shared_key(c, &refresh, "controller"))
+        {
+            return Err(Error::config(
+                format!("overrides.{key}"),
+                format!(
+                    "{set} has no effect: refresh = \"{}\" sets the controller's refresh under schedule {}; choose it with refresh (scheme, none, all-bank, fgr2 or fgr4; --refresh)",
+                    spec.refresh, spec.schedule
+                ),
+            ));
+        }
         machine = machine.with_overrides(&json!({ "controller": refresh }))?;
     }
     let cfg = MemoryConfig::resolve(&machine)?;
@@ -571,10 +595,10 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         if jobs[k].id != last_ran {
             // A context switch into this job (its first start, or a resumption after another).
             last_ran = jobs[k].id;
+            states[ti].switches += 1;
             if switch_cycles > 0 {
                 jobs[k].compute_left += switch_cycles;
                 jobs[k].segment_left += switch_cycles;
-                states[ti].switches += 1;
             }
         }
         let stop = next.min(schedule.run_until(now, states[ti].server));
@@ -631,6 +655,12 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             st.exec_min = st.exec_min.min(j.exec);
             st.exec_sum_sq += (j.exec as f64).powi(2);
         }
+    }
+    // A job unfinished at a deadline the horizon reaches missed it (the loop stops before it).
+    for j in jobs.iter_mut().filter(|j| !j.missed && j.deadline <= end) {
+        j.missed = true;
+        states[j.task].misses += 1;
+        missed_hyper.insert(j.hyper);
     }
     let unit_ns = spec.unit_us * 1000.0;
     let cycles_to_units = |c: f64| c * t_ck_ns / unit_ns;

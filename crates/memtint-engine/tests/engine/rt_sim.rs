@@ -131,6 +131,38 @@ fn bad_real_time_runs_are_refused_naming_the_value() {
     let mut s = spec("edf", "fgr2", 8);
     s["machine"] = json!("ddr3-1600-8r");
     assert!(rt_err(s).contains("granularity"));
+    // An override the run's own refresh would replace unseen.
+    let mut s = spec("colored", "scheme", 8);
+    s["overrides"]["controller"] = json!({"refresh": "none"});
+    let e = rt_err(s);
+    assert!(e.contains("overrides.controller.refresh") && e.contains("--refresh"), "{e}");
+    // A task in two servers.
+    let mut s = spec("crs", "scheme", 8);
+    s["tasks"] = json!([{"name": "a", "period": 16, "wcet": 2, "compute": 1.0, "loads": 1},
+                        {"name": "b", "period": 16, "wcet": 2, "compute": 1.0, "loads": 1}]);
+    s["servers"] = json!([{"tasks": ["a", "b"], "period": 8, "budget": 3}, {"tasks": ["b"], "period": 16, "budget": 6}]);
+    let e = rt_err(s.clone());
+    assert!(e.contains("servers[1].tasks") && e.contains("task 'b' is in servers[0] too"), "{e}");
+    s["servers"][0]["tasks"] = json!(["a", "a"]);
+    s["servers"][1]["tasks"] = json!(["b"]);
+    let e = rt_err(s);
+    assert!(e.contains("servers[0].tasks") && e.contains("task 'a' is listed twice there"), "{e}");
+    // A sub-table the run's refresh sets (fgr2's granularity) is refused like the mode.
+    let mut s = spec("edf", "fgr2", 8);
+    s["overrides"]["controller"] = json!({"all-bank": {"granularity": 4}});
+    let e = rt_err(s);
+    assert!(e.contains("overrides.controller.all-bank.granularity"), "{e}");
+}
+
+/// A job unfinished at a deadline the horizon reaches has missed it: one task (10, 10) whose
+/// jobs compute 10 units plus a 0.1-unit context switch runs its first job 0-10.1, missing at 10;
+/// the second, 10.1-20.2, is unfinished at its deadline 20, the horizon.
+#[test]
+fn a_deadline_at_the_horizon_counts() {
+    let r = rt(json!({"machine": "ddr4-2400-8r", "schedule": "edf", "refresh": "none", "unit_us": 10.0, "horizon": 20,
+                      "switch_us": 1.0, "tasks": [{"name": "a", "period": 10, "wcet": 10, "compute": 10.0, "loads": 0}]}));
+    assert_eq!(r["tasks"][0]["jobs"], 2, "{r}");
+    assert_eq!(r["tasks"][0]["deadline_misses"], 2, "{r}");
 }
 
 /// Rate monotonic: the shorter period always runs first. A (10, 6) and B (15, 6) fill the core
@@ -179,6 +211,7 @@ fn servers_order_their_tasks_by_edf_or_rm_and_switches_cost_time() {
     assert_eq!(run("edf", 0.0)["deadline_misses"], 0);
     let rm = run("rm", 0.0);
     assert_eq!(rm["tasks"][1]["deadline_misses"], 1, "{rm}");
+    assert_eq!(rm["tasks"][0]["switches"], 3, "switches count without a cost: {rm}");
     let costly = run("rm", 1.0);
     let a = &costly["tasks"][0];
     assert_eq!(a["switches"], 3, "{a}");

@@ -35,6 +35,14 @@ pub(super) static INFO: RtScheduleInfo = RtScheduleInfo {
                     .iter()
                     .position(|t| &t.name == name)
                     .ok_or_else(|| Error::config(format!("servers[{si}].tasks"), format!("no task named '{name}'")))?;
+                if !colour_of[i].is_empty() {
+                    let other = server_of[i];
+                    let where_else = if other == si { "listed twice there".to_string() } else { format!("in servers[{other}] too") };
+                    return Err(Error::config(
+                        format!("servers[{si}].tasks"),
+                        format!("task '{name}' is {where_else}; a task runs in one server, once"),
+                    ));
+                }
                 server_of[i] = si;
                 // Colour 0 (refreshed at 0) is the second server's, colour 1 the first's.
                 colour_of[i] = vec![1 - si];
