@@ -410,9 +410,21 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
     with open(online, "w") as f:
         f.write('machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n[os]\npolicy = "hvr"\n'
                 'dynamic = "hvr-online"\n[os.hvr-online]\nrules = "rules.toml"\n')
+    # A task set naming the machine file, relative to itself or not: rt reads it and its mapping.
+    tasks = os.path.join(work, "rt.toml")
+    with open(tasks, "w") as f:
+        f.write(f'machine = "{rng.choice(["m.toml", machine])}"\nhorizon = 20\n[[tasks]]\nname = "a"\nperiod = 10\nwcet = 2\ncompute = 1\n'
+                'loads = 10\n')
+    # A file reached through the kernel's fd links (as /dev/stdout reaches a redirected stdout):
+    # an output there must not be renamed over it.
+    kept = os.path.join(work, "kept.txt")
+    with open(kept, "w") as f:
+        f.write("kept\n")
+    kept_fd = os.open(kept, os.O_RDONLY)  # closed by run(), which every built case goes through
     places = [trace, dram_trace, config, os.path.join(work, "hard.txt"), os.path.join(work, "soft.trace"),
               os.path.join(work, "dir"), os.path.join(work, "new.json"), os.path.join(work, "nodir", "x.json"),
-              "/proc/x", "/dev/null", os.path.join(work, "dir", "..", "in.txt"), mapping, rules]
+              "/proc/x", "/dev/null", os.path.join(work, "dir", "..", "in.txt"), mapping, rules, machine, tasks,
+              f"/proc/self/fd/{kept_fd}", f"/dev/fd/{kept_fd}"]
     a, b = rng.choice(places), rng.choice(places)
     soft = os.path.join(work, "soft.trace")
     commands = [  # each command with the inputs it reads (writing over another file is what was asked)
@@ -428,18 +440,22 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         (["dram", "--machine", machine, "--generate", "random", "--requests", "50", "--json", a], [machine, mapping]),
         (["sim", online, "--json", a, "--export-dram", b], [online, rules]),
         (["sim", config, "--set", f"os.hvr-online.rules={rules}", "--json", a], [config, trace, rules]),
+        (["rt", tasks, "--json", a], [tasks, machine, mapping]),
     ]
     argv, inputs = rng.choice(commands)
 
     def run() -> tuple[str, str]:
-        before = _snapshot(inputs)
-        code, text = _main_quiet(argv)
-        after = _snapshot(inputs)
+        before = _snapshot([*inputs, kept])
+        try:
+            code, text = _main_quiet(argv)
+        finally:
+            os.close(kept_fd)
+        after = _snapshot([*inputs, kept])
         if after != before:
             return "internal", f"an input changed: {[x[:3] for x, y in zip(before, after) if x != y]}"
         return _error_outcome(code, text,
                               re.compile(r"^(OUT|--json|--csv|--export-dram) |^" + re.escape(work) + "|in\\.txt|d\\.trace"
-                                         "|online\\.toml|rules\\.toml|m\\.mapping"))
+                                         "|online\\.toml|rules\\.toml|m\\.mapping|rt\\.toml|kept\\.txt"))
 
     return " ".join(argv).encode(), run
 

@@ -728,6 +728,19 @@ def _warn_stderr(warnings: list[str] | None) -> None:
         sys.stderr.write(f"memtint: warning: {w}\n")
 
 
+def split_mix(text: str) -> list[str]:
+    """The programs of a comma-separated mix. A piece ``key=value`` with no ``:`` that is not a
+    file continues the profile before it (``random:footprint_bytes=65536,reads_pki=30`` is one
+    program, as a profile's parameters are written)."""
+    out: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if out and ":" in out[-1] and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", piece) and not os.path.exists(piece):
+            out[-1] += "," + piece
+        else:
+            out.append(piece)
+    return out
+
+
 def _check_mix_name(name: str, mixes: set[str], profiles: set[str], option: str = "--mix",
                     others: bool = False) -> None:
     """A --mix word that is no mix, profile, suite program or file: name the closest. ``name``
@@ -737,7 +750,7 @@ def _check_mix_name(name: str, mixes: set[str], profiles: set[str], option: str 
     from memtint import workloads
 
     suite = set(workloads.suite())
-    names = [n.strip() for n in name.split(",")]
+    names = split_mix(name)
     for n in names:
         if n in mixes and (others or len(names) > 1):
             raise UsageError(f"{option} {n}: a named mix stands alone, not among other programs; give its programs "
@@ -1093,7 +1106,13 @@ def _rt(args: argparse.Namespace) -> int:
     for key, what in (("machine", "a machine name or TOML"), ("tasks", "[[tasks]] tables")):
         if key not in spec:
             raise UsageError(f"{args.config}: missing key '{key}' ({what})")
-    check_outputs({"--json": args.json}, [args.config, *_set_inputs(args.set)])
+    # A machine file is relative to the task set, as in a run file (load_sim_config).
+    base = os.path.dirname(os.path.abspath(args.config))
+    machine = spec["machine"]
+    if isinstance(machine, str) and machine.endswith(".toml") and not os.path.isabs(machine):
+        spec["machine"] = os.path.join(base, machine)
+    # The machine file and the device and mapping files it names are inputs too.
+    check_outputs({"--json": args.json}, [args.config, *_spec_inputs(spec, base=base), *_set_inputs(args.set)])
     unused = _settings_without_effect(args.set, "memtint rt runs its tasks' loads through the DRAM")
     if args.set:
         spec["overrides"] = _overrides(args.set, spec.get("overrides"))
@@ -1157,7 +1176,7 @@ def _compare(args: argparse.Namespace) -> int:
     from memtint import comparison as compare_module
     from memtint.tables import compare_tables, dynamic_line
 
-    mix = [m.strip() for m in args.mix.split(",")]
+    mix = split_mix(args.mix)
     if "" in mix:  # "stream,,light" used to run two programs
         raise UsageError(f"--mix {args.mix}: program {mix.index('') + 1} is empty; give one program per core, "
                          "separated by commas")
@@ -1528,6 +1547,13 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
+    for name, path in (("IN", args.input), ("OUT", args.output)):
+        if path == "-":  # not stdin or stdout here: a file of that name would be read or written
+            raise UsageError(f"{name} -: convert reads and writes files, not stdin or stdout; give a file name (a text "
+                             "trace may go to a pipe: --to ramulator IN /dev/stdout | ...)")
+    if os.path.exists(args.input) and not os.path.isfile(args.input) and not os.path.isdir(args.input):
+        raise UsageError(f"IN {args.input}: is not a regular file (a pipe or device); convert reads its input "
+                         "twice (its format, then its records): give a file")
     check_outputs({"OUT": args.output}, [args.input])
     if args.to == "mtt" and os.path.exists(args.output) and not os.path.isfile(args.output):
         # A .mtt's header takes its counts at the end (a seek back): a pipe or device would get a
@@ -1649,6 +1675,13 @@ def _trace_stats(args: argparse.Namespace) -> int:
         check_instructions("--instructions", args.instructions)
         if args.machine:
             announce(len(args.files) * sim_seconds({"programs": [""], "instructions": args.instructions}))
+    else:
+        profiles = set(api.presets().get("profiles", []))
+        generated = [n for n in args.files if n.split(":")[0] in profiles or n.startswith("phases:")]
+        if generated:  # a profile's name is the profile, even beside a file of that name
+            shadow = next((n for n in generated if os.path.isfile(n)), None)
+            raise UsageError(f"{generated[0]}: a built-in profile is generated and never ends; give --instructions N"
+                             + (f" (for the file named {shadow}, write ./{shadow})" if shadow else ""))
     results = []
     for i, name in enumerate(args.files, 1):
         results.append(run_with_status(

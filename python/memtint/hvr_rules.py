@@ -190,8 +190,9 @@ def parse(table: dict[str, Any], name: str, text: str = "", policies: frozenset[
                                      f"names, got {k!r} = {v!r}")
                 by_count[int(k)] = policy_name(v, where("partition", i, f"policy.{k}"))
         else:
+            got = "nothing (the key is missing)" if policy is None else repr(policy)
             raise RulesError(f"{where('partition', i, 'policy')}: give a policy name or a table of program count "
-                             f"-> policy, got {policy!r}")
+                             f"-> policy, got {got}")
         rules.partition.append(PartitionRule(
             str(r.get("name", f"partition {i + 1}")), conditions, by_count,
             _fraction(r, "support", where("partition", i, "support")),

@@ -151,6 +151,21 @@ def _toml_strings(path: str) -> object:
         return None  # the command reports a broken file with its place
 
 
+def _file_through_kernel_link(path: str) -> str | None:
+    """The regular file ``path`` reaches through /dev or /proc (``/dev/stdout``, ``/dev/fd/1``,
+    ``/proc/self/fd/1`` of a redirected stdout), else None: a terminal or pipe there is a stream,
+    but renaming a finished output over the resolved path would replace the file."""
+    literal = os.path.abspath(path)
+    if not literal.startswith(("/dev/", "/proc/")):
+        return None
+    try:
+        real = os.path.realpath(path)
+        # A file that lives under /dev (a tmpfs such as /dev/shm) is an ordinary output.
+        return real if os.path.isfile(path) and not real.startswith(("/dev/", "/proc/")) else None
+    except (OSError, ValueError):
+        return None
+
+
 def _kernel_interface(path: str) -> str | None:
     """/proc or /sys when ``path`` lies in one: their files read as regular files but hold what
     the kernel says (a process's maps, a setting); an output written there is at best an error."""
@@ -183,6 +198,12 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.P
     for option, path in given.items():
         if os.path.isdir(path):
             raise OutputError(f"{option} {path}: is a directory; give a file name")
+        link = _file_through_kernel_link(path)
+        if link:
+            raise OutputError(f"{option} {path}: names the file {link} through the kernel's file links (a "
+                              "redirected stdout); an output is written beside its file and renamed into place, which "
+                              "would replace that file and lose what it holds. Give the file's own name, or '-' where "
+                              "the option takes stdout")
         kernel = _kernel_interface(path)
         if kernel:
             raise OutputError(f"{option} {path}: is in {kernel}, the kernel's interface, not a file memtint writes; "

@@ -230,16 +230,27 @@ def refresh_text(stats: dict[str, Any]) -> str:
     return text
 
 
+def significant(value: Any, digits: int = 4) -> str:
+    """``value`` to ``digits`` significant digits (a run time of 3.272 or 106.7 units)."""
+    if not isinstance(value, (int, float)) or value != value:
+        return "-"
+    text = f"{value:.{digits}g}"
+    return f"{value:,.0f}" if "e" in text and abs(value) >= 1 else text
+
+
 def rt_table(stats: dict[str, Any]) -> Table:
     """The table `memtint rt` prints: each task's jobs, run time, load latency and refresh."""
     config = stats.get("config", {}) or {}
     title = (f"{config.get('machine')} · {config.get('schedule')} · {config.get('controller_refresh')} refresh, "
              f"tRFC {duration_ns(config.get('tRFC_ns'))}")
-    table = _Table(title=title, box=box.SIMPLE_HEAD)
+    # Latencies to 0.1 ns and run times to four digits (refresh moves them by fractions of a %)
+    # keep the usual 80 columns whole; the JSON keeps every digit.
+    table = _Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
     coloured = config.get("schedule") not in ("edf", "rm")
-    columns = ("task", "p", "e", "jobs", "miss", "run", "max", "lat ns", "p99", "max", "met") + (("ranks",) if coloured else ())
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("task", "ranks") else "right", no_wrap=True)
+    columns = ("task", "p", "e", "jobs", "miss", "run", "max", "lat", "p99", "max", "met") + (("ranks",) if coloured else ())
+    for column in columns:  # names fold; numbers stay whole (the names give way first)
+        text = column in ("task", "ranks")
+        table.add_column(column, justify="left" if text else "right", no_wrap=not text)
     ranks_all = None
     for t in stats.get("tasks", []):
         lat = t.get("latency_ns") or {}
@@ -248,13 +259,13 @@ def rt_table(stats: dict[str, Any]) -> Table:
             ranks_all = ranks
         table.add_row(
             str(t.get("name")), str(t.get("period")), str(t.get("wcet")), count(t.get("jobs")), count(t.get("deadline_misses")),
-            number(t.get("exec_mean"), 3), number(t.get("exec_max"), 3),
-            number(lat.get("mean"), 1), number(lat.get("p99"), 1), number(lat.get("max"), 1),
+            significant(t.get("exec_mean")), significant(t.get("exec_max")),
+            *((number(lat.get(k), 1) for k in ("mean", "p99", "max")) if t.get("loads") else ("-",) * 3),
             compact(t.get("refresh_met")), *((ranks,) if coloured else ()),
         )
     table.caption = (f"utilisation {number(stats.get('utilisation'), 4)} (mean run time / period), "
                      f"{count(stats.get('deadline_misses'))} deadline misses, {count(stats.get('refresh_met'))} loads met "
-                     f"a refreshing rank. p, e, run, max: units of {config.get('unit_us')} µs"
+                     f"a refreshing rank. p, e, run, max: units of {config.get('unit_us')} µs; lat, p99, max: load latency, ns"
                      + (f"; ranks {ranks_all}" if ranks_all else "; ranks per instance (a copy task has two)"))
     attackers = stats.get("attackers") or []
     if attackers:
@@ -554,6 +565,8 @@ def migration_line(m: dict[str, Any]) -> str:
 
 def trace_stats_tables(results: list[dict[str, Any]]) -> list[Table]:
     """`memtint trace-stats`: what each trace is, then how it behaves alone and its labels."""
+    from memtint.trace_analysis import MIN_LABEL_INSTRUCTIONS
+
     traces = _Table(title="CPU traces", box=box.SIMPLE, pad_edge=False, collapse_padding=True)
     for name in ("trace", "instr", "RPKI", "WPKI", "footprint", "reuse p50", "p90", "LRU@LLC"):
         traces.add_column(name, justify="left" if name == "trace" else "right", no_wrap=name != "trace")
@@ -575,11 +588,14 @@ def trace_stats_tables(results: list[dict[str, Any]]) -> list[Table]:
         row = [name]
         a = r.get("alone")
         if alone:
+            # A run shorter than labels need counts the misses of loads fetched past its end (the
+            # core's window): its figures are not the program's, so they are not shown.
+            shown = a and a.get("instructions", 0) >= MIN_LABEL_INSTRUCTIONS
             row += [
                 number(a["ipc"], 3), number(a["llc_mpki"], 2),
                 f"{100 * a['row_hit_rate']:.1f} %" if a["row_hit_rate"] is not None else MISSING,
                 number(a["bank_level_parallelism"], 2),
-            ] if a else [MISSING] * 4
+            ] if shown else [MISSING] * 4
         label = [classes["intensity"] or f"unlabelled: {classes.get('unlabelled')}"]
         if classes.get("row_locality"):
             label.append(f"{classes['row_locality']} RBL")

@@ -117,7 +117,9 @@ def classify(stats: dict[str, Any]) -> dict[str, Any]:
     measured = (alone or stats).get("instructions", 0)
     if measured < MIN_LABEL_INSTRUCTIONS:  # a handful of cold misses is not a class
         classes["intensity"] = None
-        classes["unlabelled"] = f"{measured:,} instructions; labels need at least {MIN_LABEL_INSTRUCTIONS:,}"
+        classes["unlabelled"] = (f"{measured:,} instructions; labels need at least {MIN_LABEL_INSTRUCTIONS:,}"
+                                 + (" (and the alone figures: a shorter run counts the misses of loads the core "
+                                    "fetched past its end)" if alone else ""))
         return classes
     if alone and alone.get("row_hit_rate") is not None:
         classes["row_locality"] = "high" if alone["row_hit_rate"] >= 0.5 else "low"

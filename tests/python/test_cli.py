@@ -485,3 +485,17 @@ def test_an_error_in_a_machine_file_names_that_files_line(memtint, clean_error, 
     one.write_text(one.read_text().replace('"gone.toml"', '"ddr4-2400"') + '[controller]\nscheduler = "fifo"\n')
     line = clean_error(memtint("dram", "--machine", one, "--generate", "random", "--requests", "100"), "fifo")
     assert line.startswith(f"memtint: error: {one}:11: ") and "controller.scheduler" in line, line
+
+
+def test_a_mix_keeps_a_profiles_parameters_together(tmp_path):
+    """A profile's parameters are comma-separated too: a piece `key=value` continues the profile
+    before it, unless it is a file."""
+    from memtint.cli import split_mix
+
+    assert split_mix("random:footprint_bytes=65536,reads_pki=30,stream") == [
+        "random:footprint_bytes=65536,reads_pki=30", "stream"]
+    assert split_mix("stream, light") == ["stream", "light"]
+    assert split_mix("stream,,light") == ["stream", "", "light"]  # refused by the caller, named
+    odd = tmp_path / "a=b"
+    odd.write_text("1 0x40\n")
+    assert split_mix(f"random:reads_pki=3,{odd}") == ["random:reads_pki=3", str(odd)]

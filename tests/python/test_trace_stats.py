@@ -81,13 +81,19 @@ def test_cli_prints_both_tables_and_writes_json(memtint, tmp_path):
     assert row["records"] == 500 and row["footprint_lines"] == 50 and row["reuse"]["cold_reads"] == 50
     # Without --machine its 3,000 instructions are all there is: too few to label.
     assert row["classes"]["intensity"] is None and row["classes"]["unlabelled"].startswith("3,000 instructions")
+    # Alone for a run that short, the misses of loads fetched past its end dominate (one read,
+    # thousands per kilo-instruction): the table shows no alone figures, and says why.
+    one = write_trace(tmp_path / "one.txt", ["0 4096"])
+    code, out, err = memtint("trace-stats", one, "--machine", "i7-860", "--no-reuse")
+    assert code == 0, err
+    assert "16,000" not in out and "the core fetched past its end" in out.replace("\n", " "), out
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
         (["missing.gz"], "missing.gz: no such trace file"),
-        (["stream"], "give an instruction limit"),
+        (["stream"], "stream: a built-in profile is generated and never ends; give --instructions N"),
         (["stream", "--instructions", "1000", "--machine", "no-such-machine"], "no-such-machine"),
         (["bad.txt"], "bad.txt:2"),
         # The file is named first, not a key of the request the command built (workload:, programs:).
