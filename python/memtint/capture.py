@@ -164,37 +164,43 @@ def capture_trace(
     ]
     env = dict(os.environ, VALGRIND_LIB=lib)
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(args, env=env, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd)
-    except OSError as error:
-        raise MemtintError(f"cannot run {valgrind}: {error.strerror or error}") from None
-    stopping.register(proc)
-    done = threading.Event()
+    # A stop (SIGINT, SIGTERM) removes the thread traces being written: a trace is whole or absent.
+    with stopping.temporary_files(lambda: trace_files(prefix)):
+        try:
+            proc = subprocess.Popen(args, env=env, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd)
+        except OSError as error:
+            raise MemtintError(f"cannot run {valgrind}: {error.strerror or error}") from None
+        stopping.register(proc)
+        done = threading.Event()
 
-    def report() -> None:
-        while not done.wait(0.5):
-            if progress is not None:
-                progress(_last_progress(log_path), time.monotonic() - start)
+        def report() -> None:
+            while not done.wait(0.5):
+                if progress is not None:
+                    progress(_last_progress(log_path), time.monotonic() - start)
 
-    reporter = threading.Thread(target=report, daemon=True)
-    reporter.start()
-    try:
-        status = proc.wait()
-    except KeyboardInterrupt:
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        done.set()
-        reporter.join()
-        stopping.unregister(proc)
+        reporter = threading.Thread(target=report, daemon=True)
+        reporter.start()
+        try:
+            status = proc.wait()
+        except KeyboardInterrupt:
+            proc.kill()
+            proc.wait()
+            for partial in trace_files(prefix):
+                os.remove(partial)
+            raise
+        finally:
+            done.set()
+            reporter.join()
+            stopping.unregister(proc)
     seconds = time.monotonic() - start
     log = _read(log_path)
     tool_error = _TOOL_ERROR.search(log)
     if tool_error or status == TOOL_OUTPUT_ERROR and not os.path.exists(summary_path):
         reason = tool_error.group(1) if tool_error else f"valgrind exited with status {status}; see {log_path}"
         hint = " (free some space or choose another output directory)" if "no space" in reason or "quota" in reason else ""
-        raise MemtintError(f"capture failed: {reason}{hint}; the partial traces are unusable")
+        for partial in trace_files(prefix):  # unusable: no reader takes an unfinished trace
+            os.remove(partial)
+        raise MemtintError(f"capture failed: {reason}{hint}; the partial traces were removed")
     if not os.path.exists(summary_path):
         for stale in trace_files(prefix):  # a header without records: no reader takes it
             os.remove(stale)

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Any, Iterator, NoReturn
+from typing import Any, Callable, Iterable, Iterator, NoReturn
 
 
 class Stopped(BaseException):
@@ -28,8 +28,8 @@ _raise = False
 _stopping = False
 
 _children: list[subprocess.Popen] = []
-#: Glob patterns of files that exist only until an output is complete.
-_temporaries: list[str] = []
+#: Files that exist only until an output is complete: glob patterns, or a function listing them.
+_temporaries: list[str | Callable[[], Iterable[str]]] = []
 
 
 def register(process: subprocess.Popen) -> None:
@@ -53,6 +53,17 @@ def kill_children() -> None:
 
 
 @contextlib.contextmanager
+def temporary_files(files: Callable[[], Iterable[str]]) -> Iterator[None]:
+    """Within this block, a stop removes the files ``files()`` names then (a capture's thread
+    traces, found by their own rule rather than a glob that could take another capture's)."""
+    _temporaries.append(files)
+    try:
+        yield
+    finally:
+        _temporaries.remove(files)
+
+
+@contextlib.contextmanager
 def temporary(path: str, *, any_suffix: str | None = None) -> Iterator[None]:
     """Within this block, a stop removes the file ``path`` (with ``any_suffix``, every file named
     ``path`` + anything + ``any_suffix``: a writer that picks its own name, as the engine's
@@ -68,7 +79,7 @@ def temporary(path: str, *, any_suffix: str | None = None) -> Iterator[None]:
 
 def remove_temporaries() -> None:
     for pattern in list(_temporaries):
-        for path in glob.glob(pattern):
+        for path in (glob.glob(pattern) if isinstance(pattern, str) else pattern()):
             try:
                 os.unlink(path)
             except OSError:

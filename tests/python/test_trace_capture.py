@@ -383,6 +383,7 @@ def test_a_full_disk_is_a_clear_error(tmp_path):
         result = subprocess.run([sys.executable, "-m", "memtint.cli", "trace", "-o", str(mnt / "t"), "--", program,
                                  "400000"], capture_output=True, text=True, env=env)
         assert_one_error_line((result.returncode, result.stdout, result.stderr), "no space left on device")
+        assert not list(mnt.glob("t.t*.mtt")), "the partial trace is removed"
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
 

@@ -45,7 +45,7 @@ def add_command(commands: Any) -> None:
     p.add_argument("--jitter-ns", type=float, default=None, metavar="NS",
                    help="with --simulate: normal timer noise on every sample, ns")
     p.add_argument("--spike-rate", type=float, default=None, metavar="P",
-                   help="with --simulate: share of samples hit by an interrupt (2 µs)")
+                   help="with --simulate: share of samples hit by an interrupt (1-3 µs)")
     p.add_argument("--corunner-gbps", type=float, default=None, metavar="GBPS",
                    help="with --simulate: another core's random reads, GB/s")
     p.add_argument("--buffer-mb", type=int, default=None, metavar="MB", help="on Linux: the probe's buffer (default 1024)")
@@ -243,7 +243,9 @@ def _print(results, source: str, elapsed: float, stderr: bool = False) -> list[b
     console = output_console(stderr=stderr)
     out = sys.stderr if stderr else sys.stdout
     for node, r, org, truth in results:
-        title = f"DRAM mapping found ({source}{', node ' + str(node) if len(results) > 1 else ''})"
+        # A result with problems is refused below (no preset): its table is what was measured.
+        what = "DRAM mapping measured, not consistent (errors below)" if r.problems else "DRAM mapping found"
+        title = f"{what} ({source}{', node ' + str(node) if len(results) > 1 else ''})"
         table = Table(title=title, title_justify="left")
         for col in ("field", "bits", "consistency", "margin", "timing"):
             table.add_column(col)
@@ -265,7 +267,10 @@ def _print(results, source: str, elapsed: float, stderr: bool = False) -> list[b
         if truth is not None:
             same = fields == _truth_fields(truth)
             exact.append(same)
-            if same:
+            if same and r.problems:  # the bits are right; the organisation given is not the machine's
+                print("the bits match the simulated machine's mapping, but not the organisation given (the error "
+                      "above): check --channels, --ranks, --bank-groups and --banks", file=out)
+            elif same:
                 print("matches the simulated machine's mapping exactly", file=out)
             else:
                 want = _truth_fields(truth)

@@ -222,6 +222,7 @@ class Search:
         self.problems: list[str] = []
         self.pairs_timed = 0
         self.raw: dict = {}
+        self.too_small: str | None = None
         # Address bits the buffer varies: the line bits of a page, and the frame bits its frames
         # differ in. Others cannot be probed (a bank function over them would look constant).
         frames = self.space.frames()
@@ -239,8 +240,16 @@ class Search:
         differing in it alone: such bits only ever flip together, look like a function of each
         other, and a pair flipping one cannot be formed.
         From the lowest such bit up nothing is probed (step 4 takes them as rows). A buffer too
-        small to hold such pairs at random is left alone: more memory is the remedy there."""
+        small to hold such pairs at random is left alone: more memory is the remedy there, and
+        :meth:`run` asks for it before timing anything when a bit it varies has no pair."""
         if len(frames) * self.space.share() < 32:
+            present = set(frames)
+            bit = next((b for b in range(spread_bits.bit_length()) if spread_bits >> b & 1
+                        and self.varying >> (b + 12) & 1 and not any(f ^ (1 << b) in present for f in frames)), None)
+            if bit is not None:
+                self.too_small = (f"the buffer holds no pair of lines {1 << (bit + 12):#x} apart: its "
+                                  f"{len(frames):,} frames cover {self.space.share():.1%} of memory; give the probe "
+                                  "more memory (--buffer-mb)")
             return
         present = set(frames)
         for bit in range(spread_bits.bit_length()):
@@ -564,6 +573,8 @@ class Search:
     # -- the whole search --------------------------------------------------------------------
 
     def run(self) -> ProbeResult:
+        if self.too_small:  # before minutes of timing that would end in the same error
+            raise ProbeError(self.too_small)
         diffs, (fast, slow, threshold) = self.conflicts()
         masks, agree = self.functions(diffs)
         expected = self.org.bank_function_count()
