@@ -381,6 +381,15 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         "fgr4" => json!({"refresh": "all-bank", "all-bank": {"granularity": 4}}),
         other => return Err(Error::config("refresh", format!("unknown refresh '{other}'; choose scheme, none, all-bank, fgr2 or fgr4"))),
     };
+    // The colour bursts' settings are the run's own keys: an error names them as the user wrote them.
+    let own = |e: Error| match e {
+        Error::Config { field, reason }
+            if ["retention_ms", "refs_per_window", "jedec"].iter().any(|k| field == format!("controller.burst.{k}")) =>
+        {
+            Error::config(field.trim_start_matches("controller.burst."), reason)
+        }
+        e => e,
+    };
     if refresh.as_object().is_some_and(|o| !o.is_empty()) {
         // The run's `refresh` sets these controller keys: an override of one would be dropped unseen.
         if let Some((key, set)) =
@@ -394,10 +403,10 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                 ),
             ));
         }
-        machine = machine.with_overrides(&json!({ "controller": refresh }))?;
+        machine = machine.with_overrides(&json!({ "controller": refresh })).map_err(own)?;
     }
-    let cfg = MemoryConfig::resolve(&machine)?;
-    let mut mem = MemorySystem::new(&cfg)?;
+    let cfg = MemoryConfig::resolve(&machine).map_err(own)?;
+    let mut mem = MemorySystem::new(&cfg).map_err(own)?;
     let t_ck_ns = cfg.timing.tCK_ns;
     let cycles_per_unit = spec.unit_us * 1000.0 / t_ck_ns;
     let to_cycles = |u: f64| (u * cycles_per_unit).round() as Cycle;

@@ -147,6 +147,11 @@ fn bad_real_time_runs_are_refused_naming_the_value() {
     s["servers"][1]["tasks"] = json!(["b"]);
     let e = rt_err(s);
     assert!(e.contains("servers[0].tasks") && e.contains("task 'a' is listed twice there"), "{e}");
+    // The colour bursts' settings are named as the run's keys, not the controller's.
+    let mut s = spec("colored", "scheme", 8);
+    s["refs_per_window"] = json!(1024);
+    let e = rt_err(s);
+    assert!(e.starts_with("invalid configuration: refs_per_window:") && e.contains("jedec = false"), "{e}");
     // A sub-table the run's refresh sets (fgr2's granularity) is refused like the mode.
     let mut s = spec("edf", "fgr2", 8);
     s["overrides"]["controller"] = json!({"all-bank": {"granularity": 4}});
