@@ -237,3 +237,16 @@ def test_the_python_api_runs_the_search_and_checks_it():
     assert r["exact"] and r["fields"]["rank"] == [7] and r["measurements"] > 0
     with pytest.raises(ProbeError):
         memtint.probe.simulate("i7-860", jitter_ns=80, max_pairs=5_000)
+
+
+def test_a_wrong_organisation_is_named_as_the_cause_not_noise():
+    # The i7-860 has 4 ranks a channel; told 8, the probe finds one function fewer than the
+    # organisation needs, and the field it cannot fill is blamed on the organisation given.
+    import dataclasses
+
+    timer = SimulatedTimer("i7-860")
+    org = dataclasses.replace(Organisation.from_engine(timer.truth()["organisation"]), ranks=8)
+    r = Search(timer, org, Settings(seed=1)).run()
+    assert any("the organisation has 7" in p for p in r.problems), r.problems
+    assert any("does not fit the functions found" in p for p in r.problems), r.problems
+    assert not any("too much noise" in p for p in r.problems), r.problems

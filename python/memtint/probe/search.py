@@ -506,9 +506,14 @@ class Search:
             fns[i].field = name
             fns[i].margin = z
         if z < self.s.margin:
+            # With the functions' count already at odds with the organisation, the fields cannot fit it:
+            # that, not noise, is the likelier cause.
+            miscounted = any(p.startswith("found ") and "bank functions, the organisation has" in p for p in self.problems)
+            why = ("the organisation given does not fit the functions found (above): check --channels, --ranks, "
+                   "--bank-groups and --banks" if miscounted else "too much noise")
             self.problems.append(
                 f"{name}: could not tell {', '.join('^'.join(f'b{x}' for x in fns[i].bits()) for i in chosen)} from the "
-                f"other bank functions by timing (margin {z:.1f}, needs {self.s.margin:g}): too much noise"
+                f"other bank functions by timing (margin {z:.1f}, needs {self.s.margin:g}): {why}"
             )
 
     # -- 4. rows and columns -----------------------------------------------------------------
