@@ -101,6 +101,11 @@ def _is_script(program: str) -> bool:
         return False
 
 
+def _remove_traces(prefix: str) -> None:
+    for path in trace_files(prefix):
+        os.remove(path)
+
+
 def capture_trace(
     command: Sequence[str],
     output: str | os.PathLike[str],
@@ -149,8 +154,7 @@ def capture_trace(
         raise MemtintError(f"{out_dir}: the output directory does not exist")
     if not os.access(out_dir, os.W_OK | os.X_OK):
         raise MemtintError(f"{out_dir}: the output directory is not writable")
-    for stale in trace_files(prefix):  # a previous capture's threads must not mix with this one's
-        os.remove(stale)
+    _remove_traces(prefix)  # a previous capture's threads must not mix with this one's
     summary_path, log_path = prefix + ".summary.json", prefix + ".valgrind.log"
     for stale in (summary_path, log_path):
         if os.path.exists(stale):
@@ -185,8 +189,7 @@ def capture_trace(
         except KeyboardInterrupt:
             proc.kill()
             proc.wait()
-            for partial in trace_files(prefix):
-                os.remove(partial)
+            _remove_traces(prefix)
             raise
         finally:
             done.set()
@@ -198,12 +201,10 @@ def capture_trace(
     if tool_error or status == TOOL_OUTPUT_ERROR and not os.path.exists(summary_path):
         reason = tool_error.group(1) if tool_error else f"valgrind exited with status {status}; see {log_path}"
         hint = " (free some space or choose another output directory)" if "no space" in reason or "quota" in reason else ""
-        for partial in trace_files(prefix):  # unusable: no reader takes an unfinished trace
-            os.remove(partial)
+        _remove_traces(prefix)  # unusable: no reader takes an unfinished trace
         raise MemtintError(f"capture failed: {reason}{hint}; the partial traces were removed")
     if not os.path.exists(summary_path):
-        for stale in trace_files(prefix):  # a header without records: no reader takes it
-            os.remove(stale)
+        _remove_traces(prefix)  # a header without records: no reader takes it
         if _is_script(program):  # its interpreter exec'd another program, which Valgrind does not follow
             raise MemtintError(f"{command[0]} is a script (#!): Valgrind traced its interpreter, which exec'd another "
                                "program before the tool could write its summary (children and exec are not traced, "

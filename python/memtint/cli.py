@@ -728,6 +728,12 @@ def _warn_stderr(warnings: list[str] | None) -> None:
         sys.stderr.write(f"memtint: warning: {w}\n")
 
 
+def is_profile(name: str, profiles: set[str]) -> bool:
+    """Whether ``name`` is a generated workload: a built-in profile (``random:reads_pki=3``) or
+    phases of them; such a name is the profile even beside a file of that name."""
+    return name.split(":")[0] in profiles or name.startswith("phases:")
+
+
 def split_mix(text: str) -> list[str]:
     """The programs of a comma-separated mix. A piece ``key=value`` with no ``:`` that is not a
     file continues the profile before it (``random:footprint_bytes=65536,reads_pki=30`` is one
@@ -755,7 +761,7 @@ def _check_mix_name(name: str, mixes: set[str], profiles: set[str], option: str 
         if n in mixes and (others or len(names) > 1):
             raise UsageError(f"{option} {n}: a named mix stands alone, not among other programs; give its programs "
                              f"({', '.join(os.path.basename(p) for p in api.mix_programs(n))}) instead")
-    bad = [n for n in names if not (n.split(":")[0] in profiles or n.startswith("phases:") or os.path.exists(n)
+    bad = [n for n in names if not (is_profile(n, profiles) or os.path.exists(n)
                                     or n in suite or (n in mixes and len(names) == 1))]
     if not bad:
         return
@@ -949,6 +955,14 @@ def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:
         raise UsageError(f"{path}{_key_line(text, 'os')}: os.policy: expected a policy name, got {shown(policy)}")
 
 
+def machine_beside(machine: Any, base: str) -> Any:
+    """A configuration's ``machine``: a relative machine TOML path is relative to the
+    configuration's directory ``base``; a preset name or anything else is left as it is."""
+    if isinstance(machine, str) and machine.endswith(".toml") and not os.path.isabs(machine):
+        return os.path.join(base, machine)
+    return machine
+
+
 def load_sim_config(path: str) -> dict[str, Any]:
     """A run configuration TOML as an engine specification; the files it names (traces, a machine,
     a mapping, rules) are relative to it."""
@@ -980,9 +994,7 @@ def load_sim_config(path: str) -> dict[str, Any]:
             threads = [relative(t) if isinstance(t, str) else {**t, "program": relative(t["program"])}
                        if isinstance(t, dict) and "program" in t else t for t in proc.get("threads", [])]
             processes.append({**proc, "threads": threads})
-    machine = table["machine"]
-    if isinstance(machine, str) and machine.endswith(".toml") and not os.path.isabs(machine):
-        machine = os.path.join(base, machine)
+    machine = machine_beside(table["machine"], base)
     os_table = dict(table.get("os", {}))
     policy = os_table.pop("policy", "buddy")
     # Files an [os.*] table names (hvr-online's rules) are relative to this file, as traces are.
@@ -1108,9 +1120,7 @@ def _rt(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.config}: missing key '{key}' ({what})")
     # A machine file is relative to the task set, as in a run file (load_sim_config).
     base = os.path.dirname(os.path.abspath(args.config))
-    machine = spec["machine"]
-    if isinstance(machine, str) and machine.endswith(".toml") and not os.path.isabs(machine):
-        spec["machine"] = os.path.join(base, machine)
+    spec["machine"] = machine_beside(spec["machine"], base)
     # The machine file and the device and mapping files it names are inputs too.
     check_outputs({"--json": args.json}, [args.config, *_spec_inputs(spec, base=base), *_set_inputs(args.set)])
     unused = _settings_without_effect(args.set, "memtint rt runs its tasks' loads through the DRAM")
@@ -1677,7 +1687,7 @@ def _trace_stats(args: argparse.Namespace) -> int:
             announce(len(args.files) * sim_seconds({"programs": [""], "instructions": args.instructions}))
     else:
         profiles = set(api.presets().get("profiles", []))
-        generated = [n for n in args.files if n.split(":")[0] in profiles or n.startswith("phases:")]
+        generated = [n for n in args.files if is_profile(n, profiles)]
         if generated:  # a profile's name is the profile, even beside a file of that name
             shadow = next((n for n in generated if os.path.isfile(n)), None)
             raise UsageError(f"{generated[0]}: a built-in profile is generated and never ends; give --instructions N"

@@ -28,8 +28,8 @@ _raise = False
 _stopping = False
 
 _children: list[subprocess.Popen] = []
-#: Files that exist only until an output is complete: glob patterns, or a function listing them.
-_temporaries: list[str | Callable[[], Iterable[str]]] = []
+#: Functions listing the files that exist only until an output is complete.
+_temporaries: list[Callable[[], Iterable[str]]] = []
 
 
 def register(process: subprocess.Popen) -> None:
@@ -70,16 +70,13 @@ def temporary(path: str, *, any_suffix: str | None = None) -> Iterator[None]:
     ``.NAME.PID-N.part``), so that an output written through a temporary file leaves nothing
     behind when memtint is stopped."""
     pattern = glob.escape(path) + (f"*{glob.escape(any_suffix)}" if any_suffix is not None else "")
-    _temporaries.append(pattern)
-    try:
+    with temporary_files(lambda: glob.glob(pattern)):
         yield
-    finally:
-        _temporaries.remove(pattern)
 
 
 def remove_temporaries() -> None:
-    for pattern in list(_temporaries):
-        for path in (glob.glob(pattern) if isinstance(pattern, str) else pattern()):
+    for files in list(_temporaries):
+        for path in files():
             try:
                 os.unlink(path)
             except OSError:

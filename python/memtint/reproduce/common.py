@@ -877,9 +877,9 @@ def walk_unmeasured(policy: str, runs: list[dict[str, Any]]) -> str:
 def walk_cause(policy: str, runs: list[dict[str, Any]]) -> str:
     """What the accessed-bit walks' cost is made of in ``runs`` of ``policy``: the pages walked,
     the walks per window and the cost per page, at HVR's schedule and at the run's own."""
-    runs = [r for r in runs if worst_walk(r)]
-    worst = [worst_walk(r) for r in runs]
-    names = [r["hot_pages"][i].get("program") or r["cores"][i]["program"] for r, (i, _, _) in zip(runs, worst)]
+    measured = [(r, w) for r in runs if (w := worst_walk(r))]
+    runs, worst = [r for r, _ in measured], [w for _, w in measured]
+    names = [short(r["hot_pages"][i].get("program") or r["cores"][i]["program"]) for r, (i, _, _) in measured]
     most = max(set(names), key=names.count)
     pages = statistics.fmean(p for _, _, p in worst)
     here = statistics.fmean(max(w.get("walk_share") or 0.0 for w in r["hot_pages"] if w) for r in runs)

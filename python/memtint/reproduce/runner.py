@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -93,8 +92,7 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
             core["page_migration"] = c.get("page_migration")
     if any(p.get("hot_pages") for p in stats.get("processes") or []):  # accessed-bit walks (docs/advisor.md)
         sampling = (((stats.get("config") or {}).get("os") or {}).get("hot_pages") or {})
-        out["hot_pages"] = [{"program": re.sub(r"(\.t\d+)?\.(mtt|txt|trace)(\.gz)?$", "",
-                                               os.path.basename(str(p.get("name") or p.get("process")))),
+        out["hot_pages"] = [{"program": str(p.get("name") or p.get("process")),
                              "window_ns": sampling.get("window_ns"), "walk_ns_per_page": sampling.get("walk_ns_per_page"),
                              **{k: (p.get("hot_pages") or {}).get(k) for k in ("walked_pages", "walk_share", "walk_share_hvr")}}
                             for p in stats["processes"]]

@@ -151,18 +151,6 @@ fn default_unit() -> f64 {
 fn default_schedule() -> String {
     "edf".into()
 }
-/// The first key (dotted, under `prefix`) that both `over` and `set` give a value, with `over`'s.
-fn shared_key(over: &Value, set: &Value, prefix: &str) -> Option<(String, Value)> {
-    let (Some(over), Some(set)) = (over.as_object(), set.as_object()) else { return None };
-    over.iter().filter(|(k, _)| set.contains_key(*k)).find_map(|(k, v)| {
-        let key = format!("{prefix}.{k}");
-        match (v.is_object(), set[k].is_object()) {
-            (true, true) => shared_key(v, &set[k], &key),
-            _ => Some((key, v.clone())),
-        }
-    })
-}
-
 fn default_refresh() -> String {
     "scheme".into()
 }
@@ -262,6 +250,27 @@ struct Job {
     hyper: u64,
     /// Unique over the run (which job ran last, for context switches).
     id: u64,
+}
+
+/// Counts each job still running at a deadline at or before `by` as a miss, once.
+fn mark_misses(jobs: &mut [Job], states: &mut [TaskState], missed_hyper: &mut std::collections::BTreeSet<u64>, by: Cycle) {
+    for j in jobs.iter_mut().filter(|j| !j.missed && j.deadline <= by) {
+        j.missed = true;
+        states[j.task].misses += 1;
+        missed_hyper.insert(j.hyper);
+    }
+}
+
+/// The first key (dotted, under `prefix`) that both `over` and `set` give a value, with `over`'s.
+fn shared_key(over: &Value, set: &Value, prefix: &str) -> Option<(String, Value)> {
+    let (Some(over), Some(set)) = (over.as_object(), set.as_object()) else { return None };
+    over.iter().filter(|(k, _)| set.contains_key(*k)).find_map(|(k, v)| {
+        let key = format!("{prefix}.{k}");
+        match (v.is_object(), set[k].is_object()) {
+            (true, true) => shared_key(v, &set[k], &key),
+            _ => Some((key, v.clone())),
+        }
+    })
 }
 
 pub fn run(spec: &RtRunSpec) -> Result<Value> {
@@ -562,11 +571,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                 next_release[i] = to_cycles((st.task.phase + st.jobs * st.task.period) as f64);
             }
         }
-        for j in jobs.iter_mut().filter(|j| !j.missed && j.deadline <= now) {
-            j.missed = true;
-            states[j.task].misses += 1;
-            missed_hyper.insert(j.hyper);
-        }
+        mark_misses(&mut jobs, &mut states, &mut missed_hyper, now);
         schedule.at(now);
         // Choose: the schedule's eligible jobs, in its order.
         let eligible = |j: &Job, states: &[TaskState]| -> Option<usize> {
@@ -666,11 +671,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         }
     }
     // A job unfinished at a deadline the horizon reaches missed it (the loop stops before it).
-    for j in jobs.iter_mut().filter(|j| !j.missed && j.deadline <= end) {
-        j.missed = true;
-        states[j.task].misses += 1;
-        missed_hyper.insert(j.hyper);
-    }
+    mark_misses(&mut jobs, &mut states, &mut missed_hyper, end);
     let unit_ns = spec.unit_us * 1000.0;
     let cycles_to_units = |c: f64| c * t_ck_ns / unit_ns;
     let mut utilisation = 0.0;
