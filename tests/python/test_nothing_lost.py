@@ -667,3 +667,37 @@ def test_compare_refuses_a_scheduler_given_two_ways(memtint):
     assert_clean_error(memtint("compare", "--machine", "i7-860", "--mix", "light,light", "--instructions", "1000",
                                "--warmup", "0", "--policies", "buddy", "--scheduler", "fcfs", "--set",
                                "controller.scheduler=fr-fcfs"), "scheduler", "'fcfs' here", "one would be ignored")
+
+
+def test_an_output_through_a_redirected_stdout_is_refused_and_the_file_kept(tmp_path, trace):
+    """`--json /dev/stdout >> log` renamed the finished output over `log`, losing what it held.
+    Refused now, whatever link reaches the file; a file living under /dev/shm is written."""
+    log = tmp_path / "log"
+    log.write_text("precious\n")
+    for path in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        with open(log, "a") as out:
+            done = subprocess.run([sys.executable, "-m", "memtint.cli", "trace-stats", str(trace), "--json", path],
+                                  stdout=out, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+        assert done.returncode == 2 and "names the file" in done.stderr and str(log) in done.stderr, done.stderr
+        assert log.read_text() == "precious\n", path
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+        shm = Path("/dev/shm") / f"memtint-test-{os.getpid()}.json"
+        try:
+            for _ in range(2):  # a second run finds the file there and writes it again
+                done = subprocess.run([sys.executable, "-m", "memtint.cli", "trace-stats", str(trace), "--json",
+                                       str(shm)], capture_output=True, text=True, cwd=tmp_path)
+                assert done.returncode == 0 and shm.stat().st_size > 0, done.stderr
+        finally:
+            shm.unlink(missing_ok=True)
+
+
+def test_convert_takes_files_not_dash_or_a_pipe(memtint, tmp_path, trace):
+    """`-` is not stdout or stdin for convert (it made a file named '-'), and a pipe as input
+    failed with "Illegal seek": both refused, naming the operand."""
+    code, _, err = memtint("convert", "--to", "ramulator", trace, "-")
+    assert_clean_error((code, "", err), "OUT -: convert reads and writes files")
+    assert not (tmp_path / "-").exists()
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    code, _, err = memtint("convert", fifo, tmp_path / "x.mtt")
+    assert_clean_error((code, "", err), f"IN {fifo}: is not a regular file")
