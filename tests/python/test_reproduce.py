@@ -24,7 +24,16 @@ def test_change_within_tolerance_is_reproduced():
     assert verdict.verdict(claim(value=4.0), 3.0) == verdict.REPRODUCED  # |3-4| <= max(2, 1)
     assert verdict.verdict(claim(value=4.0), 6.0) == verdict.REPRODUCED
     # a small paper value: the absolute tolerance (1 point) applies, in the paper's direction
-    assert verdict.verdict(claim(value=-1.0), -0.2) == verdict.REPRODUCED
+    assert verdict.verdict(claim(value=-1.0), -0.6) == verdict.REPRODUCED
+    assert verdict.verdict(claim(value=-1.0), -1.9) == verdict.REPRODUCED
+
+
+def test_a_fraction_of_the_paper_s_effect_is_direction_only_even_within_the_tolerance():
+    # -0.05 and -0.2 lie within 1 point of -1 %, but show a twentieth and a fifth of its effect
+    assert verdict.verdict(claim(value=-1.0), -0.05) == verdict.DIRECTION_ONLY
+    assert verdict.verdict(claim(value=-1.0), -0.2) == verdict.DIRECTION_ONLY
+    assert verdict.verdict(claim(value=4.0, tolerance_abs=6.0), 0.3) == verdict.DIRECTION_ONLY
+    assert verdict.verdict(claim(value=4.0, tolerance_abs=6.0), 2.0) == verdict.REPRODUCED
 
 
 def test_no_effect_within_the_tolerance_is_not_reproduced():
@@ -63,6 +72,16 @@ def test_a_speedup_s_direction_is_measured_from_one():
     assert verdict.verdict(claim, 1.05) == verdict.REPRODUCED
     assert verdict.verdict(claim, 0.997) == verdict.NOT_REPRODUCED  # within 10 % of 1.1, but slower
     assert verdict.verdict({**claim, "value": 1.0}, 0.96) == verdict.REPRODUCED  # "no change" either way
+    assert verdict.ratio(claim, 1.05) == pytest.approx(0.5)  # half the paper's 10 % gain
+
+
+@pytest.mark.parametrize("metric", ["auto_hits_ratio", "auto_latency_spread", "slope_ratio", "spread_ratio"])
+def test_every_ratio_metric_of_the_figure_files_is_measured_from_one(metric):
+    # Refresh's hits at 64 Gb over 1 Gb (paper 2.13x): 0.5x is hits falling, 1.2x almost no growth.
+    c = {"kind": "change", "value": 2.13, "metric": metric, "tolerance_rel": 0.5}
+    assert verdict.verdict(c, 0.5) == verdict.NOT_REPRODUCED
+    assert verdict.verdict(c, 1.2) == verdict.DIRECTION_ONLY
+    assert verdict.verdict(c, 2.0) == verdict.REPRODUCED
 
 
 def test_stated_tolerances_are_used():
@@ -552,11 +571,15 @@ def test_row_buffer_causes_and_llc_occupancy_are_named_diagnostics():
         assert name in d["buddy"] and name in d["bpm"], name
     assert d["buddy"][common.INTERFERENCE] > 0
     assert d["bpm"][common.INTERFERENCE] == 0  # each program has its own banks
+    # what bank partitioning leaves: each program's conflicts with itself, on fewer banks
+    assert d["bpm"][common.SELF_CONFLICTS] > 0
     assert 0 < d["buddy"]["LLC occupancy, MiB (mean per program)"] <= 8 / len(programs)
-    assert common.MECHANISM_DIAGNOSTICS["rbmiss_change"] == ("row-buffer miss rate", common.INTERFERENCE)
-    text = common.explain([(d["buddy"], d["bpm"])], top=2, labels=("buddy", "bpm"),
+    assert common.MECHANISM_DIAGNOSTICS["rbmiss_change"] == ("row-buffer miss rate", common.INTERFERENCE,
+                                                             common.SELF_CONFLICTS)
+    text = common.explain([(d["buddy"], d["bpm"])], top=3, labels=("buddy", "bpm"),
                           first=common.MECHANISM_DIAGNOSTICS["rbmiss_change"])
     assert text.startswith("buddy → bpm: row-buffer miss rate") and common.INTERFERENCE in text, text
+    assert common.SELF_CONFLICTS in text, text
     # Results stored before these statistics existed still give the other diagnostics.
     old = {**runs["buddy"], "cores": [{k: v for k, v in c.items() if "row_conflicts_by" not in k}
                                       for c in runs["buddy"]["cores"]]}

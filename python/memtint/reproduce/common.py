@@ -265,9 +265,6 @@ def _wmean(cores: list[dict[str, Any]], key: str, weight: str = "dram_reads") ->
     return sum((c.get(key) or 0.0) * (c.get(weight) or 0) for c in cores) / total
 
 
-#: The diagnostic of inter-program bank interference (the engine's row-outcome causes).
-INTERFERENCE = "row conflicts caused by another program, per kilo-request"
-
 
 def diagnostics(run: dict[str, Any]) -> dict[str, float]:
     """Measured quantities of one run that can explain a result (names are what the report shows)."""
@@ -322,6 +319,9 @@ def diagnostics(run: dict[str, Any]) -> dict[str, float]:
 
 #: Row-buffer misses and conflicts caused by another program (docs/stats.md, "Row-buffer causes").
 INTERFERENCE = "row conflicts caused by another program (per kilo-request)"
+#: Row conflicts a program caused itself: what bank partitioning leaves, and adds when a program's
+#: rows share fewer banks.
+SELF_CONFLICTS = "row conflicts a program caused itself (per kilo-request)"
 #: The largest slowdown against its alone run of any program in a run (what MS is).
 MAX_SLOWDOWN = "maximum slowdown"
 
@@ -341,6 +341,7 @@ def row_buffer_causes(cores: list[dict[str, Any]]) -> dict[str, float]:
 
     d = {
         INTERFERENCE: 1000.0 * total("row_conflicts_by_other") / requests,
+        SELF_CONFLICTS: 1000.0 * total("row_conflicts_by_self") / requests,
         "row misses after another program's precharge (per kilo-request)":
             1000.0 * total("row_misses_after_other") / requests,
     }
@@ -666,6 +667,9 @@ def _compared(claim: dict[str, Any], runs: list[dict[str, dict]], baseline: str)
     return baseline, claim["policy"]
 
 
+#: HVR's static policies on 4 programs, against which HVR online is judged (multipolicy-hvr.md §6).
+HVR_STATIC = ("buddy", "cache-only", "bank-only", "a-vp")
+
 #: Populations a claim can be restricted to (``population`` in configs/reproductions/*.toml):
 #: name -> (test on one mix's runs over seeds, label -> list of runs; description).
 POPULATIONS: dict[str, tuple[Callable[[dict[str, list[dict]]], bool], str]] = {
@@ -691,6 +695,11 @@ POPULATIONS: dict[str, tuple[Callable[[dict[str, list[dict]]], bool], str]] = {
         and statistics.fmean((r.get("dynamic") or {}).get("pages_recoloured", 0) for r in runs["dynamic-bpm"]) > 0,
         "the mixes where static BPM swaps and dynamic BPM re-coloured pages during the measured run (adjustments "
         "before it, while footprints were mapped, cost nothing), mean over seeds"),
+    "static-ahead-of-hvr-online": (
+        lambda runs: max(statistics.fmean(r["ws"] for r in runs[p]) for p in HVR_STATIC)
+        > statistics.fmean(r["ws"] for r in runs["hvr-online"]),
+        "the mixes where a static policy (" + ", ".join(HVR_STATIC) + ") has a higher WS than HVR online (the "
+        "paper's region 3), mean over seeds"),
 }
 
 
@@ -905,7 +914,7 @@ def displaced(run: dict[str, Any]) -> int:
 #: What a claim's mechanism names, shown first in its cause whatever else changed more: by the
 #: claim's metric, and by the mechanism of the policy it is about.
 MECHANISM_DIAGNOSTICS = {
-    "rbmiss_change": ("row-buffer miss rate", INTERFERENCE),
+    "rbmiss_change": ("row-buffer miss rate", INTERFERENCE, SELF_CONFLICTS),
     "power_change_best": ("DRAM power, W", "activations per kilo-instruction",
                           "DRAM standby energy per kilo-instruction, nJ"),
     "energy_change_best": ("DRAM energy per kilo-instruction, nJ", "DRAM standby energy per kilo-instruction, nJ",
@@ -916,7 +925,7 @@ MECHANISM_DIAGNOSTICS = {
     "ms_change_over": (MAX_SLOWDOWN,),
     "ms_ratio": (MAX_SLOWDOWN,),
 }
-BANK = (INTERFERENCE, "row-buffer miss rate")
+BANK = (INTERFERENCE, SELF_CONFLICTS, "row-buffer miss rate")
 LLC = ("LLC MPKI (mean per program)",)
 SCHEDULING = ("read latency, ns (mean, weighted by reads)", "slowdown of light programs (alone MPKI <= 1)")
 POLICY_DIAGNOSTICS = {
@@ -943,7 +952,7 @@ def run_facts(exps: list[MixExperiment], results: dict[str, Any]) -> str:
                 cycles = statistics.fmean(r["dram_cycles"] for r in runs)
                 ms = statistics.fmean(r["simulated_ns"] for r in runs) / 1e6
                 secs = statistics.fmean(r["wall_seconds"] for r in runs)
-                parts.append(f"{machine}: {cycles / 1e6:.2f} M DRAM cycles ({ms:.2f} ms simulated) per shared run, "
+                parts.append(f"{exp.name} on {machine}: {cycles / 1e6:.2f} M DRAM cycles ({ms:.2f} ms simulated) per shared run, "
                              f"{secs:.1f} s to simulate")
     return "Measured run length (means): " + "; ".join(parts) + "." if parts else ""
 

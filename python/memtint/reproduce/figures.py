@@ -18,6 +18,14 @@ REQUIRED = ("id", "experiment", "figure", "source", "text", "kind", "metric")
 CALIBRATION_REQUIRED = ("text", "source", "value", "measure")
 
 
+def derived(claim: dict[str, Any]) -> bool:
+    """Whether the claim's figure is the summary's inference (its source tagged [inferred] with no
+    [paper] or [ext] figure beside it): arithmetic on the paper's model, or a reading of its words,
+    rather than a number the paper measured."""
+    source = claim.get("source", "")
+    return "[inferred]" in source and "[paper]" not in source and "[ext]" not in source
+
+
 def _toml():
     try:
         import tomllib

@@ -35,7 +35,7 @@ HVR_ONLINE = [Variant("hvr-online", "hvr", os={"dynamic": "hvr-online"}),
 #: CAT with UCP choosing the ways (Qureshi and Patt; os.cat.allocation = "ucp").
 CAT_UCP = Variant("cat-ucp", "buddy", os={"resctrl": ["cat"], "cat": {"allocation": "ucp"}})
 #: The static policies HVR online is compared with, per mix.
-STATIC = ["buddy", "cache-only", "bank-only", "a-vp"]
+STATIC = list(common.HVR_STATIC)
 #: The rule study's candidates: the policies HVR's 4-program rules choose among, and the baseline.
 RULE_POLICIES = ["buddy", "cache-only", "bank-only", "a-vp"]
 #: The mined rules are measured by cross-validation over this many folds: each mix judged by rules
@@ -188,7 +188,8 @@ class Experiment:
             detail = (f"{len(covered)} mixes ({len(covered) / max(1, len(st['records'])):.1%} support; paper "
                       f"{rule.support:.1%}); best there: " + ", ".join(f"{p} {w}" for p, w in
                                                                   sorted(wins.items(), key=lambda x: -x[1])))
-            population = f"the study's mixes that {rule.name} decides (all {len(st['records'])} distinct mixes)"
+            population = (f"the study's mixes that {rule.name} decides: {len(covered)} of its {len(st['records'])} "
+                          "distinct mixes")
             if len(covered) < MIN_RULE_MIXES:
                 na = f"{rule.name} covers {len(covered)} of the study's mixes (fewer than {MIN_RULE_MIXES})"
         elif metric == "cache_hurts_share":

@@ -7,6 +7,7 @@ import math
 import os
 from typing import Any
 
+from memtint.reproduce import figures
 from memtint.reproduce import verdict as verdict_rule
 from memtint.reproduce.common import Row
 
@@ -323,7 +324,8 @@ def read_paper(out: str, name: str) -> dict[str, Any] | None:
     if not all(k in meta for k in ("title", "seconds", "runs")):
         return None
     return {"name": name, "title": meta["title"], "seconds": meta["seconds"], "runs": meta["runs"],
-            "verdicts": [r["verdict"] for r in data.get("rows", [])]}
+            "verdicts": [r["verdict"] for r in data.get("rows", [])],
+            "derived": [bool(r.get("derived")) for r in data.get("rows", [])]}
 
 
 def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -> None:
@@ -334,7 +336,7 @@ def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -
     import json
 
     data = [{"id": r.claim["id"], "subject": r.subject, "verdict": r.verdict, "paper": r.claim.get("value"),
-             "kind": r.claim.get("kind", "change"), "mean": _finite(r.stats["mean"]),
+             "kind": r.claim.get("kind", "change"), "derived": figures.derived(r.claim), "mean": _finite(r.stats["mean"]),
              "per_seed": [_finite(v) for v in r.per_seed], "dram_pki": _finite(r.dram_pki),
              "population": r.population, "not_applicable": r.not_applicable,
              **({"placed_pages": r.placed_pages} if r.placed_pages is not None else {}),
@@ -363,10 +365,15 @@ def write_index(out: str, papers: list[dict[str, Any]], header: list[str], comma
     body = []
     for p in papers:
         verdicts = p["verdicts"] if "verdicts" in p else [r.verdict for r in p["rows"]]
+        derived = p.get("derived", []) if "verdicts" in p else [figures.derived(r.claim) for r in p["rows"]]
         earlier = " (an earlier run's report)" if "verdicts" in p else ""
-        body.append([f"[{p['title']}]({p['name']}.md){earlier}"] + [str(verdicts.count(v)) for v in verdict_rule.VERDICTS]
+        body.append([f"[{p['title']}]({p['name']}.md){earlier}"] + [_count(verdicts, derived, v) for v in verdict_rule.VERDICTS]
                     + [f"{p['seconds']:.0f} s", str(p["runs"])])
     lines += [table_md(["paper", *verdict_rule.VERDICTS, "wall time", "runs"], body), "",
+              "A count with \"derived\" beside it includes claims whose figure the paper did not measure: the "
+              "paper summary's arithmetic on the paper's model or its reading of the paper's words (tagged [inferred] in "
+              "the claim's source, e.g. the tiering thesis's ideal-model speedups and CCPS's implied gains). Such a "
+              "verdict says that memtint agrees with that reading, not with the paper's machine.", "",
               "A paper's runs and wall time count every simulation it uses, so a run two papers share (the same run "
               "spec) counts in each of them; the totals above count it once, so the rows add up to more"
               + ("; and the totals are this run's only: a paper marked as an earlier run's report keeps that run's "
@@ -378,6 +385,13 @@ def write_index(out: str, papers: list[dict[str, Any]], header: list[str], comma
     with open(path, "w") as f:
         f.write(_links(out, "\n".join(lines)))
     return path
+
+
+def _count(verdicts: list[str], derived: list[bool], v: str) -> str:
+    """How many rows have verdict ``v``, and of them how many rest on a derived figure."""
+    n = verdicts.count(v)
+    d = sum(1 for x, dv in zip(verdicts, derived) if x == v and dv)
+    return f"{n} ({d} derived)" if d and v != verdict_rule.NO_FIGURE else str(n)
 
 
 def terminal_table(papers: list[dict[str, Any]]):

@@ -8,8 +8,10 @@ cannot show interference. The experiment names the reason (:data:`MIN_DRAM_PKI`)
 ``change`` claims (a signed relative change in %, or a difference in points): the paper's value
 ``p``, ours ``m`` (mean over seeds), tolerance ``t = max(tolerance_rel * |p|, tolerance_abs)``:
 
-- ``|m - p| <= t`` and ``m`` in the paper's direction (same sign; any sign when ``p`` is 0;
-  for a ratio such as a speedup, on the same side of 1): **reproduced**;
+- ``|m - p| <= t``, ``m`` in the paper's direction (same sign; any sign when ``p`` is 0;
+  for a ratio such as a speedup, on the same side of 1) and at least half the paper's effect
+  (:data:`MIN_EFFECT_SHARE`, so that a tolerance as wide as a small figure cannot pass a null
+  result): **reproduced**;
 - ``m`` in the paper's direction but outside the tolerance: **direction only**, with the ratio
   ``m / p`` shown, so that +0.6 against +4.1 (0.15x) and +7.6 against +1.1 (6.9x) read apart;
 - otherwise (the other direction, or zero against a nonzero figure): **not reproduced**.
@@ -42,11 +44,15 @@ DEFAULT_TOLERANCE_ABS = 1.0
 #: (LLC MPKI > 1, bpm.md §4), applied to what reaches DRAM.
 MIN_DRAM_PKI = 1.0
 
+#: A change claim is reproduced only with at least this share of the paper's effect (measured
+#: from no change): a tolerance of 1 point around a -1 % figure would otherwise pass -0.05 %.
+MIN_EFFECT_SHARE = 0.5
+
 RULE = (
     "A claim whose subject has no effect to measure (fewer than 1 DRAM request per kilo-instruction: no DRAM "
     "traffic for banks, channels or interference to act on) is not applicable, shown apart. "
     "Change claims: |ours - paper| <= max(tolerance_rel x |paper|, tolerance_abs) and in the paper's direction (for "
-    "a speedup: on the same side of 1), with every seed on that side -> "
+    "a speedup: on the same side of 1), at least half the paper's effect, with every seed on that side -> "
     "reproduced; in the paper's direction but outside that -> direction only (ours/paper shown); the other "
     "direction, zero, or seeds on both sides (a direction the seeds do not settle) -> not reproduced. Bounds (at least / at most): met -> reproduced; missed by at most "
     "tolerance_abs -> near miss; otherwise not reproduced. Ours is the mean over seeds; defaults tolerance_rel "
@@ -81,7 +87,7 @@ def verdict(claim: dict[str, Any], ours: float, not_applicable: str = "", per_se
         same_direction = (ours - n) * (value - n) > 0 or value == n
         if value != n and not settled(claim, per_seed):  # +0.07 from seeds of -0.07, +0.03, +0.27
             return NOT_REPRODUCED
-        if same_direction and abs(ours - value) <= t:
+        if same_direction and abs(ours - value) <= t and abs(ours - n) >= MIN_EFFECT_SHARE * abs(value - n):
             return REPRODUCED
         return DIRECTION_ONLY if same_direction else NOT_REPRODUCED
     if kind == "at_least":
@@ -96,7 +102,8 @@ def verdict(claim: dict[str, Any], ours: float, not_applicable: str = "", per_se
 
 
 #: Metrics whose "no change" is not 0: a ratio is 1 when nothing changed.
-NEUTRAL = {"speedup": 1.0, "slope_ratio": 1.0, "spread_ratio": 1.0, "time_ratio": 1.0}
+NEUTRAL = {"speedup": 1.0, "slope_ratio": 1.0, "spread_ratio": 1.0, "time_ratio": 1.0, "auto_hits_ratio": 1.0,
+           "auto_latency_spread": 1.0}
 
 
 def settled(claim: dict[str, Any], per_seed: list[float] | None) -> bool:
@@ -112,11 +119,12 @@ def neutral(claim: dict[str, Any]) -> float:
 
 
 def ratio(claim: dict[str, Any], ours: float) -> float | None:
-    """ours / paper for a change claim with a nonzero figure (None otherwise)."""
+    """Our effect over the paper's for a change claim, both measured from no change (ours / paper
+    for a change in %; (ours - 1) / (paper - 1) for a ratio); None without a paper effect."""
     if claim.get("kind", "change") != "change" or ours is None or math.isnan(ours):
         return None
-    value = float(claim["value"])
-    return ours / value if value else None
+    n, value = neutral(claim), float(claim["value"])
+    return (ours - n) / (value - n) if value != n else None
 
 
 def is_miss(v: str) -> bool:
