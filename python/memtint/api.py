@@ -268,11 +268,8 @@ def _program(program: str | os.PathLike[str], key: str = "programs", part: str =
         raise MemtintError(f"{key}: {part}expected a program (profile name or trace path), got {program!r}")
     text = os.fspath(program)
     if text.startswith("phases:"):  # a program in phases (engine: workload/phases.rs): each part resolved
-        parts = []
-        for k, part in enumerate(text[len("phases:"):].split("+")):
-            workload, at, length = part.rpartition("@") if "@" in part else (part, "", "")
-            parts.append(_program(workload, key, f"phase {k + 1}: ") + at + length if workload else part)
-        return "phases:" + "+".join(parts)
+        return "phases:" + "+".join(_program(workload, key, f"phase {k + 1}: ") + length if workload else length
+                                    for k, (workload, length) in enumerate(phase_parts(text)))
     if text.split(":", 1)[0] in PROFILES:
         return text
     if not os.path.exists(text):
@@ -287,6 +284,16 @@ def _program(program: str | os.PathLike[str], key: str = "programs", part: str =
     if os.path.isdir(text):
         raise MemtintError(f"{key}: {part}{text}: is a directory, not a trace file")
     return absolute_path(text)
+
+
+def phase_parts(program: str) -> list[tuple[str, str]]:
+    """The phases of a ``phases:A@N+B@M`` program: each one's workload (a profile or a trace
+    path) and its length suffix (``@N``, or "" for the last phase)."""
+    out = []
+    for part in program[len("phases:"):].split("+"):
+        workload, at, length = part.rpartition("@") if "@" in part else (part, "", "")
+        out.append((workload, at + length))
+    return out
 
 
 def absolute_path(path: str) -> str:

@@ -32,22 +32,46 @@ def cache_dir() -> Path:
     return Path(os.environ.get("MEMTINT_CACHE_DIR") or Path.home() / ".cache" / "memtint")
 
 
+def _digest(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _identity(program: str) -> str:
-    """A program's identity for caching: the profile text, or the trace file's content hash."""
+    """A program's identity for caching: the profile text, or the trace file's content hash (a
+    ``phases:`` program's traces by content too, each beside its phase's length)."""
+    program = os.fspath(program)
+    if program.startswith("phases:"):
+        parts = api.phase_parts(program)
+        if any(os.path.isfile(w) for w, _ in parts):
+            return "phases:" + "+".join(_identity(w) + length for w, length in parts)
     if os.path.exists(program):
-        digest = hashlib.sha256()
-        with open(program, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-        return f"file:{digest.hexdigest()}"
+        return f"file:{_digest(program)}"
     return f"profile:{program}"
 
 
+def files_identity(*items: object, skip: int = 0) -> str:
+    """The content of every file ``items`` read (outputs.referenced_files: a machine's device and
+    mapping files, a mapping file, a rules file named in the OS settings), as one digest after
+    the first ``skip`` files; "" when there is none, so keys without files are unchanged."""
+    from memtint import outputs
+
+    files = outputs.referenced_files(*items)[skip:]
+    if not files:
+        return ""
+    return "+files:" + hashlib.sha256("".join(_digest(f) for f in files).encode()).hexdigest()
+
+
 def _machine_identity(machine: str | dict[str, Any]) -> str:
+    """A machine's identity for caching: its table or file by content, and the files it names."""
     if isinstance(machine, dict):
-        return "table:" + hashlib.sha256(json.dumps(machine, sort_keys=True).encode()).hexdigest()
+        return ("table:" + hashlib.sha256(json.dumps(machine, sort_keys=True).encode()).hexdigest()
+                + files_identity(machine))
     if os.path.exists(machine):
-        return "file:" + hashlib.sha256(Path(machine).read_bytes()).hexdigest()
+        return "file:" + _digest(machine) + files_identity(machine, skip=1)
     return f"preset:{machine}"
 
 
@@ -66,6 +90,9 @@ def _alone_key(spec: dict[str, Any]) -> str:
     }
     if spec.get("sampling") is not None:  # only when present: a detailed run's key is unchanged
         key["sampling"] = spec["sampling"]
+    files = files_identity(spec.get("mapping"), spec["os"], spec.get("overrides"))
+    if files:  # a mapping or rules file by content, not by name (absent without one: keys unchanged)
+        key["files"] = files
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
 
 

@@ -105,8 +105,8 @@ def referenced_files(*items: object, base: str | None = None) -> list[str]:
     and, inside a TOML file (a machine, a run, a rules file) or a specification (a dict or
     list), every string that names one, relative to the file's directory (``base`` for a
     specification) or to the working directory, followed into the TOML files it finds. A
-    machine file's device and mapping files, a run's traces and its ``[os.hvr-online] rules``
-    are found alike, so an output is checked against all of them, not a list kept by hand."""
+    machine file's device and mapping files, a run's traces (a ``phases:`` program's too) and its
+    ``[os.hvr-online] rules`` are found alike, so an output is checked against all of them, not a list kept by hand."""
     found: list[str] = []
     seen: set[str] = set()
 
@@ -120,6 +120,12 @@ def referenced_files(*items: object, base: str | None = None) -> list[str]:
         elif isinstance(item, (str, os.PathLike)):
             text = os.fspath(item)
             if not text or len(text) > 4096 or "\0" in text:
+                return
+            if text.startswith("phases:"):  # a program in phases reads each phase's trace
+                from memtint.api import phase_parts
+
+                for workload, _ in phase_parts(text):
+                    visit(workload, here)
                 return
             for candidate in dict.fromkeys([os.path.join(here, text) if here else text, text]):
                 try:
@@ -186,9 +192,9 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.P
     result store), into which no output may go: a file written there becomes part of the input."""
     given = {option: path for option, path in outputs.items() if path and path != "-"}
     input_ids: dict[tuple[int, int], str] = {}
-    for p in inputs:
-        if p is None:
-            continue
+    inputs = [p for p in inputs if p is not None]
+    # And what they read in turn: a TOML file's files, a phases: program's traces.
+    for p in [*inputs, *referenced_files(*inputs)]:
         p = os.fspath(p)
         ident = _identity(p)
         if ident is not None and not _is_special(p):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -112,6 +113,24 @@ def test_alone_runs_are_cached_and_reused(tmp_path, monkeypatch):
     other = comparison.alone_run(api.build_sim_spec("i7-860", ["light"], instructions=100001, seed=3))
     assert other["ipc"] == pytest.approx(first["ipc"], rel=0.05)
     assert len(list((tmp_path / "cache" / "alone").glob("*.json"))) == 2
+
+
+def test_alone_cache_keys_follow_every_file_a_run_reads(tmp_path):
+    """A device file the machine file names, a mapping file and a trace inside a phases: program
+    are keyed by content: editing one used to reuse the stale alone run (a WS of 6.4 on two programs)."""
+    (tmp_path / "dev.toml").write_text((Path(api.__file__).parents[2] / "configs/devices/ddr4-2400.toml").read_text())
+    (tmp_path / "m.toml").write_text('[dram]\ndevice = "dev.toml"\nmapping = "RoBaRaCoCh"\n')
+    (tmp_path / "map.toml").write_text((Path(api.__file__).parents[2] / "configs/mappings/i7-860.toml").read_text())
+    (tmp_path / "t.txt").write_text("10 0x1000\n")
+    spec = {"programs": [f"phases:light@1000+{tmp_path / 't.txt'}"], "machine": str(tmp_path / "m.toml"),
+            "mapping": str(tmp_path / "map.toml"), "instructions": 1000, "seed": 1, "os": {"policy": "buddy"}}
+    keys = [comparison._alone_key(spec)]
+    for name, extra in (("dev.toml", "\n# edited\n"), ("map.toml", "\n# edited\n"), ("t.txt", "20 0x2000\n")):
+        with open(tmp_path / name, "a") as f:
+            f.write(extra)
+        keys.append(comparison._alone_key(spec))
+    assert len(set(keys)) == 4, keys
+    assert comparison._alone_key(spec) == keys[-1]  # and the same files give the same key
 
 
 def test_metric_formulas_match_hand_computed_values():

@@ -135,6 +135,21 @@ def test_compare_json_over_a_mix_trace_is_refused(memtint, trace):
     assert snapshot(trace) == before
 
 
+@pytest.mark.parametrize("command", ["sim", "compare", "trace-stats"])
+def test_a_trace_inside_a_phases_program_is_an_input(memtint, tmp_path, trace, command):
+    program = f"phases:stream@1000+{trace.name}"
+    if command == "sim":
+        (tmp_path / "ph.toml").write_text(f'machine = "i7-860"\nprograms = ["{program}", "light"]\ninstructions = 1000\n')
+        args = ["sim", "ph.toml", "--json", trace.name]
+    elif command == "compare":
+        args = ["compare", "--machine", "i7-860", "--mix", f"{program},light", "--csv", trace.name]
+    else:
+        args = ["trace-stats", program, "--instructions", "1000", "--json", trace.name]
+    before = snapshot(trace)
+    assert_clean_error(memtint(*args), trace.name, "is an input")
+    assert snapshot(trace) == before
+
+
 def test_compare_json_and_csv_into_one_file_is_refused(memtint, tmp_path):
     out = tmp_path / "x.json"
     assert_clean_error(memtint("compare", "--machine", "i7-860", "--mix", "light,light", "--json", out, "--csv", out),

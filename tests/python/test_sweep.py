@@ -450,3 +450,19 @@ def test_to_frame_refuses_results_of_two_kinds():
     sim = run_sim("i7-860", ["light"], instructions=1000)
     with pytest.raises(api.MemtintError, match="different kinds"):
         memtint.to_frame([sim, {"kind": "compare"}])
+
+
+def test_a_stored_run_is_redone_when_a_file_its_machine_names_changes(tmp_path):
+    """Resume keys a run by every file it reads: a device file the machine file names used to be
+    keyed by name only, so an edited device kept the old results ("1 already stored")."""
+    from memtint.sweep.runs import config_hash
+
+    device = Path(api.__file__).parents[2] / "configs" / "devices" / "ddr4-2400.toml"
+    (tmp_path / "dev.toml").write_text(device.read_text())
+    (tmp_path / "m.toml").write_text('[dram]\ndevice = "dev.toml"\nmapping = "RoBaRaCoCh"\n')
+    description = {"machine": str(tmp_path / "m.toml"), "programs": ["stream"], "policy": "buddy",
+                   "instructions": 1000, "seed": 1, "baseline": "buddy", "os": {}, "mapping": None,
+                   "scheduler": None}
+    before = config_hash(description, "v")
+    (tmp_path / "dev.toml").write_text(device.read_text() + "\n# edited\n")
+    assert config_hash(description, "v") != before

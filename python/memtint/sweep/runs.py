@@ -85,7 +85,8 @@ class Run:
 def config_hash(description: dict[str, Any], version: str) -> str:
     """sha256 of the canonical JSON of what determines a run's result, memtint version included.
 
-    Programs and machines given as files are hashed by content, as the alone cache does."""
+    Programs, machines and every file they or the OS settings name (device, mapping, rules,
+    ``phases:`` traces) are hashed by content, as the alone cache does."""
     canonical = {
         "format": RUN_FORMAT,
         "memtint": version,
@@ -106,6 +107,9 @@ def config_hash(description: dict[str, Any], version: str) -> str:
         canonical["sampling"] = description["sampling"]
     if description.get("alone_machine") is not None:  # a variant's run against its base's alone runs
         canonical["alone_machine"] = comparison._machine_identity(description["alone_machine"])
+    files = comparison.files_identity(description["mapping"], description["os"], description.get("overrides"))
+    if files:  # a mapping or rules file by content, not by name (absent without one: hashes unchanged)
+        canonical["files"] = files
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
