@@ -441,6 +441,10 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         (["sim", online, "--json", a, "--export-dram", b], [online, rules]),
         (["sim", config, "--set", f"os.hvr-online.rules={rules}", "--json", a], [config, trace, rules]),
         (["rt", tasks, "--json", a], [tasks, machine, mapping]),
+        # A trace inside a phases: program is read like one given alone.
+        (["compare", "--machine", "i7-860", "--mix", f"phases:stream@1000+{trace},light", "--instructions", "1000",
+          "--warmup", "0", "--no-cache", "--json", a, "--csv", b], [trace]),
+        (["trace-stats", f"phases:light@500+{trace}", "--instructions", "1000", "--json", a], [trace]),
     ]
     argv, inputs = rng.choice(commands)
 
