@@ -424,7 +424,7 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
     places = [trace, dram_trace, config, os.path.join(work, "hard.txt"), os.path.join(work, "soft.trace"),
               os.path.join(work, "dir"), os.path.join(work, "new.json"), os.path.join(work, "nodir", "x.json"),
               "/proc/x", "/dev/null", os.path.join(work, "dir", "..", "in.txt"), mapping, rules, machine, tasks,
-              f"/proc/self/fd/{kept_fd}", f"/dev/fd/{kept_fd}"]
+              f"/proc/self/fd/{kept_fd}", f"/dev/fd/{kept_fd}", "-"]
     a, b = rng.choice(places), rng.choice(places)
     soft = os.path.join(work, "soft.trace")
     commands = [  # each command with the inputs it reads (writing over another file is what was asked)

@@ -186,10 +186,13 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.P
                   stores: Iterable[str | os.PathLike[str] | None] = ()) -> None:
     """Refuse, before any work, outputs that cannot be written or that are one of the inputs.
 
-    ``outputs`` maps an option name (``--json``) to its path (``None`` or ``-`` for none or
-    stdout); ``inputs`` are the paths the command reads (names that are not files, such as
+    ``outputs`` maps an option name (``--json``) to its path (``None`` for none; ``-`` is stdout
+    for ``--json`` and refused for the others, which would write a file of that name); ``inputs`` are the paths the command reads (names that are not files, such as
     built-in profiles, are ignored); ``stores`` are directories it reads as a whole (a sweep's
     result store), into which no output may go: a file written there becomes part of the input."""
+    for option, path in outputs.items():
+        if path == "-" and option != "--json":  # written as a file of that name, not to stdout
+            raise OutputError(f"{option} -: is a file, and '-' (stdout) is taken only by --json; give a file name")
     given = {option: path for option, path in outputs.items() if path and path != "-"}
     input_ids: dict[tuple[int, int], str] = {}
     inputs = [p for p in inputs if p is not None]

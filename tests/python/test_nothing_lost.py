@@ -150,6 +150,17 @@ def test_a_trace_inside_a_phases_program_is_an_input(memtint, tmp_path, trace, c
     assert snapshot(trace) == before
 
 
+@pytest.mark.parametrize("args, option", [
+    (["compare", "--machine", "i7-860", "--mix", "light,light", "--instructions", "1000", "--csv", "-"], "--csv"),
+    (["sim", "run.toml", "--export-dram", "-"], "--export-dram"),
+])
+def test_dash_is_stdout_only_for_json(memtint, tmp_path, args, option):
+    # '-' used to become a file named '-' in the working directory, after the run
+    (tmp_path / "run.toml").write_text('machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n')
+    assert_clean_error(memtint(*args), f"{option} -", "only by --json")
+    assert not (tmp_path / "-").exists()
+
+
 def test_compare_json_and_csv_into_one_file_is_refused(memtint, tmp_path):
     out = tmp_path / "x.json"
     assert_clean_error(memtint("compare", "--machine", "i7-860", "--mix", "light,light", "--json", out, "--csv", out),
