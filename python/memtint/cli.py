@@ -747,6 +747,14 @@ def split_mix(text: str) -> list[str]:
     return out
 
 
+def _no_empty(option: str, text: str, items: list[str], what: str, give: str) -> list[str]:
+    """``items`` of a comma-separated option, refusing an empty one ("stream,,light" used to run two
+    programs, "buddy,,bpm" two policies)."""
+    if "" in items:
+        raise UsageError(f"{option} {text}: {what} {items.index('') + 1} is empty; give {give} separated by commas")
+    return items
+
+
 def _check_mix_name(name: str, mixes: set[str], profiles: set[str], option: str = "--mix",
                     others: bool = False) -> None:
     """A --mix word that is no mix, profile, suite program or file: name the closest. ``name``
@@ -1186,10 +1194,7 @@ def _compare(args: argparse.Namespace) -> int:
     from memtint import comparison as compare_module
     from memtint.tables import compare_tables, dynamic_line
 
-    mix = split_mix(args.mix)
-    if "" in mix:  # "stream,,light" used to run two programs
-        raise UsageError(f"--mix {args.mix}: program {mix.index('') + 1} is empty; give one program per core, "
-                         "separated by commas")
+    mix = _no_empty("--mix", args.mix, split_mix(args.mix), "program", "one program per core")
     catalogue = api.presets()
     named = {m["name"] for m in catalogue.get("mixes", [])}
     if len(mix) == 1 and mix[0] in named:
@@ -1198,7 +1203,8 @@ def _compare(args: argparse.Namespace) -> int:
         _check_mix_name(",".join(mix), named, set(catalogue.get("profiles", [])))
     check_outputs({"--json": args.json, "--csv": args.csv},
                   [*mix, *_machine_inputs(args.machine, args.mapping), *_set_inputs(args.set)])
-    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    policies = _no_empty("--policies", args.policies, [p.strip() for p in args.policies.split(",")], "policy",
+                         "policies")
     repeated = sorted({p for p in policies if policies.count(p) > 1})
     if repeated:
         raise UsageError(f"--policies {args.policies}: {', '.join(repeated)} given more than once; each policy runs once")

@@ -155,6 +155,7 @@ def test_metric_formulas_match_hand_computed_values():
         (["--mix", "intensive4"], ["not a named mix", "did you mean intensive-4", "real-intensive-4"]),
         # An empty entry used to be dropped: two programs ran where three were written.
         (["--mix", "stream,,light"], ["--mix stream,,light", "program 2 is empty"]),
+        (["--mix", "light", "--policies", "buddy,,bpm"], ["--policies buddy,,bpm", "policy 2 is empty"]),
         (["--mix", "light", "--warmup", "-1"], ["--warmup", "expected an instruction count"]),
         (["--mix", "light", "--warmup", "lots"], ["--warmup", "like 2000000, 2M or 1.5G"]),
     ],
