@@ -375,11 +375,11 @@ def build_sim_spec(
     if processes is not None:
         processes = names_argument("processes", processes, "processes (tables with 'threads')")
         if programs:
-            raise MemtintError("give either programs (one per core) or processes, not both")
+            raise MemtintError("programs: give either programs (one per core) or processes, not both")
         if not processes:
-            raise MemtintError("give at least one process")
+            raise MemtintError("processes: give at least one process")
     elif not programs:
-        raise MemtintError("a mix needs at least one program")
+        raise MemtintError("programs: a mix needs at least one program")
     check_instructions("instructions", whole_number("instructions", instructions, 0))
     _seed("seed", seed)
     check_instructions("warmup", whole_number("warmup", warmup, 0))

@@ -870,9 +870,10 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
         return _key_line(text, key)
 
     if not in_array:
+        bare = key.removeprefix("overrides.")  # a --set of a machine key reaches the run's overrides
         for setting, value in reversed(settings or []):  # the last --set of a key is the one in force
             name = ".".join(setting)
-            if name == key or key.startswith(name + ".") or name.startswith(key + "."):
+            if name == bare or bare.startswith(name + ".") or name.startswith(bare + "."):
                 shown = value if isinstance(value, str) else json.dumps(value)
                 return f"--set {name}={shown}: {message}"
     for file in (path, machine_file):
@@ -1012,17 +1013,35 @@ def load_sim_config(path: str) -> dict[str, Any]:
     mapping = table.get("mapping")
     if isinstance(mapping, str) and mapping.endswith(".toml"):
         mapping = relative(mapping)
-    spec = api.build_sim_spec(
-        machine, programs, instructions=table["instructions"], policy=policy, seed=table.get("seed", 1),
-        os_options=os_table, mapping=mapping, scheduler=table.get("scheduler"),
-        overrides=table.get("overrides"), processes=processes, warmup=table.get("warmup", 0),
-    )
+    if isinstance(machine, str) and machine.endswith(".toml") and not os.path.exists(machine):
+        raise UsageError(f"{path}{_key_line(text, 'machine')}: machine: {machine}: no such machine file")
+    try:
+        spec = api.build_sim_spec(
+            machine, programs, instructions=table["instructions"], policy=policy, seed=table.get("seed", 1),
+            os_options=os_table, mapping=mapping, scheduler=table.get("scheduler"),
+            overrides=table.get("overrides"), processes=processes, warmup=table.get("warmup", 0),
+        )
+    except api.MemtintError as error:
+        raise api.MemtintError(_in_run_file(path, text, str(error))) from None
     for key in ("check", "at_end", "barrier_every", "sampling"):
         if key in table:
             spec[key] = table[key]
     if "export_dram" in table:
         spec[EXPORT_KEY] = _export_table(path, text, table["export_dram"], base)
     return spec
+
+
+def _in_run_file(path: str, text: str, message: str) -> str:
+    """An error about a key of the run file ``path`` (``programs[0]: ...``, ``invalid
+    configuration: processes[0].threads[0]: ...``) with the file and the key's line."""
+    if message.startswith(f"{path}:"):
+        return message
+    m = re.match(r"(?:invalid configuration: )?([A-Za-z_]\w*)(?:\[(\d+)\])?", message)
+    line = ""
+    if m:
+        line = (_array_key_line(text, m.group(1), int(m.group(2)), "threads") if m.group(2) and m.group(1) == "processes"
+                else "") or _key_line(text, m.group(1))
+    return f"{path}{line}: {message}"
 
 
 #: Where `load_sim_config` leaves a run file's `export_dram` for `sim` (which writes the file
@@ -1106,7 +1125,11 @@ def _sim(args: argparse.Namespace) -> int:
     except api.MemtintError as error:
         machine = spec.get("machine")
         machine_file = machine if isinstance(machine, str) and machine.endswith(".toml") else None
-        raise api.MemtintError(_at_config_line(args.config, str(error), args.set, machine_file)) from None
+        text = _at_config_line(args.config, str(error), args.set, machine_file)
+        if text.startswith("invalid configuration: "):  # a key _at_config_line could not place (threads[0])
+            with open(args.config, encoding="utf-8") as f:
+                text = _in_run_file(args.config, f.read(), text)
+        raise api.MemtintError(text) from None
     if _write_json(args.json, stats):
         _warn_stderr(stats.get("warnings"))
         return 0
@@ -1775,9 +1798,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except api.MemtintError as error:
         text = str(error)
         machine = getattr(args, "machine", None)
-        if isinstance(machine, str) and machine.endswith(".toml") and text.startswith("invalid configuration: "):
+        machine_file = machine if isinstance(machine, str) and machine.endswith(".toml") else ""
+        if text.startswith("invalid configuration: ") and (machine_file or getattr(args, "set", None)):
             # A key of the --machine file: its line there, unless a --set gave the value.
-            text = _at_config_line(machine, text, getattr(args, "set", None))
+            text = _at_config_line(machine_file, text, getattr(args, "set", None))
         return _fail(text)
     except UsageError as error:
         return _fail(str(error))

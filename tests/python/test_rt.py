@@ -113,6 +113,10 @@ def test_rt_says_what_it_cannot_use_and_warns_of_a_job_longer_than_its_wcet(memt
     assert code == 0, err
     assert "--set cache.llc" in err and "no effect" in err
     assert "compute = 5.0 is more than its wcet = 4" in err
+    # Unread, but still checked: an invalid machine is one whatever the run reads of it.
+    clean_error(memtint("rt", run, "--set", "cpu.cores=0"), "cpu.cores")
+    clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "100",
+                        "--set", "cpu.frequency_ghz=-1"), "cpu.frequency_ghz")
 
 
 def test_a_machine_file_is_relative_to_the_task_set_and_never_an_output(memtint, tmp_path):

@@ -327,6 +327,17 @@ fn merge(base: &mut serde_json::Value, over: &serde_json::Value, path: &str) -> 
                     {
                         b.insert(k.clone(), v.clone());
                     }
+                    // Named as the run gives it: `[overrides.os]` is not the run's [os].
+                    None if path.is_empty() => {
+                        let run = matches!(k.as_str(), "os" | "sampling" | "programs" | "processes" | "instructions" | "seed");
+                        return Err(Error::config(
+                            format!("overrides.{k}"),
+                            format!(
+                                "not a machine section (a machine has cpu, cache, dram, controller, nodes, links){}",
+                                if run { format!("; {k} is the run's own setting: give it outside [overrides]") } else { String::new() }
+                            ),
+                        ));
+                    }
                     None => return Err(Error::config(key, "unknown key")),
                 }
             }
@@ -371,6 +382,10 @@ const FRAME_SHIFT: u32 = 12;
 
 impl MemoryConfig {
     pub fn resolve(machine: &MachineConfig) -> Result<Self> {
+        // Checked whether or not the run has cores or caches (a DRAM-only or real-time run): a
+        // machine with 0 cores is wrong in every command, not only in those that read it.
+        machine.cpu.validate()?;
+        machine.cache.validate()?;
         if machine.nodes.is_empty() {
             if machine.links.is_some() {
                 return Err(Error::config("links", "links join nodes: declare [[nodes]] first"));
@@ -396,7 +411,15 @@ impl MemoryConfig {
             }
         };
         let device = presets::device(&d.device).map_err(at("device"))?;
-        let org = device.organisation(d.density_gbit, d.device_width, d.channels, d.ranks, d.bus_width_bits)?;
+        // The machine's [dram] keys by their own names (`dram.channels`), the device's levels by its.
+        let org = device.organisation(d.density_gbit, d.device_width, d.channels, d.ranks, d.bus_width_bits).map_err(|e| match e {
+            Error::Config { field, reason }
+                if ["channels", "ranks", "bus_width_bits", "density_gbit", "device_width"].contains(&field.as_str()) =>
+            {
+                Error::config(format!("dram.{field}"), reason)
+            }
+            e => e,
+        })?;
         controller.validate()?;
         let timing = refresh_timing(&device, d, controller, device.timing(d.density_gbit, d.device_width)?)?;
         let mapping = resolve_mapping(&d.mapping, &org).map_err(at("mapping"))?;
@@ -537,7 +560,12 @@ impl Topology {
                 None => 0.0,
             };
             nodes.push(NodeInfo { cores: first_core..first_core + nd.cores, frames, bandwidth_gbps });
-            names.push(nd.name.clone().unwrap_or_else(|| format!("node{i}")));
+            let name = nd.name.clone().unwrap_or_else(|| format!("node{i}"));
+            if let Some(j) = names.iter().position(|n| *n == name) {
+                // Statistics, weights and policies name nodes: two of one name would be one node.
+                return Err(Error::config(key(i, "name"), format!("{name:?} is also node {j}'s name; give each node its own")));
+            }
+            names.push(name);
             bases.push(base);
             memories.push(mem);
             base += bytes;
@@ -700,6 +728,21 @@ mod tests {
         }
         let ok = m.with_overrides(&json!({"controller": {"read_queue": MAX_QUEUE, "write_queue": MAX_QUEUE}})).unwrap();
         ok.controller.validate().unwrap();
+    }
+
+    #[test]
+    fn an_override_outside_the_machine_is_named_as_the_run_gives_it() {
+        let e = override_error(json!({"os": {"policy": "bpm"}}));
+        assert!(e.contains("overrides.os: not a machine section") && e.contains("the run's own setting"), "{e}");
+        let e = override_error(json!({"bogus": {"x": 1}}));
+        assert!(e.contains("overrides.bogus: not a machine section") && !e.contains("run's own"), "{e}");
+        // A level of the machine's [dram] by its key there, whatever checks it.
+        let m = MachineConfig::load("ddr4-2400").unwrap().with_overrides(&json!({"dram": {"channels": 3}})).unwrap();
+        let e = MemoryConfig::resolve(&m).unwrap_err().to_string();
+        assert!(e.contains("dram.channels: must be a non-zero power of two, got 3"), "{e}");
+        // And the cores and caches whatever the run reads of them.
+        let m = MachineConfig::load("ddr4-2400").unwrap().with_overrides(&json!({"cpu": {"cores": 0}})).unwrap();
+        assert!(MemoryConfig::resolve(&m).unwrap_err().to_string().contains("cpu.cores"));
     }
 
     #[test]

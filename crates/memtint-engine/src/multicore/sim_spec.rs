@@ -217,6 +217,15 @@ impl SimSpec {
         }
         let mut plan = Vec::new();
         for (p, proc_) in procs.iter().enumerate() {
+            if let Some(name) = &proc_.name {
+                // The statistics name processes: two of one name could not be told apart.
+                if let Some(q) = procs[..p].iter().position(|o| o.name.as_ref() == Some(name)) {
+                    return Err(Error::config(
+                        format!("processes[{p}].name"),
+                        format!("{name:?} is also process {q}'s name; give each process its own"),
+                    ));
+                }
+            }
             if proc_.threads.is_empty() {
                 return Err(Error::config(
                     format!("processes[{p}].threads"),

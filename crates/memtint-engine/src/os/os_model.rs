@@ -341,6 +341,18 @@ impl OsModel {
                 Some(_) => {}
             }
         }
+        // Settings of a mechanism the run does not use: said, not dropped unseen.
+        if overflow != Overflow::Swap && cfg.swap != Default::default() {
+            warnings
+                .push(format!("[os.swap] times swap faults; os.overflow is \"{}\", so nothing swaps and it has no effect", cfg.overflow));
+        }
+        let sampled = cfg.hot_pages.enabled || dynamic.as_ref().is_some_and(|d| d.needs_classes());
+        if !sampled && cfg.hot_pages != super::hot_pages::HotPageConfig::default() {
+            warnings.push(
+                "[os.hot_pages] times accessed-bit sampling; os.hot_pages.enabled is false and no dynamic policy samples, so it has no effect"
+                    .to_string(),
+            );
+        }
         let migrating = migration::build(cfg, &layout, processes, &mut warnings)?;
         let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores, nodes: &layout, threads })?;
         let nodes = if info.places_nodes {

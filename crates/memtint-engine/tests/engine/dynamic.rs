@@ -385,6 +385,16 @@ fn a_table_of_a_component_not_in_force_is_warned_about() {
     assert!(v["warnings"].to_string().contains("os.cat.epoch_ns is set but os.cat.allocation"), "{}", v["warnings"]);
     let v = run(json!({"policy": "bpm", "resctrl": ["cat"], "cat": {"epoch_ns": 1e6, "allocation": "ucp"}}));
     assert!(!v["warnings"].to_string().contains("never change"), "{}", v["warnings"]);
+    // Swap timings without swapping, sampling timings without sampling; in force, no warning.
+    let v = run(json!({"policy": "bpm", "swap": {"fault_ns": 100.0}, "hot_pages": {"walk_ns_per_page": 20.0}}));
+    let w = v["warnings"].to_string();
+    assert!(w.contains("[os.swap] times swap faults; os.overflow is \\\"borrow\\\""), "{w}");
+    assert!(w.contains("[os.hot_pages] times accessed-bit sampling") && w.contains("no effect"), "{w}");
+    let v = run(json!({"policy": "bpm", "overflow": "swap", "swap": {"fault_ns": 100.0},
+                       "hot_pages": {"enabled": true, "walk_ns_per_page": 20.0}}));
+    assert!(!v["warnings"].to_string().contains("[os.swap]") && !v["warnings"].to_string().contains("[os.hot_pages]"), "{}", v["warnings"]);
+    let v = run(json!({"policy": "hvr", "dynamic": "hvr-online", "hot_pages": {"walk_ns_per_page": 20.0}}));
+    assert!(!v["warnings"].to_string().contains("[os.hot_pages]"), "hvr-online samples: {}", v["warnings"]);
     // A scheme named twice is a mistake, not a second partitioning.
     let e = sim_err(json!({"machine": "i7-860", "programs": ["stream", "light"], "instructions": 5_000,
                            "os": {"policy": "bpm", "resctrl": ["cat", "cat"]}}));

@@ -263,6 +263,11 @@ fn bad_topologies_are_errors_naming_the_key() {
     assert!(e.contains("nodes[1].bandwidth_gbps"), "{e}");
     let e = machine_error(json!({"nodes": [{"cores": 4}, {"cores": 2}]}));
     assert!(e.contains("nodes") && e.contains("cpu.cores is 8"), "{e}");
+    // Two nodes of one name (given, or a given one equal to another's default) would be one node to its users.
+    let e = machine_error(json!({"nodes": [{"cores": 4, "name": "dram"}, {"cores": 4, "name": "dram"}]}));
+    assert!(e.contains("nodes[1].name") && e.contains("\"dram\" is also node 0's name"), "{e}");
+    let e = machine_error(json!({"nodes": [{"cores": 4}, {"cores": 4, "name": "node0"}]}));
+    assert!(e.contains("nodes[1].name") && e.contains("\"node0\" is also node 0's name"), "{e}");
     let e = machine_error(json!({"nodes": [{"cores": 8}, {"cores": 0, "memory": false}]}));
     assert!(e.contains("nodes[1]") && e.contains("neither cores nor memory"), "{e}");
     let e = machine_error(json!({"nodes": [{"cores": 4, "memory": false}, {"cores": 4, "memory": false}], "links": null}));

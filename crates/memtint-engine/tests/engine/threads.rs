@@ -173,6 +173,8 @@ fn thread_errors_are_clear() {
     assert!(e.contains("at least one thread"), "{e}");
     let e = err(m(json!([])));
     assert!(e.contains("at least one process"), "{e}");
+    let e = err(m(json!([{"name": "x", "threads": ["light"]}, {"threads": ["light"]}, {"name": "x", "threads": ["light"]}])));
+    assert!(e.contains("processes[2].name") && e.contains("\"x\" is also process 0's name"), "{e}");
     let e = err(m(json!([{"threads": ["light"], "nice": 25}])));
     assert!(e.contains("-20 and 19"), "{e}");
     let e = json_err(m(json!([{"threads": ["light", {"program": "light", "afinity": [0]}]}])));
