@@ -290,9 +290,22 @@ pub(crate) fn next_field<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
     Some(&s[..len])
 }
 
-/// A field as text for an error message.
+/// A field as text for an error message: printable ASCII as it is, other bytes as `\xNN` (a
+/// binary file's bytes would otherwise reach the terminal), at most 40 of them.
 pub(crate) fn show(field: &[u8]) -> String {
-    String::from_utf8_lossy(field).into_owned()
+    const MOST: usize = 40;
+    let mut out = String::new();
+    for &b in field.iter().take(MOST) {
+        if b.is_ascii_graphic() || b == b' ' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    if field.len() > MOST {
+        out.push_str(&format!("... ({} bytes; a binary file, not a text trace?)", field.len()));
+    }
+    out
 }
 
 /// A byte address, `0x`-hex or decimal; `Err(reason)` names the field.
@@ -401,6 +414,14 @@ impl Drop for TempFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_is_shown_as_printable_text_of_bounded_length() {
+        assert_eq!(show(b"0x3"), "0x3");
+        assert_eq!(show(b"\x7f*\xe2\x1b"), "\\x7f*\\xe2\\x1b");
+        let long = show(&[b'\x01'; 300]);
+        assert!(long.starts_with(&"\\x01".repeat(40)) && long.ends_with("(300 bytes; a binary file, not a text trace?)"), "{long}");
+    }
 
     #[test]
     fn fast_decimal_agrees_with_parse_decimal_at_every_length() {

@@ -88,6 +88,18 @@ impl ProfileOverrides {
         let table: String = text.split(',').filter(|kv| !kv.trim().is_empty()).map(|kv| format!("{}\n", kv.trim())).collect();
         // One pair per line: the key path names the pair, the line adds nothing.
         let what = format!("workload parameters '{text}'");
+        // Each pair alone first, so a mistake is named with its pair, not with TOML's grammar.
+        const PAIRS: &str = "give key=number pairs separated by commas, e.g. random:reads_pki=30,seed=2";
+        for kv in text.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
+            let Some((k, v)) = kv.split_once('=') else {
+                return Err(Error::config(what, format!("'{kv}' is not key=number; {PAIRS}")));
+            };
+            let number =
+                toml::from_str::<toml::Table>(&format!("x = {}", v.trim())).is_ok_and(|t| t["x"].is_integer() || t["x"].is_float());
+            if !number {
+                return Err(Error::config(what, format!("{} = '{}' is not a number; {PAIRS}", k.trim(), v.trim())));
+            }
+        }
         crate::error::from_toml(&table, &what).map_err(|e| match e {
             // toml's message spans lines ("invalid string" then "expected ..."): one line here.
             Error::Parse { reason, .. } => {
@@ -440,6 +452,12 @@ mod tests {
         // A value that is not a TOML number: one line, no escaped "\n" in the middle.
         let e = ProfileOverrides::parse("reads_pki=abc").unwrap_err().to_string();
         assert!(e.contains("reads_pki=abc") && !e.contains("\\n") && !e.contains('\n'), "{e}");
+        assert!(e.contains("reads_pki = 'abc' is not a number") && e.contains("separated by commas"), "{e}");
+        // Pairs joined by ':' as the profile is by its name: one pair whose value is no number.
+        let e = ProfileOverrides::parse("reads_pki=2:writes_pki=1").unwrap_err().to_string();
+        assert!(e.contains("reads_pki = '2:writes_pki=1' is not a number") && e.contains("separated by commas"), "{e}");
+        let e = ProfileOverrides::parse("reads_pki").unwrap_err().to_string();
+        assert!(e.contains("'reads_pki' is not key=number"), "{e}");
         let o: ProfileOverrides = serde_json::from_str(r#"{"row_locality": 0.5}"#).unwrap();
         assert_eq!(o.row_locality, Some(0.5));
         assert!(serde_json::from_str::<ProfileOverrides>(r#"{"locality": 0.5}"#).is_err());
