@@ -1,4 +1,4 @@
-"""Fuzz the command line's inputs, in process, in eight classes:
+"""Fuzz the command line's inputs, in process, in nine classes:
 
 - ``sim``: mutated run files (bytes and values) through `memtint sim`'s own loading and the engine;
 - ``overrides``: `--set KEY=VALUE` with extreme values (NaN, infinities, 1e400, 2^40, 2^64,
@@ -15,6 +15,9 @@
   (``m.toml:29: ... links.latency_ns[0][1]``), as it names the run file's;
 - ``rules``: mutated HVR rules files (`memtint advise --rules`, `mine-rules --rules`) through their
   parsing and a decision on every class vector of 1-8 programs;
+- ``traces``: mutated text traces and raw binary bytes through `trace-stats` and `convert`, and
+  profile parameters as users write them (``stream:reads_pki=2:writes_pki=1``): the error names
+  the file and line or the parameters, and echoes no raw byte (a control character or U+FFFD);
 - ``tiering``: `memtint run --tier-policy` and `memtint numa-probe` with random policies, weights,
   bandwidths, nodes and limits, on a fake two- or three-node kernel (`MEMTINT_NUMA_FAKE`): every
   value refused must be named, and every sysfs and procfs file the run may change must be as it
@@ -131,7 +134,8 @@ class Hang(Exception):
 
 def _outcome(error: BaseException, named: re.Pattern[str] = NAMED) -> tuple[str, str]:
     text = str(error)
-    if "\n" in text.strip() or any(c in text for c in "\x00\x1b\r"):
+    # A control character or a replacement character is an input's raw bytes echoed to the terminal.
+    if "\n" in text.strip() or any((ord(c) < 32 and c != "\t") or ord(c) == 0x7f or c == "\ufffd" for c in text.strip()):
         return "unnamed", f"not one clean line: {text!r}"
     if "internal error" in text:
         return "internal", text
@@ -533,9 +537,39 @@ def tiering_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
     return " ".join(argv).encode(), run
 
 
+# --- traces and profile parameters ------------------------------------------------------------
+
+TRACE_FILES = ["10 0x1000\n20 0x2000 0x3000\n# note\n\n5 4096\n", "0 0x40\n" * 8]
+#: Profile parameters as users write them, some wrong (a ':' between pairs, a word for a number).
+PROFILE_PROGRAMS = ["stream:reads_pki=30,seed=2", "random:footprint_bytes=1_048_576", "light:reads_pki=abc",
+                    "stream:reads_pki=2:writes_pki=1", "copy:streams", "random:reads_pki=", "light:=3", "stream:seed=0x10"]
+
+
+def traces_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    """A mutated text trace (or raw binary bytes) through the commands that read one, or a
+    profile's parameters: an error is one printable line naming the file or the parameters."""
+    if rng.random() < 0.3:
+        program = rng.choice(PROFILE_PROGRAMS)
+        argv = ["trace-stats", program, "--instructions", "2000"]
+        data = program.encode()
+    else:
+        path = os.path.join(d, "t.txt")
+        data = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 400))) if rng.random() < 0.3 else \
+            mutate(rng, rng.choice(TRACE_FILES))
+        with open(path, "wb") as f:
+            f.write(data)
+        argv = rng.choice([["trace-stats", path], ["convert", path, os.path.join(d, "o.mtt")]])
+
+    def run() -> tuple[str, str]:
+        code, text = _main_quiet(argv)
+        return _error_outcome(code, text, re.compile(r"t\.txt(:\d+)?: |workload parameters|^--|^OUT |^IN "))
+
+    return data, run
+
+
 CLASSES: dict[str, Callable[[random.Random, str], tuple[bytes, Callable[[], tuple[str, str]]]]] = {
     "sim": sim_case, "overrides": overrides_case, "sweep": sweep_case, "outputs": outputs_case,
-    "tiering": tiering_case, "rules": rules_case, "rt": rt_case, "machine": machine_case,
+    "tiering": tiering_case, "rules": rules_case, "rt": rt_case, "machine": machine_case, "traces": traces_case,
 }
 
 
