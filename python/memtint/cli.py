@@ -873,6 +873,8 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
         bare = key.removeprefix("overrides.")  # a --set of a machine key reaches the run's overrides
         for setting, value in reversed(settings or []):  # the last --set of a key is the one in force
             name = ".".join(setting)
+            if bare != key and setting[0] in ("os", "sampling"):
+                continue  # the run's own tables, never its overrides: not what [overrides.os] is about
             if name == bare or bare.startswith(name + ".") or name.startswith(bare + "."):
                 shown = value if isinstance(value, str) else json.dumps(value)
                 return f"--set {name}={shown}: {message}"

@@ -33,8 +33,18 @@ def cache_dir() -> Path:
 
 
 def _digest(path: str) -> str:
+    """sha256 of a file's content, once per version of the file (a sweep keys each run's alone
+    runs several times; a trace may be gigabytes)."""
+    from memtint.outputs import file_version
+
+    version = file_version(path)
+    return _digest_of(version) if version else _digest_of((path,))
+
+
+@functools.lru_cache(maxsize=1024)
+def _digest_of(version: tuple) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open(version[0], "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -20,6 +20,7 @@ Every command that writes a file goes through this module:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
@@ -100,6 +101,11 @@ def argument_paths(args: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+#: Tables of an input file that name what the command writes, not what it reads (a run file's
+#: ``export_dram``): a second run of the file writes its export again.
+OUTPUT_TABLES = frozenset({"export_dram"})
+
+
 def referenced_files(*items: object, base: str | None = None) -> list[str]:
     """The files a command reads behind its arguments: each item that names an existing file
     and, inside a TOML file (a machine, a run, a rules file) or a specification (a dict or
@@ -112,8 +118,9 @@ def referenced_files(*items: object, base: str | None = None) -> list[str]:
 
     def visit(item: object, here: str | None) -> None:
         if isinstance(item, dict):
-            for v in item.values():
-                visit(v, here)
+            for k, v in item.items():
+                if k not in OUTPUT_TABLES:
+                    visit(v, here)
         elif isinstance(item, (list, tuple)):
             for v in item:
                 visit(v, here)
@@ -145,13 +152,29 @@ def referenced_files(*items: object, base: str | None = None) -> list[str]:
     return found
 
 
+def file_version(path: str) -> tuple | None:
+    """What identifies a file's content for a memo: its real path, inode, size and change time."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def _toml_strings(path: str) -> object:
+    version = file_version(path)
+    return _parsed_toml(version) if version else None
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_toml(version: tuple) -> object:
+    """A TOML file's table, once per version of the file (sweeps key thousands of runs by it)."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
-        with open(path, "rb") as f:
+        with open(version[0], "rb") as f:
             return tomllib.load(f)
     except (OSError, ValueError):
         return None  # the command reports a broken file with its place

@@ -318,8 +318,8 @@ fn merge(base: &mut serde_json::Value, over: &serde_json::Value, path: &str) -> 
                     Some(slot) if slot.is_object() => merge(slot, v, &key)?,
                     Some(slot) => *slot = v.clone(),
                     // Sections and components' tables: their own checks name an unknown key.
-                    // `nodes` and `links` are left out of one-node machines' tables.
-                    None if path.is_empty() && matches!(k.as_str(), "nodes" | "links") => {
+                    // `nodes`, `links` and the optional notes are left out of tables that lack them.
+                    None if path.is_empty() && matches!(k.as_str(), "nodes" | "links" | "comparison_note" | "variants") => {
                         b.insert(k.clone(), v.clone());
                     }
                     None if matches!(path, "dram" | "controller" | "cpu" | "cache" | "cache.llc" | "cache.l2" | "links")

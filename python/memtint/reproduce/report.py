@@ -7,6 +7,7 @@ import math
 import os
 from typing import Any
 
+from memtint.api import MemtintError
 from memtint.reproduce import figures
 from memtint.reproduce import verdict as verdict_rule
 from memtint.reproduce.common import Row
@@ -125,7 +126,8 @@ def table_md(header: list[str], rows: list[list[str]]) -> str:
 
 
 def verdict_text(r: Row) -> str:
-    """The verdict as the tables show it: "direction only" with its ratio ours/paper."""
+    """The verdict as the tables show it: "direction only" with its ratio ours/paper (effects,
+    measured from no change: for a speedup, (ours - 1) / (paper - 1))."""
     v = r.verdict
     if v == verdict_rule.DIRECTION_ONLY and r.ratio is not None:
         return f"{v} ({r.ratio:.2f}x the paper)"
@@ -325,7 +327,17 @@ def read_paper(out: str, name: str) -> dict[str, Any] | None:
         return None
     return {"name": name, "title": meta["title"], "seconds": meta["seconds"], "runs": meta["runs"],
             "verdicts": [r["verdict"] for r in data.get("rows", [])],
-            "derived": [bool(r.get("derived")) for r in data.get("rows", [])]}
+            "derived": _derived_rows(name, data.get("rows", []))}
+
+
+def _derived_rows(name: str, rows: list[dict[str, Any]]) -> list[bool]:
+    """Whether each stored row rests on a derived figure, by today's claim definitions (a row
+    stored before the flag existed, or before a figure was re-tagged, is judged as now)."""
+    try:
+        claims = {c["id"]: c for c in figures.load(name)["claim"]}
+    except MemtintError:  # no figure file for it any more: what the row stored
+        return [bool(r.get("derived")) for r in rows]
+    return [figures.derived(claims[r["id"]]) if r.get("id") in claims else bool(r.get("derived")) for r in rows]
 
 
 def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -> None:

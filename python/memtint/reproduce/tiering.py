@@ -12,6 +12,7 @@ ones; test 7: the others), each program's class measured in its own Local runs.
 from __future__ import annotations
 
 import itertools
+import math
 import statistics
 from typing import Any
 
@@ -358,7 +359,9 @@ class Experiment:
         if c["metric"] == "pairs_minus_single_pct" and not row.not_applicable:
             # "A smaller gain" compares two gains: with a loss on either side there is none to compare.
             pair_gain, single_gain = statistics.fmean(gains), statistics.fmean(single)
-            if not (pair_gain > 0 and single_gain > 0):
+            if math.isnan(single_gain):
+                row.not_applicable = "no bandwidth-intensive single program to compare the pairs' gain with"
+            elif not (pair_gain > 0 and single_gain > 0):
                 row.not_applicable = (f"no gain to compare: BW-L over Local is {pair_gain:+.1f} % on the pairs and "
                                       f"{single_gain:+.1f} % on the bandwidth-intensive single programs")
         per_pair = ", ".join(f"{a}+{b} {statistics.fmean(self._pair_gain(results, a, b, s) for s in seeds):+.0f} %"

@@ -12,8 +12,10 @@ cannot show interference. The experiment names the reason (:data:`MIN_DRAM_PKI`)
   for a ratio such as a speedup, on the same side of 1) and at least half the paper's effect
   (:data:`MIN_EFFECT_SHARE`, so that a tolerance as wide as a small figure cannot pass a null
   result): **reproduced**;
-- ``m`` in the paper's direction but outside the tolerance: **direction only**, with the ratio
-  ``m / p`` shown, so that +0.6 against +4.1 (0.15x) and +7.6 against +1.1 (6.9x) read apart;
+- ``m`` in the paper's direction but not reproduced (outside the tolerance, or less than half the
+  paper's effect): **direction only**, with the ratio of the effects shown, ``(m - n) / (p - n)``
+  for no change ``n`` (0, or 1 for a ratio), so that +0.6 against +4.1 (0.15x) and +7.6 against
+  +1.1 (6.9x) read apart;
 - otherwise (the other direction, or zero against a nonzero figure): **not reproduced**.
 
 ``at_least`` / ``at_most`` claims (a bound): met -> reproduced; missed by at most

@@ -291,7 +291,7 @@ pub(crate) fn next_field<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
 }
 
 /// A field as text for an error message: printable ASCII as it is, other bytes as `\xNN` (a
-/// binary file's bytes would otherwise reach the terminal), at most 40 of them.
+/// binary file's bytes would otherwise reach the terminal), at most 40 of them, then "...".
 pub(crate) fn show(field: &[u8]) -> String {
     const MOST: usize = 40;
     let mut out = String::new();
@@ -303,7 +303,7 @@ pub(crate) fn show(field: &[u8]) -> String {
         }
     }
     if field.len() > MOST {
-        out.push_str(&format!("... ({} bytes; a binary file, not a text trace?)", field.len()));
+        out.push_str("...");
     }
     out
 }
@@ -420,7 +420,7 @@ mod tests {
         assert_eq!(show(b"0x3"), "0x3");
         assert_eq!(show(b"\x7f*\xe2\x1b"), "\\x7f*\\xe2\\x1b");
         let long = show(&[b'\x01'; 300]);
-        assert!(long.starts_with(&"\\x01".repeat(40)) && long.ends_with("(300 bytes; a binary file, not a text trace?)"), "{long}");
+        assert_eq!(long, format!("{}...", "\\x01".repeat(40)));
     }
 
     #[test]
