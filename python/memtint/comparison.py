@@ -37,8 +37,7 @@ def _digest(path: str) -> str:
     runs several times; a trace may be gigabytes)."""
     from memtint.outputs import file_version
 
-    version = file_version(path)
-    return _digest_of(version) if version else _digest_of((path,))
+    return _digest_of(file_version(path) or (path,))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -34,8 +34,6 @@ HVR_ONLINE = [Variant("hvr-online", "hvr", os={"dynamic": "hvr-online"}),
                                                       "recolour": {"mode": "lazy"}})]
 #: CAT with UCP choosing the ways (Qureshi and Patt; os.cat.allocation = "ucp").
 CAT_UCP = Variant("cat-ucp", "buddy", os={"resctrl": ["cat"], "cat": {"allocation": "ucp"}})
-#: The static policies HVR online is compared with, per mix.
-STATIC = list(common.HVR_STATIC)
 #: The rule study's candidates: the policies HVR's 4-program rules choose among, and the baseline.
 RULE_POLICIES = ["buddy", "cache-only", "bank-only", "a-vp"]
 #: The mined rules are measured by cross-validation over this many folds: each mix judged by rules
