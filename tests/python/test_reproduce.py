@@ -396,9 +396,18 @@ def test_committed_reports_rows_hold_the_verdict_rule(paper):
 def test_population_admits_only_the_mixes_where_both_horizontal_policies_help():
     test, _ = common.POPULATIONS["both-horizontal-help"]
     run = lambda ws: [{"ws": ws}]  # noqa: E731
-    assert test({"buddy": run(2.0), "cache-only": run(2.1), "bank-only": run(2.05)})
-    assert not test({"buddy": run(2.0), "cache-only": run(2.1), "bank-only": run(1.99)})
-    assert not test({"buddy": run(2.0), "cache-only": run(2.0), "bank-only": run(2.2)})
+    assert test({"buddy": run(2.0), "cache-only": run(2.1), "bank-only": run(2.05)}, {})
+    assert not test({"buddy": run(2.0), "cache-only": run(2.1), "bank-only": run(1.99)}, {})
+    assert not test({"buddy": run(2.0), "cache-only": run(2.0), "bank-only": run(2.2)}, {})
+
+
+def test_population_best_versus_ahead_reads_its_policies_from_the_claim():
+    test, describe = common.POPULATIONS["best-versus-ahead"]
+    runs = {"x": [{"ws": 2.0}, {"ws": 2.2}], "a": [{"ws": 2.0}], "b": [{"ws": 2.05}], "c": [{"ws": 9.0}]}
+    claim = {"policy": "x", "versus_best": ["a", "b"]}
+    assert not test(runs, claim)  # x's mean over seeds, 2.1, is above a's and b's
+    assert test(runs, {**claim, "versus_best": ["a", "c"]})  # c is ahead
+    assert "(a, b)" in describe(claim) and "than x" in describe(claim)
 
 
 def test_unknown_name_is_a_clean_error(memtint, clean_error):
