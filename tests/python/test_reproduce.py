@@ -776,3 +776,18 @@ def test_a_failed_runs_error_names_what_it_ran():
     assert job_label(threads) == "opteron-6128 spmv.t1.mtt.gz, spmv.t1.mtt.gz"
     assert job_label({"key": "ab" * 32, "spec": {"machine": "ddr4-2400-8r", "tasks": [{"name": "cnt"}]}}) == \
         "ddr4-2400-8r cnt"
+
+
+def test_hvr_lazy_variant_runs_its_own_seeds_and_shares_the_others_runs():
+    from memtint.reproduce import hvr
+
+    settings = common.Settings(quick=True, seeds=3)
+    e = hvr.Experiment(settings)
+    jobs = e.plan()
+    lazy = [j for j in jobs if (j["spec"].get("os") or {}).get("recolour")]
+    assert lazy and {j["spec"]["seed"] for j in lazy} == set(settings.seed_list()[:hvr.LAZY_SEEDS])
+    assert all(v.label != "hvr-online-lazy" for v in e.four.variants)
+    # The lazy experiment's buddy and hvr-online runs are the 4-program experiment's own keys.
+    for m in range(len(e.lazy.mixes)):
+        for label in ("buddy", "hvr-online"):
+            assert e.lazy.shared[("i7-860", m, 1, label)] == e.four.shared[("i7-860", m, 1, label)]

@@ -181,6 +181,10 @@ class MixExperiment:
     shared: dict[tuple, str] = field(default_factory=dict)
     alone: dict[tuple, list[str]] = field(default_factory=dict)
 
+    def seed_list(self, settings: Settings) -> list[int]:
+        """The seeds this experiment runs: its own, or the settings'."""
+        return self.seeds or settings.seed_list()
+
     def sampled_variants(self, settings: Settings) -> list[str]:
         """The variants whose shared runs are sampled (``settings.sampling``; not those sampling
         does not support, :func:`samplable`, which run detailed; none when the runs are too short
@@ -198,7 +202,7 @@ class MixExperiment:
         for machine in self.machines:
             for m, mix in enumerate(self.mixes):
                 programs = [program_path(p) for p in mix]
-                for seed in self.seeds or settings.seed_list():
+                for seed in self.seed_list(settings):
                     alone_keys = []
                     for spec in comparison.build_alone_specs(machine, programs, instructions=self.instructions,
                                                              seed=seed, baseline="buddy", warmup=settings.warmup,
@@ -724,7 +728,7 @@ def population(exps: list[tuple[MixExperiment, str]], results: dict[str, Any], c
     test, description = POPULATIONS[name]
     chosen = []
     for e, mach, m in everything:
-        per_seed = [e.runs(results, mach, m, s) for s in settings.seed_list()]
+        per_seed = [e.runs(results, mach, m, s) for s in e.seed_list(settings)]
         if test({v.label: [r[v.label] for r in per_seed] for v in e.variants}, claim):
             chosen.append((e, mach, m))
     return chosen, f"{description(claim)}: {len(chosen)} of the {what}"
@@ -755,7 +759,8 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
     # The sampling half-widths of every (seed, mix) term of the figure: the figure is the mean
     # over seeds of means over the same number of mixes, so the mean over all terms.
     terms: list[float | None] | None = []
-    for seed in settings.seed_list():
+    seeds = exps[0][0].seed_list(settings)
+    for seed in seeds:
         runs = [e.runs(results, mach, m, seed) for e, mach, m in mixes]
         per_seed.append(mix_value(claim["metric"], runs, claim, baseline))
         seed_terms = mix_term_half_widths(claim["metric"], runs, claim, baseline)
@@ -775,7 +780,7 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
     row.population = described
     row.sampling_half_width = mean_half_width(terms) if terms is not None else None
     row.detail = explain(pairs, top=3, labels=labels, first=mechanism(claim))
-    all_runs = [e.runs(results, mach, m, s) for s in settings.seed_list() for e, mach, m in mixes]
+    all_runs = [e.runs(results, mach, m, s) for s in seeds for e, mach, m in mixes]
     if claim["metric"] == "uf_rule_right":
         row.detail = uf_rule_cause(all_runs) + "; " + row.detail
     elif (claim.get("population") or "").startswith("uf-"):
@@ -974,7 +979,7 @@ def mix_table(exp: MixExperiment, results: dict[str, Any], settings: Settings, m
     """Per mix and variant: WS, MS and row-buffer miss rate, mean (± sd) over seeds."""
     rows = []
     for m, mix in enumerate(exp.mixes):
-        per_seed = [exp.runs(results, machine, m, s) for s in settings.seed_list()]
+        per_seed = [exp.runs(results, machine, m, s) for s in exp.seed_list(settings)]
         for v in exp.variants:
             ws = summarise([r[v.label]["ws"] for r in per_seed])
             ms = summarise([r[v.label]["ms"] for r in per_seed])
