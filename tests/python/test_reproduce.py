@@ -791,3 +791,15 @@ def test_hvr_lazy_variant_runs_its_own_seeds_and_shares_the_others_runs():
     for m in range(len(e.lazy.mixes)):
         for label in ("buddy", "hvr-online"):
             assert e.lazy.shared[("i7-860", m, 1, label)] == e.four.shared[("i7-860", m, 1, label)]
+
+
+def test_most_common_breaks_ties_by_first_seen_not_by_hash_order():
+    assert common.most_common(["b", "a", "a", "b", "c"]) == "b"
+    assert common.most_common(["a", "b", "b"]) == "b"
+    # The same answer in a process with another string hash seed.
+    import subprocess
+    import sys
+    code = "from memtint.reproduce import common; print(common.most_common(['kv', 'hp', 'hp', 'kv']))"
+    outs = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": str(seed)},
+                           capture_output=True, text=True, check=True).stdout.strip() for seed in (1, 2, 3)}
+    assert outs == {"kv"}

@@ -790,7 +790,7 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
     if claim["metric"] in ("ms_change", "ms_change_over", "ms_ratio") and named:
         row.detail = most_slowed(named, labels) + "; " + row.detail
     if worst:
-        most = max(set(worst_mixes), key=worst_mixes.count)
+        most = most_common(worst_mixes)
         which = "worst" if worst_key == "ws" else "most saving"
         row.detail = (f"the {which} mix ({most}, {which} in {worst_mixes.count(most)} of {len(worst_mixes)} seeds), "
                       f"its own figures: " + row.detail)
@@ -893,13 +893,19 @@ def walk_unmeasured(policy: str, runs: list[dict[str, Any]]) -> str:
             f"(runs too short)")
 
 
+def most_common(names: list[str]) -> str:
+    """The most frequent name, ties to the first seen: a set's order of strings changes from one
+    process to the next (hash randomisation), and a report must not."""
+    return max(dict.fromkeys(names), key=names.count)
+
+
 def walk_cause(policy: str, runs: list[dict[str, Any]]) -> str:
     """What the accessed-bit walks' cost is made of in ``runs`` of ``policy``: the pages walked,
     the walks per window and the cost per page, at HVR's schedule and at the run's own."""
     measured = [(r, w) for r in runs if (w := worst_walk(r))]
     runs, worst = [r for r, _ in measured], [w for _, w in measured]
     names = [short(r["hot_pages"][i].get("program") or r["cores"][i]["program"]) for r, (i, _, _) in measured]
-    most = max(set(names), key=names.count)
+    most = most_common(names)
     pages = statistics.fmean(p for _, _, p in worst)
     here = statistics.fmean(max(w.get("walk_share") or 0.0 for w in r["hot_pages"] if w) for r in runs)
     first = runs[0]["hot_pages"][worst[0][0]]
