@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 from memtint.api import MemtintError
 from memtint import stopping
+from memtint.outputs import write_text
 
 TOOL_NAME = "memtint-trace"
 TOOL_FILE = "memtint-trace-amd64-linux"
@@ -224,9 +225,7 @@ def capture_trace(
         files=[t["file"] for t in summary["threads"]],
         log=log_path,
     )
-    with open(summary_path, "w", encoding="utf-8") as f:
-        json.dump(summary, f, indent=2)
-        f.write("\n")
+    write_text("-o", summary_path, json.dumps(summary, indent=2) + "\n")
     return summary
 
 

@@ -1601,17 +1601,17 @@ def _convert(args: argparse.Namespace) -> int:
         # whole file that every reader refuses as unfinished.
         raise UsageError(f"OUT {args.output}: is not a regular file, and a .mtt is written with a seek back to its "
                          "header; write a file, or --to ramulator for a pipe or device")
-    # The engine writes a temporary file beside the output (.NAME.PID-N.part), renamed over it
-    # when complete; a stop removes it.
-    target = os.path.realpath(args.output) if os.path.isfile(args.output) else args.output
-    part = os.path.join(os.path.dirname(os.path.abspath(target)), f".{os.path.basename(target)}.{os.getpid()}-")
-    with stopping.temporary(part, any_suffix=".part"):
-        header = run_with_status("Converting…", lambda: api.convert_trace(args.input, args.output, to=args.to))
-    if header["records"] == 0:  # every reader refuses a trace without records: no such output
-        if os.path.isfile(args.output):
-            os.remove(args.output)
-        raise api.MemtintError(f"{args.input}: has no records, so {args.output} would be a trace every reader "
-                               "refuses; nothing written")
+    from memtint.outputs import produced_file
+
+    # Into a file beside OUT, renamed over it only when the trace is whole and has records, so a
+    # failure leaves OUT as it was; the engine's own temporary (.NAME.PID-N.part) is removed on a stop.
+    with produced_file("OUT", args.output, suffix=".tmp.gz" if args.output.endswith(".gz") else ".tmp") as made:
+        part = os.path.join(os.path.dirname(os.path.abspath(made)), f".{os.path.basename(made)}.{os.getpid()}-")
+        with stopping.temporary(part, any_suffix=".part"):
+            header = run_with_status("Converting…", lambda: api.convert_trace(args.input, made, to=args.to))
+        if header["records"] == 0:  # every reader refuses a trace without records: no such output
+            raise api.MemtintError(f"{args.input}: has no records, so {args.output} would be a trace every reader "
+                                   "refuses; nothing written")
     # A pipe or device has no size to read back: its bytes are not counted.
     size_in, size_out = os.path.getsize(args.input), os.path.getsize(args.output)
     size = (f"{size_out} bytes ({size_out / max(size_in, 1):.2f}x the input)" if os.path.isfile(args.output)

@@ -246,10 +246,11 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.P
             also = "" if os.path.abspath(same) == os.path.abspath(path) else f" ({same}, the same file by device and inode)"
             raise OutputError(f"{option} {path}: is an input of this command{also}; writing it would destroy the input. "
                               "Give another output file")
-        where = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+        # Where the name is, and where the file is when the name is a symlink (written through it).
+        places = {os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.dirname(os.path.realpath(path))}
         for store in store_dirs:
             root = os.path.realpath(store)
-            if where == root or where.startswith(root.rstrip(os.sep) + os.sep):
+            if any(w == root or w.startswith(root.rstrip(os.sep) + os.sep) for w in places):
                 raise OutputError(f"{option} {path}: is inside {store}, which this command reads as a whole; writing "
                                   "there would change or destroy the input. Give a file outside it")
         # Two outputs into one file: the second would silently replace the first.
@@ -332,17 +333,18 @@ def write_text(option: str, path: str, text: str) -> None:
 
 
 @contextlib.contextmanager
-def produced_file(option: str, path: str) -> Iterator[str]:
+def produced_file(option: str, path: str, suffix: str = ".tmp") -> Iterator[str]:
     """A path for another writer (the engine) to fill, with :func:`write_text`'s rule: for a
     regular file, a temporary file beside it, renamed into place when the block succeeds and
-    removed when it fails; a device or FIFO as it is; a symlink's target."""
+    removed when it fails; a device or FIFO as it is; a symlink's target. ``suffix`` ends the
+    temporary's name (a writer that picks its format by the name's ending needs that ending)."""
     target = os.path.realpath(path) if os.path.islink(path) else path
     if _is_special(target):
         yield target
         return
     directory = os.path.dirname(os.path.abspath(target))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=suffix, dir=directory)
         os.close(fd)
     except OSError as error:
         raise OutputError(f"{option} {path}: cannot write: {error.strerror or error}") from None
@@ -360,6 +362,16 @@ def produced_file(option: str, path: str) -> Iterator[str]:
         except OSError:
             pass
         raise
+
+
+def save_figure(fig: Any, path: str, option: str = "--out", **options: Any) -> None:
+    """``fig.savefig`` with :func:`write_text`'s rule: drawn beside ``path`` and renamed into
+    place, so an interrupted or failed write leaves the earlier plot whole; errors name the file."""
+    try:
+        with produced_file(option, path, suffix=os.path.splitext(path)[1] or ".png") as tmp:
+            fig.savefig(tmp, **options)
+    except OSError as error:
+        raise OutputError(f"{option} {path}: cannot write: {error.strerror or error}") from None
 
 
 def _umask() -> int:

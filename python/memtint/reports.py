@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
+from memtint.outputs import save_figure, write_text
+
 if TYPE_CHECKING:
     import pandas
 
@@ -302,7 +304,7 @@ def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series
     ax.grid(axis="y", alpha=0.3)
     fig.text(0.01, 0.01, note, fontsize=7, alpha=0.7)
     _tight(fig, rect=(0, 0.03, 1, 1))
-    fig.savefig(path, dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
+    save_figure(fig, str(path), dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)
 
 
@@ -324,7 +326,7 @@ def _distribution(runs, series: list[str], base: str, path: Path) -> None:
     fig.text(0.01, 0.01, f"box: quartiles, whiskers 1.5 IQR, triangle: mean; dashed line: {base}",
              fontsize=7, alpha=0.7)
     _tight(fig, rect=(0, 0.03, 1, 1))
-    fig.savefig(path, dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
+    save_figure(fig, str(path), dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)
 
 
@@ -345,7 +347,7 @@ def _row_buffer(runs, series: list[str], path: Path) -> None:
     ax.set_title("Row-buffer miss rate (bar: mean over mixes, dots: each mix)")
     ax.grid(axis="y", alpha=0.3)
     _tight(fig)
-    fig.savefig(path, dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
+    save_figure(fig, str(path), dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)
 
 
@@ -376,7 +378,7 @@ def _per_core(frame, runs, series: list[str], path: Path) -> None:
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", alpha=0.3)
     _tight(fig)
-    fig.savefig(path, dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
+    save_figure(fig, str(path), dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)
 
 
@@ -467,7 +469,7 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     for mix in dict.fromkeys(ok["mix_label"]):
         per_mix.append(f"| {mix} | " + " | ".join(
             format_cell(table.at[mix, s] if s in table.columns else None, 3) for s in series) + " |")
-    summary_path.write_text(
+    write_text("--out", str(summary_path),
         f"# Sweep report: {results}\n\n{header}\n\n## Averages and maxima per policy\n\n"
         f"{summary_markdown(rows)}\n{legend}\n\n## Weighted speedup / {base} per mix\n\n"
         + "\n".join(per_mix) + "\n\n## Plots\n\n"
@@ -481,7 +483,7 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
         for r in rows)
     figures = "".join(f'<h2>{esc(title)}</h2>\n<img src="{name}" alt="{esc(title)}">\n' for name, title in PLOTS)
     index_path = out_dir / "index.html"
-    index_path.write_text(
+    write_text("--out", str(index_path),
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>memtint sweep report</title>\n"
         "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}"

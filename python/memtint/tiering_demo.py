@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from memtint.api import MemtintError
+from memtint.outputs import save_figure, write_text
 
 RATIOS = (2, 5, 10)
 POLICIES = ("local", "interleave", "weighted-interleave", "dram-only", "bw-interleave", "bw-random", "bw-local")
@@ -186,7 +187,7 @@ def plot(path: str, m: dict[tuple[int, str], dict[str, float]]) -> None:
     ax.set_title("One bandwidth-bound job of 8 streams on two memory nodes", fontsize=9)
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
+    save_figure(fig, path, dpi=80)
     plt.close(fig)
 
 
@@ -245,8 +246,7 @@ def run(out: str, *, instructions: int | None = None, jobs_count: int | None = N
     png = os.path.join(out, "tiering.png")
     plot(png, m)
     md = os.path.join(out, "tiering.md")
-    with open(md, "w") as f:
-        f.write("# Tiering demo: one bandwidth-bound job on two memory nodes\n\n"
+    write_text("--out", md, "# Tiering demo: one bandwidth-bound job on two memory nodes\n\n"
                 "| policy | " + " | ".join(f"{r}:1" for r in RATIOS) + " |\n| --- |" + " --- |" * len(RATIOS) + "\n"
                 + "".join("| " + " | ".join(row) + " |\n" for row in rows) + "\n"
                 + "\n".join(f"- {s}" for s in said) + "\n\n![speedup over local per ratio](tiering.png)\n\n"

@@ -89,6 +89,72 @@ def test_convert_of_an_empty_trace_is_refused_and_writes_nothing(memtint, tmp_pa
     assert not (tmp_path / "o.mtt").exists()
 
 
+@pytest.mark.parametrize("through_link", [False, True])
+def test_convert_of_an_empty_trace_keeps_the_existing_output(memtint, tmp_path, through_link):
+    # It used to rename the empty trace over OUT and then delete OUT (through a symlink: replace
+    # the target with an unfinished header and delete the link).
+    (tmp_path / "empty.txt").write_text("")
+    old = tmp_path / "old.mtt"
+    old.write_text("OLD\n")
+    out = tmp_path / "link.mtt" if through_link else old
+    if through_link:
+        out.symlink_to(old)
+    before = snapshot(*{old, out})
+    assert_clean_error(memtint("convert", "empty.txt", out), "has no records", "nothing written")
+    assert snapshot(*{old, out}) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({"empty.txt", old.name, out.name})
+
+
+def test_mine_rules_through_a_symlink_into_its_store_is_refused(memtint, tmp_path):
+    store = tmp_path / "st"
+    (store / "batches").mkdir(parents=True)
+    manifest = store / "manifest.json"
+    manifest.write_text("{}\n")
+    link = tmp_path / "rules.toml"
+    link.symlink_to(manifest)
+    before = snapshot(manifest, link)
+    assert_clean_error(memtint("mine-rules", store, "--out", link), "--out", "reads as a whole")
+    assert snapshot(manifest, link) == before
+
+
+def test_a_figure_that_fails_to_save_leaves_the_earlier_one(tmp_path):
+    from memtint.outputs import OutputError, save_figure
+
+    class Failing:  # writes half a file, then fails as a full disk does
+        def savefig(self, path, **options):
+            with open(path, "wb") as out:
+                out.write(b"half")
+            raise OSError(28, "No space left on device")
+
+    plot = tmp_path / "plot.png"
+    plot.write_bytes(b"the earlier plot")
+    with pytest.raises(OutputError, match="plot.png: cannot write: No space left on device"):
+        save_figure(Failing(), str(plot))
+    assert plot.read_bytes() == b"the earlier plot" and [p.name for p in tmp_path.iterdir()] == ["plot.png"]
+
+
+@pytest.mark.engine
+def test_a_failed_preset_write_leaves_no_new_mapping_beside_it(tmp_path):
+    # The mapping file used to be renamed into place before the preset's write failed.
+    machine, mapping = tmp_path / "p.toml", tmp_path / "p.mapping.toml"
+    machine.write_text("old preset\n")
+    mapping.write_text("old mapping\n")
+    script = ("import builtins, os, sys\n"
+              "real = builtins.open\n"
+              "def failing(path, mode='r', *a, **k):\n"  # the preset's own write fails, as on a full disk
+              "    if 'w' in mode and os.path.basename(str(path)).startswith('.p.toml.'):\n"
+              "        raise OSError(28, 'No space left on device')\n"
+              "    return real(path, mode, *a, **k)\n"
+              "builtins.open = failing\n"
+              "from memtint.cli import main; sys.exit(main(sys.argv[1:]))\n")
+    completed = subprocess.run([sys.executable, "-c", script, "probe", "--simulate", "ddr4-2400", "--write-preset",
+                                str(machine)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    assert f"--write-preset {machine}: cannot write: No space left on device" in completed.stderr
+    assert machine.read_text() == "old preset\n" and mapping.read_text() == "old mapping\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.mapping.toml", "p.toml"]
+
+
 def test_convert_through_a_symlink_to_its_input_is_refused(memtint, tmp_path, trace):
     link = tmp_path / "link.mtt"
     link.symlink_to(trace)

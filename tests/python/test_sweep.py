@@ -466,3 +466,17 @@ def test_a_stored_run_is_redone_when_a_file_its_machine_names_changes(tmp_path):
     before = config_hash(description, "v")
     (tmp_path / "dev.toml").write_text(device.read_text() + "\n# edited\n")
     assert config_hash(description, "v") != before
+
+
+def test_a_second_sweep_into_a_store_being_written_is_refused(tmp_path):
+    # Two writers each rewrote the manifest from their own reading, and one's batches dropped out.
+    from memtint.sweep.store import LOCK_NAME, ResultStore
+
+    spec_path = write(tmp_path, SPEC_TOML)
+    out = tmp_path / "out"
+    with ResultStore(out).writing():
+        with pytest.raises(api.MemtintError, match=r"another sweep is writing this store \(process \d+\)"):
+            run_sweep(spec_path, out, jobs=1, limit=1, progress=False)
+    # Released with its holder; the lock file alone does not make the directory "not a store".
+    assert [p.name for p in out.iterdir()] == [LOCK_NAME]
+    ResultStore(out).check_writable()

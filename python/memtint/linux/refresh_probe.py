@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from memtint.linux.errors import LinuxError
+from memtint.outputs import save_figure
 
 PACKAGED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_native", "memtint-refresh-probe")
 
@@ -294,5 +295,5 @@ def plot(result: ProbeResult, path: str) -> None:
     found = f"period {result.period_ns / 1000:.3f} µs" if result.period_ns else "no period found"
     right.set_title(f"{found} (grey: JEDEC tREFI modes)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110, format=os.path.splitext(path)[1].lstrip(".").lower())
+    save_figure(fig, path, "--plot", dpi=110, format=os.path.splitext(path)[1].lstrip(".").lower())
     plt.close(fig)

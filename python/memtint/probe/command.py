@@ -5,6 +5,7 @@ against it), and write it as a mapping file and a machine preset (docs/probe.md)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
@@ -12,7 +13,7 @@ import time
 from typing import Any
 
 from memtint.api import MemtintError
-from memtint.outputs import check_outputs, write_text
+from memtint.outputs import OutputError, check_outputs, produced_file
 
 
 def add_command(commands: Any) -> None:
@@ -308,15 +309,27 @@ def _write_preset(args, results, config: dict, source: str) -> None:
     stem = os.path.splitext(os.path.basename(args.write_preset))[0]
     directory = os.path.dirname(os.path.abspath(args.write_preset))
     mappings: dict[int, str] = {}
+    files: list[tuple[str, str]] = []  # (path, text)
     nodes = len(results)
     for node, r, org, truth in results:
         file = mapping_file_name(args.write_preset, node, nodes)
-        write_text("--write-preset", os.path.join(directory, file), mapping_toml(r, f"{stem}-node{node}" if nodes > 1 else stem, organisation_table(org), source))
+        files.append((os.path.join(directory, file),
+                      mapping_toml(r, f"{stem}-node{node}" if nodes > 1 else stem, organisation_table(org), source)))
         mappings[node] = file
     machine = machine_with_mappings(config, mappings, stem, f"{config.get('description') or config['name']} (mapping probed: {source})")
     header = (f"# Written by memtint probe ({source}); the mapping file(s) beside it: {', '.join(mappings.values())}.\n"
               f"# The other settings are {config['name']}'s.\n")
-    write_text("--write-preset", args.write_preset, header + dumps(machine))
+    files.append((args.write_preset, header + dumps(machine)))
+    # All or none: each file is written beside its place first, and renamed into place only once
+    # every one is written, so a failed write leaves no new mapping beside an old preset.
+    with contextlib.ExitStack() as stack:
+        for path, text in files:
+            made = stack.enter_context(produced_file("--write-preset", path, suffix=".toml"))
+            try:
+                with open(made, "w", encoding="utf-8") as out:
+                    out.write(text)
+            except OSError as error:
+                raise OutputError(f"--write-preset {path}: cannot write: {error.strerror or error}") from None
     print(f"preset: {args.write_preset} (mapping {', '.join(mappings.values())}); use it as --machine {args.write_preset}",
           file=sys.stderr if args.json == "-" else sys.stdout)
 

@@ -75,7 +75,9 @@ def plot(rows: list[dict], path: str) -> None:
     axes[0].legend(loc="center left")
     fig.suptitle(f"memtint probe under noise ({', '.join(MACHINES)}; {len({r['seed'] for r in rows})} seeds each)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    from memtint.outputs import save_figure
+
+    save_figure(fig, path, dpi=110)
 
 
 def main() -> None:

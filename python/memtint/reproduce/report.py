@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from memtint.api import MemtintError
+from memtint.outputs import save_figure, write_text
 from memtint.reproduce import figures
 from memtint.reproduce import verdict as verdict_rule
 from memtint.reproduce.common import Row
@@ -214,7 +215,7 @@ def claims_plot(path: str, title: str, rows: list[Row]) -> bool:
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
+    save_figure(fig, path, dpi=80)
     plt.close(fig)
     return True
 
@@ -242,7 +243,7 @@ def lines_plot(path: str, spec: dict[str, Any]) -> None:
     ax.set_title(spec["title"], fontsize=9)
     ax.legend(fontsize=6, ncol=3)
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
+    save_figure(fig, path, dpi=80)
     plt.close(fig)
 
 
@@ -306,8 +307,7 @@ def write_paper(out: str, name: str, title: str, figures: dict[str, Any], header
     for caption, head, body in analysis.get("tables", []):
         lines += [f"### {caption}", "", table_md(head, body), ""]
     path = os.path.join(out, f"{name}.md")
-    with open(path, "w") as f:
-        f.write(_links(out, "\n".join(lines)))
+    write_text("--out", path, _links(out, "\n".join(lines)))
     write_rows(os.path.join(out, f"{name}.json"), rows, meta)
     return path
 
@@ -360,9 +360,7 @@ def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -
     out = {"rows": data, "min_dram_pki": verdict_rule.MIN_DRAM_PKI}
     if meta:
         out["meta"] = meta
-    with open(path, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+    write_text("--out", path, json.dumps(out, indent=1) + "\n")
 
 
 def _finite(v: float | None) -> float | None:
@@ -394,8 +392,7 @@ def write_index(out: str, papers: list[dict[str, Any]], header: list[str], comma
               "streams of buddy and BPM runs in memtint and in Ramulator 2.1 and sets their row-buffer miss rates side "
               "by side (`make reproduce` writes it after these reports; `python -m memtint.reproduce.crosscheck`).", ""]
     path = os.path.join(out, "README.md")
-    with open(path, "w") as f:
-        f.write(_links(out, "\n".join(lines)))
+    write_text("--out", path, _links(out, "\n".join(lines)))
     return path
 
 

@@ -193,6 +193,15 @@ def run_sweep(
     sweep = resolve_spec(spec)
     store = ResultStore(out)
     store.check_writable()
+    with store.writing("out"):  # one sweep at a time writes a store
+        return _run_into(store, sweep, out, jobs=jobs, ray=ray, backend=backend, limit=limit, batch_size=batch_size,
+                         batch_seconds=batch_seconds, progress=progress, on_progress=on_progress, start=start)
+
+
+def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str], *, jobs: int | None, ray: str | None,
+              backend: Backend | None, limit: int | None, batch_size: int, batch_seconds: float,
+              progress: bool | None, on_progress: Callable[[str, int, int], None] | None, start: float) -> SweepSummary:
+    """:func:`run_sweep`'s work, with the store held."""
     all_runs = runs_module.expand(sweep)
     version = runs_module.memtint_version()
     summary = SweepSummary(name=sweep.name, out=os.fspath(out), total=len(all_runs),

@@ -14,12 +14,13 @@ latest batch.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from memtint.api import MemtintError
 
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["ResultStore", "COLUMNS", "rows_for"]
 
 STORE_FORMAT = 1
+#: The file a writing sweep holds locked (ResultStore.writing); not part of the results.
+LOCK_NAME = ".sweep.lock"
 
 
 def _schema():
@@ -198,8 +201,35 @@ class ResultStore:
         check_output_dir(option, os.fspath(self.directory))  # a file, or nowhere to create it
         if self.manifest_path.exists():
             self.manifest()  # a store of another format is refused up front
-        elif self.directory.exists() and any(self.directory.iterdir()):
+        elif self.directory.exists() and any(p.name != LOCK_NAME for p in self.directory.iterdir()):
             raise MemtintError(f"{option} {self.directory}: exists, is not empty and is not a sweep result store")
+
+    @contextlib.contextmanager
+    def writing(self, option: str = "out") -> Iterator[None]:
+        """Hold the store for one writer: a second sweep into it is refused while this one runs
+        (both would rewrite the manifest, and one's batches would drop out of it). An advisory
+        lock (``flock``) on ``LOCK_NAME`` in the store, released when the process ends however it ends."""
+        import fcntl
+
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as error:
+            raise MemtintError(f"{option} {self.directory}: cannot write: {error.strerror or error}") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+                raise MemtintError(f"{option} {self.directory}: another sweep is writing this store"
+                                   + (f" (process {holder})" if holder.isdigit() else "")
+                                   + "; wait for it to end (then run again to resume), or give another directory") \
+                    from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     def start_sweep(self, name: str, spec_source: str | None, runs: int, version: str) -> None:
         manifest = self.manifest()
