@@ -1,4 +1,5 @@
-//! Registries of components (schedulers, row policies, refresh managers, placement policies):
+//! Registries of components (schedulers, row policies, refresh managers, placement policies,
+//! resctrl schemes, dynamic and migration policies, real-time schedules):
 //! the built-in ones, one line each in a const list, plus any a program using the library adds
 //! at run time with `register`, all found by name. Each component declares itself (name,
 //! summary, needs, constructor) in its own file; nothing else names it.

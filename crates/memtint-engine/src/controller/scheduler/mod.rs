@@ -1,4 +1,4 @@
-//! Schedulers decide which ready command issues. One file each; registered in `build` below.
+//! Schedulers decide which ready command issues. One file each; registered in `SCHEDULERS` below.
 //!
 //! A scheduler ranks candidates by a key (smaller wins). For the age-ordered schedulers (fcfs,
 //! fr-fcfs, fr-fcfs-cap) the controller evaluates, per bank, the oldest request that hits the
