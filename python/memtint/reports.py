@@ -468,7 +468,7 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     table = ok.pivot_table(index="mix_label", columns="series", values="ws_norm", aggfunc="mean")
     for mix in dict.fromkeys(ok["mix_label"]):
         per_mix.append(f"| {mix} | " + " | ".join(
-            format_cell(table.at[mix, s] if s in table.columns else None, 3) for s in series) + " |")
+            format_cell(table.at[mix, s] if s in table.columns and mix in table.index else None, 3) for s in series) + " |")
     write_text("--out", str(summary_path),
         f"# Sweep report: {results}\n\n{header}\n\n## Averages and maxima per policy\n\n"
         f"{summary_markdown(rows)}\n{legend}\n\n## Weighted speedup / {base} per mix\n\n"

@@ -217,6 +217,16 @@ def test_a_report_says_when_policies_ran_on_different_mixes(tmp_path):
     assert "The policies ran on different mixes (buddy 2, bpm 1, cache-only 1)" in text
 
 
+def test_a_mix_without_its_baseline_run_shows_dashes(tmp_path):
+    # A lost or failed baseline run left the mix out of the per-mix table's pivot: a KeyError.
+    base = {"machines": ["i7-860"], "instructions": INSTRUCTIONS, "warmup": 0}
+    run_sweep({**base, "policies": ["buddy", "bpm"], "mixes": [MIXES[0]]}, tmp_path / "r", jobs=1, progress=False)
+    run_sweep({**base, "policies": ["bpm"], "mixes": [MIXES[1]]}, tmp_path / "r", jobs=1, progress=False)
+    write_report(tmp_path / "r", tmp_path / "out")
+    rows = [line for line in (tmp_path / "out" / "summary.md").read_text().splitlines() if line.startswith("| ")]
+    assert any(line.endswith("| — | — |") for line in rows), rows
+
+
 def _stored_run(policy, ws, *, setup="warmup=0", baseline="buddy", sampled=True, tag=""):
     return {"config_hash": f"{policy}-{baseline}-{setup}-{tag}", "machine": "i7-860", "policy": policy,
             "mix": "stream|light", "instructions": 1000, "seed": 1, "os": "{}", "status": "ok",

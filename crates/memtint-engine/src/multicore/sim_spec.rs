@@ -807,6 +807,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             "mapping": cfg.mapping.name(),
             "scheduler": cfg.controller.scheduler,
             "row_policy": cfg.controller.row_policy,
+            "refresh": cfg.controller.refresh,
             "writes": cfg.controller.writes().ok().map(|w| json!({
                 "handling": cfg.controller.write_handling, "queue": w.queue, "high_watermark": w.high_watermark,
                 "low_watermark": w.low_watermark, "idle_drain_min": w.idle_drain_min,

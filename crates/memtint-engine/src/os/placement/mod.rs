@@ -1,5 +1,5 @@
 //! Placement policies choose the frame for a process's first touch of a page. One file each;
-//! registered in `NAMES` and `build` below. Coloured policies share `colour_sets.rs`: per-process
+//! registered in `POLICIES` below. Coloured policies share `colour_sets.rs`: per-process
 //! colour sets, round-robin over owned colours, overflow.
 
 mod bpm;
@@ -39,7 +39,7 @@ use super::buddy::{BuddyAllocator, Frame};
 use super::colour::{ColourBits, ColourSpace};
 use super::config::OsConfig;
 use super::nodes::NodeLayout;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
 use crate::params::{field_names, ParamSchema};
 use crate::registry::{Component, Registry};
@@ -260,7 +260,8 @@ pub fn names() -> Vec<&'static str> {
 
 /// The policy registered as `name`.
 pub fn info(name: &str) -> Result<&'static PolicyInfo> {
-    POLICIES.get(name)
+    // Named by its key, as os.dynamic is, so a run file's error gives its line.
+    POLICIES.get(name).map_err(|e| Error::config("os.policy", e.to_string()))
 }
 
 pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32, machine: &MachineView) -> Result<Box<dyn PlacementPolicy>> {

@@ -215,7 +215,10 @@ fn translation_keeps_the_offset_and_reuses_the_frame() {
 #[test]
 fn invalid_configurations_are_explained() {
     let unknown = error(&cfg("bpm-pluss"), "i7-860", 4);
-    assert!(unknown.starts_with("unknown placement policy 'bpm-pluss'; valid placement policies: buddy, bpm, bpm-plus"), "{unknown}");
+    assert!(
+        unknown.contains("os.policy: unknown placement policy 'bpm-pluss'; valid placement policies: buddy, bpm, bpm-plus"),
+        "{unknown}"
+    );
     let cases: [(OsConfig, u32, &str); 9] = [
         (
             OsConfig { colours: Some(vec![vec![40], vec![1]]), ..cfg("bpm") },
