@@ -211,6 +211,7 @@ class ResultStore:
         lock (``flock``) on ``LOCK_NAME`` in the store, released when the process ends however it ends."""
         import fcntl
 
+        created = not self.directory.exists()
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o666)
@@ -228,6 +229,14 @@ class ResultStore:
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             yield
+        except BaseException:
+            # A sweep that failed before storing anything (an unreachable cluster, a bad spec)
+            # leaves no store behind it if it made the directory.
+            if created and [p.name for p in self.directory.iterdir()] == [LOCK_NAME]:
+                with contextlib.suppress(OSError):
+                    (self.directory / LOCK_NAME).unlink()
+                    self.directory.rmdir()
+            raise
         finally:
             os.close(fd)  # releases the lock
 
