@@ -1755,7 +1755,7 @@ def _presets(args: argparse.Namespace) -> int:
         elif machine not in {m["name"] for m in api.presets()["machines"]}:
             raise api.MemtintError(f"--same-placement: unknown machine '{machine}' (a preset, see 'memtint presets', "
                                    "or a machine TOML file)")
-        groups = placement_equivalence.groups(machine, processes=processes)
+        groups = placement_equivalence.groups(machine, processes=processes, jobs=os.cpu_count() or 1)
         if args.json:
             sys.stdout.write(json.dumps({"machine": machine, "same_placement": groups}) + "\n")
             return 0

@@ -54,14 +54,38 @@ def probe(machine: str, policy: str, processes: int, os_options: str = "{}") -> 
         return None
 
 
+def probe_many(requests: list[tuple[str, str, int, str]], jobs: int = 1,
+               on_probe: Callable[[int], None] | None = None) -> list[str | None]:
+    """:func:`probe` of each ``(machine, policy, processes, os_options)``, in order, ``jobs`` at a
+    time (threads: the engine releases the GIL while it simulates). ``on_probe`` is called with
+    each request's index once it is probed."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    if jobs <= 1 or len(requests) <= 1:
+        found = []
+        for index, request in enumerate(requests):
+            found.append(probe(*request))
+            if on_probe:
+                on_probe(index)
+        return found
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(probe, *request): index for index, request in enumerate(requests)}
+        for future in as_completed(futures):  # callbacks in this thread, as each ends
+            future.result()
+            if on_probe:
+                on_probe(futures[future])
+        return [future.result() for future in futures]
+
+
 def groups(machine: str, policies: list[str] | None = None, processes: int | None = None,
            options: dict[str, dict[str, Any]] | None = None,
-           on_probe: Callable[[str], None] | None = None) -> list[list[str]]:
+           on_probe: Callable[[str], None] | None = None, jobs: int = 1) -> list[list[str]]:
     """The policies of ``policies`` (default: every registered one that runs without profiles)
     that place pages identically on ``machine`` with ``processes`` programs (default: one per
     core), as groups of two or more, in the order given. ``options`` maps a label to its
     policy's ``[os]`` options (with its ``policy`` key), e.g. ``{"bpm-strided": {"policy": "bpm",
-    "colour_split": "strided"}}``. ``on_probe`` is called with each label once it is probed."""
+    "colour_split": "strided"}}``. ``on_probe`` is called with each label once it is probed;
+    ``jobs`` probes run at a time."""
     catalogue = api.presets()
     if processes is None:
         processes = next(m for m in catalogue["machines"] if m["name"] == machine)["cores"]
@@ -69,13 +93,17 @@ def groups(machine: str, policies: list[str] | None = None, processes: int | Non
         policies = [p["name"] for p in catalogue["placement_policy_info"] if not p["needs_profiles"]]
     options = options or {}
     seen: dict[str, list[str]] = {}
-    for label in policies:
-        opts = dict(options.get(label, {}))
-        policy = opts.pop("policy", label)
-        fp = probe(machine, policy, processes, json.dumps(opts, sort_keys=True))
+    for label, fp in zip(policies, probe_many([probe_request(machine, label, processes, options) for label in policies],
+                                              jobs, on_probe=on_probe and (lambda i: on_probe(policies[i])))):
         if fp is not None:
             seen.setdefault(fp, []).append(label)
-        if on_probe:
-            on_probe(label)
     return [g for g in seen.values() if len(g) > 1]
+
+
+def probe_request(machine: str, label: str, processes: int,
+             options: dict[str, dict[str, Any]]) -> tuple[str, str, int, str]:
+    """:func:`probe`'s arguments for ``label``, whose policy and ``[os]`` options ``options`` may give."""
+    opts = dict(options.get(label, {}))
+    policy = opts.pop("policy", label)
+    return machine, policy, processes, json.dumps(opts, sort_keys=True)
 

@@ -35,3 +35,15 @@ def test_presets_command_names_the_groups_and_refuses_an_unknown_machine(memtint
     code, out, err = memtint("presets", "--same-placement", "mine.toml")
     assert code == 0 and "mine.toml: bpm, bank-only and bank-only-8 place every page alike" in out, err
     clean_error(memtint("presets", "--same-placement", "nosuch"), "--same-placement", "nosuch")
+
+
+def test_probes_in_parallel_group_as_one_at_a_time_and_report_each_probe_once():
+    labels = ["bpm", "bpm-strided", "bank-only", "cache-only", "bpm-plus"]
+    options = {"bpm-strided": {"policy": "bpm", "colour_split": "strided"}}
+    pe.probe.cache_clear()
+    serial = pe.groups("i7-860", labels, processes=4, options=options)
+    pe.probe.cache_clear()
+    probed: list[str] = []
+    parallel = pe.groups("i7-860", labels, processes=4, options=options, jobs=3, on_probe=probed.append)
+    assert parallel == serial == [["bpm", "bank-only"]]
+    assert sorted(probed) == sorted(labels)

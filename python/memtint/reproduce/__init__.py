@@ -114,7 +114,8 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
         return common_header[:2] + [line] + common_header[2:]
     # Over every paper, not only those run now: the index keeps the others' reports, and their
     # "same placement" notes with them.
-    same = same_placement({n: experiments.get(n) or PAPERS[n].Experiment(settings) for n in PAPERS}, progress)
+    same = same_placement({n: experiments.get(n) or PAPERS[n].Experiment(settings) for n in PAPERS}, progress,
+                          jobs=jobs or os.cpu_count() or 1)
     papers = []
     for n in names:
         e = experiments[n]
@@ -193,11 +194,11 @@ def time_by_experiment(jobs: list[dict[str, Any]], key_seconds: dict[str, float]
     return "; CPU time by experiment: " + ", ".join(parts)
 
 
-def same_placement(experiments: dict[str, Any], progress: bool | None = False) -> list[dict[str, Any]]:
+def same_placement(experiments: dict[str, Any], progress: bool | None = False, jobs: int = 1) -> list[dict[str, Any]]:
     """Placement variants that are one policy on their machine (memtint.placement_equivalence),
     over every paper's mix experiments: per group, the sentence the reports carry and the papers
-    that use one of its members. A short probe run per variant, in this process, under a bar of
-    its own (``progress`` as for the runs)."""
+    that use one of its members. A short probe run per variant, ``jobs`` at a time in this
+    process, under a bar of its own (``progress`` as for the runs)."""
     from memtint import placement_equivalence
 
     used: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
@@ -219,8 +220,11 @@ def same_placement(experiments: dict[str, Any], progress: bool | None = False) -
     out = []
     probes = sum(len(labels) for labels in used.values())
     with runner.Progress(probes, progress, label="same placement") as bar:
-        found = [(machine, size, placement_equivalence.groups(machine, list(labels), processes=size, options=labels,
-                                                              on_probe=lambda label: bar.advance()))
+        # Every machine's probes in one pool (they are cached), then grouped per machine.
+        placement_equivalence.probe_many(
+            [placement_equivalence.probe_request(machine, label, size, labels)
+             for (machine, size), labels in used.items() for label in labels], jobs, on_probe=lambda i: bar.advance())
+        found = [(machine, size, placement_equivalence.groups(machine, list(labels), processes=size, options=labels))
                  for (machine, size), labels in used.items()]
     for machine, size, found_groups in found:
         for group in found_groups:
