@@ -266,10 +266,23 @@ pub fn write(dir: &Path, cfg: &MemoryConfig, commands: &[CommandRecord], end: Cy
         texts.push(config().to_string());
         texts.extend((0..cfg.org.channels).map(|ch| command_trace(cfg, commands, ch, end)));
     }
+    // All or none: each file is written beside under a temporary name, and renamed only once
+    // every one is whole (a full disk left some files, or half of one).
     let names = file_names(cfg);
+    let temp = |name: &str| dir.join(format!(".{name}.partial-{}", std::process::id()));
+    let mut written = Vec::new();
     for (name, text) in names.iter().zip(texts) {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+        let path = temp(name);
+        if let Err(e) = std::fs::write(&path, text) {
+            for p in written.iter().chain([&path]) {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(Error::io(&dir.join(name), e));
+        }
+        written.push(path);
+    }
+    for (name, path) in names.iter().zip(&written) {
+        std::fs::rename(path, dir.join(name)).map_err(|e| Error::io(&dir.join(name), e))?;
     }
     Ok(names)
 }

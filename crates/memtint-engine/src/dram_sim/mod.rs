@@ -172,11 +172,27 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
     if spec.sources == 0 {
         return Err(Error::config("run spec sources", "must be at least 1"));
     }
-    // Checked before the run: a device DRAMPower cannot model, or files it would replace.
+    // Checked before the run: a device DRAMPower cannot model, or files it would replace. A
+    // directory made for the export is removed again if the run fails (when still empty).
+    let made = spec.export_drampower.as_ref().filter(|dir| !dir.exists());
     if let Some(dir) = &spec.export_drampower {
         drampower::check(&cfg)?;
         drampower::prepare_dir(dir, &cfg)?;
     }
+    let result = run_prepared(spec, &cfg, source.as_mut(), timestamped);
+    if let (Err(_), Some(dir)) = (&result, made) {
+        let _ = std::fs::remove_dir(dir);
+    }
+    result
+}
+
+/// `run` once the workload is open and the export's directory is ready.
+fn run_prepared(
+    spec: &DramRunSpec,
+    cfg: &MemoryConfig,
+    source: &mut (dyn TraceSource + Send),
+    timestamped: bool,
+) -> Result<serde_json::Value> {
     let opts = DramSimOptions {
         check: spec.check,
         keep_commands: spec.export_drampower.is_some(),
@@ -185,13 +201,13 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
         isa: spec.vector_isa.as_deref().map(VectorIsa::from_name).transpose()?,
         ..DramSimOptions::new(spec.outstanding.unwrap_or(DEFAULT_OUTSTANDING))
     };
-    let (mem, totals) = simulate(&cfg, source.as_mut(), timestamped, opts)?;
+    let (mem, totals) = simulate(cfg, source, timestamped, opts)?;
     if totals.requests == 0 {
         if let WorkloadSpec::Trace(t) = &spec.workload {
             return Err(Error::empty_trace("workload", &t.path.display().to_string(), "requests"));
         }
     }
-    let mut stats = dram_report::report(&cfg, &mem, &totals, opts);
+    let mut stats = dram_report::report(cfg, &mem, &totals, opts);
     if let Some(w) = stats["warnings"].as_array_mut() {
         w.extend(source.warnings().into_iter().map(serde_json::Value::from));
         if timestamped && spec.outstanding.is_some() {
@@ -203,7 +219,7 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
     // The workload as given, so the statistics say how to reproduce them.
     stats["config"]["workload"] = serde_json::to_value(&spec.workload).expect("workload serialises");
     if let Some(dir) = &spec.export_drampower {
-        let files = drampower::write(dir, &cfg, &totals.commands, totals.dram_cycles)?;
+        let files = drampower::write(dir, cfg, &totals.commands, totals.dram_cycles)?;
         stats["drampower_export"] = serde_json::json!({"dir": dir, "files": files});
     }
     Ok(stats)

@@ -293,3 +293,50 @@ fn a_refpb_costs_idd5pb_above_precharged_standby_for_its_share_of_trefi() {
     assert!(refpb > 0 && v["refreshes"] == 0, "{refpb}");
     close(v["energy"]["refresh_nj"].as_f64().unwrap(), refpb as f64 * e.bank_refresh, "the run's refresh energy");
 }
+
+/// The export's files are written all or none: one that cannot be written leaves none of the
+/// others, and no temporary file.
+#[test]
+fn a_drampower_export_that_fails_writes_no_file() {
+    use memtint_engine::dram_sim::drampower;
+    let cfg = machine("ddr4-2400", json!({}));
+    let dir = std::env::temp_dir().join(format!("memtint-drampower-partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let names = drampower::file_names(&cfg);
+    // A directory where the last file's temporary copy goes: its write fails, after the others.
+    let blocker = format!(".{}.partial-{}", names.last().unwrap(), std::process::id());
+    std::fs::create_dir(dir.join(&blocker)).unwrap();
+    let err = drampower::write(&dir, &cfg, &[], 1000).unwrap_err().to_string();
+    assert!(err.contains(names.last().unwrap()), "{err}");
+    let left: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(left, [blocker.clone()], "files left by a failed export");
+    std::fs::remove_dir(dir.join(&blocker)).unwrap();
+    let written = drampower::write(&dir, &cfg, &[], 1000).unwrap();
+    assert_eq!(written, names);
+    let mut left: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.sort();
+    let mut expected = names.clone();
+    expected.sort();
+    assert_eq!(left, expected);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A run that fails leaves no directory the export made for it.
+#[test]
+fn a_failed_run_removes_the_directory_its_export_made() {
+    let base = std::env::temp_dir().join(format!("memtint-drampower-failed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let trace = base.join("empty.trace");
+    std::fs::write(&trace, "").unwrap();
+    let dir = base.join("export");
+    let spec: memtint_engine::dram_sim::DramRunSpec = serde_json::from_value(json!({
+        "machine": "ddr4-2400", "workload": {"trace": {"path": trace}}, "export_drampower": dir,
+    }))
+    .unwrap();
+    let err = memtint_engine::dram_sim::run(&spec).unwrap_err().to_string();
+    assert!(err.contains("no requests"), "{err}");
+    assert!(!dir.exists(), "the export's directory was left behind");
+    std::fs::remove_dir_all(&base).unwrap();
+}
