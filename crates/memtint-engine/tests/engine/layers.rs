@@ -1,6 +1,6 @@
 //! The engine's layers (issue 23): every top-level module belongs to one layer, and imports go
 //! only to its own layer or lower ones, never in a circle. This reads every `crate::<module>`
-//! path in `src/` (test code excluded) and checks both.
+//! path in `src/` (test code excluded) and checks both; every module `lib.rs` declares must have a layer.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -49,26 +49,63 @@ fn is_test_file(p: &Path) -> bool {
     name == "tests.rs" || name.ends_with("_tests.rs") || name == "test_support.rs" || p.components().any(|c| c.as_os_str() == "tests")
 }
 
-/// `crate::name` occurrences outside comments, up to an inline `#[cfg(test)]` module.
+/// `crate::name` occurrences outside comments, up to an inline `#[cfg(test)]` module; a group
+/// (`crate::{a::X, b}`, over several lines too) gives each of its top-level names.
 fn imports(text: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
+    let mut code = String::new();
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
         if line == "#[cfg(test)]" && lines.peek().is_some_and(|next| next.starts_with("mod ")) {
             break;
         }
-        let code = line.split("//").next().unwrap();
-        let mut rest = code;
-        while let Some(i) = rest.find("crate::") {
-            let tail = &rest[i + 7..];
-            let name: String = tail.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-            if !name.is_empty() {
-                out.insert(name);
-            }
-            rest = tail;
-        }
+        code.push_str(line.split("//").next().unwrap());
+        code.push('\n');
+    }
+    let ident = |s: &str| -> String { s.trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect() };
+    let mut out = BTreeSet::new();
+    let mut rest = code.as_str();
+    while let Some(i) = rest.find("crate::") {
+        let tail = &rest[i + 7..];
+        let names = match tail.strip_prefix('{') {
+            Some(group) => top_level_items(group).into_iter().map(ident).collect(),
+            None => vec![ident(tail)],
+        };
+        out.extend(names.into_iter().filter(|n| !n.is_empty()));
+        rest = tail;
     }
     out
+}
+
+/// The comma-separated items of a `{...}` group up to its closing brace, nested groups whole.
+fn top_level_items(group: &str) -> Vec<&str> {
+    let (mut items, mut depth, mut start) = (Vec::new(), 0usize, 0);
+    for (j, ch) in group.char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&group[start..j]);
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&group[start..j]);
+                start = j + 1;
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+/// The top-level modules `lib.rs` declares.
+fn declared_modules() -> BTreeSet<String> {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    lib.lines()
+        .map(|l| l.split("//").next().unwrap().trim())
+        .filter_map(|l| l.strip_prefix("pub mod ").or_else(|| l.strip_prefix("mod ")))
+        .filter_map(|l| l.strip_suffix(';'))
+        .map(str::to_string)
+        .collect()
 }
 
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
@@ -128,6 +165,17 @@ fn every_module_has_a_layer_and_imports_only_downwards() {
 }
 
 #[test]
+fn every_declared_module_has_a_layer_and_every_layer_lists_declared_modules() {
+    // A module that imports nothing is not in the import graph; it is checked here.
+    let declared = declared_modules();
+    assert!(declared.len() > 10, "lib.rs read as declaring {declared:?}");
+    let unplaced: Vec<_> = declared.iter().filter(|m| layer_of(m).is_none()).collect();
+    assert!(unplaced.is_empty(), "modules in no layer (add them to LAYERS): {unplaced:?}");
+    let stale: Vec<_> = LAYERS.iter().flat_map(|(_, ms)| ms.iter()).filter(|m| !declared.contains(**m)).collect();
+    assert!(stale.is_empty(), "LAYERS names modules lib.rs does not declare: {stale:?}");
+}
+
+#[test]
 fn no_import_cycles_between_engine_modules() {
     let g = graph();
     let mut cycle_edges = BTreeSet::new();
@@ -145,4 +193,6 @@ fn no_import_cycles_between_engine_modules() {
 fn the_import_reader_sees_paths_and_skips_comments() {
     let found = imports("use crate::dram::Command; // crate::presets\nlet x = crate::mapping::f(crate::os::g());\n");
     assert_eq!(found.into_iter().collect::<Vec<_>>(), ["dram", "mapping", "os"]);
+    let grouped = imports("use crate::{\n    cache::{Llc, Way},\n    stats::Stats, // crate::presets\n    Cycle,\n};\nuse crate::{os};\n");
+    assert_eq!(grouped.into_iter().collect::<Vec<_>>(), ["Cycle", "cache", "os", "stats"]);
 }

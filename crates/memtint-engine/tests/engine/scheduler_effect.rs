@@ -60,7 +60,10 @@ fn each_application_aware_scheduler_is_tested_here() {
     // A newly registered scheduler needs a test below.
     let tested = ["par-bs", "atlas", "tcm", "bliss", "imps", "ccps"];
     let registered: Vec<&str> = names().into_iter().filter(|n| !AGE_ORDERED.contains(n)).collect();
-    assert_eq!(registered, tested);
+    assert_eq!(
+        registered, tested,
+        "the registered application-aware schedulers differ from those tested here: add a test below that a new one changes the schedule (changes_the_schedule), then its name to `tested`"
+    );
     let fast: Vec<&str> = SCHEDULERS.all().iter().filter(|s| s.fast_path).map(|s| s.name).collect();
     assert_eq!(fast, AGE_ORDERED, "the schedulers that declare the lane controller's fast path");
 }
