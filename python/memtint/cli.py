@@ -5,6 +5,8 @@ stderr with exit status 2."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import math
 import os
@@ -1782,6 +1784,34 @@ def _fail(message: str, status: int = EXIT_USAGE) -> int:
     return status
 
 
+class _NamedStdout:
+    """Standard output whose write errors name it (a full disk behind `>` gave only "No space
+    left on device"); everything else is the stream's own."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _named(self, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except OSError as error:
+            if error.filename is None and not isinstance(error, BrokenPipeError):
+                error.filename = "standard output"
+                # Leaving flushes stdout again: let what is left in its buffer go nowhere.
+                with contextlib.suppress(OSError, ValueError):
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+            raise
+
+    def write(self, text: str) -> int:
+        return self._named(lambda: self._stream.write(text))
+
+    def flush(self) -> None:
+        self._named(self._stream.flush)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `memtint` command; returns the exit status."""
     from memtint import stopping
@@ -1792,6 +1822,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None:  # started with >&-: say so, as other tools do, instead of failing at the first print
         return _fail("standard output is closed (started with >&-); send it to a file or /dev/null instead")
     args = None
+    stdout = sys.stdout
+    if isinstance(stdout, io.TextIOWrapper):  # the real one (not a test's capture)
+        sys.stdout = _NamedStdout(stdout)
     try:
         args = build_parser().parse_args(argv)
         status = args.handler(args)
@@ -1831,6 +1864,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("MEMTINT_DEBUG"):
             raise
         return _fail(f"internal error: {type(error).__name__}: {error} (set MEMTINT_DEBUG=1 for a traceback)", 1)
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":

@@ -355,6 +355,16 @@ def test_write_errors_name_the_file(memtint, command):
     assert_clean_error(memtint(*command, "--json", "/dev/full"), "--json /dev/full", "No space left on device")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("command", [["presets"], ["presets", "--json"]])
+def test_a_full_standard_output_is_named(tmp_path, command):
+    # `memtint presets > file` on a full disk: the error says which file it could not write.
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "memtint.cli", *command], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120, cwd=tmp_path, env=dict(os.environ, COLUMNS="200"))
+    assert_clean_error((done.returncode, "", done.stderr), "standard output: No space left on device")
+
+
 def test_json_into_dev_null_writes_into_the_device(memtint):
     before = os.stat("/dev/null")
     code, _, err = memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "100",
