@@ -480,3 +480,39 @@ def test_a_second_sweep_into_a_store_being_written_is_refused(tmp_path):
     # Released with its holder; the lock file alone does not make the directory "not a store".
     assert [p.name for p in out.iterdir()] == [LOCK_NAME]
     ResultStore(out).check_writable()
+
+
+def test_a_stop_while_a_batch_or_the_manifest_is_written_leaves_no_temporary_file(tmp_path, monkeypatch):
+    # What a stop does (memtint.stopping's handler) is run in the middle of each write.
+    import pyarrow.parquet as pq
+
+    from memtint import stopping
+    from memtint.sweep.store import ResultStore
+
+    store = ResultStore(tmp_path / "store")
+    store.start_sweep("s", None, 1, "test")
+    seen: list[list[str]] = []
+    real_write_table = pq.write_table
+
+    def stopped_while_writing(table, where, **kw):
+        real_write_table(table, where, **kw)
+        seen.append(sorted(p.name for p in (tmp_path / "store" / "batches").iterdir()))
+        stopping.remove_temporaries()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pq, "write_table", stopped_while_writing)
+    with pytest.raises(KeyboardInterrupt):
+        store.write_batch([{"config_hash": "h", "status": "ok"}])
+    assert seen and seen[0][0].endswith(".tmp")  # the batch was being written beside
+    assert list((tmp_path / "store" / "batches").iterdir()) == []
+    real_write_text = Path.write_text
+
+    def manifest_stopped(self, text, *a, **kw):
+        real_write_text(self, text, *a, **kw)
+        stopping.remove_temporaries()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", manifest_stopped)
+    with pytest.raises(KeyboardInterrupt):
+        store.start_sweep("t", None, 1, "test")
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == ["batches", "manifest.json"]

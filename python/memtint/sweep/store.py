@@ -22,6 +22,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from memtint import stopping
 from memtint.api import MemtintError
 
 if TYPE_CHECKING:
@@ -186,8 +187,9 @@ class ResultStore:
         tmp = self.manifest_path.with_suffix(f".tmp{os.getpid()}")
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-            tmp.replace(self.manifest_path)
+            with stopping.temporary(str(tmp)):  # a stop while writing it leaves no .tmp file
+                tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+                tmp.replace(self.manifest_path)
         except OSError as error:
             tmp.unlink(missing_ok=True)
             raise MemtintError(f"{self.manifest_path}: cannot write the store's manifest: {error.strerror or error}") \
@@ -263,8 +265,9 @@ class ResultStore:
         table = pa.table(columns, schema=_schema())
         tmp = batch_dir / (name + ".tmp")
         try:
-            pq.write_table(table, tmp)
-            tmp.replace(batch_dir / name)
+            with stopping.temporary(str(tmp)):
+                pq.write_table(table, tmp)
+                tmp.replace(batch_dir / name)
         except OSError as error:
             tmp.unlink(missing_ok=True)
             raise MemtintError(f"{batch_dir / name}: cannot write a result batch: {error.strerror or error} (the runs "
