@@ -656,6 +656,9 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         // the run measured; a fault that found a process's colours full may still have ended one.
         if let Some(d) = &r.dynamic {
             let run_ns = r.core_cycles as f64 / cfg.machine.cpu.frequency_ghz;
+            // The key that sets the epoch, where the policy has one.
+            let settable = crate::os::dynamic::info(&d.policy).is_ok_and(|i| (i.params.defaults)().contains_key("epoch_ns"));
+            let epoch = if settable { format!("os.{}.epoch_ns", d.policy) } else { format!("{}'s epoch", d.policy) };
             if d.epoch_ns > run_ns {
                 let by_faults = match d.repartitions {
                     0 => "the policy never adjusted the colours".to_string(),
@@ -663,10 +666,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                         "no epoch ended on its timer; the {n} repartition(s) came from faults that found a process's colours full, not from the run's measurements"
                     ),
                 };
-                w.push(Value::String(format!(
-                    "os.{}.epoch_ns ({} ns) is longer than the run ({run_ns:.0} ns): {by_faults}",
-                    d.policy, d.epoch_ns
-                )));
+                w.push(Value::String(format!("{epoch} ({} ns) is longer than the run ({run_ns:.0} ns): {by_faults}", d.epoch_ns)));
             }
             // Re-colouring that takes most of the threads' time measures the copies, not the
             // policy: say so, and what paces them. Its own stalls only, not swapping's.
@@ -674,11 +674,10 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             let cycles: u64 = r.cores.iter().map(|c| c.core.cycles).sum();
             if d.pages_recoloured > 0 && recolour as f64 > 0.5 * cycles as f64 {
                 w.push(Value::String(format!(
-                    "re-colouring took {:.0} % of the threads' time ({} pages copied, epochs of {} ns): the run measures the copies more than the policy; [os.recolour] mode = \"daemon\" or \"lazy\" paces them, a longer os.{}.epoch_ns makes fewer",
+                    "re-colouring took {:.0} % of the threads' time ({} pages copied, epochs of {} ns): the run measures the copies more than the policy; [os.recolour] mode = \"daemon\" or \"lazy\" paces them, a longer {epoch} makes fewer",
                     100.0 * recolour as f64 / cycles as f64,
                     d.pages_recoloured,
                     d.epoch_ns,
-                    d.policy
                 )));
             }
         }

@@ -400,3 +400,33 @@ fn a_table_of_a_component_not_in_force_is_warned_about() {
                            "os": {"policy": "bpm", "resctrl": ["cat", "cat"]}}));
     assert!(e.contains("os.resctrl[1]") && e.contains("named twice"), "{e}");
 }
+
+/// A policy a program registers, whose epoch no key sets: the warning about an epoch longer than
+/// the run names the policy's epoch, not a key it does not have.
+#[test]
+fn a_policy_without_an_epoch_key_is_warned_of_without_naming_one() {
+    use memtint_engine::os::dynamic::{DynamicInfo, DynamicPolicy, EpochView, Repartition, DYNAMIC};
+    use memtint_engine::params::ParamSchema;
+    struct Fixed;
+    impl DynamicPolicy for Fixed {
+        fn epoch_ns(&self) -> f64 {
+            1e9
+        }
+        fn on_epoch(&mut self, _: &EpochView) -> Option<Repartition> {
+            None
+        }
+    }
+    static FIXED: DynamicInfo = DynamicInfo {
+        name: "fixed-epoch-test",
+        summary: "a test policy with a fixed epoch",
+        works_with: &["bpm"],
+        params: ParamSchema::NONE,
+        build: |_| Ok(Box::new(Fixed)),
+    };
+    DYNAMIC.register(&FIXED).unwrap();
+    let v = sim_run(json!({"machine": "i7-860", "programs": ["stream", "light"], "instructions": 10_000,
+                           "os": {"policy": "bpm", "dynamic": "fixed-epoch-test"}}));
+    let w = v["warnings"].to_string();
+    assert!(w.contains("fixed-epoch-test's epoch (1000000000 ns) is longer than the run"), "{w}");
+    assert!(!w.contains("os.fixed-epoch-test"), "{w}");
+}
