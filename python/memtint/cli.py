@@ -659,8 +659,11 @@ def _dram(args: argparse.Namespace) -> int:
     unused = _settings_without_effect(args.set, "memtint dram runs DRAM requests")
     out_dir = args.export_drampower
     if out_dir is not None:  # "new or empty", as its help says: never files among a user's own
+        from memtint.outputs import check_output_dir
+
         if os.path.exists(out_dir) and not os.path.isdir(out_dir):
             raise UsageError(f"--export-drampower {out_dir}: exists and is not a directory; give a new or empty one")
+        check_output_dir("--export-drampower", out_dir)  # somewhere it can be made and written
         if os.path.isdir(out_dir) and os.listdir(out_dir):
             raise UsageError(f"--export-drampower {out_dir}: is not empty; give a new or empty directory")
     check_outputs({"--json": args.json},
@@ -1610,7 +1613,12 @@ def _convert(args: argparse.Namespace) -> int:
     with produced_file("OUT", args.output, suffix=".tmp.gz" if args.output.endswith(".gz") else ".tmp") as made:
         part = os.path.join(os.path.dirname(os.path.abspath(made)), f".{os.path.basename(made)}.{os.getpid()}-")
         with stopping.temporary(part, any_suffix=".part"):
-            header = run_with_status("Converting…", lambda: api.convert_trace(args.input, made, to=args.to))
+            try:
+                header = run_with_status("Converting…", lambda: api.convert_trace(args.input, made, to=args.to))
+            except api.MemtintError as error:  # the engine names the file it writes: OUT, or the one beside it
+                if not str(error).startswith(f"{made}: "):
+                    raise
+                raise api.MemtintError(f"OUT {args.output}: cannot write: {str(error)[len(made) + 2:]}") from None
         if header["records"] == 0:  # every reader refuses a trace without records: no such output
             raise api.MemtintError(f"{args.input}: has no records, so {args.output} would be a trace every reader "
                                    "refuses; nothing written")

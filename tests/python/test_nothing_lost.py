@@ -355,6 +355,19 @@ def test_write_errors_name_the_file(memtint, command):
     assert_clean_error(memtint(*command, "--json", "/dev/full"), "--json /dev/full", "No space left on device")
 
 
+@pytest.mark.engine
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_outputs_the_engine_writes_are_named_by_their_option(memtint, tmp_path):
+    trace = tmp_path / "in.txt"
+    trace.write_text("10 0x1000\n20 0x2000 0x3000\n")
+    # The engine's own words, without Rust's "(os error 28)", after the option that gave the file.
+    err = assert_clean_error(memtint("convert", "--to", "ramulator", trace, "/dev/full"),
+                             "OUT /dev/full: cannot write: No space left on device")
+    assert "os error" not in err
+    assert_clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "50",
+                               "--export-drampower", "/proc/x"), "--export-drampower /proc/x")
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
 @pytest.mark.parametrize("command", [["presets"], ["presets", "--json"]])
 def test_a_full_standard_output_is_named(tmp_path, command):

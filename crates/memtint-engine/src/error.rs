@@ -22,7 +22,7 @@ pub enum Error {
     Parse { path: PathBuf, line: u64, reason: String },
 
     /// A file could not be opened or read.
-    #[error("{}: {source}", escaped(&path.display().to_string()))]
+    #[error("{}: {}", escaped(&path.display().to_string()), io_text(source))]
     Io { path: PathBuf, source: std::io::Error },
 
     /// A timing or protocol violation found by the independent checker.
@@ -277,5 +277,14 @@ mod tests {
         assert!(shown.starts_with("t:3: bad 'a\\x1b[2J\\0\\r"), "{shown}");
         assert!(!shown.chars().any(|c| c.is_control()), "{shown}");
         assert!(shown.len() < 450 && shown.ends_with("..."), "{}", shown.len());
+    }
+}
+
+/// An I/O error as a user reads it: the system's words without Rust's " (os error 28)".
+fn io_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_string(),
+        _ => text,
     }
 }
