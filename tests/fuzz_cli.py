@@ -36,6 +36,7 @@ import os
 import random
 import re
 import signal
+import shutil
 import sys
 import tempfile
 import time
@@ -582,9 +583,16 @@ def fuzz(cases: int, seed: int, kind: str = "sim") -> dict[str, list[str] | int]
         raise Hang()
 
     signal.signal(signal.SIGALRM, alarm)
+    home = os.getcwd()
     with tempfile.TemporaryDirectory() as d:
+        # Each case runs in an empty working directory: a command given only absolute paths (or
+        # '-' for stdout) must leave nothing there, as `--export-drampower -` left a directory '-'.
+        cwd = os.path.join(d, "cwd")
         for i in range(cases):
             data, case = CLASSES[kind](rng, d)
+            shutil.rmtree(cwd, ignore_errors=True)
+            os.makedirs(cwd)
+            os.chdir(cwd)
             signal.alarm(CASE_LIMIT)
             try:
                 kind_of, message = case()
@@ -592,6 +600,10 @@ def fuzz(cases: int, seed: int, kind: str = "sim") -> dict[str, list[str] | int]
                 kind_of, message = "hang", f"case {i}: {data!r}"
             finally:
                 signal.alarm(0)
+                os.chdir(home)
+            left = sorted(os.listdir(cwd))
+            if left and kind_of != "hang":
+                kind_of, message = "internal", f"wrote into the working directory: {left}"
             if kind_of in ("ok", "clean"):
                 tally[kind_of] += 1  # type: ignore[operator]
             else:

@@ -270,6 +270,9 @@ def check_output_dir(option: str, path: str, inputs: Iterable[str | os.PathLike[
     before any work when it cannot be made there, is a file, or holds one of the ``inputs``: is
     an input directory (a result store) or directly holds an input file, where the command's
     files would go. A subdirectory of an input directory (``RESULTS/report``) is not refused."""
+    if path == "-":  # a directory of that name would be made, not stdout
+        raise OutputError(f"{option} -: names a directory, and '-' (stdout) is taken only by --json; give a directory "
+                          "name")
     if os.path.exists(path) and not os.path.isdir(path):
         raise OutputError(f"{option} {path}: exists and is not a directory")
     real = os.path.realpath(path)

@@ -368,6 +368,17 @@ def test_outputs_the_engine_writes_are_named_by_their_option(memtint, tmp_path):
                                "--export-drampower", "/proc/x"), "--export-drampower /proc/x")
 
 
+@pytest.mark.parametrize("command", [
+    ["dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "50", "--export-drampower", "-"],
+    ["reproduce", "bpm", "--quick", "--out", "-"],
+    ["report", "results", "--out", "-"],
+])
+def test_a_directory_output_named_dash_is_refused_not_made(memtint, tmp_path, command):
+    # '-' is stdout for --json only; as a directory it was made in the working directory.
+    assert_clean_error(memtint(*command), "-: names a directory")
+    assert not (tmp_path / "-").exists()
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
 @pytest.mark.parametrize("command", [["presets"], ["presets", "--json"]])
 def test_a_full_standard_output_is_named(tmp_path, command):
