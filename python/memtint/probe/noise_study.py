@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 
 NOISE_LEVELS = {
@@ -85,10 +86,12 @@ def main() -> None:
     ap.add_argument("--out", required=True, help="directory for noise.json and noise.png")
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
+    from memtint.outputs import check_output_dir, write_text
+
+    check_output_dir("--out", args.out)  # before the study's runs, not after
     os.makedirs(args.out, exist_ok=True)
     rows = study(args.seeds)
-    with open(os.path.join(args.out, "noise.json"), "w") as f:
-        json.dump(rows, f, indent=1)
+    write_text("--out", os.path.join(args.out, "noise.json"), json.dumps(rows, indent=1))
     plot(rows, os.path.join(args.out, "noise.png"))
     for kind, levels in NOISE_LEVELS.items():
         for level in levels:
@@ -99,4 +102,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from memtint.api import MemtintError
+
+    try:
+        main()
+    except MemtintError as error:
+        print(f"noise_study: error: {error}", file=sys.stderr)
+        sys.exit(2)
