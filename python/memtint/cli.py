@@ -1238,6 +1238,12 @@ def _compare(args: argparse.Namespace) -> int:
     repeated = sorted({p for p in policies if policies.count(p) > 1})
     if repeated:
         raise UsageError(f"--policies {args.policies}: {', '.join(repeated)} given more than once; each policy runs once")
+    known = api.presets()["placement_policies"]
+    for option, given, names in (("--policies", args.policies, policies), ("--baseline", args.baseline, [args.baseline])):
+        unknown = [n for n in names if n and n not in known]
+        if unknown:  # named by the option, not by the run's os.policy key
+            raise UsageError(f"{option} {given}: unknown placement policy '{unknown[0]}'; valid placement policies: "
+                             + ", ".join(known))
     from memtint.limits import announce, sim_seconds
 
     warmup = compare_module.DEFAULT_WARMUP if args.warmup is None else args.warmup
@@ -1322,9 +1328,18 @@ def _advise(args: argparse.Namespace) -> int:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("Classifying", total=len(programs))
-        rec = advisor.advise(programs, args.machine, rules=rules, multithreaded=args.multithreaded,
-                             instructions=instructions, warmup=warmup,
-                             progress=lambda what: bar.update(task, advance=1, description=what))
+        try:
+            rec = advisor.advise(programs, args.machine, rules=rules, multithreaded=args.multithreaded,
+                                 instructions=instructions, warmup=warmup,
+                                 progress=lambda what: bar.update(task, advance=1, description=what))
+        except api.MemtintError as error:
+            nodes = re.search(r"places pages by colour within one memory, and this machine has (\d+) nodes", str(error))
+            if not nodes:
+                raise
+            # The engine's advice (a node policy) is no option of advise's: say what is.
+            raise UsageError(f"--machine {args.machine}: has {nodes.group(1)} memory nodes, and advise chooses among "
+                             "HVR's colouring policies of one memory (classifying each program under buddy); give a "
+                             "machine of one node, e.g. i7-860 (memtint presets lists them)") from None
     verified = None
     if args.verify:
         runs = len(advisor.candidates(rules, len(programs))) + 2 + len(programs)
@@ -1394,6 +1409,12 @@ def _mine_rules(args: argparse.Namespace) -> int:
         ok = rule_mining.runs(frame)
     except api.MemtintError as error:
         raise api.MemtintError(f"{args.results}: {error}") from None
+    if ok.empty:  # every run failed: say so, with why, as report does
+        errors = [e for e in frame.loc[frame["status"] != "ok", "error"] if isinstance(e, str)] \
+            if "error" in frame else []
+        runs = frame["config_hash"].nunique() if "config_hash" in frame else len(frame)
+        raise api.MemtintError(f"{args.results}: none of its {runs} run(s) succeeded, so there is nothing to mine"
+                               + (f"; the first error: {errors[0]}" if errors else ""))
     mixes = ok[["_machine", "mix"]].drop_duplicates().shape[0]
     if args.folds and mixes < args.folds:  # before classifying every program
         raise api.MemtintError(f"{args.results}: {mixes} mix(es) cannot fill --folds {args.folds}")
@@ -1585,6 +1606,8 @@ def _report(args: argparse.Namespace) -> int:
     failed = f" ({report['failed']} failed)" if report["failed"] else ""
     out.print(normalised_table(report["rows"], f"{report['runs']} runs{failed} of {report['mixes']} mixes, "
                                                f"normalised to {report['baseline']}"))
+    for note in report.get("notes", []):
+        out.print(f"note: {note}", style="yellow", markup=False, highlight=False, soft_wrap=True)
     out.print(f"Report: {report['index']} (summary: {report['summary']})", soft_wrap=True)
     if report["failed"] == report["runs"]:  # a report of nothing but dashes, said plainly
         sys.stderr.write(f"memtint: warning: none of the {report['runs']} runs succeeded, so the report has no "

@@ -433,3 +433,26 @@ def test_mine_rules_pairs_machine_variants_and_leaves_out_policies_with_a_schedu
     printed = capsys.readouterr()
     assert "bank-only+tcm is left out" in " ".join((printed.out + printed.err).split())
     hvr_rules.load(tmp_path / "m.toml")
+
+
+@pytest.mark.engine
+def test_mine_rules_on_a_store_whose_runs_all_failed_says_so_with_the_first_error(memtint, clean_error, tmp_path):
+    (tmp_path / "bad.trace").write_text("0 0x1000 R\n")
+    (tmp_path / "s.toml").write_text('machines = ["i7-860"]\npolicies = ["buddy"]\ninstructions = 20000\nwarmup = 0\n'
+                                     'mixes = [["stream", "bad.trace"]]\n')
+    code, _, err = memtint("sweep", "s.toml", "--out", "res", "--jobs", "1")
+    assert code == 1, err
+    clean_error(memtint("mine-rules", "res", "--out", "m.toml"),
+                "res: none of its 1 run(s) succeeded", "bad.trace:1")
+
+
+@pytest.mark.engine
+def test_advise_on_a_machine_of_several_nodes_names_the_machine_option(memtint, clean_error):
+    clean_error(memtint("advise", "stream", "light", "--machine", "opteron-6128", "--classify-instructions", "20000",
+                        "--warmup", "0"), "--machine opteron-6128: has 4 memory nodes", "i7-860")
+
+
+@pytest.mark.parametrize("option", [["--policies", "bpm,nosuch"], ["--baseline", "nosuch"]])
+def test_compare_names_the_option_of_an_unknown_policy(memtint, clean_error, option):
+    clean_error(memtint("compare", "--machine", "i7-860", "--mix", "stream,light", *option, "--instructions", "20000",
+                        "--warmup", "0"), f"{option[0]} {option[1]}: unknown placement policy 'nosuch'")
