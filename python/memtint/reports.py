@@ -136,6 +136,9 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     runs = runs[[not x for x in superseded]].reset_index(drop=True)
     runs.attrs["superseded"] = sum(superseded)
     runs["mix_label"] = runs["mix"].map(_mix_label)
+    if "mix_name" in runs.columns:  # a spec's own label for a mix first ("sl (stream, light)")
+        runs["mix_label"] = [f"{name} ({label})" if isinstance(name, str) and name and name != mix else label
+                             for name, mix, label in zip(runs["mix_name"], runs["mix"], runs["mix_label"])]
     seeds = runs.groupby("mix")["seed"].transform("nunique") > 1
     instr = runs.groupby("mix")["instructions"].transform("nunique") > 1
     runs["mix_label"] = [
@@ -408,7 +411,8 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     ``out`` (default ``RESULTS/report``). ``config_hashes`` restricts the report to those runs
     (one sweep's, when the store also holds others, e.g. from an earlier engine version). Returns
     ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes", "failed", "superseded",
-    "first_error"}`` (``rows``: :func:`summary_rows`)."""
+    "notes", "first_error"}`` (``rows``: :func:`summary_rows`; ``notes``: sentences the table needs beside it,
+    such as policies whose means rest on different mixes)."""
     from memtint.api import MemtintError
     from memtint.outputs import check_output_dir
     from memtint.sweep.store import load_results
@@ -460,8 +464,10 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
 
     if (sampled := sampled_note(rows)):
         header += " " + sampled[0].upper() + sampled[1:] + " (per run in the store's weighted_speedup_ci95_low/high)."
+    notes = []  # what a reader of the terminal table needs too
     if (populations := population_note(ok, series)):
         header += " " + populations
+        notes.append(populations)
 
     summary_path = out_dir / "summary.md"
     per_mix = ["| mix | " + " | ".join(series) + " |", "| --- |" + " ---: |" * len(series)]
@@ -494,5 +500,5 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
         f"{figures}</body></html>\n")
     return {"out": str(out_dir), "index": str(index_path), "summary": str(summary_path),
             "plots": [str(out_dir / name) for name, _ in PLOTS], "rows": rows, "baseline": base,
-            "runs": len(runs), "mixes": mixes, "failed": failed, "superseded": superseded,
+            "runs": len(runs), "mixes": mixes, "failed": failed, "superseded": superseded, "notes": notes,
             "first_error": next((str(e) for e in runs.loc[runs["status"] != "ok", "error"] if isinstance(e, str)), None)}

@@ -212,9 +212,17 @@ def test_a_report_says_when_policies_ran_on_different_mixes(tmp_path):
     run_sweep({**base, "policies": ["buddy", "bpm"], "mixes": [MIXES[0]]}, tmp_path / "r", jobs=1, progress=False)
     run_sweep({**base, "policies": ["buddy", "cache-only"], "mixes": [MIXES[1]]}, tmp_path / "r", jobs=1,
               progress=False)
-    write_report(tmp_path / "r", tmp_path / "out")
+    report = write_report(tmp_path / "r", tmp_path / "out")
     text = (tmp_path / "out" / "summary.md").read_text()
     assert "The policies ran on different mixes (buddy 2, bpm 1, cache-only 1)" in text
+    assert any("ran on different mixes" in n for n in report["notes"])
+    # The command's terminal table carries it too.
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "memtint.cli", "report", str(tmp_path / "r"), "--out",
+                           str(tmp_path / "out2")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "note: The policies ran on different mixes (buddy 2, bpm 1, cache-only 1)" in " ".join(done.stdout.split())
 
 
 def test_a_mix_without_its_baseline_run_shows_dashes(tmp_path):
@@ -312,3 +320,13 @@ def test_a_failure_a_later_run_of_the_same_settings_replaced_is_not_counted(tmp_
     report = write_report(tmp_path / "results", tmp_path / "report")
     assert (report["runs"], report["failed"], report["superseded"]) == (2, 0, 2)
     assert "2 earlier failure(s) replaced" in (tmp_path / "report" / "summary.md").read_text()
+
+
+def test_a_mix_named_in_the_spec_is_shown_by_its_name(tmp_path):
+    spec = {"machines": ["i7-860"], "instructions": INSTRUCTIONS, "warmup": 0, "policies": ["buddy", "bpm"],
+            "mixes": [{"programs": MIXES[0], "name": "pressure"}, {"programs": MIXES[1]}]}
+    run_sweep(spec, tmp_path / "r", jobs=1, progress=False)
+    write_report(tmp_path / "r", tmp_path / "out")
+    text = (tmp_path / "out" / "summary.md").read_text()
+    assert "| pressure (stream, light×3) |" in text
+    assert "| random, copy, light×2 |" in text
