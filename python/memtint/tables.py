@@ -109,8 +109,12 @@ def resolved_line(policies: list[dict[str, Any]]) -> str:
         return ""
     unbounded = [p["policy"] for p in with_ci if sampling.half_width(p["weighted_speedup_ci95"]) == float("inf")]
     if unbounded:
-        return (f"best WS not resolved: {', '.join(unbounded)} measured a program in fewer than two units, so its "
-                "interval is unbounded (± ?); a longer run or a shorter --sample-period gives more units")
+        phases = any((p.get("sampling") or {}).get("mode") == "phases" for p in with_ci)
+        why = ("measured no phase of a program in two units of different CPIs, so its interval is unbounded (± ?); "
+               "a larger --sample-min-units or a smaller --sample-clusters gives a phase two" if phases else
+               "measured a program in fewer than two units, so its interval is unbounded (± ?); a longer run or a "
+               "shorter --sample-period gives more units")
+        return f"best WS not resolved: {', '.join(unbounded)} {why}"
     best = max(with_ci, key=lambda p: p["weighted_speedup"])
     low, high = best["weighted_speedup_ci95"]
     close = [p["policy"] for p in with_ci if p is not best

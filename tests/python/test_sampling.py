@@ -451,3 +451,15 @@ def test_cli_phase_sampling_runs_one_program_and_refuses_several(memtint, tmp_pa
     assert json.loads(out)["sampling"]["warm_prefetchers"] is True
     (tmp_path / "two.toml").write_text('machine = "i7-860"\nprograms = ["stream", "random"]\ninstructions = 2000000\n')
     clean_error(memtint("sim", "two.toml", "--sample-mode", "phases"), "sampling.mode: \"phases\" samples one program")
+
+
+def test_an_unbounded_interval_is_explained_by_the_sampling_mode():
+    # Sampled by phases, an unbounded interval comes from phases of one unit, not from a period.
+    from memtint.tables import resolved_line
+
+    def policies(mode):
+        return [{"policy": p, "weighted_speedup": 1.0, "weighted_speedup_ci95": [0.9, None],
+                 "sampling": {"mode": mode}} for p in ("buddy", "bpm")]
+    assert "--sample-period" in resolved_line(policies("periodic"))
+    line = resolved_line(policies("phases"))
+    assert "--sample-clusters" in line and "--sample-period" not in line, line
