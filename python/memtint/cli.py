@@ -661,9 +661,7 @@ def _dram(args: argparse.Namespace) -> int:
     if out_dir is not None:  # "new or empty", as its help says: never files among a user's own
         from memtint.outputs import check_output_dir
 
-        if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-            raise UsageError(f"--export-drampower {out_dir}: exists and is not a directory; give a new or empty one")
-        check_output_dir("--export-drampower", out_dir)  # somewhere it can be made and written
+        check_output_dir("--export-drampower", out_dir)  # a directory, or somewhere one can be made and written
         if os.path.isdir(out_dir) and os.listdir(out_dir):
             raise UsageError(f"--export-drampower {out_dir}: is not empty; give a new or empty directory")
     check_outputs({"--json": args.json},
@@ -1305,6 +1303,22 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_memory_for_advise(machine: str) -> None:
+    """advise chooses among HVR's colouring policies of one memory: a machine of several memory
+    nodes is refused by its option, before any run (the engine would suggest a node policy,
+    which advise cannot take). A machine that does not load is left to advise's own error."""
+    from memtint.probe.simulated import describe
+
+    try:
+        nodes = len(describe(machine)["nodes"])
+    except api.MemtintError:
+        return
+    if nodes > 1:
+        raise UsageError(f"--machine {machine}: has {nodes} memory nodes, and advise chooses among HVR's colouring "
+                         "policies of one memory (classifying each program under buddy); give a machine of one node, "
+                         "e.g. i7-860 (memtint presets lists them)")
+
+
 def _advise(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
@@ -1324,22 +1338,14 @@ def _advise(args: argparse.Namespace) -> int:
     rules = hvr_rules.load(args.rules)  # a rules file that does not parse fails before anything runs
     instructions = args.classify_instructions or advisor.CLASSIFY_INSTRUCTIONS
     warmup = comparison.DEFAULT_WARMUP if args.warmup is None else args.warmup
+    _one_memory_for_advise(args.machine)
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("Classifying", total=len(programs))
-        try:
-            rec = advisor.advise(programs, args.machine, rules=rules, multithreaded=args.multithreaded,
-                                 instructions=instructions, warmup=warmup,
-                                 progress=lambda what: bar.update(task, advance=1, description=what))
-        except api.MemtintError as error:
-            nodes = re.search(r"places pages by colour within one memory, and this machine has (\d+) nodes", str(error))
-            if not nodes:
-                raise
-            # The engine's advice (a node policy) is no option of advise's: say what is.
-            raise UsageError(f"--machine {args.machine}: has {nodes.group(1)} memory nodes, and advise chooses among "
-                             "HVR's colouring policies of one memory (classifying each program under buddy); give a "
-                             "machine of one node, e.g. i7-860 (memtint presets lists them)") from None
+        rec = advisor.advise(programs, args.machine, rules=rules, multithreaded=args.multithreaded,
+                             instructions=instructions, warmup=warmup,
+                             progress=lambda what: bar.update(task, advance=1, description=what))
     verified = None
     if args.verify:
         runs = len(advisor.candidates(rules, len(programs))) + 2 + len(programs)

@@ -61,14 +61,7 @@ def probe_many(requests: list[tuple[str, str, int, str]], jobs: int = 1,
     each request's index once it is probed."""
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
-    if jobs <= 1 or len(requests) <= 1:
-        found = []
-        for index, request in enumerate(requests):
-            found.append(probe(*request))
-            if on_probe:
-                on_probe(index)
-        return found
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {pool.submit(probe, *request): index for index, request in enumerate(requests)}
         for future in as_completed(futures):  # callbacks in this thread, as each ends
             future.result()
@@ -101,9 +94,8 @@ def groups(machine: str, policies: list[str] | None = None, processes: int | Non
 
 
 def probe_request(machine: str, label: str, processes: int,
-             options: dict[str, dict[str, Any]]) -> tuple[str, str, int, str]:
+                  options: dict[str, dict[str, Any]]) -> tuple[str, str, int, str]:
     """:func:`probe`'s arguments for ``label``, whose policy and ``[os]`` options ``options`` may give."""
     opts = dict(options.get(label, {}))
     policy = opts.pop("policy", label)
     return machine, policy, processes, json.dumps(opts, sort_keys=True)
-
