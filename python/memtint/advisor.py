@@ -7,6 +7,7 @@ policy and the coalescing. ``verify`` runs the candidates and measures them.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -41,8 +42,8 @@ def classify(program: str, machine: str = DEFAULT_MACHINE, *, instructions: int 
     core = run["cores"][0]
     if hvr is None:
         reason = ("no class: the machine has no LLC" if not run.get("llc") else
-                  f"no class: {instructions:,} instructions did not fill one sampling window; give more "
-                  "(--classify-instructions; 10M fills several)")
+                  f"no class: {instructions:,} instructions did not fill one sampling window"
+                  + _windows_hint(run, instructions, "they"))
         return ProgramClass(program, None, reason, {}, core["ipc"], core["llc_mpki"])
     features = {k: v for k, v in hvr.items() if k not in ("class", "reason")}
     reason, warnings = hvr["reason"], []
@@ -50,9 +51,25 @@ def classify(program: str, machine: str = DEFAULT_MACHINE, *, instructions: int 
     if isinstance(windows, int) and windows < 2:
         # DIFF (the change in pages used) compares two windows: with one it was never measured.
         warnings.append(f"{program}: classified from {windows} sampling window; the change between windows (DIFF) "
-                        f"was not measured; give more instructions (--classify-instructions; "
-                        f"{CLASSIFY_INSTRUCTIONS // 1_000_000}M fills several)")
+                        f"was not measured" + _windows_hint(run, instructions))
     return ProgramClass(program, hvr["class"], reason, features, core["ipc"], core["llc_mpki"], warnings)
+
+
+#: Sampling windows a classification should fill: DIFF compares two, and the last may be cut short.
+WINDOWS_WANTED = 3
+
+
+def _windows_hint(run: dict[str, Any], instructions: int, subject: str = "") -> str:
+    """What to give instead: the instructions that fill :data:`WINDOWS_WANTED` windows at the
+    pace this run kept (windows are simulated time, so a high-IPC program needs more)."""
+    window = ((run.get("config") or {}).get("os") or {}).get("hot_pages", {}).get("window_ns")
+    ran = run.get("simulated_ns")
+    if not window or not ran:
+        return "; give more instructions (--classify-instructions)"
+    # Half a window more: the pace moves with the phase, and only whole windows count.
+    need = math.ceil(instructions * (WINDOWS_WANTED + 0.5) * window / ran / 1_000_000) * 1_000_000
+    return (f"; {subject or f'the {instructions:,} instructions'} ran {ran / 1000:,.0f} µs of simulated time, the windows are "
+            f"{window / 1000:,.0f} µs each; about {need:,} fill {WINDOWS_WANTED} (--classify-instructions {need})")
 
 
 @functools.lru_cache(maxsize=None)

@@ -160,7 +160,7 @@ _MACHINE_SET_HELP = ("override one machine setting of the run (controller.*, cac
 _SET_HELP = ("override one setting of the run: a machine setting (controller.*, cache.*, dram.*, cpu.*, e.g. "
              "controller.write_idle_drain_min=9 or dram.channels=2; sections and keys as in machine TOMLs) or an OS "
              "setting (os.*, e.g. os.colour_split=strided or os.ccps.delta=5; the [os] table of run files) or a "
-             "sampling setting (sampling.*, e.g. sampling.unit=10000, as --sample-unit; implies sampling); "
+             "sampling setting (sampling.*, e.g. sampling.unit=10000, which compare and sim also take as --sample-unit; implies sampling); "
              "repeatable; docs/stats.md")
 
 

@@ -195,9 +195,9 @@ def read_latency_table(stats: dict[str, Any]) -> Table:
 
 
 def _short(value: Any) -> str:
-    """Whole numbers without decimals, others with one."""
+    """Whole numbers without decimals, others with one; thousands separated in both."""
     if isinstance(value, float) and value != int(value):
-        return f"{value:.1f}"
+        return f"{value:,.1f}"
     return count(int(value)) if isinstance(value, (int, float)) else MISSING
 
 

@@ -253,6 +253,22 @@ def test_advise_warns_when_a_class_rests_on_one_sampling_window(memtint):
 
 
 @pytest.mark.engine
+def test_a_run_too_short_for_its_windows_is_told_a_length_that_fills_them():
+    # The warning said "10M fills several" to a run of the default 10M that had filled one.
+    import re
+
+    from memtint import advisor
+
+    one = advisor.classify("light", instructions=3_000_000, warmup=0)
+    assert one.hvr_class is None
+    asked = int(re.search(r"--classify-instructions (\d+)\)", one.reason).group(1))
+    assert re.search(r"they ran [\d,]+ µs of simulated time, the windows are 500 µs", one.reason), one.reason
+    assert asked > 3_000_000
+    enough = advisor.classify("light", instructions=asked, warmup=0)
+    assert enough.features["windows"] >= advisor.WINDOWS_WANTED and not enough.warnings, enough.features
+
+
+@pytest.mark.engine
 def test_advise_verify_measures_the_candidates_that_can_run(memtint, tmp_path):
     # A candidate the machine cannot run (bpm-plus on the i7-860's mapping) used to end the
     # command with the engine's error alone: the classes and the advice were lost.

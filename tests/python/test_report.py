@@ -174,6 +174,9 @@ def test_sampled_and_detailed_runs_in_one_store_are_kept_apart():
     assert [r["policy"] for r in summary_rows(frame)] == ["buddy", "buddy (sampled)", "bpm", "bpm (sampled)"]
     summary = {r["policy"]: r for r in policy_summary(frame)}
     assert summary["bpm (sampled)"]["sampled_runs"] == 1 and summary["bpm"]["sampled_runs"] == 0
+    # `memtint sweep`'s table lists them as the report does, whatever order the runs finished in.
+    finished = frame.iloc[::-1]
+    assert [r["policy"] for r in policy_summary(finished)] == [r["policy"] for r in summary_rows(finished)]
     # A store of one kind keeps plain names.
     assert set(run_table(frame[frame["sampled"]])["series"]) == {"buddy", "bpm"}
 

@@ -44,7 +44,7 @@ def halfwidth_mean(sampled: "pandas.DataFrame") -> float | None:
 
 
 def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | None = None) -> list[dict[str, Any]]:
-    """Per policy (in order of first appearance): runs, failures, mean and max weighted speedup,
+    """Per policy (the baseline first, then alphabetical): runs, failures, mean and max weighted speedup,
     mean maximum slowdown and mean row-buffer miss rate over its successful runs; for sampled
     runs, ``sampled_runs`` and ``weighted_speedup_ci95_halfwidth_mean`` (the mean half-width of
     their weighted speedups' 95 % intervals; None without sampled runs).
@@ -57,8 +57,11 @@ def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | Non
     # Sampled and detailed runs of a policy are summarised apart (estimates of different precision).
     both = not runs.empty and _sampled(runs).nunique() > 1
     labels = runs["policy"].where(~_sampled(runs), runs["policy"] + " (sampled)") if both else runs["policy"]
+    # The baseline (the alone runs' policy) first, then alphabetical, as `memtint report` lists them:
+    # the store's order is the order runs finished in.
+    base = next(iter(dict.fromkeys(runs["baseline"].dropna())), None) if "baseline" in runs else None
     out = []
-    for policy in dict.fromkeys(labels):
+    for policy in sorted(dict.fromkeys(labels), key=lambda label: (label.removesuffix(" (sampled)") != base, label)):
         group = runs[labels == policy]
         ok = group[group["status"] == "ok"]
 

@@ -1,0 +1,76 @@
+"""Examples in docs/ that quote a command's output match what the command writes today."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+#: Host timings: the only figures of a deterministic run that change between runs.
+HOST_TIMINGS = re.compile(r"^wall_seconds$|_per_second$")
+
+
+def _example_after(doc: Path, heading: str) -> tuple[str, dict[str, Any]]:
+    """The command named in the paragraph after ``heading`` and the JSON block that follows."""
+    text = doc.read_text()
+    section = text[text.index(heading):]
+    command = re.search(r"`(memtint [^`]+)`", section.replace("\n", " ")).group(1)
+    block = section[section.index("```json\n") + 8:]
+    return command, json.loads(block[:block.index("```\n")])
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def _differences(doc: Any, real: Any, where: str = "") -> list[str]:
+    """Where the documented value differs from the real one: every key the example shows must
+    exist with its value, every key the output has must be shown, and a list the example cuts
+    short is compared on the entries it keeps."""
+    if isinstance(doc, dict) and isinstance(real, dict):
+        found = [f"{where}.{k}: not in the output" for k in doc.keys() - real.keys()]
+        found += [f"{where}.{k}: in the output, not in the example" for k in real.keys() - doc.keys()]
+        for k in doc.keys() & real.keys():
+            if not HOST_TIMINGS.search(k):
+                found += _differences(doc[k], real[k], f"{where}.{k}")
+        return found
+    if isinstance(doc, list) and isinstance(real, list) and doc:
+        return [d for i, v in enumerate(doc) for d in _differences(v, real[i], f"{where}[{i}]")]
+    return [] if doc == real else [f"{where}: example {doc!r}, output {real!r}"]
+
+
+def test_the_dram_statistics_example_is_that_commands_output(memtint, tmp_path):
+    command, example = _example_after(REPO / "docs" / "stats.md", "### Example")
+    out = tmp_path / "stats.json"
+    code, _, err = memtint(*command.split()[1:-1], str(out))
+    assert code == 0, err
+    assert command.split()[-2:] == ["--json", "OUT"]
+    assert _differences(example, _rounded(json.loads(out.read_text()))) == []
+
+
+def test_the_read_latency_table_separates_thousands_in_every_cell():
+    # Fractional cells printed 1703.8 beside whole ones printed 1,415.
+    from rich.console import Console
+
+    from memtint.tables import read_latency_table
+
+    stats = {"read_latency": {"mean": 1415.0, "p50": 1285.0, "p90": 1300.5, "p99": 1500.0, "p999": 1703.8,
+                              "max": 1927.5}, "read_latency_ns": {}}
+    console = Console(width=120, record=True)
+    console.print(read_latency_table(stats))
+    text = console.export_text()
+    assert "1,703.8" in text and "1,927.5" in text and "1,415" in text, text
+
+
+def test_the_phases_example_runs_as_the_readme_shows_it(memtint):
+    code, out, err = memtint("sim", str(REPO / "configs" / "runs" / "phases.toml"))
+    assert code == 0, err
+    assert "stratified by the program's" in " ".join(out.split())
