@@ -6,7 +6,7 @@
 - ``sweep``: mutated sweep specifications through `memtint sweep`'s parsing and checks;
 - ``outputs``: output paths that collide with inputs (the same name, a hard link, a symlink, each
   other, a file an input names: a machine file's mapping, a run's rules) or cannot be written
-  (/proc, a missing directory, a directory, a full device), through `memtint` commands end to end: every input
+  (/proc, a missing directory, a directory, a full device, an empty name), through `memtint` commands end to end: every input
   must keep its bytes, type and inode;
 - ``rt``: mutated real-time task sets (`memtint rt`): a task's key must come with its line in the
   file (``rt.toml:12: ... tasks[1].period``), a missing table with the file;
@@ -429,7 +429,7 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
     places = [trace, dram_trace, config, os.path.join(work, "hard.txt"), os.path.join(work, "soft.trace"),
               os.path.join(work, "dir"), os.path.join(work, "new.json"), os.path.join(work, "nodir", "x.json"),
               "/proc/x", "/dev/null", os.path.join(work, "dir", "..", "in.txt"), mapping, rules, machine, tasks,
-              f"/proc/self/fd/{kept_fd}", f"/dev/fd/{kept_fd}", "-"] + (["/dev/full"] if os.path.exists("/dev/full") else [])
+              f"/proc/self/fd/{kept_fd}", f"/dev/fd/{kept_fd}", "-", ""] + (["/dev/full"] if os.path.exists("/dev/full") else [])
     a, b = rng.choice(places), rng.choice(places)
     soft = os.path.join(work, "soft.trace")
     commands = [  # each command with the inputs it reads (writing over another file is what was asked)
@@ -464,7 +464,7 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         if after != before:
             return "internal", f"an input changed: {[x[:3] for x, y in zip(before, after) if x != y]}"
         return _error_outcome(code, text,
-                              re.compile(r"^(OUT|--json|--csv|--export-dram|--export-drampower) |^" + re.escape(work) + "|in\\.txt|d\\.trace"
+                              re.compile(r"^(OUT|--json|--csv|--export-dram|--export-drampower)[ :]|^" + re.escape(work) + "|in\\.txt|d\\.trace"
                                          "|online\\.toml|rules\\.toml|m\\.mapping|rt\\.toml|kept\\.txt"))
 
     return " ".join(argv).encode(), run

@@ -113,6 +113,10 @@ out=$(report_to "$WORK/fifo"); rc=$?
 wait $reader
 if [ $rc = 0 ] && [ "$(ino_type "$WORK/fifo")" = "$before" ] && [ "$(json_field "$WORK/fifo.json" page_size)" = 4096 ]; then
     pass "report_into_fifo_with_reader"; else fail report_into_fifo_with_reader "status $rc: $out; read: $(head -c 200 "$WORK/fifo.json")"; fi
+# /dev/stdout into a pipe: the link's target ("pipe:[N]") is no path; the pipe is written into
+got=$(timeout 20 env MEMTINT_COLOR_MASKS=$I7 MEMTINT_REPORT=/dev/stdout LD_PRELOAD="$LIB" /bin/true 2>/dev/null | cat)
+if python3 -c "import json,sys; assert json.loads(sys.argv[1])['page_size'] == 4096" "$got" 2>/dev/null; then
+    pass "report_into_stdout_as_a_pipe"; else fail report_into_stdout_as_a_pipe "read: $(head -c 300 <<<"$got")"; fi
 echo old > "$WORK/target"
 chmod 600 "$WORK/target"
 ln -s target "$WORK/link"
@@ -249,8 +253,15 @@ run_same sort sort -n "$WORK/numbers.txt"
 run_same gzip sh -c "gzip -c '$WORK/numbers.txt' | gzip -dc | md5sum"
 MEMTINT_COLORS=0-7 MEMTINT_COLOR_MASKS=$I7 MEMTINT_REPORT="$WORK/pipe.%p.json" LD_PRELOAD=$LIB sh -c "ls /usr/bin | sort | wc -l" >/dev/null
 n=$(ls "$WORK"/pipe.*.json 2>/dev/null | wc -l)
-if [ "$n" -ge 3 ] && python3 -c "import json,sys; [json.load(open(f)) for f in sys.argv[1:]]" "$WORK"/pipe.*.json; then
-    pass "report_per_process (%p: $n reports from one pipeline, all valid JSON)"; else fail report_per_process "$n reports"; fi
+# each names the process that wrote it: the pid in its file name, and its command
+if [ "$n" -ge 3 ] && python3 -c "
+import json, os, sys
+for f in sys.argv[1:]:
+    r = json.load(open(f))
+    assert str(r['pid']) == os.path.basename(f).split('.')[1] and r['comm'], (f, r.get('pid'), r.get('comm'))
+" "$WORK"/pipe.*.json; then
+    pass "report_per_process (%p: $n reports from one pipeline, all valid JSON, each naming its writer)"
+else fail report_per_process "$n reports"; fi
 run_same python python3 -c "
 d = {i: str(i) * 3 for i in range(1_000_000)}
 l = sorted(d.values(), key=len)

@@ -1849,6 +1849,23 @@ class _NamedStdout:
         return getattr(self._stream, name)
 
 
+def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An option given an empty value (a shell's unset variable: ``--report "$OUT"``) is refused
+    by name: taken as not given, it silently did nothing (no report written, no check made)."""
+    actions = list(parser._actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):  # the command's parser, known by its handler
+            actions += [a for sub in action.choices.values() if sub._defaults.get("handler") is args.handler
+                        for a in sub._actions]
+    for action in actions:
+        if not action.option_strings or not hasattr(args, action.dest):
+            continue
+        value = getattr(args, action.dest)
+        if value == "" or (isinstance(value, list) and "" in value):
+            raise UsageError(f"{max(action.option_strings, key=len)}: the value is empty; give one "
+                             "(or leave the option out)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `memtint` command; returns the exit status."""
     from memtint import stopping
@@ -1863,7 +1880,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(stdout, io.TextIOWrapper):  # the real one (not a test's capture)
         sys.stdout = _NamedStdout(stdout)
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        _refuse_empty_values(parser, args)
         status = args.handler(args)
         sys.stdout.flush()
         return status

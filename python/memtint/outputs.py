@@ -54,6 +54,13 @@ def _is_special(path: str) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+def _write_target(path: str) -> str:
+    """Where an output at ``path`` is written: a symlink's target (the file it names is
+    replaced), but a device, FIFO or socket through its link as it is (``/dev/stdout`` into a
+    pipe resolves to a name in /proc that cannot be opened)."""
+    return path if _is_special(path) or not os.path.islink(path) else os.path.realpath(path)
+
+
 def _probe_creatable(option: str, path: str) -> None:
     """Create and remove the file, or open the existing one for writing without changing it, so
     a place that takes no file (``/proc/x``, a read-only mount) is refused before any work."""
@@ -197,7 +204,11 @@ def _file_through_kernel_link(path: str) -> str | None:
 
 def _kernel_interface(path: str) -> str | None:
     """/proc or /sys when ``path`` lies in one: their files read as regular files but hold what
-    the kernel says (a process's maps, a setting); an output written there is at best an error."""
+    the kernel says (a process's maps, a setting); an output written there is at best an error.
+    A pipe, socket or device reached through /proc (``/dev/stdout`` into a pipe is
+    ``/proc/self/fd/1``) is a stream, written into as any FIFO or device is."""
+    if _is_special(path):
+        return None
     real = os.path.realpath(path)
     for root in ("/proc", "/sys"):
         if real == root or real.startswith(root + os.sep):
@@ -214,6 +225,8 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.P
     built-in profiles, are ignored); ``stores`` are directories it reads as a whole (a sweep's
     result store), into which no output may go: a file written there becomes part of the input."""
     for option, path in outputs.items():
+        if path == "":  # a shell's unset variable: nothing would be written, and nothing said
+            raise OutputError(f"{option}: the file name is empty; give a file name")
         if path == "-" and option != "--json":  # written as a file of that name, not to stdout
             raise OutputError(f"{option} -: is a file, and '-' (stdout) is taken only by --json; give a file name")
     given = {option: path for option, path in outputs.items() if path and path != "-"}
@@ -270,6 +283,8 @@ def check_output_dir(option: str, path: str, inputs: Iterable[str | os.PathLike[
     before any work when it cannot be made there, is a file, or holds one of the ``inputs``: is
     an input directory (a result store) or directly holds an input file, where the command's
     files would go. A subdirectory of an input directory (``RESULTS/report``) is not refused."""
+    if path == "":  # would be the working directory
+        raise OutputError(f"{option}: the directory name is empty; give a directory name")
     if path == "-":  # a directory of that name would be made, not stdout
         raise OutputError(f"{option} -: names a directory, and '-' (stdout) is taken only by --json; give a directory "
                           "name")
@@ -308,7 +323,7 @@ def write_text(option: str, path: str, text: str) -> None:
     failure leaves what was there; a symlink is followed and its target replaced; a device or
     FIFO is written into directly."""
     data = text.encode("utf-8")
-    target = os.path.realpath(path) if os.path.islink(path) else path
+    target = _write_target(path)
     try:
         if _is_special(target):
             with open(target, "wb") as out:
@@ -341,7 +356,7 @@ def produced_file(option: str, path: str, suffix: str = ".tmp") -> Iterator[str]
     regular file, a temporary file beside it, renamed into place when the block succeeds and
     removed when it fails; a device or FIFO as it is; a symlink's target. ``suffix`` ends the
     temporary's name (a writer that picks its format by the name's ending needs that ending)."""
-    target = os.path.realpath(path) if os.path.islink(path) else path
+    target = _write_target(path)
     if _is_special(target):
         yield target
         return

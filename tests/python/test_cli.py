@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -499,3 +500,19 @@ def test_a_mix_keeps_a_profiles_parameters_together(tmp_path):
     odd = tmp_path / "a=b"
     odd.write_text("1 0x40\n")
     assert split_mix(f"random:reads_pki=3,{odd}") == ["random:reads_pki=3", str(odd)]
+
+
+@pytest.mark.parametrize("args, option", [
+    (["run", "--colors", "0-3", "--report", "", "--", "true"], "--report"),
+    (["run", "--tier-policy", "bw-interleave", "--bandwidths", "", "--", "true"], "--bandwidths"),
+    (["inspect", "1", "--json", ""], "--json"),
+    (["dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "10", "--json", ""], "--json"),
+    (["compare", "--machine", "", "--mix", "light"], "--machine"),
+    (["report", "no-store", "--out", ""], "--out"),
+])
+def test_an_option_given_an_empty_value_is_refused_by_name(memtint, tmp_path, args, option):
+    # An unset shell variable (--report "$OUT") was taken as no option: nothing written, nothing said.
+    code, out, err = memtint(*args)
+    assert code == 2 and err.strip() == f"memtint: error: {option}: the value is empty; give one (or leave the " \
+        "option out)", err
+    assert os.listdir(tmp_path) == []

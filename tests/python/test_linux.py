@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -175,7 +176,7 @@ def test_missing_library_is_a_clear_error():
     (["run", "--tier-policy", "bw-local", "--bandwidths", "0=3,0=4", "--", "true"], "node0 is given twice"),
     (["run", "--space", "vertical", "--colors", "0", "--", "true"], "--space vertical: the general vertical space"),
     (["inspect", "1", "--space", "vertical"], "--space vertical: the general vertical space"),
-    (["numa-probe", "--nodes", ""], "--nodes ''"),
+    (["numa-probe", "--nodes", ""], "--nodes: the value is empty"),
     (["numa-probe", "--threads", "-1"], "--threads -1: give at least 1"),
     (["numa-probe", "--threads", "0"], "--threads 0: give at least 1"),
     (["numa-probe", "--repeats", "0"], "--repeats 0"),
@@ -217,6 +218,37 @@ def test_a_report_the_program_never_wrote_is_said(tmp_path):
     assert f"--report {stale} was not written (the file there is older: it is not this run's)" in r.stderr, r.stderr
     r = cli("run", "--colors", "0-7", "--report", tmp_path / "fresh.json", "--", "true")
     assert r.returncode == 0 and "was not written" not in r.stderr and (tmp_path / "fresh.json").exists()
+
+
+@needs_root
+@needs_library
+def test_a_setting_libmemtint_refuses_is_said_before_the_program_starts(tmp_path):
+    # The library's own exit 2 could not be told from a program that exits with 2.
+    marker = tmp_path / "ran"
+    r = cli("run", "--colors", "0-7", "--", "/bin/sh", "-c", f"touch {marker}",
+            env={**os.environ, "MEMTINT_POOL_LIMIT": "bogus"})
+    assert r.returncode == 2 and not marker.exists()
+    assert r.stderr.strip().endswith("memtint: error: libmemtint cannot start with these settings: "
+                                     "MEMTINT_POOL_LIMIT='bogus': expected a size like 512M or 4G"), r.stderr
+
+
+@needs_root
+@needs_library
+def test_a_report_a_child_left_is_not_taken_for_the_programs(tmp_path):
+    # bash ran a child (its report written, fresh), then was killed: the file held /bin/true's
+    # report and nothing was said.
+    report = tmp_path / "r.json"
+    r = cli("run", "--colors", "0-7", "--report", report, "--", "/bin/bash", "-c", "/bin/true; kill -TERM $$")
+    assert r.returncode == 143
+    child = json.loads(report.read_text())
+    assert child["comm"] == "true" and child["pid"] > 0
+    assert (f"--report {report} is the report of PID {child['pid']} (true), a process the program started, not the "
+            "program's: the program (PID ") in r.stderr and "killed by signal 15" in r.stderr, r.stderr
+    # With %p, the program's own file is the one that counts.
+    r = cli("run", "--colors", "0-7", "--report", tmp_path / "p.%p.json", "--", "/bin/bash", "-c",
+            "/bin/true; kill -TERM $$")
+    assert r.returncode == 143 and "was not written (the reports beside it are of the processes it started: 1)" \
+        in r.stderr, r.stderr
 
 
 @needs_root
@@ -346,7 +378,9 @@ def test_unprivileged_commands_say_what_to_do():
                      ["run-mix", "--", "true", ":::", "true"]):
             r = subprocess.run([*as_nobody, *args], capture_output=True, text=True, env=env, timeout=60)
             assert r.returncode != 0, (args, r.stdout)
-            assert "root or CAP_SYS_ADMIN" in r.stderr and "hugepage" in r.stderr, (args, r.stderr)
+            assert "root or CAP_SYS_ADMIN" in r.stderr, (args, r.stderr)
+            # Colouring has a way without frame numbers; inspect has none (it was offered run's).
+            assert ("hugepage" in r.stderr) == (args[0] != "inspect"), (args, r.stderr)
             assert "Traceback" not in r.stderr
     finally:
         sleeper.kill()
@@ -373,6 +407,32 @@ def test_inspect_space_of_a_process_with_its_own_colours_is_said_to_have_no_effe
     assert with_space.returncode == 0, with_space.stderr
     assert any(w.startswith("--space llc: the process has its own colours") for w in json.loads(with_space.stdout)["warnings"])
     assert not any("--space" in w for w in json.loads(without.stdout)["warnings"])
+
+
+@needs_root
+@needs_library
+@pytest.mark.parametrize("how", [CLI, [str(Path(sys.executable).parent / "memtint")]])
+def test_inspect_of_memtint_run_inspects_its_program(how):
+    # A shell's $! after `memtint run ... &` is the wrapper: it was inspected, quietly, as a
+    # process with no colours.
+    wrapper = subprocess.Popen([*how, "run", "--colors", "0-3", "--", "sleep", "30"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            r = cli("inspect", str(wrapper.pid), "--json", "-")
+            if r.returncode == 0:
+                break
+            time.sleep(0.2)  # the program is not started yet
+        assert r.returncode == 0, r.stderr
+        report = json.loads(r.stdout)
+        assert report["pid"] != wrapper.pid and report["command"].startswith("sleep 30")
+        assert report["assigned_colours_text"] == "0-3"
+        assert f"PID {wrapper.pid} is `memtint run`, not the program it started: this is its program, PID " \
+               f"{report['pid']}" in report["warnings"]
+    finally:
+        wrapper.terminate()
+        wrapper.wait(timeout=30)
 
 
 @needs_root
@@ -409,8 +469,9 @@ def test_inspect_of_an_uncoloured_process_adds_up():
 
 # ---- unmodified programs under memtint run (acceptance 3) ---------------------------------------
 
-def _program_pid(runner: subprocess.Popen, timeout: float = 60) -> int:
-    """The PID of the program `memtint run` started (its child)."""
+def _program_pid(runner: subprocess.Popen, program: str, timeout: float = 60) -> int:
+    """The PID of the program `memtint run` started (its child running ``program``; before it,
+    `run` starts `true` once with the library's settings)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -418,8 +479,14 @@ def _program_pid(runner: subprocess.Popen, timeout: float = 60) -> int:
                 children = f.read().split()
         except OSError:
             children = []
-        if children:
-            return int(children[0])
+        for child in children:
+            try:
+                with open(f"/proc/{child}/cmdline", "rb") as f:
+                    first = f.read().split(b"\0")[0].decode(errors="replace")
+            except OSError:
+                continue
+            if os.path.basename(first) == os.path.basename(program):
+                return int(child)
         if runner.poll() is not None:
             raise AssertionError(f"memtint run exited early: {runner.stderr.read()}")
         time.sleep(0.02)
@@ -470,7 +537,7 @@ def _coloured_run_and_inspect(tmp_path, argv: list[str], data: bytes, colours: s
     feeder = threading.Thread(target=feed)
     feeder.start()
     try:
-        pid = _program_pid(runner)
+        pid = _program_pid(runner, argv[0])
         _wait_blocked_writing(pid)
         inspected = cli("inspect", str(pid), "--json", "-")
         output = runner.stdout.read()

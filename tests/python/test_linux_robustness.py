@@ -371,3 +371,21 @@ def test_inspecting_a_zombie_says_so():
         os.waitpid(pid, 0)
     refused(r, f"PID {pid} is a zombie (exited, not yet reaped by its parent): it has no memory to inspect")
     assert "kernel thread" not in r.stderr  # what it used to say
+
+
+def test_numa_probe_says_when_its_figure_is_not_the_memorys(tmp_path):
+    # 16 MiB arrays beside a 32 MiB LLC gave "35.1 GB/s" as the memory's; 64 threads on 2 CPUs
+    # ran without a word.
+    from memtint.linux.numa_probe import host_llc_bytes, size_warnings
+
+    for index, (size, level) in enumerate((("32K", 1), ("1024K", 2), ("32768K", 3))):
+        (tmp_path / f"index{index}").mkdir()
+        (tmp_path / f"index{index}" / "size").write_text(size + "\n")
+        (tmp_path / f"index{index}" / "level").write_text(f"{level}\n")
+    llc = host_llc_bytes(str(tmp_path))
+    assert llc == 32 << 20
+    assert host_llc_bytes(str(tmp_path / "none")) is None
+    small, crowded = size_warnings(16 << 20, 64, 2, llc)
+    assert "--size 16 MiB" in small and "32 MiB last-level cache" in small and "--size 128M" in small
+    assert "--threads 64" in crowded and "2 CPU(s)" in crowded
+    assert size_warnings(128 << 20, 2, 2, llc) == [] and size_warnings(1 << 20, 1, 2, None) == []

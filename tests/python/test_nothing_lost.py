@@ -6,6 +6,7 @@ exit status, and that no input changed: content, file type and inode."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -815,6 +816,19 @@ def test_an_output_through_a_redirected_stdout_is_refused_and_the_file_kept(tmp_
                 assert done.returncode == 0 and shm.stat().st_size > 0, done.stderr
         finally:
             shm.unlink(missing_ok=True)
+
+
+def test_an_output_through_stdout_into_a_pipe_is_written_into_it(tmp_path, trace):
+    """`--json /dev/stdout | cat`: a pipe behind the link is a stream, as a FIFO is (it was
+    refused as a file in /proc)."""
+    before = sorted(os.listdir(tmp_path))
+    for path in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        done = subprocess.run([sys.executable, "-m", "memtint.cli", "trace-stats", str(trace), "--json", path],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+        assert done.returncode == 0, (path, done.stderr)
+        first, _ = json.JSONDecoder().raw_decode(done.stdout)
+        assert first and first[0]["instructions"] > 0, path
+    assert sorted(os.listdir(tmp_path)) == before
 
 
 def test_convert_takes_files_not_dash_or_a_pipe(memtint, tmp_path, trace):

@@ -183,6 +183,10 @@ def test_heavy_noise_refuses_instead_of_writing_a_wrong_preset(memtint, tmp_path
         (["--simulate", "i7-860", "--repetitions", "0"], ["--repetitions 0"]),
         (["--simulate", "i7-860", "--pair-span-mb", "3"], ["--pair-span-mb 3", "power of two"]),
         (["--simulate", "i7-860", "--write-preset", "nodir/p.toml"], ["--write-preset", "does not exist"]),
+        # It wrote a machine file over another preset's mapping, breaking that preset.
+        (["--simulate", "i7-860", "--write-preset", "probed.mapping.toml"],
+         ["--write-preset probed.mapping.toml: names a preset's mapping file"]),
+        (["--simulate", "i7-860", "--write-preset", "tier.node1.mapping.toml"], ["names a preset's mapping file"]),
         (["--simulate", "i7-860", "--jitter-ns", "nan"], ["--jitter-ns nan", "finite"]),
         (["--simulate", "i7-860", "--spike-rate", "2"], ["--spike-rate 2.0", "from 0 to 1"]),
         (["--simulate", "i7-860", "--seed", "-1"], ["--seed", "at least 0, got -1"]),

@@ -87,3 +87,10 @@ def test_a_short_probe_reports_its_figures_and_limits(memtint, tmp_path):
     assert summary["loads"] == 20000 and summary["median_load_ns"] > 0
     assert any("memory controller" in limit for limit in summary["limits"])
     assert (tmp_path / "probe.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("args", [["--rounds", "0"], ["--samples", "0"], ["--threshold", "nan"]])
+def test_bad_settings_are_refused_before_the_progress_bar(memtint, args):
+    code, out, err = memtint("refresh-probe", *args)
+    assert code == 2 and err.strip().count("\n") == 0 and err.startswith("memtint: error: " + args[0]), err
+    assert "━" not in err + out

@@ -545,3 +545,13 @@ def test_run_needs_colours_or_a_tier_policy_and_tier_options_need_a_policy():
     assert done.returncode == 2 and "--colors SPEC" in done.stderr and "--tier-policy" in done.stderr
     done = cli("run", "--colors", "0", "--weights", "2:1", "--", "true")
     assert done.returncode == 2 and "--weights only apply with --tier-policy" in done.stderr
+
+
+@pytest.mark.parametrize("policy, args, weighted", [("bw-interleave", ["--weights", "2:1"], True),
+                                                    ("interleave", [], False), ("local", [], False)])
+def test_the_summary_line_gives_weights_only_where_the_policy_has_them(fake, policy, args, weighted):
+    # damon and local said "(weights 1:1, 1:1)", weights they never use.
+    done = cli("run", "--tier-policy", policy, *args, "--", "true", fake_dir=fake.root)
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stderr.splitlines() if "program exit 0" in x)
+    assert line.startswith(f"memtint: {policy} over node0, node1") and ("(weights " in line) == weighted, line

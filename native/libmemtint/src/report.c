@@ -189,6 +189,14 @@ void mt_report_write(bool forked) {
     if (!mt_cfg.report_path[0]) return;
     mt_text path = {0};
     report_path(&path);
+    struct stat through;
+    /* A pipe, socket or device behind a link (/dev/stdout is /proc/self/fd/1, whose target
+     * "pipe:[N]" is no path) is opened through the link. */
+    if (stat(path.buf, &through) == 0 && !S_ISREG(through.st_mode) && !S_ISDIR(through.st_mode)) {
+        put_error = 0;
+        write_special(path.buf, S_ISFIFO(through.st_mode));
+        return;
+    }
     if (resolve_links(&path)) {
         warn_unwritable(path.buf);
         return;
@@ -207,11 +215,33 @@ void mt_report_write(bool forked) {
     write_regular(path.buf, stat(path.buf, &st) == 0 ? &st : NULL);
 }
 
+/* The process's name (/proc/self/comm), as a JSON string's contents: a quote, backslash or
+ * control character becomes '?' (a name is for reading, not for parsing). */
+static void text_comm(mt_text *t) {
+    char name[32] = {0};
+    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? 0 : read(fd, name, sizeof name - 1);
+    if (fd >= 0) close(fd);
+    for (ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c == '\n' && i == n - 1) break;
+        if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f) name[i] = '?';
+    }
+    if (n > 0 && name[n - 1] == '\n') name[n - 1] = 0;
+    mt_text_str(t, n > 0 ? name : "");
+}
+
 static void write_body(int fd) {
     struct memtint_stats st;
     memtint_get_stats(&st);
     mt_text t = {0};
-    mt_text_str(&t, "{\"mode\": \"");
+    /* Which process wrote it: processes sharing one path replace one another's report, and
+     * `memtint run` tells the program's own from a child's. */
+    mt_text_str(&t, "{\"pid\": ");
+    mt_text_u64(&t, (uint64_t)getpid());
+    mt_text_str(&t, ", \"comm\": \"");
+    text_comm(&t);
+    mt_text_str(&t, "\", \"mode\": \"");
     mt_text_str(&t, st.mode == MEMTINT_MODE_PAGEMAP ? "pagemap" : st.mode == MEMTINT_MODE_HUGEPAGE ? "hugepage" : "off");
     mt_text_str(&t, "\", \"colours\": \"");
     if (mt_cfg.have_colours) mt_text_colours(&t, mt_cfg.colours, 1u << mt_cfg.n_masks);

@@ -37,7 +37,7 @@ def add_commands(commands: Any) -> None:
     inspect.add_argument("--machine", default="i7-860", help="machine preset or TOML whose mapping decodes frames "
                          "(default i7-860)")
     inspect.add_argument("--mapping", help="address mapping preset or TOML instead of the machine's")
-    inspect.add_argument("--space", help=SPACE_HELP + " (default bank; for a process without assigned masks)")
+    inspect.add_argument("--space", help=SPACE_HELP + "; for a process without assigned masks")
     inspect.add_argument("--json", metavar="OUT", help="write the JSON report to OUT ('-' for stdout)")
     inspect.set_defaults(handler=_inspect)
 
@@ -297,11 +297,12 @@ def _run(args: argparse.Namespace) -> int:
              if v is not None]
     if given:
         raise LinuxError(f"{', '.join(given)} only apply with --tier-policy")
-    if not args.colors:
+    if args.colors is None:
         raise LinuxError("memtint run needs --colors SPEC (colour the heap) or --tier-policy NAME (place it over "
                          "memory nodes)")
     if not argv:
         raise LinuxError("no program given: memtint run --colors SPEC -- PROGRAM ARGS...")
+    _check_run_arguments(args)
     if _warn(vm_warning()):
         os.environ[NOTED] = "1"  # the program's processes need not each say it again
     _warn(map_count_warning(args.mode))
@@ -311,32 +312,62 @@ def _run(args: argparse.Namespace) -> int:
     started = time.time()
     run = run_coloured(argv, args.colors, machine=args.machine, mapping=args.mapping, space=args.space,
                        cpus=args.cpus, mode=args.mode, spill=args.spill, report=args.report, node=args.node)
-    _warn(_report_not_written(args.report, started, run.exit_code))
+    _warn(_report_not_written(args.report, started, run.exit_code, run.process.pid))
     return run.exit_code if run.exit_code is not None else 1
 
 
-def _report_not_written(report: str | None, started: float, exit_code: int | None) -> str | None:
-    """libmemtint writes ``--report`` from the program's exit handlers, which ``_exit`` (every
-    dash script), a signal or exec skip: said, so that no report (or an older one) passes for
-    this run's."""
+def _check_run_arguments(args: argparse.Namespace) -> None:
+    """The arguments `run_coloured` checks, checked before the host's warnings, so that a mistake
+    is the one line said (run_coloured checks them again, for API callers)."""
+    from memtint.linux.colour_spec import parse_list
+    from memtint.linux.launch import check_node, parse_cpus
+    from memtint.linux.layout import colour_layout
+    from memtint.linux.run import check_report_path
+
+    layout = colour_layout(args.machine, args.space, mapping=args.mapping)
+    parse_list(args.colors, count=layout.colours, where=layout.described)
+    if args.cpus is not None:
+        parse_cpus(args.cpus)
+    check_node(args.node)
+    check_report_path(args.report)
+
+
+def _report_not_written(report: str | None, started: float, exit_code: int | None, pid: int) -> str | None:
+    """libmemtint writes ``--report`` from the exit handlers of each process it is preloaded in,
+    which ``_exit`` (every dash script), a signal or exec skip: said when the program (process
+    ``pid``) left no report of its own, so that no report, an older one or a child's does not
+    pass for the program's."""
     import glob
+    import json
     import stat
 
     if not report:
         return None
-    paths = glob.glob(glob.escape(report).replace("%p", "*")) if "%p" in report else [report]
-    for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        if not stat.S_ISREG(st.st_mode) or st.st_mtime >= started - 0.05:  # file times are a tick (up to 10 ms) coarse
-            return None  # a device or FIFO cannot tell; a fresh file is this run's
     how = f"was killed by signal {exit_code - 128}" if exit_code and exit_code > 128 else \
         f"exited with status {exit_code}"
-    older = " (the file there is older: it is not this run's)" if paths and any(os.path.exists(p) for p in paths) else ""
-    return (f"--report {report} was not written{older}: the program {how} without running its exit handlers "
-            "(_exit, a signal, or an exec; dash scripts end with _exit), where libmemtint writes its report")
+    why = (f"the program (PID {pid}) {how} without running its exit handlers (_exit, a signal, or an exec; dash "
+           "scripts end with _exit), where libmemtint writes its report")
+    own = report.replace("%p", str(pid))
+    try:
+        st = os.stat(own)
+    except OSError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return None  # a device or FIFO cannot tell
+    if st is not None and st.st_mtime >= started - 0.05:  # file times are a tick (up to 10 ms) coarse
+        try:
+            with open(own, encoding="utf-8") as f:
+                writer = json.load(f)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(writer, dict) or writer.get("pid") in (None, pid):
+            return None
+        return (f"--report {own} is the report of PID {writer['pid']} ({writer.get('comm') or '?'}), a process the "
+                f"program started, not the program's: {why}; with %p in the path each process writes its own")
+    others = glob.glob(glob.escape(report).replace("%p", "*")) if "%p" in report else []
+    beside = f" (the reports beside it are of the processes it started: {len(others)})" if others else ""
+    older = " (the file there is older: it is not this run's)" if st is not None else ""
+    return f"--report {own} was not written{older}{beside}: {why}"
 
 
 def _verify(args: argparse.Namespace) -> None:
@@ -438,9 +469,12 @@ def _run_tiered(args: argparse.Namespace, argv: list[str]) -> int:
     cpus = parse_cpus(args.cpus) if args.cpus else None
     say = lambda text: sys.stderr.write(f"memtint: {text}\n")  # noqa: E731
     run = run_tiered(argv, plan, system, cpus=cpus, period=args.period, on_message=say)
-    say(f"{plan.policy} over {', '.join(f'node{n}' for n in plan.nodes)} (weights "
-        f"{':'.join(map(str, plan.weights))}, {plan.weights_source}); program exit {run.exit_code} after "
-        f"{run.wall_seconds:.2f} s")
+    from memtint.linux.tier_policies import NO_WEIGHTS, POLICIES
+
+    weighted = POLICIES[plan.policy].weights != NO_WEIGHTS  # 1:1 or local policies take none
+    say(f"{plan.policy} over {', '.join(f'node{n}' for n in plan.nodes)}"
+        + (f" (weights {':'.join(map(str, plan.weights))}, {plan.weights_source})" if weighted else "")
+        + f"; program exit {run.exit_code} after {run.wall_seconds:.2f} s")
     if run.daemon is not None:
         d = run.daemon
         failed = ", ".join(f"{k} {v}" for k, v in sorted(d.pages_failed.items())) or "none"
@@ -524,8 +558,11 @@ def _numa_probe(args: argparse.Namespace) -> int:
     from memtint.linux.numa_probe import PAGE_BYTES
 
     # Every value checked before the banner and the progress bar (0 threads used to mean "all").
-    if args.repeats < 1:
-        raise LinuxError(f"--repeats {args.repeats}: give at least 1 pass per node")
+    from memtint.linux.numa_probe import REPEATS_MAX, host_llc_bytes, size_warnings
+
+    if not 1 <= args.repeats <= REPEATS_MAX:
+        raise LinuxError(f"--repeats {args.repeats}: give 1 to {REPEATS_MAX} passes per node (the figure is the best "
+                         "pass)")
     if args.threads is not None and args.threads < 1:
         raise LinuxError(f"--threads {args.threads}: give at least 1 copy thread")
     threads = args.threads or len(os.sched_getaffinity(0))
@@ -533,6 +570,8 @@ def _numa_probe(args: argparse.Namespace) -> int:
         raise LinuxError(f"--size {args.size}: each of the {threads} copy threads needs a page of each array: give at "
                          f"least {PAGE_BYTES * threads} bytes")
     check_outputs({"--json": args.json}, [])
+    for warning in size_warnings(size, threads, len(os.sched_getaffinity(0)), host_llc_bytes()):
+        _warn(warning)
     from memtint.linux.hypervisor import detect_hypervisor
 
     if (why := detect_hypervisor()):  # the figures are the guest's nodes, on whatever memory the host gives
@@ -599,6 +638,7 @@ def _refresh_probe(args: argparse.Namespace) -> int:
             raise LinuxError(f"--plot {args.plot}: give a file name ending in one of "
                              + ", ".join(f".{f}" for f in refresh_probe.PLOT_FORMATS) + " (the suffix is the format)")
     check_outputs({"--json": args.json, "--plot": args.plot}, [])
+    refresh_probe.check_arguments(args.rounds, args.samples, args.threshold)
     err = Console(stderr=True)
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=False) as progress:

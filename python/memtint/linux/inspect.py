@@ -16,7 +16,7 @@ from memtint.linux.errors import LinuxError, is_zombie, zombie
 from memtint.linux.hypervisor import vm_warning
 from memtint.linux.layout import ColourLayout, colour_layout, linear_value, machine_nodes
 from memtint.linux.maps import CLASSES, mark_allocator_arena, read_maps
-from memtint.linux.pagemap import check_frame_access, open_pagemap, read_frames
+from memtint.linux.pagemap import FRAME_PRIVILEGE, check_frame_access, open_pagemap, read_frames
 
 SCHEMA_VERSION = 1
 # Inaccessible mappings larger than this are reservations (libmemtint's 512 GiB arena) and skipped.
@@ -29,6 +29,52 @@ def _command_line(pid: int) -> str:
             return " ".join(a.decode(errors="replace") for a in f.read().split(b"\0") if a)
     except OSError:
         return ""
+
+
+def _memtint_subcommand(pid: int) -> str | None:
+    """``run`` or ``run-mix`` when process ``pid`` is that memtint command (the wrapper whose
+    child is the program, and whose PID a shell's ``$!`` gives), else None."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return None
+    for i, word in enumerate(argv[:-1]):
+        if os.path.basename(word) == "memtint" or (i and argv[i - 1] == "-m" and word in ("memtint", "memtint.cli")):
+            rest = [a for a in argv[i + 1:] if not a.startswith("-")]
+            return rest[0] if rest and rest[0] in ("run", "run-mix") else None
+    return None
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[1:2] == [str(pid)]:
+            found.append(int(entry))
+    return sorted(found)
+
+
+def _program_of_wrapper(pid: int) -> int | None:
+    """The program's PID when ``pid`` is `memtint run` (None when it is not a wrapper); raises
+    when the wrapper's program is not one process to inspect."""
+    command = _memtint_subcommand(pid)
+    if command is None:
+        return None
+    children = _children(pid)
+    if command == "run" and len(children) == 1:
+        return children[0]
+    if not children:
+        raise LinuxError(f"PID {pid} is `memtint {command}`, whose program{'s have' if command == 'run-mix' else ' has'} "
+                         "ended or not started: inspect the program's own PID")
+    raise LinuxError(f"PID {pid} is `memtint {command}`, not a program: its programs are PIDs "
+                     f"{', '.join(map(str, children))}; inspect one of them")
 
 
 def _histogram(counts: dict[tuple[int, ...], dict[str, int]], assigned: bool) -> list[dict[str, Any]]:
@@ -154,9 +200,12 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
     """
     if not os.path.exists(f"/proc/{pid}"):
         raise LinuxError(f"no process with PID {pid}")
+    followed = _program_of_wrapper(pid)
+    if followed is not None:
+        pid, followed = followed, pid
     if is_zombie(pid):  # its maps read as empty: it would look like a process with no pages
         raise zombie(pid)
-    check_frame_access()
+    check_frame_access(FRAME_PRIVILEGE)
     layout: ColourLayout = colour_layout(machine, space or "bank", mapping=mapping)
     assigned = assigned_colours(pid)
     colour_masks = assigned.masks if assigned else layout.masks
@@ -178,6 +227,9 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
     resident = sum(pages.values())
     node_pages, numa_policies = pages_per_node(pid, mappings)
     warnings = [w for w in [vm_warning()] if w]
+    if followed is not None:
+        warnings.append(f"PID {followed} is `memtint run`, not the program it started: this is its program, "
+                        f"PID {pid}")
     if assigned and space is not None:  # the process's own masks are what is reported
         warnings.append(f"--space {space}: the process has its own colours (MEMTINT_COLOR_MASKS), which by_colour "
                         "reports; --space applies to a process without them")

@@ -91,6 +91,27 @@ def check_preloadable(argv: Sequence[str], env: dict[str, str]) -> None:
             raise LinuxError(problem)
 
 
+def check_library_starts(env: dict[str, str]) -> None:
+    """Start the library once, in ``true``, with ``env`` (no report): libmemtint checks its
+    settings (the MEMTINT_* variables, this host's frames in auto mode) before the program's
+    main and exits 2 on a bad one, which afterwards could not be told from the program's own
+    status 2. Said here, before the program starts."""
+    true = shutil.which("true")
+    if not true:
+        return
+    trial = {k: v for k, v in env.items() if k != "MEMTINT_REPORT"}
+    trial["MEMTINT_QUIET"] = "1"
+    try:
+        done = subprocess.run([true], env=trial, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, errors="replace", timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    said = [line.removeprefix("libmemtint: error: ") for line in done.stderr.splitlines()
+            if line.startswith("libmemtint: error: ")]
+    if done.returncode != 0 and said:
+        raise LinuxError("libmemtint cannot start with these settings: " + "; ".join(said))
+
+
 def command_inputs(argv: Sequence[str], env: dict[str, str]) -> list[str]:
     """The files a command reads as far as can be told from outside: its program and the
     pieces of its arguments that name existing files (memtint.outputs.argument_paths). An
@@ -172,7 +193,8 @@ def _affinity(cpus: Sequence[int] | None):
     available = os.sched_getaffinity(0)
     missing = [c for c in cpus if c not in available]
     if missing:
-        raise LinuxError(f"CPUs {format_list(missing)} are not available here (this process may use "
+        raise LinuxError(f"CPU{'s' if len(missing) > 1 else ''} {format_list(missing)} "
+                         f"{'are' if len(missing) > 1 else 'is'} not available here (this process may use "
                          f"{format_list(sorted(available))})")
     chosen = set(cpus)
     return lambda: os.sched_setaffinity(0, chosen)
@@ -258,5 +280,5 @@ def forward_signals(processes: Sequence[subprocess.Popen]):
     return lambda: [signal.signal(s, h) for s, h in previous.items()]
 
 
-__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "check_node", "check_preloadable", "coloured_environment", "command_inputs",
+__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "check_library_starts", "check_node", "check_preloadable", "coloured_environment", "command_inputs",
            "cost_note", "exit_status", "parse_cpus", "start", "CommandRun", "forward_signals"]

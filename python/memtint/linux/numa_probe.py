@@ -32,6 +32,45 @@ class NodeBandwidth:
     on_node_fraction: float
 
 
+#: The most passes per node: a figure is the best pass, and more than this adds time, not precision.
+REPEATS_MAX = 1000
+
+
+def host_llc_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> int | None:
+    """The largest cache of CPU 0 (its last level), from sysfs; None when sysfs does not say."""
+    found = []
+    try:
+        entries = os.listdir(root)
+    except OSError:
+        return None
+    for entry in entries:
+        try:
+            with open(os.path.join(root, entry, "size")) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+        if text[-1:] in units and text[:-1].isdigit():
+            found.append(int(text[:-1]) * units[text[-1]])
+        elif text.isdigit():
+            found.append(int(text))
+    return max(found) if found else None
+
+
+def size_warnings(size: int, threads: int, cpus: int, llc: int | None) -> list[str]:
+    """What makes a figure other than the memory's: arrays a cache holds (STREAM's rule: each
+    array at least 4 times the last-level cache), or more copy threads than CPUs to run them."""
+    found = []
+    if llc and size < 4 * llc:
+        found.append(f"--size {size >> 20} MiB: each array is under 4 times this CPU's {llc >> 20} MiB last-level "
+                     f"cache (STREAM's rule), so the figure is partly the cache's; give --size {4 * llc >> 20}M or "
+                     "more")
+    if threads > cpus:
+        found.append(f"--threads {threads}: more copy threads than the {cpus} CPU(s) this process may use; they take "
+                     "turns, and the figure is lower than the memory gives")
+    return found
+
+
 def _buffer(system: NumaSystem, node: int, size: int):
     """An anonymous mapping bound to `node` before its first touch, as a numpy float64 array."""
     import numpy

@@ -21,12 +21,15 @@ SWAPPED = 1 << 62
 # Entries read per system call: 64 KiB of pagemap covers 32 MiB of address space.
 CHUNK_PAGES = 8192
 
-PRIVILEGE_FIX = (
+#: What reading frame numbers needs, as `inspect` can act on it.
+FRAME_PRIVILEGE = (
     "frame numbers need root or CAP_SYS_ADMIN (unprivileged reads of /proc/PID/pagemap return frame "
-    "number 0): run as root (sudo), grant the capability (setcap cap_sys_admin+ep on the Python "
-    "interpreter), or use libmemtint's hugepage mode (memtint run --mode hugepage), whose colours "
-    "need no frame numbers"
+    "number 0): run as root (sudo), or grant the capability (setcap cap_sys_admin+ep on the Python "
+    "interpreter)"
 )
+#: The same for colouring, which has a way around it.
+PRIVILEGE_FIX = (FRAME_PRIVILEGE + "; or colour without them in libmemtint's hugepage mode (memtint run --mode "
+                 "hugepage)")
 
 
 @dataclass
@@ -81,12 +84,13 @@ def open_pagemap(pid: int | str) -> int:
     except FileNotFoundError:
         raise LinuxError(f"no process with PID {pid}") from None
     except PermissionError:
-        raise PrivilegeError(f"cannot read {path} (process of another user): {PRIVILEGE_FIX}") from None
+        raise PrivilegeError(f"cannot read {path}: the process is another user's, whose page map only root "
+                             "reads (sudo)") from None
 
 
-def check_frame_access() -> None:
-    """Raise PrivilegeError unless this process can read real frame numbers: it touches one page
-    of its own and reads its PFN back (non-zero when privileged)."""
+def check_frame_access(fix: str = PRIVILEGE_FIX) -> None:
+    """Raise PrivilegeError (saying ``fix``) unless this process can read real frame numbers: it
+    touches one page of its own and reads its PFN back (non-zero when privileged)."""
     buf = mmap.mmap(-1, PAGE_BYTES)
     try:
         buf[0] = 1
@@ -97,7 +101,7 @@ def check_frame_access() -> None:
     if not frames.pfns:
         raise LinuxError("could not fault in a test page to probe /proc/self/pagemap")
     if frames.pfns[0] == 0:
-        raise PrivilegeError(PRIVILEGE_FIX)
+        raise PrivilegeError(fix)
 
 
 def _address_of(buf: mmap.mmap) -> int:

@@ -247,7 +247,8 @@ def limits() -> list[str]:
     return out
 
 
-def probe(rounds: int, samples: int, factor: float, advance: Callable[[], None] = lambda: None) -> ProbeResult:
+def check_arguments(rounds: int, samples: int, factor: float) -> None:
+    """The probe's settings, checked before anything is shown or measured."""
     if platform.machine() not in ("x86_64", "AMD64"):
         raise LinuxError(f"the refresh probe needs x86-64 (clflush and rdtscp); this machine is {platform.machine()}")
     if rounds < 1:
@@ -256,6 +257,10 @@ def probe(rounds: int, samples: int, factor: float, advance: Callable[[], None] 
         raise LinuxError(f"--samples must be between 10000 and 1000000000, got {samples}")
     if not 1.0 < factor < 100.0:
         raise LinuxError(f"--threshold must be above 1 and below 100 (a multiple of the median load), got {factor}")
+
+
+def probe(rounds: int, samples: int, factor: float, advance: Callable[[], None] = lambda: None) -> ProbeResult:
+    check_arguments(rounds, samples, factor)
     out = []
     for _ in range(rounds):
         out.append(run_round(samples, factor))

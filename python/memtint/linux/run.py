@@ -9,8 +9,8 @@ from typing import Any, Callable, Sequence
 
 from memtint.linux.colour_spec import parse_list
 from memtint.linux.errors import LinuxError
-from memtint.linux.launch import (CommandRun, check_can_colour, check_node, check_preloadable, coloured_environment,
-                                  command_inputs, exit_status, forward_signals, parse_cpus, start)
+from memtint.linux.launch import (CommandRun, check_can_colour, check_library_starts, check_node, check_preloadable,
+                                  coloured_environment, command_inputs, exit_status, forward_signals, parse_cpus, start)
 from memtint.linux.layout import colour_layout
 from memtint.linux.numa import NumaSystem
 from memtint.outputs import OutputError, check_outputs
@@ -21,7 +21,7 @@ def check_report_path(report: str | None, inputs: Sequence[str] = ()) -> None:
     `inputs`: checked before the program runs, since libmemtint can only warn at the program's
     exit. The rules are libmemtint's: a device or FIFO is written into, a symlink followed, a
     directory or a place where no file can be created (/proc/x) refused."""
-    if not report:
+    if report is None:
         return
     try:
         # "%p" becomes each process's id; any id stands for them in the check
@@ -57,6 +57,7 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     check_report_path(report, [*command_inputs(argv, env), *_config_files(machine, mapping)])
     check_can_colour(layout, mode)
     check_preloadable(argv, env)
+    check_library_starts(env)
     run = CommandRun(list(argv), chosen, cpu_list, report)
     run.started = time.monotonic()
     run.process = start(argv, env, cpu_list)

@@ -13,8 +13,8 @@ from typing import Any, Callable, Sequence
 
 from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
-from memtint.linux.launch import (CommandRun, check_can_colour, check_preloadable, coloured_environment, exit_status,
-                                  forward_signals, parse_cpus, start)
+from memtint.linux.launch import (CommandRun, check_can_colour, check_library_starts, check_preloadable,
+                                  coloured_environment, exit_status, forward_signals, parse_cpus, start)
 from memtint.linux.layout import ColourLayout, MemtintError, policy_partition
 
 SEPARATOR = ":::"
@@ -94,6 +94,7 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
         if vm:
             env[NOTED] = "1"  # said once above, not again by libmemtint in every program
         runs.append((run, env))
+    check_library_starts(runs[0][1])
     started_all = time.monotonic()
     started: list[CommandRun] = []
     try:

@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import math
 import os
+import re
 import sys
 import time
 from typing import Any
@@ -110,6 +111,11 @@ def run_command(args: argparse.Namespace) -> int:
         info = describe(args.simulate)
         node_count = len(info["nodes"]) if args.node is None else 1
     outputs = {"--write-preset": args.write_preset, "--json": args.json}
+    if args.write_preset and re.search(r"\.(node\d+\.)?mapping\.toml$", args.write_preset):
+        # It would write a machine file where another preset keeps its mapping, breaking that preset.
+        raise MemtintError(f"--write-preset {args.write_preset}: names a preset's mapping file (a preset NAME.toml "
+                           "keeps its mapping beside it in NAME.mapping.toml, which this would replace with a machine "
+                           "file); give the machine file's name, NAME.toml")
     if args.write_preset:
         from memtint.probe.preset import mapping_file_name
 
