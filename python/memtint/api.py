@@ -26,14 +26,38 @@ def engine_json(value: Any) -> str:
     TOML, ``1e400`` on the command line) is refused here with its key, since the engine would
     only see a syntax error at a column of this text; so is an integer beyond 64 bits, which the
     engine would read as a floating-point number and refuse without its bound."""
+    value = plain(value)
     if (huge := _beyond_64_bits(value)):
         raise MemtintError(f"invalid configuration: {huge[0]}: {huge[1]} is more than any setting takes "
                            f"(at most {2**64 - 1:,}, 64 bits)")
     try:
         return json.dumps(value, allow_nan=False)
+    except TypeError as error:  # an object no setting is (a set, a function...)
+        raise MemtintError(f"invalid configuration: {error}") from None
     except ValueError:
         raise MemtintError(f"invalid configuration: {_non_finite(value) or 'a value'} is not a finite number "
                            "(NaN and infinities are not settings)") from None
+
+
+def plain(value: Any) -> Any:
+    """``value`` with the numbers and paths a notebook hands over made the plain ones JSON and
+    the settings' checks take: a NumPy integer (``np.arange(3)``'s items) as an int, a NumPy
+    float as a float, a NumPy bool as a bool, a ``pathlib.Path`` as its text; tuples as lists."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):  # no numbers.Number
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value
 
 
 def _beyond_64_bits(value: Any, path: str = "") -> tuple[str, int] | None:
@@ -244,6 +268,13 @@ def run_dram(machine: str, workload: dict[str, Any], **options: Any) -> dict[str
     unknown = set(options) - set(build_run_spec.__kwdefaults__ or {})
     if unknown:
         raise TypeError(f"run_dram() got unexpected option(s): {', '.join(sorted(unknown))}")
+    if options.get("export_drampower") is not None:  # named by its key, as the command line names its option
+        from memtint.outputs import OutputError, check_output_dir
+
+        try:
+            check_output_dir("export_drampower", os.fspath(options["export_drampower"]))
+        except OutputError as error:
+            raise MemtintError(str(error)) from None
     spec = build_run_spec(machine, workload, **options)
     return json.loads(_engine.run_dram(engine_json(spec)))
 
@@ -380,7 +411,7 @@ def build_sim_spec(
             raise MemtintError("processes: give at least one process")
     elif not programs:
         raise MemtintError("programs: a mix needs at least one program")
-    check_instructions("instructions", whole_number("instructions", instructions, 0))
+    check_instructions("instructions", whole_number("instructions", instructions, 1))
     _seed("seed", seed)
     check_instructions("warmup", whole_number("warmup", warmup, 0))
     table_argument("os_options", os_options, '{"strict": True}')
@@ -428,13 +459,53 @@ def run_sim(machine: str | dict[str, Any], programs: list[str], **options: Any) 
     ``sampling`` (a sampled run's settings; see :func:`build_sim_spec`).
     Policies include ``ccps`` (CCPS core regions and binding), ``mcp`` and ``imps`` (channel
     partitioning from ``os_options["profiles"]``).
+
+    A run estimated above 10 minutes warns before it starts (``warnings``): the engine runs to
+    its end with the GIL released, and an interrupt (Ctrl-C, a notebook's stop) takes effect
+    when it returns. NumPy numbers and ``pathlib`` paths are taken as plain ones.
     """
+    import inspect
+
+    known = [k for k in inspect.signature(build_sim_spec).parameters if k not in ("machine", "programs")]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise TypeError(f"run_sim() got unexpected option(s): {', '.join(unknown)}; its options: {', '.join(known)}")
+    if "instructions" not in options:
+        raise TypeError("run_sim() needs instructions= (instructions per core)")
     spec = build_sim_spec(machine, programs, **options)
+    _warn_if_long(spec)
     return json.loads(_engine.run_sim(engine_json(spec)))
 
 
+def _warn_if_long(spec: dict[str, Any]) -> None:
+    """A run estimated above 10 minutes is said before it starts (as the command line says it):
+    the engine cannot be interrupted from Python, so a notebook's interrupt waits for its end."""
+    import warnings
+
+    from memtint.limits import ANNOUNCE_SECONDS, duration_text, sim_seconds
+
+    seconds = sim_seconds(spec)
+    if seconds > ANNOUNCE_SECONDS:
+        warnings.warn(f"this run will take about {duration_text(seconds)} (estimated from its size); the engine "
+                      "cannot be interrupted from Python, so an interrupt takes effect when it ends",
+                      stacklevel=3)
+
+
 def run_sim_spec(spec: dict[str, Any]) -> dict[str, Any]:
-    """Run a complete specification (as written by :func:`build_sim_spec` or a ``sim`` TOML)."""
+    """Run a complete specification (as written by :func:`build_sim_spec` or a ``sim`` TOML),
+    with :func:`run_sim`'s checks: the instruction limits, and programs named as a run file
+    names them (a profile, a trace path, a program of the workload suite by name)."""
+    from memtint.limits import check_instructions
+
+    if not isinstance(spec, dict):
+        raise MemtintError(f"spec: expected a run specification (a dict, as build_sim_spec gives), got {spec!r}")
+    spec = plain(spec)
+    for key in ("instructions", "warmup"):
+        if isinstance(spec.get(key), int) and not isinstance(spec[key], bool):
+            check_instructions(key, spec[key])
+    if isinstance(spec.get("programs"), list):
+        spec["programs"] = [_program(p, f"programs[{i}]") if isinstance(p, str) else p
+                            for i, p in enumerate(spec["programs"])]
     return json.loads(_engine.run_sim(engine_json(spec)))
 
 
@@ -456,6 +527,10 @@ def mix_metrics(programs: list[dict[str, float]]) -> dict[str, Any]:
 def cpu_trace_stats(workload: str, instructions: int | None = None, seed: int = 1) -> dict[str, Any]:
     """Records, instructions, reads, writebacks, reads per kilo-instruction and footprint of a
     CPU trace (or of a profile, up to ``instructions``)."""
+    if instructions is not None:
+        from memtint.limits import check_instructions
+
+        check_instructions("instructions", whole_number("instructions", instructions, 1))
     request = {"workload": _program(workload), "instructions": instructions, "seed": seed}
     return json.loads(_engine.cpu_trace_stats(engine_json(request)))
 

@@ -269,6 +269,7 @@ def compare(
     # The command line checks these before it calls; a script gets the same checks here.
     from memtint.limits import MAX_SEED, check_instructions
 
+    mix = [os.fspath(v) if isinstance(v, os.PathLike) else v for v in api.names_argument("mix", mix)]
     for name, value in (("mix", mix), ("policies", policies)):
         if api.names_argument(name, value) and not all(isinstance(v, str) for v in value):
             raise MemtintError(f"{name}: expected a list of names, got {value!r}")
@@ -284,6 +285,16 @@ def compare(
         raise MemtintError(f"policies: {', '.join(map(repr, twice))} given more than once (each policy is run once)")
     if isinstance(os_options, dict) and "policy" in os_options:
         raise MemtintError("os_options.policy: the policy comes from policies, not from the os table")
+    known = api.presets()["placement_policies"]
+    for name, names in (("policies", policies), ("baseline", [baseline] if baseline else [])):
+        unknown = [n for n in names if n not in known]
+        if unknown:  # before any run, and named by the argument, not by a run's os.policy key
+            raise MemtintError(f"{name}: unknown placement policy {unknown[0]!r}; valid placement policies: "
+                               + ", ".join(known))
+    if alone_results is not None and (not isinstance(alone_results, dict) or not all(
+            isinstance(r, dict) and isinstance(r.get("ipc"), (int, float)) for r in alone_results.values())):
+        raise MemtintError("alone_results: expected a dict of alone runs by alone_key (each as alone_run returns it, "
+                           f"with its ipc), got {str(alone_results)[:200]}")
     baseline = baseline or default_baseline(alone_machine or machine)
     common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides, sampling=sampling)
     shared_specs = {

@@ -453,7 +453,7 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     superseded = runs.attrs.get("superseded", 0)
     header = (f"{len(runs)} runs ({failed} failed"
               + (f"; {superseded} earlier failure(s) replaced by later runs of the same settings not counted"
-                 if superseded else "") + f") of {mixes} mixes" + (f" in {setups} setups" if setups > 1 else "")
+                 if superseded else "") + f") of {mixes} mix{'es' if mixes != 1 else ''}" + (f" in {setups} setups" if setups > 1 else "")
               + f" on {machines}; "
               f"{instructions} instructions per core; normalised to `{base}`"
               + (f" ({', '.join(base_series)})" if base_series and base_series != [base] else "") + ".")
@@ -465,6 +465,10 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     if (sampled := sampled_note(rows)):
         header += " " + sampled[0].upper() + sampled[1:] + " (per run in the store's weighted_speedup_ci95_low/high)."
     notes = []  # what a reader of the terminal table needs too
+    first_error = next((str(e) for e in runs.loc[runs["status"] != "ok", "error"] if isinstance(e, str)), None)
+    if failed == len(runs):  # a report of nothing but dashes, said plainly in it
+        header += (f" None of the {len(runs)} run{'s' if len(runs) != 1 else ''} succeeded, so this report has no "
+                   f"figures; the first error: {first_error}")
     if (populations := population_note(ok, series)):
         header += " " + populations
         notes.append(populations)
@@ -501,4 +505,4 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     return {"out": str(out_dir), "index": str(index_path), "summary": str(summary_path),
             "plots": [str(out_dir / name) for name, _ in PLOTS], "rows": rows, "baseline": base,
             "runs": len(runs), "mixes": mixes, "failed": failed, "superseded": superseded, "notes": notes,
-            "first_error": next((str(e) for e in runs.loc[runs["status"] != "ok", "error"] if isinstance(e, str)), None)}
+            "first_error": first_error}

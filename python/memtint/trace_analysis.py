@@ -55,6 +55,11 @@ def trace_stats(
     from memtint.api import flag_argument
 
     flag_argument("reuse", reuse)
+    if instructions is not None:
+        from memtint.api import whole_number
+        from memtint.limits import check_instructions
+
+        check_instructions("instructions", whole_number("instructions", instructions, 1))
     try:
         program = _program(workload)
         request = {"workload": program, "instructions": instructions, "seed": seed, "reuse": reuse}

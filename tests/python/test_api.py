@@ -203,3 +203,114 @@ def test_api_arguments_of_the_wrong_kind_are_refused_by_name(call, message):
 def test_the_os_table_may_repeat_the_policy():
     spec = memtint.api.build_sim_spec("i7-860", ["light"], instructions=1000, policy="bpm", os_options={"policy": "bpm"})
     assert spec["os"] == {"policy": "bpm"}
+
+
+# ---- a researcher's script: what a notebook hands over, and its mistakes ---------------------------------
+
+REPO_ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.engine
+def test_numpy_numbers_and_paths_are_taken_as_plain_values():
+    # Each was a bare "TypeError: Object of type int64 (PosixPath) is not JSON serializable".
+    import pathlib
+
+    import numpy as np
+
+    dram = memtint.run_dram("ddr4-2400", memtint.generate("random", 200, seed=1), read_queue=np.int64(32))
+    assert dram == memtint.run_dram("ddr4-2400", memtint.generate("random", 200, seed=1), read_queue=32) | {
+        k: dram[k] for k in ("wall_seconds", "requests_per_second", "dram_cycles_per_second")}
+    machine = pathlib.Path(REPO_ROOT / "configs" / "machines" / "i7-860.toml")
+    a = memtint.run_sim(machine, ["stream"], instructions=np.int64(20_000), os_options={"strict": np.bool_(False)})
+    b = memtint.run_sim(str(machine), ["stream"], instructions=20_000, os_options={"strict": False})
+    assert a["cores"] == b["cores"]
+    from memtint.sweep.runner import resolve_spec
+
+    spec = resolve_spec({"machines": [machine], "mixes": [["stream", "light"]], "policies": ["buddy"],
+                         "instructions": [np.int64(1000)], "seeds": list(np.arange(1, 3))})
+    assert sorted({e.seed for e in spec.entries}) == [1, 2] and all(type(e.seed) is int for e in spec.entries)
+    assert {e.machine for e in spec.entries} == {str(machine)}
+    with pytest.raises(memtint.MemtintError, match="Object of type set"):
+        memtint.run_sim("i7-860", ["stream"], instructions=1000, os_options={"x": {1, 2}})
+
+
+@pytest.mark.engine
+def test_run_sim_names_its_own_mistakes():
+    with pytest.raises(TypeError, match=r"run_sim\(\) got unexpected option\(s\): polcy; its options: instructions"):
+        memtint.run_sim("i7-860", ["stream"], instructions=1000, polcy="bpm")
+    with pytest.raises(TypeError, match=r"run_sim\(\) needs instructions="):
+        memtint.run_sim("i7-860", ["stream"])
+    for bad in (-5, 0):  # the command line's bound, not "at least 0" for one and an engine message for the other
+        with pytest.raises(memtint.MemtintError, match=f"instructions: expected a whole number of at least 1, got {bad}"):
+            memtint.run_sim("i7-860", ["stream"], instructions=bad)
+
+
+@pytest.mark.engine
+def test_run_sim_spec_has_run_sims_checks():
+    from memtint import api
+
+    spec = api.build_sim_spec("i7-860", ["stream"], instructions=1000)
+    spec["instructions"] = 10**14  # started, and ran on
+    with pytest.raises(memtint.MemtintError, match="more than memtint takes"):
+        api.run_sim_spec(spec)
+    # A suite program by name, as a run file names it.
+    by_name = api.run_sim_spec({"machine": "i7-860", "programs": ["bfs"], "instructions": 20_000})
+    by_path = api.run_sim_spec({"machine": "i7-860", "programs": [str(REPO_ROOT / "workloads" / "traces" /
+                                                                      "bfs.t1.mtt.gz")], "instructions": 20_000})
+    assert by_name["cores"] == by_path["cores"]
+    with pytest.raises(memtint.MemtintError, match="spec: expected a run specification"):
+        api.run_sim_spec(None)
+    for f in (lambda: memtint.trace_stats("stream", instructions=10**14), lambda: api.cpu_trace_stats("stream", 10**14)):
+        with pytest.raises(memtint.MemtintError, match="more than memtint takes"):
+            f()
+
+
+@pytest.mark.engine
+def test_compare_checks_its_policies_and_alone_results_before_any_run():
+    done = []
+    with pytest.raises(memtint.MemtintError, match="^policies: unknown placement policy 'bmp'; valid"):
+        memtint.compare("i7-860", ["stream", "light"], ["bpm", "bmp"], instructions=1000, warmup=0,
+                        progress=done.append)
+    with pytest.raises(memtint.MemtintError, match="^baseline: unknown placement policy 'nope'"):
+        memtint.compare("i7-860", ["stream", "light"], ["bpm"], baseline="nope", instructions=1000, warmup=0,
+                        progress=done.append)
+    assert done == []  # it used to run the alone runs and the first policies first
+    for bad in ([1], {"k": {"cores": []}}, {"k": "text"}):
+        with pytest.raises(memtint.MemtintError, match="^alone_results: expected a dict of alone runs"):
+            memtint.compare("i7-860", ["stream", "light"], ["bpm"], instructions=1000, warmup=0, alone_results=bad)
+    import pathlib
+
+    trace = REPO_ROOT / "workloads" / "traces" / "bfs.t1.mtt.gz"
+    r = memtint.compare("i7-860", [pathlib.Path(trace), "light"], ["buddy"], instructions=2000, warmup=0,
+                        use_cache=False)
+    assert r["policies"][0]["cores"][0]["program"] == str(trace)
+
+
+def test_a_drampower_export_into_a_file_is_named_by_its_key(tmp_path):
+    target = tmp_path / "file"
+    target.write_text("x")
+    with pytest.raises(memtint.MemtintError, match=f"^export_drampower {target}: exists and is not a directory"):
+        memtint.run_dram("ddr4-2400", memtint.generate("random", 10), export_drampower=target)
+
+
+@pytest.mark.parametrize("spec, out, words", [(None, "r", "spec: expected a sweep specification"),
+                                              (3, "r", "spec: expected a sweep specification"),
+                                              ({}, None, "out: expected the result directory's path")])
+def test_sweep_arguments_of_the_wrong_kind_are_named(tmp_path, spec, out, words):
+    with pytest.raises(memtint.MemtintError, match=words):
+        memtint.sweep(spec, out=None if out is None else tmp_path / out)
+
+
+def test_a_sweep_from_a_script_on_standard_input_is_refused_before_it_starts(tmp_path):
+    # Every run failed, blamed on a missing __main__ guard the script had.
+    import subprocess
+    import sys
+
+    script = ("import memtint\nif __name__ == '__main__':\n    try:\n        memtint.sweep({'machines': ['i7-860'], "
+              "'mixes': [['light']], 'policies': ['buddy'], 'instructions': 1000, 'warmup': 0}, out='r', jobs=1)\n"
+              "    except memtint.MemtintError as e:\n        print('refused:', e)\n")
+    done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    assert "refused: memtint.sweep's local workers start by importing the calling script, and this one has no file" \
+        in done.stdout, (done.stdout, done.stderr)
+    assert not (tmp_path / "r").exists()

@@ -205,7 +205,7 @@ def test_runs_of_other_settings_in_one_store_are_kept_apart(tmp_path):
     from memtint.reports import write_report
     report = write_report(tmp_path / "r", tmp_path / "report")
     assert (report["runs"], report["mixes"]) == (4, 1)
-    assert "4 runs (0 failed) of 1 mixes in 2 setups on i7-860" in (tmp_path / "report" / "summary.md").read_text()
+    assert "4 runs (0 failed) of 1 mix in 2 setups on i7-860" in (tmp_path / "report" / "summary.md").read_text()
 
 
 def test_a_report_says_when_policies_ran_on_different_mixes(tmp_path):

@@ -176,6 +176,10 @@ def test_a_script_sweeping_outside_the_main_guard_is_told_to_add_it(tmp_path):
                           text=True, timeout=120)
     assert done.returncode == 0 and "1 runs (1 failed)" in done.stdout, done.stdout
     assert "none of the 1 runs succeeded" in done.stderr and "terminated abruptly" in done.stderr, done.stderr
+    # And the report says it too (only the terminal did).
+    for page in ("report/summary.md", "report/index.html"):
+        text = (tmp_path / "res" / page).read_text()
+        assert "None of the 1 run succeeded" in text and "terminated abruptly" in text and "of 1 mix " in text, page
 
 
 def test_failed_run_is_recorded_and_the_cli_exits_non_zero(memtint, tmp_path):

@@ -51,10 +51,15 @@ class SweepSummary:
 
 def resolve_spec(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str]) -> SweepSpec:
     """A :class:`SweepSpec` from a spec object, a TOML-like dict, or a TOML path."""
+    from memtint.api import plain
+
     if isinstance(spec, SweepSpec):
         return spec
-    if isinstance(spec, dict):
-        return parse_spec(spec)
+    if isinstance(spec, dict):  # NumPy integers (seeds=list(np.arange(3))) and Paths as plain values
+        return parse_spec(plain(spec))
+    if not isinstance(spec, (str, os.PathLike)):
+        raise MemtintError(f"spec: expected a sweep specification (a dict in the TOML schema, or a TOML file's path), "
+                           f"got {spec!r}")
     return load_spec(spec)
 
 
@@ -149,6 +154,18 @@ def _refuse_in_a_starting_worker() -> None:
                            "script that calls it, so put the call under 'if __name__ == \"__main__\":'")
 
 
+def _refuse_a_main_without_a_file(local: bool) -> None:
+    """A local pool's workers import the script that made it (spawn), by its file: a script
+    read from standard input (``python - <<EOF``) has none, and every run failed, blamed on a
+    missing ``__main__`` guard it had."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if local and path and not os.path.exists(path):
+        raise MemtintError(f"memtint.sweep's local workers start by importing the calling script, and this one has no "
+                           f"file ({path}: a script read from standard input); save it to a file and run that, or "
+                           "pass a Ray backend")
+
+
 def run_sweep(
     spec: SweepSpec | dict[str, Any] | str | os.PathLike[str],
     out: str | os.PathLike[str],
@@ -177,9 +194,15 @@ def run_sweep(
     _refuse_in_a_starting_worker()
     start = time.perf_counter()
     # The command line's bounds, for scripts too (jobs=0 ran, limit=-1 gave a contradictory summary).
+    import numbers
+
     for name, value in (("jobs", jobs), ("limit", limit), ("batch_size", batch_size)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
             raise MemtintError(f"{name}: expected a whole number of at least 1, got {value!r}")
+    jobs, limit, batch_size = (None if v is None else int(v) for v in (jobs, limit, batch_size))
+    if not isinstance(out, (str, os.PathLike)):
+        raise MemtintError(f"out: expected the result directory's path, got {out!r}")
+    _refuse_a_main_without_a_file(ray is None and backend is None)
     if progress is not None:
         from memtint.api import flag_argument
 
