@@ -314,3 +314,21 @@ def test_a_sweep_from_a_script_on_standard_input_is_refused_before_it_starts(tmp
     assert "refused: memtint.sweep's local workers start by importing the calling script, and this one has no file" \
         in done.stdout, (done.stdout, done.stderr)
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.engine
+def test_a_wrapped_engine_error_says_its_kind_once_and_names_the_key_written():
+    # "invalid configuration: nice: thread 0: invalid configuration: nice: must be ..."
+    with pytest.raises(memtint.MemtintError) as error:
+        memtint.run_sim("i7-860", [], instructions=1000, processes=[{"threads": ["light"], "nice": 40}])
+    assert str(error.value) == "invalid configuration: processes[0].nice: must be between -20 and 19, got 40"
+    with pytest.raises(memtint.MemtintError) as error:
+        memtint.run_sim("i7-860", [], instructions=1000,
+                        processes=[{"threads": ["light", {"program": "light", "nice": -21}]}])
+    assert str(error.value).startswith("invalid configuration: processes[0].threads[1].nice: must be between")
+    for policy in ("mcp", "ccps"):
+        with pytest.raises(memtint.MemtintError) as error:
+            memtint.run_sim("i7-860", ["light"], instructions=1000, policy=policy)
+        assert str(error.value).count("invalid configuration") == 1, str(error.value)
+    with pytest.raises(memtint.MemtintError, match="sampling.unit: must be at least 1 instruction, got 0"):
+        memtint.run_sim("i7-860", ["light"], instructions=100_000, sampling={"unit": 0})

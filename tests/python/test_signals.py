@@ -14,18 +14,9 @@ import pytest
 
 def process_group(pgid: int, field: int = 2) -> list[int]:
     """Processes still in process group `pgid` (or session, `field` 3; zombies not counted)."""
-    left = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z" and int(fields[field]) == pgid:
-            left.append(int(entry))
-    return left
+    from memtint.linux.inspect import process_stats
+
+    return [pid for pid, fields in process_stats() if fields[0] != "Z" and int(fields[field]) == pgid]
 
 
 def interrupt(args: list[str], signum: int, cwd, after: float = 3.0, env: dict | None = None,

@@ -31,6 +31,15 @@ pub enum Error {
 }
 
 impl Error {
+    /// What went wrong without the kind and key in front, for a caller that names its own key
+    /// around it (a configuration error's reason; the whole message of the others).
+    pub fn reason(&self) -> String {
+        match self {
+            Error::Config { reason, .. } => reason.clone(),
+            other => other.to_string(),
+        }
+    }
+
     pub fn config(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::Config { field: field.into(), reason: reason.into() }
     }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
-from typing import Any
+from typing import Any, Iterator
 
 from memtint.linux.assigned import assigned_colours
 from memtint.linux.colour_spec import format_list
@@ -46,8 +46,9 @@ def _memtint_subcommand(pid: int) -> str | None:
     return None
 
 
-def _children(pid: int) -> list[int]:
-    found = []
+def process_stats() -> Iterator[tuple[int, list[str]]]:
+    """Each process's PID and the fields of its /proc/PID/stat after the command name (state,
+    parent, process group, session, ...); processes that end meanwhile are skipped."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -56,9 +57,21 @@ def _children(pid: int) -> list[int]:
                 fields = f.read().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if fields[1:2] == [str(pid)]:
-            found.append(int(entry))
-    return sorted(found)
+        yield int(entry), fields
+
+
+def _children(pid: int) -> list[int]:
+    """The children of ``pid`` but the `true` that `run` starts once to try the library's
+    settings (launch.check_library_starts) just before the program."""
+    def trial(child: int) -> bool:
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                argv = [a for a in f.read().split(b"\0") if a]
+        except OSError:
+            return True  # ended meanwhile
+        return len(argv) == 1 and os.path.basename(argv[0]) == b"true"
+
+    return sorted(c for c, fields in process_stats() if fields[1:2] == [str(pid)] and not trial(c))
 
 
 def _program_of_wrapper(pid: int) -> int | None:

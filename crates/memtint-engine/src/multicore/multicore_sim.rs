@@ -488,7 +488,7 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
                 a
             }
         };
-        crate::os::cfs::nice_weight(t.nice).map_err(|e| Error::config("nice", format!("thread {i}: {e}")))?;
+        crate::os::cfs::nice_weight(t.nice).map_err(|e| Error::config("nice", format!("thread {i}: {}", e.reason())))?;
         sched_threads.push(SchedThread { process: t.process, nice: t.nice, affinity });
     }
     os_cfg.sched.validate()?;

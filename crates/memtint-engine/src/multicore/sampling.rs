@@ -142,7 +142,7 @@ impl SamplingSpec {
             other => return Err(Error::config("sampling.mode", format!("unknown mode '{other}'; choose \"periodic\" or \"phases\""))),
         }
         if self.unit == 0 {
-            return Err(Error::config("sampling.unit", "must be at least 1 instruction"));
+            return Err(Error::config("sampling.unit", "must be at least 1 instruction, got 0"));
         }
         if self.unit > instructions {
             return Err(Error::config(
@@ -184,7 +184,7 @@ impl SamplingSpec {
             }
         }
         if self.min_units == 0 {
-            return Err(Error::config("sampling.min_units", "must be at least 1 (30 or more for a good interval)"));
+            return Err(Error::config("sampling.min_units", "must be at least 1 (30 or more for a good interval), got 0"));
         }
         if let Some(e) = self.target_error {
             if !(e > 0.0 && e < 1.0) {

@@ -254,6 +254,14 @@ impl SimSpec {
                 if own == Some(0) {
                     return Err(Error::config(format!("processes[{p}].threads[{j}].instructions"), "must be at least 1 instruction"));
                 }
+                if let Err(e) = crate::os::cfs::nice_weight(nice) {
+                    // Named where it was written: the thread's own nice, or its process's.
+                    let key = match t {
+                        ThreadSpec::Table { nice: Some(_), .. } => format!("processes[{p}].threads[{j}].nice"),
+                        _ => format!("processes[{p}].nice"),
+                    };
+                    return Err(Error::config(key, e.reason()));
+                }
                 let at_end = proc_.at_end.unwrap_or(self.at_end);
                 let wait_at_end = at_end != AtEnd::Continue;
                 let instructions = own.or(proc_.instructions);

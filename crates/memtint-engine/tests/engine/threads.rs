@@ -176,7 +176,7 @@ fn thread_errors_are_clear() {
     let e = err(m(json!([{"name": "x", "threads": ["light"]}, {"threads": ["light"]}, {"name": "x", "threads": ["light"]}])));
     assert!(e.contains("processes[2].name") && e.contains("\"x\" is also process 0's name"), "{e}");
     let e = err(m(json!([{"threads": ["light"], "nice": 25}])));
-    assert!(e.contains("-20 and 19"), "{e}");
+    assert!(e.contains("processes[0].nice: must be between -20 and 19, got 25"), "{e}");
     let e = json_err(m(json!([{"threads": ["light", {"program": "light", "afinity": [0]}]}])));
     assert!(e.contains("processes[0].threads[1]: unknown field `afinity`"), "{e}");
     let e = json_err(m(json!([{"threads": [{"program": "light", "affinity": [-1]}]}])));

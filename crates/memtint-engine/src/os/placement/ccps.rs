@@ -63,9 +63,9 @@ pub struct CcpsRegions {
 
 impl CcpsRegions {
     pub fn new(cfg: &OsConfig, bits: &ColourBits, machine: &MachineView) -> Result<Self> {
-        let channel = bits
-            .channel_space()
-            .map_err(|e| Error::config("os.policy", format!("ccps partitions channels by page: {e} (e.g. machine ccps-4c-64b)")))?;
+        let channel = bits.channel_space().map_err(|e| {
+            Error::config("os.policy", format!("ccps partitions channels by page: {} (e.g. machine ccps-4c-64b)", e.reason()))
+        })?;
         let count = |f: Field| 1u32 << machine.mapping.field_bits(f).len();
         let (channels, ranks) = (count(Field::Channel), count(Field::Rank));
         let banks_per_rank = count(Field::BankGroup) * count(Field::Bank);

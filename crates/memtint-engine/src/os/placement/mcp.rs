@@ -148,7 +148,8 @@ fn split_channels(counts: [usize; 3], channels: u32) -> [Vec<u32>; 3] {
 impl Mcp {
     pub fn new(imps: bool, cfg: &OsConfig, bits: &ColourBits, machine: &MachineView, processes: u32) -> Result<Self> {
         let name = if imps { "imps" } else { "mcp" };
-        let space = bits.channel_space().map_err(|e| Error::config("os.policy", format!("{name} partitions channels by page: {e}")))?;
+        let space =
+            bits.channel_space().map_err(|e| Error::config("os.policy", format!("{name} partitions channels by page: {}", e.reason())))?;
         let profiles = cfg.profiles.as_ref().ok_or_else(|| {
             Error::config(
                 "os.profiles",
