@@ -8,10 +8,11 @@ schema are documented in docs/stats.md.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import numbers
 import os
-from typing import Any
+from typing import Any, Iterator
 
 from memtint import _engine
 from memtint._engine import MemtintError
@@ -460,9 +461,9 @@ def run_sim(machine: str | dict[str, Any], programs: list[str], **options: Any) 
     Policies include ``ccps`` (CCPS core regions and binding), ``mcp`` and ``imps`` (channel
     partitioning from ``os_options["profiles"]``).
 
-    A run estimated above 10 minutes warns before it starts (``warnings``): the engine runs to
-    its end with the GIL released, and an interrupt (Ctrl-C, a notebook's stop) takes effect
-    when it returns. NumPy numbers and ``pathlib`` paths are taken as plain ones.
+    A run estimated above 10 minutes warns before it starts (``warnings``). Ctrl-C (a notebook's
+    stop) ends the run within about a million simulated core cycles and raises
+    KeyboardInterrupt. NumPy numbers and ``pathlib`` paths are taken as plain ones.
     """
     import inspect
 
@@ -474,20 +475,61 @@ def run_sim(machine: str | dict[str, Any], programs: list[str], **options: Any) 
         raise TypeError("run_sim() needs instructions= (instructions per core)")
     spec = build_sim_spec(machine, programs, **options)
     _warn_if_long(spec)
-    return json.loads(_engine.run_sim(engine_json(spec)))
+    return json.loads(interruptible(_engine.run_sim, engine_json(spec)))
+
+
+def interruptible(call: Any, *args: Any) -> Any:
+    """``call(*args)`` (an engine call, which holds no GIL) such that Ctrl-C stops it: on the main
+    thread it runs on a worker thread while this one waits, and an interrupt asks the engine to
+    stop (``_engine.request_stop``), waits for the run to return, and is raised again. Elsewhere
+    (a pool's worker) it is called as it is: whoever waits on the pool stops it
+    (:func:`stop_engine_runs`)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return call(*args)
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = call(*args)
+        except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = error
+
+    worker = threading.Thread(target=work, name="memtint-engine", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+    except KeyboardInterrupt:
+        with stop_engine_runs():
+            worker.join()
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+@contextlib.contextmanager
+def stop_engine_runs() -> Iterator[None]:
+    """Ask every engine run in progress to stop (they end with MemtintError "interrupted") while
+    the block waits for them; runs start normally again after it."""
+    _engine.request_stop()
+    try:
+        yield
+    finally:
+        _engine.clear_stop()
 
 
 def _warn_if_long(spec: dict[str, Any]) -> None:
-    """A run estimated above 10 minutes is said before it starts (as the command line says it):
-    the engine cannot be interrupted from Python, so a notebook's interrupt waits for its end."""
+    """A run estimated above 10 minutes is said before it starts, as the command line says it."""
     import warnings
 
     from memtint.limits import ANNOUNCE_SECONDS, duration_text, sim_seconds
 
     seconds = sim_seconds(spec)
     if seconds > ANNOUNCE_SECONDS:
-        warnings.warn(f"this run will take about {duration_text(seconds)} (estimated from its size); the engine "
-                      "cannot be interrupted from Python, so an interrupt takes effect when it ends",
+        warnings.warn(f"this run will take about {duration_text(seconds)} (estimated from its size; Ctrl-C stops it)",
                       stacklevel=3)
 
 
@@ -506,7 +548,7 @@ def run_sim_spec(spec: dict[str, Any]) -> dict[str, Any]:
     if isinstance(spec.get("programs"), list):
         spec["programs"] = [_program(p, f"programs[{i}]") if isinstance(p, str) else p
                             for i, p in enumerate(spec["programs"])]
-    return json.loads(_engine.run_sim(engine_json(spec)))
+    return json.loads(interruptible(_engine.run_sim, engine_json(spec)))
 
 
 def run_rt(spec: dict[str, Any]) -> dict[str, Any]:

@@ -305,7 +305,8 @@ def compare(
     alone_specs = build_alone_specs(alone_machine or machine, mix, instructions=instructions, seed=seed,
                                     baseline=baseline, warmup=warmup, **common)
     workers = workers or min(len(alone_specs) + len(policies), os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
         given = alone_results or {}
         alone_futures = []
         for s in alone_specs:
@@ -333,6 +334,12 @@ def compare(
             shared[p] = f.result()
             if progress:
                 progress(f"shared: {p}")
+    except KeyboardInterrupt:  # the runs hold no GIL: the engine is asked to stop them, then waited for
+        with api.stop_engine_runs():
+            pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
     # What the machine asks a comparison on it to be read with (its baseline, say).
     notes = sorted({n for r in shared.values() if (n := r.get("config", {}).get("comparison_note"))})

@@ -332,3 +332,32 @@ def test_a_wrapped_engine_error_says_its_kind_once_and_names_the_key_written():
         assert str(error.value).count("invalid configuration") == 1, str(error.value)
     with pytest.raises(memtint.MemtintError, match="sampling.unit: must be at least 1 instruction, got 0"):
         memtint.run_sim("i7-860", ["light"], instructions=100_000, sampling={"unit": 0})
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("call", [
+    'memtint.run_sim("i7-860", ["stream", "random"], instructions=10**10)',
+    'memtint.compare("i7-860", ["stream", "random"], ["buddy", "bpm"], instructions=10**10, use_cache=False)',
+])
+def test_ctrl_c_stops_a_run_started_from_python(tmp_path, call):
+    # The engine runs with the GIL released: Ctrl-C waited for the end of a run of hours.
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "long.py"
+    script.write_text("import memtint, sys\nprint('started', flush=True)\ntry:\n    " + call + "\n"
+                      "except KeyboardInterrupt:\n    print('interrupted', flush=True)\n"
+                      "    r = memtint.run_sim('i7-860', ['light'], instructions=10_000)\n"
+                      "    print('next run', r['cores'][0]['instructions'] > 0)\n")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path)
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        time.sleep(3)  # well into the run, which would last hours
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and out.split() == ["interrupted", "next", "run", "True"], (out, err)

@@ -28,6 +28,10 @@ pub enum Error {
     /// A timing or protocol violation found by the independent checker.
     #[error("timing violation: {0}")]
     Violation(String),
+
+    /// The run was asked to stop from outside (`interrupt::request_stop`).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl Error {

@@ -2,7 +2,7 @@
 //! `tests/engine/layers.rs` checks it). See docs/ARCHITECTURE.md.
 //!
 //! A library whose only global state is the component registries (`registry`), which a program
-//! using it may extend.
+//! using it may extend, and the flag that stops runs from outside (`interrupt`).
 
 // Drivers: what users run. A DRAM-trace run (`dram_sim`, with the bookkeeping and report the
 // multicore run shares), a multicore CPU-trace run (`multicore`), the preset and component
@@ -40,6 +40,7 @@ pub mod stats;
 
 // Plumbing.
 pub mod error;
+pub mod interrupt;
 pub mod params;
 pub mod registry;
 pub mod vector_isa;

@@ -694,7 +694,7 @@ fn names_its_place(e: &Error, file: &Path) -> bool {
         }
         Error::Config { field, .. } => !field.is_empty(),
         Error::UnknownName { .. } => true,
-        Error::Violation(_) => false,
+        Error::Violation(_) | Error::Interrupted => false,
     }
 }
 

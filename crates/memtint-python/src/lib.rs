@@ -37,6 +37,19 @@ fn call_engine(py: Python<'_>, input: &str, f: fn(&str) -> memtint_engine::Resul
     }
 }
 
+/// Ask every CPU-trace run in progress to end soon with `MemtintError("interrupted")` (Ctrl-C in
+/// a Python session: the run holds no GIL, so Python cannot stop it otherwise).
+#[pyfunction]
+fn request_stop() {
+    memtint_engine::interrupt::request_stop();
+}
+
+/// Let runs go on again once the stopped ones have returned.
+#[pyfunction]
+fn clear_stop() {
+    memtint_engine::interrupt::clear_stop();
+}
+
 /// Run a multi-programmed CPU-trace simulation described by JSON; return statistics JSON.
 #[pyfunction]
 fn run_sim(py: Python<'_>, spec_json: &str) -> PyResult<String> {
@@ -141,6 +154,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_dram, m)?)?;
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_sim, m)?)?;
+    m.add_function(wrap_pyfunction!(request_stop, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_stop, m)?)?;
     m.add_function(wrap_pyfunction!(probe_rounds, m)?)?;
     m.add_function(wrap_pyfunction!(run_rt, m)?)?;
     m.add_function(wrap_pyfunction!(mix_metrics, m)?)?;

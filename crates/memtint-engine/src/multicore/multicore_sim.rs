@@ -283,6 +283,9 @@ pub fn simulate_threads_checked(
 /// shared LLC ends up holding each one's lines as it would after running side by side.
 pub(super) const WARMUP_TURN: u64 = 10_000;
 
+/// Core cycles between two checks of a run's progress (the watchdog, a requested stop) at most.
+pub(super) const CHECK_CYCLES: u64 = 1 << 20;
+
 /// Functional warm-up: each thread's next `warmup` instructions go through the page tables
 /// and caches without DRAM timing (as gem5's and ZSim's fast-forward with warm caches), so the
 /// measured run starts with full caches and dirty lines, as a program in its steady state has.
@@ -293,6 +296,7 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
     // The warm-up stands for the programs' earlier execution, over many of a dynamic policy's epochs.
     hier.set_populating(true);
     while done.iter().any(|&d| d < warmup) {
+        crate::interrupt::check()?;
         for (t, th) in threads.iter_mut().enumerate() {
             let end = warmup.min(done[t] + WARMUP_TURN);
             while done[t] < end {
@@ -821,6 +825,7 @@ impl Progress {
         threads: &[ThreadDef],
         (waiting, limit): (usize, usize),
     ) -> Result<()> {
+        crate::interrupt::check()?;
         for &t in on_core {
             let i = t as usize;
             if frozen[i].is_some() {
@@ -883,8 +888,9 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
     let mut core_next = NEVER;
     let mut core_next_stale = true;
     let mut progress = Progress::new(threads.len(), plan.watchdog_cycles);
-    // Often enough to stop within twice the limit, rarely enough to cost nothing.
-    let check_every = (plan.watchdog_cycles / 4).max(1);
+    // Often enough to stop within twice the limit and to notice a requested stop within about
+    // a million cycles, rarely enough to cost nothing.
+    let check_every = (plan.watchdog_cycles / 4).clamp(1, CHECK_CYCLES);
     let mut next_progress_check = check_every;
     loop {
         if running == 0 {

@@ -991,6 +991,7 @@ pub(super) fn warm_in_turns(
     let turns = most.div_ceil(super::multicore_sim::WARMUP_TURN);
     let mut done = vec![0u64; threads.len()];
     for turn in 1..=turns {
+        crate::interrupt::check()?;
         for (t, th) in threads.iter_mut().enumerate() {
             let end = amounts[t] * turn / turns;
             passed[t] += advance(&mut rest[t], th.trace.as_mut(), end - done[t], |r| hier.warm(t as u32, r.read, r.writeback))?;
@@ -1035,7 +1036,7 @@ pub(super) fn segment(
     let mut draining = false;
     let on_core: Vec<u32> = (0..threads.len() as u32).collect();
     let frozen = vec![None; threads.len()];
-    let check_every = (progress.limit / 4).max(1);
+    let check_every = (progress.limit / 4).clamp(1, super::multicore_sim::CHECK_CYCLES);
     let mut next_check = now.core + check_every;
     loop {
         let mut core_next = NEVER;

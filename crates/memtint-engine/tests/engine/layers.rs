@@ -18,7 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     // DRAM: controllers, the checker, address mapping, statistics, devices
     ("memory", &["controller", "checker", "mapping", "stats", "dram"]),
     // shared plumbing
-    ("base", &["registry", "params", "vector_isa", "error"]),
+    ("base", &["registry", "params", "vector_isa", "error", "interrupt"]),
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
