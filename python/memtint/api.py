@@ -107,6 +107,14 @@ def flag_argument(key: str, value: Any) -> bool:
     return value
 
 
+def instruction_count(key: str, value: Any, least: int = 1) -> int:
+    """An instruction count (a run's, a warm-up's with ``least`` 0): a whole number, within the
+    limit every command keeps (memtint.limits.MAX_INSTRUCTIONS), refused naming ``key``."""
+    from memtint.limits import check_instructions
+
+    return check_instructions(key, whole_number(key, value, least))
+
+
 def _seed(key: str, value: Any) -> int:
     from memtint.limits import MAX_SEED
 
@@ -401,8 +409,6 @@ def build_sim_spec(
     ``processes`` replaces ``programs`` (give ``[]``) with processes of several threads:
     ``[{"name": .., "threads": ["stream", {"program": "light", "affinity": [0], "nice": 0}],
     "affinity": [..], "nice": 0}, ...]`` (docs/threads.md)."""
-    from memtint.limits import check_instructions
-
     programs = names_argument("programs", programs, "programs (profile names or trace paths)")
     if processes is not None:
         processes = names_argument("processes", processes, "processes (tables with 'threads')")
@@ -412,9 +418,9 @@ def build_sim_spec(
             raise MemtintError("processes: give at least one process")
     elif not programs:
         raise MemtintError("programs: a mix needs at least one program")
-    check_instructions("instructions", whole_number("instructions", instructions, 1))
+    instruction_count("instructions", instructions)
     _seed("seed", seed)
-    check_instructions("warmup", whole_number("warmup", warmup, 0))
+    instruction_count("warmup", warmup, 0)
     table_argument("os_options", os_options, '{"strict": True}')
     table_argument("overrides", overrides, '{"dram": {"channels": 2}}')
     table_argument("sampling", sampling, '{"unit": 100000, "warming": 100000}')
@@ -537,14 +543,12 @@ def run_sim_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """Run a complete specification (as written by :func:`build_sim_spec` or a ``sim`` TOML),
     with :func:`run_sim`'s checks: the instruction limits, and programs named as a run file
     names them (a profile, a trace path, a program of the workload suite by name)."""
-    from memtint.limits import check_instructions
+    from memtint.limits import instruction_targets
 
     if not isinstance(spec, dict):
         raise MemtintError(f"spec: expected a run specification (a dict, as build_sim_spec gives), got {spec!r}")
     spec = plain(spec)
-    for key in ("instructions", "warmup"):
-        if isinstance(spec.get(key), int) and not isinstance(spec[key], bool):
-            check_instructions(key, spec[key])
+    instruction_targets(spec)  # every instruction count checked against the limit
     if isinstance(spec.get("programs"), list):
         spec["programs"] = [_program(p, f"programs[{i}]") if isinstance(p, str) else p
                             for i, p in enumerate(spec["programs"])]
@@ -570,9 +574,7 @@ def cpu_trace_stats(workload: str, instructions: int | None = None, seed: int = 
     """Records, instructions, reads, writebacks, reads per kilo-instruction and footprint of a
     CPU trace (or of a profile, up to ``instructions``)."""
     if instructions is not None:
-        from memtint.limits import check_instructions
-
-        check_instructions("instructions", whole_number("instructions", instructions, 1))
+        instruction_count("instructions", instructions)
     request = {"workload": _program(workload), "instructions": instructions, "seed": seed}
     return json.loads(_engine.cpu_trace_stats(engine_json(request)))
 

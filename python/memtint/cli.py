@@ -1236,12 +1236,8 @@ def _compare(args: argparse.Namespace) -> int:
     repeated = sorted({p for p in policies if policies.count(p) > 1})
     if repeated:
         raise UsageError(f"--policies {args.policies}: {', '.join(repeated)} given more than once; each policy runs once")
-    known = api.presets()["placement_policies"]
-    for option, given, names in (("--policies", args.policies, policies), ("--baseline", args.baseline, [args.baseline])):
-        unknown = [n for n in names if n and n not in known]
-        if unknown:  # named by the option, not by the run's os.policy key
-            raise UsageError(f"{option} {given}: unknown placement policy '{unknown[0]}'; valid placement policies: "
-                             + ", ".join(known))
+    compare_module.check_policy_names([(f"--policies {args.policies}", policies),
+                                       (f"--baseline {args.baseline}", [args.baseline] if args.baseline else [])])
     from memtint.limits import announce, sim_seconds
 
     warmup = compare_module.DEFAULT_WARMUP if args.warmup is None else args.warmup

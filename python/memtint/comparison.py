@@ -230,6 +230,17 @@ def alone_profiles(alone: list[dict[str, Any]]) -> list[dict[str, float]]:
     return [{"mpki": float(a["llc_mpki"]), "rbh": 1.0 - float(a["row_buffer_miss_rate"])} for a in alone]
 
 
+def check_policy_names(given: list[tuple[str, list[str]]]) -> None:
+    """Each ``(label, names)``: every name a registered placement policy, else refused naming
+    ``label`` (the argument or option that gave it) before any run, not a run's os.policy key."""
+    known = api.presets()["placement_policies"]
+    for label, names in given:
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise MemtintError(f"{label}: unknown placement policy {unknown[0]!r}; valid placement policies: "
+                               + ", ".join(known))
+
+
 def compare(
     machine: str | dict[str, Any],
     mix: list[str],
@@ -267,14 +278,14 @@ def compare(
     to its workers); those are used as they are, the others are run or taken from the cache.
     """
     # The command line checks these before it calls; a script gets the same checks here.
-    from memtint.limits import MAX_SEED, check_instructions
+    from memtint.limits import MAX_SEED
 
     mix = [os.fspath(v) if isinstance(v, os.PathLike) else v for v in api.names_argument("mix", mix)]
     for name, value in (("mix", mix), ("policies", policies)):
         if api.names_argument(name, value) and not all(isinstance(v, str) for v in value):
             raise MemtintError(f"{name}: expected a list of names, got {value!r}")
-    check_instructions("instructions", api.whole_number("instructions", instructions, 1))
-    check_instructions("warmup", api.whole_number("warmup", warmup, 0))
+    api.instruction_count("instructions", instructions)
+    api.instruction_count("warmup", warmup, 0)
     api.whole_number("seed", seed, 0, MAX_SEED, "2^63-1")
     if workers is not None:
         api.whole_number("workers", workers, 1)
@@ -285,12 +296,7 @@ def compare(
         raise MemtintError(f"policies: {', '.join(map(repr, twice))} given more than once (each policy is run once)")
     if isinstance(os_options, dict) and "policy" in os_options:
         raise MemtintError("os_options.policy: the policy comes from policies, not from the os table")
-    known = api.presets()["placement_policies"]
-    for name, names in (("policies", policies), ("baseline", [baseline] if baseline else [])):
-        unknown = [n for n in names if n not in known]
-        if unknown:  # before any run, and named by the argument, not by a run's os.policy key
-            raise MemtintError(f"{name}: unknown placement policy {unknown[0]!r}; valid placement policies: "
-                               + ", ".join(known))
+    check_policy_names([("policies", policies), ("baseline", [baseline] if baseline else [])])
     if alone_results is not None and (not isinstance(alone_results, dict) or not all(
             isinstance(r, dict) and isinstance(r.get("ipc"), (int, float)) for r in alone_results.values())):
         raise MemtintError("alone_results: expected a dict of alone runs by alone_key (each as alone_run returns it, "

@@ -76,6 +76,15 @@ def duration_text(seconds: float) -> str:
 
 def sim_seconds(spec: dict[str, Any]) -> float:
     """Estimated CPU seconds of a CPU-trace run specification (`build_sim_spec`)."""
+    targets = instruction_targets(spec)
+    seconds = sum(n / INSTRUCTIONS_PER_SECOND + spec.get("warmup", 0) / WARMUP_INSTRUCTIONS_PER_SECOND for n in targets)
+    late = late_arrival(spec)
+    return seconds + (late[2] * late[1] * INSTRUCTIONS_PER_NS / INSTRUCTIONS_PER_SECOND if late else 0.0)
+
+
+def instruction_targets(spec: dict[str, Any]) -> list[int]:
+    """Each thread's instruction target in a run specification, every count in it (the run's,
+    its warm-up, each process's and thread's) checked against :data:`MAX_INSTRUCTIONS` first."""
     for key in ("instructions", "warmup"):
         n = spec.get(key, 0)
         if isinstance(n, int):
@@ -94,10 +103,7 @@ def sim_seconds(spec: dict[str, Any]) -> float:
                     else f"processes[{i}].instructions"
                 check_instructions(key, own)
             targets.append(own if isinstance(own, int) else run)
-    targets = targets or [run]
-    seconds = sum(n / INSTRUCTIONS_PER_SECOND + spec.get("warmup", 0) / WARMUP_INSTRUCTIONS_PER_SECOND for n in targets)
-    late = late_arrival(spec)
-    return seconds + (late[2] * late[1] * INSTRUCTIONS_PER_NS / INSTRUCTIONS_PER_SECOND if late else 0.0)
+    return targets or [run]
 
 
 #: Instructions a running core retires per nanosecond, for the time a late arrival adds: IPC 1 at

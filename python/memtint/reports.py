@@ -49,11 +49,10 @@ SUMMARY_COLUMNS: list[tuple[str, str, Any]] = [
 
 
 def _order(series: "pandas.Series", runs: "pandas.DataFrame", base: str) -> list[str]:
-    """Policy labels in a stable order: the baseline's first, then alphabetical (completion order
-    in the store varies from one sweep to the next)."""
-    labels = sorted(set(series))
-    first = [s for s in labels if runs.loc[series == s, "policy"].iloc[0] == base]
-    return first + [s for s in labels if s not in first]
+    """Policy labels in a stable order (memtint.sweep.summary.baseline_first)."""
+    from memtint.sweep.summary import baseline_first
+
+    return baseline_first(series, lambda s: runs.loc[series == s, "policy"].iloc[0], base)
 
 
 def _series(runs: "pandas.DataFrame") -> "pandas.Series":

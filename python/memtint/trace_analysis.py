@@ -56,10 +56,9 @@ def trace_stats(
 
     flag_argument("reuse", reuse)
     if instructions is not None:
-        from memtint.api import whole_number
-        from memtint.limits import check_instructions
+        from memtint.api import instruction_count
 
-        check_instructions("instructions", whole_number("instructions", instructions, 1))
+        instruction_count("instructions", instructions)
     try:
         program = _program(workload)
         request = {"workload": program, "instructions": instructions, "seed": seed, "reuse": reuse}

@@ -23,22 +23,23 @@ SCHEMA_VERSION = 1
 RESERVATION_BYTES = 1 << 30
 
 
-def _command_line(pid: int) -> str:
+def _argv(pid: int) -> list[str] | None:
+    """Process ``pid``'s command line as its words (None when it is gone)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return " ".join(a.decode(errors="replace") for a in f.read().split(b"\0") if a)
+            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
     except OSError:
-        return ""
+        return None
+
+
+def _command_line(pid: int) -> str:
+    return " ".join(_argv(pid) or [])
 
 
 def _memtint_subcommand(pid: int) -> str | None:
     """``run`` or ``run-mix`` when process ``pid`` is that memtint command (the wrapper whose
     child is the program, and whose PID a shell's ``$!`` gives), else None."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
-    except OSError:
-        return None
+    argv = _argv(pid) or []
     for i, word in enumerate(argv[:-1]):
         if os.path.basename(word) == "memtint" or (i and argv[i - 1] == "-m" and word in ("memtint", "memtint.cli")):
             rest = [a for a in argv[i + 1:] if not a.startswith("-")]
@@ -64,12 +65,8 @@ def _children(pid: int) -> list[int]:
     """The children of ``pid`` but the `true` that `run` starts once to try the library's
     settings (launch.check_library_starts) just before the program."""
     def trial(child: int) -> bool:
-        try:
-            with open(f"/proc/{child}/cmdline", "rb") as f:
-                argv = [a for a in f.read().split(b"\0") if a]
-        except OSError:
-            return True  # ended meanwhile
-        return len(argv) == 1 and os.path.basename(argv[0]) == b"true"
+        argv = _argv(child)
+        return argv is None or (len(argv) == 1 and os.path.basename(argv[0]) == "true")  # None: ended meanwhile
 
     return sorted(c for c, fields in process_stats() if fields[1:2] == [str(pid)] and not trial(c))
 

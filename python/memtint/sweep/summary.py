@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["policy_summary", "sampled_note"]
+__all__ = ["baseline_first", "policy_summary", "sampled_note"]
 
 
 def _sampled(frame: "pandas.DataFrame") -> "pandas.Series":
@@ -43,6 +43,14 @@ def halfwidth_mean(sampled: "pandas.DataFrame") -> float | None:
     return float("inf") if widths.isna().any() else float(widths.mean())
 
 
+def baseline_first(labels: Iterable[str], policy_of: Callable[[str], str], base: str | None) -> list[str]:
+    """Policy labels in the order tables list them: the baseline's first (its detailed and its
+    sampled series), then alphabetical; a store's own order is the order its runs finished in."""
+    ordered = sorted(set(labels))
+    first = [label for label in ordered if policy_of(label) == base]
+    return first + [label for label in ordered if label not in first]
+
+
 def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | None = None) -> list[dict[str, Any]]:
     """Per policy (the baseline first, then alphabetical): runs, failures, mean and max weighted speedup,
     mean maximum slowdown and mean row-buffer miss rate over its successful runs; for sampled
@@ -57,11 +65,10 @@ def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | Non
     # Sampled and detailed runs of a policy are summarised apart (estimates of different precision).
     both = not runs.empty and _sampled(runs).nunique() > 1
     labels = runs["policy"].where(~_sampled(runs), runs["policy"] + " (sampled)") if both else runs["policy"]
-    # The baseline (the alone runs' policy) first, then alphabetical, as `memtint report` lists them:
-    # the store's order is the order runs finished in.
+    # The baseline is the alone runs' policy, as `memtint report` takes it.
     base = next(iter(dict.fromkeys(runs["baseline"].dropna())), None) if "baseline" in runs else None
     out = []
-    for policy in sorted(dict.fromkeys(labels), key=lambda label: (label.removesuffix(" (sampled)") != base, label)):
+    for policy in baseline_first(labels, lambda label: label.removesuffix(" (sampled)"), base):
         group = runs[labels == policy]
         ok = group[group["status"] == "ok"]
 
