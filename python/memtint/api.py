@@ -271,7 +271,8 @@ def run_dram(machine: str, workload: dict[str, Any], **options: Any) -> dict[str
     and ``export_drampower`` (a new or empty directory: the run's commands and device in DRAMPower's
     formats, docs/energy.md).
 
-    The engine runs with the GIL released, so runs in several threads proceed in parallel.
+    The engine runs with the GIL released, so runs in several threads proceed in parallel;
+    Ctrl-C stops a run on the main thread (KeyboardInterrupt).
     Raises :class:`MemtintError` with a complete message for any configuration or input error.
     """
     unknown = set(options) - set(build_run_spec.__kwdefaults__ or {})
@@ -285,7 +286,7 @@ def run_dram(machine: str, workload: dict[str, Any], **options: Any) -> dict[str
         except OutputError as error:
             raise MemtintError(str(error)) from None
     spec = build_run_spec(machine, workload, **options)
-    return json.loads(_engine.run_dram(engine_json(spec)))
+    return json.loads(interruptible(_engine.run_dram, engine_json(spec)))
 
 
 def presets() -> dict[str, Any]:
@@ -560,8 +561,9 @@ def run_rt(spec: dict[str, Any]) -> dict[str, Any]:
     under ``schedule`` ``edf``, ``rm`` (rate monotonic), ``colored`` (Colored Refresh) or ``crs``
     (its server), and
     ``refresh`` ``scheme``, ``none``, ``all-bank``, ``fgr2`` or ``fgr4``; return per-task run
-    times, load latencies, deadline misses and loads that met refresh (docs/refresh.md)."""
-    return json.loads(_engine.run_rt(engine_json(spec)))
+    times, load latencies, deadline misses and loads that met refresh (docs/refresh.md). Ctrl-C
+    stops it (KeyboardInterrupt)."""
+    return json.loads(interruptible(_engine.run_rt, engine_json(spec)))
 
 
 def mix_metrics(programs: list[dict[str, float]]) -> dict[str, Any]:

@@ -338,6 +338,9 @@ def test_a_wrapped_engine_error_says_its_kind_once_and_names_the_key_written():
 @pytest.mark.parametrize("call", [
     'memtint.run_sim("i7-860", ["stream", "random"], instructions=10**10)',
     'memtint.compare("i7-860", ["stream", "random"], ["buddy", "bpm"], instructions=10**10, use_cache=False)',
+    'memtint.run_dram("ddr4-2400", memtint.generate("random", 10**9))',
+    'memtint.run_rt({"machine": "ddr4-2400-8r", "schedule": "edf", "horizon": 2_000_000, "tasks": ['
+    '{"name": "a", "period": 16, "wcet": 4, "compute": 3.0, "loads": 500}]})',
 ])
 def test_ctrl_c_stops_a_run_started_from_python(tmp_path, call):
     # The engine runs with the GIL released: Ctrl-C waited for the end of a run of hours.

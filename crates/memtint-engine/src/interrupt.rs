@@ -1,7 +1,8 @@
 //! Stopping a run from outside it: Ctrl-C in a Python session, whose engine call runs with the
 //! GIL released and would otherwise only return at the run's end. `request_stop` raises a flag
-//! that the CPU-trace runs' loops read now and then (`check`, about every million core cycles
-//! and every warm-up turn); they end with `Error::Interrupted`. The caller clears it once the
+//! that the runs' loops read now and then (`check`: CPU-trace runs about every million core
+//! cycles and every warm-up turn, DRAM-trace runs every 262,144 requests, real-time runs every
+//! 4,096 turns of their loop); they end with `Error::Interrupted`. The caller clears it once the
 //! runs it stopped have returned.
 
 use std::sync::atomic::{AtomicBool, Ordering};

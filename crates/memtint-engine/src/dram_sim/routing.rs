@@ -173,12 +173,17 @@ v3_features!(with_features! {
     }
 });
 
+/// A stop is looked for every this many requests read: about 10-50 ms of a run.
+const CHECK_REQUESTS: u32 = 1 << 18;
+
 /// The request that enters next, read and decoded once when it is needed (not on every retry
 /// while its queue is full): line address, DRAM coordinates, direction, arrival.
 #[derive(Default)]
 struct Feed {
     pending: bool,
     exhausted: bool,
+    /// Requests read, for the stop check (`interrupt.rs`) every `CHECK_REQUESTS`.
+    read: u32,
     addr: u64,
     dram: DramAddress,
     is_write: bool,
@@ -191,6 +196,10 @@ impl Feed {
     #[inline(always)]
     fn ready(&mut self, source: &mut dyn TraceSource, mapping: &AddressMapping, line_mask: u64) -> Result<bool> {
         if !self.pending && !self.exhausted {
+            self.read = self.read.wrapping_add(1);
+            if self.read % CHECK_REQUESTS == 0 {
+                crate::interrupt::check()?;
+            }
             match source.next_request()? {
                 Some(r) => {
                     self.addr = r.addr & line_mask;

@@ -201,6 +201,8 @@ const MAX_ATTACKERS: usize = 64;
 const MAX_OUTSTANDING: u32 = 256;
 /// Attackers' requests carry this bit in their ids.
 const ATTACK: u64 = 1 << 63;
+/// A stop (`interrupt.rs`) is looked for every this many turns of the run's loop.
+const CHECK_STEPS: u32 = 1 << 12;
 const LINE: u64 = 64;
 const PAGE: u64 = 4096;
 
@@ -547,7 +549,12 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         }
         bg.step(mem, done, t);
     };
+    let mut steps = 0u32;
     while now < end {
+        steps = steps.wrapping_add(1);
+        if steps % CHECK_STEPS == 0 {
+            crate::interrupt::check()?;
+        }
         // Releases and deadlines.
         for (i, st) in states.iter_mut().enumerate() {
             while next_release[i] <= now && next_release[i] < end {
