@@ -287,7 +287,12 @@ def test_quick_reproduction_writes_reports(tmp_path):
     for r in bpm_rows:
         if r.claim["experiment"] != "bank-sensitivity":
             continue
-        pki = [common.dram_pki(results[experiment.banks[(r.subject, 64, s)]]) for s in settings.seed_list()]
+        # A claim about every program is one row, decided by its worst program with the effect.
+        program = r.subject.rsplit(" ", 1)[-1] if r.subject.startswith("every program with") else r.subject
+        if program.startswith("every program"):
+            assert r.verdict == verdict.NOT_APPLICABLE
+            continue
+        pki = [common.dram_pki(results[experiment.banks[(program, 64, s)]]) for s in settings.seed_list()]
         has_effect = sum(pki) / len(pki) >= verdict.MIN_DRAM_PKI
         assert (r.verdict == verdict.NOT_APPLICABLE) == (not has_effect), (r.subject, pki, r.verdict)
         if r.verdict == verdict.REPRODUCED:
@@ -803,3 +808,29 @@ def test_most_common_breaks_ties_by_first_seen_not_by_hash_order():
     outs = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": str(seed)},
                            capture_output=True, text=True, check=True).stdout.strip() for seed in (1, 2, 3)}
     assert outs == {"kv"}
+
+
+def test_a_claim_about_every_program_is_one_row_decided_by_its_worst_program():
+    from memtint.reproduce import bpm
+    from memtint.reproduce.common import Row
+
+    claim = {"id": "every", "kind": "at_least", "value": 0.9, "tolerance_abs": 0.05, "metric": "relative_ipc",
+             "subjects": "all"}
+    rows = [Row(claim, "a", [0.97, 0.99]), Row(claim, "b", [0.70, 0.72]), Row(claim, "c", [1.0, 1.0])]
+    rows[2].not_applicable = "c: no DRAM traffic"
+    (row,) = bpm.Experiment._every(claim, rows)
+    assert row.subject == "every program with DRAM traffic (2 of 3): worst b"
+    assert row.per_seed == [0.70, 0.72] and row.verdict == verdict.NOT_REPRODUCED
+    assert "1 of 2 hold it alone" in row.detail and "no effect to measure: c" in row.detail
+    (none,) = bpm.Experiment._every(claim, rows[2:])
+    assert none.verdict == verdict.NOT_APPLICABLE
+
+
+def test_best_split_uf_is_the_most_balanced_assignment_of_programs_to_two_channels():
+    def run(loads):
+        return {"cores": [{"dram_reads": x, "dram_writes": 0, "cycles": 1} for x in loads]}
+
+    # {4, 1} against {3, 2}: 5 against 5.
+    assert common.best_split_uf(run([4, 3, 2, 1])) == 0.0
+    # One program above the others together: the best split is it alone, (10 - 3) / 3.
+    assert common.best_split_uf(run([10, 1, 1, 1])) == pytest.approx(7 / 3)

@@ -194,6 +194,11 @@ def time_by_experiment(jobs: list[dict[str, Any]], key_seconds: dict[str, float]
     return "; CPU time by experiment: " + ", ".join(parts)
 
 
+def _setting(value: Any) -> str:
+    """An OS setting as a report writes it: a list as its items (``resctrl=cat``), not its repr."""
+    return "+".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
 def same_placement(experiments: dict[str, Any], progress: bool | None = False, jobs: int = 1) -> list[dict[str, Any]]:
     """Placement variants that are one policy on their machine (memtint.placement_equivalence),
     over every paper's mix experiments: per group, the sentence the reports carry and the papers
@@ -214,7 +219,7 @@ def same_placement(experiments: dict[str, Any], progress: bool | None = False, j
                     if v.policy == "buddy" or (v.os or {}).get("dynamic"):
                         continue
                     key = (v.machine or machine, size)
-                    label = v.policy if not v.os else f"{v.policy} ({', '.join(f'{k}={x}' for k, x in v.os.items())})"
+                    label = v.policy if not v.os else f"{v.policy} ({', '.join(f'{k}={_setting(x)}' for k, x in v.os.items())})"
                     used.setdefault(key, {})[label] = {"policy": v.policy, **(v.os or {})}
                     users.setdefault((*key, label), set()).add(paper)
     out = []
@@ -252,9 +257,8 @@ RUN_LENGTHS = (f"i7-860 experiments (BPM, HVR): {_I7['instructions']} instructio
                "TCM machine: 1 M per core, with the same scaled quanta; each covers many quanta (the measured DRAM cycles "
                "per run are above); the tiering machines: 100 k (stream) and 300 k (pool programs) per thread, 8 "
                "threads, 2 M (migration) and 8 M (today's baselines, 4 threads), after at most 2 M of warm-up. Sized for `make reproduce`'s "
-               "30-minute limit on 2 cores, which the whole set now exceeds (this run's wall time, and each paper's time by "
-               "experiment, are above). Longer runs or more mixes would narrow the spread; 3 seeds is the minimum the issue "
-               "asks for.")
+               "30-minute limit on 2 cores (this run's wall time, and each paper's time by experiment, are above). Longer "
+               "runs or more mixes would narrow the spread; 3 seeds are the fewest that give one.")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -350,7 +350,7 @@ class Experiment:
                 for n, p, _, _ in RM_TASKS)
         peak = self._run(results, ("stream alone", seeds[0]))["nodes"][0]["peak_gbps"]
         row.detail = (f"{name}'s load latency {m('single run', 'lat'):.0f} ns alone, {m(cfg, 'lat'):.0f} ns here "
-                      f"(attackers {gbps:.1f} GB/s each, {3 * gbps / peak:.0%} of a node's peak {peak:.1f} GB/s); run time {m('single run', 'exec_mean'):.1f} → "
+                      f"(attackers {gbps:.1f} GB/s each, the three together {3 * gbps / peak:.0%} of a node's peak {peak:.1f} GB/s); run time {m('single run', 'exec_mean'):.1f} → "
                       f"{m(cfg, 'exec_mean'):.1f} units (max {m(cfg, 'exec_max'):.1f}); measured utilisation {u:.2f}, "
                       f"so under rate monotonic IS_SER {'misses' if u > 0.83 else 'fits'} "
                       f"(Liu-Layland bound 0.83 for two tasks)")
@@ -470,7 +470,8 @@ class Experiment:
         for s in seeds:
             rt.extend(a["bandwidth_gbps"] for a in self._run(results, ("rm", "diff_controller", s))["attackers"])
         rows.append(["a Stream attacker's DRAM bandwidth alone, GB/s (the real-time runs' attacker against the "
-                     "`stream` profile on one core in memtint sim)", f"{statistics.fmean(sa):.1f} (memtint sim)",
+                     "`stream` profile on one core in memtint sim; the paper gives no figure, so memtint sim's stands in)",
+                     f"{statistics.fmean(sa):.1f} (memtint sim, not the paper)",
                      f"{statistics.fmean(rt):.1f}", f"{RM_OUTSTANDING} reads in flight, each attacker alone on its "
                      "node under diff_controller", "RM_OUTSTANDING in python/memtint/reproduce/camc.py"])
         for name, _, _, single in RM_TASKS:

@@ -14,7 +14,7 @@ from memtint.reproduce import verdict as verdict_rule
 from memtint.reproduce.common import Row
 
 POINT_METRICS = ("ws_change_over", "ms_change_over", "pairs_minus_single_pct", "util_gap_points")
-PLAIN_METRICS = ("relative_ipc", "share_not_worse", "speedup", "dram_pages", "time_ratio", "slope_ratio",
+PLAIN_METRICS = ("relative_ipc", "share_not_worse", "share_best", "speedup", "dram_pages", "time_ratio", "slope_ratio",
                  "spread_ratio", "idle_beats_runtime_share", "auto_hits_ratio", "auto_latency_spread",
                  "fgr_not_better_share", "rules_accuracy", "rule_confidence", "cache_hurts_share")
 #: Counts shown whole (densities too).
@@ -276,7 +276,8 @@ def write_paper(out: str, name: str, title: str, figures: dict[str, Any], header
     if analysis.get("calibration"):
         lines += ["", "## Calibration: the paper's machine against memtint's", "",
                   "Baseline figures the paper reports, beside memtint's for the same program class or population "
-                  "(mean and range): how far the simulated machine is from the paper's before any verdict is read.", "",
+                  "(mean and range): how far the simulated machine is from the paper's before any verdict is read. "
+                  "A paper column marked \"memtint sim\" is a reference memtint measured where the paper gives none.", "",
                   table_md(["quantity", "paper", "memtint", "memtint's figure is over", "source"],
                            analysis["calibration"])]
     lines += ["", "## Verdict rule", "", verdict_rule.RULE, "",

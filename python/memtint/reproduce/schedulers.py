@@ -53,8 +53,8 @@ class Experiment:
                                      settings.mix_seed + 24)
 
     def describe(self) -> list[str]:
-        return [f"{len(self.mixes.mixes)} 4-program mixes: 3 drawn from the memory-intensive pool and 1 from the whole "
-                f"pool, random.Random({self.mixes.mix_seed}); machine {MACHINE} with its preset's scheduler parameters; "
+        return [f"{len(self.mixes.mixes)} 4-program mixes, each of 3 programs drawn from the memory-intensive pool and 1 from "
+                f"the whole pool, random.Random({self.mixes.mix_seed}); machine {MACHINE} with its preset's scheduler parameters; "
                 f"buddy placement; {self.instructions:,} instructions per core. Alone runs under buddy with the "
                 "machine's FR-FCFS, the same for every scheduler, so WS ratios compare shared-run IPCs.",
                 f"TCM's own figures (against ATLAS and PAR-BS): mixes of 24 programs on "

@@ -299,6 +299,11 @@ class Experiment:
         seeds = self.settings.seed_list()
         want_intensive = c["experiment"] == "intensive"
         members = self.members(results, want_intensive)
+        # A claim about programs the slow node's bandwidth does not bind holds only where it does
+        # not bind on this machine: a slower node can saturate under a program classed at 2:1.
+        bound_here = [] if want_intensive else [
+            n for n in members if self.slow_node_share(results, r, n) >= INTENSIVE_SLOW_NODE_SHARE]
+        members = [n for n in members if n not in bound_here]
         if c["metric"] == "max_abs_time_change":
             # Every policy's run time within this many % of Local's, over the non-intensive programs.
             per_seed = [max((abs(1 / self._speedup(results, "pool", r, "local", p, s, n) - 1) * 100
@@ -315,9 +320,14 @@ class Experiment:
         low = self.unclassed(results)
         row.population = (f"{len(members)} {kind} programs of the pool ({rule})" + (f": {', '.join(members)}" if members else "")
                           + (f"; in neither class, below {verdict_rule.MIN_DRAM_PKI:g} DRAM request per kilo-instruction: "
-                             + ", ".join(f"{n} ({self._local_pki(results, CLASS_RATIO, n):.1f})" for n in low) if low else ""))
+                             + ", ".join(f"{n} ({self._local_pki(results, CLASS_RATIO, n):.1f})" for n in low) if low else "")
+                          + (f"; left out, as their slow node runs at ≥ {INTENSIVE_SLOW_NODE_SHARE:.0%} of its peak "
+                             f"under Local on {machine(r)}: "
+                             + ", ".join(f"{n} ({self.slow_node_share(results, r, n):.0%})" for n in bound_here)
+                             if bound_here else ""))
         if not members:
-            row.not_applicable = f"no program of the pool is {kind} ({rule})"
+            row.not_applicable = (f"no program of the pool is {kind} ({rule})" + (
+                f" on {machine(r)}: the slow node's bandwidth binds every one of them here" if bound_here else ""))
             return row
         row.dram_pki = statistics.fmean(self._local_pki(results, r, n) for n in members)
         policy = c.get("policy") or "bw-local"
@@ -333,8 +343,10 @@ class Experiment:
         row.detail = (f"{policy} over Local per program. Where the slow node's bandwidth binds under Local (its threads "
                       f"finish ≥ 10 % after the fast node's): {say(binds) or 'none'}. Where it does not: "
                       f"{say(free) or 'none'}. BW-aware placement sends 1/3 to 2/3 of each thread's reads across "
-                      "sockets (+50 ns each, and the link); where the slow node's bandwidth does not bind hard, that "
-                      "latency costs more than the bandwidth gained")
+                      "sockets (+50 ns each, and the link)" + (
+                          "; where the slow node's bandwidth does not bind hard, that latency costs more than the "
+                          "bandwidth gained" if free and all(self._gain(results, r, n, 'local', policy) < 0 for n in free)
+                          else ""))
         return row
 
     def _pair_gain(self, results: dict[str, Any], a: str, b: str, seed: int) -> float:
