@@ -669,7 +669,8 @@ def test_the_walks_cost_is_the_costliest_programs_at_hvrs_schedule():
     value = common.mix_value("walk_share_hvr", [runs, runs], {"policy": "hvr-online"}, "buddy")
     assert abs(value - 1.608) < 1e-9, value
     text = common.walk_cause("hvr-online", [run, run])
-    assert "The costliest program (hashprobe in 2 of 2 runs) has 12,000 pages resident: 1.6 % of a core" in text, text
+    assert ("The costliest program of each run (hashprobe in 2 of 2 runs) has 12,000 pages resident on average over the "
+            "runs: 1.6 % of a core") in text, text
     assert "would take 60 %" in text and "(500 µs windows) the same walks would take 96 cores" in text, text
     assert "at 10 ns a resident page" in text, text
     # Runs too short for a sampling window have no walk: the claim is not applicable.
@@ -834,3 +835,39 @@ def test_best_split_uf_is_the_most_balanced_assignment_of_programs_to_two_channe
     assert common.best_split_uf(run([4, 3, 2, 1])) == 0.0
     # One program above the others together: the best split is it alone, (10 - 3) / 3.
     assert common.best_split_uf(run([10, 1, 1, 1])) == pytest.approx(7 / 3)
+
+
+def test_a_dynamic_policys_own_adjustments_are_context_not_the_cause():
+    stall = common.DYNAMIC_DIAGNOSTICS[0]
+    # 0.025 % of the cycles stalled explains nothing beside a row-buffer miss rate 10 % higher;
+    # the pages it copied are what the policy did, not a cause.
+    pages = common.DYNAMIC_DIAGNOSTICS[2]
+    pairs = [({stall: 0.0, pages: 0.0, "row-buffer miss rate": 0.50},
+              {stall: 0.025, pages: 400.0, "row-buffer miss rate": 0.55})]
+    text = common.explain(pairs, top=1, labels=("bpm", "dynamic-bpm"))
+    assert text.startswith("bpm → dynamic-bpm: row-buffer miss rate 0.500 → 0.550 (+10 %)"), text
+    assert text.endswith(f"(set by the policy: {pages} 0.000 → 400, {stall} 0.000 → 0.025)"), text
+    # A claim about the adjustments themselves ranks them.
+    assert common.explain(pairs, top=1, first=(pages,)).startswith(f"base → policy: {pages} 0.000 → 400"), text
+
+
+def test_identical_runs_of_a_dynamic_variant_are_named():
+    from types import SimpleNamespace
+
+    from memtint.reproduce.common import Variant
+
+    def run(cycles):
+        return {"cores": [{"instructions": 100, "cycles": cycles}]}
+
+    exp = SimpleNamespace(name="pressure", variants=[
+        Variant("bpm", "bpm"), Variant("dynamic", "bpm", os={"dynamic": "dynamic-bpm"}),
+        Variant("paced", "bpm", os={"dynamic": "dynamic-bpm", "recolour": {}})], shared={})
+    results = {}
+    for m, (bpm, dyn, paced) in enumerate([(10, 20, 20), (10, 30, 31)]):
+        for seed in (1, 2):
+            for label, cycles in (("bpm", bpm), ("dynamic", dyn), ("paced", paced)):
+                exp.shared[("i7-860", m, seed, label)] = key = f"{m}-{seed}-{label}"
+                results[key] = run(cycles)
+    assert common.identical_results([exp], results) == (
+        "Identical results: dynamic and paced ran identically on 1 of 2 pressure mixes (every seed): there they are "
+        "one result under two names.")

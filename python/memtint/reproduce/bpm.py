@@ -141,7 +141,9 @@ class Experiment:
                 f"Fig. 8-10: {len(self.mixes.mixes)} 4-program mixes drawn from the memory-intensive pool "
                 f"({', '.join(self.pool)}: alone LLC MPKI > 1 on the {MACHINE}, measured with this warm-up and "
                 f"window) with random.Random({self.settings.mix_seed}); buddy, bpm, bpm-plus "
-                f"(machine i7-860-bpm-plus), cache-only; {self.instructions:,} instructions per core; alone runs under "
+                f"(machine i7-860-bpm-plus; each mix's first two programs in channel 0, the others in channel 1: the "
+                f"paper balanced its workloads' channels by hand, so a BPM+ claim's cause gives the UF this split "
+                f"leaves and the UF the best split would), cache-only; {self.instructions:,} instructions per core; alone runs under "
                 "buddy on the i7-860. Write-backs are on (dirty LLC victims go to DRAM). Beside them, the hardware's "
                 "own partitioning (no paper figure): Intel CAT splitting the LLC's 16 ways evenly (os.resctrl = "
                 "[\"cat\"]) under buddy and under bpm, and Intel MBA capping each program at 30 % of peak bandwidth.",

@@ -25,8 +25,9 @@ SUITE = {name: workloads.trace_path(name) for name in workloads.suite()}
 #: never ranked as a cause.
 SETTINGS_DIAGNOSTICS = ("banks used (mean per program)", "channels used (mean per program)")
 #: Diagnostics ranked only for claims whose mechanism names them: a faster policy's shorter run
-#: is an outcome, not a cause.
-CONTEXT_DIAGNOSTICS = ("simulated time, ms", "maximum slowdown")
+#: is an outcome, not a cause, and so is the standby energy a longer run spends.
+CONTEXT_DIAGNOSTICS = ("simulated time, ms", "maximum slowdown", "DRAM power, W", "DRAM energy per kilo-instruction, nJ",
+                       "DRAM standby energy per kilo-instruction, nJ")
 #: A dynamic policy's adjustments (`diagnostics`).
 DYNAMIC_DIAGNOSTICS = ("re-colouring stall, % of the threads' cycles", "repartitions per run", "pages re-coloured per run")
 
@@ -378,8 +379,15 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
     mechanism names) come first whatever their rank, in their order there."""
     if not pairs:
         return ""
-    exclude = tuple(exclude) + SETTINGS_DIAGNOSTICS
+    given = tuple(exclude)
+    exclude = given + SETTINGS_DIAGNOSTICS
+    # A dynamic policy's counts of adjustments start from 0 on a static side: what the policy
+    # does, not a cause (a change "from 0" would rank them first); context unless the claim names
+    # them. Its stall is a share of the cycles, so it ranks by that share: 20 % of the cycles
+    # stalled explains a slowdown, 0.025 % does not.
+    counts = DYNAMIC_DIAGNOSTICS[1:]
     keys = [k for k in pairs[0][0] if k not in exclude and (k in first or k not in CONTEXT_DIAGNOSTICS)
+            and (k in first or k not in counts)
             and all(k in a and k in b for a, b in pairs)]
     rows = []
     for k in keys:
@@ -388,7 +396,7 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
         scale = max(abs(a), abs(b))
         if scale < 0.01:
             continue
-        rows.append((abs(b - a) / scale, k, a, b))
+        rows.append((abs(b - a) / (100.0 if k == DYNAMIC_DIAGNOSTICS[0] else scale), k, a, b))
     rows.sort(key=lambda r: (first.index(r[1]) if r[1] in first else len(first), -r[0]))
     chosen = []
     for r in rows:  # a diagnostic equal to one already chosen (reads = LLC misses without prefetch) adds nothing
@@ -409,6 +417,14 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
         b = statistics.fmean(p[1][k] for p in pairs)
         if abs(b - a) > 0.05 * max(abs(a), abs(b), 1e-9):
             context.append(f"{k.split(' (')[0]} per program {_fmt(a)} → {_fmt(b)}")
+    for k in counts + tuple(DYNAMIC_DIAGNOSTICS[:1] if not any(r[1] == DYNAMIC_DIAGNOSTICS[0] for r in chosen[:top])
+                            else ()):
+        if k in first or k in given or not all(k in a and k in b for a, b in pairs):
+            continue
+        a = statistics.fmean(p[0][k] for p in pairs)
+        b = statistics.fmean(p[1][k] for p in pairs)
+        if abs(b - a) > 0.05 * max(abs(a), abs(b), 1e-9):
+            context.append(f"{k} {_fmt(a)} → {_fmt(b)}")
     if context:
         text += " (set by the policy: " + ", ".join(context) + ")"
     return text
@@ -811,10 +827,14 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
     all_runs = [e.runs(results, mach, m, s) for s in seeds for e, mach, m in mixes]
     if claim["metric"] == "uf_rule_right":
         row.detail = uf_rule_cause(all_runs) + "; " + row.detail
-    elif (claim.get("population") or "").startswith("uf-"):
+    elif ((claim.get("population") or "").startswith("uf-") or "bpm-plus" in (claim.get("policy"), claim.get("versus"))) \
+            and "bpm-plus" in all_runs[0]:
         ufs = [channel_uf(r["bpm-plus"]) for r in all_runs]
+        best = [best_split_uf(r["buddy"]) for r in all_runs if "buddy" in r]
         row.detail += (f" (UF of static BPM+'s channels on these mixes: mean {_fmt(statistics.fmean(ufs))}, "
-                       f"{_fmt(min(ufs))}-{_fmt(max(ufs))})")
+                       f"{_fmt(min(ufs))}-{_fmt(max(ufs))}"
+                       + (f"; the best assignment of their programs to channels would give "
+                          f"{_fmt(statistics.fmean(best))}" if best else "") + ")")
     if claim["metric"] in ("ms_change", "ms_change_over", "ms_ratio") and named:
         row.detail = most_slowed(named, labels) + "; " + row.detail
     if worst:
@@ -999,7 +1019,36 @@ def run_facts(exps: list[MixExperiment], results: dict[str, Any]) -> str:
                 secs = statistics.fmean(r["wall_seconds"] for r in runs)
                 parts.append(f"{exp.name} on {machine}: {cycles / 1e6:.2f} M DRAM cycles ({ms:.2f} ms simulated) per shared run, "
                              f"{secs:.1f} s to simulate")
-    return "Measured run length (means): " + "; ".join(parts) + "." if parts else ""
+    text = "Measured run length (means): " + "; ".join(parts) + "." if parts else ""
+    same = identical_results(exps, results)
+    return (text + " " + same).strip()
+
+
+def identical_results(exps: list[MixExperiment], results: dict[str, Any]) -> str:
+    """Variants, one of them dynamic, whose runs came out identical (every core's instructions
+    and cycles, on every seed) on some mixes: one result reported under two names, which the
+    placement probe (static policies only) cannot find before the runs."""
+    found = []
+    for exp in exps:
+        dynamic = {v.label for v in exp.variants if (v.os or {}).get("dynamic")}
+        if not dynamic:
+            continue
+        runs: dict[tuple, dict[str, Any]] = {}
+        for (mach, m, seed, label), k in exp.shared.items():
+            if k in results:
+                runs.setdefault((mach, m), {}).setdefault(label, []).append(
+                    (seed, [(c["instructions"], c["cycles"]) for c in results[k]["cores"]]))
+        labels = [v.label for v in exp.variants]
+        for i, a in enumerate(labels):
+            for b in labels[i + 1:]:
+                if a not in dynamic and b not in dynamic:
+                    continue
+                both = [r for r in runs.values() if a in r and b in r]
+                alike = sum(sorted(r[a]) == sorted(r[b]) for r in both)
+                if alike:
+                    found.append(f"{a} and {b} ran identically on {alike} of {len(both)} {exp.name} mixes (every "
+                                 "seed): there they are one result under two names")
+    return ("Identical results: " + "; ".join(found) + ".") if found else ""
 
 
 def mix_name(mix: list[str]) -> str:

@@ -269,7 +269,8 @@ class Experiment:
             per_seed = [self._metric(c, results, s) for s in self.settings.seed_list()]
             row = Row(c, MACHINE, per_seed)
             row.cause = row.detail = self._cause(c, results)
-            row.population = "Table 4.4's task set" if c["experiment"] == "cr" else "Table 5.2's task set"
+            row.population = ("Table 4.4's task set" if c["experiment"] == "cr" else "Table 5.2's task set") + (
+                ": its periods and WCETs, each task a synthetic load generator (compute, then loads at its pattern)")
             # The effect the claim is about: loads that auto-refresh delays, at its density or any.
             at = [c["density"]] if c.get("density") else list(self.densities)
             row.met_loads = statistics.fmean(
