@@ -30,6 +30,7 @@ CONTEXT_DIAGNOSTICS = ("simulated time, ms", "maximum slowdown", "DRAM power, W"
                        "DRAM standby energy per kilo-instruction, nJ")
 #: A dynamic policy's adjustments (`diagnostics`).
 DYNAMIC_DIAGNOSTICS = ("re-colouring stall, % of the threads' cycles", "repartitions per run", "pages re-coloured per run")
+STALL = DYNAMIC_DIAGNOSTICS[0]
 
 #: Built-in synthetic profiles: stream (libquantum-like), random (mcf-like), copy (lbm-like), light.
 PROFILES = ("stream", "random", "copy", "light")
@@ -396,7 +397,7 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
         scale = max(abs(a), abs(b))
         if scale < 0.01:
             continue
-        rows.append((abs(b - a) / (100.0 if k == DYNAMIC_DIAGNOSTICS[0] else scale), k, a, b))
+        rows.append((abs(b - a) / (100.0 if k == STALL else scale), k, a, b))
     rows.sort(key=lambda r: (first.index(r[1]) if r[1] in first else len(first), -r[0]))
     chosen = []
     for r in rows:  # a diagnostic equal to one already chosen (reads = LLC misses without prefetch) adds nothing
@@ -408,23 +409,19 @@ def explain(pairs: list[tuple[dict[str, float], dict[str, float]]], top: int = 3
         change = f"{100 * (b / a - 1):+.0f} %" if a else "from 0"
         parts.append(f"{k} {_fmt(a)} → {_fmt(b)} ({change})")
     text = f"{labels[0]} → {labels[1]}: " + "; ".join(parts)
-    # What the policy set, measured in the same runs, as context (not ranked as a cause).
+    # What the policy set, measured in the same runs, as context (not ranked as a cause): the
+    # settings per program, and a dynamic policy's adjustments the ranking did not show.
+    stall_shown = any(r[1] == STALL for r in chosen[:top])
+    shown = [(k, f"{k.split(' (')[0]} per program") for k in SETTINGS_DIAGNOSTICS if k not in given] + [
+        (k, k) for k in counts + (() if stall_shown else (STALL,)) if k not in first and k not in given]
     context = []
-    for k in SETTINGS_DIAGNOSTICS:
-        if k in exclude[:-len(SETTINGS_DIAGNOSTICS)] or not all(k in a and k in b for a, b in pairs):
+    for k, name in shown:
+        if not all(k in a and k in b for a, b in pairs):
             continue
         a = statistics.fmean(p[0][k] for p in pairs)
         b = statistics.fmean(p[1][k] for p in pairs)
         if abs(b - a) > 0.05 * max(abs(a), abs(b), 1e-9):
-            context.append(f"{k.split(' (')[0]} per program {_fmt(a)} → {_fmt(b)}")
-    for k in counts + tuple(DYNAMIC_DIAGNOSTICS[:1] if not any(r[1] == DYNAMIC_DIAGNOSTICS[0] for r in chosen[:top])
-                            else ()):
-        if k in first or k in given or not all(k in a and k in b for a, b in pairs):
-            continue
-        a = statistics.fmean(p[0][k] for p in pairs)
-        b = statistics.fmean(p[1][k] for p in pairs)
-        if abs(b - a) > 0.05 * max(abs(a), abs(b), 1e-9):
-            context.append(f"{k} {_fmt(a)} → {_fmt(b)}")
+            context.append(f"{name} {_fmt(a)} → {_fmt(b)}")
     if context:
         text += " (set by the policy: " + ", ".join(context) + ")"
     return text
@@ -644,14 +641,18 @@ UF_THRESHOLD = 0.2
 BUSY_GBPS = 2.0
 
 
+def _core_load(core: dict[str, Any]) -> float:
+    """A program's load on the channels: its DRAM traffic per cycle."""
+    return (core["dram_reads"] + core["dram_writes"]) / max(1, core["cycles"])
+
+
 def channel_uf(run: dict[str, Any]) -> float:
     """The unbalance factor of a static BPM+ run: UF = |BUC0 - BUC1| / min(BUC0, BUC1), each
     channel's load the DRAM traffic per cycle of its programs (BPM+'s even split puts the first
     half of the processes in channel 0, the rest in channel 1)."""
     cores = run["cores"]
     half = len(cores) // 2
-    load = [sum((c["dram_reads"] + c["dram_writes"]) / max(1, c["cycles"]) for c in part)
-            for part in (cores[:half], cores[half:])]
+    load = [sum(_core_load(c) for c in part) for part in (cores[:half], cores[half:])]
     return abs(load[0] - load[1]) / min(load) if min(load) > 0 else float("inf")
 
 
@@ -660,7 +661,7 @@ def best_split_uf(run: dict[str, Any]) -> float:
     load its DRAM traffic per cycle in ``run`` (a run without channel partitioning: buddy). Above
     :data:`UF_THRESHOLD`, no assignment balances the mix (the paper's workloads 1''-6'', where one
     program's bandwidth exceeds the others' together)."""
-    load = [(c["dram_reads"] + c["dram_writes"]) / max(1, c["cycles"]) for c in run["cores"]]
+    load = [_core_load(c) for c in run["cores"]]
     best = float("inf")
     for mask in range(1, 2 ** len(load) - 1):
         a = sum(x for i, x in enumerate(load) if mask >> i & 1)
