@@ -12,12 +12,25 @@ STAMP    := $(VENV)/.memtint-venv
 
 .PHONY: all toolchain pgo-profile venv build demo demo-tiering test test-rust test-python test-python-deps test-python-run bench fuzz clean api-docs native test-native native-trace workloads experiment-ccps pgo reproduce
 
-# Profile-guided build (optional): `make pgo` trains a profile, then PGO=1 on build, demo or bench
-# compiles the engine with it (5-18 % faster DRAM runs, 12-15 % faster CPU-trace runs; bench/README.md). Its own target
-# directory, so switching between the two builds does not rebuild everything each time.
+# Profile-guided build, by default: the engine is compiled with the committed profile
+# bench/pgo/memtint.profdata.gz (`make pgo` trains it on bench/pgo/training.json), so every build
+# gets 7-13 % faster CPU-trace runs and 5-18 % faster DRAM runs (bench/README.md) without
+# llvm-tools; results are identical. rustc reads a profile written by its own LLVM or an older
+# one: PGO=auto (the default) uses it when rustc's LLVM major is at least the one in
+# bench/pgo/llvm-version, PGO=1 always, PGO=0 never. Its own target directory, so switching
+# between the two builds does not rebuild everything each time.
+PGO ?= auto
+PGO_COMMITTED := bench/pgo/memtint.profdata.gz
+PGO_LLVM      := $(shell cat bench/pgo/llvm-version 2>/dev/null)
+RUSTC_LLVM    := $(shell rustc -vV 2>/dev/null | sed -n 's/^LLVM version: //p')
+ifeq ($(PGO),auto)
+PGO_ON := $(shell a='$(RUSTC_LLVM)'; b='$(PGO_LLVM)'; [ -n "$$a" ] && [ -n "$$b" ] && [ "$${a%%.*}" -ge "$${b%%.*}" ] 2>/dev/null && echo 1 || echo 0)
+else
+PGO_ON := $(PGO)
+endif
 PGO_DIR  := $(abspath target/pgo)
 PGO_DATA := $(PGO_DIR)/memtint.profdata
-ifeq ($(PGO),1)
+ifeq ($(PGO_ON),1)
 export RUSTFLAGS := -Cprofile-use=$(PGO_DATA) -Cllvm-args=-no-pgo-warn-mismatch
 export CARGO_TARGET_DIR := $(abspath target/pgo-use)
 export MEMTINT_BUILD := profile-guided
@@ -53,13 +66,15 @@ build: toolchain pgo-profile $(STAMP) native native-trace
 	+env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV_BIN)):$$PATH" \
 		$(VENV_BIN)/maturin develop --release --quiet
 
-# With PGO=1, the profile must exist before anything is built (a missing one stops the build
-# before it copies anything into the package).
+# The committed profile, unpacked where rustc reads it before anything is built; with PGO=auto
+# and a rustc too old to read it, a note says the build goes without.
 pgo-profile:
-	@if [ "$(PGO)" = 1 ]; then \
-		[ -f "$(PGO_DATA)" ] || { echo "PGO=1: no profile yet; run 'make pgo' first"; exit 1; }; \
-		[ -z "$$(find crates bench -name '*.rs' -newer "$(PGO_DATA)" | head -1)" ] \
-			|| echo "note: the engine changed since 'make pgo'; changed code gets no profile until you run it again"; \
+	@if [ "$(PGO_ON)" = 1 ]; then \
+		[ -f "$(PGO_COMMITTED)" ] || { echo "PGO=$(PGO): no profile at $(PGO_COMMITTED); run 'make pgo' (or build with PGO=0)"; exit 1; }; \
+		mkdir -p "$(PGO_DIR)"; \
+		if [ ! -f "$(PGO_DATA)" ] || [ "$(PGO_COMMITTED)" -nt "$(PGO_DATA)" ]; then gzip -dc "$(PGO_COMMITTED)" > "$(PGO_DATA).tmp" && mv "$(PGO_DATA).tmp" "$(PGO_DATA)"; fi; \
+	elif [ "$(PGO)" = auto ] && [ -n "$(RUSTC_LLVM)" ]; then \
+		echo "note: rustc's LLVM $(RUSTC_LLVM) cannot read the committed profile (written by LLVM $(PGO_LLVM)): building without profile-guided optimisation, about 10 % slower; 'make pgo' trains a profile for this rustc"; \
 	fi
 
 # memtint-trace, the Valgrind tool behind `memtint trace` (needs Debian's valgrind package);
@@ -116,7 +131,7 @@ test-native: native
 
 # The engine's tests; the extension crate is not a default member (it cannot link a test binary).
 # Then the ceiling controller's check that its command stream is still the production one.
-test-rust: toolchain
+test-rust: toolchain pgo-profile
 	$(CARGO) fmt --all --check || { echo "Rust code is not rustfmt-formatted (rustfmt.toml): run cargo fmt"; exit 1; }
 	+$(CARGO) test -p memtint-engine
 	+$(CARGO) test -p memtint-bench --bin memtint-bench-ceiling
@@ -176,13 +191,15 @@ bench: build
 		$(VENV_BIN)/python "$$script" || exit $$?; \
 	done
 
-# Train the profile for PGO=1. Two instrumented builds run bench/pgo/training.json (built-in
-# workloads only): the Rust benchmarks' engine (bench/src/pgo_train.rs) and the Python
-# extension's (bench/pgo/train_extension.py; its engine has other symbol names). llvm-profdata
-# (rustup's llvm-tools component, added here if missing) merges both into one profile.
+# Train the committed profile. Two instrumented builds run bench/pgo/training.json (built-in
+# workloads and the suite's traces): the Rust benchmarks' engine (bench/src/pgo_train.rs) and the
+# Python extension's (bench/pgo/train_extension.py; its engine has other symbol names).
+# llvm-profdata (rustup's llvm-tools component, added here if missing) merges both into one sparse
+# profile (functions never run are left out), written gzipped to bench/pgo/ with the LLVM version
+# that wrote it; commit both. Run it after changing the engine's hot code: changed functions get
+# no profile until then.
 PGO_GEN := $(abspath target/pgo-gen)
 pgo: $(STAMP)
-	@if [ "$(PGO)" = 1 ]; then echo "make pgo trains the profile; run it without PGO=1"; exit 1; fi
 	@sysroot="$$(rustc --print sysroot)"; host="$$(rustc -vV | sed -n 's/^host: //p')"; \
 	prof="$$sysroot/lib/rustlib/$$host/bin/llvm-profdata"; \
 	if [ ! -x "$$prof" ]; then \
@@ -190,15 +207,19 @@ pgo: $(STAMP)
 		echo "rustup component add llvm-tools"; rustup component add llvm-tools || exit $$?; \
 	fi; \
 	set -e; rm -rf "$(PGO_DIR)/raw" "$(PGO_GEN)/wheels" "$(PGO_GEN)/ext"; \
-	export RUSTFLAGS="-Cprofile-generate=$(PGO_DIR)/raw" CARGO_TARGET_DIR="$(PGO_GEN)"; \
-	echo "instrumented benchmarks' engine: training"; \
-	$(CARGO) run --release --quiet -p memtint-bench --bin memtint-pgo-train; \
-	echo "instrumented Python extension: building, training"; \
+	export RUSTFLAGS="-Cprofile-generate=$(PGO_DIR)/raw" CARGO_TARGET_DIR="$(PGO_GEN)"; unset MEMTINT_BUILD; \
+	echo "instrumented builds: the benchmarks' engine, the Python extension"; \
+	$(CARGO) build --release --quiet -p memtint-bench --bin memtint-pgo-train; \
 	env -u CONDA_PREFIX $(VENV_BIN)/maturin build --release --quiet --out "$(PGO_GEN)/wheels" >/dev/null; \
 	$(VENV_BIN)/python -m zipfile -e "$(PGO_GEN)"/wheels/*.whl "$(PGO_GEN)/ext"; \
+	rm -rf "$(PGO_DIR)/raw"; \
+	echo "training (build scripts' and macros' profiles left out)"; \
+	"$(PGO_GEN)/release/memtint-pgo-train"; \
 	$(VENV_BIN)/python bench/pgo/train_extension.py "$$(ls "$(PGO_GEN)"/ext/memtint/_engine*.so)"; \
-	"$$prof" merge -o "$(PGO_DATA)" "$(PGO_DIR)/raw"; \
-	echo "profile written to $(PGO_DATA); build with it: make build PGO=1 (or demo / bench)"
+	"$$prof" merge --sparse -o "$(PGO_DIR)/trained.profdata" "$(PGO_DIR)"/raw/*.profraw; \
+	gzip -9n < "$(PGO_DIR)/trained.profdata" > "$(PGO_COMMITTED)"; \
+	rustc -vV | sed -n 's/^LLVM version: //p' > bench/pgo/llvm-version; \
+	echo "profile written to $(PGO_COMMITTED) (LLVM $$(cat bench/pgo/llvm-version)); commit it with bench/pgo/llvm-version; make build uses it"
 
 clean:
 	$(CARGO) clean

@@ -11,7 +11,7 @@ use memtint_engine::trace::{DramRequest, GeneratorKind, GeneratorSpec, RequestGe
 use memtint_engine::vector_isa::VectorIsa;
 use std::time::Instant;
 
-/// How the engine was compiled: `MEMTINT_BUILD` at compile time (the Makefile sets it for PGO=1).
+/// How the engine was compiled: `MEMTINT_BUILD` at compile time (the Makefile sets it for the profile-guided build).
 fn build_kind() -> &'static str {
     option_env!("MEMTINT_BUILD").unwrap_or("release")
 }

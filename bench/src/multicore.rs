@@ -35,7 +35,7 @@ fn main() {
         eprintln!("memtint-bench-multicore: MEMTINT_BENCH_IMPLEMENTATION: {e}");
         std::process::exit(2);
     }
-    println!("build: {} (make bench PGO=1 after make pgo: profile-guided)\n", option_env!("MEMTINT_BUILD").unwrap_or("release"));
+    println!("build: {} (make bench: profile-guided; PGO=0: release)\n", option_env!("MEMTINT_BUILD").unwrap_or("release"));
     let one = run(
         "4 cores, one memory (ddr4-2400), buddy placement",
         json!({
