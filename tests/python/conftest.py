@@ -54,3 +54,23 @@ def assert_clean_error(result: CliResult, *needles: str) -> str:
 @pytest.fixture
 def clean_error() -> Callable[..., str]:
     return assert_clean_error
+
+
+@pytest.fixture
+def make(tmp_path) -> Callable[..., subprocess.CompletedProcess]:
+    """Run `make` in the repository as a user would (not as a child of the `make test` that runs
+    pytest); `rustc=` lines make a stand-in `rustc -vV` that prints them, first on PATH."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def run(*args: str, rustc: list[str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")}
+        if rustc is not None:
+            fake = tmp_path / "bin"
+            fake.mkdir(exist_ok=True)
+            (fake / "rustc").write_text("#!/bin/sh\n" + "".join(f"echo '{line}'\n" for line in rustc))
+            (fake / "rustc").chmod(0o755)
+            env["PATH"] = f"{fake}{os.pathsep}{env['PATH']}"
+        return subprocess.run(["make", "--no-print-directory", *args], cwd=root, capture_output=True, text=True,
+                              env=env, timeout=timeout)
+
+    return run

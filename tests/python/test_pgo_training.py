@@ -10,7 +10,6 @@ to read it builds without it, saying so.
 import gzip
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -46,44 +45,29 @@ def test_every_training_run_is_a_valid_spec():
             assert all(c["instructions"] >= 20_000 for c in stats["cores"]), spec
 
 
-def _env_without_make():
-    # Run make as a user would, not as a child of the `make test` that runs pytest.
-    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")}
-
-
-def _make(args, env=None):
-    return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, capture_output=True, text=True,
-                          env=env or _env_without_make(), timeout=300)
-
-
-def test_a_pgo_build_without_a_profile_says_to_run_make_pgo(tmp_path):
-    done = _make(["build", "PGO=1", f"PGO_COMMITTED={tmp_path / 'missing.profdata.gz'}"])
+def test_a_pgo_build_without_a_profile_says_to_run_make_pgo(make, tmp_path):
+    done = make("build", "PGO=1", f"PGO_COMMITTED={tmp_path / 'missing.profdata.gz'}")
     assert done.returncode != 0
     assert "no profile at" in done.stdout + done.stderr and "run 'make pgo'" in done.stdout + done.stderr
 
 
-def test_the_committed_profile_is_unpacked_where_rustc_reads_it(tmp_path):
+def test_the_committed_profile_is_unpacked_where_rustc_reads_it(make, tmp_path):
     # The default build (PGO=auto) with this machine's rustc, which wrote the profile or is newer.
     target = tmp_path / "memtint.profdata"
-    done = _make(["pgo-profile", f"PGO_DATA={target}"])
+    done = make("pgo-profile", f"PGO_DATA={target}")
     assert done.returncode == 0, done.stdout + done.stderr
     assert target.read_bytes() == gzip.decompress((ROOT / "bench" / "pgo" / "memtint.profdata.gz").read_bytes())
     # llvm-profdata's indexed format: magic, then the version.
     assert target.read_bytes()[:8] == bytes.fromhex("ff6c70726f666981")
 
 
-def test_a_rustc_too_old_for_the_profile_builds_without_it(tmp_path):
+def test_a_rustc_too_old_for_the_profile_builds_without_it(make, tmp_path):
     # A stand-in rustc whose LLVM predates the profile's: PGO=auto says so and unpacks nothing.
     written = (ROOT / "bench" / "pgo" / "llvm-version").read_text().strip()
     older = int(written.split(".")[0]) - 1
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "rustc").write_text(f"#!/bin/sh\necho 'rustc 1.100.0 (0000000 2030-01-01)'\necho 'LLVM version: {older}.0.1'\n")
-    (fake / "rustc").chmod(0o755)
-    env = _env_without_make()
-    env["PATH"] = f"{fake}{os.pathsep}{env['PATH']}"
     target = tmp_path / "memtint.profdata"
-    done = _make(["pgo-profile", f"PGO_DATA={target}"], env)
+    done = make("pgo-profile", f"PGO_DATA={target}",
+                rustc=["rustc 1.100.0 (0000000 2030-01-01)", f"LLVM version: {older}.0.1"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"rustc's LLVM {older}.0.1 cannot read the committed profile (written by LLVM {written})" in done.stdout
     assert not target.exists()
