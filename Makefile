@@ -206,7 +206,7 @@ pgo: $(STAMP)
 		command -v rustup >/dev/null || { echo "make pgo needs llvm-profdata matching rustc's LLVM (rustup component llvm-tools)"; exit 1; }; \
 		echo "rustup component add llvm-tools"; rustup component add llvm-tools || exit $$?; \
 	fi; \
-	set -e; rm -rf "$(PGO_DIR)/raw" "$(PGO_GEN)/wheels" "$(PGO_GEN)/ext"; \
+	set -e; rm -rf "$(PGO_GEN)/wheels" "$(PGO_GEN)/ext"; \
 	export RUSTFLAGS="-Cprofile-generate=$(PGO_DIR)/raw" CARGO_TARGET_DIR="$(PGO_GEN)"; unset MEMTINT_BUILD; \
 	echo "instrumented builds: the benchmarks' engine, the Python extension"; \
 	$(CARGO) build --release --quiet -p memtint-bench --bin memtint-pgo-train; \
@@ -218,8 +218,8 @@ pgo: $(STAMP)
 	$(VENV_BIN)/python bench/pgo/train_extension.py "$$(ls "$(PGO_GEN)"/ext/memtint/_engine*.so)"; \
 	"$$prof" merge --sparse -o "$(PGO_DIR)/trained.profdata" "$(PGO_DIR)"/raw/*.profraw; \
 	gzip -9n < "$(PGO_DIR)/trained.profdata" > "$(PGO_COMMITTED)"; \
-	rustc -vV | sed -n 's/^LLVM version: //p' > bench/pgo/llvm-version; \
-	echo "profile written to $(PGO_COMMITTED) (LLVM $$(cat bench/pgo/llvm-version)); commit it with bench/pgo/llvm-version; make build uses it"
+	echo '$(RUSTC_LLVM)' > bench/pgo/llvm-version; \
+	echo "profile written to $(PGO_COMMITTED) (LLVM $(RUSTC_LLVM)); commit it with bench/pgo/llvm-version; make build uses it"
 
 clean:
 	$(CARGO) clean
