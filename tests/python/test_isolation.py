@@ -175,17 +175,22 @@ def test_a_buffer_of_its_own_without_the_programs_colours_is_taken_again_larger(
     assert made == [16, 32] and report.verdict == ISOLATED
     assert report.notes[0] == ("a 16 MiB buffer held no frame of the program's colours; the check used 32 MiB")
     # A buffer that never holds them: GROW doublings, then the error naming the option.
+    # Each smaller buffer stays mapped until the check ends, so the kernel cannot hand its frames
+    # back to the larger one; the error names the colours the buffer had.
     made.clear()
+    closed: list[int] = []
     def never(buffer_mb, repetitions, option):
+        assert not closed, "a smaller buffer was freed before the larger one was mapped"
         made.append(buffer_mb)
         t = MappedTimer(frames=[(1 << 9) | f for f in range(64)])
-        t.close = lambda: None
+        t.close = lambda: closed.append(buffer_mb)
         return t
 
     monkeypatch.setattr(probe_linux, "LinuxTimer", never)
-    with pytest.raises(LinuxError, match=r"no frame of the program's colours: give it a larger buffer"):
+    with pytest.raises(LinuxError, match=r"of colours 8-15\) has no frame of the program's colours: give it a larger "
+                                         r"buffer \(--verify-buffer-mb\)"):
         verify_isolation("i7-860", None, "bank", "0-7", buffer_mb=16, pairs=PAIRS)
-    assert made == [16, 32, 64]
+    assert made == [16, 32, 64] and sorted(closed) == [16, 32, 64]
 
 
 def test_in_the_simulator_bank_colours_are_isolated_and_shared_ones_are_not():

@@ -332,9 +332,12 @@ def verify_isolation(machine: str | dict[str, Any], mapping: str | None, space: 
     decoder = _Decoder(machine, mapping, layout)
     own = timer is None
     grown: list[str] = []
+    held: list[Timer] = []
     try:
         # A buffer of our own that holds no frame of one colour set (transparent huge pages fix
         # the high colour bits of each 2 MiB) is taken again twice as large, up to GROW times.
+        # The smaller one stays mapped until the check ends: freed first, its frames would be the
+        # first the kernel hands out again (its free lists are last in, first out).
         for attempt in range(GROW + 1 if own else 1):
             if own:
                 from memtint.probe.linux import LinuxTimer
@@ -348,11 +351,12 @@ def verify_isolation(machine: str | dict[str, Any], mapping: str | None, space: 
             if own and attempt < GROW:
                 grown.append(f"a {buffer_mb << attempt} MiB buffer held no frame of the {missing}'s colours; "
                              f"the check used {buffer_mb << (attempt + 1)} MiB")
-                timer.close()
+                held.append(timer)
                 timer = None
                 continue
-            raise LinuxError(f"the timer's buffer ({len(lines.frames)} frames) has no frame of the {missing}'s "
-                             "colours: give it a larger buffer (--verify-buffer-mb)")
+            had = format_list(sorted(set(lines.frame_colour)))
+            raise LinuxError(f"the timer's buffer ({len(lines.frames)} frames, of colours {had or 'none'}) has no "
+                             f"frame of the {missing}'s colours: give it a larger buffer (--verify-buffer-mb)")
         rng = random.Random(seed)
         chosen_pairs = _choose(program, other, pairs, rng)
         settings = Settings(seed=seed)
@@ -381,8 +385,9 @@ def verify_isolation(machine: str | dict[str, Any], mapping: str | None, space: 
             threshold_ns=threshold, verdict=verdict, reason=reason, seconds=time.monotonic() - started,
             notes=grown + ([note] if note else []))
     finally:
-        if own and timer is not None:
-            timer.close()
+        if own:
+            for t in held + ([timer] if timer is not None else []):
+                t.close()
 
 
 def _colours(colours: str | Sequence[int], layout) -> list[int]:
