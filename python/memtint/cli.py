@@ -36,6 +36,12 @@ class _Parser(argparse.ArgumentParser):
         sys.stderr.write(f"memtint: error: {message} (see '{self.prog} --help')\n")
         sys.exit(EXIT_USAGE)
 
+    def _get_option_tuples(self, option_string: str) -> list:
+        # A prefix of two spellings of one option (--col: --colors, --colours) is that option, not
+        # an ambiguity (Python 3.11's argparse calls it ambiguous).
+        seen: set[int] = set()
+        return [t for t in super()._get_option_tuples(option_string) if not (id(t[0]) in seen or seen.add(id(t[0])))]
+
 
 def _at_least(minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:

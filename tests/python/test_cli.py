@@ -516,3 +516,15 @@ def test_an_option_given_an_empty_value_is_refused_by_name(memtint, tmp_path, ar
     assert code == 2 and err.strip() == f"memtint: error: {option}: the value is empty; give one (or leave the " \
         "option out)", err
     assert os.listdir(tmp_path) == []
+
+
+def test_a_prefix_of_two_spellings_of_one_option_is_that_option(capsys):
+    from memtint.cli import build_parser
+
+    args = build_parser().parse_args(["run", "--col", "0-3", "--", "/bin/true"])
+    assert args.colors == "0-3"
+    # A prefix of two different options stays an error naming both.
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["dram", "--re", "10"])
+    err = capsys.readouterr().err
+    assert "ambiguous option: --re could match" in err and "--requests" in err
