@@ -28,6 +28,10 @@ PGO_ON := $(shell a='$(RUSTC_LLVM)'; b='$(PGO_LLVM)'; [ -n "$$a" ] && [ -n "$$b"
 else
 PGO_ON := $(PGO)
 endif
+# A digest of the engine's sources the profile was trained on: when they differ, functions that
+# changed build without profile guidance, and make says so.
+PGO_SOURCES := bench/pgo/sources
+PGO_DIGEST   = find crates -name '*.rs' -print0 | LC_ALL=C sort -z | xargs -0 cat | sha256sum | cut -d' ' -f1
 PGO_DIR  := $(abspath target/pgo)
 PGO_DATA := $(PGO_DIR)/memtint.profdata
 ifeq ($(PGO_ON),1)
@@ -73,6 +77,8 @@ pgo-profile:
 		[ -f "$(PGO_COMMITTED)" ] || { echo "PGO=$(PGO): no profile at $(PGO_COMMITTED); run 'make pgo' (or build with PGO=0)"; exit 1; }; \
 		mkdir -p "$(PGO_DIR)"; \
 		if [ ! -f "$(PGO_DATA)" ] || [ "$(PGO_COMMITTED)" -nt "$(PGO_DATA)" ]; then gzip -dc "$(PGO_COMMITTED)" > "$(PGO_DATA).tmp" && mv "$(PGO_DATA).tmp" "$(PGO_DATA)"; fi; \
+		if [ -f "$(PGO_SOURCES)" ] && [ "$$($(PGO_DIGEST))" != "$$(cat "$(PGO_SOURCES)")" ]; then \
+			echo "note: the engine's sources changed since the committed profile was trained: changed functions build without profile guidance; 'make pgo' retrains it (about 10 minutes)"; fi; \
 	elif [ "$(PGO)" = auto ] && [ -n "$(RUSTC_LLVM)" ]; then \
 		echo "note: rustc's LLVM $(RUSTC_LLVM) cannot read the committed profile (written by LLVM $(PGO_LLVM)): building without profile-guided optimisation, about 10 % slower; 'make pgo' trains a profile for this rustc"; \
 	fi
@@ -196,7 +202,7 @@ bench: build
 # Python extension's (bench/pgo/train_extension.py; its engine has other symbol names).
 # llvm-profdata (rustup's llvm-tools component, added here if missing) merges both into one sparse
 # profile (functions never run are left out), written gzipped to bench/pgo/ with the LLVM version
-# that wrote it; commit both. Run it after changing the engine's hot code: changed functions get
+# that wrote it and the sources' digest; commit the three. Run it after changing the engine's hot code: changed functions get
 # no profile until then.
 PGO_GEN := $(abspath target/pgo-gen)
 pgo: $(STAMP)
@@ -206,7 +212,7 @@ pgo: $(STAMP)
 		command -v rustup >/dev/null || { echo "make pgo needs llvm-profdata matching rustc's LLVM (rustup component llvm-tools)"; exit 1; }; \
 		echo "rustup component add llvm-tools"; rustup component add llvm-tools || exit $$?; \
 	fi; \
-	set -e; rm -rf "$(PGO_GEN)/wheels" "$(PGO_GEN)/ext"; \
+	set -e; rm -rf "$(PGO_GEN)/wheels" "$(PGO_GEN)/ext"; digest="$$($(PGO_DIGEST))"; \
 	export RUSTFLAGS="-Cprofile-generate=$(PGO_DIR)/raw" CARGO_TARGET_DIR="$(PGO_GEN)"; unset MEMTINT_BUILD; \
 	echo "instrumented builds: the benchmarks' engine, the Python extension"; \
 	$(CARGO) build --release --quiet -p memtint-bench --bin memtint-pgo-train; \
@@ -218,8 +224,8 @@ pgo: $(STAMP)
 	$(VENV_BIN)/python bench/pgo/train_extension.py "$$(ls "$(PGO_GEN)"/ext/memtint/_engine*.so)"; \
 	"$$prof" merge --sparse -o "$(PGO_DIR)/trained.profdata" "$(PGO_DIR)"/raw/*.profraw; \
 	gzip -9n < "$(PGO_DIR)/trained.profdata" > "$(PGO_COMMITTED)"; \
-	echo '$(RUSTC_LLVM)' > bench/pgo/llvm-version; \
-	echo "profile written to $(PGO_COMMITTED) (LLVM $(RUSTC_LLVM)); commit it with bench/pgo/llvm-version; make build uses it"
+	echo '$(RUSTC_LLVM)' > bench/pgo/llvm-version; echo "$$digest" > "$(PGO_SOURCES)"; \
+	echo "profile written to $(PGO_COMMITTED) (LLVM $(RUSTC_LLVM)); commit it with bench/pgo/llvm-version and $(PGO_SOURCES); make build uses it"
 
 clean:
 	$(CARGO) clean

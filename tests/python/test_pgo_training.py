@@ -8,6 +8,7 @@ to read it builds without it, saying so.
 """
 
 import gzip
+import hashlib
 import importlib.util
 import json
 import subprocess
@@ -71,6 +72,21 @@ def test_a_rustc_too_old_for_the_profile_builds_without_it(make, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"rustc's LLVM {older}.0.1 cannot read the committed profile (written by LLVM {written})" in done.stdout
     assert not target.exists()
+
+
+def test_engine_sources_changed_since_training_are_pointed_out(make, tmp_path):
+    # The digest make pgo records: the engine's .rs files, in byte order of their paths, concatenated.
+    paths = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "crates").rglob("*.rs"))
+    digest = hashlib.sha256(b"".join((ROOT / p).read_bytes() for p in paths)).hexdigest()
+    committed = (ROOT / "bench" / "pgo" / "sources").read_text().strip()
+    assert len(committed) == 64 and int(committed, 16) >= 0
+    target = tmp_path / "memtint.profdata"
+    for recorded, stale in ((digest, False), ("0" * 64, True)):
+        (tmp_path / "sources").write_text(recorded + "\n")
+        done = make("pgo-profile", "PGO=1", f"PGO_DATA={target}", f"PGO_SOURCES={tmp_path / 'sources'}")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert ("the engine's sources changed since the committed profile was trained" in done.stdout) == stale
+        assert ("'make pgo' retrains it" in done.stdout) == stale
 
 
 def test_the_extension_trainer_explains_its_argument(tmp_path):
