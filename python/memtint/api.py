@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 from memtint import _engine
 from memtint._engine import MemtintError
+from memtint.messages import escaped
 
 __all__ = [
     "MemtintError", "generate", "presets", "run_dram", "trace", "build_run_spec",
@@ -319,11 +320,11 @@ def _program(program: str | os.PathLike[str], key: str = "programs", part: str =
         if text in workloads.suite():  # a suite program by name: its committed trace
             return workloads.trace_path(text)
         raise MemtintError(
-            f"{key}: {part}{text}: no such trace file, not a built-in workload profile ({', '.join(PROFILES)}) and not a "
+            f"{key}: {part}{escaped(text)}: no such trace file, not a built-in workload profile ({', '.join(PROFILES)}) and not a "
             f"program of the workload suite ({', '.join(workloads.suite())})"
         )
     if os.path.isdir(text):
-        raise MemtintError(f"{key}: {part}{text}: is a directory, not a trace file")
+        raise MemtintError(f"{key}: {part}{escaped(text)}: is a directory, not a trace file")
     return absolute_path(text)
 
 

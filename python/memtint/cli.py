@@ -19,6 +19,7 @@ from typing import Any, Callable, NoReturn, Sequence
 from memtint import api, stopping
 from memtint.linux.errors import LinuxError
 from memtint.outputs import check_outputs, write_text
+from memtint.messages import escaped
 from memtint.stopping import Stopped
 
 EXIT_USAGE = 2
@@ -33,7 +34,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but its errors are the same one line as every other error."""
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"memtint: error: {message} (see '{self.prog} --help')\n")
+        sys.stderr.write(f"memtint: error: {escaped(message)} (see '{self.prog} --help')\n")
         sys.exit(EXIT_USAGE)
 
     def _get_option_tuples(self, option_string: str) -> list:
@@ -1819,7 +1820,7 @@ def _presets(args: argparse.Namespace) -> int:
 
 
 def _fail(message: str, status: int = EXIT_USAGE) -> int:
-    sys.stderr.write(f"memtint: error: {message}\n")
+    sys.stderr.write(f"memtint: error: {escaped(message)}\n")  # one line, whatever the message quotes
     return status
 
 

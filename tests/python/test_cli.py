@@ -528,3 +528,29 @@ def test_a_prefix_of_two_spellings_of_one_option_is_that_option(capsys):
         build_parser().parse_args(["dram", "--re", "10"])
     err = capsys.readouterr().err
     assert "ambiguous option: --re could match" in err and "--requests" in err
+
+
+@pytest.mark.parametrize("text", [
+    'machine = "i7\\n860"\nprograms = ["stream"]\n',
+    'machine = "i7-860"\nprograms = ["st\\nream"]\n',
+    'machine = "i7-860"\nprograms = ["phases:str\\reeam@1000+light"]\n',
+    'machine = "i7-860"\nprograms = ["stream"]\nos = {policy = "bp\\u001bm"}\n',
+])
+def test_a_value_with_control_characters_is_shown_escaped_on_one_line(memtint, tmp_path, text):
+    # A TOML string may hold "\n" or ESC; echoed raw, the one error line became two, or moved the
+    # terminal's cursor.
+    run = tmp_path / "run.toml"
+    run.write_text(text + "instructions = 2000\n")
+    code, _, err = memtint("sim", str(run))
+    assert code != 0
+    lines = [line for line in err.splitlines() if line.startswith("memtint: error: ")]
+    assert len(lines) == 1 and len(err.strip().splitlines()) == 1, err
+    assert "\x1b" not in err and ("\\n" in err or "\\r" in err or "\\x1b" in err), err
+
+
+def test_a_sweep_value_with_control_characters_is_shown_escaped(memtint, tmp_path):
+    spec = tmp_path / "sweep.toml"
+    spec.write_text('name = "s"\nmachines = ["i7\\n860"]\npolicies = ["buddy"]\ninstructions = 2000\n'
+                    '[[mixes]]\nname = "m"\nprograms = ["stream"]\n')
+    code, _, err = memtint("sweep", str(spec), "--out", str(tmp_path / "store"))
+    assert code != 0 and len(err.strip().splitlines()) == 1 and "i7\\n860" in err, err

@@ -12,7 +12,7 @@ pub enum Error {
     Config { field: String, reason: String },
 
     /// A preset name that does not exist; lists the valid ones.
-    #[error("unknown {kind} '{name}'; valid {}: {}", plural(kind), valid.join(", "))]
+    #[error("unknown {kind} '{}'; valid {}: {}", escaped(name), plural(kind), valid.join(", "))]
     UnknownName { kind: &'static str, name: String, valid: Vec<String> },
 
     /// A malformed line in an input file. The reason quotes the input, so it is shown escaped
@@ -290,6 +290,13 @@ mod tests {
         assert!(shown.starts_with("t:3: bad 'a\\x1b[2J\\0\\r"), "{shown}");
         assert!(!shown.chars().any(|c| c.is_control()), "{shown}");
         assert!(shown.len() < 450 && shown.ends_with("..."), "{}", shown.len());
+    }
+
+    /// A preset name from a TOML string ("i7\n860") used to print on two lines.
+    #[test]
+    fn an_unknown_name_shows_control_characters_escaped() {
+        let e = Error::UnknownName { kind: "machine", name: "i7\n860\x1b".into(), valid: vec!["i7-860".into()] };
+        assert_eq!(e.to_string(), "unknown machine 'i7\\n860\\x1b'; valid machines: i7-860");
     }
 }
 

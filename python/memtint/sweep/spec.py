@@ -19,6 +19,7 @@ from typing import Any
 from memtint import api, limits
 from memtint.comparison import DEFAULT_WARMUP
 from memtint.api import MemtintError
+from memtint.messages import escaped
 
 __all__ = ["Mix", "SweepSpec", "SweepSpecError", "load_spec", "parse_spec"]
 
@@ -117,7 +118,7 @@ CLASSES = {
 
 
 def _fail(where: str, message: str) -> SweepSpecError:
-    return SweepSpecError(f"{where}: {message}")
+    return SweepSpecError(escaped(f"{where}: {message}"))  # a value may hold a TOML string's "\n"
 
 
 class _Catalogue:
