@@ -59,3 +59,43 @@ def test_shipped_alone_runs_are_used_as_they_are(tmp_path, monkeypatch):
     assert [c["ipc_alone"] for c in cores] == [0.5, 1.5]
     assert [c["row_buffer_miss_rate_alone"] for c in cores] == [0.25, 0.25]
     assert not (tmp_path / "cache").exists()  # no alone run computed or stored by the worker
+
+
+class _LossyRay:
+    """Ray's cancel and wait, where the first cancel of a task that a worker is about to start
+    is lost (Ray issues #24359, #52703); `stuck` tasks never end."""
+
+    def __init__(self, lost: set[str], stuck: set[str] = frozenset()) -> None:
+        self.lost, self.stuck = set(lost), set(stuck)
+        self.cancels: list[str] = []
+        self.ended: set[str] = set()
+
+    def cancel(self, ref: str, force: bool) -> None:
+        assert force
+        self.cancels.append(ref)
+        if ref in self.lost:
+            self.lost.discard(ref)
+        elif ref not in self.stuck:
+            self.ended.add(ref)
+
+    def wait(self, refs: list[str], num_returns: int, timeout: float):
+        assert num_returns == len(refs) and timeout <= 1
+        return [r for r in refs if r in self.ended], [r for r in refs if r not in self.ended]
+
+
+def test_a_lost_ray_cancel_is_sent_again_within_a_bounded_time():
+    from memtint.sweep import ray_backend
+
+    backend = ray_backend.RayBackend.__new__(ray_backend.RayBackend)
+    backend._ray = fake = _LossyRay(lost={"b"})
+    pending = {"a": 1, "b": 2}
+    backend._cancel(pending)
+    assert not pending and fake.ended == {"a", "b"} and fake.cancels == ["a", "b", "b"]
+    # A task that never ends: the rounds are bounded (a signal's handling stays within the second).
+    backend._ray = fake = _LossyRay(lost=set(), stuck={"c"})
+    backend._cancel({"c": 3})
+    assert fake.cancels == ["c"] * ray_backend.CANCEL_ROUNDS
+    assert ray_backend.CANCEL_ROUNDS * ray_backend.CANCEL_WAIT <= 1.0
+    backend._ray = fake = _LossyRay(lost=set())
+    backend._cancel({})
+    assert fake.cancels == []

@@ -22,6 +22,9 @@ from memtint.sweep.backends import WorkerError
 __all__ = ["RayBackend", "RayNotInstalled", "import_ray"]
 
 INSTALL_HINT = "Ray is not installed: pip install 'memtint[ray]'"
+#: Cancelling tasks: rounds of cancel-and-wait, and each round's wait in seconds.
+CANCEL_ROUNDS = 4
+CANCEL_WAIT = 0.25
 
 
 class RayNotInstalled(MemtintError):
@@ -137,14 +140,24 @@ class RayBackend:
             self._cancel(pending)
 
     def _cancel(self, pending: dict[Any, Any]) -> None:
-        """Interrupted (or the caller stopped early): leave no task of ours running on the cluster."""
+        """Interrupted (or the caller stopped early): leave no task of ours running on the cluster.
+        A cancel that reaches a worker between receiving a task and starting it can be lost (Ray
+        issues #24359, #52703), so a task not ended a moment later is cancelled again, for at most
+        CANCEL_ROUNDS x CANCEL_WAIT seconds (a signal's handling stays within the second)."""
         refs = list(pending)
         pending.clear()
-        for ref in refs:
+        for _ in range(CANCEL_ROUNDS if refs else 0):
+            for ref in refs:
+                try:
+                    self._ray.cancel(ref, force=True)
+                except Exception:
+                    pass
             try:
-                self._ray.cancel(ref, force=True)
+                _, refs = self._ray.wait(refs, num_returns=len(refs), timeout=CANCEL_WAIT)
             except Exception:
-                pass
+                return
+            if not refs:
+                return
 
     def close(self, kill: bool = False) -> None:
         # Cancelling is already forceful for Ray tasks; `kill` is the local backend's.
