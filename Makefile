@@ -202,8 +202,8 @@ bench: build
 # Python extension's (bench/pgo/train_extension.py; its engine has other symbol names).
 # llvm-profdata (rustup's llvm-tools component, added here if missing) merges both into one sparse
 # profile (functions never run are left out), written gzipped to bench/pgo/ with the LLVM version
-# that wrote it and the sources' digest; commit the three. Run it after changing the engine's hot code: changed functions get
-# no profile until then.
+# that wrote it and the sources' digest; commit the three. Run it after changing the engine's hot
+# code: changed functions get no profile until then.
 PGO_GEN := $(abspath target/pgo-gen)
 pgo: $(STAMP)
 	@sysroot="$$(rustc --print sysroot)"; host="$$(rustc -vV | sed -n 's/^host: //p')"; \
