@@ -226,8 +226,10 @@ def profiled_policies() -> frozenset[str]:
 
 
 def alone_profiles(alone: list[dict[str, Any]]) -> list[dict[str, float]]:
-    """``os.profiles`` for MCP/IMPS from alone runs: LLC MPKI and row-buffer hit rate."""
-    return [{"mpki": float(a["llc_mpki"]), "rbh": 1.0 - float(a["row_buffer_miss_rate"])} for a in alone]
+    """``os.profiles`` from alone runs: LLC MPKI and row-buffer hit rate (MCP/IMPS), and DRAM
+    traffic as lines read and written per 1000 CPU cycles (``bpm-plus-balanced``)."""
+    return [{"mpki": float(a["llc_mpki"]), "rbh": 1.0 - float(a["row_buffer_miss_rate"]),
+             "bandwidth": 1000.0 * (a["dram_reads"] + a["dram_writes"]) / max(1, a["cycles"])} for a in alone]
 
 
 def check_policy_names(given: list[tuple[str, list[str]]]) -> None:

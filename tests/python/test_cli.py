@@ -41,7 +41,7 @@ def test_components_describe_themselves_in_the_catalogue(memtint):
     fast = {s["name"] for s in catalogue["scheduler_info"] if s["fast_path"]}
     assert fast == {"fcfs", "fr-fcfs", "fr-fcfs-cap"}
     from memtint import comparison
-    assert comparison.profiled_policies() == {"mcp", "imps"}
+    assert comparison.profiled_policies() == {"mcp", "imps", "bpm-plus-balanced"}
     binding = {p["name"]: p["binds_threads"] for p in catalogue["placement_policy_info"] if p["binds_threads"]}
     assert binding == {"ccps": "ccps"}
     code, out, _ = memtint("dram", "--help")

@@ -72,5 +72,23 @@ def test_compare_profiles_mcp_from_the_alone_runs(tmp_path, monkeypatch):
     assert by["buddy"]["cores"][0]["channels_used"] == 4
 
 
-def test_alone_profiles_are_mpki_and_hit_rate():
-    assert alone_profiles([{"llc_mpki": 12.5, "row_buffer_miss_rate": 0.25}]) == [{"mpki": 12.5, "rbh": 0.75}]
+def test_alone_profiles_are_mpki_hit_rate_and_dram_traffic():
+    alone = {"llc_mpki": 12.5, "row_buffer_miss_rate": 0.25, "dram_reads": 300, "dram_writes": 100, "cycles": 8000}
+    assert alone_profiles([alone]) == [{"mpki": 12.5, "rbh": 0.75, "bandwidth": 50.0}]
+
+
+def test_bpm_plus_balanced_splits_channels_by_the_alone_runs_traffic(tmp_path, monkeypatch):
+    # Two streams and two light programs: in bpm-plus's order the streams share channel 0; the
+    # balanced split puts one in each channel, as the alone runs' traffic (compare's profiles) asks.
+    mix = ["stream", "stream", "light", "light"]
+    alone = [api.run_sim("i7-860-bpm-plus", [p], instructions=40000)["cores"][0] for p in mix]
+    runs = {policy: api.run_sim("i7-860-bpm-plus", mix, instructions=40000, policy=policy,
+                                os_options={"profiles": alone_profiles(alone)})
+            for policy in ("bpm-plus", "bpm-plus-balanced")}
+    assert [c["channels"] for c in runs["bpm-plus"]["cores"]] == [[0], [0], [1], [1]]
+    assert [c["channels"] for c in runs["bpm-plus-balanced"]["cores"]] == [[0], [1], [0], [1]]
+    # compare fills the profiles itself.
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path))
+    result = compare("i7-860-bpm-plus", mix, ["bpm-plus", "bpm-plus-balanced"], instructions=40000, warmup=0)
+    ws = {p["policy"]: p["weighted_speedup"] for p in result["policies"]}
+    assert ws["bpm-plus-balanced"] != ws["bpm-plus"]

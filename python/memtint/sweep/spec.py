@@ -547,7 +547,7 @@ def _engine_check(spec: SweepSpec, explicit: bool) -> None:
             size = len(e.mix.programs) if os_table is not None else 1
             if policy in comparison.profiled_policies():
                 # compare profiles these from the alone runs; the probe only needs their shape.
-                os_table = {"profiles": [{"mpki": 0.0, "rbh": 0.0}] * size, **(os_table or {})}
+                os_table = {"profiles": [{"mpki": 0.0, "rbh": 0.0, "bandwidth": 0.0}] * size, **(os_table or {})}
             sampled = None if spec.sampling is None else {
                 "mode": spec.sampling.get("mode", "periodic"), "unit": 1, "warming": 0, "period": 1}
             probe = api.build_sim_spec(e.machine, ["light"] * size,

@@ -167,4 +167,8 @@ pub struct AppProfile {
     pub mpki: f64,
     /// Row-buffer hit rate, 0-1.
     pub rbh: f64,
+    /// DRAM traffic alone, in any unit the same for every profile (`memtint compare`: lines
+    /// read and written per 1000 CPU cycles); `bpm-plus-balanced` balances channels by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<f64>,
 }

@@ -4,6 +4,7 @@
 
 mod bpm;
 mod bpm_plus;
+mod bpm_plus_balanced;
 mod buddy_order;
 mod bw_interleave;
 mod bw_local;
@@ -229,6 +230,7 @@ pub static POLICIES: Registry<PolicyInfo> = Registry::new(
         &buddy_order::INFO,
         &bpm::INFO,
         &bpm_plus::INFO,
+        &bpm_plus_balanced::INFO,
         &channel_only::INFO,
         &vertical::CACHE_ONLY,
         &vertical::BANK_ONLY,

@@ -89,6 +89,55 @@ fn bpm_plus_processes_reach_disjoint_channels_and_banks() {
     }
 }
 
+fn balanced(bandwidth: &[Option<f64>]) -> OsConfig {
+    let profiles = bandwidth.iter().map(|&b| crate::os::AppProfile { mpki: 10.0, rbh: 0.5, bandwidth: b }).collect();
+    OsConfig { profiles: Some(profiles), ..cfg("bpm-plus-balanced") }
+}
+
+#[test]
+fn bpm_plus_balanced_pairs_each_heavy_program_with_a_light_one() {
+    // In bpm-plus's order the two heavy programs would share channel 0 (UF 3).
+    let mut os = model(&balanced(&[Some(4.0), Some(4.0), Some(1.0), Some(1.0)]), "i7-860-bpm-plus", 4);
+    let channels: Vec<Vec<u32>> = (0..4)
+        .map(|pid| {
+            touch(&mut os, pid, 2000);
+            os.process_placement(pid).channels_used
+        })
+        .collect();
+    assert_eq!(channels, [vec![0], vec![1], vec![0], vec![1]]);
+    // Each keeps BPM+'s 16 banks, none shared.
+    let report = os.colour_report().unwrap();
+    let mut seen = BTreeSet::new();
+    for p in &report.processes {
+        assert_eq!(p.colours.len(), 16, "process {}", p.pid);
+        assert!(p.colours.iter().all(|&c| seen.insert(c)), "process {} shares a colour", p.pid);
+    }
+    // A balanced mix keeps bpm-plus's colours exactly.
+    let even = model(&cfg("bpm-plus"), "i7-860-bpm-plus", 4).colour_report().unwrap();
+    let kept = model(&balanced(&[Some(3.0), Some(1.0), Some(2.0), Some(2.0)]), "i7-860-bpm-plus", 4).colour_report().unwrap();
+    let sets = |r: &crate::os::ColourReport| r.processes.iter().map(|p| p.colours.clone()).collect::<Vec<_>>();
+    assert_eq!(sets(&kept), sets(&even));
+}
+
+#[test]
+fn bpm_plus_balanced_errors_name_the_key() {
+    let cases: [(OsConfig, u32, &str); 5] = [
+        (cfg("bpm-plus-balanced"), 4, "os.profiles: policy bpm-plus-balanced needs each process's alone bandwidth"),
+        (
+            balanced(&[Some(1.0), None, Some(1.0), Some(1.0)]),
+            4,
+            "os.profiles[1].bandwidth: policy bpm-plus-balanced balances channels by it",
+        ),
+        (balanced(&[Some(1.0), Some(f64::NAN), Some(1.0), Some(1.0)]), 4, "os.profiles[1].bandwidth: must be a finite number >= 0"),
+        (balanced(&[Some(1.0); 3]), 3, "3 is not a multiple of 2; use bpm-plus or channel-only"),
+        (OsConfig { groups: Some(vec![0, 0, 1, 1]), ..balanced(&[Some(1.0); 4]) }, 4, "os.groups: policy bpm-plus-balanced chooses"),
+    ];
+    for (c, processes, want) in cases {
+        let err = error(&c, "i7-860-bpm-plus", processes);
+        assert!(err.contains(want), "{c:?}: {err}");
+    }
+}
+
 #[test]
 fn bpm_plus_on_the_default_i7_860_is_a_clear_error() {
     assert_eq!(
