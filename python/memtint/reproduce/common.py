@@ -647,13 +647,18 @@ def _core_load(core: dict[str, Any]) -> float:
 
 
 def channel_uf(run: dict[str, Any]) -> float:
-    """The unbalance factor of a static BPM+ run: UF = |BUC0 - BUC1| / min(BUC0, BUC1), each
-    channel's load the DRAM traffic per cycle of its programs (BPM+'s even split puts the first
-    half of the processes in channel 0, the rest in channel 1)."""
+    """The unbalance factor of a BPM+ run's channels: (max - min) / min of the channels' loads
+    (|BUC0 - BUC1| / min(BUC0, BUC1) for two), each the DRAM traffic per cycle of the programs
+    whose pages are in it (a core's ``channels``, its load split evenly over several; a run
+    stored without them: the even split's, the first half of the processes in channel 0)."""
     cores = run["cores"]
     half = len(cores) // 2
-    load = [sum(_core_load(c) for c in part) for part in (cores[:half], cores[half:])]
-    return abs(load[0] - load[1]) / min(load) if min(load) > 0 else float("inf")
+    where = [c.get("channels") or [0 if i < half else 1] for i, c in enumerate(cores)]
+    load = [0.0] * max(2, 1 + max(ch for w in where for ch in w))
+    for c, w in zip(cores, where):
+        for ch in w:
+            load[ch] += _core_load(c) / len(w)
+    return (max(load) - min(load)) / min(load) if min(load) > 0 else float("inf")
 
 
 def best_split_uf(run: dict[str, Any]) -> float:

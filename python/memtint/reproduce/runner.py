@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 #: Per-core statistics kept from each run (docs/stats.md, "CPU-trace runs").
 CORE_KEYS = ("program", "instructions", "cycles", "ipc", "llc_accesses", "llc_misses", "llc_mpki", "dram_reads",
              "dram_writes", "row_hits", "row_misses", "row_conflicts", "row_buffer_miss_rate",
-             "bank_level_parallelism", "banks_used", "channels_used", "row_outcomes_by_kind",
+             "bank_level_parallelism", "banks_used", "channels_used", "channels", "row_outcomes_by_kind",
              "row_conflicts_by_self", "row_conflicts_by_other", "row_misses_after_self", "row_misses_after_other",
              "row_misses_after_refresh_or_policy", "llc_lines", "llc_lines_mean")
 RUN_KEYS = ("row_buffer_miss_rate", "dram_cycles", "simulated_ns", "wall_seconds", "dram_requests")
