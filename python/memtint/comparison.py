@@ -225,11 +225,16 @@ def profiled_policies() -> frozenset[str]:
     return frozenset(p["name"] for p in api.presets()["placement_policy_info"] if p["needs_profiles"])
 
 
+def dram_traffic(core: dict[str, Any]) -> float:
+    """A core's DRAM traffic: lines read and written per 1000 CPU cycles (its load on the channels)."""
+    return 1000.0 * (core["dram_reads"] + core["dram_writes"]) / max(1, core["cycles"])
+
+
 def alone_profiles(alone: list[dict[str, Any]]) -> list[dict[str, float]]:
     """``os.profiles`` from alone runs: LLC MPKI and row-buffer hit rate (MCP/IMPS), and DRAM
-    traffic as lines read and written per 1000 CPU cycles (``bpm-plus-balanced``)."""
-    return [{"mpki": float(a["llc_mpki"]), "rbh": 1.0 - float(a["row_buffer_miss_rate"]),
-             "bandwidth": 1000.0 * (a["dram_reads"] + a["dram_writes"]) / max(1, a["cycles"])} for a in alone]
+    traffic (``bpm-plus-balanced``)."""
+    return [{"mpki": float(a["llc_mpki"]), "rbh": 1.0 - float(a["row_buffer_miss_rate"]), "bandwidth": dram_traffic(a)}
+            for a in alone]
 
 
 def check_policy_names(given: list[tuple[str, list[str]]]) -> None:

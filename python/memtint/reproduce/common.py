@@ -641,14 +641,9 @@ UF_THRESHOLD = 0.2
 BUSY_GBPS = 2.0
 
 
-def _core_load(core: dict[str, Any]) -> float:
-    """A program's load on the channels: its DRAM traffic per cycle."""
-    return (core["dram_reads"] + core["dram_writes"]) / max(1, core["cycles"])
-
-
 def channel_uf(run: dict[str, Any]) -> float:
     """The unbalance factor of a BPM+ run's channels: (max - min) / min of the channels' loads
-    (|BUC0 - BUC1| / min(BUC0, BUC1) for two), each the DRAM traffic per cycle of the programs
+    (|BUC0 - BUC1| / min(BUC0, BUC1) for two), each the DRAM traffic of the programs
     whose pages are in it (a core's ``channels``, its load split evenly over several; a run
     stored without them: the even split's, the first half of the processes in channel 0)."""
     cores = run["cores"]
@@ -657,16 +652,16 @@ def channel_uf(run: dict[str, Any]) -> float:
     load = [0.0] * max(2, 1 + max(ch for w in where for ch in w))
     for c, w in zip(cores, where):
         for ch in w:
-            load[ch] += _core_load(c) / len(w)
+            load[ch] += comparison.dram_traffic(c) / len(w)
     return (max(load) - min(load)) / min(load) if min(load) > 0 else float("inf")
 
 
 def best_split_uf(run: dict[str, Any]) -> float:
     """The smallest UF any assignment of a run's programs to two channels gives, each program's
-    load its DRAM traffic per cycle in ``run`` (a run without channel partitioning: buddy). Above
+    load its DRAM traffic in ``run`` (a run without channel partitioning: buddy). Above
     :data:`UF_THRESHOLD`, no assignment balances the mix (the paper's workloads 1''-6'', where one
     program's bandwidth exceeds the others' together)."""
-    load = [_core_load(c) for c in run["cores"]]
+    load = [comparison.dram_traffic(c) for c in run["cores"]]
     best = float("inf")
     for mask in range(1, 2 ** len(load) - 1):
         a = sum(x for i, x in enumerate(load) if mask >> i & 1)
