@@ -92,3 +92,12 @@ def test_bpm_plus_balanced_splits_channels_by_the_alone_runs_traffic(tmp_path, m
     result = compare("i7-860-bpm-plus", mix, ["bpm-plus", "bpm-plus-balanced"], instructions=40000, warmup=0)
     ws = {p["policy"]: p["weighted_speedup"] for p in result["policies"]}
     assert ws["bpm-plus-balanced"] != ws["bpm-plus"]
+
+
+@pytest.mark.parametrize("value, needle", [('"x"', 'invalid type: string "x"'), ("-1.0", "must be a finite number >= 0")])
+def test_a_bad_profile_bandwidth_is_a_clean_error(memtint, clean_error, tmp_path, value, needle):
+    cfg = tmp_path / "run.toml"
+    cfg.write_text('machine = "i7-860-bpm-plus"\nprograms = ["light", "light"]\ninstructions = 1000\n[os]\n'
+                   'policy = "bpm-plus-balanced"\n'
+                   f'profiles = [{{mpki = 1.0, rbh = 0.5, bandwidth = 2.0}}, {{mpki = 1.0, rbh = 0.5, bandwidth = {value}}}]\n')
+    clean_error(memtint("sim", cfg), f"{cfg}:4", "os.profiles[1].bandwidth", needle)
