@@ -701,6 +701,38 @@ def test_a_maximum_slowdown_claims_cause_names_who_holds_it():
     assert common.MAX_SLOWDOWN not in common.explain(pairs, top=5, first=common.mechanism({"metric": "ws_change"}))
 
 
+def test_a_channel_partitioned_runs_cause_names_who_shares_the_hurt_programs_channel():
+    """Hand-made: four programs, channels {0: a + c, 1: b + d} under bpm-plus, both under buddy.
+    d's slowdown rises most (1.2 -> 2.4, x2), beside b; under bpm-plus the most slowed is d in
+    both runs, its channel shared with b. Buddy spreads every program: no channel to name."""
+    def run(slowdowns, channels):
+        return {"cores": [{"channels": ch, "dram_reads": 1, "dram_writes": 0, "cycles": 1} for ch in channels],
+                "slowdowns": slowdowns}
+    programs = ["a", "b", "c", "d"]
+    buddy = run([1.5, 1.1, 1.3, 1.2], [[0, 1]] * 4)
+    plus = run([1.6, 1.9, 1.4, 2.4], [[0], [1], [0], [1]])
+    assert not common.channel_partitioned(buddy) and common.channel_partitioned(plus)
+    assert common.channel_split(programs, plus) == "a + c in 0, b + d in 1"
+    assert common.channel_mates(programs, plus, 3) == "b"
+    assert common.most_hurt([(programs, buddy, plus)], ("buddy", "bpm-plus")) == (
+        "d is hurt most: slowdown 1.20 → 2.40 (buddy → bpm-plus); bpm-plus's channels: a + c in 0, b + d in 1 (d beside b)")
+    assert common.most_slowed([(programs, buddy, plus)] * 2, ("buddy", "bpm-plus")).startswith(
+        "under bpm-plus the most slowed is d in 2 of 2 runs (slowdown 2.40; its channel shared with b in 2 of them)")
+
+
+def test_a_bpm_plus_assignments_uf_on_buddys_traffic_is_never_below_the_best_split():
+    """Channel loads from another run of the same mix: bpm-plus's assignment {a, c} | {b, d} on
+    buddy's traffic 4, 3, 2, 1 is 6 against 4, UF 0.5; the best split, {a, d} | {b, c}, is 0."""
+    def run(loads, channels):
+        return {"cores": [{"channels": ch, "dram_reads": x, "dram_writes": 0, "cycles": 1}
+                          for x, ch in zip(loads, channels)]}
+    buddy = run([4, 3, 2, 1], [[0, 1]] * 4)
+    plus = run([1, 1, 1, 1], [[0], [1], [0], [1]])
+    assert common.channel_uf(plus) == 0.0
+    assert common.channel_uf(plus, loads=buddy) == pytest.approx(0.5)
+    assert common.best_split_uf(buddy) == 0.0
+
+
 def test_the_uf_rules_cause_counts_its_wrong_picks_by_side():
     """Hand-made UF: channel loads 2:1 (UF 1.0, the rule picks bpm) in two runs, one where
     bpm-plus wins by 10 %; 1:1 (UF 0, picks bpm-plus) in one, where bpm-plus wins."""

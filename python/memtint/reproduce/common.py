@@ -641,19 +641,63 @@ UF_THRESHOLD = 0.2
 BUSY_GBPS = 2.0
 
 
-def channel_uf(run: dict[str, Any]) -> float:
-    """The unbalance factor of a BPM+ run's channels: (max - min) / min of the channels' loads
-    (|BUC0 - BUC1| / min(BUC0, BUC1) for two), each the DRAM traffic of the programs
-    whose pages are in it (a core's ``channels``, its load split evenly over several; a run
-    stored without them: the even split's, the first half of the processes in channel 0)."""
+def _channels(run: dict[str, Any]) -> list[list[int]]:
+    """Each core's channels in a run (a run stored without them: the even split's, the first
+    half of the processes in channel 0)."""
     cores = run["cores"]
     half = len(cores) // 2
-    where = [c.get("channels") or [0 if i < half else 1] for i, c in enumerate(cores)]
+    return [c.get("channels") or [0 if i < half else 1] for i, c in enumerate(cores)]
+
+
+def channel_uf(run: dict[str, Any], loads: dict[str, Any] | None = None) -> float:
+    """The unbalance factor of a BPM+ run's channels: (max - min) / min of the channels' loads
+    (|BUC0 - BUC1| / min(BUC0, BUC1) for two), each the DRAM traffic of the programs
+    whose pages are in it (a core's ``channels``, its load split evenly over several). With
+    ``loads``, a run of the same mix whose cores' traffic is used instead (buddy's: the same
+    basis as :func:`best_split_uf`)."""
+    where = _channels(run)
     load = [0.0] * max(2, 1 + max(ch for w in where for ch in w))
-    for c, w in zip(cores, where):
+    for c, w in zip((loads or run)["cores"], where):
         for ch in w:
             load[ch] += comparison.dram_traffic(c) / len(w)
     return (max(load) - min(load)) / min(load) if min(load) > 0 else float("inf")
+
+
+def channel_partitioned(run: dict[str, Any]) -> bool:
+    """Whether a run gave every program only part of the channels it recorded."""
+    where = [c.get("channels") for c in run["cores"]]
+    if not all(where):
+        return False
+    every = {ch for w in where for ch in w}
+    return len(every) > 1 and all(len(w) < len(every) for w in where)
+
+
+def channel_split(programs: list[str], run: dict[str, Any]) -> str:
+    """A channel-partitioned run's programs per channel ("fdtd + stream in 0, random + stencil in 1")."""
+    where = _channels(run)
+    return ", ".join(" + ".join(p for p, w in zip(programs, where) if ch in w) + f" in {ch}"
+                     for ch in sorted({ch for w in where for ch in w}))
+
+
+def channel_mates(programs: list[str], run: dict[str, Any], i: int) -> str:
+    """The programs that share core ``i``'s channels in ``run`` ("nobody" when none does)."""
+    where = _channels(run)
+    mates = [p for j, (p, w) in enumerate(zip(programs, where)) if j != i and set(w) & set(where[i])]
+    return " + ".join(mates) or "nobody"
+
+
+def most_hurt(named: list[tuple[list[str], dict[str, Any], dict[str, Any]]], labels: tuple[str, str]) -> str:
+    """Over one mix's runs (programs, reference run, policy run), the program whose slowdown
+    the policy raised most, and when the policy partitions channels, what shares its channel."""
+    programs = named[0][0]
+    ref = [statistics.fmean(r["slowdowns"][i] for _, r, _ in named) for i in range(len(programs))]
+    pol = [statistics.fmean(r["slowdowns"][i] for _, _, r in named) for i in range(len(programs))]
+    i = max(range(len(programs)), key=lambda j: pol[j] / ref[j])
+    text = f"{programs[i]} is hurt most: slowdown {_fmt(ref[i])} → {_fmt(pol[i])} ({labels[0]} → {labels[1]})"
+    if channel_partitioned(named[0][2]):
+        text += (f"; {labels[1]}'s channels: {channel_split(programs, named[0][2])} ({programs[i]} beside "
+                 f"{channel_mates(programs, named[0][2], i)})")
+    return text
 
 
 def best_split_uf(run: dict[str, Any]) -> float:
@@ -800,6 +844,7 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
     worst = claim["metric"] in ("ws_change_worst", "power_change_best", "energy_change_best")
     worst_key = {"power_change_best": "dram_power_mw", "energy_change_best": "energy_per_instruction"}.get(claim["metric"], "ws")
     worst_mixes: list[str] = []
+    worst_named: list[tuple[str, tuple[list[str], dict[str, Any], dict[str, Any]]]] = []
     named: list[tuple[list[str], dict[str, Any], dict[str, Any]]] = []  # (programs, reference run, policy run)
     # The sampling half-widths of every (seed, mix) term of the figure: the figure is the mean
     # over seeds of means over the same number of mixes, so the mean over all terms.
@@ -816,6 +861,8 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
                 return energy_per_instruction(run) if worst_key == "energy_per_instruction" else run[worst_key]
             i = min(range(len(runs)), key=lambda j: pct(value(runs[j][pol]), value(runs[j][ref])))
             worst_mixes.append(mix_name(mixes[i][0].mixes[mixes[i][2]]))
+            worst_named.append((mix_name(mixes[i][0].mixes[mixes[i][2]]),
+                                (mix_programs(mixes[i][0].mixes[mixes[i][2]]), runs[i][ref], runs[i][pol])))
             runs = [runs[i]]
         if not worst:
             named.extend((mix_programs(e.mixes[m]), r[ref], r[pol]) for (e, _, m), r in zip(mixes, runs))
@@ -831,11 +878,16 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
     elif ((claim.get("population") or "").startswith("uf-") or "bpm-plus" in (claim.get("policy"), claim.get("versus"))) \
             and "bpm-plus" in all_runs[0]:
         ufs = [channel_uf(r["bpm-plus"]) for r in all_runs]
-        best = [best_split_uf(r["buddy"]) for r in all_runs if "buddy" in r]
-        row.detail += (f" (UF of static BPM+'s channels on these mixes: mean {_fmt(statistics.fmean(ufs))}, "
-                       f"{_fmt(min(ufs))}-{_fmt(max(ufs))}"
-                       + (f"; the best assignment of their programs to channels would give "
-                          f"{_fmt(statistics.fmean(best))}" if best else "") + ")")
+        row.detail += (f" (UF of static BPM+'s channels on these mixes, measured in its runs: mean "
+                       f"{_fmt(statistics.fmean(ufs))}, {_fmt(min(ufs))}-{_fmt(max(ufs))}")
+        if "buddy" in all_runs[0]:
+            # The same basis for both: each program's traffic under buddy (partitioning changes it).
+            mine = [channel_uf(r["bpm-plus"], loads=r["buddy"]) for r in all_runs]
+            best = [best_split_uf(r["buddy"]) for r in all_runs]
+            row.detail += (f"; from the programs' DRAM traffic under buddy, median over runs: its assignment's "
+                           f"{_fmt(statistics.median(mine))}, the best assignment to two channels of any sizes "
+                           f"{_fmt(statistics.median(best))}")
+        row.detail += ")"
     if claim["metric"] in ("ms_change", "ms_change_over", "ms_ratio") and named:
         row.detail = most_slowed(named, labels) + "; " + row.detail
     if worst:
@@ -843,6 +895,9 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
         which = "worst" if worst_key == "ws" else "most saving"
         row.detail = (f"the {which} mix ({most}, {which} in {worst_mixes.count(most)} of {len(worst_mixes)} seeds), "
                       f"its own figures: " + row.detail)
+        mine = [n for name, n in worst_named if name == most]
+        if worst_key == "ws" and all(r.get("slowdowns") for _, a, b in mine for r in (a, b)):
+            row.detail += "; " + most_hurt(mine, labels)
     row.dram_pki, row.not_applicable = effect(f"the {baseline} runs of these mixes", [r[baseline] for r in all_runs])
     if claim["metric"] == "walk_share_hvr":
         runs = [r[claim["policy"]] for r in all_runs]
@@ -888,18 +943,25 @@ def most_slowed(named: list[tuple[list[str], dict[str, Any], dict[str, Any]]], l
     parts = []
     for side, label in ((2, labels[1]), (1, labels[0])):
         holders: dict[str, list[float]] = {}
+        mates: dict[str, list[str]] = {}
         for programs, *runs in named:
             slowdowns = runs[side - 1].get("slowdowns")
             if not slowdowns:
                 continue
             i = max(range(len(slowdowns)), key=slowdowns.__getitem__)
             holders.setdefault(programs[i], []).append(slowdowns[i])
+            if channel_partitioned(runs[side - 1]):
+                mates.setdefault(programs[i], []).append(channel_mates(programs, runs[side - 1], i))
         if not holders:
             continue
         top = max(holders, key=lambda k: (len(holders[k]), k))
         n = sum(map(len, holders.values()))
-        parts.append(f"under {label} the most slowed is {top} in {len(holders[top])} of {n} runs "
-                     f"(slowdown {_fmt(statistics.fmean(holders[top]))})")
+        text = (f"under {label} the most slowed is {top} in {len(holders[top])} of {n} runs "
+                f"(slowdown {_fmt(statistics.fmean(holders[top]))}")
+        if mates.get(top) and side == 2:
+            mate = most_common(mates[top])
+            text += f"; its channel shared with {mate} in {mates[top].count(mate)} of them"
+        parts.append(text + ")")
     return "; ".join(parts)
 
 
