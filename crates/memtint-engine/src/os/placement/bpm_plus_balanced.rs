@@ -46,18 +46,29 @@ pub fn bpm_plus_balanced(cfg: &OsConfig, bits: &ColourBits, processes: u32) -> R
     let bandwidth = bandwidths(cfg, processes)?;
     let plan = balanced_channels(&bandwidth, channels);
 
-    // A colour's channel: the channel functions' bits within the channel+bank colour.
-    let at: Vec<usize> = channel
-        .functions()
-        .iter()
-        .map(|f| space.functions().iter().position(|g| g == f).expect("the channel functions are in the channel+bank space"))
-        .collect();
-    let channel_of = |c: u32| at.iter().enumerate().fold(0, |ch, (j, &i)| ch | (c >> i & 1) << j);
+    // A colour's channel, from the frames it can map to (whatever functions the spaces hold).
+    let mut channel_of = Vec::with_capacity(space.count() as usize);
+    for c in 0..space.count() {
+        let reach = bits.reach(&space, &[c])?;
+        match reach.channels[..] {
+            [ch] => channel_of.push(ch),
+            _ => {
+                return Err(Error::config(
+                    "os.policy",
+                    format!(
+                        "policy {NAME} needs each colour in one channel, but colour {c} of {} reaches channels {:?}",
+                        space.describe(),
+                        reach.channels
+                    ),
+                ))
+            }
+        }
+    }
     let per = (processes / channels) as usize;
     let split = ColourSplit::from_name(&cfg.colour_split)?;
     let mut colours = vec![Vec::new(); processes as usize];
     for ch in 0..channels {
-        let own: Vec<u32> = (0..space.count()).filter(|&c| channel_of(c) == ch).collect();
+        let own: Vec<u32> = (0..space.count()).filter(|&c| channel_of[c as usize] == ch).collect();
         if own.len() < per {
             return Err(Error::config(
                 "os.policy",
