@@ -120,6 +120,27 @@ fn bpm_plus_balanced_pairs_each_heavy_program_with_a_light_one() {
 }
 
 #[test]
+fn bpm_plus_balanced_on_four_channels_pairs_each_heavy_program_with_a_light_one() {
+    // Two channel bits (CCPS's RoRaBaChCo, 4 channels x 2 ranks): one heavy and one light
+    // program per channel is the only assignment with UF 0.
+    let m = crate::config::resolve_mapping("RoRaBaChCo", &super::small_org(4, 2)).unwrap();
+    let cfg = balanced(&[Some(4.0), Some(4.0), Some(4.0), Some(4.0), Some(1.0), Some(1.0), Some(1.0), Some(1.0)]);
+    let report = OsModel::new(&cfg, &m, I7_LLC, 8).unwrap().colour_report().unwrap();
+    let channel = |pid: usize| match report.processes[pid].channels[..] {
+        [ch] => ch,
+        ref many => panic!("process {pid} reaches channels {many:?}"),
+    };
+    let heavy: BTreeSet<u32> = (0..4).map(channel).collect();
+    let light: BTreeSet<u32> = (4..8).map(channel).collect();
+    assert_eq!((heavy.len(), light.len()), (4, 4), "{report:?}");
+    let mut seen = BTreeSet::new();
+    for p in &report.processes {
+        assert_eq!(p.colours.len() as u32, report.colours / 8, "process {}", p.pid);
+        assert!(p.colours.iter().all(|&c| seen.insert(c)), "process {} shares a colour", p.pid);
+    }
+}
+
+#[test]
 fn bpm_plus_balanced_errors_name_the_key() {
     let cases: [(OsConfig, u32, &str); 5] = [
         (cfg("bpm-plus-balanced"), 4, "os.profiles: policy bpm-plus-balanced needs each process's alone bandwidth"),
