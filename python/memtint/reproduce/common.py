@@ -860,9 +860,9 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
             def value(run: dict[str, Any]) -> float:
                 return energy_per_instruction(run) if worst_key == "energy_per_instruction" else run[worst_key]
             i = min(range(len(runs)), key=lambda j: pct(value(runs[j][pol]), value(runs[j][ref])))
-            worst_mixes.append(mix_name(mixes[i][0].mixes[mixes[i][2]]))
-            worst_named.append((mix_name(mixes[i][0].mixes[mixes[i][2]]),
-                                (mix_programs(mixes[i][0].mixes[mixes[i][2]]), runs[i][ref], runs[i][pol])))
+            mix = mixes[i][0].mixes[mixes[i][2]]
+            worst_mixes.append(mix_name(mix))
+            worst_named.append((mix_name(mix), (mix_programs(mix), runs[i][ref], runs[i][pol])))
             runs = [runs[i]]
         if not worst:
             named.extend((mix_programs(e.mixes[m]), r[ref], r[pol]) for (e, _, m), r in zip(mixes, runs))
@@ -950,15 +950,15 @@ def most_slowed(named: list[tuple[list[str], dict[str, Any], dict[str, Any]]], l
                 continue
             i = max(range(len(slowdowns)), key=slowdowns.__getitem__)
             holders.setdefault(programs[i], []).append(slowdowns[i])
-            if channel_partitioned(runs[side - 1]):
-                mates.setdefault(programs[i], []).append(channel_mates(programs, runs[side - 1], i))
+            if side == 2 and channel_partitioned(runs[1]):
+                mates.setdefault(programs[i], []).append(channel_mates(programs, runs[1], i))
         if not holders:
             continue
         top = max(holders, key=lambda k: (len(holders[k]), k))
         n = sum(map(len, holders.values()))
         text = (f"under {label} the most slowed is {top} in {len(holders[top])} of {n} runs "
                 f"(slowdown {_fmt(statistics.fmean(holders[top]))}")
-        if mates.get(top) and side == 2:
+        if mates.get(top):
             mate = most_common(mates[top])
             text += f"; its channel shared with {mate} in {mates[top].count(mate)} of them"
         parts.append(text + ")")
