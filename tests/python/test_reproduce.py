@@ -58,7 +58,7 @@ def test_change_same_sign_outside_tolerance_is_direction_only_with_its_ratio():
 def test_a_subject_without_the_effect_is_not_applicable():
     assert verdict.verdict(claim(value=-1.0), 0.0, "xz: 0.02 DRAM requests per kilo-instruction") == \
         verdict.NOT_APPLICABLE
-    assert verdict.verdict({"kind": "info"}, 3.0, "no traffic") == verdict.NO_FIGURE
+    assert verdict.verdict({"kind": "info"}, 3.0, "no traffic") == verdict.MEASURED_ONLY
 
 
 def test_change_opposite_sign_is_not_reproduced():
@@ -115,7 +115,7 @@ def test_bounds():
     assert verdict.verdict(hi, 0.5) == verdict.REPRODUCED
     assert verdict.verdict(hi, 1.05) == verdict.NEAR_MISS
     assert verdict.verdict(hi, 2.0) == verdict.NOT_REPRODUCED
-    assert verdict.verdict({"kind": "info"}, 3.0) == verdict.NO_FIGURE
+    assert verdict.verdict({"kind": "info"}, 3.0) == verdict.MEASURED_ONLY
 
 
 # --- the paper figures ---------------------------------------------------------------------------

@@ -166,7 +166,7 @@ def claim_rows(rows: list[Row]) -> list[list[str]]:
     for r in rows:
         mean, spread = ours_text(r)
         v = r.verdict
-        cause = r.detail if (verdict_rule.is_miss(v) or v == verdict_rule.NO_FIGURE) else \
+        cause = r.detail if (verdict_rule.is_miss(v) or v == verdict_rule.MEASURED_ONLY) else \
             r.not_applicable if v == verdict_rule.NOT_APPLICABLE else "—"
         name = r.claim["text"] + (f" — {r.subject}" if r.subject else "")
         if cause != "—" and v != verdict_rule.NOT_APPLICABLE:
@@ -401,7 +401,7 @@ def _count(verdicts: list[str], derived: list[bool], v: str) -> str:
     """How many rows have verdict ``v``, and of them how many rest on a derived figure."""
     n = verdicts.count(v)
     d = sum(1 for x, dv in zip(verdicts, derived) if x == v and dv)
-    return f"{n} ({d} derived)" if d and v != verdict_rule.NO_FIGURE else str(n)
+    return f"{n} ({d} derived)" if d and v != verdict_rule.MEASURED_ONLY else str(n)
 
 
 def terminal_table(papers: list[dict[str, Any]]):

@@ -19,8 +19,9 @@ cannot show interference. The experiment names the reason (:data:`MIN_DRAM_PKI`)
 - otherwise (the other direction, or zero against a nonzero figure): **not reproduced**.
 
 ``at_least`` / ``at_most`` claims (a bound): met -> reproduced; missed by at most
-``tolerance_abs`` -> near miss; otherwise not reproduced. ``info`` claims have no paper figure and
-get no verdict.
+``tolerance_abs`` -> near miss; otherwise not reproduced. ``info`` claims are **measured only**:
+no paper figure, a figure this experiment cannot test (its source says why), or one judged in
+another report; they get no verdict.
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ DIRECTION_ONLY = "direction only"
 NEAR_MISS = "near miss"
 NOT_REPRODUCED = "not reproduced"
 NOT_APPLICABLE = "not applicable"
-NO_FIGURE = "no paper figure"
+MEASURED_ONLY = "measured only"
 
 #: Every verdict, in report order.
-VERDICTS = (REPRODUCED, DIRECTION_ONLY, NEAR_MISS, NOT_REPRODUCED, NOT_APPLICABLE, NO_FIGURE)
+VERDICTS = (REPRODUCED, DIRECTION_ONLY, NEAR_MISS, NOT_REPRODUCED, NOT_APPLICABLE, MEASURED_ONLY)
 
 DEFAULT_TOLERANCE_REL = 0.5
 DEFAULT_TOLERANCE_ABS = 1.0
@@ -58,7 +59,8 @@ RULE = (
     "reproduced; in the paper's direction but outside that -> direction only (ours/paper shown); the other "
     "direction, zero, or seeds on both sides (a direction the seeds do not settle) -> not reproduced. Bounds (at least / at most): met -> reproduced; missed by at most "
     "tolerance_abs -> near miss; otherwise not reproduced. Ours is the mean over seeds; defaults tolerance_rel "
-    "0.5, tolerance_abs 1.0."
+    "0.5, tolerance_abs 1.0. Measured only: shown with no verdict, because the papers give no figure, give one "
+    "the experiment cannot test, or another report judges it (the row's source says which)."
 )
 
 
@@ -76,7 +78,7 @@ def verdict(claim: dict[str, Any], ours: float, not_applicable: str = "", per_se
     no effect to measure, if it has none."""
     kind = claim.get("kind", "change")
     if kind == "info":
-        return NO_FIGURE
+        return MEASURED_ONLY
     if not_applicable:
         return NOT_APPLICABLE
     if ours is None or (isinstance(ours, float) and math.isnan(ours)):
