@@ -543,9 +543,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser(
         "demo",
-        help="the default experiment: 6 mixes x 5 placement policies on the i7-860, with a report",
+        help="the default experiment: 6 mixes x 6 placement policies on the i7-860, with a report",
         description="Run the demo sweep (configs/sweeps/demo.toml: six 4-program mixes drawn by measured "
-        "class from the captured workload suite and the built-in profiles, on the i7-860 under buddy, bpm, bpm-plus, cache-only and a-vp), print the summary table and write "
+        "class from the captured workload suite and the built-in profiles, on the i7-860 under buddy, bpm, bpm-plus, bpm-plus-balanced, cache-only and a-vp), print the summary table and write "
         "the report under --out. With --tiering: one bandwidth-bound job on the two-node tiering machines "
         "under every node placement policy, with its table, sentences and plot.",
     )

@@ -3,8 +3,9 @@
 Six 4-program mixes drawn by measured class from the workload suite's captured programs and the
 built-in profiles (four of four memory-intensive programs, two of two intensive and two light;
 configs/sweeps/demo.toml) on the i7-860 under
-``buddy`` (the Linux-like baseline), ``bpm``, ``bpm-plus`` (on the BPM+ BIOS setting,
-i7-860-bpm-plus), ``cache-only`` and ``a-vp``: a sweep (configs/sweeps/demo.toml) on the process
+``buddy`` (the Linux-like baseline), ``bpm``, ``bpm-plus`` and ``bpm-plus-balanced`` (on the
+BPM+ BIOS setting, i7-860-bpm-plus; channels split by process order, or balanced by the programs'
+alone DRAM traffic), ``cache-only`` and ``a-vp``: a sweep (configs/sweeps/demo.toml) on the process
 pool, its summary table, one sentence per policy saying what its result means (computed from the
 numbers), a sentence saying which interference dominates under the baseline (LLC pollution,
 bank interference or bandwidth, from the programs' statistics shared against alone), and a
@@ -121,6 +122,7 @@ INTENSIVE_PROFILES = ("stream", "random", "copy")
 MECHANISM = {
     "bpm": "bank partitioning",
     "bpm-plus": "bank + channel partitioning",
+    "bpm-plus-balanced": "bank + channel partitioning",
     "cache-only": "LLC colouring",
     "bank-only": "bank partitioning",
     "a-vp": "LLC + bank colouring",

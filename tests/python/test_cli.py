@@ -379,11 +379,12 @@ def test_unwritable_json_output_is_reported(memtint, clean_error, tmp_path):
 
 @pytest.mark.engine
 def test_demo_runs(memtint, tmp_path, monkeypatch):
-    # The full demo runs 30 runs of 10M instructions per core; the same sweep on 20k keeps the suite cheap.
+    # The full demo runs 36 runs of 10M instructions per core; the same sweep on 20k keeps the suite cheap.
     monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
     code, out, err = memtint("demo", "--instructions", "20000", "--jobs", "2", "--out", tmp_path / "demo")
     assert code == 0, err
-    for text in ("30 runs", "buddy", "bpm", "bpm-plus", "cache-only", "a-vp", "WS/base", "normalised to buddy"):
+    for text in ("36 runs", "buddy", "bpm", "bpm-plus", "bpm-plus-balanced", "cache-only", "a-vp", "WS/base",
+                 "normalised to buddy"):
         assert text in out, text
     assert "Report: " in out
     # one sentence per policy saying what its result means, with the numbers it comes from
