@@ -504,6 +504,13 @@ def tiering_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
                                2: {"gbs": 4.0, "cpus": []}}])
     FakeNuma.create(root, nodes, weighted_interleave=rng.random() > 0.1, as_root=rng.random() > 0.1,
                     hmat=rng.random() > 0.5, auto_name=rng.choice(["auto", "__auto_type", None]))
+    corrupted = ""
+    if rng.random() < 0.3:  # a kernel file we do not understand (another ABI, a broken fake)
+        corrupted = rng.choice(sorted(_fake_state(root)))
+        path = os.path.join(root, corrupted)
+        text = open(path, encoding="utf-8").read()
+        with open(path, "wb") as f:
+            f.write(mutate(rng, text) if text.strip() else rng.choice([b"x", b"\xff\xfe", b"-1", b"0-"]))
     options = {"--weights": TIER_WEIGHTS, "--bandwidths": TIER_BANDWIDTHS, "--nodes": TIER_NODES,
                "--migration-limit": TIER_NUMBERS, "--period": ["0.01", *TIER_NUMBERS]}
     if rng.random() < 0.8:
@@ -532,11 +539,11 @@ def tiering_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
             changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
             return "internal", f"exit {code} left the fake kernel changed: {changed}"
         # Named: the option, or the value itself, or the requirement that failed.
-        values = [re.escape(a) for a in argv if a and not a.startswith("--")]
+        values = [re.escape(a) for a in argv if a and not a.startswith("--")] + [re.escape(corrupted)] * bool(corrupted)
         return _error_outcome(code, text, re.compile(r"--[a-z-]+|node|weight|bandwidth|root|kernel|polic|DAMON|"
                                                       + "|".join(values), re.I))
 
-    return " ".join(argv).encode(), run
+    return (" ".join(argv) + (f" [{corrupted} corrupted]" if corrupted else "")).encode(), run
 
 
 # --- traces and profile parameters ------------------------------------------------------------

@@ -203,6 +203,32 @@ def test_fake_weights_follow_the_sysfs_abi(fake):
     assert fake.interleave_weights() == {0: 21, 1: 10}
 
 
+def test_an_unreadable_weight_is_an_error_naming_its_file(fake):
+    with open(fake.path(f"{WEIGHTS_DIR}/node1"), "w", encoding="utf-8") as f:
+        f.write("x\n")
+    with pytest.raises(NumaError, match=r"node1: expected an interleave weight 1-255, got 'x'"):
+        fake.interleave_weights()
+
+
+def test_a_reader_never_sees_a_half_written_weight(fake):
+    # sysfs shows a whole value; the fake, written by another process, must too.
+    done = threading.Event()
+
+    def writer():
+        for i in range(400):
+            fake.set_interleave_weight(1, 1 + i % 200)
+        done.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    reads = 0
+    while not done.is_set():
+        assert 1 <= fake.interleave_weights()[1] <= 200
+        reads += 1
+    thread.join()
+    assert reads > 0
+
+
 def test_fake_accepts_the_auto_file_under_either_name(tmp_path):
     odd = FakeNuma.create(str(tmp_path / "odd"), auto_name="__auto_type")
     assert odd.auto_file().endswith("__auto_type") and odd.auto_weights() is True
@@ -555,3 +581,21 @@ def test_the_summary_line_gives_weights_only_where_the_policy_has_them(fake, pol
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stderr.splitlines() if "program exit 0" in x)
     assert line.startswith(f"memtint: {policy} over node0, node1") and ("(weights " in line) == weighted, line
+
+
+@pytest.mark.parametrize("relative, text, expected", [
+    ("sys/devices/system/node/has_memory", "0-x", "a node list"),
+    ("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal: lots kB", "MemTotal: 16384 kB"),
+    ("sys/devices/system/node/node0/cpulist", "0-1,?", "a CPU list"),
+    ("sys/kernel/mm/mempolicy/weighted_interleave/node0", "", "an interleave weight"),
+    ("sys/kernel/mm/mempolicy/weighted_interleave/auto", "tru", "true or false"),
+    ("proc/sys/kernel/numa_balancing", "1\x00", "a mode 0-3"),
+    ("sys/devices/system/node/has_memory", "", "a node list"),
+])
+def test_every_kernel_file_the_tools_parse_names_itself_when_unreadable(fake, relative, text, expected):
+    with open(fake.path(relative), "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    with pytest.raises(NumaError, match=expected) as error:
+        fake.memory_nodes(), fake.node_memory_bytes(0), fake.node_cpus(0), fake.interleave_weights()
+        fake.auto_weights(), fake.numa_balancing()
+    assert relative in str(error.value)

@@ -29,9 +29,11 @@ import ctypes
 import errno
 import os
 import platform
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence, TypeVar
 
 from memtint.linux.errors import LinuxError
+
+T = TypeVar("T")
 
 MPOL_DEFAULT, MPOL_PREFERRED, MPOL_BIND, MPOL_INTERLEAVE, MPOL_LOCAL, MPOL_PREFERRED_MANY = range(6)
 MPOL_WEIGHTED_INTERLEAVE = 6
@@ -83,6 +85,41 @@ def parse_node_list(text: str) -> list[int]:
     return nodes
 
 
+def parse_some_nodes(text: str) -> list[int]:
+    """A node list that names at least one node (every machine has one with memory)."""
+    nodes = parse_node_list(text)
+    if not nodes:
+        raise ValueError("no node")
+    return nodes
+
+
+def parse_switch(text: str) -> bool:
+    """A sysfs boolean as the kernel shows it (it reads more words, but shows only these)."""
+    if text in ("true", "false"):
+        return text == "true"
+    raise ValueError(text)
+
+
+def parse_balancing(text: str) -> str:
+    if not text.isdigit():
+        raise ValueError(text)
+    return text
+
+
+def parse_meminfo(text: str) -> dict[str, int]:
+    """A node's meminfo ("Node 0 MemTotal:   16384 kB" per line) as bytes by field."""
+    fields = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and parts[-1] == "kB":
+            fields[parts[2].rstrip(":")] = int(parts[3]) * 1024
+    return fields
+
+
+NODE_LIST = "a node list such as 0-1,3"
+MEMINFO = "lines like 'Node 0 MemTotal: 16384 kB'"
+
+
 def node_text(nodes: Iterable[int]) -> str:
     return ",".join(f"node{n}" for n in nodes)
 
@@ -100,10 +137,22 @@ class NumaSystem:
 
     def read(self, relative: str) -> str | None:
         try:
-            with open(self.path(relative), encoding="utf-8") as f:
+            with open(self.path(relative), encoding="utf-8", errors="replace") as f:
                 return f.read().strip()
         except (FileNotFoundError, NotADirectoryError):
             return None
+
+    def read_value(self, relative: str, parse: Callable[[str], T], expected: str) -> T | None:
+        """A kernel file's value through `parse`, or None when the file is absent. A value `parse`
+        refuses is an error naming the file: an ABI we do not understand, never a traceback."""
+        text = self.read(relative)
+        if text is None:
+            return None
+        try:
+            return parse(text)
+        except (ValueError, IndexError):
+            shown = (text if len(text) <= 60 else text[:57] + "...").encode("ascii", "backslashreplace").decode()
+            raise NumaError(f"{self.path(relative)}: expected {expected}, got '{shown}'", errno.EINVAL) from None
 
     def write(self, relative: str, value: str) -> None:
         """Write a tunable; the kernel's refusal is an error naming the file and the value."""
@@ -118,9 +167,9 @@ class NumaSystem:
 
     def memory_nodes(self) -> list[int]:
         """Nodes with memory (N_MEMORY), in order."""
-        text = self.read(f"{NODE_DIR}/has_memory")
-        if text is not None:
-            return parse_node_list(text)
+        nodes = self.read_value(f"{NODE_DIR}/has_memory", parse_some_nodes, NODE_LIST)
+        if nodes is not None:
+            return nodes
         try:
             entries = os.listdir(self.path(NODE_DIR))
             return sorted(int(d[4:]) for d in entries if d.startswith("node") and d[4:].isdigit())
@@ -128,26 +177,18 @@ class NumaSystem:
             return [0]  # a kernel without NUMA: one node
 
     def node_memory_bytes(self, node: int) -> int | None:
-        text = self.read(f"{NODE_DIR}/node{node}/meminfo")
-        for line in (text or "").splitlines():
-            if "MemTotal:" in line:
-                return int(line.split()[-2]) * 1024
-        return None
+        return (self.read_value(f"{NODE_DIR}/node{node}/meminfo", parse_meminfo, MEMINFO) or {}).get("MemTotal")
 
     def node_free_bytes(self, node: int) -> int | None:
         """What a program can take on ``node`` without reclaim beyond the page cache: its
         MemFree plus its inactive file pages (the part of MemAvailable a node's meminfo gives)."""
-        fields = {}
-        for line in (self.read(f"{NODE_DIR}/node{node}/meminfo") or "").splitlines():
-            parts = line.split()
-            if len(parts) >= 4 and parts[-1] == "kB":
-                fields[parts[2].rstrip(":")] = int(parts[3]) * 1024
+        fields = self.read_value(f"{NODE_DIR}/node{node}/meminfo", parse_meminfo, MEMINFO) or {}
         if "MemFree" not in fields:
             return None
         return fields["MemFree"] + fields.get("Inactive(file)", 0)
 
     def node_cpus(self, node: int) -> list[int]:
-        return parse_node_list(self.read(f"{NODE_DIR}/node{node}/cpulist") or "")
+        return self.read_value(f"{NODE_DIR}/node{node}/cpulist", parse_node_list, "a CPU list such as 0-3,8") or []
 
     def cpu_node(self, cpu: int) -> int:
         """The node whose cpulist holds `cpu` (the first memory node when none says so)."""
@@ -161,14 +202,11 @@ class NumaSystem:
         access0/initiators/read_bandwidth, MB/s), or None when a node has no such figure."""
         found: dict[int, float] = {}
         for node in self.memory_nodes():
-            text = self.read(f"{NODE_DIR}/node{node}/access0/initiators/read_bandwidth")
-            if text is None:
+            mbs = self.read_value(f"{NODE_DIR}/node{node}/access0/initiators/read_bandwidth", int,
+                                  "a bandwidth in MB/s")
+            if mbs is None:
                 return None
-            try:
-                found[node] = int(text) / 1000.0
-            except ValueError:
-                raise LinuxError(f"{self.path(f'{NODE_DIR}/node{node}/access0/initiators/read_bandwidth')}: "
-                                 f"expected MB/s, got '{text}'") from None
+            found[node] = mbs / 1000.0
         return found
 
     def memory_tiers(self) -> list[list[int]]:
@@ -179,7 +217,7 @@ class NumaSystem:
                            if d.startswith("memory_tier"))
         except FileNotFoundError:
             return []
-        return [parse_node_list(self.read(f"{TIERS_DIR}/{d}/nodelist") or "") for _, d in names]
+        return [self.read_value(f"{TIERS_DIR}/{d}/nodelist", parse_node_list, NODE_LIST) or [] for _, d in names]
 
     def kernel_version(self) -> tuple[int, int]:
         release = platform.release()
@@ -207,9 +245,9 @@ class NumaSystem:
     def interleave_weights(self) -> dict[int, int]:
         weights = {}
         for node in self.memory_nodes():
-            text = self.read(f"{WEIGHTS_DIR}/node{node}")
-            if text is not None:
-                weights[node] = int(text)
+            weight = self.read_value(f"{WEIGHTS_DIR}/node{node}", int, "an interleave weight 1-255")
+            if weight is not None:
+                weights[node] = weight
         return weights
 
     def set_interleave_weight(self, node: int, weight: int) -> None:
@@ -219,7 +257,7 @@ class NumaSystem:
         relative = self.auto_file()
         if relative is None:
             return None
-        return (self.read(relative) or "").lower() in ("true", "1", "y", "yes")
+        return self.read_value(relative, parse_switch, "true or false")
 
     def set_auto_weights(self, on: bool) -> None:
         relative = self.auto_file()
@@ -230,7 +268,9 @@ class NumaSystem:
     # ---- numa_balancing (procfs) --------------------------------------------------------------
 
     def numa_balancing(self) -> str | None:
-        return self.read(NUMA_BALANCING)
+        """The mode as the kernel shows it (0 off, 1 normal, 2 memory tiering, 3 both), kept as text
+        so that restoring it writes back exactly what was there."""
+        return self.read_value(NUMA_BALANCING, parse_balancing, "a mode 0-3")
 
     def set_numa_balancing(self, value: str) -> None:
         self.write(NUMA_BALANCING, value)

@@ -136,10 +136,13 @@ class FakeNuma(NumaSystem):
             return cls(root, json.load(f))
 
     def _put(self, relative: str, text: str) -> None:
+        # A sysfs read sees a whole value, never a half-written one: write aside, then rename.
         path = self.path(relative)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
+        aside = f"{path}.{os.getpid()}.tmp"
+        with open(aside, "w", encoding="utf-8") as f:
             f.write(text + "\n")
+        os.replace(aside, path)
 
     def _bandwidth(self, node: int) -> float:
         return float(self.config["nodes"][str(node)].get("gbs", 0))
@@ -163,7 +166,8 @@ class FakeNuma(NumaSystem):
     def calls(self) -> list[dict[str, Any]]:
         try:
             with open(os.path.join(self.root, LOG), encoding="utf-8") as f:
-                return [json.loads(line) for line in f]
+                # A line still being appended by another process has no newline yet.
+                return [json.loads(line) for line in f if line.endswith("\n")]
         except FileNotFoundError:
             return []
 

@@ -181,6 +181,8 @@ def plan_tiering(system: NumaSystem, policy: str, *, weights: str | None = None,
         # One node takes every page whatever its weight: nothing is written, so root is not needed.
         writes = (explicit or p.writes_kernel_weights) and not plan.nothing_to_place
         plan.write_weights = writes and any(current.get(n) != w for n, w in zip(chosen, plan.weights))
+        if plan.write_weights:
+            system.auto_weights()  # the mode to restore must be understood before the program starts
         if explicit and plan.nothing_to_place:
             plan.weights = [current.get(n, 1) for n in chosen]
             plan.weights_source = (f"the kernel's; --weights {weights} is not written: one node takes every page "
@@ -244,7 +246,7 @@ class SystemChanges:
         last (writing true recomputes the kernel's weights from the same bandwidth data)."""
         auto = self.system.auto_file()
         if auto is not None:
-            before_auto = self.system.read(auto) or ""
+            before_auto = "true" if self.system.auto_weights() else "false"  # refused here, before any write
             self.undo.append((f"{auto}={before_auto}", lambda: self.system.write(auto, before_auto)))
         for n, w in zip(nodes, weights):
             self.set(f"{WEIGHTS_DIR}/node{n}", str(w))
@@ -306,12 +308,17 @@ def damon_start(system: NumaSystem, changes: SystemChanges, fast: int, slow: int
 
 def _largest_system_ram(system: NumaSystem) -> tuple[int, int] | None:
     """The largest 'System RAM' range of /proc/iomem (addresses read as zero without root)."""
+    def ranges(text: str) -> list[tuple[int, int]]:
+        found = []
+        for line in text.splitlines():
+            if line.startswith(" ") or not line.rstrip().endswith(": System RAM"):
+                continue
+            first, _, last = line.split(" : ")[0].partition("-")
+            found.append((int(first, 16), int(last, 16) + 1))
+        return found
+
     best = None
-    for line in (system.read("proc/iomem") or "").splitlines():
-        if line.startswith(" ") or not line.rstrip().endswith(": System RAM"):
-            continue
-        first, _, last = line.split(" : ")[0].partition("-")
-        start, end = int(first, 16), int(last, 16) + 1
+    for start, end in system.read_value("proc/iomem", ranges, "lines like '00100000-bfffffff : System RAM'") or []:
         if end > start and (best is None or end - start > best[1] - best[0]):
             best = (start, end)
     return best
