@@ -19,9 +19,10 @@
   profile parameters as users write them (``stream:reads_pki=2:writes_pki=1``): the error names
   the file and line or the parameters, and echoes no raw byte (a control character or U+FFFD);
 - ``tiering``: `memtint run --tier-policy` and `memtint numa-probe` with random policies, weights,
-  bandwidths, nodes and limits, on a fake two- or three-node kernel (`MEMTINT_NUMA_FAKE`): every
-  value refused must be named, and every sysfs and procfs file the run may change must be as it
-  was afterwards, whatever the outcome.
+  bandwidths, nodes and limits, on a fake two- or three-node kernel (`MEMTINT_NUMA_FAKE`), some
+  cases with one of its kernel files corrupted: every value refused must be named (a kernel file
+  by its path), and every sysfs and procfs file the run may change must be as it was afterwards,
+  whatever the outcome.
 
 Every case must end in a result or in one error line that names the file (and line), the key or the
 option at fault: never an internal error, a traceback or a hang.
