@@ -1,4 +1,4 @@
-"""Fuzz the command line's inputs, in process, in nine classes:
+"""Fuzz the command line's inputs, in process, in ten classes:
 
 - ``sim``: mutated run files (bytes and values) through `memtint sim`'s own loading and the engine;
 - ``overrides``: `--set KEY=VALUE` with extreme values (NaN, infinities, 1e400, 2^40, 2^64,
@@ -22,7 +22,9 @@
   bandwidths, nodes and limits, on a fake two- or three-node kernel (`MEMTINT_NUMA_FAKE`), some
   cases with one of its kernel files corrupted: every value refused must be named (a kernel file
   by its path), and every sysfs and procfs file the run may change must be as it was afterwards,
-  whatever the outcome.
+  whatever the outcome;
+- ``cache``: a damaged entry of the alone-run cache (mutated bytes, or JSON of another shape)
+  under `memtint compare`: the comparison must be the one a clean cache gives.
 
 Every case must end in a result or in one error line that names the file (and line), the key or the
 option at fault: never an internal error, a traceback or a hang.
@@ -33,6 +35,7 @@ option at fault: never an internal error, a traceback or a hang.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -577,9 +580,72 @@ def traces_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[s
     return data, run
 
 
+# --- the alone-run cache ----------------------------------------------------------------------
+
+CACHE_MIXES = ["stream,light", "random,light", "copy,stream"]
+_CLEAN_CACHES: dict[tuple[str, str], tuple[str, list]] = {}
+
+
+def _compare_figures(path: str) -> list:
+    out = json.load(open(path, encoding="utf-8"))
+    return [[p["policy"], p["weighted_speedup"], p["maximum_slowdown"], [c.get("ipc_alone") for c in p["cores"]]]
+            for p in out["policies"]]
+
+
+def cache_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    import shutil
+
+    mix = rng.choice(CACHE_MIXES)
+    out = os.path.join(d, "compare.json")
+    argv = ["compare", "--machine", "i7-860", "--mix", mix, "--policies", "buddy", "--instructions", "5000",
+            "--warmup", "0", "--json", out]
+    cache = os.path.join(d, "cache")
+
+    def with_cache(directory: str) -> tuple[int, str]:
+        old = os.environ.get("MEMTINT_CACHE_DIR")
+        os.environ["MEMTINT_CACHE_DIR"] = directory
+        try:
+            return _main_quiet(argv)
+        finally:
+            if old is None:
+                os.environ.pop("MEMTINT_CACHE_DIR", None)
+            else:
+                os.environ["MEMTINT_CACHE_DIR"] = old
+
+    if (d, mix) not in _CLEAN_CACHES:  # a clean cache and its figures, once per mix
+        clean = os.path.join(d, f"clean-{len(_CLEAN_CACHES)}")
+        code, text = with_cache(clean)
+        assert code == 0, text
+        _CLEAN_CACHES[(d, mix)] = (clean, _compare_figures(out))
+    clean, figures = _CLEAN_CACHES[(d, mix)]
+    shutil.rmtree(cache, ignore_errors=True)
+    shutil.copytree(clean, cache)
+    entries = sorted(os.listdir(os.path.join(cache, "alone")))
+    victim = os.path.join(cache, "alone", rng.choice(entries))
+    text = open(victim, encoding="utf-8").read()
+    entry = json.loads(text)
+    shapes = [{}, [], None, {"ipc": 0}, entry["core"], {**entry, "format": 0},
+              {**entry, "core": {**entry["core"], "ipc": 0.0}}, {**entry, "core": []}]
+    damaged = mutate(rng, text) if rng.random() < 0.6 else json.dumps(rng.choice(shapes)).encode()
+    with open(victim, "wb") as f:
+        f.write(damaged)
+
+    def run() -> tuple[str, str]:
+        code, err = with_cache(cache)
+        if code != 0:
+            return "internal", f"exit {code} with a damaged cache entry: {err}"
+        got = _compare_figures(out)
+        if got != figures:
+            return "internal", f"a damaged cache entry changed the comparison: {got} against {figures}"
+        return "ok", ""
+
+    return f"compare --mix {mix} with {os.path.basename(victim)} = {damaged[:80]!r}".encode(), run
+
+
 CLASSES: dict[str, Callable[[random.Random, str], tuple[bytes, Callable[[], tuple[str, str]]]]] = {
     "sim": sim_case, "overrides": overrides_case, "sweep": sweep_case, "outputs": outputs_case,
     "tiering": tiering_case, "rules": rules_case, "rt": rt_case, "machine": machine_case, "traces": traces_case,
+    "cache": cache_case,
 }
 
 

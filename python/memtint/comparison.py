@@ -106,17 +106,31 @@ def _alone_key(spec: dict[str, Any]) -> str:
 
 
 def alone_cached(spec: dict[str, Any]) -> bool:
-    """Whether the alone run of ``spec`` is already in the cache."""
-    return (cache_dir() / "alone" / f"{_alone_key(spec)}.json").exists()
+    """Whether the alone run of ``spec`` is already in the cache, undamaged."""
+    return alone_lookup(spec) is not None
+
+
+#: The alone cache's entry layout; an entry of another layout is recomputed.
+ALONE_ENTRY_FORMAT = 1
+
+
+def _entry_digest(core: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()
 
 
 def alone_lookup(spec: dict[str, Any]) -> dict[str, Any] | None:
-    """The cached alone run of ``spec`` (its core's statistics), or None if absent or damaged."""
+    """The cached alone run of ``spec`` (its core's statistics), or None if absent or damaged.
+    An entry carries the digest of its statistics: a truncated, edited or foreign file that still
+    parses as JSON is damaged too (one such gave a run an alone IPC of 0), and is recomputed."""
     path = cache_dir() / "alone" / f"{_alone_key(spec)}.json"
     try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None  # absent, or a damaged entry that is simply recomputed
+        entry = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    if not (isinstance(entry, dict) and entry.get("format") == ALONE_ENTRY_FORMAT
+            and isinstance(entry.get("core"), dict) and entry.get("sha256") == _entry_digest(entry["core"])):
+        return None
+    return entry["core"]
 
 
 def alone_store(spec: dict[str, Any], core: dict[str, Any]) -> None:
@@ -125,7 +139,7 @@ def alone_store(spec: dict[str, Any], core: dict[str, Any]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(core))
+        tmp.write_text(json.dumps({"format": ALONE_ENTRY_FORMAT, "sha256": _entry_digest(core), "core": core}))
         tmp.replace(path)
     except OSError as error:
         _warn_cache_unwritable(path.parent, error)  # still correct, only slower next time

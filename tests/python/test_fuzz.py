@@ -35,3 +35,10 @@ def test_other_cli_inputs_end_in_a_result_or_an_error_naming_its_place(kind, cas
     findings = t["unnamed"] + t["internal"] + t["hang"]
     assert t["ok"] > 0 and t["clean"] > 0, t
     assert not findings, "\n".join(findings[:10])
+
+
+@pytest.mark.engine
+def test_a_damaged_alone_cache_entry_never_changes_a_comparison():
+    t = fuzz_cli.fuzz(30, seed=1, kind="cache")
+    findings = t["unnamed"] + t["internal"] + t["hang"]
+    assert t["ok"] == 30, "\n".join(findings[:10])

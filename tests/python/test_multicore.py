@@ -104,11 +104,18 @@ def test_alone_runs_are_cached_and_reused(tmp_path, monkeypatch):
     first = comparison.alone_run(spec)
     cached = list((tmp_path / "cache" / "alone").glob("*.json"))
     assert len(cached) == 1
-    # A tampered entry is what comes back: proof the run was not redone.
+    # An entry rewritten with its digest is what comes back: proof the run was not redone.
     entry = json.loads(cached[0].read_text())
-    entry["ipc"] = 123.0
+    entry["core"]["ipc"] = 123.0
+    entry["sha256"] = comparison._entry_digest(entry["core"])
     cached[0].write_text(json.dumps(entry))
     assert comparison.alone_run(spec)["ipc"] == 123.0
+    # A damaged entry that still parses is recomputed, not used (an alone IPC of 0, a KeyError).
+    entry["core"]["ipc"] = 0
+    for damaged in (json.dumps(entry).encode(), b"{}", b"[]", b'{"ipc": 0, "instructions": 5}', b"\xff\xfe",
+                    b"[" * 100_000):
+        cached[0].write_bytes(damaged)
+        assert comparison.alone_run(spec)["ipc"] == pytest.approx(first["ipc"])
     # Another instruction target is another entry.
     other = comparison.alone_run(api.build_sim_spec("i7-860", ["light"], instructions=100001, seed=3))
     assert other["ipc"] == pytest.approx(first["ipc"], rel=0.05)
