@@ -187,8 +187,14 @@ def commit_traces(recipe: dict[str, Any], summary: dict[str, Any], directory: st
         if stats["records"] == 0:
             continue
         target = os.path.join(directory, f"{recipe['name']}.t{thread['ordinal']}.mtt.gz")
-        with open(thread["file"], "rb") as src, gzip.GzipFile(target, "wb", compresslevel=9, mtime=0) as dst:
-            shutil.copyfileobj(src, dst)
+        aside = f"{target}.{os.getpid()}.tmp"  # whole or not at all: an interrupted copy leaves no short trace
+        try:
+            with open(thread["file"], "rb") as src, gzip.GzipFile(aside, "wb", compresslevel=9, mtime=0) as dst:
+                shutil.copyfileobj(src, dst)
+            os.replace(aside, target)
+        finally:
+            if os.path.exists(aside):
+                os.remove(aside)
         written.append(target)
     return written
 

@@ -92,3 +92,24 @@ def test_sweep_pools_can_be_measured_classes(tmp_path):
     spec.write_text(head + '[[mixes]]\nrandom = "class:heavy"\nsize = 2\n')
     with pytest.raises(SweepSpecError, match=r"mixes\[0\]\.random: unknown class 'heavy' \(known: intensive"):
         load_spec(spec)
+
+
+def test_committed_traces_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    import gzip
+    import shutil
+
+    source = tmp_path / "trace.t0.mtt"
+    source.write_bytes(b"x" * 4096)
+    summary = {"threads": [{"ordinal": 0, "file": str(source)}], "stats": [{"records": 1}]}
+    out = tmp_path / "traces"
+    [written] = workloads.commit_traces({"name": "w"}, summary, str(out))
+    assert gzip.open(written).read() == b"x" * 4096
+
+    def interrupted(src, dst):
+        dst.write(src.read(100))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(shutil, "copyfileobj", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        workloads.commit_traces({"name": "v"}, summary, str(out))
+    assert sorted(p.name for p in out.iterdir()) == ["w.t0.mtt.gz"]
