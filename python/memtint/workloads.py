@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 
 from memtint.api import MemtintError, cpu_trace_stats
 from memtint.capture import capture_trace, trace_files
+from memtint.outputs import produced_file
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WORKLOADS_DIR = os.path.join(REPO, "workloads")
@@ -187,14 +188,10 @@ def commit_traces(recipe: dict[str, Any], summary: dict[str, Any], directory: st
         if stats["records"] == 0:
             continue
         target = os.path.join(directory, f"{recipe['name']}.t{thread['ordinal']}.mtt.gz")
-        aside = f"{target}.{os.getpid()}.tmp"  # whole or not at all: an interrupted copy leaves no short trace
-        try:
-            with open(thread["file"], "rb") as src, gzip.GzipFile(aside, "wb", compresslevel=9, mtime=0) as dst:
-                shutil.copyfileobj(src, dst)
-            os.replace(aside, target)
-        finally:
-            if os.path.exists(aside):
-                os.remove(aside)
+        # Whole or not at all: an interrupted copy leaves no short trace.
+        with produced_file("--commit", target, suffix=".mtt.gz") as aside, open(thread["file"], "rb") as src, \
+                gzip.GzipFile(aside, "wb", compresslevel=9, mtime=0) as dst:
+            shutil.copyfileobj(src, dst)
         written.append(target)
     return written
 
