@@ -398,6 +398,27 @@ def test_committed_reports_rows_hold_the_verdict_rule(paper):
     check_rows_data(path)
 
 
+def test_the_readme_states_the_committed_reports_verdict_counts():
+    from memtint.reproduce import report
+
+    root = Path(figures.FIGURES_DIR).parents[1]
+    readme = (root / "README.md").read_text()
+    table = readme.split("<!-- reproduction-verdicts: begin -->")[1].split("<!-- reproduction-verdicts: end -->")[0]
+    rows = table.strip().splitlines()[2:]  # after the header and its rule
+    columns = [verdict.REPRODUCED, verdict.DIRECTION_ONLY, verdict.NEAR_MISS, verdict.NOT_REPRODUCED,
+               verdict.NOT_APPLICABLE]
+    seen = []
+    for row in rows:
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        name = re.search(r"docs/reproductions/(\w+)\.md", cells[0]).group(1)
+        paper = report.read_paper(str(root / "docs" / "reproductions"), name)
+        stated = dict(zip(columns, cells[1:1 + len(columns)]))
+        counted = {v: report._count(paper["verdicts"], paper["derived"], v) for v in columns}
+        assert stated == counted, name
+        seen.append(name)
+    assert sorted(seen) == sorted(PAPERS)
+
+
 def test_population_admits_only_the_mixes_where_both_horizontal_policies_help():
     test, _ = common.POPULATIONS["both-horizontal-help"]
     run = lambda ws: [{"ws": ws}]  # noqa: E731
