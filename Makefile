@@ -67,7 +67,7 @@ $(STAMP): | toolchain
 # Python sources are used in place, the compiled module is copied next to them). Always runs:
 # cargo decides what is stale, so a change to any Rust crate is rebuilt and nothing else is.
 build: toolchain pgo-profile $(STAMP) native native-trace
-	+env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV_BIN)):$$PATH" \
+	+env -u CONDA_PREFIX VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV_BIN)):$$PATH" PIP_QUIET=1 \
 		$(VENV_BIN)/maturin develop --release --quiet
 
 # The committed profile, unpacked where rustc reads it before anything is built; with PGO=auto
