@@ -74,3 +74,43 @@ def test_the_phases_example_runs_as_the_readme_shows_it(memtint):
     code, out, err = memtint("sim", str(REPO / "configs" / "runs" / "phases.toml"))
     assert code == 0, err
     assert "stratified by the program's" in " ".join(out.split())
+
+
+def _shell_commands(text: str):
+    """Each `memtint ...` command of a document's ```sh blocks (continuation lines joined, one
+    per segment of `&&`, `;` or a pipe), without its comment or what follows `--`."""
+    import shlex
+
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+            if " [-" in line:  # a synopsis (`[--jobs N | --ray ...]`), not a command
+                continue
+            for segment in re.split(r"&&|\|\||;|\|", line):
+                found = re.match(r"\s*(?:sudo\s+)?(?:\S*/)?\.venv/bin/memtint\s+(.*)|\s*memtint\s+(.*)", segment)
+                if found:
+                    args = shlex.split(found.group(1) or found.group(2), comments=True)
+                    yield segment.strip(), args[:args.index("--")] if "--" in args else args
+
+
+def test_every_documented_command_line_is_one_the_command_accepts():
+    import contextlib
+    import io
+
+    from memtint.cli import build_parser
+
+    refused, seen = [], 0
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        for line, args in _shell_commands(doc.read_text()):
+            seen += 1
+            args = [{"PID": "1"}.get(a, a) for a in args]  # the placeholder the docs use for a process
+            err = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                    build_parser().parse_args(args)
+            except SystemExit as stop:
+                if stop.code:
+                    refused.append(f"{doc.relative_to(REPO)}: {line}: {err.getvalue().strip()}")
+            # A file of the repository the command names must exist.
+            refused += [f"{doc.relative_to(REPO)}: {line}: no {a}" for a in args
+                        if re.match(r"(configs|workloads|bench)/\S+\.\w+$", a) and not (REPO / a).exists()]
+    assert seen >= 50 and refused == []
