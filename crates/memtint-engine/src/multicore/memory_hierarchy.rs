@@ -77,9 +77,18 @@ pub struct ThreadMigration {
     /// Of `system_cycles`: stalls for its process's pages a dynamic policy re-coloured (each
     /// page's migration and each batch's shootdown), the adjustment's overhead.
     pub recolour_cycles: u64,
+    /// Of `system_cycles`: the accessed-bit sampler's walks of its process's page table
+    /// (`[os.hot_pages] charge_walks`; the process's first thread pays them).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub walk_cycles: u64,
     /// Core cycles stalled in the kernel: its hinting faults, migrations and major faults,
-    /// its process's pages re-coloured, and TLB shootdowns of its process's page moves.
+    /// its process's pages re-coloured, TLB shootdowns of its process's page moves, and the
+    /// sampler's walks when charged.
     pub system_cycles: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What the OS's page work costs and how often it runs, in core cycles: migration
@@ -697,6 +706,17 @@ impl MemoryHierarchy {
                         }
                     }
                     self.copy_page(now, old, new, tid, m.page_bytes);
+                }
+                OsEvent::Walks { pid, ns } => {
+                    // The sampler's walks run in the kernel on the process's behalf, once per
+                    // process: its first thread stalls for them.
+                    if let Some(t) = self.thread_process.iter().position(|&p| p == pid) {
+                        let cost = (ns as f64 * m.core_ghz).round() as Cycle;
+                        m.blocked_until[t] = m.blocked_until[t].max(now) + cost;
+                        let s = self.per_core[t].page_migration.as_mut().expect("set with the costs");
+                        s.system_cycles += cost;
+                        s.walk_cycles += cost;
+                    }
                 }
                 OsEvent::SwapIn { tid, new } => {
                     let t = tid as usize;

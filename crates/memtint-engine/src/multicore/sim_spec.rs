@@ -745,8 +745,9 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 v["barrier_wait_cycles"] = json!(inside);
                 v["barrier_idle_cycles"] = json!(inside + at_end);
             }
-            if r.migration.is_some() || r.swap.is_some() || r.dynamic.is_some() {
-                let sum = |f: fn(&super::ThreadMigration) -> u64| ts.iter().filter_map(|c| c.memory.page_migration.as_ref()).map(f).sum::<u64>();
+            let sum = |f: fn(&super::ThreadMigration) -> u64| ts.iter().filter_map(|c| c.memory.page_migration.as_ref()).map(f).sum::<u64>();
+            let walk_cycles = sum(|m| m.walk_cycles);
+            if r.migration.is_some() || r.swap.is_some() || r.dynamic.is_some() || walk_cycles > 0 {
                 v["page_migration"] = json!({
                     "hint_faults": sum(|m| m.hint_faults),
                     "pages_moved": sum(|m| m.pages_moved),
@@ -754,6 +755,9 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                     "recolour_cycles": sum(|m| m.recolour_cycles),
                     "system_cycles": sum(|m| m.system_cycles),
                 });
+                if walk_cycles > 0 {
+                    v["page_migration"]["walk_cycles"] = json!(walk_cycles);
+                }
             }
             if let Some(s) = r.swap.as_ref().and_then(|s| s.get(p as usize)) {
                 v["swap"] = json!(s);

@@ -19,8 +19,11 @@
 //! (the paper's `pte_mkold()` then count): two walks of the process's page table, JOB1's one
 //! sample and JOB2's `ticks`. A window records the pages walked and what the walks would take at
 //! `walk_ns_per_page` (10 ns: the paper's mcf walk, 4.46 ms, over mcf's 1.7 GiB of 4 KiB pages, about 446 k).
-//! They are reported, not charged to the run: at the simulated schedule a walk outlasts its
-//! sample, as mcf's does at the paper's (docs/advisor.md, "The walks' cost").
+//! By default they are reported, not charged to the run: at the simulated schedule a walk
+//! outlasts its sample, as mcf's does at the paper's (docs/advisor.md, "The walks' cost").
+//! `charge_walks = true` charges them time-scaled as the windows are: each closing window stalls
+//! the process's first thread for the share of a core its walks take at HVR's own schedule
+//! (402 walks per 3 s) times the window.
 //!
 //! Cost: one hash-map update per translation while a sample runs, nothing otherwise; only
 //! with `[os.hot_pages] enabled = true`.
@@ -44,13 +47,24 @@ pub struct HotPageConfig {
     pub ticks: u32,
     pub tick_ns: f64,
     /// One page-table entry's share of a walk, ns (default 10: the paper's mcf walk of 4.46 ms
-    /// over about 446 k pages); reported in each window's `walk_ns`, never charged.
+    /// over about 446 k pages); reported in each window's `walk_ns`.
     pub walk_ns_per_page: f64,
+    /// Charge the walks (default false: reported only): each window stalls the process's first
+    /// thread for `hvr_walk_share` of the window (see the module's "The walks").
+    pub charge_walks: bool,
 }
 
 impl Default for HotPageConfig {
     fn default() -> Self {
-        HotPageConfig { enabled: false, window_ns: 500_000.0, nhp_ns: 100_000.0, ticks: 200, tick_ns: 2_000.0, walk_ns_per_page: 10.0 }
+        HotPageConfig {
+            enabled: false,
+            window_ns: 500_000.0,
+            nhp_ns: 100_000.0,
+            ticks: 200,
+            tick_ns: 2_000.0,
+            walk_ns_per_page: 10.0,
+            charge_walks: false,
+        }
     }
 }
 
@@ -132,7 +146,7 @@ pub struct WindowFeatures {
     /// The process's resident pages when the window closed: the entries each walk reads.
     pub walked_pages: u64,
     /// The window's walks (two per sample: clear, then read) over `walked_pages` at
-    /// `walk_ns_per_page`, ns: reported, not charged.
+    /// `walk_ns_per_page`, ns (at this run's schedule; what `charge_walks` charges is HVR's).
     pub walk_ns: f64,
 }
 
@@ -154,6 +168,8 @@ pub struct HotPages {
     processes: Vec<ProcessSampler>,
     /// The latest time seen, ns.
     last_ns: f64,
+    /// With `charge_walks`: per closed window and process, the walks' time to charge, ns.
+    charges: Vec<(u32, f64)>,
 }
 
 /// At most this many windows are kept per process (a long run keeps its first ones).
@@ -170,6 +186,7 @@ impl HotPages {
             start_ns: 0.0,
             processes: (0..processes).map(|_| ProcessSampler::default()).collect(),
             last_ns: 0.0,
+            charges: Vec::new(),
         })
     }
 
@@ -220,6 +237,10 @@ impl HotPages {
                     f.passing_touches += count as u64;
                 }
             }
+            if self.cfg.charge_walks && walked_pages > 0 {
+                let share = hvr_walk_share(walked_pages as f64, self.cfg.walk_ns_per_page).min(1.0);
+                self.charges.push((pid as u32, share * self.cfg.window_ns));
+            }
             if f.used > 0 {
                 f.wpd = f.buckets.iter().zip(WEIGHTS).map(|(&n, w)| n as f64 * w).sum::<f64>() / f.used as f64;
             }
@@ -240,6 +261,18 @@ impl HotPages {
         }
         self.start_ns = now_ns;
         self.last_ns = now_ns;
+        self.charges.clear();
+    }
+
+    /// Walks to charge are waiting (`charge_walks`).
+    #[inline]
+    pub fn charges_due(&self) -> bool {
+        !self.charges.is_empty()
+    }
+
+    /// The walks' time to charge per process since the last call, ns, oldest first.
+    pub fn take_charges(&mut self) -> std::vec::Drain<'_, (u32, f64)> {
+        self.charges.drain(..)
     }
 
     /// Process `pid`'s windows closed so far (without the current one; no copy): what an
@@ -262,6 +295,7 @@ impl HotPages {
                 .map(|p| ProcessSampler { job1: p.job1.clone(), job2: p.job2.clone(), windows: p.windows.clone() })
                 .collect(),
             last_ns: self.last_ns,
+            charges: Vec::new(),
         };
         let busy = self.cfg.nhp_ns + self.cfg.ticks as f64 * self.cfg.tick_ns;
         if self.last_ns >= self.start_ns + busy {
@@ -283,7 +317,15 @@ mod tests {
     const NONE: fn(usize) -> u64 = |_| 0;
 
     fn cfg() -> HotPageConfig {
-        HotPageConfig { enabled: true, window_ns: 1000.0, nhp_ns: 100.0, ticks: 200, tick_ns: 4.0, walk_ns_per_page: 10.0 }
+        HotPageConfig {
+            enabled: true,
+            window_ns: 1000.0,
+            nhp_ns: 100.0,
+            ticks: 200,
+            tick_ns: 4.0,
+            walk_ns_per_page: 10.0,
+            charge_walks: false,
+        }
     }
 
     #[test]

@@ -457,6 +457,9 @@ impl OsModel {
         if let Some(h) = self.hot.as_deref_mut() {
             let tables = &self.tables;
             h.touch(pid, vaddr >> self.page_shift, self.now_ns, |p| tables.get(p).map_or(0, |t| t.len() as u64));
+            if h.charges_due() {
+                self.events.extend(h.take_charges().map(|(pid, ns)| OsEvent::Walks { pid, ns: ns.round() as u64 }));
+            }
         }
         self.translate_unsampled(pid, tid, core, vaddr)
     }
@@ -503,7 +506,13 @@ impl OsModel {
     /// Pages may move or go to swap (migration, a dynamic policy, swapping): the memory
     /// hierarchy charges what the OS leaves in its events.
     pub fn moves_pages(&self) -> bool {
-        self.migrating.is_some() || self.dynamic.is_some() || self.swap.is_some()
+        self.migrating.is_some() || self.dynamic.is_some() || self.swap.is_some() || self.charges_walks()
+    }
+
+    /// The accessed-bit sampler's walks stall the threads (`[os.hot_pages] charge_walks`): they
+    /// are charged as the OS's page work is.
+    pub fn charges_walks(&self) -> bool {
+        self.hot.as_ref().is_some_and(|h| h.config().charge_walks)
     }
 
     /// The time of the next translations, ns (hinting-fault latency, rate limits).

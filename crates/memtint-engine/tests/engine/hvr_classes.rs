@@ -92,3 +92,38 @@ fn a_run_shorter_than_a_window_has_no_class() {
     assert_eq!(v["processes"][0]["hot_pages"]["windows"], json!([]));
     assert_eq!(v["processes"][0]["hot_pages"]["hvr"], Value::Null);
 }
+
+/// The sampler's walks are reported by default; with `charge_walks` each closed window stalls
+/// the process's first thread for the share of a core its walks take at HVR's schedule (402
+/// walks per 3 s) times the window, counted in `walk_cycles` and `system_cycles`.
+#[test]
+fn charged_walks_stall_the_sampled_process_for_their_share_of_each_window() {
+    let run = |charge: bool| {
+        sim_run(json!({
+            "machine": "i7-860",
+            "programs": ["random:footprint_bytes=16777216,reads_pki=20", "light"],
+            "instructions": 2_000_000,
+            "os": {"hot_pages": {"enabled": true, "window_ns": 50_000.0, "nhp_ns": 10_000.0, "ticks": 20,
+                                  "tick_ns": 1_000.0, "walk_ns_per_page": 200.0, "charge_walks": charge}},
+        }))
+    };
+    let f = |v: &Value| v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"));
+    let (reported, charged) = (run(false), run(true));
+    assert!(reported["cores"][0].get("page_migration").is_none(), "nothing charged: {}", reported["cores"][0]);
+    let m = &charged["cores"][0]["page_migration"];
+    let walk = u(&m["walk_cycles"]);
+    assert!(walk > 0 && walk <= u(&m["system_cycles"]), "{m}");
+    assert_eq!(charged["processes"][0]["page_migration"]["walk_cycles"], json!(walk));
+    // Each closed window charges min(1, 402 x pages x 200 ns / 3 s) of its 50 µs at the core's
+    // clock; the last window reported may still be open, so the charge lies between the sums
+    // over the windows without it and with it.
+    let ghz = 2.8; // the i7-860's cores (configs/machines/i7-860.toml)
+    let windows = charged["processes"][0]["hot_pages"]["windows"].as_array().unwrap().clone();
+    let cycles = |w: &Value| (402.0 * f(&w["walked_pages"]) * 200.0 / 3e9_f64).min(1.0) * 50_000.0 * ghz;
+    let all: f64 = windows.iter().map(cycles).sum();
+    let closed = all - cycles(windows.last().unwrap());
+    assert!(windows.len() > 5 && closed * 0.99 <= walk as f64 && walk as f64 <= all * 1.01, "{closed} <= {walk} <= {all}");
+    // The stall slows the sampled program; its features are still measured.
+    let ipc = |v: &Value| f(&v["cores"][0]["ipc"]);
+    assert!(ipc(&charged) < ipc(&reported) * 0.98, "{} against {}", ipc(&charged), ipc(&reported));
+}

@@ -300,6 +300,8 @@ pub enum OsEvent {
     SwapOut { tid: u32, pid: u32, old: u64 },
     /// Thread `tid`'s fault brought a page of its process back from swap into `new`.
     SwapIn { tid: u32, new: u64 },
+    /// HVR's sampler walked process `pid`'s page table for `ns` (`[os.hot_pages] charge_walks`).
+    Walks { pid: u32, ns: u64 },
 }
 
 /// The run's migration counters (`migration` in the statistics).
