@@ -83,7 +83,7 @@ SEED_FILES = [
     'machine = "i7-860"\ninstructions = 2000\n[[processes]]\nthreads = ["phases:stream@500+light"]\nat_end = "exit"\n'
     '[[processes]]\nthreads = ["random"]\narrive_ns = 1000.0\n[os]\npolicy = "bpm"\ndynamic = "dynamic-bpm"\n'
     'memory_mb = 16\noverflow = "swap"\n[os.hot_pages]\nenabled = true\nwindow_ns = 2000.0\nnhp_ns = 500.0\n'
-    'ticks = 20\ntick_ns = 50.0\n',
+    'ticks = 20\ntick_ns = 50.0\nwalk_ns_per_page = 1000.0\ncharge_walks = true\n',
     'machine = "i7-860-bpm-plus"\ninstructions = 2000\nprograms = ["stream", "light", "light"]\n[os]\n'
     'policy = "bpm-plus"\ndynamic = "dynamic-bpm-plus"\n[os.dynamic-bpm-plus]\nepoch_ns = 2000.0\n'
     '[os.recolour]\npages_per_ms = 50.0\nperiod_ns = 1000.0\n',
