@@ -555,3 +555,12 @@ def test_a_sweep_value_with_control_characters_is_shown_escaped(memtint, tmp_pat
                     '[[mixes]]\nname = "m"\nprograms = ["stream"]\n')
     code, _, err = memtint("sweep", str(spec), "--out", str(tmp_path / "store"))
     assert code != 0 and len(err.strip().splitlines()) == 1 and "i7\\n860" in err, err
+
+
+def test_a_bad_charge_walks_names_the_key_and_the_files_line(memtint, tmp_path, clean_error):
+    run = tmp_path / "walks.toml"
+    run.write_text('machine = "i7-860"\nprograms = ["random"]\ninstructions = 1000\n'
+                   "[os.hot_pages]\nenabled = true\ncharge_walks = 3\n")
+    clean_error(memtint("sim", str(run), "--set", "os.hot_pages.charge_walks=maybe"),
+                "--set os.hot_pages.charge_walks=maybe", "os.hot_pages.charge_walks", "expected a boolean")
+    clean_error(memtint("sim", str(run)), f"{run}:6", "os.hot_pages.charge_walks", "expected a boolean")
