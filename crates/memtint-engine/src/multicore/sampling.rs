@@ -93,6 +93,80 @@ pub struct SamplingSpec {
     /// Functional warming also trains the LLC prefetchers and installs their proposals (default
     /// off; docs/sampling.md has what it changes, measured).
     pub warm_prefetchers: bool,
+    /// Another periodic run's segments to replay (its `sampling.schedule`): every core's gaps end
+    /// and its units start at the instructions they did there, so two policies of one mix measure
+    /// the same stretches of each program and their sampling errors largely cancel in the
+    /// difference (matched pairs: Ekman and Stenström, ISPASS 2005). Default: none (the run paces
+    /// itself).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
+}
+
+/// A periodic run's detailed segments, per core and segment: the instruction its gap ended at
+/// (`at`), the unit it measured (`unit`, 0 for none) and the instructions of the run that unit
+/// stands for (`weight`). Every periodic run reports its own (`sampling.schedule`); a run of the
+/// same programs given one (`SamplingSpec::schedule`) replays it instead of pacing itself, so it
+/// keeps the relative progress of the run it came from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Schedule {
+    pub at: Vec<Vec<u64>>,
+    pub unit: Vec<Vec<u64>>,
+    pub weight: Vec<Vec<u64>>,
+}
+
+impl Schedule {
+    fn new(n: usize) -> Schedule {
+        Schedule { at: vec![Vec::new(); n], unit: vec![Vec::new(); n], weight: vec![Vec::new(); n] }
+    }
+
+    /// Segments in the schedule.
+    pub fn segments(&self) -> usize {
+        self.at.first().map_or(0, Vec::len)
+    }
+
+    fn push(&mut self, at: &[u64], sizes: &[u64], measured: &[bool], weights: &[u64]) {
+        for c in 0..at.len() {
+            self.at[c].push(at[c]);
+            self.unit[c].push(if measured[c] { sizes[c] } else { 0 });
+            self.weight[c].push(if measured[c] { weights[c] } else { 0 });
+        }
+    }
+
+    /// Check a schedule given to a run of `cores` programs measuring units of at least `unit`.
+    fn validate(&self, cores: usize, unit: u64) -> Result<()> {
+        let bad = |why: String| Err(Error::config("sampling.schedule", why));
+        for (name, rows) in [("at", &self.at), ("unit", &self.unit), ("weight", &self.weight)] {
+            if rows.len() != cores {
+                return bad(format!(
+                    "{name} has {} row(s) and the run has {cores} program(s): a schedule replays a run of the same programs",
+                    rows.len()
+                ));
+            }
+            if let Some(c) = rows.iter().position(|r| r.len() != self.segments()) {
+                return bad(format!(
+                    "{name}[{c}] has {} segment(s) and at[0] has {}: every row needs one value per segment",
+                    rows[c].len(),
+                    self.segments()
+                ));
+            }
+        }
+        if self.segments() == 0 {
+            return bad("no segments: a schedule is a periodic run's `sampling.schedule`".into());
+        }
+        for c in 0..cores {
+            if let Some(i) = (0..self.segments()).find(|&i| self.unit[c][i] > 0 && self.unit[c][i] < unit) {
+                return bad(format!("unit[{c}][{i}] = {} is shorter than sampling.unit = {unit} (0 means no unit)", self.unit[c][i]));
+            }
+            if let Some(i) = (0..self.segments()).find(|&i| self.unit[c][i] > 0 && self.weight[c][i] == 0) {
+                return bad(format!("weight[{c}][{i}] is 0 for a measured unit: it must be the instructions the unit stands for"));
+            }
+        }
+        if !(0..cores).any(|c| self.unit[c].iter().filter(|&&u| u > 0).count() >= 2) {
+            return bad("no core measures 2 units: an interval needs at least 2".into());
+        }
+        Ok(())
+    }
 }
 
 /// Default `min_units`.
@@ -110,6 +184,7 @@ impl Default for SamplingSpec {
             min_units: DEFAULT_MIN_UNITS,
             clusters: None,
             warm_prefetchers: false,
+            schedule: None,
         }
     }
 }
@@ -198,6 +273,15 @@ impl SamplingSpec {
     pub fn check_run(&self, os: &OsConfig, threads: &[ThreadDef], cores: u32, shared_cores: bool) -> Result<()> {
         let refuse =
             |key: &str, why: String| Err(Error::config(key, format!("{why}; sampled runs do not support it (run without sampling)")));
+        if let Some(plan) = &self.schedule {
+            if self.mode != "periodic" {
+                return Err(Error::config(
+                    "sampling.schedule",
+                    format!("replays a periodic run's segments; mode = \"{}\" draws its own", self.mode),
+                ));
+            }
+            plan.validate(threads.len(), self.unit)?;
+        }
         if self.mode == "phases" && threads.len() > 1 {
             return Err(Error::config(
                 "sampling.mode",
@@ -280,6 +364,8 @@ pub struct SampledRun {
     pub strata: Vec<Vec<f64>>,
     /// What phase sampling found (`phase_sampling.rs`), for the report.
     pub phases: Option<Value>,
+    /// The detailed segments run (periodic sampling), for another run to replay.
+    pub schedule: Schedule,
 }
 
 impl SampledRun {
@@ -299,6 +385,7 @@ impl SampledRun {
             warnings: Vec::new(),
             strata: vec![Vec::new(); n],
             phases: None,
+            schedule: Schedule::new(n),
         }
     }
 
@@ -610,6 +697,12 @@ impl SampledRun {
         if let Some(p) = &self.phases {
             run["phases"] = p.clone();
         }
+        if self.schedule.segments() > 0 {
+            run["schedule"] = json!(self.schedule);
+        }
+        if self.spec.schedule.is_some() {
+            run["replayed"] = json!(true);
+        }
         if let Some(k) = self.spec.clusters {
             run["clusters"] = json!(k);
         }
@@ -737,79 +830,108 @@ pub(super) fn run(
     let mut since = vec![0u64; n];
     // Per core: the rest of the record a segment or a gap ended inside, run first from there.
     let mut rest: Vec<Option<RecordRest>> = vec![None; n];
+    let mut replayed = 0usize;
     loop {
-        // Each core's pace against the slowest program (by its units' IPC so far): while it
-        // measures, its units' IPC ratio; past its `instructions` (unmeasured, running only for
-        // the contention it causes), the instructions it retired beside the slowest in the last
-        // segment, as a detailed run advances it through whatever phases come next (held at its
-        // units' pace, pagerank beside sort, fdtd and bzip2 came out 6.7 % fast; 1.9 % this way).
-        let ipc: Vec<f64> = (0..n).map(|c| ipc_so_far(&rec.units[c])).collect();
-        let known = n > 1 && ipc.iter().all(|&v| v > 0.0);
-        let slowest = ipc.iter().copied().fold(f64::INFINITY, f64::min);
-        let reference = (0..n).find(|&c| ipc[c] == slowest).unwrap_or(0);
-        let measuring = |c: usize| period_start[c] < instructions;
-        let ratio: Vec<f64> = (0..n)
-            .map(|c| if !measuring(c) && pace[reference] > 0 { pace[c] as f64 / pace[reference] as f64 } else { ipc[c] / slowest })
-            .collect();
-        // Each core's spacing of units in its own instructions; the periods shorten to `period`
-        // over a whole number so that the core asking for the closest units can have them, and
-        // each core measures every `cadence` periods (so its units stay evenly spaced and weigh
-        // alike).
-        let least = spec.min_units.min(instructions / period).max(1) as f64;
-        let spacing: Vec<f64> = (0..n).map(|c| (period as f64 * ratio[c]).min(instructions as f64 / least)).collect();
-        let finest = (0..n)
-            .filter(|&c| known && measuring(c))
-            .map(|c| spacing[c] / ratio[c])
-            .fold(period as f64, f64::min)
-            .max((unit + warming) as f64);
-        let base = (period as f64 / (period as f64 / finest).ceil()).max((unit + warming) as f64);
-        let cadence: Vec<u64> =
-            (0..n).map(|c| if known { (spacing[c] / (base * ratio[c]) + 1e-9).floor().max(1.0) as u64 } else { 1 }).collect();
-        let length: Vec<u64> =
-            (0..n).map(|c| if known { (base * ratio[c]).round().max((unit + warming) as f64) as u64 } else { period }).collect();
-        // Fast-forward each core to its segment's start, at one random point of the period for
-        // every core (stratified random sampling: a fixed point could alias with a program's
-        // phases, as a short trace's wrap-around; the period's room is the least core's).
-        let room = (0..n).map(|c| length[c] - unit - warming).min().unwrap_or(0);
-        let offset = if room > 0 { rng.gen_range(0..=room) as f64 / room as f64 } else { 0.0 };
-        let at: Vec<u64> = (0..n).map(|c| period_start[c] + ((length[c] - unit - warming) as f64 * offset) as u64).collect();
-        let ahead: Vec<u64> = (0..n).map(|c| at[c].saturating_sub(forwarded[c] + sim.cores[c].retired())).collect();
+        let position: Vec<u64> = (0..n).map(|c| forwarded[c] + sim.cores[c].retired()).collect();
         // A core already past its point counts what it ran in detail as warm-up, so the last
         // period's unit fits in the run.
-        let warm_up: Vec<u64> = (0..n).map(|c| detailed_warm_up(warming, forwarded[c] + sim.cores[c].retired(), at[c])).collect();
-        // Each core's unit: `unit` instructions for the slowest program, k times as many for one
-        // k times faster (whole multiples, from the IPC estimates, never from the current phase:
-        // a length that followed the phase would over-represent its fast phases), which it runs
-        // in detail anyway while the slowest measures its unit; shortened to end within the run.
-        // A core measures this period's unit if `unit` instructions of it fit in the run.
-        let sizes: Vec<u64> = (0..n)
-            .map(|c| {
-                let k = if known { (ipc[c] / slowest).floor().max(1.0) as u64 } else { 1 };
-                let start = forwarded[c] + sim.cores[c].retired() + ahead[c] + warm_up[c];
-                (unit * k).min(instructions.saturating_sub(start))
-            })
-            .collect();
-        // A core measures when its spacing is due (so a core's units stay evenly spaced, and
-        // weigh alike, while a faster core shortens the periods) and `unit` instructions fit.
-        if !sizes.iter().any(|&u| u >= unit) {
-            break;
-        }
-        let end: Vec<u64> = (0..n).map(|c| (period_start[c] + length[c]).min(instructions)).collect();
-        let measured: Vec<bool> = (0..n).map(|c| sizes[c] >= unit && since[c] + 1 >= cadence[c]).collect();
-        for c in 0..n {
-            since[c] = if measured[c] { 0 } else { since[c] + 1 };
-        }
-        if !measured.iter().any(|&m| m) {
-            // No unit due: the next period's fast-forward covers this one.
+        let warm_up_at = |at: &[u64]| -> Vec<u64> { (0..n).map(|c| detailed_warm_up(warming, position[c], at[c])).collect() };
+        let (at, warm_up, sizes, measured, weights) = if let Some(plan) = &spec.schedule {
+            // Another run's segments, replayed: each core's gap ends where that run's did, and
+            // it measures the units that run measured (matched units; `Schedule`).
+            let Some(i) = (replayed < plan.segments()).then_some(replayed) else { break };
+            replayed += 1;
+            let at: Vec<u64> = (0..n).map(|c| plan.at[c][i]).collect();
+            let warm_up = warm_up_at(&at);
+            let sizes: Vec<u64> =
+                (0..n).map(|c| plan.unit[c][i].min(instructions.saturating_sub(position[c].max(at[c]) + warm_up[c]))).collect();
+            let measured: Vec<bool> = (0..n).map(|c| plan.unit[c][i] > 0 && sizes[c] >= unit).collect();
+            if !measured.iter().any(|&m| m) {
+                continue;
+            }
+            let weights: Vec<u64> = (0..n).map(|c| plan.weight[c][i].max(1)).collect();
+            (at, warm_up, sizes, measured, weights)
+        } else {
+            // Each core's pace against the slowest program (by its units' IPC so far): while it
+            // measures, its units' IPC ratio; past its `instructions` (unmeasured, running only for
+            // the contention it causes), the instructions it retired beside the slowest in the last
+            // segment, as a detailed run advances it through whatever phases come next (held at its
+            // units' pace, pagerank beside sort, fdtd and bzip2 came out 6.7 % fast; 1.9 % this way).
+            let ipc: Vec<f64> = (0..n).map(|c| ipc_so_far(&rec.units[c])).collect();
+            let known = n > 1 && ipc.iter().all(|&v| v > 0.0);
+            let slowest = ipc.iter().copied().fold(f64::INFINITY, f64::min);
+            let reference = (0..n).find(|&c| ipc[c] == slowest).unwrap_or(0);
+            let measuring = |c: usize| period_start[c] < instructions;
+            let ratio: Vec<f64> = (0..n)
+                .map(|c| if !measuring(c) && pace[reference] > 0 { pace[c] as f64 / pace[reference] as f64 } else { ipc[c] / slowest })
+                .collect();
+            // Each core's spacing of units in its own instructions; the periods shorten to `period`
+            // over a whole number so that the core asking for the closest units can have them, and
+            // each core measures every `cadence` periods (so its units stay evenly spaced and weigh
+            // alike).
+            let least = spec.min_units.min(instructions / period).max(1) as f64;
+            let spacing: Vec<f64> = (0..n).map(|c| (period as f64 * ratio[c]).min(instructions as f64 / least)).collect();
+            let finest = (0..n)
+                .filter(|&c| known && measuring(c))
+                .map(|c| spacing[c] / ratio[c])
+                .fold(period as f64, f64::min)
+                .max((unit + warming) as f64);
+            let base = (period as f64 / (period as f64 / finest).ceil()).max((unit + warming) as f64);
+            let cadence: Vec<u64> =
+                (0..n).map(|c| if known { (spacing[c] / (base * ratio[c]) + 1e-9).floor().max(1.0) as u64 } else { 1 }).collect();
+            let length: Vec<u64> =
+                (0..n).map(|c| if known { (base * ratio[c]).round().max((unit + warming) as f64) as u64 } else { period }).collect();
+            // Fast-forward each core to its segment's start, at one random point of the period for
+            // every core (stratified random sampling: a fixed point could alias with a program's
+            // phases, as a short trace's wrap-around; the period's room is the least core's).
+            let room = (0..n).map(|c| length[c] - unit - warming).min().unwrap_or(0);
+            let offset = if room > 0 { rng.gen_range(0..=room) as f64 / room as f64 } else { 0.0 };
+            let at: Vec<u64> = (0..n).map(|c| period_start[c] + ((length[c] - unit - warming) as f64 * offset) as u64).collect();
+            let warm_up = warm_up_at(&at);
+            // Each core's unit: `unit` instructions for the slowest program, k times as many for one
+            // k times faster (whole multiples, from the IPC estimates, never from the current phase:
+            // a length that followed the phase would over-represent its fast phases), which it runs
+            // in detail anyway while the slowest measures its unit; shortened to end within the run.
+            // A core measures this period's unit if `unit` instructions of it fit in the run.
+            let sizes: Vec<u64> = (0..n)
+                .map(|c| {
+                    let k = if known { (ipc[c] / slowest).floor().max(1.0) as u64 } else { 1 };
+                    let start = position[c].max(at[c]) + warm_up[c];
+                    (unit * k).min(instructions.saturating_sub(start))
+                })
+                .collect();
+            // A core measures when its spacing is due (so a core's units stay evenly spaced, and
+            // weigh alike, while a faster core shortens the periods) and `unit` instructions fit.
+            if !sizes.iter().any(|&u| u >= unit) {
+                break;
+            }
+            let end: Vec<u64> = (0..n).map(|c| (period_start[c] + length[c]).min(instructions)).collect();
+            let measured: Vec<bool> = (0..n).map(|c| sizes[c] >= unit && since[c] + 1 >= cadence[c]).collect();
+            for c in 0..n {
+                since[c] = if measured[c] { 0 } else { since[c] + 1 };
+            }
+            if !measured.iter().any(|&m| m) {
+                // No unit due: the next period's fast-forward covers this one.
+                for c in 0..n {
+                    period_start[c] += length[c];
+                }
+                continue;
+            }
+            let weights: Vec<u64> = (0..n).map(|c| (end[c] - covered[c].min(end[c])).max(1)).collect();
+            for c in (0..n).filter(|&c| measured[c]) {
+                covered[c] = end[c];
+            }
             for c in 0..n {
                 period_start[c] += length[c];
             }
-            continue;
-        }
-        let weights: Vec<u64> = (0..n).map(|c| (end[c] - covered[c].min(end[c])).max(1)).collect();
-        for c in (0..n).filter(|&c| measured[c]) {
-            covered[c] = end[c];
-        }
+            (at, warm_up, sizes, measured, weights)
+        };
+        // A measured core's point as where its unit began less the warm-up (a core already
+        // further on than its point plus the warm-up began at once): a run replaying this one
+        // starts the unit there too, unless its core has run further still.
+        let planned: Vec<u64> = (0..n).map(|c| if measured[c] { at[c].max(position[c].saturating_sub(warming)) } else { at[c] }).collect();
+        rec.schedule.push(&planned, &sizes, &measured, &weights);
+        let ahead: Vec<u64> = (0..n).map(|c| at[c].saturating_sub(position[c])).collect();
         let warm: Vec<u64> = (0..n).map(|c| spec.functional.map_or(ahead[c], |f| f.min(ahead[c]))).collect();
         let gap_start: Vec<u64> = (0..n).map(|c| forwarded[c] + sim.cores[c].retired()).collect();
         let mut gap_loads = vec![0u64; n];
@@ -824,7 +946,6 @@ pub(super) fn run(
             rec.count_in_run(c, gap_start[c], ahead[c], gap_loads[c] + warmed_loads[c]);
             rec.warmed[c] += warm[c];
             forwarded[c] += warm[c];
-            period_start[c] += length[c];
         }
         // The detailed segment.
         for c in 0..n {

@@ -382,3 +382,89 @@ fn functional_warming_trains_the_prefetchers_as_the_detailed_gaps_would() {
     assert!((ratio("ipc") - 1.0).abs() < 0.03, "IPC sampled {} detailed {}", s["ipc"], d["ipc"]);
     assert!((ratio("llc_mpki") - 1.0).abs() < 0.05, "LLC MPKI sampled {} detailed {}", s["llc_mpki"], d["llc_mpki"]);
 }
+
+/// A 4-program mix under `policy`, sampled at 50 periods.
+fn policy_mix(policy: &str, schedule: Option<&Value>) -> Value {
+    let mut sampling = json!({"unit": 20_000, "warming": 20_000, "period": 100_000});
+    if let Some(s) = schedule {
+        sampling["schedule"] = s.clone();
+    }
+    let mut spec = mix(5_000_000, Some(sampling));
+    spec["os"] = json!({"policy": policy});
+    spec
+}
+
+fn unit_list(r: &Value, c: usize, key: &str) -> Vec<Value> {
+    r["cores"][c]["sampling"][key].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_replayed_schedule_reproduces_its_run_and_matches_another_policys_units() {
+    let buddy = sim(&policy_mix("buddy", None));
+    let schedule = &buddy["sampling"]["schedule"];
+    let segments = buddy["sampling"]["segments"].as_u64().unwrap() as usize;
+    assert_eq!(schedule["at"][0].as_array().unwrap().len(), segments);
+    // Replaying a run's own schedule is that run, counter for counter.
+    let again = sim(&policy_mix("buddy", Some(schedule)));
+    assert_eq!(again["sampling"]["replayed"], true);
+    for c in 0..4 {
+        for key in ["unit_positions", "unit_cycles", "unit_weights", "unit_segments"] {
+            assert_eq!(unit_list(&again, c, key), unit_list(&buddy, c, key), "core {c} {key}");
+        }
+    }
+    assert_eq!(ipcs(&again), ipcs(&buddy));
+    // Another policy paces itself by its own IPCs, so a faster core's units fall elsewhere;
+    // given buddy's schedule, every core's units start where buddy's did and weigh alike.
+    let own = sim(&policy_mix("bank-only", None));
+    let matched = sim(&policy_mix("bank-only", Some(schedule)));
+    assert!((0..4).any(|c| unit_list(&own, c, "unit_positions") != unit_list(&buddy, c, "unit_positions")));
+    // Its units start where buddy's did, or a little later where its core had already run
+    // further in detail (a core that did not measure in a segment runs on, at its own pace).
+    let positions = |r: &Value, c: usize| unit_list(r, c, "unit_positions").iter().map(|v| v.as_u64().unwrap()).collect::<Vec<_>>();
+    let (mut same, mut own_same, mut units) = (0, 0, 0);
+    for c in 0..4 {
+        let (m, b, o) = (positions(&matched, c), positions(&buddy, c), positions(&own, c));
+        assert_eq!(unit_list(&matched, c, "unit_weights"), unit_list(&buddy, c, "unit_weights"), "core {c}");
+        assert_eq!(unit_list(&matched, c, "unit_segments"), unit_list(&buddy, c, "unit_segments"), "core {c}");
+        assert!(m.iter().zip(&b).all(|(x, y)| x >= y && x - y < 100_000), "core {c}: {m:?} against {b:?}");
+        same += m.iter().zip(&b).filter(|(x, y)| x == y).count();
+        own_same += o.iter().zip(&b).filter(|(x, y)| x == y).count();
+        units += b.len();
+    }
+    assert!(same * 4 >= units * 3 && own_same * 4 < units, "{same} and {own_same} of {units} units at buddy's positions");
+    // The matched run is its own policy's: its cycles differ from buddy's.
+    assert_ne!(unit_list(&matched, 0, "unit_cycles"), unit_list(&buddy, 0, "unit_cycles"));
+    assert_eq!(matched["dram"]["violations"].as_u64().unwrap_or(0), 0);
+}
+
+#[test]
+fn a_schedule_that_does_not_fit_the_run_is_refused_naming_what_is_wrong() {
+    let buddy = sim(&policy_mix("buddy", None));
+    let good = buddy["sampling"]["schedule"].clone();
+    let refused = |edit: &dyn Fn(&mut Value)| {
+        let mut s = good.clone();
+        edit(&mut s);
+        err(&policy_mix("bpm", Some(&s)))
+    };
+    let e = refused(&|s| {
+        s["at"].as_array_mut().unwrap().pop();
+    });
+    assert!(e.contains("sampling.schedule: at has 3 row(s) and the run has 4 program(s)"), "{e}");
+    let e = refused(&|s| {
+        s["unit"][2].as_array_mut().unwrap().pop();
+    });
+    assert!(e.contains("sampling.schedule: unit[2] has"), "{e}");
+    let e = refused(&|s| {
+        s["unit"][0][0] = json!(5);
+    });
+    assert!(e.contains("sampling.schedule: unit[0][0] = 5 is shorter than sampling.unit = 20000"), "{e}");
+    let e = refused(&|s| {
+        s["cycles"] = json!([]);
+    });
+    assert!(e.contains("sampling") && e.contains("cycles"), "{e}");
+    let mut spec = policy_mix("bpm", Some(&good));
+    spec["sampling"]["mode"] = json!("phases");
+    spec["programs"] = json!(["stream"]);
+    let e = err(&spec);
+    assert!(e.contains("sampling.schedule"), "{e}");
+}
