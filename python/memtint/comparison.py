@@ -281,6 +281,8 @@ def compare(
     warmup: int = DEFAULT_WARMUP,
     sampling: dict[str, Any] | None = None,
     alone_machine: str | dict[str, Any] | None = None,
+    schedule: dict[str, Any] | None = None,
+    keep_schedule: bool = False,
 ) -> dict[str, Any]:
     """Run ``mix`` under each policy and alone; return the comparison (docs/stats.md).
 
@@ -293,6 +295,15 @@ def compare(
     ``sampling`` (``{"unit": .., "warming": .., ...}``, docs/stats.md) makes every run, alone
     and shared, a sampled one; each policy's result then carries 95 % intervals of its metrics
     (``weighted_speedup_ci95`` and the others, :func:`memtint.sampling.mix_intervals`).
+
+    Sampled policies measure matched units (``sampling["matched"]``, default true; periodic
+    sampling): the baseline policy's run (or the first policy's, when the baseline is not among
+    them) paces itself, and the others replay its schedule, so every policy measures the same
+    stretches of each program and their differences carry little of the sampling error; each
+    policy's result then has ``weighted_speedup_change_ci95`` against it
+    (:func:`memtint.sampling.difference_intervals`). ``schedule``: a schedule every policy
+    replays (a sweep's, from its mix's baseline run); ``keep_schedule`` keeps each sampled
+    policy's own schedule in its result (``schedule``), for other runs to replay.
 
     ``progress`` is called with a short description after each finished run. ``alone_results``
     maps alone-run keys (:func:`alone_key`) to alone runs computed elsewhere (a sweep ships them
@@ -323,12 +334,22 @@ def compare(
         raise MemtintError("alone_results: expected a dict of alone runs by alone_key (each as alone_run returns it, "
                            f"with its ipc), got {str(alone_results)[:200]}")
     baseline = baseline or default_baseline(alone_machine or machine)
+    sampling, matched = sampling_module.engine_sampling(sampling)
+    if schedule is not None:
+        if sampling is None or sampling.get("mode", "periodic") != "periodic":
+            raise MemtintError("schedule: replays a periodic sampled run's segments; give periodic sampling")
+        matched = False  # every policy replays the given one
     common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides, sampling=sampling)
     shared_specs = {
         p: api.build_sim_spec(machine, mix, instructions=instructions, policy=p, seed=seed,
                               os_options=os_options, warmup=warmup, **common)
         for p in policies
     }
+    if schedule is not None:
+        for s in shared_specs.values():
+            s["sampling"]["schedule"] = schedule
+    # Matched units: the source policy paces itself, the others replay its schedule.
+    source = (baseline if baseline in policies else policies[0]) if matched and len(policies) > 1 else None
     alone_specs = build_alone_specs(alone_machine or machine, mix, instructions=instructions, seed=seed,
                                     baseline=baseline, warmup=warmup, **common)
     workers = workers or min(len(alone_specs) + len(policies), os.cpu_count() or 1)
@@ -344,7 +365,21 @@ def compare(
                 alone_futures.append(done)
             else:
                 alone_futures.append(pool.submit(alone_run, s, use_cache))
-        shared_futures = {p: pool.submit(api.run_sim_spec, s) for p, s in shared_specs.items() if p not in profiled_policies()}
+        def replays(p: str) -> bool:
+            return source is not None and p != source
+        shared_futures = {p: pool.submit(api.run_sim_spec, s) for p, s in shared_specs.items()
+                          if p not in profiled_policies() and not replays(p)}
+        if source is not None:
+            if source not in shared_futures:  # a profiled source waits for the alone runs
+                alone_profile = [f.result() for f in alone_futures]
+                shared_specs[source]["os"].setdefault("profiles", alone_profiles(alone_profile))
+                shared_futures[source] = pool.submit(api.run_sim_spec, shared_specs[source])
+            paced = shared_futures[source].result()
+            for p, s in shared_specs.items():
+                if replays(p):
+                    s["sampling"]["schedule"] = paced["sampling"]["schedule"]
+                    if p not in profiled_policies():
+                        shared_futures[p] = pool.submit(api.run_sim_spec, s)
         alone = []
         for i, f in enumerate(alone_futures):
             alone.append(f.result())
@@ -352,7 +387,7 @@ def compare(
                 progress(f"alone: {mix[i]}")
         # MCP and IMPS place pages by each program's profile: taken from its alone run.
         for p, s in shared_specs.items():
-            if p in profiled_policies():
+            if p in profiled_policies() and p not in shared_futures:
                 s["os"].setdefault("profiles", alone_profiles(alone))
                 shared_futures[p] = pool.submit(api.run_sim_spec, s)
         shared_futures = {p: shared_futures[p] for p in policies}
@@ -429,9 +464,16 @@ def compare(
                 "weighted_speedup_ci95": intervals["weighted_speedup"],
                 "harmonic_speedup_ci95": intervals["harmonic_speedup"],
                 "maximum_slowdown_ci95": intervals["maximum_slowdown"],
-                # The engine's summary of the shared run's sampling (segments, passes, worst error).
-                "sampling": run["sampling"],
+                # The engine's summary of the shared run's sampling (segments, passes, worst error);
+                # its schedule is the engine's to replay, not a result.
+                "sampling": {k: v for k, v in run["sampling"].items() if k != "schedule"},
             })
+            if keep_schedule:
+                results[-1]["schedule"] = run["sampling"].get("schedule")
+            if source is not None and p != source:
+                diff = sampling_module.difference_intervals(alone, run, shared[source])
+                results[-1].update({"matched_to": source,
+                                    "weighted_speedup_change_ci95": diff["weighted_speedup_change"]})
     out = {
         "schema_version": SCHEMA_VERSION,
         "kind": "compare",
@@ -447,7 +489,14 @@ def compare(
         "alone_warnings": [f"alone {mix[i]}: {w}" for i, a in enumerate(alone) for w in a.get("warnings") or []],
     }
     if sampling is not None:
-        out["sampling"] = dict(sampling)
+        out["sampling"] = {k: v for k, v in sampling.items() if k != "schedule"}
+        out["sampling"]["matched"] = source is not None or schedule is not None
+    if source is not None:
+        # Each pair of policies' WS change, from their matched units (tighter than two intervals).
+        out["differences"] = [
+            {"policy": p, "against": q, "weighted_speedup_change_ci95":
+             sampling_module.difference_intervals(alone, shared[p], shared[q])["weighted_speedup_change"]}
+            for i, p in enumerate(policies) for q in policies[i + 1:]]
     return out
 
 

@@ -99,11 +99,12 @@ def sampled_line(result: dict[str, Any]) -> str:
     return sampling_text(settings, units)
 
 
-def resolved_line(policies: list[dict[str, Any]]) -> str:
-    """Whether a sampled comparison resolves its best policy by weighted speedup: the policies
-    whose 95 % interval overlaps the best one's are not told apart from it (in the validation
-    of docs/sampling.md every pair of policies whose intervals do not overlap is ordered as
-    detailed runs order it; closer pairs often are not)."""
+def resolved_line(policies: list[dict[str, Any]], differences: list[dict[str, Any]] | None = None) -> str:
+    """Whether a sampled comparison resolves its best policy by weighted speedup. With matched
+    units (``differences``: each pair's 95 % interval on its WS change), the policies whose
+    interval against the best one holds 0; otherwise those whose own interval overlaps the best
+    one's. In the validation of docs/sampling.md every pair either way tells apart is ordered
+    as detailed runs order it; closer pairs often are not."""
     with_ci = [p for p in policies if p.get("weighted_speedup_ci95")]
     if len(with_ci) < 2:
         return ""
@@ -116,13 +117,29 @@ def resolved_line(policies: list[dict[str, Any]]) -> str:
                "shorter --sample-period gives more units")
         return f"best WS not resolved: {', '.join(unbounded)} {why}"
     best = max(with_ci, key=lambda p: p["weighted_speedup"])
+    more = "more units would tell them apart: a longer run, a shorter --sample-period or a smaller --target-error"
+    if differences:
+        def ahead(q: str) -> bool:
+            for d in differences:
+                low, high = d["weighted_speedup_change_ci95"]
+                if low is None or high is None:
+                    continue
+                if (d["policy"], d["against"]) == (best["policy"], q):
+                    return low > 0
+                if (d["policy"], d["against"]) == (q, best["policy"]):
+                    return high < 0
+            return False
+        close = [p["policy"] for p in with_ci if p is not best and not ahead(p["policy"])]
+        if not close:
+            return f"best WS: {best['policy']}, ahead of every other policy (95 % intervals of the matched differences)"
+        return (f"best WS: {best['policy']}, not resolved from {', '.join(close)} (the 95 % interval of the matched "
+                f"difference holds 0; {more})")
     low, high = best["weighted_speedup_ci95"]
     close = [p["policy"] for p in with_ci if p is not best
              and p["weighted_speedup_ci95"][1] >= low and p["weighted_speedup_ci95"][0] <= high]
     if not close:
         return f"best WS: {best['policy']}, its 95 % interval clear of every other policy's"
-    return (f"best WS: {best['policy']}, not resolved from {', '.join(close)} (their 95 % intervals overlap; "
-            "more units would tell them apart: a longer run, a shorter --sample-period or a smaller --target-error)")
+    return f"best WS: {best['policy']}, not resolved from {', '.join(close)} (their 95 % intervals overlap; {more})"
 
 
 def percent(part: Any, whole: Any) -> str:
@@ -624,14 +641,24 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
         box=box.SIMPLE_HEAVY,
     )
     energy = all(p.get("dram_energy_nj") is not None for p in result["policies"])
-    names = ["policy", "weighted speedup", "harmonic speedup", "max slowdown", "RB miss rate"]
+    # Matched units: each policy's WS change against the policy whose schedule it replayed.
+    source = next((p["matched_to"] for p in result["policies"] if p.get("matched_to")), None)
+    names = ["policy", "weighted speedup"] + ([f"WS vs {source}"] if source else []) + [
+        "harmonic speedup", "max slowdown", "RB miss rate"]
     for name in names + (["DRAM µJ", "nJ/access"] if energy else []):
         summary.add_column(name, justify="left" if name == "policy" else "right", no_wrap=True)
     best = max(p["weighted_speedup"] for p in result["policies"])
     for p in result["policies"]:
         ws = with_interval(p["weighted_speedup"], p.get("weighted_speedup_ci95"), 3)
-        cells = [
-            p.get("label") or p["policy"], Text(ws, style="bold") if p["weighted_speedup"] == best else ws,
+        cells = [p.get("label") or p["policy"], Text(ws, style="bold") if p["weighted_speedup"] == best else ws]
+        if source:
+            base = next(q["weighted_speedup"] for q in result["policies"] if q["policy"] == source)
+            change = p.get("weighted_speedup_change_ci95")
+            half = sampling.half_width(change)
+            value = 100 * (p["weighted_speedup"] / base - 1)
+            cells.append("-" if p["policy"] == source else f"{value:+.1f}" + (
+                "" if half is None else f" ± {'?' if half == float('inf') else f'{100 * half:.1f}'}") + " %")
+        cells += [
             with_interval(p["harmonic_speedup"], p.get("harmonic_speedup_ci95"), 3),
             with_interval(p["maximum_slowdown"], p.get("maximum_slowdown_ci95"), 3),
             number(100 * p["row_buffer_miss_rate"], 1) + " %",
@@ -642,7 +669,7 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
     summary.caption = f"alone runs under {result['baseline']}; WS = Σ IPC_shared / IPC_alone"
     if (line := sampled_line(result)):
         summary.caption += "\n" + line
-        if (resolved := resolved_line(result["policies"])):
+        if (resolved := resolved_line(result["policies"], result.get("differences"))):
             summary.caption += "\n" + resolved
     detail = _Table(title="slowdown per program (IPC_alone / IPC_shared) and its row-buffer miss rate", box=box.SIMPLE)
     detail.add_column("program", no_wrap=True)

@@ -32,7 +32,7 @@ def inside(value: float, interval: list[float]) -> bool:
 @pytest.mark.engine
 def test_a_sampled_compare_gives_intervals_around_its_estimates():
     result = memtint.compare("i7-860", MIX, ["buddy", "bpm"], instructions=3_000_000, warmup=0, sampling=SMALL)
-    assert result["sampling"] == SMALL
+    assert result["sampling"] == {**SMALL, "matched": True}
     for p in result["policies"]:
         assert p["sampled"] is True
         assert p["sampling"]["unit"] == 50_000 and p["sampling"]["segments"] >= 2
@@ -72,6 +72,14 @@ def test_a_sampled_comparison_says_whether_its_best_policy_is_resolved():
         "best WS: bpm, its 95 % interval clear of every other policy's")
     line = resolved_line([policy("buddy", 3.0, 0.05), policy("bpm", 3.2, 0.05), policy("a-vp", 3.12, 0.04)])
     assert line.startswith("best WS: bpm, not resolved from a-vp (their 95 % intervals overlap")
+    # With matched units, each pair's own interval on its difference decides.
+    differences = [{"policy": "buddy", "against": "bpm", "weighted_speedup_change_ci95": [-0.09, -0.03]},
+                   {"policy": "bpm", "against": "a-vp", "weighted_speedup_change_ci95": [0.01, 0.04]}]
+    three = [policy("buddy", 3.0, 0.05), policy("bpm", 3.2, 0.05), policy("a-vp", 3.12, 0.04)]
+    assert resolved_line(three, differences).startswith("best WS: bpm, ahead of every other policy")
+    differences[1]["weighted_speedup_change_ci95"] = [-0.01, 0.04]
+    assert resolved_line(three, differences).startswith("best WS: bpm, not resolved from a-vp (the 95 % interval of the "
+                                                        "matched difference holds 0")
     # A detailed comparison (no intervals) says nothing.
     assert resolved_line([{"policy": "buddy", "weighted_speedup": 3.0}, {"policy": "bpm", "weighted_speedup": 3.1}]) == ""
 
@@ -257,7 +265,7 @@ def test_cli_compare_and_sim_show_sampled_estimates(memtint, tmp_path):
     code, out, err = memtint(*COMPARE, "--sample-unit", "20000", "--sample-warming", "20000", "--json", "-")
     assert code == 0, err
     result = json.loads(out)
-    assert result["sampling"] == {**sampling.DEFAULT_SAMPLING, "unit": 20_000, "warming": 20_000}
+    assert result["sampling"] == {**sampling.DEFAULT_SAMPLING, "unit": 20_000, "warming": 20_000, "matched": True}
     assert result["policies"][0]["sampled"] is True
 
     (tmp_path / "run.toml").write_text('machine = "i7-860"\nprograms = ["stream", "random"]\ninstructions = 1000000\n'
@@ -354,6 +362,57 @@ def hash_before_sampling(run) -> str:
     return hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+@pytest.mark.engine
+def test_a_sampled_compare_matches_every_policys_units_to_the_baselines():
+    mix = ["stream", "random", "light", "random:reads_pki=12"]
+    matched = memtint.compare("i7-860", mix, ["bpm", "buddy", "cache-only"], instructions=3_000_000, warmup=0,
+                              sampling=SMALL)
+    alone = {p["policy"]: p for p in matched["policies"]}
+    assert matched["sampling"]["matched"] is True
+    # buddy (the baseline) paced the units; the others replayed its schedule and carry their
+    # WS change against it, with an interval.
+    assert "matched_to" not in alone["buddy"] and alone["bpm"]["matched_to"] == "buddy"
+    for p in ("bpm", "cache-only"):
+        low, high = alone[p]["weighted_speedup_change_ci95"]
+        change = alone[p]["weighted_speedup"] / alone["buddy"]["weighted_speedup"] - 1
+        assert low < change < high
+    assert {(d["policy"], d["against"]) for d in matched["differences"]} == {
+        ("bpm", "buddy"), ("bpm", "cache-only"), ("buddy", "cache-only")}
+    # Not matched: each policy paces itself, no differences.
+    unmatched = memtint.compare("i7-860", mix, ["bpm", "buddy"], instructions=3_000_000, warmup=0,
+                                sampling={**SMALL, "matched": False})
+    assert unmatched["sampling"]["matched"] is False and "differences" not in unmatched
+    assert "matched_to" not in unmatched["policies"][0]
+    # The baseline's own run is the same either way; bpm's differs (its units moved to buddy's).
+    ws = lambda r, p: next(x["weighted_speedup"] for x in r["policies"] if x["policy"] == p)  # noqa: E731
+    assert ws(unmatched, "buddy") == ws(matched, "buddy") and ws(unmatched, "bpm") != ws(matched, "bpm")
+    with pytest.raises(memtint.MemtintError, match=r"sampling\.matched: expected true or false, got 'yes'"):
+        memtint.compare("i7-860", mix, ["bpm", "buddy"], instructions=3_000_000, sampling={**SMALL, "matched": "yes"})
+
+
+def test_a_differences_interval_cancels_the_alone_runs_error_and_knows_matched_runs():
+    def core(cpis, k, segments):
+        return {"ipc": 1 / (sum(cpis) / len(cpis) * k), "sampling": {
+            "units": len(cpis), "unit_cycles": [c * k * 1000 for c in cpis], "unit_instructions": [1000] * len(cpis),
+            "unit_weights": [10_000] * len(cpis), "unit_segments": list(segments)}}
+
+    def run(cpis, segments=(0, 1, 2, 3, 4, 5)):
+        return {"cores": [core(cpis, 1.0, segments), core(cpis, 2.0, segments)], "sampling": {}}
+    # Sampled alone runs, as variable as the shared ones: both WS divide by them.
+    alone = [core([0.5, 0.7, 0.4, 0.6, 0.45, 0.65], 1.0, range(6)), core([0.5, 0.7, 0.4, 0.6, 0.45, 0.65], 2.0, range(6))]
+    a, b = run([1.0, 1.4, 0.8, 1.2, 0.9, 1.3]), run([1.1, 1.5, 0.9, 1.3, 1.0, 1.4])
+    assert sampling.matched(a, b) and not sampling.matched(a, run([1.1, 1.5, 0.9, 1.3, 1.0, 1.4], (0, 1, 2, 3, 4, 6)))
+    diff = sampling.difference_intervals(alone, a, b)
+    # The change's estimate, 1.2/1.1 - 1, at the interval's centre.
+    low, high = diff["weighted_speedup_change"]
+    assert (low + high) / 2 == pytest.approx(1.2 / 1.1 - 1)
+    # Narrower than the two WS intervals combined as if independent (each carries the alone error).
+    half = lambda i: (i[1] - i[0]) / 2  # noqa: E731
+    ws_a = sampling.mix_intervals(alone, a)["weighted_speedup"]
+    ws_b = sampling.mix_intervals(alone, b)["weighted_speedup"]
+    assert half(diff["weighted_speedup"]) < 0.9 * (half(ws_a) ** 2 + half(ws_b) ** 2) ** 0.5
+
+
 def test_detailed_sweep_hashes_are_unchanged_and_sampled_ones_differ():
     detailed = expand(parse_spec(SWEEP))
     assert [r.config_hash for r in detailed] == [hash_before_sampling(r) for r in detailed]
@@ -361,6 +420,7 @@ def test_detailed_sweep_hashes_are_unchanged_and_sampled_ones_differ():
     sampled = expand(parse_spec({**SWEEP, "sampling": SMALL}))
     written = {"mode": "periodic", **SMALL}  # the engine's defaults written out
     assert all(r.sampling == written and r.describe()["sampling"] == written for r in sampled)
+    assert all(r.schedule_from == "buddy" for r in sampled)  # matched units by default
     assert not {r.config_hash for r in sampled} & {r.config_hash for r in detailed}
     # The defaults spelt out or left to `--sample`'s table are one configuration, one hash.
     from memtint.sampling import DEFAULT_SAMPLING
@@ -402,6 +462,30 @@ def test_a_sampled_sweep_stores_intervals_and_older_batches_load_as_detailed(tmp
     assert not old["sampled"].any() and old["weighted_speedup_ci95_low"].isna().all()
     assert all(r["weighted_speedup_ci95_halfwidth_mean"] is None for r in policy_summary(old))
     assert sampled_note(policy_summary(old)) == ""
+
+
+@pytest.mark.engine
+def test_a_sampled_sweep_replays_each_mixs_baseline_schedule_as_compare_does(tmp_path):
+    table = {"unit": 20_000, "warming": 20_000}
+    mix = ["stream", "random", "light"]
+    spec = {**SWEEP, "mixes": [mix], "instructions": 2_000_000, "sampling": table}
+    both = memtint.sweep(spec, out=tmp_path / "both", jobs=1, progress=False)
+    only_bpm = memtint.sweep({**spec, "policies": ["bpm"]}, out=tmp_path / "bpm", jobs=1, progress=False)
+    assert both.failed == 0 and only_bpm.failed == 0
+    compared = memtint.compare("i7-860", mix, ["buddy", "bpm"], instructions=2_000_000, warmup=0, sampling=table)
+    expected = {p["policy"]: p["weighted_speedup"] for p in compared["policies"]}
+    frames = {name: load_results(tmp_path / name) for name in ("both", "bpm")}
+    for name, frame in frames.items():
+        for policy, ws in frame.groupby("policy")["weighted_speedup"].first().items():
+            # buddy's run paced the units (in "bpm", a run made for its schedule alone); bpm replayed them.
+            assert ws == pytest.approx(expected[policy], rel=1e-12), (name, policy)
+        assert frame["setup"].str.contains("sampling.matched_to=buddy").all()
+    # Unmatched, bpm paces itself: another configuration, another hash and figure.
+    unmatched = expand(parse_spec({**spec, "sampling": {**table, "matched": False}}))
+    assert not {r.config_hash for r in unmatched} & {r.config_hash for r in expand(parse_spec(spec))}
+    assert all(r.schedule_from is None for r in unmatched)
+    with pytest.raises(memtint.MemtintError, match=r"sampling\.matched: expected true or false, got 1"):
+        parse_spec({**spec, "sampling": {**table, "matched": 1}})
 
 
 def test_python_knows_the_engines_default_period():

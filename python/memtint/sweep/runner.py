@@ -143,6 +143,51 @@ def _with_alone(run: runs_module.Run, known: dict[str, dict[str, Any]]) -> dict[
     return item
 
 
+def _schedules(pending: list[runs_module.Run], alone_results: dict[str, dict[str, Any]], backend: Backend,
+               bar: _Progress, record: Callable[[dict[str, Any], Any], None]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The schedules the pending runs replay, by :attr:`Run.schedule_key` (and under ``"ran"`` the
+    runs that paced one, already recorded), and the schedule runs that failed, with their errors."""
+    needed = {r.schedule_key for r in pending if r.schedule_key is not None and not r.paces_schedule}
+    if not needed:
+        return {}, {}
+    pacers: dict[str, runs_module.Run] = {}
+    for r in pending:
+        if r.paces_schedule and r.schedule_key in needed:
+            pacers.setdefault(r.schedule_key, r)
+    schedules: dict[str, Any] = {"ran": set()}
+    failed: dict[str, str] = {}
+    items = []
+    for r in pacers.values():
+        item = _with_alone(r, alone_results)
+        item["paces"] = True
+        items.append(item)
+    keys = {r.config_hash: r.schedule_key for r in pacers.values()}
+    for item, outcome in backend.map_unordered(runs_module.execute_run, items):
+        key = keys[item["config_hash"]]
+        schedules["ran"].add(item["config_hash"])
+        if isinstance(outcome, dict) and outcome.get("status") == "ok":
+            schedules[key] = outcome.pop("schedule")
+        else:
+            failed[key] = outcome["error"] if isinstance(outcome, dict) else str(outcome)
+        record(item, outcome)
+    # Mixes whose schedule run is not a pending run of this sweep (another policy's sweep, or
+    # stored by an earlier invocation): run for the schedule alone.
+    alone_keys = {}
+    for r in pending:
+        if r.schedule_key in needed and r.schedule_key not in pacers:
+            alone_keys.setdefault(r.schedule_key, r)
+    if alone_keys:
+        bar.add("schedule runs", len(alone_keys))
+        tasks = [{"key": k, "spec": runs_module.schedule_spec(r)} for k, r in alone_keys.items()]
+        for task, outcome in backend.map_unordered(runs_module.execute_schedule, tasks):
+            if isinstance(outcome, dict) and outcome.get("status") == "ok":
+                schedules[task["key"]] = outcome["schedule"]
+            else:
+                failed[task["key"]] = outcome["error"] if isinstance(outcome, dict) else str(outcome)
+            bar.advance("schedule runs", len(alone_keys))
+    return schedules, failed
+
+
 def _refuse_in_a_starting_worker() -> None:
     """A pool worker starts by importing the script that made the pool (spawn): a script whose
     sweep call is not under ``if __name__ == "__main__":`` calls it again there, and every run
@@ -287,8 +332,9 @@ def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str],
                     if not comparison.alone_cached(specs[task["key"]]):
                         comparison.alone_store(specs[task["key"]], outcome["core"])
                 bar.advance("alone runs", len(alone))
-            items = (_with_alone(r, alone_results) for r in pending)
-            for item, outcome in backend.map_unordered(runs_module.execute_run, items):
+
+            def record(item: dict[str, Any], outcome: Any) -> None:
+                nonlocal batch_runs
                 if isinstance(outcome, BaseException):
                     outcome = {"config_hash": item["config_hash"], "status": "failed",
                                "error": str(outcome), "result": None}
@@ -305,6 +351,27 @@ def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str],
                 bar.advance("runs", len(pending))
                 if batch_runs >= batch_size or time.perf_counter() - last_write >= batch_seconds:
                     flush()
+
+            # Matched units (docs/sampling.md): each mix's schedule run first, then the other
+            # policies of the mix replay its schedule. The schedule run is the baseline policy's
+            # own run of the mix when this sweep has it pending, else a run made for it alone.
+            schedules, failed_schedules = _schedules(pending, alone_results, backend, bar, record)
+            rest = [r for r in pending if r.schedule_key is None or not r.paces_schedule
+                    or r.config_hash not in schedules.get("ran", set())]
+            items = []
+            for r in rest:
+                item = _with_alone(r, alone_results)
+                key = r.schedule_key
+                if key is not None and key in failed_schedules:
+                    record(item, {"config_hash": r.config_hash, "status": "failed", "result": None,
+                                  "error": f"its mix's schedule run (policy {r.schedule_from}) failed: "
+                                           f"{failed_schedules[key]}"})
+                    continue
+                if key is not None and key in schedules:
+                    item["schedule"] = schedules[key]
+                items.append(item)
+            for item, outcome in backend.map_unordered(runs_module.execute_run, items):
+                record(item, outcome)
             flush()
         completed = True
     finally:

@@ -24,7 +24,8 @@ from typing import Any
 from memtint import comparison
 from memtint.sweep.spec import SweepSpec
 
-__all__ = ["Run", "AloneTask", "expand", "alone_keys", "alone_tasks", "execute_run", "execute_alone", "memtint_version"]
+__all__ = ["Run", "AloneTask", "expand", "alone_keys", "alone_tasks", "execute_run", "execute_alone", "execute_schedule",
+           "schedule_spec", "memtint_version"]
 
 #: Version of the run description hashed into every configuration hash; bump it when what a run
 #: means changes (so stored results of the old meaning are not taken for the new one).
@@ -61,6 +62,9 @@ class Run:
     sampling: dict[str, Any] | None = None
     #: Where the alone runs run when not on ``machine`` (a policy's machine variant: its base).
     alone_machine: str | None = None
+    #: Matched units (``sampling.matched``, the default in periodic mode): the policy whose run of
+    #: this mix paces the units every policy replays (the baseline); None for self-paced runs.
+    schedule_from: str | None = None
 
     @property
     def mix(self) -> str:
@@ -79,7 +83,26 @@ class Run:
             out["sampling"] = self.sampling
         if self.alone_machine is not None:
             out["alone_machine"] = self.alone_machine
+        if self.schedule_from is not None:
+            out["schedule_from"] = self.schedule_from
         return out
+
+    @property
+    def schedule_key(self) -> str | None:
+        """The mix's schedule run this run replays (None: it paces itself): the mix under
+        ``schedule_from`` with the OS defaults, as sampled, on the run's machine."""
+        if self.schedule_from is None:
+            return None
+        text = json.dumps([comparison._machine_identity(self.machine), [comparison._identity(p) for p in self.programs],
+                           self.instructions, self.seed, self.mapping, self.scheduler, self.warmup, self.overrides,
+                           self.sampling, self.schedule_from, memtint_version()], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    @property
+    def paces_schedule(self) -> bool:
+        """Whether this run is its mix's schedule run itself (the baseline policy, OS defaults)."""
+        return self.schedule_from is not None and self.policy == self.schedule_from and not self.os and (
+            self.label in ("", self.policy))
 
 
 def config_hash(description: dict[str, Any], version: str) -> str:
@@ -105,6 +128,8 @@ def config_hash(description: dict[str, Any], version: str) -> str:
         canonical["overrides"] = description["overrides"]
     if description.get("sampling") is not None:  # likewise: detailed runs keep their hashes
         canonical["sampling"] = description["sampling"]
+    if description.get("schedule_from") is not None:  # matched units: the schedule's source policy
+        canonical["schedule_from"] = description["schedule_from"]
     if description.get("alone_machine") is not None:  # a variant's run against its base's alone runs
         canonical["alone_machine"] = comparison._machine_identity(description["alone_machine"])
     files = comparison.files_identity(description["mapping"], description["os"], description.get("overrides"))
@@ -117,9 +142,12 @@ def config_hash(description: dict[str, Any], version: str) -> str:
 def expand(spec: SweepSpec) -> list[Run]:
     """The sweep's runs, one per distinct configuration (duplicates, e.g. two random draws that
     happen to be equal, are run once), in specification order."""
+    from memtint.sampling import engine_sampling
+
     version = memtint_version()
     runs: list[Run] = []
     seen: set[str] = set()
+    sampling, matched = engine_sampling(spec.sampling)
     for e in spec.entries:
         baseline = spec.baseline or comparison.default_baseline(e.alone_machine or e.machine)
         description = {
@@ -128,8 +156,10 @@ def expand(spec: SweepSpec) -> list[Run]:
             "mapping": spec.mapping, "scheduler": e.scheduler or spec.scheduler, "warmup": spec.warmup,
             "overrides": spec.overrides,
         }
-        if spec.sampling is not None:
-            description["sampling"] = spec.sampling
+        if sampling is not None:
+            description["sampling"] = sampling
+        if matched:
+            description["schedule_from"] = baseline
         if e.alone_machine is not None:
             description["alone_machine"] = e.alone_machine
         digest = config_hash(description, version)
@@ -140,7 +170,8 @@ def expand(spec: SweepSpec) -> list[Run]:
                         baseline, dict(e.os), spec.mapping, e.scheduler or spec.scheduler, spec.use_cache,
                         spec.warmup, overrides=spec.overrides,
                         label=f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy,
-                        sampling=spec.sampling, alone_machine=e.alone_machine))
+                        sampling=sampling, alone_machine=e.alone_machine,
+                        schedule_from=baseline if matched else None))
     return runs
 
 
@@ -196,6 +227,29 @@ def execute_alone(task: dict[str, Any]) -> dict[str, Any]:
         return {"key": task["key"], "status": "failed", "error": _error_text(error)}
 
 
+def execute_schedule(task: dict[str, Any]) -> dict[str, Any]:
+    """Worker side: the mix's schedule run (``task["spec"]``, the mix under the schedule's policy)
+    when no run of the sweep is that run: ``{"key", "status", "error", "schedule"}``; never raises."""
+    from memtint import api
+
+    try:
+        result = api.run_sim_spec(task["spec"])
+        return {"key": task["key"], "status": "ok", "error": None, "schedule": result["sampling"]["schedule"]}
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:
+        return {"key": task["key"], "status": "failed", "error": _error_text(error)}
+
+
+def schedule_spec(run: Run) -> dict[str, Any]:
+    """The engine spec of a run's schedule run (:attr:`Run.schedule_key`)."""
+    from memtint import api
+
+    return api.build_sim_spec(run.machine, list(run.programs), instructions=run.instructions, policy=run.schedule_from,
+                              seed=run.seed, warmup=run.warmup, mapping=run.mapping, scheduler=run.scheduler,
+                              overrides=run.overrides, sampling=run.sampling)
+
+
 def execute_run(run: dict[str, Any]) -> dict[str, Any]:
     """Worker side: run one comparison (a plain-data run from :meth:`Run.describe`, optionally
     with ``"alone"``: alone runs by cache key, computed earlier and shipped with the run).
@@ -210,9 +264,12 @@ def execute_run(run: dict[str, Any]) -> dict[str, Any]:
             run["machine"], list(run["programs"]), [run["policy"]], instructions=run["instructions"],
             seed=run["seed"], baseline=run["baseline"], mapping=run["mapping"], scheduler=run["scheduler"],
             os_options=run["os"] or None, use_cache=run["use_cache"], workers=1, overrides=run.get("overrides"),
-            alone_results=run.get("alone"), warmup=run.get("warmup", 0), sampling=run.get("sampling"),
-            alone_machine=run.get("alone_machine"),
+            alone_results=run.get("alone"), warmup=run.get("warmup", 0),
+            sampling=None if run.get("sampling") is None else dict(run["sampling"], matched=False),
+            alone_machine=run.get("alone_machine"), schedule=run.get("schedule"), keep_schedule=run.get("paces", False),
         )
+        if run.get("paces"):  # the mix's schedule run: its schedule goes to the runner for the others
+            out["schedule"] = out["result"]["policies"][0].pop("schedule")
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:

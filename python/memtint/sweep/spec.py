@@ -96,7 +96,7 @@ _RUN_KEYS = {"machine", "programs", "preset", "policy", "instructions", "seed", 
 _OS_FORBIDDEN = {"policy"}
 #: The keys of ``sampling`` (the engine's run spec, docs/stats.md "Sampled simulation").
 _SAMPLING_KEYS = {"mode", "unit", "period", "warming", "functional", "min_units", "target_error", "clusters",
-                  "warm_prefetchers"}
+                  "warm_prefetchers", "matched"}
 #: Most programs in one mix: more than any machine preset has cores, and a bound on what a
 #: random draw allocates before the engine sees the mix.
 _MAX_MIX_SIZE = 256
@@ -369,8 +369,9 @@ def _sampling(table: dict[str, Any]) -> dict[str, Any] | None:
     out = {**DEFAULT_SAMPLING, **value}
     if not isinstance(out["mode"], str):
         raise _fail("sampling.mode", f"expected a mode name (\"periodic\" or \"phases\"), got {_toml(out['mode'])}")
-    if "warm_prefetchers" in out and not isinstance(out["warm_prefetchers"], bool):
-        raise _fail("sampling.warm_prefetchers", f"expected true or false, got {out['warm_prefetchers']!r}")
+    for key in ("warm_prefetchers", "matched"):
+        if key in out and not isinstance(out[key], bool):
+            raise _fail(f"sampling.{key}", f"expected true or false, got {out[key]!r}")
     for key, minimum in (("unit", 1), ("period", 1), ("warming", 0), ("functional", 0), ("min_units", 1), ("clusters", 1)):
         if key in out:
             _int(out[key], f"sampling.{key}", minimum, limits.MAX_INSTRUCTIONS, _INSTRUCTIONS_WHY)

@@ -120,6 +120,8 @@ def setup_text(run: dict[str, Any]) -> str:
     flat(run.get("overrides") or {}, "")
     if run.get("sampling") is not None:
         flat({"sampling": run["sampling"]}, "")
+    if run.get("schedule_from"):  # matched units: the policy whose schedule the run replayed
+        parts.append(f"sampling.matched_to={run['schedule_from']}")
     return ", ".join(parts)
 
 
