@@ -9,6 +9,9 @@ detailed WS, and how the sampled runs order the pairs their intervals separate (
 Writes the rows and the summary as JSON and prints the summary.
 
     python bench/sampling/validation.py --mixes 50 --instructions 30000000 --out docs/sampling/validation.json
+
+Matched units by default, as ``memtint compare`` and sweeps run them: each policy's sampled
+shared run replays the schedule of buddy's (``--self-paced``: every run paces itself).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import os
 import random
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -74,6 +77,8 @@ def task(args: tuple[str, int, list[str], str, int, dict | None]) -> dict:
     r, cpu = _run(spec)
     row = {"kind": kind, "mix": mix_id, "policy": policy, "sampled": bool(samp), "cpu_seconds": cpu,
            "cores": [{"ipc": c["ipc"], "sampling": c.get("sampling")} for c in r["cores"]]}
+    if samp and kind == "shared":  # what a matched run of another policy replays
+        row["schedule"] = (r.get("sampling") or {}).get("schedule")
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         cached.write_text(json.dumps(row))
@@ -85,6 +90,9 @@ def summarise(mixes: list[list[str]], rows: list[dict]) -> dict:
     ws_err, change_err, covered, pairs, agree, cpu = [], [], [], 0, 0, {True: [], False: []}
     # Pairs whose sampled 95 % intervals do not overlap: the orderings a sampled sweep resolves.
     separated, separated_agree = 0, 0
+    # The same with each pair's own interval on its WS change (sampling.difference_intervals,
+    # where the alone runs' errors cancel), and how often it holds the detailed change.
+    paired, paired_agree, paired_covered, paired_matched = 0, 0, [], 0
     per_mix = []
     for r in rows:
         cpu[r["sampled"]].append(r["cpu_seconds"])
@@ -104,6 +112,14 @@ def summarise(mixes: list[list[str]], rows: list[dict]) -> dict:
         mix_agree = True
         for i, p in enumerate(POLICIES):
             for q in POLICIES[i + 1:]:
+                diff = sampling.difference_intervals(alone[True], by[("shared", m, p, True)], by[("shared", m, q, True)])
+                lo, hi = diff["weighted_speedup_change"]
+                paired_matched += sampling.matched(by[("shared", m, p, True)], by[("shared", m, q, True)])
+                detailed_change = ws[(p, False)] / ws[(q, False)] - 1
+                paired_covered.append(lo is not None and lo <= detailed_change <= hi)
+                if lo is not None and (lo > 0 or hi < 0):
+                    paired += 1
+                    paired_agree += (ws[(p, False)] > ws[(q, False)]) == (lo > 0)
                 if ci[p][0] > ci[q][1] or ci[q][0] > ci[p][1]:
                     separated += 1
                     separated_agree += (ws[(p, False)] > ws[(q, False)]) == (ws[(p, True)] > ws[(q, True)])
@@ -126,6 +142,10 @@ def summarise(mixes: list[list[str]], rows: list[dict]) -> dict:
         "pairs_separated": separated,
         "separated_agreement": separated_agree / separated if separated else float("nan"),
         "interval_coverage": mean(covered),
+        "pairs_matched": paired_matched,
+        "pairs_separated_by_difference": paired,
+        "difference_separated_agreement": paired_agree / paired if paired else float("nan"),
+        "difference_coverage": mean(paired_covered),
         "cpu_seconds_per_run": {"detailed": mean(cpu[False]), "sampled": mean(cpu[True])},
         "per_mix": per_mix,
     }
@@ -139,6 +159,9 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--sampling", default=json.dumps(sampling.DEFAULT_SAMPLING), help="the sampling table, JSON")
     ap.add_argument("--alone-sampling", help="the alone runs' sampling table, JSON (default: --sampling's)")
+    ap.add_argument("--self-paced", action="store_true",
+                    help="each policy's sampled shared run paces itself (default: matched units, as compare and "
+                         "sweeps: every policy replays buddy's schedule)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     samp = json.loads(args.sampling)
@@ -151,15 +174,29 @@ def main() -> None:
         for s, a in ((None, None), (samp, alone_samp)):
             tasks += [("alone", m, mix, str(i), args.instructions, a) for i in range(len(mix))]
             tasks += [("shared", m, mix, p, args.instructions, s) for p in POLICIES]
+    # Matched: a policy's sampled shared run waits for buddy's, whose schedule it replays.
+    waits = lambda t: not args.self_paced and t[0] == "shared" and t[5] and t[3] != "buddy"  # noqa: E731
+    later = [t for t in tasks if waits(t)]
     rows = []
     with ProcessPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(task, t) for t in tasks]
-        for i, f in enumerate(as_completed(futures), 1):
-            rows.append(f.result())
-            if i % 20 == 0 or i == len(tasks):
-                print(f"{i}/{len(tasks)} runs", file=sys.stderr, flush=True)
+        futures = {pool.submit(task, t) for t in tasks if not waits(t)}
+        done = 0
+        while futures:
+            finished, futures = wait(futures, return_when=FIRST_COMPLETED)
+            for f in finished:
+                row = f.result()
+                rows.append(row)
+                done += 1
+                if row["kind"] == "shared" and row["sampled"] and row["policy"] == "buddy" and not args.self_paced:
+                    for t in (t for t in later if t[1] == row["mix"]):
+                        futures.add(pool.submit(task, t[:5] + (dict(t[5], schedule=row["schedule"]),)))
+                if done % 20 == 0 or done == len(tasks):
+                    print(f"{done}/{len(tasks)} runs", file=sys.stderr, flush=True)
+    for r in rows:
+        r.pop("schedule", None)
     summary = summarise(mixes, rows)
     summary.update({"instructions": args.instructions, "warmup": WARMUP, "machine": MACHINE, "sampling": samp,
+                    "matched": not args.self_paced,
                     "alone_sampling": alone_samp,
                     "seed": args.seed})
     short = {k: v for k, v in summary.items() if k != "per_mix"}
