@@ -60,6 +60,12 @@ SEED_FILES = [
     'machine = "i7-860"\nprograms = ["stream", "light"]\ninstructions = 300\n[sampling]\nunit = 100\nwarming = 50\n',
     'machine = "i7-860"\nprograms = ["random"]\ninstructions = 800\n'
     '[sampling]\nmode = "phases"\nunit = 100\nwarming = 50\nperiod = 400\nmin_units = 1\n',
+    # A replayed schedule (another run's `sampling.schedule`, under another policy).
+    'machine = "i7-860"\nprograms = ["stream", "random"]\ninstructions = 2000\n[os]\npolicy = "bpm"\n'
+    '[sampling]\nunit = 100\nwarming = 50\nperiod = 400\n[sampling.schedule]\n'
+    'at = [[101, 1178, 1850, 3101, 3465, 4218], [101, 400, 945, 1049, 1278, 1571]]\n'
+    'unit = [[100, 772, 0, 0, 0, 0], [100, 0, 100, 100, 100, 100]]\n'
+    'weight = [[400, 1450, 0, 0, 0, 0], [400, 0, 300, 400, 400, 400]]\n',
     'machine = "ddr4-2400"\nprograms = ["copy"]\ninstructions = 1000\ncheck = true\n'
     '[overrides.controller]\nwrite_handling = "ramulator"\nread_queue = 8\n',
     'machine = "i7-860"\ninstructions = 1000\n[[processes]]\nname = "p"\nthreads = ["light", "stream"]\n'
@@ -239,6 +245,8 @@ SWEEP_FILES = [
     '[run.os]\nstrict = false\n',
     'machines = ["i7-860"]\npolicies = ["buddy"]\ninstructions = 1000\nmixes = [["light", "stream"]]\n'
     'sampling = { unit = 100, warming = 100, period = 400, target_error = 0.1 }\n',
+    'machines = ["i7-860"]\npolicies = ["buddy", "cache-only"]\ninstructions = 1000\nmixes = [["light", "stream"]]\n'
+    'sampling = { unit = 100, warming = 100, period = 400, matched = true }\n',
     'machines = ["i7-860"]\npolicies = ["buddy", "bpm"]\ninstructions = 4000\nmixes = [["stream"]]\n'
     'sampling = { mode = "phases", unit = 100, warming = 100, period = 400, clusters = 2 }\n',
 ]
