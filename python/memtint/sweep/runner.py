@@ -144,17 +144,18 @@ def _with_alone(run: runs_module.Run, known: dict[str, dict[str, Any]]) -> dict[
 
 
 def _schedules(pending: list[runs_module.Run], alone_results: dict[str, dict[str, Any]], backend: Backend,
-               bar: _Progress, record: Callable[[dict[str, Any], Any], None]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The schedules the pending runs replay, by :attr:`Run.schedule_key` (and under ``"ran"`` the
-    runs that paced one, already recorded), and the schedule runs that failed, with their errors."""
+               bar: _Progress, record: Callable[[dict[str, Any], Any], None]
+               ) -> tuple[dict[str, Any], dict[str, str], set[str]]:
+    """The schedules the pending runs replay, by :attr:`Run.schedule_key`; the schedule runs that
+    failed, with their errors; and the runs that paced a schedule (run and recorded here)."""
     needed = {r.schedule_key for r in pending if r.schedule_key is not None and not r.paces_schedule}
     if not needed:
-        return {}, {}
+        return {}, {}, set()
     pacers: dict[str, runs_module.Run] = {}
     for r in pending:
         if r.paces_schedule and r.schedule_key in needed:
             pacers.setdefault(r.schedule_key, r)
-    schedules: dict[str, Any] = {"ran": set()}
+    schedules: dict[str, Any] = {}
     failed: dict[str, str] = {}
     items = []
     for r in pacers.values():
@@ -164,7 +165,6 @@ def _schedules(pending: list[runs_module.Run], alone_results: dict[str, dict[str
     keys = {r.config_hash: r.schedule_key for r in pacers.values()}
     for item, outcome in backend.map_unordered(runs_module.execute_run, items):
         key = keys[item["config_hash"]]
-        schedules["ran"].add(item["config_hash"])
         if isinstance(outcome, dict) and outcome.get("status") == "ok":
             schedules[key] = outcome.pop("schedule")
         else:
@@ -185,7 +185,7 @@ def _schedules(pending: list[runs_module.Run], alone_results: dict[str, dict[str
             else:
                 failed[task["key"]] = outcome["error"] if isinstance(outcome, dict) else str(outcome)
             bar.advance("schedule runs", len(alone_keys))
-    return schedules, failed
+    return schedules, failed, set(keys)
 
 
 def _refuse_in_a_starting_worker() -> None:
@@ -355,9 +355,8 @@ def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str],
             # Matched units (docs/sampling.md): each mix's schedule run first, then the other
             # policies of the mix replay its schedule. The schedule run is the baseline policy's
             # own run of the mix when this sweep has it pending, else a run made for it alone.
-            schedules, failed_schedules = _schedules(pending, alone_results, backend, bar, record)
-            rest = [r for r in pending if r.schedule_key is None or not r.paces_schedule
-                    or r.config_hash not in schedules.get("ran", set())]
+            schedules, failed_schedules, paced = _schedules(pending, alone_results, backend, bar, record)
+            rest = [r for r in pending if r.config_hash not in paced]
             items = []
             for r in rest:
                 item = _with_alone(r, alone_results)

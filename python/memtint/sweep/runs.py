@@ -14,6 +14,7 @@ tasks can go to a process pool or to another backend such as Ray.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -87,22 +88,18 @@ class Run:
             out["schedule_from"] = self.schedule_from
         return out
 
-    @property
+    @functools.cached_property
     def schedule_key(self) -> str | None:
-        """The mix's schedule run this run replays (None: it paces itself): the mix under
-        ``schedule_from`` with the OS defaults, as sampled, on the run's machine."""
+        """The configuration hash of the mix's schedule run this run replays (None: it paces
+        itself): this run under ``schedule_from`` with the OS defaults."""
         if self.schedule_from is None:
             return None
-        text = json.dumps([comparison._machine_identity(self.machine), [comparison._identity(p) for p in self.programs],
-                           self.instructions, self.seed, self.mapping, self.scheduler, self.warmup, self.overrides,
-                           self.sampling, self.schedule_from, memtint_version()], sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()
+        return config_hash(dict(self.describe(), policy=self.schedule_from, os={}), memtint_version())
 
     @property
     def paces_schedule(self) -> bool:
-        """Whether this run is its mix's schedule run itself (the baseline policy, OS defaults)."""
-        return self.schedule_from is not None and self.policy == self.schedule_from and not self.os and (
-            self.label in ("", self.policy))
+        """Whether this run is its mix's schedule run itself."""
+        return self.schedule_key == self.config_hash
 
 
 def config_hash(description: dict[str, Any], version: str) -> str:
@@ -265,8 +262,7 @@ def execute_run(run: dict[str, Any]) -> dict[str, Any]:
             seed=run["seed"], baseline=run["baseline"], mapping=run["mapping"], scheduler=run["scheduler"],
             os_options=run["os"] or None, use_cache=run["use_cache"], workers=1, overrides=run.get("overrides"),
             alone_results=run.get("alone"), warmup=run.get("warmup", 0),
-            sampling=None if run.get("sampling") is None else dict(run["sampling"], matched=False),
-            alone_machine=run.get("alone_machine"), schedule=run.get("schedule"), keep_schedule=run.get("paces", False),
+            sampling=run.get("sampling"), alone_machine=run.get("alone_machine"), schedule=run.get("schedule"), keep_schedule=run.get("paces", False),
         )
         if run.get("paces"):  # the mix's schedule run: its schedule goes to the runner for the others
             out["schedule"] = out["result"]["policies"][0].pop("schedule")
