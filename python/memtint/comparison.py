@@ -283,6 +283,7 @@ def compare(
     alone_machine: str | dict[str, Any] | None = None,
     schedule: dict[str, Any] | None = None,
     keep_schedule: bool = False,
+    paced_by: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run ``mix`` under each policy and alone; return the comparison (docs/stats.md).
 
@@ -303,7 +304,10 @@ def compare(
     policy's result then has ``weighted_speedup_change_ci95`` against it
     (:func:`memtint.sampling.difference_intervals`). ``schedule``: a schedule every policy
     replays (a sweep's, from its mix's baseline run); ``keep_schedule`` keeps each sampled
-    policy's own schedule in its result (``schedule``), for other runs to replay.
+    policy's own schedule in its result (``schedule``), with its units (``schedule_units``,
+    :func:`memtint.sampling.units_of`), for other runs to replay. ``paced_by``: the run that
+    paced ``schedule``, against the same alone runs (``{"policy": name, "cores": units}``): each
+    other policy's result then has ``matched_to`` and ``weighted_speedup_change_ci95`` against it.
 
     ``progress`` is called with a short description after each finished run. ``alone_results``
     maps alone-run keys (:func:`alone_key`) to alone runs computed elsewhere (a sweep ships them
@@ -339,6 +343,13 @@ def compare(
         if sampling is None or sampling.get("mode", "periodic") != "periodic":
             raise MemtintError("schedule: replays a periodic sampled run's segments; give periodic sampling")
         matched = False  # every policy replays the given one
+    if paced_by is not None:
+        if schedule is None:
+            raise MemtintError("paced_by: the run that paced a schedule; give the schedule too")
+        if (not isinstance(paced_by, dict) or not isinstance(paced_by.get("policy"), str)
+                or not isinstance(paced_by.get("cores"), list) or len(paced_by["cores"]) != len(mix)):
+            raise MemtintError(f"paced_by: expected {{\"policy\": name, \"cores\": one entry per program "
+                               f"({len(mix)})}}, as compare(keep_schedule=True) keeps them in schedule_units")
     common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides, sampling=sampling)
     shared_specs = {
         p: api.build_sim_spec(machine, mix, instructions=instructions, policy=p, seed=seed,
@@ -470,9 +481,12 @@ def compare(
             })
             if keep_schedule:
                 results[-1]["schedule"] = run["sampling"].get("schedule")
-            if source is not None and p != source:
-                diff = sampling_module.difference_intervals(alone, run, shared[source])
-                results[-1].update({"matched_to": source,
+                results[-1]["schedule_units"] = sampling_module.units_of(run)
+            against = ((source, shared.get(source)) if source is not None
+                       else (paced_by["policy"], paced_by) if paced_by is not None else (None, None))
+            if against[0] is not None and p != against[0]:
+                diff = sampling_module.difference_intervals(alone, run, against[1])
+                results[-1].update({"matched_to": against[0],
                                     "weighted_speedup_change_ci95": diff["weighted_speedup_change"]})
     out = {
         "schema_version": SCHEMA_VERSION,
@@ -528,6 +542,8 @@ def to_csv_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     for the static rows), as the table's label does."""
     rows = []
     any_dynamic = any(p.get("dynamic") for p in result["policies"])
+    # Matched units: each replaying policy's change against the pacing one (columns on every row).
+    any_matched = any(p.get("matched_to") for p in result["policies"])
     for p in result["policies"]:
         ws_ci = p.get("weighted_speedup_ci95")
         for i, c in enumerate(p["cores"]):
@@ -542,6 +558,10 @@ def to_csv_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
             }
             if ws_ci:  # a sampled comparison: the interval's bounds (no extra columns otherwise)
                 row["weighted_speedup_ci95_low"], row["weighted_speedup_ci95_high"] = ws_ci
+            if any_matched:
+                change = p.get("weighted_speedup_change_ci95") or [None, None]
+                row["matched_to"] = p.get("matched_to") or ""
+                row["weighted_speedup_change_ci95_low"], row["weighted_speedup_change_ci95_high"] = change
             row["core"] = i
             for key, value in c.items():
                 if key.endswith("_ci95") and isinstance(value, (list, tuple)):  # CSV cells hold one number

@@ -156,7 +156,7 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
         same_machine.setdefault(tuple(r[k] for k in key + ["machine"]), []).append(r)
         by_mix.setdefault(tuple(r[k] for k in key), []).append(r)
 
-    ws_norm, ms_norm = [], []
+    ws_norm, ms_norm, ws_half = [], [], []
     for _, r in runs.iterrows():
         candidates = same_machine.get(tuple(r[k] for k in key + ["machine"]))
         if candidates is None:
@@ -165,14 +165,33 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
         if r["status"] != "ok" or ref is None:
             ws_norm.append(math.nan)
             ms_norm.append(math.nan)
+            ws_half.append(math.nan)
         else:
             ws_norm.append(r["weighted_speedup"] / ref["weighted_speedup"])
             ms_norm.append(r["maximum_slowdown"] / ref["maximum_slowdown"])
+            ws_half.append(_matched_half_width(r, base_policy))
     runs["ws_norm"] = ws_norm
     runs["ms_norm"] = ms_norm
+    runs["ws_norm_ci95_halfwidth"] = ws_half
     runs.attrs["baseline"] = base_policy
     runs.attrs["series"] = _order(runs["series"], runs, base_policy) if len(runs) else []
     return runs
+
+
+def _matched_half_width(run: Any, base_policy: str) -> float:
+    """The half-width of a run's ``ws_norm`` 95 % interval when it replayed the baseline's
+    schedule of its mix (matched units: the stored change interval against that run, whose
+    width ``ws_norm`` shares); 0 for the baseline's own run; NaN otherwise, infinite when the
+    interval is unbounded."""
+    if run.get("policy") == base_policy:
+        return 0.0
+    if run.get("matched_to") != base_policy:
+        return math.nan
+    low, high = run.get("weighted_speedup_change_ci95_low"), run.get("weighted_speedup_change_ci95_high")
+    if low is None or high is None or (isinstance(low, float) and math.isnan(low)) or \
+            (isinstance(high, float) and math.isnan(high)):
+        return math.inf
+    return (high - low) / 2
 
 
 def population_note(ok: "pandas.DataFrame", series: list[str]) -> str:
@@ -208,6 +227,12 @@ def summary_rows(frame: "pandas.DataFrame", baseline: str | None = None) -> list
         from memtint.sweep.summary import halfwidth_mean
 
         row["weighted_speedup_ci95_halfwidth_mean"] = halfwidth_mean(sampled)
+        # Matched units: the 95 % sampling interval of the mean WS / base, sqrt(sum h^2) / k over
+        # its k runs (independent mixes); None unless every one of them replayed the baseline's.
+        halves = ok.loc[ok["ws_norm"].notna(), "ws_norm_ci95_halfwidth"] if "ws_norm_ci95_halfwidth" in ok else None
+        row["ws_norm_ci95_halfwidth"] = (None if halves is None or halves.empty or halves.isna().any()
+                                         or not (halves > 0).any()
+                                         else float((halves ** 2).sum() ** 0.5 / len(halves)))
         for key, column in (("ws_norm", "ws_norm"), ("ms_norm", "ms_norm"),
                             ("weighted_speedup", "weighted_speedup"), ("maximum_slowdown", "maximum_slowdown"),
                             ("rb_miss", "mix_row_buffer_miss_rate")):
@@ -230,10 +255,12 @@ def format_cell(value: Any, digits: Any) -> str:
 
 def summary_cell(row: dict[str, Any], key: str, digits: Any) -> str:
     """A summary row's cell: :func:`format_cell`, with ``± h`` after the mean weighted speedup
-    of sampled runs (h: the mean half-width of their 95 % intervals)."""
+    of sampled runs (h: the mean half-width of their 95 % intervals) and after the mean WS / base
+    of runs that replayed the baseline's schedules (h: the half-width of that mean's interval)."""
     text = format_cell(row[key], digits)
-    half = row.get("weighted_speedup_ci95_halfwidth_mean")
-    if key == "weighted_speedup_mean" and half is not None and text != "—":
+    half = row.get({"weighted_speedup_mean": "weighted_speedup_ci95_halfwidth_mean",
+                    "ws_norm_mean": "ws_norm_ci95_halfwidth"}.get(key, ""))
+    if half is not None and text != "—":
         text += " ± ?" if half == float("inf") else f" ± {format_cell(half, digits)}"
     return text
 
@@ -463,6 +490,10 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
 
     if (sampled := sampled_note(rows)):
         header += " " + sampled[0].upper() + sampled[1:] + " (per run in the store's weighted_speedup_ci95_low/high)."
+    if any(r.get("ws_norm_ci95_halfwidth") is not None for r in rows):
+        header += (" `WS / base, mean` ± h: the runs replayed the baseline's units of their mix (matched units, "
+                   "docs/sampling.md); h is the 95 % sampling interval of the mean (each run's in the store's "
+                   "weighted_speedup_change_ci95_low/high).")
     notes = []  # what a reader of the terminal table needs too
     first_error = next((str(e) for e in runs.loc[runs["status"] != "ok", "error"] if isinstance(e, str)), None)
     if failed == len(runs):  # a report of nothing but dashes, said plainly in it

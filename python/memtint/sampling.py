@@ -236,6 +236,19 @@ def matched(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return True
 
 
+#: What :class:`_CpiEstimates` reads of a core's ``sampling`` (:func:`units_of`).
+_UNIT_KEYS = ("units", "unit_cycles", "unit_instructions", "unit_weights", "unit_segments", "unit_cpi", "cpi_mean",
+              "cpi_stddev", "strata_weights")
+
+
+def units_of(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """What :func:`difference_intervals` reads of a run: each core's IPC and its units (a few
+    kilobytes), so that a run replaying another's schedule elsewhere (a sweep's worker) can be
+    given the other's units instead of its whole result."""
+    return [{"ipc": c["ipc"], "sampling": {k: v for k, v in (c.get("sampling") or {}).items() if k in _UNIT_KEYS}}
+            for c in run["cores"]]
+
+
 def difference_intervals(alone: list[dict[str, Any]], run: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
     """95 % intervals of ``run``'s weighted speedup less ``other``'s and of its relative change
     (WS_run / WS_other - 1): two runs of one mix against the same alone runs, by the delta method.
@@ -269,9 +282,13 @@ def difference_intervals(alone: list[dict[str, Any]], run: dict[str, Any], other
     rp = [g / ws_q for g in gp]
     rq = [ws_p / ws_q ** 2 * g for g in gq]  # gq is -dWS_q/dQ
     ra = [(1.0 / P[c]) / ws_q - ws_p / ws_q ** 2 / Q[c] for c in range(n)]
+    # Centred on the weighted speedups the runs report (their IPCs; the unit means above differ
+    # from them in the sixth digit), so an interval's centre is the change a table shows.
+    shown_p = sum(c["ipc"] / x["ipc"] for c, x in zip(run["cores"], alone))
+    shown_q = sum(c["ipc"] / x["ipc"] for c, x in zip(other["cores"], alone))
     return {
-        "weighted_speedup": interval(ws_p - ws_q, variance(gp, gq, ga)),
-        "weighted_speedup_change": interval(ws_p / ws_q - 1.0, variance(rp, rq, ra)),
+        "weighted_speedup": interval(shown_p - shown_q, variance(gp, gq, ga)),
+        "weighted_speedup_change": interval(shown_p / shown_q - 1.0, variance(rp, rq, ra)),
     }
 
 

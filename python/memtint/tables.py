@@ -695,19 +695,29 @@ def _program_name(program: str) -> str:
 def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
     """Per-policy summary of a sweep (rows of :func:`memtint.sweep.policy_summary`)."""
     table = _Table(title=title, box=box.SIMPLE_HEAVY)
-    for name in ("policy", "runs", "WS mean", "WS max", "max slowdown mean", "RB miss", "failed"):
+    # Matched units: the mean WS change against the policy whose schedules the others replayed.
+    source = next((r["matched_to"] for r in rows if r.get("matched_to")), None)
+    for name in ("policy", "runs", "WS mean") + ((f"WS vs {source}",) if source else ()) + (
+            "WS max", "max slowdown mean", "RB miss", "failed"):
         table.add_column(name, justify="left" if name == "policy" else "right", no_wrap=True)
     for r in rows:
         rb = r["row_buffer_miss_rate_mean"]
         half = r.get("weighted_speedup_ci95_halfwidth_mean")
         ws_mean = number(r["weighted_speedup_mean"], 3) + (
             "" if half is None else " ± ?" if half == float("inf") else f" ± {number(half, 3)}")
+        change = r.get("weighted_speedup_change_mean")
+        change_half = r.get("weighted_speedup_change_ci95_halfwidth")
+        vs = (MISSING if change is None else f"{100 * change:+.1f} ± "
+              + ("?" if change_half == float("inf") else f"{100 * change_half:.1f}") + " %")
         table.add_row(
-            r["policy"], count(r["runs"]), ws_mean, number(r["weighted_speedup_max"], 3),
+            r["policy"], count(r["runs"]), ws_mean, *((vs,) if source else ()), number(r["weighted_speedup_max"], 3),
             number(r["maximum_slowdown_mean"], 3), MISSING if rb is None else number(100 * rb, 1) + " %",
             Text(str(r["failed"]), style="red") if r["failed"] else "0",
         )
     table.caption = "WS = weighted speedup (Σ IPC_shared / IPC_alone), over the successful runs"
+    if source:
+        table.caption += (f"\nWS vs {source}: the mean change of each run's WS against {source}'s run of its mix, "
+                          "whose units it replayed (matched units), ± the 95 % sampling interval of that mean")
     from memtint.sweep.summary import sampled_note
 
     if (note := sampled_note(rows)):
@@ -732,8 +742,12 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
         ws_mean = number(r["weighted_speedup_mean"], 3) + (
             "" if half is None or r["weighted_speedup_mean"] is None else
             " ± ?" if half == float("inf") else f" ± {number(half, 3)}")
+        ws_half = r.get("ws_norm_ci95_halfwidth")
+        ws_norm = number(r["ws_norm_mean"], 3) + (
+            "" if ws_half is None or r["ws_norm_mean"] is None else
+            " ± ?" if ws_half == float("inf") else f" ± {number(ws_half, 3)}")
         table.add_row(
-            r["policy"], number(r["ws_norm_mean"], 3), number(r["ws_norm_max"], 3),
+            r["policy"], ws_norm, number(r["ws_norm_max"], 3),
             number(r["ms_norm_mean"], 3), number(r["ms_norm_max"], 3), number(r["maximum_slowdown_max"], 3),
             MISSING if rb is None else number(100 * rb, 1) + " %",
             *((ws_mean,) if sampled else ()),
@@ -741,6 +755,9 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
         )
     table.caption = ("WS = weighted speedup, MS = maximum slowdown; /base = divided by the baseline policy's "
                      "value on the same mix (WS/base > 1 and MS/base < 1 are better)")
+    if any(r.get("ws_norm_ci95_halfwidth") is not None for r in rows):
+        table.caption += ("\nWS/base mean ± h: runs that replayed the baseline's units of their mix (matched units); "
+                          "h is the 95 % sampling interval of the mean")
     from memtint.sweep.summary import sampled_note
 
     if (note := sampled_note(rows)):

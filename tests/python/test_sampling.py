@@ -375,7 +375,13 @@ def test_a_sampled_compare_matches_every_policys_units_to_the_baselines():
     for p in ("bpm", "cache-only"):
         low, high = alone[p]["weighted_speedup_change_ci95"]
         change = alone[p]["weighted_speedup"] / alone["buddy"]["weighted_speedup"] - 1
-        assert low < change < high
+        assert (low + high) / 2 == pytest.approx(change, abs=1e-12)  # centred on the change the table shows
+    # The CSV rows: the change's columns on every row, empty for the pacing policy.
+    from memtint.comparison import to_csv_rows
+
+    csv_rows = to_csv_rows(matched)
+    assert all({"matched_to", "weighted_speedup_change_ci95_low"} <= set(r) for r in csv_rows)
+    assert {r["policy"]: r["matched_to"] for r in csv_rows} == {"bpm": "buddy", "buddy": "", "cache-only": "buddy"}
     assert {(d["policy"], d["against"]) for d in matched["differences"]} == {
         ("bpm", "buddy"), ("bpm", "cache-only"), ("buddy", "cache-only")}
     # Not matched: each policy paces itself, no differences.
@@ -388,6 +394,14 @@ def test_a_sampled_compare_matches_every_policys_units_to_the_baselines():
     assert ws(unmatched, "buddy") == ws(matched, "buddy") and ws(unmatched, "bpm") != ws(matched, "bpm")
     with pytest.raises(memtint.MemtintError, match=r"sampling\.matched: expected true or false, got 'yes'"):
         memtint.compare("i7-860", mix, ["bpm", "buddy"], instructions=3_000_000, sampling={**SMALL, "matched": "yes"})
+    # A run's units that paced a given schedule: only with the schedule, and in its shape.
+    with pytest.raises(memtint.MemtintError, match=r"paced_by: the run that paced a schedule; give the schedule too"):
+        memtint.compare("i7-860", mix, ["bpm"], instructions=3_000_000, sampling=SMALL,
+                        paced_by={"policy": "buddy", "cores": []})
+    with pytest.raises(memtint.MemtintError, match=r"paced_by: expected \{\"policy\": name, \"cores\": one entry per "
+                                                   r"program \(4\)\}"):
+        memtint.compare("i7-860", mix, ["bpm"], instructions=3_000_000, sampling=SMALL, schedule={"at": []},
+                        paced_by={"policy": "buddy", "cores": []})
 
 
 def test_a_differences_interval_cancels_the_alone_runs_error_and_knows_matched_runs():
@@ -480,6 +494,32 @@ def test_a_sampled_sweep_replays_each_mixs_baseline_schedule_as_compare_does(tmp
             # buddy's run paced the units (in "bpm", a run made for its schedule alone); bpm replayed them.
             assert ws == pytest.approx(expected[policy], rel=1e-12), (name, policy)
         assert frame["setup"].str.contains("sampling.matched_to=buddy").all()
+        # bpm's change against buddy's run, with compare's interval, whoever ran the schedule.
+        bpm = frame[frame["policy"] == "bpm"].iloc[0]
+        change = next(p for p in compared["policies"] if p["policy"] == "bpm")["weighted_speedup_change_ci95"]
+        assert bpm["matched_to"] == "buddy"
+        assert [bpm["weighted_speedup_change_ci95_low"], bpm["weighted_speedup_change_ci95_high"]] == \
+            pytest.approx(change, rel=1e-12)
+        if name == "both":
+            assert frame.loc[frame["policy"] == "buddy", "matched_to"].isna().all()
+    # The summaries: the mean change and its interval (one mix: the run's own).
+    from memtint.reports import summary_markdown, summary_rows
+    from memtint.sweep import policy_summary
+    from memtint.tables import normalised_table, sweep_table
+
+    half = (change[1] - change[0]) / 2
+    rows = {r["policy"]: r for r in policy_summary(frames["both"])}
+    assert rows["bpm"]["matched_to"] == "buddy" and rows["buddy"]["matched_to"] is None
+    assert rows["bpm"]["weighted_speedup_change_mean"] == pytest.approx(expected["bpm"] / expected["buddy"] - 1, abs=1e-9)
+    assert rows["bpm"]["weighted_speedup_change_ci95_halfwidth"] == pytest.approx(half, rel=1e-9)
+    shown = sweep_table(list(rows.values()), "t")
+    assert [c.header for c in shown.columns][3] == "WS vs buddy"
+    assert f"± {100 * half:.1f} %" in list(shown.columns[3].cells)[1]
+    normalised = {r["policy"]: r for r in summary_rows(frames["both"])}
+    assert normalised["bpm"]["ws_norm_ci95_halfwidth"] == pytest.approx(half, rel=1e-9)
+    assert normalised["buddy"]["ws_norm_ci95_halfwidth"] is None
+    assert f"{normalised['bpm']['ws_norm_mean']:.3f} ± {half:.3f}" in summary_markdown(list(normalised.values()))
+    assert "matched units" in normalised_table(list(normalised.values()), "t").caption
     # Unmatched, bpm paces itself: another configuration, another hash and figure.
     unmatched = expand(parse_spec({**spec, "sampling": {**table, "matched": False}}))
     assert not {r.config_hash for r in unmatched} & {r.config_hash for r in expand(parse_spec(spec))}

@@ -146,8 +146,9 @@ def _with_alone(run: runs_module.Run, known: dict[str, dict[str, Any]]) -> dict[
 def _schedules(pending: list[runs_module.Run], alone_results: dict[str, dict[str, Any]], backend: Backend,
                bar: _Progress, record: Callable[[dict[str, Any], Any], None]
                ) -> tuple[dict[str, Any], dict[str, str], set[str]]:
-    """The schedules the pending runs replay, by :attr:`Run.schedule_key`; the schedule runs that
-    failed, with their errors; and the runs that paced a schedule (run and recorded here)."""
+    """The schedules the pending runs replay, by :attr:`Run.schedule_key`, each with the units of
+    the run that paced it (``(schedule, units)``); the schedule runs that failed, with their
+    errors; and the runs that paced a schedule (run and recorded here)."""
     needed = {r.schedule_key for r in pending if r.schedule_key is not None and not r.paces_schedule}
     if not needed:
         return {}, {}, set()
@@ -166,7 +167,7 @@ def _schedules(pending: list[runs_module.Run], alone_results: dict[str, dict[str
     for item, outcome in backend.map_unordered(runs_module.execute_run, items):
         key = keys[item["config_hash"]]
         if isinstance(outcome, dict) and outcome.get("status") == "ok":
-            schedules[key] = outcome.pop("schedule")
+            schedules[key] = (outcome.pop("schedule"), outcome.pop("schedule_units"))
         else:
             failed[key] = outcome["error"] if isinstance(outcome, dict) else str(outcome)
         record(item, outcome)
@@ -181,7 +182,7 @@ def _schedules(pending: list[runs_module.Run], alone_results: dict[str, dict[str
         tasks = [{"key": k, "spec": runs_module.schedule_spec(r)} for k, r in alone_keys.items()]
         for task, outcome in backend.map_unordered(runs_module.execute_schedule, tasks):
             if isinstance(outcome, dict) and outcome.get("status") == "ok":
-                schedules[task["key"]] = outcome["schedule"]
+                schedules[task["key"]] = (outcome["schedule"], outcome["schedule_units"])
             else:
                 failed[task["key"]] = outcome["error"] if isinstance(outcome, dict) else str(outcome)
             bar.advance("schedule runs", len(alone_keys))
@@ -367,7 +368,8 @@ def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str],
                                            f"{failed_schedules[key]}"})
                     continue
                 if key is not None and key in schedules:
-                    item["schedule"] = schedules[key]
+                    item["schedule"], units = schedules[key]
+                    item["paced_by"] = {"policy": r.schedule_from, "cores": units}
                 items.append(item)
             for item, outcome in backend.map_unordered(runs_module.execute_run, items):
                 record(item, outcome)

@@ -226,12 +226,15 @@ def execute_alone(task: dict[str, Any]) -> dict[str, Any]:
 
 def execute_schedule(task: dict[str, Any]) -> dict[str, Any]:
     """Worker side: the mix's schedule run (``task["spec"]``, the mix under the schedule's policy)
-    when no run of the sweep is that run: ``{"key", "status", "error", "schedule"}``; never raises."""
+    when no run of the sweep is that run: ``{"key", "status", "error", "schedule", "schedule_units"}``
+    (its units: :func:`memtint.sampling.units_of`); never raises."""
     from memtint import api
+    from memtint.sampling import units_of
 
     try:
         result = api.run_sim_spec(task["spec"])
-        return {"key": task["key"], "status": "ok", "error": None, "schedule": result["sampling"]["schedule"]}
+        return {"key": task["key"], "status": "ok", "error": None, "schedule": result["sampling"]["schedule"],
+                "schedule_units": units_of(result)}
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:
@@ -249,7 +252,8 @@ def schedule_spec(run: Run) -> dict[str, Any]:
 
 def execute_run(run: dict[str, Any]) -> dict[str, Any]:
     """Worker side: run one comparison (a plain-data run from :meth:`Run.describe`, optionally
-    with ``"alone"``: alone runs by cache key, computed earlier and shipped with the run).
+    with ``"alone"``: alone runs by cache key, computed earlier and shipped with the run; with
+    ``"schedule"`` and ``"paced_by"``: the mix's schedule and the units of the run that paced it).
 
     Returns ``{"config_hash", "status": "ok"|"failed", "error", "result", "elapsed_seconds"}``
     where ``result`` is the :func:`memtint.comparison.compare` result (docs/stats.md). Never
@@ -262,10 +266,12 @@ def execute_run(run: dict[str, Any]) -> dict[str, Any]:
             seed=run["seed"], baseline=run["baseline"], mapping=run["mapping"], scheduler=run["scheduler"],
             os_options=run["os"] or None, use_cache=run["use_cache"], workers=1, overrides=run.get("overrides"),
             alone_results=run.get("alone"), warmup=run.get("warmup", 0),
-            sampling=run.get("sampling"), alone_machine=run.get("alone_machine"), schedule=run.get("schedule"), keep_schedule=run.get("paces", False),
+            sampling=run.get("sampling"), alone_machine=run.get("alone_machine"), schedule=run.get("schedule"),
+            keep_schedule=run.get("paces", False), paced_by=run.get("paced_by"),
         )
-        if run.get("paces"):  # the mix's schedule run: its schedule goes to the runner for the others
-            out["schedule"] = out["result"]["policies"][0].pop("schedule")
+        if run.get("paces"):  # the mix's schedule run: its schedule and units go to the runner for the others
+            policy = out["result"]["policies"][0]
+            out["schedule"], out["schedule_units"] = policy.pop("schedule"), policy.pop("schedule_units")
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:

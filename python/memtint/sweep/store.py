@@ -88,6 +88,12 @@ def _schema():
         ("sampled", pa.bool_()),
         # The run's other settings (setup_text); null in batches stored before the column.
         ("setup", pa.string()),
+        # Matched units (docs/sampling.md): the policy whose schedule the run replayed and the 95 %
+        # interval of its weighted speedup's relative change against that policy's run of the
+        # mix (WS / WS_that - 1); null for the schedule's own run, detailed and self-paced runs.
+        ("matched_to", pa.string()),
+        ("weighted_speedup_change_ci95_low", pa.float64()),
+        ("weighted_speedup_change_ci95_high", pa.float64()),
     ])
 
 
@@ -99,7 +105,8 @@ COLUMNS = ["sweep", "config_hash", "memtint_version", "status", "error", "machin
            "row_buffer_miss_rate", "row_buffer_miss_rate_alone", "llc_mpki", "read_latency_ns_mean",
            "llc_mpki_alone", "read_latency_ns_alone", "banks_used", "channels_used", "colour_overflow_pages",
            "row_interference_rate", "user_share", "memory_share", "system_share", "finished_at", "batch",
-           "weighted_speedup_ci95_low", "weighted_speedup_ci95_high", "sampled", "setup"]
+           "weighted_speedup_ci95_low", "weighted_speedup_ci95_high", "sampled", "setup", "matched_to",
+           "weighted_speedup_change_ci95_low", "weighted_speedup_change_ci95_high"]
 
 
 def setup_text(run: dict[str, Any]) -> str:

@@ -43,6 +43,25 @@ def halfwidth_mean(sampled: "pandas.DataFrame") -> float | None:
     return float("inf") if widths.isna().any() else float(widths.mean())
 
 
+def change_mean(runs: "pandas.DataFrame") -> tuple[str | None, float | None, float | None]:
+    """Over runs that replayed their mix's schedule (matched units, ``matched_to``): the policy
+    they were matched to, the mean relative change of their weighted speedup against its runs
+    (each interval's centre: the delta method's intervals are symmetric) and the half-width of
+    that mean's 95 % interval, sqrt(sum h_i^2) / k over the k runs (the mixes are independent
+    samples; infinite when a run's interval is unbounded). ``(None, None, None)`` without such runs."""
+    if "matched_to" not in runs.columns:
+        return None, None, None
+    matched = runs[runs["matched_to"].notna() & (runs["matched_to"] != "")]
+    if matched.empty:
+        return None, None, None
+    low, high = matched["weighted_speedup_change_ci95_low"], matched["weighted_speedup_change_ci95_high"]
+    if low.isna().any() or high.isna().any():
+        return str(matched["matched_to"].iloc[0]), float(((low + high) / 2).mean()), float("inf")
+    half = (high - low) / 2
+    return (str(matched["matched_to"].iloc[0]), float(((low + high) / 2).mean()),
+            float((half ** 2).sum() ** 0.5 / len(half)))
+
+
 def baseline_first(labels: Iterable[str], policy_of: Callable[[str], str], base: str | None) -> list[str]:
     """Policy labels in the order tables list them: the baseline's first (its detailed and its
     sampled series), then alphabetical; a store's own order is the order its runs finished in."""
@@ -55,7 +74,9 @@ def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | Non
     """Per policy (the baseline first, then alphabetical): runs, failures, mean and max weighted speedup,
     mean maximum slowdown and mean row-buffer miss rate over its successful runs; for sampled
     runs, ``sampled_runs`` and ``weighted_speedup_ci95_halfwidth_mean`` (the mean half-width of
-    their weighted speedups' 95 % intervals; None without sampled runs).
+    their weighted speedups' 95 % intervals; None without sampled runs); for runs that replayed
+    their mix's schedule (matched units), ``matched_to``, ``weighted_speedup_change_mean`` and
+    ``weighted_speedup_change_ci95_halfwidth`` (:func:`change_mean`; None otherwise).
 
     ``frame`` is :func:`memtint.load_results`; ``config_hashes`` restricts it to some runs (one
     sweep's)."""
@@ -77,6 +98,7 @@ def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | Non
 
         sampled = ok[_sampled(ok)]
         halves = halfwidth_mean(sampled)
+        matched_to, change, change_half = change_mean(sampled)
         out.append({
             "policy": policy,
             "runs": int(len(group)),
@@ -87,5 +109,8 @@ def policy_summary(frame: "pandas.DataFrame", config_hashes: Iterable[str] | Non
             "row_buffer_miss_rate_mean": stat("mix_row_buffer_miss_rate", "mean"),
             "sampled_runs": int(len(sampled)),
             "weighted_speedup_ci95_halfwidth_mean": halves,
+            "matched_to": matched_to,
+            "weighted_speedup_change_mean": change,
+            "weighted_speedup_change_ci95_halfwidth": change_half,
         })
     return out
