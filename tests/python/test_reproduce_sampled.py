@@ -46,17 +46,39 @@ def test_a_mean_s_half_width_is_the_root_sum_of_squares_over_k():
     assert common.mean_half_width([1.0, float("nan")]) is None
 
 
+def sampled_cores(cpis):
+    """Cores of a sampled run: per core, its units' CPIs (units of 1,000 instructions)."""
+    return [{"ipc": len(c) / sum(c), "sampling": {"unit_cycles": [1000 * x for x in c],
+                                                  "unit_instructions": [1000] * len(c)}} for c in cpis]
+
+
+def with_units(ws, ms, ws_h, ms_h, shared, alone):
+    return {**run(ws, ms, ws_h, ms_h, cores=sampled_cores(shared)), "alone": sampled_cores(alone)}
+
+
 def test_mix_terms_follow_the_metric():
-    runs = [{"buddy": run(2.0, 4.0, 0.1, 0.2), "bpm": run(2.2, 3.0, 0.11, 0.3), "tcm": run(2.4, 3.5, 0.12, 0.35)}]
+    alone = [[1.0, 1.4, 0.8, 1.2], [2.0, 2.6, 1.6, 2.2]]  # noisy alone runs, shared by every variant
+    runs = [{"buddy": with_units(2.0, 4.0, 0.1, 0.2, [[2.0, 2.1, 1.9, 2.0], [3.0, 3.2, 2.9, 3.1]], alone),
+             "bpm": with_units(2.2, 3.0, 0.11, 0.3, [[1.8, 1.9, 1.7, 1.8], [2.9, 3.0, 2.8, 3.0]], alone),
+             "tcm": with_units(2.4, 3.5, 0.12, 0.35, [[1.7, 1.8, 1.6, 1.7], [2.7, 2.9, 2.6, 2.8]], alone)}]
     claim = {"policy": "bpm", "versus": "tcm"}
     pct = common._pct_half_width
-    assert common.mix_term_half_widths("ws_change", runs, claim, "buddy") == \
-        [pct(runs[0]["bpm"], runs[0]["buddy"], "ws")]
-    assert common.mix_term_half_widths("ms_ratio", runs, claim, "buddy") == [pct(runs[0]["bpm"], runs[0]["tcm"], "ms")]
+
+    def change(a, b):  # the WS change's interval over both runs and their common alone runs
+        return 100 * sampling.half_width(sampling.difference_intervals(a["alone"], a, b)["weighted_speedup_change"])
+
+    mix = runs[0]
+    assert common.mix_term_half_widths("ws_change", runs, claim, "buddy") == [pytest.approx(change(mix["bpm"], mix["buddy"]))]
+    # the alone runs' error cancels in a WS change, which two independent WS intervals count twice
+    def own(r):  # the run with its own WS interval (mix_intervals), as MixExperiment.runs gives it
+        ci = sampling.mix_intervals(r["alone"], r)["weighted_speedup"]
+        return {**r, "ws": sum(ci) / 2, "ws_ci95": ci}
+
+    assert change(mix["bpm"], mix["buddy"]) < pct(own(mix["bpm"]), own(mix["buddy"]), "ws")
+    assert common.mix_term_half_widths("ms_ratio", runs, claim, "buddy") == [pct(mix["bpm"], mix["tcm"], "ms")]
     # a difference of two changes against the baseline: their half-widths in quadrature
     over = common.mix_term_half_widths("ws_change_over", runs, claim, "buddy")
-    assert over == [pytest.approx(math.hypot(pct(runs[0]["bpm"], runs[0]["buddy"], "ws"),
-                                             pct(runs[0]["tcm"], runs[0]["buddy"], "ws")))]
+    assert over == [pytest.approx(math.hypot(change(mix["bpm"], mix["buddy"]), change(mix["tcm"], mix["buddy"])))]
     # extremes, shares and quantities without intervals: no sampling half-width
     for metric in ("ws_change_worst", "share_not_worse", "rbmiss_change", "energy_change_best", "ws_vs_best"):
         assert common.mix_term_half_widths(metric, runs, claim, "buddy") is None
@@ -143,8 +165,10 @@ def test_quick_sampled_reproduction_carries_each_figure_s_sampling_half_width(tm
         for m in range(len(grid.mixes)):
             r = grid.runs(results, claim["machine"], m, seed)
             p, b = r[claim["policy"]], r["buddy"]
-            hp, hb = sampling.half_width(p["ws_ci95"]), sampling.half_width(b["ws_ci95"])
-            terms.append(100 * p["ws"] / b["ws"] * math.hypot(hp / p["ws"], hb / b["ws"]))
+            # Matched units: buddy's run paced them, the other policies replayed its schedule.
+            assert sampling.matched(p, b) and not b["sampling"].get("replayed") and p["sampling"]["replayed"]
+            change = sampling.difference_intervals(p["alone"], p, b)["weighted_speedup_change"]
+            terms.append(100 * sampling.half_width(change))
     expected = math.sqrt(sum(t * t for t in terms)) / len(terms)
     row = next(r for r in rows if r.claim["id"] == claim["id"] and r.subject == claim["machine"])
     assert row.sampling_half_width == pytest.approx(expected)

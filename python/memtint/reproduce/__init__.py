@@ -46,8 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (plain lines instead)")
     parser.add_argument("--sample", action="store_true",
                         help="run the mix experiments sampled (units of 20000 instructions after 30000 of detailed "
-                        "warm-up, memtint.sampling.DEFAULT_SAMPLING): estimates with 95 %% intervals; variants "
-                        "sampling does not support and runs too short for two units run detailed")
+                        "warm-up, memtint.sampling.DEFAULT_SAMPLING): estimates with 95 %% intervals, each mix's "
+                        "variants replaying its baseline run's units; variants sampling does not support and runs "
+                        "too short for two units run detailed")
 
 
 def resolve(names: list[str]) -> list[str]:

@@ -198,9 +198,17 @@ class MixExperiment:
     def plan(self, settings: Settings) -> list[dict[str, Any]]:
         """The experiment's jobs. With ``settings.sampling``, the alone runs and the shared runs
         of the variants sampling supports are sampled (``sampling`` in their specs); the others
-        run detailed, and their metrics are still comparable estimates of the same quantities."""
+        run detailed, and their metrics are still comparable estimates of the same quantities.
+        Sampled variants measure matched units (``matched``, default true in periodic mode, as in
+        compare and sweeps; docs/sampling.md): the baseline's run of a mix and seed (the first
+        sampled variant's, when the baseline is not sampled) paces the units, and the other
+        sampled variants' jobs name it in ``schedule_from`` and replay its schedule."""
         sampled = set(self.sampled_variants(settings))
-        alone_sampling = settings.sampling if sampled else None
+        table, matched = sampling_module.engine_sampling(settings.sampling if sampled else None)
+        alone_sampling = table
+        labels = [v.label for v in self.variants]
+        pacer = ((self.baseline if self.baseline in sampled else next(x for x in labels if x in sampled))
+                 if matched and len(sampled) > 1 else None)
         for machine in self.machines:
             for m, mix in enumerate(self.mixes):
                 programs = [program_path(p) for p in mix]
@@ -214,11 +222,11 @@ class MixExperiment:
                         alone_keys.append(k)
                         self.jobs.append({"key": k, "phase": "alone", "spec": spec, "experiment": self.name})
                     self.alone[(machine, m, seed)] = alone_keys
+                    jobs = {}
                     for v in self.variants:
                         spec = api.build_sim_spec(v.machine or machine, programs, instructions=self.instructions,
                                                   policy=v.policy, seed=seed, scheduler=v.scheduler,
-                                                  os_options=v.os,
-                                                  sampling=settings.sampling if v.label in sampled else None)
+                                                  os_options=v.os, sampling=table if v.label in sampled else None)
                         if self.at_end:
                             spec["at_end"] = self.at_end
                         with_warmup(spec, settings)
@@ -226,7 +234,14 @@ class MixExperiment:
                         if v.policy in comparison.profiled_policies():
                             job["profiles_from"] = alone_keys
                             job["key"] = spec_key({**spec, "profiles_from": alone_keys})
-                        self.shared[(machine, m, seed, v.label)] = job["key"]
+                        jobs[v.label] = job
+                    for label, job in jobs.items():
+                        if pacer is not None and label in sampled and label != pacer:
+                            job["schedule_from"] = jobs[pacer]["key"]
+                            job["key"] = spec_key({**job["spec"], "schedule_from": job["schedule_from"],
+                                                   **({"profiles_from": job["profiles_from"]}
+                                                      if "profiles_from" in job else {})})
+                        self.shared[(machine, m, seed, label)] = job["key"]
                         self.jobs.append(job)
         return self.jobs
 
@@ -589,6 +604,21 @@ def _pct_half_width(a_run: dict[str, Any], b_run: dict[str, Any], key: str) -> f
     return 100.0 * abs(a / b) * math.hypot((ha or 0.0) / a, (hb or 0.0) / b)
 
 
+def _ws_change_half_width(a_run: dict[str, Any], b_run: dict[str, Any]) -> float | None:
+    """The 95 % sampling half-width of ``pct(a_run["ws"], b_run["ws"])``, two variants of one mix
+    and seed (the same alone runs), by :func:`memtint.sampling.difference_intervals`: the alone
+    runs' errors largely cancel in the ratio, which :func:`_pct_half_width` counts twice. None
+    when nothing it rests on was sampled."""
+    if not any(sampling_module.is_sampled(r) or any(a.get("sampling") for a in r.get("alone") or [])
+               for r in (a_run, b_run)):
+        return None
+    if a_run is b_run or a_run.get("cores") == b_run.get("cores"):
+        return 0.0  # one run, or two variants that simulated alike: their errors are one
+    change = sampling_module.difference_intervals(a_run["alone"], a_run, b_run)["weighted_speedup_change"]
+    h = sampling_module.half_width(change)
+    return None if h is None else 100.0 * h
+
+
 def _difference_half_width(h1: float | None, h2: float | None) -> float | None:
     """The half-width of a difference of two estimates, treated as independent (overstated when
     they share runs, as two changes against one baseline do); None when neither has one."""
@@ -609,12 +639,12 @@ def mix_term_half_widths(metric: str, runs: list[dict[str, dict]], claim: dict[s
            "ms_change": "ms", "ms_ratio": "ms", "ms_change_over": "ms"}.get(metric)
     if key is None:
         return None
+    change = _ws_change_half_width if key == "ws" else (lambda a, b: _pct_half_width(a, b, key))
     if metric.endswith("_change"):
-        return [_pct_half_width(r[p], r[baseline], key) for r in runs]
+        return [change(r[p], r[baseline]) for r in runs]
     if metric.endswith("_ratio"):
-        return [_pct_half_width(r[p], r[v], key) for r in runs]
-    return [_difference_half_width(_pct_half_width(r[p], r[baseline], key), _pct_half_width(r[v], r[baseline], key))
-            for r in runs]
+        return [change(r[p], r[v]) for r in runs]
+    return [_difference_half_width(change(r[p], r[baseline]), change(r[v], r[baseline])) for r in runs]
 
 
 def mean_half_width(terms: list[float | None]) -> float | None:

@@ -46,7 +46,7 @@ def sampling_header(settings: Any, experiments: list[Any]) -> str:
                 + (f"too short for two units ({', '.join(short)})" if short else "sampling supports none of them")
                 + "; every figure is from detailed runs.")
     count = f"{min(units)}" if min(units) == max(units) else f"{min(units)}-{max(units)}"
-    from memtint.sampling import ENGINE_UNIT, ENGINE_WARMING
+    from memtint.sampling import ENGINE_UNIT, ENGINE_WARMING, engine_sampling
 
     warming = int(sampling.get("warming", ENGINE_WARMING))
     text = (f"Sampled: {count} units of {int(sampling.get('unit', ENGINE_UNIT)):,} instructions per core"
@@ -54,8 +54,14 @@ def sampling_header(settings: Any, experiments: list[Any]) -> str:
             + "; figures are estimates with 95 % intervals (SMARTS-style sampling, the alone and shared runs of the "
             "mix experiments; the spread over seeds includes the sampling error). A claim whose figure is a mean of "
             "WS or MS changes shows its own 95 % sampling half-width beside it, `(± h sampling)` (first-order "
-            "propagation over its mixes and seeds, taking the runs it compares as independent, which overstates "
-            "it where they share alone runs).")
+            "propagation over its mixes and seeds: a WS change's over both shared runs and their common alone "
+            "runs, memtint.sampling.difference_intervals; an MS change's taking the two runs' intervals as "
+            "independent, which overstates it).")
+    _, matched = engine_sampling(sampling)
+    if matched:
+        text += (" The sampled variants of a mix and seed measure matched units: the baseline's run (or the first "
+                 "sampled variant's) paces them and the others replay its schedule (docs/sampling.md, \"Matched "
+                 "units\").")
     if detailed:
         text += f" Run detailed (sampling does not support them): {', '.join(detailed)}."
     if short:

@@ -6,7 +6,9 @@ A job is plain data: ``{"key", "phase": "alone"|"shared", "spec", "profiles_from
 a real-time task set, run by `memtint.run_rt`; else a CPU-trace run). Alone
 runs go first; a shared job whose policy places pages from the programs' profiles (MCP/IMPS)
 names its alone runs in ``profiles_from`` and gets ``os.profiles`` from them, as
-``memtint compare`` does. Jobs with the same key (the same engine specification) run once.
+``memtint compare`` does; a sampled job that replays another's units (matched units) names that
+job in ``schedule_from``, runs after it and gets its ``sampling.schedule``. Jobs with the same key
+(the same engine specification) run once.
 """
 
 from __future__ import annotations
@@ -215,7 +217,8 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
     for j in jobs:
         unique.setdefault(j["key"], j)
     alone = [j for j in unique.values() if j["phase"] == "alone"]
-    shared = [j for j in unique.values() if j["phase"] != "alone"]
+    shared = [j for j in unique.values() if j["phase"] != "alone" and not j.get("schedule_from")]
+    replaying = [j for j in unique.values() if j["phase"] != "alone" and j.get("schedule_from")]
     results: dict[str, dict[str, Any]] = {}
     errors: list[str] = []
     own = backend is None
@@ -223,9 +226,18 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
         backend = LocalBackend(jobs_count)
     try:
         with Progress(len(unique), progress, label=label, work=sum(job_cost(j) for j in unique.values())) as bar:
-            for phase in (alone, shared):
+            for phase in (alone, shared, replaying):
                 items = []
                 for j in phase:
+                    if j.get("schedule_from"):  # the schedule of the run that paced its units
+                        paced = results.get(j["schedule_from"])
+                        if paced is None:
+                            errors.append(f"{job_label(j)}: the run whose units it replays failed")
+                            bar.advance(j["phase"], job_cost(j))
+                            continue
+                        spec = json.loads(json.dumps(j["spec"]))
+                        spec["sampling"]["schedule"] = paced["sampling"]["schedule"]
+                        j = {**j, "spec": spec}
                     if j.get("profiles_from"):
                         spec = json.loads(json.dumps(j["spec"]))
                         cores = [results[k]["cores"][0] for k in j["profiles_from"] if k in results]
