@@ -1116,6 +1116,11 @@ def _sim(args: argparse.Namespace) -> int:
     sampling = sampling_from_args(args, spec.get("sampling"))
     if sampling is not None:
         spec["sampling"] = sampling
+        if "matched" in sampling:  # a comparison's setting: said so, with the line or --set that gave it
+            raise api.MemtintError(_at_config_line(args.config, (
+                "invalid configuration: sampling.matched: matches the units of the policies a comparison runs "
+                "(memtint compare, sweeps, memtint reproduce --sample); a run of one configuration has none to "
+                "match, so leave it out"), args.set))
     # After --set, which may name files too (os.hvr-online.rules=mine.toml).
     check_outputs({"--json": args.json, export_option: args.export_dram},
                   [args.config, *_spec_inputs(spec, base=os.path.dirname(os.path.abspath(args.config)))])
