@@ -143,6 +143,11 @@ def _with_alone(run: runs_module.Run, known: dict[str, dict[str, Any]]) -> dict[
     return item
 
 
+def _error_of(outcome: Any) -> str:
+    """A failed task's error: the worker's text, or the exception the backend gave instead."""
+    return outcome["error"] if isinstance(outcome, dict) else str(outcome)
+
+
 def _schedules(pending: list[runs_module.Run], alone_results: dict[str, dict[str, Any]], backend: Backend,
                bar: _Progress, record: Callable[[dict[str, Any], Any], None]
                ) -> tuple[dict[str, Any], dict[str, str], set[str]]:
@@ -169,7 +174,7 @@ def _schedules(pending: list[runs_module.Run], alone_results: dict[str, dict[str
         if isinstance(outcome, dict) and outcome.get("status") == "ok":
             schedules[key] = (outcome.pop("schedule"), outcome.pop("schedule_units"))
         else:
-            failed[key] = outcome["error"] if isinstance(outcome, dict) else str(outcome)
+            failed[key] = _error_of(outcome)
         record(item, outcome)
     # Mixes whose schedule run is not a pending run of this sweep (another policy's sweep, or
     # stored by an earlier invocation): run for the schedule alone.
@@ -184,7 +189,7 @@ def _schedules(pending: list[runs_module.Run], alone_results: dict[str, dict[str
             if isinstance(outcome, dict) and outcome.get("status") == "ok":
                 schedules[task["key"]] = (outcome["schedule"], outcome["schedule_units"])
             else:
-                failed[task["key"]] = outcome["error"] if isinstance(outcome, dict) else str(outcome)
+                failed[task["key"]] = _error_of(outcome)
             bar.advance("schedule runs", len(alone_keys))
     return schedules, failed, set(keys)
 
