@@ -311,9 +311,25 @@ def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series
     width = 0.8 / max(1, len(table.columns))
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(shown) * max(1, len(table.columns)) * 0.35 + 2), 4.5))
     colours = _colours(series)
+    # Matched units: each bar's 95 % sampling interval (a mean of several runs: sqrt(sum h^2) / n).
+    halves = None
+    if column == "ws_norm" and "ws_norm_ci95_halfwidth" in runs.columns:
+        halves = runs.pivot_table(index="mix_label", columns="series", values="ws_norm_ci95_halfwidth",
+                                  aggfunc=lambda h: float((h ** 2).sum() ** 0.5 / len(h)), dropna=False)
+        halves = halves.reindex(index=shown, columns=table.columns)
+        finite = halves.to_numpy(dtype=float)
+        if not ((finite > 0) & (finite < math.inf)).any():
+            halves = None
+        else:
+            note += "; error bars: 95 % sampling interval (runs that replayed the baseline's units)"
     for i, s in enumerate(table.columns):
         xs = [j + (i - (len(table.columns) - 1) / 2) * width for j in range(len(shown))]
-        ax.bar(xs, table[s].values, width=width, label=s, color=colours[s])
+        yerr = None
+        if halves is not None:  # none drawn where a run has no bounded interval
+            yerr = [h if 0 < h < math.inf else 0.0 for h in halves[s].fillna(0.0).values]
+            yerr = yerr if any(yerr) else None  # the baseline's own runs: exactly 1, no bar
+        ax.bar(xs, table[s].values, width=width, label=s, color=colours[s], yerr=yerr,
+               error_kw={"elinewidth": 0.8, "capsize": 2})
     ax.axhline(1.0, color="black", linewidth=1, linestyle="--", label="baseline (1.0)")
     values = table.to_numpy(dtype=float)
     values = values[~(values != values)]  # without NaN

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
@@ -485,7 +486,7 @@ def test_a_sampled_sweep_stores_intervals_and_older_batches_load_as_detailed(tmp
 
 
 @pytest.mark.engine
-def test_a_sampled_sweep_replays_each_mixs_baseline_schedule_as_compare_does(tmp_path):
+def test_a_sampled_sweep_replays_each_mixs_baseline_schedule_as_compare_does(tmp_path, monkeypatch):
     table = {"unit": 20_000, "warming": 20_000}
     mix = ["stream", "random", "light"]
     spec = {**SWEEP, "mixes": [mix], "instructions": 2_000_000, "sampling": table}
@@ -526,6 +527,20 @@ def test_a_sampled_sweep_replays_each_mixs_baseline_schedule_as_compare_does(tmp
     assert normalised["buddy"]["ws_norm_ci95_halfwidth"] is None
     assert f"{normalised['bpm']['ws_norm_mean']:.3f} ± {half:.3f}" in summary_markdown(list(normalised.values()))
     assert "matched units" in normalised_table(list(normalised.values()), "t").caption
+    # The per-mix WS plot: bpm's bar carries its interval; buddy's, exactly 1, none.
+    import memtint.reports as reports_module
+
+    drawn = {}
+
+    def keep(fig, path, **kw):
+        drawn[Path(path).name] = {c.get_label(): c.errorbar for c in fig.axes[0].containers
+                                         if hasattr(c, "errorbar")}
+    monkeypatch.setattr(reports_module, "save_figure", keep)
+    reports_module.write_report(tmp_path / "both", tmp_path / "report")
+    bars = drawn["weighted_speedup.png"]
+    assert bars["bpm"] is not None and bars["buddy"] is None
+    segments = bars["bpm"].lines[2][0].get_segments()
+    assert segments[0][1][1] - segments[0][0][1] == pytest.approx(2 * half, rel=1e-6)
     # Unmatched, bpm paces itself: another configuration, another hash and figure.
     unmatched = expand(parse_spec({**spec, "sampling": {**table, "matched": False}}))
     assert not {r.config_hash for r in unmatched} & {r.config_hash for r in expand(parse_spec(spec))}
