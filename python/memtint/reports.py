@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from memtint.outputs import save_figure, write_text
+from memtint.sampling import mean_half_width
 
 if TYPE_CHECKING:
     import pandas
@@ -188,8 +189,7 @@ def _matched_half_width(run: Any, base_policy: str) -> float:
     if run.get("matched_to") != base_policy:
         return math.nan
     low, high = run.get("weighted_speedup_change_ci95_low"), run.get("weighted_speedup_change_ci95_high")
-    if low is None or high is None or (isinstance(low, float) and math.isnan(low)) or \
-            (isinstance(high, float) and math.isnan(high)):
+    if any(v is None or v != v for v in (low, high)):  # stored without bounds: unbounded
         return math.inf
     return (high - low) / 2
 
@@ -230,9 +230,8 @@ def summary_rows(frame: "pandas.DataFrame", baseline: str | None = None) -> list
         # Matched units: the 95 % sampling interval of the mean WS / base, sqrt(sum h^2) / k over
         # its k runs (independent mixes); None unless every one of them replayed the baseline's.
         halves = ok.loc[ok["ws_norm"].notna(), "ws_norm_ci95_halfwidth"] if "ws_norm_ci95_halfwidth" in ok else None
-        row["ws_norm_ci95_halfwidth"] = (None if halves is None or halves.empty or halves.isna().any()
-                                         or not (halves > 0).any()
-                                         else float((halves ** 2).sum() ** 0.5 / len(halves)))
+        row["ws_norm_ci95_halfwidth"] = (None if halves is None or halves.isna().any() or not (halves > 0).any()
+                                         else mean_half_width(list(halves)))
         for key, column in (("ws_norm", "ws_norm"), ("ms_norm", "ms_norm"),
                             ("weighted_speedup", "weighted_speedup"), ("maximum_slowdown", "maximum_slowdown"),
                             ("rb_miss", "mix_row_buffer_miss_rate")):
@@ -315,7 +314,7 @@ def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series
     halves = None
     if column == "ws_norm" and "ws_norm_ci95_halfwidth" in runs.columns:
         halves = runs.pivot_table(index="mix_label", columns="series", values="ws_norm_ci95_halfwidth",
-                                  aggfunc=lambda h: float((h ** 2).sum() ** 0.5 / len(h)), dropna=False)
+                                  aggfunc=lambda h: mean_half_width(list(h)), dropna=False)
         halves = halves.reindex(index=shown, columns=table.columns)
         finite = halves.to_numpy(dtype=float)
         if not ((finite > 0) & (finite < math.inf)).any():

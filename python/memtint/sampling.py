@@ -292,6 +292,16 @@ def difference_intervals(alone: list[dict[str, Any]], run: dict[str, Any], other
     }
 
 
+def mean_half_width(terms: Sequence[float | None]) -> float | None:
+    """The half-width of the mean of k independent estimates with half-widths h_i:
+    sqrt(sum h_i^2) / k (a term without one, None, is detailed and adds nothing); None when no
+    term was sampled or the result is undefined; infinite when a term's is (a core of one unit)."""
+    if not len(terms) or all(h is None for h in terms):
+        return None
+    h = math.sqrt(sum((x or 0.0) ** 2 for x in terms)) / len(terms)
+    return None if math.isnan(h) else h
+
+
 def half_width(interval: Sequence[float] | None) -> float | None:
     """Half the width of ``[low, high]``: None without an interval (a detailed figure), infinite
     for an unbounded one (``[None, None]``, a core of fewer than two units)."""

@@ -59,14 +59,21 @@ def number(value: Any, digits: int = 1) -> str:
     return f"{value:,.{digits}f}" if isinstance(value, (int, float)) else MISSING
 
 
+def plus_minus(half: float | None, digits: int = 3) -> str:
+    """`` ± 0.012`` after an estimate with a 95 % half-width, `` ± ?`` when it is unbounded, ``""``
+    without one (a detailed figure)."""
+    if half is None:
+        return ""
+    return " ± ?" if half == float("inf") else f" ± {number(half, digits)}"
+
+
 def with_interval(value: Any, interval: Any, digits: int = 3) -> str:
     """``1.234 ± 0.012`` (half the 95 % interval's width) for a sampled estimate; ``1.234 ± ?``
     for one whose interval is unbounded (fewer than two units); the number alone without an
     interval."""
     if not interval or not isinstance(value, (int, float)):
         return number(value, digits)
-    half = sampling.half_width(interval)
-    return f"{number(value, digits)} ± {'?' if half == float('inf') else number(half, digits)}"
+    return number(value, digits) + plus_minus(sampling.half_width(interval), digits)
 
 
 def _units_text(units: list[Any]) -> str:
@@ -702,9 +709,7 @@ def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
         table.add_column(name, justify="left" if name == "policy" else "right", no_wrap=True)
     for r in rows:
         rb = r["row_buffer_miss_rate_mean"]
-        half = r.get("weighted_speedup_ci95_halfwidth_mean")
-        ws_mean = number(r["weighted_speedup_mean"], 3) + (
-            "" if half is None else " ± ?" if half == float("inf") else f" ± {number(half, 3)}")
+        ws_mean = number(r["weighted_speedup_mean"], 3) + plus_minus(r.get("weighted_speedup_ci95_halfwidth_mean"))
         change = r.get("weighted_speedup_change_mean")
         change_half = r.get("weighted_speedup_change_ci95_halfwidth")
         vs = (MISSING if change is None else f"{100 * change:+.1f} ± "
@@ -738,14 +743,9 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
         table.add_column(name, justify="right", no_wrap=True)
     for r in rows:
         rb = r["rb_miss_mean"]
-        half = r.get("weighted_speedup_ci95_halfwidth_mean")
-        ws_mean = number(r["weighted_speedup_mean"], 3) + (
-            "" if half is None or r["weighted_speedup_mean"] is None else
-            " ± ?" if half == float("inf") else f" ± {number(half, 3)}")
-        ws_half = r.get("ws_norm_ci95_halfwidth")
-        ws_norm = number(r["ws_norm_mean"], 3) + (
-            "" if ws_half is None or r["ws_norm_mean"] is None else
-            " ± ?" if ws_half == float("inf") else f" ± {number(ws_half, 3)}")
+        ws_mean, ws_norm = (number(r[key], 3) + ("" if r[key] is None else plus_minus(r.get(half)))
+                            for key, half in (("weighted_speedup_mean", "weighted_speedup_ci95_halfwidth_mean"),
+                                              ("ws_norm_mean", "ws_norm_ci95_halfwidth")))
         table.add_row(
             r["policy"], ws_norm, number(r["ws_norm_max"], 3),
             number(r["ms_norm_mean"], 3), number(r["ms_norm_max"], 3), number(r["maximum_slowdown_max"], 3),

@@ -647,14 +647,8 @@ def mix_term_half_widths(metric: str, runs: list[dict[str, dict]], claim: dict[s
     return [_difference_half_width(change(r[p], r[baseline]), change(r[v], r[baseline])) for r in runs]
 
 
-def mean_half_width(terms: list[float | None]) -> float | None:
-    """The half-width of the mean of k independent estimates with half-widths h_i:
-    sqrt(sum h_i^2) / k (a term without one, None, is detailed and adds nothing); None when no
-    term was sampled or the result is undefined; infinite when a term's is (a core of one unit)."""
-    if not terms or all(h is None for h in terms):
-        return None
-    h = math.sqrt(sum((x or 0.0) ** 2 for x in terms)) / len(terms)
-    return None if math.isnan(h) else h
+#: The half-width of a mean of independent estimates (memtint.sampling, shared with sweeps' reports).
+mean_half_width = sampling_module.mean_half_width
 
 
 def recolour_overhead(run: dict[str, Any]) -> float:

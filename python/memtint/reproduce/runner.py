@@ -229,19 +229,18 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
             for phase in (alone, shared, replaying):
                 items = []
                 for j in phase:
-                    if j.get("schedule_from"):  # the schedule of the run that paced its units
-                        paced = results.get(j["schedule_from"])
-                        if paced is None:
-                            errors.append(f"{job_label(j)}: the run whose units it replays failed")
-                            bar.advance(j["phase"], job_cost(j))
-                            continue
+                    paced = results.get(j["schedule_from"]) if j.get("schedule_from") else None
+                    if j.get("schedule_from") and paced is None:
+                        errors.append(f"{job_label(j)}: the run whose units it replays failed")
+                        bar.advance(j["phase"], job_cost(j))
+                        continue
+                    if paced is not None or j.get("profiles_from"):  # what earlier runs give it, on a copy
                         spec = json.loads(json.dumps(j["spec"]))
-                        spec["sampling"]["schedule"] = paced["sampling"]["schedule"]
-                        j = {**j, "spec": spec}
-                    if j.get("profiles_from"):
-                        spec = json.loads(json.dumps(j["spec"]))
-                        cores = [results[k]["cores"][0] for k in j["profiles_from"] if k in results]
-                        spec["os"]["profiles"] = comparison.alone_profiles(cores)
+                        if paced is not None:  # the schedule of the run that paced its units
+                            spec["sampling"]["schedule"] = paced["sampling"]["schedule"]
+                        if j.get("profiles_from"):
+                            cores = [results[k]["cores"][0] for k in j["profiles_from"] if k in results]
+                            spec["os"]["profiles"] = comparison.alone_profiles(cores)
                         j = {**j, "spec": spec}
                     items.append(j)
                 # Longest first (more cores, more instructions), so the pool ends together.

@@ -54,12 +54,11 @@ def change_mean(runs: "pandas.DataFrame") -> tuple[str | None, float | None, flo
     matched = runs[runs["matched_to"].notna() & (runs["matched_to"] != "")]
     if matched.empty:
         return None, None, None
+    from memtint.sampling import mean_half_width
+
     low, high = matched["weighted_speedup_change_ci95_low"], matched["weighted_speedup_change_ci95_high"]
-    if low.isna().any() or high.isna().any():
-        return str(matched["matched_to"].iloc[0]), float(((low + high) / 2).mean()), float("inf")
-    half = (high - low) / 2
-    return (str(matched["matched_to"].iloc[0]), float(((low + high) / 2).mean()),
-            float((half ** 2).sum() ** 0.5 / len(half)))
+    half = ((high - low) / 2).fillna(float("inf"))  # no bounds stored: an unbounded interval
+    return str(matched["matched_to"].iloc[0]), float(((low + high) / 2).mean()), mean_half_width(list(half))
 
 
 def baseline_first(labels: Iterable[str], policy_of: Callable[[str], str], base: str | None) -> list[str]:
