@@ -25,7 +25,8 @@ from memtint.sampling import mean_half_width
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["run_table", "summary_rows", "summary_markdown", "summary_cell", "write_report", "SUMMARY_COLUMNS"]
+__all__ = ["run_table", "summary_rows", "summary_markdown", "summary_cell", "summary_columns", "write_report",
+           "SUMMARY_COLUMNS"]
 
 #: Mixes shown in a per-mix bar chart; more would be unreadable (the distribution plot shows all).
 MAX_BARS = 40
@@ -47,6 +48,16 @@ SUMMARY_COLUMNS: list[tuple[str, str, Any]] = [
     ("rb_miss_mean", "RB miss mean (%)", "%"),
     ("rb_miss_max", "RB miss max (%)", "%"),
 ]
+
+
+def summary_columns(rows: list[dict[str, Any]]) -> list[tuple[str, str, Any]]:
+    """:data:`SUMMARY_COLUMNS`, with ``WS vs <policy>, mean`` after the WS / base columns when
+    the runs replayed the units of a policy the store does not hold (``ws_change_vs``)."""
+    pacer = next((r["ws_change_vs"] for r in rows if r.get("ws_change_vs")), None)
+    if not pacer:
+        return list(SUMMARY_COLUMNS)
+    at = [key for key, _, _ in SUMMARY_COLUMNS].index("ws_norm_max") + 1
+    return SUMMARY_COLUMNS[:at] + [("ws_change_mean", f"WS vs {pacer}, mean", "change")] + SUMMARY_COLUMNS[at:]
 
 
 def _order(series: "pandas.Series", runs: "pandas.DataFrame", base: str) -> list[str]:
@@ -224,7 +235,7 @@ def summary_rows(frame: "pandas.DataFrame", baseline: str | None = None) -> list
         # Sampled runs: how many, and the mean half-width of their WS intervals (None: none).
         sampled = ok[ok["sampled"].fillna(False).astype(bool)] if "sampled" in ok.columns else ok.iloc[0:0]
         row["sampled_runs"] = int(len(sampled))
-        from memtint.sweep.summary import halfwidth_mean
+        from memtint.sweep.summary import change_mean, halfwidth_mean
 
         row["weighted_speedup_ci95_halfwidth_mean"] = halfwidth_mean(sampled)
         # Matched units: the 95 % sampling interval of the mean WS / base, sqrt(sum h^2) / k over
@@ -232,6 +243,13 @@ def summary_rows(frame: "pandas.DataFrame", baseline: str | None = None) -> list
         halves = ok.loc[ok["ws_norm"].notna(), "ws_norm_ci95_halfwidth"] if "ws_norm_ci95_halfwidth" in ok else None
         row["ws_norm_ci95_halfwidth"] = (None if halves is None or halves.isna().any() or not (halves > 0).any()
                                          else mean_half_width(list(halves)))
+        # Matched to a policy the store does not hold (run by the sweep for its schedules alone):
+        # the stored changes against it, as the sweep's table shows them.
+        pacer, change, change_half = change_mean(sampled)
+        outside = pacer is not None and pacer not in set(runs["policy"])
+        row["ws_change_vs"] = pacer if outside else None
+        row["ws_change_mean"] = change if outside else None
+        row["ws_change_ci95_halfwidth"] = change_half if outside else None
         for key, column in (("ws_norm", "ws_norm"), ("ms_norm", "ms_norm"),
                             ("weighted_speedup", "weighted_speedup"), ("maximum_slowdown", "maximum_slowdown"),
                             ("rb_miss", "mix_row_buffer_miss_rate")):
@@ -256,6 +274,10 @@ def summary_cell(row: dict[str, Any], key: str, digits: Any) -> str:
     """A summary row's cell: :func:`format_cell`, with ``± h`` after the mean weighted speedup
     of sampled runs (h: the mean half-width of their 95 % intervals) and after the mean WS / base
     of runs that replayed the baseline's schedules (h: the half-width of that mean's interval)."""
+    if digits == "change":
+        from memtint.tables import change_cell
+
+        return change_cell(row.get(key), row.get(key.replace("_mean", "_ci95_halfwidth")))
     text = format_cell(row[key], digits)
     half = row.get({"weighted_speedup_mean": "weighted_speedup_ci95_halfwidth_mean",
                     "ws_norm_mean": "ws_norm_ci95_halfwidth"}.get(key, ""))
@@ -266,10 +288,11 @@ def summary_cell(row: dict[str, Any], key: str, digits: Any) -> str:
 
 def summary_markdown(rows: list[dict[str, Any]]) -> str:
     """The summary table as Markdown (one row per policy)."""
-    head = ["policy"] + [label for _, label, _ in SUMMARY_COLUMNS]
-    lines = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * len(SUMMARY_COLUMNS)]
+    columns = summary_columns(rows)
+    head = ["policy"] + [label for _, label, _ in columns]
+    lines = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * len(columns)]
     for r in rows:
-        cells = [r["policy"]] + [summary_cell(r, key, digits) for key, _, digits in SUMMARY_COLUMNS]
+        cells = [r["policy"]] + [summary_cell(r, key, digits) for key, _, digits in columns]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -509,6 +532,11 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
         header += (" `WS / base, mean` ± h: the runs replayed the baseline's units of their mix (matched units, "
                    "docs/sampling.md); h is the 95 % sampling interval of the mean (each run's in the store's "
                    "weighted_speedup_change_ci95_low/high).")
+    if (pacer := next((r["ws_change_vs"] for r in rows if r.get("ws_change_vs")), None)):
+        from memtint.tables import pacer_note
+
+        header += (f" `WS vs {pacer}, mean`: " + pacer_note(pacer).split(": ", 1)[1]
+                   + " (each run's in the store's weighted_speedup_change_ci95_low/high).")
     notes = []  # what a reader of the terminal table needs too
     first_error = next((str(e) for e in runs.loc[runs["status"] != "ok", "error"] if isinstance(e, str)), None)
     if failed == len(runs):  # a report of nothing but dashes, said plainly in it
@@ -531,10 +559,11 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
         + "".join(f"- [{title}]({name})\n" for name, title in PLOTS))
 
     esc = html.escape
-    head_cells = "".join(f"<th>{esc(label)}</th>" for _, label, _ in SUMMARY_COLUMNS)
+    columns = summary_columns(rows)
+    head_cells = "".join(f"<th>{esc(label)}</th>" for _, label, _ in columns)
     body = "".join(
         f"<tr><td>{esc(r['policy'])}</td>"
-        + "".join(f"<td>{esc(summary_cell(r, k, d))}</td>" for k, _, d in SUMMARY_COLUMNS) + "</tr>\n"
+        + "".join(f"<td>{esc(summary_cell(r, k, d))}</td>" for k, _, d in columns) + "</tr>\n"
         for r in rows)
     figures = "".join(f'<h2>{esc(title)}</h2>\n<img src="{name}" alt="{esc(title)}">\n' for name, title in PLOTS)
     index_path = out_dir / "index.html"

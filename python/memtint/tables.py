@@ -67,6 +67,14 @@ def plus_minus(half: float | None, digits: int = 3) -> str:
     return " ± ?" if half == float("inf") else f" ± {number(half, digits)}"
 
 
+def change_cell(change: float | None, half: float | None) -> str:
+    """``+0.8 ± 1.5 %``: a mean relative change with the half-width of its 95 % interval (``± ?``
+    when unbounded); ``—`` without a change."""
+    if change is None or change != change:
+        return MISSING
+    return f"{100 * change:+.1f} ± " + ("?" if half is None or half == float("inf") else f"{100 * half:.1f}") + " %"
+
+
 def with_interval(value: Any, interval: Any, digits: int = 3) -> str:
     """``1.234 ± 0.012`` (half the 95 % interval's width) for a sampled estimate; ``1.234 ± ?``
     for one whose interval is unbounded (fewer than two units); the number alone without an
@@ -710,10 +718,7 @@ def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
     for r in rows:
         rb = r["row_buffer_miss_rate_mean"]
         ws_mean = number(r["weighted_speedup_mean"], 3) + plus_minus(r.get("weighted_speedup_ci95_halfwidth_mean"))
-        change = r.get("weighted_speedup_change_mean")
-        change_half = r.get("weighted_speedup_change_ci95_halfwidth")
-        vs = (MISSING if change is None else f"{100 * change:+.1f} ± "
-              + ("?" if change_half == float("inf") else f"{100 * change_half:.1f}") + " %")
+        vs = change_cell(r.get("weighted_speedup_change_mean"), r.get("weighted_speedup_change_ci95_halfwidth"))
         table.add_row(
             r["policy"], count(r["runs"]), ws_mean, *((vs,) if source else ()), number(r["weighted_speedup_max"], 3),
             number(r["maximum_slowdown_mean"], 3), MISSING if rb is None else number(100 * rb, 1) + " %",
@@ -730,6 +735,13 @@ def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
     return table
 
 
+def pacer_note(pacer: str) -> str:
+    """What a report's ``WS vs <pacer>`` column is: matched units paced by runs it does not hold."""
+    return (f"WS vs {pacer}: the mean change of each run's WS against {pacer}'s run of its mix, whose units it "
+            f"replayed (matched units; {pacer}'s runs paced the sweep but are not in the store), ± the 95 % "
+            "sampling interval of that mean")
+
+
 def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
     """The per-policy summary of `memtint report` (rows of :func:`memtint.reports.summary_rows`):
     weighted speedup and maximum slowdown divided by the baseline's on the same mix; when runs
@@ -737,9 +749,12 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
     table = _Table(title=title, box=box.SIMPLE_HEAVY)
     failures = any(r["failed"] for r in rows)
     sampled = any(r.get("sampled_runs") for r in rows)
+    # Matched units paced by a policy the store does not hold (the sweep ran it for its schedules).
+    pacer = next((r["ws_change_vs"] for r in rows if r.get("ws_change_vs")), None)
     table.add_column("policy", overflow="fold", min_width=10)
     for name in ("WS/base\nmean", "WS/base\nmax", "MS/base\nmean", "MS/base\nmax", "MS\nmax",
-                 "RB miss\nmean") + (("WS mean\n± 95 %",) if sampled else ()) + (("failed",) if failures else ()):
+                 "RB miss\nmean") + (("WS mean\n± 95 %",) if sampled else ()) + (
+                 (f"WS vs\n{pacer}",) if pacer else ()) + (("failed",) if failures else ()):
         table.add_column(name, justify="right", no_wrap=True)
     for r in rows:
         rb = r["rb_miss_mean"]
@@ -751,10 +766,13 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
             number(r["ms_norm_mean"], 3), number(r["ms_norm_max"], 3), number(r["maximum_slowdown_max"], 3),
             MISSING if rb is None else number(100 * rb, 1) + " %",
             *((ws_mean,) if sampled else ()),
+            *((change_cell(r.get("ws_change_mean"), r.get("ws_change_ci95_halfwidth")),) if pacer else ()),
             *((Text(str(r["failed"]), style="red") if r["failed"] else "0",) if failures else ()),
         )
     table.caption = ("WS = weighted speedup, MS = maximum slowdown; /base = divided by the baseline policy's "
                      "value on the same mix (WS/base > 1 and MS/base < 1 are better)")
+    if pacer:
+        table.caption += "\n" + pacer_note(pacer)
     if any(r.get("ws_norm_ci95_halfwidth") is not None for r in rows):
         table.caption += ("\nWS/base mean ± h: runs that replayed the baseline's units of their mix (matched units); "
                           "h is the 95 % sampling interval of the mean")

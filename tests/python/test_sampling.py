@@ -527,6 +527,18 @@ def test_a_sampled_sweep_replays_each_mixs_baseline_schedule_as_compare_does(tmp
     assert normalised["buddy"]["ws_norm_ci95_halfwidth"] is None
     assert f"{normalised['bpm']['ws_norm_mean']:.3f} ± {half:.3f}" in summary_markdown(list(normalised.values()))
     assert "matched units" in normalised_table(list(normalised.values()), "t").caption
+    assert all(r["ws_change_vs"] is None for r in normalised.values())  # buddy is the report's baseline
+    # Only bpm stored: the report normalises to it, and still shows the change against buddy's
+    # runs, which paced the sweep, as the sweep's table does.
+    alone_bpm = summary_rows(frames["bpm"])
+    assert [(r["policy"], r["ws_change_vs"]) for r in alone_bpm] == [("bpm", "buddy")]
+    assert alone_bpm[0]["ws_change_mean"] == pytest.approx(expected["bpm"] / expected["buddy"] - 1, abs=1e-9)
+    assert alone_bpm[0]["ws_change_ci95_halfwidth"] == pytest.approx(half, rel=1e-9)
+    cell = f"{100 * alone_bpm[0]['ws_change_mean']:+.1f} ± {100 * half:.1f} %"
+    assert "| WS vs buddy, mean |" in summary_markdown(alone_bpm) and cell in summary_markdown(alone_bpm)
+    shown = normalised_table(alone_bpm, "t")
+    assert [c.header for c in shown.columns][-1] == "WS vs\nbuddy" and list(shown.columns[-1].cells) == [cell]
+    assert "paced the sweep but are not in the store" in shown.caption
     # The per-mix WS plot: bpm's bar carries its interval; buddy's, exactly 1, none.
     import memtint.reports as reports_module
 
