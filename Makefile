@@ -101,7 +101,7 @@ demo-tiering: build
 	$(VENV_BIN)/memtint demo --tiering
 
 # The papers' reproduction reports, regenerated from nothing (docs/reproductions/: paper vs memtint,
-# verdicts, measured causes, plots; 30-32 minutes on 2 cores, build included). REPRODUCE_ARGS adds options,
+# verdicts, measured causes, plots; about 33 minutes on 2 cores, build included: README.md). REPRODUCE_ARGS adds options,
 # e.g. REPRODUCE_ARGS="bpm --seeds 5", or REPRODUCE_ARGS="--ray auto" for a Ray cluster.
 REPRODUCE_DIR ?= docs/reproductions
 reproduce: build
