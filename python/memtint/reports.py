@@ -52,7 +52,7 @@ SUMMARY_COLUMNS: list[tuple[str, str, Any]] = [
 
 def summary_columns(rows: list[dict[str, Any]]) -> list[tuple[str, str, Any]]:
     """:data:`SUMMARY_COLUMNS`, with ``WS vs <policy>, mean`` after the WS / base columns when
-    the runs replayed the units of a policy the store does not hold (``ws_change_vs``)."""
+    the runs replayed the units of a policy other than the baseline (``ws_change_vs``)."""
     pacer = next((r["ws_change_vs"] for r in rows if r.get("ws_change_vs")), None)
     if not pacer:
         return list(SUMMARY_COLUMNS)
@@ -243,10 +243,11 @@ def summary_rows(frame: "pandas.DataFrame", baseline: str | None = None) -> list
         halves = ok.loc[ok["ws_norm"].notna(), "ws_norm_ci95_halfwidth"] if "ws_norm_ci95_halfwidth" in ok else None
         row["ws_norm_ci95_halfwidth"] = (None if halves is None or halves.isna().any() or not (halves > 0).any()
                                          else mean_half_width(list(halves)))
-        # Matched to a policy the store does not hold (run by the sweep for its schedules alone):
-        # the stored changes against it, as the sweep's table shows them.
+        # Matched to a policy other than the report's baseline (`--baseline`, or one the store
+        # lacks: the sweep ran it for its schedules alone): the stored changes against it, as the
+        # sweep's table shows them.
         pacer, change, change_half = change_mean(sampled)
-        outside = pacer is not None and pacer not in set(runs["policy"])
+        outside = pacer is not None and pacer != runs.attrs.get("baseline")
         row["ws_change_vs"] = pacer if outside else None
         row["ws_change_mean"] = change if outside else None
         row["ws_change_ci95_halfwidth"] = change_half if outside else None
@@ -536,7 +537,9 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
         from memtint.tables import pacer_note
 
         header += (f" `WS vs {pacer}, mean`: " + pacer_note(pacer).split(": ", 1)[1]
-                   + " (each run's in the store's weighted_speedup_change_ci95_low/high).")
+                   + " (each run's in the store's weighted_speedup_change_ci95_low/high)"
+                   + ("" if pacer in set(runs["policy"]) else f"; {pacer}'s runs paced the sweep but are not in this store")
+                   + ".")
     notes = []  # what a reader of the terminal table needs too
     first_error = next((str(e) for e in runs.loc[runs["status"] != "ok", "error"] if isinstance(e, str)), None)
     if failed == len(runs):  # a report of nothing but dashes, said plainly in it

@@ -736,10 +736,10 @@ def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
 
 
 def pacer_note(pacer: str) -> str:
-    """What a report's ``WS vs <pacer>`` column is: matched units paced by runs it does not hold."""
+    """What a report's ``WS vs <pacer>`` column is: the change against the runs that paced the
+    matched units, when they are not the report's baseline."""
     return (f"WS vs {pacer}: the mean change of each run's WS against {pacer}'s run of its mix, whose units it "
-            f"replayed (matched units; {pacer}'s runs paced the sweep but are not in the store), ± the 95 % "
-            "sampling interval of that mean")
+            "replayed (matched units), ± the 95 % sampling interval of that mean")
 
 
 def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
@@ -749,7 +749,7 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
     table = _Table(title=title, box=box.SIMPLE_HEAVY)
     failures = any(r["failed"] for r in rows)
     sampled = any(r.get("sampled_runs") for r in rows)
-    # Matched units paced by a policy the store does not hold (the sweep ran it for its schedules).
+    # Matched units paced by a policy other than the report's baseline (or one the store lacks).
     pacer = next((r["ws_change_vs"] for r in rows if r.get("ws_change_vs")), None)
     table.add_column("policy", overflow="fold", min_width=10)
     for name in ("WS/base\nmean", "WS/base\nmax", "MS/base\nmean", "MS/base\nmax", "MS\nmax",

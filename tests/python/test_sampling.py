@@ -538,7 +538,11 @@ def test_a_sampled_sweep_replays_each_mixs_baseline_schedule_as_compare_does(tmp
     assert "| WS vs buddy, mean |" in summary_markdown(alone_bpm) and cell in summary_markdown(alone_bpm)
     shown = normalised_table(alone_bpm, "t")
     assert [c.header for c in shown.columns][-1] == "WS vs\nbuddy" and list(shown.columns[-1].cells) == [cell]
-    assert "paced the sweep but are not in the store" in shown.caption
+    assert "WS vs buddy: the mean change" in shown.caption
+    # buddy stored but another baseline asked for: the same column, "—" on buddy's own row.
+    other = {r["policy"]: r for r in summary_rows(frames["both"], baseline="bpm")}
+    assert other["bpm"]["ws_change_vs"] == "buddy" and other["buddy"]["ws_change_mean"] is None
+    assert other["bpm"]["ws_change_mean"] == pytest.approx(alone_bpm[0]["ws_change_mean"], rel=1e-12)
     # The per-mix WS plot: bpm's bar carries its interval; buddy's, exactly 1, none.
     import memtint.reports as reports_module
 
