@@ -53,7 +53,9 @@ SUMMARY_COLUMNS: list[tuple[str, str, Any]] = [
 def summary_columns(rows: list[dict[str, Any]]) -> list[tuple[str, str, Any]]:
     """:data:`SUMMARY_COLUMNS`, with ``WS vs <policy>, mean`` after the WS / base columns when
     the runs replayed the units of a policy other than the baseline (``ws_change_vs``)."""
-    pacer = next((r["ws_change_vs"] for r in rows if r.get("ws_change_vs")), None)
+    from memtint.tables import report_pacer
+
+    pacer = report_pacer(rows)
     if not pacer:
         return list(SUMMARY_COLUMNS)
     at = [key for key, _, _ in SUMMARY_COLUMNS].index("ws_norm_max") + 1
@@ -533,10 +535,10 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
         header += (" `WS / base, mean` ± h: the runs replayed the baseline's units of their mix (matched units, "
                    "docs/sampling.md); h is the 95 % sampling interval of the mean (each run's in the store's "
                    "weighted_speedup_change_ci95_low/high).")
-    if (pacer := next((r["ws_change_vs"] for r in rows if r.get("ws_change_vs")), None)):
-        from memtint.tables import pacer_note
+    from memtint.tables import matched_change_text, report_pacer
 
-        header += (f" `WS vs {pacer}, mean`: " + pacer_note(pacer).split(": ", 1)[1]
+    if (pacer := report_pacer(rows)):
+        header += (f" `WS vs {pacer}, mean`: " + matched_change_text(pacer)
                    + " (each run's in the store's weighted_speedup_change_ci95_low/high)"
                    + ("" if pacer in set(runs["policy"]) else f"; {pacer}'s runs paced the sweep but are not in this store")
                    + ".")

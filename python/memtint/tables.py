@@ -68,11 +68,23 @@ def plus_minus(half: float | None, digits: int = 3) -> str:
 
 
 def change_cell(change: float | None, half: float | None) -> str:
-    """``+0.8 ± 1.5 %``: a mean relative change with the half-width of its 95 % interval (``± ?``
-    when unbounded); ``—`` without a change."""
+    """``+0.8 ± 1.5 %``: a relative change with the half-width of its 95 % interval (``± ?`` when
+    unbounded, none without one); ``—`` without a change."""
     if change is None or change != change:
         return MISSING
-    return f"{100 * change:+.1f} ± " + ("?" if half is None or half == float("inf") else f"{100 * half:.1f}") + " %"
+    return f"{100 * change:+.1f}" + ("" if half is None else " ± ?" if half == float("inf") else f" ± {100 * half:.1f}") + " %"
+
+
+def matched_change_text(pacer: str) -> str:
+    """What a ``WS vs <pacer>`` column of a sweep or report is."""
+    return (f"the mean change of each run's WS against {pacer}'s run of its mix, whose units it replayed "
+            "(matched units), ± the 95 % sampling interval of that mean")
+
+
+def report_pacer(rows: list[dict[str, Any]]) -> str | None:
+    """The policy a report's ``WS vs`` column compares against (rows of
+    :func:`memtint.reports.summary_rows`: ``ws_change_vs``), or None when it has none."""
+    return next((r["ws_change_vs"] for r in rows if r.get("ws_change_vs")), None)
 
 
 def with_interval(value: Any, interval: Any, digits: int = 3) -> str:
@@ -668,11 +680,8 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
         cells = [p.get("label") or p["policy"], Text(ws, style="bold") if p["weighted_speedup"] == best else ws]
         if source:
             base = next(q["weighted_speedup"] for q in result["policies"] if q["policy"] == source)
-            change = p.get("weighted_speedup_change_ci95")
-            half = sampling.half_width(change)
-            value = 100 * (p["weighted_speedup"] / base - 1)
-            cells.append("-" if p["policy"] == source else f"{value:+.1f}" + (
-                "" if half is None else f" ± {'?' if half == float('inf') else f'{100 * half:.1f}'}") + " %")
+            cells.append("-" if p["policy"] == source else change_cell(
+                p["weighted_speedup"] / base - 1, sampling.half_width(p.get("weighted_speedup_change_ci95"))))
         cells += [
             with_interval(p["harmonic_speedup"], p.get("harmonic_speedup_ci95"), 3),
             with_interval(p["maximum_slowdown"], p.get("maximum_slowdown_ci95"), 3),
@@ -726,20 +735,12 @@ def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
         )
     table.caption = "WS = weighted speedup (Σ IPC_shared / IPC_alone), over the successful runs"
     if source:
-        table.caption += (f"\nWS vs {source}: the mean change of each run's WS against {source}'s run of its mix, "
-                          "whose units it replayed (matched units), ± the 95 % sampling interval of that mean")
+        table.caption += f"\nWS vs {source}: " + matched_change_text(source)
     from memtint.sweep.summary import sampled_note
 
     if (note := sampled_note(rows)):
         table.caption += "\n" + note
     return table
-
-
-def pacer_note(pacer: str) -> str:
-    """What a report's ``WS vs <pacer>`` column is: the change against the runs that paced the
-    matched units, when they are not the report's baseline."""
-    return (f"WS vs {pacer}: the mean change of each run's WS against {pacer}'s run of its mix, whose units it "
-            "replayed (matched units), ± the 95 % sampling interval of that mean")
 
 
 def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
@@ -750,7 +751,7 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
     failures = any(r["failed"] for r in rows)
     sampled = any(r.get("sampled_runs") for r in rows)
     # Matched units paced by a policy other than the report's baseline (or one the store lacks).
-    pacer = next((r["ws_change_vs"] for r in rows if r.get("ws_change_vs")), None)
+    pacer = report_pacer(rows)
     table.add_column("policy", overflow="fold", min_width=10)
     for name in ("WS/base\nmean", "WS/base\nmax", "MS/base\nmean", "MS/base\nmax", "MS\nmax",
                  "RB miss\nmean") + (("WS mean\n± 95 %",) if sampled else ()) + (
@@ -772,7 +773,7 @@ def normalised_table(rows: list[dict[str, Any]], title: str) -> Table:
     table.caption = ("WS = weighted speedup, MS = maximum slowdown; /base = divided by the baseline policy's "
                      "value on the same mix (WS/base > 1 and MS/base < 1 are better)")
     if pacer:
-        table.caption += "\n" + pacer_note(pacer)
+        table.caption += f"\nWS vs {pacer}: " + matched_change_text(pacer)
     if any(r.get("ws_norm_ci95_halfwidth") is not None for r in rows):
         table.caption += ("\nWS/base mean ± h: runs that replayed the baseline's units of their mix (matched units); "
                           "h is the 95 % sampling interval of the mean")
