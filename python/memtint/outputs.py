@@ -72,16 +72,17 @@ def _probe_creatable(option: str, path: str) -> None:
             raise OutputError(f"{option} {path}: cannot be written: permission denied")
         return
     flags = os.O_WRONLY | os.O_CLOEXEC | (0 if existed else os.O_CREAT | os.O_EXCL)
-    try:
-        fd = os.open(path, flags, 0o644)
-    except OSError as error:
-        raise OutputError(f"{option} {path}: cannot be written: {error.strerror or error}") from None
-    os.close(fd)
-    if not existed:
+    with stopping.deferred():  # a stop between the create and the unlink would leave the probe file
         try:
-            os.unlink(path)
-        except OSError:
-            pass
+            fd = os.open(path, flags, 0o644)
+        except OSError as error:
+            raise OutputError(f"{option} {path}: cannot be written: {error.strerror or error}") from None
+        os.close(fd)
+        if not existed:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 def argument_paths(args: Iterable[str]) -> list[str]:
@@ -308,12 +309,48 @@ def check_output_dir(option: str, path: str, inputs: Iterable[str | os.PathLike[
         probe = parent
     if not os.path.isdir(probe):
         raise OutputError(f"{option} {path}: {probe} is not a directory")
+    with stopping.deferred():  # a stop between the create and the unlink would leave the probe file
+        try:
+            fd, name = tempfile.mkstemp(prefix=".memtint-probe-", dir=probe)
+        except OSError as error:
+            raise OutputError(f"{option} {path}: cannot create files under {probe}: {error.strerror or error}") from None
+        os.close(fd)
+        os.unlink(name)
+
+
+@contextlib.contextmanager
+def _temporary_beside(option: str, path: str, target: str, suffix: str) -> Iterator[tuple[int, str]]:
+    """A new file beside ``target`` (its descriptor and name), for the output ``path`` written
+    whole and renamed into place (:func:`_replace`): removed by a stop from the moment it exists
+    (created and registered with no stop between) and when the block fails."""
+    tmp = None
     try:
-        fd, name = tempfile.mkstemp(prefix=".memtint-probe-", dir=probe)
-    except OSError as error:
-        raise OutputError(f"{option} {path}: cannot create files under {probe}: {error.strerror or error}") from None
-    os.close(fd)
-    os.unlink(name)
+        with contextlib.ExitStack() as registered:
+            with stopping.deferred():
+                try:
+                    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=suffix,
+                                               dir=os.path.dirname(os.path.abspath(target)))
+                except OSError as error:
+                    raise OutputError(f"{option} {path}: cannot write: {error.strerror or error}") from None
+                registered.enter_context(stopping.temporary(tmp))
+            yield fd, tmp
+    except BaseException:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise
+
+
+def _replace(tmp: str, target: str) -> None:
+    """Put the finished ``tmp`` in ``target``'s place, with the mode the file had (a new one's
+    from the umask)."""
+    try:
+        os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+    except FileNotFoundError:
+        os.chmod(tmp, 0o666 & ~_umask())
+    os.replace(tmp, target)
 
 
 def write_text(option: str, path: str, text: str) -> None:
@@ -329,23 +366,10 @@ def write_text(option: str, path: str, text: str) -> None:
             with open(target, "wb") as out:
                 out.write(data)
             return
-        directory = os.path.dirname(os.path.abspath(target))
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
-        try:
-            with stopping.temporary(tmp):
-                with os.fdopen(fd, "wb") as out:
-                    out.write(data)
-                try:
-                    os.chmod(tmp, os.stat(target).st_mode & 0o7777)
-                except FileNotFoundError:
-                    os.chmod(tmp, 0o666 & ~_umask())
-                os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        with _temporary_beside(option, path, target, ".tmp") as (fd, tmp):
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            _replace(tmp, target)
     except OSError as error:
         raise OutputError(f"{option} {path}: cannot write: {error.strerror or error}") from None
 
@@ -360,26 +384,10 @@ def produced_file(option: str, path: str, suffix: str = ".tmp") -> Iterator[str]
     if _is_special(target):
         yield target
         return
-    directory = os.path.dirname(os.path.abspath(target))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=suffix, dir=directory)
+    with _temporary_beside(option, path, target, suffix) as (fd, tmp):
         os.close(fd)
-    except OSError as error:
-        raise OutputError(f"{option} {path}: cannot write: {error.strerror or error}") from None
-    try:
-        with stopping.temporary(tmp):
-            yield tmp
-            try:
-                os.chmod(tmp, os.stat(target).st_mode & 0o7777)
-            except FileNotFoundError:
-                os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        yield tmp
+        _replace(tmp, target)
 
 
 def save_figure(fig: Any, path: str, option: str = "--out", **options: Any) -> None:

@@ -98,8 +98,35 @@ def exit_now(signum: int) -> NoReturn:
     os._exit(128 + signum)
 
 
+#: Depth of `deferred` blocks in the main thread, and a stop that came within one.
+_deferred = 0
+_pending: int | None = None
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Within this block (in the main thread, where handlers run) a stop waits for its end: for a
+    few system calls that must finish together, as creating a probe file and removing it (a
+    handler runs as soon as the call that created the file returns, before the next line)."""
+    global _deferred, _pending
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _deferred += 1
+    try:
+        yield
+    finally:
+        _deferred -= 1
+        if not _deferred and _pending is not None:
+            signum, _pending = _pending, None
+            _on_signal(signum, None)
+
+
 def _on_signal(signum: int, frame: Any) -> None:
-    global _stopping
+    global _stopping, _pending
+    if _deferred:
+        _pending = signum
+        return
     if _stopping or not _raise:
         exit_now(signum)
     _stopping = True
