@@ -101,7 +101,8 @@ demo-tiering: build
 	$(VENV_BIN)/memtint demo --tiering
 
 # The papers' reproduction reports, regenerated from nothing (docs/reproductions/: paper vs memtint,
-# verdicts, measured causes, plots; about 33 minutes on 2 cores, build included: README.md). REPRODUCE_ARGS adds options,
+# verdicts, measured causes, plots; about 33 minutes on 2 cores, build included: README.md; runs the
+# same engine finished before are reused, so a stopped one resumes). REPRODUCE_ARGS adds options,
 # e.g. REPRODUCE_ARGS="bpm --seeds 5", or REPRODUCE_ARGS="--ray auto" for a Ray cluster.
 REPRODUCE_DIR ?= docs/reproductions
 reproduce: build

@@ -924,3 +924,144 @@ def test_identical_runs_of_a_dynamic_variant_are_named():
     assert common.identical_results([exp], results) == (
         "Identical results: dynamic and paced ran identically on 1 of 2 pressure mixes (every seed): there they are "
         "one result under two names.")
+
+
+# --- kept runs (memtint.reproduce.run_cache) ---------------------------------------------------
+
+class InProcess:
+    """A backend that runs jobs here, one by one, and can be stopped after ``stop_after`` runs
+    (as Ctrl-C stops a reproduction part-way)."""
+
+    def __init__(self, stop_after=None):
+        self.ran, self.stop_after = [], stop_after
+
+    def map_unordered(self, fn, items):
+        for item in items:
+            if self.stop_after is not None and len(self.ran) == self.stop_after:
+                raise KeyboardInterrupt
+            self.ran.append(item["key"])
+            yield item, fn(item)
+
+    def close(self):
+        pass
+
+
+def untimed(results):
+    """Results without the host's timing (``wall_seconds``), which no two runs share."""
+    return json.dumps({k: {**r, "wall_seconds": None} for k, r in results.items()}, sort_keys=True)
+
+
+def small_plan():
+    """CAMC's quick plan for one seed: alone, shared and profiled runs, 46 of them, seconds in all."""
+    return PAPERS["camc"].Experiment(common.Settings(seeds=1, quick=True)).plan()
+
+
+@pytest.mark.engine
+def test_a_stopped_reproduction_resumes_from_its_kept_runs(tmp_path, monkeypatch):
+    from memtint.reproduce import run_cache, runner
+
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    jobs = small_plan()
+    unique = {j["key"] for j in jobs}
+    fresh = runner.run_jobs(jobs, progress=False, backend=InProcess())
+    stopped = InProcess(stop_after=5)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_jobs(jobs, progress=False, backend=stopped, cache=run_cache.RunCache())
+    assert len(list(run_cache.directory().glob("*.json"))) == 5
+    resumed, cache = InProcess(), run_cache.RunCache()
+    seconds = {}
+    results = runner.run_jobs(jobs, progress=False, backend=resumed, cache=cache,
+                              on_done=lambda o: seconds.__setitem__(o["key"], (o["seconds"], o.get("cached"))))
+    # The five kept runs are not run again, every other one is, and the results are a fresh run's.
+    assert set(resumed.ran) == unique - set(stopped.ran) and len(resumed.ran) == len(unique) - 5
+    assert cache.reused == 5 and all(seconds[k][1] for k in stopped.ran)
+    assert all(seconds[k][0] > 0 for k in stopped.ran)  # the CPU time measured when they ran
+    assert untimed(results) == untimed(fresh)
+    # Now every run is kept: nothing runs; a damaged entry (a result edited, still JSON) runs again.
+    entry = next(run_cache.directory().glob("*.json"))
+    data = json.loads(entry.read_text())
+    data["result"]["dram_cycles"] = 1
+    entry.write_text(json.dumps(data))
+    again = InProcess()
+    assert untimed(runner.run_jobs(jobs, progress=False, backend=again, cache=run_cache.RunCache())) == untimed(results)
+    assert len(again.ran) == 1
+    # --no-cache (no RunCache) runs everything and keeps nothing new.
+    before = sorted(p.stat().st_mtime_ns for p in run_cache.directory().glob("*.json"))
+    every = InProcess()
+    runner.run_jobs(jobs, progress=False, backend=every)
+    assert len(every.ran) == len(unique)
+    assert sorted(p.stat().st_mtime_ns for p in run_cache.directory().glob("*.json")) == before
+
+
+def test_a_kept_run_is_found_only_for_the_same_files_engine_and_runs_it_depends_on(tmp_path, monkeypatch):
+    from memtint.reproduce import run_cache
+
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    trace = tmp_path / "t.trace"
+    trace.write_text("3 4096\n")
+    pacer = {"key": "a" * 64, "phase": "shared", "spec": {"programs": [str(trace)]}}
+    replay = {"key": "b" * 64, "phase": "shared", "spec": {"programs": ["stream"]}, "schedule_from": "a" * 64}
+
+    def names():
+        cache = run_cache.RunCache()
+        cache.keys({j["key"]: j for j in (pacer, replay)})
+        return cache._path(pacer["key"]).name, cache._path(replay["key"]).name
+
+    first = names()
+    assert first == names()  # the same files and engine: the same entries
+    trace.write_text("3 8192\n")  # the same path, another content: neither the run nor its replay is kept
+    changed = names()
+    assert changed[0] != first[0] and changed[1] != first[1]
+    # Runs that keep another statistic (runner.slim's keys) are other runs.
+    from memtint.reproduce import runner
+
+    monkeypatch.setattr(runner, "CORE_KEYS", runner.CORE_KEYS + ("a_new_statistic",))
+    run_cache._python_identity.cache_clear()
+    try:
+        assert names()[0] != changed[0]
+    finally:
+        monkeypatch.undo()
+        run_cache._python_identity.cache_clear()
+    assert names() == changed
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(run_cache._engine, "version", lambda: "0.1.0+another-model")
+    assert run_cache.directory().name == "0.1.0+another-model" and names()[0] != changed[0]
+
+
+@pytest.mark.engine
+def test_a_reproduction_from_kept_runs_simulates_nothing_and_says_so(tmp_path, monkeypatch):
+    from memtint.reproduce import run_cache, runner
+
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    jobs = small_plan()
+    runner.run_jobs(jobs, progress=False, backend=InProcess(), cache=run_cache.RunCache())
+    monkeypatch.setattr(runner, "execute", lambda job: pytest.fail(f"ran {job['key']}"))
+    import memtint.reproduce as package
+
+    monkeypatch.setattr(package, "same_placement", lambda *a, **k: [])  # its probes are not this test's
+    cache = run_cache.RunCache()
+    reproduce(["camc"], str(tmp_path / "out"), common.Settings(seeds=1, quick=True), jobs=1, progress=False,
+              cache=cache)
+    runs = len({j["key"] for j in jobs})
+    assert cache.reused == runs
+    text = (tmp_path / "out" / "camc.md").read_text()
+    assert f"{runs} simulations, {runs} of them reused from this engine's earlier runs" in text
+    assert f"{runs} of them reused from the run cache, not simulated now" in text
+    assert f"({runs} runs reused)" in (tmp_path / "out" / "README.md").read_text()
+
+
+def test_a_cache_that_cannot_hold_runs_warns_once_and_keeps_nothing(tmp_path, monkeypatch, capsys):
+    from memtint.reproduce import run_cache
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(blocker))  # a file where the directory would be
+    cache = run_cache.RunCache()
+    jobs = {k: {"key": k, "phase": "alone", "spec": {"programs": ["stream"]}} for k in ("a" * 64, "b" * 64)}
+    cache.keys(jobs)
+    for k in jobs:
+        cache.store(k, {"cores": []}, 1.0)
+        assert cache.lookup(k) is None
+    err = capsys.readouterr().err
+    assert err.count("reproduction runs are not kept") == 1 and "MEMTINT_CACHE_DIR" in err
+    assert blocker.read_text() == "" and cache.reused == 0

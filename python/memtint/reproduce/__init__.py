@@ -16,7 +16,8 @@ from typing import Any
 
 from memtint.api import MemtintError
 from memtint.comparison import DEFAULT_WARMUP
-from memtint.reproduce import bpm, camc, ccps, common, figures, hvr, refresh, report, runner, schedulers, tiering
+from memtint.reproduce import (bpm, camc, ccps, common, figures, hvr, refresh, report, run_cache, runner, schedulers,
+                               tiering)
 
 #: The papers, in report order.
 PAPERS = {m.NAME: m for m in (bpm, hvr, schedulers, ccps, tiering, camc, refresh)}
@@ -44,6 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="instructions per core run through page tables and caches before statistics start, as "
                         "compare does (default 20M; with --quick 1M; 0: none)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (plain lines instead)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="simulate every run: neither reuse nor keep runs (by default a run this engine finished "
+                        "before for the same specification and files is reused from $MEMTINT_CACHE_DIR/reproduce, "
+                        "default ~/.cache/memtint, so a stopped reproduction resumes; memtint.reproduce.run_cache)")
     parser.add_argument("--sample", action="store_true",
                         help="run the mix experiments sampled (units of 20000 instructions after 30000 of detailed "
                         "warm-up, memtint.sampling.DEFAULT_SAMPLING): estimates with 95 %% intervals, each mix's "
@@ -60,10 +65,13 @@ def resolve(names: list[str]) -> list[str]:
 
 def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: int | None = None,
               ray: str | None = None, progress: bool | None = None,
-              command: str = "memtint reproduce") -> list[dict[str, Any]]:
+              command: str = "memtint reproduce", cache: run_cache.RunCache | None = None) -> list[dict[str, Any]]:
     """Run the named reproductions, write their reports under ``out``; return per paper its
     rows (claims with verdicts), runs and the wall time attributed to it. ``ray`` ("auto" or a
-    cluster address) runs the simulations on Ray instead of ``jobs`` local processes."""
+    cluster address) runs the simulations on Ray instead of ``jobs`` local processes. With
+    ``cache`` (a :class:`memtint.reproduce.run_cache.RunCache`), runs this engine finished before
+    for the same specification and files are reused, and every finished run is kept: a stopped
+    reproduction resumes (``cache.reused`` counts the runs it gave back)."""
     from memtint import __version__
 
     names = resolve(names)
@@ -79,6 +87,13 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
     keys_of = {n: {j["key"] for j in js} for n, js in planned.items()}
     seconds_of: dict[str, float] = {}
     key_seconds: dict[str, float] = {}
+    reused_keys: set[str] = set()  # runs the cache gave back: their seconds are as measured then
+
+    def done(outcome: dict[str, Any]) -> None:
+        key_seconds[outcome["key"]] = outcome.get("seconds", 0.0)
+        if outcome.get("cached"):
+            reused_keys.add(outcome["key"])
+
     backend = None
     if ray is not None:  # reached (or started) before any run, so a wrong address fails at once
         from memtint.sweep.ray_backend import RayBackend
@@ -88,19 +103,24 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
     start = time.perf_counter()
     try:
         results = runner.run_jobs([j for js in planned.values() for j in js], jobs_count=jobs, progress=progress,
-                                  on_done=lambda o: key_seconds.__setitem__(o["key"], o.get("seconds", 0.0)),
-                                  backend=backend)
+                                  on_done=done, backend=backend, cache=cache)
     finally:
         if backend:
             backend.close()
     wall = time.perf_counter() - start
     cpu = sum(key_seconds.values()) or 1.0
-    for n in names:  # wall time shared out by each paper's share of the run time
-        seconds_of[n] = wall * sum(key_seconds.get(k, 0.0) for k in keys_of[n]) / cpu
+    fresh_cpu = sum(v for k, v in key_seconds.items() if k not in reused_keys)
+    reused_of = {n: len(keys_of[n] & reused_keys) for n in names}
+    for n in names:  # this run's wall time shared out by each paper's share of the runs simulated now
+        fresh = sum(key_seconds.get(k, 0.0) for k in keys_of[n] if k not in reused_keys)
+        seconds_of[n] = wall * fresh / fresh_cpu if fresh_cpu > 0 else 0.0
     total_runs = len({k for ks in keys_of.values() for k in ks})
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    reused = (f", {len(reused_keys)} of them reused from this engine's earlier runs of the same specifications and "
+              f"files (the run cache; their {sum(key_seconds[k] for k in reused_keys):.0f} CPU s as measured then)"
+              if reused_keys else "")
     common_header = [
-        f"memtint {__version__}; generated {when}; {total_runs} simulations in {wall:.0f} s wall on "
+        f"memtint {__version__}; generated {when}; {total_runs} simulations{reused} in {wall:.0f} s wall on "
         f"{workers} ({cpu:.0f} CPU seconds of simulation in all).",
         f"Seeds {', '.join(map(str, settings.seed_list()))} (the run spec's seed: the OS model's frame order and the "
         f"synthetic profiles' generators); mixes drawn from mix seed {settings.mix_seed}"
@@ -126,12 +146,15 @@ def reproduce(names: list[str], out: str, settings: common.Settings, *, jobs: in
         header = e.describe() + ([sampled] if sampled else []) + [n for n in analysis.get("notes", []) if n] + [
             s["text"] for s in same if n in s["papers"]] + with_warmup(warmup_line(PAPERS[n], settings)) + [
             f"Wall time of this paper's {len(keys_of[n])} simulations: about {seconds_of[n]:.0f} s (share of the "
-            f"{wall:.0f} s total)" + time_by_experiment(planned[n], key_seconds) + ".",
+            f"{wall:.0f} s total" + (f"; {reused_of[n]} of them reused from the run cache, not simulated now, their CPU "
+                                     "time below as measured when they ran" if reused_of[n] else "") + ")"
+            + time_by_experiment(planned[n], key_seconds) + ".",
             "Run lengths: " + RUN_LENGTHS]
         report.write_paper(out, n, e.title, claims[n], header, analysis, command,
-                           meta={"title": e.title, "seconds": seconds_of[n], "runs": len(keys_of[n])})
+                           meta={"title": e.title, "seconds": seconds_of[n], "runs": len(keys_of[n]),
+                                 "reused": reused_of[n]})
         papers.append({"name": n, "title": e.title, "rows": analysis["rows"], "seconds": seconds_of[n],
-                       "runs": len(keys_of[n])})
+                       "runs": len(keys_of[n]), "reused": reused_of[n]})
     # The index keeps the papers not run this time from their reports' data in ``out``.
     kept = [p for p in (report.read_paper(out, n) for n in PAPERS if n not in names) if p]
     order = list(PAPERS)
@@ -286,8 +309,11 @@ def run(args: argparse.Namespace) -> int:
     from memtint.tables import output_console
     console = output_console()
     start = time.perf_counter()
+    kept = None if args.no_cache else run_cache.RunCache()
     papers = reproduce(names, args.out, settings, jobs=args.jobs, ray=args.ray,
-                       progress=False if args.no_progress else None, command=command)
+                       progress=False if args.no_progress else None, command=command, cache=kept)
     console.print(report.terminal_table(papers))
-    console.print(f"Reports in {os.path.abspath(args.out)} ({time.perf_counter() - start:.0f} s)", soft_wrap=True)
+    reused = (f"; {kept.reused} run(s) reused from {kept.root} (--no-cache simulates every run)"
+              if kept is not None and kept.reused else "")
+    console.print(f"Reports in {os.path.abspath(args.out)} ({time.perf_counter() - start:.0f} s{reused})", soft_wrap=True)
     return 0

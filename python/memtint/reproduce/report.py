@@ -333,6 +333,7 @@ def read_paper(out: str, name: str) -> dict[str, Any] | None:
     if not all(k in meta for k in ("title", "seconds", "runs")):
         return None
     return {"name": name, "title": meta["title"], "seconds": meta["seconds"], "runs": meta["runs"],
+            "reused": meta.get("reused", 0),
             "verdicts": [r["verdict"] for r in data.get("rows", [])],
             "derived": _derived_rows(name, data.get("rows", []))}
 
@@ -385,7 +386,8 @@ def write_index(out: str, papers: list[dict[str, Any]], header: list[str], comma
         derived = p.get("derived", []) if "verdicts" in p else [figures.derived(r.claim) for r in p["rows"]]
         earlier = " (an earlier run's report)" if "verdicts" in p else ""
         body.append([f"[{p['title']}]({p['name']}.md){earlier}"] + [_count(verdicts, derived, v) for v in verdict_rule.VERDICTS]
-                    + [f"{p['seconds']:.0f} s", str(p["runs"])])
+                    + [f"{p['seconds']:.0f} s" + (f" ({p['reused']} runs reused)" if p.get("reused") else ""),
+                       str(p["runs"])])
     lines += [table_md(["paper", *verdict_rule.VERDICTS, "wall time", "runs"], body), "",
               "A count with \"derived\" beside it includes claims whose figure the paper did not measure: the "
               "paper summary's arithmetic on the paper's model or its reading of the paper's words (tagged [inferred] in "

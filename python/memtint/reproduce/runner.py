@@ -8,7 +8,8 @@ runs go first; a shared job whose policy places pages from the programs' profile
 names its alone runs in ``profiles_from`` and gets ``os.profiles`` from them, as
 ``memtint compare`` does; a sampled job that replays another's units (matched units) names that
 job in ``schedule_from``, runs after it and gets its ``sampling.schedule``. Jobs with the same key
-(the same engine specification) run once.
+(the same engine specification) run once, and with a run cache (``run_cache.py``) a job an earlier
+reproduction finished with the same engine and files is not run at all.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from memtint import api, comparison
 
 if TYPE_CHECKING:
+    from memtint.reproduce.run_cache import RunCache
     from memtint.sweep.backends import Backend
 
 #: Per-core statistics kept from each run (docs/stats.md, "CPU-trace runs").
@@ -206,16 +208,19 @@ class Progress:
 
 def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, progress: bool | None = None,
              on_done: Callable[[dict[str, Any]], None] | None = None, label: str = "reproduce",
-             backend: Backend | None = None) -> dict[str, dict[str, Any]]:
+             backend: Backend | None = None, cache: RunCache | None = None) -> dict[str, dict[str, Any]]:
     """Run every job (deduplicated by key), alone runs first; return ``{key: slim result}``.
     A failed run raises MemtintError with its error after all runs finished. ``backend`` (e.g. a
     RayBackend) is used as given and left open; without it a process pool of ``jobs_count``
-    workers runs the jobs."""
+    workers runs the jobs. With ``cache`` (memtint.reproduce.run_cache), a job kept there is not
+    run again (``on_done`` sees its outcome with ``cached``), and every finished run is kept."""
     from memtint.sweep.backends import LocalBackend
 
     unique: dict[str, dict[str, Any]] = {}
     for j in jobs:
         unique.setdefault(j["key"], j)
+    if cache is not None:
+        cache.keys(unique)
     alone = [j for j in unique.values() if j["phase"] == "alone"]
     shared = [j for j in unique.values() if j["phase"] != "alone" and not j.get("schedule_from")]
     replaying = [j for j in unique.values() if j["phase"] != "alone" and j.get("schedule_from")]
@@ -229,6 +234,14 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
             for phase in (alone, shared, replaying):
                 items = []
                 for j in phase:
+                    kept = cache.lookup(j["key"]) if cache is not None else None
+                    if kept is not None:
+                        results[j["key"]] = kept[0]
+                        bar.advance(j["phase"], job_cost(j))
+                        if on_done:
+                            on_done({"key": j["key"], "status": "ok", "result": kept[0], "seconds": kept[1],
+                                     "cached": True})
+                        continue
                     paced = results.get(j["schedule_from"]) if j.get("schedule_from") else None
                     if j.get("schedule_from") and paced is None:
                         errors.append(f"{job_label(j)}: the run whose units it replays failed")
@@ -250,6 +263,8 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
                         outcome = {"key": item["key"], "status": "failed", "error": str(outcome)}
                     if outcome["status"] == "ok":
                         results[item["key"]] = outcome["result"]
+                        if cache is not None:
+                            cache.store(item["key"], outcome["result"], outcome.get("seconds", 0.0))
                     else:
                         errors.append(f"{job_label(item)}: {outcome['error']}")
                     bar.advance(item["phase"], job_cost(item))
