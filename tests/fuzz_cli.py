@@ -549,8 +549,8 @@ def tiering_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         after = _fake_state(root)
         # A restored setting is its value written back, which the kernel (and the fake) shows with
         # its own newline: a file corrupted to "1" without one reads "1\n" after, the same value.
-        value = lambda b: b.strip() if b is not None else None  # noqa: E731
-        changed = sorted(k for k in before.keys() | after.keys() if value(before.get(k)) != value(after.get(k)))
+        changed = sorted(k for k in before.keys() | after.keys()
+                         if (k in before, before.get(k, b"").strip()) != (k in after, after.get(k, b"").strip()))
         if changed:
             return "internal", f"exit {code} left the fake kernel changed: {changed}"
         # Named: the option, or the value itself, or the requirement that failed.

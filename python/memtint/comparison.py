@@ -11,8 +11,8 @@ Runs are independent and the engine releases the GIL, so they go to a thread poo
 
 from __future__ import annotations
 
+import contextlib
 import functools
-
 import hashlib
 import json
 import os
@@ -118,29 +118,46 @@ def _entry_digest(core: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()
 
 
-def alone_lookup(spec: dict[str, Any]) -> dict[str, Any] | None:
-    """The cached alone run of ``spec`` (its core's statistics), or None if absent or damaged.
-    An entry carries the digest of its statistics: a truncated, edited or foreign file that still
-    parses as JSON is damaged too (one such gave a run an alone IPC of 0), and is recomputed."""
-    path = cache_dir() / "alone" / f"{_alone_key(spec)}.json"
+def read_entry(path: Path, layout: int, body: str) -> dict[str, Any] | None:
+    """A cache entry (JSON) of ``layout`` whose ``body`` table matches the digest it carries, or
+    None if absent or damaged: a truncated, edited or foreign file that still parses as JSON is
+    damaged too (one such gave a run an alone IPC of 0)."""
     try:
         entry = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
-    if not (isinstance(entry, dict) and entry.get("format") == ALONE_ENTRY_FORMAT
-            and isinstance(entry.get("core"), dict) and entry.get("sha256") == _entry_digest(entry["core"])):
+    if not (isinstance(entry, dict) and entry.get("format") == layout and isinstance(entry.get(body), dict)
+            and entry.get("sha256") == _entry_digest(entry[body])):
         return None
-    return entry["core"]
+    return entry
+
+
+def write_entry(path: Path, layout: int, body: str, value: dict[str, Any], **extra: Any) -> None:
+    """Write a cache entry for :func:`read_entry` atomically (a reader never sees half of one);
+    raises OSError when the cache cannot hold it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps({"format": layout, "sha256": _entry_digest(value), **extra, body: value}))
+        tmp.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
+
+
+def alone_lookup(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The cached alone run of ``spec`` (its core's statistics), or None if absent or damaged
+    (:func:`read_entry`), and then recomputed."""
+    entry = read_entry(cache_dir() / "alone" / f"{_alone_key(spec)}.json", ALONE_ENTRY_FORMAT, "core")
+    return entry["core"] if entry else None
 
 
 def alone_store(spec: dict[str, Any], core: dict[str, Any]) -> None:
     """Store an alone run's statistics in the cache (atomically; silently not if unwritable)."""
     path = cache_dir() / "alone" / f"{_alone_key(spec)}.json"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({"format": ALONE_ENTRY_FORMAT, "sha256": _entry_digest(core), "core": core}))
-        tmp.replace(path)
+        write_entry(path, ALONE_ENTRY_FORMAT, "core", core)
     except OSError as error:
         _warn_cache_unwritable(path.parent, error)  # still correct, only slower next time
 

@@ -18,11 +18,9 @@ Failed runs are not kept. ``memtint reproduce --no-cache`` neither reads nor wri
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,12 +87,8 @@ class RunCache:
     def lookup(self, job_key: str) -> tuple[dict[str, Any], float] | None:
         """The kept result of a job and the CPU seconds it took when it ran, or None if absent or
         damaged (an entry whose result does not match its digest, or of another layout)."""
-        try:
-            entry = json.loads(self._path(job_key).read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            return None
-        if not (isinstance(entry, dict) and entry.get("format") == FORMAT and isinstance(entry.get("result"), dict)
-                and isinstance(entry.get("seconds"), (int, float)) and entry.get("sha256") == _digest(entry["result"])):
+        entry = comparison.read_entry(self._path(job_key), FORMAT, "result")
+        if entry is None or not isinstance(entry.get("seconds"), (int, float)):
             return None
         self.reused += 1
         return entry["result"], float(entry["seconds"])
@@ -102,16 +96,9 @@ class RunCache:
     def store(self, job_key: str, result: dict[str, Any], seconds: float) -> None:
         """Keep a finished run (atomically; with a warning, once, if the cache cannot hold it:
         the reproduction is still right, only a rerun is not shortened)."""
-        path = self._path(job_key)
-        tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps({"format": FORMAT, "sha256": _digest(result), "seconds": seconds,
-                                       "result": result}))
-            tmp.replace(path)
+            comparison.write_entry(self._path(job_key), FORMAT, "result", result, seconds=seconds)
         except OSError as error:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
             if not self._warned:
                 self._warned = True
                 sys.stderr.write(f"memtint: warning: reproduction runs are not kept: {self.root} cannot hold them "
