@@ -457,16 +457,6 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
     if let Some((i, t)) = threads.iter().enumerate().find(|(_, t)| matches!(t.barrier, Some((_, 0)))) {
         return Err(Error::config("barrier_every", format!("thread {i} (process {}): must be at least 1 instruction", t.process)));
     }
-    if threads.iter().any(|t| t.barrier.is_some()) && n > ncores {
-        return Err(Error::config(
-            "barrier_every",
-            format!(
-                "a run with barriers needs a core per thread (time-sharing a core with a thread waiting at a barrier is \
-                 not modelled): {n} threads on machine '{}' with {ncores} cores",
-                machine.name
-            ),
-        ));
-    }
     let mut sched_threads = Vec::with_capacity(threads.len());
     for (i, t) in threads.iter().enumerate() {
         let affinity = match &t.affinity {
@@ -500,6 +490,7 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
     let binding = os_cfg.sched.binding_for(policy_binding).to_string();
     let balance = os_cfg.sched.load_balance_for(policy_binding);
     let bound = bind_threads(&sched_threads, ncores, &binding, os_cfg)?;
+    own_cores(threads, &bound, ncores, &machine.name)?;
     let llc = match &machine.cache.llc {
         LlcConfig::Cache(c) => Some(*c),
         LlcConfig::None => None,
@@ -691,31 +682,62 @@ fn build(
         })
         .collect();
     let barriers = Barriers::new(&members, &mut cores);
-    arrivals(threads, plan, &mut cores, machine.cpu.frequency_ghz)?;
+    arrivals(threads, &mut cores, machine.cpu.frequency_ghz)?;
     let mut sched = Cfs::new(&os_cfg.sched, plan.balance, plan.sched_threads.clone(), plan.cores, &plan.bound)?;
     sched.start();
     let frozen = vec![None; plan.threads as usize];
     Ok(Sim { hier, mem, checkers, commands: Vec::new(), cores, sched, frozen, export: None, barriers })
 }
 
-/// Threads that arrive later (`arrive_ns`) start on their cores then: the cycles before count
-/// as off the core, as a switched-out thread's. They need cores of their own, which the
-/// scheduler then never hands to another thread before they arrive.
-fn arrivals(threads: &[ThreadDef], plan: &Plan, cores: &mut [OooCore], core_ghz: f64) -> Result<()> {
-    let Some(late) = threads.iter().position(|t| t.arrive_ns > 0.0) else { return Ok(()) };
-    let mut used = vec![false; plan.cores as usize];
-    let shared = plan.bound.iter().any(|&c| std::mem::replace(&mut used[c as usize], true));
-    if plan.threads > plan.cores || shared {
+/// A thread that holds its core while it does not run needs a core of its own: one not yet
+/// arrived (`arrive_ns`), one waiting at a barrier (`barrier_every`) or at its program's end
+/// (`at_end = "wait"` or `"exit"`: a spin-wait). The scheduler never switches such a thread out
+/// (a halted window does not drain), so a thread queued behind it on its core would never run:
+/// a run that shares a core with one (more threads than cores, or affinities that put two on
+/// one core) is refused, naming the setting.
+fn own_cores(threads: &[ThreadDef], bound: &[u32], ncores: u32, machine: &str) -> Result<()> {
+    let mut used = vec![false; ncores as usize];
+    let shared = bound.iter().any(|&c| std::mem::replace(&mut used[c as usize], true));
+    let n = threads.len();
+    if n <= ncores as usize && !shared {
+        return Ok(());
+    }
+    let how = format!(
+        "{n} threads on machine '{machine}' with {ncores} cores{}",
+        if shared && n <= ncores as usize { ", some sharing one by their affinity" } else { "" }
+    );
+    if let Some(t) = threads.iter().find(|t| t.arrive_ns > 0.0) {
         return Err(Error::config(
-            format!("processes[{}].arrive_ns", threads[late].process),
+            format!("processes[{}].arrive_ns", t.process),
             format!(
-                "threads that arrive later need cores of their own: {} threads on {} cores{}; the scheduler does not put a thread to sleep until it arrives",
-                plan.threads,
-                plan.cores,
-                if shared { ", some sharing one by their affinity" } else { "" }
+                "threads that arrive later need cores of their own: {how}; the scheduler does not put a thread to sleep until it arrives"
             ),
         ));
     }
+    if threads.iter().any(|t| t.barrier.is_some()) {
+        return Err(Error::config(
+            "barrier_every",
+            format!("a run with barriers needs a core per thread (time-sharing a core with a thread waiting at a barrier is not modelled): {how}"),
+        ));
+    }
+    if let Some(t) = threads.iter().find(|t| t.wait_at_end) {
+        return Err(Error::config(
+            "at_end",
+            format!(
+                "process {}'s threads wait at its end holding their cores (at_end = \"{}\"), so every thread needs a core of its \
+                 own (time-sharing a core with a waiting thread is not modelled): {how}; give each thread a core (fewer threads, or affinities on distinct cores) or at_end = \"continue\"",
+                t.process,
+                if t.exit_at_end { "exit" } else { "wait" }
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Threads that arrive later (`arrive_ns`) start on their cores then: the cycles before count
+/// as off the core, as a switched-out thread's. They have cores of their own (`own_cores`),
+/// which the scheduler then never hands to another thread before they arrive.
+fn arrivals(threads: &[ThreadDef], cores: &mut [OooCore], core_ghz: f64) -> Result<()> {
     for (core, t) in cores.iter_mut().zip(threads) {
         if t.arrive_ns > 0.0 {
             core.resume_at((t.arrive_ns * core_ghz).round() as Cycle);

@@ -76,7 +76,7 @@ fn arrivals_need_cores_of_their_own_and_bad_times_name_their_key() {
     }
     let five = json!([{"threads": ["light", "light", "light"]}, {"threads": ["light", "light"], "arrive_ns": 1000.0}]);
     let e = err(five, json!({}));
-    assert!(e.contains("processes[1].arrive_ns") && e.contains("5 threads on 4 cores"), "{e}");
+    assert!(e.contains("processes[1].arrive_ns") && e.contains("5 threads on machine 'i7-860' with 4 cores"), "{e}");
     let pinned = json!([{"threads": ["light"], "affinity": [0]}, {"threads": ["light"], "affinity": [0], "arrive_ns": 1000.0}]);
     assert!(err(pinned, json!({})).contains("sharing one"));
     let spec = json!({"machine": "i7-860", "instructions": 10_000, "processes": [{"threads": ["light"], "arrive_ns": "soon"}]});

@@ -451,3 +451,28 @@ fn barrier_errors_are_clear() {
     let e = err(json!({"machine": "i7-860", "processes": [{"threads": five, "barrier_every": 100}], "instructions": 1000}));
     assert!(e.contains("barrier_every") && e.contains("a core per thread") && e.contains("5 threads"), "{e}");
 }
+
+/// A thread waiting at its program's end holds its core, so one queued behind it on that core
+/// would never run: five single-thread processes on four cores, one waiting, used to simulate
+/// refresh for ever. Such a run is refused, by thread count and by affinity alike; with a core
+/// per thread the same processes run.
+#[test]
+fn a_thread_waiting_at_its_end_needs_a_core_of_its_own() {
+    let light = |at_end: &str, affinity: u32| json!({"threads": ["light"], "at_end": at_end, "affinity": [affinity]});
+    for at_end in ["wait", "exit"] {
+        let five: Vec<_> = (0..5).map(|i| json!({"threads": ["light"], "at_end": if i == 0 { at_end } else { "continue" }})).collect();
+        let e = err(json!({"machine": "i7-860", "processes": five, "instructions": 1000}));
+        assert!(e.contains("at_end") && e.contains(&format!("at_end = \"{at_end}\"")) && e.contains("5 threads"), "{e}");
+        let pinned = json!([light(at_end, 1), light("continue", 1)]);
+        let e = err(json!({"machine": "i7-860", "processes": pinned, "instructions": 1000}));
+        assert!(e.contains("at_end") && e.contains("sharing one by their affinity"), "{e}");
+        let apart = json!([light(at_end, 1), light("continue", 2)]);
+        let r = run(json!({"machine": "i7-860", "processes": apart, "instructions": 1000}));
+        assert_eq!(r["cores"].as_array().map(Vec::len), Some(2), "{r}");
+    }
+    // Barriers follow the same rule when affinities share a core (refused before the run, not
+    // at the first switch).
+    let pinned = json!([{"threads": ["light"], "affinity": [0]}, {"threads": ["light"], "affinity": [0]}]);
+    let e = err(json!({"machine": "i7-860", "processes": pinned, "barrier_every": 100, "instructions": 1000}));
+    assert!(e.contains("barrier_every") && e.contains("sharing one by their affinity"), "{e}");
+}
