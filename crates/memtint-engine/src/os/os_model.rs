@@ -1111,7 +1111,7 @@ impl OsModel {
             d.pages_in_colour[pid as usize][self.alloc.colour_of(placed.frame) as usize] += 1;
         }
         if let Some(s) = self.swap.as_mut() {
-            if s.mapped(pid, vpage) {
+            if s.mapped(pid, tid, vpage) {
                 self.events.push(OsEvent::SwapIn { tid, new: (placed.frame as u64) << self.page_shift });
             }
         }

@@ -160,6 +160,26 @@ fn without_swap_a_full_memory_is_an_error_and_with_it_the_baseline_swaps() {
     assert!(u(&v["processes"][0]["page_migration"]["system_cycles"]) > 0);
 }
 
+/// A first process that fills memory leaves the second, of two threads, a page or two of its
+/// own: each thread's major fault used to swap out the page the other had just brought back and
+/// was waiting to use, so neither retired an instruction again (the watchdog ended the run). A
+/// page a thread's fault just mapped is no victim now, so the other's fault takes the first
+/// process's oldest page and both threads finish.
+#[test]
+fn two_threads_with_one_page_each_do_not_swap_each_others_pages_for_ever() {
+    let v = sim_run(json!({
+        "machine": "i7-860",
+        "processes": [{"threads": ["hotset"]}, {"threads": ["random", "stream"]}],
+        "instructions": 3000,
+        "warmup": 0,
+        "os": {"policy": "buddy", "memory_mb": 64, "overflow": "swap"},
+    }));
+    assert!(u(&v["swap"]["swap_ins"]) > 0, "{}", v["swap"]);
+    for c in v["cores"].as_array().unwrap() {
+        assert!(u(&c["instructions"]) >= 3000, "{c}");
+    }
+}
+
 /// Dynamic BPM+ on the i7-860 with per-page channels (BPM+'s static split puts the first two
 /// programs in channel 0, the last two in channel 1). Four equal streams are balanced: nothing
 /// moves. One stream beside three light programs needs more than they do together by more
