@@ -1,8 +1,12 @@
-"""Fuzz the command line's inputs, in process, in ten classes:
+"""Fuzz the command line's inputs, in process, in eleven classes:
 
 - ``sim``: mutated run files (bytes and values) through `memtint sim`'s own loading and the engine;
 - ``overrides``: `--set KEY=VALUE` with extreme values (NaN, infinities, 1e400, 2^40, 2^64,
   negatives, wrong kinds) on machine settings, through the CLI's parsing and a short run;
+- ``combos``: run files in valid form whose components come from the registries (any machine with
+  any placement, dynamic and migration policy, resctrl scheme, scheduler, row policy, refresh,
+  prefetcher; processes with affinities and `at_end`; memory limits with swapping), a value or
+  two then moved to an edge: every combination runs or is refused by a rule naming its key;
 - ``sweep``: mutated sweep specifications through `memtint sweep`'s parsing and checks;
 - ``outputs``: output paths that collide with inputs (the same name, a hard link, a symlink, each
   other, a file an input names: a machine file's mapping, a run's rules) or cannot be written
@@ -35,6 +39,7 @@ option at fault: never an internal error, a traceback or a hang.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -189,6 +194,156 @@ def mutated_file(rng: random.Random, d: str, name: str, seeds: list[str], whole:
 
 def sim_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
     path, data = mutated_file(rng, d, "run.toml", SEED_FILES)
+    return data, lambda: run_case(path)
+
+
+
+# --- combinations of registered components ---------------------------------------------------
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "nan" if value != value else ("inf" if value == float("inf") else "-inf" if value == float("-inf")
+                                             else repr(value))
+    if isinstance(value, (int, str)):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(type(value))
+
+
+def to_toml(spec: dict) -> str:
+    """A run file from a nested dict: scalars first, then one [table] per dict, arrays of tables
+    as [[name]] (enough for run files; the fuzzer's own writer, no dependency)."""
+    def table(prefix: str, d: dict) -> list[str]:
+        lines = [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in d.items()
+                 if not isinstance(v, dict) and not (isinstance(v, list) and v and all(isinstance(x, dict) for x in v))]
+        for k, v in d.items():
+            name = f"{prefix}.{json.dumps(k)}" if prefix else json.dumps(k)
+            if isinstance(v, dict):
+                lines += ["", f"[{name}]"] + table(name, v)
+            elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+                for x in v:
+                    lines += ["", f"[[{name}]]"] + table(name, x)
+        return lines
+    return "\n".join(table("", spec)) + "\n"
+
+
+@functools.lru_cache(maxsize=1)
+def _registries() -> dict:
+    from memtint import api
+
+    p = api.presets()
+    return {
+        "machine": [m["name"] for m in p["machines"]],
+        "cores": {m["name"]: m["cores"] for m in p["machines"]},
+        "policy": list(p["placement_policies"]),
+        "dynamic": [d["name"] for d in p["dynamic_policy_info"]],
+        "migration": [m["name"] for m in p["migration_policy_info"]],
+        "resctrl": [r["name"] for r in p["resctrl_info"]],
+        "scheduler": list(p["schedulers"]),
+        "row_policy": list(p["row_policies"]),
+        "refresh": list(p["refresh"]),
+        "prefetcher": list(p["prefetchers"]),
+        "profile": list(p["profiles"]) + ["stream:reads_pki=40,writes_pki=20", "random:footprint_bytes=65536,reads_pki=30",
+                                          "phases:stream@300+light", "hotset:hot_bytes=65536"],
+        "trace": sorted(os.path.join(ROOT, "workloads", "traces", f) for f in os.listdir(os.path.join(ROOT, "workloads", "traces"))
+                        if f.endswith(".mtt.gz"))[:3],
+    }
+
+
+def _boundary(rng: random.Random, value: object) -> object:
+    """A value of the same kind near an edge: what a user's typo or a script's arithmetic gives."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return rng.choice([0, 1, 2, -1, value + 1, max(value - 1, 0), value * 2, value // 2, 3, 7, 64, 2**31, 2**63 - 1])
+    if isinstance(value, float):
+        return rng.choice([0.0, -0.0, 1e-9, 0.5, 1.0, value * 10, value / 10, 1e300, -value])
+    if isinstance(value, list):
+        if not value:
+            return value
+        op = rng.randrange(3)
+        return [] if op == 0 else value[:-1] if op == 1 else value + [value[-1]]
+    return value
+
+
+def combos_spec(rng: random.Random) -> dict:
+    """A run file in valid form whose components are drawn from the registries: any machine with
+    any placement policy, dynamic policy, migration, resctrl scheme, scheduler, row policy,
+    refresh and prefetcher. Most combinations run or are refused by a rule; none may crash."""
+    r = _registries()
+    spec: dict = {"machine": rng.choice(r["machine"]), "instructions": rng.choice([1, 100, 1500, 3000]),
+                  "warmup": rng.choice([0, 0, 500, 2000]), "seed": rng.randrange(1, 100)}
+    cores = r["cores"][spec["machine"]]
+    n = rng.choice([1, 2, cores, cores, cores + 1])  # one more than the machine's cores is refused
+    if rng.random() < 0.8:
+        spec["programs"] = [rng.choice(r["profile"] + r["trace"]) for _ in range(n)]
+    else:
+        spec["processes"] = []
+        for _ in range(rng.randint(1, 3)):
+            process: dict = {"threads": [rng.choice(r["profile"]) for _ in range(rng.randint(1, 3))]}
+            if rng.random() < 0.2:  # a thread that holds its core waiting needs one of its own
+                process["at_end"] = rng.choice(["continue", "wait", "exit"])
+            if rng.random() < 0.2:
+                process["affinity"] = sorted(rng.sample(range(cores), rng.randint(1, min(2, cores))))
+            spec["processes"].append(process)
+    os_table: dict = {"policy": rng.choice(r["policy"])}
+    for key, p in (("dynamic", 0.2), ("migration", 0.2), ("resctrl", 0.2)):
+        if rng.random() < p:
+            os_table[key] = [rng.choice(r[key])] if key == "resctrl" else rng.choice(r[key])
+    if rng.random() < 0.1:
+        os_table["colour_split"] = rng.choice(["strided", "contiguous"])
+    if rng.random() < 0.1:
+        os_table["memory_mb"] = rng.choice([1, 4, 64])
+        os_table["overflow"] = rng.choice(["swap", "borrow"])
+    spec["os"] = os_table
+    controller: dict = {}
+    for key, p in (("scheduler", 0.4), ("row_policy", 0.3), ("refresh", 0.3)):
+        if rng.random() < p:
+            controller[key] = rng.choice(r[key])
+    overrides: dict = {}
+    if controller:
+        overrides["controller"] = controller
+    if rng.random() < 0.3:
+        overrides["cache"] = {"prefetcher": {"kind": rng.choice(r["prefetcher"])}}
+    if overrides:
+        spec["overrides"] = overrides
+    if rng.random() < 0.15:
+        spec["sampling"] = {"unit": 100, "warming": 50, "period": 500}
+    if rng.random() < 0.1:
+        spec["at_end"] = rng.choice(["continue", "wait", "exit"])
+    if rng.random() < 0.1:
+        spec["check"] = True
+    return spec
+
+
+def _leaves(d: object, path: tuple = ()) -> list[tuple]:
+    if isinstance(d, dict):
+        return [leaf for k, v in d.items() for leaf in _leaves(v, path + (k,))]
+    if isinstance(d, list) and d and all(isinstance(x, dict) for x in d):
+        return [leaf for i, v in enumerate(d) for leaf in _leaves(v, path + (i,))]
+    return [path]
+
+
+def combos_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    spec = combos_spec(rng)
+    for _ in range(rng.choice([0, 0, 1, 2])):  # then a value or two at an edge, or a key dropped
+        path = rng.choice(_leaves(spec))
+        parent = spec
+        for k in path[:-1]:
+            parent = parent[k]
+        if rng.random() < 0.2 and path[-1] not in ("machine",):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = _boundary(rng, parent[path[-1]])
+    path = os.path.join(d, "run.toml")
+    data = to_toml(spec).encode()
+    with open(path, "wb") as f:
+        f.write(data)
     return data, lambda: run_case(path)
 
 
@@ -654,7 +809,7 @@ def cache_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[st
 
 
 CLASSES: dict[str, Callable[[random.Random, str], tuple[bytes, Callable[[], tuple[str, str]]]]] = {
-    "sim": sim_case, "overrides": overrides_case, "sweep": sweep_case, "outputs": outputs_case,
+    "sim": sim_case, "combos": combos_case, "overrides": overrides_case, "sweep": sweep_case, "outputs": outputs_case,
     "tiering": tiering_case, "rules": rules_case, "rt": rt_case, "machine": machine_case, "traces": traces_case,
     "cache": cache_case,
 }

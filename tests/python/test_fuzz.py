@@ -20,10 +20,11 @@ def test_mutated_run_files_end_in_a_run_or_an_error_naming_its_place():
 
 
 @pytest.mark.engine
-@pytest.mark.parametrize("kind, cases", [("overrides", 300), ("sweep", 200), ("outputs", 150),
+@pytest.mark.parametrize("kind, cases", [("combos", 150), ("overrides", 300), ("sweep", 200), ("outputs", 150),
                                                  ("tiering", 150), ("rules", 400), ("rt", 100), ("machine", 150),
                                                  ("traces", 200)])
 def test_other_cli_inputs_end_in_a_result_or_an_error_naming_its_place(kind, cases):
+    # combos: valid run files combining registered components, some values at an edge;
     # overrides: extreme --set values; sweep: mutated specifications; outputs: outputs that
     # collide with inputs or cannot be written, where every input must keep its bytes and inode;
     # tiering: tier placement options on a fake kernel, whose files must be as they were after;
