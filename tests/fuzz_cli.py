@@ -5,8 +5,8 @@
   negatives, wrong kinds) on machine settings, through the CLI's parsing and a short run;
 - ``combos``: run files in valid form whose components come from the registries (any machine with
   any placement, dynamic and migration policy, resctrl scheme, scheduler, row policy, refresh,
-  prefetcher; processes with affinities and `at_end`; memory limits with swapping), a value or
-  two then moved to an edge: every combination runs or is refused by a rule naming its key;
+  prefetcher, each with its parameters' table; processes with affinities and `at_end`; memory
+  limits with swapping), a value or two then moved to an edge: every combination runs or is refused by a rule naming its key;
 - ``sweep``: mutated sweep specifications through `memtint sweep`'s parsing and checks;
 - ``outputs``: output paths that collide with inputs (the same name, a hard link, a symlink, each
   other, a file an input names: a machine file's mapping, a run's rules) or cannot be written
@@ -250,6 +250,11 @@ def _registries() -> dict:
         "prefetcher": list(p["prefetchers"]),
         "profile": list(p["profiles"]) + ["stream:reads_pki=40,writes_pki=20", "random:footprint_bytes=65536,reads_pki=30",
                                           "phases:stream@300+light", "hotset:hot_bytes=65536"],
+        # Every component's parameters with their defaults, by the table they go in.
+        "os_params": {i["name"]: i["params"] for key in ("placement_policy_info", "dynamic_policy_info",
+                                                         "migration_policy_info", "resctrl_info") for i in p[key]},
+        "controller_params": {i["name"]: i["params"] for key in ("scheduler_info", "row_policy_info", "refresh_info")
+                              for i in p[key]},
         "trace": sorted(os.path.join(ROOT, "workloads", "traces", f) for f in os.listdir(os.path.join(ROOT, "workloads", "traces"))
                         if f.endswith(".mtt.gz"))[:3],
     }
@@ -305,6 +310,16 @@ def combos_spec(rng: random.Random) -> dict:
     for key, p in (("scheduler", 0.4), ("row_policy", 0.3), ("refresh", 0.3)):
         if rng.random() < p:
             controller[key] = rng.choice(r[key])
+
+    def params(table: dict, defaults: dict) -> dict:  # a component's table, some values at an edge
+        return {k: (_boundary(rng, v) if rng.random() < 0.4 else v) for k, v in defaults.items() if v is not None}
+
+    for name in [os_table["policy"], os_table.get("dynamic"), os_table.get("migration"), *os_table.get("resctrl", [])]:
+        if name in r["os_params"] and r["os_params"][name] and rng.random() < 0.4:
+            os_table[name] = params(os_table, r["os_params"][name])
+    for name in [controller.get("scheduler"), controller.get("row_policy"), controller.get("refresh")]:
+        if name in r["controller_params"] and r["controller_params"][name] and rng.random() < 0.4:
+            controller[name] = params(controller, r["controller_params"][name])
     overrides: dict = {}
     if controller:
         overrides["controller"] = controller
