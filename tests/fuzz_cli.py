@@ -6,7 +6,8 @@
 - ``combos``: run files in valid form whose components come from the registries (any machine with
   any placement, dynamic and migration policy, resctrl scheme, scheduler, row policy, refresh,
   prefetcher, each with its parameters' table; processes with affinities and `at_end`; memory
-  limits with swapping), a value or two then moved to an edge: every combination runs or is refused by a rule naming its key;
+  limits with swapping), a value or two then moved to an edge: every combination runs or is
+  refused by a rule naming its key;
 - ``sweep``: mutated sweep specifications through `memtint sweep`'s parsing and checks;
 - ``outputs``: output paths that collide with inputs (the same name, a hard link, a symlink, each
   other, a file an input names: a machine file's mapping, a run's rules) or cannot be written
@@ -197,7 +198,6 @@ def sim_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str,
     return data, lambda: run_case(path)
 
 
-
 # --- combinations of registered components ---------------------------------------------------
 
 def _toml_value(value: object) -> str:
@@ -311,15 +311,15 @@ def combos_spec(rng: random.Random) -> dict:
         if rng.random() < p:
             controller[key] = rng.choice(r[key])
 
-    def params(table: dict, defaults: dict) -> dict:  # a component's table, some values at an edge
+    def params(defaults: dict) -> dict:  # a component's table, some values at an edge
         return {k: (_boundary(rng, v) if rng.random() < 0.4 else v) for k, v in defaults.items() if v is not None}
 
     for name in [os_table["policy"], os_table.get("dynamic"), os_table.get("migration"), *os_table.get("resctrl", [])]:
         if name in r["os_params"] and r["os_params"][name] and rng.random() < 0.4:
-            os_table[name] = params(os_table, r["os_params"][name])
+            os_table[name] = params(r["os_params"][name])
     for name in [controller.get("scheduler"), controller.get("row_policy"), controller.get("refresh")]:
         if name in r["controller_params"] and r["controller_params"][name] and rng.random() < 0.4:
-            controller[name] = params(controller, r["controller_params"][name])
+            controller[name] = params(r["controller_params"][name])
     overrides: dict = {}
     if controller:
         overrides["controller"] = controller
