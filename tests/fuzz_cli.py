@@ -6,7 +6,8 @@
 - ``combos``: run files in valid form whose components come from the registries (any machine with
   any placement, dynamic and migration policy, resctrl scheme, scheduler, row policy, refresh,
   prefetcher, each with its parameters' table; processes with affinities and `at_end`; memory
-  limits with swapping), a value or two then moved to an edge: every combination runs or is
+  limits with swapping; the machine's channels, ranks, cores, LLC and queues reshaped), a value
+  or two then moved to an edge: every combination runs or is
   refused by a rule naming its key;
 - ``sweep``: mutated sweep specifications through `memtint sweep`'s parsing and checks;
 - ``outputs``: output paths that collide with inputs (the same name, a hard link, a symlink, each
@@ -276,6 +277,17 @@ def _boundary(rng: random.Random, value: object) -> object:
     return value
 
 
+#: Machine settings whose values change the colours a policy finds (channels, ranks, LLC sets),
+#: the cores threads bind to, and the queues and MSHRs requests wait in: (section, key, values).
+MACHINE_EDGES = [
+    ("dram", "channels", [1, 2, 4, 8]), ("dram", "ranks", [1, 2, 4, 8]), ("dram", "density_gbit", [1, 2, 4, 8, 16]),
+    ("cpu", "cores", [1, 2, 3, 4, 8]), ("cpu", "rob_size", [1, 4, 128]), ("cpu", "mshrs", [1, 2, 16]),
+    ("cache", "llc.size_bytes", [65536, 1048576, 8388608, 33554432]), ("cache", "llc.ways", [1, 2, 16, 32]),
+    ("cache", "llc.mshrs", [1, 16, 64]), ("controller", "read_queue", [1, 2, 64]),
+    ("controller", "write_queue", [1, 2, 64]), ("controller", "write_handling", ["batched", "ramulator"]),
+]
+
+
 def combos_spec(rng: random.Random) -> dict:
     """A run file in valid form whose components are drawn from the registries: any machine with
     any placement policy, dynamic policy, migration, resctrl scheme, scheduler, row policy,
@@ -325,6 +337,13 @@ def combos_spec(rng: random.Random) -> dict:
         overrides["controller"] = controller
     if rng.random() < 0.3:
         overrides["cache"] = {"prefetcher": {"kind": rng.choice(r["prefetcher"])}}
+    for _ in range(rng.choice([0, 0, 1, 2])):  # the machine reshaped under the policy's colours
+        section, key, values = rng.choice(MACHINE_EDGES)
+        overrides.setdefault(section, {})
+        target = overrides[section]
+        for part in key.split(".")[:-1]:
+            target = target.setdefault(part, {})
+        target[key.split(".")[-1]] = rng.choice(values)
     if overrides:
         spec["overrides"] = overrides
     if rng.random() < 0.15:
