@@ -6,8 +6,8 @@
 - ``combos``: run files in valid form whose components come from the registries (any machine with
   any placement, dynamic and migration policy, resctrl scheme, scheduler, row policy, refresh,
   prefetcher, each with its parameters' table; processes with affinities and `at_end`; memory
-  limits with swapping; the machine's channels, ranks, cores, LLC and queues reshaped), a value
-  or two then moved to an edge: every combination runs or is
+  limits with swapping; the machine's channels, ranks, cores, LLC and queues reshaped; sampling
+  in either mode with its options), a value or two then moved to an edge: every combination runs or is
   refused by a rule naming its key;
 - ``sweep``: mutated sweep specifications through `memtint sweep`'s parsing and checks;
 - ``outputs``: output paths that collide with inputs (the same name, a hard link, a symlink, each
@@ -346,8 +346,15 @@ def combos_spec(rng: random.Random) -> dict:
         target[key.split(".")[-1]] = rng.choice(values)
     if overrides:
         spec["overrides"] = overrides
-    if rng.random() < 0.15:
-        spec["sampling"] = {"unit": 100, "warming": 50, "period": 500}
+    if rng.random() < 0.2:
+        sampling: dict = {"unit": rng.choice([100, 300]), "warming": rng.choice([0, 50, 200]),
+                          "period": rng.choice([300, 500, 1500])}
+        for key, values in (("mode", ["periodic", "phases"]), ("functional", [0, 100, 1000]),
+                            ("target_error", [0.05, 0.5]), ("min_units", [1, 2, 30]), ("clusters", [1, 3]),
+                            ("warm_prefetchers", [True]), ("matched", [False])):
+            if rng.random() < 0.25:
+                sampling[key] = rng.choice(values)
+        spec["sampling"] = sampling
     if rng.random() < 0.1:
         spec["at_end"] = rng.choice(["continue", "wait", "exit"])
     if rng.random() < 0.1:
