@@ -533,8 +533,12 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     let (mut released, mut last_ran) = (0u64, u64::MAX);
     let mut missed_hyper = std::collections::BTreeSet::new();
 
-    // The executor.
+    // The executor. `jobs` is in release order.
     let mut jobs: Vec<Job> = Vec::new();
+    let period_cycles: Vec<Cycle> = tasks.iter().map(|t| to_cycles(t.period as f64)).collect();
+    let mut first_seen = vec![false; tasks.len()];
+    // Jobs of each task in the list.
+    let mut queued = vec![0usize; tasks.len()];
     let mut next_release: Vec<Cycle> = tasks.iter().map(|t| to_cycles(t.phase as f64)).collect();
     let mut done = Vec::new();
     let mut now: Cycle = 0;
@@ -560,6 +564,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             while next_release[i] <= now && next_release[i] < end {
                 let r = next_release[i];
                 let per = st.loads.max(1);
+                queued[i] += 1;
                 jobs.push(Job {
                     task: i,
                     deadline: r + to_cycles(st.task.deadline as f64),
@@ -585,15 +590,29 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             let st = &states[j.task];
             schedule.eligible(now, &st.colours, st.instance, st.server)
         };
-        let pick = jobs
-            .iter()
-            .enumerate()
-            .filter(|(_, j)| eligible(j, &states).is_some())
-            .min_by_key(|&(k, j)| {
-                let (server, priority) = schedule.priority(states[j.task].server, j.deadline, to_cycles(states[j.task].task.period as f64));
-                (server, priority, j.task, k)
-            })
-            .map(|(k, _)| k);
+        // A task's jobs run in release order (the list keeps it), so only each task's oldest
+        // job is a candidate: a backlog of missed jobs costs one look per task, not per job.
+        first_seen.iter_mut().for_each(|s| *s = false);
+        let mut to_see = queued.iter().filter(|&&n| n > 0).count();
+        let mut best = None; // (server, priority, task, k) of the best job so far
+        for (k, j) in jobs.iter().enumerate() {
+            if to_see == 0 {
+                break;
+            }
+            if std::mem::replace(&mut first_seen[j.task], true) {
+                continue;
+            }
+            to_see -= 1;
+            if eligible(j, &states).is_none() {
+                continue;
+            }
+            let (server, priority) = schedule.priority(states[j.task].server, j.deadline, period_cycles[j.task]);
+            let key = (server, priority, j.task, k);
+            if best.is_none_or(|b| key < b) {
+                best = Some(key);
+            }
+        }
+        let pick = best.map(|(_, _, _, k)| k);
         // The next decision point: a release, a deadline, the schedule's own (frames, locks, budgets).
         let mut next = end;
         next = next.min(next_release.iter().copied().min().unwrap_or(NEVER));
@@ -669,7 +688,8 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         job.exec += ran;
         schedule.ran(states[ti].server, ran);
         if job.segment_left == 0 && job.loads_left == 0 {
-            let j = jobs.swap_remove(k);
+            let j = jobs.remove(k);
+            queued[j.task] -= 1;
             let st = &mut states[ti];
             st.finished += 1;
             st.exec.record(j.exec);
