@@ -327,6 +327,22 @@ def _colours(series: list[str]) -> dict[str, Any]:
     return {s: cmap(i % 10) for i, s in enumerate(series)}
 
 
+# Grouped-bar plots wrap into rows of at most this wide (inches), so a sweep of 40 mixes or a
+# suite of a dozen programs stays readable instead of becoming one strip tens of inches wide.
+MAX_PLOT_WIDTH = 15.0
+
+
+def _bar_rows(plt, groups: int, per_group: float, height: float = 3.6):
+    """A figure of ``groups`` bar groups, each ``per_group`` inches wide, wrapped into rows of
+    balanced length. Returns ``(fig, axes, per_row)``; the rows share their y axis."""
+    fit = max(1, int((MAX_PLOT_WIDTH - 2) // per_group))
+    rows = max(1, math.ceil(groups / fit))
+    per_row = max(1, math.ceil(groups / rows))
+    width = max(6.0, min(MAX_PLOT_WIDTH, per_group * per_row + 2))
+    fig, axes = plt.subplots(rows, 1, figsize=(width, height * rows + 0.9), sharey=True, squeeze=False)
+    return fig, [a[0] for a in axes], per_row
+
+
 def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series: list[str], note: str) -> None:
     plt = _pyplot()
     table = runs.pivot_table(index="mix_label", columns="series", values=column, aggfunc="mean")
@@ -334,7 +350,7 @@ def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series
     shown = [m for m in mixes if m in table.index][:MAX_BARS]
     table = table.reindex(index=shown, columns=[s for s in series if s in table.columns])
     width = 0.8 / max(1, len(table.columns))
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(shown) * max(1, len(table.columns)) * 0.35 + 2), 4.5))
+    fig, axes, per_row = _bar_rows(plt, len(shown), 0.32 * max(1, len(table.columns)))
     colours = _colours(series)
     # Matched units: each bar's 95 % sampling interval (a mean of several runs: sqrt(sum h^2) / n).
     halves = None
@@ -347,31 +363,34 @@ def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series
             halves = None
         else:
             note += "; error bars: 95 % sampling interval (runs that replayed the baseline's units)"
-    for i, s in enumerate(table.columns):
-        xs = [j + (i - (len(table.columns) - 1) / 2) * width for j in range(len(shown))]
-        yerr = None
-        if halves is not None:  # none drawn where a run has no bounded interval
-            yerr = [h if 0 < h < math.inf else 0.0 for h in halves[s].fillna(0.0).values]
-            yerr = yerr if any(yerr) else None  # the baseline's own runs: exactly 1, no bar
-        ax.bar(xs, table[s].values, width=width, label=s, color=colours[s], yerr=yerr,
-               error_kw={"elinewidth": 0.8, "capsize": 2})
-    ax.axhline(1.0, color="black", linewidth=1, linestyle="--", label="baseline (1.0)")
+    for r, ax in enumerate(axes):
+        part = slice(r * per_row, min(len(shown), (r + 1) * per_row))
+        for i, s in enumerate(table.columns):
+            xs = [j + (i - (len(table.columns) - 1) / 2) * width for j in range(part.stop - part.start)]
+            yerr = None
+            if halves is not None:  # none drawn where a run has no bounded interval
+                yerr = [h if 0 < h < math.inf else 0.0 for h in halves[s].fillna(0.0).values[part]]
+                yerr = yerr if any(yerr) else None  # the baseline's own runs: exactly 1, no bar
+            ax.bar(xs, table[s].values[part], width=width, label=s, color=colours[s], yerr=yerr,
+                   error_kw={"elinewidth": 0.8, "capsize": 2})
+        ax.axhline(1.0, color="black", linewidth=1, linestyle="--", label="baseline (1.0)")
+        ax.set_xticks(range(part.stop - part.start))
+        ax.set_xticklabels(shown[part], rotation=30, ha="right", fontsize=8)
+        ax.set_xlim(-0.6, per_row - 0.4)
+        ax.set_ylabel(ylabel)
+        ax.grid(axis="y", alpha=0.3)
     values = table.to_numpy(dtype=float)
     values = values[~(values != values)]  # without NaN
     if values.size and values.min() > 0.5:
         # Differences between policies are a few per cent: zoom in around 1.0, as the papers do.
         low = math.floor((min(values.min(), 1.0) - 0.02) * 20) / 20
         high = math.ceil((max(values.max(), 1.0) + 0.02) * 20) / 20
-        ax.set_ylim(low, high)
+        axes[0].set_ylim(low, high)
         note += f"; the y axis starts at {low:g}"
-    ax.set_xticks(range(len(shown)))
-    ax.set_xticklabels(shown, rotation=30, ha="right", fontsize=8)
-    ax.set_xlabel("workload mix")
-    ax.set_ylabel(ylabel)
+    axes[-1].set_xlabel("workload mix")
     total = runs["mix_label"].nunique()
-    ax.set_title(title + (f" (first {len(shown)} of {total} mixes)" if total > len(shown) else ""))
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    ax.grid(axis="y", alpha=0.3)
+    axes[0].set_title(title + (f" (first {len(shown)} of {total} mixes)" if total > len(shown) else ""))
+    axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.text(0.01, 0.01, note, fontsize=7, alpha=0.7)
     _tight(fig, rect=(0, 0.03, 1, 1))
     save_figure(fig, str(path), dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
@@ -429,24 +448,27 @@ def _per_core(frame, runs, series: list[str], path: Path) -> None:
     profiles = list(dict.fromkeys(cores["profile"]))
     colours = _colours(series)
     width = 0.8 / max(1, len(series))
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * len(profiles) * len(series) + 2), 4.5))
-    for i, s in enumerate(series):
-        sub = cores[cores["series"] == s]
-        for j, p in enumerate(profiles):
-            values = sub.loc[sub["profile"] == p, "slowdown"].dropna()
-            if values.empty:
-                continue
-            x = j + (i - (len(series) - 1) / 2) * width
-            ax.bar(x, values.mean(), width=width, color=colours[s], label=s if j == 0 else None)
-            ax.plot([x, x], [values.min(), values.max()], color="black", linewidth=1)
-    ax.axhline(1.0, color="black", linewidth=1, linestyle=":", label="no slowdown")
-    ax.set_xticks(range(len(profiles)))
-    ax.set_xticklabels(profiles, fontsize=9)
-    ax.set_xlabel("program (per core)")
-    ax.set_ylabel("slowdown = IPC alone / IPC shared (×)")
-    ax.set_title("Per-core slowdowns (bar: mean over cores and mixes, line: min–max)")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    ax.grid(axis="y", alpha=0.3)
+    fig, axes, per_row = _bar_rows(plt, len(profiles), 0.25 * max(1, len(series)) + 0.4)
+    for r, ax in enumerate(axes):
+        row = profiles[r * per_row:(r + 1) * per_row]
+        for i, s in enumerate(series):
+            sub = cores[cores["series"] == s]
+            for j, p in enumerate(row):
+                values = sub.loc[sub["profile"] == p, "slowdown"].dropna()
+                if values.empty:
+                    continue
+                x = j + (i - (len(series) - 1) / 2) * width
+                ax.bar(x, values.mean(), width=width, color=colours[s], label=s if r == 0 and j == 0 else None)
+                ax.plot([x, x], [values.min(), values.max()], color="black", linewidth=1)
+        ax.axhline(1.0, color="black", linewidth=1, linestyle=":", label="no slowdown" if r == 0 else None)
+        ax.set_xticks(range(len(row)))
+        ax.set_xticklabels(row, fontsize=9)
+        ax.set_xlim(-0.6, per_row - 0.4)
+        ax.set_ylabel("slowdown = IPC alone /\nIPC shared (×)")
+        ax.grid(axis="y", alpha=0.3)
+    axes[-1].set_xlabel("program (per core)")
+    axes[0].set_title("Per-core slowdowns (bar: mean over cores and mixes, line: min–max)")
+    axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     _tight(fig)
     save_figure(fig, str(path), dpi=110, bbox_inches="tight")  # long titles and labels are not clipped
     plt.close(fig)

@@ -333,3 +333,29 @@ def test_a_mix_named_in_the_spec_is_shown_by_its_name(tmp_path):
     text = (tmp_path / "out" / "summary.md").read_text()
     assert "| pressure (stream, light×3) |" in text
     assert "| random, copy, light×2 |" in text
+
+
+def test_long_bar_plots_wrap_into_rows_and_draw_every_bar_once(results, tmp_path, monkeypatch):
+    # A sweep of 40 mixes drew one strip 77 inches wide; a row holds what fits MAX_PLOT_WIDTH.
+    from pathlib import Path
+
+    import memtint.reports as reports
+
+    drawn = {}
+    monkeypatch.setattr(reports, "save_figure", lambda fig, path, **kw: drawn.__setitem__(Path(path).name, fig))
+    write_report(results, tmp_path / "wide")
+    assert all(drawn[n].get_size_inches()[0] <= reports.MAX_PLOT_WIDTH
+               for n in ("weighted_speedup.png", "maximum_slowdown.png", "per_core_slowdown.png"))
+    assert len(drawn["weighted_speedup.png"].axes) == 1
+    monkeypatch.setattr(reports, "MAX_PLOT_WIDTH", 3.0)  # one group per row
+    write_report(results, tmp_path / "narrow")
+    frame = load_results(results)
+    programs = list(dict.fromkeys(p.split(":")[0] for p in frame.loc[frame["status"] == "ok", "program"]))
+    for name, groups in (("weighted_speedup.png", len(MIXES)), ("per_core_slowdown.png", len(programs))):
+        axes = drawn[name].axes
+        assert len(axes) == groups, name
+        labels = [t.get_text() for ax in axes for t in ax.get_xticklabels()]
+        assert len(labels) == groups and len(set(labels)) == groups, (name, labels)
+        bars = sum(len(ax.patches) for ax in axes)
+        assert bars == groups * len(POLICIES), (name, bars)
+        assert len({ax.get_ylim() for ax in axes}) == 1  # one scale to compare rows by
