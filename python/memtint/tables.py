@@ -293,9 +293,9 @@ def rt_table(stats: dict[str, Any]) -> Table:
              f"tRFC {duration_ns(config.get('tRFC_ns'))}")
     # Latencies to 0.1 ns and run times to four digits (refresh moves them by fractions of a %)
     # keep the usual 80 columns whole; the JSON keeps every digit.
-    table = _Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    table = _Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     coloured = config.get("schedule") not in ("edf", "rm")
-    columns = ("task", "p", "e", "jobs", "miss", "run", "max", "lat", "p99", "max", "met") + (("ranks",) if coloured else ())
+    columns = ("task", "p", "e", "jobs", "miss", "run", "max", "resp", "lat", "p99", "max", "met") + (("ranks",) if coloured else ())
     for column in columns:  # names fold; numbers stay whole (the names give way first)
         text = column in ("task", "ranks")
         table.add_column(column, justify="left" if text else "right", no_wrap=not text)
@@ -307,13 +307,14 @@ def rt_table(stats: dict[str, Any]) -> Table:
             ranks_all = ranks
         table.add_row(
             str(t.get("name")), str(t.get("period")), str(t.get("wcet")), count(t.get("jobs")), count(t.get("deadline_misses")),
-            significant(t.get("exec_mean")), significant(t.get("exec_max")),
+            significant(t.get("exec_mean")), significant(t.get("exec_max")), significant(t.get("response_max")),
             *((number(lat.get(k), 1) for k in ("mean", "p99", "max")) if t.get("loads") else ("-",) * 3),
             compact(t.get("refresh_met")), *((ranks,) if coloured else ()),
         )
     table.caption = (f"utilisation {number(stats.get('utilisation'), 4)} (mean run time / period), "
                      f"{count(stats.get('deadline_misses'))} deadline misses, {count(stats.get('refresh_met'))} loads met "
-                     f"a refreshing rank. p, e, run, max: units of {config.get('unit_us')} µs; lat, p99, max: load latency, ns"
+                     f"a refreshing rank. p, e, run, max, resp: units of {config.get('unit_us')} µs (resp: the longest "
+                     f"response, release to finish); lat, p99, max: load latency, ns"
                      + (f"; ranks {ranks_all}" if ranks_all else "; ranks per instance (a copy task has two)"))
     attackers = stats.get("attackers") or []
     if attackers:

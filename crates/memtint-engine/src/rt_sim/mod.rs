@@ -232,6 +232,9 @@ struct TaskState {
     /// Exact run-time moments (the histogram's buckets are coarse for a spread).
     exec_min: Cycle,
     exec_sum_sq: f64,
+    /// Release to finish per finished job (a backlog's wait included), its sum and exact maximum.
+    response_sum: f64,
+    response_max: Cycle,
     latency: LatencyHistogram,
     met_refresh: u64,
     loads_done: u64,
@@ -240,6 +243,7 @@ struct TaskState {
 /// A released job.
 struct Job {
     task: usize,
+    release: Cycle,
     deadline: Cycle,
     compute_left: Cycle,
     loads_left: u64,
@@ -500,6 +504,8 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             exec: LatencyHistogram::default(),
             exec_min: NEVER,
             exec_sum_sq: 0.0,
+            response_sum: 0.0,
+            response_max: 0,
             latency: LatencyHistogram::default(),
             met_refresh: 0,
             loads_done: 0,
@@ -567,6 +573,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                 queued[i] += 1;
                 jobs.push(Job {
                     task: i,
+                    release: r,
                     deadline: r + to_cycles(st.task.deadline as f64),
                     compute_left: st.compute,
                     loads_left: st.loads,
@@ -695,6 +702,8 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             st.exec.record(j.exec);
             st.exec_min = st.exec_min.min(j.exec);
             st.exec_sum_sq += (j.exec as f64).powi(2);
+            st.response_sum += (now - j.release) as f64;
+            st.response_max = st.response_max.max(now - j.release);
         }
     }
     // A job unfinished at a deadline the horizon reaches missed it (the loop stops before it).
@@ -716,6 +725,8 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                 "exec_mean": exec_mean, "exec_max": cycles_to_units(st.exec.max() as f64),
                 "exec_min": if st.finished > 0 { cycles_to_units(st.exec_min as f64) } else { 0.0 },
                 "exec_sd": cycles_to_units(var.sqrt()),
+                "response_mean": if st.finished > 0 { cycles_to_units(st.response_sum / n) } else { 0.0 },
+                "response_max": cycles_to_units(st.response_max as f64),
                 "loads": st.loads_done, "latency_ns": lat.scaled(t_ck_ns), "refresh_met": st.met_refresh,
                 "colours": st.colours, "ranks": st.instances.iter().map(|i| i.0.clone()).collect::<Vec<_>>(),
                 "copies": st.copies, "switches": st.switches,

@@ -197,6 +197,31 @@ fn rate_monotonic_runs_the_shorter_period_first() {
     assert!((b["exec_max"].as_f64().unwrap() - 6.0).abs() < 1e-4, "{b}");
     assert_eq!(rm["hyperperiods"], 1);
     assert_eq!(rm["hyperperiods_missed"], 1);
+    // Response times, release to finish: A's jobs run at once (6); B's finish at 18 and 30.
+    let units = |t: &Value, k: &str| t[k].as_f64().unwrap();
+    assert!((units(a, "response_max") - 6.0).abs() < 1e-4, "{a}");
+    assert!((units(b, "response_max") - 18.0).abs() < 1e-4, "{b}");
+    assert!((units(b, "response_mean") - 16.5).abs() < 1e-4, "{b}");
+}
+
+/// A backlogged task runs its jobs in release order. Under rate monotonic, A (10, 5) takes the
+/// first half of every period and leaves B (10, 8) five units per period, so B falls further
+/// behind each period. Job k of B finishes when B has run 8(k + 1) units: at 18, 36, 49, 67, 80
+/// and 98, six jobs in 100 units, responses 18, 26, 29, 37, 40, 48 (mean 33). In any other
+/// order an older job waits for newer ones (taking a job out of the middle of the queue once
+/// moved the newest into its place).
+#[test]
+fn a_backlogged_task_runs_its_jobs_in_release_order() {
+    let r = rt(json!({"machine": "ddr4-2400-8r", "schedule": "rm", "unit_us": 10.0, "horizon": 100, "refresh": "none",
+                      "tasks": [{"name": "A", "period": 10, "wcet": 5, "compute": 5.0, "loads": 0},
+                                {"name": "B", "period": 10, "wcet": 8, "compute": 8.0, "loads": 0}]}));
+    let (a, b) = (&r["tasks"][0], &r["tasks"][1]);
+    let units = |t: &Value, k: &str| t[k].as_f64().unwrap();
+    assert_eq!((a["finished"].as_u64(), a["deadline_misses"].as_u64()), (Some(10), Some(0)), "{a}");
+    assert!((units(a, "response_max") - 5.0).abs() < 1e-4, "{a}");
+    assert_eq!((b["jobs"].as_u64(), b["finished"].as_u64()), (Some(10), Some(6)), "{b}");
+    assert!((units(b, "response_max") - 48.0).abs() < 1e-4, "{b}");
+    assert!((units(b, "response_mean") - 33.0).abs() < 1e-4, "{b}");
 }
 
 /// The same pair inside one server of the Colored Refresh Server: `server_schedule = "rm"` orders
