@@ -121,6 +121,8 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     successful baseline run). ``attrs["baseline"]`` names the baseline policy."""
     import pandas as pd
 
+    from memtint.sweep.store import setup_beside_policy
+
     base_policy = choose_baseline(frame, baseline)
     runs = frame.drop_duplicates("config_hash").reset_index(drop=True).copy()
     # A sampled run is normalised by the baseline's sampled run of its mix, a detailed one by the
@@ -129,6 +131,8 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     # Runs of other settings (warm-up, overrides, mapping, scheduler) are other experiments: never
     # one another's baseline, and labelled apart when a store holds several.
     runs["_setup"] = runs["setup"].fillna("") if "setup" in runs.columns else ""
+    # ... but the scheduler a "buddy+tcm" label names is the compared policy's own.
+    runs["_setup"] = [setup_beside_policy(str(p), s) for p, s in zip(runs["policy"], runs["_setup"])]
     # Stored before setup named the sampling settings: sampled runs of other settings look alike.
     unrecorded = runs["_sampled"] & (runs["_setup"] != "") & ~runs["_setup"].str.contains("sampling.", regex=False)
     runs.loc[unrecorded, "_setup"] = runs.loc[unrecorded, "_setup"] + ", sampling settings not recorded"
@@ -350,7 +354,10 @@ def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series
     shown = [m for m in mixes if m in table.index][:MAX_BARS]
     table = table.reindex(index=shown, columns=[s for s in series if s in table.columns])
     width = 0.8 / max(1, len(table.columns))
-    fig, axes, per_row = _bar_rows(plt, len(shown), 0.32 * max(1, len(table.columns)))
+    # Slanted mix labels take height from the bars: each row gets room for its longest.
+    labels = max((len(m) for m in shown), default=0)
+    fig, axes, per_row = _bar_rows(plt, len(shown), 0.32 * max(1, len(table.columns)),
+                                   height=3.6 + min(3.0, 0.035 * labels))
     colours = _colours(series)
     # Matched units: each bar's 95 % sampling interval (a mean of several runs: sqrt(sum h^2) / n).
     halves = None
@@ -399,7 +406,11 @@ def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series
 
 def _distribution(runs, series: list[str], base: str, path: Path) -> None:
     plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(max(8.0, 1.6 * len(series) + 4), 4.5))
+    width = max(8.0, 1.6 * len(series) + 4)
+    if width <= MAX_PLOT_WIDTH:
+        fig, axes = plt.subplots(1, 2, figsize=(width, 4.5))
+    else:  # many policies: one panel above the other
+        fig, axes = plt.subplots(2, 1, figsize=(max(6.0, min(MAX_PLOT_WIDTH, 0.8 * len(series) + 2)), 9.0))
     for ax, column, label in ((axes[0], "ws_norm", "weighted speedup / baseline's (×)"),
                               (axes[1], "ms_norm", "maximum slowdown / baseline's (×)")):
         data = [runs.loc[runs["series"] == s, column].dropna().values for s in series]

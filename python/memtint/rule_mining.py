@@ -71,14 +71,15 @@ def setups(frame: Any) -> list[dict[str, str]]:
     """Each run's setup beside its machine, mix, policy and seed (the settings ``memtint report``
     never pools: length, ``[os]``, the alone runs' policy, sampling, the ``setup`` column). A
     ``policy+scheduler`` label's own scheduler is part of the policy, not of the setup."""
+    from memtint.sweep.store import setup_beside_policy
+
     out = []
     for _, r in frame.iterrows():
-        own = f"scheduler={str(r['policy']).split('+', 1)[1]}" if "+" in str(r["policy"]) else None
         setup = r.get("setup") if isinstance(r.get("setup"), str) else ""
         out.append({
             "instructions": str(r.get("instructions")), "os": str(r.get("os") or "{}"),
             "baseline": str(r.get("baseline")), "sampled": str(bool(r.get("sampled"))),
-            "setup": ", ".join(x for x in setup.split(", ") if x != own) or "not recorded"})
+            "setup": setup_beside_policy(str(r["policy"]), setup) or "not recorded"})
     return out
 
 

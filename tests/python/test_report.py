@@ -359,3 +359,20 @@ def test_long_bar_plots_wrap_into_rows_and_draw_every_bar_once(results, tmp_path
         bars = sum(len(ax.patches) for ax in axes)
         assert bars == groups * len(POLICIES), (name, bars)
         assert len({ax.get_ylim() for ax in axes}) == 1  # one scale to compare rows by
+
+
+def test_a_policy_run_with_its_own_scheduler_is_normalised_to_the_baseline(tmp_path):
+    # "buddy+bliss" names its scheduler: the policy compared, not another setup. Treated as a
+    # setup, it had no baseline run and its normalised columns were all dashes.
+    from memtint.reports import summary_rows
+
+    spec = {"machines": ["i7-860"], "policies": ["buddy", "buddy+bliss"], "instructions": INSTRUCTIONS,
+            "warmup": 0, "mixes": MIXES}
+    run_sweep(spec, tmp_path / "r", jobs=2, progress=False)
+    frame = load_results(tmp_path / "r")
+    rows = {r["policy"]: r for r in summary_rows(frame)}
+    assert set(rows) == {"buddy", "buddy+bliss"}, rows
+    runs = frame.drop_duplicates("config_hash").set_index(["policy", "mix"])["weighted_speedup"]
+    expected = [runs["buddy+bliss", m] / runs["buddy", m] for m in ("|".join(m) for m in MIXES)]
+    assert rows["buddy+bliss"]["ws_norm_mean"] == pytest.approx(sum(expected) / len(expected), rel=1e-12)
+    assert write_report(tmp_path / "r", tmp_path / "out")["mixes"] == len(MIXES)

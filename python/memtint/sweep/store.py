@@ -132,6 +132,16 @@ def setup_text(run: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def setup_beside_policy(policy: str, setup: str) -> str:
+    """A stored run's ``setup`` without what its policy label already names: the scheduler of a
+    ``policy+scheduler`` label is part of the compared policy (``buddy+tcm`` against ``buddy``),
+    not another experiment's setting."""
+    if "+" not in policy:
+        return setup
+    own = f"scheduler={policy.split('+', 1)[1]}"
+    return ", ".join(x for x in setup.split(", ") if x != own)
+
+
 def rows_for(run: dict[str, Any], outcome: dict[str, Any], sweep: str, version: str) -> list[dict[str, Any]]:
     """The stored rows of one finished run: one per core (per program when it failed, metrics
     empty). ``run`` is :meth:`Run.describe`, ``outcome`` what :func:`execute_run` returned."""
