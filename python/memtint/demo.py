@@ -101,12 +101,16 @@ def run(args: argparse.Namespace) -> int:
     frame = frame[frame["config_hash"].isin(set(summary.config_hashes))]
     console.print(sweep_table(policy_summary(frame),
                               f"demo · {summary.total} runs · {spec.entries[0].instructions:,} instructions per core"))
-    report = write_report(results, os.path.join(args.out, "report"), config_hashes=summary.config_hashes)
-    console.print(normalised_table(report["rows"], f"normalised to {report['baseline']} on the same mix"))
-    runs = run_table(frame, report["baseline"])
+    runs = run_table(frame)
     runs.attrs["intensive_mixes"] = intensive_mixes(frame)
-    console.print(interference_sentence(frame, report["baseline"]), soft_wrap=True)
-    for sentence in policy_sentences(runs):
+    # The sentences go into the report too: a reader of the report has not seen the terminal.
+    findings = [interference_sentence(frame, runs.attrs["baseline"])] + policy_sentences(runs)
+    from rich.text import Text
+
+    report = write_report(results, os.path.join(args.out, "report"), config_hashes=summary.config_hashes,
+                          findings=[Text.from_markup(f).plain for f in findings])
+    console.print(normalised_table(report["rows"], f"normalised to {report['baseline']} on the same mix"))
+    for sentence in findings:
         console.print(sentence, soft_wrap=True)
     console.print(f"{summary.done} run(s) done ({summary.failed} failed), {summary.skipped} already stored, "
                   f"{summary.alone_runs} alone run(s); {time.perf_counter() - start:.1f} s")

@@ -17,7 +17,7 @@ import html
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from memtint.outputs import save_figure, write_text
 from memtint.sampling import mean_half_width
@@ -506,10 +506,12 @@ def store_inputs(results: str | os.PathLike[str]) -> list[str]:
 
 
 def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *,
-                 baseline: str | None = None, config_hashes: Iterable[str] | None = None) -> dict[str, Any]:
+                 baseline: str | None = None, config_hashes: Iterable[str] | None = None,
+                 findings: Sequence[str] = ()) -> dict[str, Any]:
     """Write ``index.html``, ``summary.md`` and the PNG plots of the results in ``results`` into
     ``out`` (default ``RESULTS/report``). ``config_hashes`` restricts the report to those runs
-    (one sweep's, when the store also holds others, e.g. from an earlier engine version). Returns
+    (one sweep's, when the store also holds others, e.g. from an earlier engine version);
+    ``findings`` are sentences placed under the header (what the numbers mean, as the demo's). Returns
     ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes", "failed", "superseded",
     "notes", "first_error"}`` (``rows``: :func:`summary_rows`; ``notes``: sentences the table needs beside it,
     such as policies whose means rest on different mixes)."""
@@ -591,7 +593,9 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
         per_mix.append(f"| {mix} | " + " | ".join(
             format_cell(table.at[mix, s] if s in table.columns and mix in table.index else None, 3) for s in series) + " |")
     write_text("--out", str(summary_path),
-        f"# Sweep report: {results}\n\n{header}\n\n## Averages and maxima per policy\n\n"
+        f"# Sweep report: {results}\n\n{header}\n\n"
+        + ("## Findings\n\n" + "".join(f"{f}\n\n" for f in findings) if findings else "")
+        + "## Averages and maxima per policy\n\n"
         f"{summary_markdown(rows)}\n{legend}\n\n## Weighted speedup / {base} per mix\n\n"
         + "\n".join(per_mix) + "\n\n## Plots\n\n"
         + "".join(f"- [{title}]({name})\n" for name, title in PLOTS))
@@ -611,7 +615,8 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}"
         "td:first-child{text-align:left}img{max-width:100%}</style></head><body>\n"
         f"<h1>Sweep report: {esc(str(results))}</h1>\n<p>{esc(header.replace('`', ''))}</p>\n"
-        f"<h2>Averages and maxima per policy</h2>\n<table><tr><th>policy</th>{head_cells}</tr>\n{body}</table>\n"
+        + ("<h2>Findings</h2>\n" + "".join(f"<p>{esc(f)}</p>\n" for f in findings) if findings else "")
+        + f"<h2>Averages and maxima per policy</h2>\n<table><tr><th>policy</th>{head_cells}</tr>\n{body}</table>\n"
         f"<p><small>{esc(legend.replace('`', ''))} Also in <a href=\"summary.md\">summary.md</a>.</small></p>\n"
         f"{figures}</body></html>\n")
     return {"out": str(out_dir), "index": str(index_path), "summary": str(summary_path),

@@ -49,7 +49,7 @@ def test_components_describe_themselves_in_the_catalogue(memtint):
     code, out, _ = memtint("presets")
     assert code == 0 and "needs profiles" in out and "lane controller" in out
     # Each component's parameter table with its defaults, as the catalogue declares them.
-    flat = " ".join(out.split())
+    flat = " ".join(out.split())  # as printed: without the terminal's markup
     assert "[os.vertical] bits (none)" in flat and "[os.ccps] banks_per_core 16, delta 5" in flat, out
     tcm = next(s for s in catalogue["scheduler_info"] if s["name"] == "tcm")
     assert tcm["params"]["quantum"] == 1_000_000 and "quantum 1_000_000" in flat
@@ -399,6 +399,14 @@ def test_demo_runs(memtint, tmp_path, monkeypatch):
     report = tmp_path / "demo" / "report"
     assert (report / "index.html").exists() and (report / "summary.md").exists()
     assert (tmp_path / "demo" / "results" / "manifest.json").exists()
+    # The report carries the same sentences: its reader has not seen the terminal.
+    import html
+
+    summary, page = (report / "summary.md").read_text(), html.unescape((report / "index.html").read_text())
+    flat = " ".join(out.split())  # as printed: without the terminal's markup
+    for line in (x for x in summary.split("## Findings", 1)[1].split("## ", 1)[0].split("\n\n") if x.strip()):
+        assert " ".join(line.split()) in flat and line.strip() in page, line
+    assert summary.count("weighted speedup") >= 4 and "Under buddy, sharing the machine" in summary
 
 
 @pytest.mark.engine
