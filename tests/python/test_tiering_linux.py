@@ -591,6 +591,10 @@ def test_the_summary_line_gives_weights_only_where_the_policy_has_them(fake, pol
     ("sys/kernel/mm/mempolicy/weighted_interleave/auto", "tru", "true or false"),
     ("proc/sys/kernel/numa_balancing", "1\x00", "a mode 0-3"),
     ("sys/devices/system/node/has_memory", "", "a node list"),
+    # What no kernel writes, refused before a range is expanded (this one once filled the memory).
+    ("sys/devices/system/node/has_memory", "0,99999-19999999999999991", "a node list"),
+    ("sys/devices/system/node/has_memory", "1-0", "a node list"),
+    ("sys/devices/system/node/node0/cpulist", "0-4294967295", "a CPU list"),
 ])
 def test_every_kernel_file_the_tools_parse_names_itself_when_unreadable(fake, relative, text, expected):
     with open(fake.path(relative), "w", encoding="utf-8") as f:

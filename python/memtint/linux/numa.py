@@ -74,14 +74,23 @@ def call_error(call: str, err: int, detail: str) -> NumaError:
     return NumaError(f"{call}({detail}) failed: {errno.errorcode.get(err, err)} ({os.strerror(err)})", err)
 
 
+#: Above any node or CPU number a kernel can have (MAX_NUMNODES is at most 1024, NR_CPUS at most
+#: 8192): a list naming one is not a kernel's, and its range is not expanded.
+KERNEL_LIST_LIMIT = 1 << 16
+
+
 def parse_node_list(text: str) -> list[int]:
-    """A kernel list ("0-1,3", or empty) as numbers."""
+    """A kernel list ("0-1,3", or empty) as numbers; ``ValueError`` for what a kernel never
+    writes (a descending range, a number above :data:`KERNEL_LIST_LIMIT`)."""
     nodes: list[int] = []
     for part in text.strip().split(","):
         if not part:
             continue
-        first, _, last = part.partition("-")
-        nodes.extend(range(int(first), int(last or first) + 1))
+        first, dash, last = part.partition("-")
+        lo, hi = int(first), int(last) if dash else int(first)
+        if not 0 <= lo <= hi < KERNEL_LIST_LIMIT:
+            raise ValueError(part)
+        nodes.extend(range(lo, hi + 1))
     return nodes
 
 
