@@ -718,7 +718,10 @@ def tiering_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         path = os.path.join(root, corrupted)
         text = open(path, encoding="utf-8").read()
         with open(path, "wb") as f:
-            f.write(mutate(rng, text) if text.strip() else rng.choice([b"x", b"\xff\xfe", b"-1", b"0-"]))
+            if rng.random() < 0.2:  # a list or number no kernel writes, whose expansion must not run away
+                f.write(rng.choice([b"0-4294967295", b"1-0", b"0,99999-19999999999999991", b"18446744073709551616"]))
+            else:
+                f.write(mutate(rng, text) if text.strip() else rng.choice([b"x", b"\xff\xfe", b"-1", b"0-"]))
     options = {"--weights": TIER_WEIGHTS, "--bandwidths": TIER_BANDWIDTHS, "--nodes": TIER_NODES,
                "--migration-limit": TIER_NUMBERS, "--period": ["0.01", *TIER_NUMBERS]}
     if rng.random() < 0.8:
