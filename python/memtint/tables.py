@@ -311,7 +311,9 @@ def rt_table(stats: dict[str, Any]) -> Table:
             *((number(lat.get(k), 1) for k in ("mean", "p99", "max")) if t.get("loads") else ("-",) * 3),
             compact(t.get("refresh_met")), *((ranks,) if coloured else ()),
         )
-    table.caption = (f"utilisation {number(stats.get('utilisation'), 4)} (mean run time / period), "
+    unmeasured = [str(t.get("name")) for t in stats.get("tasks", []) if not t.get("finished")]
+    table.caption = (f"utilisation {number(stats.get('utilisation'), 4)} (mean run time / period"
+                     + (f"; without {', '.join(unmeasured)}, which finished no job" if unmeasured else "") + "), "
                      f"{count(stats.get('deadline_misses'))} deadline misses, {count(stats.get('refresh_met'))} loads met "
                      f"a refreshing rank. p, e, run, max, resp: units of {config.get('unit_us')} µs (resp: the longest "
                      f"response, release to finish); lat, p99, max: load latency, ns"

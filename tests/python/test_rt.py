@@ -140,3 +140,20 @@ def test_a_machine_file_is_relative_to_the_task_set_and_never_an_output(memtint,
         code, out, err = memtint("rt", "sub/rt.toml", "--json", target)
         assert code == 2 and "is an input of this command" in err, (target, err)
     assert {p: p.read_bytes() for p in before} == before
+
+
+@pytest.mark.engine
+def test_the_rt_table_names_tasks_left_out_of_the_utilisation(memtint, tmp_path):
+    # Rate monotonic on an overloaded set: the longest-period task never runs, so the measured
+    # utilisation is over the others; the table says so rather than reading as the whole demand.
+    config = tmp_path / "over.toml"
+    config.write_text('machine = "ddr4-2400-8r"\nschedule = "rm"\nrefresh = "none"\nhorizon = 64\n'
+                      '[[tasks]]\nname = "fast"\nperiod = 8\nwcet = 8\ncompute = 7.5\nloads = 0\n'
+                      '[[tasks]]\nname = "starved"\nperiod = 16\nwcet = 8\ncompute = 8.0\nloads = 0\n')
+    code, text, err = memtint("rt", config, "--json", tmp_path / "over.json")
+    assert code == 0, err
+    stats = json.loads((tmp_path / "over.json").read_text())
+    assert [t["finished"] for t in stats["tasks"]] == [8, 0]
+    assert stats["utilisation"] == pytest.approx(7.5 / 8, rel=1e-6)
+    assert "without starved, which finished no job" in " ".join(text.split())
+    assert stats["tasks"][0]["response_max"] == pytest.approx(7.5, rel=1e-6)
