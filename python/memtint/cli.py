@@ -367,7 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "light:reads_pki=2), programs of the workload suite by name (triad, bfs, chase, ...; "
                          "workloads/README.md) or CPU trace files; or a named mix from configs/mixes")
     compare.add_argument("--policies", default="buddy,bpm", metavar="P1,P2,...",
-                         help="placement policies (default buddy,bpm; see 'memtint presets')")
+                         help="placement policies (default buddy,bpm; see 'memtint presets'); policy+scheduler runs one under "
+                              "that controller scheduler (buddy,buddy+tcm), divided by the same alone runs")
     compare.add_argument("--instructions", type=_count_at_least(1), default=10_000_000, metavar="N",
                          help="instructions per core (default 10M)")
     compare.add_argument("--warmup", type=_count_at_least(0), default=None, metavar="N",

@@ -268,15 +268,28 @@ def alone_profiles(alone: list[dict[str, Any]]) -> list[dict[str, float]]:
             for a in alone]
 
 
+def split_policy(name: str) -> tuple[str, str | None]:
+    """``"policy"`` or ``"policy+scheduler"`` (a placement policy run with its own controller
+    scheduler, as sweeps name it) as ``(policy, scheduler or None)``."""
+    policy, plus, scheduler = name.partition("+")
+    return policy, scheduler if plus else None
+
+
 def check_policy_names(given: list[tuple[str, list[str]]]) -> None:
-    """Each ``(label, names)``: every name a registered placement policy, else refused naming
-    ``label`` (the argument or option that gave it) before any run, not a run's os.policy key."""
-    known = api.presets()["placement_policies"]
+    """Each ``(label, names)``: every name a registered placement policy, or one with a
+    registered scheduler after a ``+``, else refused naming ``label`` (the argument or option
+    that gave it) before any run, not a run's os.policy key."""
+    catalogue = api.presets()
+    known, schedulers = catalogue["placement_policies"], catalogue["schedulers"]
     for label, names in given:
-        unknown = [n for n in names if n not in known]
-        if unknown:
-            raise MemtintError(f"{label}: unknown placement policy {unknown[0]!r}; valid placement policies: "
-                               + ", ".join(known))
+        for name in names:
+            policy, scheduler = split_policy(name)
+            if policy not in known:
+                raise MemtintError(f"{label}: unknown placement policy {policy!r}; valid placement policies: "
+                                   + ", ".join(known) + " (each may name a scheduler: buddy+tcm)")
+            if scheduler is not None and scheduler not in schedulers:
+                raise MemtintError(f"{label}: unknown scheduler {scheduler!r} in {name!r}; valid schedulers: "
+                                   + ", ".join(schedulers))
 
 
 def compare(
@@ -303,6 +316,10 @@ def compare(
     paced_by: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run ``mix`` under each policy and alone; return the comparison (docs/stats.md).
+
+    A policy named ``policy+scheduler`` (``buddy+tcm``) runs under that controller scheduler;
+    the alone runs stay under ``scheduler`` (the machine's when None, ``alone_scheduler`` in the
+    result), so every policy's speedups divide by the same alone performance.
 
     The alone runs run on ``alone_machine`` when given (a sweep runs bpm-plus on the machine's
     page-channel variant and divides by the base machine's alone runs, as the other policies of
@@ -355,6 +372,11 @@ def compare(
         raise MemtintError("alone_results: expected a dict of alone runs by alone_key (each as alone_run returns it, "
                            f"with its ipc), got {str(alone_results)[:200]}")
     baseline = baseline or default_baseline(alone_machine or machine)
+    # "buddy+tcm": the shared run under its own scheduler; the alone runs stay under `scheduler`
+    # (the machine's when None): each program's one alone performance, which every policy's
+    # speedups divide by, as the scheduler papers measure it.
+    placement = {p: split_policy(p)[0] for p in policies}
+    own_scheduler = {p: split_policy(p)[1] or scheduler for p in policies}
     sampling, matched = sampling_module.engine_sampling(sampling)
     if schedule is not None:
         if sampling is None or sampling.get("mode", "periodic") != "periodic":
@@ -369,8 +391,8 @@ def compare(
                                f"({len(mix)})}}, as compare(keep_schedule=True) keeps them in schedule_units")
     common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides, sampling=sampling)
     shared_specs = {
-        p: api.build_sim_spec(machine, mix, instructions=instructions, policy=p, seed=seed,
-                              os_options=os_options, warmup=warmup, **common)
+        p: api.build_sim_spec(machine, mix, instructions=instructions, policy=placement[p], seed=seed,
+                              os_options=os_options, warmup=warmup, **{**common, "scheduler": own_scheduler[p]})
         for p in policies
     }
     if schedule is not None:
@@ -379,7 +401,7 @@ def compare(
     # Matched units: the source policy paces itself, the others replay its schedule.
     source = (baseline if baseline in policies else policies[0]) if matched and len(policies) > 1 else None
     alone_specs = build_alone_specs(alone_machine or machine, mix, instructions=instructions, seed=seed,
-                                    baseline=baseline, warmup=warmup, **common)
+                                    baseline=split_policy(baseline)[0], warmup=warmup, **common)
     workers = workers or min(len(alone_specs) + len(policies), os.cpu_count() or 1)
     pool = ThreadPoolExecutor(max_workers=workers)
     try:
@@ -396,7 +418,7 @@ def compare(
         def replays(p: str) -> bool:
             return source is not None and p != source
         shared_futures = {p: pool.submit(api.run_sim_spec, s) for p, s in shared_specs.items()
-                          if p not in profiled_policies() and not replays(p)}
+                          if placement[p] not in profiled_policies() and not replays(p)}
         if source is not None:
             if source not in shared_futures:  # a profiled source waits for the alone runs
                 alone_profile = [f.result() for f in alone_futures]
@@ -406,7 +428,7 @@ def compare(
             for p, s in shared_specs.items():
                 if replays(p):
                     s["sampling"]["schedule"] = paced["sampling"]["schedule"]
-                    if p not in profiled_policies():
+                    if placement[p] not in profiled_policies():
                         shared_futures[p] = pool.submit(api.run_sim_spec, s)
         alone = []
         for i, f in enumerate(alone_futures):
@@ -415,7 +437,7 @@ def compare(
                 progress(f"alone: {mix[i]}")
         # MCP and IMPS place pages by each program's profile: taken from its alone run.
         for p, s in shared_specs.items():
-            if p in profiled_policies() and p not in shared_futures:
+            if placement[p] in profiled_policies() and p not in shared_futures:
                 s["os"].setdefault("profiles", alone_profiles(alone))
                 shared_futures[p] = pool.submit(api.run_sim_spec, s)
         shared_futures = {p: shared_futures[p] for p in policies}
@@ -514,6 +536,9 @@ def compare(
         "warmup": warmup,
         "seed": seed,
         "baseline": baseline,
+        # The alone runs' controller scheduler (a policy+scheduler's shared run has its own).
+        "alone_scheduler": scheduler or next((shared[p]["config"].get("scheduler") for p in policies
+                                              if split_policy(p)[1] is None), None),
         "policies": results,
         "notes": notes,
         # The alone runs' warnings (a sampled alone run's few units, say), by program.

@@ -693,7 +693,11 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
         if energy:
             cells += [number(p["dram_energy_nj"] / 1000.0, 1), number(p["dram_energy_per_access_nj"], 2)]
         summary.add_row(*cells)
-    summary.caption = f"alone runs under {result['baseline']}; WS = Σ IPC_shared / IPC_alone"
+    own = any("+" in str(r.get("policy")) for r in result.get("policies", []))
+    summary.caption = (f"alone runs under {result['baseline']}"
+                       + (f" and {result.get('alone_scheduler') or 'the machine' + chr(39) + 's scheduler'}, "
+                          "whichever scheduler a policy+scheduler's shared run used" if own else "")
+                       + "; WS = Σ IPC_shared / IPC_alone")
     if (line := sampled_line(result)):
         summary.caption += "\n" + line
         if (resolved := resolved_line(result["policies"], result.get("differences"))):

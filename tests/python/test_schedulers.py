@@ -58,6 +58,28 @@ def test_compare_and_the_cli_accept_the_new_schedulers(memtint, tmp_path):
 
 
 @pytest.mark.engine
+def test_compare_runs_a_policy_under_the_scheduler_its_name_gives(memtint, clean_error):
+    # "buddy+bliss", as sweeps name it: the shared run under BLISS, divided by the same alone runs
+    # (the machine's scheduler) as buddy's, so the two sit side by side in one table.
+    mix, n = ["stream", "random", "copy", "light"], 200_000
+    both = mt.compare("i7-860", mix, ["buddy", "buddy+bliss"], instructions=n, warmup=0)
+    alone_bliss = mt.compare("i7-860", mix, ["buddy"], instructions=n, warmup=0, scheduler="bliss")
+    plain, own = both["policies"]
+    assert own["policy"] == "buddy+bliss" and both["alone_scheduler"] == "fr-fcfs"
+    assert [c["ipc_shared"] for c in own["cores"]] == [c["ipc_shared"] for c in alone_bliss["policies"][0]["cores"]]
+    assert [c["ipc_alone"] for c in own["cores"]] == [c["ipc_alone"] for c in plain["cores"]]
+    assert own["weighted_speedup"] != plain["weighted_speedup"]  # BLISS changes this mix's schedule
+    with pytest.raises(mt.MemtintError, match=r"policies: unknown scheduler 'stfm' in 'buddy\+stfm'"):
+        mt.compare("i7-860", mix, ["buddy+stfm"], instructions=n)
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", ",".join(mix), "--policies",
+                             "buddy,buddy+bliss", "--instructions", str(n), "--warmup", "0")
+    assert code == 0, err
+    assert "buddy+bliss" in out and "alone runs under buddy and fr-fcfs" in " ".join(out.split())
+    clean_error(memtint("compare", "--machine", "i7-860", "--mix", "stream,light", "--policies", "bdy+tcm"),
+                "unknown placement policy 'bdy'")
+
+
+@pytest.mark.engine
 @pytest.mark.parametrize("overrides, needle", [
     ({"bliss": {"threshold": 0}}, "controller.bliss.threshold"),
     ({"atlas": {"alpha": 1.5}}, "controller.atlas.alpha"),
