@@ -1623,6 +1623,8 @@ def _report(args: argparse.Namespace) -> int:
                                                f"normalised to {report['baseline']}"))
     for note in report.get("notes", []):
         out.print(f"note: {note}", style="yellow", markup=False, highlight=False, soft_wrap=True)
+    for sentence in report["findings"]:
+        out.print(sentence, soft_wrap=True)
     out.print(f"Report: {report['index']} (summary: {report['summary']})", soft_wrap=True)
     if report["failed"] == report["runs"]:  # a report of nothing but dashes, said plainly
         sys.stderr.write(f"memtint: warning: none of the {report['runs']} runs succeeded, so the report has no "

@@ -507,13 +507,14 @@ def store_inputs(results: str | os.PathLike[str]) -> list[str]:
 
 def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *,
                  baseline: str | None = None, config_hashes: Iterable[str] | None = None,
-                 findings: Sequence[str] = ()) -> dict[str, Any]:
+                 findings: Sequence[str] | None = None) -> dict[str, Any]:
     """Write ``index.html``, ``summary.md`` and the PNG plots of the results in ``results`` into
     ``out`` (default ``RESULTS/report``). ``config_hashes`` restricts the report to those runs
     (one sweep's, when the store also holds others, e.g. from an earlier engine version);
-    ``findings`` are sentences placed under the header (what the numbers mean, as the demo's). Returns
+    ``findings``: sentences under the header saying what the numbers mean (rich markup allowed);
+    by default :func:`memtint.findings.sweep_findings`'s. Returns
     ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes", "failed", "superseded",
-    "notes", "first_error"}`` (``rows``: :func:`summary_rows`; ``notes``: sentences the table needs beside it,
+    "notes", "first_error", "findings"}`` (``rows``: :func:`summary_rows`; ``notes``: sentences the table needs beside it,
     such as policies whose means rest on different mixes)."""
     from memtint.api import MemtintError
     from memtint.outputs import check_output_dir
@@ -529,6 +530,13 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     runs = run_table(frame, baseline)
     base = runs.attrs["baseline"]
     rows = summary_rows(runs)
+    if findings is None:
+        from memtint.findings import sweep_findings
+
+        findings = sweep_findings(frame, runs)
+    from rich.text import Text
+
+    plain = [Text.from_markup(f).plain for f in findings]  # the files get the words, not the terminal's markup
     series = list(runs.attrs["series"])
     out_dir = Path(out) if out is not None else Path(results) / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -594,7 +602,7 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
             format_cell(table.at[mix, s] if s in table.columns and mix in table.index else None, 3) for s in series) + " |")
     write_text("--out", str(summary_path),
         f"# Sweep report: {results}\n\n{header}\n\n"
-        + ("## Findings\n\n" + "".join(f"{f}\n\n" for f in findings) if findings else "")
+        + ("## Findings\n\n" + "".join(f"{f}\n\n" for f in plain) if plain else "")
         + "## Averages and maxima per policy\n\n"
         f"{summary_markdown(rows)}\n{legend}\n\n## Weighted speedup / {base} per mix\n\n"
         + "\n".join(per_mix) + "\n\n## Plots\n\n"
@@ -615,11 +623,11 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}"
         "td:first-child{text-align:left}img{max-width:100%}</style></head><body>\n"
         f"<h1>Sweep report: {esc(str(results))}</h1>\n<p>{esc(header.replace('`', ''))}</p>\n"
-        + ("<h2>Findings</h2>\n" + "".join(f"<p>{esc(f)}</p>\n" for f in findings) if findings else "")
+        + ("<h2>Findings</h2>\n" + "".join(f"<p>{esc(f)}</p>\n" for f in plain) if plain else "")
         + f"<h2>Averages and maxima per policy</h2>\n<table><tr><th>policy</th>{head_cells}</tr>\n{body}</table>\n"
         f"<p><small>{esc(legend.replace('`', ''))} Also in <a href=\"summary.md\">summary.md</a>.</small></p>\n"
         f"{figures}</body></html>\n")
     return {"out": str(out_dir), "index": str(index_path), "summary": str(summary_path),
             "plots": [str(out_dir / name) for name, _ in PLOTS], "rows": rows, "baseline": base,
             "runs": len(runs), "mixes": mixes, "failed": failed, "superseded": superseded, "notes": notes,
-            "first_error": first_error}
+            "first_error": first_error, "findings": list(findings)}

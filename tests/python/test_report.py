@@ -206,6 +206,8 @@ def test_runs_of_other_settings_in_one_store_are_kept_apart(tmp_path):
     report = write_report(tmp_path / "r", tmp_path / "report")
     assert (report["runs"], report["mixes"]) == (4, 1)
     assert "4 runs (0 failed) of 1 mix in 2 setups on i7-860" in (tmp_path / "report" / "summary.md").read_text()
+    # Two setups: a sentence per policy would pool them, so the report has none.
+    assert report["findings"] == [] and "## Findings" not in (tmp_path / "report" / "summary.md").read_text()
 
 
 def test_a_report_says_when_policies_ran_on_different_mixes(tmp_path):
@@ -376,3 +378,25 @@ def test_a_policy_run_with_its_own_scheduler_is_normalised_to_the_baseline(tmp_p
     expected = [runs["buddy+bliss", m] / runs["buddy", m] for m in ("|".join(m) for m in MIXES)]
     assert rows["buddy+bliss"]["ws_norm_mean"] == pytest.approx(sum(expected) / len(expected), rel=1e-12)
     assert write_report(tmp_path / "r", tmp_path / "out")["mixes"] == len(MIXES)
+
+
+def test_a_report_says_what_its_numbers_mean(results, tmp_path):
+    # The demo's sentences, for any sweep of one setup: in the files and returned for the terminal.
+    report = write_report(results, tmp_path / "out")
+    text = (tmp_path / "out" / "summary.md").read_text()
+    findings = text.split("## Findings\n\n", 1)[1].split("\n## ", 1)[0]
+    assert findings.startswith("Under buddy, sharing the machine raised the programs' LLC misses")
+    rows = {r["policy"]: r for r in report["rows"]}
+    for policy in ("bpm", "cache-only", "bpm-plus"):
+        change = 100 * (rows[policy if policy != "bpm-plus" else "bpm-plus @ i7-860-bpm-plus"]["ws_norm_mean"] - 1)
+        assert f"\n\n{policy}: weighted speedup {change:+.1f} % over buddy on average" in findings, findings
+    assert "[bold]" not in text and "[bold]bpm[/bold]: weighted speedup" in report["findings"][1]
+    assert "<h2>Findings</h2>" in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_a_scheduler_in_a_policy_name_is_the_mechanism_a_sentence_names():
+    from memtint.findings import mechanism
+
+    assert mechanism("buddy+tcm") == "TCM scheduling"
+    assert mechanism("ccps+ccps") == "core regions of channels and banks with CCPS scheduling"
+    assert mechanism("bpm") == "bank partitioning" and mechanism("new-policy") == "new-policy"

@@ -451,7 +451,7 @@ def test_bad_seed_count_is_a_clean_error(memtint, clean_error):
 def test_demo_sentences_follow_the_numbers():
     import pandas as pd
 
-    from memtint.demo import policy_sentences
+    from memtint.findings import policy_sentences
 
     rows = []
     for mix, light in (("stream|light|light|light", True), ("stream|copy|random|random", False)):
@@ -473,7 +473,7 @@ def test_demo_sentences_follow_the_numbers():
 def test_demo_names_the_interference_that_grew_most_with_its_figures():
     import pandas as pd
 
-    from memtint.demo import intensive_mixes, interference_sentence
+    from memtint.findings import intensive_mixes, interference_sentence
 
     rows = []
     for core, (mpki_alone, mpki, rb_alone, rb, lat_alone, lat) in enumerate(
