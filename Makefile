@@ -245,8 +245,8 @@ api-docs: build
 # tcm/imps/ccps controller schedulers and the SPEC traces in ../shared/traces/spec2006).
 experiment-ccps: build
 	@for c in 4 8 16; do \
-		echo "$(VENV_BIN)/memtint sweep configs/experiments/ccps-$${c}c.toml --out results/ccps-$${c}c --jobs 2"; \
-		$(VENV_BIN)/memtint sweep configs/experiments/ccps-$${c}c.toml --out results/ccps-$${c}c --jobs 2 || exit $$?; \
+		echo "$(VENV_BIN)/memtint sweep configs/experiments/ccps-$${c}c.toml --out results/ccps-$${c}c --jobs 2 --no-report"; \
+		$(VENV_BIN)/memtint sweep configs/experiments/ccps-$${c}c.toml --out results/ccps-$${c}c --jobs 2 --no-report || exit $$?; \
 		$(VENV_BIN)/memtint report results/ccps-$${c}c --out docs/experiments/ccps-$${c}c || exit $$?; \
 	done
 	$(VENV_BIN)/python configs/experiments/ccps_table.py results/ccps-4c results/ccps-8c results/ccps-16c

@@ -395,7 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="run many comparisons (machines x mixes x policies x seeds) into a result store",
         description="Run the comparisons of a sweep specification (docs/sweeps.md) on a process pool or Ray, "
         "storing one row per core per run as Parquet under --out. Runs already stored are skipped, so an "
-        "interrupted sweep resumes. Exits 1 if any run failed (failures are recorded with their error).",
+        "interrupted sweep resumes. Ends with the summary table and a report of this sweep's runs (plots, what "
+        "the numbers mean) in DIR/report, as memtint report writes it. Exits 1 if any run failed (failures are "
+        "recorded with their error).",
     )
     sweep.add_argument("spec", metavar="SPEC.toml", help="sweep specification")
     sweep.add_argument("--out", required=True, metavar="DIR", help="result directory (created; reused to resume)")
@@ -409,6 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="runs per stored batch (default 32; a batch is also written every 30 s)")
     sweep.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE",
                        help=_SET_HELP + "; over the specification's [overrides] and [os], for every run")
+    sweep.add_argument("--no-report", action="store_true",
+                       help="leave out the report (DIR/report); memtint report DIR writes it later")
     sweep.add_argument("--sample", action="store_true",
                        help="simulate every run sampled (estimates with 95 %% intervals): the specification's "
                        "sampling table, else memtint.sampling.DEFAULT_SAMPLING: units of 20000 instructions after 30000 "
@@ -1542,6 +1546,15 @@ def _sweep(args: argparse.Namespace) -> int:
     from memtint.sweep.store import ResultStore
 
     ResultStore(args.out).check_writable("--out")  # named as the command's option, not run_sweep's parameter
+    report_dir = os.path.join(args.out, "report")
+    if not args.no_report:  # a report the sweep could not write is said before it runs, not after
+        from memtint.outputs import OutputError, check_output_dir
+
+        programs = {p for e in spec.entries for p in e.mix.programs if os.path.isfile(p)}
+        try:
+            check_output_dir("--out", report_dir, [args.spec, *sorted(programs)])
+        except OutputError as error:
+            raise OutputError(f"{error} (the sweep's report goes to DIR/report; --no-report leaves it out)") from None
     from memtint import stopping
 
     with stopping.raising():  # a signal ends the sweep after storing what completed (it resumes)
@@ -1559,6 +1572,17 @@ def _sweep(args: argparse.Namespace) -> int:
         _print_warnings(out, [f"{runs[0]}{more}: {w}"])
     if len(summary.warnings) > 5:
         _print_warnings(out, [f"... and {len(summary.warnings) - 5} more distinct warning(s)"])
+    if not args.no_report and rows:
+        from memtint.reports import write_report
+
+        try:
+            report = write_report(args.out, report_dir, config_hashes=summary.config_hashes)
+        except api.MemtintError as error:  # the runs are stored: a report can be written later
+            _print_warnings(out, [f"no report: {error}"])
+        else:
+            for sentence in report["findings"]:
+                out.print(sentence, soft_wrap=True)
+            out.print(f"Report: {report['index']} (summary: {report['summary']})", soft_wrap=True)
     if summary.failed:
         for config_hash, error in list(summary.errors.items())[:5]:
             sys.stderr.write(f"memtint: run {config_hash[:12]} failed: {error}\n")

@@ -217,6 +217,34 @@ policy = "buddy"
     assert code == 1 and "1 run(s) done (1 failed), 2 already stored" in out
 
 
+def test_a_sweep_ends_with_its_report(memtint, tmp_path, clean_error):
+    # An experiment ends with a table in the terminal and a report on disk: DIR/report, this
+    # sweep's runs, with what the numbers mean.
+    spec = write(tmp_path, f"""
+machines = ["i7-860"]
+policies = ["buddy", "bpm"]
+instructions = {INSTRUCTIONS}
+warmup = 0
+mixes = [["stream", "light"], ["copy", "light"]]
+""")
+    code, out, err = memtint("sweep", spec, "--out", tmp_path / "out", "--jobs", "2")
+    assert code == 0, err
+    report = tmp_path / "out" / "report"
+    assert {"index.html", "summary.md", "weighted_speedup.png"} <= {p.name for p in report.iterdir()}
+    flat = " ".join(out.split())
+    assert "bpm: weighted speedup" in flat and f"Report: {report / 'index.html'}" in flat
+    assert "of 2 mixes" in (report / "summary.md").read_text()
+    code, out, err = memtint("sweep", spec, "--out", tmp_path / "quiet", "--no-report")
+    assert code == 0 and not (tmp_path / "quiet" / "report").exists() and "Report:" not in out, err
+    # A report that would write over an input is refused before anything runs.
+    inside = tmp_path / "quiet" / "report"
+    inside.mkdir()
+    (inside / "summary.md").write_text(spec.read_text())
+    clean_error(memtint("sweep", inside / "summary.md", "--out", tmp_path / "quiet"), "summary.md, an input",
+                "--no-report")
+    assert (inside / "summary.md").read_text() == spec.read_text()
+
+
 MACHINE_POLICIES = 'machines = ["i7-860"]\npolicies = ["bpm"]\ninstructions = 1000\n'
 
 
