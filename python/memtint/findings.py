@@ -57,13 +57,9 @@ def intensive_mixes(frame: Any) -> set[str]:
     measured: a program is light when its alone LLC MPKI is at most 1 (bpm.md §4)."""
     from memtint.trace_analysis import INTENSIVE_MPKI
 
-    rows = frame[(frame["status"] == "ok") & frame["llc_mpki_alone"].notna()]
-    out = set()
-    for mix, group in rows.groupby("mix"):
-        per_program = group.drop_duplicates("core")
-        if (per_program["llc_mpki_alone"] <= INTENSIVE_MPKI).sum() <= 1:
-            out.add(mix)
-    return out
+    rows = frame[(frame["status"] == "ok") & frame["llc_mpki_alone"].notna()].drop_duplicates(["mix", "core"])
+    light = (rows["llc_mpki_alone"] <= INTENSIVE_MPKI).groupby(rows["mix"]).sum()
+    return set(light.index[light <= 1])
 
 
 def interference_sentence(frame: Any, baseline: str) -> str:
@@ -104,12 +100,13 @@ def interference_sentence(frame: Any, baseline: str) -> str:
             "reach past their caches alone).")
 
 
-def policy_sentences(runs: Any) -> list[str]:
+def policy_sentences(runs: Any, intensive: set[str] | None = None) -> list[str]:
     """One sentence per non-baseline policy (per series, ``bpm @ machine``, where ``runs`` has
     them) saying what its result means, computed from the runs (``memtint.reports.run_table``):
     mean weighted-speedup and maximum-slowdown change against the baseline on the same mix and
     machine, how many mixes improved, the memory-intensive mixes apart, and the row-buffer miss
-    rate that explains it."""
+    rate that explains it. ``intensive``: the memory-intensive mixes (:func:`intensive_mixes`;
+    default ``runs.attrs["intensive_mixes"]``, else by the programs' names)."""
     import math
 
     base = runs.attrs["baseline"]
@@ -134,7 +131,7 @@ def policy_sentences(runs: Any) -> list[str]:
         ws = 100 * (rows["ws_norm"].mean() - 1)
         ms = 100 * (rows["ms_norm"].mean() - 1)
         better = int((rows["ws_norm"] > 1.0).sum())
-        measured = runs.attrs.get("intensive_mixes")
+        measured = intensive if intensive is not None else runs.attrs.get("intensive_mixes")
         heavy = rows[rows["mix"].isin(measured)] if measured is not None else rows[rows["mix"].map(_intensive)]
         rb_pairs = [(base_rb[k], r) for k, r in zip(zip(rows["_machine"], rows["mix"]), rows["mix_row_buffer_miss_rate"])
                     if k in base_rb and not math.isnan(r)]
@@ -176,6 +173,7 @@ def sweep_findings(frame: Any, runs: Any) -> list[str]:
     ok = runs[runs["status"] == "ok"]
     if ok.empty or ok["_setup"].nunique() > 1 or ok["_sampled"].nunique() > 1:
         return []
-    runs.attrs["intensive_mixes"] = intensive_mixes(frame[frame["config_hash"].isin(set(runs["config_hash"]))])
+    # Not in runs.attrs: pandas deep-copies attrs into every frame derived from runs.
+    intensive = intensive_mixes(frame[frame["config_hash"].isin(set(runs["config_hash"]))])
     return [interference_sentence(frame[frame["config_hash"].isin(set(ok["config_hash"]))], runs.attrs["baseline"]),
-            *policy_sentences(runs)]
+            *policy_sentences(runs, intensive)]

@@ -349,9 +349,11 @@ def _bar_rows(plt, groups: int, per_group: float, height: float = 3.6):
 
 def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series: list[str], note: str) -> None:
     plt = _pyplot()
+    # The first MAX_BARS mixes with a value: only their runs are pivoted (a sweep has thousands).
+    total = runs["mix_label"].nunique()
+    shown = list(dict.fromkeys(runs.loc[runs[column].notna(), "mix_label"]))[:MAX_BARS]
+    runs = runs[runs["mix_label"].isin(set(shown))]
     table = runs.pivot_table(index="mix_label", columns="series", values=column, aggfunc="mean")
-    mixes = list(dict.fromkeys(runs["mix_label"]))
-    shown = [m for m in mixes if m in table.index][:MAX_BARS]
     table = table.reindex(index=shown, columns=[s for s in series if s in table.columns])
     width = 0.8 / max(1, len(table.columns))
     # Slanted mix labels take height from the bars: each row gets room for its longest.
@@ -395,7 +397,6 @@ def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series
         axes[0].set_ylim(low, high)
         note += f"; the y axis starts at {low:g}"
     axes[-1].set_xlabel("workload mix")
-    total = runs["mix_label"].nunique()
     axes[0].set_title(title + (f" (first {len(shown)} of {total} mixes)" if total > len(shown) else ""))
     axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.text(0.01, 0.01, note, fontsize=7, alpha=0.7)
