@@ -29,6 +29,7 @@ MECHANISM = {
     "imps": "channel partitioning",
     "ccps": "core regions of channels and banks",
     "random-interleave": "random page interleaving",
+    "buddy": "buddy placement",
 }
 
 #: Schedulers by the names their papers use.

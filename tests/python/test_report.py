@@ -400,3 +400,4 @@ def test_a_scheduler_in_a_policy_name_is_the_mechanism_a_sentence_names():
     assert mechanism("buddy+tcm") == "TCM scheduling"
     assert mechanism("ccps+ccps") == "core regions of channels and banks with CCPS scheduling"
     assert mechanism("bpm") == "bank partitioning" and mechanism("new-policy") == "new-policy"
+    assert mechanism("buddy") == "buddy placement"  # a baseline other than buddy puts buddy in a sentence
