@@ -145,11 +145,13 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     same = ["machine", "series", "baseline", "_sampled", "_setup"] + _MIX_KEY
     batch = (lambda r: int(r["batch"])) if "batch" in runs.columns else (lambda r: 0)
     latest_ok: dict[tuple, int] = {}
-    for _, r in runs[runs["status"] == "ok"].iterrows():
-        k = tuple(str(r[c]) for c in same)
-        latest_ok[k] = max(latest_ok.get(k, -1), batch(r))
+    records = runs.to_dict("records")  # dicts, not iterrows' Series: a sweep's report reads thousands
+    for r in records:
+        if r["status"] == "ok":
+            k = tuple(str(r[c]) for c in same)
+            latest_ok[k] = max(latest_ok.get(k, -1), batch(r))
     superseded = [r["status"] != "ok" and latest_ok.get(tuple(str(r[c]) for c in same), -1) >= batch(r)
-                  for _, r in runs.iterrows()]
+                  for r in records]
     runs = runs[[not x for x in superseded]].reset_index(drop=True)
     runs.attrs["superseded"] = sum(superseded)
     runs["mix_label"] = runs["mix"].map(_mix_label)
@@ -162,20 +164,20 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
         label + (f" · seed {seed}" if s else "") + (f" · {n:,} instr" if i else "")
         for label, seed, n, s, i in zip(runs["mix_label"], runs["seed"], runs["instructions"], seeds, instr)]
 
-    ok = runs["status"] == "ok"
-    base = runs[ok & (runs["policy"] == base_policy)]
+    records = runs.to_dict("records")
+    base = [r for r in records if r["status"] == "ok" and r["policy"] == base_policy]
     # Everything a configuration hash covers is in the key (the engine version too), so a run has
     # at most one baseline run per machine; where several still match (a store written before
     # setup named all settings), none is taken: another setup's run would be a wrong baseline.
     key = _MIX_KEY + ["baseline", "_sampled", "_setup"] + (["memtint_version"] if "memtint_version" in runs else [])
     same_machine: dict[tuple, list] = {}
     by_mix: dict[tuple, list] = {}
-    for _, r in base.iterrows():
+    for r in base:
         same_machine.setdefault(tuple(r[k] for k in key + ["machine"]), []).append(r)
         by_mix.setdefault(tuple(r[k] for k in key), []).append(r)
 
     ws_norm, ms_norm, ws_half = [], [], []
-    for _, r in runs.iterrows():
+    for r in records:
         candidates = same_machine.get(tuple(r[k] for k in key + ["machine"]))
         if candidates is None:
             candidates = by_mix.get(tuple(r[k] for k in key), [])
