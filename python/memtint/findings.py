@@ -63,6 +63,10 @@ def intensive_mixes(frame: Any) -> set[str]:
     return set(light.index[light <= 1])
 
 
+#: The least relative growth (shared over alone) that a sentence calls interference.
+GREW = 0.05
+
+
 def interference_sentence(frame: Any, baseline: str) -> str:
     """Which interference dominates under ``baseline``, from its per-core rows shared against
     alone: LLC pollution (LLC misses per kilo-instruction), bank interference (row-buffer miss
@@ -93,12 +97,15 @@ def interference_sentence(frame: Any, baseline: str) -> str:
     caused = ("" if math.isnan(by_other) else
               f"; {100 * by_other:.0f} % of their DRAM requests missed the row buffer because of another "
               "program (its open row or its precharge)")
-    return (f"Under {baseline}, sharing the machine raised the programs' LLC misses from {llc[0]:.1f} to {llc[1]:.1f} "
+    grew = effects[dominant][2] >= GREW  # NaN compares False
+    verdict = (f"[bold]{dominant}[/bold] dominates on these mixes" if grew else
+               f"none grew by {100 * GREW:.0f} % or more, so these mixes show little interference")
+    return (f"Under {baseline}, sharing the machine {'raised' if grew else 'took'} the programs' LLC misses from "
+            f"{llc[0]:.1f} to {llc[1]:.1f} "
             f"per kilo-instruction ({100 * llc[2]:+.0f} %, LLC pollution), their row-buffer miss rate from "
             f"{100 * bank[0]:.0f} % to {100 * bank[1]:.0f} % ({100 * bank[2]:+.0f} %, bank interference{caused}) and their "
             f"DRAM read latency from {bw[0]:.0f} to {bw[1]:.0f} ns ({100 * bw[2]:+.0f} %, queueing for bandwidth and "
-            f"banks): [bold]{dominant}[/bold] dominates on these mixes (means over the {len(rows)} programs that "
-            "reach past their caches alone).")
+            f"banks): {verdict} (means over the {len(rows)} programs that reach past their caches alone).")
 
 
 def policy_sentences(runs: Any, intensive: set[str] | None = None) -> list[str]:
@@ -162,7 +169,7 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None) -> list[str]:
                           f"(maximum slowdown {100 * (heavy['ms_norm'].mean() - 1):+.1f} %)")
         sentences.append(
             f"[bold]{series}[/bold]: weighted speedup {ws:+.1f} % over {base} on average ({better} of {len(rows)} "
-            f"mixes better), maximum slowdown {ms:+.1f} %{heavy_text}: {meaning}; {cause}.")
+            f"mix{'es' if len(rows) != 1 else ''} better), maximum slowdown {ms:+.1f} %{heavy_text}: {meaning}; {cause}.")
     return sentences
 
 

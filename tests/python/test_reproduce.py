@@ -491,6 +491,13 @@ def test_demo_names_the_interference_that_grew_most_with_its_figures():
     assert "from 45 % to 75 % (+67 %" in text and "+10 %, LLC pollution" in text and "over the 2 programs" in text
     # one light program of three: an intensive mix, measured by alone MPKI
     assert intensive_mixes(frame) == {"a|b|c"}
+    # Nothing grew by 5 %: no interference is named as dominant.
+    for alone, shared in (("llc_mpki_alone", "llc_mpki"), ("row_buffer_miss_rate_alone", "row_buffer_miss_rate"),
+                          ("read_latency_ns_alone", "read_latency_ns_mean")):
+        frame[shared] = frame[alone] * 1.01
+    quiet = interference_sentence(frame, "buddy")
+    assert "dominates" not in quiet and "none grew by 5 % or more, so these mixes show little interference" in quiet
+    assert quiet.startswith("Under buddy, sharing the machine took the programs' LLC misses from 15.0 to 15.1")
 
 
 @pytest.mark.engine
