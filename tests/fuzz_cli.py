@@ -628,6 +628,10 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
     with open(tasks, "w") as f:
         f.write(f'machine = "{rng.choice(["m.toml", machine])}"\nhorizon = 20\n[[tasks]]\nname = "a"\nperiod = 10\nwcet = 2\ncompute = 1\n'
                 'loads = 10\n')
+    # A sweep reading the trace: its store and its report (OUT/report) go where --out says.
+    sweep_spec = os.path.join(work, "sweep.toml")
+    with open(sweep_spec, "w") as f:
+        f.write(f'machines = ["i7-860"]\npolicies = ["buddy"]\ninstructions = 1000\nwarmup = 0\nmixes = [["{trace}", "light"]]\n')
     # A file reached through the kernel's fd links (as /dev/stdout reaches a redirected stdout):
     # an output there must not be renamed over it.
     kept = os.path.join(work, "kept.txt")
@@ -636,7 +640,7 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
     kept_fd = os.open(kept, os.O_RDONLY)  # closed by run(), which every built case goes through
     places = [trace, dram_trace, config, os.path.join(work, "hard.txt"), os.path.join(work, "soft.trace"),
               os.path.join(work, "dir"), os.path.join(work, "new.json"), os.path.join(work, "nodir", "x.json"),
-              "/proc/x", "/dev/null", os.path.join(work, "dir", "..", "in.txt"), mapping, rules, machine, tasks,
+              "/proc/x", "/dev/null", os.path.join(work, "dir", "..", "in.txt"), mapping, rules, machine, tasks, sweep_spec,
               f"/proc/self/fd/{kept_fd}", f"/dev/fd/{kept_fd}", "-", ""] + (["/dev/full"] if os.path.exists("/dev/full") else [])
     a, b = rng.choice(places), rng.choice(places)
     soft = os.path.join(work, "soft.trace")
@@ -659,6 +663,8 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
           "--warmup", "0", "--no-cache", "--json", a, "--csv", b], [trace]),
         (["trace-stats", f"phases:light@500+{trace}", "--instructions", "1000", "--json", a], [trace]),
         (["dram", "--machine", "ddr4-2400", "--trace", dram_trace, "--export-drampower", a, "--json", b], [dram_trace]),
+        (["sweep", sweep_spec, "--out", a, "--jobs", "1"] + (["--no-report"] if rng.random() < 0.2 else []),
+         [sweep_spec, trace]),
     ]
     argv, inputs = rng.choice(commands)
 
@@ -672,7 +678,7 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         if after != before:
             return "internal", f"an input changed: {[x[:3] for x, y in zip(before, after) if x != y]}"
         return _error_outcome(code, text,
-                              re.compile(r"^(OUT|--json|--csv|--export-dram|--export-drampower)[ :]|^" + re.escape(work) + "|in\\.txt|d\\.trace"
+                              re.compile(r"^(OUT|--out|--json|--csv|--export-dram|--export-drampower)[ :]|^" + re.escape(work) + "|in\\.txt|d\\.trace"
                                          "|online\\.toml|rules\\.toml|m\\.mapping|rt\\.toml|kept\\.txt"))
 
     return " ".join(argv).encode(), run
