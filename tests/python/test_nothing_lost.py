@@ -755,6 +755,8 @@ def test_trace_stats_at_the_limit_announces_its_estimate(tmp_path):
 @pytest.mark.engine
 @pytest.mark.parametrize("manifest, needle", [
     ('{"format": 1}', '"batches" is missing'),
+    ('{"x": 1}', '"format" is missing'),
+    ('{"format": 2, "batches": [], "sweeps": []}', "store format 2, this memtint reads format 1"),
     ("[]", "not a sweep manifest"),
     ('{"format": 1, "batches": "x", "sweeps": []}', '"batches" is not a list'),
     ('{"format": 1, "batches": [{"rows": 3}], "sweeps": []}', 'batches[0] has no "file"'),

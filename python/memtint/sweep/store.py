@@ -188,6 +188,9 @@ class ResultStore:
         if not isinstance(manifest, dict):
             raise MemtintError(f"{self.manifest_path}: not a sweep manifest (a JSON object with \"format\", "
                                "\"batches\" and \"sweeps\")")
+        if "format" not in manifest:
+            raise MemtintError(f"{self.manifest_path}: \"format\" is missing; not a sweep manifest (this memtint "
+                               f"reads format {STORE_FORMAT})")
         if manifest.get("format") != STORE_FORMAT:
             raise MemtintError(f"{self.manifest_path}: store format {manifest.get('format')!r}, "
                                f"this memtint reads format {STORE_FORMAT}")
