@@ -173,13 +173,26 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None) -> list[str]:
     return sentences
 
 
+def pooled(runs: Any) -> str | None:
+    """Why sentences per policy would pool different experiments in ``runs`` (several setups, or
+    sampled and detailed runs), as a sentence for the report; None when they would not."""
+    ok = runs[runs["status"] == "ok"]
+    if ok["_setup"].nunique() > 1:
+        return (f"The store holds {ok['_setup'].nunique()} setups, so no sentences say what its numbers mean (they "
+                "would pool them); sweep each setup into its own --out for them.")
+    if ok["_sampled"].nunique() > 1:
+        return ("The store holds sampled and detailed runs, so no sentences say what its numbers mean (they would "
+                "pool them); sweep each into its own --out for them.")
+    return None
+
+
 def sweep_findings(frame: Any, runs: Any) -> list[str]:
     """The sentences for a report of ``frame`` (per-core rows) and ``runs``
     (:func:`memtint.reports.run_table`), with rich markup: a sentence per series (a policy on a
     machine); none when the store holds several setups or sampled and detailed runs, whose runs
     the interference sentence would pool."""
     ok = runs[runs["status"] == "ok"]
-    if ok.empty or ok["_setup"].nunique() > 1 or ok["_sampled"].nunique() > 1:
+    if ok.empty or pooled(runs):
         return []
     # Not in runs.attrs: pandas deep-copies attrs into every frame derived from runs.
     intensive = intensive_mixes(frame[frame["config_hash"].isin(set(runs["config_hash"]))])

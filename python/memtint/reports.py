@@ -596,6 +596,11 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     if (populations := population_note(ok, series)):
         header += " " + populations
         notes.append(populations)
+    from memtint.findings import pooled
+
+    if not findings and (why := pooled(runs)):
+        header += " " + why
+        notes.append(why)
 
     summary_path = out_dir / "summary.md"
     per_mix = ["| mix | " + " | ".join(series) + " |", "| --- |" + " ---: |" * len(series)]

@@ -208,6 +208,8 @@ def test_runs_of_other_settings_in_one_store_are_kept_apart(tmp_path):
     assert "4 runs (0 failed) of 1 mix in 2 setups on i7-860" in (tmp_path / "report" / "summary.md").read_text()
     # Two setups: a sentence per policy would pool them, so the report has none.
     assert report["findings"] == [] and "## Findings" not in (tmp_path / "report" / "summary.md").read_text()
+    assert any("holds 2 setups, so no sentences say what its numbers mean" in n for n in report["notes"])
+    assert "holds 2 setups, so no sentences" in (tmp_path / "report" / "summary.md").read_text()
 
 
 def test_a_report_says_when_policies_ran_on_different_mixes(tmp_path):
