@@ -1550,9 +1550,9 @@ def _sweep(args: argparse.Namespace) -> int:
     if not args.no_report:  # a report the sweep could not write is said before it runs, not after
         from memtint.outputs import OutputError, check_output_dir
 
-        programs = {p for e in spec.entries for p in e.mix.programs if os.path.isfile(p)}
+        programs = {p for e in spec.entries for p in e.mix.programs}  # each file once, of thousands of runs
         try:
-            check_output_dir("--out", report_dir, [args.spec, *sorted(programs)])
+            check_output_dir("--out", report_dir, [args.spec, *sorted(p for p in programs if os.path.isfile(p))])
         except OutputError as error:
             raise OutputError(f"{error} (the sweep's report goes to DIR/report; --no-report leaves it out)") from None
     from memtint import stopping

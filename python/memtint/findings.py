@@ -40,7 +40,9 @@ SCHEDULERS = {"fcfs": "FCFS", "fr-fcfs": "FR-FCFS", "fr-fcfs-cap": "FR-FCFS-Cap"
 def mechanism(policy: str) -> str:
     """What a policy changes, for a sentence: its placement's mechanism, and the scheduler a
     ``policy+scheduler`` name gives (``buddy+tcm``: "TCM scheduling")."""
-    placement, _, scheduler = policy.partition("+")
+    from memtint.comparison import split_policy
+
+    placement, scheduler = split_policy(policy)
     parts = [] if placement == "buddy" and scheduler else [MECHANISM.get(placement, placement)]
     if scheduler:
         parts.append(f"{SCHEDULERS.get(scheduler, scheduler)} scheduling")
@@ -131,11 +133,9 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None) -> list[str]:
     sentences = []
     for series in dict.fromkeys(ok["_label"]):
         rows = ok[(ok["_label"] == series) & ok["ws_norm"].notna()]
-        policy = rows["policy"].iloc[0] if not rows.empty else series
-        if policy == base:
+        if rows.empty or rows["policy"].iloc[0] == base:
             continue
-        if rows.empty:
-            continue
+        policy = rows["policy"].iloc[0]
         ws = 100 * (rows["ws_norm"].mean() - 1)
         ms = 100 * (rows["ms_norm"].mean() - 1)
         better = int((rows["ws_norm"] > 1.0).sum())

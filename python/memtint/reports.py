@@ -533,9 +533,9 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     runs = run_table(frame, baseline)
     base = runs.attrs["baseline"]
     rows = summary_rows(runs)
-    if findings is None:
-        from memtint.findings import sweep_findings
+    from memtint.findings import pooled, sweep_findings
 
+    if findings is None:
         findings = sweep_findings(frame, runs)
     from rich.text import Text
 
@@ -596,8 +596,6 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     if (populations := population_note(ok, series)):
         header += " " + populations
         notes.append(populations)
-    from memtint.findings import pooled
-
     if not findings and (why := pooled(runs)):
         header += " " + why
         notes.append(why)

@@ -694,9 +694,9 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
             cells += [number(p["dram_energy_nj"] / 1000.0, 1), number(p["dram_energy_per_access_nj"], 2)]
         summary.add_row(*cells)
     own = any("+" in str(r.get("policy")) for r in result.get("policies", []))
+    scheduler = result.get("alone_scheduler") or "the machine's scheduler"
     summary.caption = (f"alone runs under {result['baseline']}"
-                       + (f" and {result.get('alone_scheduler') or 'the machine' + chr(39) + 's scheduler'}, "
-                          "whichever scheduler a policy+scheduler's shared run used" if own else "")
+                       + (f" and {scheduler}, whichever scheduler a policy+scheduler's shared run used" if own else "")
                        + "; WS = Σ IPC_shared / IPC_alone")
     if (line := sampled_line(result)):
         summary.caption += "\n" + line

@@ -136,10 +136,12 @@ def setup_beside_policy(policy: str, setup: str) -> str:
     """A stored run's ``setup`` without what its policy label already names: the scheduler of a
     ``policy+scheduler`` label is part of the compared policy (``buddy+tcm`` against ``buddy``),
     not another experiment's setting."""
-    if "+" not in policy:
+    from memtint.comparison import split_policy
+
+    scheduler = split_policy(policy)[1]
+    if scheduler is None:
         return setup
-    own = f"scheduler={policy.split('+', 1)[1]}"
-    return ", ".join(x for x in setup.split(", ") if x != own)
+    return ", ".join(x for x in setup.split(", ") if x != f"scheduler={scheduler}")
 
 
 def rows_for(run: dict[str, Any], outcome: dict[str, Any], sweep: str, version: str) -> list[dict[str, Any]]:
