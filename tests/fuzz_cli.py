@@ -146,6 +146,9 @@ def mutate(rng: random.Random, text: str) -> bytes:
     return data
 
 
+LONG_NUMBER = re.compile(r"\d(?:,?\d){30}")  # 31 digits, grouped or not
+
+
 class Hang(Exception):
     pass
 
@@ -157,6 +160,9 @@ def _outcome(error: BaseException, named: re.Pattern[str] = NAMED) -> tuple[str,
         return "unnamed", f"not one clean line: {text!r}"
     if "internal error" in text:
         return "internal", text
+    # A float written out in full (1e300 as 301 digits); the fragments' longest typed value has 23.
+    if LONG_NUMBER.search(text):
+        return "unnamed", f"a number written out in full: {text[:200]!r}"
     return ("clean", text) if named.search(text) else ("unnamed", text)
 
 

@@ -8,7 +8,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A configuration value is impossible; `field` names it as the user wrote it.
-    #[error("invalid configuration: {}: {}", escaped(field), escaped(reason))]
+    #[error("invalid configuration: {}: {}", escaped(field), escaped(&short_numbers(reason)))]
     Config { field: String, reason: String },
 
     /// A preset name that does not exist; lists the valid ones.
@@ -39,7 +39,7 @@ impl Error {
     /// around it (a configuration error's reason; the whole message of the others).
     pub fn reason(&self) -> String {
         match self {
-            Error::Config { reason, .. } => reason.clone(),
+            Error::Config { reason, .. } => short_numbers(reason),
             other => other.to_string(),
         }
     }
@@ -200,6 +200,32 @@ fn escape(c: char) -> String {
     }
 }
 
+/// Most digits a number shows in full: `u64::MAX` has 20, so a longer run is a float's `Display`.
+const MAX_DIGITS: usize = 20;
+
+/// `text` with every number of more than `MAX_DIGITS` digits in exponent form: a float's
+/// `Display` writes 1e300 as 301 digits, and a reason says `got {v}` of whatever the user gave.
+fn short_numbers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        out.push_str(&rest[..start]);
+        let run = &rest[start..];
+        let len = run.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(run.len());
+        // A sentence's full stop after the number is not part of it.
+        let number = run[..len].trim_end_matches('.');
+        let digits = number.bytes().filter(u8::is_ascii_digit).count();
+        // Only a float's own `Display`: a long integer a user typed is shown as typed.
+        match number.parse::<f64>() {
+            Ok(v) if digits > MAX_DIGITS && v.is_finite() && format!("{v}") == number => out.push_str(&format!("{v:e}")),
+            _ => out.push_str(number),
+        }
+        rest = &run[number.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Longest reason a parse error shows, in characters.
 const MAX_REASON: usize = 400;
 
@@ -290,6 +316,18 @@ mod tests {
         assert!(shown.starts_with("t:3: bad 'a\\x1b[2J\\0\\r"), "{shown}");
         assert!(!shown.chars().any(|c| c.is_control()), "{shown}");
         assert!(shown.len() < 450 && shown.ends_with("..."), "{}", shown.len());
+    }
+
+    /// `--jitter-ns 1e300` used to be refused with 301 digits.
+    #[test]
+    fn a_huge_or_tiny_number_is_shown_in_exponent_form() {
+        let e = Error::config("noise.jitter_ns", format!("must be a number from 0 to {}, got {}.", 1e6, 1e300));
+        assert_eq!(e.to_string(), "invalid configuration: noise.jitter_ns: must be a number from 0 to 1000000, got 1e300.");
+        assert_eq!(e.reason(), "must be a number from 0 to 1000000, got 1e300.");
+        let tiny = Error::config("x", format!("got {}, {} and {}", 1.5e-30, -2.5e40, u64::MAX));
+        assert_eq!(tiny.reason(), "got 1.5e-30, -2.5e40 and 18446744073709551615");
+        assert_eq!(short_numbers("v1.2.3, 10.5 ns"), "v1.2.3, 10.5 ns");
+        assert_eq!(short_numbers("got 99999999999999999999999"), "got 99999999999999999999999");
     }
 
     /// A preset name from a TOML string ("i7\n860") used to print on two lines.
