@@ -1072,3 +1072,23 @@ def test_a_cache_that_cannot_hold_runs_warns_once_and_keeps_nothing(tmp_path, mo
     err = capsys.readouterr().err
     assert err.count("reproduction runs are not kept") == 1 and "MEMTINT_CACHE_DIR" in err
     assert blocker.read_text() == "" and cache.reused == 0
+
+
+def test_a_one_seed_mean_over_mixes_shows_its_spread_over_the_mixes():
+    from memtint.reproduce import report
+
+    claim = {"id": "x", "metric": "ws_ratio", "kind": "change", "value": 6.0}
+    row = common.Row(claim, "", [1.0])
+    assert report.ours_text(row) == ("+1.0 %", "one seed")
+    row.per_mix = [-2.0, 1.0, 4.0]
+    assert report.ours_text(row) == ("+1.0 %", "one seed; over its 3 mixes sd 3.0 %; -2.0 % … +4.0 %")
+
+
+def test_the_committed_per_mix_values_average_to_their_figure():
+    # A one-seed claim's figure is the mean over its mixes of the values the report shows spread.
+    root = Path(__file__).resolve().parents[2] / "docs" / "reproductions"
+    rows = [r for p in PAPERS for r in json.loads((root / f"{p}.json").read_text())["rows"] if r.get("per_mix")]
+    assert rows, "no committed one-seed mean over mixes"
+    for r in rows:
+        assert len(r["per_seed"]) == 1 and len(r["per_mix"]) > 1, r["id"]
+        assert abs(sum(r["per_mix"]) / len(r["per_mix"]) - r["mean"]) < 1e-9, r["id"]

@@ -485,6 +485,10 @@ class Row:
     #: nothing it rests on was sampled or the figure is not such a mean. Separate from the
     #: spread over seeds, which includes the sampling error.
     sampling_half_width: float | None = None
+    #: With one seed, the figure's value on each mix of its population when the figure is a mean
+    #: over mixes (:data:`MEAN_OVER_MIXES`): the spread a reader can judge it by, since one seed has
+    #: none over seeds. None otherwise.
+    per_mix: list[float] | None = None
 
     @property
     def stats(self) -> dict[str, float]:
@@ -535,6 +539,12 @@ def evaluate(claims: list[dict[str, Any]], experiment: str,
 
 def _per_mix(exp: MixExperiment, results: dict[str, Any], machine: str, seed: int) -> list[dict[str, dict]]:
     return [exp.runs(results, machine, m, seed) for m in range(len(exp.mixes))]
+
+
+#: Mix metrics that are a mean over the mixes of a per-mix figure (not a share, a best or a worst).
+MEAN_OVER_MIXES = {"ws_change", "ws_change_over", "ws_ratio", "ms_change", "ms_ratio", "ms_change_over",
+                   "rbmiss_change", "recolour_overhead", "ws_vs_best", "bestvp_over_horizontal",
+                   "vp_over_horizontal"}
 
 
 def mix_value(metric: str, runs: list[dict[str, dict]], claim: dict[str, Any], baseline: str) -> float:
@@ -897,6 +907,8 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
     row.sampling_half_width = mean_half_width(terms) if terms is not None else None
     row.detail = explain(pairs, top=3, labels=labels, first=mechanism(claim))
     all_runs = [e.runs(results, mach, m, s) for s in seeds for e, mach, m in mixes]
+    if len(seeds) == 1 and len(all_runs) > 1 and claim["metric"] in MEAN_OVER_MIXES:
+        row.per_mix = [mix_value(claim["metric"], [r], claim, baseline) for r in all_runs]
     if claim["metric"] == "uf_rule_right":
         row.detail = uf_rule_cause(all_runs) + "; " + row.detail
     elif ((claim.get("population") or "").startswith("uf-") or "bpm-plus" in (claim.get("policy"), claim.get("versus"))) \

@@ -11,7 +11,7 @@ from memtint.api import MemtintError
 from memtint.outputs import save_figure, write_text
 from memtint.reproduce import figures
 from memtint.reproduce import verdict as verdict_rule
-from memtint.reproduce.common import Row
+from memtint.reproduce.common import Row, summarise
 
 POINT_METRICS = ("ws_change_over", "ms_change_over", "pairs_minus_single_pct", "util_gap_points")
 PLAIN_METRICS = ("relative_ipc", "share_not_worse", "share_best", "speedup", "dram_pages", "time_ratio", "slope_ratio",
@@ -117,7 +117,11 @@ def paper_text(claim: dict[str, Any]) -> str:
 def ours_text(row: Row) -> tuple[str, str]:
     s = row.stats
     m = row.claim["metric"]
-    if s["n"] == 1:  # one seed has no spread to show
+    if s["n"] == 1:  # one seed has no spread over seeds; a mean over mixes has one over its mixes
+        if row.per_mix:
+            x = summarise(row.per_mix)
+            return fmt_value(m, s["mean"]), (f"one seed; over its {x['n']} mixes sd {fmt_value(m, x['sd'], False)}; "
+                                             f"{fmt_value(m, x['min'])} … {fmt_value(m, x['max'])}")
         return fmt_value(m, s["mean"]), "one seed"
     return fmt_value(m, s["mean"]), f"sd {fmt_value(m, s['sd'], False)}; {fmt_value(m, s['min'])} … {fmt_value(m, s['max'])}"
 
@@ -351,13 +355,15 @@ def _derived_rows(name: str, rows: list[dict[str, Any]]) -> list[bool]:
 def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -> None:
     """The claims' rows as data beside the report (what tests check the verdicts against): per
     row its claim id, subject, verdict, our mean and seeds, the subject's measured DRAM requests
-    per kilo-instruction, when not applicable, why, and, when its figure was sampled, the half-width
-    of its 95 % sampling interval (``sampling_half_width``; absent for detailed runs)."""
+    per kilo-instruction, when not applicable, why, with one seed its value on each mix of a mean
+    over mixes (``per_mix``), and, when its figure was sampled, the half-width of its 95 % sampling
+    interval (``sampling_half_width``; absent for detailed runs)."""
     import json
 
     data = [{"id": r.claim["id"], "subject": r.subject, "verdict": r.verdict, "paper": r.claim.get("value"),
              "kind": r.claim.get("kind", "change"), "derived": figures.derived(r.claim), "mean": _finite(r.stats["mean"]),
              "per_seed": [_finite(v) for v in r.per_seed], "dram_pki": _finite(r.dram_pki),
+             **({"per_mix": [_finite(v) for v in r.per_mix]} if r.per_mix else {}),
              "population": r.population, "not_applicable": r.not_applicable,
              **({"placed_pages": r.placed_pages} if r.placed_pages is not None else {}),
              **({"met_loads": r.met_loads} if r.met_loads is not None else {}),
