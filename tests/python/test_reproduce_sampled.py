@@ -178,3 +178,12 @@ def test_quick_sampled_reproduction_carries_each_figure_s_sampling_half_width(tm
 def test_a_detailed_reproduction_s_header_has_no_sampling_line():
     # Without --sample nothing is said about sampling (and no row has a half-width to show).
     assert report.sampling_header(common.Settings(), []) == ""
+
+
+def test_a_row_names_its_population_even_when_it_names_the_machine_the_subject_names():
+    # CCPS's subject is its machine and its population "4 mixes of 4 programs on" that machine:
+    # a reader must still see that the figure rests on 4 mixes.
+    row = Row(CLAIM, "ccps-4c-64b", [3.0, 5.0], population="4 mixes of 4 programs on ccps-4c-64b")
+    assert "(measured on: 4 mixes of 4 programs on ccps-4c-64b)" in report.claim_rows([row])[0][1]
+    same = Row(CLAIM, "i7-860", [3.0, 5.0], population="i7-860")
+    assert "measured on" not in report.claim_rows([same])[0][1]

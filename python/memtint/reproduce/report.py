@@ -193,7 +193,7 @@ def claim_rows(rows: list[Row]) -> list[list[str]]:
             else:
                 figures[key] = name
         label = r.claim["text"] + (f" — **{r.subject}**" if r.subject else "") + (
-            f" (measured on: {r.population})" if r.population and (not r.subject or r.subject not in r.population) else "")
+            f" (measured on: {r.population})" if r.population and r.population != r.subject else "")
         out.append([r.claim["figure"], label, r.claim["source"], paper_text(r.claim), mean + sampled_text(r), spread,
                     f"**{verdict_text(r)}**", cause])
     return out
