@@ -672,6 +672,17 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         (["sweep", sweep_spec, "--out", a, "--jobs", "1"] + (["--no-report"] if rng.random() < 0.2 else []),
          [sweep_spec, trace]),
     ]
+    # mine-rules classifies the programs of a store's mixes: the trace the store names is its input.
+    # The store outlives the case (work is rebuilt with the same trace at the same path).
+    store = os.path.join(d, "mine-store")
+    if not os.path.isdir(store):
+        spec = os.path.join(d, "mine.toml")
+        with open(spec, "w") as f:
+            f.write(f'machines = ["i7-860"]\npolicies = ["buddy", "bpm", "a-vp"]\ninstructions = 2000\nwarmup = 0\n'
+                    f'mixes = [["{trace}", "light"], ["light", "{trace}"], ["{trace}", "{trace}"], ["light", "light"]]\n')
+        code, text = _main_quiet(["sweep", spec, "--out", store, "--jobs", "1", "--no-report"])
+        assert code == 0, text
+    commands.append((["mine-rules", store, "--out", a, "--json", b, "--classify-instructions", "100000"], [trace]))
     argv, inputs = rng.choice(commands)
 
     def run() -> tuple[str, str]:
@@ -783,7 +794,22 @@ PROFILE_PROGRAMS = ["stream:reads_pki=30,seed=2", "random:footprint_bytes=1_048_
 def traces_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
     """A mutated text trace (or raw binary bytes) through the commands that read one, or a
     profile's parameters: an error is one printable line naming the file or the parameters."""
-    if rng.random() < 0.3:
+    if rng.random() < 0.1:
+        # A pipe or device where a trace belongs (a FIFO, a process substitution, /dev/null): read
+        # more than once, so refused by name before anything opens it (opening a FIFO would block).
+        path = os.path.join(d, "t.txt")
+        if os.path.lexists(path):
+            os.remove(path)
+        if rng.random() < 0.7:
+            os.mkfifo(path)
+        else:
+            os.symlink("/dev/null", path)
+        argv = rng.choice([["trace-stats", path], ["compare", "--machine", "i7-860", "--mix", f"{path},light",
+                                                    "--instructions", "1000", "--warmup", "0", "--no-cache"],
+                           ["trace-stats", f"phases:light@500+{path}", "--instructions", "1000"],
+                           ["advise", path, "light"]])
+        data = b"special " + " ".join(argv).encode()
+    elif rng.random() < 0.3:
         program = rng.choice(PROFILE_PROGRAMS)
         argv = ["trace-stats", program, "--instructions", "2000"]
         data = program.encode()
@@ -791,6 +817,8 @@ def traces_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[s
         path = os.path.join(d, "t.txt")
         data = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 400))) if rng.random() < 0.3 else \
             mutate(rng, rng.choice(TRACE_FILES))
+        if os.path.lexists(path) and not os.path.isfile(path) or os.path.islink(path):
+            os.remove(path)
         with open(path, "wb") as f:
             f.write(data)
         argv = rng.choice([["trace-stats", path], ["convert", path, os.path.join(d, "o.mtt")]])

@@ -110,19 +110,43 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _set_value(raw: str) -> Any:
+    """A `--set` value as a TOML file would write it (100_000, 'strided', {enabled = true},
+    [0, 1]), else as JSON ({"enabled": true}), else the text itself (strided); a TOML date or
+    time, which no setting takes, stays text."""
+    import datetime
+
+    from memtint.toml_files import tomllib
+
+    def plain(v: Any) -> bool:
+        if isinstance(v, dict):
+            return all(plain(x) for x in v.values())
+        if isinstance(v, list):
+            return all(plain(x) for x in v)
+        return not isinstance(v, (datetime.date, datetime.time))
+
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+        if plain(value):
+            return value
+    except (tomllib.TOMLDecodeError, ValueError):
+        pass
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
 def _setting(text: str) -> tuple[list[str], Any]:
-    """`--set SECTION.KEY=VALUE`: a path into the machine table and a value (JSON if it parses:
-    numbers, true/false, quoted strings; otherwise the text as a string)."""
+    """`--set SECTION.KEY=VALUE`: a path into the machine table and a value (:func:`_set_value`:
+    TOML, then JSON, else the text as a string)."""
     key, sep, raw = text.partition("=")
     path = [part.strip() for part in key.split(".")]
     if not sep or len(path) < 2 or not all(path):
         raise argparse.ArgumentTypeError(
             f"expected SECTION.KEY=VALUE (e.g. controller.write_idle_drain_min=9), got '{text}'"
         )
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        value = raw
+    value = _set_value(raw)
     if isinstance(value, float) and not math.isfinite(value):  # 1e400 reads as inf; Infinity, NaN too
         raise argparse.ArgumentTypeError(f"{key}={raw}: not a finite number (NaN and infinities are not settings)")
     return path, value
@@ -162,13 +186,13 @@ def _nested(settings: list[tuple[list[str], Any]], base: dict[str, Any] | None) 
 
 
 _MACHINE_SET_HELP = ("override one machine setting of the run (controller.*, cache.*, dram.*, cpu.*, e.g. "
-                     "controller.write_idle_drain_min=9 or dram.channels=2; sections and keys as in machine TOMLs); "
-                     "repeatable; docs/stats.md")
+                     "controller.write_idle_drain_min=9 or dram.channels=2; sections, keys and values as in machine TOMLs: "
+                     "100_000, 'text', [0, 1], {key = 1}; a bare word is text); repeatable; docs/stats.md")
 _SET_HELP = ("override one setting of the run: a machine setting (controller.*, cache.*, dram.*, cpu.*, e.g. "
              "controller.write_idle_drain_min=9 or dram.channels=2; sections and keys as in machine TOMLs) or an OS "
              "setting (os.*, e.g. os.colour_split=strided or os.ccps.delta=5; the [os] table of run files) or a "
              "sampling setting (sampling.*, e.g. sampling.unit=10000, which compare and sim also take as --sample-unit; implies sampling); "
-             "repeatable; docs/stats.md")
+             "values as TOML writes them (100_000, 'text', [0, 1], {key = 1}; a bare word is text); repeatable; docs/stats.md")
 
 
 def add_sampling_arguments(parser: argparse.ArgumentParser, what: str = "every run") -> None:
@@ -436,7 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     advise.add_argument("--classify-instructions", type=_count_at_least(1), default=None, metavar="N",
                         help="instructions of each program's classification run (default 10,000,000: "
                         "several sampling windows)")
-    advise.add_argument("--instructions", type=_count_at_least(1), default=10_000_000, metavar="N",
+    advise.add_argument("--instructions", type=_count_at_least(1), default=None, metavar="N",
                         help="with --verify: instructions per core of each run (default 10,000,000)")
     advise.add_argument("--warmup", type=_count_at_least(0), default=None, metavar="N",
                         help="functional warm-up per core before each run (default 20,000,000)")
@@ -853,9 +877,21 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
     file's line that sets it, when the file sets it, or with the `--set` of ``settings`` that
     gave its value (which wins over the file's line), or else with the line of the machine file
     the run names (``links.latency_ns``, ``nodes[1].bandwidth_gbps``)."""
+    def related_set() -> str:
+        """A --set the error is about though it names another key: a sibling in the same table
+        (distance against the degree set), or the key's own word in the message (channels x ranks
+        x banks), the last given first. Without one, the error is the file's."""
+        for setting, value in reversed(settings or []):
+            name, parent = ".".join(setting), ".".join(setting[:-1])
+            sibling = m is not None and bool(parent) and m.group(1).removeprefix("overrides.").startswith(parent + ".")
+            if sibling or name in message or re.search(rf"(?<![\w.]){re.escape(setting[-1])}(?![\w])", message):
+                shown = value if isinstance(value, str) else json.dumps(value)
+                return f"--set {name}={shown}: {message}"
+        return ""
+
     m = re.match(r"invalid configuration: ([A-Za-z_][\w.-]*)((?:\[\d+\])*)(?:\.([A-Za-z_][\w.-]*))?:", message)
     if not m:
-        return message
+        return related_set() or message
     key = m.group(1)
     unknown = re.search(r"unknown field `([^`]+)`", message)
     if unknown and not m.group(2):
@@ -897,6 +933,9 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
         line = line_in(file) if file else ""
         if line:
             return f"{file}{line}: {message}"
+    blamed = related_set()
+    if blamed:
+        return blamed
     if machine_file and key.split(".")[0] in MACHINE_TABLES:  # a machine key the file lacks: the file, no line
         return f"{machine_file}: {message}"
     return message
@@ -1048,6 +1087,22 @@ def load_sim_config(path: str) -> dict[str, Any]:
     return spec
 
 
+def _at_named_value(path: str, message: str) -> str:
+    """An engine error about a name the run file ``path`` gives (``unknown machine 'x'``), with
+    the file and the line of the first quoted value equal to it; the file alone when none is."""
+    m = re.search(r"'([^']*)'", message)
+    line = ""
+    if m:
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        quoted = re.compile(r"""(?:^|[=\[,\s])["']""" + re.escape(m.group(1)) + r"""["']""")
+        line = next((f":{n}" for n, text in enumerate(lines, 1) if quoted.search(text.split("#")[0])), "")
+    return f"{path}{line}: {message}"
+
+
 def _in_run_file(path: str, text: str, message: str) -> str:
     """An error about a key of the run file ``path`` (``programs[0]: ...``, ``invalid
     configuration: processes[0].threads[0]: ...``) with the file and the key's line."""
@@ -1151,6 +1206,9 @@ def _sim(args: argparse.Namespace) -> int:
         if text.startswith("invalid configuration: "):  # a key _at_config_line could not place (threads[0])
             with open(args.config, encoding="utf-8") as f:
                 text = _in_run_file(args.config, f.read(), text)
+        elif not text.startswith((f"{args.config}:", "--set ", f"{machine_file}:" if machine_file else "--set ")):
+            # "unknown machine ''": a name the run file gave, at the line that gives it
+            text = _at_named_value(args.config, text)
         raise api.MemtintError(text) from None
     if _write_json(args.json, stats):
         _warn_stderr(stats.get("warnings"))
@@ -1227,8 +1285,14 @@ def trace_format(path: str) -> str:
 
 def export_format(path: str, given: str | None) -> str:
     """The DRAM-stream export's format: as given, else from the file's suffix before any .gz, else
-    dramsim3 (as ``dram --trace`` reads the file back)."""
-    return given or _suffix_format(path[:-3] if path.lower().endswith(".gz") else path) or "dramsim3"
+    dramsim3 (as ``dram --trace`` reads the file back). A suffix naming another format than the
+    one given is refused: ``dram --trace`` would read the file by its suffix and refuse it."""
+    by_suffix = _suffix_format(path[:-3] if path.lower().endswith(".gz") else path)
+    if given and by_suffix and given != by_suffix:
+        raise UsageError(f"export format {given} (--export-format, or the run file's export_dram): the export {path} "
+                         f"has the suffix of the {by_suffix} format, which is how it is read back (dram --trace); give "
+                         f"a .{given} name or leave the format out")
+    return given or by_suffix or "dramsim3"
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -1340,6 +1404,11 @@ def _advise(args: argparse.Namespace) -> int:
     from memtint import advisor, comparison, hvr_rules
     from memtint.tables import _Table  # cells printed as text: a program may be named "[x]"
 
+    if args.instructions is not None and not args.verify:  # it sizes the verifying runs only
+        raise UsageError(f"--instructions {args.instructions}: sizes the runs of --verify, and there are none; add "
+                         "--verify, or --classify-instructions for the classifying runs")
+    if args.instructions is None:
+        args.instructions = 10_000_000
     programs = list(args.programs)
     catalogue = api.presets()
     named = {m["name"] for m in catalogue.get("mixes", [])}
@@ -1422,6 +1491,13 @@ def _mine_rules(args: argparse.Namespace) -> int:
                   stores=[args.results])
     paper = hvr_rules.load(args.rules)
     frame = load_results(args.results)
+    # Classification runs the store's programs on its machines: their files are inputs too.
+    if not frame.empty:
+        check_outputs({"--out": args.out, "--json": args.json},
+                      [*([args.rules] if args.rules else []),
+                       *_machine_inputs(*sorted(set(frame["machine"].dropna().astype(str)))),
+                       *sorted(set(frame["program"].dropna().astype(str)))],
+                      stores=[args.results])
     if frame.empty:
         raise api.MemtintError(f"{args.results}: no stored runs")
     try:
@@ -1547,10 +1623,11 @@ def _sweep(args: argparse.Namespace) -> int:
 
     ResultStore(args.out).check_writable("--out")  # named as the command's option, not run_sweep's parameter
     report_dir = os.path.join(args.out, "report")
+    programs = {p for e in spec.entries for p in e.mix.programs}  # each file once, of thousands of runs
+    check_outputs({}, [args.spec, *sorted(programs)])  # a pipe among them would be read once and then hang
     if not args.no_report:  # a report the sweep could not write is said before it runs, not after
         from memtint.outputs import OutputError, check_output_dir
 
-        programs = {p for e in spec.entries for p in e.mix.programs}  # each file once, of thousands of runs
         try:
             check_output_dir("--out", report_dir, [args.spec, *sorted(p for p in programs if os.path.isfile(p))])
         except OutputError as error:
@@ -1558,7 +1635,7 @@ def _sweep(args: argparse.Namespace) -> int:
     from memtint import stopping
 
     with stopping.raising():  # a signal ends the sweep after storing what completed (it resumes)
-        summary = run_sweep(spec, args.out, jobs=args.jobs, ray=args.ray, limit=args.limit,
+        summary = run_sweep(spec, args.out, out_option="--out", jobs=args.jobs, ray=args.ray, limit=args.limit,
                             batch_size=args.batch_size)
     rows = policy_summary(load_results(args.out), summary.config_hashes)
     from memtint.tables import output_console
@@ -1725,7 +1802,7 @@ def _trace(args: argparse.Namespace) -> int:
                f"{made}'s log": f"{output}.valgrind.log"}
     outputs.update({f"{made}'s earlier thread file {i} (removed first)": f for i, f in enumerate(trace_files(output), 1)
                     if f != outputs[f"{made}'s trace"]})
-    check_outputs(outputs, [program, *argument_paths(command[1:])])
+    check_outputs(outputs, [program, *argument_paths(command[1:])], inputs_are_files=False)
     interactive = sys.stderr.isatty()
     last = [0.0]
 

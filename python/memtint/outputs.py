@@ -114,6 +114,18 @@ def argument_paths(args: Iterable[str]) -> list[str]:
 OUTPUT_TABLES = frozenset({"export_dram"})
 
 
+class InputError(MemtintError):
+    """An input memtint cannot read as it must: a pipe, socket or device where a file belongs."""
+
+
+def special_inputs(*items: object, base: str | None = None) -> list[str]:
+    """The arguments and the files they name (as :func:`referenced_files` finds them) that exist
+    but are not regular files or directories: a FIFO, a process substitution's pipe, a device."""
+    specials: list[str] = []
+    _walk(items, base, specials)
+    return specials
+
+
 def referenced_files(*items: object, base: str | None = None) -> list[str]:
     """The files a command reads behind its arguments: each item that names an existing file
     and, inside a TOML file (a machine, a run, a rules file) or a specification (a dict or
@@ -121,6 +133,10 @@ def referenced_files(*items: object, base: str | None = None) -> list[str]:
     specification) or to the working directory, followed into the TOML files it finds. A
     machine file's device and mapping files, a run's traces (a ``phases:`` program's too) and its
     ``[os.hvr-online] rules`` are found alike, so an output is checked against all of them, not a list kept by hand."""
+    return _walk(items, base, [])
+
+
+def _walk(items: tuple, base: str | None, specials: list[str]) -> list[str]:
     found: list[str] = []
     seen: set[str] = set()
 
@@ -148,6 +164,8 @@ def referenced_files(*items: object, base: str | None = None) -> list[str]:
                 except (OSError, ValueError):
                     is_file = False
                 real = os.path.realpath(candidate) if is_file else ""
+                if not is_file and _is_special(candidate) and candidate not in specials:
+                    specials.append(candidate)
                 if not is_file or real in seen:
                     continue
                 seen.add(real)
@@ -218,13 +236,17 @@ def _kernel_interface(path: str) -> str | None:
 
 
 def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.PathLike[str] | None] = (),
-                  stores: Iterable[str | os.PathLike[str] | None] = ()) -> None:
+                  stores: Iterable[str | os.PathLike[str] | None] = (), inputs_are_files: bool = True) -> None:
     """Refuse, before any work, outputs that cannot be written or that are one of the inputs.
 
     ``outputs`` maps an option name (``--json``) to its path (``None`` for none; ``-`` is stdout
     for ``--json`` and refused for the others, which would write a file of that name); ``inputs`` are the paths the command reads (names that are not files, such as
     built-in profiles, are ignored); ``stores`` are directories it reads as a whole (a sweep's
-    result store), into which no output may go: a file written there becomes part of the input."""
+    result store), into which no output may go: a file written there becomes part of the input.
+    With ``inputs_are_files`` (every command but those that run a user's program, which may read a
+    pipe as it likes), an input that is a pipe, socket or device is refused: memtint reads a trace
+    more than once (its format, its content's digest for the caches, then its records), and a pipe
+    gives its content once, so a run would fail on a seek or wait for ever."""
     for option, path in outputs.items():
         if path == "":  # a shell's unset variable: nothing would be written, and nothing said
             raise OutputError(f"{option}: the file name is empty; give a file name")
@@ -233,6 +255,11 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.P
     given = {option: path for option, path in outputs.items() if path and path != "-"}
     input_ids: dict[tuple[int, int], str] = {}
     inputs = [p for p in inputs if p is not None]
+    if inputs_are_files:
+        for p in special_inputs(*inputs):
+            raise InputError(f"{p}: is not a regular file (a pipe, socket or device); memtint reads its inputs more "
+                             "than once (a trace's format, its content for the caches, then its records), and a pipe "
+                             "gives them once: write it to a file and give that")
     # And what they read in turn: a TOML file's files, a phases: program's traces.
     for p in [*inputs, *referenced_files(*inputs)]:
         p = os.fspath(p)

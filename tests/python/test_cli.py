@@ -572,3 +572,84 @@ def test_a_bad_charge_walks_names_the_key_and_the_files_line(memtint, tmp_path, 
     clean_error(memtint("sim", str(run), "--set", "os.hot_pages.charge_walks=maybe"),
                 "--set os.hot_pages.charge_walks=maybe", "os.hot_pages.charge_walks", "expected a boolean")
     clean_error(memtint("sim", str(run)), f"{run}:6", "os.hot_pages.charge_walks", "expected a boolean")
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("setting,needle", [
+    # a sibling of the key the error names: distance must be at least the degree given
+    ("cache.prefetcher.degree=64", "cache.prefetcher.distance"),
+    # a relation of several keys, named by the key's own word
+    ("dram.channels=2147483648", "channels x ranks x banks per rank"),
+    # a key with a space: the message names it whole
+    ("os.colour split=1", "unknown key"),
+])
+def test_an_error_a_set_caused_names_that_set_not_the_run_file(memtint, clean_error, tmp_path, setting, needle):
+    run = tmp_path / "run.toml"
+    run.write_text('machine = "i7-860"\nprograms = ["light"]\ninstructions = 2000\n')
+    line = clean_error(memtint("sim", run, "--set", setting), needle)
+    assert line.startswith(f"memtint: error: --set {setting}: "), line
+
+
+@pytest.mark.engine
+def test_a_pipe_or_device_where_a_trace_belongs_is_refused_by_name(memtint, clean_error, tmp_path):
+    """A trace is read more than once (its format, its digest for the caches, its records): a FIFO
+    made compare wait for ever and sim fail on a seek."""
+    fifo = tmp_path / "ff"
+    os.mkfifo(fifo)
+    for argv in (["compare", "--machine", "i7-860", "--mix", f"{fifo},light", "--instructions", "1000", "--warmup", "0",
+                  "--no-cache", "--policies", "buddy"],
+                 ["trace-stats", fifo], ["dram", "--machine", "ddr4-2400", "--trace", "/dev/null"],
+                 ["trace-stats", f"phases:light@500+{fifo}", "--instructions", "1000"]):
+        clean_error(memtint(*argv, timeout=60), "is not a regular file (a pipe, socket or device)")
+    run = tmp_path / "run.toml"
+    run.write_text(f'machine = "i7-860"\nprograms = ["{fifo}"]\ninstructions = 2000\n')
+    clean_error(memtint("sim", run, timeout=60), f"{fifo}: is not a regular file")
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'machines = ["i7-860"]\npolicies = ["buddy"]\ninstructions = 1000\nmixes = [["{fifo}", "light"]]\n')
+    clean_error(memtint("sweep", spec, "--out", tmp_path / "out", timeout=60), "is not a regular file")
+
+
+@pytest.mark.engine
+def test_mine_rules_never_writes_over_a_trace_its_store_classifies(memtint, clean_error, tmp_path):
+    trace = tmp_path / "t.txt"
+    trace.write_text("10 0x1000\n20 0x2000 0x3000\n")
+    before = trace.read_bytes()
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'machines = ["i7-860"]\npolicies = ["buddy", "bpm", "a-vp"]\ninstructions = 2000\nwarmup = 0\n'
+                    f'mixes = [["{trace}", "light"], ["light", "{trace}"], ["{trace}", "{trace}"], ["light", "light"]]\n')
+    code, _, err = memtint("sweep", spec, "--out", tmp_path / "store", "--jobs", "1", "--no-report")
+    assert code == 0, err
+    for option in ("--out", "--json"):
+        argv = ["mine-rules", tmp_path / "store", "--classify-instructions", "100000", "--out", tmp_path / "r.toml",
+                option, trace]
+        clean_error(memtint(*argv), f"{option} {trace}: is an input of this command")
+        assert trace.read_bytes() == before
+
+
+def test_reproduce_never_writes_into_the_figures_or_traces_it_reads(memtint, clean_error):
+    for place in ("configs/reproductions", "workloads/traces"):
+        clean_error(memtint("reproduce", "--out", REPO / place, "bpm", "--quick"), "is an input of this command")
+
+
+def test_a_set_value_is_read_as_a_toml_file_writes_it():
+    from memtint.cli import _set_value
+
+    assert _set_value("100_000") == 100000 and _set_value("'strided'") == "strided" == _set_value("strided")
+    assert _set_value("{enabled = true}") == {"enabled": True} == _set_value('{"enabled": true}')
+    assert _set_value("[0, 1]") == [0, 1] and _set_value("2.0") == 2.0 and _set_value("true") is True
+    assert _set_value("2026-01-01") == "2026-01-01"  # no setting takes a date: the text
+
+
+@pytest.mark.engine
+def test_a_name_the_run_file_gives_is_blamed_on_its_line(memtint, clean_error, tmp_path):
+    run = tmp_path / "run.toml"
+    run.write_text('machine = ""\nprograms = ["light"]\ninstructions = 2000\n')
+    assert clean_error(memtint("sim", run), "unknown machine ''").startswith(f"memtint: error: {run}:1: ")
+
+
+def test_an_export_whose_suffix_names_another_format_is_refused(memtint, clean_error, tmp_path):
+    # dram --trace reads a file by its suffix: a .ramulator file written as dramsim3 it would refuse
+    run = REPO / "configs" / "runs" / "example.toml"
+    line = clean_error(memtint("sim", run, "--export-dram", tmp_path / "x.ramulator", "--export-format", "dramsim3"),
+                       "suffix of the ramulator format")
+    assert not (tmp_path / "x.ramulator").exists(), line

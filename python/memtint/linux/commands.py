@@ -409,7 +409,8 @@ def _run_mix(args: argparse.Namespace) -> int:
     commands = split_commands(_argv(args.command))
     # before any program runs: a JSON that cannot be written would lose the whole run
     env = dict(os.environ)
-    check_outputs({"--json": args.json}, [*(p for c in commands for p in command_inputs(c, env)), *_config_files(args)])
+    check_outputs({"--json": args.json}, [*(p for c in commands for p in command_inputs(c, env)), *_config_files(args)],
+                  inputs_are_files=False)
     _warn(map_count_warning(args.mode))
     err = Console(stderr=True)
     status = None

@@ -25,7 +25,7 @@ def check_report_path(report: str | None, inputs: Sequence[str] = ()) -> None:
         return
     try:
         # "%p" becomes each process's id; any id stands for them in the check
-        check_outputs({"--report": report.replace("%p", "0")}, inputs)
+        check_outputs({"--report": report.replace("%p", "0")}, inputs, inputs_are_files=False)
     except OutputError as error:
         raise LinuxError(str(error).replace(report.replace("%p", "0"), report, 1)) from None
 

@@ -305,7 +305,10 @@ def run(args: argparse.Namespace) -> int:
         from memtint.sweep.ray_backend import import_ray
 
         import_ray()  # "Ray is not installed: ..." before anything else
-    check_output_dir("--out", args.out)  # before an hour of runs, not after
+    from memtint import workloads
+
+    # before an hour of runs, not after; never into the papers' figures or the suite's traces it reads
+    check_output_dir("--out", args.out, [figures.FIGURES_DIR, os.path.dirname(workloads.trace_path(workloads.suite()[0]))])
     from memtint.tables import output_console
     console = output_console()
     start = time.perf_counter()

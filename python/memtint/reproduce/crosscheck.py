@@ -213,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="Ramulator's measurements by stream hash: read without Ramulator, updated with it "
                         "(default configs/reproductions/crosscheck-ramulator.json)")
     args = parser.parse_args(argv)
+    from memtint.outputs import check_outputs
+
+    check_outputs({"--out": args.out}, [args.reference])  # the report never replaces the measurements it reads
     root = os.environ.get("MEMTINT_RAMULATOR2")
     reference = load_reference(args.reference)
     with tempfile.TemporaryDirectory() as work:
@@ -233,4 +236,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from memtint.api import MemtintError
+
+    try:
+        sys.exit(main())
+    except MemtintError as error:  # a user's error is one line, as memtint's commands print it
+        sys.stderr.write(f"crosscheck: error: {error}\n")
+        sys.exit(2)

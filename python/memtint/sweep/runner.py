@@ -229,9 +229,11 @@ def run_sweep(
     batch_seconds: float = 30.0,
     progress: bool | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
+    out_option: str = "out",
 ) -> SweepSummary:
     """Run the sweep ``spec`` (a :class:`SweepSpec`, a dict in the TOML schema, or a TOML path),
-    storing results under ``out``; return a :class:`SweepSummary`.
+    storing results under ``out``; return a :class:`SweepSummary`. ``out_option`` is how errors
+    name ``out`` (the command's ``--out``).
 
     Runs already stored with status ``ok`` are skipped (resume). ``limit`` runs at most that
     many of the pending runs (the rest is left for a later call). Results are written every
@@ -266,8 +268,8 @@ def run_sweep(
         import_ray()  # a missing Ray is reported before anything runs
     sweep = resolve_spec(spec)
     store = ResultStore(out)
-    store.check_writable()
-    with store.writing("out"):  # one sweep at a time writes a store
+    store.check_writable(out_option)
+    with store.writing(out_option):  # one sweep at a time writes a store
         return _run_into(store, sweep, out, jobs=jobs, ray=ray, backend=backend, limit=limit, batch_size=batch_size,
                          batch_seconds=batch_seconds, progress=progress, on_progress=on_progress, start=start)
 

@@ -229,8 +229,10 @@ class _Parser:
         path = self.base / value
         if path.is_file():
             return str(path)
-        if path.exists():
+        if path.is_dir():
             raise _fail(key, f"{value}: is a directory, not a trace file")
+        if path.exists():  # read more than once, as every trace is: a pipe would give it once
+            raise _fail(key, f"{value}: is not a regular file (a pipe, socket or device); give a trace file")
         from memtint import workloads
 
         if value in workloads.suite():  # a suite program by name: its committed trace
