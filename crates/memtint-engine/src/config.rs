@@ -9,6 +9,7 @@ use crate::dram::{DeviceSpec, Organisation, TimingParams};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapping;
 use crate::os::nodes::{NodeInfo, NodeLayout};
+use crate::params::{FloatBound, BANDWIDTH_GBPS};
 use crate::presets;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -517,9 +518,7 @@ impl Topology {
                 return Err(Error::config(key(i, "memory"), "is false, so the node's dram and bandwidth_gbps mean nothing; remove them"));
             }
             if let Some(b) = nd.bandwidth_gbps {
-                if !(b > 0.0 && b.is_finite()) {
-                    return Err(Error::config(key(i, "bandwidth_gbps"), format!("must be a finite number > 0, got {b}")));
-                }
+                BANDWIDTH_GBPS.check(key(i, "bandwidth_gbps"), b)?;
             }
             let mem = if nd.memory {
                 let dram = nd.dram.as_ref().unwrap_or(&machine.dram);
@@ -591,22 +590,20 @@ impl Topology {
             ));
         }
         let links = machine.links.clone().unwrap_or(LinksConfig { latency_ns: vec![vec![0.0; n]; n], bandwidth_gbps: None });
-        check_matrix("links.latency_ns", &links.latency_ns, n, |v| v >= 0.0, "a finite number >= 0")?;
+        check_matrix("links.latency_ns", &links.latency_ns, n, LINK_NS, "")?;
         if let Some(bw) = &links.bandwidth_gbps {
-            check_matrix(
-                "links.bandwidth_gbps",
-                bw,
-                n,
-                |v| v > 0.0,
-                "a finite number > 0 (GB/s; leave the table out for links that never limit)",
-            )?;
+            check_matrix("links.bandwidth_gbps", bw, n, BANDWIDTH_GBPS, "; leave the table out for links that never limit")?;
         }
         Ok(Topology { names, memories, bases, layout: NodeLayout { nodes, latency_ns: links.latency_ns }, link_gbps: links.bandwidth_gbps })
     }
 }
 
-/// An `n` x `n` matrix of finite values that `ok` accepts, errors naming the entry.
-fn check_matrix(key: &str, m: &[Vec<f64>], n: usize, ok: impl Fn(f64) -> bool, what: &str) -> Result<()> {
+/// What a link adds to an access crossing it (each is converted to cycles and added).
+const LINK_NS: FloatBound =
+    FloatBound { min: 0.0, max: 100_000.0, unit: "ns", why: "100 us: a thousand times a remote access across sockets" };
+
+/// An `n` x `n` matrix of values within `bound`, errors naming the entry (`more` ends the reason).
+fn check_matrix(key: &str, m: &[Vec<f64>], n: usize, bound: FloatBound, more: &str) -> Result<()> {
     if m.len() != n {
         return Err(Error::config(key, format!("must be square, one row per node: {} rows for {n} nodes", m.len())));
     }
@@ -620,8 +617,8 @@ fn check_matrix(key: &str, m: &[Vec<f64>], n: usize, ok: impl Fn(f64) -> bool, w
         for (b, &v) in row.iter().enumerate() {
             // A node's own link is never crossed: only off-diagonal bandwidths must be > 0.
             let checked = a != b || key.ends_with("latency_ns");
-            if checked && !(v.is_finite() && ok(v)) {
-                return Err(Error::config(format!("{key}[{a}][{b}]"), format!("must be {what}, got {v}")));
+            if let Some(reason) = bound.refuse(v).filter(|_| checked) {
+                return Err(Error::config(format!("{key}[{a}][{b}]"), format!("{reason}{more}")));
             }
         }
     }

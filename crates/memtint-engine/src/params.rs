@@ -89,6 +89,62 @@ impl Bound {
     }
 }
 
+/// A real quantity's range (a clock, a time, a bandwidth, a power figure), with why its ends
+/// hold. "Above 0" alone lets 5e-324 through, whose reciprocal or product overflows far from the
+/// key; NaN is refused too.
+#[derive(Clone, Copy, Debug)]
+pub struct FloatBound {
+    pub min: f64,
+    pub max: f64,
+    pub unit: &'static str,
+    pub why: &'static str,
+}
+
+/// A core's clock.
+pub const CORE_GHZ: FloatBound = FloatBound { min: 0.1, max: 100.0, unit: "GHz", why: "real cores run at 1 to 6 GHz" };
+
+/// A DRAM clock period (`tCK_ns`).
+pub const CLOCK_NS: FloatBound =
+    FloatBound { min: 0.1, max: 100.0, unit: "ns", why: "DDR clocks run between 100 MHz and a few GHz; DDR5-8800's is 0.227 ns" };
+
+/// A bandwidth in GB/s: a node's, a link's, a copy's.
+pub const BANDWIDTH_GBPS: FloatBound =
+    FloatBound { min: 0.001, max: 100_000.0, unit: "GB/s", why: "a slow link gives a few GB/s, an HBM stack about a thousand" };
+
+/// A bandwidth in MB/s (MiB/s) a migration daemon is limited to.
+pub const BANDWIDTH_MBPS: FloatBound =
+    FloatBound { min: 1.0, max: 100_000_000.0, unit: "MB/s", why: "more than any memory moves; Linux's default is 65536" };
+
+/// A DRAM retention window (burst refresh, real-time runs).
+pub const RETENTION_MS: FloatBound =
+    FloatBound { min: 0.001, max: 1000.0, unit: "ms", why: "JEDEC's window is 64 ms, or 32 hot; short ones keep tests quick" };
+
+/// A delay or window in ns that a run converts to cycles.
+pub const TIME_NS: FloatBound = FloatBound { min: 1.0, max: 1e12, unit: "ns", why: "a core cycle is under 1 ns; 10^12 ns is 16 minutes" };
+
+impl FloatBound {
+    /// The same range from `min`.
+    pub const fn from(self, min: f64) -> FloatBound {
+        FloatBound { min, ..self }
+    }
+
+    /// Why `value` is refused, or `None` within the range.
+    pub fn refuse(&self, value: f64) -> Option<String> {
+        (!(value >= self.min && value <= self.max))
+            .then(|| format!("must be between {} and {} {} ({}), got {value}", self.min, self.max, self.unit, self.why))
+    }
+
+    /// `value` of `key` within the range, or a configuration error naming `key`.
+    pub fn check(&self, key: impl Into<String>, value: f64) -> Result<()> {
+        self.refuse(value).map_or(Ok(()), |reason| Err(Error::config(key, reason)))
+    }
+
+    /// `check` for `Params::check`: the first of `values` (key, value) out of range.
+    pub fn check_params(&self, values: &[(&'static str, f64)]) -> std::result::Result<(), (&'static str, String)> {
+        values.iter().find_map(|&(key, v)| self.refuse(v).map(|reason| (key, reason))).map_or(Ok(()), Err)
+    }
+}
+
 /// The first of `values` (key, value) that is 0, as a `Params::check` error.
 pub fn at_least_one(values: &[(&'static str, u64)]) -> std::result::Result<(), (&'static str, String)> {
     match values.iter().find(|(_, v)| *v == 0) {

@@ -237,6 +237,11 @@ const EXTREME_JSON: &[&str] = &[
     "-1.5",
     "0.5",
     "1",
+    // Above 0 but no clock, time or bandwidth; finite but no voltage or current.
+    "5e-324",
+    "1e-300",
+    "1e100",
+    "1e308",
 ];
 
 /// The same in TOML (device files).
@@ -258,6 +263,10 @@ const EXTREME_TOML: &[&str] = &[
     "2",
     "\"x\"",
     "[]",
+    "5e-324",
+    "1e-300",
+    "1e100",
+    "1e308",
 ];
 
 /// A placeholder string that `raw_tokens` turns into `token` in the JSON text.
@@ -281,7 +290,7 @@ fn hostile_value(rng: &mut ChaCha8Rng) -> Value {
     if rng.gen_bool(0.4) {
         return raw(EXTREME_JSON[rng.gen_range(0..EXTREME_JSON.len())]);
     }
-    match rng.gen_range(0..12) {
+    match rng.gen_range(0..13) {
         0 => json!(-5),
         1 => json!(1.5),
         2 => json!("lots"),
@@ -293,6 +302,8 @@ fn hostile_value(rng: &mut ChaCha8Rng) -> Value {
         8 => json!(0),
         9 => json!(1_000_000_000u64),
         10 => json!("\u{1b}[2J\u{0}"),
+        // A list that must name at least one thing (a task's bank colours).
+        11 => json!([]),
         _ => json!(""),
     }
 }
@@ -384,16 +395,22 @@ fn cap_lengths(v: &mut Value) {
 
 fn dram_spec_seed(rng: &mut ChaCha8Rng) -> Value {
     let machine = ["ddr4-2400", "ddr3-1333", "i7-860", "ddr4-2400-2ch2r", "lpddr4-3200", "ddr5-4800"][rng.gen_range(0..6)];
-    let kind = ["random", "stream", "mix"][rng.gen_range(0..3)];
+    let kind = ["random", "stream", "mix", "strided"][rng.gen_range(0..4)];
     let scheduler = ["fr-fcfs", "fcfs", "tcm", "bliss"][rng.gen_range(0..4)];
     let writes = ["batched", "ramulator"][rng.gen_range(0..2)];
-    json!({
+    let mut v = json!({
         "machine": machine,
         "workload": {"generate": {"kind": kind, "requests": 100, "seed": rng.gen_range(0..9)}},
         "scheduler": scheduler,
         "overrides": {"controller": {"read_queue": 16, "write_handling": writes}},
         "outstanding": 16,
-    })
+    });
+    if kind == "strided" {
+        // A stride the mutations may push past the footprint.
+        v["workload"]["generate"]["stride_bytes"] = json!(4096);
+        v["workload"]["generate"]["footprint_bytes"] = json!(1 << 20);
+    }
+    v
 }
 
 fn sim_spec_seed(rng: &mut ChaCha8Rng) -> Value {
@@ -504,6 +521,15 @@ fn probe_spec_seed(rng: &mut ChaCha8Rng) -> Value {
 }
 
 fn rt_spec_seed(rng: &mut ChaCha8Rng) -> Value {
+    if rng.gen_bool(0.1) {
+        // Pages by rank on a mapping whose rank bit lies inside the page (b7).
+        let schedule = ["edf", "rm", "colored", "crs"][rng.gen_range(0..4)];
+        return json!({
+            "machine": "opteron-6128", "schedule": schedule, "unit_us": 10.0, "horizon": 40,
+            "tasks": [{"name": "a", "period": 10, "wcet": 2, "compute": 1.0, "loads": 20}],
+            "servers": [{"tasks": ["a"], "period": 10, "budget": 5}, {"tasks": [], "period": 10, "budget": 5}],
+        });
+    }
     if rng.gen_bool(0.25) {
         // Rate monotonic with coloured tasks and attackers (CAMC's test), short.
         let schedule = ["rm", "edf"][rng.gen_range(0..2)];

@@ -3,7 +3,7 @@
 
 use crate::dram::{Organisation, Standard, TimingParams};
 use crate::error::{Error, Result};
-use crate::params::{Bound, LATENCY_CYCLES};
+use crate::params::{Bound, CLOCK_NS, LATENCY_CYCLES};
 
 /// Column commands a throttle window admits (`timing.column_window_commands`).
 const COLUMN_COMMANDS: Bound =
@@ -102,9 +102,6 @@ pub fn ns_to_cycles(ns: f64, tck_ns: f64) -> u64 {
     (ns / tck_ns - 1e-6).ceil().max(0.0) as u64
 }
 
-/// The longest clock period a device may give: DDR clocks run at 100 MHz and faster.
-const MAX_TCK_NS: f64 = 100.0;
-
 impl RawTiming {
     /// Every value as (key, value, least value); `tRTRS` may be 0 (no idle cycle between ranks).
     fn cycles(&self) -> Vec<(&'static str, u64, u64)> {
@@ -154,12 +151,7 @@ impl DeviceSpec {
     fn validate(&self, origin: &str) -> Result<()> {
         let at = |key: &str| format!("{origin}: {key}");
         let t = &self.timing;
-        if !(t.tCK_ns > 0.0 && t.tCK_ns <= MAX_TCK_NS) {
-            return Err(Error::config(
-                at("timing.tCK_ns"),
-                format!("must be above 0 and at most {MAX_TCK_NS} ns (DDR clocks run at 100 MHz and faster), got {}", t.tCK_ns),
-            ));
-        }
+        CLOCK_NS.check(at("timing.tCK_ns"), t.tCK_ns)?;
         // The name's rate is two transfers a clock (a mismatch mislabels every listing of it).
         let rate = 2000.0 / t.tCK_ns;
         if (self.data_rate_mts as f64 - rate).abs() > 0.01 * rate {
@@ -300,6 +292,13 @@ impl DeviceSpec {
                     return Err(Error::config(
                         at(&format!("organisation[{i}].{key}")),
                         format!("must be above 0 and at most tRFC_ns ({} ns), got {v}", o.trfc_ns),
+                    ));
+                }
+                // Above 0 ns but under a cycle would refresh a bank in no time.
+                if let Some(v) = part.filter(|&v| ns_to_cycles(v, t.tCK_ns) == 0) {
+                    return Err(Error::config(
+                        at(&format!("organisation[{i}].{key}")),
+                        format!("is 0 cycles of {} ns; must be at least one cycle, got {v}", t.tCK_ns),
                     ));
                 }
             }

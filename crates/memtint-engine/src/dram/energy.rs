@@ -21,7 +21,15 @@
 //! core model too).
 
 use crate::dram::{Organisation, TimingParams};
+use crate::params::FloatBound;
 use serde::{Deserialize, Serialize};
+
+/// A supply rail's voltage (`vdd`, and `vpp` when given).
+const SUPPLY_V: FloatBound = FloatBound { min: 0.3, max: 3.6, unit: "V", why: "DRAM rails run from 0.5 V, LPDDR5X's, to 3.3 V, SDRAM's" };
+
+/// A device's current on one rail.
+const CURRENT_MA: FloatBound =
+    FloatBound { min: 0.0, max: 10_000.0, unit: "mA", why: "a device draws at most a few hundred (DDR5's IDD4R: 530 mA)" };
 
 /// Currents (mA) and voltages (V) of one device, from its datasheet (`source` cites it).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -89,6 +97,18 @@ impl PowerSpec {
         }
         if self.vdd == 0.0 {
             return Err(("vdd", "must be above 0 V".into()));
+        }
+        // Finite but unphysical figures overflowed the energy to 150 digits, or to infinity
+        // (printed as 0 and null).
+        for (k, v) in [("vdd", self.vdd), ("vpp", self.vpp)].into_iter().filter(|&(_, v)| v > 0.0) {
+            if let Some(reason) = SUPPLY_V.refuse(v) {
+                return Err((k, reason));
+            }
+        }
+        if let Some((k, reason)) =
+            values.iter().chain(&ipp).filter(|(k, _)| !k.starts_with('v')).find_map(|&(k, v)| CURRENT_MA.refuse(v).map(|r| (k, r)))
+        {
+            return Err((k, reason));
         }
         // Each command's current must exceed the standby it is measured over.
         for (k, v, base) in [("idd0", self.idd0, self.idd3n), ("idd4r", self.idd4r, self.idd3n), ("idd4w", self.idd4w, self.idd3n)] {

@@ -70,16 +70,10 @@ impl Default for HotPageConfig {
 
 impl HotPageConfig {
     pub fn validate(&self) -> Result<()> {
-        let positive = |key: &str, v: f64| {
-            if v.is_finite() && v > 0.0 && v <= 1e12 {
-                Ok(())
-            } else {
-                Err(Error::config(format!("os.hot_pages.{key}"), format!("must be above 0 and at most 10^12 ns, got {v}")))
-            }
-        };
-        positive("window_ns", self.window_ns)?;
-        positive("nhp_ns", self.nhp_ns)?;
-        positive("tick_ns", self.tick_ns)?;
+        // A window of 5e-324 ns made the next window's start NaN: windows stopped closing.
+        for (key, v) in [("window_ns", self.window_ns), ("nhp_ns", self.nhp_ns), ("tick_ns", self.tick_ns)] {
+            crate::params::TIME_NS.check(format!("os.hot_pages.{key}"), v)?;
+        }
         if !(self.walk_ns_per_page.is_finite() && (0.0..=1e6).contains(&self.walk_ns_per_page)) {
             return Err(Error::config(
                 "os.hot_pages.walk_ns_per_page",

@@ -23,6 +23,7 @@ use crate::config::{MachineSource, MemoryConfig};
 use crate::controller::Origin;
 use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
+use crate::params::{FloatBound, BANDWIDTH_GBPS, RETENTION_MS};
 use crate::realtime::task::{hyperperiod, lcm, Task};
 use crate::stats::LatencyHistogram;
 use crate::{Cycle, NEVER};
@@ -199,6 +200,8 @@ const MAX_RUN_LOADS: f64 = 200_000_000.0;
 const MAX_FOOTPRINT_KB: u64 = 1 << 24;
 const MAX_ATTACKERS: usize = 64;
 const MAX_OUTSTANDING: u32 = 256;
+/// The task set's time unit: under a nanosecond, a DRAM clock, its times round to no cycles.
+const UNIT_US: FloatBound = FloatBound { min: 0.001, max: 1e6, unit: "µs", why: "a nanosecond, about a DRAM clock, to a second" };
 /// Attackers' requests carry this bit in their ids.
 const ATTACK: u64 = 1 << 63;
 /// A stop (`interrupt.rs`) is looked for every this many turns of the run's loop.
@@ -284,21 +287,15 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     if spec.refresh_density_gbit.is_some() {
         machine.dram.refresh_density_gbit = spec.refresh_density_gbit;
     }
-    if !(spec.unit_us > 0.0 && spec.unit_us <= 1e6) {
-        return Err(Error::config("unit_us", format!("must be above 0 and at most 1e6 (a second), got {}", spec.unit_us)));
-    }
-    if !(spec.retention_ms > 0.0 && spec.retention_ms <= 1000.0) {
-        return Err(Error::config("retention_ms", format!("must be above 0 and at most 1000, got {}", spec.retention_ms)));
-    }
+    UNIT_US.check("unit_us", spec.unit_us)?;
+    RETENTION_MS.check("retention_ms", spec.retention_ms)?;
     if !matches!(spec.server_schedule.as_str(), "edf" | "rm") {
         return Err(Error::config("server_schedule", format!("unknown '{}'; choose edf or rm", spec.server_schedule)));
     }
     if !(spec.switch_us >= 0.0 && spec.switch_us <= 1e6) {
         return Err(Error::config("switch_us", format!("must be between 0 and 1e6 µs, got {}", spec.switch_us)));
     }
-    if !(spec.copy_gbps > 0.0 && spec.copy_gbps.is_finite()) {
-        return Err(Error::config("copy_gbps", format!("must be a finite number above 0, got {}", spec.copy_gbps)));
-    }
+    BANDWIDTH_GBPS.check("copy_gbps", spec.copy_gbps)?;
     // As the burst manager bounds it, whatever the refresh (the crs lock is computed from it).
     if spec.refs_per_window == 0 || spec.refs_per_window > 1 << 20 {
         return Err(Error::config("refs_per_window", format!("must be between 1 and {}, got {}", 1 << 20, spec.refs_per_window)));
@@ -332,6 +329,13 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         }
         if t.loads > MAX_LOADS {
             return Err(Error::config(key("loads"), format!("{}: at most {MAX_LOADS} per job, got {}", t.name, t.loads)));
+        }
+        // As an attacker's: pages are dealt over the list in turn, so it cannot be empty.
+        if t.colours.as_ref().is_some_and(Vec::is_empty) {
+            return Err(Error::config(
+                key("colours"),
+                format!("{}: must name at least one bank colour (leave it out for every rank's pages in turn)", t.name),
+            ));
         }
     }
     if spec.attackers.len() > MAX_ATTACKERS {
@@ -421,6 +425,12 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         machine = machine.with_overrides(&json!({ "controller": refresh })).map_err(own)?;
     }
     let cfg = MemoryConfig::resolve(&machine).map_err(own)?;
+    // Pages: per rank or per bank colour, each frame handed out once.
+    let uses_colours = spec.tasks.iter().any(|t| t.colours.is_some()) || !spec.attackers.is_empty();
+    let mut frames = Frames::new(&cfg, uses_colours)?;
+    if spec.tasks.iter().any(|t| t.colours.is_none()) {
+        frames.check_rank_groups(&groups, &spec.schedule)?;
+    }
     let mut mem = MemorySystem::new(&cfg).map_err(own)?;
     let t_ck_ns = cfg.timing.tCK_ns;
     let cycles_per_unit = spec.unit_us * 1000.0 / t_ck_ns;
@@ -458,9 +468,6 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     let lock = spec.refs_per_window * cfg.timing.tRFC + cfg.timing.tRP;
     schedule.start(&Clock { cycles_per_unit, window: to_cycles(retention as f64), lock });
 
-    // Pages: per rank or per bank colour, each frame handed out once.
-    let uses_colours = spec.tasks.iter().any(|t| t.colours.is_some()) || !spec.attackers.is_empty();
-    let mut frames = Frames::new(&cfg, uses_colours)?;
     let mut states: Vec<TaskState> = Vec::new();
     for (i, (t, s)) in tasks.iter().zip(&spec.tasks).enumerate() {
         let random = match s.pattern.as_str() {

@@ -274,6 +274,19 @@ impl RequestGenerator {
                         format!("must be a non-zero multiple of the line size ({line} B), got {stride}"),
                     ));
                 }
+                // Wrapping at the footprint, a stride of it or more is a shorter one: at a
+                // multiple of it every access is the same line.
+                if stride >= lines * line {
+                    let given = if spec.stride_bytes.is_some() { "" } else { " (the default)" };
+                    return Err(field_error(
+                        "stride_bytes",
+                        format!(
+                            "must be below the footprint ({} B, footprint_bytes or the capacity): it wraps there, so a stride \
+                             of a multiple of it hits one line every time; got {stride}{given}",
+                            lines * line
+                        ),
+                    ));
+                }
                 Pattern::Strided { lines, step: (stride / line) % lines, line: 0 }
             }
             GeneratorKind::Conflict => {
@@ -694,6 +707,17 @@ mod tests {
             s.stride_bytes = Some(bad);
             assert_config_error(&s, "generate.stride_bytes");
         }
+        // At or past the footprint the stride wrapped to another (the capacity's: one line).
+        for (stride, footprint) in [(o.capacity_bytes(), None), (2 * o.capacity_bytes(), None), (8192, Some(8192)), (8192, Some(4096))] {
+            let mut s = spec(GeneratorKind::Strided, 10);
+            s.stride_bytes = Some(stride);
+            s.footprint_bytes = footprint;
+            assert_config_error(&s, "generate.stride_bytes");
+        }
+        let mut s = spec(GeneratorKind::Strided, 10);
+        s.footprint_bytes = Some(4096);
+        let e = generator(&s).expect_err("refused").to_string();
+        assert!(e.contains("generate.stride_bytes: must be below the footprint (4096 B") && e.contains("got 4096 (the default)"), "{e}");
 
         let mut s = spec(GeneratorKind::Stream, 10);
         s.streams = Some(0);

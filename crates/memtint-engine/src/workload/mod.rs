@@ -131,13 +131,13 @@ pub fn trace_stats_json(request: &str) -> crate::error::Result<String> {
     }
     let r: Req = crate::error::from_json(request, "trace stats")?;
     let mut source = open_cpu_workload(&r.workload, r.seed.unwrap_or(1))?;
-    let profile = Profile::NAMES.contains(&r.workload.split(':').next().unwrap_or(""));
-    if r.instructions.is_none() && profile {
-        return Err(crate::error::Error::config("instructions", "a generated profile never ends: give an instruction limit"));
+    let generated = open::is_generated(&r.workload);
+    if r.instructions.is_none() && generated {
+        return Err(crate::error::Error::config("instructions", "a generated program never ends: give an instruction limit"));
     }
     // An empty trace file is refused as `sim` and `dram` refuse it (an instruction limit of 0 reads
-    // nothing); a profile with no access in a short window is a light program, not an empty file.
-    let empty = |stats: &TraceStats| stats.records == 0 && r.instructions != Some(0) && !profile;
+    // nothing); a generated program with no access in a short window is a light one, not an empty file.
+    let empty = |stats: &TraceStats| stats.records == 0 && r.instructions != Some(0) && !generated;
     if !r.reuse {
         let stats = trace_stats(source.as_mut(), r.instructions)?;
         if empty(&stats) {

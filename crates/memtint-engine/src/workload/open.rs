@@ -13,6 +13,13 @@ use super::profile::Profile;
 use super::{CpuTraceReader, CpuTraceSource};
 use crate::error::{Error, Result};
 
+/// Whether `spec` names a generated program, as `open_cpu_workload` reads it: a profile or
+/// phases (which repeat or run their last part for ever). It never ends, and a window without a
+/// record is a program that accessed no memory there, not an empty file.
+pub fn is_generated(spec: &str) -> bool {
+    spec.starts_with(super::phases::PREFIX) || Profile::NAMES.contains(&spec.split_once(':').map_or(spec, |(name, _)| name))
+}
+
 /// `seed` seeds a profile unless its parameters set `seed=`; files ignore it.
 pub fn open_cpu_workload(spec: &str, seed: u64) -> Result<Box<dyn CpuTraceSource>> {
     if spec.starts_with(super::phases::PREFIX) {

@@ -4,6 +4,12 @@
 //! part k is seeded `seed + k`. Parts share the address space: profiles all start at the same
 //! virtual base, so a later phase reuses (and grows) the earlier ones' pages, as a program
 //! whose behaviour changes keeps its heap.
+//!
+//! A phase ends after exactly its N instructions of its workload. A record is a gap of
+//! non-memory instructions and then its access, so the record that reaches past the end is cut
+//! there: the part of its gap inside the phase runs (added to the gap before the next record,
+//! the next phase's first), and its access, which lies after the end, is dropped. A phase that
+//! comes back starts its workload over, so nothing of the cut record is owed.
 
 use super::{open_cpu_workload, CpuRecord, CpuTraceSource};
 use crate::error::{Error, Result};
@@ -22,6 +28,8 @@ pub struct Phases {
     current: usize,
     /// Instructions of the current phase so far.
     done: u64,
+    /// Non-memory instructions of cut records not yet given out (they precede the next record).
+    carry: u64,
 }
 
 impl Phases {
@@ -47,10 +55,27 @@ impl Phases {
             if program.trim().is_empty() || program.starts_with(PREFIX) {
                 return Err(bad(k, "give a workload (a profile or a trace; phases do not nest)".into()));
             }
-            let source = open_cpu_workload(program.trim(), seed.wrapping_add(k as u64)).map_err(|e| bad(k, e.to_string()))?;
-            parts.push(Part { source, length });
+            let mut source = open_cpu_workload(program.trim(), seed.wrapping_add(k as u64)).map_err(|e| bad(k, e.to_string()))?;
+            // The first record says whether the part has any and whether a visit reaches it.
+            let Some(first) = source.next_record()? else {
+                return Err(bad(k, Error::empty_trace("workload", source.name(), "records").reason()));
+            };
+            source.rewind()?;
+            parts.push((Part { source, length }, first.instructions()));
         }
-        Ok(Phases { name: format!("{PREFIX}{body}"), parts, current: 0, done: 0 })
+        // Every visit starts its part over, so if no phase reaches its first access none ever will.
+        if parts.iter().all(|(p, first)| p.length.is_some_and(|n| n < *first)) {
+            let firsts: Vec<String> = parts.iter().map(|(p, first)| format!("{} of {}", first, p.length.unwrap_or(0))).collect();
+            return Err(Error::config(
+                format!("{PREFIX}{body}"),
+                format!(
+                    "every phase ends before its workload's first memory access (at instruction {}): the program would never access memory",
+                    firsts.join(", ")
+                ),
+            ));
+        }
+        let parts = parts.into_iter().map(|(p, _)| p).collect();
+        Ok(Phases { name: format!("{PREFIX}{body}"), parts, current: 0, done: 0, carry: 0 })
     }
 
     fn advance(&mut self) -> Result<()> {
@@ -82,14 +107,28 @@ impl CpuTraceSource for Phases {
                     }
                 }
             };
+            if let Some(left) = part.length.map(|n| n - self.done).filter(|&left| record.instructions() > left) {
+                // The phase ends inside this record's gap (the module's doc says the rule).
+                self.carry += left;
+                self.done += left;
+                continue;
+            }
             self.done += record.instructions();
-            return Ok(Some(record));
+            let bubbles = record.bubbles as u64 + std::mem::take(&mut self.carry);
+            let Ok(bubbles) = u32::try_from(bubbles) else {
+                return Err(Error::config(
+                    &self.name,
+                    format!("{bubbles} instructions without a memory access across a phase's end: a record holds at most {}", u32::MAX),
+                ));
+            };
+            return Ok(Some(CpuRecord { bubbles, ..record }));
         }
     }
 
     fn rewind(&mut self) -> Result<()> {
         self.current = 0;
         self.done = 0;
+        self.carry = 0;
         for p in &mut self.parts {
             p.source.rewind()?;
         }
@@ -111,16 +150,61 @@ impl CpuTraceSource for Phases {
 mod tests {
     use super::*;
 
+    /// The instructions before the first read `pred` accepts (the read is the next one).
     fn instructions_until_read_of(source: &mut dyn CpuTraceSource, pred: impl Fn(u64) -> bool, limit: u64) -> Option<u64> {
         let mut n = 0;
         while n < limit {
             let r = source.next_record().unwrap()?;
             if pred(r.read) {
-                return Some(n);
+                return Some(n + r.bubbles as u64);
             }
             n += r.instructions();
         }
         None
+    }
+
+    fn trace(tag: &str, text: &str) -> crate::trace::text_input::TempFile {
+        crate::trace::text_input::TempFile::with_bytes(tag, text.as_bytes())
+    }
+
+    /// A: three records of 10 bubbles and a load (11 instructions each); B: one of 2 and a load.
+    /// `A@25+B@6`: A's first two records end at 22; its third would end at 33, past 25, so its
+    /// first 3 bubbles run and its load at 33 does not; B's first record comes after those 3
+    /// (5 bubbles) and ends the 31st instruction, B's 3rd; B's only record again ends B at 6;
+    /// then A starts over. Before, A ran its third record whole (to 33, 8 past its end).
+    #[test]
+    fn a_phase_ends_at_its_instruction_count_inside_a_record() {
+        let a = trace("phase-a.txt", "10 0x1000\n10 0x1040\n10 0x1080\n");
+        let b = trace("phase-b.txt", "2 0x9000\n");
+        let spec = format!("phases:{}@25+{}@6", a.0.display(), b.0.display());
+        let mut p = Phases::open(&spec, 1).unwrap();
+        let rec = |bubbles, read| CpuRecord { bubbles, read, writeback: None };
+        let cycle = [rec(10, 0x1000), rec(10, 0x1040), rec(5, 0x9000), rec(2, 0x9000)];
+        let got: Vec<CpuRecord> = (0..8).map(|_| p.next_record().unwrap().unwrap()).collect();
+        assert_eq!(got[..4], cycle);
+        assert_eq!(got[4..], cycle, "the phases repeat, A from its start");
+        assert_eq!(got[..4].iter().map(CpuRecord::instructions).sum::<u64>(), 25 + 6);
+        // A phase that ends exactly at a record's end cuts nothing.
+        let mut p = Phases::open(&format!("phases:{}@22+{}", a.0.display(), b.0.display()), 1).unwrap();
+        let got: Vec<CpuRecord> = (0..3).map(|_| p.next_record().unwrap().unwrap()).collect();
+        assert_eq!(got, [rec(10, 0x1000), rec(10, 0x1040), rec(2, 0x9000)]);
+        // A phase shorter than its first gap gives its instructions to the next one's first record.
+        let mut p = Phases::open(&format!("phases:{}@4+{}", a.0.display(), b.0.display()), 1).unwrap();
+        assert_eq!(p.next_record().unwrap().unwrap(), rec(6, 0x9000));
+        p.rewind().unwrap();
+        assert_eq!(p.next_record().unwrap().unwrap(), rec(6, 0x9000), "rewind drops what was carried");
+    }
+
+    #[test]
+    fn phases_that_never_reach_an_access_or_hold_an_empty_trace_are_refused() {
+        let a = trace("never-a.txt", "10 0x1000\n");
+        let b = trace("never-b.txt", "2 0x9000\n");
+        let e = Phases::open(&format!("phases:{}@5+{}@2", a.0.display(), b.0.display()), 1).err().expect("refused").to_string();
+        assert!(e.contains("every phase ends before its workload's first memory access (at instruction 11 of 5, 3 of 2)"), "{e}");
+        Phases::open(&format!("phases:{}@5+{}@3", a.0.display(), b.0.display()), 1).unwrap();
+        let empty = trace("never-empty.txt", "# nothing\n");
+        let e = Phases::open(&format!("phases:light@100+{}", empty.0.display()), 1).err().expect("refused").to_string();
+        assert!(e.contains("part 2") && e.contains("the trace has no records"), "{e}");
     }
 
     #[test]

@@ -35,6 +35,9 @@ const REGION_BYTES: u64 = 8192;
 const MAX_STREAMS: u32 = 64;
 /// 64 TiB: a user-space virtual address range.
 const MAX_FOOTPRINT_BYTES: u64 = 1 << 46;
+/// Fewest reads per kilo-instruction: a mean gap of 10^8 instructions, whose geometric draws
+/// stay within their 32 bits.
+const MIN_READS_PKI: f64 = 1e-5;
 
 /// A profile's parameters, all set.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -196,8 +199,16 @@ impl Profile {
     fn validate(&self) -> Result<()> {
         let p = &self.params;
         let err = |field: &str, reason: String| Err(Error::config(format!("workload.{}.{field}", self.name), reason));
-        if !(p.reads_pki > 0.0 && p.reads_pki <= 1000.0) {
-            return err("reads_pki", format!("must be above 0 and at most 1000 (one read per instruction), got {}", p.reads_pki));
+        // Below this the gaps drawn outgrow their 32 bits, and under about 1e-13 the draw's
+        // probability rounds to 0 and every instruction became a read.
+        if !(p.reads_pki >= MIN_READS_PKI && p.reads_pki <= 1000.0) {
+            return err(
+                "reads_pki",
+                format!(
+                    "must be between {MIN_READS_PKI} (a read per 10^8 instructions) and 1000 (one read per instruction), got {}",
+                    p.reads_pki
+                ),
+            );
         }
         if !(p.writes_pki >= 0.0 && p.writes_pki <= p.reads_pki) {
             return err(
@@ -471,6 +482,9 @@ mod tests {
         for (spec, field) in [
             ("stream:reads_pki=0", "workload.stream.reads_pki"),
             ("stream:reads_pki=1001", "workload.stream.reads_pki"),
+            // Above 0, but every instruction became a read (the draw's probability rounded to 0).
+            ("stream:reads_pki=5e-324", "workload.stream.reads_pki"),
+            ("stream:reads_pki=0.000009", "workload.stream.reads_pki"),
             ("random:writes_pki=31", "workload.random.writes_pki"),
             ("random:writes_pki=-1", "workload.random.writes_pki"),
             ("copy:row_locality=1.5", "workload.copy.row_locality"),

@@ -148,8 +148,8 @@ fn an_impossible_device_is_refused_naming_the_file_and_the_key() {
         ("tREFI", "368", "timing.tREFI: must exceed tRFC + tRC"),
         ("tRC", "54", "timing.tRC: must be at least tRAS + tRP (55), got 54"),
         ("tRAS", "15", "timing.tRAS: must be at least tRCD (16), got 15"),
-        ("tCK_ns", "0", "timing.tCK_ns: must be above 0 and at most 100 ns"),
-        ("tCK_ns", "-1.5", "timing.tCK_ns: must be above 0 and at most 100 ns"),
+        ("tCK_ns", "0", "timing.tCK_ns: must be between 0.1 and 100 ns"),
+        ("tCK_ns", "-1.5", "timing.tCK_ns: must be between 0.1 and 100 ns"),
         ("tCK_ns", "nan", "timing.tCK_ns: must be a finite number, got NaN"),
         ("CL", "0", "timing.CL: must be between 1 and 100000 cycles"),
         ("tRFC_ns", "nan", "organisation[0].tRFC_ns: must be a finite number, got NaN"),
@@ -346,4 +346,91 @@ fn an_organisation_a_device_lacks_is_named_by_the_key_at_fault() {
     assert!(e.contains("dram.device_width: ddr4-2400 has no 8Gb x16 device; it comes as 4Gb x8, 8Gb x8, 16Gb x8"), "{e}");
     let e = dram_err(&spec(serde_json::json!({"density_gbit": 2})));
     assert!(e.contains("dram.density_gbit: ddr4-2400 has no 2Gb x8 device"), "{e}");
+}
+
+fn rt_err(spec: serde_json::Value) -> String {
+    memtint_engine::rt_sim::run_json(&spec.to_string()).expect_err("the spec must be refused").to_string()
+}
+
+/// A clock, a time unit or a bandwidth checked only "above 0" let 5e-324 through: a core clock
+/// of it ran with a null makespan, a task unit of it blamed `horizon` with 2^64 - 1 (or ran no
+/// job), a device clock blamed `tRFC_ns`. Each is refused by its own key, as are its siblings.
+#[test]
+fn a_clock_time_or_bandwidth_next_to_zero_is_refused_naming_its_key() {
+    for tiny in ["5e-324", "1e-300"] {
+        let e = sim_err(&sim_spec("{}", &format!(r#"{{"cpu": {{"frequency_ghz": {tiny}}}}}"#)));
+        assert!(e.contains("cpu.frequency_ghz: must be between 0.1 and 100 GHz"), "{tiny}: {e}");
+        let device = device_with("tCK_ns", tiny);
+        let e = device_err(&device);
+        assert!(e.contains(&format!("{}: timing.tCK_ns: must be between 0.1 and 100 ns", device.0.display())), "{tiny}: {e}");
+        let e = sim_err(&sim_spec(&format!(r#"{{"hot_pages": {{"enabled": true, "tick_ns": {tiny}}}}}"#), "{}"));
+        assert!(e.contains("os.hot_pages.tick_ns: must be between 1 and 1000000000000 ns"), "{tiny}: {e}");
+        for (table, key) in [("damon", "sample_ns"), ("damon", "quota_mb_per_s"), ("memory-tiering", "promote_rate_mbps")] {
+            let e = sim_err(&sim_spec(&format!(r#"{{"{table}": {{"{key}": {tiny}}}}}"#), "{}"));
+            assert!(e.contains(&format!("os.{table}.{key}: must be between")), "{table}.{key} = {tiny}: {e}");
+        }
+        let e = sim_err(&format!(r#"{{"machine": "i7-860", "programs": ["light:reads_pki={tiny}"], "instructions": 1000}}"#));
+        assert!(e.contains("workload.light.reads_pki: must be between 0.00001"), "{tiny}: {e}");
+        let rt = |key: &str| {
+            let mut s = serde_json::json!({"machine": "ddr4-2400-8r", "schedule": "edf", "horizon": 40,
+                "tasks": [{"name": "a", "period": 20, "wcet": 4, "compute": 3.2, "loads": 40}]});
+            s[key] = serde_json::json!(tiny.parse::<f64>().unwrap());
+            rt_err(s)
+        };
+        assert!(rt("unit_us").contains("unit_us: must be between 0.001 and 1000000 µs"), "{tiny}");
+        assert!(rt("copy_gbps").contains("copy_gbps: must be between 0.001 and 100000 GB/s"), "{tiny}");
+        assert!(rt("retention_ms").contains("retention_ms: must be between 0.001 and 1000 ms"), "{tiny}");
+        let burst =
+            sim_spec("{}", &format!(r#"{{"controller": {{"refresh": "burst", "burst": {{"retention_ms": {tiny}, "jedec": false}}}}}}"#));
+        assert!(sim_err(&burst).contains("controller.burst.retention_ms: must be between 0.001 and 1000 ms"), "{tiny}");
+    }
+    // A per-bank refresh under a cycle refreshed a bank in no time.
+    let lpddr4 = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/lpddr4-3200.toml"));
+    let e = memtint_engine::dram::DeviceSpec::from_toml(&lpddr4.replacen("tRFCpb_ns = 90", "tRFCpb_ns = 1e-300", 1), "dev.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("dev.toml: organisation[0].tRFCpb_ns: is 0 cycles of 0.625 ns; must be at least one cycle"), "{e}");
+}
+
+/// `vdd = 1e100` printed an energy of 150 digits, `1e308` one of 0.00 µJ and nulls in the JSON.
+#[test]
+fn a_voltage_or_current_beyond_any_device_is_refused_naming_the_key() {
+    for (from, to, expected) in [
+        ("vdd = 1.2", "vdd = 1e100", "organisation[1].power.vdd: must be between 0.3 and 3.6 V"),
+        ("vdd = 1.2", "vdd = 1e308", "organisation[1].power.vdd: must be between 0.3 and 3.6 V"),
+        ("vdd = 1.2", "vdd = 5e-324", "organisation[1].power.vdd: must be between 0.3 and 3.6 V"),
+        ("vpp = 2.5", "vpp = 1e100", "organisation[1].power.vpp: must be between 0.3 and 3.6 V"),
+        ("idd0 = 48.0", "idd0 = 1e300", "organisation[1].power.idd0: must be between 0 and 10000 mA"),
+        ("idd5b = 250.0", "idd5b = 1e100", "organisation[1].power.idd5b: must be between 0 and 10000 mA"),
+        ("ipp5b = 28.0", "ipp5b = 1e100", "organisation[1].power.ipp5b: must be between 0 and 10000 mA"),
+    ] {
+        assert!(DDR4_2400.contains(from), "{from} is in the preset");
+        let device = TempFile::new("power-range.toml", DDR4_2400.replacen(from, to, 1).as_bytes());
+        let e = device_err(&device);
+        assert!(e.contains(&device.0.display().to_string()) && e.contains(expected), "{to}: {e}");
+    }
+}
+
+/// A stride at or past the footprint wrapped onto another: the capacity's hit one line every time.
+#[test]
+fn a_stride_at_or_past_the_footprint_is_refused() {
+    let e = dram_err(&generate_spec(r#"{"kind": "strided", "requests": 10, "stride_bytes": 8589934592}"#, "4"));
+    assert!(e.contains("generate.stride_bytes: must be below the footprint (8589934592 B"), "{e}");
+    let e = dram_err(&generate_spec(r#"{"kind": "strided", "requests": 10, "stride_bytes": 8192, "footprint_bytes": 8192}"#, "4"));
+    assert!(e.contains("generate.stride_bytes: must be below the footprint (8192 B"), "{e}");
+    run_json(&generate_spec(r#"{"kind": "strided", "requests": 10, "stride_bytes": 4096, "footprint_bytes": 8192}"#, "4")).unwrap();
+}
+
+/// trace-stats called a `phases:` program with no access in its window an empty file (only a
+/// profile's name counted as generated), and would have read one without a limit for ever.
+#[test]
+fn a_generated_program_in_phases_is_not_an_empty_trace() {
+    let stats = |request: serde_json::Value| memtint_engine::workload::trace_stats_json(&request.to_string());
+    for workload in ["phases:light@500+stream", "light"] {
+        let out: serde_json::Value =
+            serde_json::from_str(&stats(serde_json::json!({"workload": workload, "instructions": 10})).unwrap()).unwrap();
+        assert_eq!(out["records"], 0, "{workload}: {out}");
+        let e = stats(serde_json::json!({"workload": workload})).expect_err("no limit").to_string();
+        assert!(e.contains("instructions: a generated program never ends: give an instruction limit"), "{workload}: {e}");
+    }
 }

@@ -258,9 +258,17 @@ fn bad_topologies_are_errors_naming_the_key() {
     let e = machine_error(json!({"links": {"latency_ns": [[0, -5], [50, 0]]}}));
     assert!(e.contains("links.latency_ns[0][1]") && e.contains("-5"), "{e}");
     let e = machine_error(json!({"links": {"bandwidth_gbps": [[0, 0], [19.2, 0]]}}));
-    assert!(e.contains("links.bandwidth_gbps[0][1]") && e.contains("> 0"), "{e}");
+    assert!(e.contains("links.bandwidth_gbps[0][1]: must be between 0.001 and 100000 GB/s"), "{e}");
     let e = machine_error(json!({"nodes": [{"cores": 4}, {"cores": 4, "bandwidth_gbps": 0}]}));
     assert!(e.contains("nodes[1].bandwidth_gbps"), "{e}");
+    // Above 0 but no bandwidth: a line's crossing time overflowed; a latency of 1e300 ns
+    // overflowed the cycle it was added to.
+    let e = machine_error(json!({"links": {"bandwidth_gbps": [[0, 5e-324], [19.2, 0]]}}));
+    assert!(e.contains("links.bandwidth_gbps[0][1]: must be between 0.001 and 100000 GB/s") && e.contains("got 5e-324"), "{e}");
+    let e = machine_error(json!({"nodes": [{"cores": 4}, {"cores": 4, "bandwidth_gbps": 1e-300}]}));
+    assert!(e.contains("nodes[1].bandwidth_gbps: must be between 0.001 and 100000 GB/s"), "{e}");
+    let e = machine_error(json!({"links": {"latency_ns": [[0, 1e300], [50, 0]]}}));
+    assert!(e.contains("links.latency_ns[0][1]: must be between 0 and 100000 ns"), "{e}");
     let e = machine_error(json!({"nodes": [{"cores": 4}, {"cores": 2}]}));
     assert!(e.contains("nodes") && e.contains("cpu.cores is 8"), "{e}");
     // Two nodes of one name (given, or a given one equal to another's default) would be one node to its users.

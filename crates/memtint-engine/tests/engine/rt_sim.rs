@@ -300,6 +300,15 @@ fn bad_attackers_and_colours_are_refused_naming_the_key() {
     let mut s = base();
     s["attackers"][0]["colours"] = json!([]);
     assert!(rt_err(s).contains("attackers[0].colours"));
+    // A task's empty list divided by zero dealing its pages (a panic), under every schedule
+    // that takes one.
+    for schedule in ["rm", "edf"] {
+        let mut s = base();
+        s["schedule"] = json!(schedule);
+        s["tasks"][0]["colours"] = json!([]);
+        let e = rt_err(s);
+        assert!(e.contains("tasks[0].colours: t: must name at least one bank colour"), "{schedule}: {e}");
+    }
     let mut s = base();
     s["attackers"][0]["outstanding"] = json!(0);
     assert!(rt_err(s).contains("attackers[0].outstanding"));
@@ -315,4 +324,24 @@ fn bad_attackers_and_colours_are_refused_naming_the_key() {
     let mut s = spec("colored", "scheme", 8);
     s["tasks"][0]["colours"] = json!([0]);
     assert!(rt_err(s).contains("tasks[0].colours"));
+}
+
+/// `opteron-6128-node` selects the rank with b7, inside the 4 KiB page: every page spans both
+/// ranks of its channel. Pages over every rank (`edf`, `rm`) need no rank of their own, so they
+/// are dealt by the rank bits above the page (there are none: in address order); the schedules
+/// that keep a colour's pages in its ranks (Colored Refresh and its server) cannot, and say why.
+#[test]
+fn a_rank_bit_inside_the_page_spreads_pages_over_ranks_and_refuses_rank_colours() {
+    let tasks = json!([{"name": "a", "period": 10, "wcet": 2, "compute": 1.0, "loads": 20}]);
+    for schedule in ["edf", "rm"] {
+        let v = rt(json!({"machine": "opteron-6128", "schedule": schedule, "horizon": 40, "unit_us": 10.0, "tasks": tasks}));
+        assert_eq!(v["tasks"][0]["loads"], 80, "{schedule}: {v}");
+        assert_eq!(v["tasks"][0]["ranks"], json!([[0, 1]]), "{schedule}: {v}");
+    }
+    let e = rt_err(json!({"machine": "opteron-6128", "schedule": "crs", "horizon": 40, "unit_us": 10.0, "tasks": tasks,
+                          "servers": [{"tasks": ["a"], "period": 10, "budget": 5}, {"tasks": [], "period": 10, "budget": 5}]}));
+    assert!(
+        e.contains("machine: the crs schedule keeps pages in the ranks of their colour ([0]), but mapping opteron-6128-node selects rank bit 0 with b7, inside the 4 KiB page: every page spans ranks 0 and 1"),
+        "{e}"
+    );
 }

@@ -19,7 +19,7 @@
 
 use super::{device_timing, RefreshContext, RefreshInfo, RefreshManager, RefreshObligation};
 use crate::error::{Error, Result};
-use crate::params::{ParamSchema, Params};
+use crate::params::{ParamSchema, Params, RETENTION_MS};
 use crate::Cycle;
 use serde::{Deserialize, Serialize};
 
@@ -66,9 +66,7 @@ impl Default for BurstParams {
 
 impl Params for BurstParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        if !(self.retention_ms > 0.0 && self.retention_ms <= 1000.0) {
-            return Err(("retention_ms", format!("must be above 0 and at most 1000 ms (JEDEC: 64, or 32 hot), got {}", self.retention_ms)));
-        }
+        RETENTION_MS.check_params(&[("retention_ms", self.retention_ms)])?;
         if self.refs_per_window == 0 || self.refs_per_window > 1 << 20 {
             return Err(("refs_per_window", format!("must be between 1 and {}, got {}", 1 << 20, self.refs_per_window)));
         }

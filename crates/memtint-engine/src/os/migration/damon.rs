@@ -27,7 +27,7 @@
 use super::{nearest, MigrationInfo, MigrationPolicy, MigrationView, PageMove, PeriodView, ScanScope};
 use crate::os::nodes::NodeLayout;
 use crate::os::page_table::{frame_of, PageTable};
-use crate::params::{Bound, ParamSchema, Params};
+use crate::params::{Bound, ParamSchema, Params, BANDWIDTH_MBPS, TIME_NS};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -69,11 +69,9 @@ impl Default for DamonParams {
 
 impl Params for DamonParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        for (k, v) in [("sample_ns", self.sample_ns), ("quota_mb_per_s", self.quota_mb_per_s)] {
-            if !(v > 0.0 && v.is_finite()) {
-                return Err((k, format!("must be a finite number above 0, got {v}")));
-            }
-        }
+        // Its period in cycles: under one, DAMON ran every cycle; 1e300 rounded to never.
+        TIME_NS.from(1000.0).check_params(&[("sample_ns", self.sample_ns)])?;
+        BANDWIDTH_MBPS.check_params(&[("quota_mb_per_s", self.quota_mb_per_s)])?;
         for (k, v) in [("hot_access_pct", self.hot_access_pct), ("free_pct", self.free_pct)] {
             if !(v > 0.0 && v <= 100.0) {
                 return Err((k, format!("must be above 0 and at most 100 %, got {v}")));

@@ -23,7 +23,7 @@
 
 use super::{nearest, HintFault, MigrationInfo, MigrationPolicy, MigrationView, PageMove, PeriodView, Proposal, ScanScope};
 use crate::os::nodes::NodeLayout;
-use crate::params::{ParamSchema, Params};
+use crate::params::{ParamSchema, Params, BANDWIDTH_MBPS, TIME_NS};
 use serde::{Deserialize, Serialize};
 
 /// `[os.memory-tiering]`.
@@ -64,21 +64,15 @@ impl Default for MemoryTieringParams {
 
 impl Params for MemoryTieringParams {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
-        if !(self.hot_threshold_ns > 0.0 && self.hot_threshold_ns.is_finite()) {
-            return Err(("hot_threshold_ns", format!("must be a finite number of ns above 0, got {}", self.hot_threshold_ns)));
-        }
-        if !(self.promote_rate_mbps > 0.0 && self.promote_rate_mbps.is_finite()) {
-            return Err(("promote_rate_mbps", format!("must be a finite rate above 0, got {}", self.promote_rate_mbps)));
-        }
+        TIME_NS.check_params(&[("hot_threshold_ns", self.hot_threshold_ns)])?;
+        BANDWIDTH_MBPS.check_params(&[("promote_rate_mbps", self.promote_rate_mbps)])?;
         if !(self.free_pct > 0.0 && self.free_pct < 50.0) {
             return Err(("free_pct", format!("must be above 0 and below 50 %, got {}", self.free_pct)));
         }
         if !(self.enough_free_pct >= 0.0 && self.enough_free_pct + self.free_pct < 100.0) {
             return Err(("enough_free_pct", format!("must be at least 0 and below 100 - free_pct %, got {}", self.enough_free_pct)));
         }
-        if !(self.adjust_period_ns > 0.0 && self.adjust_period_ns <= 1e12) {
-            return Err(("adjust_period_ns", format!("must be above 0 and at most 1e12 ns, got {}", self.adjust_period_ns)));
-        }
+        TIME_NS.check_params(&[("adjust_period_ns", self.adjust_period_ns)])?;
         Ok(())
     }
 }
