@@ -144,7 +144,7 @@ def test_missing_library_is_a_clear_error():
     (["run", "--colors", "0-3,x", "--", "true"], "bad colour list '0-3,x'"),
     (["run", "--colors", "30-40", "--", "true"],
      "colours 32-40 do not exist: the bank colour space of i7-860 has 32 colours (0-31)"),
-    (["run", "--colors", "0", "--space", "banks", "--", "true"], "unknown colour space 'banks'"),
+    (["run", "--colors", "0", "--space", "banks", "--", "true"], "--space banks: unknown colour space"),
     (["run", "--colors", "0", "--space", "channel", "--", "true"], "i7-860-bpm-plus"),
     (["run", "--colors", "0", "--machine", "no-such", "--", "true"], "no-such"),
     # A path is a file: its absence is said, not "unknown mapping" with the preset list.

@@ -389,3 +389,10 @@ def test_numa_probe_says_when_its_figure_is_not_the_memorys(tmp_path):
     assert "--size 16 MiB" in small and "32 MiB last-level cache" in small and "--size 128M" in small
     assert "--threads 64" in crowded and "2 CPU(s)" in crowded
     assert size_warnings(128 << 20, 2, 2, llc) == [] and size_warnings(1 << 20, 1, 2, None) == []
+
+
+def test_an_unknown_colour_space_lists_the_spaces_the_option_takes(memtint, clean_error):
+    # The engine's list holds `vertical`, which only the API can take (with its (i, j, k)).
+    line = clean_error(memtint("inspect", str(os.getpid()), "--machine", "i7-860", "--space", "nosuch"),
+                       "--space nosuch: unknown colour space")
+    assert "c-vp" in line and "vertical" not in line, line

@@ -20,8 +20,11 @@ from memtint.linux.run_mix import SEPARATOR, run_mix, split_commands
 from memtint.linux.tier_run import POLICIES as TIER_POLICIES
 from memtint.outputs import check_outputs, write_text
 
-SPACE_HELP = ("colour space: bank, rank, channel, channel-bank, llc, dram, or a vertical policy's "
-              "(cache-only, bank-only, bank-only-8, a-vp, b-vp, c-vp); default bank")
+#: The colour spaces an option can name (the API also takes `vertical` with its (i, j, k)).
+SPACES = ("bank", "rank", "channel", "channel-bank", "llc", "dram")
+VERTICAL_SPACES = ("cache-only", "bank-only", "bank-only-8", "a-vp", "b-vp", "c-vp")
+SPACE_HELP = (f"colour space: {', '.join(SPACES)}, or a vertical policy's ({', '.join(VERTICAL_SPACES)}); "
+              "default bank")
 
 
 def add_commands(commands: Any) -> None:
@@ -190,7 +193,9 @@ def _check_space(space: str | None) -> None:
     if space == "vertical":
         raise LinuxError("--space vertical: the general vertical space needs its (i, j, k) (B-, C- and O-bits), which "
                          "only the API takes (memtint.linux.layout.colour_layout(..., vertical=(i, j, k))); here give "
-                         "a named one: cache-only, bank-only, bank-only-8, a-vp, b-vp or c-vp")
+                         f"a named one: {', '.join(VERTICAL_SPACES)}")
+    if space is not None and space not in SPACES + VERTICAL_SPACES:  # the names this option takes, not the API's
+        raise LinuxError(f"--space {space}: unknown colour space; give one of {', '.join(SPACES + VERTICAL_SPACES)}")
 
 
 def _inspect(args: argparse.Namespace) -> int:
