@@ -67,9 +67,16 @@ def _probe_creatable(option: str, path: str) -> None:
     existed = os.path.lexists(path)
     if existed and _is_special(path):
         # Not opened: closing a FIFO would give its waiting reader end-of-file before the real
-        # write, and opening some devices has effects (a tape rewinds on close).
+        # write, and opening some devices has effects (a tape rewinds on close). The terminal is
+        # the exception: opening it changes nothing, and without one it cannot be opened at all.
         if not os.access(path, os.W_OK):
             raise OutputError(f"{option} {path}: cannot be written: permission denied")
+        if os.path.realpath(path) == "/dev/tty":
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC))
+            except OSError as error:
+                raise OutputError(f"{option} {path}: cannot be written: {error.strerror or error} (no terminal: "
+                                  "give a file, or '-' for stdout)") from None
         return
     flags = os.O_WRONLY | os.O_CLOEXEC | (0 if existed else os.O_CREAT | os.O_EXCL)
     with stopping.deferred():  # a stop between the create and the unlink would leave the probe file

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -653,3 +655,16 @@ def test_an_export_whose_suffix_names_another_format_is_refused(memtint, clean_e
     line = clean_error(memtint("sim", run, "--export-dram", tmp_path / "x.ramulator", "--export-format", "dramsim3"),
                        "suffix of the ramulator format")
     assert not (tmp_path / "x.ramulator").exists(), line
+
+
+@pytest.mark.engine
+def test_json_to_the_terminal_without_one_is_refused_before_the_run(tmp_path):
+    # In a session of its own a process has no controlling terminal: /dev/tty cannot be opened,
+    # which the run used to find only when it wrote its result.
+    done = subprocess.run([sys.executable, "-m", "memtint.cli", "trace-stats", "light", "--instructions", "1000",
+                           "--json", "/dev/tty"], capture_output=True, text=True, timeout=120,
+                          start_new_session=True, stdin=subprocess.DEVNULL, cwd=tmp_path)
+    assert done.returncode == 2, done
+    # refused by the output check ("cannot be written ... no terminal"), not by the write after the run
+    assert done.stderr.startswith("memtint: error: --json /dev/tty: cannot be written"), done.stderr
+    assert "(no terminal: give a file, or '-' for stdout)" in done.stderr, done.stderr
