@@ -125,14 +125,6 @@ class InputError(MemtintError):
     """An input memtint cannot read as it must: a pipe, socket or device where a file belongs."""
 
 
-def special_inputs(*items: object, base: str | None = None) -> list[str]:
-    """The arguments and the files they name (as :func:`referenced_files` finds them) that exist
-    but are not regular files or directories: a FIFO, a process substitution's pipe, a device."""
-    specials: list[str] = []
-    _walk(items, base, specials)
-    return specials
-
-
 def referenced_files(*items: object, base: str | None = None) -> list[str]:
     """The files a command reads behind its arguments: each item that names an existing file
     and, inside a TOML file (a machine, a run, a rules file) or a specification (a dict or
@@ -144,6 +136,8 @@ def referenced_files(*items: object, base: str | None = None) -> list[str]:
 
 
 def _walk(items: tuple, base: str | None, specials: list[str]) -> list[str]:
+    """:func:`referenced_files`, also collecting into ``specials`` the names among them that exist
+    but are not regular files or directories (a FIFO, a process substitution's pipe, a device)."""
     found: list[str] = []
     seen: set[str] = set()
 
@@ -262,13 +256,15 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.P
     given = {option: path for option, path in outputs.items() if path and path != "-"}
     input_ids: dict[tuple[int, int], str] = {}
     inputs = [p for p in inputs if p is not None]
-    if inputs_are_files:
-        for p in special_inputs(*inputs):
-            raise InputError(f"{p}: is not a regular file (a pipe, socket or device); memtint reads its inputs more "
-                             "than once (a trace's format, its content for the caches, then its records), and a pipe "
-                             "gives them once: write it to a file and give that")
-    # And what they read in turn: a TOML file's files, a phases: program's traces.
-    for p in [*inputs, *referenced_files(*inputs)]:
+    # And what they read in turn: a TOML file's files, a phases: program's traces (one walk finds
+    # both those and the special files among them).
+    specials: list[str] = []
+    referenced = _walk(tuple(inputs), None, specials)
+    if inputs_are_files and specials:
+        raise InputError(f"{specials[0]}: is not a regular file (a pipe, socket or device); memtint reads its inputs "
+                         "more than once (a trace's format, its content for the caches, then its records), and a pipe "
+                         "gives them once: write it to a file and give that")
+    for p in [*inputs, *referenced]:
         p = os.fspath(p)
         ident = _identity(p)
         if ident is not None and not _is_special(p):

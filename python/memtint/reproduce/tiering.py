@@ -347,8 +347,8 @@ class Experiment:
                         for s in seeds]
         else:
             policies = (c["policy"],)
-            per_seed = [statistics.fmean(100 * (self._speedup(results, "pool", r, over, c["policy"], s, n) - 1)
-                                         for n in members) if members else float("nan") for s in seeds]
+            per_seed = [self._mean_gain(results, r, members, c["policy"], s, over) if members else float("nan")
+                        for s in seeds]
         row = Row(c, machine(r), per_seed)
         row.population = self._population(results, r, members, want_intensive, policies)
         if not members:
@@ -365,9 +365,10 @@ class Experiment:
             row.detail = self._gain_cause(results, r, members, c["policy"], over, statistics.fmean(per_seed))
         return row
 
-    def _mean_gain(self, results: dict[str, Any], r: int, members: list[str], policy: str, seed: int) -> float:
-        """``policy``'s gain over Local averaged over ``members`` on one seed, %."""
-        return statistics.fmean(100 * (self._speedup(results, "pool", r, "local", policy, seed, n) - 1) for n in members)
+    def _mean_gain(self, results: dict[str, Any], r: int, members: list[str], policy: str, seed: int,
+                   over: str = "local") -> float:
+        """``policy``'s gain over ``over`` averaged over ``members`` on one seed, %."""
+        return statistics.fmean(100 * (self._speedup(results, "pool", r, over, policy, seed, n) - 1) for n in members)
 
     def _program_text(self, results: dict[str, Any], r: int, n: str, over: str, policy: str,
                       throttle: bool = True) -> str:
