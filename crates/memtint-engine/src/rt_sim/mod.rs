@@ -79,9 +79,9 @@ pub struct RtRunSpec {
     /// Units simulated (default: lcm of the hyperperiod and the window).
     #[serde(default)]
     pub horizon: Option<u64>,
-    /// A copy task's copy bandwidth, GB/s (the thesis's 10).
-    #[serde(default = "default_copy_gbps")]
-    pub copy_gbps: f64,
+    /// A copy task's copy bandwidth, GB/s (default: the thesis's 10).
+    #[serde(default)]
+    pub copy_gbps: Option<f64>,
     /// Memory-bound tasks on the other cores, running for the whole horizon.
     #[serde(default)]
     pub attackers: Vec<RtAttackerSpec>,
@@ -130,9 +130,9 @@ pub struct RtTaskSpec {
     pub pattern: String,
     #[serde(default = "default_footprint")]
     pub footprint_kb: u64,
-    /// Globals a copy task copies when it changes instance.
-    #[serde(default = "default_copy_kb")]
-    pub copy_kb: u64,
+    /// Globals a copy task copies when it changes instance (default 16 KB).
+    #[serde(default)]
+    pub copy_kb: Option<u64>,
     /// Bank colours of its pages (`edf` and `rm`; default: every rank's pages in turn).
     #[serde(default)]
     pub colours: Option<Vec<u32>>,
@@ -164,9 +164,7 @@ fn default_refs() -> u64 {
 fn default_true() -> bool {
     true
 }
-fn default_copy_gbps() -> f64 {
-    10.0
-}
+const DEFAULT_COPY_GBPS: f64 = 10.0;
 fn one() -> u64 {
     1
 }
@@ -176,9 +174,7 @@ fn default_pattern() -> String {
 fn default_footprint() -> u64 {
     64
 }
-fn default_copy_kb() -> u64 {
-    16
-}
+const DEFAULT_COPY_KB: u64 = 16;
 fn default_stream() -> String {
     "stream".into()
 }
@@ -295,7 +291,8 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     if !(spec.switch_us >= 0.0 && spec.switch_us <= 1e6) {
         return Err(Error::config("switch_us", format!("must be between 0 and 1e6 µs, got {}", spec.switch_us)));
     }
-    BANDWIDTH_GBPS.check("copy_gbps", spec.copy_gbps)?;
+    let copy_gbps = spec.copy_gbps.unwrap_or(DEFAULT_COPY_GBPS);
+    BANDWIDTH_GBPS.check("copy_gbps", copy_gbps)?;
     // As the burst manager bounds it, whatever the refresh (the crs lock is computed from it).
     if spec.refs_per_window == 0 || spec.refs_per_window > 1 << 20 {
         return Err(Error::config("refs_per_window", format!("must be between 1 and {}, got {}", 1 << 20, spec.refs_per_window)));
@@ -390,6 +387,27 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     let plan = schedule.plan();
     let (colours, colour_frame) = (plan.colours, plan.colour_frame);
     let (groups, colour_of, server_of) = (plan.groups.clone(), plan.colour_of.clone(), plan.server_of.clone());
+    // Only a task with two instances copies (when it changes instance): a copy setting for
+    // none would be dropped unseen.
+    let copies = |i: usize| colour_of[i].len() > 1;
+    if let Some(i) = spec.tasks.iter().position(|t| t.copy_kb.is_some()).filter(|&i| !copies(i)) {
+        return Err(Error::config(
+            format!("tasks[{i}].copy_kb"),
+            format!(
+                "has no effect: {} has one instance under schedule {}, so it never copies (a copy task has two, under colored or crs)",
+                spec.tasks[i].name, spec.schedule
+            ),
+        ));
+    }
+    if spec.copy_gbps.is_some() && !(0..spec.tasks.len()).any(copies) {
+        return Err(Error::config(
+            "copy_gbps",
+            format!(
+                "has no effect: no task has two instances under schedule {}, so none copies (copy tasks come from colored or crs)",
+                spec.schedule
+            ),
+        ));
+    }
     // Refresh.
     let refresh = match spec.refresh.as_str() {
         "scheme" if schedule.plan().scheme_refresh.is_null() => json!({}),
@@ -490,7 +508,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             let list = (0..pages).map(|p| frames.take_rank(ranks_of[p as usize % ranks_of.len()])).collect::<Result<Vec<_>>>()?;
             instances.push((ranks_of.clone(), list));
         }
-        let copy_bytes = s.copy_kb as f64 * 1024.0;
+        let copy_bytes = s.copy_kb.unwrap_or(DEFAULT_COPY_KB) as f64 * 1024.0;
         states.push(TaskState {
             task: t.clone(),
             compute: to_cycles(s.compute),
@@ -501,7 +519,7 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
             instances,
             colours: colour_of[i].clone(),
             instance: 0,
-            copy_cycles: (copy_bytes / (spec.copy_gbps * 1e9) * 1e9 / t_ck_ns).round() as Cycle,
+            copy_cycles: (copy_bytes / (copy_gbps * 1e9) * 1e9 / t_ck_ns).round() as Cycle,
             server: server_of[i],
             switches: 0,
             jobs: 0,

@@ -345,3 +345,32 @@ fn a_rank_bit_inside_the_page_spreads_pages_over_ranks_and_refuses_rank_colours(
         "{e}"
     );
 }
+
+/// Only a copy task (two instances, under colored or crs) copies its globals: a copy setting
+/// for a run or task that never copies was dropped unseen, so it is refused naming its key; on
+/// the copy task it costs its copies' time.
+#[test]
+fn copy_settings_act_on_copy_tasks_and_are_refused_where_nothing_copies() {
+    let base = rt(spec("colored", "scheme", 8));
+    let at = base["tasks"].as_array().unwrap().iter().position(|t| t["copies"].as_u64().unwrap() > 0).expect("a copy task");
+    let other = (0..5).find(|&i| i != at).unwrap();
+    let mut bigger = spec("colored", "scheme", 8);
+    bigger["tasks"][at]["copy_kb"] = json!(1024);
+    bigger["copy_gbps"] = json!(1.0);
+    let big = rt(bigger);
+    let mean = |r: &Value| r["tasks"][at]["exec_mean"].as_f64().unwrap();
+    assert!(mean(&big) > mean(&base), "tasks[{at}]: {} against {}", mean(&big), mean(&base));
+    let mut s = spec("colored", "scheme", 8);
+    s["tasks"][other]["copy_kb"] = json!(64);
+    let e = rt_err(s);
+    assert!(e.contains(&format!("tasks[{other}].copy_kb: has no effect")) && e.contains("one instance under schedule colored"), "{e}");
+    for schedule in ["edf", "rm"] {
+        let mut s = spec(schedule, "scheme", 8);
+        s["tasks"][0]["copy_kb"] = json!(64);
+        assert!(rt_err(s).contains("tasks[0].copy_kb: has no effect"), "{schedule}");
+        let mut s = spec(schedule, "scheme", 8);
+        s["copy_gbps"] = json!(5.0);
+        let e = rt_err(s);
+        assert!(e.contains("copy_gbps: has no effect") && e.contains(&format!("schedule {schedule}")), "{e}");
+    }
+}
