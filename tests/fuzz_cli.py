@@ -1,4 +1,4 @@
-"""Fuzz the command line's inputs, in process, in eleven classes:
+"""Fuzz the command line's inputs, in process, in twelve classes:
 
 - ``sim``: mutated run files (bytes and values) through `memtint sim`'s own loading and the engine;
 - ``overrides``: `--set KEY=VALUE` with extreme values (NaN, infinities, 1e400, 2^40, 2^64,
@@ -30,7 +30,10 @@
   by its path), and every sysfs and procfs file the run may change must be as it was afterwards,
   whatever the outcome;
 - ``cache``: a damaged entry of the alone-run cache (mutated bytes, or JSON of another shape)
-  under `memtint compare`: the comparison must be the one a clean cache gives.
+  under `memtint compare`: the comparison must be the one a clean cache gives;
+- ``store``: a sweep result store with its manifest hand-edited (mutated bytes, a batch listed
+  twice or pointing elsewhere, other shapes) or a batch damaged, under `memtint report`: a report,
+  with no run counted twice, or one error naming the manifest or the batch.
 
 Every case must end in a result or in one error line that names the file (and line), the key or the
 option at fault: never an internal error, a traceback or a hang.
@@ -892,10 +895,80 @@ def cache_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[st
     return f"compare --mix {mix} with {os.path.basename(victim)} = {damaged[:80]!r}".encode(), run
 
 
+# --- sweep result stores ----------------------------------------------------------------------
+
+#: A store's error names its manifest or the batch file at fault.
+STORE_NAMED = re.compile(r"manifest\.json|batch-\d+|/store(/[^ :]*)?: ")
+_CLEAN_STORES: dict[str, tuple[str, int]] = {}
+
+
+def store_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    if d not in _CLEAN_STORES:  # a clean store of two batches (two sweeps), once
+        clean = os.path.join(d, "clean-store")
+        spec = os.path.join(d, "store-spec.toml")
+        for mixes in ('[["light", "stream"]]', '[["stream", "stream"]]'):
+            with open(spec, "w", encoding="utf-8") as f:
+                f.write(f'machines = ["i7-860"]\npolicies = ["buddy", "bpm"]\ninstructions = 3000\nwarmup = 0\n'
+                        f'mixes = {mixes}\n')
+            code, text = _main_quiet(["sweep", spec, "--out", clean])
+            assert code == 0, text
+        from memtint.sweep import load_results
+
+        _CLEAN_STORES[d] = (clean, len(load_results(clean)))
+    clean, rows = _CLEAN_STORES[d]
+    store = os.path.join(d, "store")
+    shutil.rmtree(store, ignore_errors=True)
+    shutil.copytree(clean, store)
+    path = os.path.join(store, "manifest.json")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    manifest = json.loads(text)
+    batches = manifest["batches"]
+    first = batches[0]["file"]
+    shapes = [
+        {**manifest, "batches": batches + [batches[0]]},  # a batch listed twice
+        {**manifest, "batches": batches + [{**batches[0], "file": first.replace("batches/", "batches/./")}]},
+        {**manifest, "batches": [{**batches[0], "file": "batches/none.parquet"}]},
+        {**manifest, "batches": [{**batches[0], "file": "manifest.json"}]},
+        {**manifest, "batches": [{**batches[0], "file": "../../../../etc/hostname"}]},
+        {**manifest, "batches": [{**batches[0], "file": "batches"}]},
+        {**manifest, "batches": [{**batches[0], "file": ""}]},
+        {**manifest, "batches": batches[::-1]}, {**manifest, "batches": []}, {**manifest, "sweeps": {}},
+        {**manifest, "batches": [dict(b, rows=-1) for b in batches]}, {**manifest, "format": "1"},
+    ]
+    roll = rng.random()
+    if roll < 0.45:
+        damaged = mutate(rng, text)
+    elif roll < 0.82:
+        damaged = json.dumps(rng.choice(shapes)).encode()
+    elif roll < 0.85:
+        damaged = b"[" * 100_000  # nested past Python's recursion limit
+    else:  # a batch's bytes instead
+        path = os.path.join(store, rng.choice(batches)["file"])
+        with open(path, "rb") as f:
+            damaged = mutate(rng, f.read().decode("latin-1")) if rng.random() < 0.3 else f.read()[:rng.randrange(64)]
+    with open(path, "wb") as f:
+        f.write(damaged)
+
+    def run() -> tuple[str, str]:
+        code, text = _main_quiet(["report", store, "--out", os.path.join(d, "store-report")])
+        outcome = _error_outcome(code, text, STORE_NAMED)
+        if outcome[0] == "ok":
+            from memtint.sweep import load_results
+
+            frame = load_results(store)
+            # Whatever a damaged manifest lists, no run may count twice, nor more runs than stored.
+            if len(frame) > rows or frame.duplicated(["config_hash", "core"]).any():
+                return "internal", f"{len(frame)} rows from a store of {rows}, some counted twice"
+        return outcome
+
+    return f"report of a store with {os.path.relpath(path, store)} = {damaged[:100]!r}".encode(), run
+
+
 CLASSES: dict[str, Callable[[random.Random, str], tuple[bytes, Callable[[], tuple[str, str]]]]] = {
     "sim": sim_case, "combos": combos_case, "overrides": overrides_case, "sweep": sweep_case, "outputs": outputs_case,
     "tiering": tiering_case, "rules": rules_case, "rt": rt_case, "machine": machine_case, "traces": traces_case,
-    "cache": cache_case,
+    "cache": cache_case, "store": store_case,
 }
 
 

@@ -363,7 +363,7 @@ def _report_not_written(report: str | None, started: float, exit_code: int | Non
         try:
             with open(own, encoding="utf-8") as f:
                 writer = json.load(f)
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
         if not isinstance(writer, dict) or writer.get("pid") in (None, pid):
             return None

@@ -227,7 +227,7 @@ class CommandRun:
         try:
             with open(self.report_path, encoding="utf-8") as f:
                 return json.load(f)
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
 
 

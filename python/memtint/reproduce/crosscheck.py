@@ -102,7 +102,7 @@ def load_reference(path: str | None) -> dict[str, dict[str, Any]]:
         with open(path) as f:
             data = json.load(f)
         return {e["stream_sha256"]: e for e in data["measurements"]}
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         raise api.MemtintError(f"{path}: not a cross-check reference file ({type(error).__name__}: {error})") from None
 
 

@@ -331,7 +331,7 @@ def read_paper(out: str, name: str) -> dict[str, Any] | None:
     try:
         with open(os.path.join(out, f"{name}.json")) as f:
             data = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     meta = data.get("meta") or {}
     if not all(k in meta for k in ("title", "seconds", "runs")):

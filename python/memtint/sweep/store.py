@@ -185,7 +185,7 @@ class ResultStore:
             return {"format": STORE_FORMAT, "batches": [], "sweeps": []}
         try:
             manifest = json.loads(self.manifest_path.read_text())
-        except (OSError, json.JSONDecodeError) as error:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
             raise MemtintError(f"{self.manifest_path}: not a readable sweep manifest ({error})") from None
         if not isinstance(manifest, dict):
             raise MemtintError(f"{self.manifest_path}: not a sweep manifest (a JSON object with \"format\", "
@@ -205,6 +205,13 @@ class ResultStore:
             if not isinstance(batch, dict) or not isinstance(batch.get("file"), str):
                 raise MemtintError(f"{self.manifest_path}: batches[{i}] has no \"file\"; remove the entry (its runs "
                                    "are run again when the sweep is resumed) or run the sweep into a new directory")
+        # A batch listed twice would count each of its runs twice in every table and finding.
+        seen: dict[str, int] = {}
+        for i, batch in enumerate(manifest["batches"]):
+            j = seen.setdefault(os.path.normpath(batch["file"]), i)
+            if j != i:
+                raise MemtintError(f"{self.manifest_path}: batches[{i}] lists {batch['file']!r} as batches[{j}] does; "
+                                   "remove one of the two entries")
         return manifest
 
     def _write_manifest(self, manifest: dict[str, Any]) -> None:
