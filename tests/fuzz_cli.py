@@ -548,6 +548,13 @@ RT_FILES = [
     '[[servers]]\ntasks = ["a"]\nbudget = 5\nperiod = 10\n[[servers]]\ntasks = ["b"]\nbudget = 5\nperiod = 20\n',
     'machine = "ddr4-2400"\nschedule = "edf"\nrefresh = "fgr2"\nunit_us = 500.0\n[[tasks]]\nname = "a"\nperiod = 10\n'
     'wcet = 2\ncompute = 1.0\nloads = 20\nfootprint_kb = 64\n',
+    # Table 4.4's set under colored: lms is a copy task (two instances), so its copy keys count.
+    'machine = "ddr4-2400-8r"\nschedule = "colored"\nhorizon = 160\ncopy_gbps = 10.0\n[[tasks]]\nname = "lms"\n'
+    'period = 20\nwcet = 4\ncompute = 3.2\nloads = 40\ncopy_kb = 32\n[[tasks]]\nname = "compress"\nperiod = 32\n'
+    'wcet = 6\ncompute = 5.0\nloads = 40\npattern = "stream"\n[[tasks]]\nname = "cnt"\nperiod = 32\nwcet = 8\n'
+    'compute = 6.5\nloads = 60\n[[tasks]]\nname = "st"\nperiod = 40\nwcet = 8\ncompute = 6.5\nloads = 60\n'
+    'pattern = "stream"\n[[tasks]]\nname = "matmult"\nperiod = 80\nwcet = 10\ncompute = 7.5\nloads = 80\n'
+    'footprint_kb = 512\n',
 ]
 
 #: An rt error names the file and line, or the file (a missing table), or an option.
