@@ -548,7 +548,7 @@ fn rt_spec_seed(rng: &mut ChaCha8Rng) -> Value {
     let machine = ["ddr4-2400-8r", "ddr3-1600-8r"][rng.gen_range(0..2)];
     let density = [1, 8, 64][rng.gen_range(0..3)];
     let server_schedule = ["edf", "rm"][rng.gen_range(0..2)];
-    json!({
+    let mut spec = json!({
         "machine": machine,
         "schedule": schedule, "refresh": refresh, "unit_us": 100.0, "horizon": 640,
         "refs_per_window": 64, "jedec": false,
@@ -559,7 +559,15 @@ fn rt_spec_seed(rng: &mut ChaCha8Rng) -> Value {
         "servers": [{"tasks": ["a"], "period": 40, "budget": 20}, {"tasks": ["b"], "period": 40, "budget": 15}],
         "server_schedule": server_schedule,
         "overrides": {"dram": {"refresh_density_gbit": density}},
-    })
+    });
+    // Copy settings: they act on a copy task (two instances) and are refused where none copies.
+    if rng.gen_bool(0.2) {
+        spec["copy_gbps"] = json!([0.5, 10.0, 1e5][rng.gen_range(0..3)]);
+    }
+    if rng.gen_bool(0.2) {
+        spec["tasks"][rng.gen_range(0..2)]["copy_kb"] = json!([0, 16, 1u64 << 40][rng.gen_range(0..3)]);
+    }
+    spec
 }
 
 /// The device presets and a machine that runs each.

@@ -324,6 +324,9 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
                 format!("{}: must be between 1 and {MAX_FOOTPRINT_KB}, got {}", t.name, t.footprint_kb),
             ));
         }
+        if let Some(kb) = t.copy_kb.filter(|&kb| kb > MAX_FOOTPRINT_KB) {
+            return Err(Error::config(key("copy_kb"), format!("{}: must be at most {MAX_FOOTPRINT_KB}, got {kb}", t.name)));
+        }
         if t.loads > MAX_LOADS {
             return Err(Error::config(key("loads"), format!("{}: at most {MAX_LOADS} per job, got {}", t.name, t.loads)));
         }

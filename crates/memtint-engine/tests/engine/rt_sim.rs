@@ -364,6 +364,9 @@ fn copy_settings_act_on_copy_tasks_and_are_refused_where_nothing_copies() {
     s["tasks"][other]["copy_kb"] = json!(64);
     let e = rt_err(s);
     assert!(e.contains(&format!("tasks[{other}].copy_kb: has no effect")) && e.contains("one instance under schedule colored"), "{e}");
+    let mut s = spec("colored", "scheme", 8);
+    s["tasks"][at]["copy_kb"] = json!(1u64 << 40);
+    assert!(rt_err(s).contains(&format!("tasks[{at}].copy_kb: lms: must be at most")));
     for schedule in ["edf", "rm"] {
         let mut s = spec(schedule, "scheme", 8);
         s["tasks"][0]["copy_kb"] = json!(64);
