@@ -1374,10 +1374,26 @@ def _compare(args: argparse.Namespace) -> int:
         out.print(f"[yellow]note:[/yellow] --set {', '.join(os_set)}: applied to the policies' runs; the alone runs, "
                   "against which slowdowns are measured, use the OS defaults")
     # Per policy, where the comparison carries its shared run's warnings; then the alone runs'.
+    read_by_some = _tables_read_by_some(result.get("policies", []))
     for p in result.get("policies", []):
-        _print_warnings(out, [f"{p['policy']}: {w}" for w in p.get("warnings") or []])
+        _print_warnings(out, [f"{p['policy']}: {w}" for w in p.get("warnings") or []
+                              if _unread_table(w) not in read_by_some])
     _print_warnings(out, result.get("alone_warnings"))
     return 0
+
+
+def _unread_table(warning: str) -> str | None:
+    """The table of a "[TABLE] is set but ...: nothing reads it" warning, else None."""
+    m = re.match(r"(\[[^\]]+\]) is set but .*: nothing reads it$", warning)
+    return m.group(1) if m else None
+
+
+def _tables_read_by_some(policies: list[dict[str, Any]]) -> set[str]:
+    """Tables set for every policy of a comparison (a --set, [overrides]) that some of them read:
+    `--set controller.tcm.quantum=...` beside buddy+tcm is meant for tcm, and saying that buddy's
+    FR-FCFS does not read it is noise. A table no policy reads is still warned of, per policy."""
+    unread = [{t for w in p.get("warnings") or [] if (t := _unread_table(w))} for p in policies]
+    return set().union(*unread) - set.intersection(*unread) if unread else set()
 
 
 def _one_memory_for_advise(machine: str) -> None:

@@ -668,3 +668,20 @@ def test_json_to_the_terminal_without_one_is_refused_before_the_run(tmp_path):
     # refused by the output check ("cannot be written ... no terminal"), not by the write after the run
     assert done.stderr.startswith("memtint: error: --json /dev/tty: cannot be written"), done.stderr
     assert "(no terminal: give a file, or '-' for stdout)" in done.stderr, done.stderr
+
+
+@pytest.mark.engine
+def test_compare_warns_of_a_table_only_when_none_of_its_policies_reads_it(memtint):
+    """`--set controller.tcm.quantum` beside buddy+tcm is meant for TCM: buddy's and BLISS's runs
+    not reading it is noise; with no TCM policy compared, each policy's run still says so."""
+    args = ["compare", "--machine", "i7-860", "--mix", "stream,light", "--instructions", "20000", "--warmup", "0",
+            "--set", "controller.tcm.quantum=500"]
+    code, out, err = memtint(*args, "--policies", "buddy,buddy+tcm,buddy+bliss")
+    assert code == 0, err
+    assert "nothing reads it" not in out + err, out + err
+    code, out, err = memtint(*args, "--policies", "buddy,buddy+bliss")
+    assert code == 0, err
+    text = " ".join((out + err).split())  # the console wraps long lines
+    for policy, scheduler in [("buddy", "fr-fcfs"), ("buddy+bliss", "bliss")]:
+        assert (f'{policy}: [controller.tcm] is set but controller.scheduler = "{scheduler}": nothing reads it'
+                in text), text
