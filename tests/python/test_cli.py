@@ -685,3 +685,10 @@ def test_compare_warns_of_a_table_only_when_none_of_its_policies_reads_it(memtin
     for policy, scheduler in [("buddy", "fr-fcfs"), ("buddy+bliss", "bliss")]:
         assert (f'{policy}: [controller.tcm] is set but controller.scheduler = "{scheduler}": nothing reads it'
                 in text), text
+
+
+def test_the_command_line_starts_without_numpy():
+    """Every command imports memtint.cli: numpy (about 0.1 s, and OpenBLAS's threads) is loaded by
+    the commands that use it, not by the start of all of them."""
+    code = "import sys, memtint.cli; sys.exit('numpy' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

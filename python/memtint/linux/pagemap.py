@@ -10,8 +10,6 @@ import mmap
 import os
 from dataclasses import dataclass
 
-import numpy
-
 from memtint.linux.errors import LinuxError, PrivilegeError
 
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
@@ -43,6 +41,8 @@ class PageFrames:
 
 def read_frames(pid: int | str, start: int, end: int, fd: int | None = None) -> PageFrames:
     """Frames of the present pages in [start, end) of process `pid` (`fd`: an open pagemap)."""
+    import numpy  # here, not at the top: every memtint command imports this module
+
     own = fd is None
     if own:
         fd = open_pagemap(pid)
