@@ -131,7 +131,15 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None) -> list[str]:
         base_rb = {("", mix): v for (_, mix), v in base_rb.items()}
         ok = ok.assign(_machine="")
     sentences = []
-    for series in dict.fromkeys(ok["_label"]):
+    # In the summary table's order (runs.attrs["series"]: the baseline, then alphabetical), not
+    # the store's, which follows the order in which parallel runs finished.
+    rank = {s: i for i, s in enumerate(runs.attrs.get("series") or ())}
+
+    def position(label: Any) -> tuple[int, str]:
+        series = ok.loc[ok["_label"] == label, "series"] if "series" in ok else ()
+        return min((rank.get(s, len(rank)) for s in series), default=len(rank)), str(label)
+
+    for series in sorted(dict.fromkeys(ok["_label"]), key=position):
         rows = ok[(ok["_label"] == series) & ok["ws_norm"].notna()]
         if rows.empty or rows["policy"].iloc[0] == base:
             continue

@@ -403,3 +403,16 @@ def test_a_scheduler_in_a_policy_name_is_the_mechanism_a_sentence_names():
     assert mechanism("ccps+ccps") == "core regions of channels and banks with CCPS scheduling"
     assert mechanism("bpm") == "bank partitioning" and mechanism("new-policy") == "new-policy"
     assert mechanism("buddy") == "buddy placement"  # a baseline other than buddy puts buddy in a sentence
+
+
+def test_findings_follow_the_summary_tables_order_not_the_stores(results):
+    # A parallel sweep stores runs in the order they finished: the sentences must not follow it.
+    from memtint.findings import policy_sentences
+    from memtint.reports import run_table, summary_rows
+
+    frame = load_results(results)
+    for rows in (frame, frame.iloc[::-1].reset_index(drop=True)):
+        runs = run_table(rows)
+        order = [r["policy"].split(" @ ")[0] for r in summary_rows(runs)][1:]
+        said = [s.split("[/bold]")[0].removeprefix("[bold]") for s in policy_sentences(runs)]
+        assert said == order, (said, order)
