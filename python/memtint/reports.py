@@ -97,10 +97,10 @@ def _mix_label(mix: str) -> str:
 
 def choose_baseline(frame: "pandas.DataFrame", baseline: str | None = None) -> str:
     """The policy to normalise to: ``baseline`` if given, else the alone runs' policy (the
-    ``baseline`` column) when it was swept, else the first policy."""
+    ``baseline`` column) when it was swept, else the first policy by name."""
     from memtint.api import MemtintError
 
-    policies = list(dict.fromkeys(frame["policy"]))
+    policies = sorted(set(frame["policy"].dropna().astype(str)))  # not the store's order: runs finish in any
     if baseline is not None:
         if baseline not in policies:
             raise MemtintError(f"baseline policy {baseline!r} is not in the results "
@@ -124,7 +124,10 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     from memtint.sweep.store import setup_beside_policy
 
     base_policy = choose_baseline(frame, baseline)
-    runs = frame.drop_duplicates("config_hash").reset_index(drop=True).copy()
+    # A canonical order: a parallel sweep stores runs as they finish, and the per-mix table, the
+    # plots' mixes and the findings must not change with that.
+    runs = (frame.drop_duplicates("config_hash").sort_values(["machine", "mix", "policy", "config_hash"], kind="stable")
+            .reset_index(drop=True).copy())
     # A sampled run is normalised by the baseline's sampled run of its mix, a detailed one by the
     # detailed (a store can hold both: a sweep run with and without --sample into one --out).
     runs["_sampled"] = runs["sampled"].fillna(False).astype(bool) if "sampled" in runs.columns else False
@@ -459,7 +462,7 @@ def _per_core(frame, runs, series: list[str], path: Path) -> None:
     ok = runs[runs["status"] == "ok"][["config_hash", "series"]]
     cores = frame[frame["status"] == "ok"].merge(ok, on="config_hash")
     cores = cores.assign(profile=cores["program"].map(lambda p: os.path.basename(p).split(":")[0]))
-    profiles = list(dict.fromkeys(cores["profile"]))
+    profiles = sorted(set(cores["profile"]))
     colours = _colours(series)
     width = 0.8 / max(1, len(series))
     fig, axes, per_row = _bar_rows(plt, len(profiles), 0.25 * max(1, len(series)) + 0.4)
