@@ -100,7 +100,7 @@ def choose_baseline(frame: "pandas.DataFrame", baseline: str | None = None) -> s
     ``baseline`` column) when it was swept, else the first policy by name."""
     from memtint.api import MemtintError
 
-    policies = sorted(set(frame["policy"].dropna().astype(str)))  # not the store's order: runs finish in any
+    policies = sorted(set(frame["policy"].dropna().astype(str)))  # not the store's order, which is when runs finished
     if baseline is not None:
         if baseline not in policies:
             raise MemtintError(f"baseline policy {baseline!r} is not in the results "
