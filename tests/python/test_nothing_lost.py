@@ -763,6 +763,8 @@ def test_trace_stats_at_the_limit_announces_its_estimate(tmp_path):
     # A batch listed twice counted its runs twice in the report's tables and findings.
     ('{"format": 1, "batches": [{"file": "batches/b.parquet"}, {"file": "batches/./b.parquet"}], "sweeps": []}',
      "batches[1] lists 'batches/./b.parquet' as batches[0] does"),
+    # Nested past Python's recursion limit: an internal error before.
+    pytest.param("[" * 100_000, "not a readable sweep manifest", id="nested"),
 ])
 def test_a_hand_edited_manifest_is_named_not_an_internal_error(memtint, stored_sweep, manifest, needle):
     spec, out = stored_sweep
