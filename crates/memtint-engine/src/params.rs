@@ -28,17 +28,22 @@ pub trait Params: Serialize + DeserializeOwned + Default {
     }
 }
 
-/// A setting's range, with why its top holds (the message shows it). Sizes and times a run
+/// A setting's range, with why its ends hold (the message shows it). Sizes and times a run
 /// allocates or adds from are checked against one before anything is built from them, so a
 /// mistyped value is an error naming its key, not an allocation failure, an overflow or a run
-/// that never ends. docs/stats.md lists them.
+/// that never ends. A real quantity's (`FloatBound`) refuses NaN too, and its positive minimum
+/// keeps out 5e-324, whose reciprocal or product overflows far from the key. docs/stats.md lists
+/// them.
 #[derive(Clone, Copy, Debug)]
-pub struct Bound {
-    pub min: u64,
-    pub max: u64,
+pub struct Bound<T = u64> {
+    pub min: T,
+    pub max: T,
     pub unit: &'static str,
     pub why: &'static str,
 }
+
+/// A real quantity's range: a clock, a time, a bandwidth, a power figure.
+pub type FloatBound = Bound<f64>;
 
 /// Read and write queue entries per channel.
 pub const QUEUE_ENTRIES: Bound = Bound { min: 1, max: 65_536, unit: "entries", why: "real controllers hold 32-128" };
@@ -66,40 +71,6 @@ pub const PERIOD_CYCLES: Bound = Bound {
     why: "over five minutes at 3.2 GHz; the papers' periods are 10^4 to 10^7 cycles",
 };
 
-impl Bound {
-    /// The same range from `min`.
-    pub const fn from(self, min: u64) -> Bound {
-        Bound { min, ..self }
-    }
-
-    /// Why `value` is refused, or `None` within the range.
-    pub fn refuse(&self, value: u64) -> Option<String> {
-        (value < self.min || value > self.max)
-            .then(|| format!("must be between {} and {} {} ({}), got {value}", self.min, self.max, self.unit, self.why))
-    }
-
-    /// `value` of `key` within the range, or a configuration error naming `key`.
-    pub fn check(&self, key: impl Into<String>, value: u64) -> Result<()> {
-        self.refuse(value).map_or(Ok(()), |reason| Err(Error::config(key, reason)))
-    }
-
-    /// `check` for `Params::check`: the first of `values` (key, value) out of range.
-    pub fn check_params(&self, values: &[(&'static str, u64)]) -> std::result::Result<(), (&'static str, String)> {
-        values.iter().find_map(|&(key, v)| self.refuse(v).map(|reason| (key, reason))).map_or(Ok(()), Err)
-    }
-}
-
-/// A real quantity's range (a clock, a time, a bandwidth, a power figure), with why its ends
-/// hold. "Above 0" alone lets 5e-324 through, whose reciprocal or product overflows far from the
-/// key; NaN is refused too.
-#[derive(Clone, Copy, Debug)]
-pub struct FloatBound {
-    pub min: f64,
-    pub max: f64,
-    pub unit: &'static str,
-    pub why: &'static str,
-}
-
 /// A core's clock.
 pub const CORE_GHZ: FloatBound = FloatBound { min: 0.1, max: 100.0, unit: "GHz", why: "real cores run at 1 to 6 GHz" };
 
@@ -122,25 +93,25 @@ pub const RETENTION_MS: FloatBound =
 /// A delay or window in ns that a run converts to cycles.
 pub const TIME_NS: FloatBound = FloatBound { min: 1.0, max: 1e12, unit: "ns", why: "a core cycle is under 1 ns; 10^12 ns is 16 minutes" };
 
-impl FloatBound {
+impl<T: Copy + PartialOrd + std::fmt::Display> Bound<T> {
     /// The same range from `min`.
-    pub const fn from(self, min: f64) -> FloatBound {
-        FloatBound { min, ..self }
+    pub const fn from(self, min: T) -> Bound<T> {
+        Bound { min, max: self.max, unit: self.unit, why: self.why }
     }
 
-    /// Why `value` is refused, or `None` within the range.
-    pub fn refuse(&self, value: f64) -> Option<String> {
+    /// Why `value` is refused, or `None` within the range (NaN is outside every range).
+    pub fn refuse(&self, value: T) -> Option<String> {
         (!(value >= self.min && value <= self.max))
             .then(|| format!("must be between {} and {} {} ({}), got {value}", self.min, self.max, self.unit, self.why))
     }
 
     /// `value` of `key` within the range, or a configuration error naming `key`.
-    pub fn check(&self, key: impl Into<String>, value: f64) -> Result<()> {
+    pub fn check(&self, key: impl Into<String>, value: T) -> Result<()> {
         self.refuse(value).map_or(Ok(()), |reason| Err(Error::config(key, reason)))
     }
 
     /// `check` for `Params::check`: the first of `values` (key, value) out of range.
-    pub fn check_params(&self, values: &[(&'static str, f64)]) -> std::result::Result<(), (&'static str, String)> {
+    pub fn check_params(&self, values: &[(&'static str, T)]) -> std::result::Result<(), (&'static str, String)> {
         values.iter().find_map(|&(key, v)| self.refuse(v).map(|reason| (key, reason))).map_or(Ok(()), Err)
     }
 }
