@@ -10,9 +10,9 @@
 //! write handling and, on the i7-860, the L2 streamer on.
 //!
 //! Status (docs/reproductions/bpm.md): the row-miss half holds, but weighted speedup falls and
-//! `stream` is about 7 % slower under `bpm`. With the streamer on, the stream runs far faster
+//! `stream` is 7-9 % slower under `bpm`. With the streamer on, the stream runs far faster
 //! than without and the light programs lose more to it under `bpm` than under `buddy`; the two
-//! claim tests and their real-trace variant are `#[ignore]`d with the measured figures.
+//! claim tests and their real-trace variant are `#[ignore]`d with the reason (each prints its figures).
 //! `bpm_direction_holds_when_the_stream_writes_nothing_back` shows the claim holds without the
 //! stream's write-backs and the prefetcher. Fig. 1 holds for the stream (0.885 with 16 banks)
 //! and the light programs; the mechanism the batched write handling removes is tested on its
@@ -127,16 +127,16 @@ fn assert_no_program_5_percent_slower(m: &Mix) {
 }
 
 #[test]
-#[ignore = "does not hold in the model (docs/reproductions/bpm.md): WS 3.051 (bpm) vs 3.248 (buddy), light row misses \
-            0.660 -> 0.621; with the L2 streamer on, the light programs lose 23 % to the stream under buddy and 28 % under \
-            bpm, and the stream loses 7 % held to 16 banks"]
+#[ignore = "does not hold in the model (docs/reproductions/bpm.md): the light programs' row misses fall but WS falls \
+            about 6 % under bpm (the test prints both); with the L2 streamer on, the light programs lose about a quarter \
+            to the stream under either policy, and the stream loses more held to 16 banks"]
 fn bpm_lowers_light_programs_row_misses_and_raises_weighted_speedup() {
     assert_claim(&mix("stream", "light"));
 }
 
 #[test]
-#[ignore = "does not hold in the model (docs/reproductions/bpm.md): stream is 7.4 % slower under bpm; the paper's \
-            own Fig. 1 (libquantum 8 % slower at 16 banks) implies the 5 % bound fails"]
+#[ignore = "does not hold in the model (docs/reproductions/bpm.md): the stream is 7-9 % slower under bpm (the test \
+            prints it); the paper's own Fig. 1 (libquantum 8 % slower at 16 banks) implies the 5 % bound fails"]
 fn bpm_slows_no_program_by_more_than_5_percent_over_buddy() {
     assert_no_program_5_percent_slower(&mix("stream", "light"));
 }
@@ -198,7 +198,7 @@ fn bpm_lowers_the_row_misses_of_real_light_programs() {
 
 /// The weighted-speedup half on the real light programs: fails as with the `light` profile.
 #[test]
-#[ignore = "does not hold in the model (docs/reproductions/bpm.md): WS 3.745 (bpm) vs 3.867 (buddy); \
+#[ignore = "does not hold in the model (docs/reproductions/bpm.md): WS falls under bpm (the test prints both); \
             gcc, dealII and namd lose little under buddy"]
 fn bpm_raises_weighted_speedup_with_real_light_programs() {
     let Some(lights) = wl11_lights() else { return };
