@@ -1645,7 +1645,10 @@ def _sweep(args: argparse.Namespace) -> int:
         from memtint.outputs import OutputError, check_output_dir
 
         try:
-            check_output_dir("--out", report_dir, [args.spec, *sorted(p for p in programs if os.path.isfile(p))])
+            from memtint.reports import REPORT_FILES
+
+            check_output_dir("--out", report_dir, [args.spec, *sorted(p for p in programs if os.path.isfile(p))],
+                             files=REPORT_FILES)
         except OutputError as error:
             raise OutputError(f"{error} (the sweep's report goes to DIR/report; --no-report leaves it out)") from None
     from memtint import stopping
@@ -1728,10 +1731,10 @@ def _report(args: argparse.Namespace) -> int:
     if os.path.exists(args.results) and not os.path.isdir(args.results):  # before blaming a default --out in it
         raise UsageError(f"{args.results}: is a file, not a sweep's result directory (memtint sweep SPEC --out DIR "
                          "writes one)")
-    from memtint.reports import store_inputs
+    from memtint.reports import REPORT_FILES, store_inputs
 
     inputs = store_inputs(args.results) if os.path.isfile(os.path.join(args.results, "manifest.json")) else []
-    check_output_dir("--out", args.out or os.path.join(args.results, "report"), inputs)
+    check_output_dir("--out", args.out or os.path.join(args.results, "report"), inputs, files=REPORT_FILES)
     report = write_report(args.results, args.out, baseline=args.baseline)
     from memtint.tables import output_console
     out = output_console()

@@ -88,13 +88,19 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     spec = parse_spec(load_demo_spec(args.instructions), base=SPEC_PATH.parent, source=str(SPEC_PATH))
     results = os.path.join(args.out, "results")
+    # Its store and its report are said to be unwritable before the sweep, not after it.
+    from memtint.reports import REPORT_FILES
+    from memtint.sweep.store import ResultStore
+
+    ResultStore(results).check_writable("--out")
+    check_output_dir("--out", os.path.join(args.out, "report"), files=REPORT_FILES)
     from memtint.tables import output_console
     console = output_console()
     n = len(spec)
     console.print(f"Running the demo sweep: {n} runs ({len({e.mix for e in spec.entries})} mixes drawn from the "
                   f"suite by measured class x {len({e.policy for e in spec.entries})} policies) on the process pool, "
                   f"results in {results}")
-    summary = run_sweep(spec, results, jobs=args.jobs)
+    summary = run_sweep(spec, results, out_option="--out", jobs=args.jobs)
     # This sweep's runs only: the store keeps those of earlier demos too (another engine version
     # or instruction count gives other configuration hashes).
     frame = load_results(results)

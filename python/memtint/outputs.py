@@ -309,11 +309,15 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | os.P
         _probe_creatable(option, path)
 
 
-def check_output_dir(option: str, path: str, inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
+def check_output_dir(option: str, path: str, inputs: Iterable[str | os.PathLike[str] | None] = (),
+                     files: Iterable[str] = ()) -> None:
     """A directory a command will create or fill (``reproduce --out``, ``report --out``): refused
     before any work when it cannot be made there, is a file, or holds one of the ``inputs``: is
     an input directory (a result store) or directly holds an input file, where the command's
-    files would go. A subdirectory of an input directory (``RESULTS/report``) is not refused."""
+    files would go. A subdirectory of an input directory (``RESULTS/report``) is not refused.
+    ``files``: the names of the files the command writes in it (``index.html``); one that exists
+    there is checked as :func:`check_outputs` checks a file (a directory in its place, an input
+    through a link), so a report is not refused after the runs it reports on."""
     if path == "":  # would be the working directory
         raise OutputError(f"{option}: the directory name is empty; give a directory name")
     if path == "-":  # a directory of that name would be made, not stdout
@@ -346,6 +350,15 @@ def check_output_dir(option: str, path: str, inputs: Iterable[str | os.PathLike[
             raise OutputError(f"{option} {path}: cannot create files under {probe}: {error.strerror or error}") from None
         os.close(fd)
         os.unlink(name)
+    inputs = [i for i in inputs if i is not None]
+    for name in files:
+        inside = os.path.join(path, name)
+        if not os.path.lexists(inside):
+            continue
+        if os.path.isdir(inside):
+            raise OutputError(f"{option} {path}: {inside} is a directory, where this command writes its {name}; "
+                              "remove it or give another directory")
+        check_outputs({option: inside}, inputs)
 
 
 @contextlib.contextmanager

@@ -501,6 +501,9 @@ PLOTS = [
     ("per_core_slowdown.png", "Per-core slowdowns"),
 ]
 
+#: Every file a report writes in its directory (checked before a sweep's runs, not after them).
+REPORT_FILES = [name for name, _ in PLOTS] + ["summary.md", "index.html"]
+
 
 def store_inputs(results: str | os.PathLike[str]) -> list[str]:
     """What a report reads: the store's directory, its manifest and its listed batches."""
@@ -528,7 +531,7 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
 
     frame = load_results(results)
     check_output_dir("out", os.fspath(out) if out is not None else os.path.join(results, "report"),
-                     store_inputs(results))
+                     store_inputs(results), files=REPORT_FILES)
     if config_hashes is not None:
         frame = frame[frame["config_hash"].isin(set(config_hashes))]
     if frame.empty:

@@ -200,7 +200,7 @@ def run(out: str, *, instructions: int | None = None, jobs_count: int | None = N
     instructions = INSTRUCTIONS if instructions is None else instructions
     if instructions < 1:
         raise MemtintError(f"--instructions must be at least 1, got {instructions}")
-    check_output_dir("--out", out)
+    check_output_dir("--out", out, files=["tiering.md", "tiering.png"])  # before the runs, not after them
     from memtint.tables import output_console
     console = output_console()
     start = time.perf_counter()

@@ -531,6 +531,62 @@ def test_truncated_batch_is_named_with_its_remedy(memtint, stored_sweep):
 
 
 @pytest.mark.engine
+def test_a_report_file_that_links_to_the_store_is_refused(memtint, stored_sweep, tmp_path):
+    # report/summary.md a symlink to the store's manifest: the report was renamed over it.
+    _, out = stored_sweep
+    manifest = out / "manifest.json"
+    before = snapshot(manifest)
+    report = tmp_path / "rep"
+    report.mkdir()
+    (report / "summary.md").symlink_to(manifest)
+    assert_clean_error(memtint("report", out, "--out", report), "summary.md", "is an input")
+    assert snapshot(manifest) == before
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("name", ["index.html", "weighted_speedup.png"])
+def test_a_directory_where_a_report_file_goes_is_refused_before_writing(memtint, stored_sweep, tmp_path, name):
+    _, out = stored_sweep
+    report = tmp_path / "rep"
+    (report / name).mkdir(parents=True)
+    assert_clean_error(memtint("report", out, "--out", report), f"{name} is a directory")
+    assert sorted(p.name for p in report.iterdir()) == [name]  # no plot written before the refusal
+
+
+@pytest.mark.engine
+def test_a_sweep_s_report_file_is_checked_before_its_runs(memtint, stored_sweep, tmp_path):
+    _, out = stored_sweep
+    before = snapshot(out / "manifest.json")
+    (out / "report" / "index.html").unlink()
+    (out / "report" / "index.html").mkdir()
+    spec = spec_file(tmp_path, PRODUCT + 'mixes = [["stream", "light"]]\n', name="more.toml")
+    assert_clean_error(memtint("sweep", spec, "--out", out), "index.html is a directory", "--no-report")
+    assert snapshot(out / "manifest.json") == before  # nothing ran
+
+
+@pytest.mark.parametrize("made, needle", [("report/index.html", "index.html is a directory"),
+                                          ("results", "--out"), ("report", "")])
+def test_demo_s_store_and_report_are_checked_before_its_runs(memtint, tmp_path, made, needle):
+    out = tmp_path / "demo"
+    target = out / made
+    if made == "results" or made == "report":  # a file where a directory goes
+        out.mkdir()
+        target.write_text("keep\n")
+    else:
+        target.mkdir(parents=True)
+    start = time.monotonic()
+    line = assert_clean_error(memtint("demo", "--out", out, "--instructions", "1000"), needle)
+    assert "out " + str(out) not in line.replace("--out", "")  # named as the option, not the API's 'out'
+    assert time.monotonic() - start < 20 and not (out / "results" / "manifest.json").exists()
+
+
+def test_tiering_demo_s_files_are_checked_before_its_runs(memtint, tmp_path):
+    (tmp_path / "t" / "tiering.png").mkdir(parents=True)
+    assert_clean_error(memtint("demo", "--tiering", "--out", tmp_path / "t", "--instructions", "1000"),
+                       "tiering.png is a directory")
+
+
+@pytest.mark.engine
 def test_missing_batch_is_named_with_its_reason(memtint, stored_sweep):
     _, out = stored_sweep
     batch = next((out / "batches").glob("*.parquet"))
