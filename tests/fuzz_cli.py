@@ -12,7 +12,9 @@
 - ``sweep``: mutated sweep specifications through `memtint sweep`'s parsing and checks;
 - ``outputs``: output paths that collide with inputs (the same name, a hard link, a symlink, each
   other, a file an input names: a machine file's mapping, a run's rules) or cannot be written
-  (/proc, a missing directory, a directory, a full device, an empty name), through `memtint` commands end to end: every input
+  (/proc, a missing directory, a directory, a full device, an empty name), and an output directory
+  where one of the files a command writes there (a report's ``index.html``, its plots) is a
+  directory or a link to an input, through `memtint` commands end to end: every input
   must keep its bytes, type and inode;
 - ``rt``: mutated real-time task sets (`memtint rt`): a task's key must come with its line in the
   file (``rt.toml:12: ... tasks[1].period``), a missing table with the file;
@@ -693,6 +695,24 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         code, text = _main_quiet(["sweep", spec, "--out", store, "--jobs", "1", "--no-report"])
         assert code == 0, text
     commands.append((["mine-rules", store, "--out", a, "--json", b, "--classify-instructions", "100000"], [trace]))
+    # A report's directory where one of its files is a directory or a link to an input (the store's
+    # manifest or batch): refused before anything is written, never renamed over the input. A hard
+    # link to a file the report does not read (the trace) is replaced as a name, the file kept.
+    from memtint.reports import REPORT_FILES
+
+    manifest = os.path.join(store, "manifest.json")
+    batches = [os.path.join(store, "batches", f) for f in sorted(os.listdir(os.path.join(store, "batches")))]
+    report_dir = os.path.join(work, "rep")
+    os.mkdir(report_dir)
+    inside = os.path.join(report_dir, rng.choice(REPORT_FILES))
+    kind = rng.choice(["dir", "manifest", "batch", "hard", "none"])
+    if kind == "dir":
+        os.mkdir(inside)
+    elif kind == "hard":
+        os.link(trace, inside)
+    elif kind != "none":
+        os.symlink({"manifest": manifest, "batch": batches[0]}[kind], inside)
+    commands.append((["report", store, "--out", report_dir], [manifest, *batches, trace]))
     argv, inputs = rng.choice(commands)
 
     def run() -> tuple[str, str]:
