@@ -396,3 +396,182 @@ def test_an_unknown_colour_space_lists_the_spaces_the_option_takes(memtint, clea
     line = clean_error(memtint("inspect", str(os.getpid()), "--machine", "i7-860", "--space", "nosuch"),
                        "--space nosuch: unknown colour space")
     assert "c-vp" in line and "vertical" not in line, line
+
+
+# ---- 6. Signals: a program gets what it would get without memtint, once -----------------------
+
+#: A program that says what each SIGINT did: one is a clean shutdown (status 7), a second within
+#: the next second and a half is the forced one (status 9).
+TWICE = """
+import signal, sys, time
+count = 0
+def on_int(*_):
+    global count
+    count += 1
+    print("got one" if count == 1 else "got a second", flush=True)
+signal.signal(signal.SIGINT, on_int)
+print("ready", flush=True)
+end = time.monotonic() + 60
+while time.monotonic() < end and not count:
+    time.sleep(0.02)
+time.sleep(1.5)
+print("survived" if count == 1 else "forced", flush=True)
+sys.exit(7 if count == 1 else 9)
+"""
+
+
+def _on_a_terminal(args: list[str], programs: int) -> tuple[int, str]:
+    """Run `memtint ARGS` on a pseudo-terminal, the programs TWICE; once every program is ready,
+    type Ctrl-C with memtint stopped (SIGSTOP), so the terminal's SIGINT reaches each program
+    before memtint can act on its own copy; then let memtint go on. Its status and the output."""
+    import pty
+    import select
+    import signal
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: memtint, as a shell starts it on a terminal
+        os.execv(sys.executable, [sys.executable, "-m", "memtint.cli", *args])
+    out = b""
+
+    def read_until(done, seconds: float) -> None:
+        nonlocal out
+        deadline = time.monotonic() + seconds
+        while not done() and time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.1)[0]:
+                try:
+                    data = os.read(fd, 4096)
+                except OSError:
+                    return
+                if not data:
+                    return
+                out += data
+
+    try:
+        read_until(lambda: out.count(b"ready") >= programs, 60)
+        assert out.count(b"ready") == programs, out.decode(errors="replace")
+        os.kill(pid, signal.SIGSTOP)
+        os.write(fd, b"\x03")
+        read_until(lambda: out.count(b"got one") >= programs, 10)
+        os.kill(pid, signal.SIGCONT)
+        read_until(lambda: False, 4)
+    finally:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace").replace("\r", "")
+
+
+@needs_root
+@needs_library
+def test_a_ctrl_c_on_the_terminal_reaches_run_s_program_once(tmp_path):
+    # The terminal sends SIGINT to the whole foreground group, the program included: memtint
+    # passing its own copy on as well gave the program a second Ctrl-C it was never sent.
+    script = tmp_path / "twice.py"
+    script.write_text(TWICE)
+    code, out = _on_a_terminal(["run", "--colors", "0-15", "--", PYTHON, str(script)], 1)
+    assert "got one" in out and "got a second" not in out and "survived" in out, out
+    assert code == 7, (code, out)
+
+
+@needs_root
+@needs_library
+def test_a_ctrl_c_on_the_terminal_reaches_each_run_mix_program_once(tmp_path):
+    script = tmp_path / "twice.py"
+    script.write_text(TWICE)
+    code, out = _on_a_terminal(["run-mix", "--", PYTHON, str(script), ":::", PYTHON, str(script)], 2)
+    assert out.count("survived") == 2 and "got a second" not in out, out
+    assert code == 7, (code, out)
+
+
+@needs_root
+@needs_library
+@pytest.mark.parametrize("signum, status", [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_a_signal_sent_to_run_alone_is_passed_on(tmp_path, signum, status):
+    # kill PID (or a hangup of memtint alone) reaches only memtint: the program must get it, and
+    # its status is the command's; before, a SIGHUP ended memtint and left the program running.
+    import signal
+
+    proc = subprocess.Popen([*CLI, "run", "--colors", "0-15", "--", "sleep", "60"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not _children_named(proc.pid, "sleep"):
+            time.sleep(0.05)
+        sleeper = _children_named(proc.pid, "sleep")
+        assert sleeper, proc.stderr.read() if proc.poll() is not None else "sleep did not start"
+        proc.send_signal(getattr(signal, signum))
+        assert proc.wait(timeout=20) == status, proc.stderr.read()
+        assert not os.path.exists(f"/proc/{sleeper[0]}") or _state(sleeper[0]) == "Z"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _children_named(pid: int, name: str) -> list[int]:
+    from memtint.linux.inspect import process_stats
+
+    found = []
+    for child, fields in process_stats():
+        if fields[1:2] == [str(pid)]:
+            try:
+                with open(f"/proc/{child}/comm", encoding="utf-8") as f:
+                    if f.read().strip() == name:
+                        found.append(child)
+            except OSError:
+                pass
+    return found
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+@needs_root
+@needs_library
+def test_run_mix_stopped_before_its_programs_start_starts_none_and_leaves_no_directory(tmp_path):
+    # A stop while run-mix prepares (here: its trial start of the library, made slow) ended
+    # memtint at once and left its reports' directory in TMPDIR.
+    import signal
+
+    slow = tmp_path / "bin"
+    slow.mkdir()
+    (slow / "true").write_text("#!/bin/sh\nsleep 3\n")
+    (slow / "true").chmod(0o755)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    marker = tmp_path / "ran"
+    env = {**os.environ, "PATH": f"{slow}:{os.environ['PATH']}", "TMPDIR": str(temporary)}
+    proc = subprocess.Popen([*CLI, "run-mix", "--", "touch", str(marker), ":::", "touch", str(marker)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _children_named(proc.pid, "true"):
+        time.sleep(0.02)
+    assert _children_named(proc.pid, "true"), proc.stderr.read() if proc.poll() is not None else "no trial start"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 143
+    assert "memtint: terminated" in proc.stderr.read()
+    time.sleep(3.5)  # the trial's sleep has ended, and nothing was started after the stop
+    assert list(temporary.iterdir()) == [] and not marker.exists()
+
+
+@needs_library
+def test_an_inherited_memtint_report_is_not_the_library_s_report(tmp_path):
+    # MEMTINT_REPORT in the user's environment reached the library: it wrote over the file named
+    # there (here the program's own input) and, empty, ended the program with status 2.
+    data = tmp_path / "data.txt"
+    data.write_text("3\n1\n2\n")
+    before = snapshot(data)
+    r = cli("run", "--colors", "0-15", "--", "sort", data, env={"MEMTINT_REPORT": str(data)})
+    assert r.returncode == 0 and r.stdout == "1\n2\n3\n", r.stderr
+    assert snapshot(data) == before
+    r = cli("run", "--colors", "0-15", "--", "sh", "-c", "exit 3", env={"MEMTINT_REPORT": ""})
+    assert r.returncode == 3, r.stderr

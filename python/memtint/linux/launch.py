@@ -6,13 +6,14 @@ pass before anything runs: the library exists, the colours exist, frame numbers 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from memtint.linux.colour_spec import check_colours, format_list, parse_list
 from memtint.linux.elf import find_program, static_program
@@ -182,6 +183,9 @@ def coloured_environment(layout: ColourLayout, colours: Sequence[int], *, mode: 
         env["MEMTINT_NODE"] = str(node)
     env["MEMTINT_MODE"] = mode
     env["MEMTINT_ON_EXHAUSTION"] = "spill" if spill else "error"
+    # Nor an inherited report: the library would write it unchecked (over an input of the
+    # command, or, empty, end the program with status 2); --report is checked before the run.
+    env.pop("MEMTINT_REPORT", None)
     if report:
         env["MEMTINT_REPORT"] = os.path.abspath(report)
     return env
@@ -270,15 +274,127 @@ def _missing_interpreter(program: str) -> str | None:
     return None if os.path.exists(interpreter) else interpreter
 
 
-def forward_signals(processes: Sequence[subprocess.Popen]):
-    """Pass SIGINT/SIGTERM on to the children (they decide when to stop); returns a restorer."""
-    def handler(signum, _frame):
-        for p in processes:
-            if p.poll() is None:
-                p.send_signal(signum)
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    return lambda: [signal.signal(s, h) for s, h in previous.items()]
+#: Signals passed on to the programs memtint runs. SIGHUP too: memtint killed by a hangup would
+#: leave its program running without anyone to report its end.
+RELAYED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: siginfo's si_code for a signal the kernel sent itself (a terminal's Ctrl-C, Ctrl-\\, hangup).
+SI_KERNEL = 0x80
+
+
+class SignalRelay:
+    """SIGINT, SIGTERM and SIGHUP while memtint runs programs: passed on to them (each program
+    decides when to stop; memtint waits for it and reports its status), with two exceptions.
+
+    - A signal the terminal sent (Ctrl-C) reached every process of the foreground process group,
+      the programs included: passing it on again would give each program two SIGINTs for one
+      Ctrl-C (a program that shuts down cleanly on the first and at once on the second would
+      skip its clean-up). Told apart by the sender (siginfo: the kernel), which `wait` reads by
+      taking the signals with sigtimedwait; a program in a process group of its own gets it.
+    - Before any program has started there is nothing to pass it to: `Stopped` is raised, so the
+      command ends as every memtint command does (130, 143) after its own clean-up. While a
+      program is being started the signal waits for it (`starting`), then is passed on.
+
+    Used as a context manager around the start and the wait (main thread only; elsewhere the
+    signals are left as they are)."""
+
+    def __init__(self) -> None:
+        self.processes: list[subprocess.Popen] = []
+        self.previous: dict[int, Any] = {}
+        self.pending: list[int] = []
+        self.received: list[int] = []
+        self._starting = False
+
+    def __enter__(self) -> "SignalRelay":
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self.previous = {s: signal.signal(s, self._handler) for s in RELAYED}
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for s, h in self.previous.items():
+            signal.signal(s, h)
+        self.previous = {}
+
+    def _handler(self, signum: int, _frame: Any) -> None:
+        # Python's handler: no sender to tell, so the signal is passed on (the usual way in is
+        # `wait`, which reads the sender; this one takes a signal outside it).
+        self.relay(signum, from_terminal=False)
+
+    def relay(self, signum: int, *, from_terminal: bool) -> None:
+        self.received.append(signum)
+        if self._starting:
+            self.pending.append(signum)
+            return
+        if not self.processes:
+            from memtint.stopping import Stopped
+
+            raise Stopped(signum)
+        own_group = os.getpgrp()
+        for p in self.processes:
+            if p.poll() is not None:
+                continue
+            if from_terminal:
+                try:
+                    if os.getpgid(p.pid) == own_group:
+                        continue  # it had the terminal's signal itself
+                except OSError:
+                    continue
+            p.send_signal(signum)
+
+    @contextlib.contextmanager
+    def starting(self) -> Iterator[None]:
+        """Within this block (a program being started) a signal waits; then it is passed on to
+        the programs started, or, when none could start, ends the command (`Stopped`)."""
+        self._starting = True
+        try:
+            yield
+        finally:
+            self._starting = False
+        pending, self.pending = self.pending, []
+        for signum in pending:
+            self.relay(signum, from_terminal=False)
+
+    def add(self, process: subprocess.Popen) -> None:
+        self.processes.append(process)
+
+    @property
+    def stopping(self) -> bool:
+        """Whether a signal came: a command starting several programs starts no more."""
+        return bool(self.received)
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[Callable[[float], None]]:
+        """Within this block the relayed signals (and SIGCHLD, which ends a wait when a program
+        exits) are blocked and taken by the function yielded, ``pause(timeout)``, with their
+        sender; a thread started within inherits the block. Outside the main thread ``pause``
+        only sleeps (the handlers, if any, pass signals on)."""
+        import threading
+        import time
+
+        if not self.previous or threading.current_thread() is not threading.main_thread():
+            yield time.sleep
+            return
+        taken = {*RELAYED, signal.SIGCHLD}
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, taken)
+
+        def pause(timeout: float) -> None:
+            info = signal.sigtimedwait(taken, timeout)
+            if info is not None and info.si_signo != signal.SIGCHLD:
+                self.relay(info.si_signo, from_terminal=info.si_code == SI_KERNEL)
+
+        try:
+            yield pause
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+    def wait(self, process: subprocess.Popen) -> int:
+        """Wait for ``process``, passing signals on meanwhile; its return code."""
+        with self.waiting() as pause:
+            while process.poll() is None:
+                pause(0.5)  # SIGCHLD ends it at once; the timeout is for one taken by another thread
+        return process.returncode
 
 
 __all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "check_library_starts", "check_node", "check_preloadable", "coloured_environment", "command_inputs",
-           "cost_note", "exit_status", "parse_cpus", "start", "CommandRun", "forward_signals"]
+           "cost_note", "exit_status", "parse_cpus", "start", "CommandRun", "SignalRelay"]

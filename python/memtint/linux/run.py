@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 from memtint.linux.colour_spec import parse_list
 from memtint.linux.errors import LinuxError
 from memtint.linux.launch import (CommandRun, check_can_colour, check_library_starts, check_node, check_preloadable,
-                                  coloured_environment, command_inputs, exit_status, forward_signals, parse_cpus, start)
+                                  coloured_environment, command_inputs, exit_status, parse_cpus, start, SignalRelay)
 from memtint.linux.layout import colour_layout
 from memtint.linux.numa import NumaSystem
 from memtint.outputs import OutputError, check_outputs
@@ -59,15 +59,14 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     check_preloadable(argv, env)
     check_library_starts(env)
     run = CommandRun(list(argv), chosen, cpu_list, report)
-    run.started = time.monotonic()
-    run.process = start(argv, env, cpu_list)
-    if on_start:
-        on_start(run)
-    restore = forward_signals([run.process])
-    try:
-        run.exit_code = exit_status(run.process.wait())
-    finally:
-        restore()
+    with SignalRelay() as relay:  # SIGINT, SIGTERM, SIGHUP go to the program from its start
+        with relay.starting():
+            run.started = time.monotonic()
+            run.process = start(argv, env, cpu_list)
+            relay.add(run.process)
+        if on_start:
+            on_start(run)
+        run.exit_code = exit_status(relay.wait(run.process))
     run.wall_seconds = time.monotonic() - run.started
     return run
 

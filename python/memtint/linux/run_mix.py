@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.launch import (CommandRun, check_can_colour, check_library_starts, check_preloadable,
-                                  coloured_environment, exit_status, forward_signals, parse_cpus, start)
+                                  coloured_environment, exit_status, parse_cpus, start, SignalRelay)
 from memtint.linux.layout import ColourLayout, MemtintError, policy_partition
 
 SEPARATOR = ":::"
@@ -83,7 +83,41 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     for w in warnings:
         if on_warning:
             on_warning(w)
-    reports = tempfile.mkdtemp(prefix="memtint-run-mix-")
+    with SignalRelay() as relay:  # from here a stop removes the reports' directory on its way out
+        reports = tempfile.mkdtemp(prefix="memtint-run-mix-")
+        try:
+            started_all, started = _start_and_wait(commands, partition, layout, cpu_list, reports, mode, spill, vm,
+                                                   relay, on_progress)
+            programs = []
+            for r in started:
+                programs.append({
+                    "command": r.argv, "pid": r.process.pid, "colours": r.colours,
+                    "colours_text": r.extra["colours_text"], "banks": r.extra["banks"],
+                    "channels": r.extra["channels"], "cpus": r.cpus, "exit_code": r.exit_code,
+                    "wall_seconds": r.wall_seconds, "library_report": r.library_report(),
+                })
+        finally:
+            shutil.rmtree(reports, ignore_errors=True)
+    return {
+        "schema_version": 1,
+        "kind": "run-mix",
+        "machine": layout.data["machine"],
+        "mapping": layout.data["mapping"],
+        "policy": partition["policy"],
+        "space": layout.space,
+        "masks_hex": layout.data["space"]["masks_hex"],
+        "colours": layout.colours,
+        "wall_seconds": time.monotonic() - started_all,
+        "programs": programs,
+        "warnings": warnings,
+    }
+
+
+def _start_and_wait(commands: Sequence[Sequence[str]], partition: dict[str, Any], layout: ColourLayout,
+                    cpu_list: list[int], reports: str, mode: str, spill: bool, vm: str | None, relay: SignalRelay,
+                    on_progress: Callable[[list[CommandRun]], None] | None) -> tuple[float, list[CommandRun]]:
+    """Start the programs (none more once a signal came; all killed when one cannot start) and
+    wait for every one, passing signals on; the start time and the programs started."""
     runs = []
     for i, argv in enumerate(commands):
         proc = partition["processes"][i]
@@ -98,18 +132,20 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     started_all = time.monotonic()
     started: list[CommandRun] = []
     try:
-        for run, env in runs:
-            run.started = time.monotonic()
-            run.process = start(run.argv, env, run.cpus)
-            started.append(run)
+        with relay.starting():
+            for run, env in runs:
+                if relay.stopping:
+                    break
+                run.started = time.monotonic()
+                run.process = start(run.argv, env, run.cpus)
+                relay.add(run.process)
+                started.append(run)
     except LinuxError:
         for run in started:
             run.process.kill()
             run.process.wait()
-        shutil.rmtree(reports, ignore_errors=True)
         raise
-    restore = forward_signals([r.process for r in started])
-    try:
+    with relay.waiting() as pause:
         while any(r.exit_code is None for r in started):
             for r in started:
                 if r.exit_code is None and r.process.poll() is not None:
@@ -117,27 +153,6 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
                     r.wall_seconds = time.monotonic() - r.started
             if on_progress:
                 on_progress(started)
-            time.sleep(0.05)
-    finally:
-        restore()
-    programs = []
-    for r in started:
-        programs.append({
-            "command": r.argv, "pid": r.process.pid, "colours": r.colours, "colours_text": r.extra["colours_text"],
-            "banks": r.extra["banks"], "channels": r.extra["channels"], "cpus": r.cpus, "exit_code": r.exit_code,
-            "wall_seconds": r.wall_seconds, "library_report": r.library_report(),
-        })
-    shutil.rmtree(reports, ignore_errors=True)
-    return {
-        "schema_version": 1,
-        "kind": "run-mix",
-        "machine": layout.data["machine"],
-        "mapping": layout.data["mapping"],
-        "policy": partition["policy"],
-        "space": layout.space,
-        "masks_hex": layout.data["space"]["masks_hex"],
-        "colours": layout.colours,
-        "wall_seconds": time.monotonic() - started_all,
-        "programs": programs,
-        "warnings": warnings,
-    }
+            if any(r.exit_code is None for r in started):
+                pause(0.05)
+    return started_all, started

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from memtint.linux.errors import LinuxError
-from memtint.linux.launch import exit_status, start_failure
+from memtint.linux.launch import RELAYED, SignalRelay, exit_status, start_failure
 from memtint.linux.maps import read_maps
 from memtint.linux.numa import (DAMON_DIR, MODE_NAMES, MPOL_LOCAL, MPOL_WEIGHTED_INTERLEAVE,
                                 NUMA_BALANCING, PAGE_BYTES, WEIGHTS_DIR, NumaError, NumaSystem)
@@ -40,7 +40,6 @@ from memtint.linux.tiering import (BwLocal, BwRandom, Clusters, MigrationGate, p
                                    weights_from_bandwidths)
 from memtint.linux.tier_policies import BANDWIDTH_WEIGHTS, KERNEL_WEIGHTS, NO_WEIGHTS
 from memtint.linux.tier_policies import POLICIES as TIER_POLICIES
-from memtint.stopping import Stopped
 
 #: Name -> summary, for listings and the CLI's choices (the declarations: tier_policies.py).
 POLICIES = {name: p.summary for name, p in TIER_POLICIES.items()}
@@ -258,7 +257,7 @@ class SystemChanges:
         """Undo everything (signals held meanwhile so a Ctrl-C cannot stop it half-way); returns
         what could not be restored."""
         failed = []
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, set(RELAYED))
         try:
             while self.undo:
                 what, undo = self.undo.pop()
@@ -475,14 +474,9 @@ def run_tiered(argv: Sequence[str], plan: TierPlan, system: NumaSystem, *, cpus:
         say(note)
     changes = SystemChanges(system)
     process: subprocess.Popen | None = None
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        if process is not None and process.poll() is None:
-            process.send_signal(signum)  # the program decides when to stop; memtint restores after it
-        else:
-            raise Stopped(signum)  # before the program started: unwind through the restore below
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    # Before the program starts a signal unwinds through the restore below (Stopped); from its
+    # start it is passed on to it (the program decides when to stop; memtint restores after it).
+    relay = SignalRelay().__enter__()
     try:
         if plan.mode is not None:
             run.policy_check = check_policy(system, plan.mode, plan.nodes)
@@ -495,22 +489,27 @@ def run_tiered(argv: Sequence[str], plan: TierPlan, system: NumaSystem, *, cpus:
         if plan.damon and not plan.nothing_to_place:
             damon_start(system, changes, plan.nodes[0], plan.nodes[-1])
         run.changed = [what.split("=")[0] for what, _ in changes.undo]
-        process = _start(argv, system, plan, cpus)
+        with relay.starting():
+            process = _start(argv, system, plan, cpus)
+            relay.add(process)
         run.started = time.monotonic()
         if on_start:
             on_start(process)
         placer = ChunkPlacer(system, process.pid, plan) if plan.daemon else None
-        while True:
-            try:
-                code = process.wait(timeout=period if placer else None)
-                break
-            except subprocess.TimeoutExpired:
+        with relay.waiting() as pause:
+            next_look = time.monotonic() + period
+            while process.poll() is None:
+                now = time.monotonic()
+                if placer is None or now < next_look:
+                    pause(0.5 if placer is None else next_look - now)  # a program's exit ends it at once
+                    continue
+                next_look = now + period
                 try:
-                    placer.step()  # type: ignore[union-attr]
+                    placer.step()
                 except LinuxError as error:
                     if process.poll() is None and not _gone(error):
                         raise
-        run.exit_code = exit_status(code)
+        run.exit_code = exit_status(process.returncode)
         run.wall_seconds = time.monotonic() - run.started
         run.daemon = placer.stats if placer else None
     finally:
@@ -518,8 +517,7 @@ def run_tiered(argv: Sequence[str], plan: TierPlan, system: NumaSystem, *, cpus:
             process.kill()  # memtint is failing: the program must not outlive the settings it ran under
             process.wait()
         run.restore_failures = changes.restore()
-        for s, h in previous.items():
-            signal.signal(s, h)
+        relay.__exit__(None, None, None)
     return run
 
 
