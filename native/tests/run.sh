@@ -127,7 +127,7 @@ if [ $rc = 0 ] && [ -L "$WORK/link" ] && [ "$(readlink "$WORK/link")" = target ]
 else fail report_through_symlink "status $rc, $(ls -l "$WORK/link" "$WORK/target"): $out"; fi
 
 if [ $ROOT = 0 ]; then
-    for t in stability api node invariant_pagemap invariant_hugepage stress_8_threads exhaustion unprivileged unmodified_programs fork_safety; do
+    for t in stability api node invariant_pagemap invariant_hugepage stress_8_threads exhaustion unprivileged unmodified_programs preload_edges fork_safety; do
         skip $t "needs root (pagemap frame numbers, hugepages, dropping privileges); CI runs as root"
     done
     echo "passed $PASSED, failed $FAILED, skipped $SKIPPED"
@@ -267,6 +267,9 @@ d = {i: str(i) * 3 for i in range(1_000_000)}
 l = sorted(d.values(), key=len)
 print(len(d), sum(map(len, l)), l[-1])"
 run_same shell_fork sh -c "ls /usr | sort | head -3; python3 -c 'import subprocess; print(subprocess.run([\"echo\", \"child\"], capture_output=True).stdout)'"
+
+echo "== the preloaded malloc family at its edges answers as glibc does (or as documented)"
+out=$(MEMTINT_COLORS=0-7 MEMTINT_COLOR_MASKS=$I7 LD_PRELOAD=$LIB $T/preload_edges 2>&1) && pass "preload_edges ($(tail -1 <<<"$out"))" || fail preload_edges "$out"
 
 echo "== stability: compaction may move mlocked pages; the check sees it; the documented sysctl stops it"
 OLD_CU=$(cat /proc/sys/vm/compact_unevictable_allowed 2>/dev/null || echo)

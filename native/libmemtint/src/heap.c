@@ -264,7 +264,7 @@ void *mt_heap_memalign(mt_colour_set *s, size_t align, size_t size) {
             if (class_size[c] >= size && class_size[c] % align == 0)
                 return mt_heap_malloc(s, class_size[c]);
     }
-    if (align > MT_ARENA_ALIGN) { errno = EINVAL; return NULL; }
+    if (align > MT_ARENA_ALIGN) { errno = ENOMEM; return NULL; } /* docs/libmemtint.md: up to 1 GB */
     unsigned order = 0;
     while ((MT_PAGE << order) < align) order++;
     if (size == 0) size = 1;

@@ -219,7 +219,11 @@ int memtint_posix_memalign(void **out, size_t align, size_t size) {
 }
 
 void *memtint_memalign(size_t align, size_t size) {
-    if (align & (align - 1)) { errno = EINVAL; return NULL; }
+    /* glibc's memalign and aligned_alloc (2.36) take any alignment up to SIZE_MAX/2 + 1 and round
+     * one that is not a power of two up to the next (a program that works with glibc must not
+     * get NULL here); beyond that none exists: EINVAL, as glibc. */
+    if (align > ((size_t)1 << (sizeof(size_t) * 8 - 1))) { errno = EINVAL; return NULL; }
+    if (align & (align - 1)) align = (size_t)1 << (sizeof(size_t) * 8 - __builtin_clzl(align));
     if (align < 16) align = 16;
     mt_colour_set *s = current_set();
     return s ? mt_heap_memalign(s, align, size) : __libc_memalign(align, size);
@@ -387,6 +391,10 @@ EXPORT int posix_memalign(void **out, size_t a, size_t n) { return memtint_posix
 EXPORT void *aligned_alloc(size_t a, size_t n) { return memtint_memalign(a, n); }
 EXPORT void *memalign(size_t a, size_t n) { return memtint_memalign(a, n); }
 EXPORT void *valloc(size_t n) { return memtint_memalign(MT_PAGE, n); }
-EXPORT void *pvalloc(size_t n) { return memtint_memalign(MT_PAGE, (n + MT_PAGE - 1) & ~(MT_PAGE - 1)); }
+EXPORT void *pvalloc(size_t n) {
+    size_t whole; /* n rounded up to pages: near SIZE_MAX that wrapped round to a page or none */
+    if (__builtin_add_overflow(n, MT_PAGE - 1, &whole)) { errno = ENOMEM; return NULL; }
+    return memtint_memalign(MT_PAGE, whole & ~(MT_PAGE - 1));
+}
 EXPORT size_t malloc_usable_size(void *p) { return memtint_usable_size(p); }
 #endif
