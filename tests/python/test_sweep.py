@@ -548,3 +548,49 @@ def test_a_stop_while_a_batch_or_the_manifest_is_written_leaves_no_temporary_fil
     with pytest.raises(KeyboardInterrupt):
         store.start_sweep("t", None, 1, "test")
     assert sorted(p.name for p in (tmp_path / "store").iterdir()) == ["batches", "manifest.json"]
+
+
+def _row(config_hash: str, status: str, core: int = 0) -> dict:
+    return {"config_hash": config_hash, "status": status, "machine": "i7-860", "mix": "light|light",
+            "policy": "buddy", "core": core}
+
+
+def test_a_run_retried_after_a_batch_entry_was_removed_by_hand_counts_once(tmp_path):
+    # A damaged batch's error says to remove its entry; the next batch then took the index of the
+    # last one left, and a run failed there and redone in the new batch kept both outcomes.
+    from memtint.sweep.store import ResultStore
+
+    store = ResultStore(tmp_path / "store")
+    store.start_sweep("s", None, 2, "test")
+    store.write_batch([_row("a", "ok", 0), _row("a", "ok", 1)])
+    store.write_batch([_row("b", "failed", 0), _row("b", "failed", 1)])
+    manifest = json.loads(store.manifest_path.read_text())
+    manifest["batches"] = manifest["batches"][1:]  # batch 0 removed, as its error says
+    store.manifest_path.write_text(json.dumps(manifest))
+    store.write_batch([_row("a", "ok", 0), _row("a", "ok", 1), _row("b", "ok", 0), _row("b", "ok", 1)])
+    frame = load_results(tmp_path / "store")
+    assert not frame.duplicated(["config_hash", "core"]).any(), frame[["config_hash", "status", "batch"]]
+    assert sorted(frame["status"]) == ["ok"] * 4
+    assert store.completed_hashes() == {"a", "b"}
+
+
+@pytest.mark.parametrize("column", ["config_hash", "policy", "mix", "machine", "status", "core", "batch"])
+def test_a_batch_with_an_empty_key_cell_is_named_not_an_internal_error(memtint, clean_error, tmp_path, column):
+    # A batch edited by another tool (pandas, a Parquet editor) with nulls where a run's identity
+    # goes: report raised TypeError, sweep's resume compared None with None.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from memtint.sweep.store import ResultStore
+
+    store = ResultStore(tmp_path / "store")
+    store.start_sweep("s", None, 1, "test")
+    path = store.write_batch([_row("a", "ok", 0), _row("a", "ok", 1)])
+    table = pq.read_table(path)
+    i = table.schema.get_field_index(column)
+    pq.write_table(table.set_column(i, column, pa.nulls(table.num_rows, table.schema.field(column).type)), path)
+    spec = write(tmp_path, 'machines = ["i7-860"]\npolicies = ["buddy"]\ninstructions = 1000\nwarmup = 0\n'
+                           'mixes = [["light", "light"]]\n')
+    for args in (["report", tmp_path / "store", "--out", tmp_path / "rep"],
+                 ["sweep", spec, "--out", tmp_path / "store", "--no-report"]):
+        clean_error(memtint(*args), path.name, f"column '{column}' is empty", "manifest.json")

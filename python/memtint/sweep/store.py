@@ -287,7 +287,7 @@ class ResultStore:
         import pyarrow.parquet as pq
 
         manifest = self.manifest()
-        index = len(manifest["batches"])
+        index = _next_index(manifest["batches"])
         batch_dir = self.directory / "batches"
         batch_dir.mkdir(parents=True, exist_ok=True)
         name = f"batch-{index:05d}-{uuid.uuid4().hex[:8]}.parquet"
@@ -317,10 +317,13 @@ class ResultStore:
 
         remedy = ("remove its entry from manifest.json's \"batches\" (its runs are then run again when the sweep is "
                   "resumed), or run the sweep into a new directory")
+        # The columns asked for and those every stored row must fill, which are checked whatever
+        # is read (a resume refuses a damaged store before its runs, not at its summary after them).
+        wanted = None if columns is None else list(dict.fromkeys([*columns, *REQUIRED]))
         for batch in self.manifest()["batches"]:
             path = self.directory / batch["file"]
             try:
-                yield pq.read_table(path, columns=columns, schema=_schema())
+                table = pq.read_table(path, columns=wanted, schema=_schema())
             except FileNotFoundError:
                 raise MemtintError(f"{path}: listed in {self.manifest_path} but missing (deleted or not copied with "
                                    f"the store); {remedy}") from None
@@ -329,6 +332,13 @@ class ResultStore:
             except (pa.ArrowInvalid, pa.ArrowException) as error:
                 raise MemtintError(f"{path}: a damaged result batch (truncated or not Parquet: {error}); "
                                    f"{remedy}") from None
+            # What identifies a run and its place in the tables: a batch edited by another tool
+            # (pandas, a Parquet editor) may hold nulls there, which every reader took for values.
+            for name in REQUIRED:
+                if name in table.column_names and table.column(name).null_count:
+                    raise MemtintError(f"{path}: column {name!r} is empty in {table.column(name).null_count} of "
+                                       f"{table.num_rows} row(s); every stored run has one; {remedy}")
+            yield table
 
     def completed_hashes(self) -> set[str]:
         """Configuration hashes whose latest stored outcome is a success (resume skips them)."""
@@ -357,8 +367,27 @@ class ResultStore:
         # Batches stored before the column have it null: their runs were detailed.
         frame["sampled"] = frame["sampled"].astype("boolean").fillna(False).astype(bool)
         frame["setup"] = frame["setup"].fillna("")  # "": stored before the column, setup unknown
-        latest = frame.groupby("config_hash")["batch"].transform("max")
-        return frame[frame["batch"] == latest].reset_index(drop=True)
+        # Each configuration from its latest batch: the highest index, and of two with one index
+        # (a manifest edited by hand, then a resume) the one listed later, as completed_hashes
+        # decides; one run's rows never come from two batches.
+        position = [i for i, t in enumerate(tables) for _ in range(t.num_rows)]
+        order = frame["batch"].astype("int64") * (len(tables) + 1) + pd.Series(position, index=frame.index)
+        latest = order.groupby(frame["config_hash"]).transform("max")
+        return frame[order == latest].reset_index(drop=True)
+
+
+#: Columns no stored row may leave empty: a run's identity, what a report groups it by, its batch.
+REQUIRED = ("config_hash", "status", "machine", "mix", "policy", "core", "batch")
+
+
+def _next_index(batches: list[dict[str, Any]]) -> int:
+    """The index of the next batch: past every listed one's (``batch-NNNNN-``), not only their
+    count, which falls when an entry is removed by hand (as a damaged batch's error says to do);
+    a reused index would make a retried run's failed and successful rows both its latest."""
+    import re
+
+    indices = [int(m.group(1)) for b in batches if (m := re.match(r"batch-(\d{1,9})-", os.path.basename(b["file"])))]
+    return max([len(batches), *(i + 1 for i in indices)])
 
 
 def load_results(directory: str | os.PathLike[str]) -> "pandas.DataFrame":
