@@ -373,6 +373,34 @@ def test_inspecting_a_zombie_says_so():
     assert "kernel thread" not in r.stderr  # what it used to say
 
 
+
+@needs_root
+@pytest.mark.parametrize("step", ["maps", "pagemap", "frames"])
+def test_a_process_that_exits_during_inspection_is_said_to_have_exited(monkeypatch, step):
+    # It read "no process with PID N" (a process that was there a moment before) or, when its
+    # page map was opened as it exited, "/proc/N/pagemap: No such process".
+    import memtint.linux.inspect as inspect
+
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        def ending(original):
+            def call(*args, **kwargs):
+                if child.poll() is None:
+                    child.kill()
+                    child.wait()
+                return original(*args, **kwargs)
+            return call
+
+        target = {"maps": "read_maps", "pagemap": "open_pagemap", "frames": "read_frames"}[step]
+        monkeypatch.setattr(inspect, target, ending(getattr(inspect, target)))
+        with pytest.raises(inspect.LinuxError, match=f"PID {child.pid} exited while it was being inspected"):
+            inspect.inspect_process(child.pid)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 def test_numa_probe_says_when_its_figure_is_not_the_memorys(tmp_path):
     # 16 MiB arrays beside a 32 MiB LLC gave "35.1 GB/s" as the memory's; 64 threads on 2 CPUs
     # ran without a word.

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 from memtint.linux.assigned import assigned_colours
 from memtint.linux.colour_spec import format_list
-from memtint.linux.errors import LinuxError, is_zombie, zombie
+from memtint.linux.errors import LinuxError, PrivilegeError, is_zombie, zombie
 from memtint.linux.hypervisor import vm_warning
 from memtint.linux.layout import ColourLayout, colour_layout, linear_value, machine_nodes
 from memtint.linux.maps import CLASSES, mark_allocator_arena, read_maps
@@ -215,6 +215,23 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
         pid, followed = followed, pid
     if is_zombie(pid):  # its maps read as empty: it would look like a process with no pages
         raise zombie(pid)
+    try:
+        return _inspect(pid, followed, machine, mapping, space)
+    except (LinuxError, OSError) as error:
+        # Its files vanish (ENOENT, "no process with PID") or fail (ESRCH) when it exits under
+        # the walk: the process was there, so say what happened rather than that it never was.
+        if isinstance(error, PrivilegeError) or not _ended(pid):
+            raise
+        raise LinuxError(f"PID {pid} exited while it was being inspected (its pages went with it): inspect a "
+                         f"process that runs longer, or stop it meanwhile (kill -STOP {pid})") from None
+
+
+def _ended(pid: int) -> bool:
+    return not os.path.exists(f"/proc/{pid}") or is_zombie(pid)
+
+
+def _inspect(pid: int, followed: int | None, machine: str | dict[str, Any], mapping: str | None,
+             space: str | None) -> dict[str, Any]:
     check_frame_access(FRAME_PRIVILEGE)
     layout: ColourLayout = colour_layout(machine, space or "bank", mapping=mapping)
     assigned = assigned_colours(pid)
