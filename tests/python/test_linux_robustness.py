@@ -603,3 +603,22 @@ def test_an_inherited_memtint_report_is_not_the_library_s_report(tmp_path):
     assert snapshot(data) == before
     r = cli("run", "--colors", "0-15", "--", "sh", "-c", "exit 3", env={"MEMTINT_REPORT": ""})
     assert r.returncode == 3, r.stderr
+
+
+@needs_root
+@needs_library
+def test_a_run_mix_program_that_cannot_start_stops_the_others_and_says_why(tmp_path):
+    # A script without #! failed exec with ENOEXEC, an OSError run-mix did not catch: the
+    # programs started before it ran on alone after memtint had exited, and the message was
+    # Python's "Exec format error".
+    script = tmp_path / "no-shebang.sh"
+    script.write_text("echo hi\n")
+    script.chmod(0o755)
+    marker = tmp_path / "outlived"
+    r = cli("run-mix", "--", PYTHON, "-c", f"import time; time.sleep(3); open({str(marker)!r}, 'w')", ":::", script)
+    refused(r, f"{script}: cannot be executed: it is neither a program for this machine nor a script starting "
+               f"with a #! line (run a shell script as: sh {script})")
+    time.sleep(4)
+    assert not marker.exists(), "the first program ran on after run-mix failed"
+    refused(cli("run", "--colors", "0-7", "--", script), f"{script}: cannot be executed")
+    refused(cli("run", "--colors", "0-7", "--", ""), "the program's name is empty")

@@ -241,12 +241,21 @@ def start(argv: Sequence[str], env: dict[str, str], cpus: Sequence[int] | None) 
         raise LinuxError("no program given: write the command after '--'")
     try:
         return subprocess.Popen(list(argv), env=env, preexec_fn=_affinity(cpus))
-    except (FileNotFoundError, PermissionError) as error:
+    except OSError as error:  # every way exec fails is the program's, said as such (run-mix stops the others)
         raise start_failure(argv[0], error) from None
 
 
 def start_failure(program: str, error: OSError) -> LinuxError:
     """Why ``program`` could not be started, as the user can act on it."""
+    import errno
+
+    if not program:
+        return LinuxError("the program's name is empty: write the command after '--'")
+    if error.errno == errno.ENOEXEC:
+        return LinuxError(f"{program}: cannot be executed: it is neither a program for this machine nor a script "
+                          f"starting with a #! line (run a shell script as: sh {program})")
+    if not isinstance(error, (FileNotFoundError, PermissionError)):
+        return LinuxError(f"{program}: cannot be started: {error.strerror or error}")
     if isinstance(error, FileNotFoundError):
         interpreter = _missing_interpreter(program)
         if interpreter:

@@ -140,7 +140,7 @@ def _start_and_wait(commands: Sequence[Sequence[str]], partition: dict[str, Any]
                 run.process = start(run.argv, env, run.cpus)
                 relay.add(run.process)
                 started.append(run)
-    except LinuxError:
+    except BaseException:  # one program cannot start (or memtint fails): the others must not run on alone
         for run in started:
             run.process.kill()
             run.process.wait()

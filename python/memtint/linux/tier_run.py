@@ -538,7 +538,7 @@ def _start(argv: Sequence[str], system: NumaSystem, plan: TierPlan, cpus: Sequen
 
     try:
         return subprocess.Popen(list(argv), preexec_fn=in_child)
-    except (FileNotFoundError, PermissionError) as error:
+    except OSError as error:
         raise start_failure(argv[0], error) from None
 
 
