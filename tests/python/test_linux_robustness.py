@@ -622,3 +622,17 @@ def test_a_run_mix_program_that_cannot_start_stops_the_others_and_says_why(tmp_p
     assert not marker.exists(), "the first program ran on after run-mix failed"
     refused(cli("run", "--colors", "0-7", "--", script), f"{script}: cannot be executed")
     refused(cli("run", "--colors", "0-7", "--", ""), "the program's name is empty")
+
+
+@needs_library
+def test_a_report_path_longer_than_the_library_takes_is_refused_before_the_program_runs(tmp_path):
+    # libmemtint keeps MEMTINT_REPORT in 512 bytes: a longer (valid) path passed run's checks,
+    # then the library refused it before main, and the program never ran (status 2).
+    deep = tmp_path / ("d" * 200) / ("e" * 200)
+    deep.mkdir(parents=True)
+    marker = tmp_path / "ran"
+    report = deep / ("r" * 120 + ".json")
+    assert len(os.fsencode(str(report))) > 511
+    refused(cli("run", "--colors", "0-7", "--report", report, "--", "touch", marker),
+            "libmemtint takes a report path of at most 511 bytes")
+    assert not marker.exists()

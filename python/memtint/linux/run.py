@@ -16,6 +16,10 @@ from memtint.linux.numa import NumaSystem
 from memtint.outputs import OutputError, check_outputs
 
 
+#: The longest MEMTINT_REPORT libmemtint takes (native/libmemtint/src/config.c: 512 bytes with the NUL).
+REPORT_PATH_MAX = 511
+
+
 def check_report_path(report: str | None, inputs: Sequence[str] = ()) -> None:
     """The report must be writable where it is asked for, and not be one of the command's
     `inputs`: checked before the program runs, since libmemtint can only warn at the program's
@@ -23,6 +27,11 @@ def check_report_path(report: str | None, inputs: Sequence[str] = ()) -> None:
     directory or a place where no file can be created (/proc/x) refused."""
     if report is None:
         return
+    absolute = os.path.abspath(report)  # what the library is given (MEMTINT_REPORT)
+    if len(os.fsencode(absolute)) > REPORT_PATH_MAX:
+        # the library would refuse it at the program's start, with status 2 (the program's own?)
+        raise LinuxError(f"--report {report}: libmemtint takes a report path of at most {REPORT_PATH_MAX} bytes "
+                         f"(this one is {len(os.fsencode(absolute))} as an absolute path); give a shorter one")
     try:
         # "%p" becomes each process's id; any id stands for them in the check
         check_outputs({"--report": report.replace("%p", "0")}, inputs, inputs_are_files=False)
