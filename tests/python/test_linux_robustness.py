@@ -636,3 +636,19 @@ def test_a_report_path_longer_than_the_library_takes_is_refused_before_the_progr
     refused(cli("run", "--colors", "0-7", "--report", report, "--", "touch", marker),
             "libmemtint takes a report path of at most 511 bytes")
     assert not marker.exists()
+
+
+@needs_root
+@needs_library
+def test_run_mix_does_not_pass_a_child_s_library_report_off_as_the_program_s(tmp_path):
+    # Every process of a program writes the program's report path: a shell that ran sort and
+    # ended with _exit left sort's report, which run-mix gave as the shell's library_report.
+    out = tmp_path / "mix.json"
+    r = cli("run-mix", "--json", out, "--", "sh", "-c", "sort /etc/passwd > /dev/null", ":::", "sort", "/etc/passwd")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(out.read_text())
+    shell, alone = result["programs"]
+    assert shell["library_report"] is None
+    assert any("program 0 (sh): the library report left is PID" in w and "(sort)" in w for w in result["warnings"])
+    assert "memtint: warning: program 0 (sh): the library report left is PID" in r.stderr
+    assert alone["library_report"]["pid"] == alone["pid"]

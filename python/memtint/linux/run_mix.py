@@ -43,7 +43,8 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     `cpus` each (round-robin; default: the CPUs this process may use, in order).
 
     ``on_progress`` is called about twenty times a second with the runs while any is running;
-    ``on_warning`` with each warning (virtual machine, shared CPUs) before anything starts.
+    ``on_warning`` with each warning (virtual machine, shared CPUs) before anything starts, and
+    after the run for a library report a program's child left in its place.
     Returns ``{"machine", "mapping", "policy", "space", "masks_hex", "wall_seconds", "programs":
     [{"command", "pid", "colours", "colours_text", "banks", "channels", "cpus", "exit_code",
     "wall_seconds", "library_report"}]}``. Raises before starting anything when the policy does
@@ -89,12 +90,23 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
             started_all, started = _start_and_wait(commands, partition, layout, cpu_list, reports, mode, spill, vm,
                                                    relay, on_progress)
             programs = []
-            for r in started:
+            for i, r in enumerate(started):
+                report = r.library_report()
+                if report is not None and report.get("pid") != r.process.pid:
+                    # Every process of a program shares its report's path: this one is a child's
+                    # (a shell that ran a command and ended with _exit), not the program's.
+                    warnings.append(f"program {i} ({r.argv[0]}): the library report left is PID {report.get('pid')}'s "
+                                    f"({report.get('comm') or '?'}), a process it started, not the program's (it "
+                                    "ended without its exit handlers: _exit, a signal, an exec); its library_report "
+                                    "is null")
+                    if on_warning:
+                        on_warning(warnings[-1])
+                    report = None
                 programs.append({
                     "command": r.argv, "pid": r.process.pid, "colours": r.colours,
                     "colours_text": r.extra["colours_text"], "banks": r.extra["banks"],
                     "channels": r.extra["channels"], "cpus": r.cpus, "exit_code": r.exit_code,
-                    "wall_seconds": r.wall_seconds, "library_report": r.library_report(),
+                    "wall_seconds": r.wall_seconds, "library_report": report,
                 })
         finally:
             shutil.rmtree(reports, ignore_errors=True)
