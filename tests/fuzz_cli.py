@@ -34,8 +34,10 @@
 - ``cache``: a damaged entry of the alone-run cache (mutated bytes, or JSON of another shape)
   under `memtint compare`: the comparison must be the one a clean cache gives;
 - ``store``: a sweep result store with its manifest hand-edited (mutated bytes, a batch listed
-  twice or pointing elsewhere, other shapes) or a batch damaged, under `memtint report`: a report,
-  with no run counted twice, or one error naming the manifest or the batch.
+  twice or pointing elsewhere, other shapes), a batch damaged, or a batch edited by another tool
+  (valid Parquet with a column's cells null, empty or at an edge; an entry removed by hand and its
+  runs stored again, some failed), under `memtint report`: a report, with no run counted twice,
+  or one error naming the manifest or the batch.
 
 Every case must end in a result or in one error line that names the file (and line), the key or the
 option at fault: never an internal error, a traceback or a hang.
@@ -970,15 +972,24 @@ def store_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[st
         damaged = json.dumps(rng.choice(shapes)).encode()
     elif roll < 0.85:
         damaged = b"[" * 100_000  # nested past Python's recursion limit
-    else:  # a batch's bytes instead
+    elif roll < 0.92:  # a batch's bytes instead
         path = os.path.join(store, rng.choice(batches)["file"])
         with open(path, "rb") as f:
             damaged = mutate(rng, f.read().decode("latin-1")) if rng.random() < 0.3 else f.read()[:rng.randrange(64)]
-    with open(path, "wb") as f:
-        f.write(damaged)
+    else:
+        path, damaged = _edited_batch(rng, store, manifest)
+    if damaged is not None:
+        with open(path, "wb") as f:
+            f.write(damaged)
 
     def run() -> tuple[str, str]:
-        code, text = _main_quiet(["report", store, "--out", os.path.join(d, "store-report")])
+        import warnings
+
+        with warnings.catch_warnings(record=True) as caught:  # a library's warning is noise on a user's terminal
+            warnings.simplefilter("always")
+            code, text = _main_quiet(["report", store, "--out", os.path.join(d, "store-report")])
+        if caught:
+            return "internal", f"a Python warning: {caught[0].category.__name__}: {caught[0].message}"
         outcome = _error_outcome(code, text, STORE_NAMED)
         if outcome[0] == "ok":
             from memtint.sweep import load_results
@@ -989,7 +1000,42 @@ def store_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[st
                 return "internal", f"{len(frame)} rows from a store of {rows}, some counted twice"
         return outcome
 
-    return f"report of a store with {os.path.relpath(path, store)} = {damaged[:100]!r}".encode(), run
+    what = damaged[:100] if damaged is not None else "edited"
+    return f"report of a store with {os.path.relpath(path, store)} = {what!r}".encode(), run
+
+
+def _edited_batch(rng: random.Random, store: str, manifest: dict) -> tuple[str, None]:
+    """A batch edited by another tool, valid Parquet: one column's cells set to a null, an empty
+    string or a number at an edge; or its entry removed from the manifest (as a damaged batch's
+    error says) and its runs stored again by a resume, some of them failed."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from memtint.sweep.store import ResultStore
+
+    batches = manifest["batches"]
+    if rng.random() < 0.3:  # an entry removed by hand, then a resume's batch
+        kept = batches[1:]
+        with open(os.path.join(store, "manifest.json"), "w", encoding="utf-8") as f:
+            json.dump({**manifest, "batches": kept}, f)
+        rows = pq.read_table(os.path.join(store, kept[-1]["file"])).to_pylist()
+        again = [dict(r, status=rng.choice(["ok", "failed"])) for r in rows]
+        ResultStore(store).write_batch(again + pq.read_table(os.path.join(store, batches[0]["file"])).to_pylist())
+        return os.path.join(store, "manifest.json"), None
+    path = os.path.join(store, rng.choice(batches)["file"])
+    table = pq.read_table(path)
+    name = rng.choice(table.column_names)
+    kind = table.schema.field(name).type
+    values = [None, "", "|", "x" * 300, float("nan"), float("inf"), -1, 0, 2**31 - 1] if pa.types.is_string(kind) \
+        else [None, float("nan"), float("inf"), -1.0, 0.0, 1e308] if pa.types.is_floating(kind) \
+        else [None, -1, 0, 2**31 - 1] if pa.types.is_integer(kind) else [None, True, False]
+    value = rng.choice(values)
+    try:
+        column = pa.array([value] * table.num_rows, type=kind)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        column = pa.array([str(value)] * table.num_rows)  # another type: the reader casts or refuses it
+    pq.write_table(table.set_column(table.schema.get_field_index(name), name, column), path)
+    return path, None
 
 
 CLASSES: dict[str, Callable[[random.Random, str], tuple[bytes, Callable[[], tuple[str, str]]]]] = {

@@ -190,8 +190,8 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
             ms_norm.append(math.nan)
             ws_half.append(math.nan)
         else:
-            ws_norm.append(r["weighted_speedup"] / ref["weighted_speedup"])
-            ms_norm.append(r["maximum_slowdown"] / ref["maximum_slowdown"])
+            ws_norm.append(_ratio(r["weighted_speedup"], ref["weighted_speedup"]))
+            ms_norm.append(_ratio(r["maximum_slowdown"], ref["maximum_slowdown"]))
             ws_half.append(_matched_half_width(r, base_policy))
     runs["ws_norm"] = ws_norm
     runs["ms_norm"] = ms_norm
@@ -199,6 +199,16 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     runs.attrs["baseline"] = base_policy
     runs.attrs["series"] = _order(runs["series"], runs, base_policy) if len(runs) else []
     return runs
+
+
+def _ratio(value: float, reference: float) -> float:
+    """``value / reference``, NaN (no figure) where the baseline's figure is 0 or not finite, or
+    the ratio is not: a stored 0 (a run that retired nothing, a hand-edited cell) stopped the report."""
+    try:
+        ratio = value / reference if reference and math.isfinite(reference) else math.nan
+    except TypeError:  # None: stored without the figure
+        return math.nan
+    return ratio if math.isfinite(ratio) else math.nan
 
 
 def _matched_half_width(run: Any, base_policy: str) -> float:
@@ -471,7 +481,8 @@ def _per_core(frame, runs, series: list[str], path: Path) -> None:
         for i, s in enumerate(series):
             sub = cores[cores["series"] == s]
             for j, p in enumerate(row):
-                values = sub.loc[sub["profile"] == p, "slowdown"].dropna()
+                values = sub.loc[sub["profile"] == p, "slowdown"]
+                values = values[values.map(math.isfinite)]  # an infinite slowdown has no bar
                 if values.empty:
                     continue
                 x = j + (i - (len(series) - 1) / 2) * width
@@ -525,6 +536,16 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes", "failed", "superseded",
     "notes", "first_error", "findings"}`` (``rows``: :func:`summary_rows`; ``notes``: sentences the table needs beside it,
     such as policies whose means rest on different mixes)."""
+    import numpy as np
+
+    # A stored figure at an edge (an infinite slowdown, 1e308 summed) is shown as no figure or an
+    # infinity, not announced by numpy as a RuntimeWarning on the user's terminal.
+    with np.errstate(all="ignore"):
+        return _write_report(results, out, baseline=baseline, config_hashes=config_hashes, findings=findings)
+
+
+def _write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | None, *, baseline: str | None,
+                  config_hashes: Iterable[str] | None, findings: Sequence[str] | None) -> dict[str, Any]:
     from memtint.api import MemtintError
     from memtint.outputs import check_output_dir
     from memtint.sweep.store import load_results

@@ -422,3 +422,23 @@ def test_a_report_follows_no_order_of_the_store(results):
         order = [r["policy"].split(" @ ")[0] for r in summary_rows(runs)][1:]
         said = [s.split("[/bold]")[0].removeprefix("[bold]") for s in policy_sentences(runs)]
         assert said == order, (said, order)
+
+
+@pytest.mark.parametrize("column, value", [("weighted_speedup", 0.0), ("maximum_slowdown", 0.0),
+                                           ("slowdown", float("inf")), ("weighted_speedup", 1e308)])
+def test_a_stored_figure_at_an_edge_is_no_figure_not_an_error_or_a_warning(memtint, results, tmp_path, column, value):
+    # A baseline's WS of 0 stopped the report (ZeroDivisionError); an infinite slowdown or figures
+    # whose sum overflows printed numpy's RuntimeWarnings on the terminal.
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    manifest = json.loads((results / "manifest.json").read_text())
+    for batch in manifest["batches"]:
+        path = results / batch["file"]
+        table = pq.read_table(path)
+        i = table.schema.get_field_index(column)
+        pq.write_table(table.set_column(i, column, pa.array([value] * table.num_rows, pa.float64())), path)
+    code, _, err = memtint("report", results, "--out", tmp_path / "rep")
+    assert code == 0 and "Warning" not in err and "error" not in err, err

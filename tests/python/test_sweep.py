@@ -594,3 +594,15 @@ def test_a_batch_with_an_empty_key_cell_is_named_not_an_internal_error(memtint, 
     for args in (["report", tmp_path / "store", "--out", tmp_path / "rep"],
                  ["sweep", spec, "--out", tmp_path / "store", "--no-report"]):
         clean_error(memtint(*args), path.name, f"column '{column}' is empty", "manifest.json")
+
+
+def test_a_batch_holding_two_rows_of_one_core_is_named(memtint, clean_error, tmp_path):
+    # Every run's config_hash set to one value by an editor: its runs became one run with each core
+    # several times, and a report counted them.
+    from memtint.sweep.store import ResultStore
+
+    store = ResultStore(tmp_path / "store")
+    store.start_sweep("s", None, 2, "test")
+    path = store.write_batch([_row("", "ok", 0), _row("", "ok", 1), _row("", "ok", 0), _row("", "ok", 1)])
+    clean_error(memtint("report", tmp_path / "store", "--out", tmp_path / "rep"), path.name,
+                "run '' has two rows for core 0", "manifest.json")

@@ -338,6 +338,14 @@ class ResultStore:
                 if name in table.column_names and table.column(name).null_count:
                     raise MemtintError(f"{path}: column {name!r} is empty in {table.column(name).null_count} of "
                                        f"{table.num_rows} row(s); every stored run has one; {remedy}")
+            # One row per core of a run: two would count the core (and its run) twice.
+            seen: set[tuple[str, int]] = set()
+            for twice in zip(table.column("config_hash").to_pylist(), table.column("core").to_pylist()):
+                if twice not in seen:
+                    seen.add(twice)
+                    continue
+                raise MemtintError(f"{path}: run {twice[0]!r} has two rows for core {twice[1]}; a run has one row per "
+                                   f"core; {remedy}")
             yield table
 
     def completed_hashes(self) -> set[str]:
