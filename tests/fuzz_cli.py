@@ -2,7 +2,9 @@
 
 - ``sim``: mutated run files (bytes and values) through `memtint sim`'s own loading and the engine;
 - ``overrides``: `--set KEY=VALUE` with extreme values (NaN, infinities, 1e400, 2^40, 2^64,
-  negatives, wrong kinds) on machine settings, through the CLI's parsing and a short run;
+  negatives, wrong kinds) on machine and OS settings, and keys below another's value
+  (``os.policy.x``), through the CLI's parsing and a short run: a `--set` named in an error is
+  named as the user wrote it;
 - ``combos``: run files in valid form whose components come from the registries (any machine with
   any placement, dynamic and migration policy, resctrl scheme, scheduler, row policy, refresh,
   prefetcher, each with its parameters' table; processes with affinities and `at_end`; memory
@@ -411,6 +413,8 @@ OVERRIDE_KEYS = [
     "cache.llc.ways", "cache.llc.latency", "cache.llc.mshrs", "cache.prefetcher.kind", "cache.prefetcher.degree",
     "cpu.cores", "cpu.frequency_ghz", "cpu.rob", "dram.channels", "dram.ranks", "dram.density_gbit",
     "dram.device_width", "dram.device", "dram.mapping", "os.colour_split", "nosuch.key", "controller.nosuch",
+    # A key below another setting's value (given first, or in the run): named as the user wrote it.
+    "os.policy", "os.policy.x", "os.colour_split.x", "controller.read_queue.x", "cache.llc.ways.x.y",
 ]
 EXTREME_VALUES = ["2", "16", "64", "0.8", "0.2", '"fr-fcfs"', '"none"', "nan", "inf", "-inf", "1e400", "-1e400", "0", "-1", "1", "1099511627776", "18446744073709551616",
                   "1e20", "0.5", "-0.5", "true", '"x"', "[1,2]", "{}", "null", "x", "", "99999999999999999999999"]
@@ -418,20 +422,27 @@ EXTREME_VALUES = ["2", "16", "64", "0.8", "0.2", '"fr-fcfs"', '"none"', "nan", "
 
 def overrides_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
     settings = [f"{rng.choice(OVERRIDE_KEYS)}={rng.choice(EXTREME_VALUES)}" for _ in range(rng.randint(1, 3))]
+    if rng.random() < 0.15:  # a key below the value a setting before it gave
+        settings.append(f"{settings[-1].split('=', 1)[0]}.{rng.choice(['x', 'x.y'])}={rng.choice(EXTREME_VALUES)}")
     machine = rng.choice(["i7-860", "ddr4-2400", "ccps-4c-64b"])
 
     def run() -> tuple[str, str]:
         import argparse
 
         from memtint import api
-        from memtint.cli import UsageError, _overrides, _setting
+        from memtint.cli import UsageError, _os_settings, _overrides, _setting
 
         try:
             parsed = [_setting(text) for text in settings]
-            spec = api.build_sim_spec(machine, ["light", "stream"], instructions=2000, overrides=_overrides(parsed))
+            spec = api.build_sim_spec(machine, ["light", "stream"], instructions=2000, overrides=_overrides(parsed),
+                                      os_options=_os_settings(parsed))
             api.run_sim_spec(spec)
             return "ok", ""
         except (api.MemtintError, UsageError, argparse.ArgumentTypeError) as error:
+            given = str(error).split(":", 1)[0]
+            if given.startswith("--set ") and given[len("--set "):].split("=", 1)[0] not in \
+                    {text.split("=", 1)[0] for text in settings}:  # a key as the user did not write it
+                return "unnamed", f"{error} (given: {settings})"
             keys = {text.split("=", 1)[0].rsplit(".", 1)[-1] for text in settings}
             named = re.compile("|".join(map(re.escape, keys)) + r"|" + NAMED.pattern)
             return _outcome(error, named)

@@ -167,19 +167,23 @@ def _os_settings(settings: list[tuple[list[str], Any]] | None, base: dict[str, A
     os_settings = [(path[1:], value) for path, value in settings or [] if path[0] == "os"]
     if policies_from and any(path == ["policy"] for path, _ in os_settings):
         raise UsageError(f"--set os.policy: the policies come from {policies_from}, not from --set")
-    return _nested(os_settings, base)
+    return _nested(os_settings, base, "os.")
 
 
-def _nested(settings: list[tuple[list[str], Any]], base: dict[str, Any] | None) -> dict[str, Any] | None:
+def _nested(settings: list[tuple[list[str], Any]], base: dict[str, Any] | None,
+            prefix: str = "") -> dict[str, Any] | None:
+    """``settings`` (paths below ``prefix``) set into a copy of ``base``; errors name the key as
+    the user gave it (``--set os.policy.x``), prefix and all."""
     if not settings:
         return base
     table: dict[str, Any] = json.loads(json.dumps(base or {}))
     for path, value in settings:
         node = table
-        for part in path[:-1]:
+        for depth, part in enumerate(path[:-1], 1):
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
-                raise UsageError(f"--set {'.'.join(path)}: '{part}' is a value, not a section")
+                raise UsageError(f"--set {prefix}{'.'.join(path)}: '{prefix}{'.'.join(path[:depth])}' is a value, not "
+                                 "a section")
             node = child
         node[path[-1]] = value
     return table

@@ -712,6 +712,17 @@ def test_set_value_1e400_names_the_key(memtint):
                                "--set", "controller.read_queue=1e400"), "controller.read_queue", "not a finite number")
 
 
+@pytest.mark.parametrize("settings, needle", [
+    (["os.policy=bpm", "os.policy.x=1"], "--set os.policy.x: 'os.policy' is a value"),
+    (["controller.read_queue=8", "controller.read_queue.a.b=1"],
+     "--set controller.read_queue.a.b: 'controller.read_queue' is a value")])
+def test_a_set_below_a_value_names_the_key_as_given(memtint, tmp_path, settings, needle):
+    # The os. prefix was dropped: "--set policy.x: 'policy' is a value", a key no one wrote.
+    run = tmp_path / "run.toml"
+    run.write_text('machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n')
+    assert_clean_error(memtint("sim", run, *[a for s in settings for a in ("--set", s)]), needle)
+
+
 def test_nan_in_a_run_file_names_the_file_line_and_key(memtint, tmp_path):
     config = tmp_path / "c.toml"
     config.write_text('machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n'
