@@ -14,10 +14,11 @@
 - ``sweep``: mutated sweep specifications through `memtint sweep`'s parsing and checks;
 - ``outputs``: output paths that collide with inputs (the same name, a hard link, a symlink, each
   other, a file an input names: a machine file's mapping, a run's rules) or cannot be written
-  (/proc, a missing directory, a directory, a full device, an empty name), and an output directory
+  (/proc, a missing directory, a directory, a full device, an empty name), an output directory
   where one of the files a command writes there (a report's ``index.html``, its plots) is a
-  directory or a link to an input, through `memtint` commands end to end: every input
-  must keep its bytes, type and inode;
+  directory or a link to an input, and a file output inside a directory output (``--json`` into
+  ``--export-drampower``'s), through `memtint` commands end to end: every input must keep its
+  bytes, type and inode, and every output its own content;
 - ``rt``: mutated real-time task sets (`memtint rt`): a task's key must come with its line in the
   file (``rt.toml:12: ... tasks[1].period``), a missing table with the file;
 - ``machine``: mutated machine files (the two-node tiering preset's) that a run file names,
@@ -726,7 +727,29 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
     elif kind != "none":
         os.symlink({"manifest": manifest, "batch": batches[0]}[kind], inside)
     commands.append((["report", store, "--out", report_dir], [manifest, *batches, trace]))
+    # An output file inside an output directory the engine fills (--export-drampower's memspec.json):
+    # after a run that succeeds, each of the export's files must still be the export's.
+    export = os.path.join(work, "exp")
+    if rng.random() < 0.5:
+        os.mkdir(export)
+    commands.append((["dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "50",
+                      "--export-drampower", export, "--json",
+                      rng.choice([os.path.join(export, n) for n in ("memspec.json", "config.json", "x.json")] + [b])],
+                     [trace]))
     argv, inputs = rng.choice(commands)
+
+    def exported() -> str:
+        """What is wrong with the export's files after a run that wrote them ("" when nothing)."""
+        if "--export-drampower" not in argv or argv[argv.index("--export-drampower") + 1] != export:
+            return ""
+        for name, key in (("memspec.json", "memspec"), ("config.json", "simconfig")):
+            try:
+                with open(os.path.join(export, name), encoding="utf-8") as f:
+                    if key not in json.load(f):
+                        return f"{name} holds another output, not the export's {key}"
+            except (OSError, ValueError) as error:
+                return f"{name}: {error}"
+        return ""
 
     def run() -> tuple[str, str]:
         before = _snapshot([*inputs, kept])
@@ -737,6 +760,8 @@ def outputs_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[
         after = _snapshot([*inputs, kept])
         if after != before:
             return "internal", f"an input changed: {[x[:3] for x, y in zip(before, after) if x != y]}"
+        if code == 0 and exported():
+            return "internal", f"an output replaced another: {exported()}"
         return _error_outcome(code, text,
                               re.compile(r"^(OUT|--out|--json|--csv|--export-dram|--export-drampower)[ :]|^" + re.escape(work) + "|in\\.txt|d\\.trace"
                                          "|online\\.toml|rules\\.toml|m\\.mapping|rt\\.toml|kept\\.txt"))

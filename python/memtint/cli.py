@@ -704,6 +704,12 @@ def _dram(args: argparse.Namespace) -> int:
         check_output_dir("--export-drampower", out_dir)  # a directory, or somewhere one can be made and written
         if os.path.isdir(out_dir) and os.listdir(out_dir):
             raise UsageError(f"--export-drampower {out_dir}: is not empty; give a new or empty directory")
+        # The export's files are the engine's to name (memspec.json, config.json, trace-ch0.csv...):
+        # --json among them replaced the DRAMPower memspec with the statistics, and said nothing.
+        if args.json not in (None, "", "-") and os.path.realpath(os.path.dirname(os.path.abspath(args.json))) == \
+                os.path.realpath(out_dir):
+            raise UsageError(f"--json {args.json}: is inside --export-drampower {out_dir}, whose files the export "
+                             "writes (memspec.json, config.json, the command traces); give a file outside it")
     check_outputs({"--json": args.json},
                   [args.trace, *_machine_inputs(args.machine, args.mapping), *_set_inputs(getattr(args, "set", None))])
     requests = workload.get("generate", {}).get("requests") if isinstance(workload, dict) else None

@@ -580,6 +580,18 @@ def test_demo_s_store_and_report_are_checked_before_its_runs(memtint, tmp_path, 
     assert time.monotonic() - start < 20 and not (out / "results" / "manifest.json").exists()
 
 
+@pytest.mark.engine
+@pytest.mark.parametrize("name", ["memspec.json", "x.json"])
+def test_json_inside_the_drampower_export_is_refused(memtint, tmp_path, name):
+    # --json DIR/memspec.json replaced the export's memspec with the statistics, exit 0.
+    export = tmp_path / "dp"
+    export.mkdir()
+    assert_clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "100",
+                               "--export-drampower", export, "--json", export / name),
+                       f"--json {export / name}: is inside --export-drampower")
+    assert list(export.iterdir()) == []
+
+
 def test_tiering_demo_s_files_are_checked_before_its_runs(memtint, tmp_path):
     (tmp_path / "t" / "tiering.png").mkdir(parents=True)
     assert_clean_error(memtint("demo", "--tiering", "--out", tmp_path / "t", "--instructions", "1000"),
