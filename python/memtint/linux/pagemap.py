@@ -41,7 +41,7 @@ class PageFrames:
 
 def read_frames(pid: int | str, start: int, end: int, fd: int | None = None) -> PageFrames:
     """Frames of the present pages in [start, end) of process `pid` (`fd`: an open pagemap)."""
-    import numpy  # here, not at the top: every memtint command imports this module
+    numpy = _numpy()
 
     own = fd is None
     if own:
@@ -74,6 +74,25 @@ def read_frames(pid: int | str, start: int, end: int, fd: int | None = None) -> 
     finally:
         if own:
             os.close(fd)
+
+
+def _numpy():
+    """numpy, imported here rather than at the top (every memtint command imports this module),
+    with SIGINT, SIGTERM and SIGHUP blocked meanwhile: its BLAS starts threads as it loads, which
+    inherit the block and so never take one of them. `run` reads who sent a signal to its
+    program in the main thread (launch.SignalRelay); one taken by another thread reaches Python
+    without its sender, and a terminal's Ctrl-C would be passed on as a second one."""
+    import signal
+    import sys
+
+    if "numpy" in sys.modules:
+        return sys.modules["numpy"]
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+    try:
+        import numpy
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    return numpy
 
 
 def open_pagemap(pid: int | str) -> int:
