@@ -191,15 +191,16 @@ fi
 
 echo "== test 4: exhaustion"
 out=$(MEMTINT_COLORS=0 MEMTINT_POOL_LIMIT=64M MEMTINT_COLOR_MASKS=$I7 $T/test_exhaustion 262144 200 2>&1)
-if grep -q "failed=yes errno=ENOMEM spilled=0" <<<"$out" && grep -q "out of memory in colours 0: MEMTINT_POOL_LIMIT reached" <<<"$out"; then
+if grep -q "failed=yes errno=ENOMEM spilled=0" <<<"$out" && grep -q "out of memory in colours 0: MEMTINT_POOL_LIMIT reached" <<<"$out" \
+    && grep -q "memtint run's --spill" <<<"$out"; then
     pass "exhaustion_error ($(head -1 <<<"$out"))"; else fail exhaustion_error "$out"; fi
 out=$(MEMTINT_COLORS=0 MEMTINT_POOL_LIMIT=64M MEMTINT_ON_EXHAUSTION=spill MEMTINT_COLOR_MASKS=$I7 $T/test_exhaustion 262144 200 2>&1)
 if grep -qE "blocks=200 failed=no errno=none spilled=[1-9]" <<<"$out"; then
     pass "exhaustion_spill ($out)"; else fail exhaustion_spill "$out"; fi
 out=$(MEMTINT_COLORS=0 MEMTINT_POOL_LIMIT=64M MEMTINT_ON_EXHAUSTION=spill MEMTINT_COLOR_MASKS=$I7 $T/test_exhaustion 262144 1000 2>&1)
 # With spill already on, the message must not suggest turning it on.
-if grep -qE "failed=yes errno=ENOMEM spilled=[1-9]" <<<"$out" && grep -q "spill is on and could not help" <<<"$out" \
-    && ! grep -q "MEMTINT_ON_EXHAUSTION=spill takes" <<<"$out"; then
+if grep -qE "failed=yes errno=ENOMEM spilled=[1-9]" <<<"$out" && grep -q "spilling (MEMTINT_ON_EXHAUSTION=spill) is on and could not help" <<<"$out" \
+    && ! grep -q "takes other colours" <<<"$out"; then
     pass "exhaustion_spill_then_limit ($(head -1 <<<"$out"))"; else fail exhaustion_spill_then_limit "$out"; fi
 if [ $HUGE_OK = 0 ]; then skip exhaustion_hugepage "no hugepages could be reserved"; else
 out=$(MEMTINT_MODE=hugepage MEMTINT_COLORS=0-3 MEMTINT_COLOR_MASKS=$LOW $T/test_exhaustion 1048576 4 2>&1)

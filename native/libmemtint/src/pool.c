@@ -242,10 +242,11 @@ void mt_exhausted(const mt_colour_set *s, const char *why) {
     mt_text_str(&t, ": ");
     mt_text_str(&t, why);
     if (mt_cfg.on_exhaustion == MT_EXHAUST_SPILL)
-        mt_text_str(&t, "; MEMTINT_ON_EXHAUSTION=spill is on and could not help (no page of another colour left, "
-                        "or the pages could not be mapped): allocations fail with ENOMEM");
+        mt_text_str(&t, "; spilling (MEMTINT_ON_EXHAUSTION=spill) is on and could not help (no page of another "
+                        "colour left, or the pages could not be mapped): allocations fail with ENOMEM");
     else
-        mt_text_str(&t, "; allocations fail with ENOMEM (MEMTINT_ON_EXHAUSTION=spill takes other colours)");
+        mt_text_str(&t, "; allocations fail with ENOMEM (MEMTINT_ON_EXHAUSTION=spill, or memtint run's --spill, "
+                        "takes other colours)");
     mt_say(&t);
 }
 
