@@ -42,8 +42,8 @@
   runs stored again, some failed), under `memtint report`: a report, with no run counted twice,
   or one error naming the manifest or the batch.
 
-Every case must end in a result or in one error line that names the file (and line), the key or the
-option at fault: never an internal error, a traceback or a hang.
+Every case must end in a result or in one error line that names the file (and line, as FILE:LINE:),
+the key or the option at fault: never an internal error, a traceback or a hang.
 
     python tests/fuzz_cli.py --cases 2000 --seed 1      (per class; make fuzz runs it, tests a slice)
 """
@@ -173,6 +173,9 @@ def _outcome(error: BaseException, named: re.Pattern[str] = NAMED) -> tuple[str,
     # A float written out in full (1e300 as 301 digits); the fragments' longest typed value has 23.
     if LONG_NUMBER.search(text):
         return "unnamed", f"a number written out in full: {text[:200]!r}"
+    # A place as the TOML parser words it, not as every other error gives it (FILE:LINE: ...).
+    if re.search(r"\(at line \d+, column \d+\)", text):
+        return "unnamed", f"a line not given as FILE:LINE: {text[:200]!r}"
     return ("clean", text) if named.search(text) else ("unnamed", text)
 
 

@@ -46,4 +46,20 @@ def read_toml(path: str | os.PathLike[str], what: str = "TOML file") -> tuple[di
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as error:
-        raise TomlFileError(f"{name}: {error}") from None
+        raise TomlFileError(f"{name}{_place(str(error), text)}") from None
+
+
+def _place(message: str, text: str) -> str:
+    """tomllib's ``MESSAGE (at line N, column C)`` as ``:N: MESSAGE (column C)``, as every other
+    error gives a file's line, and a key given twice (``Cannot overwrite a value``) named."""
+    import re
+
+    m = re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", message, re.S)
+    if not m:
+        return f": {message}"
+    what, line, column = m.group(1), int(m.group(2)), m.group(3)
+    lines = text.splitlines()
+    if what == "Cannot overwrite a value" and 0 < line <= len(lines) and "=" in lines[line - 1]:
+        key = lines[line - 1].split("=", 1)[0].strip()
+        what = f"{key}: given twice (or a value already set), {what[0].lower()}{what[1:]}"
+    return f":{line}: {what} (column {column})"

@@ -735,6 +735,18 @@ def test_a_set_below_a_value_names_the_key_as_given(memtint, tmp_path, settings,
     assert_clean_error(memtint("sim", run, *[a for s in settings for a in ("--set", s)]), needle)
 
 
+@pytest.mark.parametrize("body, needle", [
+    ('machine = "i7-860"\nmachine = "i7-860"\n', "run.toml:2: machine: given twice"),
+    ('machine = "i7-860"\n[os]\n[os]\n', "run.toml:3: Cannot declare ('os',) twice (column"),
+    ('machine = \n', "run.toml:1: Invalid value (column")])
+def test_a_toml_syntax_error_gives_file_line_and_key(memtint, tmp_path, body, needle):
+    # tomllib's own wording: "run.toml: Cannot overwrite a value (at line 2, column 19)", no key.
+    run = tmp_path / "run.toml"
+    run.write_text(body)
+    line = assert_clean_error(memtint("sim", run), needle)
+    assert "(at line" not in line
+
+
 def test_nan_in_a_run_file_names_the_file_line_and_key(memtint, tmp_path):
     config = tmp_path / "c.toml"
     config.write_text('machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n'
