@@ -1686,7 +1686,7 @@ def _sweep(args: argparse.Namespace) -> int:
         except api.MemtintError as error:  # the runs are stored: a report can be written later
             _print_warnings(out, [f"no report: {error}"])
         else:
-            for sentence in report["findings"]:
+            for sentence in report["findings_markup"]:
                 out.print(sentence, soft_wrap=True)
             out.print(f"Report: {report['index']} (summary: {report['summary']})", soft_wrap=True)
     if summary.failed:
@@ -1753,7 +1753,7 @@ def _report(args: argparse.Namespace) -> int:
                                                f"normalised to {report['baseline']}"))
     for note in report.get("notes", []):
         out.print(f"note: {note}", style="yellow", markup=False, highlight=False, soft_wrap=True)
-    for sentence in report["findings"]:
+    for sentence in report["findings_markup"]:
         out.print(sentence, soft_wrap=True)
     out.print(f"Report: {report['index']} (summary: {report['summary']})", soft_wrap=True)
     if report["failed"] == report["runs"]:  # a report of nothing but dashes, said plainly

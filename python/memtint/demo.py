@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
                               f"demo · {summary.total} runs · {spec.entries[0].instructions:,} instructions per core"))
     report = write_report(results, os.path.join(args.out, "report"), config_hashes=summary.config_hashes)
     console.print(normalised_table(report["rows"], f"normalised to {report['baseline']} on the same mix"))
-    for sentence in report["findings"]:
+    for sentence in report["findings_markup"]:
         console.print(sentence, soft_wrap=True)
     console.print(f"{summary.done} run(s) done ({summary.failed} failed), {summary.skipped} already stored, "
                   f"{summary.alone_runs} alone run(s); {time.perf_counter() - start:.1f} s")

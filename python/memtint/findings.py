@@ -102,7 +102,11 @@ def interference_sentence(frame: Any, baseline: str) -> str:
     grew = effects[dominant][2] >= GREW  # NaN compares False
     verdict = (f"[bold]{dominant}[/bold] dominates on these mixes" if grew else
                f"none grew by {100 * GREW:.0f} % or more, so these mixes show little interference")
-    return (f"Under {baseline}, sharing the machine {'raised' if grew else 'took'} the programs' LLC misses from "
+    # One verb for three figures: "raised" only when every one rose, "lowered" when every one fell.
+    moves = [e[2] for e in effects.values() if not math.isnan(e[2])]
+    verb = ("raised" if moves and all(m > 0 for m in moves) else
+            "lowered" if moves and all(m < 0 for m in moves) else "took")
+    return (f"Under {baseline}, sharing the machine {verb} the programs' LLC misses from "
             f"{llc[0]:.1f} to {llc[1]:.1f} "
             f"per kilo-instruction ({100 * llc[2]:+.0f} %, LLC pollution), their row-buffer miss rate from "
             f"{100 * bank[0]:.0f} % to {100 * bank[1]:.0f} % ({100 * bank[2]:+.0f} %, bank interference{caused}) and their "

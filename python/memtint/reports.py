@@ -534,8 +534,9 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     ``findings``: sentences under the header saying what the numbers mean (rich markup allowed);
     by default :func:`memtint.findings.sweep_findings`'s. Returns
     ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes", "failed", "superseded",
-    "notes", "first_error", "findings"}`` (``rows``: :func:`summary_rows`; ``notes``: sentences the table needs beside it,
-    such as policies whose means rest on different mixes)."""
+    "notes", "first_error", "findings", "findings_markup"}`` (``rows``: :func:`summary_rows`; ``notes``: sentences the
+    table needs beside it, such as policies whose means rest on different mixes; ``findings``: the sentences as plain
+    text, as the files have them; ``findings_markup``: the same with their rich markup, for a terminal)."""
     import numpy as np
 
     # A stored figure at an edge (an infinite slowdown, 1e308 summed) is shown as no figure or an
@@ -663,4 +664,4 @@ def _write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] |
     return {"out": str(out_dir), "index": str(index_path), "summary": str(summary_path),
             "plots": [str(out_dir / name) for name, _ in PLOTS], "rows": rows, "baseline": base,
             "runs": len(runs), "mixes": mixes, "failed": failed, "superseded": superseded, "notes": notes,
-            "first_error": first_error, "findings": list(findings)}
+            "first_error": first_error, "findings": plain, "findings_markup": list(findings)}
