@@ -692,9 +692,6 @@ def run_with_status(message: str, work: Callable[[], Any], estimate: float | Non
 
 
 def _dram(args: argparse.Namespace) -> int:
-
-    from memtint.limits import dram_seconds
-
     workload = workload_from_args(args)
     unused = _settings_without_effect(args.set, "memtint dram runs DRAM requests")
     out_dir = args.export_drampower
@@ -713,7 +710,31 @@ def _dram(args: argparse.Namespace) -> int:
     check_outputs({"--json": args.json},
                   [args.trace, *_machine_inputs(args.machine, args.mapping), *_set_inputs(getattr(args, "set", None))])
     requests = workload.get("generate", {}).get("requests") if isinstance(workload, dict) else None
-    stats = run_with_status(
+    # A stop ends memtint at once (stopping.exit_now), before the engine can remove the export
+    # directory it made: removed then if still empty (a directory that was the user's stays).
+    made = out_dir is not None and not os.path.lexists(out_dir)
+    with stopping.temporary_files(lambda: [out_dir] if made else []):
+        stats = _run_dram(args, workload, requests)
+    _warn_stderr(unused)
+    # Timing violations make the run fail whatever the output mode.
+    status = 1 if stats.get("violations") else 0
+    if _write_json(args.json, stats):
+        _warn_stderr(stats.get("warnings"))
+        return status
+    from memtint.tables import dram_summary, read_latency_table
+
+    from memtint.tables import output_console
+    console = output_console()
+    console.print(dram_summary(stats))
+    console.print(read_latency_table(stats))
+    _print_warnings(console, stats.get("warnings"))
+    return status
+
+
+def _run_dram(args: argparse.Namespace, workload: Any, requests: Any) -> dict[str, Any]:
+    from memtint.limits import dram_seconds
+
+    return run_with_status(
         "Simulating…",
         lambda: api.run_dram(
             args.machine,
@@ -733,20 +754,6 @@ def _dram(args: argparse.Namespace) -> int:
         ),
         estimate=dram_seconds(requests) if isinstance(requests, int) else None,
     )
-    _warn_stderr(unused)
-    # Timing violations make the run fail whatever the output mode.
-    status = 1 if stats.get("violations") else 0
-    if _write_json(args.json, stats):
-        _warn_stderr(stats.get("warnings"))
-        return status
-    from memtint.tables import dram_summary, read_latency_table
-
-    from memtint.tables import output_console
-    console = output_console()
-    console.print(dram_summary(stats))
-    console.print(read_latency_table(stats))
-    _print_warnings(console, stats.get("warnings"))
-    return status
 
 
 def _print_warnings(console: Any, warnings: list[str] | None) -> None:

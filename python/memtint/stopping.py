@@ -55,7 +55,8 @@ def kill_children() -> None:
 @contextlib.contextmanager
 def temporary_files(files: Callable[[], Iterable[str]]) -> Iterator[None]:
     """Within this block, a stop removes the files ``files()`` names then (a capture's thread
-    traces, found by their own rule rather than a glob that could take another capture's)."""
+    traces, found by their own rule rather than a glob that could take another capture's), and
+    the directories among them that are empty."""
     _temporaries.append(files)
     try:
         yield
@@ -75,10 +76,15 @@ def temporary(path: str, *, any_suffix: str | None = None) -> Iterator[None]:
 
 
 def remove_temporaries() -> None:
+    """Remove the registered files, and the registered directories that are empty (one with a
+    file in it is not the stop's to remove)."""
     for files in list(_temporaries):
         for path in files():
             try:
-                os.unlink(path)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    os.rmdir(path)
+                else:
+                    os.unlink(path)
             except OSError:
                 pass
 

@@ -73,6 +73,20 @@ def test_dram_stops_at_once(tmp_path):
 
 
 @pytest.mark.engine
+@pytest.mark.parametrize("existed", [False, True])
+def test_dram_stopped_leaves_no_export_directory_it_made(tmp_path, existed):
+    # The export's files went with a stop, but the directory memtint made was left, empty.
+    export = tmp_path / "dp"
+    if existed:
+        export.mkdir()  # the user's own empty directory stays
+    code, took, err = interrupt(["dram", "--machine", "ddr4-2400", "--generate", "random", "--requests",
+                                 "100000000000", "--export-drampower", "dp"], signal.SIGINT, tmp_path,
+                                when=None if existed else export.is_dir)
+    assert code == 130, (code, took, err)
+    assert export.is_dir() == existed and (not existed or not any(export.iterdir())), list(tmp_path.iterdir())
+
+
+@pytest.mark.engine
 def test_sim_stops_at_once_and_leaves_no_temporary_output(tmp_path):
     run = tmp_path / "run.toml"
     run.write_text('machine = "i7-860"\nprograms = ["stream", "copy"]\ninstructions = 2000000000\n')
