@@ -57,20 +57,36 @@ pub fn broken_rules(tasks: &[Task], f: u64, retention: u64, ranks: u64) -> Vec<u
 
 /// Algorithm 6: the colour frame f' = i·f fused from frames of `f`, a multiple of R / K with
 /// i a multiple of j = f' / (R / K); `None` if there is none up to R.
+///
+/// The algorithm tries i = 2, 3, ... while (i - 1)·f ≤ R. Its answer in closed form: i·f =
+/// j·(R / K) with i = m·j makes m·f = R / K, so f must divide R / K; the least i is then
+/// m = R / (K·f) (j = 1), or 2 (j = 2) when f is R / K itself.
 pub fn fuse(f: u64, retention: u64, ranks: u64) -> Option<(u64, u64, u64)> {
     let unit = retention / ranks;
-    let (mut fused, mut i) = (f, 1);
-    while fused <= retention {
-        fused += f;
-        i += 1;
-        if fused % unit == 0 {
-            let j = fused / unit;
-            if i % j == 0 {
-                return Some((fused, i, j));
-            }
-        }
+    if f == 0 || unit == 0 || unit % f != 0 {
+        return None;
     }
-    None
+    let (i, j) = if unit / f >= 2 { (unit / f, 1) } else { (2, 2) };
+    (i <= retention / f + 1).then_some((i * f, i, j))
+}
+
+/// The divisors of `n` up to `max`, largest first: every frame the rules accept divides R
+/// (rule 2, or for a fused frame the colour frame i·f that divides R), so the search need not
+/// try the others (a task period of 10^9 units made it try half a billion sizes).
+fn divisors_up_to(n: u64, max: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut d = 1;
+    while d <= n / d {
+        if n % d == 0 {
+            out.push(d);
+            out.push(n / d);
+        }
+        d += 1;
+    }
+    out.sort_unstable_by(|a, b| b.cmp(a));
+    out.dedup();
+    out.retain(|&d| d <= max);
+    out
 }
 
 /// The largest frame meeting rules 1-4 (jobs longer than it are sliced); else the largest
@@ -82,10 +98,11 @@ pub fn choose_frame(tasks: &[Task], retention: u64, ranks: u64) -> Result<Frame>
         return Err(Error::config("ranks", format!("the retention window ({retention}) must split into {ranks} equal rank frames")));
     }
     let max = tasks.iter().map(|t| t.period / 2).min().unwrap_or(0);
-    if let Some(size) = (1..=max).rev().find(|&f| broken_rules(tasks, f, retention, ranks).iter().all(|&r| r == 5)) {
+    let candidates = divisors_up_to(retention, max);
+    if let Some(&size) = candidates.iter().find(|&&f| broken_rules(tasks, f, retention, ranks).iter().all(|&r| r == 5)) {
         return Ok(Frame { size, colour_frame: size });
     }
-    for f in (1..=max).rev() {
+    for &f in &candidates {
         let broken = broken_rules(tasks, f, retention, ranks);
         if broken.contains(&1) || broken.contains(&3) {
             continue;

@@ -101,6 +101,61 @@ fn algorithm_6_fuses_frames_of_2_into_8() {
     assert!(frame.size < 8 && frame.colour_frame % 8 == 0, "{frame:?}");
 }
 
+/// Algorithm 6 as the thesis states it: try i = 2, 3, ... while the fused frame is at most R.
+fn fuse_by_trying(f: u64, retention: u64, ranks: u64) -> Option<(u64, u64, u64)> {
+    let unit = retention / ranks;
+    let (mut fused, mut i) = (f, 1);
+    while fused <= retention {
+        fused += f;
+        i += 1;
+        if fused % unit == 0 && i % (fused / unit) == 0 {
+            return Some((fused, i, fused / unit));
+        }
+    }
+    None
+}
+
+/// The frame rules as the thesis states them: the largest f <= p/2 meeting rules 1-4, else the
+/// largest meeting 1 and 3 that fuses into a colour frame dividing R, trying every size.
+fn frame_by_trying(t: &[Task], retention: u64, ranks: u64) -> Option<(u64, u64)> {
+    let max = t.iter().map(|t| t.period / 2).min().unwrap_or(0);
+    if let Some(f) = (1..=max).rev().find(|&f| broken_rules(t, f, retention, ranks).iter().all(|&r| r == 5)) {
+        return Some((f, f));
+    }
+    (1..=max).rev().find_map(|f| {
+        let broken = broken_rules(t, f, retention, ranks);
+        if broken.contains(&1) || broken.contains(&3) {
+            return None;
+        }
+        fuse_by_trying(f, retention, ranks).filter(|&(fused, _, _)| retention % fused == 0).map(|(fused, _, _)| (f, fused))
+    })
+}
+
+/// The frame search tries only divisors of R and fuses in closed form: the same answers as
+/// trying every size, and a task period of 10^9 units no longer takes 40 s to refuse.
+#[test]
+fn the_frame_search_finds_what_trying_every_size_finds() {
+    for retention in [8, 12, 16, 24, 64, 96, 100, 6400] {
+        for ranks in [1, 2, 4, 8] {
+            if retention % ranks != 0 {
+                continue;
+            }
+            for f in 1..=retention + 3 {
+                assert_eq!(fuse(f, retention, ranks), fuse_by_trying(f, retention, ranks), "f {f} R {retention} K {ranks}");
+            }
+            for (p1, d1, p2, w2) in [(8, 8, 64, 8), (8, 6, 64, 8), (10, 10, 30, 3), (12, 7, 48, 5), (50, 20, 200, 9), (7, 7, 21, 2)] {
+                let mut t = tasks(&[("A", p1, 1), ("B", p2, w2)]);
+                t[0].deadline = d1;
+                let ours = choose_frame(&t, retention, ranks).ok().map(|f| (f.size, f.colour_frame));
+                assert_eq!(ours, frame_by_trying(&t, retention, ranks), "R {retention} K {ranks} tasks {p1}/{d1}, {p2}/{w2}");
+            }
+        }
+    }
+    // A period of 10^9 units (the fuzzer's case: half a billion sizes tried, 40 s).
+    let frame = choose_frame(&tasks(&[("A", 1_000_000_000, 2)]), 6400, 8).unwrap();
+    assert_eq!((frame.size, frame.colour_frame), (6400, 6400));
+}
+
 /// (a)7: copying pays off up to (350 / 7800) × 1 ms × 10 GB/s ≈ 449 KB.
 #[test]
 fn copy_break_even_is_449_kb() {
