@@ -59,6 +59,16 @@ def test_the_intensive_pool_is_measured_and_has_eight_programs_above_two_mpki():
     assert set(common.SUITE) - set(pool)
 
 
+def test_the_readme_table_is_today_s_measurement():
+    # The suite's table in workloads/README.md is the measurement the pools are built from, not a
+    # copy that drifts when the model changes (its figures once differed in the second digit).
+    readme = os.path.join(workloads.WORKLOADS_DIR, "README.md")
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    table = workloads.class_table()
+    assert table in text, f"{readme}: regenerate its table with python -m memtint.workloads table:\n{table}"
+
+
 @pytest.mark.engine
 def test_mix_takes_suite_programs_by_name(memtint, tmp_path):
     code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "triad,bfs,light,light", "--instructions",
