@@ -624,6 +624,35 @@ def test_a_run_mix_program_that_cannot_start_stops_the_others_and_says_why(tmp_p
     refused(cli("run", "--colors", "0-7", "--", ""), "the program's name is empty")
 
 
+def test_kill_tree_kills_a_program_s_children_too(tmp_path):
+    # run-mix killed only the program it started when a later one could not start: a script's
+    # commands (or a version manager's shim's helpers) ran on, and wrote their library report
+    # into the directory memtint had removed, after its error line.
+    from memtint.linux.launch import kill_tree
+
+    pids = tmp_path / "pids"
+    process = subprocess.Popen(["sh", "-c", f"sleep 60 & sh -c 'sleep 60 & echo $! >> {pids}; wait' & "
+                                            f"echo $! >> {pids}; wait"])
+    deadline = time.monotonic() + 10
+    while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    children = [int(p) for p in pids.read_text().split()]
+    kill_tree(process)
+    assert process.returncode == -9
+
+    def alive(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie waits for init to reap it
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in children) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not any(alive(p) for p in children), children
+
+
 @needs_library
 def test_a_report_path_longer_than_the_library_takes_is_refused_before_the_program_runs(tmp_path):
     # libmemtint keeps MEMTINT_REPORT in 512 bytes: a longer (valid) path passed run's checks,

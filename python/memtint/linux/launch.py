@@ -245,6 +245,44 @@ def start(argv: Sequence[str], env: dict[str, str], cpus: Sequence[int] | None) 
         raise start_failure(argv[0], error) from None
 
 
+def kill_tree(process: subprocess.Popen) -> None:
+    """Kill a program memtint started, and every process it started in turn (a script's commands,
+    a version manager's shim and its helpers), and reap it. Each is stopped before its children
+    are listed, so none forks past the list; killed, none of them writes a library report into a
+    directory memtint is about to remove, or runs on after memtint has exited."""
+    found = [process.pid]
+    stopped: set[int] = set()
+    while len(stopped) < len(found):
+        for pid in found:
+            if pid not in stopped:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGSTOP)
+                stopped.add(pid)
+        parents = _parents()
+        found += [pid for pid, parent in parents.items() if parent in stopped and pid not in stopped and pid not in found]
+    for pid in found:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    process.wait()
+
+
+def _parents() -> dict[int, int]:
+    """Every process's parent, from /proc/PID/stat (a process gone meanwhile is left out)."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()  # after the command name, which may hold spaces
+        if len(fields) > 1:
+            out[int(name)] = int(fields[1])
+    return out
+
+
 def start_failure(program: str, error: OSError) -> LinuxError:
     """Why ``program`` could not be started, as the user can act on it."""
     import errno

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.launch import (CommandRun, check_can_colour, check_library_starts, check_preloadable,
-                                  coloured_environment, exit_status, parse_cpus, start, SignalRelay)
+                                  coloured_environment, exit_status, kill_tree, parse_cpus, start, SignalRelay)
 from memtint.linux.layout import ColourLayout, MemtintError, policy_partition
 
 SEPARATOR = ":::"
@@ -154,8 +154,7 @@ def _start_and_wait(commands: Sequence[Sequence[str]], partition: dict[str, Any]
                 started.append(run)
     except BaseException:  # one program cannot start (or memtint fails): the others must not run on alone
         for run in started:
-            run.process.kill()
-            run.process.wait()
+            kill_tree(run.process)
         raise
     with relay.waiting() as pause:
         while any(r.exit_code is None for r in started):

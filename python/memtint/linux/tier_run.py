@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from memtint.linux.errors import LinuxError
-from memtint.linux.launch import RELAYED, SignalRelay, exit_status, start_failure
+from memtint.linux.launch import RELAYED, SignalRelay, exit_status, kill_tree, start_failure
 from memtint.linux.maps import read_maps
 from memtint.linux.numa import (DAMON_DIR, MODE_NAMES, MPOL_LOCAL, MPOL_WEIGHTED_INTERLEAVE,
                                 NUMA_BALANCING, PAGE_BYTES, WEIGHTS_DIR, NumaError, NumaSystem)
@@ -514,8 +514,7 @@ def run_tiered(argv: Sequence[str], plan: TierPlan, system: NumaSystem, *, cpus:
         run.daemon = placer.stats if placer else None
     finally:
         if process is not None and process.poll() is None:
-            process.kill()  # memtint is failing: the program must not outlive the settings it ran under
-            process.wait()
+            kill_tree(process)  # memtint is failing: the program must not outlive the settings it ran under
         run.restore_failures = changes.restore()
         relay.__exit__(None, None, None)
     return run
