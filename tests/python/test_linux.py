@@ -172,7 +172,10 @@ def test_missing_library_is_a_clear_error():
      "--mode, --report apply to colouring"),
     (["run", "--tier-policy", "local", "--period", "5", "--", "true"], "local has no use for it"),
     (["run", "--tier-policy", "bw-local", "--migration-limit", "5", "--", "true"], "(bw-migration) read it"),
-    (["run", "--tier-policy", "bw-local", "--period", "nan", "--", "true"], "--period nan: give a finite number"),
+    (["run", "--tier-policy", "bw-local", "--period", "nan", "--", "true"], "--period nan: give a number of seconds"),
+    # 10^19 s overflowed the clock's wait: an internal error after the program had started.
+    (["run", "--tier-policy", "bw-random", "--period", "18446744073709551616", "--", "true"],
+     "between 0.001 and 86400 (a day)"),
     (["run", "--tier-policy", "bw-local", "--bandwidths", "0=3,0=4", "--", "true"], "node0 is given twice"),
     (["run", "--space", "vertical", "--colors", "0", "--", "true"], "--space vertical: the general vertical space"),
     (["inspect", "1", "--space", "vertical"], "--space vertical: the general vertical space"),

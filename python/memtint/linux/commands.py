@@ -158,6 +158,8 @@ def _write_json(path: str, value: Any) -> None:
 RUN_DEFAULTS = {"machine": "i7-860", "space": "bank", "mode": "auto", "period": 0.1, "migration_limit": 10}
 #: The tier daemon's shortest period between looks (s): each look reads the process's pages.
 MIN_PERIOD_S = 0.001
+#: Its longest (s): a day between looks places nothing (and 10^19 s overflowed the clock's wait).
+MAX_PERIOD_S = 86_400.0
 
 
 def escape(text: str) -> str:
@@ -465,8 +467,9 @@ def _run_tiered(args: argparse.Namespace, argv: list[str]) -> int:
 
     if not argv:
         raise LinuxError("no program given: memtint run --tier-policy NAME -- PROGRAM ARGS...")
-    if not args.period >= MIN_PERIOD_S or math.isinf(args.period):  # nan never looked; 1e-9 spun a core
-        raise LinuxError(f"--period {args.period}: give a finite number of seconds, at least {MIN_PERIOD_S}")
+    if not MIN_PERIOD_S <= args.period <= MAX_PERIOD_S:  # nan never looked; 1e-9 spun a core
+        raise LinuxError(f"--period {args.period}: give a number of seconds between {MIN_PERIOD_S} and "
+                         f"{MAX_PERIOD_S:.0f} (a day)")
     if args.migration_limit < 0:
         raise LinuxError(f"--migration-limit {args.migration_limit}: must be 0 or more pages")
     system = numa_system()
