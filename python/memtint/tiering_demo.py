@@ -33,6 +33,8 @@ INSTRUCTIONS = 100_000
 #: most of the hot data on the slow node.
 HOT = "hotset:hot_bytes=16777216"
 FAST_TIER_MB = 24
+#: The report's files in --out: its Markdown and its plot.
+REPORT_MD, REPORT_PNG = "tiering.md", "tiering.png"
 MIGRATION_THREADS = 4
 #: Names from memtint.reproduce.tiering.MODERN_SETUPS (placement + migration).
 MIGRATION_SETUPS = ("Local", "BW-L", "Tiering mode (TPP)", "DAMON", "Colloid")
@@ -200,7 +202,7 @@ def run(out: str, *, instructions: int | None = None, jobs_count: int | None = N
     instructions = INSTRUCTIONS if instructions is None else instructions
     if instructions < 1:
         raise MemtintError(f"--instructions must be at least 1, got {instructions}")
-    check_output_dir("--out", out, files=["tiering.md", "tiering.png"])  # before the runs, not after them
+    check_output_dir("--out", out, files=[REPORT_MD, REPORT_PNG])  # before the runs, not after them
     from memtint.tables import output_console
     console = output_console()
     start = time.perf_counter()
@@ -243,13 +245,13 @@ def run(out: str, *, instructions: int | None = None, jobs_count: int | None = N
     for s in mig_said:
         console.print(s, soft_wrap=True)
     os.makedirs(out, exist_ok=True)
-    png = os.path.join(out, "tiering.png")
+    png = os.path.join(out, REPORT_PNG)
     plot(png, m)
-    md = os.path.join(out, "tiering.md")
+    md = os.path.join(out, REPORT_MD)
     write_text("--out", md, "# Tiering demo: one bandwidth-bound job on two memory nodes\n\n"
                 "| policy | " + " | ".join(f"{r}:1" for r in RATIOS) + " |\n| --- |" + " --- |" * len(RATIOS) + "\n"
                 + "".join("| " + " | ".join(row) + " |\n" for row in rows) + "\n"
-                + "\n".join(f"- {s}" for s in said) + "\n\n![speedup over local per ratio](tiering.png)\n\n"
+                + "\n".join(f"- {s}" for s in said) + f"\n\n![speedup over local per ratio]({REPORT_PNG})\n\n"
                 + f"## Migration baselines: a hot set beyond a {FAST_TIER_MB} MiB fast tier (2:1)\n\n"
                 + "| policy | placement + migration | speedup over local | reads served by DRAM | pages moved | system time |\n"
                 + "| --- | --- | --- | --- | --- | --- |\n"

@@ -476,47 +476,46 @@ def run_tiered(argv: Sequence[str], plan: TierPlan, system: NumaSystem, *, cpus:
     process: subprocess.Popen | None = None
     # Before the program starts a signal unwinds through the restore below (Stopped); from its
     # start it is passed on to it (the program decides when to stop; memtint restores after it).
-    relay = SignalRelay().__enter__()
-    try:
-        if plan.mode is not None:
-            run.policy_check = check_policy(system, plan.mode, plan.nodes)
-        if plan.write_weights:
-            changes.weights(plan.nodes, plan.weights)
-            say("weighted-interleave weights for the run: " + ", ".join(
-                f"node{n} {w}" for n, w in zip(plan.nodes, plan.weights)) + f" ({plan.weights_source})")
-        if plan.balancing_off:
-            changes.set(NUMA_BALANCING, "0")
-        if plan.damon and not plan.nothing_to_place:
-            damon_start(system, changes, plan.nodes[0], plan.nodes[-1])
-        run.changed = [what.split("=")[0] for what, _ in changes.undo]
-        with relay.starting():
-            process = _start(argv, system, plan, cpus)
-            relay.add(process)
-        run.started = time.monotonic()
-        if on_start:
-            on_start(process)
-        placer = ChunkPlacer(system, process.pid, plan) if plan.daemon else None
-        with relay.waiting() as pause:
-            next_look = time.monotonic() + period
-            while process.poll() is None:
-                now = time.monotonic()
-                if placer is None or now < next_look:
-                    pause(0.5 if placer is None else next_look - now)  # a program's exit ends it at once
-                    continue
-                next_look = now + period
-                try:
-                    placer.step()
-                except LinuxError as error:
-                    if process.poll() is None and not _gone(error):
-                        raise
-        run.exit_code = exit_status(process.returncode)
-        run.wall_seconds = time.monotonic() - run.started
-        run.daemon = placer.stats if placer else None
-    finally:
-        if process is not None and process.poll() is None:
-            kill_tree(process)  # memtint is failing: the program must not outlive the settings it ran under
-        run.restore_failures = changes.restore()
-        relay.__exit__(None, None, None)
+    with SignalRelay() as relay:
+        try:
+            if plan.mode is not None:
+                run.policy_check = check_policy(system, plan.mode, plan.nodes)
+            if plan.write_weights:
+                changes.weights(plan.nodes, plan.weights)
+                say("weighted-interleave weights for the run: " + ", ".join(
+                    f"node{n} {w}" for n, w in zip(plan.nodes, plan.weights)) + f" ({plan.weights_source})")
+            if plan.balancing_off:
+                changes.set(NUMA_BALANCING, "0")
+            if plan.damon and not plan.nothing_to_place:
+                damon_start(system, changes, plan.nodes[0], plan.nodes[-1])
+            run.changed = [what.split("=")[0] for what, _ in changes.undo]
+            with relay.starting():
+                process = _start(argv, system, plan, cpus)
+                relay.add(process)
+            run.started = time.monotonic()
+            if on_start:
+                on_start(process)
+            placer = ChunkPlacer(system, process.pid, plan) if plan.daemon else None
+            with relay.waiting() as pause:
+                next_look = time.monotonic() + period
+                while process.poll() is None:
+                    now = time.monotonic()
+                    if placer is None or now < next_look:
+                        pause(0.5 if placer is None else next_look - now)  # a program's exit ends it at once
+                        continue
+                    next_look = now + period
+                    try:
+                        placer.step()
+                    except LinuxError as error:
+                        if process.poll() is None and not _gone(error):
+                            raise
+            run.exit_code = exit_status(process.returncode)
+            run.wall_seconds = time.monotonic() - run.started
+            run.daemon = placer.stats if placer else None
+        finally:
+            if process is not None and process.poll() is None:
+                kill_tree(process)  # memtint is failing: the program must not outlive the settings it ran under
+            run.restore_failures = changes.restore()
     return run
 
 

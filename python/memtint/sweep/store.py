@@ -340,12 +340,11 @@ class ResultStore:
                                        f"{table.num_rows} row(s); every stored run has one; {remedy}")
             # One row per core of a run: two would count the core (and its run) twice.
             seen: set[tuple[str, int]] = set()
-            for twice in zip(table.column("config_hash").to_pylist(), table.column("core").to_pylist()):
-                if twice not in seen:
-                    seen.add(twice)
-                    continue
-                raise MemtintError(f"{path}: run {twice[0]!r} has two rows for core {twice[1]}; a run has one row per "
-                                   f"core; {remedy}")
+            for run_core in zip(table.column("config_hash").to_pylist(), table.column("core").to_pylist()):
+                if run_core in seen:
+                    raise MemtintError(f"{path}: run {run_core[0]!r} has two rows for core {run_core[1]}; a run has "
+                                       f"one row per core; {remedy}")
+                seen.add(run_core)
             yield table
 
     def completed_hashes(self) -> set[str]:
