@@ -730,3 +730,13 @@ def test_a_rare_colour_states_its_cost_in_kernel_frames_before_running():
     note = cost_note(1, 2, "auto", [1 << 32])
     assert note and "bit(s) b32" in note and "4 GiB" in note and "hundreds of MB" in note
     assert cost_note(1, 2, "auto", [(1 << 32) | (1 << 6)]) is None
+
+
+@needs_root
+@needs_library
+def test_run_mix_json_to_stdout_is_the_json_alone():
+    # The programs shared memtint's standard output: their lines came before the JSON in one stream.
+    r = cli("run-mix", "--policy", "bpm", "--json", "-", "--", "/bin/echo", "from-a-program", ":::", "/bin/true")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["kind"] == "run-mix"
+    assert "from-a-program" in r.stderr

@@ -133,7 +133,8 @@ def add_commands(commands: Any) -> None:
     mix.add_argument("--cpus", metavar="LIST", help="CPUs, one per program round-robin (default: all available)")
     mix.add_argument("--mode", choices=MODES, default="auto", help="libmemtint's frame source (default auto)")
     mix.add_argument("--spill", action="store_true", help="take other colours when a program's run out")
-    mix.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT ('-' for stdout)")
+    mix.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT ('-' for stdout; the programs' "
+                     "standard output then goes to standard error)")
     mix.add_argument("command", nargs=argparse.REMAINDER, help=f"-- PROG1 ARGS {SEPARATOR} PROG2 ARGS ...")
     mix.set_defaults(handler=_run_mix)
 
@@ -440,7 +441,8 @@ def _run_mix(args: argparse.Namespace) -> int:
 
     try:
         result = run_mix(commands, args.policy, machine=args.machine, mapping=args.mapping, cpus=args.cpus,
-                         mode=args.mode, spill=args.spill, on_progress=progress, on_warning=_warn)
+                         mode=args.mode, spill=args.spill, on_progress=progress, on_warning=_warn,
+                         stdout=sys.stderr.fileno() if args.json == "-" else None)
     finally:
         if status is not None:
             status.stop()

@@ -235,12 +235,14 @@ class CommandRun:
             return None
 
 
-def start(argv: Sequence[str], env: dict[str, str], cpus: Sequence[int] | None) -> subprocess.Popen:
-    """Start `argv` with `env`, pinned to `cpus`; a clear error when the program cannot start."""
+def start(argv: Sequence[str], env: dict[str, str], cpus: Sequence[int] | None,
+          stdout: int | None = None) -> subprocess.Popen:
+    """Start `argv` with `env`, pinned to `cpus`, its standard output to the file descriptor
+    `stdout` (None: memtint's own); a clear error when the program cannot start."""
     if not argv:
         raise LinuxError("no program given: write the command after '--'")
     try:
-        return subprocess.Popen(list(argv), env=env, preexec_fn=_affinity(cpus))
+        return subprocess.Popen(list(argv), env=env, preexec_fn=_affinity(cpus), stdout=stdout)
     except OSError as error:  # every way exec fails is the program's, said as such (run-mix stops the others)
         raise start_failure(argv[0], error) from None
 

@@ -37,11 +37,13 @@ def split_commands(words: Sequence[str]) -> list[list[str]]:
 def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: str | dict[str, Any] = "i7-860",
             mapping: str | None = None, cpus: str | Sequence[int] | None = None, mode: str = "auto",
             spill: bool = False, on_progress: Callable[[list[CommandRun]], None] | None = None,
-            on_warning: Callable[[str], None] | None = None) -> dict[str, Any]:
+            on_warning: Callable[[str], None] | None = None, stdout: int | None = None) -> dict[str, Any]:
     """Run `commands` at once, program i with process i's colours under placement policy `policy`
     (bpm, bpm-plus, cache-only, a-vp, ... as in the simulator) on `machine`, pinned to one CPU of
     `cpus` each (round-robin; default: the CPUs this process may use, in order).
 
+    ``stdout``: the file descriptor the programs' standard output goes to (None: this process's;
+    `memtint run-mix --json -` gives its standard error, so its standard output is the JSON alone).
     ``on_progress`` is called about twenty times a second with the runs while any is running;
     ``on_warning`` with each warning (virtual machine, shared CPUs) before anything starts, and
     after the run for a library report a program's child left in its place.
@@ -88,7 +90,7 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
         reports = tempfile.mkdtemp(prefix="memtint-run-mix-")
         try:
             started_all, started = _start_and_wait(commands, partition, layout, cpu_list, reports, mode, spill, vm,
-                                                   relay, on_progress)
+                                                   relay, on_progress, stdout)
             programs = []
             for i, r in enumerate(started):
                 report = r.library_report()
@@ -127,7 +129,8 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
 
 def _start_and_wait(commands: Sequence[Sequence[str]], partition: dict[str, Any], layout: ColourLayout,
                     cpu_list: list[int], reports: str, mode: str, spill: bool, vm: str | None, relay: SignalRelay,
-                    on_progress: Callable[[list[CommandRun]], None] | None) -> tuple[float, list[CommandRun]]:
+                    on_progress: Callable[[list[CommandRun]], None] | None,
+                    stdout: int | None) -> tuple[float, list[CommandRun]]:
     """Start the programs (none more once a signal came; all killed when one cannot start) and
     wait for every one, passing signals on; the start time and the programs started."""
     runs = []
@@ -149,7 +152,7 @@ def _start_and_wait(commands: Sequence[Sequence[str]], partition: dict[str, Any]
                 if relay.stopping:
                     break
                 run.started = time.monotonic()
-                run.process = start(run.argv, env, run.cpus)
+                run.process = start(run.argv, env, run.cpus, stdout)
                 relay.add(run.process)
                 started.append(run)
     except BaseException:  # one program cannot start (or memtint fails): the others must not run on alone
