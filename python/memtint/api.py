@@ -148,6 +148,8 @@ def trace(path: str | os.PathLike[str], format: str = "ramulator") -> dict[str, 
     (DRAMSim2's k6, mase or misc trace: ``0x1a2b3c40 P_MEM_RD 12``, ``0x1a2b3c40 READ 12``,
     ``0x1a2b3c40 read``; one kind per file).
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise MemtintError(f"path: expected a trace file's path, got {path!r}")
     return {"trace": {"path": os.fspath(path), "format": format}}
 
 
@@ -231,10 +233,14 @@ def build_run_spec(
 
     merged: dict[str, Any] = {key: dict(value) for key, value in (overrides or {}).items()}
     controller = merged.setdefault("controller", {})
-    if read_queue is not None:
-        controller["read_queue"] = read_queue
-    if write_queue is not None:
-        controller["write_queue"] = write_queue
+    for key, value in (("read_queue", read_queue), ("write_queue", write_queue)):
+        if value is None:
+            continue
+        # Given twice, differently: the run carried one and the caller read the other.
+        if key in controller and controller[key] != value:
+            raise MemtintError(f"overrides.controller.{key}: the queue comes from {key} ({value!r}), not from "
+                               f"the overrides (which say {controller[key]!r})")
+        controller[key] = value
     if not controller:
         del merged["controller"]
 
@@ -361,7 +367,7 @@ def mix_programs(name: str) -> list[str]:
                 p if p.split(":", 1)[0] in PROFILES or os.path.isabs(p) else os.path.normpath(os.path.join(_CHECKOUT, p))
                 for p in mix["programs"]
             ]
-    raise MemtintError(f"unknown mix '{name}'")
+    raise MemtintError(f"unknown mix {name!r}; valid mixes: {', '.join(m['name'] for m in presets().get('mixes', []))}")
 
 
 def _process(p: dict[str, Any], i: int = 0) -> dict[str, Any]:
@@ -564,6 +570,9 @@ def run_rt(spec: dict[str, Any]) -> dict[str, Any]:
     ``refresh`` ``scheme``, ``none``, ``all-bank``, ``fgr2`` or ``fgr4``; return per-task run
     times, load latencies, deadline misses and loads that met refresh (docs/refresh.md). Ctrl-C
     stops it (KeyboardInterrupt)."""
+    if not isinstance(spec, dict):  # a TOML path is memtint rt's argument; the engine said "expected struct RtRunSpec"
+        raise MemtintError(f"spec: expected a real-time run specification (a dict in the schema of memtint rt's TOML; "
+                           f"tomllib reads such a file), got {spec!r}")
     return json.loads(interruptible(_engine.run_rt, engine_json(spec)))
 
 
@@ -578,7 +587,8 @@ def cpu_trace_stats(workload: str, instructions: int | None = None, seed: int = 
     CPU trace (or of a profile, up to ``instructions``)."""
     if instructions is not None:
         instruction_count("instructions", instructions)
-    request = {"workload": _program(workload), "instructions": instructions, "seed": seed}
+    _seed("seed", seed)
+    request = {"workload": _program(workload, "workload"), "instructions": instructions, "seed": seed}
     return json.loads(_engine.cpu_trace_stats(engine_json(request)))
 
 
@@ -588,5 +598,8 @@ def convert_trace(
     """Convert a Ramulator CPU trace to memtint's binary ``.mtt`` format (gzip body if the output
     name ends in ``.gz``), or with ``to="ramulator"`` a ``.mtt`` (or text) trace to Ramulator text
     (gzip if the name ends in ``.gz``); returns the counts written."""
+    for key, value in (("input", input), ("output", output)):
+        if not isinstance(value, (str, os.PathLike)):
+            raise MemtintError(f"{key}: expected a trace file's path, got {value!r}")
     request = {"input": os.fspath(input), "output": os.fspath(output), "to": to}
     return json.loads(_engine.convert_cpu_trace(engine_json(request)))

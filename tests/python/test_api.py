@@ -364,3 +364,33 @@ def test_ctrl_c_stops_a_run_started_from_python(tmp_path, call):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0 and out.split() == ["interrupted", "next", "run", "True"], (out, err)
+
+
+@pytest.mark.parametrize("call, message", [
+    # The argument won over overrides.controller without a word: the run had 16 where the caller wrote 8.
+    (lambda: build_run_spec("ddr4-2400", memtint.generate("random", 10), read_queue=16,
+                            overrides={"controller": {"read_queue": 8}}),
+     "overrides.controller.read_queue: the queue comes from read_queue (16), not from the overrides (which say 8)"),
+    (lambda: build_run_spec("ddr4-2400", memtint.generate("random", 10), write_queue=16,
+                            overrides={"controller": {"write_queue": 64}}), "overrides.controller.write_queue"),
+    # Bare TypeErrors from os.fspath, naming no argument.
+    (lambda: memtint.trace(None), "path: expected a trace file's path, got None"),
+    (lambda: memtint.api.convert_trace(None, "out.mtt"), "input: expected a trace file's path, got None"),
+    (lambda: memtint.api.convert_trace("in.txt", 3), "output: expected a trace file's path, got 3"),
+    # The engine said "rt spec: invalid type: string ..., expected struct RtRunSpec".
+    (lambda: memtint.run_rt("configs/runs/colored-refresh.toml"), "spec: expected a real-time run specification"),
+    # cpu_trace_stats named a "programs" argument it does not have.
+    (lambda: memtint.api.cpu_trace_stats("/no/such.mtt"), "workload: /no/such.mtt: no such trace file"),
+    (lambda: memtint.api.cpu_trace_stats("stream", 1000, seed=1.5), "seed: expected a whole number, got 1.5"),
+    (lambda: memtint.api.mix_programs("intensive4"), "unknown mix 'intensive4'; valid mixes: "),
+])
+def test_api_arguments_given_twice_or_of_no_kind_are_named(call, message):
+    with pytest.raises(memtint.MemtintError) as error:
+        call()
+    assert str(error.value).startswith(message), str(error.value)
+
+
+def test_the_same_queue_given_twice_is_taken():
+    spec = build_run_spec("ddr4-2400", memtint.generate("random", 10), read_queue=16,
+                          overrides={"controller": {"read_queue": 16}})
+    assert spec["overrides"] == {"controller": {"read_queue": 16}}
