@@ -343,6 +343,10 @@ def compare(
     paced ``schedule``, against the same alone runs (``{"policy": name, "cores": units}``): each
     other policy's result then has ``matched_to`` and ``weighted_speedup_change_ci95`` against it.
 
+    The alone runs are cached on disk (``$MEMTINT_CACHE_DIR``, default ``~/.cache/memtint``, one
+    small JSON file per run), keyed by everything that determines them; ``use_cache=False``
+    neither reads nor writes the cache. Nothing else is written.
+
     ``progress`` is called with a short description after each finished run. ``alone_results``
     maps alone-run keys (:func:`alone_key`) to alone runs computed elsewhere (a sweep ships them
     to its workers); those are used as they are, the others are run or taken from the cache.
@@ -351,15 +355,28 @@ def compare(
     from memtint.limits import MAX_SEED
 
     mix = [os.fspath(v) if isinstance(v, os.PathLike) else v for v in api.names_argument("mix", mix)]
+    policies = api.names_argument("policies", policies)
     for name, value in (("mix", mix), ("policies", policies)):
-        if api.names_argument(name, value) and not all(isinstance(v, str) for v in value):
+        if value and not all(isinstance(v, str) for v in value):
             raise MemtintError(f"{name}: expected a list of names, got {value!r}")
-    api.instruction_count("instructions", instructions)
-    api.instruction_count("warmup", warmup, 0)
-    api.whole_number("seed", seed, 0, MAX_SEED, "2^63-1")
+    instructions = api.instruction_count("instructions", instructions)
+    warmup = api.instruction_count("warmup", warmup, 0)
+    seed = api.whole_number("seed", seed, 0, MAX_SEED, "2^63-1")
     if workers is not None:
         api.whole_number("workers", workers, 1)
     api.flag_argument("use_cache", use_cache)
+    api.flag_argument("keep_schedule", keep_schedule)
+    if baseline is not None and not isinstance(baseline, str):
+        raise MemtintError(f"baseline: expected a placement policy's name, got {baseline!r}")
+    if progress is not None and not callable(progress):  # found only after the first run
+        raise MemtintError(f"progress: expected a function of one description, got {progress!r}")
+    for key, value, example in (("sampling", sampling, '{"unit": 20000}'), ("schedule", schedule, "a run's schedule"),
+                                ("paced_by", paced_by, '{"policy": "buddy", "cores": [...]}')):
+        api.table_argument(key, value, example)
+    # A Path or a NumPy number went into the result (which json.dumps then refused) and the
+    # alone runs' cache keys (a TypeError before any run).
+    machine, alone_machine, mapping, scheduler, overrides, os_options, sampling, schedule, paced_by = api.plain(
+        [machine, alone_machine, mapping, scheduler, overrides, os_options, sampling, schedule, paced_by])
     if not policies:
         raise MemtintError("give at least one policy")
     if (twice := sorted({p for p in policies if policies.count(p) > 1})):
@@ -385,8 +402,12 @@ def compare(
     if paced_by is not None:
         if schedule is None:
             raise MemtintError("paced_by: the run that paced a schedule; give the schedule too")
+        cores = paced_by.get("cores") if isinstance(paced_by, dict) else None
+        # Each core as units_of gives it; anything else failed after every run (KeyError 'ipc').
         if (not isinstance(paced_by, dict) or not isinstance(paced_by.get("policy"), str)
-                or not isinstance(paced_by.get("cores"), list) or len(paced_by["cores"]) != len(mix)):
+                or not isinstance(cores, list) or len(cores) != len(mix)
+                or not all(isinstance(c, dict) and isinstance(c.get("ipc"), (int, float))
+                           and isinstance(c.get("sampling"), dict) for c in cores)):
             raise MemtintError(f"paced_by: expected {{\"policy\": name, \"cores\": one entry per program "
                                f"({len(mix)})}}, as compare(keep_schedule=True) keeps them in schedule_units")
     common = dict(mapping=mapping, scheduler=scheduler, overrides=overrides, sampling=sampling)

@@ -394,3 +394,38 @@ def test_the_same_queue_given_twice_is_taken():
     spec = build_run_spec("ddr4-2400", memtint.generate("random", 10), read_queue=16,
                           overrides={"controller": {"read_queue": 16}})
     assert spec["overrides"] == {"controller": {"read_queue": 16}}
+
+
+@pytest.mark.engine
+def test_compare_names_its_own_mistakes_before_any_run():
+    done = []
+    bad = [({"baseline": 3}, "baseline: expected a placement policy's name, got 3"),  # AttributeError 'partition'
+           ({"progress": "yes"}, "progress: expected a function"),  # TypeError after the first run
+           ({"keep_schedule": "no"}, "keep_schedule: expected True or False"),  # taken as true
+           ({"sampling": [("unit", 5000)]}, "sampling: expected a table"),  # dict() of the pairs, silently
+           ({"sampling": {"unit": 5000}, "schedule": {"at": []}, "paced_by": {"policy": "buddy", "cores": [{}, {}]}},
+            "paced_by: expected")]  # KeyError 'ipc' once every run had finished
+    for options, message in bad:
+        with pytest.raises(memtint.MemtintError) as error:
+            memtint.compare("i7-860", ["stream", "light"], ["bpm"], instructions=1000, warmup=0, use_cache=False,
+                            **{"progress": done.append, **options})
+        assert str(error.value).startswith(message), str(error.value)
+    assert done == []
+
+
+@pytest.mark.engine
+def test_compare_takes_paths_and_numpy_numbers_as_plain_ones(tmp_path, monkeypatch):
+    # A Path mapping was a TypeError from the cache key; a Path machine or an np.int64 count went into
+    # the result, which json.dumps then refused.
+    import json
+    import pathlib
+
+    import numpy as np
+
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path))
+    machine = pathlib.Path(REPO_ROOT / "configs" / "machines" / "i7-860.toml")
+    r = memtint.compare(machine, ["stream"], ["bpm"], instructions=np.int64(2000), seed=np.int64(2), warmup=0,
+                        mapping=pathlib.Path(REPO_ROOT / "configs" / "mappings" / "i7-860.toml"),
+                        overrides={"controller": {"read_queue": np.int64(32)}})
+    assert json.loads(json.dumps(r))["machine"] == str(machine)
+    assert type(r["instructions"]) is int and type(r["seed"]) is int
