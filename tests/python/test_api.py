@@ -429,3 +429,15 @@ def test_compare_takes_paths_and_numpy_numbers_as_plain_ones(tmp_path, monkeypat
                         overrides={"controller": {"read_queue": np.int64(32)}})
     assert json.loads(json.dumps(r))["machine"] == str(machine)
     assert type(r["instructions"]) is int and type(r["seed"]) is int
+
+
+@pytest.mark.engine
+def test_to_frame_takes_a_tuple_and_names_what_an_edited_result_lacks():
+    import copy
+
+    run = memtint.run_sim("i7-860", ["stream", "light"], instructions=2000)
+    assert len(memtint.to_frame((run, run))) == 4  # "result 0: not a run_sim or compare result"
+    edited = copy.deepcopy(run)
+    del edited["cores"][1]["read_latency_ns"]  # a bare KeyError from inside to_frame
+    with pytest.raises(memtint.MemtintError, match=r"^result 1: not a whole run_sim result \(no key 'read_latency_ns'\)"):
+        memtint.to_frame([run, edited])
