@@ -52,13 +52,14 @@ def trace_stats(
     ``bank_level_parallelism``, ``read_latency_ns_mean``); ``classes`` (see
     :func:`memtint.trace_analysis.classify`).
     docs/stats.md documents every field."""
-    from memtint.api import flag_argument
+    from memtint.api import _seed, flag_argument, instruction_count
 
     flag_argument("reuse", reuse)
     if instructions is not None:
-        from memtint.api import instruction_count
-
         instruction_count("instructions", instructions)
+    _seed("seed", seed)  # None reached the engine as its default seed
+    if not isinstance(policy, str):  # None ran buddy and labelled the alone figures None
+        raise MemtintError(f"policy: expected a placement policy's name, got {policy!r}")
     try:
         program = _program(workload)
         request = {"workload": program, "instructions": instructions, "seed": seed, "reuse": reuse}
@@ -109,6 +110,8 @@ def classify(stats: dict[str, Any]) -> dict[str, Any]:
     ``middle`` or ``fitting``, from reuse distances; None without them). Fewer than
     :data:`MIN_LABEL_INSTRUCTIONS` measured give no labels: ``intensity`` None and
     ``unlabelled`` says why."""
+    if not isinstance(stats, dict):
+        raise MemtintError(f"stats: expected trace_stats' result (a dict), got {stats!r}")
     alone = stats.get("alone")
     mpki = alone["llc_mpki"] if alone else stats.get("reads_pki", 0.0)
     classes: dict[str, Any] = {

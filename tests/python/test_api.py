@@ -441,3 +441,19 @@ def test_to_frame_takes_a_tuple_and_names_what_an_edited_result_lacks():
     del edited["cores"][1]["read_latency_ns"]  # a bare KeyError from inside to_frame
     with pytest.raises(memtint.MemtintError, match=r"^result 1: not a whole run_sim result \(no key 'read_latency_ns'\)"):
         memtint.to_frame([run, edited])
+
+
+@pytest.mark.parametrize("call, message", [
+    # Taken as the engine's default seed, without a word.
+    (lambda: memtint.trace_stats("stream", instructions=1000, seed=None), "seed: expected a whole number, got None"),
+    # Ran buddy and reported the alone figures under policy None.
+    (lambda: memtint.trace_stats("stream", instructions=1000, machine="i7-860", policy=None),
+     "policy: expected a placement policy's name, got None"),
+    (lambda: memtint.trace_analysis.classify(None), "stats: expected trace_stats' result"),  # AttributeError
+])
+def test_trace_stats_names_a_missing_value(call, message):
+    import memtint.trace_analysis  # noqa: F401
+
+    with pytest.raises(memtint.MemtintError) as error:
+        call()
+    assert str(error.value).startswith(message), str(error.value)
