@@ -167,6 +167,32 @@ def _stratified_variance(s: dict[str, Any]) -> float:
     return s["cpi_stddev"] ** 2 / s["units"] if s.get("units") else 0.0
 
 
+def _check_mix(alone: Any, **runs: Any) -> None:
+    """Refuse what the intervals cannot be of: a core per program on every side. A shorter
+    side was zipped away silently (an interval over some of the programs)."""
+    from memtint.api import MemtintError
+
+    if not isinstance(alone, (list, tuple)) or not alone:
+        raise MemtintError(f"alone: expected the alone runs' cores (one per program), got {str(alone)[:200]}")
+    for i, core in enumerate(alone):
+        if not isinstance(core, dict) or not isinstance(core.get("ipc"), (int, float)):
+            whole = isinstance(core, dict) and "cores" in core
+            raise MemtintError(f"alone[{i}]: expected a core's statistics (with its ipc), got "
+                               + ("a whole run: give its cores[0]" if whole else str(core)[:200]))
+    for name, run in runs.items():
+        cores = run.get("cores") if isinstance(run, dict) else None
+        if not isinstance(cores, list):
+            raise MemtintError(f"{name}: expected a run (a dict with its cores, as run_sim returns it), got "
+                               f"{str(run)[:200]}")
+        if len(cores) != len(alone):
+            raise MemtintError(f"{name}: {len(cores)} cores and {len(alone)} alone runs: the intervals are of one "
+                               "mix, each program with its alone run")
+        for i, core in enumerate(cores):
+            if not isinstance(core, dict) or not isinstance(core.get("ipc"), (int, float)):
+                raise MemtintError(f"{name}.cores[{i}]: expected a core's statistics (with its ipc), got "
+                                   f"{str(core)[:200]}")
+
+
 def is_sampled(run: dict[str, Any]) -> bool:
     return bool(run.get("sampling"))
 
@@ -174,6 +200,7 @@ def is_sampled(run: dict[str, Any]) -> bool:
 def mix_intervals(alone: list[dict[str, Any]], shared: dict[str, Any]) -> dict[str, Any]:
     """95 % intervals of weighted speedup, harmonic speedup, maximum slowdown and each program's
     slowdown, from the alone runs' cores and the shared run (either may be detailed)."""
+    _check_mix(alone, shared=shared)
     s = _CpiEstimates(shared["cores"])
     a = _CpiEstimates(alone)
     n = len(alone)
@@ -258,6 +285,7 @@ def difference_intervals(alone: list[dict[str, Any]], run: dict[str, Any], other
     policy runs at the schedule's relative progress), which no spread shows, and such intervals
     held the detailed change on only 87.5 % of the validation's pairs (docs/sampling.md,
     "Matched units")."""
+    _check_mix(alone, run=run, other=other)
     p, q, a = _CpiEstimates(run["cores"]), _CpiEstimates(other["cores"]), _CpiEstimates(alone)
     n = len(alone)
     if p.unknown or q.unknown or a.unknown:

@@ -457,3 +457,25 @@ def test_trace_stats_names_a_missing_value(call, message):
     with pytest.raises(memtint.MemtintError) as error:
         call()
     assert str(error.value).startswith(message), str(error.value)
+
+
+def test_intervals_of_a_mix_need_a_core_per_program_on_every_side():
+    # A shorter side was zipped away: an interval over the first program(s) only, without a word.
+    from memtint import sampling
+
+    def core(ipc):
+        return {"ipc": ipc, "sampling": {"unit_cpi": [1 / ipc, 1.1 / ipc, 0.9 / ipc]}}
+
+    alone = [core(1.0), core(0.5)]
+    two, three = {"cores": [core(0.5), core(0.25)]}, {"cores": [core(0.5), core(0.25), core(0.4)]}
+    assert sampling.mix_intervals(alone, two)["weighted_speedup"][0] > 0
+    for call, message in [
+        (lambda: sampling.mix_intervals(alone[:1], two), "shared: 2 cores and 1 alone runs"),
+        (lambda: sampling.difference_intervals(alone, two, three), "other: 3 cores and 2 alone runs"),
+        (lambda: sampling.mix_intervals([{"cores": [core(1.0)]}, core(0.5)], two),  # KeyError 'ipc'
+         "alone[0]: expected a core's statistics (with its ipc), got a whole run: give its cores[0]"),
+        (lambda: sampling.mix_intervals(alone, two["cores"]), "shared: expected a run"),  # TypeError
+    ]:
+        with pytest.raises(memtint.MemtintError) as error:
+            call()
+        assert str(error.value).startswith(message), str(error.value)
