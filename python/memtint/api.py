@@ -173,9 +173,10 @@ def generate(
 
     if not isinstance(kind, str):
         raise MemtintError(f"kind: expected a generator name ({', '.join(GENERATOR_KINDS)}), got {kind!r}")
-    dram_seconds(whole_number("requests", requests, 1))  # refuses more than limits.MAX_REQUESTS
-    _seed("seed", seed)
-    return {
+    requests = whole_number("requests", requests, 1)
+    dram_seconds(requests)  # refuses more than limits.MAX_REQUESTS
+    seed = _seed("seed", seed)
+    return {  # plain ints: the workload is the caller's to json.dumps (an np.int64 was kept)
         "generate": {
             "kind": kind,
             "requests": requests,
@@ -287,6 +288,9 @@ def run_dram(machine: str, workload: dict[str, Any], **options: Any) -> dict[str
         raise TypeError(f"run_dram() got unexpected option(s): {', '.join(sorted(unknown))}")
     if options.get("export_drampower") is not None:  # named by its key, as the command line names its option
         from memtint.outputs import OutputError, check_output_dir
+
+        if not isinstance(options["export_drampower"], (str, os.PathLike)):
+            raise MemtintError(f"export_drampower: expected a directory's path, got {options['export_drampower']!r}")
 
         try:
             check_output_dir("export_drampower", os.fspath(options["export_drampower"]))

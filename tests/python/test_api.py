@@ -479,3 +479,14 @@ def test_intervals_of_a_mix_need_a_core_per_program_on_every_side():
         with pytest.raises(memtint.MemtintError) as error:
             call()
         assert str(error.value).startswith(message), str(error.value)
+
+
+def test_a_generated_workload_holds_plain_numbers_and_an_export_needs_a_path():
+    import json
+
+    import numpy as np
+
+    workload = memtint.generate("random", np.int64(100), seed=np.int64(3))
+    assert json.loads(json.dumps(workload))["generate"]["requests"] == 100  # np.int64 was kept: json.dumps refused it
+    with pytest.raises(memtint.MemtintError, match="^export_drampower: expected a directory's path, got 3.0"):
+        memtint.run_dram("ddr4-2400", workload, export_drampower=3.0)  # a bare TypeError from os.fspath
