@@ -601,9 +601,29 @@ def convert_trace(
 ) -> dict[str, Any]:
     """Convert a Ramulator CPU trace to memtint's binary ``.mtt`` format (gzip body if the output
     name ends in ``.gz``), or with ``to="ramulator"`` a ``.mtt`` (or text) trace to Ramulator text
-    (gzip if the name ends in ``.gz``); returns the counts written."""
+    (gzip if the name ends in ``.gz``); returns the counts written.
+
+    ``output`` is replaced whole or not at all: a conversion that fails, or an input of no
+    records, leaves it as it was; an output that is the input is refused."""
+    from memtint.outputs import check_outputs, produced_file
+
     for key, value in (("input", input), ("output", output)):
         if not isinstance(value, (str, os.PathLike)):
             raise MemtintError(f"{key}: expected a trace file's path, got {value!r}")
-    request = {"input": os.fspath(input), "output": os.fspath(output), "to": to}
-    return json.loads(_engine.convert_cpu_trace(engine_json(request)))
+    input, output = os.fspath(input), os.fspath(output)
+    check_outputs({"output": output}, [input])
+    if to == "mtt" and os.path.exists(output) and not os.path.isfile(output):
+        raise MemtintError(f"output {output}: is not a regular file, and a .mtt is written with a seek back to its "
+                           "header; write a file, or to='ramulator' for a pipe or device")
+    # Written beside ``output`` and renamed over it only when whole and not empty: an input of no
+    # records made a trace every reader refuses, in place of whatever ``output`` held.
+    with produced_file("output", output, suffix=".tmp.gz" if output.endswith(".gz") else ".tmp") as made:
+        request = {"input": input, "output": made, "to": to}
+        try:
+            header = json.loads(_engine.convert_cpu_trace(engine_json(request)))
+        except MemtintError as error:  # the engine names the file it writes: the one beside output
+            raise MemtintError(str(error).replace(made, output)) from None
+        if header["records"] == 0:
+            raise MemtintError(f"input {input}: has no records, and a trace of none is one every reader refuses; "
+                               "nothing written")
+    return header

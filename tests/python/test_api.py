@@ -490,3 +490,18 @@ def test_a_generated_workload_holds_plain_numbers_and_an_export_needs_a_path():
     assert json.loads(json.dumps(workload))["generate"]["requests"] == 100  # np.int64 was kept: json.dumps refused it
     with pytest.raises(memtint.MemtintError, match="^export_drampower: expected a directory's path, got 3.0"):
         memtint.run_dram("ddr4-2400", workload, export_drampower=3.0)  # a bare TypeError from os.fspath
+
+
+@pytest.mark.engine
+def test_converting_an_empty_trace_leaves_the_output_as_it_was(tmp_path):
+    # The engine wrote a .mtt of no records over the output, which every reader then refused.
+    (tmp_path / "empty.txt").write_text("# nothing\n")
+    old = tmp_path / "old.mtt"
+    old.write_bytes(b"the user's file")
+    for output in (old, tmp_path / "new.mtt"):
+        with pytest.raises(memtint.MemtintError, match="has no records.*nothing written"):
+            memtint.api.convert_trace(tmp_path / "empty.txt", output)
+    assert old.read_bytes() == b"the user's file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.txt", "old.mtt"]
+    (tmp_path / "one.txt").write_text("3 0x1000\n")
+    assert memtint.api.convert_trace(tmp_path / "one.txt", old)["records"] == 1
