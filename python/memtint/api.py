@@ -587,8 +587,9 @@ def mix_metrics(programs: list[dict[str, float]]) -> dict[str, Any]:
 
 
 def cpu_trace_stats(workload: str, instructions: int | None = None, seed: int = 1) -> dict[str, Any]:
-    """Records, instructions, reads, writebacks, reads per kilo-instruction and footprint of a
-    CPU trace (or of a profile, up to ``instructions``)."""
+    """``records``, ``instructions``, ``reads``, ``writebacks``, ``footprint_lines`` and
+    ``footprint_pages`` of a CPU trace (or of a profile, up to ``instructions``); per
+    kilo-instruction figures and reuse distances are :func:`memtint.trace_stats`'."""
     if instructions is not None:
         instruction_count("instructions", instructions)
     _seed("seed", seed)
