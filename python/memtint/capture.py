@@ -82,6 +82,29 @@ def _check_geometry(name: str, size: int, ways: int, line: int) -> None:
         raise MemtintError(f"{name} size {size}: its {sets} sets (size / (ways x line)) must be a power of two")
 
 
+def _check_arguments(command: Any, output: Any, warmup: Any, limit: Any, l1_size: Any, l1_ways: Any, l2_size: Any,
+                     l2_ways: Any, line_size: Any, progress: Any) -> tuple[Any, ...]:
+    """The arguments as the capture takes them, each refused by name when of the wrong kind: a
+    string command was split into characters, a float limit reached valgrind as "100000.0"."""
+    from memtint.api import names_argument, plain, whole_number
+
+    command = plain(names_argument("command", command, "the program and its arguments"))
+    if not command:
+        raise MemtintError("command: no program to trace (an empty list); give the program and its arguments, "
+                           "e.g. ['sort', 'FILE']")
+    if not all(isinstance(a, str) for a in command):
+        raise MemtintError(f"command: expected the program and its arguments as strings, got {command!r}")
+    if not isinstance(output, (str, os.PathLike)) or not os.fspath(output):
+        raise MemtintError(f"output: expected the traces' path prefix (a str or path), got {output!r}")
+    if progress is not None and not callable(progress):
+        raise MemtintError(f"progress: expected a function of (instructions, seconds), got {progress!r}")
+    counts = [whole_number(key, value) for key, value in (("warmup", warmup), ("limit", limit))]
+    sizes = [whole_number(key, value) for key, value in (("l1_size", l1_size), ("l1_ways", l1_ways),
+                                                          ("l2_size", l2_size), ("l2_ways", l2_ways),
+                                                          ("line_size", line_size))]
+    return (command, output, *counts, *sizes)
+
+
 def trace_files(prefix: str | os.PathLike[str]) -> list[str]:
     """The per-thread traces ``PREFIX.t<N>.mtt`` of a capture, in thread order."""
     pattern = re.compile(re.escape(os.path.basename(os.fspath(prefix))) + r"\.t(\d+)\.mtt$")
@@ -136,12 +159,10 @@ def capture_trace(
     and ``instructions_per_second``. A program that fails keeps its traces (flagged, not raised);
     a missing program, valgrind or tool, an unwritable output or a full disk raise MemtintError.
     """
-    if not command:
-        raise MemtintError("no program to trace: give it after '--', e.g. memtint trace -- sort FILE")
+    command, output, warmup, limit, l1_size, l1_ways, l2_size, l2_ways, line_size = _check_arguments(
+        command, output, warmup, limit, l1_size, l1_ways, l2_size, l2_ways, line_size, progress)
     if at_limit not in ("exit", "continue"):
         raise MemtintError(f"at_limit '{at_limit}': expected 'exit' or 'continue'")
-    if warmup < 0 or limit < 0:
-        raise MemtintError("warmup and limit are instruction counts and cannot be negative")
     _check_geometry("L1", l1_size, l1_ways, line_size)
     _check_geometry("L2", l2_size, l2_ways, line_size)
     if l2_size < l1_size:

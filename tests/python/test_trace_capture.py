@@ -9,9 +9,11 @@ import gzip
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -327,6 +329,31 @@ def test_a_program_killed_by_a_signal_keeps_its_traces_and_exits_3(memtint, tmp_
 ])
 def test_bad_trace_requests_are_one_clear_error(memtint, args, needles):
     assert_one_error_line(memtint("trace", *args), *needles)
+
+
+@pytest.mark.parametrize("command,kwargs,needle", [
+    # A string was split into characters ("/: not an executable program"); a float limit reached
+    # valgrind as "100000.0" ("valgrind failed (status 1)"); a float size failed inside with '&'.
+    ("/bin/ls /", {}, "command: expected a list of the program and its arguments"),
+    ([], {}, "command: no program to trace"),
+    (["/bin/true", 3], {}, "command: expected the program and its arguments as strings"),
+    (["/bin/true"], {"output": None}, "output: expected the traces' path prefix"),
+    (["/bin/true"], {"limit": 1e5}, "limit: expected a whole number, got 100000.0"),
+    (["/bin/true"], {"warmup": -1}, "warmup: expected a whole number of at least 0, got -1"),
+    (["/bin/true"], {"l1_size": 32768.0}, "l1_size: expected a whole number"),
+    (["/bin/true"], {"progress": "x"}, "progress: expected a function"),
+])
+def test_capture_trace_names_an_argument_of_the_wrong_kind(tmp_path, command, kwargs, needle):
+    kwargs.setdefault("output", str(tmp_path / "t"))
+    with pytest.raises(MemtintError, match=re.escape(needle)):
+        capture_trace(command, **kwargs)
+    assert list(tmp_path.iterdir()) == []
+
+
+@needs_tool
+def test_capture_trace_takes_paths_as_the_command(tmp_path):
+    summary = capture_trace([Path(shutil.which("true"))], tmp_path / "p")  # was "PosixPath is not iterable"
+    assert summary["program_exit_status"] == 0 and os.path.exists(tmp_path / "p.t1.mtt")
 
 
 def test_missing_valgrind_says_how_to_install_it(tmp_path):
