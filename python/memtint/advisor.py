@@ -65,11 +65,12 @@ def _windows_hint(run: dict[str, Any], instructions: int, subject: str = "") -> 
     window = ((run.get("config") or {}).get("os") or {}).get("hot_pages", {}).get("window_ns")
     ran = run.get("simulated_ns")
     if not window or not ran:
-        return "; give more instructions (--classify-instructions)"
+        return "; give more instructions (instructions=, or --classify-instructions)"
     # Half a window more: the pace moves with the phase, and only whole windows count.
     need = math.ceil(instructions * (WINDOWS_WANTED + 0.5) * window / ran / 1_000_000) * 1_000_000
     return (f"; {subject or f'the {instructions:,} instructions'} ran {ran / 1000:,.0f} µs of simulated time, the windows are "
-            f"{window / 1000:,.0f} µs each; about {need:,} fill {WINDOWS_WANTED} (--classify-instructions {need})")
+            f"{window / 1000:,.0f} µs each; about {need:,} fill {WINDOWS_WANTED} (instructions={need}, or "
+            f"--classify-instructions {need})")
 
 
 @functools.lru_cache(maxsize=None)
@@ -115,12 +116,25 @@ def advise(programs: Sequence[str], machine: str = DEFAULT_MACHINE, *, rules: hv
            warmup: int = comparison.DEFAULT_WARMUP,
            progress: Callable[[str], None] | None = None) -> Recommendation:
     """The classes of ``programs`` and the policy ``rules`` (default: the paper's) give the mix."""
+    # A string was split into its characters ("6 programs" for "stream"): each is named instead.
+    programs = api.plain(api.names_argument("programs", programs, "programs (traces or profiles)"))
+    if not programs or not all(isinstance(p, str) for p in programs):
+        raise api.MemtintError(f"programs: expected a list of traces or profiles, got {programs!r}")
+    if not isinstance(machine, str):
+        raise api.MemtintError(f"machine: expected a machine preset's name, got {machine!r}")
+    if rules is not None and not isinstance(rules, hvr_rules.Rules):
+        raise api.MemtintError(f"rules: expected memtint.hvr_rules.load(PATH)'s rules, got {rules!r}")
+    api.flag_argument("multithreaded", multithreaded)
+    instructions = api.instruction_count("instructions", instructions)
+    warmup = api.instruction_count("warmup", warmup, 0)
+    if progress is not None and not callable(progress):
+        raise api.MemtintError(f"progress: expected a function of one description, got {progress!r}")
     rules = rules or hvr_rules.load()
     # A mix the machine cannot run fails here, not after every program's classification run.
     cores = next((m["cores"] for m in api.presets()["machines"] if m["name"] == machine), None)
     if cores is not None and len(programs) > cores:
         raise api.MemtintError(f"{len(programs)} programs but machine '{machine}' has {cores} cores: advise takes at "
-                               f"most one program per core (another --machine has more)")
+                               f"most one program per core (another machine, --machine, has more)")
     try_run(machine, len(programs), "buddy")
     classes = []
     for i, p in enumerate(programs):
@@ -139,7 +153,7 @@ def advise(programs: Sequence[str], machine: str = DEFAULT_MACHINE, *, rules: hv
         try_run(machine, len(programs), advice.policy, options)
     except api.MemtintError as error:
         advice.warnings.append(f"the rules pick {advice.policy} ({advice.rule or 'default'}), which cannot run this mix "
-                               f"on {machine}: {error}; give rules for this machine (--rules) or another --machine")
+                               f"on {machine}: {error}; give rules for this machine (rules=, or --rules) or another machine")
     else:
         if coalesces and options is None:
             advice.warnings.append(f"the coalescing ({len(advice.groups)} groups) cannot be formed from {advice.policy}'s "

@@ -472,3 +472,24 @@ def test_advise_on_a_machine_of_several_nodes_names_the_machine_option(memtint, 
 def test_compare_names_the_option_of_an_unknown_policy(memtint, clean_error, option):
     clean_error(memtint("compare", "--machine", "i7-860", "--mix", "stream,light", *option, "--instructions", "20000",
                         "--warmup", "0"), f"{option[0]} {option[1]}: unknown placement policy 'nosuch'")
+
+
+@pytest.mark.parametrize("args,kwargs,needle", [
+    # "stream" was split into its characters: "6 programs but machine 'i7-860' has 4 cores".
+    (["stream"], {}, "programs: expected a list of programs (traces or profiles), got 'stream'"),
+    ([[]], {}, "programs: expected a list of traces or profiles"),
+    ([["stream", 3]], {}, "programs: expected a list of traces or profiles"),
+    ([["stream"], 4], {}, "machine: expected a machine preset's name"),
+    ([["stream"]], {"rules": "rules.toml"}, "rules: expected memtint.hvr_rules.load(PATH)'s rules"),
+    ([["stream"]], {"multithreaded": "no"}, "multithreaded: expected True or False"),
+    ([["stream"]], {"instructions": 1e6}, "instructions: expected a whole number"),
+    ([["stream"]], {"warmup": -1}, "warmup: expected a whole number of at least 0"),
+    ([["stream"]], {"progress": "yes"}, "progress: expected a function"),
+])
+def test_advise_names_an_argument_of_the_wrong_kind(args, kwargs, needle):
+    import re
+
+    from memtint import advisor
+
+    with pytest.raises(MemtintError, match=re.escape(needle)):
+        advisor.advise(*args, **kwargs)
