@@ -5,6 +5,7 @@ import os
 
 import memtint
 from memtint import api, capture, linux, probe, workloads
+from memtint.sweep import run_sweep
 
 SECTIONS = [
     ("DRAM-level runs", [("memtint.run_dram", memtint.run_dram), ("memtint.generate", memtint.generate),
@@ -21,7 +22,8 @@ SECTIONS = [
         ("memtint.workloads.load_recipes", workloads.load_recipes),
         ("memtint.workloads.capture_workload", workloads.capture_workload),
         ("memtint.workloads.commit_traces", workloads.commit_traces)]),
-    ("Sweeps and results", [("memtint.sweep", memtint.sweep), ("memtint.load_results", memtint.load_results),
+    ("Sweeps and results", [("memtint.sweep", memtint.sweep), ("memtint.sweep.run_sweep", run_sweep),
+                            ("memtint.load_results", memtint.load_results),
                             ("memtint.to_frame", memtint.to_frame)]),
     ("Colouring on real Linux (docs/linux.md)", [
         ("memtint.linux.inspect_process", linux.inspect_process), ("memtint.linux.run_coloured", linux.run_coloured),

@@ -606,3 +606,20 @@ def test_a_batch_holding_two_rows_of_one_core_is_named(memtint, clean_error, tmp
     path = store.write_batch([_row("", "ok", 0), _row("", "ok", 1), _row("", "ok", 0), _row("", "ok", 1)])
     clean_error(memtint("report", tmp_path / "store", "--out", tmp_path / "rep"), path.name,
                 "run '' has two rows for core 0", "manifest.json")
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    # Each failed only after the first runs had been stored ("'str' object is not callable").
+    ({"on_progress": "yes"}, "on_progress: expected a function of (phase, done, total)"),
+    ({"batch_seconds": "30"}, "batch_seconds: expected a number of seconds"),
+    ({"batch_seconds": float("nan")}, "batch_seconds: expected a number of seconds"),
+    ({"backend": "local"}, "backend: expected a memtint.sweep.Backend"),
+])
+def test_run_sweep_names_an_argument_of_the_wrong_kind_before_any_run(tmp_path, kwargs, needle):
+    import re
+
+    with pytest.raises(api.MemtintError, match=re.escape(needle)):
+        run_sweep(write(tmp_path, SPEC_TOML), tmp_path / "out", limit=1, progress=False, **kwargs)
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(api.MemtintError, match="expected a result directory's path, got None"):
+        load_results(None)  # a bare TypeError from pathlib

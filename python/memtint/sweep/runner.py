@@ -255,6 +255,15 @@ def run_sweep(
     jobs, limit, batch_size = (None if v is None else int(v) for v in (jobs, limit, batch_size))
     if not isinstance(out, (str, os.PathLike)):
         raise MemtintError(f"out: expected the result directory's path, got {out!r}")
+    # Each found only after the first runs had finished and been stored (a str on_progress, a
+    # batch_seconds of "30" compared with a float).
+    if on_progress is not None and not callable(on_progress):
+        raise MemtintError(f"on_progress: expected a function of (phase, done, total), got {on_progress!r}")
+    if (isinstance(batch_seconds, bool) or not isinstance(batch_seconds, numbers.Real)
+            or not 0 <= batch_seconds < float("inf")):
+        raise MemtintError(f"batch_seconds: expected a number of seconds of at least 0, got {batch_seconds!r}")
+    if backend is not None and not isinstance(backend, Backend):
+        raise MemtintError(f"backend: expected a memtint.sweep.Backend (LocalBackend(jobs), RayBackend), got {backend!r}")
     _refuse_a_main_without_a_file(ray is None and backend is None)
     if progress is not None:
         from memtint.api import flag_argument

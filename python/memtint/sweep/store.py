@@ -176,6 +176,8 @@ class ResultStore:
     """A sweep result directory (created on first write)."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
+        if not isinstance(directory, (str, os.PathLike)):  # Path(None) is a bare TypeError
+            raise MemtintError(f"expected a result directory's path, got {directory!r}")
         self.directory = Path(directory)
         self.manifest_path = self.directory / "manifest.json"
 
