@@ -583,6 +583,8 @@ def run_rt(spec: dict[str, Any]) -> dict[str, Any]:
 def mix_metrics(programs: list[dict[str, float]]) -> dict[str, Any]:
     """Weighted speedup, harmonic speedup, maximum slowdown and per-program slowdowns of
     ``[{"ipc_alone": .., "ipc_shared": ..}, ...]`` (computed by the engine)."""
+    if not isinstance(programs, (list, tuple)):  # the engine's words were "metrics: invalid type"
+        raise MemtintError(f"programs: expected a list of {{\"ipc_alone\": .., \"ipc_shared\": ..}}, got {programs!r}")
     return json.loads(_engine.mix_metrics(engine_json(programs)))
 
 
@@ -611,6 +613,8 @@ def convert_trace(
     for key, value in (("input", input), ("output", output)):
         if not isinstance(value, (str, os.PathLike)):
             raise MemtintError(f"{key}: expected a trace file's path, got {value!r}")
+    if to not in ("mtt", "ramulator"):  # the engine took None as its default
+        raise MemtintError(f"to: expected 'mtt' or 'ramulator', got {to!r}")
     input, output = os.fspath(input), os.fspath(output)
     check_outputs({"output": output}, [input])
     if to == "mtt" and os.path.exists(output) and not os.path.isfile(output):

@@ -83,7 +83,7 @@ def _check_geometry(name: str, size: int, ways: int, line: int) -> None:
 
 
 def _check_arguments(command: Any, output: Any, warmup: Any, limit: Any, l1_size: Any, l1_ways: Any, l2_size: Any,
-                     l2_ways: Any, line_size: Any, progress: Any) -> tuple[Any, ...]:
+                     l2_ways: Any, line_size: Any, progress: Any, cwd: Any) -> tuple[Any, ...]:
     """The arguments as the capture takes them, each refused by name when of the wrong kind: a
     string command was split into characters, a float limit reached valgrind as "100000.0"."""
     from memtint.api import names_argument, plain, whole_number
@@ -98,6 +98,8 @@ def _check_arguments(command: Any, output: Any, warmup: Any, limit: Any, l1_size
         raise MemtintError(f"output: expected the traces' path prefix (a str or path), got {output!r}")
     if progress is not None and not callable(progress):
         raise MemtintError(f"progress: expected a function of (instructions, seconds), got {progress!r}")
+    if cwd is not None and not isinstance(cwd, (str, os.PathLike)):
+        raise MemtintError(f"cwd: expected the directory to run the program in (a str or path), got {cwd!r}")
     counts = [whole_number(key, value) for key, value in (("warmup", warmup), ("limit", limit))]
     sizes = [whole_number(key, value) for key, value in (("l1_size", l1_size), ("l1_ways", l1_ways),
                                                           ("l2_size", l2_size), ("l2_ways", l2_ways),
@@ -107,6 +109,8 @@ def _check_arguments(command: Any, output: Any, warmup: Any, limit: Any, l1_size
 
 def trace_files(prefix: str | os.PathLike[str]) -> list[str]:
     """The per-thread traces ``PREFIX.t<N>.mtt`` of a capture, in thread order."""
+    if not isinstance(prefix, (str, os.PathLike)):
+        raise MemtintError(f"prefix: expected the traces' path prefix (a str or path), got {prefix!r}")
     pattern = re.compile(re.escape(os.path.basename(os.fspath(prefix))) + r"\.t(\d+)\.mtt$")
     found = []
     for path in glob.glob(glob.escape(os.fspath(prefix)) + ".t*.mtt"):
@@ -160,7 +164,7 @@ def capture_trace(
     a missing program, valgrind or tool, an unwritable output or a full disk raise MemtintError.
     """
     command, output, warmup, limit, l1_size, l1_ways, l2_size, l2_ways, line_size = _check_arguments(
-        command, output, warmup, limit, l1_size, l1_ways, l2_size, l2_ways, line_size, progress)
+        command, output, warmup, limit, l1_size, l1_ways, l2_size, l2_ways, line_size, progress, cwd)
     if at_limit not in ("exit", "continue"):
         raise MemtintError(f"at_limit '{at_limit}': expected 'exit' or 'continue'")
     _check_geometry("L1", l1_size, l1_ways, line_size)

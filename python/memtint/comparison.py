@@ -377,6 +377,10 @@ def compare(
     # alone runs' cache keys (a TypeError before any run).
     machine, alone_machine, mapping, scheduler, overrides, os_options, sampling, schedule, paced_by = api.plain(
         [machine, alone_machine, mapping, scheduler, overrides, os_options, sampling, schedule, paced_by])
+    for key, value in (("machine", machine), ("alone_machine", alone_machine)):
+        if not isinstance(value, (str, dict)) and not (key == "alone_machine" and value is None):
+            # The alone runs' engine said "machine:" of an alone_machine.
+            raise MemtintError(f"{key}: expected a machine preset's name, TOML path or table, got {value!r}")
     if not policies:
         raise MemtintError("give at least one policy")
     if (twice := sorted({p for p in policies if policies.count(p) > 1})):

@@ -130,6 +130,10 @@ def load_recipe(path: str) -> dict[str, Any]:
 
 def load_recipes(directory: str = WORKLOADS_DIR) -> list[dict[str, Any]]:
     """Every recipe (``*.toml``) in ``directory``, by name."""
+    if not isinstance(directory, (str, os.PathLike)):
+        raise MemtintError(f"directory: expected the recipes' directory (a str or path), got {directory!r}")
+    if not os.path.isdir(directory):
+        raise MemtintError(f"{os.fspath(directory)}: not a directory of workload recipes")
     names = sorted(f for f in os.listdir(directory) if f.endswith(".toml"))
     return [load_recipe(os.path.join(directory, f)) for f in names]
 

@@ -208,6 +208,8 @@ def inspect_process(pid: int, machine: str | dict[str, Any] = "i7-860", *, mappi
     and the fractions use those masks. ``heap_fraction_in_colours`` is None when the process has
     no assigned colours. Needs root or CAP_SYS_ADMIN (raises PrivilegeError saying so).
     """
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid < 1:  # "3" read as PID 3
+        raise LinuxError(f"pid: expected a process id (a whole number of at least 1), got {pid!r}")
     if not os.path.exists(f"/proc/{pid}"):
         raise LinuxError(f"no process with PID {pid}")
     followed = _program_of_wrapper(pid)

@@ -102,5 +102,7 @@ def policy_partition(machine: str | dict[str, Any], policy: str, processes: int,
     :func:`colour_layout` gives it. ``os`` adds `[os]` options (``colours``, ``groups``,
     ``exclude_bits``, ``vertical``).
     """
+    if os is not None and not isinstance(os, dict):  # ** of anything else was a bare TypeError
+        raise MemtintError(f"os: expected a table of [os] options (a dict such as {{\"colours\": ...}}), got {os!r}")
     request = {"machine": machine, "mapping": mapping, "processes": processes, "os": {**(os or {}), "policy": policy}}
     return json.loads(_engine.policy_partition(json.dumps(request)))

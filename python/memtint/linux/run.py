@@ -7,10 +7,11 @@ import os
 import time
 from typing import Any, Callable, Sequence
 
+from memtint.linux import arguments
 from memtint.linux.colour_spec import parse_list
 from memtint.linux.errors import LinuxError
 from memtint.linux.launch import (CommandRun, check_can_colour, check_library_starts, check_node, check_preloadable,
-                                  coloured_environment, command_inputs, exit_status, parse_cpus, start, SignalRelay)
+                                  coloured_environment, command_inputs, exit_status, start, SignalRelay)
 from memtint.linux.layout import colour_layout
 from memtint.linux.numa import NumaSystem
 from memtint.outputs import OutputError, check_outputs
@@ -57,10 +58,18 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     (LD_PRELOAD reaches it); each failure raises with what to do.
     Returns the run, with ``exit_code`` as a shell reports it (128 + N for signal N).
     """
+    argv = arguments.command("argv", argv)
+    if not isinstance(colours, str):
+        colours = arguments.whole_numbers("colours", colours)
+    cpu_list = arguments.cpus(cpus)
+    arguments.flag("spill", spill)
+    report = arguments.path_or_none("report", report, "the library report's path")
+    arguments.callback("on_start", on_start, "the started run")
+    if numa is not None and not isinstance(numa, NumaSystem):
+        raise LinuxError(f"numa: expected a memtint.linux.numa.NumaSystem, got {numa!r}")
     layout = colour_layout(machine, space, mapping=mapping)
     chosen = (parse_list(colours, count=layout.colours, where=layout.described) if isinstance(colours, str)
               else sorted(set(colours)))
-    cpu_list = parse_cpus(cpus) if isinstance(cpus, str) else (list(cpus) if cpus else None)
     check_node(node, numa)
     env = coloured_environment(layout, chosen, mode=mode, spill=spill, report=report, node=node)
     check_report_path(report, [*command_inputs(argv, env), *_config_files(machine, mapping)])

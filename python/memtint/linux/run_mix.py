@@ -11,10 +11,11 @@ import tempfile
 import time
 from typing import Any, Callable, Sequence
 
+from memtint.linux import arguments
 from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.launch import (CommandRun, check_can_colour, check_library_starts, check_preloadable,
-                                  coloured_environment, exit_status, kill_tree, parse_cpus, start, SignalRelay)
+                                  coloured_environment, exit_status, kill_tree, start, SignalRelay)
 from memtint.linux.layout import ColourLayout, MemtintError, policy_partition
 
 SEPARATOR = ":::"
@@ -53,6 +54,12 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     not partition colours, the machine cannot give every program colours, this host cannot colour, or
     a program is statically linked (LD_PRELOAD cannot reach it).
     """
+    commands = arguments.commands("commands", commands)
+    arguments.flag("spill", spill)
+    arguments.callback("on_progress", on_progress, "the runs")
+    arguments.callback("on_warning", on_warning, "one warning's text")
+    if stdout is not None and (isinstance(stdout, bool) or not isinstance(stdout, int) or stdout < 0):
+        raise LinuxError(f"stdout: expected a file descriptor (such as 2) or None, got {stdout!r}")
     if not commands:
         raise LinuxError("no programs given: write them after '--', separated by ':::'")
     try:
@@ -78,7 +85,7 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     for argv in commands:
         check_preloadable(argv, dict(os.environ))
     available = sorted(os.sched_getaffinity(0))
-    cpu_list = (parse_cpus(cpus) if isinstance(cpus, str) else list(cpus)) if cpus else available
+    cpu_list = arguments.cpus(cpus) or available
     vm = vm_warning()
     warnings = [w for w in [vm] if w]
     if len(cpu_list) < len(commands):

@@ -18,6 +18,14 @@ def simulate(machine: str, *, node: int = 0, jitter_ns: float = 0.0, spike_rate:
     from memtint.probe.search import Organisation, Search, Settings
     from memtint.probe.simulated import Noise, SimulatedTimer
 
+    from memtint.api import MemtintError, whole_number
+
+    if not isinstance(machine, (str, dict)):
+        raise MemtintError(f"machine: expected a machine preset's name, TOML path or table, got {machine!r}")
+    node, seed = whole_number("node", node), whole_number("seed", seed)
+    for key, value in (("jitter_ns", jitter_ns), ("spike_rate", spike_rate), ("corunner_gbps", corunner_gbps)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+            raise MemtintError(f"{key}: expected a number of at least 0, got {value!r}")
     timer = SimulatedTimer(machine, node=node, noise=Noise(jitter_ns, spike_rate, corunner_gbps), seed=seed)
     org = Organisation.from_engine(timer.truth()["organisation"])
     result = Search(timer, org, Settings(seed=seed, **settings)).run()

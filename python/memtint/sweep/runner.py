@@ -250,11 +250,13 @@ def run_sweep(
     import numbers
 
     for name, value in (("jobs", jobs), ("limit", limit), ("batch_size", batch_size)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
+        if (value is not None or name == "batch_size") and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
             raise MemtintError(f"{name}: expected a whole number of at least 1, got {value!r}")
     jobs, limit, batch_size = (None if v is None else int(v) for v in (jobs, limit, batch_size))
     if not isinstance(out, (str, os.PathLike)):
         raise MemtintError(f"out: expected the result directory's path, got {out!r}")
+    if not isinstance(out_option, str):
+        raise MemtintError(f"out_option: expected how errors name out (a string such as '--out'), got {out_option!r}")
     # Each found only after the first runs had finished and been stored (a str on_progress, a
     # batch_seconds of "30" compared with a float).
     if on_progress is not None and not callable(on_progress):
