@@ -507,21 +507,27 @@ def interruptible(call: Any, *args: Any) -> Any:
     if threading.current_thread() is not threading.main_thread():
         return call(*args)
     box: dict[str, Any] = {}
+    # Waited for by an Event, not Thread.join: a join that a KeyboardInterrupt cuts short can mark
+    # the thread as ended while it runs (CPython before 3.13), and the next join returned at
+    # once: the stop was cleared before the engine read it, and the run went on to its end.
+    done = threading.Event()
 
     def work() -> None:
         try:
             box["value"] = call(*args)
         except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
             box["error"] = error
+        finally:
+            done.set()
 
-    worker = threading.Thread(target=work, name="memtint-engine", daemon=True)
-    worker.start()
+    threading.Thread(target=work, name="memtint-engine", daemon=True).start()
     try:
-        while worker.is_alive():
-            worker.join(0.1)
+        while not done.wait(0.1):
+            pass
     except KeyboardInterrupt:
         with stop_engine_runs():
-            worker.join()
+            while not done.wait(0.1):
+                pass
         raise
     if "error" in box:
         raise box["error"]
@@ -596,7 +602,7 @@ def cpu_trace_stats(workload: str, instructions: int | None = None, seed: int = 
         instruction_count("instructions", instructions)
     _seed("seed", seed)
     request = {"workload": _program(workload, "workload"), "instructions": instructions, "seed": seed}
-    return json.loads(_engine.cpu_trace_stats(engine_json(request)))
+    return json.loads(interruptible(_engine.cpu_trace_stats, engine_json(request)))
 
 
 def convert_trace(
@@ -608,6 +614,7 @@ def convert_trace(
 
     ``output`` is replaced whole or not at all: a conversion that fails, or an input of no
     records, leaves it as it was; an output that is the input is refused."""
+    from memtint import stopping
     from memtint.outputs import check_outputs, produced_file
 
     for key, value in (("input", input), ("output", output)):
@@ -622,10 +629,13 @@ def convert_trace(
                            "header; write a file, or to='ramulator' for a pipe or device")
     # Written beside ``output`` and renamed over it only when whole and not empty: an input of no
     # records made a trace every reader refuses, in place of whatever ``output`` held.
-    with produced_file("output", output, suffix=".tmp.gz" if output.endswith(".gz") else ".tmp") as made:
+    with produced_file("output", output, suffix=".tmp.gz" if output.endswith(".gz") else ".tmp") as made, \
+            stopping.temporary(os.path.join(os.path.dirname(os.path.abspath(made)),
+                                            f".{os.path.basename(made)}.{os.getpid()}-"), any_suffix=".part"):
+        # The engine writes into its own .NAME.PID-N.part beside ``made``: removed by a stop too.
         request = {"input": input, "output": made, "to": to}
         try:
-            header = json.loads(_engine.convert_cpu_trace(engine_json(request)))
+            header = json.loads(interruptible(_engine.convert_cpu_trace, engine_json(request)))
         except MemtintError as error:  # the engine names the file it writes: the one beside output
             raise MemtintError(str(error).replace(made, output)) from None
         if header["records"] == 0:

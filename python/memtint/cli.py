@@ -1786,16 +1786,14 @@ def _convert(args: argparse.Namespace) -> int:
     from memtint.outputs import produced_file
 
     # Into a file beside OUT, renamed over it only when the trace is whole and has records, so a
-    # failure leaves OUT as it was; the engine's own temporary (.NAME.PID-N.part) is removed on a stop.
+    # failure leaves OUT as it was (convert_trace removes its own temporaries on a stop).
     with produced_file("OUT", args.output, suffix=".tmp.gz" if args.output.endswith(".gz") else ".tmp") as made:
-        part = os.path.join(os.path.dirname(os.path.abspath(made)), f".{os.path.basename(made)}.{os.getpid()}-")
-        with stopping.temporary(part, any_suffix=".part"):
-            try:
-                header = run_with_status("Converting…", lambda: api.convert_trace(args.input, made, to=args.to))
-            except api.MemtintError as error:  # the engine names the file it writes: OUT, or the one beside it
-                if not str(error).startswith(f"{made}: "):
-                    raise
-                raise api.MemtintError(f"OUT {args.output}: cannot write: {str(error)[len(made) + 2:]}") from None
+        try:
+            header = run_with_status("Converting…", lambda: api.convert_trace(args.input, made, to=args.to))
+        except api.MemtintError as error:  # the engine names the file it writes: OUT, or the one beside it
+            if not str(error).startswith(f"{made}: "):
+                raise
+            raise api.MemtintError(f"OUT {args.output}: cannot write: {str(error)[len(made) + 2:]}") from None
         if header["records"] == 0:  # every reader refuses a trace without records: no such output
             raise api.MemtintError(f"{args.input}: has no records, so {args.output} would be a trace every reader "
                                    "refuses; nothing written")

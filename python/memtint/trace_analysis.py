@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from memtint import _engine
-from memtint.api import MemtintError, _program, engine_json, run_sim
+from memtint.api import MemtintError, _program, engine_json, interruptible, run_sim
 
 __all__ = ["trace_stats", "classify", "ALONE_INSTRUCTIONS", "INTENSIVE_MPKI"]
 
@@ -63,7 +63,7 @@ def trace_stats(
     try:
         program = _program(workload)
         request = {"workload": program, "instructions": instructions, "seed": seed, "reuse": reuse}
-        stats: dict[str, Any] = json.loads(_engine.cpu_trace_stats(engine_json(request)))
+        stats: dict[str, Any] = json.loads(interruptible(_engine.cpu_trace_stats, engine_json(request)))
     except MemtintError as error:  # the keys are this request's, not the user's: the file is named
         raise MemtintError(re.sub(r"^(invalid configuration: workload: |programs(\[\d+\])?: )", "", str(error))) \
             from None

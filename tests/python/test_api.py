@@ -505,3 +505,41 @@ def test_converting_an_empty_trace_leaves_the_output_as_it_was(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.txt", "old.mtt"]
     (tmp_path / "one.txt").write_text("3 0x1000\n")
     assert memtint.api.convert_trace(tmp_path / "one.txt", old)["records"] == 1
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("call", ['memtint.api.cpu_trace_stats("big.trace.gz")',
+                                  'memtint.trace_stats("big.trace.gz", reuse=False)',
+                                  'memtint.api.convert_trace("big.trace.gz", "out.mtt.gz")',
+                                  'memtint.api.convert_trace("big.trace.gz", "out.txt.gz", to="ramulator")'])
+def test_ctrl_c_stops_a_pass_over_a_long_trace(tmp_path, call):
+    # A trace's statistics and conversions ran to the end of the file whatever Ctrl-C said. The
+    # input: a billion records as concatenated gzip members of one compressed chunk (25 MB).
+    import gzip
+    import signal
+    import subprocess
+    import sys
+
+    chunk = gzip.compress(b"3 64\n5 128 192\n" * 70_000)
+    with open(tmp_path / "big.trace.gz", "wb") as f:
+        for _ in range(8_000):
+            f.write(chunk)
+    script = tmp_path / "long.py"
+    script.write_text("import memtint, sys, time\nprint('started', flush=True)\ntry:\n    " + call + "\n"
+                      "    print('finished', flush=True)\n"
+                      "except KeyboardInterrupt:\n    print('interrupted', flush=True)\n")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path)
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = proc.communicate(timeout=300)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and out.split() == ["interrupted"], (out, err)
+    assert took < 10, took  # the whole pass takes minutes
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.trace.gz", "long.py"]  # no partial output

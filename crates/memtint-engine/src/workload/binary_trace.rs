@@ -286,8 +286,13 @@ pub fn convert(input: &Path, output: &Path) -> Result<MttHeader> {
     let gzip_body = output.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
     write_replacing(output, |file| {
         let mut w = BinaryTraceWriter::to_file(file, output, gzip_body)?;
+        let mut records = 0u64;
         while let Some(r) = source.next_record()? {
             w.write(&r)?;
+            records += 1;
+            if records & crate::interrupt::RECORD_CHECK_MASK == 0 {
+                crate::interrupt::check()?;
+            }
         }
         w.finish()
     })
@@ -375,6 +380,9 @@ fn write_text(source: &mut dyn CpuTraceSource, out: &mut impl Write, output: &Pa
         counts.records += 1;
         counts.instructions += r.instructions();
         counts.writebacks += r.writeback.is_some() as u64;
+        if counts.records & crate::interrupt::RECORD_CHECK_MASK == 0 {
+            crate::interrupt::check()?;
+        }
     }
     Ok(counts)
 }

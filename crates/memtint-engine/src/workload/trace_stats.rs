@@ -91,6 +91,9 @@ fn trace_stats_observed(
         }
     };
     while s.instructions < limit {
+        if s.records & crate::interrupt::RECORD_CHECK_MASK == 0 {
+            crate::interrupt::check()?;
+        }
         let Some(r) = source.next_record()? else { break };
         if s.instructions + r.instructions() > limit {
             // The limit falls among this record's bubbles: its load is not executed.
