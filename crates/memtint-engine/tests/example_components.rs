@@ -14,6 +14,7 @@ use memtint_engine::error::Result;
 use memtint_engine::multicore::{run_sim, SimSpec};
 use memtint_engine::os::buddy::BuddyAllocator;
 use memtint_engine::os::colour::ColourSpace;
+use memtint_engine::os::dynamic::{DynamicInfo, DynamicPolicy, EpochView, Repartition, DYNAMIC};
 use memtint_engine::os::placement::{Placement, PlacementPolicy, PolicyInfo, POLICIES};
 use memtint_engine::params::{ParamSchema, Params};
 use memtint_engine::trace::GeneratorKind;
@@ -134,6 +135,27 @@ impl PlacementPolicy for LowestFrame {
 static LOWEST_FRAME: PolicyInfo =
     PolicyInfo::new("lowest-frame", "the lowest free frame", |_, _, _, _| Ok(Box::new(LowestFrame { space: ColourSpace::uncoloured() })));
 
+/// A dynamic policy that swaps two processes' colour sets at every 100 µs epoch: under eager
+/// re-colouring each swap copies every page of both, far more than an epoch holds.
+struct SwapEveryEpoch;
+
+impl DynamicPolicy for SwapEveryEpoch {
+    fn epoch_ns(&self) -> f64 {
+        100_000.0
+    }
+    fn on_epoch(&mut self, v: &EpochView) -> Option<Repartition> {
+        Some(Repartition { colours: vec![v.colours[1].clone(), v.colours[0].clone()], colours_lent: 0, sets_shared: 0 })
+    }
+}
+
+static SWAP_EVERY_EPOCH: DynamicInfo = DynamicInfo {
+    name: "swap-every-epoch",
+    summary: "swaps two processes' colours at every epoch",
+    works_with: &["bpm"],
+    params: ParamSchema::NONE,
+    build: |_| Ok(Box::new(SwapEveryEpoch)),
+};
+
 /// The registration lines (once per test process).
 fn register() {
     static ONCE: Once = Once::new();
@@ -141,6 +163,7 @@ fn register() {
         SCHEDULERS.register(&YOUNGEST_FIRST).unwrap();
         REFRESH_MANAGERS.register(&DOUBLE_RATE).unwrap();
         POLICIES.register(&LOWEST_FRAME).unwrap();
+        DYNAMIC.register(&SWAP_EVERY_EPOCH).unwrap();
     });
 }
 
@@ -261,4 +284,23 @@ fn a_tier_device_file_runs_with_every_command_checked() {
     let missing = machine_error("ddr4-2400", json!({"dram": {"device": dir.join("nope.toml").to_str().unwrap()}}));
     assert!(missing.contains("nope.toml"), "{missing}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_thread_the_os_never_lets_run_is_named_with_the_os_work_as_the_cause() {
+    // The watchdog blamed MSHR arbitration (and suggested the default) for a thread whose loads
+    // were refused only because re-colouring copies held it at every epoch.
+    register();
+    let spec = |recolour: &str| -> SimSpec {
+        serde_json::from_value(json!({
+            "machine": "ddr4-2400", "programs": ["random", "stream"], "instructions": 300_000,
+            "os": {"policy": "bpm", "dynamic": "swap-every-epoch", "recolour": {"mode": recolour}},
+            "overrides": {"cpu": {"watchdog_cycles": 20_000_000}}
+        }))
+        .unwrap()
+    };
+    let err = run_sim(&spec("eager")).unwrap_err().to_string();
+    assert!(err.contains("the OS's page work for it") && err.contains("os.recolour.mode"), "{err}");
+    assert!(!err.contains("mshr_arbitration"), "{err}");
+    run_sim(&spec("lazy")).unwrap(); // copied when touched: the threads run
 }

@@ -1434,6 +1434,13 @@ impl MemoryHierarchy {
     pub fn waiting_requests(&self) -> (usize, usize) {
         (self.outbox_len, self.outbox_limit)
     }
+
+    /// The core cycle the OS's work for thread `tid` (faults, page copies, shootdowns) ends, when
+    /// that is after `now`: its loads are refused until then.
+    pub fn kernel_work_until(&self, tid: u32, now: Cycle) -> Option<Cycle> {
+        let until = self.migration.as_deref()?.blocked_until[tid as usize];
+        (until > now).then_some(until)
+    }
 }
 
 impl CoreMemory for MemoryHierarchy {

@@ -846,6 +846,7 @@ impl Progress {
         on_core: &[u32],
         threads: &[ThreadDef],
         (waiting, limit): (usize, usize),
+        kernel_work_until: impl Fn(u32) -> Option<Cycle>,
     ) -> Result<()> {
         crate::interrupt::check()?;
         for &t in on_core {
@@ -860,6 +861,21 @@ impl Progress {
             } else if s.cycles >= last.1 + self.limit {
                 // Requests past the outbox limit refuse every load (page copies are paced by
                 // os.numa_scan.copy_lines, so they are not what fills it).
+                if let Some(until) = kernel_work_until(t) {
+                    // Its loads are refused while the OS works for it: a repartition that displaces
+                    // more pages than one epoch can copy stalls it again at every epoch.
+                    return Err(Error::config(
+                        format!("thread {t} (process {})", threads[i].process),
+                        format!(
+                            "retired no instruction in {} cycles on its core: the OS's page work for it (re-colouring \
+                             copies, migrations, faults, shootdowns) holds it until core cycle {until}; a dynamic policy \
+                             whose repartitions displace more pages than an epoch can copy never lets it run: copy them \
+                             later (os.recolour.mode = \"lazy\" or \"daemon\") or repartition less often; raise \
+                             cpu.watchdog_cycles if the thread is only slow",
+                            s.cycles - last.1
+                        ),
+                    ));
+                }
                 let flooded = if waiting >= limit {
                     format!("; {waiting} requests wait to enter the memory controllers (loads are refused above {limit})")
                 } else {
@@ -950,7 +966,8 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
             core_next_stale = true;
             hier.set_next_memory_event(dram_next);
             if now_core >= next_progress_check {
-                progress.check(cores, frozen, &sched_view.on_core, threads, hier.waiting_requests())?;
+                progress
+                    .check(cores, frozen, &sched_view.on_core, threads, hier.waiting_requests(), |t| hier.kernel_work_until(t, now_core))?;
                 next_progress_check = now_core + check_every;
             }
             if sched_view.idle_at(now_core) {

@@ -1180,7 +1180,10 @@ pub(super) fn segment(
             now.core = core_next;
             sim.hier.set_next_memory_event(dram_next);
             if now.core >= next_check {
-                progress.check(&sim.cores, &frozen, &on_core, threads, sim.hier.waiting_requests())?;
+                let now_core = now.core;
+                progress.check(&sim.cores, &frozen, &on_core, threads, sim.hier.waiting_requests(), |t| {
+                    sim.hier.kernel_work_until(t, now_core)
+                })?;
                 next_check = now.core + check_every;
             }
             let mut all_measured = false;
