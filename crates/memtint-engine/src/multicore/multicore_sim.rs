@@ -379,7 +379,7 @@ fn simulate(
         s.validate(instructions)?;
         let mut used = vec![false; plan.cores as usize];
         let shared = plan.bound.iter().any(|&c| std::mem::replace(&mut used[c as usize], true));
-        s.check_run(os_cfg, &threads, plan.cores, shared)?;
+        s.check_run(os_cfg, &threads, instructions, plan.cores, shared)?;
     }
     let mut sim = build(cfg, os_cfg, &mut threads, instructions, warmup, check, &plan)?;
     // Opened once the run is known to be valid, so a refused run leaves no file behind.

@@ -113,11 +113,14 @@ pub struct Schedule {
     pub at: Vec<Vec<u64>>,
     pub unit: Vec<Vec<u64>>,
     pub weight: Vec<Vec<u64>>,
+    /// The instructions per core of the run it came from (absent in a schedule written by hand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<u64>,
 }
 
 impl Schedule {
-    fn new(n: usize) -> Schedule {
-        Schedule { at: vec![Vec::new(); n], unit: vec![Vec::new(); n], weight: vec![Vec::new(); n] }
+    fn new(n: usize, instructions: u64) -> Schedule {
+        Schedule { at: vec![Vec::new(); n], unit: vec![Vec::new(); n], weight: vec![Vec::new(); n], instructions: Some(instructions) }
     }
 
     /// Segments in the schedule.
@@ -133,8 +136,9 @@ impl Schedule {
         }
     }
 
-    /// Check a schedule given to a run of `cores` programs measuring units of at least `unit`.
-    fn validate(&self, cores: usize, unit: u64) -> Result<()> {
+    /// Check a schedule given to a run of `cores` programs of `instructions` each, measuring
+    /// units of at least `unit`.
+    fn validate(&self, cores: usize, instructions: u64, unit: u64) -> Result<()> {
         let bad = |why: String| Err(Error::config("sampling.schedule", why));
         for (name, rows) in [("at", &self.at), ("unit", &self.unit), ("weight", &self.weight)] {
             if rows.len() != cores {
@@ -161,6 +165,14 @@ impl Schedule {
             if let Some(i) = (0..self.segments()).find(|&i| self.unit[c][i] > 0 && self.weight[c][i] == 0) {
                 return bad(format!("weight[{c}][{i}] is 0 for a measured unit: it must be the instructions the unit stands for"));
             }
+        }
+        // A run of another length: its units stand for that length, and replayed they would
+        // measure only the beginning of a longer run.
+        if let Some(from) = self.instructions.filter(|&from| from != instructions) {
+            return bad(format!(
+                "comes from a run of {from} instructions per core and this run has {instructions}: a schedule replays a \
+                 run of the same length"
+            ));
         }
         if !(0..cores).any(|c| self.unit[c].iter().filter(|&&u| u > 0).count() >= 2) {
             return bad("no core measures 2 units: an interval needs at least 2".into());
@@ -270,7 +282,7 @@ impl SamplingSpec {
     }
 
     /// Refuse what sampling would get wrong (see the module's documentation).
-    pub fn check_run(&self, os: &OsConfig, threads: &[ThreadDef], cores: u32, shared_cores: bool) -> Result<()> {
+    pub fn check_run(&self, os: &OsConfig, threads: &[ThreadDef], instructions: u64, cores: u32, shared_cores: bool) -> Result<()> {
         let refuse =
             |key: &str, why: String| Err(Error::config(key, format!("{why}; sampled runs do not support it (run without sampling)")));
         if let Some(plan) = &self.schedule {
@@ -280,7 +292,7 @@ impl SamplingSpec {
                     format!("replays a periodic run's segments; mode = \"{}\" draws its own", self.mode),
                 ));
             }
-            plan.validate(threads.len(), self.unit)?;
+            plan.validate(threads.len(), instructions, self.unit)?;
         }
         if self.mode == "phases" && threads.len() > 1 {
             return Err(Error::config(
@@ -385,7 +397,7 @@ impl SampledRun {
             warnings: Vec::new(),
             strata: vec![Vec::new(); n],
             phases: None,
-            schedule: Schedule::new(n),
+            schedule: Schedule::new(n, instructions),
         }
     }
 

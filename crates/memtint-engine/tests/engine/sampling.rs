@@ -462,6 +462,15 @@ fn a_schedule_that_does_not_fit_the_run_is_refused_naming_what_is_wrong() {
         s["cycles"] = json!([]);
     });
     assert!(e.contains("sampling") && e.contains("cycles"), "{e}");
+    // A run of another length: its units stand for that length (replayed, they measured only part of
+    // this run, without a word).
+    for (times, over) in [(1u64, 2u64), (2, 1)] {
+        let mut spec = policy_mix("bpm", Some(&good));
+        let instructions = spec["instructions"].as_u64().unwrap();
+        spec["instructions"] = json!(instructions * times / over);
+        let e = err(&spec);
+        assert!(e.contains("sampling.schedule: comes from a run of") && e.contains("a run of the same length"), "{e}");
+    }
     let mut spec = policy_mix("bpm", Some(&good));
     spec["sampling"]["mode"] = json!("phases");
     spec["programs"] = json!(["stream"]);
