@@ -543,3 +543,14 @@ def test_ctrl_c_stops_a_pass_over_a_long_trace(tmp_path, call):
     assert proc.returncode == 0 and out.split() == ["interrupted"], (out, err)
     assert took < 10, took  # the whole pass takes minutes
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.trace.gz", "long.py"]  # no partial output
+
+
+@pytest.mark.engine
+def test_a_core_without_dram_reads_has_no_read_latency_rather_than_zero():
+    # Its mean was 0.0 ns, which a DataFrame's mean over cores counted as a read at no cost.
+    r = memtint.run_sim("i7-860", ["light:reads_pki=0.00001,writes_pki=0", "stream"], instructions=100_000)
+    quiet, busy = r["cores"]
+    assert quiet["dram_reads"] == 0 and set(quiet["read_latency_ns"].values()) == {None}, quiet["read_latency_ns"]
+    assert busy["dram_reads"] > 0 and busy["read_latency_ns"]["mean"] > 0
+    frame = memtint.to_frame(r)
+    assert frame["read_latency_ns_mean"].mean() == pytest.approx(busy["read_latency_ns"]["mean"])

@@ -552,7 +552,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         .enumerate()
         .map(|(i, c)| {
             let m = &c.memory;
-            let lat = m.read_latency.summary();
+            let lat = m.read_latency.summary_or_none();
             let lat_ns = lat.scaled(tck);
             let mut v = json!({
                 "core": i,

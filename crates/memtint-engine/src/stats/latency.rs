@@ -98,6 +98,21 @@ impl LatencyHistogram {
         self.counts.iter().rposition(|&c| c > 0).unwrap_or(0) as u64
     }
 
+    /// No latency recorded.
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// The summary, with every figure NaN (null in JSON) when nothing was recorded: a mean of 0
+    /// ns for a core without DRAM reads pulled any average over cores towards zero.
+    pub fn summary_or_none(&self) -> LatencySummary {
+        if self.is_empty() {
+            let none = f64::NAN;
+            return LatencySummary { mean: none, p50: none, p90: none, p99: none, p999: none, max: none };
+        }
+        self.summary()
+    }
+
     pub fn summary(&self) -> LatencySummary {
         LatencySummary {
             mean: self.mean(),
