@@ -132,10 +132,36 @@ def read_entry(path: Path, layout: int, body: str) -> dict[str, Any] | None:
     return entry
 
 
+#: A cache entry's temporary older than this was left by a writer that was killed (SIGKILL, a
+#: lost machine) between writing it and renaming it: an entry takes milliseconds to write.
+STALE_TEMPORARY_SECONDS = 600
+
+_SWEPT: set[Path] = set()
+
+
+def _remove_stale_temporaries(directory: Path) -> None:
+    """Remove the entry temporaries (``NAME.json.tmpPID``) killed writers left in ``directory``,
+    once per process and directory; one being written now is young and stays."""
+    if directory in _SWEPT:
+        return
+    _SWEPT.add(directory)
+    import re
+    import time
+
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            if re.fullmatch(r".+\.json\.tmp\d+", entry.name) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    if now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMPORARY_SECONDS:
+                        os.unlink(entry.path)
+
+
 def write_entry(path: Path, layout: int, body: str, value: dict[str, Any], **extra: Any) -> None:
     """Write a cache entry for :func:`read_entry` atomically (a reader never sees half of one);
     raises OSError when the cache cannot hold it."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temporaries(path.parent)
     tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
     try:
         tmp.write_text(json.dumps({"format": layout, "sha256": _entry_digest(value), **extra, body: value}))

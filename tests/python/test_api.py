@@ -3,6 +3,8 @@ simulations that run in parallel threads (the engine releases the GIL)."""
 
 from __future__ import annotations
 
+import os
+import pathlib
 import threading
 import time
 
@@ -554,3 +556,23 @@ def test_a_core_without_dram_reads_has_no_read_latency_rather_than_zero():
     assert busy["dram_reads"] > 0 and busy["read_latency_ns"]["mean"] > 0
     frame = memtint.to_frame(r)
     assert frame["read_latency_ns_mean"].mean() == pytest.approx(busy["read_latency_ns"]["mean"])
+
+
+def test_a_cache_write_removes_the_temporaries_killed_writers_left():
+    # A worker killed between writing an entry's temporary and renaming it left NAME.json.tmpPID
+    # in the cache for good.
+    import tempfile
+
+    from memtint import comparison
+
+    with tempfile.TemporaryDirectory() as root:
+        cache = pathlib.Path(root) / "alone"
+        cache.mkdir()
+        stale, young, other = cache / "a.json.tmp123", cache / "b.json.tmp456", cache / "notes.tmp1"
+        for f in (stale, young, other):
+            f.write_text("{")
+        old = time.time() - comparison.STALE_TEMPORARY_SECONDS - 60
+        os.utime(stale, (old, old))
+        os.utime(other, (old, old))
+        comparison.write_entry(cache / "c.json", 1, "core", {"ipc": 1.0})
+        assert sorted(p.name for p in cache.iterdir()) == ["b.json.tmp456", "c.json", "notes.tmp1"]
