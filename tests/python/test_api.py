@@ -336,6 +336,29 @@ def test_a_wrapped_engine_error_says_its_kind_once_and_names_the_key_written():
         memtint.run_sim("i7-860", ["light"], instructions=100_000, sampling={"unit": 0})
 
 
+def _interrupt_python(tmp_path, body: str, after: float) -> tuple[int, str, str, float]:
+    """Run ``body`` (indented lines, after printing 'started') in a Python process, send it SIGINT
+    ``after`` seconds later; its status, output, errors and the seconds it took to end after it."""
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "long.py"
+    script.write_text("import memtint, sys\nprint('started', flush=True)\n" + body)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path)
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        time.sleep(after)
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = proc.communicate(timeout=300)
+        return proc.returncode, out, err, time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 @pytest.mark.engine
 @pytest.mark.parametrize("call", [
     'memtint.run_sim("i7-860", ["stream", "random"], instructions=10**10)',
@@ -346,26 +369,11 @@ def test_a_wrapped_engine_error_says_its_kind_once_and_names_the_key_written():
 ])
 def test_ctrl_c_stops_a_run_started_from_python(tmp_path, call):
     # The engine runs with the GIL released: Ctrl-C waited for the end of a run of hours.
-    import signal
-    import subprocess
-    import sys
-
-    script = tmp_path / "long.py"
-    script.write_text("import memtint, sys\nprint('started', flush=True)\ntry:\n    " + call + "\n"
-                      "except KeyboardInterrupt:\n    print('interrupted', flush=True)\n"
-                      "    r = memtint.run_sim('i7-860', ['light'], instructions=10_000)\n"
-                      "    print('next run', r['cores'][0]['instructions'] > 0)\n")
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=tmp_path)
-    try:
-        assert proc.stdout.readline().strip() == "started"
-        time.sleep(3)  # well into the run, which would last hours
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0 and out.split() == ["interrupted", "next", "run", "True"], (out, err)
+    code, out, err, _ = _interrupt_python(tmp_path, "try:\n    " + call + "\n"
+                                          "except KeyboardInterrupt:\n    print('interrupted', flush=True)\n"
+                                          "    r = memtint.run_sim('i7-860', ['light'], instructions=10_000)\n"
+                                          "    print('next run', r['cores'][0]['instructions'] > 0)\n", after=3)
+    assert code == 0 and out.split() == ["interrupted", "next", "run", "True"], (out, err)
 
 
 @pytest.mark.parametrize("call, message", [
@@ -518,31 +526,14 @@ def test_ctrl_c_stops_a_pass_over_a_long_trace(tmp_path, call):
     # A trace's statistics and conversions ran to the end of the file whatever Ctrl-C said. The
     # input: a billion records as concatenated gzip members of one compressed chunk (25 MB).
     import gzip
-    import signal
-    import subprocess
-    import sys
 
     chunk = gzip.compress(b"3 64\n5 128 192\n" * 70_000)
     with open(tmp_path / "big.trace.gz", "wb") as f:
         for _ in range(8_000):
             f.write(chunk)
-    script = tmp_path / "long.py"
-    script.write_text("import memtint, sys, time\nprint('started', flush=True)\ntry:\n    " + call + "\n"
-                      "    print('finished', flush=True)\n"
-                      "except KeyboardInterrupt:\n    print('interrupted', flush=True)\n")
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=tmp_path)
-    try:
-        assert proc.stdout.readline().strip() == "started"
-        time.sleep(1.5)
-        proc.send_signal(signal.SIGINT)
-        sent = time.monotonic()
-        out, err = proc.communicate(timeout=300)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0 and out.split() == ["interrupted"], (out, err)
+    code, out, err, took = _interrupt_python(tmp_path, "try:\n    " + call + "\n    print('finished', flush=True)\n"
+                                             "except KeyboardInterrupt:\n    print('interrupted', flush=True)\n", after=1.5)
+    assert code == 0 and out.split() == ["interrupted"], (out, err)
     assert took < 10, took  # the whole pass takes minutes
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.trace.gz", "long.py"]  # no partial output
 
