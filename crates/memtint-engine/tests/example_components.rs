@@ -304,3 +304,20 @@ fn a_thread_the_os_never_lets_run_is_named_with_the_os_work_as_the_cause() {
     assert!(!err.contains("mshr_arbitration"), "{err}");
     run_sim(&spec("lazy")).unwrap(); // copied when touched: the threads run
 }
+
+#[test]
+fn the_per_source_tables_of_the_engine_s_schedulers_serve_outside_ones() {
+    // An application-aware scheduler written outside the engine keeps its per-source state in the
+    // same tables IMPS and CCPS use.
+    use memtint_engine::controller::scheduler::{IntensityMeter, PerSource};
+    let mut served: PerSource<u64> = PerSource::new();
+    *served.get_mut(3) += 2;
+    assert_eq!((served.len(), served.get(3), served.get(1), served.get(4)), (4, Some(&2), Some(&0), None));
+    let mut meter = IntensityMeter::new(2000, 0.5);
+    (0..10).for_each(|_| meter.record(1));
+    assert!(!meter.advance(1999) && meter.rate(1).is_none(), "no epoch has ended");
+    assert!(meter.advance(2000));
+    assert_eq!((meter.rate(1), meter.rate(0)), (Some(5.0), Some(0.0)), "requests per 1000 cycles");
+    assert!(meter.advance(4000));
+    assert_eq!(meter.rate(1), Some(2.5), "half the last epoch's 0, half the earlier 5");
+}

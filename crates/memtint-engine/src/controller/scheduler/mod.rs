@@ -38,8 +38,10 @@ pub use fcfs::Fcfs;
 pub use fr_fcfs::FrFcfs;
 pub use fr_fcfs_cap::FrFcfsCap;
 pub use imps::Imps;
+pub use intensity::IntensityMeter;
 pub use key::KeyBuilder;
 pub use par_bs::ParBs;
+pub use per_source::PerSource;
 pub use tcm::Tcm;
 
 use super::{BankQueue, Request, RowOutcome};

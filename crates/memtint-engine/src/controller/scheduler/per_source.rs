@@ -32,6 +32,10 @@ impl<T: Default + Clone> PerSource<T> {
         self.entries.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (u32, &T)> {
         self.entries.iter().enumerate().map(|(i, t)| (i as u32, t))
     }
