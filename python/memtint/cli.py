@@ -1783,20 +1783,14 @@ def _convert(args: argparse.Namespace) -> int:
         # whole file that every reader refuses as unfinished.
         raise UsageError(f"OUT {args.output}: is not a regular file, and a .mtt is written with a seek back to its "
                          "header; write a file, or --to ramulator for a pipe or device")
-    from memtint.outputs import produced_file
-
-    # Into a file beside OUT, renamed over it only when the trace is whole and has records, so a
-    # failure leaves OUT as it was (convert_trace removes its own temporaries on a stop).
-    with produced_file("OUT", args.output, suffix=".tmp.gz" if args.output.endswith(".gz") else ".tmp") as made:
-        try:
-            header = run_with_status("Converting…", lambda: api.convert_trace(args.input, made, to=args.to))
-        except api.MemtintError as error:  # the engine names the file it writes: OUT, or the one beside it
-            if not str(error).startswith(f"{made}: "):
-                raise
-            raise api.MemtintError(f"OUT {args.output}: cannot write: {str(error)[len(made) + 2:]}") from None
-        if header["records"] == 0:  # every reader refuses a trace without records: no such output
-            raise api.MemtintError(f"{args.input}: has no records, so {args.output} would be a trace every reader "
-                                   "refuses; nothing written")
+    # convert_trace writes beside OUT and renames into place only a whole trace with records, so a
+    # failure or a stop leaves OUT as it was.
+    try:
+        header = run_with_status("Converting…", lambda: api.convert_trace(args.input, args.output, to=args.to))
+    except api.MemtintError as error:  # the engine names the file it cannot write: OUT
+        if not str(error).startswith(f"{args.output}: "):
+            raise
+        raise api.MemtintError(f"OUT {args.output}: cannot write: {str(error)[len(args.output) + 2:]}") from None
     # A pipe or device has no size to read back: its bytes are not counted.
     size_in, size_out = os.path.getsize(args.input), os.path.getsize(args.output)
     size = (f"{size_out} bytes ({size_out / max(size_in, 1):.2f}x the input)" if os.path.isfile(args.output)
