@@ -127,8 +127,7 @@ def advise(programs: Sequence[str], machine: str = DEFAULT_MACHINE, *, rules: hv
     api.flag_argument("multithreaded", multithreaded)
     instructions = api.instruction_count("instructions", instructions)
     warmup = api.instruction_count("warmup", warmup, 0)
-    if progress is not None and not callable(progress):
-        raise api.MemtintError(f"progress: expected a function of one description, got {progress!r}")
+    api.function_argument("progress", progress, "one description")
     rules = rules or hvr_rules.load()
     # A mix the machine cannot run fails here, not after every program's classification run.
     cores = next((m["cores"] for m in api.presets()["machines"] if m["name"] == machine), None)

@@ -108,6 +108,13 @@ def flag_argument(key: str, value: Any) -> bool:
     return value
 
 
+def function_argument(key: str, value: Any, takes: str) -> None:
+    """A callback parameter: None or something callable, else refused naming ``key`` (a string
+    failed only when first called, after work was done)."""
+    if value is not None and not callable(value):
+        raise MemtintError(f"{key}: expected a function of {takes}, got {value!r}")
+
+
 def instruction_count(key: str, value: Any, least: int = 1) -> int:
     """An instruction count (a run's, a warm-up's with ``least`` 0): a whole number, within the
     limit every command keeps (memtint.limits.MAX_INSTRUCTIONS), refused naming ``key``."""

@@ -86,7 +86,7 @@ def _check_arguments(command: Any, output: Any, warmup: Any, limit: Any, l1_size
                      l2_ways: Any, line_size: Any, progress: Any, cwd: Any) -> tuple[Any, ...]:
     """The arguments as the capture takes them, each refused by name when of the wrong kind: a
     string command was split into characters, a float limit reached valgrind as "100000.0"."""
-    from memtint.api import names_argument, plain, whole_number
+    from memtint.api import function_argument, names_argument, plain, whole_number
 
     command = plain(names_argument("command", command, "the program and its arguments"))
     if not command:
@@ -96,8 +96,7 @@ def _check_arguments(command: Any, output: Any, warmup: Any, limit: Any, l1_size
         raise MemtintError(f"command: expected the program and its arguments as strings, got {command!r}")
     if not isinstance(output, (str, os.PathLike)) or not os.fspath(output):
         raise MemtintError(f"output: expected the traces' path prefix (a str or path), got {output!r}")
-    if progress is not None and not callable(progress):
-        raise MemtintError(f"progress: expected a function of (instructions, seconds), got {progress!r}")
+    function_argument("progress", progress, "(instructions, seconds)")
     if cwd is not None and not isinstance(cwd, (str, os.PathLike)):
         raise MemtintError(f"cwd: expected the directory to run the program in (a str or path), got {cwd!r}")
     counts = [whole_number(key, value) for key, value in (("warmup", warmup), ("limit", limit))]

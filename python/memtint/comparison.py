@@ -394,8 +394,7 @@ def compare(
     api.flag_argument("keep_schedule", keep_schedule)
     if baseline is not None and not isinstance(baseline, str):
         raise MemtintError(f"baseline: expected a placement policy's name, got {baseline!r}")
-    if progress is not None and not callable(progress):  # found only after the first run
-        raise MemtintError(f"progress: expected a function of one description, got {progress!r}")
+    api.function_argument("progress", progress, "one description")
     for key, value, example in (("sampling", sampling, '{"unit": 20000}'), ("schedule", schedule, "a run's schedule"),
                                 ("paced_by", paced_by, '{"policy": "buddy", "cores": [...]}')):
         api.table_argument(key, value, example)

@@ -259,8 +259,9 @@ def run_sweep(
         raise MemtintError(f"out_option: expected how errors name out (a string such as '--out'), got {out_option!r}")
     # Each found only after the first runs had finished and been stored (a str on_progress, a
     # batch_seconds of "30" compared with a float).
-    if on_progress is not None and not callable(on_progress):
-        raise MemtintError(f"on_progress: expected a function of (phase, done, total), got {on_progress!r}")
+    from memtint.api import function_argument
+
+    function_argument("on_progress", on_progress, "(phase, done, total)")
     if (isinstance(batch_seconds, bool) or not isinstance(batch_seconds, numbers.Real)
             or not 0 <= batch_seconds < float("inf")):
         raise MemtintError(f"batch_seconds: expected a number of seconds of at least 0, got {batch_seconds!r}")
