@@ -1143,3 +1143,40 @@ def test_a_loss_within_seed_noise_is_a_tie_in_the_shares_of_mixes():
     runs = [{"bank-only": {"ws": 2.99}, "buddy": {"ws": 3.0}}, {"bank-only": {"ws": 2.9}, "buddy": {"ws": 3.0}}]
     claim = {"metric": "share_not_worse", "policy": "bank-only"}
     assert common.mix_value("share_not_worse", runs, claim, "buddy") == 0.5
+
+
+def test_claims_plot_colours_each_bar_by_its_verdict_and_names_it():
+    """The claims picture says what the table does: memtint's bar takes its verdict's colour, the
+    verdict follows each label, and a not-applicable claim is left out."""
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+
+    from memtint.reproduce import report
+    from memtint.reproduce import verdict as verdict_rule
+
+    def row(name, value, per_seed, not_applicable=""):
+        return common.Row({"id": name, "text": name, "figure": "F", "source": "s", "kind": "change",
+                           "value": value, "metric": "ws_change"}, "", per_seed, not_applicable=not_applicable)
+
+    rows = [row("hit", 4.0, [4.1, 4.2]), row("weak", 4.0, [0.5, 0.6]), row("wrong", 4.0, [-3.0, -2.0]),
+            row("none", 4.0, [0.0, 0.0], not_applicable="no DRAM traffic")]
+    assert [r.verdict for r in rows] == [verdict_rule.REPRODUCED, verdict_rule.DIRECTION_ONLY,
+                                         verdict_rule.NOT_REPRODUCED, verdict_rule.NOT_APPLICABLE]
+    fig = report.claims_figure("t", rows)
+    try:
+        ax = fig.axes[0]
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        assert labels == ["hit (reproduced)", f"weak (direction only, {rows[1].ratio:.2f}x)", "wrong (not reproduced)"]
+        from matplotlib.container import BarContainer
+
+        ours = [c for c in ax.containers if isinstance(c, BarContainer)][1]
+        assert [mcolors.to_hex(b.get_facecolor()) for b in ours] == [
+            report.VERDICT_COLOURS[v] for v in (verdict_rule.REPRODUCED, verdict_rule.DIRECTION_ONLY,
+                                                verdict_rule.NOT_REPRODUCED)]
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert legend[0] == "paper" and len(legend) == 4 and "direction only" in legend[2]
+    finally:
+        plt.close(fig)
+    assert report.claims_figure("t", rows[3:]) is None
+    # every verdict a bar can carry has a colour
+    assert set(report.VERDICT_COLOURS) == set(verdict_rule.VERDICTS) - {verdict_rule.NOT_APPLICABLE}

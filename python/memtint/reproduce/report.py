@@ -199,32 +199,64 @@ def claim_rows(rows: list[Row]) -> list[list[str]]:
     return out
 
 
-def claims_plot(path: str, title: str, rows: list[Row]) -> bool:
-    """Paper vs ours (mean, sd as error bar) for the claims with a paper value."""
+#: The claims plot colours memtint's bar by its verdict, so the picture says what the table does.
+VERDICT_COLOURS = {
+    verdict_rule.REPRODUCED: "#2e8b57",
+    verdict_rule.DIRECTION_ONLY: "#e0a030",
+    verdict_rule.NEAR_MISS: "#c8b040",
+    verdict_rule.NOT_REPRODUCED: "#c0392b",
+    verdict_rule.MEASURED_ONLY: "#3b75af",
+}
+
+
+def _verdict_tag(r: Row) -> str:
+    """The verdict as a plot label shows it: the word, and a direction-only row's ratio."""
+    if r.verdict == verdict_rule.DIRECTION_ONLY and r.ratio is not None:
+        return f"{r.verdict}, {r.ratio:.2f}x"
+    return r.verdict
+
+
+def claims_figure(title: str, rows: list[Row]) -> Any:
+    """Paper vs ours (mean, sd as error bar) for the claims with a paper value, ours coloured by
+    verdict and the verdict beside each label; None when no claim has one. Not-applicable claims
+    are left out: their subjects have no effect to draw."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     rows = [r for r in rows if r.claim["kind"] != "info" and r.claim["metric"] not in PLAIN_METRICS
             and r.verdict != verdict_rule.NOT_APPLICABLE]
     if not rows:
-        return False
-    labels = [f"{r.claim['id']}{' ' + r.subject if r.subject else ''}" for r in rows]
-    height = max(2.5, 0.28 * len(rows) + 1.2)
-    fig, ax = plt.subplots(figsize=(7.5, height))
+        return None
+    labels = [f"{r.claim['id']}{' ' + r.subject if r.subject else ''} ({_verdict_tag(r)})" for r in rows]
+    height = max(2.5, 0.28 * len(rows) + 1.4)
+    fig, ax = plt.subplots(figsize=(8.5, height))
     ys = list(range(len(rows)))
-    ax.barh([y + 0.2 for y in ys], [float(r.claim["value"]) for r in rows], height=0.4, label="paper", color="#999999")
+    ax.barh([y + 0.2 for y in ys], [float(r.claim["value"]) for r in rows], height=0.4, color="#999999")
     ax.barh([y - 0.2 for y in ys], [r.stats["mean"] for r in rows], height=0.4,
-            xerr=[r.stats["sd"] for r in rows], label="memtint (mean ± sd over seeds)", color="#3b75af")
+            xerr=[r.stats["sd"] for r in rows], color=[VERDICT_COLOURS[r.verdict] for r in rows])
     ax.set_yticks(ys)
     ax.set_yticklabels(labels, fontsize=7)
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.6)
     ax.set_xlabel("% (or points)")
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="best")
+    shown = [v for v in verdict_rule.VERDICTS if any(r.verdict == v for r in rows)]
+    ax.legend([Patch(color="#999999")] + [Patch(color=VERDICT_COLOURS[v]) for v in shown],
+              ["paper"] + [f"memtint, {v} (mean ± sd over seeds)" for v in shown], fontsize=7, loc="best")
     fig.tight_layout()
+    return fig
+
+
+def claims_plot(path: str, title: str, rows: list[Row]) -> bool:
+    """:func:`claims_figure` written to ``path``; False when there is nothing to draw."""
+    import matplotlib.pyplot as plt
+
+    fig = claims_figure(title, rows)
+    if fig is None:
+        return False
     save_figure(fig, path, dpi=80)
     plt.close(fig)
     return True
