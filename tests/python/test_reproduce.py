@@ -1180,3 +1180,12 @@ def test_claims_plot_colours_each_bar_by_its_verdict_and_names_it():
     assert report.claims_figure("t", rows[3:]) is None
     # every verdict a bar can carry has a colour
     assert set(report.VERDICT_COLOURS) == set(verdict_rule.VERDICTS) - {verdict_rule.NOT_APPLICABLE}
+
+
+def test_line_plots_draw_every_series_distinguishably():
+    """BPM's Fig. 1 has 17 programs: with the colour cycle alone, the 11th was drawn as the 1st."""
+    from memtint.reproduce import report
+
+    styles = [report.line_style(i) for i in range(30)]
+    assert len(set(styles)) == 30
+    assert styles[0][0] == styles[10][0] and styles[0][1:] != styles[10][1:]

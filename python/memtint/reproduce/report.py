@@ -262,6 +262,14 @@ def claims_plot(path: str, title: str, rows: list[Row]) -> bool:
     return True
 
 
+def line_style(i: int) -> tuple[str, str, str]:
+    """The i-th series' colour, line style and marker: the ten colours of matplotlib's cycle, then
+    again dashed with squares, then dotted with triangles, so no two of 30 series look alike (with
+    one marker, the 11th series was drawn as the first)."""
+    colours = [f"C{k}" for k in range(10)]
+    return colours[i % 10], ("-", "--", ":")[(i // 10) % 3], ("o", "s", "^")[(i // 10) % 3]
+
+
 def lines_plot(path: str, spec: dict[str, Any]) -> None:
     import matplotlib
 
@@ -269,8 +277,9 @@ def lines_plot(path: str, spec: dict[str, Any]) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    for name, ys in spec["series"].items():
-        ax.plot(spec["x"], ys, marker="o", label=name, linewidth=1)
+    for i, (name, ys) in enumerate(spec["series"].items()):
+        colour, style, marker = line_style(i)
+        ax.plot(spec["x"], ys, marker=marker, linestyle=style, color=colour, label=name, linewidth=1)
     if spec.get("hline") is not None:
         ax.axhline(spec["hline"], color="grey", linestyle="--", linewidth=0.8, label="paper: 90 % watershed")
     if spec.get("xscale", "log2") == "log2":  # HVR's shrinking shares, largest first
