@@ -38,8 +38,10 @@ HEADER = """# Python API reference
 `import memtint`. Every function is a thin layer over the Rust engine's JSON boundary; the names
 of machines, mappings, schedulers, policies and options are those of the TOML presets and the
 `memtint` command. Results are plain dictionaries (schemas in [stats.md](stats.md)); `to_frame`
-and `load_results` turn them into pandas DataFrames. Engine errors raise `memtint.MemtintError`
-with the full message. The engine releases the GIL, so threads and processes can both drive it.
+and `load_results` turn them into pandas DataFrames. Every error memtint raises for a wrong
+argument, a bad input or an unusable host is a `memtint.MemtintError` with the full message (the
+Linux commands' `LinuxError` and the probe's `ProbeError` are kinds of it), so one `except`
+catches them all. The engine releases the GIL, so threads and processes can both drive it.
 """
 
 

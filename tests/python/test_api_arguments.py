@@ -22,8 +22,9 @@ from memtint.probe.search import ProbeError
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))
 import gen_api  # noqa: E402
 
-#: The project's errors: what a user may catch.
-PROJECT_ERRORS = (api.MemtintError, LinuxError, ProbeError)
+#: The project's errors: what a user may catch. Every one is a MemtintError, so that one ``except``
+#: catches them all (test_every_project_error_is_a_memtint_error).
+PROJECT_ERRORS = (api.MemtintError,)
 
 DRAM_TRACE = "0x40 R\n0x80 W\n"  # Ramulator's DRAM trace
 CPU_TRACE = "3 64\n5 128 192\n"  # Ramulator's CPU trace
@@ -195,3 +196,14 @@ def test_an_argument_of_the_wrong_kind_is_refused_by_name(name, parameter, value
         pytest.fail(f"{name}({parameter}={value!r}): {type(error).__name__} from inside: {error}")
     else:
         pytest.fail(f"{name}({parameter}={value!r}) was taken")
+
+
+def test_every_project_error_is_a_memtint_error():
+    """A notebook's ``except memtint.MemtintError`` catches the Linux commands' and the probe's
+    errors too: a bad argument to run_coloured raised an error it did not catch."""
+    import memtint
+    from memtint.linux.run import run_coloured
+
+    assert issubclass(LinuxError, memtint.MemtintError) and issubclass(ProbeError, memtint.MemtintError)
+    with pytest.raises(memtint.MemtintError, match="argv"):
+        run_coloured("true", machine="i7-860", colours=[0])

@@ -1,10 +1,14 @@
 """Errors of the Linux commands (`memtint run`, `run-mix`, `inspect`): one class per cause a
-user can act on, each message saying what to do. The CLI prints them as one line and exits 2."""
+user can act on, each message saying what to do. The CLI prints them as one line and exits 2.
+They are MemtintErrors, so one ``except memtint.MemtintError`` catches every error the project
+raises for bad input or an unusable host."""
 
 from __future__ import annotations
 
+from memtint._engine import MemtintError
 
-class LinuxError(Exception):
+
+class LinuxError(MemtintError):
     """A problem with the host, a process or the arguments of a Linux command."""
 
 

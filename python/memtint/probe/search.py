@@ -36,13 +36,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from memtint._engine import MemtintError
 from memtint.probe import gf2
 from memtint.probe.timer import LINE_BITS, AddressSpace, Measurement, Timer
 
 FIELDS = ("channel", "rank", "bank_group", "bank")
 
 
-class ProbeError(Exception):
+class ProbeError(MemtintError):
     """The search could not finish: the signal is too weak or the memory too small."""
 
 
