@@ -1173,7 +1173,7 @@ def test_claims_plot_colours_each_bar_by_its_verdict_and_names_it():
         assert [mcolors.to_hex(b.get_facecolor()) for b in ours] == [
             report.VERDICT_COLOURS[v] for v in (verdict_rule.REPRODUCED, verdict_rule.DIRECTION_ONLY,
                                                 verdict_rule.NOT_REPRODUCED)]
-        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        legend = [t.get_text() for t in fig.legends[0].get_texts()]
         assert legend[0] == "paper" and len(legend) == 4 and "direction only" in legend[2]
     finally:
         plt.close(fig)

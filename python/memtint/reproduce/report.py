@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import textwrap
 from typing import Any
 
 from memtint.api import MemtintError
@@ -231,7 +232,12 @@ def claims_figure(title: str, rows: list[Row]) -> Any:
     if not rows:
         return None
     labels = [f"{r.claim['id']}{' ' + r.subject if r.subject else ''} ({_verdict_tag(r)})" for r in rows]
-    height = max(2.5, 0.28 * len(rows) + 1.4)
+    shown = [v for v in verdict_rule.VERDICTS if any(r.verdict == v for r in rows)]
+    # The legend goes below the bars (inside, it covered the top rows' bars), and the title is the
+    # figure's, wrapped (over the axes, beside long labels, it ran off the figure's edge).
+    legend_rows = math.ceil((1 + len(shown)) / 2)
+    legend_in = 0.1 + 0.17 * legend_rows
+    height = max(2.5, 0.28 * len(rows) + 1.4) + legend_in
     fig, ax = plt.subplots(figsize=(8.5, height))
     ys = list(range(len(rows)))
     ax.barh([y + 0.2 for y in ys], [float(r.claim["value"]) for r in rows], height=0.4, color="#999999")
@@ -242,11 +248,11 @@ def claims_figure(title: str, rows: list[Row]) -> Any:
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.6)
     ax.set_xlabel("% (or points)")
-    ax.set_title(title, fontsize=9)
-    shown = [v for v in verdict_rule.VERDICTS if any(r.verdict == v for r in rows)]
-    ax.legend([Patch(color="#999999")] + [Patch(color=VERDICT_COLOURS[v]) for v in shown],
-              ["paper"] + [f"memtint, {v} (mean ± sd over seeds)" for v in shown], fontsize=7, loc="best")
-    fig.tight_layout()
+    fig.suptitle("\n".join(textwrap.wrap(title, 100)), fontsize=9)
+    fig.legend([Patch(color="#999999")] + [Patch(color=VERDICT_COLOURS[v]) for v in shown],
+               ["paper"] + [f"memtint, {v} (mean ± sd over seeds)" for v in shown], fontsize=7,
+               loc="lower center", ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, legend_in / height, 1, 1))
     return fig
 
 
