@@ -74,6 +74,8 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         }
         let mut ranks = Vec::new();
         for r in 0..org.ranks {
+            // The rank's commands: its rank-wide ones (PREA, REF) and its banks'.
+            let mut rank_commands = s.rank_commands[r as usize];
             let mut banks = Vec::new();
             for g in 0..org.bank_groups {
                 for b in 0..org.banks_per_group {
@@ -83,6 +85,9 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
                     misses += bc.row_misses;
                     conflicts += bc.row_conflicts;
                     causes.add(&bc.row_causes);
+                    for (a, c) in rank_commands.iter_mut().zip(bc.commands) {
+                        *a += c;
+                    }
                     let mut bank = json!({
                         "bank_group": g, "bank": b,
                         "commands": commands_json(&bc.commands),
@@ -95,7 +100,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             let rc = &s.rank_commands[r as usize];
             let mut rank = json!({
                 "rank": r,
-                "commands": commands_json(rc),
+                "commands": commands_json(&rank_commands),
                 "refreshes": rc[Command::Ref.index()],
                 "banks": banks,
             });

@@ -178,6 +178,39 @@ fn refreshes_arrive_once_per_trefi_per_rank() {
     }
 }
 
+/// A rank's reported commands are its banks' and its rank-wide ones (PREA, REF), so the ranks
+/// add up to their channel, command by command.
+#[test]
+fn a_ranks_reported_commands_are_its_banks_and_add_up_to_the_channels() {
+    let cfg = machine("ddr4-2400-2ch2r", json!({}));
+    let w = generated(GeneratorKind::Mix, 20_000, 2);
+    let opts = DramSimOptions::new(32);
+    let (mem, totals) = run(&cfg, &w, opts);
+    let v = memtint_engine::dram_sim::report::report(&cfg, &mem, &totals, opts);
+    let n = |x: &serde_json::Value| x.as_u64().unwrap_or_else(|| panic!("not a count: {x}"));
+    for (ch, ctrl) in v["channels"].as_array().unwrap().iter().zip(mem.channels()) {
+        let keys: Vec<&String> = ch["commands"].as_object().unwrap().keys().collect();
+        for key in &keys {
+            let ranks = ch["ranks"].as_array().unwrap();
+            let of_ranks: u64 = ranks.iter().map(|r| n(&r["commands"][key.as_str()])).sum();
+            assert_eq!(of_ranks, n(&ch["commands"][key.as_str()]), "{key}: the ranks against channel {}", ch["channel"]);
+            for (r, rank) in ranks.iter().enumerate() {
+                let of_banks: u64 = rank["banks"].as_array().unwrap().iter().map(|b| n(&b["commands"][key.as_str()])).sum();
+                let wide = ctrl.stats().rank_commands[r][key_index(key)];
+                assert_eq!(n(&rank["commands"][key.as_str()]), of_banks + wide, "{key} of rank {r}");
+            }
+        }
+        for rank in ch["ranks"].as_array().unwrap() {
+            assert!(n(&rank["commands"]["ACT"]) > 0 && n(&rank["commands"]["RD"]) + n(&rank["commands"]["RDA"]) > 0, "{rank}");
+        }
+    }
+}
+
+/// A command's index from its report name.
+fn key_index(name: &str) -> usize {
+    Command::ALL.iter().find(|c| c.name() == name).unwrap_or_else(|| panic!("no command {name}")).index()
+}
+
 #[test]
 fn fr_fcfs_beats_fcfs_on_row_hit_rate_for_interleaved_streams() {
     let w = generated(GeneratorKind::Stream, 50_000, 1);
