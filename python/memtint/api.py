@@ -101,18 +101,19 @@ def names_argument(key: str, value: Any, what: str = "names") -> list[Any]:
     return list(value)
 
 
-def flag_argument(key: str, value: Any) -> bool:
-    """A bool parameter: ``"no"`` is truthy, so only True and False are taken."""
+def flag_argument(key: str, value: Any, error: type[MemtintError] = MemtintError) -> bool:
+    """A bool parameter: ``"no"`` is truthy, so only True and False are taken; else ``error``
+    (the Linux commands' own kind of MemtintError) naming ``key``."""
     if not isinstance(value, bool):
-        raise MemtintError(f"{key}: expected True or False, got {value!r}")
+        raise error(f"{key}: expected True or False, got {value!r}")
     return value
 
 
-def function_argument(key: str, value: Any, takes: str) -> None:
-    """A callback parameter: None or something callable, else refused naming ``key`` (a string
+def function_argument(key: str, value: Any, takes: str, error: type[MemtintError] = MemtintError) -> None:
+    """A callback parameter: None or something callable, else ``error`` naming ``key`` (a string
     failed only when first called, after work was done)."""
     if value is not None and not callable(value):
-        raise MemtintError(f"{key}: expected a function of {takes}, got {value!r}")
+        raise error(f"{key}: expected a function of {takes}, got {value!r}")
 
 
 def instruction_count(key: str, value: Any, least: int = 1) -> int:

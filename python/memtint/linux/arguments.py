@@ -4,9 +4,11 @@ before anything starts: a string where a command goes was run as its first lette
 
 from __future__ import annotations
 
+import functools
 import os
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
+from memtint.api import flag_argument, function_argument
 from memtint.linux.errors import LinuxError
 
 
@@ -37,15 +39,9 @@ def whole_numbers(key: str, value: Any) -> list[int]:
     raise LinuxError(f"{key}: expected text such as '0-3,8' or a list of whole numbers, got {value!r}")
 
 
-def flag(key: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise LinuxError(f"{key}: expected True or False, got {value!r}")
-    return value
-
-
-def callback(key: str, value: Callable[..., Any] | None, takes: str) -> None:
-    if value is not None and not callable(value):
-        raise LinuxError(f"{key}: expected a function of {takes}, got {value!r}")
+# The API's checks, raising the Linux commands' error.
+flag = functools.partial(flag_argument, error=LinuxError)
+callback = functools.partial(function_argument, error=LinuxError)
 
 
 def path_or_none(key: str, value: Any, what: str) -> str | None:
