@@ -467,11 +467,22 @@ def _row_buffer(runs, series: list[str], path: Path) -> None:
     plt.close(fig)
 
 
+def program_labels(programs: Iterable[str]) -> dict[str, str]:
+    """Each program's label for a plot: a trace by its file name, a profile with its parameters
+    (``light:reads_pki=2`` is another program than ``light``); the whole text where two programs
+    would share a label (two ``bfs.mtt`` in different directories)."""
+    programs = set(programs)
+    label = {p: p if p.startswith("phases:") else os.path.basename(p) for p in programs}
+    taken = [label[p] for p in programs]
+    return {p: label[p] if taken.count(label[p]) == 1 else p for p in programs}
+
+
 def _per_core(frame, runs, series: list[str], path: Path) -> None:
     plt = _pyplot()
     ok = runs[runs["status"] == "ok"][["config_hash", "series"]]
     cores = frame[frame["status"] == "ok"].merge(ok, on="config_hash")
-    cores = cores.assign(profile=cores["program"].map(lambda p: os.path.basename(p).split(":")[0]))
+    labels = program_labels(cores["program"].astype(str))
+    cores = cores.assign(profile=cores["program"].astype(str).map(labels))
     profiles = sorted(set(cores["profile"]))
     colours = _colours(series)
     width = 0.8 / max(1, len(series))

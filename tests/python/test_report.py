@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from memtint.reports import SUMMARY_COLUMNS, format_cell, write_report
+from memtint.reports import SUMMARY_COLUMNS, format_cell, program_labels, write_report
 from memtint.sweep import load_results, run_sweep
 
 INSTRUCTIONS = 20_000
@@ -446,3 +446,12 @@ def test_a_stored_figure_at_an_edge_is_no_figure_not_an_error_or_a_warning(memti
         pq.write_table(table.set_column(i, column, pa.array([value] * table.num_rows, pa.float64())), path)
     code, _, err = memtint("report", results, "--out", tmp_path / "rep")
     assert code == 0 and "Warning" not in err and "error" not in err, err
+
+
+def test_program_labels_keep_programs_apart():
+    # A profile's parameters make another program; two traces of one file name stay apart too.
+    labels = program_labels(["light", "light:reads_pki=2", "/a/bfs.mtt", "/b/bfs.mtt", "/c/spmv.mtt",
+                             "phases:stream@1000+light"])
+    assert labels == {"light": "light", "light:reads_pki=2": "light:reads_pki=2", "/a/bfs.mtt": "/a/bfs.mtt",
+                      "/b/bfs.mtt": "/b/bfs.mtt", "/c/spmv.mtt": "spmv.mtt",
+                      "phases:stream@1000+light": "phases:stream@1000+light"}

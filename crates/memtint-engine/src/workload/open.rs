@@ -27,7 +27,8 @@ pub fn open_cpu_workload(spec: &str, seed: u64) -> Result<Box<dyn CpuTraceSource
     }
     let name = spec.split_once(':').map_or(spec, |(name, _)| name);
     if Profile::NAMES.contains(&name) {
-        return Ok(Box::new(Profile::parse(spec, seed)?.generator()));
+        // Named as given, parameters included: two programs of one profile stay apart in statistics.
+        return Ok(Box::new(Profile::parse(spec, seed)?.generator().named(spec)));
     }
     let path = Path::new(spec);
     if !path.exists() {
@@ -57,6 +58,7 @@ mod tests {
         let mut a = open_cpu_workload("stream", 5).unwrap();
         assert_eq!(a.name(), "stream");
         let mut b = open_cpu_workload("stream:seed=5", 99).unwrap();
+        assert_eq!(b.name(), "stream:seed=5", "a profile's parameters are part of its name");
         assert_eq!(first(&mut *a, 1000), first(&mut *b, 1000), "seed= in the spec wins over the argument");
         let mut c = open_cpu_workload("stream", 6).unwrap();
         a.rewind().unwrap();

@@ -323,6 +323,12 @@ impl std::fmt::Debug for ProfileGenerator {
 }
 
 impl ProfileGenerator {
+    /// The same generator under another name (the spec it was opened from).
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = name.to_string();
+        self
+    }
+
     fn new(profile: &Profile) -> Self {
         let p = &profile.params;
         let per_instruction = p.reads_pki / 1000.0;
