@@ -342,9 +342,24 @@ def test_run_on_node_0_binds_the_coloured_heap_there(tmp_path):
     assert data["pages_delivered_per_node"]["0"] > 0
 
 
-def test_hugepage_mode_refuses_colour_bits_above_the_hugepage():
-    r = cli("run", "--colors", "0", "--mode", "hugepage", "--", "true")
-    assert r.returncode == 2 and "b21, b22" in r.stderr and "pagemap" in r.stderr
+def test_hugepage_mode_takes_colour_bits_above_the_hugepage_when_frame_numbers_are_readable(tmp_path, monkeypatch):
+    # libmemtint reads each hugepage's base frame for bits >= 21 (shim.c, choose_mode): refused
+    # only without the privilege, and for that reason (it was refused always, even as root).
+    from memtint.linux import launch
+    from memtint.linux.errors import PrivilegeError
+    from memtint.linux.layout import colour_layout
+
+    free = tmp_path / "free_hugepages"
+    free.write_text("4\n")
+    monkeypatch.setattr(launch, "HUGEPAGES_FREE", str(free))
+    bank = colour_layout("i7-860", "bank")
+    monkeypatch.setattr(launch, "frame_access_error", lambda: None)
+    launch.check_can_colour(bank, "hugepage")
+    monkeypatch.setattr(launch, "frame_access_error", lambda: "frame numbers need root")
+    with pytest.raises(PrivilegeError, match=r"hugepage mode with colour bits b21, b22 .*frame number.*root or "
+                       r"CAP_SYS_ADMIN"):
+        launch.check_can_colour(bank, "hugepage")
+    launch.check_can_colour(colour_layout("i7-860", "cache-only"), "hugepage")  # b16-b18: no frame numbers needed
 
 
 def test_hugepage_mode_without_free_hugepages_is_refused_before_the_program_runs(tmp_path, monkeypatch):

@@ -21,7 +21,7 @@ from memtint.linux.errors import LinuxError, PrivilegeError
 from memtint.linux.layout import ColourLayout
 from memtint.linux.native import library_path
 from memtint.linux.numa import NumaSystem
-from memtint.linux.pagemap import PRIVILEGE_FIX, frame_access_error
+from memtint.linux.pagemap import FRAME_PRIVILEGE, PRIVILEGE_FIX, frame_access_error
 
 MODES = ("auto", "pagemap", "hugepage")
 # A 2 MiB hugepage's physical address bits 0-20 equal its virtual offset.
@@ -29,16 +29,19 @@ HUGEPAGE_BITS = 21
 
 
 def check_can_colour(layout: ColourLayout, mode: str) -> None:
-    """Raise unless libmemtint can colour with `layout` in `mode` here: pagemap needs readable
-    frame numbers; hugepage needs every colour bit inside the 2 MiB page."""
+    """Raise unless libmemtint can colour with `layout` in `mode` here, as its start decides
+    (native/libmemtint/src/shim.c, choose_mode): pagemap needs readable frame numbers; hugepage
+    needs free hugepages, and readable frame numbers too when a colour bit lies above the 2 MiB
+    page (one pagemap read per hugepage gives its base frame)."""
     if mode not in MODES:
         raise LinuxError(f"unknown mode '{mode}'; valid modes: {', '.join(MODES)}")
     above = sorted({b for m in layout.masks for b in range(64) if m >> b & 1 and b >= HUGEPAGE_BITS})
     if mode == "hugepage":
-        if above:
-            raise LinuxError(
-                f"hugepage mode cannot colour with bits {', '.join(f'b{b}' for b in above)}: only bits below "
-                f"b{HUGEPAGE_BITS} lie inside a 2 MiB page; use --mode pagemap (as root) or a colour space without them")
+        if above and frame_access_error() is not None:
+            raise PrivilegeError(
+                f"hugepage mode with colour bits {', '.join(f'b{b}' for b in above)} (at or above b{HUGEPAGE_BITS}, "
+                f"outside a 2 MiB page) reads each hugepage's frame number: {FRAME_PRIVILEGE}; or use a colour space "
+                f"whose bits all lie below b{HUGEPAGE_BITS}, which needs no frame numbers")
         free = free_hugepages()
         if free == 0:  # libmemtint would stop the program at its first allocation, with status 2
             raise LinuxError(f"hugepage mode: no free 2 MB hugepages ({HUGEPAGES_FREE} is 0); reserve some "
