@@ -749,6 +749,24 @@ def test_a_rare_colour_states_its_cost_in_kernel_frames_before_running():
 
 @needs_root
 @needs_library
+def test_run_mix_states_each_colour_set_s_cost_as_run_does():
+    # run-mix said nothing of it: bpm-plus's halves by channel bit b32 cost hundreds of MB of frames per MB.
+    r = cli("run-mix", "--machine", "i7-860-bpm-plus", "--policy", "bpm-plus", "--json", "-", "--", "true", ":::",
+            "true")
+    assert r.returncode == 0, r.stderr
+    said = [w for w in json.loads(r.stdout)["warnings"] if "hundreds of MB of frames" in w]
+    assert len(said) == 1 and said[0].startswith("programs 0, 1: 32 of 64 colours by bit(s) b32"), said
+    assert f"memtint: warning: {said[0]}" in r.stderr
+    # cache-only for four: 2 of 8 colours each, about 4 MB of frames per MB; one note for the four
+    r = cli("run-mix", "--policy", "cache-only", "--json", "-", "--", "true", ":::", "true", ":::", "true",
+            ":::", "true")
+    assert r.returncode == 0, r.stderr
+    notes = [w for w in json.loads(r.stdout)["warnings"] if "MB of frames" in w]
+    assert notes and all(w.startswith("programs 0, 1, 2, 3: ") for w in notes), notes
+
+
+@needs_root
+@needs_library
 def test_run_mix_json_to_stdout_is_the_json_alone():
     # The programs shared memtint's standard output: their lines came before the JSON in one stream.
     r = cli("run-mix", "--policy", "bpm", "--json", "-", "--", "/bin/echo", "from-a-program", ":::", "/bin/true")

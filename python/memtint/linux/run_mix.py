@@ -15,7 +15,7 @@ from memtint.linux import arguments
 from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.launch import (CommandRun, check_can_colour, check_library_starts, check_preloadable,
-                                  coloured_environment, exit_status, kill_tree, start, SignalRelay)
+                                  coloured_environment, cost_note, exit_status, kill_tree, start, SignalRelay)
 from memtint.linux.layout import ColourLayout, MemtintError, policy_partition
 
 SEPARATOR = ":::"
@@ -46,8 +46,9 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     ``stdout``: the file descriptor the programs' standard output goes to (None: this process's;
     `memtint run-mix --json -` gives its standard error, so its standard output is the JSON alone).
     ``on_progress`` is called about twenty times a second with the runs while any is running;
-    ``on_warning`` with each warning (virtual machine, shared CPUs) before anything starts, and
-    after the run for a library report a program's child left in its place.
+    ``on_warning`` with each warning (virtual machine, shared CPUs, the colours' cost in kernel
+    frames) before anything starts, and after the run for a library report a program's child
+    left in its place.
     Returns ``{"machine", "mapping", "policy", "space", "masks_hex", "wall_seconds", "programs":
     [{"command", "pid", "colours", "colours_text", "banks", "channels", "cpus", "exit_code",
     "wall_seconds", "library_report"}]}``. Raises before starting anything when the policy does
@@ -90,6 +91,7 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     warnings = [w for w in [vm] if w]
     if len(cpu_list) < len(commands):
         warnings.append(f"{len(commands)} programs share {len(cpu_list)} CPUs: they also compete for CPU time")
+    warnings += _cost_notes(commands, partition, layout, mode)
     for w in warnings:
         if on_warning:
             on_warning(w)
@@ -132,6 +134,19 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
         "programs": programs,
         "warnings": warnings,
     }
+
+
+def _cost_notes(commands: Sequence[Sequence[str]], partition: dict[str, Any], layout: ColourLayout,
+                mode: str) -> list[str]:
+    """`run`'s note of what each program's colour set costs in kernel frames (`cost_note`),
+    once for the programs whose sets cost alike."""
+    by_note: dict[str, list[int]] = {}
+    for i in range(len(commands)):
+        note = cost_note(len(partition["processes"][i]["colours"]), layout.colours, mode, layout.masks)
+        if note:
+            by_note.setdefault(note, []).append(i)
+    return [(f"program {ids[0]} ({commands[ids[0]][0]})" if len(ids) == 1 else
+             f"programs {', '.join(map(str, ids))}") + f": {note}" for note, ids in by_note.items()]
 
 
 def _start_and_wait(commands: Sequence[Sequence[str]], partition: dict[str, Any], layout: ColourLayout,
