@@ -1543,6 +1543,9 @@ def _mine_rules(args: argparse.Namespace) -> int:
         runs = frame["config_hash"].nunique() if "config_hash" in frame else len(frame)
         raise api.MemtintError(f"{args.results}: none of its {runs} run(s) succeeded, so there is nothing to mine"
                                + (f"; the first error: {errors[0]}" if errors else ""))
+    if ok.attrs.get("stale"):
+        print(f"memtint: note: {ok.attrs['stale']} run(s) in {args.results} read files since changed (a machine or "
+              "trace edited, the mix run again); left out", file=sys.stderr)
     mixes = ok[["_machine", "mix"]].drop_duplicates().shape[0]
     if args.folds and mixes < args.folds:  # before classifying every program
         raise api.MemtintError(f"{args.results}: {mixes} mix(es) cannot fill --folds {args.folds}")

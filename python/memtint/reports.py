@@ -121,7 +121,7 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     successful baseline run). ``attrs["baseline"]`` names the baseline policy."""
     import pandas as pd
 
-    from memtint.sweep.store import setup_beside_policy
+    from memtint.sweep.store import setup_beside_policy, stale_versions
 
     base_policy = choose_baseline(frame, baseline)
     # A canonical order: a parallel sweep stores runs as they finish, and the per-mix table, the
@@ -156,7 +156,12 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     superseded = [r["status"] != "ok" and latest_ok.get(tuple(str(r[c]) for c in same), -1) >= batch(r)
                   for r in records]
     runs = runs[[not x for x in superseded]].reset_index(drop=True)
+    # Runs of a mix that read an older version of a file (its machine edited, a trace captured
+    # again) than the mix's newest run are another experiment than the store's: left out, counted.
+    stale = stale_versions(runs, same + (["memtint_version"] if "memtint_version" in runs else []))
+    runs = runs[[not x for x in stale]].reset_index(drop=True)
     runs.attrs["superseded"] = sum(superseded)
+    runs.attrs["stale"] = sum(stale)
     runs["mix_label"] = runs["mix"].map(_mix_label)
     if "mix_name" in runs.columns:  # a spec's own label for a mix first ("sl (stream, light)")
         runs["mix_label"] = [f"{name} ({label})" if isinstance(name, str) and name and name != mix else label
@@ -544,7 +549,7 @@ def write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] | 
     (one sweep's, when the store also holds others, e.g. from an earlier engine version);
     ``findings``: sentences under the header saying what the numbers mean (rich markup allowed);
     by default :func:`memtint.findings.sweep_findings`'s. Returns
-    ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes", "failed", "superseded",
+    ``{"out", "index", "summary", "plots", "rows", "baseline", "runs", "mixes", "failed", "superseded", "stale",
     "notes", "first_error", "findings", "findings_markup"}`` (``rows``: :func:`summary_rows`; ``notes``: sentences the
     table needs beside it, such as policies whose means rest on different mixes; ``findings``: the sentences as plain
     text, as the files have them; ``findings_markup``: the same with their rich markup, for a terminal)."""
@@ -603,9 +608,12 @@ def _write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] |
     setups = int(runs["_setup"].nunique())
     failed = int((runs["status"] != "ok").sum())
     superseded = runs.attrs.get("superseded", 0)
+    stale = runs.attrs.get("stale", 0)
     header = (f"{len(runs)} runs ({failed} failed"
               + (f"; {superseded} earlier failure(s) replaced by later runs of the same settings not counted"
-                 if superseded else "") + f") of {mixes} mix{'es' if mixes != 1 else ''}" + (f" in {setups} setups" if setups > 1 else "")
+                 if superseded else "")
+              + (f"; {stale} run(s) of files since changed (a machine or trace edited, the mix run again) not counted"
+                 if stale else "") + f") of {mixes} mix{'es' if mixes != 1 else ''}" + (f" in {setups} setups" if setups > 1 else "")
               + f" on {machines}; "
               f"{instructions} instructions per core; normalised to `{base}`"
               + (f" ({', '.join(base_series)})" if base_series and base_series != [base] else "") + ".")
@@ -674,5 +682,5 @@ def _write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] |
         f"{figures}</body></html>\n")
     return {"out": str(out_dir), "index": str(index_path), "summary": str(summary_path),
             "plots": [str(out_dir / name) for name, _ in PLOTS], "rows": rows, "baseline": base,
-            "runs": len(runs), "mixes": mixes, "failed": failed, "superseded": superseded, "notes": notes,
+            "runs": len(runs), "mixes": mixes, "failed": failed, "superseded": superseded, "stale": stale, "notes": notes,
             "first_error": first_error, "findings": plain, "findings_markup": list(findings)}

@@ -87,12 +87,20 @@ def runs(frame: Any, base_of: dict[tuple[str, str], str] | None = None) -> Any:
     """A result store's successful runs, one row each, ``_machine`` the machine its mix is
     compared on: a run on a machine variant counts as its base machine's (``base_of``, default
     :func:`variant_bases`). A store of several setups (length, warm-up, ``[os]``, overrides,
-    alone runs' policy, sampling) is refused: their speedups are different experiments."""
+    alone runs' policy, sampling) is refused: their speedups are different experiments. Runs of
+    files since changed are left out (:func:`memtint.sweep.store.stale_versions`), counted in
+    ``attrs["stale"]``."""
     from memtint.api import MemtintError
+    from memtint.sweep.store import stale_versions
 
-    ok = frame[frame["status"] == "ok"] if "status" in frame else frame
-    ok = ok.drop_duplicates("config_hash" if "config_hash" in ok.columns else ["machine", "mix", "policy", "seed"])
+    every = frame.drop_duplicates("config_hash" if "config_hash" in frame.columns else ["machine", "mix", "policy", "seed"])
+    # Runs that read files since changed (memtint report leaves them out too): attrs["stale"].
+    stale = stale_versions(every, [c for c in ("machine", "mix", "policy", "seed", "instructions", "os", "baseline",
+                                               "sampled", "setup", "memtint_version") if c in every.columns])
+    every = every[[not x for x in stale]]
+    ok = every[every["status"] == "ok"] if "status" in every else every
     ok = ok.copy()  # one row per run, not per core
+    ok.attrs["stale"] = sum(stale)
     if base_of is None:
         base_of = variant_bases(ok["machine"].astype(str), ok["policy"].astype(str))
     ok["_machine"] = [base_of.get((str(m), str(p)), str(m)) for m, p in zip(ok["machine"], ok["policy"])]

@@ -3,7 +3,9 @@ its HTML references PNGs that exist, and the summary table's numbers are those o
 
 from __future__ import annotations
 
+import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -455,3 +457,30 @@ def test_program_labels_keep_programs_apart():
     assert labels == {"light": "light", "light:reads_pki=2": "light:reads_pki=2", "/a/bfs.mtt": "/a/bfs.mtt",
                       "/b/bfs.mtt": "/b/bfs.mtt", "/c/spmv.mtt": "spmv.mtt",
                       "phases:stream@1000+light": "phases:stream@1000+light"}
+
+
+def test_runs_of_a_machine_file_since_edited_are_left_out_and_counted(tmp_path):
+    # An edited machine file reruns its mixes; the old runs stay in the store under the same path.
+    # Paired with the new ones they gave ratios of two machines, or no baseline at all.
+    from memtint import rule_mining
+
+    machine = tmp_path / "m.toml"
+    text = (Path(__file__).parents[2] / "configs" / "machines" / "i7-860.toml").read_text()
+    machine.write_text(text)
+    spec = {"name": "edited", "instructions": INSTRUCTIONS,
+            "run": [{"machine": str(machine), "programs": ["stream", "random", "light", "light"], "policy": p}
+                    for p in ("buddy", "bpm")]}
+    run_sweep(spec, tmp_path / "results", jobs=1, progress=False)
+    assert "latency = 31" in text
+    machine.write_text(text.replace("latency = 31", "latency = 45"))
+    run_sweep(spec, tmp_path / "results", jobs=1, progress=False, limit=1)
+    report = write_report(tmp_path / "results", tmp_path / "report")
+    assert (report["runs"], report["stale"]) == (1, 2)
+    assert "2 run(s) of files since changed" in (tmp_path / "report" / "summary.md").read_text()
+    assert rule_mining.runs(load_results(tmp_path / "results")).attrs["stale"] == 2
+    # The sweep completed on the edited file: its pair is the report's, normalised to each other.
+    run_sweep(spec, tmp_path / "results", jobs=1, progress=False)
+    report = write_report(tmp_path / "results", tmp_path / "report2")
+    assert (report["runs"], report["stale"]) == (2, 2)
+    bpm = next(r for r in report["rows"] if r["policy"] == "bpm")
+    assert math.isfinite(bpm["ws_norm_mean"])

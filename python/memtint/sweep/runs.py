@@ -66,6 +66,8 @@ class Run:
     #: Matched units (``sampling.matched``, the default in periodic mode): the policy whose run of
     #: this mix paces the units every policy replays (the baseline); None for self-paced runs.
     schedule_from: str | None = None
+    #: :func:`contents_digest` of the files the run reads, when it was expanded.
+    contents: str = ""
 
     @property
     def mix(self) -> str:
@@ -78,7 +80,7 @@ class Run:
             "mix_name": self.mix_name, "policy": self.policy, "instructions": self.instructions,
             "seed": self.seed, "baseline": self.baseline, "os": self.os, "mapping": self.mapping,
             "scheduler": self.scheduler, "use_cache": self.use_cache, "label": self.label or self.policy,
-            "warmup": self.warmup, "overrides": self.overrides,
+            "warmup": self.warmup, "overrides": self.overrides, "contents": self.contents,
         }
         if self.sampling is not None:
             out["sampling"] = self.sampling
@@ -107,11 +109,12 @@ def config_hash(description: dict[str, Any], version: str) -> str:
 
     Programs, machines and every file they or the OS settings name (device, mapping, rules,
     ``phases:`` traces) are hashed by content, as the alone cache does."""
+    contents = _contents(description)
     canonical = {
         "format": RUN_FORMAT,
         "memtint": version,
-        "machine": comparison._machine_identity(description["machine"]),
-        "programs": [comparison._identity(p) for p in description["programs"]],
+        "machine": contents["machine"],
+        "programs": contents["programs"],
         "policy": description["policy"],
         "instructions": description["instructions"],
         "seed": description["seed"],
@@ -127,13 +130,35 @@ def config_hash(description: dict[str, Any], version: str) -> str:
         canonical["sampling"] = description["sampling"]
     if description.get("schedule_from") is not None:  # matched units: the schedule's source policy
         canonical["schedule_from"] = description["schedule_from"]
-    if description.get("alone_machine") is not None:  # a variant's run against its base's alone runs
-        canonical["alone_machine"] = comparison._machine_identity(description["alone_machine"])
-    files = comparison.files_identity(description["mapping"], description["os"], description.get("overrides"))
-    if files:  # a mapping or rules file by content, not by name (absent without one: hashes unchanged)
-        canonical["files"] = files
+    if "alone_machine" in contents:  # a variant's run against its base's alone runs
+        canonical["alone_machine"] = contents["alone_machine"]
+    if "files" in contents:  # a mapping or rules file by content, not by name (absent without one: hashes unchanged)
+        canonical["files"] = contents["files"]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _contents(description: dict[str, Any]) -> dict[str, Any]:
+    """The identities of what a run reads from files: its machine (and the files it names), its
+    programs' traces, its base machine, its mapping and rules files; presets and profiles by name."""
+    out: dict[str, Any] = {
+        "machine": comparison._machine_identity(description["machine"]),
+        "programs": [comparison._identity(p) for p in description["programs"]],
+    }
+    if description.get("alone_machine") is not None:
+        out["alone_machine"] = comparison._machine_identity(description["alone_machine"])
+    files = comparison.files_identity(description["mapping"], description["os"], description.get("overrides"))
+    if files:
+        out["files"] = files
+    return out
+
+
+def contents_digest(description: dict[str, Any]) -> str:
+    """A short digest of what a run reads from files (:func:`_contents`): runs of one mix whose
+    digests differ read different versions of a file (a machine edited between two sweeps), so
+    a report must not pair them."""
+    text = json.dumps(_contents(description), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def expand(spec: SweepSpec) -> list[Run]:
@@ -168,7 +193,7 @@ def expand(spec: SweepSpec) -> list[Run]:
                         spec.warmup, overrides=spec.overrides,
                         label=f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy,
                         sampling=sampling, alone_machine=e.alone_machine,
-                        schedule_from=baseline if matched else None))
+                        schedule_from=baseline if matched else None, contents=contents_digest(description)))
     return runs
 
 

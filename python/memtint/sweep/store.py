@@ -94,6 +94,9 @@ def _schema():
         ("matched_to", pa.string()),
         ("weighted_speedup_change_ci95_low", pa.float64()),
         ("weighted_speedup_change_ci95_high", pa.float64()),
+        # What the run read from files (runs.contents_digest): runs of one mix that read other
+        # versions of a file are not one experiment; null in batches stored before the column.
+        ("contents", pa.string()),
     ])
 
 
@@ -106,7 +109,7 @@ COLUMNS = ["sweep", "config_hash", "memtint_version", "status", "error", "machin
            "llc_mpki_alone", "read_latency_ns_alone", "banks_used", "channels_used", "colour_overflow_pages",
            "row_interference_rate", "user_share", "memory_share", "system_share", "finished_at", "batch",
            "weighted_speedup_ci95_low", "weighted_speedup_ci95_high", "sampled", "setup", "matched_to",
-           "weighted_speedup_change_ci95_low", "weighted_speedup_change_ci95_high"]
+           "weighted_speedup_change_ci95_low", "weighted_speedup_change_ci95_high", "contents"]
 
 
 def setup_text(run: dict[str, Any]) -> str:
@@ -130,6 +133,25 @@ def setup_text(run: dict[str, Any]) -> str:
     if run.get("schedule_from"):  # matched units: the policy whose schedule the run replayed
         parts.append(f"sampling.matched_to={run['schedule_from']}")
     return ", ".join(parts)
+
+
+def stale_versions(runs: Any, same: list[str]) -> list[bool]:
+    """Per run, whether it read other file contents (store column ``contents``) than its mix's
+    newest run on its machine; a run stored before the column, whether a run of all its settings
+    (``same``) read recorded contents since: it was run again, so what it read changed."""
+    if "contents" not in runs.columns:
+        return [False] * len(runs)
+    records = runs.to_dict("records")
+    recorded = [isinstance(r.get("contents"), str) and bool(r["contents"]) for r in records]
+    when = (lambda r: (int(r["batch"]), float(r.get("finished_at") or 0))) if "batch" in runs.columns else \
+        (lambda r: (0, float(r.get("finished_at") or 0)))
+    newest: dict[tuple, tuple] = {}
+    for r, known in zip(records, recorded):
+        if known and ((k := (r["machine"], r["mix"])) not in newest or when(r) > newest[k][0]):
+            newest[k] = (when(r), r["contents"])
+    rerun = {tuple(str(r[c]) for c in same) for r, known in zip(records, recorded) if known}
+    return [r["contents"] != newest[(r["machine"], r["mix"])][1] if known
+            else tuple(str(r[c]) for c in same) in rerun for r, known in zip(records, recorded)]
 
 
 def setup_beside_policy(policy: str, setup: str) -> str:
@@ -156,7 +178,7 @@ def rows_for(run: dict[str, Any], outcome: dict[str, Any], sweep: str, version: 
         "policy": run.get("label") or run["policy"], "baseline": run["baseline"], "instructions": run["instructions"],
         "seed": run["seed"], "os": json.dumps(run["os"], sort_keys=True),
         "elapsed_seconds": outcome.get("elapsed_seconds"), "finished_at": time.time(),
-        "sampled": bool(run.get("sampling")), "setup": setup_text(run),
+        "sampled": bool(run.get("sampling")), "setup": setup_text(run), "contents": run.get("contents") or None,
     }
     result = outcome.get("result")
     if outcome["status"] != "ok" or not result:
