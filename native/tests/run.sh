@@ -195,8 +195,13 @@ if grep -q "failed=yes errno=ENOMEM spilled=0" <<<"$out" && grep -q "out of memo
     && grep -q "memtint run's --spill" <<<"$out"; then
     pass "exhaustion_error ($(head -1 <<<"$out"))"; else fail exhaustion_error "$out"; fi
 out=$(MEMTINT_COLORS=0 MEMTINT_POOL_LIMIT=64M MEMTINT_ON_EXHAUSTION=spill MEMTINT_COLOR_MASKS=$I7 $T/test_exhaustion 262144 200 2>&1)
-if grep -qE "blocks=200 failed=no errno=none spilled=[1-9]" <<<"$out"; then
+if grep -qE "blocks=200 failed=no errno=none spilled=[1-9]" <<<"$out" && ! grep -q "came from other colours" <<<"$out"; then
     pass "exhaustion_spill ($out)"; else fail exhaustion_spill "$out"; fi
+# Spilled pages are said at exit (the exit status cannot say them), with the count and the fix.
+out=$(env -u MEMTINT_QUIET MEMTINT_COLORS=0 MEMTINT_POOL_LIMIT=64M MEMTINT_ON_EXHAUSTION=spill MEMTINT_COLOR_MASKS=$I7 $T/test_exhaustion 262144 200 2>&1)
+n=$(grep -oE "spilled=[0-9]+" <<<"$out" | cut -d= -f2)
+if grep -q "libmemtint: warning: $n heap pages came from other colours than the ones asked for .*MEMTINT_POOL_LIMIT was reached.* give more colours or a higher MEMTINT_POOL_LIMIT" <<<"$out"; then
+    pass "exhaustion_spill_warned ($n pages)"; else fail exhaustion_spill_warned "$out"; fi
 out=$(MEMTINT_COLORS=0 MEMTINT_POOL_LIMIT=64M MEMTINT_ON_EXHAUSTION=spill MEMTINT_COLOR_MASKS=$I7 $T/test_exhaustion 262144 1000 2>&1)
 # With spill already on, the message must not suggest turning it on.
 if grep -qE "failed=yes errno=ENOMEM spilled=[1-9]" <<<"$out" && grep -q "spilling (MEMTINT_ON_EXHAUSTION=spill) is on and could not help" <<<"$out" \

@@ -285,6 +285,29 @@ def test_pages_the_kernel_moved_are_warned_with_the_count_cause_and_remedy(tmp_p
     assert warning in r.stderr, r.stderr
 
 
+@needs_root
+@needs_library
+def test_pages_spilled_outside_the_colours_are_said_by_run_and_run_mix(tmp_path):
+    # --spill let a run end with most of its heap outside the colours, status 0 and no word.
+    env = {"MEMTINT_POOL_LIMIT": "2M", "PYTHONMALLOC": "malloc"}
+    # one process (a pyenv shim is several); past the spill the limit can stop it, as it may
+    grow = [sys.executable, "-c", "try:\n    l = [bytes(3000) for _ in range(20000)]\nexcept MemoryError:\n    pass"]
+    report = tmp_path / "r.json"
+    r = cli("run", "--colors", "0-15", "--spill", "--report", report, "--", *grow, env=env)
+    assert r.returncode == 0, r.stderr
+    spilled = json.loads(report.read_text())["pages_spilled"]
+    assert spilled > 0
+    assert f"libmemtint: warning: {spilled} heap pages came from other colours than the ones asked for" in r.stderr
+    r = cli("run-mix", "--policy", "bpm", "--spill", "--json", tmp_path / "mix.json", "--", *grow, ":::", "true",
+            env=env)
+    assert r.returncode == 0, r.stderr
+    spilled = json.loads((tmp_path / "mix.json").read_text())["programs"][0]["library_report"]["pages_spilled"]
+    assert spilled > 0
+    assert f"libmemtint: warning: {spilled} heap pages came from other colours" in r.stderr
+    r = cli("run", "--colors", "0-31", "--", *grow, env=env)  # all colours: nothing to spill, nothing said
+    assert r.returncode == 0 and "came from other colours" not in r.stderr, r.stderr
+
+
 FORKED = """
 import os, sys
 block = bytearray(8 << 20)          # through malloc: coloured

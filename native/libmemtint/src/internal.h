@@ -239,8 +239,10 @@ void mt_heap_fork_parent(void);
 void mt_heap_fork_child(void);
 
 /* ---- report.c ---- */
-/* At exit: verify every delivered page, warn of the kernel's moves (unless the process took part
- * in a fork(), whose copy-on-write moves pages too), write MEMTINT_REPORT. */
+/* At exit: warn of pages spilled outside the colours, verify every delivered page, warn of the
+ * kernel's moves (unless the process took part in a fork(), whose copy-on-write moves pages too),
+ * write MEMTINT_REPORT. */
 void mt_report_write(bool forked);
+extern uint64_t mt_spilled_at_fork; /* a fork child's inherited spill count, not its own spills */
 
 #endif

@@ -174,7 +174,25 @@ static void warn_moved(const struct memtint_stats *st) {
     mt_warn(m.buf);
 }
 
+uint64_t mt_spilled_at_fork;
+
+/* Pages delivered outside the colours (spill mode): the heap is then not isolated, which the
+ * exit status does not tell. A fork child counts its own spills only. */
+static void warn_spilled(void) {
+    uint64_t spilled = mt_stats.spilled - mt_spilled_at_fork;
+    if (!spilled) return;
+    mt_text m = {0};
+    mt_text_u64(&m, spilled);
+    mt_text_str(&m, " heap pages came from other colours than the ones asked for (MEMTINT_ON_EXHAUSTION=spill; "
+                    "memtint run --spill): the colours ran out");
+    if (mt_cfg.pool_limit_pages) mt_text_str(&m, " or MEMTINT_POOL_LIMIT was reached");
+    mt_text_str(&m, ", so the heap is not confined to them (pages_spilled in the report); give more colours");
+    if (mt_cfg.pool_limit_pages) mt_text_str(&m, " or a higher MEMTINT_POOL_LIMIT");
+    mt_warn(m.buf);
+}
+
 void mt_report_write(bool forked) {
+    warn_spilled();
     /* Every delivered page's frame is checked once more at exit, so the report and the warning
      * say whether the kernel moved any during the run. */
     bool coloured = mt_mode == MEMTINT_MODE_PAGEMAP && mt_n_sets > 0;

@@ -82,6 +82,7 @@ static void atfork_parent(void) {
 }
 static void atfork_child(void) {
     forked = true;
+    mt_spilled_at_fork = mt_stats.spilled;
     if (core_ready) mt_heap_fork_child();
 }
 
