@@ -68,6 +68,10 @@ def intensive_mixes(frame: Any) -> set[str]:
 #: The least relative growth (shared over alone) that a sentence calls interference.
 GREW = 0.05
 
+#: The share of DRAM requests missing the row buffer because of another program below which a
+#: sentence says programs do not interfere in the banks (1 %: what seeds move a mix's rate by).
+NO_INTERFERENCE = 0.01
+
 
 def interference_sentence(frame: Any, baseline: str) -> str:
     """Which interference dominates under ``baseline``, from its per-core rows shared against
@@ -91,14 +95,19 @@ def interference_sentence(frame: Any, baseline: str) -> str:
         "bank interference": change("row_buffer_miss_rate", "row_buffer_miss_rate_alone"),
         "bandwidth": change("read_latency_ns_mean", "read_latency_ns_alone"),
     }
-    dominant = max(effects, key=lambda k: -1 if math.isnan(effects[k][2]) else effects[k][2])
-    llc, bank, bw = effects["LLC pollution"], effects["bank interference"], effects["bandwidth"]
     # The engine's row-buffer causes, where the results carry them: how much of the row-buffer
     # traffic another program's rows caused (none alone, by definition).
     by_other = rows["row_interference_rate"].mean() if "row_interference_rate" in rows else math.nan
     caused = ("" if math.isnan(by_other) else
               f"; {100 * by_other:.0f} % of their DRAM requests missed the row buffer because of another "
               "program (its open row or its precharge)")
+    # Misses no other program caused (a baseline that partitions banks) are each program's own
+    # rows on fewer banks: a cost of the partition, not interference, so never the dominant one.
+    own_rows = not math.isnan(by_other) and by_other < NO_INTERFERENCE
+    candidates = [k for k in effects if not (own_rows and k == "bank interference")]
+    dominant = max(candidates, key=lambda k: -1 if math.isnan(effects[k][2]) else effects[k][2])
+    llc, bank, bw = effects["LLC pollution"], effects["bank interference"], effects["bandwidth"]
+    bank_name = "their own rows, not bank interference" if own_rows else "bank interference"
     grew = effects[dominant][2] >= GREW  # NaN compares False
     verdict = (f"[bold]{dominant}[/bold] dominates on these mixes" if grew else
                f"none grew by {100 * GREW:.0f} % or more, so these mixes show little interference")
@@ -109,18 +118,22 @@ def interference_sentence(frame: Any, baseline: str) -> str:
     return (f"Under {baseline}, sharing the machine {verb} the programs' LLC misses from "
             f"{llc[0]:.1f} to {llc[1]:.1f} "
             f"per kilo-instruction ({100 * llc[2]:+.0f} %, LLC pollution), their row-buffer miss rate from "
-            f"{100 * bank[0]:.0f} % to {100 * bank[1]:.0f} % ({100 * bank[2]:+.0f} %, bank interference{caused}) and their "
+            f"{100 * bank[0]:.0f} % to {100 * bank[1]:.0f} % ({100 * bank[2]:+.0f} %, {bank_name}{caused}) and their "
             f"DRAM read latency from {bw[0]:.0f} to {bw[1]:.0f} ns ({100 * bw[2]:+.0f} %, queueing for bandwidth and "
             f"banks): {verdict} (means over the {len(rows)} programs that reach past their caches alone).")
 
 
-def policy_sentences(runs: Any, intensive: set[str] | None = None) -> list[str]:
+def policy_sentences(runs: Any, intensive: set[str] | None = None,
+                     interference: dict[str, float] | None = None) -> list[str]:
     """One sentence per non-baseline policy (per series, ``bpm @ machine``, where ``runs`` has
     them) saying what its result means, computed from the runs (``memtint.reports.run_table``):
     mean weighted-speedup and maximum-slowdown change against the baseline on the same mix and
     machine, how many mixes improved, the memory-intensive mixes apart, and the row-buffer miss
     rate that explains it. ``intensive``: the memory-intensive mixes (:func:`intensive_mixes`;
-    default ``runs.attrs["intensive_mixes"]``, else by the programs' names)."""
+    default ``runs.attrs["intensive_mixes"]``, else by the programs' names). ``interference``: per
+    run (configuration hash), the mean over its cores of ``row_interference_rate``, the share of
+    requests that missed the row buffer because of another program; where given, the sentence
+    says how a policy changed it beside the miss rate."""
     import math
 
     base = runs.attrs["baseline"]
@@ -130,7 +143,11 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None) -> list[str]:
     label = ok["series"] if several else ok["policy"]
     machine = ok["machine"] if "machine" in ok else ""
     ok = ok.assign(_label=label, _machine=machine)
-    base_rb = {(r["_machine"], r["mix"]): r["mix_row_buffer_miss_rate"] for _, r in ok[ok["policy"] == base].iterrows()}
+    interference = interference or {}
+    ok = ok.assign(_by_other=[interference.get(h, math.nan) for h in ok["config_hash"]] if "config_hash" in ok
+                   else math.nan)
+    base_rb = {(r["_machine"], r["mix"]): (r["mix_row_buffer_miss_rate"], r["_by_other"])
+               for _, r in ok[ok["policy"] == base].iterrows()}
     if len({m for m, _ in base_rb}) == 1:  # one machine's baseline: a policy on its variant machine compares with it
         base_rb = {("", mix): v for (_, mix), v in base_rb.items()}
         ok = ok.assign(_machine="")
@@ -153,10 +170,15 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None) -> list[str]:
         better = int((rows["ws_norm"] > 1.0).sum())
         measured = intensive if intensive is not None else runs.attrs.get("intensive_mixes")
         heavy = rows[rows["mix"].isin(measured)] if measured is not None else rows[rows["mix"].map(_intensive)]
-        rb_pairs = [(base_rb[k], r) for k, r in zip(zip(rows["_machine"], rows["mix"]), rows["mix_row_buffer_miss_rate"])
+        keys = list(zip(rows["_machine"], rows["mix"]))
+        rb_pairs = [(base_rb[k][0], r) for k, r in zip(keys, rows["mix_row_buffer_miss_rate"])
                     if k in base_rb and not math.isnan(r)]
         rb_base = sum(a for a, _ in rb_pairs) / len(rb_pairs) if rb_pairs else math.nan
         rb_pol = sum(b for _, b in rb_pairs) / len(rb_pairs) if rb_pairs else math.nan
+        other_pairs = [(base_rb[k][1], r) for k, r in zip(keys, rows["_by_other"])
+                       if k in base_rb and not (math.isnan(r) or math.isnan(base_rb[k][1]))]
+        other_base = sum(a for a, _ in other_pairs) / len(other_pairs) if other_pairs else math.nan
+        other_pol = sum(b for _, b in other_pairs) / len(other_pairs) if other_pairs else math.nan
         if ws > 0.5 and ms < -0.5:
             meaning = "more throughput and fairer"
         elif ws > 0.5:
@@ -167,10 +189,24 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None) -> list[str]:
             meaning = "fairer at the same throughput" if ms < -0.5 else (
                 "less fair at the same throughput" if ms > 0.5 else "no measurable effect")
         mech = mechanism(policy)
+        # Whether the policy moved the misses other programs' rows caused (by a point or more).
+        other_moved = not math.isnan(other_base) and abs(other_pol - other_base) >= NO_INTERFERENCE
+        other = (f"{100 * other_base:.0f} % to {100 * other_pol:.0f} % of requests" if other_moved else "")
         if rb_pol < rb_base * 0.95:
             cause = f"{mech} cut the row-buffer miss rate from {100 * rb_base:.0f} % to {100 * rb_pol:.0f} %"
+            cause += f" (misses another program caused: {other})" if other else ""
         elif rb_pol > rb_base * 1.05:
             cause = f"{mech} raised the row-buffer miss rate from {100 * rb_base:.0f} % to {100 * rb_pol:.0f} %"
+            cause += (f": it took the misses another program caused from {other}, but each program's own rows "
+                      "conflicted more on its fewer banks" if other and other_pol < other_base
+                      else f" (misses another program caused: {other})" if other else "")
+        elif other and other_pol < other_base:
+            cause = (f"the row-buffer miss rate stayed at {100 * rb_pol:.0f} %: {mech} took the misses another "
+                     f"program caused from {other}, and each program's own rows, on fewer banks, missed about as "
+                     "often instead")
+        elif other:
+            cause = (f"the row-buffer miss rate stayed at {100 * rb_pol:.0f} %: {mech} raised the misses another "
+                     f"program caused from {other}, in place of misses of each program's own rows")
         else:
             cause = f"the row-buffer miss rate stayed at {100 * rb_pol:.0f} %, so {mech} changed little in DRAM"
         heavy_text = ""
@@ -208,5 +244,8 @@ def sweep_findings(frame: Any, runs: Any) -> list[str]:
         return []
     # Not in runs.attrs: pandas deep-copies attrs into every frame derived from runs.
     intensive = intensive_mixes(frame[frame["config_hash"].isin(set(runs["config_hash"]))])
+    interference = None
+    if "row_interference_rate" in frame:
+        interference = frame.groupby("config_hash")["row_interference_rate"].mean().dropna().to_dict()
     return [interference_sentence(frame[frame["config_hash"].isin(set(ok["config_hash"]))], runs.attrs["baseline"]),
-            *policy_sentences(runs, intensive)]
+            *policy_sentences(runs, intensive, interference)]

@@ -487,6 +487,36 @@ def test_demo_sentences_follow_the_numbers():
     assert "-5.0 %" in cache and "a loss on these mixes" in cache and "stayed at 50 %" in cache
 
 
+def test_demo_sentences_say_when_a_policy_removed_the_misses_other_programs_caused():
+    # The same miss rate can hide interference replaced by a program's own conflicts on fewer
+    # banks: "changed little in DRAM" said the opposite of what the causes measured.
+    import pandas as pd
+
+    from memtint.findings import interference_sentence, policy_sentences
+
+    runs = pd.DataFrame([
+        {"policy": "buddy", "mix": "a|b", "status": "ok", "ws_norm": 1.0, "ms_norm": 1.0,
+         "mix_row_buffer_miss_rate": 0.72, "config_hash": "h1"},
+        {"policy": "bank-only", "mix": "a|b", "status": "ok", "ws_norm": 0.99, "ms_norm": 1.0,
+         "mix_row_buffer_miss_rate": 0.72, "config_hash": "h2"}])
+    runs.attrs["baseline"] = "buddy"
+    (plain,) = policy_sentences(runs)
+    assert "changed little in DRAM" in plain  # without the causes, the miss rate is all there is
+    (said,) = policy_sentences(runs, interference={"h1": 0.52, "h2": 0.0})
+    assert "changed little" not in said and "took the misses another program caused from 52 % to 0 % of requests" in said
+    (back,) = policy_sentences(runs, interference={"h1": 0.0, "h2": 0.3})
+    assert "raised the misses another program caused from 0 % to 30 % of requests, in place of" in back
+    (same,) = policy_sentences(runs, interference={"h1": 0.30, "h2": 0.305})
+    assert "changed little in DRAM" in same and "another program" not in same  # half a point: no change
+    # A baseline that partitions banks: a miss-rate rise nobody else caused is not bank interference.
+    frame = pd.DataFrame([{"policy": "bpm", "status": "ok", "mix": "a|b", "core": c, "llc_mpki_alone": 10.0,
+                           "llc_mpki": 10.5, "row_buffer_miss_rate_alone": 0.4, "row_buffer_miss_rate": 0.6,
+                           "read_latency_ns_alone": 50.0, "read_latency_ns_mean": 55.0,
+                           "row_interference_rate": 0.0} for c in range(2)])
+    text = interference_sentence(frame, "bpm")
+    assert "their own rows, not bank interference" in text and "[bold]bandwidth[/bold] dominates" in text, text
+
+
 def test_demo_names_the_interference_that_grew_most_with_its_figures():
     import pandas as pd
 
