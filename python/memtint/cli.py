@@ -1227,14 +1227,16 @@ def _sim(args: argparse.Namespace) -> int:
             # "unknown machine ''": a name the run file gave, at the line that gives it
             text = _at_named_value(args.config, text)
         raise api.MemtintError(text) from None
+    # Timing violations (check = true) make the run fail whatever the output mode, as in dram.
+    status = 1 if (stats.get("dram") or {}).get("violations") else 0
     if _write_json(args.json, stats):
         _warn_stderr(stats.get("warnings"))
-        return 0
+        return status
     from memtint.tables import output_console
     console = output_console()
     console.print(sim_table(stats))
     _print_warnings(console, stats.get("warnings"))
-    return 0
+    return status
 
 
 def _rt(args: argparse.Namespace) -> int:

@@ -524,6 +524,10 @@ def sim_table(stats: dict[str, Any]) -> Table:
     nodes += resctrl_line(stats) + dynamic_line(stats) + open_mix_line(stats) + hvr_class_line(stats)
     if stats.get("sampling"):
         nodes += sampling_text(stats["sampling"], [(c.get("sampling") or {}).get("units") for c in stats["cores"]]) + "\n"
+    checked = stats.get("dram") or {}
+    if "violations" in checked:  # check = true: the independent checker's verdict
+        nodes += (f"timing checker: {count(checked['violations'])} violation{'' if checked['violations'] == 1 else 's'} "
+                  f"in {count(checked.get('commands_checked') or 0)} DRAM commands\n")
     table.caption = (
         nodes + switches +
         f"row-buffer miss rate {100 * stats['row_buffer_miss_rate']:.1f} % · "

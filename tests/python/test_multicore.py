@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import os
 from pathlib import Path
 
@@ -26,6 +27,23 @@ def write_config(tmp_path, text: str):
     path = tmp_path / "run.toml"
     path.write_text(text)
     return path
+
+
+@pytest.mark.engine
+def test_sim_with_check_prints_the_checkers_verdict_and_fails_on_a_violation(memtint, tmp_path, monkeypatch, capsys):
+    # check = true ran the checker and kept its verdict to the JSON; and a violation exited 0.
+    from memtint import api, cli
+
+    cfg = write_config(tmp_path, 'machine = "i7-860"\nprograms = ["stream", "light"]\ninstructions = 200000\n'
+                                 'check = true\n')
+    code, out, err = memtint("sim", cfg)
+    assert code == 0, err
+    assert re.search(r"timing checker: 0 violations in [0-9,]+ DRAM commands", " ".join(out.split())), out
+    real = api.run_sim_spec
+    monkeypatch.setattr(api, "run_sim_spec", lambda spec: (lambda s: {**s, "dram": {**s["dram"], "violations": 1}})(real(spec)))
+    assert cli.main(["sim", str(cfg)]) == 1
+    assert "timing checker: 1 violation in" in " ".join(capsys.readouterr().out.split())
+    assert cli.main(["sim", str(cfg), "--json", str(tmp_path / "s.json")]) == 1
 
 
 @pytest.mark.engine
