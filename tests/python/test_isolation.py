@@ -202,6 +202,21 @@ def test_in_the_simulator_bank_colours_are_isolated_and_shared_ones_are_not():
     assert shared.verdict == NOT_ISOLATED, shared.reason
 
 
+@pytest.mark.parametrize("space, colours, shared", [("llc", "0-63", "colour 0 shares banks with colour 64"),
+                                                     ("cache-only", "0-3", "colour 0 shares banks with colour 4")])
+def test_a_space_whose_colours_share_banks_is_refused_not_judged(space, colours, shared):
+    # Row conflicts across LLC colours are the mapping's own: it said "not isolated" of a partition
+    # working as designed.
+    timer = MappedTimer()
+    with pytest.raises(LinuxError, match=f"checks bank isolation, and the {space} colour space of i7-860 does not "
+                                         f"partition banks: {shared} by the mapping itself"):
+        verify_isolation("i7-860", None, space, colours, timer=timer, pairs=PAIRS)
+    assert timer.measurements == 0  # refused before anything is timed
+    # LLC colours with bank bits b13-b15 (colour bits 1-3) all 0 are whole banks': judged, and isolated
+    assert verify_isolation("i7-860", None, "llc", "0-1,16-17,32-33,48-49,64-65,80-81,96-97,112-113",
+                            timer=MappedTimer(), pairs=PAIRS).verdict == ISOLATED
+
+
 # ---- the command ------------------------------------------------------------------------------
 
 

@@ -63,8 +63,9 @@ def add_commands(commands: Any) -> None:
     run.add_argument("--node", metavar="N", type=int, help="NUMA node the coloured frames come from (libmemtint "
                      "binds its frames there, TintMalloc's node; default or -1: any node); needs --colors")
     run.add_argument("--verify", action="store_true", help="before the program starts, time pairs of loads to check "
-                     "that its colours are isolated from the others on this machine (row conflicts within them, none "
-                     "across; root); prints the figures and a verdict to stderr, the run is unchanged")
+                     "that its colours' banks are isolated from the others' on this machine (row conflicts within them, "
+                     "none across; root); prints the figures and a verdict to stderr, the run is unchanged. It checks "
+                     "bank isolation: a space whose colours share banks (llc, cache-only) is refused")
     run.add_argument("--verify-buffer-mb", metavar="MB", type=int, help="the check's buffer of frames to pair "
                      f"(default {ISOLATION_BUFFER_MB})")
     tier = run.add_argument_group("placement over memory nodes (docs/tiering-linux.md)")

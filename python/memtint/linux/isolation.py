@@ -316,7 +316,9 @@ def verify_isolation(machine: str | dict[str, Any], mapping: str | None, space: 
     """Time `pairs` pairs of each population (module docstring) in the buffer of `timer` (default:
     this machine's `LinuxTimer` with `buffer_mb` MiB, root only; its LinuxError says what to do)
     and judge whether `colours` of `space` on `machine` (or `mapping`) are isolated from
-    `other_colours` (default: every other colour). Colours are lists or "0-3,8"."""
+    `other_colours` (default: every other colour). Colours are lists or "0-3,8". Row conflicts
+    tell banks apart, so a space whose colour sets share banks by the mapping (llc, cache-only)
+    is refused before anything is timed."""
     from memtint.probe.linux import vm_note
 
     started = time.monotonic()
@@ -329,6 +331,14 @@ def verify_isolation(machine: str | dict[str, Any], mapping: str | None, space: 
                          "check against")
     if pairs < 2:
         raise LinuxError(f"pairs must be at least 2, got {pairs}")
+    shared = _sharing_banks(layout, chosen, others)
+    if shared:
+        # Row conflicts across would be the mapping's own, not a leak: "not isolated" said nothing.
+        raise LinuxError(
+            f"the check times DRAM row conflicts, so it checks bank isolation, and {layout.described} does not "
+            f"partition banks: colour {shared[0]} shares banks with colour {shared[1]} by the mapping itself (colour "
+            "bits that select no bank); nothing to check here. Verify a space whose colours are banks (bank, rank, "
+            "channel, channel-bank, dram), or run without the check")
     decoder = _Decoder(machine, mapping, layout)
     own = timer is None
     grown: list[str] = []
@@ -388,6 +398,37 @@ def verify_isolation(machine: str | dict[str, Any], mapping: str | None, space: 
         if own:
             for t in held + ([timer] if timer is not None else []):
                 t.close()
+
+
+def _sharing_banks(layout, chosen: Sequence[int], others: Sequence[int]) -> tuple[int, int] | None:
+    """Two different colours, one of `chosen` and one of `others`, that frames of one bank can both
+    have, or None when none can (the colour bits separate banks). Over GF(2) on the frame bits:
+    two colours share a bank when they differ by a colour value reachable without changing the
+    bank, so each colour is reduced modulo those values and the sets compared."""
+    bank, masks = layout.data["functions"]["bank"], layout.masks
+    width = len(masks)
+    basis: dict[int, int] = {}  # leading bit -> vector (bank id above the colour bits)
+    for bit in range(layout.page_bytes.bit_length() - 1, 64):
+        v = linear_value(bank, 1 << bit) << width | linear_value(masks, 1 << bit)
+        while v:
+            lead = v.bit_length() - 1
+            if lead not in basis:
+                basis[lead] = v
+                break
+            v ^= basis[lead]
+    same_bank = sorted(((lead, v) for lead, v in basis.items() if lead < width), reverse=True)
+
+    def reduced(colour: int) -> int:
+        for lead, v in same_bank:
+            if colour >> lead & 1:
+                colour ^= v
+        return colour
+
+    own: dict[int, list[int]] = {}
+    for c in chosen:
+        own.setdefault(reduced(c), []).append(c)
+    # a colour in both sets is an overlap the timing judges, not the space's doing
+    return next(((o, c) for c in others for o in own.get(reduced(c), ()) if o != c), None)
 
 
 def _colours(colours: str | Sequence[int], layout) -> list[int]:
