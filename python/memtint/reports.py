@@ -126,7 +126,7 @@ def run_table(frame: "pandas.DataFrame", baseline: str | None = None) -> "pandas
     base_policy = choose_baseline(frame, baseline)
     # A canonical order: a parallel sweep stores runs as they finish, and the per-mix table, the
     # plots' mixes and the findings must not change with that.
-    runs = (frame.drop_duplicates("config_hash").sort_values(["machine", "mix", "policy", "config_hash"], kind="stable")
+    runs = (frame.drop_duplicates("config_hash").sort_values(["machine", "mix", "seed", "instructions", "policy", "config_hash"], kind="stable")
             .reset_index(drop=True).copy())
     # A sampled run is normalised by the baseline's sampled run of its mix, a detailed one by the
     # detailed (a store can hold both: a sweep run with and without --sample into one --out).

@@ -484,3 +484,14 @@ def test_runs_of_a_machine_file_since_edited_are_left_out_and_counted(tmp_path):
     assert (report["runs"], report["stale"]) == (2, 2)
     bpm = next(r for r in report["rows"] if r["policy"] == "bpm")
     assert math.isfinite(bpm["ws_norm_mean"])
+
+
+def test_a_mixs_runs_are_in_seed_order():
+    # They followed the configuration hash: "seed 2" came before "seed 1" for some mixes.
+    import pandas as pd
+
+    from memtint.reports import run_table
+
+    frame = pd.DataFrame([{**_stored_run("buddy", 3.0, sampled=False, tag=str(seed)), "seed": seed,
+                           "config_hash": h} for seed, h in ((1, "f"), (2, "a"), (3, "c"))])
+    assert list(run_table(frame)["seed"]) == [1, 2, 3]
