@@ -231,6 +231,9 @@ def test_verify_and_its_buffer_are_parsed():
 @pytest.mark.parametrize("argv, message", [
     (["--verify-buffer-mb", "8", "--colors", "0-7"], "--verify-buffer-mb only applies with --verify"),
     (["--verify", "--tier-policy", "local"], "--verify checks the isolation of colours"),
+    # it was checked after --tier-policy's return, and so accepted there
+    (["--verify-buffer-mb", "8", "--tier-policy", "local"], "--verify-buffer-mb applies to colouring (--colors), not "
+                                                             "to --tier-policy"),
 ])
 def test_verify_options_out_of_place_are_refused(argv, message, capsys):
     assert cli.main(["run", *argv, "--", "/bin/true"]) == 2

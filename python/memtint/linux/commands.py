@@ -267,8 +267,8 @@ def _run(args: argparse.Namespace) -> int:
     argv = _argv(args.command)
     # Flags of the other way of running are refused, not ignored (RUN_DEFAULTS: their defaults).
     colouring = [f for f, v in (("--machine", args.machine), ("--mapping", args.mapping), ("--space", args.space),
-                                ("--mode", args.mode), ("--spill", args.spill or None), ("--report", args.report))
-                 if v is not None]
+                                ("--mode", args.mode), ("--spill", args.spill or None), ("--report", args.report),
+                                ("--verify-buffer-mb", args.verify_buffer_mb)) if v is not None]
     tiering = [f for f, v in (("--period", args.period), ("--migration-limit", args.migration_limit)) if v is not None]
     if args.tier_policy and colouring:
         raise LinuxError(f"{', '.join(colouring)} {'apply' if len(colouring) > 1 else 'applies'} to colouring "
