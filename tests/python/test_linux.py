@@ -734,6 +734,21 @@ def test_inspect_of_a_process_that_keeps_mapping_memory_says_the_figures_move():
         child.wait()
 
 
+@pytest.mark.parametrize("space, message", [
+    ("rank", "colour space 'rank': mapping RoBaRaCoCh has a single rank per channel: there are no ranks to partition"),
+    ("channel", "colour space 'channel': mapping RoBaRaCoCh has a single channel: there are no channels to partition"),
+])
+def test_a_space_with_no_colour_bits_on_the_machine_is_refused_by_name(space, message):
+    # rank leaked libmemtint's "MEMTINT_COLOR_MASKS='': empty" from its trial start
+    r = cli("run", "--machine", "ddr4-2400", "--space", space, "--colors", "0", "--", "true")
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == f"memtint: error: {message}", r.stderr
+    assert "MEMTINT_COLOR_MASKS" not in r.stderr
+    from memtint.linux.layout import colour_layout
+
+    with pytest.raises(Exception, match="nothing to partition"):
+        colour_layout("i7-860", "vertical", vertical=(0, 0, 0))
+
+
 def test_a_rare_colour_states_its_cost_in_kernel_frames_before_running():
     from memtint.linux.launch import cost_note
 

@@ -76,11 +76,18 @@ def colour_layout(machine: str | dict[str, Any] = "i7-860", space: str = "bank",
     """
     request = {"machine": machine, "mapping": mapping, "space": space, "vertical": vertical}
     try:
-        return ColourLayout(json.loads(_engine.colour_layout(json.dumps(request))))
+        layout = ColourLayout(json.loads(_engine.colour_layout(json.dumps(request))))
     except MemtintError as error:  # the engine checks the space as a policy's: the user chose a space
         text = str(error)
         prefix = "invalid configuration: os.policy: "
         raise type(error)(f"colour space '{space}': {text[len(prefix):]}" if text.startswith(prefix) else text) from None
+    if not layout.masks:  # one colour: libmemtint refused it at start as an empty MEMTINT_COLOR_MASKS
+        what = {"rank": "a single rank per channel: there are no ranks to partition",
+                "llc": "no LLC set-index bit at or above the page offset (or no LLC): there are no LLC colours"}
+        raise MemtintError(f"colour space '{space}': mapping {layout.data['mapping']} has "
+                           + what.get(space, "no colour bit in it at or above the page offset: one colour, nothing "
+                                      "to partition"))
+    return layout
 
 
 def machine_nodes(machine: str | dict[str, Any], mapping: str | None = None) -> list[dict[str, Any]]:
