@@ -1681,7 +1681,10 @@ def _sweep(args: argparse.Namespace) -> int:
     rows = policy_summary(load_results(args.out), summary.config_hashes)
     from memtint.tables import output_console
     out = output_console()
-    out.print(sweep_table(rows, f"sweep {summary.name} · {summary.total} runs · results in {summary.out}"))
+    # The table is of this invocation's runs (policy_summary of its hashes): a --limit runs fewer.
+    shown = summary.total - summary.remaining
+    of = f"{shown} of {summary.total} runs" if summary.remaining else f"{summary.total} runs"
+    out.print(sweep_table(rows, f"sweep {summary.name} · {of} · results in {summary.out}"))
     out.print(f"{summary.done} run(s) done ({summary.failed} failed), {summary.skipped} already stored, "
               f"{summary.remaining} left by --limit; {summary.alone_runs} alone run(s); {summary.seconds:.1f} s")
     # Each distinct warning once, with how many runs gave it (an unmet target error, few units).

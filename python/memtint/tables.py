@@ -626,7 +626,9 @@ def trace_stats_tables(results: list[dict[str, Any]]) -> list[Table]:
     for name in ("trace", "instr", "RPKI", "WPKI", "footprint", "reuse p50", "p90", "LRU@LLC"):
         traces.add_column(name, justify="left" if name == "trace" else "right", no_wrap=name != "trace")
     alone = next((r["alone"] for r in results if r.get("alone")), None)
-    title = "Alone" + (f" on {alone['machine']} ({alone['policy']}), and labels" if alone else ": labels")
+    # Without --machine no alone run is made: the labels come from the trace's own statistics.
+    title = (f"Alone on {alone['machine']} ({alone['policy']}), and labels" if alone
+             else "Labels (from the traces' statistics; --machine adds an alone run)")
     labels = _Table(title=title, box=box.SIMPLE, pad_edge=False, collapse_padding=True)
     for name in ["trace"] + (["IPC", "MPKI", "RB hit", "BLP"] if alone else []) + ["class"]:
         labels.add_column(name, justify="left" if name in ("trace", "class") else "right", no_wrap=name != "trace")

@@ -234,8 +234,11 @@ mixes = [["stream", "light"], ["copy", "light"]]
     flat = " ".join(out.split())
     assert "bpm: weighted speedup" in flat and f"Report: {report / 'index.html'}" in flat
     assert "of 2 mixes" in (report / "summary.md").read_text()
-    code, out, err = memtint("sweep", spec, "--out", tmp_path / "quiet", "--no-report")
+    code, out, err = memtint("sweep", spec, "--out", tmp_path / "quiet", "--no-report", "--limit", "1")
     assert code == 0 and not (tmp_path / "quiet" / "report").exists() and "Report:" not in out, err
+    assert "1 of 4 runs" in out, out  # the table holds the runs stored so far, not the spec's 4
+    code, out, err = memtint("sweep", spec, "--out", tmp_path / "quiet", "--no-report")
+    assert code == 0 and "· 4 runs ·" in out, out
     # A report that would write over an input is refused before anything runs.
     inside = tmp_path / "quiet" / "report"
     inside.mkdir()

@@ -75,6 +75,9 @@ def test_cli_prints_both_tables_and_writes_json(memtint, tmp_path):
     assert code == 0, err
     assert "CPU traces" in out and "Alone on ddr4-2400" in out and "BLP" in out
     assert "t.gz" in out and "copy" in out
+    code, out, err = memtint("trace-stats", trace, "copy", "--instructions", "200000")
+    assert code == 0, err  # no alone run without --machine, so the table is not titled one
+    assert "Alone" not in out and "Labels (from the traces' statistics" in " ".join(out.split()), out
     code, out, err = memtint("trace-stats", trace, "--json", "-")
     assert code == 0, err
     [row] = json.loads(out)
