@@ -369,10 +369,19 @@ def absolute_path(path: str) -> str:
 _CHECKOUT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
+def is_mix_file(name: Any) -> bool:
+    """Whether ``name`` is a mix file: a ``.toml`` file (a trace is never one) in the format of
+    ``configs/mixes`` (``programs = [...]``, optional ``description``)."""
+    return isinstance(name, (str, os.PathLike)) and os.fspath(name).endswith(".toml") and os.path.isfile(name)
+
+
 def mix_programs(name: str) -> list[str]:
-    """The programs of a named mix (``configs/mixes``). Trace paths in a mix are relative to the
-    checkout root (``workloads/traces/...``, ``../shared/traces/...``), so they are resolved
-    against it here and work from any directory."""
+    """The programs of a named mix (``configs/mixes``), or of a mix file (:func:`is_mix_file`).
+    Trace paths in a named mix are relative to the checkout root (``workloads/traces/...``,
+    ``../shared/traces/...``), in a mix file to its directory, so they are resolved here and
+    work from any directory."""
+    if is_mix_file(name):
+        return _mix_file_programs(os.fspath(name))
     for mix in presets().get("mixes", []):
         if mix["name"] == name:
             return [
@@ -380,6 +389,22 @@ def mix_programs(name: str) -> list[str]:
                 for p in mix["programs"]
             ]
     raise MemtintError(f"unknown mix {name!r}; valid mixes: {', '.join(m['name'] for m in presets().get('mixes', []))}")
+
+
+def _mix_file_programs(path: str) -> list[str]:
+    from memtint.toml_files import read_toml
+
+    table, _ = read_toml(path, "mix file")
+    unknown = sorted(set(table) - {"programs", "description"})
+    if unknown:
+        raise MemtintError(f"{path}: unknown key {unknown[0]!r} (a mix file has programs and description)")
+    programs = table.get("programs")
+    if not isinstance(programs, list) or not programs or not all(isinstance(p, str) and p for p in programs):
+        raise MemtintError(f"{path}: programs: expected a non-empty list of program names or trace paths, "
+                           f"got {programs!r}")
+    base = os.path.dirname(os.path.abspath(path))
+    return [p if p.split(":", 1)[0] in PROFILES or p.startswith("phases:") or os.path.isabs(p)
+            else os.path.normpath(os.path.join(base, p)) for p in programs]
 
 
 def _process(p: dict[str, Any], i: int = 0) -> dict[str, Any]:

@@ -393,7 +393,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--mix", required=True, metavar="P1,P2,...",
                          help="programs: built-in profiles (stream, random, copy, light; with parameters as "
                          "light:reads_pki=2), programs of the workload suite by name (triad, bfs, chase, ...; "
-                         "workloads/README.md) or CPU trace files; or a named mix from configs/mixes")
+                         "workloads/README.md) or CPU trace files; or a named mix from configs/mixes, or a mix file "
+                         "in their format (a .toml with programs = [...])")
     compare.add_argument("--policies", default="buddy,bpm", metavar="P1,P2,...",
                          help="placement policies (default buddy,bpm; see 'memtint presets'); policy+scheduler runs one under "
                               "that controller scheduler (buddy,buddy+tcm), divided by the same alone runs")
@@ -455,7 +456,8 @@ def build_parser() -> argparse.ArgumentParser:
         "(configs/rules/hvr-paper.toml) or mined ones (memtint mine-rules). --verify runs the candidates.",
     )
     advise.add_argument("programs", nargs="+", metavar="PROGRAM",
-                        help="trace files or workload profiles, one per core (or one named mix)")
+                        help="trace files or workload profiles, one per core (or one named mix, or a mix file: a .toml "
+                        "with programs = [...])")
     advise.add_argument("--machine", default="i7-860", metavar="PRESET",
                         help="machine preset or TOML file (default i7-860, HVR's)")
     advise.add_argument("--rules", metavar="FILE", help="rules file (default: the paper's R1-R6)")
@@ -822,7 +824,7 @@ def _check_mix_name(name: str, mixes: set[str], profiles: set[str], option: str 
     suite = set(workloads.suite())
     names = split_mix(name)
     for n in names:
-        if n in mixes and (others or len(names) > 1):
+        if (n in mixes or api.is_mix_file(n)) and (others or len(names) > 1):
             raise UsageError(f"{option} {n}: a named mix stands alone, not among other programs; give its programs "
                              f"({', '.join(os.path.basename(p) for p in api.mix_programs(n))}) instead")
     bad = [n for n in names if not (is_profile(n, profiles) or os.path.exists(n)
@@ -1325,7 +1327,7 @@ def _compare(args: argparse.Namespace) -> int:
     mix = _no_empty("--mix", args.mix, split_mix(args.mix), "program", "one program per core")
     catalogue = api.presets()
     named = {m["name"] for m in catalogue.get("mixes", [])}
-    if len(mix) == 1 and mix[0] in named:
+    if len(mix) == 1 and (mix[0] in named or api.is_mix_file(mix[0])):
         mix = api.mix_programs(mix[0])
     else:
         _check_mix_name(",".join(mix), named, set(catalogue.get("profiles", [])))
@@ -1447,7 +1449,7 @@ def _advise(args: argparse.Namespace) -> int:
     programs = list(args.programs)
     catalogue = api.presets()
     named = {m["name"] for m in catalogue.get("mixes", [])}
-    if len(programs) == 1 and programs[0] in named:
+    if len(programs) == 1 and (programs[0] in named or api.is_mix_file(programs[0])):
         programs = api.mix_programs(programs[0])
     for p in programs:
         _check_mix_name(p, named, set(catalogue.get("profiles", [])), option="program", others=len(programs) > 1)

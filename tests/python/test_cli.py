@@ -499,6 +499,33 @@ def test_an_error_in_a_machine_file_names_that_files_line(memtint, clean_error, 
     assert line.startswith(f"memtint: error: {one}:11: ") and "controller.scheduler" in line, line
 
 
+@pytest.mark.engine
+def test_a_mix_file_is_a_mix_wherever_a_named_mix_is(memtint, tmp_path, clean_error):
+    # A mix file in configs/mixes' format was read as a CPU trace ("instruction count
+    # 'description' is not a decimal number"), and a sweep's preset refused it as an unknown name.
+    from memtint import api
+    from memtint.sweep import parse_spec
+
+    (tmp_path / "traces").mkdir()
+    trace = tmp_path / "traces" / "t.trace"
+    trace.write_text("".join(f"3 {4096 * i + 64}\n" for i in range(3000)))
+    mix = tmp_path / "mine.toml"
+    mix.write_text('description = "mine"\nprograms = ["stream", "light:reads_pki=2", "traces/t.trace"]\n')
+    assert api.mix_programs(str(mix)) == ["stream", "light:reads_pki=2", str(trace)]  # beside the file
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", mix, "--policies", "bpm",
+                             "--instructions", "20000", "--warmup", "0")
+    assert code == 0, err
+    assert "stream, light:reads_pki=2, t.trace" in " ".join(out.split()), out
+    spec = parse_spec({"machines": ["i7-860"], "policies": ["buddy"], "instructions": 1000,
+                       "mixes": [{"preset": "mine.toml"}]}, base=tmp_path)
+    assert spec.entries[0].mix.programs == ("stream", "light:reads_pki=2", str(trace))
+    clean_error(memtint("compare", "--machine", "i7-860", "--mix", f"{mix},light"), "a named mix stands alone")
+    mix.write_text('programs = ["stream"]\ncores = 4\n')
+    clean_error(memtint("compare", "--machine", "i7-860", "--mix", mix), f"{mix}: unknown key 'cores'")
+    mix.write_text("programs = []\n")
+    clean_error(memtint("advise", mix), f"{mix}: programs: expected a non-empty list")
+
+
 def test_a_mix_keeps_a_profiles_parameters_together(tmp_path):
     """A profile's parameters are comma-separated too: a piece `key=value` continues the profile
     before it, unless it is a file."""

@@ -271,8 +271,17 @@ class _Parser:
         return chosen
 
     def preset_mix(self, value: Any, key: str) -> Mix:
+        from memtint import api
+
+        path = str(self.base / value) if isinstance(value, str) else value  # relative to the spec, as traces
+        if api.is_mix_file(path):  # a mix file of the user's, in configs/mixes' format
+            try:
+                return Mix(tuple(api.mix_programs(path)), os.path.splitext(os.path.basename(path))[0])
+            except api.MemtintError as error:
+                raise _fail(key, str(error)) from None
         if value not in self.cat.mixes:
-            raise _fail(key, f"unknown mix {value!r} (known: {', '.join(self.cat.mixes)})")
+            raise _fail(key, f"unknown mix {value!r} (known: {', '.join(self.cat.mixes)}, or a mix file: "
+                             "a .toml with programs = [...])")
         return Mix(tuple(self.cat.mixes[value]), value)
 
     def os_table(self, value: Any, key: str) -> dict[str, Any]:
