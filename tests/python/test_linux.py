@@ -382,6 +382,22 @@ def test_hugepage_mode_without_free_hugepages_is_refused_before_the_program_runs
 
 # ---- privilege (acceptance 5) -------------------------------------------------------------------
 
+@pytest.mark.parametrize("argv, instead", [(["run", "--colors", "0-3", "--", "true"], "--space cache-only"),
+                                           (["run-mix", "--", "true", ":::", "true"], "--policy cache-only")])
+def test_without_frame_numbers_the_refusal_is_said_alone_and_names_what_works(monkeypatch, capsys, argv, instead):
+    # Cost and vm.max_map_count warnings came first, and the error offered hugepage mode, then
+    # said only pagemap mode could colour the space.
+    from memtint import cli as memtint_cli
+    from memtint.linux import launch
+
+    monkeypatch.setattr(launch, "frame_access_error", lambda: "frame numbers need root")
+    assert memtint_cli.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("memtint: error: frame numbers need root or CAP_SYS_ADMIN"), err
+    assert f"uses b21, b22: colour within the hugepage with --mode hugepage and {instead}" in err[0]
+    assert "only pagemap mode" not in err[0]
+
+
 @needs_root
 @pytest.mark.skipif(shutil.which("setpriv") is None, reason="setpriv (util-linux) is not installed")
 def test_unprivileged_commands_say_what_to_do():

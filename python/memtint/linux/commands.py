@@ -329,7 +329,7 @@ def _check_run_arguments(args: argparse.Namespace) -> None:
     """The arguments `run_coloured` checks, checked before the host's warnings, so that a mistake
     is the one line said (run_coloured checks them again, for API callers)."""
     from memtint.linux.colour_spec import parse_list
-    from memtint.linux.launch import check_node, parse_cpus
+    from memtint.linux.launch import check_can_colour, check_node, parse_cpus
     from memtint.linux.layout import colour_layout
     from memtint.linux.run import check_report_path
 
@@ -339,6 +339,7 @@ def _check_run_arguments(args: argparse.Namespace) -> None:
         parse_cpus(args.cpus)
     check_node(args.node)
     check_report_path(args.report)
+    check_can_colour(layout, args.mode)
 
 
 def _report_not_written(report: str | None, started: float, exit_code: int | None, pid: int) -> str | None:
@@ -420,7 +421,6 @@ def _run_mix(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     check_outputs({"--json": args.json}, [*(p for c in commands for p in command_inputs(c, env)), *_config_files(args)],
                   inputs_are_files=False)
-    _warn(map_count_warning(args.mode))
     err = Console(stderr=True)
     status = None
     finished: set[int] = set()

@@ -28,20 +28,21 @@ MODES = ("auto", "pagemap", "hugepage")
 HUGEPAGE_BITS = 21
 
 
-def check_can_colour(layout: ColourLayout, mode: str) -> None:
+def check_can_colour(layout: ColourLayout, mode: str, option: str = "--space") -> None:
     """Raise unless libmemtint can colour with `layout` in `mode` here, as its start decides
     (native/libmemtint/src/shim.c, choose_mode): pagemap needs readable frame numbers; hugepage
     needs free hugepages, and readable frame numbers too when a colour bit lies above the 2 MiB
-    page (one pagemap read per hugepage gives its base frame)."""
+    page (one pagemap read per hugepage gives its base frame). Without frame numbers the error
+    names the spaces (`option` --space) or policies (--policy) within the hugepage."""
     if mode not in MODES:
         raise LinuxError(f"unknown mode '{mode}'; valid modes: {', '.join(MODES)}")
     above = sorted({b for m in layout.masks for b in range(64) if m >> b & 1 and b >= HUGEPAGE_BITS})
+    bits = ", ".join(f"b{b}" for b in above)
     if mode == "hugepage":
         if above and frame_access_error() is not None:
             raise PrivilegeError(
-                f"hugepage mode with colour bits {', '.join(f'b{b}' for b in above)} (at or above b{HUGEPAGE_BITS}, "
-                f"outside a 2 MiB page) reads each hugepage's frame number: {FRAME_PRIVILEGE}; or use a colour space "
-                f"whose bits all lie below b{HUGEPAGE_BITS}, which needs no frame numbers")
+                f"hugepage mode with colour bits {bits} (at or above b{HUGEPAGE_BITS}, outside a 2 MiB page) reads "
+                f"each hugepage's frame number: {FRAME_PRIVILEGE}; or {_within_hugepage(layout, option)}")
         free = free_hugepages()
         if free == 0:  # libmemtint would stop the program at its first allocation, with status 2
             raise LinuxError(f"hugepage mode: no free 2 MB hugepages ({HUGEPAGES_FREE} is 0); reserve some "
@@ -52,8 +53,35 @@ def check_can_colour(layout: ColourLayout, mode: str) -> None:
         return
     if mode == "auto" and not above:
         return  # the library falls back to hugepages, which need no frame numbers
-    raise PrivilegeError(problem if mode == "pagemap" else f"{problem} (this colour space uses bits "
-                         f"{', '.join(f'b{b}' for b in above)}, above the hugepage offset, so only pagemap mode colours it)")
+    if mode == "pagemap":
+        raise PrivilegeError(problem)
+    raise PrivilegeError(f"{FRAME_PRIVILEGE}. Without it libmemtint colours in hugepage mode, which needs no frame "
+                         f"numbers only when every colour bit lies below b{HUGEPAGE_BITS} (inside a 2 MiB page); "
+                         f"{layout.described} uses {bits}: {_within_hugepage(layout, option)}")
+
+
+#: Spaces tried for one whose colour bits all lie inside a 2 MiB hugepage, in the order offered.
+HUGEPAGE_SPACES = ("cache-only", "a-vp", "c-vp", "llc", "bank-only-8")
+#: Those that are placement policies too (run-mix's --policy).
+HUGEPAGE_POLICIES = ("cache-only", "a-vp", "c-vp", "bank-only-8")
+
+
+def _within_hugepage(layout: ColourLayout, option: str) -> str:
+    """What to give instead: the machine's spaces (or policies) whose colour bits all lie below b21."""
+    from memtint.linux.layout import MemtintError, colour_layout
+
+    found = []
+    for name in HUGEPAGE_POLICIES if option == "--policy" else HUGEPAGE_SPACES:
+        try:
+            other = colour_layout(layout.data["machine"], name, mapping=layout.data["mapping"])
+        except (MemtintError, KeyError, TypeError):
+            continue  # a machine given as a table or file is not found again by its name
+        if other.masks and all(m < 1 << HUGEPAGE_BITS for m in other.masks):
+            found.append(name)
+    if not found:
+        return f"give a colour space whose bits all lie below b{HUGEPAGE_BITS}, with --mode hugepage"
+    return f"colour within the hugepage with --mode hugepage and {option} {found[0]}" + (
+        f" (or {', '.join(found[1:])})" if len(found) > 1 else "")
 
 
 #: The system's free 2 MB hugepages (what libmemtint's hugepage mode maps, MAP_HUGETLB).

@@ -15,7 +15,8 @@ from memtint.linux import arguments
 from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.launch import (CommandRun, check_can_colour, check_library_starts, check_preloadable,
-                                  coloured_environment, cost_note, exit_status, kill_tree, start, SignalRelay)
+                                  coloured_environment, cost_note, exit_status, kill_tree, map_count_warning, start,
+                                  SignalRelay)
 from memtint.linux.layout import ColourLayout, MemtintError, policy_partition
 
 SEPARATOR = ":::"
@@ -46,9 +47,9 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     ``stdout``: the file descriptor the programs' standard output goes to (None: this process's;
     `memtint run-mix --json -` gives its standard error, so its standard output is the JSON alone).
     ``on_progress`` is called about twenty times a second with the runs while any is running;
-    ``on_warning`` with each warning (virtual machine, shared CPUs, the colours' cost in kernel
-    frames) before anything starts, and after the run for a library report a program's child
-    left in its place.
+    ``on_warning`` with each warning (virtual machine, vm.max_map_count, shared CPUs, the colours'
+    cost in kernel frames) once the checks passed, before anything starts, and after the run for
+    a library report a program's child left in its place.
     Returns ``{"machine", "mapping", "policy", "space", "masks_hex", "wall_seconds", "programs":
     [{"command", "pid", "colours", "colours_text", "banks", "channels", "cpus", "exit_code",
     "wall_seconds", "library_report"}]}``. Raises before starting anything when the policy does
@@ -82,13 +83,13 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
         raise LinuxError(f"policy '{policy}' gives every process every colour (it does not partition memory); "
                          "use bpm, bpm-plus, cache-only, a-vp or another colour-set policy")
     layout = ColourLayout(partition["layout"])
-    check_can_colour(layout, mode)
+    check_can_colour(layout, mode, option="--policy")
     for argv in commands:
         check_preloadable(argv, dict(os.environ))
     available = sorted(os.sched_getaffinity(0))
     cpu_list = arguments.cpus(cpus) or available
     vm = vm_warning()
-    warnings = [w for w in [vm] if w]
+    warnings = [w for w in [vm, map_count_warning(mode)] if w]  # after the checks: none before a refusal
     if len(cpu_list) < len(commands):
         warnings.append(f"{len(commands)} programs share {len(cpu_list)} CPUs: they also compete for CPU time")
     warnings += _cost_notes(commands, partition, layout, mode)
