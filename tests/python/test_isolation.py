@@ -240,6 +240,25 @@ def test_verify_options_out_of_place_are_refused(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_unprivileged_verify_says_verify_needs_root_and_the_run_without_it_does_not(monkeypatch, tmp_path, capsys):
+    # The timer's text said to run `memtint probe` as root, a command the user had not run.
+    from memtint.linux import launch, pagemap
+
+    monkeypatch.setattr(pagemap, "frame_access_error", lambda: "frame numbers need root")
+    monkeypatch.setattr(launch, "frame_access_error", lambda: "frame numbers need root")
+    free = tmp_path / "free_hugepages"
+    free.write_text("4\n")
+    monkeypatch.setattr(launch, "HUGEPAGES_FREE", str(free))
+    marker = tmp_path / "ran"
+    status = cli.main(["run", "--verify", "--colors", "0-3", "--space", "cache-only", "--mode", "hugepage", "--",
+                       "/bin/sh", "-c", f"touch {marker}"])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memtint: error: --verify needs root or CAP_SYS_ADMIN") and "without --verify this run needs no " \
+        "privilege" in err and "memtint probe" not in err
+    assert not marker.exists()
+
+
 def test_verify_without_root_stops_with_the_timers_message_before_the_program_runs(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(probe_linux.os, "geteuid", lambda: 1000)
     with pytest.raises(LinuxError) as expected:

@@ -340,6 +340,14 @@ def _check_run_arguments(args: argparse.Namespace) -> None:
     check_node(args.node)
     check_report_path(args.report)
     check_can_colour(layout, args.mode)
+    if args.verify:
+        from memtint.linux import pagemap
+        from memtint.linux.errors import PrivilegeError
+
+        if pagemap.frame_access_error() is not None:  # the timer's own text names `memtint probe`, not this flag
+            raise PrivilegeError("--verify needs root or CAP_SYS_ADMIN: it times loads to frames it finds through "
+                                 "/proc/self/pagemap; without --verify this run needs no privilege (its colours lie "
+                                 "inside a 2 MiB hugepage)")
 
 
 def _report_not_written(report: str | None, started: float, exit_code: int | None, pid: int) -> str | None:
