@@ -421,6 +421,29 @@ fn a_table_of_a_component_not_in_force_is_warned_about() {
     assert!(e.contains("os.resctrl[1]") && e.contains("named twice"), "{e}");
 }
 
+/// A flat [os] key the policy in force does not read was dropped unseen: `os.colours` under
+/// buddy left every program on every bank.
+#[test]
+fn a_flat_os_key_the_policy_does_not_read_is_warned_about() {
+    let run = |os: Value| sim_run(json!({"machine": "i7-860", "programs": ["stream", "light"], "instructions": 5_000, "os": os}));
+    let v = run(json!({"policy": "buddy", "colours": [[0], [1]], "colour_split": "strided", "frame_order": "ascending",
+                       "strict": true, "profiles": [{"mpki": 1.0, "rbh": 0.5}, {"mpki": 1.0, "rbh": 0.5}]}));
+    let w = v["warnings"].to_string();
+    for key in ["colours", "colour_split", "frame_order", "strict", "profiles"] {
+        assert!(w.contains(&format!("os.{key} is set but os.policy = \\\"buddy\\\": nothing reads it")), "{key}: {w}");
+    }
+    // Each read by bpm: no warning; ccps reads its frame order, not colours.
+    let v = run(json!({"policy": "bpm", "colours": [[0], [1]], "frame_order": "ascending", "strict": true}));
+    assert!(!v["warnings"].to_string().contains("nothing reads it"), "{}", v["warnings"]);
+    let v = sim_run(json!({"machine": "ccps-4c-64b", "programs": ["stream", "light"], "instructions": 5_000,
+                           "os": {"policy": "ccps", "colours": [[0], [1]], "frame_order": "ascending"}}));
+    let w = v["warnings"].to_string();
+    assert!(w.contains("os.colours is set but os.policy = \\\"ccps\\\"") && !w.contains("os.frame_order"), "{w}");
+    // Explicit colour sets leave the even split's shape unread.
+    let v = run(json!({"policy": "bpm", "colours": [[0], [1]], "colour_split": "strided"}));
+    assert!(v["warnings"].to_string().contains("os.colour_split is set but os.colours gives the colour sets"), "{}", v["warnings"]);
+}
+
 /// A policy a program registers, whose epoch no key sets: the warning about an epoch longer than
 /// the run names the policy's epoch, not a key it does not have.
 #[test]

@@ -30,4 +30,5 @@ pub const INFO: PolicyInfo =
         Ok(Box::new(channel_only(cfg, bits, processes)?))
     })
     .needs("a mapping with channel bits above the page offset (e.g. machine i7-860-bpm-plus)")
-    .machine_variant(PAGE_CHANNEL);
+    .machine_variant(PAGE_CHANNEL)
+    .reads_keys(super::colour_sets::KEYS);

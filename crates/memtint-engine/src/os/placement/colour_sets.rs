@@ -33,6 +33,9 @@ impl ColourSplit {
     }
 }
 
+/// The flat `[os]` keys a `ColourSets` reads (`PolicyInfo::reads_keys` of every policy built on it).
+pub const KEYS: &[&str] = &["colours", "groups", "colour_split", "frame_order", "strict"];
+
 pub struct ColourSets {
     space: ColourSpace,
     policy: &'static str,

@@ -283,7 +283,8 @@ pub const MCP: PolicyInfo =
     .needs_profiles()
     .needs("a mapping with channel bits above the page offset")
     .machine_variant(super::PAGE_CHANNEL)
-    .params(ParamSchema::of::<McpParams>(&[]));
+    .params(ParamSchema::of::<McpParams>(&[]))
+    .reads_keys(&["frame_order", "strict"]);
 
 /// Registered in `placement::POLICIES`.
 pub const IMPS: PolicyInfo =
@@ -293,7 +294,8 @@ pub const IMPS: PolicyInfo =
     .needs_profiles()
     .needs("a mapping with channel bits above the page offset")
     .machine_variant(super::PAGE_CHANNEL)
-    .reads_table(TABLE);
+    .reads_table(TABLE)
+    .reads_keys(&["frame_order", "strict"]);
 
 #[cfg(test)]
 mod tests {

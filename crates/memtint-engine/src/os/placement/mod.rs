@@ -169,6 +169,10 @@ pub struct PolicyInfo {
     pub colours_nodes: bool,
     /// Another policy's table it reads (IMPS reads MCP's thresholds, `[os.mcp]`).
     pub reads_table: Option<&'static str>,
+    /// The flat `[os]` keys it reads that not every policy does (`os.colours`, `os.strict`...;
+    /// `os.profiles` goes with `needs_profiles`): one set under a policy that does not declare
+    /// it is warned of.
+    pub reads_keys: &'static [&'static str],
     pub build: Builder,
 }
 
@@ -188,6 +192,7 @@ impl PolicyInfo {
             places_nodes: false,
             colours_nodes: false,
             reads_table: None,
+            reads_keys: &[],
             build,
         }
     }
@@ -214,6 +219,13 @@ impl PolicyInfo {
     }
     pub const fn reads_table(self, table: &'static str) -> Self {
         PolicyInfo { reads_table: Some(table), ..self }
+    }
+    pub const fn reads_keys(self, keys: &'static [&'static str]) -> Self {
+        PolicyInfo { reads_keys: keys, ..self }
+    }
+    /// Whether it reads flat `[os]` key `key` (see `reads_keys`).
+    pub fn reads_key(&self, key: &str) -> bool {
+        self.reads_keys.contains(&key) || (key == "profiles" && self.needs_profiles)
     }
 }
 
@@ -310,6 +322,27 @@ pub fn warnings(cfg: &OsConfig) -> Result<Vec<String>> {
         }
         if crate::os::resctrl::RESCTRL.names().contains(&name) && !cfg.resctrl.iter().any(|r| r == name) {
             warnings.push(format!("[os.{name}] is set but os.resctrl does not name \"{name}\": nothing reads it"));
+        }
+    }
+    // Likewise a flat key some policy reads, under a policy that does not (`os.colours` under
+    // buddy reached every bank in silence).
+    if let Ok(policy) = info(&cfg.policy) {
+        let given = serde_json::to_value(cfg).unwrap_or_default();
+        let default = serde_json::to_value(OsConfig::default()).unwrap_or_default();
+        let mut keys: Vec<&str> = vec!["profiles"];
+        for key in POLICIES.all().iter().flat_map(|p| p.reads_keys.iter()) {
+            if !keys.contains(key) {
+                keys.push(key);
+            }
+        }
+        for key in keys {
+            if given.get(key) != default.get(key) && !policy.reads_key(key) {
+                warnings.push(format!("os.{key} is set but os.policy = \"{}\": nothing reads it", cfg.policy));
+            }
+        }
+        // Explicit colour sets replace the even split.
+        if policy.reads_key("colour_split") && cfg.colours.is_some() && given.get("colour_split") != default.get("colour_split") {
+            warnings.push("os.colour_split is set but os.colours gives the colour sets: nothing reads it".to_string());
         }
     }
     // UCP's epoch under a static allocation times nothing.

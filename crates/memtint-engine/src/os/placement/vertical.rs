@@ -70,7 +70,8 @@ pub const VERTICAL: PolicyInfo =
         })?;
         Ok(Box::new(vertical("vertical", ijk, cfg, bits, processes)?))
     })
-    .params(ParamSchema::of::<VerticalParams>(RENAMED));
+    .params(ParamSchema::of::<VerticalParams>(RENAMED))
+    .reads_keys(super::colour_sets::KEYS);
 
 /// The named (i, j, k) policy `name` of `NAMED_VERTICAL`.
 fn named(name: &'static str, cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<Box<dyn PlacementPolicy>> {
@@ -81,7 +82,8 @@ fn named(name: &'static str, cfg: &OsConfig, bits: &ColourBits, processes: u32) 
 macro_rules! named_info {
     ($id:ident, $name:literal, $summary:literal) => {
         /// Registered in `placement::POLICIES`.
-        pub const $id: PolicyInfo = PolicyInfo::new($name, $summary, |cfg, bits, processes, _| named($name, cfg, bits, processes));
+        pub const $id: PolicyInfo = PolicyInfo::new($name, $summary, |cfg, bits, processes, _| named($name, cfg, bits, processes))
+            .reads_keys(super::colour_sets::KEYS);
     };
 }
 named_info!(CACHE_ONLY, "cache-only", "HVR (0, 3, 0): LLC colours only");
@@ -95,4 +97,5 @@ named_info!(C_VP, "c-vp", "HVR (0, 1, 2)");
 pub const HVR: PolicyInfo =
     PolicyInfo::new("hvr", "HVR (2, 3, 2): every HVR bit, for os.dynamic = \"hvr-online\"", |cfg, bits, processes, _| {
         Ok(Box::new(vertical("hvr", HVR_SPACE, cfg, bits, processes)?))
-    });
+    })
+    .reads_keys(super::colour_sets::KEYS);

@@ -325,3 +325,14 @@ fn os_config_reads_from_toml_with_defaults_and_rejects_unknown_fields() {
     assert!(refused("[ccps]\nbanks_per_core = 0").contains("os.ccps.banks_per_core: must be at least 1"));
     assert!(refused("[bpm]\nx = 1").contains("os.bpm: no component with parameters is named 'bpm'; tables: vertical, ccps, mcp"));
 }
+
+/// A misspelt declaration would warn of a key every run leaves at its default, never.
+#[test]
+fn every_key_a_policy_declares_it_reads_is_an_os_key() {
+    let fields = crate::params::field_names::<OsConfig>();
+    for p in crate::os::placement::POLICIES.all() {
+        for key in p.reads_keys {
+            assert!(fields.iter().any(|f| f == key), "{}: os.{key} is not an [os] key", p.name);
+        }
+    }
+}
