@@ -1,4 +1,4 @@
-"""Fuzz the command line's inputs, in process, in twelve classes:
+"""Fuzz the command line's inputs, in process, in thirteen classes:
 
 - ``sim``: mutated run files (bytes and values) through `memtint sim`'s own loading and the engine;
 - ``overrides``: `--set KEY=VALUE` with extreme values (NaN, infinities, 1e400, 2^40, 2^64,
@@ -526,6 +526,36 @@ def rules_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[st
                     hvr_rules.os_options(advice, rng.choice([2, 4, 8]))
         except Exception as error:  # noqa: BLE001
             return "internal", f"deciding: {type(error).__name__}: {error}"
+        return "ok", ""
+
+    return data, run
+
+
+MIX_NAMED = re.compile(r"m\.toml")
+
+
+def mixes_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[str, str]]]:
+    """A mix file (configs/mixes' format) mutated: read as `--mix FILE` and a sweep's preset read it."""
+    seeds = [open(os.path.join(ROOT, "configs", "mixes", name)).read()
+             for name in sorted(os.listdir(os.path.join(ROOT, "configs", "mixes")))]
+    path, data = mutated_file(rng, d, "m.toml", seeds)
+
+    def run() -> tuple[str, str]:
+        from memtint import api
+        from memtint.sweep import SweepSpecError, parse_spec
+
+        try:
+            programs = api.mix_programs(path)
+            parse_spec({"machines": ["i7-860"], "policies": ["buddy"], "instructions": 1000,
+                        "mixes": [{"preset": "m.toml"}]}, base=d)
+        except (api.MemtintError, SweepSpecError) as error:
+            return _outcome(error, MIX_NAMED)
+        except Hang:
+            raise
+        except Exception as error:  # noqa: BLE001
+            return "internal", f"{type(error).__name__}: {error}"
+        if not programs or not all(isinstance(p, str) and p for p in programs):
+            return "internal", f"accepted as no programs: {programs!r}"
         return "ok", ""
 
     return data, run
@@ -1080,7 +1110,7 @@ def _edited_batch(rng: random.Random, store: str, manifest: dict) -> tuple[str, 
 CLASSES: dict[str, Callable[[random.Random, str], tuple[bytes, Callable[[], tuple[str, str]]]]] = {
     "sim": sim_case, "combos": combos_case, "overrides": overrides_case, "sweep": sweep_case, "outputs": outputs_case,
     "tiering": tiering_case, "rules": rules_case, "rt": rt_case, "machine": machine_case, "traces": traces_case,
-    "cache": cache_case, "store": store_case,
+    "cache": cache_case, "store": store_case, "mixes": mixes_case,
 }
 
 

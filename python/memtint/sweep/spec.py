@@ -276,7 +276,7 @@ class _Parser:
         path = str(self.base / value) if isinstance(value, str) else value  # relative to the spec, as traces
         if api.is_mix_file(path):  # a mix file of the user's, in configs/mixes' format
             try:
-                return Mix(tuple(api.mix_programs(path)), os.path.splitext(os.path.basename(path))[0])
+                return Mix(tuple(api.mix_programs(path)), value)  # named as written: errors name the file
             except api.MemtintError as error:
                 raise _fail(key, str(error)) from None
         if value not in self.cat.mixes:
