@@ -120,6 +120,9 @@ def test_written_preset_runs_identically_to_the_original(memtint, tmp_path):
     assert "matches the simulated machine's mapping exactly" in out
     mapping = (tmp_path / "probed.mapping.toml").read_text()
     assert "consistency 1.000" in mapping and "[fields]" in mapping
+    # i7-860's page-channel variant is a machine of its mapping: bpm-plus would have run there.
+    preset = (tmp_path / "probed.toml").read_text()
+    assert "\n[variants]" not in preset and "but for its [variants]" in preset
     summary = json.loads((tmp_path / "probe.json").read_text())
     assert summary["nodes"][0]["exact"] is True and summary["nodes"][0]["raw"]["random_pair_ns"]
     results = {}

@@ -324,7 +324,9 @@ def _write_preset(args, results, config: dict, source: str) -> None:
         mappings[node] = file
     machine = machine_with_mappings(config, mappings, stem, f"{config.get('description') or config['name']} (mapping probed: {source})")
     header = (f"# Written by memtint probe ({source}); the mapping file(s) beside it: {', '.join(mappings.values())}.\n"
-              f"# The other settings are {config['name']}'s.\n")
+              f"# The other settings are {config['name']}'s"
+              + (f", but for its [variants] (machines of its mapping, not this one)" if config.get("variants") else "")
+              + ".\n")
     files.append((args.write_preset, header + dumps(machine)))
     # All or none: each file is written beside its place first, and renamed into place only once
     # every one is written, so a failed write leaves no new mapping beside an old preset.

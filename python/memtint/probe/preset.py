@@ -104,10 +104,14 @@ def organisation_table(org) -> dict:
 
 def machine_with_mappings(config: dict, node_mappings: dict[int, str], name: str, description: str) -> dict:
     """The machine table `config` with node i's mapping replaced by `node_mappings[i]` (a path
-    relative to the machine file). A node that used the machine's [dram] gets its own copy."""
+    relative to the machine file), without its [variants]. A node that used the machine's [dram]
+    gets its own copy."""
     m = copy.deepcopy(config)
     m["name"] = name
     m["description"] = description
+    # A variant names a machine of the original's mapping (i7-860-bpm-plus), not of the probed one:
+    # a sweep would run bpm-plus there, on a mapping nobody measured.
+    m.pop("variants", None)
     nodes = m.get("nodes") or []
     if not nodes:
         m["dram"]["mapping"] = node_mappings[0]
