@@ -376,7 +376,8 @@ def is_mix_file(name: Any) -> bool:
 
 
 def mix_programs(name: str) -> list[str]:
-    """The programs of a named mix (``configs/mixes``), or of a mix file (:func:`is_mix_file`).
+    """The programs of a named mix (``configs/mixes``), or of a mix file (a ``.toml`` file in their
+    format: ``programs = [...]``, optional ``description``).
     Trace paths in a named mix are relative to the checkout root (``workloads/traces/...``,
     ``../shared/traces/...``), in a mix file to its directory, so they are resolved here and
     work from any directory."""
