@@ -112,6 +112,27 @@ def test_maps_classify_heap_stack_file_other_and_the_libmemtint_arena():
     assert [m.kind for m in hugetlb] == ["heap", "other"]
 
 
+
+@needs_library
+def test_libmemtint_is_loaded_when_mapped_not_when_ld_preload_names_it(tmp_path):
+    from memtint.linux.maps import libmemtint_mapped
+
+    libc = "7f2000000000-7f2000200000 r-xp 00000000 08:01 11 /usr/lib/x86_64-linux-gnu/libc.so.6"
+    lib = library_path()
+    # A static program exec'd by a coloured script keeps LD_PRELOAD and maps no library.
+    assert not libmemtint_mapped(parse_maps(libc), lib)
+    assert libmemtint_mapped(parse_maps(f"{libc}\n7f3000000000-7f3000040000 r-xp 00000000 08:01 12 {lib}"))
+    assert libmemtint_mapped(parse_maps("7f3000000000-7f3000040000 r-xp 00000000 08:01 12 /old/libmemtint.so "
+                                        "(deleted)"))
+    # MEMTINT_LIB may be called anything: what LD_PRELOAD names counts when it is libmemtint.
+    renamed = tmp_path / "mt.so"
+    shutil.copy(lib, renamed)
+    mapped = parse_maps(f"7f3000000000-7f3000040000 r-xp 00000000 08:01 12 {renamed}")
+    assert libmemtint_mapped(mapped, f"{renamed}:/x/other.so") and not libmemtint_mapped(mapped)
+    other = tmp_path / "other.so"
+    other.write_bytes(b"\x7fELF not libmemtint")
+    assert not libmemtint_mapped(parse_maps(f"7f3000000000-7f3000040000 r-xp 00000000 08:01 12 {other}"), str(other))
+
 def test_partition_of_bpm_is_the_simulators_and_disjoint():
     from memtint.linux import policy_partition
 

@@ -370,8 +370,69 @@ def test_inspect_counts_pages_of_a_process_that_is_assigned_colours_but_not_colo
     report = json.loads(r.stdout)
     outside = report["heap_pages_outside_colours"]
     assert outside >= 0.9 * 4096 * 31 / 32, report["pages"]  # colour 0 of 32 holds ~1/32 of them
-    assert (f"libmemtint is not in LD_PRELOAD: nothing colours the pages ({outside} of the {report['heap_pages']} "
-            "heap pages are outside colours 0)") in r.stderr
+    assert (f"libmemtint is not loaded (not in /proc/{child.pid}/maps): the process was never coloured" in r.stderr
+            and f"nothing colours its pages ({outside} of the {report['heap_pages']} heap pages are outside colours 0)"
+            in r.stderr), r.stderr
+
+
+@pytest.fixture(scope="module")
+def static_waiter(tmp_path_factory):
+    """A statically linked C program that fills a 16 MB heap, prints its PID and waits for a line."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    where = tmp_path_factory.mktemp("static-waiter")
+    source = where / "wait.c"
+    source.write_text('#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n'
+                      'int main(void) { char *p = malloc(16 << 20), line[8]; memset(p, 1, 16 << 20); '
+                      'printf("%d\\n", (int)getpid()); fflush(stdout); return !fgets(line, sizeof line, stdin); }\n')
+    built = subprocess.run([cc, "-static", "-O1", str(source), "-o", str(where / "wait")], capture_output=True,
+                           text=True)
+    if built.returncode != 0:
+        pytest.skip(f"static libc is not installed (libc6-dev's libc.a): {built.stderr.strip()[-200:]}")
+    return where / "wait"
+
+
+@needs_root
+@needs_library
+def test_inspect_of_a_static_program_a_coloured_script_execd_says_it_was_never_coloured(static_waiter):
+    # The exec'd program keeps LD_PRELOAD in its environment but the library never loads in it:
+    # inspect judged by LD_PRELOAD and blamed compaction, fork or --spill for its pages.
+    runner = subprocess.Popen([*CLI, "run", "--colors", "0-3", "--", "/bin/sh", "-c", f"exec {static_waiter}"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "MEMTINT_QUIET": "1"})
+    try:
+        pid = runner.stdout.readline().strip()
+        assert pid, runner.stderr.read()
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            assert b"LD_PRELOAD=" in f.read()  # what inspect went by
+        r = cli("inspect", pid, "--json", "-")
+    finally:
+        runner.stdin.close()
+        runner.wait(timeout=60)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    outside = report["heap_pages_outside_colours"]
+    assert outside > report["heap_pages"] // 2, report["pages"]  # colours 0-3 of 32 hold ~1/8 of them
+    assert (f"libmemtint is not loaded (not in /proc/{pid}/maps): the process was never coloured (LD_PRELOAD was "
+            "removed, as env -u LD_PRELOAD does, or a statically linked program was exec'd") in r.stderr, r.stderr
+    assert f"({outside} of the {report['heap_pages']} heap pages are outside colours 0-3)" in r.stderr
+    assert "compaction" not in r.stderr and "fork()" not in r.stderr and report["allocator_arena"] is None
+
+
+@needs_root
+@needs_library
+def test_a_report_a_program_never_coloured_did_not_write_names_that_cause(tmp_path):
+    # env ran with libmemtint and exec'd `true` without it: the run said only that the program
+    # skipped its exit handlers, of a program that exited normally, uncoloured.
+    r = cli("run", "--colors", "0-3", "--report", tmp_path / "r.json", "--", "env", "-u", "LD_PRELOAD", "true",
+            env={"MEMTINT_QUIET": "1"})
+    assert r.returncode == 0 and not (tmp_path / "r.json").exists(), r.stderr
+    assert (f"--report {tmp_path / 'r.json'} was not written: the program (PID ") in r.stderr, r.stderr
+    assert ("exited with status 0 and either ended without running its exit handlers, where libmemtint writes its "
+            "report (_exit, a signal; dash scripts end with _exit), or never loaded libmemtint (it removed "
+            "LD_PRELOAD, as env -u LD_PRELOAD does, or exec'd a statically linked program), and then its heap was "
+            "never coloured") in r.stderr, r.stderr
 
 
 # ---- 6. zombies -------------------------------------------------------------------------------------

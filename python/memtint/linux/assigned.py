@@ -1,7 +1,9 @@
 """The colours a running process was given, read from its environment (/proc/PID/environ):
 MEMTINT_COLOR_MASKS and MEMTINT_COLORS as `memtint run` sets them for libmemtint. A process
 started some other way, or whose library changed colours per thread (memtint_set_colors), is
-not described by them: then the process has no assigned colours as far as `inspect` knows."""
+not described by them: then the process has no assigned colours as far as `inspect` knows.
+Whether libmemtint colours them is not in the environment (an exec'd static program keeps
+LD_PRELOAD and never loads it): `maps.libmemtint_mapped` tells."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ class AssignedColours:
     masks: list[int]
     colours: list[int]
     mode: str | None
-    preloaded: bool
+    ld_preload: str
 
 
 def read_environ(pid: int | str) -> dict[str, str]:
@@ -47,4 +49,4 @@ def assigned_colours(pid: int | str) -> AssignedColours | None:
         colours = parse_list(colours_text, count=1 << len(masks), where=f"its MEMTINT_COLOR_MASKS ({len(masks)} masks)")
     except LinuxError as error:
         raise LinuxError(f"process {pid} has a malformed MEMTINT_COLORS={colours_text!r}: {error}") from None
-    return AssignedColours(masks, colours, env.get("MEMTINT_MODE"), "libmemtint" in env.get("LD_PRELOAD", ""))
+    return AssignedColours(masks, colours, env.get("MEMTINT_MODE"), env.get("LD_PRELOAD", ""))

@@ -351,10 +351,11 @@ def _check_run_arguments(args: argparse.Namespace) -> None:
 
 
 def _report_not_written(report: str | None, started: float, exit_code: int | None, pid: int) -> str | None:
-    """libmemtint writes ``--report`` from the exit handlers of each process it is preloaded in,
-    which ``_exit`` (every dash script), a signal or exec skip: said when the program (process
+    """libmemtint writes ``--report`` from the exit handlers of each process it is loaded in,
+    which ``_exit`` (every dash script) or a signal skip, and a process it never loaded in (it
+    removed LD_PRELOAD, or exec'd a static program) writes none: said when the program (process
     ``pid``) left no report of its own, so that no report, an older one or a child's does not
-    pass for the program's."""
+    pass for the program's. Once it has ended the two cannot be told apart, so both are named."""
     import glob
     import json
     import stat
@@ -363,8 +364,10 @@ def _report_not_written(report: str | None, started: float, exit_code: int | Non
         return None
     how = f"was killed by signal {exit_code - 128}" if exit_code and exit_code > 128 else \
         f"exited with status {exit_code}"
-    why = (f"the program (PID {pid}) {how} without running its exit handlers (_exit, a signal, or an exec; dash "
-           "scripts end with _exit), where libmemtint writes its report")
+    why = (f"the program (PID {pid}) {how} and either ended without running its exit handlers, where libmemtint "
+           "writes its report (_exit, a signal; dash scripts end with _exit), or never loaded libmemtint (it removed "
+           "LD_PRELOAD, as env -u LD_PRELOAD does, or exec'd a statically linked program), and then its heap was "
+           "never coloured")
     own = report.replace("%p", str(pid))
     try:
         st = os.stat(own)

@@ -15,7 +15,7 @@ from memtint.linux.colour_spec import format_list
 from memtint.linux.errors import LinuxError, PrivilegeError, is_zombie, zombie
 from memtint.linux.hypervisor import vm_warning
 from memtint.linux.layout import ColourLayout, colour_layout, linear_value, machine_nodes
-from memtint.linux.maps import CLASSES, mark_allocator_arena, read_maps
+from memtint.linux.maps import CLASSES, libmemtint_mapped, mark_allocator_arena, read_maps
 from memtint.linux.pagemap import FRAME_PRIVILEGE, check_frame_access, open_pagemap, read_frames
 
 SCHEMA_VERSION = 1
@@ -247,7 +247,8 @@ def _inspect(pid: int, followed: int | None, machine: str | dict[str, Any], mapp
     # meanwhile (a growing heap) gives an inconsistent picture, so walk again, a few times.
     for attempt in range(1, INSPECT_ATTEMPTS + 1):
         mappings = read_maps(pid)
-        arena = mark_allocator_arena(mappings) if assigned and assigned.preloaded else None
+        loaded = assigned is not None and libmemtint_mapped(mappings, assigned.ld_preload)
+        arena = mark_allocator_arena(mappings) if loaded else None
         pages, in_colours, swapped, hist = _walk(pid, mappings, layout, colour_masks, wanted, page_shift)
         stable = _map_shape(read_maps(pid)) == _map_shape(mappings)
         if stable:
@@ -285,9 +286,12 @@ def _inspect(pid: int, followed: int | None, machine: str | dict[str, Any], mapp
     outside = {k: pages[k] - in_colours[k] for k in CLASSES} if wanted is not None else None
     heap_outside = outside["heap"] if outside else 0
     text = format_list(sorted(wanted)) if wanted is not None else ""
-    if assigned and not assigned.preloaded:
-        warnings.append("the environment assigns colours but libmemtint is not in LD_PRELOAD: nothing colours the "
-                        f"pages ({heap_outside} of the {pages['heap']} heap pages are outside colours {text})")
+    if assigned and not loaded:
+        # Not the moved-pages causes below: nothing ever coloured these pages.
+        warnings.append(f"the environment assigns colours but libmemtint is not loaded (not in /proc/{pid}/maps): the "
+                        "process was never coloured (LD_PRELOAD was removed, as env -u LD_PRELOAD does, or a statically "
+                        "linked program was exec'd, which LD_PRELOAD cannot reach), so nothing colours its pages "
+                        f"({heap_outside} of the {pages['heap']} heap pages are outside colours {text})")
     elif heap_outside and not hugepage_heap:
         # A page libmemtint delivered in its colours leaves them only if its frame changes.
         warnings.append(f"{heap_outside} of the {pages['heap']} heap pages are outside the assigned colours {text}: "

@@ -113,6 +113,26 @@ def mark_allocator_arena(mappings: list[Mapping]) -> tuple[int, int] | None:
     return best
 
 
+def libmemtint_mapped(mappings: list[Mapping], ld_preload: str = "") -> bool:
+    """Whether libmemtint is loaded in the process: a mapped libmemtint*.so, or a library its
+    LD_PRELOAD names (MEMTINT_LIB may be called anything) that exports memtint_set_colors.
+    LD_PRELOAD alone does not tell: a static program exec'd keeps it and never loads it."""
+    import os
+
+    named = {p for p in ld_preload.replace(" ", ":").split(":") if p}
+    for path in {m.path.removesuffix(" (deleted)") for m in mappings if not m.anonymous and m.path}:
+        if os.path.basename(path).startswith("libmemtint"):
+            return True
+        if path in named:
+            try:
+                with open(path, "rb") as f:
+                    if b"\0memtint_set_colors\0" in f.read():
+                        return True
+            except OSError:
+                continue
+    return False
+
+
 def read_maps(pid: int | str) -> list[Mapping]:
     """The classified mappings of process `pid`, thread stacks included."""
     try:
