@@ -258,6 +258,43 @@ def test_a_setting_libmemtint_refuses_is_said_before_the_program_starts(tmp_path
 
 @needs_root
 @needs_library
+@pytest.mark.parametrize("argv, env, refusal", [
+    # run --verify's: only its privilege check came before the warnings
+    (["run", "--verify", "--space", "llc", "--colors", "0-3", "--", "true"], {}, "does not partition banks"),
+    (["run", "--verify", "--verify-buffer-mb", "0", "--colors", "0-3", "--", "true"], {}, "give at least 1 MiB"),
+    (["run", "--verify", "--colors", "0-3", "--", "/no/such/program"], {}, "command not found"),
+    # run_coloured's own, checked after the CLI had said its warnings
+    (["run", "--colors", "0-3", "--", "/no/such/program"], {}, "/no/such/program: command not found"),
+    (["run", "--colors", "0-3", "--", "true"], {"MEMTINT_POOL_LIMIT": "bogus"}, "MEMTINT_POOL_LIMIT='bogus'"),
+    (["run", "--colors", "0-3", "--", "true"], {"MEMTINT_LIB": "/no/such/lib.so"}, "MEMTINT_LIB=/no/such/lib.so"),
+    # run-mix's, checked as its programs started (after one had started, for a missing one)
+    (["run-mix", "--policy", "cache-only", "--", "true", ":::", "true", ":::", "true", ":::", "/no/such/program"], {},
+     "/no/such/program: command not found"),
+    (["run-mix", "--policy", "cache-only", "--", "true", ":::", "true", ":::", "true", ":::", "true"],
+     {"MEMTINT_POOL_LIMIT": "bogus"}, "MEMTINT_POOL_LIMIT='bogus'"),
+])
+def test_every_refusal_of_run_and_run_mix_comes_before_any_warning(argv, env, refusal):
+    # colours 0-3 of 32 (2 of 8 for cache-only's four programs) always have a cost warning to say
+    r = cli(*argv, env=env)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("memtint: error: ") and refusal in lines[0], r.stderr
+
+
+@needs_root
+@needs_library
+def test_run_coloured_gives_its_warnings_to_the_caller_before_the_program_starts():
+    from memtint.linux import run_coloured
+
+    said: list[str] = []
+    run = run_coloured(["sh", "-c", "echo started >&2"], "0-3", on_warning=said.append,
+                       on_start=lambda r: said.append("started"))
+    assert run.exit_code == 0 and said[-1] == "started" and said[:-1] == run.warnings
+    assert any("4 of 32 colours: each MB of heap takes about 8 MB of frames" in w for w in run.warnings), said
+
+
+@needs_root
+@needs_library
 def test_a_report_a_child_left_is_not_taken_for_the_programs(tmp_path):
     # bash ran a child (its report written, fresh), then was killed: the file held /bin/true's
     # report and nothing was said.

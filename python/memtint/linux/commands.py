@@ -10,10 +10,9 @@ import sys
 import time
 from typing import Any
 
-from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.inspect import inspect_process
 from memtint.linux.isolation import BUFFER_MB as ISOLATION_BUFFER_MB
-from memtint.linux.launch import MODES, command_inputs, map_count_warning
+from memtint.linux.launch import MODES, command_inputs
 from memtint.linux.maps import CLASSES
 from memtint.linux.run import run_coloured
 from memtint.linux.run_mix import SEPARATOR, run_mix, split_commands
@@ -245,21 +244,6 @@ def _inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cost(args: argparse.Namespace) -> str | None:
-    """The colour fraction's cost in kernel frames (`cost_note`); None when it cannot be told yet
-    (a bad colour list is reported by the run itself)."""
-    from memtint.linux.colour_spec import parse_list
-    from memtint.linux.launch import cost_note
-    from memtint.linux.layout import colour_layout
-
-    try:
-        layout = colour_layout(args.machine, args.space, mapping=args.mapping)
-        chosen = parse_list(args.colors, count=layout.colours, where=layout.described)
-    except Exception:  # noqa: BLE001 - the run reports these errors properly
-        return None
-    return cost_note(len(chosen), layout.colours, args.mode, layout.masks)
-
-
 def _run(args: argparse.Namespace) -> int:
     from memtint.linux.errors import LinuxError
 
@@ -311,27 +295,26 @@ def _run(args: argparse.Namespace) -> int:
                          "memory nodes)")
     if not argv:
         raise LinuxError("no program given: memtint run --colors SPEC -- PROGRAM ARGS...")
-    _check_run_arguments(args)
-    if _warn(vm_warning()):
-        os.environ[NOTED] = "1"  # the program's processes need not each say it again
-    _warn(map_count_warning(args.mode))
-    _warn(_cost(args))
-    if args.verify:
+    _check_run_arguments(args, argv)
+    if args.verify:  # its refusals, like run_coloured's, come before run_coloured's warnings
         _verify(args)
     started = time.time()
     run = run_coloured(argv, args.colors, machine=args.machine, mapping=args.mapping, space=args.space,
-                       cpus=args.cpus, mode=args.mode, spill=args.spill, report=args.report, node=args.node)
+                       cpus=args.cpus, mode=args.mode, spill=args.spill, report=args.report, node=args.node,
+                       on_warning=_warn)
     _warn(_report_not_written(args.report, started, run.exit_code, run.process.pid))
     return run.exit_code if run.exit_code is not None else 1
 
 
-def _check_run_arguments(args: argparse.Namespace) -> None:
-    """The arguments `run_coloured` checks, checked before the host's warnings, so that a mistake
-    is the one line said (run_coloured checks them again, for API callers)."""
+def _check_run_arguments(args: argparse.Namespace, argv: list[str]) -> None:
+    """The arguments `run_coloured` checks, checked first, so that a mistake is the one line said;
+    with --verify everything it refuses, so that nothing is refused after the timing (run_coloured
+    checks them again, then warns)."""
     from memtint.linux.colour_spec import parse_list
     from memtint.linux.launch import check_can_colour, check_node, parse_cpus
     from memtint.linux.layout import colour_layout
-    from memtint.linux.run import check_report_path
+    from memtint.linux.errors import LinuxError
+    from memtint.linux.run import check_report_path, check_run
 
     layout = colour_layout(args.machine, args.space, mapping=args.mapping)
     parse_list(args.colors, count=layout.colours, where=layout.described)
@@ -348,6 +331,11 @@ def _check_run_arguments(args: argparse.Namespace) -> None:
             raise PrivilegeError("--verify needs root or CAP_SYS_ADMIN: it times loads to frames it finds through "
                                  "/proc/self/pagemap; without --verify this run needs no privilege (its colours lie "
                                  "inside a 2 MiB hugepage)")
+        if args.verify_buffer_mb is not None and args.verify_buffer_mb < 1:
+            # the timer's own message names its --buffer-mb, a flag of probe, not of run
+            raise LinuxError(f"--verify-buffer-mb {args.verify_buffer_mb}: give at least 1 MiB")
+        check_run(argv, args.colors, machine=args.machine, mapping=args.mapping, space=args.space, cpus=args.cpus,
+                  mode=args.mode, spill=args.spill, report=args.report, node=args.node)
 
 
 def _report_not_written(report: str | None, started: float, exit_code: int | None, pid: int) -> str | None:
@@ -401,10 +389,6 @@ def _verify(args: argparse.Namespace) -> None:
 
     err = Console(stderr=True)
     buffer_mb = ISOLATION_BUFFER_MB if args.verify_buffer_mb is None else args.verify_buffer_mb
-    if buffer_mb < 1:  # the timer's own message names its --buffer-mb, a flag of probe, not of run
-        from memtint.linux.errors import LinuxError
-
-        raise LinuxError(f"--verify-buffer-mb {buffer_mb}: give at least 1 MiB")
     with err.status("checking isolation: timing pairs of loads"):
         report = verify_isolation(args.machine, args.mapping, args.space, args.colors, buffer_mb=buffer_mb)
     table = Table(title=f"Isolation of colours {format_list(report.colours)} from {format_list(report.other_colours)} "

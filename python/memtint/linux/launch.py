@@ -123,6 +123,29 @@ def check_preloadable(argv: Sequence[str], env: dict[str, str]) -> None:
             raise LinuxError(problem)
 
 
+def check_startable(argv: Sequence[str], env: dict[str, str]) -> None:
+    """Refuse a program exec would not find, or a script whose #! interpreter is missing, as
+    `start` says it (`start_failure`), but before any warning; what else exec refuses (permission,
+    format) is said when it starts."""
+    import errno
+
+    if not argv:
+        return
+    name = argv[0]
+    if "/" in name:
+        found = os.path.exists(name)
+    else:  # execvp tries every PATH entry: a file there, executable or not, is exec's to judge
+        found = bool(name) and any(os.path.exists(os.path.join(d or ".", name))
+                                   for d in env.get("PATH", os.defpath).split(os.pathsep))
+    if not found or _missing_interpreter(name):
+        raise start_failure(name, FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT)))
+
+
+def check_cpus_available(cpus: Sequence[int] | None) -> None:
+    """Refuse CPUs this process may not use before anything starts (`start` would, at the start)."""
+    _affinity(cpus)
+
+
 def check_library_starts(env: dict[str, str]) -> None:
     """Start the library once, in ``true``, with ``env`` (no report): libmemtint checks its
     settings (the MEMTINT_* variables, this host's frames in auto mode) before the program's
@@ -253,6 +276,7 @@ class CommandRun:
     wall_seconds: float | None = None
     exit_code: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def library_report(self) -> dict[str, Any] | None:
         """libmemtint's JSON report (MEMTINT_REPORT), when the program wrote one at exit."""
@@ -476,5 +500,6 @@ class SignalRelay:
         return process.returncode
 
 
-__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "check_library_starts", "check_node", "check_preloadable", "coloured_environment", "command_inputs",
+__all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "check_cpus_available", "check_library_starts", "check_node",
+           "check_preloadable", "check_startable", "coloured_environment", "command_inputs",
            "cost_note", "exit_status", "parse_cpus", "start", "CommandRun", "SignalRelay"]

@@ -10,8 +10,10 @@ from typing import Any, Callable, Sequence
 from memtint.linux import arguments
 from memtint.linux.colour_spec import parse_list
 from memtint.linux.errors import LinuxError
-from memtint.linux.launch import (CommandRun, check_can_colour, check_library_starts, check_node, check_preloadable,
-                                  coloured_environment, command_inputs, exit_status, start, SignalRelay)
+from memtint.linux.hypervisor import NOTED, vm_warning
+from memtint.linux.launch import (CommandRun, check_can_colour, check_cpus_available, check_library_starts, check_node,
+                                  check_preloadable, check_startable, coloured_environment, command_inputs, cost_note,
+                                  exit_status, map_count_warning, start, SignalRelay)
 from memtint.linux.layout import colour_layout
 from memtint.linux.numa import NumaSystem
 from memtint.outputs import OutputError, check_outputs
@@ -43,7 +45,8 @@ def check_report_path(report: str | None, inputs: Sequence[str] = ()) -> None:
 def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: str | dict[str, Any] = "i7-860",
                  mapping: str | None = None, space: str = "bank", cpus: str | Sequence[int] | None = None,
                  mode: str = "auto", spill: bool = False, report: str | None = None, node: int | None = None,
-                 numa: NumaSystem | None = None, on_start: Callable[[CommandRun], None] | None = None) -> CommandRun:
+                 numa: NumaSystem | None = None, on_start: Callable[[CommandRun], None] | None = None,
+                 on_warning: Callable[[str], None] | None = None) -> CommandRun:
     """Run `argv` with libmemtint preloaded so its heap comes from `colours` ("0-3,8" or a list)
     of colour space `space` on `machine` (or `mapping`), pinned to `cpus`; wait for it.
 
@@ -54,29 +57,27 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     (MEMTINT_NODE); it must have memory in ``numa`` (the running system by default).
     Checks before starting: the library exists, the colours exist in the space, the node has
     memory, the report can be written and is not an input, this host can colour (frame numbers
-    readable, or hugepage mode with low colour bits), and the program is dynamically linked
-    (LD_PRELOAD reaches it); each failure raises with what to do.
+    readable, or hugepage mode with low colour bits), the program exists and is dynamically
+    linked (LD_PRELOAD reaches it), and the CPUs are this process's; each failure raises with
+    what to do. ``on_warning`` is called with each warning (virtual machine, vm.max_map_count,
+    the colours' cost in kernel frames) once every check passed, before the program starts;
+    the run's ``warnings`` holds them too.
     Returns the run, with ``exit_code`` as a shell reports it (128 + N for signal N).
     """
-    argv = arguments.command("argv", argv)
-    if not isinstance(colours, str):
-        colours = arguments.whole_numbers("colours", colours)
-    cpu_list = arguments.cpus(cpus)
-    arguments.flag("spill", spill)
-    report = arguments.path_or_none("report", report, "the library report's path")
     arguments.callback("on_start", on_start, "the started run")
-    if numa is not None and not isinstance(numa, NumaSystem):
-        raise LinuxError(f"numa: expected a memtint.linux.numa.NumaSystem, got {numa!r}")
-    layout = colour_layout(machine, space, mapping=mapping)
-    chosen = (parse_list(colours, count=layout.colours, where=layout.described) if isinstance(colours, str)
-              else sorted(set(colours)))
-    check_node(node, numa)
-    env = coloured_environment(layout, chosen, mode=mode, spill=spill, report=report, node=node)
-    check_report_path(report, [*command_inputs(argv, env), *_config_files(machine, mapping)])
-    check_can_colour(layout, mode)
-    check_preloadable(argv, env)
-    check_library_starts(env)
+    arguments.callback("on_warning", on_warning, "one warning's text")
+    argv, layout, chosen, cpu_list, env, report = _checked(argv, colours, machine, mapping, space, cpus, mode, spill,
+                                                           report, node, numa)
     run = CommandRun(list(argv), chosen, cpu_list, report)
+    # Said after the checks: a refusal is the one line said.
+    vm = vm_warning()
+    run.warnings = [w for w in [vm, map_count_warning(mode), cost_note(len(chosen), layout.colours, mode, layout.masks)]
+                    if w]
+    if on_warning:
+        for w in run.warnings:
+            on_warning(w)
+        if vm:
+            env[NOTED] = "1"  # said once here, not again by libmemtint in every process of the program
     with SignalRelay() as relay:  # SIGINT, SIGTERM, SIGHUP go to the program from its start
         with relay.starting():
             run.started = time.monotonic()
@@ -87,6 +88,41 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
         run.exit_code = exit_status(relay.wait(run.process))
     run.wall_seconds = time.monotonic() - run.started
     return run
+
+
+def check_run(argv: Sequence[str], colours: str | Sequence[int], *, machine: str | dict[str, Any] = "i7-860",
+              mapping: str | None = None, space: str = "bank", cpus: str | Sequence[int] | None = None,
+              mode: str = "auto", spill: bool = False, report: str | None = None, node: int | None = None) -> None:
+    """Raise what `run_coloured` with these arguments would refuse, without starting anything:
+    for a caller with work to do between its checks and the start (`run --verify` times the
+    colours first, and refuses before any of it)."""
+    _checked(argv, colours, machine, mapping, space, cpus, mode, spill, report, node, None)
+
+
+def _checked(argv: Sequence[str], colours: str | Sequence[int], machine: str | dict[str, Any], mapping: str | None,
+             space: str, cpus: str | Sequence[int] | None, mode: str, spill: bool, report: str | None,
+             node: int | None, numa: NumaSystem | None) -> tuple:
+    """`run_coloured`'s checks, in order; the program, layout, colours, CPUs, environment and report."""
+    argv = arguments.command("argv", argv)
+    if not isinstance(colours, str):
+        colours = arguments.whole_numbers("colours", colours)
+    cpu_list = arguments.cpus(cpus)
+    arguments.flag("spill", spill)
+    report = arguments.path_or_none("report", report, "the library report's path")
+    if numa is not None and not isinstance(numa, NumaSystem):
+        raise LinuxError(f"numa: expected a memtint.linux.numa.NumaSystem, got {numa!r}")
+    layout = colour_layout(machine, space, mapping=mapping)
+    chosen = (parse_list(colours, count=layout.colours, where=layout.described) if isinstance(colours, str)
+              else sorted(set(colours)))
+    check_node(node, numa)
+    env = coloured_environment(layout, chosen, mode=mode, spill=spill, report=report, node=node)
+    check_report_path(report, [*command_inputs(argv, env), *_config_files(machine, mapping)])
+    check_can_colour(layout, mode)
+    check_startable(argv, env)
+    check_preloadable(argv, env)
+    check_cpus_available(cpu_list)
+    check_library_starts(env)
+    return argv, layout, chosen, cpu_list, env, report
 
 
 def _config_files(machine: str | dict[str, Any], mapping: str | None) -> list[str]:

@@ -14,9 +14,9 @@ from typing import Any, Callable, Sequence
 from memtint.linux import arguments
 from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
-from memtint.linux.launch import (CommandRun, check_can_colour, check_library_starts, check_preloadable,
-                                  coloured_environment, cost_note, exit_status, kill_tree, map_count_warning, start,
-                                  SignalRelay)
+from memtint.linux.launch import (CommandRun, check_can_colour, check_cpus_available, check_library_starts,
+                                  check_preloadable, check_startable, coloured_environment, cost_note, exit_status,
+                                  kill_tree, map_count_warning, start, SignalRelay)
 from memtint.linux.layout import ColourLayout, MemtintError, policy_partition
 
 SEPARATOR = ":::"
@@ -52,9 +52,10 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     a library report a program's child left in its place.
     Returns ``{"machine", "mapping", "policy", "space", "masks_hex", "wall_seconds", "programs":
     [{"command", "pid", "colours", "colours_text", "banks", "channels", "cpus", "exit_code",
-    "wall_seconds", "library_report"}]}``. Raises before starting anything when the policy does
-    not partition colours, the machine cannot give every program colours, this host cannot colour, or
-    a program is statically linked (LD_PRELOAD cannot reach it).
+    "wall_seconds", "library_report"}]}``. Raises before starting anything, and before any
+    warning, when the policy does not partition colours, the machine cannot give every program
+    colours, this host cannot colour, a program is missing or statically linked (LD_PRELOAD cannot
+    reach it), a CPU is not this process's, or the library refuses its settings.
     """
     commands = arguments.commands("commands", commands)
     arguments.flag("spill", spill)
@@ -85,9 +86,14 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     layout = ColourLayout(partition["layout"])
     check_can_colour(layout, mode, option="--policy")
     for argv in commands:
+        check_startable(argv, dict(os.environ))
         check_preloadable(argv, dict(os.environ))
     available = sorted(os.sched_getaffinity(0))
     cpu_list = arguments.cpus(cpus) or available
+    check_cpus_available([cpu_list[i % len(cpu_list)] for i in range(len(commands))])  # the CPUs used
+    # The library and its settings (every program has them but its colours and report) too: a
+    # refusal is the one line said, with no warning before it and no program started.
+    check_library_starts(coloured_environment(layout, partition["processes"][0]["colours"], mode=mode, spill=spill))
     vm = vm_warning()
     warnings = [w for w in [vm, map_count_warning(mode)] if w]  # after the checks: none before a refusal
     if len(cpu_list) < len(commands):
@@ -166,7 +172,6 @@ def _start_and_wait(commands: Sequence[Sequence[str]], partition: dict[str, Any]
         if vm:
             env[NOTED] = "1"  # said once above, not again by libmemtint in every program
         runs.append((run, env))
-    check_library_starts(runs[0][1])
     started_all = time.monotonic()
     started: list[CommandRun] = []
     try:
