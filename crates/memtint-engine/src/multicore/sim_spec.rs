@@ -619,8 +619,9 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         })
         .collect();
     // A sampled run's cores measured different shares of their instructions (a faster core's
-    // units are longer): each core's counts are scaled to the instructions its units stand for
-    // before they are summed into the mix's figures (`SampledRun::scale`); 1 in a detailed run.
+    // units are longer, a replaying one may measure fewer): each core's counts are scaled to the
+    // run's instructions before they are summed into the mix's figures (`SampledRun::scale`), as
+    // every core counts its `instructions` in a detailed run; 1 in a detailed run.
     let scales: Vec<f64> = (0..r.cores.len()).map(|c| r.sampling.as_ref().map_or(1.0, |s| s.scale(c))).collect();
     let (hits, all) = r.cores.iter().zip(&scales).fold((0.0, 0.0), |(h, a), (c, k)| {
         let m = &c.memory;
