@@ -293,6 +293,54 @@ def test_run_coloured_gives_its_warnings_to_the_caller_before_the_program_starts
     assert any("4 of 32 colours: each MB of heap takes about 8 MB of frames" in w for w in run.warnings), said
 
 
+def test_a_cpython_program_without_pythonmalloc_malloc_is_found(tmp_path):
+    from memtint.linux.launch import pymalloc_warning
+
+    said = pymalloc_warning(["python3", "-c", "pass"], {"PATH": os.environ["PATH"]})
+    assert said and said.startswith("python3 runs CPython") and "PYTHONMALLOC=malloc" in said
+    for value in ("malloc", "malloc_debug"):
+        assert pymalloc_warning([PYTHON, "-c", "pass"], {"PYTHONMALLOC": value}) is None
+    assert pymalloc_warning(["python3.12"], {"PYTHONMALLOC": "pymalloc"})
+    # through env, in the environment env gives it
+    assert pymalloc_warning(["env", "PYTHONMALLOC=malloc", "python3"], {}) is None
+    assert pymalloc_warning(["/usr/bin/env", "-u", "PYTHONMALLOC", "python3"], {"PYTHONMALLOC": "malloc"})
+    # a script, by its #! interpreter (env's program included)
+    for line in (f"#!{sys.executable}", "#!/usr/bin/env python3", "#!/usr/bin/env -S python3 -u"):
+        script = tmp_path / "script"
+        script.write_text(f"{line}\nprint(1)\n")
+        script.chmod(0o755)
+        assert pymalloc_warning([str(script)], {"PATH": os.environ["PATH"]}), line
+    script.write_text("#!/bin/sh\necho python3\n")
+    for argv in ([str(script)], ["true"], ["sh", "-c", "python3 -c pass"], ["pypy3"]):
+        assert pymalloc_warning(argv, {"PATH": os.environ["PATH"]}) is None, argv
+
+
+@needs_root
+@needs_library
+def test_run_of_cpython_warns_that_pymalloc_stays_uncoloured_and_leaves_pythonmalloc_alone():
+    from memtint.linux import run_coloured
+
+    printed = [PYTHON, "-c", "import os; print(os.environ.get('PYTHONMALLOC'))"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONMALLOC"}
+    r = subprocess.run([*CLI, "run", "--colors", "0-15", "--", *printed], capture_output=True, text=True, env=env,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and r.stdout.strip() == "None", r.stderr  # not set behind the user's back
+    said = [line for line in r.stderr.splitlines() if "runs CPython" in line]
+    assert said == [f"memtint: warning: {PYTHON} runs CPython, whose objects of up to 512 bytes (most of them) come "
+                    "from arenas it maps itself (pymalloc), not from malloc: they stay uncoloured; to colour them, give "
+                    "it PYTHONMALLOC=malloc (PYTHONMALLOC=malloc memtint ..., or env PYTHONMALLOC=malloc before the "
+                    "program)"], r.stderr
+    r = cli("run", "--colors", "0-15", "--", *printed, env={"PYTHONMALLOC": "malloc"})
+    assert r.returncode == 0 and "runs CPython" not in r.stderr, r.stderr
+    r = cli("run-mix", "--policy", "bpm", "--json", "-", "--", *printed, ":::", "true", env={"PYTHONMALLOC": ""})
+    assert r.returncode == 0, r.stderr
+    assert [w for w in json.loads(r.stdout)["warnings"] if "runs CPython" in w][0].startswith(f"program 0: {PYTHON}")
+    # the API's caller is told too
+    run = run_coloured(printed, "0-15", on_warning=lambda w: None)
+    assert any("runs CPython" in w for w in run.warnings) == (os.environ.get("PYTHONMALLOC") not in
+                                                               ("malloc", "malloc_debug")), run.warnings
+
+
 @needs_root
 @needs_library
 def test_a_report_a_child_left_is_not_taken_for_the_programs(tmp_path):

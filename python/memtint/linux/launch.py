@@ -193,6 +193,69 @@ def map_count_warning(mode: str) -> str | None:
             "(allocations then fail); raise it with sysctl vm.max_map_count=1048576")
 
 
+#: PYTHONMALLOC values under which CPython takes every object from malloc.
+PYTHON_MALLOC = ("malloc", "malloc_debug")
+
+
+def pymalloc_warning(argv: Sequence[str], env: dict[str, str]) -> str | None:
+    """CPython takes its objects of up to 512 bytes (most of them) from arenas it maps itself
+    (pymalloc), not from malloc, so libmemtint cannot colour them; PYTHONMALLOC=malloc makes it
+    use malloc. Said when the program is CPython (its name, its #! interpreter, or the program
+    `env` runs, is python*) and its environment does not set that; memtint does not set it
+    itself, as it changes the program's allocator."""
+    python_env = _cpython_environment(list(argv), dict(env))
+    if python_env is None or python_env.get("PYTHONMALLOC") in PYTHON_MALLOC:
+        return None
+    return (f"{argv[0]} runs CPython, whose objects of up to 512 bytes (most of them) come from arenas it maps itself "
+            "(pymalloc), not from malloc: they stay uncoloured; to colour them, give it PYTHONMALLOC=malloc "
+            "(PYTHONMALLOC=malloc memtint ..., or env PYTHONMALLOC=malloc before the program)")
+
+
+def _cpython_environment(argv: list[str], env: dict[str, str], depth: int = 0) -> dict[str, str] | None:
+    """The environment CPython gets when `argv` runs it (through `env` or a #! line), else None."""
+    from memtint.linux.elf import SCRIPT_DEPTH, _shebang
+
+    if not argv or depth > SCRIPT_DEPTH:
+        return None
+    name = os.path.basename(argv[0])
+    if name == "env":
+        rest, env = _env_command(argv[1:], env)
+        return _cpython_environment(rest, env, depth + 1)
+    if name.startswith("python"):
+        return env
+    path = find_program(argv[0], env.get("PATH"))
+    words = _shebang(path) if path else None
+    return _cpython_environment([*words, path], env, depth + 1) if words and path else None
+
+
+def _env_command(words: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """What `env [OPTION]... [NAME=VALUE]... COMMAND` runs, and in which environment."""
+    env = dict(env)
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in ("-u", "--unset") and i + 1 < len(words):
+            env.pop(words[i + 1], None)
+            i += 2
+        elif word.startswith("--unset="):
+            env.pop(word.split("=", 1)[1], None)
+            i += 1
+        elif word in ("-i", "--ignore-environment", "-"):
+            env = {}
+            i += 1
+        elif word in ("-C", "--chdir"):
+            i += 2
+        elif word.startswith("-"):
+            i += 1
+        elif "=" in word:
+            key, _, value = word.partition("=")
+            env[key] = value
+            i += 1
+        else:
+            return words[i:], env
+    return [], env
+
+
 #: A colour mask whose lowest bit is at least this selects regions of 1 GiB or more.
 REGION_BIT = 30
 
@@ -502,4 +565,4 @@ class SignalRelay:
 
 __all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "check_cpus_available", "check_library_starts", "check_node",
            "check_preloadable", "check_startable", "coloured_environment", "command_inputs",
-           "cost_note", "exit_status", "parse_cpus", "start", "CommandRun", "SignalRelay"]
+           "cost_note", "exit_status", "parse_cpus", "pymalloc_warning", "start", "CommandRun", "SignalRelay"]

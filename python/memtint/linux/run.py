@@ -13,7 +13,7 @@ from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.launch import (CommandRun, check_can_colour, check_cpus_available, check_library_starts, check_node,
                                   check_preloadable, check_startable, coloured_environment, command_inputs, cost_note,
-                                  exit_status, map_count_warning, start, SignalRelay)
+                                  exit_status, map_count_warning, pymalloc_warning, start, SignalRelay)
 from memtint.linux.layout import colour_layout
 from memtint.linux.numa import NumaSystem
 from memtint.outputs import OutputError, check_outputs
@@ -60,8 +60,8 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     readable, or hugepage mode with low colour bits), the program exists and is dynamically
     linked (LD_PRELOAD reaches it), and the CPUs are this process's; each failure raises with
     what to do. ``on_warning`` is called with each warning (virtual machine, vm.max_map_count,
-    the colours' cost in kernel frames) once every check passed, before the program starts;
-    the run's ``warnings`` holds them too.
+    the colours' cost in kernel frames, a CPython program without PYTHONMALLOC=malloc) once
+    every check passed, before the program starts; the run's ``warnings`` holds them too.
     Returns the run, with ``exit_code`` as a shell reports it (128 + N for signal N).
     """
     arguments.callback("on_start", on_start, "the started run")
@@ -71,8 +71,8 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     run = CommandRun(list(argv), chosen, cpu_list, report)
     # Said after the checks: a refusal is the one line said.
     vm = vm_warning()
-    run.warnings = [w for w in [vm, map_count_warning(mode), cost_note(len(chosen), layout.colours, mode, layout.masks)]
-                    if w]
+    run.warnings = [w for w in [vm, map_count_warning(mode), cost_note(len(chosen), layout.colours, mode, layout.masks),
+                                pymalloc_warning(argv, env)] if w]
     if on_warning:
         for w in run.warnings:
             on_warning(w)

@@ -16,7 +16,7 @@ from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.launch import (CommandRun, check_can_colour, check_cpus_available, check_library_starts,
                                   check_preloadable, check_startable, coloured_environment, cost_note, exit_status,
-                                  kill_tree, map_count_warning, start, SignalRelay)
+                                  kill_tree, map_count_warning, pymalloc_warning, start, SignalRelay)
 from memtint.linux.layout import ColourLayout, MemtintError, policy_partition
 
 SEPARATOR = ":::"
@@ -48,8 +48,9 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     `memtint run-mix --json -` gives its standard error, so its standard output is the JSON alone).
     ``on_progress`` is called about twenty times a second with the runs while any is running;
     ``on_warning`` with each warning (virtual machine, vm.max_map_count, shared CPUs, the colours'
-    cost in kernel frames) once the checks passed, before anything starts, and after the run for
-    a library report a program's child left in its place.
+    cost in kernel frames, a CPython program without PYTHONMALLOC=malloc) once the checks
+    passed, before anything starts, and after the run for a library report a program's child
+    left in its place.
     Returns ``{"machine", "mapping", "policy", "space", "masks_hex", "wall_seconds", "programs":
     [{"command", "pid", "colours", "colours_text", "banks", "channels", "cpus", "exit_code",
     "wall_seconds", "library_report"}]}``. Raises before starting anything, and before any
@@ -99,6 +100,8 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     if len(cpu_list) < len(commands):
         warnings.append(f"{len(commands)} programs share {len(cpu_list)} CPUs: they also compete for CPU time")
     warnings += _cost_notes(commands, partition, layout, mode)
+    warnings += [f"program {i}: {w}" for i, argv in enumerate(commands)
+                 if (w := pymalloc_warning(argv, os.environ.copy()))]
     for w in warnings:
         if on_warning:
             on_warning(w)
