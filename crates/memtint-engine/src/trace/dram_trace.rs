@@ -73,6 +73,16 @@ impl DramTraceFormat {
         }
     }
 
+    /// A line of the format, for messages.
+    fn syntax(self) -> &'static str {
+        match self {
+            DramTraceFormat::Ramulator => "Ramulator's <addr> R|W",
+            DramTraceFormat::DramSim3 => "DRAMSim3's timed <addr> READ|WRITE <cycle>",
+            DramTraceFormat::Ramulator2 => "Ramulator 2's LD|ST <addr>",
+            DramTraceFormat::DramSim2 => "DRAMSim2's <addr> P_MEM_RD|IFETCH|read|... [<cycle>]",
+        }
+    }
+
     /// Whether each line gives its request's arrival cycle.
     pub fn is_timed(self) -> bool {
         matches!(self, DramTraceFormat::DramSim3 | DramTraceFormat::DramSim2)
@@ -206,10 +216,14 @@ impl TraceSource for DramTraceReader {
             // General path: anything else (comments, blank lines, errors, a line cut by the end
             // of the buffer or the end of the file).
             let Some(range) = self.input.next_line()? else { return Ok(None) };
-            match parse_line(self.input.line(range), self.format) {
+            let line = self.input.line(range);
+            match parse_line(line, self.format) {
                 Ok(None) => continue,
                 Ok(Some(parsed)) => return self.accept(parsed).map(Some),
-                Err(reason) => return Err(self.input.parse_error(self.input.lines_read(), reason)),
+                Err(reason) => {
+                    let reason = reason + &other_format_hint(line, self.format);
+                    return Err(self.input.parse_error(self.input.lines_read(), reason));
+                }
             }
         }
     }
@@ -313,13 +327,23 @@ fn parse_line(line: &[u8], format: DramTraceFormat) -> std::result::Result<Optio
     };
 
     if let Some(extra) = next_field(&mut rest) {
-        // A cycle after the operation: the timed format (the default of a DRAM-stream export).
-        let timed = format == DramTraceFormat::Ramulator && rest.trim_ascii().is_empty() && extra.iter().all(u8::is_ascii_digit);
-        let hint =
-            if timed { " (a cycle: the line is DRAMSim3's timed <addr> READ|WRITE <cycle>; read it as format dramsim3)" } else { "" };
-        return Err(format!("unexpected extra field '{}'{hint}", show(extra)));
+        return Err(format!("unexpected extra field '{}'", show(extra)));
     }
     Ok(Some(ParsedLine { addr, is_write, cycle, prefixed, dramsim2_kind: None }))
+}
+
+/// For a line `format` refuses: the formats that read it, as a hint to give one of them (a
+/// trace's format comes from its suffix, else `ramulator`, so a file of another format without
+/// one fails on its first line).
+fn other_format_hint(line: &[u8], format: DramTraceFormat) -> String {
+    let fits: Vec<DramTraceFormat> =
+        DramTraceFormat::ALL.into_iter().filter(|&f| f != format && matches!(parse_line(line, f), Ok(Some(_)))).collect();
+    if fits.is_empty() {
+        return String::new();
+    }
+    let syntax: Vec<&str> = fits.iter().map(|f| f.syntax()).collect();
+    let names: Vec<&str> = fits.iter().map(|f| f.name()).collect();
+    format!(" (the line is {}: read it as format {})", syntax.join(" or "), names.join(" or "))
 }
 
 /// A DRAMSim2 line after its address: the operation names the kind (k6, mase or misc); k6 and
@@ -600,8 +624,39 @@ mod tests {
 
     #[test]
     fn a_timed_line_read_as_ramulator_says_which_format_it_is() {
-        assert_parse_error("0x40 READ 12\n", DramTraceFormat::Ramulator, 1, "unexpected extra field '12' (a cycle: the line is DRAMSim3's");
+        assert_parse_error("0x40 READ 12\n", DramTraceFormat::Ramulator, 1, "unexpected extra field '12' (the line is DRAMSim3's");
         assert_parse_error("0x40 R x\n", DramTraceFormat::Ramulator, 1, "unexpected extra field 'x'");
+    }
+
+    /// Every format's lines, read as another (a file without a suffix is read as ramulator),
+    /// fail naming the format that reads them: Ramulator 2's and DRAMSim2's had no hint.
+    #[test]
+    fn a_line_of_another_format_says_which_format_reads_it() {
+        let hint = |f: &str| format!("read it as format {f})");
+        for (text, format, needle) in [
+            (
+                "LD 0x0\n",
+                DramTraceFormat::Ramulator,
+                "address 'LD' is neither decimal nor 0x-hex (the line is Ramulator 2's LD|ST <addr>: ",
+            ),
+            ("ST 4096\n", DramTraceFormat::DramSim3, "(the line is Ramulator 2's LD|ST <addr>: read it as format ramulator2)"),
+            ("0x40 P_MEM_RD 5\n", DramTraceFormat::Ramulator, "found 'P_MEM_RD' (the line is DRAMSim2's"),
+            ("0x40 IFETCH 5\n", DramTraceFormat::Ramulator, &hint("dramsim2")),
+            ("0x80 write 0123abcd\n", DramTraceFormat::Ramulator, &hint("dramsim2")),
+            ("0x40 READ 12\n", DramTraceFormat::Ramulator, &hint("dramsim3 or dramsim2")),
+            ("0x40 W\n", DramTraceFormat::Ramulator2, &hint("ramulator")),
+            (
+                "0x40 W\n",
+                DramTraceFormat::DramSim3,
+                "missing the cycle field (DRAMSim3 format: <addr> READ|WRITE <cycle>) (the line is Ramulator's",
+            ),
+            ("0x40 Read 5\n", DramTraceFormat::DramSim2, &hint("dramsim3")),
+        ] {
+            assert_parse_error(text, format, 1, needle);
+        }
+        // A line no format reads gets no hint.
+        let f = TempFile::with_bytes("bad", b"0x40 RD 3\n");
+        assert!(!read_all(&f.0, DramTraceFormat::Ramulator).unwrap_err().to_string().contains("read it as"));
     }
 
     /// DRAMSim2's other kinds: mase (its sample traces: IFETCH and READ read, WRITE writes, a
