@@ -875,13 +875,56 @@ def test_a_rare_colour_states_its_cost_in_kernel_frames_before_running():
     from memtint.linux.launch import cost_note
 
     assert "about 32 MB of frames" in cost_note(1, 32, "auto")
-    assert cost_note(16, 32, "auto") is None and cost_note(1, 32, "hugepage") is None
+    assert cost_note(16, 32, "auto") is None
     # A colour bit that selects GiB regions (i7-860-bpm-plus's channel bit b32) costs far more
     # than the fraction says: measured 1.4 GB of frames for a 4 MB heap. A mask with a low bit
     # too alternates finely and is not such a region.
     note = cost_note(1, 2, "auto", [1 << 32])
     assert note and "bit(s) b32" in note and "4 GiB" in note and "hundreds of MB" in note
     assert cost_note(1, 2, "auto", [(1 << 32) | (1 << 6)]) is None
+
+
+def test_hugepage_mode_states_its_own_cost_in_reserved_hugepages(monkeypatch):
+    # It said nothing, though a hugepage of no chosen colour is held aside whole (8192 pages for a
+    # 4 MB heap, seen with the bank colours' b21/b22) and hugepage mode gives none back while the
+    # program runs.
+    from memtint.linux import launch
+    from memtint.linux.launch import cost_note, library_mode
+    from memtint.linux.layout import colour_layout
+
+    bank, cache = colour_layout("i7-860", "bank"), colour_layout("i7-860", "cache-only")
+    note = cost_note(8, 32, "hugepage", bank.masks)
+    assert note.startswith("hugepage mode, 8 of 32 colours by bit(s) b21, b22, at or above b21, which are one value "
+                           "for a whole 2 MiB hugepage: one of no chosen colour is held aside whole"), note
+    assert "about 4 MB of reserved hugepages" in note and "more when they are not" in note
+    # bits inside the hugepage: every hugepage has every colour; any fraction is said
+    note = cost_note(4, 8, "hugepage", cache.masks)
+    assert note.startswith("hugepage mode, 4 of 8 colours: every 2 MiB hugepage holds all 8 colours, so each MB of "
+                           "heap takes about 2 MB of reserved hugepages"), note
+    assert "about 32 MB of reserved" in cost_note(1, 32, "hugepage") and "10.7" not in cost_note(3, 32, "hugepage")
+    assert cost_note(8, 8, "hugepage", cache.masks) is None
+    # auto is what libmemtint takes: hugepage mode without frame numbers
+    monkeypatch.setattr(launch, "frame_access_error", lambda: None)
+    assert library_mode("auto") == "pagemap" and library_mode("hugepage") == "hugepage"
+    monkeypatch.setattr(launch, "frame_access_error", lambda: "frame numbers need root")
+    assert library_mode("auto") == "hugepage" and library_mode("pagemap") == "pagemap"
+
+
+@needs_root
+@needs_library
+def test_run_in_auto_mode_without_frame_numbers_states_the_hugepage_cost(monkeypatch, tmp_path, capsys):
+    # libmemtint takes hugepage mode then; run said the pagemap mode's cost and vm.max_map_count.
+    from memtint import cli as memtint_cli
+    from memtint.linux import launch
+
+    monkeypatch.setattr(launch, "frame_access_error", lambda: "frame numbers need root")
+    free = tmp_path / "free_hugepages"
+    free.write_text("4\n")
+    monkeypatch.setattr(launch, "HUGEPAGES_FREE", str(free))
+    assert memtint_cli.main(["run", "--space", "cache-only", "--colors", "0", "--", "true"]) == 0
+    err = capsys.readouterr().err
+    assert "memtint: warning: hugepage mode, 1 of 8 colours: every 2 MiB hugepage holds all 8 colours" in err, err
+    assert "MB of frames from the kernel" not in err and "vm.max_map_count" not in err
 
 
 @needs_root

@@ -260,15 +260,26 @@ def _env_command(words: list[str], env: dict[str, str]) -> tuple[list[str], dict
 REGION_BIT = 30
 
 
+def library_mode(mode: str) -> str:
+    """The mode libmemtint takes for `mode` here (shim.c, choose_mode): auto is pagemap when frame
+    numbers are readable, else hugepage (`check_can_colour` refused auto's other cases)."""
+    if mode != "auto":
+        return mode
+    return "pagemap" if frame_access_error() is None else "hugepage"
+
+
 def cost_note(chosen: int, colours: int, mode: str, masks: Sequence[int] = ()) -> str | None:
     """What colouring costs the kernel, said before the program starts: frames are taken from
     the kernel in whatever colours it hands out, so a fraction f of the colours takes about 1/f
     of the heap's size in frames while libmemtint collects them (the rest is held aside for
     later growth or given back). A colour bit that selects regions of a GiB or more (a
     channel or node bit high in the address) costs far more: the kernel hands out frames from
-    one region for long stretches (measured: 1.4 GB of frames for a 4 MB heap)."""
-    if mode == "hugepage" or chosen <= 0 or chosen >= colours:
+    one region for long stretches (measured: 1.4 GB of frames for a 4 MB heap). Hugepage mode
+    (`mode` as libmemtint takes it: `library_mode`) has its own cost (`_hugepage_cost`)."""
+    if chosen <= 0 or chosen >= colours:
         return None
+    if mode == "hugepage":
+        return _hugepage_cost(chosen, colours, masks)
     regions = sorted({(m & -m).bit_length() - 1 for m in masks if m and (m & -m).bit_length() - 1 >= REGION_BIT})
     if regions:
         return (f"{chosen} of {colours} colours by bit(s) {', '.join(f'b{b}' for b in regions)}, which select regions "
@@ -281,6 +292,30 @@ def cost_note(chosen: int, colours: int, mode: str, masks: Sequence[int] = ()) -
     return (f"{chosen} of {colours} colours: each MB of heap takes about {factor:.0f} MB of frames from the kernel "
             "while libmemtint collects them (the rest is held aside or given back; MEMTINT_POOL_LIMIT caps what it "
             "holds)")
+
+
+def _hugepage_cost(chosen: int, colours: int, masks: Sequence[int]) -> str:
+    """Hugepage mode takes whole 2 MiB hugepages from the reserved pool and gives none back while
+    the program runs: a hugepage returns to the kernel only whole and unused, and only on
+    memtint_release_held_pages() (pool.c; the pagemap mode's release past a bound is not done
+    for hugepages). Colour bits inside the hugepage give each one all colours, a fraction f of
+    it usable; bits at or above b21 are one value for a whole hugepage, so one of no chosen colour
+    is held aside whole, 1/f of them on average if free hugepages are spread evenly over those
+    bits, which the kernel does not promise (on a test VM 146 of 256 shared one value of b21-b22).
+    Any fraction is said: the reserved pool is small and fixed, and the cost does not go away."""
+    factor = colours / chosen
+    about = f"{factor:.0f}" if factor >= 10 else f"{factor:.2g}"
+    high = sorted({b for m in masks for b in range(HUGEPAGE_BITS, 64) if m >> b & 1})
+    if not high:
+        return (f"hugepage mode, {chosen} of {colours} colours: every 2 MiB hugepage holds all {colours} colours, so "
+                f"each MB of heap takes about {about} MB of reserved hugepages (vm.nr_hugepages), and the pieces of "
+                "other colours stay held aside in them while the program runs (a hugepage goes back only whole; "
+                "MEMTINT_POOL_LIMIT caps what libmemtint holds)")
+    return (f"hugepage mode, {chosen} of {colours} colours by bit(s) {', '.join(f'b{b}' for b in high)}, at or above "
+            f"b{HUGEPAGE_BITS}, which are one value for a whole 2 MiB hugepage: one of no chosen colour is held aside "
+            f"whole while the program runs, so each MB of heap takes about {about} MB of reserved hugepages "
+            "(vm.nr_hugepages) if the kernel's free hugepages are spread evenly over those bits, and more when they "
+            "are not (MEMTINT_POOL_LIMIT caps what libmemtint holds)")
 
 
 def coloured_environment(layout: ColourLayout, colours: Sequence[int], *, mode: str = "auto", spill: bool = False,
@@ -565,4 +600,4 @@ class SignalRelay:
 
 __all__ = ["MODES", "PRIVILEGE_FIX", "check_can_colour", "check_cpus_available", "check_library_starts", "check_node",
            "check_preloadable", "check_startable", "coloured_environment", "command_inputs",
-           "cost_note", "exit_status", "parse_cpus", "pymalloc_warning", "start", "CommandRun", "SignalRelay"]
+           "cost_note", "exit_status", "library_mode", "parse_cpus", "pymalloc_warning", "start", "CommandRun", "SignalRelay"]

@@ -13,7 +13,8 @@ from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.launch import (CommandRun, check_can_colour, check_cpus_available, check_library_starts, check_node,
                                   check_preloadable, check_startable, coloured_environment, command_inputs, cost_note,
-                                  exit_status, map_count_warning, pymalloc_warning, start, SignalRelay)
+                                  exit_status, library_mode, map_count_warning, pymalloc_warning, start,
+                                  SignalRelay)
 from memtint.linux.layout import colour_layout
 from memtint.linux.numa import NumaSystem
 from memtint.outputs import OutputError, check_outputs
@@ -71,7 +72,8 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     run = CommandRun(list(argv), chosen, cpu_list, report)
     # Said after the checks: a refusal is the one line said.
     vm = vm_warning()
-    run.warnings = [w for w in [vm, map_count_warning(mode), cost_note(len(chosen), layout.colours, mode, layout.masks),
+    used = library_mode(mode)
+    run.warnings = [w for w in [vm, map_count_warning(used), cost_note(len(chosen), layout.colours, used, layout.masks),
                                 pymalloc_warning(argv, env)] if w]
     if on_warning:
         for w in run.warnings:

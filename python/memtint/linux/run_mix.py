@@ -16,7 +16,8 @@ from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.launch import (CommandRun, check_can_colour, check_cpus_available, check_library_starts,
                                   check_preloadable, check_startable, coloured_environment, cost_note, exit_status,
-                                  kill_tree, map_count_warning, pymalloc_warning, start, SignalRelay)
+                                  kill_tree, library_mode, map_count_warning, pymalloc_warning, start,
+                                  SignalRelay)
 from memtint.linux.layout import ColourLayout, MemtintError, policy_partition
 
 SEPARATOR = ":::"
@@ -96,10 +97,11 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     # refusal is the one line said, with no warning before it and no program started.
     check_library_starts(coloured_environment(layout, partition["processes"][0]["colours"], mode=mode, spill=spill))
     vm = vm_warning()
-    warnings = [w for w in [vm, map_count_warning(mode)] if w]  # after the checks: none before a refusal
+    used = library_mode(mode)
+    warnings = [w for w in [vm, map_count_warning(used)] if w]  # after the checks: none before a refusal
     if len(cpu_list) < len(commands):
         warnings.append(f"{len(commands)} programs share {len(cpu_list)} CPUs: they also compete for CPU time")
-    warnings += _cost_notes(commands, partition, layout, mode)
+    warnings += _cost_notes(commands, partition, layout, used)
     warnings += [f"program {i}: {w}" for i, argv in enumerate(commands)
                  if (w := pymalloc_warning(argv, os.environ.copy()))]
     for w in warnings:
