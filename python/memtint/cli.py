@@ -1404,8 +1404,9 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _unread_table(warning: str) -> str | None:
-    """The table of a "[TABLE] is set but ...: nothing reads it" warning, else None."""
-    m = re.match(r"(\[[^\]]+\]) is set but .*: nothing reads it$", warning)
+    """The table or key of a "[TABLE] is set but ...: nothing reads it" warning (or "os.KEY is
+    set but ...": --strict, --set os.colour_split), else None."""
+    m = re.match(r"(\[[^\]]+\]|os\.\w+) is set but .*: nothing reads it$", warning)
     return m.group(1) if m else None
 
 

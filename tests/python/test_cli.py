@@ -712,6 +712,12 @@ def test_compare_warns_of_a_table_only_when_none_of_its_policies_reads_it(memtin
     for policy, scheduler in [("buddy", "fr-fcfs"), ("buddy+bliss", "bliss")]:
         assert (f'{policy}: [controller.tcm] is set but controller.scheduler = "{scheduler}": nothing reads it'
                 in text), text
+    # A flat [os] key too: --strict is meant for bpm, and buddy not reading it is noise.
+    code, out, err = memtint(*args[:-2], "--policies", "buddy,bpm", "--strict")
+    assert code == 0 and "nothing reads it" not in out + err, out + err
+    code, out, err = memtint(*args[:-2], "--policies", "buddy,random-interleave", "--strict")
+    assert code == 0 and 'buddy: os.strict is set but os.policy = "buddy": nothing reads it' in " ".join(
+        (out + err).split()), out + err
 
 
 def test_the_command_line_starts_without_numpy():
