@@ -214,6 +214,25 @@ if grep -q "failed=yes errno=ENOMEM" <<<"$out" && grep -q "longest run of these 
 out=$(MEMTINT_MODE=hugepage MEMTINT_ON_EXHAUSTION=spill MEMTINT_COLORS=0-3 MEMTINT_COLOR_MASKS=$LOW $T/test_exhaustion 1048576 4 2>&1)
 if grep -qE "blocks=4 failed=no errno=none spilled=[1-9]" <<<"$out"; then
     pass "exhaustion_hugepage_spill ($out)"; else fail exhaustion_hugepage_spill "$out"; fi
+# i7-860 masks, colours 0-3: the bits below 21 give every hugepage one group of colours 8g..8g+7,
+# so no hugepage is all of 0-3 (a 4 MB block chains whole hugepages) and none holds a run of them
+# over 32 KB (a 64 KB block). Both are refused before any hugepage is taken; the search used to
+# take every free hugepage (all 256 reserved, 131072 pages) and then fail. With spill they are
+# made of other colours, taking only the hugepages they use (4 MB: 2 per block; 64 KB: 1 for all).
+for b in "65536 512 the block is larger than the longest run of these colours that any 2 MB hugepage can hold (32 KB)" \
+         "4194304 4096 blocks over 2 MB in hugepage mode need whole hugepages of the colours, and no hugepage can be all of these colours: the mask bits below bit 21 (inside a hugepage) give every hugepage pieces of 8 colours at once (a group such as 0-7)"; do
+    read -r block most why <<<"$b"
+    out=$(MEMTINT_MODE=hugepage MEMTINT_COLORS=0-3 MEMTINT_COLOR_MASKS=$I7 $T/test_exhaustion $block 4 2>&1)
+    if grep -q "blocks=0 failed=yes errno=ENOMEM .* from_kernel=0$" <<<"$out" && grep -qF "out of memory in colours 0-3: $why" <<<"$out"; then
+        pass "exhaustion_hugepage_mixed_masks_$block (refused up front: $(tail -1 <<<"$out"))"
+    else fail "exhaustion_hugepage_mixed_masks_$block" "$out"; fi
+    out=$(env -u MEMTINT_QUIET MEMTINT_MODE=hugepage MEMTINT_ON_EXHAUSTION=spill MEMTINT_COLORS=0-3 MEMTINT_COLOR_MASKS=$I7 $T/test_exhaustion $block 4 2>&1)
+    taken=$(grep -oE "from_kernel=[0-9]+" <<<"$out" | cut -d= -f2)
+    if grep -qE "blocks=4 failed=no errno=none spilled=[1-9]" <<<"$out" && [ "${taken:-999999}" -le "$most" ] &&
+       grep -q "were in blocks that hugepage mode cannot make of these colours" <<<"$out"; then
+        pass "exhaustion_hugepage_mixed_masks_${block}_spill ($(grep blocks= <<<"$out"))"
+    else fail "exhaustion_hugepage_mixed_masks_${block}_spill" "$out"; fi
+done
 fi
 
 echo "== test 5: unprivileged run (setpriv to nobody)"

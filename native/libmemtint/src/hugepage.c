@@ -4,10 +4,11 @@
  * privilege). Masks with bits >= 21 need one pagemap read per hugepage for its base frame;
  * masks using only bits >= 21 give each hugepage one colour, so whole hugepages can be chained
  * into large contiguous blocks (range.c). Pieces cannot be moved alone: contiguity below 2 MB
- * is bounded by how the set's colours interleave inside a hugepage (mt_huge_max_run). */
+ * is bounded by how the set's colours interleave inside a hugepage (mt_huge_best_run). */
 #include "internal.h"
 
 #include <errno.h>
+#include <string.h>
 #include <sys/mman.h>
 
 bool mt_huge_uniform, mt_huge_needs_pagemap;
@@ -96,15 +97,104 @@ int mt_huge_grow_one(unsigned slot, const char **why) {
     return 0;
 }
 
-/* Inside a hugepage the colour of piece i depends only on i when no mask uses bits >= 21, so the
- * run is a property of the set; with high-bit masks it is computed for base 0 (a lower bound
- * when the set holds whole hugepage colours, handled by chaining in range.c). */
-unsigned mt_huge_max_run(const mt_colour_set *s) {
-    unsigned best = 0, run = 0;
-    for (unsigned i = 0; i < 1u << MT_HUGE_ORDER; i++) {
-        unsigned c = mt_colour_of_paddr((uint64_t)i << MT_PAGE_SHIFT);
-        run = mt_bit(s->bits, c) ? run + 1 : 0;
-        if (run > best) best = run;
+/* The colours a hugepage's pieces can have. Colours are parities, so the colour of piece i of a
+ * hugepage at physical B (2 MB aligned) is colour(B) ^ low[i], low[i] = colour(i << 12): the mask
+ * bits below 21 give every hugepage the same arrangement, XORed with h = colour(B), which ranges
+ * over the span of the masks' bits >= 21. With masks below bit 21 only there is one arrangement
+ * (h = 0); with masks at bits >= 21 only each hugepage is one colour; with both (the i7-860's bits
+ * 13-15 and 21-22) each hugepage holds a group of colours (8g..8g+7 for h = 8g). Distinct h give
+ * distinct arrangements, so each is looked at. (The span is what the masks allow; the machine's
+ * memory need not reach every h, so this bounds what a hugepage can give from above.) */
+static uint16_t low_colour[1u << MT_HUGE_ORDER];
+
+static void low_colours(void) {
+    for (unsigned i = 0; i < 1u << MT_HUGE_ORDER; i++)
+        low_colour[i] = (uint16_t)mt_colour_of_paddr((uint64_t)i << MT_PAGE_SHIFT);
+}
+
+/* Calls fn(h, arg) once per colour h a hugepage's base can have; stops when fn returns true. */
+static void each_base_colour(bool (*fn)(unsigned h, void *arg), void *arg) {
+    unsigned basis[MT_MAX_MASKS], rank = 0;
+    for (unsigned bit = MT_HUGE_ORDER + MT_PAGE_SHIFT; bit < 64; bit++) {
+        unsigned v = mt_colour_of_paddr(1ULL << bit);
+        for (unsigned k = 0; k < rank; k++) /* reduce by the basis, largest leading bit first */
+            if ((v ^ basis[k]) < v) v ^= basis[k];
+        if (!v) continue;
+        basis[rank++] = v;
+        for (unsigned a = rank - 1; a > 0 && basis[a] > basis[a - 1]; a--) {
+            unsigned t = basis[a]; basis[a] = basis[a - 1]; basis[a - 1] = t;
+        }
     }
-    return best;
+    low_colours();
+    for (uint64_t combo = 0; combo < 1ULL << rank; combo++) {
+        unsigned h = 0;
+        for (unsigned k = 0; k < rank; k++)
+            if (combo >> k & 1) h ^= basis[k];
+        if (fn(h, arg)) return;
+    }
+}
+
+static bool best_runs(unsigned h, void *arg) {
+    mt_colour_set *s = arg;
+    uint16_t run[(1u << MT_HUGE_ORDER) + 1];
+    run[1u << MT_HUGE_ORDER] = 0;
+    for (unsigned i = 1u << MT_HUGE_ORDER; i-- > 0;) /* pieces of the set from i on */
+        run[i] = mt_bit(s->bits, h ^ low_colour[i]) ? (uint16_t)(run[i + 1] + 1) : 0;
+    for (unsigned i = 0; i < 1u << MT_HUGE_ORDER; i++) {
+        unsigned top = i ? (unsigned)__builtin_ctz(i) : MT_HUGE_ORDER; /* i is aligned to 2^0..2^top */
+        if (top > MT_HUGE_ORDER) top = MT_HUGE_ORDER;
+        for (unsigned a = 0; a <= top; a++)
+            if (run[i] > s->huge_run[a]) s->huge_run[a] = run[i];
+    }
+    return s->huge_run[0] == 1u << MT_HUGE_ORDER; /* a whole hugepage: nothing longer */
+}
+
+unsigned mt_huge_best_run(mt_colour_set *s, unsigned align_order) {
+    if (!s->huge_run_known) {
+        memset(s->huge_run, 0, sizeof s->huge_run);
+        if (mt_huge_uniform) s->huge_run[0] = 1u << MT_HUGE_ORDER; /* a hugepage of any one colour */
+        else each_base_colour(best_runs, s);
+        if (s->huge_run[0] == 1u << MT_HUGE_ORDER)
+            for (unsigned a = 0; a <= MT_HUGE_ORDER; a++) s->huge_run[a] = 1u << MT_HUGE_ORDER;
+        s->huge_run_known = true;
+    }
+    return s->huge_run[align_order <= MT_HUGE_ORDER ? align_order : MT_HUGE_ORDER];
+}
+
+const char *mt_huge_shape_reason(const mt_colour_set *s, size_t pieces, unsigned align_order) {
+    static mt_text t;
+    t.len = 0;
+    t.buf[0] = 0;
+    /* the colours of a hugepage whose base has colour 0 (each other hugepage: the same XOR its base's) */
+    static uint64_t group[MT_MAX_COLOURS / 64];
+    unsigned n = 0;
+    memset(group, 0, (mt_n_colours + 63) / 64 * 8);
+    low_colours();
+    for (unsigned i = 0; i < 1u << MT_HUGE_ORDER; i++) {
+        unsigned c = low_colour[i];
+        if (!mt_bit(group, c)) n++;
+        group[c >> 6] |= 1ULL << (c & 63);
+    }
+    if (pieces > 1u << MT_HUGE_ORDER) {
+        mt_text_str(&t, "blocks over 2 MB in hugepage mode need whole hugepages of the colours, and no hugepage "
+                        "can be all of these colours: the mask bits below bit 21 (inside a hugepage) give every "
+                        "hugepage pieces of ");
+        mt_text_u64(&t, n);
+        mt_text_str(&t, " colours at once (a group such as ");
+        mt_text_colours(&t, group, mt_n_colours);
+        mt_text_str(&t, "), never all of them in this set; colours that include a whole such group, or pagemap "
+                        "mode (which needs root), can make the block");
+    } else {
+        mt_text_str(&t, "the block is larger than the longest run of these colours that any 2 MB hugepage can "
+                        "hold (");
+        unsigned a = align_order <= MT_HUGE_ORDER ? align_order : MT_HUGE_ORDER;
+        mt_text_u64(&t, (uint64_t)s->huge_run[a] * (MT_PAGE / 1024)); /* mt_huge_best_run computed it */
+        mt_text_str(&t, align_order ? " KB at this alignment): the mask bits below bit 21 interleave "
+                                    : " KB): the mask bits below bit 21 interleave ");
+        mt_text_u64(&t, n);
+        mt_text_str(&t, " colours inside every hugepage (a group such as ");
+        mt_text_colours(&t, group, mt_n_colours);
+        mt_text_str(&t, "); pagemap mode (which needs root) can make the block");
+    }
+    return t.buf;
 }

@@ -159,6 +159,7 @@ extern bool mt_slot_used[MT_SLOTS]; /* node slots some colour set uses */
 typedef struct {
     uint64_t from_kernel, delivered, delivered_peak, spilled, moved, released;
     uint64_t moved_out; /* moves that took a page out of every colour set in use */
+    uint64_t spilled_shape; /* of spilled: blocks no hugepage could give in their colours */
     uint64_t *delivered_of; /* cumulative per colour */
     uint64_t delivered_slot[MT_SLOTS]; /* cumulative per node slot */
 } mt_pool_stats;
@@ -194,7 +195,11 @@ extern mt_huge_slot *mt_huge_slots;
 extern uint32_t *mt_huge_list; extern uint32_t mt_huge_n; /* hugepage slots mapped */
 void mt_huge_slot_add(uint32_t slot);
 void mt_huge_slot_remove(uint32_t slot);
-unsigned mt_huge_max_run(const mt_colour_set *s); /* longest run of set pages in a hugepage */
+/* The longest run of the set's colours any hugepage can hold from a piece aligned to
+ * 2^align_order pieces (512: some hugepage can be all of the set's colours). */
+unsigned mt_huge_best_run(mt_colour_set *s, unsigned align_order);
+/* Why a block needing `pieces` pieces cannot be made of the set's colours in hugepage mode. */
+const char *mt_huge_shape_reason(const mt_colour_set *s, size_t pieces, unsigned align_order);
 
 /* ---- range.c ---- */
 /* A block of npages (aligned to 2^align_order pages) of the set's colours; NULL + errno. */
@@ -220,6 +225,8 @@ struct mt_colour_set {
     uint32_t cache[MT_CACHE_BINS]; /* freed blocks kept assembled (range.c), under mt_pool_lock */
     uint64_t cached;               /* pages in them */
     uint32_t region, frontier;     /* where range.c carves blocks for the set next */
+    bool huge_run_known;                   /* hugepage.c: huge_run computed (under mt_pool_lock) */
+    uint16_t huge_run[MT_HUGE_ORDER + 1]; /* mt_huge_best_run per alignment */
 };
 extern mt_colour_set *mt_sets[MT_MAX_SETS];
 extern unsigned mt_n_sets;

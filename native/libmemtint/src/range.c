@@ -261,11 +261,19 @@ static uint32_t find_run(uint32_t slot, size_t npages, unsigned align_order, con
     return MT_NIL;
 }
 
-static void *take_run(uint32_t at, size_t npages, const mt_colour_set *s) {
+/* A piece of another colour handed out (spill); `shape`: because no hugepage could give the
+ * block in the set's colours, not because the colours ran out (the exit warning says which). */
+static void deliver_piece(uint32_t idx, const mt_colour_set *s, bool shape) {
+    bool spilled = !mt_bit(s->bits, mt_pages[idx].colour);
+    mt_pool_deliver(idx, spilled);
+    if (spilled && shape) mt_stats.spilled_shape++;
+}
+
+static void *take_run(uint32_t at, size_t npages, const mt_colour_set *s, bool shape) {
     for (size_t i = 0; i < npages; i++) {
         uint32_t idx = at + (uint32_t)i;
         mt_pool_remove(idx);
-        mt_pool_deliver(idx, s && !mt_bit(s->bits, mt_pages[idx].colour));
+        deliver_piece(idx, s, shape);
     }
     mark_block(at, npages, s);
     return mt_va(at);
@@ -274,10 +282,13 @@ static void *take_run(uint32_t at, size_t npages, const mt_colour_set *s) {
 static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_order) {
     const char *why = "";
     const mt_colour_set *want = s;
-    if (!mt_huge_needs_pagemap && npages > mt_huge_max_run(s)) {
+    /* Decided before taking any hugepage: when no hugepage the masks allow has such a run of the
+     * set's colours (bits below 21 interleave them inside every hugepage), taking more would only
+     * hold hugepages aside until the kernel has none left. */
+    bool shape = npages > mt_huge_best_run(s, align_order);
+    if (shape) {
         if (mt_cfg.on_exhaustion != MT_EXHAUST_SPILL) {
-            mt_exhausted(s, "the block is larger than the longest run of these colours inside a "
-                            "2 MB hugepage (hugepage mode with masks below bit 21)");
+            mt_exhausted(s, mt_huge_shape_reason(s, npages, align_order));
             return NULL;
         }
         want = NULL; /* spill: any colours, counted */
@@ -287,7 +298,7 @@ static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_orde
     for (uint32_t k = 0; k < mt_huge_n; k++) {
         uint32_t i = (hint + k) % mt_huge_n;
         uint32_t at = find_run(mt_huge_list[i], npages, align_order, want, s->slot);
-        if (at != MT_NIL) { hint = i; return take_run(at, npages, s); }
+        if (at != MT_NIL) { hint = i; return take_run(at, npages, s, shape); }
     }
     /* Hugepages without such a run are held aside, as pagemap mode holds frames aside. */
     for (;;) {
@@ -297,12 +308,12 @@ static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_orde
         }
         if (mt_huge_grow_one(s->slot, &why)) break;
         uint32_t at = find_run(mt_huge_list[mt_huge_n - 1], npages, align_order, want, s->slot);
-        if (at != MT_NIL) return take_run(at, npages, s);
+        if (at != MT_NIL) return take_run(at, npages, s, shape);
     }
     if (want && mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) {
         for (uint32_t i = 0; i < mt_huge_n; i++) {
             uint32_t at = find_run(mt_huge_list[i], npages, align_order, NULL, s->slot);
-            if (at != MT_NIL) return take_run(at, npages, s);
+            if (at != MT_NIL) return take_run(at, npages, s, shape);
         }
     }
     mt_exhausted(s, why);
@@ -332,11 +343,14 @@ static uint32_t free_hugepage(const mt_colour_set *s, unsigned node) {
 static void *huge_chain_block(mt_colour_set *s, size_t npages, unsigned align_order) {
     size_t nh = (npages + HUGE_PIECES - 1) / HUGE_PIECES;
     const mt_colour_set *want = s;
-    if (!mt_huge_needs_pagemap && mt_huge_max_run(s) < HUGE_PIECES) {
-        /* masks below bit 21 only: every hugepage has the same colour pattern, never all in s */
+    /* No hugepage can be all of the set's colours when the mask bits below 21 put colours of the
+     * set and others in every hugepage the masks allow (masks below 21 only, or the i7-860's with
+     * colours 0-3 rather than a whole group 8g..8g+7): decided before taking any hugepage, which
+     * would only be held aside until the kernel had none left. */
+    bool shape = mt_huge_best_run(s, 0) < HUGE_PIECES;
+    if (shape) {
         if (mt_cfg.on_exhaustion != MT_EXHAUST_SPILL) {
-            mt_exhausted(s, "blocks over 2 MB in hugepage mode need whole hugepages of the colours; "
-                            "with masks below bit 21 these colours interleave inside every hugepage");
+            mt_exhausted(s, mt_huge_shape_reason(s, npages, align_order));
             return NULL;
         }
         want = NULL;
@@ -387,7 +401,7 @@ static void *huge_chain_block(mt_colour_set *s, size_t npages, unsigned align_or
             dst->slot = src->slot;
             dst->ext = e;
             src->state = PD_NONE;
-            mt_pool_deliver(to + k, !mt_bit(s->bits, dst->colour));
+            deliver_piece(to + k, s, shape);
         }
         mt_huge_slot_remove(slot);
         mt_extent_page_gone(from, HUGE_PIECES);

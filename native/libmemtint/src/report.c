@@ -177,17 +177,35 @@ static void warn_moved(const struct memtint_stats *st) {
 uint64_t mt_spilled_at_fork;
 
 /* Pages delivered outside the colours (spill mode): the heap is then not isolated, which the
- * exit status does not tell. A fork child counts its own spills only. */
+ * exit status does not tell. A fork child counts its own spills only. The reason is the colours
+ * running out (or the pool limit), or, in hugepage mode, blocks no hugepage can give in the
+ * colours (range.c: longer than any run of them inside a hugepage). */
 static void warn_spilled(void) {
     uint64_t spilled = mt_stats.spilled - mt_spilled_at_fork;
     if (!spilled) return;
+    uint64_t shape = mt_stats.spilled_shape < spilled ? mt_stats.spilled_shape : spilled;
     mt_text m = {0};
     mt_text_u64(&m, spilled);
     mt_text_str(&m, " heap pages came from other colours than the ones asked for (MEMTINT_ON_EXHAUSTION=spill; "
-                    "memtint run --spill): the colours ran out");
-    if (mt_cfg.pool_limit_pages) mt_text_str(&m, " or MEMTINT_POOL_LIMIT was reached");
+                    "memtint run --spill): ");
+    if (shape < spilled) {
+        mt_text_str(&m, "the colours ran out");
+        if (mt_cfg.pool_limit_pages) mt_text_str(&m, " or MEMTINT_POOL_LIMIT was reached");
+    }
+    if (shape) {
+        if (shape < spilled) {
+            mt_text_str(&m, ", and ");
+            mt_text_u64(&m, shape);
+            mt_text_str(&m, " of them ");
+        } else {
+            mt_text_str(&m, "they ");
+        }
+        mt_text_str(&m, "were in blocks that hugepage mode cannot make of these colours (the mask bits below 21 "
+                        "interleave colours inside every hugepage, and no hugepage holds a run of them that long)");
+    }
     mt_text_str(&m, ", so the heap is not confined to them (pages_spilled in the report); give more colours");
     if (mt_cfg.pool_limit_pages) mt_text_str(&m, " or a higher MEMTINT_POOL_LIMIT");
+    if (shape) mt_text_str(&m, ", colours that cover a hugepage's whole group, or use pagemap mode");
     mt_warn(m.buf);
 }
 

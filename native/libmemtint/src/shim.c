@@ -83,6 +83,7 @@ static void atfork_parent(void) {
 static void atfork_child(void) {
     forked = true;
     mt_spilled_at_fork = mt_stats.spilled;
+    mt_stats.spilled_shape = 0; /* the exit warning's reasons are the child's own spills' */
     if (core_ready) mt_heap_fork_child();
 }
 
