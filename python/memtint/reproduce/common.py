@@ -44,7 +44,10 @@ def program_path(name: str) -> str:
 
 
 def short(program: str) -> str:
-    """A program's name for tables: the suite name of a trace path, or the profile."""
+    """A program's name for tables: the suite name of a trace path, or the profile (with its
+    parameters, whose numbers may hold a '.')."""
+    if program.split(":", 1)[0] in api.PROFILES:
+        return program
     base = os.path.basename(program)
     for name, trace in SUITE.items():
         if base == os.path.basename(trace):
