@@ -297,13 +297,14 @@ def test_pages_spilled_outside_the_colours_are_said_by_run_and_run_mix(tmp_path)
     assert r.returncode == 0, r.stderr
     spilled = json.loads(report.read_text())["pages_spilled"]
     assert spilled > 0
-    assert f"libmemtint: warning: {spilled} heap pages came from other colours than the ones asked for" in r.stderr
+    assert f"libmemtint: warning: {spilled} heap pages came from other colours than the ones asked for" in r.stderr, \
+        r.stderr
     r = cli("run-mix", "--policy", "cache-only", "--spill", "--json", tmp_path / "mix.json", "--", *grow, ":::",
             "true", ":::", "true", ":::", "true", env=env)
     assert r.returncode == 0, r.stderr
     spilled = json.loads((tmp_path / "mix.json").read_text())["programs"][0]["library_report"]["pages_spilled"]
     assert spilled > 0
-    assert f"libmemtint: warning: {spilled} heap pages came from other colours" in r.stderr
+    assert f"libmemtint: warning: {spilled} heap pages came from other colours" in r.stderr, r.stderr  # whole, if not
     r = cli("run", "--colors", "0-31", "--", *grow, env=env)  # all colours: nothing to spill, nothing said
     assert r.returncode == 0 and "came from other colours" not in r.stderr, r.stderr
 
