@@ -191,22 +191,26 @@ def test_run_mix_json_write_error_names_the_file():
 
 # ---- 4. statically linked programs ---------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def static_program(tmp_path_factory):
-    """A tiny statically linked C program that leaves a marker when it runs."""
+def _static(tmp_path_factory, name: str, source: str):
+    """``source`` built statically linked as ``name`` (skipped without a C compiler or libc.a)."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler")
-    where = tmp_path_factory.mktemp("static")
-    source = where / "prog.c"
-    source.write_text('#include <stdio.h>\n#include <stdlib.h>\n'
-                      'int main(int c, char **v) { if (c > 1) fclose(fopen(v[1], "w")); '
-                      'free(malloc(1 << 20)); return 0; }\n')
-    built = subprocess.run([cc, "-static", "-O1", str(source), "-o", str(where / "prog")], capture_output=True,
-                           text=True)
+    where = tmp_path_factory.mktemp(name)
+    (where / f"{name}.c").write_text(source)
+    built = subprocess.run([cc, "-static", "-O1", str(where / f"{name}.c"), "-o", str(where / name)],
+                           capture_output=True, text=True)
     if built.returncode != 0:
         pytest.skip(f"static libc is not installed (libc6-dev's libc.a): {built.stderr.strip()[-200:]}")
-    return where / "prog"
+    return where / name
+
+
+@pytest.fixture(scope="module")
+def static_program(tmp_path_factory):
+    """A tiny statically linked C program that leaves a marker when it runs."""
+    return _static(tmp_path_factory, "prog", '#include <stdio.h>\n#include <stdlib.h>\n'
+                   'int main(int c, char **v) { if (c > 1) fclose(fopen(v[1], "w")); '
+                   'free(malloc(1 << 20)); return 0; }\n')
 
 
 @needs_root
@@ -379,19 +383,9 @@ def test_inspect_counts_pages_of_a_process_that_is_assigned_colours_but_not_colo
 @pytest.fixture(scope="module")
 def static_waiter(tmp_path_factory):
     """A statically linked C program that fills a 16 MB heap, prints its PID and waits for a line."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    where = tmp_path_factory.mktemp("static-waiter")
-    source = where / "wait.c"
-    source.write_text('#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n'
-                      'int main(void) { char *p = malloc(16 << 20), line[8]; memset(p, 1, 16 << 20); '
-                      'printf("%d\\n", (int)getpid()); fflush(stdout); return !fgets(line, sizeof line, stdin); }\n')
-    built = subprocess.run([cc, "-static", "-O1", str(source), "-o", str(where / "wait")], capture_output=True,
-                           text=True)
-    if built.returncode != 0:
-        pytest.skip(f"static libc is not installed (libc6-dev's libc.a): {built.stderr.strip()[-200:]}")
-    return where / "wait"
+    return _static(tmp_path_factory, "wait", '#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n'
+                   '#include <unistd.h>\nint main(void) { char *p = malloc(16 << 20), line[8]; memset(p, 1, 16 << 20); '
+                   'printf("%d\\n", (int)getpid()); fflush(stdout); return !fgets(line, sizeof line, stdin); }\n')
 
 
 @needs_root
