@@ -90,17 +90,38 @@ def _shebang(path: str) -> list[str] | None:
 
 
 def _after_env(words: list[str], path_env: str | None) -> str | None:
-    """The program `env [-S] [-i] [-u NAME] [NAME=VALUE]... PROGRAM` runs."""
-    rest = " ".join(words).split()
-    skip = False
-    for word in rest:
-        if skip:
-            skip = False
-        elif word in ("-u", "--unset", "-C", "--chdir"):
-            skip = True
-        elif not word.startswith("-") and "=" not in word:
-            return find_program(word, path_env)
-    return None
+    """The program `env [-S] [-i] [-u NAME] [NAME=VALUE]... PROGRAM` runs (a #! line's words,
+    split again as -S does)."""
+    rest, _ = env_command(" ".join(words).split(), {})
+    return find_program(rest[0], path_env) if rest else None
+
+
+def env_command(words: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """What `env [OPTION]... [NAME=VALUE]... COMMAND` runs, and in which environment."""
+    env = dict(env)
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in ("-u", "--unset") and i + 1 < len(words):
+            env.pop(words[i + 1], None)
+            i += 2
+        elif word.startswith("--unset="):
+            env.pop(word.split("=", 1)[1], None)
+            i += 1
+        elif word in ("-i", "--ignore-environment", "-"):
+            env = {}
+            i += 1
+        elif word in ("-C", "--chdir"):
+            i += 2
+        elif word.startswith("-"):
+            i += 1
+        elif "=" in word:
+            key, _, value = word.partition("=")
+            env[key] = value
+            i += 1
+        else:
+            return words[i:], env
+    return [], env
 
 
 def _loaders() -> set[tuple[int, int]]:

@@ -213,47 +213,19 @@ def pymalloc_warning(argv: Sequence[str], env: dict[str, str]) -> str | None:
 
 def _cpython_environment(argv: list[str], env: dict[str, str], depth: int = 0) -> dict[str, str] | None:
     """The environment CPython gets when `argv` runs it (through `env` or a #! line), else None."""
-    from memtint.linux.elf import SCRIPT_DEPTH, _shebang
+    from memtint.linux.elf import SCRIPT_DEPTH, _shebang, env_command
 
     if not argv or depth > SCRIPT_DEPTH:
         return None
     name = os.path.basename(argv[0])
     if name == "env":
-        rest, env = _env_command(argv[1:], env)
+        rest, env = env_command(argv[1:], env)
         return _cpython_environment(rest, env, depth + 1)
     if name.startswith("python"):
         return env
     path = find_program(argv[0], env.get("PATH"))
     words = _shebang(path) if path else None
     return _cpython_environment([*words, path], env, depth + 1) if words and path else None
-
-
-def _env_command(words: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """What `env [OPTION]... [NAME=VALUE]... COMMAND` runs, and in which environment."""
-    env = dict(env)
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if word in ("-u", "--unset") and i + 1 < len(words):
-            env.pop(words[i + 1], None)
-            i += 2
-        elif word.startswith("--unset="):
-            env.pop(word.split("=", 1)[1], None)
-            i += 1
-        elif word in ("-i", "--ignore-environment", "-"):
-            env = {}
-            i += 1
-        elif word in ("-C", "--chdir"):
-            i += 2
-        elif word.startswith("-"):
-            i += 1
-        elif "=" in word:
-            key, _, value = word.partition("=")
-            env[key] = value
-            i += 1
-        else:
-            return words[i:], env
-    return [], env
 
 
 #: A colour mask whose lowest bit is at least this selects regions of 1 GiB or more.

@@ -119,17 +119,12 @@ def libmemtint_mapped(mappings: list[Mapping], ld_preload: str = "") -> bool:
     LD_PRELOAD alone does not tell: a static program exec'd keeps it and never loads it."""
     import os
 
+    from memtint.linux.native import exports_libmemtint
+
     named = {p for p in ld_preload.replace(" ", ":").split(":") if p}
     for path in {m.path.removesuffix(" (deleted)") for m in mappings if not m.anonymous and m.path}:
-        if os.path.basename(path).startswith("libmemtint"):
+        if os.path.basename(path).startswith("libmemtint") or (path in named and exports_libmemtint(path)):
             return True
-        if path in named:
-            try:
-                with open(path, "rb") as f:
-                    if b"\0memtint_set_colors\0" in f.read():
-                        return True
-            except OSError:
-                continue
     return False
 
 

@@ -10,6 +10,16 @@ from memtint.linux.errors import LibraryMissingError
 PACKAGED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_native", "libmemtint.so")
 
 
+def exports_libmemtint(path: str) -> bool:
+    """Whether the file at `path` holds libmemtint's functions (memtint_set_colors): a library
+    named anything (MEMTINT_LIB) is libmemtint by what it exports."""
+    try:
+        with open(path, "rb") as f:
+            return b"\0memtint_set_colors\0" in f.read()
+    except OSError:
+        return False
+
+
 def library_path() -> str:
     """The absolute path of libmemtint.so; an error saying how to get it when it is missing."""
     override = os.environ.get("MEMTINT_LIB")
@@ -26,9 +36,7 @@ def library_path() -> str:
             raise LibraryMissingError(f"MEMTINT_LIB={override}: not a shared library (ld.so would ignore it and the "
                                       "program would run uncoloured); give libmemtint.so")
         # Another shared library (libm, an old build) preloads fine and colours nothing.
-        with open(override, "rb") as f:
-            exports = b"\0memtint_set_colors\0" in f.read()
-        if not exports:
+        if not exports_libmemtint(override):
             raise LibraryMissingError(f"MEMTINT_LIB={override}: a shared library without libmemtint's functions "
                                       "(memtint_set_colors): the program would run uncoloured; give libmemtint.so")
         return os.path.abspath(override)
