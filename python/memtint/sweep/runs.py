@@ -104,12 +104,13 @@ class Run:
         return self.schedule_key == self.config_hash
 
 
-def config_hash(description: dict[str, Any], version: str) -> str:
+def config_hash(description: dict[str, Any], version: str, contents: dict[str, Any] | None = None) -> str:
     """sha256 of the canonical JSON of what determines a run's result, memtint version included.
 
     Programs, machines and every file they or the OS settings name (device, mapping, rules,
-    ``phases:`` traces) are hashed by content, as the alone cache does."""
-    contents = _contents(description)
+    ``phases:`` traces) are hashed by content, as the alone cache does (``contents``: their
+    identities, :func:`_contents`, when the caller has them)."""
+    contents = contents or _contents(description)
     canonical = {
         "format": RUN_FORMAT,
         "memtint": version,
@@ -153,11 +154,11 @@ def _contents(description: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def contents_digest(description: dict[str, Any]) -> str:
+def contents_digest(contents: dict[str, Any]) -> str:
     """A short digest of what a run reads from files (:func:`_contents`): runs of one mix whose
     digests differ read different versions of a file (a machine edited between two sweeps), so
     a report must not pair them."""
-    text = json.dumps(_contents(description), sort_keys=True, separators=(",", ":"))
+    text = json.dumps(contents, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -184,7 +185,8 @@ def expand(spec: SweepSpec) -> list[Run]:
             description["schedule_from"] = baseline
         if e.alone_machine is not None:
             description["alone_machine"] = e.alone_machine
-        digest = config_hash(description, version)
+        contents = _contents(description)
+        digest = config_hash(description, version, contents)
         if digest in seen:
             continue
         seen.add(digest)
@@ -193,7 +195,7 @@ def expand(spec: SweepSpec) -> list[Run]:
                         spec.warmup, overrides=spec.overrides,
                         label=f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy,
                         sampling=sampling, alone_machine=e.alone_machine,
-                        schedule_from=baseline if matched else None, contents=contents_digest(description)))
+                        schedule_from=baseline if matched else None, contents=contents_digest(contents)))
     return runs
 
 
