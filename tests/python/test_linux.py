@@ -315,6 +315,39 @@ def test_a_cpython_program_without_pythonmalloc_malloc_is_found(tmp_path):
         assert pymalloc_warning(argv, {"PATH": os.environ["PATH"]}) is None, argv
 
 
+def test_cpython_with_e_or_i_is_said_to_ignore_pythonmalloc(tmp_path):
+    # -E and -I make CPython ignore PYTHONMALLOC: the warning told them to set it (or, set, said nothing).
+    from memtint.linux.launch import pymalloc_warning
+
+    path = {"PATH": os.environ["PATH"]}
+    for argv, option in [(["python3", "-E", "-c", "pass"], "-E"), (["python3", "-Es", "x.py"], "-E"),
+                         (["python3", "-sE"], "-E"), (["python3", "-IE", "x.py"], "-I"), (["python3", "-b", "-I"], "-I"),
+                         (["python3", "-W", "error", "-E"], "-E"), (["env", "python3", "-E", "x.py"], "-E")]:
+        for env in ({**path, "PYTHONMALLOC": "malloc"}, path):
+            said = pymalloc_warning(argv, env)
+            assert said and said.startswith(f"{argv[0]} runs CPython with {option}"), (argv, said)
+            assert "which ignores PYTHONMALLOC" in said and "no -X option chooses the allocator" in said, said
+            assert f"drop {option}" in said and "small objects stay uncoloured" in said, said
+            assert ("(set to malloc here)" in said) == ("PYTHONMALLOC" in env), said
+            assert "PYTHONMALLOC=malloc memtint" not in said  # one warning, not the plain hint as well
+    assert "-s -P keep the rest of its isolation" in pymalloc_warning(["python3", "-I"], path)
+    # E or I as an option's argument, after -c/-m, a script or "--" is the program's, not CPython's
+    for argv in (["python3", "-W", "E"], ["python3", "-WE"], ["python3", "-XE"], ["python3", "-cE"],
+                 ["python3", "-m", "x", "-E"], ["python3", "x.py", "-E"], ["python3", "--", "-E"],
+                 ["python3", "--check-hash-based-pycs", "-E"]):
+        assert pymalloc_warning(argv, {"PYTHONMALLOC": "malloc"}) is None, argv
+    # a #! line's options, the interpreter's or env -S's
+    script = tmp_path / "script"
+    for line in (f"#!{sys.executable} -E", f"#!{sys.executable} -sI", "#!/usr/bin/env -S python3 -Es"):
+        script.write_text(f"{line}\nprint(1)\n")
+        script.chmod(0o755)
+        said = pymalloc_warning([str(script)], {**path, "PYTHONMALLOC": "malloc"})
+        assert said and " on its #! line, which ignores PYTHONMALLOC (set to malloc here)" in said, (line, said)
+        assert " from the #! line" in said, said
+    script.write_text(f"#!{sys.executable} -s\nprint(1)\n")
+    assert pymalloc_warning([str(script), "-E"], {**path, "PYTHONMALLOC": "malloc"}) is None  # the script's argument
+
+
 @needs_root
 @needs_library
 def test_run_of_cpython_warns_that_pymalloc_stays_uncoloured_and_leaves_pythonmalloc_alone():

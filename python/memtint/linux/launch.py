@@ -201,18 +201,69 @@ def pymalloc_warning(argv: Sequence[str], env: dict[str, str]) -> str | None:
     """CPython takes its objects of up to 512 bytes (most of them) from arenas it maps itself
     (pymalloc), not from malloc, so libmemtint cannot colour them; PYTHONMALLOC=malloc makes it
     use malloc. Said when the program is CPython (its name, its #! interpreter, or the program
-    `env` runs, is python*) and its environment does not set that; memtint does not set it
-    itself, as it changes the program's allocator."""
-    python_env = _cpython_environment(list(argv), dict(env))
-    if python_env is None or python_env.get("PYTHONMALLOC") in PYTHON_MALLOC:
+    `env` runs, is python*) and its environment does not set that, or its options (-E, -I, on
+    the command or the #! line) make it ignore the environment; memtint does not set it itself,
+    as it changes the program's allocator."""
+    found = _cpython_command(list(argv), dict(env))
+    if found is None:
         return None
-    return (f"{argv[0]} runs CPython, whose objects of up to 512 bytes (most of them) come from arenas it maps itself "
-            "(pymalloc), not from malloc: they stay uncoloured; to colour them, give it PYTHONMALLOC=malloc "
-            "(PYTHONMALLOC=malloc memtint ..., or env PYTHONMALLOC=malloc before the program)")
+    python_argv, python_env, from_shebang = found
+    pymalloc = ("objects of up to 512 bytes (most of them) come from arenas it maps itself (pymalloc), not from "
+                "malloc")
+    option = _ignores_environment(python_argv[1:])
+    if option:
+        # No -X option or file chooses the allocator: PYTHONMALLOC is the only way, and -E/-I shut it.
+        flag = "-I (isolated mode, which implies -E)" if option == "I" else "-E"
+        where = " on its #! line" if from_shebang else ""
+        set_here = " (set to malloc here)" if python_env.get("PYTHONMALLOC") in PYTHON_MALLOC else ""
+        drop = f"-{option} from the #! line" if from_shebang else f"-{option}"
+        if option == "I":
+            drop += " (-s -P keep the rest of its isolation; -P from Python 3.11)"
+        return (f"{argv[0]} runs CPython with {flag}{where}, which ignores PYTHONMALLOC{set_here}, and no -X option "
+                f"chooses the allocator: its {pymalloc}, and stay uncoloured; to colour them, drop {drop} and give it "
+                "PYTHONMALLOC=malloc, or accept that its small objects stay uncoloured")
+    if python_env.get("PYTHONMALLOC") in PYTHON_MALLOC:
+        return None
+    return (f"{argv[0]} runs CPython, whose {pymalloc}: they stay uncoloured; to colour them, give it "
+            "PYTHONMALLOC=malloc (PYTHONMALLOC=malloc memtint ..., or env PYTHONMALLOC=malloc before the program)")
 
 
-def _cpython_environment(argv: list[str], env: dict[str, str], depth: int = 0) -> dict[str, str] | None:
-    """The environment CPython gets when `argv` runs it (through `env` or a #! line), else None."""
+#: CPython's short options that take an argument (the rest of the word, or the next word);
+#: -c and -m end the options.
+_PYTHON_OPTION_ARGS = "cmWX"
+
+
+def _ignores_environment(options: Sequence[str]) -> str | None:
+    """The option, I or E, by which CPython's command-line options make it ignore PYTHON* variables
+    (-I, isolated mode, implies -E), else None; read as CPython reads them: up to the script, -c,
+    -m, "-" or "--", short options combined ("-IE", "-Es", "-Wd")."""
+    found = None
+    i = 0
+    while i < len(options):
+        word = options[i]
+        if word == "--" or not word.startswith("-") or word == "-":
+            break
+        i += 1
+        if word.startswith("--"):
+            if word == "--check-hash-based-pycs":
+                i += 1
+            continue
+        for k, flag in enumerate(word[1:], 1):
+            if flag == "I" or (flag == "E" and found is None):
+                found = flag
+            if flag in _PYTHON_OPTION_ARGS:
+                if flag in "cm":
+                    return found
+                if k == len(word) - 1:
+                    i += 1  # its argument is the next word
+                break
+    return found
+
+
+def _cpython_command(argv: list[str], env: dict[str, str], depth: int = 0,
+                     from_shebang: bool = False) -> tuple[list[str], dict[str, str], bool] | None:
+    """The command line and environment CPython gets when `argv` runs it (through `env` or a #!
+    line), and whether it came from a #! line; else None."""
     from memtint.linux.elf import SCRIPT_DEPTH, _shebang, env_command
 
     if not argv or depth > SCRIPT_DEPTH:
@@ -220,12 +271,13 @@ def _cpython_environment(argv: list[str], env: dict[str, str], depth: int = 0) -
     name = os.path.basename(argv[0])
     if name == "env":
         rest, env = env_command(argv[1:], env)
-        return _cpython_environment(rest, env, depth + 1)
+        return _cpython_command(rest, env, depth + 1, from_shebang)
     if name.startswith("python"):
-        return env
+        return argv, env, from_shebang
     path = find_program(argv[0], env.get("PATH"))
     words = _shebang(path) if path else None
-    return _cpython_environment([*words, path], env, depth + 1) if words and path else None
+    # The kernel runs the interpreter with the #! line's words, then the script and its arguments.
+    return _cpython_command([*words, path, *argv[1:]], env, depth + 1, True) if words and path else None
 
 
 #: A colour mask whose lowest bit is at least this selects regions of 1 GiB or more.
