@@ -233,6 +233,20 @@ for b in "65536 512 the block is larger than the longest run of these colours th
         pass "exhaustion_hugepage_mixed_masks_${block}_spill ($(grep blocks= <<<"$out"))"
     else fail "exhaustion_hugepage_mixed_masks_${block}_spill" "$out"; fi
 done
+# A search that takes new hugepages gives back, once it ends, those of no colour in use (another
+# colour set's: run-mix's other programs need them). Colours of the group the free hugepages
+# supply least, so searches walk past hugepages of the others.
+least=$(MEMTINT_COLOR_MASKS=$HIGH $T/hugepage_colours 256 | tail -1)
+g=${least%% *}
+for b in "32768 4000" "64 400000"; do
+    read -r block most <<<"$b"
+    out=$(MEMTINT_MODE=hugepage MEMTINT_COLORS=$((8 * g))-$((8 * g + 7)) MEMTINT_COLOR_MASKS=$I7 \
+          $T/test_give_back $block $most "$(cat /proc/sys/vm/nr_hugepages)" 2>&1); rc=$?
+    if [ $rc = 0 ] && grep -q "searched=yes" <<<"$out"; then
+        pass "hugepage_search_gives_back_$block ($(grep -v '^libmemtint: ' <<<"$out" | tr '\n' ' '))"
+    elif [ $rc = 0 ]; then skip "hugepage_search_gives_back_$block" "no search took more than one hugepage ($out)"
+    else fail "hugepage_search_gives_back_$block" "$out"; fi
+done
 fi
 
 echo "== test 5: unprivileged run (setpriv to nobody)"

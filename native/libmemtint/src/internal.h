@@ -178,6 +178,7 @@ int mt_pool_grow(const mt_colour_set *s, uint64_t pages, const char **why);
 /* One page of the set's colours for a slab (round robin over colours); MT_NIL + ENOMEM message. */
 uint32_t mt_pool_take_page(mt_colour_set *s);
 void mt_pool_after_growth(uint64_t requested); /* release held-aside pages past the bound */
+bool mt_pool_over_limit(uint64_t more); /* MEMTINT_POOL_LIMIT: held from the kernel, less given back */
 uint32_t mt_pool_spill_page(unsigned slot);       /* a page of any colour of the node slot, held-aside first */
 void mt_pool_deliver(uint32_t idx, bool spilled); /* count a page handed to the heap */
 void mt_pool_return(uint32_t idx);                /* a delivered page back to the pool */ /* release held-aside pages past the hold bound */
@@ -190,11 +191,15 @@ uint64_t mt_pool_ready_pages(void);
 extern bool mt_huge_uniform; /* every mask uses only bits >= 21: a hugepage has one colour */
 extern bool mt_huge_needs_pagemap;
 int mt_huge_grow_one(unsigned slot, const char **why); /* one hugepage of the node slot into the arena and pool */
-typedef struct { uint16_t pool_count; uint8_t present; } mt_huge_slot;
+typedef struct { uint16_t pool_count; uint8_t present, fresh; } mt_huge_slot; /* fresh: taken by the search under way */
 extern mt_huge_slot *mt_huge_slots;
 extern uint32_t *mt_huge_list; extern uint32_t mt_huge_n; /* hugepage slots mapped */
 void mt_huge_slot_add(uint32_t slot);
 void mt_huge_slot_remove(uint32_t slot);
+long mt_huge_release(uint32_t slot); /* a wholly free hugepage back to the kernel; its pages */
+/* A search for frames ended (found or not, spilled or not): the hugepages it took that hold no colour
+ * in use go back to the kernel, but for those given back 3 times already (held aside). */
+void mt_huge_search_done(void);
 /* The longest run of the set's colours any hugepage can hold from a piece aligned to
  * 2^align_order pieces (512: some hugepage can be all of the set's colours). */
 unsigned mt_huge_best_run(mt_colour_set *s, unsigned align_order);

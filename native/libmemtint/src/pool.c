@@ -92,7 +92,7 @@ static uint64_t hold_bound(uint64_t requested) {
 /* The limit bounds what the library holds now: pages released back to the kernel (held-aside
  * colours it gave up) no longer count, or a process that cycles through many frames to collect
  * a rare colour would hit the limit holding a fraction of it. */
-static bool over_limit(uint64_t more) {
+bool mt_pool_over_limit(uint64_t more) {
     uint64_t held = mt_stats.from_kernel - mt_stats.released;
     return mt_cfg.pool_limit_pages && held + more > mt_cfg.pool_limit_pages;
 }
@@ -214,18 +214,18 @@ static int grow_chunk(unsigned slot, const char **why) {
 
 int mt_pool_grow(const mt_colour_set *s, uint64_t pages, const char **why) {
     bool grew = false;
-    while (mt_pool_available(s) < pages) {
-        if (over_limit(mt_mode == MEMTINT_MODE_HUGEPAGE ? MT_HUGE / MT_PAGE : 1u << CHUNK_ORDER)) {
+    int r = 0;
+    while (!r && mt_pool_available(s) < pages) {
+        if (mt_pool_over_limit(mt_mode == MEMTINT_MODE_HUGEPAGE ? MT_HUGE / MT_PAGE : 1u << CHUNK_ORDER)) {
             *why = "MEMTINT_POOL_LIMIT reached";
-            if (grew) mt_pool_after_growth(pages);
-            return -1;
+            r = -1;
+            break;
         }
-        int r = mt_mode == MEMTINT_MODE_HUGEPAGE ? mt_huge_grow_one(s->slot, why) : grow_chunk(s->slot, why);
-        if (r) { if (grew) mt_pool_after_growth(pages); return -1; }
-        grew = true;
+        r = mt_mode == MEMTINT_MODE_HUGEPAGE ? mt_huge_grow_one(s->slot, why) : grow_chunk(s->slot, why);
+        grew |= !r;
     }
     if (grew) mt_pool_after_growth(pages);
-    return 0;
+    return r;
 }
 
 void mt_exhausted(const mt_colour_set *s, const char *why) {
@@ -270,13 +270,13 @@ uint32_t mt_pool_take_page(mt_colour_set *s) {
     const char *why = "";
     if (mt_pool_available(s) == 0) mt_range_cache_drain(s);
     if (mt_pool_available(s) == 0 && mt_pool_grow(s, 1, &why)) {
-        if (mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) {
-            uint32_t idx = mt_pool_spill_page(s->slot);
-            if (idx != MT_NIL) { mt_pool_deliver(idx, true); return idx; }
-        }
+        uint32_t idx = mt_cfg.on_exhaustion == MT_EXHAUST_SPILL ? mt_pool_spill_page(s->slot) : MT_NIL;
+        if (mt_mode == MEMTINT_MODE_HUGEPAGE) mt_huge_search_done(); /* after spilling, which may use them */
+        if (idx != MT_NIL) { mt_pool_deliver(idx, true); return idx; }
         mt_exhausted(s, why);
         return MT_NIL;
     }
+    if (mt_mode == MEMTINT_MODE_HUGEPAGE) mt_huge_search_done();
     for (unsigned tries = 0; tries < s->n; tries++) {
         unsigned c = s->list[atomic_fetch_add(&s->cursor, 1) % s->n];
         uint32_t idx = mt_pool_pop(s->base + c);
@@ -332,13 +332,7 @@ long mt_pool_release_held(bool all) {
         for (uint32_t i = 0; i < mt_huge_n;) {
             uint32_t slot = mt_huge_list[i];
             if (mt_huge_slots[slot].pool_count != 1u << MT_HUGE_ORDER) { i++; continue; }
-            uint32_t first = slot << MT_HUGE_ORDER;
-            for (uint32_t k = 0; k < 1u << MT_HUGE_ORDER; k++) mt_pool_remove(first + k);
-            mt_huge_slot_remove(slot);
-            mt_reserve_again(first, 1u << MT_HUGE_ORDER);
-            for (uint32_t k = 0; k < 1u << MT_HUGE_ORDER; k++) mt_pages[first + k].state = PD_NONE;
-            mt_extent_page_gone(first, 1u << MT_HUGE_ORDER);
-            released += 1 << MT_HUGE_ORDER;
+            released += mt_huge_release(slot); /* the last slot moves to i */
         }
     } else {
         released = release_unwanted(all ? 0 : hold_bound(0) / 2);

@@ -283,8 +283,8 @@ static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_orde
     const char *why = "";
     const mt_colour_set *want = s;
     /* Decided before taking any hugepage: when no hugepage the masks allow has such a run of the
-     * set's colours (bits below 21 interleave them inside every hugepage), taking more would only
-     * hold hugepages aside until the kernel has none left. */
+     * set's colours (bits below 21 interleave them inside every hugepage), a search would walk
+     * every one the kernel has in vain. */
     bool shape = npages > mt_huge_best_run(s, align_order);
     if (shape) {
         if (mt_cfg.on_exhaustion != MT_EXHAUST_SPILL) {
@@ -300,24 +300,30 @@ static void *huge_run_block(mt_colour_set *s, size_t npages, unsigned align_orde
         uint32_t at = find_run(mt_huge_list[i], npages, align_order, want, s->slot);
         if (at != MT_NIL) { hint = i; return take_run(at, npages, s, shape); }
     }
-    /* Hugepages without such a run are held aside, as pagemap mode holds frames aside. */
+    /* New hugepages until one has such a run (the others: mt_huge_search_done). */
     for (;;) {
-        if (mt_cfg.pool_limit_pages && mt_stats.from_kernel + HUGE_PIECES > mt_cfg.pool_limit_pages) {
+        if (mt_pool_over_limit(HUGE_PIECES)) {
             why = "MEMTINT_POOL_LIMIT reached";
             break;
         }
         if (mt_huge_grow_one(s->slot, &why)) break;
         uint32_t at = find_run(mt_huge_list[mt_huge_n - 1], npages, align_order, want, s->slot);
-        if (at != MT_NIL) return take_run(at, npages, s, shape);
-    }
-    if (want && mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) {
-        for (uint32_t i = 0; i < mt_huge_n; i++) {
-            uint32_t at = find_run(mt_huge_list[i], npages, align_order, NULL, s->slot);
-            if (at != MT_NIL) return take_run(at, npages, s, shape);
+        if (at != MT_NIL) {
+            void *p = take_run(at, npages, s, shape);
+            mt_huge_search_done();
+            return p;
         }
     }
-    mt_exhausted(s, why);
-    return NULL;
+    void *p = NULL;
+    if (want && mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) {
+        for (uint32_t i = 0; i < mt_huge_n && !p; i++) {
+            uint32_t at = find_run(mt_huge_list[i], npages, align_order, NULL, s->slot);
+            if (at != MT_NIL) p = take_run(at, npages, s, shape);
+        }
+    }
+    mt_huge_search_done(); /* after spilling, which may use them */
+    if (!p) mt_exhausted(s, why);
+    return p;
 }
 
 /* Every piece of hugepage `slot` has a colour of the set (one check when hugepages are
@@ -340,45 +346,8 @@ static uint32_t free_hugepage(const mt_colour_set *s, unsigned node) {
     return UINT32_MAX;
 }
 
-static void *huge_chain_block(mt_colour_set *s, size_t npages, unsigned align_order) {
-    size_t nh = (npages + HUGE_PIECES - 1) / HUGE_PIECES;
-    const mt_colour_set *want = s;
-    /* No hugepage can be all of the set's colours when the mask bits below 21 put colours of the
-     * set and others in every hugepage the masks allow (masks below 21 only, or the i7-860's with
-     * colours 0-3 rather than a whole group 8g..8g+7): decided before taking any hugepage, which
-     * would only be held aside until the kernel had none left. */
-    bool shape = mt_huge_best_run(s, 0) < HUGE_PIECES;
-    if (shape) {
-        if (mt_cfg.on_exhaustion != MT_EXHAUST_SPILL) {
-            mt_exhausted(s, mt_huge_shape_reason(s, npages, align_order));
-            return NULL;
-        }
-        want = NULL;
-    }
-    /* Gather enough free hugepages first, holding the others aside. */
-    const char *why = "";
-    size_t have = 0;
-    for (uint32_t i = 0; i < mt_huge_n; i++) {
-        uint32_t slot = mt_huge_list[i];
-        if (mt_huge_slots[slot].pool_count == HUGE_PIECES && mt_pages[slot << MT_HUGE_ORDER].slot == s->slot &&
-            (!want || hugepage_in_set(slot, want)))
-            have++;
-    }
-    while (have < nh) {
-        if (mt_cfg.pool_limit_pages && mt_stats.from_kernel + HUGE_PIECES > mt_cfg.pool_limit_pages) {
-            why = "MEMTINT_POOL_LIMIT reached";
-            break;
-        }
-        if (mt_huge_grow_one(s->slot, &why)) break;
-        if (!want || hugepage_in_set(mt_huge_list[mt_huge_n - 1], want)) have++;
-    }
-    if (have < nh) {
-        if (want && mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) want = NULL;
-        else {
-            mt_exhausted(s, *why ? why : "not enough free hugepages of these colours");
-            return NULL;
-        }
-    }
+/* nh free hugepages of the set's colours (want; any when NULL or short) moved side by side. */
+static void *chain(mt_colour_set *s, size_t nh, unsigned align_order, const mt_colour_set *want, bool shape) {
     uint32_t e = mt_extent_take(order_for(nh * HUGE_PIECES, align_order > MT_HUGE_ORDER ? align_order : MT_HUGE_ORDER));
     if (e == MT_NIL) { mt_exhausted(s, "the library's 512 GB address arena is full"); return NULL; }
     for (size_t h = 0; h < nh; h++) {
@@ -410,6 +379,51 @@ static void *huge_chain_block(mt_colour_set *s, size_t npages, unsigned align_or
     }
     mark_block(e, nh * HUGE_PIECES, s);
     return mt_va(e);
+}
+
+static void *huge_chain_block(mt_colour_set *s, size_t npages, unsigned align_order) {
+    size_t nh = (npages + HUGE_PIECES - 1) / HUGE_PIECES;
+    const mt_colour_set *want = s;
+    /* No hugepage can be all of the set's colours when the mask bits below 21 put colours of the
+     * set and others in every hugepage the masks allow (masks below 21 only, or the i7-860's with
+     * colours 0-3 rather than a whole group 8g..8g+7): decided before taking any hugepage, as a
+     * search would walk every one the kernel has in vain. */
+    bool shape = mt_huge_best_run(s, 0) < HUGE_PIECES;
+    if (shape) {
+        if (mt_cfg.on_exhaustion != MT_EXHAUST_SPILL) {
+            mt_exhausted(s, mt_huge_shape_reason(s, npages, align_order));
+            return NULL;
+        }
+        want = NULL;
+    }
+    /* Gather enough free hugepages first (the others taken meanwhile: mt_huge_search_done). */
+    const char *why = "";
+    size_t have = 0;
+    for (uint32_t i = 0; i < mt_huge_n; i++) {
+        uint32_t slot = mt_huge_list[i];
+        if (mt_huge_slots[slot].pool_count == HUGE_PIECES && mt_pages[slot << MT_HUGE_ORDER].slot == s->slot &&
+            (!want || hugepage_in_set(slot, want)))
+            have++;
+    }
+    while (have < nh) {
+        if (mt_pool_over_limit(HUGE_PIECES)) {
+            why = "MEMTINT_POOL_LIMIT reached";
+            break;
+        }
+        if (mt_huge_grow_one(s->slot, &why)) break;
+        if (!want || hugepage_in_set(mt_huge_list[mt_huge_n - 1], want)) have++;
+    }
+    if (have < nh) {
+        if (want && mt_cfg.on_exhaustion == MT_EXHAUST_SPILL) want = NULL;
+        else {
+            mt_huge_search_done();
+            mt_exhausted(s, *why ? why : "not enough free hugepages of these colours");
+            return NULL;
+        }
+    }
+    void *p = chain(s, nh, align_order, want, shape);
+    mt_huge_search_done(); /* after chaining, which delivers the hugepages it moves */
+    return p;
 }
 
 void *mt_range_alloc(mt_colour_set *s, size_t npages, unsigned align_order) {
