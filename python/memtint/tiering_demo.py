@@ -41,6 +41,10 @@ MIGRATION_SETUPS = ("Local", "BW-L", "Tiering mode (TPP)", "DAMON", "Colloid")
 #: Migration acts per millisecond of simulated time: these runs are this many times as long as
 #: the streams' (2,000,000 instructions per thread by default).
 MIGRATION_SCALE = 20
+#: Simulated time of the migration runs at the default length, in which every baseline moves
+#: pages: the NUMA-balancing scan behind tiering mode comes each 1 ms (os.numa_scan.period_ns),
+#: and DAMON's and Colloid's first moves on this job came within 1.5 ms.
+MIGRATION_NEEDS_MS = 2.0
 
 
 def ideal(policy: str, r: int) -> float:
@@ -87,6 +91,7 @@ def measure_migration(results: dict[str, Any], planned: list[dict[str, Any]]) ->
         base = [makespan(results[keys[("migration", "Local", s)]]) for s in seeds]
         pm = [r.get("page_migration") or {} for r in runs]
         out[label] = {
+            "simulated_ms": statistics.fmean(r["simulated_ns"] / 1e6 for r in runs),
             "speedup": statistics.fmean(b / makespan(r) for b, r in zip(base, runs)),
             "dram_reads": statistics.fmean(r["nodes"][0]["reads"] / max(1, r["nodes"][0]["reads"] + r["nodes"][1]["reads"])
                                            for r in runs),
@@ -97,22 +102,37 @@ def measure_migration(results: dict[str, Any], planned: list[dict[str, Any]]) ->
     return out
 
 
-def migration_sentences(m: dict[str, dict[str, float]]) -> list[str]:
-    """What the migration baselines' numbers mean."""
+def migration_sentences(m: dict[str, dict[str, float]], instructions: int | None = None) -> list[str]:
+    """What the migration baselines' numbers mean (``instructions``: the streams' per thread,
+    from which the migration runs' length follows)."""
+    from memtint.reproduce.tiering import SIZES
+
     local = m["Local"]
     movers = [k for k in MIGRATION_SETUPS if k not in ("Local", "BW-L")]
-    best = max(movers, key=lambda k: m[k]["speedup"])
+    acted = [k for k in movers if m[k]["moved"] > 0]
     out = [f"With {FAST_TIER_MB} MiB of the fast node for {MIGRATION_THREADS} threads' 64 MiB, first touch leaves the "
            f"hot sets mostly on the slow node: DRAM serves {local['dram_reads']:.0%} of reads under Local, and BW-LOCAL, "
            f"a placement, cannot do better once the fast tier is full ({m['BW-L']['speedup'] - 1:+.1%})."]
+    if not acted:
+        ms = statistics.fmean(m[k]["simulated_ms"] for k in movers)
+        out.append(f"No migration policy moved a page, so these rows are first-touch placement alone: each run lasted "
+                   f"{ms:.2f} ms of simulated time, and the first moves come after about 1 ms (tiering mode's scan "
+                   "period, os.numa_scan.period_ns) to 1.5 ms (DAMON's).")
+        if instructions is not None and instructions < INSTRUCTIONS:
+            out[-1] += (f" The default --instructions, {INSTRUCTIONS:,} ({INSTRUCTIONS * MIGRATION_SCALE:,} per "
+                        f"migration thread, about {MIGRATION_NEEDS_MS:.0f} ms), gives every one of them time to act.")
+        return out
     for k in movers:
         x = m[k]
+        if x["moved"] == 0:
+            out.append(f"{k} moved no page: its run lasted {x['simulated_ms']:.2f} ms of simulated time, too short "
+                       "for its scan or sampling to act.")
+            continue
         verb = "gains" if x["speedup"] > 1.005 else ("loses" if x["speedup"] < 0.995 else "changes nothing,")
         out.append(f"{k} {verb} {abs(x['speedup'] - 1):.1%} against Local: it moved {x['moved']:,.0f} pages, DRAM "
                    f"now serves {x['dram_reads']:.0%} of reads, and the moves cost {x['system']:.1%} of the threads' "
                    "time in copies, faults and shootdowns.")
-    from memtint.reproduce.tiering import SIZES
-
+    best = max(acted, key=lambda k: m[k]["speedup"])
     if m[best]["speedup"] > 1.005:
         out.append(f"Most useful here: {best}. A short run counts the moves' cost before they pay back in full; "
                    f"docs/reproductions/tiering.md runs the same job at {SIZES['full']['modern']:,} instructions per thread.")
@@ -241,7 +261,7 @@ def run(out: str, *, instructions: int | None = None, jobs_count: int | None = N
         mig_table.add_row(*cells)
         mig_rows.append(cells)
     console.print(mig_table)
-    mig_said = migration_sentences(mig)
+    mig_said = migration_sentences(mig, instructions)
     for s in mig_said:
         console.print(s, soft_wrap=True)
     os.makedirs(out, exist_ok=True)

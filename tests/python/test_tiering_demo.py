@@ -29,9 +29,11 @@ def test_sentences_follow_the_numbers():
 
 
 def test_migration_sentences_follow_the_numbers():
-    m = {k: {"speedup": 1.0, "dram_reads": 0.3, "moved": 0.0, "system": 0.0} for k in tiering_demo.MIGRATION_SETUPS}
+    m = {k: {"speedup": 1.0, "dram_reads": 0.3, "moved": 0.0, "system": 0.0, "simulated_ms": 2.1}
+         for k in tiering_demo.MIGRATION_SETUPS}
     m["DAMON"].update(speedup=1.12, dram_reads=0.6, moved=4000.0, system=0.015)
     m["Colloid"].update(speedup=0.97, dram_reads=0.4, moved=900.0, system=0.002)
+    m["Tiering mode (TPP)"].update(moved=200.0, system=0.001)
     said = " ".join(tiering_demo.migration_sentences(m))
     assert "DRAM serves 30% of reads under Local" in said
     assert "DAMON gains 12.0% against Local: it moved 4,000 pages, DRAM now serves 60% of reads" in said
@@ -39,6 +41,26 @@ def test_migration_sentences_follow_the_numbers():
     assert "Most useful here: DAMON" in said
     m["DAMON"].update(speedup=0.99)
     assert "None pays back within this run (the least costly: Tiering mode (TPP))" in " ".join(tiering_demo.migration_sentences(m))
+    # A policy that moved nothing is not judged on its moves, nor counted as the least costly.
+    m["Tiering mode (TPP)"].update(moved=0.0, system=0.0)
+    said = " ".join(tiering_demo.migration_sentences(m))
+    assert "Tiering mode (TPP) moved no page: its run lasted 2.10 ms" in said
+    assert "Tiering mode (TPP) changes nothing" not in said and "(the least costly: DAMON)" in said
+
+
+def test_migration_sentences_say_when_no_page_moved():
+    """Runs too short for any migration to act (--instructions 20000: 400,000 per migration thread)
+    conclude nothing about migration's cost; they say how long the runs must be."""
+    m = {k: {"speedup": 1.0, "dram_reads": 0.04, "moved": 0.0, "system": 0.0, "simulated_ms": 0.37}
+         for k in tiering_demo.MIGRATION_SETUPS}
+    said = " ".join(tiering_demo.migration_sentences(m, 20_000))
+    assert "pays back" not in said and "copy traffic" not in said and "least costly" not in said
+    assert "changes nothing" not in said and "the moves cost" not in said
+    assert "No migration policy moved a page, so these rows are first-touch placement alone: each run lasted " \
+           "0.37 ms of simulated time" in said
+    assert "The default --instructions, 100,000 (2,000,000 per migration thread, about 2 ms)" in said
+    # At the default length itself, no advice to run the default.
+    assert "The default --instructions" not in " ".join(tiering_demo.migration_sentences(m, tiering_demo.INSTRUCTIONS))
 
 
 @pytest.mark.engine
@@ -51,4 +73,6 @@ def test_the_tiering_demo_prints_its_table_and_writes_its_report(memtint, tmp_pa
     assert "| weighted-interleave |" in text and "![speedup over local per ratio](tiering.png)" in text
     # The migration baselines beside the placements, with what their moves cost.
     assert "Migration baselines at 2:1" in out and "local + colloid" in out
-    assert "| Tiering mode (TPP) | local + memory-tiering |" in text and "pays back" in text
+    assert "| Tiering mode (TPP) | local + memory-tiering |" in text
+    # 100,000 instructions per migration thread: too short for any page to move, and it says so.
+    assert "No migration policy moved a page" in text and "pays back" not in text
