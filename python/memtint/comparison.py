@@ -629,7 +629,8 @@ def _interference_rate(core: dict[str, Any]) -> float | None:
 
 
 def to_csv_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per (policy, program), with the policy's mix metrics repeated on each row; when
+    """One row per (policy, program), with the policy's mix metrics repeated on each row (its DRAM
+    requests and energy in the last columns); when
     ``os.dynamic`` adapted a policy's colour sets, a ``dynamic_policy`` column names it (empty
     for the static rows), as the table's label does."""
     rows = []
@@ -660,5 +661,8 @@ def to_csv_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
                     row[f"{key}_low"], row[f"{key}_high"] = value
                 else:
                     row[key] = value
+            # The policy's DRAM requests and energy, as the table and the JSON give them (a sampled
+            # run's estimates for the whole run), after the columns that came before them.
+            row |= {key: p.get(key) for key in ("dram_requests", "dram_energy_nj", "dram_energy_per_access_nj")}
             rows.append(row)
     return rows

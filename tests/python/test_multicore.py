@@ -106,6 +106,15 @@ def test_compare_prints_metrics_and_writes_json_and_csv(memtint, tmp_path):
     assert all(c["banks_used"] == 16 for c in bpm["cores"])
     rows = list(csv.DictReader((tmp_path / "c.csv").open()))
     assert len(rows) == 8 and rows[0]["policy"] == "buddy"
+    # The DRAM requests and energy of the table and the JSON, in the last columns (earlier ones keep their places).
+    header = (tmp_path / "c.csv").read_text().splitlines()[0].split(",")
+    assert header[:5] == ["policy", "weighted_speedup", "harmonic_speedup", "maximum_slowdown", "mix_row_buffer_miss_rate"]
+    assert header[-3:] == ["dram_requests", "dram_energy_nj", "dram_energy_per_access_nj"]
+    for row in rows:
+        p = next(p for p in result["policies"] if p["policy"] == row["policy"])
+        assert int(row["dram_requests"]) == p["dram_requests"] > 0
+        assert float(row["dram_energy_nj"]) == pytest.approx(p["dram_energy_nj"])
+        assert float(row["dram_energy_per_access_nj"]) == pytest.approx(p["dram_energy_per_access_nj"])
 
 
 @pytest.mark.engine

@@ -49,6 +49,13 @@ def test_a_sampled_compare_gives_intervals_around_its_estimates():
     assert rows[0]["weighted_speedup_ci95_low"] == result["policies"][0]["weighted_speedup_ci95"][0]
     assert rows[0]["slowdown_ci95_high"] == result["policies"][0]["cores"][0]["slowdown_ci95"][1]
     assert not any(isinstance(v, list) for r in rows for v in r.values())  # CSV cells hold numbers
+    # The DRAM requests and energy the table shows: the run's estimates, not its detailed segments' counts.
+    for row in rows:
+        p = next(p for p in result["policies"] if p["policy"] == row["policy"])
+        assert row["dram_requests"] == p["dram_requests"] == p["sampling"]["estimated_dram_requests"]
+        assert row["dram_energy_nj"] == p["dram_energy_nj"] == p["sampling"]["estimated_dram_energy_nj"]
+        assert row["dram_energy_per_access_nj"] == p["dram_energy_per_access_nj"]
+    assert list(rows[0])[-3:] == ["dram_requests", "dram_energy_nj", "dram_energy_per_access_nj"]
 
     # The tables show the estimates with their half-widths and say the run was sampled.
     from rich.console import Console
