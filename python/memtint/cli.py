@@ -1368,6 +1368,8 @@ def _compare(args: argparse.Namespace) -> int:
             text = _at_config_line("", str(error), args.set)
             if text.startswith("--set os."):
                 text += f" (--set os.* applies to every policy compared: {', '.join(policies)})"
+            if text.startswith("baseline: "):  # the alone runs' policy, refused by the machine
+                text = f"--baseline {args.baseline or '(not given: the machine default)'}: {text[len('baseline: '):]}"
             raise api.MemtintError(text) from None
     if args.csv:
         import io

@@ -216,6 +216,18 @@ def alone_run(spec: dict[str, Any], use_cache: bool = True) -> dict[str, Any]:
     return core
 
 
+def _alone_under_baseline(spec: dict[str, Any], use_cache: bool, baseline: str) -> dict[str, Any]:
+    """:func:`alone_run` for a comparison, its policy refused by the machine named as the
+    ``baseline`` it comes from (``os.policy`` is the alone runs' policy, not one compared)."""
+    try:
+        return alone_run(spec, use_cache)
+    except MemtintError as error:
+        prefix = "invalid configuration: os.policy: "
+        if not str(error).startswith(prefix):
+            raise
+        raise MemtintError(f"baseline: {str(error)[len(prefix):]} (the alone runs' policy)") from None
+
+
 #: Instructions per core run before statistics start in comparisons and sweeps (a functional
 #: warm-up: page tables and caches, no DRAM timing). An 8 MiB LLC holds 131 072 lines; a
 #: streaming program with write-backs dirties it in a few million instructions, a light one
@@ -464,7 +476,7 @@ def compare(
                 done.set_result(known)
                 alone_futures.append(done)
             else:
-                alone_futures.append(pool.submit(alone_run, s, use_cache))
+                alone_futures.append(pool.submit(_alone_under_baseline, s, use_cache, baseline))
         def replays(p: str) -> bool:
             return source is not None and p != source
         shared_futures = {p: pool.submit(api.run_sim_spec, s) for p, s in shared_specs.items()

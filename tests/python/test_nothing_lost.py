@@ -888,6 +888,29 @@ def test_sweep_errors_name_where_the_value_came_from(memtint, tmp_path, tail, ar
 
 
 @pytest.mark.engine
+def test_a_colour_baseline_on_a_machine_of_nodes_is_blamed_on_the_baseline(memtint, tmp_path):
+    """The alone runs' policy, refused by a two-node machine, was blamed on `policies` (sweep) or
+    on `os.policy` (compare), neither of which the user had got wrong."""
+    (tmp_path / "s.toml").write_text('machines = ["tiering-2to1"]\npolicies = ["local", "bw-interleave"]\n'
+                                     'instructions = 1000\nbaseline = "buddy"\nmixes = [["stream", "light"]]\n')
+    line = assert_clean_error(memtint("sweep", tmp_path / "s.toml", "--out", tmp_path / "o"),
+                              "s.toml:4: baseline: machine 'tiering-2to1': policy 'buddy' places pages by colour",
+                              "(the alone runs' policy)")
+    assert "policies:" not in line and "os.policy" not in line
+    line = assert_clean_error(memtint("compare", "--machine", "tiering-2to1", "--mix", "stream,light", "--policies",
+                                      "local", "--baseline", "buddy", "--instructions", "1000", "--warmup", "0",
+                                      "--no-cache"),
+                              "--baseline buddy: policy 'buddy' places pages by colour", "(the alone runs' policy)")
+    assert "os.policy" not in line
+    from memtint.api import MemtintError
+    from memtint.comparison import compare
+
+    with pytest.raises(MemtintError, match=r"^baseline: policy 'buddy' places pages by colour"):
+        compare("tiering-2to1", ["stream", "light"], ["local"], baseline="buddy", instructions=1000, warmup=0,
+                use_cache=False)
+
+
+@pytest.mark.engine
 def test_compare_refuses_a_scheduler_given_two_ways(memtint):
     assert_clean_error(memtint("compare", "--machine", "i7-860", "--mix", "light,light", "--instructions", "1000",
                                "--warmup", "0", "--policies", "buddy", "--scheduler", "fcfs", "--set",

@@ -433,8 +433,27 @@ def parse_spec(table: dict[str, Any], base: str | os.PathLike[str] | None = None
         return _parse(table, Path(base or os.getcwd()), source)
     except SweepSpecError as error:
         if source:
-            raise SweepSpecError(f"{source}: {error}") from None
+            line = _top_key_line(source, "baseline") if str(error).startswith("baseline: ") else ""
+            raise SweepSpecError(f"{source}{line}: {error}") from None
         raise
+
+
+def _top_key_line(source: str, key: str) -> str:
+    """":N" for the line of ``source`` that sets the top-level ``key`` (before any [table]), or ""
+    when it cannot tell."""
+    import re
+
+    try:
+        with open(source, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    for n, text in enumerate(lines, 1):
+        if re.match(r"\s*\[", text):
+            break
+        if re.match(rf'\s*["\']?{re.escape(key)}["\']?\s*=', text):
+            return f":{n}"
+    return ""
 
 
 def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
@@ -569,6 +588,10 @@ def _engine_check(spec: SweepSpec, explicit: bool) -> None:
             try:
                 api.run_sim_spec(probe)
             except MemtintError as error:
+                if os_table is None:  # the alone runs' policy: what `baseline` (or its default) names
+                    why = str(error).removeprefix("invalid configuration: os.policy: ")
+                    given = "" if spec.baseline else ", the machine's default"
+                    raise _fail("baseline", f"machine '{e.machine}': {why} (the alone runs' policy{given})") from None
                 raise _fail(f"run[{i}]" if explicit else _probe_error_key(str(error)),
                             f"machine '{e.machine}', policy '{policy}', mix {e.mix.name}: {error}") from None
 
