@@ -907,40 +907,96 @@ def test_a_space_with_no_colour_bits_on_the_machine_is_refused_by_name(space, me
 def test_a_rare_colour_states_its_cost_in_kernel_frames_before_running():
     from memtint.linux.launch import cost_note
 
-    assert "about 32 MB of frames" in cost_note(1, 32, "auto")
-    assert cost_note(16, 32, "auto") is None
+    assert "about 32 MB of frames" in cost_note([0], 32, "auto")
+    assert cost_note(range(16), 32, "auto") is None
     # A colour bit that selects GiB regions (i7-860-bpm-plus's channel bit b32) costs far more
     # than the fraction says: measured 1.4 GB of frames for a 4 MB heap. A mask with a low bit
     # too alternates finely and is not such a region.
-    note = cost_note(1, 2, "auto", [1 << 32])
+    note = cost_note([1], 2, "auto", [1 << 32])
     assert note and "bit(s) b32" in note and "4 GiB" in note and "hundreds of MB" in note
-    assert cost_note(1, 2, "auto", [(1 << 32) | (1 << 6)]) is None
+    assert cost_note([1], 2, "auto", [(1 << 32) | (1 << 6)]) is None
 
 
 def test_hugepage_mode_states_its_own_cost_in_reserved_hugepages(monkeypatch):
-    # It said nothing, though a hugepage of no chosen colour is held aside whole (8192 pages for a
-    # 4 MB heap, seen with the bank colours' b21/b22) and hugepage mode gives none back while the
-    # program runs.
+    # It said nothing, though a hugepage of no chosen colour is of no use (8192 pages held for a
+    # 4 MB heap, seen with the bank colours' b21/b22) and hugepage mode gives none it uses back
+    # while the program runs.
     from memtint.linux import launch
     from memtint.linux.launch import cost_note, library_mode
     from memtint.linux.layout import colour_layout
 
-    bank, cache = colour_layout("i7-860", "bank"), colour_layout("i7-860", "cache-only")
-    note = cost_note(8, 32, "hugepage", bank.masks)
-    assert note.startswith("hugepage mode, 8 of 32 colours by bit(s) b21, b22, at or above b21, which are one value "
-                           "for a whole 2 MiB hugepage: one of no chosen colour is held aside whole"), note
-    assert "about 4 MB of reserved hugepages" in note and "more when they are not" in note
-    # bits inside the hugepage: every hugepage has every colour; any fraction is said
-    note = cost_note(4, 8, "hugepage", cache.masks)
-    assert note.startswith("hugepage mode, 4 of 8 colours: every 2 MiB hugepage holds all 8 colours, so each MB of "
-                           "heap takes about 2 MB of reserved hugepages"), note
-    assert "about 32 MB of reserved" in cost_note(1, 32, "hugepage") and "10.7" not in cost_note(3, 32, "hugepage")
-    assert cost_note(8, 8, "hugepage", cache.masks) is None
+    cache = colour_layout("i7-860", "cache-only")
+    note = cost_note([1], 4, "hugepage", [1 << 21, 1 << 22])
+    assert note.startswith("hugepage mode, 1 of 4 colours by bit(s) b21, b22, at or above b21, which are one value "
+                           "for a whole 2 MiB hugepage: one of no chosen colour is of no use (given back once the "
+                           "search that took it ends, held aside whole when it keeps coming straight back)"), note
+    assert "about 4 MB of reserved hugepages" in note and "more when they are not" in note and "malloc" not in note
+    # bits inside the hugepage: every hugepage has every colour; any fraction is said, and the
+    # longest run of the colours in a hugepage is the largest malloc (colours 2, 3: b17 = 1, 128 KiB)
+    note = cost_note([2, 3, 2], 8, "hugepage", cache.masks)
+    assert note.startswith("hugepage mode, 2 of 8 colours: every 2 MiB hugepage holds all 8 colours, so each MB of "
+                           "heap takes about 4 MB of reserved hugepages"), note
+    assert note.endswith("no malloc over 2 MiB can be coloured, nor any over 128 KiB (their longest run in a "
+                         "hugepage): libmemtint refuses them with ENOMEM (with --spill it makes them of other colours, "
+                         "counted)"), note
+    assert "about 32 MB of reserved" in cost_note([0], 32, "hugepage") and "10.7" not in cost_note([0, 1, 2], 32,
+                                                                                                   "hugepage")
+    assert cost_note(range(8), 8, "hugepage", cache.masks) is None
     # auto is what libmemtint takes: hugepage mode without frame numbers
     monkeypatch.setattr(launch, "frame_access_error", lambda: None)
     assert library_mode("auto") == "pagemap" and library_mode("hugepage") == "hugepage"
     monkeypatch.setattr(launch, "frame_access_error", lambda: "frame numbers need root")
     assert library_mode("auto") == "hugepage" and library_mode("pagemap") == "pagemap"
+
+
+def test_hugepage_mode_with_colour_bits_inside_and_above_the_hugepage_states_both_and_the_largest_malloc():
+    # The i7-860's bank colours are b13-b15 (inside a hugepage) and b21-b22 (above): the note said
+    # only b21, b22 separate the colours, and nothing of the mallocs libmemtint then refuses.
+    from memtint.linux.launch import cost_note
+    from memtint.linux.layout import colour_layout
+
+    bank = colour_layout("i7-860", "bank")
+    note = cost_note([0, 1, 2, 3], 32, "hugepage", bank.masks)
+    assert note == ("hugepage mode, 4 of 32 colours: bit(s) b13, b14, b15 lie inside a 2 MiB hugepage, so each holds "
+                    "a group of 8 colours (such as 0-7), and b21, b22 above it choose which of 4 groups; these colours "
+                    "are part of 1 group (4 of its 8 colours), so a hugepage of another group is of no use (given back "
+                    "once the search that took it ends, held aside when it keeps coming straight back), and the other "
+                    "colours' pieces of each one used stay held aside: each MB of heap takes about 8 MB of reserved "
+                    "hugepages (vm.nr_hugepages) if the kernel's free hugepages are spread evenly over b21, b22, and "
+                    "more when they are not (MEMTINT_POOL_LIMIT caps what libmemtint holds); and no hugepage is all "
+                    "of these colours, so no malloc over 2 MiB can be coloured, nor any over 32 KiB (their longest run "
+                    "in a hugepage): libmemtint refuses them with ENOMEM (with --spill it makes them of other colours, "
+                    "counted)"), note
+    # libmemtint's own limits (hugepage.c, mt_huge_best_run): colours 0, 1, 8, 9 give 16 KiB runs,
+    # one colour of each group 8 KiB
+    assert "nor any over 16 KiB" in cost_note([0, 1, 8, 9], 32, "hugepage", bank.masks)
+    note = cost_note([0, 8, 16, 24], 32, "hugepage", bank.masks)
+    assert "part of 4 groups (4 of their 32 colours)" in note and "nor any over 8 KiB" in note, note
+    # whole groups: whole hugepages, chained into blocks of any size; only b21, b22 tell them apart
+    note = cost_note(range(8, 16), 32, "hugepage", bank.masks)
+    assert "these colours are 1 whole group, so a hugepage of another group is of no use" in note, note
+    assert "about 4 MB of reserved hugepages" in note and "malloc" not in note and "pieces" not in note, note
+    note = cost_note([*range(4), *range(8, 16)], 32, "hugepage", bank.masks)
+    assert "part of 2 groups (12 of their 16 colours)" in note and "about 2.7 MB" in note and "malloc" not in note
+    # a mask of bits on both sides (b13 ^ b21) puts both colours in every hugepage
+    note = cost_note([0], 2, "hugepage", [(1 << 13) | (1 << 21)])
+    assert "every 2 MiB hugepage holds all 2 colours" in note and "nor any over 8 KiB" in note, note
+
+
+@needs_root
+@needs_library
+def test_run_states_the_hugepage_limits_before_the_program_starts():
+    from memtint.linux import launch, run_coloured
+
+    with open(launch.HUGEPAGES_FREE, encoding="ascii") as f:
+        if int(f.read()) == 0:
+            pytest.skip("no free 2 MB hugepages, which libmemtint's hugepage mode needs to start")
+    said: list[str] = []
+    run = run_coloured(["true"], "0-3", mode="hugepage", on_warning=said.append,
+                       on_start=lambda r: said.append("started"))
+    assert said[-1] == "started" and said[:-1] == run.warnings, said
+    assert any("bit(s) b13, b14, b15 lie inside a 2 MiB hugepage" in w and "no malloc over 2 MiB can be coloured, nor "
+               "any over 32 KiB" in w for w in run.warnings), said
 
 
 @needs_root

@@ -13,7 +13,7 @@ import shutil
 import signal
 import subprocess
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from memtint.linux.colour_spec import check_colours, format_list, parse_list
 from memtint.linux.elf import find_program, static_program
@@ -292,54 +292,148 @@ def library_mode(mode: str) -> str:
     return "pagemap" if frame_access_error() is None else "hugepage"
 
 
-def cost_note(chosen: int, colours: int, mode: str, masks: Sequence[int] = ()) -> str | None:
-    """What colouring costs the kernel, said before the program starts: frames are taken from
-    the kernel in whatever colours it hands out, so a fraction f of the colours takes about 1/f
-    of the heap's size in frames while libmemtint collects them (the rest is held aside for
-    later growth or given back). A colour bit that selects regions of a GiB or more (a
-    channel or node bit high in the address) costs far more: the kernel hands out frames from
-    one region for long stretches (measured: 1.4 GB of frames for a 4 MB heap). Hugepage mode
-    (`mode` as libmemtint takes it: `library_mode`) has its own cost (`_hugepage_cost`)."""
-    if chosen <= 0 or chosen >= colours:
+def cost_note(chosen: Sequence[int], colours: int, mode: str, masks: Sequence[int] = ()) -> str | None:
+    """What colouring with the colours `chosen` costs the kernel, said before the program starts:
+    frames are taken from the kernel in whatever colours it hands out, so a fraction f of the
+    colours takes about 1/f of the heap's size in frames while libmemtint collects them (the rest
+    is held aside for later growth or given back). A colour bit that selects regions of a GiB or
+    more (a channel or node bit high in the address) costs far more: the kernel hands out frames
+    from one region for long stretches (measured: 1.4 GB of frames for a 4 MB heap). Hugepage
+    mode (`mode` as libmemtint takes it: `library_mode`) has its own cost (`_hugepage_cost`)."""
+    n = len(set(chosen))
+    if n <= 0 or n >= colours:
         return None
     if mode == "hugepage":
-        return _hugepage_cost(chosen, colours, masks)
+        return _hugepage_cost(sorted(set(chosen)), colours, masks)
     regions = sorted({(m & -m).bit_length() - 1 for m in masks if m and (m & -m).bit_length() - 1 >= REGION_BIT})
     if regions:
-        return (f"{chosen} of {colours} colours by bit(s) {', '.join(f'b{b}' for b in regions)}, which select regions "
+        return (f"{n} of {colours} colours by bit(s) {', '.join(f'b{b}' for b in regions)}, which select regions "
                 f"of {2 ** (regions[0] - 30)} GiB or more of physical memory: the kernel hands out frames from one region "
                 "for long stretches, so libmemtint may take hundreds of MB of frames for each MB of heap it keeps "
                 "(MEMTINT_POOL_LIMIT caps what it holds; a bank or cache colour space does not have this cost)")
-    factor = colours / chosen
+    factor = colours / n
     if factor < 4:
         return None
-    return (f"{chosen} of {colours} colours: each MB of heap takes about {factor:.0f} MB of frames from the kernel "
+    return (f"{n} of {colours} colours: each MB of heap takes about {factor:.0f} MB of frames from the kernel "
             "while libmemtint collects them (the rest is held aside or given back; MEMTINT_POOL_LIMIT caps what it "
             "holds)")
 
 
-def _hugepage_cost(chosen: int, colours: int, masks: Sequence[int]) -> str:
-    """Hugepage mode takes whole 2 MiB hugepages from the reserved pool and gives none back while
-    the program runs: a hugepage returns to the kernel only whole and unused, and only on
-    memtint_release_held_pages() (pool.c; the pagemap mode's release past a bound is not done
-    for hugepages). Colour bits inside the hugepage give each one all colours, a fraction f of
-    it usable; bits at or above b21 are one value for a whole hugepage, so one of no chosen colour
-    is held aside whole, 1/f of them on average if free hugepages are spread evenly over those
-    bits, which the kernel does not promise (on a test VM 146 of 256 shared one value of b21-b22).
-    Any fraction is said: the reserved pool is small and fixed, and the cost does not go away."""
-    factor = colours / chosen
+def _span(vectors: Sequence[int]) -> set[int]:
+    """Every XOR of some of `vectors` (colours are parities, so sums of colours are colours)."""
+    span = {0}
+    for v in vectors:
+        if v not in span:
+            span |= {x ^ v for x in span}
+    return span
+
+
+def _reduced(v: int, basis: list[int]) -> int:
+    """`v` with the leading bits of an echelon `basis` (largest first) cleared: one value per coset."""
+    for b in basis:
+        v = min(v, v ^ b)
+    return v
+
+
+def _hugepage_cost(chosen: list[int], colours: int, masks: Sequence[int]) -> str:
+    """Hugepage mode takes whole 2 MiB hugepages from the reserved pool (libmemtint, hugepage.c).
+    Piece i of a hugepage whose base has colour h has colour h ^ low[i], low[i] the colour of
+    offset i * 4 KiB: mask bits below b21 give every hugepage a group of colours (the span of
+    low), laid out the same in each, and bits at or above b21 choose the group (h). Pieces of the
+    group's other colours stay held in a hugepage while it is in use, and a hugepage of a group
+    with none of the colours is of no use: libmemtint gives it back once the search that took it
+    ends, but one that keeps coming straight back (no other program takes it) is held aside
+    after 3 times. So a fraction f of the colours takes about 1/f of the heap in hugepages when
+    free hugepages are spread evenly over the groups, which the kernel does not promise (on a test
+    VM 146 of 256 shared one value of b21-b22). A block is a run of the colours inside one
+    hugepage or whole hugepages all of the colours, so the longest such run bounds every malloc
+    (`_hugepage_run_limit`). Any fraction is said: the reserved pool is small and fixed, and the
+    cost does not go away."""
+    wanted = set(chosen)
+    per_group: dict[int, int] = {}
+    if not masks:  # no layout given: every colour taken to lie inside the hugepage
+        low: list[int] = []
+        group, high, groups, held = set(range(colours)), {0}, 1, len(wanted)
+    else:
+        low = [_colour(i << 12, masks) for i in range(512)]
+        group = _span(low)
+        high = _span([_colour(1 << b, masks) for b in range(HUGEPAGE_BITS, 64)])
+        # an echelon basis of the group: a colour reduced by it names the colour's group
+        basis: list[int] = []
+        for v in group:
+            if (r := _reduced(v, basis)):
+                basis = sorted([*basis, r], reverse=True)
+        per_group = dict.fromkeys({_reduced(h, basis) for h in high}, 0)
+        for c in wanted:
+            if (g := _reduced(c, basis)) in per_group:
+                per_group[g] += 1
+        groups, held = len(per_group), sum(per_group.values())
+    if not held:
+        return (f"hugepage mode, {len(wanted)} of {colours} colours: no 2 MiB hugepage holds any of them (the masks "
+                "never give these colours), so libmemtint cannot colour the heap with them")
+    factor = groups * len(group) / held
     about = f"{factor:.0f}" if factor >= 10 else f"{factor:.2g}"
-    high = sorted({b for m in masks for b in range(HUGEPAGE_BITS, 64) if m >> b & 1})
-    if not high:
-        return (f"hugepage mode, {chosen} of {colours} colours: every 2 MiB hugepage holds all {colours} colours, so "
-                f"each MB of heap takes about {about} MB of reserved hugepages (vm.nr_hugepages), and the pieces of "
-                "other colours stay held aside in them while the program runs (a hugepage goes back only whole; "
-                "MEMTINT_POOL_LIMIT caps what libmemtint holds)")
-    return (f"hugepage mode, {chosen} of {colours} colours by bit(s) {', '.join(f'b{b}' for b in high)}, at or above "
-            f"b{HUGEPAGE_BITS}, which are one value for a whole 2 MiB hugepage: one of no chosen colour is held aside "
-            f"whole while the program runs, so each MB of heap takes about {about} MB of reserved hugepages "
-            "(vm.nr_hugepages) if the kernel's free hugepages are spread evenly over those bits, and more when they "
-            "are not (MEMTINT_POOL_LIMIT caps what libmemtint holds)")
+    cost = f"each MB of heap takes about {about} MB of reserved hugepages (vm.nr_hugepages)"
+    limit = _hugepage_run_limit(wanted, low, high) if masks else ""
+    above = _bit_names(b for b in range(HUGEPAGE_BITS, 64) if any(m >> b & 1 for m in masks))
+    if len(group) == 1:
+        return (f"hugepage mode, {len(wanted)} of {colours} colours by bit(s) {above}, at or above "
+                f"b{HUGEPAGE_BITS}, which are one value for a whole 2 MiB hugepage: one of no chosen colour is of no "
+                "use (given back once the search that took it ends, held aside whole when it keeps coming straight "
+                f"back), so {cost} if the kernel's free hugepages are spread evenly over those bits, and more when "
+                "they are not (MEMTINT_POOL_LIMIT caps what libmemtint holds)")
+    if groups == 1:
+        return (f"hugepage mode, {len(wanted)} of {colours} colours: every 2 MiB hugepage holds all {colours} colours, "
+                f"so {cost}, and the pieces of other colours stay held aside in them while the program runs (a "
+                f"hugepage goes back only whole; MEMTINT_POOL_LIMIT caps what libmemtint holds){limit}")
+    touched = [g for g, k in per_group.items() if k]
+    whole = all(per_group[g] == len(group) for g in touched)
+    plural = "s" if len(touched) > 1 else ""
+    share = (f"{len(touched)} whole group{plural}" if whole else
+             f"part of {len(touched)} group{plural} ({held} of {'their' if plural else 'its'} "
+             f"{len(touched) * len(group)} colours)")
+    inside = _bit_names(b for b in range(12, HUGEPAGE_BITS) if any(m >> b & 1 for m in masks))
+    pieces = "" if whole else ", and the other colours' pieces of each one used stay held aside"
+    return (f"hugepage mode, {len(wanted)} of {colours} colours: bit(s) {inside} lie inside a 2 MiB hugepage, so "
+            f"each holds a group of {len(group)} colours (such as {format_list(sorted(group))}), and {above} above "
+            f"it choose which of {groups} groups; these colours are {share}, so a hugepage of another group is of no "
+            f"use (given back once the search that took it ends, held aside when it keeps coming straight back)"
+            f"{pieces}: {cost} if the kernel's free hugepages are spread evenly over {above}, and more when they are "
+            f"not (MEMTINT_POOL_LIMIT caps what libmemtint holds){limit}")
+
+
+def _bit_names(bits: Iterable[int]) -> str:
+    """b13, b14, b15."""
+    return ", ".join(f"b{b}" for b in bits)
+
+
+def _colour(paddr: int, masks: Sequence[int]) -> int:
+    """The colour of a physical address: bit i is the parity of paddr & masks[i]."""
+    return sum(((paddr & m).bit_count() & 1) << i for i, m in enumerate(masks))
+
+
+def _hugepage_run_limit(wanted: set[int], low: list[int], high: set[int]) -> str:
+    """The largest malloc hugepage mode can colour, when some is too large: the longest run of
+    the colours inside any hugepage (libmemtint's mt_huge_best_run, which refuses longer blocks
+    before taking a hugepage), unless a hugepage can be all of them (then whole hugepages are
+    chained into blocks of any size)."""
+    longest = 0
+    group = set(low)
+    seen: set[frozenset[int]] = set()
+    for h in high:  # the hugepages whose pieces are the same colours of the group behave alike
+        inside = frozenset(x for x in group if h ^ x in wanted)
+        if not inside or inside in seen:
+            continue
+        seen.add(inside)
+        run = 0
+        for colour in low:
+            run = run + 1 if colour in inside else 0
+            longest = max(longest, run)
+        if longest == len(low):
+            return ""
+    return (f"; and no hugepage is all of these colours, so no malloc over 2 MiB can be coloured, nor any over "
+            f"{longest * 4} KiB (their longest run in a hugepage): libmemtint refuses them with ENOMEM (with --spill "
+            "it makes them of other colours, counted)")
 
 
 def coloured_environment(layout: ColourLayout, colours: Sequence[int], *, mode: str = "auto", spill: bool = False,

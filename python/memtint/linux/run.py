@@ -73,7 +73,7 @@ def run_coloured(argv: Sequence[str], colours: str | Sequence[int], *, machine: 
     # Said after the checks: a refusal is the one line said.
     vm = vm_warning()
     used = library_mode(mode)
-    run.warnings = [w for w in [vm, map_count_warning(used), cost_note(len(chosen), layout.colours, used, layout.masks),
+    run.warnings = [w for w in [vm, map_count_warning(used), cost_note(chosen, layout.colours, used, layout.masks),
                                 pymalloc_warning(argv, env)] if w]
     if on_warning:
         for w in run.warnings:

@@ -154,7 +154,7 @@ def _cost_notes(commands: Sequence[Sequence[str]], partition: dict[str, Any], la
     once for the programs whose sets cost alike."""
     by_note: dict[str, list[int]] = {}
     for i in range(len(commands)):
-        note = cost_note(len(partition["processes"][i]["colours"]), layout.colours, mode, layout.masks)
+        note = cost_note(partition["processes"][i]["colours"], layout.colours, mode, layout.masks)
         if note:
             by_note.setdefault(note, []).append(i)
     return [(f"program {ids[0]} ({commands[ids[0]][0]})" if len(ids) == 1 else
