@@ -68,6 +68,26 @@ def intensive_mixes(frame: Any) -> set[str]:
 #: The least relative growth (shared over alone) that a sentence calls interference.
 GREW = 0.05
 
+
+def signed(x: float, digits: int = 0) -> str:
+    """``x`` with its sign and ``digits`` decimals, one more (up to three) while that rounds a
+    nonzero value to zero: ``-0.4``, never ``-0`` or ``+0`` (an exact zero is ``0``)."""
+    for d in range(digits, digits + 4):
+        text = f"{x:+.{d}f}"
+        if float(text) != 0:
+            return text
+    return f"{0:.{digits}f}"
+
+
+def two_figures(a: float, b: float, digits: int = 0) -> tuple[str, str]:
+    """``a`` and ``b`` with ``digits`` decimals, one more (up to three) while they would read
+    alike though they differ: "from 3.8 % to 4.0 %", never "from 4 % to 4 %"."""
+    for d in range(digits, digits + 4):
+        x, y = f"{a:.{d}f}", f"{b:.{d}f}"
+        if x != y or a == b:
+            break
+    return x, y
+
 #: The share of DRAM requests missing the row buffer because of another program below which a
 #: sentence says programs do not interfere in the banks (1 %: what seeds move a mix's rate by).
 NO_INTERFERENCE = 0.01
@@ -99,28 +119,39 @@ def interference_sentence(frame: Any, baseline: str) -> str:
     # traffic another program's rows caused (none alone, by definition).
     by_other = rows["row_interference_rate"].mean() if "row_interference_rate" in rows else math.nan
     caused = ("" if math.isnan(by_other) else
-              f"; {100 * by_other:.0f} % of their DRAM requests missed the row buffer because of another "
+              f"{100 * by_other:.0f} % of their DRAM requests missed the row buffer because of another "
               "program (its open row or its precharge)")
     # Misses no other program caused (a baseline that partitions banks) are each program's own
     # rows on fewer banks: a cost of the partition, not interference, so never the dominant one.
     own_rows = not math.isnan(by_other) and by_other < NO_INTERFERENCE
     candidates = [k for k in effects if not (own_rows and k == "bank interference")]
     dominant = max(candidates, key=lambda k: -1 if math.isnan(effects[k][2]) else effects[k][2])
-    llc, bank, bw = effects["LLC pollution"], effects["bank interference"], effects["bandwidth"]
     bank_name = "their own rows, not bank interference" if own_rows else "bank interference"
     grew = effects[dominant][2] >= GREW  # NaN compares False
     verdict = (f"[bold]{dominant}[/bold] dominates on these mixes" if grew else
                f"none grew by {100 * GREW:.0f} % or more, so these mixes show little interference")
+
+    def figure(effect: str, label: str, digits: int, scale: float = 1.0, unit: str = "",
+               extra: str = "") -> tuple[str, int]:
+        """"from A to B (+C %, label)" and the direction it shows (-1, 0, 1): the label only for a
+        growth of GREW or more, the figures as precise as it takes to tell them apart."""
+        a, b, c = effects[effect]
+        x, y = two_figures(scale * a, scale * b, digits)
+        notes = ([] if math.isnan(c) else [f"{signed(100 * c)} %"]) + ([label] if c >= GREW else [])
+        shown = "; ".join(part for part in (", ".join(notes), extra) if part)
+        direction = 0 if x == y or math.isnan(c) else (1 if b > a else -1)
+        first = unit if unit == " %" else ""  # "from 30 % to 31 %", "from 44 to 78 ns"
+        return f"from {x}{first} to {y}{unit}" + (f" ({shown})" if shown else ""), direction
+
+    llc = figure("LLC pollution", "LLC pollution", 1, unit=" per kilo-instruction")
+    bank = figure("bank interference", bank_name, 0, 100, " %", caused)
+    bw = figure("bandwidth", "queueing for bandwidth and banks", 0, unit=" ns")
     # One verb for three figures: "raised" only when every one rose, "lowered" when every one fell.
-    moves = [e[2] for e in effects.values() if not math.isnan(e[2])]
-    verb = ("raised" if moves and all(m > 0 for m in moves) else
-            "lowered" if moves and all(m < 0 for m in moves) else "took")
-    return (f"Under {baseline}, sharing the machine {verb} the programs' LLC misses from "
-            f"{llc[0]:.1f} to {llc[1]:.1f} "
-            f"per kilo-instruction ({100 * llc[2]:+.0f} %, LLC pollution), their row-buffer miss rate from "
-            f"{100 * bank[0]:.0f} % to {100 * bank[1]:.0f} % ({100 * bank[2]:+.0f} %, {bank_name}{caused}) and their "
-            f"DRAM read latency from {bw[0]:.0f} to {bw[1]:.0f} ns ({100 * bw[2]:+.0f} %, queueing for bandwidth and "
-            f"banks): {verdict} (means over the {len(rows)} programs that reach past their caches alone).")
+    moves = [f[1] for f in (llc, bank, bw)]
+    verb = "raised" if all(m > 0 for m in moves) else "lowered" if all(m < 0 for m in moves) else "took"
+    return (f"Under {baseline}, sharing the machine {verb} the programs' LLC misses {llc[0]}, their row-buffer miss "
+            f"rate {bank[0]} and their DRAM read latency {bw[0]}: {verdict} (means over the {len(rows)} programs that "
+            "reach past their caches alone).")
 
 
 def policy_sentences(runs: Any, intensive: set[str] | None = None,
@@ -191,12 +222,14 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None,
         mech = mechanism(policy)
         # Whether the policy moved the misses other programs' rows caused (by a point or more).
         other_moved = not math.isnan(other_base) and abs(other_pol - other_base) >= NO_INTERFERENCE
-        other = (f"{100 * other_base:.0f} % to {100 * other_pol:.0f} % of requests" if other_moved else "")
+        other = ("{} % to {} % of requests".format(*two_figures(100 * other_base, 100 * other_pol))
+                 if other_moved else "")
+        rb_from, rb_to = two_figures(100 * rb_base, 100 * rb_pol)
         if rb_pol < rb_base * 0.95:
-            cause = f"{mech} cut the row-buffer miss rate from {100 * rb_base:.0f} % to {100 * rb_pol:.0f} %"
+            cause = f"{mech} cut the row-buffer miss rate from {rb_from} % to {rb_to} %"
             cause += f" (misses another program caused: {other})" if other else ""
         elif rb_pol > rb_base * 1.05:
-            cause = f"{mech} raised the row-buffer miss rate from {100 * rb_base:.0f} % to {100 * rb_pol:.0f} %"
+            cause = f"{mech} raised the row-buffer miss rate from {rb_from} % to {rb_to} %"
             cause += (f": it took the misses another program caused from {other}, but each program's own rows "
                       "conflicted more on its fewer banks" if other and other_pol < other_base
                       else f" (misses another program caused: {other})" if other else "")
@@ -213,11 +246,12 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None,
         if not heavy.empty and len(heavy) < len(rows):
             n = len(heavy)
             heavy_text = (f"; on the {n} memory-intensive mix{'es' if n != 1 else ''} "
-                          f"{100 * (heavy['ws_norm'].mean() - 1):+.1f} % "
-                          f"(maximum slowdown {100 * (heavy['ms_norm'].mean() - 1):+.1f} %)")
+                          f"{signed(100 * (heavy['ws_norm'].mean() - 1), 1)} % "
+                          f"(maximum slowdown {signed(100 * (heavy['ms_norm'].mean() - 1), 1)} %)")
         sentences.append(
-            f"[bold]{series}[/bold]: weighted speedup {ws:+.1f} % over {base} on average ({better} of {len(rows)} "
-            f"mix{'es' if len(rows) != 1 else ''} better), maximum slowdown {ms:+.1f} %{heavy_text}: {meaning}; {cause}.")
+            f"[bold]{series}[/bold]: weighted speedup {signed(ws, 1)} % over {base} on average ({better} of "
+            f"{len(rows)} mix{'es' if len(rows) != 1 else ''} better), maximum slowdown {signed(ms, 1)} %{heavy_text}: "
+            f"{meaning}; {cause}.")
     return sentences
 
 

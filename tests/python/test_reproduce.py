@@ -517,6 +517,49 @@ def test_demo_sentences_say_when_a_policy_removed_the_misses_other_programs_caus
     assert "their own rows, not bank interference" in text and "[bold]bandwidth[/bold] dominates" in text, text
 
 
+def test_findings_label_only_what_grew_and_never_read_alike_figures_as_a_change():
+    """"from 27.6 to 26.5 per kilo-instruction (-4 %, LLC pollution)" called a fall pollution,
+    "(-0 %, ...)" printed a sign of nothing, and "raised the row-buffer miss rate from 4 % to 4 %"
+    hid 3.8 -> 4.0 in the rounding."""
+    import re
+
+    import pandas as pd
+
+    from memtint.findings import interference_sentence, policy_sentences, signed, two_figures
+
+    def frame(mpki, rb, lat):
+        return pd.DataFrame([{"policy": "buddy", "status": "ok", "mix": "a|b", "core": c, "llc_mpki_alone": mpki[0],
+                              "llc_mpki": mpki[1], "row_buffer_miss_rate_alone": rb[0], "row_buffer_miss_rate": rb[1],
+                              "read_latency_ns_alone": lat[0], "read_latency_ns_mean": lat[1],
+                              "row_interference_rate": 0.09} for c in range(2)])
+
+    text = interference_sentence(frame((27.6, 26.5), (0.30, 0.306), (44.0, 78.0)), "buddy")
+    assert "LLC misses from 27.6 to 26.5 per kilo-instruction (-4 %)," in text, text
+    assert "from 30 % to 31 % (+2 %; 9 % of their DRAM requests" in text, text  # +2 %: no "bank interference"
+    assert "(+77 %, queueing for bandwidth and banks)" in text
+    text = interference_sentence(frame((27.04, 26.96), (0.296, 0.302), (44.0, 78.0)), "buddy")
+    assert "LLC misses from 27.04 to 26.96 per kilo-instruction (-0.3 %)," in text, text
+    assert "from 29.6 % to 30.2 %" in text, text
+    assert not re.search(r"[-+]0 %|[-+]0\.0 %", text) and "pollution" not in text
+    # Figures alike to every digit: no direction shown, so no "raised" over the three.
+    text = interference_sentence(frame((27.0, 27.0), (0.3, 0.33), (44.0, 78.0)), "buddy")
+    assert "took the programs' LLC misses from 27.0 to 27.0 per kilo-instruction (0 %)" in text, text
+
+    runs = pd.DataFrame([
+        {"policy": "buddy", "mix": "a|b", "status": "ok", "ws_norm": 1.0, "ms_norm": 1.0,
+         "mix_row_buffer_miss_rate": 0.038},
+        {"policy": "cache-only", "mix": "a|b", "status": "ok", "ws_norm": 0.9998, "ms_norm": 1.0003,
+         "mix_row_buffer_miss_rate": 0.040}])
+    runs.attrs["baseline"] = "buddy"
+    (said,) = policy_sentences(runs)
+    assert "LLC colouring raised the row-buffer miss rate from 3.8 % to 4.0 %" in said, said
+    assert "weighted speedup -0.02 % over buddy" in said and "maximum slowdown +0.03 %" in said, said
+    assert not re.search(r"[-+]0(\.0)? %", said)
+
+    assert [signed(x) for x in (-0.4, 0.0, -0.004, 3.2)] == ["-0.4", "0", "-0.004", "+3"]
+    assert two_figures(3.8, 4.0) == ("3.8", "4.0") and two_figures(27.0, 27.0, 1) == ("27.0", "27.0")
+
+
 def test_demo_names_the_interference_that_grew_most_with_its_figures():
     import pandas as pd
 
