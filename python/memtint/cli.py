@@ -1253,6 +1253,9 @@ def _rt(args: argparse.Namespace) -> int:
     # A machine file is relative to the task set, as in a run file (load_sim_config).
     base = os.path.dirname(os.path.abspath(args.config))
     spec["machine"] = machine_beside(spec["machine"], base)
+    machine = spec["machine"]
+    if isinstance(machine, str) and machine.endswith(".toml") and not os.path.isfile(machine):
+        raise UsageError(f"{args.config}{_key_line(source, 'machine')}: machine: {machine}: no such machine file")
     # The machine file and the device and mapping files it names are inputs too.
     check_outputs({"--json": args.json}, [args.config, *_spec_inputs(spec, base=base), *_set_inputs(args.set)])
     unused = _settings_without_effect(args.set, "memtint rt runs its tasks' loads through the DRAM")
@@ -2019,6 +2022,34 @@ def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespa
                              "(or leave the option out)")
 
 
+#: Options that name a machine or a mapping, by their destination: a preset's name or a TOML file.
+NAMED_FILES = {"machine": ("--machine", "machine"), "mapping": ("--mapping", "mapping"),
+               "simulate": ("--simulate", "machine"), "like": ("--like", "machine")}
+
+
+def _refuse_missing_files(args: argparse.Namespace) -> None:
+    """A machine or mapping option naming a file that is not there is refused by the option and
+    the kind of file, before any work: the engine's or a reader's "F: No such file or directory"
+    named neither. A name that is no preset and no path is left to the engine's "unknown
+    machine", which lists the presets. (The Linux commands, run, run-mix and inspect, name their
+    own: ``dram.mapping: F: No such file or directory``.)"""
+    if getattr(getattr(args, "handler", None), "__module__", "").startswith("memtint.linux"):
+        return
+    for dest, (option, kind) in NAMED_FILES.items():
+        value = getattr(args, dest, None)
+        if not isinstance(value, str) or not (value.endswith(".toml") or os.sep in value):
+            continue
+        presets = api.presets()
+        names = ({m["name"] for m in presets.get("machines", [])} if kind == "machine" else
+                 {m["name"] for m in presets.get("mappings", [])} | set(presets.get("layouts", [])))
+        if value in names or os.path.isfile(value):
+            continue
+        what = "a directory, not a" if os.path.isdir(value) else "no such"
+        named = "a machine preset's name" if kind == "machine" else "a mapping preset's or layout's name (RoBaRaCoCh)"
+        raise UsageError(f"{option} {value}: {what} {kind} file (give {named}, which 'memtint presets' lists, or a "
+                         f"{kind} TOML file)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `memtint` command; returns the exit status."""
     from memtint import stopping
@@ -2036,6 +2067,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         _refuse_empty_values(parser, args)
+        _refuse_missing_files(args)
         status = args.handler(args)
         sys.stdout.flush()
         return status

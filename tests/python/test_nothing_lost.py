@@ -910,6 +910,35 @@ def test_a_colour_baseline_on_a_machine_of_nodes_is_blamed_on_the_baseline(memti
                 use_cache=False)
 
 
+@pytest.mark.parametrize("args, needle", [
+    (["compare", "--machine", "nothere.toml", "--mix", "stream,light"], "--machine nothere.toml: no such machine file"),
+    (["compare", "--machine", "i7-860", "--mapping", "nothere.toml", "--mix", "stream,light"],
+     "--mapping nothere.toml: no such mapping file"),
+    (["dram", "--machine", "nothere.toml", "--generate", "random"], "--machine nothere.toml: no such machine file"),
+    (["dram", "--machine", "i7-860", "--mapping", "sub/nothere", "--generate", "random"],
+     "--mapping sub/nothere: no such mapping file"),
+    (["advise", "stream", "light", "--machine", "nothere.toml"], "--machine nothere.toml: no such machine file"),
+    (["trace-stats", "stream", "--machine", "nothere.toml"], "--machine nothere.toml: no such machine file"),
+    (["probe", "--simulate", "nothere.toml"], "--simulate nothere.toml: no such machine file"),
+    (["compare", "--machine", "adir.toml", "--mix", "stream,light"], "--machine adir.toml: a directory, not a machine file"),
+])
+def test_a_machine_or_mapping_file_that_is_not_there_is_named_by_its_option(memtint, tmp_path, args, needle):
+    """"memtint: error: nothere.toml: No such file or directory" named neither the option nor the
+    kind of file (sim's run file said "no such machine file")."""
+    (tmp_path / "adir.toml").mkdir()  # the command runs in tmp_path
+    assert_clean_error(memtint(*args), needle, "'memtint presets' lists")
+
+
+def test_an_rt_task_sets_machine_file_that_is_not_there_is_named_with_its_line(memtint, tmp_path):
+    source = Path(__file__).resolve().parents[2] / "configs" / "runs" / "colored-refresh.toml"
+    lines = source.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("machine"))
+    lines[at] = 'machine = "nothere.toml"'
+    (tmp_path / "rt.toml").write_text("\n".join(lines) + "\n")
+    assert_clean_error(memtint("rt", tmp_path / "rt.toml"),
+                       f"rt.toml:{at + 1}: machine: {tmp_path / 'nothere.toml'}: no such machine file")
+
+
 @pytest.mark.engine
 def test_compare_refuses_a_scheduler_given_two_ways(memtint):
     assert_clean_error(memtint("compare", "--machine", "i7-860", "--mix", "light,light", "--instructions", "1000",
