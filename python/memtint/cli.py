@@ -33,9 +33,34 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     """argparse, but its errors are the same one line as every other error."""
 
-    def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"memtint: error: {escaped(message)} (see '{self.prog} --help')\n")
+    def error(self, message: str, prog: str | None = None) -> NoReturn:
+        sys.stderr.write(f"memtint: error: {escaped(message)} (see '{prog or self.prog} --help')\n")
         sys.exit(EXIT_USAGE)
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """argparse's, but arguments no option takes are blamed on the command they were given
+        to, whose --help lists its options (the top-level parser finds them, after the command
+        has parsed what it knows, and pointed to 'memtint --help')."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            command = self._command_parser(parsed)
+            message = f"unrecognized arguments: {' '.join(extra)}"
+            if command is not None and command.prog.split()[-1] == "sweep" and any(
+                    a.startswith(("--sample-", "--target-error")) for a in extra):
+                message += ("; a sweep takes its sampling settings from the specification's sampling = {...} table "
+                            "or --set sampling.KEY=VALUE (--sample: the defaults)")
+            self.error(message, command.prog if command is not None else None)
+        return parsed
+
+    def _command_parser(self, parsed: argparse.Namespace) -> argparse.ArgumentParser | None:
+        """The subcommand's parser that parsed ``parsed`` (by its handler), if any."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    if sub._defaults.get("handler") is getattr(parsed, "handler", None):
+                        return sub
+        return None
 
     def _get_option_tuples(self, option_string: str) -> list:
         # A prefix of two spellings of one option (--col: --colors, --colours) is that option, not
@@ -926,7 +951,10 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
         return f"expected a whole number, got {found.group(1)}{hint if integral else ''}"
 
     message = re.sub(r"invalid type: floating point `([^`]+)`, expected u(?:8|16|32|64)", whole, message)
-    in_array = m.group(3) and re.fullmatch(r"\[\d+\]", m.group(2) or "")
+    # A key of the i-th [[array]] table (tasks[0].period), or a key it does not take (tasks[1]:
+    # unknown field `lods`): that table's line for it, not the first table's.
+    array_key = m.group(3).split(".")[0] if m.group(3) else unknown.group(1) if unknown else None
+    in_array = array_key and re.fullmatch(r"\[\d+\]", m.group(2) or "")
 
     def line_in(file: str) -> str:
         try:
@@ -934,9 +962,8 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
                 text = f.read()
         except (OSError, UnicodeDecodeError):
             return ""
-        if in_array:  # a key of the i-th [[array]] table (tasks[0].period): that table's line for it
-            # (nodes[1].dram.mapping: the line of its `dram = {...}`)
-            return _array_key_line(text, m.group(1), int(m.group(2)[1:-1]), m.group(3).split(".")[0])
+        if in_array:  # (nodes[1].dram.mapping: the line of its `dram = {...}`)
+            return _array_key_line(text, m.group(1), int(m.group(2)[1:-1]), array_key)
         return _key_line(text, key)
 
     if not in_array:

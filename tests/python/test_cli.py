@@ -725,3 +725,41 @@ def test_the_command_line_starts_without_numpy():
     the commands that use it, not by the start of all of them."""
     code = "import sys, memtint.cli; sys.exit('numpy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+@pytest.mark.parametrize("args, command", [
+    (["compare", "--machine", "i7-860", "--mix", "light", "extra"], "compare"),
+    (["presets", "--bogus"], "presets"),
+    (["dram", "--machine", "i7-860", "--generate", "random", "--sample-unit", "5"], "dram"),
+    (["sim", "run.toml", "--bogus"], "sim"),
+    (["report", "results", "--bogus"], "report"),
+    (["demo", "--tiering", "--bogus"], "demo"),
+])
+def test_an_unknown_argument_points_to_its_commands_help(memtint, args, command):
+    """'unrecognized arguments ... (see 'memtint --help')' pointed to the list of commands, not to
+    the options of the one given them."""
+    from conftest import assert_clean_error
+
+    line = assert_clean_error(memtint(*args), "unrecognized arguments: ", f"(see 'memtint {command} --help')")
+    assert "sampling = {...}" not in line
+
+
+def test_a_sweeps_sampling_options_are_its_specifications(memtint):
+    from conftest import assert_clean_error
+
+    assert_clean_error(memtint("sweep", "s.toml", "--out", "x", "--sample-unit", "5000"),
+                       "unrecognized arguments: --sample-unit 5000; a sweep takes its sampling settings from the "
+                       "specification's sampling = {...} table or --set sampling.KEY=VALUE",
+                       "(see 'memtint sweep --help')")
+
+
+def test_every_command_is_found_for_its_help():
+    import argparse
+
+    from memtint.cli import build_parser
+
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    for name, sub in commands.choices.items():
+        found = parser._command_parser(argparse.Namespace(handler=sub._defaults.get("handler")))
+        assert found is not None and found.prog == f"memtint {name}", name
