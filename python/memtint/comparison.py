@@ -610,11 +610,15 @@ def compare(
         out["sampling"] = {k: v for k, v in sampling.items() if k != "schedule"}
         out["sampling"]["matched"] = source is not None or schedule is not None
     if source is not None:
-        # Each pair of policies' WS change, from their matched units (tighter than two intervals).
-        out["differences"] = [
-            {"policy": p, "against": q, "weighted_speedup_change_ci95":
-             sampling_module.difference_intervals(alone, shared[p], shared[q])["weighted_speedup_change"]}
-            for i, p in enumerate(policies) for q in policies[i + 1:]]
+        # Each pair of policies' WS difference and change, from their matched units (tighter than
+        # two intervals); the change's interval holds 0 exactly when the difference's does.
+        out["differences"] = []
+        for i, p in enumerate(policies):
+            for q in policies[i + 1:]:
+                diff = sampling_module.difference_intervals(alone, shared[p], shared[q])
+                out["differences"].append({"policy": p, "against": q,
+                                           "weighted_speedup_difference_ci95": diff["weighted_speedup"],
+                                           "weighted_speedup_change_ci95": diff["weighted_speedup_change"]})
     return out
 
 

@@ -284,15 +284,19 @@ def difference_intervals(alone: list[dict[str, Any]], run: dict[str, Any], other
     interval further, but what is left between matched runs is mostly bias (the replayed
     policy runs at the schedule's relative progress), which no spread shows, and such intervals
     held the detailed change on only 87.5 % of the validation's pairs (docs/sampling.md,
-    "Matched units")."""
+    "Matched units").
+
+    The change's interval is the difference's in units of ``other``'s weighted speedup, centred
+    on the change: it holds 0 exactly when the difference's does, so a pair is resolved or not
+    whichever of the two divides. (A delta-method interval of the ratio itself is, relative to
+    the change, wider with the slower policy as the denominator, so it could exclude 0 one way
+    round and not the other.)"""
     _check_mix(alone, run=run, other=other)
     p, q, a = _CpiEstimates(run["cores"]), _CpiEstimates(other["cores"]), _CpiEstimates(alone)
     n = len(alone)
     if p.unknown or q.unknown or a.unknown:
         return {"weighted_speedup": [None, None], "weighted_speedup_change": [None, None]}
     P, Q, A = p.mean, q.mean, a.mean
-    ws_p = sum(A[c] / P[c] for c in range(n))
-    ws_q = sum(A[c] / Q[c] for c in range(n))
 
     def variance(gp: list[float], gq: list[float], ga: list[float]) -> float:
         v = sum(gp[c] * gp[d] * p.cov(c, d) + gq[c] * gq[d] * q.cov(c, d) for c in range(n) for d in range(n))
@@ -306,17 +310,14 @@ def difference_intervals(alone: list[dict[str, Any]], run: dict[str, Any], other
     gp = [-A[c] / P[c] ** 2 for c in range(n)]
     gq = [A[c] / Q[c] ** 2 for c in range(n)]
     ga = [1.0 / P[c] - 1.0 / Q[c] for c in range(n)]
-    # d(WS_p / WS_q): WS_p's gradient over WS_q, less WS_p / WS_q^2 times WS_q's.
-    rp = [g / ws_q for g in gp]
-    rq = [ws_p / ws_q ** 2 * g for g in gq]  # gq is -dWS_q/dQ
-    ra = [(1.0 / P[c]) / ws_q - ws_p / ws_q ** 2 / Q[c] for c in range(n)]
     # Centred on the weighted speedups the runs report (their IPCs; the unit means above differ
     # from them in the sixth digit), so an interval's centre is the change a table shows.
     shown_p = sum(c["ipc"] / x["ipc"] for c, x in zip(run["cores"], alone))
     shown_q = sum(c["ipc"] / x["ipc"] for c, x in zip(other["cores"], alone))
+    difference = interval(shown_p - shown_q, variance(gp, gq, ga))
     return {
-        "weighted_speedup": interval(shown_p - shown_q, variance(gp, gq, ga)),
-        "weighted_speedup_change": interval(shown_p / shown_q - 1.0, variance(rp, rq, ra)),
+        "weighted_speedup": difference,
+        "weighted_speedup_change": [difference[0] / shown_q, difference[1] / shown_q],
     }
 
 

@@ -128,10 +128,12 @@ def sampled_line(result: dict[str, Any]) -> str:
 
 def resolved_line(policies: list[dict[str, Any]], differences: list[dict[str, Any]] | None = None) -> str:
     """Whether a sampled comparison resolves its best policy by weighted speedup. With matched
-    units (``differences``: each pair's 95 % interval on its WS change), the policies whose
-    interval against the best one holds 0; otherwise those whose own interval overlaps the best
-    one's. In the validation of docs/sampling.md every pair either way tells apart is ordered
-    as detailed runs order it; closer pairs often are not."""
+    units (``differences``: each pair's 95 % interval on its WS difference, and on its change,
+    which holds 0 exactly when the difference's does, whichever policy divides: one verdict per
+    pair, the one the table's ``WS vs`` column shows), the policies whose interval against the
+    best one holds 0; otherwise those whose own interval overlaps the best one's. In the
+    validation of docs/sampling.md every pair either way tells apart is ordered as detailed runs
+    order it; closer pairs often are not."""
     with_ci = [p for p in policies if p.get("weighted_speedup_ci95")]
     if len(with_ci) < 2:
         return ""
@@ -148,7 +150,7 @@ def resolved_line(policies: list[dict[str, Any]], differences: list[dict[str, An
     if differences:
         def ahead(q: str) -> bool:
             for d in differences:
-                low, high = d["weighted_speedup_change_ci95"]
+                low, high = d.get("weighted_speedup_difference_ci95") or d["weighted_speedup_change_ci95"]
                 if low is None or high is None:
                     continue
                 if (d["policy"], d["against"]) == (best["policy"], q):

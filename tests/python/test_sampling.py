@@ -441,6 +441,62 @@ def test_a_differences_interval_cancels_the_alone_runs_error_and_knows_matched_r
     assert half(diff["weighted_speedup"]) < 0.9 * (half(ws_a) ** 2 + half(ws_b) ** 2) ** 0.5
 
 
+def test_a_pairs_verdict_does_not_depend_on_which_policy_divides():
+    """A relative change's interval holds 0 exactly when the difference's does, either way round:
+    one verdict per pair (a delta-method interval of the ratio itself, near the edge, excluded 0
+    with one policy as the denominator and held it with the other)."""
+    def core(cpis, k):
+        return {"ipc": 1 / (sum(cpis) / len(cpis) * k), "sampling": {
+            "units": len(cpis), "unit_cycles": [c * k * 1000 for c in cpis], "unit_instructions": [1000] * len(cpis),
+            "unit_weights": [10_000] * len(cpis), "unit_segments": list(range(len(cpis)))}}
+
+    cpis = [1.0, 1.4, 0.8, 1.2, 0.9, 1.3]
+    alone = [core([c / 2 for c in cpis], 1.0), core([c / 2 for c in cpis], 2.0)]
+
+    def run(f):
+        return {"cores": [core([c * f for c in cpis], 1.0), core([c * f for c in cpis], 2.0)]}
+
+    def resolved(interval):
+        return interval[0] > 0 or interval[1] < 0
+
+    for i in range(1, 400):  # runs 0.1 % to 40 % slower: through the edge of resolution
+        a, b = run(1.0), run(1 + i / 1000)
+        ab, ba = sampling.difference_intervals(alone, a, b), sampling.difference_intervals(alone, b, a)
+        verdict = resolved(ab["weighted_speedup"])
+        assert resolved(ba["weighted_speedup"]) == verdict
+        assert resolved(ab["weighted_speedup_change"]) == verdict == resolved(ba["weighted_speedup_change"]), i
+        ws_a = sum(x["ipc"] / y["ipc"] for x, y in zip(a["cores"], alone))
+        ws_b = sum(x["ipc"] / y["ipc"] for x, y in zip(b["cores"], alone))
+        low, high = ab["weighted_speedup_change"]
+        assert (low + high) / 2 == pytest.approx(ws_a / ws_b - 1)
+
+
+@pytest.mark.engine
+def test_compare_says_under_its_table_what_its_ws_column_shows():
+    """The user's case: cache-only's WS change against buddy excluded 0 in the table while the
+    line under it read the pair, buddy against cache-only, as not resolved."""
+    from rich.console import Console
+
+    from memtint.tables import compare_tables
+
+    result = memtint.compare("i7-860", ["stream", "light", "random", "light"], ["buddy", "bpm", "cache-only"],
+                             instructions=2_000_000, warmup=0, sampling=dict(sampling.DEFAULT_SAMPLING))
+    pairs = {(d["policy"], d["against"]): d for d in result["differences"]}
+    for p in result["policies"]:
+        if p["policy"] == "buddy":
+            continue
+        low, high = p["weighted_speedup_change_ci95"]
+        d = pairs[("buddy", p["policy"])]
+        for interval in (d["weighted_speedup_change_ci95"], d["weighted_speedup_difference_ci95"]):
+            assert (interval[0] > 0 or interval[1] < 0) == (low > 0 or high < 0), p["policy"]
+        console = Console(width=300, record=True)
+        for table in compare_tables(result):
+            console.print(table)
+        line = next(x for x in console.export_text().splitlines() if "best WS:" in x)
+        if p["weighted_speedup"] < next(q["weighted_speedup"] for q in result["policies"] if q["policy"] == "buddy"):
+            assert (p["policy"] in line.split("not resolved from", 1)[-1]) == (low <= 0 <= high), line
+
+
 def test_detailed_sweep_hashes_are_unchanged_and_sampled_ones_differ():
     detailed = expand(parse_spec(SWEEP))
     assert [r.config_hash for r in detailed] == [hash_before_sampling(r) for r in detailed]
