@@ -183,17 +183,13 @@ pub fn policy_partition(req: &PartitionRequest) -> Result<Value> {
         return Err(Error::config("processes", "needs at least one process"));
     }
     let (cfg, bits, cores) = analyse(&req.machine, req.mapping.as_deref(), &req.os.exclude_bits, req.os.page_bytes)?;
-    let policy = placement::build(
-        &req.os,
-        &bits,
-        req.processes,
-        &placement::MachineView {
-            mapping: &cfg.mapping,
-            cores,
-            nodes: &cfg.node_layout(),
-            threads: &placement::one_thread_each(req.processes, cores),
-        },
-    )?;
+    let nodes = cfg.node_layout();
+    let threads = placement::one_thread_each(req.processes, cores);
+    let view = placement::MachineView { mapping: &cfg.mapping, cores, nodes: &nodes, threads: &threads };
+    let policy = placement::build(&req.os, &bits, req.processes, &view)?;
+    // What a run file's [os] table would be warned of in `memtint sim`, said here too.
+    let mut warnings = placement::warnings(&req.os)?;
+    warnings.extend(placement::exclusion_warning(&req.os, &*policy, &bits, req.processes, &view));
     let space = policy.colour_space();
     let all: Vec<u32> = (0..space.count()).collect();
     let mut partitioned = false;
@@ -218,6 +214,7 @@ pub fn policy_partition(req: &PartitionRequest) -> Result<Value> {
         // False for policies that give every process every colour (buddy, random-interleave).
         "partitioned": partitioned,
         "layout": layout_json(&cfg, &bits, space)?,
+        "warnings": warnings,
     }))
 }
 

@@ -142,3 +142,24 @@ fn layout_functions_agree_with_the_mappings_decode_for_every_byte_of_a_page() {
         }
     }
 }
+
+/// A partition carries the warnings a run of the same [os] table would: an excluded bit no colour
+/// of the policy uses changed nothing in silence.
+#[test]
+fn a_partition_says_which_os_settings_change_nothing() {
+    let warned = |os: &str| -> Vec<String> {
+        let p = partition(&format!(r#"{{"machine": "i7-860", "processes": 2, "os": {os}}}"#));
+        p["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect()
+    };
+    let excluded = |w: &Vec<String>| w.iter().any(|w| w.starts_with("os.exclude_bits = [") && w.contains("changes none"));
+    // bpm colours by bank bits (b13-b15, b21, b22): excluding an LLC bit leaves its sets as they were.
+    assert!(excluded(&warned(r#"{"policy": "bpm", "exclude_bits": [16]}"#)));
+    assert!(excluded(&warned(r#"{"policy": "buddy", "exclude_bits": [16]}"#)));
+    // The general vertical policy takes its C-bits from the LLC bits left: b16 out moves them.
+    let vertical = r#"{"policy": "vertical", "vertical": {"bits": [1, 2, 1]}, "exclude_bits": [16]}"#;
+    assert!(!excluded(&warned(vertical)), "{:?}", warned(vertical));
+    assert!(warned(r#"{"policy": "bpm"}"#).is_empty());
+    // A flat key the policy does not read, as `memtint sim` says it.
+    let split = warned(r#"{"policy": "buddy", "colour_split": "strided"}"#);
+    assert!(split.iter().any(|w| w.starts_with("os.colour_split is set but os.policy = \"buddy\"")), "{split:?}");
+}

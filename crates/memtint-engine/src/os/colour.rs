@@ -375,6 +375,11 @@ impl ColourBits {
         })
     }
 
+    /// The same analysis with no bit excluded (what `os.exclude_bits` changes is the difference).
+    pub fn without_exclusions(&self, mapping: &AddressMapping) -> Result<Self> {
+        Self::new(mapping, self.llc_set_bits.clone(), self.page_shift, &[])
+    }
+
     pub fn page_shift(&self) -> u32 {
         self.page_shift
     }

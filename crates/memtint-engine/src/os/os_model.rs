@@ -354,7 +354,9 @@ impl OsModel {
             );
         }
         let migrating = migration::build(cfg, &layout, processes, &mut warnings)?;
-        let policy = placement::build(cfg, &bits, processes, &placement::MachineView { mapping, cores, nodes: &layout, threads })?;
+        let view = placement::MachineView { mapping, cores, nodes: &layout, threads };
+        let policy = placement::build(cfg, &bits, processes, &view)?;
+        warnings.extend(placement::exclusion_warning(cfg, &*policy, &bits, processes, &view));
         let nodes = if info.places_nodes {
             let uncoloured = super::colour::ColourSpace::uncoloured();
             let space = if info.colours_nodes { policy.colour_space() } else { &uncoloured };

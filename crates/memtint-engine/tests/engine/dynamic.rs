@@ -442,6 +442,15 @@ fn a_flat_os_key_the_policy_does_not_read_is_warned_about() {
     // Explicit colour sets leave the even split's shape unread.
     let v = run(json!({"policy": "bpm", "colours": [[0], [1]], "colour_split": "strided"}));
     assert!(v["warnings"].to_string().contains("os.colour_split is set but os.colours gives the colour sets"), "{}", v["warnings"]);
+    // os.exclude_bits is read by the colour analysis under every policy, and changes bpm's banks in nothing.
+    let v = run(json!({"policy": "bpm", "exclude_bits": [16]}));
+    assert!(
+        v["warnings"].to_string().contains("os.exclude_bits = [16] is set but changes none of policy 'bpm''s colours"),
+        "{}",
+        v["warnings"]
+    );
+    let v = run(json!({"policy": "vertical", "vertical": {"bits": [1, 2, 1]}, "exclude_bits": [16]}));
+    assert!(!v["warnings"].to_string().contains("os.exclude_bits"), "{}", v["warnings"]);
 }
 
 /// A policy a program registers, whose epoch no key sets: the warning about an epoch longer than

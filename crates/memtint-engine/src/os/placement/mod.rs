@@ -284,6 +284,32 @@ pub fn build(cfg: &OsConfig, bits: &ColourBits, processes: u32, machine: &Machin
     (info.build)(cfg, bits, processes, machine)
 }
 
+/// `os.exclude_bits` takes bits out of the LLC colours and HVR's B/C/O classes. Under a policy
+/// whose colour space and colour sets come out the same without it (bpm's bank bits, buddy) it
+/// changes nothing, which is said rather than dropped unseen. A dynamic policy re-partitions from
+/// the classes later, so it is not judged by its first sets.
+pub fn exclusion_warning(
+    cfg: &OsConfig,
+    policy: &dyn PlacementPolicy,
+    bits: &ColourBits,
+    processes: u32,
+    machine: &MachineView,
+) -> Option<String> {
+    if cfg.exclude_bits.is_empty() || cfg.dynamic != "none" {
+        return None;
+    }
+    let plain = bits.without_exclusions(machine.mapping).ok()?;
+    let other = build(cfg, &plain, processes, machine).ok()?;
+    let masks = |p: &dyn PlacementPolicy| p.colour_space().functions().iter().map(|f| f.mask()).collect::<Vec<_>>();
+    let same = masks(policy) == masks(&*other) && (0..processes).all(|pid| policy.colours_of(pid) == other.colours_of(pid));
+    same.then(|| {
+        format!(
+            "os.exclude_bits = {:?} is set but changes none of policy '{}''s colours (no colour bit of its space is an LLC or B/C/O bit it takes out): nothing reads it",
+            cfg.exclude_bits, cfg.policy
+        )
+    })
+}
+
 /// Checks every policy table and flat key of `[os]` against the registered policies, and
 /// returns the warnings a run carries (deprecated keys, and what the policy in use says of its
 /// values).
