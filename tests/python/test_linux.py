@@ -395,6 +395,49 @@ def test_a_report_a_child_left_is_not_taken_for_the_programs(tmp_path):
 
 @needs_root
 @needs_library
+def test_run_mix_says_when_a_program_left_no_library_report():
+    # A program killed by a signal left no report, and run-mix said nothing: its library_report null, unexplained.
+    r = cli("run-mix", "--policy", "bpm", "--json", "-", "--", "sh", "-c", "kill -KILL $$", ":::", "true")
+    assert r.returncode == 137, r.stderr
+    result = json.loads(r.stdout)
+    assert [p["library_report"] is None for p in result["programs"]] == [True, False]
+    said = [w for w in result["warnings"] if "left no library report" in w]
+    assert len(said) == 1 and said[0].startswith("program 0 (sh): left no library report: the program (PID ") and \
+        "killed by signal 9" in said[0] and said[0].endswith("its library_report is null"), said
+    assert f"memtint: warning: {said[0]}" in r.stderr
+
+
+@needs_library
+def test_run_mix_takes_the_policy_s_os_options():
+    # --policy vertical needs [os.vertical] bits, which no option of run-mix gave.
+    r = cli("run-mix", "--policy", "vertical", "--", "true", ":::", "true")
+    assert r.returncode != 0 and "os.vertical.bits" in r.stderr, r.stderr
+    refusals = {("dram.channels=2",): "--set dram.channels: run-mix takes only [os] options",
+                ("os.policy=bpm",): "--set os.policy: the policies come from --policy",
+                ("os.groups=[[0, 1]]",): "os.groups: run-mix gives each program its own colour set",
+                ("os.nope=1",): "--set os.nope=1: invalid configuration: os.nope: unknown key"}
+    for settings, said in refusals.items():
+        r = cli("run-mix", "--policy", "bpm", *(a for s in settings for a in ("--set", s)), "--", "true", ":::", "true")
+        assert r.returncode == 2 or r.returncode == 1, r.stderr
+        assert said in r.stderr and "Traceback" not in r.stderr, r.stderr
+    # The partition is the simulator's for the same [os] table.
+    from memtint.linux import policy_partition
+    for policy, os_table, settings in [("vertical", {"vertical": {"bits": [1, 2, 1]}}, ["os.vertical.bits=[1,2,1]"]),
+                                       ("bpm", {"colour_split": "strided"}, ["os.colour_split=strided"])]:
+        expected = policy_partition("i7-860", policy, 2, os=os_table)
+        if not ROOT:
+            continue  # the partition is computed; running it needs frame numbers
+        r = cli("run-mix", "--policy", policy, *(a for s in settings for a in ("--set", s)), "--json", "-", "--",
+                "true", ":::", "true")
+        assert r.returncode == 0, r.stderr
+        got = [p["colours"] for p in json.loads(r.stdout)["programs"]]
+        assert got == [p["colours"] for p in expected["processes"]], (got, expected)
+    assert policy_partition("i7-860", "bpm", 2, os={"colour_split": "strided"})["processes"] != \
+        policy_partition("i7-860", "bpm", 2)["processes"]  # the option changes the partition
+
+
+@needs_root
+@needs_library
 @pytest.mark.skipif(detect_hypervisor() is None, reason="the warning is about a virtual machine; this is not one")
 def test_a_coloured_pipeline_is_told_it_runs_in_a_vm_once():
     said = "libmemtint: warning: running under a hypervisor"

@@ -12,7 +12,7 @@ from typing import Any
 
 from memtint.linux.inspect import inspect_process
 from memtint.linux.isolation import BUFFER_MB as ISOLATION_BUFFER_MB
-from memtint.linux.launch import MODES, command_inputs
+from memtint.linux.launch import MODES, command_inputs, no_report_reason
 from memtint.linux.maps import CLASSES
 from memtint.linux.run import run_coloured
 from memtint.linux.run_mix import SEPARATOR, run_mix, split_commands
@@ -130,6 +130,11 @@ def add_commands(commands: Any) -> None:
     mix.add_argument("--mapping", metavar="FILE", help="address mapping preset or TOML instead of the machine's")
     mix.add_argument("--policy", default="bpm", help="placement policy: bpm, bpm-plus, cache-only, a-vp, ... "
                      "(default bpm)")
+    from memtint.cli import _setting  # `--set` reads as in sim and compare
+
+    mix.add_argument("--set", type=_setting, action="append", metavar="os.KEY=VALUE",
+                     help="an [os] option of the policy, as in sim and compare (os.colour_split=strided, os.colours=[[0,1],[2,3]], "
+                     "os.vertical.bits=[1,2,1] for --policy vertical); repeatable; docs/linux.md")
     mix.add_argument("--cpus", metavar="LIST", help="CPUs, one per program round-robin (default: all available)")
     mix.add_argument("--mode", choices=MODES, default="auto", help="libmemtint's frame source (default auto)")
     mix.add_argument("--spill", action="store_true", help="take other colours when a program's run out")
@@ -340,22 +345,16 @@ def _check_run_arguments(args: argparse.Namespace, argv: list[str]) -> None:
 
 def _report_not_written(report: str | None, started: float, exit_code: int | None, pid: int) -> str | None:
     """libmemtint writes ``--report`` from the exit handlers of each process it is loaded in,
-    which ``_exit`` (every dash script) or a signal skip, and a process it never loaded in (it
-    removed LD_PRELOAD, or exec'd a static program) writes none: said when the program (process
-    ``pid``) left no report of its own, so that no report, an older one or a child's does not
-    pass for the program's. Once it has ended the two cannot be told apart, so both are named."""
+    which ``_exit`` or a signal skip, and a process it never loaded in writes none
+    (`launch.no_report_reason`): said when the program (process ``pid``) left no report of its
+    own, so that no report, an older one or a child's does not pass for the program's."""
     import glob
     import json
     import stat
 
     if not report:
         return None
-    how = f"was killed by signal {exit_code - 128}" if exit_code and exit_code > 128 else \
-        f"exited with status {exit_code}"
-    why = (f"the program (PID {pid}) {how} and either ended without running its exit handlers, where libmemtint "
-           "writes its report (_exit, a signal; dash scripts end with _exit), or never loaded libmemtint (it removed "
-           "LD_PRELOAD, as env -u LD_PRELOAD does, or exec'd a statically linked program), and then its heap was "
-           "never coloured")
+    why = no_report_reason(pid, exit_code)
     own = report.replace("%p", str(pid))
     try:
         st = os.stat(own)
@@ -407,11 +406,24 @@ def _verify(args: argparse.Namespace) -> None:
               highlight=False)
 
 
+def _mix_os_options(settings: list[tuple[list[str], Any]] | None) -> dict[str, Any] | None:
+    """run-mix's `--set`: the policy's [os] options; a program's machine is its --machine file."""
+    from memtint.cli import _os_settings
+    from memtint.linux.errors import LinuxError
+
+    for path, _ in settings or []:
+        if path[0] != "os":
+            raise LinuxError(f"--set {'.'.join(path)}: run-mix takes only [os] options (os.KEY=VALUE), which shape the "
+                             "policy's colours; a machine's settings come from its --machine TOML")
+    return _os_settings(settings, policies_from="--policy")
+
+
 def _run_mix(args: argparse.Namespace) -> int:
     from rich.console import Console
     from memtint.tables import _Table as Table
 
     commands = split_commands(_argv(args.command))
+    os_options = _mix_os_options(args.set)
     # before any program runs: a JSON that cannot be written would lose the whole run
     env = dict(os.environ)
     check_outputs({"--json": args.json}, [*(p for c in commands for p in command_inputs(c, env)), *_config_files(args)],
@@ -436,7 +448,7 @@ def _run_mix(args: argparse.Namespace) -> int:
                 status.update(text)
 
     try:
-        result = run_mix(commands, args.policy, machine=args.machine, mapping=args.mapping, cpus=args.cpus,
+        result = run_mix(commands, args.policy, machine=args.machine, mapping=args.mapping, os=os_options, cpus=args.cpus,
                          mode=args.mode, spill=args.spill, on_progress=progress, on_warning=_warn,
                          stdout=sys.stderr.fileno() if args.json == "-" else None)
     finally:

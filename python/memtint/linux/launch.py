@@ -506,6 +506,19 @@ class CommandRun:
             return None
 
 
+def no_report_reason(pid: int, exit_code: int | None) -> str:
+    """Why a program (process ``pid``) left no libmemtint report of its own: the library writes it
+    from the exit handlers of each process it is loaded in, which ``_exit`` (every dash script) or
+    a signal skip, and a process it never loaded in writes none. Once the program has ended the two
+    cannot be told apart, so both are named."""
+    how = f"was killed by signal {exit_code - 128}" if exit_code and exit_code > 128 else \
+        f"exited with status {exit_code}"
+    return (f"the program (PID {pid}) {how} and either ended without running its exit handlers, where libmemtint "
+            "writes its report (_exit, a signal; dash scripts end with _exit), or never loaded libmemtint (it removed "
+            "LD_PRELOAD, as env -u LD_PRELOAD does, or exec'd a statically linked program), and then its heap was "
+            "never coloured")
+
+
 def start(argv: Sequence[str], env: dict[str, str], cpus: Sequence[int] | None,
           stdout: int | None = None) -> subprocess.Popen:
     """Start `argv` with `env`, pinned to `cpus`, its standard output to the file descriptor

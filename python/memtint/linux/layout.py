@@ -105,8 +105,9 @@ def policy_partition(machine: str | dict[str, Any], policy: str, processes: int,
     simulator's own policy code, so that a partition is the same in simulation and on Linux.
 
     Returns ``{"policy", "partitioned", "processes": [{"pid", "colours", "colours_text", "banks",
-    "channels", "llc_sets"}], "layout"}``; ``layout`` is the policy's colour space as
-    :func:`colour_layout` gives it. ``os`` adds `[os]` options (``colours``, ``groups``,
+    "channels", "llc_sets"}], "layout", "warnings"}``; ``layout`` is the policy's colour space as
+    :func:`colour_layout` gives it; ``warnings``, what a run of the same `[os]` table would say of
+    options that change nothing. ``os`` adds `[os]` options (``colours``, ``groups``,
     ``exclude_bits``, ``vertical``).
     """
     if os is not None and not isinstance(os, dict):  # ** of anything else was a bare TypeError

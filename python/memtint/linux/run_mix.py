@@ -6,6 +6,7 @@ time, exit status and colours."""
 from __future__ import annotations
 
 import os
+import os as _os  # run_mix's `os` is its [os] options, as policy_partition's
 import shutil
 import tempfile
 import time
@@ -16,8 +17,8 @@ from memtint.linux.errors import LinuxError
 from memtint.linux.hypervisor import NOTED, vm_warning
 from memtint.linux.launch import (CommandRun, check_can_colour, check_cpus_available, check_library_starts,
                                   check_preloadable, check_startable, coloured_environment, cost_note, exit_status,
-                                  kill_tree, library_mode, map_count_warning, pymalloc_warning, start,
-                                  SignalRelay)
+                                  kill_tree, library_mode, map_count_warning, no_report_reason, pymalloc_warning,
+                                  start, SignalRelay)
 from memtint.linux.layout import ColourLayout, MemtintError, policy_partition
 
 SEPARATOR = ":::"
@@ -38,12 +39,15 @@ def split_commands(words: Sequence[str]) -> list[list[str]]:
 
 
 def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: str | dict[str, Any] = "i7-860",
-            mapping: str | None = None, cpus: str | Sequence[int] | None = None, mode: str = "auto",
+            mapping: str | None = None, os: dict[str, Any] | None = None,
+            cpus: str | Sequence[int] | None = None, mode: str = "auto",
             spill: bool = False, on_progress: Callable[[list[CommandRun]], None] | None = None,
             on_warning: Callable[[str], None] | None = None, stdout: int | None = None) -> dict[str, Any]:
     """Run `commands` at once, program i with process i's colours under placement policy `policy`
     (bpm, bpm-plus, cache-only, a-vp, ... as in the simulator) on `machine`, pinned to one CPU of
-    `cpus` each (round-robin; default: the CPUs this process may use, in order).
+    `cpus` each (round-robin; default: the CPUs this process may use, in order). ``os`` adds
+    `[os]` options of the simulator's run files (``colours``, ``exclude_bits``, ``vertical`` with
+    its ``bits`` for policy vertical), as :func:`policy_partition` takes them.
 
     ``stdout``: the file descriptor the programs' standard output goes to (None: this process's;
     `memtint run-mix --json -` gives its standard error, so its standard output is the JSON alone).
@@ -54,10 +58,12 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     left in its place.
     Returns ``{"machine", "mapping", "policy", "space", "masks_hex", "wall_seconds", "programs":
     [{"command", "pid", "colours", "colours_text", "banks", "channels", "cpus", "exit_code",
-    "wall_seconds", "library_report"}]}``. Raises before starting anything, and before any
-    warning, when the policy does not partition colours, the machine cannot give every program
-    colours, this host cannot colour, a program is missing or statically linked (LD_PRELOAD cannot
-    reach it), a CPU is not this process's, or the library refuses its settings.
+    "wall_seconds", "library_report"}], "warnings"}``; a program that left no library report of its
+    own has ``library_report`` null and a warning that says why it may have. Raises before
+    starting anything, and before any warning, when the policy does not partition colours, the
+    machine cannot give every program colours, this host cannot colour, a program is missing or
+    statically linked (LD_PRELOAD cannot reach it), a CPU is not this process's, or the library
+    refuses its settings.
     """
     commands = arguments.commands("commands", commands)
     arguments.flag("spill", spill)
@@ -67,8 +73,14 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
         raise LinuxError(f"stdout: expected a file descriptor (such as 2) or None, got {stdout!r}")
     if not commands:
         raise LinuxError("no programs given: write them after '--', separated by ':::'")
+    if isinstance(os, dict):  # anything else is policy_partition's error
+        if "policy" in os:
+            raise LinuxError("os.policy: the policy is run-mix's own argument (--policy), not an [os] option")
+        if "groups" in os:
+            raise LinuxError("os.groups: run-mix gives each program its own colour set, so processes cannot share "
+                             "one; leave os.groups out")
     try:
-        partition = policy_partition(machine, policy, len(commands), mapping=mapping)
+        partition = policy_partition(machine, policy, len(commands), mapping=mapping, os=os)
     except MemtintError as error:
         if "os.groups" not in str(error):
             raise
@@ -79,7 +91,7 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
                          "run fewer programs or pick a policy with more colours") from None
     if not partition["partitioned"]:
         # A policy that partitions gives a lone program every colour: which one this is, two tell.
-        if len(commands) == 1 and policy_partition(machine, policy, 2, mapping=mapping)["partitioned"]:
+        if len(commands) == 1 and policy_partition(machine, policy, 2, mapping=mapping, os=os)["partitioned"]:
             raise LinuxError(f"one program: policy '{policy}' partitions memory between programs, so one program gets "
                              "every colour; give two or more (separated by ':::'), or colour one with memtint run "
                              "--colors")
@@ -88,9 +100,9 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     layout = ColourLayout(partition["layout"])
     check_can_colour(layout, mode, option="--policy")
     for argv in commands:
-        check_startable(argv, dict(os.environ))
-        check_preloadable(argv, dict(os.environ))
-    available = sorted(os.sched_getaffinity(0))
+        check_startable(argv, dict(_os.environ))
+        check_preloadable(argv, dict(_os.environ))
+    available = sorted(_os.sched_getaffinity(0))
     cpu_list = arguments.cpus(cpus) or available
     check_cpus_available([cpu_list[i % len(cpu_list)] for i in range(len(commands))])  # the CPUs used
     # The library and its settings (every program has them but its colours and report) too: a
@@ -99,11 +111,12 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
     vm = vm_warning()
     used = library_mode(mode)
     warnings = [w for w in [vm, map_count_warning(used)] if w]  # after the checks: none before a refusal
+    warnings += partition.get("warnings", [])  # [os] options that change nothing, as sim says them
     if len(cpu_list) < len(commands):
         warnings.append(f"{len(commands)} programs share {len(cpu_list)} CPUs: they also compete for CPU time")
     warnings += _cost_notes(commands, partition, layout, used)
     warnings += [f"program {i}: {w}" for i, argv in enumerate(commands)
-                 if (w := pymalloc_warning(argv, os.environ.copy()))]
+                 if (w := pymalloc_warning(argv, _os.environ.copy()))]
     for w in warnings:
         if on_warning:
             on_warning(w)
@@ -125,6 +138,11 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
                     if on_warning:
                         on_warning(warnings[-1])
                     report = None
+                elif report is None:
+                    warnings.append(f"program {i} ({r.argv[0]}): left no library report: "
+                                    f"{no_report_reason(r.process.pid, r.exit_code)}; its library_report is null")
+                    if on_warning:
+                        on_warning(warnings[-1])
                 programs.append({
                     "command": r.argv, "pid": r.process.pid, "colours": r.colours,
                     "colours_text": r.extra["colours_text"], "banks": r.extra["banks"],
