@@ -258,6 +258,16 @@ pub(super) fn run(
     let mut rec = SampledRun::new(spec, plan.interval, instructions, 1);
     sim.hier.set_warm_prefetching(spec.warm_prefetchers);
     rec.strata = vec![plan.weights.clone()];
+    // A phase's units are distinct intervals: more than the run has cannot be measured.
+    if spec.min_units as usize > plan.labels.len() {
+        rec.warnings.push(format!(
+            "sampling: sampling.min_units = {} asks for more units than the run has intervals ({} of sampling.period = {} in instructions = {instructions}): {} measured; lower sampling.period for more intervals",
+            spec.min_units,
+            plan.labels.len(),
+            plan.interval,
+            plan.units.len()
+        ));
+    }
     rec.phases = Some(json!({
         "interval": plan.interval,
         "intervals": plan.labels.len(),

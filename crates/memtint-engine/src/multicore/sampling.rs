@@ -181,6 +181,9 @@ impl Schedule {
     }
 }
 
+/// A detailed share of the run at or above which a sampled run is said to sample little.
+const HARDLY_SAMPLED: f64 = 0.9;
+
 /// Default `min_units`.
 pub const DEFAULT_MIN_UNITS: u64 = 30;
 
@@ -465,6 +468,16 @@ impl SampledRun {
                     self.spec.clusters.map_or("the default".to_string(), |k| k.to_string())
                 ));
             }
+        }
+        // A run too short to skip anything is a detailed run with a sampled label: said.
+        let (detailed, covered) =
+            (self.detailed.iter().sum::<u64>(), self.detailed.iter().chain(&self.warmed).chain(&self.skipped).sum::<u64>());
+        if covered > 0 && detailed as f64 >= HARDLY_SAMPLED * covered as f64 {
+            self.warnings.push(format!(
+                "sampling: {:.0} % of the run's instructions ran in detail (sampling.period = {}, unit + warming = {floor}): the run is too short for sampling to skip much, so it saves little time; run in detail, or run more instructions",
+                100.0 * detailed as f64 / covered as f64,
+                self.period
+            ));
         }
         if self.spec.unit < MIN_UNIT {
             self.warnings.push(format!(

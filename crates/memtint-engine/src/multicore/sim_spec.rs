@@ -892,7 +892,9 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         run["estimated_dram_requests"] = json!((r.totals.requests as f64 * factor).round() as u64);
         run["estimated_dram_energy_nj"] = out["dram"]["energy"]["total_nj"].as_f64().map_or(Value::Null, |e| json!(e * factor));
         out["config"]["sampling"] = json!(spec.sampling);
+        run["simulated_cycles"] = json!(r.core_cycles);
         out["sampling"] = run;
+        estimate_times(&mut out, r, s, spec.instructions, ghz);
         if let Some(cs) = out["cores"].as_array_mut() {
             for (v, p) in cs.iter_mut().zip(per_core) {
                 v["sampling"] = p;
@@ -903,6 +905,46 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         }
     }
     out
+}
+
+/// A sampled run's times, which the simulation measured over its detailed segments only (a
+/// fraction of the run): each core's finish is its instructions at its estimated CPI (with its
+/// 95 % interval), a process's run time its slowest thread's, the makespan the slowest
+/// process's (sampled runs have no late arrivals). What was simulated stays in
+/// `sampling.simulated_cycles`.
+fn estimate_times(out: &mut Value, r: &MulticoreResult, s: &super::sampling::SampledRun, instructions: u64, ghz: f64) {
+    let finish: Vec<(f64, f64, f64)> = (0..r.cores.len())
+        .map(|c| {
+            let e = s.estimate(c);
+            let (lo, hi) = e.interval();
+            let n = instructions as f64;
+            (n * e.mean, n * lo, n * hi)
+        })
+        .collect();
+    let length = finish.iter().map(|f| f.0).fold(0.0, f64::max);
+    if let Some(cs) = out["cores"].as_array_mut() {
+        for (v, f) in cs.iter_mut().zip(&finish) {
+            v["finished_at"] = json!(f.0.round() as u64);
+            v["run_cycles"] = json!(length.round() as u64);
+        }
+    }
+    let mut makespan: f64 = 0.0;
+    if let Some(ps) = out["processes"].as_array_mut() {
+        for (p, v) in ps.iter_mut().enumerate() {
+            let own: Vec<&(f64, f64, f64)> = r.cores.iter().zip(&finish).filter(|(c, _)| c.process as usize == p).map(|(_, f)| f).collect();
+            let Some(slowest) = own.iter().map(|f| f.0).reduce(f64::max) else { continue };
+            let low = own.iter().map(|f| f.1).fold(0.0, f64::max);
+            let high = own.iter().map(|f| f.2).fold(0.0, f64::max);
+            let fastest = own.iter().map(|f| f.0).fold(f64::INFINITY, f64::min);
+            v["run_time_cycles"] = json!(slowest.round() as u64);
+            v["run_time_cycles_ci95"] = json!([low, if high.is_finite() { Value::from(high) } else { Value::Null }]);
+            v["finished_ns"] = json!(slowest / ghz);
+            v["turnaround_ns"] = json!(slowest / ghz);
+            v["thread_spread_cycles"] = json!((slowest - fastest).round() as u64);
+            makespan = makespan.max(slowest / ghz);
+        }
+    }
+    out["makespan_ns"] = json!(makespan);
 }
 
 /// A thread's cycles as user, idle-on-memory and system time: system is its kernel stalls

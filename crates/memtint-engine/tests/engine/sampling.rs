@@ -509,3 +509,58 @@ fn a_schedule_that_does_not_fit_the_run_is_refused_naming_what_is_wrong() {
     let e = err(&spec);
     assert!(e.contains("sampling.schedule"), "{e}");
 }
+
+/// More units than the run has intervals were asked of the phases in silence: 40 measured, and
+/// `config.sampling.min_units` echoed 100000.
+#[test]
+fn phases_say_when_min_units_exceeds_the_run_s_intervals() {
+    let mut s = bursty(2_000_000, Some(json!({"mode": "phases", "min_units": 100_000})));
+    s["warmup"] = json!(0);
+    let r = sim(&s);
+    let w = r["warnings"].to_string();
+    assert!(w.contains("sampling.min_units = 100000 asks for more units than the run has intervals (40 of sampling.period = 50000"), "{w}");
+    let r = sim(&bursty(2_000_000, Some(json!({"mode": "phases"}))));
+    assert!(!r["warnings"].to_string().contains("asks for more units"), "{}", r["warnings"]);
+}
+
+/// A sampled run's times were its detailed segments' (a fraction of the run: 2.5x short with
+/// 40 % detailed): each is now the estimate, its instructions at its estimated CPI.
+#[test]
+fn sampled_run_times_are_estimates_of_the_whole_run() {
+    let spec = |sampling: Option<Value>| {
+        let mut s = mix(2_000_000, sampling);
+        s["programs"] = json!(["stream", "light"]);
+        s["warmup"] = json!(0);
+        s
+    };
+    let detailed = sim(&spec(None));
+    let sampled = sim(&spec(Some(json!({"unit": 10_000, "warming": 10_000, "period": 100_000}))));
+    let f = |v: &Value| v.as_f64().unwrap();
+    let simulated = f(&sampled["sampling"]["simulated_cycles"]);
+    for (d, s) in detailed["processes"].as_array().unwrap().iter().zip(sampled["processes"].as_array().unwrap()) {
+        let (want, got) = (f(&d["run_time_cycles"]), f(&s["run_time_cycles"]));
+        assert!((got / want - 1.0).abs() < 0.05, "run time {got} against detailed {want}");
+        let ci = &s["run_time_cycles_ci95"];
+        assert!(f(&ci[0]) <= got && got <= f(&ci[1]), "{ci}");
+        assert!((f(&s["turnaround_ns"]) / f(&d["turnaround_ns"]) - 1.0).abs() < 0.05);
+    }
+    assert!(simulated < 0.6 * f(&detailed["processes"][0]["run_time_cycles"]), "the segments are a fraction of the run");
+    let makespan = (f(&sampled["makespan_ns"]), f(&detailed["makespan_ns"]));
+    assert!((makespan.0 / makespan.1 - 1.0).abs() < 0.05, "{makespan:?}");
+    for c in sampled["cores"].as_array().unwrap() {
+        assert!(f(&c["finished_at"]) > simulated, "{}", c["finished_at"]);
+    }
+}
+
+/// The default period on a short run is raised to unit + warming, and nothing is skipped: the run
+/// is detailed, labelled sampled, and now says so.
+#[test]
+fn a_sampled_run_that_skips_almost_nothing_says_so() {
+    let mut s = bursty(1_000_000, Some(json!({})));
+    s["warmup"] = json!(0);
+    let r = sim(&s);
+    assert!(r["sampling"]["detailed_fraction"].as_f64().unwrap() > 0.9, "{}", r["sampling"]["detailed_fraction"]);
+    assert!(r["warnings"].to_string().contains("of the run's instructions ran in detail"), "{}", r["warnings"]);
+    let r = sim(&bursty(2_000_000, Some(json!({"unit": 10_000, "warming": 10_000, "period": 100_000}))));
+    assert!(!r["warnings"].to_string().contains("ran in detail"), "{}", r["warnings"]);
+}
