@@ -653,13 +653,28 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 )));
             }
         }
-        // A migration that moved nothing: most often a run shorter than its periods, which
-        // would otherwise read as "migration changes nothing".
+        // A migration that moved nothing, which would otherwise read as "migration changes
+        // nothing": said with the cause its counters show.
         if let Some(m) = r.migration.as_ref().filter(|m| m.pages_moved == 0) {
             let run_ns = r.core_cycles as f64 / cfg.machine.cpu.frequency_ghz;
+            let key =
+                if m.period_ns == os.numa_scan.period_ns { "os.numa_scan.period_ns".to_string() } else { format!("[os.{}]'s", m.policy) };
+            let why = if run_ns < m.period_ns {
+                format!("the run is shorter than its period ({key} = {} ns), which gives it no time to act", m.period_ns)
+            } else if m.refused > 0 {
+                format!("its gate refused every move it chose ({} refused; the limits of [os.{}])", m.refused, m.policy)
+            } else if m.destination_full > 0 {
+                format!("every move it chose found the destination node without a free frame ({} dropped)", m.destination_full)
+            } else {
+                format!(
+                    "in {:.0} period(s) of {} ns it chose no move: the pages it saw were where it wants them, or not hot enough for it",
+                    (run_ns / m.period_ns).floor(),
+                    m.period_ns
+                )
+            };
             w.push(Value::String(format!(
-                "os.migration = \"{}\" moved no page in this run ({run_ns:.0} ns simulated; {} scan(s), {} hint fault(s), {} move(s) refused): a run shorter than its periods (os.numa_scan.period_ns = {} ns, or the policy's own) gives it no time to act",
-                m.policy, m.scans, m.hint_faults, m.refused, os.numa_scan.period_ns
+                "os.migration = \"{}\" moved no page in this run ({run_ns:.0} ns simulated; {} scan(s), {} hint fault(s), {} move(s) refused): {why}",
+                m.policy, m.scans, m.hint_faults, m.refused
             )));
         }
         // A dynamic policy whose first epoch never ended on its timer adapted nothing to what

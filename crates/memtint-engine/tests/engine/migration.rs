@@ -232,3 +232,40 @@ fn node_memory_limits_are_checked() {
     let e = err(base(json!({"policy": "local", "migration": "damon", "damon": {"max_regions": 5}})));
     assert!(e.contains("max_regions"), "{e}");
 }
+
+/// A migration that moved nothing is said with the cause its counters show; the run's length
+/// was blamed whatever the cause, and under DAMON named a period it does not read.
+#[test]
+fn a_migration_that_moved_nothing_says_why() {
+    let said = |r: &Value| -> String {
+        r["warnings"].as_array().unwrap().iter().filter_map(|w| w.as_str()).find(|w| w.contains("moved no page")).unwrap_or("").to_string()
+    };
+    // The gate refused every move (M = 0).
+    let r = tiering("bw-local", "bw-migration", json!({"bw-migration": {"max_net_pages": 0}}));
+    let w = said(&r);
+    assert!(u(&r["page_migration"]["refused"]) > 0 && w.contains("its gate refused every move it chose"), "{w}");
+    // Shorter than its period: the period named is the one it runs on.
+    let r = tiering("local", "numa-balancing", json!({"numa_scan": {"period_ns": 1e9}}));
+    assert!(said(&r).contains("shorter than its period (os.numa_scan.period_ns = 1000000000 ns)"), "{}", said(&r));
+    let os = json!({"node_memory_mb": [24], "migration": "damon", "damon": {"sample_ns": 1e9}});
+    let r = four_threads(HOTSET, 200_000, os);
+    assert_eq!(r["page_migration"]["period_ns"], json!(1e9));
+    assert!(said(&r).contains("shorter than its period ([os.damon]'s = 1000000000 ns)"), "{}", said(&r));
+}
+
+/// `[os.numa_scan]` keys DAMON and Colloid do not read were accepted and changed nothing.
+#[test]
+fn numa_scan_keys_a_migration_does_not_read_are_warned_of() {
+    let scan = json!({"period_ns": 50000.0, "scan_mb": 64.0, "fault_ns": 10.0});
+    let warned = |migration: &str| -> String {
+        let r = four_threads(HOTSET, 200_000, json!({"node_memory_mb": [24], "migration": migration, "numa_scan": scan}));
+        r["warnings"].to_string()
+    };
+    let damon = warned("damon");
+    for key in ["period_ns", "scan_mb", "fault_ns"] {
+        assert!(damon.contains(&format!("os.numa_scan.{key} is set but os.migration = \\\"damon\\\" does not read it")), "{key}: {damon}");
+    }
+    let colloid = warned("colloid");
+    assert!(!colloid.contains("os.numa_scan.period_ns") && colloid.contains("os.numa_scan.scan_mb is set"), "{colloid}");
+    assert!(!warned("memory-tiering").contains("does not read it"));
+}

@@ -278,7 +278,31 @@ pub fn build(cfg: &OsConfig, nodes: &NodeLayout, processes: u32, warnings: &mut 
         return Ok(None);
     }
     let policy = (info.build)(&MigrationView { nodes, params: &cfg.params, seed: cfg.seed })?;
+    unread_scan_keys(&cfg.numa_scan, info.name, policy.as_ref(), warnings);
     Ok(Some(Box::new(Migrating::new(policy, info.name, &cfg.numa_scan, cfg.page_bytes, processes, nodes))))
+}
+
+/// `[os.numa_scan]` keys the migration policy in force does not read, said rather than dropped
+/// unseen: the period under a policy with its own (DAMON), the scan's size and its faults' cost
+/// under one that samples accesses its own way (DAMON, Colloid). Moves' costs are every policy's.
+fn unread_scan_keys(scan: &NumaScanConfig, name: &str, policy: &dyn MigrationPolicy, warnings: &mut Vec<String>) {
+    let default = NumaScanConfig::default();
+    let mut unread = Vec::new();
+    if policy.period_ns().is_some() && scan.period_ns != default.period_ns {
+        unread.push(("period_ns", format!("it runs on its own period ([os.{name}])")));
+    }
+    if policy.scan_scope() == ScanScope::Nothing {
+        let why = || "it marks no pages for hinting faults (it samples accesses its own way)".to_string();
+        if scan.scan_mb != default.scan_mb {
+            unread.push(("scan_mb", why()));
+        }
+        if scan.fault_ns != default.fault_ns {
+            unread.push(("fault_ns", why()));
+        }
+    }
+    for (key, why) in unread {
+        warnings.push(format!("os.numa_scan.{key} is set but os.migration = \"{name}\" does not read it: {why}"));
+    }
 }
 
 /// What a load's translation did besides translating, for the memory hierarchy to charge.
@@ -308,6 +332,8 @@ pub enum OsEvent {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct MigrationStats {
     pub policy: String,
+    /// The period it ran on, ns: `os.numa_scan.period_ns`, or the policy's own (DAMON's sampling).
+    pub period_ns: f64,
     /// Scans made, and pages marked by them.
     pub scans: u64,
     pub pages_marked: u64,
@@ -351,6 +377,7 @@ impl Migrating {
         let nodes = layout.count();
         let tracker = policy.tracks_pages().then(|| PageTracker::new(layout));
         let scope = policy.scan_scope();
+        let policy_period = policy.period_ns();
         let top_tier = top_tier(layout);
         Migrating {
             tracker,
@@ -360,7 +387,12 @@ impl Migrating {
             scan_pages: ((scan.scan_mb * (1u64 << 20) as f64 / page_bytes as f64).round() as usize).max(1),
             cursors: vec![0; processes as usize],
             passes: vec![0; processes as usize],
-            stats: MigrationStats { policy: name.to_string(), moves: vec![vec![0; nodes as usize]; nodes as usize], ..Default::default() },
+            stats: MigrationStats {
+                policy: name.to_string(),
+                period_ns: policy_period.unwrap_or(scan.period_ns),
+                moves: vec![vec![0; nodes as usize]; nodes as usize],
+                ..Default::default()
+            },
         }
     }
 }
