@@ -72,6 +72,15 @@ def test_bad_task_sets_are_refused_naming_the_key(memtint, tmp_path, clean_error
     # Two tasks of one name: servers and results would take them for one.
     bad.write_text(two + '[[tasks]]\nname = "a"\nperiod = 20\nwcet = 2\ncompute = 1.0\nloads = 10\n')
     clean_error(memtint("rt", bad), "bad.toml:9: ", "tasks[1].name: 'a' is also tasks[0]'s name")
+    # A key the second task does not take: its own line, not the first [[tasks]] line.
+    bad.write_text(two + '[[tasks]]\nname = "b"\nperiod = 20\nwcet = 2\ncompute = 1.0\nlods = 10\n')
+    clean_error(memtint("rt", bad), "bad.toml:13: ", "tasks[1]: unknown field `lods`")
+    # The density given twice: the run's key and an override (or --set) of the machine's.
+    bad.write_text('refresh_density_gbit = 16\n' + two + '[overrides.dram]\nrefresh_density_gbit = 32\n')
+    clean_error(memtint("rt", bad), "bad.toml:", "overrides.dram.refresh_density_gbit: 32 has no effect")
+    bad.write_text('refresh_density_gbit = 16\n' + two)
+    clean_error(memtint("rt", bad, "--set", "dram.refresh_density_gbit=32"), "--set dram.refresh_density_gbit=32: ",
+                "has no effect: the run's refresh_density_gbit = 16 sets it")
     bad.write_text('machine = "ddr4-2400-8r"\n')
     clean_error(memtint("rt", bad), "bad.toml: missing key 'tasks'")
 

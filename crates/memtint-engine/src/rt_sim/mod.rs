@@ -280,8 +280,17 @@ fn shared_key(over: &Value, set: &Value, prefix: &str) -> Option<(String, Value)
 
 pub fn run(spec: &RtRunSpec) -> Result<Value> {
     let mut machine = spec.machine.load_with(spec.overrides.as_ref(), None, None)?;
-    if spec.refresh_density_gbit.is_some() {
-        machine.dram.refresh_density_gbit = spec.refresh_density_gbit;
+    if let Some(gbit) = spec.refresh_density_gbit {
+        // The run's key would replace an override's value unseen: one of the two, not both.
+        if let Some(set) = spec.overrides.as_ref().and_then(|o| o.pointer("/dram/refresh_density_gbit")) {
+            return Err(Error::config(
+                "overrides.dram.refresh_density_gbit",
+                format!(
+                    "{set} has no effect: the run's refresh_density_gbit = {gbit} sets it; give the density once (remove one of the two)"
+                ),
+            ));
+        }
+        machine.dram.refresh_density_gbit = Some(gbit);
     }
     UNIT_US.check("unit_us", spec.unit_us)?;
     RETENTION_MS.check("retention_ms", spec.retention_ms)?;
