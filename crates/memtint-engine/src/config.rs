@@ -584,7 +584,7 @@ impl Topology {
             return Err(Error::config(
                 "links",
                 format!(
-                    "a machine of {n} nodes needs [links] latency_ns: an {n} x {n} matrix of the ns a core of one node adds to \
+                    "a machine of {n} nodes needs [links] latency_ns: a matrix of {n} x {n} values, the ns a core of one node adds to \
                      reach another node's memory (zeros for none)"
                 ),
             ));
