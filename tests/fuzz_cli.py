@@ -584,7 +584,26 @@ def _error_outcome(code: int, text: str, named: re.Pattern[str]) -> tuple[str, s
     lines = [line for line in text.splitlines() if line.startswith("memtint: error: ")]
     if len(lines) != 1:
         return "unnamed", f"exit {code} without one error line: {text!r}"
-    return _outcome(Exception(lines[0][len("memtint: error: "):]), named)
+    error = lines[0][len("memtint: error: "):]
+    misplaced = _misplaced_key(error)
+    if misplaced:
+        return "unnamed", misplaced
+    return _outcome(Exception(error), named)
+
+
+def _misplaced_key(error: str) -> str | None:
+    """An unknown key named at a line of its file that does not hold it (a later [[tasks]]
+    table's key was named at the first one's line)."""
+    m = re.match(r"(\S+\.toml):(\d+): .*unknown (?:field `([^`]+)`|key)", error)
+    key = m and (m.group(3) or (re.search(r"([A-Za-z_][\w-]*): unknown key", error) or [None, None])[1])
+    if not m or not key:
+        return None
+    try:
+        with open(m.group(1), encoding="utf-8") as f:
+            line = f.read().splitlines()[int(m.group(2)) - 1]
+    except (OSError, UnicodeDecodeError, IndexError):
+        return None
+    return None if key in line else f"{m.group(1)}:{m.group(2)} is not the line of '{key}' ({line!r}): {error}"
 
 
 # --- real-time task sets ----------------------------------------------------------------------
