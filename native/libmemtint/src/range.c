@@ -28,6 +28,16 @@ static void mark_block(uint32_t e, size_t npages, const mt_colour_set *s) {
     if (npages > 1) mt_pages[e + npages - 1].aux = e;
 }
 
+/* A page's frame, now mapped at descriptor `to` of extent `e`: its old descriptor is free. */
+static void move_descriptor(uint32_t from, uint32_t to, uint32_t e) {
+    mt_page *src = &mt_pages[from], *dst = &mt_pages[to];
+    dst->colour = src->colour;
+    dst->pfn = src->pfn;
+    dst->slot = src->slot;
+    dst->ext = e;
+    src->state = PD_NONE;
+}
+
 /* Moves n neighbouring pages [from, from+n) to [to, to+n) of extent e. One mremap when they
  * are one mapping (or the kernel moves several at once, Linux >= 6.17); page by page otherwise. */
 static bool move_pages(uint32_t from, uint32_t to, uint32_t n, uint32_t e) {
@@ -38,14 +48,7 @@ static bool move_pages(uint32_t from, uint32_t to, uint32_t n, uint32_t e) {
         return true;
     }
     mt_reserve_again(from, n);
-    for (uint32_t k = 0; k < n; k++) {
-        mt_page *src = &mt_pages[from + k], *dst = &mt_pages[to + k];
-        dst->colour = src->colour;
-        dst->pfn = src->pfn;
-        dst->slot = src->slot;
-        dst->ext = e;
-        src->state = PD_NONE;
-    }
+    for (uint32_t k = 0; k < n; k++) move_descriptor(from + k, to + k, e);
     mt_extent_page_gone(from, n);
     mt_pages[e].ext_live += n;
     return true;
@@ -364,12 +367,7 @@ static void *chain(mt_colour_set *s, size_t nh, unsigned align_order, const mt_c
         mt_reserve_again(from, HUGE_PIECES);
         for (uint32_t k = 0; k < HUGE_PIECES; k++) {
             mt_pool_remove(from + k);
-            mt_page *src = &mt_pages[from + k], *dst = &mt_pages[to + k];
-            dst->colour = src->colour;
-            dst->pfn = src->pfn;
-            dst->slot = src->slot;
-            dst->ext = e;
-            src->state = PD_NONE;
+            move_descriptor(from + k, to + k, e);
             deliver_piece(to + k, s, shape);
         }
         mt_huge_slot_remove(slot);
