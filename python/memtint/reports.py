@@ -69,15 +69,23 @@ def _order(series: "pandas.Series", runs: "pandas.DataFrame", base: str) -> list
     return baseline_first(series, lambda s: runs.loc[series == s, "policy"].iloc[0], base)
 
 
+def machine_order(runs: "pandas.DataFrame") -> list[str]:
+    """The store's machines, most runs first, then by name: not the order runs finished in, which
+    parallel jobs change from one sweep to the next (a report labelled another machine plain)."""
+    counts = runs["machine"].value_counts()
+    return sorted(counts.index, key=lambda m: (-int(counts[m]), str(m)))
+
+
 def _series(runs: "pandas.DataFrame") -> "pandas.Series":
     """A policy's label: its name, or ``policy @ machine`` when the results hold several machines
-    and the policy ran on a machine other than the most common one; ``(sampled)`` after it when
-    the results hold sampled and detailed runs, which are estimates of different precision."""
-    machines = runs["machine"].value_counts()
+    and the policy ran on a machine other than the first of :func:`machine_order`; ``(sampled)``
+    after it when the results hold sampled and detailed runs, which are estimates of different
+    precision."""
+    machines = machine_order(runs)
     if len(machines) <= 1:
         labels = runs["policy"].copy()
     else:
-        common = machines.index[0]
+        common = machines[0]
         labels = runs.apply(lambda r: r["policy"] if r["machine"] == common else f"{r['policy']} @ {r['machine']}", axis=1)
     if runs["_sampled"].nunique() > 1:
         labels = labels.where(~runs["_sampled"], labels + " (sampled)")
@@ -601,7 +609,7 @@ def _write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] |
     _row_buffer(ok, series, out_dir / PLOTS[3][0])
     _per_core(frame, runs, series, out_dir / PLOTS[4][0])
 
-    machines = ", ".join(dict.fromkeys(runs["machine"]))
+    machines = ", ".join(machine_order(runs))
     instructions = ", ".join(f"{n:,}" for n in sorted(set(runs["instructions"])))
     # A mix is its programs, length, seed and [os]; the same mix run in several setups is one mix.
     mixes = int(runs[_MIX_KEY].drop_duplicates().shape[0])

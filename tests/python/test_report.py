@@ -430,6 +430,27 @@ def test_a_report_follows_no_order_of_the_store(results):
         assert said == order, (said, order)
 
 
+def test_which_machine_a_report_labels_plain_follows_no_order_of_the_store():
+    # Two machines with as many runs each: the one whose runs finished first was labelled plain
+    # (the CCPS grid's reports swapped "bpm" and "bpm @ ccps-4c-256b" from one sweep to the next).
+    import pandas as pd
+
+    from memtint.reports import machine_order, run_table
+
+    def run(machine, policy):
+        return {"config_hash": f"{machine}-{policy}", "machine": machine, "policy": policy, "mix": "stream|light",
+                "instructions": 1000, "seed": 1, "os": "{}", "status": "ok", "weighted_speedup": 3.0,
+                "maximum_slowdown": 2.0, "mix_row_buffer_miss_rate": 0.5, "baseline": "buddy"}
+
+    frame = pd.DataFrame([run(m, p) for m in ("m-64b", "m-256b") for p in ("buddy", "bpm")])
+    for rows in (frame, frame.iloc[::-1].reset_index(drop=True)):
+        assert machine_order(rows) == ["m-256b", "m-64b"]
+        assert sorted(set(run_table(rows)["series"])) == ["bpm", "bpm @ m-64b", "buddy", "buddy @ m-64b"]
+    # More runs on one machine: that one is plain.
+    more = pd.concat([frame, pd.DataFrame([run("m-64b", "imps")])])
+    assert machine_order(more) == ["m-64b", "m-256b"]
+
+
 @pytest.mark.parametrize("column, value", [("weighted_speedup", 0.0), ("maximum_slowdown", 0.0),
                                            ("slowdown", float("inf")), ("weighted_speedup", 1e308)])
 def test_a_stored_figure_at_an_edge_is_no_figure_not_an_error_or_a_warning(memtint, results, tmp_path, column, value):
