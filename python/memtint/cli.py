@@ -19,6 +19,7 @@ from typing import Any, Callable, NoReturn, Sequence
 from memtint import api, stopping
 from memtint.linux.errors import LinuxError
 from memtint.outputs import check_outputs, write_text
+from memtint.toml_files import array_key_line as _array_key_line, key_line as _key_line
 from memtint.messages import escaped
 from memtint.stopping import Stopped
 
@@ -891,30 +892,6 @@ def _set_inputs(settings: list[tuple[list[str], Any]] | None) -> list[str]:
     return referenced_files(*[value for _, value in settings or []])
 
 
-def _key_line(text: str, key: str) -> str:
-    """":N" for the line that sets ``key``, a dotted path (``sampling.unit``: ``unit =`` in its
-    [sampling] table, or ``sampling.unit =`` above it), else for its [table], else for the first
-    line that sets its last part anywhere (a key of an array of tables: ``threads``), else ""."""
-    *tables, name = key.split(".")
-    header = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+")
-    table_line = anywhere = ""
-    current: list[str] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        h = header.match(line)
-        if h:
-            current = [part.strip().strip('"') for part in h.group(1).split(".")]
-            if current == tables + [name] and not table_line:
-                table_line = f":{n}"
-            continue
-        for depth in range(len(tables) + 1):
-            rest = ".".join(tables[depth:] + [name])
-            if current == tables[:depth] and re.match(rf'^\s*"?{re.escape(rest)}"?\s*=', line):
-                return f":{n}"
-        if not anywhere and re.match(rf'^\s*"?{re.escape(name)}"?\s*=', line):
-            anywhere = f":{n}"
-    return table_line or anywhere
-
-
 def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any]] | None = None,
                     machine_file: str | None = None) -> str:
     """An engine error naming a key (``invalid configuration: os.colours: ...``) with the run
@@ -998,20 +975,6 @@ AT_END = ("continue", "wait", "exit")
 def _process_key_line(text: str, index: int, key: str) -> str:
     """":N" for the line that sets ``key`` in the ``index``-th [[processes]] table, else ""."""
     return _array_key_line(text, "processes", index, key)
-
-
-def _array_key_line(text: str, array: str, index: int, key: str) -> str:
-    """":N" for the line that sets ``key`` in the ``index``-th [[array]] table, else ""."""
-    seen = -1
-    for n, line in enumerate(text.splitlines(), 1):
-        if re.match(rf"^\s*\[\[\s*{re.escape(array)}\s*\]\]", line):
-            seen += 1
-        elif re.match(r"^\s*\[", line):
-            if seen == index:
-                break
-        elif seen == index and re.match(rf"^\s*{re.escape(key)}\s*=", line):
-            return f":{n}"
-    return ""
 
 
 def _check_sim_types(path: str, text: str, table: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ errors with tomllib's own place; an unreadable path with its reason."""
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from memtint.api import MemtintError
@@ -63,3 +64,72 @@ def _place(message: str, text: str) -> str:
         key = lines[line - 1].split("=", 1)[0].strip()
         what = f"{key}: given twice (or a value already set), {what[0].lower()}{what[1:]}"
     return f":{line}: {what} (column {column})"
+
+
+def key_line(text: str, key: str) -> str:
+    """":N" for the line that sets ``key``, a dotted path (``sampling.unit``: ``unit =`` in its
+    [sampling] table, or ``sampling.unit =`` above it), else for its [table], else for the first
+    line that sets its last part anywhere (a key of an array of tables: ``threads``), else ""."""
+    *tables, name = key.split(".")
+    header = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+")
+    table_line = anywhere = ""
+    current: list[str] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        h = header.match(line)
+        if h:
+            current = [part.strip().strip('"') for part in h.group(1).split(".")]
+            if current == tables + [name] and not table_line:
+                table_line = f":{n}"
+            continue
+        for depth in range(len(tables) + 1):
+            rest = ".".join(tables[depth:] + [name])
+            if current == tables[:depth] and re.match(rf'^\s*"?{re.escape(rest)}"?\s*=', line):
+                return f":{n}"
+        if not anywhere and re.match(rf'^\s*"?{re.escape(name)}"?\s*=', line):
+            anywhere = f":{n}"
+    return table_line or anywhere
+
+
+def array_key_line(text: str, array: str, index: int, key: str) -> str:
+    """":N" for the line that sets ``key`` in the ``index``-th [[array]] table, else ""."""
+    seen = -1
+    for n, line in enumerate(text.splitlines(), 1):
+        if re.match(rf"^\s*\[\[\s*{re.escape(array)}\s*\]\]", line):
+            seen += 1
+        elif re.match(r"^\s*\[", line):
+            if seen == index:
+                break
+        elif seen == index and re.match(rf"^\s*{re.escape(key)}\s*=", line):
+            return f":{n}"
+    return ""
+
+
+def array_table_line(text: str, array: str, index: int) -> str:
+    """":N" for the ``index``-th [[array]] table's header line, else ""."""
+    seen = -1
+    for n, line in enumerate(text.splitlines(), 1):
+        if re.match(rf"^\s*\[\[\s*{re.escape(array)}\s*\]\]", line):
+            seen += 1
+            if seen == index:
+                return f":{n}"
+    return ""
+
+
+def error_line(text: str, message: str) -> str:
+    """":N" for the line behind an error that begins with the key it is about (``baseline: ...``,
+    ``os.colours: ...``, ``mixes[2].programs[1]: ...``, ``policies[1]: ...``), else ""."""
+    m = re.match(r"([A-Za-z_][\w-]*)((?:\[\d+\])*)(?:\.([A-Za-z_][\w.-]*?))?(?:\[\d+\])*: ", message)
+    if not m:
+        return ""
+    top, index, sub = m.groups()
+    # "os: ...: invalid configuration: os.colour_split: ...": the engine's own key, its own line.
+    inner = re.search(rf"invalid configuration: ({re.escape(top)}\.[A-Za-z_][\w.-]*):", message)
+    if inner and not index and not sub:
+        return key_line(text, inner.group(1)) or key_line(text, top)
+    if index:
+        i = int(index[1:index.index("]")])
+        line = array_key_line(text, top, i, sub.split(".")[0]) if sub else array_table_line(text, top, i)
+        if line:
+            return line
+        return key_line(text, top)
+    return key_line(text, f"{top}.{sub}" if sub else top)

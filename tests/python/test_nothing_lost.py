@@ -870,9 +870,9 @@ def test_a_hand_edited_manifest_is_named_not_an_internal_error(memtint, stored_s
     # The key a value came from: a --set, [overrides], the policies list; not "os" for all.
     ("", ["--set", "controller.nope=1"], ["--set controller.nope=1:", "controller.nope: unknown key"]),
     ('[overrides.controller]\nwrite_handlin = "ramulator"\n', [], ["s.toml: overrides:", "controller.write_handlin"]),
-    ('machine_variants = false\npolicies = ["buddy", "bpm-plus"]\n', [], ["s.toml: policies:", "policy 'bpm-plus'"]),
+    ('machine_variants = false\npolicies = ["buddy", "bpm-plus"]\n', [], ["s.toml:6: policies:", "policy 'bpm-plus'"]),
     # An entry given twice runs once: refused, as compare refuses it.
-    ('policies = ["buddy", "bpm", "buddy"]\n', [], ["s.toml: policies[2]:", "given twice (also policies[0])"]),
+    ('policies = ["buddy", "bpm", "buddy"]\n', [], ["s.toml:5: policies[2]:", "given twice (also policies[0])"]),
     # One setting two ways: refused, not one of them ignored.
     ('mapping = "i7-860"\n[overrides.dram]\nmapping = "i7-860-bpm-plus"\n', [], ["mapping", "one would be ignored"]),
 ])
@@ -885,6 +885,28 @@ def test_sweep_errors_name_where_the_value_came_from(memtint, tmp_path, tail, ar
     text = head + lines[0] + ("\n[" + lines[1] if len(lines) > 1 else "")
     (tmp_path / "s.toml").write_text(text)
     assert_clean_error(memtint("sweep", "s.toml", "--out", "o", *args), *needles)
+
+
+@pytest.mark.engine
+def test_a_sweep_spec_error_names_the_line_of_its_key(memtint, tmp_path):
+    # Only baseline's errors had a line: the others named the key alone, a [[mixes]] table's
+    # program by its index, an [os] key by the table.
+    head = 'machines = ["i7-860"]\ninstructions = 1000\npolicies = ["buddy", "bpm"]\n'
+    cases = [
+        ('[[mixes]]\nprograms = ["stream", "light"]\n[[mixes]]\nprograms = ["stream", "nope"]\n',
+         "s.toml:7: mixes[1].programs[1]: nope"),
+        ('mixes = [["stream", "light"],\n  ["stream", "nope"]]\n', "s.toml:4: mixes[1][1]: nope"),
+        ('mixes = [["stream", "light"]]\n[os]\nseed = 1\ncolour_split = "sideways"\n',
+         "s.toml:7: os: "),
+        ('mixes = [["stream", "light"]]\n[os]\npolicy = "buddy"\n', "s.toml:6: os.policy: "),
+    ]
+    for tail, needle in cases:
+        (tmp_path / "s.toml").write_text(head + tail)
+        assert_clean_error(memtint("sweep", tmp_path / "s.toml", "--out", tmp_path / "o"), needle)
+    from memtint.toml_files import error_line
+    text = head + cases[0][0]
+    assert [error_line(text, m) for m in ("policies[1]: x", "mixes[1]: x", "instructions: x", "nowhere")] == \
+        [":3", ":6", ":2", ""]
 
 
 @pytest.mark.engine

@@ -433,27 +433,19 @@ def parse_spec(table: dict[str, Any], base: str | os.PathLike[str] | None = None
         return _parse(table, Path(base or os.getcwd()), source)
     except SweepSpecError as error:
         if source:
-            line = _top_key_line(source, "baseline") if str(error).startswith("baseline: ") else ""
-            raise SweepSpecError(f"{source}{line}: {error}") from None
+            raise SweepSpecError(f"{source}{_line_of(source, str(error))}: {error}") from None
         raise
 
 
-def _top_key_line(source: str, key: str) -> str:
-    """":N" for the line of ``source`` that sets the top-level ``key`` (before any [table]), or ""
-    when it cannot tell."""
-    import re
+def _line_of(source: str, message: str) -> str:
+    """":N" for the line of the spec file that sets the key an error begins with, or ""."""
+    from memtint.toml_files import error_line
 
     try:
         with open(source, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+            return error_line(f.read(), message)
     except (OSError, UnicodeDecodeError):
         return ""
-    for n, text in enumerate(lines, 1):
-        if re.match(r"\s*\[", text):
-            break
-        if re.match(rf'\s*["\']?{re.escape(key)}["\']?\s*=', text):
-            return f":{n}"
-    return ""
 
 
 def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
