@@ -924,6 +924,11 @@ def test_a_colour_baseline_on_a_machine_of_nodes_is_blamed_on_the_baseline(memti
                                       "--no-cache"),
                               "--baseline buddy: policy 'buddy' places pages by colour", "(the alone runs' policy)")
     assert "os.policy" not in line
+    # The same refusal of a policy compared: its option, not a key of no file.
+    line = assert_clean_error(memtint("compare", "--machine", "tiering-2to1", "--mix", "stream,light", "--policies",
+                                      "local,bpm", "--instructions", "1000", "--warmup", "0", "--no-cache"),
+                              "--policies local,bpm: policy 'bpm' places pages by colour")
+    assert "os.policy" not in line
     from memtint.api import MemtintError
     from memtint.comparison import compare
 
