@@ -192,6 +192,7 @@ fi
 echo "== test 4: exhaustion"
 out=$(MEMTINT_COLORS=0 MEMTINT_POOL_LIMIT=64M MEMTINT_COLOR_MASKS=$I7 $T/test_exhaustion 262144 200 2>&1)
 if grep -q "failed=yes errno=ENOMEM spilled=0" <<<"$out" && grep -q "out of memory in colours 0: MEMTINT_POOL_LIMIT reached" <<<"$out" \
+    && grep -qE "the library holds [1-9][0-9]* MB of frames of colours no thread uses aside" <<<"$out" \
     && grep -q "memtint run's --spill" <<<"$out"; then
     pass "exhaustion_error ($(head -1 <<<"$out"))"; else fail exhaustion_error "$out"; fi
 out=$(MEMTINT_COLORS=0 MEMTINT_POOL_LIMIT=64M MEMTINT_ON_EXHAUSTION=spill MEMTINT_COLOR_MASKS=$I7 $T/test_exhaustion 262144 200 2>&1)

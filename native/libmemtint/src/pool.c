@@ -241,6 +241,15 @@ void mt_exhausted(const mt_colour_set *s, const char *why) {
     }
     mt_text_str(&t, ": ");
     mt_text_str(&t, why);
+    /* Frames of other colours the searches took stay with the library, not the kernel: say how
+     * many, or "no free hugepages" reads as if the program's heap had them all. */
+    uint64_t held = mt_pool_held_pages();
+    if (held) {
+        mt_text_str(&t, " (the library holds ");
+        mt_text_u64(&t, (held << MT_PAGE_SHIFT) >> 20);
+        mt_text_str(&t, " MB of frames of colours no thread uses aside; memtint_release_held_pages() gives them back "
+                        "to the kernel)");
+    }
     if (mt_cfg.on_exhaustion == MT_EXHAUST_SPILL)
         mt_text_str(&t, "; spilling (MEMTINT_ON_EXHAUSTION=spill) is on and could not help (no page of another "
                         "colour left, or the pages could not be mapped): allocations fail with ENOMEM");
