@@ -199,7 +199,10 @@ def test_missing_library_is_a_clear_error():
      "between 0.001 and 86400 (a day)"),
     (["run", "--tier-policy", "bw-local", "--bandwidths", "0=3,0=4", "--", "true"], "node0 is given twice"),
     (["run", "--space", "vertical", "--colors", "0", "--", "true"], "--space vertical: the general vertical space"),
-    (["inspect", "1", "--space", "vertical"], "--space vertical: the general vertical space"),
+    (["inspect", "1", "--space", "vertical"], "give vertical:I,J,K (e.g. vertical:1,2,1)"),
+    (["run", "--space", "vertical:1,2", "--colors", "0", "--", "true"], "colour space 'vertical:1,2': give vertical:I,J,K"),
+    (["run", "--space", "vertical:9,2,1", "--colors", "0", "--", "true"],
+     "colour space 'vertical:9,2,1': (i, j, k) = (9, 2, 1) asks for 9 B-bits"),
     (["numa-probe", "--nodes", ""], "--nodes: the value is empty"),
     (["numa-probe", "--threads", "-1"], "--threads -1: give at least 1"),
     (["numa-probe", "--threads", "0"], "--threads 0: give at least 1"),
@@ -405,6 +408,18 @@ def test_run_mix_says_when_a_program_left_no_library_report():
     assert len(said) == 1 and said[0].startswith("program 0 (sh): left no library report: the program (PID ") and \
         "killed by signal 9" in said[0] and said[0].endswith("its library_report is null"), said
     assert f"memtint: warning: {said[0]}" in r.stderr
+
+
+def test_the_general_vertical_space_is_named_with_its_bits():
+    # `vertical` needed its (i, j, k), which only colour_layout's argument could give.
+    from memtint.api import MemtintError
+    from memtint.linux.layout import colour_layout
+
+    named = colour_layout("i7-860", "vertical:1,2,1")
+    assert named.masks == colour_layout("i7-860", "vertical", vertical=(1, 2, 1)).masks
+    assert named.colours == 16
+    with pytest.raises(MemtintError, match="give the bits once"):
+        colour_layout("i7-860", "vertical:1,2,1", vertical=(1, 2, 1))
 
 
 @needs_library

@@ -19,11 +19,11 @@ from memtint.linux.run_mix import SEPARATOR, run_mix, split_commands
 from memtint.linux.tier_run import POLICIES as TIER_POLICIES
 from memtint.outputs import check_outputs, write_text
 
-#: The colour spaces an option can name (the API also takes `vertical` with its (i, j, k)).
+#: The colour spaces an option can name, besides `vertical:I,J,K` (HVR's B-, C- and O-bits).
 SPACES = ("bank", "rank", "channel", "channel-bank", "llc", "dram")
 VERTICAL_SPACES = ("cache-only", "bank-only", "bank-only-8", "a-vp", "b-vp", "c-vp")
-SPACE_HELP = (f"colour space: {', '.join(SPACES)}, or a vertical policy's ({', '.join(VERTICAL_SPACES)}); "
-              "default bank")
+SPACE_HELP = (f"colour space: {', '.join(SPACES)}, a vertical policy's ({', '.join(VERTICAL_SPACES)}), or "
+              "vertical:I,J,K (I B-, J C- and K O-bits, e.g. vertical:1,2,1); default bank")
 
 
 def add_commands(commands: Any) -> None:
@@ -195,13 +195,14 @@ def _histogram_table(title: str, rows: list[dict[str, Any]], key: str):
 
 
 def _check_space(space: str | None) -> None:
-    """`vertical` is a space the API takes with its (i, j, k); no option here gives them."""
+    """A space this option names; `vertical` with its bits (`colour_layout` checks them)."""
     from memtint.linux.errors import LinuxError
 
     if space == "vertical":
-        raise LinuxError("--space vertical: the general vertical space needs its (i, j, k) (B-, C- and O-bits), which "
-                         "only the API takes (memtint.linux.layout.colour_layout(..., vertical=(i, j, k))); here give "
-                         f"a named one: {', '.join(VERTICAL_SPACES)}")
+        raise LinuxError("--space vertical: the general vertical space needs its (i, j, k), the numbers of B-, C- and "
+                         f"O-bits: give vertical:I,J,K (e.g. vertical:1,2,1), or a named one: {', '.join(VERTICAL_SPACES)}")
+    if space is not None and space.startswith("vertical:"):
+        return
     if space is not None and space not in SPACES + VERTICAL_SPACES:  # the names this option takes, not the API's
         raise LinuxError(f"--space {space}: unknown colour space; give one of {', '.join(SPACES + VERTICAL_SPACES)}")
 

@@ -71,16 +71,21 @@ def colour_layout(machine: str | dict[str, Any] = "i7-860", space: str = "bank",
     table) with `mapping` (a preset or TOML path) instead of the machine's own when given.
 
     ``space`` is one of bank, rank, channel, channel-bank, llc, dram, a named vertical policy
-    (cache-only, bank-only, bank-only-8, a-vp, b-vp, c-vp) or vertical with ``vertical=(i, j, k)``.
-    Raises MemtintError with the engine's message for unknown names and impossible spaces.
+    (cache-only, bank-only, bank-only-8, a-vp, b-vp, c-vp), or vertical with ``vertical=(i, j, k)``
+    (the numbers of B-, C- and O-bits), also written ``vertical:i,j,k``, as the commands' --space
+    takes it. Raises MemtintError with the engine's message for unknown names and impossible spaces.
     """
+    named = space
+    if isinstance(space, str) and space.startswith("vertical:"):
+        space, vertical = "vertical", _vertical_bits(space, vertical)
     request = {"machine": machine, "mapping": mapping, "space": space, "vertical": vertical}
     try:
         layout = ColourLayout(json.loads(_engine.colour_layout(json.dumps(request))))
     except MemtintError as error:  # the engine checks the space as a policy's: the user chose a space
         text = str(error)
-        prefix = "invalid configuration: os.policy: "
-        raise type(error)(f"colour space '{space}': {text[len(prefix):]}" if text.startswith(prefix) else text) from None
+        prefix = next((p for p in ("invalid configuration: os.policy: ", "invalid configuration: os.vertical.bits: ")
+                       if text.startswith(p)), None)
+        raise type(error)(f"colour space '{named}': {text[len(prefix):]}" if prefix else text) from None
     if not layout.masks:  # one colour: libmemtint refused it at start as an empty MEMTINT_COLOR_MASKS
         what = {"rank": "a single rank per channel: there are no ranks to partition",
                 "llc": "no LLC set-index bit at or above the page offset (or no LLC): there are no LLC colours"}
@@ -88,6 +93,18 @@ def colour_layout(machine: str | dict[str, Any] = "i7-860", space: str = "bank",
                            + what.get(space, "no colour bit in it at or above the page offset: one colour, nothing "
                                       "to partition"))
     return layout
+
+
+def _vertical_bits(text: str, given: tuple[int, int, int] | None) -> tuple[int, int, int]:
+    """(i, j, k) from ``vertical:i,j,k``."""
+    if given is not None:
+        raise MemtintError(f"colour space '{text}': give the bits once, in the name or as vertical=(i, j, k)")
+    parts = text.removeprefix("vertical:").split(",")
+    if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+        raise MemtintError(f"colour space '{text}': give vertical:I,J,K, the numbers of B-, C- and O-bits (HVR), "
+                           "e.g. vertical:1,2,1")
+    i, j, k = (int(p) for p in parts)
+    return i, j, k
 
 
 def machine_nodes(machine: str | dict[str, Any], mapping: str | None = None) -> list[dict[str, Any]]:
