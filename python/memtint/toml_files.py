@@ -122,10 +122,13 @@ def error_line(text: str, message: str) -> str:
     if not m:
         return ""
     top, index, sub = m.groups()
-    # "os: ...: invalid configuration: os.colour_split: ...": the engine's own key, its own line.
-    inner = re.search(rf"invalid configuration: ({re.escape(top)}\.[A-Za-z_][\w.-]*):", message)
+    # "os: ...: invalid configuration: os.colour_split: ...": the engine's own key, its own line;
+    # under a table that holds another's keys ("overrides: ...: controller.x: ...") below it.
+    inner = re.search(r"invalid configuration: ([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+):", message)
     if inner and not index and not sub:
-        return key_line(text, inner.group(1)) or key_line(text, top)
+        key = inner.group(1)
+        within = key if key.startswith(f"{top}.") else f"{top}.{key}"
+        return key_line(text, within) or key_line(text, top)
     if index:
         i = int(index[1:index.index("]")])
         line = array_key_line(text, top, i, sub.split(".")[0]) if sub else array_table_line(text, top, i)

@@ -869,7 +869,7 @@ def test_a_hand_edited_manifest_is_named_not_an_internal_error(memtint, stored_s
 @pytest.mark.parametrize("tail, args, needles", [
     # The key a value came from: a --set, [overrides], the policies list; not "os" for all.
     ("", ["--set", "controller.nope=1"], ["--set controller.nope=1:", "controller.nope: unknown key"]),
-    ('[overrides.controller]\nwrite_handlin = "ramulator"\n', [], ["s.toml: overrides:", "controller.write_handlin"]),
+    ('[overrides.controller]\nwrite_handlin = "ramulator"\n', [], ["s.toml:7: overrides:", "controller.write_handlin"]),
     ('machine_variants = false\npolicies = ["buddy", "bpm-plus"]\n', [], ["s.toml:6: policies:", "policy 'bpm-plus'"]),
     # An entry given twice runs once: refused, as compare refuses it.
     ('policies = ["buddy", "bpm", "buddy"]\n', [], ["s.toml:5: policies[2]:", "given twice (also policies[0])"]),
