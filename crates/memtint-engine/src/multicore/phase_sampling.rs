@@ -260,8 +260,14 @@ pub(super) fn run(
     rec.strata = vec![plan.weights.clone()];
     // A phase's units are distinct intervals: more than the run has cannot be measured.
     if spec.min_units as usize > plan.labels.len() {
+        let floor = spec.unit + spec.warming;
+        let remedy = if plan.interval > floor {
+            format!("lower sampling.period, to as little as unit + warming = {floor}, for more intervals")
+        } else {
+            "run more instructions, or shorten sampling.unit or sampling.warming".to_string()
+        };
         rec.warnings.push(format!(
-            "sampling: sampling.min_units = {} asks for more units than the run has intervals ({} of sampling.period = {} in instructions = {instructions}): {} measured; lower sampling.period for more intervals",
+            "sampling: sampling.min_units = {} asks for more units than the run has intervals ({} of sampling.period = {} in instructions = {instructions}): {} measured; {remedy}",
             spec.min_units,
             plan.labels.len(),
             plan.interval,

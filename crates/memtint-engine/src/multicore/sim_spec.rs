@@ -657,17 +657,18 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         // nothing": said with the cause its counters show.
         if let Some(m) = r.migration.as_ref().filter(|m| m.pages_moved == 0) {
             let run_ns = r.core_cycles as f64 / cfg.machine.cpu.frequency_ghz;
-            let key =
-                if m.period_ns == os.numa_scan.period_ns { "os.numa_scan.period_ns".to_string() } else { format!("[os.{}]'s", m.policy) };
             let why = if run_ns < m.period_ns {
-                format!("the run is shorter than its period ({key} = {} ns), which gives it no time to act", m.period_ns)
+                format!(
+                    "the run is shorter than the interval it acts on ({} = {} ns), which gives it no time to act",
+                    m.period_key, m.period_ns
+                )
             } else if m.refused > 0 {
                 format!("its gate refused every move it chose ({} refused; the limits of [os.{}])", m.refused, m.policy)
             } else if m.destination_full > 0 {
                 format!("every move it chose found the destination node without a free frame ({} dropped)", m.destination_full)
             } else {
                 format!(
-                    "in {:.0} period(s) of {} ns it chose no move: the pages it saw were where it wants them, or not hot enough for it",
+                    "in {:.0} interval(s) of {} ns it chose no move: the pages it saw were where it wants them, or not hot enough for it",
                     (run_ns / m.period_ns).floor(),
                     m.period_ns
                 )
@@ -902,14 +903,15 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         // cores' stretches): its requests and energy (`dram`, `dram_requests`) are theirs. The
         // run's are estimated at the segments' rates (requests and energy per core cycle) over
         // the run's estimated length: its slowest core's instructions at its estimated CPI.
-        let length = (0..r.cores.len()).map(|c| spec.instructions as f64 * s.estimate(c).mean).fold(0.0, f64::max);
+        let finish = estimated_finish(r, s, spec.instructions);
+        let length = finish.iter().map(|f| f.0).fold(0.0, f64::max);
         let factor = if r.core_cycles > 0 { length / r.core_cycles as f64 } else { 1.0 };
         run["estimated_dram_requests"] = json!((r.totals.requests as f64 * factor).round() as u64);
         run["estimated_dram_energy_nj"] = out["dram"]["energy"]["total_nj"].as_f64().map_or(Value::Null, |e| json!(e * factor));
         out["config"]["sampling"] = json!(spec.sampling);
         run["simulated_cycles"] = json!(r.core_cycles);
         out["sampling"] = run;
-        estimate_times(&mut out, r, s, spec.instructions, ghz);
+        estimate_times(&mut out, r, &finish, ghz);
         if let Some(cs) = out["cores"].as_array_mut() {
             for (v, p) in cs.iter_mut().zip(per_core) {
                 v["sampling"] = p;
@@ -922,23 +924,31 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
     out
 }
 
+/// Each core's finish as its instructions at its estimated CPI, with the 95 % interval's bounds
+/// (infinite when unbounded); a core that measured no unit keeps the clock it ran on.
+fn estimated_finish(r: &MulticoreResult, s: &super::sampling::SampledRun, instructions: u64) -> Vec<(f64, f64, f64)> {
+    (0..r.cores.len())
+        .map(|c| {
+            let e = s.estimate(c);
+            if e.n == 0 {
+                return (r.cores[c].finished_at as f64, f64::NEG_INFINITY, f64::INFINITY);
+            }
+            let (lo, hi) = e.interval();
+            let n = instructions as f64;
+            (n * e.mean, n * lo, n * hi)
+        })
+        .collect()
+}
+
 /// A sampled run's times, which the simulation measured over its detailed segments only (a
 /// fraction of the run): each core's finish is its instructions at its estimated CPI (with its
 /// 95 % interval), a process's run time its slowest thread's, the makespan the slowest
 /// process's (sampled runs have no late arrivals). What was simulated stays in
 /// `sampling.simulated_cycles`.
-fn estimate_times(out: &mut Value, r: &MulticoreResult, s: &super::sampling::SampledRun, instructions: u64, ghz: f64) {
-    let finish: Vec<(f64, f64, f64)> = (0..r.cores.len())
-        .map(|c| {
-            let e = s.estimate(c);
-            let (lo, hi) = e.interval();
-            let n = instructions as f64;
-            (n * e.mean, n * lo, n * hi)
-        })
-        .collect();
+fn estimate_times(out: &mut Value, r: &MulticoreResult, finish: &[(f64, f64, f64)], ghz: f64) {
     let length = finish.iter().map(|f| f.0).fold(0.0, f64::max);
     if let Some(cs) = out["cores"].as_array_mut() {
-        for (v, f) in cs.iter_mut().zip(&finish) {
+        for (v, f) in cs.iter_mut().zip(finish) {
             v["finished_at"] = json!(f.0.round() as u64);
             v["run_cycles"] = json!(length.round() as u64);
         }
@@ -946,13 +956,14 @@ fn estimate_times(out: &mut Value, r: &MulticoreResult, s: &super::sampling::Sam
     let mut makespan: f64 = 0.0;
     if let Some(ps) = out["processes"].as_array_mut() {
         for (p, v) in ps.iter_mut().enumerate() {
-            let own: Vec<&(f64, f64, f64)> = r.cores.iter().zip(&finish).filter(|(c, _)| c.process as usize == p).map(|(_, f)| f).collect();
+            let own: Vec<&(f64, f64, f64)> = r.cores.iter().zip(finish).filter(|(c, _)| c.process as usize == p).map(|(_, f)| f).collect();
             let Some(slowest) = own.iter().map(|f| f.0).reduce(f64::max) else { continue };
-            let low = own.iter().map(|f| f.1).fold(0.0, f64::max);
-            let high = own.iter().map(|f| f.2).fold(0.0, f64::max);
+            let low = own.iter().map(|f| f.1).fold(f64::NEG_INFINITY, f64::max);
+            let high = own.iter().map(|f| f.2).fold(f64::NEG_INFINITY, f64::max);
+            let bound = |b: f64| if b.is_finite() && b >= 0.0 { Value::from(b) } else { Value::Null };
             let fastest = own.iter().map(|f| f.0).fold(f64::INFINITY, f64::min);
             v["run_time_cycles"] = json!(slowest.round() as u64);
-            v["run_time_cycles_ci95"] = json!([low, if high.is_finite() { Value::from(high) } else { Value::Null }]);
+            v["run_time_cycles_ci95"] = json!([bound(low), bound(high)]);
             v["finished_ns"] = json!(slowest / ghz);
             v["turnaround_ns"] = json!(slowest / ghz);
             v["thread_spread_cycles"] = json!((slowest - fastest).round() as u64);

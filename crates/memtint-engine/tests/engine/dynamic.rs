@@ -445,7 +445,9 @@ fn a_flat_os_key_the_policy_does_not_read_is_warned_about() {
     // os.exclude_bits is read by the colour analysis under every policy, and changes bpm's banks in nothing.
     let v = run(json!({"policy": "bpm", "exclude_bits": [16]}));
     assert!(
-        v["warnings"].to_string().contains("os.exclude_bits = [16] is set but changes none of policy 'bpm''s colours"),
+        v["warnings"]
+            .to_string()
+            .contains("os.exclude_bits is set but os.policy = \\\"bpm\\\" colours by none of the bits it takes out ([16]"),
         "{}",
         v["warnings"]
     );

@@ -246,11 +246,14 @@ fn a_migration_that_moved_nothing_says_why() {
     assert!(u(&r["page_migration"]["refused"]) > 0 && w.contains("its gate refused every move it chose"), "{w}");
     // Shorter than its period: the period named is the one it runs on.
     let r = tiering("local", "numa-balancing", json!({"numa_scan": {"period_ns": 1e9}}));
-    assert!(said(&r).contains("shorter than its period (os.numa_scan.period_ns = 1000000000 ns)"), "{}", said(&r));
-    let os = json!({"node_memory_mb": [24], "migration": "damon", "damon": {"sample_ns": 1e9}});
-    let r = four_threads(HOTSET, 200_000, os);
-    assert_eq!(r["page_migration"]["period_ns"], json!(1e9));
-    assert!(said(&r).contains("shorter than its period ([os.damon]'s = 1000000000 ns)"), "{}", said(&r));
+    assert!(said(&r).contains("shorter than the interval it acts on (os.numa_scan.period_ns = 1000000000 ns)"), "{}", said(&r));
+    // DAMON acts every aggr_samples samples (20 of 5 µs by default): a run shorter than that,
+    // however many samples it took, is too short, and the keys named are DAMON's.
+    let os = json!({"node_memory_mb": [24], "migration": "damon", "numa_scan": {"period_ns": 1e5}});
+    let r = four_threads(HOTSET, 30_000, os);
+    assert_eq!(r["page_migration"]["period_ns"], json!(100_000.0));
+    let w = said(&r);
+    assert!(w.contains("shorter than the interval it acts on (os.damon.sample_ns x os.damon.aggr_samples = 100000 ns)"), "{w}");
 }
 
 /// `[os.numa_scan]` keys DAMON and Colloid do not read were accepted and changed nothing.

@@ -519,6 +519,8 @@ fn phases_say_when_min_units_exceeds_the_run_s_intervals() {
     let r = sim(&s);
     let w = r["warnings"].to_string();
     assert!(w.contains("sampling.min_units = 100000 asks for more units than the run has intervals (40 of sampling.period = 50000"), "{w}");
+    // The period is already unit + warming: lowering it is not the way out.
+    assert!(w.contains("40 measured; run more instructions, or shorten sampling.unit or sampling.warming"), "{w}");
     let r = sim(&bursty(2_000_000, Some(json!({"mode": "phases"}))));
     assert!(!r["warnings"].to_string().contains("asks for more units"), "{}", r["warnings"]);
 }
@@ -550,6 +552,9 @@ fn sampled_run_times_are_estimates_of_the_whole_run() {
     for c in sampled["cores"].as_array().unwrap() {
         assert!(f(&c["finished_at"]) > simulated, "{}", c["finished_at"]);
     }
+    // Too few units for an interval: its bounds are unknown (null), not 0.
+    let few = sim(&spec(Some(json!({"unit": 1_000, "warming": 0, "period": 1_000_000}))));
+    assert_eq!(few["processes"][0]["run_time_cycles_ci95"], json!([null, null]), "{}", few["processes"][0]);
 }
 
 /// The default period on a short run is raised to unit + warming, and nothing is skipped: the run

@@ -298,6 +298,10 @@ impl MigrationPolicy for Damon {
         Some(self.p.sample_ns)
     }
 
+    fn acting_interval(&self) -> Option<(f64, &'static str)> {
+        Some((self.p.sample_ns * self.p.aggr_samples as f64, "os.damon.sample_ns x os.damon.aggr_samples"))
+    }
+
     fn on_period(&mut self, v: &mut PeriodView) -> Vec<PageMove> {
         self.update_targets(v.tables);
         self.sample(v);

@@ -140,6 +140,11 @@ pub trait MigrationPolicy: Send {
     fn period_ns(&self) -> Option<f64> {
         None
     }
+    /// How often it can first move a page, ns, and the keys that set it, when not every period
+    /// of `os.numa_scan.period_ns` (DAMON acts every `aggr_samples` samples).
+    fn acting_interval(&self) -> Option<(f64, &'static str)> {
+        None
+    }
     /// The daemon's moves this period (tracked policies only).
     fn on_period(&mut self, _v: &mut PeriodView) -> Vec<PageMove> {
         Vec::new()
@@ -332,8 +337,10 @@ pub enum OsEvent {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct MigrationStats {
     pub policy: String,
-    /// The period it ran on, ns: `os.numa_scan.period_ns`, or the policy's own (DAMON's sampling).
+    /// How often it could act, ns, and the key(s) that set it: `os.numa_scan.period_ns`, or the
+    /// policy's own (DAMON: every `aggr_samples` samples of `sample_ns`).
     pub period_ns: f64,
+    pub period_key: String,
     /// Scans made, and pages marked by them.
     pub scans: u64,
     pub pages_marked: u64,
@@ -377,7 +384,7 @@ impl Migrating {
         let nodes = layout.count();
         let tracker = policy.tracks_pages().then(|| PageTracker::new(layout));
         let scope = policy.scan_scope();
-        let policy_period = policy.period_ns();
+        let acting = policy.acting_interval().unwrap_or((scan.period_ns, "os.numa_scan.period_ns"));
         let top_tier = top_tier(layout);
         Migrating {
             tracker,
@@ -389,7 +396,8 @@ impl Migrating {
             passes: vec![0; processes as usize],
             stats: MigrationStats {
                 policy: name.to_string(),
-                period_ns: policy_period.unwrap_or(scan.period_ns),
+                period_ns: acting.0,
+                period_key: acting.1.to_string(),
                 moves: vec![vec![0; nodes as usize]; nodes as usize],
                 ..Default::default()
             },

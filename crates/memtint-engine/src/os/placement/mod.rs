@@ -304,8 +304,8 @@ pub fn exclusion_warning(
     let same = masks(policy) == masks(&*other) && (0..processes).all(|pid| policy.colours_of(pid) == other.colours_of(pid));
     same.then(|| {
         format!(
-            "os.exclude_bits = {:?} is set but changes none of policy '{}''s colours (no colour bit of its space is an LLC or B/C/O bit it takes out): nothing reads it",
-            cfg.exclude_bits, cfg.policy
+            "os.exclude_bits is set but os.policy = \"{}\" colours by none of the bits it takes out ({:?}; its colour space and sets are the same without them): nothing reads it",
+            cfg.policy, cfg.exclude_bits
         )
     })
 }
