@@ -228,6 +228,21 @@ int mt_pool_grow(const mt_colour_set *s, uint64_t pages, const char **why) {
     return r;
 }
 
+/* "12 MB", or "40 KB" under a megabyte: pages as a size. */
+static void text_size(mt_text *t, uint64_t pages) {
+    uint64_t kb = (pages << MT_PAGE_SHIFT) >> 10;
+    mt_text_u64(t, kb >= 1024 ? kb >> 10 : kb);
+    mt_text_str(t, kb >= 1024 ? " MB" : " KB");
+}
+
+/* Hugepages none of whose pieces is in use: what releasing held pages can give back. */
+static uint64_t whole_free_hugepages(void) {
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < mt_huge_n; i++)
+        n += mt_huge_slots[mt_huge_list[i]].pool_count == 1u << MT_HUGE_ORDER;
+    return n;
+}
+
 void mt_exhausted(const mt_colour_set *s, const char *why) {
     static atomic_int said;
     errno = ENOMEM;
@@ -242,13 +257,20 @@ void mt_exhausted(const mt_colour_set *s, const char *why) {
     mt_text_str(&t, ": ");
     mt_text_str(&t, why);
     /* Frames of other colours the searches took stay with the library, not the kernel: say how
-     * many, or "no free hugepages" reads as if the program's heap had them all. */
+     * many, or "no free hugepages" reads as if the program's heap had them all. A hugepage goes
+     * back only whole, so pieces of one in use stay. */
     uint64_t held = mt_pool_held_pages();
     if (held) {
         mt_text_str(&t, " (the library holds ");
-        mt_text_u64(&t, (held << MT_PAGE_SHIFT) >> 20);
-        mt_text_str(&t, " MB of frames of colours no thread uses aside; memtint_release_held_pages() gives them back "
-                        "to the kernel)");
+        text_size(&t, held);
+        mt_text_str(&t, " of frames of colours no thread uses aside");
+        if (mt_mode == MEMTINT_MODE_HUGEPAGE) {
+            mt_text_str(&t, "; memtint_release_held_pages() gives back the whole free hugepages among them: ");
+            text_size(&t, whole_free_hugepages() << MT_HUGE_ORDER);
+            mt_text_str(&t, ")");
+        } else {
+            mt_text_str(&t, "; memtint_release_held_pages() gives them back to the kernel)");
+        }
     }
     if (mt_cfg.on_exhaustion == MT_EXHAUST_SPILL)
         mt_text_str(&t, "; spilling (MEMTINT_ON_EXHAUSTION=spill) is on and could not help (no page of another "
