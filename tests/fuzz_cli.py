@@ -594,8 +594,8 @@ def _error_outcome(code: int, text: str, named: re.Pattern[str]) -> tuple[str, s
 def _misplaced_key(error: str) -> str | None:
     """An unknown key named at a line of its file that does not hold it (a later [[tasks]]
     table's key was named at the first one's line)."""
-    m = re.match(r"(\S+\.toml):(\d+): .*unknown (?:field `([^`]+)`|key)", error)
-    key = m and (m.group(3) or (re.search(r"([A-Za-z_][\w-]*): unknown key", error) or [None, None])[1])
+    m = re.match(r"(\S+\.toml):(\d+): .*unknown (?:field `([^`]+)`|key\(s\) '([^',]+)|key)", error)
+    key = m and (m.group(3) or m.group(4) or (re.search(r"([A-Za-z_][\w-]*): unknown key", error) or [None, None])[1])
     if not m or not key:
         return None
     try:
