@@ -68,6 +68,10 @@ def intensive_mixes(frame: Any) -> set[str]:
 #: The least relative growth (shared over alone) that a sentence calls interference.
 GREW = 0.05
 
+#: A relative change below which a sentence says a figure stayed (0.5 %: what seeds move a
+#: mix's mean figures by; shown with more decimals it would read as an effect).
+STAYED = 0.005
+
 
 def signed(x: float, digits: int = 0) -> str:
     """``x`` with its sign and ``digits`` decimals, one more (up to three) while that rounds a
@@ -131,27 +135,26 @@ def interference_sentence(frame: Any, baseline: str) -> str:
     verdict = (f"[bold]{dominant}[/bold] dominates on these mixes" if grew else
                f"none grew by {100 * GREW:.0f} % or more, so these mixes show little interference")
 
-    def figure(effect: str, label: str, digits: int, scale: float = 1.0, unit: str = "",
-               extra: str = "") -> tuple[str, int]:
-        """"from A to B (+C %, label)" and the direction it shows (-1, 0, 1): the label only for a
-        growth of GREW or more, the figures as precise as it takes to tell them apart."""
+    def figure(what: str, effect: str, label: str, digits: int, scale: float = 1.0, unit: str = "",
+               extra: str = "") -> str:
+        """"raised WHAT from A to B (+C %, label)", "lowered ...", or "left WHAT at A" for a change
+        under STAYED (seeds move a mean that much; more decimals would show noise): the label only
+        for a growth of GREW or more, the figures as precise as it takes to tell them apart."""
         a, b, c = effects[effect]
+        notes = extra and f" ({extra})"
+        if math.isnan(c) or abs(c) < STAYED:
+            return f"left {what} at {scale * b:.{digits}f}{unit}{notes}"
         x, y = two_figures(scale * a, scale * b, digits)
-        notes = ([] if math.isnan(c) else [f"{signed(100 * c)} %"]) + ([label] if c >= GREW else [])
-        shown = "; ".join(part for part in (", ".join(notes), extra) if part)
-        direction = 0 if x == y or math.isnan(c) else (1 if b > a else -1)
+        shown = "; ".join(part for part in (", ".join([f"{signed(100 * c)} %"] + ([label] if c >= GREW else [])),
+                                            extra) if part)
         first = unit if unit == " %" else ""  # "from 30 % to 31 %", "from 44 to 78 ns"
-        return f"from {x}{first} to {y}{unit}" + (f" ({shown})" if shown else ""), direction
+        return f"{'raised' if b > a else 'lowered'} {what} from {x}{first} to {y}{unit} ({shown})"
 
-    llc = figure("LLC pollution", "LLC pollution", 1, unit=" per kilo-instruction")
-    bank = figure("bank interference", bank_name, 0, 100, " %", caused)
-    bw = figure("bandwidth", "queueing for bandwidth and banks", 0, unit=" ns")
-    # One verb for three figures: "raised" only when every one rose, "lowered" when every one fell.
-    moves = [f[1] for f in (llc, bank, bw)]
-    verb = "raised" if all(m > 0 for m in moves) else "lowered" if all(m < 0 for m in moves) else "took"
-    return (f"Under {baseline}, sharing the machine {verb} the programs' LLC misses {llc[0]}, their row-buffer miss "
-            f"rate {bank[0]} and their DRAM read latency {bw[0]}: {verdict} (means over the {len(rows)} programs that "
-            "reach past their caches alone).")
+    llc = figure("the programs' LLC misses", "LLC pollution", "LLC pollution", 1, unit=" per kilo-instruction")
+    bank = figure("their row-buffer miss rate", "bank interference", bank_name, 0, 100, " %", caused)
+    bw = figure("their DRAM read latency", "bandwidth", "queueing for bandwidth and banks", 0, unit=" ns")
+    return (f"Under {baseline}, sharing the machine {llc}, {bank} and {bw}: {verdict} (means over the {len(rows)} "
+            "programs that reach past their caches alone).")
 
 
 def policy_sentences(runs: Any, intensive: set[str] | None = None,

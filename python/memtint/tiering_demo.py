@@ -96,6 +96,9 @@ def measure_migration(results: dict[str, Any], planned: list[dict[str, Any]]) ->
             "dram_reads": statistics.fmean(r["nodes"][0]["reads"] / max(1, r["nodes"][0]["reads"] + r["nodes"][1]["reads"])
                                            for r in runs),
             "moved": statistics.fmean(x.get("pages_moved", 0) for x in pm),
+            # The engine's cause when nothing moved (too short, a gate, full nodes, no move chosen).
+            "why_none": next((w.split("): ", 1)[-1] for r in runs for w in r.get("warnings") or []
+                              if "moved no page in this run" in w), None),
             "system": statistics.fmean(sum((c.get("page_migration") or {}).get("system_cycles", 0) for c in r["cores"])
                                        / max(1, sum(c["cycles"] for c in r["cores"])) for r in runs),
         }
@@ -125,8 +128,8 @@ def migration_sentences(m: dict[str, dict[str, float]], instructions: int | None
     for k in movers:
         x = m[k]
         if x["moved"] == 0:
-            out.append(f"{k} moved no page: its run lasted {x['simulated_ms']:.2f} ms of simulated time, too short "
-                       "for its scan or sampling to act.")
+            why = x.get("why_none") or "its scan or sampling did not act"
+            out.append(f"{k} moved no page in {x['simulated_ms']:.2f} ms of simulated time: {why}.")
             continue
         verb = "gains" if x["speedup"] > 1.005 else ("loses" if x["speedup"] < 0.995 else "changes nothing,")
         out.append(f"{k} {verb} {abs(x['speedup'] - 1):.1%} against Local: it moved {x['moved']:,.0f} pages, DRAM "

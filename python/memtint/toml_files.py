@@ -131,8 +131,10 @@ def error_line(text: str, message: str) -> str:
         return key_line(text, within) or key_line(text, top)
     if index:
         i = int(index[1:index.index("]")])
-        line = array_key_line(text, top, i, sub.split(".")[0]) if sub else array_table_line(text, top, i)
-        if line:
-            return line
-        return key_line(text, top)
-    return key_line(text, f"{top}.{sub}" if sub else top)
+        # "mixes[1]: unknown key(s) 'count'": the key's line in that table, not its header
+        unknown = re.search(r"unknown (?:key\(s\) '([^']+)'|field `([^`]+)`)", message)
+        key = sub.split(".")[0] if sub else unknown and (unknown.group(1) or unknown.group(2)).split("'")[0]
+        line = (array_key_line(text, top, i, key) if key else "") or array_table_line(text, top, i)
+        return line or key_line(text, top)
+    # an inline table's key (sampling = { unit = 0 }) has its table's line
+    return (key_line(text, f"{top}.{sub}") or key_line(text, top)) if sub else key_line(text, top)

@@ -391,8 +391,8 @@ def test_a_report_says_what_its_numbers_mean(results, tmp_path):
     report = write_report(results, tmp_path / "out")
     text = (tmp_path / "out" / "summary.md").read_text()
     findings = text.split("## Findings\n\n", 1)[1].split("\n## ", 1)[0]
-    # LLC misses fall a little while the others rise: not "raised" (the verb covers all three)
-    assert findings.startswith("Under buddy, sharing the machine took the programs' LLC misses from 10.8 to 10.7 "
+    # LLC misses fall a little while the others rise: each figure with its own verb
+    assert findings.startswith("Under buddy, sharing the machine lowered the programs' LLC misses from 10.8 to 10.7 "
                                "per kilo-instruction (-1 %"), findings
     rows = {r["policy"]: r for r in report["rows"]}
     for policy in ("bpm", "cache-only", "bpm-plus"):

@@ -44,8 +44,12 @@ def test_migration_sentences_follow_the_numbers():
     # A policy that moved nothing is not judged on its moves, nor counted as the least costly.
     m["Tiering mode (TPP)"].update(moved=0.0, system=0.0)
     said = " ".join(tiering_demo.migration_sentences(m))
-    assert "Tiering mode (TPP) moved no page: its run lasted 2.10 ms" in said
+    assert "Tiering mode (TPP) moved no page in 2.10 ms of simulated time: its scan or sampling did not act" in said
     assert "Tiering mode (TPP) changes nothing" not in said and "(the least costly: DAMON)" in said
+    # With the engine's cause, that cause: the run's length was blamed whatever it was.
+    m["Tiering mode (TPP)"]["why_none"] = "its gate refused every move it chose (3 refused)"
+    said = " ".join(tiering_demo.migration_sentences(m))
+    assert "Tiering mode (TPP) moved no page in 2.10 ms of simulated time: its gate refused every move" in said
 
 
 def test_migration_sentences_say_when_no_page_moved():

@@ -6,6 +6,7 @@ Every function is GF(2)-linear: bit i of a value is parity(paddr & mask_i), as i
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,7 +90,10 @@ def colour_layout(machine: str | dict[str, Any] = "i7-860", space: str = "bank",
     if not layout.masks:  # one colour: libmemtint refused it at start as an empty MEMTINT_COLOR_MASKS
         what = {"rank": "a single rank per channel: there are no ranks to partition",
                 "llc": "no LLC set-index bit at or above the page offset (or no LLC): there are no LLC colours"}
-        raise MemtintError(f"colour space '{space}': mapping {layout.data['mapping']} has "
+        if space == "vertical" and vertical is not None and not any(vertical):
+            raise MemtintError(f"colour space '{named}': (0, 0, 0) asks for no colour bit: give at least one B-, C- or "
+                               "O-bit")
+        raise MemtintError(f"colour space '{named}': mapping {layout.data['mapping']} has "
                            + what.get(space, "no colour bit in it at or above the page offset: one colour, nothing "
                                       "to partition"))
     return layout
@@ -100,7 +104,8 @@ def _vertical_bits(text: str, given: tuple[int, int, int] | None) -> tuple[int, 
     if given is not None:
         raise MemtintError(f"colour space '{text}': give the bits once, in the name or as vertical=(i, j, k)")
     parts = text.removeprefix("vertical:").split(",")
-    if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+    # ASCII digits, and as many as an address has bits: int() refuses other digits, u32 more
+    if len(parts) != 3 or not all(re.fullmatch(r"\s*[0-9]{1,2}\s*", p) for p in parts):
         raise MemtintError(f"colour space '{text}': give vertical:I,J,K, the numbers of B-, C- and O-bits (HVR), "
                            "e.g. vertical:1,2,1")
     i, j, k = (int(p) for p in parts)

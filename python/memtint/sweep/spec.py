@@ -580,7 +580,8 @@ def _engine_check(spec: SweepSpec, explicit: bool) -> None:
             try:
                 api.run_sim_spec(probe)
             except MemtintError as error:
-                if os_table is None:  # the alone runs' policy: what `baseline` (or its default) names
+                if os_table is None and str(error).startswith("invalid configuration: os.policy: "):
+                    # the alone runs' policy refused: what `baseline` (or its default) names
                     why = str(error).removeprefix("invalid configuration: os.policy: ")
                     given = "" if spec.baseline else ", the machine's default"
                     raise _fail("baseline", f"machine '{e.machine}': {why} (the alone runs' policy{given})") from None
