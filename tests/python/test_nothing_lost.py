@@ -903,10 +903,23 @@ def test_a_sweep_spec_error_names_the_line_of_its_key(memtint, tmp_path):
     for tail, needle in cases:
         (tmp_path / "s.toml").write_text(head + tail)
         assert_clean_error(memtint("sweep", tmp_path / "s.toml", "--out", tmp_path / "o"), needle)
+    # A key the second [[mixes]] table does not take: its line, not the table's header.
+    (tmp_path / "s.toml").write_text(head + cases[0][0].replace('"nope"]', '"light"]\ncount = 3'))
+    assert_clean_error(memtint("sweep", tmp_path / "s.toml", "--out", tmp_path / "o"), "s.toml:8: mixes[1]: ")
     from memtint.toml_files import error_line
     text = head + cases[0][0]
     assert [error_line(text, m) for m in ("policies[1]: x", "mixes[1]: x", "instructions: x", "nowhere")] == \
         [":3", ":6", ":2", ""]
+
+
+@pytest.mark.engine
+def test_compare_keeps_an_exclusion_the_baseline_does_not_colour_by_off_its_warnings(memtint):
+    # --set os.* reaches every policy compared: buddy's "changes none of its colours" fired on every such run.
+    code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "stream,light", "--policies",
+                             "buddy,cache-only", "--instructions", "20000", "--warmup", "0", "--no-cache",
+                             "--set", "os.exclude_bits=[16]")
+    assert code == 0, err
+    assert "buddy: os.exclude_bits" not in out + err, out + err
 
 
 @pytest.mark.engine
