@@ -216,7 +216,7 @@ def alone_run(spec: dict[str, Any], use_cache: bool = True) -> dict[str, Any]:
     return core
 
 
-def _alone_under_baseline(spec: dict[str, Any], use_cache: bool, baseline: str) -> dict[str, Any]:
+def _alone_under_baseline(spec: dict[str, Any], use_cache: bool) -> dict[str, Any]:
     """:func:`alone_run` for a comparison, its policy refused by the machine named as the
     ``baseline`` it comes from (``os.policy`` is the alone runs' policy, not one compared)."""
     try:
@@ -476,7 +476,7 @@ def compare(
                 done.set_result(known)
                 alone_futures.append(done)
             else:
-                alone_futures.append(pool.submit(_alone_under_baseline, s, use_cache, baseline))
+                alone_futures.append(pool.submit(_alone_under_baseline, s, use_cache))
         def replays(p: str) -> bool:
             return source is not None and p != source
         shared_futures = {p: pool.submit(api.run_sim_spec, s) for p, s in shared_specs.items()
