@@ -5,8 +5,7 @@ time, exit status and colours."""
 
 from __future__ import annotations
 
-import os
-import os as _os  # run_mix's `os` is its [os] options, as policy_partition's
+import os as _os  # run_mix's `os` parameter is its [os] options, as policy_partition's
 import shutil
 import tempfile
 import time
@@ -200,7 +199,7 @@ def _start_and_wait(commands: Sequence[Sequence[str]], partition: dict[str, Any]
     for i, argv in enumerate(commands):
         proc = partition["processes"][i]
         run = CommandRun(list(argv), list(proc["colours"]), [cpu_list[i % len(cpu_list)]],
-                         os.path.join(reports, f"program-{i}.json"),
+                         _os.path.join(reports, f"program-{i}.json"),
                          extra={"banks": proc["banks"], "channels": proc["channels"], "colours_text": proc["colours_text"]})
         env = coloured_environment(layout, run.colours, mode=mode, spill=spill, report=run.report_path)
         if vm:
