@@ -115,6 +115,69 @@ def array_table_line(text: str, array: str, index: int) -> str:
     return ""
 
 
+def inline_element_line(text: str, key: str, indices: list[int]) -> str:
+    """":N" for the line where element ``indices`` (``[2, 1]``: the second item of the third) of
+    the inline array ``key = [...]`` begins, else for the deepest of them found, else "". Strings,
+    comments and inline tables are skipped as TOML reads them."""
+    start = key_line(text, key)
+    if not start or not indices:
+        return ""
+    first = int(start[1:]) - 1
+    body = "".join(text.splitlines(keepends=True)[first:])
+    i = body.find("=") + 1
+    if i == 0:
+        return ""
+    line = first + 1
+    opened: list[str] = []  # the brackets open around i: "[" an array, "{" an inline table
+    counters: list[int] = []  # per open array, its current element's index
+    waiting = False  # the next value starts an element of the innermost array
+    best = ""
+    while i < len(body):
+        c = body[i]
+        if c == "\n":
+            line += 1
+        elif c == "#":
+            end = body.find("\n", i)
+            i = len(body) if end < 0 else end
+            continue
+        elif not c.isspace():
+            if waiting and c != "]":
+                waiting = False
+                counters[-1] += 1
+                depth = len(counters)
+                if depth <= len(indices) and counters == indices[:depth] and opened.count("{") == 0:
+                    best = f":{line}"
+                    if depth == len(indices):
+                        return best
+            if c in "\"'":
+                quote = c * 3 if body.startswith(c * 3, i) else c
+                j = i + len(quote)
+                while j < len(body) and not body.startswith(quote, j):
+                    j += 2 if c == '"' and body[j] == "\\" else 1
+                line += body.count("\n", i, j)
+                i = j + len(quote)
+                continue
+            if c in "[{":
+                opened.append(c)
+                if c == "[":
+                    counters.append(-1)
+                    waiting = True
+            elif c in "]}":
+                if not opened:
+                    break
+                if opened.pop() == "[":
+                    counters.pop()
+                waiting = False
+                if not opened:
+                    break
+            elif c == "," and opened and opened[-1] == "[":
+                waiting = True
+            elif not opened:
+                break  # the key's value is not an array
+        i += 1
+    return best
+
+
 def error_line(text: str, message: str) -> str:
     """":N" for the line behind an error that begins with the key it is about (``baseline: ...``,
     ``os.colours: ...``, ``mixes[2].programs[1]: ...``, ``policies[1]: ...``), else ""."""
@@ -135,6 +198,8 @@ def error_line(text: str, message: str) -> str:
         unknown = re.search(r"unknown (?:key\(s\) '([^']+)'|field `([^`]+)`)", message)
         key = sub.split(".")[0] if sub else unknown and (unknown.group(1) or unknown.group(2)).split("'")[0]
         line = (array_key_line(text, top, i, key) if key else "") or array_table_line(text, top, i)
-        return line or key_line(text, top)
+        # an inline array's element (mixes = [..., ["stream", "nosuch"]]: "mixes[2][1]")
+        inline = [int(k) for k in re.findall(r"\[(\d+)\]", index)]
+        return line or inline_element_line(text, top, inline) or key_line(text, top)
     # an inline table's key (sampling = { unit = 0 }) has its table's line
     return (key_line(text, f"{top}.{sub}") or key_line(text, top)) if sub else key_line(text, top)

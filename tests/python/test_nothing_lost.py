@@ -895,7 +895,7 @@ def test_a_sweep_spec_error_names_the_line_of_its_key(memtint, tmp_path):
     cases = [
         ('[[mixes]]\nprograms = ["stream", "light"]\n[[mixes]]\nprograms = ["stream", "nope"]\n',
          "s.toml:7: mixes[1].programs[1]: nope"),
-        ('mixes = [["stream", "light"],\n  ["stream", "nope"]]\n', "s.toml:4: mixes[1][1]: nope"),
+        ('mixes = [["stream", "light"],\n  ["stream", "nope"]]\n', "s.toml:5: mixes[1][1]: nope"),
         ('mixes = [["stream", "light"]]\n[os]\nseed = 1\ncolour_split = "sideways"\n',
          "s.toml:7: os: "),
         ('mixes = [["stream", "light"]]\n[os]\npolicy = "buddy"\n', "s.toml:6: os.policy: "),
@@ -910,6 +910,21 @@ def test_a_sweep_spec_error_names_the_line_of_its_key(memtint, tmp_path):
     text = head + cases[0][0]
     assert [error_line(text, m) for m in ("policies[1]: x", "mixes[1]: x", "instructions: x", "nowhere")] == \
         [":3", ":6", ":2", ""]
+
+
+def test_an_inline_arrays_element_is_found_past_strings_comments_and_tables():
+    from memtint.toml_files import error_line, inline_element_line
+    text = ('x = 1\nmixes = [ # a comment with [brackets], and commas\n'
+            '  "a,b]", \'c[d\',\n'  # elements 0 and 1 on line 3: brackets and commas in strings
+            '  { preset = "p", note = "}," },\n'  # 2: an inline table holding a comma and a brace
+            '  ["s", "l",\n'  # 3 begins on line 5; its element 2 on line 6
+            '   """multi\nline""", "z"],\n'  # 3[3] after a string of two lines: line 7
+            ']\npolicies = ["buddy", "bpm"]\n')
+    assert [inline_element_line(text, "mixes", i) for i in ([0], [1], [2], [3], [3, 2], [3, 3], [9], [3, 9])] == \
+        [":3", ":3", ":4", ":5", ":6", ":7", "", ":5"]
+    assert inline_element_line(text, "policies", [1]) == ":9" and inline_element_line(text, "x", [0]) == ""
+    assert error_line(text, "mixes[3][3]: unknown profile") == ":7"
+    assert error_line(text, "mixes[9]: x") == ":2"  # no such element: the key's line
 
 
 @pytest.mark.engine
