@@ -423,6 +423,9 @@ def test_the_general_vertical_space_is_named_with_its_bits():
     named = colour_layout("i7-860", "vertical:1,2,1")
     assert named.masks == colour_layout("i7-860", "vertical", vertical=(1, 2, 1)).masks
     assert named.colours == 16
+    # what inspect's report and the commands' lines call it: the bits, not the engine's bare `vertical`
+    assert named.space == "vertical:1,2,1" and named.data["space"]["description"].startswith("vertical:1,2,1: 16 ")
+    assert colour_layout("i7-860", "vertical", vertical=(1, 0, 0)).space == "vertical:1,0,0"
     with pytest.raises(MemtintError, match="give the bits once"):
         colour_layout("i7-860", "vertical:1,2,1", vertical=(1, 2, 1))
 

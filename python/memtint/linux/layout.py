@@ -87,6 +87,11 @@ def colour_layout(machine: str | dict[str, Any] = "i7-860", space: str = "bank",
         prefix = next((p for p in ("invalid configuration: os.policy: ", "invalid configuration: os.vertical.bits: ")
                        if text.startswith(p)), None)
         raise type(error)(f"colour space '{named}': {text[len(prefix):]}" if prefix else text) from None
+    if space == "vertical" and vertical is not None:  # the engine names the general space without its bits
+        label = "vertical:" + ",".join(str(n) for n in vertical)
+        own = layout.data["space"]
+        own["description"] = own["description"].replace(own["name"], label, 1)
+        own["name"] = label
     if not layout.masks:  # one colour: libmemtint refused it at start as an empty MEMTINT_COLOR_MASKS
         what = {"rank": "a single rank per channel: there are no ranks to partition",
                 "llc": "no LLC set-index bit at or above the page offset (or no LLC): there are no LLC colours"}
