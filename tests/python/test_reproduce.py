@@ -1256,6 +1256,60 @@ def test_claims_plot_colours_each_bar_by_its_verdict_and_names_it():
     assert set(report.VERDICT_COLOURS) == set(verdict_rule.VERDICTS) - {verdict_rule.NOT_APPLICABLE}
 
 
+def test_claims_plot_draws_what_the_table_gives_in_its_units():
+    """A bound is a triangle, not a bar (a bar to >= 0 drew nothing, one to <= 1.4 read as measured);
+    a one-seed mean over mixes has the table's spread over mixes as its error bar; a count or a
+    density is left off the % axis and named; each row's figures are written in the table's units."""
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import PathCollection
+    from matplotlib.container import BarContainer
+
+    from memtint.reproduce import report
+
+    def row(name, kind, value, per_seed, metric="ws_change", per_mix=None):
+        return common.Row({"id": name, "text": name, "figure": "F", "source": "s", "kind": kind,
+                           "value": value, "metric": metric}, "", per_seed, per_mix=per_mix)
+
+    rows = [row("gain", "change", 4.0, [4.1, 4.3]), row("no-loss", "at_least", 0.0, [1.0, 2.0]),
+            row("cheap", "at_most", 1.4, [7.8, 8.0]), row("one-seed", "change", 4.0, [3.0], per_mix=[1.0, 3.0, 5.0]),
+            row("hits", "at_most", 0, [0.0, 0.0], metric="cr_hits_max")]
+    fig = report.claims_figure("t", rows)
+    try:
+        ax = fig.axes[0]
+        assert [t.get_text() for t in ax.get_yticklabels()] == [
+            "gain (reproduced)", "no-loss (reproduced)", "cheap (not reproduced)", "one-seed (reproduced) †"]
+        paper, ours = [c for c in ax.containers if isinstance(c, BarContainer)]
+        assert [b.get_width() for b in paper] == [4.0, 0.0, 0.0, 4.0]  # bounds have no bar
+        marks = sorted(tuple(o) for c in ax.collections if isinstance(c, PathCollection) for o in c.get_offsets())
+        assert marks == [(0.0, 1.2), (1.4, 2.2)]  # at the bound, on the paper's side of the row
+        segments = ours.errorbar.lines[2][0].get_segments()
+        widths = [s[1][0] - s[0][0] for s in segments]
+        assert widths[3] == pytest.approx(2 * 2.0)  # sd of 1, 3, 5 over the mixes, each side
+        assert widths[0] == pytest.approx(2 * common.summarise([4.1, 4.3])["sd"])
+        texts = [t.get_text() for t in ax.texts]
+        assert "+4.2 %  (paper +4.0 %)" in texts and "+1.5 %  (paper ≥ +0.0 %)" in texts
+        assert "+7.9 %  (paper ≤ +1.4 %)" in texts
+        notes = " ".join(t.get_text() for t in fig.texts)
+        assert "sd over its mixes" in notes and "In the table only" in notes and "hits" in notes
+        legend = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert legend[:2] == ["paper", "paper's bound (▶ at least, ◀ at most)"]
+    finally:
+        plt.close(fig)
+    # only a count: nothing on a % axis to draw
+    assert report.claims_figure("t", rows[4:]) is None
+
+
+def test_claims_plot_colours_are_far_apart():
+    """Near miss was drawn in a second orange beside direction only's."""
+    import matplotlib.colors as mcolors
+
+    from memtint.reproduce import report
+
+    colours = [mcolors.to_rgb(c) for c in report.VERDICT_COLOURS.values()]
+    assert min(sum((a - b) ** 2 for a, b in zip(x, y)) ** 0.5
+               for i, x in enumerate(colours) for y in colours[i + 1:]) > 0.25
+
+
 def test_line_plots_draw_every_series_distinguishably():
     """BPM's Fig. 1 has 17 programs: with the colour cycle alone, the 11th was drawn as the 1st."""
     from memtint.reproduce import report

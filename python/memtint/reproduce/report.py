@@ -200,11 +200,12 @@ def claim_rows(rows: list[Row]) -> list[list[str]]:
     return out
 
 
-#: The claims plot colours memtint's bar by its verdict, so the picture says what the table does.
+#: The claims plot colours memtint's bar by its verdict, so the picture says what the table does
+#: (each colour far enough from the others to tell apart: near miss was a second orange).
 VERDICT_COLOURS = {
     verdict_rule.REPRODUCED: "#2e8b57",
     verdict_rule.DIRECTION_ONLY: "#e0a030",
-    verdict_rule.NEAR_MISS: "#c8b040",
+    verdict_rule.NEAR_MISS: "#8e5bb5",
     verdict_rule.NOT_REPRODUCED: "#c0392b",
     verdict_rule.MEASURED_ONLY: "#3b75af",
 }
@@ -217,42 +218,105 @@ def _verdict_tag(r: Row) -> str:
     return r.verdict
 
 
+def claim_name(r: Row) -> str:
+    """A claim's short name, as the plot and the table's figure column show it: its id, and its
+    subject where the id does not already end with it."""
+    cid = r.claim["id"]
+    return cid if not r.subject or cid.endswith(r.subject) else f"{cid} {r.subject}"
+
+
+def plotted(r: Row) -> bool:
+    """Whether the claims plot draws ``r``: a change in % or points with a paper figure. Counts,
+    densities, ratios and shares are in the table only (on the plot's % axis they read as
+    percentages), and a not-applicable claim's subject has no effect to draw."""
+    m = r.claim["metric"]
+    return (r.claim["kind"] != "info" and r.verdict != verdict_rule.NOT_APPLICABLE
+            and m not in PLAIN_METRICS and m not in COUNT_METRICS)
+
+
+def _spread(r: Row) -> tuple[float, bool]:
+    """The error bar of memtint's figure, as the table's spread column gives it: the sd over
+    seeds, or with one seed the sd over the figure's mixes (True when it is that)."""
+    if r.stats["n"] == 1 and r.per_mix and len(r.per_mix) > 1:
+        return summarise(r.per_mix)["sd"], True
+    return r.stats["sd"], False
+
+
+def _paper_short(r: Row) -> str:
+    """The paper's figure as the plot's value column gives it: a value, or a bound."""
+    v = fmt_value(r.claim["metric"], float(r.claim["value"]))
+    return {"at_least": "≥ ", "at_most": "≤ "}.get(r.claim["kind"], "") + v
+
+
 def claims_figure(title: str, rows: list[Row]) -> Any:
-    """Paper vs ours (mean, sd as error bar) for the claims with a paper value, ours coloured by
-    verdict and the verdict beside each label; None when no claim has one. Not-applicable claims
-    are left out: their subjects have no effect to draw."""
+    """Paper vs ours for the claims :func:`plotted` draws: the paper's figure a grey bar, or a
+    triangle where it is a bound (a bar to a bound read as a measured value, and a bound of 0 drew
+    nothing); ours coloured by verdict, with the table's spread as its error bar; each row's two
+    figures written beside it in the table's units (% or points, and a bar too short to see is
+    still read); the claims left out named under the plot. None when no claim is drawn."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    rows = [r for r in rows if r.claim["kind"] != "info" and r.claim["metric"] not in PLAIN_METRICS
-            and r.verdict != verdict_rule.NOT_APPLICABLE]
+    left_out = [r for r in rows if r.claim["kind"] != "info" and r.verdict != verdict_rule.NOT_APPLICABLE
+                and not plotted(r)]
+    rows = [r for r in rows if plotted(r)]
     if not rows:
         return None
-    labels = [f"{r.claim['id']}{' ' + r.subject if r.subject else ''} ({_verdict_tag(r)})" for r in rows]
+    spreads = [_spread(r) for r in rows]
+    labels = [f"{claim_name(r)} ({_verdict_tag(r)})" + (" †" if over_mixes else "")
+              for r, (_, over_mixes) in zip(rows, spreads)]
     shown = [v for v in verdict_rule.VERDICTS if any(r.verdict == v for r in rows)]
-    # The legend goes below the bars (inside, it covered the top rows' bars), and the title is the
-    # figure's, wrapped (over the axes, beside long labels, it ran off the figure's edge).
-    legend_rows = math.ceil((1 + len(shown)) / 2)
-    legend_in = 0.1 + 0.17 * legend_rows
-    height = max(2.5, 0.28 * len(rows) + 1.4) + legend_in
-    fig, ax = plt.subplots(figsize=(8.5, height))
+    bounds = [r.claim["kind"] in ("at_least", "at_most") for r in rows]
+    notes = []
+    if any(over_mixes for _, over_mixes in spreads):
+        notes.append("† one seed: the error bar is the sd over its mixes, as the table's spread column.")
+    if left_out:
+        notes.append("In the table only (a count, density, ratio or share, not a change in % or points): "
+                     + ", ".join(claim_name(r) for r in left_out) + ".")
+    note_lines = [line for n in notes for line in textwrap.wrap(n, 130, break_on_hyphens=False)]
+    # The legend and notes go below the bars (inside, the legend covered the top rows' bars), and the
+    # title is the figure's, wrapped (over the axes, beside long labels, it ran off the figure's edge).
+    entries = 1 + any(bounds) + len(shown)
+    legend_in = 0.1 + 0.17 * math.ceil(entries / 2)
+    notes_in = 0.13 * len(note_lines) + (0.05 if note_lines else 0)
+    height = max(2.5, 0.28 * len(rows) + 1.4) + legend_in + notes_in
+    fig, ax = plt.subplots(figsize=(10.5, height))
     ys = list(range(len(rows)))
-    ax.barh([y + 0.2 for y in ys], [float(r.claim["value"]) for r in rows], height=0.4, color="#999999")
+    # A change's figure is a bar; a bound's is a triangle pointing the way the claim allows.
+    ax.barh([y + 0.2 for y in ys], [0.0 if b else float(r.claim["value"]) for r, b in zip(rows, bounds)],
+            height=0.4, color="#999999")
+    for kind, marker in (("at_least", ">"), ("at_most", "<")):
+        at = [(y, float(r.claim["value"])) for y, r in zip(ys, rows) if r.claim["kind"] == kind]
+        if at:
+            ax.scatter([v for _, v in at], [y + 0.2 for y, _ in at], marker=marker, s=36, color="#666666",
+                       edgecolor="black", linewidth=0.6, zorder=3)
     ax.barh([y - 0.2 for y in ys], [r.stats["mean"] for r in rows], height=0.4,
-            xerr=[r.stats["sd"] for r in rows], color=[VERDICT_COLOURS[r.verdict] for r in rows])
+            xerr=[sd for sd, _ in spreads], color=[VERDICT_COLOURS[r.verdict] for r in rows])
     ax.set_yticks(ys)
     ax.set_yticklabels(labels, fontsize=7)
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.6)
-    ax.set_xlabel("% (or points)")
-    fig.suptitle("\n".join(textwrap.wrap(title, 100)), fontsize=9)
-    fig.legend([Patch(color="#999999")] + [Patch(color=VERDICT_COLOURS[v]) for v in shown],
-               ["paper"] + [f"memtint, {v} (mean ± sd over seeds)" for v in shown], fontsize=7,
-               loc="lower center", ncol=2, frameon=False)
-    fig.tight_layout(rect=(0, legend_in / height, 1, 1))
+    ax.set_xlabel("the claim's figure, % (points where the value column says pt)")
+    for y, r in zip(ys, rows):
+        ax.annotate(f"{fmt_value(r.claim['metric'], r.stats['mean'])}  (paper {_paper_short(r)})", (1, y),
+                    xycoords=("axes fraction", "data"), xytext=(4, 0), textcoords="offset points",
+                    va="center", fontsize=6.5)
+    ax.text(1, -0.75, " memtint (paper)", transform=ax.get_yaxis_transform(), fontsize=6.5, va="center",
+            style="italic")
+    fig.suptitle("\n".join(textwrap.wrap(title, 110)), fontsize=9)
+    handles = [Patch(color="#999999")] + ([Line2D([], [], marker=">", linestyle="", color="#666666",
+                                                  markeredgecolor="black")] if any(bounds) else [])
+    names = ["paper"] + (["paper's bound (▶ at least, ◀ at most)"] if any(bounds) else [])
+    fig.legend(handles + [Patch(color=VERDICT_COLOURS[v]) for v in shown],
+               names + [f"memtint, {v} (mean ± sd over seeds)" for v in shown], fontsize=7,
+               loc="lower center", ncol=2, frameon=False, bbox_to_anchor=(0.5, notes_in / height))
+    for i, line in enumerate(note_lines):
+        fig.text(0.01, (notes_in - 0.05 - 0.13 * i) / height, line, fontsize=6.5, va="top")
+    fig.tight_layout(rect=(0, (legend_in + notes_in) / height, 1, 1))
     return fig
 
 
@@ -263,7 +327,7 @@ def claims_plot(path: str, title: str, rows: list[Row]) -> bool:
     fig = claims_figure(title, rows)
     if fig is None:
         return False
-    save_figure(fig, path, dpi=80)
+    save_figure(fig, path, dpi=100)
     plt.close(fig)
     return True
 
