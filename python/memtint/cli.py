@@ -1324,8 +1324,9 @@ def _compare(args: argparse.Namespace) -> int:
         mix = api.mix_programs(mix[0])
     else:
         _check_mix_name(",".join(mix), named, set(catalogue.get("profiles", [])))
+    # The mix file itself is an input too, beside the programs it names.
     check_outputs({"--json": args.json, "--csv": args.csv},
-                  [*mix, *_machine_inputs(args.machine, args.mapping), *_set_inputs(args.set)])
+                  [*split_mix(args.mix), *mix, *_machine_inputs(args.machine, args.mapping), *_set_inputs(args.set)])
     policies = _no_empty("--policies", args.policies, [p.strip() for p in args.policies.split(",")], "policy",
                          "policies")
     repeated = sorted({p for p in policies if policies.count(p) > 1})
@@ -1452,7 +1453,9 @@ def _advise(args: argparse.Namespace) -> int:
         programs = api.mix_programs(programs[0])
     for p in programs:
         _check_mix_name(p, named, set(catalogue.get("profiles", [])), option="program", others=len(programs) > 1)
-    check_outputs({"--json": args.json}, [*programs, *_machine_inputs(args.machine), *([args.rules] if args.rules else [])])
+    # The mix file itself is an input too, beside the programs it names.
+    check_outputs({"--json": args.json}, [*args.programs, *programs, *_machine_inputs(args.machine),
+                                          *([args.rules] if args.rules else [])])
     rules = hvr_rules.load(args.rules)  # a rules file that does not parse fails before anything runs
     instructions = args.classify_instructions or advisor.CLASSIFY_INSTRUCTIONS
     warmup = comparison.DEFAULT_WARMUP if args.warmup is None else args.warmup

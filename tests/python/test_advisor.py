@@ -305,6 +305,19 @@ def test_advise_errors_are_clear(memtint, clean_error, tmp_path):
 
 
 @pytest.mark.engine
+@pytest.mark.parametrize("command", ["advise", "compare"])
+def test_a_mix_file_is_an_input_its_json_never_overwrites(memtint, clean_error, tmp_path, command):
+    # The check saw only the programs the mix file names, and the JSON went over the file.
+    mix = tmp_path / "mix.toml"
+    mix.write_text('programs = ["light", "light"]\n')
+    before = mix.read_bytes()
+    argv = (["advise", mix] if command == "advise" else
+            ["compare", "--machine", "i7-860", "--mix", mix, "--policies", "buddy"])
+    clean_error(memtint(*argv, "--warmup", "0", "--json", mix), f"--json {mix}: is an input of this command")
+    assert mix.read_bytes() == before
+
+
+@pytest.mark.engine
 def test_advise_warns_when_its_pick_cannot_run_on_the_machine(memtint):
     # The paper's rules pick a-vp, whose O-bits the ccps machine's mapping lacks: it used to be
     # recommended in silence, and only --verify found out.
