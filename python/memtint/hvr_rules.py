@@ -22,13 +22,15 @@ ones in the same format::
     share = 0.125                # optional: this group's share of the colours (default: even)
 
 ``policy`` is a policy name or a table from program count to name: the entry for the smallest
-count at or above the workload's, else the largest. Coalescing applies to the policies that
+count at or above the workload's, else the largest. A rule no mix can reach (counts no mix has,
+or every mix it holds for taken by earlier rules) is refused, as a mistake in the file. Coalescing applies to the policies that
 partition the LLC (it shares a cache quota; the paper's R2 keeps the LLC shared anyway): each group gets one colour set, the others one each; groups with a ``share`` take that
 share of the colours (at least one), the rest split what is left evenly.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
@@ -193,10 +195,27 @@ def parse(table: dict[str, Any], name: str, text: str = "", policies: frozenset[
             got = "nothing (the key is missing)" if policy is None else repr(policy)
             raise RulesError(f"{where('partition', i, 'policy')}: give a policy name or a table of program count "
                              f"-> policy, got {got}")
+        label = _text(r, "name", where("partition", i, "name"), f"partition {i + 1}")
+        at = where("partition", i, "when" if "when" in r else None)
+        if not _possible(conditions):
+            raise RulesError(f"{at}: no mix has these counts ({', '.join(c.text() for c in conditions)}), so the "
+                             "rule never applies")
+        for j, earlier in enumerate(rules.partition):
+            if _implies(conditions, earlier.when):
+                raise RulesError(f"{at}: never applies: every mix it holds for is taken first by [[partition]] #{j + 1} "
+                                 f"({earlier.name}), whose conditions "
+                                 f"({', '.join(c.text() for c in earlier.when) or 'none'}) it implies; remove it, or "
+                                 f"put it before #{j + 1} when it is the narrower")
+        taken = _taken_by(conditions, rules.partition)
+        if taken:
+            raise RulesError(f"{at}: never applies: every mix it holds for is taken first by "
+                             + " or ".join(f"[[partition]] #{j + 1} ({rules.partition[j].name})" for j in taken)
+                             + f"; remove it, or put it before {'them' if len(taken) > 1 else 'that rule'} when it is the narrower")
         rules.partition.append(PartitionRule(
-            str(r.get("name", f"partition {i + 1}")), conditions, by_count,
+            label, conditions, by_count,
             _fraction(r, "support", where("partition", i, "support")),
-            _fraction(r, "confidence", where("partition", i, "confidence")), str(r.get("reason", ""))))
+            _fraction(r, "confidence", where("partition", i, "confidence")),
+            _text(r, "reason", where("partition", i, "reason"), "")))
     for i, r in enumerate(table.get("coalesce", [])):
         if not isinstance(r, dict):
             raise RulesError(f"{where('coalesce', i)}: must be a table")
@@ -212,10 +231,11 @@ def parse(table: dict[str, Any], name: str, text: str = "", policies: frozenset[
         share = _fraction(r, "share", where("coalesce", i, "share"))
         if share == 0.0:
             raise RulesError(f"{where('coalesce', i, 'share')}: must be above 0")
-        rules.coalesce.append(CoalesceRule(str(r.get("name", f"coalesce {i + 1}")), list(classes), share,
+        rules.coalesce.append(CoalesceRule(_text(r, "name", where("coalesce", i, "name"), f"coalesce {i + 1}"),
+                                           list(classes), share,
                                            _fraction(r, "support", where("coalesce", i, "support")),
                                            _fraction(r, "confidence", where("coalesce", i, "confidence")),
-                                           str(r.get("reason", ""))))
+                                           _text(r, "reason", where("coalesce", i, "reason"), "")))
     return rules
 
 
@@ -244,6 +264,86 @@ def _condition(key: str, value: Any, at: str) -> Condition:
     if not m:
         raise RulesError(f"{at}: must be a count (n, \">=n\" or \"<=n\"), got {value!r}")
     return Condition(key, m.group(1) or "==", int(m.group(2)))
+
+
+def _text(r: dict[str, Any], key: str, at: str, default: str) -> str:
+    """``r[key]`` as text: a name shows where the advice names its rule, so it is not empty."""
+    v = r.get(key, default)
+    if not isinstance(v, str) or (key == "name" and not v.strip()):
+        raise RulesError(f"{at}: must be {'a non-empty' if key == 'name' else 'a'} string, got {v!r}")
+    return v
+
+
+def _bounds(conditions: Sequence[Condition], key: str) -> tuple[int, float]:
+    """The values of ``key`` that ``conditions`` allow, as an interval (no condition: 0 and up)."""
+    lo, hi = 0, math.inf
+    for c in conditions:
+        if c.key == key:
+            lo = max(lo, c.value if c.op in (">=", "==") else 0)
+            hi = min(hi, c.value if c.op in ("<=", "==") else math.inf)
+    return lo, hi
+
+
+def _possible(conditions: Sequence[Condition]) -> bool:
+    """Whether some mix of one program or more has counts meeting every condition. Per program
+    count P each class count lies in an interval (its own conditions and its not_ one's, P - n);
+    a mix exists when the intervals meet and their sums bracket P. Past the sum of the
+    conditions' values nothing changes with P, so the counts up to it (and one more) decide."""
+    mt_lo, mt_hi = _bounds(conditions, "multithreaded")
+    if mt_lo > min(mt_hi, 1):
+        return False
+    p_lo, p_hi = _bounds(conditions, "programs")
+    last = sum(c.value for c in conditions) + 1
+    for p in [*range(1, min(last, 1024) + 1), last]:
+        if not p_lo <= p <= p_hi:
+            continue
+        lows, highs = [], []
+        for c in CLASSES:
+            lo, hi = _bounds(conditions, c)
+            not_lo, not_hi = _bounds(conditions, f"not_{c}")
+            lows.append(max(lo, p - not_hi, 0))
+            highs.append(min(hi, p - not_lo, p))
+        if all(a <= b for a, b in zip(lows, highs)) and sum(lows) <= p <= sum(highs):
+            return True
+    return False
+
+
+def _implies(conditions: Sequence[Condition], earlier: Sequence[Condition]) -> bool:
+    """Whether ``conditions`` imply ``earlier``'s key by key (each of its keys' intervals inside
+    the earlier one's): the earlier rule then takes every mix. A duplicate rule is the plainest case."""
+    keys = {c.key for c in earlier}
+    return all(_bounds(earlier, k)[0] <= _bounds(conditions, k)[0] and
+               _bounds(conditions, k)[1] <= _bounds(earlier, k)[1] for k in keys)
+
+
+#: Class vectors enumerated to find a rule that earlier ones leave no mix: counts up to the
+#: largest value a condition names, plus one, decide every condition (a count above them all
+#: meets the same conditions as one just above), so the enumeration is exact below this size.
+_EXACT_VECTORS = 200_000
+
+
+def _taken_by(conditions: Sequence[Condition], earlier: Sequence[PartitionRule]) -> list[int]:
+    """The earlier rules (indices) that together take every mix ``conditions`` hold for; [] when
+    some mix is left to them, or when the counts are too large to enumerate."""
+    if not earlier:
+        return []
+    top = max((c.value for r in [*earlier, PartitionRule("", list(conditions), {})] for c in r.when), default=0) + 1
+    if 2 * (top + 1) ** len(CLASSES) > _EXACT_VECTORS:
+        return []
+    taken: set[int] = set()
+    for vector in itertools.product(range(top + 1), repeat=len(CLASSES)):
+        if not any(vector):
+            continue
+        classes = [c for c, n in zip(CLASSES, vector) for _ in range(n)]
+        for multithreaded in (False, True):
+            counts = class_counts(classes, multithreaded)
+            if not all(c.holds(counts) for c in conditions):
+                continue
+            first = next((j for j, r in enumerate(earlier) if r.matches(counts)), None)
+            if first is None:
+                return []
+            taken.add(first)
+    return sorted(taken)
 
 
 def _fraction(r: dict[str, Any], key: str, at: str) -> float | None:

@@ -91,6 +91,28 @@ def test_coalescing_gives_the_colour_sets_the_engine_gives():
     ("[[partition]]\nwhen = { multithreaded = 1 }\npolicy = 'a-vp'\n", ["when.multithreaded", "true or false"]),
     ("[[partition]]\npolicy = { 4 = 'a-vpp' }\n", ["rules.toml:2", "policy.4", "unknown placement policy 'a-vpp'"]),
     ("default = 'bank'\n[[partition]]\npolicy = 'a-vp'\n", ["rules.toml:1: default", "'bank'"]),
+    # A rule no mix can reach: counts no mix has, or an earlier rule's conditions it implies.
+    ("[[partition]]\nname = 'X'\nwhen = { LLCT = '>=1', not_LLCT = '>=1', programs = 1 }\npolicy = 'a-vp'\n",
+     ["rules.toml:3", "(X) when", "no mix has these counts", "programs = 1"]),
+    ("[[partition]]\nwhen = { LLCT = '>=5', programs = '<=4' }\npolicy = 'a-vp'\n", ["no mix has these counts"]),
+    ("[[partition]]\nwhen = { programs = 0 }\npolicy = 'a-vp'\n", ["no mix has these counts"]),
+    ("[[partition]]\nname = 'A'\nwhen = { LLCT = '>=1' }\npolicy = 'a-vp'\n"
+     "[[partition]]\nname = 'B'\nwhen = { LLCT = '>=1' }\npolicy = 'c-vp'\n",
+     ["rules.toml:7", "#2 (B) when", "never applies", "#1 (A)"]),
+    ("[[partition]]\nwhen = { LLCT = '>=1' }\npolicy = 'a-vp'\n"
+     "[[partition]]\nwhen = { LLCT = '>=2', LLCH = 0 }\npolicy = 'c-vp'\n", ["rules.toml:5", "never applies"]),
+    ("[[partition]]\npolicy = 'a-vp'\n[[partition]]\nwhen = { LLCT = 1 }\npolicy = 'c-vp'\n",
+     ["#2", "never applies", "(none)"]),
+    # ... or several earlier rules together (all thrashers: each mix has LLCT >= 1 or is empty).
+    ("[[partition]]\nname = 'A'\nwhen = { LLCT = '>=1', LLCH = 0 }\npolicy = 'a-vp'\n"
+     "[[partition]]\nname = 'B'\nwhen = { LLCH = '>=1' }\npolicy = 'c-vp'\n"
+     "[[partition]]\nwhen = { not_LLCT = 0 }\npolicy = 'bank-only'\n", ["rules.toml:10", "never applies", "#1 (A)"]),
+    # Names and reasons are text: a name of 5 or "" used to show as "rule 5" or "no rule".
+    ("[[partition]]\nname = 5\npolicy = 'a-vp'\n", ["rules.toml:2", "name", "non-empty string"]),
+    ("[[partition]]\nname = ''\npolicy = 'a-vp'\n", ["rules.toml:2", "name", "non-empty string"]),
+    ("[[partition]]\npolicy = 'a-vp'\nreason = 5\n", ["rules.toml:3", "reason", "string"]),
+    ("[[partition]]\npolicy = 'a-vp'\n[[coalesce]]\nname = ['R5']\nclasses = ['LLCH']\n",
+     ["rules.toml:4", "[[coalesce]] #1 name"]),
     # A rule with a name is named by it too.
     ("[[partition]]\npolicy = 'a-vp'\n[[partition]]\nname = 'R1'\npolicy = 'frob'\n",
      ["rules.toml:5: [[partition]] #2 (R1) policy", "'frob'"]),
@@ -102,6 +124,17 @@ def test_a_rules_file_that_does_not_parse_names_the_file_rule_and_key(tmp_path, 
         hvr_rules.load(path)
     for needle in needles:
         assert needle in str(error.value), str(error.value)
+
+
+def test_rules_that_overlap_without_one_taking_the_others_mixes_load(tmp_path):
+    path = tmp_path / "rules.toml"
+    path.write_text("[[partition]]\nwhen = { LLCT = '>=1', LLCH = 0 }\npolicy = 'a-vp'\n"
+                    "[[partition]]\nwhen = { LLCT = '>=1', programs = '<=8' }\npolicy = 'c-vp'\n"
+                    "[[partition]]\nwhen = { not_CCF = '>=1' }\npolicy = 'bank-only'\n"
+                    "[[partition]]\npolicy = 'buddy'\n")
+    rules = hvr_rules.load(path)
+    picks = (["LLCT", "CCF"], ["LLCT", "LLCH"], ["LLCT"] * 8 + ["LLCH"], ["LLCH"], ["CCF"])
+    assert [hvr_rules.decide(rules, c).policy for c in picks] == ["a-vp", "c-vp", "bank-only", "bank-only", "buddy"]
 
 
 def _rec(mix, classes, **ws):
