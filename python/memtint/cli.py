@@ -1488,7 +1488,13 @@ def _advise(args: argparse.Namespace) -> int:
     out.print(table)
     a = rec.advice
     rule = f"rule {a.rule}" if a.rule else "no rule"
-    stats = "" if a.support is None else f" (support {a.support:.1%}, confidence {a.confidence:.1%})"
+    # Support and confidence are the rules file's, measured where it was mined (the paper's
+    # machine for the paper's file), not on this mix or machine: say whose they are.
+    whose = "the paper's" if os.path.abspath(rec.rules_path) == os.path.abspath(hvr_rules.PAPER_RULES) else \
+        f"{os.path.basename(rec.rules_path)}'s"
+    figures = [f"support {a.support:.1%}" if a.support is not None else "",
+               f"confidence {a.confidence:.1%}" if a.confidence is not None else ""]
+    stats = f" ({whose} {', '.join(f for f in figures if f)})" if any(figures) else ""
     out.print(f"[bold]{a.policy}[/bold] by {rule}{stats}: {a.reason}.", highlight=False)
     if rec.os_options is not None:
         sets = rec.os_options["colours"]
@@ -1500,7 +1506,8 @@ def _advise(args: argparse.Namespace) -> int:
     elif any(len(g) > 1 for g in a.groups):
         out.print("coalescing not applied: the policy has fewer colours than coalescing groups", style="yellow")
     if verified:
-        t = _Table(title="Measured (weighted speedup against buddy)")
+        t = _Table(title="Measured (weighted speedup against buddy)",
+                   caption="best: of these runs; policies the rules cannot pick are not run (memtint compare runs them)")
         for col in ("policy", "WS", "WS vs buddy %", "MS", ""):
             t.add_column(col)
         for r in verified:

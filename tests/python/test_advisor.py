@@ -351,6 +351,21 @@ def test_a_mix_file_is_an_input_its_json_never_overwrites(memtint, clean_error, 
 
 
 @pytest.mark.engine
+def test_advise_says_whose_support_and_confidence_it_shows(memtint, tmp_path):
+    # They were printed bare, as if measured for this mix, and a rule with a support and no
+    # confidence ended in a traceback.
+    short = ["--classify-instructions", "5000000", "--warmup", "0"]
+    code, out, err = memtint("advise", "stream", "light", *short)
+    assert code == 0, err
+    assert "by rule R1 (the paper's support 37.1%, confidence 94.4%)" in " ".join(out.split()), out
+    rules = tmp_path / "mine.toml"
+    rules.write_text("[[partition]]\nname = 'M'\npolicy = 'bank-only'\nsupport = 0.25\n")
+    code, out, err = memtint("advise", "light", "--rules", rules, *short)
+    assert code == 0 and "Traceback" not in err, err
+    assert "by rule M (mine.toml's support 25.0%)" in " ".join(out.split()), out
+
+
+@pytest.mark.engine
 def test_advise_warns_when_its_pick_cannot_run_on_the_machine(memtint):
     # The paper's rules pick a-vp, whose O-bits the ccps machine's mapping lacks: it used to be
     # recommended in silence, and only --verify found out.
