@@ -195,23 +195,25 @@ def sentences(m: dict[tuple[int, str], dict[str, float]]) -> list[str]:
     return out
 
 
-def plot(path: str, m: dict[tuple[int, str], dict[str, float]]) -> None:
-    import matplotlib
+def table_caption(instructions: int, seeds: int) -> str:
+    """What the Markdown table's cells are (the terminal table has it as its title)."""
+    return (f"Speedup of the job's run time over Local ({THREADS} streams, {instructions:,} instructions each"
+            + (f"; mean over {seeds} seeds" if seeds > 1 else "")
+            + "), and in brackets the ideal bandwidth model's, per DRAM : slow-node bandwidth ratio.")
 
-    matplotlib.use("Agg")
+
+def plot(path: str, m: dict[tuple[int, str], dict[str, float]]) -> None:
+    """The speedups over Local per ratio, drawn as the reproduction's tiering figure is (policies
+    that coincide, such as Interleave on Local's line, as one line naming both)."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    for p in POLICIES:
-        ax.plot(RATIOS, [m[(r, p)]["speedup"] for r in RATIOS], marker="o", linewidth=1, label=p)
-    ax.plot(RATIOS, [ideal("bw-interleave", r) for r in RATIOS], linestyle="--", color="grey", linewidth=0.8,
-            label="ideal BW-aware (r+1)/2")
-    ax.set_xticks(RATIOS)
-    ax.set_xlabel("DRAM : slow-node bandwidth ratio r")
-    ax.set_ylabel("speedup over local (run time)")
-    ax.set_title("One bandwidth-bound job of 8 streams on two memory nodes", fontsize=9)
-    ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
+    from memtint.reproduce.report import lines_figure
+
+    series = {p: [m[(r, p)]["speedup"] for r in RATIOS] for p in POLICIES}
+    reference = {"ideal BW-aware (r+1)/2": [ideal("bw-interleave", r) for r in RATIOS]}
+    fig = lines_figure({"x": list(RATIOS), "series": series, "reference": reference, "xscale": "linear",
+                        "xlabel": "DRAM : slow-node bandwidth ratio r", "ylabel": "speedup over local (run time)",
+                        "title": f"One bandwidth-bound job of {THREADS} streams on two memory nodes"})
     save_figure(fig, path, dpi=80)
     plt.close(fig)
 
@@ -272,6 +274,7 @@ def run(out: str, *, instructions: int | None = None, jobs_count: int | None = N
     plot(png, m)
     md = os.path.join(out, REPORT_MD)
     write_text("--out", md, "# Tiering demo: one bandwidth-bound job on two memory nodes\n\n"
+                + table_caption(instructions, seeds) + "\n\n"
                 "| policy | " + " | ".join(f"{r}:1" for r in RATIOS) + " |\n| --- |" + " --- |" * len(RATIOS) + "\n"
                 + "".join("| " + " | ".join(row) + " |\n" for row in rows) + "\n"
                 + "\n".join(f"- {s}" for s in said) + f"\n\n![speedup over local per ratio]({REPORT_PNG})\n\n"

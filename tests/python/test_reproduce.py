@@ -1317,3 +1317,31 @@ def test_line_plots_draw_every_series_distinguishably():
     styles = [report.line_style(i) for i in range(30)]
     assert len(set(styles)) == 30
     assert styles[0][0] == styles[10][0] and styles[0][1:] != styles[10][1:]
+
+
+def test_line_plots_draw_coinciding_series_as_one_line_naming_each():
+    """Refresh's cr and cr-none (the same latency at every density) were two lines, the second
+    hiding the first, whose legend entry pointed at nothing; and the legend inside the axes
+    covered the top of the steepest line."""
+    import matplotlib.pyplot as plt
+
+    from memtint.reproduce import report
+
+    series = {"cr": [21.5, 21.5, 21.5], "cr-jedec": [21.5, 21.5, 108.0], "auto": [24.8, 60.0, 245.0],
+              "cr-none": [21.5, 21.5, 21.5], "auto-none": [17.5, 17.5, 17.6], "crs": [17.6, 17.6, 17.6]}
+    assert list(report.coincident(series)) == ["cr = cr-none", "cr-jedec", "auto", "auto-none ≈ crs"]
+    fig = report.lines_figure({"x": [1, 2, 4], "series": series, "xscale": "log2-up", "xlabel": "density, Gb",
+                               "ylabel": "ns", "title": "t", "reference": {"model": [20.0, 20.0, 20.0]}})
+    try:
+        ax = fig.axes[0]
+        legend = ax.get_legend()
+        assert [t.get_text() for t in legend.get_texts()] == ["cr = cr-none", "cr-jedec", "auto", "auto-none ≈ crs",
+                                                              "model"]
+        assert [line.get_ydata()[-1] for line in ax.lines] == [21.5, 108.0, 245.0, 17.6, 20.0]
+        assert ax.lines[-1].get_linestyle() == "--"  # the model's line, apart from the measurements
+        sizes = [line.get_markersize() for line in ax.lines[:-1]]
+        assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]  # an earlier series rings a later
+        fig.canvas.draw()
+        assert legend.get_window_extent().x0 >= ax.get_window_extent().x1  # beside the axes, over no line
+    finally:
+        plt.close(fig)

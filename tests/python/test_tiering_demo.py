@@ -67,6 +67,28 @@ def test_migration_sentences_say_when_no_page_moved():
     assert "The default --instructions" not in " ".join(tiering_demo.migration_sentences(m, tiering_demo.INSTRUCTIONS))
 
 
+def test_the_plot_names_every_policy_and_draws_coinciding_ones_as_one_line(monkeypatch, tmp_path):
+    """Interleave's speedup is Local's at every ratio: its line hid Local's, whose legend entry
+    pointed at nothing."""
+    drawn = {}
+    monkeypatch.setattr(tiering_demo, "save_figure", lambda fig, path, **kw: drawn.__setitem__("fig", fig))
+    m = {(r, p): {"speedup": 1.0 + i * 0.1 * r} for i, p in enumerate(tiering_demo.POLICIES) for r in tiering_demo.RATIOS}
+    for r in tiering_demo.RATIOS:
+        m[(r, "interleave")] = dict(m[(r, "local")])
+    tiering_demo.plot(str(tmp_path / "t.png"), m)
+    ax = drawn["fig"].axes[0]
+    names = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert names[0] == "local = interleave" and names[-1] == "ideal BW-aware (r+1)/2"
+    assert sorted(n for name in names[:-1] for n in name.split(" = ")) == sorted(tiering_demo.POLICIES)
+    assert ax.get_xlabel() and ax.get_ylabel() == "speedup over local (run time)"
+
+
+def test_the_markdown_table_says_what_its_cells_are():
+    text = tiering_demo.table_caption(100_000, 1)
+    assert text.startswith("Speedup of the job's run time over Local (8 streams, 100,000 instructions each)")
+    assert "in brackets the ideal" in text and "mean over 3 seeds" in tiering_demo.table_caption(100, 3)
+
+
 @pytest.mark.engine
 def test_the_tiering_demo_prints_its_table_and_writes_its_report(memtint, tmp_path):
     code, out, err = memtint("demo", "--tiering", "--instructions", "5000", "--out", tmp_path / "d", "--jobs", "2")
@@ -75,6 +97,7 @@ def test_the_tiering_demo_prints_its_table_and_writes_its_report(memtint, tmp_pa
     assert (tmp_path / "d" / "tiering.png").stat().st_size > 1000
     text = (tmp_path / "d" / "tiering.md").read_text()
     assert "| weighted-interleave |" in text and "![speedup over local per ratio](tiering.png)" in text
+    assert text.split("\n\n")[1] == tiering_demo.table_caption(5000, 1)  # above the table, saying what its cells are
     # The migration baselines beside the placements, with what their moves cost.
     assert "Migration baselines at 2:1" in out and "local + colloid" in out
     assert "| Tiering mode (TPP) | local + memory-tiering |" in text

@@ -340,16 +340,61 @@ def line_style(i: int) -> tuple[str, str, str]:
     return colours[i % 10], ("-", "--", ":")[(i // 10) % 3], ("o", "s", "^")[(i // 10) % 3]
 
 
+def marker_size(i: int, n: int) -> float:
+    """The i-th of n series' marker size: smaller for each later series, drawn over the earlier, so
+    that where two series meet at a point the earlier still shows as a ring around the later."""
+    return 7.0 - 3.5 * i / max(1, n - 1)
+
+
+def coincident(series: dict[str, list[float]], share: float = 0.005) -> dict[str, list[float]]:
+    """``series`` with those that lie on one another at every point (within ``share`` of the
+    values' span, where a line hides the other) drawn as one, named ``a = b`` (equal) or ``a ≈ b``:
+    drawn apart, the later hid the earlier, whose legend entry pointed at no line."""
+    values = [v for ys in series.values() for v in ys if v == v]
+    tolerance = share * ((max(values) - min(values)) if values else 0.0)
+
+    def close(a: list[float], b: list[float], tol: float) -> bool:
+        return len(a) == len(b) and all((x != x and y != y) or abs(x - y) <= tol for x, y in zip(a, b))
+
+    groups: list[list[str]] = []
+    for name, ys in series.items():
+        group = next((g for g in groups if close(series[g[0]], ys, tolerance)), None)
+        if group is None:
+            groups.append([name])
+        else:
+            group.append(name)
+    out = {}
+    for g in groups:
+        exact = all(close(series[g[0]], series[n], 1e-12 * max(1.0, *map(abs, values))) for n in g[1:])
+        out[(" = " if exact else " ≈ ").join(g)] = series[g[0]]
+    return out
+
+
 def lines_plot(path: str, spec: dict[str, Any]) -> None:
+    """:func:`lines_figure` written to ``path``."""
+    import matplotlib.pyplot as plt
+
+    fig = lines_figure(spec)
+    save_figure(fig, path, dpi=80)
+    plt.close(fig)
+
+
+def lines_figure(spec: dict[str, Any]) -> Any:
+    """One line per series of ``spec`` (series that coincide as one, :func:`coincident`), and
+    ``spec["reference"]``'s lines (a model's, such as an ideal) dashed grey."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    for i, (name, ys) in enumerate(spec["series"].items()):
+    fig, ax = plt.subplots(figsize=(8.5, 3.8))
+    series = coincident(spec["series"])
+    for i, (name, ys) in enumerate(series.items()):
         colour, style, marker = line_style(i)
-        ax.plot(spec["x"], ys, marker=marker, linestyle=style, color=colour, label=name, linewidth=1)
+        ax.plot(spec["x"], ys, marker=marker, linestyle=style, color=colour, label=name, linewidth=1,
+                markersize=marker_size(i, len(series)))
+    for name, ys in spec.get("reference", {}).items():  # a model's line, not a measurement
+        ax.plot(spec["x"], ys, linestyle="--", color="grey", linewidth=0.8, label=name)
     if spec.get("hline") is not None:
         ax.axhline(spec["hline"], color="grey", linestyle="--", linewidth=0.8, label="paper: 90 % watershed")
     if spec.get("xscale", "log2") == "log2":  # HVR's shrinking shares, largest first
@@ -362,10 +407,10 @@ def lines_plot(path: str, spec: dict[str, Any]) -> None:
     ax.set_xlabel(spec["xlabel"])
     ax.set_ylabel(spec["ylabel"])
     ax.set_title(spec["title"], fontsize=9)
-    ax.legend(fontsize=6, ncol=3)
+    # Beside the axes: inside, it covered the top of the steepest lines.
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
-    save_figure(fig, path, dpi=80)
-    plt.close(fig)
+    return fig
 
 
 def _links(out: str, text: str) -> str:
