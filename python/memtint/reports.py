@@ -294,6 +294,29 @@ def summary_rows(frame: "pandas.DataFrame", baseline: str | None = None) -> list
     return out
 
 
+def per_mix_rows(ok: "pandas.DataFrame", series: list[str]) -> list[tuple[str, list[str]]]:
+    """The per-mix table of ``ws_norm`` (mean over a mix label's runs), one row per mix in the
+    plots' order, a cell per series: with ``± h`` where the weighted-speedup plot draws that
+    bar's 95 % sampling interval (runs that replayed the baseline's units; ``± ?`` unbounded)."""
+    table = ok.pivot_table(index="mix_label", columns="series", values="ws_norm", aggfunc="mean")
+    halves = None
+    if "ws_norm_ci95_halfwidth" in ok.columns:
+        halves = ok.pivot_table(index="mix_label", columns="series", values="ws_norm_ci95_halfwidth",
+                                aggfunc=lambda h: mean_half_width(list(h)))
+    out = []
+    for mix in dict.fromkeys(ok["mix_label"]):
+        cells = []
+        for s in series:
+            value = table.at[mix, s] if s in table.columns and mix in table.index else None
+            text = format_cell(value, 3)
+            h = halves.at[mix, s] if halves is not None and s in halves.columns and mix in halves.index else None
+            if text != "—" and h is not None and h == h and h > 0:
+                text += " ± ?" if h == math.inf else f" ± {h:.3f}"
+            cells.append(text)
+        out.append((mix, cells))
+    return out
+
+
 def format_cell(value: Any, digits: Any) -> str:
     """A summary table cell as written in summary.md and index.html."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -417,11 +440,19 @@ def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series
         ax.set_ylabel(ylabel)
         ax.grid(axis="y", alpha=0.3)
     values = table.to_numpy(dtype=float)
-    values = values[~(values != values)]  # without NaN
-    if values.size and values.min() > 0.5:
+    # The axis holds each bar's error bar too: zoomed to the bars alone, it cut them off.
+    reach = 0.0
+    if halves is not None:
+        import numpy as np
+
+        h = halves.to_numpy(dtype=float)
+        reach = np.where((h > 0) & (h < math.inf), h, 0.0)  # as drawn: none where unbounded or absent
+    tops, bottoms = values + reach, values - reach
+    tops, bottoms, values = (a[~(values != values)] for a in (tops, bottoms, values))  # without NaN
+    if values.size and bottoms.min() > 0.5:
         # Differences between policies are a few per cent: zoom in around 1.0, as the papers do.
-        low = math.floor((min(values.min(), 1.0) - 0.02) * 20) / 20
-        high = math.ceil((max(values.max(), 1.0) + 0.02) * 20) / 20
+        low = math.floor((min(bottoms.min(), 1.0) - 0.02) * 20) / 20
+        high = math.ceil((max(tops.max(), 1.0) + 0.02) * 20) / 20
         axes[0].set_ylim(low, high)
         note += f"; the y axis starts at {low:g}"
     axes[-1].set_xlabel("workload mix")
@@ -656,17 +687,17 @@ def _write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] |
         notes.append(why)
 
     summary_path = out_dir / "summary.md"
+    mix_rows = per_mix_rows(ok, series)
     per_mix = ["| mix | " + " | ".join(series) + " |", "| --- |" + " ---: |" * len(series)]
-    table = ok.pivot_table(index="mix_label", columns="series", values="ws_norm", aggfunc="mean")
-    for mix in dict.fromkeys(ok["mix_label"]):
-        per_mix.append(f"| {mix} | " + " | ".join(
-            format_cell(table.at[mix, s] if s in table.columns and mix in table.index else None, 3) for s in series) + " |")
+    per_mix += [f"| {mix} | " + " | ".join(cells) + " |" for mix, cells in mix_rows]
+    mix_note = ("± h: the 95 % sampling interval of the mix's WS / base, the error bar of its plot (runs that "
+                "replayed the baseline's units)." if any(" ± " in c for _, cells in mix_rows for c in cells) else "")
     write_text("--out", str(summary_path),
         f"# Sweep report: {results}\n\n{header}\n\n"
         + ("## Findings\n\n" + "".join(f"{f}\n\n" for f in plain) if plain else "")
         + "## Averages and maxima per policy\n\n"
         f"{summary_markdown(rows)}\n{legend}\n\n## Weighted speedup / {base} per mix\n\n"
-        + "\n".join(per_mix) + "\n\n## Plots\n\n"
+        + "\n".join(per_mix) + "\n\n" + (mix_note + "\n\n" if mix_note else "") + "## Plots\n\n"
         + "".join(f"- [{title}]({name})\n" for name, title in PLOTS))
 
     esc = html.escape
@@ -687,7 +718,12 @@ def _write_report(results: str | os.PathLike[str], out: str | os.PathLike[str] |
         + ("<h2>Findings</h2>\n" + "".join(f"<p>{esc(f)}</p>\n" for f in plain) if plain else "")
         + f"<h2>Averages and maxima per policy</h2>\n<table><tr><th>policy</th>{head_cells}</tr>\n{body}</table>\n"
         f"<p><small>{esc(legend.replace('`', ''))} Also in <a href=\"summary.md\">summary.md</a>.</small></p>\n"
-        f"{figures}</body></html>\n")
+        f"<h2>Weighted speedup / {esc(base)} per mix</h2>\n<table><tr><th>mix</th>"
+        + "".join(f"<th>{esc(s)}</th>" for s in series) + "</tr>\n"
+        + "".join(f"<tr><td>{esc(mix)}</td>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>\n"
+                  for mix, cells in mix_rows)
+        + "</table>\n" + (f"<p><small>{esc(mix_note)}</small></p>\n" if mix_note else "")
+        + f"{figures}</body></html>\n")
     return {"out": str(out_dir), "index": str(index_path), "summary": str(summary_path),
             "plots": [str(out_dir / name) for name, _ in PLOTS], "rows": rows, "baseline": base,
             "runs": len(runs), "mixes": mixes, "failed": failed, "superseded": superseded, "stale": stale, "notes": notes,

@@ -102,6 +102,11 @@ def test_report_renders_and_its_numbers_are_the_stores(results, tmp_path):
     for row in report["rows"]:
         assert row["ws_norm_mean"] == pytest.approx(expected[row["policy"]]["ws_norm_mean"])
         assert f"<td>{format_cell(row['ws_norm_mean'], 3)}</td>" in html
+    # The per-mix table is in both files, row for row (the HTML page had none).
+    per_mix = markdown_table((out / "summary.md").read_text(), "## Weighted speedup / buddy per mix")
+    assert len(per_mix) == len(MIXES)
+    for mix, cells in per_mix.items():
+        assert f"<tr><td>{mix}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>" in html, mix
 
 
 def test_report_command(memtint, results, tmp_path, clean_error):
@@ -251,6 +256,28 @@ def _stored_run(policy, ws, *, setup="warmup=0", baseline="buddy", sampled=True,
             "sampled": sampled, "setup": setup, "memtint_version": "1",
             "weighted_speedup_ci95_low": ws - 0.1 if sampled else None,
             "weighted_speedup_ci95_high": ws + 0.1 if sampled else None}
+
+
+def test_a_bars_sampling_interval_is_in_the_plot_and_in_the_per_mix_table(tmp_path, monkeypatch):
+    """A run that replayed the baseline's units has its WS / base interval as an error bar: the
+    zoomed y axis cut the bar's top off, and the per-mix tables gave the value without it."""
+    import pandas as pd
+
+    import memtint.reports as reports
+
+    def matched(policy, ws, low, high):
+        return {**_stored_run(policy, ws), "matched_to": "buddy" if policy != "buddy" else None,
+                "weighted_speedup_change_ci95_low": low, "weighted_speedup_change_ci95_high": high}
+
+    frame = pd.DataFrame([matched("buddy", 3.0, None, None), matched("bpm", 3.3, 0.02, 0.18)])
+    runs = reports.run_table(frame)
+    ok, series = runs[runs["status"] == "ok"], list(runs.attrs["series"])
+    assert reports.per_mix_rows(ok, series) == [("stream, light", ["1.000", "1.100 ± 0.080"])]
+    drawn = {}
+    monkeypatch.setattr(reports, "save_figure", lambda fig, path, **kw: drawn.__setitem__("fig", fig))
+    reports._grouped_bars(ok, "ws_norm", "y", "t", tmp_path / "w.png", series, "note")
+    low, high = drawn["fig"].axes[0].get_ylim()
+    assert low <= 1.0 and high >= 1.1 + 0.08  # the whole error bar is on the axis
 
 
 def test_sampled_runs_of_other_sampling_settings_are_kept_apart():
