@@ -1299,6 +1299,27 @@ def test_claims_plot_draws_what_the_table_gives_in_its_units():
     assert report.claims_figure("t", rows[4:]) is None
 
 
+def test_each_claims_plot_row_is_named_in_the_table():
+    """The plot labels its rows by claim id (and subject), which the table never showed: a row of
+    the picture could not be found in the table beside it."""
+    import matplotlib.pyplot as plt
+
+    from memtint.reproduce import report
+
+    def row(name, subject):
+        return common.Row({"id": name, "text": "a claim", "figure": "Fig. 8", "source": "s", "kind": "change",
+                           "value": 4.0, "metric": "ws_change"}, subject, [4.1, 4.2])
+
+    rows = [row("fig8-ws", ""), row("fig1-16", "stream"), row("c1-ws-4c", "4c")]
+    fig = report.claims_figure("t", rows)
+    try:
+        plotted = [t.get_text().rsplit(" (", 1)[0] for t in fig.axes[0].get_yticklabels()]
+    finally:
+        plt.close(fig)
+    assert plotted == ["fig8-ws", "fig1-16 stream", "c1-ws-4c"]
+    assert [cells[0] for cells in report.claim_rows(rows)] == [f"Fig. 8 `{p}`" for p in plotted]
+
+
 def test_claims_plot_colours_are_far_apart():
     """Near miss was drawn in a second orange beside direction only's."""
     import matplotlib.colors as mcolors

@@ -95,7 +95,7 @@ def test_a_sampled_row_shows_its_half_width_and_a_detailed_row_reads_as_before(t
     sampled = Row(CLAIM, "", [3.0, 5.0])
     sampled.sampling_half_width = 0.4321
     # exactly the cells a detailed row had before sampling half-widths existed
-    assert report.claim_rows([detailed]) == [["Fig. 1", "BPM raises WS", "bpm.md §1", "+4.0 % (± 2.0 %)", "+4.0 %",
+    assert report.claim_rows([detailed]) == [["Fig. 1 `c1`", "BPM raises WS", "bpm.md §1", "+4.0 % (± 2.0 %)", "+4.0 %",
                                              "sd 1.4 %; +3.0 % … +5.0 %", "**reproduced**", "—"]]
     assert report.claim_rows([sampled])[0][4] == "+4.0 % (± 0.4 % sampling)"
     assert report.claim_rows([detailed, sampled])[0] == report.claim_rows([detailed])[0]

@@ -195,7 +195,9 @@ def claim_rows(rows: list[Row]) -> list[list[str]]:
                 figures[key] = name
         label = r.claim["text"] + (f" — **{r.subject}**" if r.subject else "") + (
             f" (measured on: {r.population})" if r.population and r.population != r.subject else "")
-        out.append([r.claim["figure"], label, r.claim["source"], paper_text(r.claim), mean + sampled_text(r), spread,
+        # The figure's name as the claims plot labels its row, so a row there is found here.
+        out.append([f"{r.claim['figure']} `{claim_name(r)}`", label, r.claim["source"], paper_text(r.claim),
+                    mean + sampled_text(r), spread,
                     f"**{verdict_text(r)}**", cause])
     return out
 
