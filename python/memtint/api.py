@@ -380,7 +380,8 @@ def mix_programs(name: str) -> list[str]:
     format: ``programs = [...]``, optional ``description``).
     Trace paths in a named mix are relative to the checkout root (``workloads/traces/...``,
     ``../shared/traces/...``), in a mix file to its directory, so they are resolved here and
-    work from any directory."""
+    work from any directory; a program of the workload suite named in a mix file (``bfs``) stays
+    a name unless a file of that name is beside it, and any other name is refused at its line."""
     if is_mix_file(name):
         return _mix_file_programs(os.fspath(name))
     for mix in presets().get("mixes", []):
@@ -393,19 +394,36 @@ def mix_programs(name: str) -> list[str]:
 
 
 def _mix_file_programs(path: str) -> list[str]:
-    from memtint.toml_files import read_toml
+    from memtint.toml_files import inline_element_line, key_line, read_toml
 
-    table, _ = read_toml(path, "mix file")
+    table, text = read_toml(path, "mix file")
     unknown = sorted(set(table) - {"programs", "description"})
     if unknown:
-        raise MemtintError(f"{path}: unknown key {unknown[0]!r} (a mix file has programs and description)")
+        raise MemtintError(f"{path}{key_line(text, unknown[0])}: unknown key {unknown[0]!r} (a mix file has programs "
+                           "and description)")
     programs = table.get("programs")
     if not isinstance(programs, list) or not programs or not all(isinstance(p, str) and p for p in programs):
-        raise MemtintError(f"{path}: programs: expected a non-empty list of program names or trace paths, "
-                           f"got {programs!r}")
+        raise MemtintError(f"{path}{key_line(text, 'programs')}: programs: expected a non-empty list of program "
+                           f"names or trace paths, got {programs!r}")
+    from memtint import workloads
+
     base = os.path.dirname(os.path.abspath(path))
-    return [p if p.split(":", 1)[0] in PROFILES or p.startswith("phases:") or os.path.isabs(p)
-            else os.path.normpath(os.path.join(base, p)) for p in programs]
+    out = []
+    for i, p in enumerate(programs):
+        if p.split(":", 1)[0] in PROFILES or p.startswith("phases:") or os.path.isabs(p):
+            out.append(p)
+            continue
+        beside = os.path.normpath(os.path.join(base, p))
+        if os.path.exists(beside) or p not in workloads.suite():  # a suite program by name, as --mix takes it
+            if not os.path.exists(beside):  # named here, at its line: later it would be a path never written
+                raise MemtintError(
+                    f"{path}{inline_element_line(text, 'programs', [i])}: programs[{i}]: {escaped(p)}: no trace file "
+                    f"{escaped(beside)} (paths are relative to the mix file), not a built-in workload profile "
+                    f"({', '.join(PROFILES)}) and not a program of the workload suite ({', '.join(workloads.suite())})")
+            out.append(beside)
+        else:
+            out.append(p)
+    return out
 
 
 def _process(p: dict[str, Any], i: int = 0) -> dict[str, Any]:

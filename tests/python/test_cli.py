@@ -522,9 +522,26 @@ def test_a_mix_file_is_a_mix_wherever_a_named_mix_is(memtint, tmp_path, clean_er
     assert spec.entries[0].mix.programs == ("stream", "light:reads_pki=2", str(trace))
     clean_error(memtint("compare", "--machine", "i7-860", "--mix", f"{mix},light"), "a named mix stands alone")
     mix.write_text('programs = ["stream"]\ncores = 4\n')
-    clean_error(memtint("compare", "--machine", "i7-860", "--mix", mix), f"{mix}: unknown key 'cores'")
+    clean_error(memtint("compare", "--machine", "i7-860", "--mix", mix), f"{mix}:2: unknown key 'cores'")
     mix.write_text("programs = []\n")
-    clean_error(memtint("advise", mix), f"{mix}: programs: expected a non-empty list")
+    clean_error(memtint("advise", mix), f"{mix}:1: programs: expected a non-empty list")
+
+
+def test_a_mix_file_names_suite_programs_and_its_unknown_programs_at_their_line(tmp_path):
+    # "bfs" in a mix file became the path DIR/bfs, refused as "not a program of the workload
+    # suite (bfs, ...)"; an unknown name was refused as that path, without the file or its line.
+    from memtint import api, workloads
+
+    mix = tmp_path / "mine.toml"
+    mix.write_text('programs = ["bfs", "light"]\n')
+    assert api.mix_programs(str(mix)) == ["bfs", "light"]
+    assert api.build_sim_spec("i7-860", api.mix_programs(str(mix)), instructions=1000)["programs"][0] == \
+        workloads.trace_path("bfs")
+    (tmp_path / "bfs").write_text("1 0x40\n")  # a file of that name beside the mix file is the file
+    assert api.mix_programs(str(mix)) == [str(tmp_path / "bfs"), "light"]
+    mix.write_text('programs = [\n  "light",\n  "nosuch",\n]\n')
+    with pytest.raises(api.MemtintError, match=rf"^{mix}:3: programs\[1\]: nosuch: no trace file {tmp_path / 'nosuch'}"):
+        api.mix_programs(str(mix))
 
 
 def test_a_mix_keeps_a_profiles_parameters_together(tmp_path):
