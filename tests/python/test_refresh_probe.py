@@ -60,6 +60,27 @@ def test_a_scan_that_rises_to_its_edge_finds_no_period():
     assert few["no_period"].startswith("too few slow loads to time (2 gaps")
 
 
+def test_the_plot_names_each_line_and_marks_the_slow_load_threshold(monkeypatch, tmp_path):
+    """The found period's red line was explained nowhere and hid the JEDEC line it fell on, and the
+    histogram did not show where the slow loads the table counts begin."""
+    drawn = {}
+    monkeypatch.setattr(refresh_probe, "save_figure", lambda fig, path, *a, **kw: drawn.__setitem__("fig", fig))
+    times = _stalls(1950.0, 0.02, 1)
+    r = refresh_probe.Round(tsc_hz=1e9, samples=20000, median_cycles=120, threshold_cycles=240,
+                            histogram={120: 19000, 300: 1000}, slow_ns=times, slow_latency_cycles=[300] * len(times))
+    result = refresh_probe.analyse([r], [])
+    refresh_probe.plot(result, str(tmp_path / "p.png"))
+    left, right = drawn["fig"].axes
+    assert [t.get_text() for t in left.get_legend().get_texts()] == [
+        f"slow-load threshold ({result.slow_loads:,} loads over it)", "loads"]
+    assert left.lines[0].get_xdata()[0] == 240  # ns at 1 GHz
+    names = [t.get_text() for t in right.get_legend().get_texts()]
+    assert names == ["gaps between slow loads", "JEDEC tREFI, /2, /4", f"found: period {result.period_ns / 1000:.3f} µs"]
+    jedec = [line for line in right.lines if line.get_linestyle() == ":"]
+    found = [line for line in right.lines if line.get_color() == "red"]
+    assert len(jedec) == 3 and found and min(j.get_zorder() for j in jedec) > found[0].get_zorder()
+
+
 def test_the_probes_output_is_read_and_bad_lines_are_named():
     text = "tsc_hz 2000000000\nsamples 10000 median 300 threshold 600\nslow 2000 900\nslow 17600 700\nhist 300:9998 700:1 900:1\n"
     r = refresh_probe.parse(text)

@@ -283,22 +283,29 @@ def plot(result: ProbeResult, path: str) -> None:
         for b, c in r.histogram.items():
             merged[b] = merged.get(b, 0) + c
     bins = sorted(merged)
-    left.bar([b * 1e9 / hz for b in bins], [merged[b] for b in bins], width=10 * 1e9 / hz)
+    left.bar([b * 1e9 / hz for b in bins], [merged[b] for b in bins], width=10 * 1e9 / hz, label="loads")
+    # The threshold the slow loads (the table's count, the periodogram's events) are over.
+    for i, ns in enumerate(sorted({round(r.threshold_cycles * 1e9 / r.tsc_hz) for r in result.rounds})):
+        left.axvline(ns, color="tab:orange", linestyle="--", linewidth=1,
+                     label=None if i else f"slow-load threshold ({result.slow_loads:,} loads over it)")
     left.set_yscale("log")
     left.set_xlabel("load latency (ns)")
     left.set_ylabel("loads")
     left.set_title(f"{result.loads:,} DRAM loads")
+    left.legend(fontsize=8)
     candidates = numpy.arange(500.0, 20000.0, 5.0)
     power = periodogram(intervals([r.slow_ns for r in result.rounds]), candidates)
-    right.plot(candidates / 1000, power)
-    for label, ns in JEDEC_INTERVALS.items():
-        right.axvline(ns / 1000, color="grey", linestyle=":", linewidth=0.8)
-    if result.period_ns:
-        right.axvline(result.period_ns / 1000, color="red", linewidth=1)
+    right.plot(candidates / 1000, power, label="gaps between slow loads")
+    for i, ns in enumerate(JEDEC_INTERVALS.values()):
+        right.axvline(ns / 1000, color="grey", linestyle=":", linewidth=1.2, zorder=3,
+                      label=None if i else "JEDEC tREFI, /2, /4")
+    found = f"period {result.period_ns / 1000:.3f} µs" if result.period_ns else "no period found"
+    if result.period_ns:  # under the JEDEC lines, which stay visible where it falls on one
+        right.axvline(result.period_ns / 1000, color="red", linewidth=1.5, label=f"found: {found}")
     right.set_xlabel("candidate period (µs)")
     right.set_ylabel("gaps that are whole periods (mean cos)")
-    found = f"period {result.period_ns / 1000:.3f} µs" if result.period_ns else "no period found"
-    right.set_title(f"{found} (grey: JEDEC tREFI modes)")
+    right.set_title(found)
+    right.legend(fontsize=8)
     fig.tight_layout()
     save_figure(fig, path, "--plot", dpi=110, format=os.path.splitext(path)[1].lstrip(".").lower())
     plt.close(fig)
