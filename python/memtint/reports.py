@@ -406,6 +406,8 @@ def _grouped_bars(runs, column: str, ylabel: str, title: str, path: Path, series
     runs = runs[runs["mix_label"].isin(set(shown))]
     table = runs.pivot_table(index="mix_label", columns="series", values=column, aggfunc="mean")
     table = table.reindex(index=shown, columns=[s for s in series if s in table.columns])
+    if (barless := [s for s in series if s not in table.columns]):  # else gone from the legend without a word
+        note += f"; no bars for {', '.join(barless)}: no successful run of a mix with a baseline run"
     width = 0.8 / max(1, len(table.columns))
     # Slanted mix labels take height from the bars: each row gets room for its longest.
     labels = max((len(m) for m in shown), default=0)

@@ -280,6 +280,25 @@ def test_a_bars_sampling_interval_is_in_the_plot_and_in_the_per_mix_table(tmp_pa
     assert low <= 1.0 and high >= 1.1 + 0.08  # the whole error bar is on the axis
 
 
+def test_a_policy_without_a_bar_is_named_under_the_plot(tmp_path, monkeypatch):
+    # Every run of cache-only failed: its legend entry and bars went, and nothing said so.
+    import pandas as pd
+
+    import memtint.reports as reports
+
+    failed = {**_stored_run("cache-only", float("nan"), sampled=False), "status": "error", "error": "out of frames"}
+    frame = pd.DataFrame([_stored_run("buddy", 3.0, sampled=False), _stored_run("bpm", 3.3, sampled=False), failed])
+    runs = reports.run_table(frame)
+    ok, series = runs[runs["status"] == "ok"], list(runs.attrs["series"])
+    assert series == ["buddy", "bpm", "cache-only"]
+    drawn = {}
+    monkeypatch.setattr(reports, "save_figure", lambda fig, path, **kw: drawn.__setitem__("fig", fig))
+    reports._grouped_bars(ok, "ws_norm", "y", "t", tmp_path / "w.png", series, "note")
+    fig = drawn["fig"]
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["baseline (1.0)", "buddy", "bpm"]
+    assert "no bars for cache-only" in " ".join(t.get_text() for t in fig.texts)
+
+
 def test_sampled_runs_of_other_sampling_settings_are_kept_apart():
     # Two sweeps into one store, one with its own sampling table and one with --sample: the
     # baseline rows read 0.999/1.007 when one was normalised by the other's buddy run.
