@@ -319,7 +319,7 @@ def _implies(conditions: Sequence[Condition], earlier: Sequence[Condition]) -> b
 #: Class vectors enumerated to find a rule that earlier ones leave no mix: counts up to the
 #: largest value a condition names, plus one, decide every condition (a count above them all
 #: meets the same conditions as one just above), so the enumeration is exact below this size.
-_EXACT_VECTORS = 200_000
+_EXACT_VECTORS = 60_000
 
 
 def _taken_by(conditions: Sequence[Condition], earlier: Sequence[PartitionRule]) -> list[int]:
@@ -334,9 +334,11 @@ def _taken_by(conditions: Sequence[Condition], earlier: Sequence[PartitionRule])
     for vector in itertools.product(range(top + 1), repeat=len(CLASSES)):
         if not any(vector):
             continue
-        classes = [c for c, n in zip(CLASSES, vector) for _ in range(n)]
-        for multithreaded in (False, True):
-            counts = class_counts(classes, multithreaded)
+        total = sum(vector)
+        counts = {**dict(zip(CLASSES, vector)), **{f"not_{c}": total - n for c, n in zip(CLASSES, vector)},
+                  "programs": total}
+        for multithreaded in (0, 1):
+            counts["multithreaded"] = multithreaded
             if not all(c.holds(counts) for c in conditions):
                 continue
             first = next((j for j, r in enumerate(earlier) if r.matches(counts)), None)
