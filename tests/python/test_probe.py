@@ -257,3 +257,47 @@ def test_a_wrong_organisation_is_named_as_the_cause_not_noise():
     assert any("the organisation has 7" in p for p in r.problems), r.problems
     assert any("does not fit the functions found" in p for p in r.problems), r.problems
     assert not any("too much noise" in p for p in r.problems), r.problems
+
+
+def _machine_with_mapping(tmp_path, name: str, fields: str) -> str:
+    """xor-bank's machine with its mapping's [fields] replaced; the machine file's path."""
+    from memtint.probe.preset import dumps
+    from memtint.probe.simulated import describe
+
+    config = describe("xor-bank")["config"]
+    config["name"], config["dram"]["mapping"] = name, f"{name}.mapping.toml"
+    config.pop("variants", None)
+    (tmp_path / f"{name}.mapping.toml").write_text(
+        f'name = "{name}"\n\n[organisation]\nchannels = 1\nranks = 2\nbank_groups = 1\nbanks_per_group = 8\n'
+        f"rows = 16384\ncolumns = 1024\n\n[fields]\n{fields}")
+    (tmp_path / f"{name}.toml").write_text(dumps(config))
+    return f"{name}.toml"
+
+
+def test_the_check_allows_what_timing_cannot_tell_and_nothing_more():
+    from memtint.probe.simulated import mapping_differences
+
+    truth = {"channel": [], "rank": [[16, 20]], "bank_group": [], "bank": [[13, 17], [14, 18], [15, 19]],
+             "row": list(range(17, 31)), "column": list(range(3, 13))}
+    same = dict(truth, bank=[[14, 18], [13, 17], [15, 19]])
+    assert mapping_differences(same, truth) == []
+    # An XOR's lower bit in the row instead of its higher: the same rows in every bank.
+    assert mapping_differences(dict(truth, row=[13, 14, 15, 16, *range(21, 31)]), truth) == []
+    # A rank function taken for a bank one, a row bit for a bank bit, a column bit that is a row bit.
+    assert mapping_differences(dict(truth, rank=[[13, 17]], bank=[[16, 20], [14, 18], [15, 19]]), truth) == ["rank", "bank"]
+    assert mapping_differences(dict(truth, bank=[[13, 17], [14, 18], 19], row=[15, 17, 18, *range(20, 31)]), truth) == ["bank"]
+    assert mapping_differences(dict(truth, column=[*range(3, 12), 17]), truth) == ["column"]
+
+
+def test_a_mapping_written_otherwise_is_matched_not_called_a_mismatch(memtint, tmp_path):
+    # The bank XORs out of order and their lower bits in the row: the search finds this mapping,
+    # as timing shows it; the check said MISMATCH and exited 1.
+    machine = _machine_with_mapping(tmp_path, "other", "rank = [[16, 20]]\nbank = [[14, 18], [13, 17], [15, 19]]\n"
+                                    "column = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n"
+                                    "row = [13, 14, 15, 16, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]\n")
+    code, out, err = memtint("probe", "--simulate", machine, "--json", "p.json", "--no-progress")
+    assert code == 0, out + err
+    assert "MISMATCH" not in out and "up to what timing cannot tell" in out
+    node = json.loads((tmp_path / "p.json").read_text())["nodes"][0]
+    assert node["matches"] is True and node["exact"] is False
+

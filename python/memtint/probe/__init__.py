@@ -10,13 +10,15 @@ def simulate(machine: str, *, node: int = 0, jitter_ns: float = 0.0, spike_rate:
     """Run the mapping search in the simulator on `machine` (a preset or machine TOML) and its
     memory node `node`, with optional noise; the organisation's counts are the machine's.
 
-    Returns ``{"fields", "true_fields", "exact", "functions", "problems", "warnings",
+    Returns ``{"fields", "true_fields", "exact", "matches", "functions", "problems", "warnings",
     "measurements", "result"}``: `fields` in the mapping file's `[fields]` form, `exact` whether
-    they are the machine's, `result` the `memtint.probe.search.ProbeResult`. Raises
+    they are the machine's as its file writes them, `matches` whether they are its mapping up to
+    what timing cannot tell (the order of a field's functions, which bit of a bank XOR is the
+    row's), `result` the `memtint.probe.search.ProbeResult`. Raises
     `memtint.probe.search.ProbeError` when the search refuses (the signal too weak).
     Keyword `settings` are `memtint.probe.search.Settings` fields."""
     from memtint.probe.search import Organisation, Search, Settings
-    from memtint.probe.simulated import Noise, SimulatedTimer
+    from memtint.probe.simulated import Noise, SimulatedTimer, mapping_differences, true_fields
 
     from memtint.api import MemtintError, whole_number
 
@@ -29,11 +31,12 @@ def simulate(machine: str, *, node: int = 0, jitter_ns: float = 0.0, spike_rate:
     timer = SimulatedTimer(machine, node=node, noise=Noise(jitter_ns, spike_rate, corunner_gbps), seed=seed)
     org = Organisation.from_engine(timer.truth()["organisation"])
     result = Search(timer, org, Settings(seed=seed, **settings)).run()
-    truth = {k: [b[0] if len(b) == 1 else b for b in v] for k, v in timer.truth()["fields"].items()}
+    truth = true_fields(timer.truth())
     return {
         "fields": result.fields(),
         "true_fields": truth,
         "exact": result.fields() == truth and not result.problems,
+        "matches": not mapping_differences(result.fields(), truth) and not result.problems,
         "functions": [{"bits": f.bits(), "field": f.field, "consistency": f.consistency, "margin": f.margin}
                       for f in result.functions],
         "problems": result.problems,

@@ -27,6 +27,44 @@ class Noise:
         return {"jitter_ns": self.jitter_ns, "spike_rate": self.spike_rate, "corunner_gbps": self.corunner_gbps}
 
 
+def true_fields(node: dict) -> dict[str, list]:
+    """A node's true `[fields]` as `ProbeResult.fields` gives them (a single bit as an int)."""
+    return {k: [b[0] if len(b) == 1 else b for b in v] for k, v in node["fields"].items()}
+
+
+def _span(terms: list) -> dict[int, int]:
+    from memtint.probe import gf2
+
+    return gf2.echelon(sum(1 << b for b in ([t] if isinstance(t, int) else t)) for t in terms)
+
+
+BANK_FIELDS = ("channel", "rank", "bank_group", "bank")
+
+
+def mapping_differences(found: dict[str, list], truth: dict[str, list]) -> list[str]:
+    """The fields in which `found` is not the mapping `truth`, up to what timing cannot tell:
+    the order of a field's functions (bank 3 and bank 5 behave alike) and which bit of a bank
+    XOR also feeds the row. So a bank-selecting field matches when its functions span the same
+    space, the row when it does together with every bank function (the same rows within each
+    bank), the column by its count and by every bit of the mapping being independent of the
+    others. Empty when they match."""
+    out = []
+    every_bank = [t for f in BANK_FIELDS for t in truth.get(f, [])]
+    found_bank = [t for f in BANK_FIELDS for t in found.get(f, [])]
+    for field in (*BANK_FIELDS, "row", "column"):
+        mine, want = found.get(field, []), truth.get(field, [])
+        if len(mine) != len(want):
+            out.append(field)
+        elif field in BANK_FIELDS and _span(mine) != _span(want):
+            out.append(field)
+        elif field == "row" and _span(mine + found_bank) != _span(want + every_bank):
+            out.append(field)
+        elif field == "column" and len(_span(mine + found.get("row", []) + found_bank)) != len(
+                _span(want + truth.get("row", []) + every_bank)):  # not a bijection: a column bit is no column
+            out.append(field)
+    return out
+
+
 def describe(machine: str) -> dict:
     """The machine's nodes, organisation and true fields, from the engine."""
     from memtint import _engine
