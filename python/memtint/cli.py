@@ -19,7 +19,7 @@ from typing import Any, Callable, NoReturn, Sequence
 from memtint import api, stopping
 from memtint.linux.errors import LinuxError
 from memtint.outputs import check_outputs, write_text
-from memtint.toml_files import array_key_line as _array_key_line, key_line as _key_line
+from memtint.toml_files import array_key_line as _array_key_line, in_its_file, key_line as _key_line
 from memtint.messages import escaped
 from memtint.stopping import Stopped
 
@@ -2081,7 +2081,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if text.startswith("invalid configuration: ") and (machine_file or getattr(args, "set", None)):
             # A key of the --machine file: its line there, unless a --set gave the value.
             text = _at_config_line(machine_file, text, getattr(args, "set", None))
-        return _fail(text)
+        return _fail(in_its_file(text))
     except UsageError as error:
         return _fail(str(error))
     except LinuxError as error:

@@ -178,6 +178,24 @@ def inline_element_line(text: str, key: str, indices: list[int]) -> str:
     return best
 
 
+def in_its_file(message: str) -> str:
+    """An engine error about a key of a file the engine read itself (a machine's mapping or
+    device file), ``invalid configuration: m.mapping.toml: fields.bank: ...``, as
+    ``m.mapping.toml:12: fields.bank: ...`` at the line that sets the key (or its table's); the
+    message as it is when the file or the line is not found."""
+    m = re.match(r"invalid configuration: (.+?\.toml): ([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)((?:\[\d+\])*): (.*)",
+                 message, re.S)
+    if not m or not os.path.isfile(m.group(1)):
+        return message
+    path, key, index, rest = m.groups()
+    try:
+        with open(path, encoding="utf-8") as f:
+            line = key_line(f.read(), key)
+    except (OSError, UnicodeDecodeError):
+        return message
+    return f"{path}{line}: {key}{index}: {rest}" if line else message
+
+
 def error_line(text: str, message: str) -> str:
     """":N" for the line behind an error that begins with the key it is about (``baseline: ...``,
     ``os.colours: ...``, ``mixes[2].programs[1]: ...``, ``policies[1]: ...``), else ""."""

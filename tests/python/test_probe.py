@@ -301,3 +301,19 @@ def test_a_mapping_written_otherwise_is_matched_not_called_a_mismatch(memtint, t
     node = json.loads((tmp_path / "p.json").read_text())["nodes"][0]
     assert node["matches"] is True and node["exact"] is False
 
+def test_a_mistake_in_a_machine_or_mapping_file_names_its_line(memtint, tmp_path):
+    machine = _machine_with_mapping(tmp_path, "bad", "rank = [[16, 20]]\nbank = [[13, 13], [14, 18], [15, 19]]\n"
+                                    "column = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n"
+                                    "row = [17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]\n")
+    text = (tmp_path / "bad.mapping.toml").read_text().splitlines()
+    line = next(i for i, t in enumerate(text, 1) if t.startswith("bank ="))
+    for option in ("--simulate", "--like"):
+        code, out, err = memtint("probe", option, machine, "--no-progress")
+        assert code == 2 and err.startswith(f"memtint: error: bad.mapping.toml:{line}: fields.bank: "), err
+    # A key of the machine file itself: its line there, as --machine gives it.
+    text = (tmp_path / machine).read_text()
+    (tmp_path / machine).write_text(text.replace("ranks = 2", "ranks = 3"))
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if t.startswith("ranks ="))
+    for option in ("--simulate", "--like"):
+        code, out, err = memtint("probe", option, machine, "--no-progress")
+        assert code == 2 and err.startswith(f"memtint: error: bad.toml:{line}: ") and "dram.ranks" in err, err

@@ -73,6 +73,21 @@ def _counts(args: argparse.Namespace, base: dict | None) -> Any:
     return org
 
 
+def _describe(name: str) -> dict:
+    """`describe(name)`, an error about a key of the machine file at the file's line (as
+    --machine's are)."""
+    from memtint.probe.simulated import describe
+
+    try:
+        return describe(name)
+    except MemtintError as error:
+        if not name.endswith(".toml"):
+            raise
+        from memtint.cli import _at_config_line
+
+        raise MemtintError(_at_config_line("", str(error), machine_file=name)) from None
+
+
 def _machine_input(name: str | None) -> list[str]:
     """A machine file and the files it names (its mapping and device files)."""
     from memtint.outputs import referenced_files
@@ -106,9 +121,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     node_count = 1
     if args.simulate:
-        from memtint.probe.simulated import describe
-
-        info = describe(args.simulate)
+        info = _describe(args.simulate)
         node_count = len(info["nodes"]) if args.node is None else 1
     outputs = {"--write-preset": args.write_preset, "--json": args.json}
     if args.write_preset and re.search(r"\.(node\d+\.)?mapping\.toml$", args.write_preset):
@@ -165,9 +178,7 @@ def run_command(args: argparse.Namespace) -> int:
         base = None
         config = None
         if args.like:
-            from memtint.probe.simulated import describe
-
-            like = describe(args.like)
+            like = _describe(args.like)
             base, config = like["nodes"][0]["organisation"], like["config"]
         org = _counts(args, base)
         try:
