@@ -198,6 +198,12 @@ def test_heavy_noise_refuses_instead_of_writing_a_wrong_preset(memtint, tmp_path
         (["--simulate", "i7-860", "--like", "ddr4-2400", "--hugepages"], ["--like, --hugepages only apply on Linux"]),
         (["--jitter-ns", "5"], ["--jitter-ns only applies with --simulate"]),
         (["--node", "0"], ["--node only applies with --simulate"]),
+        # The engine's bounds, named by the flag (it said "noise.jitter_ns", "repetitions").
+        (["--simulate", "i7-860", "--repetitions", "1000000"], ["--repetitions 1000000", "from 1 to 100,000"]),
+        (["--simulate", "i7-860", "--jitter-ns", "2e6"], ["--jitter-ns 2000000.0", "from 0 to 1,000,000"]),
+        (["--simulate", "i7-860", "--corunner-gbps", "1e5"], ["--corunner-gbps 100000.0", "from 0 to 10,000"]),
+        # The preset went to /dev/null and its mapping into /dev/null.mapping.toml.
+        (["--simulate", "i7-860", "--write-preset", "/dev/null"], ["--write-preset /dev/null", "not a regular file"]),
     ],
 )
 def test_bad_input_is_named(memtint, args, words):
@@ -300,6 +306,7 @@ def test_a_mapping_written_otherwise_is_matched_not_called_a_mismatch(memtint, t
     assert "MISMATCH" not in out and "up to what timing cannot tell" in out
     node = json.loads((tmp_path / "p.json").read_text())["nodes"][0]
     assert node["matches"] is True and node["exact"] is False
+
 
 def test_a_mistake_in_a_machine_or_mapping_file_names_its_line(memtint, tmp_path):
     machine = _machine_with_mapping(tmp_path, "bad", "rank = [[16, 20]]\nbank = [[13, 13], [14, 18], [15, 19]]\n"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import os
 import re
 import sys
@@ -104,6 +103,7 @@ _ONE_WAY = (("--node", "node", "--simulate"), ("--jitter-ns", "jitter_ns", "--si
 def run_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from memtint.probe.linux import MAX_REPETITIONS
     from memtint.probe.search import Search, Settings
 
     # A flag of the other way of probing is refused, not ignored.
@@ -129,6 +129,12 @@ def run_command(args: argparse.Namespace) -> int:
         raise MemtintError(f"--write-preset {args.write_preset}: names a preset's mapping file (a preset NAME.toml "
                            "keeps its mapping beside it in NAME.mapping.toml, which this would replace with a machine "
                            "file); give the machine file's name, NAME.toml")
+    if args.write_preset and os.path.exists(args.write_preset) and not (os.path.isfile(args.write_preset)
+                                                                          or os.path.isdir(args.write_preset)):
+        # The preset is read back as --machine FILE, its mapping beside it: /dev/null kept neither, and left
+        # null.mapping.toml in /dev.
+        raise MemtintError(f"--write-preset {args.write_preset}: is not a regular file (a device, FIFO or socket); the "
+                           "preset is read back as --machine FILE with its mapping file beside it: give a file name")
     if args.write_preset:
         from memtint.probe.preset import mapping_file_name
 
@@ -139,8 +145,8 @@ def run_command(args: argparse.Namespace) -> int:
     if args.write_preset and not args.simulate and not args.like:
         raise MemtintError(f"--write-preset on Linux needs --like MACHINE: the preset whose device, cores "
                          "and caches the found mapping is written with")
-    if args.repetitions is not None and args.repetitions < 1:
-        raise MemtintError(f"--repetitions {args.repetitions}: must be at least 1")
+    if args.repetitions is not None and not 1 <= args.repetitions <= MAX_REPETITIONS:
+        raise MemtintError(f"--repetitions {args.repetitions}: must be from 1 to {MAX_REPETITIONS:,}")
     err = Console(stderr=True)
     settings = Settings(seed=args.seed)
     failures: list[dict] = []
@@ -152,12 +158,12 @@ def run_command(args: argparse.Namespace) -> int:
     results: list[tuple[int, Any, Any, dict | None]] = []  # (node, result, organisation, truth)
     started = time.monotonic()
     if args.simulate:
-        from memtint.probe.simulated import Noise, SimulatedTimer
+        from memtint.probe.simulated import MAX_CORUNNER_GBPS, MAX_JITTER_NS, Noise, SimulatedTimer
 
-        for flag, value, top in (("--jitter-ns", args.jitter_ns, math.inf), ("--corunner-gbps", args.corunner_gbps, math.inf),
-                                 ("--spike-rate", args.spike_rate, 1.0)):
-            if not 0 <= value <= top or math.isinf(value):  # nan fails the first test
-                raise MemtintError(f"{flag} {value}: give a finite number " + ("from 0 to 1" if top == 1.0 else "of 0 or more"))
+        for flag, value, top in (("--jitter-ns", args.jitter_ns, MAX_JITTER_NS),
+                                 ("--corunner-gbps", args.corunner_gbps, MAX_CORUNNER_GBPS), ("--spike-rate", args.spike_rate, 1)):
+            if not 0 <= value <= top:  # nan and inf fail it too
+                raise MemtintError(f"{flag} {value}: give a finite number from 0 to {top:,}")
         nodes = range(len(info["nodes"])) if args.node is None else [args.node]
         if args.node is not None and not 0 <= args.node < len(info["nodes"]):
             raise MemtintError(f"--node {args.node}: {args.simulate} has {len(info['nodes'])} memory node(s)")

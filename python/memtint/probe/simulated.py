@@ -13,6 +13,9 @@ from memtint.probe.timer import AddressSpace, Measurement
 
 # Loads per engine call: well inside the engine's own bound, small enough to show progress.
 BATCH_LOADS = 400_000
+# The noise the engine takes (mapping_probe.rs, Noise::validate).
+MAX_JITTER_NS = 1_000_000
+MAX_CORUNNER_GBPS = 10_000
 
 
 @dataclass
