@@ -512,6 +512,9 @@ def compare(
         with api.stop_engine_runs():
             pool.shutdown(wait=True, cancel_futures=True)
         raise
+    except BaseException:  # a failed run fails the comparison: the queued runs would be simulated for nothing
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
     finally:
         pool.shutdown(wait=True)
 

@@ -424,6 +424,28 @@ def test_compare_names_its_own_mistakes_before_any_run():
 
 
 @pytest.mark.engine
+def test_a_comparison_that_fails_runs_none_of_its_queued_policies(monkeypatch):
+    # bank-only cannot give 8 programs their own colours: its error used to come after every
+    # other policy had been simulated (minutes of runs whose results were then thrown away).
+    import time
+
+    from memtint import api, comparison
+
+    ran = []
+    real = api.run_sim_spec
+
+    def run(spec):
+        ran.append(spec["os"]["policy"])
+        time.sleep(0.2)  # long enough that the queue is still full when the error comes
+        return real(spec)
+
+    monkeypatch.setattr(comparison.api, "run_sim_spec", run)
+    with pytest.raises(api.MemtintError, match="bank-only gives each of 8 processes"):
+        comparison.compare("i7-860-8t", ["light"] * 8, ["buddy", "bank-only", "bpm", "cache-only", "c-vp", "b-vp"],
+                           instructions=1000, warmup=0, use_cache=False, workers=1)
+    assert "b-vp" not in ran and "c-vp" not in ran, ran
+
+
 def test_compare_takes_paths_and_numpy_numbers_as_plain_ones(tmp_path, monkeypatch):
     # A Path mapping was a TypeError from the cache key; a Path machine or an np.int64 count went into
     # the result, which json.dumps then refused.
