@@ -144,7 +144,7 @@ def advise(programs: Sequence[str], machine: str = DEFAULT_MACHINE, *, rules: hv
         if c.hvr_class is None:
             raise api.MemtintError(f"cannot classify {c.program}: {c.reason}")
     advice = hvr_rules.decide(rules, [c.hvr_class for c in classes], multithreaded)
-    advice.warnings[:0] = [w for c in classes for w in c.warnings]
+    advice.warnings[:0] = _per_program(classes)
     colours = policy_colours(machine, advice.policy)
     options = hvr_rules.os_options(advice, colours) if colours else None
     coalesces = any(len(g) > 1 for g in advice.groups) or any(s is not None for s in advice.shares)
@@ -158,6 +158,21 @@ def advise(programs: Sequence[str], machine: str = DEFAULT_MACHINE, *, rules: hv
             advice.warnings.append(f"the coalescing ({len(advice.groups)} groups) cannot be formed from {advice.policy}'s "
                                    f"{colours or 'no'} colours on {machine}: the policy runs without it")
     return Recommendation(machine, classes, advice, options, rules.path)
+
+
+def _per_program(classes: Sequence[ProgramClass]) -> list[str]:
+    """The classification warnings, one per program: copies of a program in the mix warn alike
+    (their runs differ by a seed), so the first speaks for the others and says how many there are."""
+    by_program: dict[str, list[str]] = {}
+    for c in classes:
+        if c.warnings:
+            by_program.setdefault(c.program, []).append(c.warnings)
+    out = []
+    for program, warned in by_program.items():
+        others = len(warned) - 1
+        out.extend(warned[0][:-1] + [warned[0][-1] + (f" (as were the {others} other cop{'ies' if others > 1 else 'y'} "
+                                                       f"of {program} in the mix)" if others else "")])
+    return out
 
 
 def try_run(machine: str, programs: int, policy: str, os_options: dict[str, Any] | None = None) -> None:

@@ -1503,8 +1503,6 @@ def _advise(args: argparse.Namespace) -> int:
             names = ", ".join(os.path.basename(rec.programs[i].program) for i in members)
             out.print(escape(f"  {name or 'own set'}: {names} -> {len(colours)} of {total} colours {colours}"),
                       highlight=False)
-    elif any(len(g) > 1 for g in a.groups):
-        out.print("coalescing not applied: the policy has fewer colours than coalescing groups", style="yellow")
     if verified:
         t = _Table(title="Measured (weighted speedup against buddy)",
                    caption="best: of these runs; policies the rules cannot pick are not run (memtint compare runs them)")

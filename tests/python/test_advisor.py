@@ -377,6 +377,19 @@ def test_advise_warns_when_its_pick_cannot_run_on_the_machine(memtint):
 
 
 @pytest.mark.engine
+def test_advise_warns_once_per_program_and_never_blames_colours_for_a_pick_that_cannot_run(memtint):
+    # Each copy of light warned of its one window (16 lines for 16 copies), and beside "a-vp cannot
+    # run this mix" the table said "coalescing not applied: the policy has fewer colours".
+    code, out, err = memtint("advise", "stream", "light", "light", "light", "--machine", "ccps-4c-64b",
+                             "--classify-instructions", "6000000", "--warmup", "0")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert text.count("light: classified from 1 sampling window") == 1, text
+    assert "(as were the 2 other copies of light in the mix)" in text, text
+    assert "cannot run this mix on ccps-4c-64b" in text and "fewer colours" not in text, text
+
+
+@pytest.mark.engine
 def test_mine_rules_writes_rules_advise_reads_and_refuses_to_overwrite_its_input(memtint, clean_error, tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text('name = "m"\nmachines = ["i7-860"]\npolicies = ["buddy", "a-vp"]\ninstructions = 200000\n'
