@@ -911,7 +911,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         out["config"]["sampling"] = json!(spec.sampling);
         run["simulated_cycles"] = json!(r.core_cycles);
         out["sampling"] = run;
-        estimate_times(&mut out, r, &finish, ghz);
+        estimate_times(&mut out, r, &finish, length, ghz);
         if let Some(cs) = out["cores"].as_array_mut() {
             for (v, p) in cs.iter_mut().zip(per_core) {
                 v["sampling"] = p;
@@ -943,10 +943,9 @@ fn estimated_finish(r: &MulticoreResult, s: &super::sampling::SampledRun, instru
 /// A sampled run's times, which the simulation measured over its detailed segments only (a
 /// fraction of the run): each core's finish is its instructions at its estimated CPI (with its
 /// 95 % interval), a process's run time its slowest thread's, the makespan the slowest
-/// process's (sampled runs have no late arrivals). What was simulated stays in
-/// `sampling.simulated_cycles`.
-fn estimate_times(out: &mut Value, r: &MulticoreResult, finish: &[(f64, f64, f64)], ghz: f64) {
-    let length = finish.iter().map(|f| f.0).fold(0.0, f64::max);
+/// process's (sampled runs have no late arrivals); `length` is the slowest core's finish. What
+/// was simulated stays in `sampling.simulated_cycles`.
+fn estimate_times(out: &mut Value, r: &MulticoreResult, finish: &[(f64, f64, f64)], length: f64, ghz: f64) {
     if let Some(cs) = out["cores"].as_array_mut() {
         for (v, f) in cs.iter_mut().zip(finish) {
             v["finished_at"] = json!(f.0.round() as u64);
