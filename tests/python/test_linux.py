@@ -441,7 +441,14 @@ def test_run_mix_takes_the_policy_s_os_options():
                 ("os.nope=1",): "--set os.nope=1: invalid configuration: os.nope: unknown key",
                 # The simulator's over-time mechanisms: accepted before, and nothing on Linux did them.
                 ("os.dynamic=dynamic-bpm",): "os.dynamic: run-mix applies the policy's colour sets once",
-                ("os.migration=damon",): "os.migration: run-mix applies"}
+                ("os.migration=damon",): "os.migration: run-mix applies",
+                # Keys bpm reads as frames are handed out, and profiles it never reads: the engine
+                # says which keys shape bpm's sets.
+                ("os.frame_order=ascending",): "os.frame_order: run-mix applies the policy's colour sets once, at "
+                                               "the start; only the options that shape bpm's apply (os.exclude_bits, "
+                                               "os.colours, os.colour_split); os.frame_order is the simulator's",
+                ('os.profiles=[{mpki=1, rbh=0.5, bandwidth=1}, {mpki=1, rbh=0.5, bandwidth=1}]',): "os.profiles: "
+                                                                                                   "run-mix applies"}
     for settings, said in refusals.items():
         r = cli("run-mix", "--policy", "bpm", *(a for s in settings for a in ("--set", s)), "--", "true", ":::", "true")
         assert r.returncode == 2 or r.returncode == 1, r.stderr

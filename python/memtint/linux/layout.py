@@ -132,10 +132,11 @@ def policy_partition(machine: str | dict[str, Any], policy: str, processes: int,
     simulator's own policy code, so that a partition is the same in simulation and on Linux.
 
     Returns ``{"policy", "partitioned", "processes": [{"pid", "colours", "colours_text", "banks",
-    "channels", "llc_sets"}], "layout", "warnings"}``; ``layout`` is the policy's colour space as
-    :func:`colour_layout` gives it; ``warnings``, what a run of the same `[os]` table would say of
-    options that change nothing. ``os`` adds `[os]` options (``colours``, ``groups``,
-    ``exclude_bits``, ``vertical``).
+    "channels", "llc_sets"}], "layout", "shaped_by", "warnings"}``; ``layout`` is the policy's colour
+    space as :func:`colour_layout` gives it; ``shaped_by``, the `[os]` keys that decide these sets
+    (``exclude_bits``, the sets' keys the policy reads, ``profiles``, its own table); ``warnings``,
+    what a run of the same `[os]` table would say of options that change nothing. ``os`` adds
+    `[os]` options (``colours``, ``groups``, ``exclude_bits``, ``vertical``).
     """
     if os is not None and not isinstance(os, dict):  # ** of anything else was a bare TypeError
         raise MemtintError(f"os: expected a table of [os] options (a dict such as {{\"colours\": ...}}), got {os!r}")

@@ -37,12 +37,6 @@ def split_commands(words: Sequence[str]) -> list[list[str]]:
     return commands
 
 
-#: The [os] options that shape a policy's colour sets (besides its own table, [os.POLICY]);
-#: the others (dynamic policies, migration, swap, scheduling, frame order, CAT) act in the
-#: simulator over time, which run-mix does not model.
-PARTITION_KEYS = frozenset({"colours", "colour_split", "exclude_bits", "profiles"})
-
-
 def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: str | dict[str, Any] = "i7-860",
             mapping: str | None = None, os: dict[str, Any] | None = None,
             cpus: str | Sequence[int] | None = None, mode: str = "auto",
@@ -94,11 +88,15 @@ def run_mix(commands: Sequence[Sequence[str]], policy: str = "bpm", *, machine: 
         reason = str(error).removeprefix("invalid configuration: os: ").split("; ")[0]
         raise LinuxError(f"--policy {policy} on {machine}: {reason}; run-mix gives each program its own colour set: "
                          "run fewer programs or pick a policy with more colours") from None
-    for key in os if isinstance(os, dict) else ():  # known keys (the engine named an unknown one)
-        if key not in PARTITION_KEYS and key != policy:
+    # Known keys (the engine named an unknown one); the engine says which shape this policy's sets:
+    # the others (dynamic policies, migration, swap, scheduling, frame order, CAT) act in the
+    # simulator over a run, which run-mix does not model.
+    shaping = [k for k in partition["shaped_by"] if k != "groups"]  # refused above: one set each
+    for key in os if isinstance(os, dict) else ():
+        if key not in shaping:
             raise LinuxError(f"os.{key}: run-mix applies the policy's colour sets once, at the start; only the "
-                             f"options that shape them apply ({', '.join(sorted(PARTITION_KEYS))} and the "
-                             f"policy's own table [os.{policy}]); os.{key} is the simulator's")
+                             f"options that shape {policy}'s apply (os.{', os.'.join(shaping)}); os.{key} is the "
+                             "simulator's")
     if not partition["partitioned"]:
         # A policy that partitions gives a lone program every colour: which one this is, two tell.
         if len(commands) == 1 and policy_partition(machine, policy, 2, mapping=mapping, os=os)["partitioned"]:

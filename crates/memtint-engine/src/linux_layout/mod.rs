@@ -213,9 +213,26 @@ pub fn policy_partition(req: &PartitionRequest) -> Result<Value> {
         "processes": processes,
         // False for policies that give every process every colour (buddy, random-interleave).
         "partitioned": partitioned,
+        "shaped_by": shaping_keys(&req.os.policy)?,
         "layout": layout_json(&cfg, &bits, space)?,
         "warnings": warnings,
     }))
+}
+
+/// The `[os]` keys that decide a policy's colour sets: the bits taken out, the sets' own keys
+/// the policy reads, its profiles, and its own table (`vertical.bits`); the others act over a
+/// run (migration, dynamic policies, frame order), which a partition computed once does not hold.
+fn shaping_keys(policy: &str) -> Result<Vec<String>> {
+    let info = placement::info(policy)?;
+    let mut keys = vec!["exclude_bits".to_string()];
+    keys.extend(info.reads_keys.iter().filter(|k| placement::SHAPING_KEYS.contains(k)).map(|k| k.to_string()));
+    if info.needs_profiles {
+        keys.push("profiles".into());
+    }
+    if !info.params.is_empty() {
+        keys.push(info.name.to_string());
+    }
+    Ok(keys)
 }
 
 /// `colour_layout` with JSON in and out (the Python extension's entry point).

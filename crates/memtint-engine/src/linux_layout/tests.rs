@@ -164,3 +164,23 @@ fn a_partition_says_which_os_settings_change_nothing() {
     let split = warned(r#"{"policy": "buddy", "colour_split": "strided"}"#);
     assert!(split.iter().any(|w| w.starts_with("os.colour_split is set but os.policy = \"buddy\"")), "{split:?}");
 }
+
+#[test]
+fn a_partition_names_the_os_keys_that_shape_it() {
+    let keys = |json: &str| -> Vec<String> {
+        partition(json)["shaped_by"].as_array().unwrap().iter().map(|k| k.as_str().unwrap().to_string()).collect()
+    };
+    // A colour-set policy: its sets' keys, not frame_order or strict (they act as frames are handed out).
+    assert_eq!(
+        keys(r#"{"machine": "i7-860", "processes": 2, "os": {"policy": "bpm"}}"#),
+        ["exclude_bits", "colours", "groups", "colour_split"]
+    );
+    // Its own table, and profiles where it reads them.
+    let vertical = keys(r#"{"machine": "i7-860", "processes": 2, "os": {"policy": "vertical", "vertical": {"bits": [1, 2, 1]}}}"#);
+    assert!(vertical.contains(&"vertical".to_string()) && vertical.contains(&"colours".to_string()), "{vertical:?}");
+    let balanced = keys(
+        r#"{"machine": "i7-860-bpm-plus", "processes": 2, "os": {"policy": "bpm-plus-balanced", "profiles": [{"mpki": 20, "rbh": 0.5, "bandwidth": 2}, {"mpki": 1, "rbh": 0.5, "bandwidth": 0.1}]}}"#,
+    );
+    assert!(balanced.contains(&"profiles".to_string()), "{balanced:?}");
+    assert_eq!(keys(r#"{"machine": "i7-860", "processes": 2, "os": {"policy": "buddy"}}"#), ["exclude_bits"]);
+}

@@ -36,6 +36,10 @@ impl ColourSplit {
 /// The flat `[os]` keys a `ColourSets` reads (`PolicyInfo::reads_keys` of every policy built on it).
 pub const KEYS: &[&str] = &["colours", "groups", "colour_split", "frame_order", "strict"];
 
+/// Of those, the keys that decide which colours each process gets; `frame_order` and `strict`
+/// act as frames are handed out, over a run.
+pub const SHAPING_KEYS: &[&str] = &["colours", "groups", "colour_split"];
+
 pub struct ColourSets {
     space: ColourSpace,
     policy: &'static str,

@@ -29,6 +29,7 @@ pub use bpm_plus::bpm_plus;
 pub use buddy_order::BuddyOrder;
 pub use camc::CamcParams;
 pub use ccps::{params as ccps_params, CcpsParams, CcpsRegions};
+pub use colour_sets::SHAPING_KEYS;
 pub use colour_sets::{ColourSets, ColourSplit};
 pub use mcp::{Mcp, McpParams};
 pub use node_sets::{linux_auto_weights, Clusters};
