@@ -489,12 +489,20 @@ def test_compare_says_under_its_table_what_its_ws_column_shows():
         d = pairs[("buddy", p["policy"])]
         for interval in (d["weighted_speedup_change_ci95"], d["weighted_speedup_difference_ci95"]):
             assert (interval[0] > 0 or interval[1] < 0) == (low > 0 or high < 0), p["policy"]
-        console = Console(width=300, record=True)
-        for table in compare_tables(result):
-            console.print(table)
-        line = next(x for x in console.export_text().splitlines() if "best WS:" in x)
-        if p["weighted_speedup"] < next(q["weighted_speedup"] for q in result["policies"] if q["policy"] == "buddy"):
-            assert (p["policy"] in line.split("not resolved from", 1)[-1]) == (low <= 0 <= high), line
+    # The line under the table: each policy against the best one, by that pair's own interval.
+    console = Console(width=300, record=True)
+    for table in compare_tables(result):
+        console.print(table)
+    line = next(x for x in console.export_text().splitlines() if "best WS:" in x)
+    best = max(result["policies"], key=lambda q: q["weighted_speedup"])["policy"]
+    assert line.split("best WS: ", 1)[1].startswith(f"{best},"), line
+    close = line.split("not resolved from", 1)[1].split("(", 1)[0] if "not resolved from" in line else ""
+    for p in result["policies"]:
+        if p["policy"] == best:
+            continue
+        d = pairs.get((best, p["policy"])) or pairs[(p["policy"], best)]
+        low, high = d["weighted_speedup_difference_ci95"]
+        assert (p["policy"] in [x.strip() for x in close.split(",")]) == (low <= 0 <= high), (p["policy"], d, line)
 
 
 def test_detailed_sweep_hashes_are_unchanged_and_sampled_ones_differ():
