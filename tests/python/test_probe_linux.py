@@ -74,11 +74,14 @@ def test_hugepages_none_free_name_the_pool_file_and_the_count_needed(capable_hos
         linux.LinuxTimer(64, hugepages=True, meminfo=meminfo())
     assert "needs 32 free hugepages, 0 are free" in str(error.value)
     assert "echo 32 > /proc/sys/vm/nr_hugepages" in str(error.value)
+    # A smaller buffer needs hugepages too: no remedy with none free.
+    assert "smaller" not in str(error.value) and "or less" not in str(error.value)
 
 
 def test_hugepages_of_another_default_size_name_the_2mb_pool(capable_host, monkeypatch):
     monkeypatch.setattr(linux, "hugepages_2mb", lambda meminfo=None: linux.Hugepages(total=10, free=4, default=False))
-    with pytest.raises(LinuxError, match=r"echo 38 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"):
+    with pytest.raises(LinuxError, match=r"echo 38 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages "
+                       r"\(or --buffer-mb 8 or less\)"):
         linux.LinuxTimer(64, hugepages=True, meminfo=meminfo())
 
 

@@ -143,7 +143,9 @@ def check_host(buffer_mb: int, hugepages: bool, meminfo: Meminfo = read_meminfo,
         if pool.free < needed:
             raise LinuxError(
                 f"a {buffer_mb} MiB buffer of 2 MiB hugepages needs {needed} free hugepages, {pool.free} are free: "
-                f"as root, echo {pool.total - pool.free + needed} > {pool.pool_file()} (or a smaller {option})")
+                f"as root, echo {pool.total - pool.free + needed} > {pool.pool_file()}"
+                # a smaller buffer fits only what is free (with none free, it was no remedy)
+                + (f" (or {option} {pool.free * HUGE_PAGE_MB} or less)" if pool.free else ""))
     else:
         available = meminfo().get("MemAvailable", 0)
         if buffer_mb * MIB > available:
