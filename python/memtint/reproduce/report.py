@@ -196,7 +196,7 @@ def claim_rows(rows: list[Row]) -> list[list[str]]:
         label = r.claim["text"] + (f" — **{r.subject}**" if r.subject else "") + (
             f" (measured on: {r.population})" if r.population and r.population != r.subject else "")
         # The figure's name as the claims plot labels its row, so a row there is found here.
-        out.append([f"{r.claim['figure']} `{claim_name(r)}`", label, r.claim["source"], paper_text(r.claim),
+        out.append([r.claim["figure"] + (f" `{claim_name(r)}`" if claim_name(r) else ""), label, r.claim["source"], paper_text(r.claim),
                     mean + sampled_text(r), spread,
                     f"**{verdict_text(r)}**", cause])
     return out
@@ -223,8 +223,8 @@ def _verdict_tag(r: Row) -> str:
 def claim_name(r: Row) -> str:
     """A claim's short name, as the plot and the table's figure column show it: its id, and its
     subject where the id does not already end with it."""
-    cid = r.claim["id"]
-    return cid if not r.subject or cid.endswith(r.subject) else f"{cid} {r.subject}"
+    cid = r.claim.get("id", "")
+    return cid if not r.subject or cid.endswith(r.subject) else f"{cid} {r.subject}".strip()
 
 
 def plotted(r: Row) -> bool:
