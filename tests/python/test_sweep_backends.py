@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +17,7 @@ from memtint.sweep.runs import alone_keys, execute_run, expand
 
 from test_sweep import SPEC_TOML, write
 
+REPO = Path(__file__).resolve().parents[2]
 HINT = "Ray is not installed: pip install 'memtint[ray]'"
 
 
@@ -99,3 +102,84 @@ def test_a_lost_ray_cancel_is_sent_again_within_a_bounded_time():
     backend._ray = fake = _LossyRay(lost=set())
     backend._cancel({})
     assert fake.cancels == []
+
+
+class _InProcess:
+    """A backend running each task in this process with ``on_worker`` entered around it: what a
+    Ray node whose files differ from the sweep machine's looks like to the runner."""
+
+    name = "in-process"
+    slots = 1
+
+    def __init__(self, on_worker):
+        self.on_worker = on_worker
+
+    def map_unordered(self, fn, items):
+        for item in items:
+            with self.on_worker():
+                result = fn(item)
+            yield item, result
+
+    def close(self, kill=False):
+        pass
+
+
+def _trace_sweep(tmp_path):
+    trace = tmp_path / "trace.mtt.gz"
+    trace.write_bytes((REPO / "workloads/traces/chase.t1.mtt.gz").read_bytes())
+    spec = {"name": "files", "machines": ["i7-860"], "policies": ["buddy"], "instructions": 20_000, "warmup": 0,
+            "mixes": [[str(trace), "light"]]}
+    return trace, spec
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("change", ["other copy", "missing"])
+def test_a_worker_that_reads_other_files_than_the_sweep_fails_its_runs(tmp_path, monkeypatch, change):
+    # A Ray node with another copy of a trace at the same path (or none) simulated it and stored
+    # its result under the configuration hash of the sweep machine's file, and its alone runs
+    # entered the sweep machine's alone cache under the other file's key.
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    trace, spec = _trace_sweep(tmp_path)
+
+    original = trace.read_bytes()
+
+    @contextlib.contextmanager
+    def worker_files():
+        if change == "missing":
+            trace.unlink()
+        else:
+            trace.write_bytes((REPO / "workloads/traces/bzip2.t1.mtt.gz").read_bytes())
+        try:
+            yield
+        finally:
+            trace.write_bytes(original)
+
+    trace_key, light_key = alone_keys(expand(parse_spec(spec))[0])
+    summary = memtint_api.sweep(spec, out=tmp_path / "out", backend=_InProcess(worker_files), progress=False)
+    assert (summary.done, summary.failed, summary.alone_runs) == (1, 1, 2)
+    error = next(iter(summary.errors.values()))
+    expected = "no such file on this worker" if change == "missing" else "is not what the sweep read"
+    assert error.startswith(f"programs[0]: {trace}") and expected in error, error
+    # The trace's alone run failed too, so the sweep machine's cache holds only the profile's.
+    assert {p.stem for p in (tmp_path / "cache").glob("alone/*.json")} == {light_key}
+    assert trace_key != light_key
+    frame = memtint_api.load_results(tmp_path / "out")
+    assert (frame["status"] == "failed").all()
+
+
+@pytest.mark.engine
+def test_a_worker_with_another_memtint_fails_its_runs(tmp_path, monkeypatch):
+    from memtint.sweep import runs
+
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    run = expand(parse_spec({"machines": ["i7-860"], "policies": ["bpm"], "instructions": 20_000,
+                             "mixes": [["stream", "light"]]}))[0]
+    sweep_version = runs.memtint_version()
+    task = runs.alone_tasks([run])[0]
+    monkeypatch.setattr(runs, "memtint_version", lambda: "0.0.0+other")
+    message = f"runs memtint 0.0.0+other, the sweep memtint {sweep_version}"
+    outcome = execute_run(run.describe())
+    assert outcome["status"] == "failed" and outcome["result"] is None and message in outcome["error"]
+    alone = runs.execute_alone({"key": task.key, "spec": task.spec, "identity": task.identity})
+    assert alone["status"] == "failed" and message in alone["error"]
+    assert not (tmp_path / "cache").exists()  # nothing simulated

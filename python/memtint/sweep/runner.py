@@ -184,7 +184,8 @@ def _schedules(pending: list[runs_module.Run], alone_results: dict[str, dict[str
             alone_keys.setdefault(r.schedule_key, r)
     if alone_keys:
         bar.add("schedule runs", len(alone_keys))
-        tasks = [{"key": k, "spec": runs_module.schedule_spec(r)} for k, r in alone_keys.items()]
+        tasks = [{"key": k, "spec": runs_module.schedule_spec(r), "inputs": r.describe(), "identity": r.identity}
+                 for k, r in alone_keys.items()]
         for task, outcome in backend.map_unordered(runs_module.execute_schedule, tasks):
             if isinstance(outcome, dict) and outcome.get("status") == "ok":
                 schedules[task["key"]] = (outcome["schedule"], outcome["schedule_units"])
@@ -346,7 +347,7 @@ def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str],
             alone_results: dict[str, dict[str, Any]] = {}
             specs = {t.key: t.spec for t in alone}
             for task, outcome in backend.map_unordered(
-                    runs_module.execute_alone, [{"key": t.key, "spec": t.spec} for t in alone]):
+                    runs_module.execute_alone, [{"key": t.key, "spec": t.spec, "identity": t.identity} for t in alone]):
                 if isinstance(outcome, dict) and outcome.get("status") == "ok":
                     alone_results[task["key"]] = outcome["core"]
                     if not comparison.alone_cached(specs[task["key"]]):

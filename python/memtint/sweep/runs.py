@@ -17,16 +17,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
+import socket
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memtint import comparison
 from memtint.sweep.spec import SweepSpec
 
 __all__ = ["Run", "AloneTask", "expand", "alone_keys", "alone_tasks", "execute_run", "execute_alone", "execute_schedule",
-           "schedule_spec", "memtint_version"]
+           "schedule_spec", "memtint_version", "inputs_identity", "check_inputs"]
 
 #: Version of the run description hashed into every configuration hash; bump it when what a run
 #: means changes (so stored results of the old meaning are not taken for the new one).
@@ -68,6 +70,9 @@ class Run:
     schedule_from: str | None = None
     #: :func:`contents_digest` of the files the run reads, when it was expanded.
     contents: str = ""
+    #: What its configuration hash was computed from (:func:`inputs_identity`, when it was
+    #: expanded): a worker checks it reads the same before it runs.
+    identity: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def mix(self) -> str:
@@ -88,6 +93,8 @@ class Run:
             out["alone_machine"] = self.alone_machine
         if self.schedule_from is not None:
             out["schedule_from"] = self.schedule_from
+        if self.identity:
+            out["identity"] = self.identity
         return out
 
     @functools.cached_property
@@ -148,10 +155,54 @@ def _contents(description: dict[str, Any]) -> dict[str, Any]:
     }
     if description.get("alone_machine") is not None:
         out["alone_machine"] = comparison._machine_identity(description["alone_machine"])
-    files = comparison.files_identity(description["mapping"], description["os"], description.get("overrides"))
+    files = comparison.files_identity(description.get("mapping"), description.get("os") or {},
+                                      description.get("overrides"))
     if files:
         out["files"] = files
     return out
+
+
+def inputs_identity(description: dict[str, Any], contents: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The memtint version and the file contents (:func:`_contents`) a task's result depends on,
+    as the sweep saw them; ``description`` needs ``machine``, ``programs`` and optionally
+    ``alone_machine``, ``mapping``, ``os`` and ``overrides``."""
+    return {"memtint": memtint_version(), **(contents if contents is not None else _contents(description))}
+
+
+def check_inputs(description: dict[str, Any], expected: dict[str, Any] | None) -> None:
+    """Worker side, before a task runs: refuse (MemtintError naming the file or the version)
+    when this worker would not read what the sweep hashed, since its result would be stored
+    under a configuration it did not run: another memtint on a Ray node, a trace missing there
+    or another copy of it, a file edited since the sweep started."""
+    if not expected:
+        return
+    actual = inputs_identity(description)
+    if actual == expected:
+        return
+    host = socket.gethostname()
+    if actual.get("memtint") != expected.get("memtint"):
+        raise comparison.MemtintError(
+            f"this worker ({host}) runs memtint {actual.get('memtint')}, the sweep memtint {expected.get('memtint')}: "
+            "every Ray node needs the sweep's memtint (the configuration hashes include its version)")
+    named = [(f"programs[{i}]", p, e, a) for i, (p, e, a) in
+             enumerate(zip(description["programs"], expected.get("programs") or [], actual["programs"]))]
+    named += [(key, description.get(key), expected.get(key), actual.get(key)) for key in ("machine", "alone_machine")]
+    for key, path, want, have in named:
+        if want != have:
+            break
+    else:
+        key, path = "files", "a mapping, rules or device file its machine, mapping, os or overrides name"
+    if isinstance(path, str) and os.path.isabs(path) and not os.path.exists(path):
+        raise comparison.MemtintError(f"{key}: {path}: no such file on this worker ({host}); every Ray node needs the "
+                                      "sweep's trace and machine files at the same path")
+    raise comparison.MemtintError(
+        f"{key}: {path} (or a file it names) on this worker ({host}) is not what the sweep read: changed since the "
+        "sweep started, or another copy on this Ray node; every node needs the same files at the same path")
+
+
+def alone_inputs(spec: dict[str, Any]) -> dict[str, Any]:
+    """What :func:`inputs_identity` reads of an alone run's engine specification."""
+    return {k: spec.get(k) for k in ("machine", "programs", "mapping", "os", "overrides")}
 
 
 def contents_digest(contents: dict[str, Any]) -> str:
@@ -195,17 +246,20 @@ def expand(spec: SweepSpec) -> list[Run]:
                         spec.warmup, overrides=spec.overrides,
                         label=f"{e.policy}+{e.scheduler}" if e.scheduler else e.policy,
                         sampling=sampling, alone_machine=e.alone_machine,
-                        schedule_from=baseline if matched else None, contents=contents_digest(contents)))
+                        schedule_from=baseline if matched else None, contents=contents_digest(contents),
+                        identity=inputs_identity(description, contents)))
     return runs
 
 
 @dataclass(frozen=True)
 class AloneTask:
-    """One distinct alone run (its cache key and its engine specification)."""
+    """One distinct alone run (its cache key and its engine specification, and what its key was
+    computed from: :func:`inputs_identity`)."""
 
     key: str
     program: str
     spec: dict[str, Any]
+    identity: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def alone_keys(run: Run) -> dict[str, dict[str, Any]]:
@@ -226,7 +280,7 @@ def alone_tasks(runs: list[Run]) -> list[AloneTask]:
             continue
         for program, (key, spec) in zip(run.programs, alone_keys(run).items()):
             if key not in tasks and not comparison.alone_cached(spec):
-                tasks[key] = AloneTask(key, program, spec)
+                tasks[key] = AloneTask(key, program, spec, inputs_identity(alone_inputs(spec)))
     return list(tasks.values())
 
 
@@ -243,6 +297,7 @@ def execute_alone(task: dict[str, Any]) -> dict[str, Any]:
     that need it, so workers on other machines need no shared cache. Never raises: a failure is
     returned (the comparisons that need the run will fail with the same error and be recorded)."""
     try:
+        check_inputs(alone_inputs(task["spec"]), task.get("identity"))
         core = comparison.alone_run(task["spec"], use_cache=True)
         return {"key": task["key"], "status": "ok", "error": None, "core": core}
     except (KeyboardInterrupt, SystemExit):
@@ -259,6 +314,7 @@ def execute_schedule(task: dict[str, Any]) -> dict[str, Any]:
     from memtint.sampling import units_of
 
     try:
+        check_inputs(task.get("inputs") or {}, task.get("identity"))
         result = api.run_sim_spec(task["spec"])
         return {"key": task["key"], "status": "ok", "error": None, "schedule": result["sampling"]["schedule"],
                 "schedule_units": units_of(result)}
@@ -288,6 +344,7 @@ def execute_run(run: dict[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     out: dict[str, Any] = {"config_hash": run["config_hash"], "status": "ok", "error": None, "result": None}
     try:
+        check_inputs(run, run.get("identity"))
         out["result"] = comparison.compare(
             run["machine"], list(run["programs"]), [run["policy"]], instructions=run["instructions"],
             seed=run["seed"], baseline=run["baseline"], mapping=run["mapping"], scheduler=run["scheduler"],
