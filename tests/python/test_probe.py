@@ -306,6 +306,10 @@ def test_a_mapping_written_otherwise_is_matched_not_called_a_mismatch(memtint, t
     assert "MISMATCH" not in out and "up to what timing cannot tell" in out
     node = json.loads((tmp_path / "p.json").read_text())["nodes"][0]
     assert node["matches"] is True and node["exact"] is False
+    # The noise study's outcome too (it counted this "wrong").
+    from memtint.probe.noise_study import one
+
+    assert one((str(tmp_path / machine), "jitter_ns", 0.0, 1))["outcome"] == "exact"
 
 
 def test_a_mistake_in_a_machine_or_mapping_file_names_its_line(memtint, tmp_path):
