@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from pathlib import Path
 
@@ -183,3 +184,144 @@ def test_a_worker_with_another_memtint_fails_its_runs(tmp_path, monkeypatch):
     alone = runs.execute_alone({"key": task.key, "spec": task.spec, "identity": task.identity})
     assert alone["status"] == "failed" and message in alone["error"]
     assert not (tmp_path / "cache").exists()  # nothing simulated
+
+
+class _FakeRay:
+    """The part of Ray a RayBackend uses, in this process: tasks run when submitted; ``report``
+    is what a worker's probe answers (None: the real one), ``cpus`` the cluster's CPUs."""
+
+    def __init__(self, cpus=2, report=None, init_error=None):
+        import types
+
+        self.cpus, self.report, self.init_error = cpus, report, init_error
+        self.initialized = init_error is None
+        self.in_flight_seen: list[int] = []
+        self.results: dict[int, object] = {}
+        self.module = types.SimpleNamespace(
+            is_initialized=lambda: self.initialized, init=self.init, shutdown=lambda: None,
+            cluster_resources=lambda: {"CPU": self.cpus} if self.cpus else {}, remote=self.remote,
+            wait=self.wait, get=self.get, cancel=lambda ref, force=False: None, nodes=lambda: [])
+
+    def init(self, **options):
+        raise self.init_error
+
+    def remote(self, num_cpus=1):
+        fake = self
+
+        def wrap(fn):
+            class Remote:
+                def remote(self, *args):
+                    ref = len(fake.results)
+                    try:
+                        out = fn(*args)
+                        if fn.__name__ == "worker_identity" and fake.report is not None:
+                            out = fake.report
+                        fake.results[ref] = out
+                    except Exception as error:
+                        fake.results[ref] = error
+                    return ref
+
+                def options(self, **kw):
+                    return self
+
+            return Remote()
+
+        return wrap
+
+    def wait(self, refs, num_returns=1, timeout=None):
+        self.in_flight_seen.append(len(refs))
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref):
+        out = self.results[ref]
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+
+def _double(x):
+    return 2 * x
+
+
+@pytest.fixture
+def fake_ray(monkeypatch):
+    def install(**kw):
+        fake = _FakeRay(**kw)
+        monkeypatch.setitem(sys.modules, "ray", fake.module)
+        return fake
+
+    return install
+
+
+def test_a_ray_node_with_another_memtint_is_refused_before_any_task(fake_ray):
+    from memtint.sweep import ray_backend
+    from memtint.sweep.runs import memtint_version
+
+    fake_ray(report={"memtint": "0.0.0+other", "host": "node-3"})
+    with pytest.raises(MemtintError, match=rf"\(node-3\): memtint 0\.0\.0\+other, not the sweep's {re.escape(memtint_version())}"):
+        ray_backend.RayBackend("auto")
+    fake_ray()  # this memtint on every node: accepted
+    assert dict(ray_backend.RayBackend("auto").map_unordered(_double, [1, 2])) == {1: 2, 2: 4}
+
+
+def test_a_ray_task_error_is_one_line_naming_what_to_do():
+    from memtint.sweep.ray_backend import task_error_text
+
+    class RayTaskError(Exception):
+        def __init__(self, cause):
+            super().__init__(str(cause))
+            self.cause = cause
+
+    # What Ray 2.x raises when the worker cannot unpickle the task's function (memtint not installed there).
+    unimportable = RuntimeError(
+        "The remote function failed to import on the worker. This may be because needed library dependencies are "
+        "not installed in the worker environment or cannot be found from sys.path ['/srv']:\n\nTraceback (most "
+        "recent call last):\n  File \"function_manager.py\", line 314, in fetch_and_register_remote_function\n"
+        "    function = pickle.loads(serialized_function)\nModuleNotFoundError: No module named 'memtint'\n")
+    text = task_error_text(RayTaskError(unimportable))
+    assert "\n" not in text and "Traceback" not in text
+    assert "cannot import memtint's task (ModuleNotFoundError: No module named 'memtint')" in text
+    assert "every node needs memtint installed" in text
+    remote = ValueError("bad value\nTraceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad value")
+    assert task_error_text(RayTaskError(remote)) == "ValueError: bad value ... ValueError: bad value"
+    assert task_error_text(RayTaskError(ValueError("math domain error"))) == "ValueError: math domain error"
+
+
+def test_ray_connection_errors_say_why(fake_ray, monkeypatch):
+    from memtint.sweep import ray_backend
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    try:
+        try:
+            raise RuntimeError("Failed to connect to GCS. Last connection error: Traceback (most recent call last):\n"
+                               "  File \"node.py\"\nray.exceptions.AuthenticationError: RPC error: InvalidAuthToken: "
+                               "Authentication token is missing or incorrect.\n")
+        except RuntimeError as inner:
+            raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.1:6379") from inner
+    except ConnectionError as error:
+        outer = error
+    fake_ray(init_error=outer)
+    with pytest.raises(MemtintError) as raised:
+        ray_backend.RayBackend("auto")
+    assert str(raised.value).endswith("Failed to connect to Ray cluster at 10.0.0.1:6379: ray.exceptions."
+                                      "AuthenticationError: RPC error: InvalidAuthToken: Authentication token is "
+                                      "missing or incorrect.")
+
+
+def test_ray_in_flight_tasks_follow_the_clusters_cpus(fake_ray, monkeypatch, capsys):
+    from memtint.sweep import ray_backend
+
+    monkeypatch.setattr(ray_backend, "RESIZE_EVERY", 0.0)
+    fake = fake_ray(cpus=0)
+    backend = ray_backend.RayBackend("auto")
+    assert "the Ray cluster has no CPUs now" in capsys.readouterr().err
+    assert (backend.slots, backend.max_in_flight) == (1, 2)
+
+    def grow(x):
+        fake.cpus = 8  # an autoscaler's nodes joined
+        return x
+
+    fake.in_flight_seen.clear()
+    assert sorted(r for _, r in backend.map_unordered(grow, range(40))) == list(range(40))
+    assert (backend.slots, backend.max_in_flight) == (8, 16)
+    assert max(fake.in_flight_seen) == 16

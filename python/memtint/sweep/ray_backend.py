@@ -2,8 +2,10 @@
 
 The sweep code is the same as on the local process pool (runner.py): the worker functions of
 :mod:`memtint.sweep.runs` are wrapped in ``ray.remote`` and their plain-data items become task
-arguments. At most ``2 * slots`` tasks are in flight (``slots``: the cluster's CPUs when the backend
-starts), and finished tasks are collected with ``ray.wait`` in completion order.
+arguments. At most ``2 * slots`` tasks are in flight (``slots``: the cluster's CPUs, looked at again
+every few seconds as nodes join or leave), and finished tasks are collected with ``ray.wait`` in
+completion order. As it starts, the backend has each node with CPUs answer a probe: a node that
+cannot import memtint, or has another version of it, stops it before any task.
 
 Ray is an optional dependency (``pip install 'memtint[ray]'``); this module imports it only when
 a backend is created. memtint itself must be installed on every node of a cluster (same version:
@@ -19,12 +21,17 @@ from typing import Any, Callable, Iterable, Iterator
 from memtint.api import MemtintError
 from memtint.sweep.backends import WorkerError
 
-__all__ = ["RayBackend", "RayNotInstalled", "import_ray"]
+__all__ = ["RayBackend", "RayNotInstalled", "import_ray", "task_error_text", "worker_identity"]
 
 INSTALL_HINT = "Ray is not installed: pip install 'memtint[ray]'"
 #: Cancelling tasks: rounds of cancel-and-wait, and each round's wait in seconds.
 CANCEL_ROUNDS = 4
 CANCEL_WAIT = 0.25
+#: Seconds the start waits for each node's answer to the probe (a node still starting a worker
+#: after that is left to the tasks' own checks).
+PROBE_SECONDS = 60.0
+#: Seconds between two looks at the cluster's CPUs (nodes join and leave while a sweep runs).
+RESIZE_EVERY = 5.0
 
 
 class RayNotInstalled(MemtintError):
@@ -38,6 +45,43 @@ def import_ray() -> Any:
     except ImportError:
         raise RayNotInstalled(INSTALL_HINT) from None
     return ray
+
+
+def worker_identity() -> dict[str, str]:
+    """Worker side: what the start's probe compares with the driver (memtint's version and the host)."""
+    from memtint.sweep.runs import memtint_version
+
+    return {"memtint": memtint_version(), "host": socket.gethostname()}
+
+
+def task_error_text(error: BaseException) -> str:
+    """A failed Ray task's error in one line: the task's own exception, or what Ray says of the
+    worker, without Ray's traceback of where it failed."""
+    cause = getattr(error, "cause", None) or error
+    text = str(cause).strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    if "failed to import on the worker" in text:  # unpickling the task's function: memtint missing there
+        return (f"the Ray worker cannot import memtint's task ({lines[-1].strip()}): every node needs memtint "
+                f"installed, the same version as here ({_memtint_version()})")
+    if any(line.startswith("Traceback (most recent call last)") for line in lines):
+        text = f"{lines[0].strip()} ... {lines[-1].strip()}"
+    return f"{type(cause).__name__}: {text}"
+
+
+def _memtint_version() -> str:
+    from memtint.sweep.runs import memtint_version
+
+    return memtint_version()
+
+
+def _root_cause(error: BaseException) -> str:
+    """The last line of the innermost exception behind ``error`` (why Ray could not connect), or ""."""
+    inner, seen = error, set()
+    while (inner.__cause__ or inner.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        inner = inner.__cause__ or inner.__context__
+    lines = [line.strip() for line in str(inner).splitlines() if line.strip()]
+    return lines[-1] if inner is not error and lines and lines[-1] not in str(error) else ""
 
 
 def _check_reachable(address: str, timeout: float = 10.0, what: str = "") -> None:
@@ -63,7 +107,9 @@ class RayBackend:
     already initialised in this process (e.g. by the caller), that session is used as it is.
     :meth:`close` calls ``ray.shutdown()`` only if this backend called ``ray.init()``: that stops
     a local Ray it started, and only disconnects from a cluster (which keeps running). ``init_options`` are passed on to
-    ``ray.init``. ``max_in_flight`` bounds the submitted, unfinished tasks (default ``2 * slots``).
+    ``ray.init``. ``max_in_flight`` bounds the submitted, unfinished tasks (default ``2 * slots``,
+    following the cluster's CPUs). Starting raises :class:`MemtintError` when a node cannot run
+    memtint's tasks (memtint missing there, or another version).
     """
 
     name = "ray"
@@ -88,16 +134,90 @@ class RayBackend:
                     ray.init(address=address, **options)
             except Exception as error:  # ConnectionError, RuntimeError, ValueError...
                 where = address if address not in (None, "auto") else os.environ.get("RAY_ADDRESS", "local Ray")
-                raise MemtintError(f"cannot start or reach Ray ({where}): {error}") from None
+                # Ray's outer error only says it failed (a cluster with token authentication: why, inside).
+                cause = _root_cause(error)
+                raise MemtintError(f"cannot start or reach Ray ({where}): {error}" + (f": {cause}" if cause else "")) from None
             self._started = True
             # ray.init installs its own SIGINT/SIGTERM handlers; memtint's come back.
             from memtint import stopping
 
             stopping.reinstall()
-        self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        self.max_in_flight = max(1, max_in_flight or 2 * self.slots)
+        self._fixed_in_flight = max_in_flight
+        self._resized = 0.0
+        self._resize(force=True)
         self._remote: dict[Callable[[Any], Any], Any] = {}
         self._in_flight: dict[Any, Any] = {}  # ObjectRef -> item, of the map being iterated
+        try:
+            self._probe()
+        except BaseException:
+            self.close()
+            raise
+        if not self._cpus:
+            import sys
+
+            sys.stderr.write("memtint: the Ray cluster has no CPUs now: each task needs one, so they wait for a node "
+                             "with CPUs to join\n")
+
+    def _resize(self, force: bool = False) -> None:
+        """Follow the cluster's CPUs (an autoscaler adds nodes while the sweep runs): ``slots``
+        and, unless given, ``max_in_flight`` (twice the CPUs)."""
+        import time
+
+        now = time.monotonic()
+        if not force and now - self._resized < RESIZE_EVERY:
+            return
+        self._resized = now
+        try:
+            self._cpus = int(self._ray.cluster_resources().get("CPU", 0))
+        except Exception:
+            if not force:
+                return
+            self._cpus = 0
+        self.slots = max(1, self._cpus)
+        self.max_in_flight = max(1, self._fixed_in_flight or 2 * self.slots)
+
+    def _probe(self) -> None:
+        """Before any task: each node with CPUs imports memtint and has this version of it, else
+        :class:`MemtintError` naming the nodes (a node without memtint failed every task with a
+        traceback; one with another version would store its results under this version's hashes)."""
+        import time
+
+        ray = self._ray
+        mine = _memtint_version()
+        probe = ray.remote(num_cpus=0)(worker_identity)
+        nodes: list[dict[str, Any]] = []
+        try:
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            nodes = [n for n in ray.nodes() if n.get("Alive") and (n.get("Resources") or {}).get("CPU")]
+            refs = {probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote():
+                    n.get("NodeManagerAddress") or n["NodeID"] for n in nodes}
+        except (ImportError, AttributeError, KeyError, TypeError):
+            refs = {}
+        if not refs:  # no node with CPUs yet: any worker
+            refs = {probe.remote(): "a worker"}
+        waiting, answered = list(refs), []
+        deadline = time.monotonic() + PROBE_SECONDS
+        while waiting and time.monotonic() < deadline:  # short waits: a signal's handler runs between them
+            done, waiting = ray.wait(waiting, num_returns=len(waiting), timeout=0.5)
+            answered += done
+        for ref in waiting:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:
+                pass
+        problems = []
+        for ref in answered:
+            try:
+                got = ray.get(ref)
+            except Exception as error:
+                problems.append(f"{refs[ref]}: {task_error_text(error)}")
+                continue
+            if got.get("memtint") != mine:
+                problems.append(f"{refs[ref]} ({got.get('host')}): memtint {got.get('memtint')}, not the sweep's {mine} "
+                                "(the configuration hashes include the version)")
+        if problems:
+            raise MemtintError("Ray node(s) cannot run memtint's tasks: " + "; ".join(problems))
 
     def _remote_of(self, fn: Callable[[Any], Any]) -> Any:
         remote = self._remote.get(fn)
@@ -132,9 +252,9 @@ class RayBackend:
                     try:
                         result = ray.get(ref)
                     except Exception as error:  # a dead worker or node, an unpicklable result...
-                        cause = getattr(error, "cause", None) or error
-                        result = WorkerError(f"{type(cause).__name__}: {cause}")
+                        result = WorkerError(task_error_text(error))
                     yield item, result
+                self._resize()
                 fill()
         finally:
             self._cancel(pending)
