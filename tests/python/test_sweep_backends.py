@@ -14,6 +14,7 @@ import memtint as memtint_api
 from memtint import cli
 from memtint.api import MemtintError
 from memtint.sweep import parse_spec
+from memtint.sweep.backends import WorkerError
 from memtint.sweep.runs import alone_keys, execute_run, expand
 
 from test_sweep import SPEC_TOML, write
@@ -325,3 +326,34 @@ def test_ray_in_flight_tasks_follow_the_clusters_cpus(fake_ray, monkeypatch, cap
     assert sorted(r for _, r in backend.map_unordered(grow, range(40))) == list(range(40))
     assert (backend.slots, backend.max_in_flight) == (8, 16)
     assert max(fake.in_flight_seen) == 16
+
+
+class _Refusing:
+    """A backend of ``slots`` workers that fails every task at once."""
+
+    name = "refusing"
+
+    def __init__(self, slots):
+        self.slots = slots
+
+    def map_unordered(self, fn, items):
+        for item in items:
+            yield item, WorkerError("not run")
+
+    def close(self, kill=False):
+        pass
+
+
+def test_a_long_sweeps_estimate_is_over_the_backends_slots(tmp_path, monkeypatch, capsys):
+    # A Ray cluster's CPUs, not the CPUs of the machine running the sweep.
+    from memtint.limits import ANNOUNCE_SECONDS, sweep_seconds
+
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    spec = {"machines": ["i7-860"], "policies": ["buddy", "bpm"], "instructions": 10_000_000_000, "warmup": 0,
+            "mixes": [["stream", "light"]]}
+    runs = [(2, 10_000_000_000, 0)] * 2
+    assert sweep_seconds(runs, 1) > ANNOUNCE_SECONDS > sweep_seconds(runs, 1000)
+    for slots, announced in ((1, True), (1000, False)):
+        summary = memtint_api.sweep(spec, out=tmp_path / f"out-{slots}", backend=_Refusing(slots), progress=False)
+        assert summary.failed == 2
+        assert ("this sweep will take about" in capsys.readouterr().err) is announced

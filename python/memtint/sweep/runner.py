@@ -306,8 +306,6 @@ def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str],
     summary.alone_runs = len(alone)
     from memtint.limits import announce, sweep_seconds
 
-    announce(sweep_seconds([(len(r.programs), r.instructions, r.warmup) for r in pending],
-                           jobs or os.cpu_count() or 1), "sweep")
     own_backend = backend is None
     if backend is None and pending:
         if ray is not None:  # started or reached before the store records anything
@@ -316,6 +314,9 @@ def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str],
             backend = RayBackend(ray)
         else:
             backend = LocalBackend(jobs)
+    # On the backend's slots: a Ray cluster's CPUs, not this machine's.
+    announce(sweep_seconds([(len(r.programs), r.instructions, r.warmup) for r in pending],
+                           backend.slots if backend is not None else 1), "sweep")
     try:
         store.start_sweep(sweep.name, os.path.abspath(sweep.source) if sweep.source else None, len(all_runs),
                           version)
