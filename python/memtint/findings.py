@@ -159,8 +159,8 @@ def interference_sentence(frame: Any, baseline: str) -> str:
 
 def policy_sentences(runs: Any, intensive: set[str] | None = None,
                      interference: dict[str, float] | None = None) -> list[str]:
-    """One sentence per non-baseline policy (per series, ``bpm @ machine``, where ``runs`` has
-    them) saying what its result means, computed from the runs (``memtint.reports.run_table``):
+    """One sentence per non-baseline policy (per series, ``bpm @ machine``, as the report labels
+    them, where ``runs`` has them) saying what its result means, computed from the runs (``memtint.reports.run_table``):
     mean weighted-speedup and maximum-slowdown change against the baseline on the same mix and
     machine, how many mixes improved, the memory-intensive mixes apart, and the row-buffer miss
     rate that explains it. ``intensive``: the memory-intensive mixes (:func:`intensive_mixes`;
@@ -172,9 +172,9 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None,
 
     base = runs.attrs["baseline"]
     ok = runs[runs["status"] == "ok"]
-    # A policy's name, or its series (``bpm @ machine``) where it ran as several.
-    several = "series" in ok and ok.groupby("policy")["series"].nunique().max() > 1
-    label = ok["series"] if several else ok["policy"]
+    # Each series as the report's tables and plots label it (``bpm-plus @ i7-860-bpm-plus`` for a
+    # policy run on its machine variant), so a sentence is found by its row.
+    label = ok["series"] if "series" in ok else ok["policy"]
     machine = ok["machine"] if "machine" in ok else ""
     ok = ok.assign(_label=label, _machine=machine)
     interference = interference or {}

@@ -392,7 +392,7 @@ def test_demo_runs(memtint, tmp_path, monkeypatch):
     # one sentence per policy saying what its result means, with the numbers it comes from
     import re
 
-    for policy in ("bpm", "bpm-plus", "cache-only", "a-vp"):
+    for policy in ("bpm", "bpm-plus @ i7-860-bpm-plus", "cache-only", "a-vp"):  # as the table's rows
         # A change that rounds to 0.0 gets more decimals (+0.01 %), never -0.0 (findings.signed).
         sentence = re.search(rf"^{re.escape(policy)}: weighted speedup (?:[+-]\d+\.\d+|0\.0) % over buddy on average "
                              rf"\(\d of 6 mixes better\), maximum slowdown (?:[+-]\d+\.\d+|0\.0) %.*row-buffer miss rate",
