@@ -2038,7 +2038,8 @@ def _refuse_missing_files(args: argparse.Namespace) -> None:
         return
     for dest, (option, kind) in NAMED_FILES.items():
         value = getattr(args, dest, None)
-        if not isinstance(value, str) or not (value.endswith(".toml") or os.sep in value):
+        # (a directory without either: the engine's "D: Is a directory" named no option)
+        if not isinstance(value, str) or not (value.endswith(".toml") or os.sep in value or os.path.isdir(value)):
             continue
         presets = api.presets()
         names = ({m["name"] for m in presets.get("machines", [])} if kind == "machine" else

@@ -182,7 +182,14 @@ def in_its_file(message: str) -> str:
     """An engine error about a key of a file the engine read itself (a machine's mapping or
     device file), ``invalid configuration: m.mapping.toml: fields.bank: ...``, as
     ``m.mapping.toml:12: fields.bank: ...`` at the line that sets the key (or its table's); the
-    message as it is when the file or the line is not found."""
+    message as it is when the file or the line is not found. A file that is not UTF-8 (the engine's
+    "F: stream did not contain valid UTF-8") is named with the line and the byte."""
+    bad = re.search(r"(?:^|: )([^:]+?): stream did not contain valid UTF-8", message)
+    if bad and os.path.isfile(bad.group(1)):
+        try:
+            read_toml(bad.group(1))
+        except TomlFileError as error:
+            return message[:bad.start(1)] + str(error) + message[bad.end():]
     m = re.match(r"invalid configuration: (.+?\.toml): ([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)((?:\[\d+\])*): (.*)",
                  message, re.S)
     if not m or not os.path.isfile(m.group(1)):

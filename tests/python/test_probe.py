@@ -328,3 +328,21 @@ def test_a_mistake_in_a_machine_or_mapping_file_names_its_line(memtint, tmp_path
     for option in ("--simulate", "--like"):
         code, out, err = memtint("probe", option, machine, "--no-progress")
         assert code == 2 and err.startswith(f"memtint: error: bad.toml:{line}: ") and "dram.ranks" in err, err
+
+
+def test_a_machine_or_mapping_file_not_utf8_and_a_directory_are_named(memtint, tmp_path):
+    # The engine said "F: stream did not contain valid UTF-8" (no line) and "D: Is a directory" (no option).
+    machine = _machine_with_mapping(tmp_path, "latin", "rank = [[16, 20]]\nbank = [[13, 17], [14, 18], [15, 19]]\n"
+                                    "column = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n"
+                                    "row = [17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]\n")
+    mapping = tmp_path / "latin.mapping.toml"
+    mapping.write_bytes(mapping.read_bytes() + b"# caf\xe9\n")
+    line = mapping.read_bytes().count(b"\n")
+    code, out, err = memtint("probe", "--simulate", machine, "--no-progress")
+    assert code == 2 and f"latin.mapping.toml:{line}: not UTF-8 text (byte 0xe9)" in err, err
+    (tmp_path / "m.toml").write_bytes(b'name = "m"\n# caf\xe9\n')
+    code, out, err = memtint("probe", "--simulate", "m.toml", "--no-progress")
+    assert code == 2 and err.startswith("memtint: error: m.toml:2: not UTF-8 text (byte 0xe9)"), err
+    (tmp_path / "adir").mkdir()
+    code, out, err = memtint("probe", "--simulate", "adir", "--no-progress")
+    assert code == 2 and "--simulate adir: a directory, not a machine file" in err, err
