@@ -357,3 +357,45 @@ def test_a_long_sweeps_estimate_is_over_the_backends_slots(tmp_path, monkeypatch
         summary = memtint_api.sweep(spec, out=tmp_path / f"out-{slots}", backend=_Refusing(slots), progress=False)
         assert summary.failed == 2
         assert ("this sweep will take about" in capsys.readouterr().err) is announced
+
+
+def _serve_once(reply: bytes):
+    """A local port whose first connection gets ``reply`` (after reading what the client sends)."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+
+    def answer():
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(1024)
+            connection.sendall(reply)
+        server.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    return server.getsockname()[1]
+
+
+def test_an_address_where_something_else_than_ray_answers_is_refused_at_once(fake_ray, monkeypatch):
+    # ray.init retried such an address for minutes, with Ctrl-C unheard for half a minute at a time.
+    import time
+
+    from memtint.sweep import ray_backend
+
+    monkeypatch.delenv("RAY_USE_TLS", raising=False)
+    fake_ray(init_error=ConnectionError("ray.init was called"))
+    port = _serve_once(b"HTTP/1.0 400 Bad request version\r\n\r\n")  # the dashboard, a web server
+    started = time.perf_counter()
+    with pytest.raises(MemtintError, match=rf"^cannot reach the Ray cluster at 127\.0\.0\.1:{port}: something answers "
+                                           "there, but not as a Ray cluster does"):
+        ray_backend.RayBackend(f"127.0.0.1:{port}")
+    assert time.perf_counter() - started < 5
+    with pytest.raises(MemtintError, match=r"http:// is not a cluster address .*head:6379"):
+        ray_backend.RayBackend("http://127.0.0.1:8265")
+    # A gRPC server (a cluster's GCS) answers with a SETTINGS frame: then Ray connects.
+    port = _serve_once(bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
+    with pytest.raises(MemtintError, match=r"cannot start or reach Ray .*ray.init was called"):
+        ray_backend.RayBackend(f"127.0.0.1:{port}")

@@ -84,16 +84,45 @@ def _root_cause(error: BaseException) -> str:
     return lines[-1] if inner is not error and lines and lines[-1] not in str(error) else ""
 
 
+#: An HTTP/2 client's connection preface and an empty SETTINGS frame (RFC 9113, 3.4): a Ray
+#: cluster's GCS and a Ray Client server speak gRPC, and answer it with a SETTINGS frame.
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
 def _check_reachable(address: str, timeout: float = 10.0, what: str = "") -> None:
-    """Fail fast on a cluster address nothing listens at (``ray.init`` would retry for minutes)."""
+    """Fail fast on a cluster address nothing listens at, or where something other than Ray
+    answers (the dashboard's port): ``ray.init`` would retry either for minutes, deaf to Ctrl-C."""
+    where = f"{address} ({what})" if what else address
+    scheme, sep, _ = address.partition("://")
+    if sep and scheme != "ray":
+        raise MemtintError(f"cannot reach the Ray cluster at {where}: {scheme}:// is not a cluster address (the "
+                           "dashboard's address is for `ray job submit`); give the cluster's address, head:6379 from "
+                           "one of its nodes or ray://head:10001 from outside")
     host, _, port = address.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
         return  # not host:port: let Ray interpret it
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        connection = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
     except OSError as error:
-        where = f"{address} ({what})" if what else address
         raise MemtintError(f"cannot reach the Ray cluster at {where}: {error.strerror or error}") from None
+    if os.environ.get("RAY_USE_TLS", "0").lower() not in ("0", "false", ""):
+        connection.close()
+        return  # TLS first: the plain preface would not be answered
+    with connection:
+        reply = b""
+        try:
+            connection.sendall(_HTTP2_PREFACE)
+            while len(reply) < 9:
+                chunk = connection.recv(9 - len(reply))
+                if not chunk:
+                    break
+                reply += chunk
+        except OSError:
+            pass
+    if len(reply) < 9 or reply[3] != 4:  # the frame header's type byte: SETTINGS
+        raise MemtintError(f"cannot reach the Ray cluster at {where}: something answers there, but not as a Ray "
+                           "cluster does (the dashboard's port, 8265, or a Ray Client port without ray://?); "
+                           "give head:6379 (the cluster's port) or ray://head:10001")
 
 
 class RayBackend:
