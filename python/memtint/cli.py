@@ -1715,7 +1715,8 @@ def _sweep(args: argparse.Namespace) -> int:
             out.print(f"Report: {report['index']} (summary: {report['summary']})", soft_wrap=True)
     if summary.failed:
         for config_hash, error in list(summary.errors.items())[:5]:
-            sys.stderr.write(f"memtint: run {config_hash[:12]} failed: {error}\n")
+            what = summary.failed_runs.get(config_hash)
+            sys.stderr.write(f"memtint: run {config_hash[:12]}{f' ({what})' if what else ''} failed: {error}\n")
         if summary.failed > 5:
             sys.stderr.write(f"memtint: ... and {summary.failed - 5} more (status and error columns in the store)\n")
         return 1

@@ -205,6 +205,7 @@ policy = "buddy"
     code, out, err = memtint("sweep", spec, "--out", tmp_path / "out", "--jobs", "2")
     assert code == 1, err
     assert "Traceback" not in err and "failed" in err and "no free frame" in err
+    assert f"({BAD_PROGRAM}|light / bpm on i7-860, seed 1) failed: " in err  # which run, not only its hash
     assert "1 failed" in out
     frame = load_results(tmp_path / "out")
     runs = runs_table(frame)

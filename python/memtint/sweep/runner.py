@@ -40,6 +40,8 @@ class SweepSummary:
     seconds: float = 0.0
     config_hashes: list[str] = field(default_factory=list, repr=False)
     errors: dict[str, str] = field(default_factory=dict, repr=False)
+    #: Per failed run's configuration hash, what it ran: ``mix / policy on machine, seed N``.
+    failed_runs: dict[str, str] = field(default_factory=dict, repr=False)
     #: Runs that warned (an unmet target error, a core with few units): per warning's text, the
     #: runs (mix and policy) that gave it.
     warnings: dict[str, list[str]] = field(default_factory=dict, repr=False)
@@ -363,6 +365,10 @@ def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str],
                 if outcome["status"] != "ok":
                     summary.failed += 1
                     summary.errors[item["config_hash"]] = outcome["error"]
+                    mix = item.get("mix_name") or "|".join(item["programs"])
+                    mix = mix if len(mix) <= 80 else mix[:77] + "..."
+                    summary.failed_runs[item["config_hash"]] = (f"{mix} / {item.get('label') or item['policy']} on "
+                                                                f"{item['machine']}, seed {item['seed']}")
                 summary.done += 1
                 result = outcome.get("result") or {}
                 for p in result.get("policies") or []:
