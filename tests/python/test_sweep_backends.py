@@ -399,3 +399,29 @@ def test_an_address_where_something_else_than_ray_answers_is_refused_at_once(fak
     port = _serve_once(bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
     with pytest.raises(MemtintError, match=r"cannot start or reach Ray .*ray.init was called"):
         ray_backend.RayBackend(f"127.0.0.1:{port}")
+
+
+@pytest.mark.engine
+def test_a_reproduction_worker_that_reads_other_files_fails_the_run(tmp_path, monkeypatch):
+    # `memtint reproduce --ray`: a node's other copy of a trace gave its figures (and entered the
+    # run cache) under the planned files' key.
+    from memtint import api
+    from memtint.reproduce.runner import run_jobs
+
+    trace, _ = _trace_sweep(tmp_path)
+    spec = api.build_sim_spec("i7-860", [str(trace), "light"], instructions=20_000, policy="buddy", warmup=0)
+    job = {"key": "k", "phase": "shared", "spec": spec}
+    original = trace.read_bytes()
+
+    @contextlib.contextmanager
+    def other_copy():
+        trace.write_bytes((REPO / "workloads/traces/bzip2.t1.mtt.gz").read_bytes())
+        try:
+            yield
+        finally:
+            trace.write_bytes(original)
+
+    with pytest.raises(MemtintError, match=rf"1 run\(s\) failed; first: .*{re.escape(str(trace))} on this worker "
+                                           r"\(.*\) is not what the reproduction read"):
+        run_jobs([job], backend=_InProcess(other_copy), progress=False)
+    assert run_jobs([job], backend=_InProcess(contextlib.nullcontext), progress=False)["k"]["cores"]

@@ -28,7 +28,7 @@ from memtint import comparison
 from memtint.sweep.spec import SweepSpec
 
 __all__ = ["Run", "AloneTask", "expand", "alone_keys", "alone_tasks", "execute_run", "execute_alone", "execute_schedule",
-           "schedule_spec", "memtint_version", "inputs_identity", "check_inputs"]
+           "schedule_spec", "memtint_version", "inputs_identity", "check_inputs", "file_digests", "check_files"]
 
 #: Version of the run description hashed into every configuration hash; bump it when what a run
 #: means changes (so stored results of the old meaning are not taken for the new one).
@@ -198,6 +198,28 @@ def check_inputs(description: dict[str, Any], expected: dict[str, Any] | None) -
     raise comparison.MemtintError(
         f"{key}: {path} (or a file it names) on this worker ({host}) is not what the sweep read: changed since the "
         "sweep started, or another copy on this Ray node; every node needs the same files at the same path")
+
+
+def file_digests(*items: Any) -> dict[str, str]:
+    """Each file ``items`` read (:func:`memtint.outputs.referenced_files`: traces, machine, mapping and
+    rules files), by absolute path, with its content digest: what :func:`check_files` compares."""
+    from memtint import outputs
+
+    return {os.path.abspath(f): comparison._digest(f) for f in outputs.referenced_files(*items)}
+
+
+def check_files(expected: dict[str, str] | None, what: str) -> None:
+    """Worker side: refuse (MemtintError naming the file) when a file of ``expected``
+    (:func:`file_digests` where the work was planned, by ``what``) is missing here or differs."""
+    host = socket.gethostname()
+    for path, digest in (expected or {}).items():
+        if not os.path.isfile(path):
+            raise comparison.MemtintError(f"{path}: no such file on this worker ({host}); every Ray node needs "
+                                          f"{what}'s files at the same path")
+        if comparison._digest(path) != digest:
+            raise comparison.MemtintError(f"{path} on this worker ({host}) is not what {what} read: changed since it "
+                                          "started, or another copy on this Ray node; every node needs the same "
+                                          "files at the same path")
 
 
 def alone_inputs(spec: dict[str, Any]) -> dict[str, Any]:
