@@ -1364,7 +1364,8 @@ def _compare(args: argparse.Namespace) -> int:
                 text += f" (--set os.* applies to every policy compared: {', '.join(policies)})"
             if text.startswith("baseline: "):  # the alone runs' policy, refused by the machine
                 text = f"--baseline {args.baseline or '(not given: the machine default)'}: {text[len('baseline: '):]}"
-            refused = re.match(r"invalid configuration: os\.policy: (policy '([^']+)' .*)", text)
+            # "os.policy: policy 'x' ..." (the machine refused it), "os: policy x gives ..." (the mix)
+            refused = re.match(r"invalid configuration: os(?:\.policy)?: (policy '?([\w+.-]+?)'?[: ].*)", text)
             if refused and any(p.split("+", 1)[0] == refused.group(2) for p in policies):
                 text = f"--policies {','.join(policies)}: {refused.group(1)}"  # the option, not a key of no file
             raise api.MemtintError(text) from None

@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
@@ -294,6 +295,25 @@ def profiled_policies() -> frozenset[str]:
     return frozenset(p["name"] for p in api.presets()["placement_policy_info"] if p["needs_profiles"])
 
 
+def probe_run(machine: str | dict[str, Any], size: int, policy: str, *, os_options: dict[str, Any] | None = None,
+              mapping: str | None = None, scheduler: str | None = None, overrides: dict[str, Any] | None = None,
+              sampling: dict[str, Any] | None = None) -> None:
+    """Raise the engine's error, if any, for a run of ``size`` programs under ``policy`` with these
+    settings, from a one-instruction run of light programs (about 20 ms): what only the engine
+    sees (a mix larger than the machine's cores, colour sets that do not exist, what sampling
+    does not support) stops a comparison or a sweep before its first run. A sampled probe is
+    sampled too (two units of one instruction, in the same mode); the settings' relations to a
+    run's instructions are checked when it starts."""
+    if policy in profiled_policies():  # compare profiles these from the alone runs; a probe needs their shape
+        os_options = {"profiles": [{"mpki": 0.0, "rbh": 0.0, "bandwidth": 0.0}] * size, **(os_options or {})}
+    sampled = None if sampling is None else {"mode": sampling.get("mode", "periodic"), "unit": 1, "warming": 0,
+                                             "period": 1}
+    probe = api.build_sim_spec(machine, ["light"] * size, instructions=1 if sampled is None else 2, policy=policy,
+                               os_options=os_options, mapping=mapping, scheduler=scheduler, overrides=overrides,
+                               sampling=sampled)
+    api.run_sim_spec(probe)
+
+
 def dram_traffic(core: dict[str, Any]) -> float:
     """A core's DRAM traffic: lines read and written per 1000 CPU cycles (its load on the channels)."""
     return 1000.0 * (core["dram_reads"] + core["dram_writes"]) / max(1, core["cycles"])
@@ -460,6 +480,18 @@ def compare(
     if schedule is not None:
         for s in shared_specs.values():
             s["sampling"]["schedule"] = schedule
+    # Every policy's run is one the engine takes, before the first run (one that cannot run, such as
+    # bank-only for 8 programs on 4 colours, was refused after the others had been simulated).
+    for p in policies:
+        try:
+            probe_run(machine, len(mix), placement[p], os_options=os_options, mapping=mapping,
+                      scheduler=own_scheduler[p], overrides=overrides, sampling=sampling)
+        except MemtintError as error:
+            text, refused = str(error), "invalid configuration: os.policy: "
+            named = re.search(rf"\bpolicy '?{re.escape(placement[p])}'?[: ]", text)
+            if text.startswith(refused) and not named:  # which of the policies the machine refused
+                raise MemtintError(f"{refused}policy '{placement[p]}': {text[len(refused):]}") from None
+            raise
     # Matched units: the source policy paces itself, the others replay its schedule.
     source = (baseline if baseline in policies else policies[0]) if matched and len(policies) > 1 else None
     alone_specs = build_alone_specs(alone_machine or machine, mix, instructions=instructions, seed=seed,

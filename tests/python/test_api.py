@@ -446,6 +446,23 @@ def test_a_comparison_that_fails_runs_none_of_its_queued_policies(monkeypatch):
     assert "b-vp" not in ran and "c-vp" not in ran, ran
 
 
+@pytest.mark.engine
+def test_a_policy_the_engine_refuses_stops_a_comparison_before_any_run(monkeypatch):
+    # The refusal came when the policy's turn came, after the alone runs and the policies before it.
+    from memtint import api, comparison
+
+    lengths = []
+    real = api.run_sim_spec
+    monkeypatch.setattr(comparison.api, "run_sim_spec", lambda spec: lengths.append(spec["instructions"]) or real(spec))
+    for machine, policies, said in [("i7-860-8t", ["buddy", "bpm", "bank-only"], "bank-only gives each of 8 processes"),
+                                    ("i7-860", ["buddy", "bpm-plus"], "policy 'bpm-plus': mapping i7-860 selects")]:
+        lengths.clear()
+        with pytest.raises(api.MemtintError, match=said):
+            comparison.compare(machine, ["light"] * (8 if machine.endswith("8t") else 2), policies,
+                               instructions=100_000, warmup=0, use_cache=False, workers=1)
+        assert lengths and set(lengths) == {1}, lengths  # one-instruction probes only
+
+
 def test_compare_takes_paths_and_numpy_numbers_as_plain_ones(tmp_path, monkeypatch):
     # A Path mapping was a TypeError from the cache key; a Path machine or an np.int64 count went into
     # the result, which json.dumps then refused.

@@ -548,13 +548,9 @@ def _parse(table: dict[str, Any], base: Path, source: str | None) -> SweepSpec:
 
 
 def _engine_check(spec: SweepSpec, explicit: bool) -> None:
-    """Let the engine validate each distinct (machine, mix size, policy, os table) with a one-
-    instruction run of light programs, so that errors only the engine can see (a mix larger than
-    the machine's cores, colour sets that do not exist) stop the sweep before it starts. About
-    20 ms per distinct combination. A sampled sweep's probe is sampled too (two units of one
-    instruction, in the specification's mode): what sampling does not support (a dynamic policy,
-    migration, ...) stops it as well; the settings' relations to each run's instructions are
-    checked when the run starts."""
+    """Let the engine validate each distinct (machine, mix size, policy, os table) with
+    :func:`memtint.comparison.probe_run`, so that errors only the engine can see stop the sweep
+    before it starts. About 20 ms per distinct combination."""
     import json
 
     from memtint import comparison
@@ -568,17 +564,10 @@ def _engine_check(spec: SweepSpec, explicit: bool) -> None:
         for policy in dict.fromkeys((e.policy, spec.baseline or comparison.default_baseline(e.machine))):
             os_table = e.os if policy == e.policy else None
             size = len(e.mix.programs) if os_table is not None else 1
-            if policy in comparison.profiled_policies():
-                # compare profiles these from the alone runs; the probe only needs their shape.
-                os_table = {"profiles": [{"mpki": 0.0, "rbh": 0.0, "bandwidth": 0.0}] * size, **(os_table or {})}
-            sampled = None if spec.sampling is None else {
-                "mode": spec.sampling.get("mode", "periodic"), "unit": 1, "warming": 0, "period": 1}
-            probe = api.build_sim_spec(e.machine, ["light"] * size,
-                                       instructions=1 if sampled is None else 2, policy=policy, os_options=os_table,
-                                       mapping=spec.mapping, scheduler=e.scheduler or spec.scheduler,
-                                       overrides=spec.overrides, sampling=sampled)
             try:
-                api.run_sim_spec(probe)
+                comparison.probe_run(e.machine, size, policy, os_options=os_table, mapping=spec.mapping,
+                                     scheduler=e.scheduler or spec.scheduler, overrides=spec.overrides,
+                                     sampling=spec.sampling)
             except MemtintError as error:
                 if os_table is None and str(error).startswith("invalid configuration: os.policy: "):
                     # the alone runs' policy refused: what `baseline` (or its default) names
