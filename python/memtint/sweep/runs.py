@@ -195,9 +195,10 @@ def check_inputs(description: dict[str, Any], expected: dict[str, Any] | None) -
     if isinstance(path, str) and os.path.isabs(path) and not os.path.exists(path):
         raise comparison.MemtintError(f"{key}: {path}: no such file on this worker ({host}); every Ray node needs the "
                                       "sweep's trace and machine files at the same path")
+    named = " (or a file it names)" if key in ("machine", "alone_machine") else ""
     raise comparison.MemtintError(
-        f"{key}: {path} (or a file it names) on this worker ({host}) is not what the sweep read: changed since the "
-        "sweep started, or another copy on this Ray node; every node needs the same files at the same path")
+        f"{key}: {path}{named} on this worker ({host}) is not what the sweep read: changed since the sweep started, "
+        "or another copy on this Ray node; every node needs the same files at the same path")
 
 
 def file_digests(*items: Any) -> dict[str, str]:
