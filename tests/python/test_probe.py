@@ -265,6 +265,27 @@ def test_a_wrong_organisation_is_named_as_the_cause_not_noise():
     assert not any("too much noise" in p for p in r.problems), r.problems
 
 
+def test_the_table_says_a_field_taken_by_elimination_and_a_count_at_odds(capsys):
+    # A bit's agreement of 1.00 read as a confident column field while its count was wrong, and a
+    # field that took the last candidates showed a bare "-" for its margin.
+    import dataclasses
+
+    from memtint.probe.command import _print
+
+    timer = SimulatedTimer("i7-860")
+    right = Organisation.from_engine(timer.truth()["organisation"])
+    r = Search(timer, right, Settings(seed=1)).run()
+    wrong = dataclasses.replace(right, columns=2 * right.columns)
+    _print([(0, r, right, None)], "simulated", 1.0)
+    table = capsys.readouterr().out
+    banks = [line for line in table.splitlines() if line.startswith("│ bank ")]
+    assert banks and all("by elimination" in line for line in banks), table
+    assert "the organisation's" not in table, table
+    _print([(0, r, wrong, None)], "simulated", 1.0)
+    table = capsys.readouterr().out
+    assert "(10 bits; the organisation's 11)" in table and table.count("the organisation's") == 1, table
+
+
 def _machine_with_mapping(tmp_path, name: str, fields: str) -> str:
     """xor-bank's machine with its mapping's [fields] replaced; the machine file's path."""
     from memtint.probe.preset import dumps

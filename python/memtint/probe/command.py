@@ -271,13 +271,20 @@ def _print(results, source: str, elapsed: float, stderr: bool = False) -> list[b
         for col in ("field", "bits", "consistency", "margin", "timing"):
             table.add_column(col)
         for f in sorted(r.functions, key=lambda f: ("channel", "rank", "bank_group", "bank").index(f.field)):
+            # an infinite margin: the field took every candidate left, so timing did not choose it
             table.add_row(f.field, "^".join(f"b{x}" for x in f.bits()), f"{f.consistency:.3f}",
-                          "-" if f.margin == float("inf") else f"{f.margin:.1f}",
+                          "by elimination" if f.margin == float("inf") else f"{f.margin:.1f}",
                           ", ".join(f"{k} {v:.1f}" for k, v in f.signature.items()))
         fields = r.fields()
-        table.add_row("row", _bits(fields["row"]), f"{min((r.bit_confidence[b] for b in r.row_bits), default=1):.2f}", "", "")
-        table.add_row("column", _bits(fields["column"]),
-                      f"{min((r.bit_confidence[b] for b in r.column_bits if b in r.bit_confidence), default=1):.2f}", "", "")
+        for name, bits, count in (("row", r.row_bits, org.rows if org else None),
+                                  ("column", r.column_bits, org.columns if org else None)):
+            agreement = min((r.bit_confidence[b] for b in bits if b in r.bit_confidence), default=1)
+            # Each bit's agreement says how it timed, not that the field is right: a count at odds
+            # with the organisation is said beside it.
+            wanted = count.bit_length() - 1 if count else None
+            miscount = f" ({len(bits)} bits; the organisation's {wanted})" if wanted is not None and \
+                len(bits) != wanted else ""
+            table.add_row(name, _bits(fields[name]) + miscount, f"{agreement:.2f}", "", "")
         console.print(table)
         print(f"row conflict {r.slow_ns:.1f} ns against {r.fast_ns:.1f} ns; {r.measurements:,} measurements "
               f"({r.pairs_timed:,} pairs, {r.conflicts} conflicts verified), {elapsed:.1f} s", file=out)
