@@ -265,13 +265,14 @@ def test_a_wrong_organisation_is_named_as_the_cause_not_noise():
     assert not any("too much noise" in p for p in r.problems), r.problems
 
 
-def test_the_table_says_a_field_taken_by_elimination_and_a_count_at_odds(capsys):
+def test_the_table_says_a_field_taken_by_elimination_and_a_count_at_odds(capsys, monkeypatch):
     # A bit's agreement of 1.00 read as a confident column field while its count was wrong, and a
     # field that took the last candidates showed a bare "-" for its margin.
     import dataclasses
 
     from memtint.probe.command import _print
 
+    monkeypatch.setenv("COLUMNS", "300")  # one line per row, whatever the terminal
     timer = SimulatedTimer("i7-860")
     right = Organisation.from_engine(timer.truth()["organisation"])
     r = Search(timer, right, Settings(seed=1)).run()
