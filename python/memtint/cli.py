@@ -1400,6 +1400,7 @@ def _compare(args: argparse.Namespace) -> int:
         _print_warnings(out, [f"{p['policy']}: {w}" for w in p.get("warnings") or []
                               if _unread_table(w) not in read_by_some])
     _print_warnings(out, result.get("alone_warnings"))
+    _print_warnings(out, result.get("warnings"))  # the comparison's own: a trace shorter than the runs
     return 0
 
 

@@ -236,6 +236,45 @@ def _alone_under_baseline(spec: dict[str, Any], use_cache: bool) -> dict[str, An
 DEFAULT_WARMUP = 20_000_000
 
 
+def _trace_instructions(path: str, enough: int) -> int | None:
+    """The instructions a trace file holds, or ``enough`` if it holds at least that many; None
+    when it cannot be read here (the engine then names the defect). A ``.mtt``'s header has the
+    count; a text trace is read only up to ``enough``."""
+    import gzip
+    import struct
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(2)
+        with (gzip.open(path, "rb") if head == b"\x1f\x8b" else open(path, "rb")) as f:
+            header = f.read(32)
+        if len(header) == 32 and header[:4] == b"MTT1":
+            records, held = struct.unpack_from("<QQ", header, 8)
+            return None if records == 2**64 - 1 else held
+        return api.cpu_trace_stats(path, instructions=enough)["instructions"]
+    except (OSError, EOFError, MemtintError):
+        return None
+
+
+def short_trace_warnings(mix: list[str], instructions: int, warmup: int) -> list[str]:
+    """One warning per trace file of ``mix`` holding fewer instructions than ``warmup`` plus
+    ``instructions``: a core replays its trace from the start at its end, so the measured window
+    would repeat instructions (their lines already cached), and nothing else says so."""
+    needed = warmup + instructions
+    out = []
+    for name in dict.fromkeys(mix):
+        program = api._program(name)
+        if program.startswith("phases:") or program.split(":", 1)[0] in api.PROFILES:
+            continue
+        held = _trace_instructions(program, needed)
+        if held is not None and held < needed:
+            out.append(f"{name}: the trace holds {held:,} instructions, fewer than the warm-up and run "
+                       f"({warmup:,} + {instructions:,} per core): it is replayed from its start "
+                       f"({needed / max(held, 1):.1f} passes), so the run measures repeated instructions; "
+                       "capture a longer trace or run fewer instructions")
+    return out
+
+
 def default_baseline(machine: str | dict[str, Any]) -> str:
     """The alone runs' policy when none is given: Linux's default placement on the machine,
     ``buddy`` on one memory and ``local`` (first touch) on a machine with several nodes, where
@@ -640,6 +679,7 @@ def compare(
         "notes": notes,
         # The alone runs' warnings (a sampled alone run's few units, say), by program.
         "alone_warnings": [f"alone {mix[i]}: {w}" for i, a in enumerate(alone) for w in a.get("warnings") or []],
+        "warnings": short_trace_warnings(mix, instructions, warmup),
     }
     if sampling is not None:
         out["sampling"] = {k: v for k, v in sampling.items() if k != "schedule"}

@@ -372,7 +372,7 @@ def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str],
                 summary.done += 1
                 result = outcome.get("result") or {}
                 for p in result.get("policies") or []:
-                    for w in (p.get("warnings") or []) + (result.get("alone_warnings") or []):
+                    for w in (p.get("warnings") or []) + (result.get("alone_warnings") or []) + (result.get("warnings") or []):
                         summary.warnings.setdefault(w, []).append(f"{'+'.join(result.get('mix') or [])} / {p['policy']}")
                 rows.extend(rows_for(item, outcome, sweep.name, version))
                 batch_runs += 1
