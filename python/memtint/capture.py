@@ -160,7 +160,8 @@ def capture_trace(
     is called about twice a second. Returns the summary: the tool's counts per thread plus
     ``program_exit_status`` (negative: killed by that signal) and ``program_failed``, ``seconds``
     and ``instructions_per_second``. A program that fails keeps its traces (flagged, not raised);
-    a missing program, valgrind or tool, an unwritable output or a full disk raise MemtintError.
+    a missing program, valgrind or tool, an unwritable output, a full disk or a trace that does not
+    read back (a child forked without exec writes into its parent's traces) raise MemtintError.
     """
     command, output, warmup, limit, l1_size, l1_ways, l2_size, l2_ways, line_size = _check_arguments(
         command, output, warmup, limit, l1_size, l1_ways, l2_size, l2_ways, line_size, progress, cwd)
@@ -239,6 +240,7 @@ def capture_trace(
         raise MemtintError(f"valgrind failed (status {status}) before the tool wrote its summary: {detail}")
     with open(summary_path, encoding="utf-8") as f:
         summary = json.load(f)
+    _check_traces_read_back(summary, prefix, log, summary_path)
     summary.update(
         command=list(command),
         program=program,
@@ -251,6 +253,33 @@ def capture_trace(
     )
     write_text("-o", summary_path, json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+def _check_traces_read_back(summary: dict[str, Any], prefix: str, log: str, summary_path: str) -> None:
+    """Every thread's file decodes to the records the tool counted, or the capture fails with
+    the traces removed. A child forked without exec runs on under the tool with its parent's open
+    files, and its records and header land in the parent's traces (the log shows its pid)."""
+    from memtint import api
+
+    for thread in summary["threads"]:
+        path = thread["file"]
+        try:
+            if thread["records"] == 0:
+                problem = None if os.path.getsize(path) == 32 else f"{path}: data after a header of 0 records"
+            else:
+                held = api.cpu_trace_stats(path)["records"]
+                problem = None if held == thread["records"] else f"{path}: {held} records, the tool wrote {thread['records']}"
+        except (OSError, MemtintError) as error:
+            problem = str(error)
+        if problem is None:
+            continue
+        _remove_traces(prefix)
+        os.remove(summary_path)  # it describes the removed traces
+        pids = sorted(set(re.findall(r"^==(\d+)==", log, re.M)))
+        forked = (f"; the log shows {len(pids)} processes (pids {', '.join(pids)}): a child forked without exec "
+                  "runs on under the tool and writes into its parent's traces, so a program that forks worker "
+                  "processes cannot be captured") if len(pids) > 1 else ""
+        raise MemtintError(f"capture failed: a trace does not read back: {problem}{forked}; the traces were removed")
 
 
 def _read(path: str) -> str:
