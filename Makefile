@@ -89,7 +89,7 @@ native-trace:
 	@if [ -f /usr/include/valgrind/pub_tool_basics.h ]; then $(MAKE) --no-print-directory -C native/valgrind; \
 	else echo "native-trace: Valgrind's tool headers are missing (apt-get install valgrind); memtint trace is unavailable"; fi
 
-# Capture the workload suite (workloads/*.toml) into $$MEMTINT_CACHE_DIR or ~/.cache/memtint/workloads.
+# Capture the workload suite (workloads/*.toml) into $$MEMTINT_CACHE_DIR/workloads (default ~/.cache/memtint/workloads).
 workloads: build
 	$(VENV_BIN)/python -m memtint.workloads capture
 

@@ -1,6 +1,6 @@
 """The workload suite (issue 7): recipes for real, memory-intensive programs (``workloads/*.toml``),
 deterministic generated inputs, and their capture with :func:`memtint.capture.capture_trace` into a
-cache directory outside version control (``$MEMTINT_CACHE_DIR``, default
+cache directory outside version control (``$MEMTINT_CACHE_DIR/workloads``, default
 ``~/.cache/memtint/workloads``). ``python -m memtint.workloads capture`` is ``make workloads``.
 
 A recipe (one TOML file per program, documented in workloads/README.md)::
@@ -40,7 +40,11 @@ _INPUT_KEYS = ("generator", "size", "seed")
 
 
 def cache_dir() -> str:
-    return os.environ.get("MEMTINT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "memtint", "workloads")
+    # Under the root the alone-run and reproduce caches share, so that a recipe's directory
+    # cannot be theirs (a recipe named "alone").
+    from memtint.comparison import cache_dir as cache_root
+
+    return os.path.join(cache_root(), "workloads")
 
 
 # --- deterministic input generators: (path, size, seed) -> None ---------------------------
@@ -275,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="action", required=True)
     cap = sub.add_parser("capture", help="capture recipes into the cache directory")
     cap.add_argument("names", nargs="*", help="recipes to capture (default: all)")
-    cap.add_argument("--cache-dir", default=None, help="default: $MEMTINT_CACHE_DIR or ~/.cache/memtint/workloads")
+    cap.add_argument("--cache-dir", default=None, help="default: $MEMTINT_CACHE_DIR/workloads, ~/.cache/memtint/workloads without it")
     cap.add_argument("--commit", action="store_true", help="also copy recipes marked commit=true to workloads/traces/")
     tab = sub.add_parser("table", help="the committed programs' measured classes, as a Markdown table")
     tab.add_argument("--machine", default="i7-860")
