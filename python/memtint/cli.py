@@ -318,7 +318,8 @@ def build_parser() -> argparse.ArgumentParser:
     dram = commands.add_parser(
         "dram",
         help="simulate a DRAM system on a trace or a generated workload",
-        description="Simulate a DRAM system (closed loop) on a trace or a generated workload; "
+        description="Simulate a DRAM system on a trace or a generated workload: closed loop (--outstanding "
+        "requests in flight), or for a timed trace (dramsim3, dramsim2) each request at its cycle; "
         "print a summary and optionally write the full statistics as JSON (docs/stats.md).",
     )
     dram.add_argument("--machine", required=True, metavar="PRESET", help="machine preset or machine TOML file")
@@ -341,9 +342,14 @@ def build_parser() -> argparse.ArgumentParser:
     dram.add_argument("--footprint", type=_at_least(1), metavar="BYTES", help="generated footprint in bytes")
     dram.add_argument("--stride", type=_at_least(1), metavar="BYTES", help="stride in bytes (strided)")
     dram.add_argument("--streams", type=_at_least(1), metavar="N", help="concurrent sequential streams (stream only)")
+    dram.add_argument("--banks", type=_at_least(1), metavar="N",
+                      help="banks the row conflicts rotate over (conflict only; default 1)")
     dram.add_argument("--outstanding", type=_at_least(1), metavar="N", help="requests in flight (closed loop)")
     dram.add_argument("--read-queue", type=_at_least(1), metavar="N", help="controller read queue entries")
     dram.add_argument("--write-queue", type=_at_least(1), metavar="N", help="controller write queue entries")
+    dram.add_argument("--sources", type=_at_least(1), metavar="N",
+                      help="attribute request i to source i mod N, so that the application-aware schedulers "
+                      "(par-bs, atlas, tcm, bliss, imps, ccps) see N applications (default 1)")
     dram.add_argument("--set", type=_setting, action="append", metavar="SECTION.KEY=VALUE", help=_MACHINE_SET_HELP)
     dram.add_argument("--check", action="store_true", help="run the independent timing checker")
     dram.add_argument("--cycle-by-cycle", action="store_true", help="disable event skipping (validation)")
@@ -657,11 +663,13 @@ def workload_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "--footprint": args.footprint,
         "--stride": args.stride,
         "--streams": args.streams,
+        "--banks": args.banks,
     }
     if args.trace is not None:
         given = [flag for flag, value in generator_flags.items() if value is not None]
         if given:
-            raise UsageError(f"{', '.join(given)} only apply to --generate, not to --trace")
+            raise UsageError(f"{', '.join(given)} only appl{'y' if len(given) > 1 else 'ies'} to --generate, "
+                             "not to --trace")
         return api.trace(args.trace, args.format or trace_format(args.trace))
     if args.format is not None:
         raise UsageError("--format only applies to --trace")
@@ -675,6 +683,7 @@ def workload_from_args(args: argparse.Namespace) -> dict[str, Any]:
         footprint_bytes=args.footprint,
         stride_bytes=args.stride,
         streams=args.streams,
+        banks=args.banks,
     )
 
 
@@ -775,6 +784,7 @@ def _run_dram(args: argparse.Namespace, workload: Any, requests: Any) -> dict[st
             write_queue=args.write_queue,
             overrides=_overrides(args.set),
             outstanding=args.outstanding,
+            sources=args.sources,
             check=args.check,
             cycle_by_cycle=args.cycle_by_cycle,
             vector_isa=args.vector_isa,

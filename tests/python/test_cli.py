@@ -346,6 +346,31 @@ def test_generator_flags_are_refused_with_a_trace(memtint, clean_error, tmp_path
     clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", trace, "--requests", "10"), "--requests")
 
 
+def test_dram_takes_every_generator_and_run_option_of_the_api(memtint, clean_error, tmp_path):
+    # --banks (the conflict generator's) and --sources (the run spec's) were the API's only: the
+    # application-aware schedulers saw one source, the conflicts one bank, whatever the user wanted.
+    code, _, err = memtint("dram", "--machine", "ddr4-2400", "--generate", "conflict", "--requests", "4000",
+                           "--banks", "4", "--scheduler", "par-bs", "--sources", "3", "--json", tmp_path / "s.json")
+    assert code == 0, err
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert stats["config"]["workload"]["generate"]["banks"] == 4 and stats["config"]["sources"] == 3
+    acts = [b["commands"]["ACT"] for b in stats["channels"][0]["ranks"][0]["banks"]]
+    assert sum(a > 0 for a in acts) == 4 and sum(acts) == stats["commands"]["ACT"]
+    assert [s["source"] for s in stats["channels"][0]["scheduler_sources"]] == [0, 1, 2]
+    trace = tmp_path / "ok.trace"
+    trace.write_text("0x1000 R\n")
+    line = clean_error(memtint("dram", "--machine", "ddr4-2400", "--trace", trace, "--banks", "2"), "--banks")
+    assert "--banks only applies to --generate" in line
+    clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", "10", "--banks", "2"),
+                "generate.banks", "only applies to kind 'conflict'")
+
+
+def test_dram_help_says_a_timed_trace_is_not_run_closed_loop(memtint):
+    code, out, _ = memtint("dram", "--help")
+    flat = " ".join(out.split())
+    assert code == 0 and "(closed loop) on a trace" not in flat and "timed trace" in flat, flat
+
+
 def test_generate_needs_a_request_count(memtint, clean_error):
     clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random"), "--requests")
 
