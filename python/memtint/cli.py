@@ -1858,7 +1858,7 @@ def _trace(args: argparse.Namespace) -> int:
     made = "-o" if args.output else "the default prefix"
     outputs = {"--json": args.json, f"{made}'s trace": f"{output}.t1.mtt", f"{made}'s summary": f"{output}.summary.json",
                f"{made}'s log": f"{output}.valgrind.log"}
-    outputs.update({f"{made}'s earlier thread file {i} (removed first)": f for i, f in enumerate(trace_files(output), 1)
+    outputs.update({f"{made}'s earlier capture's {os.path.basename(f)} (removed first)": f for f in trace_files(output)
                     if f != outputs[f"{made}'s trace"]})
     check_outputs(outputs, [program, *argument_paths(command[1:])], inputs_are_files=False)
     interactive = sys.stderr.isatty()

@@ -55,7 +55,7 @@ def test_convert_into_a_hard_link_of_its_input_is_refused(memtint, trace, hard_l
 @pytest.mark.parametrize("args, needles", [
     # Every file a capture writes or removes is an output: an earlier capture's thread files, the
     # summary and the log (only PREFIX.t1.mtt used to be checked).
-    (["trace", "-o", "in", "--", "/bin/cat", "in.t2.mtt"], ["-o's earlier thread file", "in.t2.mtt", "is an input"]),
+    (["trace", "-o", "in", "--", "/bin/cat", "in.t2.mtt"], ["-o's earlier capture's in.t2.mtt (removed first)", "is an input"]),
     (["trace", "-o", "in", "--", "/bin/cat", "in.summary.json"], ["-o's summary", "is an input"]),
     (["trace", "-o", "in", "--", "/bin/cat", "in.valgrind.log"], ["-o's log", "is an input"]),
     (["trace", "-o", "in", "--", "/bin/sh", "-c", "cat in.valgrind.log"], ["-o's log", "is an input"]),
