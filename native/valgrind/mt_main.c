@@ -71,6 +71,7 @@ static ULong g_mark;                 /* g_icount when the running thread was swi
 static ThreadTrace *g_cur;           /* the running thread */
 static Bool g_tracing_began;
 static Bool g_done;                  /* the instruction limit was reached */
+static Bool g_in_child;              /* a child forked without exec: untraced, writes nothing */
 static Bool g_stopped_at_limit;
 static ULong g_traced_at_limit;
 static Int g_line_shift;
@@ -242,6 +243,8 @@ static VG_REGPARM(2) void mt_access(Addr addr, UWord info)
     ULong first, last, line;
     UWord size = (info >> 1) & 0xffff;
     Bool write = info & 1;
+    if (g_in_child)
+        return;
     g_icount += info >> 17;
     if (g_icount >= g_next_progress) {
         /* read by `memtint trace` from the log to show progress on long runs */
@@ -412,7 +415,7 @@ static IRSB *mt_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 static void mt_start_client_code(ThreadId tid, ULong blocks_done)
 {
     ThreadTrace *t;
-    if (g_cur && g_cur->tid == tid && by_tid[tid] == g_cur)
+    if (g_in_child || (g_cur && g_cur->tid == tid && by_tid[tid] == g_cur))
         return;
     settle_current();
     t = thread_for(tid);
@@ -425,14 +428,14 @@ static void mt_start_client_code(ThreadId tid, ULong blocks_done)
  * program's creation order. */
 static void mt_thread_create(ThreadId parent, ThreadId child)
 {
-    if (by_tid)
+    if (by_tid && !g_in_child) /* a forked child's threads would open (and truncate) trace files */
         thread_for(child);
 }
 
 static void mt_thread_exit(ThreadId tid)
 {
     ThreadTrace *t = by_tid[tid];
-    if (!t)
+    if (!t || g_in_child)
         return;
     if (t == g_cur) {
         settle_current();
@@ -483,9 +486,30 @@ static void write_summary(void)
     VG_(close)(fd);
 }
 
+/* A child forked without exec runs on under the tool with copies of its parent's open traces
+ * and buffers: it records nothing and writes nothing (not its buffers, headers or summary, which
+ * would land in its parent's files), and says so in the log, which `memtint trace` reads. */
+static void mt_fork_child(ThreadId tid)
+{
+    Int i;
+    (void)tid;
+    g_in_child = True;
+    for (i = 0; i < n_threads; i++) {
+        ThreadTrace *t = all_threads[i];
+        if (!t->finished) {
+            VG_(close)(t->fd);
+            t->finished = True;
+            t->tracing = False;
+        }
+    }
+    VG_(message)(Vg_UserMsg, "memtint-trace: untraced child: %d\n", VG_(getpid)());
+}
+
 static void mt_fini(Int exitcode)
 {
     Int i;
+    if (g_in_child)
+        return;
     settle_current();
     g_cur = NULL;
     for (i = 0; i < n_threads; i++)
@@ -547,6 +571,7 @@ static void mt_post_clo_init(void)
     for (line = clo_line; line > 1; line >>= 1)
         g_line_shift++;
     by_tid = VG_(calloc)("mt.by_tid", VG_N_THREADS + 1, sizeof *by_tid);
+    VG_(atfork)(NULL, NULL, mt_fork_child);
     if (clo_warmup == 0)
         g_tracing_began = True;
 }

@@ -161,7 +161,8 @@ def capture_trace(
     ``program_exit_status`` (negative: killed by that signal) and ``program_failed``, ``seconds``
     and ``instructions_per_second``. A program that fails keeps its traces (flagged, not raised);
     a missing program, valgrind or tool, an unwritable output, a full disk or a trace that does not
-    read back (a child forked without exec writes into its parent's traces) raise MemtintError.
+    read back raise MemtintError. ``untraced_children``: the pids of children the program forked
+    without exec, which run untraced (their work is not in the traces).
     """
     command, output, warmup, limit, l1_size, l1_ways, l2_size, l2_ways, line_size = _check_arguments(
         command, output, warmup, limit, l1_size, l1_ways, l2_size, l2_ways, line_size, progress, cwd)
@@ -242,6 +243,8 @@ def capture_trace(
         summary = json.load(f)
     _check_traces_read_back(summary, prefix, log, summary_path)
     summary.update(
+        # children forked without exec: the tool stops tracing in them (their work is not in the traces)
+        untraced_children=[int(pid) for pid in re.findall(r"memtint-trace: untraced child: (\d+)", log)],
         command=list(command),
         program=program,
         program_exit_status=status,
@@ -257,8 +260,8 @@ def capture_trace(
 
 def _check_traces_read_back(summary: dict[str, Any], prefix: str, log: str, summary_path: str) -> None:
     """Every thread's file decodes to the records the tool counted, or the capture fails with
-    the traces removed. A child forked without exec runs on under the tool with its parent's open
-    files, and its records and header land in the parent's traces (the log shows its pid)."""
+    the traces removed: a check that the traces hold what the tool wrote (a child forked without
+    exec, which writes nothing now, once wrote its records and header into its parent's)."""
     from memtint import api
 
     for thread in summary["threads"]:
@@ -276,9 +279,7 @@ def _check_traces_read_back(summary: dict[str, Any], prefix: str, log: str, summ
         _remove_traces(prefix)
         os.remove(summary_path)  # it describes the removed traces
         pids = sorted(set(re.findall(r"^==(\d+)==", log, re.M)))
-        forked = (f"; the log shows {len(pids)} processes (pids {', '.join(pids)}): a child forked without exec "
-                  "runs on under the tool and writes into its parent's traces, so a program that forks worker "
-                  "processes cannot be captured") if len(pids) > 1 else ""
+        forked = f"; the log shows {len(pids)} processes (pids {', '.join(pids)})" if len(pids) > 1 else ""
         raise MemtintError(f"capture failed: a trace does not read back: {problem}{forked}; the traces were removed")
 
 

@@ -1892,6 +1892,11 @@ def _trace(args: argparse.Namespace) -> int:
             f"  thread {t['ordinal']} (lwp {t['lwp']}): {t['file']}: {t['records']:,} records, "
             f"{t['writebacks']:,} writebacks, {t['traced_instructions']:,} instructions\n"
         )
+    if summary["untraced_children"]:
+        pids = summary["untraced_children"]
+        sys.stderr.write(f"memtint: warning: {command[0]} forked {len(pids)} child process(es) without exec (pid "
+                         f"{', '.join(map(str, pids))}): they ran untraced, so their memory accesses are not in the "
+                         "traces (only the program's own threads are)\n")
     if summary["traced_instructions"] == 0:
         sys.stderr.write(f"memtint: warning: nothing was traced: {command[0]} ran "
                          f"{summary['executed_instructions']:,} instructions"
