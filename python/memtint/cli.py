@@ -1237,8 +1237,46 @@ def _sim(args: argparse.Namespace) -> int:
     from memtint.tables import output_console
     console = output_console()
     console.print(sim_table(stats))
+    if stats.get("export_dram"):
+        console.print(export_note(spec, stats), markup=False, highlight=False, soft_wrap=True)  # a command to copy
     _print_warnings(console, stats.get("warnings"))
     return status
+
+
+def export_note(spec: dict[str, Any], stats: dict[str, Any]) -> str:
+    """What `sim --export-dram` wrote, and the `memtint dram` command that replays it on the run's
+    system: the file holds requests only, and a replay on another mapping, scheduler or controller
+    setting gives other outcomes without a word."""
+    import shlex
+
+    export = stats["export_dram"]
+    timed = export["format"] in ("dramsim3", "dramsim2")
+    text = (f"DRAM request stream: {export['requests']:,} requests in {export['path']} ({export['format']}, "
+            + ("timed" if timed else "untimed: a replay issues them as fast as the queues allow") + ")")
+    if "nodes" in stats:
+        return text + "; memtint dram drives one memory, so it does not replay a multi-node machine's stream"
+    if not isinstance(spec.get("machine"), str):
+        return text
+    command = ["memtint", "dram", "--machine", spec["machine"]]
+    for key in ("mapping", "scheduler"):
+        if isinstance(spec.get(key), str):
+            command += [f"--{key}", spec[key]]
+
+    def settings(prefix: str, table: dict[str, Any]) -> list[str]:
+        out = []
+        for key, value in table.items():
+            if isinstance(value, dict):
+                out += settings(f"{prefix}{key}.", value)
+            else:  # as --set reads it: a bare word when it reads back as that text, else TOML or JSON
+                shown = value if isinstance(value, str) and _set_value(value) == value else \
+                    ("true" if value else "false") if isinstance(value, bool) else json.dumps(value)
+                out += ["--set", f"{prefix}{key}={shown}"]
+        return out
+
+    for section in ("dram", "controller"):  # what a DRAM run reads of the overrides
+        command += settings(f"{section}.", (spec.get("overrides") or {}).get(section) or {})
+    command += ["--trace", export["path"]]
+    return f"{text}; replayed on the run's memory system by: {shlex.join(command)}"
 
 
 def _rt(args: argparse.Namespace) -> int:

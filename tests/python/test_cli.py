@@ -728,6 +728,34 @@ def test_an_export_whose_suffix_names_another_format_is_refused(memtint, clean_e
 
 
 @pytest.mark.engine
+def test_sim_says_how_to_replay_its_dram_stream_on_the_runs_memory_system(memtint, tmp_path):
+    # The file holds requests only: a replay on the machine's default mapping, scheduler or write
+    # handling gave other outcomes, and nothing said which settings the run had.
+    import shlex
+
+    run = tmp_path / "run.toml"
+    run.write_text('machine = "i7-860"\nprograms = ["stream", "random"]\ninstructions = 40_000\n'
+                   'mapping = "i7-860-bpm-plus"\nscheduler = "fcfs"\n[overrides.controller]\nwrite_handling = "ramulator"\n')
+    code, out, err = memtint("sim", run, "--export-dram", "s.dramsim3", "--set", "controller.write_high_watermark=0.9",
+                             "--json", "sim.json")
+    assert code == 0, err
+    note = next(line for line in out.splitlines() if line.startswith("DRAM request stream: "))
+    sim = json.loads((tmp_path / "sim.json").read_text())
+    assert f"{sim['export_dram']['requests']:,} requests in s.dramsim3 (dramsim3, timed)" in note, note
+    command = shlex.split(note.split(" by: ", 1)[1])
+    assert command[:2] == ["memtint", "dram"] and command[-2:] == ["--trace", "s.dramsim3"], command
+    code, _, err = memtint(*command[1:], "--json", "replay.json")
+    assert code == 0, err
+    replay = json.loads((tmp_path / "replay.json").read_text())
+    assert replay["config"]["mapping"] == "i7-860-bpm-plus" and replay["config"]["scheduler"] == "fcfs"
+    assert replay["config"]["write_handling"] == "ramulator" and replay["config"]["write_high_watermark"] == 0.9
+    assert replay["requests"] == sim["export_dram"]["requests"]
+    # each request has its run's outcome; the replay adds those of the requests left in flight
+    for key in ("row_hits", "row_misses", "row_conflicts"):
+        assert 0 <= replay[key] - sim["dram"][key] <= replay["requests"] - sim["dram"]["requests"], key
+
+
+@pytest.mark.engine
 def test_json_to_the_terminal_without_one_is_refused_before_the_run(tmp_path):
     # In a session of its own a process has no controlling terminal: /dev/tty cannot be opened,
     # which the run used to find only when it wrote its result.
