@@ -1255,7 +1255,7 @@ def export_note(spec: dict[str, Any], stats: dict[str, Any]) -> str:
             + ("timed" if timed else "untimed: a replay issues them as fast as the queues allow") + ")")
     if "nodes" in stats:
         return text + "; memtint dram drives one memory, so it does not replay a multi-node machine's stream"
-    if not isinstance(spec.get("machine"), str):
+    if not isinstance(spec.get("machine"), str) or not os.path.isfile(export["path"]):  # /dev/null: nothing to replay
         return text
     command = ["memtint", "dram", "--machine", spec["machine"]]
     for key in ("mapping", "scheduler"):

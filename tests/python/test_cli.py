@@ -753,6 +753,9 @@ def test_sim_says_how_to_replay_its_dram_stream_on_the_runs_memory_system(memtin
     # each request has its run's outcome; the replay adds those of the requests left in flight
     for key in ("row_hits", "row_misses", "row_conflicts"):
         assert 0 <= replay[key] - sim["dram"][key] <= replay["requests"] - sim["dram"]["requests"], key
+    code, out, err = memtint("sim", run, "--export-dram", "/dev/null")
+    assert code == 0, err  # written into, and not offered for a replay
+    assert "requests in /dev/null (dramsim3, timed)" in out and "memtint dram" not in out, out
 
 
 @pytest.mark.engine
