@@ -354,6 +354,12 @@ def dram_summary(stats: dict[str, Any]) -> Table:
     )
     table.add_row("", f"read {number(bandwidth.get('read'), 2)} GB/s, write {number(bandwidth.get('write'), 2)} GB/s")
     table.add_row("Refreshes", refresh_text(stats))
+    commands = stats.get("commands") or {}
+    if commands:  # the counts Ramulator's and DRAMSim3's reports lead with; zero ones left out
+        order = ("ACT", "PRE", "PREA", "RD", "RDA", "WR", "WRA", "REF", "REFPB", "REFSB")
+        names = [*order, *(name for name in commands if name not in order)]
+        table.add_row("Commands", " · ".join(f"{name} {count(commands[name])}" for name in names
+                                             if commands.get(name)) or "none")
     table.add_row("Energy", energy_text(stats.get("energy")))
     table.add_row("Simulated time", f"{duration_ns(stats.get('simulated_ns'))} ({count(stats.get('dram_cycles'))} DRAM cycles)")
     table.add_row(

@@ -98,6 +98,11 @@ def test_dram_generated_run_reports_the_documented_keys(memtint):
     assert "2,000" in out
     for label in ("p50", "p90", "p99", "p99.9", "max", "cycles", "ns", "peak", "tREFI"):
         assert label in out
+    # the command counts a DRAM simulator's user reads first (only in --json before)
+    code, text, _ = memtint(*SMALL_RUN, "--json", "-")
+    commands = json.loads(text)["commands"]
+    shown = " · ".join(f"{name} {commands[name]:,}" for name in ("ACT", "PRE", "PREA", "RD", "REF") if commands[name])
+    assert commands["ACT"] and commands["RD"] and f"Commands {shown}" in " ".join(out.split()), out
 
 
 @pytest.mark.engine
