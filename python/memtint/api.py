@@ -148,17 +148,37 @@ GENERATOR_KINDS = ("stream", "random", "strided", "conflict", "mix")
 TRACE_FORMATS = ("ramulator", "dramsim3", "ramulator2", "dramsim2")
 
 
-def trace(path: str | os.PathLike[str], format: str = "ramulator") -> dict[str, Any]:
+def trace(path: str | os.PathLike[str], format: str | None = None) -> dict[str, Any]:
     """A workload read from a DRAM trace file (plain or gzip-compressed).
 
     ``format`` is ``"ramulator"`` (``0x1a2b3c40 R``), ``"dramsim3"`` (``0x1a2b3c40 READ 12``),
     ``"ramulator2"`` (Ramulator 2's LoadStoreTrace: ``LD 0x1a2b3c40``) or ``"dramsim2"``
     (DRAMSim2's k6, mase or misc trace: ``0x1a2b3c40 P_MEM_RD 12``, ``0x1a2b3c40 READ 12``,
-    ``0x1a2b3c40 read``; one kind per file).
+    ``0x1a2b3c40 read``; one kind per file). ``None`` (the default) takes it from the file's
+    name as ``memtint dram --trace`` does (``memtint.api.trace_format``): ``stream.dramsim3``,
+    ``x.ramulator2.gz``, DRAMSim2's ``k6_*.trc``; else ``"ramulator"``.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise MemtintError(f"path: expected a trace file's path, got {path!r}")
-    return {"trace": {"path": os.fspath(path), "format": format}}
+    path = os.fspath(path)
+    return {"trace": {"path": path, "format": trace_format(path) if format is None else format}}
+
+
+def _suffix_format(path: str) -> str | None:
+    """The DRAM trace format a file's suffix names (``stream.dramsim3``), if any."""
+    suffix = os.path.splitext(path)[1].lstrip(".").lower()
+    return suffix if suffix in TRACE_FORMATS else None
+
+
+def trace_format(path: str) -> str:
+    """A DRAM trace's format from its suffix (``stream.dramsim3``, ``stream.dramsim3.gz``), or
+    DRAMSim2's own names (``k6_*.trc``, ``mase_*.trc``, ``misc_*.trc``, as its trace-based
+    simulator picks the kind), else ramulator."""
+    plain = path[:-3] if path.lower().endswith(".gz") else path
+    name = os.path.basename(plain)
+    if name.endswith(".trc") and name.split("_", 1)[0] in ("k6", "mase", "misc") and "_" in name:
+        return "dramsim2"
+    return _suffix_format(plain) or "ramulator"
 
 
 def generate(

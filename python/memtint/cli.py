@@ -670,7 +670,7 @@ def workload_from_args(args: argparse.Namespace) -> dict[str, Any]:
         if given:
             raise UsageError(f"{', '.join(given)} only appl{'y' if len(given) > 1 else 'ies'} to --generate, "
                              "not to --trace")
-        return api.trace(args.trace, args.format or trace_format(args.trace))
+        return api.trace(args.trace, args.format)  # None: from the file's name
     if args.format is not None:
         raise UsageError("--format only applies to --trace")
     if args.requests is None:
@@ -1328,28 +1328,11 @@ def _rt(args: argparse.Namespace) -> int:
     return 0
 
 
-def _suffix_format(path: str) -> str | None:
-    """The DRAM trace format a file's suffix names (``stream.dramsim3``), if any."""
-    suffix = os.path.splitext(path)[1].lstrip(".").lower()
-    return suffix if suffix in api.TRACE_FORMATS else None
-
-
-def trace_format(path: str) -> str:
-    """A DRAM trace's format from its suffix (``stream.dramsim3``, ``stream.dramsim3.gz``), or
-    DRAMSim2's own names (``k6_*.trc``, ``mase_*.trc``, ``misc_*.trc``, as its trace-based
-    simulator picks the kind), else ramulator."""
-    plain = path[:-3] if path.lower().endswith(".gz") else path
-    name = os.path.basename(plain)
-    if name.endswith(".trc") and name.split("_", 1)[0] in ("k6", "mase", "misc") and "_" in name:
-        return "dramsim2"
-    return _suffix_format(plain) or "ramulator"
-
-
 def export_format(path: str, given: str | None) -> str:
     """The DRAM-stream export's format: as given, else from the file's suffix before any .gz, else
     dramsim3 (as ``dram --trace`` reads the file back). A suffix naming another format than the
     one given is refused: ``dram --trace`` would read the file by its suffix and refuse it."""
-    by_suffix = _suffix_format(path[:-3] if path.lower().endswith(".gz") else path)
+    by_suffix = api._suffix_format(path[:-3] if path.lower().endswith(".gz") else path)
     if given and by_suffix and given != by_suffix:
         raise UsageError(f"export format {given} (--export-format, or the run file's export_dram): the export {path} "
                          f"has the suffix of the {by_suffix} format, which is how it is read back (dram --trace); give "

@@ -56,6 +56,18 @@ def test_the_clis_trace_formats_are_the_engines():
     assert list(api.TRACE_FORMATS) == memtint.presets()["trace_formats"]
 
 
+def test_a_traces_format_comes_from_its_name_as_on_the_command_line(tmp_path):
+    # memtint.trace("stream.dramsim3") read the file as Ramulator's and refused its cycles, while
+    # `memtint dram --trace stream.dramsim3` took the format from the suffix.
+    timed = tmp_path / "stream.dramsim3"
+    timed.write_text("0x40 READ 0\n0x80 WRITE 90\n")
+    stats = memtint.run_dram("ddr4-2400", memtint.trace(timed))
+    assert stats["config"]["timestamped"] and stats["requests"] == 2 and stats["dram_cycles"] > 90
+    for name, fmt in (("x.ramulator2.gz", "ramulator2"), ("k6_a.trc", "dramsim2"), ("plain.txt", "ramulator")):
+        assert memtint.trace(tmp_path / name)["trace"]["format"] == fmt
+    assert memtint.trace(timed, "ramulator")["trace"]["format"] == "ramulator"  # a given format wins
+
+
 def test_workload_must_be_a_trace_or_a_generator():
     with pytest.raises(memtint.MemtintError, match="exactly one"):
         memtint.run_dram("ddr4-2400", {"trace": {"path": "x"}, "generate": {"kind": "random"}})
