@@ -1276,6 +1276,11 @@ def export_note(spec: dict[str, Any], stats: dict[str, Any]) -> str:
     for section in ("dram", "controller"):  # what a DRAM run reads of the overrides
         command += settings(f"{section}.", (spec.get("overrides") or {}).get(section) or {})
     command += ["--trace", export["path"]]
+    sources = {entry.get("source") for channel in (stats.get("dram") or {}).get("channels") or []
+               for entry in channel.get("scheduler_sources") or []}  # empty under a scheduler blind to them
+    if len(sources) > 1:
+        return (f"{text}; its scheduler told {len(sources)} sources' requests apart, and the file does not say whose "
+                f"each is, so a replay ({shlex.join(command)}) gives other outcomes")
     return f"{text}; replayed on the run's memory system by: {shlex.join(command)}"
 
 

@@ -761,6 +761,13 @@ def test_sim_says_how_to_replay_its_dram_stream_on_the_runs_memory_system(memtin
     code, out, err = memtint("sim", run, "--export-dram", "/dev/null")
     assert code == 0, err  # written into, and not offered for a replay
     assert "requests in /dev/null (dramsim3, timed)" in out and "memtint dram" not in out, out
+    # A scheduler that tells the cores apart schedules a replay, which has one source, otherwise.
+    run.write_text(run.read_text().replace('scheduler = "fcfs"', 'scheduler = "bliss"'))
+    code, out, err = memtint("sim", run, "--export-dram", "b.dramsim3")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "told 2 sources' requests apart" in flat and "gives other outcomes" in flat, flat
+    assert "replayed on the run's memory system" not in flat
 
 
 @pytest.mark.engine
