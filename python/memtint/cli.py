@@ -728,7 +728,24 @@ def run_with_status(message: str, work: Callable[[], Any], estimate: float | Non
     return result["value"]
 
 
+# The generator's keys as `memtint dram` spells them: an error of the engine's names the flag given.
+_GENERATOR_FLAGS = {"kind": "--generate", "requests": "--requests", "seed": "--seed", "read_fraction": "--read-fraction",
+                    "footprint_bytes": "--footprint", "stride_bytes": "--stride", "streams": "--streams",
+                    "banks": "--banks"}
+
+
 def _dram(args: argparse.Namespace) -> int:
+    try:
+        return _dram_run(args)
+    except api.MemtintError as error:
+        match = re.match(r"(?:invalid configuration: generate\.)?(\w+): ", str(error))
+        if args.generate is None or not match or match.group(1) not in _GENERATOR_FLAGS:
+            raise
+        flag = _GENERATOR_FLAGS[match.group(1)]
+        raise api.MemtintError(f"{flag} ({'generate.' + match.group(1)}): {str(error)[match.end():]}") from None
+
+
+def _dram_run(args: argparse.Namespace) -> int:
     workload = workload_from_args(args)
     unused = _settings_without_effect(args.set, "memtint dram runs DRAM requests")
     out_dir = args.export_drampower

@@ -13,7 +13,7 @@ def test_huge_counts_are_refused_naming_the_key(memtint, clean_error):
     clean_error(memtint("compare", "--machine", "i7-860", "--mix", "stream", "--instructions", str(10**15)),
                 "instructions:", "more than memtint takes")
     clean_error(memtint("dram", "--machine", "ddr4-2400", "--generate", "random", "--requests", str(10**15)),
-                "requests:", "more than memtint takes")
+                "--requests (generate.requests):", "more than memtint takes")
 
 
 def test_a_long_run_is_announced_with_its_estimate(capsys):
