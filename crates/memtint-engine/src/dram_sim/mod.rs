@@ -104,7 +104,7 @@ pub fn open_workload(spec: &WorkloadSpec, cfg: &MemoryConfig) -> Result<(Box<dyn
     Ok(match spec {
         WorkloadSpec::Trace(t) => {
             let format = DramTraceFormat::from_name(&t.format)?;
-            (Box::new(DramTraceReader::open(&t.path, format)?), format.is_timed())
+            (Box::new(DramTraceReader::open(&t.path, format)?.with_capacity(cfg.org.capacity_bytes())), format.is_timed())
         }
         WorkloadSpec::Generate(g) => {
             let mapping = cfg.mapping.clone();

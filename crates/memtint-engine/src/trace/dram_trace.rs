@@ -112,6 +112,12 @@ pub struct DramTraceReader {
     /// The first line whose address, read as decimal, the format's simulator reads otherwise:
     /// its number and the address.
     unprefixed: Option<(u64, u64)>,
+    /// The memory's capacity in bytes, when known: an address at or above it aliases one below.
+    capacity: Option<u64>,
+    /// The first line whose address is beyond the capacity (its number and address), and how
+    /// many lines were.
+    beyond: Option<(u64, u64)>,
+    beyond_count: u64,
 }
 
 impl std::fmt::Debug for DramTraceReader {
@@ -128,7 +134,23 @@ impl std::fmt::Debug for DramTraceReader {
 impl DramTraceReader {
     /// Opens `path`; detects gzip by content (magic bytes `1f 8b`), not by extension.
     pub fn open(path: &Path, format: DramTraceFormat) -> Result<Self> {
-        Ok(DramTraceReader { input: LineReader::open(path)?, format, prev_cycle: None, dramsim2_kind: None, unprefixed: None })
+        Ok(DramTraceReader {
+            input: LineReader::open(path)?,
+            format,
+            prev_cycle: None,
+            dramsim2_kind: None,
+            unprefixed: None,
+            capacity: None,
+            beyond: None,
+            beyond_count: 0,
+        })
+    }
+
+    /// Warns of addresses at or above `bytes`, the memory's capacity, which the mapping folds
+    /// onto addresses below it (a trace replayed on a smaller device).
+    pub fn with_capacity(mut self, bytes: u64) -> Self {
+        self.capacity = Some(bytes);
+        self
     }
 
     /// Lines consumed so far, blank and comment lines included.
@@ -163,6 +185,12 @@ impl DramTraceReader {
                     ))
                 }
                 Some(_) => {}
+            }
+        }
+        if self.capacity.is_some_and(|c| addr >= c) {
+            self.beyond_count += 1;
+            if self.beyond.is_none() {
+                self.beyond = Some((self.input.lines_read(), addr));
             }
         }
         // One digit reads the same in both bases.
@@ -203,6 +231,19 @@ impl TraceSource for DramTraceReader {
                 )
             })
             .into_iter()
+            .chain(self.beyond.map(|(line, addr)| {
+                let capacity = self.capacity.unwrap_or_default();
+                let more = self.beyond_count - 1;
+                format!(
+                    "{} line {line}: address {addr:#x} is beyond the memory's {capacity:#x} bytes ({} GiB){}: the mapping \
+                     reads only its low bits, so it aliases address {:#x}; replay the trace on a memory as large as \
+                     the one it came from (--set dram.density_gbit, dram.ranks or dram.channels)",
+                    self.input.path().display(),
+                    capacity as f64 / (1u64 << 30) as f64,
+                    if more > 0 { format!(" (and {more} more line(s))") } else { String::new() },
+                    addr % capacity.max(1),
+                )
+            }))
             .collect()
     }
 
@@ -592,6 +633,28 @@ mod tests {
         assert!(warnings(b"LD 4096\n", DramTraceFormat::Ramulator2).is_empty());
         // With 0x, or one digit (the same in both bases): nothing to say.
         assert!(warnings(b"0x1000 R\n0X2000 W\n5 R\n", DramTraceFormat::Ramulator).is_empty());
+    }
+
+    #[test]
+    fn addresses_beyond_the_capacity_are_warned_of_with_the_first_line_and_the_count() {
+        let f = TempFile::with_bytes("big", b"0x1000 R\n0x200001000 R\n0x1ffffffc0 W\n0x300000000 R\n");
+        let mut r = DramTraceReader::open(&f.0, DramTraceFormat::Ramulator).unwrap().with_capacity(8 << 30);
+        while r.next_request().unwrap().is_some() {}
+        let w = r.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("line 2: address 0x200001000 is beyond the memory's 0x200000000 bytes (8 GiB) (and 1 more line(s))"),
+            "{w:?}"
+        );
+        assert!(w[0].contains("aliases address 0x1000"), "{w:?}");
+        // Within the capacity, or with none given: nothing to say.
+        let mut r = DramTraceReader::open(&f.0, DramTraceFormat::Ramulator).unwrap();
+        while r.next_request().unwrap().is_some() {}
+        assert!(r.warnings().is_empty());
+        let f = TempFile::with_bytes("fits", b"0x1ffffffc0 R\n");
+        let mut r = DramTraceReader::open(&f.0, DramTraceFormat::Ramulator).unwrap().with_capacity(8 << 30);
+        while r.next_request().unwrap().is_some() {}
+        assert!(r.warnings().is_empty());
     }
 
     #[test]
