@@ -281,6 +281,20 @@ def test_trace_addresses_a_reference_simulator_reads_as_hex_are_pointed_out(memt
     assert code == 0 and "has no 0x" not in out + err, out + err
 
 
+def test_trace_addresses_beyond_the_memory_are_said_to_alias(memtint, tmp_path):
+    # 0x200001000 on the 8 GiB ddr4-2400 is 0x1000 again: it was one more row hit, in silence.
+    trace = tmp_path / "big.trace"
+    trace.write_text("0x1000 R\n0x200001000 R\n")
+    code, out, err = memtint("dram", "--machine", "ddr4-2400", "--trace", trace, "--json", "-")
+    assert code == 0, err
+    warnings = json.loads(out)["warnings"]
+    assert any(f"{trace} line 2: address 0x200001000 is beyond the memory's" in w and "aliases address 0x1000" in w
+               for w in warnings), warnings
+    code, out, err = memtint("dram", "--machine", "ddr4-2400", "--set", "dram.channels=2", "--trace", trace,
+                             "--json", "-")
+    assert code == 0 and not json.loads(out)["warnings"], out + err  # 16 GiB holds it
+
+
 def test_a_trace_suffix_gives_its_format_and_format_overrides_it(memtint, clean_error, tmp_path):
     import gzip
     import json
