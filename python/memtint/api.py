@@ -165,8 +165,8 @@ def trace(path: str | os.PathLike[str], format: str | None = None) -> dict[str, 
 
 
 def _suffix_format(path: str) -> str | None:
-    """The DRAM trace format a file's suffix names (``stream.dramsim3``), if any."""
-    suffix = os.path.splitext(path)[1].lstrip(".").lower()
+    """The DRAM trace format a file's suffix names before any .gz (``stream.dramsim3.gz``), if any."""
+    suffix = os.path.splitext(path[:-3] if path.lower().endswith(".gz") else path)[1].lstrip(".").lower()
     return suffix if suffix in TRACE_FORMATS else None
 
 
@@ -178,7 +178,7 @@ def trace_format(path: str) -> str:
     name = os.path.basename(plain)
     if name.endswith(".trc") and name.split("_", 1)[0] in ("k6", "mase", "misc") and "_" in name:
         return "dramsim2"
-    return _suffix_format(plain) or "ramulator"
+    return _suffix_format(path) or "ramulator"
 
 
 def generate(
@@ -434,15 +434,15 @@ def _mix_file_programs(path: str) -> list[str]:
             out.append(p)
             continue
         beside = os.path.normpath(os.path.join(base, p))
-        if os.path.exists(beside) or p not in workloads.suite():  # a suite program by name, as --mix takes it
-            if not os.path.exists(beside):  # named here, at its line: later it would be a path never written
-                raise MemtintError(
-                    f"{path}{inline_element_line(text, 'programs', [i])}: programs[{i}]: {escaped(p)}: no trace file "
-                    f"{escaped(beside)} (paths are relative to the mix file), not a built-in workload profile "
-                    f"({', '.join(PROFILES)}) and not a program of the workload suite ({', '.join(workloads.suite())})")
+        if os.path.exists(beside):
             out.append(beside)
-        else:
+        elif p in workloads.suite():  # a suite program by name, as --mix takes it
             out.append(p)
+        else:  # named here, at its line: later it would be a path never written
+            raise MemtintError(
+                f"{path}{inline_element_line(text, 'programs', [i])}: programs[{i}]: {escaped(p)}: no trace file "
+                f"{escaped(beside)} (paths are relative to the mix file), not a built-in workload profile "
+                f"({', '.join(PROFILES)}) and not a program of the workload suite ({', '.join(workloads.suite())})")
     return out
 
 

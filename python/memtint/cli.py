@@ -1354,7 +1354,7 @@ def export_format(path: str, given: str | None) -> str:
     """The DRAM-stream export's format: as given, else from the file's suffix before any .gz, else
     dramsim3 (as ``dram --trace`` reads the file back). A suffix naming another format than the
     one given is refused: ``dram --trace`` would read the file by its suffix and refuse it."""
-    by_suffix = api._suffix_format(path[:-3] if path.lower().endswith(".gz") else path)
+    by_suffix = api._suffix_format(path)
     if given and by_suffix and given != by_suffix:
         raise UsageError(f"export format {given} (--export-format, or the run file's export_dram): the export {path} "
                          f"has the suffix of the {by_suffix} format, which is how it is read back (dram --trace); give "
