@@ -937,6 +937,9 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
                 return f"--set {name}={shown}: {message}"
         return ""
 
+    placed = in_its_file(message)
+    if placed != message:  # a key of a device or mapping file the engine read: that file's line
+        return placed
     m = re.match(r"invalid configuration: ([A-Za-z_][\w.-]*)((?:\[\d+\])*)(?:\.([A-Za-z_][\w.-]*))?:", message)
     if not m:
         return related_set() or message

@@ -550,6 +550,29 @@ def test_an_error_in_a_machine_file_names_that_files_line(memtint, clean_error, 
 
 
 @pytest.mark.engine
+def test_an_error_in_a_machine_s_device_or_mapping_file_names_its_line_from_a_run_file(memtint, clean_error, tmp_path):
+    """A run file's machine reads a device and a mapping file beside it: a value the engine refuses
+    there is named at its line in that file, as `dram --machine` names it (sim gave the file alone)."""
+    device = (REPO / "configs" / "devices" / "ddr4-2400.toml").read_text()
+    tras = next(x for x in device.splitlines() if x.startswith("tRAS"))
+    (tmp_path / "dev.toml").write_text(device.replace(tras, "tRAS = 2"))
+    tras_line = device.splitlines().index(tras) + 1
+    (tmp_path / "map.toml").write_text('name = "m"\ndescription = "d"\nlayout = "RoBaRaCoCh"\n'
+                                       '[organisation]\nrows = 32768\n')
+    machine = tmp_path / "m.toml"
+    machine.write_text('name = "m"\n[dram]\ndevice = "dev.toml"\ndensity_gbit = 8\nmapping = "RoBaRaCoCh"\n')
+    run = tmp_path / "run.toml"
+    run.write_text('machine = "m.toml"\nprograms = ["light"]\ninstructions = 1000\n')
+    for command in (("sim", run), ("dram", "--machine", machine, "--generate", "random", "--requests", "100")):
+        line = clean_error(memtint(*command), "timing.tRAS")
+        assert f"dev.toml:{tras_line}: timing.tRAS: must be at least tRCD" in line, line
+    machine.write_text(machine.read_text().replace('"dev.toml"', '"ddr4-2400"').replace('"RoBaRaCoCh"', '"map.toml"'))
+    for command in (("sim", run), ("dram", "--machine", machine, "--generate", "random", "--requests", "100")):
+        line = clean_error(memtint(*command), "organisation.rows")
+        assert "map.toml:5: organisation.rows: mapping 'm' was written for rows = 32768" in line, line
+
+
+@pytest.mark.engine
 def test_a_mix_file_is_a_mix_wherever_a_named_mix_is(memtint, tmp_path, clean_error):
     # A mix file in configs/mixes' format was read as a CPU trace ("instruction count
     # 'description' is not a decimal number"), and a sweep's preset refused it as an unknown name.
