@@ -114,3 +114,48 @@ def test_every_documented_command_line_is_one_the_command_accepts():
             refused += [f"{doc.relative_to(REPO)}: {line}: no {a}" for a in args
                         if re.match(r"(configs|workloads|bench)/\S+\.\w+$", a) and not (REPO / a).exists()]
     assert seen >= 50 and refused == []
+
+
+def _c_prototypes(text: str) -> set[str]:
+    """`type name(args)` of every memtint_ function declared or quoted in ``text``, spaces
+    normalised."""
+    found = re.findall(r"\b((?:const\s+)?(?:unsigned\s+)?\w+\s*\*?\s*memtint_\w+\([^()]*\))", text)
+    return {re.sub(r"\s*(\*+)\s*", r" \1", re.sub(r"\s+", " ", p)).replace("( ", "(") for p in found}
+
+
+def test_libmemtint_docs_give_the_headers_prototypes():
+    header = (REPO / "native/libmemtint/include/memtint.h").read_text()
+    code = re.sub(r"/\*.*?\*/", "", header, flags=re.S)
+    declared = _c_prototypes(code)
+    doc = (REPO / "docs/libmemtint.md").read_text()
+    quoted = _c_prototypes(" ".join(re.findall(r"`([^`]*memtint_\w+\([^`]*)`", doc)))
+    assert len(declared) >= 15
+    assert declared - quoted == set(), "declared in memtint.h, not given in docs/libmemtint.md"
+    assert quoted - declared == set(), "given in docs/libmemtint.md, not as memtint.h declares it"
+
+
+def test_the_per_thread_c_example_builds_as_shown_and_colours_each_thread(tmp_path):
+    import os
+    import shlex
+    import shutil
+    import subprocess
+
+    import pytest
+
+    if not (REPO / "native/build/libmemtint.a").exists() or shutil.which("cc") is None:
+        pytest.skip("libmemtint.a is not built (make native) or there is no C compiler")
+    doc = (REPO / "docs/libmemtint.md").read_text()
+    source = re.search(r"```c\n(/\* tint\.c.*?)```", doc, re.S).group(1)
+    (tmp_path / "tint.c").write_text(source)
+    compile_line, run_line = re.search(r"\n(cc [^\n]*tint\.c[^\n]*)\n(sudo [^\n]*\./tint)\n", doc).groups()
+    args = [str(REPO / a) if a.startswith("native/") else a for a in shlex.split(compile_line)]
+    built = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    if os.geteuid() != 0:
+        pytest.skip("running the example reads frame numbers, which needs root")
+    env = dict(os.environ, MEMTINT_QUIET="1")
+    env.update(a.split("=", 1) for a in shlex.split(run_line)[1:-1])
+    ran = subprocess.run(["./tint"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0 and ran.stderr == "", ran.stderr
+    lines = re.findall(r"colours (\d+)-(\d+): block in colour (-?\d+)", ran.stdout)
+    assert len(lines) == 2 and all(int(a) <= int(c) <= int(b) for a, b, c in lines), ran.stdout

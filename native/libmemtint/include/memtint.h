@@ -42,7 +42,8 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 /* The calling thread's later allocations come from these colours (each < 2^masks). Returns 0,
- * or -1 with errno EINVAL (bad colour, n == 0, no masks configured) / ENOMEM. Memory allocated
+ * or -1 with errno EINVAL (bad colour, n == 0, no masks configured) / EPERM (no mode possible:
+ * frame numbers unreadable, no hugepage mode) / ENOMEM (over 256 colour sets). Memory allocated
  * before the call keeps its colours; free() of it from any thread is fine. */
 int memtint_set_colors(const unsigned *colors, size_t n);
 
@@ -99,8 +100,8 @@ uint64_t memtint_pages_delivered_of(unsigned colour);
 uint64_t memtint_pages_delivered_on_node(int node);
 
 /* The allocator under non-standard names (always exported; the preload build also exports the
- * standard malloc family: malloc, free, calloc, realloc, posix_memalign, aligned_alloc,
- * memalign, valloc, pvalloc, malloc_usable_size). */
+ * standard malloc family: malloc, free, calloc, realloc, reallocarray, posix_memalign,
+ * aligned_alloc, memalign, valloc, pvalloc, malloc_usable_size). */
 void *memtint_malloc(size_t size);
 void memtint_free(void *ptr);
 void *memtint_calloc(size_t n, size_t size);
