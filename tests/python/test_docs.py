@@ -159,3 +159,16 @@ def test_the_per_thread_c_example_builds_as_shown_and_colours_each_thread(tmp_pa
     assert ran.returncode == 0 and ran.stderr == "", ran.stderr
     lines = re.findall(r"colours (\d+)-(\d+): block in colour (-?\d+)", ran.stdout)
     assert len(lines) == 2 and all(int(a) <= int(c) <= int(b) for a, b, c in lines), ran.stdout
+
+
+def test_the_machine_with_nodes_in_numa_md_runs_as_written(memtint, tmp_path):
+    doc = (REPO / "docs/numa.md").read_text()
+    machine = doc[doc.index("## Writing a machine with nodes"):]
+    machine = machine[machine.index("```toml\n") + 8:]
+    (tmp_path / "two-tier.toml").write_text(machine[:machine.index("```\n")])
+    (tmp_path / "run.toml").write_text('machine = "two-tier.toml"\nprograms = ["stream", "light"]\n'
+                                       'instructions = 5000\nwarmup = 0\n[os]\npolicy = "local"\n')
+    code, _, err = memtint("sim", str(tmp_path / "run.toml"), "--json", str(tmp_path / "out.json"))
+    assert code == 0, err
+    nodes = json.loads((tmp_path / "out.json").read_text())["nodes"]
+    assert [n["cores"] for n in nodes] == [[0, 1, 2, 3], [4, 5, 6, 7]]
