@@ -1,4 +1,4 @@
-"""The workload suite (issue 7): recipes for real, memory-intensive programs (``workloads/*.toml``),
+"""The workload suite: recipes for real, memory-intensive programs (``workloads/*.toml``),
 deterministic generated inputs, and their capture with :func:`memtint.capture.capture_trace` into a
 cache directory outside version control (``$MEMTINT_CACHE_DIR/workloads``, default
 ``~/.cache/memtint/workloads``). ``python -m memtint.workloads capture`` is ``make workloads``.
@@ -6,7 +6,7 @@ cache directory outside version control (``$MEMTINT_CACHE_DIR/workloads``, defau
 A recipe (one TOML file per program, documented in workloads/README.md)::
 
     description = "..."
-    source = "src/triad.c"            # optional: our own C, built with gcc -O2 -pthread
+    source = "src/triad.c"            # optional: our own C, built with gcc -O2 -g -pthread
     command = ["{program}", "8000000", "2", "4"]   # {program} {input} {workdir} are replaced
     warmup = 50_000_000               # instructions simulated before tracing
     limit = 30_000_000                # instructions traced

@@ -69,6 +69,22 @@ def test_the_readme_table_is_today_s_measurement():
     assert table in text, f"{readme}: regenerate its table with python -m memtint.workloads table:\n{table}"
 
 
+
+def test_the_readme_sizes_are_the_committed_files():
+    import re
+
+    with open(os.path.join(workloads.WORKLOADS_DIR, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    section = text[text.index("## Committed traces"):text.index("## Classes")]
+    quoted = {}
+    for names, sizes in re.findall(r"\| ([a-z0-9., ]+\.t\d+) \| ([\d ,]+?) (?=\|)", section):
+        quoted.update(zip(names.split(", "), (int(s.replace(" ", "")) for s in sizes.split(", "))))
+    files = {f[:-len(".mtt.gz")]: os.path.getsize(os.path.join(workloads.COMMITTED_DIR, f))
+             for f in os.listdir(workloads.COMMITTED_DIR) if f.endswith(".mtt.gz")}
+    assert quoted == files
+    total = float(re.search(r"\*\*total\*\* \| \*\*([\d.]+) MB\*\*", section).group(1))
+    assert total == round(sum(files.values()) / 1e6, 1)
+
 @pytest.mark.engine
 def test_mix_takes_suite_programs_by_name(memtint, tmp_path):
     code, out, err = memtint("compare", "--machine", "i7-860", "--mix", "triad,bfs,light,light", "--instructions",
