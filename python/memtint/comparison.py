@@ -259,20 +259,36 @@ def _trace_instructions(path: str, enough: int) -> int | None:
 def short_trace_warnings(mix: list[str], instructions: int, warmup: int) -> list[str]:
     """One warning per trace file of ``mix`` holding fewer instructions than ``warmup`` plus
     ``instructions``: a core replays its trace from the start at its end, so the measured window
-    would repeat instructions (their lines already cached), and nothing else says so."""
+    would repeat instructions (their lines already cached)."""
+    return list(_short_traces(mix, instructions, warmup).values())
+
+
+def _short_traces(mix: list[str], instructions: int, warmup: int) -> dict[str, str]:
+    """``short_trace_warnings``' warnings by the trace's path, as the engine names the program."""
     needed = warmup + instructions
-    out = []
+    out = {}
     for name in dict.fromkeys(mix):
         program = api._program(name)
         if program.startswith("phases:") or program.split(":", 1)[0] in api.PROFILES:
             continue
         held = _trace_instructions(program, needed)
         if held is not None and held < needed:
-            out.append(f"{name}: the trace holds {held:,} instructions, fewer than the warm-up and run "
-                       f"({warmup:,} + {instructions:,} per core): it is replayed from its start "
-                       f"({needed / max(held, 1):.1f} passes), so the run measures repeated instructions; "
-                       "capture a longer trace or run fewer instructions")
+            out[program] = (f"{name}: the trace holds {held:,} instructions, fewer than the warm-up and run "
+                            f"({warmup:,} + {instructions:,} per core): it is replayed from its start "
+                            f"({needed / max(held, 1):.1f} passes), so the run measures repeated instructions; "
+                            "capture a longer trace or run fewer instructions")
     return out
+
+
+# The engine's warning for a trace that ended and started again (sim_spec.rs, `REPLAYED`).
+_ENGINE_REPLAYED = "its trace ended and was replayed from its start"
+
+
+def _run_warnings(run: dict[str, Any], short: dict[str, str]) -> list[str]:
+    """A run's warnings, without the engine's replay warnings for the traces the comparison
+    warns of once itself (``short``), which every run of the mix would repeat."""
+    return [w for w in run.get("warnings") or []
+            if not (_ENGINE_REPLAYED in w and any(f"({program}): " in w for program in short))]
 
 
 def default_baseline(machine: str | dict[str, Any]) -> str:
@@ -591,6 +607,7 @@ def compare(
 
     # What the machine asks a comparison on it to be read with (its baseline, say).
     notes = sorted({n for r in shared.values() if (n := r.get("config", {}).get("comparison_note"))})
+    short = _short_traces(mix, instructions, warmup)
     results = []
     for p in policies:
         run = shared[p]
@@ -639,7 +656,7 @@ def compare(
             # DRAM energy (docs/energy.md); None where the device has no datasheet currents.
             "dram_energy_nj": whole.get("estimated_dram_energy_nj", energy.get("total_nj")),
             "dram_energy_per_access_nj": energy.get("per_access_nj"),
-            "warnings": run.get("warnings", []),
+            "warnings": _run_warnings(run, short),
         })
         if run.get("dynamic"):  # os.dynamic adapted this policy's colour sets: its run's statistics, and said so
             results[-1]["label"] = f"{p} + {run['dynamic']['policy']}"
@@ -678,8 +695,8 @@ def compare(
         "policies": results,
         "notes": notes,
         # The alone runs' warnings (a sampled alone run's few units, say), by program.
-        "alone_warnings": [f"alone {mix[i]}: {w}" for i, a in enumerate(alone) for w in a.get("warnings") or []],
-        "warnings": short_trace_warnings(mix, instructions, warmup),
+        "alone_warnings": [f"alone {mix[i]}: {w}" for i, a in enumerate(alone) for w in _run_warnings(a, short)],
+        "warnings": list(short.values()),
     }
     if sampling is not None:
         out["sampling"] = {k: v for k, v in sampling.items() if k != "schedule"}

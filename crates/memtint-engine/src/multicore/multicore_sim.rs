@@ -52,6 +52,9 @@ pub struct CoreResult {
     pub barriers: u64,
     /// Cycles on a core over the whole run (it keeps running after its target).
     pub run_cycles: Cycle,
+    /// Times its trace ended and started again during the warm-up (the measured window's are
+    /// `core.trace_wraps`).
+    pub warmup_wraps: u64,
 }
 
 pub struct MulticoreResult {
@@ -291,7 +294,9 @@ pub(super) const CHECK_CYCLES: u64 = 1 << 20;
 /// measured run starts with full caches and dirty lines, as a program in its steady state has.
 /// Row buffers and the controller start empty. The measured run continues each trace where
 /// its warm-up stopped. A thread that arrives later is a program starting then: it starts cold.
-fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -> Result<()> {
+/// Returns each thread's trace wraps.
+fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -> Result<Vec<u64>> {
+    let mut wraps = vec![0; threads.len()];
     let mut done: Vec<u64> = threads.iter().map(|t| if t.arrive_ns > 0.0 { warmup } else { 0 }).collect();
     // The warm-up stands for the programs' earlier execution, over many of a dynamic policy's epochs.
     hier.set_populating(true);
@@ -300,7 +305,13 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
         for (t, th) in threads.iter_mut().enumerate() {
             let end = warmup.min(done[t] + WARMUP_TURN);
             while done[t] < end {
-                let rec = next_wrapping(th.trace.as_mut())?;
+                let rec = match th.trace.next_record()? {
+                    Some(r) => r,
+                    None => {
+                        wraps[t] += 1;
+                        next_wrapping(th.trace.as_mut())?
+                    }
+                };
                 hier.warm(t as u32, rec.read, rec.writeback)?;
                 done[t] += rec.instructions();
             }
@@ -309,7 +320,7 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
     hier.set_populating(false);
     hier.reset_counters();
     hier.start_measuring();
-    Ok(())
+    Ok(wraps)
 }
 
 /// A trace's next record, from its start again at its end (as a core wraps it).
@@ -563,6 +574,8 @@ pub(super) struct Sim {
     /// The DRAM request stream's file, when the run exports it.
     pub(super) export: Option<DramExport>,
     barriers: Barriers,
+    /// Per thread: its trace's wraps in the warm-up.
+    warmup_wraps: Vec<u64>,
 }
 
 /// Node-colour policies (`camc`, `tintmalloc`) colour every node by the first memory node's
@@ -629,8 +642,9 @@ fn build(
             |p: u32| if p >= 100 { 0.0 } else { plan.line_bytes as f64 / (cfg.peak_gbps() * p as f64 / 100.0) / cfg.timing.tCK_ns };
         hier.set_bandwidth_caps(threads.iter().map(|t| per_line(percent[t.process as usize])).collect());
     }
+    let mut warmup_wraps = vec![0; threads.len()];
     if warmup > 0 {
-        warm_up(&mut hier, threads, warmup)?;
+        warmup_wraps = warm_up(&mut hier, threads, warmup)?;
         // UCP's partition as a warmed-up machine would have it, from the warm-up's monitors.
         hier.repartition_llc_now();
     }
@@ -686,7 +700,7 @@ fn build(
     let mut sched = Cfs::new(&os_cfg.sched, plan.balance, plan.sched_threads.clone(), plan.cores, &plan.bound)?;
     sched.start();
     let frozen = vec![None; plan.threads as usize];
-    Ok(Sim { hier, mem, checkers, commands: Vec::new(), cores, sched, frozen, export: None, barriers })
+    Ok(Sim { hier, mem, checkers, commands: Vec::new(), cores, sched, frozen, export: None, barriers, warmup_wraps })
 }
 
 /// A thread that holds its core while it does not run needs a core of its own: one not yet
@@ -901,7 +915,7 @@ impl Progress {
 }
 
 fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> {
-    let Sim { hier, mem, checkers, commands, cores, sched, frozen, export, barriers } = sim;
+    let Sim { hier, mem, checkers, commands, cores, sched, frozen, export, barriers, .. } = sim;
     let (ncores, clock) = (plan.cores, plan.clock);
     // Threads still short of their target; counted rather than rescanning `frozen` every event.
     let mut running = plan.threads as usize;
@@ -1072,7 +1086,7 @@ fn collect(
     started: std::time::Instant,
     sampled: Option<SampledRun>,
 ) -> MulticoreResult {
-    let Sim { hier, mem, checkers, cores, sched, mut frozen, barriers, .. } = sim;
+    let Sim { hier, mem, checkers, cores, sched, mut frozen, barriers, warmup_wraps, .. } = sim;
     let sched_stats = sched.stats();
     let mut results = Vec::with_capacity(plan.threads as usize);
     for (i, core) in cores.iter().enumerate() {
@@ -1092,6 +1106,7 @@ fn collect(
             barrier_wait_cycles,
             barriers,
             run_cycles: core.stats().cycles,
+            warmup_wraps: warmup_wraps[i],
         });
     }
     let totals = RunTotals {

@@ -459,6 +459,10 @@ fn run_sampled(
     Ok(second)
 }
 
+/// The words of the warning for a replayed trace, which front ends that warn before a run
+/// recognise.
+pub const REPLAYED: &str = "its trace ended and was replayed from its start";
+
 /// A fraction as the user would write it: decimal, or in exponent form when tiny.
 fn fraction(x: f64) -> String {
     if x >= 1e-6 {
@@ -595,6 +599,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                 "last_core": c.sched.last_core,
                 "run_cycles": c.run_cycles,
                 "finished_at": c.finished_at,
+                "warmup_wraps": c.warmup_wraps,
             });
             dram_report::add_row_causes(&mut v, &m.row_causes);
             if let Some(e) = &per_command {
@@ -704,6 +709,19 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
                     100.0 * recolour as f64 / cycles as f64,
                     d.pages_recoloured,
                     d.epoch_ns,
+                )));
+            }
+        }
+    }
+    if let Value::Array(w) = &mut warnings {
+        // A trace shorter than the warm-up and the window is replayed: the window then measures
+        // instructions the caches have already seen, which no statistic shows by itself.
+        for (i, c) in r.cores.iter().enumerate() {
+            let wraps = c.warmup_wraps + c.core.trace_wraps;
+            if wraps > 0 {
+                w.push(Value::String(format!(
+                    "core {i} ({}): {REPLAYED} {wraps} time(s) ({} in the warm-up of {} instructions, {} in the {} measured): the run measures repeated instructions, their lines already cached; capture a longer trace or run fewer instructions",
+                    c.program, c.warmup_wraps, spec.warmup, c.core.trace_wraps, c.core.retired
                 )));
             }
         }
