@@ -234,7 +234,7 @@ def limits() -> list[str]:
     from memtint.linux.hypervisor import detect_hypervisor
 
     out = [
-        "one cache line's rank only: other ranks' refreshes do not stall it",
+        "one cache line's rank only: other ranks' refreshes stall it only through the channel they share",
         "interrupts, other programs and the core's own prefetch and power states add slow loads",
         "a stall is tRFC at most (a load may arrive mid-refresh), plus the row it must reopen",
         "hiding refresh needs control of the memory controller's refresh timing, which Linux does not give: "
