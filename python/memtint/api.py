@@ -9,6 +9,7 @@ schema are documented in docs/stats.md.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import numbers
 import os
@@ -642,7 +643,32 @@ def run_sim_spec(spec: dict[str, Any]) -> dict[str, Any]:
     if isinstance(spec.get("programs"), list):
         spec["programs"] = [_program(p, f"programs[{i}]") if isinstance(p, str) else p
                             for i, p in enumerate(spec["programs"])]
+    _check_rules_files(spec.get("os"))
     return json.loads(interruptible(_engine.run_sim, engine_json(spec)))
+
+
+def _check_rules_files(os_table: Any) -> None:
+    """The rules file an ``[os.*]`` table names (hvr-online's ``rules``), checked as ``advise``
+    checks it: a rule no mix can reach is refused at its line (the engine reads the file too,
+    but parses it only)."""
+    if not isinstance(os_table, dict):
+        return
+    for sub in os_table.values():
+        rules = sub.get("rules") if isinstance(sub, dict) else None
+        if isinstance(rules, str) and rules != "paper":
+            try:
+                info = os.stat(rules)
+            except OSError:
+                continue  # the engine names a missing file with its key
+            _checked_rules(os.path.abspath(rules), info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _checked_rules(path: str, mtime_ns: int, size: int) -> None:
+    """One check per version of a rules file: a sweep's runs name the same file."""
+    from memtint import hvr_rules
+
+    hvr_rules.load(path)
 
 
 def run_rt(spec: dict[str, Any]) -> dict[str, Any]:

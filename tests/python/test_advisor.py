@@ -5,6 +5,8 @@ clear errors for rules files that do not parse and class vectors no rule covers.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -567,3 +569,22 @@ def test_advise_names_an_argument_of_the_wrong_kind(args, kwargs, needle):
 
     with pytest.raises(MemtintError, match=re.escape(needle)):
         advisor.advise(*args, **kwargs)
+
+
+def test_hvr_online_refuses_a_rules_file_with_a_rule_no_mix_can_reach_as_advise_does(tmp_path):
+    (tmp_path / "rules.toml").write_text("default = 'a-vp'\n[[partition]]\nname = 'A'\nwhen = { LLCT = '>=1' }\n"
+                                         "policy = 'a-vp'\n[[partition]]\nname = 'B'\nwhen = { LLCT = '>=1' }\n"
+                                         "policy = 'c-vp'\n")
+    run = tmp_path / "hvr.toml"
+    run.write_text("machine = 'i7-860'\nprograms = ['stream', 'random']\ninstructions = 20_000\n[os]\npolicy = 'hvr'\n"
+                   "dynamic = 'hvr-online'\n[os.hvr-online]\nrules = 'rules.toml'\n")
+    done = subprocess.run([sys.executable, "-m", "memtint.cli", "sim", str(run)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert f"{tmp_path / 'rules.toml'}:8: [[partition]] #2 (B) when: never applies" in done.stderr
+    # The same rules without the duplicate run.
+    (tmp_path / "rules.toml").write_text("default = 'a-vp'\n[[partition]]\nname = 'A'\nwhen = { LLCT = '>=1' }\n"
+                                         "policy = 'a-vp'\n")
+    done = subprocess.run([sys.executable, "-m", "memtint.cli", "sim", str(run)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
