@@ -566,6 +566,7 @@ def run_sim(machine: str | dict[str, Any], programs: list[str], **options: Any) 
         raise TypeError("run_sim() needs instructions= (instructions per core)")
     spec = build_sim_spec(machine, programs, **options)
     _warn_if_long(spec)
+    _check_rules_files(spec.get("os"))
     return json.loads(interruptible(_engine.run_sim, engine_json(spec)))
 
 

@@ -588,3 +588,13 @@ def test_hvr_online_refuses_a_rules_file_with_a_rule_no_mix_can_reach_as_advise_
     done = subprocess.run([sys.executable, "-m", "memtint.cli", "sim", str(run)], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_apis_run_sim_checks_hvr_onlines_rules_file_too(tmp_path):
+    from memtint import api
+
+    rules = tmp_path / "rules.toml"
+    rules.write_text("default = 'a-vp'\n[[partition]]\nwhen = { LLCT = '>=5', programs = '<=4' }\npolicy = 'a-vp'\n")
+    with pytest.raises(MemtintError, match="rules.toml:3.*no mix has these counts"):
+        api.run_sim("i7-860", ["stream", "random"], instructions=20_000, policy="hvr",
+                    os_options={"dynamic": "hvr-online", "hvr-online": {"rules": str(rules)}})
