@@ -14,7 +14,7 @@ STAMP    := $(VENV)/.memtint-venv
 
 # Profile-guided build, by default: the engine is compiled with the committed profile
 # bench/pgo/memtint.profdata.gz (`make pgo` trains it on bench/pgo/training.json), so every build
-# gets 7-13 % faster CPU-trace runs and 5-18 % faster DRAM runs (bench/README.md) without
+# gets 7-15 % faster CPU-trace runs and 5-18 % faster DRAM runs (bench/README.md) without
 # llvm-tools; results are identical. rustc reads a profile written by its own LLVM or an older
 # one: PGO=auto (the default) uses it when rustc's LLVM major is at least the one in
 # bench/pgo/llvm-version, PGO=1 always, PGO=0 never. Its own target directory, so switching
