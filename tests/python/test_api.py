@@ -49,11 +49,12 @@ def test_run_spec_carries_every_option():
     }
 
 
-def test_the_clis_trace_formats_are_the_engines():
-    # The CLI's --format and --export-format choices, against the engine's own list.
+def test_the_clis_trace_formats_and_generators_are_the_engines():
+    # The CLI's --format, --export-format and --generate choices, against the engine's own lists.
     from memtint import api
 
     assert list(api.TRACE_FORMATS) == memtint.presets()["trace_formats"]
+    assert list(api.GENERATOR_KINDS) == memtint.presets()["generators"]
 
 
 def test_a_traces_format_comes_from_its_name_as_on_the_command_line(tmp_path):
