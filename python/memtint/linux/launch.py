@@ -177,20 +177,21 @@ def command_inputs(argv: Sequence[str], env: dict[str, str]) -> list[str]:
     return ([found] if found else []) + [a for a in argument_paths(argv[1:]) if os.path.lexists(a)]
 
 
-def map_count_warning(mode: str) -> str | None:
-    """libmemtint moves coloured 4 KiB pages one by one into place, and each can become a mapping
-    of its own: the default limit of 65530 mappings stops a heap at roughly 200 MB."""
+def map_count_warning(mode: str, path: str = "/proc/sys/vm/max_map_count") -> str | None:
+    """libmemtint moves coloured 4 KiB pages one by one into place, and a page moved alone is two
+    mappings (its own and the hole it leaves): the default limit of 65530 can stop a heap of one
+    colour in 32 at about 150 MB (docs/libmemtint.md, Modes)."""
     if mode == "hugepage":
         return None
     try:
-        with open("/proc/sys/vm/max_map_count", encoding="ascii") as f:
+        with open(path, encoding="ascii") as f:
             limit = int(f.read())
     except (OSError, ValueError):
         return None
     if limit >= 262144:
         return None
-    return (f"vm.max_map_count is {limit}: a coloured heap may hit it near {limit * 4096 // 2**20} MB "
-            "(allocations then fail); raise it with sysctl vm.max_map_count=1048576")
+    return (f"vm.max_map_count is {limit}: a coloured heap may hit it from about {limit // 2 * 4096 // 2**20} MB, "
+            "the sooner the fewer its colours (allocations then fail); raise it with sysctl vm.max_map_count=1048576")
 
 
 #: PYTHONMALLOC values under which CPython takes every object from malloc.
