@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pytest
 
+from memtint.api import MemtintError
 from memtint.probe import gf2
 from memtint.probe.search import Organisation, ProbeError, Search, Settings
 from memtint.probe.simulated import Noise, SimulatedTimer
@@ -165,6 +167,29 @@ def test_a_multi_node_machine_gets_a_mapping_per_node(memtint, tmp_path):
     assert (tmp_path / "one.mapping.toml").exists()
     c = describe(str(tmp_path / "one.toml"))
     assert [n["fields"] for n in c["nodes"]] == [n["fields"] for n in describe("tiering-2to1")["nodes"]]
+    # ... and the preset and the command say which were not probed.
+    assert "memory node(s) 0 keep tiering-2to1's mapping (not probed)" in err
+    assert "# Probed: memory node(s) 1; memory node(s) 0 keep tiering-2to1's mapping (not probed)." in (
+        tmp_path / "one.toml").read_text()
+    assert "not probed" not in (tmp_path / "tier.toml").read_text()
+
+
+def test_on_linux_node_binds_the_probes_buffer_in_its_child_before_exec(tmp_path, monkeypatch):
+    from memtint.linux.numa import FAKE_ENV, MPOL_BIND
+    from memtint.linux.numa_fake import FakeNuma
+    from memtint.probe.command import _bound_node
+    from memtint.probe.linux import _bound_to
+
+    fake = FakeNuma.create(str(tmp_path / "fake"))
+    monkeypatch.setenv(FAKE_ENV, str(tmp_path / "fake"))
+    bind = _bound_node(1)
+    assert bind is not None and bind[1] == 1 and _bound_to(None) is None
+    before = len(fake.calls())
+    subprocess.run(["true"], preexec_fn=_bound_to(bind), check=True)
+    child = [c for c in fake.calls()[before:] if c.get("call") == "set_mempolicy"]
+    assert child and child[-1]["mode"] == MPOL_BIND and child[-1]["nodes"] == [1], fake.calls()[before:]
+    with pytest.raises(MemtintError, match="--node 2: this machine's memory nodes are node0,node1"):
+        _bound_node(2)
 
 
 def test_heavy_noise_refuses_instead_of_writing_a_wrong_preset(memtint, tmp_path):
@@ -197,7 +222,11 @@ def test_heavy_noise_refuses_instead_of_writing_a_wrong_preset(memtint, tmp_path
         (["--simulate", "i7-860", "--buffer-mb", "64"], ["--buffer-mb only applies on Linux"]),
         (["--simulate", "i7-860", "--like", "ddr4-2400", "--hugepages"], ["--like, --hugepages only apply on Linux"]),
         (["--jitter-ns", "5"], ["--jitter-ns only applies with --simulate"]),
-        (["--node", "0"], ["--node only applies with --simulate"]),
+        # On Linux, --node binds the buffer to a node this machine has, and names --like's node.
+        (["--node", "999"], ["--node 999", "this machine's memory nodes are"]),
+        (["--like", "tiering-2to1", "--node", "5"], ["--node 5", "--like tiering-2to1 has 2 memory node(s)"]),
+        # It wrote node 0's preset from whichever node the buffer happened to be on.
+        (["--like", "tiering-2to1", "--write-preset", "x.toml"], ["--like tiering-2to1 (2 memory nodes) needs --node N"]),
         # The engine's bounds, named by the flag (it said "noise.jitter_ns", "repetitions").
         (["--simulate", "i7-860", "--repetitions", "1000000"], ["--repetitions 1000000", "from 1 to 100,000"]),
         (["--simulate", "i7-860", "--jitter-ns", "2e6"], ["--jitter-ns 2000000.0", "from 0 to 1,000,000"]),

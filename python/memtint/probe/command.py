@@ -29,7 +29,10 @@ def add_command(commands: Any) -> None:
         "the machine's true mapping. --write-preset writes a machine preset for --machine. See docs/probe.md.",
     )
     p.add_argument("--simulate", metavar="MACHINE", help="probe this machine preset or TOML in the simulator")
-    p.add_argument("--node", type=int, metavar="N", help="with --simulate: probe memory node N only (default: every node)")
+    p.add_argument("--node", type=int, metavar="N",
+                   help="probe memory node N only: with --simulate, the machine's node N (default: every node); on "
+                   "Linux, the buffer bound to node N (set_mempolicy MPOL_BIND), read and written as --like's node N "
+                   "(needed with --write-preset when --like has several memory nodes)")
     p.add_argument("--like", metavar="MACHINE",
                    help="on Linux: the machine preset whose organisation (channels, ranks, bank groups, banks, rows, "
                    "columns) and settings the result is read and written with (default: counts from the options)")
@@ -95,7 +98,7 @@ def _machine_input(name: str | None) -> list[str]:
 
 
 #: Flags of one way of probing only: (flag, attribute, "--simulate" or "Linux").
-_ONE_WAY = (("--node", "node", "--simulate"), ("--jitter-ns", "jitter_ns", "--simulate"),
+_ONE_WAY = (("--jitter-ns", "jitter_ns", "--simulate"),
             ("--spike-rate", "spike_rate", "--simulate"), ("--corunner-gbps", "corunner_gbps", "--simulate"),
             ("--like", "like", "Linux"), ("--buffer-mb", "buffer_mb", "Linux"), ("--hugepages", "hugepages", "Linux"))
 
@@ -183,12 +186,22 @@ def run_command(args: argparse.Namespace) -> int:
 
         base = None
         config = None
+        node = args.node or 0
         if args.like:
             like = _describe(args.like)
-            base, config = like["nodes"][0]["organisation"], like["config"]
+            count = len(like["nodes"])
+            if args.node is None and count > 1 and args.write_preset:
+                raise MemtintError(f"--write-preset with --like {args.like} ({count} memory nodes) needs --node N: the "
+                                   "node whose mapping this probe measures (its buffer is bound there); the other "
+                                   "nodes keep the preset's mappings")
+            if not 0 <= node < count:
+                raise MemtintError(f"--node {node}: --like {args.like} has {count} memory node(s)")
+            base, config = like["nodes"][node]["organisation"], like["config"]
+        bind = _bound_node(args.node)
         org = _counts(args, base)
         try:
-            timer = LinuxTimer(buffer_mb=args.buffer_mb, hugepages=args.hugepages, repetitions=args.repetitions or 50)
+            timer = LinuxTimer(buffer_mb=args.buffer_mb, hugepages=args.hugepages, repetitions=args.repetitions or 50,
+                               bind=bind)
         except LinuxError as e:
             raise MemtintError(str(e)) from None
         note = vm_note()
@@ -199,8 +212,9 @@ def run_command(args: argparse.Namespace) -> int:
         if note:  # the JSON of a failed probe says it too, as the terminal did
             for failure in failures:
                 failure["warnings"] = [note, *failure["warnings"]]
-        results.append((0, result, org, None))
-        source = f"this machine ({os.uname().nodename}), buffer {args.buffer_mb} MiB"
+        results.append((node, result, org, None))
+        source = f"this machine ({os.uname().nodename}), buffer {args.buffer_mb} MiB" + (
+            f" on node {args.node}" if args.node is not None else "")
     elapsed = time.monotonic() - started
     if any(r is None for _, r, _, _ in results):
         _json_out(args.json, {"kind": "probe", "source": source, "seconds": round(elapsed, 2), "failed": failures})
@@ -217,6 +231,26 @@ def run_command(args: argparse.Namespace) -> int:
     if args.simulate and not all(matched):
         return 1
     return 0
+
+
+def _bound_node(node: int | None):
+    """On Linux, ``--node N``: the memory policy binding the probe's buffer to node N, checked
+    (a node without memory, or one the kernel refuses, is named before the probe starts)."""
+    if node is None:
+        return None
+    from memtint.linux.errors import LinuxError
+    from memtint.linux.numa import MPOL_BIND, node_text, numa_system
+    from memtint.linux.tier_run import check_policy
+
+    try:
+        system = numa_system()
+        nodes = system.memory_nodes()
+        if node not in nodes:
+            raise MemtintError(f"--node {node}: this machine's memory nodes are {node_text(nodes)}")
+        check_policy(system, MPOL_BIND, [node])
+    except LinuxError as error:
+        raise MemtintError(f"--node {node}: {error}") from None
+    return system, node
 
 
 def _json_out(path: str | None, value: dict) -> None:
@@ -354,8 +388,12 @@ def _write_preset(args, results, config: dict, source: str) -> None:
                       mapping_toml(r, f"{stem}-node{node}" if nodes > 1 else stem, organisation_table(org), source)))
         mappings[node] = file
     machine = machine_with_mappings(config, mappings, stem, f"{config.get('description') or config['name']} (mapping probed: {source})")
+    memory_nodes = sum(1 for n in config.get("nodes") or [{}] if n.get("memory", True))
+    kept = [i for i in range(memory_nodes) if i not in mappings]
+    kept_text = (f"memory node(s) {', '.join(map(str, kept))} keep {config['name']}'s mapping (not probed)" if kept else "")
     header = (f"# Written by memtint probe ({source}); the mapping file(s) beside it: {', '.join(mappings.values())}.\n"
-              f"# The other settings are {config['name']}'s"
+              + (f"# Probed: memory node(s) {', '.join(map(str, mappings))}; {kept_text}.\n" if kept else "")
+              + f"# The other settings are {config['name']}'s"
               + (f", but for its [variants] (machines of its mapping, not this one)" if config.get("variants") else "")
               + ".\n")
     files.append((args.write_preset, header + dumps(machine)))
@@ -371,4 +409,6 @@ def _write_preset(args, results, config: dict, source: str) -> None:
                 raise OutputError(f"--write-preset {path}: cannot write: {error.strerror or error}") from None
     print(f"preset: {args.write_preset} (mapping {', '.join(mappings.values())}); use it as --machine {args.write_preset}",
           file=sys.stderr if args.json == "-" else sys.stdout)
+    if kept:
+        print(f"note: {args.write_preset}: {kept_text}", file=sys.stderr)
 

@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import weakref
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from memtint import stopping
 from memtint.linux.errors import LinuxError, PrivilegeError
@@ -156,6 +156,22 @@ def check_host(buffer_mb: int, hugepages: bool, meminfo: Meminfo = read_meminfo,
     return probe_path()
 
 
+def _bound_to(bind: tuple[Any, int] | None):
+    """The probe child's set-up between fork and exec: its memory policy bound to one node
+    (inherited across execve, so the buffer it allocates is that node's); `bind` is
+    (NumaSystem, node), already checked by the caller."""
+    if bind is None:
+        return None
+    system, node = bind
+
+    def in_child() -> None:
+        from memtint.linux.numa import MPOL_BIND
+
+        system.set_mempolicy(MPOL_BIND, [node])
+
+    return in_child
+
+
 class LinuxTimer:
     """The `Timer` of this machine: a `memtint-dram-probe` child holding a `buffer_mb` buffer.
     `repetitions` timed passes over each measurement's rounds follow `warmup` untimed ones."""
@@ -163,7 +179,8 @@ class LinuxTimer:
     name = "linux"
 
     def __init__(self, buffer_mb: int = 256, hugepages: bool = False, repetitions: int = REPETITIONS,
-                 warmup: int = WARMUP, meminfo: Meminfo = read_meminfo, option: str = "--buffer-mb"):
+                 warmup: int = WARMUP, meminfo: Meminfo = read_meminfo, option: str = "--buffer-mb",
+                 bind: tuple[Any, int] | None = None):
         if not 1 <= repetitions <= MAX_REPETITIONS:
             raise LinuxError(f"repetitions must be from 1 to {MAX_REPETITIONS}, got {repetitions}")
         if not 0 <= warmup <= MAX_WARMUP:
@@ -180,7 +197,8 @@ class LinuxTimer:
         self._stderr = tempfile.TemporaryFile()
         args = [path, str(buffer_mb)] + (["--hugepages"] if hugepages else [])
         try:
-            self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
+            self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                                          preexec_fn=_bound_to(bind))
         except OSError as error:
             self._stderr.close()
             raise LinuxError(f"cannot start the DRAM probe {path}: {error.strerror} (run make build)") from None
