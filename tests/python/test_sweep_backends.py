@@ -425,3 +425,24 @@ def test_a_reproduction_worker_that_reads_other_files_fails_the_run(tmp_path, mo
                                            r"\(.*\) is not what the reproduction read"):
         run_jobs([job], backend=_InProcess(other_copy), progress=False)
     assert run_jobs([job], backend=_InProcess(contextlib.nullcontext), progress=False)["k"]["cores"]
+
+
+@pytest.mark.engine
+def test_a_reproduction_worker_with_another_memtint_fails_the_run(tmp_path, monkeypatch):
+    # `memtint reproduce --ray`: a node with another memtint ran its jobs and its results were kept
+    # under the planner's version.
+    from memtint import api
+    from memtint.reproduce.runner import run_jobs
+    from memtint.sweep import runs
+
+    spec = api.build_sim_spec("i7-860", ["stream", "light"], instructions=20_000, policy="buddy", warmup=0)
+    planned = runs.memtint_version()
+
+    @contextlib.contextmanager
+    def other_memtint():
+        with monkeypatch.context() as m:
+            m.setattr(runs, "memtint_version", lambda: "0.0.0+other")
+            yield
+
+    with pytest.raises(MemtintError, match=rf"runs memtint 0\.0\.0\+other, the reproduction memtint {re.escape(planned)}"):
+        run_jobs([{"key": "k", "phase": "shared", "spec": spec}], backend=_InProcess(other_memtint), progress=False)

@@ -110,10 +110,11 @@ def execute(job: dict[str, Any]) -> dict[str, Any]:
     """Worker side: run one job's specification; never raises for a failing simulation.
     ``seconds`` is the CPU time the run took in its worker, not its wall time: the reports share
     out a reproduction's time by it, and a busy machine or cluster would inflate wall times."""
-    from memtint.sweep.runs import check_files
+    from memtint.sweep.runs import check_files, check_version
 
     start = time.process_time()
     try:
+        check_version(job.get("memtint"), "the reproduction")  # a Ray node's memtint is the planner's
         check_files(job.get("files"), "the reproduction")  # a Ray node's traces are those planned with
         if job.get("kind") == "rt":  # real-time task sets (memtint.reproduce.refresh): small already
             result = api.run_rt(job["spec"])
@@ -219,7 +220,7 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
     workers runs the jobs. With ``cache`` (memtint.reproduce.run_cache), a job kept there is not
     run again (``on_done`` sees its outcome with ``cached``), and every finished run is kept."""
     from memtint.sweep.backends import LocalBackend
-    from memtint.sweep.runs import file_digests
+    from memtint.sweep.runs import file_digests, memtint_version
 
     unique: dict[str, dict[str, Any]] = {}
     for j in jobs:
@@ -260,7 +261,7 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
                             cores = [results[k]["cores"][0] for k in j["profiles_from"] if k in results]
                             spec["os"]["profiles"] = comparison.alone_profiles(cores)
                         j = {**j, "spec": spec}
-                    items.append({**j, "files": file_digests(j["spec"])})
+                    items.append({**j, "files": file_digests(j["spec"]), "memtint": memtint_version()})
                 # Longest first (more cores, more instructions), so the pool ends together.
                 items.sort(key=lambda j: -len(j["spec"].get("programs", [])) * j["spec"].get("instructions", 0))
                 for item, outcome in backend.map_unordered(execute, items):

@@ -28,7 +28,8 @@ from memtint import comparison
 from memtint.sweep.spec import SweepSpec
 
 __all__ = ["Run", "AloneTask", "expand", "alone_keys", "alone_tasks", "execute_run", "execute_alone", "execute_schedule",
-           "schedule_spec", "memtint_version", "inputs_identity", "check_inputs", "file_digests", "check_files"]
+           "schedule_spec", "memtint_version", "inputs_identity", "check_inputs", "check_version", "file_digests",
+           "check_files"]
 
 #: Version of the run description hashed into every configuration hash; bump it when what a run
 #: means changes (so stored results of the old meaning are not taken for the new one).
@@ -180,10 +181,7 @@ def check_inputs(description: dict[str, Any], expected: dict[str, Any] | None) -
     if actual == expected:
         return
     host = socket.gethostname()
-    if actual.get("memtint") != expected.get("memtint"):
-        raise comparison.MemtintError(
-            f"this worker ({host}) runs memtint {actual.get('memtint')}, the sweep memtint {expected.get('memtint')}: "
-            "every Ray node needs the sweep's memtint (the configuration hashes include its version)")
+    check_version(expected.get("memtint"), "the sweep")
     named = [(f"programs[{i}]", p, e, a) for i, (p, e, a) in
              enumerate(zip(description["programs"], expected.get("programs") or [], actual["programs"]))]
     named += [(key, description.get(key), expected.get(key), actual.get(key)) for key in ("machine", "alone_machine")]
@@ -199,6 +197,16 @@ def check_inputs(description: dict[str, Any], expected: dict[str, Any] | None) -
     raise comparison.MemtintError(
         f"{key}: {path}{named} on this worker ({host}) is not what the sweep read: changed since the sweep started, "
         "or another copy on this Ray node; every node needs the same files at the same path")
+
+
+def check_version(expected: str | None, what: str) -> None:
+    """Worker side: refuse (MemtintError) when this worker's memtint is not the one ``what``
+    (the sweep, the reproduction) planned with: its results would be stored as that version's."""
+    actual = memtint_version()
+    if expected is not None and actual != expected:
+        raise comparison.MemtintError(
+            f"this worker ({socket.gethostname()}) runs memtint {actual}, {what} memtint {expected}: every Ray node "
+            f"needs {what}'s memtint (results are kept under its version)")
 
 
 def file_digests(*items: Any) -> dict[str, str]:
