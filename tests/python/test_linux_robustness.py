@@ -502,10 +502,10 @@ def test_numa_probe_says_when_its_figure_is_not_the_memorys(tmp_path):
 
 
 def test_an_unknown_colour_space_lists_the_spaces_the_option_takes(memtint, clean_error):
-    # The engine's list holds `vertical`, which only the API can take (with its (i, j, k)).
+    # The general vertical space is taken only with its bits (vertical:I,J,K), never bare.
     line = clean_error(memtint("inspect", str(os.getpid()), "--machine", "i7-860", "--space", "nosuch"),
                        "--space nosuch: unknown colour space")
-    assert "c-vp" in line and "vertical" not in line, line
+    assert "c-vp" in line and "vertical:I,J,K" in line and "vertical," not in line, line
 
 
 # ---- 6. Signals: a program gets what it would get without memtint, once -----------------------

@@ -204,7 +204,8 @@ def _check_space(space: str | None) -> None:
     if space is not None and space.startswith("vertical:"):
         return
     if space is not None and space not in SPACES + VERTICAL_SPACES:  # the names this option takes, not the API's
-        raise LinuxError(f"--space {space}: unknown colour space; give one of {', '.join(SPACES + VERTICAL_SPACES)}")
+        raise LinuxError(f"--space {space}: unknown colour space; give one of {', '.join(SPACES + VERTICAL_SPACES)}, "
+                         "or vertical:I,J,K (I B-, J C- and K O-bits, e.g. vertical:1,2,1)")
 
 
 def _inspect(args: argparse.Namespace) -> int:
