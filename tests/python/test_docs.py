@@ -265,3 +265,22 @@ def test_the_architecture_page_names_every_python_module_and_engine_test_module(
     # or `numa` is a word the page uses anyway.
     unnamed = [str(p.relative_to(REPO)) for p in files if p.name not in named and (p in tests or p.stem not in named)]
     assert len(files) > 80 and unnamed == []
+
+
+def test_probe_md_noise_table_is_the_committed_study():
+    import collections
+
+    runs = json.loads((REPO / "docs/probe/noise.json").read_text())
+    kinds = {"jitter (sd, ns)": "jitter_ns", "rounds hit by an interrupt": "spike_rate", "co-runner (GB/s)": "corunner_gbps"}
+    rows = re.findall(r"^\| (jitter \(sd, ns\)|rounds hit by an interrupt|co-runner \(GB/s\)) \| ([\d.]+) \| (\d+)/(\d+) \| "
+                      r"(\d+) \| (\d+) \| ([\d,]+) \|$", (REPO / "docs/probe.md").read_text(), re.M)
+    groups = collections.defaultdict(list)
+    for r in runs:
+        groups[(r["kind"], float(r["level"]))].append(r)
+    assert len(rows) == len(groups)
+    for label, level, exact, n, refused, wrong, mean in rows:
+        group = groups[(kinds[label], float(level))]
+        outcomes = collections.Counter(r["outcome"] for r in group)
+        assert (int(exact), int(n), int(refused), int(wrong)) == (
+            outcomes["exact"], len(group), outcomes["refused"], len(group) - outcomes["exact"] - outcomes["refused"]), (label, level)
+        assert int(mean.replace(",", "")) == round(sum(r["measurements"] for r in group) / len(group)), (label, level)
