@@ -3,6 +3,7 @@ docs/stats.md; computes nothing the engine does not report except ratios for dis
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Iterable
 
@@ -476,14 +477,19 @@ def presets_tables(catalogue: dict[str, Any]) -> Iterable[Table]:
 
 
 def _param(value: Any) -> str:
-    """A parameter's default as written in TOML (none: no default)."""
+    """A parameter's default as written in TOML, so it can be copied into a table (none: no
+    default). A long fraction is cut to 4 significant digits; every other value is exact."""
     if value is None:
         return "(none)"
+    if isinstance(value, bool) or isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return f"{int(value):_}.0"
     if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 10_000:
+        return repr(value) if len(repr(value)) <= 8 else f"{value:.4g}"
+    if isinstance(value, int) and value >= 10_000:
         return f"{value:_}"
-    return str(value)
+    return json.dumps(value)
 
 
 def sim_table(stats: dict[str, Any]) -> Table:
