@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 #: Host timings: the only figures of a deterministic run that change between runs.
 HOST_TIMINGS = re.compile(r"^wall_seconds$|_per_second$")
@@ -265,6 +267,120 @@ def test_the_architecture_page_names_every_python_module_and_engine_test_module(
     # or `numa` is a word the page uses anyway.
     unnamed = [str(p.relative_to(REPO)) for p in files if p.name not in named and (p in tests or p.stem not in named)]
     assert len(files) > 80 and unnamed == []
+
+
+def _documented_names(doc: Path) -> set[str]:
+    """Every name a document writes as code: in a `span` or a fenced block (TOML keys included)."""
+    text = doc.read_text()
+    spans = re.findall(r"```.*?```", text, re.S)
+    spans += re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
+    return {name for span in spans for name in re.findall(r"[A-Za-z_][\w-]*", span)}
+
+
+#: Which section's tables a kind of component's parameters live in.
+PARAM_SECTIONS = {"scheduler_info": "controller", "row_policy_info": "controller", "refresh_info": "controller",
+                  "placement_policy_info": "os", "migration_policy_info": "os", "dynamic_policy_info": "os",
+                  "resctrl_info": "os"}
+
+
+def _value_after(row: str, name: str) -> str | None:
+    """The value a table row gives parameter ``name``: the words after `name` up to a
+    parenthesis, a comma, a semicolon, "and" or the cell's end, without quotes and digit groups."""
+    found = re.search(rf"`{re.escape(name)}` (.*?)(?: \(| and |[,;:|]|$)", row)
+    if not found:
+        return None
+    return re.sub(r"(?<=\d) (?=\d{3}\b)", "", found.group(1).replace("`", "").replace('"', "").strip())
+
+
+def _same_value(documented: str, default: Any) -> bool:
+    if isinstance(default, bool):
+        return documented == str(default).lower()
+    if isinstance(default, (int, float)):
+        try:
+            return abs(float(documented) - default) <= 1e-3 * abs(default)
+        except ValueError:
+            return False
+    if default is None:
+        return documented == "none"
+    return documented == (json.dumps(default) if isinstance(default, list) else str(default))
+
+
+def test_every_registered_components_parameter_is_in_stats_md_with_its_default():
+    """Each parameter of each registered scheduler, row policy, refresh manager, placement,
+    migration and dynamic policy and resctrl scheme (`memtint presets --json`) is in the row of its
+    table in docs/stats.md (`[controller.tcm]`, `[os.damon]`), with the default the engine has."""
+    from memtint import api
+
+    rows = [line for line in (REPO / "docs" / "stats.md").read_text().splitlines() if line.lstrip().startswith("| `[")]
+    catalogue = api.presets()
+    wrong, seen = [], 0
+    for kind, section in PARAM_SECTIONS.items():
+        for component in catalogue[kind]:
+            table = f"`[{section}.{component['name']}]`"
+            row = next((r for r in rows if table in r.split("|")[1]), None)
+            for name, default in component["params"].items():
+                seen += 1
+                value = None if row is None else _value_after(row, name)
+                if row is None:
+                    wrong.append(f"{table}: no row")
+                elif value is None:
+                    wrong.append(f"{table} {name}: not in its row")
+                elif not _same_value(value, default):
+                    wrong.append(f"{table} {name}: documented {value!r}, default {default!r}")
+    assert seen >= 60 and wrong == []
+
+
+def _keys(value: Any, path: str = "") -> dict[str, str]:
+    """Every object key of a JSON value with the first path it was found at, leaving out the
+    keys that are data (channel indices, command names, component tables by name)."""
+    found: dict[str, str] = {}
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if re.fullmatch(r"\d+|[A-Z][A-Za-z0-9_]*", key) or path.endswith((".params.controller", ".params.os")):
+                continue
+            found.setdefault(key, f"{path}.{key}")
+            for k, p in _keys(inner, f"{path}.{key}").items():
+                found.setdefault(k, p)
+    elif isinstance(value, list):
+        for inner in value:
+            for k, p in _keys(inner, f"{path}[]").items():
+                found.setdefault(k, p)
+    return found
+
+
+@pytest.mark.engine
+def test_every_key_of_the_statistics_and_of_the_configuration_they_echo_is_in_the_docs(memtint, tmp_path):
+    """Every key `memtint dram --json` and `memtint sim --json` write, the machine and OS tables
+    they echo in `config` included, is named in docs/stats.md (a sampled run's `sampling`
+    sections in docs/sampling.md, which stats.md refers them to)."""
+    stats_names = _documented_names(REPO / "docs" / "stats.md")
+    sampling_names = _documented_names(REPO / "docs" / "sampling.md")
+    run = tmp_path / "run.toml"
+    run.write_text('machine = "tcm-24c"\nprograms = ["stream", "random"]\ninstructions = 20_000\ncheck = true\n'
+                   "[os]\npolicy = \"bpm\"\ndynamic = \"dynamic-bpm\"\noverflow = \"swap\"\nmemory_mb = 1\n"
+                   "[os.hot_pages]\nenabled = true\n[overrides.cache.prefetcher]\nkind = \"stream\"\n")
+    tiers = tmp_path / "tiers.toml"
+    tiers.write_text('machine = "tiering-2to1"\ninstructions = 20_000\n[[processes]]\nthreads = ["light", "light"]\n'
+                     '[os]\npolicy = "local"\nmigration = "colloid"\n')
+    sampled = tmp_path / "sampled.toml"
+    sampled.write_text('machine = "i7-860"\nprograms = ["stream", "random"]\ninstructions = 200_000\n')
+    outputs = {}
+    for name, args in {"dram": ("dram", "--machine", "ddr4-2400", "--generate", "mix", "--requests", "2000",
+                                "--sources", "2", "--scheduler", "tcm", "--check"),
+                       "sim": ("sim", run), "tiers": ("sim", tiers),
+                       "sampled": ("sim", sampled, "--sample-unit", "2000", "--sample-warming", "2000",
+                                   "--sample-period", "10000")}.items():
+        out = tmp_path / f"{name}.json"
+        code, _, err = memtint(*args, "--json", out)
+        assert code == 0, err
+        outputs[name] = json.loads(out.read_text())
+    missing = []
+    for name, stats in outputs.items():
+        sampling = [stats.pop("sampling", None)] + [core.pop("sampling", None) for core in stats.get("cores", [])]
+        missing += [f"{name}: {path}" for key, path in _keys(stats).items() if key not in stats_names]
+        missing += [f"{name}: sampling {path}" for key, path in _keys(sampling).items()
+                    if key not in sampling_names and not path.startswith("[].schedule")]
+    assert outputs["sampled"]["cores"] and missing == []
 
 
 def test_probe_md_noise_table_is_the_committed_study():
