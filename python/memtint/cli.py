@@ -1754,12 +1754,13 @@ def _sweep(args: argparse.Namespace) -> int:
     out.print(sweep_table(rows, f"sweep {summary.name} · {of} · results in {summary.out}"))
     out.print(f"{summary.done} run(s) done ({summary.failed} failed), {summary.skipped} already stored, "
               f"{summary.remaining} left by --limit; {summary.alone_runs} alone run(s); {summary.seconds:.1f} s")
-    # Each distinct warning once, with how many runs gave it (an unmet target error, few units).
+    # Each kind of warning once, with how many runs gave it (an unmet target error, few units);
+    # the figures shown are the first run's.
     for w, runs in list(summary.warnings.items())[:5]:
-        more = f" (and {len(runs) - 1} more run(s))" if len(runs) > 1 else ""
+        more = f" (and {len(runs) - 1} more run(s), with their own figures)" if len(runs) > 1 else ""
         _print_warnings(out, [f"{runs[0]}{more}: {w}"])
     if len(summary.warnings) > 5:
-        _print_warnings(out, [f"... and {len(summary.warnings) - 5} more distinct warning(s)"])
+        _print_warnings(out, [f"... and {len(summary.warnings) - 5} more kind(s) of warning"])
     if not args.no_report and rows:
         from memtint.reports import write_report
 

@@ -557,6 +557,21 @@ def test_a_sampled_sweep_stores_intervals_and_older_batches_load_as_detailed(tmp
 
 
 @pytest.mark.engine
+def test_a_sweep_prints_a_warning_once_whatever_its_figures_with_how_many_runs_gave_it(memtint, tmp_path):
+    # Each light core runs several times as fast as random and gets fewer than min_units units; the
+    # warning names its core, units and instructions, so each run's text differs: they were printed
+    # one by one (four here, 2,000 in a sweep of a thousand runs) and none said how many others did.
+    (tmp_path / "spec.toml").write_text(
+        'machines = ["i7-860"]\npolicies = ["buddy", "bpm"]\ninstructions = 3_000_000\nwarmup = 0\n'
+        'mixes = [["stream", "light", "random", "light"]]\n'
+        'sampling = { unit = 10_000, warming = 10_000, period = 60_000 }\n')
+    code, out, err = memtint("sweep", "spec.toml", "--out", "out", "--jobs", "1", "--no-report")
+    assert code == 0, err
+    few = [line for line in out.splitlines() if "fewer than sampling.min_units" in line]
+    assert len(few) == 1 and "(and 1 more run(s)" in few[0], out
+
+
+@pytest.mark.engine
 def test_a_sampled_sweep_replays_each_mixs_baseline_schedule_as_compare_does(tmp_path, monkeypatch):
     table = {"unit": 20_000, "warming": 20_000}
     mix = ["stream", "random", "light"]

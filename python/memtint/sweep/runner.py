@@ -9,6 +9,7 @@ with status ``ok`` are skipped.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -42,13 +43,26 @@ class SweepSummary:
     errors: dict[str, str] = field(default_factory=dict, repr=False)
     #: Per failed run's configuration hash, what it ran: ``mix / policy on machine, seed N``.
     failed_runs: dict[str, str] = field(default_factory=dict, repr=False)
-    #: Runs that warned (an unmet target error, a core with few units): per warning's text, the
-    #: runs (mix and policy) that gave it.
+    #: Runs that warned (an unmet target error, a core with few units): per warning, the first
+    #: run's text and the runs (mix and policy) that gave it. Warnings that differ only in their
+    #: figures (each run's core, unit count, instructions) are one warning.
     warnings: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _warning_texts: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
         return self.failed == 0
+
+    def note_warning(self, text: str, run: str) -> None:
+        """Count ``text`` from ``run`` under the first warning of its kind."""
+        first = self._warning_texts.setdefault(_FIGURES.sub("#", text), text)
+        runs = self.warnings.setdefault(first, [])
+        if run not in runs:  # two cores of one run warning alike are one run
+            runs.append(run)
+
+
+#: The figures of a warning (numbers, with their separators), which vary from run to run.
+_FIGURES = re.compile(r"\d[\d,.]*")
 
 
 def resolve_spec(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str]) -> SweepSpec:
@@ -373,7 +387,7 @@ def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str],
                 result = outcome.get("result") or {}
                 for p in result.get("policies") or []:
                     for w in (p.get("warnings") or []) + (result.get("alone_warnings") or []) + (result.get("warnings") or []):
-                        summary.warnings.setdefault(w, []).append(f"{'+'.join(result.get('mix') or [])} / {p['policy']}")
+                        summary.note_warning(w, f"{'+'.join(result.get('mix') or [])} / {p['policy']}")
                 rows.extend(rows_for(item, outcome, sweep.name, version))
                 batch_runs += 1
                 bar.advance("runs", len(pending))
