@@ -35,7 +35,7 @@ from memtint.outputs import produced_file
 REPO = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WORKLOADS_DIR = os.path.join(REPO, "workloads")
 COMMITTED_DIR = os.path.join(WORKLOADS_DIR, "traces")
-_KEYS = ("description", "source", "command", "warmup", "limit", "commit", "input", "threads")
+_KEYS = ("description", "source", "command", "warmup", "limit", "commit", "input")
 _INPUT_KEYS = ("generator", "size", "seed")
 
 
@@ -122,13 +122,24 @@ def load_recipe(path: str) -> dict[str, Any]:
     command = recipe.get("command")
     if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
         raise MemtintError(f"{path}: 'command' must be a non-empty list of strings")
+    for key in ("description", "source"):
+        if not isinstance(recipe.get(key, ""), str):
+            raise MemtintError(f"{path}: '{key}' must be a string, got {recipe[key]!r}")
+    if not isinstance(recipe.get("commit", False), bool):
+        raise MemtintError(f"{path}: 'commit' must be true or false, got {recipe['commit']!r}")
     for key in ("warmup", "limit"):
-        if not isinstance(recipe.get(key, 0), int) or recipe.get(key, 0) < 0:
-            raise MemtintError(f"{path}: '{key}' must be a non-negative instruction count")
+        value = recipe.get(key, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise MemtintError(f"{path}: '{key}' must be a non-negative instruction count, got {value!r}")
     spec = recipe.get("input")
     if spec is not None:
-        if set(spec) - set(_INPUT_KEYS) or spec.get("generator") not in GENERATORS:
-            raise MemtintError(f"{path}: [input] needs generator (one of {', '.join(GENERATORS)}), size, seed")
+        needs = f"[input] needs generator (one of {', '.join(GENERATORS)}), size and seed (integers)"
+        if not isinstance(spec, dict) or set(spec) != set(_INPUT_KEYS) or spec["generator"] not in GENERATORS:
+            raise MemtintError(f"{path}: {needs}, got {spec!r}")
+        for key in ("size", "seed"):
+            if not isinstance(spec[key], int) or isinstance(spec[key], bool) or spec[key] < (1 if key == "size" else 0):
+                raise MemtintError(f"{path}: [input] {key} must be a {'positive' if key == 'size' else 'non-negative'} "
+                                   f"integer, got {spec[key]!r}")
     return dict(recipe, name=name, path=path)
 
 

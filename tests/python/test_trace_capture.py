@@ -440,6 +440,13 @@ def test_every_recipe_loads_and_the_committed_traces_are_small_and_readable():
     ('command = ["x"]\nlimit = -1\n', ["'limit'"]),
     ('command = ["x"]\n[input]\ngenerator = "nope"\nsize = 1\nseed = 1\n', ["generator"]),
     ('command = [\n', ["bad.toml"]),
+    # Every field is checked: one the capture ignores, or a wrong type, is not taken in silence.
+    ('command = ["x"]\nthreads = 4\n', ["unknown field", "threads"]),
+    ('command = ["x"]\ncommit = "yes"\n', ["'commit'", "'yes'"]),
+    ('command = ["x"]\nsource = 3\n', ["'source'"]),
+    ('command = ["x"]\nwarmup = true\n', ["'warmup'"]),
+    ('command = ["x"]\n[input]\ngenerator = "text"\n', ["[input]", "size"]),
+    ('command = ["x"]\n[input]\ngenerator = "text"\nsize = "big"\nseed = 1\n', ["[input] size", "'big'"]),
 ])
 def test_bad_recipes_are_clear_errors(tmp_path, text, needles):
     from memtint.workloads import load_recipe
