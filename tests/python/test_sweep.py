@@ -627,3 +627,24 @@ def test_run_sweep_names_an_argument_of_the_wrong_kind_before_any_run(tmp_path, 
     assert not (tmp_path / "out").exists()
     with pytest.raises(api.MemtintError, match="expected a result directory's path, got None"):
         load_results(None)  # a bare TypeError from pathlib
+
+
+@pytest.mark.engine
+def test_a_bad_value_in_a_sweeps_machine_file_names_that_file_and_line_not_the_overrides(memtint, clean_error, tmp_path):
+    # The probe run's error was blamed on the specification's [overrides], which it may not have.
+    (tmp_path / "map.toml").write_text('name = "m"\nlayout = "RoBaRaCoCh"\n[organisation]\nrows = 32768\n')
+    machine = tmp_path / "m.toml"
+    machine.write_text('name = "m"\n[dram]\ndevice = "ddr4-2400"\ndensity_gbit = 8\nmapping = "map.toml"\n'
+                       '[cache.llc]\nsize_bytes = 4194304\nways = 16\nlatency = 30\nmshrs = 32\n')
+    spec = tmp_path / "s.toml"
+    spec.write_text('machines = ["m.toml"]\npolicies = ["buddy"]\ninstructions = 1000\nwarmup = 0\ncache = false\n'
+                    '[[mixes]]\nprograms = ["light"]\n')
+    line = clean_error(memtint("sweep", spec, "--out", tmp_path / "o1"), "organisation.rows")
+    assert f"s.toml:1: machines: machine '{machine}'" in line and f"{tmp_path / 'map.toml'}:4: organisation.rows" in line, line
+    machine.write_text(machine.read_text().replace('"map.toml"', '"RoBaRaCoCh"').replace("mshrs = 32", "mshrs = 8"))
+    line = clean_error(memtint("sweep", spec, "--out", tmp_path / "o2"), "cache.llc.mshrs")
+    assert "s.toml:1: machines: " in line and f"{machine}:10: cache.llc.mshrs: must be at least cpu.mshrs" in line, line
+    # A value the specification's [overrides] gives is still theirs.
+    spec.write_text(spec.read_text() + "[overrides.cache.llc]\nmshrs = 4\n")
+    line = clean_error(memtint("sweep", spec, "--out", tmp_path / "o3"), "cache.llc.mshrs")
+    assert "s.toml:9: overrides: " in line, line

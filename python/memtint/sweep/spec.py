@@ -574,8 +574,44 @@ def _engine_check(spec: SweepSpec, explicit: bool) -> None:
                     why = str(error).removeprefix("invalid configuration: os.policy: ")
                     given = "" if spec.baseline else ", the machine's default"
                     raise _fail("baseline", f"machine '{e.machine}': {why} (the alone runs' policy{given})") from None
+                placed = _in_machine_files(e.machine, str(error), spec.overrides)
+                if placed:  # the machine's own files are at fault, not the specification's [overrides]
+                    raise _fail(f"run[{i}]" if explicit else "machines",
+                                f"machine '{e.machine}', policy '{policy}', mix {e.mix.name}: {placed}") from None
                 raise _fail(f"run[{i}]" if explicit else _probe_error_key(str(error)),
                             f"machine '{e.machine}', policy '{policy}', mix {e.mix.name}: {error}") from None
+
+
+def _in_machine_files(machine: str, message: str, overrides: dict[str, Any] | None) -> str:
+    """An engine error about a key of the machine file ``machine`` or of a device or mapping file
+    it names, as that file's ``FILE:LINE: key: reason``; "" when the key is not one of theirs (the
+    specification's [overrides] set it, or the machine is a preset)."""
+    import re
+
+    from memtint.toml_files import in_its_file, key_line
+
+    if not (machine.endswith(".toml") and os.path.isfile(machine)):
+        return ""
+    named = re.match(r"invalid configuration: (.+?\.toml): ", message)
+    if named and not os.path.isabs(named.group(1)):  # a path the machine file gives, relative to it
+        beside = os.path.join(os.path.dirname(os.path.abspath(machine)), named.group(1))
+        message = message[:named.start(1)] + beside + message[named.end(1):]
+    placed = in_its_file(message)
+    if placed != message:
+        return placed
+    key = re.match(r"invalid configuration: ([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*): ", message)
+    if not key:
+        return ""
+    given: Any = overrides or {}
+    for part in key.group(1).split("."):
+        given = given.get(part) if isinstance(given, dict) else None
+    if given is not None:
+        return ""
+    try:
+        line = key_line(Path(machine).read_text(encoding="utf-8"), key.group(1))
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return f"{machine}{line}: {message.removeprefix('invalid configuration: ')}" if line else ""
 
 
 def _probe_error_key(message: str) -> str:
