@@ -101,8 +101,9 @@ impl<T: Copy + PartialOrd + std::fmt::Display> Bound<T> {
 
     /// Why `value` is refused, or `None` within the range (NaN is outside every range).
     pub fn refuse(&self, value: T) -> Option<String> {
+        let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
         (!(value >= self.min && value <= self.max))
-            .then(|| format!("must be between {} and {} {} ({}), got {value}", self.min, self.max, self.unit, self.why))
+            .then(|| format!("must be between {} and {}{unit} ({}), got {value}", self.min, self.max, self.why))
     }
 
     /// `value` of `key` within the range, or a configuration error naming `key`.
@@ -340,6 +341,13 @@ mod tests {
         assert!(check(serde_json::json!({"knobz": {}})).contains("os.knobz: no component with parameters is named 'knobz'; tables: knobs"));
         assert!(check(serde_json::json!({"plain": {}})).contains("no component with parameters is named 'plain'"));
         assert!(check(serde_json::json!({"polcy": "x"})).contains("os.polcy: unknown key; os keys: policy"));
+    }
+
+    #[test]
+    fn a_bound_without_a_unit_reads_as_a_sentence() {
+        let count = Bound { min: 1, max: 8, unit: "", why: "few" };
+        assert_eq!(count.refuse(9).unwrap(), "must be between 1 and 8 (few), got 9");
+        assert_eq!(QUEUE_ENTRIES.refuse(0).unwrap(), "must be between 1 and 65536 entries (real controllers hold 32-128), got 0");
     }
 
     #[test]

@@ -105,10 +105,14 @@ impl PrefetcherConfig {
                 return Err(Error::config("cache.prefetcher.train_confirmations", "must be at least 1"));
             }
         }
-        let reach = if self.kind == PrefetcherKind::Stream { self.distance } else { self.degree };
+        // A stream prefetcher reaches `distance` lines ahead, next-line `degree`: the key to change.
+        let (key, reach) = match self.kind {
+            PrefetcherKind::Stream => ("cache.prefetcher.distance", self.distance),
+            _ => ("cache.prefetcher.degree", self.degree),
+        };
         if reach >= lines_per_page {
             return Err(Error::config(
-                "cache.prefetcher.distance",
+                key,
                 format!(
                     "prefetches stay within a 4 KB page of {lines_per_page} lines, so the reach must be below {lines_per_page}, got {reach}"
                 ),
@@ -208,7 +212,11 @@ mod tests {
         assert!(e.contains("cache.prefetcher.distance") && e.contains("degree (2)"), "{e}");
         assert!(msg(PrefetcherConfig { trackers: 0, ..stream() }).contains("cache.prefetcher.trackers"));
         assert!(msg(PrefetcherConfig { train_confirmations: 0, ..stream() }).contains("train_confirmations"));
-        assert!(msg(PrefetcherConfig { distance: 64, ..stream() }).contains("below 64"));
+        let e = msg(PrefetcherConfig { distance: 64, ..stream() });
+        assert!(e.contains("cache.prefetcher.distance") && e.contains("below 64"), "{e}");
+        // Next-line reaches `degree` lines ahead and has no distance: degree is named.
+        let e = msg(PrefetcherConfig { kind: PrefetcherKind::NextLine, degree: 64, ..Default::default() });
+        assert!(e.contains("cache.prefetcher.degree") && e.contains("below 64"), "{e}");
         // Off: the parameters are not looked at.
         PrefetcherConfig { degree: 0, ..Default::default() }.validate(64).unwrap();
     }
