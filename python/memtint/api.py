@@ -220,7 +220,7 @@ def generate(
 
 
 def build_run_spec(
-    machine: str,
+    machine: str | dict[str, Any],
     workload: dict[str, Any],
     *,
     mapping: str | None = None,
@@ -293,10 +293,11 @@ def build_run_spec(
     return spec
 
 
-def run_dram(machine: str, workload: dict[str, Any], **options: Any) -> dict[str, Any]:
+def run_dram(machine: str | dict[str, Any], workload: dict[str, Any], **options: Any) -> dict[str, Any]:
     """Run a DRAM-level simulation and return its statistics (docs/stats.md).
 
-    ``machine`` is a preset name (``memtint presets``) or a path to a machine TOML; ``workload``
+    ``machine`` is a preset name (``memtint presets``), a path to a machine TOML or a complete
+    machine table as a dict (docs/stats.md, "Machine files"); ``workload``
     comes from :func:`trace` or :func:`generate`. Options (all optional): ``mapping`` (a layout
     such as ``"RoBaRaCoCh"``, a mapping preset or a mapping TOML path), ``scheduler``,
     ``row_policy``, ``refresh``, ``read_queue``, ``write_queue``, ``overrides`` (a partial

@@ -619,3 +619,10 @@ def test_a_cache_write_removes_the_temporaries_killed_writers_left():
         os.utime(other, (old, old))
         comparison.write_entry(cache / "c.json", 1, "core", {"ipc": 1.0})
         assert sorted(p.name for p in cache.iterdir()) == ["b.json.tmp456", "c.json", "notes.tmp1"]
+
+
+@pytest.mark.engine
+def test_run_dram_takes_a_whole_machine_table_as_run_sim_does():
+    table = {"name": "mine", "dram": {"device": "ddr4-2400", "density_gbit": 8, "channels": 2, "mapping": "RoBaRaCoCh"}}
+    stats = memtint.run_dram(table, memtint.generate("random", requests=200))
+    assert stats["config"]["machine"] == "mine" and stats["config"]["channels"] == 2 and stats["requests"] == 200
