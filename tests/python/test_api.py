@@ -626,3 +626,16 @@ def test_run_dram_takes_a_whole_machine_table_as_run_sim_does():
     table = {"name": "mine", "dram": {"device": "ddr4-2400", "density_gbit": 8, "channels": 2, "mapping": "RoBaRaCoCh"}}
     stats = memtint.run_dram(table, memtint.generate("random", requests=200))
     assert stats["config"]["machine"] == "mine" and stats["config"]["channels"] == 2 and stats["requests"] == 200
+
+
+@pytest.mark.engine
+def test_a_machine_whose_bus_makes_another_line_size_names_the_bus_width_and_a_bad_sources_its_key():
+    # The LLC's 64-byte lines against a 32-bit bus's 32-byte bursts: the message named only
+    # cache.llc.line_bytes, which the machine never set; sources was "run spec sources".
+    table = {"name": "narrow", "dram": {"device": "ddr4-2400", "density_gbit": 8, "bus_width_bits": 32,
+                                        "mapping": "RoBaRaCoCh"}}
+    with pytest.raises(memtint.MemtintError, match=r"cache\.llc\.line_bytes: must equal the DRAM burst \(32 bytes: "
+                                                   r"dram\.bus_width_bits 32 / 8 x burst length 8\), got 64"):
+        memtint.run_sim(table, ["light"], instructions=1000)
+    with pytest.raises(memtint.MemtintError, match=r"^invalid configuration: sources: must be at least 1"):
+        memtint.run_dram("ddr4-2400", memtint.generate("random", requests=10), sources=0)

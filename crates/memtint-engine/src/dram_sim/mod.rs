@@ -170,7 +170,7 @@ pub fn run(spec: &DramRunSpec) -> Result<serde_json::Value> {
     let cfg = MemoryConfig::resolve(&machine)?;
     let (mut source, timestamped) = open_workload(&spec.workload, &cfg)?;
     if spec.sources == 0 {
-        return Err(Error::config("run spec sources", "must be at least 1"));
+        return Err(Error::config("sources", "must be at least 1"));
     }
     // Checked before the run: a device DRAMPower cannot model, or files it would replace. A
     // directory made for the export is removed again if the run fails (when still empty).

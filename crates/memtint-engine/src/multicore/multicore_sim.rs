@@ -507,12 +507,14 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
         LlcConfig::None => None,
     };
     let line_bytes = cfg.org.burst_bytes();
+    // The burst follows from dram.bus_width_bits, which the user may have changed instead.
+    let burst = format!(
+        "the DRAM burst ({line_bytes} bytes: dram.bus_width_bits {} / 8 x burst length {})",
+        cfg.org.bus_width_bits, cfg.org.burst_length
+    );
     if let Some(c) = &llc {
         if c.line_bytes as u64 != line_bytes {
-            return Err(Error::config(
-                "cache.llc.line_bytes",
-                format!("must equal the DRAM burst ({line_bytes} bytes), got {}", c.line_bytes),
-            ));
+            return Err(Error::config("cache.llc.line_bytes", format!("must equal {burst}, got {}", c.line_bytes)));
         }
     }
     // Without an LLC, colours cannot follow LLC sets: an empty set range.
@@ -537,10 +539,7 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
     let clock = ClockRatio::from_ghz(machine.cpu.frequency_ghz, 1.0 / cfg.timing.tCK_ns)?;
     if let Some(l2) = &machine.cache.l2 {
         if l2.line_bytes as u64 != line_bytes {
-            return Err(Error::config(
-                "cache.l2.line_bytes",
-                format!("must equal the DRAM burst ({line_bytes} bytes), got {}", l2.line_bytes),
-            ));
+            return Err(Error::config("cache.l2.line_bytes", format!("must equal {burst}, got {}", l2.line_bytes)));
         }
     }
     Ok(Plan {
