@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -35,7 +36,7 @@ def test_every_preset_mapping_is_recovered_exactly(machine):
     for node in range(nodes):
         timer = SimulatedTimer(machine, node=node)
         org = Organisation.from_engine(timer.truth()["organisation"])
-        result = Search(timer, org, Settings(max_pairs=60_000)).run()
+        result = Search(timer, org, Settings(max_pairs=40_000)).run()
         assert result.fields() == _truth(timer), (machine, node)
         assert not result.problems and not result.warnings
         assert result.confidence() == 1.0
@@ -199,6 +200,21 @@ def test_heavy_noise_refuses_instead_of_writing_a_wrong_preset(memtint, tmp_path
     assert code == 1
     assert not (tmp_path / "p.toml").exists() and not (tmp_path / "p.mapping.toml").exists()
     assert "no preset written" in err or "not row conflicts" in err or "too weak" in err
+
+
+def test_a_signal_that_does_not_separate_is_refused_once_its_clusters_settle():
+    # Timer jitter of 80 ns hides every conflict: the search went to its last pair (400,000 in
+    # the command) before it refused; the same refusal now comes once 1,000 pairs were confirmed
+    # slow without the clusters separating.
+    timer = SimulatedTimer("i7-860", noise=Noise(jitter_ns=80))
+    org = Organisation.from_engine(timer.truth()["organisation"])
+    with pytest.raises(ProbeError, match="too weak") as early:
+        Search(timer, org, Settings(max_pairs=40_000)).run()
+    seen = int(re.search(r"in ([\d,]+) random pairs", str(early.value)).group(1).replace(",", ""))
+    assert seen < 20_000, str(early.value)
+    timer = SimulatedTimer("i7-860", noise=Noise(jitter_ns=80))
+    with pytest.raises(ProbeError, match="in 40,[0-9]{3} random pairs"):
+        Search(timer, org, Settings(max_pairs=40_000, settled_confirmed=0)).run()
 
 
 @pytest.mark.parametrize(

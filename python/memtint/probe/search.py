@@ -96,6 +96,10 @@ class Settings:
     # column bit many times over.
     conflicts: int = 96
     max_pairs: int = 400_000
+    # Refuse before `max_pairs` once this many pairs were confirmed slow with no split between
+    # them, and none since half as many: the two medians of a population that doubled without
+    # separating stay where they are (0: only `max_pairs` ends the search).
+    settled_confirmed: int = 1000
     subsets: int = 40
     agreement: float = 0.9
     # Pairs per function (hit pairs), per bit (row or column) and wide rounds per function.
@@ -307,6 +311,8 @@ class Search:
         confirmed: list[tuple[int, float]] = []  # (difference, confirmed median)
         seen = 0
         fast = slow = threshold = math.nan
+        # The confirmed count when the clusters last separated (or the search began).
+        last_strong = 0
         while True:
             pairs = []
             while len(pairs) < self.s.batch:
@@ -333,10 +339,12 @@ class Search:
                 strong = slow - fast > 3 * max(spread(fast_side), self.s.resolution_ns)
                 if strong:
                     verified = [d for d, t in confirmed if t > threshold]
+                    last_strong = len(confirmed)
             self.progress("row conflicts", min(len(verified), self.s.conflicts), self.s.conflicts)
             if len(verified) >= self.s.conflicts:
                 break
-            if seen >= self.s.max_pairs:
+            settled = 0 < self.s.settled_confirmed <= len(confirmed) and len(confirmed) >= 2 * last_strong
+            if seen >= self.s.max_pairs or settled:
                 raise ProbeError(
                     f"{len(verified)} row conflicts confirmed in {seen:,} random pairs (other pairs {centre:.1f} ns; "
                     + (f"{len(confirmed)} pairs slow when timed again, at {slow:.1f} ns, too close to the others to "
