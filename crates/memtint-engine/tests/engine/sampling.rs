@@ -370,7 +370,7 @@ fn a_phase_sampled_target_error_takes_more_units_or_says_it_cannot_be_met() {
 fn functional_warming_trains_the_prefetchers_as_the_detailed_gaps_would() {
     // A stream with bursts of random loads: without the prefetchers warmed in the gaps, the
     // units begin with none of the lines the stream prefetcher brings ahead, and the sampled
-    // LLC MPKI comes out a fifth low (8.9 against 11.3) and the IPC 5 % high.
+    // LLC MPKI comes out a fifth low (8.8 against 11.3) and the IPC 6 % high.
     let n = 8_000_000;
     let detailed = sim(&bursty(n, None));
     let cold = sim(&bursty(n, Some(json!({"unit": 10_000, "warming": 20_000}))));
