@@ -623,3 +623,18 @@ def test_the_table_title_gives_the_lengths_threads_ran(memtint):
     # Its system time is the newcomer's major faults, not the colours dynamic BPM copied: the
     # warning about copies used to count every kernel cycle as theirs.
     assert "major faults" in out and "re-colouring took" not in out + err, out + err
+
+
+def test_an_os_seed_given_is_used_even_when_it_is_1():
+    # os.seed = 1 counted as unset, so a run of seed 2 placed pages by 2 whatever [os] said.
+    # A trace program draws nothing from the run's seed: only the frame order's seed matters.
+    def run(seed, os_options):
+        stats = api.run_sim("i7-860", ["triad", "bfs"], instructions=50_000, seed=seed, os_options=os_options)
+        return [(c["dram_reads"], c["row_hits"], c["cycles"]) for c in stats["cores"]], stats["config"]["os"]["seed"]
+
+    first, used = run(1, {})
+    assert used == 1
+    given, used = run(2, {"seed": 1})
+    assert used == 1 and given == first
+    unset, used = run(2, {})
+    assert used == 2 and unset != first

@@ -400,7 +400,7 @@ fn simulate(
         Some((s, phases)) => {
             let (end, rec) = match phases {
                 Some(p) => super::phase_sampling::run(&mut sim, &mut threads, s, p, instructions, plan.clock, plan.watchdog_cycles)?,
-                None => super::sampling::run(&mut sim, &mut threads, s, instructions, plan.clock, plan.watchdog_cycles, os_cfg.seed)?,
+                None => super::sampling::run(&mut sim, &mut threads, s, instructions, plan.clock, plan.watchdog_cycles, os_cfg.seed())?,
             };
             for (i, slot) in sim.frozen.iter_mut().enumerate() {
                 *slot = Some((rec.totals(i).1, end.now_core));

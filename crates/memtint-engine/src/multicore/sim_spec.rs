@@ -312,9 +312,8 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
         return Err(Error::config("programs", "give at least one program (a profile name or a trace path)"));
     }
     let mut os = spec.os.clone();
-    if os.seed == OsConfig::default().seed {
-        os.seed = spec.seed;
-    }
+    // An [os] seed left unset follows the run's.
+    os.seed = Some(os.seed.unwrap_or(spec.seed));
     let open = || -> Result<Vec<ThreadDef>> {
         match spec.threads()? {
             None => {
@@ -387,7 +386,7 @@ fn run_sampled(
     } else {
         None
     };
-    let plan_for = |s: &SamplingSpec| signatures.as_ref().map(|sig| phases::plan(sig, s, s.period(spec.instructions), os.seed));
+    let plan_for = |s: &SamplingSpec| signatures.as_ref().map(|sig| phases::plan(sig, s, s.period(spec.instructions), os.seed()));
     let plan = plan_for(sampling);
     let mut result = simulate_threads_sampled(cfg, os, open()?, spec.instructions, spec.warmup, spec.check, sampling, plan.as_ref())?;
     // A replayed schedule is run as given: the run it came from met the target (or warned).

@@ -18,8 +18,9 @@ pub struct OsConfig {
     /// When a process's colours are full: false borrows from the least-used other colours
     /// (counted as `colour_overflow_pages`), true is an error.
     pub strict: bool,
-    /// Seed of the baseline's frame order and of random interleaving.
-    pub seed: u64,
+    /// Seed of the baseline's frame order and of random interleaving (`seed()`); unset: the
+    /// run's seed (`sim_spec::run_sim`), else 1.
+    pub seed: Option<u64>,
     /// How virtual addresses become physical: "paged" (default: page tables filled on first
     /// touch by the placement policy) or "identity" (physical = the trace's address modulo the
     /// memory's capacity, no OS model, as Ramulator's `NoTranslation`: for comparisons with
@@ -97,7 +98,7 @@ impl Default for OsConfig {
             policy: "buddy".to_string(),
             page_bytes: 4096,
             strict: false,
-            seed: 1,
+            seed: None,
             translation: "paged".into(),
             frame_order: FrameOrderKind::Aged.name().into(),
             colours: None,
@@ -147,6 +148,11 @@ impl FrameOrderKind {
 }
 
 impl OsConfig {
+    /// The seed of the frame order and of random placement: `seed`, else 1.
+    pub fn seed(&self) -> u64 {
+        self.seed.unwrap_or(1)
+    }
+
     /// Policy `name`'s parameters (`[os.<name>]`), checked; `renamed` are its deprecated flat keys.
     pub fn params<P: Params>(&self, name: &str, renamed: Renamed) -> Result<P> {
         self.params.get("os", name, renamed)

@@ -366,7 +366,7 @@ impl OsModel {
                     format!("policy '{}' takes frames by colour; a node memory limit applies to node policies without colours", cfg.policy),
                 ));
             }
-            Some(Box::new(NodeFrames::new(layout, space, cfg.seed, processes, page_shift, &cfg.node_memory_mb)?))
+            Some(Box::new(NodeFrames::new(layout, space, cfg.seed(), processes, page_shift, &cfg.node_memory_mb)?))
         } else {
             if !cfg.node_memory_mb.is_empty() {
                 return Err(Error::config(

@@ -282,7 +282,7 @@ pub fn build(cfg: &OsConfig, nodes: &NodeLayout, processes: u32, warnings: &mut 
         ));
         return Ok(None);
     }
-    let policy = (info.build)(&MigrationView { nodes, params: &cfg.params, seed: cfg.seed })?;
+    let policy = (info.build)(&MigrationView { nodes, params: &cfg.params, seed: cfg.seed() })?;
     unread_scan_keys(&cfg.numa_scan, info.name, policy.as_ref(), warnings);
     Ok(Some(Box::new(Migrating::new(policy, info.name, &cfg.numa_scan, cfg.page_bytes, processes, nodes))))
 }

@@ -41,5 +41,5 @@ impl PlacementPolicy for BuddyOrder {
 /// Registered in `placement::POLICIES`.
 pub const INFO: PolicyInfo =
     PolicyInfo::new("buddy", "the uncoloured baseline: the buddy allocator's seeded aged frame order", |cfg, _, _, _| {
-        Ok(Box::new(BuddyOrder::new(cfg.seed)))
+        Ok(Box::new(BuddyOrder::new(cfg.seed())))
     });

@@ -27,7 +27,7 @@ pub const INFO: PolicyInfo =
     PolicyInfo::new("bw-random", "each page to a cluster with probability B_i / sum(B) (tiering thesis Alg. 2)", |cfg, _, _, m| {
         let p: WeightParams = cfg.params(INFO.name, &[])?;
         let clusters = Clusters::new(m.nodes, &p.weights, "os.bw-random.weights")?;
-        Ok(ByNode::boxed(INFO.name, BwRandom { clusters, rng: ChaCha8Rng::seed_from_u64(cfg.seed) }))
+        Ok(ByNode::boxed(INFO.name, BwRandom { clusters, rng: ChaCha8Rng::seed_from_u64(cfg.seed()) }))
     })
     .places_nodes()
     .params(ParamSchema::of::<WeightParams>(&[]));

@@ -273,9 +273,9 @@ pub struct AgedFrames {
 impl AgedFrames {
     pub fn new(cfg: &OsConfig, regions: usize) -> Result<Self> {
         Ok(AgedFrames {
-            seed: cfg.seed,
+            seed: cfg.seed(),
             orders: match FrameOrderKind::from_name(&cfg.frame_order)? {
-                FrameOrderKind::Aged => Some((0..regions as u64).map(|i| FrameOrder::new(cfg.seed.wrapping_add(i))).collect()),
+                FrameOrderKind::Aged => Some((0..regions as u64).map(|i| FrameOrder::new(cfg.seed().wrapping_add(i))).collect()),
                 FrameOrderKind::Ascending => None,
             },
         })

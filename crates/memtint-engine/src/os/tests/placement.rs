@@ -262,7 +262,7 @@ fn coalesced_processes_share_one_colour_set() {
 fn same_seed_places_the_same_frames() {
     for policy in ["buddy", "random-interleave", "bpm"] {
         let run = |seed| {
-            let mut os = model(&OsConfig { seed, ..cfg(policy) }, "i7-860", 2);
+            let mut os = model(&OsConfig { seed: Some(seed), ..cfg(policy) }, "i7-860", 2);
             (0..2).flat_map(|pid| touch(&mut os, pid, 500)).collect::<Vec<_>>()
         };
         assert_eq!(run(7), run(7), "{policy}");
