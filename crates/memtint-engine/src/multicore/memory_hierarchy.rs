@@ -91,6 +91,15 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Holds a thread in the kernel until at least `until` (a TLB shootdown, which runs beside what
+/// already holds it); returns the cycles this adds to its hold from `now`, what it costs the
+/// thread: a shootdown during a fault is not a second wait.
+fn hold_until(blocked_until: &mut Cycle, now: Cycle, until: Cycle) -> Cycle {
+    let added = until.saturating_sub((*blocked_until).max(now));
+    *blocked_until = (*blocked_until).max(until);
+    added
+}
+
 /// What the OS's page work costs and how often it runs, in core cycles: migration
 /// (`os.numa_scan`), a dynamic policy's epoch (`os.dynamic`) and swapping (`os.swap`); and the
 /// clocks to turn cycles into ns.
@@ -699,10 +708,10 @@ impl MemoryHierarchy {
                     let Some((old, new)) = moved else { continue };
                     for (u, &p) in self.thread_process.iter().enumerate() {
                         if p == pid && u != t {
-                            m.blocked_until[u] = m.blocked_until[u].max(now + m.shootdown);
+                            let held = hold_until(&mut m.blocked_until[u], now, now + m.shootdown);
                             let s = self.per_core[u].page_migration.as_mut().expect("set with the costs");
-                            s.system_cycles += m.shootdown;
-                            s.recolour_cycles += m.shootdown;
+                            s.system_cycles += held;
+                            s.recolour_cycles += held;
                         }
                     }
                     self.copy_page(now, old, new, tid, m.page_bytes);
@@ -734,8 +743,8 @@ impl MemoryHierarchy {
                 OsEvent::SwapOut { tid, pid, old } => {
                     for (u, &p) in self.thread_process.iter().enumerate() {
                         if p == pid && u != tid as usize {
-                            m.blocked_until[u] = m.blocked_until[u].max(now + m.shootdown);
-                            self.per_core[u].page_migration.as_mut().expect("set with the costs").system_cycles += m.shootdown;
+                            let held = hold_until(&mut m.blocked_until[u], now, now + m.shootdown);
+                            self.per_core[u].page_migration.as_mut().expect("set with the costs").system_cycles += held;
                         }
                     }
                     // The lines leave the caches and the device's DMA reads the page out.
@@ -768,10 +777,12 @@ impl MemoryHierarchy {
                     }
                     if let Some(t) = faulting {
                         let t = t as usize;
-                        m.blocked_until[t] += m.migrate;
+                        // After its hinting fault's hold, which is charged: the copy adds to it.
+                        let until = m.blocked_until[t] + m.migrate;
+                        let held = hold_until(&mut m.blocked_until[t], now, until);
                         let s = self.per_core[t].page_migration.as_mut().expect("set with the costs");
                         s.pages_moved += 1;
-                        s.system_cycles += m.migrate;
+                        s.system_cycles += held;
                     }
                     // The copy's requests count for the faulting thread, or the process's first.
                     let tid = faulting.unwrap_or_else(|| self.thread_process.iter().position(|&p| p == pid).unwrap_or(0) as u32);
@@ -783,13 +794,13 @@ impl MemoryHierarchy {
                     for (u, &p) in self.thread_process.iter().enumerate() {
                         if p == pid && u != t && !batched {
                             let s = self.per_core[u].page_migration.as_mut().expect("set with the costs");
-                            s.system_cycles += m.shootdown;
                             if recolour {
                                 // After the batch's copies: the stall adds to theirs.
                                 m.blocked_until[u] = m.blocked_until[u].max(now) + m.shootdown;
+                                s.system_cycles += m.shootdown;
                                 s.recolour_cycles += m.shootdown;
                             } else {
-                                m.blocked_until[u] = m.blocked_until[u].max(now + m.shootdown);
+                                s.system_cycles += hold_until(&mut m.blocked_until[u], now, now + m.shootdown);
                             }
                         }
                     }
@@ -1094,10 +1105,21 @@ impl MemoryHierarchy {
         &self.per_core[core as usize]
     }
 
-    /// A copy of `core`'s statistics with its bank parallelism integrated up to DRAM cycle `now`.
-    pub fn core_stats_at(&self, core: u32, now: Cycle) -> CoreMemoryStats {
+    /// A copy of `core`'s statistics as at core cycle `now_core`: its bank parallelism integrated
+    /// up to then, and its kernel time without the part of a hold still to come.
+    pub fn core_stats_at(&self, core: u32, now_core: Cycle) -> CoreMemoryStats {
+        let now = self.clock.core_to_dram_ceil(now_core);
         let mut s = self.per_core[core as usize].clone();
         s.bank_parallelism = self.blp[core as usize].counters_at(now);
+        if let (Some(k), Some(m)) = (s.page_migration.as_mut(), self.migration.as_deref()) {
+            // A hold is charged when it starts, and a thread can reach its target inside one
+            // (its older instructions retire while the load that faulted waits).
+            let ahead = m.blocked_until[core as usize].saturating_sub(now_core).min(k.system_cycles);
+            k.system_cycles -= ahead;
+            // The part to come is the latest holds', whose kinds are not kept.
+            k.recolour_cycles = k.recolour_cycles.min(k.system_cycles);
+            k.walk_cycles = k.walk_cycles.min(k.system_cycles);
+        }
         if let (Some(p), Some(llc)) = (s.prefetch.as_mut(), self.llc.as_ref()) {
             p.useless = llc.cache.unused_prefetch_evictions(core);
         }

@@ -162,13 +162,12 @@ fn tick_thread(
     hier: &mut MemoryHierarchy,
     frozen: &mut Option<(CoreMemoryStats, Cycle)>,
     wait_at_end: bool,
-    clock: ClockRatio,
     now: Cycle,
 ) -> Result<bool> {
     core.tick(now, trace, hier)?;
     hier.note_retired(tid, core.retired());
     if frozen.is_none() && core.reached_target() {
-        *frozen = Some((hier.core_stats_at(tid, clock.core_to_dram_ceil(now)), now));
+        *frozen = Some((hier.core_stats_at(tid, now), now));
         if wait_at_end {
             core.halt();
         }
@@ -995,7 +994,6 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                             hier,
                             &mut frozen[i],
                             threads[i].wait_at_end,
-                            clock,
                             now_core,
                         )?;
                         running -= reached as usize;
@@ -1020,7 +1018,6 @@ fn run(sim: &mut Sim, threads: &mut [ThreadDef], plan: &Plan) -> Result<RunEnd> 
                             hier,
                             &mut frozen[i],
                             threads[i].wait_at_end,
-                            clock,
                             now_core,
                         )?;
                         running -= reached as usize;

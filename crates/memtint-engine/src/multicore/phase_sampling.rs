@@ -318,7 +318,7 @@ pub(super) fn run(
             core.set_target(core.retired() + warm_up);
             Phase::Warming
         } else {
-            start = Some((position, sim.cores[0].stats(), sim.hier.core_stats_at(0, clock.core_to_dram_ceil(now.core))));
+            start = Some((position, sim.cores[0].stats(), sim.hier.core_stats_at(0, now.core)));
             let core = &mut sim.cores[0];
             core.set_target(core.retired() + size);
             Phase::Measuring
@@ -328,7 +328,7 @@ pub(super) fn run(
         segment(sim, threads, clock, &mut now, &mut progress, |sim, c, at| {
             let core = &mut sim.cores[c];
             let snap = *core.target_stats().expect("reached");
-            let memory = sim.hier.core_stats_at(c as u32, clock.core_to_dram_ceil(at));
+            let memory = sim.hier.core_stats_at(c as u32, at);
             match state {
                 Phase::Warming => {
                     start = Some((forwarded + snap.retired, snap, memory));

@@ -992,11 +992,7 @@ pub(super) fn run(
                 core.set_target(core.retired() + warm_up[c]);
                 Phase::Warming
             } else {
-                starts[c] = Some((
-                    forwarded[c] + core.retired(),
-                    core.stats(),
-                    sim.hier.core_stats_at(c as u32, clock.core_to_dram_ceil(now.core)),
-                ));
+                starts[c] = Some((forwarded[c] + core.retired(), core.stats(), sim.hier.core_stats_at(c as u32, now.core)));
                 core.set_target(core.retired() + sizes[c]);
                 Phase::Measuring
             };
@@ -1008,7 +1004,7 @@ pub(super) fn run(
         segment(sim, threads, clock, &mut now, &mut progress, |sim, c, at| {
             let core = &mut sim.cores[c];
             let snap = *core.target_stats().expect("reached");
-            let memory = sim.hier.core_stats_at(c as u32, clock.core_to_dram_ceil(at));
+            let memory = sim.hier.core_stats_at(c as u32, at);
             match phases[c] {
                 Phase::Warming => {
                     starts[c] = Some((forwarded[c] + snap.retired, snap, memory));
