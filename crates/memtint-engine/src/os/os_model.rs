@@ -1220,22 +1220,46 @@ impl OsModel {
     /// their exact reach.
     pub fn colour_report(&self) -> Result<ColourReport> {
         let space = self.policy.colour_space();
+        let count = space.count();
+        // On several nodes bank and channel ids are node-major over the machine, as the frames'
+        // (`process_placement`). Node-colour policies number colours node-major; the other node
+        // policies have one colour, whose pages may go to any node with memory.
+        let colours_nodes = placement::POLICIES.get(self.policy.name()).is_ok_and(|info| info.colours_nodes);
+        let memory_nodes = self.nodes.as_ref().map_or(vec![0], |n| n.layout.memory_nodes());
+        let (bank_ids, channel_ids) = (1u32 << self.bits.bank_id_masks().len(), 1u32 << self.bits.channel_id_masks().len());
         let processes = (0..self.processes())
             .map(|pid| {
                 let colours = self.policy.colours_of(pid).to_vec();
-                // Node-colour policies number colours node-major: reach within a node.
-                let mut local: Vec<u32> = colours.iter().map(|&c| c % space.count()).collect();
-                local.sort_unstable();
-                local.dedup();
-                let reach = self.bits.reach(space, &local)?;
+                let mut by_node: Vec<(u32, Vec<u32>)> = Vec::new();
+                for &c in &colours {
+                    let nodes = if colours_nodes { vec![c / count] } else { memory_nodes.clone() };
+                    for node in nodes {
+                        match by_node.iter_mut().find(|(n, _)| *n == node) {
+                            Some((_, local)) => local.push(c % count),
+                            None => by_node.push((node, vec![c % count])),
+                        }
+                    }
+                }
+                by_node.sort_unstable();
+                let (mut banks, mut channels, mut llc_sets) = (Vec::new(), Vec::new(), Vec::new());
+                for (node, mut local) in by_node {
+                    local.sort_unstable();
+                    local.dedup();
+                    let reach = self.bits.reach(space, &local)?;
+                    banks.extend(reach.banks.iter().map(|b| node * bank_ids + b));
+                    channels.extend(reach.channels.iter().map(|c| node * channel_ids + c));
+                    llc_sets.extend(reach.llc_sets);
+                }
+                llc_sets.sort_unstable();
+                llc_sets.dedup();
                 Ok(ProcessColours {
                     pid,
                     colours_text: colour_list_text(&colours),
-                    frames: colours.iter().map(|&c| self.bits.frames_of_colour(space, c % space.count())).sum(),
+                    frames: colours.iter().map(|&c| self.bits.frames_of_colour(space, c % count)).sum(),
                     colours,
-                    banks: reach.banks,
-                    channels: reach.channels,
-                    llc_sets: reach.llc_sets.len(),
+                    banks,
+                    channels,
+                    llc_sets: llc_sets.len(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
