@@ -111,8 +111,9 @@ def alone_cached(spec: dict[str, Any]) -> bool:
     return alone_lookup(spec) is not None
 
 
-#: The alone cache's entry layout; an entry of another layout is recomputed.
-ALONE_ENTRY_FORMAT = 1
+#: The alone cache's entry layout; an entry of another layout is recomputed (2: the core carries
+#: the run's ``warnings``).
+ALONE_ENTRY_FORMAT = 2
 
 
 def _entry_digest(core: dict[str, Any]) -> str:
@@ -206,12 +207,14 @@ def _warn_cache_unwritable(directory: Path, error: OSError) -> None:
 
 
 def alone_run(spec: dict[str, Any], use_cache: bool = True) -> dict[str, Any]:
-    """Run (or fetch from the cache) one program alone; returns its core's statistics."""
+    """Run (or fetch from the cache) one program alone; returns its core's statistics, with the
+    run's ``warnings`` (a comparison's ``alone_warnings``)."""
     if use_cache:
         cached = alone_lookup(spec)
         if cached is not None:
             return cached
-    core = api.run_sim_spec(spec)["cores"][0]
+    run = api.run_sim_spec(spec)
+    core = {**run["cores"][0], "warnings": run.get("warnings") or []}
     if use_cache:
         alone_store(spec, core)
     return core
