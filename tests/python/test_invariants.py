@@ -370,6 +370,10 @@ def test_a_sweep_stores_what_compare_gives_whatever_its_workers(tmp_path, monkey
         monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / f"cache{jobs}"))
         summary = memtint.sweep(SWEEP, out=tmp_path / f"out{jobs}", jobs=jobs, progress=False)
         assert summary.failed == 0
+        # Too short for a TCM quantum: each of the 4 buddy+tcm runs says so, under its own name
+        # (they were one run, named buddy).
+        tcm = {run for text, runs in summary.warnings.items() if "controller.tcm.quantum" in text for run in runs}
+        assert len(tcm) == 4 and all(" / buddy+tcm on i7-860, seed " in run for run in tcm), tcm
         frame = memtint.load_results(tmp_path / f"out{jobs}")
         keep = [c for c in frame.columns if c not in TIMINGS]
         stores.append(frame[keep].sort_values(["config_hash", "core"]).reset_index(drop=True))

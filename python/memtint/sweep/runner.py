@@ -376,18 +376,20 @@ def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str],
                 if isinstance(outcome, BaseException):
                     outcome = {"config_hash": item["config_hash"], "status": "failed",
                                "error": str(outcome), "result": None}
+                mix = item.get("mix_name") or "|".join(item["programs"])
+                mix = mix if len(mix) <= 80 else mix[:77] + "..."
+                # The run's own label (compare knows `buddy+tcm` as `buddy` under scheduler tcm),
+                # machine and seed: runs of two seeds are two runs.
+                run = f"{mix} / {item.get('label') or item['policy']} on {item['machine']}, seed {item['seed']}"
                 if outcome["status"] != "ok":
                     summary.failed += 1
                     summary.errors[item["config_hash"]] = outcome["error"]
-                    mix = item.get("mix_name") or "|".join(item["programs"])
-                    mix = mix if len(mix) <= 80 else mix[:77] + "..."
-                    summary.failed_runs[item["config_hash"]] = (f"{mix} / {item.get('label') or item['policy']} on "
-                                                                f"{item['machine']}, seed {item['seed']}")
+                    summary.failed_runs[item["config_hash"]] = run
                 summary.done += 1
                 result = outcome.get("result") or {}
                 for p in result.get("policies") or []:
                     for w in (p.get("warnings") or []) + (result.get("alone_warnings") or []) + (result.get("warnings") or []):
-                        summary.note_warning(w, f"{'+'.join(result.get('mix') or [])} / {p['policy']}")
+                        summary.note_warning(w, run)
                 rows.extend(rows_for(item, outcome, sweep.name, version))
                 batch_runs += 1
                 bar.advance("runs", len(pending))
