@@ -913,3 +913,17 @@ def test_every_command_is_found_for_its_help():
     for name, sub in commands.choices.items():
         found = parser._command_parser(argparse.Namespace(handler=sub._defaults.get("handler")))
         assert found is not None and found.prog == f"memtint {name}", name
+
+
+def test_a_machine_files_misspelt_variant_is_refused_at_its_line(memtint, tmp_path):
+    # A [variants] key no policy needs was accepted and never used: a sweep then ran bpm-plus on
+    # the machine itself, without the channel bit its misspelt variant was to give it.
+    text = (REPO / "configs/machines/i7-860.toml").read_text().replace("page-channel =", "page-chanel =")
+    machine = tmp_path / "m.toml"
+    machine.write_text(text)
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if row.startswith("page-chanel"))
+    run = tmp_path / "r.toml"
+    run.write_text(f"machine = '{machine}'\nprograms = ['stream']\ninstructions = 10000\n")
+    code, out, err = memtint("sim", str(run))
+    assert code == 2, err
+    assert f"m.toml:{line}:" in err and "variants.page-chanel" in err and "need: page-channel" in err, err

@@ -240,6 +240,12 @@ pub struct DramConfig {
     pub refresh_density_gbit: Option<u32>,
 }
 
+fn dedup_sorted(mut names: Vec<&str>) -> Vec<&str> {
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 fn one() -> u32 {
     1
 }
@@ -285,7 +291,24 @@ impl MachineConfig {
     pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
         let m: MachineConfig = crate::error::from_toml(text, origin)?;
         m.controller.warnings()?;
+        m.check_variants()?;
         Ok(m)
+    }
+
+    /// A `[variants]` key is what a placement policy needs of a machine (`PolicyInfo::
+    /// machine_variant`); any other, a misspelling say, would never be used.
+    fn check_variants(&self) -> Result<()> {
+        let known: Vec<&str> = crate::os::placement::POLICIES.all().iter().filter_map(|p| p.machine_variant).collect();
+        match self.variants.keys().find(|k| !known.contains(&k.as_str())) {
+            Some(k) => Err(Error::config(
+                format!("variants.{k}"),
+                format!(
+                    "no placement policy needs a machine variant of this name, so nothing would run on it (variants policies need: {})",
+                    dedup_sorted(known).join(", ")
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Apply a partial table of overrides (`{"dram": {...}, "controller": {...}}`); unknown keys are errors.
@@ -782,6 +805,14 @@ mod tests {
             }
         }
         assert!(seen > 0);
+    }
+
+    #[test]
+    fn a_variant_no_policy_needs_is_refused_by_name() {
+        // A misspelt variant was accepted and never used: bpm-plus then ran on the machine itself.
+        let text = presets::machine_text("i7-860").unwrap().replace("page-channel =", "page-chanel =");
+        let e = MachineConfig::from_toml(&text, "m.toml").unwrap_err().to_string();
+        assert!(e.contains("variants.page-chanel") && e.contains("need: page-channel"), "{e}");
     }
 
     #[test]
