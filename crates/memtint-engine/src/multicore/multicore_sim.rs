@@ -78,8 +78,10 @@ pub struct MulticoreResult {
     /// one or without UCP).
     pub ucp_repartitions: u64,
     pub ucp_ways: Vec<u32>,
-    /// Per process: pages per node (one entry on a one-node machine).
+    /// Per process: pages per node (one entry on a one-node machine; an exited process's at its exit).
     pub pages_per_node: Vec<Vec<u64>>,
+    /// Per node: the pages resident at the end, over all processes.
+    pub node_pages: Vec<u64>,
     /// Pages a node policy's node could not take (full), placed on the nearest with room.
     pub fallback_pages: u64,
     /// Page migration's counters (`None` when pages do not migrate).
@@ -1124,6 +1126,7 @@ fn collect(
         colour_report: hier.os().colour_report().ok(),
         spilled_pages: hier.os().spilled_pages(),
         pages_per_node: (0..plan.processes).map(|p| hier.os().pages_per_node(p)).collect(),
+        node_pages: hier.os().node_pages(),
         fallback_pages: hier.os().fallback_pages(),
         migration: hier.migration_stats().cloned(),
         os_warnings: hier.os().warnings().to_vec(),

@@ -513,7 +513,7 @@ fn add_nodes(out: &mut Value, t: &crate::config::Topology, r: &MulticoreResult, 
                 "writes": writes[i],
                 "bytes": (reads[i] + writes[i]) * line,
                 "bandwidth_gbps": gbps(reads[i] + writes[i]),
-                "pages": r.pages_per_node.iter().map(|p| p.get(i).copied().unwrap_or(0)).sum::<u64>(),
+                "pages": r.node_pages.get(i).copied().unwrap_or(0),
             })
         })
         .collect();

@@ -83,6 +83,8 @@ pub struct OsModel {
     hot: Option<Box<HotPages>>,
     /// Per process: its placement when it exited (`exit_process`), `None` while it runs.
     exited: Vec<Option<ProcessPlacement>>,
+    /// Per process: its pages per node when it exited (node policies), as `exited`.
+    exited_pages_per_node: Vec<Option<Vec<u64>>>,
     /// The dynamic partitioning policy (`os.dynamic`).
     dynamic: Option<Box<Dynamic>>,
     /// Kernel work the last translations or epoch left for the memory hierarchy to charge
@@ -430,6 +432,7 @@ impl OsModel {
             now_ns: 0.0,
             swap: (overflow == Overflow::Swap).then(|| Box::new(Swap::new(processes))),
             exited: vec![None; processes as usize],
+            exited_pages_per_node: vec![None; processes as usize],
             hot: match cfg.hot_pages.enabled || needs_classes {
                 true => Some(Box::new(HotPages::new(&cfg.hot_pages, processes)?)),
                 false => None,
@@ -657,6 +660,7 @@ impl OsModel {
             return Ok(0);
         }
         self.exited[p] = Some(self.process_placement(pid));
+        self.exited_pages_per_node[p] = self.nodes.as_ref().and_then(|n| n.pages.get(p).cloned());
         let table = std::mem::take(&mut self.tables[p]);
         let mut freed = 0;
         for (_, entry) in table.mappings() {
@@ -1125,12 +1129,32 @@ impl OsModel {
         self.nodes.as_ref().map(|n| &n.layout)
     }
 
-    /// Process `pid`'s pages per node (one entry, all its pages, under a colour policy).
+    /// Process `pid`'s pages per node (one entry, all its pages, under a colour policy); those
+    /// of a process that exited as they were at its exit, as its other placement figures.
     pub fn pages_per_node(&self, pid: u32) -> Vec<u64> {
+        if let Some(Some(at_exit)) = self.exited_pages_per_node.get(pid as usize) {
+            return at_exit.clone();
+        }
+        self.resident_pages_per_node(pid)
+    }
+
+    /// Process `pid`'s pages per node now (none once it exited).
+    fn resident_pages_per_node(&self, pid: u32) -> Vec<u64> {
         match &self.nodes {
             Some(n) => n.pages.get(pid as usize).cloned().unwrap_or_default(),
             None => vec![self.tables.get(pid as usize).map_or(0, |t| t.len() as u64)],
         }
+    }
+
+    /// Each node's pages now, over all processes (numastat's view: an exited process's are free).
+    pub fn node_pages(&self) -> Vec<u64> {
+        let mut pages = vec![0; self.nodes.as_ref().map_or(1, |n| n.layout.count() as usize)];
+        for pid in 0..self.processes() {
+            for (node, n) in self.resident_pages_per_node(pid).into_iter().enumerate() {
+                pages[node] += n;
+            }
+        }
+        pages
     }
 
     /// Pages placed on another node than the policy chose, because it was full.
