@@ -394,9 +394,9 @@ impl TimingChecker {
     }
 
     /// A REFPB, or a REFSB (its bank index in every bank group): its banks closed and
-    /// precharged, their refresh cycle since their last, the rank's distances since its last
-    /// bank refresh and its last ACT; with the per-bank obligation, no bank of the rank
-    /// overdue and these not too far ahead.
+    /// precharged (a REFSB's also a row cycle past their last ACT), their refresh cycle since
+    /// their last, the rank's distances since its last bank refresh and its last ACT; with the
+    /// per-bank obligation, no bank of the rank overdue and these not too far ahead.
     fn refresh_bank(&mut self, rec: &CommandRecord, ri: usize, out: &mut Vec<Violation>) {
         let r = &self.rules;
         let br = r.bank_refresh(rec.command);
@@ -406,6 +406,16 @@ impl TimingChecker {
             vec![self.bank_index(self.group_index(ri, rec.addr.bank_group), rec.addr.bank)]
         };
         self.closed_and_precharged(banks.iter().copied(), rec, br.open, out);
+        // A REFSB row-cycles its banks: a row cycle past their last ACT (tRC may exceed tRAS + tRP).
+        if rec.command == Command::RefSb {
+            let mut rc = Worst::default();
+            for &bi in &banks {
+                if let Some(e) = &self.banks[bi].act {
+                    rc.offer(e, r.act_to_act_bank, rec.cycle);
+                }
+            }
+            rc.report(out, names::TRC, rec);
+        }
         let mut cycle = Worst::default();
         for &bi in &banks {
             let bank = &mut self.banks[bi];

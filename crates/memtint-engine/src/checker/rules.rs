@@ -65,7 +65,7 @@ pub struct Rules {
     pub burst: u64,
 
     // ---- same bank ----
-    /// ACT -> ACT (tRC).
+    /// ACT -> ACT, and ACT -> REFSB of the bank (tRC).
     pub act_to_act_bank: u64,
     /// ACT -> RD/WR/RDA/WRA (tRCD).
     pub act_to_column: u64,
@@ -218,6 +218,7 @@ impl Rules {
             (names::TRFCPB, "REFPB->ACT/REFPB same bank, REFPB->REF/PREA same rank: tRFCpb", self.bank_refresh_cycle),
             (names::TPBR2PBR, "REFPB->REFPB same rank: tpbR2pbR", self.bank_refresh_to_bank_refresh),
             (self.name_rrd_other, "ACT->REFPB, REFPB->ACT same rank: tRRD", self.act_to_act_other_group),
+            (names::TRC, "ACT->REFSB its banks: tRC", self.act_to_act_bank),
             (names::TRFCSB, "REFSB->ACT/REFSB its banks, REFSB->REF/PREA same rank: tRFCsb", self.same_bank_refresh_cycle),
             (names::TREFSBRD, "REFSB->ACT/REFSB other banks of the rank: tREFSBRD", self.same_bank_refresh_to_other),
             (self.name_rrd_same, "ACT->REFSB same rank: tRRD_L", self.act_to_act_same_group),

@@ -1132,9 +1132,15 @@ fn refsb_rules_missed_by_one_cycle_are_violations() {
     let d = ddr5();
     let t = d.t.clone();
     let a = t.tRAS;
-    // A bank of its index in another group still precharging.
-    let s = [act(0, 0, 6, 2, 1), pre(a, 0, 6, 2), refsb(a + t.tRP - 1, 0, 2)];
+    // A bank of its index in another group still precharging (closed late: tRC is met).
+    let s = [act(0, 0, 6, 2, 1), pre(t.tRC, 0, 6, 2), refsb(t.tRC + t.tRP - 1, 0, 2)];
     assert_one(&d, &s, "tRP", 1, 2, t.tRP, t.tRP - 1);
+    // Or a row cycle from its last ACT (tRC above tRAS + tRP).
+    let mut slack = d.clone();
+    slack.t.tRC = t.tRAS + t.tRP + 4;
+    let s = [act(0, 0, 6, 2, 1), pre(a, 0, 6, 2), refsb(slack.t.tRC - 1, 0, 2)];
+    assert_one(&slack, &s, "tRC", 0, 2, slack.t.tRC, slack.t.tRC - 1);
+    assert_legal(&slack, &[act(0, 0, 6, 2, 1), pre(a, 0, 6, 2), refsb(slack.t.tRC, 0, 2)]);
     let s = [refsb(0, 0, 2), act(t.tRFCsb - 1, 0, 4, 2, 1)];
     assert_one(&d, &s, "tRFCsb", 0, 1, t.tRFCsb, t.tRFCsb - 1);
     let s = [refsb(0, 0, 2), act(t.tREFSBRD - 1, 0, 4, 3, 1)];
