@@ -6,6 +6,7 @@
 
 mod activated;
 mod bpm_direction;
+mod checker_mutation;
 mod common;
 mod dram_timing;
 mod dynamic;
