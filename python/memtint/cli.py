@@ -1461,10 +1461,10 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _unread_table(warning: str) -> str | None:
-    """The table or key of a "[TABLE] is set but ...: nothing reads it" warning (or "os.KEY is
-    set but ...": --strict, --set os.colour_split), else None."""
-    m = re.match(r"(\[[^\]]+\]|os\.\w+) is set but .*: nothing reads it$", warning)
-    return m.group(1) if m else None
+    """The table or key of a "nothing reads it" warning (:func:`comparison.unread_table`)."""
+    from memtint.comparison import unread_table
+
+    return unread_table(warning)
 
 
 def _tables_read_by_some(policies: list[dict[str, Any]]) -> set[str]:
