@@ -730,7 +730,20 @@ impl TimingChecker {
         if rec.command.auto_precharges() && bank.open_row.is_some() {
             let own = if is_read { r.read_to_pre } else { r.write_to_pre };
             let ras_done = bank.act.map_or(0, |e| e.cycle + r.act_to_pre);
-            bank.auto_pre = Some((*rec, (rec.cycle + own).max(ras_done)));
+            let at = (rec.cycle + own).max(ras_done);
+            // The implied precharge is a PRE's: an RDA's may not cut an earlier write's recovery.
+            if let (true, Some(w)) = (is_read, bank.wr) {
+                if at < w.cycle + r.write_to_pre {
+                    out.push(Violation {
+                        constraint: names::TWR_AUTO,
+                        earlier: Some(w),
+                        later: *rec,
+                        required: r.write_to_pre.saturating_sub(r.read_to_pre),
+                        actual: rec.cycle - w.cycle,
+                    });
+                }
+            }
+            bank.auto_pre = Some((*rec, at));
             bank.open_row = None;
         }
     }

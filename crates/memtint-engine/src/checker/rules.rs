@@ -13,6 +13,7 @@ pub mod names {
     pub const TRP_AUTO: &str = "tRP (auto-precharge)";
     pub const TRTP: &str = "tRTP";
     pub const TWR: &str = "tWR";
+    pub const TWR_AUTO: &str = "tWR (auto-precharge)";
     pub const TRRD: &str = "tRRD";
     pub const TRRD_S: &str = "tRRD_S";
     pub const TRRD_L: &str = "tRRD_L";
@@ -197,6 +198,11 @@ impl Rules {
                 names::TRP_AUTO,
                 "RDA->ACT/REF: max(RDA + tRTP, ACT + tRAS) + tRP; WRA->ACT/REF: max(WRA + CWL + tBL + tWR, ACT + tRAS) + tRP",
                 self.pre_to_act,
+            ),
+            (
+                names::TWR_AUTO,
+                "WR->RDA same bank: the RDA's precharge, max(RDA + tRTP, ACT + tRAS), >= WR + CWL + tBL + tWR",
+                self.write_to_pre,
             ),
             (self.name_rrd_same, "ACT->ACT same rank, same bank group: tRRD_L", self.act_to_act_same_group),
             (self.name_rrd_other, "ACT->ACT same rank, other bank group: tRRD_S", self.act_to_act_other_group),

@@ -835,7 +835,10 @@ impl ChannelController {
             let more_hits = q.hits > 1;
             // Auto-precharge would close a row held for another request.
             let held = || self.banks[b].activated.is_some_and(|(_, seq)| seq != q.reqs[index].seq);
-            if self.row_policy.auto_precharge(more_hits) && !held() {
+            // An RDA before a write's recovery is over would cut it short: an RD leaves the row
+            // for an explicit PRE (the read itself is not delayed).
+            let recovering = cmd == Command::Rd && now < self.timing.rda_ready(b as u32);
+            if self.row_policy.auto_precharge(more_hits) && !held() && !recovering {
                 cmd = if cmd == Command::Rd { Command::Rda } else { Command::Wra };
             }
         }

@@ -1,8 +1,9 @@
 //! The earliest cycle each command may issue at each bank, bank group, rank and channel,
 //! updated as commands issue (the "next allowed" tables of Ramulator, flattened) by applying
 //! the standard's compiled timing rules (`dram::timing_rules::TimingTable`). RDA and WRA obey
-//! exactly the rules of RD and WR (they differ only in what they cause), so they read the RD
-//! and WR entries and no entries of their own are kept.
+//! the rules of RD and WR (they differ in what they cause), so they read the RD and WR
+//! entries; a bank's RDA entry holds RDA's own rule (a write's recovery, `rda_ready`), which
+//! the controller reads before turning an RD into an RDA.
 
 use crate::dram::constraints::Constraints;
 use crate::dram::timing_rules::{Scope, TimingTable};
@@ -250,6 +251,13 @@ impl ChannelTiming {
     #[inline]
     pub fn bank_ready(&self, cmd: Command, flat_bank: u32) -> Cycle {
         self.bank[flat_bank as usize][entry(cmd)]
+    }
+
+    /// Before this cycle an RD to this bank may not auto-precharge (an earlier write's recovery
+    /// would be cut short: `TimingTable::rda_after_write`); `ready(Rd)` holds the rest.
+    #[inline]
+    pub fn rda_ready(&self, flat_bank: u32) -> Cycle {
+        self.bank[flat_bank as usize][Command::Rda as usize]
     }
 
     /// The part of `ready` shared by the banks of a bank group (rank, bus, group and tFAW).

@@ -1063,7 +1063,10 @@ impl LaneController {
     fn issue_column<S: Shape>(&mut self, now: Cycle, d: usize, b: usize, index: usize, is_write: bool) {
         // Auto-precharge would close a row held for another request.
         let held = || self.holds_activated(b) && self.activated_slot[b] != self.queues[d][b][index].slot;
-        let auto = self.auto_precharge[(self.hits[d][b] > 1) as usize] && !held();
+        // An RDA before a write's recovery is over would cut it short: an RD leaves the row
+        // for an explicit PRE (the read itself is not delayed).
+        let recovering = !is_write && now < self.timing.bank_rda[b];
+        let auto = self.auto_precharge[(self.hits[d][b] > 1) as usize] && !held() && !recovering;
         let cmd = match (is_write, auto) {
             (false, false) => Command::Rd,
             (false, true) => Command::Rda,

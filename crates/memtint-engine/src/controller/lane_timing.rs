@@ -33,6 +33,8 @@ pub struct LaneTiming {
     /// RD and WR: only ACT constrains them at bank level, alike (tRCD).
     pub bank_col: [Cycle; MAX_BANKS],
     pub bank_pre: [Cycle; MAX_BANKS],
+    /// Before this cycle an RD may not auto-precharge (`Constraints::wr_to_rda`).
+    pub bank_rda: [Cycle; MAX_BANKS],
     /// Per kind RD, ACT, PRE, WR (`lanes::K_*`), per channel bank group: the shared part of a
     /// command's ready time (bank group, rank and tFAW).
     shared: [[Cycle; MAX_BANKS]; 4],
@@ -64,6 +66,7 @@ impl LaneTiming {
             bank_act: [0; MAX_BANKS],
             bank_col: [0; MAX_BANKS],
             bank_pre: [0; MAX_BANKS],
+            bank_rda: [0; MAX_BANKS],
             shared: [[0; MAX_BANKS]; 4],
             rank_prea: [0; MAX_RANKS],
             rank_ref: [0; MAX_RANKS],
@@ -263,6 +266,7 @@ impl LaneTiming {
         self.bus = now + 1;
         let (b, r) = (b & (MAX_BANKS - 1), r & (MAX_RANKS - 1));
         raise(&mut self.bank_pre[b], now + c.wr_to_pre);
+        raise(&mut self.bank_rda[b], now + c.wr_to_rda);
         raise(&mut self.rank_prea[r], now + c.wr_to_pre);
         if let Some(act) = auto_act {
             let ap = c.auto_precharge_ready(act, now, true);

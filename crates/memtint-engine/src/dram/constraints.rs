@@ -16,6 +16,7 @@ pub struct Constraints {
     pub pre_to_act: u64, // tRP
     pub rd_to_pre: u64,  // tRTP
     pub wr_to_pre: u64,  // CWL + tBL + tWR (write recovery)
+    pub wr_to_rda: u64,  // CWL + tBL + tWR - tRTP (an RDA's precharge after a write's recovery)
     // Same bank group (DDR3: same rank, with S = L).
     pub act_to_act_l: u64, // tRRD_L
     pub rd_to_rd_l: u64,   // tCCD_L
@@ -62,6 +63,7 @@ impl Constraints {
             pre_to_act: l(Bank, Pre, Act),
             rd_to_pre: l(Bank, Rd, Pre),
             wr_to_pre: l(Bank, Wr, Pre),
+            wr_to_rda: table.rda_after_write(),
             act_to_act_l: l(BankGroup, Act, Act),
             rd_to_rd_l: l(BankGroup, Rd, Rd),
             wr_to_wr_l: l(BankGroup, Wr, Wr),

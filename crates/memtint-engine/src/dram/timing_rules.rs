@@ -44,6 +44,8 @@ pub struct Rule {
 
 use Command::{Act, Pre, Prea, Rd, Rda, Ref, RefPb, RefSb, Wr, Wra};
 const RD: &[Command] = &[Rd, Rda];
+/// RDA alone: the following commands of its own rules (`entry`).
+const RDA: &[Command] = &[Rda];
 const WR: &[Command] = &[Wr, Wra];
 const COL: &[Command] = &[Rd, Rda, Wr, Wra];
 const ACT: &[Command] = &[Act];
@@ -61,7 +63,10 @@ const fn rule(scope: Scope, preceding: &'static [Command], following: &'static [
 /// JEDEC DDR3 and DDR4 (DDR3 has one bank group per rank and equal `_S`/`_L` values). The
 /// read-to-write turnaround keeps two idle bus cycles (DRAMSim3's and Ramulator's choice).
 /// RDA and WRA obey RD's and WR's rules and close the bank as a PRE would at
-/// max(column + RD/WR-to-PRE, ACT + tRAS) (see `TimingTable::implicit_precharge`).
+/// max(column + RD/WR-to-PRE, ACT + tRAS) (see `TimingTable::implicit_precharge`). One rule is
+/// RDA's own: its precharge, tRTP after it, may not cut short an earlier write's recovery, so
+/// an RDA waits CWL + tBL + tWR - tRTP after a WR to its bank (Ramulator 2's rule; it binds
+/// where tWR - tRTP exceeds tWTR_L, as on DDR5).
 macro_rules! ddr_rules {
     ($($extra:expr,)*) => {
         &[
@@ -76,6 +81,7 @@ macro_rules! ddr_rules {
             rule(Scope::Rank, ACT, PREA, |t| t.tRAS, "tRAS"),
             rule(Scope::Rank, RD, PREA, |t| t.tRTP, "tRTP"),
             rule(Scope::Rank, WR, PREA, |t| t.CWL + t.tBL + t.tWR, "tWR"),
+            rule(Scope::Bank, WR, RDA, |t| (t.CWL + t.tBL + t.tWR).saturating_sub(t.tRTP), "tWR (RDA)"),
             // activations
             rule(Scope::BankGroup, ACT, ACT, |t| t.tRRD_L, "tRRD_L"),
             rule(Scope::Rank, ACT, ACT, |t| t.tRRD_S, "tRRD_S"),
@@ -141,7 +147,9 @@ pub const DDR5_RULES: &[Rule] = ddr_rules!(
 );
 
 /// The table entry a following command reads: RDA and WRA share RD's and WR's (the rules
-/// treat them alike; `TimingTable::build` checks it).
+/// treat them alike as preceding commands; `TimingTable::build` checks it). A bank rule that
+/// names RDA alone as following (`RDA`) keeps an RDA entry of its own, which a controller
+/// reads before auto-precharging a read (`TimingTable::rda_after_write`).
 #[inline(always)]
 pub fn entry(cmd: Command) -> Command {
     match cmd {
@@ -185,7 +193,9 @@ impl TimingTable {
             for &p in r.preceding {
                 for &f in r.following {
                     let list = &mut effects[p.index()];
-                    let f = entry(f);
+                    let own = r.following == RDA;
+                    assert!(!own || r.scope == Scope::Bank, "RDA's own rules are bank rules");
+                    let f = if own { f } else { entry(f) };
                     match list.iter_mut().find(|e| e.scope == r.scope && e.following == f) {
                         Some(e) => e.latency = e.latency.max(latency),
                         None => list.push(Effect { scope: r.scope, following: f, latency }),
@@ -224,6 +234,12 @@ impl TimingTable {
     pub fn latency(&self, scope: Scope, preceding: Command, following: Command) -> u64 {
         let f = entry(following);
         self.after(preceding).iter().find(|e| e.scope == scope && e.following == f).map_or(0, |e| e.latency)
+    }
+
+    /// The distance from a WR to an RDA of its bank that RDA's own rules give beyond RD's (0:
+    /// none): a controller issues RD rather than RDA before it.
+    pub fn rda_after_write(&self) -> u64 {
+        self.after(Wr).iter().find(|e| e.scope == Scope::Bank && e.following == Rda).map_or(0, |e| e.latency)
     }
 
     /// When the precharge an RDA/WRA issued at `col` implies happens, the bank having been

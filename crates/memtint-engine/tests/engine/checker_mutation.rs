@@ -129,6 +129,15 @@ fn cases(d: &Dev) -> Vec<Case> {
         "tRP (auto-precharge)",
         1,
     ));
+    {
+        // An RDA's implied precharge waits for an earlier write's recovery (tWTR lowered, so
+        // the write-to-read distance does not bind first).
+        let mut w = d.clone();
+        (w.t.tWTR_L, w.t.tWTR_S) = (0, 0);
+        let rda = late + wr_rec - t.tRTP;
+        v.push(case("WR->RDA", &w, vec![act(0, 0, 0, 0), col(late, Wr, 0, 0, 0), col(rda, Rda, 0, 0, 0)], "tWR (auto-precharge)", 1));
+    }
+
     // ---- activations of a rank ----
     v.push(case("ACT->ACT same group", d, vec![act(0, 0, 0, 0), act(t.tRRD_L, 0, 0, 1)], &d.name("tRRD", true), 0));
     if d.groups() > 1 {

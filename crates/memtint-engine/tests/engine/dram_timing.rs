@@ -277,3 +277,33 @@ fn a_request_at_the_latest_arrival_runs_at_once() {
     assert_eq!(refreshes, last / cfg.timing.tREFI, "one REF per tREFI");
     assert!(wall < 5.0, "{wall} s");
 }
+
+/// DDR2's read-to-precharge with BL8 is AL + BL/2 + max(tRTP, 2) - 2 nCK (JESD79-2F; DRAMSim2's
+/// `READ_TO_PRE_DELAY`), from the data sheet's 7.5 ns tRTP; the device file's `tRTP` is that
+/// whole distance, so a row conflict's PRE follows its RD by it exactly.
+#[test]
+fn ddr2_read_to_precharge_is_the_bl8_distance() {
+    let cfg = machine("ddr2-800", json!({"controller": {"refresh": "none"}}));
+    let t = &cfg.timing;
+    let trtp = (7.5 / t.tCK_ns).ceil() as u64;
+    assert_eq!(t.tRTP, t.tBL + trtp.max(2) - 2, "AL 0, BL/2 = tBL");
+    // Row hits long enough for tRAS to be over, then a read to another row of their bank: the
+    // PRE follows the last RD by tRTP.
+    let opts = DramSimOptions { keep_commands: true, ..DramSimOptions::new(8) };
+    let at = |a: u64| {
+        let d = cfg.mapping.decode(a);
+        ((d.channel, d.rank, d.bank_group, d.bank), d.row)
+    };
+    let (bank, row) = at(0);
+    let hits: Vec<u64> = (0..1u64 << 16).map(|k| k * 64).filter(|&a| at(a) == (bank, row)).take(4).collect();
+    let far = (0..1u64 << 20).map(|k| k << 12).find(|&a| at(a).0 == bank && at(a).1 != row).expect("another row of the bank");
+    let mut reqs: Vec<_> = hits.iter().map(|&a| read(a)).collect();
+    reqs.push(read(far));
+    let (_, totals) = run_requests(&cfg, reqs, opts);
+    let cmds: Vec<_> = totals.commands.iter().map(|c| (c.command, c.cycle)).collect();
+    let act = cmds.iter().find(|c| c.0 == Command::Act).expect("an ACT").1;
+    let pre = cmds.iter().find(|c| c.0 == Command::Pre).expect("a PRE").1;
+    let rd = cmds.iter().filter(|c| c.0 == Command::Rd && c.1 < pre).last().expect("an RD").1;
+    assert!(rd + t.tRTP > act + t.tRAS, "tRTP binds: {cmds:?}");
+    assert_eq!(pre - rd, t.tRTP, "{cmds:?}");
+}

@@ -429,3 +429,59 @@ fn lanes_keep_a_throttles_column_window_as_the_general_controller_does() {
         }
     }
 }
+
+/// Both controllers hold an RDA back from an earlier write's recovery alike: a DDR4 device whose
+/// tWR exceeds tRTP + tWTR_L (so the rule binds beyond write-to-read), closed page, reads right
+/// behind writes: the same command stream, no violation, and reads inside a recovery issued
+/// as RD.
+#[test]
+fn both_controllers_keep_an_rda_out_of_a_writes_recovery() {
+    let c = Case {
+        machine: "ddr4-2400",
+        ranks: None,
+        mapping: None,
+        scheduler: "fcfs",
+        row_policy: "closed",
+        refresh: "all-bank",
+        kind: GeneratorKind::Stream,
+        read_fraction: 0.45,
+        requests: 1500,
+        seed: 9313808024481899825,
+        outstanding: 18,
+        read_queue: 2,
+        write_queue: 13,
+        watermarks: (0.86, 0.85),
+        idle_drain: (1, 1),
+        frontend_latency: 1,
+        row_timeout: 0,
+        sources: 1,
+    };
+    let mut streams = Vec::new();
+    for implementation in ["general", "lanes"] {
+        let mut cfg = config(&c, implementation);
+        cfg.timing.tWR += 16;
+        let t = &cfg.timing;
+        let need = t.CWL + t.tBL + t.tWR - t.tRTP;
+        assert!(need > t.CWL + t.tBL + t.tWTR_L);
+        let opts = DramSimOptions { sources: c.sources, keep_commands: true, ..DramSimOptions::new(c.outstanding) };
+        let (mem, totals) = run(&cfg, &workload(&c), opts); // zero checker violations, asserted by `run`
+        assert_eq!(mem.channels()[0].implementation().name(), implementation);
+        let mut last_wr = std::collections::HashMap::new();
+        let mut held_back = 0;
+        for r in &totals.commands {
+            let bank = (r.addr.channel, r.addr.rank, r.addr.bank_group, r.addr.bank);
+            match r.command {
+                memtint_engine::dram::Command::Wr => {
+                    last_wr.insert(bank, r.cycle);
+                }
+                memtint_engine::dram::Command::Rd => {
+                    held_back += last_wr.get(&bank).is_some_and(|&w| r.cycle < w + need) as usize;
+                }
+                _ => {}
+            }
+        }
+        assert!(held_back > 0, "{implementation}: no read inside a write's recovery");
+        streams.push(totals.commands);
+    }
+    assert_eq!(first_difference(&streams[0], &streams[1]), None);
+}

@@ -173,3 +173,56 @@ fn checker_reports_tfaw_when_the_controller_ignores_it() {
     assert!(faw > 0, "tFAW violations went unnoticed");
     let _ = Command::Act;
 }
+
+/// An RDA's precharge may not cut short an earlier write's recovery: on DDR5 (tWR - tRTP >
+/// tWTR_L) a closed-page run with reads right behind writes to their bank issues no RDA within
+/// CWL + tBL + tWR - tRTP of the bank's last WR; those reads issue as RD, and the rows close
+/// by PRE. The case proptest once shrank this defect to.
+#[test]
+fn a_read_behind_a_write_auto_precharges_only_after_write_recovery() {
+    let c = Case {
+        machine: "ddr5-4800",
+        ranks: None,
+        mapping: None,
+        scheduler: "fcfs",
+        row_policy: "closed",
+        refresh: "burst-each",
+        kind: GeneratorKind::Strided,
+        read_fraction: 0.45804659516448054,
+        requests: 964,
+        seed: 9313808024481899825,
+        outstanding: 18,
+        read_queue: 2,
+        write_queue: 13,
+        watermarks: (0.8600912114574566, 0.8513915364753544),
+        idle_drain: (1, 1),
+        frontend_latency: 1,
+        row_timeout: 0,
+        sources: 1,
+    };
+    let cfg = config(&c);
+    let t = &cfg.timing;
+    let need = t.CWL + t.tBL + t.tWR - t.tRTP;
+    assert!(need > t.CWL + t.tBL + t.tWTR_L, "the rule binds beyond write-to-read");
+    let opts = DramSimOptions { keep_commands: true, sources: c.sources, ..DramSimOptions::new(c.outstanding) };
+    let (_, totals) = run(&cfg, &workload(&c), opts); // zero checker violations, asserted by `run`
+    let mut last_wr = std::collections::HashMap::new();
+    let (mut held_back, mut rdas) = (0, 0);
+    for r in &totals.commands {
+        let bank = (r.addr.channel, r.addr.rank, r.addr.bank_group, r.addr.bank);
+        match r.command {
+            Command::Wr | Command::Wra => {
+                last_wr.insert(bank, r.cycle);
+            }
+            Command::Rda => {
+                rdas += 1;
+                if let Some(&w) = last_wr.get(&bank) {
+                    assert!(r.cycle >= w + need, "RDA at {} after WR at {}: {} < {need}", r.cycle, w, r.cycle - w);
+                }
+            }
+            Command::Rd => held_back += last_wr.get(&bank).is_some_and(|&w| r.cycle < w + need) as usize,
+            _ => {}
+        }
+    }
+    assert!(rdas > 0 && held_back > 0, "{rdas} RDAs, {held_back} reads inside a write's recovery");
+}

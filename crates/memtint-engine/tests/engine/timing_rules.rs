@@ -18,6 +18,7 @@ fn by_hand(t: &TimingParams) -> Constraints {
         pre_to_act: t.tRP,
         rd_to_pre: t.tRTP,
         wr_to_pre: t.CWL + t.tBL + t.tWR,
+        wr_to_rda: sat(t.CWL + t.tBL + t.tWR, t.tRTP),
         act_to_act_l: t.tRRD_L,
         rd_to_rd_l: t.tCCD_L,
         wr_to_wr_l: t.tCCD_L,
@@ -122,6 +123,19 @@ fn compiled_effects_of_act_and_rda() {
     assert_eq!(table.after(Rda), table.after(Rd));
     assert_eq!(table.implicit_precharge(1000, 1010, false), (1010 + t.tRTP).max(1000 + t.tRAS));
     assert_eq!(table.implicit_precharge(1000, 1010, true), (1010 + t.CWL + t.tBL + t.tWR).max(1000 + t.tRAS));
+    // RDA's own rule: a WR's bank entry for RDA, apart from RD's (tWTR_L).
+    assert_eq!(table.rda_after_write(), t.CWL + t.tBL + t.tWR - t.tRTP);
+    assert_eq!(table.latency(Scope::Bank, Wr, Rd), 0, "same-bank WR -> RD is the bank group's tWTR_L");
+    assert!(table.after(Wr).iter().any(|e| (e.scope, e.following) == (Scope::Bank, Rda)));
+}
+
+#[test]
+#[should_panic(expected = "RDA's own rules are bank rules")]
+fn rda_following_rules_beyond_the_bank_are_refused() {
+    let t = every_device()[0].2.clone();
+    let mut rules = DDR_RULES.to_vec();
+    rules.push(Rule { scope: Scope::Rank, preceding: &[Wr], following: &[Rda], latency: |t| t.tWR, window: 0, name: "odd" });
+    TimingTable::build(&rules, &t);
 }
 
 #[test]
