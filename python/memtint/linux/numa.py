@@ -372,9 +372,52 @@ def numa_system() -> NumaSystem:
     return LinuxNuma()
 
 
+def check_policy(system: NumaSystem, mode: int, nodes: Sequence[int]) -> int:
+    """set_mempolicy then get_mempolicy in a throwaway thread (a policy belongs to one thread, so
+    memtint's own stays as it was): the mode the kernel reports, or the call's error, before a
+    child tries the same between fork and exec (`policy_in_child`), where an error could only
+    say 'preexec_fn failed'."""
+    import threading
+
+    result: dict[str, object] = {}
+
+    def probe() -> None:
+        try:
+            system.set_mempolicy(mode, [] if mode == MPOL_LOCAL else list(nodes))
+            result["mode"] = system.get_mempolicy()
+        except LinuxError as error:
+            result["error"] = error
+
+    thread = threading.Thread(target=probe, name="memtint-mempolicy-check")
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]  # type: ignore[misc]
+    return result["mode"]  # type: ignore[return-value]
+
+
+def policy_in_child(system: NumaSystem, mode: int | None, nodes: Sequence[int],
+                    cpus: Iterable[int] | None = None) -> Callable[[], None] | None:
+    """A child's set-up between fork and exec (`preexec_fn`): its CPUs and its memory policy,
+    both inherited across execve, so what it allocates follows the policy from its first page.
+    None when there is nothing to set. Check the policy first with `check_policy`."""
+    chosen = set(cpus) if cpus else None
+    if mode is None and not chosen:
+        return None
+    nodes = [] if mode == MPOL_LOCAL else list(nodes)
+
+    def in_child() -> None:
+        if chosen:
+            os.sched_setaffinity(0, chosen)
+        if mode is not None:
+            system.set_mempolicy(mode, nodes)
+
+    return in_child
+
+
 __all__ = ["FAKE_ENV", "LinuxNuma", "MPOL_BIND", "MPOL_DEFAULT", "MPOL_INTERLEAVE", "MPOL_LOCAL", "MPOL_MF_MOVE",
-           "MPOL_MF_MOVE_ALL", "MPOL_PREFERRED", "MPOL_WEIGHTED_INTERLEAVE", "NumaError", "NumaSystem", "numa_system",
-           "parse_node_list"]
+           "MPOL_MF_MOVE_ALL", "MPOL_PREFERRED", "MPOL_WEIGHTED_INTERLEAVE", "NumaError", "NumaSystem", "check_policy",
+           "numa_system", "parse_node_list", "policy_in_child"]
 
 
 def kernel_nodes_text(nodes: Iterable[int]) -> str:

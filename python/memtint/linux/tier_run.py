@@ -26,7 +26,6 @@ import errno
 import os
 import signal
 import subprocess
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -35,7 +34,8 @@ from memtint.linux.errors import LinuxError
 from memtint.linux.launch import RELAYED, SignalRelay, exit_status, kill_tree, start_failure
 from memtint.linux.maps import read_maps
 from memtint.linux.numa import (DAMON_DIR, MODE_NAMES, MPOL_LOCAL, MPOL_WEIGHTED_INTERLEAVE,
-                                NUMA_BALANCING, PAGE_BYTES, WEIGHTS_DIR, NumaError, NumaSystem)
+                                NUMA_BALANCING, PAGE_BYTES, WEIGHTS_DIR, NumaError, NumaSystem, check_policy,
+                                policy_in_child)
 from memtint.linux.tiering import (BwLocal, BwRandom, Clusters, MigrationGate, parse_bandwidths, parse_weights,
                                    weights_from_bandwidths)
 from memtint.linux.tier_policies import BANDWIDTH_WEIGHTS, KERNEL_WEIGHTS, NO_WEIGHTS
@@ -440,27 +440,6 @@ class TierRun:
                 "daemon": None if self.daemon is None else self.daemon.__dict__}
 
 
-def check_policy(system: NumaSystem, mode: int, nodes: Sequence[int]) -> int:
-    """set_mempolicy then get_mempolicy in a throwaway thread (a policy belongs to one thread, so
-    memtint's own stays as it was): the mode the kernel reports, or the call's error, before the
-    child tries the same between fork and exec where an error could only say 'preexec_fn failed'."""
-    result: dict[str, Any] = {}
-
-    def probe() -> None:
-        try:
-            system.set_mempolicy(mode, [] if mode == MPOL_LOCAL else list(nodes))
-            result["mode"] = system.get_mempolicy()
-        except LinuxError as error:
-            result["error"] = error
-
-    thread = threading.Thread(target=probe, name="memtint-mempolicy-check")
-    thread.start()
-    thread.join()
-    if "error" in result:
-        raise result["error"]
-    return result["mode"]
-
-
 def run_tiered(argv: Sequence[str], plan: TierPlan, system: NumaSystem, *, cpus: Sequence[int] | None = None,
                period: float = 0.1, on_message: Callable[[str], None] | None = None,
                on_start: Callable[[subprocess.Popen], None] | None = None) -> TierRun:
@@ -525,20 +504,11 @@ def _gone(error: LinuxError) -> bool:
 
 
 def _start(argv: Sequence[str], system: NumaSystem, plan: TierPlan, cpus: Sequence[int] | None) -> subprocess.Popen:
-    mode, nodes = plan.mode, list(plan.nodes)
-    chosen = set(cpus) if cpus else None
-
-    def in_child() -> None:  # between fork and exec: the policy is inherited across execve
-        if chosen:
-            os.sched_setaffinity(0, chosen)
-        if mode is not None:
-            system.set_mempolicy(mode, [] if mode == MPOL_LOCAL else nodes)
-
     try:
-        return subprocess.Popen(list(argv), preexec_fn=in_child)
+        return subprocess.Popen(list(argv), preexec_fn=policy_in_child(system, plan.mode, plan.nodes, cpus))
     except OSError as error:
         raise start_failure(argv[0], error) from None
 
 
-__all__ = ["ChunkPlacer", "POLICIES", "SystemChanges", "TierPlan", "TierRun", "check_policy", "plan_tiering",
+__all__ = ["ChunkPlacer", "POLICIES", "SystemChanges", "TierPlan", "TierRun", "plan_tiering",
            "run_tiered"]

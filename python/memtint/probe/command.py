@@ -240,7 +240,7 @@ def _bound_node(node: int | None):
         return None
     from memtint.linux.errors import LinuxError
     from memtint.linux.numa import MPOL_BIND, node_text, numa_system
-    from memtint.linux.tier_run import check_policy
+    from memtint.linux.numa import check_policy
 
     try:
         system = numa_system()

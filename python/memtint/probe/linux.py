@@ -157,19 +157,15 @@ def check_host(buffer_mb: int, hugepages: bool, meminfo: Meminfo = read_meminfo,
 
 
 def _bound_to(bind: tuple[Any, int] | None):
-    """The probe child's set-up between fork and exec: its memory policy bound to one node
-    (inherited across execve, so the buffer it allocates is that node's); `bind` is
-    (NumaSystem, node), already checked by the caller."""
+    """The probe child's set-up between fork and exec: its memory policy bound to one node, so
+    the buffer it allocates is that node's; `bind` is (NumaSystem, node), already checked by the
+    caller."""
     if bind is None:
         return None
+    from memtint.linux.numa import MPOL_BIND, policy_in_child
+
     system, node = bind
-
-    def in_child() -> None:
-        from memtint.linux.numa import MPOL_BIND
-
-        system.set_mempolicy(MPOL_BIND, [node])
-
-    return in_child
+    return policy_in_child(system, MPOL_BIND, [node])
 
 
 class LinuxTimer:
