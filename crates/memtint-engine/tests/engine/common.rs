@@ -180,6 +180,38 @@ pub mod random_run {
     }
 
     impl Case {
+        /// Reads landing right behind writes to their bank: FCFS, closed page, a 2-entry read
+        /// queue and a 13-entry write queue (the shape proptest once shrank a write-recovery
+        /// defect to).
+        pub fn reads_behind_writes(
+            machine: &'static str,
+            refresh: &'static str,
+            kind: GeneratorKind,
+            read_fraction: f64,
+            requests: u64,
+        ) -> Case {
+            Case {
+                machine,
+                ranks: None,
+                mapping: None,
+                scheduler: "fcfs",
+                row_policy: "closed",
+                refresh,
+                kind,
+                read_fraction,
+                requests,
+                seed: 9313808024481899825,
+                outstanding: 18,
+                read_queue: 2,
+                write_queue: 13,
+                watermarks: (0.8600912114574566, 0.8513915364753544),
+                idle_drain: (1, 1),
+                frontend_latency: 1,
+                row_timeout: 0,
+                sources: 1,
+            }
+        }
+
         /// The run's memory configuration; `implementation` sets `controller.implementation`
         /// (`None`: the default, "auto").
         pub fn config(&self, implementation: Option<&str>) -> MemoryConfig {

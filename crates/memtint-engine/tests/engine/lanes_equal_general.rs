@@ -436,26 +436,7 @@ fn lanes_keep_a_throttles_column_window_as_the_general_controller_does() {
 /// as RD.
 #[test]
 fn both_controllers_keep_an_rda_out_of_a_writes_recovery() {
-    let c = Case {
-        machine: "ddr4-2400",
-        ranks: None,
-        mapping: None,
-        scheduler: "fcfs",
-        row_policy: "closed",
-        refresh: "all-bank",
-        kind: GeneratorKind::Stream,
-        read_fraction: 0.45,
-        requests: 1500,
-        seed: 9313808024481899825,
-        outstanding: 18,
-        read_queue: 2,
-        write_queue: 13,
-        watermarks: (0.86, 0.85),
-        idle_drain: (1, 1),
-        frontend_latency: 1,
-        row_timeout: 0,
-        sources: 1,
-    };
+    let c = Case::reads_behind_writes("ddr4-2400", "all-bank", GeneratorKind::Stream, 0.45, 1500);
     let mut streams = Vec::new();
     for implementation in ["general", "lanes"] {
         let mut cfg = config(&c, implementation);

@@ -180,26 +180,7 @@ fn checker_reports_tfaw_when_the_controller_ignores_it() {
 /// by PRE. The case proptest once shrank this defect to.
 #[test]
 fn a_read_behind_a_write_auto_precharges_only_after_write_recovery() {
-    let c = Case {
-        machine: "ddr5-4800",
-        ranks: None,
-        mapping: None,
-        scheduler: "fcfs",
-        row_policy: "closed",
-        refresh: "burst-each",
-        kind: GeneratorKind::Strided,
-        read_fraction: 0.45804659516448054,
-        requests: 964,
-        seed: 9313808024481899825,
-        outstanding: 18,
-        read_queue: 2,
-        write_queue: 13,
-        watermarks: (0.8600912114574566, 0.8513915364753544),
-        idle_drain: (1, 1),
-        frontend_latency: 1,
-        row_timeout: 0,
-        sources: 1,
-    };
+    let c = Case::reads_behind_writes("ddr5-4800", "burst-each", GeneratorKind::Strided, 0.45804659516448054, 964);
     let cfg = config(&c);
     let t = &cfg.timing;
     let need = t.CWL + t.tBL + t.tWR - t.tRTP;
