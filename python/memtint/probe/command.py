@@ -239,8 +239,7 @@ def _bound_node(node: int | None):
     if node is None:
         return None
     from memtint.linux.errors import LinuxError
-    from memtint.linux.numa import MPOL_BIND, node_text, numa_system
-    from memtint.linux.numa import check_policy
+    from memtint.linux.numa import MPOL_BIND, check_policy, node_text, numa_system
 
     try:
         system = numa_system()
