@@ -1741,8 +1741,10 @@ def _sweep(args: argparse.Namespace) -> int:
         except OutputError as error:
             raise OutputError(f"{error} (the sweep's report goes to DIR/report; --no-report leaves it out)") from None
     from memtint import stopping
+    from memtint.sweep.ray_backend import ray_prints_on_stderr
 
-    with stopping.raising():  # a signal ends the sweep after storing what completed (it resumes)
+    # A signal ends the sweep after storing what completed (it resumes); Ray's own lines go to stderr.
+    with stopping.raising(), ray_prints_on_stderr(args.ray):
         summary = run_sweep(spec, args.out, out_option="--out", jobs=args.jobs, ray=args.ray, limit=args.limit,
                             batch_size=args.batch_size)
     rows = policy_summary(load_results(args.out), summary.config_hashes)

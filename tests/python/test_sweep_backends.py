@@ -446,3 +446,78 @@ def test_a_reproduction_worker_with_another_memtint_fails_the_run(tmp_path, monk
 
     with pytest.raises(MemtintError, match=rf"runs memtint 0\.0\.0\+other, the reproduction memtint {re.escape(planned)}"):
         run_jobs([{"key": "k", "phase": "shared", "spec": spec}], backend=_InProcess(other_memtint), progress=False)
+
+
+# Ray's driver prints the raylet's error messages on sys.stdout, from a thread of its own, with
+# colour codes whatever stdout is (ray._private.worker.listen_error_messages).
+RAYLET_LINE = ("\x1b[33m(raylet)\x1b[0m A worker died or was killed while executing a task by an unexpected system "
+               "error.\n\x1b[33m(raylet)\x1b[0m Task execute_run failed. Error: \x1b[32m [repeated 2x across cluster]"
+               "\x1b[0m")
+
+
+def _printing_as_ray_does():
+    """Print RAYLET_LINE as Ray's driver does: from another thread, on sys.stdout as it is then."""
+    import threading
+
+    printer = threading.Thread(target=lambda: print(RAYLET_LINE, file=sys.stdout))
+    printer.start()
+    printer.join()
+
+
+@pytest.mark.engine
+def test_what_ray_prints_in_a_sweep_goes_to_stderr_in_plain_text_and_stdout_keeps_the_table(fake_ray, tmp_path,
+                                                                                             capsys):
+    fake = fake_ray()
+    wait = fake.module.wait
+
+    def wait_while_ray_prints(refs, **kw):
+        _printing_as_ray_does()
+        return wait(refs, **kw)
+
+    fake.module.wait = wait_while_ray_prints
+    spec = write(tmp_path, 'name = "s"\nmachines = ["ddr4-2400"]\npolicies = ["buddy"]\ninstructions = 20000\n'
+                           'warmup = 0\ncache = false\n[[mixes]]\nprograms = ["stream"]\n')
+    code = cli.main(["sweep", str(spec), "--out", str(tmp_path / "out"), "--no-report", "--ray", "auto"])
+    print("after the command")
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "sweep s" in out and "1 run(s) done (0 failed)" in out and "after the command" in out
+    assert "(raylet)" not in out and "\x1b" not in out, out
+    assert "(raylet) A worker died" in err and "[repeated 2x across cluster]" in err and "\x1b" not in err, err
+
+
+def test_what_ray_prints_in_a_reproduction_goes_to_stderr_in_plain_text(tmp_path, capsys, monkeypatch):
+    import memtint.reproduce as reproduce_module
+
+    def reproduce(*args, ray=None, **kw):
+        assert ray == "auto"
+        _printing_as_ray_does()
+        return []
+
+    monkeypatch.setattr(reproduce_module, "reproduce", reproduce)
+    monkeypatch.setitem(sys.modules, "ray", type(sys)("ray"))  # importable: the command checks for Ray first
+    code = cli.main(["reproduce", "camc", "--quick", "--out", str(tmp_path / "out"), "--no-cache", "--ray", "auto"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "paper vs memtint" in out and "(raylet)" not in out and "\x1b" not in out, out
+    assert "(raylet) A worker died" in err and "\x1b" not in err, err
+
+
+def test_ray_is_started_with_its_warnings_but_not_its_info_lines(fake_ray):
+    import logging
+
+    from memtint.sweep import ray_backend
+
+    fake = fake_ray()
+    fake.initialized, seen = False, []
+
+    def init(**options):
+        seen.append(options)
+        fake.initialized = True
+
+    fake.module.init = init
+    ray_backend.RayBackend("auto").close()
+    assert seen[-1] == {"log_to_driver": False, "logging_level": logging.WARNING}
+    fake.initialized = False
+    ray_backend.RayBackend("auto", init_options={"logging_level": logging.DEBUG, "log_to_driver": True}).close()
+    assert seen[-1] == {"log_to_driver": True, "logging_level": logging.DEBUG}  # the caller's choice

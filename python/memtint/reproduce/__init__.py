@@ -313,8 +313,11 @@ def run(args: argparse.Namespace) -> int:
     console = output_console()
     start = time.perf_counter()
     kept = None if args.no_cache else run_cache.RunCache()
-    papers = reproduce(names, args.out, settings, jobs=args.jobs, ray=args.ray,
-                       progress=False if args.no_progress else None, command=command, cache=kept)
+    from memtint.sweep.ray_backend import ray_prints_on_stderr
+
+    with ray_prints_on_stderr(args.ray):  # stdout is for the table below
+        papers = reproduce(names, args.out, settings, jobs=args.jobs, ray=args.ray,
+                           progress=False if args.no_progress else None, command=command, cache=kept)
     console.print(report.terminal_table(papers))
     reused = (f"; {kept.reused} run(s) reused from {kept.root} (--no-cache simulates every run)"
               if kept is not None and kept.reused else "")

@@ -14,14 +14,19 @@ the configuration hash includes it).
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import os
+import re
 import socket
+import sys
 from typing import Any, Callable, Iterable, Iterator
 
 from memtint.api import MemtintError
 from memtint.sweep.backends import WorkerError
 
-__all__ = ["RayBackend", "RayNotInstalled", "import_ray", "task_error_text", "worker_identity"]
+__all__ = ["RayBackend", "RayNotInstalled", "import_ray", "ray_prints_on_stderr", "task_error_text", "worker_identity"]
 
 INSTALL_HINT = "Ray is not installed: pip install 'memtint[ray]'"
 #: Cancelling tasks: rounds of cancel-and-wait, and each round's wait in seconds.
@@ -45,6 +50,56 @@ def import_ray() -> Any:
     except ImportError:
         raise RayNotInstalled(INSTALL_HINT) from None
     return ray
+
+
+@contextlib.contextmanager
+def ray_prints_on_stderr(ray: str | None) -> Iterator[None]:
+    """For a command whose stdout is its result (the sweep's table, the reproductions' table),
+    while it uses Ray (``ray``: its ``--ray`` value; None changes nothing): what Ray's driver
+    prints goes to stderr, without colour codes unless stderr is a terminal.
+
+    Whatever ``log_to_driver`` says, the driver prints the raylet's error messages (``(raylet) A
+    worker died or was killed ...``, ``(raylet) Task execute_run failed. There are 3 retries
+    remaining ...``) on ``sys.stdout``, coloured even into a pipe (``RAY_COLOR_PREFIX=0`` leaves
+    the colour of its ``[repeated 2x across cluster]``); no Ray option moves them. They tell of a
+    worker the machine killed (out of memory, say), so they are kept, on stderr. The command prints
+    nothing on stdout until it is done with Ray (its backend closed, which stops Ray's printing
+    thread).
+    """
+    if ray is None:
+        yield
+        return
+    with contextlib.redirect_stdout(_RayPrints(sys.stderr)):
+        yield
+
+
+#: An ANSI SGR sequence (colour, bold, reset): what Ray colours its prefixes with.
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class _RayPrints(io.TextIOBase):
+    """Text written to ``target`` (stderr), without SGR sequences unless ``target`` is a terminal."""
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+        try:
+            self._plain = not target.isatty()
+        except (AttributeError, ValueError):  # no isatty, or closed
+            self._plain = True
+
+    def write(self, text: str) -> int:
+        self._target.write(_SGR.sub("", text) if self._plain else text)
+        return len(text)
+
+    def flush(self) -> None:
+        self._target.flush()
+
+    def isatty(self) -> bool:
+        return not self._plain
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._target, "encoding", None) or "utf-8"
 
 
 def worker_identity() -> dict[str, str]:
@@ -135,10 +190,12 @@ class RayBackend:
     connections first. When Ray is
     already initialised in this process (e.g. by the caller), that session is used as it is.
     :meth:`close` calls ``ray.shutdown()`` only if this backend called ``ray.init()``: that stops
-    a local Ray it started, and only disconnects from a cluster (which keeps running). ``init_options`` are passed on to
-    ``ray.init``. ``max_in_flight`` bounds the submitted, unfinished tasks (default ``2 * slots``,
-    following the cluster's CPUs). Starting raises :class:`MemtintError` when a node cannot run
-    memtint's tasks (memtint missing there, or another version).
+    a local Ray it started, and only disconnects from a cluster (which keeps running).
+    ``init_options`` are passed on to ``ray.init`` (by default ``log_to_driver=False``, and
+    ``logging_level=WARNING``: Ray's warnings and errors, not its INFO lines). ``max_in_flight``
+    bounds the submitted, unfinished tasks (default ``2 * slots``, following the cluster's CPUs).
+    Starting raises :class:`MemtintError` when a node cannot run memtint's tasks (memtint missing
+    there, or another version).
     """
 
     name = "ray"
@@ -151,6 +208,9 @@ class RayBackend:
         if not ray.is_initialized():
             options = dict(init_options or {})
             options.setdefault("log_to_driver", False)  # worker output would garble the progress bar
+            # The driver's "ray" logger: Ray's warnings and errors, not its INFO lines ("Started a
+            # local Ray instance.", the dashboard's address) around memtint's own.
+            options.setdefault("logging_level", logging.WARNING)
             if address not in (None, "auto"):
                 _check_reachable(address)
             elif os.environ.get("RAY_ADDRESS") not in (None, "", "auto", "local"):
