@@ -217,3 +217,7 @@ def test_a_ray_sweep_stops_and_takes_its_local_cluster_down(tmp_path, signum, st
     code, took, err = interrupt(["sweep", str(spec), "--out", str(tmp_path / "out"), "--ray", "auto", "--batch-size", "1"],
                                 signum, tmp_path, after=25.0, env={"RAY_ADDRESS": ""}, settle=10.0)
     assert code == status and took < 10, (code, took, err[-2000:])
+    # memtint's own message last; of Ray's, no INFO line and nothing its workers' ends made it print.
+    own = "memtint: interrupted" if signum == signal.SIGINT else "memtint: terminated"
+    assert err.rstrip().endswith(own), err[-2000:]
+    assert " INFO " not in err and "(raylet)" not in err and "\x1b" not in err, err[-2000:]

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -181,3 +185,41 @@ def test_reproduce_on_an_unreachable_cluster_is_a_clean_error_before_any_report(
                         timeout=60), f"cannot reach the Ray cluster at 127.0.0.1:{port}")
     assert not (tmp_path / "out").exists()
     clean_error(memtint("reproduce", "camc", "--jobs", "2", "--ray", "auto"), "--ray", "--jobs")
+
+
+@pytest.mark.engine
+def test_a_killed_worker_is_told_on_stderr_in_plain_text_and_the_run_fails_with_its_cause(tmp_path):
+    # Ray's driver prints the raylet's "(raylet) A worker died ..." on stdout, coloured, whatever
+    # log_to_driver says: the command's stdout is its table, a pipe here as in CI.
+    from test_signals import process_group
+
+    write(tmp_path, 'name = "s"\nmachines = ["ddr4-2400"]\npolicies = ["buddy"]\ninstructions = 1000000000\n'
+                    'warmup = 0\ncache = false\n[[mixes]]\nprograms = ["stream"]\n', "s.toml")
+    # Its own local Ray (RAY_ADDRESS=local), so the workers killed are this command's.
+    proc = subprocess.Popen([sys.executable, "-m", "memtint.cli", "sweep", "s.toml", "--out", "out", "--ray", "auto"],
+                            cwd=tmp_path, start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, RAY_ADDRESS="local", COLUMNS="200"))
+    kills, deadline = 0, time.monotonic() + 240
+    try:
+        # The run's worker killed each time Ray starts it again, as a machine short of memory would.
+        while proc.poll() is None and time.monotonic() < deadline:
+            for pid in process_group(proc.pid, 3):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                        if cmdline.read().startswith(b"ray::execute_run"):
+                            os.kill(pid, signal.SIGKILL)
+                            kills += 1
+                except (FileNotFoundError, ProcessLookupError):
+                    pass
+            time.sleep(0.1)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 1 and kills >= 2, (proc.returncode, kills, err[-3000:])
+    assert "sweep s" in out and "1 run(s) done (1 failed)" in out, out
+    assert "(raylet)" not in out and "(pid=" not in out and "\x1b" not in out, out
+    assert "(raylet) A worker died" in err and "\x1b" not in err, err[-3000:]
+    assert "Started a local Ray instance" not in err, err[-3000:]  # Ray's INFO lines
+    # The run's own failure, with Ray's cause, as memtint reports a failed run.
+    assert re.search(r"memtint: run \w+ \(stream / buddy on ddr4-2400, seed 1\) failed: WorkerCrashedError: ", err), err
