@@ -652,7 +652,7 @@ impl TimingChecker {
             }
         } else {
             if let Some(e) = &group.wr {
-                need(out, r.name_ccd_same, e, rec, r.col_to_col_same_group);
+                need(out, r.name_ccd_write_same, e, rec, r.write_to_write_same_group);
             }
             if let Some(e) = &other_wr {
                 need(out, r.name_ccd_other, e, rec, r.col_to_col_other_group);

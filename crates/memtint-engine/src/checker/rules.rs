@@ -22,6 +22,7 @@ pub mod names {
     pub const TCCD: &str = "tCCD";
     pub const TCCD_S: &str = "tCCD_S";
     pub const TCCD_L: &str = "tCCD_L";
+    pub const TCCD_L_WR: &str = "tCCD_L_WR";
     pub const TWTR: &str = "tWTR";
     pub const TWTR_S: &str = "tWTR_S";
     pub const TWTR_L: &str = "tWTR_L";
@@ -90,8 +91,10 @@ pub struct Rules {
     /// `column_window_commands` before it + `column_window`.
     pub column_window: u64,
     pub column_window_commands: u64,
-    /// RD -> RD and WR -> WR, same bank group (tCCD_L).
+    /// RD -> RD, and WR -> WR before DDR5, same bank group (tCCD_L).
     pub col_to_col_same_group: u64,
+    /// WR -> WR, same bank group (DDR5's tCCD_L_WR; tCCD_L before).
+    pub write_to_write_same_group: u64,
     /// RD -> RD and WR -> WR, other bank group (tCCD_S).
     pub col_to_col_other_group: u64,
     /// WR -> RD, same bank group (CWL + tBL + tWTR_L).
@@ -129,6 +132,7 @@ pub struct Rules {
     pub name_rrd_same: &'static str,
     pub name_rrd_other: &'static str,
     pub name_ccd_same: &'static str,
+    pub name_ccd_write_same: &'static str,
     pub name_ccd_other: &'static str,
     pub name_wtr_same: &'static str,
     pub name_wtr_other: &'static str,
@@ -144,6 +148,9 @@ impl Rules {
         let (name_rrd_same, name_rrd_other) = pick(names::TRRD_L, names::TRRD_S, names::TRRD);
         let (name_ccd_same, name_ccd_other) = pick(names::TCCD_L, names::TCCD_S, names::TCCD);
         let (name_wtr_same, name_wtr_other) = pick(names::TWTR_L, names::TWTR_S, names::TWTR);
+        // JESD79-5 names the write distance apart; the earlier standards' tCCD_L covers both.
+        let ddr5_writes = standard == Standard::Ddr5;
+        let name_ccd_write_same = if ddr5_writes { names::TCCD_L_WR } else { name_ccd_same };
         Rules {
             has_bank_groups: bg,
             read_latency: CL,
@@ -161,6 +168,7 @@ impl Rules {
             column_window: t.col_window,
             column_window_commands: t.col_window_commands,
             col_to_col_same_group: t.tCCD_L,
+            write_to_write_same_group: if ddr5_writes { t.tCCD_L_WR } else { t.tCCD_L },
             col_to_col_other_group: t.tCCD_S,
             write_to_read_same_group: CWL + BL + t.tWTR_L,
             write_to_read_other_group: CWL + BL + t.tWTR_S,
@@ -179,6 +187,7 @@ impl Rules {
             name_rrd_same,
             name_rrd_other,
             name_ccd_same,
+            name_ccd_write_same,
             name_ccd_other,
             name_wtr_same,
             name_wtr_other,
@@ -208,7 +217,8 @@ impl Rules {
             (self.name_rrd_other, "ACT->ACT same rank, other bank group: tRRD_S", self.act_to_act_other_group),
             (names::TFAW, "5th ACT of a rank >= 4th-previous ACT + tFAW", self.four_act_window),
             (names::COLUMN_WINDOW, "throttle: a channel's column command >= the n-th previous + the window", self.column_window),
-            (self.name_ccd_same, "RD->RD, WR->WR same rank, same bank group: tCCD_L", self.col_to_col_same_group),
+            (self.name_ccd_same, "RD->RD (WR->WR before DDR5) same rank, same bank group: tCCD_L", self.col_to_col_same_group),
+            (self.name_ccd_write_same, "WR->WR same rank, same bank group: tCCD_L_WR (DDR5)", self.write_to_write_same_group),
             (self.name_ccd_other, "RD->RD, WR->WR same rank, other bank group: tCCD_S", self.col_to_col_other_group),
             (self.name_wtr_same, "WR->RD same rank, same bank group: CWL + tBL + tWTR_L", self.write_to_read_same_group),
             (self.name_wtr_other, "WR->RD same rank, other bank group: CWL + tBL + tWTR_S", self.write_to_read_other_group),

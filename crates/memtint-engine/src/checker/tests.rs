@@ -1114,6 +1114,22 @@ fn refsb(c: u64, rank: u32, bank: u32) -> CommandRecord {
     rec(c, Command::RefSb, rank, 0, bank, 0, 0)
 }
 
+/// DDR5 writes to one bank group are tCCD_L_WR apart (JESD79-5), reads tCCD_L; a write to
+/// another group needs only tCCD_S.
+#[test]
+fn ddr5_writes_to_one_bank_group_keep_tccd_l_wr() {
+    let d = ddr5();
+    let t = d.t.clone();
+    assert!(t.tCCD_L_WR > t.tCCD_L, "{} against {}", t.tCCD_L_WR, t.tCCD_L);
+    for (a, b) in [(Command::Wr, Command::Wr), (Command::Wra, Command::Wr), (Command::Wr, Command::Wra)] {
+        assert_legal(&d, &col_pair(0, a, b, t.tCCD_L_WR));
+        let s = col_pair(0, a, b, t.tCCD_L_WR - 1);
+        assert_one(&d, &s, names::TCCD_L_WR, 2, 3, t.tCCD_L_WR, t.tCCD_L_WR - 1);
+    }
+    assert_legal(&d, &col_pair(0, Command::Rd, Command::Rd, t.tCCD_L));
+    assert_legal(&d, &col_pair(1, Command::Wr, Command::Wr, t.tCCD_S));
+}
+
 #[test]
 fn refsb_rules_met_exactly_are_legal() {
     let d = ddr5();

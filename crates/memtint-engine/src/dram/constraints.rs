@@ -20,7 +20,7 @@ pub struct Constraints {
     // Same bank group (DDR3: same rank, with S = L).
     pub act_to_act_l: u64, // tRRD_L
     pub rd_to_rd_l: u64,   // tCCD_L
-    pub wr_to_wr_l: u64,   // tCCD_L
+    pub wr_to_wr_l: u64,   // tCCD_L_WR (DDR5; tCCD_L before)
     pub wr_to_rd_l: u64,   // CWL + tBL + tWTR_L
     // Same rank, other bank group.
     pub act_to_act_s: u64, // tRRD_S

@@ -67,6 +67,8 @@ struct RawTiming {
     tCCD: Option<u64>,
     tCCD_S: Option<u64>,
     tCCD_L: Option<u64>,
+    /// DDR5: WR -> WR in one bank group.
+    tCCD_L_WR: Option<u64>,
     tRRD: Option<u64>,
     tRRD_S: Option<u64>,
     tRRD_L: Option<u64>,
@@ -123,6 +125,7 @@ impl RawTiming {
             ("tCCD", self.tCCD),
             ("tCCD_S", self.tCCD_S),
             ("tCCD_L", self.tCCD_L),
+            ("tCCD_L_WR", self.tCCD_L_WR),
             ("tRRD", self.tRRD),
             ("tRRD_S", self.tRRD_S),
             ("tRRD_L", self.tRRD_L),
@@ -166,7 +169,7 @@ impl DeviceSpec {
         if let Some(n) = t.column_window_commands {
             COLUMN_COMMANDS.check(at("timing.column_window_commands"), n)?;
         }
-        self.timing_base().map_err(|e| match e {
+        let base = self.timing_base().map_err(|e| match e {
             Error::Config { field, reason } => Error::config(at(&field), reason),
             e => e,
         })?;
@@ -177,6 +180,23 @@ impl DeviceSpec {
                     return Err(Error::config(at(&format!("timing.{name}_L")), format!("must be at least {name}_S ({s}), got {l}")));
                 }
             }
+        }
+        // DDR5's longer write-to-write distance in a bank group: its devices give it (a
+        // missing one would run writes faster than the part), no other standard has it.
+        let needed = self.standard.has_write_to_write_same_group();
+        if t.tCCD_L_WR.is_some() != needed {
+            let reason = if needed {
+                format!("is required: {} devices space writes to one bank group by tCCD_L_WR", self.standard.name())
+            } else {
+                format!("is DDR5's write-to-write distance in a bank group; {} devices space writes by tCCD", self.standard.name())
+            };
+            return Err(Error::config(at("timing.tCCD_L_WR"), reason));
+        }
+        if base.tCCD_L_WR < base.tCCD_L {
+            return Err(Error::config(
+                at("timing.tCCD_L_WR"),
+                format!("must be at least tCCD_L ({}), got {}", base.tCCD_L, base.tCCD_L_WR),
+            ));
         }
         // A burst holds the data bus for tBL cycles: column commands closer than that would
         // overlap their data (and report more bandwidth than the bus has).
@@ -352,6 +372,7 @@ impl DeviceSpec {
             tBL: t.tBL,
             tCCD_S,
             tCCD_L,
+            tCCD_L_WR: t.tCCD_L_WR.unwrap_or(tCCD_L),
             tRRD_S,
             tRRD_L,
             tFAW: t.tFAW,

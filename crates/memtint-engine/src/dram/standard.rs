@@ -39,6 +39,11 @@ impl Standard {
     pub fn has_same_bank_refresh(self) -> bool {
         matches!(self, Standard::Ddr5)
     }
+    /// Whether a write to a bank group waits longer after an earlier write to it than a read
+    /// after a read (DDR5's tCCD_L_WR).
+    pub fn has_write_to_write_same_group(self) -> bool {
+        matches!(self, Standard::Ddr5)
+    }
     pub fn has_bank_groups(self) -> bool {
         matches!(self, Standard::Ddr4 | Standard::Ddr5)
     }

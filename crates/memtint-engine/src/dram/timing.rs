@@ -25,6 +25,10 @@ pub struct TimingParams {
     pub tBL: u64,
     pub tCCD_S: u64,
     pub tCCD_L: u64,
+    /// WR -> WR in one bank group: DDR5's tCCD_L_WR (JESD79-5: the second write may need an
+    /// internal read-modify-write for on-die ECC; its tCCD_L_WR2 is the shorter distance for
+    /// a write that does not); tCCD_L on the standards before DDR5.
+    pub tCCD_L_WR: u64,
     pub tRRD_S: u64,
     pub tRRD_L: u64,
     pub tFAW: u64,

@@ -66,7 +66,8 @@ const fn rule(scope: Scope, preceding: &'static [Command], following: &'static [
 /// max(column + RD/WR-to-PRE, ACT + tRAS) (see `TimingTable::implicit_precharge`). One rule is
 /// RDA's own: its precharge, tRTP after it, may not cut short an earlier write's recovery, so
 /// an RDA waits CWL + tBL + tWR - tRTP after a WR to its bank (Ramulator 2's rule; it binds
-/// where tWR - tRTP exceeds tWTR_L, as on DDR5).
+/// where tWR - tRTP exceeds tWTR_L, as on DDR5). Writes to one bank group are tCCD_L_WR apart,
+/// which is tCCD_L before DDR5 (`TimingParams::tCCD_L_WR`).
 macro_rules! ddr_rules {
     ($($extra:expr,)*) => {
         &[
@@ -89,7 +90,7 @@ macro_rules! ddr_rules {
             // column commands
             rule(Scope::BankGroup, RD, RD, |t| t.tCCD_L, "tCCD_L"),
             rule(Scope::Rank, RD, RD, |t| t.tCCD_S, "tCCD_S"),
-            rule(Scope::BankGroup, WR, WR, |t| t.tCCD_L, "tCCD_L"),
+            rule(Scope::BankGroup, WR, WR, |t| t.tCCD_L_WR, "tCCD_L_WR"),
             rule(Scope::Rank, WR, WR, |t| t.tCCD_S, "tCCD_S"),
             rule(Scope::Rank, RD, WR, |t| (t.CL + t.tBL + 2).saturating_sub(t.CWL), "rd-to-wr"),
             rule(Scope::BankGroup, WR, RD, |t| t.CWL + t.tBL + t.tWTR_L, "tWTR_L"),

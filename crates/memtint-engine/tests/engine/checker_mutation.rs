@@ -162,9 +162,12 @@ fn cases(d: &Dev) -> Vec<Case> {
     let first = opened + t.tRCD;
     let other_group = |seq: &mut Vec<CommandRecord>| seq.push(act(opened, 0, 1, 0));
     for (a, b, name) in [(Rd, Rd, "tCCD"), (Wr, Wr, "tCCD")] {
+        // DDR5 spaces writes to one group by their own tCCD_L_WR.
+        let (same, same_name) =
+            if a == Wr && d.std == Standard::Ddr5 { (t.tCCD_L_WR, "tCCD_L_WR".to_string()) } else { (t.tCCD_L, d.name(name, true)) };
         let mut seq = open(0);
-        seq.extend([col(first, a, 0, 0, 0), col(first + t.tCCD_L, b, 0, 0, 1)]);
-        v.push(case(&format!("{a}->{b} same group"), d, seq, &d.name(name, true), 2));
+        seq.extend([col(first, a, 0, 0, 0), col(first + same, b, 0, 0, 1)]);
+        v.push(case(&format!("{a}->{b} same group"), d, seq, &same_name, 2));
         if d.groups() > 1 {
             let mut seq = open(0);
             other_group(&mut seq);

@@ -55,6 +55,28 @@ fn row_hits_to_one_bank_issue_every_tccd() {
     }
 }
 
+/// Writes to one open row are paced by the write-to-write distance of a bank group: DDR5's
+/// tCCD_L_WR (four times tCCD_L on ddr5-4800), tCCD_L on the other standards.
+#[test]
+fn write_hits_to_one_bank_issue_every_tccd_l_wr() {
+    for &m in STANDARDS.iter().chain(&["ddr5-4800"]) {
+        let cfg = machine(m, json!({"controller": {"refresh": "none"}}));
+        let cols = cfg.org.columns / cfg.org.burst_length;
+        let reqs =
+            (0..cols).map(|c| write(cfg.mapping.encode(&DramAddress { column: c * cfg.org.burst_length, ..Default::default() }))).collect();
+        let opts = DramSimOptions { keep_commands: true, ..DramSimOptions::new(32) };
+        let (_, totals) = run_requests(&cfg, reqs, opts);
+        let wr: Vec<u64> = totals.commands.iter().filter(|c| c.command == Command::Wr).map(|c| c.cycle).collect();
+        assert_eq!(wr.len() as u32, cols, "{m}");
+        let want = if cfg.device.standard == memtint_engine::dram::Standard::Ddr5 { 48 } else { cfg.timing.tCCD_L };
+        assert_eq!(cfg.timing.tCCD_L_WR, want, "{m}");
+        let gaps: Vec<u64> = wr.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|&g| g >= want), "{m}: a write inside tCCD_L_WR: {gaps:?}");
+        let paced = gaps.iter().filter(|&&g| g == want).count();
+        assert!(paced * 10 >= gaps.len() * 9, "{m}: writes not paced by {want}: {gaps:?}");
+    }
+}
+
 #[test]
 fn streaming_over_many_banks_reaches_90_percent_of_peak() {
     for m in ["ddr3-1333", "ddr3-1600", "ddr4-2400", "ddr4-2400-2ch2r", "i7-860"] {

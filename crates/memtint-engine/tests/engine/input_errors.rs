@@ -310,6 +310,21 @@ fn same_bank_refresh_timing_is_refused_where_it_does_not_belong_or_is_missing() 
     assert!(e.contains("organisation[0].tRFCsb_ns: must be above 0 and at most tRFC_ns (195 ns), got 500"), "{e}");
 }
 
+/// DDR5's write-to-write distance in a bank group: required there, refused elsewhere, and never
+/// below tCCD_L.
+#[test]
+fn write_to_write_same_group_timing_belongs_to_ddr5() {
+    use memtint_engine::dram::DeviceSpec;
+    let ddr5 = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr5-4800.toml"));
+    let err = |text: String| DeviceSpec::from_toml(&text, "dev.toml").unwrap_err().to_string();
+    let e = err(ddr5.replacen("tCCD_L_WR = 48", "", 1));
+    assert!(e.contains("dev.toml: timing.tCCD_L_WR: is required: DDR5 devices space writes to one bank group by tCCD_L_WR"), "{e}");
+    let e = err(DDR4_2400.replace("tREFI = 9360", "tREFI = 9360\ntCCD_L_WR = 24"));
+    assert!(e.contains("dev.toml: timing.tCCD_L_WR: is DDR5's write-to-write distance in a bank group; DDR4 devices"), "{e}");
+    let e = err(ddr5.replacen("tCCD_L_WR = 48", "tCCD_L_WR = 11", 1));
+    assert!(e.contains("dev.toml: timing.tCCD_L_WR: must be at least tCCD_L (12), got 11"), "{e}");
+}
+
 /// Two settings a run ignores, said: `outstanding` on a timed trace, and the idle-drain timeout
 /// where one write already drains an idle queue (Ramulator's rule).
 #[test]

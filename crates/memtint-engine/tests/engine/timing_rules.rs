@@ -21,7 +21,7 @@ fn by_hand(t: &TimingParams) -> Constraints {
         wr_to_rda: sat(t.CWL + t.tBL + t.tWR, t.tRTP),
         act_to_act_l: t.tRRD_L,
         rd_to_rd_l: t.tCCD_L,
-        wr_to_wr_l: t.tCCD_L,
+        wr_to_wr_l: t.tCCD_L_WR,
         wr_to_rd_l: t.CWL + t.tBL + t.tWTR_L,
         act_to_act_s: t.tRRD_S,
         rd_to_rd_s: t.tCCD_S,
@@ -64,6 +64,20 @@ fn table_distances_equal_the_hand_written_ones_for_every_device() {
     }
 }
 
+/// Writes to one bank group keep DDR5's tCCD_L_WR there and tCCD_L on every earlier standard.
+#[test]
+fn writes_to_one_bank_group_are_tccd_l_wr_apart_on_ddr5_only() {
+    for (name, standard, t) in every_device() {
+        let c = Constraints::derive(standard, &t);
+        if standard == Standard::Ddr5 {
+            assert!(c.wr_to_wr_l > c.rd_to_rd_l, "{name}: {} against {}", c.wr_to_wr_l, c.rd_to_rd_l);
+            assert_eq!(c.wr_to_wr_l, t.tCCD_L_WR, "{name}");
+        } else {
+            assert_eq!(c.wr_to_wr_l, t.tCCD_L, "{name}");
+        }
+    }
+}
+
 #[test]
 fn distinct_values_keep_every_distance_apart() {
     // With every base value distinct, a distance looked up from the wrong rule would differ.
@@ -79,6 +93,7 @@ fn distinct_values_keep_every_distance_apart() {
         &mut t.tBL,
         &mut t.tCCD_S,
         &mut t.tCCD_L,
+        &mut t.tCCD_L_WR,
         &mut t.tRRD_S,
         &mut t.tRRD_L,
         &mut t.tFAW,
