@@ -330,16 +330,24 @@ def run_dram(machine: str | dict[str, Any], workload: dict[str, Any], **options:
     return json.loads(interruptible(_engine.run_dram, engine_json(spec)))
 
 
+@functools.lru_cache(maxsize=1)
+def _catalogue_text() -> str:
+    # The catalogue is compiled into the engine (presets and registered components), so one
+    # process always gets the same text; building it takes about 10 ms, once per process.
+    return _engine.presets_json()
+
+
 def presets() -> dict[str, Any]:
     """The preset catalogue: machines, devices, mappings, layouts, schedulers, row policies,
-    refresh managers, generators and trace formats, as listed by ``memtint presets``."""
-    return json.loads(_engine.presets_json())
+    refresh managers, generators and trace formats, as listed by ``memtint presets`` (a new
+    dictionary each call: the caller may change it)."""
+    return json.loads(_catalogue_text())
 
 
 # --- CPU-trace runs (multi-programmed simulation with the OS page-allocation model) ---------
 
 # The engine's built-in profiles (one list, the engine's catalogue).
-PROFILES = tuple(json.loads(_engine.presets_json())["profiles"])
+PROFILES = tuple(presets()["profiles"])
 
 
 def _program(program: str | os.PathLike[str], key: str = "programs", part: str = "") -> str:

@@ -444,6 +444,7 @@ def compare(
     schedule: dict[str, Any] | None = None,
     keep_schedule: bool = False,
     paced_by: dict[str, Any] | None = None,
+    probed: bool = False,
 ) -> dict[str, Any]:
     """Run ``mix`` under each policy and alone; return the comparison (docs/stats.md).
 
@@ -480,6 +481,11 @@ def compare(
     ``progress`` is called with a short description after each finished run. ``alone_results``
     maps alone-run keys (:func:`alone_key`) to alone runs computed elsewhere (a sweep ships them
     to its workers); those are used as they are, the others are run or taken from the cache.
+
+    Before the first run, each policy's settings go through :func:`probe_run` (about 20 ms a
+    policy), so that what only the engine refuses stops the comparison before any simulation;
+    ``probed=True`` leaves that out where the caller has already probed these settings (a sweep
+    probes each of its combinations once, when its specification is read).
     """
     # The command line checks these before it calls; a script gets the same checks here.
     from memtint.limits import MAX_SEED
@@ -496,6 +502,7 @@ def compare(
         api.whole_number("workers", workers, 1)
     api.flag_argument("use_cache", use_cache)
     api.flag_argument("keep_schedule", keep_schedule)
+    api.flag_argument("probed", probed)
     if baseline is not None and not isinstance(baseline, str):
         raise MemtintError(f"baseline: expected a placement policy's name, got {baseline!r}")
     api.function_argument("progress", progress, "one description")
@@ -554,7 +561,7 @@ def compare(
             s["sampling"]["schedule"] = schedule
     # Every policy's run is one the engine takes, before the first run (one that cannot run, such as
     # bank-only for 8 programs on 4 colours, was refused after the others had been simulated).
-    for p in policies:
+    for p in [] if probed else policies:
         try:
             probe_run(machine, len(mix), placement[p], os_options=os_options, mapping=mapping,
                       scheduler=own_scheduler[p], overrides=overrides, sampling=sampling)

@@ -648,3 +648,38 @@ def test_a_bad_value_in_a_sweeps_machine_file_names_that_file_and_line_not_the_o
     spec.write_text(spec.read_text() + "[overrides.cache.llc]\nmshrs = 4\n")
     line = clean_error(memtint("sweep", spec, "--out", tmp_path / "o3"), "cache.llc.mshrs")
     assert "s.toml:9: overrides: " in line, line
+
+
+@pytest.mark.engine
+def test_a_sweep_probes_each_combination_when_read_and_not_again_in_its_runs(tmp_path, monkeypatch):
+    # Each run's compare probed its policy again (about 20 ms of a 0.4 s task, outside the engine).
+    from memtint import comparison
+    from memtint.sweep.runs import execute_run
+
+    monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path / "cache"))
+    probes = []
+    real = comparison.probe_run
+    monkeypatch.setattr(comparison, "probe_run", lambda *a, **k: (probes.append(a[2]), real(*a, **k))[1])
+    spec = parse_spec({"machines": ["i7-860"], "policies": ["buddy", "bpm"], "instructions": 20_000, "warmup": 0,
+                       "seeds": [1, 2], "mixes": [["stream", "light"], ["random", "light"]]})
+    read = len(probes)
+    # One per distinct combination: each policy with two programs, the alone runs' buddy with one.
+    assert sorted(probes) == ["bpm", "buddy", "buddy"], probes
+    runs = expand(spec)
+    assert len(runs) == 8
+    for run in runs:
+        outcome = execute_run(run.describe())
+        assert outcome["status"] == "ok", outcome["error"]
+    assert len(probes) == read, probes[read:]
+    # On its own, compare still probes every policy before its first run.
+    comparison.compare("i7-860", ["stream", "light"], ["bpm", "buddy"], instructions=20_000, warmup=0,
+                       use_cache=False)
+    assert probes[read:] == ["bpm", "buddy"]
+
+
+def test_the_catalogue_is_built_once_a_process_and_each_caller_gets_its_own_copy(monkeypatch):
+    api.presets()
+    monkeypatch.setattr(api._engine, "presets_json", lambda: pytest.fail("the catalogue was built again"))
+    first = api.presets()
+    first["schedulers"].append("mine")
+    assert "mine" not in api.presets()["schedulers"]

@@ -383,6 +383,7 @@ def execute_run(run: dict[str, Any]) -> dict[str, Any]:
             alone_results=run.get("alone"), warmup=run.get("warmup", 0),
             sampling=run.get("sampling"), alone_machine=run.get("alone_machine"), schedule=run.get("schedule"),
             keep_schedule=run.get("paces", False), paced_by=run.get("paced_by"),
+            probed=True,  # the sweep probed each combination when it read its specification
         )
         if run.get("paces"):  # the mix's schedule run: its schedule and units go to the runner for the others
             policy = out["result"]["policies"][0]
