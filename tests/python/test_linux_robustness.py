@@ -763,3 +763,21 @@ def test_run_mix_does_not_pass_a_child_s_library_report_off_as_the_program_s(tmp
     assert any("program 0 (sh): the library report left is PID" in w and "(sort)" in w for w in result["warnings"])
     assert "memtint: warning: program 0 (sh): the library report left is PID" in r.stderr
     assert alone["library_report"]["pid"] == alone["pid"]
+
+
+@needs_root
+@needs_library
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_a_library_message_is_one_write_so_programs_sharing_stderr_cannot_tear_it(tmp_path):
+    # mt_say wrote "libmemtint: ", the text and the newline apart: on run-mix's shared stderr
+    # another program's line landed between them.
+    env = {"MEMTINT_POOL_LIMIT": "2M", "PYTHONMALLOC": "malloc"}
+    grow = [sys.executable, "-c", "try:\n    l = [bytes(3000) for _ in range(20000)]\nexcept MemoryError:\n    pass"]
+    trace = tmp_path / "writes"
+    r = cli("run", "--colors", "0", "--spill", "--", "strace", "-f", "-qq", "-e", "trace=write", "-s", "2048",
+            "-o", trace, *grow, env=env)
+    assert r.returncode == 0, r.stderr
+    writes = [line for line in trace.read_text().splitlines() if '"libmemtint: ' in line]
+    assert writes, trace.read_text()[-2000:]
+    spill = [w for w in writes if "heap pages came from other colours" in w]
+    assert spill and all(w.split('"', 1)[1].rsplit('"', 1)[0].endswith("\\n") for w in writes), writes

@@ -68,10 +68,16 @@ void mt_keep_stderr(void) {
     if (fd >= 0) err_fd = fd;
 }
 
+/* One write per message: on a pipe shared with other processes (run-mix's programs and memtint
+ * itself) a write of up to PIPE_BUF bytes is not interleaved with theirs; three writes were. */
 void mt_say(mt_text *t) {
-    mt_write_all(err_fd, "libmemtint: ", 12);
-    mt_write_all(err_fd, t->buf, t->len);
-    mt_write_all(err_fd, "\n", 1);
+    static const char prefix[] = "libmemtint: ";
+    char line[sizeof prefix - 1 + sizeof t->buf + 1];
+    size_t n = t->len < sizeof t->buf ? t->len : sizeof t->buf;
+    memcpy(line, prefix, sizeof prefix - 1);
+    memcpy(line + sizeof prefix - 1, t->buf, n);
+    line[sizeof prefix - 1 + n] = '\n';
+    mt_write_all(err_fd, line, sizeof prefix - 1 + n + 1);
 }
 
 void mt_warn(const char *what) {
