@@ -34,18 +34,29 @@ fn idle_row_hit_latency_is_tcl_plus_burst_plus_frontend() {
     }
 }
 
+/// One request of `kind` to every column of row 0 of bank 0, 32 in flight: the number of
+/// columns, the cycles of the `cmd` commands, and the run's totals.
+fn one_row_columns(
+    cfg: &memtint_engine::config::MemoryConfig,
+    kind: fn(u64) -> memtint_engine::trace::DramRequest,
+    cmd: Command,
+) -> (u32, Vec<u64>, memtint_engine::dram_sim::RunTotals) {
+    let cols = cfg.org.columns / cfg.org.burst_length;
+    let reqs =
+        (0..cols).map(|c| kind(cfg.mapping.encode(&DramAddress { column: c * cfg.org.burst_length, ..Default::default() }))).collect();
+    let opts = DramSimOptions { keep_commands: true, ..DramSimOptions::new(32) };
+    let (_, totals) = run_requests(cfg, reqs, opts);
+    let cycles = totals.commands.iter().filter(|c| c.command == cmd).map(|c| c.cycle).collect();
+    (cols, cycles, totals)
+}
+
 /// Reads to one row of one bank: after the ACT, column commands every tCCD (tCCD_L on DDR4,
 /// as they share a bank group).
 #[test]
 fn row_hits_to_one_bank_issue_every_tccd() {
     for m in STANDARDS {
         let cfg = machine(m, json!({"controller": {"refresh": "none"}}));
-        let cols = cfg.org.columns / cfg.org.burst_length;
-        let reqs =
-            (0..cols).map(|c| read(cfg.mapping.encode(&DramAddress { column: c * cfg.org.burst_length, ..Default::default() }))).collect();
-        let opts = DramSimOptions { keep_commands: true, ..DramSimOptions::new(32) };
-        let (_, totals) = run_requests(&cfg, reqs, opts);
-        let rd: Vec<u64> = totals.commands.iter().filter(|c| c.command == Command::Rd).map(|c| c.cycle).collect();
+        let (cols, rd, totals) = one_row_columns(&cfg, read, Command::Rd);
         assert_eq!(rd.len() as u32, cols);
         let acts = totals.commands.iter().filter(|c| c.command == Command::Act).count();
         assert_eq!(acts, 1, "{m}: one row, one activation");
@@ -61,12 +72,7 @@ fn row_hits_to_one_bank_issue_every_tccd() {
 fn write_hits_to_one_bank_issue_every_tccd_l_wr() {
     for &m in STANDARDS.iter().chain(&["ddr5-4800"]) {
         let cfg = machine(m, json!({"controller": {"refresh": "none"}}));
-        let cols = cfg.org.columns / cfg.org.burst_length;
-        let reqs =
-            (0..cols).map(|c| write(cfg.mapping.encode(&DramAddress { column: c * cfg.org.burst_length, ..Default::default() }))).collect();
-        let opts = DramSimOptions { keep_commands: true, ..DramSimOptions::new(32) };
-        let (_, totals) = run_requests(&cfg, reqs, opts);
-        let wr: Vec<u64> = totals.commands.iter().filter(|c| c.command == Command::Wr).map(|c| c.cycle).collect();
+        let (cols, wr, _) = one_row_columns(&cfg, write, Command::Wr);
         assert_eq!(wr.len() as u32, cols, "{m}");
         let want = if cfg.device.standard == memtint_engine::dram::Standard::Ddr5 { 48 } else { cfg.timing.tCCD_L };
         assert_eq!(cfg.timing.tCCD_L_WR, want, "{m}");
