@@ -19,7 +19,8 @@ from typing import Any, Callable, NoReturn, Sequence
 from memtint import api, stopping
 from memtint.linux.errors import LinuxError
 from memtint.outputs import check_outputs, write_text
-from memtint.toml_files import array_key_line as _array_key_line, in_its_file, key_line as _key_line
+from memtint.toml_files import array_key_line as _array_key_line, array_table_line as _array_table_line, in_its_file, \
+    key_line as _key_line
 from memtint.messages import escaped
 from memtint.stopping import Stopped
 
@@ -971,6 +972,8 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
             return ""
         if in_array:  # (nodes[1].dram.mapping: the line of its `dram = {...}`)
             return _array_key_line(text, m.group(1), int(m.group(2)[1:-1]), array_key)
+        if re.fullmatch(r"\[\d+\]", m.group(2) or ""):  # tasks[1]: missing field `period`: that table's header
+            return _array_table_line(text, m.group(1), int(m.group(2)[1:-1])) or _key_line(text, key)
         return _key_line(text, key)
 
     if not in_array:

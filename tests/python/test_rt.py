@@ -75,6 +75,9 @@ def test_bad_task_sets_are_refused_naming_the_key(memtint, tmp_path, clean_error
     # A key the second task does not take: its own line, not the first [[tasks]] line.
     bad.write_text(two + '[[tasks]]\nname = "b"\nperiod = 20\nwcet = 2\ncompute = 1.0\nlods = 10\n')
     clean_error(memtint("rt", bad), "bad.toml:13: ", "tasks[1]: unknown field `lods`")
+    # A key the second task lacks: that task's [[tasks]] line, not the first task's.
+    bad.write_text(two + '[[tasks]]\nname = "b"\nwcet = 2\ncompute = 1.0\nloads = 10\n')
+    clean_error(memtint("rt", bad), "bad.toml:8: ", "tasks[1]: missing field `period`")
     # The density given twice: the run's key and an override (or --set) of the machine's.
     bad.write_text('refresh_density_gbit = 16\n' + two + '[overrides.dram]\nrefresh_density_gbit = 32\n')
     clean_error(memtint("rt", bad), "bad.toml:", "overrides.dram.refresh_density_gbit: 32 has no effect")
