@@ -1346,7 +1346,9 @@ def _rt(args: argparse.Namespace) -> int:
         if unknown:  # a top-level key the task set does not have: its own line
             text = f"{args.config}{_key_line(source, unknown.group(1))}: {text}"
         elif not text.startswith((f"{args.config}:", "--set")):
-            text = f"{args.config}: {text}"  # a key the file leaves out (crs's servers): the file
+            # "unknown schedule 'RM'": the line that gives the name; else a key the file leaves
+            # out (crs's servers): the file
+            text = _at_named_value(args.config, text)
         raise api.MemtintError(text) from None
     _warn_stderr(unused)
     if _write_json(args.json, stats):

@@ -86,6 +86,11 @@ def test_bad_task_sets_are_refused_naming_the_key(memtint, tmp_path, clean_error
                 "has no effect: the run's refresh_density_gbit = 16 sets it")
     bad.write_text('machine = "ddr4-2400-8r"\n')
     clean_error(memtint("rt", bad), "bad.toml: missing key 'tasks'")
+    # A name the file gives that the engine does not know: the line that gives it.
+    bad.write_text(two.replace('"ddr4-2400-8r"', '"ddr9"'))
+    clean_error(memtint("rt", bad), "bad.toml:1: ", "unknown machine 'ddr9'")
+    bad.write_text('schedule = "RM"\n' + two)
+    clean_error(memtint("rt", bad), "bad.toml:1: ", "unknown schedule 'RM'")
 
 
 @pytest.mark.engine
