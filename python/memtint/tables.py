@@ -292,8 +292,11 @@ def significant(value: Any, digits: int = 4) -> str:
 def rt_table(stats: dict[str, Any]) -> Table:
     """The table `memtint rt` prints: each task's jobs, run time, load latency and refresh."""
     config = stats.get("config", {}) or {}
-    title = (f"{config.get('machine')} · {config.get('schedule')} · {config.get('controller_refresh')} refresh, "
-             f"tRFC {duration_ns(config.get('tRFC_ns'))}")
+    # The run's refresh as given (fgr4 runs the controller's all-bank refresh at 4x): no tRFC without refresh.
+    refresh, kind = config.get("refresh"), config.get("controller_refresh")
+    refresh = ("no refresh" if kind == "none" else f"{kind} refresh" + (f" ({refresh})" if refresh in ("fgr2", "fgr4") else "")
+               + f", tRFC {duration_ns(config.get('tRFC_ns'))}")
+    title = f"{config.get('machine')} · {config.get('schedule')} · {refresh}"
     # Latencies to 0.1 ns and run times to four digits (refresh moves them by fractions of a %)
     # keep the usual 80 columns whole; the JSON keeps every digit.
     table = _Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)

@@ -174,3 +174,20 @@ def test_the_rt_table_names_tasks_left_out_of_the_utilisation(memtint, tmp_path)
     assert stats["utilisation"] == pytest.approx(7.5 / 8, rel=1e-6)
     assert "without starved, which finished no job" in " ".join(text.split())
     assert stats["tasks"][0]["response_max"] == pytest.approx(7.5, rel=1e-6)
+
+
+@pytest.mark.engine
+def test_the_rt_table_title_names_the_refresh_mode_that_ran(memtint, tmp_path):
+    # fgr2 and fgr4 run the controller's all-bank refresh at 2x or 4x: the title said "all-bank"
+    # alone, and "none refresh, tRFC ..." for a run without refresh.
+    config = tmp_path / "t.toml"
+    config.write_text('machine = "ddr4-2400-8r"\nschedule = "edf"\nhorizon = 64\n'
+                      '[[tasks]]\nname = "a"\nperiod = 8\nwcet = 4\ncompute = 2.0\nloads = 10\n')
+    titles = {}
+    for refresh in ("fgr4", "none", "all-bank"):
+        code, text, err = memtint("rt", config, "--refresh", refresh)
+        assert code == 0, err
+        titles[refresh] = text.strip().splitlines()[0].strip()
+    assert "all-bank refresh (fgr4), tRFC" in titles["fgr4"]
+    assert titles["none"].endswith("edf · no refresh") and "tRFC" not in titles["none"]
+    assert "all-bank refresh, tRFC" in titles["all-bank"]
