@@ -60,6 +60,32 @@ def test_sim_cli_bad_affinity_is_a_clear_error(memtint, clean_error, tmp_path):
     clean_error(memtint("sim", cfg), "core 9")
 
 
+@pytest.mark.parametrize("second, needles", [
+    # The engine named only "affinity" and a thread number: the line found was the first
+    # process's affinity, or none for a thread's own.
+    ('threads = ["light"]\naffinity = [8]', ["run.toml:8:", "processes[1].affinity: core 8 does not exist"]),
+    ('threads = ["light", { program = "light", affinity = [5] }]',
+     ["run.toml:7:", "processes[1].threads[1].affinity: core 5"]),
+    ('threads = ["light"]\naffinity = []', ["run.toml:8:", "processes[1].affinity: is empty"]),
+    # A program's own error (phases, a profile's parameter) named no key of the run file and no line.
+    ('threads = ["light", "phases:stream@0+light"]', ["run.toml:7:", "processes[1].threads[1]: phases: part 1"]),
+    ('threads = ["stream:reads_pki=-1"]', ["run.toml:7:", "processes[1].threads[0]: workload.stream.reads_pki"]),
+])
+def test_a_thread_s_affinity_or_program_error_is_named_at_its_process_s_line(memtint, clean_error, tmp_path,
+                                                                            second, needles):
+    cfg = tmp_path / "run.toml"
+    cfg.write_text('machine = "i7-860"\ninstructions = 1000\n[[processes]]\nthreads = ["light"]\naffinity = [0]\n'
+                   f'[[processes]]\n{second}\n')
+    clean_error(memtint("sim", cfg), *needles)
+
+
+def test_a_program_list_s_program_error_is_named_at_its_line(memtint, clean_error, tmp_path):
+    cfg = tmp_path / "run.toml"
+    cfg.write_text('machine = "i7-860"\ninstructions = 1000\nprograms = ["light", "phases:stream@0+light"]\n')
+    clean_error(memtint("sim", cfg), "run.toml:3:", "programs[1]: phases: part 1")
+
+
+
 def test_compare_profiles_mcp_from_the_alone_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path))
     result = compare("ccps-4c-64b", ["stream", "light", "light", "copy"], ["buddy", "mcp", "imps", "ccps"],

@@ -183,6 +183,8 @@ impl ThreadSpec {
 
 /// One thread of a run, flattened in creation order.
 struct ThreadPlan {
+    /// Where the run file gives it (`processes[0].threads[1]`), for errors about its program.
+    key: String,
     program: String,
     process: u32,
     nice: i32,
@@ -204,7 +206,7 @@ impl SimSpec {
     }
 
     /// The threads in creation order; `None` for a plain program list (one per core, pinned).
-    fn threads(&self) -> Result<Option<Vec<ThreadPlan>>> {
+    fn threads(&self, cores: u32) -> Result<Option<Vec<ThreadPlan>>> {
         if self.barrier_every == Some(0) {
             return Err(Error::config("barrier_every", "must be at least 1 instruction"));
         }
@@ -262,6 +264,23 @@ impl SimSpec {
                     };
                     return Err(Error::config(key, e.reason()));
                 }
+                // Named where it was written, as nice is (the engine's own check knows only thread numbers).
+                let affinity_key = match t {
+                    ThreadSpec::Table { affinity: Some(_), .. } => format!("processes[{p}].threads[{j}].affinity"),
+                    _ => format!("processes[{p}].affinity"),
+                };
+                match &affinity {
+                    Some(a) if a.is_empty() => return Err(Error::config(affinity_key, "is empty: give at least one core")),
+                    Some(a) => {
+                        if let Some(c) = a.iter().find(|&&c| c >= cores) {
+                            return Err(Error::config(
+                                affinity_key,
+                                format!("core {c} does not exist: the machine has cores 0-{}", cores - 1),
+                            ));
+                        }
+                    }
+                    None => {}
+                }
                 let at_end = proc_.at_end.unwrap_or(self.at_end);
                 let wait_at_end = at_end != AtEnd::Continue;
                 let instructions = own.or(proc_.instructions);
@@ -272,6 +291,7 @@ impl SimSpec {
                     (None, None) => None,
                 };
                 plan.push(ThreadPlan {
+                    key: format!("processes[{p}].threads[{j}]"),
                     program: t.program().to_string(),
                     process: p as u32,
                     nice,
@@ -308,14 +328,14 @@ fn ratio(a: u64, b: u64) -> f64 {
 pub fn run_sim(spec: &SimSpec) -> Result<Value> {
     let machine = spec.machine_config()?;
     let cfg = MemoryConfig::resolve(&machine)?;
-    if spec.threads()?.is_none() && spec.programs.is_empty() {
+    if spec.threads(machine.cpu.cores)?.is_none() && spec.programs.is_empty() {
         return Err(Error::config("programs", "give at least one program (a profile name or a trace path)"));
     }
     let mut os = spec.os.clone();
     // An [os] seed left unset follows the run's.
     os.seed = Some(os.seed.unwrap_or(spec.seed));
     let open = || -> Result<Vec<ThreadDef>> {
-        match spec.threads()? {
+        match spec.threads(machine.cpu.cores)? {
             None => {
                 let programs = spec
                     .programs
@@ -336,8 +356,7 @@ pub fn run_sim(spec: &SimSpec) -> Result<Value> {
                 .enumerate()
                 .map(|(i, t)| {
                     Ok(ThreadDef {
-                        trace: open_cpu_workload(&t.program, spec.seed.wrapping_add(i as u64))
-                            .map_err(|e| at_key(format!("processes (thread {i})"), e))?,
+                        trace: open_cpu_workload(&t.program, spec.seed.wrapping_add(i as u64)).map_err(|e| at_key(t.key, e))?,
                         process: t.process,
                         nice: t.nice,
                         affinity: t.affinity,
@@ -476,6 +495,9 @@ fn fraction(x: f64) -> String {
 fn at_key(key: String, e: Error) -> Error {
     match e {
         Error::Io { .. } | Error::UnknownName { .. } => Error::config(key, e.to_string()),
+        // A program's own key (phases, a profile's parameter) is inside the program string the run
+        // file gives at `key`: both, or the error names no line of the file.
+        Error::Config { field, reason } => Error::config(key, format!("{field}: {reason}")),
         e => e,
     }
 }

@@ -165,10 +165,17 @@ fn time_shared_runs_are_deterministic() {
 #[test]
 fn thread_errors_are_clear() {
     let m = |procs: Value| json!({"machine": "i7-860", "processes": procs, "instructions": 1000});
-    let e = err(m(json!([{"threads": [{"program": "light", "affinity": [7]}]}])));
-    assert!(e.contains("core 7") && e.contains("cores 0-3"), "{e}");
+    // Affinities and programs are named where the run file gives them, so its line can be found.
+    let e = err(m(json!([{"threads": ["light"]}, {"threads": ["light", {"program": "light", "affinity": [7]}]}])));
+    assert!(e.contains("processes[1].threads[1].affinity: core 7 does not exist: the machine has cores 0-3"), "{e}");
+    let e = err(m(json!([{"threads": ["light"], "affinity": [0]}, {"threads": ["light"], "affinity": [1, 4]}])));
+    assert!(e.contains("processes[1].affinity: core 4 does not exist"), "{e}");
     let e = err(m(json!([{"threads": ["light"], "affinity": []}])));
-    assert!(e.contains("empty affinity"), "{e}");
+    assert!(e.contains("processes[0].affinity: is empty"), "{e}");
+    let e = err(m(json!([{"threads": ["light"]}, {"threads": ["light", "phases:stream@0+light"]}])));
+    assert!(e.contains("processes[1].threads[1]: phases: part 1"), "{e}");
+    let e = err(json!({"machine": "i7-860", "programs": ["light", "stream:reads_pki=-1"], "instructions": 1000}));
+    assert!(e.contains("programs[1]: workload.stream.reads_pki: must be"), "{e}");
     let e = err(m(json!([{"threads": []}])));
     assert!(e.contains("at least one thread"), "{e}");
     let e = err(m(json!([])));
