@@ -941,7 +941,10 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
     placed = in_its_file(message)
     if placed != message:  # a key of a device or mapping file the engine read: that file's line
         return placed
-    m = re.match(r"invalid configuration: ([A-Za-z_][\w.-]*)((?:\[\d+\])*)(?:\.([A-Za-z_][\w.-]*))?:", message)
+    # The key may go on past its table's key (os.tintmalloc.threads[0].banks[0]): the table's key
+    # (banks) is what its line sets.
+    m = re.match(r"invalid configuration: ([A-Za-z_][\w.-]*)((?:\[\d+\])*)(?:\.([A-Za-z_][\w-]*)(?:\[\d+\]|\.[\w-]+)*)?:",
+                 message)
     if not m:
         return related_set() or message
     key = m.group(1)

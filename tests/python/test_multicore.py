@@ -542,6 +542,19 @@ def test_sim_config_errors_inside_tables_name_the_key_s_own_line(memtint, clean_
     clean_error(memtint("sim", cfg), *needles)
 
 
+@pytest.mark.parametrize("tail, needles", [
+    # A key that goes on past an array table's key used to be placed at [os] or at the
+    # process's first key.
+    ('[os]\npolicy = "tintmalloc"\n[[os.tintmalloc.threads]]\nnode = 1\nbanks = [8]\n[[os.tintmalloc.threads]]\n',
+     ["run.toml:8:", "os.tintmalloc.threads[0].banks[0]: colour 8 does not exist"]),
+    ('[[processes]]\nthreads = ["light"]\naffinity = [-1]\n', ["run.toml:5:", "processes[0].affinity[0]"]),
+])
+def test_a_key_inside_an_array_table_s_key_is_named_at_its_line(memtint, clean_error, tmp_path, tail, needles):
+    programs = 'programs = ["stream", "stream"]\n' if "tintmalloc" in tail else ""
+    cfg = write_config(tmp_path, f'machine = "opteron-6128"\ninstructions = 1000\n{programs}' + tail)
+    clean_error(memtint("sim", cfg), *needles)
+
+
 @pytest.mark.parametrize("line, needles", [
     # A non-string at_end used to give "not valid JSON ... NaN" with no file or line.
     ("at_end = 3", ["run.toml:7:", 'processes[1].at_end: expected "continue", "wait" or "exit", got 3']),
