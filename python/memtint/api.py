@@ -486,6 +486,8 @@ def build_sim_spec(
     processes: list[dict[str, Any]] | None = None,
     warmup: int = 0,
     sampling: dict[str, Any] | None = None,
+    at_end: str | None = None,
+    barrier_every: int | None = None,
 ) -> dict[str, Any]:
     """The JSON specification :func:`run_sim` sends to the engine (docs/stats.md).
 
@@ -502,7 +504,12 @@ def build_sim_spec(
 
     ``processes`` replaces ``programs`` (give ``[]``) with processes of several threads:
     ``[{"name": .., "threads": ["stream", {"program": "light", "affinity": [0], "nice": 0}],
-    "affinity": [..], "nice": 0}, ...]`` (docs/threads.md)."""
+    "affinity": [..], "nice": 0}, ...]`` (docs/threads.md).
+
+    ``at_end`` (``"continue"``, the default, ``"wait"`` or ``"exit"``) and ``barrier_every`` (a
+    barrier every N instructions over all the run's threads) are the run file's keys of those
+    names, for every thread (docs/threads.md); a process's own ``at_end`` or ``barrier_every``
+    overrides them for its threads."""
     programs = names_argument("programs", programs, "programs (profile names or trace paths)")
     if processes is not None:
         processes = names_argument("processes", processes, "processes (tables with 'threads')")
@@ -540,6 +547,12 @@ def build_sim_spec(
             spec[key] = value
     if sampling is not None:
         spec["sampling"] = dict(sampling)
+    if at_end is not None:
+        if at_end not in ("continue", "wait", "exit"):
+            raise MemtintError(f'at_end: expected "continue", "wait" or "exit", got {at_end!r}')
+        spec["at_end"] = at_end
+    if barrier_every is not None:
+        spec["barrier_every"] = whole_number("barrier_every", barrier_every, 1)
     return spec
 
 
@@ -555,9 +568,11 @@ def run_sim(machine: str | dict[str, Any], programs: list[str], **options: Any) 
     ``cache-only``, ``bank-only``, ``a-vp``, ``b-vp``, ``c-vp``, ``random-interleave``...),
     ``seed``, ``os_options`` (the ``[os]`` table: ``strict``, ``colours``, ``groups``, ``sched``,
     ``ccps``, ``mcp``, ``profiles``...), ``mapping``, ``scheduler``, ``overrides``, and
-    ``processes`` (processes with several threads instead of ``programs``; docs/threads.md) and
-    ``warmup`` (instructions per core run through page tables and caches first; default 0) and
-    ``sampling`` (a sampled run's settings; see :func:`build_sim_spec`).
+    ``processes`` (processes with several threads instead of ``programs``; docs/threads.md),
+    ``at_end`` and ``barrier_every`` (one SPMD program: threads wait at its end, or at a barrier
+    every N instructions; docs/threads.md), ``warmup`` (instructions per core run through page
+    tables and caches first; default 0) and ``sampling`` (a sampled run's settings; see
+    :func:`build_sim_spec`).
     Policies include ``ccps`` (CCPS core regions and binding), ``mcp`` and ``imps`` (channel
     partitioning from ``os_options["profiles"]``).
 

@@ -85,6 +85,18 @@ def test_a_program_list_s_program_error_is_named_at_its_line(memtint, clean_erro
     clean_error(memtint("sim", cfg), "run.toml:3:", "programs[1]: phases: part 1")
 
 
+def test_run_sim_takes_the_run_wide_at_end_and_barrier_every():
+    # Only a run file could set them: run_sim refused both as unexpected options.
+    stats = api.run_sim("i7-860", ["stream", "light"], instructions=20000, at_end="wait", barrier_every=5000)
+    assert [c["barriers"] for c in stats["cores"]] == [3, 3]
+    # The barriers hold the light program to the stream's pace: it finishes late, not at half time.
+    alone = api.run_sim("i7-860", ["stream", "light"], instructions=20000)
+    assert alone["cores"][1]["finished_at"] < 0.75 * stats["cores"][1]["finished_at"]
+    for bad, message in ((dict(at_end="stop"), "at_end: expected"), (dict(barrier_every=0), "barrier_every"),
+                         (dict(barrier_every=2.5), "barrier_every: expected a whole number")):
+        with pytest.raises(MemtintError, match=message):
+            api.run_sim("i7-860", ["light"], instructions=1000, **bad)
+
 
 def test_compare_profiles_mcp_from_the_alone_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMTINT_CACHE_DIR", str(tmp_path))
