@@ -91,6 +91,14 @@ def test_bad_task_sets_are_refused_naming_the_key(memtint, tmp_path, clean_error
     clean_error(memtint("rt", bad), "bad.toml:1: ", "unknown machine 'ddr9'")
     bad.write_text('schedule = "RM"\n' + two)
     clean_error(memtint("rt", bad), "bad.toml:1: ", "unknown schedule 'RM'")
+    # A unit that does not divide the retention window (64 ms by default): the unit's line.
+    bad.write_text('unit_us = 0.7\nhorizon = 40\n' + two)
+    clean_error(memtint("rt", bad), "bad.toml:1: ", "unit_us: the retention window (retention_ms = 64 ms)",
+                "choose a unit that divides 64000 µs")
+    # Units a tenth of a microsecond divide it, rounding aside.
+    bad.write_text('unit_us = 0.1\nhorizon = 40\n' + two)
+    code, out, err = memtint("rt", bad)
+    assert code == 0, err
 
 
 @pytest.mark.engine

@@ -377,14 +377,23 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         .map(|t| Task { name: t.name.clone(), phase: t.phase, period: t.period, wcet: t.wcet, deadline: t.deadline.unwrap_or(t.period) })
         .collect();
     crate::realtime::task::validate(&tasks)?;
+    // The window in task units must be whole (up to rounding: 64 ms in 0.1 µs units is 640 000).
+    // A unit other than the default is the likelier mistake, so the error names it (and its line).
     let retention_units = spec.retention_ms * 1000.0 / spec.unit_us;
-    if retention_units.fract() != 0.0 || retention_units < 1.0 {
+    let whole = retention_units.round();
+    if (retention_units - whole).abs() > 1e-9 * whole.max(1.0) || whole < 1.0 {
+        let k = if spec.unit_us != default_unit() { "unit_us" } else { "retention_ms" };
         return Err(Error::config(
-            "retention_ms",
-            format!("must be a whole number of task units ({} µs), got {}", spec.unit_us, spec.retention_ms),
+            k,
+            format!(
+                "the retention window (retention_ms = {} ms) must be a whole number of task units (unit_us = {} µs), and is {retention_units} of them; choose a unit that divides {} µs",
+                spec.retention_ms,
+                spec.unit_us,
+                spec.retention_ms * 1000.0
+            ),
         ));
     }
-    let retention = retention_units as u64;
+    let retention = whole as u64;
     let ranks = machine.dram.ranks;
     // The schedule: colours per task and the refresh they need.
     let input = PlanInput { tasks: &tasks, spec, ranks, retention };
