@@ -420,7 +420,16 @@ impl MemoryConfig {
         let first = topology.memories.iter().flatten().next().expect("validated: some node has memory");
         let mut cfg = first.clone();
         cfg.machine = machine.clone();
-        // One declared node is the one-node machine.
+        // One declared node is the one-node machine, which has no link to add a latency on.
+        if topology.memories.len() == 1 {
+            let own = topology.layout.latency_ns[0][0];
+            if own != 0.0 {
+                return Err(Error::config(
+                    "links.latency_ns[0][0]",
+                    format!("{own} ns on a machine of one node, whose accesses cross no link: it would be ignored; leave [links] out"),
+                ));
+            }
+        }
         cfg.topology = (topology.memories.len() > 1).then(|| Box::new(topology));
         Ok(cfg)
     }

@@ -48,7 +48,12 @@ fn a_machine_declaring_one_node_runs_exactly_as_without_nodes() {
     let plain = sim(spec(json!({})));
     let one = sim(spec(json!({"nodes": [{"cores": 4}]})));
     assert!(one.get("nodes").is_none() && plain.get("nodes").is_none());
-    assert_eq!(without_wall_clock(one), without_wall_clock(plain));
+    assert_eq!(without_wall_clock(one), without_wall_clock(plain.clone()));
+    let zero = sim(spec(json!({"nodes": [{"cores": 4}], "links": {"latency_ns": [[0]]}})));
+    assert_eq!(without_wall_clock(zero), without_wall_clock(plain));
+    // A latency on its own node was accepted and dropped with the topology (two nodes add it).
+    let e = sim_error(spec(json!({"nodes": [{"cores": 4}], "links": {"latency_ns": [[500]]}})));
+    assert!(e.contains("links.latency_ns[0][0]: 500 ns on a machine of one node"), "{e}");
 }
 
 /// Pages per node of process 0, one `light` thread mapping `pages` pages under `os`.
