@@ -44,6 +44,15 @@ impl Error {
         }
     }
 
+    /// What went wrong with its key but without the kind (`workload.stream.reads_pki: must be
+    /// ...`), for a caller that puts its own key in front: the kind is said once.
+    pub fn keyed_reason(&self) -> String {
+        match self {
+            Error::Config { field, reason } => format!("{field}: {}", short_numbers(reason)),
+            other => other.to_string(),
+        }
+    }
+
     pub fn config(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::Config { field: field.into(), reason: reason.into() }
     }

@@ -497,7 +497,7 @@ fn at_key(key: String, e: Error) -> Error {
         Error::Io { .. } | Error::UnknownName { .. } => Error::config(key, e.to_string()),
         // A program's own key (phases, a profile's parameter) is inside the program string the run
         // file gives at `key`: both, or the error names no line of the file.
-        Error::Config { field, reason } => Error::config(key, format!("{field}: {reason}")),
+        e @ Error::Config { .. } => Error::config(key, e.keyed_reason()),
         e => e,
     }
 }

@@ -55,7 +55,7 @@ impl Phases {
             if program.trim().is_empty() || program.starts_with(PREFIX) {
                 return Err(bad(k, "give a workload (a profile or a trace; phases do not nest)".into()));
             }
-            let mut source = open_cpu_workload(program.trim(), seed.wrapping_add(k as u64)).map_err(|e| bad(k, e.to_string()))?;
+            let mut source = open_cpu_workload(program.trim(), seed.wrapping_add(k as u64)).map_err(|e| bad(k, e.keyed_reason()))?;
             // The first record says whether the part has any and whether a visit reaches it.
             let Some(first) = source.next_record()? else {
                 return Err(bad(k, Error::empty_trace("workload", source.name(), "records").reason()));

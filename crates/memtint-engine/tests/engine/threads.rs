@@ -176,6 +176,10 @@ fn thread_errors_are_clear() {
     assert!(e.contains("processes[1].threads[1]: phases: part 1"), "{e}");
     let e = err(json!({"machine": "i7-860", "programs": ["light", "stream:reads_pki=-1"], "instructions": 1000}));
     assert!(e.contains("programs[1]: workload.stream.reads_pki: must be"), "{e}");
+    // A phase's own program error says its kind once.
+    let e = err(json!({"machine": "i7-860", "programs": ["phases:stream:reads_pki=-1@100+light"], "instructions": 1000}));
+    assert!(e.contains("programs[0]: phases: part 1 ('stream:reads_pki=-1@100'): workload.stream.reads_pki: must be"), "{e}");
+    assert_eq!(e.matches("invalid configuration").count(), 1, "{e}");
     let e = err(m(json!([{"threads": []}])));
     assert!(e.contains("at least one thread"), "{e}");
     let e = err(m(json!([])));
