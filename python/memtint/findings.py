@@ -32,6 +32,19 @@ MECHANISM = {
     "buddy": "buddy placement",
 }
 
+#: Node placement policies (docs/numa.md): they choose each page's node, not its banks, and what
+#: they change most is where reads are served (a link's latency, a slower node's bandwidth).
+NODE_PLACEMENT = {
+    "local": "first-touch node placement",
+    "interleave": "node interleaving",
+    "weighted-interleave": "weighted node interleaving",
+    "dram-only": "binding to the fast nodes",
+    "bw-interleave": "bandwidth-aware node interleaving",
+    "bw-random": "bandwidth-aware random node placement",
+    "bw-local": "bandwidth-aware local node placement",
+}
+MECHANISM.update(NODE_PLACEMENT)
+
 #: Schedulers by the names their papers use.
 SCHEDULERS = {"fcfs": "FCFS", "fr-fcfs": "FR-FCFS", "fr-fcfs-cap": "FR-FCFS-Cap", "par-bs": "PAR-BS",
               "atlas": "ATLAS", "tcm": "TCM", "bliss": "BLISS", "imps": "IMPS", "ccps": "CCPS"}
@@ -228,23 +241,31 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None,
         other = ("{} % to {} % of requests".format(*two_figures(100 * other_base, 100 * other_pol))
                  if other_moved else "")
         rb_from, rb_to = two_figures(100 * rb_base, 100 * rb_pol)
+        from memtint.comparison import split_policy
+
+        by_node = split_policy(policy)[0] in NODE_PLACEMENT
+        # A colour policy's own rows share fewer banks; a node policy leaves every bank to them.
+        fewer, aside = ("", "") if by_node else (" on its fewer banks", ", on fewer banks,")
         if rb_pol < rb_base * 0.95:
             cause = f"{mech} cut the row-buffer miss rate from {rb_from} % to {rb_to} %"
             cause += f" (misses another program caused: {other})" if other else ""
         elif rb_pol > rb_base * 1.05:
             cause = f"{mech} raised the row-buffer miss rate from {rb_from} % to {rb_to} %"
             cause += (f": it took the misses another program caused from {other}, but each program's own rows "
-                      "conflicted more on its fewer banks" if other and other_pol < other_base
+                      f"conflicted more{fewer}" if other and other_pol < other_base
                       else f" (misses another program caused: {other})" if other else "")
         elif other and other_pol < other_base:
             cause = (f"the row-buffer miss rate stayed at {100 * rb_pol:.0f} %: {mech} took the misses another "
-                     f"program caused from {other}, and each program's own rows, on fewer banks, missed about as "
-                     "often instead")
+                     f"program caused from {other}, and each program's own rows{aside} "
+                     "missed about as often instead")
         elif other:
             cause = (f"the row-buffer miss rate stayed at {100 * rb_pol:.0f} %: {mech} raised the misses another "
                      f"program caused from {other}, in place of misses of each program's own rows")
         else:
             cause = f"the row-buffer miss rate stayed at {100 * rb_pol:.0f} %, so {mech} changed little in DRAM"
+        if by_node:
+            cause += (" (on a machine of several nodes, the node a page is on also sets its reads' link latency and "
+                      "bandwidth, which the row-buffer figures do not show)")
         heavy_text = ""
         if not heavy.empty and len(heavy) < len(rows):
             n = len(heavy)

@@ -563,3 +563,28 @@ def test_a_mixs_runs_are_in_seed_order():
     frame = pd.DataFrame([{**_stored_run("buddy", 3.0, sampled=False, tag=str(seed)), "seed": seed,
                            "config_hash": h} for seed, h in ((1, "f"), (2, "a"), (3, "c"))])
     assert list(run_table(frame)["seed"]) == [1, 2, 3]
+
+
+def test_a_node_policy_s_sentence_blames_no_bank_partition():
+    # "interleave ... each program's own rows conflicted more on its fewer banks": a node policy
+    # gives every bank to every program; what it changes is where reads are served.
+    import pandas as pd
+
+    from memtint.findings import policy_sentences
+    from memtint.reports import run_table
+
+    def run(policy, machine, ws, rb):
+        return {"config_hash": f"{machine}-{policy}", "machine": machine, "policy": policy, "mix": "stream|light",
+                "instructions": 1000, "seed": 1, "os": "{}", "status": "ok", "weighted_speedup": ws,
+                "maximum_slowdown": 2.0 / ws, "mix_row_buffer_miss_rate": rb, "baseline": "local"}
+
+    rows = [run("local", "tiering-2to1", 2.0, 0.06), run("interleave", "tiering-2to1", 1.6, 0.10)]
+    interference = {"tiering-2to1-local": 0.44, "tiering-2to1-interleave": 0.26}
+    said = policy_sentences(run_table(pd.DataFrame(rows)), set(), interference)
+    assert len(said) == 1 and "node interleaving raised the row-buffer miss rate from 6 % to 10 %" in said[0], said
+    assert "fewer banks" not in said[0] and "link latency" in said[0], said
+    # A colour policy keeps its cause.
+    rows = [run("buddy", "i7-860", 2.0, 0.06), run("bpm", "i7-860", 1.6, 0.10)]
+    interference = {"i7-860-buddy": 0.44, "i7-860-bpm": 0.26}
+    said = policy_sentences(run_table(pd.DataFrame([{**r, "baseline": "buddy"} for r in rows])), set(), interference)
+    assert "conflicted more on its fewer banks" in said[0] and "link latency" not in said[0], said
