@@ -436,10 +436,11 @@ impl MemoryConfig {
 
     fn resolve_memory(machine: &MachineConfig, d: &DramConfig, controller: &ControllerConfig) -> Result<Self> {
         // A name no preset has is the key's fault: said with it (and a node's index, by the caller).
-        // So is a file it names that cannot be read.
+        // So is a file it names that cannot be read, and a named layout that does not parse.
         let at = |key: &'static str| {
             move |e: Error| match e {
                 Error::UnknownName { .. } | Error::Io { .. } => Error::config(format!("dram.{key}"), e.to_string()),
+                Error::Config { field, reason } if field == "layout" => Error::config(format!("dram.{key}"), reason),
                 e => e,
             }
         };

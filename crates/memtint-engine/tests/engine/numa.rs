@@ -254,6 +254,12 @@ fn bad_topologies_are_errors_naming_the_key() {
     // Node 0 takes the machine's [dram]: a mistake there is the machine's key, node 1's own is its.
     let e = machine_error(json!({"dram": {"mapping": "RoRaBaCCh"}}));
     assert!(e.starts_with("invalid configuration: dram.mapping: unknown mapping 'RoRaBaCCh'"), "{e}");
+    // A named layout that does not parse is the mapping key's, not a key "layout" no file has.
+    let e = machine_error(json!({"dram": {"mapping": "RoRaBaCoBgXx"}}));
+    assert!(e.starts_with("invalid configuration: dram.mapping: 'RoRaBaCoBgXx': unknown code"), "{e}");
+    let bad = json!({"device": "ddr4-2400", "density_gbit": 8, "channels": 1, "ranks": 1, "mapping": "RoRaBaCoBgXx"});
+    let e = machine_error(json!({"nodes": [{"cores": 4}, {"cores": 4, "dram": bad}]}));
+    assert!(e.starts_with("invalid configuration: nodes[1].dram.mapping: 'RoRaBaCoBgXx'"), "{e}");
     let e = machine_error(json!({"links": null}));
     assert!(e.contains("links") && e.contains("2 nodes needs [links] latency_ns"), "{e}");
     let e = machine_error(json!({"links": {"latency_ns": [[0, 50]]}}));
