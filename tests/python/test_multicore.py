@@ -555,6 +555,14 @@ def test_a_key_inside_an_array_table_s_key_is_named_at_its_line(memtint, clean_e
     clean_error(memtint("sim", cfg), *needles)
 
 
+@pytest.mark.parametrize("line", ['mapping = "RoRaBaCoBgXx"', '[overrides.dram]\nmapping = "RoRaBaCoBgXx"'])
+def test_a_layout_that_does_not_parse_is_named_at_the_mapping_s_line(memtint, clean_error, tmp_path, line):
+    # The engine named a key "layout", which no file has: the error had no line.
+    cfg = write_config(tmp_path, f'machine = "i7-860"\nprograms = ["light"]\ninstructions = 1000\n{line}\n')
+    where = 5 if "overrides" in line else 4
+    clean_error(memtint("sim", cfg), f"run.toml:{where}:", "dram.mapping: 'RoRaBaCoBgXx': unknown code")
+
+
 @pytest.mark.parametrize("line, needles", [
     # A non-string at_end used to give "not valid JSON ... NaN" with no file or line.
     ("at_end = 3", ["run.toml:7:", 'processes[1].at_end: expected "continue", "wait" or "exit", got 3']),
