@@ -343,8 +343,11 @@ impl TimingChecker {
                 protocol(out, names::OUT_OF_ORDER, Some(last), rec);
                 return;
             }
-            if rec.cycle == last.cycle {
-                out.push(Violation { constraint: names::COMMAND_BUS, earlier: Some(last), later: *rec, required: 1, actual: 0 });
+            let long = matches!(last.command, Command::Act | Command::Rd | Command::Rda | Command::Wr | Command::Wra);
+            let required = if long { self.rules.long_command_cycles } else { 1 };
+            if rec.cycle < last.cycle + required {
+                let actual = rec.cycle - last.cycle;
+                out.push(Violation { constraint: names::COMMAND_BUS, earlier: Some(last), later: *rec, required, actual });
             }
         }
         ch.last = Some(*rec);

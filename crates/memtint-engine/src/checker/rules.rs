@@ -101,8 +101,12 @@ pub struct Rules {
     pub write_to_read_same_group: u64,
     /// WR -> RD, other bank group (CWL + tBL + tWTR_S).
     pub write_to_read_other_group: u64,
-    /// RD -> WR, same rank (CL + tBL + 2 - CWL, saturating).
+    /// RD -> WR, same rank (CL + tBL + 2 - CWL, saturating; + 4 on DDR5, whose turnaround
+    /// keeps the write preamble of JESD79-5, tWPRE >= 2 nCK).
     pub read_to_write: u64,
+    /// Cycles a channel's command bus is held by an ACT, RD or WR (and RDA, WRA): 2 on DDR5,
+    /// whose commands of two address cycles these are; 1 before. Any other command holds it 1.
+    pub long_command_cycles: u64,
     /// REF -> any command to the rank (tRFC).
     pub refresh_cycle: u64,
     /// Longest allowed gap between REFs of a rank when refresh is expected (9 x tREFI).
@@ -148,7 +152,8 @@ impl Rules {
         let (name_rrd_same, name_rrd_other) = pick(names::TRRD_L, names::TRRD_S, names::TRRD);
         let (name_ccd_same, name_ccd_other) = pick(names::TCCD_L, names::TCCD_S, names::TCCD);
         let (name_wtr_same, name_wtr_other) = pick(names::TWTR_L, names::TWTR_S, names::TWTR);
-        // JESD79-5 names the write distance apart; the earlier standards' tCCD_L covers both.
+        // JESD79-5 names the write distance apart (the earlier standards' tCCD_L covers both),
+        // widens the read-to-write turnaround and has two-cycle commands.
         let ddr5_writes = standard == Standard::Ddr5;
         let name_ccd_write_same = if ddr5_writes { names::TCCD_L_WR } else { name_ccd_same };
         Rules {
@@ -172,7 +177,8 @@ impl Rules {
             col_to_col_other_group: t.tCCD_S,
             write_to_read_same_group: CWL + BL + t.tWTR_L,
             write_to_read_other_group: CWL + BL + t.tWTR_S,
-            read_to_write: (CL + BL + 2).saturating_sub(CWL),
+            read_to_write: (CL + BL + if ddr5_writes { 4 } else { 2 }).saturating_sub(CWL),
+            long_command_cycles: if ddr5_writes { 2 } else { 1 },
             refresh_cycle: t.tRFC,
             max_refresh_gap: 9 * t.tREFI,
             refresh_interval: t.tREFI,
@@ -222,7 +228,7 @@ impl Rules {
             (self.name_ccd_other, "RD->RD, WR->WR same rank, other bank group: tCCD_S", self.col_to_col_other_group),
             (self.name_wtr_same, "WR->RD same rank, same bank group: CWL + tBL + tWTR_L", self.write_to_read_same_group),
             (self.name_wtr_other, "WR->RD same rank, other bank group: CWL + tBL + tWTR_S", self.write_to_read_other_group),
-            (names::RD_TO_WR, "RD->WR same rank: CL + tBL + 2 - CWL", self.read_to_write),
+            (names::RD_TO_WR, "RD->WR same rank: CL + tBL + 2 - CWL (+ 4 on DDR5)", self.read_to_write),
             (names::TRFC, "REF->any command to the rank: tRFC", self.refresh_cycle),
             (names::TREFI, "REF->REF of a rank at most 9 x tREFI (distributed refresh)", self.max_refresh_gap),
             (names::TREFW, "REF i -> REF i + bins of a rank at most tREFW + 9 x tREFI (burst refresh)", self.max_refresh_gap),
@@ -244,6 +250,7 @@ impl Rules {
             (names::RANK_WR_RD, "WR->RD other rank: CWL + tBL + tRTRS - CL", self.rank_write_to_read),
             (names::DATA_BUS, "bursts on a channel never overlap ([RD+CL, +tBL), [WR+CWL, +tBL))", self.burst),
             (names::COMMAND_BUS, "one command per channel per cycle", 1),
+            (names::COMMAND_BUS, "ACT/RD/WR(A)->any command, same channel: 2 cycles on DDR5", self.long_command_cycles),
         ]
     }
 }

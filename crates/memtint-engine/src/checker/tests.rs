@@ -1130,6 +1130,39 @@ fn ddr5_writes_to_one_bank_group_keep_tccd_l_wr() {
     assert_legal(&d, &col_pair(1, Command::Wr, Command::Wr, t.tCCD_S));
 }
 
+/// DDR5's ACT, RD and WR (RDA, WRA) take two cycles of the command bus (JESD79-5), so the
+/// channel's next command comes two cycles after them; a PRE leaves the next cycle free. Earlier
+/// standards have one-cycle commands.
+#[test]
+fn ddr5_long_commands_hold_the_command_bus_two_cycles() {
+    let d = ddr5();
+    for first in [act(T0, 0, 2, 0, 1), rd(T0, 0, 0, 0, 1), wr(T0, 0, 0, 0, 1), col(T0, Command::Rda, 0, 0, 0, 1)] {
+        let mut s = two_open(0, 1);
+        s.extend([first, pre(T0 + 1, 0, 1, 1)]);
+        assert_one(&d, &s, names::COMMAND_BUS, 2, 3, 2, 1);
+        s[3] = pre(T0 + 2, 0, 1, 1);
+        assert_legal(&d, &s);
+    }
+    let mut s = two_open(0, 1);
+    s.extend([pre(T0, 0, 1, 1), pre(T0 + 1, 0, 0, 0)]);
+    assert_legal(&d, &s);
+    let ddr4 = ddr4();
+    let mut s = two_open(0, 1);
+    s.extend([rd(T0, 0, 0, 0, 1), pre(T0 + 1, 0, 1, 1)]);
+    assert_legal(&ddr4, &s);
+}
+
+/// DDR5's read-to-write turnaround keeps the write preamble: CL + tBL + 4 - CWL, 14 nCK on
+/// ddr5-4800 (40 + 8 + 4 - 38), two more than DDR4's formula.
+#[test]
+fn ddr5_read_to_write_keeps_four_idle_bus_cycles() {
+    let d = ddr5();
+    let need = d.t.CL + d.t.tBL + 4 - d.t.CWL;
+    assert_eq!(need, 14, "CL {} tBL {} CWL {}", d.t.CL, d.t.tBL, d.t.CWL);
+    assert_legal(&d, &col_pair(1, Command::Rd, Command::Wr, need));
+    assert_one(&d, &col_pair(1, Command::Rd, Command::Wr, need - 1), names::RD_TO_WR, 2, 3, need, need - 1);
+}
+
 #[test]
 fn refsb_rules_met_exactly_are_legal() {
     let d = ddr5();

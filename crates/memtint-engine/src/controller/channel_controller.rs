@@ -728,6 +728,12 @@ impl ChannelController {
     /// (with `search_activated`, the searched one, of either direction, goes first).
     #[inline(always)]
     fn schedule(&mut self, now: Cycle) -> (bool, Cycle) {
+        // A command of two bus cycles (DDR5's ACT, RD, WR) holds the bus past the next cycle; the
+        // scan takes the bus as free.
+        let bus = self.timing.cmd_bus();
+        if bus > now {
+            return (false, bus);
+        }
         let d = self.write_mode as usize;
         let mut searched = None;
         if self.activated_due <= now {

@@ -135,7 +135,11 @@ pub const LPDDR4_RULES: &[Rule] = ddr_rules!(
 /// they must be precharged (tRP) and a row cycle past their last ACT (tRC), and are held for
 /// tRFCsb; other banks of the rank wait tREFSBRD after it, and it waits tRRD_L after the
 /// rank's last ACT; an all-bank REF and a REFSB wait for each other's refresh cycle
-/// (Ramulator 2's DDR5 rules).
+/// (Ramulator 2.0's DDR5 rules). ACT, RD and WR (with auto-precharge or not) are two-cycle
+/// commands on DDR5's command/address bus, so the channel's next command waits two cycles. A
+/// read-to-write turnaround keeps four idle bus cycles, not two: JESD79-5's CL - CWL + RBL/2 + 2
+/// + (tRPST - 0.5) + tWPRE with the smallest preambles (tRPST 0.5, tWPRE 2 nCK), as Ramulator
+/// 2.1's DDR5 has it.
 pub const DDR5_RULES: &[Rule] = ddr_rules!(
     rule(Scope::Bank, PRE, REFSB, |t| t.tRP, "tRP"),
     rule(Scope::Bank, ACT, REFSB, |t| t.tRC, "tRC"),
@@ -145,6 +149,8 @@ pub const DDR5_RULES: &[Rule] = ddr_rules!(
     rule(Scope::Rank, ACT, REFSB, |t| t.tRRD_L, "tRRD_L"),
     rule(Scope::Rank, REF, REFSB, |t| t.tRFC, "tRFC"),
     rule(Scope::Rank, REFSB, &[Ref, Prea], |t| t.tRFCsb, "tRFCsb"),
+    rule(Scope::Channel, &[Act, Rd, Rda, Wr, Wra], ALL, |_| 2, "two-cycle command"),
+    rule(Scope::Rank, RD, WR, |t| (t.CL + t.tBL + 4).saturating_sub(t.CWL), "rd-to-wr"),
 );
 
 /// The table entry a following command reads: RDA and WRA share RD's and WR's (the rules
@@ -191,11 +197,11 @@ impl TimingTable {
                 act_window = Some((r.window, latency));
                 continue;
             }
+            let own = r.following == RDA;
+            assert!(!own || r.scope == Scope::Bank, "RDA's own rules are bank rules");
             for &p in r.preceding {
                 for &f in r.following {
                     let list = &mut effects[p.index()];
-                    let own = r.following == RDA;
-                    assert!(!own || r.scope == Scope::Bank, "RDA's own rules are bank rules");
                     let f = if own { f } else { entry(f) };
                     match list.iter_mut().find(|e| e.scope == r.scope && e.following == f) {
                         Some(e) => e.latency = e.latency.max(latency),

@@ -184,9 +184,23 @@ fn cases(d: &Dev) -> Vec<Case> {
         seq.extend([col(first, Wr, 0, 0, 0), col(first + cwl + bl + t.tWTR_S, Rd, 0, 1, 0)]);
         v.push(case("WR->RD other group", d, seq, &d.name("tWTR", false), 3));
     }
+    // DDR5's turnaround keeps its write preamble: four idle bus cycles, not two.
+    let (turnaround, bus) = if d.std == Standard::Ddr5 { (4, 2) } else { (2, 1) };
     let mut seq = open(0);
-    seq.extend([col(first, Rd, 0, 0, 0), col(first + (cl + bl + 2).saturating_sub(cwl), Wr, 0, 0, 1)]);
+    seq.extend([col(first, Rd, 0, 0, 0), col(first + (cl + bl + turnaround).saturating_sub(cwl), Wr, 0, 0, 1)]);
     v.push(case("RD->WR", d, seq, "rd-to-wr", 2));
+    if bus > 1 {
+        // DDR5's ACT, RD and WR hold the command bus two cycles; a PRE to another group's open
+        // bank (past its tRAS) is held only by that.
+        for c in [Act, Rd, Wr] {
+            let mut seq = open(0);
+            other_group(&mut seq);
+            let at = opened + t.tRAS;
+            seq.push(if c == Act { act(at, 0, 2, 0) } else { col(at, c, 0, 0, 0) });
+            seq.push(pre(at + bus, 0, 1, 0));
+            v.push(case(&format!("{c}->PRE, command bus"), d, seq, "command bus", 3));
+        }
+    }
 
     // ---- other rank of the channel ----
     for (a, b, gap, name) in [
@@ -197,7 +211,7 @@ fn cases(d: &Dev) -> Vec<Case> {
     ] {
         // A distance of one cycle or less is the command bus's.
         if gap > 1 {
-            let seq = vec![act(0, 0, 0, 0), act(1, 1, 0, 0), col(1 + t.tRCD, a, 0, 0, 0), col(1 + t.tRCD + gap, b, 1, 0, 0)];
+            let seq = vec![act(0, 0, 0, 0), act(bus, 1, 0, 0), col(bus + t.tRCD, a, 0, 0, 0), col(bus + t.tRCD + gap, b, 1, 0, 0)];
             v.push(case(&format!("{a} rank 0->{b} rank 1"), d, seq, name, 2));
         }
     }
