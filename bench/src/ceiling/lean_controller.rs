@@ -651,9 +651,9 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
         self.s.set_candidate(b, kind, key, t, i);
     }
 
-    /// FCFS (`L = 2`): bank `b`'s two candidates, keyed by age alone (`fcfs.rs`): its oldest
-    /// hit's column command (lane b) and, when it also has a non-hit, that oldest non-hit's PRE
-    /// (lane 16 + b); else one PRE or ACT for its oldest request.
+    /// FCFS (`L = 2`, the second lane unused): bank `b`'s candidate, keyed by age alone
+    /// (`fcfs.rs`): the command of its oldest request, a column command if it hits the open row,
+    /// else PRE or ACT.
     #[cold]
     #[inline(never)]
     fn update_candidates_fcfs(&mut self, b: usize) {
@@ -675,16 +675,16 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
         }
         let (hit, miss) = (reqs.iter().position(|r| r.row == row), reqs.iter().position(|r| r.row != row));
         let (pre_t, rd_t) = (self.s.bank_pre[b], self.s.bank_rd[b]);
-        match hit {
-            Some(i) => {
+        match (hit, miss) {
+            (Some(i), Some(j)) if j < i => {
+                let t = pre_t.max(reqs[j].arrival + fe);
+                self.s.set_candidate(b, K_PRE, reqs[j].seq, t, j);
+            }
+            (Some(i), _) => {
                 let t = rd_t.max(reqs[i].arrival + fe);
                 self.s.set_candidate(b, if d == 1 { K_WR } else { K_RD }, reqs[i].seq, t, i);
-                if let Some(j) = miss {
-                    let t = pre_t.max(reqs[j].arrival + fe);
-                    self.s.set_candidate(second, K_PRE, reqs[j].seq, t, j);
-                }
             }
-            None => {
+            (None, _) => {
                 let t = pre_t.max(reqs[0].arrival + fe);
                 self.s.set_candidate(b, K_PRE, reqs[0].seq, t, 0);
             }

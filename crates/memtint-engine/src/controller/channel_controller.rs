@@ -560,6 +560,18 @@ impl ChannelController {
             Some(row) if q.hits > 0 => {
                 let col = if d == WRITES { Command::Wr } else { Command::Rd };
                 let i = q.oldest_hit(row, hit_from).expect("hit count says a hit is queued");
+                // An order that may close the row under its hits (FCFS; FR-FCFS-Cap past its cap)
+                // serves the bank's oldest request: the PRE of an older non-hit, or else the hit.
+                // Offering both would let a ready younger hit go while the PRE waits (tRTP after
+                // every read), so hits would pass the older request without end.
+                if (q.reqs.len() as u32) > q.hits && self.scheduler.may_close_row_with_hits(bank.hits_since_act) && !self.holds_activated(b)
+                {
+                    let j = q.oldest_miss(row, miss_from).expect("a non-hit is queued");
+                    if j < i {
+                        out[0] = slot(Command::Pre, false, j);
+                        return;
+                    }
+                }
                 out[0] = match bank.activated {
                     // The bank's ACT served its oldest request, which is its oldest hit. Keyed by
                     // arrival, first in the scan's order.
@@ -570,11 +582,6 @@ impl ChannelController {
                     }
                     _ => slot(col, self.scheduler.hit_counts_as_hit(bank.hits_since_act), i),
                 };
-                if (q.reqs.len() as u32) > q.hits && self.scheduler.may_close_row_with_hits(bank.hits_since_act) && !self.holds_activated(b)
-                {
-                    let j = q.oldest_miss(row, miss_from).expect("a non-hit is queued");
-                    out[1] = slot(Command::Pre, false, j);
-                }
             }
             Some(_) if self.holds_activated(b) => {}
             Some(_) => out[0] = slot(Command::Pre, false, 0),

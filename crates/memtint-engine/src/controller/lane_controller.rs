@@ -208,7 +208,7 @@ pub struct LaneController {
     lanes: Lanes,
     /// Per lane: its candidate's position in its bank queue.
     lane_index: BankTable<u32, MAX_LANES>,
-    /// Lane blocks, ranks > 1, and lanes per bank (1 or 2, `AgeOrder::candidates_per_bank`).
+    /// Lane blocks, ranks > 1, and lanes per bank (`AgeOrder::candidates_per_bank`).
     shape: ShapeKey,
     /// Per bank: its rank (so hot paths do not divide).
     bank_rank: Banks<u8>,
@@ -473,10 +473,11 @@ impl LaneController {
         self.lanes.set(l, NEVER_LANE, K_NONE, NO_KEY);
     }
 
-    /// Bank `b`'s candidates in the active direction (`ChannelController::oldest_candidates`):
-    /// the oldest hit's column command and, if the order may close a row under its hits, the
-    /// oldest non-hit's PRE; else PRE or ACT for the oldest request. The searches start at
-    /// `hit_from` and `miss_from` (callers that know the requests before cannot match).
+    /// Bank `b`'s candidate in the active direction (`ChannelController::oldest_candidates`):
+    /// with hits queued, the oldest hit's column command (or an older non-hit's PRE, for an
+    /// order that may close a row under its hits); else PRE or ACT for the oldest request. The
+    /// searches start at `hit_from` and `miss_from` (callers that know the requests before
+    /// cannot match).
     #[inline(always)]
     fn rebuild_bank<S: Shape>(&mut self, b: usize, hit_from: usize, miss_from: usize) {
         let d = self.write_mode as usize;
@@ -511,10 +512,10 @@ impl LaneController {
         self.set_lane::<S>(b, K_ACT, key, t, 0);
     }
 
-    /// Bank `b`'s candidates with `row` open and its oldest hit at `i`: that hit's column
-    /// command and, if the order may close the row under its hits, the oldest non-hit's PRE
-    /// (searched from `miss_from`). An activated request is its bank's oldest hit (its ACT
-    /// served the bank's oldest request).
+    /// Bank `b`'s candidate with `row` open and its oldest hit at `i`: that hit's column
+    /// command, or, if the order may close the row under its hits and an older non-hit waits
+    /// (searched from `miss_from`), that request's PRE (`ChannelController::oldest_candidates`).
+    /// An activated request is its bank's oldest hit (its ACT served the bank's oldest request).
     #[inline(always)]
     fn set_column_candidates<S: Shape>(&mut self, d: usize, b: usize, row: u32, i: usize, miss_from: usize) {
         let q = &self.queues[d][b];
@@ -526,13 +527,16 @@ impl LaneController {
         let t = self.timing.bank_col[b].max(p.ready_at);
         let col = if d == WRITES { K_WR } else { K_RD };
         let close = q.len() as u32 > self.hits[d][b] && self.order.may_close_row_with_hits(hsa) && !self.holds_activated(b);
-        let j = if close { miss_from + q[miss_from..].iter().position(|r| r.row != row).expect("a non-hit is queued") } else { 0 };
-        self.set_lane::<S>(b, col, key, t, i);
         if close {
-            let p = &self.slab[self.queues[d][b][j].slot as usize];
-            let (key, t) = (self.lane_key(false, p.age), self.timing.bank_pre[b].max(p.ready_at));
-            self.set_lane::<S>(self.banks + b, K_PRE, key, t, j);
+            let j = miss_from + q[miss_from..].iter().position(|r| r.row != row).expect("a non-hit is queued");
+            if j < i {
+                let p = &self.slab[q[j].slot as usize];
+                let (key, t) = (self.lane_key(false, p.age), self.timing.bank_pre[b].max(p.ready_at));
+                self.set_lane::<S>(b, K_PRE, key, t, j);
+                return;
+            }
         }
+        self.set_lane::<S>(b, col, key, t, i);
     }
 
     #[cold]

@@ -46,7 +46,7 @@ pub struct ShapeKey {
 /// Run `$body` with `$S` the `Shape` of `$key`: a `Fixed` shape for the organisations below,
 /// `Dynamic` for the others. Each `Fixed` shape is a copy of the code `$body` reaches, so the
 /// list is short: DDR3 (8 banks per rank) and DDR4 (16) with one rank, and with two or four
-/// ranks under FR-FCFS (one lane per bank); FCFS and FR-FCFS-Cap have two lanes per bank.
+/// ranks (one lane per bank: `AgeOrder::candidates_per_bank`).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! with_shape {
@@ -59,14 +59,6 @@ macro_rules! with_shape {
             }
             ShapeKey { blocks: 2, multi_rank: false, slots: 1 } => {
                 type $S = Fixed<2, false, 1>;
-                $body
-            }
-            ShapeKey { blocks: 2, multi_rank: false, slots: 2 } => {
-                type $S = Fixed<2, false, 2>;
-                $body
-            }
-            ShapeKey { blocks: 4, multi_rank: false, slots: 2 } => {
-                type $S = Fixed<4, false, 2>;
                 $body
             }
             ShapeKey { blocks: 2, multi_rank: true, slots: 1 } => {

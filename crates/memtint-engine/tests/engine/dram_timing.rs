@@ -112,6 +112,36 @@ fn ddr5_long_commands_take_two_bus_cycles_and_reads_turn_to_writes_in_14() {
     assert_eq!((t.CL + t.tBL + 4 - t.CWL, rank_rd_wr.iter().min()), (14, Some(&14)), "RD -> WR on one rank");
 }
 
+/// A read to row 0 of one bank, then one to another row of that bank, then 40 more row-0 reads
+/// arriving every 6 cycles: how many row-0 reads each age-ordered scheduler serves before the
+/// conflicting request's PRE, on both controller implementations. FCFS serves the bank in
+/// arrival order (one); FR-FCFS-Cap lets the row serve `cap` column commands since its ACT
+/// (4); FR-FCFS serves every hit first (41). Offering the PRE beside the ready hits let the
+/// hits pass it without end under FCFS and the cap alike: each read delays the PRE by tRTP.
+#[test]
+fn an_older_conflict_waits_for_no_hit_under_fcfs_and_for_cap_hits_under_fr_fcfs_cap() {
+    for implementation in ["general", "lanes"] {
+        for (scheduler, served) in [("fcfs", 1), ("fr-fcfs-cap", 4), ("fr-fcfs", 41)] {
+            let cfg = machine(
+                "ddr4-2400",
+                json!({"controller": {"refresh": "none", "scheduler": scheduler, "implementation": implementation,
+                    "fr-fcfs-cap": {"cap": 4}}}),
+            );
+            let at = |row: u32, column: u32| {
+                cfg.mapping.encode(&DramAddress { row, column: column * cfg.org.burst_length, ..Default::default() })
+            };
+            let mut reqs = vec![(at(0, 0), 0), (at(1, 0), 1)];
+            reqs.extend((0..40).map(|k| (at(0, 1 + k), 2 + 6 * k as u64)));
+            let reqs =
+                reqs.into_iter().map(|(addr, t)| memtint_engine::trace::DramRequest { addr, is_write: false, arrival: Some(t) }).collect();
+            let opts = DramSimOptions { keep_commands: true, ..DramSimOptions::new(64) };
+            let (_, totals) = run_requests(&cfg, reqs, opts);
+            let before_pre = totals.commands.iter().take_while(|c| c.command != Command::Pre).filter(|c| c.command == Command::Rd).count();
+            assert_eq!(before_pre, served, "{scheduler} on the {implementation} controller");
+        }
+    }
+}
+
 #[test]
 fn streaming_over_many_banks_reaches_90_percent_of_peak() {
     for m in ["ddr3-1333", "ddr3-1600", "ddr4-2400", "ddr4-2400-2ch2r", "i7-860"] {

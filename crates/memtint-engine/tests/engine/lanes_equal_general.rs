@@ -298,12 +298,12 @@ fn every_lane_shape_of_the_one_channel_loop_equals_the_general_controller() {
     let cases = [
         ("ddr3-1600", 1, "fr-fcfs", "Fixed<1, false, 1>", Random, 0.6),
         ("ddr4-2400", 1, "fr-fcfs", "Fixed<2, false, 1>", Mix, 0.6),
-        ("ddr3-1600", 1, "fcfs", "Fixed<2, false, 2>", Conflict, 0.7),
-        ("ddr4-2400", 1, "fr-fcfs-cap", "Fixed<4, false, 2>", Stream, 0.5),
+        ("ddr3-1600", 1, "fcfs", "Fixed<1, false, 1>", Conflict, 0.7),
+        ("ddr4-2400", 1, "fr-fcfs-cap", "Fixed<2, false, 1>", Stream, 0.5),
         ("ddr3-1600", 2, "fr-fcfs", "Fixed<2, true, 1>", Random, 0.7),
         ("ddr4-2400", 2, "fr-fcfs", "Fixed<4, true, 1>", Mix, 0.6),
-        ("ddr4-2400", 2, "fcfs", "Dynamic", Random, 0.6),
-        ("ddr3-1600", 4, "fr-fcfs-cap", "Dynamic", Mix, 0.5),
+        ("ddr4-2400", 4, "fcfs", "Dynamic", Random, 0.6),
+        ("ddr3-1600", 4, "fr-fcfs-cap", "Fixed<4, true, 1>", Mix, 0.5),
     ];
     for (name, ranks, scheduler, shape, kind, read_fraction) in cases {
         let mut m = MachineConfig::load(name).unwrap();

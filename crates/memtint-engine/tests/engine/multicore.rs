@@ -208,11 +208,11 @@ fn the_multicore_lane_path_equals_the_general_path_on_every_shape() {
     let cases = [
         ("ddr4-2400", 1, 1, "fr-fcfs", "Fixed<2, false, 1>"),
         ("ddr3-1600", 1, 1, "fr-fcfs", "Fixed<1, false, 1>"),
-        ("ddr3-1600", 1, 1, "fcfs", "Fixed<2, false, 2>"),
-        ("ddr4-2400", 1, 1, "fr-fcfs-cap", "Fixed<4, false, 2>"),
+        ("ddr3-1600", 1, 1, "fcfs", "Fixed<1, false, 1>"),
+        ("ddr4-2400", 1, 1, "fr-fcfs-cap", "Fixed<2, false, 1>"),
         ("ddr3-1600", 1, 2, "fr-fcfs", "Fixed<2, true, 1>"),
         ("ddr4-2400", 1, 2, "fr-fcfs", "Fixed<4, true, 1>"),
-        ("ddr4-2400", 1, 2, "fcfs", "Dynamic"),
+        ("ddr4-2400", 1, 4, "fcfs", "Dynamic"),
         ("ddr4-2400", 2, 1, "fr-fcfs", "Fixed<2, false, 1>"),
     ];
     for (machine, channels, ranks, scheduler, shape) in cases {

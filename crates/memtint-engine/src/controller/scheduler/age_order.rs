@@ -10,11 +10,12 @@ pub const LANE_AGES: u32 = (1 << 22) - 1;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AgeOrder {
-    /// Oldest first; row hits get no priority.
+    /// Oldest first; row hits get no priority (a bank serves its requests in arrival order).
     Fcfs,
     /// Row hits first, then oldest first; a row with queued hits is not closed.
     FrFcfs,
-    /// FR-FCFS until a row has served `cap` column commands since its ACT.
+    /// FR-FCFS until a row has served `cap` column commands since its ACT; then the bank's
+    /// oldest request first, as FCFS.
     FrFcfsCap { cap: u32 },
 }
 
@@ -68,13 +69,11 @@ impl AgeOrder {
         }
     }
 
-    /// Candidates a bank may offer at once: two when a row may be closed under its hits (the
-    /// oldest hit's column command and the oldest non-hit's PRE), else one.
+    /// Candidates a bank offers at once: one, its oldest hit's column command or, where the
+    /// order may close a row under its hits and an older non-hit waits, that request's PRE
+    /// (`ChannelController::oldest_candidates`).
     pub fn candidates_per_bank(self) -> usize {
-        match self {
-            AgeOrder::FrFcfs => 1,
-            AgeOrder::Fcfs | AgeOrder::FrFcfsCap { .. } => 2,
-        }
+        1
     }
 }
 

@@ -1,6 +1,7 @@
 //! FR-FCFS-Cap (Mutlu & Moscibroda, MICRO 2007): FR-FCFS, but once a row has served `cap`
-//! column commands since it was opened, its hits lose priority and it may be closed, so a
-//! stream of hits cannot starve older requests to the same bank.
+//! column commands since it was opened (the opening request's own included), its bank serves
+//! its oldest request first, as FCFS: an older request to another row gets its PRE before any
+//! further hit, so a stream of hits cannot starve it.
 
 use super::{no_periods, AgeOrder, Candidate, Scheduler, SchedulerInfo};
 use crate::controller::ControllerConfig;
@@ -12,7 +13,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FrFcfsCapParams {
-    /// At most this many younger row hits may bypass an older request to a bank.
+    /// Column commands a row serves since its ACT (the opening request's included) before its
+    /// bank serves its oldest request first: 1 lets no younger hit pass an older request.
     pub cap: u32,
 }
 
@@ -38,7 +40,7 @@ fn params(cfg: &ControllerConfig) -> Result<FrFcfsCapParams> {
 /// Registered in `scheduler::SCHEDULERS`.
 pub const INFO: SchedulerInfo = SchedulerInfo {
     name: "fr-fcfs-cap",
-    summary: "FR-FCFS with at most `cap` younger hits bypassing an older request",
+    summary: "FR-FCFS until a row has served `cap` column commands since its ACT, then oldest first",
     fast_path: true,
     params: ParamSchema::of::<FrFcfsCapParams>(RENAMED),
     build: |cfg, _| Ok(Box::new(FrFcfsCap::new(params(cfg)?.cap))),
