@@ -117,8 +117,9 @@ def mixes(controller):
                 print(f"| {stream} + {lname} | {pname} | {ws:.3f} | {miss / total:.3f} | {slow} | {worst:.3f} | {blp} |")
                 if PREFETCHER:
                     pf = [c.get("prefetch", {}) for c in cores]
-                    print(f"|  | prefetches issued (useful+late) | " + " | ".join(
-                        f"{p.get('issued', 0)} ({p.get('useful', 0) + p.get('late', 0)})" for p in pf) + " | | | | | |")
+                    # Under the four slowdown columns, one cell per core: the table's 10 columns.
+                    print("|  | prefetches issued (useful+late) |  |  | " + " | ".join(
+                        f"{p.get('issued', 0)} ({p.get('useful', 0) + p.get('late', 0)})" for p in pf) + " |  |  |")
 
 
 def main():
