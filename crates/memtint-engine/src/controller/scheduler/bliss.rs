@@ -1,8 +1,10 @@
 //! BLISS, the blacklisting memory scheduler (Subramanian et al., ICCD 2014, its mechanism): the controller
-//! counts consecutive requests served from one source; when a source's run reaches the
-//! blacklisting threshold (4) it is blacklisted, and the blacklist is cleared every clearing
-//! interval (10 000 cycles). Order: non-blacklisted first, then row hit, then oldest. Defaults
-//! [ext, from the BLISS paper's evaluated configuration as recalled; not in ccps.md, unverified].
+//! counts consecutive requests served from one source; when a source's run exceeds the
+//! blacklisting threshold (4), so at its fifth request in a row, it is blacklisted, and the
+//! blacklist is cleared every clearing interval (10 000 cycles). Order: non-blacklisted first,
+//! then row hit, then oldest. "Exceeds" follows the paper's wording and Ramulator 2's BLISS
+//! plugin. Defaults [ext, the BLISS paper's evaluated configuration, as in Ramulator 2; not in
+//! ccps.md].
 
 use super::key::KeyBuilder;
 use super::per_source::PerSource;
@@ -26,7 +28,7 @@ struct Source {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BlissParams {
-    /// Consecutive requests served from one source that blacklist it.
+    /// A source served more than this many requests in a row is blacklisted.
     pub threshold: u32,
     /// The blacklist is cleared this often (cycles).
     pub clearing_interval: u64,
@@ -127,7 +129,7 @@ impl Scheduler for Bliss {
         }
         let s = self.sources.get_mut(req.source);
         s.served += 1;
-        if self.run >= self.threshold && !s.blacklisted {
+        if self.run > self.threshold && !s.blacklisted {
             s.blacklisted = true;
             s.times_blacklisted += 1;
             self.changed = true;
@@ -182,17 +184,19 @@ mod tests {
     }
 
     #[test]
-    fn bliss_blacklists_after_n_consecutive() {
+    fn bliss_blacklists_a_source_served_more_than_threshold_times_in_a_row() {
         let mut b = Bliss::new(4, 10_000);
         let none: [Vec<BankQueue>; 2] = [vec![], vec![]];
-        for i in 0..3 {
+        for i in 0..4 {
             b.on_served(10, &req(0, i), RowOutcome::Hit);
         }
-        b.on_served(11, &req(1, 3), RowOutcome::Hit);
-        assert!(!b.advance(12, &none) && !b.is_blacklisted(0), "a run of 3 broken by another source");
-        for i in 4..8 {
-            b.on_served(13, &req(0, i), RowOutcome::Hit);
+        assert!(!b.advance(11, &none) && !b.is_blacklisted(0), "a run of 4 only reaches the threshold");
+        b.on_served(11, &req(1, 4), RowOutcome::Hit);
+        for i in 5..9 {
+            b.on_served(12, &req(0, i), RowOutcome::Hit);
         }
+        assert!(!b.advance(13, &none) && !b.is_blacklisted(0), "another source broke the run");
+        b.on_served(13, &req(0, 9), RowOutcome::Hit);
         assert!(b.advance(14, &none), "the blacklisting changes priorities");
         assert!(b.is_blacklisted(0) && !b.is_blacklisted(1));
     }
@@ -201,7 +205,7 @@ mod tests {
     fn bliss_clears_blacklist_each_interval() {
         let mut b = Bliss::new(4, 1000);
         let none: [Vec<BankQueue>; 2] = [vec![], vec![]];
-        for i in 0..4 {
+        for i in 0..5 {
             b.on_served(10, &req(2, i), RowOutcome::Hit);
         }
         b.advance(20, &none);
@@ -216,12 +220,12 @@ mod tests {
     #[test]
     fn bliss_lets_another_source_overtake_a_blacklisted_stream() {
         // Source 0's twelve hits to one row; source 1's request to another row of the bank
-        // arrives after them. After four served hits source 0 is blacklisted and source 1's
+        // arrives after them. After five served hits source 0 is blacklisted and source 1's
         // request goes next.
         let mut reqs: Vec<Req> = (0..12).map(|i| Req::read(i, 0, 0, 4, i as u32)).collect();
         reqs.push(Req::read(50, 1, 0, 6, 0).at(2));
         let order = served_order(&cfg(100_000), &reqs);
-        assert_eq!(order[4], 50, "{order:?}");
+        assert_eq!(order[5], 50, "{order:?}");
         let fr = served_order(&ControllerConfig { scheduler: "fr-fcfs".into(), ..cfg(100_000) }, &reqs);
         assert_eq!(fr.last(), Some(&50));
     }
