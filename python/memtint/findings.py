@@ -5,45 +5,28 @@ baseline with the statistic that explains it. `memtint report` puts them in ever
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 
 #: Programs that are memory-intensive (LLC MPKI > 1, bpm.md §4) among the built-in profiles.
 INTENSIVE_PROFILES = ("stream", "random", "copy")
 
-#: What each policy partitions: the mechanism a sentence names when the numbers show its effect.
-MECHANISM = {
-    "bpm": "bank partitioning",
-    "bpm-plus": "bank + channel partitioning",
-    "bpm-plus-balanced": "bank + channel partitioning",
-    "cache-only": "LLC colouring",
-    "bank-only": "bank partitioning",
-    "a-vp": "LLC + bank colouring",
-    "b-vp": "LLC + bank colouring",
-    "c-vp": "LLC + bank colouring",
-    "vertical": "LLC + bank colouring",
-    "hvr": "LLC + bank colouring",
-    "bank-only-8": "bank partitioning",
-    "channel-only": "channel partitioning",
-    "mcp": "channel partitioning",
-    "imps": "channel partitioning",
-    "ccps": "core regions of channels and banks",
-    "random-interleave": "random page interleaving",
-    "buddy": "buddy placement",
-}
+@functools.lru_cache(maxsize=1)
+def _placement_info() -> dict[str, dict[str, Any]]:
+    """The engine's placement policies by name, as each declares itself (its ``mechanism``, and
+    whether it ``places_nodes`` or ``colours_nodes``)."""
+    from memtint import api
 
-#: Node placement policies (docs/numa.md): they choose each page's node, not its banks, and what
-#: they change most is where reads are served (a link's latency, a slower node's bandwidth).
-NODE_PLACEMENT = {
-    "local": "first-touch node placement",
-    "interleave": "node interleaving",
-    "weighted-interleave": "weighted node interleaving",
-    "dram-only": "binding to the fast nodes",
-    "bw-interleave": "bandwidth-aware node interleaving",
-    "bw-random": "bandwidth-aware random node placement",
-    "bw-local": "bandwidth-aware local node placement",
-}
-MECHANISM.update(NODE_PLACEMENT)
+    return {p["name"]: p for p in api.presets()["placement_policy_info"]}
+
+
+def places_by_node(placement: str) -> bool:
+    """A node placement policy (docs/numa.md): it chooses each page's node, not its banks, and
+    what it changes most is where reads are served (a link's latency, a slower node's bandwidth)."""
+    info = _placement_info().get(placement, {})
+    return bool(info.get("places_nodes")) and not info.get("colours_nodes")
+
 
 #: Schedulers by the names their papers use.
 SCHEDULERS = {"fcfs": "FCFS", "fr-fcfs": "FR-FCFS", "fr-fcfs-cap": "FR-FCFS-Cap", "par-bs": "PAR-BS",
@@ -56,7 +39,8 @@ def mechanism(policy: str) -> str:
     from memtint.comparison import split_policy
 
     placement, scheduler = split_policy(policy)
-    parts = [] if placement == "buddy" and scheduler else [MECHANISM.get(placement, placement)]
+    declared = _placement_info().get(placement, {}).get("mechanism") or placement
+    parts = [] if placement == "buddy" and scheduler else [declared]
     if scheduler:
         parts.append(f"{SCHEDULERS.get(scheduler, scheduler)} scheduling")
     return " with ".join(parts)
@@ -243,7 +227,7 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None,
         rb_from, rb_to = two_figures(100 * rb_base, 100 * rb_pol)
         from memtint.comparison import split_policy
 
-        by_node = split_policy(policy)[0] in NODE_PLACEMENT
+        by_node = places_by_node(split_policy(policy)[0])
         # A colour policy's own rows share fewer banks; a node policy leaves every bank to them.
         fewer, aside = ("", "") if by_node else (" on its fewer banks", ", on fewer banks,")
         if rb_pol < rb_base * 0.95:

@@ -460,6 +460,18 @@ def test_a_scheduler_in_a_policy_name_is_the_mechanism_a_sentence_names():
     assert mechanism("buddy") == "buddy placement"  # a baseline other than buddy puts buddy in a sentence
 
 
+def test_every_placement_policy_declares_what_a_sentence_names_and_whether_it_places_by_node():
+    from memtint import api
+    from memtint.findings import mechanism, places_by_node
+
+    for p in api.presets()["placement_policy_info"]:
+        assert p["mechanism"] and mechanism(p["name"]) == p["mechanism"], p["name"]
+        # A node-colouring policy (camc, tintmalloc) chooses banks too: its sentences are a colour policy's.
+        assert places_by_node(p["name"]) == (p["places_nodes"] and not p["colours_nodes"]), p["name"]
+    assert places_by_node("weighted-interleave") and places_by_node("local")
+    assert not places_by_node("bpm") and not places_by_node("tintmalloc") and not places_by_node("new-policy")
+
+
 def test_a_report_follows_no_order_of_the_store(results):
     # A parallel sweep stores runs in the order they finished: the report must not follow it.
     from memtint.findings import policy_sentences

@@ -95,7 +95,8 @@ pub fn catalogue_json() -> String {
             .map(|p| {
                 serde_json::json!({"name": p.name, "summary": p.summary, "needs_profiles": p.needs_profiles,
                                    "binds_threads": p.binds_threads, "needs": p.needs, "machine_variant": p.machine_variant,
-                                   "params": (p.params.defaults)()})
+                                   "places_nodes": p.places_nodes, "colours_nodes": p.colours_nodes,
+                                   "mechanism": p.mechanism, "params": (p.params.defaults)()})
             })
             .collect::<Vec<_>>(),
         "migration_policy_info": crate::os::migration::MIGRATIONS

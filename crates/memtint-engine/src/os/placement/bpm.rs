@@ -14,4 +14,5 @@ pub fn bpm(cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<ColourSe
 /// Registered in `placement::POLICIES`.
 pub const INFO: PolicyInfo =
     PolicyInfo::new("bpm", "exclusive bank colours per process (BPM)", |cfg, bits, processes, _| Ok(Box::new(bpm(cfg, bits, processes)?)))
-        .reads_keys(super::colour_sets::KEYS);
+        .reads_keys(super::colour_sets::KEYS)
+        .mechanism("bank partitioning");

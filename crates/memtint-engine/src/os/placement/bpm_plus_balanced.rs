@@ -194,7 +194,8 @@ pub const INFO: PolicyInfo = PolicyInfo::new(
 .needs_profiles()
 .needs("a mapping with channel bits above the page offset (e.g. machine i7-860-bpm-plus); as many processes per channel")
 .machine_variant(PAGE_CHANNEL)
-.reads_keys(super::colour_sets::KEYS);
+.reads_keys(super::colour_sets::KEYS)
+.mechanism("bank + channel partitioning");
 
 #[cfg(test)]
 mod tests {

@@ -42,4 +42,5 @@ impl PlacementPolicy for BuddyOrder {
 pub const INFO: PolicyInfo =
     PolicyInfo::new("buddy", "the uncoloured baseline: the buddy allocator's seeded aged frame order", |cfg, _, _, _| {
         Ok(Box::new(BuddyOrder::new(cfg.seed())))
-    });
+    })
+    .mechanism("buddy placement");

@@ -41,4 +41,5 @@ pub const INFO: PolicyInfo = PolicyInfo::new(
     },
 )
 .places_nodes()
-.params(ParamSchema::of::<WeightParams>(&[]));
+.params(ParamSchema::of::<WeightParams>(&[]))
+.mechanism("bandwidth-aware node interleaving");

@@ -40,4 +40,5 @@ pub const INFO: PolicyInfo =
         Ok(ByNode::boxed(INFO.name, BwLocal { layout: m.nodes.clone(), clusters, counts: Vec::new() }))
     })
     .places_nodes()
-    .params(ParamSchema::of::<WeightParams>(&[]));
+    .params(ParamSchema::of::<WeightParams>(&[]))
+    .mechanism("bandwidth-aware local node placement");

@@ -30,4 +30,5 @@ pub const INFO: PolicyInfo =
         Ok(ByNode::boxed(INFO.name, BwRandom { clusters, rng: ChaCha8Rng::seed_from_u64(cfg.seed()) }))
     })
     .places_nodes()
-    .params(ParamSchema::of::<WeightParams>(&[]));
+    .params(ParamSchema::of::<WeightParams>(&[]))
+    .mechanism("bandwidth-aware random node placement");

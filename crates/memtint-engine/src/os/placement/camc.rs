@@ -252,4 +252,5 @@ pub const INFO: PolicyInfo = PolicyInfo::new(
 .colours_nodes()
 .needs("bank bits above the page offset")
 .params(ParamSchema::of::<CamcParams>(&[]))
-.reads_keys(&["colours", "groups", "frame_order", "strict"]);
+.reads_keys(&["colours", "groups", "frame_order", "strict"])
+.mechanism("controller-aware bank colouring");

@@ -209,7 +209,8 @@ pub const INFO: PolicyInfo = PolicyInfo::new("ccps", "per-core channel-aware ban
 .binds_threads("ccps")
 .needs("a mapping with channel bits above the page offset (e.g. machine ccps-4c-64b)")
 .params(ParamSchema::of::<CcpsParams>(&[]))
-.reads_keys(&["frame_order", "strict"]);
+.reads_keys(&["frame_order", "strict"])
+.mechanism("core regions of channels and banks");
 
 #[cfg(test)]
 mod tests {

@@ -31,4 +31,5 @@ pub const INFO: PolicyInfo =
     })
     .needs("a mapping with channel bits above the page offset (e.g. machine i7-860-bpm-plus)")
     .machine_variant(PAGE_CHANNEL)
-    .reads_keys(super::colour_sets::KEYS);
+    .reads_keys(super::colour_sets::KEYS)
+    .mechanism("channel partitioning");

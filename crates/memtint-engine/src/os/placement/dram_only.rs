@@ -54,4 +54,5 @@ pub const INFO: PolicyInfo =
         Ok(ByNode::boxed(INFO.name, DramOnly { layout: m.nodes.clone(), fast }))
     })
     .places_nodes()
-    .params(ParamSchema::of::<DramOnlyParams>(&[]));
+    .params(ParamSchema::of::<DramOnlyParams>(&[]))
+    .mechanism("binding to the fast nodes");

@@ -24,4 +24,5 @@ pub const INFO: PolicyInfo =
     PolicyInfo::new("interleave", "each thread's pages round-robin over the nodes with memory (MPOL_INTERLEAVE)", |_, _, _, m| {
         Ok(ByNode::boxed(INFO.name, Interleave { nodes: m.nodes.memory_nodes(), next: Vec::new() }))
     })
-    .places_nodes();
+    .places_nodes()
+    .mechanism("node interleaving");

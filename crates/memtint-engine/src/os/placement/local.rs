@@ -21,4 +21,5 @@ pub const INFO: PolicyInfo =
     PolicyInfo::new("local", "first touch: each page on the faulting core's node (Linux's default)", |_, _, _, m| {
         Ok(ByNode::boxed(INFO.name, Local { layout: m.nodes.clone() }))
     })
-    .places_nodes();
+    .places_nodes()
+    .mechanism("first-touch node placement");

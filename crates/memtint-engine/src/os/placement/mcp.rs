@@ -284,7 +284,8 @@ pub const MCP: PolicyInfo =
     .needs("a mapping with channel bits above the page offset")
     .machine_variant(super::PAGE_CHANNEL)
     .params(ParamSchema::of::<McpParams>(&[]))
-    .reads_keys(&["frame_order", "strict"]);
+    .reads_keys(&["frame_order", "strict"])
+    .mechanism("channel partitioning");
 
 /// Registered in `placement::POLICIES`.
 pub const IMPS: PolicyInfo =
@@ -295,7 +296,8 @@ pub const IMPS: PolicyInfo =
     .needs("a mapping with channel bits above the page offset")
     .machine_variant(super::PAGE_CHANNEL)
     .reads_table(TABLE)
-    .reads_keys(&["frame_order", "strict"]);
+    .reads_keys(&["frame_order", "strict"])
+    .mechanism("channel partitioning");
 
 #[cfg(test)]
 mod tests {

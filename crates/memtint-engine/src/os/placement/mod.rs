@@ -170,6 +170,9 @@ pub struct PolicyInfo {
     pub colours_nodes: bool,
     /// Another policy's table it reads (IMPS reads MCP's thresholds, `[os.mcp]`).
     pub reads_table: Option<&'static str>,
+    /// What it partitions or places by, as a phrase for sentences ("bank partitioning"): a
+    /// report names it where the numbers show its effect. Empty: the report uses the name.
+    pub mechanism: &'static str,
     /// The flat `[os]` keys it reads that not every policy does (`os.colours`, `os.strict`...;
     /// `os.profiles` goes with `needs_profiles`): one set under a policy that does not declare
     /// it is warned of.
@@ -193,6 +196,7 @@ impl PolicyInfo {
             places_nodes: false,
             colours_nodes: false,
             reads_table: None,
+            mechanism: "",
             reads_keys: &[],
             build,
         }
@@ -220,6 +224,9 @@ impl PolicyInfo {
     }
     pub const fn reads_table(self, table: &'static str) -> Self {
         PolicyInfo { reads_table: Some(table), ..self }
+    }
+    pub const fn mechanism(self, phrase: &'static str) -> Self {
+        PolicyInfo { mechanism: phrase, ..self }
     }
     pub const fn reads_keys(self, keys: &'static [&'static str]) -> Self {
         PolicyInfo { reads_keys: keys, ..self }

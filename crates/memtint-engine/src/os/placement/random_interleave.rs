@@ -48,4 +48,5 @@ impl PlacementPolicy for RandomInterleave {
 /// Registered in `placement::POLICIES`.
 pub const INFO: PolicyInfo = PolicyInfo::new("random-interleave", "each page on a random colour", |cfg, bits, _, _| {
     Ok(Box::new(RandomInterleave::new(cfg.seed(), bits)?))
-});
+})
+.mechanism("random page interleaving");

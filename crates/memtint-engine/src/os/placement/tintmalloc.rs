@@ -326,4 +326,5 @@ pub const INFO: PolicyInfo = PolicyInfo::new(
 .colours_nodes()
 .needs("bank bits above the page offset")
 .params(ParamSchema::of::<TintParams>(&[]))
-.reads_keys(&["frame_order", "strict"]);
+.reads_keys(&["frame_order", "strict"])
+.mechanism("controller-aware bank + LLC colouring");

@@ -71,7 +71,8 @@ pub const VERTICAL: PolicyInfo =
         Ok(Box::new(vertical("vertical", ijk, cfg, bits, processes)?))
     })
     .params(ParamSchema::of::<VerticalParams>(RENAMED))
-    .reads_keys(super::colour_sets::KEYS);
+    .reads_keys(super::colour_sets::KEYS)
+    .mechanism("LLC + bank colouring");
 
 /// The named (i, j, k) policy `name` of `NAMED_VERTICAL`.
 fn named(name: &'static str, cfg: &OsConfig, bits: &ColourBits, processes: u32) -> Result<Box<dyn PlacementPolicy>> {
@@ -80,22 +81,24 @@ fn named(name: &'static str, cfg: &OsConfig, bits: &ColourBits, processes: u32) 
 }
 
 macro_rules! named_info {
-    ($id:ident, $name:literal, $summary:literal) => {
+    ($id:ident, $name:literal, $summary:literal, $mechanism:literal) => {
         /// Registered in `placement::POLICIES`.
         pub const $id: PolicyInfo = PolicyInfo::new($name, $summary, |cfg, bits, processes, _| named($name, cfg, bits, processes))
-            .reads_keys(super::colour_sets::KEYS);
+            .reads_keys(super::colour_sets::KEYS)
+            .mechanism($mechanism);
     };
 }
-named_info!(CACHE_ONLY, "cache-only", "HVR (0, 3, 0): LLC colours only");
-named_info!(BANK_ONLY, "bank-only", "HVR (2, 0, 0): bank colours only");
-named_info!(BANK_ONLY_8, "bank-only-8", "HVR (2, 0, 1): eight bank colours");
-named_info!(A_VP, "a-vp", "HVR (0, 0, 2): bank-and-cache bits");
-named_info!(B_VP, "b-vp", "HVR (1, 0, 2)");
-named_info!(C_VP, "c-vp", "HVR (0, 1, 2)");
+named_info!(CACHE_ONLY, "cache-only", "HVR (0, 3, 0): LLC colours only", "LLC colouring");
+named_info!(BANK_ONLY, "bank-only", "HVR (2, 0, 0): bank colours only", "bank partitioning");
+named_info!(BANK_ONLY_8, "bank-only-8", "HVR (2, 0, 1): eight bank colours", "bank partitioning");
+named_info!(A_VP, "a-vp", "HVR (0, 0, 2): bank-and-cache bits", "LLC + bank colouring");
+named_info!(B_VP, "b-vp", "HVR (1, 0, 2)", "LLC + bank colouring");
+named_info!(C_VP, "c-vp", "HVR (0, 1, 2)", "LLC + bank colouring");
 
 /// Registered in `placement::POLICIES`.
 pub const HVR: PolicyInfo =
     PolicyInfo::new("hvr", "HVR (2, 3, 2): every HVR bit, for os.dynamic = \"hvr-online\"", |cfg, bits, processes, _| {
         Ok(Box::new(vertical("hvr", HVR_SPACE, cfg, bits, processes)?))
     })
-    .reads_keys(super::colour_sets::KEYS);
+    .reads_keys(super::colour_sets::KEYS)
+    .mechanism("LLC + bank colouring");

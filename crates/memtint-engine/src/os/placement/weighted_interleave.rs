@@ -50,4 +50,5 @@ pub const INFO: PolicyInfo = PolicyInfo::new(
     },
 )
 .places_nodes()
-.params(ParamSchema::of::<WeightParams>(&[]));
+.params(ParamSchema::of::<WeightParams>(&[]))
+.mechanism("weighted node interleaving");
