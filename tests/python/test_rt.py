@@ -72,6 +72,8 @@ def test_bad_task_sets_are_refused_naming_the_key(memtint, tmp_path, clean_error
     # Two tasks of one name: servers and results would take them for one.
     bad.write_text(two + '[[tasks]]\nname = "a"\nperiod = 20\nwcet = 2\ncompute = 1.0\nloads = 10\n')
     clean_error(memtint("rt", bad), "bad.toml:9: ", "tasks[1].name: 'a' is also tasks[0]'s name")
+    bad.write_text(two.replace('name = "a"', 'name = ""'))
+    clean_error(memtint("rt", bad), "bad.toml:3: ", "tasks[0].name: is empty")
     # A key the second task does not take: its own line, not the first [[tasks]] line.
     bad.write_text(two + '[[tasks]]\nname = "b"\nperiod = 20\nwcet = 2\ncompute = 1.0\nlods = 10\n')
     clean_error(memtint("rt", bad), "bad.toml:13: ", "tasks[1]: unknown field `lods`")

@@ -63,9 +63,9 @@ def test_sim_cli_bad_affinity_is_a_clear_error(memtint, clean_error, tmp_path):
 @pytest.mark.parametrize("second, needles", [
     # The engine named only "affinity" and a thread number: the line found was the first
     # process's affinity, or none for a thread's own.
-    ('threads = ["light"]\naffinity = [8]', ["run.toml:8:", "processes[1].affinity: core 8 does not exist"]),
+    ('threads = ["light"]\naffinity = [8]', ["run.toml:8:", "processes[1].affinity: names core 8, but the machine has cores 0-3"]),
     ('threads = ["light", { program = "light", affinity = [5] }]',
-     ["run.toml:7:", "processes[1].threads[1].affinity: core 5"]),
+     ["run.toml:7:", "processes[1].threads[1].affinity: names core 5"]),
     ('threads = ["light"]\naffinity = []', ["run.toml:8:", "processes[1].affinity: is empty"]),
     # A program's own error (phases, a profile's parameter) named no key of the run file and no line.
     ('threads = ["light", "phases:stream@0+light"]', ["run.toml:7:", "processes[1].threads[1]: phases: part 1"]),

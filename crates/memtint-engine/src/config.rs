@@ -593,6 +593,9 @@ impl Topology {
             };
             nodes.push(NodeInfo { cores: first_core..first_core + nd.cores, frames, bandwidth_gbps });
             let name = nd.name.clone().unwrap_or_else(|| format!("node{i}"));
+            if name.trim().is_empty() {
+                return Err(Error::config(key(i, "name"), "is empty: name the node or leave the key out (node<i>)"));
+            }
             if let Some(j) = names.iter().position(|n| *n == name) {
                 // Statistics, weights and policies name nodes: two of one name would be one node.
                 return Err(Error::config(key(i, "name"), format!("{name:?} is also node {j}'s name; give each node its own")));

@@ -114,8 +114,19 @@ fn json_reason(e: &serde_json::Error) -> String {
         // Python writes NaN and Infinity, which JSON has no numbers for.
         format!("not valid JSON{at}: {message} (NaN and infinite numbers cannot be given)")
     } else {
-        message.to_string()
+        no_type_names(message)
     }
+}
+
+/// serde's "expected struct TaskSpec" names a Rust type the user never wrote: a struct is a
+/// table to them. (serde reads a struct from an array too, so an array's error is a length's.)
+fn no_type_names(message: &str) -> String {
+    let Some(i) = message.find("expected struct ") else { return message.to_string() };
+    let (head, tail) = (&message[..i], &message[i + "expected struct ".len()..]);
+    let tail = tail.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_');
+    let tail = tail.strip_prefix(" with ").and_then(|t| t.split_once(" elements")).map_or(tail, |(_, rest)| rest);
+    let head = if head.starts_with("invalid length ") { "invalid type: array, " } else { head };
+    format!("{head}expected a table{tail}")
 }
 
 /// JSON text as a `T` (a run spec, a request from the Python extension); a mistake names its key
@@ -154,7 +165,7 @@ fn toml_reason(e: &toml::de::Error) -> String {
     // Some messages span lines ("invalid string" then "expected ..."): one line, joined.
     let message = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": ");
     if !message.is_empty() {
-        return escaped(&message);
+        return escaped(&no_type_names(&message));
     }
     let report = e.to_string();
     let last = report.lines().map(str::trim).filter(|l| !l.is_empty() && !l.contains('|')).last();
@@ -309,6 +320,13 @@ mod tests {
         assert_eq!(e, "invalid configuration: timing.list[1]: invalid value: integer `-3`, expected u32");
         let e = from_json::<Doc>(r#"{"name": "d"}"#, "spec").unwrap_err().to_string();
         assert_eq!(e, "invalid configuration: spec: missing field `timing`");
+        // A Rust type's name means nothing to the user: a struct is a table.
+        let e = from_json::<Doc>(r#"{"name": "d", "timing": 1}"#, "spec").unwrap_err().to_string();
+        assert_eq!(e, "invalid configuration: timing: invalid type: integer `1`, expected a table");
+        let e = from_toml::<Doc>("name = \"d\"\ntiming = [1]\n", "d.toml").unwrap_err().to_string();
+        assert!(e.starts_with("d.toml:2: timing: invalid type: array, expected a table"), "{e}");
+        let e = from_toml::<Doc>("name = \"d\"\ntiming = \"x\"\n", "d.toml").unwrap_err().to_string();
+        assert!(e.starts_with("d.toml:2: timing: invalid type: string \"x\", expected a table"), "{e}");
         let e = from_json::<Doc>(r#"{"name": "d", "timing": {"CL": 1, "tCK_ns": NaN}}"#, "spec").unwrap_err().to_string();
         assert!(e.starts_with("invalid configuration: timing.tCK_ns: not valid JSON at line 1 column"), "{e}");
         let e = from_json::<Doc>(r#"{"name": "d", "timing": {"CL": 1, "tCK_ns": 1}} x"#, "spec").unwrap_err().to_string();

@@ -100,6 +100,16 @@ pub struct MulticoreResult {
     pub sampling: Option<super::sampling::SampledRun>,
 }
 
+/// What is wrong with an affinity on a machine of `ncores` cores, if anything; its callers
+/// name the key it was written at.
+pub(crate) fn affinity_problem(affinity: &[u32], ncores: u32) -> Option<String> {
+    if affinity.is_empty() {
+        return Some("is empty: give at least one core".to_string());
+    }
+    let c = affinity.iter().find(|&&c| c >= ncores)?;
+    Some(format!("names core {c}, but the machine has cores 0-{}", ncores - 1))
+}
+
 /// One software thread: its trace, its process (threads of a process share the page table),
 /// its priority and the cores it may run on (`None`: all).
 pub struct ThreadDef {
@@ -474,19 +484,8 @@ fn validate(cfg: &MemoryConfig, os_cfg: &OsConfig, threads: &[ThreadDef], instru
         let affinity = match &t.affinity {
             None => (0..ncores).collect(),
             Some(a) => {
-                if a.is_empty() {
-                    return Err(Error::config("affinity", format!("thread {i} ('{}') has an empty affinity", t.trace.name())));
-                }
-                if let Some(c) = a.iter().find(|&&c| c >= ncores) {
-                    return Err(Error::config(
-                        "affinity",
-                        format!(
-                            "thread {i} ('{}') is pinned to core {c}, but machine '{}' has cores 0-{}",
-                            t.trace.name(),
-                            machine.name,
-                            ncores - 1
-                        ),
-                    ));
+                if let Some(reason) = affinity_problem(a, ncores) {
+                    return Err(Error::config("affinity", format!("thread {i} ('{}'): the affinity {reason}", t.trace.name())));
                 }
                 let mut a = a.clone();
                 a.sort_unstable();

@@ -220,6 +220,9 @@ impl SimSpec {
         let mut plan = Vec::new();
         for (p, proc_) in procs.iter().enumerate() {
             if let Some(name) = &proc_.name {
+                if name.trim().is_empty() {
+                    return Err(Error::config(format!("processes[{p}].name"), "is empty: name the process or leave the key out"));
+                }
                 // The statistics name processes: two of one name could not be told apart.
                 if let Some(q) = procs[..p].iter().position(|o| o.name.as_ref() == Some(name)) {
                     return Err(Error::config(
@@ -269,17 +272,8 @@ impl SimSpec {
                     ThreadSpec::Table { affinity: Some(_), .. } => format!("processes[{p}].threads[{j}].affinity"),
                     _ => format!("processes[{p}].affinity"),
                 };
-                match &affinity {
-                    Some(a) if a.is_empty() => return Err(Error::config(affinity_key, "is empty: give at least one core")),
-                    Some(a) => {
-                        if let Some(c) = a.iter().find(|&&c| c >= cores) {
-                            return Err(Error::config(
-                                affinity_key,
-                                format!("core {c} does not exist: the machine has cores 0-{}", cores - 1),
-                            ));
-                        }
-                    }
-                    None => {}
+                if let Some(reason) = affinity.as_deref().and_then(|a| super::multicore_sim::affinity_problem(a, cores)) {
+                    return Err(Error::config(affinity_key, reason));
                 }
                 let at_end = proc_.at_end.unwrap_or(self.at_end);
                 let wait_at_end = at_end != AtEnd::Continue;

@@ -222,7 +222,15 @@ impl NodeFrames {
                 return Ok(layout.nodes[node as usize].frames.start + f);
             }
         }
-        Err(Error::config("os", format!("out of physical memory under policy {policy}: every node is full when process {pid} faults")))
+        let full = format!("out of physical memory under policy {policy}: every node is full when process {pid} faults");
+        // A limit the user set is the likelier cause, so the error names it.
+        let limited: Vec<String> =
+            (0..capacity.len()).filter(|&n| capacity[n] < layout.nodes[n].frames.len() as u64).map(|n| n.to_string()).collect();
+        if limited.is_empty() {
+            Err(Error::config("os", full))
+        } else {
+            Err(Error::config("os.node_memory_mb", format!("{full} (it limits node {}: raise or remove the limit)", limited.join(", "))))
+        }
     }
 
     /// A frame on node `node` exactly (a migration's destination), or `None` if it is full.

@@ -308,6 +308,9 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
     }
     for (i, t) in spec.tasks.iter().enumerate() {
         let key = |k: &str| format!("tasks[{i}].{k}");
+        if t.name.trim().is_empty() {
+            return Err(Error::config(key("name"), "is empty: every task needs a name"));
+        }
         // Servers and the results name tasks: two of one name would be one task to them.
         if let Some(j) = spec.tasks[..i].iter().position(|u| u.name == t.name) {
             return Err(Error::config(key("name"), format!("'{}' is also tasks[{j}]'s name: every task needs its own", t.name)));

@@ -220,6 +220,10 @@ fn node_memory_limits_are_checked() {
         let e = err(base(json!({"policy": "local", "node_memory_mb": limit})));
         assert!(e.contains(words), "{limit}: {e}");
     }
+    // Filled to its limits, the machine's error names the limit that filled it.
+    let e = err(json!({"machine": "tiering-2to1", "programs": ["random:footprint_bytes=8388608,reads_pki=50"],
+                       "instructions": 300_000, "os": {"policy": "local", "node_memory_mb": [1, 1]}}));
+    assert!(e.contains("os.node_memory_mb: out of physical memory") && e.contains("it limits node 0, 1"), "{e}");
     let e = err(json!({"machine": "i7-860", "programs": ["stream"], "instructions": 1000, "os": {"node_memory_mb": [8]}}));
     assert!(e.contains("os.node_memory_mb") && e.contains("node policies"), "{e}");
     let e = err(

@@ -287,6 +287,8 @@ fn bad_topologies_are_errors_naming_the_key() {
     assert!(e.contains("nodes[1].name") && e.contains("\"dram\" is also node 0's name"), "{e}");
     let e = machine_error(json!({"nodes": [{"cores": 4}, {"cores": 4, "name": "node0"}]}));
     assert!(e.contains("nodes[1].name") && e.contains("\"node0\" is also node 0's name"), "{e}");
+    let e = machine_error(json!({"nodes": [{"cores": 4}, {"cores": 4, "name": " "}]}));
+    assert!(e.contains("nodes[1].name: is empty"), "{e}");
     let e = machine_error(json!({"nodes": [{"cores": 8}, {"cores": 0, "memory": false}]}));
     assert!(e.contains("nodes[1]") && e.contains("neither cores nor memory"), "{e}");
     let e = machine_error(json!({"nodes": [{"cores": 4, "memory": false}, {"cores": 4, "memory": false}], "links": null}));

@@ -167,9 +167,9 @@ fn thread_errors_are_clear() {
     let m = |procs: Value| json!({"machine": "i7-860", "processes": procs, "instructions": 1000});
     // Affinities and programs are named where the run file gives them, so its line can be found.
     let e = err(m(json!([{"threads": ["light"]}, {"threads": ["light", {"program": "light", "affinity": [7]}]}])));
-    assert!(e.contains("processes[1].threads[1].affinity: core 7 does not exist: the machine has cores 0-3"), "{e}");
+    assert!(e.contains("processes[1].threads[1].affinity: names core 7, but the machine has cores 0-3"), "{e}");
     let e = err(m(json!([{"threads": ["light"], "affinity": [0]}, {"threads": ["light"], "affinity": [1, 4]}])));
-    assert!(e.contains("processes[1].affinity: core 4 does not exist"), "{e}");
+    assert!(e.contains("processes[1].affinity: names core 4, but"), "{e}");
     let e = err(m(json!([{"threads": ["light"], "affinity": []}])));
     assert!(e.contains("processes[0].affinity: is empty"), "{e}");
     let e = err(m(json!([{"threads": ["light"]}, {"threads": ["light", "phases:stream@0+light"]}])));
@@ -186,6 +186,8 @@ fn thread_errors_are_clear() {
     assert!(e.contains("at least one process"), "{e}");
     let e = err(m(json!([{"name": "x", "threads": ["light"]}, {"threads": ["light"]}, {"name": "x", "threads": ["light"]}])));
     assert!(e.contains("processes[2].name") && e.contains("\"x\" is also process 0's name"), "{e}");
+    let e = err(m(json!([{"threads": ["light"]}, {"name": "", "threads": ["light"]}])));
+    assert!(e.contains("processes[1].name: is empty"), "{e}");
     let e = err(m(json!([{"threads": ["light"], "nice": 25}])));
     assert!(e.contains("processes[0].nice: must be between -20 and 19, got 25"), "{e}");
     let e = json_err(m(json!([{"threads": ["light", {"program": "light", "afinity": [0]}]}])));
