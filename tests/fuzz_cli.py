@@ -293,6 +293,9 @@ def _boundary(rng: random.Random, value: object) -> object:
             return value
         op = rng.randrange(3)
         return [] if op == 0 else value[:-1] if op == 1 else value + [value[-1]]
+    if isinstance(value, str):
+        # An empty or blank name was taken as a name: the statistics then named "" (a process, a task, a node).
+        return rng.choice(["", " ", value + value, value + "\t"])
     return value
 
 

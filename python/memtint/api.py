@@ -676,16 +676,22 @@ def _check_rules_files(os_table: Any) -> None:
     """The rules file an ``[os.*]`` table names (hvr-online's ``rules``), checked as ``advise``
     checks it: a rule no mix can reach is refused at its line (the engine reads the file too,
     but parses it only)."""
+    from memtint.toml_files import TomlFileError
+
     if not isinstance(os_table, dict):
         return
-    for sub in os_table.values():
+    for name, sub in os_table.items():
         rules = sub.get("rules") if isinstance(sub, dict) else None
         if isinstance(rules, str) and rules != "paper":
             try:
                 info = os.stat(rules)
             except OSError:
                 continue  # the engine names a missing file with its key
-            _checked_rules(os.path.abspath(rules), info.st_mtime_ns, info.st_size)
+            try:
+                _checked_rules(os.path.abspath(rules), info.st_mtime_ns, info.st_size)
+            except TomlFileError as e:
+                # Unreadable (a directory, which an empty path is beside the run file): named by its key.
+                raise MemtintError(f"invalid configuration: os.{name}.rules: {e}") from None
 
 
 @functools.lru_cache(maxsize=32)

@@ -476,6 +476,17 @@ def test_hvr_online_runs_a_coalescing_share_that_would_take_every_colour(memtint
         assert all(a == b or not a & b for a in sets for b in sets), adj["colours"]
 
 
+@pytest.mark.engine
+def test_an_empty_rules_path_is_named_by_its_key_and_line(memtint, tmp_path):
+    # "" is the run file's directory: the error named the directory, not the key that gave it.
+    run = tmp_path / "dyn.toml"
+    run.write_text('machine = "i7-860"\nprograms = ["stream", "light"]\ninstructions = 1000\n[os]\npolicy = "hvr"\n'
+                   'dynamic = "hvr-online"\n[os.hvr-online]\nrules = ""\n')
+    code, _, err = memtint("sim", run)
+    assert code != 0 and "Traceback" not in err, err
+    assert f"{run}:8: " in err and "os.hvr-online.rules: " in err and "is a directory, not a rules file" in err, err
+
+
 def _swept_with_fixed_classes(memtint, tmp_path, monkeypatch, head: str) -> None:
     """A sweep of two small mixes into tmp_path/out (``head``: its machines and policies), with
     stream classed LLCT and light CCF: the classes are not these tests' subject."""
