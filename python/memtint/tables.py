@@ -324,6 +324,12 @@ def rt_table(stats: dict[str, Any]) -> Table:
                      f"a refreshing rank. p, e, run, max, resp: units of {config.get('unit_us')} µs (resp: the longest "
                      f"response, release to finish); lat, p99, max: load latency, ns"
                      + (f"; ranks {ranks_all}" if ranks_all else "; ranks per instance (a copy task has two)"))
+    verdicts = stats.get("analysis") or []
+    if verdicts:
+        said = {True: "schedulable", False: "not schedulable", None: "undecided"}
+        table.caption += ". Analysis at the declared WCETs (refresh not counted): " + "; ".join(
+            f"{v.get('tasks')}: {said.get(v.get('schedulable'), 'undecided')} by {v.get('test')} ({v.get('detail')})"
+            for v in verdicts)
     attackers = stats.get("attackers") or []
     if attackers:
         table.caption += ". Attackers: " + "; ".join(

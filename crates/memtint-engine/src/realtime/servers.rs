@@ -50,24 +50,6 @@ pub fn rm_utilisation_bound(p: f64, e: f64, shortest: f64) -> f64 {
     e / p * (std::f64::consts::LN_2 - (p - e) / shortest)
 }
 
-/// RM response time of task `i` among `tasks` (priority by period, shorter first; ties by
-/// index): r = e_i + Σ_hp ⌈r / p_k⌉ · e_k, iterated; `None` past its period.
-pub fn rm_response_time(tasks: &[Task], i: usize) -> Option<f64> {
-    let me = &tasks[i];
-    let higher: Vec<&Task> = tasks.iter().enumerate().filter(|&(k, t)| k != i && (t.period, k) < (me.period, i)).map(|(_, t)| t).collect();
-    let mut r = me.wcet as f64;
-    loop {
-        let next = me.wcet as f64 + higher.iter().map(|t| (r / t.period as f64).ceil() * t.wcet as f64).sum::<f64>();
-        if next > me.period as f64 {
-            return None;
-        }
-        if (next - r).abs() < 1e-9 {
-            return Some(r);
-        }
-        r = next;
-    }
-}
-
 /// The longest time a server (p, e) may take to supply `t`: (p / e) · t + 2(p − e).
 pub fn longest_service(p: f64, e: f64, t: f64) -> f64 {
     p / e * t + 2.0 * (p - e)

@@ -816,6 +816,9 @@ pub fn run(spec: &RtRunSpec) -> Result<Value> {
         "deadline_misses": states.iter().map(|s| s.misses).sum::<u64>(),
         "hyperperiods": hyperperiods,
         "hyperperiods_missed": missed_hyper.len(),
+        "analysis": schedule.analysis(&tasks).into_iter().map(|(of, v)| json!({
+            "tasks": of, "test": v.test, "schedulable": v.schedulable, "detail": v.detail,
+        })).collect::<Vec<_>>(),
         "attackers": attacker_json,
         "refresh_met": states.iter().map(|s| s.met_refresh).sum::<u64>(),
         "latency_ns": latency_all,

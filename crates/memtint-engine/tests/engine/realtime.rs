@@ -3,6 +3,7 @@
 
 use memtint_engine::realtime::crs::{simulate, two_servers, Policy, Slot};
 use memtint_engine::realtime::cyclic::{broken_rules, choose_frame, copy_break_even_bytes, fuse, place_jobs, schedule_horizon};
+use memtint_engine::realtime::schedulability::rm_response_time;
 use memtint_engine::realtime::servers::*;
 use memtint_engine::realtime::task::{hyperperiod, utilisation};
 use memtint_engine::realtime::Task;

@@ -103,9 +103,17 @@ fn the_server_keeps_loads_off_refreshing_ranks() {
                       "refs_per_window": 1024, "jedec": false, "horizon": 1280,
                       "overrides": {"dram": {"refresh_density_gbit": 8}}}));
     assert_eq!(v["refresh_met"], 0, "{}", v["refresh_met"]);
+    // At its WCETs the first server's tasks ask more than its (40, 24) supply gives by t = 20 ms
+    // (102 against 100.8: §8.5, the thesis's set fails its own bound narrowly).
+    let first = &v["analysis"][0];
+    assert_eq!(first["tasks"], "servers[0] (cnt, lms, st)", "{first}");
+    assert_eq!(first["schedulable"], false, "{first}");
+    assert!(first["detail"].as_str().unwrap().contains("demand 102 exceeds the least supply 100.8 at t = 200"), "{first}");
     let auto = rt(json!({"machine": "ddr4-2400-8r", "schedule": "edf", "unit_us": 100.0, "tasks": tasks, "horizon": 1280,
                          "overrides": {"dram": {"refresh_density_gbit": 8}}}));
     assert!(auto["refresh_met"].as_u64().unwrap() > 0);
+    // The same tasks on the whole processor: utilisation 0.805, within EDF's bound.
+    assert_eq!(auto["analysis"][0]["schedulable"], true, "{}", auto["analysis"]);
 }
 
 #[test]

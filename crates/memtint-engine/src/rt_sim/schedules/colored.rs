@@ -9,6 +9,8 @@
 use super::{colour_bursts, Clock, Plan, RtSchedule, RtScheduleInfo};
 use crate::error::Error;
 use crate::realtime::cyclic::{choose_frame, place_jobs};
+use crate::realtime::schedulability::Verdict;
+use crate::realtime::task::Task;
 use crate::Cycle;
 
 pub(super) static INFO: RtScheduleInfo = RtScheduleInfo {
@@ -95,6 +97,16 @@ impl RtSchedule for Colored {
     }
     fn priority(&self, _server: usize, deadline: Cycle, _period: Cycle) -> (usize, Cycle) {
         (0, deadline)
+    }
+    fn analysis(&self, _tasks: &[Task]) -> Vec<(String, Verdict)> {
+        // The plan exists only if every job fits in frames clear of its colour's refresh.
+        let copies = self.plan.colour_of.iter().filter(|c| c.len() > 1).count();
+        let detail = if copies == 0 {
+            "every job placed by its deadline in frames clear of its colour's refresh".to_string()
+        } else {
+            format!("every job placed by its deadline in frames clear of its colour's refresh; {copies} copy tasks' copies not counted")
+        };
+        vec![("every task".into(), Verdict { test: "cyclic frame table".into(), schedulable: Some(true), detail })]
     }
     fn next_boundary(&self, now: Cycle) -> Cycle {
         (now / self.frame + 1) * self.frame

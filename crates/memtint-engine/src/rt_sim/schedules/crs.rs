@@ -5,6 +5,8 @@
 
 use super::{colour_bursts, Clock, Plan, RtSchedule, RtScheduleInfo};
 use crate::error::Error;
+use crate::realtime::schedulability::{self, Verdict};
+use crate::realtime::task::Task;
 use crate::{Cycle, NEVER};
 
 /// Periods beyond this many units are refused (as the tasks' are).
@@ -151,5 +153,22 @@ impl RtSchedule for Crs {
     }
     fn ran(&mut self, server: usize, cycles: Cycle) {
         self.budget[server] = self.budget[server].saturating_sub(cycles);
+    }
+    fn analysis(&self, tasks: &[Task]) -> Vec<(String, Verdict)> {
+        // Each server's tasks against its periodic supply; its refresh lock is not counted.
+        self.servers
+            .iter()
+            .enumerate()
+            .map(|(s, &(p, e))| {
+                let mine: Vec<Task> = tasks.iter().zip(&self.plan.server_of).filter(|(_, &o)| o == s).map(|(t, _)| t.clone()).collect();
+                let names: Vec<&str> = mine.iter().map(|t| t.name.as_str()).collect();
+                let verdict = if self.by_period {
+                    schedulability::rm_in_server(&mine, p as f64, e as f64)
+                } else {
+                    schedulability::edf_in_server(&mine, p as f64, e as f64)
+                };
+                (format!("servers[{s}] ({})", names.join(", ")), verdict)
+            })
+            .collect()
     }
 }

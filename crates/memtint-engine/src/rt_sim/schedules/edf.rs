@@ -2,6 +2,8 @@
 //! colours it names); the machine's refresh. The auto-refresh baseline.
 
 use super::{whole_machine, Plan, RtSchedule, RtScheduleInfo};
+use crate::realtime::schedulability::{self, Verdict};
+use crate::realtime::task::Task;
 use crate::Cycle;
 
 pub(super) static INFO: RtScheduleInfo = RtScheduleInfo {
@@ -23,5 +25,8 @@ impl RtSchedule for Edf {
     }
     fn priority(&self, _server: usize, deadline: Cycle, _period: Cycle) -> (usize, Cycle) {
         (0, deadline)
+    }
+    fn analysis(&self, tasks: &[Task]) -> Vec<(String, Verdict)> {
+        vec![("every task".into(), schedulability::edf(tasks))]
     }
 }

@@ -9,6 +9,7 @@ mod edf;
 mod rm;
 
 use super::RtRunSpec;
+use crate::realtime::schedulability::Verdict;
 use crate::realtime::task::Task;
 use crate::registry::{Component, Registry};
 use crate::{Cycle, NEVER};
@@ -77,6 +78,9 @@ pub(crate) trait RtSchedule {
     }
     /// A job of `server` ran `cycles`.
     fn ran(&mut self, _server: usize, _cycles: Cycle) {}
+    /// The task set judged analytically at its declared WCETs: (the tasks judged, verdict),
+    /// one per server under servers.
+    fn analysis(&self, tasks: &[Task]) -> Vec<(String, Verdict)>;
 }
 
 /// A schedule's declaration.

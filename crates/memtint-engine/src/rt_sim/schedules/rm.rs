@@ -2,6 +2,8 @@
 //! thesis's ch. 2 deadline test.
 
 use super::{whole_machine, Plan, RtSchedule, RtScheduleInfo};
+use crate::realtime::schedulability::{self, Verdict};
+use crate::realtime::task::Task;
 use crate::Cycle;
 
 pub(super) static INFO: RtScheduleInfo = RtScheduleInfo {
@@ -23,5 +25,8 @@ impl RtSchedule for RateMonotonic {
     }
     fn priority(&self, _server: usize, _deadline: Cycle, period: Cycle) -> (usize, Cycle) {
         (0, period)
+    }
+    fn analysis(&self, tasks: &[Task]) -> Vec<(String, Verdict)> {
+        vec![("every task".into(), schedulability::rm(tasks))]
     }
 }
