@@ -1,20 +1,20 @@
 //! The cached scheduling candidates of one direction (reads or writes), indexed two ways.
 //!
-//! Per bank: at most two slots, the oldest hit's column command and the oldest other request's
-//! PRE or ACT (see `BankQueue`). A slot stays valid until its bank's queue or state changes.
+//! Per bank: at most one candidate, the command of the request its scheduler serves first
+//! (`ChannelController::bank_candidate`). It stays valid until its bank's queue or state changes.
 //!
 //! Per class, a class being (command, bank group): every candidate of a class shares the rank,
 //! bank-group and tFAW parts of its ready time, which `ChannelTiming` keeps in a dense table with
 //! the same layout (`shared_table`, kind-major). A direction's classes are one contiguous range
 //! of it (the other direction's column kind is never used), and only that range is scanned.
-//! A slot is ready at `max(t_bank, shared, bus)` and a class's earliest member at
+//! A candidate is ready at `max(t_bank, shared, bus)` and a class's earliest member at
 //! `max(min t_bank, shared, bus)`, so a scan is one pass over two short arrays, and single
-//! slots are looked at only in classes that can issue now.
+//! candidates are looked at only in classes that can issue now.
 //!
 //! An activated request's column command (`protect_activated`: its ACT issued, its RD/WR has
 //! not) goes before every other candidate, the oldest first, and in ranks waiting for refresh
-//! too (their PREA waits for it): its slot is marked `activated`, and the controller keys it
-//! by its arrival order below every other key (`ChannelController::oldest_candidates`).
+//! too (their PREA waits for it): it is marked `activated`, and the controller keys it by its
+//! arrival order below every other key (`ChannelController::oldest_candidate`).
 
 use super::channel_timing::{direction_kinds, shared_kind, SHARED_KINDS};
 use super::ChannelTiming;
@@ -23,12 +23,12 @@ use crate::{Cycle, NEVER};
 
 /// One candidate, reduced to what scheduling reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Slot {
+pub struct Cached {
     /// Bank-level earliest issue cycle and the request's own `ready_at`, combined: the parts
     /// of its ready time that change only when the bank does.
     pub t_bank: Cycle,
-    /// Scheduler key (smaller wins); fixed while the slot is cached. An activated slot's key
-    /// is its request's arrival order (`Request::seq`), below every other slot's.
+    /// Scheduler key (smaller wins); fixed while the candidate is cached. An activated
+    /// candidate's key is its request's arrival order (`Request::seq`), below every other's.
     pub key: u64,
     pub cmd: Command,
     pub is_hit: bool,
@@ -38,7 +38,7 @@ pub struct Slot {
     pub index: u32,
 }
 
-/// Result of a scan: the best ready slot (`2 * bank + k`), if any, and a lower bound on the
+/// Result of a scan: the bank of the best ready candidate, if any, and a lower bound on the
 /// next cycle a class that was not ready can issue.
 pub struct Scan {
     pub best: Option<usize>,
@@ -47,13 +47,13 @@ pub struct Scan {
 
 const NO_CLASS: u32 = u32::MAX;
 
-/// A slot as stored: the `Slot` and its class, in one record so a scan or an update touches
-/// one cache line per slot.
+/// A candidate as stored: the `Cached` and its class, in one record so a scan or an update
+/// touches one cache line per candidate.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     t_bank: Cycle,
     key: u64,
-    /// `NO_CLASS` when the slot is empty.
+    /// `NO_CLASS` when the bank has no candidate.
     class: u32,
     index: u32,
     cmd: Command,
@@ -64,22 +64,22 @@ struct Entry {
 const EMPTY: Entry = Entry { t_bank: NEVER, key: u64::MAX, class: NO_CLASS, index: 0, cmd: Command::Act, is_hit: false, activated: false };
 
 pub struct CandidateSet {
-    /// Slot `2 * bank + k`.
+    /// Per bank.
     entries: Vec<Entry>,
-    /// Per bank: slots up to date.
+    /// Per bank: its entry up to date.
     valid: Vec<bool>,
     /// Bank groups of the channel (classes are `kind * groups + group`).
     groups: usize,
     /// This direction's classes (see the module header).
     classes: std::ops::Range<usize>,
-    // Layout tables, so hot paths do not divide: per bank its group, per slot its bit in a
-    // class's member mask, per class its rank and the first slot of its bank group.
+    // Layout tables, so hot paths do not divide: per bank its group and its bit in a class's
+    // member mask, per class its group and the first bank of that group.
     bank_group: Vec<u32>,
-    slot_bit: Vec<u64>,
+    bank_bit: Vec<u64>,
     class_group: Vec<u32>,
-    class_first_slot: Vec<u32>,
-    /// Per class `shared_kind(cmd) * groups + group`: its members, bit
-    /// `2 * (bank within group) + k`. (A direction never uses the other's column class.)
+    class_first_bank: Vec<u32>,
+    /// Per class `shared_kind(cmd) * groups + group`: its members, bit `bank within group`.
+    /// (A direction never uses the other's column class.)
     members: Vec<u64>,
     /// Per class: the smallest `t_bank` of its members (`NEVER`: no members).
     earliest: Vec<Cycle>,
@@ -88,9 +88,9 @@ pub struct CandidateSet {
 }
 
 impl CandidateSet {
-    /// Members of a class are a 64-bit mask, so at most 32 banks per bank group.
+    /// Members of a class are a 64-bit mask, so at most 64 banks per bank group.
     pub fn new(ranks: u32, groups_per_rank: u32, banks_per_group: u32, is_write: bool) -> Self {
-        assert!(banks_per_group <= 32, "at most 32 banks per bank group");
+        assert!(banks_per_group <= 64, "at most 64 banks per bank group");
         let groups = (ranks * groups_per_rank) as usize;
         let bpg = banks_per_group as usize;
         let banks = groups * bpg;
@@ -99,12 +99,12 @@ impl CandidateSet {
         CandidateSet {
             groups,
             classes: kinds.start * groups..kinds.end * groups,
-            entries: vec![EMPTY; 2 * banks],
+            entries: vec![EMPTY; banks],
             valid: vec![true; banks],
             bank_group: (0..banks).map(|b| (b / bpg) as u32).collect(),
-            slot_bit: (0..2 * banks).map(|s| 1 << (s % (2 * bpg))).collect(),
+            bank_bit: (0..banks).map(|b| 1 << (b % bpg)).collect(),
             class_group: (0..classes).map(|c| (c % groups) as u32).collect(),
-            class_first_slot: (0..classes).map(|c| (2 * bpg * (c % groups)) as u32).collect(),
+            class_first_bank: (0..classes).map(|c| (bpg * (c % groups)) as u32).collect(),
             members: vec![0; classes],
             earliest: vec![NEVER; classes],
             ready: Vec::with_capacity(classes),
@@ -116,16 +116,16 @@ impl CandidateSet {
         self.valid[bank]
     }
 
-    /// Mark bank `bank`'s slots out of date; true if they were valid.
+    /// Mark bank `bank`'s candidate out of date; true if it was valid.
     #[inline]
     pub fn invalidate(&mut self, bank: usize) -> bool {
         std::mem::replace(&mut self.valid[bank], false)
     }
 
     #[inline]
-    pub fn slot(&self, slot: usize) -> Option<Slot> {
-        let e = &self.entries[slot];
-        (e.class != NO_CLASS).then_some(Slot {
+    pub fn get(&self, bank: usize) -> Option<Cached> {
+        let e = &self.entries[bank];
+        (e.class != NO_CLASS).then_some(Cached {
             t_bank: e.t_bank,
             key: e.key,
             cmd: e.cmd,
@@ -145,8 +145,8 @@ impl CandidateSet {
         self.class_group[c] as usize
     }
 
-    /// Class `c`'s members a scan may offer while `blocked` (its bank group's slots waiting
-    /// for refresh, `RefreshState::blocked_slots`) holds some back: those not blocked, and the
+    /// Class `c`'s members a scan may offer while `blocked` (its bank group's banks waiting
+    /// for refresh, `RefreshState::blocked_banks`) holds some back: those not blocked, and the
     /// blocked ones' activated requests.
     #[inline]
     fn offered(&self, c: usize, blocked: u64) -> u64 {
@@ -159,34 +159,15 @@ impl CandidateSet {
     }
 
     #[inline]
-    fn first_slot_of_class(&self, c: usize) -> usize {
-        self.class_first_slot[c] as usize
+    fn first_bank_of_class(&self, c: usize) -> usize {
+        self.class_first_bank[c] as usize
     }
 
-    #[inline]
-    fn bit(&self, slot: usize) -> u64 {
-        self.slot_bit[slot]
-    }
-
-    /// Replace bank `bank`'s slots (and mark them valid).
-    pub fn set_bank(&mut self, bank: usize, new: &[Option<Slot>; 2]) {
-        // Common and cheap: a bank with nothing queued in this direction stays empty (every
-        // issue invalidates both directions of its bank).
-        let pair = &self.entries[2 * bank..2 * bank + 2];
-        if new[0].is_none() && new[1].is_none() && pair[0].class == NO_CLASS && pair[1].class == NO_CLASS {
-            self.valid[bank] = true;
-            return;
-        }
-        // Indexed rather than `into_iter()`: the array iterator copied every slot several times.
-        self.set_slot(bank, 2 * bank, new[0]);
-        self.set_slot(bank, 2 * bank + 1, new[1]);
+    /// Replace bank `bank`'s candidate (and mark it valid).
+    pub fn set_bank(&mut self, bank: usize, new: Option<Cached>) {
         self.valid[bank] = true;
-    }
-
-    #[inline(always)]
-    fn set_slot(&mut self, bank: usize, slot: usize, new: Option<Slot>) {
-        let bit = self.bit(slot);
-        let old = &self.entries[slot];
+        let bit = self.bank_bit[bank];
+        let old = &self.entries[bank];
         let (old_class, t_old) = (old.class, old.t_bank);
         let entry = match new {
             Some(s) => Entry {
@@ -198,11 +179,13 @@ impl CandidateSet {
                 is_hit: s.is_hit,
                 activated: s.activated,
             },
+            // Common and cheap: a bank with nothing queued in this direction stays empty (every
+            // issue invalidates both directions of its bank).
             None if old_class == NO_CLASS => return,
             None => EMPTY,
         };
         let (t_new, new_class) = (entry.t_bank, entry.class);
-        self.entries[slot] = entry;
+        self.entries[bank] = entry;
         if old_class != NO_CLASS {
             let c = old_class as usize;
             self.members[c] &= !bit;
@@ -220,7 +203,7 @@ impl CandidateSet {
     }
 
     fn recompute_earliest(&mut self, c: usize) {
-        let first = self.first_slot_of_class(c);
+        let first = self.first_bank_of_class(c);
         let mut t = NEVER;
         let mut m = self.members[c];
         while m != 0 {
@@ -230,8 +213,8 @@ impl CandidateSet {
         self.earliest[c] = t;
     }
 
-    /// Find the ready slot with the smallest key at `now`, leaving out the slots `blocked` (per
-    /// bank group, of banks waiting for refresh) marks but for activated ones. Remembers the
+    /// Find the ready candidate with the smallest key at `now`, leaving out those of the banks
+    /// `blocked` (per bank group, banks waiting for refresh) marks but for activated ones. Remembers the
     /// ready classes for `next_after_issue`.
     #[inline(always)]
     pub fn scan(&mut self, now: Cycle, timing: &ChannelTiming, blocked: &[u64], any_blocked: bool) -> Scan {
@@ -253,29 +236,29 @@ impl CandidateSet {
         let (mut best_key, mut best) = (u64::MAX, None);
         for &c in &self.ready {
             let c = c as usize;
-            let first = self.first_slot_of_class(c);
+            let first = self.first_bank_of_class(c);
             let mut m = self.members[c];
             if any_blocked {
                 // A bank waiting for refresh offers only its activated requests.
                 m = self.offered(c, blocked[self.group_of_class(c)]);
             }
             while m != 0 {
-                let slot = first + m.trailing_zeros() as usize;
+                let bank = first + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let e = &self.entries[slot];
+                let e = &self.entries[bank];
                 if e.t_bank > now {
                     next = next.min(e.t_bank);
                 } else if e.key <= best_key {
                     // `<=`: keys are unique, and a scheduler may use the whole range, u64::MAX too
                     best_key = e.key;
-                    best = Some(slot);
+                    best = Some(bank);
                 }
             }
         }
         Scan { best, next }
     }
 
-    /// The earliest cycle any class can issue: exact (for slots not `blocked`, and the
+    /// The earliest cycle any class can issue: exact (for banks not `blocked`, and the
     /// activated ones of those that are) until a command issues, a request arrives or a
     /// refresh intervenes.
     #[inline(always)]
@@ -304,7 +287,7 @@ impl CandidateSet {
     /// Class `c`'s activated members (bits as in `members`).
     #[cold]
     fn activated_members(&self, c: usize) -> u64 {
-        let first = self.first_slot_of_class(c);
+        let first = self.first_bank_of_class(c);
         let (mut m, mut activated) = (self.members[c], 0);
         while m != 0 {
             if self.entries[first + m.trailing_zeros() as usize].activated {
@@ -315,9 +298,9 @@ impl CandidateSet {
         activated
     }
 
-    /// The smallest `t_bank` of class `c`'s slots in mask `m` (`NEVER`: none).
+    /// The smallest `t_bank` of class `c`'s members in mask `m` (`NEVER`: none).
     fn earliest_of(&self, c: usize, mut m: u64) -> Cycle {
-        let first = self.first_slot_of_class(c);
+        let first = self.first_bank_of_class(c);
         let mut t = NEVER;
         while m != 0 {
             t = t.min(self.entries[first + m.trailing_zeros() as usize].t_bank);
@@ -326,20 +309,14 @@ impl CandidateSet {
         t
     }
 
-    /// Earliest cycle any of `bank`'s slots can issue (`NEVER`: none, or the bank waits for
-    /// refresh and the slots are not activated).
+    /// Earliest cycle `bank`'s candidate can issue (`NEVER`: none, or the bank waits for
+    /// refresh and its candidate is not activated).
     pub fn bank_earliest(&self, timing: &ChannelTiming, bank: usize, blocked: &[u64]) -> Cycle {
-        let mut t = NEVER;
-        let waits = blocked[self.bank_group[bank] as usize] & self.slot_bit[2 * bank] != 0;
-        for e in &self.entries[2 * bank..2 * bank + 2] {
-            if e.class != NO_CLASS {
-                let c = e.class as usize;
-                if waits && !e.activated {
-                    continue;
-                }
-                t = t.min(e.t_bank.max(timing.shared_table()[c]).max(timing.cmd_bus()));
-            }
+        let e = &self.entries[bank];
+        let waits = blocked[self.bank_group[bank] as usize] & self.bank_bit[bank] != 0;
+        if e.class == NO_CLASS || (waits && !e.activated) {
+            return NEVER;
         }
-        t
+        e.t_bank.max(timing.shared_table()[e.class as usize]).max(timing.cmd_bus())
     }
 }

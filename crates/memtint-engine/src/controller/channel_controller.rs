@@ -6,7 +6,7 @@
 //! Callers may skip every cycle before it (event skipping); ticking on those cycles instead is
 //! a no-op, which is what makes event skipping equal to a cycle-by-cycle run.
 
-use super::candidates::{CandidateSet, Slot};
+use super::candidates::{Cached, CandidateSet};
 use super::refresh::{self, RefreshState};
 use super::row_policy::{self, RowPolicy};
 use super::scheduler::{self, Candidate, Scheduler};
@@ -95,8 +95,8 @@ pub struct ChannelController {
 
 const READS: usize = 0;
 const WRITES: usize = 1;
-/// Set in the keys of slots that are not activated: an `AgeOrder` key is below it, and an
-/// activated slot's key (its arrival order) goes first.
+/// Set in the keys of candidates that are not activated: an `AgeOrder` key is below it, and
+/// an activated candidate's key (its arrival order) goes first.
 const NOT_ACTIVATED: u64 = 1 << 63;
 
 impl ChannelController {
@@ -213,9 +213,10 @@ impl ChannelController {
         let d = is_write as usize;
         let q = &mut self.queues[d][b];
         let is_hit = bank.open_row == Some(req.row);
-        // The youngest request is a candidate only as its bank's first request, first hit, or
-        // first non-hit (candidates are the oldest of each); otherwise they stay as cached.
-        let changes_candidates = self.ranked || if is_hit { q.hits == 0 } else { q.reqs.len() as u32 == q.hits };
+        // The youngest request can change its bank's candidate only as its first request, first
+        // hit, or first non-hit (the candidate is chosen among the oldest of each); otherwise
+        // it stays as cached.
+        let changes_candidate = self.ranked || if is_hit { q.hits == 0 } else { q.reqs.len() as u32 == q.hits };
         if is_hit {
             q.hits += 1;
         }
@@ -223,11 +224,11 @@ impl ChannelController {
         self.len[d] += 1;
         self.waiting[d] += 1;
         self.idle_next = self.idle_next.min(now + 1);
-        // The new request can switch the queues, or change its bank's candidates (only).
+        // The new request can switch the queues, or change its bank's candidate (only).
         if self.write_mode_should_switch(now) {
             self.sched_next = self.sched_next.min(now + 1);
         }
-        if changes_candidates {
+        if changes_candidate {
             self.invalidate(d, b);
             if d == self.write_mode as usize {
                 let t = self.bank_earliest(d, b).max(now + 1);
@@ -478,7 +479,7 @@ impl ChannelController {
                     self.stats.rank_closed(rank as usize, now);
                 }
             } else {
-                // The banks' ready times rose (their refresh cycle): their cached slots are stale.
+                // The banks' ready times rose (their refresh cycle): their cached candidates are stale.
                 for o in layout.banks(target) {
                     self.invalidate(READS, o);
                     self.invalidate(WRITES, o);
@@ -525,36 +526,35 @@ impl ChannelController {
         self.queues[WRITES][b].hits = 0;
     }
 
-    /// Bank `b`'s candidates in direction `d`: the oldest hit (if its row is open) and the
-    /// oldest other request (PRE or ACT), unless hit protection keeps the row open.
-    /// Written into `out` (both `None` on entry) rather than returned: the returned array was
-    /// copied once more.
+    /// Bank `b`'s candidate in direction `d` (`None`: it offers nothing): a ranked scheduler's
+    /// best request's command (`ranked_bank_candidate`), else `oldest_candidate`'s.
     #[cold]
-    fn bank_candidates(&self, d: usize, b: usize, out: &mut [Option<Slot>; 2]) {
+    fn bank_candidate(&self, d: usize, b: usize) -> Option<Cached> {
         if self.ranked {
-            *out = self.ranked_bank_candidates(d, b);
-            return;
+            return self.ranked_bank_candidate(d, b);
         }
-        self.oldest_candidates(d, b, 0, 0, out);
+        self.oldest_candidate(d, b, 0, 0)
     }
 
-    /// Non-ranked schedulers: `bank_candidates`, with the searches for the oldest hit and the
-    /// oldest non-hit starting at `hit_from` and `miss_from` (callers that know the requests
-    /// before them cannot match skip them).
+    /// Non-ranked schedulers: bank `b`'s candidate in direction `d`, the oldest hit's column
+    /// command if its row is open with hits queued (or an older non-hit's PRE, see below), else
+    /// PRE or ACT for the oldest request, unless hit protection keeps the row open. The
+    /// searches for the oldest hit and the oldest non-hit start at `hit_from` and `miss_from`
+    /// (callers that know the requests before them cannot match skip them).
     #[inline(always)]
-    fn oldest_candidates(&self, d: usize, b: usize, hit_from: usize, miss_from: usize, out: &mut [Option<Slot>; 2]) {
+    fn oldest_candidate(&self, d: usize, b: usize, hit_from: usize, miss_from: usize) -> Option<Cached> {
         let q = &self.queues[d][b];
         if q.reqs.is_empty() {
-            return;
+            return None;
         }
         let bank = &self.banks[b];
-        let slot = |cmd: Command, is_hit: bool, i: usize| {
+        let cand = |cmd: Command, is_hit: bool, i: usize| {
             let req = &q.reqs[i];
             let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
             debug_assert!(self.search_activated || key < NOT_ACTIVATED, "an AgeOrder key is below bit 63");
             let key = if self.search_activated { key } else { key | NOT_ACTIVATED };
             let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
-            Some(Slot { t_bank, key, index: i as u32, cmd, is_hit, activated: false })
+            Some(Cached { t_bank, key, index: i as u32, cmd, is_hit, activated: false })
         };
         match bank.open_row {
             Some(row) if q.hits > 0 => {
@@ -568,32 +568,31 @@ impl ChannelController {
                 {
                     let j = q.oldest_miss(row, miss_from).expect("a non-hit is queued");
                     if j < i {
-                        out[0] = slot(Command::Pre, false, j);
-                        return;
+                        return cand(Command::Pre, false, j);
                     }
                 }
-                out[0] = match bank.activated {
+                match bank.activated {
                     // The bank's ACT served its oldest request, which is its oldest hit. Keyed by
                     // arrival, first in the scan's order.
                     Some((da, seq)) if da == d && !self.search_activated => {
                         debug_assert_eq!(q.reqs[i].seq, seq, "the activated request is bank {b}'s oldest hit");
                         let t_bank = self.timing.bank_ready(col, b as u32).max(q.reqs[i].ready_at);
-                        Some(Slot { t_bank, key: seq, index: i as u32, cmd: col, is_hit: true, activated: true })
+                        Some(Cached { t_bank, key: seq, index: i as u32, cmd: col, is_hit: true, activated: true })
                     }
-                    _ => slot(col, self.scheduler.hit_counts_as_hit(bank.hits_since_act), i),
-                };
+                    _ => cand(col, self.scheduler.hit_counts_as_hit(bank.hits_since_act), i),
+                }
             }
-            Some(_) if self.holds_activated(b) => {}
-            Some(_) => out[0] = slot(Command::Pre, false, 0),
-            None => out[0] = slot(Command::Act, false, 0),
+            Some(_) if self.holds_activated(b) => None,
+            Some(_) => cand(Command::Pre, false, 0),
+            None => cand(Command::Act, false, 0),
         }
     }
 
-    /// Non-ranked schedulers: bank `b`'s candidates in direction `d` after `issued` went to its
+    /// Non-ranked schedulers: bank `b`'s candidate in direction `d` after `issued` went to its
     /// request `index`, without searching from the queue's start: after ACT the activated
     /// request (the oldest) hits; after a column command the requests before `index` miss and
     /// the next hit, if any, is at or after it. Debug builds check the result against
-    /// `bank_candidates`.
+    /// `bank_candidate`.
     #[inline(always)]
     fn step_bank(&mut self, d: usize, b: usize, issued: Command, index: usize) {
         let (hit_from, miss_from) = match issued {
@@ -604,24 +603,18 @@ impl ChannelController {
             c if c.is_column() => (index, 0),
             _ => (0, 0),
         };
-        let mut slots = [None; 2];
-        self.oldest_candidates(d, b, hit_from, miss_from, &mut slots);
-        #[cfg(debug_assertions)]
-        {
-            let mut generic = [None; 2];
-            self.bank_candidates(d, b, &mut generic);
-            debug_assert_eq!(slots, generic, "stepped candidates of bank {b} after {issued:?}");
-        }
-        self.cands[d].set_bank(b, &slots);
+        let cand = self.oldest_candidate(d, b, hit_from, miss_from);
+        debug_assert_eq!(cand, self.bank_candidate(d, b), "stepped candidate of bank {b} after {issued:?}");
+        self.cands[d].set_bank(b, cand);
     }
 
     /// Ranked schedulers: bank `b`'s one candidate in direction `d`, its queued request with the
     /// smallest key (column command if it hits, else PRE or ACT). A best request still in the
     /// front end (`ready_at` ahead) holds its bank for those cycles (`frontend_latency`, 1).
-    fn ranked_bank_candidates(&self, d: usize, b: usize) -> [Option<Slot>; 2] {
+    fn ranked_bank_candidate(&self, d: usize, b: usize) -> Option<Cached> {
         let bank = &self.banks[b];
         let col = if d == WRITES { Command::Wr } else { Command::Rd };
-        let mut best: Option<Slot> = None;
+        let mut best: Option<Cached> = None;
         for (i, req) in self.queues[d][b].reqs.iter().enumerate() {
             let is_hit = bank.open_row == Some(req.row);
             let cmd = match bank.open_row {
@@ -635,10 +628,10 @@ impl ChannelController {
             let key = self.scheduler.key(&Self::candidate(req, cmd, is_hit));
             if best.is_none_or(|s| key < s.key) {
                 let t_bank = self.timing.bank_ready(cmd, b as u32).max(req.ready_at);
-                best = Some(Slot { t_bank, key, index: i as u32, cmd, is_hit, activated: false });
+                best = Some(Cached { t_bank, key, index: i as u32, cmd, is_hit, activated: false });
             }
         }
-        [best, None]
+        best
     }
 
     /// Ranked schedulers: a request arrives (the scheduler counts it; it ages at `now + T`).
@@ -710,9 +703,7 @@ impl ChannelController {
     #[inline]
     fn refresh_cache(&mut self, d: usize, b: usize) {
         if !self.cands[d].is_valid(b) {
-            let mut slots = [None; 2];
-            self.bank_candidates(d, b, &mut slots);
-            self.cands[d].set_bank(b, &slots);
+            self.cands[d].set_bank(b, self.bank_candidate(d, b));
         }
     }
 
@@ -722,10 +713,10 @@ impl ChannelController {
         }
     }
 
-    /// Earliest cycle any of bank `b`'s candidates in direction `d` can issue (`NEVER`: none).
+    /// Earliest cycle bank `b`'s candidate in direction `d` can issue (`NEVER`: none).
     fn bank_earliest(&mut self, d: usize, b: usize) -> Cycle {
         self.refresh_cache(d, b);
-        self.cands[d].bank_earliest(&self.timing, b, &self.refresh.blocked_slots)
+        self.cands[d].bank_earliest(&self.timing, b, &self.refresh.blocked_banks)
     }
 
     /// Evaluate the active direction class by class, issue the ready candidate with the
@@ -761,27 +752,26 @@ impl ChannelController {
         }
         self.rebuild_stale(d);
         let blocked = self.refresh.count > 0;
-        let scan = self.cands[d].scan(now, &self.timing, &self.refresh.blocked_slots, blocked);
+        let scan = self.cands[d].scan(now, &self.timing, &self.refresh.blocked_banks, blocked);
         if let Some((seq, b, da)) = searched {
-            let slot = scan.best.and_then(|best| self.cands[d].slot(best));
-            if slot.is_none_or(|s| !(s.activated && s.key < seq)) {
+            let best = scan.best.and_then(|b| self.cands[d].get(b));
+            if best.is_none_or(|c| !(c.activated && c.key < seq)) {
                 return self.issue_activated(now, d, b, da);
             }
             // An older one of the served direction goes first; this one stays ready.
             self.activated_due = now + 1;
         }
-        let Some(best) = scan.best else {
+        let Some(b) = scan.best else {
             return (false, self.bound_by_priority_change(now, scan.next.min(self.activated_due)));
         };
-        let b = best / 2;
-        let slot = self.cands[d].slot(best).expect("the scan chose an occupied slot");
-        let issued = self.issue_for_request(now, d, b, slot.index as usize, slot.cmd);
-        // The issuing bank's candidates, at once (`issue_for_request` leaves them invalid but
-        // not listed as stale).
+        let cand = self.cands[d].get(b).expect("the scan chose a bank with a candidate");
+        let issued = self.issue_for_request(now, d, b, cand.index as usize, cand.cmd);
+        // The issuing bank's candidate, at once (`issue_for_request` leaves it invalid but not
+        // listed as stale).
         if self.ranked {
             self.refresh_cache(d, b);
         } else {
-            self.step_bank(d, b, issued, slot.index as usize);
+            self.step_bank(d, b, issued, cand.index as usize);
         }
         if self.ranked {
             // Serving a request can change keys (a batch ends, a source is blacklisted).
@@ -830,7 +820,7 @@ impl ChannelController {
         // needs no early tick: a blocked front end enters in this same cycle (the driver
         // injects after ticking) and `enqueue` brings the next event forward.
         let blocked = self.refresh.count > 0;
-        let t = self.cands[d].next_issue(&self.timing, &self.refresh.blocked_slots, blocked).min(self.activated_due);
+        let t = self.cands[d].next_issue(&self.timing, &self.refresh.blocked_banks, blocked).min(self.activated_due);
         debug_assert!(t > now, "the command bus is busy for the rest of this cycle");
         (true, self.bound_by_priority_change(now, t))
     }

@@ -21,7 +21,7 @@ use super::lanes::{Lanes, FIRST_KEYS, K_ACT, K_NONE, K_PRE, K_RD, K_WR, MAX_LANE
 use super::refresh::{self, RefreshState};
 use super::row_policy;
 use super::scheduler::{self, AgeOrder, Scheduler, LANE_AGES};
-use super::shape::{Dynamic, Shape, ShapeKey};
+use super::shape::{Shape, ShapeKey};
 use super::write_drain::WriteDrain;
 use super::{Completion, Controller, Implementation, Origin, RowOutcome, RowOwners};
 use crate::controller::ControllerConfig;
@@ -208,7 +208,7 @@ pub struct LaneController {
     lanes: Lanes,
     /// Per lane: its candidate's position in its bank queue.
     lane_index: BankTable<u32, MAX_LANES>,
-    /// Lane blocks, ranks > 1, and lanes per bank (`AgeOrder::candidates_per_bank`).
+    /// Lane blocks and ranks > 1.
     shape: ShapeKey,
     /// Per bank: its rank (so hot paths do not divide).
     bank_rank: Banks<u8>,
@@ -257,8 +257,7 @@ impl LaneController {
         let banks = org.banks_per_channel() as usize;
         let bpr = org.banks_per_rank() as usize;
         let (gpr, bpg) = (org.bank_groups as usize, org.banks_per_group as usize);
-        let slots = order.candidates_per_bank();
-        let lanes = Lanes::new(banks, slots, |b| (b / bpr) * gpr + (b % bpr) / bpg, |b| b / bpr);
+        let lanes = Lanes::new(banks, |b| (b / bpr) * gpr + (b % bpr) / bpg, |b| b / bpr);
         let writes = cfg.writes()?;
         let slab_size = cfg.read_queue + writes.queue;
         // Activated requests leave admission's count: up to one per bank beyond the queues.
@@ -302,7 +301,7 @@ impl LaneController {
             open_banks: vec![0; org.ranks as usize],
             timing: LaneTiming::new(c, org.ranks, org.bank_groups, banks),
             lane_index: BankTable([0; MAX_LANES]),
-            shape: ShapeKey { blocks: lanes.lane_count() / super::lanes::BLOCK, multi_rank: org.ranks > 1, slots },
+            shape: ShapeKey { blocks: lanes.lane_count() / super::lanes::BLOCK, multi_rank: org.ranks > 1 },
             lanes,
             bank_rank: BankTable::from_fn(|b| (b / bpr) as u8),
             base: 0,
@@ -434,56 +433,33 @@ impl LaneController {
         }
     }
 
-    /// Bank `b`'s bank group within the channel (its first lane's).
+    /// Bank `b`'s bank group within the channel (its lane's).
     #[inline(always)]
     fn group_of(&self, b: usize) -> usize {
         self.lanes.group(b) as usize
     }
 
+    /// Set bank `b`'s candidate (lane `b`).
     #[inline(always)]
-    fn set_lane<S: Shape>(&mut self, l: usize, kind: i32, key: u32, t_bank: Cycle, index: usize) {
-        let b = self.bank_of_lane::<S>(l);
+    fn set_lane(&mut self, b: usize, kind: i32, key: u32, t_bank: Cycle, index: usize) {
         let t = t_bank.max(self.timing.shared(kind, self.group_of(b)));
-        self.lanes.set(l, self.offset(t), kind, key);
-        self.lane_index[l] = index as u32;
-    }
-
-    /// Lanes per bank.
-    #[inline(always)]
-    fn slots<S: Shape>(&self) -> usize {
-        if S::SLOTS != 0 {
-            S::SLOTS
-        } else {
-            self.shape.slots
-        }
-    }
-
-    /// Lane `l`'s bank (lane `slot * banks + bank`).
-    #[inline(always)]
-    fn bank_of_lane<S: Shape>(&self, l: usize) -> usize {
-        if self.slots::<S>() == 1 || l < self.banks {
-            l
-        } else {
-            l - self.banks
-        }
+        self.lanes.set(b, self.offset(t), kind, key);
+        self.lane_index[b] = index as u32;
     }
 
     #[inline(always)]
-    fn clear_lane(&mut self, l: usize) {
-        self.lanes.set(l, NEVER_LANE, K_NONE, NO_KEY);
+    fn clear_lane(&mut self, b: usize) {
+        self.lanes.set(b, NEVER_LANE, K_NONE, NO_KEY);
     }
 
-    /// Bank `b`'s candidate in the active direction (`ChannelController::oldest_candidates`):
+    /// Bank `b`'s candidate in the active direction (`ChannelController::oldest_candidate`):
     /// with hits queued, the oldest hit's column command (or an older non-hit's PRE, for an
     /// order that may close a row under its hits); else PRE or ACT for the oldest request. The
     /// searches start at `hit_from` and `miss_from` (callers that know the requests before
     /// cannot match).
     #[inline(always)]
-    fn rebuild_bank<S: Shape>(&mut self, b: usize, hit_from: usize, miss_from: usize) {
+    fn rebuild_bank(&mut self, b: usize, hit_from: usize, miss_from: usize) {
         let d = self.write_mode as usize;
-        if self.slots::<S>() == 2 {
-            self.clear_lane(self.banks + b);
-        }
         let q = &self.queues[d][b];
         if q.is_empty() {
             self.clear_lane(b);
@@ -491,33 +467,33 @@ impl LaneController {
         }
         let row = self.open_row[b];
         if row == NO_ROW {
-            self.set_act_candidate::<S>(d, b);
+            self.set_act_candidate(d, b);
         } else if self.hits[d][b] > 0 {
             let i = hit_from + q[hit_from..].iter().position(|r| r.row == row).expect("hit count says a hit is queued");
-            self.set_column_candidates::<S>(d, b, row, i, miss_from);
+            self.set_column_candidate(d, b, row, i, miss_from);
         } else if self.holds_activated(b) {
             self.clear_lane(b);
         } else {
             let p = &self.slab[q[0].slot as usize];
             let (key, t) = (self.lane_key(false, p.age), self.timing.bank_pre[b].max(p.ready_at));
-            self.set_lane::<S>(b, K_PRE, key, t, 0);
+            self.set_lane(b, K_PRE, key, t, 0);
         }
     }
 
     /// Bank `b`'s candidate with its row closed: the oldest request's ACT.
     #[inline(always)]
-    fn set_act_candidate<S: Shape>(&mut self, d: usize, b: usize) {
+    fn set_act_candidate(&mut self, d: usize, b: usize) {
         let p = &self.slab[self.queues[d][b][0].slot as usize];
         let (key, t) = (self.lane_key(false, p.age), self.timing.bank_act[b].max(p.ready_at));
-        self.set_lane::<S>(b, K_ACT, key, t, 0);
+        self.set_lane(b, K_ACT, key, t, 0);
     }
 
     /// Bank `b`'s candidate with `row` open and its oldest hit at `i`: that hit's column
     /// command, or, if the order may close the row under its hits and an older non-hit waits
-    /// (searched from `miss_from`), that request's PRE (`ChannelController::oldest_candidates`).
+    /// (searched from `miss_from`), that request's PRE (`ChannelController::oldest_candidate`).
     /// An activated request is its bank's oldest hit (its ACT served the bank's oldest request).
     #[inline(always)]
-    fn set_column_candidates<S: Shape>(&mut self, d: usize, b: usize, row: u32, i: usize, miss_from: usize) {
+    fn set_column_candidate(&mut self, d: usize, b: usize, row: u32, i: usize, miss_from: usize) {
         let q = &self.queues[d][b];
         let hsa = self.hits_since_act[b];
         let p = &self.slab[q[i].slot as usize];
@@ -532,34 +508,27 @@ impl LaneController {
             if j < i {
                 let p = &self.slab[q[j].slot as usize];
                 let (key, t) = (self.lane_key(false, p.age), self.timing.bank_pre[b].max(p.ready_at));
-                self.set_lane::<S>(b, K_PRE, key, t, j);
+                self.set_lane(b, K_PRE, key, t, j);
                 return;
             }
         }
-        self.set_lane::<S>(b, col, key, t, i);
+        self.set_lane(b, col, key, t, i);
     }
 
     #[cold]
     #[inline(never)]
     fn rebuild_all(&mut self) {
         for b in 0..self.banks {
-            self.rebuild_bank::<Dynamic>(b, 0, 0);
+            self.rebuild_bank(b, 0, 0);
         }
     }
 
-    /// Earliest cycle any of bank `b`'s candidates can issue (`NEVER`: none, or its rank waits
-    /// for refresh and none is activated): `CandidateSet::bank_earliest`.
+    /// Earliest cycle bank `b`'s candidate can issue (`NEVER`: none, or its rank waits for
+    /// refresh and it is not activated): `CandidateSet::bank_earliest`.
     #[inline(always)]
-    fn bank_earliest<S: Shape>(&self, b: usize) -> Cycle {
-        let mut t = NEVER_LANE;
-        let gated = self.refresh.count > 0;
-        for s in 0..self.slots::<S>() {
-            let l = s * self.banks + b;
-            // A rank waiting for refresh offers only its activated request.
-            if !(gated && self.lanes.is_gated(l)) {
-                t = t.min(self.lanes.ready(l));
-            }
-        }
+    fn bank_earliest(&self, b: usize) -> Cycle {
+        // A rank waiting for refresh offers only its activated request.
+        let t = if self.refresh.count > 0 && self.lanes.is_gated(b) { NEVER_LANE } else { self.lanes.ready(b) };
         if t == NEVER_LANE {
             return NEVER;
         }
@@ -638,8 +607,8 @@ impl LaneController {
             self.sched_next = self.sched_next.min(now + 1);
         }
         if changes_candidates && d == self.write_mode as usize {
-            self.rebuild_bank::<S>(b, 0, 0);
-            let t = self.bank_earliest::<S>(b).max(now + 1);
+            self.rebuild_bank(b, 0, 0);
+            let t = self.bank_earliest(b).max(now + 1);
             self.sched_next = self.sched_next.min(t);
         }
         let wake = if self.idle_close_after.is_some() { self.idle_next } else { NEVER };
@@ -864,7 +833,7 @@ impl LaneController {
                 if self.open_row[b] != NO_ROW {
                     self.owners.closed_by_controller(b);
                     self.close_bank(b);
-                    self.rebuild_bank::<Dynamic>(b, 0, 0);
+                    self.rebuild_bank(b, 0, 0);
                 }
             }
             if self.open_banks[r] > 0 {
@@ -928,8 +897,8 @@ impl LaneController {
             let next = if blocked { self.blocked_scan_bound(now_off) } else { self.lanes.min::<S>() };
             return (false, self.absolute(next).min(self.activated_due));
         };
-        // Lane `slot * banks + bank`, slot 0 or 1.
-        let b = self.bank_of_lane::<S>(l);
+        // Lane `l` is bank `l`'s.
+        let b = l;
         let index = self.lane_index[l] as usize;
         // One dispatch on the candidate's kind; each path issues with its command known and
         // rebuilds the bank's candidates searching from where they can be (`step_bank`).
@@ -937,21 +906,15 @@ impl LaneController {
         if kind == K_ACT {
             // An ACT serves the oldest request, which is now the oldest hit.
             self.issue_act::<S>(now, d, b, index);
-            if self.slots::<S>() == 2 {
-                self.clear_lane(self.banks + b);
-            }
             let row = self.open_row[b];
-            self.set_column_candidates::<S>(d, b, row, 0, 1);
+            self.set_column_candidate(d, b, row, 0, 1);
         } else if kind == K_PRE {
             // The row is closed and the PRE's request still queued: its ACT is next.
             self.issue_pre(now, d, b, index);
-            if self.slots::<S>() == 2 {
-                self.clear_lane(self.banks + b);
-            }
-            self.set_act_candidate::<S>(d, b);
+            self.set_act_candidate(d, b);
         } else {
             self.issue_column::<S>(now, d, b, index, kind == K_WR);
-            self.rebuild_bank::<S>(b, index, 0);
+            self.rebuild_bank(b, index, 0);
         }
         self.after_issue::<S>(now)
     }
@@ -965,7 +928,7 @@ impl LaneController {
         let index = self.queues[da][b].iter().position(|q| q.slot == slot).expect("an activated request is queued");
         self.issue_column::<S>(now, da, b, index, da == WRITES);
         // The lanes hold direction `d`, where the bank's hits start at 0.
-        self.rebuild_bank::<S>(b, 0, 0);
+        self.rebuild_bank(b, 0, 0);
         self.after_issue::<S>(now)
     }
 
@@ -1195,7 +1158,7 @@ impl LaneController {
                 }
                 self.stats.banks[b].commands[Command::Pre.index()] += 1;
                 self.log_command(now, Command::Pre, b, 0, 0);
-                self.rebuild_bank::<Dynamic>(b, 0, 0);
+                self.rebuild_bank(b, 0, 0);
                 return (true, now + 1);
             }
             next = next.min(t);

@@ -1,5 +1,5 @@
-//! The lane controller's candidates (`lane_controller.rs`): one lane per candidate slot of the
-//! active direction, each holding its full earliest-issue cycle (bank, bank-group, rank and
+//! The lane controller's candidates (`lane_controller.rs`): one lane per bank, its candidate in
+//! the active direction, each holding its full earliest-issue cycle (bank, bank-group, rank and
 //! tFAW parts, and its request's front-end delay) as a 32-bit offset from a base cycle, its
 //! command kind and its scheduler key. A command raises in place every lane it constrains
 //! (`raise_kind`); the next command is a minimum over the lanes and the smallest key among
@@ -41,9 +41,9 @@ const GATED_STORED_KEYS: i32 = (FIRST_KEYS << LANE_BITS) as i32;
 /// LLVM turns into SIMD compares, selects and maxima.
 pub const BLOCK: usize = 8;
 type Block = [i32; BLOCK];
-/// Most lanes: 64 banks x 2 slots. The arrays have this fixed size (a power of two), so a lane
-/// index masked with `MAX_LANES - 1` needs no bounds check and no `Vec` pointer is loaded.
-pub const MAX_LANES: usize = 128;
+/// Most lanes: 64 banks. The arrays have this fixed size (a power of two), so a lane index
+/// masked with `MAX_LANES - 1` needs no bounds check and no `Vec` pointer is loaded.
+pub const MAX_LANES: usize = 64;
 const MAX_BLOCKS: usize = MAX_LANES / BLOCK;
 const _: () = assert!(MAX_LANES <= 1 << LANE_BITS && ((KEY_LIMIT as u64) << LANE_BITS) - 1 < NO_STORED_KEY as u64);
 
@@ -58,7 +58,7 @@ pub struct Lanes {
     rank: [Block; MAX_BLOCKS],
     /// `NEVER_LANE` in the lanes of a rank waiting for refresh, else 0.
     gate: [Block; MAX_BLOCKS],
-    /// Blocks in use (the loops run over these only): 1, 2, 4, 8 or 16.
+    /// Blocks in use (the loops run over these only): 1, 2, 4 or 8.
     blocks: usize,
     /// More than one rank: raises then have a third scope (the other ranks).
     multi_rank: bool,
@@ -90,10 +90,6 @@ macro_rules! by_blocks {
                 let $n: usize = 4;
                 $body
             }
-            8 => {
-                let $n: usize = 8;
-                $body
-            }
             _ => {
                 let $n: usize = MAX_BLOCKS;
                 $body
@@ -109,21 +105,19 @@ fn at(l: usize) -> (usize, usize) {
 }
 
 impl Lanes {
-    /// `slots` lanes per bank: lane `slot * banks + bank`. Padding lanes (to a whole block)
-    /// stay empty.
-    pub fn new(banks: usize, slots: usize, group_of_bank: impl Fn(usize) -> usize, rank_of_bank: impl Fn(usize) -> usize) -> Self {
-        let n = banks * slots;
-        assert!(n <= MAX_LANES, "{n} lanes (at most {MAX_LANES}; checked by lane_controller::unsupported)");
+    /// Lane `b` is bank `b`'s. Padding lanes (to a whole block) stay empty.
+    pub fn new(banks: usize, group_of_bank: impl Fn(usize) -> usize, rank_of_bank: impl Fn(usize) -> usize) -> Self {
+        assert!(banks <= MAX_LANES, "{banks} lanes (at most {MAX_LANES}; checked by lane_controller::unsupported)");
         let ranks = (0..banks).map(&rank_of_bank).max().map_or(1, |r| r + 1);
         Lanes {
             ready: [[NEVER_LANE; BLOCK]; MAX_BLOCKS],
             kind: [[K_NONE; BLOCK]; MAX_BLOCKS],
             key: [[NO_STORED_KEY; BLOCK]; MAX_BLOCKS],
-            group: blocks((0..n).map(|l| group_of_bank(l % banks) as i32)),
-            rank: blocks((0..n).map(|l| rank_of_bank(l % banks) as i32)),
+            group: blocks((0..banks).map(|b| group_of_bank(b) as i32)),
+            rank: blocks((0..banks).map(|b| rank_of_bank(b) as i32)),
             gate: [[0; BLOCK]; MAX_BLOCKS],
-            // A power of two (padding lanes stay empty), so `by_blocks!` has five widths.
-            blocks: n.div_ceil(BLOCK).next_power_of_two(),
+            // A power of two (padding lanes stay empty), so `by_blocks!` has four widths.
+            blocks: banks.div_ceil(BLOCK).next_power_of_two(),
             multi_rank: ranks > 1,
         }
     }
@@ -332,8 +326,8 @@ mod tests {
     use crate::controller::shape::Dynamic;
 
     fn lanes() -> Lanes {
-        // 8 banks, 2 groups of 2 banks per rank, 2 ranks, one slot.
-        let mut l = Lanes::new(8, 1, |b| b / 2, |b| b / 4);
+        // 8 banks, 2 groups of 2 banks per rank, 2 ranks.
+        let mut l = Lanes::new(8, |b| b / 2, |b| b / 4);
         let kinds = [K_ACT, K_RD, K_ACT, K_ACT, K_ACT, K_PRE, K_ACT, K_NONE];
         for (i, &k) in kinds.iter().enumerate() {
             l.set(i, 5 + i as i32, k, FIRST_KEYS + 8 - i as u32);
@@ -385,7 +379,7 @@ mod tests {
     fn every_ready_mask_of_a_block_finds_the_smallest_ready_key() {
         // 16 lanes, one rank: each of the 2^8 patterns of ready lanes in the second block, keys
         // falling with the lane index, so the answer is the highest ready lane.
-        let mut l = Lanes::new(16, 1, |b| b / 4, |_| 0);
+        let mut l = Lanes::new(16, |b| b / 4, |_| 0);
         for mask in 0u32..256 {
             for i in 0..16 {
                 let ready = if i >= 8 && mask & (1 << (i - 8)) != 0 { 3 } else { 9 };
@@ -399,10 +393,10 @@ mod tests {
 
     #[test]
     fn a_single_ready_lane_is_the_answer_in_any_block_and_with_any_block_count() {
-        // 32 lanes and 128 (16 blocks), each lane alone ready, then with a smaller-keyed lane
+        // 16, 32 and 64 lanes (8 blocks), each lane alone ready, then with a smaller-keyed lane
         // ready in another block.
-        for banks in [16, 64] {
-            let mut l = Lanes::new(banks, 2.min(128 / banks), |b| b / 4, |b| b / 16);
+        for banks in [16, 32, 64] {
+            let mut l = Lanes::new(banks, |b| b / 4, |b| b / 16);
             let n = l.lane_count();
             for alone in 0..n {
                 for i in 0..n {
@@ -418,19 +412,19 @@ mod tests {
 
     #[test]
     fn the_largest_key_in_the_last_lane_is_a_candidate_not_an_empty_lane() {
-        let mut l = Lanes::new(64, 2, |b| b / 4, |b| b / 16);
-        l.set(127, 0, K_RD, KEY_LIMIT - 1);
-        assert_eq!(l.best_ready::<Dynamic>(0, false), Some(127));
+        let mut l = Lanes::new(64, |b| b / 4, |b| b / 16);
+        l.set(63, 0, K_RD, KEY_LIMIT - 1);
+        assert_eq!(l.best_ready::<Dynamic>(0, false), Some(63));
         l.set(3, 0, K_ACT, KEY_LIMIT - 2);
         assert_eq!(l.best_ready::<Dynamic>(0, false), Some(3));
         l.set(3, NEVER_LANE, K_NONE, NO_KEY);
-        l.set(127, NEVER_LANE, K_NONE, NO_KEY);
+        l.set(63, NEVER_LANE, K_NONE, NO_KEY);
         assert_eq!(l.best_ready::<Dynamic>(NEVER_LANE - 1, false), None);
     }
 
     #[test]
     fn a_one_rank_raise_reaches_its_group_and_the_rest_of_its_kind() {
-        let mut l = Lanes::new(8, 1, |b| b / 2, |_| 0);
+        let mut l = Lanes::new(8, |b| b / 2, |_| 0);
         let kinds = [K_ACT, K_RD, K_ACT, K_ACT, K_ACT, K_PRE, K_ACT, K_NONE];
         for (i, &k) in kinds.iter().enumerate() {
             l.set(i, 5 + i as i32, k, 8 - i as u32);
@@ -442,7 +436,7 @@ mod tests {
     #[test]
     fn padding_blocks_stay_empty_and_out_of_every_answer() {
         // 24 banks: three blocks in use, four processed (`by_blocks!` widths are powers of two).
-        let mut l = Lanes::new(24, 1, |b| b / 4, |b| b / 8);
+        let mut l = Lanes::new(24, |b| b / 4, |b| b / 8);
         assert_eq!(l.lane_count(), 32);
         assert_eq!((l.min::<Dynamic>(), l.best_ready::<Dynamic>(1 << 30, false)), (NEVER_LANE, None));
         for i in 0..24 {

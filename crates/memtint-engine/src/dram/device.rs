@@ -256,7 +256,7 @@ impl DeviceSpec {
                     ));
                 }
             }
-            // The general controller's candidate sets are masks of two slots per bank of a group.
+            // Within the general controller's candidate sets, 64-bit masks over a group's banks.
             if banks > 32 {
                 return Err(Error::config(
                     at(&format!("organisation[{i}].{banks_key}")),

@@ -74,7 +74,7 @@ impl Organisation {
                 return Err(Error::config(field, format!("must be a non-zero power of two, got {v}")));
             }
         }
-        // The general controller's candidate sets are masks of two slots per bank of a group.
+        // Within the general controller's candidate sets, 64-bit masks over a group's banks.
         if self.banks_per_group > 32 {
             return Err(Error::config(
                 "banks_per_group",

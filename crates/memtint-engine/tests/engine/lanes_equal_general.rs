@@ -288,7 +288,7 @@ fn the_one_channel_lanes_loop_equals_the_general_controller_across_ranks_queues_
 }
 
 /// Every lane shape the one-channel loop specialises (`controller/shape.rs`: blocks, one rank
-/// or more, lanes per bank) and the run-time catch-all are reached, and each runs exactly as
+/// or more) and the run-time catch-all are reached, and each runs exactly as
 /// the general controller: reads and writes (watermark and idle drains), refresh, stalls.
 #[test]
 fn every_lane_shape_of_the_one_channel_loop_equals_the_general_controller() {
@@ -296,14 +296,14 @@ fn every_lane_shape_of_the_one_channel_loop_equals_the_general_controller() {
     use GeneratorKind::*;
     // (machine, ranks, scheduler, the shape it must run as, workload, read fraction)
     let cases = [
-        ("ddr3-1600", 1, "fr-fcfs", "Fixed<1, false, 1>", Random, 0.6),
-        ("ddr4-2400", 1, "fr-fcfs", "Fixed<2, false, 1>", Mix, 0.6),
-        ("ddr3-1600", 1, "fcfs", "Fixed<1, false, 1>", Conflict, 0.7),
-        ("ddr4-2400", 1, "fr-fcfs-cap", "Fixed<2, false, 1>", Stream, 0.5),
-        ("ddr3-1600", 2, "fr-fcfs", "Fixed<2, true, 1>", Random, 0.7),
-        ("ddr4-2400", 2, "fr-fcfs", "Fixed<4, true, 1>", Mix, 0.6),
+        ("ddr3-1600", 1, "fr-fcfs", "Fixed<1, false>", Random, 0.6),
+        ("ddr4-2400", 1, "fr-fcfs", "Fixed<2, false>", Mix, 0.6),
+        ("ddr3-1600", 1, "fcfs", "Fixed<1, false>", Conflict, 0.7),
+        ("ddr4-2400", 1, "fr-fcfs-cap", "Fixed<2, false>", Stream, 0.5),
+        ("ddr3-1600", 2, "fr-fcfs", "Fixed<2, true>", Random, 0.7),
+        ("ddr4-2400", 2, "fr-fcfs", "Fixed<4, true>", Mix, 0.6),
         ("ddr4-2400", 4, "fcfs", "Dynamic", Random, 0.6),
-        ("ddr3-1600", 4, "fr-fcfs-cap", "Fixed<4, true, 1>", Mix, 0.5),
+        ("ddr3-1600", 4, "fr-fcfs-cap", "Fixed<4, true>", Mix, 0.5),
     ];
     for (name, ranks, scheduler, shape, kind, read_fraction) in cases {
         let mut m = MachineConfig::load(name).unwrap();

@@ -206,14 +206,14 @@ fn the_multicore_lane_path_equals_the_general_path_on_every_shape() {
     use memtint_engine::memory_system::MemorySystem;
     // (machine, channels, ranks, scheduler, the lane shape it runs as: `controller/shape.rs`)
     let cases = [
-        ("ddr4-2400", 1, 1, "fr-fcfs", "Fixed<2, false, 1>"),
-        ("ddr3-1600", 1, 1, "fr-fcfs", "Fixed<1, false, 1>"),
-        ("ddr3-1600", 1, 1, "fcfs", "Fixed<1, false, 1>"),
-        ("ddr4-2400", 1, 1, "fr-fcfs-cap", "Fixed<2, false, 1>"),
-        ("ddr3-1600", 1, 2, "fr-fcfs", "Fixed<2, true, 1>"),
-        ("ddr4-2400", 1, 2, "fr-fcfs", "Fixed<4, true, 1>"),
+        ("ddr4-2400", 1, 1, "fr-fcfs", "Fixed<2, false>"),
+        ("ddr3-1600", 1, 1, "fr-fcfs", "Fixed<1, false>"),
+        ("ddr3-1600", 1, 1, "fcfs", "Fixed<1, false>"),
+        ("ddr4-2400", 1, 1, "fr-fcfs-cap", "Fixed<2, false>"),
+        ("ddr3-1600", 1, 2, "fr-fcfs", "Fixed<2, true>"),
+        ("ddr4-2400", 1, 2, "fr-fcfs", "Fixed<4, true>"),
         ("ddr4-2400", 1, 4, "fcfs", "Dynamic"),
-        ("ddr4-2400", 2, 1, "fr-fcfs", "Fixed<2, false, 1>"),
+        ("ddr4-2400", 2, 1, "fr-fcfs", "Fixed<2, false>"),
     ];
     for (machine, channels, ranks, scheduler, shape) in cases {
         let mut m = MachineConfig::load(machine).unwrap();

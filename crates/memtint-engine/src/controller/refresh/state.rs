@@ -49,9 +49,9 @@ pub(crate) struct RefreshState {
     pub count: u32,
     /// What the targets are.
     pub targets: RefreshTargets,
-    /// Per bank group of the channel: the candidate slots (bits `2 * bank + k`, as
-    /// `CandidateSet` numbers them) of the banks waiting for refresh.
-    pub blocked_slots: Vec<u64>,
+    /// Per bank group of the channel: the banks waiting for refresh (bit `bank within group`,
+    /// as `CandidateSet` numbers its members).
+    pub blocked_banks: Vec<u64>,
     banks_per_rank: usize,
     banks_per_group: usize,
     postpones: bool,
@@ -80,7 +80,7 @@ impl RefreshState {
             pending: vec![false; count],
             count: 0,
             targets,
-            blocked_slots: vec![0; (org.ranks * org.bank_groups) as usize],
+            blocked_banks: vec![0; (org.ranks * org.bank_groups) as usize],
             banks_per_rank: org.banks_per_rank() as usize,
             banks_per_group: org.banks_per_group as usize,
             t_rfc,
@@ -124,12 +124,12 @@ impl RefreshState {
     fn set_blocked(&mut self, t: usize, blocked: bool) {
         let bpg = self.banks_per_group;
         for b in self.layout().banks(t) {
-            let bits = 3u64 << (2 * (b % bpg));
-            let g = &mut self.blocked_slots[b / bpg];
+            let bit = 1u64 << (b % bpg);
+            let g = &mut self.blocked_banks[b / bpg];
             if blocked {
-                *g |= bits;
+                *g |= bit;
             } else {
-                *g &= !bits;
+                *g &= !bit;
             }
         }
     }

@@ -68,13 +68,6 @@ impl AgeOrder {
             _ => true,
         }
     }
-
-    /// Candidates a bank offers at once: one, its oldest hit's column command or, where the
-    /// order may close a row under its hits and an older non-hit waits, that request's PRE
-    /// (`ChannelController::oldest_candidates`).
-    pub fn candidates_per_bank(self) -> usize {
-        1
-    }
 }
 
 #[cfg(test)]
