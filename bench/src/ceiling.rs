@@ -283,11 +283,11 @@ mod tests {
             (serde_json::json!({}), "protect_activated = false"),
         ] {
             let cfg = MemoryConfig::resolve(&m.clone().with_overrides(&overrides).unwrap()).unwrap();
-            let err = Ceiling::<1, 1>::new(&cfg).err().expect("refused");
+            let err = Ceiling::<1, false>::new(&cfg).err().expect("refused");
             assert!(err.contains(expect), "{err}");
         }
         let two = MemoryConfig::resolve(&MachineConfig::load("ddr4-2400-2ch2r").unwrap()).unwrap();
-        assert!(Ceiling::<1, 1>::new(&two).err().unwrap().contains("1 channel x 1 rank(s), not 2 x 2"));
+        assert!(Ceiling::<1, false>::new(&two).err().unwrap().contains("1 channel x 1 rank(s), not 2 x 2"));
     }
 
     /// The bench's mix (2 reads to 1 write): write queue, WR timing, write drain by watermarks

@@ -12,9 +12,9 @@
 //! rebuilds them). **Two ranks**: 32 lanes, per-rank tRRD/tFAW/PREA/REF tables, rank-to-rank
 //! turnarounds (`rd_to_rd_rank` etc.), all-bank refresh staggered by tREFI / 2 per rank with
 //! only the waiting rank's lanes gated off (`try_refresh`: the lowest rank first). `Ceiling::new`
-//! refuses any other configuration. **FCFS** (one rank, `Ceiling<1, 2>`): keys by age alone,
-//! and since FCFS may close a row under its hits a bank has two candidates, in lanes b and
-//! 16 + b (`per_group` mirrors the group values into the second block). **Closed rows** (`row_policy = "closed"`, a run-time
+//! refuses any other configuration. **FCFS** (one rank, `Ceiling<1, true>`): keys by age
+//! alone, and since FCFS may close a row under its hits a bank's one candidate is its oldest
+//! request's command: an older non-hit's PRE before the oldest hit. **Closed rows** (`row_policy = "closed"`, a run-time
 //! flag): the last queued hit of its direction issues RDA / WRA (auto-precharge timing as
 //! `Constraints::auto_precharge_ready`), and a row left open with nothing queued for its bank
 //! is closed when nothing else issues (`close_idle_rows`; under FR-FCFS no test reaches it,
@@ -179,7 +179,7 @@ fn raise(slot: &mut T, t: T) {
 /// Earliest-issue tables (the constraints of `ChannelTiming` for the commands an open-row run
 /// uses: ACT, PRE, RD, WR, PREA, REF) for `R` ranks and, per bank, its candidate in
 /// `16 * R` lanes.
-struct State<const R: usize, const L: usize> {
+struct State<const R: usize> {
     // Per bank: the bank-level part of each command's ready time.
     bank_act: [T; MAX_BANKS],
     bank_rd: [T; MAX_BANKS],
@@ -208,11 +208,9 @@ struct State<const R: usize, const L: usize> {
 /// Per group `j` of `R` ranks: `same_group` for group `g`, `same_rank` for the other groups of
 /// its rank, `other_rank` for the other rank's (0: no constraint).
 #[inline(always)]
-fn per_group<const R: usize, const L: usize>(g: usize, same_group: T, same_rank: T, other_rank: T) -> [T; MAX_GROUPS] {
+fn per_group<const R: usize>(g: usize, same_group: T, same_rank: T, other_rank: T) -> [T; MAX_GROUPS] {
     let mut v = [0; MAX_GROUPS];
-    for (j, x) in v.iter_mut().enumerate().take(GROUPS * L) {
-        // Two lanes per bank (L = 2R): lanes 16R.. mirror the first 16R.
-        let j = j % (GROUPS * R);
+    for (j, x) in v.iter_mut().enumerate().take(GROUPS * R) {
         *x = if j == g {
             same_group
         } else if j / GROUPS == g / GROUPS {
@@ -224,7 +222,7 @@ fn per_group<const R: usize, const L: usize>(g: usize, same_group: T, same_rank:
     v
 }
 
-impl<const R: usize, const L: usize> State<R, L> {
+impl<const R: usize> State<R> {
     fn new() -> Self {
         let mut shared = [0; SHARED_ROWS * MAX_GROUPS];
         shared[K_NONE as usize * MAX_GROUPS..].fill(NEVER);
@@ -253,7 +251,7 @@ impl<const R: usize, const L: usize> State<R, L> {
     #[allow(clippy::needless_range_loop)] // one index into two arrays of different layouts
     fn raise_shared(&mut self, k: u32, v: &[T; MAX_GROUPS]) {
         let row = k as usize * MAX_GROUPS;
-        for i in 0..GROUPS * L {
+        for i in 0..GROUPS * R {
             raise(&mut self.shared[row + i], v[i]);
         }
     }
@@ -262,7 +260,7 @@ impl<const R: usize, const L: usize> State<R, L> {
     #[inline(always)]
     fn raise_kind(&mut self, k: u32, v: &[T; MAX_GROUPS]) {
         self.raise_shared(k, v);
-        lanes::raise_kind::<L>(&mut self.ready, &self.kind, k, v);
+        lanes::raise_kind::<R>(&mut self.ready, &self.kind, k, v);
     }
 
     #[inline(always)]
@@ -278,7 +276,7 @@ impl<const R: usize, const L: usize> State<R, L> {
         // tRRD_S and the window's new oldest ACT bind every group of the rank, tRRD_L this
         // one; the other rank not at all.
         let t = (now + c.act_to_act_s).max(self.faw[r][(pos + 1) & 3]);
-        self.raise_kind(K_ACT, &per_group::<R, L>(g, t.max(now + c.act_to_act_l), t, 0));
+        self.raise_kind(K_ACT, &per_group::<R>(g, t.max(now + c.act_to_act_l), t, 0));
         self.bus = now + 1;
     }
 
@@ -295,9 +293,9 @@ impl<const R: usize, const L: usize> State<R, L> {
         raise(&mut self.bank_pre[b], now + c.rd_to_pre);
         raise(&mut self.rank_prea[r], now + c.rd_to_pre);
         let t = now + c.rd_to_rd_s;
-        self.raise_kind(K_RD, &per_group::<R, L>(g, t.max(now + c.rd_to_rd_l), t, now + c.rd_to_rd_rank));
+        self.raise_kind(K_RD, &per_group::<R>(g, t.max(now + c.rd_to_rd_l), t, now + c.rd_to_rd_rank));
         let t = now + c.rd_to_wr;
-        self.raise_shared(K_WR, &per_group::<R, L>(g, t, t, now + c.rd_to_wr_rank));
+        self.raise_shared(K_WR, &per_group::<R>(g, t, t, now + c.rd_to_wr_rank));
         self.bus = now + 1;
     }
 
@@ -307,15 +305,15 @@ impl<const R: usize, const L: usize> State<R, L> {
         raise(&mut self.bank_pre[b], now + c.wr_to_pre);
         raise(&mut self.rank_prea[r], now + c.wr_to_pre);
         let t = now + c.wr_to_wr_s;
-        self.raise_kind(K_WR, &per_group::<R, L>(g, t.max(now + c.wr_to_wr_l), t, now + c.wr_to_wr_rank));
+        self.raise_kind(K_WR, &per_group::<R>(g, t.max(now + c.wr_to_wr_l), t, now + c.wr_to_wr_rank));
         let t = now + c.wr_to_rd_s;
-        self.raise_shared(K_RD, &per_group::<R, L>(g, t.max(now + c.wr_to_rd_l), t, now + c.wr_to_rd_rank));
+        self.raise_shared(K_RD, &per_group::<R>(g, t.max(now + c.wr_to_rd_l), t, now + c.wr_to_rd_rank));
         self.bus = now + 1;
     }
 
     /// Every group of rank `r` to `t`, the other rank's untouched.
     fn rank_wide(r: usize, t: T) -> [T; MAX_GROUPS] {
-        per_group::<R, L>(r * GROUPS, t, t, 0)
+        per_group::<R>(r * GROUPS, t, t, 0)
     }
 
     fn prea(&mut self, c: &C, now: T, r: usize) {
@@ -355,15 +353,15 @@ impl<const R: usize, const L: usize> State<R, L> {
         } else if R == 1 {
             return (NEVER, 0);
         } else {
-            gated = lanes::max::<L>(&self.ready, &self.gate);
+            gated = lanes::max::<R>(&self.ready, &self.gate);
             &gated
         };
-        let first = lanes::min::<L>(ready);
+        let first = lanes::min::<R>(ready);
         if first == NEVER {
             return (NEVER, 0);
         }
         let at = first.max(self.bus);
-        (at, lanes::smallest_key_ready_at::<L>(ready, &self.key, at))
+        (at, lanes::smallest_key_ready_at::<R>(ready, &self.key, at))
     }
 }
 
@@ -507,18 +505,16 @@ pub fn run_feed_on<const LOG: bool, const STATS: bool, F: Feed>(
     outstanding: usize,
 ) -> Result<RunResult, String> {
     match cfg.org.ranks {
-        1 if cfg.controller.scheduler == "fcfs" => Ceiling::<1, 2>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
-        1 => Ceiling::<1, 1>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
-        2 => Ceiling::<2, 2>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
+        1 if cfg.controller.scheduler == "fcfs" => Ceiling::<1, true>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
+        1 => Ceiling::<1, false>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
+        2 => Ceiling::<2, false>::new(cfg)?.run_feed::<LOG, STATS, F>(feed, outstanding),
         n => Err(unsupported(&format!("1 or 2 ranks, not {n}"))),
     }
 }
 
-/// The lean controller for `R` ranks (1 or 2) of one channel, with `L` blocks of 16 lanes:
-/// `L = R`, one candidate per bank (FR-FCFS); `L = 2`, `R = 1`, two (FCFS, which may close a
-/// row under its hits: the oldest hit's column command in lane b, the oldest non-hit's PRE in
-/// lane 16 + b).
-pub struct Ceiling<const R: usize, const L: usize> {
+/// The lean controller for `R` ranks (1 or 2) of one channel, one lane per bank: FR-FCFS, or
+/// FCFS (one rank) if `FCFS`.
+pub struct Ceiling<const R: usize, const FCFS: bool> {
     c: C,
     mapping: AddressMapping,
     line_mask: u64,
@@ -545,7 +541,7 @@ pub struct Ceiling<const R: usize, const L: usize> {
     idle_open: u32,
     frontend_latency: T,
     t_refi: T,
-    s: State<R, L>,
+    s: State<R>,
     open_row: [u32; MAX_BANKS],
     open_banks: [u32; MAX_RANKS],
     /// Per direction, per bank.
@@ -554,7 +550,7 @@ pub struct Ceiling<const R: usize, const L: usize> {
     next_seq: u32,
 }
 
-impl<const R: usize, const L: usize> Ceiling<R, L> {
+impl<const R: usize, const FCFS: bool> Ceiling<R, FCFS> {
     /// Refuses (with the reason) any configuration other than the one it is written for.
     pub fn new(cfg: &MemoryConfig) -> Result<Self, String> {
         let (org, ctl) = (&cfg.org, &cfg.controller);
@@ -567,8 +563,8 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
                 org.bank_groups, org.banks_per_group
             )));
         }
-        let want_scheduler = if L == R { "fr-fcfs" } else { "fcfs" };
-        if L != R && (R, L) != (1, 2) {
+        let want_scheduler = if FCFS { "fcfs" } else { "fr-fcfs" };
+        if FCFS && R != 1 {
             return Err(unsupported("fcfs with one rank only"));
         }
         for (what, got, want) in [("scheduler", &ctl.scheduler, want_scheduler), ("refresh", &ctl.refresh, "all-bank")] {
@@ -628,8 +624,8 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
     /// hits never closed under).
     #[inline(always)]
     fn update_candidate(&mut self, b: usize) {
-        if L > R {
-            return self.update_candidates_fcfs(b);
+        if FCFS {
+            return self.update_candidate_fcfs(b);
         }
         let d = self.write_mode as usize;
         let q = &self.queues[d][b];
@@ -651,16 +647,14 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
         self.s.set_candidate(b, kind, key, t, i);
     }
 
-    /// FCFS (`L = 2`, the second lane unused): bank `b`'s candidate, keyed by age alone
-    /// (`fcfs.rs`): the command of its oldest request, a column command if it hits the open row,
-    /// else PRE or ACT.
+    /// FCFS: bank `b`'s candidate, keyed by age alone (`fcfs.rs`): the command of its oldest
+    /// request, a column command if it hits the open row, else PRE or ACT
+    /// (`ChannelController::oldest_candidate`).
     #[cold]
     #[inline(never)]
-    fn update_candidates_fcfs(&mut self, b: usize) {
+    fn update_candidate_fcfs(&mut self, b: usize) {
         let d = self.write_mode as usize;
         let q = &self.queues[d][b];
-        let second = b + BANKS * R;
-        self.s.set_candidate(second, K_NONE, NO_KEY, NEVER, 0);
         if q.len == 0 {
             self.s.set_candidate(b, K_NONE, NO_KEY, NEVER, 0);
             return;
@@ -711,8 +705,9 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
             self.idle_open &= !(1 << b);
         }
         // The youngest request changes its bank's candidate only in the active direction, as
-        // its first request or as the first hit of a bank whose candidate is a PRE.
-        if is_write == self.write_mode && (L > R || q.len == 1 || (self.s.kind.0[b] == K_PRE && d.row == self.open_row[b])) {
+        // its first request or as the first hit of a bank whose candidate is a PRE (under FCFS
+        // not even then: an older non-hit's PRE stays first).
+        if is_write == self.write_mode && (q.len == 1 || (self.s.kind.0[b] == K_PRE && d.row == self.open_row[b])) {
             self.update_candidate(b);
         }
     }
@@ -1019,7 +1014,7 @@ impl<const R: usize, const L: usize> Ceiling<R, L> {
                     unsupported(&format!("runs of at most {LAST_CYCLE} cycles"))
                 });
             }
-            let b = if L > R { lane % (BANKS * R) } else { lane };
+            let b = lane;
             let g = b / BANKS_PER_GROUP;
             let rank = b / BANKS;
             let dir = self.write_mode as usize;
