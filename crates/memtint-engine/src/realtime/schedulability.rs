@@ -4,9 +4,8 @@
 //! (with phases the tests are sufficient, not exact). Refresh, copies and context switches are
 //! not counted: the run measures what they add.
 
-use super::servers::{least_supply, longest_service};
-use super::task::{hyperperiod, utilisation, Task};
-use serde::Serialize;
+use super::servers::{edf_shortfalls, longest_service, server_horizon};
+use super::task::{deadline_count, deadlines, demand, hyperperiod, utilisation, Task};
 
 /// Deadlines checked at most; past it the demand test uses Baruah's bound, or gives no verdict.
 const MAX_POINTS: u64 = 1_000_000;
@@ -17,7 +16,7 @@ fn figure(x: f64) -> String {
 }
 
 /// One test's verdict on a task set (or a server's tasks).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
     /// The test, in words ("EDF processor demand").
     pub test: String,
@@ -27,24 +26,10 @@ pub struct Verdict {
     pub detail: String,
 }
 
-/// EDF demand of `tasks` released together, over `[0, t]`: Σ max(0, ⌊(t − D) / p⌋ + 1) · e.
-pub fn demand(tasks: &[Task], t: u64) -> u64 {
-    tasks.iter().filter(|k| t >= k.deadline).map(|k| ((t - k.deadline) / k.period + 1) * k.wcet).sum()
-}
-
-/// The absolute deadlines of `tasks` released together, below `limit`, in order.
-fn deadlines(tasks: &[Task], limit: u64) -> Vec<u64> {
-    let mut points: Vec<u64> =
-        tasks.iter().flat_map(|k| (0..).map(move |m| m * k.period + k.deadline).take_while(move |&d| d < limit)).collect();
-    points.sort_unstable();
-    points.dedup();
-    points
-}
-
 /// The interval the demand test must cover: the hyperperiod, or Baruah's bound
 /// Σ (p − D) · U / (1 − U) when that has fewer deadlines; `None` when neither is small enough.
 fn horizon(tasks: &[Task]) -> Option<u64> {
-    let count = |limit: u64| tasks.iter().map(|k| limit.saturating_sub(k.deadline).div_ceil(k.period)).sum::<u64>();
+    let count = |limit: u64| deadline_count(tasks, limit);
     let h = hyperperiod(tasks).saturating_add(1);
     if count(h) <= MAX_POINTS {
         return Some(h);
@@ -141,15 +126,13 @@ pub fn edf_in_server(tasks: &[Task], p: f64, e: f64) -> Verdict {
     if u > e / p + 1e-12 {
         return Verdict { test, schedulable: Some(false), detail: format!("utilisation {u:.3} is above the budget share {:.3}", e / p) };
     }
-    let Some(limit) = horizon(tasks) else {
+    if deadline_count(tasks, server_horizon(tasks, p, e)) > MAX_POINTS {
         return Verdict { test, schedulable: None, detail: format!("more than {MAX_POINTS} deadlines to check") };
-    };
-    match deadlines(tasks, limit).into_iter().find(|&t| demand(tasks, t) as f64 > least_supply(p, e, t as f64) + 1e-9) {
-        Some(t) => Verdict {
-            test,
-            schedulable: Some(false),
-            detail: format!("demand {} exceeds the least supply {} at t = {t}", demand(tasks, t), figure(least_supply(p, e, t as f64))),
-        },
+    }
+    match edf_shortfalls(tasks, p, e).first() {
+        Some(&(t, d, s)) => {
+            Verdict { test, schedulable: Some(false), detail: format!("demand {d} exceeds the least supply {} at t = {t}", figure(s)) }
+        }
         None => Verdict { test, schedulable: Some(true), detail: format!("utilisation {u:.3} of budget share {:.3}", e / p) },
     }
 }

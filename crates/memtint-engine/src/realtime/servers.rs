@@ -6,12 +6,7 @@
 //! The thesis's printed RM recurrence uses floor; the standard form, used here, uses ceil
 //! (`pan-camc-tintmalloc-refresh.md` §8.4).
 
-use super::task::Task;
-
-/// EDF demand of `tasks` over an interval of `t`: Σ ⌊t / p⌋ · e.
-pub fn edf_demand(tasks: &[Task], t: f64) -> f64 {
-    tasks.iter().map(|k| (t / k.period as f64).floor() * k.wcet as f64).sum()
-}
+use super::task::{deadlines, demand, hyperperiod, Task};
 
 /// The least supply a server of period `p` and budget `e` gives in any interval of `t`:
 /// (e / p) · (t − 2(p − e)), at least 0.
@@ -19,18 +14,20 @@ pub fn least_supply(p: f64, e: f64, t: f64) -> f64 {
     (e / p * (t - 2.0 * (p - e))).max(0.0)
 }
 
-/// The intervals where EDF demand exceeds the server's least supply, over one hyperperiod of
-/// `tasks` (checked at every job deadline): empty when the server schedules them.
+/// The deadlines where EDF demand exceeds the least supply of a server of period `p` and budget
+/// `e`, as (t, demand, supply), up to `server_horizon`: empty when the server schedules them.
 pub fn edf_shortfalls(tasks: &[Task], p: f64, e: f64) -> Vec<(f64, f64, f64)> {
-    let h = super::task::hyperperiod(tasks);
-    let mut points: Vec<u64> = tasks.iter().flat_map(|k| (1..=h / k.period).map(move |m| m * k.period)).collect();
-    points.sort_unstable();
-    points.dedup();
-    points
+    deadlines(tasks, server_horizon(tasks, p, e))
         .into_iter()
-        .map(|t| (t as f64, edf_demand(tasks, t as f64), least_supply(p, e, t as f64)))
+        .map(|t| (t as f64, demand(tasks, t) as f64, least_supply(p, e, t as f64)))
         .filter(|&(_, d, s)| d > s + 1e-9)
         .collect()
+}
+
+/// Past one hyperperiod H the demand repeats, grown by U·H, and the least supply by (e / p)·H
+/// once past its first 2(p − e): so with U ≤ e / p the deadlines below H + 2(p − e) decide.
+pub fn server_horizon(tasks: &[Task], p: f64, e: f64) -> u64 {
+    hyperperiod(tasks).saturating_add((2.0 * (p - e)).ceil() as u64 + 1)
 }
 
 /// The periodic capacity bound: the least budget a server of period `p` needs for a demand of

@@ -46,6 +46,25 @@ pub fn utilisation(tasks: &[Task]) -> f64 {
     tasks.iter().map(Task::utilisation).sum()
 }
 
+/// EDF demand of `tasks` released together, over `[0, t]`: Σ max(0, ⌊(t − D) / p⌋ + 1) · e.
+pub fn demand(tasks: &[Task], t: u64) -> u64 {
+    tasks.iter().filter(|k| t >= k.deadline).map(|k| ((t - k.deadline) / k.period + 1) * k.wcet).sum()
+}
+
+/// How many absolute deadlines `tasks` released together have below `limit`.
+pub fn deadline_count(tasks: &[Task], limit: u64) -> u64 {
+    tasks.iter().map(|k| limit.saturating_sub(k.deadline).div_ceil(k.period)).sum()
+}
+
+/// The absolute deadlines of `tasks` released together, below `limit`, in order.
+pub fn deadlines(tasks: &[Task], limit: u64) -> Vec<u64> {
+    let mut points: Vec<u64> =
+        tasks.iter().flat_map(|k| (0..).map(move |m| m * k.period + k.deadline).take_while(move |&d| d < limit)).collect();
+    points.sort_unstable();
+    points.dedup();
+    points
+}
+
 /// Each task has a period, a WCET no longer than its deadline and a deadline no longer than its
 /// period (the thesis's model); errors name the task and the value.
 pub fn validate(tasks: &[Task]) -> Result<()> {
