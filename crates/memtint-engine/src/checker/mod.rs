@@ -126,6 +126,11 @@ struct RankState {
     ref_count: u64,
     /// Last REFPB or REFSB to any of its banks.
     bank_refresh: Option<CommandRecord>,
+    /// Its last command other than a power-down entry or exit.
+    last: Option<CommandRecord>,
+    /// Its power-down entry while it is down, and its last exit.
+    power_down: Option<CommandRecord>,
+    power_up: Option<CommandRecord>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -336,6 +341,11 @@ impl TimingChecker {
             return;
         }
 
+        if rec.command.is_power_down() {
+            self.power_down(rec, out);
+            return;
+        }
+
         // Channel: stream order and command bus.
         let ch = &mut self.chans[a.channel as usize];
         if let Some(last) = ch.last {
@@ -355,6 +365,12 @@ impl TimingChecker {
         // Rank: nothing during tRFC; refresh rate.
         let ri = self.rank_index(a.channel, a.rank);
         let rank = &mut self.rank_states[ri];
+        if let Some(e) = rank.power_down {
+            protocol(out, names::TO_POWERED_DOWN, Some(e), rec);
+        } else if let Some(x) = &rank.power_up {
+            need(out, names::TXP, x, rec, self.rules.power_down_exit);
+        }
+        rank.last = Some(*rec);
         if let Some(r) = &rank.refresh {
             need(out, names::TRFC, r, rec, self.rules.refresh_cycle);
         }
@@ -393,6 +409,67 @@ impl TimingChecker {
             Command::Rd | Command::Rda | Command::Wr | Command::Wra => self.column(rec, ri, out),
             Command::Ref => self.refresh(rec, ri, out),
             Command::RefPb | Command::RefSb => self.refresh_bank(rec, ri, out),
+            Command::Pdea | Command::Pdep | Command::Pdxa | Command::Pdxp => unreachable!("checked by power_down"),
+        }
+    }
+
+    /// A power-down entry or exit (CKE, not the command bus): an entry of the kind the banks'
+    /// state gives, after the rank's last read, write, refresh and other command by their entry
+    /// distances; an exit of the same kind, tCKE after it. The rank's next command waits tXP
+    /// (checked in `check`).
+    fn power_down(&mut self, rec: &CommandRecord, out: &mut Vec<Violation>) {
+        let a = rec.addr;
+        if a.channel >= self.channels || a.rank >= self.ranks {
+            protocol(out, names::OUT_OF_RANGE, None, rec);
+            return;
+        }
+        if let Some(last) = self.chans[a.channel as usize].last {
+            if rec.cycle < last.cycle {
+                protocol(out, names::OUT_OF_ORDER, Some(last), rec);
+                return;
+            }
+        }
+        let ri = self.rank_index(a.channel, a.rank);
+        let r = &self.rules;
+        if rec.command.enters_power_down() {
+            let any_open = self.rank_banks(ri).any(|b| self.banks[b].open_row.is_some());
+            let rank = &self.rank_states[ri];
+            if let Some(e) = rank.power_down {
+                protocol(out, names::POWER_DOWN_STATE, Some(e), rec);
+                return;
+            }
+            if any_open != (rec.command == Command::Pdea) {
+                protocol(out, names::POWER_DOWN_BANKS, None, rec);
+            }
+            if let Some(e) = &rank.last {
+                need(out, names::POWER_DOWN_ENTRY, e, rec, 1);
+            }
+            if let Some(e) = &rank.rd {
+                need(out, names::POWER_DOWN_ENTRY, e, rec, r.read_to_power_down);
+            }
+            if let Some(e) = &rank.wr {
+                need(out, names::POWER_DOWN_ENTRY, e, rec, r.write_to_power_down);
+            }
+            if let Some(e) = &rank.refresh {
+                need(out, names::TRFC, e, rec, r.refresh_cycle);
+            }
+            if let Some(e) = &rank.bank_refresh {
+                let (name, cycle) = r.bank_refresh(e.command).cycle;
+                need(out, name, e, rec, cycle);
+            }
+            self.rank_states[ri].power_down = Some(*rec);
+        } else {
+            let rank = &mut self.rank_states[ri];
+            let Some(e) = rank.power_down else {
+                protocol(out, names::POWER_DOWN_STATE, rank.power_up, rec);
+                return;
+            };
+            if (e.command == Command::Pdea) != (rec.command == Command::Pdxa) {
+                protocol(out, names::POWER_DOWN_STATE, Some(e), rec);
+            }
+            need(out, names::TCKE, &e, rec, r.power_down_least);
+            rank.power_down = None;
+            rank.power_up = Some(*rec);
         }
     }
 

@@ -49,6 +49,12 @@ pub mod names {
     pub const REFSB_TO_OPEN: &str = "protocol: REFSB to open bank";
     pub const OUT_OF_ORDER: &str = "protocol: command out of order";
     pub const OUT_OF_RANGE: &str = "protocol: address out of range";
+    pub const TXP: &str = "tXP";
+    pub const TCKE: &str = "tCKE";
+    pub const POWER_DOWN_ENTRY: &str = "power-down entry";
+    pub const TO_POWERED_DOWN: &str = "protocol: command to a powered-down rank";
+    pub const POWER_DOWN_STATE: &str = "protocol: power-down entry or exit out of turn";
+    pub const POWER_DOWN_BANKS: &str = "protocol: power-down kind against the banks' state";
 
     /// Prefix shared by every bank-state / stream-order violation.
     pub const PROTOCOL_PREFIX: &str = "protocol:";
@@ -140,6 +146,15 @@ pub struct Rules {
     pub name_ccd_other: &'static str,
     pub name_wtr_same: &'static str,
     pub name_wtr_other: &'static str,
+
+    // ---- power-down ----
+    /// Exit to the rank's next command (tXP) and least time powered down (tCKE).
+    pub power_down_exit: u64,
+    pub power_down_least: u64,
+    /// Entry after a read (tRDPDEN = RL + BL/2 + 1) and a write (tWRPDEN = WL + BL/2 + tWR);
+    /// after any other command, 1 (tACTPDEN, tPRPDEN); a refresh's whole tRFC (`refresh_cycle`).
+    pub read_to_power_down: u64,
+    pub write_to_power_down: u64,
 }
 
 impl Rules {
@@ -197,6 +212,10 @@ impl Rules {
             name_ccd_other,
             name_wtr_same,
             name_wtr_other,
+            power_down_exit: t.tXP,
+            power_down_least: t.tCKE,
+            read_to_power_down: CL + BL + 1,
+            write_to_power_down: CWL + BL + t.tWR,
         }
     }
 

@@ -1247,3 +1247,60 @@ fn a_column_window_binds_the_command_its_commands_back() {
     s[6].cycle -= 1;
     assert_one(&d, &s, "column window", 2, 6, d.t.col_window, d.t.col_window - 1);
 }
+
+// ------------------------------------------------------------------------------------------
+// Power-down
+// ------------------------------------------------------------------------------------------
+
+fn pd(c: u64, command: Command, rank: u32) -> CommandRecord {
+    rec(c, command, rank, 0, 0, 0, 0)
+}
+
+/// ACT, RD, then active power-down at the read's entry distance (RL + BL/2 + 1), exit tCKE
+/// later, and the next command tXP after the exit: legal; each distance one cycle short is one
+/// violation naming it.
+#[test]
+fn power_down_entry_exit_and_the_next_command_keep_their_distances() {
+    for d in both() {
+        let t = &d.t;
+        let entry = t.tRCD + t.CL + t.tBL + 1;
+        let exit = entry + t.tCKE;
+        let next = exit + t.tXP;
+        let legal =
+            [act(0, 0, 0, 0, 5), rd(t.tRCD, 0, 0, 0, 5), pd(entry, Command::Pdea, 0), pd(exit, Command::Pdxa, 0), rd(next, 0, 0, 0, 5)];
+        assert_legal(&d, &legal);
+        let mut early = legal;
+        early[2].cycle -= 1;
+        assert_one(&d, &early, names::POWER_DOWN_ENTRY, 1, 2, t.CL + t.tBL + 1, t.CL + t.tBL);
+        let mut short = legal;
+        short[3].cycle -= 1;
+        short[4].cycle -= 1;
+        assert_one(&d, &short, names::TCKE, 2, 3, t.tCKE, t.tCKE - 1);
+        let mut soon = legal;
+        soon[4].cycle -= 1;
+        assert_one(&d, &soon, names::TXP, 3, 4, t.tXP, t.tXP - 1);
+        // After a write: WL + BL/2 + tWR.
+        let w = t.CWL + t.tBL + t.tWR;
+        let s = [act(0, 0, 0, 0, 5), wr(t.tRCD, 0, 0, 0, 5), pd(t.tRCD + w - 1, Command::Pdea, 0)];
+        assert_one(&d, &s, names::POWER_DOWN_ENTRY, 1, 2, w, w - 1);
+    }
+}
+
+/// A command to a rank powered down, an entry of the wrong kind for its banks, and an exit
+/// without an entry are protocol violations; the other rank is not affected.
+#[test]
+fn power_down_protocol_violations_are_named() {
+    for d in both() {
+        let s = [pd(10, Command::Pdep, 0), act(20, 0, 0, 0, 5)];
+        assert_one(&d, &s, names::TO_POWERED_DOWN, 0, 1, 0, 0);
+        assert_legal(&d, &[pd(10, Command::Pdep, 0), act(20, 1, 0, 0, 5)]);
+        let v = run(&d, &[act(0, 0, 0, 0, 5), pd(100, Command::Pdep, 0)]);
+        assert!(v.len() == 1 && v[0].constraint == names::POWER_DOWN_BANKS, "{}", list(&v));
+        let v = run(&d, &[pd(100, Command::Pdea, 0)]);
+        assert!(v.len() == 1 && v[0].constraint == names::POWER_DOWN_BANKS, "{}", list(&v));
+        let v = run(&d, &[pd(100, Command::Pdxp, 0)]);
+        assert!(v.len() == 1 && v[0].constraint == names::POWER_DOWN_STATE, "{}", list(&v));
+        let v = run(&d, &[pd(100, Command::Pdep, 0), pd(200, Command::Pdxa, 0)]);
+        assert!(v.len() == 1 && v[0].constraint == names::POWER_DOWN_STATE, "{}", list(&v));
+    }
+}

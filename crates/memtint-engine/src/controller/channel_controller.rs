@@ -7,6 +7,7 @@
 //! a no-op, which is what makes event skipping equal to a cycle-by-cycle run.
 
 use super::candidates::{Cached, CandidateSet};
+use super::power_down::PowerDown;
 use super::refresh::{self, RefreshState};
 use super::row_policy::{self, RowPolicy};
 use super::scheduler::{self, Candidate, Scheduler};
@@ -66,6 +67,8 @@ pub struct ChannelController {
     /// `row_policy.idle_close_after()`, read every tick.
     idle_close_after: Option<u64>,
     refresh: RefreshState,
+    /// Rank power-down (`controller.power_down_after`; off by default).
+    pd: PowerDown,
     /// Per direction: transfers whose last beat is still in the future, in issue order, which
     /// is also completion order (a direction's data latency is fixed).
     in_flight: [VecDeque<Completion>; 2],
@@ -106,6 +109,7 @@ impl ChannelController {
         let banks = org.banks_per_channel() as usize;
         let row_policy = row_policy::build(&cfg.row_policy, cfg)?;
         let refresh = refresh::state(cfg, org, timing)?;
+        let pd = PowerDown::new(cfg.power_down_after, timing, org.ranks, standard.name())?;
         let table = TimingTable::build(standard.timing_rules(), timing);
         let c = Constraints::from_table(&table, timing);
         let scheduler = scheduler::build(&cfg.scheduler, cfg, &c)?;
@@ -136,6 +140,7 @@ impl ChannelController {
             idle_close_after: row_policy.idle_close_after(),
             row_policy,
             refresh,
+            pd,
             in_flight: [VecDeque::new(), VecDeque::new()],
             next_completion: NEVER,
             // Tick at cycle 0 so even a channel that never gets a request schedules refresh.
@@ -208,6 +213,9 @@ impl ChannelController {
             self.ranked_arrival(now, &req);
         }
         let b = flat_bank as usize;
+        if self.pd.enabled() {
+            self.wake_rank(dram.rank as usize, now);
+        }
         let bank = &mut self.banks[b];
         bank.pending += 1;
         let d = is_write as usize;
@@ -236,7 +244,7 @@ impl ChannelController {
             }
         }
         let wake = if self.idle_close_after.is_some() { self.idle_next } else { NEVER };
-        let wake = wake.min(self.idle_drain_due());
+        let wake = wake.min(self.idle_drain_due()).min(self.pd.next_exit());
         self.next_work = self.next_work.min(self.sched_next.min(wake).max(now + 1));
     }
 
@@ -267,6 +275,12 @@ impl ChannelController {
             let (banks, layout) = (&self.banks, self.refresh.layout());
             let busy = |t: usize| layout.banks(t).any(|b| banks[b].pending > 0);
             self.refresh.mark_due(now, busy, |_| {});
+            if self.pd.enabled() {
+                self.wake_for_refresh(now);
+            }
+        }
+        if self.pd.enabled() {
+            self.power_down_exits(now);
         }
         let mut issued = false;
         if self.refresh.count > 0 {
@@ -304,8 +318,100 @@ impl ChannelController {
         next = next.min(self.idle_drain_due().max(now + 1));
         // The next refresh to fall due on a rank that is not already waiting for one.
         next = next.min(self.refresh.next_event(now));
+        if self.pd.enabled() {
+            next = next.min(self.power_down_entries(now)).min(self.pd.next_exit().max(now + 1));
+        }
         debug_assert!(next > now);
         self.next_work = next;
+    }
+
+    /// A request or refresh waits for `rank`: if it is powered down, its exit is wanted, and
+    /// it takes no command before the exit's earliest cycle plus tXP (raised again at the exit).
+    fn wake_rank(&mut self, rank: usize, now: Cycle) {
+        if let Some(t) = self.pd.want_exit(rank, now) {
+            self.hold_rank(rank, t + self.pd.t_xp);
+            self.next_work = self.next_work.min(t.max(now + 1));
+        }
+    }
+
+    /// Ranks with a refresh pending wake.
+    #[cold]
+    fn wake_for_refresh(&mut self, now: Cycle) {
+        let (layout, per_rank) = (self.refresh.layout(), self.org.banks_per_rank() as usize);
+        let ranks: Vec<usize> = (0..self.refresh.pending.len())
+            .filter(|&t| self.refresh.pending[t])
+            .map(|t| if self.refresh.per_bank() { layout.banks(t).next().expect("a target covers a bank") / per_rank } else { t })
+            .collect();
+        for r in ranks {
+            self.wake_rank(r, now);
+        }
+    }
+
+    /// No command to `rank` before `until`: its banks' cached candidates are stale.
+    fn hold_rank(&mut self, rank: usize, until: Cycle) {
+        self.timing.hold_rank(rank as u32, until);
+        let per_rank = self.org.banks_per_rank() as usize;
+        for b in rank * per_rank..(rank + 1) * per_rank {
+            self.invalidate(READS, b);
+            self.invalidate(WRITES, b);
+        }
+        self.sched_next = self.sched_next.min(until);
+    }
+
+    /// Wanted exits whose tCKE has passed.
+    fn power_down_exits(&mut self, now: Cycle) {
+        let due: Vec<usize> = self.pd.exits_due(now).collect();
+        for r in due {
+            let cmd = self.pd.exit(r, now);
+            self.stats.rank_powered_up(r, now);
+            self.hold_rank(r, now + self.pd.t_xp);
+            self.push_power_log(now, cmd, r);
+        }
+    }
+
+    /// Ranks idle long enough power down; returns the next cycle one may.
+    fn power_down_entries(&mut self, now: Cycle) -> Cycle {
+        let per_rank = self.org.banks_per_rank() as usize;
+        let mut next = NEVER;
+        for r in 0..self.org.ranks as usize {
+            let at = self.pd.entry_at(r);
+            let banks = r * per_rank..(r + 1) * per_rank;
+            // Queued requests or a refresh wake it anyway; a row the row policy will close
+            // waits for that PRE (no command reaches a rank powered down).
+            if at == NEVER
+                || self.banks[banks.clone()].iter().any(|b| b.pending > 0)
+                || self.refresh_waits_on(r)
+                || (self.open_banks[r] > 0 && self.idle_close_after.is_some())
+            {
+                continue;
+            }
+            if at > now {
+                next = next.min(at);
+                continue;
+            }
+            let cmd = self.pd.enter(r, now, self.open_banks[r] > 0);
+            self.stats.rank_powered_down(r, now, self.open_banks[r] > 0);
+            self.push_power_log(now, cmd, r);
+        }
+        next
+    }
+
+    /// A refresh of `rank` (or of one of its banks) is pending.
+    fn refresh_waits_on(&self, rank: usize) -> bool {
+        if self.refresh.count == 0 {
+            return false;
+        }
+        if !self.refresh.per_bank() {
+            return self.refresh.pending[rank];
+        }
+        let (layout, per_rank) = (self.refresh.layout(), self.org.banks_per_rank() as usize);
+        (0..self.refresh.pending.len())
+            .any(|t| self.refresh.pending[t] && layout.banks(t).next().expect("a target covers a bank") / per_rank == rank)
+    }
+
+    fn push_power_log(&mut self, now: Cycle, cmd: Command, rank: usize) {
+        let first = rank as u32 * self.org.banks_per_rank();
+        self.push_log(now, cmd, first, 0, 0);
     }
 
     fn retire(&mut self, now: Cycle, mut completed: impl FnMut(Completion)) {
@@ -960,6 +1066,9 @@ impl ChannelController {
 
     #[inline]
     fn log_command(&mut self, now: Cycle, command: Command, flat_bank: u32, row: u32, column: u32) {
+        if self.pd.enabled() {
+            self.pd.note((flat_bank / self.org.banks_per_rank()) as usize, command, now);
+        }
         if self.log.is_some() {
             self.push_log(now, command, flat_bank, row, column);
         }
@@ -1043,7 +1152,14 @@ impl Controller for ChannelController {
         // Only refresh left to do: no scan, row close or REF waits (each set NEVER by the tick
         // after its last command), nothing queued, every bank closed.
         let quiet = self.sched_next == NEVER && (self.idle_close_after.is_none() || self.idle_next == NEVER);
-        if !quiet || self.log.is_some() || self.refresh.count > 0 || !self.is_idle() || self.open_banks.iter().any(|&n| n > 0) {
+        // With power-down, each refresh wakes its rank: ticked one by one.
+        if !quiet
+            || self.log.is_some()
+            || self.pd.enabled()
+            || self.refresh.count > 0
+            || !self.is_idle()
+            || self.open_banks.iter().any(|&n| n > 0)
+        {
             return;
         }
         let (groups, per_rank, per_group) = (self.org.bank_groups, self.org.banks_per_rank(), self.org.banks_per_group);

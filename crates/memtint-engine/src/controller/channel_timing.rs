@@ -284,6 +284,18 @@ impl ChannelTiming {
         }
     }
 
+    /// No command may issue to `rank` before `until` (a power-down exit's tXP): every rank
+    /// entry of it, and the shared entries of its bank groups, rise to `until`.
+    pub fn hold_rank(&mut self, rank: u32, until: Cycle) {
+        let r = rank as usize;
+        for i in 0..Command::COUNT {
+            raise(&mut self.flat[self.rank0 + r * Command::COUNT + i], until);
+        }
+        for k in 0..SHARED_KINDS {
+            self.raise_rank_shared(r, k, until);
+        }
+    }
+
     /// Record `cmd` issued at `now`. `act_cycle` is the bank's latest ACT (for auto-precharge).
     pub fn issue(&mut self, cmd: Command, now: Cycle, rank: u32, group: u32, flat_bank: u32, act_cycle: Cycle) {
         let (r, g, b) = (rank as usize, group as usize, flat_bank as usize);

@@ -135,6 +135,12 @@ pub struct ControllerConfig {
     /// it supports the configuration, else general). Both issue the same commands with the same
     /// statistics; only simulation speed differs.
     pub implementation: String,
+    /// Rank power-down (`controller/power_down.rs`): a rank with nothing queued, no refresh due
+    /// and no command for this many DRAM cycles powers down (CKE low) until a request or a
+    /// refresh needs it, which then waits tXP. Unset (the default): ranks never power down, as
+    /// in gem5's and Ramulator 2's defaults. Needs the device's tXP and tCKE; the general
+    /// controller runs it.
+    pub power_down_after: Option<u64>,
     /// Seed of randomised scheduler decisions (TCM's random shuffle).
     pub seed: u64,
     /// The components' own parameters, one table each by name (`[controller.tcm]`,
@@ -165,6 +171,7 @@ impl Default for ControllerConfig {
             refresh: "all-bank".into(),
             frontend_latency: 1,
             implementation: "auto".into(),
+            power_down_after: None,
             seed: 1,
             params: ParamTables::default(),
             run_tables: Vec::new(),
@@ -225,6 +232,9 @@ impl ControllerConfig {
         }
         LATENCY_CYCLES.check("controller.frontend_latency", self.frontend_latency)?;
         crate::controller::Implementation::check_name(&self.implementation)?;
+        if let Some(n) = self.power_down_after {
+            PERIOD_CYCLES.check("controller.power_down_after", n)?;
+        }
         self.warnings()?;
         Ok(())
     }

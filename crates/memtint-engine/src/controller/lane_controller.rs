@@ -110,6 +110,9 @@ pub fn unsupported(standard: Standard, org: &Organisation, timing: &TimingParams
     if !TimingTable::build(standard.timing_rules(), timing).same_rules_as(&TimingTable::build(DDR_RULES, timing)) {
         return Some(format!("{}'s timing rules (the lane controller implements DDR3's and DDR4's)", standard.name()));
     }
+    if cfg.power_down_after.is_some() {
+        return Some("power-down (controller.power_down_after runs on the general controller)".into());
+    }
     if refresh::state(cfg, org, timing).is_ok_and(|s| s.per_bank()) {
         return Some(format!("refresh manager \"{}\" (per-bank refresh runs on the general controller)", cfg.refresh));
     }

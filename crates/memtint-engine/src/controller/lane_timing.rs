@@ -154,6 +154,9 @@ impl LaneTiming {
             Command::RefPb | Command::RefSb => {
                 unreachable!("bank refreshes run on the general controller (lane_controller::unsupported)")
             }
+            Command::Pdea | Command::Pdep | Command::Pdxa | Command::Pdxp => {
+                unreachable!("power-down runs on the general controller (lane_controller::unsupported)")
+            }
         }
     }
 

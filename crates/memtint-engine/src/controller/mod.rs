@@ -19,6 +19,7 @@ pub mod interface;
 pub mod lane_controller;
 pub mod lane_timing;
 pub mod lanes;
+pub mod power_down;
 pub mod refresh;
 pub mod request;
 pub mod row_owners;

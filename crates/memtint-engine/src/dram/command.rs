@@ -30,6 +30,16 @@ pub enum Command {
     /// addressed by bank group 0's bank; those banks must be precharged.
     #[serde(rename = "REFSB")]
     RefSb,
+    /// Power-down entry with a bank of the rank open (active power-down; DRAMPower's PDEA).
+    /// The four power-down commands are CKE transitions of a whole rank, outside `ALL` and the
+    /// timing table: the controller's `PowerDown` times them.
+    Pdea,
+    /// Power-down entry with every bank of the rank precharged (precharge power-down).
+    Pdep,
+    /// Exit from active power-down.
+    Pdxa,
+    /// Exit from precharge power-down.
+    Pdxp,
 }
 
 impl Command {
@@ -45,7 +55,10 @@ impl Command {
         Command::RefPb,
         Command::RefSb,
     ];
+    /// The commands of `ALL`: those with timing-table entries and per-command counters.
     pub const COUNT: usize = 10;
+    /// Power-down entries and exits (`is_power_down`).
+    pub const POWER_DOWN: [Command; 4] = [Command::Pdea, Command::Pdep, Command::Pdxa, Command::Pdxp];
 
     #[inline]
     pub fn index(self) -> usize {
@@ -67,6 +80,16 @@ impl Command {
     #[inline]
     pub fn is_refresh(self) -> bool {
         matches!(self, Command::Ref | Command::RefPb | Command::RefSb)
+    }
+    /// A power-down entry or exit (PDEA, PDEP, PDXA, PDXP): not in `ALL`, no table entry.
+    #[inline]
+    pub fn is_power_down(self) -> bool {
+        matches!(self, Command::Pdea | Command::Pdep | Command::Pdxa | Command::Pdxp)
+    }
+    /// A power-down entry (PDEA, PDEP).
+    #[inline]
+    pub fn enters_power_down(self) -> bool {
+        matches!(self, Command::Pdea | Command::Pdep)
     }
     /// Commands that address one bank index in every bank group of a rank (REFSB): their
     /// bank-scope rules apply to each of those banks.
@@ -95,6 +118,10 @@ impl Command {
             Command::Ref => "REF",
             Command::RefPb => "REFPB",
             Command::RefSb => "REFSB",
+            Command::Pdea => "PDEA",
+            Command::Pdep => "PDEP",
+            Command::Pdxa => "PDXA",
+            Command::Pdxp => "PDXP",
         }
     }
 }

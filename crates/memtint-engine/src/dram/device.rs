@@ -84,6 +84,9 @@ struct RawTiming {
     tPBR2PBR: Option<u64>,
     /// DDR5: REFSB to ACT or REFSB of other banks of a rank.
     tREFSBRD: Option<u64>,
+    /// Power-down: exit to the next command (fast exit), and the least time powered down.
+    tXP: Option<u64>,
+    tCKE: Option<u64>,
     /// A throttle, not a JEDEC rule: at most `column_window_commands` column commands per
     /// channel in any `column_window` cycles (a memory controller's bandwidth throttling, as
     /// Quartz uses to emulate a slow tier).
@@ -134,6 +137,8 @@ impl RawTiming {
             ("tWTR_L", self.tWTR_L),
             ("tPBR2PBR", self.tPBR2PBR),
             ("tREFSBRD", self.tREFSBRD),
+            ("tXP", self.tXP),
+            ("tCKE", self.tCKE),
             ("column_window", self.column_window),
         ];
         out.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v, 1))));
@@ -360,6 +365,9 @@ impl DeviceSpec {
             }
             _ => return Err(Error::config("timing.column_window", "give both column_window and column_window_commands, or neither")),
         };
+        if t.tXP.is_some() != t.tCKE.is_some() {
+            return Err(Error::config("timing.tXP", "give both tXP and tCKE (power-down exit and least residency), or neither"));
+        }
         #[allow(non_snake_case)]
         Ok(TimingParams {
             tCK_ns: t.tCK_ns,
@@ -387,6 +395,8 @@ impl DeviceSpec {
             tPBR2PBR: t.tPBR2PBR.unwrap_or(0),
             tRFCsb: 0,
             tREFSBRD: t.tREFSBRD.unwrap_or(0),
+            tXP: t.tXP.unwrap_or(0),
+            tCKE: t.tCKE.unwrap_or(0),
             col_window,
             col_window_commands,
         })

@@ -14,11 +14,12 @@
 //!   draws that interval's charge above IDD2N (DRAMPower's LPDDR4 model, with the refreshing
 //!   bank counted in precharged rather than active standby: both give the same total when no
 //!   other bank is open, and this one does not count a bank open twice when others are);
-//! - background: `IDD3N·t_active + IDD2N·t_precharged`.
+//! - background: `IDD3N·t_active + IDD2N·t_precharged`, but `IDD3P` and `IDD2P` (fast-exit
+//!   power-down) for the cycles a rank spent powered down with a bank open or all precharged
+//!   (`controller.power_down_after`), as DRAMPower counts PDEA/PDEP to PDXA/PDXP.
 //!
-//! Not modelled (said in the statistics): power-down and self-refresh (the controllers never
-//! enter them), I/O and termination power (board-dependent; DRAMPower leaves them out of its
-//! core model too).
+//! Not modelled (said in the statistics): self-refresh (the controllers never enter it), I/O
+//! and termination power (board-dependent; DRAMPower leaves them out of its core model too).
 
 use crate::dram::{Organisation, TimingParams};
 use crate::params::FloatBound;
@@ -63,6 +64,17 @@ pub struct PowerSpec {
     pub idd5pb: f64,
     #[serde(default)]
     pub ipp5pb: f64,
+    /// Precharge and active power-down currents, fast exit (JEDEC IDD2P1 and IDD3P; DDR4's
+    /// IDD2P and IDD3P), and their VPP rail's; 0 (absent): a run whose ranks power down
+    /// reports its energy unavailable.
+    #[serde(default)]
+    pub idd2p: f64,
+    #[serde(default)]
+    pub idd3p: f64,
+    #[serde(default)]
+    pub ipp2p: f64,
+    #[serde(default)]
+    pub ipp3p: f64,
     /// Where the figures come from.
     pub source: String,
 }
@@ -82,6 +94,10 @@ impl PowerSpec {
             ("vpp", self.vpp),
             ("idd5pb", self.idd5pb),
             ("ipp5pb", self.ipp5pb),
+            ("idd2p", self.idd2p),
+            ("idd3p", self.idd3p),
+            ("ipp2p", self.ipp2p),
+            ("ipp3p", self.ipp3p),
         ];
         // The wordline supply's (DDR4's VPP) currents.
         let ipp = [
@@ -142,6 +158,26 @@ impl PowerSpec {
         } else if let Some((k, _)) = ipp.iter().chain(&[("ipp5pb", self.ipp5pb)]).find(|(_, v)| *v > 0.0) {
             return Err((k, "is the vpp rail's current; vpp is 0 (not given)".into()));
         }
+        // Power-down draws less than the standby it replaces.
+        for (k, v, base, of) in [
+            ("idd2p", self.idd2p, self.idd2n, "idd2n"),
+            ("idd3p", self.idd3p, self.idd3n, "idd3n"),
+            ("ipp2p", self.ipp2p, self.ipp2n, "ipp2n"),
+            ("ipp3p", self.ipp3p, self.ipp3n, "ipp3n"),
+        ] {
+            if v > base {
+                return Err((k, format!("must be at most {of} ({base} mA), the standby current it lowers, got {v}")));
+            }
+        }
+        if (self.idd2p > 0.0) != (self.idd3p > 0.0) {
+            return Err(("idd2p", "give both idd2p and idd3p (precharge and active power-down), or neither".into()));
+        }
+        if self.vpp > 0.0 && self.idd2p > 0.0 && (self.ipp2p == 0.0 || self.ipp3p == 0.0) {
+            return Err(("ipp2p", "must be given with ipp3p, above 0 mA: vpp is set and idd2p is given".into()));
+        }
+        if self.vpp == 0.0 && (self.ipp2p > 0.0 || self.ipp3p > 0.0) {
+            return Err(("ipp2p", "is the vpp rail's current; vpp is 0 (not given)".into()));
+        }
         match (per_bank, self.idd5pb > 0.0 || self.ipp5pb > 0.0) {
             (true, _) if self.idd5pb < self.idd2n => {
                 return Err((
@@ -168,6 +204,9 @@ pub struct RankActivity {
     /// Cycles with a bank open, and all cycles.
     pub active_cycles: u64,
     pub cycles: u64,
+    /// Cycles powered down with a bank open (within `active_cycles`) and with all precharged.
+    pub power_down_active_cycles: u64,
+    pub power_down_precharged_cycles: u64,
 }
 
 /// One rank's energy by component, in nanojoules.
@@ -179,6 +218,8 @@ pub struct RankEnergy {
     pub refresh_nj: f64,
     pub background_active_nj: f64,
     pub background_precharged_nj: f64,
+    /// Standby while powered down (IDD3P, IDD2P).
+    pub power_down_nj: f64,
     pub total_nj: f64,
 }
 
@@ -190,6 +231,7 @@ impl RankEnergy {
         self.refresh_nj += o.refresh_nj;
         self.background_active_nj += o.background_active_nj;
         self.background_precharged_nj += o.background_precharged_nj;
+        self.power_down_nj += o.power_down_nj;
         self.total_nj += o.total_nj;
     }
 }
@@ -206,6 +248,11 @@ pub struct CommandEnergy {
     /// Per cycle of active and of precharged standby.
     pub active_cycle: f64,
     pub precharged_cycle: f64,
+    /// Per cycle powered down with a bank open and with all precharged (0: no figures).
+    pub active_power_down_cycle: f64,
+    pub precharged_power_down_cycle: f64,
+    /// The device file gives power-down currents.
+    pub has_power_down: bool,
 }
 
 impl CommandEnergy {
@@ -223,6 +270,9 @@ impl CommandEnergy {
             bank_refresh: k * (both(p.idd5pb, p.ipp5pb) - both(p.idd2n, p.ipp2n)).max(0.0) * (t.tREFI as f64 / org.banks_per_rank() as f64),
             active_cycle: k * both(p.idd3n, p.ipp3n),
             precharged_cycle: k * both(p.idd2n, p.ipp2n),
+            active_power_down_cycle: k * both(p.idd3p, p.ipp3p),
+            precharged_power_down_cycle: k * both(p.idd2p, p.ipp2p),
+            has_power_down: p.idd2p > 0.0 && p.idd3p > 0.0,
         }
     }
 
@@ -232,11 +282,15 @@ impl CommandEnergy {
             read_nj: self.read * a.reads as f64,
             write_nj: self.write * a.writes as f64,
             refresh_nj: self.refresh * a.refreshes as f64 + self.bank_refresh * a.bank_refreshes as f64,
-            background_active_nj: self.active_cycle * a.active_cycles as f64,
-            background_precharged_nj: self.precharged_cycle * a.cycles.saturating_sub(a.active_cycles) as f64,
+            background_active_nj: self.active_cycle * a.active_cycles.saturating_sub(a.power_down_active_cycles) as f64,
+            background_precharged_nj: self.precharged_cycle
+                * a.cycles.saturating_sub(a.active_cycles).saturating_sub(a.power_down_precharged_cycles) as f64,
+            power_down_nj: self.active_power_down_cycle * a.power_down_active_cycles as f64
+                + self.precharged_power_down_cycle * a.power_down_precharged_cycles as f64,
             total_nj: 0.0,
         };
-        e.total_nj = e.act_pre_nj + e.read_nj + e.write_nj + e.refresh_nj + e.background_active_nj + e.background_precharged_nj;
+        e.total_nj =
+            e.act_pre_nj + e.read_nj + e.write_nj + e.refresh_nj + e.background_active_nj + e.background_precharged_nj + e.power_down_nj;
         e
     }
 }

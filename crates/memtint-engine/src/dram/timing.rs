@@ -57,6 +57,13 @@ pub struct TimingParams {
     /// Same-bank refresh: REFSB to ACT or REFSB of other banks of the rank (0 without REFSB).
     #[serde(default)]
     pub tREFSBRD: u64,
+    /// Power-down exit (fast exit, DLL on) to any command of the rank (0: the device file gives
+    /// none, and the controller cannot power its ranks down).
+    #[serde(default)]
+    pub tXP: u64,
+    /// CKE minimum pulse width: the least time in power-down, entry to exit (JESD79-5's tPD).
+    #[serde(default)]
+    pub tCKE: u64,
     /// A bandwidth throttle (0: none): at most `col_window_commands` column commands per channel
     /// in any window of `col_window` cycles.
     #[serde(default)]

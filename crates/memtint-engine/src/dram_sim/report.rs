@@ -13,8 +13,8 @@ use serde_json::{json, Map, Value};
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// What the energy figures include and leave out (`dram/energy.rs`).
-const ENERGY_MODEL: &str = "IDD-based per command and standby state (Micron, DRAMPower); power-down, self-refresh \
-                            and I/O termination not modelled";
+const ENERGY_MODEL: &str = "IDD-based per command and standby state (Micron, DRAMPower), power-down when the \
+                            controller enters it; self-refresh and I/O termination not modelled";
 
 fn commands_json(counts: &[u64; Command::COUNT]) -> Value {
     let mut m = Map::new();
@@ -50,6 +50,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
     let channel_nodes = mem.channel_nodes();
     let mut energy = Some(RankEnergy::default());
     let mut missing_power = Vec::new();
+    let mut missing_power_down = Vec::new();
     for (ch, ctrl) in mem.channels().iter().enumerate() {
         // On a multi-node machine each channel has its node's organisation and device.
         let node_cfg = cfg.topology.as_ref().and_then(|t| t.memories[channel_nodes[ch] as usize].as_ref()).unwrap_or(cfg);
@@ -57,7 +58,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         let per_command = node_cfg.device.power(org.density_gbit, org.device_width).map(|p| CommandEnergy::new(p, &node_cfg.timing, org));
         let label = format!("{} {}Gb x{}", node_cfg.device.name, org.density_gbit, org.device_width);
         if per_command.is_none() && !missing_power.contains(&label) {
-            missing_power.push(label);
+            missing_power.push(label.clone());
         }
         let mut channel_energy = RankEnergy::default();
         let s = ctrl.stats();
@@ -112,6 +113,10 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
                         .map(|b| c.iter().map(|c| b.commands[c.index()]).sum::<u64>())
                         .sum()
                 };
+                let (pd_active, pd_precharged) = s.rank_power_down_cycles(r as usize, totals.dram_cycles);
+                if pd_active + pd_precharged > 0 && !e.has_power_down && !missing_power_down.contains(&label) {
+                    missing_power_down.push(label.clone());
+                }
                 let activity = RankActivity {
                     activates: sum(&[Command::Act]),
                     reads: sum(&[Command::Rd, Command::Rda]),
@@ -122,11 +127,18 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
                     active_cycles: (s.rank_active_cycles(r as usize, totals.dram_cycles) + rc[Command::Ref.index()] * node_cfg.timing.tRFC)
                         .min(totals.dram_cycles),
                     cycles: totals.dram_cycles,
+                    power_down_active_cycles: pd_active,
+                    power_down_precharged_cycles: pd_precharged,
                 };
                 let re = e.rank(&activity);
                 channel_energy.add(&re);
                 rank["energy"] = json!(re);
                 rank["active_standby_cycles"] = json!(activity.active_cycles);
+            }
+            if node_cfg.controller.power_down_after.is_some() {
+                let (active, precharged) = s.rank_power_down_cycles(r as usize, totals.dram_cycles);
+                rank["power_downs"] = json!(s.rank_power_downs[r as usize]);
+                rank["power_down_cycles"] = json!({"active": active, "precharged": precharged});
             }
             ranks.push(rank);
         }
@@ -248,6 +260,10 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
     out["energy"] = match energy {
         Some(_) if refsb > 0 => json!({"unavailable": format!(
             "{refsb} same-bank refreshes (REFSB) ran, whose energy (JEDEC's IDD5C) the model does not cover (docs/energy.md)"
+        )}),
+        Some(_) if !missing_power_down.is_empty() => json!({"unavailable": format!(
+            "ranks powered down (controller.power_down_after), but no power-down currents (idd2p, idd3p) for {} in the device file(s) (docs/energy.md)",
+            missing_power_down.join(", ")
         )}),
         Some(e) => {
             let bits = (reads + writes) as f64 * line * 8.0;

@@ -40,6 +40,11 @@ pub struct ChannelStats {
     /// Per rank: where its last active period ended, or a pending implicit precharge (RDA/WRA)
     /// ends it: a bank auto-precharging stays open until then.
     rank_busy_until: Vec<Cycle>,
+    /// Per rank: power-downs entered, cycles powered down with a bank open (active power-down)
+    /// and with every bank precharged, and the current one's start and kind (`NEVER`: up).
+    pub rank_power_downs: Vec<u64>,
+    rank_power_down_cycles: Vec<[u64; 2]>,
+    rank_down_since: Vec<(Cycle, bool)>,
 }
 
 impl ChannelStats {
@@ -59,6 +64,9 @@ impl ChannelStats {
             rank_active_cycles: vec![0; ranks as usize],
             rank_open_since: vec![NEVER; ranks as usize],
             rank_busy_until: vec![0; ranks as usize],
+            rank_power_downs: vec![0; ranks as usize],
+            rank_power_down_cycles: vec![[0, 0]; ranks as usize],
+            rank_down_since: vec![(NEVER, false); ranks as usize],
         }
     }
 
@@ -89,6 +97,33 @@ impl ChannelStats {
     pub fn rank_active_cycles(&self, rank: usize, end: Cycle) -> u64 {
         let open = self.rank_open_since[rank];
         self.rank_active_cycles[rank] + if open == NEVER { 0 } else { end.saturating_sub(open) }
+    }
+
+    /// `rank` powered down at `now`, with a bank open (`active`) or all precharged.
+    pub fn rank_powered_down(&mut self, rank: usize, now: Cycle, active: bool) {
+        self.rank_power_downs[rank] += 1;
+        self.rank_down_since[rank] = (now, active);
+    }
+
+    /// `rank` left power-down at `now`.
+    pub fn rank_powered_up(&mut self, rank: usize, now: Cycle) {
+        let (since, active) = std::mem::replace(&mut self.rank_down_since[rank], (NEVER, false));
+        self.rank_power_down_cycles[rank][!active as usize] += now.saturating_sub(since);
+    }
+
+    /// Cycles `rank` spent powered down up to `end`: (with a bank open, with all precharged).
+    pub fn rank_power_down_cycles(&self, rank: usize, end: Cycle) -> (u64, u64) {
+        let [mut active, mut precharged] = self.rank_power_down_cycles[rank];
+        let (since, is_active) = self.rank_down_since[rank];
+        if since != NEVER {
+            let open = end.saturating_sub(since);
+            if is_active {
+                active += open;
+            } else {
+                precharged += open;
+            }
+        }
+        (active, precharged)
     }
 
     /// Total count of each command on this channel.

@@ -34,7 +34,7 @@ fn per_command_energy_matches_the_hand_computation() {
     close(e.active_cycle, k * (1.2 * 43.0 + 7.5), "active standby");
     close(e.precharged_cycle, k * (1.2 * 34.0 + 7.5), "precharged standby");
     let r =
-        e.rank(&RankActivity { activates: 10, reads: 20, writes: 5, refreshes: 1, bank_refreshes: 0, active_cycles: 600, cycles: 1000 });
+        e.rank(&RankActivity { activates: 10, reads: 20, writes: 5, refreshes: 1, active_cycles: 600, cycles: 1000, ..Default::default() });
     close(
         r.total_nj,
         10.0 * e.act_pre + 20.0 * e.read + 5.0 * e.write + e.refresh + 600.0 * e.active_cycle + 400.0 * e.precharged_cycle,

@@ -23,6 +23,7 @@ mod multicore;
 mod node_colours;
 mod numa;
 mod open_mixes;
+mod power_down;
 mod prefetch;
 mod randomized;
 mod realtime;
