@@ -4,9 +4,10 @@
 //! common case: adjustments are rare). Otherwise each borrower, the most short first, takes
 //! whole colours from the set with the largest NICE that can give one and stay at NICE ≥ 0
 //! (the colour holding fewest of the lender's pages, the cheapest to re-colour); a lender keeps
-//! at least one colour. A borrower no lender can satisfy (ΣRNP over capacity, or colours too
-//! coarse) shares instead: its set merges with the set of largest NICE, repeatedly, until every
-//! set's NICE is ≥ 0 or all share one set, giving up isolation rather than swapping.
+//! at least one colour. A borrower no lender can satisfy (colours too coarse) shares instead:
+//! its set merges with the set of largest NICE, repeatedly, until every set's NICE is ≥ 0 or all
+//! share one set, giving up isolation rather than swapping. With ΣRNP over the capacity of all
+//! the sets nothing is lent: no redistribution satisfies everyone, so all share one set.
 //!
 //! The paper's epoch is 10 s of runs lasting minutes; simulated runs last milliseconds, so the
 //! default epoch is 1 ms, a few per run, as the paper's few per run (a parameter).
@@ -89,8 +90,10 @@ pub fn rebalance(colours: &[Vec<u32>], frames: &[u64], rnp: &[u64], pages: &[Vec
         return None;
     }
     let (mut lent, mut shared) = (0, 0);
-    // Lending whole colours, the most short borrower first.
-    let mut unsatisfied: Vec<usize> = Vec::new();
+    // Lending whole colours, the most short borrower first; over capacity (ΣRNP above ΣBNP) some
+    // set stays short whatever is lent, so every set ends shared and nothing is lent (§2.8).
+    let over = groups.iter().map(need).sum::<i64>() > groups.iter().map(bnp).sum::<i64>();
+    let mut unsatisfied: Vec<usize> = if over { (0..groups.len()).collect() } else { Vec::new() };
     let short = |groups: &[Group], unsatisfied: &[usize]| {
         (0..groups.len()).filter(|b| !unsatisfied.contains(b) && nice(&groups[*b]) < 0).min_by_key(|&b| (nice(&groups[b]), b))
     };
@@ -207,6 +210,12 @@ mod tests {
         for set in &r.colours {
             assert_eq!(set, &(0..8).collect::<Vec<u32>>(), "every process shares every bank");
         }
+        // Over capacity (ΣRNP 850 of 800) with a lender to spare: process 1 could give a colour
+        // to process 0, but some set stays short whatever is lent and all end shared, so
+        // nothing is lent.
+        let r = rebalance(&colours, &frames, &[550, 0, 150, 150], &[]).unwrap();
+        assert_eq!((r.colours_lent, r.sets_shared), (0, 3));
+        assert!(r.colours.iter().all(|s| s == &(0..8).collect::<Vec<u32>>()));
         // Moderate pressure: one merge suffices and the rest stay isolated.
         let rnp = [250, 120, 150, 150];
         let r = rebalance(&colours, &frames, &rnp, &[]).unwrap();
