@@ -24,6 +24,7 @@ def paper():
     (["LLCT"] * 5 + ["LLCH"] * 2 + ["LLCM"], "c-vp", "R1"),
     (["LLCH", "LLCM", "CCF", "CCF"], "bank-only", "R2"),
     (["LLCH", "CCF", "CCF", "CCF"], "bank-only", "R2"),
+    (["LLCH"] * 2 + ["CCF"] * 6, "bank-only-8", "R2"),
     (["LLCM", "CCF", "CCF", "CCF"], "a-vp", "R3"),
     (["LLCM"] * 2 + ["CCF"] * 6, "b-vp", "R3"),
 ])

@@ -312,8 +312,10 @@ mod tests {
         let each = || (0..n).map(|i| (vec![i], None)).collect::<Vec<_>>();
         let (p, g) = if has(LlcClass::Llct) && classes.iter().any(|&c| c != LlcClass::Llct) {
             (if n <= 4 { "a-vp" } else { "c-vp" }, coalesced(true))
-        } else if has(LlcClass::Llct) || has(LlcClass::Llch) {
+        } else if has(LlcClass::Llct) {
             ("bank-only", each())
+        } else if has(LlcClass::Llch) {
+            (if n <= 4 { "bank-only" } else { "bank-only-8" }, each())
         } else if has(LlcClass::Llcm) {
             (if n <= 4 { "a-vp" } else { "b-vp" }, coalesced(false))
         } else {
@@ -334,7 +336,7 @@ mod tests {
             }
         }
         assert_eq!(checked, (1..=8).map(|n| 4u32.pow(n)).sum::<u32>());
-        assert_eq!(rules.online_policies(), ["a-vp", "b-vp", "bank-only", "c-vp"]);
+        assert_eq!(rules.online_policies(), ["a-vp", "b-vp", "bank-only", "bank-only-8", "c-vp"]);
     }
 
     #[test]
