@@ -6,10 +6,11 @@
 //! not undone by the next epoch's noise; a channel's load (BUC) is the sum of its processes'.
 //! With UF = |BUC1 − BUC2| / min(BUC1, BUC2) (for more channels, (max − min) / min) above
 //! `uf_threshold` (the paper's 0.2), processes move from the busiest channel to the idlest, the
-//! smallest footprint first (the cheapest to re-colour), while a move narrows the gap. If one
-//! process needs more bandwidth than all others together (by more than the threshold, so that
-//! even alone on a channel it leaves UF above it) no assignment balances the channels: every
-//! process then gets every channel (the paper's answer for its workloads 1''–6''). Below
+//! smallest footprint first (the cheapest to re-colour), while a move narrows the gap; if that
+//! leaves UF above the threshold, channels are assigned afresh. Where no assignment found brings
+//! UF within the threshold (one process above all others together, the paper's workloads
+//! 1''–6'', or loads too coarse to split evenly) every process gets every channel: BPM without
+//! channel partitioning, which §2.11 and §6.5 prefer above UF 0.2. Below
 //! `min_channel_share` of a channel's peak on average (the paper's ≈1 GB/s per channel on
 //! DDR3-1333's 10.7 GB/s, a tenth, scaled to the machine) channel partitioning makes no
 //! difference and nothing moves.
@@ -146,22 +147,47 @@ fn loads(assignment: &[Channel], bw: &[f64], channels: u32) -> Vec<f64> {
 /// keep `current`. `bw`: each process's bandwidth; `footprint`: its pages. A move goes from the
 /// busiest channel to the idlest: of the processes there whose move narrows the gap, the
 /// smallest footprint among those that bring UF within `uf_threshold`, else the smallest
-/// footprint of all; each process moves at most once an epoch.
+/// footprint of all; each process moves at most once an epoch. If no such move brings UF within
+/// the threshold, channels are assigned afresh (the busiest process first onto the least
+/// loaded, then the same moves), which a swap of two processes may need; and if that leaves UF
+/// above the threshold too, every process gets every channel: BPM §2.11 and §6.5 use channel
+/// partitioning only where UF can be brought under 0.2, BPM elsewhere.
 pub fn assign_channels(current: &[Channel], bw: &[f64], footprint: &[u64], channels: u32, uf_threshold: f64) -> Option<Vec<Channel>> {
     let n = current.len();
     if channels < 2 || n == 0 {
         return None;
     }
+    let spread = vec![Channel::All; n];
+    let balanced = |plan: &[Channel]| unbalance_factor(&loads(plan, bw, channels)) <= uf_threshold;
     let total: f64 = bw.iter().sum();
-    // Even alone on a channel, with everyone else on the other, a hog leaves UF above the
-    // threshold: nothing balances.
-    if (0..n).any(|p| bw[p] > (1.0 + uf_threshold) * (total - bw[p])) {
-        // No assignment balances the channels: BPM without channel partitioning.
-        let spread = vec![Channel::All; n];
-        return (current != spread.as_slice()).then_some(spread);
-    }
+    // A hog alone on a channel, everyone else on the others, leaves UF above the threshold
+    // (a shortcut: the general test below would find it too).
+    let plan = if (0..n).any(|p| bw[p] > (1.0 + uf_threshold) * (total - bw[p]) / (channels - 1) as f64) {
+        spread
+    } else {
+        let plan = balance(current, bw, footprint, channels, uf_threshold);
+        if balanced(&plan) {
+            plan
+        } else if current == spread.as_slice() {
+            spread
+        } else {
+            let fresh = balance(&spread, bw, footprint, channels, uf_threshold);
+            if balanced(&fresh) {
+                fresh
+            } else {
+                spread
+            }
+        }
+    };
+    (plan != current).then_some(plan)
+}
+
+/// `current` with its spread processes given a channel each (the busiest first onto the least
+/// loaded), then moved from the busiest channel to the idlest while a move narrows the gap
+/// (`assign_channels`).
+fn balance(current: &[Channel], bw: &[f64], footprint: &[u64], channels: u32, uf_threshold: f64) -> Vec<Channel> {
+    let n = current.len();
     let mut plan = current.to_vec();
-    // Processes in every channel each get one, the busiest first onto the least loaded.
     let mut load = vec![0.0; channels as usize];
     for (c, &b) in plan.iter().zip(bw) {
         if let Channel::One(c) = c {
@@ -194,7 +220,7 @@ pub fn assign_channels(current: &[Channel], bw: &[f64], footprint: &[u64], chann
         plan[p] = Channel::One(idlest);
         moved[p] = true;
     }
-    (plan != current).then_some(plan)
+    plan
 }
 
 /// The channel each process's colours lie in (`All` when in several).
@@ -239,10 +265,27 @@ mod tests {
         // the others' footprints are smaller.
         let plan = assign_channels(&current, &[3.0, 2.0, 2.0, 1.0], &[500, 100, 90, 50], 2, 0.2).unwrap();
         assert_eq!(plan, vec![One(1), One(0), One(0), One(1)]);
-        // 2 + 2 against 1: no move balances them; the smallest footprint that narrows the gap
-        // moves (2 against 3), and then no move narrows it.
-        let plan = assign_channels(&[One(0), One(0), One(1)], &[2.0, 2.0, 1.0], &[300, 200, 100], 2, 0.2).unwrap();
-        assert_eq!(plan, vec![One(0), One(1), One(1)]);
+    }
+
+    #[test]
+    fn channels_are_partitioned_only_where_uf_comes_within_the_threshold() {
+        // 2 + 2 against 1: the best split is 2 against 3 (UF 0.5), above 0.2 (BPM §2.11, §6.5):
+        // every process gets every channel.
+        let plan = assign_channels(&[One(0), One(0), One(1)], &[2.0, 2.0, 1.0], &[300, 200, 100], 2, 0.2);
+        assert_eq!(plan, Some(vec![All; 3]));
+        assert_eq!(assign_channels(&[All; 3], &[2.0, 2.0, 1.0], &[300, 200, 100], 2, 0.2), None, "spread stays spread");
+        // 4 + 4 against 3 + 3 (UF 1/3): no single move narrows the gap of 2, but a swap balances
+        // them: assigned afresh, busiest first onto the least loaded, 4 + 3 on each.
+        let plan = assign_channels(&[One(0), One(0), One(1), One(1)], &[4.0, 4.0, 3.0, 3.0], &[1, 1, 1, 1], 2, 0.2);
+        assert_eq!(plan, Some(vec![One(0), One(1), One(0), One(1)]));
+        // Four channels: a 4 beside six 1s is under the others' 6, yet alone on a channel it
+        // leaves the other three 2 each at best (UF 1): no assignment balances them.
+        let bw = [4.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+        let current = [One(0), One(0), One(1), One(1), One(2), One(2), One(3)];
+        assert_eq!(assign_channels(&current, &bw, &[1; 7], 4, 0.2), Some(vec![All; 7]));
+        // Three 2s and three 1s on three channels balance exactly, 2 + 1 each.
+        let bw = [2.0, 2.0, 2.0, 1.0, 1.0, 1.0];
+        assert_eq!(assign_channels(&[All; 6], &bw, &[1; 6], 3, 0.2), Some(vec![One(0), One(1), One(2), One(0), One(1), One(2)]));
     }
 
     #[test]

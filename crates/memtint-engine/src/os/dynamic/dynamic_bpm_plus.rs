@@ -1,7 +1,8 @@
 //! Dynamic BPM+ (BPM §2.9): channels assigned by measured bandwidth (`channel_balance.rs`:
-//! UF above the threshold moves the smallest footprint that balances; one process above all
-//! others gets its banks in every channel, BPM without channel partitioning), then dynamic BPM
-//! within each channel: its colours lent and shared by NICE as `dynamic-bpm` does.
+//! UF above the threshold moves the smallest footprint that balances; where no assignment
+//! brings UF within it, as with one process above all others, every process gets its banks in
+//! every channel, BPM without channel partitioning), then dynamic BPM within each channel: its
+//! colours lent and shared by NICE as `dynamic-bpm` does.
 //!
 //! A process moving to a channel takes colours one at a time from that channel's member with
 //! the most; the colours it leaves go to the members of its old channel with the fewest; so a

@@ -1,8 +1,8 @@
 //! Dynamic channel-only partitioning (BPM §2.9, the first scheme of Fig. 12): processes assigned
 //! to channels by measured bandwidth as `dynamic-bpm-plus` does (`channel_balance.rs`), and the
-//! processes of a channel share all its banks (no bank partitioning inside it). A process above
-//! all others together gets every channel, as do the others: the buddy allocator's placement
-//! over the whole memory.
+//! processes of a channel share all its banks (no bank partitioning inside it). Where no
+//! assignment brings UF within the threshold (a process above all others together, say) every
+//! process gets every channel: the buddy allocator's placement over the whole memory.
 
 use super::channel_balance::{Channel, ChannelBalanceParams, ChannelBalancer};
 use super::{DynamicInfo, DynamicPolicy, EpochView, Repartition};
