@@ -147,6 +147,9 @@ struct MigrationCosts {
     /// Per thread at the last epoch: LLC misses, DRAM reads, DRAM writes, kernel cycles, LLC
     /// accesses, instructions retired.
     counted: Vec<[u64; 6]>,
+    /// Per thread since the last epoch: dirty lines it wrote back to DRAM (not page copies or
+    /// swap-ins, whose writes `dram_writes` counts too).
+    writebacks: Vec<u64>,
     channel_peak_gbps: f64,
     core_ghz: f64,
     dram_tck_ns: f64,
@@ -529,6 +532,7 @@ impl MemoryHierarchy {
             last_copy: 0,
             next_work: period.min(epoch),
             counted: vec![[0; 6]; threads],
+            writebacks: vec![0; threads],
             channel_peak_gbps: clock.channel_peak_gbps,
             core_ghz: clock.core_ghz,
             dram_tck_ns: clock.dram_tck_ns,
@@ -635,7 +639,7 @@ impl MemoryHierarchy {
             p.llc_misses += s.llc_misses - misses;
             p.llc_accesses += s.llc_accesses - accesses;
             p.instructions += retired - instructions;
-            p.writebacks += s.dram_writes - writes;
+            p.writebacks += m.writebacks.get_mut(t).map_or(0, std::mem::take);
             p.dram_bytes += (s.dram_reads - reads + s.dram_writes - writes) * line;
         }
         let epoch_ns = (now - m.last_epoch) as f64 / m.core_ghz;
@@ -736,7 +740,7 @@ impl MemoryHierarchy {
                     // The device's DMA writes the page into its new frame.
                     let mut off = 0;
                     while off < m.page_bytes {
-                        self.send_write(now, 0, new + off, tid);
+                        self.send_copy_write(now, new + off, tid);
                         off += line;
                     }
                 }
@@ -837,7 +841,7 @@ impl MemoryHierarchy {
             let Some((old, new)) = copies.waiting[t].pop_front() else { return };
             copies.in_flight[t] += 1;
             self.send_read(now, 0, old, Waiter { core: tid, token: COPY_TOKEN });
-            self.send_write(now, 0, new, tid);
+            self.send_copy_write(now, new, tid);
         }
     }
 
@@ -1206,9 +1210,18 @@ impl MemoryHierarchy {
         t
     }
 
-    /// Queues a writeback of `addr`.
+    /// Queues a writeback of `addr`, a dirty line `source` wrote.
     fn send_write(&mut self, core_now: Cycle, extra: u64, addr: u64, source: u32) {
+        if let Some(n) = self.migration.as_deref_mut().and_then(|m| m.writebacks.get_mut(source as usize)) {
+            *n += 1;
+        }
         self.send(core_now, extra, addr, true, source, 0);
+    }
+
+    /// Queues the write of a page copy's or swap-in's line on `source`'s behalf: the kernel's
+    /// traffic, not the program's write-backs.
+    fn send_copy_write(&mut self, core_now: Cycle, addr: u64, source: u32) {
+        self.send(core_now, 0, addr, true, source, 0);
     }
 
     /// Queues a read of `line` for `waiter` (with an LLC, one of the line's MSHR waiters).

@@ -15,9 +15,9 @@ pub struct ProcessMonitor {
     /// Demand LLC accesses and misses of its threads.
     pub llc_accesses: u64,
     pub llc_misses: u64,
-    /// Its dirty lines written back to DRAM.
+    /// Its dirty lines written back to DRAM (not the writes of page copies or swap-ins).
     pub writebacks: u64,
-    /// Bytes its threads moved to and from DRAM (reads and write-backs, 64 B lines).
+    /// Bytes its threads moved to and from DRAM (reads and writes, page copies' included).
     pub dram_bytes: u64,
     /// Instructions its threads retired (for MPKI).
     pub instructions: u64,

@@ -1,9 +1,11 @@
 //! Channel balancing by measured bandwidth, shared by the dynamic policies that partition
 //! channels (`dynamic-bpm-plus`, `dynamic-channel-only`; BPM §2.9). Each process's bandwidth is
-//! its LLC misses' lines per ns (the per-thread LLC-miss monitor the paper builds on the PMU, as
-//! it cannot measure a thread's share of a channel directly), over the whole window since the
-//! channels last changed, so that a decision rests on more than one short epoch and a move is
-//! not undone by the next epoch's noise; a channel's load (BUC) is the sum of its processes'.
+//! its LLC misses' and write-backs' lines per ns (the paper's per-thread LLC-miss monitor, as it
+//! cannot measure a thread's share of a channel directly, with the write-backs its misses
+//! evict: the paper's UF is over channel traffic, BUC, which carries both), over the whole
+//! window since the channels last changed, so that a decision rests on more than one short
+//! epoch and a move is not undone by the next epoch's noise; a channel's load (BUC) is the sum
+//! of its processes'.
 //! With UF = |BUC1 − BUC2| / min(BUC1, BUC2) (for more channels, (max − min) / min) above
 //! `uf_threshold` (the paper's 0.2), processes move from the busiest channel to the idlest, the
 //! smallest footprint first (the cheapest to re-colour), while a move narrows the gap; if that
@@ -55,16 +57,17 @@ impl Params for ChannelBalanceParams {
 /// The channel step both policies take each epoch: the bandwidth window and the assignment.
 pub struct ChannelBalancer {
     pub params: ChannelBalanceParams,
-    /// Per process: LLC misses and ns its threads were charged in the kernel since the channels
-    /// last changed (a stall is charged when it starts, whole), and that window's length, ns.
-    misses: Vec<u64>,
+    /// Per process: lines it moved (LLC misses and write-backs) and ns its threads were charged
+    /// in the kernel since the channels last changed (a stall is charged when it starts, whole),
+    /// and that window's length, ns.
+    lines: Vec<u64>,
     kernel_ns: Vec<f64>,
     window_ns: f64,
 }
 
 impl ChannelBalancer {
     pub fn new(params: ChannelBalanceParams) -> Self {
-        ChannelBalancer { params, misses: Vec::new(), kernel_ns: Vec::new(), window_ns: 0.0 }
+        ChannelBalancer { params, lines: Vec::new(), kernel_ns: Vec::new(), window_ns: 0.0 }
     }
 
     /// The number of channels the colours lie in.
@@ -76,15 +79,15 @@ impl ChannelBalancer {
     pub fn plan(&mut self, v: &EpochView) -> Option<Vec<Channel>> {
         let m = v.monitors;
         let channels = Self::channels(v);
-        // Each process's bandwidth from its LLC misses (the paper's per-thread monitor; page
-        // copies are not demand), over the whole window since the channels last changed.
+        // Each process's bandwidth from its LLC misses and write-backs (page copies are not
+        // demand), over the whole window since the channels last changed.
         // A process's bandwidth is over the time its threads ran: the copies of a move stall the
         // mover, which would otherwise look idle and be moved back.
         let n = m.processes.len();
-        self.misses.resize(n, 0);
+        self.lines.resize(n, 0);
         self.kernel_ns.resize(n, 0.0);
         for (p, mon) in m.processes.iter().enumerate() {
-            self.misses[p] += mon.llc_misses;
+            self.lines[p] += mon.llc_misses + mon.writebacks;
             self.kernel_ns[p] += mon.kernel_ns / mon.threads.max(1) as f64;
         }
         self.window_ns += m.epoch_ns;
@@ -94,7 +97,7 @@ impl ChannelBalancer {
             // measure of it yet.
             return None;
         }
-        let bw: Vec<f64> = (0..n).map(|p| (self.misses[p] * m.line_bytes) as f64 / running[p]).collect();
+        let bw: Vec<f64> = (0..n).map(|p| (self.lines[p] * m.line_bytes) as f64 / running[p]).collect();
         let mean = bw.iter().sum::<f64>() / channels as f64;
         if mean < self.params.min_channel_share * m.channel_peak_gbps {
             return None;
@@ -102,7 +105,7 @@ impl ChannelBalancer {
         let current = channels_of(v.colours, v.colour_channels);
         let footprint: Vec<u64> = m.processes.iter().map(|p| p.touched_pages).collect();
         let plan = assign_channels(&current, &bw, &footprint, channels, self.params.uf_threshold)?;
-        self.misses.iter_mut().for_each(|n| *n = 0);
+        self.lines.iter_mut().for_each(|n| *n = 0);
         self.kernel_ns.iter_mut().for_each(|k| *k = 0.0);
         self.window_ns = 0.0;
         Some(plan)
@@ -286,6 +289,38 @@ mod tests {
         // Three 2s and three 1s on three channels balance exactly, 2 + 1 each.
         let bw = [2.0, 2.0, 2.0, 1.0, 1.0, 1.0];
         assert_eq!(assign_channels(&[All; 6], &bw, &[1; 6], 3, 0.2), Some(vec![One(0), One(1), One(2), One(0), One(1), One(2)]));
+    }
+
+    #[test]
+    fn a_process_s_load_counts_its_write_backs() {
+        use crate::os::monitor::{Monitors, ProcessMonitor};
+        // Colours 0-1 in channel 0, 2-3 in channel 1: a copying stream (a write-back per miss)
+        // alone in channel 0, a heavy and a light reader in channel 1. Each channel carries 2000
+        // lines: balanced, nothing moves (by misses alone, 1000 against 2000, the light one would).
+        let process = |misses, writebacks| ProcessMonitor { llc_misses: misses, writebacks, threads: 1, ..Default::default() };
+        let monitors = Monitors {
+            epoch_ns: 1e6,
+            processes: vec![process(1000, 1000), process(1500, 0), process(500, 0)],
+            channel_peak_gbps: 0.5,
+            line_bytes: 64,
+            ..Default::default()
+        };
+        let colours = vec![vec![0, 1], vec![2, 3], vec![2, 3]];
+        let view = |monitors| EpochView {
+            monitors,
+            colours: &colours,
+            colour_frames: &[100; 4],
+            pages_in_colour: &[],
+            colour_channels: &[0, 0, 1, 1],
+            classes: &[],
+        };
+        let mut balancer = ChannelBalancer::new(ChannelBalanceParams::default());
+        assert_eq!(balancer.plan(&view(&monitors)), None);
+        // The copy stream's write-backs stop: 1000 against 2000, the light reader moves.
+        let mut reads = monitors.clone();
+        reads.processes[0].writebacks = 0;
+        let mut balancer = ChannelBalancer::new(ChannelBalanceParams::default());
+        assert_eq!(balancer.plan(&view(&reads)), Some(vec![One(0), One(1), One(0)]));
     }
 
     #[test]
