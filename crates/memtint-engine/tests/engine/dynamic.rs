@@ -211,6 +211,23 @@ fn dynamic_bpm_plus_keeps_balanced_channels_and_spreads_a_hog() {
     assert!(e.contains("os.dynamic-bpm-plus.uf_threshold"), "{e}");
 }
 
+/// Three equal streams on two channels: the best split, two against one, leaves UF near 1,
+/// above the threshold, and BPM §2.11 and §6.5 then use BPM without channel partitioning. No
+/// single move narrows the gap, so the static split used to stay; every program now gets its
+/// banks in both channels.
+#[test]
+fn dynamic_bpm_plus_spreads_loads_no_split_balances() {
+    let stream = "stream:footprint_bytes=12582912";
+    let v = sim_run(json!({
+        "machine": "i7-860-bpm-plus",
+        "programs": [stream, stream, stream],
+        "instructions": 200_000,
+        "os": {"policy": "bpm-plus", "dynamic": "dynamic-bpm-plus", "dynamic-bpm-plus": {"epoch_ns": 20000}},
+    }));
+    assert!(u(&v["dynamic"]["repartitions"]) >= 1, "{}", v["dynamic"]);
+    assert!((0..3).all(|p| v["colours"]["processes"][p]["channels"] == json!([0, 1])), "{}", v["dynamic"]);
+}
+
 /// The copy daemon (`[os.recolour] pages_per_ms`): the hog's re-colouring of every program is
 /// queued at the epoch and copied at the daemon's rate, each copy charged as an eager one; the
 /// pages not reached by the end stay, counted, in colours their process no longer owns.
