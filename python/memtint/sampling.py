@@ -105,16 +105,16 @@ class _CpiEstimates:
         self.mean, self.units, self.segments = [], [], []
         #: Per core: the variance of a stratified (phases) estimate, else None.
         self.stratified: list[float | None] = []
-        #: Whether any core's spread is unknown: a sampled core with fewer than two units, or a
-        #: phases run with no phase of two (the engine's interval is unbounded, ``[0, null]``).
-        self.unknown = False
+        #: Per core: whether its spread is unknown: a sampled core with fewer than two units, units
+        #: of one CPI, or a phases run with no phase of two (the engine's interval is unbounded,
+        #: ``[0, null]``).
+        self.unknown_cores: list[bool] = []
         for c in cores:
             s = c.get("sampling") or {}
             units = s.get("units")
             if units is None:
                 units = len(s.get("unit_cycles") or s.get("unit_cpi") or [])
-            if s and (units < 2 or s.get("cpi_stddev", 0.0) is None):
-                self.unknown = True
+            self.unknown_cores.append(bool(s) and (units < 2 or s.get("cpi_stddev", 0.0) is None))
             self.segments.append(s.get("unit_segments"))
             self.stratified.append(_stratified_variance(s) if s.get("strata_weights") else None)
             cycles, instructions = s.get("unit_cycles"), s.get("unit_instructions")
@@ -137,6 +137,11 @@ class _CpiEstimates:
             else:  # a detailed run
                 self.mean.append(1.0 / c["ipc"])
                 self.units.append([])
+
+    @property
+    def unknown(self) -> bool:
+        """Whether any core's spread is unknown."""
+        return any(self.unknown_cores)
 
     def cov(self, c: int, d: int) -> float:
         if self.stratified[c] is not None or self.stratified[d] is not None:
@@ -204,9 +209,9 @@ def mix_intervals(alone: list[dict[str, Any]], shared: dict[str, Any]) -> dict[s
     s = _CpiEstimates(shared["cores"])
     a = _CpiEstimates(alone)
     n = len(alone)
-    if s.unknown or a.unknown:  # a core of one unit: an unbounded interval, never a zero-width one
-        return {"weighted_speedup": [None, None], "harmonic_speedup": [None, None], "maximum_slowdown": [None, None],
-                "slowdowns": [[None, None] for _ in range(n)]}
+    # A core of unknown spread: an unbounded interval, never a zero-width one, for every figure it
+    # enters (the mix's, and its own slowdown; another program's slowdown does not use it).
+    unknown = [s.unknown_cores[c] or a.unknown_cores[c] for c in range(n)]
     S, A = s.mean, a.mean
     # A core whose shared run is its alone run (one program under the alone runs' policy): one
     # simulation, so its ratio is exactly 1 and adds no error, rather than two independent ones.
@@ -217,10 +222,14 @@ def mix_intervals(alone: list[dict[str, Any]], shared: dict[str, Any]) -> dict[s
            for c in range(n)]
 
     def variance(grad_s: list[float], grad_a: list[float]) -> float:
-        v = sum(grad_s[c] * grad_s[d] * s.cov(c, d) for c in range(n) for d in range(n) if not one[c] and not one[d])
-        return v + sum(grad_a[c] ** 2 * a.cov(c, c) for c in range(n) if not one[c])
+        # Only the cores the figure depends on: another core's unknown (infinite) spread is not its.
+        v = sum(grad_s[c] * grad_s[d] * s.cov(c, d) for c in range(n) for d in range(n)
+                if not one[c] and not one[d] and grad_s[c] and grad_s[d])
+        return v + sum(grad_a[c] ** 2 * a.cov(c, c) for c in range(n) if not one[c] and grad_a[c])
 
-    def interval(value: float, var: float) -> list[float]:
+    def interval(value: float, var: float, cores: Sequence[int] = range(n)) -> list[float | None]:
+        if any(unknown[c] for c in cores):
+            return [None, None]
         h = Z95 * math.sqrt(max(var, 0.0))
         return [value - h, value + h]
 
@@ -234,14 +243,14 @@ def mix_intervals(alone: list[dict[str, Any]], shared: dict[str, Any]) -> dict[s
     for c in range(n):
         gs = [1.0 / A[c] if i == c else 0.0 for i in range(n)]
         ga = [-S[c] / A[c] ** 2 if i == c else 0.0 for i in range(n)]
-        slowdowns.append(interval(S[c] / A[c], variance(gs, ga)))
+        slowdowns.append(interval(S[c] / A[c], variance(gs, ga), [c]))
     worst = max(range(n), key=lambda c: S[c] / A[c])
     return {
         "weighted_speedup": interval(ws, ws_var),
         "harmonic_speedup": interval(hs, hs_var),
         # The interval of the slowest program's slowdown (the maximum's own interval is wider
-        # when another program's slowdown is close to it).
-        "maximum_slowdown": slowdowns[worst],
+        # when another program's slowdown is close to it; unbounded when one is unknown).
+        "maximum_slowdown": [None, None] if any(unknown) else slowdowns[worst],
         "slowdowns": slowdowns,
     }
 
@@ -333,7 +342,7 @@ def mean_half_width(terms: Sequence[float | None]) -> float | None:
 
 def half_width(interval: Sequence[float] | None) -> float | None:
     """Half the width of ``[low, high]``: None without an interval (a detailed figure), infinite
-    for an unbounded one (``[None, None]``, a core of fewer than two units)."""
+    for an unbounded one (``[None, None]``, a core of fewer than two units or of units of one CPI)."""
     if not interval:
         return None
     if any(not isinstance(x, (int, float)) or not math.isfinite(x) for x in interval):

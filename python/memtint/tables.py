@@ -90,7 +90,7 @@ def report_pacer(rows: list[dict[str, Any]]) -> str | None:
 
 def with_interval(value: Any, interval: Any, digits: int = 3) -> str:
     """``1.234 ± 0.012`` (half the 95 % interval's width) for a sampled estimate; ``1.234 ± ?``
-    for one whose interval is unbounded (fewer than two units); the number alone without an
+    for one whose interval is unbounded (fewer than two units, or units of one CPI); the number alone without an
     interval."""
     if not interval or not isinstance(value, (int, float)):
         return number(value, digits)
@@ -143,8 +143,9 @@ def resolved_line(policies: list[dict[str, Any]], differences: list[dict[str, An
         phases = any((p.get("sampling") or {}).get("mode") == "phases" for p in with_ci)
         why = ("measured no phase of a program in two units of different CPIs, so its interval is unbounded (± ?); "
                "a larger --sample-min-units or a smaller --sample-clusters gives a phase two" if phases else
-               "measured a program in fewer than two units, so its interval is unbounded (± ?); a longer run or a "
-               "shorter --sample-period gives more units")
+               "measured a program in fewer than two units, or in units that all gave one CPI, so its interval is "
+               "unbounded (± ?); more units (a longer run or a shorter --sample-period), or units of 1,000 "
+               "instructions or more, give one (the warnings say which)")
         return f"best WS not resolved: {', '.join(unbounded)} {why}"
     best = max(with_ci, key=lambda p: p["weighted_speedup"])
     more = "more units would tell them apart: a longer run, a shorter --sample-period or a smaller --target-error"

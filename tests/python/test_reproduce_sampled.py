@@ -143,7 +143,7 @@ def test_quick_sampled_reproduction_carries_each_figure_s_sampling_half_width(tm
             assert r.sampling_half_width is not None and r.sampling_half_width >= 0, r.claim["id"]
             figure = report.fmt_value(r.claim['metric'], r.stats['mean'])
             if math.isinf(r.sampling_half_width):  # a run of these tiny ones had a core of one unit
-                assert f"{figure} (± ? sampling: a core measured fewer than two units) |" in text
+                assert f"{figure} (± ? sampling: a core measured fewer than two units, or units of one CPI) |" in text
                 assert data[(r.claim["id"], r.subject)]["sampling_half_width"] is None
                 continue
             shown = report.fmt_half_width(r.claim["metric"], r.sampling_half_width)

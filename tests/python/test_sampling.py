@@ -130,7 +130,8 @@ def test_a_core_of_one_unit_leaves_every_interval_unbounded_never_zero_wide():
     alone = [core(1.0, [1.0] * 10), core(0.5, [2.0] * 10)]
     shared = {"cores": [core(0.5, [2.0]), core(0.25, [4.0] * 10)]}
     got = sampling.mix_intervals(alone, shared)
-    assert got["weighted_speedup"] == [None, None] and got["slowdowns"] == [[None, None]] * 2
+    assert got["weighted_speedup"] == [None, None] and got["slowdowns"][0] == [None, None]
+    assert got["slowdowns"][1] == pytest.approx([2.0, 2.0])  # not the one-unit core's figure
     assert sampling.half_width(got["weighted_speedup"]) == float("inf")
     assert with_interval(1.0, got["weighted_speedup"]) == "1.000 ± ?"
     assert with_interval(1.7, [0.0, None]) == "1.700 ± ?"  # the engine's unbounded IPC interval
@@ -140,7 +141,25 @@ def test_a_core_of_one_unit_leaves_every_interval_unbounded_never_zero_wide():
     assert sampling.mix_intervals(alone, phases)["weighted_speedup"] == [None, None]
     line = resolved_line([{"policy": "buddy", "weighted_speedup": 3.0, "weighted_speedup_ci95": [None, None]},
                           {"policy": "bpm", "weighted_speedup": 3.2, "weighted_speedup_ci95": [3.1, 3.3]}])
-    assert line.startswith("best WS not resolved: buddy measured a program in fewer than two units"), line
+    assert line.startswith("best WS not resolved: buddy measured a program in fewer than two units, or in units that "
+                           "all gave one CPI"), line
+
+
+def test_an_unbounded_core_leaves_another_programs_slowdown_its_own_interval():
+    """A core of unknown spread voids every figure it enters (the mix's, its own slowdown), not
+    the slowdown of a program whose shared and alone runs both have intervals."""
+    alone = [core(1.0, [1.0, 1.1, 0.9, 1.0]), core(0.5, [2.0, 2.1, 1.9, 2.0])]
+    shared = {"cores": [core(0.5, [2.0, 2.2, 1.8, 2.0]), core(0.25, [4.0])]}
+    got = sampling.mix_intervals(alone, shared)
+    assert got["weighted_speedup"] == [None, None] and got["harmonic_speedup"] == [None, None]
+    assert got["maximum_slowdown"] == [None, None] and got["slowdowns"][1] == [None, None]
+    low, high = got["slowdowns"][0]
+    assert low is not None and low < 2.0 < high
+    # A phases alone run of no spread (infinite variance) leaves the other program's finite too.
+    phases = {"ipc": 0.5, "sampling": {"units": 2, "cpi_stddev": None, "strata_weights": [0.5, 0.5]}}
+    got = sampling.mix_intervals([alone[0], phases], {"cores": [shared["cores"][0], core(0.25, [4.0, 4.1])]})
+    assert got["slowdowns"][1] == [None, None]
+    assert all(isinstance(x, float) and x == x for x in got["slowdowns"][0]), got["slowdowns"][0]
 
 
 def test_tables_keep_every_digit_on_a_pipe_and_fold_on_a_narrow_terminal(monkeypatch):

@@ -97,7 +97,7 @@ def sampled_text(row: Row) -> str:
     if h is None or mean is None or (isinstance(mean, float) and math.isnan(mean)):
         return ""
     if math.isinf(h):
-        return " (± ? sampling: a core measured fewer than two units)"
+        return " (± ? sampling: a core measured fewer than two units, or units of one CPI)"
     return f" (± {fmt_half_width(row.claim['metric'], h)} sampling)"
 
 

@@ -29,9 +29,10 @@ def sampled_note(rows: list[dict[str, Any]]) -> str:
     unbounded = any(r.get("weighted_speedup_ci95_halfwidth_mean") == float("inf") for r in rows)
     return (f"sampled simulation: {which} successful runs are estimates; WS ± is the mean half-width of "
             "their weighted speedups' 95 % intervals" + (
-                "; ± ?: a run measured a program in fewer than two units (or, sampled by phases, no phase "
-                "in two), so its interval is unbounded (longer runs or a shorter sampling period give it two; by "
-                "phases, a larger sampling.min_units or fewer sampling.clusters)" if unbounded else ""))
+                "; ± ?: a run measured a program in fewer than two units, or in units that all gave one CPI (or, "
+                "sampled by phases, no phase in two), so its interval is unbounded (longer runs or a shorter sampling "
+                "period give more units, units of 1,000 instructions or more a spread; by phases, a larger "
+                "sampling.min_units or fewer sampling.clusters)" if unbounded else ""))
 
 
 def halfwidth_mean(sampled: "pandas.DataFrame") -> float | None:
