@@ -210,7 +210,25 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None,
                        if k in base_rb and not (math.isnan(r) or math.isnan(base_rb[k][1]))]
         other_base = sum(a for a, _ in other_pairs) / len(other_pairs) if other_pairs else math.nan
         other_pol = sum(b for _, b in other_pairs) / len(other_pairs) if other_pairs else math.nan
-        if ws > 0.5 and ms < -0.5:
+        # Sampled runs: the mean change is an estimate, a verdict only where its 95 % interval
+        # (matched units: each run's change interval, over the mixes) excludes no change.
+        sampled = "_sampled" in rows and bool(rows["_sampled"].all())
+        ws_half = None
+        if sampled and "ws_norm_ci95_halfwidth" in rows and not rows["ws_norm_ci95_halfwidth"].isna().any():
+            from memtint.sampling import mean_half_width
+
+            ws_half = mean_half_width(list(rows["ws_norm_ci95_halfwidth"]))
+            ws_half = None if ws_half is None else 100 * ws_half
+        ws_text = f"{signed(ws, 1)} %"
+        if sampled:
+            ws_text = (f"{signed(ws, 1)} ± ? %" if ws_half is not None and math.isinf(ws_half) else
+                       f"{signed(ws, 1)} ± {ws_half:.1f} %" if ws_half is not None else f"{signed(ws, 1)} % (sampled)")
+        if sampled and (ws_half is None or abs(ws) <= ws_half):
+            meaning = (f"not resolved from {base} (the change is within its 95 % sampling interval; more units or "
+                       "mixes would tell)" if ws_half is not None else
+                       f"not resolved from {base} (sampled runs that paced themselves give no interval of the "
+                       "change; matched units, sampling.matched = true, do)")
+        elif ws > 0.5 and ms < -0.5:
             meaning = "more throughput and fairer"
         elif ws > 0.5:
             meaning = "more throughput, at a cost in fairness" if ms > 0.5 else "more throughput, fairness unchanged"
@@ -257,7 +275,7 @@ def policy_sentences(runs: Any, intensive: set[str] | None = None,
                           f"{signed(100 * (heavy['ws_norm'].mean() - 1), 1)} % "
                           f"(maximum slowdown {signed(100 * (heavy['ms_norm'].mean() - 1), 1)} %)")
         sentences.append(
-            f"[bold]{series}[/bold]: weighted speedup {signed(ws, 1)} % over {base} on average ({better} of "
+            f"[bold]{series}[/bold]: weighted speedup {ws_text} over {base} on average ({better} of "
             f"{len(rows)} mix{'es' if len(rows) != 1 else ''} better), maximum slowdown {signed(ms, 1)} %{heavy_text}: "
             f"{meaning}; {cause}.")
     return sentences

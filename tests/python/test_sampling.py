@@ -576,6 +576,42 @@ def test_a_sampled_sweep_stores_intervals_and_older_batches_load_as_detailed(tmp
 
 
 @pytest.mark.engine
+def test_a_sampled_sweeps_findings_call_a_change_only_where_its_interval_resolves_it():
+    """The findings' verdict ("a loss on these mixes") rests on the mean WS change; for sampled
+    runs it is an estimate, said with its ± and called only where the interval excludes 0."""
+    import pandas as pd
+
+    from memtint.findings import policy_sentences
+    from memtint.reports import run_table
+
+    def run(policy, mix, ws, change=None, sampled=True, matched=True):
+        row = {"config_hash": f"{mix}-{policy}", "machine": "i7-860", "policy": policy, "mix": mix,
+               "instructions": 1000, "seed": 1, "os": "{}", "status": "ok", "weighted_speedup": ws,
+               "maximum_slowdown": 2.0 / ws, "mix_row_buffer_miss_rate": 0.4, "baseline": "buddy",
+               "sampled": sampled}
+        if change is not None and matched:
+            row.update(matched_to="buddy", weighted_speedup_change_ci95_low=change[0],
+                       weighted_speedup_change_ci95_high=change[1])
+        return row
+
+    rows = [run("buddy", "a|b", 2.0), run("buddy", "c|d", 2.0),
+            run("bpm", "a|b", 1.96, (-0.05, 0.01)), run("bpm", "c|d", 1.96, (-0.05, 0.01)),
+            run("cache-only", "a|b", 1.8, (-0.12, -0.08)), run("cache-only", "c|d", 1.8, (-0.12, -0.08))]
+    bpm, cache = policy_sentences(run_table(pd.DataFrame(rows)), set())
+    # bpm: -2.0 % within ± 2.1 % (each run's ± 3.0 %, over two mixes): not a loss.
+    assert "weighted speedup -2.0 ± 2.1 % over buddy" in bpm and "a loss" not in bpm, bpm
+    assert "not resolved from buddy (the change is within its 95 % sampling interval" in bpm, bpm
+    assert "weighted speedup -10.0 ± 1.4 % over buddy" in cache and "a loss on these mixes" in cache, cache
+    # Self-paced runs carry no interval of the change: no verdict either.
+    rows = [run("buddy", "a|b", 2.0), run("bpm", "a|b", 1.8, (-0.12, -0.08), matched=False)]
+    (bpm,) = policy_sentences(run_table(pd.DataFrame(rows)), set())
+    assert "-10.0 % (sampled)" in bpm and "a loss" not in bpm and "paced themselves" in bpm, bpm
+    # Detailed runs keep their sentences.
+    rows = [run("buddy", "a|b", 2.0, sampled=False), run("bpm", "a|b", 1.96, sampled=False)]
+    (bpm,) = policy_sentences(run_table(pd.DataFrame(rows)), set())
+    assert "weighted speedup -2.0 % over buddy" in bpm and "a loss on these mixes" in bpm, bpm
+
+
 def test_a_sweep_prints_a_warning_once_whatever_its_figures_with_how_many_runs_gave_it(memtint, tmp_path):
     # Each light core runs several times as fast as random and gets fewer than min_units units; the
     # warning names its core, units and instructions, so each run's text differs: they were printed
