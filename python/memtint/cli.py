@@ -244,7 +244,7 @@ def add_sampling_arguments(parser: argparse.ArgumentParser, what: str = "every r
     group.add_argument("--sample-warming", type=_count_at_least(0), metavar="N",
                        help="instructions of detailed warm-up before each unit, not measured (implies --sample; "
                        "default 30000)")
-    group.add_argument("--sample-functional", type=_at_least(0), metavar="N",
+    group.add_argument("--sample-functional", type=_count_at_least(0), metavar="N",
                        help="instructions of functional warming (caches, page tables) before each unit's detailed "
                        "warm-up; the rest of the gap is skipped (implies --sample; default: the whole gap)")
     group.add_argument("--sample-min-units", type=_at_least(1), metavar="N",

@@ -278,6 +278,18 @@ def test_cli_sampling_errors_name_the_key(memtint, clean_error):
     clean_error(memtint(*COMPARE, "--set", "sampling.target_error=1e400"), "sampling.target_error=1e400: not a finite")
 
 
+def test_every_instruction_count_flag_reads_counts_as_the_others_do():
+    # --sample-functional is instructions like --sample-period: 500k was "expected an integer".
+    from memtint import cli
+
+    for command in (["compare", "--machine", "i7-860", "--mix", "stream"], ["sim", "run.toml"]):
+        args = cli.build_parser().parse_args([*command, "--sample-period", "1M", "--sample-unit", "10k",
+                                              "--sample-warming", "20k", "--sample-functional", "500k"])
+        table = cli.sampling_from_args(args)
+        assert (table["period"], table["unit"], table["warming"], table["functional"]) == (
+            1_000_000, 10_000, 20_000, 500_000), table
+
+
 def test_run_file_errors_spell_values_as_toml_and_set_reaches_sampling(memtint, clean_error, tmp_path):
     run = tmp_path / "run.toml"
     run.write_text('machine = "i7-860"\nprograms = ["stream"]\ninstructions = 100000\nsampling = true\n')
