@@ -374,12 +374,14 @@ def probe_run(machine: str | dict[str, Any], size: int, policy: str, *, os_optio
     settings, from a one-instruction run of light programs (about 20 ms): what only the engine
     sees (a mix larger than the machine's cores, colour sets that do not exist, what sampling
     does not support) stops a comparison or a sweep before its first run. A sampled probe is
-    sampled too (two units of one instruction, in the same mode); the settings' relations to a
-    run's instructions are checked when it starts."""
+    sampled too (two units of one instruction, with the settings that do not depend on a run's
+    length: mode, clusters, warm_prefetchers); the sizes' relations to a run's instructions are
+    checked when it starts."""
     if policy in profiled_policies():  # compare profiles these from the alone runs; a probe needs their shape
         os_options = {"profiles": [{"mpki": 0.0, "rbh": 0.0, "bandwidth": 0.0}] * size, **(os_options or {})}
-    sampled = None if sampling is None else {"mode": sampling.get("mode", "periodic"), "unit": 1, "warming": 0,
-                                             "period": 1}
+    sampled = None if sampling is None else {
+        **{k: v for k, v in sampling.items() if k in ("mode", "clusters", "warm_prefetchers")},
+        "unit": 1, "warming": 0, "period": 1}
     probe = api.build_sim_spec(machine, ["light"] * size, instructions=1 if sampled is None else 2, policy=policy,
                                os_options=os_options, mapping=mapping, scheduler=scheduler, overrides=overrides,
                                sampling=sampled)

@@ -376,6 +376,9 @@ def test_a_sweep_sampling_table_is_checked_key_by_key():
     # What sampling does not support stops the sweep before it starts (the engine's probe).
     with pytest.raises(memtint.MemtintError, match=r"os\.dynamic.*sampled runs do not support it"):
         parse_spec({**SWEEP, "policies": ["bpm"], "os": {"dynamic": "dynamic-bpm"}, "sampling": SMALL})
+    # So do settings the engine refuses whatever the run's length (every run failed at its start).
+    with pytest.raises(memtint.MemtintError, match=r"sampling\.clusters: 3: clusters apply to mode = \"phases\" only"):
+        parse_spec({**SWEEP, "sampling": {"clusters": 3}})
     # Settings that do not fit the sweep's runs are refused up front, as the engine words them.
     with pytest.raises(memtint.MemtintError, match=r"sampling\.unit: 2000000 instructions is longer than the run "
                                                    r"\(instructions = 1000000\) \(runs of 1,000,000"):
