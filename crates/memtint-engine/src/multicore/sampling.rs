@@ -455,12 +455,20 @@ impl SampledRun {
         }
         for c in 0..self.units.len() {
             let cpi = self.cpi(c);
-            if cpi.len() >= 2 && cpi.iter().all(|&x| x == cpi[0]) {
+            if cpi.len() >= 2 && cpi.iter().all(|&x| x == cpi[0]) && !self.loads_nothing(c) {
+                // Short units measure the pipeline; longer ones that agree missed what varies.
+                let why = if self.spec.unit < MIN_UNIT {
+                    format!(
+                        "units of sampling.unit = {} instructions are too short to measure the program (SMARTS uses 1,000 or more)",
+                        self.spec.unit
+                    )
+                } else {
+                    format!("the units missed whatever changes the program's pace, which more units may find: {remedy}")
+                };
                 self.warnings.push(format!(
-                    "sampling: core {c}'s {} units all measured a CPI of {}: no spread to estimate an error from, so no interval; units of sampling.unit = {} instructions are too short to measure the program (SMARTS uses 1,000 or more)",
+                    "sampling: core {c}'s {} units all measured a CPI of {}: no spread to estimate an error from, so no interval; {why}",
                     cpi.len(),
                     cpi[0],
-                    self.spec.unit
                 ));
             } else if !self.strata[c].is_empty() && cpi.len() >= 2 && self.estimate(c).half_width().is_infinite() {
                 self.warnings.push(format!(
@@ -529,10 +537,18 @@ impl SampledRun {
         };
         // Units that all measured one CPI show no spread to estimate an error from (units of a
         // few instructions measure the pipeline, not the program): no interval, not a zero one.
-        if e.n >= 2 && e.sd == 0.0 {
+        // Not so for a core that loaded nothing over its whole run (counted, not sampled): every
+        // instruction runs at the pace its units measured, so its CPI is exact.
+        if e.n >= 2 && e.sd == 0.0 && !self.loads_nothing(c) {
             return Estimate { sd: f64::INFINITY, ..e };
         }
         e
+    }
+
+    /// Whether core `c` (periodic sampling, which counts every record of the run) had no load
+    /// in its whole run: its pace is the pipeline's throughout, known rather than sampled.
+    fn loads_nothing(&self, c: usize) -> bool {
+        self.strata[c].is_empty() && self.run_instructions[c] > 0.0 && self.run_loads[c] == 0.0
     }
 
     /// The run's instructions per instruction core `c`'s units measured: what scales its units'

@@ -890,7 +890,7 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             "cache": cfg.machine.cache,
         },
         "cores": cores,
-        "row_buffer_miss_rate": if all > 0.0 { 1.0 - hits / all } else { 1.0 },
+        "row_buffer_miss_rate": if all > 0.0 { 1.0 - hits / all } else { 0.0 },  // no request: none missed, as per core
         "row_outcomes_by_kind": kinds,
         "llc": r.llc.as_ref().map(|s| json!({
             "accesses": s.accesses, "hits": s.hits, "misses": s.misses, "writebacks": s.writebacks,

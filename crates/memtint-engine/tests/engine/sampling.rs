@@ -569,3 +569,41 @@ fn a_sampled_run_that_skips_almost_nothing_says_so() {
     let r = sim(&bursty(2_000_000, Some(json!({"unit": 10_000, "warming": 10_000, "period": 100_000}))));
     assert!(!r["warnings"].to_string().contains("ran in detail"), "{}", r["warnings"]);
 }
+
+#[test]
+fn a_program_that_loads_nothing_has_an_exact_interval_and_no_warning() {
+    // Its units all measure the pipeline's CPI, and so does every instruction of its run (its
+    // loads are counted over the run, not sampled): an exact estimate, not an unbounded one.
+    let spec = |programs: Value, sampling: Option<Value>| {
+        let mut s = mix(2_000_000, sampling);
+        s["programs"] = programs;
+        s["warmup"] = json!(0);
+        s
+    };
+    let sampling = json!({"unit": 10_000, "warming": 10_000, "period": 40_000});
+    let idle = "light:reads_pki=0.00001,writes_pki=0";
+    let d = sim(&spec(json!([idle]), None));
+    let detailed = ipcs(&d)[0];
+    let r = sim(&spec(json!([idle]), Some(sampling.clone())));
+    // No DRAM request, sampled or not: a miss rate of 0, as each core's, not 100 %.
+    for run in [&d, &r] {
+        assert_eq!(run["dram_requests"].as_u64(), Some(0));
+        assert_eq!(run["row_buffer_miss_rate"].as_f64(), Some(0.0));
+    }
+    let core = &r["cores"][0]["sampling"];
+    assert_eq!(core["run_loads"].as_f64(), Some(0.0));
+    let cpi = core["unit_cpi"].as_array().unwrap();
+    assert!(cpi.len() >= 2 && cpi.iter().all(|x| x == &cpi[0]), "{core}");
+    assert_eq!(core["cpi_stddev"].as_f64(), Some(0.0));
+    let ipc = ipcs(&r)[0];
+    assert_eq!(core["ipc_ci95"], json!([ipc, ipc]), "{core}");
+    // The detailed run differs only by its pipeline's one fill at the start (a few cycles).
+    assert!((ipc / detailed - 1.0).abs() < 1e-5, "sampled {ipc} detailed {detailed}");
+    assert!(!r["warnings"].to_string().contains("all measured"), "{}", r["warnings"]);
+    // Beside another program both keep a bounded interval.
+    let r = sim(&spec(json!(["stream", idle]), Some(sampling)));
+    for c in 0..2 {
+        let core = &r["cores"][c]["sampling"];
+        assert!(core["ipc_ci95"][1].as_f64().is_some(), "core {c}: {core}");
+    }
+}
