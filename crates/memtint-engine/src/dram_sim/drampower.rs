@@ -53,10 +53,20 @@ pub fn command_trace_v4(cfg: &MemoryConfig, commands: &[CommandRecord], channel:
     let c = crate::dram::constraints::Constraints::derive(cfg.device.standard, &cfg.timing);
     let mut out = String::new();
     let (mut last, mut open) = (0, 0u64);
+    // A power-down entry still open: its exit at the end, before the closing power-down.
+    let mut down: Option<&str> = None;
     let mut act = vec![0; (cfg.org.bank_groups * per_group) as usize];
     for r in commands.iter().filter(|r| r.addr.channel == channel && r.addr.rank == rank) {
         let bank = r.addr.bank_group * per_group + r.addr.bank;
-        let _ = writeln!(out, "{},{},{}", r.cycle, r.command.name(), bank);
+        // DRAMPower 4 names fast-exit power-down by the banks' state.
+        let name = match r.command {
+            Command::Pdea => "PDN_F_ACT",
+            Command::Pdep => "PDN_F_PRE",
+            Command::Pdxa => "PUP_ACT",
+            Command::Pdxp => "PUP_PRE",
+            c => c.name(),
+        };
+        let _ = writeln!(out, "{},{},{}", r.cycle, name, bank);
         last = last.max(r.cycle + 1);
         match r.command {
             Command::Act => {
@@ -69,8 +79,14 @@ pub fn command_trace_v4(cfg: &MemoryConfig, commands: &[CommandRecord], channel:
             }
             Command::Pre => open &= !(1 << bank),
             Command::Prea => open = 0,
+            Command::Pdea => down = Some("PUP_ACT"),
+            Command::Pdep => down = Some("PUP_PRE"),
+            Command::Pdxa | Command::Pdxp => down = None,
             _ => {}
         }
+    }
+    if let Some(exit) = down {
+        let _ = writeln!(out, "{},{exit},0", end.max(last));
     }
     let mode = if open == 0 { "PDN_F_PRE" } else { "PDN_F_ACT" };
     let _ = writeln!(out, "{},{mode},0", end.max(last));
@@ -137,7 +153,7 @@ pub fn memspec_v4(cfg: &MemoryConfig) -> Result<String> {
         ("DQSCK", 0),
         ("RTP", t.tRTP),
         ("WR", t.tWR),
-        ("XP", 0),
+        ("XP", t.tXP),
         ("XPDLL", 0),
         ("XS", 0),
         ("XSDLL", 0),
@@ -147,7 +163,7 @@ pub fn memspec_v4(cfg: &MemoryConfig) -> Result<String> {
         ("RRD", t.tRRD_S),
         ("CCD", t.tCCD_S),
         ("WTR", t.tWTR_S),
-        ("CKE", 0),
+        ("CKE", t.tCKE),
         ("CKESR", 0),
     ] {
         x += &param(id, "uint", v.to_string());
@@ -156,10 +172,10 @@ pub fn memspec_v4(cfg: &MemoryConfig) -> Result<String> {
     for (id, v) in [
         ("idd0", p.idd0),
         ("idd2p0", 0.0),
-        ("idd2p1", 0.0),
+        ("idd2p1", p.idd2p),
         ("idd2n", p.idd2n),
-        ("idd3p0", 0.0),
-        ("idd3p1", 0.0),
+        ("idd3p0", p.idd3p),
+        ("idd3p1", p.idd3p),
         ("idd3n", p.idd3n),
         ("idd4w", p.idd4w),
         ("idd4r", p.idd4r),
@@ -211,15 +227,15 @@ pub fn memspec(cfg: &MemoryConfig) -> Result<Value> {
         "mempowerspec": {
             "vdd": p.vdd, "idd0": ma(p.idd0), "idd2n": ma(p.idd2n), "idd3n": ma(p.idd3n), "idd4r": ma(p.idd4r),
             "idd4w": ma(p.idd4w), "idd5B": ma(p.idd5b), "idd5F2": ma(p.idd5b), "idd5F4": ma(p.idd5b),
-            "idd6n": 0.0, "idd2p": 0.0, "idd3p": 0.0,
+            "idd6n": 0.0, "idd2p": ma(p.idd2p), "idd3p": ma(p.idd3p),
             "vpp": p.vpp, "ipp0": ma(p.ipp0), "ipp2n": ma(p.ipp2n), "ipp3n": ma(p.ipp3n), "ipp4r": ma(p.ipp4r),
             "ipp4w": ma(p.ipp4w), "ipp5B": ma(p.ipp5b), "ipp5F2": ma(p.ipp5b), "ipp5F4": ma(p.ipp5b),
-            "ipp6n": 0.0, "ipp2p": 0.0, "ipp3p": 0.0,
+            "ipp6n": 0.0, "ipp2p": ma(p.ipp2p), "ipp3p": ma(p.ipp3p),
             "vddq": p.vdd
         },
         "memtimingspec": {
             "tCK": t.tCK_ns * 1e-9,
-            "CKE": 0, "CKESR": 0, "XP": 0, "XS": 0, "XPDLL": 0, "XSDLL": 0, "ACTPDEN": 0, "PRPDEN": 0, "REFPDEN": 0,
+            "CKE": t.tCKE, "CKESR": 0, "XP": t.tXP, "XS": 0, "XPDLL": 0, "XSDLL": 0, "ACTPDEN": 0, "PRPDEN": 0, "REFPDEN": 0,
             "RAS": t.tRAS, "RC": t.tRC, "RCD": t.tRCD, "RP": t.tRP, "RL": t.CL, "WL": t.CWL, "AL": 0,
             "RTP": t.tRTP, "WR": t.tWR, "RPRE": 0, "WPRE": 0, "DQSCK": 0,
             "REFI": t.tREFI, "RFC1": t.tRFC, "RFC2": t.tRFC, "RFC4": t.tRFC,

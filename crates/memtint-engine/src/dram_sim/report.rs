@@ -213,6 +213,7 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
             "params": cfg.controller.params_in_use().unwrap_or_default(),
             "frontend_latency": cfg.controller.frontend_latency,
             "implementation": mem.implementation().name(),
+            "power_down_after": cfg.controller.power_down_after,
             "sources": opts.sources,
             "device_width": org.device_width,
             "bus_width_bits": org.bus_width_bits,
