@@ -131,6 +131,8 @@ struct RankState {
     /// Its power-down entry while it is down, and its last exit.
     power_down: Option<CommandRecord>,
     power_up: Option<CommandRecord>,
+    /// Last PRE or PREA command (tPPD).
+    pre: Option<CommandRecord>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -638,7 +640,17 @@ impl TimingChecker {
         rank.act_head = (rank.act_head + 1) % 4;
     }
 
+    /// tPPD: a PRE or PREA command after the rank's last (an implied precharge is no command).
+    fn precharge_to_precharge(&mut self, rec: &CommandRecord, ri: usize, out: &mut Vec<Violation>) {
+        let rank = &mut self.rank_states[ri];
+        if let (Some(e), true) = (&rank.pre, self.rules.precharge_to_precharge > 0) {
+            need(out, names::TPPD, e, rec, self.rules.precharge_to_precharge);
+        }
+        rank.pre = Some(*rec);
+    }
+
     fn precharge(&mut self, rec: &CommandRecord, ri: usize, out: &mut Vec<Violation>) {
+        self.precharge_to_precharge(rec, ri, out);
         let r = &self.rules;
         let gi = self.group_index(ri, rec.addr.bank_group);
         let bi = self.bank_index(gi, rec.addr.bank);
@@ -660,6 +672,7 @@ impl TimingChecker {
     }
 
     fn precharge_all(&mut self, rec: &CommandRecord, ri: usize, out: &mut Vec<Violation>) {
+        self.precharge_to_precharge(rec, ri, out);
         let r = &self.rules;
         let (mut ras, mut rtp, mut wr) = (Worst::default(), Worst::default(), Worst::default());
         let range = self.rank_banks(ri);

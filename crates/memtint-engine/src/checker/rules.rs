@@ -35,6 +35,7 @@ pub mod names {
     pub const TPBR2PBR: &str = "tpbR2pbR";
     pub const TRFCSB: &str = "tRFCsb";
     pub const TREFSBRD: &str = "tREFSBRD";
+    pub const TPPD: &str = "tPPD";
     pub const RANK_RD_RD: &str = "rank-to-rank rd-to-rd";
     pub const RANK_WR_WR: &str = "rank-to-rank wr-to-wr";
     pub const RANK_RD_WR: &str = "rank-to-rank rd-to-wr";
@@ -127,13 +128,16 @@ pub struct Rules {
     pub same_bank_refresh_cycle: u64,
     /// REFSB -> ACT or REFSB to other banks of the rank (tREFSBRD).
     pub same_bank_refresh_to_other: u64,
+    /// PRE/PREA -> PRE/PREA of the rank, commands only (DDR5's tPPD; 0: no rule).
+    pub precharge_to_precharge: u64,
 
     // ---- different ranks, same channel ----
     /// RD -> RD (tBL + tRTRS).
     pub rank_read_to_read: u64,
     /// WR -> WR (tBL + tRTRS).
     pub rank_write_to_write: u64,
-    /// RD -> WR (CL + tBL + tRTRS - CWL, saturating).
+    /// RD -> WR (CL + tBL + tRTRS - CWL, saturating; on DDR5 at least the rank's own
+    /// read-to-write turnaround, whose idle cycles are the shared bus's preambles).
     pub rank_read_to_write: u64,
     /// WR -> RD (CWL + tBL + tRTRS - CL, saturating).
     pub rank_write_to_read: u64,
@@ -171,6 +175,10 @@ impl Rules {
         // widens the read-to-write turnaround and has two-cycle commands.
         let ddr5_writes = standard == Standard::Ddr5;
         let name_ccd_write_same = if ddr5_writes { names::TCCD_L_WR } else { name_ccd_same };
+        // Idle data-bus cycles from a read's burst to a write's: DDR5's read postamble and write
+        // preamble (JESD79-5) take four. They are the bus's, so a rank switch keeps them too.
+        let turnaround = if ddr5_writes { 4 } else { 2 };
+        let rank_switch_to_write = if ddr5_writes { t.tRTRS.max(turnaround) } else { t.tRTRS };
         Rules {
             has_bank_groups: bg,
             read_latency: CL,
@@ -192,7 +200,7 @@ impl Rules {
             col_to_col_other_group: t.tCCD_S,
             write_to_read_same_group: CWL + BL + t.tWTR_L,
             write_to_read_other_group: CWL + BL + t.tWTR_S,
-            read_to_write: (CL + BL + if ddr5_writes { 4 } else { 2 }).saturating_sub(CWL),
+            read_to_write: (CL + BL + turnaround).saturating_sub(CWL),
             long_command_cycles: if ddr5_writes { 2 } else { 1 },
             refresh_cycle: t.tRFC,
             max_refresh_gap: 9 * t.tREFI,
@@ -201,9 +209,10 @@ impl Rules {
             bank_refresh_to_bank_refresh: t.tPBR2PBR,
             same_bank_refresh_cycle: t.tRFCsb,
             same_bank_refresh_to_other: t.tREFSBRD,
+            precharge_to_precharge: t.tPPD,
             rank_read_to_read: BL + t.tRTRS,
             rank_write_to_write: BL + t.tRTRS,
-            rank_read_to_write: (CL + BL + t.tRTRS).saturating_sub(CWL),
+            rank_read_to_write: (CL + BL + rank_switch_to_write).saturating_sub(CWL),
             rank_write_to_read: (CWL + BL + t.tRTRS).saturating_sub(CL),
             name_rrd_same,
             name_rrd_other,
@@ -263,9 +272,10 @@ impl Rules {
             (names::TRFCSB, "REFSB->ACT/REFSB its banks, REFSB->REF/PREA same rank: tRFCsb", self.same_bank_refresh_cycle),
             (names::TREFSBRD, "REFSB->ACT/REFSB other banks of the rank: tREFSBRD", self.same_bank_refresh_to_other),
             (self.name_rrd_same, "ACT->REFSB same rank: tRRD_L", self.act_to_act_same_group),
+            (names::TPPD, "PRE/PREA->PRE/PREA same rank (commands, not auto-precharges): tPPD (DDR5)", self.precharge_to_precharge),
             (names::RANK_RD_RD, "RD->RD other rank: tBL + tRTRS", self.rank_read_to_read),
             (names::RANK_WR_WR, "WR->WR other rank: tBL + tRTRS", self.rank_write_to_write),
-            (names::RANK_RD_WR, "RD->WR other rank: CL + tBL + tRTRS - CWL", self.rank_read_to_write),
+            (names::RANK_RD_WR, "RD->WR other rank: CL + tBL + tRTRS - CWL (DDR5: + max(tRTRS, 4))", self.rank_read_to_write),
             (names::RANK_WR_RD, "WR->RD other rank: CWL + tBL + tRTRS - CL", self.rank_write_to_read),
             (names::DATA_BUS, "bursts on a channel never overlap ([RD+CL, +tBL), [WR+CWL, +tBL))", self.burst),
             (names::COMMAND_BUS, "one command per channel per cycle", 1),

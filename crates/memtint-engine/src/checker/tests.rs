@@ -1131,8 +1131,8 @@ fn ddr5_writes_to_one_bank_group_keep_tccd_l_wr() {
 }
 
 /// DDR5's ACT, RD and WR (RDA, WRA) take two cycles of the command bus (JESD79-5), so the
-/// channel's next command comes two cycles after them; a PRE leaves the next cycle free. Earlier
-/// standards have one-cycle commands.
+/// channel's next command comes two cycles after them; a PRE leaves the next cycle free (for
+/// anything but a precharge of its rank, tPPD). Earlier standards have one-cycle commands.
 #[test]
 fn ddr5_long_commands_hold_the_command_bus_two_cycles() {
     let d = ddr5();
@@ -1144,7 +1144,7 @@ fn ddr5_long_commands_hold_the_command_bus_two_cycles() {
         assert_legal(&d, &s);
     }
     let mut s = two_open(0, 1);
-    s.extend([pre(T0, 0, 1, 1), pre(T0 + 1, 0, 0, 0)]);
+    s.extend([pre(T0, 0, 1, 1), rd(T0 + 1, 0, 0, 0, 1)]);
     assert_legal(&d, &s);
     let ddr4 = ddr4();
     let mut s = two_open(0, 1);
@@ -1161,6 +1161,47 @@ fn ddr5_read_to_write_keeps_four_idle_bus_cycles() {
     assert_eq!(need, 14, "CL {} tBL {} CWL {}", d.t.CL, d.t.tBL, d.t.CWL);
     assert_legal(&d, &col_pair(1, Command::Rd, Command::Wr, need));
     assert_one(&d, &col_pair(1, Command::Rd, Command::Wr, need - 1), names::RD_TO_WR, 2, 3, need, need - 1);
+}
+
+/// A DDR5 write to another rank keeps the same four idle bus cycles after a read as one to its
+/// rank (the read's postamble and the write's preamble are the shared bus's): 14 nCK on
+/// ddr5-4800, not CL + tBL + tRTRS - CWL = 12.
+#[test]
+fn ddr5_read_to_write_of_another_rank_keeps_the_turnaround() {
+    let d = ddr5();
+    let need = d.t.CL + d.t.tBL + 4 - d.t.CWL;
+    assert_eq!((need, d.t.CL + d.t.tBL + d.t.tRTRS - d.t.CWL), (14, 12));
+    let s = |gap: u64| vec![act(0, 0, 0, 0, 1), act(50, 1, 0, 0, 1), rd(T0, 0, 0, 0, 1), wr(T0 + gap, 1, 0, 0, 1)];
+    assert_legal(&d, &s(need));
+    assert_one(&d, &s(need - 1), names::RANK_RD_WR, 2, 3, need, need - 1);
+}
+
+/// DDR5's precharge commands of a rank are tPPD apart (2 nCK), PRE or PREA alike; another
+/// rank's are not held, nor is a precharge an RDA implies (not a command).
+#[test]
+fn ddr5_precharge_commands_of_a_rank_are_tppd_apart() {
+    let d = ddr5();
+    let p = d.t.tPPD;
+    assert_eq!(p, 2);
+    let open = two_open(0, 1);
+    for (first, second) in [(pre(T0, 0, 0, 0), pre(T0 + p, 0, 1, 1)), (pre(T0, 0, 0, 0), prea(T0 + p, 0)), (prea(T0, 0), prea(T0 + p, 0))] {
+        let mut s = open.clone();
+        s.extend([first, second]);
+        assert_legal(&d, &s);
+        s[3].cycle -= 1;
+        assert_one(&d, &s, names::TPPD, 2, 3, p, p - 1);
+    }
+    // Another rank's precharge: only the command bus.
+    let s = [act(0, 0, 0, 0, 1), act(50, 1, 0, 0, 1), pre(T0, 0, 0, 0), pre(T0 + 1, 1, 0, 0)];
+    assert_legal(&d, &s);
+    // An RDA's precharge at T0 + tRTP; a PRE to another bank then is legal.
+    let s = [act(0, 0, 0, 0, 1), act(50, 0, 1, 1, 1), col(T0, Command::Rda, 0, 0, 0, 1), pre(T0 + d.t.tRTP, 0, 1, 1)];
+    assert_legal(&d, &s);
+    // DDR4 has no tPPD.
+    let ddr4 = ddr4();
+    let mut s = two_open(0, 1);
+    s.extend([pre(T0, 0, 0, 0), pre(T0 + 1, 0, 1, 1)]);
+    assert_legal(&ddr4, &s);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! the controller reads before turning an RD into an RDA.
 
 use crate::dram::constraints::Constraints;
-use crate::dram::timing_rules::{Scope, TimingTable};
+use crate::dram::timing_rules::{Effect, Scope, TimingTable};
 use crate::dram::Command;
 use crate::Cycle;
 
@@ -49,13 +49,13 @@ struct Program {
 }
 
 impl Program {
-    /// `g`: the issuing bank group, of `gpr` per rank.
-    fn of(table: &TimingTable, cmd: Command, g: usize, ranks: usize, gpr: usize) -> Self {
+    /// `effects`: a command's (`TimingTable::after`); `g`: the issuing bank group, of `gpr` per rank.
+    fn of(effects: &[Effect], g: usize, ranks: usize, gpr: usize) -> Self {
         let groups = ranks * gpr;
         let (rank0, group0) = (SHARED_KINDS * groups, SHARED_KINDS * groups + ranks * Command::COUNT);
         let r = g / gpr;
         let mut p = Program::default();
-        for x in table.after(cmd) {
+        for x in effects {
             let (kind, latency) = (x.following as usize, x.latency);
             let shared = shared_index(kind);
             let ranks = match x.scope {
@@ -95,6 +95,8 @@ pub struct ChannelTiming {
     table: TimingTable,
     /// Per command and issuing bank group (`cmd * groups + group`).
     programs: Vec<Program>,
+    /// Per issuing bank group: the precharge an RDA or WRA implies.
+    implied_pre: Vec<Program>,
     c: Constraints,
     bank: Vec<Next>,
     /// `shared` (per kind and bank group, `kind * groups + group`: `shared_ready` without the
@@ -174,8 +176,9 @@ impl ChannelTiming {
             programs: Command::ALL
                 .iter()
                 .flat_map(|&cmd| (0..ranks * gpr).map(move |g| (cmd, g)))
-                .map(|(cmd, g)| Program::of(&table, cmd, g, ranks, gpr))
+                .map(|(cmd, g)| Program::of(table.after(cmd), g, ranks, gpr))
                 .collect(),
+            implied_pre: (0..ranks * gpr).map(|g| Program::of(table.after_implied_precharge(), g, ranks, gpr)).collect(),
             table,
             c,
             bank: vec![[0; Command::COUNT]; ranks * banks_per_rank as usize],
@@ -299,7 +302,7 @@ impl ChannelTiming {
     /// Record `cmd` issued at `now`. `act_cycle` is the bank's latest ACT (for auto-precharge).
     pub fn issue(&mut self, cmd: Command, now: Cycle, rank: u32, group: u32, flat_bank: u32, act_cycle: Cycle) {
         let (r, g, b) = (rank as usize, group as usize, flat_bank as usize);
-        self.apply_effects(cmd, now, g, b, true);
+        self.apply_effects(Some(cmd), now, g, b);
         if cmd.addresses_bank_index() {
             // The bank rules hold each bank the command covers.
             let p = &self.programs[cmd.index() * self.groups + g];
@@ -339,7 +342,7 @@ impl ChannelTiming {
         }
         if cmd.auto_precharges() {
             let at = self.table.implicit_precharge(act_cycle, now, cmd.is_write());
-            self.apply_effects(Command::Pre, at, g, b, false);
+            self.apply_effects(None, at, g, b);
         }
         debug_assert!((0..self.rank0).all(|i| {
             let g = i % self.groups;
@@ -347,12 +350,15 @@ impl ChannelTiming {
         }));
     }
 
-    /// Raise every entry `cmd`'s rules constrain, counting from `at`; `bus`: the command bus too
-    /// (an implicit precharge does not use it).
+    /// Raise every entry `cmd`'s rules constrain, counting from `at`, and the command bus;
+    /// `None`: an RDA's or WRA's implied precharge (no command on the bus).
     #[inline(always)]
-    fn apply_effects(&mut self, cmd: Command, at: Cycle, g: usize, b: usize, bus: bool) {
+    fn apply_effects(&mut self, cmd: Option<Command>, at: Cycle, g: usize, b: usize) {
         const K: usize = Command::COUNT - 1; // clamps a table entry's index: no bounds check
-        let p = &self.programs[cmd.index() * self.groups + g];
+        let p = match cmd {
+            Some(cmd) => &self.programs[cmd.index() * self.groups + g],
+            None => &self.implied_pre[g],
+        };
         let bank = &mut self.bank[b];
         for &(kind, lat) in &p.bank {
             raise(&mut bank[kind.min(K)], at + lat);
@@ -360,7 +366,7 @@ impl ChannelTiming {
         for &(i, lat) in &p.flat {
             raise(&mut self.flat[i], at + lat);
         }
-        if bus && p.bus > 0 {
+        if cmd.is_some() && p.bus > 0 {
             raise(&mut self.cmd_bus, at + p.bus);
         }
     }

@@ -87,6 +87,8 @@ struct RawTiming {
     /// Power-down: exit to the next command (fast exit), and the least time powered down.
     tXP: Option<u64>,
     tCKE: Option<u64>,
+    /// DDR5: PRE or PREA to PRE or PREA of a rank.
+    tPPD: Option<u64>,
     /// A throttle, not a JEDEC rule: at most `column_window_commands` column commands per
     /// channel in any `column_window` cycles (a memory controller's bandwidth throttling, as
     /// Quartz uses to emulate a slow tier).
@@ -139,6 +141,7 @@ impl RawTiming {
             ("tREFSBRD", self.tREFSBRD),
             ("tXP", self.tXP),
             ("tCKE", self.tCKE),
+            ("tPPD", self.tPPD),
             ("column_window", self.column_window),
         ];
         out.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v, 1))));
@@ -196,6 +199,16 @@ impl DeviceSpec {
                 format!("is DDR5's write-to-write distance in a bank group; {} devices space writes by tCCD", self.standard.name())
             };
             return Err(Error::config(at("timing.tCCD_L_WR"), reason));
+        }
+        // DDR5's precharge-to-precharge distance: its devices give it, no other standard here has it.
+        let needed = self.standard.has_precharge_to_precharge();
+        if t.tPPD.is_some() != needed {
+            let reason = if needed {
+                format!("is required: {} devices space a rank's precharges by tPPD", self.standard.name())
+            } else {
+                format!("is DDR5's precharge-to-precharge distance; {} devices have no tPPD", self.standard.name())
+            };
+            return Err(Error::config(at("timing.tPPD"), reason));
         }
         if base.tCCD_L_WR < base.tCCD_L {
             return Err(Error::config(
@@ -397,6 +410,7 @@ impl DeviceSpec {
             tREFSBRD: t.tREFSBRD.unwrap_or(0),
             tXP: t.tXP.unwrap_or(0),
             tCKE: t.tCKE.unwrap_or(0),
+            tPPD: t.tPPD.unwrap_or(0),
             col_window,
             col_window_commands,
         })

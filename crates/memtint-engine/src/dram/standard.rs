@@ -44,6 +44,10 @@ impl Standard {
     pub fn has_write_to_write_same_group(self) -> bool {
         matches!(self, Standard::Ddr5)
     }
+    /// Whether a rank's precharges (PRE, PREA) keep a distance of their own (DDR5's tPPD).
+    pub fn has_precharge_to_precharge(self) -> bool {
+        matches!(self, Standard::Ddr5)
+    }
     pub fn has_bank_groups(self) -> bool {
         matches!(self, Standard::Ddr4 | Standard::Ddr5)
     }

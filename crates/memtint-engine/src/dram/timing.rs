@@ -64,6 +64,10 @@ pub struct TimingParams {
     /// CKE minimum pulse width: the least time in power-down, entry to exit (JESD79-5's tPD).
     #[serde(default)]
     pub tCKE: u64,
+    /// Precharge to precharge (DDR5's tPPD): a rank's PRE and PREA commands at least this far
+    /// apart (0 on standards without it).
+    #[serde(default)]
+    pub tPPD: u64,
     /// A bandwidth throttle (0: none): at most `col_window_commands` column commands per channel
     /// in any window of `col_window` cycles.
     #[serde(default)]

@@ -40,6 +40,9 @@ pub struct Rule {
     pub window: usize,
     /// The JEDEC name of the constraint, for documentation and reports.
     pub name: &'static str,
+    /// Whether the precharge an RDA or WRA implies counts as a preceding PRE (true for every
+    /// rule but those between precharge commands on the command bus: tPPD).
+    pub implied: bool,
 }
 
 use Command::{Act, Pre, Prea, Rd, Rda, Ref, RefPb, RefSb, Wr, Wra};
@@ -51,13 +54,14 @@ const COL: &[Command] = &[Rd, Rda, Wr, Wra];
 const ACT: &[Command] = &[Act];
 const PRE: &[Command] = &[Pre];
 const PREA: &[Command] = &[Prea];
+const PRECHARGES: &[Command] = &[Pre, Prea];
 const REF: &[Command] = &[Ref];
 const REFPB: &[Command] = &[RefPb];
 const REFSB: &[Command] = &[RefSb];
 const ALL: &[Command] = &Command::ALL;
 
 const fn rule(scope: Scope, preceding: &'static [Command], following: &'static [Command], latency: Latency, name: &'static str) -> Rule {
-    Rule { scope, preceding, following, latency, window: 0, name }
+    Rule { scope, preceding, following, latency, window: 0, name, implied: true }
 }
 
 /// JEDEC DDR3 and DDR4 (DDR3 has one bank group per rank and equal `_S`/`_L` values). The
@@ -86,7 +90,7 @@ macro_rules! ddr_rules {
             // activations
             rule(Scope::BankGroup, ACT, ACT, |t| t.tRRD_L, "tRRD_L"),
             rule(Scope::Rank, ACT, ACT, |t| t.tRRD_S, "tRRD_S"),
-            Rule { scope: Scope::Rank, preceding: ACT, following: ACT, latency: |t| t.tFAW, window: 4, name: "tFAW" },
+            Rule { scope: Scope::Rank, preceding: ACT, following: ACT, latency: |t| t.tFAW, window: 4, name: "tFAW", implied: true },
             // column commands
             rule(Scope::BankGroup, RD, RD, |t| t.tCCD_L, "tCCD_L"),
             rule(Scope::Rank, RD, RD, |t| t.tCCD_S, "tCCD_S"),
@@ -139,7 +143,11 @@ pub const LPDDR4_RULES: &[Rule] = ddr_rules!(
 /// commands on DDR5's command/address bus, so the channel's next command waits two cycles. A
 /// read-to-write turnaround keeps four idle bus cycles, not two: JESD79-5's CL - CWL + RBL/2 + 2
 /// + (tRPST - 0.5) + tWPRE with the smallest preambles (tRPST 0.5, tWPRE 2 nCK), as Ramulator
-/// 2.1's DDR5 has it.
+/// 2.1's DDR5 has it. Those idle cycles are the shared data bus's (the read's postamble, then
+/// the write's preamble; JESD79-5 calls the turnaround a bus limit, not a device one), so a
+/// write to another rank keeps them too: at least CL + tBL + 4 - CWL after a read, more if
+/// tRTRS asks it. A rank's precharge commands (PRE, PREA) are tPPD apart; an RDA's or WRA's
+/// implied precharge is not a command and keeps no tPPD.
 pub const DDR5_RULES: &[Rule] = ddr_rules!(
     rule(Scope::Bank, PRE, REFSB, |t| t.tRP, "tRP"),
     rule(Scope::Bank, ACT, REFSB, |t| t.tRC, "tRC"),
@@ -151,7 +159,17 @@ pub const DDR5_RULES: &[Rule] = ddr_rules!(
     rule(Scope::Rank, REFSB, &[Ref, Prea], |t| t.tRFCsb, "tRFCsb"),
     rule(Scope::Channel, &[Act, Rd, Rda, Wr, Wra], ALL, |_| 2, "two-cycle command"),
     rule(Scope::Rank, RD, WR, |t| (t.CL + t.tBL + 4).saturating_sub(t.CWL), "rd-to-wr"),
+    rule(Scope::SiblingRank, RD, WR, |t| (t.CL + t.tBL + 4).saturating_sub(t.CWL), "rd-to-wr"),
+    Rule { scope: Scope::Rank, preceding: PRECHARGES, following: PRECHARGES, latency: |t| t.tPPD, window: 0, name: "tPPD", implied: false },
 );
+
+/// Add `effect` to `list`, or raise the latency of the one it has for the same scope and entry.
+fn merge(list: &mut Vec<Effect>, effect: Effect) {
+    match list.iter_mut().find(|e| e.scope == effect.scope && e.following == effect.following) {
+        Some(e) => e.latency = e.latency.max(effect.latency),
+        None => list.push(effect),
+    }
+}
 
 /// The table entry a following command reads: RDA and WRA share RD's and WR's (the rules
 /// treat them alike as preceding commands; `TimingTable::build` checks it). A bank rule that
@@ -180,6 +198,9 @@ pub struct Effect {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimingTable {
     effects: [Vec<Effect>; Command::COUNT],
+    /// What the precharge an RDA or WRA implies constrains: PRE's effects from the rules that
+    /// count it (`Rule::implied`).
+    implied_pre: Vec<Effect>,
     /// (window, latency) of a windowed rule on ACT (tFAW), if any.
     pub act_window: Option<(usize, u64)>,
     /// (commands, window) of a channel's column-command throttle (`TimingParams::col_window`).
@@ -189,6 +210,7 @@ pub struct TimingTable {
 impl TimingTable {
     pub fn build(rules: &[Rule], t: &TimingParams) -> Self {
         let mut effects: [Vec<Effect>; Command::COUNT] = Default::default();
+        let mut implied_pre = Vec::new();
         let mut act_window = None;
         for r in rules {
             let latency = (r.latency)(t);
@@ -201,20 +223,20 @@ impl TimingTable {
             assert!(!own || r.scope == Scope::Bank, "RDA's own rules are bank rules");
             for &p in r.preceding {
                 for &f in r.following {
-                    let list = &mut effects[p.index()];
                     let f = if own { f } else { entry(f) };
-                    match list.iter_mut().find(|e| e.scope == r.scope && e.following == f) {
-                        Some(e) => e.latency = e.latency.max(latency),
-                        None => list.push(Effect { scope: r.scope, following: f, latency }),
+                    let effect = Effect { scope: r.scope, following: f, latency };
+                    merge(&mut effects[p.index()], effect);
+                    if p == Pre && r.implied {
+                        merge(&mut implied_pre, effect);
                     }
                 }
             }
         }
-        for list in &mut effects {
+        for list in effects.iter_mut().chain([&mut implied_pre]) {
             list.sort_by_key(|e| (e.scope, e.following));
         }
         let col_window = (t.col_window > 0).then_some((t.col_window_commands as usize, t.col_window));
-        let table = TimingTable { effects, act_window, col_window };
+        let table = TimingTable { effects, implied_pre, act_window, col_window };
         for (a, b) in [(Rd, Rda), (Wr, Wra)] {
             assert_eq!(table.after(a), table.after(b), "{a} and {b} must have the same rules");
         }
@@ -225,7 +247,7 @@ impl TimingTable {
     pub fn same_rules_as(&self, other: &TimingTable) -> bool {
         let shape = |t: &TimingTable| {
             let effects: Vec<Vec<(Scope, Command)>> =
-                t.effects.iter().map(|l| l.iter().map(|e| (e.scope, e.following)).collect()).collect();
+                t.effects.iter().chain([&t.implied_pre]).map(|l| l.iter().map(|e| (e.scope, e.following)).collect()).collect();
             (effects, t.act_window.map(|(w, _)| w), t.col_window.map(|(n, _)| n))
         };
         shape(self) == shape(other)
@@ -235,6 +257,12 @@ impl TimingTable {
     #[inline]
     pub fn after(&self, cmd: Command) -> &[Effect] {
         &self.effects[cmd.index()]
+    }
+
+    /// What the precharge an RDA or WRA implies constrains (PRE's effects but tPPD's).
+    #[inline]
+    pub fn after_implied_precharge(&self) -> &[Effect] {
+        &self.implied_pre
     }
 
     /// The distance from `preceding` to `following` within `scope` (0 if no rule gives one).

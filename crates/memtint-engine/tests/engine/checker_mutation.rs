@@ -203,10 +203,12 @@ fn cases(d: &Dev) -> Vec<Case> {
     }
 
     // ---- other rank of the channel ----
+    // DDR5's read-to-write idle cycles are the data bus's: a write to another rank keeps them too.
+    let switch_to_write = if d.std == Standard::Ddr5 { t.tRTRS.max(turnaround) } else { t.tRTRS };
     for (a, b, gap, name) in [
         (Rd, Rd, bl + t.tRTRS, "rank-to-rank rd-to-rd"),
         (Wr, Wr, bl + t.tRTRS, "rank-to-rank wr-to-wr"),
-        (Rd, Wr, (cl + bl + t.tRTRS).saturating_sub(cwl), "rank-to-rank rd-to-wr"),
+        (Rd, Wr, (cl + bl + switch_to_write).saturating_sub(cwl), "rank-to-rank rd-to-wr"),
         (Wr, Rd, (cwl + bl + t.tRTRS).saturating_sub(cl), "rank-to-rank wr-to-rd"),
     ] {
         // A distance of one cycle or less is the command bus's.
@@ -227,6 +229,15 @@ fn cases(d: &Dev) -> Vec<Case> {
     v.push(case("RD->PREA", d, two(vec![col(late2, Rd, 0, 0, 1), rank_cmd(late2 + t.tRTP, Prea, 0)]), "tRTP", 2));
     v.push(case("WR->PREA", d, two(vec![col(late2, Wr, 0, 0, 1), rank_cmd(late2 + wr_rec, Prea, 0)]), "tWR", 2));
     v.push(case("PREA->ACT", d, vec![act(0, 0, 0, 0), rank_cmd(t.tRAS, Prea, 0), act(t.tRAS + t.tRP, 0, 0, 1)], "tRP", 1));
+
+    // ---- precharge commands of a rank (DDR5's tPPD; PRE holds the command bus one cycle) ----
+    if t.tPPD > 1 {
+        let at = t.tRRD_L + t.tRAS;
+        let ppd = |first: CommandRecord, second: CommandRecord, what: &str| case(what, d, two(vec![first, second]), "tPPD", 2);
+        v.push(ppd(pre(at, 0, 0, 0), pre(at + t.tPPD, 0, 0, 1), "PRE->PRE"));
+        v.push(ppd(pre(at, 0, 0, 0), rank_cmd(at + t.tPPD, Prea, 0), "PRE->PREA"));
+        v.push(ppd(rank_cmd(at, Prea, 0), rank_cmd(at + t.tPPD, Prea, 0), "PREA->PREA"));
+    }
 
     // ---- all-bank refresh ----
     v.push(case("PRE->REF", d, vec![act(0, 0, 0, 0), pre(t.tRAS, 0, 0, 0), rank_cmd(t.tRAS + t.tRP, Ref, 0)], "tRP", 1));

@@ -112,6 +112,37 @@ fn ddr5_long_commands_take_two_bus_cycles_and_reads_turn_to_writes_in_14() {
     assert_eq!((t.CL + t.tBL + 4 - t.CWL, rank_rd_wr.iter().min()), (14, Some(&14)), "RD -> WR on one rank");
 }
 
+/// DDR5 with two ranks: a write to one rank after a read of the other keeps the read-to-write
+/// turnaround's four idle bus cycles, CL + tBL + 4 - CWL = 40 + 8 + 4 - 38 = 14 nCK (not
+/// CL + tBL + tRTRS - CWL = 12), and a rank's precharge commands are tPPD = 2 nCK apart (a
+/// PRE holds the command bus one cycle only). Random traffic, 70 % reads, one channel: the
+/// checker proves nothing comes earlier, this that both limits are reached.
+#[test]
+fn ddr5_rank_switches_to_writes_take_14_and_precharges_of_a_rank_2() {
+    let cfg = machine("ddr5-4800", json!({"dram": {"ranks": 2, "channels": 1}, "controller": {"refresh": "none"}}));
+    let mut g = memtint_engine::trace::GeneratorSpec::new(GeneratorKind::Random, 20_000);
+    g.read_fraction = Some(0.7);
+    let opts = DramSimOptions { keep_commands: true, ..DramSimOptions::new(64) };
+    let (_, totals) = run(&cfg, &memtint_engine::dram_sim::WorkloadSpec::Generate(g), opts);
+    let (mut last_read, mut last_pre) = ([None; 2], [None; 2]);
+    let (mut switch_rd_wr, mut pre_pre) = (vec![], vec![]);
+    for c in &totals.commands {
+        let r = c.addr.rank as usize;
+        match c.command {
+            Command::Rd | Command::Rda => last_read[r] = Some(c.cycle),
+            Command::Wr | Command::Wra => switch_rd_wr.extend(last_read[1 - r].map(|t| c.cycle - t)),
+            Command::Pre | Command::Prea => {
+                pre_pre.extend(last_pre[r].map(|t| c.cycle - t));
+                last_pre[r] = Some(c.cycle);
+            }
+            _ => {}
+        }
+    }
+    let t = &cfg.timing;
+    assert_eq!((t.CL + t.tBL + 4 - t.CWL, switch_rd_wr.iter().min()), (14, Some(&14)), "RD -> WR of the other rank");
+    assert_eq!((t.tPPD, pre_pre.iter().min()), (2, Some(&2)), "PRE/PREA -> PRE/PREA of a rank");
+}
+
 /// A read to row 0 of one bank, then one to another row of that bank, then 40 more row-0 reads
 /// arriving every 6 cycles: how many row-0 reads each age-ordered scheduler serves before the
 /// conflicting request's PRE, on both controller implementations. FCFS serves the bank in

@@ -325,6 +325,20 @@ fn write_to_write_same_group_timing_belongs_to_ddr5() {
     assert!(e.contains("dev.toml: timing.tCCD_L_WR: must be at least tCCD_L (12), got 11"), "{e}");
 }
 
+/// DDR5's precharge-to-precharge distance: required there, refused elsewhere.
+#[test]
+fn precharge_to_precharge_timing_belongs_to_ddr5() {
+    use memtint_engine::dram::DeviceSpec;
+    let ddr5 = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr5-4800.toml"));
+    let err = |text: String| DeviceSpec::from_toml(&text, "dev.toml").unwrap_err().to_string();
+    let e = err(ddr5.replacen("tPPD = 2", "", 1));
+    assert!(e.contains("dev.toml: timing.tPPD: is required: DDR5 devices space a rank's precharges by tPPD"), "{e}");
+    let e = err(DDR4_2400.replace("tREFI = 9360", "tREFI = 9360\ntPPD = 2"));
+    assert!(e.contains("dev.toml: timing.tPPD: is DDR5's precharge-to-precharge distance; DDR4 devices have no tPPD"), "{e}");
+    let e = err(ddr5.replacen("tPPD = 2", "tPPD = 0", 1));
+    assert!(e.contains("dev.toml: timing.tPPD"), "{e}");
+}
+
 /// Two settings a run ignores, said: `outstanding` on a timed trace, and the idle-drain timeout
 /// where one write already drains an idle queue (Ramulator's rule).
 #[test]

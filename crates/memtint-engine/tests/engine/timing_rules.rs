@@ -33,7 +33,8 @@ fn by_hand(std: Standard, t: &TimingParams) -> Constraints {
         refresh: t.tRFC,
         rd_to_rd_rank: t.tBL + t.tRTRS,
         wr_to_wr_rank: t.tBL + t.tRTRS,
-        rd_to_wr_rank: sat(t.CL + t.tBL + t.tRTRS, t.CWL),
+        // A write to another rank keeps DDR5's turnaround too (the idle cycles are the bus's).
+        rd_to_wr_rank: sat(t.CL + t.tBL + if std == Standard::Ddr5 { t.tRTRS.max(4) } else { t.tRTRS }, t.CWL),
         wr_to_rd_rank: sat(t.CWL + t.tBL + t.tRTRS, t.CL),
         read_data_end: t.CL + t.tBL,
         write_data_end: t.CWL + t.tBL,
@@ -150,7 +151,7 @@ fn compiled_effects_of_act_and_rda() {
 fn rda_following_rules_beyond_the_bank_are_refused() {
     let t = every_device()[0].2.clone();
     let mut rules = DDR_RULES.to_vec();
-    rules.push(Rule { scope: Scope::Rank, preceding: &[Wr], following: &[Rda], latency: |t| t.tWR, window: 0, name: "odd" });
+    rules.push(Rule { scope: Scope::Rank, preceding: &[Wr], following: &[Rda], latency: |t| t.tWR, window: 0, name: "odd", implied: true });
     TimingTable::build(&rules, &t);
 }
 
@@ -159,7 +160,15 @@ fn rda_following_rules_beyond_the_bank_are_refused() {
 fn rda_with_rules_of_its_own_is_refused() {
     let t = every_device()[0].2.clone();
     let mut rules = DDR_RULES.to_vec();
-    rules.push(Rule { scope: Scope::Bank, preceding: &[Rda], following: &[Act], latency: |t| t.tRC + 1, window: 0, name: "odd" });
+    rules.push(Rule {
+        scope: Scope::Bank,
+        preceding: &[Rda],
+        following: &[Act],
+        latency: |t| t.tRC + 1,
+        window: 0,
+        name: "odd",
+        implied: true,
+    });
     TimingTable::build(&rules, &t);
 }
 
@@ -169,7 +178,15 @@ fn a_standard_with_other_rules_is_told_apart() {
     let ddr = TimingTable::build(DDR_RULES, &t);
     assert!(ddr.same_rules_as(&TimingTable::build(Standard::Ddr3.timing_rules(), &t)));
     let mut more = DDR_RULES.to_vec();
-    more.push(Rule { scope: Scope::Bank, preceding: &[Ref], following: &[Act], latency: |t| t.tRFC, window: 0, name: "per-bank tRFC" });
+    more.push(Rule {
+        scope: Scope::Bank,
+        preceding: &[Ref],
+        following: &[Act],
+        latency: |t| t.tRFC,
+        window: 0,
+        name: "per-bank tRFC",
+        implied: true,
+    });
     assert!(!TimingTable::build(&more, &t).same_rules_as(&ddr), "a new rule is a different table");
     let mut slower = t.clone();
     slower.tRC += 5;
@@ -213,4 +230,27 @@ fn ddr5_refsb_rules_compile_to_their_effects() {
     assert_eq!(table.latency(Scope::Rank, RefSb, Ref), t.tRFCsb);
     assert_eq!(table.latency(Scope::Rank, Ref, RefSb), t.tRFC);
     assert!(RefSb.addresses_bank_index() && !RefPb.addresses_bank_index());
+}
+
+/// DDR5's precharge commands: a rank's PRE and PREA tPPD apart (2 nCK), not those of other
+/// ranks, and not an RDA's or WRA's implied precharge; the standards before have no tPPD.
+#[test]
+fn ddr5_precharge_commands_are_tppd_apart_and_implied_precharges_keep_none() {
+    for (name, standard, t) in every_device() {
+        let table = TimingTable::build(standard.timing_rules(), &t);
+        let tppd = if standard == Standard::Ddr5 { 2 } else { 0 };
+        assert_eq!(t.tPPD, tppd, "{name}");
+        for (a, b) in [(Pre, Pre), (Pre, Prea), (Prea, Pre), (Prea, Prea)] {
+            assert_eq!(table.latency(Scope::Rank, a, b), tppd, "{name}: {a} -> {b}");
+            assert_eq!(table.latency(Scope::SiblingRank, a, b), 0, "{name}: {a} -> {b} of another rank");
+        }
+        let implied: Vec<_> = table.after_implied_precharge().to_vec();
+        let explicit: Vec<_> = table
+            .after(Pre)
+            .iter()
+            .filter(|e| !(e.scope == Scope::Rank && matches!(e.following, Pre | Prea) && tppd > 0))
+            .copied()
+            .collect();
+        assert_eq!(implied, explicit, "{name}: an implied precharge does what a PRE does but tPPD");
+    }
 }
