@@ -121,6 +121,8 @@ pub mod random_run {
         pub frontend_latency: u64,
         pub row_timeout: u64,
         pub sources: u32,
+        /// `controller.power_down_after` (devices with tXP and tCKE only; the general controller).
+        pub power_down_after: Option<u64>,
     }
 
     /// Cases over these schedulers and mappings (`None`: the preset's) with `requests` in range.
@@ -135,9 +137,10 @@ pub mod random_run {
             (1usize..80, 1usize..40, 1usize..40, 0.0f64..=1.0, 0.0f64..=1.0),
             (prop_oneof![Just(1usize), 2usize..12], 1u64..400, 1u64..20, 0u64..300, 1u32..6),
             prop_oneof![3 => Just(None), 1 => Just(Some(4u32))],
+            prop_oneof![3 => Just(None), 1 => (1u64..200).prop_map(Some)],
         )
             .prop_map(
-                move |((m, mp, s, rp, rf), (k, rfrac, n, seed), (out, rq, wq, w1, w2), (idle_min, idle_to, fe, to, src), ranks)| Case {
+                move |((m, mp, s, rp, rf), (k, rfrac, n, seed), (out, rq, wq, w1, w2), (idle_min, idle_to, fe, to, src), ranks, pd)| Case {
                     machine: MACHINES[m],
                     ranks,
                     mapping: mappings[mp],
@@ -156,6 +159,7 @@ pub mod random_run {
                     frontend_latency: fe,
                     row_timeout: to,
                     sources: src,
+                    power_down_after: pd.filter(|_| !MACHINES[m].starts_with("ddr5")),
                 },
             )
     }
@@ -168,6 +172,7 @@ pub mod random_run {
     ) -> impl Strategy<Value = Case> {
         case(schedulers, mappings, requests)
             .prop_filter("the lane controller runs DDR2/3/4", |c| !c.machine.starts_with("lpddr4") && !c.machine.starts_with("ddr5"))
+            .prop_map(|c| Case { power_down_after: None, ..c })
     }
 
     /// Scheduler periods short enough for runs of a few thousand requests.
@@ -209,6 +214,7 @@ pub mod random_run {
                 frontend_latency: 1,
                 row_timeout: 0,
                 sources: 1,
+                power_down_after: None,
             }
         }
 
@@ -244,6 +250,9 @@ pub mod random_run {
             });
             if let Some(i) = implementation {
                 controller["implementation"] = json!(i);
+            }
+            if let Some(n) = self.power_down_after {
+                controller["power_down_after"] = json!(n);
             }
             if refresh_params.as_object().is_some_and(|o| !o.is_empty()) {
                 controller[refresh] = refresh_params;
