@@ -1,7 +1,8 @@
 //! All-bank refresh per rank, distributed: one REF every tREFI per rank (DDR3/DDR4 auto-refresh,
 //! Ramulator 2's `AllBank`, DRAMSim3's rank-level policies). Ranks are staggered by
-//! tREFI / ranks so their tRFC blackouts do not coincide, or refreshed together (`stagger =
-//! false`, DRAMSim3's RANK_LEVEL_SIMULTANEOUS). The schedule is fixed, so a late REF does not
+//! tREFI / ranks so their tRFC blackouts do not coincide (Ramulator 2.1's `scatter_interval` =
+//! tREFI / ranks), or refreshed together (`stagger = false`, DRAMSim3's
+//! RANK_LEVEL_SIMULTANEOUS and Ramulator 2.1's default). The schedule is fixed, so a late REF does not
 //! drift the average rate.
 //!
 //! - `granularity` 2 or 4 is DDR4's fine-granularity refresh (FGR): tREFI / 2 or / 4 with the
