@@ -143,10 +143,10 @@ pub const LPDDR4_RULES: &[Rule] = ddr_rules!(
 /// commands on DDR5's command/address bus, so the channel's next command waits two cycles. A
 /// read-to-write turnaround keeps four idle bus cycles, not two: JESD79-5's CL - CWL + RBL/2 + 2
 /// + (tRPST - 0.5) + tWPRE with the smallest preambles (tRPST 0.5, tWPRE 2 nCK), as Ramulator
-/// 2.1's DDR5 has it. Those idle cycles are the shared data bus's (the read's postamble, then
-/// the write's preamble; JESD79-5 calls the turnaround a bus limit, not a device one), so a
-/// write to another rank keeps them too: at least CL + tBL + 4 - CWL after a read, more if
-/// tRTRS asks it. A rank's precharge commands (PRE, PREA) are tPPD apart; an RDA's or WRA's
+/// 2.1's DDR5 has it. Those idle cycles are the shared data bus's (the read's postamble on DQS,
+/// then the write's preamble), not the rank's, so a write to another rank keeps them too: at
+/// least CL + tBL + 4 - CWL after a read, more if tRTRS asks it (JEDEC leaves the spacing
+/// between ranks to the system; Ramulator 2.1 allows tBL + 2, no idle cycle on ddr5-4800). A rank's precharge commands (PRE, PREA) are tPPD apart; an RDA's or WRA's
 /// implied precharge is not a command and keeps no tPPD.
 pub const DDR5_RULES: &[Rule] = ddr_rules!(
     rule(Scope::Bank, PRE, REFSB, |t| t.tRP, "tRP"),
