@@ -4,37 +4,15 @@
 //! DDR4-2400R (tRCD = 16, tRAS = 39, tRTP = 9, tRP = 16), both controller implementations,
 //! cycle by cycle and with event skipping.
 
-use crate::common::machine;
+use crate::common::{machine, run_arrivals};
 use memtint_engine::config::MemoryConfig;
-use memtint_engine::controller::Origin;
-use memtint_engine::dram::{Command, CommandRecord};
+use memtint_engine::dram::Command;
 use memtint_engine::memory_system::MemorySystem;
 use serde_json::json;
 
-/// Runs `arrivals` (cycle, address, is_write; each enqueued after the tick of its cycle) until
-/// every request has completed and cycle `until` has passed, and returns the commands issued,
-/// as (cycle, command, row).
+/// The commands `arrivals` make (`common::run_arrivals`), as (cycle, command, row).
 fn commands(cfg: &MemoryConfig, arrivals: &[(u64, u64, bool)], every_cycle: bool, until: u64) -> Vec<(u64, Command, u32)> {
-    let mut mem = MemorySystem::new(cfg).unwrap();
-    mem.record_commands(true);
-    let (mut log, mut done) = (Vec::<CommandRecord>::new(), Vec::new());
-    let (mut now, mut next) = (0, 0);
-    while done.len() < arrivals.len() || now <= until {
-        mem.tick(now, &mut done, every_cycle);
-        while next < arrivals.len() && arrivals[next].0 == now {
-            let (_, addr, is_write) = arrivals[next];
-            assert!(mem.try_enqueue(now, next as u64, addr, is_write, Origin::default()));
-            next += 1;
-        }
-        let arrival = arrivals.get(next).map_or(u64::MAX, |a| a.0);
-        now = if every_cycle { now + 1 } else { mem.next_event().min(arrival) };
-        if now > 100_000 {
-            break;
-        }
-    }
-    assert_eq!(done.len(), arrivals.len(), "every request completes");
-    mem.drain_commands(&mut log);
-    log.iter().map(|c| (c.cycle, c.command, c.addr.row)).collect()
+    run_arrivals(cfg, arrivals, every_cycle, until).iter().map(|c| (c.cycle, c.command, c.addr.row)).collect()
 }
 
 /// Two addresses in the same bank, rows `a` and `b`.

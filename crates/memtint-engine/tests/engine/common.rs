@@ -13,6 +13,38 @@ pub fn machine(name: &str, overrides: serde_json::Value) -> MemoryConfig {
     MemoryConfig::resolve(&m).unwrap()
 }
 
+/// Runs `arrivals` (cycle, address, is_write; each enqueued after the tick of its cycle) until
+/// every request has completed and cycle `until` has passed; returns the commands issued.
+pub fn run_arrivals(
+    cfg: &MemoryConfig,
+    arrivals: &[(u64, u64, bool)],
+    every_cycle: bool,
+    until: u64,
+) -> Vec<memtint_engine::dram::CommandRecord> {
+    let mut mem = MemorySystem::new(cfg).unwrap();
+    mem.record_commands(true);
+    let (mut log, mut done) = (Vec::new(), Vec::new());
+    let (mut now, mut next) = (0, 0);
+    while done.len() < arrivals.len() || now <= until {
+        mem.tick(now, &mut done, every_cycle);
+        while next < arrivals.len() && arrivals[next].0 == now {
+            let (_, addr, is_write) = arrivals[next];
+            assert!(mem.try_enqueue(now, next as u64, addr, is_write, memtint_engine::controller::Origin::default()));
+            next += 1;
+        }
+        let arrival = arrivals.get(next).map_or(u64::MAX, |a| a.0);
+        // Past `until`, only the requests' own events are waited for.
+        let horizon = if now <= until { until + 1 } else { u64::MAX };
+        now = if every_cycle { now + 1 } else { mem.next_event().min(arrival).min(horizon) };
+        if now > 100_000 {
+            break;
+        }
+    }
+    assert_eq!(done.len(), arrivals.len(), "every request completes");
+    mem.drain_commands(&mut log);
+    log
+}
+
 /// The message of a machine configuration that is refused (by its overrides or its resolution).
 pub fn machine_error(name: &str, overrides: serde_json::Value) -> String {
     match MachineConfig::load(name).unwrap().with_overrides(&overrides).and_then(|m| MemoryConfig::resolve(&m)) {

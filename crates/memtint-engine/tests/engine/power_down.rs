@@ -6,35 +6,19 @@
 use crate::common::*;
 use memtint_engine::checker::TimingChecker;
 use memtint_engine::config::MemoryConfig;
-use memtint_engine::controller::Origin;
 use memtint_engine::dram::energy::CommandEnergy;
-use memtint_engine::dram::{Command, CommandRecord};
+use memtint_engine::dram::Command;
 use memtint_engine::dram_sim::report as dram_report;
 use memtint_engine::dram_sim::DramSimOptions;
 use memtint_engine::dram_sim::WorkloadSpec;
-use memtint_engine::memory_system::MemorySystem;
 use memtint_engine::trace::{GeneratorKind, GeneratorSpec};
 use serde_json::{json, Value};
 
-/// Runs `arrivals` (cycle, address; reads, each enqueued after the tick of its cycle) until
-/// every request has completed and cycle `until` has passed; returns the commands issued, with
-/// the checker's violations over them.
+/// The commands reads at `arrivals` (cycle, address) make (`common::run_arrivals`), with the
+/// checker's violations over them.
 fn run_reads(cfg: &MemoryConfig, arrivals: &[(u64, u64)], every_cycle: bool, until: u64) -> (Vec<(u64, Command)>, Vec<String>) {
-    let mut mem = MemorySystem::new(cfg).unwrap();
-    mem.record_commands(true);
-    let (mut log, mut done) = (Vec::<CommandRecord>::new(), Vec::new());
-    let (mut now, mut next) = (0, 0);
-    while done.len() < arrivals.len() || now <= until {
-        mem.tick(now, &mut done, every_cycle);
-        while next < arrivals.len() && arrivals[next].0 == now {
-            assert!(mem.try_enqueue(now, next as u64, arrivals[next].1, false, Origin::default()));
-            next += 1;
-        }
-        let arrival = arrivals.get(next).map_or(u64::MAX, |a| a.0);
-        now = if every_cycle { now + 1 } else { mem.next_event().min(arrival).min(until + 1) };
-    }
-    assert_eq!(done.len(), arrivals.len(), "every request completes");
-    mem.drain_commands(&mut log);
+    let reads: Vec<(u64, u64, bool)> = arrivals.iter().map(|&(t, a)| (t, a, false)).collect();
+    let log = run_arrivals(cfg, &reads, every_cycle, until);
     let violations = TimingChecker::check_stream(cfg.device.standard, &cfg.org, &cfg.timing, &log);
     (log.iter().map(|c| (c.cycle, c.command)).collect(), violations.iter().map(|v| v.to_string()).collect())
 }
