@@ -457,7 +457,7 @@ impl MemoryConfig {
         controller.validate()?;
         let timing = refresh_timing(&device, d, controller, device.timing(d.density_gbit, d.device_width)?)?;
         // Power-down needs the device's exit and residency times; the lane controller does not run it.
-        crate::controller::power_down::PowerDown::new(controller.power_down_after, &timing, org.ranks, &device.name)?;
+        crate::controller::power_down::PowerDown::check(controller.power_down_after, &timing, &device.name)?;
         crate::controller::Implementation::resolve(device.standard, &org, &timing, controller)?;
         let mapping = resolve_mapping(&d.mapping, &org).map_err(at("mapping"))?;
         Ok(MemoryConfig { machine: machine.clone(), device, org, timing, mapping, controller: controller.clone(), topology: None })

@@ -244,7 +244,7 @@ impl ChannelController {
             }
         }
         let wake = if self.idle_close_after.is_some() { self.idle_next } else { NEVER };
-        let wake = wake.min(self.idle_drain_due()).min(self.pd.next_exit());
+        let wake = wake.min(self.idle_drain_due()); // a wanted power-down exit: wake_rank
         self.next_work = self.next_work.min(self.sched_next.min(wake).max(now + 1));
     }
 
@@ -337,14 +337,22 @@ impl ChannelController {
     /// Ranks with a refresh pending wake.
     #[cold]
     fn wake_for_refresh(&mut self, now: Cycle) {
-        let (layout, per_rank) = (self.refresh.layout(), self.org.banks_per_rank() as usize);
-        let ranks: Vec<usize> = (0..self.refresh.pending.len())
-            .filter(|&t| self.refresh.pending[t])
-            .map(|t| if self.refresh.per_bank() { layout.banks(t).next().expect("a target covers a bank") / per_rank } else { t })
-            .collect();
+        let ranks: Vec<usize> = self.refresh_pending_ranks().collect();
         for r in ranks {
             self.wake_rank(r, now);
         }
+    }
+
+    /// The rank of each pending refresh target (a rank, or one of its banks), in target order.
+    fn refresh_pending_ranks(&self) -> impl Iterator<Item = usize> + '_ {
+        let (layout, per_rank, per_bank) = (self.refresh.layout(), self.org.banks_per_rank() as usize, self.refresh.per_bank());
+        (0..self.refresh.pending.len()).filter(|&t| self.refresh.pending[t]).map(move |t| {
+            if per_bank {
+                layout.banks(t).next().expect("a target covers a bank") / per_rank
+            } else {
+                t
+            }
+        })
     }
 
     /// No command to `rank` before `until`: its banks' cached candidates are stale.
@@ -404,9 +412,7 @@ impl ChannelController {
         if !self.refresh.per_bank() {
             return self.refresh.pending[rank];
         }
-        let (layout, per_rank) = (self.refresh.layout(), self.org.banks_per_rank() as usize);
-        (0..self.refresh.pending.len())
-            .any(|t| self.refresh.pending[t] && layout.banks(t).next().expect("a target covers a bank") / per_rank == rank)
+        self.refresh_pending_ranks().any(|r| r == rank)
     }
 
     fn push_power_log(&mut self, now: Cycle, cmd: Command, rank: usize) {

@@ -31,13 +31,19 @@ pub struct PowerDown {
 }
 
 impl PowerDown {
-    pub fn new(after: Option<u64>, t: &TimingParams, ranks: u32, device: &str) -> Result<Self> {
+    /// `controller.power_down_after` needs the device's exit and residency times.
+    pub fn check(after: Option<u64>, t: &TimingParams, device: &str) -> Result<()> {
         if after.is_some() && (t.tXP == 0 || t.tCKE == 0) {
             return Err(Error::config(
                 "controller.power_down_after",
                 format!("device {device} gives no tXP and tCKE (its [timing] table), so its ranks cannot power down"),
             ));
         }
+        Ok(())
+    }
+
+    pub fn new(after: Option<u64>, t: &TimingParams, ranks: u32, device: &str) -> Result<Self> {
+        Self::check(after, t, device)?;
         let mut distance = [1; Command::COUNT];
         let read = t.CL + t.tBL + 1;
         let write = t.CWL + t.tBL + t.tWR;
