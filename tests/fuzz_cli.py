@@ -156,6 +156,8 @@ def mutate(rng: random.Random, text: str) -> bytes:
     return data
 
 
+RUST_TYPE = re.compile(r"expected (?:[ui](?:8|16|32|64|128|size)\b|f32|f64|struct \w|enum \w|Option<|Vec<|a sequence|a map\b)"
+                       r"|invalid type: (?:sequence|map|unit value|Option value),")
 LONG_NUMBER = re.compile(r"\d(?:,?\d){30}")  # 31 digits, grouped or not
 
 
@@ -176,6 +178,9 @@ def _outcome(error: BaseException, named: re.Pattern[str] = NAMED) -> tuple[str,
     # A place as the TOML parser words it, not as every other error gives it (FILE:LINE: ...).
     if re.search(r"\(at line \d+, column \d+\)", text):
         return "unnamed", f"a line not given as FILE:LINE: {text[:200]!r}"
+    # A Rust type's name (serde's "expected u64", "expected struct Spec") means nothing to a user.
+    if RUST_TYPE.search(text):
+        return "unnamed", f"a Rust type for a value's kind: {text[:200]!r}"
     return ("clean", text) if named.search(text) else ("unnamed", text)
 
 

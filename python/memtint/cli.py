@@ -164,11 +164,19 @@ def _set_value(raw: str) -> Any:
         return raw
 
 
+class _SetPath(list):
+    """A `--set` key's path, keeping the value as typed (``raw``), which errors echo: 1e4 parses
+    as 10000.0, and the user wrote 1e4."""
+
+    raw: str = ""
+
+
 def _setting(text: str) -> tuple[list[str], Any]:
     """`--set SECTION.KEY=VALUE`: a path into the machine table and a value (:func:`_set_value`:
     TOML, then JSON, else the text as a string)."""
     key, sep, raw = text.partition("=")
-    path = [part.strip() for part in key.split(".")]
+    path = _SetPath(part.strip() for part in key.split("."))
+    path.raw = raw.strip()
     if not sep or len(path) < 2 or not all(path):
         raise argparse.ArgumentTypeError(
             f"expected SECTION.KEY=VALUE (e.g. controller.write_idle_drain_min=9), got '{text}'"
@@ -920,6 +928,11 @@ def _set_inputs(settings: list[tuple[list[str], Any]] | None) -> list[str]:
     return referenced_files(*[value for _, value in settings or []])
 
 
+def _shown(setting: list[str], value: Any) -> str:
+    """A `--set` value as the user typed it (as its parsed value when the path lost the text)."""
+    return getattr(setting, "raw", "") or (value if isinstance(value, str) else json.dumps(value))
+
+
 def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any]] | None = None,
                     machine_file: str | None = None) -> str:
     """An engine error naming a key (``invalid configuration: os.colours: ...``) with the run
@@ -934,8 +947,7 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
             name, parent = ".".join(setting), ".".join(setting[:-1])
             sibling = m is not None and bool(parent) and m.group(1).removeprefix("overrides.").startswith(parent + ".")
             if sibling or name in message or re.search(rf"(?<![\w.]){re.escape(setting[-1])}(?![\w])", message):
-                shown = value if isinstance(value, str) else json.dumps(value)
-                return f"--set {name}={shown}: {message}"
+                return f"--set {name}={_shown(setting, value)}: {message}"
         return ""
 
     placed = in_its_file(message)
@@ -952,7 +964,7 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
     if unknown and not m.group(2):
         key = f"{key}.{unknown.group(1)}"  # the unknown key's own line, not its table's
 
-    # serde's "invalid type: floating point `1e+20`, expected u64": TOML reads 1e20 as a float.
+    # "invalid type: floating point `1e+20`, expected a whole number ...": TOML reads 1e20 as a float.
     def whole(found: re.Match[str]) -> str:
         hint = " (TOML reads an exponent or a decimal point as a float: write the digits, e.g. 100_000)"
         try:
@@ -961,7 +973,8 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
             integral = False
         return f"expected a whole number, got {found.group(1)}{hint if integral else ''}"
 
-    message = re.sub(r"invalid type: floating point `([^`]+)`, expected u(?:8|16|32|64)", whole, message)
+    message = re.sub(r"invalid type: floating point `([^`]+)`, expected a whole number(?: of at least 0| from 0 to \d+)",
+                     whole, message)
     # A key of the i-th [[array]] table (tasks[0].period), or a key it does not take (tasks[1]:
     # unknown field `lods`): that table's line for it, not the first table's.
     array_key = m.group(3).split(".")[0] if m.group(3) else unknown.group(1) if unknown else None
@@ -986,8 +999,7 @@ def _at_config_line(path: str, message: str, settings: list[tuple[list[str], Any
             if bare != key and setting[0] in ("os", "sampling"):
                 continue  # the run's own tables, never its overrides: not what [overrides.os] is about
             if name == bare or bare.startswith(name + ".") or name.startswith(bare + "."):
-                shown = value if isinstance(value, str) else json.dumps(value)
-                return f"--set {name}={shown}: {message}"
+                return f"--set {name}={_shown(setting, value)}: {message}"
     for file in (path, machine_file):
         line = line_in(file) if file else ""
         if line:

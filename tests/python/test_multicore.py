@@ -534,7 +534,7 @@ def test_alone_runs_default_to_linux_placement_on_the_machine(memtint):
     # A key of one table is not found in another that has a key of the same name.
     ('[os.recolour]\nmode = "lazy"\n[sampling]\nmode = 5\n', ["run.toml:7:", "sampling.mode"]),
     ('[sampling]\nunit = 2.5\n', ["run.toml:5:", "sampling.unit", "expected a whole number, got 2.5"]),
-    # TOML reads 1e20 as a float: the message says so, not "floating point, expected u64".
+    # TOML reads 1e20 as a float: the message says so, not "floating point, expected a whole number".
     ('sampling.unit = 1e20\n', ["run.toml:4:", "expected a whole number, got 1e+20", "write the digits"]),
 ])
 def test_sim_config_errors_inside_tables_name_the_key_s_own_line(memtint, clean_error, tmp_path, tail, needles):

@@ -297,6 +297,8 @@ def test_run_file_errors_spell_values_as_toml_and_set_reaches_sampling(memtint, 
     run.write_text('machine = "i7-860"\nprograms = ["stream"]\ninstructions = 100000\n')
     clean_error(memtint("sim", run, "--set", "sampling.unitt=100"), "sampling", "unitt")
     clean_error(memtint("sim", run, "--set", "sampling.a.b=1"), "--set sampling.a.b")
+    # The value as typed, not as parsed (1e4 is the float 10000.0).
+    clean_error(memtint("sim", run, "--set", "sampling.unit=1e4"), "--set sampling.unit=1e4: ", "whole number")
     # A comparison's setting in a run of one configuration: said so, naming the --set or the line.
     clean_error(memtint("sim", run, "--set", "sampling.matched=false"),
                 "--set sampling.matched=false: invalid configuration: sampling.matched: matches the units of the "

@@ -118,15 +118,56 @@ fn json_reason(e: &serde_json::Error) -> String {
     }
 }
 
-/// serde's "expected struct TaskSpec" names a Rust type the user never wrote: a struct is a
-/// table to them. (serde reads a struct from an array too, so an array's error is a length's.)
+/// serde's "expected struct TaskSpec" or "expected u64" names a Rust type the user never wrote: a
+/// struct is a table to them, a u64 a whole number of at least 0. (serde reads a struct from an
+/// array too, so an array's error is a length's.)
 fn no_type_names(message: &str) -> String {
-    let Some(i) = message.find("expected struct ") else { return message.to_string() };
+    let message = number_type_names(message);
+    let Some(i) = message.find("expected struct ") else { return message };
     let (head, tail) = (&message[..i], &message[i + "expected struct ".len()..]);
     let tail = tail.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_');
     let tail = tail.strip_prefix(" with ").and_then(|t| t.split_once(" elements")).map_or(tail, |(_, rest)| rest);
     let head = if head.starts_with("invalid length ") { "invalid type: array, " } else { head };
     format!("{head}expected a table{tail}")
+}
+
+/// serde's words for a value's kind in the user's: "expected u32" as the range a user can write,
+/// a sequence as an array, a map as a table.
+fn number_type_names(message: &str) -> String {
+    const NAMES: [(&str, &str); 12] = [
+        ("u8", "a whole number from 0 to 255"),
+        ("u16", "a whole number from 0 to 65535"),
+        ("u32", "a whole number from 0 to 4294967295"),
+        ("u64", "a whole number of at least 0"),
+        ("usize", "a whole number of at least 0"),
+        ("i8", "a whole number from -128 to 127"),
+        ("i16", "a whole number from -32768 to 32767"),
+        ("i32", "a whole number from -2147483648 to 2147483647"),
+        ("i64", "a whole number"),
+        ("isize", "a whole number"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+    ];
+    // serde's data model's names for what TOML and JSON call an array, a table and null.
+    const KINDS: [(&str, &str); 7] = [
+        ("invalid type: sequence,", "invalid type: array,"),
+        ("invalid type: map,", "invalid type: table,"),
+        ("invalid type: unit value,", "invalid type: null,"),
+        ("invalid type: Option value,", "invalid type: null,"),
+        ("expected a sequence", "expected an array"),
+        ("expected a map", "expected a table"),
+        ("expected unit", "expected null"),
+    ];
+    let mut message = message.to_string();
+    for (serde, words) in KINDS {
+        message = message.replace(serde, words);
+    }
+    let Some(i) = message.rfind(", expected ") else { return message };
+    let (head, ty) = message.split_at(i + ", expected ".len());
+    match NAMES.iter().find(|(name, _)| *name == ty) {
+        Some((_, words)) => format!("{head}{words}"),
+        None => message,
+    }
 }
 
 /// JSON text as a `T` (a run spec, a request from the Python extension); a mistake names its key
@@ -299,7 +340,7 @@ mod tests {
     #[test]
     fn a_toml_mistake_names_the_file_its_line_and_the_key() {
         let e = from_toml::<Doc>("name = \"d\"\n[timing]\ntCK_ns = 1.0\nCL = -1\n", "d.toml").unwrap_err().to_string();
-        assert!(e.starts_with("d.toml:4: timing.CL: invalid value: integer `-1`, expected u32"), "{e}");
+        assert!(e.starts_with("d.toml:4: timing.CL: invalid value: integer `-1`, expected a whole number from 0 to 4294967295"), "{e}");
         let e = from_toml::<Doc>("name = \"d\"\n[timing]\nCL = 1\ntCK_ns = 1.0\nlist = [1, -1]\n", "d.toml").unwrap_err().to_string();
         assert!(e.starts_with("d.toml:5: timing.list[1]: invalid value"), "{e}");
         let e = from_toml::<Doc>("name = \"d\"\n[timing]\nCL = 1\ntCK_ns = 1.0\nCLL = 2\n", "d.toml").unwrap_err().to_string();
@@ -317,7 +358,16 @@ mod tests {
     #[test]
     fn a_json_mistake_names_the_key_path_or_the_document() {
         let e = from_json::<Doc>(r#"{"name": "d", "timing": {"CL": 1, "tCK_ns": 1, "list": [2, -3]}}"#, "spec").unwrap_err().to_string();
-        assert_eq!(e, "invalid configuration: timing.list[1]: invalid value: integer `-3`, expected u32");
+        assert_eq!(e, "invalid configuration: timing.list[1]: invalid value: integer `-3`, expected a whole number from 0 to 4294967295");
+        // A float or a string for a whole number, in the user's words (serde's: "expected u32").
+        let e = from_json::<Doc>(r#"{"name": "d", "timing": {"CL": "x", "tCK_ns": 1}}"#, "spec").unwrap_err().to_string();
+        assert_eq!(e, "invalid configuration: timing.CL: invalid type: string \"x\", expected a whole number from 0 to 4294967295");
+        let e = from_json::<Doc>(r#"{"name": "d", "timing": {"CL": 1, "tCK_ns": "x"}}"#, "spec").unwrap_err().to_string();
+        assert_eq!(e, "invalid configuration: timing.tCK_ns: invalid type: string \"x\", expected a number");
+        let e = from_json::<Doc>(r#"{"name": "d", "timing": {"CL": 1, "tCK_ns": 1, "list": {"a": 1}}}"#, "spec").unwrap_err().to_string();
+        assert_eq!(e, "invalid configuration: timing.list: invalid type: table, expected an array");
+        let e = from_json::<Doc>(r#"{"name": "d", "timing": {"CL": [1], "tCK_ns": 1}}"#, "spec").unwrap_err().to_string();
+        assert_eq!(e, "invalid configuration: timing.CL: invalid type: array, expected a whole number from 0 to 4294967295");
         let e = from_json::<Doc>(r#"{"name": "d"}"#, "spec").unwrap_err().to_string();
         assert_eq!(e, "invalid configuration: spec: missing field `timing`");
         // A Rust type's name means nothing to the user: a struct is a table.

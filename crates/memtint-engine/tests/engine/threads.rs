@@ -193,7 +193,10 @@ fn thread_errors_are_clear() {
     let e = json_err(m(json!([{"threads": ["light", {"program": "light", "afinity": [0]}]}])));
     assert!(e.contains("processes[0].threads[1]: unknown field `afinity`"), "{e}");
     let e = json_err(m(json!([{"threads": [{"program": "light", "affinity": [-1]}]}])));
-    assert!(e.contains("processes[0].threads[0].affinity[0]: invalid value: integer `-1`, expected u32"), "{e}");
+    assert!(
+        e.contains("processes[0].threads[0].affinity[0]: invalid value: integer `-1`, expected a whole number from 0 to 4294967295"),
+        "{e}"
+    );
     let e = json_err(m(json!([{"threads": [3]}])));
     assert!(e.contains("processes[0].threads[0]") && e.contains("a program (profile name or trace path) or a table"), "{e}");
     let e = err(json!({"machine": "i7-860", "programs": ["light"], "processes": [{"threads": ["light"]}], "instructions": 1000}));

@@ -348,7 +348,7 @@ mod tests {
             (serde_json::json!({ "tcm_quantm": 1 }), "controller.tcm_quantm: unknown key; controller keys: "),
             (
                 serde_json::json!({ "atlas": { "quantum": "long" } }),
-                "controller.atlas.quantum: invalid type: string \"long\", expected u64",
+                "controller.atlas.quantum: invalid type: string \"long\", expected a whole number of at least 0",
             ),
             (
                 serde_json::json!({ "tcm_quantum": 5, "tcm": { "quantum": 6 } }),
