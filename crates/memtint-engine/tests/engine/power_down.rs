@@ -151,8 +151,49 @@ fn power_down_settings_it_cannot_run_are_refused_by_key() {
     // The lane controller does not run it; "auto" picks the general one.
     let err = machine_error("ddr3-1333", json!({"controller": {"power_down_after": 32, "implementation": "lanes"}}));
     assert!(err.contains("controller.implementation") && err.contains("power-down"), "{err}");
-    // Devices without power-down currents run, and say their energy is unavailable.
-    let v = report(&machine("ddr4-2400-2ch2r", json!({"controller": {"power_down_after": 32}})), GeneratorKind::Random, 3000);
+    // A device file without power-down currents runs, and says its energy is unavailable.
+    let ddr4 = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/devices/ddr4-2400.toml"));
+    let currents = ", idd2p = 25.0, idd3p = 37.0, ipp2p = 3.0, ipp3p = 3.0";
+    assert!(ddr4.contains(currents));
+    let path = std::env::temp_dir().join(format!("memtint-power-down-{}-ddr4.toml", std::process::id()));
+    std::fs::write(&path, ddr4.replacen(currents, "", 1)).unwrap();
+    let cfg = machine("ddr4-2400-2ch2r", json!({"dram": {"device": path}, "controller": {"power_down_after": 32}}));
+    let v = report(&cfg, GeneratorKind::Random, 3000);
+    let _ = std::fs::remove_file(&path);
     let why = v["energy"]["unavailable"].as_str().unwrap_or_default();
     assert!(why.contains("idd2p") && why.contains("ddr4-2400"), "{}", v["energy"]);
+}
+
+/// DDR4-2400 8Gb x8 with power-down: its energy is available, and each rank's cycles powered
+/// down cost what DRAMPower 6 charges them (core_calculation_DDR4.cpp: E_PDNA = V·IDD3P per
+/// cycle, E_PDNP = V·IDD2P, on VDD and VPP, times tCK and the devices), from the datasheet's
+/// currents by hand: per device IDD3P 37 mA, IDD2P 25 mA, IPP3N 3 mA on VPP in both.
+#[test]
+fn ddr4_power_down_costs_drampowers_power_down_energy() {
+    let cfg = machine("ddr4-2400-2ch2r", json!({"controller": {"power_down_after": 32}}));
+    let e = CommandEnergy::new(cfg.device.power(8, 8).unwrap(), &cfg.timing, &cfg.org);
+    assert!(e.has_power_down);
+    let k = cfg.timing.tCK_ns * 8.0 / 1000.0;
+    let close = |a: f64, b: f64, what: &str| assert!((a - b).abs() <= 1e-6 * b.abs().max(1.0), "{what}: {a} against {b}");
+    close(e.active_power_down_cycle, k * (1.2 * 37.0 + 2.5 * 3.0), "E_PDNA per cycle");
+    close(e.precharged_power_down_cycle, k * (1.2 * 25.0 + 2.5 * 3.0), "E_PDNP per cycle");
+    let v = report(&cfg, GeneratorKind::Random, 3000);
+    assert_eq!(v["violations"], json!(0), "{}", v["violation_examples"]);
+    let f = |x: &Value| x.as_f64().unwrap_or_else(|| panic!("not a number: {x}"));
+    let n = |x: &Value| x.as_u64().unwrap();
+    let (mut cycles, mut pd) = ([0u64; 2], 0.0);
+    for channel in v["channels"].as_array().unwrap() {
+        for rank in channel["ranks"].as_array().unwrap() {
+            let (active, precharged) = (n(&rank["power_down_cycles"]["active"]), n(&rank["power_down_cycles"]["precharged"]));
+            let want = active as f64 * e.active_power_down_cycle + precharged as f64 * e.precharged_power_down_cycle;
+            close(f(&rank["energy"]["power_down_nj"]), want, "a rank's power-down energy");
+            cycles[0] += active;
+            cycles[1] += precharged;
+            pd += want;
+        }
+    }
+    assert!(cycles[0] > 0 && cycles[1] > 0, "both kinds of power-down: {cycles:?}");
+    close(f(&v["energy"]["power_down_nj"]), pd, "the run's power-down energy");
+    let parts = ["act_pre_nj", "read_nj", "write_nj", "refresh_nj", "background_active_nj", "background_precharged_nj", "power_down_nj"];
+    close(f(&v["energy"]["total_nj"]), parts.iter().map(|k| f(&v["energy"][*k])).sum(), "total");
 }
