@@ -4,6 +4,7 @@ configuration, and its command-line errors."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -120,6 +121,26 @@ def test_bounds():
     assert verdict.verdict(hi, 1.05) == verdict.NEAR_MISS
     assert verdict.verdict(hi, 2.0) == verdict.NOT_REPRODUCED
     assert verdict.verdict({"kind": "info"}, 3.0) == verdict.MEASURED_ONLY
+
+
+def test_a_sampled_figure_whose_interval_reaches_another_verdict_is_unresolved():
+    # fig12-balanced under --sample: -1.2 (seeds -1.4, -0.9, -1.3) ± 1.7 against "at least 0".
+    bound = claim("at_least", 0.0)
+    seeds = [-1.43, -0.86, -1.31]
+    assert verdict.verdict(bound, -1.2, "", seeds) == verdict.NOT_REPRODUCED
+    assert verdict.sampled_verdict(bound, -1.2, "", seeds, 1.69) == verdict.UNRESOLVED
+    # Narrow enough: both ends give the mean's verdict.
+    assert verdict.sampled_verdict(bound, -1.2, "", seeds, 0.05) == verdict.NOT_REPRODUCED
+    change = claim("change", 6.5)
+    # fig8-bpmplus-ws-8 sampled: 2.7 ± 0.85 against +6.5 (tolerance 3.25): 3.55 would be reproduced.
+    assert verdict.sampled_verdict(change, 2.7, "", [2.5, 2.3, 3.3], 0.85) == verdict.UNRESOLVED
+    assert verdict.sampled_verdict(change, 1.5, "", [1.4, 1.3, 1.8], 0.5) == verdict.DIRECTION_ONLY
+    assert verdict.sampled_verdict(change, 3.3, "", [3.3, 3.2, 3.4], 0.2) == verdict.UNRESOLVED  # 3.1 .. 3.5 of 6.5
+    # Not sampled, unknown error, no verdict to move.
+    assert verdict.sampled_verdict(change, 2.7, "", [2.5, 2.3, 3.3], None) == verdict.DIRECTION_ONLY
+    assert verdict.sampled_verdict(change, 2.7, "", [2.5, 2.3, 3.3], math.inf) == verdict.UNRESOLVED
+    assert verdict.sampled_verdict({"kind": "info"}, 3.0, "", [3.0], 5.0) == verdict.MEASURED_ONLY
+    assert verdict.sampled_verdict(change, 2.7, "no traffic", [2.7], 5.0) == verdict.NOT_APPLICABLE
 
 
 def test_a_bound_is_reproduced_only_when_every_seed_meets_it():

@@ -517,7 +517,8 @@ class Row:
     def verdict(self) -> str:
         if self.precondition_failed and not self.not_applicable and self.claim.get("kind") != "info":
             return verdict_rule.NOT_REPRODUCED
-        return verdict_rule.verdict(self.claim, self.stats["mean"], self.not_applicable, self.per_seed)
+        return verdict_rule.sampled_verdict(self.claim, self.stats["mean"], self.not_applicable, self.per_seed,
+                                            self.sampling_half_width)
 
     @property
     def ratio(self) -> float | None:

@@ -89,6 +89,18 @@ def fmt_half_width(metric: str, h: float) -> str:
     return f"{h:.2f}" + (" pt" if metric in POINT_METRICS else " %")
 
 
+def unresolved_text(row: Row) -> str:
+    """Why a sampled figure has no verdict: the verdicts its sampling interval reaches."""
+    h, mean = row.sampling_half_width, row.stats["mean"]
+    if h is None or not math.isfinite(h):
+        return "a core measured fewer than two units, so the figure's sampling error is unknown"
+    ends = [verdict_rule.verdict(row.claim, mean + d, row.not_applicable, [x + d for x in row.per_seed])
+            for d in (-h, h)]
+    return (f"the sampling interval ± {fmt_half_width(row.claim['metric'], h)} reaches {ends[0]} at its low end and "
+            f"{ends[1]} at its high end (the mean alone: {verdict_rule.verdict(row.claim, mean, row.not_applicable, row.per_seed)}); "
+            "longer runs or more units narrow it")
+
+
 def sampled_text(row: Row) -> str:
     """`` (± h sampling)`` after a figure that has a sampling half-width, else nothing (so a
     detailed row reads as before)."""
@@ -178,7 +190,8 @@ def claim_rows(rows: list[Row]) -> list[list[str]]:
         mean, spread = ours_text(r)
         v = r.verdict
         cause = r.detail if (verdict_rule.is_miss(v) or v == verdict_rule.MEASURED_ONLY) else \
-            r.not_applicable if v == verdict_rule.NOT_APPLICABLE else "—"
+            r.not_applicable if v == verdict_rule.NOT_APPLICABLE else unresolved_text(r) if v == verdict_rule.UNRESOLVED \
+            else "—"
         name = r.claim["text"] + (f" — {r.subject}" if r.subject else "")
         if cause != "—" and v != verdict_rule.NOT_APPLICABLE:
             if cause in causes:
@@ -210,6 +223,7 @@ VERDICT_COLOURS = {
     verdict_rule.NEAR_MISS: "#8e5bb5",
     verdict_rule.NOT_REPRODUCED: "#c0392b",
     verdict_rule.MEASURED_ONLY: "#3b75af",
+    verdict_rule.UNRESOLVED: "#8c8c8c",
 }
 
 
@@ -545,14 +559,18 @@ def write_index(out: str, papers: list[dict[str, Any]], header: list[str], comma
              "the verdict and, for every miss, the measured cause.", ""]
     lines += [f"- {h}" for h in header] + [""]
     body = []
+    of = {p["name"]: p["verdicts"] if "verdicts" in p else [r.verdict for r in p["rows"]] for p in papers}
+    # Detailed runs are never unresolved by sampling: no column for it then.
+    columns = [v for v in verdict_rule.VERDICTS
+               if v != verdict_rule.UNRESOLVED or any(v in verdicts for verdicts in of.values())]
     for p in papers:
-        verdicts = p["verdicts"] if "verdicts" in p else [r.verdict for r in p["rows"]]
+        verdicts = of[p["name"]]
         derived = p.get("derived", []) if "verdicts" in p else [figures.derived(r.claim) for r in p["rows"]]
         earlier = " (an earlier run's report)" if "verdicts" in p else ""
-        body.append([f"[{p['title']}]({p['name']}.md){earlier}"] + [_count(verdicts, derived, v) for v in verdict_rule.VERDICTS]
+        body.append([f"[{p['title']}]({p['name']}.md){earlier}"] + [_count(verdicts, derived, v) for v in columns]
                     + [f"{p['seconds']:.0f} s" + (f" ({p['reused']} runs reused)" if p.get("reused") else ""),
                        str(p["runs"])])
-    lines += [table_md(["paper", *verdict_rule.VERDICTS, "wall time", "runs"], body), "",
+    lines += [table_md(["paper", *columns, "wall time", "runs"], body), "",
               "A count with \"derived\" beside it includes claims whose figure the paper did not measure: the "
               "paper summary's arithmetic on the paper's model or its reading of the paper's words (tagged [inferred] in "
               "the claim's source, e.g. the tiering thesis's ideal-model speedups and CCPS's implied gains). Such a "

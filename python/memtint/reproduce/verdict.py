@@ -24,6 +24,10 @@ not reproduced. A ``change`` claim whose paper figure is no change (0, or 1 for 
 reproduced within the tolerance and not reproduced outside it: it has no direction. ``info`` claims are **measured only**:
 no paper figure, a figure this experiment cannot test (its source says why), or one judged in
 another report; they get no verdict.
+
+A figure of sampled runs (``memtint reproduce --sample``) has a sampling half-width ``h``: when
+the verdict at ``m - h`` or ``m + h`` (every seed moved with it) differs from the one at ``m``, the
+claim is **unresolved by sampling**: the sampling error alone could move it to another verdict.
 """
 
 from __future__ import annotations
@@ -37,9 +41,10 @@ NEAR_MISS = "near miss"
 NOT_REPRODUCED = "not reproduced"
 NOT_APPLICABLE = "not applicable"
 MEASURED_ONLY = "measured only"
+UNRESOLVED = "unresolved by sampling"
 
 #: Every verdict, in report order.
-VERDICTS = (REPRODUCED, DIRECTION_ONLY, NEAR_MISS, NOT_REPRODUCED, NOT_APPLICABLE, MEASURED_ONLY)
+VERDICTS = (REPRODUCED, DIRECTION_ONLY, NEAR_MISS, NOT_REPRODUCED, UNRESOLVED, NOT_APPLICABLE, MEASURED_ONLY)
 
 DEFAULT_TOLERANCE_REL = 0.5
 DEFAULT_TOLERANCE_ABS = 1.0
@@ -64,7 +69,8 @@ RULE = (
     "mean and every seed -> reproduced; met by the mean but not every seed, or missed by at most tolerance_abs -> "
     "near miss; otherwise not reproduced. Ours is the mean over seeds; defaults tolerance_rel "
     "0.5, tolerance_abs 1.0. Measured only: shown with no verdict, because the papers give no figure, give one "
-    "the experiment cannot test, or another report judges it (the row's source says which)."
+    "the experiment cannot test, or another report judges it (the row's source says which). Sampled runs "
+    "(--sample): a verdict the figure's sampling interval could change at either end -> unresolved by sampling."
 )
 
 
@@ -109,6 +115,20 @@ def verdict(claim: dict[str, Any], ours: float, not_applicable: str = "", per_se
             return REPRODUCED if all(meets(x) for x in _finite(per_seed)) else NEAR_MISS
         return NEAR_MISS if meets(ours + t if kind == "at_least" else ours - t) else NOT_REPRODUCED
     raise ValueError(f"unknown claim kind {kind!r}")
+
+
+def sampled_verdict(claim: dict[str, Any], ours: float, not_applicable: str = "", per_seed: list[float] | None = None,
+                    half_width: float | None = None) -> str:
+    """:func:`verdict`, or :data:`UNRESOLVED` when the figure's sampling half-width ``half_width``
+    (None: not sampled) reaches another verdict at either end of its interval."""
+    v = verdict(claim, ours, not_applicable, per_seed)
+    if half_width is None or v in (NOT_APPLICABLE, MEASURED_ONLY) or ours is None or math.isnan(ours):
+        return v
+    if not math.isfinite(half_width):
+        return UNRESOLVED
+    ends = [verdict(claim, ours + d, not_applicable, [x + d for x in per_seed] if per_seed is not None else None)
+            for d in (-half_width, half_width)]
+    return v if all(e == v for e in ends) else UNRESOLVED
 
 
 #: Metrics whose "no change" is not 0: a ratio is 1 when nothing changed.
