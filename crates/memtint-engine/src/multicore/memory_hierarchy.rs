@@ -145,8 +145,8 @@ struct MigrationCosts {
     /// The earliest of `next_scan`, `next_epoch` and `next_copy`.
     next_work: Cycle,
     /// Per thread at the last epoch: LLC misses, DRAM reads, DRAM writes, kernel cycles, LLC
-    /// accesses, instructions retired.
-    counted: Vec<[u64; 6]>,
+    /// accesses, instructions retired, DRAM reads of its program (not of page copies).
+    counted: Vec<[u64; 7]>,
     /// Per thread since the last epoch: dirty lines it wrote back to DRAM (not page copies or
     /// swap-ins, whose writes `dram_writes` counts too).
     writebacks: Vec<u64>,
@@ -531,7 +531,7 @@ impl MemoryHierarchy {
             next_copy: NEVER,
             last_copy: 0,
             next_work: period.min(epoch),
-            counted: vec![[0; 6]; threads],
+            counted: vec![[0; 7]; threads],
             writebacks: vec![0; threads],
             channel_peak_gbps: clock.channel_peak_gbps,
             core_ghz: clock.core_ghz,
@@ -631,12 +631,17 @@ impl MemoryHierarchy {
             let Some(&p) = self.thread_process.get(t) else { continue };
             let kernel = s.page_migration.as_ref().map_or(0, |k| k.system_cycles);
             let retired = self.retired.get(t).copied().unwrap_or(0);
-            let [misses, reads, writes, system, accesses, instructions] =
-                std::mem::replace(&mut m.counted[t], [s.llc_misses, s.dram_reads, s.dram_writes, kernel, s.llc_accesses, retired]);
+            let copies = &s.row_outcomes_by_kind.migration_read;
+            let own_reads = s.dram_reads - (copies.hits + copies.misses + copies.conflicts);
+            let [misses, reads, writes, system, accesses, instructions, own] = std::mem::replace(
+                &mut m.counted[t],
+                [s.llc_misses, s.dram_reads, s.dram_writes, kernel, s.llc_accesses, retired, own_reads],
+            );
             let p = &mut processes[p as usize];
             p.threads += 1;
             p.kernel_ns += (kernel - system) as f64 / m.core_ghz;
             p.llc_misses += s.llc_misses - misses;
+            p.dram_reads += own_reads - own;
             p.llc_accesses += s.llc_accesses - accesses;
             p.instructions += retired - instructions;
             p.writebacks += m.writebacks.get_mut(t).map_or(0, std::mem::take);

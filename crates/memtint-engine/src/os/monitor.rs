@@ -15,6 +15,10 @@ pub struct ProcessMonitor {
     /// Demand LLC accesses and misses of its threads.
     pub llc_accesses: u64,
     pub llc_misses: u64,
+    /// Lines its threads read from DRAM: their demand misses' and their prefetchers' (which
+    /// `llc_misses` leaves out), not page copies'; as Nehalem's
+    /// `OFFCORE_RESPONSE.ANY_DATA.LOCAL_DRAM` counts a core's demand and L2-prefetch reads.
+    pub dram_reads: u64,
     /// Its dirty lines written back to DRAM (not the writes of page copies or swap-ins).
     pub writebacks: u64,
     /// Bytes its threads moved to and from DRAM (reads and writes, page copies' included).

@@ -1,11 +1,12 @@
 //! Channel balancing by measured bandwidth, shared by the dynamic policies that partition
 //! channels (`dynamic-bpm-plus`, `dynamic-channel-only`; BPM §2.9). Each process's bandwidth is
-//! its LLC misses' and write-backs' lines per ns (the paper's per-thread LLC-miss monitor, as it
-//! cannot measure a thread's share of a channel directly, with the write-backs its misses
-//! evict: the paper's UF is over channel traffic, BUC, which carries both), over the whole
-//! window since the channels last changed, so that a decision rests on more than one short
-//! epoch and a move is not undone by the next epoch's noise; a channel's load (BUC) is the sum
-//! of its processes'.
+//! the lines its threads read from DRAM (demand misses and prefetches) and wrote back per ns
+//! (the paper's per-thread LLC-miss monitor, as it cannot measure a thread's share of a channel
+//! directly, with the prefetches and write-backs beside its misses: the paper's UF is over
+//! channel traffic, BUC, which carries all three, and a streaming program's reads are largely
+//! its prefetcher's), over the whole window since the channels last changed, so that a decision
+//! rests on more than one short epoch and a move is not undone by the next epoch's noise; a
+//! channel's load (BUC) is the sum of its processes'.
 //! With UF = |BUC1 − BUC2| / min(BUC1, BUC2) (for more channels, (max − min) / min) above
 //! `uf_threshold` (the paper's 0.2), processes move from the busiest channel to the idlest, the
 //! smallest footprint first (the cheapest to re-colour), while a move narrows the gap; if that
@@ -57,7 +58,7 @@ impl Params for ChannelBalanceParams {
 /// The channel step both policies take each epoch: the bandwidth window and the assignment.
 pub struct ChannelBalancer {
     pub params: ChannelBalanceParams,
-    /// Per process: lines it moved (LLC misses and write-backs) and ns its threads were charged
+    /// Per process: lines it moved (DRAM reads and write-backs) and ns its threads were charged
     /// in the kernel since the channels last changed (a stall is charged when it starts, whole),
     /// and that window's length, ns.
     lines: Vec<u64>,
@@ -79,15 +80,16 @@ impl ChannelBalancer {
     pub fn plan(&mut self, v: &EpochView) -> Option<Vec<Channel>> {
         let m = v.monitors;
         let channels = Self::channels(v);
-        // Each process's bandwidth from its LLC misses and write-backs (page copies are not
-        // demand), over the whole window since the channels last changed.
+        // Each process's bandwidth from its DRAM reads (demand and prefetch) and write-backs
+        // (page copies are not its program's), over the whole window since the channels last
+        // changed.
         // A process's bandwidth is over the time its threads ran: the copies of a move stall the
         // mover, which would otherwise look idle and be moved back.
         let n = m.processes.len();
         self.lines.resize(n, 0);
         self.kernel_ns.resize(n, 0.0);
         for (p, mon) in m.processes.iter().enumerate() {
-            self.lines[p] += mon.llc_misses + mon.writebacks;
+            self.lines[p] += mon.dram_reads + mon.writebacks;
             self.kernel_ns[p] += mon.kernel_ns / mon.threads.max(1) as f64;
         }
         self.window_ns += m.epoch_ns;
@@ -296,8 +298,8 @@ mod tests {
         use crate::os::monitor::{Monitors, ProcessMonitor};
         // Colours 0-1 in channel 0, 2-3 in channel 1: a copying stream (a write-back per miss)
         // alone in channel 0, a heavy and a light reader in channel 1. Each channel carries 2000
-        // lines: balanced, nothing moves (by misses alone, 1000 against 2000, the light one would).
-        let process = |misses, writebacks| ProcessMonitor { llc_misses: misses, writebacks, threads: 1, ..Default::default() };
+        // lines: balanced, nothing moves (by reads alone, 1000 against 2000, the light one would).
+        let process = |reads, writebacks| ProcessMonitor { dram_reads: reads, writebacks, threads: 1, ..Default::default() };
         let monitors = Monitors {
             epoch_ns: 1e6,
             processes: vec![process(1000, 1000), process(1500, 0), process(500, 0)],
@@ -321,6 +323,35 @@ mod tests {
         reads.processes[0].writebacks = 0;
         let mut balancer = ChannelBalancer::new(ChannelBalanceParams::default());
         assert_eq!(balancer.plan(&view(&reads)), Some(vec![One(0), One(1), One(0)]));
+    }
+
+    #[test]
+    fn a_process_s_load_counts_its_prefetches() {
+        use crate::os::monitor::{Monitors, ProcessMonitor};
+        // Colours 0-1 in channel 0, 2-3 in channel 1. Each channel's pair misses 1000 lines on
+        // demand (balanced by misses alone), but channel 0's first process streams, its
+        // prefetcher reading 1000 more: 2000 against 1000 lines (UF 1). The streamer alone
+        // against the three others, 1500 against 1500, balances them.
+        let process =
+            |misses, prefetched| ProcessMonitor { llc_misses: misses, dram_reads: misses + prefetched, threads: 1, ..Default::default() };
+        let monitors = Monitors {
+            epoch_ns: 1e6,
+            processes: vec![process(500, 1000), process(500, 0), process(500, 0), process(500, 0)],
+            channel_peak_gbps: 0.5,
+            line_bytes: 64,
+            ..Default::default()
+        };
+        let colours = vec![vec![0, 1], vec![0, 1], vec![2, 3], vec![2, 3]];
+        let view = EpochView {
+            monitors: &monitors,
+            colours: &colours,
+            colour_frames: &[100; 4],
+            pages_in_colour: &[],
+            colour_channels: &[0, 0, 1, 1],
+            classes: &[],
+        };
+        let mut balancer = ChannelBalancer::new(ChannelBalanceParams::default());
+        assert_eq!(balancer.plan(&view), Some(vec![One(0), One(1), One(1), One(1)]));
     }
 
     #[test]
