@@ -561,6 +561,19 @@ def sim_table(stats: dict[str, Any]) -> Table:
     return table
 
 
+def channel_balance_text(c: dict[str, Any] | None) -> str:
+    """What a channel-balancing policy's channel step decided over its epochs (empty for
+    other policies): why its channels moved or stayed."""
+    if not c:
+        return ""
+    decisions = [f"{count(c[k])} {label}" for k, label in (("changed", "changed"), ("kept", "kept"),
+                 ("low_traffic", "below the traffic floor"), ("unmeasured", "not yet measured")) if c.get(k)]
+    uf = ("" if not any(c.get(k) for k in ("changed", "kept", "low_traffic"))
+          else ", UF read unbounded (a channel idle)" if c.get("uf_max") is None
+          else f", UF read at most {c['uf_max']:.2f}")
+    return f"; channels {', '.join(decisions) or 'never decided'}{uf} (threshold {c['uf_threshold']:g})"
+
+
 def dynamic_line(stats: dict[str, Any]) -> str:
     """What a dynamic policy (os.dynamic) and swapping (os.overflow = "swap") did in a run
     (empty without either)."""
@@ -573,7 +586,8 @@ def dynamic_line(stats: dict[str, Any]) -> str:
         parts.append(f"{d['policy']}: {n(d['epochs'], 'epoch')}, {n(d['repartitions'], 'repartition')} "
                      f"({n(d['colours_lent'], 'colour')} lent, {n(d['sets_shared'], 'set')} shared), "
                      f"{n(d['pages_recoloured'], 'page')} re-coloured"
-                     + (f", {count(d['recolour_pending'])} waiting to be copied" if d.get("recolour_pending") else ""))
+                     + (f", {count(d['recolour_pending'])} waiting to be copied" if d.get("recolour_pending") else "")
+                     + channel_balance_text(d.get("channel_balance")))
     s = stats.get("swap")
     if s:
         parts.append(f"swap: {count(s['swap_outs'])} pages out, {count(s['swap_ins'])} major faults, "

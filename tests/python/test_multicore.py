@@ -424,6 +424,21 @@ def test_the_dynamic_bpm_run_file_lends_colours_instead_of_swapping(memtint, tmp
 
 
 @pytest.mark.engine
+def test_dynamic_bpm_plus_says_what_its_channel_step_read_and_decided(memtint, tmp_path):
+    # Four equal streams are balanced: no repartition, and the line says every measured epoch
+    # kept the channels, at a UF under the threshold.
+    run = tmp_path / "run.toml"
+    streams = ", ".join(['"stream:footprint_bytes=12582912"'] * 4)
+    run.write_text(f'machine = "i7-860-bpm-plus"\nprograms = [{streams}]\ninstructions = 200_000\n'
+                   '[os]\npolicy = "bpm-plus"\ndynamic = "dynamic-bpm-plus"\n[os.dynamic-bpm-plus]\nepoch_ns = 20_000\n')
+    code, out, err = memtint("sim", run, "--json", tmp_path / "s.json")
+    assert code == 0, err
+    c = json.loads((tmp_path / "s.json").read_text())["dynamic"]["channel_balance"]
+    assert c["changed"] == 0 and c["kept"] >= 3 and c["uf_max"] < c["uf_threshold"] == 0.2, c
+    assert f"channels {c['kept']} kept" in " ".join(out.split()) and "(threshold 0.2)" in out, out
+
+
+@pytest.mark.engine
 def test_the_tiering_run_file_runs_one_program_over_two_nodes(memtint, tmp_path):
     run = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "runs", "tiering.toml")
     code, out, err = memtint("sim", run, "--set", "os.policy=local", "--json", tmp_path / "local.json")

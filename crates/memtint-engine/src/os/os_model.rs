@@ -787,7 +787,11 @@ impl OsModel {
             colour_channels: &d.colour_channels,
             classes: &classes,
         };
-        let Some(r) = d.policy.on_epoch(&view) else { return Ok(()) };
+        let decided = d.policy.on_epoch(&view);
+        if let Some(c) = d.policy.channel_balance() {
+            d.stats.channel_balance = Some(c.clone());
+        }
+        let Some(r) = decided else { return Ok(()) };
         let rnp = monitors.processes.iter().map(|m| m.touched_pages).collect();
         let bnp = colours.iter().map(|set| set.iter().map(|&c| colour_frames[c as usize]).sum()).collect();
         let recolours = d.policy.recolours();

@@ -211,6 +211,32 @@ fn dynamic_bpm_plus_keeps_balanced_channels_and_spreads_a_hog() {
     assert!(e.contains("os.dynamic-bpm-plus.uf_threshold"), "{e}");
 }
 
+/// The channel step reads each channel's traffic (BPM §2.9's BUC): two streams in channel 0,
+/// whose reads are partly their prefetcher's, beside two random readers in channel 1, none
+/// prefetched (a threshold nothing crosses keeps them there). The loads it read stand in the
+/// ratio of the channels' DRAM requests, UF near 0.38; by demand misses, which its loads used
+/// to count, UF would be below 0.2 and the channels left alone.
+#[test]
+fn dynamic_bpm_plus_reads_the_channels_traffic_prefetches_included() {
+    let stream = "stream:footprint_bytes=12582912";
+    let random = "random:footprint_bytes=12582912,reads_pki=40";
+    let v = sim_run(json!({
+        "machine": "i7-860-bpm-plus",
+        "programs": [stream, stream, random, random],
+        "instructions": 200_000,
+        "os": {"policy": "bpm-plus", "dynamic": "dynamic-bpm-plus", "dynamic-bpm-plus": {"epoch_ns": 20000, "uf_threshold": 100}},
+    }));
+    let b = &v["dynamic"]["channel_balance"];
+    assert!(u(&b["kept"]) >= 3 && u(&b["changed"]) == 0, "{b}");
+    let load = |c: usize| b["loads_gbps"][c].as_f64().unwrap();
+    let requests = |c: usize| (u(&v["dram"]["channels"][c]["reads"]) + u(&v["dram"]["channels"][c]["writes"])) as f64;
+    let (read, measured) = (load(0) / load(1), requests(0) / requests(1));
+    assert!((read / measured - 1.0).abs() < 0.02, "loads {b} against requests {} and {}", requests(0), requests(1));
+    assert!(b["uf"].as_f64().unwrap() > 0.3, "{b}");
+    let misses = |p: usize| u(&v["processes"][p]["llc_misses"]) as f64;
+    assert!((misses(0) + misses(1)) / (misses(2) + misses(3)) < 1.2, "demand misses alone look balanced");
+}
+
 /// Three equal streams on two channels: the best split, two against one, leaves UF near 1,
 /// above the threshold, and BPM §2.11 and §6.5 then use BPM without channel partitioning. No
 /// single move narrows the gap, so the static split used to stay; every program now gets its

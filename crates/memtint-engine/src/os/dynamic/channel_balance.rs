@@ -55,9 +55,32 @@ impl Params for ChannelBalanceParams {
     }
 }
 
+/// What the channel step read and decided over a run (`dynamic.channel_balance` in the
+/// statistics): why channels moved or did not.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ChannelBalanceStats {
+    pub uf_threshold: f64,
+    /// Epochs by decision: no measure yet (a process in the kernel for most of the window),
+    /// too little traffic (below `min_channel_share` of a channel's peak on average), channels
+    /// kept (UF within the threshold, or no assignment brings it there and every process already
+    /// has every channel), channels changed.
+    pub unmeasured: u64,
+    pub low_traffic: u64,
+    pub kept: u64,
+    pub changed: u64,
+    /// The largest UF read; and at the latest epoch measured, each channel's load (GB/s, the
+    /// window's, by the channels the processes' colours lie in, a process in every channel
+    /// counted evenly in each) and their UF. Infinite UF (a channel idle beside a busy one) is
+    /// JSON null.
+    pub uf_max: f64,
+    pub loads_gbps: Vec<f64>,
+    pub uf: f64,
+}
+
 /// The channel step both policies take each epoch: the bandwidth window and the assignment.
 pub struct ChannelBalancer {
     pub params: ChannelBalanceParams,
+    pub stats: ChannelBalanceStats,
     /// Per process: lines it moved (DRAM reads and write-backs) and ns its threads were charged
     /// in the kernel since the channels last changed (a stall is charged when it starts, whole),
     /// and that window's length, ns.
@@ -68,7 +91,8 @@ pub struct ChannelBalancer {
 
 impl ChannelBalancer {
     pub fn new(params: ChannelBalanceParams) -> Self {
-        ChannelBalancer { params, lines: Vec::new(), kernel_ns: Vec::new(), window_ns: 0.0 }
+        let stats = ChannelBalanceStats { uf_threshold: params.uf_threshold, ..Default::default() };
+        ChannelBalancer { params, stats, lines: Vec::new(), kernel_ns: Vec::new(), window_ns: 0.0 }
     }
 
     /// The number of channels the colours lie in.
@@ -97,16 +121,25 @@ impl ChannelBalancer {
         if running.iter().any(|&r| r < self.params.epoch_ns.min(self.window_ns)) {
             // A process has been in the kernel (or is still) for most of the window: no
             // measure of it yet.
+            self.stats.unmeasured += 1;
             return None;
         }
         let bw: Vec<f64> = (0..n).map(|p| (self.lines[p] * m.line_bytes) as f64 / running[p]).collect();
+        let current = channels_of(v.colours, v.colour_channels);
+        self.stats.loads_gbps = loads(&current, &bw, channels);
+        self.stats.uf = unbalance_factor(&self.stats.loads_gbps);
+        self.stats.uf_max = self.stats.uf_max.max(self.stats.uf);
         let mean = bw.iter().sum::<f64>() / channels as f64;
         if mean < self.params.min_channel_share * m.channel_peak_gbps {
+            self.stats.low_traffic += 1;
             return None;
         }
-        let current = channels_of(v.colours, v.colour_channels);
         let footprint: Vec<u64> = m.processes.iter().map(|p| p.touched_pages).collect();
-        let plan = assign_channels(&current, &bw, &footprint, channels, self.params.uf_threshold)?;
+        let Some(plan) = assign_channels(&current, &bw, &footprint, channels, self.params.uf_threshold) else {
+            self.stats.kept += 1;
+            return None;
+        };
+        self.stats.changed += 1;
         self.lines.iter_mut().for_each(|n| *n = 0);
         self.kernel_ns.iter_mut().for_each(|k| *k = 0.0);
         self.window_ns = 0.0;

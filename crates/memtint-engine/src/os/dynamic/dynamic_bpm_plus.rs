@@ -8,7 +8,7 @@
 //! the most; the colours it leaves go to the members of its old channel with the fewest; so a
 //! process that stays keeps most of its colours, and few pages are copied.
 
-use super::channel_balance::{channels_of, Channel, ChannelBalanceParams, ChannelBalancer};
+use super::channel_balance::{channels_of, Channel, ChannelBalanceParams, ChannelBalanceStats, ChannelBalancer};
 use super::dynamic_bpm::rebalance;
 use super::{DynamicInfo, DynamicPolicy, EpochView, Repartition};
 use crate::params::ParamSchema;
@@ -95,6 +95,10 @@ fn colours_for(plan: &[Channel], colours: &[Vec<u32>], colour_channel: &[u32], c
 impl DynamicPolicy for DynamicBpmPlus {
     fn epoch_ns(&self) -> f64 {
         self.balance.params.epoch_ns
+    }
+
+    fn channel_balance(&self) -> Option<&ChannelBalanceStats> {
+        Some(&self.balance.stats)
     }
 
     fn on_epoch(&mut self, v: &EpochView) -> Option<Repartition> {

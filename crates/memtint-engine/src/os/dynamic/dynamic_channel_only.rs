@@ -4,7 +4,7 @@
 //! assignment brings UF within the threshold (a process above all others together, say) every
 //! process gets every channel: the buddy allocator's placement over the whole memory.
 
-use super::channel_balance::{Channel, ChannelBalanceParams, ChannelBalancer};
+use super::channel_balance::{Channel, ChannelBalanceParams, ChannelBalanceStats, ChannelBalancer};
 use super::{DynamicInfo, DynamicPolicy, EpochView, Repartition};
 use crate::params::ParamSchema;
 
@@ -35,6 +35,10 @@ fn colours_for(plan: &[Channel], colour_channel: &[u32]) -> Vec<Vec<u32>> {
 impl DynamicPolicy for DynamicChannelOnly {
     fn epoch_ns(&self) -> f64 {
         self.balance.params.epoch_ns
+    }
+
+    fn channel_balance(&self) -> Option<&ChannelBalanceStats> {
+        Some(&self.balance.stats)
     }
 
     fn on_epoch(&mut self, v: &EpochView) -> Option<Repartition> {

@@ -18,7 +18,7 @@ mod dynamic_channel_only;
 mod hvr;
 pub mod hvr_rules;
 
-pub use channel_balance::{assign_channels, unbalance_factor, Channel};
+pub use channel_balance::{assign_channels, unbalance_factor, Channel, ChannelBalanceStats};
 pub use dynamic_bpm::rebalance;
 pub use hvr::VerticalLayout;
 
@@ -72,6 +72,10 @@ pub trait DynamicPolicy: Send {
     /// colours); false: only pages placed from then on follow it.
     fn recolours(&self) -> bool {
         true
+    }
+    /// What its channel step read and decided so far (policies that balance channels).
+    fn channel_balance(&self) -> Option<&ChannelBalanceStats> {
+        None
     }
 }
 
@@ -176,5 +180,8 @@ pub struct DynamicStats {
     /// Pages still waiting for the copy daemon at the end (in colours their process no
     /// longer owns); 0 when copies are made at the epoch.
     pub recolour_pending: u64,
+    /// Policies that balance channels: what their channel step read and decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel_balance: Option<ChannelBalanceStats>,
     pub adjustments: Vec<Adjustment>,
 }
