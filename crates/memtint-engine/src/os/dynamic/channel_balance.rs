@@ -60,7 +60,7 @@ impl Params for ChannelBalanceParams {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ChannelBalanceStats {
     pub uf_threshold: f64,
-    /// Epochs by decision: no measure yet (a process in the kernel for most of the window),
+    /// Epochs by decision: no measure yet (a process has run less than an epoch's time in the window),
     /// too little traffic (below `min_channel_share` of a channel's peak on average), channels
     /// kept (UF within the threshold, or no assignment brings it there and every process already
     /// has every channel), channels changed.
@@ -119,8 +119,8 @@ impl ChannelBalancer {
         self.window_ns += m.epoch_ns;
         let running: Vec<f64> = self.kernel_ns.iter().map(|k| self.window_ns - k).collect();
         if running.iter().any(|&r| r < self.params.epoch_ns.min(self.window_ns)) {
-            // A process has been in the kernel (or is still) for most of the window: no
-            // measure of it yet.
+            // A process has not yet run for an epoch's time in the window (the kernel, such as
+            // a move's copies, took the rest): no measure of it yet.
             self.stats.unmeasured += 1;
             return None;
         }
