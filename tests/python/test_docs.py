@@ -253,7 +253,10 @@ def test_the_readmes_figures_for_the_committed_reports_are_the_reports_own():
     sentence = re.search(r"The committed reports [^.]*\.", readme).group(0)
     assert f"{int(cpu):,} CPU seconds" in sentence and f"{int(wall):,} s" in sentence, sentence
     assert (f"{int(reused):,} of the runs from the run cache" if reused else "none from the run cache") in sentence
-    assert f"How long it takes: {int(runs):,} simulations" in readme
+    # A regeneration of some papers (the others marked as an earlier run's reports) counts only
+    # its own runs; the README's count is the whole reproduction's.
+    if "(an earlier run's report)" not in index:
+        assert f"How long it takes: {int(runs):,} simulations" in readme
 
 
 def test_the_architecture_page_names_every_python_module_and_engine_test_module():
