@@ -341,14 +341,7 @@ mod tests {
             ..Default::default()
         };
         let colours = vec![vec![0, 1], vec![2, 3], vec![2, 3]];
-        let view = |monitors| EpochView {
-            monitors,
-            colours: &colours,
-            colour_frames: &[100; 4],
-            pages_in_colour: &[],
-            colour_channels: &[0, 0, 1, 1],
-            classes: &[],
-        };
+        let view = |monitors| two_channels(monitors, &colours);
         let mut balancer = ChannelBalancer::new(ChannelBalanceParams::default());
         assert_eq!(balancer.plan(&view(&monitors)), None);
         // The copy stream's write-backs stop: 1000 against 2000, the light reader moves.
@@ -356,6 +349,11 @@ mod tests {
         reads.processes[0].writebacks = 0;
         let mut balancer = ChannelBalancer::new(ChannelBalanceParams::default());
         assert_eq!(balancer.plan(&view(&reads)), Some(vec![One(0), One(1), One(0)]));
+    }
+
+    /// Colours 0-1 in channel 0, 2-3 in channel 1, 100 frames each.
+    fn two_channels<'a>(monitors: &'a crate::os::monitor::Monitors, colours: &'a [Vec<u32>]) -> EpochView<'a> {
+        EpochView { monitors, colours, colour_frames: &[100; 4], pages_in_colour: &[], colour_channels: &[0, 0, 1, 1], classes: &[] }
     }
 
     #[test]
@@ -375,14 +373,7 @@ mod tests {
             ..Default::default()
         };
         let colours = vec![vec![0, 1], vec![0, 1], vec![2, 3], vec![2, 3]];
-        let view = EpochView {
-            monitors: &monitors,
-            colours: &colours,
-            colour_frames: &[100; 4],
-            pages_in_colour: &[],
-            colour_channels: &[0, 0, 1, 1],
-            classes: &[],
-        };
+        let view = two_channels(&monitors, &colours);
         let mut balancer = ChannelBalancer::new(ChannelBalanceParams::default());
         assert_eq!(balancer.plan(&view), Some(vec![One(0), One(1), One(1), One(1)]));
     }
