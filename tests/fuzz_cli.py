@@ -421,7 +421,7 @@ def combos_case(rng: random.Random, d: str) -> tuple[bytes, Callable[[], tuple[s
 OVERRIDE_KEYS = [
     "controller.read_queue", "controller.write_queue", "controller.frontend_latency", "controller.write_high_watermark",
     "controller.write_low_watermark", "controller.write_idle_drain_min", "controller.tcm.quantum",
-    "controller.write_handling", "controller.scheduler", "controller.row_policy", "cache.llc.size_bytes",
+    "controller.write_handling", "controller.refresh_holds", "controller.scheduler", "controller.row_policy", "cache.llc.size_bytes",
     "cache.llc.ways", "cache.llc.latency", "cache.llc.mshrs", "cache.prefetcher.kind", "cache.prefetcher.degree",
     "cpu.cores", "cpu.frequency_ghz", "cpu.rob", "dram.channels", "dram.ranks", "dram.density_gbit",
     "dram.device_width", "dram.device", "dram.mapping", "os.colour_split", "nosuch.key", "controller.nosuch",

@@ -91,6 +91,40 @@ impl WriteSettings {
     }
 }
 
+/// What a waiting refresh holds back: which banks serve only their activated requests (those
+/// whose ACT has issued) until the REF issues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefreshHold {
+    /// The refresh's own rank or banks (DRAMSim3: its command queue skips only the refreshing
+    /// rank's queues); the rest of the channel is served meanwhile.
+    Target,
+    /// Every bank of the channel (Ramulator 2's `GenericDRAMController`: while its priority
+    /// buffer holds a refresh it schedules only requests whose ACT has issued, of any rank).
+    Channel,
+}
+
+impl RefreshHold {
+    pub const NAMES: [&'static str; 2] = ["target", "channel"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RefreshHold::Target => "target",
+            RefreshHold::Channel => "channel",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "target" => Ok(RefreshHold::Target),
+            "channel" => Ok(RefreshHold::Channel),
+            _ => Err(Error::config(
+                "controller.refresh_holds",
+                format!("unknown refresh hold '{name}'; choose one of: {}", Self::NAMES.join(", ")),
+            )),
+        }
+    }
+}
+
 /// Controller settings. Defaults: 32-entry read queue, FR-FCFS, open rows, all-bank refresh, and
 /// writes handled in batches as real controllers do (`write_handling`).
 // Unknown keys are refused by `warnings` (serde cannot refuse them beside a flattened map).
@@ -127,6 +161,9 @@ pub struct ControllerConfig {
     pub scheduler: String,
     pub row_policy: String,
     pub refresh: String,
+    /// What a refresh waiting to issue holds back (`RefreshHold`): "target" (the default: its
+    /// rank, or its banks under a per-bank manager) or "channel" (every rank, as Ramulator 2).
+    pub refresh_holds: String,
     /// Cycles from a request's arrival at the controller to the first cycle it may be
     /// scheduled (the front-end/queue insertion delay). Part of the idle latency.
     pub frontend_latency: u64,
@@ -169,6 +206,7 @@ impl Default for ControllerConfig {
             scheduler: "fr-fcfs".into(),
             row_policy: "open".into(),
             refresh: "all-bank".into(),
+            refresh_holds: RefreshHold::Target.name().into(),
             frontend_latency: 1,
             implementation: "auto".into(),
             power_down_after: None,
@@ -207,6 +245,7 @@ impl ControllerConfig {
         crate::controller::scheduler::info(&self.scheduler).map_err(key("scheduler"))?;
         crate::controller::row_policy::ROW_POLICIES.get(&self.row_policy).map_err(key("row_policy"))?;
         crate::controller::refresh::REFRESH_MANAGERS.get(&self.refresh).map_err(key("refresh"))?;
+        RefreshHold::from_name(&self.refresh_holds)?;
         let w = self.writes()?;
         QUEUE_ENTRIES.check("controller.read_queue", self.read_queue as u64)?;
         QUEUE_ENTRIES.check("controller.write_queue", w.queue as u64)?;

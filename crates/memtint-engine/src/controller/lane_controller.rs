@@ -704,7 +704,14 @@ impl LaneController {
     fn mark_refreshes_due(&mut self, now: Cycle) {
         let (pending, bpr, lanes) = (&self.pending, self.banks_per_rank, &mut self.lanes);
         let busy = |r: usize| pending.0[r * bpr..(r + 1) * bpr].iter().any(|&n| n > 0);
-        self.refresh.mark_due(now, busy, |r| lanes.gate_rank(r, true));
+        let (channel, ranks) = (self.refresh.holds_channel(), self.org.ranks as usize);
+        self.refresh.mark_due(now, busy, |r| {
+            if channel {
+                (0..ranks).for_each(|o| lanes.gate_rank(o, true));
+            } else {
+                lanes.gate_rank(r, true);
+            }
+        });
     }
 
     #[cold]
@@ -793,8 +800,12 @@ impl LaneController {
                 if cmd == Command::Ref {
                     self.sched_next = self.sched_next.min(now + 1);
                     self.idle_next = self.idle_next.min(now + 1);
-                    self.lanes.gate_rank(r, false);
                     self.refresh.refreshed(r, now);
+                    if !self.refresh.holds_channel() {
+                        self.lanes.gate_rank(r, false);
+                    } else if self.refresh.count == 0 {
+                        (0..self.org.ranks as usize).for_each(|o| self.lanes.gate_rank(o, false));
+                    }
                 }
                 return (true, now + 1);
             }

@@ -32,7 +32,7 @@ pub use bank_queue::BankQueue;
 pub use bank_state::BankState;
 pub use channel_controller::ChannelController;
 pub use channel_timing::ChannelTiming;
-pub use config::{ControllerConfig, WriteHandling, WriteSettings};
+pub use config::{ControllerConfig, RefreshHold, WriteHandling, WriteSettings};
 pub use implementation::Implementation;
 pub use interface::Controller;
 pub(crate) use lane_controller::Shaped;

@@ -255,6 +255,8 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
         "channels": channels,
         "warnings": cfg.controller.run_warnings(totals.dram_cycles),
     });
+    // Outside `json!`, whose expansion of the whole report is at the recursion limit.
+    out["config"]["refresh_holds"] = json!(cfg.controller.refresh_holds);
     add_row_causes(&mut out, &causes);
     // REFSB energy is not modelled (JEDEC's IDD5C): a run that issued any says so.
     let refsb = commands[Command::RefSb.index()];

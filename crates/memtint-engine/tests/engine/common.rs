@@ -98,7 +98,7 @@ pub fn write(addr: u64) -> DramRequest {
 
 /// A random DRAM run for the property tests (`randomized.rs`, `lanes_equal_general.rs`):
 /// machine (DDR3 and DDR4 organisations; 4 ranks on a quarter of the DDR4 cases), mapping,
-/// scheduler, row policy, refresh, queue sizes, watermarks, idle drain, front-end latency,
+/// scheduler, row policy, refresh (what it holds: a quarter hold the channel), queue sizes, watermarks, idle drain, front-end latency,
 /// requests in flight, 1-5 sources, and a generator with writes.
 pub mod random_run {
     use memtint_engine::config::{MachineConfig, MemoryConfig};
@@ -155,6 +155,8 @@ pub mod random_run {
         pub sources: u32,
         /// `controller.power_down_after` (devices with tXP and tCKE only; the general controller).
         pub power_down_after: Option<u64>,
+        /// `controller.refresh_holds = "channel"` (else the default, "target").
+        pub refresh_holds_channel: bool,
     }
 
     /// Cases over these schedulers and mappings (`None`: the preset's) with `requests` in range.
@@ -170,9 +172,18 @@ pub mod random_run {
             (prop_oneof![Just(1usize), 2usize..12], 1u64..400, 1u64..20, 0u64..300, 1u32..6),
             prop_oneof![3 => Just(None), 1 => Just(Some(4u32))],
             prop_oneof![3 => Just(None), 1 => (1u64..200).prop_map(Some)],
+            prop_oneof![3 => Just(false), 1 => Just(true)],
         )
             .prop_map(
-                move |((m, mp, s, rp, rf), (k, rfrac, n, seed), (out, rq, wq, w1, w2), (idle_min, idle_to, fe, to, src), ranks, pd)| Case {
+                move |(
+                    (m, mp, s, rp, rf),
+                    (k, rfrac, n, seed),
+                    (out, rq, wq, w1, w2),
+                    (idle_min, idle_to, fe, to, src),
+                    ranks,
+                    pd,
+                    hold,
+                )| Case {
                     machine: MACHINES[m],
                     ranks,
                     mapping: mappings[mp],
@@ -192,6 +203,7 @@ pub mod random_run {
                     row_timeout: to,
                     sources: src,
                     power_down_after: pd.filter(|_| !MACHINES[m].starts_with("ddr5")),
+                    refresh_holds_channel: hold,
                 },
             )
     }
@@ -247,6 +259,7 @@ pub mod random_run {
                 row_timeout: 0,
                 sources: 1,
                 power_down_after: None,
+                refresh_holds_channel: false,
             }
         }
 
@@ -285,6 +298,9 @@ pub mod random_run {
             }
             if let Some(n) = self.power_down_after {
                 controller["power_down_after"] = json!(n);
+            }
+            if self.refresh_holds_channel {
+                controller["refresh_holds"] = json!("channel");
             }
             if refresh_params.as_object().is_some_and(|o| !o.is_empty()) {
                 controller[refresh] = refresh_params;

@@ -396,3 +396,68 @@ fn same_bank_refresh_refreshes_each_bank_index_every_trefi2_and_interferes_less(
     let e = machine_error("ddr5-4800", json!({"controller": {"refresh": "per-bank"}}));
     assert!(e.contains("REFPB") && e.contains("\"same-bank\""), "{e}");
 }
+
+/// Reads and writes to random banks and rows of both ranks every `gap` cycles over [0, to).
+fn random_over_ranks(cfg: &MemoryConfig, to: u64, gap: u64, seed: u64) -> Vec<DramRequest> {
+    let mut x = seed | 1;
+    let banks = (cfg.org.bank_groups * cfg.org.banks_per_group) as u64;
+    (0..to)
+        .step_by(gap as usize)
+        .map(|t| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let bank = x % banks;
+            let d = DramAddress {
+                channel: 0,
+                rank: (x >> 50) as u32 % cfg.org.ranks,
+                bank_group: (bank / cfg.org.banks_per_group as u64) as u32,
+                bank: (bank % cfg.org.banks_per_group as u64) as u32,
+                row: (x >> 8) as u32 % 4096,
+                column: ((x >> 24) as u32 % (cfg.org.columns / cfg.org.burst_length)) * cfg.org.burst_length,
+            };
+            DramRequest { addr: cfg.mapping.encode(&d), is_write: x >> 40 & 3 == 0, arrival: Some(t) }
+        })
+        .collect()
+}
+
+/// `controller.refresh_holds`: while a rank's REF waits to issue, "target" holds back only that
+/// rank and keeps opening rows in the other, "channel" (Ramulator 2.1's rule) opens no row in any
+/// rank until the REF issues. On both controller implementations, checked, with the same
+/// commands from each.
+#[test]
+fn a_refresh_holding_the_channel_opens_no_row_in_any_rank_until_its_ref() {
+    // ACTs of any rank between a REF falling due (ranks staggered: rank r at tREFI (r + 1) / 2,
+    // then every tREFI) and its issue; and the REFs.
+    let acts_while_waiting = |holds: &str, implementation: &str| {
+        let over = json!({"dram": {"ranks": 2}, "controller": {"refresh_holds": holds, "implementation": implementation}});
+        let cfg = machine("ddr4-2400", over);
+        let mut opts = DramSimOptions::new(64);
+        (opts.check, opts.keep_commands) = (true, true);
+        let mut src = VecSource::new(random_over_ranks(&cfg, 200_000, 3, 11));
+        let (mem, totals) = simulate(&cfg, &mut src as &mut dyn TraceSource, true, opts).unwrap();
+        assert_eq!(totals.violations, 0, "{holds}: {:#?}", totals.violation_examples);
+        let v = dram_report::report(&cfg, &mem, &totals, opts);
+        assert_eq!(v["config"]["refresh_holds"], holds);
+        let t_refi = cfg.timing.tREFI;
+        let cmds = &totals.commands;
+        let (mut acts, mut refs) = (0, 0);
+        for (i, c) in cmds.iter().enumerate().filter(|(_, c)| c.command == Command::Ref) {
+            refs += 1;
+            let first = t_refi * (c.addr.rank as u64 + 1) / 2;
+            let due = first + (c.cycle - first) / t_refi * t_refi;
+            acts += cmds[..i].iter().rev().take_while(|o| o.cycle >= due).filter(|o| o.command == Command::Act).count();
+        }
+        (acts, refs, cmds.clone())
+    };
+    let (acts, refs, general) = acts_while_waiting("channel", "general");
+    assert!(refs > 20, "{refs} REFs in 200k cycles of two ranks");
+    assert_eq!(acts, 0, "ACTs while a REF waited, holding the channel");
+    let (acts, _, lanes) = acts_while_waiting("channel", "lanes");
+    assert_eq!(acts, 0);
+    assert!(general == lanes, "the lane controller issues what the general one does");
+    let (acts, _, _) = acts_while_waiting("target", "general");
+    assert!(acts > 0, "holding the rank only, the other rank opens rows meanwhile");
+    let e = machine_error("ddr4-2400", json!({"controller": {"refresh_holds": "rank"}}));
+    assert!(e.contains("controller.refresh_holds") && e.contains("'rank'") && e.contains("target, channel"), "{e}");
+}

@@ -238,5 +238,6 @@ pub(crate) fn state(cfg: &ControllerConfig, org: &Organisation, timing: &crate::
         RefreshTargets::Banks => timing.tRFCpb,
         RefreshTargets::BankIndices => timing.tRFCsb,
     };
-    Ok(RefreshState::new(manager, org, t_rfc))
+    let holds_channel = crate::controller::RefreshHold::from_name(&cfg.refresh_holds)? == crate::controller::RefreshHold::Channel;
+    Ok(RefreshState::new(manager, org, t_rfc, holds_channel))
 }

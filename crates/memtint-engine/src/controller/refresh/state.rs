@@ -49,9 +49,13 @@ pub(crate) struct RefreshState {
     pub count: u32,
     /// What the targets are.
     pub targets: RefreshTargets,
-    /// Per bank group of the channel: the banks waiting for refresh (bit `bank within group`,
-    /// as `CandidateSet` numbers its members).
+    /// Per bank group of the channel: the banks held back for refresh (bit `bank within group`,
+    /// as `CandidateSet` numbers its members): those waiting for one, or every bank while any
+    /// target waits when the refresh holds the channel.
     pub blocked_banks: Vec<u64>,
+    /// A waiting refresh holds every bank of the channel (`RefreshHold::Channel`), not only its
+    /// target's.
+    holds_channel: bool,
     banks_per_rank: usize,
     banks_per_group: usize,
     postpones: bool,
@@ -64,8 +68,9 @@ pub(crate) struct RefreshState {
 }
 
 impl RefreshState {
-    /// `t_rfc`: how long one refresh holds its target (tRFC, or tRFCpb per bank).
-    pub fn new(manager: Box<dyn RefreshManager>, org: &Organisation, t_rfc: u64) -> Self {
+    /// `t_rfc`: how long one refresh holds its target (tRFC, or tRFCpb per bank);
+    /// `holds_channel`: a waiting refresh holds every bank back, not only its target's.
+    pub fn new(manager: Box<dyn RefreshManager>, org: &Organisation, t_rfc: u64, holds_channel: bool) -> Self {
         let targets = manager.targets();
         let count = match targets {
             RefreshTargets::Ranks => org.ranks,
@@ -81,6 +86,7 @@ impl RefreshState {
             count: 0,
             targets,
             blocked_banks: vec![0; (org.ranks * org.bank_groups) as usize],
+            holds_channel,
             banks_per_rank: org.banks_per_rank() as usize,
             banks_per_group: org.banks_per_group as usize,
             t_rfc,
@@ -121,7 +127,23 @@ impl RefreshState {
         self.pending[self.target_of(b)]
     }
 
+    /// Whether a waiting refresh holds every bank of the channel back.
+    #[inline]
+    pub fn holds_channel(&self) -> bool {
+        self.holds_channel
+    }
+
+    /// Target `t` starts (`blocked`) or stops waiting: its banks are held back or released,
+    /// or, when refresh holds the channel, every bank as the first target starts or the last
+    /// stops (`count` already counts the change).
     fn set_blocked(&mut self, t: usize, blocked: bool) {
+        if self.holds_channel {
+            if self.count == blocked as u32 {
+                let all = if self.banks_per_group >= 64 { u64::MAX } else { (1u64 << self.banks_per_group) - 1 };
+                self.blocked_banks.fill(if blocked { all } else { 0 });
+            }
+            return;
+        }
         let bpg = self.banks_per_group;
         for b in self.layout().banks(t) {
             let bit = 1u64 << (b % bpg);
