@@ -567,8 +567,9 @@ def channel_balance_text(c: dict[str, Any] | None) -> str:
     if not c:
         return ""
     decisions = [f"{count(c[k])} {label}" for k, label in (("changed", "changed"), ("kept", "kept"),
-                 ("low_traffic", "below the traffic floor"), ("unmeasured", "not yet measured")) if c.get(k)]
-    uf = ("" if not any(c.get(k) for k in ("changed", "kept", "low_traffic"))
+                 ("held", "held (hold_epochs)"), ("low_traffic", "below the traffic floor"),
+                 ("unmeasured", "not yet measured")) if c.get(k)]
+    uf = ("" if not any(c.get(k) for k in ("changed", "kept", "held", "low_traffic"))
           else ", UF read unbounded (a channel idle)" if c.get("uf_max") is None
           else f", UF read at most {c['uf_max']:.2f}")
     return f"; channels {', '.join(decisions) or 'never decided'}{uf} (threshold {c['uf_threshold']:g})"

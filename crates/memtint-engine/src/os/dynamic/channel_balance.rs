@@ -16,7 +16,9 @@
 //! channel partitioning, which §2.11 and §6.5 prefer above UF 0.2. Below
 //! `min_channel_share` of a channel's peak on average (the paper's ≈1 GB/s per channel on
 //! DDR3-1333's 10.7 GB/s, a tenth, scaled to the machine) channel partitioning makes no
-//! difference and nothing moves.
+//! difference and nothing moves. An assignment stands `hold_epochs` epochs before the step may
+//! change it again (1, the default: the paper gives the daemon no hysteresis; more damps a
+//! policy that moves programs back and forth, bpm.md §9.5).
 
 use super::EpochView;
 use crate::params::Params;
@@ -32,11 +34,14 @@ pub struct ChannelBalanceParams {
     pub uf_threshold: f64,
     /// Mean traffic per channel, as a share of its peak, below which channels are left alone.
     pub min_channel_share: f64,
+    /// Epochs an assignment stands, measured all the while, before the step may change it
+    /// again (1: at any epoch's end).
+    pub hold_epochs: u32,
 }
 
 impl Default for ChannelBalanceParams {
     fn default() -> Self {
-        ChannelBalanceParams { epoch_ns: 1_000_000.0, uf_threshold: 0.2, min_channel_share: 0.1 }
+        ChannelBalanceParams { epoch_ns: 1_000_000.0, uf_threshold: 0.2, min_channel_share: 0.1, hold_epochs: 1 }
     }
 }
 
@@ -51,6 +56,9 @@ impl Params for ChannelBalanceParams {
         if !(0.0..=1.0).contains(&self.min_channel_share) {
             return Err(("min_channel_share", format!("must be between 0 and 1, got {}", self.min_channel_share)));
         }
+        if !(1..=1_000_000).contains(&self.hold_epochs) {
+            return Err(("hold_epochs", format!("must be from 1 to 1000000 epochs, got {}", self.hold_epochs)));
+        }
         Ok(())
     }
 }
@@ -63,10 +71,12 @@ pub struct ChannelBalanceStats {
     /// Epochs by decision: no measure yet (a process has run less than an epoch's time in the window),
     /// too little traffic (below `min_channel_share` of a channel's peak on average), channels
     /// kept (UF within the threshold, or no assignment brings it there and every process already
-    /// has every channel), channels changed.
+    /// has every channel), held (an assignment younger than `hold_epochs` that the step would
+    /// have changed), channels changed.
     pub unmeasured: u64,
     pub low_traffic: u64,
     pub kept: u64,
+    pub held: u64,
     pub changed: u64,
     /// The largest UF read; and at the latest epoch measured, each channel's load (GB/s, the
     /// window's, by the channels the processes' colours lie in, a process in every channel
@@ -87,12 +97,14 @@ pub struct ChannelBalancer {
     lines: Vec<u64>,
     kernel_ns: Vec<f64>,
     window_ns: f64,
+    /// Epochs since the channels last changed (or since the start).
+    age: u32,
 }
 
 impl ChannelBalancer {
     pub fn new(params: ChannelBalanceParams) -> Self {
         let stats = ChannelBalanceStats { uf_threshold: params.uf_threshold, ..Default::default() };
-        ChannelBalancer { params, stats, lines: Vec::new(), kernel_ns: Vec::new(), window_ns: 0.0 }
+        ChannelBalancer { params, stats, lines: Vec::new(), kernel_ns: Vec::new(), window_ns: 0.0, age: 0 }
     }
 
     /// The number of channels the colours lie in.
@@ -117,6 +129,7 @@ impl ChannelBalancer {
             self.kernel_ns[p] += mon.kernel_ns / mon.threads.max(1) as f64;
         }
         self.window_ns += m.epoch_ns;
+        self.age = self.age.saturating_add(1);
         let running: Vec<f64> = self.kernel_ns.iter().map(|k| self.window_ns - k).collect();
         if running.iter().any(|&r| r < self.params.epoch_ns.min(self.window_ns)) {
             // A process has not yet run for an epoch's time in the window (the kernel, such as
@@ -139,7 +152,12 @@ impl ChannelBalancer {
             self.stats.kept += 1;
             return None;
         };
+        if self.age < self.params.hold_epochs {
+            self.stats.held += 1;
+            return None;
+        }
         self.stats.changed += 1;
+        self.age = 0;
         self.lines.iter_mut().for_each(|n| *n = 0);
         self.kernel_ns.iter_mut().for_each(|k| *k = 0.0);
         self.window_ns = 0.0;
@@ -349,6 +367,37 @@ mod tests {
         reads.processes[0].writebacks = 0;
         let mut balancer = ChannelBalancer::new(ChannelBalanceParams::default());
         assert_eq!(balancer.plan(&view(&reads)), Some(vec![One(0), One(1), One(0)]));
+    }
+
+    #[test]
+    fn an_assignment_younger_than_hold_epochs_stands() {
+        use crate::os::monitor::{Monitors, ProcessMonitor};
+        // Two readers of 1000 lines an epoch share channel 0, two of 500 channel 1: 2000 against
+        // 1000 (UF 1); one of each per channel balances them. (The view's colours stay as they
+        // were, so the step keeps wanting that change.)
+        let process = |reads| ProcessMonitor { dram_reads: reads, threads: 1, ..Default::default() };
+        let monitors = Monitors {
+            epoch_ns: 1e6,
+            processes: vec![process(1000), process(1000), process(500), process(500)],
+            channel_peak_gbps: 0.5,
+            line_bytes: 64,
+            ..Default::default()
+        };
+        let colours = vec![vec![0, 1], vec![0, 1], vec![2, 3], vec![2, 3]];
+        let view = two_channels(&monitors, &colours);
+        let want = ChannelBalancer::new(ChannelBalanceParams::default()).plan(&view);
+        assert!(want.is_some(), "unbalanced: the step changes the channels at once");
+        let mut held = ChannelBalancer::new(ChannelBalanceParams { hold_epochs: 3, ..Default::default() });
+        assert_eq!(held.plan(&view), None);
+        assert_eq!(held.plan(&view), None);
+        assert_eq!(held.plan(&view), want, "the third epoch's end may change them");
+        let s = &held.stats;
+        assert_eq!((s.held, s.changed, s.kept), (2, 1, 0));
+        // A new assignment stands its own three epochs: the next two ends hold it.
+        assert_eq!((held.plan(&view), held.plan(&view)), (None, None));
+        assert_eq!(held.stats.held, 4);
+        let e = ChannelBalanceParams { hold_epochs: 0, ..Default::default() }.check().unwrap_err();
+        assert_eq!(e.0, "hold_epochs");
     }
 
     /// Colours 0-1 in channel 0, 2-3 in channel 1, 100 frames each.
