@@ -80,8 +80,11 @@ def test_mix_terms_follow_the_metric():
     over = common.mix_term_half_widths("ws_change_over", runs, claim, "buddy")
     assert over == [pytest.approx(math.hypot(change(mix["bpm"], mix["buddy"]), change(mix["tcm"], mix["buddy"])))]
     # extremes, shares and quantities without intervals: no sampling half-width
-    for metric in ("ws_change_worst", "share_not_worse", "rbmiss_change", "energy_change_best", "ws_vs_best"):
+    for metric in ("ws_change_worst", "share_not_worse", "rbmiss_change", "energy_change_best"):
         assert common.mix_term_half_widths(metric, runs, claim, "buddy") is None
+    # against the best of several: the difference of the two runs the maximum chose
+    best = {"policy": "bpm", "versus_best": ["buddy", "tcm"]}
+    assert common.mix_term_half_widths("ws_vs_best", runs, best, "buddy") == [pytest.approx(change(mix["bpm"], mix["tcm"]))]
 
 
 # --- rendering ---------------------------------------------------------------------------------------
@@ -187,3 +190,125 @@ def test_a_row_names_its_population_even_when_it_names_the_machine_the_subject_n
     assert "(measured on: 4 mixes of 4 programs on ccps-4c-64b)" in report.claim_rows([row])[0][1]
     same = Row(CLAIM, "i7-860", [3.0, 5.0], population="i7-860")
     assert "measured on" not in report.claim_rows([same])[0][1]
+
+
+# --- populations drawn from sampled estimates ---------------------------------------------------------
+
+def test_a_mix_is_in_a_population_by_less_than_its_interval_only_when_the_interval_straddles_the_threshold():
+    unsettled = common.membership_unsettled
+    both = lambda b, c, k, h: {"buddy": [run(b, ws_h=h)], "cache-only": [run(c, ws_h=h)],  # noqa: E731
+                               "bank-only": [run(k, ws_h=h)]}
+    # bank-only +1.5 % against a threshold of 1 %, each WS known to +-1 %: either side of it
+    assert unsettled("both-horizontal-help", both(2.0, 2.2, 2.03, 0.02), {})
+    # the same with intervals of +-0.05 %: in it, settled
+    assert not unsettled("both-horizontal-help", both(2.0, 2.2, 2.03, 0.001), {})
+    # out of it whatever the error of bank-only's, since cache-only loses 10 % (both must help)
+    assert not unsettled("both-horizontal-help", both(2.0, 1.8, 2.03, 0.02), {})
+    # detailed runs: no interval, nothing unsettled
+    assert not unsettled("both-horizontal-help", both(2.0, 2.2, 2.03, None), {})
+    claim = {"policy": "x", "versus_best": ["a", "b"]}
+    ahead = lambda x, a, b, h: {"x": [run(x, ws_h=h)], "a": [run(a, ws_h=h)], "b": [run(b, ws_h=h)]}  # noqa: E731
+    assert unsettled("best-versus-ahead", ahead(2.0, 2.01, 1.5, 0.02), claim)  # a ahead by 0.5 %, +-1.4 %
+    assert not unsettled("best-versus-ahead", ahead(2.0, 2.4, 1.5, 0.02), claim)  # a ahead by 20 %
+    assert not unsettled("best-versus-ahead", ahead(2.0, 1.6, 1.5, 0.02), claim)  # both well behind
+    # populations decided by quantities without intervals (UF) are left as drawn
+    assert not unsettled("uf-unbalanced", {"buddy": [run(2.0, ws_h=0.5)]}, {})
+
+
+class _Experiment:
+    """The part of a MixExperiment that populations and figures read: per mix, label -> (WS, its
+    sampling half-width), one seed."""
+
+    def __init__(self, table):
+        self.table, self.baseline = table, "buddy"
+        self.mixes = [[f"m{i}"] * 4 for i in range(len(table))]
+        self.variants = [type("V", (), {"label": label})() for label in table[0]]
+
+    def seed_list(self, settings):
+        return [1]
+
+    def runs(self, results, machine, m, seed):
+        return {label: run(ws, ws_h=h) for label, (ws, h) in self.table[m].items()}
+
+
+def test_a_population_whose_doubtful_mixes_move_the_verdict_is_unresolved_by_sampling():
+    claim = {"id": "vp", "figure": "Fig. 11", "text": "A-VP does not lose", "source": "hvr.md", "kind": "at_least",
+             "value": 0.0, "metric": "ws_change", "policy": "a-vp", "population": "both-horizontal-help",
+             "experiment": "mixes-4"}
+
+    def mix(horizontal, vp, h):
+        return {"buddy": (2.0, h), "cache-only": (2.2, h), "bank-only": (horizontal, h), "a-vp": (vp, h)}
+    # three mixes clearly in (bank-only +10 %), where A-VP gains 2 %; one in by 0.5 % over the
+    # threshold where A-VP loses 20 %; two clearly out
+    table = [mix(2.2, 2.04, 0.02)] * 3 + [mix(2.03, 1.6, 0.02)] + [mix(1.9, 2.5, 0.02)] * 2
+    exps = [(_Experiment(table), "i7-860")]
+    settings = common.Settings(seeds=1)
+    mixes, _ = common.population(exps, {}, claim, settings)
+    assert len(mixes) == 4
+    row = Row(claim, "", [common.mix_value("ws_change", [exps[0][0].runs({}, "", m, 1) for _, _, m in mixes], claim,
+                                           "buddy")])
+    assert verdict.verdict(claim, row.stats["mean"], "", row.per_seed) == verdict.NOT_REPRODUCED  # (3 x 2 - 20) / 4
+    row.sampling_unsettled = common.population_ends(exps, {}, claim, settings, mixes, row)
+    assert row.verdict == verdict.UNRESOLVED
+    text = report.unresolved_text(row)
+    assert text.startswith("1 mix is in or out of its population by less than its sampling interval: "
+                           "without the 1 of them in it, reproduced on 3 mixes"), text
+    assert "(the population as drawn: not reproduced on 4)" in text and "sampling interval ±" not in text
+    # tight intervals settle the doubtful mix: the verdict stands
+    tight = [{k: (ws, 0.0005) for k, (ws, _) in m.items()} for m in table]
+    exps = [(_Experiment(tight), "i7-860")]
+    mixes, _ = common.population(exps, {}, claim, settings)
+    assert len(mixes) == 4 and common.population_ends(exps, {}, claim, settings, mixes, row) == ""
+
+
+def test_a_share_counts_its_close_mixes_at_either_end_and_says_so_when_that_moves_the_verdict():
+    # share_not_worse: 10 mixes, bank-only against buddy, one seed; 8 clearly not worse, 1 clearly
+    # worse (-10 %), 1 at -1.4 % (worse than the 1 % tie) with an interval of about +-1.4 %
+    def mix(ws, h):
+        return {"buddy": run(2.0, ws_h=h), "bank-only": run(ws, ws_h=h)}
+
+    runs = [mix(2.1, 0.02)] * 8 + [mix(1.8, 0.02), mix(1.972, 0.02)]
+    claim = {"policy": "bank-only"}
+    low, high, close = common.share_ends("share_not_worse", [runs], claim, "buddy")
+    assert (low, high, close) == ([0.8], [0.9], 1)
+    assert common.mix_value("share_not_worse", runs, claim, "buddy") == 0.8
+    # detailed runs, and metrics that are not shares: nothing to say
+    detailed = [{"buddy": run(2.0), "bank-only": run(ws)} for ws in (2.1, 1.972)]
+    assert common.share_ends("share_not_worse", [detailed], claim, "buddy") is None
+    assert common.share_ends("ws_change", [runs], claim, "buddy") is None
+    # share_best: against the best of the others in each mix
+    best = {"policy": "x", "versus_best": ["a", "b"]}
+    runs = [{"x": run(2.0, ws_h=0.001), "a": run(2.01, ws_h=0.001), "b": run(1.5, ws_h=0.001)}]
+    assert common.share_ends("share_best", [runs], best, "buddy") == ([1.0], [1.0], 0)  # 0.5 % behind, +-0.07 %: a tie
+    runs = [{"x": run(2.0, ws_h=0.02), "a": run(2.03, ws_h=0.02), "b": run(1.5, ws_h=0.02)}]
+    assert common.share_ends("share_best", [runs], best, "buddy") == ([0.0], [1.0], 1)  # 1.5 % behind, +-1.4 %
+
+
+class _RichExperiment(_Experiment):
+    """:class:`_Experiment` with the core counters a claim's measured cause reads."""
+
+    def runs(self, results, machine, m, seed):
+        out = super().runs(results, machine, m, seed)
+        for r in out.values():
+            r["cores"] = [{"ipc": r["ws"], "instructions": 1000, "llc_mpki": 5.0, "dram_reads": 10, "dram_writes": 2,
+                           "bank_level_parallelism": 1.0, "banks_used": 4, "channels_used": 1}]
+        return out
+
+
+def test_a_claim_on_a_share_whose_close_mixes_move_its_verdict_is_unresolved_and_says_why():
+    claim = {"id": "safe", "figure": "Fig. 3", "text": "bank-only is safe", "source": "hvr.md", "kind": "at_least",
+             "value": 0.9, "metric": "share_not_worse", "policy": "bank-only", "experiment": "mixes-8"}
+
+    def table(h):
+        return ([{"buddy": (2.0, h), "bank-only": (2.1, h)}] * 8 + [{"buddy": (2.0, h), "bank-only": (1.8, h)},
+                                                                    {"buddy": (2.0, h), "bank-only": (1.972, h)}])
+
+    row = common.measure_mix_claim([(_RichExperiment(table(0.02)), "i7-860")], {}, claim, common.Settings(seeds=1))
+    assert row.stats["mean"] == 0.8 and row.verdict == verdict.UNRESOLVED
+    assert report.unresolved_text(row) == (
+        "1 of the 10 mix runs it counts is within its sampling interval of its tie line (1 % slower): counting none "
+        "of them, 0.800 (near miss); all of them, 0.900 (reproduced); longer runs or more units settle it")
+    assert json.loads(json.dumps(report.claim_rows([row])))[0][6] == "**unresolved by sampling**"
+    # tight intervals: the mix is settled as worse, and the verdict stands
+    row = common.measure_mix_claim([(_RichExperiment(table(0.0005)), "i7-860")], {}, claim, common.Settings(seeds=1))
+    assert row.sampling_unsettled == "" and row.verdict == verdict.NEAR_MISS

@@ -508,6 +508,11 @@ class Row:
     #: Why the claim's premise does not hold in the runs (a smaller gain needs two gains), or "":
     #: then the row is a miss whatever its figure, with this as its cause.
     precondition_failed: str = ""
+    #: With sampled runs, what sampling leaves open beyond the figure's half-width: mixes in or
+    #: out of the claim's population by less than their sampling interval (:func:`population_ends`),
+    #: or mixes a share counts on either side of its tie line within theirs (:func:`share_ends`),
+    #: that move the verdict; "" when nothing does or nothing was sampled.
+    sampling_unsettled: str = ""
 
     @property
     def stats(self) -> dict[str, float]:
@@ -517,8 +522,11 @@ class Row:
     def verdict(self) -> str:
         if self.precondition_failed and not self.not_applicable and self.claim.get("kind") != "info":
             return verdict_rule.NOT_REPRODUCED
-        return verdict_rule.sampled_verdict(self.claim, self.stats["mean"], self.not_applicable, self.per_seed,
-                                            self.sampling_half_width)
+        v = verdict_rule.sampled_verdict(self.claim, self.stats["mean"], self.not_applicable, self.per_seed,
+                                         self.sampling_half_width)
+        if self.sampling_unsettled and v not in (verdict_rule.NOT_APPLICABLE, verdict_rule.MEASURED_ONLY):
+            return verdict_rule.UNRESOLVED
+        return v
 
     @property
     def ratio(self) -> float | None:
@@ -669,6 +677,10 @@ def mix_term_half_widths(metric: str, runs: list[dict[str, dict]], claim: dict[s
     shares, quantities without intervals): their figure gets no sampling half-width."""
     p = claim.get("policy")
     v = claim.get("versus") or baseline
+    if metric in ("ws_vs_best", "bestvp_over_horizontal", "vp_over_horizontal"):
+        # A difference of maxima: the half-width of the difference of the two runs the maxima
+        # chose (first order: a close second in either max is not counted).
+        return [_change_half_width(r[a], r[b]) for r in runs for a, b in [_best_of_pair(metric, r, claim)]]
     key = {"ws_change": "ws", "ws_ratio": "ws", "ws_change_over": "ws",
            "ms_change": "ms", "ms_ratio": "ms", "ms_change_over": "ms"}.get(metric)
     if key is None:
@@ -679,6 +691,56 @@ def mix_term_half_widths(metric: str, runs: list[dict[str, dict]], claim: dict[s
     if metric.endswith("_ratio"):
         return [change(r[p], r[v]) for r in runs]
     return [_difference_half_width(change(r[p], r[baseline]), change(r[v], r[baseline])) for r in runs]
+
+
+def _best_of_pair(metric: str, r: dict[str, dict], claim: dict[str, Any]) -> tuple[str, str]:
+    """The two variants whose WS one mix's term of a best-of metric compares (:func:`mix_value`):
+    (the policy or the best VP, the best of those it is judged against)."""
+    best = lambda labels: max(labels, key=lambda k: r[k]["ws"])  # noqa: E731
+    if metric == "ws_vs_best":
+        return claim["policy"], best(claim["versus_best"])
+    vps = [claim["policy"]] if metric == "vp_over_horizontal" else [k for k in r if k.endswith("-vp")]
+    return best(vps), best(["cache-only", "bank-only"])
+
+
+def _share_pair(metric: str, r: dict[str, dict], claim: dict[str, Any], baseline: str) -> tuple[str, str] | None:
+    """The two variants a share metric's per-mix test compares, as :func:`mix_value` counts it
+    (the mix counts when the first's WS is not worse than the second's, within :data:`HELPS_PCT`);
+    None for other metrics."""
+    if metric == "share_best":
+        return claim["policy"], max(claim["versus_best"], key=lambda k: r[k]["ws"])
+    if metric == "share_not_worse":
+        return claim["policy"], baseline
+    return None
+
+
+def share_ends(metric: str, runs_per_seed: list[list[dict[str, dict]]], claim: dict[str, Any],
+               baseline: str) -> tuple[list[float], list[float], int] | None:
+    """For a share of mixes (``share_best``, ``share_not_worse``) of sampled runs: per seed the
+    share with every mix counted whose WS is within its sampling interval of the tie line left
+    out, and with every such mix counted in, and how many (mix, seed) pairs are so close; None
+    for other metrics or detailed runs."""
+    low, high, close, sampled = [], [], 0, False
+    for runs in runs_per_seed:
+        lo = hi = 0
+        for r in runs:
+            pair = _share_pair(metric, r, claim, baseline)
+            if pair is None:
+                return None
+            a, b = r[pair[0]], r[pair[1]]
+            counted = not_worse(a["ws"], b["ws"])
+            h = _change_half_width(a, b)
+            sampled = sampled or h is not None
+            margin = pct(a["ws"], b["ws"]) + HELPS_PCT  # >= 0: counted
+            if h is not None and (not math.isfinite(h) or abs(margin) <= h):
+                close += 1
+                hi += 1
+            else:
+                lo += counted
+                hi += counted
+        low.append(lo / len(runs))
+        high.append(hi / len(runs))
+    return (low, high, close) if sampled else None
 
 
 #: The half-width of a mean of independent estimates (memtint.sampling, shared with sweeps' reports).
@@ -861,6 +923,80 @@ POPULATIONS: dict[str, Population] = {
 }
 
 
+def _change_half_width(a_run: dict[str, Any], b_run: dict[str, Any]) -> float | None:
+    """The sampling half-width of ``pct(a_run["ws"], b_run["ws"])``: over the mix's common alone
+    runs when the runs carry them (:func:`_ws_change_half_width`), else from their own intervals."""
+    if "alone" in a_run and "alone" in b_run:
+        return _ws_change_half_width(a_run, b_run)
+    return _pct_half_width(a_run, b_run, "ws")
+
+
+def membership_unsettled(name: str, runs: dict[str, list[dict]], claim: dict[str, Any]) -> bool:
+    """Whether one mix's membership of population ``name`` rests on a WS comparison closer than
+    its sampling interval (``runs``: label -> runs over seeds, as :data:`POPULATIONS`' tests take
+    them): a comparison's margin is the change of the mean WS over seeds less the population's
+    threshold, its half-width the mean over seeds of the changes' (first order). False for
+    detailed runs and for populations not decided by WS (UF and swapping: their quantities carry
+    no interval)."""
+    if name == "both-horizontal-help":
+        pairs, threshold, combine = [(h, "buddy") for h in ("cache-only", "bank-only")], HELPS_PCT, all
+    elif name == "best-versus-ahead":
+        pairs, threshold, combine = [(p, claim["policy"]) for p in claim["versus_best"]], 0.0, any
+    else:
+        return False
+    if not any(r.get("ws_ci95") or sampling_module.is_sampled(r) for a, b in pairs for r in runs[a] + runs[b]):
+        return False
+    low, high = [], []
+    for a, b in pairs:
+        margin = pct(_mean_ws(runs[a]), _mean_ws(runs[b])) - threshold
+        h = mean_half_width([_change_half_width(x, y) for x, y in zip(runs[a], runs[b])])
+        if h is None or not math.isfinite(h):
+            return True  # sampled, but its error unknown
+        low.append(margin - h > 0)
+        high.append(margin + h > 0)
+    return combine(low) != combine(high)
+
+
+def population_ends(exps: list[tuple[MixExperiment, str]], results: dict[str, Any], claim: dict[str, Any],
+                    settings: Settings, mixes: list[tuple[MixExperiment, str, int]], row: "Row") -> str:
+    """With sampled runs, why ``row``'s population is not settled (for :attr:`Row.sampling_unsettled`),
+    or "": the claim's verdict on its population without the mixes in it by less than their
+    sampling interval, and with those out of it by less, against the verdict on ``mixes``."""
+    name = claim.get("population")
+    if not name or claim.get("kind") == "info" or row.not_applicable:
+        return ""
+    chosen = {(id(e), mach, m) for e, mach, m in mixes}
+    unsettled = []
+    for e, mach, m in [(e, mach, m) for e, mach in exps for m in range(len(e.mixes))]:
+        per_seed = [e.runs(results, mach, m, s) for s in e.seed_list(settings)]
+        if membership_unsettled(name, {v.label: [r[v.label] for r in per_seed] for v in e.variants}, claim):
+            unsettled.append((e, mach, m))
+    if not unsettled:
+        return ""
+    marginal = {(id(e), mach, m) for e, mach, m in unsettled}
+    without = [x for x in mixes if (id(x[0]), x[1], x[2]) not in marginal]
+    with_all = mixes + [x for x in unsettled if (id(x[0]), x[1], x[2]) not in chosen]
+    baseline, seeds = exps[0][0].baseline, exps[0][0].seed_list(settings)
+    here = verdict_rule.verdict(claim, row.stats["mean"], "", row.per_seed)
+
+    def verdict_on(alt: list[tuple[MixExperiment, str, int]]) -> str:
+        if len(alt) < MIN_POPULATION_MIXES:
+            return f"no verdict (fewer than {MIN_POPULATION_MIXES} mixes)"
+        per_seed = [mix_value(claim["metric"], [e.runs(results, mach, m, s) for e, mach, m in alt], claim, baseline)
+                    for s in seeds]
+        return verdict_rule.verdict(claim, statistics.fmean(per_seed), "", per_seed)
+
+    ends = [verdict_on(without), verdict_on(with_all)]
+    if all(v == here for v in ends):
+        return ""
+    n_in = len(mixes) - len(without)
+    return (f"{len(unsettled)} {'mix is' if len(unsettled) == 1 else 'mixes are'} in or out of its population by "
+            f"less than {'its' if len(unsettled) == 1 else 'their'} sampling interval: "
+            f"without the {n_in} of them in it, {ends[0]} on {len(without)} mixes; with the "
+            f"{len(with_all) - len(mixes)} out of it too, {ends[1]} on {len(with_all)} (the population as drawn: "
+            f"{here} on {len(mixes)}); longer runs or more units settle it")
+
+
 def population(exps: list[tuple[MixExperiment, str]], results: dict[str, Any], claim: dict[str, Any],
                settings: Settings) -> tuple[list[tuple[MixExperiment, str, int]], str]:
     """The mixes a claim is measured on: (experiment, machine, mix index) for every mix of
@@ -932,6 +1068,19 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
     row = Row(claim, subject, per_seed)
     row.population = described
     row.sampling_half_width = mean_half_width(terms) if terms is not None else None
+    row.sampling_unsettled = population_ends(exps, results, claim, settings, mixes, row)
+    shares = share_ends(claim["metric"], [[e.runs(results, mach, m, s) for e, mach, m in mixes] for s in seeds], claim,
+                        baseline) if claim.get("kind") != "info" and not row.sampling_unsettled else None
+    if shares is not None and shares[2]:
+        here = verdict_rule.verdict(claim, row.stats["mean"], "", row.per_seed)
+        ends = [verdict_rule.verdict(claim, statistics.fmean(x), "", x) for x in shares[:2]]
+        if any(v != here for v in ends):
+            row.sampling_unsettled = (
+                f"{shares[2]} of the {len(mixes) * len(seeds)} mix runs it counts {'is' if shares[2] == 1 else 'are'} "
+                f"within {'its' if shares[2] == 1 else 'their'} sampling interval of "
+                f"its tie line ({HELPS_PCT:g} % slower): counting none of them, {_fmt(statistics.fmean(shares[0]))} "
+                f"({ends[0]}); all of them, {_fmt(statistics.fmean(shares[1]))} ({ends[1]}); longer runs or more "
+                "units settle it")
     row.detail = explain(pairs, top=3, labels=labels, first=mechanism(claim))
     all_runs = [e.runs(results, mach, m, s) for s in seeds for e, mach, m in mixes]
     if len(seeds) == 1 and len(all_runs) > 1 and claim["metric"] in MEAN_OVER_MIXES:

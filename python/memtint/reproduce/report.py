@@ -90,15 +90,20 @@ def fmt_half_width(metric: str, h: float) -> str:
 
 
 def unresolved_text(row: Row) -> str:
-    """Why a sampled figure has no verdict: the verdicts its sampling interval reaches."""
+    """Why a sampled figure has no verdict: the verdicts its sampling interval reaches, and the
+    verdicts on its population without and with the mixes its sampling leaves in doubt."""
     h, mean = row.sampling_half_width, row.stats["mean"]
-    if h is None or not math.isfinite(h):
-        return "a core measured fewer than two units, so the figure's sampling error is unknown"
-    ends = [verdict_rule.verdict(row.claim, mean + d, row.not_applicable, [x + d for x in row.per_seed])
-            for d in (-h, h)]
-    return (f"the sampling interval ± {fmt_half_width(row.claim['metric'], h)} reaches {ends[0]} at its low end and "
-            f"{ends[1]} at its high end (the mean alone: {verdict_rule.verdict(row.claim, mean, row.not_applicable, row.per_seed)}); "
-            "longer runs or more units narrow it")
+    here = verdict_rule.verdict(row.claim, mean, row.not_applicable, row.per_seed)
+    interval = ""
+    if h is not None and math.isfinite(h):
+        ends = [verdict_rule.verdict(row.claim, mean + d, row.not_applicable, [x + d for x in row.per_seed])
+                for d in (-h, h)]
+        if any(e != here for e in ends):
+            interval = (f"the sampling interval ± {fmt_half_width(row.claim['metric'], h)} reaches {ends[0]} at its low "
+                        f"end and {ends[1]} at its high end (the mean alone: {here}); longer runs or more units narrow it")
+    elif h is not None or not row.sampling_unsettled:
+        interval = "a core measured fewer than two units, so the figure's sampling error is unknown"
+    return "; ".join(t for t in (row.sampling_unsettled, interval) if t)
 
 
 def sampled_text(row: Row) -> str:
@@ -529,7 +534,8 @@ def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -
     row its claim id, subject, verdict, our mean and seeds, the subject's measured DRAM requests
     per kilo-instruction, when not applicable, why, with one seed its value on each mix of a mean
     over mixes (``per_mix``), and, when its figure was sampled, the half-width of its 95 % sampling
-    interval (``sampling_half_width``; absent for detailed runs)."""
+    interval (``sampling_half_width``; absent for detailed runs) and why its population is not
+    settled (``sampling_unsettled``, when it is not)."""
     import json
 
     data = [{"id": r.claim["id"], "subject": r.subject, "verdict": r.verdict, "paper": r.claim.get("value"),
@@ -542,7 +548,8 @@ def write_rows(path: str, rows: list[Row], meta: dict[str, Any] | None = None) -
              **({"rt_loads": r.rt_loads} if r.rt_loads is not None else {}),
              **({"displaced_pages": r.displaced_pages} if r.displaced_pages is not None else {}),
              **({"sampling_half_width": _finite(r.sampling_half_width)}
-                if r.sampling_half_width is not None else {})} for r in rows]
+                if r.sampling_half_width is not None else {}),
+             **({"sampling_unsettled": r.sampling_unsettled} if r.sampling_unsettled else {})} for r in rows]
     out = {"rows": data, "min_dram_pki": verdict_rule.MIN_DRAM_PKI}
     if meta:
         out["meta"] = meta

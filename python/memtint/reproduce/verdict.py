@@ -28,6 +28,8 @@ another report; they get no verdict.
 A figure of sampled runs (``memtint reproduce --sample``) has a sampling half-width ``h``: when
 the verdict at ``m - h`` or ``m + h`` (every seed moved with it) differs from the one at ``m``, the
 claim is **unresolved by sampling**: the sampling error alone could move it to another verdict.
+So is a claim whose population, or share of mixes, changes verdict with the mixes its sampling
+leaves in doubt (``Row.sampling_unsettled``, memtint.reproduce.common).
 """
 
 from __future__ import annotations
