@@ -85,6 +85,10 @@ def test_mix_terms_follow_the_metric():
     # against the best of several: the difference of the two runs the maximum chose
     best = {"policy": "bpm", "versus_best": ["buddy", "tcm"]}
     assert common.mix_term_half_widths("ws_vs_best", runs, best, "buddy") == [pytest.approx(change(mix["bpm"], mix["tcm"]))]
+    # ... and nothing for detailed runs, whose figure gets no half-width (a detailed report reads as before)
+    detailed = [{k: run(r["ws"]) for k, r in mix.items()}]
+    terms = common.mix_term_half_widths("ws_vs_best", detailed, best, "buddy")
+    assert terms == [None] and common.mean_half_width(terms) is None
 
 
 # --- rendering ---------------------------------------------------------------------------------------
