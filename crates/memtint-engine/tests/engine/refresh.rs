@@ -260,8 +260,13 @@ fn the_checker_holds_pulled_in_refreshes_to_eight_ahead() {
     assert!(c.observe(&rec(2 * t.tREFI)).is_empty());
 }
 
-/// Reads to random banks and rows of rank 0 every `gap` cycles over [0, to).
+/// Reads to random banks and rows of rank 0 every `gap` cycles over [0, to) (a quarter writes).
 fn random_reads(cfg: &MemoryConfig, to: u64, gap: u64, seed: u64) -> Vec<DramRequest> {
+    random_to_ranks(cfg, to, gap, seed, 1)
+}
+
+/// `random_reads` over the first `ranks` ranks, each request's rank random too.
+fn random_to_ranks(cfg: &MemoryConfig, to: u64, gap: u64, seed: u64, ranks: u32) -> Vec<DramRequest> {
     let mut x = seed | 1;
     let banks = (cfg.org.bank_groups * cfg.org.banks_per_group) as u64;
     (0..to)
@@ -273,7 +278,7 @@ fn random_reads(cfg: &MemoryConfig, to: u64, gap: u64, seed: u64) -> Vec<DramReq
             let bank = x % banks;
             let d = DramAddress {
                 channel: 0,
-                rank: 0,
+                rank: (x >> 50) as u32 % ranks,
                 bank_group: (bank / cfg.org.banks_per_group as u64) as u32,
                 bank: (bank % cfg.org.banks_per_group as u64) as u32,
                 row: (x >> 8) as u32 % 4096,
@@ -397,30 +402,6 @@ fn same_bank_refresh_refreshes_each_bank_index_every_trefi2_and_interferes_less(
     assert!(e.contains("REFPB") && e.contains("\"same-bank\""), "{e}");
 }
 
-/// Reads and writes to random banks and rows of both ranks every `gap` cycles over [0, to).
-fn random_over_ranks(cfg: &MemoryConfig, to: u64, gap: u64, seed: u64) -> Vec<DramRequest> {
-    let mut x = seed | 1;
-    let banks = (cfg.org.bank_groups * cfg.org.banks_per_group) as u64;
-    (0..to)
-        .step_by(gap as usize)
-        .map(|t| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let bank = x % banks;
-            let d = DramAddress {
-                channel: 0,
-                rank: (x >> 50) as u32 % cfg.org.ranks,
-                bank_group: (bank / cfg.org.banks_per_group as u64) as u32,
-                bank: (bank % cfg.org.banks_per_group as u64) as u32,
-                row: (x >> 8) as u32 % 4096,
-                column: ((x >> 24) as u32 % (cfg.org.columns / cfg.org.burst_length)) * cfg.org.burst_length,
-            };
-            DramRequest { addr: cfg.mapping.encode(&d), is_write: x >> 40 & 3 == 0, arrival: Some(t) }
-        })
-        .collect()
-}
-
 /// `controller.refresh_holds`: while a rank's REF waits to issue, "target" holds back only that
 /// rank and keeps opening rows in the other, "channel" (Ramulator 2.1's rule) opens no row in any
 /// rank until the REF issues. On both controller implementations, checked, with the same
@@ -434,7 +415,7 @@ fn a_refresh_holding_the_channel_opens_no_row_in_any_rank_until_its_ref() {
         let cfg = machine("ddr4-2400", over);
         let mut opts = DramSimOptions::new(64);
         (opts.check, opts.keep_commands) = (true, true);
-        let mut src = VecSource::new(random_over_ranks(&cfg, 200_000, 3, 11));
+        let mut src = VecSource::new(random_to_ranks(&cfg, 200_000, 3, 11, cfg.org.ranks));
         let (mem, totals) = simulate(&cfg, &mut src as &mut dyn TraceSource, true, opts).unwrap();
         assert_eq!(totals.violations, 0, "{holds}: {:#?}", totals.violation_examples);
         let v = dram_report::report(&cfg, &mem, &totals, opts);
