@@ -28,10 +28,11 @@ PGO_ON := $(shell a='$(RUSTC_LLVM)'; b='$(PGO_LLVM)'; [ -n "$$a" ] && [ -n "$$b"
 else
 PGO_ON := $(PGO)
 endif
-# A digest of the engine's sources the profile was trained on: when they differ, functions that
-# changed build without profile guidance, and make says so.
+# A digest of the engine's sources the profile was trained on (what the extension compiles, not
+# the tests or examples): when they differ, functions that changed build without profile
+# guidance, and make says so.
 PGO_SOURCES := bench/pgo/sources
-PGO_DIGEST   = find crates -name '*.rs' -print0 | LC_ALL=C sort -z | xargs -0 cat | sha256sum | cut -d' ' -f1
+PGO_DIGEST   = find crates -name '*.rs' -not -path '*/tests/*' -not -path '*/examples/*' -print0 | LC_ALL=C sort -z | xargs -0 cat | sha256sum | cut -d' ' -f1
 PGO_DIR  := $(abspath target/pgo)
 PGO_DATA := $(PGO_DIR)/memtint.profdata
 ifeq ($(PGO_ON),1)
