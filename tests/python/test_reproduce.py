@@ -970,6 +970,30 @@ def test_progress_estimates_the_time_left_from_the_jobs_cost():
     assert "eta unknown yet" in stream.getvalue() and "nan" not in stream.getvalue()
 
 
+def test_runs_the_cache_gives_back_do_not_shorten_the_time_left():
+    # 90 of 100 equal runs read back from the run cache in no time, then one simulated in 10 s:
+    # 9 are left, about 90 s, not the 0.1 s a rate over all 91 done would promise.
+    import io
+
+    from memtint.reproduce.runner import Progress
+
+    stream = io.StringIO()
+    bar = Progress(100, enabled=False, every=1e9, stream=stream, work=100.0)
+    for _ in range(90):
+        bar.skip("shared", 1.0, cached=True)
+    bar.start -= 10.0
+    bar.every = 0.0
+    bar.advance("shared", 1.0)
+    runs, eta = re.search(r"(\d+/\d+ \(90 from the run cache\)) runs, \d+ s elapsed, eta (\d+) s",
+                          stream.getvalue()).groups()
+    assert runs.startswith("91/100") and 85 <= int(eta) <= 95
+    # Everything read back: nothing left, the time left is 0, not unknown.
+    stream = io.StringIO()
+    bar = Progress(1, enabled=False, every=0.0, stream=stream, work=5.0)
+    bar.skip("alone", 5.0, cached=True)
+    assert "eta 0 s" in stream.getvalue()
+
+
 def test_a_failed_runs_error_names_what_it_ran():
     from memtint.reproduce.runner import job_label
 

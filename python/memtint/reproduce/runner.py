@@ -159,13 +159,18 @@ def job_cost(job: dict[str, Any]) -> float:
 
 class Progress:
     """A rich bar over all runs on a terminal; otherwise a plain line at most every ``every`` s.
-    The bar and the time left follow ``work`` (the jobs' :func:`job_cost`, default one a run)."""
+    The bar and the time left follow ``work`` (the jobs' :func:`job_cost`, default one a run).
+    A run not simulated (:meth:`skip`: the run cache gave it back, or the run it needed failed)
+    counts as done but takes its work out of the total instead of adding it to what was done: the rate and the time left are the simulations'
+    (counted as done, a thousand runs read back in seconds made the time left a tenth of the real
+    one for the rest of the reproduction)."""
 
     def __init__(self, total: int, enabled: bool | None = None, every: float = 30.0,
                  stream=None, label: str = "reproduce", work: float | None = None) -> None:
         self.label = label
         self.total, self.done, self.every = total, 0, every
         self.work_total, self.work_done = (work if work else float(total)), 0.0
+        self.reused = 0
         self.start = self.last = time.perf_counter()
         self.stream = stream or sys.stderr
         self.bar = None
@@ -180,7 +185,7 @@ class Progress:
                                         TextColumn("{task.fields[runs]} runs"), TaskProgressColumn(),
                                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
                                         console=console, transient=False)
-                self.task = self.bar.add_task(label, total=self.work_total, runs=f"0/{total}")
+                self.task = self.bar.add_task(label, total=self.work_total, runs=self._runs())
 
     def __enter__(self) -> "Progress":
         if self.bar:
@@ -193,22 +198,40 @@ class Progress:
         elif self.total:
             self._line()
 
+    def _runs(self) -> str:
+        return f"{self.done}/{self.total}" + (f" ({self.reused} from the run cache)" if self.reused else "")
+
     def _line(self) -> None:
         elapsed = time.perf_counter() - self.start
         rate = self.work_done / elapsed if elapsed > 0 else 0.0
-        left = f"eta {(self.work_total - self.work_done) / rate:.0f} s" if rate > 0 else "eta unknown yet"
-        self.stream.write(f"{self.label}: {self.done}/{self.total} runs, {elapsed:.0f} s elapsed, {left}\n")
+        left = max(0.0, self.work_total - self.work_done)
+        eta = "eta 0 s" if not left else f"eta {left / rate:.0f} s" if rate > 0 else "eta unknown yet"
+        self.stream.write(f"{self.label}: {self._runs()} runs, {elapsed:.0f} s elapsed, {eta}\n")
         self.stream.flush()
 
-    def advance(self, what: str = "", work: float = 1.0) -> None:
-        self.done += 1
-        self.work_done += work
+    def _show(self, what: str) -> None:
         if self.bar:
-            self.bar.update(self.task, advance=work, runs=f"{self.done}/{self.total}",
-                            description=f"{self.label} {what}".strip())
+            # All of it read back: a full bar, not rich's 0 % of a total of 0.
+            total = self.work_total if self.work_total > 0 else 1.0
+            self.bar.update(self.task, total=total, completed=min(self.work_done, total) if self.work_total > 0
+                            else total, runs=self._runs(), description=f"{self.label} {what}".strip())
         elif time.perf_counter() - self.last >= self.every:
             self.last = time.perf_counter()
             self._line()
+
+    def advance(self, what: str = "", work: float = 1.0) -> None:
+        """A run simulated now, of ``work`` cost units."""
+        self.done += 1
+        self.work_done += work
+        self._show(what)
+
+    def skip(self, what: str = "", work: float = 1.0, cached: bool = False) -> None:
+        """A run not simulated (``cached``: the run cache gave it back): done, and ``work`` fewer
+        cost units to simulate."""
+        self.done += 1
+        self.reused += cached
+        self.work_total -= work
+        self._show(what)
 
 
 def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, progress: bool | None = None,
@@ -243,7 +266,7 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
                     kept = cache.lookup(j["key"]) if cache is not None else None
                     if kept is not None:
                         results[j["key"]] = kept[0]
-                        bar.advance(j["phase"], job_cost(j))
+                        bar.skip(j["phase"], job_cost(j), cached=True)
                         if on_done:
                             on_done({"key": j["key"], "status": "ok", "result": kept[0], "seconds": kept[1],
                                      "cached": True})
@@ -251,7 +274,7 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
                     paced = results.get(j["schedule_from"]) if j.get("schedule_from") else None
                     if j.get("schedule_from") and paced is None:
                         errors.append(f"{job_label(j)}: the run whose units it replays failed")
-                        bar.advance(j["phase"], job_cost(j))
+                        bar.skip(j["phase"], job_cost(j))
                         continue
                     if paced is not None or j.get("profiles_from"):  # what earlier runs give it, on a copy
                         spec = json.loads(json.dumps(j["spec"]))
