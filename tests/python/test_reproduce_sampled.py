@@ -79,9 +79,12 @@ def test_mix_terms_follow_the_metric():
     # a difference of two changes against the baseline: their half-widths in quadrature
     over = common.mix_term_half_widths("ws_change_over", runs, claim, "buddy")
     assert over == [pytest.approx(math.hypot(change(mix["bpm"], mix["buddy"]), change(mix["tcm"], mix["buddy"])))]
-    # extremes, shares and quantities without intervals: no sampling half-width
-    for metric in ("ws_change_worst", "share_not_worse", "rbmiss_change", "energy_change_best"):
+    # shares, the best mix's energy and quantities without intervals: no sampling half-width
+    for metric in ("share_not_worse", "rbmiss_change", "energy_change_best"):
         assert common.mix_term_half_widths(metric, runs, claim, "buddy") is None
+    # the worst mix: one term, that mix's change's half-width when no other mix comes near it
+    assert common.mix_term_half_widths("ws_change_worst", runs, claim, "buddy") == [
+        pytest.approx(change(mix["bpm"], mix["buddy"]))]
     # against the best of several: the difference of the two runs the maximum chose
     best = {"policy": "bpm", "versus_best": ["buddy", "tcm"]}
     assert common.mix_term_half_widths("ws_vs_best", runs, best, "buddy") == [pytest.approx(change(mix["bpm"], mix["tcm"]))]
@@ -89,6 +92,16 @@ def test_mix_terms_follow_the_metric():
     detailed = [{k: run(r["ws"]) for k, r in mix.items()}]
     terms = common.mix_term_half_widths("ws_vs_best", detailed, best, "buddy")
     assert terms == [None] and common.mean_half_width(terms) is None
+
+
+def test_the_worst_mix_s_half_width_counts_a_close_second():
+    # Changes -3 ± 0.5 and -2.8 ± 1.0: the minimum lies in [min(-3.5, -3.8), min(-2.5, -1.8)] =
+    # [-3.8, -2.5], so 0.8 below the figure; the worst mix's own ± 0.5 would not hold -2.8's low end.
+    assert common._minimum_half_width([-3.0, -2.8], [0.5, 1.0]) == pytest.approx(0.8)
+    assert common._minimum_half_width([-3.0, 5.0], [0.5, 1.0]) == pytest.approx(0.5)  # far apart: its own
+    assert common._minimum_half_width([-3.0, -2.8], [None, 0.1]) == pytest.approx(0.0)  # a detailed minimum
+    assert common._minimum_half_width([-3.0, -2.8], [None, None]) is None
+    assert common._minimum_half_width([-3.0, -2.8], [0.5, math.inf]) == math.inf
 
 
 # --- rendering ---------------------------------------------------------------------------------------

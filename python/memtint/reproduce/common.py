@@ -672,11 +672,15 @@ def _difference_half_width(h1: float | None, h2: float | None) -> float | None:
 def mix_term_half_widths(metric: str, runs: list[dict[str, dict]], claim: dict[str, Any],
                          baseline: str) -> list[float | None] | None:
     """The sampling half-widths of the per-mix terms :func:`mix_value` averages for one seed
-    (``runs``: per mix, label -> run), for the metrics that are means of WS or MS changes:
-    a term is None when nothing it rests on was sampled. None for the other metrics (extremes,
-    shares, quantities without intervals): their figure gets no sampling half-width."""
+    (``runs``: per mix, label -> run), for the metrics that are means of WS or MS changes, and
+    the worst mix's WS change (one term): a term is None when nothing it rests on was sampled.
+    None for the other metrics (shares, the best mix's power or energy, quantities without
+    intervals): their figure gets no sampling half-width."""
     p = claim.get("policy")
     v = claim.get("versus") or baseline
+    if metric == "ws_change_worst":
+        return [_minimum_half_width([pct(r[p]["ws"], r[baseline]["ws"]) for r in runs],
+                                    [_ws_change_half_width(r[p], r[baseline]) for r in runs])]
     if metric in ("ws_vs_best", "bestvp_over_horizontal", "vp_over_horizontal"):
         # A difference of maxima: the half-width of the difference of the two runs the maxima
         # chose (first order: a close second in either max is not counted).
@@ -691,6 +695,21 @@ def mix_term_half_widths(metric: str, runs: list[dict[str, dict]], claim: dict[s
     if metric.endswith("_ratio"):
         return [change(r[p], r[v]) for r in runs]
     return [_difference_half_width(change(r[p], r[baseline]), change(r[v], r[baseline])) for r in runs]
+
+
+def _minimum_half_width(values: list[float], halves: list[float | None]) -> float | None:
+    """The half-width of ``min(values)`` when each value is an estimate within its half-width:
+    the interval's ends are the values' lowest low end and lowest high end, so a close second
+    widens it (the larger distance of the two ends from the minimum). None when no value was
+    sampled; infinite when one's half-width is."""
+    if all(h is None for h in halves):
+        return None
+    hs = [h or 0.0 for h in halves]
+    if not all(math.isfinite(h) for h in hs):
+        return math.inf
+    low = min(x - h for x, h in zip(values, hs))
+    high = min(x + h for x, h in zip(values, hs))
+    return max(min(values) - low, high - min(values))
 
 
 def _best_of_pair(metric: str, r: dict[str, dict], claim: dict[str, Any]) -> tuple[str, str]:
