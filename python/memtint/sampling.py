@@ -330,6 +330,26 @@ def difference_intervals(alone: list[dict[str, Any]], run: dict[str, Any], other
     }
 
 
+def traffic_half_width(core: dict[str, Any]) -> float | None:
+    """The 95 % half-width of a sampled core's DRAM traffic, lines per 1000 CPU cycles
+    (:func:`memtint.comparison.dram_traffic`, which a sampled run measures over its units): the
+    ratio estimator's over the units' requests (``unit_row_accesses``: reads and write-backs) and
+    cycles (Cochran §6.4). None for a detailed core; infinite for fewer than two units, or a
+    sampled core whose units' requests were not kept."""
+    s = core.get("sampling")
+    if not s:
+        return None
+    requests, cycles = s.get("unit_row_accesses"), s.get("unit_cycles")
+    if not requests or not cycles or len(requests) != len(cycles) or len(cycles) < 2 or not sum(cycles):
+        return math.inf
+    n = len(cycles)
+    r = sum(requests) / sum(cycles)
+    mean_cycles = sum(cycles) / n
+    residuals = [a - r * c for a, c in zip(requests, cycles)]
+    variance = sum(e * e for e in residuals) / (n - 1) / n / mean_cycles ** 2
+    return 1000.0 * Z95 * math.sqrt(variance)
+
+
 def mean_half_width(terms: Sequence[float | None]) -> float | None:
     """The half-width of the mean of k independent estimates with half-widths h_i:
     sqrt(sum h_i^2) / k (a term without one, None, is detailed and adds nothing); None when no

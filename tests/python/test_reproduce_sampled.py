@@ -228,8 +228,6 @@ def test_a_mix_is_in_a_population_by_less_than_its_interval_only_when_the_interv
     assert unsettled("best-versus-ahead", ahead(2.0, 2.01, 1.5, 0.02), claim)  # a ahead by 0.5 %, +-1.4 %
     assert not unsettled("best-versus-ahead", ahead(2.0, 2.4, 1.5, 0.02), claim)  # a ahead by 20 %
     assert not unsettled("best-versus-ahead", ahead(2.0, 1.6, 1.5, 0.02), claim)  # both well behind
-    # populations decided by quantities without intervals (UF) are left as drawn
-    assert not unsettled("uf-unbalanced", {"buddy": [run(2.0, ws_h=0.5)]}, {})
 
 
 class _Experiment:
@@ -329,3 +327,78 @@ def test_a_claim_on_a_share_whose_close_mixes_move_its_verdict_is_unresolved_and
     # tight intervals: the mix is settled as worse, and the verdict stands
     row = common.measure_mix_claim([(_RichExperiment(table(0.0005)), "i7-860")], {}, claim, common.Settings(seeds=1))
     assert row.sampling_unsettled == "" and row.verdict == verdict.NEAR_MISS
+
+
+# --- the UF populations and rule under sampling -----------------------------------------------------
+
+def traffic_core(units, cycles_per_unit=1000):
+    """A core whose units made ``units`` DRAM requests each, in ``cycles_per_unit`` cycles each
+    (None: a detailed core with their totals)."""
+    core = {"ipc": 1.0, "dram_reads": sum(units), "dram_writes": 0, "cycles": cycles_per_unit * len(units)}
+    return core | {"sampling": {"unit_row_accesses": list(units), "unit_cycles": [cycles_per_unit] * len(units)}}
+
+
+def detailed(core):
+    return {k: v for k, v in core.items() if k != "sampling"}
+
+
+def test_a_sampled_core_s_traffic_has_the_ratio_estimator_s_interval():
+    core = traffic_core([10, 12, 8, 10])  # 10 requests per 1000 cycles; residuals 0, 2, -2, 0
+    assert common.comparison.dram_traffic(core) == pytest.approx(10.0)
+    assert sampling.traffic_half_width(core) == pytest.approx(sampling.Z95 * math.sqrt(8 / 3 / 4))
+    assert sampling.traffic_half_width(detailed(core)) is None
+    assert sampling.traffic_half_width(traffic_core([10])) == math.inf  # one unit: no spread known
+    unkept = {**core, "sampling": {"unit_cycles": [1000] * 4}}  # a run kept before the units' requests were
+    assert sampling.traffic_half_width(unkept) == math.inf
+
+
+def test_the_best_split_s_uf_range_holds_every_traffic_within_the_intervals():
+    import itertools
+    import random
+
+    run = {"cores": [traffic_core(u) for u in ([40, 46, 34, 40], [10, 11, 9, 10], [12, 14, 10, 12], [6, 7, 5, 6])]}
+    low, high = common.best_split_uf_range(run)
+    nominal = common.best_split_uf(run)
+    assert low < nominal < high
+    exact = {"cores": [detailed(c) for c in run["cores"]]}
+    assert common.best_split_uf_range(exact) == (pytest.approx(nominal), pytest.approx(nominal))
+    bounds = common._traffic_bounds(run)
+    rng = random.Random(7)
+    points = [[rng.uniform(lo, hi) for lo, hi in bounds] for _ in range(2000)] + list(itertools.product(*bounds))
+    seen = []
+    for point in points:
+        cores = [{"dram_reads": 1000 * x, "dram_writes": 0, "cycles": 1_000_000} for x in point]
+        seen.append(common.best_split_uf({"cores": cores}))
+        assert low - 1e-9 <= seen[-1] <= high + 1e-9
+    assert min(seen) == pytest.approx(low)  # the low end is reached (at a corner)
+
+
+def test_a_mix_near_the_uf_threshold_is_unsettled_only_when_sampled():
+    # Two programs: traffic 12 and 10 per 1000 cycles, the best split's UF 0.2 (the threshold).
+    near = {"buddy": [{"cores": [traffic_core([12, 14, 10, 12]), traffic_core([10, 11, 9, 10])]}] * 3}
+    assert common.membership_unsettled("uf-unbalanced", near, {}) is True
+    assert common.membership_unsettled("uf-unbalanced",
+                                       {"buddy": [{"cores": [detailed(c) for c in r["cores"]]} for r in near["buddy"]]},
+                                       {}) is False
+    far = {"buddy": [{"cores": [traffic_core([30, 33, 27, 30]), traffic_core([10, 11, 9, 10])]}] * 3}  # UF 2
+    assert common.membership_unsettled("uf-unbalanced", far, {}) is False
+    # static BPM+ balanced within its interval, buddy busy whatever: unsettled by the balance alone
+    busy = {"bpm-plus": [{"cores": [traffic_core([12, 14, 10, 12]) | {"channels": [0]},
+                                    traffic_core([10, 11, 9, 10]) | {"channels": [1]}]}] * 3,
+            "buddy": [{"bandwidth_gbps": 9.0, "cores": [traffic_core([12, 14, 10, 12]), traffic_core([10, 11, 9, 10])]}] * 3}
+    assert common.membership_unsettled("uf-balanced-busy", busy, {}) is True
+    idle = {**busy, "buddy": [{**r, "bandwidth_gbps": 0.5} for r in busy["buddy"]]}  # out, whatever the balance
+    assert common.membership_unsettled("uf-balanced-busy", idle, {}) is False
+
+
+def test_the_uf_rule_s_share_counts_a_mix_on_either_side_when_its_uf_is_within_its_interval():
+    cores = [traffic_core([12, 14, 10, 12]), traffic_core([10, 11, 9, 10])]  # best split's UF: 0.2 ± more
+    mix = {"buddy": {"ws": 2.0, "cores": cores},
+           "bpm": {"ws": 2.0, "cores": [{"ipc": 1.0}] * 2},
+           "bpm-plus": {"ws": 2.2, "cores": [{"ipc": 1.1}] * 2}}  # detailed: BPM+ is 10 % better
+    # the rule picks BPM+ at UF 0.2 (right) and BPM above it (wrong): the mix is open
+    low, high, close = common.share_ends("uf_rule_right", [[mix]], {}, "buddy")
+    assert (low, high, close) == ([0.0], [100.0], 1)
+    settled = {**mix, "buddy": {"ws": 2.0, "cores": [detailed(c) for c in cores]}}
+    assert common.share_ends("uf_rule_right", [[settled]], {}, "buddy") is None  # nothing sampled
+    assert common.mix_value("uf_rule_right", [settled], {}, "buddy") == 100.0

@@ -733,32 +733,60 @@ def _share_pair(metric: str, r: dict[str, dict], claim: dict[str, Any], baseline
     return None
 
 
+def _share_outcomes(metric: str, r: dict[str, dict], claim: dict[str, Any],
+                    baseline: str) -> tuple[set[bool], bool] | None:
+    """Whether one mix counts in a share of mixes, as the outcomes its sampling intervals leave
+    open ({True}, {False} or both), and whether anything it rests on was sampled; None for other
+    metrics. ``uf_rule_right`` is open when the best split's UF under buddy is within its interval
+    of the threshold and the two picks fare differently, or when the pick's WS is within its
+    interval of the tie line."""
+    sampled = False
+    if metric == "uf_rule_right":
+        low, high = best_split_uf_range(r["buddy"])
+        picks = (["bpm"] if high > UF_THRESHOLD else []) + (["bpm-plus"] if low <= UF_THRESHOLD else [])
+        pairs = [(pick, "bpm-plus" if pick == "bpm" else "bpm") for pick in picks]
+        sampled = any(sampling_module.traffic_half_width(c) is not None for c in r["buddy"]["cores"])
+    else:
+        pair = _share_pair(metric, r, claim, baseline)
+        if pair is None:
+            return None
+        pairs = [pair]
+    outcomes: set[bool] = set()
+    for a, b in pairs:
+        h = _change_half_width(r[a], r[b])
+        sampled = sampled or h is not None
+        margin = pct(r[a]["ws"], r[b]["ws"]) + HELPS_PCT  # >= 0: not worse, counted
+        if h is not None and (not math.isfinite(h) or abs(margin) <= h):
+            outcomes |= {True, False}
+        else:
+            outcomes.add(margin >= 0)
+    return outcomes, sampled
+
+
 def share_ends(metric: str, runs_per_seed: list[list[dict[str, dict]]], claim: dict[str, Any],
                baseline: str) -> tuple[list[float], list[float], int] | None:
-    """For a share of mixes (``share_best``, ``share_not_worse``) of sampled runs: per seed the
-    share with every mix counted whose WS is within its sampling interval of the tie line left
-    out, and with every such mix counted in, and how many (mix, seed) pairs are so close; None
-    for other metrics or detailed runs."""
+    """For a share of mixes (``share_best``, ``share_not_worse``, ``uf_rule_right``) of sampled
+    runs: per seed the share with every mix whose count its sampling intervals leave open
+    (:func:`_share_outcomes`) left out, and with every such mix counted in, and how many (mix,
+    seed) pairs are open; None for other metrics or detailed runs."""
     low, high, close, sampled = [], [], 0, False
+    scale = 100.0 if metric == "uf_rule_right" else 1.0  # a percentage, the others fractions (mix_value)
     for runs in runs_per_seed:
         lo = hi = 0
         for r in runs:
-            pair = _share_pair(metric, r, claim, baseline)
-            if pair is None:
+            found = _share_outcomes(metric, r, claim, baseline)
+            if found is None:
                 return None
-            a, b = r[pair[0]], r[pair[1]]
-            counted = not_worse(a["ws"], b["ws"])
-            h = _change_half_width(a, b)
-            sampled = sampled or h is not None
-            margin = pct(a["ws"], b["ws"]) + HELPS_PCT  # >= 0: counted
-            if h is not None and (not math.isfinite(h) or abs(margin) <= h):
+            outcomes, was_sampled = found
+            sampled = sampled or was_sampled
+            if len(outcomes) > 1:
                 close += 1
                 hi += 1
             else:
-                lo += counted
-                hi += counted
-        low.append(lo / len(runs))
-        high.append(hi / len(runs))
+                lo += True in outcomes
+                hi += True in outcomes
+        low.append(scale * lo / len(runs))
+        high.append(scale * hi / len(runs))
     return (low, high, close) if sampled else None
 
 
@@ -852,6 +880,61 @@ def best_split_uf(run: dict[str, Any]) -> float:
         if min(a, b) > 0:
             best = min(best, abs(a - b) / min(a, b))
     return best
+
+
+def _traffic_bounds(run: dict[str, Any]) -> list[tuple[float, float]]:
+    """Each core's DRAM traffic (:func:`memtint.comparison.dram_traffic`) as a range: its
+    sampling interval (:func:`memtint.sampling.traffic_half_width`), or the value itself in a
+    detailed run."""
+    out = []
+    for c in run["cores"]:
+        x, h = comparison.dram_traffic(c), sampling_module.traffic_half_width(c)
+        out.append((x, x) if h is None else (max(0.0, x - h), x + h))
+    return out
+
+
+def _imbalance_range(loads: list[tuple[float, float]]) -> tuple[float, float]:
+    """The range of (max - min) / min of loads each within ``[low, high]``: the highest is the
+    largest high over another's low (exact); the lowest, the largest low over another's high, at
+    least 0 (exact for two loads, a bound below for more)."""
+    inf = float("inf")
+
+    def ratio(x: float, y: float) -> float:
+        return x / y - 1.0 if y > 0 else (inf if x > 0 else 0.0)
+
+    pairs = [(a, b) for i, a in enumerate(loads) for j, b in enumerate(loads) if i != j]
+    return (max(0.0, max(ratio(a[0], b[1]) for a, b in pairs)), max(ratio(a[1], b[0]) for a, b in pairs))
+
+
+def best_split_uf_range(run: dict[str, Any]) -> tuple[float, float]:
+    """The range of :func:`best_split_uf` with each program's traffic anywhere in its sampling
+    interval (a detailed run: the value, twice). The low end is exact (the least of every
+    split's lowest); the high end is the least of every split's highest, which a maximum of
+    minima cannot exceed."""
+    bounds = _traffic_bounds(run)
+    total = (sum(b[0] for b in bounds), sum(b[1] for b in bounds))
+    low = high = float("inf")
+    for mask in range(1, 2 ** len(bounds) - 1):
+        a = (sum(b[0] for i, b in enumerate(bounds) if mask >> i & 1),
+             sum(b[1] for i, b in enumerate(bounds) if mask >> i & 1))
+        other = (total[0] - a[0], total[1] - a[1])
+        if a[1] <= 0 or other[1] <= 0:  # a side with no traffic in any case, as best_split_uf skips
+            continue
+        lo, hi = _imbalance_range([a, other])
+        low, high = min(low, lo), min(high, hi)
+    return low, high
+
+
+def channel_uf_range(run: dict[str, Any]) -> tuple[float, float]:
+    """The range of :func:`channel_uf` with each program's traffic anywhere in its sampling
+    interval (a core over several channels counted in each independently: a wider range)."""
+    where = _channels(run)
+    loads = [[0.0, 0.0] for _ in range(max(2, 1 + max(ch for w in where for ch in w)))]
+    for (lo, hi), w in zip(_traffic_bounds(run), where):
+        for ch in w:
+            loads[ch][0] += lo / len(w)
+            loads[ch][1] += hi / len(w)
+    return _imbalance_range([(lo, hi) for lo, hi in loads])
 
 
 def uf_rule_right(runs: dict[str, dict[str, Any]]) -> float:
@@ -955,8 +1038,12 @@ def membership_unsettled(name: str, runs: dict[str, list[dict]], claim: dict[str
     its sampling interval (``runs``: label -> runs over seeds, as :data:`POPULATIONS`' tests take
     them): a comparison's margin is the change of the mean WS over seeds less the population's
     threshold, its half-width the mean over seeds of the changes' (first order). False for
-    detailed runs and for populations not decided by WS (UF and swapping: their quantities carry
-    no interval)."""
+    detailed runs and for swapping (a run that swaps runs in detail: :func:`samplable`). The UF
+    populations' ends take each program's traffic anywhere in its interval
+    (:func:`best_split_uf_range`, :func:`channel_uf_range`, and buddy's bandwidth scaled with its
+    programs' traffic), averaged over seeds end by end."""
+    if name in ("uf-unbalanced", "uf-balanced-busy"):
+        return _uf_membership_unsettled(name, runs)
     if name == "both-horizontal-help":
         pairs, threshold, combine = [(h, "buddy") for h in ("cache-only", "bank-only")], HELPS_PCT, all
     elif name == "best-versus-ahead":
@@ -974,6 +1061,34 @@ def membership_unsettled(name: str, runs: dict[str, list[dict]], claim: dict[str
         low.append(margin - h > 0)
         high.append(margin + h > 0)
     return combine(low) != combine(high)
+
+
+def _uf_membership_unsettled(name: str, runs: dict[str, list[dict]]) -> bool:
+    """:func:`membership_unsettled` for the UF populations: each condition of the population's
+    test (:data:`POPULATIONS`) at both ends of its range; unsettled when the mix can be both in
+    and out."""
+    def mean_range(ranges: list[tuple[float, float]]) -> tuple[float, float]:
+        return statistics.fmean(r[0] for r in ranges), statistics.fmean(r[1] for r in ranges)
+
+    if name == "uf-unbalanced":  # in when the best split's UF > the threshold
+        low, high = mean_range([best_split_uf_range(r) for r in runs["buddy"]])
+        return high > UF_THRESHOLD and not low > UF_THRESHOLD
+    # uf-balanced-busy: in when static BPM+'s channel UF <= the threshold and buddy is busy
+    low, high = mean_range([channel_uf_range(r) for r in runs["bpm-plus"]])
+    balanced = {low <= UF_THRESHOLD, high <= UF_THRESHOLD}
+
+    def bandwidth_range(r: dict[str, Any]) -> tuple[float, float]:
+        bounds, traffic = _traffic_bounds(r), sum(comparison.dram_traffic(c) for c in r["cores"])
+        if not traffic:
+            return r["bandwidth_gbps"], r["bandwidth_gbps"]
+        return (r["bandwidth_gbps"] * sum(b[0] for b in bounds) / traffic,
+                r["bandwidth_gbps"] * sum(b[1] for b in bounds) / traffic)
+
+    low, high = mean_range([bandwidth_range(r) for r in runs["buddy"]])
+    busy = {low >= BUSY_GBPS, high >= BUSY_GBPS}
+    can_be_in = True in balanced and True in busy
+    can_be_out = False in balanced or False in busy
+    return can_be_in and can_be_out
 
 
 def population_ends(exps: list[tuple[MixExperiment, str]], results: dict[str, Any], claim: dict[str, Any],
@@ -1097,7 +1212,10 @@ def measure_mix_claim(exp: MixExperiment | list[tuple[MixExperiment, str]], resu
             row.sampling_unsettled = (
                 f"{shares[2]} of the {len(mixes) * len(seeds)} mix runs it counts {'is' if shares[2] == 1 else 'are'} "
                 f"within {'its' if shares[2] == 1 else 'their'} sampling interval of "
-                f"its tie line ({HELPS_PCT:g} % slower): counting none of them, {_fmt(statistics.fmean(shares[0]))} "
+                + (f"the UF threshold ({UF_THRESHOLD:g}, so that the other pick fares otherwise) or of a tie "
+                   f"({HELPS_PCT:g} % slower)" if claim["metric"] == "uf_rule_right" else
+                   f"its tie line ({HELPS_PCT:g} % slower)")
+                + f": counting none of them, {_fmt(statistics.fmean(shares[0]))} "
                 f"({ends[0]}); all of them, {_fmt(statistics.fmean(shares[1]))} ({ends[1]}); longer runs or more "
                 "units settle it")
     row.detail = explain(pairs, top=3, labels=labels, first=mechanism(claim))

@@ -64,7 +64,7 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
             s = c.get("sampling") or {}
             core["sampling"] = {k: s.get(k) for k in ("units", "unit_cycles", "unit_instructions", "unit_weights", "ipc_ci95", "ipc_relative_error",
                                                   "unit_strata", "strata_weights", "cpi_stddev", "cpi_mean", "estimator",
-                                                  "unit_segments")}
+                                                  "unit_segments", "unit_row_accesses")}
     dram = stats.get("dram") or {}
     out["bandwidth_gbps"] = (dram.get("bandwidth_gbps") or {}).get("total")
     out["queue_read_mean"] = (dram.get("queue_occupancy") or {}).get("read_mean")
