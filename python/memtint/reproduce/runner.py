@@ -295,8 +295,9 @@ def run_jobs(jobs: Iterable[dict[str, Any]], *, jobs_count: int | None = None, p
                             spec["os"]["profiles"] = comparison.alone_profiles(cores)
                         j = {**j, "spec": spec}
                     items.append({**j, "files": file_digests(j["spec"]), "memtint": memtint_version()})
-                # Longest first (more cores, more instructions), so the pool ends together.
-                items.sort(key=lambda j: -len(j["spec"].get("programs", [])) * j["spec"].get("instructions", 0))
+                # Longest first (by expected cost: cores, threads, length, warm-up, sampling), so the
+                # pool ends together.
+                items.sort(key=lambda j: -job_cost(j))
                 for item, outcome in backend.map_unordered(execute, items):
                     if isinstance(outcome, BaseException):
                         outcome = {"key": item["key"], "status": "failed", "error": str(outcome)}
