@@ -385,7 +385,8 @@ def test_a_mix_near_the_uf_threshold_is_unsettled_only_when_sampled():
     # static BPM+ balanced within its interval, buddy busy whatever: unsettled by the balance alone
     busy = {"bpm-plus": [{"cores": [traffic_core([12, 14, 10, 12]) | {"channels": [0]},
                                     traffic_core([10, 11, 9, 10]) | {"channels": [1]}]}] * 3,
-            "buddy": [{"bandwidth_gbps": 9.0, "cores": [traffic_core([12, 14, 10, 12]), traffic_core([10, 11, 9, 10])]}] * 3}
+            "buddy": [{"bandwidth_gbps": 9.0,
+                       "cores": [traffic_core([12, 14, 10, 12]), traffic_core([10, 11, 9, 10])]}] * 3}
     assert common.membership_unsettled("uf-balanced-busy", busy, {}) is True
     idle = {**busy, "buddy": [{**r, "bandwidth_gbps": 0.5} for r in busy["buddy"]]}  # out, whatever the balance
     assert common.membership_unsettled("uf-balanced-busy", idle, {}) is False
@@ -402,3 +403,12 @@ def test_the_uf_rule_s_share_counts_a_mix_on_either_side_when_its_uf_is_within_i
     settled = {**mix, "buddy": {"ws": 2.0, "cores": [detailed(c) for c in cores]}}
     assert common.share_ends("uf_rule_right", [[settled]], {}, "buddy") is None  # nothing sampled
     assert common.mix_value("uf_rule_right", [settled], {}, "buddy") == 100.0
+
+
+def test_a_detailed_run_s_uf_ranges_are_its_uf():
+    split = [detailed(traffic_core([12, 14, 10, 12])) | {"channels": [0]},
+             detailed(traffic_core([10, 11, 9, 10])) | {"channels": [1]}]
+    run = {"cores": split}
+    assert common.channel_uf_range(run) == (pytest.approx(common.channel_uf(run)),) * 2
+    idle = {"cores": [split[0], split[1] | {"dram_reads": 0}]}  # a channel with nothing: UF infinite, as channel_uf
+    assert common.channel_uf(idle) == math.inf and common.channel_uf_range(idle) == (math.inf, math.inf)

@@ -900,7 +900,7 @@ def _imbalance_range(loads: list[tuple[float, float]]) -> tuple[float, float]:
     inf = float("inf")
 
     def ratio(x: float, y: float) -> float:
-        return x / y - 1.0 if y > 0 else (inf if x > 0 else 0.0)
+        return x / y - 1.0 if y > 0 else inf  # a channel that may carry nothing: as channel_uf
 
     pairs = [(a, b) for i, a in enumerate(loads) for j, b in enumerate(loads) if i != j]
     return (max(0.0, max(ratio(a[0], b[1]) for a, b in pairs)), max(ratio(a[1], b[0]) for a, b in pairs))
