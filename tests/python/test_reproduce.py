@@ -988,7 +988,7 @@ def test_runs_the_cache_gives_back_do_not_shorten_the_time_left():
     bar.start -= 10.0
     bar.every = 0.0
     bar.advance("shared", 1.0)
-    runs, eta = re.search(r"(\d+/\d+ \(90 from the run cache\)) runs, \d+ s elapsed, eta (\d+) s",
+    runs, eta = re.search(r"(\d+/\d+ runs \(90 from the run cache\)), \d+ s elapsed, eta (\d+) s",
                           stream.getvalue()).groups()
     assert runs.startswith("91/100") and 85 <= int(eta) <= 95
     # Everything read back: nothing left, the time left is 0, not unknown.

@@ -192,7 +192,7 @@ class Progress:
             console = Console(stderr=True)
             if enabled or console.is_terminal:
                 self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(),
-                                        TextColumn("{task.fields[runs]} runs"), TaskProgressColumn(),
+                                        TextColumn("{task.fields[runs]}"), TaskProgressColumn(),
                                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
                                         console=console, transient=False)
                 self.task = self.bar.add_task(label, total=self.work_total, runs=self._runs())
@@ -209,14 +209,14 @@ class Progress:
             self._line()
 
     def _runs(self) -> str:
-        return f"{self.done}/{self.total}" + (f" ({self.reused} from the run cache)" if self.reused else "")
+        return f"{self.done}/{self.total} runs" + (f" ({self.reused} from the run cache)" if self.reused else "")
 
     def _line(self) -> None:
         elapsed = time.perf_counter() - self.start
         rate = self.work_done / elapsed if elapsed > 0 else 0.0
         left = max(0.0, self.work_total - self.work_done)
         eta = "eta 0 s" if not left else f"eta {left / rate:.0f} s" if rate > 0 else "eta unknown yet"
-        self.stream.write(f"{self.label}: {self._runs()} runs, {elapsed:.0f} s elapsed, {eta}\n")
+        self.stream.write(f"{self.label}: {self._runs()}, {elapsed:.0f} s elapsed, {eta}\n")
         self.stream.flush()
 
     def _show(self, what: str) -> None:
