@@ -213,6 +213,8 @@ fn ddr3_energy_matches_drampower_4_on_identical_command_traces() {
         ("ddr3-1600", json!({"dram": {"density_gbit": 2}}), "closed", "mix"),
         ("ddr3-1333", json!({"dram": {"density_gbit": 2}}), "open", "stream"),
         ("i7-860", json!({}), "open", "mix"),
+        // Power-down entries and exits (PDN_F_ACT/PDN_F_PRE, PUP_*) in the traces: eight ranks, each often idle.
+        ("ddr3-1600-8r", json!({"dram": {"density_gbit": 2}, "controller": {"power_down_after": 32}}), "open", "random"),
     ] {
         std::fs::create_dir_all(&dir).unwrap();
         let spec: memtint_engine::dram_sim::DramRunSpec = serde_json::from_value(json!({
@@ -226,7 +228,7 @@ fn ddr3_energy_matches_drampower_4_on_identical_command_traces() {
         std::fs::copy(&dtd, dir.join("memspec.dtd")).unwrap_or_else(|e| panic!("{}: {e}", dtd.display()));
         let devices = 64.0 / v["config"]["device_width"].as_f64().unwrap();
         for (ch, channel) in v["channels"].as_array().unwrap().iter().enumerate() {
-            let mut theirs = [0.0f64; 6];
+            let mut theirs = [0.0f64; 7];
             for r in 0..channel["ranks"].as_array().unwrap().len() {
                 let out = std::process::Command::new(&cli)
                     .args(["-m", "memspec.xml", "-c", &format!("trace-ch{ch}-r{r}.csv")])
@@ -243,13 +245,19 @@ fn ddr3_energy_matches_drampower_4_on_identical_command_traces() {
                     f("Auto-Refresh Energy"),
                     f("ACT Stdby Energy"),
                     f("PRE Stdby Energy"),
+                    f("Total Power-Down Energy"),
                 ];
                 for (t, x) in theirs.iter_mut().zip(rank) {
                     *t += x;
                 }
             }
-            let keys = ["act_pre_nj", "read_nj", "write_nj", "refresh_nj", "background_active_nj", "background_precharged_nj"];
+            let keys =
+                ["act_pre_nj", "read_nj", "write_nj", "refresh_nj", "background_active_nj", "background_precharged_nj", "power_down_nj"];
             let theirs: Vec<(&str, f64)> = keys.into_iter().zip(theirs).collect();
+            if overrides.get("controller").is_some() {
+                // The power-down case compares something: its ranks did power down.
+                assert!(channel["energy"]["power_down_nj"].as_f64().unwrap() > 0.0, "{machine}: no power-down");
+            }
             assert_energy_matches(
                 &format!("{machine} {overrides} {policy} {kind} channel {ch}"),
                 "DRAMPower 4",
