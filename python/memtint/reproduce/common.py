@@ -745,7 +745,7 @@ def _share_outcomes(metric: str, r: dict[str, dict], claim: dict[str, Any],
         low, high = best_split_uf_range(r["buddy"])
         picks = (["bpm"] if high > UF_THRESHOLD else []) + (["bpm-plus"] if low <= UF_THRESHOLD else [])
         pairs = [(pick, "bpm-plus" if pick == "bpm" else "bpm") for pick in picks]
-        sampled = any(sampling_module.traffic_half_width(c) is not None for c in r["buddy"]["cores"])
+        sampled = _traffic_sampled(r["buddy"])
     else:
         pair = _share_pair(metric, r, claim, baseline)
         if pair is None:
@@ -880,6 +880,11 @@ def best_split_uf(run: dict[str, Any]) -> float:
         if min(a, b) > 0:
             best = min(best, abs(a - b) / min(a, b))
     return best
+
+
+def _traffic_sampled(run: dict[str, Any]) -> bool:
+    """Whether a run's cores' DRAM traffic carries a sampling interval."""
+    return any(c.get("sampling") for c in run["cores"])
 
 
 def _traffic_bounds(run: dict[str, Any]) -> list[tuple[float, float]]:
@@ -1067,6 +1072,9 @@ def _uf_membership_unsettled(name: str, runs: dict[str, list[dict]]) -> bool:
     """:func:`membership_unsettled` for the UF populations: each condition of the population's
     test (:data:`POPULATIONS`) at both ends of its range; unsettled when the mix can be both in
     and out."""
+    if not any(_traffic_sampled(r) for label in ("buddy", "bpm-plus") for r in runs.get(label, [])):
+        return False  # detailed: the population's test is exact
+
     def mean_range(ranges: list[tuple[float, float]]) -> tuple[float, float]:
         return statistics.fmean(r[0] for r in ranges), statistics.fmean(r[1] for r in ranges)
 

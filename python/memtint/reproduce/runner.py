@@ -171,9 +171,9 @@ class Progress:
     """A rich bar over all runs on a terminal; otherwise a plain line at most every ``every`` s.
     The bar and the time left follow ``work`` (the jobs' :func:`job_cost`, default one a run).
     A run not simulated (:meth:`skip`: the run cache gave it back, or the run it needed failed)
-    counts as done but takes its work out of the total instead of adding it to what was done: the rate and the time left are the simulations'
-    (counted as done, a thousand runs read back in seconds made the time left a tenth of the real
-    one for the rest of the reproduction)."""
+    counts as done but takes its work out of the total rather than into what was done, so the
+    rate and the time left are the simulations' (a thousand runs read back in seconds would
+    otherwise make the time left a tenth of the real one)."""
 
     def __init__(self, total: int, enabled: bool | None = None, every: float = 30.0,
                  stream=None, label: str = "reproduce", work: float | None = None) -> None:
@@ -221,10 +221,12 @@ class Progress:
 
     def _show(self, what: str) -> None:
         if self.bar:
-            # All of it read back: a full bar, not rich's 0 % of a total of 0.
-            total = self.work_total if self.work_total > 0 else 1.0
-            self.bar.update(self.task, total=total, completed=min(self.work_done, total) if self.work_total > 0
-                            else total, runs=self._runs(), description=f"{self.label} {what}".strip())
+            if self.work_total > 0:
+                total, completed = self.work_total, min(self.work_done, self.work_total)
+            else:  # all of it read back: a full bar, not rich's 0 % of a total of 0
+                total = completed = 1.0
+            self.bar.update(self.task, total=total, completed=completed, runs=self._runs(),
+                            description=f"{self.label} {what}".strip())
         elif time.perf_counter() - self.last >= self.every:
             self.last = time.perf_counter()
             self._line()
