@@ -693,6 +693,9 @@ def compare(
                 "weighted_speedup_ci95": intervals["weighted_speedup"],
                 "harmonic_speedup_ci95": intervals["harmonic_speedup"],
                 "maximum_slowdown_ci95": intervals["maximum_slowdown"],
+                # The run's DRAM energy's interval (the segments' energy rate over the estimated
+                # length); None where unbounded or the device has no power figures.
+                "dram_energy_nj_ci95": whole.get("estimated_dram_energy_nj_ci95"),
                 # The engine's summary of the shared run's sampling (segments, passes, worst error);
                 # its schedule is the engine's to replay, not a result.
                 "sampling": {k: v for k, v in run["sampling"].items() if k != "schedule"},
@@ -798,5 +801,7 @@ def to_csv_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
             # The policy's DRAM requests and energy, as the table and the JSON give them (a sampled
             # run's estimates for the whole run), after the columns that came before them.
             row |= {key: p.get(key) for key in ("dram_requests", "dram_energy_nj", "dram_energy_per_access_nj")}
+            if p.get("sampled"):
+                row["dram_energy_nj_ci95_low"], row["dram_energy_nj_ci95_high"] = p.get("dram_energy_nj_ci95") or (None, None)
             rows.append(row)
     return rows

@@ -10,7 +10,7 @@ import math
 import pytest
 
 from memtint import sampling
-from memtint.reproduce import common, figures, report, reproduce, verdict
+from memtint.reproduce import common, figures, report, reproduce, runner, verdict
 from memtint.reproduce.common import Row
 
 
@@ -79,8 +79,8 @@ def test_mix_terms_follow_the_metric():
     # a difference of two changes against the baseline: their half-widths in quadrature
     over = common.mix_term_half_widths("ws_change_over", runs, claim, "buddy")
     assert over == [pytest.approx(math.hypot(change(mix["bpm"], mix["buddy"]), change(mix["tcm"], mix["buddy"])))]
-    # shares, the best mix's energy and quantities without intervals: no sampling half-width
-    for metric in ("share_not_worse", "rbmiss_change", "energy_change_best"):
+    # shares and quantities without intervals: no sampling half-width
+    for metric in ("share_not_worse", "rbmiss_change"):
         assert common.mix_term_half_widths(metric, runs, claim, "buddy") is None
     # the worst mix: one term, that mix's change's half-width when no other mix comes near it
     assert common.mix_term_half_widths("ws_change_worst", runs, claim, "buddy") == [
@@ -92,6 +92,52 @@ def test_mix_terms_follow_the_metric():
     detailed = [{k: run(r["ws"]) for k, r in mix.items()}]
     terms = common.mix_term_half_widths("ws_vs_best", detailed, best, "buddy")
     assert terms == [None] and common.mean_half_width(terms) is None
+
+
+def energy_run(power, energy, power_h=None, energy_h=None, instructions=4_000_000):
+    """A run with DRAM power and energy as runner.slim keeps them: a sampled one's energy is the
+    run's estimate, over its cores' instructions within the run (their own are the units')."""
+    r = {"ws": 1.0, "dram_power_mw": power, "dram_energy_nj": energy,
+         "cores": [{"ipc": power / 7000, "instructions": 40_000, "sampling": {"run_instructions": instructions}}]}
+    if power_h is not None:
+        r["dram_power_mw_ci95"] = [power - power_h, power + power_h]
+        r["dram_energy_nj_ci95"] = [energy - energy_h, energy + energy_h]
+    return r
+
+
+def test_the_best_mix_s_power_and_energy_changes_carry_their_intervals():
+    runs = [{"buddy": energy_run(7000.0, 1.0e8, 7.0, 1.0e6), "bpm": energy_run(6900.0, 0.97e8, 6.9, 0.97e6)},
+            {"buddy": energy_run(7100.0, 1.1e8, 7.1, 1.1e6), "bpm": energy_run(7090.0, 1.1e8, 7.09, 1.1e6)}]
+    claim = {"policy": "bpm"}
+    # the most saving mix is the first, far from the second: its change's half-width, 0.1 % a side
+    power = common.mix_term_half_widths("power_change_best", runs, claim, "buddy")
+    assert power == [pytest.approx(100 * 6900 / 7000 * math.hypot(0.001, 0.001))]
+    energy = common.mix_term_half_widths("energy_change_best", runs, claim, "buddy")
+    assert energy == [pytest.approx(100 * 0.97 * math.hypot(0.01, 0.01))]
+    # energy per instruction is over the run's instructions, not the units' own
+    assert common.energy_per_instruction(runs[0]["buddy"]) == pytest.approx(1.0e8 / 4_000_000)
+    # detailed runs: no half-width
+    detailed = [{k: energy_run(r["dram_power_mw"], r["dram_energy_nj"]) for k, r in mix.items()} for mix in runs]
+    assert common.mix_term_half_widths("power_change_best", detailed, claim, "buddy") == [None]
+
+
+def test_a_sampled_run_keeps_its_dram_totals_as_the_run_s_estimates():
+    core = {"program": "stream", "instructions": 40_000, "cycles": 80_000, "llc_mpki": 20.0, "dram_reads": 800,
+            "dram_writes": 200, "bank_level_parallelism": 2.0, "banks_used": 16, "channels_used": 2,
+            "sampling": {"units": 2, "run_instructions": 4_000_000.0}}
+    stats = {"dram_requests": 1000, "cores": [core],
+             "dram": {"energy": {"total_nj": 2.0e6, "average_power_mw": 7000.0, "act_pre_nj": 1.0e5,
+                                 "background_active_nj": 3.0e5, "background_precharged_nj": 2.0e5},
+                      "commands": {"ACT": 500}},
+             "sampling": {"estimate_factor": 2.5, "estimated_dram_requests": 2500, "estimated_dram_energy_nj": 5.0e6,
+                          "estimated_dram_energy_nj_ci95": [4.9e6, 5.1e6], "dram_power_mw_ci95": [6990.0, 7010.0]}}
+    kept = runner.slim(stats)
+    assert (kept["dram_requests"], kept["dram_energy_nj"], kept["dram_activations"]) == (2500, 5.0e6, 1250.0)
+    assert kept["dram_act_pre_nj"] == pytest.approx(2.5e5) and kept["dram_background_nj"] == pytest.approx(1.25e6)
+    assert kept["dram_power_mw"] == 7000.0  # a rate: the segments' is the run's estimate
+    assert kept["dram_energy_nj_ci95"] == [4.9e6, 5.1e6] and kept["dram_power_mw_ci95"] == [6990.0, 7010.0]
+    # per kilo-instruction over the run: 1250 activations in 4 M instructions, not in the units' 40 k
+    assert common.diagnostics(kept)["activations per kilo-instruction"] == pytest.approx(1000 * 1250 / 4_000_000)
 
 
 def test_the_worst_mix_s_half_width_counts_a_close_second():
@@ -157,7 +203,7 @@ def test_quick_sampled_reproduction_carries_each_figure_s_sampling_half_width(tm
     text = (out / "ccps.md").read_text()
     assert "- Sampled: 5 units of 5,000 instructions per core" in text
     data = {(r["id"], r["subject"]): r for r in json.loads((out / "ccps.json").read_text())["rows"]}
-    means = {"ws_change", "ms_change_over"}
+    means = {"ws_change", "ms_change_over", "energy_change_best"}
     for r in rows:
         if r.claim["metric"] in means:
             assert r.sampling_half_width is not None and r.sampling_half_width >= 0, r.claim["id"]
@@ -169,7 +215,7 @@ def test_quick_sampled_reproduction_carries_each_figure_s_sampling_half_width(tm
             shown = report.fmt_half_width(r.claim["metric"], r.sampling_half_width)
             assert f"{figure} (± {shown} sampling) |" in text
             assert data[(r.claim["id"], r.subject)]["sampling_half_width"] == pytest.approx(r.sampling_half_width)
-        else:  # the row-buffer miss rate and the best mix's energy have no interval here
+        else:  # the row-buffer miss rate has no interval here
             assert r.sampling_half_width is None, r.claim["id"]
             assert "sampling_half_width" not in data[(r.claim["id"], r.subject)]
     # One figure recomputed from the runs' own intervals: a WS change's terms over mixes and seeds.

@@ -55,7 +55,11 @@ def test_a_sampled_compare_gives_intervals_around_its_estimates():
         assert row["dram_requests"] == p["dram_requests"] == p["sampling"]["estimated_dram_requests"]
         assert row["dram_energy_nj"] == p["dram_energy_nj"] == p["sampling"]["estimated_dram_energy_nj"]
         assert row["dram_energy_per_access_nj"] == p["dram_energy_per_access_nj"]
-    assert list(rows[0])[-3:] == ["dram_requests", "dram_energy_nj", "dram_energy_per_access_nj"]
+        # ... and the energy's interval (the segments' energy rate over the estimated length) around it
+        assert [row["dram_energy_nj_ci95_low"], row["dram_energy_nj_ci95_high"]] == p["dram_energy_nj_ci95"]
+        assert inside(p["dram_energy_nj"], p["dram_energy_nj_ci95"])
+    assert list(rows[0])[-5:] == ["dram_requests", "dram_energy_nj", "dram_energy_per_access_nj",
+                                  "dram_energy_nj_ci95_low", "dram_energy_nj_ci95_high"]
 
     # The tables show the estimates with their half-widths and say the run was sampled.
     from rich.console import Console
@@ -343,6 +347,7 @@ def test_a_sampled_runs_mix_figures_weigh_each_core_by_the_run_its_units_stand_f
     assert sampled["dram_requests"] < 0.5 * detailed["dram_requests"]  # the segments' own
     assert s["estimated_dram_requests"] == pytest.approx(detailed["dram_requests"], rel=0.05)
     assert s["estimated_dram_energy_nj"] == pytest.approx(detailed["dram"]["energy"]["total_nj"], rel=0.05)
+    assert inside(detailed["dram"]["energy"]["total_nj"], s["estimated_dram_energy_nj_ci95"])
 
 
 @pytest.mark.engine

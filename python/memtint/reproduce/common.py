@@ -305,12 +305,13 @@ def diagnostics(run: dict[str, Any]) -> dict[str, float]:
         "banks used (mean per program)": statistics.fmean(c["banks_used"] or 0 for c in cores),
         "channels used (mean per program)": statistics.fmean(c["channels_used"] or 0 for c in cores),
     }
+    whole = run_instructions(run) or 1  # the run-level DRAM totals' instructions
     if run.get("dram_power_mw") is not None:
         d["DRAM power, W"] = run["dram_power_mw"] / 1000.0
-        d["DRAM energy per kilo-instruction, nJ"] = 1000.0 * run["dram_energy_nj"] / instr
-        d["DRAM standby energy per kilo-instruction, nJ"] = 1000.0 * (run.get("dram_background_nj") or 0.0) / instr
+        d["DRAM energy per kilo-instruction, nJ"] = 1000.0 * run["dram_energy_nj"] / whole
+        d["DRAM standby energy per kilo-instruction, nJ"] = 1000.0 * (run.get("dram_background_nj") or 0.0) / whole
     if run.get("dram_activations") is not None:
-        d["activations per kilo-instruction"] = 1000.0 * run["dram_activations"] / instr
+        d["activations per kilo-instruction"] = 1000.0 * run["dram_activations"] / whole
     # A dynamic policy's adjustments and what moving pages cost; a static policy moves none (its
     # zeros let a cause set a dynamic policy against its static baseline).
     dynamic = run.get("dynamic") or {}
@@ -673,14 +674,21 @@ def mix_term_half_widths(metric: str, runs: list[dict[str, dict]], claim: dict[s
                          baseline: str) -> list[float | None] | None:
     """The sampling half-widths of the per-mix terms :func:`mix_value` averages for one seed
     (``runs``: per mix, label -> run), for the metrics that are means of WS or MS changes, and
-    the worst mix's WS change (one term): a term is None when nothing it rests on was sampled.
-    None for the other metrics (shares, the best mix's power or energy, quantities without
-    intervals): their figure gets no sampling half-width."""
+    the worst mix's WS change and the best mix's DRAM power or energy change (one term): a term
+    is None when nothing it rests on was sampled. None for the other metrics (shares,
+    quantities without intervals): their figure gets no sampling half-width."""
     p = claim.get("policy")
     v = claim.get("versus") or baseline
     if metric == "ws_change_worst":
         return [_minimum_half_width([pct(r[p]["ws"], r[baseline]["ws"]) for r in runs],
                                     [_ws_change_half_width(r[p], r[baseline]) for r in runs])]
+    if metric == "power_change_best":
+        return [_minimum_half_width([pct(r[p]["dram_power_mw"], r[baseline]["dram_power_mw"]) for r in runs],
+                                    [_pct_half_width(r[p], r[baseline], "dram_power_mw") for r in runs])]
+    if metric == "energy_change_best":
+        # Per instruction, over the same instructions on both sides: the energies' relative errors.
+        return [_minimum_half_width([pct(energy_per_instruction(r[p]), energy_per_instruction(r[baseline])) for r in runs],
+                                    [_pct_half_width(r[p], r[baseline], "dram_energy_nj") for r in runs])]
     if metric in ("ws_vs_best", "bestvp_over_horizontal", "vp_over_horizontal"):
         # A difference of maxima: the half-width of the difference of the two runs the maxima
         # chose (first order: a close second in either max is not counted).
@@ -957,8 +965,15 @@ def swapped(run: dict[str, Any]) -> int:
     return s.get("swap_outs", 0) + s.get("swapped", 0)
 
 
+def run_instructions(run: dict[str, Any]) -> float:
+    """The instructions a run's DRAM totals are over: each core's ``instructions``, or in a sampled
+    run its instructions within the run (its ``instructions`` are its units' own, and the run's
+    DRAM totals estimates for the whole run: runner.slim)."""
+    return sum((c.get("sampling") or {}).get("run_instructions") or c["instructions"] for c in run["cores"])
+
+
 def energy_per_instruction(run: dict[str, Any]) -> float:
-    return run["dram_energy_nj"] / max(1, sum(c["instructions"] for c in run["cores"]))
+    return run["dram_energy_nj"] / max(1, run_instructions(run))
 
 
 def _compared(claim: dict[str, Any], runs: list[dict[str, dict]], baseline: str) -> tuple[str, str]:

@@ -61,11 +61,21 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
     out["cores"] = cores
     if stats.get("sampling"):  # a sampled run: its summary, and what each core's interval needs
         out["sampling"] = stats["sampling"]
+        # The DRAM totals above are the detailed segments' own: the run's are their estimates
+        # (each scaled by the run's estimated length over the cycles simulated), as compare's.
+        run = stats["sampling"]
+        factor = run.get("estimate_factor") or 1.0
+        out["dram_requests"] = run.get("estimated_dram_requests", out["dram_requests"])
+        out["dram_energy_nj"] = run.get("estimated_dram_energy_nj", out["dram_energy_nj"])
+        for key in ("dram_act_pre_nj", "dram_background_nj", "dram_activations"):
+            out[key] = out[key] * factor if out[key] is not None else None
+        out["dram_energy_nj_ci95"] = run.get("estimated_dram_energy_nj_ci95")
+        out["dram_power_mw_ci95"] = run.get("dram_power_mw_ci95")
         for core, c in zip(cores, stats["cores"]):
             s = c.get("sampling") or {}
             core["sampling"] = {k: s.get(k) for k in ("units", "unit_cycles", "unit_instructions", "unit_weights", "ipc_ci95", "ipc_relative_error",
                                                   "unit_strata", "strata_weights", "cpi_stddev", "cpi_mean", "estimator",
-                                                  "unit_segments", "unit_row_accesses")}
+                                                  "unit_segments", "unit_row_accesses", "run_instructions")}
     dram = stats.get("dram") or {}
     out["bandwidth_gbps"] = (dram.get("bandwidth_gbps") or {}).get("total")
     out["queue_read_mean"] = (dram.get("queue_occupancy") or {}).get("read_mean")

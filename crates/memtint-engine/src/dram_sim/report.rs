@@ -5,8 +5,9 @@ use crate::config::MemoryConfig;
 use crate::controller::Controller;
 use crate::dram::energy::{CommandEnergy, RankActivity, RankEnergy};
 use crate::dram::Command;
+use crate::dram::Organisation;
 use crate::memory_system::MemorySystem;
-use crate::stats::{LatencyHistogram, RowCauseCounts};
+use crate::stats::{ChannelStats, LatencyHistogram, RowCauseCounts};
 use serde_json::{json, Map, Value};
 
 /// Version of the schema below; bump on any incompatible change.
@@ -29,6 +30,64 @@ fn rate(part: u64, whole: u64) -> f64 {
         0.0
     } else {
         part as f64 / whole as f64
+    }
+}
+
+/// What rank `rank` of a channel with these statistics did up to DRAM cycle `at`: the energy
+/// model's input (`dram/energy.rs`).
+fn rank_activity(s: &ChannelStats, rank: usize, org: &Organisation, t_rfc: u64, at: u64) -> RankActivity {
+    let first = rank * org.banks_per_rank() as usize;
+    let sum = |c: &[Command]| -> u64 {
+        s.banks[first..first + org.banks_per_rank() as usize].iter().map(|b| c.iter().map(|c| b.commands[c.index()]).sum::<u64>()).sum()
+    };
+    let refreshes = s.rank_commands[rank][Command::Ref.index()];
+    let (power_down_active_cycles, power_down_precharged_cycles) = s.rank_power_down_cycles(rank, at);
+    RankActivity {
+        activates: sum(&[Command::Act]),
+        reads: sum(&[Command::Rd, Command::Rda]),
+        writes: sum(&[Command::Wr, Command::Wra]),
+        refreshes,
+        bank_refreshes: sum(&[Command::RefPb]),
+        // A refreshing rank draws active standby for tRFC (as DRAMPower counts it).
+        active_cycles: (s.rank_active_cycles(rank, at) + refreshes * t_rfc).min(at),
+        cycles: at,
+        power_down_active_cycles,
+        power_down_precharged_cycles,
+    }
+}
+
+/// The memory system's DRAM energy so far, read at any cycle of a run: what a sampled run
+/// measures per detailed segment (`multicore/sampling.rs`). The same model as the report's.
+pub struct EnergyMeter {
+    /// Per channel: its energy per command, its organisation and tRFC; None when any channel's
+    /// device has no power figures (then the run has no energy).
+    channels: Option<Vec<(CommandEnergy, Organisation, u64)>>,
+}
+
+impl EnergyMeter {
+    pub fn new(cfg: &MemoryConfig, mem: &MemorySystem) -> EnergyMeter {
+        let nodes = mem.channel_nodes();
+        let channels = (0..mem.channels().len())
+            .map(|ch| {
+                let node_cfg = cfg.topology.as_ref().and_then(|t| t.memories[nodes[ch] as usize].as_ref()).unwrap_or(cfg);
+                let org = &node_cfg.org;
+                let e = node_cfg.device.power(org.density_gbit, org.device_width).map(|p| CommandEnergy::new(p, &node_cfg.timing, org))?;
+                Some((e, org.clone(), node_cfg.timing.tRFC))
+            })
+            .collect();
+        EnergyMeter { channels }
+    }
+
+    /// Total DRAM energy up to DRAM cycle `at`, nanojoules; None without power figures.
+    pub fn total_nj(&self, mem: &MemorySystem, at: u64) -> Option<f64> {
+        let channels = self.channels.as_ref()?;
+        let mut total = 0.0;
+        for (ctrl, (e, org, t_rfc)) in mem.channels().iter().zip(channels) {
+            for r in 0..org.ranks as usize {
+                total += e.rank(&rank_activity(ctrl.stats(), r, org, *t_rfc, at)).total_nj;
+            }
+        }
+        Some(total)
     }
 }
 
@@ -106,30 +165,13 @@ pub fn report(cfg: &MemoryConfig, mem: &MemorySystem, totals: &RunTotals, opts: 
                 "banks": banks,
             });
             if let Some(e) = &per_command {
-                let first = (r * org.banks_per_rank()) as usize;
-                let sum = |c: &[Command]| -> u64 {
-                    s.banks[first..first + org.banks_per_rank() as usize]
-                        .iter()
-                        .map(|b| c.iter().map(|c| b.commands[c.index()]).sum::<u64>())
-                        .sum()
-                };
-                let (pd_active, pd_precharged) = s.rank_power_down_cycles(r as usize, totals.dram_cycles);
-                if pd_active + pd_precharged > 0 && !e.has_power_down && !missing_power_down.contains(&label) {
+                let activity = rank_activity(s, r as usize, org, node_cfg.timing.tRFC, totals.dram_cycles);
+                if activity.power_down_active_cycles + activity.power_down_precharged_cycles > 0
+                    && !e.has_power_down
+                    && !missing_power_down.contains(&label)
+                {
                     missing_power_down.push(label.clone());
                 }
-                let activity = RankActivity {
-                    activates: sum(&[Command::Act]),
-                    reads: sum(&[Command::Rd, Command::Rda]),
-                    writes: sum(&[Command::Wr, Command::Wra]),
-                    refreshes: rc[Command::Ref.index()],
-                    bank_refreshes: sum(&[Command::RefPb]),
-                    // A refreshing rank draws active standby for tRFC (as DRAMPower counts it).
-                    active_cycles: (s.rank_active_cycles(r as usize, totals.dram_cycles) + rc[Command::Ref.index()] * node_cfg.timing.tRFC)
-                        .min(totals.dram_cycles),
-                    cycles: totals.dram_cycles,
-                    power_down_active_cycles: pd_active,
-                    power_down_precharged_cycles: pd_precharged,
-                };
                 let re = e.rank(&activity);
                 channel_energy.add(&re);
                 rank["energy"] = json!(re);

@@ -411,7 +411,10 @@ fn simulate(
         Some((s, phases)) => {
             let (end, rec) = match phases {
                 Some(p) => super::phase_sampling::run(&mut sim, &mut threads, s, p, instructions, plan.clock, plan.watchdog_cycles)?,
-                None => super::sampling::run(&mut sim, &mut threads, s, instructions, plan.clock, plan.watchdog_cycles, os_cfg.seed())?,
+                None => {
+                    let meter = crate::dram_sim::report::EnergyMeter::new(cfg, &sim.mem);
+                    super::sampling::run(&mut sim, &mut threads, s, instructions, plan.clock, plan.watchdog_cycles, os_cfg.seed(), &meter)?
+                }
             };
             for (i, slot) in sim.frozen.iter_mut().enumerate() {
                 *slot = Some((rec.totals(i).1, end.now_core));

@@ -47,6 +47,7 @@
 use super::memory_hierarchy::CoreMemoryStats;
 use super::multicore_sim::{memory_step, next_wrapping, MemoryStep, Progress, RunEnd, Sim, ThreadDef};
 use crate::cpu::{ClockRatio, CoreStats, RecordRest};
+use crate::dram_sim::report::EnergyMeter;
 use crate::error::{Error, Result};
 use crate::os::OsConfig;
 use crate::{Cycle, NEVER};
@@ -381,6 +382,10 @@ pub struct SampledRun {
     pub phases: Option<Value>,
     /// The detailed segments run (periodic sampling), for another run to replay.
     pub schedule: Schedule,
+    /// Per detailed segment (periodic sampling): its core cycles and the DRAM energy spent in it,
+    /// nanojoules (empty without the device's power figures): the memory system's sample.
+    pub segment_cycles: Vec<u64>,
+    pub segment_energy_nj: Vec<f64>,
 }
 
 impl SampledRun {
@@ -401,6 +406,8 @@ impl SampledRun {
             strata: vec![Vec::new(); n],
             phases: None,
             schedule: Schedule::new(n, instructions),
+            segment_cycles: Vec::new(),
+            segment_energy_nj: Vec::new(),
         }
     }
 
@@ -852,6 +859,7 @@ pub(super) fn run(
     clock: ClockRatio,
     watchdog_cycles: u64,
     seed: u64,
+    meter: &EnergyMeter,
 ) -> Result<(RunEnd, SampledRun)> {
     let n = threads.len();
     let period = spec.period(instructions);
@@ -1016,6 +1024,7 @@ pub(super) fn run(
         let before: Vec<u64> = sim.cores.iter().map(|c| c.retired()).collect();
         let loads_before: Vec<u64> = sim.cores.iter().map(|c| c.stats().loads).collect();
         let this_segment = rec.segments;
+        let (cycles0, energy0) = (now.core, meter.total_nj(&sim.mem, now.dram));
         let mut left = phases.iter().filter(|&&p| p != Phase::Done).count();
         segment(sim, threads, clock, &mut now, &mut progress, |sim, c, at| {
             let core = &mut sim.cores[c];
@@ -1050,6 +1059,10 @@ pub(super) fn run(
             rec.count_in_run(c, forwarded[c] + before[c], pace[c], sim.cores[c].stats().loads - loads_before[c]);
             rec.detailed[c] += pace[c];
             rest[c] = take_record_rest(sim, c)?;
+        }
+        rec.segment_cycles.push(now.core - cycles0);
+        if let (Some(e0), Some(e1)) = (energy0, meter.total_nj(&sim.mem, now.dram)) {
+            rec.segment_energy_nj.push(e1 - e0);
         }
         rec.segments += 1;
     }

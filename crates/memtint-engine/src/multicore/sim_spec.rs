@@ -941,6 +941,8 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         let factor = if r.core_cycles > 0 { length / r.core_cycles as f64 } else { 1.0 };
         run["estimated_dram_requests"] = json!((r.totals.requests as f64 * factor).round() as u64);
         run["estimated_dram_energy_nj"] = out["dram"]["energy"]["total_nj"].as_f64().map_or(Value::Null, |e| json!(e * factor));
+        run["estimate_factor"] = json!(factor);
+        add_energy_intervals(&mut run, &out["dram"]["energy"], s, &finish, length);
         out["config"]["sampling"] = json!(spec.sampling);
         run["simulated_cycles"] = json!(r.core_cycles);
         out["sampling"] = run;
@@ -955,6 +957,32 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         }
     }
     out
+}
+
+/// A sampled run's DRAM power and energy intervals (periodic mode, a device with power figures):
+/// the detailed segments are the memory system's sample, so the energy rate (energy per core
+/// cycle, which is the power) is their ratio estimator (`Estimate::ratio`) and its interval the
+/// power's; the run's energy is that rate over the estimated length, whose interval is the
+/// slowest core's finish's, combined with the rate's as independent (first order). Null bounds
+/// where either is unbounded (fewer than two segments, a core with too few units).
+fn add_energy_intervals(run: &mut Value, energy: &Value, s: &super::sampling::SampledRun, finish: &[(f64, f64, f64)], length: f64) {
+    run["segment_cycles"] = json!(s.segment_cycles);
+    run["segment_dram_energy_nj"] = json!(s.segment_energy_nj);
+    let (Some(power), Some(total)) = (energy["average_power_mw"].as_f64(), run["estimated_dram_energy_nj"].as_f64()) else { return };
+    if s.segment_energy_nj.len() != s.segment_cycles.len() || s.segment_cycles.is_empty() {
+        return;
+    }
+    let cycles: Vec<f64> = s.segment_cycles.iter().map(|&c| c as f64).collect();
+    let rate = super::sampling::Estimate::ratio(&s.segment_energy_nj, &cycles).relative_half_width();
+    let low = finish.iter().map(|f| f.1).fold(f64::NEG_INFINITY, f64::max);
+    let high = finish.iter().map(|f| f.2).fold(f64::NEG_INFINITY, f64::max);
+    let span = if length > 0.0 && low.is_finite() && high.is_finite() { (high - low) / 2.0 / length } else { f64::INFINITY };
+    let interval = |x: f64, rel: f64| {
+        let bound = |b: f64| if rel.is_finite() { json!(b.max(0.0)) } else { Value::Null };
+        json!([bound(x * (1.0 - rel)), bound(x * (1.0 + rel))])
+    };
+    run["dram_power_mw_ci95"] = interval(power, rate);
+    run["estimated_dram_energy_nj_ci95"] = interval(total, rate.hypot(span));
 }
 
 /// Each core's finish as its instructions at its estimated CPI, with the 95 % interval's bounds

@@ -61,6 +61,37 @@ fn the_sampled_ipc_interval_holds_the_detailed_ipc() {
 }
 
 #[test]
+fn the_segments_measure_dram_energy_and_its_interval_holds_the_detailed_energy() {
+    let n = 6_000_000;
+    let detailed = sim(&mix(n, None));
+    let r = sim(&mix(n, Some(json!({"unit": 20_000, "warming": 20_000, "period": 120_000}))));
+    let s = &r["sampling"];
+    let f = |v: &Value| v.as_f64().unwrap();
+    let list = |k: &str| s[k].as_array().unwrap().iter().map(f).collect::<Vec<f64>>();
+    let (energy, cycles) = (list("segment_dram_energy_nj"), list("segment_cycles"));
+    assert_eq!(energy.len() as u64, s["segments"].as_u64().unwrap());
+    assert_eq!(cycles.len(), energy.len());
+    // The segments are the whole of what the memory system ran: their energy is the run's
+    // simulated energy, their cycles its simulated cycles.
+    let total = f(&r["dram"]["energy"]["total_nj"]);
+    assert!((energy.iter().sum::<f64>() / total - 1.0).abs() < 1e-9, "{} against {total}", energy.iter().sum::<f64>());
+    assert_eq!(cycles.iter().sum::<f64>(), f(&s["simulated_cycles"]));
+    let estimated = f(&s["estimated_dram_energy_nj"]);
+    assert!((f(&s["estimate_factor"]) * total / estimated - 1.0).abs() < 1e-9);
+    let within = |x: f64, ci: &Value, slack: f64| {
+        let (lo, hi) = (f(&ci[0]), f(&ci[1]));
+        let (mid, half) = ((lo + hi) / 2.0, (hi - lo) / 2.0);
+        assert!(half > 0.0 && half / mid < 0.05, "[{lo}, {hi}]");
+        (x - mid).abs() <= slack * half
+    };
+    assert!(within(f(&r["dram"]["energy"]["average_power_mw"]), &s["dram_power_mw_ci95"], 1.0));
+    assert!(within(estimated, &s["estimated_dram_energy_nj_ci95"], 1.0));
+    // The detailed run's energy within the 99.9 % interval (1.68 times the 95 % one's half-width).
+    let whole = f(&detailed["dram"]["energy"]["total_nj"]);
+    assert!(within(whole, &s["estimated_dram_energy_nj_ci95"], 1.68), "detailed {whole}, sampled {}", s["estimated_dram_energy_nj_ci95"]);
+}
+
+#[test]
 fn without_fast_forward_the_segments_add_up_to_the_detailed_run() {
     // One program, units back to back: only the drains between segments differ from the
     // detailed run.
