@@ -696,6 +696,9 @@ def compare(
                 # The run's DRAM energy's interval (the segments' energy rate over the estimated
                 # length); None where unbounded or the device has no power figures.
                 "dram_energy_nj_ci95": whole.get("estimated_dram_energy_nj_ci95"),
+                # The mix's row-buffer miss rate's interval (the engine's ratio estimator over the
+                # detailed segments); None in phases mode.
+                "row_buffer_miss_rate_ci95": whole.get("row_buffer_miss_rate_ci95"),
                 # The engine's summary of the shared run's sampling (segments, passes, worst error);
                 # its schedule is the engine's to replay, not a result.
                 "sampling": {k: v for k, v in run["sampling"].items() if k != "schedule"},
@@ -803,5 +806,7 @@ def to_csv_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
             row |= {key: p.get(key) for key in ("dram_requests", "dram_energy_nj", "dram_energy_per_access_nj")}
             if p.get("sampled"):
                 row["dram_energy_nj_ci95_low"], row["dram_energy_nj_ci95_high"] = p.get("dram_energy_nj_ci95") or (None, None)
+                row["mix_row_buffer_miss_rate_ci95_low"], row["mix_row_buffer_miss_rate_ci95_high"] = (
+                    p.get("row_buffer_miss_rate_ci95") or (None, None))
             rows.append(row)
     return rows

@@ -97,6 +97,13 @@ def with_interval(value: Any, interval: Any, digits: int = 3) -> str:
     return number(value, digits) + plus_minus(sampling.half_width(interval), digits)
 
 
+def _scaled(interval: Any, factor: float) -> Any:
+    """An interval in another unit (``[null, null]``, unbounded, stays so)."""
+    if not interval:
+        return interval
+    return [x * factor if isinstance(x, (int, float)) else x for x in interval]
+
+
 def _units_text(units: list[Any]) -> str:
     units = [u for u in units if isinstance(u, int)]
     if not units:
@@ -733,10 +740,11 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
         cells += [
             with_interval(p["harmonic_speedup"], p.get("harmonic_speedup_ci95"), 3),
             with_interval(p["maximum_slowdown"], p.get("maximum_slowdown_ci95"), 3),
-            number(100 * p["row_buffer_miss_rate"], 1) + " %",
+            with_interval(100 * p["row_buffer_miss_rate"], _scaled(p.get("row_buffer_miss_rate_ci95"), 100), 1) + " %",
         ]
         if energy:
-            cells += [number(p["dram_energy_nj"] / 1000.0, 1), number(p["dram_energy_per_access_nj"], 2)]
+            cells += [with_interval(p["dram_energy_nj"] / 1000.0, _scaled(p.get("dram_energy_nj_ci95"), 1e-3), 1),
+                      number(p["dram_energy_per_access_nj"], 2)]
         summary.add_row(*cells)
     own = any("+" in str(r.get("policy")) for r in result.get("policies", []))
     scheduler = result.get("alone_scheduler") or "the machine's scheduler"

@@ -79,7 +79,7 @@ def test_mix_terms_follow_the_metric():
     # a difference of two changes against the baseline: their half-widths in quadrature
     over = common.mix_term_half_widths("ws_change_over", runs, claim, "buddy")
     assert over == [pytest.approx(math.hypot(change(mix["bpm"], mix["buddy"]), change(mix["tcm"], mix["buddy"])))]
-    # shares and quantities without intervals: no sampling half-width
+    # shares (counted by share_ends) and the row-buffer miss rate's change: no sampling half-width
     for metric in ("share_not_worse", "rbmiss_change"):
         assert common.mix_term_half_widths(metric, runs, claim, "buddy") is None
     # the worst mix: one term, that mix's change's half-width when no other mix comes near it

@@ -58,8 +58,12 @@ def test_a_sampled_compare_gives_intervals_around_its_estimates():
         # ... and the energy's interval (the segments' energy rate over the estimated length) around it
         assert [row["dram_energy_nj_ci95_low"], row["dram_energy_nj_ci95_high"]] == p["dram_energy_nj_ci95"]
         assert inside(p["dram_energy_nj"], p["dram_energy_nj_ci95"])
-    assert list(rows[0])[-5:] == ["dram_requests", "dram_energy_nj", "dram_energy_per_access_nj",
-                                  "dram_energy_nj_ci95_low", "dram_energy_nj_ci95_high"]
+        # ... and the mix's row-buffer miss rate's
+        assert inside(p["row_buffer_miss_rate"], p["row_buffer_miss_rate_ci95"])
+        assert row["mix_row_buffer_miss_rate_ci95_low"] == p["row_buffer_miss_rate_ci95"][0]
+    assert list(rows[0])[-7:] == ["dram_requests", "dram_energy_nj", "dram_energy_per_access_nj",
+                                  "dram_energy_nj_ci95_low", "dram_energy_nj_ci95_high",
+                                  "mix_row_buffer_miss_rate_ci95_low", "mix_row_buffer_miss_rate_ci95_high"]
 
     # The tables show the estimates with their half-widths and say the run was sampled.
     from rich.console import Console
@@ -71,6 +75,9 @@ def test_a_sampled_compare_gives_intervals_around_its_estimates():
         console.print(table)
     text = console.export_text()
     assert " ± " in text and "sampled:" in text and "50,000 instructions" in text
+    for p in result["policies"]:  # the RB miss rate with its half-width, in points
+        h = 100 * sampling.half_width(p["row_buffer_miss_rate_ci95"])
+        assert f"{100 * p['row_buffer_miss_rate']:.1f} ± {h:.1f} %" in text
     assert "best WS: " in text
 
 

@@ -675,8 +675,9 @@ def mix_term_half_widths(metric: str, runs: list[dict[str, dict]], claim: dict[s
     """The sampling half-widths of the per-mix terms :func:`mix_value` averages for one seed
     (``runs``: per mix, label -> run), for the metrics that are means of WS or MS changes, and
     the worst mix's WS change and the best mix's DRAM power or energy change (one term): a term
-    is None when nothing it rests on was sampled. None for the other metrics (shares,
-    quantities without intervals): their figure gets no sampling half-width."""
+    is None when nothing it rests on was sampled. None for the other metrics (shares, the
+    row-buffer miss rate's change: docs/sampling.md says why; quantities without intervals): their
+    figure gets no sampling half-width."""
     p = claim.get("policy")
     v = claim.get("versus") or baseline
     if metric == "ws_change_worst":

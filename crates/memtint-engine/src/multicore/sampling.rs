@@ -661,6 +661,36 @@ impl SampledRun {
         (had * (self.worst_error() / target).powi(2)).ceil() as u64
     }
 
+    /// The 95 % interval of the run's row-buffer miss rate (misses and conflicts over requests,
+    /// each core's units scaled to the run by `scale`, as the reported rate): a ratio estimator
+    /// over the detailed segments, each segment's co-scheduled units one observation, so that
+    /// the cores' errors, correlated within a segment, count together. Periodic mode only; None
+    /// with fewer than two segments; exactly 0 when no unit made a request.
+    pub fn row_miss_rate_interval(&self) -> Option<(f64, f64)> {
+        if self.strata.iter().any(|s| !s.is_empty()) {
+            return None;
+        }
+        let mut by_segment: std::collections::BTreeMap<u64, (f64, f64)> = Default::default();
+        for (c, units) in self.units.iter().enumerate() {
+            let k = self.scale(c);
+            for u in units {
+                let m = &u.memory;
+                let e = by_segment.entry(u.segment).or_default();
+                e.0 += k * (m.row_misses + m.row_conflicts) as f64;
+                e.1 += k * (m.row_hits + m.row_misses + m.row_conflicts) as f64;
+            }
+        }
+        let (misses, accesses): (Vec<f64>, Vec<f64>) = by_segment.into_values().unzip();
+        if !accesses.is_empty() && accesses.iter().all(|&a| a == 0.0) {
+            return Some((0.0, 0.0));
+        }
+        let e = Estimate::ratio(&misses, &accesses);
+        (e.n >= 2).then(|| {
+            let h = e.half_width();
+            ((e.mean - h).max(0.0), (e.mean + h).min(1.0))
+        })
+    }
+
     /// The largest relative half-width of the cores' IPC intervals.
     pub fn worst_error(&self) -> f64 {
         (0..self.units.len()).map(|c| self.estimate(c).relative_half_width()).fold(0.0, f64::max)

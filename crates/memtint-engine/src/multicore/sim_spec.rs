@@ -942,6 +942,11 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         run["estimated_dram_requests"] = json!((r.totals.requests as f64 * factor).round() as u64);
         run["estimated_dram_energy_nj"] = out["dram"]["energy"]["total_nj"].as_f64().map_or(Value::Null, |e| json!(e * factor));
         run["estimate_factor"] = json!(factor);
+        run["row_buffer_miss_rate_ci95"] = match s.row_miss_rate_interval() {
+            Some((lo, hi)) => json!([lo, hi]),
+            None if s.strata.iter().all(|x| x.is_empty()) => json!([Value::Null, Value::Null]),
+            None => Value::Null,
+        };
         add_energy_intervals(&mut run, &out["dram"]["energy"], s, &finish, length);
         out["config"]["sampling"] = json!(spec.sampling);
         run["simulated_cycles"] = json!(r.core_cycles);
