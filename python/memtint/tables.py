@@ -536,7 +536,9 @@ def sim_table(stats: dict[str, Any]) -> Table:
         table.add_row(
             *lead, c["program"], with_interval(c["ipc"], (c.get("sampling") or {}).get("ipc_ci95"), 3),
             number(c["llc_mpki"], 2),
-            f"{100 * c['row_buffer_miss_rate']:.1f}%", number(c["read_latency_ns"]["mean"], 1),
+            with_interval(100 * c["row_buffer_miss_rate"],
+                          _scaled((c.get("sampling") or {}).get("row_buffer_miss_rate_ci95"), 100), 1) + "%",
+            number(c["read_latency_ns"]["mean"], 1),
             number(c["read_latency_ns"]["p99"], 1), str(c["banks_used"]), str(c["channels_used"]),
             count(c["colour_overflow_pages"]),
         )
@@ -561,7 +563,8 @@ def sim_table(stats: dict[str, Any]) -> Table:
                   f"in {count(checked.get('commands_checked') or 0)} DRAM commands\n")
     table.caption = (
         nodes + switches +
-        f"row-buffer miss rate {100 * stats['row_buffer_miss_rate']:.1f} % · "
+        f"row-buffer miss rate "
+        f"{with_interval(100 * stats['row_buffer_miss_rate'], _scaled((stats.get('sampling') or {}).get('row_buffer_miss_rate_ci95'), 100), 1)} % · "
         f"{number(stats['requests_per_second'] / 1e6, 2)} M DRAM requests/s · "
         f"{number(stats['instructions_per_second'] / 1e6, 1)} M instructions/s simulated"
     )

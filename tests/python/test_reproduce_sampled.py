@@ -79,8 +79,8 @@ def test_mix_terms_follow_the_metric():
     # a difference of two changes against the baseline: their half-widths in quadrature
     over = common.mix_term_half_widths("ws_change_over", runs, claim, "buddy")
     assert over == [pytest.approx(math.hypot(change(mix["bpm"], mix["buddy"]), change(mix["tcm"], mix["buddy"])))]
-    # shares (counted by share_ends) and the row-buffer miss rate's change: no sampling half-width
-    for metric in ("share_not_worse", "rbmiss_change"):
+    # shares: no sampling half-width (share_ends counts them)
+    for metric in ("share_not_worse",):
         assert common.mix_term_half_widths(metric, runs, claim, "buddy") is None
     # the worst mix: one term, that mix's change's half-width when no other mix comes near it
     assert common.mix_term_half_widths("ws_change_worst", runs, claim, "buddy") == [
@@ -119,6 +119,19 @@ def test_the_best_mix_s_power_and_energy_changes_carry_their_intervals():
     # detailed runs: no half-width
     detailed = [{k: energy_run(r["dram_power_mw"], r["dram_energy_nj"]) for k, r in mix.items()} for mix in runs]
     assert common.mix_term_half_widths("power_change_best", detailed, claim, "buddy") == [None]
+
+
+def test_a_row_buffer_miss_rate_change_carries_both_runs_intervals():
+    def rb(rate, h=None):
+        r = {"ws": 1.0, "row_buffer_miss_rate": rate, "cores": [{"ipc": rate}]}
+        if h is not None:
+            r["row_buffer_miss_rate_ci95"] = [rate - h, rate + h]
+        return r
+
+    runs = [{"buddy": rb(0.40, 0.008), "bpm": rb(0.30, 0.006)}, {"buddy": rb(0.50, 0.01), "bpm": rb(0.45)}]
+    terms = common.mix_term_half_widths("rbmiss_change", runs, {"policy": "bpm"}, "buddy")
+    # 2 % a side in quadrature; a detailed side adds nothing
+    assert terms == [pytest.approx(100 * 0.75 * math.hypot(0.02, 0.02)), pytest.approx(100 * 0.9 * 0.02)]
 
 
 def test_a_sampled_run_keeps_its_dram_totals_as_the_run_s_estimates():
@@ -203,7 +216,7 @@ def test_quick_sampled_reproduction_carries_each_figure_s_sampling_half_width(tm
     text = (out / "ccps.md").read_text()
     assert "- Sampled: 5 units of 5,000 instructions per core" in text
     data = {(r["id"], r["subject"]): r for r in json.loads((out / "ccps.json").read_text())["rows"]}
-    means = {"ws_change", "ms_change_over", "energy_change_best"}
+    means = {"ws_change", "ms_change_over", "energy_change_best", "rbmiss_change"}
     for r in rows:
         if r.claim["metric"] in means:
             assert r.sampling_half_width is not None and r.sampling_half_width >= 0, r.claim["id"]
@@ -215,7 +228,7 @@ def test_quick_sampled_reproduction_carries_each_figure_s_sampling_half_width(tm
             shown = report.fmt_half_width(r.claim["metric"], r.sampling_half_width)
             assert f"{figure} (± {shown} sampling) |" in text
             assert data[(r.claim["id"], r.subject)]["sampling_half_width"] == pytest.approx(r.sampling_half_width)
-        else:  # the row-buffer miss rate has no interval here
+        else:  # figures without an interval
             assert r.sampling_half_width is None, r.claim["id"]
             assert "sampling_half_width" not in data[(r.claim["id"], r.subject)]
     # One figure recomputed from the runs' own intervals: a WS change's terms over mixes and seeds.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -331,6 +332,8 @@ def test_cli_compare_and_sim_show_sampled_estimates(memtint, tmp_path):
     code, out, err = memtint("sim", "run.toml")
     assert code == 0, err
     assert " ± " in out and "sampled:" in out
+    assert re.search(r"row-buffer miss rate \d+\.\d ± \d+\.\d %", out), out  # the mix's, with its interval
+    assert re.search(r"\d+\.\d ± \d+\.\d%", out), out  # each core's RB miss
     code, out, err = memtint("sim", "run.toml", "--sample-period", "100000", "--json", "-")
     assert code == 0, err
     assert json.loads(out)["sampling"]["period"] == 100_000

@@ -674,10 +674,10 @@ def mix_term_half_widths(metric: str, runs: list[dict[str, dict]], claim: dict[s
                          baseline: str) -> list[float | None] | None:
     """The sampling half-widths of the per-mix terms :func:`mix_value` averages for one seed
     (``runs``: per mix, label -> run), for the metrics that are means of WS or MS changes, and
-    the worst mix's WS change and the best mix's DRAM power or energy change (one term): a term
-    is None when nothing it rests on was sampled. None for the other metrics (shares, the
-    row-buffer miss rate's change: docs/sampling.md says why; quantities without intervals): their
-    figure gets no sampling half-width."""
+    the worst mix's WS change and the best mix's DRAM power or energy change (one term), and the
+    row-buffer miss rate's change: a term is None when nothing it rests on was sampled. None for
+    the other metrics (shares, quantities without intervals): their figure gets no sampling
+    half-width."""
     p = claim.get("policy")
     v = claim.get("versus") or baseline
     if metric == "ws_change_worst":
@@ -694,6 +694,8 @@ def mix_term_half_widths(metric: str, runs: list[dict[str, dict]], claim: dict[s
         # A difference of maxima: the half-width of the difference of the two runs the maxima
         # chose (first order: a close second in either max is not counted).
         return [_change_half_width(r[a], r[b]) for r in runs for a, b in [_best_of_pair(metric, r, claim)]]
+    if metric == "rbmiss_change":  # two runs' row-buffer miss rates, each within its interval
+        return [_pct_half_width(r[p], r[baseline], "row_buffer_miss_rate") for r in runs]
     key = {"ws_change": "ws", "ws_ratio": "ws", "ws_change_over": "ws",
            "ms_change": "ms", "ms_ratio": "ms", "ms_change_over": "ms"}.get(metric)
     if key is None:

@@ -71,6 +71,7 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
             out[key] = out[key] * factor if out[key] is not None else None
         out["dram_energy_nj_ci95"] = run.get("estimated_dram_energy_nj_ci95")
         out["dram_power_mw_ci95"] = run.get("dram_power_mw_ci95")
+        out["row_buffer_miss_rate_ci95"] = run.get("row_buffer_miss_rate_ci95")
         for core, c in zip(cores, stats["cores"]):
             s = c.get("sampling") or {}
             core["sampling"] = {k: s.get(k) for k in ("units", "unit_cycles", "unit_instructions", "unit_weights", "ipc_ci95", "ipc_relative_error",

@@ -662,33 +662,68 @@ impl SampledRun {
     }
 
     /// The 95 % interval of the run's row-buffer miss rate (misses and conflicts over requests,
-    /// each core's units scaled to the run by `scale`, as the reported rate): a ratio estimator
-    /// over the detailed segments, each segment's co-scheduled units one observation, so that
-    /// the cores' errors, correlated within a segment, count together. Periodic mode only; None
-    /// with fewer than two segments; exactly 0 when no unit made a request.
+    /// each core's units scaled to the run by `scale`, as the reported rate): a combined ratio
+    /// estimator, linearised (Cochran §6.4): each unit's residual, misses less the rate times
+    /// requests, varies within its core, and two cores' residuals co-vary through the detailed
+    /// segments both measured in (they met one contention), as the CPI estimates' do in
+    /// `memtint.sampling`. Periodic mode only; None when a core measured fewer than two units;
+    /// exactly 0 when no unit made a request.
     pub fn row_miss_rate_interval(&self) -> Option<(f64, f64)> {
         if self.strata.iter().any(|s| !s.is_empty()) {
             return None;
         }
-        let mut by_segment: std::collections::BTreeMap<u64, (f64, f64)> = Default::default();
-        for (c, units) in self.units.iter().enumerate() {
-            let k = self.scale(c);
-            for u in units {
-                let m = &u.memory;
-                let e = by_segment.entry(u.segment).or_default();
-                e.0 += k * (m.row_misses + m.row_conflicts) as f64;
-                e.1 += k * (m.row_hits + m.row_misses + m.row_conflicts) as f64;
+        let outcomes = |u: &Unit| {
+            let m = &u.memory;
+            ((m.row_misses + m.row_conflicts) as f64, (m.row_hits + m.row_misses + m.row_conflicts) as f64)
+        };
+        let scales: Vec<f64> = (0..self.units.len()).map(|c| self.scale(c)).collect();
+        let (mut misses, mut accesses) = (0.0, 0.0);
+        for (units, k) in self.units.iter().zip(&scales) {
+            for (m, a) in units.iter().map(outcomes) {
+                misses += k * m;
+                accesses += k * a;
             }
         }
-        let (misses, accesses): (Vec<f64>, Vec<f64>) = by_segment.into_values().unzip();
-        if !accesses.is_empty() && accesses.iter().all(|&a| a == 0.0) {
+        if accesses == 0.0 {
             return Some((0.0, 0.0));
         }
-        let e = Estimate::ratio(&misses, &accesses);
-        (e.n >= 2).then(|| {
-            let h = e.half_width();
-            ((e.mean - h).max(0.0), (e.mean + h).min(1.0))
-        })
+        let rate = misses / accesses;
+        // Per core: each unit's segment and residual.
+        let residuals: Vec<Vec<(u64, f64)>> =
+            self.units.iter().map(|units| units.iter().map(|u| (u.segment, outcomes(u).0 - rate * outcomes(u).1)).collect()).collect();
+        if residuals.iter().any(|r| r.len() == 1) {
+            return None;
+        }
+        let mut variance = 0.0;
+        for (c, rc) in residuals.iter().enumerate() {
+            for (d, rd) in residuals.iter().enumerate() {
+                // The residuals of the units the two cores measured in the same segments (a core
+                // with itself: all its units). Units are in segment order, one per segment.
+                let mut pairs: Vec<(f64, f64)> = Vec::new();
+                let (mut i, mut j) = (0, 0);
+                while i < rc.len() && j < rd.len() {
+                    match rc[i].0.cmp(&rd[j].0) {
+                        std::cmp::Ordering::Less => i += 1,
+                        std::cmp::Ordering::Greater => j += 1,
+                        std::cmp::Ordering::Equal => {
+                            pairs.push((rc[i].1, rd[j].1));
+                            i += 1;
+                            j += 1;
+                        }
+                    }
+                }
+                if pairs.len() < 2 {
+                    continue;
+                }
+                let n = pairs.len() as f64;
+                let (mx, my) = (pairs.iter().map(|p| p.0).sum::<f64>() / n, pairs.iter().map(|p| p.1).sum::<f64>() / n);
+                let cov = pairs.iter().map(|(x, y)| (x - mx) * (y - my)).sum::<f64>() / (n - 1.0);
+                // The covariance of the two cores' totals: k_c k_d n_cd cov.
+                variance += scales[c] * scales[d] * n * cov;
+            }
+        }
+        let h = Z95 * variance.max(0.0).sqrt() / accesses;
+        Some(((rate - h).max(0.0), (rate + h).min(1.0)))
     }
 
     /// The largest relative half-width of the cores' IPC intervals.
