@@ -582,6 +582,8 @@ def test_a_sampled_sweep_stores_intervals_and_older_batches_load_as_detailed(tmp
     assert frame["sampled"].all()
     assert ((frame["weighted_speedup_ci95_low"] <= frame["weighted_speedup"])
             & (frame["weighted_speedup"] <= frame["weighted_speedup_ci95_high"])).all()
+    for key in ("dram_energy_nj", "mix_row_buffer_miss_rate"):  # the run's energy and the mix's RB miss rate
+        assert ((frame[f"{key}_ci95_low"] <= frame[key]) & (frame[key] <= frame[f"{key}_ci95_high"])).all(), key
 
     from memtint.reports import summary_markdown, summary_rows
     from memtint.sweep import policy_summary

@@ -97,6 +97,13 @@ def _schema():
         # What the run read from files (runs.contents_digest): runs of one mix that read other
         # versions of a file are not one experiment; null in batches stored before the column.
         ("contents", pa.string()),
+        # Sampled runs: the 95 % intervals of the run's DRAM energy and of the mix's row-buffer
+        # miss rate (docs/sampling.md, Output); null for detailed runs, where unbounded, and in
+        # batches stored before these columns.
+        ("dram_energy_nj_ci95_low", pa.float64()),
+        ("dram_energy_nj_ci95_high", pa.float64()),
+        ("mix_row_buffer_miss_rate_ci95_low", pa.float64()),
+        ("mix_row_buffer_miss_rate_ci95_high", pa.float64()),
     ])
 
 
@@ -109,7 +116,9 @@ COLUMNS = ["sweep", "config_hash", "memtint_version", "status", "error", "machin
            "llc_mpki_alone", "read_latency_ns_alone", "banks_used", "channels_used", "colour_overflow_pages",
            "row_interference_rate", "user_share", "memory_share", "system_share", "finished_at", "batch",
            "weighted_speedup_ci95_low", "weighted_speedup_ci95_high", "sampled", "setup", "matched_to",
-           "weighted_speedup_change_ci95_low", "weighted_speedup_change_ci95_high", "contents"]
+           "weighted_speedup_change_ci95_low", "weighted_speedup_change_ci95_high", "contents",
+           "dram_energy_nj_ci95_low", "dram_energy_nj_ci95_high", "mix_row_buffer_miss_rate_ci95_low",
+           "mix_row_buffer_miss_rate_ci95_high"]
 
 
 def setup_text(run: dict[str, Any]) -> str:
