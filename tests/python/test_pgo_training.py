@@ -40,6 +40,11 @@ def test_every_training_run_is_a_valid_spec():
         if kind == "dram":
             stats = json.loads(_engine.run_dram(json.dumps(spec)))
             assert stats["requests"] == 2000, spec
+        elif "sampling" in spec:  # shrunk with its units, so that it still measures two
+            spec["instructions"] = 20_000
+            spec["sampling"] = {"unit": 1_000, "warming": 1_000, "period": 10_000}
+            stats = json.loads(_engine.run_sim(json.dumps(spec)))
+            assert stats["sampling"]["segments"] >= 2 and all(c["sampling"]["units"] >= 1 for c in stats["cores"]), spec
         else:
             spec["instructions"] = 20_000
             stats = json.loads(_engine.run_sim(json.dumps(spec)))
