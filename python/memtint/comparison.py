@@ -697,7 +697,7 @@ def compare(
                 # length); None where unbounded or the device has no power figures.
                 "dram_energy_nj_ci95": whole.get("estimated_dram_energy_nj_ci95"),
                 # The mix's row-buffer miss rate's interval (the engine's combined ratio estimator
-                # over each core's units); None in phases mode.
+                # over each core's units, or a phases run's stratified one).
                 "row_buffer_miss_rate_ci95": whole.get("row_buffer_miss_rate_ci95"),
                 # The engine's summary of the shared run's sampling (segments, passes, worst error);
                 # its schedule is the engine's to replay, not a result.

@@ -69,6 +69,7 @@ def slim(stats: dict[str, Any]) -> dict[str, Any]:
         out["dram_energy_nj"] = run.get("estimated_dram_energy_nj", out["dram_energy_nj"])
         for key in ("dram_act_pre_nj", "dram_background_nj", "dram_activations"):
             out[key] = out[key] * factor if out[key] is not None else None
+        out["dram_power_mw"] = run.get("estimated_dram_power_mw", out["dram_power_mw"])
         out["dram_energy_nj_ci95"] = run.get("estimated_dram_energy_nj_ci95")
         out["dram_power_mw_ci95"] = run.get("dram_power_mw_ci95")
         out["row_buffer_miss_rate_ci95"] = run.get("row_buffer_miss_rate_ci95")

@@ -409,10 +409,12 @@ fn simulate(
     let (end, sampled) = match sampling {
         None => (run(&mut sim, &mut threads, &plan)?, None),
         Some((s, phases)) => {
+            let meter = crate::dram_sim::report::EnergyMeter::new(cfg, &sim.mem);
             let (end, rec) = match phases {
-                Some(p) => super::phase_sampling::run(&mut sim, &mut threads, s, p, instructions, plan.clock, plan.watchdog_cycles)?,
+                Some(p) => {
+                    super::phase_sampling::run(&mut sim, &mut threads, s, p, instructions, plan.clock, plan.watchdog_cycles, &meter)?
+                }
                 None => {
-                    let meter = crate::dram_sim::report::EnergyMeter::new(cfg, &sim.mem);
                     super::sampling::run(&mut sim, &mut threads, s, instructions, plan.clock, plan.watchdog_cycles, os_cfg.seed(), &meter)?
                 }
             };

@@ -33,6 +33,7 @@
 use super::multicore_sim::{next_wrapping, Progress, RunEnd, Sim, ThreadDef};
 use super::sampling::{advance, segment, skip_records, take_record_rest, warm_in_turns, LoopClock, Phase, SampledRun, SamplingSpec, Unit};
 use crate::cpu::ClockRatio;
+use crate::dram_sim::report::EnergyMeter;
 use crate::error::Result;
 use crate::workload::CpuTraceSource;
 use rand::seq::SliceRandom;
@@ -253,6 +254,7 @@ pub(super) fn run(
     instructions: u64,
     clock: ClockRatio,
     watchdog_cycles: u64,
+    meter: &EnergyMeter,
 ) -> Result<(RunEnd, SampledRun)> {
     debug_assert_eq!(threads.len(), 1, "SamplingSpec::check_run refuses phases for several programs");
     let mut rec = SampledRun::new(spec, plan.interval, instructions, 1);
@@ -324,6 +326,7 @@ pub(super) fn run(
             Phase::Measuring
         };
         let this_segment = rec.segments;
+        let (cycles0, energy0) = (now.core, meter.total_nj(&sim.mem, now.dram));
         let units = &mut rec.units[0];
         segment(sim, threads, clock, &mut now, &mut progress, |sim, c, at| {
             let core = &mut sim.cores[c];
@@ -355,6 +358,10 @@ pub(super) fn run(
         })?;
         rec.detailed[0] += sim.cores[0].retired() - before;
         rest[0] = take_record_rest(sim, 0)?;
+        rec.segment_cycles.push(now.core - cycles0);
+        if let (Some(e0), Some(e1)) = (energy0, meter.total_nj(&sim.mem, now.dram)) {
+            rec.segment_energy_nj.push(e1 - e0);
+        }
         rec.segments += 1;
     }
     rec.finish(sim, now.dram);

@@ -382,7 +382,7 @@ pub struct SampledRun {
     pub phases: Option<Value>,
     /// The detailed segments run (periodic sampling), for another run to replay.
     pub schedule: Schedule,
-    /// Per detailed segment (periodic sampling): its core cycles and the DRAM energy spent in it,
+    /// Per detailed segment: its core cycles and the DRAM energy spent in it,
     /// nanojoules (empty without the device's power figures): the memory system's sample.
     pub segment_cycles: Vec<u64>,
     pub segment_energy_nj: Vec<f64>,
@@ -627,31 +627,93 @@ impl SampledRun {
         Some(Regression { mean, slope, units_loads: xbar, run_loads: population })
     }
 
-    /// Core `c`'s stratified estimate: sum_h W_h CPI_h, variance sum_h W_h^2 s_h^2 / n_h (a
-    /// stratum with one unit takes the largest s_h of the others; with none to take, the
-    /// variance is infinite); reported as an `Estimate`
-    /// whose `sd / sqrt(n)` is that variance's root.
+    /// Core `c`'s stratified estimate of its CPI (`stratified_ratio` of cycles to instructions):
+    /// sum_h W_h CPI_h, variance sum_h W_h^2 s_h^2 / n_h.
     fn stratified(&self, c: usize) -> Estimate {
+        self.stratified_ratio(c, |u| u.core.cycles as f64, |u| u.core.retired as f64)
+    }
+
+    /// Core `c`'s stratified (phases) estimate of the ratio of two counts of its units:
+    /// R = sum_h W_h y_h / sum_h W_h x_h, y_h and x_h the stratum's counts per instruction (its
+    /// units' sums over their instructions), the combined ratio estimate (Cochran, Sampling
+    /// Techniques, §6.11); its variance is sum_h W_h^2 s_h^2 / n_h over (sum_h W_h x_h)^2, s_h the
+    /// spread of the stratum's residuals y - R x per instruction (a stratum with one unit takes
+    /// the largest s_h of the others; with none to take, the variance is infinite). With x the
+    /// instructions, a per-instruction mean (CPI, misses per instruction). Each phase then weighs
+    /// its share of the run, not its units' share of the sample. An `Estimate` whose
+    /// `sd / sqrt(n)` is the variance's root; 0, exactly, when no unit counted any x.
+    pub fn stratified_ratio(&self, c: usize, y: impl Fn(&Unit) -> f64, x: impl Fn(&Unit) -> f64) -> Estimate {
         let weights = &self.strata[c];
+        let stratum = |h: usize| self.units[c].iter().filter(move |u| u.stratum as usize == h);
+        let n: usize = self.units[c].len();
+        let per_instruction = |f: &dyn Fn(&Unit) -> f64| -> f64 {
+            (0..weights.len())
+                .map(|h| {
+                    let instructions: f64 = stratum(h).map(|u| u.core.retired as f64).sum();
+                    if instructions > 0.0 {
+                        weights[h] * stratum(h).map(f).sum::<f64>() / instructions
+                    } else {
+                        0.0
+                    }
+                })
+                .sum()
+        };
+        let (big_y, big_x) = (per_instruction(&y), per_instruction(&x));
+        if big_x <= 0.0 {
+            return Estimate { mean: 0.0, sd: 0.0, n };
+        }
+        let r = big_y / big_x;
         let strata: Vec<Estimate> = (0..weights.len())
             .map(|h| {
-                let units: Vec<&Unit> = self.units[c].iter().filter(|u| u.stratum as usize == h).collect();
-                let y: Vec<f64> = units.iter().map(|u| u.core.cycles as f64).collect();
-                let x: Vec<f64> = units.iter().map(|u| u.core.retired as f64).collect();
-                Estimate::ratio(&y, &x)
+                let residuals: Vec<f64> = stratum(h).map(|u| y(u) - r * x(u)).collect();
+                let instructions: Vec<f64> = stratum(h).map(|u| u.core.retired as f64).collect();
+                Estimate::ratio(&residuals, &instructions)
             })
             .collect();
         // No stratum with two units: no spread to borrow, so no interval (infinite, as one unit's).
         let borrowed = strata.iter().filter(|e| e.n >= 2).map(|e| e.sd).reduce(f64::max).unwrap_or(f64::INFINITY);
-        let mean: f64 = strata.iter().zip(weights).map(|(e, w)| w * e.mean).sum();
         let variance: f64 = strata
             .iter()
             .zip(weights)
             .filter(|(e, _)| e.n > 0)
             .map(|(e, w)| w * w * if e.n >= 2 { e.sd } else { borrowed }.powi(2) / e.n as f64)
             .sum();
-        let n: usize = strata.iter().map(|e| e.n).sum();
-        Estimate { mean, sd: (variance * n as f64).sqrt(), n }
+        Estimate { mean: r, sd: (variance * n as f64).sqrt() / big_x, n }
+    }
+
+    /// Core `c`'s row-buffer miss rate (misses and conflicts over requests) and its spread:
+    /// the units' ratio estimate, or in phases mode their stratified one (`stratified_ratio`).
+    pub fn row_miss_rate(&self, c: usize) -> Estimate {
+        let (misses, requests) = (|u: &Unit| row_outcomes(u).0, |u: &Unit| row_outcomes(u).1);
+        if !self.strata[c].is_empty() {
+            return self.stratified_ratio(c, misses, requests);
+        }
+        let y: Vec<f64> = self.units[c].iter().map(misses).collect();
+        let x: Vec<f64> = self.units[c].iter().map(requests).collect();
+        Estimate::ratio(&y, &x)
+    }
+
+    /// Core `c`'s LLC misses per instruction: the units' sums' ratio, or in phases mode the
+    /// stratified estimate (what the run reports as the core's MPKI).
+    pub fn llc_misses_per_instruction(&self, c: usize) -> f64 {
+        if !self.strata[c].is_empty() {
+            return self.stratified_ratio(c, |u| u.memory.llc_misses as f64, |u| u.core.retired as f64).mean;
+        }
+        let misses: u64 = self.units[c].iter().map(|u| u.memory.llc_misses).sum();
+        let instructions: u64 = self.units[c].iter().map(|u| u.core.retired).sum();
+        if instructions == 0 {
+            0.0
+        } else {
+            misses as f64 / instructions as f64
+        }
+    }
+
+    /// The DRAM energy of unit `u`'s cycles: its segment's energy in proportion to the cycles
+    /// the unit took of them (nJ; None without the segments' energy).
+    pub fn unit_energy_nj(&self, u: &Unit) -> Option<f64> {
+        let i = u.segment as usize;
+        let (energy, cycles) = (*self.segment_energy_nj.get(i)?, *self.segment_cycles.get(i)?);
+        Some(if cycles > 0 { energy * u.core.cycles as f64 / cycles as f64 } else { 0.0 })
     }
 
     /// The units a stratified (phases) run needs for a relative half-width of `target`: its
@@ -666,16 +728,21 @@ impl SampledRun {
     /// estimator, linearised (Cochran §6.4): each unit's residual, misses less the rate times
     /// requests, varies within its core, and two cores' residuals co-vary through the detailed
     /// segments both measured in (they met one contention), as the CPI estimates' do in
-    /// `memtint.sampling`. Periodic mode only; None when a core measured fewer than two units;
-    /// exactly 0 when no unit made a request.
+    /// `memtint.sampling`. A phases run (one program) has its core's stratified interval
+    /// (`row_miss_rate`). None when a core measured fewer than two units, or no unit met a
+    /// request in a run that made some; exactly 0 when no core loaded anything.
     pub fn row_miss_rate_interval(&self) -> Option<(f64, f64)> {
         if self.strata.iter().any(|s| !s.is_empty()) {
-            return None;
+            if self.units.len() != 1 {
+                return None;
+            }
+            if self.units[0].iter().all(|u| row_outcomes(u).1 == 0.0) {
+                return None; // the units met no request; the run may have
+            }
+            let e = self.row_miss_rate(0);
+            return e.half_width().is_finite().then(|| rate_interval(&e));
         }
-        let outcomes = |u: &Unit| {
-            let m = &u.memory;
-            ((m.row_misses + m.row_conflicts) as f64, (m.row_hits + m.row_misses + m.row_conflicts) as f64)
-        };
+        let outcomes = row_outcomes;
         let scales: Vec<f64> = (0..self.units.len()).map(|c| self.scale(c)).collect();
         let (mut misses, mut accesses) = (0.0, 0.0);
         for (units, k) in self.units.iter().zip(&scales) {
@@ -685,12 +752,25 @@ impl SampledRun {
             }
         }
         if accesses == 0.0 {
-            return Some((0.0, 0.0));
+            // Exact only where every core loaded nothing over its whole run (counted in its
+            // gaps); otherwise the units missed whatever requests the run made.
+            return (0..self.units.len()).all(|c| self.loads_nothing(c)).then_some((0.0, 0.0));
         }
         let rate = misses / accesses;
         // Per core: each unit's segment and residual.
-        let residuals: Vec<Vec<(u64, f64)>> =
-            self.units.iter().map(|units| units.iter().map(|u| (u.segment, outcomes(u).0 - rate * outcomes(u).1)).collect()).collect();
+        let residuals: Vec<Vec<(u64, f64)>> = self
+            .units
+            .iter()
+            .map(|units| {
+                units
+                    .iter()
+                    .map(|u| {
+                        let (m, a) = outcomes(u);
+                        (u.segment, m - rate * a)
+                    })
+                    .collect()
+            })
+            .collect();
         if residuals.iter().any(|r| r.len() == 1) {
             return None;
         }
@@ -758,19 +838,20 @@ impl SampledRun {
                 let accesses: Vec<u64> =
                     self.units[c].iter().map(|u| u.memory.row_hits + u.memory.row_misses + u.memory.row_conflicts).collect();
                 let misses: Vec<u64> = self.units[c].iter().map(|u| u.memory.row_misses + u.memory.row_conflicts).collect();
-                let rb = Estimate::ratio(
-                    &misses.iter().map(|&m| m as f64).collect::<Vec<_>>(),
-                    &accesses.iter().map(|&a| a as f64).collect::<Vec<_>>(),
-                );
-                // No request in any unit: a rate of 0, known exactly.
-                let (rb, rb_half) = if accesses.iter().sum::<u64>() == 0 { (0.0, 0.0) } else { (rb.mean, rb.half_width()) };
+                // No request in any unit: a rate of 0, known exactly where the core loaded
+                // nothing over its whole run, else unknown (the units met none; the run may have).
+                let rb = match accesses.iter().all(|&a| a == 0) {
+                    true if self.loads_nothing(c) => (0.0, 0.0),
+                    true => (0.0, 1.0),
+                    false => rate_interval(&self.row_miss_rate(c)),
+                };
                 json!({
                     "units": e.n,
                     "cpi_mean": e.mean,
                     "cpi_stddev": e.sd,
                     "ipc_ci95": [if hi > 0.0 { 1.0 / hi } else { 0.0 }, if lo > 0.0 { 1.0 / lo } else { f64::INFINITY }],
                     "ipc_relative_error": e.relative_half_width(),
-                    "row_buffer_miss_rate_ci95": [(rb - rb_half).max(0.0), (rb + rb_half).min(1.0)],
+                    "row_buffer_miss_rate_ci95": [rb.0, rb.1],
                     "unit_cpi": cpi,
                     "unit_instructions": self.units[c].iter().map(|u| u.core.retired).collect::<Vec<_>>(),
                     "unit_cycles": self.units[c].iter().map(|u| u.core.cycles).collect::<Vec<_>>(),
@@ -825,6 +906,18 @@ impl SampledRun {
         }
         (run, cores)
     }
+}
+
+/// A unit's row-buffer misses (and conflicts) and its requests.
+fn row_outcomes(u: &Unit) -> (f64, f64) {
+    let m = &u.memory;
+    ((m.row_misses + m.row_conflicts) as f64, (m.row_hits + m.row_misses + m.row_conflicts) as f64)
+}
+
+/// A rate's 95 % interval, within [0, 1].
+fn rate_interval(e: &Estimate) -> (f64, f64) {
+    let h = e.half_width();
+    ((e.mean - h).max(0.0), (e.mean + h).min(1.0))
 }
 
 /// A regression estimate of a core's CPI (`SampledRun::regression`).
@@ -1446,6 +1539,70 @@ mod tests {
         // Without strata, the same units are one sample (the ratio estimator).
         rec.strata = vec![Vec::new()];
         assert!((rec.estimate(0).mean - 0.8 * 1.0 - 0.2 * 3.0).abs() > 0.1);
+    }
+
+    #[test]
+    fn a_phases_runs_rates_weigh_each_phase_by_its_share_not_its_units() {
+        // Phase 0 (share 0.9): 100 requests per 1000 instructions, 10, 12 and 8 of them missing;
+        // phase 1 (share 0.1): 400 requests, 360, 380 and 340 missing. The units' sums say
+        // 1110 / 1500 = 74 %; the run's rate is 0.045 misses over 0.13 requests per instruction.
+        let spec = SamplingSpec { mode: "phases".into(), ..SamplingSpec::default() };
+        let mut rec = SampledRun::new(&spec, 100_000, 10_000_000, 1);
+        rec.strata = vec![vec![0.9, 0.1]];
+        rec.units[0] = [(0, 100, 10), (0, 100, 12), (0, 100, 8), (1, 400, 360), (1, 400, 380), (1, 400, 340)]
+            .iter()
+            .map(|&(h, requests, misses)| {
+                let mut u = unit(h, 2000, 1);
+                u.memory.row_misses = misses;
+                u.memory.row_hits = requests - misses;
+                u.memory.llc_misses = requests;
+                u
+            })
+            .collect();
+        let rate = 0.045 / 0.13;
+        let e = rec.row_miss_rate(0);
+        assert!((e.mean - rate).abs() < 1e-12, "{e:?}");
+        // Residuals y - R x per instruction spread 0.002 in phase 0 and 0.02 in phase 1.
+        let variance: f64 = 0.81 * 0.002f64.powi(2) / 3.0 + 0.01 * 0.02f64.powi(2) / 3.0;
+        assert!((e.half_width() - Z95 * variance.sqrt() / 0.13).abs() < 1e-12, "{e:?}");
+        let (lo, hi) = rec.row_miss_rate_interval().expect("one program, phases of three units");
+        assert!((lo - (rate - e.half_width())).abs() < 1e-12 && (hi - (rate + e.half_width())).abs() < 1e-12);
+        // Misses per instruction likewise: 0.9 x 0.1 + 0.1 x 0.4.
+        assert!((rec.llc_misses_per_instruction(0) - 0.13).abs() < 1e-12);
+        // Without strata, the units are one sample: their sums' ratio.
+        rec.strata = vec![Vec::new()];
+        assert!((rec.row_miss_rate(0).mean - 1110.0 / 1500.0).abs() < 1e-12);
+        assert!((rec.llc_misses_per_instruction(0) - 1500.0 / 6000.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn units_that_met_no_request_know_the_rate_only_when_the_run_loaded_nothing() {
+        let mut rec = SampledRun::new(&SamplingSpec::default(), 100_000, 10_000_000, 1);
+        rec.units[0] = vec![unit(0, 1000, 100_000), unit(0, 1200, 100_000)];
+        rec.run_instructions[0] = 10_000_000.0;
+        // The gaps counted loads: the run made requests the units did not meet.
+        rec.run_loads[0] = 5_000.0;
+        assert_eq!(rec.row_miss_rate_interval(), None);
+        assert_eq!(rec.report().1[0]["row_buffer_miss_rate_ci95"], json!([0.0, 1.0]));
+        // No load in the whole run: no request, a rate of 0 known exactly.
+        rec.run_loads[0] = 0.0;
+        assert_eq!(rec.row_miss_rate_interval(), Some((0.0, 0.0)));
+        assert_eq!(rec.report().1[0]["row_buffer_miss_rate_ci95"], json!([0.0, 0.0]));
+        // A phases run does not count its gaps' loads: unknown.
+        rec.strata = vec![vec![1.0]];
+        assert_eq!(rec.row_miss_rate_interval(), None);
+    }
+
+    #[test]
+    fn a_units_energy_is_its_segments_by_the_cycles_it_took() {
+        let mut rec = SampledRun::new(&SamplingSpec::default(), 100_000, 10_000_000, 1);
+        rec.segment_cycles = vec![5000, 8000];
+        rec.segment_energy_nj = vec![100.0, 400.0];
+        let mut u = unit(0, 2000, 1);
+        u.segment = 1;
+        assert_eq!(rec.unit_energy_nj(&u), Some(100.0));
+        u.segment = 2;
+        assert_eq!(rec.unit_energy_nj(&u), None);
     }
 
     #[test]

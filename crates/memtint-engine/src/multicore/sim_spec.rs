@@ -944,10 +944,13 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
         run["estimate_factor"] = json!(factor);
         run["row_buffer_miss_rate_ci95"] = match s.row_miss_rate_interval() {
             Some((lo, hi)) => json!([lo, hi]),
-            None if s.strata.iter().all(|x| x.is_empty()) => json!([Value::Null, Value::Null]),
-            None => Value::Null,
+            None => json!([Value::Null, Value::Null]),
         };
+        run["estimated_dram_power_mw"] = out["dram"]["energy"]["average_power_mw"].clone();
         add_energy_intervals(&mut run, &out["dram"]["energy"], s, &finish, length);
+        if s.strata.iter().any(|x| !x.is_empty()) {
+            stratified_estimates(&mut out, &mut run, s, spec.instructions, ghz);
+        }
         out["config"]["sampling"] = json!(spec.sampling);
         run["simulated_cycles"] = json!(r.core_cycles);
         out["sampling"] = run;
@@ -988,6 +991,39 @@ fn add_energy_intervals(run: &mut Value, energy: &Value, s: &super::sampling::Sa
     };
     run["dram_power_mw_ci95"] = interval(power, rate);
     run["estimated_dram_energy_nj_ci95"] = interval(total, rate.hypot(span));
+}
+
+/// A phases run's (one program's) figures as stratified estimates (`SampledRun::stratified_ratio`):
+/// its units are drawn per phase, not in proportion to the phases' shares, so the units' sums
+/// weigh a rare phase by its units. The core's row-buffer miss rate and MPKI, the run's
+/// requests, DRAM energy (each unit's share of its segment's, by cycles) and power, with
+/// intervals; the core's counters stay its units' sums.
+fn stratified_estimates(out: &mut Value, run: &mut Value, s: &super::sampling::SampledRun, instructions: u64, ghz: f64) {
+    let retired = |u: &super::sampling::Unit| u.core.retired as f64;
+    let rb = s.row_miss_rate(0).mean;
+    out["cores"][0]["row_buffer_miss_rate"] = json!(rb);
+    out["cores"][0]["llc_mpki"] = json!(1000.0 * s.llc_misses_per_instruction(0));
+    out["row_buffer_miss_rate"] = json!(rb);
+    let requests = s.stratified_ratio(0, |u| (u.memory.dram_reads + u.memory.dram_writes) as f64, retired);
+    run["estimated_dram_requests"] = json!((requests.mean * instructions as f64).round() as u64);
+    if s.segment_energy_nj.is_empty() {
+        return;
+    }
+    let energy = |u: &super::sampling::Unit| s.unit_energy_nj(u).unwrap_or(0.0);
+    let per_instruction = s.stratified_ratio(0, energy, retired);
+    let per_cycle = s.stratified_ratio(0, energy, |u| u.core.cycles as f64);
+    let interval = |x: f64, e: &super::sampling::Estimate| {
+        let rel = e.relative_half_width();
+        let bound = |b: f64| if rel.is_finite() { json!(b.max(0.0)) } else { Value::Null };
+        json!([bound(x * (1.0 - rel)), bound(x * (1.0 + rel))])
+    };
+    let total = per_instruction.mean * instructions as f64;
+    // nJ per core cycle at `ghz` core cycles per ns: W; mW.
+    let power = per_cycle.mean * ghz * 1000.0;
+    run["estimated_dram_energy_nj"] = json!(total);
+    run["estimated_dram_energy_nj_ci95"] = interval(total, &per_instruction);
+    run["estimated_dram_power_mw"] = json!(power);
+    run["dram_power_mw_ci95"] = interval(power, &per_cycle);
 }
 
 /// Each core's finish as its instructions at its estimated CPI, with the 95 % interval's bounds

@@ -364,6 +364,24 @@ fn phase_sampling_draws_units_in_every_phase_and_its_interval_holds_the_detailed
     assert!(lo < s && s < hi, "[{lo}, {hi}] holds {s}");
     assert!((s - detailed).abs() <= 1.68 * (hi - lo) / 2.0, "phases {s} detailed {detailed}, 95 % interval [{lo}, {hi}]");
     assert!((s / detailed - 1.0).abs() < 0.02, "phases {s} detailed {detailed}");
+    // The run's other figures are stratified too, with intervals (`stratified_estimates`): the
+    // row-buffer miss rate is the core's, and the detailed run's lies within the 99.9 % interval
+    // (1.68 times the 95 % one's half-width), as do its DRAM energy and requests' counterparts.
+    let whole = sim(&pagerank(n, None));
+    let f = |v: &Value| v.as_f64().unwrap();
+    let within = |x: f64, ci: &Value, what: &str| {
+        let (lo, hi) = (f(&ci[0]), f(&ci[1]));
+        assert!(hi > lo && (x - (lo + hi) / 2.0).abs() <= 1.68 * (hi - lo) / 2.0, "{what}: detailed {x}, 95 % interval [{lo}, {hi}]");
+    };
+    let run = &r["sampling"];
+    assert_eq!(r["row_buffer_miss_rate"], r["cores"][0]["row_buffer_miss_rate"]);
+    assert_eq!(run["row_buffer_miss_rate_ci95"], core["row_buffer_miss_rate_ci95"]);
+    within(f(&whole["row_buffer_miss_rate"]), &run["row_buffer_miss_rate_ci95"], "row-buffer miss rate");
+    within(f(&whole["dram"]["energy"]["total_nj"]), &run["estimated_dram_energy_nj_ci95"], "energy");
+    let energy: f64 = run["segment_dram_energy_nj"].as_array().unwrap().iter().map(f).sum();
+    assert!((energy / f(&r["dram"]["energy"]["total_nj"]) - 1.0).abs() < 1e-9);
+    let requests = f(&run["estimated_dram_requests"]) / f(&whole["dram_requests"]);
+    assert!((requests - 1.0).abs() < 0.05, "requests estimated at {requests} of the detailed run's");
     // Seeded: the same run twice is the same; another seed draws other units.
     assert_eq!(sim(&spec)["cores"][0]["sampling"]["unit_positions"], core["unit_positions"]);
     let mut other = spec.clone();
