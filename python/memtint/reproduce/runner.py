@@ -142,10 +142,12 @@ def execute(job: dict[str, Any]) -> dict[str, Any]:
 
 
 #: Cost units of a job: one detailed instruction of one core. The functional warm-up runs about
-#: 40 times faster (a 4-program run of 10 M instructions after 20 M of warm-up: 0.2-0.4 s of its
-#: 5.6 s), and a real-time task set costs about as much as 30 M detailed instructions (about 4 s).
-WARMUP_COST = 1 / 40
-RT_COST = 30e6
+#: 14 times faster (the median of 14 of the reproductions' runs timed with and without their 20 M
+#: warm-up: 7.5-29 times, a 4-program run of 10 M instructions spending 0.2-0.4 s of its 2.4-3.3 s
+#: on it), and a real-time task set costs about as much as 9 M detailed instructions (0.35-0.8 s,
+#: at 55-58 ns per detailed instruction).
+WARMUP_COST = 1 / 14
+RT_COST = 9e6
 
 
 def job_label(job: dict[str, Any]) -> str:
