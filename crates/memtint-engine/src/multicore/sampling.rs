@@ -742,11 +742,10 @@ impl SampledRun {
             let e = self.row_miss_rate(0);
             return e.half_width().is_finite().then(|| rate_interval(&e));
         }
-        let outcomes = row_outcomes;
         let scales: Vec<f64> = (0..self.units.len()).map(|c| self.scale(c)).collect();
         let (mut misses, mut accesses) = (0.0, 0.0);
         for (units, k) in self.units.iter().zip(&scales) {
-            for (m, a) in units.iter().map(outcomes) {
+            for (m, a) in units.iter().map(row_outcomes) {
                 misses += k * m;
                 accesses += k * a;
             }
@@ -765,7 +764,7 @@ impl SampledRun {
                 units
                     .iter()
                     .map(|u| {
-                        let (m, a) = outcomes(u);
+                        let (m, a) = row_outcomes(u);
                         (u.segment, m - rate * a)
                     })
                     .collect()

@@ -985,12 +985,15 @@ fn add_energy_intervals(run: &mut Value, energy: &Value, s: &super::sampling::Sa
     let low = finish.iter().map(|f| f.1).fold(f64::NEG_INFINITY, f64::max);
     let high = finish.iter().map(|f| f.2).fold(f64::NEG_INFINITY, f64::max);
     let span = if length > 0.0 && low.is_finite() && high.is_finite() { (high - low) / 2.0 / length } else { f64::INFINITY };
-    let interval = |x: f64, rel: f64| {
-        let bound = |b: f64| if rel.is_finite() { json!(b.max(0.0)) } else { Value::Null };
-        json!([bound(x * (1.0 - rel)), bound(x * (1.0 + rel))])
-    };
-    run["dram_power_mw_ci95"] = interval(power, rate);
-    run["estimated_dram_energy_nj_ci95"] = interval(total, rate.hypot(span));
+    run["dram_power_mw_ci95"] = relative_interval(power, rate);
+    run["estimated_dram_energy_nj_ci95"] = relative_interval(total, rate.hypot(span));
+}
+
+/// `[low, high]` of `x` with relative half-width `rel`, bounds at least 0; null bounds when
+/// `rel` is unbounded.
+fn relative_interval(x: f64, rel: f64) -> Value {
+    let bound = |b: f64| if rel.is_finite() { json!(b.max(0.0)) } else { Value::Null };
+    json!([bound(x * (1.0 - rel)), bound(x * (1.0 + rel))])
 }
 
 /// A phases run's (one program's) figures as stratified estimates (`SampledRun::stratified_ratio`):
@@ -1012,18 +1015,13 @@ fn stratified_estimates(out: &mut Value, run: &mut Value, s: &super::sampling::S
     let energy = |u: &super::sampling::Unit| s.unit_energy_nj(u).unwrap_or(0.0);
     let per_instruction = s.stratified_ratio(0, energy, retired);
     let per_cycle = s.stratified_ratio(0, energy, |u| u.core.cycles as f64);
-    let interval = |x: f64, e: &super::sampling::Estimate| {
-        let rel = e.relative_half_width();
-        let bound = |b: f64| if rel.is_finite() { json!(b.max(0.0)) } else { Value::Null };
-        json!([bound(x * (1.0 - rel)), bound(x * (1.0 + rel))])
-    };
     let total = per_instruction.mean * instructions as f64;
     // nJ per core cycle at `ghz` core cycles per ns: W; mW.
     let power = per_cycle.mean * ghz * 1000.0;
     run["estimated_dram_energy_nj"] = json!(total);
-    run["estimated_dram_energy_nj_ci95"] = interval(total, &per_instruction);
+    run["estimated_dram_energy_nj_ci95"] = relative_interval(total, per_instruction.relative_half_width());
     run["estimated_dram_power_mw"] = json!(power);
-    run["dram_power_mw_ci95"] = interval(power, &per_cycle);
+    run["dram_power_mw_ci95"] = relative_interval(power, per_cycle.relative_half_width());
 }
 
 /// Each core's finish as its instructions at its estimated CPI, with the 95 % interval's bounds
