@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::memory_system::MemorySystem;
 use crate::os::placement::ThreadPlace;
 use crate::os::{bind_threads, Cfs, CpuState, OsConfig, OsModel, ProcessPlacement, SchedThread, ThreadSchedStats};
-use crate::workload::CpuTraceSource;
+use crate::workload::{CpuRecord, CpuTraceSource};
 use crate::{Cycle, NEVER};
 use std::ops::Range;
 
@@ -311,20 +311,18 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
     let mut done: Vec<u64> = threads.iter().map(|t| if t.arrive_ns > 0.0 { warmup } else { 0 }).collect();
     // The warm-up stands for the programs' earlier execution, over many of a dynamic policy's epochs.
     hier.set_populating(true);
+    let mut batch = [CpuRecord::default(); RECORD_BATCH];
     while done.iter().any(|&d| d < warmup) {
         crate::interrupt::check()?;
         for (t, th) in threads.iter_mut().enumerate() {
             let end = warmup.min(done[t] + WARMUP_TURN);
             while done[t] < end {
-                let rec = match th.trace.next_record()? {
-                    Some(r) => r,
-                    None => {
-                        wraps[t] += 1;
-                        next_wrapping(th.trace.as_mut())?
-                    }
-                };
-                hier.warm(t as u32, rec.read, rec.writeback)?;
-                done[t] += rec.instructions();
+                let (n, wrapped) = next_records_wrapping(th.trace.as_mut(), &mut batch, end - done[t])?;
+                wraps[t] += wrapped as u64;
+                for rec in &batch[..n] {
+                    hier.warm(t as u32, rec.read, rec.writeback)?;
+                    done[t] += rec.instructions();
+                }
             }
         }
     }
@@ -332,6 +330,25 @@ fn warm_up(hier: &mut MemoryHierarchy, threads: &mut [ThreadDef], warmup: u64) -
     hier.reset_counters();
     hier.start_measuring();
     Ok(wraps)
+}
+
+/// Records a functional pass reads a call (`CpuTraceSource::next_records`).
+pub(super) const RECORD_BATCH: usize = 64;
+
+/// A trace's next records until they hold `budget` instructions (`CpuTraceSource::next_records`),
+/// from its start again at its end (as a core wraps it); returns how many and whether it wrapped.
+/// `out` is not empty and `budget` not 0.
+pub(super) fn next_records_wrapping(trace: &mut dyn CpuTraceSource, out: &mut [CpuRecord], budget: u64) -> Result<(usize, bool)> {
+    match trace.next_records(out, budget)? {
+        0 => {
+            trace.rewind()?;
+            match trace.next_records(out, budget)? {
+                0 => Err(Error::empty_trace("trace", trace.name(), "records")),
+                n => Ok((n, true)),
+            }
+        }
+        n => Ok((n, false)),
+    }
 }
 
 /// A trace's next record, from its start again at its end (as a core wraps it).

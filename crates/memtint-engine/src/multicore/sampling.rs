@@ -45,7 +45,7 @@
 //! skip; and the DRAM request export, which would have gaps (`sim_spec::run_sampled`).
 
 use super::memory_hierarchy::CoreMemoryStats;
-use super::multicore_sim::{memory_step, next_wrapping, MemoryStep, Progress, RunEnd, Sim, ThreadDef};
+use super::multicore_sim::{memory_step, next_records_wrapping, next_wrapping, MemoryStep, Progress, RunEnd, Sim, ThreadDef};
 use crate::cpu::{ClockRatio, CoreStats, RecordRest};
 use crate::dram_sim::report::EnergyMeter;
 use crate::error::{Error, Result};
@@ -1284,23 +1284,29 @@ pub(super) fn advance(
 ) -> Result<u64> {
     let mut done = 0;
     let mut passed = 0;
-    while done < amount {
-        let r = match rest.take() {
-            Some(r) => r,
-            None => {
-                let rec = next_wrapping(trace)?;
-                RecordRest { bubbles: rec.bubbles as u64, read: rec.read, writeback: rec.writeback }
-            }
-        };
-        if done + r.instructions() <= amount {
+    let mut take = |r: RecordRest, done: &mut u64, rest: &mut Option<RecordRest>| -> Result<()> {
+        if *done + r.instructions() <= amount {
             pass(&r)?;
-            done += r.instructions();
+            *done += r.instructions();
             passed += 1;
         } else {
             // amount - done < bubbles + 1: only bubbles are passed.
-            let passed = amount - done;
-            *rest = Some(RecordRest { bubbles: r.bubbles - passed, ..r });
-            done = amount;
+            *rest = Some(RecordRest { bubbles: r.bubbles - (amount - *done), ..r });
+            *done = amount;
+        }
+        Ok(())
+    };
+    if amount > 0 {
+        if let Some(r) = rest.take() {
+            take(r, &mut done, rest)?;
+        }
+    }
+    let mut batch = [crate::workload::CpuRecord::default(); super::multicore_sim::RECORD_BATCH];
+    while done < amount {
+        // The batch ends at the record that reaches `amount`: only that one can cross it.
+        let (n, _) = next_records_wrapping(trace, &mut batch, amount - done)?;
+        for rec in &batch[..n] {
+            take(RecordRest { bubbles: rec.bubbles as u64, read: rec.read, writeback: rec.writeback }, &mut done, rest)?;
         }
     }
     Ok(passed)

@@ -600,6 +600,42 @@ fn decode_record(s: &[u8], tables: &mut SlotTables) -> std::result::Result<(usiz
     Ok((i, CpuRecord { bubbles, read, writeback }))
 }
 
+impl BinaryTraceReader {
+    #[cold]
+    fn decode_failure(&self, e: DecodeError) -> Error {
+        match e {
+            DecodeError::Truncated => {
+                let where_ = if self.pos == self.end {
+                    format!("after record {}", self.records_read)
+                } else {
+                    format!("inside record {}", self.records_read + 1)
+                };
+                self.record_error(format!("truncated file: the header announces {} records, the data ends {where_}", self.header.records))
+            }
+            DecodeError::Overlong => self.record_error("corrupt data: a varint longer than 10 bytes".into()),
+            DecodeError::BubblesOutOfRange => self.record_error("corrupt data: instruction count out of range (more than 32 bits)".into()),
+        }
+    }
+
+    /// Decodes the record at `pos` (the buffer topped up first where it may not hold one).
+    #[inline(always)]
+    fn decode_next(&mut self) -> Result<CpuRecord> {
+        if self.end - self.pos < MAX_RECORD_BYTES && !self.eof {
+            self.refill()?;
+        }
+        match decode_record(&self.buf[self.pos..self.end], &mut self.tables) {
+            Ok((len, r)) => {
+                self.pos += len;
+                self.records_read += 1;
+                self.instructions_read = self.instructions_read.wrapping_add(r.instructions());
+                self.writebacks_read += r.writeback.is_some() as u64;
+                Ok(r)
+            }
+            Err(e) => Err(self.decode_failure(e)),
+        }
+    }
+}
+
 impl CpuTraceSource for BinaryTraceReader {
     #[inline]
     fn next_record(&mut self) -> Result<Option<CpuRecord>> {
@@ -610,31 +646,24 @@ impl CpuTraceSource for BinaryTraceReader {
             }
             return Ok(None);
         }
-        if self.end - self.pos < MAX_RECORD_BYTES && !self.eof {
-            self.refill()?;
+        self.decode_next().map(Some)
+    }
+
+    fn next_records(&mut self, out: &mut [CpuRecord], budget: u64) -> Result<usize> {
+        // No more than the records left: the end's checks stay next_record's.
+        let left = (self.header.records - self.records_read).min(out.len() as u64) as usize;
+        let (mut n, mut instructions) = (0, 0);
+        while n < left && instructions < budget {
+            let r = self.decode_next()?;
+            out[n] = r;
+            n += 1;
+            instructions += r.instructions();
         }
-        match decode_record(&self.buf[self.pos..self.end], &mut self.tables) {
-            Ok((len, r)) => {
-                self.pos += len;
-                self.records_read += 1;
-                self.instructions_read = self.instructions_read.wrapping_add(r.instructions());
-                self.writebacks_read += r.writeback.is_some() as u64;
-                Ok(Some(r))
-            }
-            Err(DecodeError::Truncated) => {
-                let where_ = if self.pos == self.end {
-                    format!("after record {}", self.records_read)
-                } else {
-                    format!("inside record {}", self.records_read + 1)
-                };
-                Err(self
-                    .record_error(format!("truncated file: the header announces {} records, the data ends {where_}", self.header.records)))
-            }
-            Err(DecodeError::Overlong) => Err(self.record_error("corrupt data: a varint longer than 10 bytes".into())),
-            Err(DecodeError::BubblesOutOfRange) => {
-                Err(self.record_error("corrupt data: instruction count out of range (more than 32 bits)".into()))
-            }
+        if left == 0 && !out.is_empty() && budget > 0 {
+            debug_assert!(self.records_read == self.header.records);
+            self.next_record()?; // at the end: its checks, once
         }
+        Ok(n)
     }
 
     fn rewind(&mut self) -> Result<()> {
@@ -956,6 +985,58 @@ mod tests {
                 let request = serde_json::json!({"input": f.0, "output": out.0, "to": to});
                 let e = crate::workload::convert_json(&request.to_string()).unwrap_err().to_string();
                 assert_eq!(e, format!("{}{expected}", f.0.display()), "to {to}");
+            }
+        }
+    }
+
+    /// Reads `bytes` as an .mtt file to the end in batches of up to `batch` records holding
+    /// `budget` instructions: every record as `next_record` gives them, or its error message.
+    fn read_batched(bytes: &[u8], batch: usize, budget: u64) -> std::result::Result<Vec<CpuRecord>, String> {
+        let f = TempFile::with_bytes("mttbatch", bytes);
+        let mut r = BinaryTraceReader::open(&f.0).map_err(|e| e.to_string())?;
+        let mut out = vec![CpuRecord::default(); batch];
+        let mut got = Vec::new();
+        loop {
+            let n = r.next_records(&mut out, budget).map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Ok(got);
+            }
+            let held: u64 = out[..n].iter().map(|r| r.instructions()).sum();
+            let before: u64 = out[..n - 1].iter().map(|r| r.instructions()).sum();
+            assert!(n == batch || held >= budget || r.records_read == r.header.records, "stopped early: {n} records, {held}");
+            assert!(before < budget, "read past the record that reached the budget");
+            got.extend_from_slice(&out[..n]);
+        }
+    }
+
+    /// The batched read (functional warming's) gives the records `next_record` gives, stops at
+    /// the record that reaches its budget, and meets a bad body with the same error.
+    #[test]
+    fn batched_reads_give_the_records_and_errors_of_single_ones() {
+        let records: Vec<CpuRecord> =
+            (0..50_000u64).map(|i| rec((i % 7) as u32, i * 4096 + i % 3, (i % 2 == 0).then_some(i * 64))).collect();
+        let good = mtt_bytes(&records, false);
+        for (batch, budget) in [(1, 1), (64, 1), (64, 10), (64, u64::MAX), (3, 40), (50_001, u64::MAX)] {
+            assert_eq!(read_batched(&good, batch, budget).unwrap(), records, "batch {batch}, budget {budget}");
+        }
+        assert_eq!(read_batched(&mtt_bytes(&handmade(), true), 5, 7).unwrap(), handmade());
+        let mut bad = vec![good[..good.len() - 1].to_vec(), good[..HEADER_BYTES + 100].to_vec(), [&good[..], &[0]].concat()];
+        let mut short = good.clone();
+        short[8..16].copy_from_slice(&49_999u64.to_le_bytes());
+        bad.push(short);
+        let mut counts = good.clone();
+        counts[16] ^= 1;
+        bad.push(counts);
+        let mut overlong = good.clone();
+        overlong[HEADER_BYTES..HEADER_BYTES + 11].fill(0xff);
+        bad.push(overlong);
+        for bytes in &bad {
+            // Each message after its (temporary) file's name.
+            let single = read_bytes(bytes);
+            let single = single.split_once(": ").unwrap().1;
+            for (batch, budget) in [(64, u64::MAX), (7, 20)] {
+                let e = read_batched(bytes, batch, budget).unwrap_err();
+                assert_eq!(e.split_once(": ").unwrap().1, single);
             }
         }
     }

@@ -25,7 +25,7 @@ use crate::error::Result;
 /// `read`), and optionally a dirty-line writeback address (not an instruction).
 ///
 /// Addresses are virtual byte addresses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuRecord {
     pub bubbles: u32,
     pub read: u64,
@@ -43,6 +43,19 @@ impl CpuRecord {
 /// A core's instruction stream. `Ok(None)` marks the end; errors carry file, line and reason.
 pub trait CpuTraceSource: Send {
     fn next_record(&mut self) -> Result<Option<CpuRecord>>;
+    /// The next records into `out`, in order, until `out` is full or they hold `budget`
+    /// instructions or more (the last may pass it); returns how many. Fewer than would fit only at
+    /// the trace's end (none: at its end). A functional pass reads a batch a call, not a record.
+    fn next_records(&mut self, out: &mut [CpuRecord], budget: u64) -> Result<usize> {
+        let (mut n, mut instructions) = (0, 0);
+        while n < out.len() && instructions < budget {
+            let Some(r) = self.next_record()? else { break };
+            out[n] = r;
+            n += 1;
+            instructions += r.instructions();
+        }
+        Ok(n)
+    }
     /// Start again from the beginning (traces that end early wrap around).
     fn rewind(&mut self) -> Result<()>;
     /// What the records come from (a path or a profile), for messages and statistics.
