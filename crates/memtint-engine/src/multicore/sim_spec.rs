@@ -947,9 +947,12 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
             None => json!([Value::Null, Value::Null]),
         };
         run["estimated_dram_power_mw"] = out["dram"]["energy"]["average_power_mw"].clone();
-        add_energy_intervals(&mut run, &out["dram"]["energy"], s, &finish, length);
+        run["segment_cycles"] = json!(s.segment_cycles);
+        run["segment_dram_energy_nj"] = json!(s.segment_energy_nj);
         if s.strata.iter().any(|x| !x.is_empty()) {
             stratified_estimates(&mut out, &mut run, s, spec.instructions, ghz);
+        } else {
+            add_energy_intervals(&mut run, &out["dram"]["energy"], s, &finish, length);
         }
         out["config"]["sampling"] = json!(spec.sampling);
         run["simulated_cycles"] = json!(r.core_cycles);
@@ -974,16 +977,13 @@ fn report(cfg: &MemoryConfig, spec: &SimSpec, os: &OsConfig, r: &MulticoreResult
 /// slowest core's finish's, combined with the rate's as independent (first order). Null bounds
 /// where either is unbounded (fewer than two segments, a core with too few units).
 fn add_energy_intervals(run: &mut Value, energy: &Value, s: &super::sampling::SampledRun, finish: &[(f64, f64, f64)], length: f64) {
-    run["segment_cycles"] = json!(s.segment_cycles);
-    run["segment_dram_energy_nj"] = json!(s.segment_energy_nj);
     let (Some(power), Some(total)) = (energy["average_power_mw"].as_f64(), run["estimated_dram_energy_nj"].as_f64()) else { return };
     if s.segment_energy_nj.len() != s.segment_cycles.len() || s.segment_cycles.is_empty() {
         return;
     }
     let cycles: Vec<f64> = s.segment_cycles.iter().map(|&c| c as f64).collect();
     let rate = super::sampling::Estimate::ratio(&s.segment_energy_nj, &cycles).relative_half_width();
-    let low = finish.iter().map(|f| f.1).fold(f64::NEG_INFINITY, f64::max);
-    let high = finish.iter().map(|f| f.2).fold(f64::NEG_INFINITY, f64::max);
+    let (low, high) = slowest_bounds(finish.iter());
     let span = if length > 0.0 && low.is_finite() && high.is_finite() { (high - low) / 2.0 / length } else { f64::INFINITY };
     run["dram_power_mw_ci95"] = relative_interval(power, rate);
     run["estimated_dram_energy_nj_ci95"] = relative_interval(total, rate.hypot(span));
@@ -1040,6 +1040,12 @@ fn estimated_finish(r: &MulticoreResult, s: &super::sampling::SampledRun, instru
         .collect()
 }
 
+/// The slowest of some cores' finish: the largest low and the largest high bound of their 95 %
+/// intervals (first order; infinite where one is unbounded).
+fn slowest_bounds<'a>(finish: impl Iterator<Item = &'a (f64, f64, f64)>) -> (f64, f64) {
+    finish.fold((f64::NEG_INFINITY, f64::NEG_INFINITY), |(low, high), f| (low.max(f.1), high.max(f.2)))
+}
+
 /// A sampled run's times, which the simulation measured over its detailed segments only (a
 /// fraction of the run): each core's finish is its instructions at its estimated CPI (with its
 /// 95 % interval), a process's run time its slowest thread's, the makespan the slowest
@@ -1057,8 +1063,7 @@ fn estimate_times(out: &mut Value, r: &MulticoreResult, finish: &[(f64, f64, f64
         for (p, v) in ps.iter_mut().enumerate() {
             let own: Vec<&(f64, f64, f64)> = r.cores.iter().zip(finish).filter(|(c, _)| c.process as usize == p).map(|(_, f)| f).collect();
             let Some(slowest) = own.iter().map(|f| f.0).reduce(f64::max) else { continue };
-            let low = own.iter().map(|f| f.1).fold(f64::NEG_INFINITY, f64::max);
-            let high = own.iter().map(|f| f.2).fold(f64::NEG_INFINITY, f64::max);
+            let (low, high) = slowest_bounds(own.iter().copied());
             let bound = |b: f64| if b.is_finite() && b >= 0.0 { Value::from(b) } else { Value::Null };
             let fastest = own.iter().map(|f| f.0).fold(f64::INFINITY, f64::min);
             v["run_time_cycles"] = json!(slowest.round() as u64);
