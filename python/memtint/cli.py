@@ -1413,8 +1413,9 @@ def _compare(args: argparse.Namespace) -> int:
     from memtint.limits import announce, sim_seconds
 
     warmup = compare_module.DEFAULT_WARMUP if args.warmup is None else args.warmup
-    estimate = sim_seconds({"programs": mix, "instructions": args.instructions, "warmup": warmup}) * (
-        len(policies) + 1) / min(os.cpu_count() or 1, len(mix) + len(policies))
+    sampling = sampling_from_args(args)
+    estimate = sim_seconds({"programs": mix, "instructions": args.instructions, "warmup": warmup,
+                            "sampling": sampling}) * (len(policies) + 1) / min(os.cpu_count() or 1, len(mix) + len(policies))
     announce(estimate, "comparison")
     console = Console(stderr=True)
     total = len(mix) + len(policies)
@@ -1430,7 +1431,7 @@ def _compare(args: argparse.Namespace) -> int:
                 os_options=_os_settings(args.set, {"strict": True} if args.strict else None, "--policies"),
                 use_cache=not args.no_cache,
                 progress=lambda what: bar.update(task, advance=1, description=what),
-                warmup=warmup, sampling=sampling_from_args(args),
+                warmup=warmup, sampling=sampling,
             )
         except api.MemtintError as error:
             # An engine error about a key a --set gave: name the --set, as sim does; an os.* one

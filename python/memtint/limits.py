@@ -2,7 +2,9 @@
 count is refused or announced instead of running for days in silence.
 
 Speeds are the engine's usual ones on one CPU (`make bench`: about 40 M instructions per second
-for a 4-core CPU-trace run, 60 M for the functional warm-up, 4 M DRAM requests per second), so an
+for a 4-core CPU-trace run, 4 M DRAM requests per second; functional warming, the warm-up's and a
+sampled run's between its units, 200-560 M: a billion instructions of bfs sampled, a 4-program
+sampled run's gaps, and 1/14 of a detailed instruction's cost in the reproductions' runs), so an
 estimate is right within a factor of a few; it is a warning, not a promise.
 """
 
@@ -13,7 +15,7 @@ from typing import Any
 from memtint.api import MemtintError
 
 INSTRUCTIONS_PER_SECOND = 40e6
-WARMUP_INSTRUCTIONS_PER_SECOND = 60e6
+WARMUP_INSTRUCTIONS_PER_SECOND = 300e6
 REQUESTS_PER_SECOND = 4e6
 
 #: Largest instruction count per core and request count a run takes: about a week at the speeds
@@ -75,9 +77,19 @@ def duration_text(seconds: float) -> str:
 
 
 def sim_seconds(spec: dict[str, Any]) -> float:
-    """Estimated CPU seconds of a CPU-trace run specification (`build_sim_spec`)."""
+    """Estimated CPU seconds of a CPU-trace run specification (`build_sim_spec`); a sampled one
+    (its ``sampling`` table) simulates its units in detail and warms the rest functionally."""
+    from memtint.sampling import detailed_instructions
+
     targets = instruction_targets(spec)
-    seconds = sum(n / INSTRUCTIONS_PER_SECOND + spec.get("warmup", 0) / WARMUP_INSTRUCTIONS_PER_SECOND for n in targets)
+    sampling = spec.get("sampling") if isinstance(spec.get("sampling"), dict) else None
+    warmup = spec.get("warmup", 0) if isinstance(spec.get("warmup", 0), int) else 0
+
+    def thread(n: int) -> float:
+        detailed = detailed_instructions(sampling, n)
+        return detailed / INSTRUCTIONS_PER_SECOND + (n - detailed + warmup) / WARMUP_INSTRUCTIONS_PER_SECOND
+
+    seconds = sum(thread(n) for n in targets)
     late = late_arrival(spec)
     return seconds + (late[2] * late[1] * INSTRUCTIONS_PER_NS / INSTRUCTIONS_PER_SECOND if late else 0.0)
 
@@ -130,10 +142,11 @@ def late_arrival(spec: dict[str, Any]) -> tuple[str, float, int] | None:
     return (key, float(latest), running_on) if running_on else None
 
 
-def sweep_seconds(runs: list[tuple[int, int, int]], jobs: int) -> float:
-    """Estimated wall seconds of ``runs`` given as (programs, instructions, warm-up) on ``jobs``
-    workers (alone runs not counted: they are a few per mix and often cached)."""
-    cpu = sum(sim_seconds({"programs": [""] * p, "instructions": n, "warmup": w}) for p, n, w in runs)
+def sweep_seconds(runs: list[tuple[Any, ...]], jobs: int) -> float:
+    """Estimated wall seconds of ``runs`` given as (programs, instructions, warm-up[, sampling
+    table]) on ``jobs`` workers (alone runs not counted: they are a few per mix and often cached)."""
+    cpu = sum(sim_seconds({"programs": [""] * r[0], "instructions": r[1], "warmup": r[2],
+                           "sampling": r[3] if len(r) > 3 else None}) for r in runs)
     return cpu / max(1, jobs)
 
 

@@ -81,6 +81,20 @@ def units(sampling: dict[str, Any], instructions: int) -> int:
     return n if n >= 2 else 0
 
 
+def detailed_instructions(sampling: dict[str, Any] | None, instructions: int) -> int:
+    """Instructions per core that a run of ``instructions`` simulates in detail: all of them, or,
+    sampled, its periods' units and their detailed warm-ups (the rest is warmed functionally, at
+    a tenth of the cost or less). Settings the engine refuses count as detailed. What the time
+    estimates price (memtint.limits, the reproduction's progress)."""
+    if not sampling or instructions <= 0:
+        return instructions
+    periods = units(sampling, instructions)
+    if not periods:
+        return instructions
+    inside = periods * (int(sampling.get("unit", ENGINE_UNIT)) + int(sampling.get("warming", ENGINE_WARMING)))
+    return min(instructions, inside)
+
+
 def _mean(x: Sequence[float]) -> float:
     return sum(x) / len(x)
 

@@ -26,9 +26,30 @@ def test_a_long_run_is_announced_with_its_estimate(capsys):
 
 def test_estimates_scale_with_threads_and_warmup():
     one = limits.sim_seconds({"programs": ["stream"], "instructions": 40_000_000})
-    four = limits.sim_seconds({"programs": ["stream"] * 4, "instructions": 40_000_000, "warmup": 60_000_000})
+    four = limits.sim_seconds({"programs": ["stream"] * 4, "instructions": 40_000_000, "warmup": 300_000_000})
     assert one == pytest.approx(1.0) and four == pytest.approx(8.0)
     assert limits.duration_text(90) == "90 s" and limits.duration_text(3 * 3600) == "3.0 h"
+
+
+def test_a_sampled_run_is_priced_as_its_units_in_detail_and_the_rest_warmed():
+    # A sampled sweep of issue 34's size was announced at 18 h, as if every instruction ran in
+    # detail; it takes about 3 h.
+    from memtint.sampling import DEFAULT_SAMPLING
+
+    spec = {"programs": ["stream"] * 4, "instructions": 100_000_000, "warmup": 20_000_000}
+    detailed = limits.sim_seconds(spec)
+    sampled = limits.sim_seconds({**spec, "sampling": dict(DEFAULT_SAMPLING)})
+    # 100 periods of 20 000 + 30 000 instructions in detail, the other 95 M and the warm-up warmed.
+    assert sampled == pytest.approx(4 * (5e6 / limits.INSTRUCTIONS_PER_SECOND
+                                         + 115e6 / limits.WARMUP_INSTRUCTIONS_PER_SECOND))
+    assert detailed > 5 * sampled
+    # Settings the engine refuses (a unit longer than the run) are priced as a detailed run.
+    refused = {**spec, "instructions": 10_000, "sampling": {"unit": 20_000}}
+    assert limits.sim_seconds(refused) == limits.sim_seconds({**refused, "sampling": None})
+    runs = [(4, 100_000_000, 20_000_000)] * 12_000
+    assert limits.sweep_seconds([(*r, dict(DEFAULT_SAMPLING)) for r in runs], 2) == pytest.approx(
+        12_000 * sampled / 2)
+    assert limits.sweep_seconds(runs, 2) == pytest.approx(12_000 * detailed / 2)
 
 
 def test_a_process_or_thread_target_counts_and_is_bounded_naming_its_key():

@@ -960,7 +960,7 @@ def test_progress_estimates_the_time_left_from_the_jobs_cost():
     sampled = {"mode": "periodic", "unit": 20_000, "warming": 30_000}
     assert job_cost({"spec": {**big["spec"], "sampling": sampled}}) == 4 * (5_000_000 + 25_000_000 * WARMUP_COST)
     long = {"programs": ["bfs"] * 4, "instructions": 100_000_000, "warmup": 20_000_000}
-    # a 100 M run: 7 % of it in detail, the rest warmed, which then costs more than the detail
+    # a 100 M run: 5 % of it in detail, the rest warmed, which then costs more than the detail
     assert job_cost({"spec": {**long, "sampling": sampled}}) < job_cost({"spec": long}) / 5
     assert job_cost({"kind": "rt", "spec": {"tasks": []}}) == RT_COST
     stream = io.StringIO()

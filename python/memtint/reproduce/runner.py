@@ -168,16 +168,11 @@ def job_cost(job: dict[str, Any]) -> float:
     cores = len(spec.get("programs") or []) + sum(len(p.get("threads") or []) for p in spec.get("processes") or [])
     detailed = float(spec.get("instructions") or 0)
     functional = float(spec.get("warmup") or 0)
-    if spec.get("sampling"):
-        # Each period's unit and its detailed warm-up in detail, the rest of it warmed functionally:
-        # half of a 10 M run with the defaults (100 periods of 20 000 + 30 000), 7 % of a 100 M one.
-        s = spec["sampling"]
-        periods = sampling_module.units(s, int(detailed))  # 0: settings the engine refuses, priced as detailed
-        if periods:
-            inside = min(detailed, periods * (int(s.get("unit", sampling_module.ENGINE_UNIT))
-                                              + int(s.get("warming", sampling_module.ENGINE_WARMING))))
-            functional += detailed - inside
-            detailed = inside
+    # Sampled: each period's unit and its detailed warm-up in detail, the rest warmed functionally
+    # (half of a 10 M run with the defaults, 100 periods of 20 000 + 30 000; 5 % of a 100 M one).
+    inside = sampling_module.detailed_instructions(spec.get("sampling"), int(detailed))
+    functional += detailed - inside
+    detailed = inside
     return max(1, cores) * (detailed + WARMUP_COST * functional) or 1.0
 
 

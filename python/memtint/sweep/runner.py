@@ -331,7 +331,7 @@ def _run_into(store: ResultStore, sweep: SweepSpec, out: str | os.PathLike[str],
         else:
             backend = LocalBackend(jobs)
     # On the backend's slots: a Ray cluster's CPUs, not this machine's.
-    announce(sweep_seconds([(len(r.programs), r.instructions, r.warmup) for r in pending],
+    announce(sweep_seconds([(len(r.programs), r.instructions, r.warmup, r.sampling) for r in pending],
                            backend.slots if backend is not None else 1), "sweep")
     try:
         store.start_sweep(sweep.name, os.path.abspath(sweep.source) if sweep.source else None, len(all_runs),
