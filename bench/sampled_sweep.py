@@ -9,7 +9,7 @@
    A run's cost follows its programs (0.3 s to 6 s among random mixes: a memory-intensive trace
    has many more records to warm), so the mixes hold every program of the suite once (a seeded
    shuffle in fours, the last four filled by draws): their mean is a random mix's expected cost,
-   which two random mixes missed by half.
+   which two random mixes put 20-30 % low.
 2. One program for a billion instructions, sampled, against 10 M in detail: the ratio of CPU
    times (target: at most 10).
 
